@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# install-deps.sh: install what memvault's tests need on a Debian machine.
+#
+#   - PostgreSQL ${PG_MAJOR} (server, contrib, server headers) from the distribution;
+#   - pgvector, built from Debian's own "pgvector" source package, fetched with
+#     `apt-get source` from a release that carries it (default: trixie) through a
+#     private apt configuration, so the machine's apt setup is left untouched;
+#   - a check that Go is installed (it is not installed by this script).
+#
+# Idempotent: when everything is present it only checks and exits. Runs as root,
+# or through sudo when not root. Tunables (environment):
+#   PG_MAJOR        PostgreSQL major version (default 15)
+#   PGVECTOR_SUITE  Debian release to take the pgvector source from (default trixie)
+#   DEBIAN_MIRROR   mirror URI (default: the one the machine is configured with)
+set -euo pipefail
+
+PG_MAJOR="${PG_MAJOR:-15}"
+PGVECTOR_SUITE="${PGVECTOR_SUITE:-trixie}"
+PG_CONFIG="/usr/lib/postgresql/${PG_MAJOR}/bin/pg_config"
+VECTOR_CONTROL="/usr/share/postgresql/${PG_MAJOR}/extension/vector.control"
+
+log() { printf 'install-deps: %s\n' "$*"; }
+die() { printf 'install-deps: error: %s\n' "$*" >&2; exit 1; }
+
+SUDO=()
+if [[ "$(id -u)" -ne 0 ]]; then
+	command -v sudo >/dev/null 2>&1 || die "not root and sudo is not available"
+	SUDO=(sudo)
+fi
+
+export DEBIAN_FRONTEND=noninteractive
+
+# installed PKG... succeeds when every package is installed.
+installed() {
+	local p
+	for p in "$@"; do
+		dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed$' || return 1
+	done
+}
+
+APT_UPDATED=0
+# ensure_pkgs PKG... installs the missing ones, running apt-get update at most once.
+ensure_pkgs() {
+	local missing=() p
+	for p in "$@"; do
+		installed "$p" || missing+=("$p")
+	done
+	if [[ ${#missing[@]} -eq 0 ]]; then
+		return 0
+	fi
+	if [[ $APT_UPDATED -eq 0 ]]; then
+		log "apt-get update"
+		"${SUDO[@]}" apt-get update -qq
+		APT_UPDATED=1
+	fi
+	log "installing ${missing[*]}"
+	"${SUDO[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+# debian_mirror prints the URI of the machine's main Debian archive (not security).
+debian_mirror() {
+	if [[ -n "${DEBIAN_MIRROR:-}" ]]; then
+		printf '%s\n' "$DEBIAN_MIRROR"
+		return
+	fi
+	local uri=""
+	# deb822 files: take the URIs of a stanza whose URI is not a security archive.
+	if compgen -G '/etc/apt/sources.list.d/*.sources' >/dev/null; then
+		uri="$(awk 'tolower($1) == "uris:" { for (i = 2; i <= NF; i++) if ($i !~ /security/) { print $i; exit } }' \
+			/etc/apt/sources.list.d/*.sources)"
+	fi
+	# one-line format: "deb [options] URI suite components".
+	if [[ -z "$uri" ]]; then
+		uri="$(cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null |
+			awk '$1 == "deb" || $1 == "deb-src" { for (i = 2; i <= NF; i++) { if ($i ~ /^\[/) { while ($i !~ /\]$/) i++; continue }; if ($i !~ /security/) print $i; break } }' |
+			head -n1)"
+	fi
+	printf '%s\n' "${uri:-http://deb.debian.org/debian}"
+}
+
+# build_pgvector fetches Debian's pgvector source from $PGVECTOR_SUITE with a
+# private apt configuration and installs it into PostgreSQL $PG_MAJOR.
+build_pgvector() {
+	local mirror work
+	mirror="$(debian_mirror)"
+	work="$(mktemp -d /tmp/memvault-pgvector.XXXXXX)"
+	# shellcheck disable=SC2064
+	trap "rm -rf '$work'" EXIT
+
+	mkdir -p "$work/etc/sources.list.d" "$work/lists/partial" "$work/cache/archives/partial" "$work/src"
+	printf 'deb-src %s %s main\n' "$mirror" "$PGVECTOR_SUITE" >"$work/etc/sources.list"
+	local apt_opts=(
+		-o "Dir::Etc::SourceList=$work/etc/sources.list"
+		-o "Dir::Etc::SourceParts=$work/etc/sources.list.d"
+		-o "Dir::State::Lists=$work/lists"
+		-o "Dir::Cache=$work/cache"
+		-o "APT::Sandbox::User=$(id -un)" # the private dirs belong to us, not to _apt
+	)
+
+	log "fetching pgvector source from $mirror $PGVECTOR_SUITE (private apt config)"
+	apt-get "${apt_opts[@]}" update -qq
+	(cd "$work/src" && apt-get "${apt_opts[@]}" source -qq pgvector >/dev/null)
+
+	local dir
+	dir="$(find "$work/src" -mindepth 1 -maxdepth 1 -type d -name 'pgvector-*' | head -n1)"
+	[[ -n "$dir" ]] || die "apt-get source pgvector produced no source tree"
+	log "building $(basename "$dir") for PostgreSQL $PG_MAJOR"
+	# OPTFLAGS="" as Debian's packaging does: no -march=native, so the result
+	# does not depend on the build machine's CPU.
+	make -s -C "$dir" PG_CONFIG="$PG_CONFIG" OPTFLAGS="" -j"$(nproc)" >/dev/null
+	"${SUDO[@]}" make -s -C "$dir" PG_CONFIG="$PG_CONFIG" OPTFLAGS="" install >/dev/null
+
+	rm -rf "$work"
+	trap - EXIT
+	[[ -f "$VECTOR_CONTROL" ]] || die "pgvector installed but $VECTOR_CONTROL is missing"
+}
+
+command -v dpkg-query >/dev/null 2>&1 || die "this script needs a Debian-based system (dpkg/apt)"
+
+# The contrib modules ship inside postgresql-N (it provides postgresql-contrib-N).
+ensure_pkgs "postgresql-${PG_MAJOR}" "postgresql-client-${PG_MAJOR}" "postgresql-server-dev-${PG_MAJOR}"
+log "postgresql: $("$PG_CONFIG" --version)"
+
+if [[ -f "$VECTOR_CONTROL" ]]; then
+	log "pgvector: $(awk -F"'" '/default_version/ { print $2 }' "$VECTOR_CONTROL") already installed"
+else
+	ensure_pkgs build-essential dpkg-dev ca-certificates
+	build_pgvector
+	log "pgvector: $(awk -F"'" '/default_version/ { print $2 }' "$VECTOR_CONTROL") installed"
+fi
+
+GO="$(command -v go 2>/dev/null || true)"
+if [[ -z "$GO" && -x /usr/local/go/bin/go ]]; then
+	GO=/usr/local/go/bin/go
+fi
+[[ -n "$GO" ]] || die "Go is not installed (see https://go.dev/doc/install); it is not installed by this script"
+log "go: $("$GO" version | awk '{ print $3 }') ($GO)"
+log "done"
