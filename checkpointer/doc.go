@@ -1,0 +1,22 @@
+// Package checkpointer defines memvault's checkpoint model and the Saver
+// contract: per-thread, per-step snapshots of graph state with history,
+// pending writes, namespaces (subgraphs) and time travel, with the semantics
+// of LangGraph's BaseCheckpointSaver.
+//
+// A checkpoint is addressed by a Config (thread id, namespace, checkpoint
+// id). Put stores a snapshot and returns the config that names it; GetTuple
+// loads one (the latest when no id is given); List streams a thread's
+// history newest first; PutWrites records the writes of tasks that ran
+// against a checkpoint but whose step has not completed, so a crashed run
+// resumes without redoing them.
+//
+// Checkpoint ids are UUIDv6 strings (NewID) that sort by creation time as
+// text. Channel versions are strings that compare by their integer part
+// (NextVersion, VersionStyle). Metadata is stored as plain JSON and filtered
+// with JSONB containment semantics (MetadataContains).
+//
+// Backends live in sub-packages: memory (tests and ephemeral use), sqlite
+// (the embedded default) and postgres (production; the same tables as
+// Python and JS LangGraph). checkpointertest is the conformance suite they
+// all pass.
+package checkpointer

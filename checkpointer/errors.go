@@ -1,0 +1,20 @@
+package checkpointer
+
+import "errors"
+
+// Sentinel errors, wrapped with %w by the backends.
+var (
+	// ErrMissingThreadID: the config has no thread id.
+	ErrMissingThreadID = errors.New("checkpointer: missing thread_id in config")
+	// ErrMissingCheckpointID: PutWrites needs the checkpoint the writes belong to.
+	ErrMissingCheckpointID = errors.New("checkpointer: missing checkpoint_id in config")
+	// ErrNilCheckpoint: Put was given no checkpoint.
+	ErrNilCheckpoint = errors.New("checkpointer: nil checkpoint")
+	// ErrInvalidCheckpoint: the checkpoint lacks an id or is otherwise unusable.
+	ErrInvalidCheckpoint = errors.New("checkpointer: invalid checkpoint")
+	// ErrNotFound: an operation needs a thread or checkpoint that does not exist.
+	ErrNotFound = errors.New("checkpointer: not found")
+	// ErrInvalidVersion: a channel version that is neither an integer nor
+	// LangGraph's "<int>.<fraction>" string.
+	ErrInvalidVersion = errors.New("checkpointer: invalid channel version")
+)

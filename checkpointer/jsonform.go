@@ -1,0 +1,193 @@
+package checkpointer
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"strconv"
+	"time"
+)
+
+// TimeLayout is how checkpoint timestamps are written: Python's
+// datetime.isoformat() of a UTC time with microseconds.
+const TimeLayout = "2006-01-02T15:04:05.000000-07:00"
+
+// storedCheckpoint is the document LangGraph keeps in the checkpoints table
+// (checkpoints.checkpoint JSONB). Versions are raw JSON because Python writes
+// strings and JS writes integers.
+type storedCheckpoint struct {
+	V               int                                   `json:"v"`
+	ID              string                                `json:"id"`
+	TS              string                                `json:"ts"`
+	ChannelValues   map[string]json.RawMessage            `json:"channel_values"`
+	ChannelVersions map[string]json.RawMessage            `json:"channel_versions"`
+	VersionsSeen    map[string]map[string]json.RawMessage `json:"versions_seen"`
+	UpdatedChannels []string                              `json:"updated_channels"`
+	PendingSends    json.RawMessage                       `json:"pending_sends,omitempty"`
+}
+
+// EncodeCheckpointJSON returns the stored document of cp without its channel
+// values: memvault writes every value as a blob row (readable by Python and
+// JS, and encryptable), so channel_values is an empty object. With
+// VersionInt, integer versions are written as JSON numbers as JS expects.
+func EncodeCheckpointJSON(cp *Checkpoint, style VersionStyle) ([]byte, error) {
+	if cp == nil {
+		return nil, ErrNilCheckpoint
+	}
+	sc := storedCheckpoint{
+		V:               cp.V,
+		ID:              cp.ID,
+		TS:              cp.TS.UTC().Format(TimeLayout),
+		ChannelValues:   map[string]json.RawMessage{},
+		ChannelVersions: make(map[string]json.RawMessage, len(cp.ChannelVersions)),
+		VersionsSeen:    make(map[string]map[string]json.RawMessage, len(cp.VersionsSeen)),
+		UpdatedChannels: cp.UpdatedChannels,
+	}
+	for ch, v := range cp.ChannelVersions {
+		sc.ChannelVersions[ch] = encodeVersion(v, style)
+	}
+	for node, seen := range cp.VersionsSeen {
+		m := make(map[string]json.RawMessage, len(seen))
+		for ch, v := range seen {
+			m[ch] = encodeVersion(v, style)
+		}
+		sc.VersionsSeen[node] = m
+	}
+	return json.Marshal(sc)
+}
+
+func encodeVersion(v string, style VersionStyle) json.RawMessage {
+	if style == VersionInt {
+		if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+			return strconv.AppendInt(nil, n, 10)
+		}
+	}
+	b, _ := json.Marshal(v) // marshalling a string cannot fail
+	return b
+}
+
+// DecodedCheckpoint is a stored checkpoint document taken apart.
+type DecodedCheckpoint struct {
+	// Checkpoint has no ChannelValues yet; the loader merges Inline and the
+	// blob rows into it.
+	Checkpoint *Checkpoint
+	// Inline holds values Python LangGraph keeps inline in the document
+	// (None, str, int, float, bool). JS ignores them; Python and memvault
+	// merge them under the blob values.
+	Inline map[string]any
+	// HasPendingSends is true for a v<4 document carrying pending_sends.
+	HasPendingSends bool
+}
+
+// DecodeCheckpointJSON parses a stored checkpoint document written by
+// memvault, Python or JS LangGraph. Numeric versions become their decimal
+// text; floats that are whole numbers (1.0) become integers.
+func DecodeCheckpointJSON(b []byte) (*DecodedCheckpoint, error) {
+	var sc storedCheckpoint
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	if err := d.Decode(&sc); err != nil {
+		return nil, fmt.Errorf("%w: checkpoint document: %v", ErrInvalidCheckpoint, err)
+	}
+	cp := &Checkpoint{
+		V:               sc.V,
+		ID:              sc.ID,
+		ChannelVersions: make(map[string]string, len(sc.ChannelVersions)),
+		VersionsSeen:    make(map[string]map[string]string, len(sc.VersionsSeen)),
+		UpdatedChannels: sc.UpdatedChannels,
+	}
+	if sc.TS != "" {
+		ts, err := time.Parse(time.RFC3339Nano, sc.TS)
+		if err != nil {
+			return nil, fmt.Errorf("%w: ts %q", ErrInvalidCheckpoint, sc.TS)
+		}
+		cp.TS = ts
+	}
+	for ch, raw := range sc.ChannelVersions {
+		v, err := decodeVersion(raw)
+		if err != nil {
+			return nil, err
+		}
+		cp.ChannelVersions[ch] = v
+	}
+	for node, seen := range sc.VersionsSeen {
+		m := make(map[string]string, len(seen))
+		for ch, raw := range seen {
+			v, err := decodeVersion(raw)
+			if err != nil {
+				return nil, err
+			}
+			m[ch] = v
+		}
+		cp.VersionsSeen[node] = m
+	}
+	out := &DecodedCheckpoint{Checkpoint: cp, HasPendingSends: len(sc.PendingSends) > 0 && string(sc.PendingSends) != "null"}
+	if len(sc.ChannelValues) > 0 {
+		out.Inline = make(map[string]any, len(sc.ChannelValues))
+		for ch, raw := range sc.ChannelValues {
+			v, err := DecodeJSONValue(raw)
+			if err != nil {
+				return nil, fmt.Errorf("%w: inline value of %q: %v", ErrInvalidCheckpoint, ch, err)
+			}
+			out.Inline[ch] = v
+		}
+	}
+	return out, nil
+}
+
+func decodeVersion(raw json.RawMessage) (string, error) {
+	var v any
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.UseNumber()
+	if err := d.Decode(&v); err != nil {
+		return "", fmt.Errorf("%w: %s", ErrInvalidVersion, raw)
+	}
+	switch x := v.(type) {
+	case string:
+		return x, nil
+	case json.Number:
+		if n, err := x.Int64(); err == nil {
+			return strconv.FormatInt(n, 10), nil
+		}
+		f, err := x.Float64()
+		if err == nil && f == math.Trunc(f) && math.Abs(f) < 1<<53 {
+			return strconv.FormatInt(int64(f), 10), nil
+		}
+		return x.String(), nil
+	}
+	return "", fmt.Errorf("%w: %s", ErrInvalidVersion, raw)
+}
+
+// DecodeJSONValue decodes JSON into plain Go values: objects as
+// map[string]any, arrays as []any, integers as int64 (float64 beyond int64),
+// other numbers as float64.
+func DecodeJSONValue(b []byte) (any, error) {
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil {
+		return nil, err
+	}
+	return normalizeNumbers(v), nil
+}
+
+func normalizeNumbers(v any) any {
+	switch x := v.(type) {
+	case json.Number:
+		if n, err := x.Int64(); err == nil {
+			return n
+		}
+		f, _ := x.Float64()
+		return f
+	case map[string]any:
+		for k, e := range x {
+			x[k] = normalizeNumbers(e)
+		}
+	case []any:
+		for i, e := range x {
+			x[i] = normalizeNumbers(e)
+		}
+	}
+	return v
+}

@@ -1,0 +1,85 @@
+package checkpointer
+
+import (
+	"strings"
+)
+
+// excludedMetadataKeys are configurable keys never copied into metadata
+// (LangGraph's EXCLUDED_METADATA_KEYS).
+var excludedMetadataKeys = map[string]bool{
+	"thread_id": true, "checkpoint_id": true, "checkpoint_ns": true,
+	"checkpoint_map": true, "langgraph_step": true, "langgraph_node": true,
+	"langgraph_triggers": true, "langgraph_path": true, "langgraph_checkpoint_ns": true,
+}
+
+// SerializableMetadata returns the metadata as it is stored: a copy of md
+// without "writes", with NUL characters removed from strings (PostgreSQL
+// JSONB cannot hold them; LangGraph strips them at the top level, memvault at
+// every depth and in keys), and with the scalar (string, bool, integer,
+// float) entries of cfg.Metadata and cfg.Extra added when md lacks them and
+// their keys neither start with "__" nor are excluded.
+func SerializableMetadata(cfg Config, md Metadata) Metadata {
+	out := make(Metadata, len(md)+len(cfg.Metadata)+len(cfg.Extra))
+	for k, v := range md {
+		if k == "writes" {
+			continue
+		}
+		out[stripNUL(k)] = stripNULDeep(v)
+	}
+	merge := func(src map[string]any) {
+		for k, v := range src {
+			if strings.HasPrefix(k, "__") || excludedMetadataKeys[k] {
+				continue
+			}
+			if _, ok := out[k]; ok {
+				continue
+			}
+			switch v.(type) {
+			case string, bool, int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64, float32, float64:
+				out[stripNUL(k)] = stripNULDeep(v)
+			}
+		}
+	}
+	merge(cfg.Metadata)
+	merge(cfg.Extra)
+	return out
+}
+
+func stripNUL(s string) string {
+	if strings.IndexByte(s, 0) < 0 {
+		return s
+	}
+	return strings.ReplaceAll(s, "\x00", "")
+}
+
+func stripNULDeep(v any) any {
+	switch x := v.(type) {
+	case string:
+		return stripNUL(x)
+	case map[string]any:
+		m := make(map[string]any, len(x))
+		for k, e := range x {
+			m[stripNUL(k)] = stripNULDeep(e)
+		}
+		return m
+	case Metadata:
+		m := make(map[string]any, len(x))
+		for k, e := range x {
+			m[stripNUL(k)] = stripNULDeep(e)
+		}
+		return m
+	case []any:
+		s := make([]any, len(x))
+		for i, e := range x {
+			s[i] = stripNULDeep(e)
+		}
+		return s
+	case []string:
+		s := make([]string, len(x))
+		for i, e := range x {
+			s[i] = stripNUL(e)
+		}
+		return s
+	}
+	return v
+}

@@ -1,0 +1,144 @@
+package checkpointer
+
+import (
+	"context"
+	"iter"
+	"time"
+)
+
+// Config addresses a checkpoint: LangGraph's config["configurable"] plus the
+// run's config["metadata"].
+type Config struct {
+	// ThreadID identifies the conversation; required by every operation.
+	ThreadID string
+	// CheckpointNS is the (sub)graph namespace; "" is the root graph.
+	CheckpointNS string
+	// CheckpointID selects one checkpoint; empty means the latest.
+	CheckpointID string
+	// Extra holds the other configurable keys (for example user_id). Scalar
+	// values whose keys are not excluded are copied into stored metadata
+	// (see SerializableMetadata).
+	Extra map[string]any
+	// Metadata is the run's config["metadata"] (run_id lives here); merged
+	// into stored metadata like Extra.
+	Metadata map[string]any
+}
+
+// Checkpoint is a snapshot of graph state (format v4).
+type Checkpoint struct {
+	// V is the format version; writers produce 4.
+	V int
+	// ID is a UUIDv6 (see NewID); checkpoints order by ID as text.
+	ID string
+	// TS is when the checkpoint was made.
+	TS time.Time
+	// ChannelValues maps channel name to value. Only channels present in
+	// ChannelVersions are persisted.
+	ChannelValues map[string]any
+	// ChannelVersions maps channel name to its version. Versions compare as
+	// strings (see NextVersion); integer versions written by JS LangGraph are
+	// carried as their decimal text.
+	ChannelVersions map[string]string
+	// VersionsSeen maps node id to the channel versions it has seen.
+	VersionsSeen map[string]map[string]string
+	// UpdatedChannels lists (sorted) the channels written by the step that
+	// produced this checkpoint; nil when unknown.
+	UpdatedChannels []string
+}
+
+// Metadata is a checkpoint's metadata: source, step, parents, run_id and any
+// custom keys. It is stored as plain JSON (never encrypted) so that it can be
+// filtered on.
+type Metadata map[string]any
+
+// Write is one value a task writes to a channel.
+type Write struct {
+	Channel string
+	Value   any
+}
+
+// PendingWrite is a write stored against a checkpoint and not yet applied.
+type PendingWrite struct {
+	TaskID  string
+	Channel string
+	Value   any
+}
+
+// Tuple is a checkpoint with its config, metadata, parent and pending writes.
+type Tuple struct {
+	Config        Config
+	Checkpoint    *Checkpoint
+	Metadata      Metadata
+	ParentConfig  *Config
+	PendingWrites []PendingWrite
+}
+
+// ListOptions narrows List.
+type ListOptions struct {
+	// Filter keeps checkpoints whose metadata contains it, with PostgreSQL
+	// JSONB containment semantics (metadata @> filter): nested objects match
+	// partially, arrays match when every filter element is contained.
+	Filter map[string]any
+	// Before keeps checkpoints whose id sorts before Before.CheckpointID.
+	Before *Config
+	// Limit caps the number of tuples; 0 means no limit.
+	Limit int
+	// AllNamespaces lists every namespace of the thread instead of only
+	// cfg.CheckpointNS. LangGraph does this when checkpoint_ns is absent from
+	// the config; Go has no absent string, so it is explicit here.
+	AllNamespaces bool
+}
+
+// Saver persists checkpoints. Implementations are safe for concurrent use.
+type Saver interface {
+	// GetTuple returns the checkpoint cfg names (the latest of the thread and
+	// namespace when cfg.CheckpointID is empty), or (nil, nil) when absent.
+	GetTuple(ctx context.Context, cfg Config) (*Tuple, error)
+	// List streams matching checkpoints newest first. A nil cfg lists every
+	// thread. Iteration stops at the first error, which is yielded.
+	List(ctx context.Context, cfg *Config, opt ListOptions) iter.Seq2[*Tuple, error]
+	// Put stores cp and its metadata under cfg's thread and namespace, with
+	// cfg.CheckpointID as its parent, and returns the config of the new
+	// checkpoint. Only channels in newVersions have their values written;
+	// other channels keep the values stored at their current version.
+	Put(ctx context.Context, cfg Config, cp *Checkpoint, md Metadata, newVersions map[string]string) (Config, error)
+	// PutWrites stores pending writes of task taskID against the checkpoint
+	// cfg names. Special channels (see WriteIndex) overwrite; others keep the
+	// first write.
+	PutWrites(ctx context.Context, cfg Config, writes []Write, taskID, taskPath string) error
+	// DeleteThread removes every checkpoint, value and write of the thread, in
+	// all namespaces. Deleting an unknown thread is not an error.
+	DeleteThread(ctx context.Context, threadID string) error
+	// NextVersion returns the channel version that follows current ("" means
+	// none yet).
+	NextVersion(current string) string
+}
+
+// PruneStrategy says what Prune keeps.
+type PruneStrategy int
+
+const (
+	// PruneKeepLatest keeps the latest checkpoint of each namespace of the
+	// thread (with its writes and the values it references) and removes the
+	// rest.
+	PruneKeepLatest PruneStrategy = iota
+	// PruneDelete removes the threads entirely.
+	PruneDelete
+)
+
+// Pruner is implemented by savers that can shrink threads.
+type Pruner interface {
+	Prune(ctx context.Context, threadIDs []string, strategy PruneStrategy) error
+}
+
+// Copier is implemented by savers that can copy a thread, with every
+// checkpoint, namespace, value and write, to a new thread id.
+type Copier interface {
+	CopyThread(ctx context.Context, srcThreadID, dstThreadID string) error
+}
+
+// RunDeleter is implemented by savers that can delete the checkpoints (and
+// their writes) whose metadata.run_id is one of runIDs.
+type RunDeleter interface {
+	DeleteForRuns(ctx context.Context, runIDs []string) error
+}

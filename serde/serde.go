@@ -1,0 +1,77 @@
+package serde
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Serializer turns values into tagged bytes and back. The tag names the format
+// ("json", "msgpack", "bytes", "null", "empty", or "<inner>+<cipher>" when
+// encrypted) and is stored next to the bytes, exactly as LangGraph's
+// SerializerProtocol does with dumps_typed / loads_typed.
+type Serializer interface {
+	// DumpsTyped encodes v and returns its type tag and payload.
+	DumpsTyped(v any) (typ string, data []byte, err error)
+	// LoadsTyped decodes a payload previously produced under tag typ.
+	LoadsTyped(typ string, data []byte) (any, error)
+}
+
+// BoundSerializer is a Serializer whose output can be bound to associated data
+// (where the value lives: thread, namespace, channel, version, ...). A payload
+// dumped with one aad only loads with the same aad. Encrypted implements it;
+// plain codecs ignore aad and need not implement it (see DumpsWith).
+type BoundSerializer interface {
+	Serializer
+	// DumpsTypedWith is DumpsTyped with associated data.
+	DumpsTypedWith(v any, aad []byte) (typ string, data []byte, err error)
+	// LoadsTypedWith is LoadsTyped with associated data.
+	LoadsTypedWith(typ string, data, aad []byte) (any, error)
+}
+
+// DumpsWith dumps v with s, binding the result to aad when s supports it.
+func DumpsWith(s Serializer, v any, aad []byte) (string, []byte, error) {
+	if b, ok := s.(BoundSerializer); ok {
+		return b.DumpsTypedWith(v, aad)
+	}
+	return s.DumpsTyped(v)
+}
+
+// LoadsWith loads a payload with s, checking aad when s supports it.
+func LoadsWith(s Serializer, typ string, data, aad []byte) (any, error) {
+	if b, ok := s.(BoundSerializer); ok {
+		return b.LoadsTypedWith(typ, data, aad)
+	}
+	return s.LoadsTyped(typ, data)
+}
+
+// Type tags shared by every codec and backend.
+const (
+	TypeJSON      = "json"
+	TypeMsgpack   = "msgpack"
+	TypeBytes     = "bytes"
+	TypeByteArray = "bytearray"
+	TypeNull      = "null"
+	// TypeEmpty marks a channel that has a version but no value (written by
+	// JS LangGraph and the in-memory savers); loaders skip it.
+	TypeEmpty = "empty"
+)
+
+// Sentinel errors. Backends and callers match them with errors.Is.
+var (
+	// ErrUnknownType is returned for a type tag no codec understands; the
+	// wrapping error names the tag.
+	ErrUnknownType = errors.New("serde: unknown type tag")
+	// ErrUnsupportedValue is returned when a Go value cannot be encoded.
+	ErrUnsupportedValue = errors.New("serde: unsupported value")
+	// ErrMalformed is returned when a payload does not parse under its tag.
+	ErrMalformed = errors.New("serde: malformed payload")
+	// ErrDecrypt is the single error for any decryption failure: tampered,
+	// truncated, re-keyed or moved ciphertext, or an unknown key id. It never
+	// says which check failed.
+	ErrDecrypt = errors.New("serde: decryption failed")
+	// ErrPlaintextRefused is returned by a strict Encrypted serializer asked to
+	// load a value that carries no cipher suffix.
+	ErrPlaintextRefused = errors.New("serde: plaintext value refused (encryption is on)")
+)
+
+func unknownType(typ string) error { return fmt.Errorf("%w %q", ErrUnknownType, typ) }

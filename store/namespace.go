@@ -1,0 +1,111 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Sentinel errors.
+var (
+	// ErrInvalidNamespace: a namespace is empty, has an empty label or a
+	// label containing '.', or starts with the reserved label "langgraph".
+	ErrInvalidNamespace = errors.New("store: invalid namespace")
+	// ErrInvalidKey: an empty key.
+	ErrInvalidKey = errors.New("store: invalid key")
+	// ErrInvalidFilter: a filter with an unknown operator or a value that
+	// cannot be compared.
+	ErrInvalidFilter = errors.New("store: invalid filter")
+	// ErrInvalidArgument: a negative limit or offset, or another bad option.
+	ErrInvalidArgument = errors.New("store: invalid argument")
+	// ErrInvalidPath: a field path that does not parse.
+	ErrInvalidPath = errors.New("store: invalid field path")
+	// ErrNoIndex: an index-only feature was used on a store without one.
+	ErrNoIndex = errors.New("store: no index configured")
+	// ErrClosed: the store was closed.
+	ErrClosed = errors.New("store: closed")
+)
+
+// Namespace is a hierarchical path of labels, like ("users", "u1",
+// "memories"). Stored as its labels joined with '.'.
+type Namespace []string
+
+// Validate checks the namespace of a write: at least one label, every label
+// non-empty and free of '.', and the first label not "langgraph".
+func (ns Namespace) Validate() error {
+	if len(ns) == 0 {
+		return fmt.Errorf("%w: empty namespace", ErrInvalidNamespace)
+	}
+	for i, l := range ns {
+		if l == "" {
+			return fmt.Errorf("%w: label %d is empty", ErrInvalidNamespace, i)
+		}
+		if strings.Contains(l, ".") {
+			return fmt.Errorf("%w: label %q contains '.'", ErrInvalidNamespace, l)
+		}
+	}
+	if ns[0] == "langgraph" {
+		return fmt.Errorf("%w: the root label %q is reserved", ErrInvalidNamespace, ns[0])
+	}
+	return nil
+}
+
+// ValidatePrefix checks a namespace used as a search prefix or match
+// condition: it may be empty, but no label may be empty or contain '.'.
+func (ns Namespace) ValidatePrefix() error {
+	for i, l := range ns {
+		if l == "" {
+			return fmt.Errorf("%w: label %d is empty", ErrInvalidNamespace, i)
+		}
+		if strings.Contains(l, ".") {
+			return fmt.Errorf("%w: label %q contains '.'", ErrInvalidNamespace, l)
+		}
+	}
+	return nil
+}
+
+// String is the stored form: labels joined with '.'.
+func (ns Namespace) String() string { return strings.Join(ns, ".") }
+
+// ParseNamespace splits a stored namespace.
+func ParseNamespace(s string) Namespace {
+	if s == "" {
+		return Namespace{}
+	}
+	return Namespace(strings.Split(s, "."))
+}
+
+// HasPrefix reports whether ns starts with prefix, label by label (so
+// ("a","b") is not under ("a","bc")... and ("a","bc") is not under ("a","b")).
+func (ns Namespace) HasPrefix(prefix Namespace) bool {
+	if len(prefix) > len(ns) {
+		return false
+	}
+	for i, l := range prefix {
+		if ns[i] != l {
+			return false
+		}
+	}
+	return true
+}
+
+// Equal reports whether two namespaces have the same labels.
+func (ns Namespace) Equal(o Namespace) bool {
+	return len(ns) == len(o) && ns.HasPrefix(o)
+}
+
+// Clone returns a copy that shares no memory with ns.
+func (ns Namespace) Clone() Namespace {
+	if ns == nil {
+		return nil
+	}
+	return append(Namespace(nil), ns...)
+}
+
+// ValidateKey checks an item key.
+func ValidateKey(key string) error {
+	if key == "" {
+		return fmt.Errorf("%w: empty key", ErrInvalidKey)
+	}
+	return nil
+}
