@@ -1,0 +1,322 @@
+package crypto
+
+import (
+	"bytes"
+	"crypto/aes"
+	"encoding/hex"
+	"errors"
+	"strings"
+	"testing"
+)
+
+const katKey = "0123456789abcdef0123456789abcdef"
+
+func unhex(t testing.TB, s string) []byte {
+	t.Helper()
+	b, err := hex.DecodeString(strings.ReplaceAll(s, " ", ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func ring(t testing.TB, primary string, previous ...string) *Keyring {
+	t.Helper()
+	p, err := ParseKey(primary)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var prev []*Key
+	for _, s := range previous {
+		k, err := ParseKey(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		prev = append(prev, k)
+	}
+	r, err := NewKeyring(p, prev...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// fixedRand returns a rand func writing 0, 1, 2, ... into each buffer.
+func fixedRand(b []byte) error {
+	for i := range b {
+		b[i] = byte(i)
+	}
+	return nil
+}
+
+// TestEAXPaperVectors checks the EAX implementation against the test vectors
+// of Bellare, Rogaway and Wagner, "The EAX mode of operation" (2004),
+// appendix: AES-128, 16-byte nonce and tag, 8-byte header.
+func TestEAXPaperVectors(t *testing.T) {
+	vectors := []struct{ key, nonce, header, msg, ct string }{
+		{"233952DEE4D5ED5F9B9C6D6FF80FF478", "62EC67F9C3A4A407FCB2A8C49031A8B3", "6BFB914FD07EAE6B", "", "E037830E8389F27B025A2D6527E79D01"},
+		{"91945D3F4DCBEE0BF45EF52255F095A4", "BECAF043B0A23D843194BA972C66DEBD", "FA3BFD4806EB53FA", "F7FB", "19DD5C4C9331049D0BDAB0277408F67967E5"},
+		{"01F74AD64077F2E704C0F60ADA3DD523", "70C3DB4F0D26368400A10ED05D2BFF5E", "234A3463C1264AC6", "1A47CB4933", "D851D5BAE03A59F238A23E39199DC9266626C40F80"},
+		{"D07CF6CBB7F313BDDE66B727AFD3C5E8", "8408DFFF3C1A2B1292DC199E46B7D617", "33CCE2EABFF5A79D", "481C9E39B1", "632A9D131AD4C168A4225D8E1FF755939974A7BEDE"},
+		{"35B6D0580005BBC12B0587124557D2C2", "FDB6B06676EEDC5C61D74276E1F8E816", "AEB96EAEBE2970E9", "40D0C07DA5E4", "071DFE16C675CB0677E536F73AFE6A14B74EE49844DD"},
+		{"BD8E6E11475E60B268784C38C62FEB22", "6EAC5C93072D8E8513F750935E46DA1B", "D4482D1CA78DCE0F", "4DE3B35C3FC039245BD1FB7D", "835BB4F15D743E350E728414ABB8644FD6CCB86947C5E10590210A4F"},
+		{"7C77D6E813BED5AC98BAA417477A2E7D", "1A8C98DCD73D38393B2BF1569DEEFC19", "65D2017990D62528", "8B0A79306C9CE7ED99DAE4F87F8DD61636", "02083E3979DA014812F59F11D52630DA30137327D10649B0AA6E1C181DB617D7F2"},
+		{"5FFF20CAFAB119CA2FC73549E20F5B0D", "DDE59B97D722156D4D9AFF2BC7559826", "54B9F04E6A09189A", "1BDA122BCE8A8DBAF1877D962B8592DD2D56", "2EC47B2C4954A489AFC7BA4897EDCDAE8CC33B60450599BD02C96382902AEF7F832A"},
+		{"A4A4782BCFFD3EC5E7EF6D8C34A56123", "B781FCF2F75FA5A8DE97A9CA48E522EC", "899A175897561D7E", "6CF36720872B8513F6EAB1A8A44438D5EF11", "0DE18FD0FDD91E7AF19F1D8EE8733938B1E8E7F6D2231618102FDB7FE55FF1991700"},
+		{"8395FCF1E95BEBD697BD010BC766AAC3", "22E7ADD93CFC6393C57EC0B3C17D6B44", "126735FCC320D25A", "CA40D7446E545FFAED3BD12A740A659FFBBB3CEAB7", "CB8920F87A6C75CFF39627B56E3ED197C552D295A7CFC46AFC253B4652B1AF3795B124AB6E"},
+	}
+	for i, v := range vectors {
+		b, err := aes.NewCipher(unhex(t, v.key))
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := newEAX(b)
+		msg, want := unhex(t, v.msg), unhex(t, v.ct)
+		nonce, header := unhex(t, v.nonce), unhex(t, v.header)
+		ct := make([]byte, len(msg))
+		tag := e.seal(ct, nonce, msg, header)
+		if got := append(ct, tag[:]...); !bytes.Equal(got, want) {
+			t.Errorf("vector %d: seal = %X, want %X", i+1, got, want)
+		}
+		p := make([]byte, len(msg))
+		if err := e.open(p, nonce, want[:len(msg)], header, want[len(msg):]); err != nil || !bytes.Equal(p, msg) {
+			t.Errorf("vector %d: open = %X, %v", i+1, p, err)
+		}
+		bad := append([]byte(nil), want...)
+		bad[len(bad)-1] ^= 1
+		if err := e.open(p, nonce, bad[:len(msg)], header, bad[len(msg):]); err == nil {
+			t.Errorf("vector %d: open accepted a bad tag", i+1)
+		}
+	}
+}
+
+// TestLangGraphKAT checks both modes against the known answers of the
+// reference (pycryptodome 3.11): key "0123456789abcdef0123456789abcdef",
+// nonce 00..0f, plaintext msgpack {"a":1}.
+func TestLangGraphKAT(t *testing.T) {
+	pt := unhex(t, "81a16101")
+	for _, tc := range []struct {
+		mode Mode
+		blob string
+	}{
+		{ModeEAX, "000102030405060708090a0b0c0d0e0f" + "8ee76d82f558339f0a1b2b3ee26b5ee1" + "a5d8639e"},
+		{ModeGCM, "000102030405060708090a0b0c0d0e0f" + "d346c6089a2457ed498240206c151328" + "6767f3a1"},
+	} {
+		c, err := NewAES(ring(t, katKey), tc.mode)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.rand = fixedRand
+		got, err := c.Encrypt(pt, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if hex.EncodeToString(got) != tc.blob {
+			t.Errorf("%v: encrypt = %x, want %s", tc.mode, got, tc.blob)
+		}
+		// Either configured mode reads both blobs.
+		for _, m := range []Mode{ModeGCM, ModeEAX} {
+			r, _ := NewAES(ring(t, katKey), m)
+			p, id, err := r.DecryptKey(unhex(t, tc.blob), nil)
+			if err != nil || !bytes.Equal(p, pt) {
+				t.Errorf("%v blob read in %v: %x, %v", tc.mode, m, p, err)
+			}
+			if id != r.Keyring().Primary().ID() {
+				t.Errorf("key id %v", id)
+			}
+		}
+	}
+}
+
+func TestAESRoundTripAndRejects(t *testing.T) {
+	for _, mode := range []Mode{ModeGCM, ModeEAX} {
+		c, err := NewAES(ring(t, katKey), mode)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range []int{0, 1, 15, 16, 17, 1000} {
+			pt := bytes.Repeat([]byte{'x'}, n)
+			ct, err := c.Encrypt(pt, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(ct) != n+32 {
+				t.Fatalf("len %d", len(ct))
+			}
+			got, err := c.Decrypt(ct, nil)
+			if err != nil || !bytes.Equal(got, pt) {
+				t.Fatalf("%v %d: %v", mode, n, err)
+			}
+			assertBitFlipsFail(t, c, ct, nil)
+		}
+		if _, err := c.Encrypt([]byte("x"), []byte("aad")); !errors.Is(err, ErrAAD) {
+			t.Errorf("aad accepted: %v", err)
+		}
+		for _, n := range []int{0, 1, 31} {
+			if _, err := c.Decrypt(make([]byte, n), nil); !errors.Is(err, ErrDecrypt) {
+				t.Errorf("short blob %d: %v", n, err)
+			}
+		}
+	}
+}
+
+func assertBitFlipsFail(t *testing.T, c Cipher, ct, aad []byte) {
+	t.Helper()
+	for i := range len(ct) * 8 {
+		bad := append([]byte(nil), ct...)
+		bad[i/8] ^= 1 << (i % 8)
+		if _, err := c.Decrypt(bad, aad); !errors.Is(err, ErrDecrypt) {
+			t.Fatalf("bit %d flipped: err = %v", i, err)
+		}
+	}
+	for n := range len(ct) {
+		if _, err := c.Decrypt(ct[:n], aad); !errors.Is(err, ErrDecrypt) {
+			t.Fatalf("truncated to %d: err = %v", n, err)
+		}
+	}
+}
+
+func TestEnvelope(t *testing.T) {
+	r := ring(t, katKey)
+	e, err := NewEnvelope(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	aadA, aadB := []byte("thread A"), []byte("thread B")
+	for _, n := range []int{0, 1, 100} {
+		pt := bytes.Repeat([]byte{7}, n)
+		ct, err := e.Encrypt(pt, aadA)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ct) != n+envelopeOverhead || ct[0] != EnvelopeV1 {
+			t.Fatalf("layout: len %d version %d", len(ct), ct[0])
+		}
+		got, err := e.Decrypt(ct, aadA)
+		if err != nil || !bytes.Equal(got, pt) {
+			t.Fatalf("round trip %d: %v", n, err)
+		}
+		if _, err := e.Decrypt(ct, aadB); !errors.Is(err, ErrDecrypt) {
+			t.Fatalf("aad B opened aad A: %v", err)
+		}
+		if _, err := e.Decrypt(ct, nil); !errors.Is(err, ErrDecrypt) {
+			t.Fatalf("nil aad opened aad A: %v", err)
+		}
+		assertBitFlipsFail(t, e, ct, aadA)
+	}
+	// Two encryptions of the same plaintext differ (random salt and nonce).
+	a, _ := e.Encrypt([]byte("same"), nil)
+	b, _ := e.Encrypt([]byte("same"), nil)
+	if bytes.Equal(a, b) {
+		t.Fatal("deterministic envelope")
+	}
+}
+
+func TestRotation(t *testing.T) {
+	old := ring(t, "old-key-16-bytes")
+	oldEnv, _ := NewEnvelope(old)
+	oldAES, _ := NewAES(old, ModeEAX)
+	envCT, _ := oldEnv.Encrypt([]byte("secret"), []byte("aad"))
+	aesCT, _ := oldAES.Encrypt([]byte("secret"), nil)
+
+	rotated := ring(t, katKey, "old-key-16-bytes")
+	env, _ := NewEnvelope(rotated)
+	a, _ := NewAES(rotated, ModeGCM)
+	p, id, err := env.DecryptKey(envCT, []byte("aad"))
+	if err != nil || string(p) != "secret" || rotated.IsPrimary(id) || id != old.Primary().ID() {
+		t.Fatalf("previous key, envelope: %q %v %v", p, id, err)
+	}
+	p, id, err = a.DecryptKey(aesCT, nil)
+	if err != nil || string(p) != "secret" || rotated.IsPrimary(id) {
+		t.Fatalf("previous key, aes: %q %v %v", p, id, err)
+	}
+
+	unknown := ring(t, katKey)
+	env2, _ := NewEnvelope(unknown)
+	a2, _ := NewAES(unknown, ModeGCM)
+	if _, err := env2.Decrypt(envCT, []byte("aad")); !errors.Is(err, ErrDecrypt) {
+		t.Fatalf("unknown key, envelope: %v", err)
+	}
+	if _, err := a2.Decrypt(aesCT, nil); !errors.Is(err, ErrDecrypt) {
+		t.Fatalf("unknown key, aes: %v", err)
+	}
+}
+
+func env(m map[string]string) func(string) (string, bool) {
+	return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
+}
+
+func TestKeyringFromEnv(t *testing.T) {
+	_, err := KeyringFromLookup(env(nil))
+	if !errors.Is(err, ErrKeyNotSet) || !strings.Contains(err.Error(), "LANGGRAPH_AES_KEY environment variable is not set.") {
+		t.Fatalf("unset: %v", err)
+	}
+	secrets := []string{"short-key", "0123456789abcdef0123", "0123456789abcdef0123456789abcdef0", "hex:00112233", "base64:c2VjcmV0LXNlY3JldA"}
+	for _, s := range secrets {
+		_, err := KeyringFromLookup(env(map[string]string{EnvKey: s}))
+		if !errors.Is(err, ErrKeySize) || !strings.Contains(err.Error(), "LANGGRAPH_AES_KEY must be 16, 24, or 32 bytes long.") {
+			t.Fatalf("%q: %v", s, err)
+		}
+		assertNoSecret(t, err, s)
+	}
+	for _, s := range []string{"hex:zz00112233445566778899aabbccddeeff", "base64:!!!!"} {
+		_, err := KeyringFromLookup(env(map[string]string{EnvKey: s}))
+		if !errors.Is(err, ErrKeyEncoding) {
+			t.Fatalf("%q: %v", s, err)
+		}
+		assertNoSecret(t, err, s)
+	}
+	_, err = KeyringFromLookup(env(map[string]string{EnvKey: katKey, EnvPreviousKey: "good-key-16bytes,bad-secret"}))
+	if !errors.Is(err, ErrKeySize) || !strings.Contains(err.Error(), "entry 2") {
+		t.Fatalf("previous: %v", err)
+	}
+	assertNoSecret(t, err, "bad-secret")
+
+	r, err := KeyringFromLookup(env(map[string]string{
+		EnvKey:         "hex:000102030405060708090a0b0c0d0e0f",
+		EnvPreviousKey: " " + katKey + " ,base64:AAECAwQFBgcICQoLDA0ODxAREhMUFRYX, ",
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := r.Keys()
+	if len(keys) != 3 || keys[0].Len() != 16 || keys[1].Len() != 32 || keys[2].Len() != 24 {
+		t.Fatalf("keys %v", keys)
+	}
+	raw, _ := NewKey(unhex(t, "000102030405060708090a0b0c0d0e0f"))
+	if keys[0].ID() != raw.ID() {
+		t.Fatal("hex key differs from raw bytes")
+	}
+	// Raw keys are their UTF-8 bytes, as in LangGraph.
+	utf, err := ParseKey("ключ-ключ") // 9 runes, 17 bytes
+	if err == nil || utf != nil {
+		t.Fatal("17-byte key accepted")
+	}
+	if k, err := ParseKey("ключключ"); err != nil || k.Len() != 16 {
+		t.Fatalf("utf-8 key: %v", err)
+	}
+}
+
+func assertNoSecret(t *testing.T, err error, secret string) {
+	t.Helper()
+	if err == nil {
+		return
+	}
+	for _, part := range []string{secret, strings.TrimPrefix(strings.TrimPrefix(secret, "hex:"), "base64:")} {
+		if len(part) >= 4 && strings.Contains(err.Error(), part) {
+			t.Fatalf("error %q contains key material %q", err, part)
+		}
+	}
+}
+
+func TestKeyNeverPrinted(t *testing.T) {
+	k, _ := ParseKey(katKey)
+	for _, s := range []string{k.String(), k.GoString(), fmtAll(k)} {
+		if strings.Contains(s, katKey) || strings.Contains(s, hex.EncodeToString([]byte(katKey))) {
+			t.Fatalf("key printed: %s", s)
+		}
+	}
+	if !strings.HasPrefix(k.String(), "key:") || len(k.ID().String()) != 16 {
+		t.Fatalf("id %s", k)
+	}
+}

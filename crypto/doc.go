@@ -1,0 +1,58 @@
+// Package crypto holds memvault's authenticated ciphers, key parsing and the
+// keyring used for key rotation.
+//
+// # Ciphers
+//
+// A [Cipher] is an AEAD with a name; the name becomes the suffix of a
+// serializer type tag ("msgpack+aes", "json+mvgcm"). Two formats exist:
+//
+//   - [AES] (name "aes") is LangGraph's format, readable and writable by
+//     Python's EncryptedSerializer.from_pycryptodome_aes:
+//
+//     nonce (16 bytes) ‖ tag (16 bytes) ‖ ciphertext (len(plaintext) bytes)
+//
+//     There is no associated data, no version byte and no key id, and the
+//     AES mode is not recorded. memvault writes it with AES-GCM and a 16-byte
+//     nonce (Python must be configured with mode=AES.MODE_GCM to read it) or,
+//     when configured, with AES-EAX (Python's default). Reading tries the
+//     configured mode first and then the other mode, with every key of the
+//     keyring (primary first): a wrong guess fails its tag check, so trying is
+//     safe, and a blob written by either Python configuration is read.
+//
+//   - [Envelope] (name "mvgcm") is memvault's own format, the default. Its
+//     layout, version 1:
+//
+//     offset  size  field
+//     0       1     version (0x01)
+//     1       8     key id: first 8 bytes of HMAC-SHA256(master key, "memvault/key-id/v1")
+//     9       32    salt, random per record
+//     41      12    nonce, random per record
+//     53      n+16  AES-256-GCM ciphertext of the n-byte plaintext, then its 16-byte tag
+//
+//     The record key is HKDF-SHA256(secret = master key, salt = salt,
+//     info = "memvault/envelope/v1" ‖ version ‖ key id), 32 bytes. Because
+//     every record has its own key, no AES-GCM key ever comes near the 2^32
+//     random-nonce message limit, whatever the master key's use. The GCM
+//     associated data is the 53-byte header followed by the caller's
+//     associated data, so the header cannot be altered and a record only
+//     opens where it was written. The key id names the master key so that a
+//     keyring holding several keys (rotation) picks the right one without
+//     trial decryption; it reveals nothing about the key.
+//
+// # Keys
+//
+// [ParseKey] reads a key the way LangGraph reads LANGGRAPH_AES_KEY: the raw
+// UTF-8 bytes of the string, which must be 16, 24 or 32 bytes long. As an
+// opt-in extension, a value starting with "base64:" or "hex:" is decoded
+// first (use [ParseRawKey] for a raw key that happens to start with one of
+// those prefixes). [KeyringFromEnv] builds a [Keyring] from LANGGRAPH_AES_KEY
+// (the primary key, used to encrypt) and LANGGRAPH_AES_KEY_PREVIOUS (comma
+// separated, decryption only).
+//
+// # Errors
+//
+// Every decryption failure (tampering, truncation, wrong key, unknown key id,
+// wrong associated data) is [ErrDecrypt], which never says which check
+// failed. No error text ever contains key bytes; key ids and lengths may
+// appear.
+package crypto

@@ -1,0 +1,85 @@
+package crypto
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"fmt"
+	"strings"
+)
+
+// KeyIDSize is the length of a KeyID.
+const KeyIDSize = 8
+
+// KeyID identifies a key without revealing it: the first 8 bytes of
+// HMAC-SHA256(key, "memvault/key-id/v1").
+type KeyID [KeyIDSize]byte
+
+// String returns the id in hex.
+func (id KeyID) String() string { return hex.EncodeToString(id[:]) }
+
+// Key is an AES master key (16, 24 or 32 bytes). Its bytes are never
+// printed: String and GoString show the key id only.
+type Key struct {
+	b  []byte
+	id KeyID
+}
+
+// NewKey copies b into a Key. b must be 16, 24 or 32 bytes long.
+func NewKey(b []byte) (*Key, error) {
+	switch len(b) {
+	case 16, 24, 32:
+	default:
+		return nil, fmt.Errorf("crypto: key of %d bytes: %w", len(b), ErrKeySize)
+	}
+	k := &Key{b: append([]byte(nil), b...)}
+	m := hmac.New(sha256.New, k.b)
+	m.Write([]byte("memvault/key-id/v1"))
+	copy(k.id[:], m.Sum(nil))
+	return k, nil
+}
+
+// ParseRawKey reads s exactly as LangGraph reads LANGGRAPH_AES_KEY: its UTF-8
+// bytes are the key.
+func ParseRawKey(s string) (*Key, error) { return NewKey([]byte(s)) }
+
+// ParseKey reads a key as LangGraph does (raw UTF-8 bytes) unless s starts
+// with "base64:" (standard or URL alphabet, padding optional) or "hex:", in
+// which case the rest is decoded first.
+func ParseKey(s string) (*Key, error) {
+	switch {
+	case strings.HasPrefix(s, "base64:"):
+		t := strings.TrimRight(strings.TrimPrefix(s, "base64:"), "=")
+		b, err := base64.RawStdEncoding.DecodeString(t)
+		if err != nil {
+			b, err = base64.RawURLEncoding.DecodeString(t)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%w: base64: value does not decode", ErrKeyEncoding)
+		}
+		return NewKey(b)
+	case strings.HasPrefix(s, "hex:"):
+		b, err := hex.DecodeString(strings.TrimPrefix(s, "hex:"))
+		if err != nil {
+			return nil, fmt.Errorf("%w: hex: value does not decode", ErrKeyEncoding)
+		}
+		return NewKey(b)
+	}
+	return ParseRawKey(s)
+}
+
+// ID returns the key id.
+func (k *Key) ID() KeyID { return k.id }
+
+// Len returns the key length in bytes.
+func (k *Key) Len() int { return len(k.b) }
+
+// String returns "key:<id>"; never the key bytes.
+func (k *Key) String() string { return "key:" + k.id.String() }
+
+// GoString is String, so %#v does not print key bytes either.
+func (k *Key) GoString() string { return k.String() }
+
+// Format makes every fmt verb print String.
+func (k *Key) Format(f fmt.State, _ rune) { _, _ = f.Write([]byte(k.String())) }
