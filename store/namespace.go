@@ -22,6 +22,9 @@ var (
 	ErrInvalidPath = errors.New("store: invalid field path")
 	// ErrNoIndex: an index-only feature was used on a store without one.
 	ErrNoIndex = errors.New("store: no index configured")
+	// ErrNoTTL: a TTL was given to a store configured without TTLConfig
+	// (LangGraph raises NotImplementedError there).
+	ErrNoTTL = errors.New("store: no TTL configured")
 	// ErrClosed: the store was closed.
 	ErrClosed = errors.New("store: closed")
 )

@@ -14,6 +14,10 @@ type Item struct {
 	Value     map[string]any
 	CreatedAt time.Time
 	UpdatedAt time.Time
+	// ExpiresAt is when the item expires (zero: never). A read that
+	// refreshes the TTL returns the refreshed expiry. LangGraph does not
+	// expose it; caches use it to avoid serving expired items.
+	ExpiresAt time.Time
 }
 
 // SearchItem is an Item found by Search. Score is the similarity to the
@@ -44,6 +48,14 @@ type Store interface {
 	// state before the batch's puts; of several puts to one key the last
 	// wins.
 	Batch(ctx context.Context, ops []Op) ([]Result, error)
+}
+
+// Sweeper is implemented by stores that can delete expired items on
+// demand (besides their background sweeper).
+type Sweeper interface {
+	// Sweep deletes the items expired at the store's current time and
+	// returns how many it deleted.
+	Sweep(ctx context.Context) (int, error)
 }
 
 // SearchOptions narrows Search.

@@ -1,0 +1,125 @@
+package store
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Validate checks a search's options: the limit and offset are not
+// negative and the filter is well formed. Backends call it before running
+// a search.
+func (o SearchOptions) Validate() error {
+	if o.Limit < 0 {
+		return fmt.Errorf("%w: negative limit %d", ErrInvalidArgument, o.Limit)
+	}
+	if o.Offset < 0 {
+		return fmt.Errorf("%w: negative offset %d", ErrInvalidArgument, o.Offset)
+	}
+	return ValidateFilter(o.Filter)
+}
+
+// EffectiveLimit is Limit, or DefaultSearchLimit when Limit is 0.
+func (o SearchOptions) EffectiveLimit() int {
+	if o.Limit == 0 {
+		return DefaultSearchLimit
+	}
+	return o.Limit
+}
+
+// Validate checks list_namespaces options: prefix and suffix labels are
+// non-empty and free of '.', and MaxDepth, Limit and Offset are not
+// negative.
+func (o ListNamespacesOptions) Validate() error {
+	if err := o.Prefix.ValidatePrefix(); err != nil {
+		return fmt.Errorf("prefix: %w", err)
+	}
+	if err := o.Suffix.ValidatePrefix(); err != nil {
+		return fmt.Errorf("suffix: %w", err)
+	}
+	switch {
+	case o.MaxDepth < 0:
+		return fmt.Errorf("%w: negative max depth %d", ErrInvalidArgument, o.MaxDepth)
+	case o.Limit < 0:
+		return fmt.Errorf("%w: negative limit %d", ErrInvalidArgument, o.Limit)
+	case o.Offset < 0:
+		return fmt.Errorf("%w: negative offset %d", ErrInvalidArgument, o.Offset)
+	}
+	return nil
+}
+
+// EffectiveLimit is Limit, or DefaultListNamespacesLimit when Limit is 0.
+func (o ListNamespacesOptions) EffectiveLimit() int {
+	if o.Limit == 0 {
+		return DefaultListNamespacesLimit
+	}
+	return o.Limit
+}
+
+// Matches reports whether ns satisfies the prefix and suffix conditions,
+// where a "*" label matches any one label.
+func (o ListNamespacesOptions) Matches(ns Namespace) bool {
+	return matchLabels(ns, o.Prefix, 0) && matchLabels(ns, o.Suffix, len(ns)-len(o.Suffix))
+}
+
+func matchLabels(ns, cond Namespace, at int) bool {
+	if at < 0 || at+len(cond) > len(ns) {
+		return false
+	}
+	for i, l := range cond {
+		if l != "*" && ns[at+i] != l {
+			return false
+		}
+	}
+	return true
+}
+
+// Truncate returns ns cut to MaxDepth labels (all of it when MaxDepth is
+// 0).
+func (o ListNamespacesOptions) Truncate(ns Namespace) Namespace {
+	if o.MaxDepth > 0 && len(ns) > o.MaxDepth {
+		return ns[:o.MaxDepth]
+	}
+	return ns
+}
+
+// ListNamespaces applies opt to the namespaces that hold items, as a
+// backend without its own query language does: match conditions,
+// truncation to MaxDepth, deduplication, ordering by the stored dotted form
+// (text order, as PostgreSQL sorts the prefix column), then offset and
+// limit. opt must have been validated.
+func ListNamespaces(all []Namespace, opt ListNamespacesOptions) []Namespace {
+	seen := make(map[string]Namespace)
+	for _, ns := range all {
+		if !opt.Matches(ns) {
+			continue
+		}
+		t := opt.Truncate(ns)
+		s := t.String()
+		if _, ok := seen[s]; !ok {
+			seen[s] = t.Clone()
+		}
+	}
+	keys := make([]string, 0, len(seen))
+	for k := range seen {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	out := []Namespace{}
+	for i := opt.Offset; i < len(keys) && len(out) < opt.EffectiveLimit(); i++ {
+		out = append(out, seen[keys[i]])
+	}
+	return out
+}
+
+// CompareItems orders items as searches without a query return them:
+// most recently updated first, then by namespace (stored form) and key.
+func CompareItems(a, b *Item) int {
+	if c := b.UpdatedAt.Compare(a.UpdatedAt); c != 0 {
+		return c
+	}
+	if c := strings.Compare(a.Namespace.String(), b.Namespace.String()); c != 0 {
+		return c
+	}
+	return strings.Compare(a.Key, b.Key)
+}
