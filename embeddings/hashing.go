@@ -3,7 +3,6 @@ package embeddings
 import (
 	"context"
 	"math"
-	"slices"
 	"strconv"
 	"sync"
 	"unicode"
@@ -141,10 +140,16 @@ func (h *Hashing) Embed(text string) []float32 {
 	}
 	acc = acc[:h.dims]
 	clear(acc)
+	s.count()
 	dims := uint64(h.dims)
-	accumulate(acc, s.uni, unigramWeight, dims)
-	accumulate(acc, s.bi, bigramWeight, dims)
-	accumulate(acc, s.chr, chargramWeight, dims)
+	for _, slot := range s.order {
+		f := s.table[slot]
+		w := float64(channelWeights[f.channel] * math.Sqrt(float64(f.count)))
+		if f.hash>>63 == 1 {
+			w = -w
+		}
+		acc[f.hash%dims] += w
+	}
 	s.acc = acc
 
 	var sum float64
@@ -161,23 +166,50 @@ func (h *Hashing) Embed(text string) []float32 {
 	return out
 }
 
-// accumulate adds the signed, sublinearly weighted features in hashes to
-// acc. hashes is sorted in place so that equal features form runs and the
-// summation order does not depend on the order of the text.
-func accumulate(acc []float64, hashes []uint64, weight float64, dims uint64) {
-	slices.Sort(hashes)
-	for i := 0; i < len(hashes); {
-		j := i + 1
-		for j < len(hashes) && hashes[j] == hashes[i] {
-			j++
+// channelWeights are the weights of a feature's channel, by index.
+var channelWeights = [3]float64{unigramWeight, bigramWeight, chargramWeight}
+
+// feature is one distinct feature of a text and how often it occurs.
+type feature struct {
+	hash    uint64
+	count   uint32 // 0 marks an empty slot
+	channel uint8  // index into channelWeights
+}
+
+// count tallies the features of s.uni, s.bi and s.chr in the open-addressing
+// table s.table and lists the slots of distinct features in s.order, in
+// order of first occurrence: a deterministic order that, unlike sorting,
+// costs linear time.
+func (s *scratch) count() {
+	n := len(s.uni) + len(s.bi) + len(s.chr)
+	size := 16
+	for size < 2*n {
+		size *= 2
+	}
+	if cap(s.table) < size {
+		s.table = make([]feature, size)
+	}
+	s.table = s.table[:size]
+	clear(s.table)
+	s.order = s.order[:0]
+	mask := uint64(size - 1)
+	for ch, hashes := range [3][]uint64{s.uni, s.bi, s.chr} {
+		for _, h := range hashes {
+			slot := h & mask
+			for {
+				f := &s.table[slot]
+				if f.count == 0 {
+					*f = feature{hash: h, count: 1, channel: uint8(ch)}
+					s.order = append(s.order, int32(slot))
+					break
+				}
+				if f.hash == h && f.channel == uint8(ch) {
+					f.count++
+					break
+				}
+				slot = (slot + 1) & mask
+			}
 		}
-		h := hashes[i]
-		w := float64(weight * math.Sqrt(float64(j-i)))
-		if h>>63 == 1 {
-			w = -w
-		}
-		acc[h%dims] += w
-		i = j
 	}
 }
 
@@ -194,6 +226,8 @@ type scratch struct {
 	uni   []uint64
 	bi    []uint64
 	chr   []uint64
+	table []feature // see count
+	order []int32   // slots of s.table in order of first occurrence
 	acc   []float64
 }
 
