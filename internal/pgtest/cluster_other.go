@@ -1,0 +1,22 @@
+//go:build !unix
+
+package pgtest
+
+import (
+	"context"
+	"errors"
+)
+
+// cluster is a throwaway PostgreSQL cluster; only Unix systems start them.
+type cluster struct {
+	bin string
+	dsn string
+}
+
+// startCluster fails: throwaway clusters need a Unix system.
+func startCluster(context.Context) (*cluster, error) {
+	return nil, errors.New("pgtest: throwaway clusters need a Unix system; set " + EnvDatabaseURL)
+}
+
+// stop does nothing.
+func (*cluster) stop() error { return nil }

@@ -1,0 +1,363 @@
+package pgtest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// EnvDatabaseURL names the environment variable holding the connection string
+// of an existing database to test against instead of a throwaway cluster.
+const EnvDatabaseURL = "TEST_DATABASE_URL"
+
+// EnvBinDir names the environment variable that, when set, is the directory
+// of the PostgreSQL server binaries to use for the throwaway cluster.
+const EnvBinDir = "PGTEST_BINDIR"
+
+// installHint tells the reader how to get a PostgreSQL to test against.
+const installHint = "run scripts/install-deps.sh, or set " + EnvDatabaseURL + " to a PostgreSQL database with pgvector"
+
+// setupTimeout bounds starting the cluster and preparing the database.
+const setupTimeout = 2 * time.Minute
+
+// opTimeout bounds each schema creation and drop.
+const opTimeout = 30 * time.Second
+
+// maxIdentLen is PostgreSQL's limit on identifier length, in bytes.
+const maxIdentLen = 63
+
+var (
+	mainCalled atomic.Bool
+
+	mu  sync.Mutex
+	env *environment // the database, prepared on first use
+)
+
+// environment is the database the tests of this binary use.
+type environment struct {
+	dsn     string        // connection string of the database, default search_path
+	admin   *pgxpool.Pool // creates and drops schemas
+	cluster *cluster      // the throwaway cluster, or nil with TEST_DATABASE_URL
+	err     error         // why the database is unusable, if it is
+}
+
+// Main runs the tests and exits with their status, after stopping the
+// throwaway cluster, if one was started. Packages using pgtest must call it
+// from their TestMain:
+//
+//	func TestMain(m *testing.M) { pgtest.Main(m) }
+func Main(m *testing.M) {
+	mainCalled.Store(true)
+	code := m.Run()
+	if err := shutdown(); err != nil {
+		fmt.Fprintf(os.Stderr, "%v\n", err)
+		if code == 0 {
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+// shutdown releases the database and stops the cluster.
+func shutdown() error {
+	mu.Lock()
+	defer mu.Unlock()
+	if env == nil {
+		return nil
+	}
+	if env.admin != nil {
+		env.admin.Close()
+	}
+	var err error
+	if env.cluster != nil {
+		err = env.cluster.stop()
+	}
+	env = &environment{err: errors.New("pgtest: the database is shut down")}
+	return err
+}
+
+// DSN returns the connection string of the test database, with the default
+// search_path. Tests sharing it must not step on each other's objects; most
+// tests want [Schema], [Pool] or [SchemaDSN] instead.
+//
+// Under go test -short, DSN skips the test; without a usable PostgreSQL it
+// fails the test with a message saying how to install one.
+func DSN(t testing.TB) string {
+	t.Helper()
+	return database(t).dsn
+}
+
+// Schema creates a schema of the test's own, dropped with everything in it
+// when the test ends, and returns a pool whose connections have search_path
+// set to that schema then public (where the vector type lives). The pool is
+// closed when the test ends. Every call makes a new schema.
+func Schema(t testing.TB) (pool *pgxpool.Pool, schema string) {
+	t.Helper()
+	e := database(t)
+	schema = newSchema(t, e)
+
+	cfg, err := pgxpool.ParseConfig(e.dsn)
+	if err != nil {
+		t.Fatalf("pgtest: parse connection string: %v", err)
+	}
+	cfg.ConnConfig.RuntimeParams["search_path"] = searchPath([]string{schema, "public"})
+	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+	defer cancel()
+	pool, err = pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		t.Fatalf("pgtest: open pool: %v", err)
+	}
+	t.Cleanup(pool.Close) // runs before the schema is dropped
+	return pool, schema
+}
+
+// Pool is [Schema] without the schema's name.
+func Pool(t testing.TB) *pgxpool.Pool {
+	t.Helper()
+	pool, _ := Schema(t)
+	return pool
+}
+
+// SchemaDSN creates a schema like [Schema] does and returns a connection
+// string whose search_path is that schema then public, for code that opens
+// its own connections. Those must be closed before the test ends (register
+// their Close with t.Cleanup after calling SchemaDSN), since the schema is
+// dropped then.
+func SchemaDSN(t testing.TB) string {
+	t.Helper()
+	e := database(t)
+	schema := newSchema(t, e)
+	dsn, err := WithSearchPath(e.dsn, schema, "public")
+	if err != nil {
+		t.Fatalf("pgtest: %v", err)
+	}
+	return dsn
+}
+
+// WithSearchPath returns dsn, a URL ("postgres://…") or key/value
+// ("host=… dbname=…") connection string, with its search_path set to the
+// given schemas through the standard options parameter, which pgx and libpq
+// both understand. In a URL, options already present are kept and the
+// search_path setting is appended; in a key/value string, an options keyword
+// already present is overridden.
+func WithSearchPath(dsn string, schemas ...string) (string, error) {
+	if len(schemas) == 0 {
+		return "", errors.New("pgtest: WithSearchPath needs at least one schema")
+	}
+	for _, s := range schemas {
+		if s == "" || strings.ContainsRune(s, 0) {
+			return "", fmt.Errorf("pgtest: invalid schema name %q", s)
+		}
+	}
+	// The server splits options on unescaped whitespace; a backslash escapes.
+	opt := "-csearch_path=" + searchPath(schemas)
+	opt = strings.NewReplacer(`\`, `\\`, " ", `\ `, "\t", "\\\t", "\n", "\\\n", "\r", "\\\r").Replace(opt)
+
+	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
+		u, err := url.Parse(dsn)
+		if err != nil {
+			return "", fmt.Errorf("pgtest: parse connection URL: %w", err)
+		}
+		q := u.Query()
+		if old := q.Get("options"); old != "" {
+			opt = old + " " + opt
+		}
+		q.Set("options", opt)
+		// Encode writes spaces as "+", which libpq and pgx read as a plus
+		// sign; a plus sign itself is "%2B".
+		u.RawQuery = strings.ReplaceAll(q.Encode(), "+", "%20")
+		return u.String(), nil
+	}
+	// Key/value form: quote the value, escaping quotes and backslashes.
+	quoted := "'" + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(opt) + "'"
+	if strings.TrimSpace(dsn) == "" {
+		return "options=" + quoted, nil
+	}
+	return dsn + " options=" + quoted, nil
+}
+
+// searchPath renders schemas as a search_path value, quoting only the names
+// that need it.
+func searchPath(schemas []string) string {
+	parts := make([]string, len(schemas))
+	for i, s := range schemas {
+		if plainIdent(s) {
+			parts[i] = s
+		} else {
+			parts[i] = pgx.Identifier{s}.Sanitize()
+		}
+	}
+	return strings.Join(parts, ",")
+}
+
+// plainIdent reports whether s reads as itself in a search_path without quotes.
+func plainIdent(s string) bool {
+	if s == "" || len(s) > maxIdentLen {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= 'a' && c <= 'z', c == '_':
+		case c >= '0' && c <= '9', c == '$':
+			if i == 0 {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// database returns the prepared test database, skipping or failing t when
+// there is none.
+func database(t testing.TB) *environment {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("pgtest: skipping PostgreSQL test in -short mode")
+	}
+	mu.Lock()
+	if env == nil {
+		env = prepare()
+	}
+	e := env
+	mu.Unlock()
+	if e.err != nil {
+		t.Fatal(e.err)
+	}
+	return e
+}
+
+// prepare connects to TEST_DATABASE_URL or starts a throwaway cluster, and
+// creates the vector extension.
+func prepare() *environment {
+	if !mainCalled.Load() {
+		return &environment{err: errors.New("pgtest: the package's TestMain must call pgtest.Main(m), which stops the test database at exit")}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), setupTimeout)
+	defer cancel()
+
+	e := &environment{dsn: os.Getenv(EnvDatabaseURL)}
+	if e.dsn == "" {
+		c, err := startCluster(ctx)
+		if err != nil {
+			return &environment{err: err}
+		}
+		e.cluster, e.dsn = c, c.dsn
+	}
+	fail := func(err error) *environment {
+		if e.admin != nil {
+			e.admin.Close()
+		}
+		if e.cluster != nil {
+			if serr := e.cluster.stop(); serr != nil {
+				err = fmt.Errorf("%w (and %v)", err, serr)
+			}
+		}
+		return &environment{err: err}
+	}
+
+	cfg, err := pgxpool.ParseConfig(e.dsn)
+	if err != nil {
+		return fail(fmt.Errorf("pgtest: parse %s: %w", EnvDatabaseURL, err))
+	}
+	cfg.MaxConns = 4
+	if e.admin, err = pgxpool.NewWithConfig(ctx, cfg); err == nil {
+		err = e.admin.Ping(ctx)
+	}
+	if err != nil {
+		return fail(fmt.Errorf("pgtest: connect to the test database: %w", err))
+	}
+	if err := createVector(ctx, e.admin); err != nil {
+		where := EnvDatabaseURL
+		if e.cluster != nil {
+			where = "PostgreSQL in " + e.cluster.bin
+		}
+		return fail(fmt.Errorf("pgtest: the pgvector extension is not available (%s); %s: %w", where, installHint, err))
+	}
+	return e
+}
+
+// vectorLockKey serialises CREATE EXTENSION among test binaries sharing a
+// database (go test runs packages in parallel).
+const vectorLockKey = 0x6d656d7661756c74 // "memvault"
+
+// createVector creates the vector extension in the public schema.
+func createVector(ctx context.Context, admin *pgxpool.Pool) error {
+	return pgx.BeginFunc(ctx, admin, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", int64(vectorLockKey)); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, "CREATE EXTENSION IF NOT EXISTS vector WITH SCHEMA public")
+		return err
+	})
+}
+
+// newSchema creates a schema for t, dropped when t ends, and returns its name.
+func newSchema(t testing.TB, e *environment) string {
+	t.Helper()
+	name := schemaName(t.Name(), randomSuffix())
+	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+	defer cancel()
+	if _, err := e.admin.Exec(ctx, "CREATE SCHEMA "+pgx.Identifier{name}.Sanitize()); err != nil {
+		t.Fatalf("pgtest: create schema %s: %v", name, err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+		defer cancel()
+		if _, err := e.admin.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{name}.Sanitize()+" CASCADE"); err != nil {
+			t.Errorf("pgtest: drop schema %s: %v", name, err)
+		}
+	})
+	return name
+}
+
+// randomSuffix returns 8 random hex digits.
+func randomSuffix() string {
+	var b [4]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
+	return hex.EncodeToString(b[:])
+}
+
+// schemaName returns "t_<test name>_<suffix>": the test name lowercased, runs
+// of other characters than [a-z0-9] turned into one underscore, cut so that
+// the whole fits in PostgreSQL's 63-byte identifiers.
+func schemaName(testName, suffix string) string {
+	const prefix = "t_"
+	room := maxIdentLen - len(prefix) - 1 - len(suffix)
+	var b strings.Builder
+	under := false
+	for _, r := range strings.ToLower(testName) {
+		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') {
+			if b.Len() >= room {
+				break
+			}
+			b.WriteRune(r)
+			under = false
+		} else if !under && b.Len() > 0 {
+			if b.Len() >= room {
+				break
+			}
+			b.WriteByte('_')
+			under = true
+		}
+	}
+	mid := strings.TrimSuffix(b.String(), "_")
+	if mid == "" {
+		return prefix + suffix
+	}
+	return prefix + mid + "_" + suffix
+}
