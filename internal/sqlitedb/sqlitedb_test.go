@@ -1,0 +1,330 @@
+package sqlitedb
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"testing"
+)
+
+func pragma(t *testing.T, db *sql.DB, name string) string {
+	t.Helper()
+	var v string
+	if err := db.QueryRow("PRAGMA " + name).Scan(&v); err != nil {
+		t.Fatalf("PRAGMA %s: %v", name, err)
+	}
+	return v
+}
+
+func TestOpenPragmas(t *testing.T) {
+	for _, tc := range []struct {
+		sync Synchronous
+		want string
+	}{{SyncNormal, "1"}, {SyncFull, "2"}} {
+		path := filepath.Join(t.TempDir(), "db.sqlite")
+		db, err := Open(path, Options{Synchronous: tc.sync})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range []*sql.DB{db.Writer(), db.Reader()} {
+			if got := pragma(t, p, "journal_mode"); got != "wal" {
+				t.Errorf("journal_mode = %q, want wal", got)
+			}
+			if got := pragma(t, p, "foreign_keys"); got != "1" {
+				t.Errorf("foreign_keys = %q, want 1", got)
+			}
+			if got := pragma(t, p, "busy_timeout"); got != "5000" {
+				t.Errorf("busy_timeout = %q, want 5000", got)
+			}
+			if got := pragma(t, p, "synchronous"); got != tc.want {
+				t.Errorf("synchronous = %q, want %q", got, tc.want)
+			}
+		}
+		if got := pragma(t, db.Reader(), "query_only"); got != "1" {
+			t.Errorf("reader query_only = %q, want 1", got)
+		}
+		if err := db.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestOpenSharesHandlePerFile(t *testing.T) {
+	dir := t.TempDir()
+	a, err := Open(filepath.Join(dir, "x.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A different spelling of the same path.
+	b, err := Open(filepath.Join(dir, ".", "x.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Writer() != b.Writer() || a.Reader() != b.Reader() {
+		t.Fatal("handles on one file do not share pools")
+	}
+	c, err := Open(filepath.Join(dir, "y.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if c.Writer() == a.Writer() {
+		t.Fatal("handles on different files share pools")
+	}
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Close(); err != nil { // idempotent, does not release b
+		t.Fatal(err)
+	}
+	if err := b.Writer().Ping(); err != nil {
+		t.Fatalf("pools closed while a handle remains: %v", err)
+	}
+	if err := a.Write(context.Background(), func(*sql.Tx) error { return nil }); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Write on closed handle: %v, want ErrClosed", err)
+	}
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Writer().Ping(); err == nil {
+		t.Fatal("pools still open after the last Close")
+	}
+	// Reopening after the last close gives fresh pools on the same data.
+	d, err := Open(filepath.Join(dir, "x.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if err := d.Writer().Ping(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestOpenInvalidPath(t *testing.T) {
+	for _, p := range []string{"", "a?b", "a#b"} {
+		if _, err := Open(p, Options{}); !errors.Is(err, ErrInvalidPath) {
+			t.Errorf("Open(%q) = %v, want ErrInvalidPath", p, err)
+		}
+	}
+}
+
+func TestMemoryIsPrivate(t *testing.T) {
+	ctx := context.Background()
+	a, err := Open(Memory, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := Open(Memory, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if err := a.Migrate(ctx, "t", []string{`CREATE TABLE t (x INTEGER)`}); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := b.Version(ctx, "t"); err == nil && v != -1 {
+		t.Fatalf("second memory database sees the first: version %d", v)
+	}
+}
+
+func TestMigrate(t *testing.T) {
+	ctx := context.Background()
+	db, err := Open(filepath.Join(t.TempDir(), "m.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	steps := []string{
+		`CREATE TABLE a (x INTEGER)`,
+		`CREATE TABLE b (y INTEGER); CREATE INDEX b_y ON b (y)`,
+	}
+	// Concurrent setups apply every step once.
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for range 8 {
+		wg.Go(func() { errs <- db.Migrate(ctx, "c", steps) })
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if v, err := db.Version(ctx, "c"); err != nil || v != 1 {
+		t.Fatalf("Version = %d, %v; want 1", v, err)
+	}
+	var n int
+	if err := db.Reader().QueryRow(`SELECT count(*) FROM sqlite_master WHERE name = 'b_y'`).Scan(&n); err != nil || n != 1 {
+		t.Fatalf("index from a multi-statement step: %d, %v", n, err)
+	}
+	// A later build adds a step; an older one ignores steps it does not know.
+	if err := db.Migrate(ctx, "c", append(steps, `CREATE TABLE c (z INTEGER)`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Migrate(ctx, "c", steps); err != nil {
+		t.Fatalf("older build on a newer schema: %v", err)
+	}
+	// A failing step is rolled back with its record.
+	if err := db.Migrate(ctx, "d", []string{`CREATE TABLE d (x)`, `NOT SQL`}); err == nil {
+		t.Fatal("bad step applied")
+	}
+	if v, _ := db.Version(ctx, "d"); v != -1 {
+		t.Fatalf("failed migration recorded version %d", v)
+	}
+}
+
+func TestWriteRollsBackOnError(t *testing.T) {
+	ctx := context.Background()
+	db, err := Open(filepath.Join(t.TempDir(), "w.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.Migrate(ctx, "t", []string{`CREATE TABLE t (x INTEGER)`}); err != nil {
+		t.Fatal(err)
+	}
+	boom := errors.New("boom")
+	err = db.Write(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.Exec(`INSERT INTO t VALUES (1)`); err != nil {
+			return err
+		}
+		return boom
+	})
+	if !errors.Is(err, boom) {
+		t.Fatalf("Write = %v, want boom", err)
+	}
+	var n int
+	if err := db.Reader().QueryRow(`SELECT count(*) FROM t`).Scan(&n); err != nil || n != 0 {
+		t.Fatalf("rows after rollback: %d, %v", n, err)
+	}
+	if _, err := db.Reader().Exec(`INSERT INTO t VALUES (2)`); err == nil {
+		t.Fatal("reader pool accepted a write")
+	}
+}
+
+// TestConcurrentWriters runs many writers through two handles on one file
+// and a wrapped *sql.DB on another, with readers alongside, under -race.
+func TestConcurrentWriters(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	a, err := Open(filepath.Join(dir, "c.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := Open(filepath.Join(dir, "c.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	raw, err := sql.Open(DriverName, filepath.Join(dir, "wrapped.db")+"?_pragma=journal_mode(WAL)&_pragma=busy_timeout(5000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	w1, w2 := Wrap(raw), Wrap(raw)
+	defer w1.Close()
+	defer w2.Close()
+
+	for _, pair := range [][2]*DB{{a, b}, {w1, w2}} {
+		if err := pair[0].Migrate(ctx, "t", []string{`CREATE TABLE t (n INTEGER NOT NULL)`}); err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		const writers, each = 6, 25
+		errs := make(chan error, writers*2)
+		for i := range writers {
+			h := pair[i%2]
+			wg.Go(func() {
+				for range each {
+					// Read-then-write: would hit SQLITE_BUSY upgrades
+					// without BEGIN IMMEDIATE semantics.
+					err := h.Write(ctx, func(tx *sql.Tx) error {
+						var n int
+						if err := tx.QueryRow(`SELECT count(*) FROM t`).Scan(&n); err != nil {
+							return err
+						}
+						_, err := tx.Exec(`INSERT INTO t VALUES (?)`, n)
+						return err
+					})
+					if err != nil {
+						errs <- err
+						return
+					}
+				}
+			})
+			wg.Go(func() {
+				for range each {
+					err := h.Read(ctx, func(tx *sql.Tx) error {
+						var n int
+						return tx.QueryRow(`SELECT count(*) FROM t`).Scan(&n)
+					})
+					if err != nil {
+						errs <- err
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Fatal(err)
+		}
+		var n, distinct int
+		if err := pair[0].Reader().QueryRow(`SELECT count(*), count(DISTINCT n) FROM t`).Scan(&n, &distinct); err != nil {
+			t.Fatal(err)
+		}
+		if n != writers*each || distinct != n {
+			t.Fatalf("rows %d distinct %d, want %d serialized writes", n, distinct, writers*each)
+		}
+	}
+}
+
+func TestWriteHonoursContext(t *testing.T) {
+	db, err := Open(Memory, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := db.Write(ctx, func(*sql.Tx) error { return nil }); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Write with cancelled context = %v", err)
+	}
+}
+
+func ExampleOpen() {
+	ctx := context.Background()
+	db, err := Open(Memory, Options{})
+	if err != nil {
+		panic(err)
+	}
+	defer db.Close()
+	err = db.Migrate(ctx, "notes", []string{`CREATE TABLE notes (body TEXT NOT NULL)`})
+	if err != nil {
+		panic(err)
+	}
+	err = db.Write(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO notes VALUES ('hello')`)
+		return err
+	})
+	if err != nil {
+		panic(err)
+	}
+	var body string
+	err = db.Read(ctx, func(tx *sql.Tx) error {
+		return tx.QueryRowContext(ctx, `SELECT body FROM notes`).Scan(&body)
+	})
+	if err != nil {
+		panic(err)
+	}
+	v, _ := db.Version(ctx, "notes")
+	fmt.Println(body, v)
+	// Output: hello 0
+}
