@@ -1,0 +1,28 @@
+package postgres_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/memvault/memvault/checkpointer/postgres"
+	"github.com/memvault/memvault/internal/pgtest"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+// newSaver returns a set-up Saver over a fresh schema of its own, and the
+// pool under it.
+func newSaver(t testing.TB, opts postgres.Options) (*postgres.Saver, *pgxpool.Pool) {
+	t.Helper()
+	pool := pgtest.Pool(t)
+	s, err := postgres.New(pool, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Setup(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return s, pool
+}

@@ -1,0 +1,258 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/memvault/memvault/checkpointer"
+	"github.com/memvault/memvault/serde"
+)
+
+// DeleteThread implements checkpointer.Saver: the thread's checkpoints,
+// values and writes, in every namespace, go in one round trip and one
+// (implicit) transaction.
+func (s *Saver) DeleteThread(ctx context.Context, threadID string) error {
+	return s.deleteThreads(ctx, s.db, []string{threadID})
+}
+
+// DeleteThreadTx is DeleteThread inside the caller's transaction.
+func (s *Saver) DeleteThreadTx(ctx context.Context, tx pgx.Tx, threadID string) error {
+	if tx == nil {
+		return fmt.Errorf("postgres: delete thread: nil transaction")
+	}
+	return s.deleteThreads(ctx, tx, []string{threadID})
+}
+
+func (s *Saver) deleteThreads(ctx context.Context, db DB, threadIDs []string) error {
+	for _, id := range threadIDs {
+		if id == "" {
+			return fmt.Errorf("postgres: delete thread: %w", checkpointer.ErrMissingThreadID)
+		}
+		if err := checkText("thread id", id); err != nil {
+			return fmt.Errorf("postgres: delete thread: %w", err)
+		}
+	}
+	b := &pgx.Batch{}
+	b.Queue(s.q.deleteCkpts, threadIDs)
+	b.Queue(s.q.deleteBlobs, threadIDs)
+	b.Queue(s.q.deleteWrites, threadIDs)
+	if err := runBatch(ctx, db, b); err != nil {
+		return fmt.Errorf("postgres: delete thread: %w", err)
+	}
+	return nil
+}
+
+// Prune implements checkpointer.Pruner. PruneKeepLatest keeps the newest
+// checkpoint of every namespace of each thread, with its pending writes,
+// deletes the other checkpoints and their writes, then removes the blob rows
+// no remaining checkpoint references (values of unchanged channels written
+// by older checkpoints stay). PruneDelete is DeleteThread for each thread.
+// Both run as one round trip and one transaction. Prune a thread while no
+// run is writing to it.
+func (s *Saver) Prune(ctx context.Context, threadIDs []string, strategy checkpointer.PruneStrategy) error {
+	if len(threadIDs) == 0 {
+		return nil
+	}
+	switch strategy {
+	case checkpointer.PruneDelete:
+		if err := s.deleteThreads(ctx, s.db, threadIDs); err != nil {
+			return fmt.Errorf("postgres: prune: %w", err)
+		}
+		return nil
+	case checkpointer.PruneKeepLatest:
+	default:
+		return fmt.Errorf("postgres: prune: unknown strategy %d", strategy)
+	}
+	for _, id := range threadIDs {
+		if err := checkText("thread id", id); err != nil {
+			return fmt.Errorf("postgres: prune: %w", err)
+		}
+	}
+	b := &pgx.Batch{}
+	b.Queue(s.q.pruneCkpts, threadIDs)
+	b.Queue(s.q.gcBlobs, threadIDs)
+	if err := runBatch(ctx, s.db, b); err != nil {
+		return fmt.Errorf("postgres: prune: %w", err)
+	}
+	return nil
+}
+
+// DeleteForRuns implements checkpointer.RunDeleter: the checkpoints whose
+// metadata.run_id is one of runIDs go, with their writes and the blob rows
+// no remaining checkpoint of their threads references, in one statement.
+func (s *Saver) DeleteForRuns(ctx context.Context, runIDs []string) error {
+	if len(runIDs) == 0 {
+		return nil
+	}
+	for _, id := range runIDs {
+		if err := checkText("run id", id); err != nil {
+			return fmt.Errorf("postgres: delete for runs: %w", err)
+		}
+	}
+	if _, err := s.db.Exec(ctx, s.q.runDelete, runIDs); err != nil {
+		return fmt.Errorf("postgres: delete for runs: %w", err)
+	}
+	return nil
+}
+
+// copyPage is how many rows a re-encrypting CopyThread moves per statement.
+const copyPage = 500
+
+// CopyThread implements checkpointer.Copier: every checkpoint, value and
+// write of src, in every namespace, is copied to dst (rows dst already has
+// under the same keys are overwritten) in one transaction. An unknown src
+// copies nothing.
+//
+// With a plain serializer the copy is three INSERT ... SELECT statements in
+// one round trip. With an encrypting one (serde.BoundSerializer) values are
+// bound to their thread, so each value and write is decrypted under src and
+// re-encrypted under dst; rows stored without a cipher suffix are copied as
+// they are.
+func (s *Saver) CopyThread(ctx context.Context, srcThreadID, dstThreadID string) error {
+	if srcThreadID == "" || dstThreadID == "" {
+		return fmt.Errorf("postgres: copy thread: %w", checkpointer.ErrMissingThreadID)
+	}
+	if err := checkText("thread id", srcThreadID); err != nil {
+		return fmt.Errorf("postgres: copy thread: %w", err)
+	}
+	if err := checkText("thread id", dstThreadID); err != nil {
+		return fmt.Errorf("postgres: copy thread: %w", err)
+	}
+	if srcThreadID == dstThreadID {
+		return nil
+	}
+	if !s.bound {
+		b := &pgx.Batch{}
+		b.Queue(s.q.copyBlobs, srcThreadID, dstThreadID)
+		b.Queue(s.q.copyCkpts, srcThreadID, dstThreadID)
+		b.Queue(s.q.copyWrites, srcThreadID, dstThreadID)
+		if err := runBatch(ctx, s.db, b); err != nil {
+			return fmt.Errorf("postgres: copy thread: %w", err)
+		}
+		return nil
+	}
+	err := pgx.BeginFunc(ctx, s.db, func(tx pgx.Tx) error {
+		if err := s.reencryptBlobs(ctx, tx, srcThreadID, dstThreadID); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, s.q.copyCkpts, srcThreadID, dstThreadID); err != nil {
+			return err
+		}
+		return s.reencryptWrites(ctx, tx, srcThreadID, dstThreadID)
+	})
+	if err != nil {
+		return fmt.Errorf("postgres: copy thread: %w", err)
+	}
+	return nil
+}
+
+// rebind re-encrypts one stored value from aad src to aad dst. Rows without
+// a cipher suffix (and "empty" markers) are not bound and are kept as is.
+func (s *Saver) rebind(typ string, data []byte, src, dst []byte) (string, []byte, error) {
+	if typ == serde.TypeEmpty || !strings.Contains(typ, "+") {
+		return typ, data, nil
+	}
+	v, err := serde.LoadsWith(s.serde, typ, data, src)
+	if err != nil {
+		return "", nil, err
+	}
+	t, d, err := serde.DumpsWith(s.serde, v, dst)
+	if err != nil {
+		return "", nil, err
+	}
+	if d == nil {
+		d = []byte{}
+	}
+	return t, d, nil
+}
+
+func (s *Saver) reencryptBlobs(ctx context.Context, tx pgx.Tx, src, dst string) error {
+	var lastNS, lastCh, lastVer string
+	first := true
+	for {
+		var ns, chans, vers, types []string
+		var blobs [][]byte
+		rows, err := tx.Query(ctx, s.q.srcBlobs, src, lastNS, lastCh, lastVer, copyPage, first)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var n, ch, ver, typ string
+			var blob []byte
+			if err := rows.Scan(&n, &ch, &ver, &typ, &blob); err != nil {
+				rows.Close()
+				return err
+			}
+			t, d, err := s.rebind(typ, blob, serde.BlobAAD(src, n, ch, ver), serde.BlobAAD(dst, n, ch, ver))
+			if err != nil {
+				rows.Close()
+				return fmt.Errorf("channel %q version %q: %w", ch, ver, err)
+			}
+			ns, chans, vers, types, blobs = append(ns, n), append(chans, ch), append(vers, ver), append(types, t), append(blobs, d)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		if len(ns) == 0 {
+			return nil
+		}
+		if _, err := tx.Exec(ctx, s.q.insBlobsCopy, dst, ns, chans, vers, types, blobs); err != nil {
+			return err
+		}
+		if len(ns) < copyPage {
+			return nil
+		}
+		i := len(ns) - 1
+		lastNS, lastCh, lastVer, first = ns[i], chans[i], vers[i], false
+	}
+}
+
+func (s *Saver) reencryptWrites(ctx context.Context, tx pgx.Tx, src, dst string) error {
+	var lastNS, lastCP, lastTask string
+	var lastIdx int32
+	first := true
+	for {
+		var ns, cps, tasks, paths, chans, types []string
+		var idxs []int32
+		var blobs [][]byte
+		rows, err := tx.Query(ctx, s.q.srcWrites, src, lastNS, lastCP, lastTask, lastIdx, copyPage, first)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var n, cp, task, path, ch, typ string
+			var idx int32
+			var blob []byte
+			if err := rows.Scan(&n, &cp, &task, &idx, &path, &ch, &typ, &blob); err != nil {
+				rows.Close()
+				return err
+			}
+			t, d, err := s.rebind(typ, blob, serde.WriteAAD(src, n, cp, task, int(idx)), serde.WriteAAD(dst, n, cp, task, int(idx)))
+			if err != nil {
+				rows.Close()
+				return fmt.Errorf("write %s/%d of checkpoint %q: %w", task, idx, cp, err)
+			}
+			ns, cps, tasks, paths = append(ns, n), append(cps, cp), append(tasks, task), append(paths, path)
+			idxs, chans, types, blobs = append(idxs, idx), append(chans, ch), append(types, t), append(blobs, d)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		if len(ns) == 0 {
+			return nil
+		}
+		if _, err := tx.Exec(ctx, s.q.insWritesCopy, dst, ns, cps, tasks, paths, idxs, chans, types, blobs); err != nil {
+			return err
+		}
+		if len(ns) < copyPage {
+			return nil
+		}
+		i := len(ns) - 1
+		lastNS, lastCP, lastTask, lastIdx, first = ns[i], cps[i], tasks[i], idxs[i], false
+	}
+}

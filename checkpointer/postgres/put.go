@@ -1,0 +1,226 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/memvault/memvault/checkpointer"
+	"github.com/memvault/memvault/serde"
+)
+
+// Put implements checkpointer.Saver. The blob rows of every channel in
+// newVersions and the checkpoint row go to PostgreSQL as one pipelined batch:
+// one round trip, and one implicit transaction (PostgreSQL commits a
+// pipeline at its single Sync), so a checkpoint is never visible without its
+// values. Every value becomes a blob row, never inline in the checkpoint
+// document; a channel in newVersions without a value gets an "empty" row.
+func (s *Saver) Put(ctx context.Context, cfg checkpointer.Config, cp *checkpointer.Checkpoint, md checkpointer.Metadata, newVersions map[string]string) (checkpointer.Config, error) {
+	return s.put(ctx, s.db, cfg, cp, md, newVersions)
+}
+
+// PutTx is Put inside the caller's transaction: the checkpoint commits or
+// rolls back with the caller's own rows.
+func (s *Saver) PutTx(ctx context.Context, tx pgx.Tx, cfg checkpointer.Config, cp *checkpointer.Checkpoint, md checkpointer.Metadata, newVersions map[string]string) (checkpointer.Config, error) {
+	if tx == nil {
+		return checkpointer.Config{}, fmt.Errorf("postgres: put: nil transaction")
+	}
+	return s.put(ctx, tx, cfg, cp, md, newVersions)
+}
+
+func (s *Saver) put(ctx context.Context, db DB, cfg checkpointer.Config, cp *checkpointer.Checkpoint, md checkpointer.Metadata, newVersions map[string]string) (checkpointer.Config, error) {
+	if err := checkpointer.ValidatePut(cfg, cp); err != nil {
+		return checkpointer.Config{}, fmt.Errorf("postgres: put: %w", err)
+	}
+	b, err := s.putBatch(cfg, cp, md, newVersions)
+	if err != nil {
+		return checkpointer.Config{}, fmt.Errorf("postgres: put: %w", err)
+	}
+	if err := runBatch(ctx, db, b); err != nil {
+		return checkpointer.Config{}, fmt.Errorf("postgres: put: %w", err)
+	}
+	return checkpointer.Config{ThreadID: cfg.ThreadID, CheckpointNS: cfg.CheckpointNS, CheckpointID: cp.ID}, nil
+}
+
+func (s *Saver) putBatch(cfg checkpointer.Config, cp *checkpointer.Checkpoint, md checkpointer.Metadata, newVersions map[string]string) (*pgx.Batch, error) {
+	if err := checkIDs(cfg.ThreadID, cfg.CheckpointNS, cfg.CheckpointID, cp.ID); err != nil {
+		return nil, err
+	}
+	for ch, v := range cp.ChannelVersions {
+		if err := checkText("channel name", ch); err != nil {
+			return nil, err
+		}
+		if err := checkText("channel version", v); err != nil {
+			return nil, err
+		}
+	}
+	for node, seen := range cp.VersionsSeen {
+		if err := checkText("node name", node); err != nil {
+			return nil, err
+		}
+		for ch, v := range seen {
+			if err := checkText("channel name", ch); err != nil {
+				return nil, err
+			}
+			if err := checkText("channel version", v); err != nil {
+				return nil, err
+			}
+		}
+	}
+	doc, err := checkpointer.EncodeCheckpointJSON(cp, s.style)
+	if err != nil {
+		return nil, err
+	}
+	meta, err := json.Marshal(checkpointer.SerializableMetadata(cfg, md))
+	if err != nil {
+		return nil, fmt.Errorf("metadata: %w", err)
+	}
+
+	b := &pgx.Batch{}
+	if n := len(newVersions); n > 0 {
+		// Sorted, so concurrent Puts to one thread lock rows in one order.
+		chans := make([]string, 0, n)
+		for ch := range newVersions {
+			chans = append(chans, ch)
+		}
+		slices.Sort(chans)
+		vers := make([]string, n)
+		types := make([]string, n)
+		blobs := make([][]byte, n)
+		for i, ch := range chans {
+			if err := checkText("channel name", ch); err != nil {
+				return nil, err
+			}
+			v := newVersions[ch]
+			if err := checkText("channel version", v); err != nil {
+				return nil, err
+			}
+			vers[i] = v
+			val, ok := cp.ChannelValues[ch]
+			if !ok {
+				types[i] = serde.TypeEmpty
+				continue
+			}
+			typ, data, err := serde.DumpsWith(s.serde, val, serde.BlobAAD(cfg.ThreadID, cfg.CheckpointNS, ch, v))
+			if err != nil {
+				return nil, fmt.Errorf("channel %q: %w", ch, err)
+			}
+			if data == nil {
+				data = []byte{}
+			}
+			types[i], blobs[i] = typ, data
+		}
+		b.Queue(s.q.upsertBlobs, cfg.ThreadID, cfg.CheckpointNS, chans, vers, types, blobs)
+	}
+	var parent *string
+	if cfg.CheckpointID != "" {
+		parent = &cfg.CheckpointID
+	}
+	b.Queue(s.q.upsertCkpt, cfg.ThreadID, cfg.CheckpointNS, cp.ID, parent, json.RawMessage(doc), json.RawMessage(meta))
+	return b, nil
+}
+
+// PutWrites implements checkpointer.Saver: one statement, one round trip.
+// Each write is stored at checkpointer.WriteIndex; when every write targets a
+// special channel the rows are overwritten, otherwise existing rows are kept
+// (so a retried task is idempotent), as LangGraph does.
+func (s *Saver) PutWrites(ctx context.Context, cfg checkpointer.Config, writes []checkpointer.Write, taskID, taskPath string) error {
+	return s.putWrites(ctx, s.db, cfg, writes, taskID, taskPath)
+}
+
+// PutWritesTx is PutWrites inside the caller's transaction.
+func (s *Saver) PutWritesTx(ctx context.Context, tx pgx.Tx, cfg checkpointer.Config, writes []checkpointer.Write, taskID, taskPath string) error {
+	if tx == nil {
+		return fmt.Errorf("postgres: put writes: nil transaction")
+	}
+	return s.putWrites(ctx, tx, cfg, writes, taskID, taskPath)
+}
+
+func (s *Saver) putWrites(ctx context.Context, db DB, cfg checkpointer.Config, writes []checkpointer.Write, taskID, taskPath string) error {
+	if err := checkpointer.ValidatePutWrites(cfg); err != nil {
+		return fmt.Errorf("postgres: put writes: %w", err)
+	}
+	if err := checkIDs(cfg.ThreadID, cfg.CheckpointNS, cfg.CheckpointID); err != nil {
+		return fmt.Errorf("postgres: put writes: %w", err)
+	}
+	if err := checkText("task id", taskID); err != nil {
+		return fmt.Errorf("postgres: put writes: %w", err)
+	}
+	if err := checkText("task path", taskPath); err != nil {
+		return fmt.Errorf("postgres: put writes: %w", err)
+	}
+	if len(writes) == 0 {
+		return nil
+	}
+	upsert := checkpointer.UpsertWrites(writes)
+	// One row per idx: an upsert keeps the last write of a special channel
+	// (as LangGraph's row-by-row upserts do), an insert the first.
+	pos := make(map[int]int, len(writes))
+	idxs := make([]int32, 0, len(writes))
+	chans := make([]string, 0, len(writes))
+	types := make([]string, 0, len(writes))
+	blobs := make([][]byte, 0, len(writes))
+	for i, w := range writes {
+		if err := checkText("channel name", w.Channel); err != nil {
+			return fmt.Errorf("postgres: put writes: %w", err)
+		}
+		idx := checkpointer.WriteIndex(w.Channel, i)
+		typ, data, err := serde.DumpsWith(s.serde, w.Value, serde.WriteAAD(cfg.ThreadID, cfg.CheckpointNS, cfg.CheckpointID, taskID, idx))
+		if err != nil {
+			return fmt.Errorf("postgres: put writes: channel %q: %w", w.Channel, err)
+		}
+		if data == nil {
+			data = []byte{} // checkpoint_writes.blob is NOT NULL; LangGraph stores b""
+		}
+		if j, dup := pos[idx]; dup {
+			if upsert {
+				chans[j], types[j], blobs[j] = w.Channel, typ, data
+			}
+			continue
+		}
+		pos[idx] = len(idxs)
+		idxs = append(idxs, int32(idx))
+		chans = append(chans, w.Channel)
+		types = append(types, typ)
+		blobs = append(blobs, data)
+	}
+	q := s.q.insertWrites
+	if upsert {
+		q = s.q.upsertWrites
+	}
+	if _, err := db.Exec(ctx, q, cfg.ThreadID, cfg.CheckpointNS, cfg.CheckpointID, taskID, taskPath, idxs, chans, types, blobs); err != nil {
+		return fmt.Errorf("postgres: put writes: %w", err)
+	}
+	return nil
+}
+
+// runBatch sends b and reads every result; the first error wins.
+func runBatch(ctx context.Context, db DB, b *pgx.Batch) error {
+	br := db.SendBatch(ctx, b)
+	for range b.Len() {
+		if _, err := br.Exec(); err != nil {
+			_ = br.Close()
+			return err
+		}
+	}
+	return br.Close()
+}
+
+// checkIDs refuses ids PostgreSQL cannot store.
+func checkIDs(threadID, ns string, checkpointIDs ...string) error {
+	if err := checkText("thread id", threadID); err != nil {
+		return err
+	}
+	if err := checkText("checkpoint namespace", ns); err != nil {
+		return err
+	}
+	for _, id := range checkpointIDs {
+		if err := checkText("checkpoint id", id); err != nil {
+			return err
+		}
+	}
+	return nil
+}

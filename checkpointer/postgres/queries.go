@@ -1,0 +1,166 @@
+package postgres
+
+import "strings"
+
+// queries holds every statement with the table names filled in, built once
+// per Saver so hot paths do no string work and pgx's statement cache sees the
+// same text each time.
+type queries struct {
+	schema                     string
+	checkpoints, blobs, writes string // table names, qualified and quoted when a schema is set
+
+	selectTuple   string // SELECT ... FROM checkpoints c, ready for a WHERE
+	getByID       string
+	getLatest     string
+	upsertBlobs   string
+	upsertCkpt    string
+	insertWrites  string
+	upsertWrites  string
+	deleteCkpts   string
+	deleteBlobs   string
+	deleteWrites  string
+	pruneCkpts    string
+	gcBlobs       string
+	runDelete     string
+	copyCkpts     string
+	copyBlobs     string
+	copyWrites    string
+	srcBlobs      string
+	srcWrites     string
+	insBlobsCopy  string
+	insWritesCopy string
+}
+
+func buildQueries(schema string) queries {
+	q := queries{
+		schema:      schema,
+		checkpoints: ident(schema, "checkpoints"),
+		blobs:       ident(schema, "checkpoint_blobs"),
+		writes:      ident(schema, "checkpoint_writes"),
+	}
+	r := strings.NewReplacer("{checkpoints}", q.checkpoints, "{blobs}", q.blobs, "{writes}", q.writes)
+	f := r.Replace
+
+	// One statement returns a checkpoint with everything needed to rebuild
+	// it, as LangGraph's PostgresSaver does: channel values are the blob rows
+	// at each channel's *current* version (whichever checkpoint wrote them),
+	// pending writes are ordered by (task_id, idx), and v<4 checkpoints also
+	// get their parent's __pregel_tasks writes (pending sends). Text is
+	// turned into bytea with convert_to, not a ::bytea cast, so backslashes
+	// in channel names survive.
+	q.selectTuple = f(`SELECT c.thread_id, c.checkpoint_ns, c.checkpoint_id, c.parent_checkpoint_id, c.checkpoint, c.metadata,
+	(SELECT array_agg(array[convert_to(bl.channel, 'UTF8'), convert_to(bl.version, 'UTF8'), convert_to(bl.type, 'UTF8'), bl.blob])
+		FROM jsonb_each_text(c.checkpoint -> 'channel_versions') cv
+		JOIN {blobs} bl ON bl.thread_id = c.thread_id AND bl.checkpoint_ns = c.checkpoint_ns
+			AND bl.channel = cv.key AND bl.version = cv.value) AS channel_values,
+	(SELECT array_agg(array[convert_to(cw.task_id, 'UTF8'), convert_to(cw.idx::text, 'UTF8'), convert_to(cw.channel, 'UTF8'), convert_to(coalesce(cw.type, ''), 'UTF8'), cw.blob] ORDER BY cw.task_id, cw.idx)
+		FROM {writes} cw
+		WHERE cw.thread_id = c.thread_id AND cw.checkpoint_ns = c.checkpoint_ns AND cw.checkpoint_id = c.checkpoint_id) AS pending_writes,
+	CASE WHEN c.parent_checkpoint_id IS NOT NULL AND jsonb_typeof(c.checkpoint -> 'v') = 'number' AND (c.checkpoint -> 'v') < '4'::jsonb THEN
+	(SELECT array_agg(array[convert_to(ps.task_id, 'UTF8'), convert_to(ps.idx::text, 'UTF8'), convert_to(coalesce(ps.type, ''), 'UTF8'), ps.blob] ORDER BY ps.task_path, ps.task_id, ps.idx)
+		FROM {writes} ps
+		WHERE ps.thread_id = c.thread_id AND ps.checkpoint_ns = c.checkpoint_ns AND ps.checkpoint_id = c.parent_checkpoint_id
+			AND ps.channel = '__pregel_tasks') END AS pending_sends
+FROM {checkpoints} c`)
+	q.getByID = q.selectTuple + `
+WHERE c.thread_id = $1 AND c.checkpoint_ns = $2 AND c.checkpoint_id = $3`
+	q.getLatest = q.selectTuple + `
+WHERE c.thread_id = $1 AND c.checkpoint_ns = $2
+ORDER BY c.checkpoint_id DESC LIMIT 1`
+
+	// Blob rows for every channel of a Put in one statement (one cached
+	// statement whatever the number of channels). First write wins: a
+	// (thread, ns, channel, version) names one value forever.
+	q.upsertBlobs = f(`INSERT INTO {blobs} (thread_id, checkpoint_ns, channel, version, type, blob)
+SELECT $1, $2, ch, ver, typ, bl FROM unnest($3::text[], $4::text[], $5::text[], $6::bytea[]) AS t(ch, ver, typ, bl)
+ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO NOTHING`)
+	q.upsertCkpt = f(`INSERT INTO {checkpoints} (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata)
+VALUES ($1, $2, $3, $4, $5, $6)
+ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) DO UPDATE SET checkpoint = EXCLUDED.checkpoint, metadata = EXCLUDED.metadata`)
+
+	writesInsert := `INSERT INTO {writes} (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob)
+SELECT $1, $2, $3, $4, $5, i, ch, typ, bl FROM unnest($6::integer[], $7::text[], $8::text[], $9::bytea[]) AS t(i, ch, typ, bl)
+ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) `
+	q.insertWrites = f(writesInsert + `DO NOTHING`)
+	q.upsertWrites = f(writesInsert + `DO UPDATE SET channel = EXCLUDED.channel, type = EXCLUDED.type, blob = EXCLUDED.blob`)
+
+	q.deleteCkpts = f(`DELETE FROM {checkpoints} WHERE thread_id = ANY($1)`)
+	q.deleteBlobs = f(`DELETE FROM {blobs} WHERE thread_id = ANY($1)`)
+	q.deleteWrites = f(`DELETE FROM {writes} WHERE thread_id = ANY($1)`)
+
+	// Prune keep_latest: drop every checkpoint but the newest of each
+	// (thread, namespace), with their writes.
+	q.pruneCkpts = f(`WITH keep AS (
+	SELECT DISTINCT ON (thread_id, checkpoint_ns) thread_id, checkpoint_ns, checkpoint_id
+	FROM {checkpoints} WHERE thread_id = ANY($1)
+	ORDER BY thread_id, checkpoint_ns, checkpoint_id DESC
+), gone AS (
+	DELETE FROM {checkpoints} c WHERE c.thread_id = ANY($1) AND NOT EXISTS (
+		SELECT 1 FROM keep k WHERE k.thread_id = c.thread_id AND k.checkpoint_ns = c.checkpoint_ns AND k.checkpoint_id = c.checkpoint_id)
+	RETURNING c.thread_id, c.checkpoint_ns, c.checkpoint_id
+)
+DELETE FROM {writes} w USING gone g
+WHERE w.thread_id = g.thread_id AND w.checkpoint_ns = g.checkpoint_ns AND w.checkpoint_id = g.checkpoint_id`)
+
+	// Blob garbage collection: a blob row lives while some checkpoint of its
+	// thread and namespace has the channel at that version. Must run as a
+	// statement after the deletes so it sees them.
+	q.gcBlobs = f(`WITH live AS (
+	SELECT c.thread_id, c.checkpoint_ns, cv.key AS channel, cv.value AS version
+	FROM {checkpoints} c CROSS JOIN LATERAL jsonb_each_text(c.checkpoint -> 'channel_versions') cv
+	WHERE c.thread_id = ANY($1)
+)
+DELETE FROM {blobs} b WHERE b.thread_id = ANY($1) AND NOT EXISTS (
+	SELECT 1 FROM live l WHERE l.thread_id = b.thread_id AND l.checkpoint_ns = b.checkpoint_ns
+		AND l.channel = b.channel AND l.version = b.version)`)
+
+	// DeleteForRuns in one statement. The CTEs share one snapshot, so the
+	// live set is computed from the checkpoints that are not being deleted
+	// rather than from the table after the delete.
+	q.runDelete = f(`WITH gone AS (
+	DELETE FROM {checkpoints} WHERE metadata ->> 'run_id' = ANY($1)
+	RETURNING thread_id, checkpoint_ns, checkpoint_id
+), w AS (
+	DELETE FROM {writes} w USING gone g
+	WHERE w.thread_id = g.thread_id AND w.checkpoint_ns = g.checkpoint_ns AND w.checkpoint_id = g.checkpoint_id
+), threads AS (
+	SELECT DISTINCT thread_id FROM gone
+), live AS (
+	SELECT c.thread_id, c.checkpoint_ns, cv.key AS channel, cv.value AS version
+	FROM {checkpoints} c CROSS JOIN LATERAL jsonb_each_text(c.checkpoint -> 'channel_versions') cv
+	WHERE c.thread_id IN (SELECT thread_id FROM threads)
+		AND NOT coalesce(c.metadata ->> 'run_id' = ANY($1), false)
+)
+DELETE FROM {blobs} b WHERE b.thread_id IN (SELECT thread_id FROM threads) AND NOT EXISTS (
+	SELECT 1 FROM live l WHERE l.thread_id = b.thread_id AND l.checkpoint_ns = b.checkpoint_ns
+		AND l.channel = b.channel AND l.version = b.version)`)
+
+	q.copyCkpts = f(`INSERT INTO {checkpoints} (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata)
+SELECT $2, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata FROM {checkpoints} WHERE thread_id = $1
+ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) DO UPDATE SET parent_checkpoint_id = EXCLUDED.parent_checkpoint_id,
+	type = EXCLUDED.type, checkpoint = EXCLUDED.checkpoint, metadata = EXCLUDED.metadata`)
+	q.copyBlobs = f(`INSERT INTO {blobs} (thread_id, checkpoint_ns, channel, version, type, blob)
+SELECT $2, checkpoint_ns, channel, version, type, blob FROM {blobs} WHERE thread_id = $1
+ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO NOTHING`)
+	q.copyWrites = f(`INSERT INTO {writes} (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob)
+SELECT $2, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob FROM {writes} WHERE thread_id = $1
+ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) DO UPDATE SET task_path = EXCLUDED.task_path,
+	channel = EXCLUDED.channel, type = EXCLUDED.type, blob = EXCLUDED.blob`)
+
+	// Re-encrypting copy: keyset pages of the source rows.
+	q.srcBlobs = f(`SELECT checkpoint_ns, channel, version, type, blob FROM {blobs}
+WHERE thread_id = $1 AND ($6 OR (checkpoint_ns, channel, version) > ($2, $3, $4))
+ORDER BY checkpoint_ns, channel, version LIMIT $5`)
+	q.srcWrites = f(`SELECT checkpoint_ns, checkpoint_id, task_id, idx, task_path, channel, coalesce(type, ''), blob FROM {writes}
+WHERE thread_id = $1 AND ($7 OR (checkpoint_ns, checkpoint_id, task_id, idx) > ($2, $3, $4, $5))
+ORDER BY checkpoint_ns, checkpoint_id, task_id, idx LIMIT $6`)
+	q.insBlobsCopy = f(`INSERT INTO {blobs} (thread_id, checkpoint_ns, channel, version, type, blob)
+SELECT $1, ns, ch, ver, typ, bl FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::bytea[]) AS t(ns, ch, ver, typ, bl)
+ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO UPDATE SET type = EXCLUDED.type, blob = EXCLUDED.blob`)
+	q.insWritesCopy = f(`INSERT INTO {writes} (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob)
+SELECT $1, ns, cid, tid, tp, i, ch, typ, bl
+FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::integer[], $7::text[], $8::text[], $9::bytea[]) AS t(ns, cid, tid, tp, i, ch, typ, bl)
+ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) DO UPDATE SET task_path = EXCLUDED.task_path,
+	channel = EXCLUDED.channel, type = EXCLUDED.type, blob = EXCLUDED.blob`)
+	return q
+}

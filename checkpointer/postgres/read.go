@@ -1,0 +1,278 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"iter"
+	"strconv"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/memvault/memvault/checkpointer"
+	"github.com/memvault/memvault/serde"
+)
+
+// GetTuple implements checkpointer.Saver with one statement: the checkpoint
+// row, its channel values (the blob rows at each channel's current version)
+// and its pending writes.
+func (s *Saver) GetTuple(ctx context.Context, cfg checkpointer.Config) (*checkpointer.Tuple, error) {
+	if cfg.ThreadID == "" {
+		return nil, fmt.Errorf("postgres: get tuple: %w", checkpointer.ErrMissingThreadID)
+	}
+	if err := checkIDs(cfg.ThreadID, cfg.CheckpointNS, cfg.CheckpointID); err != nil {
+		return nil, fmt.Errorf("postgres: get tuple: %w", err)
+	}
+	var rows pgx.Rows
+	var err error
+	if cfg.CheckpointID != "" {
+		rows, err = s.db.Query(ctx, s.q.getByID, cfg.ThreadID, cfg.CheckpointNS, cfg.CheckpointID)
+	} else {
+		rows, err = s.db.Query(ctx, s.q.getLatest, cfg.ThreadID, cfg.CheckpointNS)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("postgres: get tuple: %w", err)
+	}
+	defer rows.Close()
+	if !rows.Next() {
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("postgres: get tuple: %w", err)
+		}
+		return nil, nil
+	}
+	var r rawTuple
+	if err := r.scan(rows); err != nil {
+		return nil, fmt.Errorf("postgres: get tuple: %w", err)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("postgres: get tuple: %w", err)
+	}
+	t, err := s.decode(&r)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: get tuple: %w", err)
+	}
+	return t, nil
+}
+
+// List implements checkpointer.Saver with one statement whose rows are
+// decoded as they arrive: memory stays bounded by one row whatever the
+// number of checkpoints, and breaking out of the loop closes the query.
+//
+// cfg nil (or with an empty ThreadID) lists every thread. The namespace is
+// filtered on unless opt.AllNamespaces; cfg.CheckpointID, when set, selects
+// that checkpoint only. opt.Filter is applied as metadata @> filter.
+func (s *Saver) List(ctx context.Context, cfg *checkpointer.Config, opt checkpointer.ListOptions) iter.Seq2[*checkpointer.Tuple, error] {
+	return func(yield func(*checkpointer.Tuple, error) bool) {
+		sql, args, err := s.listQuery(cfg, opt)
+		if err != nil {
+			yield(nil, fmt.Errorf("postgres: list: %w", err))
+			return
+		}
+		if sql == "" {
+			return // nothing can match
+		}
+		rows, err := s.db.Query(ctx, sql, args...)
+		if err != nil {
+			yield(nil, fmt.Errorf("postgres: list: %w", err))
+			return
+		}
+		defer rows.Close()
+		var r rawTuple
+		for rows.Next() {
+			if err := r.scan(rows); err != nil {
+				yield(nil, fmt.Errorf("postgres: list: %w", err))
+				return
+			}
+			t, err := s.decode(&r)
+			if err != nil {
+				yield(nil, fmt.Errorf("postgres: list: %w", err))
+				return
+			}
+			if !yield(t, nil) {
+				return
+			}
+		}
+		if err := rows.Err(); err != nil {
+			yield(nil, fmt.Errorf("postgres: list: %w", err))
+		}
+	}
+}
+
+// listQuery builds List's statement. An empty statement means no row can
+// match (a filter holding a NUL, which stored metadata never contains).
+func (s *Saver) listQuery(cfg *checkpointer.Config, opt checkpointer.ListOptions) (string, []any, error) {
+	var sb strings.Builder
+	sb.WriteString(s.q.selectTuple)
+	args := make([]any, 0, 6)
+	where := func(cond string, arg any) {
+		args = append(args, arg)
+		if len(args) == 1 {
+			sb.WriteString("\nWHERE ")
+		} else {
+			sb.WriteString(" AND ")
+		}
+		sb.WriteString(strings.Replace(cond, "?", "$"+strconv.Itoa(len(args)), 1))
+	}
+	if cfg != nil && cfg.ThreadID != "" {
+		if err := checkText("thread id", cfg.ThreadID); err != nil {
+			return "", nil, err
+		}
+		where("c.thread_id = ?", cfg.ThreadID)
+	}
+	if cfg != nil && !opt.AllNamespaces {
+		if err := checkText("checkpoint namespace", cfg.CheckpointNS); err != nil {
+			return "", nil, err
+		}
+		where("c.checkpoint_ns = ?", cfg.CheckpointNS)
+	}
+	if cfg != nil && cfg.CheckpointID != "" {
+		if err := checkText("checkpoint id", cfg.CheckpointID); err != nil {
+			return "", nil, err
+		}
+		where("c.checkpoint_id = ?", cfg.CheckpointID)
+	}
+	if len(opt.Filter) > 0 {
+		f, err := json.Marshal(opt.Filter)
+		if err != nil {
+			return "", nil, fmt.Errorf("filter: %w", err)
+		}
+		if strings.Contains(string(f), `\u0000`) {
+			return "", nil, nil
+		}
+		where("c.metadata @> ?::jsonb", string(f))
+	}
+	if opt.Before != nil && opt.Before.CheckpointID != "" {
+		if err := checkText("checkpoint id", opt.Before.CheckpointID); err != nil {
+			return "", nil, err
+		}
+		where("c.checkpoint_id < ?", opt.Before.CheckpointID)
+	}
+	sb.WriteString("\nORDER BY c.checkpoint_id DESC")
+	if opt.Limit > 0 {
+		args = append(args, opt.Limit)
+		sb.WriteString(" LIMIT $" + strconv.Itoa(len(args)))
+	}
+	return sb.String(), args, nil
+}
+
+// rawTuple is one row of selectTuple, reused across the rows of a List.
+type rawTuple struct {
+	threadID, ns, id string
+	parent           *string
+	checkpoint       []byte
+	metadata         []byte
+	// Two-dimensional bytea arrays, flattened row by row.
+	values pgtype.FlatArray[[]byte] // [channel, version, type, blob]...
+	writes pgtype.FlatArray[[]byte] // [task_id, idx, channel, type, blob]...
+	sends  pgtype.FlatArray[[]byte] // [task_id, idx, type, blob]...
+}
+
+// rowsOf splits a flattened two-dimensional array into rows of width n.
+func rowsOf(flat []([]byte), n int) ([][][]byte, bool) {
+	if len(flat)%n != 0 {
+		return nil, false
+	}
+	out := make([][][]byte, 0, len(flat)/n)
+	for i := 0; i < len(flat); i += n {
+		out = append(out, flat[i:i+n:i+n])
+	}
+	return out, true
+}
+
+func (r *rawTuple) scan(rows pgx.Rows) error {
+	r.parent, r.values, r.writes, r.sends = nil, nil, nil, nil
+	return rows.Scan(&r.threadID, &r.ns, &r.id, &r.parent, &r.checkpoint, &r.metadata, &r.values, &r.writes, &r.sends)
+}
+
+// decode rebuilds a Tuple from a row: the checkpoint document, its inline
+// values (Python's) overlaid by the blob values, pending writes, and the
+// pending sends of a v<4 checkpoint.
+func (s *Saver) decode(r *rawTuple) (*checkpointer.Tuple, error) {
+	dc, err := checkpointer.DecodeCheckpointJSON(r.checkpoint)
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint %q: %w", r.id, err)
+	}
+	cp := dc.Checkpoint
+	cp.ChannelValues = make(map[string]any, len(dc.Inline)+len(r.values))
+	for ch, v := range dc.Inline {
+		cp.ChannelValues[ch] = v // Python keeps primitives inline; blobs override
+	}
+	values, ok := rowsOf(r.values, 4)
+	if !ok {
+		return nil, fmt.Errorf("checkpoint %q: malformed channel values", r.id)
+	}
+	for _, e := range values {
+		ch, ver, typ := string(e[0]), string(e[1]), string(e[2])
+		if typ == serde.TypeEmpty {
+			continue
+		}
+		v, err := serde.LoadsWith(s.serde, typ, e[3], serde.BlobAAD(r.threadID, r.ns, ch, ver))
+		if err != nil {
+			return nil, fmt.Errorf("checkpoint %q: channel %q: %w", r.id, ch, err)
+		}
+		cp.ChannelValues[ch] = v
+	}
+
+	t := &checkpointer.Tuple{
+		Config:     checkpointer.Config{ThreadID: r.threadID, CheckpointNS: r.ns, CheckpointID: r.id},
+		Checkpoint: cp,
+	}
+	md, err := checkpointer.DecodeJSONValue(r.metadata)
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint %q: metadata: %w", r.id, err)
+	}
+	switch m := md.(type) {
+	case map[string]any:
+		t.Metadata = checkpointer.Metadata(m)
+	case nil:
+		t.Metadata = checkpointer.Metadata{}
+	default:
+		return nil, fmt.Errorf("checkpoint %q: metadata is not an object", r.id)
+	}
+	if r.parent != nil {
+		t.ParentConfig = &checkpointer.Config{ThreadID: r.threadID, CheckpointNS: r.ns, CheckpointID: *r.parent}
+	}
+
+	writes, ok := rowsOf(r.writes, 5)
+	if !ok {
+		return nil, fmt.Errorf("checkpoint %q: malformed pending writes", r.id)
+	}
+	t.PendingWrites = make([]checkpointer.PendingWrite, 0, len(writes))
+	for _, e := range writes {
+		task, ch, typ := string(e[0]), string(e[2]), string(e[3])
+		idx, err := strconv.Atoi(string(e[1]))
+		if err != nil {
+			return nil, fmt.Errorf("checkpoint %q: malformed pending write index", r.id)
+		}
+		v, err := serde.LoadsWith(s.serde, typ, e[4], serde.WriteAAD(r.threadID, r.ns, r.id, task, idx))
+		if err != nil {
+			return nil, fmt.Errorf("checkpoint %q: pending write %s/%d: %w", r.id, task, idx, err)
+		}
+		t.PendingWrites = append(t.PendingWrites, checkpointer.PendingWrite{TaskID: task, Channel: ch, Value: v})
+	}
+
+	if len(r.sends) > 0 && r.parent != nil {
+		rows, ok := rowsOf(r.sends, 4)
+		if !ok {
+			return nil, fmt.Errorf("checkpoint %q: malformed pending sends", r.id)
+		}
+		sends := make([]any, 0, len(rows))
+		for _, e := range rows {
+			task, typ := string(e[0]), string(e[2])
+			idx, err := strconv.Atoi(string(e[1]))
+			if err != nil {
+				return nil, fmt.Errorf("checkpoint %q: malformed pending send index", r.id)
+			}
+			v, err := serde.LoadsWith(s.serde, typ, e[3], serde.WriteAAD(r.threadID, r.ns, *r.parent, task, idx))
+			if err != nil {
+				return nil, fmt.Errorf("checkpoint %q: pending send %s/%d: %w", r.id, task, idx, err)
+			}
+			sends = append(sends, v)
+		}
+		checkpointer.ApplyPendingSends(cp, sends, s.style)
+	}
+	return t, nil
+}

@@ -1,0 +1,120 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/memvault/memvault/checkpointer"
+	"github.com/memvault/memvault/serde"
+)
+
+// DB is what the saver runs its statements on. *pgxpool.Pool, *pgx.Conn and
+// pgx.Tx all satisfy it.
+//
+// With a pool the saver is safe for concurrent use and List holds one pooled
+// connection while it is being iterated. A single connection or a
+// transaction runs one statement at a time: do not call the saver (or use the
+// connection) from inside a List loop over it.
+type DB interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
+	Begin(ctx context.Context) (pgx.Tx, error)
+}
+
+// Options configure a Saver. The zero value is usable.
+type Options struct {
+	// Schema holds the tables. "" (the default) leaves table names
+	// unqualified, so they resolve through search_path exactly as Python
+	// LangGraph's do; a name makes every statement use "<schema>".<table>,
+	// as JS LangGraph's schema option does, and Setup creates the schema.
+	Schema string
+	// Serde encodes channel values and pending writes. Default:
+	// serde.JSONPlus{} (plain, readable by Python and JS). An encrypting
+	// serializer (serde.BoundSerializer) has every value bound to its row:
+	// thread, namespace, channel and version for values (serde.BlobAAD);
+	// thread, namespace, checkpoint, task and index for writes
+	// (serde.WriteAAD).
+	Serde serde.Serializer
+	// VersionStyle is how NextVersion spells channel versions: Python's
+	// strings (the default) or JS's integers. Set VersionInt when JS
+	// LangGraph shares the database.
+	VersionStyle checkpointer.VersionStyle
+}
+
+// ErrNUL is returned for an id, namespace, channel or task text holding a NUL
+// byte: PostgreSQL TEXT cannot store one. Metadata strings are not refused:
+// their NULs are removed, as LangGraph does.
+var ErrNUL = errors.New("postgres: text contains a NUL byte, which PostgreSQL cannot store")
+
+// Saver is LangGraph's PostgresSaver on pgx: the same tables, rows and SQL
+// semantics, so Python and JS LangGraph services can share the database. It
+// implements checkpointer.Saver, Pruner, Copier and RunDeleter, and is safe
+// for concurrent use (it holds no lock of its own; PostgreSQL orders
+// concurrent writers).
+type Saver struct {
+	db    DB
+	serde serde.Serializer
+	bound bool // serde binds values to associated data
+	style checkpointer.VersionStyle
+	inTx  bool // db is a transaction: no CONCURRENTLY, no session locks
+	q     queries
+}
+
+var (
+	_ checkpointer.Saver      = (*Saver)(nil)
+	_ checkpointer.Pruner     = (*Saver)(nil)
+	_ checkpointer.Copier     = (*Saver)(nil)
+	_ checkpointer.RunDeleter = (*Saver)(nil)
+)
+
+// New returns a Saver over db. It does not touch the database: call Setup
+// once (at deploy or start-up) to create or upgrade the tables.
+func New(db DB, opts Options) (*Saver, error) {
+	if db == nil {
+		return nil, errors.New("postgres: nil DB")
+	}
+	if strings.IndexByte(opts.Schema, 0) >= 0 {
+		return nil, fmt.Errorf("%w: schema name", ErrNUL)
+	}
+	switch opts.VersionStyle {
+	case checkpointer.VersionString, checkpointer.VersionInt:
+	default:
+		return nil, fmt.Errorf("postgres: unknown version style %d", opts.VersionStyle)
+	}
+	s := &Saver{db: db, serde: opts.Serde, style: opts.VersionStyle}
+	if s.serde == nil {
+		s.serde = serde.JSONPlus{}
+	}
+	_, s.bound = s.serde.(serde.BoundSerializer)
+	_, s.inTx = db.(pgx.Tx)
+	s.q = buildQueries(opts.Schema)
+	return s, nil
+}
+
+// NextVersion implements checkpointer.Saver in the configured VersionStyle.
+func (s *Saver) NextVersion(current string) string {
+	return checkpointer.NextVersionStyle(s.style, current)
+}
+
+// checkText refuses text PostgreSQL cannot store.
+func checkText(what, v string) error {
+	if strings.IndexByte(v, 0) >= 0 {
+		return fmt.Errorf("%w: %s", ErrNUL, what)
+	}
+	return nil
+}
+
+// ident quotes a table name, qualified by schema when one is set.
+func ident(schema, table string) string {
+	if schema == "" {
+		return table
+	}
+	return pgx.Identifier{schema, table}.Sanitize()
+}
