@@ -271,6 +271,15 @@ type binDir struct {
 	vector  bool  // pgvector is installed for this version
 }
 
+// binDirPatterns are where server binaries are looked for after PATH.
+var binDirPatterns = []string{
+	"/usr/lib/postgresql/*/bin",         // Debian, Ubuntu
+	"/usr/pgsql-*/bin",                  // PGDG RPMs
+	"/usr/local/pgsql/bin",              // source builds
+	"/opt/homebrew/opt/postgresql*/bin", // Homebrew
+	"/usr/local/opt/postgresql*/bin",
+}
+
 var versionRE = regexp.MustCompile(`\(PostgreSQL\) (\d+)(?:\.(\d+))?`)
 
 // findBinDir returns the directory of the server binaries to use: PGTEST_BINDIR
@@ -278,7 +287,7 @@ var versionRE = regexp.MustCompile(`\(PostgreSQL\) (\d+)(?:\.(\d+))?`)
 func findBinDir() (string, error) {
 	if d := os.Getenv(EnvBinDir); d != "" {
 		if !hasServer(d) {
-			return "", fmt.Errorf("pgtest: %s=%s holds no initdb and pg_ctl", EnvBinDir, d)
+			return "", fmt.Errorf("pgtest: %s=%s holds no initdb and pg_ctl; %s", EnvBinDir, d, installHint)
 		}
 		return d, nil
 	}
@@ -286,13 +295,7 @@ func findBinDir() (string, error) {
 	if p, err := exec.LookPath("pg_ctl"); err == nil {
 		paths = append(paths, filepath.Dir(p))
 	}
-	for _, pattern := range []string{
-		"/usr/lib/postgresql/*/bin",         // Debian, Ubuntu
-		"/usr/pgsql-*/bin",                  // PGDG RPMs
-		"/usr/local/pgsql/bin",              // source builds
-		"/opt/homebrew/opt/postgresql*/bin", // Homebrew
-		"/usr/local/opt/postgresql*/bin",
-	} {
+	for _, pattern := range binDirPatterns {
 		m, _ := filepath.Glob(pattern)
 		paths = append(paths, m...)
 	}

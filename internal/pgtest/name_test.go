@@ -4,6 +4,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 var validSchema = regexp.MustCompile(`^t_([a-z0-9]+(_[a-z0-9]+)*_)?[0-9a-f]{8}$`)
@@ -51,4 +53,33 @@ func TestPlainIdent(t *testing.T) {
 			t.Errorf("plainIdent(%q) = %v, want %v", s, got, want)
 		}
 	}
+}
+
+// FuzzWithSearchPath checks that any schema name yields a connection string
+// pgx parses, carrying the search_path option.
+func FuzzWithSearchPath(f *testing.F) {
+	for _, s := range []string{"public", "My Schema", `it's`, `a\b`, `"q"`, "tab\there", "π"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, schema string) {
+		for _, base := range []string{"postgres://u@localhost:5432/db?sslmode=disable", "host=localhost dbname=db sslmode=disable"} {
+			dsn, err := WithSearchPath(base, schema, "public")
+			if schema == "" || strings.ContainsRune(schema, 0) {
+				if err == nil {
+					t.Fatalf("WithSearchPath(%q) accepted an invalid name", schema)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("WithSearchPath(%q): %v", schema, err)
+			}
+			cfg, err := pgconn.ParseConfig(dsn)
+			if err != nil {
+				t.Fatalf("pgconn cannot parse %q: %v", dsn, err)
+			}
+			if opt := cfg.RuntimeParams["options"]; !strings.HasPrefix(opt, "-csearch_path=") {
+				t.Fatalf("%q: options = %q", dsn, opt)
+			}
+		}
+	})
 }

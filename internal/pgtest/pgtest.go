@@ -281,29 +281,34 @@ func prepare() *environment {
 	if err != nil {
 		return fail(fmt.Errorf("pgtest: connect to the test database: %w", err))
 	}
-	if err := createVector(ctx, e.admin); err != nil {
-		where := EnvDatabaseURL
-		if e.cluster != nil {
-			where = "PostgreSQL in " + e.cluster.bin
-		}
-		return fail(fmt.Errorf("pgtest: the pgvector extension is not available (%s); %s: %w", where, installHint, err))
+	where := EnvDatabaseURL
+	if e.cluster != nil {
+		where = "PostgreSQL in " + e.cluster.bin
+	}
+	if err := createExtension(ctx, e.admin, "vector", where); err != nil {
+		return fail(err)
 	}
 	return e
 }
 
-// vectorLockKey serialises CREATE EXTENSION among test binaries sharing a
+// extensionLockKey serialises CREATE EXTENSION among test binaries sharing a
 // database (go test runs packages in parallel).
-const vectorLockKey = 0x6d656d7661756c74 // "memvault"
+const extensionLockKey = 0x6d656d7661756c74 // "memvault"
 
-// createVector creates the vector extension in the public schema.
-func createVector(ctx context.Context, admin *pgxpool.Pool) error {
-	return pgx.BeginFunc(ctx, admin, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", int64(vectorLockKey)); err != nil {
+// createExtension creates an extension (pgvector's is "vector") in the
+// public schema; where names the server in the error.
+func createExtension(ctx context.Context, admin *pgxpool.Pool, name, where string) error {
+	err := pgx.BeginFunc(ctx, admin, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", int64(extensionLockKey)); err != nil {
 			return err
 		}
-		_, err := tx.Exec(ctx, "CREATE EXTENSION IF NOT EXISTS vector WITH SCHEMA public")
+		_, err := tx.Exec(ctx, "CREATE EXTENSION IF NOT EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH SCHEMA public")
 		return err
 	})
+	if err != nil {
+		return fmt.Errorf("pgtest: the %s extension is not available (%s); %s: %w", name, where, installHint, err)
+	}
+	return nil
 }
 
 // newSchema creates a schema for t, dropped when t ends, and returns its name.

@@ -332,3 +332,34 @@ func TestClusterStoppedWhenKilled(t *testing.T) {
 		}
 	}
 }
+
+// helperOutput runs the helper process to completion with extra environment.
+func helperOutput(t *testing.T, args []string, env ...string) (string, error) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], append([]string{"-test.run=^TestHelperProcess$", "-test.count=1", "-test.v"}, args...)...)
+	cmd.Env = append(os.Environ(), append([]string{helperEnv + "=exit"}, env...)...)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+func TestShortSkips(t *testing.T) {
+	t.Parallel()
+	out, err := helperOutput(t, []string{"-test.short"})
+	if err != nil || !strings.Contains(out, "--- SKIP: TestHelperProcess") || !strings.Contains(out, "-short") {
+		t.Fatalf("under -short the helper did not skip (err %v):\n%s", err, out)
+	}
+	if strings.Contains(out, "CLUSTERDIR=") {
+		t.Fatalf("under -short a cluster was started:\n%s", out)
+	}
+}
+
+func TestNoServerFails(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("runs the test binary")
+	}
+	out, err := helperOutput(t, nil, pgtest.EnvDatabaseURL+"=", pgtest.EnvBinDir+"="+t.TempDir())
+	if err == nil || !strings.Contains(out, "--- FAIL: TestHelperProcess") || !strings.Contains(out, "scripts/install-deps.sh") {
+		t.Fatalf("without server binaries the helper did not fail with the install hint (err %v):\n%s", err, out)
+	}
+}
