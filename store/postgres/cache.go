@@ -1,0 +1,70 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+
+	lru "github.com/hashicorp/golang-lru/v2"
+)
+
+// valueCache keeps decrypted values keyed by item, validated by the exact
+// stored bytes: a hit needs the row to be unchanged, so the cache is never
+// stale, even with other processes writing; it only saves decryption and
+// decoding.
+type valueCache struct {
+	c *lru.Cache[itemKey, cachedValue]
+}
+
+type itemKey struct{ prefix, key string }
+
+type cachedValue struct {
+	raw   string
+	value map[string]any
+}
+
+func newValueCache(n int) *valueCache {
+	c, _ := lru.New[itemKey, cachedValue](n) // n > 0
+	return &valueCache{c: c}
+}
+
+func (c *valueCache) get(prefix, key string, raw []byte) (map[string]any, bool) {
+	e, ok := c.c.Get(itemKey{prefix, key})
+	if !ok || e.raw != string(raw) {
+		return nil, false
+	}
+	return cloneValue(e.value), true
+}
+
+func (c *valueCache) add(prefix, key string, raw []byte, v map[string]any) {
+	c.c.Add(itemKey{prefix, key}, cachedValue{raw: string(raw), value: cloneValue(v)})
+}
+
+// queryCache keeps query embeddings keyed by query text.
+type queryCache struct {
+	c *lru.Cache[string, []float32]
+}
+
+func newQueryCache(n int) *queryCache {
+	c, _ := lru.New[string, []float32](n) // n > 0
+	return &queryCache{c: c}
+}
+
+// embedQuery embeds a search query through the query cache.
+func (s *Store) embedQuery(ctx context.Context, q string) ([]float32, error) {
+	if s.query != nil {
+		if v, ok := s.query.c.Get(q); ok {
+			return v, nil
+		}
+	}
+	v, err := s.embedder().EmbedQuery(ctx, q)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: embed query: %w", err)
+	}
+	if len(v) != s.index.dims {
+		return nil, fmt.Errorf("%w: query vector has %d, index %d", ErrDims, len(v), s.index.dims)
+	}
+	if s.query != nil {
+		s.query.c.Add(q, v)
+	}
+	return v, nil
+}

@@ -1,0 +1,133 @@
+package postgres
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/big"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/memvault/memvault/store"
+)
+
+// args collects positional parameters; every value from the caller,
+// filter keys included, goes through it, never into the SQL text.
+type args []any
+
+func (a *args) add(v any) string {
+	*a = append(*a, v)
+	return "$" + strconv.Itoa(len(*a))
+}
+
+// nsCond is the condition "col is prefix or under it", as byte-wise ranges
+// the text_pattern_ops index (store_prefix_idx) serves: "a.b" matches "a.b"
+// and everything in ["a.b.", "a.b/"), '/' being the byte after '.'. There
+// is no LIKE pattern, so no metacharacter to escape.
+func nsCond(a *args, col string, prefix store.Namespace) string {
+	if len(prefix) == 0 {
+		return "TRUE"
+	}
+	p := prefix.String()
+	return fmt.Sprintf("(%s = %s OR (%s ~>=~ %s AND %s ~<~ %s))",
+		col, a.add(p), col, a.add(p+"."), col, a.add(p+"/"))
+}
+
+// filterSQL renders a validated filter as SQL over the JSONB column col,
+// with the semantics of store.MatchFilter: a missing key never matches;
+// equality is JSONB equality (numbers by value); the ordering operators
+// compare numbers as numeric and strings byte-wise (COLLATE "C"), and a
+// field of another kind never matches. (LangGraph compares value->>'k' as
+// text, where 9 > 10.)
+func filterSQL(a *args, col string, filter map[string]any) (string, error) {
+	if len(filter) == 0 {
+		return "TRUE", nil
+	}
+	keys := make([]string, 0, len(filter))
+	for k := range filter {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys) // stable SQL text, so prepared statements are reused
+	var conds []string
+	for _, k := range keys {
+		cond := filter[k]
+		ops, isOps := cond.(map[string]any)
+		if !isOps {
+			c, err := eqSQL(a, col, k, "=", cond)
+			if err != nil {
+				return "", err
+			}
+			conds = append(conds, c)
+			continue
+		}
+		names := make([]string, 0, len(ops))
+		for op := range ops {
+			names = append(names, op)
+		}
+		sort.Strings(names)
+		for _, op := range names {
+			arg := ops[op]
+			var c string
+			var err error
+			switch op {
+			case store.OpEq:
+				c, err = eqSQL(a, col, k, "=", arg)
+			case store.OpNe:
+				c, err = eqSQL(a, col, k, "<>", arg)
+			case store.OpGt, store.OpGte, store.OpLt, store.OpLte:
+				c, err = orderSQL(a, col, k, op, arg)
+			default:
+				err = fmt.Errorf("%w: field %q: unknown operator %q", store.ErrInvalidFilter, k, op)
+			}
+			if err != nil {
+				return "", err
+			}
+			conds = append(conds, c)
+		}
+	}
+	return strings.Join(conds, " AND "), nil
+}
+
+// eqSQL: col->k is NULL (SQL) when k is missing, so neither = nor <>
+// matches a missing key.
+func eqSQL(a *args, col, k, op string, v any) (string, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return "", fmt.Errorf("%w: field %q: %v", store.ErrInvalidFilter, k, err)
+	}
+	return fmt.Sprintf("(%s -> %s::text) %s %s::jsonb", col, a.add(k), op, a.add(string(b))), nil
+}
+
+var sqlOps = map[string]string{store.OpGt: ">", store.OpGte: ">=", store.OpLt: "<", store.OpLte: "<="}
+
+func orderSQL(a *args, col, k, op string, v any) (string, error) {
+	key := a.add(k)
+	if s, ok := v.(string); ok {
+		return fmt.Sprintf("(CASE WHEN jsonb_typeof(%s -> %s::text) = 'string' THEN (%s ->> %s::text) COLLATE \"C\" %s %s::text ELSE false END)",
+			col, key, col, key, sqlOps[op], a.add(s)), nil
+	}
+	n, err := numericText(v)
+	if err != nil {
+		return "", fmt.Errorf("%w: field %q: %s %v", store.ErrInvalidFilter, k, op, err)
+	}
+	return fmt.Sprintf("(CASE WHEN jsonb_typeof(%s -> %s::text) = 'number' THEN (%s -> %s::text)::numeric %s %s::numeric ELSE false END)",
+		col, key, col, key, sqlOps[op], a.add(n)), nil
+}
+
+// numericText renders a number operand exactly, as PostgreSQL numeric input.
+func numericText(v any) (string, error) {
+	switch x := v.(type) {
+	case json.Number:
+		if _, ok := new(big.Rat).SetString(x.String()); !ok {
+			return "", fmt.Errorf("bad number %q", x)
+		}
+		return x.String(), nil
+	case float64:
+		return strconv.FormatFloat(x, 'g', -1, 64), nil
+	case float32:
+		return strconv.FormatFloat(float64(x), 'g', -1, 32), nil
+	case int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64:
+		return fmt.Sprint(x), nil
+	}
+	return "", fmt.Errorf("operand of type %T is not a number", v)
+}

@@ -1,0 +1,251 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/memvault/memvault/embeddings"
+	"github.com/memvault/memvault/serde"
+	"github.com/memvault/memvault/store"
+)
+
+// Defaults of Options.
+const (
+	// DefaultCacheSize is the number of decrypted items kept in memory when
+	// Options.CacheSize is 0.
+	DefaultCacheSize = 10000
+	// DefaultQueryCacheSize is the number of query embeddings kept in memory
+	// when Options.QueryCacheSize is 0.
+	DefaultQueryCacheSize = 1000
+	// DefaultSweepInterval is how often expired items are deleted when a
+	// TTLConfig is given without a SweepInterval.
+	DefaultSweepInterval = 5 * time.Minute
+	// halfvecThreshold: above this many dimensions vectors are stored as
+	// halfvec, since pgvector indexes at most 2000 dimensions of vector.
+	halfvecThreshold = 2000
+)
+
+// Sentinel errors of this package; they wrap the store package's sentinels
+// where one applies.
+var (
+	// ErrEnvelope is returned when a stored value looks like an encrypted
+	// envelope but the store has no serializer, or the envelope is malformed.
+	ErrEnvelope = errors.New("postgres: bad encrypted envelope")
+	// ErrDims is returned when an embedder returns vectors of the wrong length.
+	ErrDims = errors.New("postgres: embedding dimensions mismatch")
+)
+
+// DB is what the store needs from a connection pool. *pgxpool.Pool
+// implements it.
+type DB interface {
+	Querier
+	Begin(ctx context.Context) (pgx.Tx, error)
+}
+
+// Querier runs statements; *pgxpool.Pool, *pgx.Conn and pgx.Tx implement it.
+type Querier interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
+}
+
+var _ DB = (*pgxpool.Pool)(nil)
+
+// Options configures a Store. The zero value is usable: unqualified table
+// names, no semantic index, no TTL, plain JSONB values, caches on.
+type Options struct {
+	// Schema qualifies every table ("schema".store); empty means unqualified
+	// names resolved through the connection's search_path, as LangGraph does.
+	Schema string
+	// Index enables semantic search; nil means none (store_vectors is then
+	// neither created nor written).
+	Index *store.IndexConfig
+	// TTL configures expiry and the sweeper; nil means items expire only
+	// when put WithTTL, reads refresh TTLs, and no sweeper runs.
+	TTL *store.TTLConfig
+	// Serde encodes values. nil stores plain JSONB (readable by LangGraph).
+	// A serializer whose tag for a value is "json" is stored as plain JSONB
+	// too; any other tag (an encrypted one, "json+aes...") is stored as an
+	// envelope object bound to the item's namespace and key.
+	Serde serde.Serializer
+	// CacheSize is the number of decrypted values kept to skip decryption of
+	// unchanged rows (only used with a Serde); 0 means DefaultCacheSize,
+	// negative disables the cache.
+	CacheSize int
+	// QueryCacheSize is the number of query embeddings kept; 0 means
+	// DefaultQueryCacheSize, negative disables the cache.
+	QueryCacheSize int
+	// Now is the clock used for created_at, updated_at and expiry; nil means
+	// time.Now.
+	Now func() time.Time
+}
+
+// Store is a store.Store on PostgreSQL, in LangGraph's store / store_vectors
+// tables. It is safe for concurrent use. Call Setup once per database before
+// use and Close when done.
+type Store struct {
+	db     DB
+	opts   Options
+	now    func() time.Time
+	t      tables
+	index  *indexSpec // nil without an index
+	ttl    store.TTLConfig
+	hasTTL bool
+	values *valueCache // nil when disabled or without Serde
+	query  *queryCache // nil when disabled or without index
+
+	iterative atomic.Int32 // pgvector iterative scans: 0 unknown, 1 yes, 2 no
+
+	closeOnce sync.Once
+	stop      chan struct{}
+	done      chan struct{}
+	mu        sync.Mutex
+	closed    bool
+}
+
+var (
+	_ store.Store   = (*Store)(nil)
+	_ store.Sweeper = (*Store)(nil)
+)
+
+// New returns a Store using db. It does not touch the database: call Setup
+// to create or migrate the tables. With a TTL config whose SweepInterval is
+// not negative, a sweeper goroutine deletes expired items until Close.
+func New(db DB, opts Options) (*Store, error) {
+	if db == nil {
+		return nil, fmt.Errorf("%w: nil DB", store.ErrInvalidArgument)
+	}
+	s := &Store{db: db, opts: opts, now: opts.Now, t: newTables(opts.Schema)}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if opts.Index != nil {
+		spec, err := newIndexSpec(*opts.Index)
+		if err != nil {
+			return nil, err
+		}
+		s.index = spec
+		if n := cacheSize(opts.QueryCacheSize, DefaultQueryCacheSize); n > 0 {
+			s.query = newQueryCache(n)
+		}
+	}
+	if opts.TTL != nil {
+		s.ttl = *opts.TTL
+		s.hasTTL = true
+	}
+	if opts.Serde != nil {
+		if n := cacheSize(opts.CacheSize, DefaultCacheSize); n > 0 {
+			s.values = newValueCache(n)
+		}
+	}
+	if s.hasTTL && s.ttl.SweepInterval >= 0 {
+		every := s.ttl.SweepInterval
+		if every == 0 {
+			every = DefaultSweepInterval
+		}
+		s.stop = make(chan struct{})
+		s.done = make(chan struct{})
+		go s.sweepLoop(every)
+	}
+	return s, nil
+}
+
+func cacheSize(n, def int) int {
+	if n == 0 {
+		return def
+	}
+	return n
+}
+
+// Close stops the sweeper. It does not close the DB, which the caller owns.
+// Calls after the first do nothing; the store refuses work once closed.
+func (s *Store) Close() error {
+	s.closeOnce.Do(func() {
+		s.mu.Lock()
+		s.closed = true
+		s.mu.Unlock()
+		if s.stop != nil {
+			close(s.stop)
+			<-s.done
+		}
+	})
+	return nil
+}
+
+func (s *Store) checkOpen() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return fmt.Errorf("postgres: %w", store.ErrClosed)
+	}
+	return nil
+}
+
+func (s *Store) sweepLoop(every time.Duration) {
+	defer close(s.done)
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-tick.C:
+			ctx, cancel := context.WithTimeout(context.Background(), every)
+			// Errors are retried on the next tick; libraries log nothing.
+			_, _ = s.Sweep(ctx)
+			cancel()
+		}
+	}
+}
+
+// Sweep deletes the items whose expiry has passed (by Options.Now) and
+// returns how many it deleted. The sweeper goroutine calls it; callers may
+// too, for example from their own scheduler with SweepInterval negative.
+func (s *Store) Sweep(ctx context.Context) (int, error) {
+	if err := s.checkOpen(); err != nil {
+		return 0, err
+	}
+	tag, err := s.db.Exec(ctx, s.t.sweep, s.nowUTC())
+	if err != nil {
+		return 0, fmt.Errorf("postgres: sweep: %w", err)
+	}
+	return int(tag.RowsAffected()), nil
+}
+
+// nowUTC is the store clock truncated to PostgreSQL's microsecond precision.
+func (s *Store) nowUTC() time.Time { return s.now().UTC().Truncate(time.Microsecond) }
+
+// embedder returns the index embedder.
+func (s *Store) embedder() embeddings.Embedder { return s.index.cfg.Embedder }
+
+// iterativeScans reports whether the server's pgvector (0.8 or later) has
+// iterative index scans; it asks once.
+func (s *Store) iterativeScans(ctx context.Context) bool {
+	switch s.iterative.Load() {
+	case 1:
+		return true
+	case 2:
+		return false
+	}
+	var ok bool
+	err := s.db.QueryRow(ctx, `SELECT coalesce(string_to_array(extversion, '.')::int[] >= '{0,8}', false)
+FROM pg_extension WHERE extname = 'vector'`).Scan(&ok)
+	if err != nil {
+		return false // ask again next time
+	}
+	if ok {
+		s.iterative.Store(1)
+	} else {
+		s.iterative.Store(2)
+	}
+	return ok
+}

@@ -1,0 +1,203 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/memvault/memvault/store"
+)
+
+// Put creates or replaces an item (see store.Store). The item, its TTL and
+// its vectors are written in one transaction, in one round trip.
+func (s *Store) Put(ctx context.Context, ns store.Namespace, key string, value map[string]any, opts ...store.PutOption) error {
+	if value == nil {
+		return fmt.Errorf("%w: nil value (use Delete)", store.ErrInvalidArgument)
+	}
+	return s.put(ctx, s.db, []store.PutOp{{Namespace: ns, Key: key, Value: value, Options: store.ResolvePut(opts)}})
+}
+
+// PutTx is Put inside the caller's transaction, so a memory commits or rolls
+// back with the caller's own rows.
+func (s *Store) PutTx(ctx context.Context, tx pgx.Tx, ns store.Namespace, key string, value map[string]any, opts ...store.PutOption) error {
+	if value == nil {
+		return fmt.Errorf("%w: nil value (use DeleteTx)", store.ErrInvalidArgument)
+	}
+	return s.put(ctx, tx, []store.PutOp{{Namespace: ns, Key: key, Value: value, Options: store.ResolvePut(opts)}})
+}
+
+// Delete removes an item and its vectors.
+func (s *Store) Delete(ctx context.Context, ns store.Namespace, key string) error {
+	return s.put(ctx, s.db, []store.PutOp{{Namespace: ns, Key: key}})
+}
+
+// DeleteTx is Delete inside the caller's transaction.
+func (s *Store) DeleteTx(ctx context.Context, tx pgx.Tx, ns store.Namespace, key string) error {
+	return s.put(ctx, tx, []store.PutOp{{Namespace: ns, Key: key}})
+}
+
+// PutBatchTx writes several puts and deletes (PutOp with a nil Value)
+// inside the caller's transaction; of several ops on one key the last wins.
+func (s *Store) PutBatchTx(ctx context.Context, tx pgx.Tx, ops []store.PutOp) error {
+	return s.put(ctx, tx, ops)
+}
+
+// put writes ops (deletes for nil values) in one pgx batch: one round trip,
+// atomic (a batch runs in an implicit transaction, or in q's transaction).
+// The texts of all items are embedded in one EmbedDocuments call first.
+func (s *Store) put(ctx context.Context, q Querier, ops []store.PutOp) error {
+	if err := s.checkOpen(); err != nil {
+		return err
+	}
+	ops, err := s.lastPerKey(ops)
+	if err != nil {
+		return err
+	}
+	now := s.nowUTC()
+
+	var (
+		del   struct{ prefix, key []string }
+		up    struct{ prefix, key, value []string }
+		exp   []*time.Time
+		ttlM  []*int32
+		reidx struct{ prefix, key []string }
+		vec   struct{ prefix, key, field []string }
+		texts []string
+	)
+	for _, op := range ops {
+		prefix := op.Namespace.String()
+		if op.Value == nil {
+			del.prefix = append(del.prefix, prefix)
+			del.key = append(del.key, op.Key)
+			continue
+		}
+		ttl, err := store.ResolveTTL(s.opts.TTL, op.Options.TTL)
+		if err != nil {
+			return fmt.Errorf("postgres: put %q: %w", op.Key, err)
+		}
+		raw, err := s.encodeValue(prefix, op.Key, op.Value)
+		if err != nil {
+			return err
+		}
+		up.prefix = append(up.prefix, prefix)
+		up.key = append(up.key, op.Key)
+		up.value = append(up.value, raw)
+		if ttl > 0 {
+			e := now.Add(ttl)
+			m := int32(store.TTLMinutes(ttl))
+			exp, ttlM = append(exp, &e), append(ttlM, &m)
+		} else {
+			exp, ttlM = append(exp, nil), append(ttlM, nil)
+		}
+
+		if s.index == nil {
+			continue // no store_vectors table: index options are moot
+		}
+		fields := op.Options.Index
+		if fields == nil {
+			fields = s.index.fields
+		}
+		fts, err := store.ExtractTexts(op.Value, fields)
+		if err != nil {
+			return fmt.Errorf("postgres: put %q: %w", op.Key, err)
+		}
+		reidx.prefix = append(reidx.prefix, prefix)
+		reidx.key = append(reidx.key, op.Key)
+		for _, ft := range fts {
+			vec.prefix = append(vec.prefix, prefix)
+			vec.key = append(vec.key, op.Key)
+			vec.field = append(vec.field, ft.Field)
+			texts = append(texts, ft.Text)
+		}
+	}
+
+	var embs []string
+	if len(texts) > 0 {
+		vs, err := s.embedder().EmbedDocuments(ctx, texts)
+		if err != nil {
+			return fmt.Errorf("postgres: embed: %w", err)
+		}
+		if len(vs) != len(texts) {
+			return fmt.Errorf("%w: %d vectors for %d texts", ErrDims, len(vs), len(texts))
+		}
+		embs = make([]string, len(vs))
+		for i, v := range vs {
+			if len(v) != s.index.dims {
+				return fmt.Errorf("%w: vector of %d, index %d", ErrDims, len(v), s.index.dims)
+			}
+			embs[i] = vectorText(v)
+		}
+	}
+
+	b := &pgx.Batch{}
+	if len(del.key) > 0 {
+		b.Queue(`DELETE FROM `+s.t.store+` s USING unnest($1::text[], $2::text[]) AS d(prefix, key)
+WHERE s.prefix = d.prefix AND s.key = d.key`, del.prefix, del.key)
+	}
+	if len(up.key) > 0 {
+		b.Queue(`INSERT INTO `+s.t.store+` AS s (prefix, key, value, created_at, updated_at, expires_at, ttl_minutes)
+SELECT u.prefix, u.key, u.value::jsonb, $4, $4, u.expires_at, u.ttl_minutes
+FROM unnest($1::text[], $2::text[], $3::text[], $5::timestamptz[], $6::int[]) AS u(prefix, key, value, expires_at, ttl_minutes)
+ON CONFLICT (prefix, key) DO UPDATE SET
+    value = EXCLUDED.value,
+    updated_at = EXCLUDED.updated_at,
+    expires_at = EXCLUDED.expires_at,
+    ttl_minutes = EXCLUDED.ttl_minutes`, up.prefix, up.key, up.value, now, exp, ttlM)
+	}
+	if len(reidx.key) > 0 {
+		// Vectors of fields the item no longer has (or all of them, for
+		// WithoutIndex) go; LangGraph leaves them behind, stale.
+		b.Queue(`DELETE FROM `+s.t.vectors+` v USING unnest($1::text[], $2::text[]) AS r(prefix, key)
+WHERE v.prefix = r.prefix AND v.key = r.key
+  AND NOT EXISTS (
+    SELECT 1 FROM unnest($3::text[], $4::text[], $5::text[]) AS n(prefix, key, field_name)
+    WHERE n.prefix = v.prefix AND n.key = v.key AND n.field_name = v.field_name)`,
+			reidx.prefix, reidx.key, vec.prefix, vec.key, vec.field)
+	}
+	if len(embs) > 0 {
+		b.Queue(`INSERT INTO `+s.t.vectors+` (prefix, key, field_name, embedding, created_at, updated_at)
+SELECT n.prefix, n.key, n.field_name, n.embedding::`+s.index.vecType+`, $5, $5
+FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) AS n(prefix, key, field_name, embedding)
+ON CONFLICT (prefix, key, field_name) DO UPDATE SET
+    embedding = EXCLUDED.embedding,
+    updated_at = EXCLUDED.updated_at`, vec.prefix, vec.key, vec.field, embs, now)
+	}
+	if b.Len() == 0 {
+		return nil
+	}
+	if err := q.SendBatch(ctx, b).Close(); err != nil {
+		return fmt.Errorf("postgres: put: %w", err)
+	}
+	if s.values != nil {
+		// Not needed for correctness (entries are checked against the row),
+		// but frees memory held for replaced values.
+		for i := range del.key {
+			s.values.c.Remove(itemKey{del.prefix[i], del.key[i]})
+		}
+	}
+	return nil
+}
+
+// lastPerKey validates ops and keeps the last op per (namespace, key), in
+// the order of those last ops.
+func (s *Store) lastPerKey(ops []store.PutOp) ([]store.PutOp, error) {
+	last := make(map[itemKey]int, len(ops))
+	for i, op := range ops {
+		if _, err := s.preparePut(op); err != nil {
+			return nil, fmt.Errorf("postgres: put: %w", err)
+		}
+		last[itemKey{op.Namespace.String(), op.Key}] = i
+	}
+	if len(last) == len(ops) {
+		return ops, nil
+	}
+	out := make([]store.PutOp, 0, len(last))
+	for i, op := range ops {
+		if last[itemKey{op.Namespace.String(), op.Key}] == i {
+			out = append(out, op)
+		}
+	}
+	return out, nil
+}

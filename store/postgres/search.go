@@ -1,0 +1,356 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/memvault/memvault/store"
+)
+
+// Search lists items under prefix (see store.Store).
+//
+// Without a query (or without an index) items come newest update first.
+// With a query, the query vector goes through an approximate nearest
+// neighbour query the HNSW or IVFFlat index serves:
+//
+//	SELECT prefix, key, embedding <=> $q FROM store_vectors
+//	WHERE <prefix> ORDER BY embedding <=> $q LIMIT n
+//
+// with n = (offset+limit) × vectors-per-item × 2 + slack; then each item's
+// best field, joined with store, filtered and paged. When the candidates do
+// not fill the page (few items, a selective prefix or filter), the search
+// falls back to an exact query over the items under the prefix, which also
+// appends the items without vectors after the scored ones, in the no-query
+// order. Filters run in SQL, or, with a Serde, in Go after decryption,
+// fetching rows in chunks until the page is full.
+func (s *Store) Search(ctx context.Context, prefix store.Namespace, opt store.SearchOptions) ([]store.SearchItem, error) {
+	if err := s.checkOpen(); err != nil {
+		return nil, err
+	}
+	if err := prefix.ValidatePrefix(); err != nil {
+		return nil, err
+	}
+	if err := opt.Validate(); err != nil {
+		return nil, err
+	}
+	var qtext string
+	if opt.Query != "" && s.index != nil {
+		q, err := s.embedQuery(ctx, opt.Query)
+		if err != nil {
+			return nil, err
+		}
+		qtext = vectorText(q)
+	}
+	return s.search(ctx, prefix, opt, qtext)
+}
+
+func (s *Store) search(ctx context.Context, prefix store.Namespace, opt store.SearchOptions, qtext string) ([]store.SearchItem, error) {
+	now := s.nowUTC()
+	var (
+		hits []hit
+		err  error
+	)
+	switch {
+	case qtext == "":
+		hits, err = s.collect(ctx, opt, now, false, func(a *args, where string) string {
+			return `SELECT s.prefix, s.key, s.value, s.created_at, s.updated_at, s.expires_at, s.ttl_minutes, NULL::float8
+FROM ` + s.t.store + ` s
+WHERE ` + nsCond(a, "s.prefix", prefix) + ` AND ` + where + `
+ORDER BY s.updated_at DESC, s.prefix COLLATE "C", s.key COLLATE "C"`
+		}, nil)
+	default:
+		var full bool
+		hits, full, err = s.searchANN(ctx, prefix, opt, qtext, now)
+		if err == nil && !full {
+			hits, err = s.collect(ctx, opt, now, true, func(a *args, where string) string {
+				q := a.add(qtext)
+				return `SELECT s.prefix, s.key, s.value, s.created_at, s.updated_at, s.expires_at, s.ttl_minutes, v.dist
+FROM ` + s.t.store + ` s
+LEFT JOIN LATERAL (
+    SELECT min(sv.embedding ` + s.index.op + ` ` + q + `::` + s.index.vecType + `) AS dist
+    FROM ` + s.t.vectors + ` sv WHERE sv.prefix = s.prefix AND sv.key = s.key) v ON TRUE
+WHERE ` + nsCond(a, "s.prefix", prefix) + ` AND ` + where + `
+ORDER BY v.dist ASC NULLS LAST, s.updated_at DESC, s.prefix COLLATE "C", s.key COLLATE "C"`
+			}, nil)
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	items := make([]store.SearchItem, len(hits))
+	for i, h := range hits {
+		items[i] = h.item
+	}
+	if s.refresh(opt.RefreshTTL) {
+		if err := s.refreshItems(ctx, items, now); err != nil {
+			return nil, err
+		}
+		for i, h := range hits {
+			if h.ttlMinutes > 0 {
+				items[i].ExpiresAt = now.Add(store.RefreshTTL(h.ttlMinutes))
+			}
+		}
+	}
+	return items, nil
+}
+
+// searchANN is the index-served query; full reports whether it filled the
+// page.
+func (s *Store) searchANN(ctx context.Context, prefix store.Namespace, opt store.SearchOptions, qtext string, now time.Time) ([]hit, bool, error) {
+	limit := opt.EffectiveLimit()
+	n := (opt.Offset+limit)*s.index.estimate*2 + 10
+	settings := s.annSettings(ctx, n, len(prefix) > 0)
+	items, err := s.collect(ctx, opt, now, true, func(a *args, where string) string {
+		q := a.add(qtext)
+		vec := q + "::" + s.index.vecType
+		return `WITH cand AS MATERIALIZED (
+    SELECT sv.prefix, sv.key, sv.embedding ` + s.index.op + ` ` + vec + ` AS dist
+    FROM ` + s.t.vectors + ` sv
+    WHERE ` + nsCond(a, "sv.prefix", prefix) + `
+    ORDER BY sv.embedding ` + s.index.op + ` ` + vec + `
+    LIMIT ` + a.add(n) + `
+), best AS (
+    SELECT DISTINCT ON (prefix, key) prefix, key, dist FROM cand ORDER BY prefix, key, dist
+)
+SELECT s.prefix, s.key, s.value, s.created_at, s.updated_at, s.expires_at, s.ttl_minutes, b.dist
+FROM best b JOIN ` + s.t.store + ` s ON s.prefix = b.prefix AND s.key = b.key
+WHERE ` + where + `
+ORDER BY b.dist, s.updated_at DESC, s.prefix COLLATE "C", s.key COLLATE "C"`
+	}, settings)
+	if err != nil {
+		return nil, false, err
+	}
+	return items, len(items) == limit, nil
+}
+
+// annSettings are the per-query index settings for n candidates: HNSW's
+// ef_search at least n (pgvector caps it at 1000), IVFFlat's probes, and,
+// under a namespace prefix (which filters the index's candidates),
+// pgvector 0.8's iterative scans so that the index keeps looking until n
+// candidates pass.
+func (s *Store) annSettings(ctx context.Context, n int, filtered bool) [][2]string {
+	var out [][2]string
+	switch s.index.kind {
+	case store.HNSW:
+		ef := s.index.efSearch
+		if n > ef {
+			ef = min(n, 1000)
+		}
+		if ef != 40 {
+			out = append(out, [2]string{"hnsw.ef_search", strconv.Itoa(ef)})
+		}
+		if filtered && s.iterativeScans(ctx) {
+			out = append(out, [2]string{"hnsw.iterative_scan", "relaxed_order"})
+		}
+	case store.IVFFlat:
+		if s.index.probes != 1 {
+			out = append(out, [2]string{"ivfflat.probes", strconv.Itoa(s.index.probes)})
+		}
+		if filtered && s.iterativeScans(ctx) {
+			out = append(out, [2]string{"ivfflat.iterative_scan", "relaxed_order"})
+		}
+	}
+	return out
+}
+
+// collect runs the query build makes (rows in final order, without LIMIT)
+// and returns the page [offset, offset+limit). build gets the args to add
+// its parameters to and the SQL condition of the filter and expiry ("TRUE"
+// when there is none) for the store row s.
+//
+// When filters run in SQL the page is cut by LIMIT/OFFSET. When they run in
+// Go (values encrypted), rows are fetched in growing chunks, decrypted and
+// filtered, until the page is full or the rows run out.
+func (s *Store) collect(ctx context.Context, opt store.SearchOptions, now time.Time, scored bool,
+	build func(a *args, where string) string, settings [][2]string) ([]hit, error) {
+	limit, offset := opt.EffectiveLimit(), opt.Offset
+	goFilter := s.opts.Serde != nil && len(opt.Filter) > 0
+
+	var a args
+	live := "TRUE"
+	if s.ttl.OmitExpired {
+		live = "(s.expires_at IS NULL OR s.expires_at > " + a.add(now) + ")"
+	}
+	where := live
+	if !goFilter {
+		f, err := filterSQL(&a, "s.value", opt.Filter)
+		if err != nil {
+			return nil, err
+		}
+		where += " AND " + f
+	}
+	sql := build(&a, where)
+	limitArg, offsetArg := a.add(0), a.add(0)
+	sql += " LIMIT " + limitArg + " OFFSET " + offsetArg
+	li, oi := len(a)-2, len(a)-1
+
+	out := []hit{}
+	if !goFilter {
+		a[li], a[oi] = limit, offset
+		_, err := s.queryPage(ctx, settings, sql, a, func(r *row) (bool, error) {
+			it, err := s.rowItem(r, scored)
+			if err != nil {
+				return false, err
+			}
+			out = append(out, it)
+			return true, nil
+		})
+		return out, err
+	}
+
+	chunk := max(2*(offset+limit), 64)
+	skipped := 0
+	for pos := 0; ; pos += chunk {
+		a[li], a[oi] = chunk, pos
+		n, err := s.queryPage(ctx, settings, sql, a, func(r *row) (bool, error) {
+			it, err := s.rowItem(r, scored)
+			if err != nil {
+				return false, err
+			}
+			ok, err := store.MatchFilter(it.item.Value, opt.Filter)
+			if err != nil || !ok {
+				return err == nil, err
+			}
+			if skipped < offset {
+				skipped++
+				return true, nil
+			}
+			out = append(out, it)
+			return len(out) < limit, nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		if len(out) == limit || n < chunk {
+			return out, nil
+		}
+		chunk = min(chunk*2, 4096)
+	}
+}
+
+// row is one scanned search row.
+type row struct {
+	prefix, key      string
+	raw              []byte
+	created, updated time.Time
+	expires          *time.Time
+	ttlMinutes       *int32
+	dist             *float64
+}
+
+// queryPage runs sql with args and calls f per row until f returns false;
+// it returns the number of rows read. Settings are applied first, local to
+// the query's transaction.
+func (s *Store) queryPage(ctx context.Context, settings [][2]string, sql string, a args, f func(*row) (bool, error)) (int, error) {
+	var rows pgx.Rows
+	var err error
+	if len(settings) == 0 {
+		rows, err = s.db.Query(ctx, sql, a...)
+		if err != nil {
+			return 0, fmt.Errorf("postgres: search: %w", err)
+		}
+		return scanRows(rows, f)
+	}
+	// set_config(..., true) lasts until the end of the transaction; a pgx
+	// batch runs in one implicit transaction and one round trip.
+	b := &pgx.Batch{}
+	for i := range settings {
+		b.Queue(`SELECT set_config($1, $2, true)`, settings[i][0], settings[i][1])
+	}
+	b.Queue(sql, a...)
+	br := s.db.SendBatch(ctx, b)
+	defer br.Close()
+	for range settings {
+		if _, err := br.Exec(); err != nil {
+			return 0, fmt.Errorf("postgres: search settings: %w", err)
+		}
+	}
+	rows, err = br.Query()
+	if err != nil {
+		return 0, fmt.Errorf("postgres: search: %w", err)
+	}
+	n, err := scanRows(rows, f)
+	if err != nil {
+		return n, err
+	}
+	if err := br.Close(); err != nil {
+		return n, fmt.Errorf("postgres: search: %w", err)
+	}
+	return n, nil
+}
+
+func scanRows(rows pgx.Rows, f func(*row) (bool, error)) (int, error) {
+	defer rows.Close()
+	n := 0
+	var r row
+	for rows.Next() {
+		n++
+		if err := rows.Scan(&r.prefix, &r.key, &r.raw, &r.created, &r.updated, &r.expires, &r.ttlMinutes, &r.dist); err != nil {
+			return n, fmt.Errorf("postgres: search: %w", err)
+		}
+		more, err := f(&r)
+		if err != nil {
+			return n, err
+		}
+		if !more {
+			return n, nil
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return n, fmt.Errorf("postgres: search: %w", err)
+	}
+	return n, nil
+}
+
+// hit is a search result with the item's TTL in minutes (0: none).
+type hit struct {
+	item       store.SearchItem
+	ttlMinutes int
+}
+
+// rowItem decodes a row into a search item.
+func (s *Store) rowItem(r *row, scored bool) (hit, error) {
+	v, err := s.decodeValue(r.prefix, r.key, r.raw)
+	if err != nil {
+		return hit{}, err
+	}
+	it := store.SearchItem{Item: store.Item{
+		Namespace: store.ParseNamespace(r.prefix),
+		Key:       r.key,
+		Value:     v,
+		CreatedAt: r.created.UTC(),
+		UpdatedAt: r.updated.UTC(),
+	}}
+	if r.expires != nil {
+		it.ExpiresAt = r.expires.UTC()
+	}
+	h := hit{item: it}
+	if r.ttlMinutes != nil {
+		h.ttlMinutes = int(*r.ttlMinutes)
+	}
+	if scored && r.dist != nil {
+		sc := s.score(*r.dist)
+		h.item.Score = &sc
+	}
+	return h, nil
+}
+
+// score turns a pgvector distance into the item's score.
+func (s *Store) score(d float64) float64 {
+	var sc float64
+	switch s.index.op {
+	case "<=>":
+		sc = 1 - d
+	default: // <-> is the distance, <#> the negative dot product
+		sc = -d
+	}
+	if math.IsNaN(sc) {
+		return 0 // cosine with an all-zero vector, as store.Score
+	}
+	return sc
+}

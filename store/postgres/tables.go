@@ -1,0 +1,165 @@
+package postgres
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/memvault/memvault/store"
+)
+
+// tables holds the qualified table names and the SQL built from them once.
+type tables struct {
+	schema           string // quoted, or "" for unqualified names
+	store            string
+	vectors          string
+	storeMigrations  string
+	vectorMigrations string
+
+	sweep  string
+	get    string
+	delete string
+}
+
+func newTables(schema string) tables {
+	q := func(name string) string { return name }
+	var quoted string
+	if schema != "" {
+		quoted = pgx.Identifier{schema}.Sanitize()
+		q = func(name string) string { return quoted + "." + name }
+	}
+	t := tables{
+		schema:           quoted,
+		store:            q("store"),
+		vectors:          q("store_vectors"),
+		storeMigrations:  q("store_migrations"),
+		vectorMigrations: q("vector_migrations"),
+	}
+	t.sweep = `DELETE FROM ` + t.store + ` WHERE expires_at IS NOT NULL AND expires_at < $1`
+	t.delete = `DELETE FROM ` + t.store + ` WHERE prefix = $1 AND key = $2`
+	return t
+}
+
+// indexSpec is a validated IndexConfig with its SQL pieces.
+type indexSpec struct {
+	cfg      store.IndexConfig
+	dims     int
+	vecType  string // vector or halfvec
+	op       string // <=>, <-> or <#>
+	opsClass string // e.g. vector_cosine_ops
+	kind     store.ANNKind
+	fields   []string
+	estimate int // vectors per item expected from the configured fields
+	efSearch int
+	probes   int
+}
+
+func newIndexSpec(cfg store.IndexConfig) (*indexSpec, error) {
+	if cfg.Embedder == nil {
+		return nil, fmt.Errorf("%w: index config without an embedder", store.ErrInvalidArgument)
+	}
+	sp := &indexSpec{cfg: cfg, dims: cfg.Dims}
+	if sp.dims == 0 {
+		sp.dims = cfg.Embedder.Dims()
+	}
+	if sp.dims <= 0 {
+		return nil, fmt.Errorf("%w: index dims %d", store.ErrInvalidArgument, sp.dims)
+	}
+	if d := cfg.Embedder.Dims(); d > 0 && d != sp.dims {
+		return nil, fmt.Errorf("%w: index dims %d, embedder %s makes %d", ErrDims, sp.dims, cfg.Embedder.Name(), d)
+	}
+	sp.vecType = "vector"
+	if cfg.ANN.HalfVec || sp.dims > halfvecThreshold {
+		sp.vecType = "halfvec"
+	}
+	var suffix string
+	switch cfg.Distance {
+	case store.Cosine, "":
+		sp.op, suffix = "<=>", "cosine"
+	case store.L2:
+		sp.op, suffix = "<->", "l2"
+	case store.InnerProduct:
+		sp.op, suffix = "<#>", "ip"
+	default:
+		return nil, fmt.Errorf("%w: unknown distance %q", store.ErrInvalidArgument, cfg.Distance)
+	}
+	sp.opsClass = sp.vecType + "_" + suffix + "_ops"
+	sp.kind = cfg.ANN.Kind
+	if sp.kind == "" {
+		sp.kind = store.HNSW
+	}
+	switch sp.kind {
+	case store.HNSW, store.IVFFlat, store.Flat:
+	default:
+		return nil, fmt.Errorf("%w: unknown ANN kind %q", store.ErrInvalidArgument, sp.kind)
+	}
+	for _, v := range []int{cfg.ANN.M, cfg.ANN.EFConstruction, cfg.ANN.EFSearch, cfg.ANN.Lists, cfg.ANN.Probes} {
+		if v < 0 {
+			return nil, fmt.Errorf("%w: negative ANN parameter", store.ErrInvalidArgument)
+		}
+	}
+	if sp.kind == store.HNSW && sp.dims > 4000 || sp.kind == store.IVFFlat && sp.dims > 4000 {
+		return nil, fmt.Errorf("%w: pgvector indexes at most 4000 dimensions (halfvec); use ANN kind flat", store.ErrInvalidArgument)
+	}
+	sp.efSearch = cfg.ANN.EFSearch
+	if sp.efSearch == 0 {
+		sp.efSearch = 40
+	}
+	sp.probes = cfg.ANN.Probes
+	if sp.probes == 0 {
+		sp.probes = 1
+	}
+	sp.fields = cfg.Fields
+	if sp.fields == nil {
+		sp.fields = []string{"$"}
+	}
+	if err := store.ValidatePaths(sp.fields); err != nil {
+		return nil, err
+	}
+	if err := store.ValidateDistance(cfg.Distance); err != nil {
+		return nil, err
+	}
+	sp.estimate = estimateVectors(sp.fields)
+	return sp, nil
+}
+
+// estimateVectors guesses how many vectors an item has: one per path, more
+// for paths with wildcards, which may yield several texts.
+func estimateVectors(fields []string) int {
+	n := 0
+	for _, f := range fields {
+		if strings.Contains(f, "*") {
+			n += 4
+		} else {
+			n++
+		}
+	}
+	return max(n, 1)
+}
+
+// indexDDL is vector migration 2: the ANN index, or "" for flat.
+func (sp *indexSpec) indexDDL(t tables) string {
+	var with string
+	switch sp.kind {
+	case store.HNSW:
+		m, efc := sp.cfg.ANN.M, sp.cfg.ANN.EFConstruction
+		if m == 0 {
+			m = 16
+		}
+		if efc == 0 {
+			efc = 64
+		}
+		with = fmt.Sprintf(" WITH (m=%d, ef_construction=%d)", m, efc)
+	case store.IVFFlat:
+		lists := sp.cfg.ANN.Lists
+		if lists == 0 {
+			lists = 100
+		}
+		with = fmt.Sprintf(" WITH (lists=%d)", lists)
+	default:
+		return ""
+	}
+	return fmt.Sprintf("CREATE INDEX CONCURRENTLY IF NOT EXISTS store_vectors_embedding_idx ON %s USING %s (embedding %s)%s",
+		t.vectors, sp.kind, sp.opsClass, with)
+}
