@@ -1,47 +1,147 @@
 package serde
 
-// NOTE: provisional minimal codec so that other packages can build and test
-// while the full JsonPlus (issue 3) is written. Replace wholesale.
+import "reflect"
 
-import (
-	"bytes"
-	"encoding/json"
-	"fmt"
-)
-
-// JSONPlus is LangGraph's JsonPlus codec. The zero value is ready to use.
+// JSONPlus is memvault's JsonPlus codec, compatible with LangGraph's
+// JsonPlusSerializer (Python) and JsonPlusSerializer (JS). The zero value is
+// ready to use and safe for concurrent use.
+//
+// # Writing
+//
+// DumpsTyped writes nil as tag "null" with an empty payload, a top-level
+// []byte as tag "bytes" with the raw bytes, and everything else as tag
+// "json", which Python and JS LangGraph both read. Maps are written with
+// sorted keys, so equal values give equal bytes. Values plain JSON cannot
+// carry are written as LangGraph lc:2 constructor records
+// ({"lc":2,"type":"constructor","id":[...],"method":...,"args":[...],"kwargs":{...}}):
+//
+//	Go value                     id                     form
+//	time.Time                    ["datetime","datetime"] method fromisoformat, args [isoformat]
+//	[]byte (nested)              ["Uint8Array"]          method from, args [[0..255, ...]] (as JS writes)
+//	NaN, +Inf, -Inf              ["builtins","float"]    args ["nan" | "inf" | "-inf"]
+//	map with non-string keys     ["Map"]                 args [[[key, value], ...]] (as JS writes)
+//	Set                          ["Set"]                 args [[...]] (as JS writes)
+//	UUID                         ["uuid","UUID"]         args [32 hex digits]
+//	Decimal                      ["decimal","Decimal"]   args [text]
+//	registered struct (Register) name split at dots     kwargs {fields}
+//	Constructor                  its own id              unchanged
+//	PyObject                     module + class          the matching lc:2 record; LangChain
+//	                                                     messages as lc:1 records
+//	DeltaSnapshot                {"lc":2,"type":"delta_snapshot","value":...}
+//
+// Times are written as Python's isoformat with a "+HH:MM" offset; the
+// instant and the offset survive, a time.Location's name does not.
+// Unregistered structs are written as objects of their fields (encoding/json
+// rules: `json` tags, omitempty, embedding). Types implementing
+// json.Marshaler are written with it. Strings with invalid UTF-8 have the
+// bad bytes replaced by U+FFFD. Channels, functions and complex numbers are
+// ErrUnsupportedValue.
+//
+// # Reading
+//
+// LoadsTyped reads every tag LangGraph writes: "json", "msgpack" (Python's
+// default; ext codes 0-7 and the msgpack timestamp), "bytes", "bytearray",
+// "null" and "empty" (both nil). Any other tag is an error wrapping
+// ErrUnknownType that names the tag; a payload that does not parse is
+// ErrMalformed. Values come back as:
+//
+//	JSON / msgpack value                  Go value
+//	null / nil                            nil
+//	true / false                          bool
+//	integer                               int64; uint64 above MaxInt64; *big.Int beyond (JSON only)
+//	float (incl. NaN, ±Inf records)       float64
+//	string                                string
+//	msgpack bin, Uint8Array / bytes rec.  []byte
+//	array                                 []any
+//	object / map with string keys         map[string]any
+//	map with other keys, JS Map record    map[any]any
+//	datetime                              time.Time (naive: UTC; offset 0: time.UTC; else FixedZone)
+//	uuid.UUID                             UUID
+//	decimal.Decimal                       Decimal
+//	set, JS Set                           Set
+//	registered struct's record / ext 2,4,5 the registered type T
+//	other lc:1 / lc:2 constructor record  Constructor
+//	other msgpack ext 0-5 (enum, pydantic, PyObject
+//	  dataclass, LangChain message, ...)
+//	numpy array (ext 6)                   NumpyArray
+//	delta snapshot (ext 7 / lc:2)         DeltaSnapshot
+//	unknown msgpack ext code              Ext
+//	{"lc":2,"type":"undefined"}           nil
+//
+// Python's bare NaN / Infinity / -Infinity JSON tokens are read as float64.
+// Every type in the right column encodes back to the form it was read from,
+// so a value read from Python and written again is revived identically.
 type JSONPlus struct{}
 
-// DumpsTyped implements Serializer.
+// DumpsTyped implements Serializer, writing "json" (or "null" / "bytes").
 func (JSONPlus) DumpsTyped(v any) (string, []byte, error) {
 	switch x := v.(type) {
 	case nil:
 		return TypeNull, nil, nil
 	case []byte:
-		return TypeBytes, append([]byte(nil), x...), nil
+		return TypeBytes, append([]byte{}, x...), nil
 	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return "", nil, fmt.Errorf("%w: %v", ErrUnsupportedValue, err)
+	if isNilPointer(v) {
+		return TypeNull, nil, nil
 	}
-	return TypeJSON, b, nil
+	e := jsonEncoder{}
+	if err := e.encode(v); err != nil {
+		return "", nil, err
+	}
+	return TypeJSON, e.b, nil
 }
 
-// LoadsTyped implements Serializer.
+// LoadsTyped implements Serializer; see the type's documentation.
 func (JSONPlus) LoadsTyped(typ string, data []byte) (any, error) {
+	return loadsTyped(typ, data)
+}
+
+// MsgPack is JSONPlus writing "msgpack" instead of "json", byte-compatible
+// with what Python's JsonPlusSerializer writes and revives (datetimes as ext
+// 3, UUID / Decimal / Set as ext 0, registered structs as ext 2 like a
+// dataclass, PyObject values with their own ext code). Use it for databases
+// shared with Python only: JS LangGraph cannot read msgpack. It reads
+// everything JSONPlus reads. The zero value is ready to use.
+type MsgPack struct{}
+
+// DumpsTyped implements Serializer, writing "msgpack" (or "null" / "bytes").
+func (MsgPack) DumpsTyped(v any) (string, []byte, error) {
+	switch x := v.(type) {
+	case nil:
+		return TypeNull, nil, nil
+	case []byte:
+		return TypeBytes, append([]byte{}, x...), nil
+	}
+	if isNilPointer(v) {
+		return TypeNull, nil, nil
+	}
+	e := mpEncoder{}
+	if err := e.encode(v); err != nil {
+		return "", nil, err
+	}
+	return TypeMsgpack, e.b, nil
+}
+
+// LoadsTyped implements Serializer; see JSONPlus.
+func (MsgPack) LoadsTyped(typ string, data []byte) (any, error) {
+	return loadsTyped(typ, data)
+}
+
+func loadsTyped(typ string, data []byte) (any, error) {
 	switch typ {
 	case TypeNull, TypeEmpty:
 		return nil, nil
 	case TypeBytes, TypeByteArray:
-		return append([]byte(nil), data...), nil
+		return append([]byte{}, data...), nil
 	case TypeJSON:
-		d := json.NewDecoder(bytes.NewReader(data))
-		d.UseNumber()
-		var v any
-		if err := d.Decode(&v); err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
-		}
-		return v, nil
+		return decodeJSON(data)
+	case TypeMsgpack:
+		return decodeMsgpack(data)
 	}
 	return nil, unknownType(typ)
+}
+
+func isNilPointer(v any) bool {
+	rv := reflect.ValueOf(v)
+	return rv.Kind() == reflect.Pointer && rv.IsNil()
 }
