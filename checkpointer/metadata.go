@@ -13,7 +13,8 @@ var excludedMetadataKeys = map[string]bool{
 }
 
 // SerializableMetadata returns the metadata as it is stored: a copy of md
-// without "writes", with NUL characters removed from strings (PostgreSQL
+// without "writes" (nor one merged from cfg, as LangGraph drops it after
+// merging), with NUL characters removed from strings (PostgreSQL
 // JSONB cannot hold them; LangGraph strips them at the top level, memvault at
 // every depth and in keys), and with the scalar (string, bool, integer,
 // float) entries of cfg.Metadata and cfg.Extra added when md lacks them and
@@ -28,7 +29,7 @@ func SerializableMetadata(cfg Config, md Metadata) Metadata {
 	}
 	merge := func(src map[string]any) {
 		for k, v := range src {
-			if strings.HasPrefix(k, "__") || excludedMetadataKeys[k] {
+			if k == "writes" || strings.HasPrefix(k, "__") || excludedMetadataKeys[k] {
 				continue
 			}
 			if _, ok := out[k]; ok {

@@ -95,7 +95,10 @@ type Saver interface {
 	// namespace when cfg.CheckpointID is empty), or (nil, nil) when absent.
 	GetTuple(ctx context.Context, cfg Config) (*Tuple, error)
 	// List streams matching checkpoints newest first. A nil cfg lists every
-	// thread. Iteration stops at the first error, which is yielded.
+	// thread and namespace; a cfg without a thread id lists every thread in
+	// cfg.CheckpointNS (or in all namespaces with opt.AllNamespaces), as JS
+	// LangGraph does; a cfg.CheckpointID keeps only that checkpoint.
+	// Iteration stops at the first error, which is yielded.
 	List(ctx context.Context, cfg *Config, opt ListOptions) iter.Seq2[*Tuple, error]
 	// Put stores cp and its metadata under cfg's thread and namespace, with
 	// cfg.CheckpointID as its parent, and returns the config of the new
@@ -107,7 +110,8 @@ type Saver interface {
 	// first write.
 	PutWrites(ctx context.Context, cfg Config, writes []Write, taskID, taskPath string) error
 	// DeleteThread removes every checkpoint, value and write of the thread, in
-	// all namespaces. Deleting an unknown thread is not an error.
+	// all namespaces. Deleting an unknown thread is not an error; an empty
+	// threadID is ErrMissingThreadID.
 	DeleteThread(ctx context.Context, threadID string) error
 	// NextVersion returns the channel version that follows current ("" means
 	// none yet).

@@ -1,0 +1,24 @@
+// Package memory provides InMemorySaver, a checkpointer.Saver that keeps
+// everything in process memory: for tests, examples and ephemeral agents.
+//
+// It stores what LangGraph's InMemorySaver stores. Checkpoints live under
+// thread, namespace and id without their channel values; each value is
+// serialized once, as a (type, bytes) blob keyed by thread, namespace, channel
+// and version, and loaded by a checkpoint through the current version of each
+// of its channels; pending writes are serialized blobs keyed by checkpoint,
+// task id and index. Because every value goes through the serializer on the
+// way in and out, callers never share memory with the saver: mutating a value
+// after Put, or a value returned by GetTuple, leaves the stored state intact.
+// An encrypting serializer (serde.BoundSerializer) receives the associated
+// data of serde.BlobAAD and serde.WriteAAD, exactly as the SQL backends give
+// it, so the same ciphertext rules apply here.
+//
+// Metadata is kept as plain JSON (decoded into map[string]any with int64 and
+// float64 numbers) and filtered with checkpointer.MetadataContains, the
+// semantics of PostgreSQL's metadata @> filter.
+//
+// InMemorySaver is safe for concurrent use; List snapshots the matching ids
+// under a read lock and loads each tuple as the consumer asks for it. It also
+// implements checkpointer.Pruner, checkpointer.Copier and
+// checkpointer.RunDeleter.
+package memory

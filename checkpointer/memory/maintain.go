@@ -1,0 +1,213 @@
+package memory
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/memvault/memvault/checkpointer"
+	"github.com/memvault/memvault/serde"
+)
+
+// Prune implements checkpointer.Pruner. PruneKeepLatest keeps, in every
+// namespace of each thread, the latest checkpoint, its pending writes and
+// the values its channel versions reference; PruneDelete removes the
+// threads. Unknown threads are ignored.
+func (s *InMemorySaver) Prune(ctx context.Context, threadIDs []string, strategy checkpointer.PruneStrategy) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("memory: %w", err)
+	}
+	switch strategy {
+	case checkpointer.PruneKeepLatest, checkpointer.PruneDelete:
+	default:
+		return fmt.Errorf("memory: unknown prune strategy %d", strategy)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, thread := range threadIDs {
+		if strategy == checkpointer.PruneDelete {
+			delete(s.threads, thread)
+			continue
+		}
+		for _, n := range s.threads[thread] {
+			for id := range n.checkpoints {
+				if id != n.latest {
+					delete(n.checkpoints, id)
+				}
+			}
+			for id := range n.writes {
+				if id != n.latest {
+					delete(n.writes, id)
+				}
+			}
+			n.collectBlobs()
+		}
+	}
+	return nil
+}
+
+// DeleteForRuns implements checkpointer.RunDeleter: it removes, in every
+// thread and namespace, the checkpoints whose metadata run_id is one of
+// runIDs, with their pending writes and the values no remaining checkpoint
+// references.
+func (s *InMemorySaver) DeleteForRuns(ctx context.Context, runIDs []string) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("memory: %w", err)
+	}
+	if len(runIDs) == 0 {
+		return nil
+	}
+	runs := make(map[string]bool, len(runIDs))
+	for _, r := range runIDs {
+		runs[r] = true
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for thread, t := range s.threads {
+		for ns, n := range t {
+			removed := false
+			for id, rec := range n.checkpoints {
+				if run, ok := rec.metadata["run_id"].(string); ok && runs[run] {
+					delete(n.checkpoints, id)
+					delete(n.writes, id)
+					removed = true
+				}
+			}
+			if !removed {
+				continue
+			}
+			if len(n.checkpoints) == 0 {
+				delete(t, ns)
+				continue
+			}
+			n.latest = ""
+			for id := range n.checkpoints {
+				n.latest = max(n.latest, id)
+			}
+			n.collectBlobs()
+		}
+		if len(t) == 0 {
+			delete(s.threads, thread)
+		}
+	}
+	return nil
+}
+
+// collectBlobs removes the values no stored checkpoint of n references.
+func (n *namespace) collectBlobs() {
+	live := make(map[chanVersion]bool, len(n.blobs))
+	for _, rec := range n.checkpoints {
+		for ch, ver := range rec.versions {
+			live[chanVersion{ch, ver}] = true
+		}
+	}
+	for k := range n.blobs {
+		if !live[k] {
+			delete(n.blobs, k)
+		}
+	}
+}
+
+// CopyThread implements checkpointer.Copier: every checkpoint (with its id),
+// namespace, value and pending write of src is copied to dst, whose existing
+// entries with the same keys are overwritten. Values bound to their location
+// by an encrypting serializer are re-bound to dst. Copying an unknown thread
+// does nothing.
+func (s *InMemorySaver) CopyThread(ctx context.Context, srcThreadID, dstThreadID string) error {
+	if srcThreadID == "" || dstThreadID == "" {
+		return fmt.Errorf("memory: %w", checkpointer.ErrMissingThreadID)
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("memory: %w", err)
+	}
+	if srcThreadID == dstThreadID {
+		return nil
+	}
+	// Snapshot the source under the read lock; records and blob bytes are
+	// immutable, so shallow copies of the maps suffice.
+	type nsCopy struct {
+		ns     string
+		recs   []*record
+		blobs  map[chanVersion]blob
+		writes map[string][]*storedWrite
+	}
+	s.mu.RLock()
+	var src []nsCopy
+	for ns, n := range s.threads[srcThreadID] {
+		c := nsCopy{ns: ns, blobs: make(map[chanVersion]blob, len(n.blobs)), writes: make(map[string][]*storedWrite, len(n.writes))}
+		for _, rec := range n.checkpoints {
+			c.recs = append(c.recs, rec)
+		}
+		for k, b := range n.blobs {
+			c.blobs[k] = b
+		}
+		for id, ws := range n.writes {
+			for _, w := range ws {
+				c.writes[id] = append(c.writes[id], w)
+			}
+		}
+		src = append(src, c)
+	}
+	s.mu.RUnlock()
+
+	// Re-bind values outside the lock (a no-op for plain codecs).
+	_, bound := s.serde.(serde.BoundSerializer)
+	for i := range src {
+		c := &src[i]
+		if !bound {
+			continue
+		}
+		for k, b := range c.blobs {
+			if b.typ == serde.TypeEmpty {
+				continue
+			}
+			v, err := serde.LoadsWith(s.serde, b.typ, b.data, serde.BlobAAD(srcThreadID, c.ns, k.channel, k.version))
+			if err != nil {
+				return fmt.Errorf("memory: copy channel %q: %w", k.channel, err)
+			}
+			typ, data, err := serde.DumpsWith(s.serde, v, serde.BlobAAD(dstThreadID, c.ns, k.channel, k.version))
+			if err != nil {
+				return fmt.Errorf("memory: copy channel %q: %w", k.channel, err)
+			}
+			c.blobs[k] = blob{typ, data}
+		}
+		for id, ws := range c.writes {
+			for j, w := range ws {
+				v, err := serde.LoadsWith(s.serde, w.value.typ, w.value.data, serde.WriteAAD(srcThreadID, c.ns, id, w.task, w.idx))
+				if err != nil {
+					return fmt.Errorf("memory: copy write (%s, %d): %w", w.task, w.idx, err)
+				}
+				typ, data, err := serde.DumpsWith(s.serde, v, serde.WriteAAD(dstThreadID, c.ns, id, w.task, w.idx))
+				if err != nil {
+					return fmt.Errorf("memory: copy write (%s, %d): %w", w.task, w.idx, err)
+				}
+				nw := *w
+				nw.value = blob{typ, data}
+				ws[j] = &nw
+			}
+		}
+	}
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, c := range src {
+		n := s.namespaceLocked(dstThreadID, c.ns)
+		for _, rec := range c.recs {
+			n.checkpoints[rec.id] = rec
+			n.latest = max(n.latest, rec.id)
+		}
+		for k, b := range c.blobs {
+			n.blobs[k] = b
+		}
+		for id, ws := range c.writes {
+			m := n.writes[id]
+			if m == nil {
+				m = make(map[taskIdx]*storedWrite, len(ws))
+				n.writes[id] = m
+			}
+			for _, w := range ws {
+				m[taskIdx{w.task, w.idx}] = w
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,499 @@
+package memory
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"iter"
+	"maps"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/memvault/memvault/checkpointer"
+	"github.com/memvault/memvault/serde"
+)
+
+// Options configures an InMemorySaver. The zero value is ready to use.
+type Options struct {
+	// Serde encodes channel values and pending writes. Default:
+	// serde.JSONPlus{}. A serde.BoundSerializer (such as an encrypting one)
+	// is given serde.BlobAAD and serde.WriteAAD as associated data.
+	Serde serde.Serializer
+	// VersionStyle selects how NextVersion spells versions. Default:
+	// checkpointer.VersionString (Python LangGraph's style).
+	VersionStyle checkpointer.VersionStyle
+}
+
+// InMemorySaver is a checkpointer.Saver that keeps serialized checkpoints,
+// values and writes in memory. It is safe for concurrent use. Create it with
+// New.
+type InMemorySaver struct {
+	serde serde.Serializer
+	style checkpointer.VersionStyle
+
+	mu      sync.RWMutex
+	threads map[string]map[string]*namespace // thread id -> namespace -> data
+}
+
+var (
+	_ checkpointer.Saver      = (*InMemorySaver)(nil)
+	_ checkpointer.Pruner     = (*InMemorySaver)(nil)
+	_ checkpointer.Copier     = (*InMemorySaver)(nil)
+	_ checkpointer.RunDeleter = (*InMemorySaver)(nil)
+)
+
+// namespace holds one (thread, namespace) pair: LangGraph's storage, blobs
+// and writes dictionaries restricted to it.
+type namespace struct {
+	checkpoints map[string]*record
+	latest      string                             // greatest checkpoint id
+	blobs       map[chanVersion]blob               // (channel, version) -> value
+	writes      map[string]map[taskIdx]*storedWrite // checkpoint id -> writes
+}
+
+// record is a stored checkpoint without its values. Records are immutable
+// once stored (Put replaces them), so readers may hold them without the lock.
+type record struct {
+	v        int
+	id       string
+	ts       time.Time
+	versions map[string]string
+	seen     map[string]map[string]string
+	updated  []string
+	metadata map[string]any // decoded JSON; copied before it is handed out
+	parent   string
+}
+
+type chanVersion struct{ channel, version string }
+
+// blob is a serialized value; data is never modified after it is stored.
+type blob struct {
+	typ  string
+	data []byte
+}
+
+type taskIdx struct {
+	task string
+	idx  int
+}
+
+type storedWrite struct {
+	task, path, channel string
+	idx                 int
+	value               blob
+}
+
+// New returns an empty InMemorySaver.
+func New(opt Options) *InMemorySaver {
+	s := opt.Serde
+	if s == nil {
+		s = serde.JSONPlus{}
+	}
+	return &InMemorySaver{serde: s, style: opt.VersionStyle, threads: map[string]map[string]*namespace{}}
+}
+
+func newNamespace() *namespace {
+	return &namespace{
+		checkpoints: map[string]*record{},
+		blobs:       map[chanVersion]blob{},
+		writes:      map[string]map[taskIdx]*storedWrite{},
+	}
+}
+
+// NextVersion implements checkpointer.Saver.
+func (s *InMemorySaver) NextVersion(current string) string {
+	return checkpointer.NextVersionStyle(s.style, current)
+}
+
+// Put implements checkpointer.Saver.
+func (s *InMemorySaver) Put(ctx context.Context, cfg checkpointer.Config, cp *checkpointer.Checkpoint, md checkpointer.Metadata, newVersions map[string]string) (checkpointer.Config, error) {
+	if err := checkpointer.ValidatePut(cfg, cp); err != nil {
+		return checkpointer.Config{}, fmt.Errorf("memory: %w", err)
+	}
+	if err := ctx.Err(); err != nil {
+		return checkpointer.Config{}, fmt.Errorf("memory: %w", err)
+	}
+	meta, err := storedMetadata(cfg, md)
+	if err != nil {
+		return checkpointer.Config{}, err
+	}
+	thread, ns := cfg.ThreadID, cfg.CheckpointNS
+	blobs := make(map[chanVersion]blob, len(newVersions))
+	for ch, ver := range newVersions {
+		b := blob{typ: serde.TypeEmpty}
+		if v, ok := cp.ChannelValues[ch]; ok {
+			typ, data, err := serde.DumpsWith(s.serde, v, serde.BlobAAD(thread, ns, ch, ver))
+			if err != nil {
+				return checkpointer.Config{}, fmt.Errorf("memory: channel %q: %w", ch, err)
+			}
+			b = blob{typ: typ, data: data}
+		}
+		blobs[chanVersion{ch, ver}] = b
+	}
+	rec := &record{
+		v:        cp.V,
+		id:       cp.ID,
+		ts:       cp.TS,
+		versions: maps.Clone(cp.ChannelVersions),
+		seen:     cloneSeen(cp.VersionsSeen),
+		updated:  slices.Clone(cp.UpdatedChannels),
+		metadata: meta,
+		parent:   cfg.CheckpointID,
+	}
+
+	s.mu.Lock()
+	n := s.namespaceLocked(thread, ns)
+	maps.Copy(n.blobs, blobs)
+	n.checkpoints[rec.id] = rec
+	if rec.id > n.latest {
+		n.latest = rec.id
+	}
+	s.mu.Unlock()
+	return checkpointer.Config{ThreadID: thread, CheckpointNS: ns, CheckpointID: cp.ID}, nil
+}
+
+// storedMetadata returns md as it is stored: LangGraph's serializable
+// metadata, round-tripped through JSON so that it holds only plain JSON
+// values, exactly as the SQL backends give it back.
+func storedMetadata(cfg checkpointer.Config, md checkpointer.Metadata) (map[string]any, error) {
+	b, err := json.Marshal(checkpointer.SerializableMetadata(cfg, md))
+	if err != nil {
+		return nil, fmt.Errorf("memory: metadata: %w: %v", serde.ErrUnsupportedValue, err)
+	}
+	v, err := checkpointer.DecodeJSONValue(b)
+	if err != nil {
+		return nil, fmt.Errorf("memory: metadata: %w", err)
+	}
+	m, _ := v.(map[string]any)
+	if m == nil {
+		m = map[string]any{}
+	}
+	return m, nil
+}
+
+func (s *InMemorySaver) namespaceLocked(thread, ns string) *namespace {
+	t := s.threads[thread]
+	if t == nil {
+		t = map[string]*namespace{}
+		s.threads[thread] = t
+	}
+	n := t[ns]
+	if n == nil {
+		n = newNamespace()
+		t[ns] = n
+	}
+	return n
+}
+
+// PutWrites implements checkpointer.Saver.
+func (s *InMemorySaver) PutWrites(ctx context.Context, cfg checkpointer.Config, writes []checkpointer.Write, taskID, taskPath string) error {
+	if err := checkpointer.ValidatePutWrites(cfg); err != nil {
+		return fmt.Errorf("memory: %w", err)
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("memory: %w", err)
+	}
+	thread, ns, id := cfg.ThreadID, cfg.CheckpointNS, cfg.CheckpointID
+	rows := make([]*storedWrite, len(writes))
+	for i, w := range writes {
+		idx := checkpointer.WriteIndex(w.Channel, i)
+		typ, data, err := serde.DumpsWith(s.serde, w.Value, serde.WriteAAD(thread, ns, id, taskID, idx))
+		if err != nil {
+			return fmt.Errorf("memory: write %d (channel %q): %w", i, w.Channel, err)
+		}
+		rows[i] = &storedWrite{task: taskID, path: taskPath, channel: w.Channel, idx: idx, value: blob{typ, data}}
+	}
+	upsert := checkpointer.UpsertWrites(writes)
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := s.namespaceLocked(thread, ns)
+	ws := n.writes[id]
+	if ws == nil {
+		ws = make(map[taskIdx]*storedWrite, len(rows))
+		n.writes[id] = ws
+	}
+	for _, r := range rows {
+		k := taskIdx{r.task, r.idx}
+		if _, exists := ws[k]; exists && !upsert {
+			continue
+		}
+		ws[k] = r
+	}
+	return nil
+}
+
+// GetTuple implements checkpointer.Saver.
+func (s *InMemorySaver) GetTuple(ctx context.Context, cfg checkpointer.Config) (*checkpointer.Tuple, error) {
+	if cfg.ThreadID == "" {
+		return nil, fmt.Errorf("memory: %w", checkpointer.ErrMissingThreadID)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("memory: %w", err)
+	}
+	s.mu.RLock()
+	n := s.threads[cfg.ThreadID][cfg.CheckpointNS]
+	var raw *rawTuple
+	if n != nil {
+		id := cfg.CheckpointID
+		if id == "" {
+			id = n.latest
+		}
+		if rec := n.checkpoints[id]; rec != nil {
+			raw = s.collectLocked(cfg.ThreadID, cfg.CheckpointNS, n, rec)
+		}
+	}
+	s.mu.RUnlock()
+	if raw == nil {
+		return nil, nil
+	}
+	return s.decode(raw)
+}
+
+// rawTuple is what a tuple is built from, gathered under the read lock and
+// decoded after it is released.
+type rawTuple struct {
+	thread, ns string
+	rec        *record
+	values     []chanBlob
+	writes     []*storedWrite
+	sends      []*storedWrite // parent's ChannelTasks writes (v<4 migration)
+}
+
+type chanBlob struct {
+	channel, version string
+	blob
+}
+
+func (s *InMemorySaver) collectLocked(thread, ns string, n *namespace, rec *record) *rawTuple {
+	raw := &rawTuple{thread: thread, ns: ns, rec: rec}
+	if len(rec.versions) > 0 {
+		raw.values = make([]chanBlob, 0, len(rec.versions))
+		for ch, ver := range rec.versions {
+			if b, ok := n.blobs[chanVersion{ch, ver}]; ok && b.typ != serde.TypeEmpty {
+				raw.values = append(raw.values, chanBlob{ch, ver, b})
+			}
+		}
+	}
+	if ws := n.writes[rec.id]; len(ws) > 0 {
+		raw.writes = slices.SortedFunc(maps.Values(ws), func(a, b *storedWrite) int {
+			return cmp.Or(cmp.Compare(a.task, b.task), cmp.Compare(a.idx, b.idx))
+		})
+	}
+	if rec.v < 4 && rec.parent != "" {
+		for _, w := range n.writes[rec.parent] {
+			if w.channel == checkpointer.ChannelTasks {
+				raw.sends = append(raw.sends, w)
+			}
+		}
+		slices.SortFunc(raw.sends, func(a, b *storedWrite) int {
+			return cmp.Or(cmp.Compare(a.path, b.path), cmp.Compare(a.task, b.task), cmp.Compare(a.idx, b.idx))
+		})
+	}
+	return raw
+}
+
+func (s *InMemorySaver) decode(raw *rawTuple) (*checkpointer.Tuple, error) {
+	rec := raw.rec
+	cp := &checkpointer.Checkpoint{
+		V:               rec.v,
+		ID:              rec.id,
+		TS:              rec.ts,
+		ChannelValues:   make(map[string]any, len(raw.values)),
+		ChannelVersions: maps.Clone(rec.versions),
+		VersionsSeen:    cloneSeen(rec.seen),
+		UpdatedChannels: slices.Clone(rec.updated),
+	}
+	if cp.ChannelVersions == nil {
+		cp.ChannelVersions = map[string]string{}
+	}
+	if cp.VersionsSeen == nil {
+		cp.VersionsSeen = map[string]map[string]string{}
+	}
+	for _, b := range raw.values {
+		v, err := serde.LoadsWith(s.serde, b.typ, b.data, serde.BlobAAD(raw.thread, raw.ns, b.channel, b.version))
+		if err != nil {
+			return nil, fmt.Errorf("memory: checkpoint %s channel %q: %w", rec.id, b.channel, err)
+		}
+		cp.ChannelValues[b.channel] = v
+	}
+	if len(raw.sends) > 0 {
+		sends := make([]any, len(raw.sends))
+		for i, w := range raw.sends {
+			v, err := s.loadWrite(raw.thread, raw.ns, rec.parent, w)
+			if err != nil {
+				return nil, err
+			}
+			sends[i] = v
+		}
+		checkpointer.ApplyPendingSends(cp, sends, s.style)
+	}
+	t := &checkpointer.Tuple{
+		Config:     checkpointer.Config{ThreadID: raw.thread, CheckpointNS: raw.ns, CheckpointID: rec.id},
+		Checkpoint: cp,
+		Metadata:   checkpointer.Metadata(copyJSON(rec.metadata).(map[string]any)),
+	}
+	if rec.parent != "" {
+		t.ParentConfig = &checkpointer.Config{ThreadID: raw.thread, CheckpointNS: raw.ns, CheckpointID: rec.parent}
+	}
+	if len(raw.writes) > 0 {
+		t.PendingWrites = make([]checkpointer.PendingWrite, len(raw.writes))
+		for i, w := range raw.writes {
+			v, err := s.loadWrite(raw.thread, raw.ns, rec.id, w)
+			if err != nil {
+				return nil, err
+			}
+			t.PendingWrites[i] = checkpointer.PendingWrite{TaskID: w.task, Channel: w.channel, Value: v}
+		}
+	}
+	return t, nil
+}
+
+func (s *InMemorySaver) loadWrite(thread, ns, id string, w *storedWrite) (any, error) {
+	v, err := serde.LoadsWith(s.serde, w.value.typ, w.value.data, serde.WriteAAD(thread, ns, id, w.task, w.idx))
+	if err != nil {
+		return nil, fmt.Errorf("memory: checkpoint %s write (%s, %d): %w", id, w.task, w.idx, err)
+	}
+	return v, nil
+}
+
+// List implements checkpointer.Saver. The ids that match are taken under
+// the read lock when iteration starts; each tuple is loaded when the
+// consumer reaches it, and skipped if it was deleted in between.
+func (s *InMemorySaver) List(ctx context.Context, cfg *checkpointer.Config, opt checkpointer.ListOptions) iter.Seq2[*checkpointer.Tuple, error] {
+	return func(yield func(*checkpointer.Tuple, error) bool) {
+		if err := ctx.Err(); err != nil {
+			yield(nil, fmt.Errorf("memory: %w", err))
+			return
+		}
+		refs := s.match(cfg, opt)
+		for _, r := range refs {
+			if err := ctx.Err(); err != nil {
+				yield(nil, fmt.Errorf("memory: %w", err))
+				return
+			}
+			s.mu.RLock()
+			var raw *rawTuple
+			if n := s.threads[r.thread][r.ns]; n != nil && n.checkpoints[r.rec.id] == r.rec {
+				raw = s.collectLocked(r.thread, r.ns, n, r.rec)
+			}
+			s.mu.RUnlock()
+			if raw == nil {
+				continue
+			}
+			t, err := s.decode(raw)
+			if !yield(t, err) || err != nil {
+				return
+			}
+		}
+	}
+}
+
+type ref struct {
+	thread, ns string
+	rec        *record
+}
+
+// match returns the records List yields, newest first, limit applied.
+func (s *InMemorySaver) match(cfg *checkpointer.Config, opt checkpointer.ListOptions) []ref {
+	before := ""
+	if opt.Before != nil {
+		before = opt.Before.CheckpointID
+	}
+	var refs []ref
+	visit := func(thread, ns string, n *namespace) {
+		add := func(rec *record) {
+			if before != "" && rec.id >= before {
+				return
+			}
+			if len(opt.Filter) > 0 && !checkpointer.MetadataContains(rec.metadata, opt.Filter) {
+				return
+			}
+			refs = append(refs, ref{thread, ns, rec})
+		}
+		if cfg != nil && cfg.CheckpointID != "" {
+			if rec := n.checkpoints[cfg.CheckpointID]; rec != nil {
+				add(rec)
+			}
+			return
+		}
+		for _, rec := range n.checkpoints {
+			add(rec)
+		}
+	}
+	visitThread := func(thread string, t map[string]*namespace) {
+		if cfg != nil && !opt.AllNamespaces {
+			if n := t[cfg.CheckpointNS]; n != nil {
+				visit(thread, cfg.CheckpointNS, n)
+			}
+			return
+		}
+		for ns, n := range t {
+			visit(thread, ns, n)
+		}
+	}
+
+	s.mu.RLock()
+	if cfg == nil || cfg.ThreadID == "" {
+		for thread, t := range s.threads {
+			visitThread(thread, t)
+		}
+	} else if t := s.threads[cfg.ThreadID]; t != nil {
+		visitThread(cfg.ThreadID, t)
+	}
+	s.mu.RUnlock()
+
+	slices.SortFunc(refs, func(a, b ref) int {
+		return cmp.Or(cmp.Compare(b.rec.id, a.rec.id), cmp.Compare(a.thread, b.thread), cmp.Compare(a.ns, b.ns))
+	})
+	if opt.Limit > 0 && len(refs) > opt.Limit {
+		refs = refs[:opt.Limit]
+	}
+	return refs
+}
+
+// DeleteThread implements checkpointer.Saver.
+func (s *InMemorySaver) DeleteThread(ctx context.Context, threadID string) error {
+	if threadID == "" {
+		return fmt.Errorf("memory: %w", checkpointer.ErrMissingThreadID)
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("memory: %w", err)
+	}
+	s.mu.Lock()
+	delete(s.threads, threadID)
+	s.mu.Unlock()
+	return nil
+}
+
+func cloneSeen(m map[string]map[string]string) map[string]map[string]string {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]map[string]string, len(m))
+	for k, v := range m {
+		out[k] = maps.Clone(v)
+	}
+	return out
+}
+
+// copyJSON deep-copies a decoded JSON value.
+func copyJSON(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		m := make(map[string]any, len(x))
+		for k, e := range x {
+			m[k] = copyJSON(e)
+		}
+		return m
+	case []any:
+		s := make([]any, len(x))
+		for i, e := range x {
+			s[i] = copyJSON(e)
+		}
+		return s
+	}
+	return v
+}
