@@ -113,7 +113,7 @@ func (s *Saver) Setup(ctx context.Context) (err error) {
 		conn = s.db
 	}
 	if !s.inTx {
-		if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1)`, s.lockKey()); err != nil {
+		if err := s.lock(ctx, conn); err != nil {
 			return fmt.Errorf("postgres: setup: lock: %w", err)
 		}
 		defer func() {
@@ -192,6 +192,32 @@ func execMigration(ctx context.Context, conn DB, stmt string) error {
 		return nil
 	}
 	return err
+}
+
+// lock takes Setup's session advisory lock on conn. It polls with
+// pg_try_advisory_lock instead of blocking in pg_advisory_lock: CREATE INDEX
+// CONCURRENTLY waits for every transaction older than it to end, including
+// a session blocked in pg_advisory_lock waiting for the CREATE INDEX's own
+// session, which PostgreSQL reports as a deadlock.
+func (s *Saver) lock(ctx context.Context, conn DB) error {
+	wait := 5 * time.Millisecond
+	for {
+		var ok bool
+		if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1)`, s.lockKey()).Scan(&ok); err != nil {
+			return err
+		}
+		if ok {
+			return nil
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+		wait = min(2*wait, 250*time.Millisecond)
+	}
 }
 
 // lockKey is the advisory lock Setup holds: one per schema.
