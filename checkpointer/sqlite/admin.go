@@ -1,0 +1,339 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+
+	"github.com/memvault/memvault/checkpointer"
+	"github.com/memvault/memvault/serde"
+)
+
+// Prune implements checkpointer.Pruner. PruneKeepLatest keeps, in every
+// namespace of each thread, the latest checkpoint, its pending writes and
+// the values its channel versions reference, and deletes the rest;
+// PruneDelete deletes the threads. Unknown threads are ignored. Each call is
+// one transaction.
+func (s *Saver) Prune(ctx context.Context, threadIDs []string, strategy checkpointer.PruneStrategy) error {
+	switch strategy {
+	case checkpointer.PruneKeepLatest, checkpointer.PruneDelete:
+	default:
+		return fmt.Errorf("sqlite: unknown prune strategy %d", strategy)
+	}
+	if len(threadIDs) == 0 {
+		return ctx.Err()
+	}
+	err := s.db.Write(ctx, func(tx *sql.Tx) error {
+		if strategy == checkpointer.PruneDelete {
+			return deleteThreads(ctx, tx, threadIDs...)
+		}
+		for _, thread := range threadIDs {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM checkpoints AS c WHERE thread_id = ?1
+				AND checkpoint_id < (SELECT max(l.checkpoint_id) FROM checkpoints l
+					WHERE l.thread_id = ?1 AND l.checkpoint_ns = c.checkpoint_ns)`, thread); err != nil {
+				return err
+			}
+			if _, err := tx.ExecContext(ctx, `DELETE FROM checkpoint_writes AS w WHERE thread_id = ?1
+				AND NOT EXISTS (SELECT 1 FROM checkpoints c WHERE c.thread_id = ?1
+					AND c.checkpoint_ns = w.checkpoint_ns AND c.checkpoint_id = w.checkpoint_id)`, thread); err != nil {
+				return err
+			}
+			if err := collectBlobs(ctx, tx, thread); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("sqlite: prune: %w", err)
+	}
+	return nil
+}
+
+// collectBlobs deletes the values of thread that no remaining checkpoint
+// references by its channel versions.
+func collectBlobs(ctx context.Context, tx *sql.Tx, thread string) error {
+	type key struct{ ns, channel, version string }
+	live := map[key]bool{}
+	rs, err := tx.QueryContext(ctx, `SELECT checkpoint_ns, checkpoint FROM checkpoints WHERE thread_id = ?`, thread)
+	if err != nil {
+		return err
+	}
+	for rs.Next() {
+		var ns string
+		var doc []byte
+		if err := rs.Scan(&ns, &doc); err != nil {
+			rs.Close()
+			return err
+		}
+		dec, err := checkpointer.DecodeCheckpointJSON(doc)
+		if err != nil {
+			rs.Close()
+			return err
+		}
+		for ch, ver := range dec.Checkpoint.ChannelVersions {
+			live[key{ns, ch, ver}] = true
+		}
+	}
+	if err := rs.Close(); err != nil {
+		return err
+	}
+	if err := rs.Err(); err != nil {
+		return err
+	}
+	rs, err = tx.QueryContext(ctx, `SELECT checkpoint_ns, channel, version FROM checkpoint_blobs WHERE thread_id = ?`, thread)
+	if err != nil {
+		return err
+	}
+	var dead []key
+	for rs.Next() {
+		var k key
+		if err := rs.Scan(&k.ns, &k.channel, &k.version); err != nil {
+			rs.Close()
+			return err
+		}
+		if !live[k] {
+			dead = append(dead, k)
+		}
+	}
+	if err := rs.Close(); err != nil {
+		return err
+	}
+	if err := rs.Err(); err != nil {
+		return err
+	}
+	if len(dead) == 0 {
+		return nil
+	}
+	st, err := tx.PrepareContext(ctx, `DELETE FROM checkpoint_blobs
+		WHERE thread_id = ? AND checkpoint_ns = ? AND channel = ? AND version = ?`)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	for _, k := range dead {
+		if _, err := st.ExecContext(ctx, thread, k.ns, k.channel, k.version); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// DeleteForRuns implements checkpointer.RunDeleter: it deletes, in every
+// thread and namespace, the checkpoints whose metadata run_id is one of
+// runIDs, with their pending writes and the values no remaining checkpoint
+// references, in one transaction.
+func (s *Saver) DeleteForRuns(ctx context.Context, runIDs []string) error {
+	if len(runIDs) == 0 {
+		return ctx.Err()
+	}
+	err := s.db.Write(ctx, func(tx *sql.Tx) error {
+		type ck struct{ thread, ns, id string }
+		var doomed []ck
+		threads := map[string]bool{}
+		for start := 0; start < len(runIDs); start += chunk {
+			part := runIDs[start:min(start+chunk, len(runIDs))]
+			args := make([]any, len(part))
+			for i, r := range part {
+				args[i] = r
+			}
+			// The expression matches checkpoints_run_id_idx.
+			rs, err := tx.QueryContext(ctx, `SELECT thread_id, checkpoint_ns, checkpoint_id FROM checkpoints
+				WHERE json_extract(metadata, '$.run_id') IN (`+placeholders(len(part))+`)
+				AND json_type(metadata, '$.run_id') = 'text'`, args...)
+			if err != nil {
+				return err
+			}
+			for rs.Next() {
+				var c ck
+				if err := rs.Scan(&c.thread, &c.ns, &c.id); err != nil {
+					rs.Close()
+					return err
+				}
+				doomed = append(doomed, c)
+				threads[c.thread] = true
+			}
+			if err := rs.Close(); err != nil {
+				return err
+			}
+			if err := rs.Err(); err != nil {
+				return err
+			}
+		}
+		for _, c := range doomed {
+			for _, table := range []string{"checkpoint_writes", "checkpoints"} {
+				if _, err := tx.ExecContext(ctx, `DELETE FROM `+table+`
+					WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?`, c.thread, c.ns, c.id); err != nil {
+					return err
+				}
+			}
+		}
+		for thread := range threads {
+			if err := collectBlobs(ctx, tx, thread); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("sqlite: delete for runs: %w", err)
+	}
+	return nil
+}
+
+// CopyThread implements checkpointer.Copier: every checkpoint (with its
+// id), namespace, value and pending write of src is copied to dst, in one
+// transaction, overwriting rows of dst with the same keys. Values encrypted
+// by a serde.BoundSerializer (a type tag with a cipher suffix) are bound to
+// their thread, so they are decrypted under src's associated data and
+// encrypted again under dst's; other values are copied byte for byte.
+// Copying an unknown thread does nothing.
+func (s *Saver) CopyThread(ctx context.Context, srcThreadID, dstThreadID string) error {
+	if srcThreadID == "" || dstThreadID == "" {
+		return fmt.Errorf("sqlite: %w", checkpointer.ErrMissingThreadID)
+	}
+	if srcThreadID == dstThreadID {
+		return ctx.Err()
+	}
+	_, bound := s.serde.(serde.BoundSerializer)
+	err := s.db.Write(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO checkpoints
+			(thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata)
+			SELECT ?, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata
+			FROM checkpoints WHERE thread_id = ?
+			ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) DO UPDATE SET
+				parent_checkpoint_id = excluded.parent_checkpoint_id, type = excluded.type,
+				checkpoint = excluded.checkpoint, metadata = excluded.metadata`, dstThreadID, srcThreadID); err != nil {
+			return err
+		}
+		if !bound {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO checkpoint_blobs
+				(thread_id, checkpoint_ns, channel, version, type, blob)
+				SELECT ?, checkpoint_ns, channel, version, type, blob FROM checkpoint_blobs WHERE thread_id = ?
+				ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO UPDATE SET
+					type = excluded.type, blob = excluded.blob`, dstThreadID, srcThreadID); err != nil {
+				return err
+			}
+			_, err := tx.ExecContext(ctx, `INSERT INTO checkpoint_writes
+				(thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, blob, task_path)
+				SELECT ?, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, blob, task_path
+				FROM checkpoint_writes WHERE thread_id = ?
+				ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) DO UPDATE SET
+					channel = excluded.channel, type = excluded.type, blob = excluded.blob,
+					task_path = excluded.task_path`, dstThreadID, srcThreadID)
+			return err
+		}
+		return s.copyBound(ctx, tx, srcThreadID, dstThreadID)
+	})
+	if err != nil {
+		return fmt.Errorf("sqlite: copy thread: %w", err)
+	}
+	return nil
+}
+
+// rebind re-encrypts a value bound to src's associated data under dst's.
+func (s *Saver) rebind(typ string, data, srcAAD, dstAAD []byte) (string, []byte, error) {
+	if !strings.Contains(typ, "+") {
+		return typ, data, nil // not encrypted: not bound
+	}
+	v, err := serde.LoadsWith(s.serde, typ, data, srcAAD)
+	if err != nil {
+		return "", nil, err
+	}
+	return serde.DumpsWith(s.serde, v, dstAAD)
+}
+
+func (s *Saver) copyBound(ctx context.Context, tx *sql.Tx, src, dst string) error {
+	rs, err := tx.QueryContext(ctx, `SELECT checkpoint_ns, channel, version, type, blob FROM checkpoint_blobs WHERE thread_id = ?`, src)
+	if err != nil {
+		return err
+	}
+	type blob struct {
+		ns string
+		blobRow
+	}
+	var blobs []blob
+	for rs.Next() {
+		var b blob
+		if err := rs.Scan(&b.ns, &b.channel, &b.version, &b.typ, &b.data); err != nil {
+			rs.Close()
+			return err
+		}
+		blobs = append(blobs, b)
+	}
+	if err := rs.Close(); err != nil {
+		return err
+	}
+	if err := rs.Err(); err != nil {
+		return err
+	}
+	put, err := tx.PrepareContext(ctx, `INSERT INTO checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, blob)
+		VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO UPDATE SET
+		type = excluded.type, blob = excluded.blob`)
+	if err != nil {
+		return err
+	}
+	defer put.Close()
+	for _, b := range blobs {
+		typ, data, err := s.rebind(b.typ, b.data,
+			serde.BlobAAD(src, b.ns, b.channel, b.version), serde.BlobAAD(dst, b.ns, b.channel, b.version))
+		if err != nil {
+			return fmt.Errorf("channel %q: %w", b.channel, err)
+		}
+		if _, err := put.ExecContext(ctx, dst, b.ns, b.channel, b.version, typ, data); err != nil {
+			return err
+		}
+	}
+
+	rs, err = tx.QueryContext(ctx, `SELECT checkpoint_ns, checkpoint_id, task_id, idx, channel, type, blob, task_path
+		FROM checkpoint_writes WHERE thread_id = ?`, src)
+	if err != nil {
+		return err
+	}
+	type write struct {
+		ns, id, path string
+		writeRow
+	}
+	var writes []write
+	for rs.Next() {
+		var (
+			w   write
+			typ sql.NullString
+		)
+		if err := rs.Scan(&w.ns, &w.id, &w.task, &w.idx, &w.channel, &typ, &w.data, &w.path); err != nil {
+			rs.Close()
+			return err
+		}
+		w.typ = typ.String
+		writes = append(writes, w)
+	}
+	if err := rs.Close(); err != nil {
+		return err
+	}
+	if err := rs.Err(); err != nil {
+		return err
+	}
+	putW, err := tx.PrepareContext(ctx, `INSERT INTO checkpoint_writes
+		(thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, blob, task_path)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) DO UPDATE SET
+		channel = excluded.channel, type = excluded.type, blob = excluded.blob, task_path = excluded.task_path`)
+	if err != nil {
+		return err
+	}
+	defer putW.Close()
+	for _, w := range writes {
+		typ, data, err := s.rebind(w.typ, w.data,
+			serde.WriteAAD(src, w.ns, w.id, w.task, w.idx), serde.WriteAAD(dst, w.ns, w.id, w.task, w.idx))
+		if err != nil {
+			return fmt.Errorf("write (%s, %d): %w", w.task, w.idx, err)
+		}
+		if data == nil {
+			data = []byte{}
+		}
+		if _, err := putW.ExecContext(ctx, dst, w.ns, w.id, w.task, w.idx, w.channel, typ, data, w.path); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,474 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"iter"
+	"strings"
+
+	"github.com/memvault/memvault/checkpointer"
+	"github.com/memvault/memvault/serde"
+)
+
+// chunk bounds the number of keys in one IN list, well under SQLite's
+// limit on bound parameters.
+const chunk = 400
+
+// pageSize is how many checkpoint rows List reads per read transaction.
+const pageSize = 64
+
+// row is a checkpoint row and everything needed to build its tuple, read
+// in one read transaction and decoded (decrypted) after it ends.
+type row struct {
+	thread, ns, id, parent string
+	doc, meta              []byte
+	md                     map[string]any
+	dec                    *checkpointer.DecodedCheckpoint
+	values                 []blobRow
+	writes                 []writeRow
+	sends                  []writeRow // the parent's ChannelTasks writes (v<4)
+}
+
+type writeRow struct {
+	task         string
+	idx          int
+	channel, typ string
+	data         []byte
+}
+
+const rowColumns = `thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata`
+
+func scanRows(rs *sql.Rows) ([]*row, error) {
+	defer rs.Close()
+	var out []*row
+	for rs.Next() {
+		r := &row{}
+		var parent sql.NullString
+		if err := rs.Scan(&r.thread, &r.ns, &r.id, &parent, &r.doc, &r.meta); err != nil {
+			return nil, err
+		}
+		r.parent = parent.String
+		out = append(out, r)
+	}
+	return out, rs.Err()
+}
+
+// decodeMeta parses the row's metadata document.
+func (r *row) decodeMeta() error {
+	v, err := checkpointer.DecodeJSONValue(r.meta)
+	if err != nil {
+		return fmt.Errorf("%w: metadata of %s: %v", checkpointer.ErrInvalidCheckpoint, r.id, err)
+	}
+	m, ok := v.(map[string]any)
+	if !ok && v != nil {
+		return fmt.Errorf("%w: metadata of %s is not an object", checkpointer.ErrInvalidCheckpoint, r.id)
+	}
+	if m == nil {
+		m = map[string]any{}
+	}
+	r.md = m
+	return nil
+}
+
+type nsKey struct{ thread, ns string }
+
+// fill reads the values, pending writes and (for v<4 checkpoints) pending
+// sends of rows, whose metadata is decoded already.
+func fill(ctx context.Context, tx *sql.Tx, rows []*row) error {
+	groups := map[nsKey][]*row{}
+	var order []nsKey
+	for _, r := range rows {
+		dec, err := checkpointer.DecodeCheckpointJSON(r.doc)
+		if err != nil {
+			return fmt.Errorf("checkpoint %s: %w", r.id, err)
+		}
+		r.dec = dec
+		k := nsKey{r.thread, r.ns}
+		if _, ok := groups[k]; !ok {
+			order = append(order, k)
+		}
+		groups[k] = append(groups[k], r)
+	}
+	for _, k := range order {
+		if err := fillGroup(ctx, tx, k, groups[k]); err != nil {
+			return err
+		}
+	}
+	for _, r := range rows {
+		if r.dec.Checkpoint.V >= 4 || r.parent == "" {
+			continue
+		}
+		rs, err := tx.QueryContext(ctx, `SELECT task_id, idx, channel, type, blob FROM checkpoint_writes
+			WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ? AND channel = ?
+			ORDER BY task_path, task_id, idx`, r.thread, r.ns, r.parent, checkpointer.ChannelTasks)
+		if err != nil {
+			return err
+		}
+		r.sends, err = scanWrites(rs, nil)
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+type chanVersion struct{ channel, version string }
+
+// fillGroup loads the values and writes of rows of one thread and namespace.
+func fillGroup(ctx context.Context, tx *sql.Tx, k nsKey, rows []*row) error {
+	// Values: one lookup per distinct (channel, version); unchanged channels
+	// are shared by consecutive checkpoints.
+	need := map[chanVersion]struct{}{}
+	var keys []chanVersion
+	for _, r := range rows {
+		for ch, ver := range r.dec.Checkpoint.ChannelVersions {
+			cv := chanVersion{ch, ver}
+			if _, ok := need[cv]; !ok {
+				need[cv] = struct{}{}
+				keys = append(keys, cv)
+			}
+		}
+	}
+	found := make(map[chanVersion]blobRow, len(keys))
+	for start := 0; start < len(keys); start += chunk {
+		part := keys[start:min(start+chunk, len(keys))]
+		var q strings.Builder
+		q.WriteString(`SELECT channel, version, type, blob FROM checkpoint_blobs
+			WHERE thread_id = ? AND checkpoint_ns = ? AND (channel, version) IN (VALUES `)
+		args := make([]any, 0, 2+2*len(part))
+		args = append(args, k.thread, k.ns)
+		for i, cv := range part {
+			if i > 0 {
+				q.WriteString(", ")
+			}
+			q.WriteString("(?, ?)")
+			args = append(args, cv.channel, cv.version)
+		}
+		q.WriteString(")")
+		rs, err := tx.QueryContext(ctx, q.String(), args...)
+		if err != nil {
+			return err
+		}
+		for rs.Next() {
+			var b blobRow
+			if err := rs.Scan(&b.channel, &b.version, &b.typ, &b.data); err != nil {
+				rs.Close()
+				return err
+			}
+			found[chanVersion{b.channel, b.version}] = b
+		}
+		if err := rs.Close(); err != nil {
+			return err
+		}
+		if err := rs.Err(); err != nil {
+			return err
+		}
+	}
+	for _, r := range rows {
+		for ch, ver := range r.dec.Checkpoint.ChannelVersions {
+			if b, ok := found[chanVersion{ch, ver}]; ok && b.typ != serde.TypeEmpty {
+				r.values = append(r.values, b)
+			}
+		}
+	}
+
+	// Pending writes, ordered (task_id, idx) per checkpoint.
+	byID := make(map[string]*row, len(rows))
+	for _, r := range rows {
+		byID[r.id] = r
+	}
+	ids := make([]string, 0, len(byID))
+	for id := range byID {
+		ids = append(ids, id)
+	}
+	for start := 0; start < len(ids); start += chunk {
+		part := ids[start:min(start+chunk, len(ids))]
+		args := make([]any, 0, 2+len(part))
+		args = append(args, k.thread, k.ns)
+		for _, id := range part {
+			args = append(args, id)
+		}
+		rs, err := tx.QueryContext(ctx, `SELECT checkpoint_id, task_id, idx, channel, type, blob FROM checkpoint_writes
+			WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id IN (`+placeholders(len(part))+`)
+			ORDER BY checkpoint_id, task_id, idx`, args...)
+		if err != nil {
+			return err
+		}
+		if _, err := scanWrites(rs, byID); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// scanWrites reads write rows. With byID, rows start with checkpoint_id and
+// are appended to their row's writes; otherwise they are returned.
+func scanWrites(rs *sql.Rows, byID map[string]*row) ([]writeRow, error) {
+	defer rs.Close()
+	var out []writeRow
+	for rs.Next() {
+		var (
+			w   writeRow
+			id  string
+			typ sql.NullString
+			err error
+		)
+		if byID != nil {
+			err = rs.Scan(&id, &w.task, &w.idx, &w.channel, &typ, &w.data)
+		} else {
+			err = rs.Scan(&w.task, &w.idx, &w.channel, &typ, &w.data)
+		}
+		if err != nil {
+			return nil, err
+		}
+		w.typ = typ.String
+		if byID != nil {
+			if r := byID[id]; r != nil {
+				r.writes = append(r.writes, w)
+			}
+			continue
+		}
+		out = append(out, w)
+	}
+	return out, rs.Err()
+}
+
+func placeholders(n int) string {
+	if n <= 0 {
+		return ""
+	}
+	return strings.Repeat("?, ", n-1) + "?"
+}
+
+// tuple decodes (and decrypts) a filled row.
+func (s *Saver) tuple(r *row) (*checkpointer.Tuple, error) {
+	cp := r.dec.Checkpoint
+	cp.ChannelValues = make(map[string]any, len(r.dec.Inline)+len(r.values))
+	for ch, v := range r.dec.Inline {
+		cp.ChannelValues[ch] = v
+	}
+	if cp.VersionsSeen == nil {
+		cp.VersionsSeen = map[string]map[string]string{}
+	}
+	for _, b := range r.values {
+		v, err := serde.LoadsWith(s.serde, b.typ, b.data, serde.BlobAAD(r.thread, r.ns, b.channel, b.version))
+		if err != nil {
+			return nil, fmt.Errorf("sqlite: checkpoint %s channel %q: %w", r.id, b.channel, err)
+		}
+		cp.ChannelValues[b.channel] = v
+	}
+	if len(r.sends) > 0 {
+		sends := make([]any, len(r.sends))
+		for i, w := range r.sends {
+			v, err := s.loadWrite(r.thread, r.ns, r.parent, w)
+			if err != nil {
+				return nil, err
+			}
+			sends[i] = v
+		}
+		checkpointer.ApplyPendingSends(cp, sends, s.style)
+	}
+	t := &checkpointer.Tuple{
+		Config:     checkpointer.Config{ThreadID: r.thread, CheckpointNS: r.ns, CheckpointID: r.id},
+		Checkpoint: cp,
+		Metadata:   checkpointer.Metadata(r.md),
+	}
+	if r.parent != "" {
+		t.ParentConfig = &checkpointer.Config{ThreadID: r.thread, CheckpointNS: r.ns, CheckpointID: r.parent}
+	}
+	if len(r.writes) > 0 {
+		t.PendingWrites = make([]checkpointer.PendingWrite, len(r.writes))
+		for i, w := range r.writes {
+			v, err := s.loadWrite(r.thread, r.ns, r.id, w)
+			if err != nil {
+				return nil, err
+			}
+			t.PendingWrites[i] = checkpointer.PendingWrite{TaskID: w.task, Channel: w.channel, Value: v}
+		}
+	}
+	return t, nil
+}
+
+func (s *Saver) loadWrite(thread, ns, id string, w writeRow) (any, error) {
+	v, err := serde.LoadsWith(s.serde, w.typ, w.data, serde.WriteAAD(thread, ns, id, w.task, w.idx))
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: checkpoint %s write (%s, %d): %w", id, w.task, w.idx, err)
+	}
+	return v, nil
+}
+
+// GetTuple implements checkpointer.Saver.
+func (s *Saver) GetTuple(ctx context.Context, cfg checkpointer.Config) (*checkpointer.Tuple, error) {
+	if cfg.ThreadID == "" {
+		return nil, fmt.Errorf("sqlite: %w", checkpointer.ErrMissingThreadID)
+	}
+	var r *row
+	err := s.db.Read(ctx, func(tx *sql.Tx) error {
+		var (
+			rs  *sql.Rows
+			err error
+		)
+		if cfg.CheckpointID != "" {
+			rs, err = tx.QueryContext(ctx, `SELECT `+rowColumns+` FROM checkpoints
+				WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?`, cfg.ThreadID, cfg.CheckpointNS, cfg.CheckpointID)
+		} else {
+			rs, err = tx.QueryContext(ctx, `SELECT `+rowColumns+` FROM checkpoints
+				WHERE thread_id = ? AND checkpoint_ns = ? ORDER BY checkpoint_id DESC LIMIT 1`, cfg.ThreadID, cfg.CheckpointNS)
+		}
+		if err != nil {
+			return err
+		}
+		rows, err := scanRows(rs)
+		if err != nil || len(rows) == 0 {
+			return err
+		}
+		r = rows[0]
+		if err := r.decodeMeta(); err != nil {
+			return err
+		}
+		return fill(ctx, tx, rows)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: get tuple: %w", err)
+	}
+	if r == nil {
+		return nil, nil
+	}
+	return s.tuple(r)
+}
+
+// List implements checkpointer.Saver. Rows are read in pages of 64 per read
+// transaction and decoded as the consumer reaches them; no database
+// connection is held while the consumer runs, so it may call the saver. A
+// checkpoint put while the listing runs may or may not be seen. Scalar
+// entries of opt.Filter are evaluated in SQL; the whole filter is then
+// applied with checkpointer.MetadataContains, and opt.Limit counts only
+// tuples that pass it.
+func (s *Saver) List(ctx context.Context, cfg *checkpointer.Config, opt checkpointer.ListOptions) iter.Seq2[*checkpointer.Tuple, error] {
+	return func(yield func(*checkpointer.Tuple, error) bool) {
+		var where []string
+		var args []any
+		if cfg != nil {
+			if cfg.ThreadID != "" {
+				where = append(where, "thread_id = ?")
+				args = append(args, cfg.ThreadID)
+			}
+			if !opt.AllNamespaces {
+				where = append(where, "checkpoint_ns = ?")
+				args = append(args, cfg.CheckpointNS)
+			}
+			if cfg.CheckpointID != "" {
+				where = append(where, "checkpoint_id = ?")
+				args = append(args, cfg.CheckpointID)
+			}
+		}
+		if opt.Before != nil && opt.Before.CheckpointID != "" {
+			where = append(where, "checkpoint_id < ?")
+			args = append(args, opt.Before.CheckpointID)
+		}
+		exact := true
+		for k, v := range opt.Filter {
+			cond, cargs, ok := pushdown(k, v)
+			if !ok {
+				exact = false
+				continue
+			}
+			where = append(where, cond)
+			args = append(args, cargs...)
+		}
+		base := `SELECT ` + rowColumns + ` FROM checkpoints WHERE 1`
+		for _, w := range where {
+			base += " AND " + w
+		}
+
+		var last *row
+		yielded := 0
+		for {
+			if err := ctx.Err(); err != nil {
+				yield(nil, fmt.Errorf("sqlite: list: %w", err))
+				return
+			}
+			n := pageSize
+			if exact && opt.Limit > 0 {
+				n = min(n, opt.Limit-yielded)
+			}
+			q := base
+			qargs := args
+			if last != nil {
+				q += ` AND checkpoint_id <= ? AND (checkpoint_id < ? OR (checkpoint_id = ? AND (thread_id > ? OR (thread_id = ? AND checkpoint_ns > ?))))`
+				qargs = append(qargs[:len(qargs):len(qargs)], last.id, last.id, last.id, last.thread, last.thread, last.ns)
+			}
+			q += ` ORDER BY checkpoint_id DESC, thread_id, checkpoint_ns LIMIT ?`
+			qargs = append(qargs[:len(qargs):len(qargs)], n)
+
+			var page, keep []*row
+			err := s.db.Read(ctx, func(tx *sql.Tx) error {
+				rs, err := tx.QueryContext(ctx, q, qargs...)
+				if err != nil {
+					return err
+				}
+				if page, err = scanRows(rs); err != nil {
+					return err
+				}
+				for _, r := range page {
+					if err := r.decodeMeta(); err != nil {
+						return err
+					}
+					if len(opt.Filter) == 0 || checkpointer.MetadataContains(r.md, opt.Filter) {
+						keep = append(keep, r)
+					}
+				}
+				return fill(ctx, tx, keep)
+			})
+			if err != nil {
+				yield(nil, fmt.Errorf("sqlite: list: %w", err))
+				return
+			}
+			for _, r := range keep {
+				t, err := s.tuple(r)
+				if !yield(t, err) || err != nil {
+					return
+				}
+				yielded++
+				if opt.Limit > 0 && yielded >= opt.Limit {
+					return
+				}
+			}
+			if len(page) < n {
+				return
+			}
+			last = page[len(page)-1]
+		}
+	}
+}
+
+// pushdown returns an SQL condition selecting rows whose metadata has key k
+// equal to the scalar v, or false when v is not a scalar SQL can compare
+// exactly (objects and arrays are left to MetadataContains).
+func pushdown(k string, v any) (string, []any, bool) {
+	if strings.ContainsAny(k, "\"\\") {
+		return "", nil, false
+	}
+	path := `$."` + k + `"`
+	const num = `json_type(metadata, ?) IN ('integer', 'real') AND json_extract(metadata, ?) = ?`
+	switch x := v.(type) {
+	case nil:
+		return `json_type(metadata, ?) = 'null'`, []any{path}, true
+	case bool:
+		t := "false"
+		if x {
+			t = "true"
+		}
+		return `json_type(metadata, ?) = ?`, []any{path, t}, true
+	case string:
+		return `json_type(metadata, ?) = 'text' AND json_extract(metadata, ?) = ?`, []any{path, path, x}, true
+	case int:
+		return num, []any{path, path, int64(x)}, true
+	case int32:
+		return num, []any{path, path, int64(x)}, true
+	case int64:
+		return num, []any{path, path, x}, true
+	}
+	return "", nil, false
+}

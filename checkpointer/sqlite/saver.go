@@ -1,0 +1,254 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	"github.com/memvault/memvault/checkpointer"
+	"github.com/memvault/memvault/internal/sqlitedb"
+	"github.com/memvault/memvault/serde"
+)
+
+// Options configures a Saver. The zero value is ready to use.
+type Options struct {
+	// Serde encodes channel values and pending writes. Default:
+	// serde.JSONPlus{}. A serde.BoundSerializer (such as an encrypting one)
+	// is given serde.BlobAAD and serde.WriteAAD as associated data, exactly
+	// as the PostgreSQL saver does, so rows keep decrypting when moved
+	// between the two with their ids.
+	Serde serde.Serializer
+	// VersionStyle selects how NextVersion spells versions. Default:
+	// checkpointer.VersionString (Python LangGraph's style).
+	VersionStyle checkpointer.VersionStyle
+	// FullSync makes a database opened by Open sync its write-ahead log on
+	// every commit, so that a committed checkpoint survives power loss and
+	// operating-system crashes, not only the crash of the process (see the
+	// package documentation). New ignores it.
+	FullSync bool
+}
+
+// Saver is a checkpointer.Saver on a SQLite database. It is safe for
+// concurrent use, also by several processes on one file. Create it with
+// Open or New.
+type Saver struct {
+	db    *sqlitedb.DB
+	serde serde.Serializer
+	style checkpointer.VersionStyle
+}
+
+var (
+	_ checkpointer.Saver      = (*Saver)(nil)
+	_ checkpointer.Pruner     = (*Saver)(nil)
+	_ checkpointer.Copier     = (*Saver)(nil)
+	_ checkpointer.RunDeleter = (*Saver)(nil)
+)
+
+// Open opens (creating it if needed) the database file at path, sets up
+// its tables and returns a saver on it. A store/sqlite store opened on the
+// same file shares the saver's connections. path ":memory:" gives a private
+// in-memory database (for tests). Close the saver when done.
+func Open(ctx context.Context, path string, opts Options) (*Saver, error) {
+	o := sqlitedb.Options{}
+	if opts.FullSync {
+		o.Synchronous = sqlitedb.SyncFull
+	}
+	db, err := sqlitedb.Open(path, o)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: %w", err)
+	}
+	s, err := newSaver(ctx, db, opts)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// New returns a saver on db, a database opened with the "sqlite" driver of
+// modernc.org/sqlite, after setting up its tables. The caller keeps owning
+// db (Close does not close it) and chooses its pragmas; open it with
+// "?_pragma=journal_mode(WAL)&_pragma=busy_timeout(5000)" for concurrent
+// readers and writers. Savers and stores given the same db share one
+// writer lock.
+func New(ctx context.Context, db *sql.DB, opts Options) (*Saver, error) {
+	h := sqlitedb.Wrap(db)
+	s, err := newSaver(ctx, h, opts)
+	if err != nil {
+		h.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func newSaver(ctx context.Context, db *sqlitedb.DB, opts Options) (*Saver, error) {
+	if err := db.Migrate(ctx, component, migrations); err != nil {
+		return nil, fmt.Errorf("sqlite: setup: %w", err)
+	}
+	sd := opts.Serde
+	if sd == nil {
+		sd = serde.JSONPlus{}
+	}
+	return &Saver{db: db, serde: sd, style: opts.VersionStyle}, nil
+}
+
+// Close releases the saver's database handle. A database from Open is
+// closed when no saver or store uses it any more.
+func (s *Saver) Close() error {
+	if err := s.db.Close(); err != nil {
+		return fmt.Errorf("sqlite: %w", err)
+	}
+	return nil
+}
+
+// NextVersion implements checkpointer.Saver.
+func (s *Saver) NextVersion(current string) string {
+	return checkpointer.NextVersionStyle(s.style, current)
+}
+
+type blobRow struct {
+	channel, version, typ string
+	data                  []byte
+}
+
+// Put implements checkpointer.Saver. The values of the channels in
+// newVersions are written as blob rows (type "empty" for a channel without
+// a value) and the checkpoint row after them, in one transaction: a Put
+// that returned is durable, one that did not left nothing behind.
+func (s *Saver) Put(ctx context.Context, cfg checkpointer.Config, cp *checkpointer.Checkpoint, md checkpointer.Metadata, newVersions map[string]string) (checkpointer.Config, error) {
+	if err := checkpointer.ValidatePut(cfg, cp); err != nil {
+		return checkpointer.Config{}, fmt.Errorf("sqlite: %w", err)
+	}
+	thread, ns := cfg.ThreadID, cfg.CheckpointNS
+	doc, err := checkpointer.EncodeCheckpointJSON(cp, s.style)
+	if err != nil {
+		return checkpointer.Config{}, fmt.Errorf("sqlite: checkpoint: %w", err)
+	}
+	meta, err := json.Marshal(checkpointer.SerializableMetadata(cfg, md))
+	if err != nil {
+		return checkpointer.Config{}, fmt.Errorf("sqlite: metadata: %w: %v", serde.ErrUnsupportedValue, err)
+	}
+	// Serialize (and encrypt) before taking the write lock.
+	channels := make([]string, 0, len(newVersions))
+	for ch := range newVersions {
+		channels = append(channels, ch)
+	}
+	slices.Sort(channels)
+	blobs := make([]blobRow, len(channels))
+	for i, ch := range channels {
+		ver := newVersions[ch]
+		b := blobRow{channel: ch, version: ver, typ: serde.TypeEmpty}
+		if v, ok := cp.ChannelValues[ch]; ok {
+			b.typ, b.data, err = serde.DumpsWith(s.serde, v, serde.BlobAAD(thread, ns, ch, ver))
+			if err != nil {
+				return checkpointer.Config{}, fmt.Errorf("sqlite: channel %q: %w", ch, err)
+			}
+		}
+		blobs[i] = b
+	}
+	var parent any
+	if cfg.CheckpointID != "" {
+		parent = cfg.CheckpointID
+	}
+	err = s.db.Write(ctx, func(tx *sql.Tx) error {
+		if len(blobs) > 0 {
+			st, err := tx.PrepareContext(ctx, `INSERT INTO checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, blob)
+				VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO NOTHING`)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			for _, b := range blobs {
+				if _, err := st.ExecContext(ctx, thread, ns, b.channel, b.version, b.typ, b.data); err != nil {
+					return err
+				}
+			}
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata)
+			VALUES (?, ?, ?, ?, ?, ?)
+			ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) DO UPDATE SET checkpoint = excluded.checkpoint, metadata = excluded.metadata`,
+			thread, ns, cp.ID, parent, doc, meta)
+		return err
+	})
+	if err != nil {
+		return checkpointer.Config{}, fmt.Errorf("sqlite: put %s: %w", cp.ID, err)
+	}
+	return checkpointer.Config{ThreadID: thread, CheckpointNS: ns, CheckpointID: cp.ID}, nil
+}
+
+// PutWrites implements checkpointer.Saver.
+func (s *Saver) PutWrites(ctx context.Context, cfg checkpointer.Config, writes []checkpointer.Write, taskID, taskPath string) error {
+	if err := checkpointer.ValidatePutWrites(cfg); err != nil {
+		return fmt.Errorf("sqlite: %w", err)
+	}
+	if len(writes) == 0 {
+		return ctx.Err()
+	}
+	thread, ns, id := cfg.ThreadID, cfg.CheckpointNS, cfg.CheckpointID
+	type row struct {
+		idx          int
+		channel, typ string
+		data         []byte
+	}
+	rows := make([]row, len(writes))
+	for i, w := range writes {
+		idx := checkpointer.WriteIndex(w.Channel, i)
+		typ, data, err := serde.DumpsWith(s.serde, w.Value, serde.WriteAAD(thread, ns, id, taskID, idx))
+		if err != nil {
+			return fmt.Errorf("sqlite: write %d (channel %q): %w", i, w.Channel, err)
+		}
+		if data == nil {
+			data = []byte{} // blob is NOT NULL; LangGraph stores b"" for None
+		}
+		rows[i] = row{idx, w.Channel, typ, data}
+	}
+	q := `INSERT INTO checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) `
+	if checkpointer.UpsertWrites(writes) {
+		q += `DO UPDATE SET channel = excluded.channel, type = excluded.type, blob = excluded.blob`
+	} else {
+		q += `DO NOTHING`
+	}
+	err := s.db.Write(ctx, func(tx *sql.Tx) error {
+		st, err := tx.PrepareContext(ctx, q)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		for _, r := range rows {
+			if _, err := st.ExecContext(ctx, thread, ns, id, taskID, taskPath, r.idx, r.channel, r.typ, r.data); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("sqlite: put writes: %w", err)
+	}
+	return nil
+}
+
+// DeleteThread implements checkpointer.Saver.
+func (s *Saver) DeleteThread(ctx context.Context, threadID string) error {
+	if threadID == "" {
+		return fmt.Errorf("sqlite: %w", checkpointer.ErrMissingThreadID)
+	}
+	err := s.db.Write(ctx, func(tx *sql.Tx) error { return deleteThreads(ctx, tx, threadID) })
+	if err != nil {
+		return fmt.Errorf("sqlite: delete thread: %w", err)
+	}
+	return nil
+}
+
+func deleteThreads(ctx context.Context, tx *sql.Tx, threadIDs ...string) error {
+	for _, table := range []string{"checkpoint_writes", "checkpoint_blobs", "checkpoints"} {
+		for _, id := range threadIDs {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM `+table+` WHERE thread_id = ?`, id); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
