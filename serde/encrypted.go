@@ -1,0 +1,228 @@
+package serde
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/memvault/memvault/crypto"
+)
+
+// Encrypted wraps a Serializer and encrypts its payloads. The tag of an
+// encrypted value is "<inner tag>+<cipher name>" ("json+mvgcm",
+// "msgpack+aes"), split at the first '+' when loading, exactly as LangGraph's
+// EncryptedSerializer does.
+//
+// Two ciphers exist (see package crypto): memvault's envelope ("mvgcm", the
+// default), which binds each value to the associated data given to
+// DumpsTypedWith / LoadsTypedWith and to its inner tag; and LangGraph's
+// "aes" (written in LangGraph-compatible mode), which Python reads but which
+// carries no associated data. Whatever the write mode, values of both
+// ciphers are read, with any key of the keyring.
+//
+// Loading is strict by default: a value without a cipher suffix is refused
+// with ErrPlaintextRefused (Python's serializer passes such values through,
+// letting whoever can write the database inject plaintext); use
+// WithPlaintextReads while migrating an unencrypted database. Tag "empty"
+// (no value at all) is always accepted. Every decryption failure — tampered,
+// truncated, wrong key, unknown key, other associated data, changed inner
+// tag — is ErrDecrypt and says no more.
+//
+// An Encrypted is safe for concurrent use.
+type Encrypted struct {
+	inner          Serializer
+	write          crypto.Cipher
+	read           map[string]crypto.Cipher
+	ring           *crypto.Keyring
+	allowPlaintext bool
+}
+
+// EncryptedOption configures an Encrypted.
+type EncryptedOption func(*encryptedConfig)
+
+type encryptedConfig struct {
+	langGraph      bool
+	mode           crypto.Mode
+	allowPlaintext bool
+}
+
+// WithPlaintextReads makes LoadsTyped accept values that carry no cipher
+// suffix (and decode them with the inner serializer), for reading a
+// database written before encryption was turned on.
+func WithPlaintextReads() EncryptedOption {
+	return func(c *encryptedConfig) { c.allowPlaintext = true }
+}
+
+// WithLangGraphAES makes the serializer write LangGraph's "aes" format with
+// mode (no associated data), for a database shared with Python LangGraph.
+// Python reads ModeGCM when configured with mode=AES.MODE_GCM, ModeEAX with
+// its default configuration. Reading tries mode first, then the other.
+func WithLangGraphAES(mode crypto.Mode) EncryptedOption {
+	return func(c *encryptedConfig) { c.langGraph, c.mode = true, mode }
+}
+
+// NewEncrypted returns an Encrypted serializer over inner (JSONPlus when
+// nil) with the keys of ring: it encrypts with the primary key and decrypts
+// with any.
+func NewEncrypted(inner Serializer, ring *crypto.Keyring, opts ...EncryptedOption) (*Encrypted, error) {
+	if ring == nil {
+		return nil, errors.New("serde: NewEncrypted: nil keyring")
+	}
+	var cfg encryptedConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if inner == nil {
+		inner = JSONPlus{}
+	}
+	env, err := crypto.NewEnvelope(ring)
+	if err != nil {
+		return nil, fmt.Errorf("serde: %w", err)
+	}
+	aes, err := crypto.NewAES(ring, cfg.mode)
+	if err != nil {
+		return nil, fmt.Errorf("serde: %w", err)
+	}
+	e := &Encrypted{
+		inner:          inner,
+		write:          env,
+		read:           map[string]crypto.Cipher{env.Name(): env, aes.Name(): aes},
+		ring:           ring,
+		allowPlaintext: cfg.allowPlaintext,
+	}
+	if cfg.langGraph {
+		e.write = aes
+	}
+	return e, nil
+}
+
+// EncryptedFromEnv is NewEncrypted with the keyring of
+// crypto.KeyringFromEnv: LANGGRAPH_AES_KEY (read as LangGraph reads it, with
+// LangGraph's error texts) and LANGGRAPH_AES_KEY_PREVIOUS.
+func EncryptedFromEnv(inner Serializer, opts ...EncryptedOption) (*Encrypted, error) {
+	ring, err := crypto.KeyringFromEnv()
+	if err != nil {
+		return nil, fmt.Errorf("serde: %w", err)
+	}
+	return NewEncrypted(inner, ring, opts...)
+}
+
+// CipherName returns the name of the cipher values are written with
+// ("mvgcm" or "aes").
+func (e *Encrypted) CipherName() string { return e.write.Name() }
+
+// Keyring returns the serializer's keys.
+func (e *Encrypted) Keyring() *crypto.Keyring { return e.ring }
+
+// DumpsTyped is DumpsTypedWith without associated data.
+func (e *Encrypted) DumpsTyped(v any) (string, []byte, error) { return e.DumpsTypedWith(v, nil) }
+
+// LoadsTyped is LoadsTypedWith without associated data.
+func (e *Encrypted) LoadsTyped(typ string, data []byte) (any, error) {
+	return e.LoadsTypedWith(typ, data, nil)
+}
+
+// DumpsTypedWith encodes v with the inner serializer and encrypts the
+// payload (an empty one too, as LangGraph does for "null"), binding it to
+// aad unless the cipher is LangGraph's "aes".
+func (e *Encrypted) DumpsTypedWith(v any, aad []byte) (string, []byte, error) {
+	typ, data, err := e.inner.DumpsTyped(v)
+	if err != nil {
+		return "", nil, err
+	}
+	ct, err := e.write.Encrypt(data, cipherAAD(e.write.Name(), typ, aad))
+	if err != nil {
+		return "", nil, fmt.Errorf("serde: encrypt: %w", err)
+	}
+	return typ + "+" + e.write.Name(), ct, nil
+}
+
+// LoadsTypedWith decrypts and decodes a value dumped with the same aad.
+func (e *Encrypted) LoadsTypedWith(typ string, data, aad []byte) (any, error) {
+	p, innerTyp, _, err := e.open(typ, data, aad)
+	if err != nil {
+		return nil, err
+	}
+	return e.inner.LoadsTyped(innerTyp, p)
+}
+
+// open decrypts; for plaintext values (when allowed) it returns data as is
+// and an empty cipher.
+func (e *Encrypted) open(typ string, data, aad []byte) (plain []byte, innerTyp string, id *crypto.KeyID, err error) {
+	innerTyp, cipherName, ok := strings.Cut(typ, "+")
+	if !ok {
+		if typ == TypeEmpty || e.allowPlaintext {
+			return data, typ, nil, nil
+		}
+		return nil, "", nil, fmt.Errorf("%w: type %q", ErrPlaintextRefused, typ)
+	}
+	c, ok := e.read[cipherName]
+	if !ok {
+		return nil, "", nil, fmt.Errorf("%w: cipher %q in %q", ErrUnknownType, cipherName, typ)
+	}
+	kc := c.(crypto.KeyedCipher)
+	p, kid, err := kc.DecryptKey(data, cipherAAD(cipherName, innerTyp, aad))
+	if err != nil {
+		return nil, "", nil, ErrDecrypt
+	}
+	return p, innerTyp, &kid, nil
+}
+
+// cipherAAD is the associated data given to the cipher. For the envelope it
+// binds the inner tag too, so "json+mvgcm" cannot be relabelled
+// "msgpack+mvgcm": uvarint(len(tag)) ‖ tag ‖ aad. LangGraph's "aes" has
+// none.
+func cipherAAD(cipherName, innerTyp string, aad []byte) []byte {
+	if cipherName == crypto.AESName {
+		return nil
+	}
+	b := make([]byte, 0, binary.MaxVarintLen64+len(innerTyp)+len(aad))
+	b = binary.AppendUvarint(b, uint64(len(innerTyp)))
+	b = append(b, innerTyp...)
+	return append(b, aad...)
+}
+
+// KeyInfo describes how a stored value is protected; see Inspect.
+type KeyInfo struct {
+	// Cipher is the value's cipher name, "" for plaintext.
+	Cipher string
+	// KeyID is the key that opened the value (zero for plaintext).
+	KeyID crypto.KeyID
+	// Primary reports whether KeyID is the keyring's primary key.
+	Primary bool
+}
+
+// Inspect decrypts a stored value (without decoding it) and reports which
+// cipher and key protect it. Plaintext values are reported only when
+// WithPlaintextReads is set (otherwise ErrPlaintextRefused). Errors are as
+// for LoadsTypedWith.
+func (e *Encrypted) Inspect(typ string, data, aad []byte) (KeyInfo, error) {
+	_, _, id, err := e.open(typ, data, aad)
+	if err != nil {
+		return KeyInfo{}, err
+	}
+	if id == nil {
+		return KeyInfo{}, nil
+	}
+	_, name, _ := strings.Cut(typ, "+")
+	return KeyInfo{Cipher: name, KeyID: *id, Primary: e.ring.IsPrimary(*id)}, nil
+}
+
+// NeedsReencrypt reports whether a stored value should be rewritten by a
+// key rotation ("keys reencrypt"): it is plaintext (when plaintext reads
+// are allowed), written with another cipher than the one this serializer
+// writes, or opened by a key other than the primary one. A value that does
+// not decrypt is an error (ErrDecrypt), never silently skipped.
+func (e *Encrypted) NeedsReencrypt(typ string, data, aad []byte) (bool, error) {
+	if typ == TypeEmpty {
+		return false, nil
+	}
+	info, err := e.Inspect(typ, data, aad)
+	if err != nil {
+		return false, err
+	}
+	return info.Cipher != e.write.Name() || !info.Primary, nil
+}
+
+var _ BoundSerializer = (*Encrypted)(nil)
