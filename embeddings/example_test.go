@@ -41,8 +41,8 @@ func ExampleHashing() {
 	fmt.Printf("billing: %.2f\n", cosine(q, docs[1]))
 	// Output:
 	// hash:256 256
-	// editor: 0.77
-	// billing: -0.08
+	// editor: 0.80
+	// billing: 0.02
 }
 
 func ExampleCached() {

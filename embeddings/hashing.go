@@ -61,9 +61,11 @@ const (
 // vectors is their cosine similarity.
 //
 // The computation uses integer hashing, IEEE square roots and explicit
-// float64 rounding in a fixed order, so the vectors are bit-identical on
-// every platform and in every run. Queries and documents are embedded
-// identically.
+// float64 rounding (no fused multiply-add) in a fixed order, so the vectors
+// are bit-identical on every platform and in every run; only runes
+// assigned in a newer Unicode version than the Go release's tables may
+// tokenise differently after a Go upgrade. Queries and documents are
+// embedded identically.
 //
 // A text with no words (the empty string, only punctuation or spaces)
 // yields the zero vector; callers computing cosine similarity must handle
@@ -124,7 +126,7 @@ func (h *Hashing) EmbedQuery(ctx context.Context, text string) ([]float32, error
 // text has no words. It never fails.
 func (h *Hashing) Embed(text string) []float32 {
 	s := scratchPool.Get().(*scratch)
-	defer scratchPool.Put(s)
+	defer s.release()
 	s.reset()
 
 	s.tokenize(text)
@@ -232,6 +234,17 @@ type scratch struct {
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
+
+// maxPooledBytes bounds the normalised text a pooled scratch may keep, so
+// that one huge text does not pin its buffers for the process's lifetime.
+const maxPooledBytes = 1 << 20
+
+// release returns s to the pool unless it grew too large to keep.
+func (s *scratch) release() {
+	if cap(s.buf) <= maxPooledBytes {
+		scratchPool.Put(s)
+	}
+}
 
 func (s *scratch) reset() {
 	s.buf = s.buf[:0]
@@ -357,27 +370,28 @@ func (s *scratch) chargrams(word []byte) {
 	}
 }
 
-// stemLen returns the length of word without a plural or -ing/-ed suffix.
-// It is deliberately crude: it only needs to map inflections of one word
-// onto the same prefix, not to produce dictionary stems.
+// stemLen returns the length of word's stem: without a plural, -ing or -ed
+// suffix, then without a final "e" or "y". It is deliberately crude: it only
+// needs to map inflections of one word onto the same prefix ("store",
+// "stores", "stored", "storing" -> "stor"; "query", "queries" -> "quer"),
+// not to produce dictionary stems.
 func stemLen(word []byte) int {
 	n := len(word)
 	has := func(suffix string) bool {
 		return n >= len(suffix) && string(word[n-len(suffix):]) == suffix
 	}
 	switch {
-	case n >= 5 && has("ies"):
-		return n - 2 // "queries" -> "quer" (as "query" -> "quer" below)
+	case n >= 6 && (has("ies") || has("ied")):
+		n -= 3
 	case n >= 6 && has("ing"):
-		return n - 3
+		n -= 3
 	case n >= 5 && has("ed"):
-		return n - 2
+		n -= 2
 	case n >= 4 && has("s") && !has("ss") && !has("us") && !has("is"):
-		return n - 1
-	case n >= 5 && has("y"):
-		return n - 1
-	case n >= 5 && has("e"):
-		return n - 1 // "store" / "stored" / "storing" -> "stor"
+		n--
+	}
+	if n >= 4 && (word[n-1] == 'e' || word[n-1] == 'y') {
+		n--
 	}
 	return n
 }
