@@ -31,8 +31,8 @@ const (
 	DefaultMaxBatchTokens = 300_000
 	// DefaultMaxRetries is the number of retries after a failed attempt.
 	DefaultMaxRetries = 5
-	// DefaultRequestTimeout bounds each HTTP request, retries included
-	// separately.
+	// DefaultRequestTimeout bounds each HTTP request; every retry gets
+	// the full timeout again.
 	DefaultRequestTimeout = 60 * time.Second
 	// DefaultBackoffBase is the delay before the first retry.
 	DefaultBackoffBase = 500 * time.Millisecond
@@ -42,7 +42,9 @@ const (
 
 // Environment variables read by New.
 const (
-	EnvAPIKey  = "OPENAI_API_KEY"
+	// EnvAPIKey holds the default Options.APIKey.
+	EnvAPIKey = "OPENAI_API_KEY"
+	// EnvBaseURL holds the default Options.BaseURL.
 	EnvBaseURL = "OPENAI_BASE_URL"
 )
 

@@ -33,7 +33,6 @@ type apiRequest struct {
 // which input a vector belongs to.
 type apiServer struct {
 	*httptest.Server
-	t           *testing.T
 	defaultDims int // when the request has no dimensions field
 
 	mu       sync.Mutex
@@ -48,9 +47,9 @@ type apiServer struct {
 	dimsDelta int
 }
 
-func newAPIServer(t *testing.T) *apiServer {
+func newAPIServer(t testing.TB) *apiServer {
 	t.Helper()
-	s := &apiServer{t: t, defaultDims: 32}
+	s := &apiServer{defaultDims: 32}
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
 	t.Cleanup(s.Close)
 	return s
