@@ -105,7 +105,16 @@ func (s *Store) searchANN(ctx context.Context, prefix store.Namespace, opt store
 	limit := opt.EffectiveLimit()
 	n := (opt.Offset+limit)*s.index.estimate*2 + 10
 	settings := s.annSettings(ctx, n, len(prefix) > 0)
-	items, err := s.collect(ctx, opt, now, true, func(a *args, where string) string {
+	items, err := s.collect(ctx, opt, now, true, s.annQuery(prefix, qtext, n), settings)
+	if err != nil {
+		return nil, false, err
+	}
+	return items, len(items) == limit, nil
+}
+
+// annQuery builds the index-served query over n candidates.
+func (s *Store) annQuery(prefix store.Namespace, qtext string, n int) func(a *args, where string) string {
+	return func(a *args, where string) string {
 		q := a.add(qtext)
 		vec := q + "::" + s.index.vecType
 		return `WITH cand AS MATERIALIZED (
@@ -118,14 +127,13 @@ func (s *Store) searchANN(ctx context.Context, prefix store.Namespace, opt store
     SELECT DISTINCT ON (prefix, key) prefix, key, dist FROM cand ORDER BY prefix, key, dist
 )
 SELECT s.prefix, s.key, s.value, s.created_at, s.updated_at, s.expires_at, s.ttl_minutes, b.dist
-FROM best b JOIN ` + s.t.store + ` s ON s.prefix = b.prefix AND s.key = b.key
+FROM best b CROSS JOIN LATERAL (
+    -- LIMIT 1 keeps this a per-candidate primary key lookup: as a plain
+    -- join the planner may hash the whole store table.
+    SELECT * FROM ` + s.t.store + ` s WHERE s.prefix = b.prefix AND s.key = b.key LIMIT 1) s
 WHERE ` + where + `
 ORDER BY b.dist, s.updated_at DESC, s.prefix COLLATE "C", s.key COLLATE "C"`
-	}, settings)
-	if err != nil {
-		return nil, false, err
 	}
-	return items, len(items) == limit, nil
 }
 
 // annSettings are the per-query index settings for n candidates: HNSW's
@@ -169,24 +177,10 @@ func (s *Store) annSettings(ctx context.Context, n int, filtered bool) [][2]stri
 func (s *Store) collect(ctx context.Context, opt store.SearchOptions, now time.Time, scored bool,
 	build func(a *args, where string) string, settings [][2]string) ([]hit, error) {
 	limit, offset := opt.EffectiveLimit(), opt.Offset
-	goFilter := s.opts.Serde != nil && len(opt.Filter) > 0
-
-	var a args
-	live := "TRUE"
-	if s.ttl.OmitExpired {
-		live = "(s.expires_at IS NULL OR s.expires_at > " + a.add(now) + ")"
+	sql, a, goFilter, err := s.buildQuery(opt, now, build)
+	if err != nil {
+		return nil, err
 	}
-	where := live
-	if !goFilter {
-		f, err := filterSQL(&a, "s.value", opt.Filter)
-		if err != nil {
-			return nil, err
-		}
-		where += " AND " + f
-	}
-	sql := build(&a, where)
-	limitArg, offsetArg := a.add(0), a.add(0)
-	sql += " LIMIT " + limitArg + " OFFSET " + offsetArg
 	li, oi := len(a)-2, len(a)-1
 
 	out := []hit{}
@@ -231,6 +225,28 @@ func (s *Store) collect(ctx context.Context, opt store.SearchOptions, now time.T
 		}
 		chunk = min(chunk*2, 4096)
 	}
+}
+
+// buildQuery completes the query build makes with the expiry and filter
+// conditions and "LIMIT $n OFFSET $n+1", the last two args (0 here).
+// goFilter reports whether the filter is left to Go.
+func (s *Store) buildQuery(opt store.SearchOptions, now time.Time, build func(a *args, where string) string) (string, args, bool, error) {
+	goFilter := s.opts.Serde != nil && len(opt.Filter) > 0
+	var a args
+	where := "TRUE"
+	if s.ttl.OmitExpired {
+		where = "(s.expires_at IS NULL OR s.expires_at > " + a.add(now) + ")"
+	}
+	if !goFilter {
+		f, err := filterSQL(&a, "s.value", opt.Filter)
+		if err != nil {
+			return "", nil, false, err
+		}
+		where += " AND " + f
+	}
+	sql := build(&a, where)
+	sql += " LIMIT " + a.add(0) + " OFFSET " + a.add(0)
+	return sql, a, goFilter, nil
 }
 
 // row is one scanned search row.

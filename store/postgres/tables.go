@@ -140,25 +140,27 @@ func estimateVectors(fields []string) int {
 
 // indexDDL is vector migration 2: the ANN index, or "" for flat.
 func (sp *indexSpec) indexDDL(t tables) string {
-	var with string
+	// As LangGraph does, WITH carries only the parameters configured;
+	// pgvector's defaults are m=16, ef_construction=64, lists=100.
+	var params []string
 	switch sp.kind {
 	case store.HNSW:
-		m, efc := sp.cfg.ANN.M, sp.cfg.ANN.EFConstruction
-		if m == 0 {
-			m = 16
+		if m := sp.cfg.ANN.M; m > 0 {
+			params = append(params, fmt.Sprintf("m=%d", m))
 		}
-		if efc == 0 {
-			efc = 64
+		if efc := sp.cfg.ANN.EFConstruction; efc > 0 {
+			params = append(params, fmt.Sprintf("ef_construction=%d", efc))
 		}
-		with = fmt.Sprintf(" WITH (m=%d, ef_construction=%d)", m, efc)
 	case store.IVFFlat:
-		lists := sp.cfg.ANN.Lists
-		if lists == 0 {
-			lists = 100
+		if lists := sp.cfg.ANN.Lists; lists > 0 {
+			params = append(params, fmt.Sprintf("lists=%d", lists))
 		}
-		with = fmt.Sprintf(" WITH (lists=%d)", lists)
 	default:
 		return ""
+	}
+	var with string
+	if len(params) > 0 {
+		with = " WITH (" + strings.Join(params, ", ") + ")"
 	}
 	return fmt.Sprintf("CREATE INDEX CONCURRENTLY IF NOT EXISTS store_vectors_embedding_idx ON %s USING %s (embedding %s)%s",
 		t.vectors, sp.kind, sp.opsClass, with)
