@@ -1,0 +1,635 @@
+package memory
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/memvault/memvault/embeddings"
+	"github.com/memvault/memvault/store"
+)
+
+// Options configures a Store. The zero value is a store without semantic
+// search and without TTLs that reads the system clock.
+type Options struct {
+	// Index enables semantic search; nil disables it (queries are then
+	// ignored and searches list items newest first).
+	Index *store.IndexConfig
+	// TTL enables expiry; nil means puts may not carry a TTL (ErrNoTTL).
+	TTL *store.TTLConfig
+	// Now is the clock for timestamps and expiry; nil means time.Now.
+	Now func() time.Time
+}
+
+// Store is an in-memory store.Store, safe for concurrent use. Values are
+// deep-copied on the way in and out, so callers never share memory with
+// stored state. Close stops its TTL sweeper.
+type Store struct {
+	index *store.IndexConfig // resolved copy, nil without index
+	ttl   *store.TTLConfig
+	now   func() time.Time
+
+	mu    sync.RWMutex
+	items map[itemKey]*entry
+
+	closed    atomic.Bool
+	closeOnce sync.Once
+	stop      chan struct{}
+	done      chan struct{}
+}
+
+var (
+	_ store.Store   = (*Store)(nil)
+	_ store.Sweeper = (*Store)(nil)
+)
+
+type itemKey struct{ ns, key string }
+
+// entry is one stored item. Everything but expires is immutable once the
+// entry is in the map: a put replaces the entry.
+type entry struct {
+	item       store.Item // Value is private; ExpiresAt unused (see expires)
+	nsKey      string     // item.Namespace.String()
+	ttlMinutes int
+	expires    atomic.Int64 // Unix nanoseconds; 0 = never
+	vectors    []fieldVector
+}
+
+type fieldVector struct {
+	field string
+	vec   []float32
+}
+
+// New returns an empty Store. It fails with ErrInvalidArgument for an
+// index without embedder, with dimensions the embedder does not produce,
+// with unparsable fields or an unknown distance.
+func New(opt Options) (*Store, error) {
+	s := &Store{
+		now:   opt.Now,
+		items: make(map[itemKey]*entry),
+		stop:  make(chan struct{}),
+		done:  make(chan struct{}),
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if opt.Index != nil {
+		idx, err := resolveIndex(*opt.Index)
+		if err != nil {
+			return nil, err
+		}
+		s.index = &idx
+	}
+	if opt.TTL != nil {
+		t := *opt.TTL
+		if t.DefaultTTL < 0 {
+			return nil, fmt.Errorf("memory: %w: negative default TTL", store.ErrInvalidArgument)
+		}
+		s.ttl = &t
+	}
+	if every := s.sweepEvery(); every > 0 {
+		go s.sweeper(every)
+	} else {
+		close(s.done)
+	}
+	return s, nil
+}
+
+func resolveIndex(idx store.IndexConfig) (store.IndexConfig, error) {
+	if idx.Embedder == nil {
+		return idx, fmt.Errorf("memory: %w: index without embedder", store.ErrInvalidArgument)
+	}
+	if idx.Dims == 0 {
+		idx.Dims = idx.Embedder.Dims()
+	}
+	if idx.Dims <= 0 || idx.Dims != idx.Embedder.Dims() {
+		return idx, fmt.Errorf("memory: %w: index dims %d, embedder %q makes %d", store.ErrInvalidArgument, idx.Dims, idx.Embedder.Name(), idx.Embedder.Dims())
+	}
+	if idx.Fields == nil {
+		idx.Fields = []string{"$"}
+	} else {
+		idx.Fields = slices.Clone(idx.Fields)
+	}
+	if err := store.ValidatePaths(idx.Fields); err != nil {
+		return idx, fmt.Errorf("memory: %w", err)
+	}
+	if err := store.ValidateDistance(idx.Distance); err != nil {
+		return idx, fmt.Errorf("memory: %w", err)
+	}
+	if idx.Distance == "" {
+		idx.Distance = store.Cosine
+	}
+	return idx, nil
+}
+
+func (s *Store) sweepEvery() time.Duration {
+	if s.ttl == nil {
+		return 0
+	}
+	return s.ttl.SweepEvery()
+}
+
+func (s *Store) sweeper(every time.Duration) {
+	defer close(s.done)
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-t.C:
+			_, _ = s.Sweep(context.Background())
+		}
+	}
+}
+
+// Close stops the sweeper and makes every later call fail with
+// store.ErrClosed. It is safe to call more than once.
+func (s *Store) Close() error {
+	s.closeOnce.Do(func() {
+		s.closed.Store(true)
+		close(s.stop)
+	})
+	<-s.done
+	return nil
+}
+
+// Sweep deletes the items whose expiry is before the store's current time
+// and returns how many it deleted.
+func (s *Store) Sweep(ctx context.Context) (int, error) {
+	if err := s.check(ctx); err != nil {
+		return 0, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.now().UnixNano()
+	n := 0
+	for k, e := range s.items {
+		if exp := e.expires.Load(); exp != 0 && exp < now {
+			delete(s.items, k)
+			n++
+		}
+	}
+	return n, nil
+}
+
+func (s *Store) check(ctx context.Context) error {
+	if s.closed.Load() {
+		return fmt.Errorf("memory: %w", store.ErrClosed)
+	}
+	return ctx.Err()
+}
+
+// omitExpired reports whether reads hide expired items.
+func (s *Store) omitExpired() bool { return s.ttl != nil && s.ttl.OmitExpired }
+
+// refresh resolves a read's refresh-on-read setting.
+func (s *Store) refresh(override *bool) bool {
+	if s.ttl == nil {
+		return false
+	}
+	return s.ttl.RefreshOnRead(override)
+}
+
+// visible reports whether e is served at now.
+func (s *Store) visible(e *entry, now int64) bool {
+	if !s.omitExpired() {
+		return true
+	}
+	exp := e.expires.Load()
+	return exp == 0 || now < exp
+}
+
+// read returns a copy of e's item, refreshing its TTL first when asked.
+func (s *Store) read(e *entry, now time.Time, refresh bool) store.Item {
+	if refresh && e.ttlMinutes > 0 {
+		e.expires.Store(now.Add(store.RefreshTTL(e.ttlMinutes)).UnixNano())
+	}
+	it := *store.CloneItem(&e.item)
+	if exp := e.expires.Load(); exp != 0 {
+		it.ExpiresAt = time.Unix(0, exp).In(now.Location())
+	}
+	return it
+}
+
+// Get returns the item at (ns, key), or nil when there is none.
+func (s *Store) Get(ctx context.Context, ns store.Namespace, key string, opts ...store.GetOption) (*store.Item, error) {
+	if err := s.check(ctx); err != nil {
+		return nil, err
+	}
+	if err := validateItem(ns, key); err != nil {
+		return nil, err
+	}
+	o := store.ResolveGet(opts)
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.get(ns.String(), key, s.now(), s.refresh(o.RefreshTTL)), nil
+}
+
+func (s *Store) get(ns, key string, now time.Time, refresh bool) *store.Item {
+	e, ok := s.items[itemKey{ns, key}]
+	if !ok || !s.visible(e, now.UnixNano()) {
+		return nil
+	}
+	it := s.read(e, now, refresh)
+	return &it
+}
+
+// Put stores value at (ns, key). A nil value is an error (use Delete).
+func (s *Store) Put(ctx context.Context, ns store.Namespace, key string, value map[string]any, opts ...store.PutOption) error {
+	if value == nil {
+		return fmt.Errorf("memory: %w: nil value (use Delete)", store.ErrInvalidArgument)
+	}
+	_, err := s.Batch(ctx, []store.Op{store.PutOp{Namespace: ns, Key: key, Value: value, Options: store.ResolvePut(opts)}})
+	return err
+}
+
+// Delete removes the item at (ns, key), if any.
+func (s *Store) Delete(ctx context.Context, ns store.Namespace, key string) error {
+	_, err := s.Batch(ctx, []store.Op{store.PutOp{Namespace: ns, Key: key}})
+	return err
+}
+
+// Search lists the items under prefix (see store.Store).
+func (s *Store) Search(ctx context.Context, prefix store.Namespace, opt store.SearchOptions) ([]store.SearchItem, error) {
+	res, err := s.Batch(ctx, []store.Op{store.SearchOp{Prefix: prefix, Options: opt}})
+	if err != nil {
+		return nil, err
+	}
+	return res[0].Items, nil
+}
+
+// ListNamespaces lists the namespaces holding items (see store.Store).
+func (s *Store) ListNamespaces(ctx context.Context, opt store.ListNamespacesOptions) ([]store.Namespace, error) {
+	res, err := s.Batch(ctx, []store.Op{store.ListNamespacesOp{Options: opt}})
+	if err != nil {
+		return nil, err
+	}
+	return res[0].Namespaces, nil
+}
+
+func validateItem(ns store.Namespace, key string) error {
+	if err := ns.Validate(); err != nil {
+		return fmt.Errorf("memory: %w", err)
+	}
+	if err := store.ValidateKey(key); err != nil {
+		return fmt.Errorf("memory: %w", err)
+	}
+	return nil
+}
+
+// put is a validated, embedded write.
+type put struct {
+	k          itemKey
+	ns         store.Namespace
+	key        string
+	value      map[string]any // nil deletes
+	ttl        time.Duration
+	reindex    bool // replace the item's vectors with vectors
+	texts      []store.FieldText
+	vectors    []fieldVector // filled after embedding
+	firstIndex int           // index in the batch's ops, for errors
+}
+
+// Batch runs ops: every read sees the state before the batch's writes, and
+// of several writes to one key the last wins. Embeddings are computed
+// before the store is locked.
+func (s *Store) Batch(ctx context.Context, ops []store.Op) ([]store.Result, error) {
+	if err := s.check(ctx); err != nil {
+		return nil, err
+	}
+	var (
+		puts    []*put
+		byKey   = map[itemKey]int{}
+		queries = map[string][]float32{}
+	)
+	for i, op := range ops {
+		if err := s.prepare(i, op, &puts, byKey, queries); err != nil {
+			return nil, err
+		}
+	}
+	if err := s.embed(ctx, puts, queries); err != nil {
+		return nil, err
+	}
+	if len(puts) > 0 {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+	} else {
+		s.mu.RLock()
+		defer s.mu.RUnlock()
+	}
+	if s.closed.Load() {
+		return nil, fmt.Errorf("memory: %w", store.ErrClosed)
+	}
+	now := s.now()
+	results := make([]store.Result, len(ops))
+	for i, op := range ops {
+		switch o := op.(type) {
+		case store.GetOp:
+			results[i].Item = s.get(o.Namespace.String(), o.Key, now, s.refresh(o.RefreshTTL))
+		case store.SearchOp:
+			results[i].Items = s.search(o.Prefix, o.Options, queries[o.Options.Query], now)
+		case store.ListNamespacesOp:
+			results[i].Namespaces = s.listNamespaces(o.Options, now)
+		}
+	}
+	for _, p := range puts {
+		s.apply(p, now)
+	}
+	return results, nil
+}
+
+// prepare validates op and records its write or query.
+func (s *Store) prepare(i int, op store.Op, puts *[]*put, byKey map[itemKey]int, queries map[string][]float32) error {
+	wrap := func(err error) error { return fmt.Errorf("memory: op %d: %w", i, err) }
+	switch o := op.(type) {
+	case store.GetOp:
+		if err := o.Namespace.Validate(); err != nil {
+			return wrap(err)
+		}
+		if err := store.ValidateKey(o.Key); err != nil {
+			return wrap(err)
+		}
+	case store.SearchOp:
+		if err := o.Prefix.ValidatePrefix(); err != nil {
+			return wrap(err)
+		}
+		if err := o.Options.Validate(); err != nil {
+			return wrap(err)
+		}
+		if s.index != nil && o.Options.Query != "" {
+			queries[o.Options.Query] = nil
+		}
+	case store.ListNamespacesOp:
+		if err := o.Options.Validate(); err != nil {
+			return wrap(err)
+		}
+	case store.PutOp:
+		p, err := s.preparePut(o)
+		if err != nil {
+			return wrap(err)
+		}
+		p.firstIndex = i
+		if j, ok := byKey[p.k]; ok {
+			(*puts)[j] = p // last put per key wins, in the first one's slot
+		} else {
+			byKey[p.k] = len(*puts)
+			*puts = append(*puts, p)
+		}
+	case nil:
+		return wrap(fmt.Errorf("%w: nil op", store.ErrInvalidArgument))
+	default:
+		return wrap(fmt.Errorf("%w: unknown op %T", store.ErrInvalidArgument, op))
+	}
+	return nil
+}
+
+func (s *Store) preparePut(o store.PutOp) (*put, error) {
+	if err := o.Namespace.Validate(); err != nil {
+		return nil, err
+	}
+	if err := store.ValidateKey(o.Key); err != nil {
+		return nil, err
+	}
+	p := &put{k: itemKey{o.Namespace.String(), o.Key}, ns: o.Namespace.Clone(), key: o.Key}
+	if o.Value == nil {
+		return p, nil
+	}
+	v, err := store.CloneValue(o.Value)
+	if err != nil {
+		return nil, err
+	}
+	p.value = v
+	if p.ttl, err = store.ResolveTTL(s.ttl, o.Options.TTL); err != nil {
+		return nil, err
+	}
+	fields := o.Options.Index
+	if s.index == nil {
+		if len(fields) > 0 {
+			return nil, fmt.Errorf("%w: WithIndex%q", store.ErrNoIndex, fields)
+		}
+		return p, nil
+	}
+	p.reindex = true
+	if fields == nil {
+		fields = s.index.Fields
+	}
+	if p.texts, err = store.ExtractTexts(v, fields); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// embed computes the vectors of puts and the query vectors.
+func (s *Store) embed(ctx context.Context, puts []*put, queries map[string][]float32) error {
+	if s.index == nil {
+		return nil
+	}
+	var texts []string
+	for _, p := range puts {
+		for _, t := range p.texts {
+			texts = append(texts, t.Text)
+		}
+	}
+	if len(texts) > 0 {
+		vecs, err := s.index.Embedder.EmbedDocuments(ctx, texts)
+		if err != nil {
+			return fmt.Errorf("memory: embed documents: %w", err)
+		}
+		if len(vecs) != len(texts) {
+			return fmt.Errorf("memory: embed documents: %w: %d texts, %d vectors", embeddings.ErrCountMismatch, len(texts), len(vecs))
+		}
+		for _, p := range puts {
+			p.vectors = make([]fieldVector, len(p.texts))
+			for i, t := range p.texts {
+				if err := s.checkDims(vecs[0]); err != nil {
+					return err
+				}
+				p.vectors[i] = fieldVector{field: t.Field, vec: slices.Clone(vecs[0])}
+				vecs = vecs[1:]
+			}
+		}
+	}
+	for q := range queries {
+		v, err := s.index.Embedder.EmbedQuery(ctx, q)
+		if err != nil {
+			return fmt.Errorf("memory: embed query: %w", err)
+		}
+		if err := s.checkDims(v); err != nil {
+			return err
+		}
+		queries[q] = v
+	}
+	return nil
+}
+
+func (s *Store) checkDims(v []float32) error {
+	if len(v) != s.index.Dims {
+		return fmt.Errorf("memory: %w: got %d, want %d", embeddings.ErrDimensionMismatch, len(v), s.index.Dims)
+	}
+	return nil
+}
+
+// apply performs one write; the caller holds the write lock.
+func (s *Store) apply(p *put, now time.Time) {
+	if p.value == nil {
+		delete(s.items, p.k)
+		return
+	}
+	e := &entry{
+		item: store.Item{
+			Namespace: p.ns,
+			Key:       p.key,
+			Value:     p.value,
+			CreatedAt: now,
+			UpdatedAt: now,
+		},
+		nsKey:      p.k.ns,
+		ttlMinutes: store.TTLMinutes(p.ttl),
+	}
+	if p.ttl > 0 {
+		e.expires.Store(now.Add(p.ttl).UnixNano())
+	}
+	if old, ok := s.items[p.k]; ok {
+		e.item.CreatedAt = old.item.CreatedAt
+	}
+	if p.reindex {
+		e.vectors = p.vectors
+	}
+	s.items[p.k] = e
+}
+
+type candidate struct {
+	e      *entry
+	score  float64
+	scored bool
+}
+
+// search runs one search under the read (or write) lock.
+func (s *Store) search(prefix store.Namespace, opt store.SearchOptions, query []float32, now time.Time) []store.SearchItem {
+	nowNano := now.UnixNano()
+	var cands []candidate
+	for _, e := range s.items {
+		if !e.item.Namespace.HasPrefix(prefix) || !s.visible(e, nowNano) {
+			continue
+		}
+		if len(opt.Filter) > 0 {
+			// The filter was validated in prepare, so MatchFilter cannot fail.
+			if ok, _ := store.MatchFilter(e.item.Value, opt.Filter); !ok {
+				continue
+			}
+		}
+		c := candidate{e: e}
+		if query != nil && len(e.vectors) > 0 {
+			c.scored = true
+			c.score = store.Score(s.index.Distance, e.vectors[0].vec, query)
+			for _, fv := range e.vectors[1:] {
+				c.score = max(c.score, store.Score(s.index.Distance, fv.vec, query))
+			}
+		}
+		cands = append(cands, c)
+	}
+	// Scored items first, best first; then unscored ones as a search
+	// without query orders them. Offset and limit apply to the whole list.
+	end := min(len(cands), opt.Offset+opt.EffectiveLimit())
+	if opt.Offset >= end {
+		return []store.SearchItem{}
+	}
+	compare := func(a, b candidate) int {
+		if a.scored != b.scored {
+			if a.scored {
+				return -1
+			}
+			return 1
+		}
+		if a.scored {
+			if c := cmp.Compare(b.score, a.score); c != 0 {
+				return c
+			}
+		}
+		return compareEntries(a.e, b.e)
+	}
+	topK(cands, end, compare)
+	out := make([]store.SearchItem, 0, end-opt.Offset)
+	refresh := s.refresh(opt.RefreshTTL)
+	for _, c := range cands[opt.Offset:end] {
+		si := store.SearchItem{Item: s.read(c.e, now, refresh)}
+		if c.scored {
+			score := c.score
+			si.Score = &score
+		}
+		out = append(out, si)
+	}
+	return out
+}
+
+// compareEntries orders entries as a search without query: most recently
+// updated first, then by namespace and key.
+func compareEntries(a, b *entry) int {
+	if c := b.item.UpdatedAt.Compare(a.item.UpdatedAt); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.nsKey, b.nsKey); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.item.Key, b.item.Key)
+}
+
+// topK sorts the k smallest elements of s (by compare) into s[:k]. For a
+// small k out of many it keeps a bounded max-heap instead of sorting all.
+func topK[T any](s []T, k int, compare func(a, b T) int) {
+	if k >= len(s)/4 {
+		slices.SortFunc(s, compare)
+		return
+	}
+	// Max-heap of the k best seen so far in s[:k].
+	less := func(i, j int) bool { return compare(s[i], s[j]) > 0 } // parent "greater"
+	down := func(i, n int) {
+		for {
+			l := 2*i + 1
+			if l >= n {
+				return
+			}
+			j := l
+			if r := l + 1; r < n && less(r, l) {
+				j = r
+			}
+			if !less(j, i) {
+				return
+			}
+			s[i], s[j] = s[j], s[i]
+			i = j
+		}
+	}
+	if k == 0 {
+		return
+	}
+	for i := k/2 - 1; i >= 0; i-- {
+		down(i, k)
+	}
+	for i := k; i < len(s); i++ {
+		if compare(s[i], s[0]) < 0 {
+			s[0], s[i] = s[i], s[0]
+			down(0, k)
+		}
+	}
+	slices.SortFunc(s[:k], compare)
+}
+
+func (s *Store) listNamespaces(opt store.ListNamespacesOptions, now time.Time) []store.Namespace {
+	nowNano := now.UnixNano()
+	seen := map[string]bool{}
+	var all []store.Namespace
+	for _, e := range s.items {
+		if seen[e.nsKey] || !s.visible(e, nowNano) {
+			continue
+		}
+		seen[e.nsKey] = true
+		all = append(all, e.item.Namespace)
+	}
+	return store.ListNamespaces(all, opt)
+}
