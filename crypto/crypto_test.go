@@ -320,3 +320,23 @@ func TestKeyNeverPrinted(t *testing.T) {
 		t.Fatalf("id %s", k)
 	}
 }
+
+// TestPythonWrittenBlobs reads blobs written by pycryptodome 3.11.0
+// (AES.new(key, mode).encrypt_and_digest, random 16-byte nonce, laid out as
+// LangGraph does: nonce ‖ tag ‖ ciphertext). The golden files of this
+// package were in turn decrypted by the same pycryptodome with
+// decrypt_and_verify, in both modes.
+func TestPythonWrittenBlobs(t *testing.T) {
+	for _, mode := range []Mode{ModeGCM, ModeEAX} {
+		c, _ := NewAES(ring(t, katKey), mode)
+		for _, blob := range []string{
+			"cfcf7be064a0b7856eb0f78cdf646c370a9f5fc70cd0b38145900df7ccd3060cc659677a", // MODE_EAX
+			"83a4bb9f4ed742cf43921f32a953965fef2d647e266758d714adb20f68f727667dcc8d74", // MODE_GCM
+		} {
+			p, err := c.Decrypt(unhex(t, blob), nil)
+			if err != nil || hex.EncodeToString(p) != "81a16101" {
+				t.Errorf("%v: %s: %x %v", mode, blob, p, err)
+			}
+		}
+	}
+}
