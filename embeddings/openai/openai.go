@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -223,6 +224,15 @@ func New(opts Options) (*Embedder, error) {
 	if opts.BackoffMax == 0 {
 		opts.BackoffMax = DefaultBackoffMax
 	}
+	if opts.BaseURL == "" && !opts.Azure {
+		opts.BaseURL = DefaultBaseURL
+	}
+	if opts.BaseURL != "" {
+		u, err := url.Parse(opts.BaseURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return nil, fmt.Errorf("%w: BaseURL must be an http or https URL", ErrInvalidOptions)
+		}
+	}
 	if opts.HTTPClient == nil {
 		opts.HTTPClient = &http.Client{}
 	}
@@ -239,9 +249,6 @@ func New(opts Options) (*Embedder, error) {
 		cfg.APIVersion = opts.AzureAPIVersion
 		cfg.AzureModelMapperFunc = func(model string) string { return model }
 	} else {
-		if opts.BaseURL == "" {
-			opts.BaseURL = DefaultBaseURL
-		}
 		cfg = goopenai.DefaultConfig(opts.APIKey)
 		cfg.BaseURL = opts.BaseURL
 	}

@@ -525,6 +525,9 @@ func TestNew(t *testing.T) {
 		{Dimensions: -1},
 		{MaxBatchInputs: -1},
 		{BackoffBase: -time.Second},
+		{BaseURL: "localhost:8080/v1"},
+		{BaseURL: "ftp://example.com/v1"},
+		{BaseURL: "http://"},
 	} {
 		if _, err := New(bad); err == nil {
 			t.Errorf("New(%+v) accepted", bad)
