@@ -1,0 +1,430 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+
+	"github.com/memvault/memvault/embeddings"
+	"github.com/memvault/memvault/store"
+)
+
+type itemKey struct{ ns, key string }
+
+// put is a validated, encoded and embedded write.
+type put struct {
+	k       itemKey
+	value   []byte // encoded value column; nil deletes
+	ttl     time.Duration
+	texts   []store.FieldText
+	vectors [][]float32 // one per text, filled by embed
+}
+
+// refreshKey is an item whose TTL a read refreshed.
+type refreshKey struct {
+	k         itemKey
+	expiresAt int64
+}
+
+// Batch runs ops: every read sees the state before the batch's writes, and
+// of several writes to one key the last wins. Embedding and encryption run
+// before the database is touched; a batch with writes is one write
+// transaction, a read-only batch one read transaction (followed by a short
+// write transaction when it refreshes TTLs).
+func (s *Store) Batch(ctx context.Context, ops []store.Op) ([]store.Result, error) {
+	if err := s.check(ctx); err != nil {
+		return nil, err
+	}
+	var (
+		puts    []*put
+		byKey   = map[itemKey]int{}
+		queries = map[string][]float32{}
+	)
+	for i, op := range ops {
+		if err := s.prepare(i, op, &puts, byKey, queries); err != nil {
+			return nil, err
+		}
+	}
+	if err := s.embed(ctx, puts, queries); err != nil {
+		return nil, err
+	}
+	now := s.now()
+	results := make([]store.Result, len(ops))
+	var refreshes []refreshKey
+	reads := func(ctx context.Context, tx *sql.Tx) error {
+		refreshes = refreshes[:0]
+		for i, op := range ops {
+			var err error
+			switch o := op.(type) {
+			case store.GetOp:
+				results[i].Item, err = s.get(ctx, tx, o, now, &refreshes)
+			case store.SearchOp:
+				results[i].Items, err = s.search(ctx, tx, o.Prefix, o.Options, queries[o.Options.Query], now, &refreshes)
+			case store.ListNamespacesOp:
+				results[i].Namespaces, err = s.listNamespaces(ctx, tx, o.Options, now)
+			}
+			if err != nil {
+				return fmt.Errorf("sqlite: op %d: %w", i, err)
+			}
+		}
+		return nil
+	}
+	if len(puts) > 0 {
+		err := s.db.Write(ctx, func(tx *sql.Tx) error {
+			if err := reads(ctx, tx); err != nil {
+				return err
+			}
+			if err := applyRefreshes(ctx, tx, refreshes); err != nil {
+				return err
+			}
+			return s.applyPuts(ctx, tx, puts, now)
+		})
+		if err != nil {
+			return nil, wrap(err)
+		}
+		return results, nil
+	}
+	if err := s.db.Read(ctx, func(tx *sql.Tx) error { return reads(ctx, tx) }); err != nil {
+		return nil, wrap(err)
+	}
+	if len(refreshes) > 0 {
+		err := s.db.Write(ctx, func(tx *sql.Tx) error { return applyRefreshes(ctx, tx, refreshes) })
+		if err != nil {
+			return nil, wrap(err)
+		}
+	}
+	return results, nil
+}
+
+// wrap prefixes errors that do not carry the package prefix yet.
+func wrap(err error) error {
+	if len(err.Error()) >= 8 && err.Error()[:8] == "sqlite: " {
+		return err
+	}
+	return fmt.Errorf("sqlite: %w", err)
+}
+
+// prepare validates op and records its write or query.
+func (s *Store) prepare(i int, op store.Op, puts *[]*put, byKey map[itemKey]int, queries map[string][]float32) error {
+	wrapOp := func(err error) error { return fmt.Errorf("sqlite: op %d: %w", i, err) }
+	switch o := op.(type) {
+	case store.GetOp:
+		if err := o.Namespace.Validate(); err != nil {
+			return wrapOp(err)
+		}
+		if err := store.ValidateKey(o.Key); err != nil {
+			return wrapOp(err)
+		}
+	case store.SearchOp:
+		if err := o.Prefix.ValidatePrefix(); err != nil {
+			return wrapOp(err)
+		}
+		if err := o.Options.Validate(); err != nil {
+			return wrapOp(err)
+		}
+		if s.index != nil && o.Options.Query != "" {
+			queries[o.Options.Query] = nil
+		}
+	case store.ListNamespacesOp:
+		if err := o.Options.Validate(); err != nil {
+			return wrapOp(err)
+		}
+	case store.PutOp:
+		p, err := s.preparePut(o)
+		if err != nil {
+			return wrapOp(err)
+		}
+		if j, ok := byKey[p.k]; ok {
+			(*puts)[j] = p // last put per key wins
+		} else {
+			byKey[p.k] = len(*puts)
+			*puts = append(*puts, p)
+		}
+	case nil:
+		return wrapOp(fmt.Errorf("%w: nil op", store.ErrInvalidArgument))
+	default:
+		return wrapOp(fmt.Errorf("%w: unknown op %T", store.ErrInvalidArgument, op))
+	}
+	return nil
+}
+
+func (s *Store) preparePut(o store.PutOp) (*put, error) {
+	if err := o.Namespace.Validate(); err != nil {
+		return nil, err
+	}
+	if err := store.ValidateKey(o.Key); err != nil {
+		return nil, err
+	}
+	p := &put{k: itemKey{o.Namespace.String(), o.Key}}
+	if o.Value == nil {
+		return p, nil
+	}
+	v, err := store.CloneValue(o.Value)
+	if err != nil {
+		return nil, err
+	}
+	if p.ttl, err = store.ResolveTTL(s.ttl, o.Options.TTL); err != nil {
+		return nil, err
+	}
+	fields := o.Options.Index
+	if s.index == nil {
+		if len(fields) > 0 {
+			return nil, fmt.Errorf("%w: WithIndex%q", store.ErrNoIndex, fields)
+		}
+	} else {
+		if fields == nil {
+			fields = s.index.Fields
+		}
+		if p.texts, err = store.ExtractTexts(v, fields); err != nil {
+			return nil, err
+		}
+	}
+	if p.value, err = s.encodeValue(p.k.ns, p.k.key, v); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// embed computes the vectors of puts and the query vectors.
+func (s *Store) embed(ctx context.Context, puts []*put, queries map[string][]float32) error {
+	if s.index == nil {
+		return nil
+	}
+	var texts []string
+	for _, p := range puts {
+		for _, t := range p.texts {
+			texts = append(texts, t.Text)
+		}
+	}
+	if len(texts) > 0 {
+		vecs, err := s.index.Embedder.EmbedDocuments(ctx, texts)
+		if err != nil {
+			return fmt.Errorf("sqlite: embed documents: %w", err)
+		}
+		if len(vecs) != len(texts) {
+			return fmt.Errorf("sqlite: embed documents: %w: %d texts, %d vectors", embeddings.ErrCountMismatch, len(texts), len(vecs))
+		}
+		for _, p := range puts {
+			p.vectors = make([][]float32, len(p.texts))
+			for i := range p.texts {
+				if err := s.checkDims(vecs[0]); err != nil {
+					return err
+				}
+				p.vectors[i] = vecs[0]
+				vecs = vecs[1:]
+			}
+		}
+	}
+	for q := range queries {
+		v, err := s.index.Embedder.EmbedQuery(ctx, q)
+		if err != nil {
+			return fmt.Errorf("sqlite: embed query: %w", err)
+		}
+		if err := s.checkDims(v); err != nil {
+			return err
+		}
+		queries[q] = v
+	}
+	return nil
+}
+
+func (s *Store) checkDims(v []float32) error {
+	if len(v) != s.index.Dims {
+		return fmt.Errorf("sqlite: %w: got %d, want %d", embeddings.ErrDimensionMismatch, len(v), s.index.Dims)
+	}
+	return nil
+}
+
+// applyPuts performs the batch's writes in tx.
+func (s *Store) applyPuts(ctx context.Context, tx *sql.Tx, puts []*put, now time.Time) error {
+	ts := now.UnixNano()
+	delVec, err := tx.PrepareContext(ctx, `DELETE FROM store_vectors WHERE prefix = ? AND key = ?`)
+	if err != nil {
+		return err
+	}
+	defer delVec.Close()
+	var upsert, delItem, insVec *sql.Stmt
+	for _, p := range puts {
+		if _, err := delVec.ExecContext(ctx, p.k.ns, p.k.key); err != nil {
+			return err
+		}
+		if p.value == nil {
+			if delItem == nil {
+				if delItem, err = tx.PrepareContext(ctx, `DELETE FROM store WHERE prefix = ? AND key = ?`); err != nil {
+					return err
+				}
+				defer delItem.Close()
+			}
+			if _, err := delItem.ExecContext(ctx, p.k.ns, p.k.key); err != nil {
+				return err
+			}
+			continue
+		}
+		if upsert == nil {
+			if upsert, err = tx.PrepareContext(ctx, `INSERT INTO store (prefix, key, value, created_at, updated_at, expires_at, ttl_minutes)
+				VALUES (?, ?, ?, ?, ?, ?, ?)
+				ON CONFLICT (prefix, key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at,
+					expires_at = excluded.expires_at, ttl_minutes = excluded.ttl_minutes`); err != nil {
+				return err
+			}
+			defer upsert.Close()
+		}
+		var exp, ttlMin any
+		if p.ttl > 0 {
+			exp, ttlMin = now.Add(p.ttl).UnixNano(), store.TTLMinutes(p.ttl)
+		}
+		if _, err := upsert.ExecContext(ctx, p.k.ns, p.k.key, p.value, ts, ts, exp, ttlMin); err != nil {
+			return err
+		}
+		for i, v := range p.vectors {
+			if insVec == nil {
+				if insVec, err = tx.PrepareContext(ctx, `INSERT INTO store_vectors (prefix, key, field_name, embedding, created_at, updated_at)
+					VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (prefix, key, field_name) DO UPDATE SET
+					embedding = excluded.embedding, updated_at = excluded.updated_at`); err != nil {
+					return err
+				}
+				defer insVec.Close()
+			}
+			if _, err := insVec.ExecContext(ctx, p.k.ns, p.k.key, p.texts[i].Field, encodeVector(v), ts, ts); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func applyRefreshes(ctx context.Context, tx *sql.Tx, rs []refreshKey) error {
+	if len(rs) == 0 {
+		return nil
+	}
+	st, err := tx.PrepareContext(ctx, `UPDATE store SET expires_at = ? WHERE prefix = ? AND key = ? AND ttl_minutes > 0`)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	for _, r := range rs {
+		if _, err := st.ExecContext(ctx, r.expiresAt, r.k.ns, r.k.key); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// prefixCond selects the rows whose column col is prefix or under it. A
+// range on the stored text ('.' is followed by '/' in byte order) is exact,
+// needs no LIKE escaping, is case-sensitive (SQLite's LIKE is not) and
+// uses the primary key.
+func prefixCond(col string, prefix store.Namespace) (string, []any) {
+	if len(prefix) == 0 {
+		return "1", nil
+	}
+	p := prefix.String()
+	return "(" + col + " = ? OR (" + col + " >= ? AND " + col + " < ?))", []any{p, p + ".", p + "/"}
+}
+
+const itemColumns = `prefix, key, value, created_at, updated_at, expires_at, ttl_minutes`
+
+// itemRow is a scanned store row.
+type itemRow struct {
+	k                   itemKey
+	value               []byte
+	created, updated    int64
+	expires, ttlMinutes sql.NullInt64
+}
+
+func scanItem(rs *sql.Rows) (itemRow, error) {
+	var r itemRow
+	err := rs.Scan(&r.k.ns, &r.k.key, &r.value, &r.created, &r.updated, &r.expires, &r.ttlMinutes)
+	return r, err
+}
+
+// item decodes a row, refreshing its TTL when asked.
+func (s *Store) item(r itemRow, now time.Time, refresh bool, refreshes *[]refreshKey) (*store.Item, error) {
+	v, err := s.decodeValue(r.k.ns, r.k.key, r.value)
+	if err != nil {
+		return nil, fmt.Errorf("item %q/%q: %w", r.k.ns, r.k.key, err)
+	}
+	loc := now.Location()
+	it := &store.Item{
+		Namespace: store.ParseNamespace(r.k.ns),
+		Key:       r.k.key,
+		Value:     v,
+		CreatedAt: time.Unix(0, r.created).In(loc),
+		UpdatedAt: time.Unix(0, r.updated).In(loc),
+	}
+	exp := r.expires
+	if refresh && r.ttlMinutes.Valid && r.ttlMinutes.Int64 > 0 {
+		exp = sql.NullInt64{Int64: now.Add(store.RefreshTTL(int(r.ttlMinutes.Int64))).UnixNano(), Valid: true}
+		*refreshes = append(*refreshes, refreshKey{r.k, exp.Int64})
+	}
+	if exp.Valid {
+		it.ExpiresAt = time.Unix(0, exp.Int64).In(loc)
+	}
+	return it, nil
+}
+
+func (s *Store) get(ctx context.Context, tx *sql.Tx, o store.GetOp, now time.Time, refreshes *[]refreshKey) (*store.Item, error) {
+	q := `SELECT ` + itemColumns + ` FROM store WHERE prefix = ? AND key = ?`
+	args := []any{o.Namespace.String(), o.Key}
+	if s.omitExpired() {
+		q += ` AND (expires_at IS NULL OR expires_at > ?)`
+		args = append(args, now.UnixNano())
+	}
+	rs, err := tx.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rs.Close()
+	if !rs.Next() {
+		return nil, rs.Err()
+	}
+	r, err := scanItem(rs)
+	if err != nil {
+		return nil, err
+	}
+	return s.item(r, now, s.refresh(o.RefreshTTL), refreshes)
+}
+
+func (s *Store) listNamespaces(ctx context.Context, tx *sql.Tx, opt store.ListNamespacesOptions, now time.Time) ([]store.Namespace, error) {
+	// The literal labels before the first wildcard narrow the scan.
+	var lit store.Namespace
+	for _, l := range opt.Prefix {
+		if l == "*" {
+			break
+		}
+		lit = append(lit, l)
+	}
+	cond, args := prefixCond("prefix", lit)
+	q := `SELECT DISTINCT prefix FROM store WHERE ` + cond
+	if s.omitExpired() {
+		q += ` AND (expires_at IS NULL OR expires_at > ?)`
+		args = append(args, now.UnixNano())
+	}
+	rs, err := tx.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rs.Close()
+	var all []store.Namespace
+	for rs.Next() {
+		var p string
+		if err := rs.Scan(&p); err != nil {
+			return nil, err
+		}
+		all = append(all, store.ParseNamespace(p))
+	}
+	if err := rs.Err(); err != nil {
+		return nil, err
+	}
+	return store.ListNamespaces(all, opt), nil
+}
+
+// matches applies a validated filter.
+func matches(v map[string]any, filter map[string]any) bool {
+	if len(filter) == 0 {
+		return true
+	}
+	ok, _ := store.MatchFilter(v, filter) // validated in prepare
+	return ok
+}

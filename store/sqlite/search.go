@@ -1,0 +1,208 @@
+package sqlite
+
+import (
+	"cmp"
+	"context"
+	"database/sql"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/memvault/memvault/store"
+)
+
+// candidate is an item with vectors and its best score.
+type candidate struct {
+	k       itemKey
+	updated int64
+	score   float64
+}
+
+// search runs one search in tx. Without a query vector it lists items by
+// updated_at descending (then namespace and key); with one it scans every
+// stored vector under the prefix, scores it, keeps each item's best field,
+// and returns scored items by score, then unscored items in the no-query
+// order, offset and limit applying to that combined list.
+func (s *Store) search(ctx context.Context, tx *sql.Tx, prefix store.Namespace, opt store.SearchOptions, query []float32, now time.Time, refreshes *[]refreshKey) ([]store.SearchItem, error) {
+	need := opt.Offset + opt.EffectiveLimit()
+	refresh := s.refresh(opt.RefreshTTL)
+	out := make([]store.SearchItem, 0, min(opt.EffectiveLimit(), 1024))
+	seen := 0
+	// take handles an item in list order; it reports false when the page
+	// is full.
+	take := func(r itemRow, score *float64) (bool, error) {
+		if seen >= need {
+			return false, nil
+		}
+		var v map[string]any
+		if len(opt.Filter) > 0 {
+			var err error
+			if v, err = s.decodeValue(r.k.ns, r.k.key, r.value); err != nil {
+				return false, err
+			}
+			if !matches(v, opt.Filter) {
+				return true, nil
+			}
+		}
+		seen++
+		if seen <= opt.Offset {
+			return seen < need, nil
+		}
+		it, err := s.item(r, now, refresh, refreshes)
+		if err != nil {
+			return false, err
+		}
+		out = append(out, store.SearchItem{Item: *it, Score: score})
+		return seen < need, nil
+	}
+
+	if query != nil {
+		cands, err := s.scoreVectors(ctx, tx, prefix, query, now)
+		if err != nil {
+			return nil, err
+		}
+		slices.SortFunc(cands, func(a, b candidate) int {
+			return cmp.Or(cmp.Compare(b.score, a.score), cmp.Compare(b.updated, a.updated),
+				strings.Compare(a.k.ns, b.k.ns), strings.Compare(a.k.key, b.k.key))
+		})
+		// Fetch the ranked items in chunks until the page is full.
+		more := true
+		for start := 0; more && start < len(cands); {
+			n := min(len(cands)-start, max(2*(need-seen), 32), 400)
+			part := cands[start : start+n]
+			start += n
+			rows, err := s.fetch(ctx, tx, part)
+			if err != nil {
+				return nil, err
+			}
+			for _, c := range part {
+				r, ok := rows[c.k]
+				if !ok {
+					continue
+				}
+				score := c.score
+				if more, err = take(r, &score); err != nil {
+					return nil, err
+				}
+				if !more {
+					break
+				}
+			}
+		}
+		if seen >= need {
+			return out, nil
+		}
+	}
+
+	cond, args := prefixCond("prefix", prefix)
+	q := `SELECT ` + itemColumns + ` FROM store WHERE ` + cond
+	if s.omitExpired() {
+		q += ` AND (expires_at IS NULL OR expires_at > ?)`
+		args = append(args, now.UnixNano())
+	}
+	if query != nil {
+		q += ` AND NOT EXISTS (SELECT 1 FROM store_vectors v WHERE v.prefix = store.prefix AND v.key = store.key)`
+	}
+	q += ` ORDER BY updated_at DESC, prefix, key`
+	if len(opt.Filter) == 0 {
+		// Without a Go-side filter SQL can page.
+		skip := max(opt.Offset-seen, 0)
+		q += ` LIMIT ? OFFSET ?`
+		args = append(args, need-seen-skip, skip)
+		seen += skip
+	}
+	rs, err := tx.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rs.Close()
+	for rs.Next() {
+		r, err := scanItem(rs)
+		if err != nil {
+			return nil, err
+		}
+		more, err := take(r, nil)
+		if err != nil {
+			return nil, err
+		}
+		if !more {
+			break
+		}
+	}
+	return out, rs.Err()
+}
+
+// scoreVectors scores every vector under prefix against query and returns
+// one candidate per item with its best score.
+func (s *Store) scoreVectors(ctx context.Context, tx *sql.Tx, prefix store.Namespace, query []float32, now time.Time) ([]candidate, error) {
+	cond, args := prefixCond("v.prefix", prefix)
+	q := `SELECT v.prefix, v.key, v.updated_at, v.embedding FROM store_vectors v WHERE ` + cond
+	if s.omitExpired() {
+		q = `SELECT v.prefix, v.key, v.updated_at, v.embedding FROM store_vectors v
+			JOIN store s ON s.prefix = v.prefix AND s.key = v.key
+			WHERE ` + cond + ` AND (s.expires_at IS NULL OR s.expires_at > ?)`
+		args = append(args, now.UnixNano())
+	}
+	q += ` ORDER BY v.prefix, v.key`
+	rs, err := tx.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rs.Close()
+	var (
+		cands []candidate
+		buf   []float32
+		ns    sql.RawBytes
+		key   sql.RawBytes
+		upd   int64
+		emb   sql.RawBytes
+	)
+	sc := newScorer(s.index.Distance, query)
+	for rs.Next() {
+		if err := rs.Scan(&ns, &key, &upd, &emb); err != nil {
+			return nil, err
+		}
+		var ok bool
+		if buf, ok = decodeVector(buf, emb); !ok {
+			continue // not float32s: not a vector this store wrote
+		}
+		score := sc.score(buf)
+		// Rows arrive grouped by item: compare with the last candidate
+		// without allocating the key strings again.
+		if n := len(cands); n > 0 && cands[n-1].k.ns == string(ns) && cands[n-1].k.key == string(key) {
+			cands[n-1].score = max(cands[n-1].score, score)
+			continue
+		}
+		cands = append(cands, candidate{k: itemKey{string(ns), string(key)}, updated: upd, score: score})
+	}
+	return cands, rs.Err()
+}
+
+// fetch loads the rows of the candidates' items.
+func (s *Store) fetch(ctx context.Context, tx *sql.Tx, cands []candidate) (map[itemKey]itemRow, error) {
+	var q strings.Builder
+	q.WriteString(`SELECT ` + itemColumns + ` FROM store WHERE (prefix, key) IN (VALUES `)
+	args := make([]any, 0, 2*len(cands))
+	for i, c := range cands {
+		if i > 0 {
+			q.WriteString(", ")
+		}
+		q.WriteString("(?, ?)")
+		args = append(args, c.k.ns, c.k.key)
+	}
+	q.WriteString(")")
+	rs, err := tx.QueryContext(ctx, q.String(), args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rs.Close()
+	out := make(map[itemKey]itemRow, len(cands))
+	for rs.Next() {
+		r, err := scanItem(rs)
+		if err != nil {
+			return nil, err
+		}
+		out[r.k] = r
+	}
+	return out, rs.Err()
+}

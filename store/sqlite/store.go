@@ -1,0 +1,274 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/memvault/memvault/internal/sqlitedb"
+	"github.com/memvault/memvault/serde"
+	"github.com/memvault/memvault/store"
+)
+
+// Options configures a Store. The zero value is a store without semantic
+// search or TTLs, with plain JSON values, on the system clock.
+type Options struct {
+	// Index enables semantic search; nil disables it (queries are then
+	// ignored and searches list items newest first). ANN settings do not
+	// apply: searches scan the stored vectors exactly.
+	Index *store.IndexConfig
+	// TTL enables expiry; nil means puts may not carry a TTL
+	// (store.ErrNoTTL) and no sweeper runs.
+	TTL *store.TTLConfig
+	// Serde, when set, encodes item values: the value column then holds an
+	// envelope {"t": type tag, "d": base64 payload}, bound to the item's
+	// namespace and key (serde.ItemAAD) by a serde.BoundSerializer such as
+	// an encrypting one. Filters then run in Go after decoding. nil stores
+	// plain JSON, readable by any SQLite client.
+	Serde serde.Serializer
+	// Now is the clock of every timestamp and expiry; nil means time.Now.
+	Now func() time.Time
+	// FullSync makes a database opened by Open sync its write-ahead log on
+	// every commit (durable against power loss, not only process crashes).
+	// New ignores it.
+	FullSync bool
+}
+
+// Store is a store.Store on a SQLite database, safe for concurrent use, also
+// by several processes on one file. Close stops its TTL sweeper.
+type Store struct {
+	db    *sqlitedb.DB
+	index *store.IndexConfig // resolved copy, nil without index
+	ttl   *store.TTLConfig
+	serde serde.Serializer
+	now   func() time.Time
+
+	closed    atomic.Bool
+	closeOnce sync.Once
+	closeErr  error
+	stop      chan struct{}
+	done      chan struct{}
+}
+
+var (
+	_ store.Store   = (*Store)(nil)
+	_ store.Sweeper = (*Store)(nil)
+)
+
+// Open opens (creating it if needed) the database file at path, sets up
+// the store's tables and returns a store on it. A checkpointer/sqlite saver
+// opened on the same file shares its connections. path ":memory:" gives a
+// private in-memory database (for tests).
+func Open(ctx context.Context, path string, opts Options) (*Store, error) {
+	o := sqlitedb.Options{}
+	if opts.FullSync {
+		o.Synchronous = sqlitedb.SyncFull
+	}
+	db, err := sqlitedb.Open(path, o)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: %w", err)
+	}
+	s, err := newStore(ctx, db, opts)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// New returns a store on db, a database opened with the "sqlite" driver of
+// modernc.org/sqlite, after setting up its tables. The caller keeps owning
+// db (Close does not close it) and chooses its pragmas; open it with
+// "?_pragma=journal_mode(WAL)&_pragma=busy_timeout(5000)&_pragma=foreign_keys(1)"
+// for concurrent readers and writers.
+func New(ctx context.Context, db *sql.DB, opts Options) (*Store, error) {
+	h := sqlitedb.Wrap(db)
+	s, err := newStore(ctx, h, opts)
+	if err != nil {
+		h.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func newStore(ctx context.Context, db *sqlitedb.DB, opts Options) (*Store, error) {
+	s := &Store{
+		db:    db,
+		serde: opts.Serde,
+		now:   opts.Now,
+		stop:  make(chan struct{}),
+		done:  make(chan struct{}),
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if opts.Index != nil {
+		idx, err := resolveIndex(*opts.Index)
+		if err != nil {
+			return nil, err
+		}
+		s.index = &idx
+	}
+	if opts.TTL != nil {
+		t := *opts.TTL
+		if t.DefaultTTL < 0 {
+			return nil, fmt.Errorf("sqlite: %w: negative default TTL", store.ErrInvalidArgument)
+		}
+		s.ttl = &t
+	}
+	if err := db.Migrate(ctx, component, migrations); err != nil {
+		return nil, fmt.Errorf("sqlite: setup: %w", err)
+	}
+	if s.ttl != nil && s.ttl.SweepEvery() > 0 {
+		go s.sweeper(s.ttl.SweepEvery())
+	} else {
+		close(s.done)
+	}
+	return s, nil
+}
+
+func resolveIndex(idx store.IndexConfig) (store.IndexConfig, error) {
+	if idx.Embedder == nil {
+		return idx, fmt.Errorf("sqlite: %w: index without embedder", store.ErrInvalidArgument)
+	}
+	if idx.Dims == 0 {
+		idx.Dims = idx.Embedder.Dims()
+	}
+	if idx.Dims <= 0 || idx.Dims != idx.Embedder.Dims() {
+		return idx, fmt.Errorf("sqlite: %w: index dims %d, embedder %q makes %d",
+			store.ErrInvalidArgument, idx.Dims, idx.Embedder.Name(), idx.Embedder.Dims())
+	}
+	if idx.Fields == nil {
+		idx.Fields = []string{"$"}
+	} else {
+		idx.Fields = slices.Clone(idx.Fields)
+	}
+	if err := store.ValidatePaths(idx.Fields); err != nil {
+		return idx, fmt.Errorf("sqlite: %w", err)
+	}
+	if err := store.ValidateDistance(idx.Distance); err != nil {
+		return idx, fmt.Errorf("sqlite: %w", err)
+	}
+	if idx.Distance == "" {
+		idx.Distance = store.Cosine
+	}
+	return idx, nil
+}
+
+func (s *Store) sweeper(every time.Duration) {
+	defer close(s.done)
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-t.C:
+			// Errors (a busy database) are retried at the next tick.
+			_, _ = s.Sweep(context.Background())
+		}
+	}
+}
+
+// Close stops the sweeper, releases the database handle and makes every
+// later call fail with store.ErrClosed. It is safe to call more than once.
+func (s *Store) Close() error {
+	s.closeOnce.Do(func() {
+		s.closed.Store(true)
+		close(s.stop)
+		<-s.done
+		if err := s.db.Close(); err != nil {
+			s.closeErr = fmt.Errorf("sqlite: %w", err)
+		}
+	})
+	return s.closeErr
+}
+
+func (s *Store) check(ctx context.Context) error {
+	if s.closed.Load() {
+		return fmt.Errorf("sqlite: %w", store.ErrClosed)
+	}
+	return ctx.Err()
+}
+
+// Sweep deletes the items whose expiry is before the store's current time
+// (and their vectors) and returns how many it deleted.
+func (s *Store) Sweep(ctx context.Context) (int, error) {
+	if err := s.check(ctx); err != nil {
+		return 0, err
+	}
+	now := s.now().UnixNano()
+	var n int64
+	err := s.db.Write(ctx, func(tx *sql.Tx) error {
+		// Explicit, in case a wrapped database runs without foreign keys.
+		if _, err := tx.ExecContext(ctx, `DELETE FROM store_vectors WHERE (prefix, key) IN
+			(SELECT prefix, key FROM store WHERE expires_at IS NOT NULL AND expires_at < ?)`, now); err != nil {
+			return err
+		}
+		res, err := tx.ExecContext(ctx, `DELETE FROM store WHERE expires_at IS NOT NULL AND expires_at < ?`, now)
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("sqlite: sweep: %w", err)
+	}
+	return int(n), nil
+}
+
+// omitExpired reports whether reads hide expired items.
+func (s *Store) omitExpired() bool { return s.ttl != nil && s.ttl.OmitExpired }
+
+// refresh resolves a read's refresh-on-read setting.
+func (s *Store) refresh(override *bool) bool {
+	return s.ttl != nil && s.ttl.RefreshOnRead(override)
+}
+
+// Get returns the item at (ns, key), or nil when there is none.
+func (s *Store) Get(ctx context.Context, ns store.Namespace, key string, opts ...store.GetOption) (*store.Item, error) {
+	o := store.ResolveGet(opts)
+	res, err := s.Batch(ctx, []store.Op{store.GetOp{Namespace: ns, Key: key, RefreshTTL: o.RefreshTTL}})
+	if err != nil {
+		return nil, err
+	}
+	return res[0].Item, nil
+}
+
+// Put stores value at (ns, key). A nil value is an error (use Delete).
+func (s *Store) Put(ctx context.Context, ns store.Namespace, key string, value map[string]any, opts ...store.PutOption) error {
+	if value == nil {
+		return fmt.Errorf("sqlite: %w: nil value (use Delete)", store.ErrInvalidArgument)
+	}
+	_, err := s.Batch(ctx, []store.Op{store.PutOp{Namespace: ns, Key: key, Value: value, Options: store.ResolvePut(opts)}})
+	return err
+}
+
+// Delete removes the item at (ns, key), if any.
+func (s *Store) Delete(ctx context.Context, ns store.Namespace, key string) error {
+	_, err := s.Batch(ctx, []store.Op{store.PutOp{Namespace: ns, Key: key}})
+	return err
+}
+
+// Search lists the items under prefix (see store.Store).
+func (s *Store) Search(ctx context.Context, prefix store.Namespace, opt store.SearchOptions) ([]store.SearchItem, error) {
+	res, err := s.Batch(ctx, []store.Op{store.SearchOp{Prefix: prefix, Options: opt}})
+	if err != nil {
+		return nil, err
+	}
+	return res[0].Items, nil
+}
+
+// ListNamespaces lists the namespaces holding items (see store.Store).
+func (s *Store) ListNamespaces(ctx context.Context, opt store.ListNamespacesOptions) ([]store.Namespace, error) {
+	res, err := s.Batch(ctx, []store.Op{store.ListNamespacesOp{Options: opt}})
+	if err != nil {
+		return nil, err
+	}
+	return res[0].Namespaces, nil
+}
