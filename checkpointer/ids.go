@@ -76,5 +76,6 @@ func IDTime(id string) (time.Time, bool) {
 	if ts < gregorianOffset {
 		return time.Time{}, false
 	}
-	return time.Unix(0, int64(ts-gregorianOffset)*100).UTC(), true
+	ticks := ts - gregorianOffset // 100-ns ticks since 1970; * 100 may overflow int64
+	return time.Unix(int64(ticks/1e7), int64(ticks%1e7)*100).UTC(), true
 }

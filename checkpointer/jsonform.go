@@ -3,7 +3,9 @@ package checkpointer
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"math"
 	"strconv"
 	"time"
@@ -90,6 +92,9 @@ func DecodeCheckpointJSON(b []byte) (*DecodedCheckpoint, error) {
 	if err := d.Decode(&sc); err != nil {
 		return nil, fmt.Errorf("%w: checkpoint document: %v", ErrInvalidCheckpoint, err)
 	}
+	if err := noTrailingData(d); err != nil {
+		return nil, fmt.Errorf("%w: checkpoint document: %v", ErrInvalidCheckpoint, err)
+	}
 	cp := &Checkpoint{
 		V:               sc.V,
 		ID:              sc.ID,
@@ -161,7 +166,7 @@ func decodeVersion(raw json.RawMessage) (string, error) {
 
 // DecodeJSONValue decodes JSON into plain Go values: objects as
 // map[string]any, arrays as []any, integers as int64 (float64 beyond int64),
-// other numbers as float64.
+// other numbers as float64. A number beyond float64's range is an error.
 func DecodeJSONValue(b []byte) (any, error) {
 	d := json.NewDecoder(bytes.NewReader(b))
 	d.UseNumber()
@@ -169,25 +174,47 @@ func DecodeJSONValue(b []byte) (any, error) {
 	if err := d.Decode(&v); err != nil {
 		return nil, err
 	}
-	return normalizeNumbers(v), nil
+	if err := noTrailingData(d); err != nil {
+		return nil, err
+	}
+	return normalizeNumbers(v)
 }
 
-func normalizeNumbers(v any) any {
+func normalizeNumbers(v any) (any, error) {
 	switch x := v.(type) {
 	case json.Number:
 		if n, err := x.Int64(); err == nil {
-			return n
+			return n, nil
 		}
-		f, _ := x.Float64()
-		return f
+		f, err := x.Float64()
+		if err != nil {
+			return nil, fmt.Errorf("number %s out of range", x)
+		}
+		return f, nil
 	case map[string]any:
 		for k, e := range x {
-			x[k] = normalizeNumbers(e)
+			n, err := normalizeNumbers(e)
+			if err != nil {
+				return nil, err
+			}
+			x[k] = n
 		}
 	case []any:
 		for i, e := range x {
-			x[i] = normalizeNumbers(e)
+			n, err := normalizeNumbers(e)
+			if err != nil {
+				return nil, err
+			}
+			x[i] = n
 		}
 	}
-	return v
+	return v, nil
+}
+
+// noTrailingData reports an error when d has input after its first value.
+func noTrailingData(d *json.Decoder) error {
+	if _, err := d.Token(); err != io.EOF {
+		return errors.New("data after the JSON value")
+	}
+	return nil
 }

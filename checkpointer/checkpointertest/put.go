@@ -38,7 +38,7 @@ func (s *suite) testPut(t *testing.T) {
 			thread := newThreadID("put")
 			vals := map[string]any{
 				"str": "hello", "int": int64(42), "list": []any{int64(1), "two", 3.5},
-				"dict": map[string]any{"k": "v", "n": map[string]any{"x": true}},
+				"dict":  map[string]any{"k": "v", "n": map[string]any{"x": true}},
 				"bytes": []byte{0, 1, 2, 255}, "none": nil, "bool": false, "float": 0.25,
 			}
 			versions := map[string]string{}

@@ -48,8 +48,8 @@ var (
 // and writes dictionaries restricted to it.
 type namespace struct {
 	checkpoints map[string]*record
-	latest      string                             // greatest checkpoint id
-	blobs       map[chanVersion]blob               // (channel, version) -> value
+	latest      string                              // greatest checkpoint id
+	blobs       map[chanVersion]blob                // (channel, version) -> value
 	writes      map[string]map[taskIdx]*storedWrite // checkpoint id -> writes
 }
 

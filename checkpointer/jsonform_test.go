@@ -1,0 +1,216 @@
+package checkpointer
+
+import (
+	"encoding/json"
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+func sampleCheckpoint() *Checkpoint {
+	return &Checkpoint{
+		V:               4,
+		ID:              "1ef4f797-8335-6428-8001-8a1503f9b875",
+		TS:              time.Date(2024, 5, 4, 6, 32, 42, 235444000, time.UTC),
+		ChannelValues:   map[string]any{"messages": []any{"hi"}},
+		ChannelVersions: map[string]string{"messages": "00000000000000000000000000000002.0.5", "n": "3"},
+		VersionsSeen:    map[string]map[string]string{"node": {"messages": "00000000000000000000000000000001.0.1"}, "__input__": {}},
+		UpdatedChannels: []string{"messages"},
+	}
+}
+
+func TestEncodeCheckpointJSON(t *testing.T) {
+	b, err := EncodeCheckpointJSON(sampleCheckpoint(), VersionString)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc["ts"] != "2024-05-04T06:32:42.235444+00:00" {
+		t.Fatalf("ts = %v, want Python's isoformat", doc["ts"])
+	}
+	if cv, ok := doc["channel_values"].(map[string]any); !ok || len(cv) != 0 {
+		t.Fatalf("channel_values = %v, want {} (values live in blobs)", doc["channel_values"])
+	}
+	if doc["v"] != 4.0 || doc["id"] != "1ef4f797-8335-6428-8001-8a1503f9b875" {
+		t.Fatalf("v/id = %v/%v", doc["v"], doc["id"])
+	}
+	if _, ok := doc["pending_sends"]; ok {
+		t.Fatal("v4 document has pending_sends")
+	}
+	if v := doc["channel_versions"].(map[string]any)["n"]; v != "3" {
+		t.Fatalf("string style wrote version %#v, want the string \"3\"", v)
+	}
+	if _, err := EncodeCheckpointJSON(nil, VersionString); !errors.Is(err, ErrNilCheckpoint) {
+		t.Fatalf("EncodeCheckpointJSON(nil) = %v", err)
+	}
+}
+
+func TestEncodeCheckpointJSONIntVersions(t *testing.T) {
+	cp := sampleCheckpoint()
+	cp.ChannelVersions = map[string]string{"a": "1", "b": "12"}
+	cp.VersionsSeen = map[string]map[string]string{"node": {"a": "1"}}
+	b, err := EncodeCheckpointJSON(cp, VersionInt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"channel_versions":{"a":1,"b":12}`) || !strings.Contains(string(b), `"versions_seen":{"node":{"a":1}}`) {
+		t.Fatalf("int style document %s lacks numeric versions", b)
+	}
+}
+
+func TestCheckpointJSONRoundTrip(t *testing.T) {
+	for _, style := range []VersionStyle{VersionString, VersionInt} {
+		cp := sampleCheckpoint()
+		if style == VersionInt {
+			cp.ChannelVersions = map[string]string{"messages": "2", "n": "3"}
+			cp.VersionsSeen = map[string]map[string]string{"node": {"messages": "1"}, "__input__": {}}
+		}
+		b, err := EncodeCheckpointJSON(cp, style)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := DecodeCheckpointJSON(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := d.Checkpoint
+		want := *cp
+		want.ChannelValues = nil
+		if !got.TS.Equal(want.TS) {
+			t.Fatalf("ts %v, want %v", got.TS, want.TS)
+		}
+		got.TS = want.TS
+		if !reflect.DeepEqual(*got, want) {
+			t.Fatalf("style %d round trip:\n%#v\nwant\n%#v", style, *got, want)
+		}
+		if d.Inline != nil || d.HasPendingSends {
+			t.Fatalf("inline %v pending sends %v", d.Inline, d.HasPendingSends)
+		}
+	}
+}
+
+func TestDecodeCheckpointJSONFromJS(t *testing.T) {
+	// JS LangGraph: integer versions, ts with Z, no channel_values key.
+	doc := `{"v":4,"id":"1ef4f797-8335-6428-8001-8a1503f9b875","ts":"2024-05-04T06:32:42.235Z",
+		"channel_versions":{"__start__":1,"messages":3,"f":2.0},"versions_seen":{"__input__":{},"agent":{"messages":2}},
+		"updated_channels":null}`
+	d, err := DecodeCheckpointJSON([]byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp := d.Checkpoint
+	if !reflect.DeepEqual(cp.ChannelVersions, map[string]string{"__start__": "1", "messages": "3", "f": "2"}) {
+		t.Fatalf("versions %v", cp.ChannelVersions)
+	}
+	if cp.VersionsSeen["agent"]["messages"] != "2" {
+		t.Fatalf("versions_seen %v", cp.VersionsSeen)
+	}
+	if want := time.Date(2024, 5, 4, 6, 32, 42, 235000000, time.UTC); !cp.TS.Equal(want) {
+		t.Fatalf("ts %v, want %v", cp.TS, want)
+	}
+	if cp.UpdatedChannels != nil || d.Inline != nil {
+		t.Fatalf("updated %v inline %v", cp.UpdatedChannels, d.Inline)
+	}
+}
+
+func TestDecodeCheckpointJSONFromPython(t *testing.T) {
+	// Python LangGraph: inline primitives, a fractional float version, and
+	// a v1 document with pending_sends.
+	doc := `{"v":1,"id":"1ef4f797-8335-6428-8001-8a1503f9b875","ts":"2024-05-04T06:32:42.235444+00:00",
+		"channel_values":{"s":"text","n":1,"big":12345678901234567890,"f":1.5,"b":true,"z":null},
+		"channel_versions":{"s":"00000000000000000000000000000001.0.5","x":2.5},
+		"versions_seen":{},"pending_sends":[["node",{"arg":1}]]}`
+	d, err := DecodeCheckpointJSON([]byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"s": "text", "n": int64(1), "big": 12345678901234567890.0, "f": 1.5, "b": true, "z": nil}
+	if !reflect.DeepEqual(d.Inline, want) {
+		t.Fatalf("inline = %#v, want %#v", d.Inline, want)
+	}
+	if !d.HasPendingSends || d.Checkpoint.V != 1 {
+		t.Fatalf("pending sends %v v %d", d.HasPendingSends, d.Checkpoint.V)
+	}
+	if d.Checkpoint.ChannelVersions["x"] != "2.5" {
+		t.Fatalf("float version = %q, want 2.5", d.Checkpoint.ChannelVersions["x"])
+	}
+	d, err = DecodeCheckpointJSON([]byte(`{"v":1,"id":"x","pending_sends":null}`))
+	if err != nil || d.HasPendingSends {
+		t.Fatalf("null pending_sends: %v %v", d, err)
+	}
+}
+
+func TestDecodeCheckpointJSONErrors(t *testing.T) {
+	for _, doc := range []string{
+		``, `{`, `[]`, `"x"`, `{"v":"4"}`, `{"ts":"yesterday"}`, `{"channel_versions":{"a":{}}}`,
+		`{"channel_versions":{"a":true}}`, `{"versions_seen":{"n":{"a":[1]}}}`, `{"versions_seen":{"n":1}}`, `{"v":4} {"v":4}`, `{"v":4} x`,
+	} {
+		_, err := DecodeCheckpointJSON([]byte(doc))
+		if err == nil {
+			t.Errorf("DecodeCheckpointJSON(%q) succeeded", doc)
+			continue
+		}
+		if !errors.Is(err, ErrInvalidCheckpoint) && !errors.Is(err, ErrInvalidVersion) {
+			t.Errorf("DecodeCheckpointJSON(%q) = %v, want ErrInvalidCheckpoint or ErrInvalidVersion", doc, err)
+		}
+	}
+}
+
+func TestDecodeJSONValue(t *testing.T) {
+	v, err := DecodeJSONValue([]byte(`{"i":1,"neg":-2,"f":0.5,"big":1e400,"huge":18446744073709551616,"a":[1,{"b":2}]}`))
+	if err == nil {
+		t.Fatalf("1e400 decoded to %v", v)
+	}
+	if v, err := DecodeJSONValue([]byte(`1 2`)); err == nil {
+		t.Fatalf("trailing data decoded to %v", v)
+	}
+	v, err = DecodeJSONValue([]byte(`{"i":1,"neg":-2,"f":0.5,"huge":18446744073709551616,"a":[1,{"b":2}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"i": int64(1), "neg": int64(-2), "f": 0.5, "huge": 18446744073709551616.0, "a": []any{int64(1), map[string]any{"b": int64(2)}}}
+	if !reflect.DeepEqual(v, want) {
+		t.Fatalf("got %#v, want %#v", v, want)
+	}
+}
+
+func FuzzDecodeCheckpointJSON(f *testing.F) {
+	b, _ := EncodeCheckpointJSON(sampleCheckpoint(), VersionString)
+	f.Add(b)
+	b, _ = EncodeCheckpointJSON(&Checkpoint{V: 4, ID: "x", ChannelVersions: map[string]string{"a": "1"}}, VersionInt)
+	f.Add(b)
+	f.Add([]byte(`{"v":1,"channel_values":{"n":1},"pending_sends":[1]}`))
+	f.Add([]byte(`{"channel_versions":{"a":1e400}}`))
+	f.Add([]byte(`null`))
+	f.Fuzz(func(t *testing.T, doc []byte) {
+		d, err := DecodeCheckpointJSON(doc)
+		if err != nil {
+			if !errors.Is(err, ErrInvalidCheckpoint) && !errors.Is(err, ErrInvalidVersion) {
+				t.Fatalf("error %v is not a checkpointer sentinel", err)
+			}
+			return
+		}
+		// What decodes re-encodes and decodes to the same checkpoint.
+		again, err := EncodeCheckpointJSON(d.Checkpoint, VersionString)
+		if err != nil {
+			t.Fatalf("re-encode: %v", err)
+		}
+		d2, err := DecodeCheckpointJSON(again)
+		if err != nil {
+			t.Fatalf("decode of re-encoded %s: %v", again, err)
+		}
+		a, b := *d.Checkpoint, *d2.Checkpoint
+		if !a.TS.Equal(b.TS) && !(a.TS.IsZero() || a.TS.Year() < 0 || a.TS.Year() > 9999) {
+			t.Fatalf("ts %v became %v", a.TS, b.TS)
+		}
+		a.TS, b.TS = time.Time{}, time.Time{}
+		if !reflect.DeepEqual(a.ChannelVersions, b.ChannelVersions) || a.V != b.V || a.ID != b.ID {
+			t.Fatalf("round trip changed %#v into %#v", a, b)
+		}
+	})
+}
