@@ -5,8 +5,11 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/memvault/memvault/serde"
+	"github.com/memvault/memvault/store"
 )
 
 // envelopeMarker is the key that marks a stored value as an encrypted
@@ -32,7 +35,7 @@ func (s *Store) encodeValue(prefix, key string, v map[string]any) (string, error
 		typ, data, err = serde.DumpsWith(s.opts.Serde, v, serde.ItemAAD(prefix, key))
 	}
 	if err != nil {
-		return "", fmt.Errorf("postgres: encode value of %q: %w", key, err)
+		return "", fmt.Errorf("postgres: %w: value of %q: %w", store.ErrInvalidArgument, key, err)
 	}
 	// JSONB cannot hold U+0000: such a value is kept in a plaintext
 	// envelope (tag "json"), which only memvault reads back.
@@ -144,7 +147,9 @@ func parseEnvelope(raw []byte) (envelope, bool, error) {
 
 func decodeJSONObject(key string, raw []byte) (map[string]any, error) {
 	var v map[string]any
-	if err := json.Unmarshal(raw, &v); err != nil {
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.UseNumber()
+	if err := d.Decode(&v); err != nil {
 		return nil, fmt.Errorf("%w: value of %q: %v", serde.ErrMalformed, key, err)
 	}
 	if v == nil {
@@ -162,7 +167,9 @@ func asObject(key string, v any) (map[string]any, error) {
 }
 
 // normalizeValue makes decoded values uniform whatever codec decoded them:
-// json.Number becomes float64, as encoding/json decodes numbers.
+// a json.Number holding an integer that fits becomes int64, any other
+// number float64, except integers beyond int64 that no float64 holds
+// exactly, which stay json.Number.
 func normalizeValue(m map[string]any) map[string]any {
 	for k, v := range m {
 		m[k] = normalizeAny(v)
@@ -173,10 +180,21 @@ func normalizeValue(m map[string]any) map[string]any {
 func normalizeAny(v any) any {
 	switch x := v.(type) {
 	case json.Number:
+		if !strings.ContainsAny(string(x), ".eE") {
+			if i, err := x.Int64(); err == nil {
+				return i
+			}
+			// PostgreSQL prints 1e+300 as 1 and 300 zeros: that is a
+			// float64 when it reads back as exactly this text.
+			if f, err := x.Float64(); err == nil && strconv.FormatFloat(f, 'f', -1, 64) == string(x) {
+				return f
+			}
+			return x
+		}
 		if f, err := x.Float64(); err == nil {
 			return f
 		}
-		return x.String()
+		return x
 	case map[string]any:
 		return normalizeValue(x)
 	case []any:
