@@ -1,0 +1,187 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/spf13/cobra"
+)
+
+func newBenchCmd(g *globals) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "bench",
+		Short: "Measure the PostgreSQL backends next to a raw-pgx baseline",
+		Long: `bench runs each operation sequentially and with 16 in flight, for the library
+(plaintext and encrypted) and for a baseline that sends equivalent SQL with pgx
+directly, and prints ops/s, p50 and p99. It creates its own tables in a schema of its
+own and drops them afterwards. --json prints one object per row.`,
+	}
+	var bf benchFlags
+	cp := &cobra.Command{
+		Use:   "checkpointer",
+		Short: "put, put_writes, get_tuple and list(10) on PostgreSQL",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			dsn, err := g.benchDSN()
+			if err != nil {
+				return err
+			}
+			return benchCheckpointer(cmd.Context(), cmd.OutOrStdout(), dsn, g.json, bf)
+		},
+	}
+	st := &cobra.Command{
+		Use:   "store",
+		Short: "put (with embedding), get and search k=10 over 10 000 items on PostgreSQL + pgvector",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			dsn, err := g.benchDSN()
+			if err != nil {
+				return err
+			}
+			return benchStore(cmd.Context(), cmd.OutOrStdout(), dsn, g.json, bf)
+		},
+	}
+	for _, c := range []*cobra.Command{cp, st} {
+		c.Flags().DurationVar(&bf.duration, "duration", 2*time.Second, "how long each row runs")
+		c.Flags().IntVar(&bf.concurrency, "concurrency", 16, "operations in flight for the concurrent rows")
+		c.Flags().IntVar(&bf.items, "items", 10000, "store: items to search over")
+	}
+	cmd.AddCommand(cp, st)
+	return cmd
+}
+
+type benchFlags struct {
+	duration    time.Duration
+	concurrency int
+	items       int
+}
+
+func (g *globals) benchDSN() (string, error) {
+	cfg, err := g.config()
+	if err != nil {
+		return "", err
+	}
+	if cfg.DSN == "" {
+		return "", usagef("bench needs PostgreSQL: pass --dsn or set MEMVAULT_DSN")
+	}
+	return cfg.DSN, nil
+}
+
+// benchRow is one line of results; its JSON form is the documented
+// {"suite","op","mode","concurrency","ops_per_s","p50_ms","p99_ms"}.
+type benchRow struct {
+	Suite       string  `json:"suite"`
+	Op          string  `json:"op"`
+	Mode        string  `json:"mode"`
+	Concurrency int     `json:"concurrency"`
+	OpsPerS     float64 `json:"ops_per_s"`
+	P50ms       float64 `json:"p50_ms"`
+	P99ms       float64 `json:"p99_ms"`
+}
+
+// benchOp runs one operation; i is a sequence number unique within a row.
+type benchOp func(ctx context.Context, i int64) error
+
+// measure runs op for d with conc workers and returns throughput and
+// latency percentiles.
+func measure(ctx context.Context, suite, op, mode string, conc int, d time.Duration, fn benchOp) (benchRow, error) {
+	row := benchRow{Suite: suite, Op: op, Mode: mode, Concurrency: conc}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var seq atomic.Int64
+	var mu sync.Mutex
+	var lat []time.Duration
+	var firstErr error
+	var wg sync.WaitGroup
+	deadline := time.Now().Add(d)
+	start := time.Now()
+	for w := 0; w < conc; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			local := make([]time.Duration, 0, 1024)
+			for time.Now().Before(deadline) && ctx.Err() == nil {
+				i := seq.Add(1)
+				t0 := time.Now()
+				if err := fn(ctx, i); err != nil {
+					mu.Lock()
+					if firstErr == nil {
+						firstErr = fmt.Errorf("%s %s (%s): %w", suite, op, mode, err)
+					}
+					mu.Unlock()
+					cancel()
+					return
+				}
+				local = append(local, time.Since(t0))
+			}
+			mu.Lock()
+			lat = append(lat, local...)
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return row, firstErr
+	}
+	elapsed := time.Since(start)
+	if len(lat) == 0 {
+		return row, fmt.Errorf("%s %s: no operation completed", suite, op)
+	}
+	sort.Slice(lat, func(a, b int) bool { return lat[a] < lat[b] })
+	row.OpsPerS = float64(len(lat)) / elapsed.Seconds()
+	row.P50ms = ms(lat[len(lat)*50/100])
+	row.P99ms = ms(lat[min(len(lat)-1, len(lat)*99/100)])
+	return row, nil
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// benchPrinter prints rows as they come: a table for people, JSON lines for
+// scripts.
+type benchPrinter struct {
+	out    io.Writer
+	json   bool
+	header bool
+	rows   []benchRow
+}
+
+func (p *benchPrinter) print(r benchRow) error {
+	p.rows = append(p.rows, r)
+	if p.json {
+		return json.NewEncoder(p.out).Encode(r)
+	}
+	if !p.header {
+		p.header = true
+		fmt.Fprintf(p.out, "%-13s %-16s %-10s %4s %12s %9s %9s\n", "SUITE", "OP", "MODE", "CONC", "OPS/S", "P50 ms", "P99 ms")
+	}
+	_, err := fmt.Fprintf(p.out, "%-13s %-16s %-10s %4d %12.0f %9.3f %9.3f\n", r.Suite, r.Op, r.Mode, r.Concurrency, r.OpsPerS, r.P50ms, r.P99ms)
+	return err
+}
+
+// summary prints each library row's ratio to the baseline row of the same
+// op and concurrency.
+func (p *benchPrinter) summary(baseline string) {
+	if p.json {
+		return
+	}
+	fmt.Fprintf(p.out, "\nthroughput relative to %s (same op, same concurrency):\n", baseline)
+	for _, r := range p.rows {
+		if r.Mode == baseline {
+			continue
+		}
+		i := slices.IndexFunc(p.rows, func(b benchRow) bool {
+			return b.Mode == baseline && b.Op == r.Op && b.Concurrency == r.Concurrency
+		})
+		if i < 0 {
+			continue
+		}
+		fmt.Fprintf(p.out, "  %-16s %-10s c=%-3d %5.2fx\n", r.Op, r.Mode, r.Concurrency, r.OpsPerS/p.rows[i].OpsPerS)
+	}
+}

@@ -1,0 +1,217 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/memvault/memvault/embeddings"
+	"github.com/memvault/memvault/store"
+	pgstore "github.com/memvault/memvault/store/postgres"
+)
+
+const benchStoreDims = 64
+
+// benchWords is the vocabulary of the synthetic memories the store bench
+// writes: short sentences of 8-16 words drawn with a fixed seed.
+var benchWords = strings.Fields(`customer prefers email phone chat invoice refund charge plan premium
+basic annual monthly billing address shipping order delivery late damaged replacement warranty
+password login account locked reset security device mobile desktop browser language english spanish
+portuguese german french timezone morning evening weekend meeting call schedule reminder birthday
+allergy vegetarian coffee tea travel flight hotel booking cancel upgrade downgrade discount coupon
+loyalty points support ticket escalation manager feedback survey rating complaint praise`)
+
+func benchText(r *rand.Rand) string {
+	n := 8 + r.IntN(9)
+	w := make([]string, n)
+	for i := range w {
+		w[i] = benchWords[r.IntN(len(benchWords))]
+	}
+	return strings.Join(w, " ")
+}
+
+type storeVariant struct {
+	name   string // "hnsw" or "flat"
+	mode   string // "plaintext" or "encrypted"
+	schema string
+	st     *pgstore.Store
+}
+
+// namedOp is one bench row to run: an operation in a mode.
+type namedOp struct {
+	op, mode string
+	fn       benchOp
+}
+
+func benchStore(ctx context.Context, out io.Writer, dsn string, asJSON bool, bf benchFlags) error {
+	pool, schema, drop, err := benchSchema(ctx, dsn, bf.concurrency)
+	if err != nil {
+		return err
+	}
+	defer drop()
+	sers, err := benchSerializers()
+	if err != nil {
+		return err
+	}
+	p := &benchPrinter{out: out, json: asJSON}
+	if !asJSON {
+		fmt.Fprintf(out, "store bench: %d items of %d dims (offline hashing embedder), %s per row, concurrency 1 and %d\n", bf.items, benchStoreDims, bf.duration, bf.concurrency)
+	}
+	var variants []*storeVariant
+	for _, kind := range []store.ANNKind{store.HNSW, store.Flat} {
+		for _, mode := range []string{"plaintext", "encrypted"} {
+			sch := fmt.Sprintf("%s_%s_%s", schema, kind, mode[:3])
+			if _, err := pool.Exec(ctx, "CREATE SCHEMA "+pgx.Identifier{sch}.Sanitize()); err != nil {
+				return err
+			}
+			defer pool.Exec(context.Background(), "DROP SCHEMA "+pgx.Identifier{sch}.Sanitize()+" CASCADE") //nolint:errcheck // best-effort cleanup
+			idx := &store.IndexConfig{Dims: benchStoreDims, Embedder: embeddings.NewHashing(benchStoreDims), Fields: []string{"text"}, ANN: store.ANNConfig{Kind: kind}}
+			o := pgstore.Options{Schema: sch, Index: idx}
+			if mode == "encrypted" {
+				o.Serde = sers["encrypted"]
+			}
+			st, err := pgstore.New(pool, o)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			if err := st.Setup(ctx); err != nil {
+				return err
+			}
+			variants = append(variants, &storeVariant{name: string(kind), mode: mode, schema: sch, st: st})
+		}
+	}
+	// Seed every variant with the same items, in batches.
+	start := time.Now()
+	for _, v := range variants {
+		r := rand.New(rand.NewPCG(1, 2))
+		const batch = 500
+		for i := 0; i < bf.items; i += batch {
+			ops := make([]store.Op, 0, batch)
+			for j := i; j < min(i+batch, bf.items); j++ {
+				ops = append(ops, store.PutOp{Namespace: store.Namespace{"users", fmt.Sprintf("u%d", j%100), "memories"}, Key: fmt.Sprintf("m%d", j), Value: map[string]any{"text": benchText(r), "n": j}})
+			}
+			if _, err := v.st.Batch(ctx, ops); err != nil {
+				return err
+			}
+		}
+	}
+	if _, err := pool.Exec(ctx, "ANALYZE"); err != nil {
+		return err
+	}
+	if !asJSON {
+		fmt.Fprintf(out, "seeded %d stores in %s\n\n", len(variants), time.Since(start).Round(time.Millisecond))
+	}
+	emb := embeddings.NewHashing(benchStoreDims)
+	queries := make([]string, 64)
+	qvecs := make([]string, len(queries))
+	r := rand.New(rand.NewPCG(3, 4))
+	for i := range queries {
+		queries[i] = benchText(r)
+		v, err := emb.EmbedQuery(ctx, queries[i])
+		if err != nil {
+			return err
+		}
+		qvecs[i] = vecLiteral(v)
+	}
+	var rows []namedOp
+	for _, v := range variants {
+		v := v
+		label := v.mode + "/" + v.name
+		rows = append(rows,
+			namedOp{"put", label, func(ctx context.Context, i int64) error {
+				return v.st.Put(ctx, store.Namespace{"bench", "put"}, fmt.Sprintf("k%d", i%5000), map[string]any{"text": queries[i%int64(len(queries))], "i": i})
+			}},
+			namedOp{"get", label, func(ctx context.Context, i int64) error {
+				j := i % int64(bf.items)
+				it, err := v.st.Get(ctx, store.Namespace{"users", fmt.Sprintf("u%d", j%100), "memories"}, fmt.Sprintf("m%d", j))
+				if err == nil && it == nil {
+					err = fmt.Errorf("item m%d missing", j)
+				}
+				return err
+			}},
+			namedOp{"search_k10", label, func(ctx context.Context, i int64) error {
+				res, err := v.st.Search(ctx, store.Namespace{"users"}, store.SearchOptions{Query: queries[i%int64(len(queries))], Limit: 10})
+				if err == nil && len(res) != 10 {
+					err = fmt.Errorf("search returned %d items", len(res))
+				}
+				return err
+			}},
+		)
+	}
+	hnswSchema := variants[0].schema
+	raw := func(ctx context.Context, i int64) error {
+		return rawNearest(ctx, pool, hnswSchema, qvecs[i%int64(len(qvecs))])
+	}
+	for _, conc := range []int{1, bf.concurrency} {
+		for _, op := range []string{"put", "get", "search_k10"} {
+			if op == "search_k10" {
+				rr, err := measure(ctx, "store", op, "raw-pgx", conc, bf.duration, raw)
+				if err != nil {
+					return err
+				}
+				if err := p.print(rr); err != nil {
+					return err
+				}
+			}
+			for _, row := range rows {
+				if row.op != op {
+					continue
+				}
+				rr, err := measure(ctx, "store", op, row.mode, conc, bf.duration, row.fn)
+				if err != nil {
+					return err
+				}
+				if err := p.print(rr); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	p.summary("raw-pgx")
+	return nil
+}
+
+// rawNearest is the baseline: the nearest-neighbour query the HNSW index
+// serves, without the library (no embedding, no join, no decoding).
+func rawNearest(ctx context.Context, pool *pgxpool.Pool, schema, q string) error {
+	rows, err := pool.Query(ctx, `SELECT prefix, key FROM `+pgx.Identifier{schema, "store_vectors"}.Sanitize()+` ORDER BY embedding <=> $1::vector LIMIT 10`, q)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	n := 0
+	for rows.Next() {
+		var prefix, key string
+		if err := rows.Scan(&prefix, &key); err != nil {
+			return err
+		}
+		n++
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if n != 10 {
+		return fmt.Errorf("raw query returned %d rows", n)
+	}
+	return nil
+}
+
+func vecLiteral(v []float32) string {
+	var b strings.Builder
+	b.WriteByte('[')
+	for i, x := range v {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, "%g", x)
+	}
+	b.WriteByte(']')
+	return b.String()
+}

@@ -1,0 +1,244 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/memvault/memvault/checkpointer"
+	"github.com/memvault/memvault/serde"
+)
+
+// The export format is JSON lines, one checkpoint per line, oldest first so
+// that parents precede children. Values are carried losslessly as JsonPlus
+// (type, data) pairs: JSON inline when the type is json, base64 otherwise.
+// They are decoded from the source's format (and decrypted) on export and
+// re-serialized under the target's settings on import.
+
+const exportFormat = "memvault.thread.v1"
+
+type exportValue struct {
+	Type   string          `json:"type"`
+	JSON   json.RawMessage `json:"json,omitempty"`
+	Base64 string          `json:"base64,omitempty"`
+}
+
+type exportWrite struct {
+	TaskID  string      `json:"task_id"`
+	Channel string      `json:"channel"`
+	Value   exportValue `json:"value"`
+}
+
+type exportLine struct {
+	Format          string                       `json:"format"`
+	ThreadID        string                       `json:"thread_id"`
+	CheckpointNS    string                       `json:"checkpoint_ns"`
+	CheckpointID    string                       `json:"checkpoint_id"`
+	ParentID        string                       `json:"parent_checkpoint_id,omitempty"`
+	V               int                          `json:"v"`
+	TS              string                       `json:"ts"`
+	ChannelValues   map[string]exportValue       `json:"channel_values"`
+	ChannelVersions map[string]string            `json:"channel_versions"`
+	VersionsSeen    map[string]map[string]string `json:"versions_seen"`
+	UpdatedChannels []string                     `json:"updated_channels"`
+	Metadata        checkpointer.Metadata        `json:"metadata"`
+	PendingWrites   []exportWrite                `json:"pending_writes"`
+}
+
+var codec serde.JSONPlus
+
+func encodeExportValue(v any) (exportValue, error) {
+	typ, data, err := codec.DumpsTyped(v)
+	if err != nil {
+		return exportValue{}, err
+	}
+	if typ == serde.TypeJSON && json.Valid(data) {
+		return exportValue{Type: typ, JSON: data}, nil
+	}
+	return exportValue{Type: typ, Base64: base64.StdEncoding.EncodeToString(data)}, nil
+}
+
+func decodeExportValue(v exportValue) (any, error) {
+	data := []byte(v.JSON)
+	if v.Base64 != "" {
+		b, err := base64.StdEncoding.DecodeString(v.Base64)
+		if err != nil {
+			return nil, err
+		}
+		data = b
+	}
+	return codec.LoadsTyped(v.Type, data)
+}
+
+// exportThread writes every checkpoint of thread (all namespaces), oldest
+// first, and returns how many it wrote.
+func exportThread(ctx context.Context, w io.Writer, saver checkpointer.Saver, thread string) (int, error) {
+	var tuples []*checkpointer.Tuple
+	for t, err := range saver.List(ctx, &checkpointer.Config{ThreadID: thread}, checkpointer.ListOptions{AllNamespaces: true}) {
+		if err != nil {
+			return 0, err
+		}
+		tuples = append(tuples, t)
+	}
+	if len(tuples) == 0 {
+		return 0, notFoundf("thread %q has no checkpoints", thread)
+	}
+	// List is newest first per namespace; ids sort by time, so sorting by id
+	// puts every parent before its children.
+	slices.SortFunc(tuples, func(a, b *checkpointer.Tuple) int {
+		if c := strings.Compare(a.Config.CheckpointID, b.Config.CheckpointID); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Config.CheckpointNS, b.Config.CheckpointNS)
+	})
+	enc := json.NewEncoder(w)
+	for _, t := range tuples {
+		line := exportLine{
+			Format: exportFormat, ThreadID: t.Config.ThreadID, CheckpointNS: t.Config.CheckpointNS,
+			CheckpointID: t.Config.CheckpointID, V: t.Checkpoint.V,
+			TS:              t.Checkpoint.TS.UTC().Format(checkpointer.TimeLayout),
+			ChannelValues:   map[string]exportValue{},
+			ChannelVersions: t.Checkpoint.ChannelVersions, VersionsSeen: t.Checkpoint.VersionsSeen,
+			UpdatedChannels: t.Checkpoint.UpdatedChannels, Metadata: t.Metadata,
+			PendingWrites: []exportWrite{},
+		}
+		if t.ParentConfig != nil {
+			line.ParentID = t.ParentConfig.CheckpointID
+		}
+		for ch, v := range t.Checkpoint.ChannelValues {
+			ev, err := encodeExportValue(v)
+			if err != nil {
+				return 0, fmt.Errorf("export %s/%s channel %q: %w", thread, t.Config.CheckpointID, ch, err)
+			}
+			line.ChannelValues[ch] = ev
+		}
+		for _, pw := range t.PendingWrites {
+			ev, err := encodeExportValue(pw.Value)
+			if err != nil {
+				return 0, fmt.Errorf("export %s/%s write %q: %w", thread, t.Config.CheckpointID, pw.Channel, err)
+			}
+			line.PendingWrites = append(line.PendingWrites, exportWrite{TaskID: pw.TaskID, Channel: pw.Channel, Value: ev})
+		}
+		if err := enc.Encode(line); err != nil {
+			return 0, err
+		}
+	}
+	return len(tuples), nil
+}
+
+type importStats struct {
+	Imported int      `json:"imported"`
+	Skipped  int      `json:"skipped"`
+	Writes   int      `json:"writes"`
+	Threads  []string `json:"threads"`
+}
+
+// importThreads reads export lines and stores them through saver. A
+// checkpoint that already exists is skipped, so importing twice changes
+// nothing.
+func importThreads(ctx context.Context, r io.Reader, saver checkpointer.Saver) (importStats, error) {
+	st := importStats{Threads: []string{}}
+	seen := map[string]bool{}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 1<<20), 1<<30)
+	lineNo := 0
+	for sc.Scan() {
+		lineNo++
+		if len(strings.TrimSpace(sc.Text())) == 0 {
+			continue
+		}
+		var l exportLine
+		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+			return st, fmt.Errorf("line %d: %w", lineNo, err)
+		}
+		if l.Format != exportFormat {
+			return st, fmt.Errorf("line %d: format %q, want %q", lineNo, l.Format, exportFormat)
+		}
+		if l.ThreadID == "" || l.CheckpointID == "" {
+			return st, fmt.Errorf("line %d: missing thread_id or checkpoint_id", lineNo)
+		}
+		if !seen[l.ThreadID] {
+			seen[l.ThreadID] = true
+			st.Threads = append(st.Threads, l.ThreadID)
+		}
+		cfg := checkpointer.Config{ThreadID: l.ThreadID, CheckpointNS: l.CheckpointNS, CheckpointID: l.CheckpointID}
+		existing, err := saver.GetTuple(ctx, cfg)
+		if err != nil {
+			return st, fmt.Errorf("line %d: %w", lineNo, err)
+		}
+		if existing != nil {
+			st.Skipped++
+			continue
+		}
+		ts, err := time.Parse(time.RFC3339Nano, l.TS)
+		if err != nil {
+			return st, fmt.Errorf("line %d: ts: %w", lineNo, err)
+		}
+		cp := &checkpointer.Checkpoint{
+			V: l.V, ID: l.CheckpointID, TS: ts, ChannelValues: map[string]any{},
+			ChannelVersions: l.ChannelVersions, VersionsSeen: l.VersionsSeen, UpdatedChannels: l.UpdatedChannels,
+		}
+		for ch, ev := range l.ChannelValues {
+			v, err := decodeExportValue(ev)
+			if err != nil {
+				return st, fmt.Errorf("line %d: channel %q: %w", lineNo, ch, err)
+			}
+			cp.ChannelValues[ch] = v
+		}
+		// Every channel is written under its own version; blob rows another
+		// checkpoint already wrote for the same version are kept as they are.
+		newVersions := make(map[string]string, len(cp.ChannelVersions))
+		for ch, v := range cp.ChannelVersions {
+			if _, ok := cp.ChannelValues[ch]; ok {
+				newVersions[ch] = v
+			}
+		}
+		parent := checkpointer.Config{ThreadID: l.ThreadID, CheckpointNS: l.CheckpointNS, CheckpointID: l.ParentID}
+		if _, err := saver.Put(ctx, parent, cp, l.Metadata, newVersions); err != nil {
+			return st, fmt.Errorf("line %d: %w", lineNo, err)
+		}
+		// Writes are grouped by task in their stored order, so positions
+		// (and with them idx) are preserved.
+		var tasks []string
+		byTask := map[string][]checkpointer.Write{}
+		for _, w := range l.PendingWrites {
+			v, err := decodeExportValue(w.Value)
+			if err != nil {
+				return st, fmt.Errorf("line %d: write %q: %w", lineNo, w.Channel, err)
+			}
+			if _, ok := byTask[w.TaskID]; !ok {
+				tasks = append(tasks, w.TaskID)
+			}
+			byTask[w.TaskID] = append(byTask[w.TaskID], checkpointer.Write{Channel: w.Channel, Value: v})
+		}
+		for _, task := range tasks {
+			// Special channels keep their fixed negative idx whatever call
+			// they come in; the others get their positions back only when
+			// written together, in order, without the special ones.
+			var regular []checkpointer.Write
+			for _, w := range byTask[task] {
+				if checkpointer.IsSpecialChannel(w.Channel) {
+					if err := saver.PutWrites(ctx, cfg, []checkpointer.Write{w}, task, ""); err != nil {
+						return st, fmt.Errorf("line %d: writes of %q: %w", lineNo, task, err)
+					}
+					continue
+				}
+				regular = append(regular, w)
+			}
+			if len(regular) > 0 {
+				if err := saver.PutWrites(ctx, cfg, regular, task, ""); err != nil {
+					return st, fmt.Errorf("line %d: writes of %q: %w", lineNo, task, err)
+				}
+			}
+			st.Writes += len(byTask[task])
+		}
+		st.Imported++
+	}
+	return st, sc.Err()
+}

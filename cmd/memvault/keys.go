@@ -1,0 +1,117 @@
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/memvault/memvault/checkpointer"
+	"github.com/memvault/memvault/config"
+)
+
+func newKeysCmd(g *globals) *cobra.Command {
+	cmd := &cobra.Command{Use: "keys", Short: "Generate, check and rotate encryption keys"}
+
+	var raw bool
+	gen := &cobra.Command{
+		Use:   "generate",
+		Short: "Print a fresh key for LANGGRAPH_AES_KEY",
+		Long: `generate prints a fresh 256-bit key as "base64:…", which memvault reads from
+LANGGRAPH_AES_KEY. With --raw it prints 32 random characters instead (192 bits):
+the raw form Python LangGraph reads, for databases shared with Python services.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			gen := config.GenerateKey
+			if raw {
+				gen = config.GenerateRawKey
+			}
+			k, err := gen()
+			if err != nil {
+				return err
+			}
+			if g.json {
+				return printJSON(cmd.OutOrStdout(), map[string]string{"key": k})
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), k)
+			return nil
+		},
+	}
+	gen.Flags().BoolVar(&raw, "raw", false, "32 raw characters that Python LangGraph also reads")
+
+	check := &cobra.Command{
+		Use:   "check",
+		Short: "Show the configured encryption: mode, key sizes and key ids (never the keys)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := g.config()
+			if err != nil {
+				return err
+			}
+			info, err := config.DescribeKeys(cfg)
+			if err != nil {
+				return err
+			}
+			if g.json {
+				return printJSON(cmd.OutOrStdout(), info)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "encryption: %s\n", info.Mode)
+			for _, k := range info.Keys {
+				fmt.Fprintf(cmd.OutOrStdout(), "  %-8s key %s  %d bytes (AES-%d)\n", k.Role, k.ID, k.Bytes, k.Bytes*8)
+			}
+			if info.AllowPlaintext {
+				fmt.Fprintln(cmd.OutOrStdout(), "  plaintext rows are accepted (MEMVAULT_ALLOW_PLAINTEXT)")
+			}
+			return nil
+		},
+	}
+
+	var batch int
+	var dryRun bool
+	reenc := &cobra.Command{
+		Use:   "reencrypt",
+		Short: "Rewrite every encrypted value under the primary key (resumable)",
+		Long: `reencrypt reads every checkpoint value, pending write and memory, and rewrites
+those not yet under the primary key (LANGGRAPH_AES_KEY), decrypting with the previous
+keys (LANGGRAPH_AES_KEY_PREVIOUS). It works in batches, one transaction each; rows
+already under the primary key are skipped, so an interrupted run can be restarted.
+Once it reports nothing left to rewrite, the previous keys can be retired.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return withHandle(cmd.Context(), g, func(h *handle) error {
+				opt := checkpointer.ReencryptOptions{BatchSize: batch, DryRun: dryRun}
+				var bar *progressbar.ProgressBar
+				if !g.json && term.IsTerminal(int(os.Stderr.Fd())) {
+					bar = progressbar.NewOptions64(-1, progressbar.OptionSetWriter(os.Stderr), progressbar.OptionSetDescription("re-encrypting"), progressbar.OptionShowCount(), progressbar.OptionClearOnFinish())
+					opt.Progress = func(done, total int64) {
+						bar.ChangeMax64(total)
+						_ = bar.Set64(done)
+					}
+				}
+				sv, st, err := h.Reencrypt(cmd.Context(), opt)
+				if bar != nil {
+					_ = bar.Finish()
+				}
+				if err != nil {
+					return err
+				}
+				if g.json {
+					return printJSON(cmd.OutOrStdout(), map[string]any{"dry_run": dryRun, "checkpoints": sv, "store": st})
+				}
+				verb := "rewrote"
+				if dryRun {
+					verb = "would rewrite"
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "%s %d of %d checkpoint values/writes and %d of %d memories\n", verb, sv.Rewritten, sv.Scanned, st.Rewritten, st.Scanned)
+				return nil
+			})
+		},
+	}
+	reenc.Flags().IntVar(&batch, "batch", 500, "rows per transaction")
+	reenc.Flags().BoolVar(&dryRun, "dry-run", false, "only count the rows that would be rewritten")
+
+	cmd.AddCommand(gen, check, reenc)
+	return cmd
+}

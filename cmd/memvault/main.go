@@ -1,0 +1,123 @@
+// Command memvault is the command-line face of the memvault library: it
+// plays the demo, inspects and moves threads, reads and writes memories,
+// manages keys, runs migrations and benchmarks.
+//
+// Exit codes: 0 success, 1 runtime error, 2 usage error. Errors are printed
+// on stderr in one line.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/memvault/memvault/config"
+)
+
+// globals are the flags every command takes.
+type globals struct {
+	dsn, db, schema string
+	dbSet           bool
+	json            bool
+	lookup          func(string) (string, bool)
+}
+
+// config reads the environment and applies the flags on top.
+func (g *globals) config() (config.Config, error) {
+	c, err := config.FromLookup(g.lookup)
+	if err != nil {
+		return c, err
+	}
+	if g.dsn != "" {
+		c.DSN = g.dsn
+	}
+	if g.dbSet {
+		c.DSN = g.dsn
+		c.DBPath = g.db
+	}
+	if g.schema != "" {
+		c.Schema = g.schema
+	}
+	return c, c.Validate()
+}
+
+// usageError marks errors that should exit with status 2.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
+
+func newRootCmd(g *globals) *cobra.Command {
+	root := &cobra.Command{
+		Use:           "memvault",
+		Short:         "Durable, encrypted state for AI agents (LangGraph-compatible checkpoints and memory)",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		PersistentPreRun: func(cmd *cobra.Command, _ []string) {
+			g.dbSet = cmd.Flags().Changed("db")
+		},
+	}
+	pf := root.PersistentFlags()
+	pf.StringVar(&g.dsn, "dsn", "", "PostgreSQL connection string (default $MEMVAULT_DSN or $DATABASE_URL)")
+	pf.StringVar(&g.db, "db", "", "SQLite database file (default $MEMVAULT_DB or "+config.DefaultDBPath+")")
+	pf.StringVar(&g.schema, "schema", "", "PostgreSQL schema (default $MEMVAULT_SCHEMA or the search_path)")
+	pf.BoolVar(&g.json, "json", false, "print JSON for scripts instead of human output")
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.AddCommand(
+		newDemoCmd(g),
+		newThreadsCmd(g),
+		newStoreCmd(g),
+		newKeysCmd(g),
+		newMigrateCmd(g),
+		newSerdeCmd(g),
+		newBenchCmd(g),
+	)
+	return root
+}
+
+// run executes the CLI and returns the process exit code.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer, lookup func(string) (string, bool)) int {
+	g := &globals{lookup: lookup}
+	root := newRootCmd(g)
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return 0
+	}
+	msg := strings.ReplaceAll(err.Error(), "\n", " ")
+	fmt.Fprintln(stderr, "memvault: "+msg)
+	var ue usageError
+	if errors.As(err, &ue) || isCobraUsage(err) {
+		return 2
+	}
+	return 1
+}
+
+// isCobraUsage recognises the argument errors cobra produces itself.
+func isCobraUsage(err error) bool {
+	s := err.Error()
+	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand flag", "accepts ", "requires at least", "requires at most", "flag needs an argument", "invalid argument"} {
+		if strings.Contains(s, p) {
+			return true
+		}
+	}
+	return false
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr, os.LookupEnv)
+	stop()
+	os.Exit(code)
+}

@@ -1,0 +1,31 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+)
+
+func newMigrateCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "migrate",
+		Short: "Create or upgrade the saver and store tables, and print the applied versions",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return withHandle(cmd.Context(), g, func(h *handle) error {
+				vs, err := h.Migrations(cmd.Context())
+				if err != nil {
+					return err
+				}
+				if g.json {
+					return printJSON(cmd.OutOrStdout(), vs)
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "%s database is up to date:\n", h.Backend)
+				for _, v := range vs {
+					fmt.Fprintf(cmd.OutOrStdout(), "  %-32s version %d\n", v.Table, v.Version)
+				}
+				return nil
+			})
+		},
+	}
+}

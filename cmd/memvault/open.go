@@ -1,0 +1,34 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+
+	"github.com/memvault/memvault/config"
+)
+
+// handle is the wired saver and store a command works on.
+type handle = config.Handle
+
+// withHandle opens the configured database, runs fn and closes it.
+func withHandle(ctx context.Context, g *globals, fn func(h *handle) error) (err error) {
+	cfg, err := g.config()
+	if err != nil {
+		return err
+	}
+	h, err := config.Open(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, h.Close()) }()
+	return fn(h)
+}
+
+func compactJSON(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return "<unprintable>"
+	}
+	return string(b)
+}

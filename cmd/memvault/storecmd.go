@@ -1,0 +1,200 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/memvault/memvault/checkpointer"
+	"github.com/memvault/memvault/store"
+)
+
+func newStoreCmd(g *globals) *cobra.Command {
+	cmd := &cobra.Command{Use: "store", Short: "Read and write long-term memories (namespaced items)"}
+
+	var ttl time.Duration
+	var index []string
+	var noIndex bool
+	put := &cobra.Command{
+		Use:   "put NS... KEY JSON",
+		Short: "Store a JSON object under a namespace and key",
+		Args:  cobra.MinimumNArgs(3),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ns, key := store.Namespace(args[:len(args)-2]), args[len(args)-2]
+			v, err := checkpointer.DecodeJSONValue([]byte(args[len(args)-1]))
+			obj, ok := v.(map[string]any)
+			if err != nil || !ok {
+				return usagef("the value must be a JSON object")
+			}
+			var opts []store.PutOption
+			if cmd.Flags().Changed("ttl") {
+				opts = append(opts, store.WithTTL(ttl))
+			}
+			if noIndex {
+				opts = append(opts, store.WithoutIndex())
+			} else if len(index) > 0 {
+				opts = append(opts, store.WithIndex(index...))
+			}
+			return withHandle(cmd.Context(), g, func(h *handle) error {
+				if err := h.Store.Put(cmd.Context(), ns, key, obj, opts...); err != nil {
+					return err
+				}
+				if g.json {
+					return printJSON(cmd.OutOrStdout(), map[string]any{"namespace": ns, "key": key, "stored": true})
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "stored %s/%s\n", ns, key)
+				return nil
+			})
+		},
+	}
+	put.Flags().DurationVar(&ttl, "ttl", 0, "expire the item after this long (e.g. 24h)")
+	put.Flags().StringSliceVar(&index, "index", nil, "field paths to embed instead of the configured ones")
+	put.Flags().BoolVar(&noIndex, "no-index", false, "store without embedding")
+
+	get := &cobra.Command{
+		Use:   "get NS... KEY",
+		Short: "Print one item",
+		Args:  cobra.MinimumNArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ns, key := store.Namespace(args[:len(args)-1]), args[len(args)-1]
+			return withHandle(cmd.Context(), g, func(h *handle) error {
+				it, err := h.Store.Get(cmd.Context(), ns, key)
+				if err != nil {
+					return err
+				}
+				if it == nil {
+					return notFoundf("no item %s/%s", ns, key)
+				}
+				return printJSON(cmd.OutOrStdout(), itemJSON(it, nil))
+			})
+		},
+	}
+
+	del := &cobra.Command{
+		Use:   "delete NS... KEY",
+		Short: "Delete one item",
+		Args:  cobra.MinimumNArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ns, key := store.Namespace(args[:len(args)-1]), args[len(args)-1]
+			return withHandle(cmd.Context(), g, func(h *handle) error {
+				if err := h.Store.Delete(cmd.Context(), ns, key); err != nil {
+					return err
+				}
+				if g.json {
+					return printJSON(cmd.OutOrStdout(), map[string]any{"namespace": ns, "key": key, "deleted": true})
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "deleted %s/%s\n", ns, key)
+				return nil
+			})
+		},
+	}
+
+	var query, filter string
+	var limit, offset int
+	search := &cobra.Command{
+		Use:   "search [NS...]",
+		Short: "Search items under a namespace prefix, semantically with --query",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opt := store.SearchOptions{Query: query, Limit: limit, Offset: offset}
+			if filter != "" {
+				v, err := checkpointer.DecodeJSONValue([]byte(filter))
+				m, ok := v.(map[string]any)
+				if err != nil || !ok {
+					return usagef("--filter must be a JSON object")
+				}
+				opt.Filter = m
+			}
+			return withHandle(cmd.Context(), g, func(h *handle) error {
+				res, err := h.Store.Search(cmd.Context(), store.Namespace(args), opt)
+				if err != nil {
+					return err
+				}
+				if g.json {
+					out := make([]any, 0, len(res))
+					for i := range res {
+						out = append(out, itemJSON(&res[i].Item, res[i].Score))
+					}
+					return printJSON(cmd.OutOrStdout(), out)
+				}
+				if len(res) == 0 {
+					fmt.Fprintln(cmd.OutOrStdout(), "no items")
+				}
+				for _, r := range res {
+					score := "     -"
+					if r.Score != nil {
+						score = fmt.Sprintf("%6.3f", *r.Score)
+					}
+					fmt.Fprintf(cmd.OutOrStdout(), "%s  %s/%s  %s\n", score, r.Namespace, r.Key, clip(compactJSON(r.Value), 100))
+				}
+				return nil
+			})
+		},
+	}
+	search.Flags().StringVar(&query, "query", "", "natural-language query (needs embeddings)")
+	search.Flags().StringVar(&filter, "filter", "", `filter as JSON, e.g. '{"score":{"$gt":3}}'`)
+	search.Flags().IntVar(&limit, "limit", store.DefaultSearchLimit, "at most this many items")
+	search.Flags().IntVar(&offset, "offset", 0, "skip this many items")
+
+	var prefix, suffix string
+	var maxDepth, nsLimit, nsOffset int
+	namespaces := &cobra.Command{
+		Use:   "namespaces",
+		Short: "List namespaces holding items",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			opt := store.ListNamespacesOptions{Prefix: splitNS(prefix), Suffix: splitNS(suffix), MaxDepth: maxDepth, Limit: nsLimit, Offset: nsOffset}
+			return withHandle(cmd.Context(), g, func(h *handle) error {
+				res, err := h.Store.ListNamespaces(cmd.Context(), opt)
+				if err != nil {
+					return err
+				}
+				if g.json {
+					out := make([][]string, 0, len(res))
+					for _, ns := range res {
+						out = append(out, ns)
+					}
+					return printJSON(cmd.OutOrStdout(), out)
+				}
+				for _, ns := range res {
+					fmt.Fprintln(cmd.OutOrStdout(), strings.Join(ns, "/"))
+				}
+				return nil
+			})
+		},
+	}
+	namespaces.Flags().StringVar(&prefix, "prefix", "", "labels separated by '/', '*' matches one label (e.g. users/*)")
+	namespaces.Flags().StringVar(&suffix, "suffix", "", "labels separated by '/', '*' matches one label")
+	namespaces.Flags().IntVar(&maxDepth, "max-depth", 0, "truncate namespaces to this many labels")
+	namespaces.Flags().IntVar(&nsLimit, "limit", store.DefaultListNamespacesLimit, "at most this many namespaces")
+	namespaces.Flags().IntVar(&nsOffset, "offset", 0, "skip this many namespaces")
+
+	cmd.AddCommand(put, get, del, search, namespaces)
+	return cmd
+}
+
+func splitNS(s string) store.Namespace {
+	if s == "" {
+		return nil
+	}
+	return store.Namespace(strings.Split(s, "/"))
+}
+
+type itemDoc struct {
+	Namespace []string       `json:"namespace"`
+	Key       string         `json:"key"`
+	Value     map[string]any `json:"value"`
+	CreatedAt string         `json:"created_at"`
+	UpdatedAt string         `json:"updated_at"`
+	Score     *float64       `json:"score,omitempty"`
+}
+
+func itemJSON(it *store.Item, score *float64) itemDoc {
+	return itemDoc{
+		Namespace: it.Namespace, Key: it.Key, Value: it.Value,
+		CreatedAt: it.CreatedAt.UTC().Format(time.RFC3339Nano),
+		UpdatedAt: it.UpdatedAt.UTC().Format(time.RFC3339Nano),
+		Score:     score,
+	}
+}

@@ -1,0 +1,346 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/memvault/memvault/checkpointer"
+)
+
+func newThreadsCmd(g *globals) *cobra.Command {
+	cmd := &cobra.Command{Use: "threads", Short: "Inspect, fork, delete, export and import checkpoint threads"}
+	var lf listFlags
+	history := &cobra.Command{
+		Use:   "history THREAD",
+		Short: "Print a thread's checkpoints, newest first, in LangGraph's tuple shape",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return withHandle(cmd.Context(), g, func(h *handle) error {
+				return threadHistory(cmd.Context(), cmd.OutOrStdout(), h, g.json, args[0], lf)
+			})
+		},
+	}
+	lf.register(history)
+
+	var showID, showNS string
+	show := &cobra.Command{
+		Use:   "show THREAD",
+		Short: "Print one checkpoint (the latest unless --checkpoint) with decrypted values",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return withHandle(cmd.Context(), g, func(h *handle) error {
+				t, err := h.Saver.GetTuple(cmd.Context(), checkpointer.Config{ThreadID: args[0], CheckpointNS: showNS, CheckpointID: showID})
+				if err != nil {
+					return err
+				}
+				if t == nil {
+					return notFoundf("thread %q has no checkpoint %s", args[0], orLatest(showID))
+				}
+				return printJSON(cmd.OutOrStdout(), tupleJSON(t))
+			})
+		},
+	}
+	show.Flags().StringVar(&showID, "checkpoint", "", "checkpoint id (default: latest)")
+	show.Flags().StringVar(&showNS, "ns", "", "checkpoint namespace (default: root)")
+
+	var listLimit int
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "List threads with their checkpoint counts and latest checkpoint",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return withHandle(cmd.Context(), g, func(h *handle) error {
+				return listThreads(cmd.Context(), cmd.OutOrStdout(), h, g.json, listLimit)
+			})
+		},
+	}
+	list.Flags().IntVar(&listLimit, "limit", 0, "at most this many threads (0: all)")
+
+	var forkID, forkNS string
+	var sets []string
+	fork := &cobra.Command{
+		Use:   "fork THREAD --checkpoint ID [--set channel=json ...]",
+		Short: "Branch a thread from an earlier checkpoint, optionally changing channel values (time travel)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if forkID == "" {
+				return usagef("fork needs --checkpoint ID")
+			}
+			updates, err := parseSets(sets)
+			if err != nil {
+				return err
+			}
+			return withHandle(cmd.Context(), g, func(h *handle) error {
+				cfg, err := forkThread(cmd.Context(), h, checkpointer.Config{ThreadID: args[0], CheckpointNS: forkNS, CheckpointID: forkID}, updates)
+				if err != nil {
+					return err
+				}
+				if g.json {
+					return printJSON(cmd.OutOrStdout(), configJSON(cfg))
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "forked %s from %s: new checkpoint %s\n", cfg.ThreadID, forkID, cfg.CheckpointID)
+				return nil
+			})
+		},
+	}
+	fork.Flags().StringVar(&forkID, "checkpoint", "", "checkpoint to branch from (required)")
+	fork.Flags().StringVar(&forkNS, "ns", "", "checkpoint namespace (default: root)")
+	fork.Flags().StringArrayVar(&sets, "set", nil, "channel=JSON value to set in the new checkpoint (repeatable)")
+
+	del := &cobra.Command{
+		Use:   "delete THREAD...",
+		Short: "Delete threads with every checkpoint, value and write",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return withHandle(cmd.Context(), g, func(h *handle) error {
+				for _, id := range args {
+					if err := h.Saver.DeleteThread(cmd.Context(), id); err != nil {
+						return err
+					}
+					if !g.json {
+						fmt.Fprintf(cmd.OutOrStdout(), "deleted thread %s\n", id)
+					}
+				}
+				if g.json {
+					return printJSON(cmd.OutOrStdout(), map[string]any{"deleted": args})
+				}
+				return nil
+			})
+		},
+	}
+
+	export := &cobra.Command{
+		Use:   "export THREAD... > file.jsonl",
+		Short: "Write threads (every checkpoint, namespace and pending write) as JSON lines",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return withHandle(cmd.Context(), g, func(h *handle) error {
+				w := bufio.NewWriter(cmd.OutOrStdout())
+				for _, id := range args {
+					if _, err := exportThread(cmd.Context(), w, h.Saver, id); err != nil {
+						return err
+					}
+				}
+				return w.Flush()
+			})
+		},
+	}
+
+	imp := &cobra.Command{
+		Use:   "import FILE.jsonl",
+		Short: "Import exported threads, re-serialized (and re-encrypted) under this database's settings",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var r io.Reader = cmd.InOrStdin()
+			if args[0] != "-" {
+				f, err := os.Open(args[0])
+				if err != nil {
+					return err
+				}
+				defer f.Close()
+				r = f
+			}
+			return withHandle(cmd.Context(), g, func(h *handle) error {
+				st, err := importThreads(cmd.Context(), r, h.Saver)
+				if err != nil {
+					return err
+				}
+				if g.json {
+					return printJSON(cmd.OutOrStdout(), st)
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "imported %d checkpoints (%d already present) and %d pending writes into %d threads\n", st.Imported, st.Skipped, st.Writes, len(st.Threads))
+				return nil
+			})
+		},
+	}
+	cmd.AddCommand(list, history, show, fork, del, export, imp)
+	return cmd
+}
+
+func orLatest(id string) string {
+	if id == "" {
+		return "(latest)"
+	}
+	return id
+}
+
+// listFlags are the List options of history.
+type listFlags struct {
+	ns     string
+	nsSet  bool
+	limit  int
+	before string
+	filter string
+}
+
+func (lf *listFlags) register(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&lf.ns, "ns", "", "only this checkpoint namespace (default: all namespaces)")
+	cmd.Flags().IntVar(&lf.limit, "limit", 0, "at most this many checkpoints (0: all)")
+	cmd.Flags().StringVar(&lf.before, "before", "", "only checkpoints older than this checkpoint id")
+	cmd.Flags().StringVar(&lf.filter, "filter", "", `metadata filter as JSON, e.g. '{"source":"loop"}' (containment)`)
+	cmd.PreRun = func(cmd *cobra.Command, _ []string) { lf.nsSet = cmd.Flags().Changed("ns") }
+}
+
+func (lf *listFlags) options(thread string) (checkpointer.Config, checkpointer.ListOptions, error) {
+	cfg := checkpointer.Config{ThreadID: thread, CheckpointNS: lf.ns}
+	opt := checkpointer.ListOptions{Limit: lf.limit, AllNamespaces: !lf.nsSet}
+	if lf.limit < 0 {
+		return cfg, opt, usagef("--limit must be >= 0")
+	}
+	if lf.before != "" {
+		opt.Before = &checkpointer.Config{ThreadID: thread, CheckpointNS: lf.ns, CheckpointID: lf.before}
+	}
+	if lf.filter != "" {
+		v, err := checkpointer.DecodeJSONValue([]byte(lf.filter))
+		m, ok := v.(map[string]any)
+		if err != nil || !ok {
+			return cfg, opt, usagef("--filter must be a JSON object")
+		}
+		opt.Filter = m
+	}
+	return cfg, opt, nil
+}
+
+func threadHistory(ctx context.Context, out io.Writer, h *handle, asJSON bool, thread string, lf listFlags) error {
+	cfg, opt, err := lf.options(thread)
+	if err != nil {
+		return err
+	}
+	n := 0
+	enc := json.NewEncoder(out)
+	for t, err := range h.Saver.List(ctx, &cfg, opt) {
+		if err != nil {
+			return err
+		}
+		n++
+		if asJSON {
+			if err := enc.Encode(tupleJSON(t)); err != nil {
+				return err
+			}
+			continue
+		}
+		b, err := json.MarshalIndent(tupleJSON(t), "", "  ")
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "%s\n", b)
+	}
+	if n == 0 {
+		return notFoundf("thread %q has no checkpoints matching", thread)
+	}
+	return nil
+}
+
+func listThreads(ctx context.Context, out io.Writer, h *handle, asJSON bool, limit int) error {
+	type info struct {
+		ThreadID    string `json:"thread_id"`
+		Checkpoints int    `json:"checkpoints"`
+		Latest      string `json:"latest_checkpoint_id"`
+		Updated     string `json:"updated_at"`
+	}
+	byID := map[string]*info{}
+	var order []string
+	for t, err := range h.Saver.List(ctx, nil, checkpointer.ListOptions{AllNamespaces: true}) {
+		if err != nil {
+			return err
+		}
+		i := byID[t.Config.ThreadID]
+		if i == nil {
+			i = &info{ThreadID: t.Config.ThreadID}
+			byID[t.Config.ThreadID] = i
+			order = append(order, t.Config.ThreadID)
+		}
+		i.Checkpoints++
+		if t.Config.CheckpointID > i.Latest {
+			i.Latest = t.Config.CheckpointID
+			i.Updated = t.Checkpoint.TS.UTC().Format(time.RFC3339)
+		}
+	}
+	slices.SortFunc(order, func(a, b string) int { return strings.Compare(byID[b].Latest, byID[a].Latest) })
+	if limit > 0 && len(order) > limit {
+		order = order[:limit]
+	}
+	if asJSON {
+		enc := json.NewEncoder(out)
+		for _, id := range order {
+			if err := enc.Encode(byID[id]); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if len(order) == 0 {
+		fmt.Fprintln(out, "no threads")
+		return nil
+	}
+	fmt.Fprintf(out, "%-36s %11s  %-36s  %s\n", "THREAD", "CHECKPOINTS", "LATEST", "UPDATED")
+	for _, id := range order {
+		i := byID[id]
+		fmt.Fprintf(out, "%-36s %11d  %-36s  %s\n", i.ThreadID, i.Checkpoints, i.Latest, i.Updated)
+	}
+	return nil
+}
+
+func parseSets(sets []string) (map[string]any, error) {
+	out := map[string]any{}
+	for _, s := range sets {
+		k, v, ok := strings.Cut(s, "=")
+		if !ok || k == "" {
+			return nil, usagef("--set %q: want channel=JSON", s)
+		}
+		val, err := checkpointer.DecodeJSONValue([]byte(v))
+		if err != nil {
+			return nil, usagef("--set %s: value is not JSON: %v", k, err)
+		}
+		out[k] = val
+	}
+	return out, nil
+}
+
+// forkThread stores a new checkpoint whose parent is the one cfg names, with
+// updates applied to its channel values: LangGraph's update_state on a past
+// checkpoint, which starts a new branch.
+func forkThread(ctx context.Context, h *handle, cfg checkpointer.Config, updates map[string]any) (checkpointer.Config, error) {
+	t, err := h.Saver.GetTuple(ctx, cfg)
+	if err != nil {
+		return cfg, err
+	}
+	if t == nil {
+		return cfg, notFoundf("thread %q has no checkpoint %s", cfg.ThreadID, cfg.CheckpointID)
+	}
+	cp := *t.Checkpoint
+	cp.ChannelValues = maps.Clone(cp.ChannelValues)
+	cp.ChannelVersions = maps.Clone(cp.ChannelVersions)
+	newVersions := map[string]string{}
+	for ch, v := range updates {
+		if cp.ChannelValues == nil {
+			cp.ChannelValues = map[string]any{}
+		}
+		if cp.ChannelVersions == nil {
+			cp.ChannelVersions = map[string]string{}
+		}
+		cp.ChannelValues[ch] = v
+		nv := h.Saver.NextVersion(cp.ChannelVersions[ch])
+		cp.ChannelVersions[ch] = nv
+		newVersions[ch] = nv
+	}
+	step := 0
+	if s, ok := asInt(t.Metadata["step"]); ok {
+		step = s + 1
+	}
+	cp.ID = checkpointer.NewID(step)
+	cp.TS = time.Now().UTC()
+	cp.UpdatedChannels = slices.Sorted(maps.Keys(newVersions))
+	md := checkpointer.Metadata{"source": "fork", "step": step, "parents": map[string]any{}}
+	return h.Saver.Put(ctx, t.Config, &cp, md, newVersions)
+}

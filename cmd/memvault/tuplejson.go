@@ -1,0 +1,84 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/memvault/memvault/checkpointer"
+)
+
+// errNotFound marks a missing thread, checkpoint or item (exit status 1,
+// with a clear message).
+var errNotFound = errors.New("not found")
+
+func notFoundf(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{errNotFound}, args...)...)
+}
+
+func printJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+type configurable struct {
+	ThreadID     string `json:"thread_id"`
+	CheckpointNS string `json:"checkpoint_ns"`
+	CheckpointID string `json:"checkpoint_id"`
+}
+
+type configDoc struct {
+	Configurable configurable `json:"configurable"`
+}
+
+func configJSON(c checkpointer.Config) configDoc {
+	return configDoc{configurable{c.ThreadID, c.CheckpointNS, c.CheckpointID}}
+}
+
+type checkpointDoc struct {
+	V               int                          `json:"v"`
+	ID              string                       `json:"id"`
+	TS              string                       `json:"ts"`
+	ChannelValues   map[string]any               `json:"channel_values"`
+	ChannelVersions map[string]string            `json:"channel_versions"`
+	VersionsSeen    map[string]map[string]string `json:"versions_seen"`
+	UpdatedChannels []string                     `json:"updated_channels"`
+}
+
+// tupleDoc is LangGraph's CheckpointTuple as JSON: pending writes as
+// [task_id, channel, value] triples.
+type tupleDoc struct {
+	Config        configDoc             `json:"config"`
+	ParentConfig  *configDoc            `json:"parent_config"`
+	Metadata      checkpointer.Metadata `json:"metadata"`
+	Checkpoint    checkpointDoc         `json:"checkpoint"`
+	PendingWrites [][3]any              `json:"pending_writes"`
+}
+
+func tupleJSON(t *checkpointer.Tuple) tupleDoc {
+	d := tupleDoc{
+		Config:        configJSON(t.Config),
+		Metadata:      t.Metadata,
+		PendingWrites: make([][3]any, 0, len(t.PendingWrites)),
+	}
+	if t.ParentConfig != nil {
+		p := configJSON(*t.ParentConfig)
+		d.ParentConfig = &p
+	}
+	if cp := t.Checkpoint; cp != nil {
+		d.Checkpoint = checkpointDoc{
+			V: cp.V, ID: cp.ID, TS: cp.TS.UTC().Format(checkpointer.TimeLayout),
+			ChannelValues: cp.ChannelValues, ChannelVersions: cp.ChannelVersions,
+			VersionsSeen: cp.VersionsSeen, UpdatedChannels: cp.UpdatedChannels,
+		}
+		if d.Checkpoint.ChannelValues == nil {
+			d.Checkpoint.ChannelValues = map[string]any{}
+		}
+	}
+	for _, w := range t.PendingWrites {
+		d.PendingWrites = append(d.PendingWrites, [3]any{w.TaskID, w.Channel, w.Value})
+	}
+	return d
+}

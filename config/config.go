@@ -1,0 +1,303 @@
+package config
+
+import (
+	"crypto/rand"
+	"encoding/base64"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/memvault/memvault/checkpointer"
+	"github.com/memvault/memvault/store"
+)
+
+// EncryptionMode chooses how values are encrypted at rest.
+type EncryptionMode string
+
+const (
+	// EncryptionEnvelope is memvault's envelope (AES-256-GCM, per-record
+	// keys, bound to where the value lives). The default when a key is set.
+	EncryptionEnvelope EncryptionMode = "envelope"
+	// EncryptionLangGraph writes LangGraph's "aes" format (no binding), for
+	// databases shared with Python LangGraph services.
+	EncryptionLangGraph EncryptionMode = "langgraph"
+	// EncryptionOff stores values in plaintext. The default without a key.
+	EncryptionOff EncryptionMode = "off"
+)
+
+// Keys holds encryption keys in the forms LANGGRAPH_AES_KEY accepts (raw
+// 16/24/32-character strings, or "base64:…" / "hex:…"). Its String method
+// never shows them.
+type Keys struct {
+	// Primary encrypts and decrypts.
+	Primary string
+	// Previous keys only decrypt (key rotation).
+	Previous []string
+}
+
+// String reports which keys are set, never their bytes.
+func (k Keys) String() string {
+	set := "unset"
+	if k.Primary != "" {
+		set = "set"
+	}
+	return fmt.Sprintf("Keys{primary: %s, previous: %d}", set, len(k.Previous))
+}
+
+// GoString is String, so %#v does not print keys either.
+func (k Keys) GoString() string { return k.String() }
+
+// Config is everything Open needs. The zero value is not meaningful; start
+// from Default or FromEnv.
+type Config struct {
+	// DSN selects PostgreSQL (MEMVAULT_DSN, else DATABASE_URL). Empty means
+	// the embedded SQLite file DBPath.
+	DSN string
+	// DBPath is the SQLite file (MEMVAULT_DB; default "memvault.db").
+	DBPath string
+	// Schema is the PostgreSQL schema (MEMVAULT_SCHEMA; default: none, so
+	// search_path decides, as LangGraph does).
+	Schema string
+	// Keys are LANGGRAPH_AES_KEY and LANGGRAPH_AES_KEY_PREVIOUS (comma
+	// separated).
+	Keys Keys
+	// Encryption is MEMVAULT_ENCRYPTION: envelope (default when a key is
+	// set), langgraph, or off (default without a key).
+	Encryption EncryptionMode
+	// AllowPlaintext lets an encrypting configuration read rows written
+	// without encryption (MEMVAULT_ALLOW_PLAINTEXT=true), for migrating an
+	// unencrypted database. Off by default: such rows are refused.
+	AllowPlaintext bool
+	// Embeddings is MEMVAULT_EMBEDDINGS: "hash:<dims>" (default "hash:256",
+	// offline), "openai:<model>[:<dims>]", or "none" (no semantic search).
+	Embeddings string
+	// OpenAIAPIKey and OpenAIBaseURL (OPENAI_API_KEY, OPENAI_BASE_URL) are
+	// used by openai embeddings; the base URL may point at any
+	// OpenAI-compatible server.
+	OpenAIAPIKey, OpenAIBaseURL string
+	// IndexFields are the value paths embedded for search
+	// (MEMVAULT_INDEX_FIELDS, comma separated; default "$", the whole value).
+	IndexFields []string
+	// Distance is MEMVAULT_DISTANCE: cosine (default), l2 or inner_product.
+	Distance store.Distance
+	// CacheSize is the decrypted-item LRU size of the store
+	// (MEMVAULT_CACHE_SIZE; default 10000; 0 disables).
+	CacheSize int
+	// EmbeddingCacheSize is the embeddings LRU size
+	// (MEMVAULT_EMBEDDING_CACHE_SIZE; default 10000; 0 disables).
+	EmbeddingCacheSize int
+	// Versions is MEMVAULT_VERSIONS: "string" (Python LangGraph's channel
+	// versions, default) or "int" (what JS LangGraph reads).
+	Versions checkpointer.VersionStyle
+}
+
+// Defaults used by Default and FromEnv.
+const (
+	DefaultDBPath     = "memvault.db"
+	DefaultEmbeddings = "hash:256"
+	DefaultCacheSize  = 10000
+)
+
+// Default is the embedded configuration: a SQLite file, the offline hashing
+// embedder, no encryption until a key is set.
+func Default() Config {
+	return Config{
+		DBPath:             DefaultDBPath,
+		Embeddings:         DefaultEmbeddings,
+		IndexFields:        []string{"$"},
+		Distance:           store.Cosine,
+		CacheSize:          DefaultCacheSize,
+		EmbeddingCacheSize: DefaultCacheSize,
+	}
+}
+
+// FromEnv reads the configuration from the process environment.
+func FromEnv() (Config, error) { return FromLookup(os.LookupEnv) }
+
+// FromLookup reads the configuration through lookup (os.LookupEnv in
+// FromEnv), so tests and embedding programs can supply their own.
+// An invalid value is an error naming the variable and what it accepts.
+func FromLookup(lookup func(string) (string, bool)) (Config, error) {
+	c := Default()
+	get := func(name string) (string, bool) {
+		v, ok := lookup(name)
+		v = strings.TrimSpace(v)
+		return v, ok && v != ""
+	}
+	if v, ok := get("MEMVAULT_DSN"); ok {
+		c.DSN = v
+	} else if v, ok := get("DATABASE_URL"); ok {
+		c.DSN = v
+	}
+	if v, ok := get("MEMVAULT_DB"); ok {
+		c.DBPath = v
+	}
+	if v, ok := get("MEMVAULT_SCHEMA"); ok {
+		c.Schema = v
+	}
+	if v, ok := lookup("LANGGRAPH_AES_KEY"); ok && v != "" {
+		c.Keys.Primary = v // not trimmed: LangGraph uses the raw string
+	}
+	if v, ok := get("LANGGRAPH_AES_KEY_PREVIOUS"); ok {
+		for _, k := range strings.Split(v, ",") {
+			if k = strings.TrimSpace(k); k != "" {
+				c.Keys.Previous = append(c.Keys.Previous, k)
+			}
+		}
+	}
+	if v, ok := get("MEMVAULT_ENCRYPTION"); ok {
+		m, err := ParseEncryption(v)
+		if err != nil {
+			return c, err
+		}
+		c.Encryption = m
+	}
+	if v, ok := get("MEMVAULT_ALLOW_PLAINTEXT"); ok {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return c, fmt.Errorf("config: MEMVAULT_ALLOW_PLAINTEXT=%q: want true or false", v)
+		}
+		c.AllowPlaintext = b
+	}
+	if v, ok := get("MEMVAULT_EMBEDDINGS"); ok {
+		c.Embeddings = v
+	}
+	if v, ok := get("OPENAI_API_KEY"); ok {
+		c.OpenAIAPIKey = v
+	}
+	if v, ok := get("OPENAI_BASE_URL"); ok {
+		c.OpenAIBaseURL = v
+	}
+	if v, ok := get("MEMVAULT_INDEX_FIELDS"); ok {
+		c.IndexFields = nil
+		for _, f := range strings.Split(v, ",") {
+			if f = strings.TrimSpace(f); f != "" {
+				c.IndexFields = append(c.IndexFields, f)
+			}
+		}
+	}
+	if v, ok := get("MEMVAULT_DISTANCE"); ok {
+		c.Distance = store.Distance(v)
+	}
+	for name, dst := range map[string]*int{"MEMVAULT_CACHE_SIZE": &c.CacheSize, "MEMVAULT_EMBEDDING_CACHE_SIZE": &c.EmbeddingCacheSize} {
+		if v, ok := get(name); ok {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 0 {
+				return c, fmt.Errorf("config: %s=%q: want a whole number >= 0", name, v)
+			}
+			*dst = n
+		}
+	}
+	if v, ok := get("MEMVAULT_VERSIONS"); ok {
+		switch v {
+		case "string":
+			c.Versions = checkpointer.VersionString
+		case "int":
+			c.Versions = checkpointer.VersionInt
+		default:
+			return c, fmt.Errorf("config: MEMVAULT_VERSIONS=%q: want string or int", v)
+		}
+	}
+	return c, c.Validate()
+}
+
+// ParseEncryption parses a MEMVAULT_ENCRYPTION value.
+func ParseEncryption(v string) (EncryptionMode, error) {
+	switch m := EncryptionMode(strings.ToLower(v)); m {
+	case EncryptionEnvelope, EncryptionLangGraph, EncryptionOff:
+		return m, nil
+	}
+	return "", fmt.Errorf("config: MEMVAULT_ENCRYPTION=%q: want envelope, langgraph or off", v)
+}
+
+// EffectiveEncryption is the mode in force: Encryption when set, otherwise
+// envelope with a key and off without.
+func (c Config) EffectiveEncryption() EncryptionMode {
+	if c.Encryption != "" {
+		return c.Encryption
+	}
+	if c.Keys.Primary != "" {
+		return EncryptionEnvelope
+	}
+	return EncryptionOff
+}
+
+// Validate checks values that do not need I/O. Key sizes are checked by
+// Open (with LangGraph's error text).
+func (c Config) Validate() error {
+	if c.DSN == "" && c.DBPath == "" {
+		return fmt.Errorf("config: MEMVAULT_DB is empty and no MEMVAULT_DSN/DATABASE_URL is set")
+	}
+	if m := c.EffectiveEncryption(); m != EncryptionOff && c.Keys.Primary == "" {
+		return fmt.Errorf("config: MEMVAULT_ENCRYPTION=%s needs LANGGRAPH_AES_KEY", m)
+	}
+	if _, _, err := parseEmbeddings(c.Embeddings); err != nil {
+		return err
+	}
+	switch c.Distance {
+	case "", store.Cosine, store.L2, store.InnerProduct:
+	default:
+		return fmt.Errorf("config: MEMVAULT_DISTANCE=%q: want cosine, l2 or inner_product", c.Distance)
+	}
+	return nil
+}
+
+// parseEmbeddings splits MEMVAULT_EMBEDDINGS into provider and rest.
+func parseEmbeddings(v string) (provider string, args []string, err error) {
+	if v == "" {
+		v = DefaultEmbeddings
+	}
+	parts := strings.Split(v, ":")
+	bad := fmt.Errorf("config: MEMVAULT_EMBEDDINGS=%q: want hash:<dims>, openai:<model>[:<dims>] or none", v)
+	switch parts[0] {
+	case "none":
+		if len(parts) != 1 {
+			return "", nil, bad
+		}
+	case "hash":
+		if len(parts) != 2 {
+			return "", nil, bad
+		}
+		if n, err := strconv.Atoi(parts[1]); err != nil || n < 2 || n > 16000 {
+			return "", nil, bad
+		}
+	case "openai":
+		if len(parts) < 2 || len(parts) > 3 || parts[1] == "" {
+			return "", nil, bad
+		}
+		if len(parts) == 3 {
+			if n, err := strconv.Atoi(parts[2]); err != nil || n < 1 || n > 16000 {
+				return "", nil, bad
+			}
+		}
+	default:
+		return "", nil, bad
+	}
+	return parts[0], parts[1:], nil
+}
+
+// GenerateKey returns a fresh 256-bit key in the "base64:" form that
+// LANGGRAPH_AES_KEY accepts in memvault. Python LangGraph reads keys as raw
+// characters; use GenerateRawKey for a key both can read.
+func GenerateKey() (string, error) {
+	var b [32]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	return "base64:" + base64.StdEncoding.EncodeToString(b[:]), nil
+}
+
+// GenerateRawKey returns 32 random characters from a 64-character
+// alphabet (192 bits of entropy): a key Python LangGraph reads as it is.
+func GenerateRawKey() (string, error) {
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+	var b [32]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	for i := range b {
+		b[i] = alphabet[b[i]&63]
+	}
+	return string(b[:]), nil
+}
