@@ -30,6 +30,9 @@ func ValidateFilter(filter map[string]any) error {
 			return err
 		}
 		if !isOps {
+			if _, ok := jsonKind(v); !ok {
+				return fmt.Errorf("%w: field %q: operand of type %T is not a JSON value", ErrInvalidFilter, k, v)
+			}
 			continue
 		}
 		for op, arg := range ops {
@@ -94,32 +97,60 @@ func validateOp(field, op string, arg any) error {
 // LangGraph's Postgres store evaluates $gt/$gte/$lt/$lte on the text form of
 // the field (value->>'k' > '10'), so there 9 > 10 is true and a number can
 // compare against a string; memvault's stores do not reproduce that.
+//
+// An invalid filter fails with ErrInvalidFilter whatever the value. To
+// match many values, compile the filter once with CompileFilter.
 func MatchFilter(value map[string]any, filter map[string]any) (bool, error) {
+	f, err := CompileFilter(filter)
+	if err != nil {
+		return false, err
+	}
+	return f.Match(value), nil
+}
+
+// Filter is a validated search filter; see MatchFilter for its semantics.
+// The zero Filter matches everything.
+type Filter struct {
+	conds []condition
+}
+
+type condition struct {
+	field string
+	op    string // OpEq for literals
+	arg   any
+}
+
+// CompileFilter validates filter and returns its matcher.
+func CompileFilter(filter map[string]any) (*Filter, error) {
+	if err := ValidateFilter(filter); err != nil {
+		return nil, err
+	}
+	f := &Filter{}
 	for k, cond := range filter {
-		ops, isOps, err := operators(k, cond)
-		if err != nil {
-			return false, err
-		}
-		fv, present := value[k]
+		ops, isOps, _ := operators(k, cond)
 		if !isOps {
-			if _, ok := jsonKind(cond); !ok {
-				return false, fmt.Errorf("%w: field %q: operand of type %T is not a JSON value", ErrInvalidFilter, k, cond)
-			}
-			if !present || !JSONEqual(fv, cond) {
-				return false, nil
-			}
+			f.conds = append(f.conds, condition{field: k, op: OpEq, arg: cond})
 			continue
 		}
 		for op, arg := range ops {
-			if err := validateOp(k, op, arg); err != nil {
-				return false, err
-			}
-			if !present || !matchOp(fv, op, arg) {
-				return false, nil
-			}
+			f.conds = append(f.conds, condition{field: k, op: op, arg: arg})
 		}
 	}
-	return true, nil
+	return f, nil
+}
+
+// Match reports whether value satisfies the filter.
+func (f *Filter) Match(value map[string]any) bool {
+	if f == nil {
+		return true
+	}
+	for _, c := range f.conds {
+		fv, present := value[c.field]
+		if !present || !matchOp(fv, c.op, c.arg) {
+			return false
+		}
+	}
+	return true
 }
 
 func matchOp(fv any, op string, arg any) bool {

@@ -512,16 +512,12 @@ type candidate struct {
 // search runs one search under the read (or write) lock.
 func (s *Store) search(prefix store.Namespace, opt store.SearchOptions, query []float32, now time.Time) []store.SearchItem {
 	nowNano := now.UnixNano()
+	// The filter was validated in prepare, so it compiles.
+	filter, _ := store.CompileFilter(opt.Filter)
 	var cands []candidate
 	for _, e := range s.items {
-		if !e.item.Namespace.HasPrefix(prefix) || !s.visible(e, nowNano) {
+		if !e.item.Namespace.HasPrefix(prefix) || !s.visible(e, nowNano) || !filter.Match(e.item.Value) {
 			continue
-		}
-		if len(opt.Filter) > 0 {
-			// The filter was validated in prepare, so MatchFilter cannot fail.
-			if ok, _ := store.MatchFilter(e.item.Value, opt.Filter); !ok {
-				continue
-			}
 		}
 		c := candidate{e: e}
 		if query != nil && len(e.vectors) > 0 {

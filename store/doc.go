@@ -1,0 +1,25 @@
+// Package store defines memvault's long-term memory: namespaced JSON items
+// shared across threads, with optional semantic search and expiry,
+// compatible with LangGraph's BaseStore.
+//
+// The Store interface is implemented by store/memory (in process),
+// store/sqlite and store/postgres (LangGraph's store tables); store/cache
+// wraps any of them with a read-through LRU, and store/storetest is the
+// conformance suite they all pass.
+//
+// This package also holds the semantics the backends share, so that they
+// agree with each other and with LangGraph:
+//
+//   - Namespaces (Namespace.Validate): labels non-empty, without '.', and
+//     not rooted at "langgraph".
+//   - Field paths (ParsePath, ExtractTexts): the texts to embed for an item,
+//     byte-identical to LangGraph's get_text_at_path, including Python's
+//     formatting of leaves (PythonJSON) and the "<path>.<i>" field names.
+//   - Filters (CompileFilter, MatchFilter): literal JSON equality and
+//     $eq $ne $gt $gte $lt $lte, with numbers compared as numbers (LangGraph's
+//     Postgres store compares text, so there 9 > 10).
+//   - Scores (Score): cosine similarity, minus the L2 distance, or the inner
+//     product, as LangGraph's Postgres store reports them.
+//   - TTLs (TTLMinutes, ResolveTTL, Expired): kept in whole minutes for
+//     refreshes, as LangGraph's ttl_minutes column.
+package store

@@ -1,0 +1,48 @@
+package store_test
+
+import (
+	"fmt"
+
+	"github.com/memvault/memvault/store"
+)
+
+func Example() {
+	value := map[string]any{
+		"title": "Trip notes",
+		"stars": 4.0,
+		"tags":  []any{"travel", "food"},
+		"meta":  map[string]any{"lang": "en", "draft": false},
+	}
+	texts, _ := store.ExtractTexts(value, []string{"title", "stars", "tags[*]", "{meta.lang,meta.draft}"})
+	for _, ft := range texts {
+		fmt.Printf("%s = %q\n", ft.Field, ft.Text)
+	}
+
+	ok, _ := store.MatchFilter(value, map[string]any{"stars": map[string]any{"$gte": 4}})
+	fmt.Println("stars >= 4:", ok)
+	fmt.Printf("cosine: %.4f\n", store.Score(store.Cosine, []float32{1, 1}, []float32{1, 0}))
+	// Output:
+	// title = "Trip notes"
+	// stars = "4.0"
+	// tags[*].0 = "travel"
+	// tags[*].1 = "food"
+	// {meta.lang,meta.draft}.0 = "en"
+	// {meta.lang,meta.draft}.1 = "False"
+	// stars >= 4: true
+	// cosine: 0.7071
+}
+
+func ExampleParsePath() {
+	p, err := store.ParsePath("items[-1].name")
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(p.Texts(map[string]any{"items": []any{
+		map[string]any{"name": "first"}, map[string]any{"name": "last"},
+	}}))
+	_, err = store.ParsePath("items[x]")
+	fmt.Println(err)
+	// Output:
+	// [last]
+	// store: invalid field path: "items[x]": index "x" is not an integer or '*'
+}
