@@ -6,6 +6,8 @@ import (
 	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/checkpointer/checkpointertest"
 	"github.com/memvault/memvault/checkpointer/memory"
+	"github.com/memvault/memvault/crypto"
+	"github.com/memvault/memvault/serde"
 )
 
 func TestConformance(t *testing.T) {
@@ -17,5 +19,46 @@ func TestConformance(t *testing.T) {
 func TestConformanceIntVersions(t *testing.T) {
 	checkpointertest.Run(t, func(t *testing.T) checkpointer.Saver {
 		return memory.New(memory.Options{VersionStyle: checkpointer.VersionInt})
+	})
+}
+
+func TestConformanceMsgPack(t *testing.T) {
+	checkpointertest.Run(t, func(t *testing.T) checkpointer.Saver {
+		return memory.New(memory.Options{Serde: serde.MsgPack{}})
+	})
+}
+
+// newEncrypted returns serde.Encrypted over a fixed test key.
+func newEncrypted(t testing.TB, opts ...serde.EncryptedOption) *serde.Encrypted {
+	t.Helper()
+	key, err := crypto.NewKey([]byte("0123456789abcdef0123456789abcdef"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ring, err := crypto.NewKeyring(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc, err := serde.NewEncrypted(nil, ring, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return enc
+}
+
+// TestConformanceEncrypted runs the suite with memvault's envelope, whose
+// ciphertexts are bound to their location (serde.BlobAAD, serde.WriteAAD):
+// CopyThread must re-bind values to the destination thread.
+func TestConformanceEncrypted(t *testing.T) {
+	enc := newEncrypted(t)
+	checkpointertest.Run(t, func(t *testing.T) checkpointer.Saver {
+		return memory.New(memory.Options{Serde: enc})
+	})
+}
+
+func TestConformanceLangGraphAES(t *testing.T) {
+	enc := newEncrypted(t, serde.WithLangGraphAES(crypto.ModeGCM))
+	checkpointertest.Run(t, func(t *testing.T) checkpointer.Saver {
+		return memory.New(memory.Options{Serde: enc})
 	})
 }
