@@ -58,7 +58,7 @@ func (s *Store) search(ctx context.Context, prefix store.Namespace, opt store.Se
 	switch {
 	case qtext == "":
 		hits, err = s.collect(ctx, opt, now, false, func(a *args, where string) string {
-			return `SELECT s.prefix, s.key, s.value, s.created_at, s.updated_at, s.expires_at, s.ttl_minutes, NULL::float8
+			return `SELECT s.prefix, s.key, s.value, s.created_at, s.updated_at, s.expires_at, s.ttl_minutes, NULL::float8, NULL::float8
 FROM ` + s.t.store + ` s
 WHERE ` + nsCond(a, "s.prefix", prefix) + ` AND ` + where + `
 ORDER BY s.updated_at DESC, s.prefix COLLATE "C", s.key COLLATE "C"`
@@ -69,7 +69,7 @@ ORDER BY s.updated_at DESC, s.prefix COLLATE "C", s.key COLLATE "C"`
 		if err == nil && !full {
 			hits, err = s.collect(ctx, opt, now, true, func(a *args, where string) string {
 				q := a.add(qtext)
-				return `SELECT s.prefix, s.key, s.value, s.created_at, s.updated_at, s.expires_at, s.ttl_minutes, v.dist
+				return `SELECT s.prefix, s.key, s.value, s.created_at, s.updated_at, s.expires_at, s.ttl_minutes, v.dist, NULL::float8
 FROM ` + s.t.store + ` s
 LEFT JOIN LATERAL (
     SELECT min(sv.embedding ` + s.index.op + ` ` + q + `::` + s.index.vecType + `) AS dist
@@ -106,10 +106,14 @@ func (s *Store) searchANN(ctx context.Context, prefix store.Namespace, opt store
 	n := (opt.Offset+limit)*s.index.estimate*2 + 10
 	settings := s.annSettings(ctx, n, len(prefix) > 0)
 	items, err := s.collect(ctx, opt, now, true, s.annQuery(prefix, qtext, n), settings)
-	if err != nil {
+	if err != nil || len(items) < limit {
 		return nil, false, err
 	}
-	return items, len(items) == limit, nil
+	// Items tied with the page's last one may lie beyond the candidates:
+	// the page is only settled when its last distance is below the
+	// farthest candidate's.
+	last := items[len(items)-1]
+	return items, last.dist < last.horizon, nil
 }
 
 // annQuery builds the index-served query over n candidates.
@@ -126,7 +130,8 @@ func (s *Store) annQuery(prefix store.Namespace, qtext string, n int) func(a *ar
 ), best AS (
     SELECT DISTINCT ON (prefix, key) prefix, key, dist FROM cand ORDER BY prefix, key, dist
 )
-SELECT s.prefix, s.key, s.value, s.created_at, s.updated_at, s.expires_at, s.ttl_minutes, b.dist
+SELECT s.prefix, s.key, s.value, s.created_at, s.updated_at, s.expires_at, s.ttl_minutes, b.dist,
+    (SELECT max(dist) FROM cand)
 FROM best b CROSS JOIN LATERAL (
     -- LIMIT 1 keeps this a per-candidate primary key lookup: as a plain
     -- join the planner may hash the whole store table.
@@ -199,7 +204,7 @@ func (s *Store) collect(ctx context.Context, opt store.SearchOptions, now time.T
 
 	chunk := max(2*(offset+limit), 64)
 	skipped := 0
-	for pos := 0; ; pos += chunk {
+	for pos := 0; ; {
 		a[li], a[oi] = chunk, pos
 		n, err := s.queryPage(ctx, settings, sql, a, func(r *row) (bool, error) {
 			it, err := s.rowItem(r, scored)
@@ -223,6 +228,7 @@ func (s *Store) collect(ctx context.Context, opt store.SearchOptions, now time.T
 		if len(out) == limit || n < chunk {
 			return out, nil
 		}
+		pos += chunk
 		chunk = min(chunk*2, 4096)
 	}
 }
@@ -256,7 +262,7 @@ type row struct {
 	created, updated time.Time
 	expires          *time.Time
 	ttlMinutes       *int32
-	dist             *float64
+	dist, horizon    *float64
 }
 
 // queryPage runs sql with args and calls f per row until f returns false;
@@ -306,7 +312,7 @@ func scanRows(rows pgx.Rows, f func(*row) (bool, error)) (int, error) {
 	var r row
 	for rows.Next() {
 		n++
-		if err := rows.Scan(&r.prefix, &r.key, &r.raw, &r.created, &r.updated, &r.expires, &r.ttlMinutes, &r.dist); err != nil {
+		if err := rows.Scan(&r.prefix, &r.key, &r.raw, &r.created, &r.updated, &r.expires, &r.ttlMinutes, &r.dist, &r.horizon); err != nil {
 			return n, fmt.Errorf("postgres: search: %w", err)
 		}
 		more, err := f(&r)
@@ -323,10 +329,12 @@ func scanRows(rows pgx.Rows, f func(*row) (bool, error)) (int, error) {
 	return n, nil
 }
 
-// hit is a search result with the item's TTL in minutes (0: none).
+// hit is a search result with the item's TTL in minutes (0: none), and
+// for the index-served query its distance and the farthest candidate's.
 type hit struct {
-	item       store.SearchItem
-	ttlMinutes int
+	item          store.SearchItem
+	ttlMinutes    int
+	dist, horizon float64
 }
 
 // rowItem decodes a row into a search item.
@@ -352,6 +360,10 @@ func (s *Store) rowItem(r *row, scored bool) (hit, error) {
 	if scored && r.dist != nil {
 		sc := s.score(*r.dist)
 		h.item.Score = &sc
+		h.dist = *r.dist
+	}
+	if r.horizon != nil {
+		h.horizon = *r.horizon
 	}
 	return h, nil
 }
