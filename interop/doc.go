@@ -1,0 +1,65 @@
+// Package interop proves that memvault's PostgreSQL checkpointer
+// (checkpointer/postgres) shares its tables with the real JS LangGraph
+// checkpointer, @langchain/langgraph-checkpoint-postgres 1.0.5 (with
+// @langchain/langgraph-checkpoint 1.2.2 and @langchain/core 1.4.0, pinned in
+// js/package.json), in both directions.
+//
+// The tests run the JS package itself, with node, against the test
+// PostgreSQL of internal/pgtest:
+//
+//   - TestJSWritesMemvaultReads: JS's setup() creates the tables (its
+//     migrations 0..4) and js/write.mjs writes two threads as a JS graph
+//     does; memvault's Setup upgrades the tables to LangGraph's 0..9 and
+//     memvault reads every checkpoint (List in all namespaces, GetTuple by
+//     id, latest, filters, before, limit) exactly as JS reads it: the same
+//     channels, values, integer versions (as "1", "2", ...), metadata and
+//     pending writes in order, and the pending sends of v1 checkpoints.
+//     Afterwards JS's setup() has nothing left to do and JS still reads its
+//     threads.
+//   - TestMemvaultWritesJSReads: memvault (VersionInt, plain JSONPlus) sets
+//     up the tables and writes a thread; js/read.mjs runs JS's setup() (a
+//     no-op), lists the thread, sees the same values revived as the same JS
+//     classes (LangChain messages, Set, Uint8Array), then continues it (a
+//     checkpoint whose integer versions JS increments, and pending writes);
+//     memvault reads the continuation and continues again, and JS reads that.
+//   - TestExportImportJSThread: a JS-written thread is copied through
+//     memvault into another schema (GetTuple/List from the source saver,
+//     Put/PutWrites into a VersionInt target, values going through the
+//     JSONPlus (type, data) pairs of the export file, as `memvault threads
+//     export | import` does); JS reads the copy exactly as it reads the
+//     original and continues it, and memvault reads the continuation.
+//   - TestJSRowsFixture: loads testdata/js_rows.sql (the rows JS wrote, see
+//     [JSRowsSQL]) into a fresh schema and checks memvault's reading of it
+//     against testdata/js_rows.json (JS's own reading of the same rows),
+//     without node, so it runs wherever PostgreSQL does.
+//
+// Values are compared through their wire form: memvault's JSONPlus must
+// write a value it read as the same (type, data) pair JS writes for it, up
+// to key order and number spelling; the Go types memvault decodes into and
+// the JS classes JS revives are checked besides.
+//
+// # Running
+//
+// scripts/install-deps.sh installs the npm packages (npm ci --prefix
+// interop/js). Then
+//
+//	go test ./interop/
+//
+// Without node or interop/js/node_modules the tests that need them fail with
+// a message saying so; under go test -short they are skipped. To regenerate
+// the fixture from a live run of the JS package:
+//
+//	go test ./interop/ -run TestUpdateFixtures -update-fixtures
+//
+// The JS scripts take the schema (and thread) as arguments and the
+// connection from PGHOST, PGPORT, PGUSER, PGPASSWORD and PGDATABASE, so they
+// can be run by hand: node interop/js/write.mjs myschema.
+//
+// # Fixture
+//
+// testdata/js_rows.sql holds threads [JSGraphThread] ("js-graph") and
+// [JSSendsThread] ("js-sends"); the ids of their checkpoints are under
+// "threads" in testdata/js_rows.json: for js-graph "input" (step -1),
+// "step0", "step1" (the latest of the root namespace), "child" in namespace
+// "child_ns"; for js-sends "parent" and "child" (v1, with pending sends).
+package interop
