@@ -29,6 +29,42 @@ func Score(dist Distance, a, b []float32) float64 {
 	}
 }
 
+// QueryScorer scores many stored vectors against one query, with the
+// query's norm computed once and the stored vectors' norms given by the
+// caller (see VectorNorm), so that a cosine costs one dot product.
+type QueryScorer struct {
+	dist  Distance
+	q     []float32
+	qnorm float64
+}
+
+// NewQueryScorer prepares scoring against q under dist ("" is Cosine).
+func NewQueryScorer(dist Distance, q []float32) *QueryScorer {
+	return &QueryScorer{dist: dist, q: q, qnorm: VectorNorm(q)}
+}
+
+// Score is Score(dist, v, q) given norm = VectorNorm(v).
+func (s *QueryScorer) Score(v []float32, norm float64) float64 {
+	n := min(len(v), len(s.q))
+	v, q := v[:n], s.q[:n]
+	switch s.dist {
+	case L2:
+		return -math.Sqrt(float64(sqDist(v, q)))
+	case InnerProduct:
+		return float64(dot(v, q))
+	default:
+		if norm == 0 || s.qnorm == 0 {
+			return 0
+		}
+		return float64(dot(v, q)) / (norm * s.qnorm)
+	}
+}
+
+// VectorNorm is the Euclidean norm of v.
+func VectorNorm(v []float32) float64 {
+	return math.Sqrt(float64(dot(v, v)))
+}
+
 // Valid reports whether d is a known distance (or empty, meaning Cosine).
 func (d Distance) Valid() bool {
 	switch d {
@@ -48,6 +84,7 @@ func ValidateDistance(d Distance) error {
 
 // dot accumulates in float32 like pgvector, four lanes at a time.
 func dot(a, b []float32) float32 {
+	b = b[:len(a)]
 	var s0, s1, s2, s3 float32
 	i := 0
 	for ; i+4 <= len(a); i += 4 {
@@ -63,6 +100,7 @@ func dot(a, b []float32) float32 {
 }
 
 func sqDist(a, b []float32) float32 {
+	b = b[:len(a)]
 	var s0, s1, s2, s3 float32
 	i := 0
 	for ; i+4 <= len(a); i += 4 {
@@ -80,6 +118,7 @@ func sqDist(a, b []float32) float32 {
 }
 
 func dotNorms(a, b []float32) (d, na, nb float32) {
+	b = b[:len(a)]
 	var d1, na1, nb1 float32
 	i := 0
 	for ; i+2 <= len(a); i += 2 {

@@ -123,3 +123,40 @@ func TestCloneValue(t *testing.T) {
 		t.Fatal("func accepted")
 	}
 }
+
+func TestQueryScorerMatchesScore(t *testing.T) {
+	q := []float32{0.5, -1, 2, 0, 3, 1.25, -0.75}
+	for _, v := range [][]float32{{1, 2, 3, 4, 5, 6, 7}, {0, 0, 0, 0, 0, 0, 0}, {-0.5, 1, -2, 0, -3, -1.25, 0.75}} {
+		for _, d := range []Distance{Cosine, L2, InnerProduct} {
+			want := Score(d, v, q)
+			if got := NewQueryScorer(d, q).Score(v, VectorNorm(v)); math.Abs(got-want) > 1e-6 {
+				t.Errorf("%s: QueryScorer %v, Score %v", d, got, want)
+			}
+		}
+	}
+}
+
+func BenchmarkScoreCosine256(b *testing.B) {
+	x, y := make([]float32, 256), make([]float32, 256)
+	for i := range x {
+		x[i], y[i] = float32(i%7)-3, float32(i%5)-2
+	}
+	b.ReportAllocs()
+	b.SetBytes(256 * 4)
+	for b.Loop() {
+		_ = Score(Cosine, x, y)
+	}
+}
+
+func BenchmarkQueryScorerCosine256(b *testing.B) {
+	x, y := make([]float32, 256), make([]float32, 256)
+	for i := range x {
+		x[i], y[i] = float32(i%7)-3, float32(i%5)-2
+	}
+	s, n := NewQueryScorer(Cosine, y), VectorNorm(x)
+	b.ReportAllocs()
+	b.SetBytes(256 * 4)
+	for b.Loop() {
+		_ = s.Score(x, n)
+	}
+}

@@ -62,6 +62,7 @@ type entry struct {
 type fieldVector struct {
 	field string
 	vec   []float32
+	norm  float64 // store.VectorNorm(vec)
 }
 
 // New returns an empty Store. It fails with ErrInvalidArgument for an
@@ -449,7 +450,8 @@ func (s *Store) embed(ctx context.Context, puts []*put, queries map[string][]flo
 				if err := s.checkDims(vecs[0]); err != nil {
 					return err
 				}
-				p.vectors[i] = fieldVector{field: t.Field, vec: slices.Clone(vecs[0])}
+				v := slices.Clone(vecs[0])
+				p.vectors[i] = fieldVector{field: t.Field, vec: v, norm: store.VectorNorm(v)}
 				vecs = vecs[1:]
 			}
 		}
@@ -509,50 +511,40 @@ type candidate struct {
 	scored bool
 }
 
-// search runs one search under the read (or write) lock.
+// search runs one search under the read (or write) lock. Scored items come
+// first, best first; then unscored ones as a search without query orders
+// them. Offset and limit apply to the whole list; only the first
+// offset+limit candidates are kept while scanning.
 func (s *Store) search(prefix store.Namespace, opt store.SearchOptions, query []float32, now time.Time) []store.SearchItem {
 	nowNano := now.UnixNano()
 	// The filter was validated in prepare, so it compiles.
 	filter, _ := store.CompileFilter(opt.Filter)
-	var cands []candidate
+	var scorer *store.QueryScorer
+	if query != nil {
+		scorer = store.NewQueryScorer(s.index.Distance, query)
+	}
+	top := newTopK(opt.Offset+opt.EffectiveLimit(), compareCandidates)
 	for _, e := range s.items {
 		if !e.item.Namespace.HasPrefix(prefix) || !s.visible(e, nowNano) || !filter.Match(e.item.Value) {
 			continue
 		}
 		c := candidate{e: e}
-		if query != nil && len(e.vectors) > 0 {
+		if scorer != nil && len(e.vectors) > 0 {
 			c.scored = true
-			c.score = store.Score(s.index.Distance, e.vectors[0].vec, query)
+			c.score = scorer.Score(e.vectors[0].vec, e.vectors[0].norm)
 			for _, fv := range e.vectors[1:] {
-				c.score = max(c.score, store.Score(s.index.Distance, fv.vec, query))
+				c.score = max(c.score, scorer.Score(fv.vec, fv.norm))
 			}
 		}
-		cands = append(cands, c)
+		top.push(c)
 	}
-	// Scored items first, best first; then unscored ones as a search
-	// without query orders them. Offset and limit apply to the whole list.
-	end := min(len(cands), opt.Offset+opt.EffectiveLimit())
-	if opt.Offset >= end {
+	cands := top.sorted()
+	if opt.Offset >= len(cands) {
 		return []store.SearchItem{}
 	}
-	compare := func(a, b candidate) int {
-		if a.scored != b.scored {
-			if a.scored {
-				return -1
-			}
-			return 1
-		}
-		if a.scored {
-			if c := cmp.Compare(b.score, a.score); c != 0 {
-				return c
-			}
-		}
-		return compareEntries(a.e, b.e)
-	}
-	topK(cands, end, compare)
-	out := make([]store.SearchItem, 0, end-opt.Offset)
+	out := make([]store.SearchItem, 0, len(cands)-opt.Offset)
 	refresh := s.refresh(opt.RefreshTTL)
-	for _, c := range cands[opt.Offset:end] {
+	for _, c := range cands[opt.Offset:] {
 		si := store.SearchItem{Item: s.read(c.e, now, refresh)}
 		if c.scored {
 			score := c.score
@@ -561,6 +553,21 @@ func (s *Store) search(prefix store.Namespace, opt store.SearchOptions, query []
 		out = append(out, si)
 	}
 	return out
+}
+
+func compareCandidates(a, b candidate) int {
+	if a.scored != b.scored {
+		if a.scored {
+			return -1
+		}
+		return 1
+	}
+	if a.scored {
+		if c := cmp.Compare(b.score, a.score); c != 0 {
+			return c
+		}
+	}
+	return compareEntries(a.e, b.e)
 }
 
 // compareEntries orders entries as a search without query: most recently
@@ -575,45 +582,59 @@ func compareEntries(a, b *entry) int {
 	return cmp.Compare(a.item.Key, b.item.Key)
 }
 
-// topK sorts the k smallest elements of s (by compare) into s[:k]. For a
-// small k out of many it keeps a bounded max-heap instead of sorting all.
-func topK[T any](s []T, k int, compare func(a, b T) int) {
-	if k >= len(s)/4 {
-		slices.SortFunc(s, compare)
+// topK keeps the k smallest values pushed (by compare) in a bounded
+// max-heap whose root is the worst value kept.
+type topK[T any] struct {
+	k       int
+	compare func(a, b T) int
+	h       []T
+}
+
+func newTopK[T any](k int, compare func(a, b T) int) *topK[T] {
+	return &topK[T]{k: k, compare: compare, h: make([]T, 0, min(k, 1024))}
+}
+
+func (t *topK[T]) push(x T) {
+	if t.k <= 0 {
 		return
 	}
-	// Max-heap of the k best seen so far in s[:k].
-	less := func(i, j int) bool { return compare(s[i], s[j]) > 0 } // parent "greater"
-	down := func(i, n int) {
-		for {
-			l := 2*i + 1
-			if l >= n {
-				return
+	if len(t.h) < t.k {
+		t.h = append(t.h, x)
+		for i := len(t.h) - 1; i > 0; {
+			p := (i - 1) / 2
+			if t.compare(t.h[i], t.h[p]) <= 0 {
+				break
 			}
-			j := l
-			if r := l + 1; r < n && less(r, l) {
-				j = r
-			}
-			if !less(j, i) {
-				return
-			}
-			s[i], s[j] = s[j], s[i]
-			i = j
+			t.h[i], t.h[p] = t.h[p], t.h[i]
+			i = p
 		}
-	}
-	if k == 0 {
 		return
 	}
-	for i := k/2 - 1; i >= 0; i-- {
-		down(i, k)
+	if t.compare(x, t.h[0]) >= 0 {
+		return
 	}
-	for i := k; i < len(s); i++ {
-		if compare(s[i], s[0]) < 0 {
-			s[0], s[i] = s[i], s[0]
-			down(0, k)
+	t.h[0] = x
+	for i, n := 0, len(t.h); ; {
+		l := 2*i + 1
+		if l >= n {
+			break
 		}
+		j := l
+		if r := l + 1; r < n && t.compare(t.h[r], t.h[l]) > 0 {
+			j = r
+		}
+		if t.compare(t.h[j], t.h[i]) <= 0 {
+			break
+		}
+		t.h[i], t.h[j] = t.h[j], t.h[i]
+		i = j
 	}
-	slices.SortFunc(s[:k], compare)
+}
+
+// sorted returns the kept values, smallest first.
+func (t *topK[T]) sorted() []T {
+	slices.SortFunc(t.h, t.compare)
+	return t.h
 }
 
 func (s *Store) listNamespaces(opt store.ListNamespacesOptions, now time.Time) []store.Namespace {
