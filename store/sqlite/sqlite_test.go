@@ -1,10 +1,15 @@
 package sqlite
 
 import (
+	"bytes"
 	"context"
+	"database/sql"
+	"errors"
 	"path/filepath"
 	"testing"
+	"time"
 
+	"github.com/memvault/memvault/crypto"
 	"github.com/memvault/memvault/serde"
 	"github.com/memvault/memvault/store"
 	"github.com/memvault/memvault/store/storetest"
@@ -19,7 +24,26 @@ func openStore(t testing.TB, path string, opts Options) *Store {
 	return s
 }
 
-func runConformance(t *testing.T, sd func(t *testing.T) serde.Serializer) {
+// encrypted returns memvault's default encrypting serializer under a fixed
+// test key.
+func encrypted(t testing.TB, opts ...serde.EncryptedOption) serde.Serializer {
+	t.Helper()
+	k, err := crypto.ParseRawKey("0123456789abcdef0123456789abcdef")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ring, err := crypto.NewKeyring(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := serde.NewEncrypted(nil, ring, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+func runConformance(t *testing.T, sd func(t testing.TB) serde.Serializer) {
 	cfgOpts := func(t *testing.T, cfg storetest.Config) Options {
 		return Options{Index: cfg.Index, TTL: cfg.TTL, Now: cfg.Now, Serde: sd(t)}
 	}
@@ -36,5 +60,174 @@ func runConformance(t *testing.T, sd func(t *testing.T) serde.Serializer) {
 }
 
 func TestConformance(t *testing.T) {
-	runConformance(t, func(*testing.T) serde.Serializer { return nil })
+	runConformance(t, func(testing.TB) serde.Serializer { return nil })
+}
+
+func TestConformanceEncrypted(t *testing.T) {
+	runConformance(t, func(t testing.TB) serde.Serializer { return encrypted(t) })
+}
+
+// TestConformanceWrapped runs the suite on a *sql.DB the caller opened.
+func TestConformanceWrapped(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, cfg storetest.Config) store.Store {
+		db, err := sql.Open("sqlite", filepath.Join(t.TempDir(), "w.db")+
+			"?_pragma=journal_mode(WAL)&_pragma=busy_timeout(5000)&_pragma=foreign_keys(1)")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		s, err := New(t.Context(), db, Options{Index: cfg.Index, TTL: cfg.TTL, Now: cfg.Now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	})
+}
+
+// TestEncryptedAtRest checks the envelope in the value column, that a row
+// moved to another key does not decrypt, and that plaintext rows are
+// refused unless the serializer allows them.
+func TestEncryptedAtRest(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "enc.db")
+	s := openStore(t, path, Options{Serde: encrypted(t)})
+	defer s.Close()
+	ns := store.Namespace{"users", "u1"}
+	if err := s.Put(ctx, ns, "k", map[string]any{"secret": "diagnosis X"}); err != nil {
+		t.Fatal(err)
+	}
+	var raw []byte
+	if err := s.db.Reader().QueryRow(`SELECT value FROM store`).Scan(&raw); err != nil {
+		t.Fatal(err)
+	}
+	env, ok := parseEnvelope(raw)
+	if !ok || env.T != "json+mvgcm" || bytes.Contains(raw, []byte("diagnosis")) {
+		t.Fatalf("value column %s is not an encrypted envelope", raw)
+	}
+	it, err := s.Get(ctx, ns, "k")
+	if err != nil || it == nil || it.Value["secret"] != "diagnosis X" {
+		t.Fatalf("Get = %v, %v", it, err)
+	}
+	// Filters run after decryption.
+	res, err := s.Search(ctx, store.Namespace{"users"}, store.SearchOptions{Filter: map[string]any{"secret": "diagnosis X"}})
+	if err != nil || len(res) != 1 {
+		t.Fatalf("filtered search = %v, %v", res, err)
+	}
+
+	// Copy the row to another user: it must not decrypt there.
+	if _, err := s.db.Writer().Exec(`INSERT INTO store SELECT 'users.u2', key, value, created_at, updated_at, expires_at, ttl_minutes FROM store`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Get(ctx, store.Namespace{"users", "u2"}, "k"); !errors.Is(err, serde.ErrDecrypt) {
+		t.Fatalf("Get of a moved row = %v, want ErrDecrypt", err)
+	}
+
+	// A plaintext row (written before encryption was on) is refused...
+	if _, err := s.db.Writer().Exec(`INSERT INTO store VALUES ('plain', 'k', '{"a": 1}', 0, 0, NULL, NULL)`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Get(ctx, store.Namespace{"plain"}, "k"); !errors.Is(err, serde.ErrPlaintextRefused) {
+		t.Fatalf("Get of a plaintext row = %v, want ErrPlaintextRefused", err)
+	}
+	// ...unless plaintext reads are allowed.
+	lenient := openStore(t, path, Options{Serde: encrypted(t, serde.WithPlaintextReads())})
+	defer lenient.Close()
+	if it, err := lenient.Get(ctx, store.Namespace{"plain"}, "k"); err != nil || it == nil || it.Value["a"] != int64(1) {
+		t.Fatalf("lenient Get = %v, %v", it, err)
+	}
+}
+
+// TestPrefixIsCaseSensitive guards against SQLite's case-insensitive LIKE.
+func TestPrefixIsCaseSensitive(t *testing.T) {
+	ctx := context.Background()
+	s := openStore(t, ":memory:", Options{})
+	defer s.Close()
+	for _, ns := range []store.Namespace{{"A", "b"}, {"a", "b"}, {"a", "B"}, {"a/"}, {"a"}} {
+		if err := s.Put(ctx, ns, "k", map[string]any{"ns": ns.String()}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for prefix, want := range map[string]int{"a": 3, "A": 1, "a.b": 1, "a.B": 1, "a/": 1} {
+		res, err := s.Search(ctx, store.ParseNamespace(prefix), store.SearchOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res) != want {
+			t.Errorf("Search(%q) = %d items, want %d", prefix, len(res), want)
+		}
+	}
+}
+
+// TestVectorsCascade checks that deletes and sweeps leave no vectors.
+func TestVectorsCascade(t *testing.T) {
+	ctx := context.Background()
+	clock := storetest.NewClock()
+	s := openStore(t, ":memory:", Options{
+		Index: &store.IndexConfig{Embedder: storetest.NewAxisEmbedder(storetest.Vocabulary...)},
+		TTL:   &store.TTLConfig{SweepInterval: -1},
+		Now:   clock.Now,
+	})
+	defer s.Close()
+	vectors := func() int {
+		var n int
+		if err := s.db.Reader().QueryRow(`SELECT count(*) FROM store_vectors`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	ns := store.Namespace{"n"}
+	if err := s.Put(ctx, ns, "a", map[string]any{"t": "apple"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Put(ctx, ns, "b", map[string]any{"t": "banana"}, store.WithTTL(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if n := vectors(); n != 2 {
+		t.Fatalf("%d vectors, want 2", n)
+	}
+	if err := s.Delete(ctx, ns, "a"); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(2 * time.Minute)
+	if n, err := s.Sweep(ctx); err != nil || n != 1 {
+		t.Fatalf("Sweep = %d, %v", n, err)
+	}
+	if n := vectors(); n != 0 {
+		t.Fatalf("%d vectors left after delete and sweep", n)
+	}
+}
+
+// TestSweeperStopsOnClose runs the background sweeper briefly.
+func TestSweeperStopsOnClose(t *testing.T) {
+	ctx := context.Background()
+	clock := storetest.NewClock()
+	s := openStore(t, filepath.Join(t.TempDir(), "sweep.db"), Options{
+		TTL: &store.TTLConfig{SweepInterval: time.Millisecond},
+		Now: clock.Now,
+	})
+	if err := s.Put(ctx, store.Namespace{"n"}, "k", map[string]any{}, store.WithTTL(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(time.Hour)
+	// Wait for the sweeper (no timing assertion: the test only ends when
+	// the sweeper has run).
+	for {
+		var n int
+		if err := s.db.Reader().QueryRow(`SELECT count(*) FROM store`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n == 0 {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Get(ctx, store.Namespace{"n"}, "k"); !errors.Is(err, store.ErrClosed) {
+		t.Fatalf("Get after Close = %v, want ErrClosed", err)
+	}
 }
