@@ -1,0 +1,284 @@
+package postgres_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/memvault/memvault/checkpointer"
+	"github.com/memvault/memvault/checkpointer/postgres"
+	"github.com/memvault/memvault/serde"
+)
+
+// The workload of `memvault bench checkpointer`: checkpoints of 5 channels
+// holding about 1 KiB of values, each Put writing new versions of 2 of them;
+// reads on a thread of 100 checkpoints with 3 pending writes each.
+//
+// Each benchmark has three variants: the library with the plain codec, the
+// library with the encrypting one, and "raw": the same SQL statements issued
+// directly with pgx and values coded with encoding/json, the floor the
+// library is measured against.
+
+func benchValues() map[string]any {
+	msgs := make([]any, 4)
+	for i := range msgs {
+		msgs[i] = map[string]any{"role": "user", "content": strings.Repeat(fmt.Sprintf("message %d ", i), 18)}
+	}
+	return map[string]any{"messages": msgs, "step": 3, "user": "u-42", "flags": []any{true, false}, "scratch": map[string]any{"k": "v"}}
+}
+
+type benchEnv struct {
+	pool *pgxpool.Pool
+	s    *postgres.Saver
+}
+
+func newBenchEnv(b *testing.B, encrypt bool) *benchEnv {
+	b.Helper()
+	opts := postgres.Options{}
+	if encrypt {
+		opts.Serde = encrypted(b)
+	}
+	s, pool := newSaver(b, opts)
+	return &benchEnv{pool: pool, s: s}
+}
+
+// seed writes a thread of n checkpoints with 3 writes each through the
+// library and returns the config of the latest.
+func (e *benchEnv) seed(b *testing.B, thread string, n int) checkpointer.Config {
+	b.Helper()
+	ctx := context.Background()
+	vals := benchValues()
+	cfg := checkpointer.Config{ThreadID: thread}
+	versions := map[string]string{}
+	for i := range n {
+		nv := map[string]string{}
+		for ch := range vals {
+			if i == 0 || ch == "messages" || ch == "step" {
+				nv[ch] = e.s.NextVersion(versions[ch])
+				versions[ch] = nv[ch]
+			}
+		}
+		cp := &checkpointer.Checkpoint{V: 4, ID: checkpointer.NewID(i), TS: time.Now(), ChannelValues: vals,
+			ChannelVersions: copyMap(versions), VersionsSeen: map[string]map[string]string{"agent": copyMap(versions)}}
+		var err error
+		cfg, err = e.s.Put(ctx, cfg, cp, checkpointer.Metadata{"source": "loop", "step": i}, nv)
+		if err != nil {
+			b.Fatal(err)
+		}
+		w := []checkpointer.Write{{Channel: "messages", Value: vals["messages"]}, {Channel: "step", Value: i}, {Channel: "user", Value: "u"}}
+		if err := e.s.PutWrites(ctx, cfg, w, "task-1", ""); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if _, err := e.pool.Exec(ctx, "ANALYZE"); err != nil {
+		b.Fatal(err)
+	}
+	return cfg
+}
+
+func copyMap(m map[string]string) map[string]string {
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+func BenchmarkPut(b *testing.B) {
+	for _, mode := range []string{"plain", "encrypted", "raw"} {
+		b.Run(mode, func(b *testing.B) {
+			e := newBenchEnv(b, mode == "encrypted")
+			ctx := context.Background()
+			vals := benchValues()
+			versions := map[string]string{}
+			for ch := range vals {
+				versions[ch] = e.s.NextVersion("")
+			}
+			cfg := checkpointer.Config{ThreadID: "bench-put"}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := range b.N {
+				nv := map[string]string{
+					"messages": e.s.NextVersion(versions["messages"]),
+					"step":     e.s.NextVersion(versions["step"]),
+				}
+				versions["messages"], versions["step"] = nv["messages"], nv["step"]
+				cp := &checkpointer.Checkpoint{V: 4, ID: checkpointer.NewID(i), TS: time.Now(), ChannelValues: vals,
+					ChannelVersions: versions, VersionsSeen: map[string]map[string]string{"agent": versions}}
+				md := checkpointer.Metadata{"source": "loop", "step": i}
+				var err error
+				if mode == "raw" {
+					cfg.CheckpointID, err = rawPut(ctx, e.pool, cfg, cp, md, nv)
+				} else {
+					cfg, err = e.s.Put(ctx, cfg, cp, md, nv)
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func BenchmarkGetTuple(b *testing.B) {
+	for _, mode := range []string{"plain", "encrypted", "raw"} {
+		b.Run(mode, func(b *testing.B) {
+			e := newBenchEnv(b, mode == "encrypted")
+			ctx := context.Background()
+			e.seed(b, "bench-get", 100)
+			cfg := checkpointer.Config{ThreadID: "bench-get"}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				if mode == "raw" {
+					if n, err := rawRead(ctx, e.pool, rawGetLatest, cfg.ThreadID, cfg.CheckpointNS); err != nil || n != 1 {
+						b.Fatal(n, err)
+					}
+					continue
+				}
+				tu, err := e.s.GetTuple(ctx, cfg)
+				if err != nil || tu == nil || len(tu.PendingWrites) != 3 {
+					b.Fatal(tu, err)
+				}
+			}
+		})
+	}
+}
+
+func BenchmarkList10(b *testing.B) {
+	for _, mode := range []string{"plain", "encrypted", "raw"} {
+		b.Run(mode, func(b *testing.B) {
+			e := newBenchEnv(b, mode == "encrypted")
+			ctx := context.Background()
+			e.seed(b, "bench-list", 100)
+			cfg := &checkpointer.Config{ThreadID: "bench-list"}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				if mode == "raw" {
+					if n, err := rawRead(ctx, e.pool, rawList10, cfg.ThreadID, cfg.CheckpointNS); err != nil || n != 10 {
+						b.Fatal(n, err)
+					}
+					continue
+				}
+				n := 0
+				for _, err := range e.s.List(ctx, cfg, checkpointer.ListOptions{Limit: 10}) {
+					if err != nil {
+						b.Fatal(err)
+					}
+					n++
+				}
+				if n != 10 {
+					b.Fatal(n)
+				}
+			}
+		})
+	}
+}
+
+// The raw baseline: the library's statements, typed out.
+
+const rawSelect = `SELECT c.thread_id, c.checkpoint_ns, c.checkpoint_id, c.parent_checkpoint_id, c.checkpoint, c.metadata,
+	(SELECT array_agg(array[convert_to(bl.channel, 'UTF8'), convert_to(bl.version, 'UTF8'), convert_to(bl.type, 'UTF8'), bl.blob])
+		FROM jsonb_each_text(c.checkpoint -> 'channel_versions') cv
+		JOIN checkpoint_blobs bl ON bl.thread_id = c.thread_id AND bl.checkpoint_ns = c.checkpoint_ns
+			AND bl.channel = cv.key AND bl.version = cv.value) AS channel_values,
+	(SELECT array_agg(array[convert_to(cw.task_id, 'UTF8'), convert_to(cw.idx::text, 'UTF8'), convert_to(cw.channel, 'UTF8'), convert_to(coalesce(cw.type, ''), 'UTF8'), cw.blob] ORDER BY cw.task_id, cw.idx)
+		FROM checkpoint_writes cw
+		WHERE cw.thread_id = c.thread_id AND cw.checkpoint_ns = c.checkpoint_ns AND cw.checkpoint_id = c.checkpoint_id) AS pending_writes
+FROM checkpoints c
+WHERE c.thread_id = $1 AND c.checkpoint_ns = $2
+ORDER BY c.checkpoint_id DESC`
+
+const (
+	rawGetLatest = rawSelect + ` LIMIT 1`
+	rawList10    = rawSelect + ` LIMIT 10`
+	rawBlobs     = `INSERT INTO checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, blob)
+SELECT $1, $2, ch, ver, typ, bl FROM unnest($3::text[], $4::text[], $5::text[], $6::bytea[]) AS t(ch, ver, typ, bl)
+ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO NOTHING`
+	rawCheckpoint = `INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata)
+VALUES ($1, $2, $3, $4, $5, $6)
+ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) DO UPDATE SET checkpoint = EXCLUDED.checkpoint, metadata = EXCLUDED.metadata`
+)
+
+func rawPut(ctx context.Context, pool *pgxpool.Pool, cfg checkpointer.Config, cp *checkpointer.Checkpoint, md checkpointer.Metadata, nv map[string]string) (string, error) {
+	var chans, vers, types []string
+	var blobs [][]byte
+	for ch, v := range nv {
+		data, err := json.Marshal(cp.ChannelValues[ch])
+		if err != nil {
+			return "", err
+		}
+		chans, vers, types, blobs = append(chans, ch), append(vers, v), append(types, "json"), append(blobs, data)
+	}
+	doc, err := json.Marshal(map[string]any{"v": cp.V, "id": cp.ID, "ts": cp.TS.UTC().Format(checkpointer.TimeLayout),
+		"channel_values": map[string]any{}, "channel_versions": cp.ChannelVersions, "versions_seen": cp.VersionsSeen, "updated_channels": cp.UpdatedChannels})
+	if err != nil {
+		return "", err
+	}
+	meta, err := json.Marshal(md)
+	if err != nil {
+		return "", err
+	}
+	var parent *string
+	if cfg.CheckpointID != "" {
+		parent = &cfg.CheckpointID
+	}
+	batch := &pgx.Batch{}
+	batch.Queue(rawBlobs, cfg.ThreadID, cfg.CheckpointNS, chans, vers, types, blobs)
+	batch.Queue(rawCheckpoint, cfg.ThreadID, cfg.CheckpointNS, cp.ID, parent, json.RawMessage(doc), json.RawMessage(meta))
+	if err := pool.SendBatch(ctx, batch).Close(); err != nil {
+		return "", err
+	}
+	return cp.ID, nil
+}
+
+// rawRead runs a read statement, scans every row and decodes its JSON: the
+// document, the metadata, each value and each write.
+func rawRead(ctx context.Context, pool *pgxpool.Pool, sql string, args ...any) (int, error) {
+	rows, err := pool.Query(ctx, sql, args...)
+	if err != nil {
+		return 0, err
+	}
+	defer rows.Close()
+	n := 0
+	for rows.Next() {
+		var thread, ns, id string
+		var parent *string
+		var doc, meta []byte
+		var vals, writes pgtype.FlatArray[[]byte]
+		if err := rows.Scan(&thread, &ns, &id, &parent, &doc, &meta, &vals, &writes); err != nil {
+			return n, err
+		}
+		var d, m map[string]any
+		if err := json.Unmarshal(doc, &d); err != nil {
+			return n, err
+		}
+		if err := json.Unmarshal(meta, &m); err != nil {
+			return n, err
+		}
+		for i := 3; i < len(vals); i += 4 {
+			var v any
+			if string(vals[i-1]) != serde.TypeEmpty {
+				if err := json.Unmarshal(vals[i], &v); err != nil {
+					return n, err
+				}
+			}
+		}
+		for i := 4; i < len(writes); i += 5 {
+			var v any
+			if err := json.Unmarshal(writes[i], &v); err != nil {
+				return n, err
+			}
+		}
+		n++
+	}
+	return n, rows.Err()
+}
