@@ -173,29 +173,32 @@ func reviveLC(m map[string]any) (any, error) {
 	for k, v := range m {
 		switch k {
 		case "lc", "type", "id":
-			continue
 		case "method":
-			if s, ok := v.(string); ok {
-				c.Method = s
-				continue
-			} else if v == nil && lc == 2 {
-				continue
+			switch x := v.(type) {
+			case string:
+				c.Method = x
+			case nil:
+			default:
+				return m, nil // not a record's shape: keep the object
 			}
 		case "args":
-			if a, ok := v.([]any); ok {
-				c.Args = a
-				continue
+			a, ok := v.([]any)
+			if !ok {
+				return m, nil
 			}
+			c.Args = a
 		case "kwargs":
-			if kw, ok := v.(map[string]any); ok {
-				c.Kwargs = kw
-				continue
+			kw, ok := v.(map[string]any)
+			if !ok {
+				return m, nil
 			}
+			c.Kwargs = kw
+		default:
+			if c.Extra == nil {
+				c.Extra = map[string]any{}
+			}
+			c.Extra[k] = v
 		}
-		if c.Extra == nil {
-			c.Extra = map[string]any{}
-		}
-		c.Extra[k] = v
 	}
 	if lc == 2 && typ == "constructor" && len(c.Extra) == 0 {
 		return nativeConstructor(c)
