@@ -1,0 +1,260 @@
+package cache
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	lru "github.com/hashicorp/golang-lru/v2"
+
+	"github.com/memvault/memvault/store"
+)
+
+// Defaults of Options.
+const (
+	DefaultSize   = 10000
+	DefaultMaxAge = 30 * time.Second
+)
+
+// Options configures a cache. The zero value is usable.
+type Options struct {
+	// Size is how many Get results (items and absences) are kept; 0 means
+	// DefaultSize.
+	Size int
+	// MaxAge bounds how long a cached result is served without asking the
+	// inner store, and so how stale a read can be after a write made by
+	// another process; 0 means DefaultMaxAge.
+	MaxAge time.Duration
+	// Now is the clock for MaxAge and for the items' expiry; nil means
+	// time.Now. Give it the inner store's clock.
+	Now func() time.Time
+}
+
+// Stats counts how Get calls were served.
+type Stats struct {
+	// Hits were answered from the cache.
+	Hits uint64
+	// Misses went to the inner store: not cached, too old, or an item
+	// with a TTL that had to be refreshed or had expired.
+	Misses uint64
+	// Entries is the number of cached results.
+	Entries int
+}
+
+// Store is a store.Store that caches Get results of an inner store. It is
+// safe for concurrent use.
+type Store struct {
+	inner  store.Store
+	maxAge time.Duration
+	now    func() time.Time
+	lru    *lru.Cache[cacheKey, entry]
+
+	// mu orders cache fills against invalidations: a fill started before a
+	// write (gen changed since) is dropped.
+	mu  sync.Mutex
+	gen uint64
+
+	hits, misses atomic.Uint64
+	closed       atomic.Bool
+}
+
+var (
+	_ store.Store   = (*Store)(nil)
+	_ store.Sweeper = (*Store)(nil)
+	_ io.Closer     = (*Store)(nil)
+)
+
+type cacheKey struct{ ns, key string }
+
+type entry struct {
+	item   *store.Item // nil: the inner store had no item
+	stored time.Time
+}
+
+// New wraps inner. It fails with store.ErrInvalidArgument for a negative
+// size or max age.
+func New(inner store.Store, opt Options) (*Store, error) {
+	if inner == nil {
+		return nil, fmt.Errorf("cache: %w: nil inner store", store.ErrInvalidArgument)
+	}
+	if opt.Size < 0 || opt.MaxAge < 0 {
+		return nil, fmt.Errorf("cache: %w: negative size or max age", store.ErrInvalidArgument)
+	}
+	if opt.Size == 0 {
+		opt.Size = DefaultSize
+	}
+	if opt.MaxAge == 0 {
+		opt.MaxAge = DefaultMaxAge
+	}
+	if opt.Now == nil {
+		opt.Now = time.Now
+	}
+	l, err := lru.New[cacheKey, entry](opt.Size)
+	if err != nil {
+		return nil, fmt.Errorf("cache: %w: %v", store.ErrInvalidArgument, err)
+	}
+	return &Store{inner: inner, maxAge: opt.MaxAge, now: opt.Now, lru: l}, nil
+}
+
+// Stats returns the hit and miss counters.
+func (s *Store) Stats() Stats {
+	return Stats{Hits: s.hits.Load(), Misses: s.misses.Load(), Entries: s.lru.Len()}
+}
+
+// Purge drops every cached result.
+func (s *Store) Purge() {
+	s.mu.Lock()
+	s.gen++
+	s.lru.Purge()
+	s.mu.Unlock()
+}
+
+func (s *Store) check(ctx context.Context) error {
+	if s.closed.Load() {
+		return fmt.Errorf("cache: %w", store.ErrClosed)
+	}
+	return ctx.Err()
+}
+
+// Get serves a fresh cached result when it can and asks the inner store
+// otherwise. A cached item with a TTL is served from the cache only by a
+// Get that opts out of refreshing (WithRefreshTTL(false)) and only until it
+// expires: refreshing needs the inner store, and whether an expired item is
+// still served is the inner store's decision (TTLConfig.OmitExpired).
+// Items without TTL and absences are served for up to MaxAge.
+func (s *Store) Get(ctx context.Context, ns store.Namespace, key string, opts ...store.GetOption) (*store.Item, error) {
+	if err := s.check(ctx); err != nil {
+		return nil, err
+	}
+	if err := ns.Validate(); err != nil {
+		return nil, fmt.Errorf("cache: %w", err)
+	}
+	if err := store.ValidateKey(key); err != nil {
+		return nil, fmt.Errorf("cache: %w", err)
+	}
+	k := cacheKey{ns.String(), key}
+	now := s.now()
+	if e, ok := s.lru.Get(k); ok && s.servable(e, now, store.ResolveGet(opts)) {
+		s.hits.Add(1)
+		return store.CloneItem(e.item), nil
+	}
+	s.misses.Add(1)
+	s.mu.Lock()
+	gen := s.gen
+	s.mu.Unlock()
+	it, err := s.inner.Get(ctx, ns, key, opts...)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	if s.gen == gen {
+		s.lru.Add(k, entry{item: store.CloneItem(it), stored: now})
+	}
+	s.mu.Unlock()
+	return it, nil
+}
+
+func (s *Store) servable(e entry, now time.Time, o store.GetOptions) bool {
+	if now.Sub(e.stored) >= s.maxAge || now.Before(e.stored) {
+		return false
+	}
+	if e.item == nil || e.item.ExpiresAt.IsZero() {
+		return true
+	}
+	noRefresh := o.RefreshTTL != nil && !*o.RefreshTTL
+	return noRefresh && !store.Expired(e.item.ExpiresAt, now)
+}
+
+// invalidate forgets the results of keys after a write.
+func (s *Store) invalidate(keys ...cacheKey) {
+	s.mu.Lock()
+	s.gen++
+	for _, k := range keys {
+		s.lru.Remove(k)
+	}
+	s.mu.Unlock()
+}
+
+// Put writes through to the inner store and forgets the cached result.
+func (s *Store) Put(ctx context.Context, ns store.Namespace, key string, value map[string]any, opts ...store.PutOption) error {
+	if err := s.check(ctx); err != nil {
+		return err
+	}
+	err := s.inner.Put(ctx, ns, key, value, opts...)
+	s.invalidate(cacheKey{ns.String(), key})
+	return err
+}
+
+// Delete deletes in the inner store and forgets the cached result.
+func (s *Store) Delete(ctx context.Context, ns store.Namespace, key string) error {
+	if err := s.check(ctx); err != nil {
+		return err
+	}
+	err := s.inner.Delete(ctx, ns, key)
+	s.invalidate(cacheKey{ns.String(), key})
+	return err
+}
+
+// Search passes through to the inner store.
+func (s *Store) Search(ctx context.Context, prefix store.Namespace, opt store.SearchOptions) ([]store.SearchItem, error) {
+	if err := s.check(ctx); err != nil {
+		return nil, err
+	}
+	return s.inner.Search(ctx, prefix, opt)
+}
+
+// ListNamespaces passes through to the inner store.
+func (s *Store) ListNamespaces(ctx context.Context, opt store.ListNamespacesOptions) ([]store.Namespace, error) {
+	if err := s.check(ctx); err != nil {
+		return nil, err
+	}
+	return s.inner.ListNamespaces(ctx, opt)
+}
+
+// Batch passes through to the inner store and forgets the cached results
+// of the keys it writes.
+func (s *Store) Batch(ctx context.Context, ops []store.Op) ([]store.Result, error) {
+	if err := s.check(ctx); err != nil {
+		return nil, err
+	}
+	var keys []cacheKey
+	for _, op := range ops {
+		if p, ok := op.(store.PutOp); ok {
+			keys = append(keys, cacheKey{p.Namespace.String(), p.Key})
+		}
+	}
+	res, err := s.inner.Batch(ctx, ops)
+	if len(keys) > 0 {
+		s.invalidate(keys...)
+	}
+	return res, err
+}
+
+// Sweep runs the inner store's Sweep; it fails with errors.ErrUnsupported
+// when the inner store has none. Cached items need no sweeping: expired
+// ones are never served from the cache.
+func (s *Store) Sweep(ctx context.Context) (int, error) {
+	if err := s.check(ctx); err != nil {
+		return 0, err
+	}
+	sw, ok := s.inner.(store.Sweeper)
+	if !ok {
+		return 0, fmt.Errorf("cache: inner store %T cannot sweep: %w", s.inner, errors.ErrUnsupported)
+	}
+	return sw.Sweep(ctx)
+}
+
+// Close drops the cache and closes the inner store when it is an
+// io.Closer. Later calls fail with store.ErrClosed.
+func (s *Store) Close() error {
+	s.closed.Store(true)
+	s.Purge()
+	if c, ok := s.inner.(io.Closer); ok {
+		return c.Close()
+	}
+	return nil
+}

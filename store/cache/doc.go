@@ -1,0 +1,23 @@
+// Package cache wraps a store.Store with a read-through LRU
+// (hashicorp/golang-lru/v2) of Get results, for backends where a Get costs
+// a round trip and a decryption.
+//
+// What is cached: the result of Get, both items and absences (a negative
+// result saves the round trip of get-or-create patterns as much as a
+// positive one). Keys are (namespace, key). Values are deep-copied in and
+// out, so callers never share memory with the cache.
+//
+// Consistency: the cache forgets a key whenever a write through it (Put,
+// Delete, a Batch's PutOps) touches the key, and a Get that raced with such
+// a write never caches the older result. Writes made elsewhere (another
+// process, or the inner store used directly) are seen after at most
+// Options.MaxAge. Search and ListNamespaces always go to the inner store.
+//
+// TTLs: a Get that refreshes the TTL must reach the inner store, which
+// keeps the expiry. So an item with a TTL (Item.ExpiresAt set) is served
+// from the cache only to a Get with store.WithRefreshTTL(false), and only
+// until it expires; whether an expired item is still served is left to the
+// inner store (TTLConfig.OmitExpired). Items without TTL, the common case,
+// are served from the cache by every Get. Give Options.Now the inner
+// store's clock.
+package cache
