@@ -1,0 +1,239 @@
+package interop_test
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/memvault/memvault/checkpointer"
+	"github.com/memvault/memvault/checkpointer/postgres"
+	"github.com/memvault/memvault/internal/pgtest"
+	"github.com/memvault/memvault/interop"
+	"github.com/memvault/memvault/serde"
+)
+
+// viaExportFile passes v through the (type, data) pair `memvault threads
+// export` writes for it and `memvault threads import` reads back.
+func viaExportFile(t testing.TB, v any) any {
+	t.Helper()
+	typ, data, err := serde.JSONPlus{}.DumpsTyped(v)
+	if err != nil {
+		t.Fatalf("export %#v: %v", v, err)
+	}
+	out, err := serde.JSONPlus{}.LoadsTyped(typ, data)
+	if err != nil {
+		t.Fatalf("import %s %q: %v", typ, data, err)
+	}
+	return out
+}
+
+// copyThread copies thread from src to dst the way `memvault threads export
+// | memvault threads import` does: every checkpoint of every namespace,
+// oldest first, each value through the export file's (type, data) pair,
+// every channel with a value written under its own version, pending writes
+// grouped by task with the special channels written on their own.
+func copyThread(t testing.TB, src, dst checkpointer.Saver, thread string) int {
+	t.Helper()
+	ctx := context.Background()
+	tuples := collect(t, src.List(ctx, &checkpointer.Config{ThreadID: thread}, checkpointer.ListOptions{AllNamespaces: true}))
+	slices.SortFunc(tuples, func(a, b *checkpointer.Tuple) int {
+		return cmp.Or(strings.Compare(a.Config.CheckpointID, b.Config.CheckpointID), strings.Compare(a.Config.CheckpointNS, b.Config.CheckpointNS))
+	})
+	for _, tu := range tuples {
+		in := tu.Checkpoint
+		cp := &checkpointer.Checkpoint{
+			V: in.V, ID: in.ID, TS: in.TS, ChannelValues: map[string]any{},
+			ChannelVersions: in.ChannelVersions, VersionsSeen: in.VersionsSeen, UpdatedChannels: in.UpdatedChannels,
+		}
+		newVersions := map[string]string{}
+		for ch, v := range in.ChannelValues {
+			cp.ChannelValues[ch] = viaExportFile(t, v)
+			newVersions[ch] = in.ChannelVersions[ch]
+		}
+		parent := checkpointer.Config{ThreadID: thread, CheckpointNS: tu.Config.CheckpointNS}
+		if tu.ParentConfig != nil {
+			parent.CheckpointID = tu.ParentConfig.CheckpointID
+		}
+		cfg, err := dst.Put(ctx, parent, cp, tu.Metadata, newVersions)
+		if err != nil {
+			t.Fatalf("import %s: %v", tu.Config.CheckpointID, err)
+		}
+		var tasks []string
+		byTask := map[string][]checkpointer.Write{}
+		for _, w := range tu.PendingWrites {
+			if _, ok := byTask[w.TaskID]; !ok {
+				tasks = append(tasks, w.TaskID)
+			}
+			byTask[w.TaskID] = append(byTask[w.TaskID], checkpointer.Write{Channel: w.Channel, Value: viaExportFile(t, w.Value)})
+		}
+		for _, task := range tasks {
+			var regular []checkpointer.Write
+			for _, w := range byTask[task] {
+				if checkpointer.IsSpecialChannel(w.Channel) {
+					if err := dst.PutWrites(ctx, cfg, []checkpointer.Write{w}, task, ""); err != nil {
+						t.Fatal(err)
+					}
+					continue
+				}
+				regular = append(regular, w)
+			}
+			if len(regular) > 0 {
+				if err := dst.PutWrites(ctx, cfg, regular, task, ""); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	return len(tuples)
+}
+
+// TestExportImportJSThread: threads written by JS LangGraph are copied
+// through memvault into another schema with integer versions and plain
+// JSONPlus values; JS reads each copy exactly as it reads the original,
+// continues the conversation, and memvault reads the continuation.
+func TestExportImportJSThread(t *testing.T) {
+	requireNode(t)
+	ctx := context.Background()
+	srcPool, srcSchema := pgtest.Schema(t)
+	var out writeOutput
+	runNode(t, &out, "write.mjs", srcSchema)
+	fixtureThreads(t, out)
+	src, err := postgres.New(srcPool, postgres.Options{Schema: srcSchema})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := src.Setup(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	dstPool, dstSchema := pgtest.Schema(t)
+	dst, err := postgres.New(dstPool, postgres.Options{Schema: dstSchema, Serde: serde.JSONPlus{}, VersionStyle: checkpointer.VersionInt})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := dst.Setup(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, thread := range []string{interop.JSGraphThread, interop.JSSendsThread} {
+		if n := copyThread(t, src, dst, thread); n != len(out.Tuples[thread]) {
+			t.Fatalf("copied %d checkpoints of %s, JS wrote %d", n, thread, len(out.Tuples[thread]))
+		}
+	}
+
+	// JS reads the copies as it reads the originals.
+	for _, thread := range []string{interop.JSGraphThread, interop.JSSendsThread} {
+		t.Run("js reads "+thread, func(t *testing.T) {
+			var r readOutput
+			runNode(t, &r, "read.mjs", dstSchema, thread)
+			want := out.Tuples[thread]
+			if len(r.Tuples) != len(want) {
+				t.Fatalf("JS lists %d checkpoints in the copy, %d in the original", len(r.Tuples), len(want))
+			}
+			for i := range want {
+				checkSameJSView(t, fmt.Sprintf("%s tuple %d", thread, i), r.Tuples[i], want[i])
+				if thread != interop.JSGraphThread || r.Tuples[i].Config.CheckpointID != out.Threads[thread]["step1"] {
+					continue
+				}
+				// The one thing a copy loses: memvault reads JS's undefined
+				// as nil, so JS gets null back.
+				var scratch map[string]any
+				if err := json.Unmarshal(r.Tuples[i].ChannelValues["scratch"].JS, &scratch); err != nil {
+					t.Fatal(err)
+				}
+				if v, ok := scratch["missing"]; !ok || v != nil {
+					t.Errorf("scratch.missing in the copy, as JS reads it = %v (present %v), want null", v, ok)
+				}
+			}
+		})
+	}
+
+	// JS continues the copied conversation; memvault reads it.
+	var r readOutput
+	runNode(t, &r, "read.mjs", dstSchema, interop.JSGraphThread, "--continue")
+	if r.Continued == nil {
+		t.Fatal("read.mjs did not continue the thread")
+	}
+	ids := out.Threads[interop.JSGraphThread]
+	latest, err := dst.GetTuple(ctx, checkpointer.Config{ThreadID: interop.JSGraphThread})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if latest == nil || latest.Config.CheckpointID != r.Continued.Config.CheckpointID || latest.ParentConfig == nil || latest.ParentConfig.CheckpointID != ids["step1"] {
+		t.Fatalf("memvault latest = %+v, want JS's %s with parent %s", latest, r.Continued.Config.CheckpointID, ids["step1"])
+	}
+	checkTuple(t, latest, r.Continued.Tuple)
+	if got := latest.Checkpoint.ChannelVersions["messages"]; got != "3" {
+		t.Errorf("messages version after JS's step = %q, want 3", got)
+	}
+	if msgs, _ := latest.Checkpoint.ChannelValues["messages"].([]any); len(msgs) != 4 {
+		t.Errorf("messages after JS's step = %#v, want the 3 copied and JS's", latest.Checkpoint.ChannelValues["messages"])
+	}
+}
+
+// TestMemvaultNullJSReadable: JS graphs write null values all the time (the
+// branch:to:<node> channels and their writes). A nil channel value or
+// pending write that memvault writes must be readable by JS LangGraph,
+// whose serializer reads only the "json" and "bytes" types.
+func TestMemvaultNullJSReadable(t *testing.T) {
+	requireNode(t)
+	ctx := context.Background()
+	pool, schema := pgtest.Schema(t)
+	s, err := postgres.New(pool, postgres.Options{Schema: schema, VersionStyle: checkpointer.VersionInt})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Setup(ctx); err != nil {
+		t.Fatal(err)
+	}
+	cp := &checkpointer.Checkpoint{
+		V: 4, ID: checkpointer.NewID(0), TS: cpTime(0),
+		ChannelValues:   map[string]any{"branch:to:agent": nil, "messages": []any{"hi"}},
+		ChannelVersions: map[string]string{"branch:to:agent": "1", "messages": "1"},
+	}
+	cfg, err := s.Put(ctx, checkpointer.Config{ThreadID: "nulls"}, cp, checkpointer.Metadata{"source": "loop", "step": 0}, map[string]string{"branch:to:agent": "1", "messages": "1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PutWrites(ctx, cfg, []checkpointer.Write{{Channel: "branch:to:tools", Value: nil}}, "task-agent", ""); err != nil {
+		t.Fatal(err)
+	}
+	var types []string
+	rows, err := pool.Query(ctx, `SELECT type FROM checkpoint_blobs WHERE channel = 'branch:to:agent' UNION ALL SELECT type FROM checkpoint_writes`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var typ string
+		if err := rows.Scan(&typ); err != nil {
+			t.Fatal(err)
+		}
+		types = append(types, typ)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	for _, typ := range types {
+		if typ != serde.TypeJSON && typ != serde.TypeBytes {
+			t.Errorf("memvault stored a nil value with type %q; JS LangGraph's JsonPlusSerializer.loadsTyped throws \"Unknown serialization type: %s\" on it (write nil as type \"json\", data \"null\", which Python reads too)", typ, typ)
+		}
+	}
+	var r readOutput
+	runNode(t, &r, "read.mjs", schema, "nulls")
+	if r.Latest == nil {
+		t.Fatal("JS finds no checkpoint")
+	}
+	checkTuple(t, mustGet(t, s, cfg), *r.Latest)
+}
+
+func mustGet(t testing.TB, s checkpointer.Saver, cfg checkpointer.Config) *checkpointer.Tuple {
+	t.Helper()
+	tu, err := s.GetTuple(context.Background(), cfg)
+	if err != nil || tu == nil {
+		t.Fatalf("GetTuple %+v: %v, %v", cfg, tu, err)
+	}
+	return tu
+}
