@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -84,8 +86,23 @@ func (s *Store) Setup(ctx context.Context) error {
 
 func (s *Store) setupConn(ctx context.Context, c *pgx.Conn) (err error) {
 	lock := advisoryKey("memvault/store/setup/" + s.t.schema)
-	if _, err := c.Exec(ctx, `SELECT pg_advisory_lock($1)`, lock); err != nil {
-		return fmt.Errorf("postgres: setup: lock: %w", err)
+	// Poll pg_try_advisory_lock rather than wait in pg_advisory_lock: a
+	// session waiting inside a statement holds a snapshot, and CREATE INDEX
+	// CONCURRENTLY in the session holding the lock would wait for it: a
+	// deadlock.
+	for {
+		var ok bool
+		if err := c.QueryRow(ctx, `SELECT pg_try_advisory_lock($1)`, lock).Scan(&ok); err != nil {
+			return fmt.Errorf("postgres: setup: lock: %w", err)
+		}
+		if ok {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("postgres: setup: lock: %w", ctx.Err())
+		case <-time.After(setupLockPoll):
+		}
 	}
 	defer func() {
 		// A fresh context: the unlock must run even when ctx is done, or
@@ -136,8 +153,43 @@ func migrate(ctx context.Context, c *pgx.Conn, table string, ms []string) error 
 	return nil
 }
 
+// setupLockPoll is how often Setup retries the migration lock.
+const setupLockPoll = 50 * time.Millisecond
+
 func advisoryKey(s string) int64 {
 	h := fnv.New64a()
 	h.Write([]byte(s))
 	return int64(h.Sum64())
+}
+
+// SetupStatements lists the DDL Setup runs on an empty database, one
+// statement per line, each migration prefixed with its table and version,
+// for review or for applying by hand. Setup skips the migrations a database
+// already records.
+func (s *Store) SetupStatements() []string {
+	var out []string
+	add := func(table string, ms []string) {
+		out = append(out, oneLine(`CREATE TABLE IF NOT EXISTS `+table+` (v INTEGER PRIMARY KEY)`))
+		name := strings.TrimPrefix(table, s.t.schema+".")
+		for v, m := range ms {
+			if m != "" {
+				out = append(out, fmt.Sprintf("%s %d: %s", name, v, oneLine(m)))
+			}
+		}
+	}
+	if s.t.schema != "" {
+		out = append(out, `CREATE SCHEMA IF NOT EXISTS `+s.t.schema)
+	}
+	add(s.t.storeMigrations, storeMigrations(s.t))
+	if s.index != nil {
+		add(s.t.vectorMigrations, vectorMigrations(s.t, s.index))
+	}
+	return out
+}
+
+// oneLine collapses whitespace runs to single spaces.
+func oneLine(sql string) string {
+	sql = strings.Join(strings.Fields(sql), " ")
+	sql = strings.ReplaceAll(sql, "( ", "(")
+	return strings.ReplaceAll(sql, " )", ")")
 }

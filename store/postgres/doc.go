@@ -1,0 +1,104 @@
+// Package postgres is a store.Store on PostgreSQL with pgvector: LangGraph's
+// store / store_vectors tables, values optionally encrypted at rest, semantic
+// search served by an HNSW or IVFFlat index, TTLs with a sweeper.
+//
+// # Compatibility with LangGraph
+//
+// Setup runs LangGraph's migrations with LangGraph's numbering
+// (store_migrations 0..3, and vector_migrations 0..2 when an index is
+// configured), the same DDL, index names and operator classes, so Python's
+// PostgresStore.setup() is a no-op on tables memvault created and the other
+// way round. Unencrypted values are plain JSONB objects that Python reads as
+// its own, and rows Python wrote (values and store_vectors) are read,
+// searched and filtered here. Each statement runs outside a transaction
+// (CREATE INDEX CONCURRENTLY cannot run in one) and concurrent Setup calls
+// are serialized by an advisory lock. Options.Schema qualifies every table;
+// the default is unqualified names, resolved through search_path, as in
+// Python.
+//
+// Vectors are stored as vector(dims), or halfvec(dims) when
+// ANNConfig.HalfVec is set or dims exceed 2000 (pgvector's limit for vector
+// indexes; halfvec indexes take up to 4000). Changing dims later is not
+// migrated. Vectors are sent as pgvector's text form and cast in SQL, so the
+// store works with any pgx pool, without registering pgvector's types on its
+// connections, and in every pgx query exec mode (pgbouncer-friendly).
+//
+// Where memvault differs from LangGraph, on purpose:
+//   - Filters compare numbers as numbers ($gt 5 matches 10) and strings
+//     byte-wise; LangGraph compares the text of the field (issue #7684). A
+//     field of another kind than the operand, or a missing one, never
+//     matches, not even $ne.
+//   - A re-put replaces an item's vectors: fields it no longer has, and puts
+//     WithoutIndex, leave no stale vectors (LangGraph keeps them).
+//   - Search with a query is shaped for the index (see below) and counts
+//     the offset in its candidates; items without vectors follow the scored
+//     ones, and offset and limit apply to that combined list.
+//   - Timestamps come from Options.Now, not the server's clock.
+//   - A value containing U+0000, which JSONB cannot hold, is stored in an
+//     unencrypted envelope that only memvault reads.
+//
+// # Search
+//
+// A search with a query asks the index for the nearest vectors under the
+// namespace prefix,
+//
+//	SELECT prefix, key, embedding <=> $q FROM store_vectors
+//	WHERE <prefix> ORDER BY embedding <=> $q LIMIT n
+//
+// with n = (offset + limit) × (vectors per item, from the configured
+// fields) × 2 + 10, then keeps each item's best field, joins the items by
+// primary key, filters and pages. HNSW's ef_search is raised to n (up to
+// pgvector's 1000) and, under a prefix, pgvector 0.8's iterative index scans
+// keep looking until n candidates pass the prefix; these settings are local
+// to the query's transaction. When the candidates cannot settle the page
+// (fewer matches than the page needs, or items tied with the page's last
+// one beyond the candidates), the search falls back to an exact query over
+// the items under the prefix, served by the prefix index: cheap exactly when
+// the prefix is selective, and what small stores always get. Scores are
+// cosine 1 - distance, l2 -distance, inner product the dot product.
+//
+// A search without a query orders items by updated_at descending, then by
+// namespace and key (byte order).
+//
+// # Encryption
+//
+// With a Serde implementing serde.BoundSerializer (an encrypted
+// serializer), store.value holds an envelope object
+//
+//	{"__memvault_enc__": 1, "t": "<type tag>", "d": "<base64 ciphertext>"}
+//
+// bound by associated data (serde.ItemAAD) to the item's namespace and key:
+// a ciphertext copied to another row fails with serde.ErrDecrypt. Vectors
+// are computed from the plaintext before encryption. A strict encrypted
+// serializer refuses plaintext rows (serde.ErrPlaintextRefused). Filters
+// then run in Go after decryption (store.MatchFilter), fetching rows in
+// growing chunks until the page is full, so limit and offset stay exact.
+// A cache of decrypted values, keyed by item and checked against the exact
+// stored bytes, saves decryption of unchanged rows without ever serving a
+// stale value (Options.CacheSize).
+//
+// What someone who can read the database (a backup, a replica, a DBA) sees
+// and does not see with encryption on:
+//   - Hidden: every value, its fields and their contents, and so what
+//     filters match.
+//   - Visible: namespaces and keys (primary keys, in the clear so that
+//     prefixes can be searched), created_at, updated_at, expires_at and
+//     ttl_minutes, the value's size, the names of embedded fields, and the
+//     embeddings themselves. Embeddings leak meaning: texts can be
+//     approximately recovered from them by inversion attacks, and similar
+//     items are recognizable as such. Index only fields you can afford to
+//     expose that way, or run without an index.
+//   - Not prevented: deleting rows, or restoring an item's older
+//     ciphertext at the same namespace and key (a rollback of that item).
+//
+// # Caches and TTL
+//
+// Query embeddings are cached (Options.QueryCacheSize). With a TTLConfig,
+// Get and Search restart the TTL of what they return (unless refresh on read
+// is off), omit_expired hides expired items from every read, and a sweeper
+// goroutine deletes expired items every SweepInterval until Close. TTLs are
+// kept in whole minutes (ttl_minutes) for refreshes, as in LangGraph.
+//
+// PutTx, PutBatchTx and DeleteTx write in the caller's transaction, so a
+// memory commits or rolls back with the caller's own rows.
+package postgres
