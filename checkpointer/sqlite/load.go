@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"iter"
 	"strings"
@@ -75,7 +76,7 @@ type nsKey struct{ thread, ns string }
 
 // fill reads the values, pending writes and (for v<4 checkpoints) pending
 // sends of rows, whose metadata is decoded already.
-func fill(ctx context.Context, tx *sql.Tx, rows []*row) error {
+func fill(ctx context.Context, tx *sql.Tx, st *stmts, rows []*row) error {
 	groups := map[nsKey][]*row{}
 	var order []nsKey
 	for _, r := range rows {
@@ -91,7 +92,7 @@ func fill(ctx context.Context, tx *sql.Tx, rows []*row) error {
 		groups[k] = append(groups[k], r)
 	}
 	for _, k := range order {
-		if err := fillGroup(ctx, tx, k, groups[k]); err != nil {
+		if err := fillGroup(ctx, tx, st, k, groups[k]); err != nil {
 			return err
 		}
 	}
@@ -99,9 +100,7 @@ func fill(ctx context.Context, tx *sql.Tx, rows []*row) error {
 		if r.dec.Checkpoint.V >= 4 || r.parent == "" {
 			continue
 		}
-		rs, err := tx.QueryContext(ctx, `SELECT task_id, idx, channel, type, blob FROM checkpoint_writes
-			WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ? AND channel = ?
-			ORDER BY task_path, task_id, idx`, r.thread, r.ns, r.parent, checkpointer.ChannelTasks)
+		rs, err := tx.StmtContext(ctx, st.sends).QueryContext(ctx, r.thread, r.ns, r.parent, checkpointer.ChannelTasks)
 		if err != nil {
 			return err
 		}
@@ -116,40 +115,30 @@ func fill(ctx context.Context, tx *sql.Tx, rows []*row) error {
 type chanVersion struct{ channel, version string }
 
 // fillGroup loads the values and writes of rows of one thread and namespace.
-func fillGroup(ctx context.Context, tx *sql.Tx, k nsKey, rows []*row) error {
+func fillGroup(ctx context.Context, tx *sql.Tx, st *stmts, k nsKey, rows []*row) error {
 	// Values: one lookup per distinct (channel, version); unchanged channels
 	// are shared by consecutive checkpoints.
 	need := map[chanVersion]struct{}{}
-	var keys []chanVersion
+	var pairs [][2]string
 	for _, r := range rows {
 		for ch, ver := range r.dec.Checkpoint.ChannelVersions {
 			cv := chanVersion{ch, ver}
 			if _, ok := need[cv]; !ok {
 				need[cv] = struct{}{}
-				keys = append(keys, cv)
+				pairs = append(pairs, [2]string{ch, ver})
 			}
 		}
 	}
-	found := make(map[chanVersion]blobRow, len(keys))
-	for start := 0; start < len(keys); start += chunk {
-		part := keys[start:min(start+chunk, len(keys))]
-		var q strings.Builder
-		q.WriteString(`SELECT channel, version, type, blob FROM checkpoint_blobs
-			WHERE thread_id = ? AND checkpoint_ns = ? AND (channel, version) IN (VALUES `)
-		args := make([]any, 0, 2+2*len(part))
-		args = append(args, k.thread, k.ns)
-		for i, cv := range part {
-			if i > 0 {
-				q.WriteString(", ")
-			}
-			q.WriteString("(?, ?)")
-			args = append(args, cv.channel, cv.version)
-		}
-		q.WriteString(")")
-		rs, err := tx.QueryContext(ctx, q.String(), args...)
+	if len(pairs) > 0 {
+		keys, err := json.Marshal(pairs)
 		if err != nil {
 			return err
 		}
+		rs, err := tx.StmtContext(ctx, st.blobs).QueryContext(ctx, k.thread, k.ns, keys)
+		if err != nil {
+			return err
+		}
+		found := make(map[chanVersion]blobRow, len(pairs))
 		for rs.Next() {
 			var b blobRow
 			if err := rs.Scan(&b.channel, &b.version, &b.typ, &b.data); err != nil {
@@ -164,42 +153,34 @@ func fillGroup(ctx context.Context, tx *sql.Tx, k nsKey, rows []*row) error {
 		if err := rs.Err(); err != nil {
 			return err
 		}
-	}
-	for _, r := range rows {
-		for ch, ver := range r.dec.Checkpoint.ChannelVersions {
-			if b, ok := found[chanVersion{ch, ver}]; ok && b.typ != serde.TypeEmpty {
-				r.values = append(r.values, b)
+		for _, r := range rows {
+			for ch, ver := range r.dec.Checkpoint.ChannelVersions {
+				if b, ok := found[chanVersion{ch, ver}]; ok && b.typ != serde.TypeEmpty {
+					r.values = append(r.values, b)
+				}
 			}
 		}
 	}
 
 	// Pending writes, ordered (task_id, idx) per checkpoint.
 	byID := make(map[string]*row, len(rows))
+	ids := make([]string, 0, len(rows))
 	for _, r := range rows {
+		if _, ok := byID[r.id]; !ok {
+			ids = append(ids, r.id)
+		}
 		byID[r.id] = r
 	}
-	ids := make([]string, 0, len(byID))
-	for id := range byID {
-		ids = append(ids, id)
+	idList, err := json.Marshal(ids)
+	if err != nil {
+		return err
 	}
-	for start := 0; start < len(ids); start += chunk {
-		part := ids[start:min(start+chunk, len(ids))]
-		args := make([]any, 0, 2+len(part))
-		args = append(args, k.thread, k.ns)
-		for _, id := range part {
-			args = append(args, id)
-		}
-		rs, err := tx.QueryContext(ctx, `SELECT checkpoint_id, task_id, idx, channel, type, blob FROM checkpoint_writes
-			WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id IN (`+placeholders(len(part))+`)
-			ORDER BY checkpoint_id, task_id, idx`, args...)
-		if err != nil {
-			return err
-		}
-		if _, err := scanWrites(rs, byID); err != nil {
-			return err
-		}
+	rs, err := tx.StmtContext(ctx, st.writes).QueryContext(ctx, k.thread, k.ns, idList)
+	if err != nil {
+		return err
 	}
-	return nil
+	_, err = scanWrites(rs, byID)
+	return err
 }
 
 // scanWrites reads write rows. With byID, rows start with checkpoint_id and
@@ -310,11 +291,9 @@ func (s *Saver) GetTuple(ctx context.Context, cfg checkpointer.Config) (*checkpo
 			err error
 		)
 		if cfg.CheckpointID != "" {
-			rs, err = tx.QueryContext(ctx, `SELECT `+rowColumns+` FROM checkpoints
-				WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?`, cfg.ThreadID, cfg.CheckpointNS, cfg.CheckpointID)
+			rs, err = tx.StmtContext(ctx, s.st.byID).QueryContext(ctx, cfg.ThreadID, cfg.CheckpointNS, cfg.CheckpointID)
 		} else {
-			rs, err = tx.QueryContext(ctx, `SELECT `+rowColumns+` FROM checkpoints
-				WHERE thread_id = ? AND checkpoint_ns = ? ORDER BY checkpoint_id DESC LIMIT 1`, cfg.ThreadID, cfg.CheckpointNS)
+			rs, err = tx.StmtContext(ctx, s.st.latest).QueryContext(ctx, cfg.ThreadID, cfg.CheckpointNS)
 		}
 		if err != nil {
 			return err
@@ -327,7 +306,7 @@ func (s *Saver) GetTuple(ctx context.Context, cfg checkpointer.Config) (*checkpo
 		if err := r.decodeMeta(); err != nil {
 			return err
 		}
-		return fill(ctx, tx, rows)
+		return fill(ctx, tx, s.st, rows)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: get tuple: %w", err)
@@ -419,7 +398,7 @@ func (s *Saver) List(ctx context.Context, cfg *checkpointer.Config, opt checkpoi
 						keep = append(keep, r)
 					}
 				}
-				return fill(ctx, tx, keep)
+				return fill(ctx, tx, s.st, keep)
 			})
 			if err != nil {
 				yield(nil, fmt.Errorf("sqlite: list: %w", err))

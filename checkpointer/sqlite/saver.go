@@ -35,6 +35,7 @@ type Options struct {
 // Open or New.
 type Saver struct {
 	db    *sqlitedb.DB
+	st    *stmts
 	serde serde.Serializer
 	style checkpointer.VersionStyle
 }
@@ -87,16 +88,21 @@ func newSaver(ctx context.Context, db *sqlitedb.DB, opts Options) (*Saver, error
 	if err := db.Migrate(ctx, component, migrations); err != nil {
 		return nil, fmt.Errorf("sqlite: setup: %w", err)
 	}
+	st, err := prepare(ctx, db)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: setup: %w", err)
+	}
 	sd := opts.Serde
 	if sd == nil {
 		sd = serde.JSONPlus{}
 	}
-	return &Saver{db: db, serde: sd, style: opts.VersionStyle}, nil
+	return &Saver{db: db, st: st, serde: sd, style: opts.VersionStyle}, nil
 }
 
 // Close releases the saver's database handle. A database from Open is
 // closed when no saver or store uses it any more.
 func (s *Saver) Close() error {
+	s.st.close()
 	if err := s.db.Close(); err != nil {
 		return fmt.Errorf("sqlite: %w", err)
 	}
@@ -154,22 +160,14 @@ func (s *Saver) Put(ctx context.Context, cfg checkpointer.Config, cp *checkpoint
 	}
 	err = s.db.Write(ctx, func(tx *sql.Tx) error {
 		if len(blobs) > 0 {
-			st, err := tx.PrepareContext(ctx, `INSERT INTO checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, blob)
-				VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO NOTHING`)
-			if err != nil {
-				return err
-			}
-			defer st.Close()
+			st := tx.StmtContext(ctx, s.st.putBlob)
 			for _, b := range blobs {
 				if _, err := st.ExecContext(ctx, thread, ns, b.channel, b.version, b.typ, b.data); err != nil {
 					return err
 				}
 			}
 		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata)
-			VALUES (?, ?, ?, ?, ?, ?)
-			ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) DO UPDATE SET checkpoint = excluded.checkpoint, metadata = excluded.metadata`,
-			thread, ns, cp.ID, parent, doc, meta)
+		_, err := tx.StmtContext(ctx, s.st.putCheckpoint).ExecContext(ctx, thread, ns, cp.ID, parent, doc, meta)
 		return err
 	})
 	if err != nil {
@@ -204,19 +202,12 @@ func (s *Saver) PutWrites(ctx context.Context, cfg checkpointer.Config, writes [
 		}
 		rows[i] = row{idx, w.Channel, typ, data}
 	}
-	q := `INSERT INTO checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) `
+	stmt := s.st.insertWrite
 	if checkpointer.UpsertWrites(writes) {
-		q += `DO UPDATE SET channel = excluded.channel, type = excluded.type, blob = excluded.blob`
-	} else {
-		q += `DO NOTHING`
+		stmt = s.st.upsertWrite
 	}
 	err := s.db.Write(ctx, func(tx *sql.Tx) error {
-		st, err := tx.PrepareContext(ctx, q)
-		if err != nil {
-			return err
-		}
-		defer st.Close()
+		st := tx.StmtContext(ctx, stmt)
 		for _, r := range rows {
 			if _, err := st.ExecContext(ctx, thread, ns, id, taskID, taskPath, r.idx, r.channel, r.typ, r.data); err != nil {
 				return err
