@@ -227,7 +227,7 @@ ORDER BY a.attnum`, rel)
 
 // sqlLiteral quotes a value's text form for an INSERT (PostgreSQL casts an
 // untyped literal to the column's type). Text with control characters uses
-// an E'' literal so that every statement stays on one line.
+// an E'...' literal so that every statement stays on one line.
 func sqlLiteral(v *string) string {
 	if v == nil {
 		return "NULL"

@@ -40,7 +40,8 @@ type Execer interface {
 
 // Statements splits a SQL script in the form this package writes into its
 // statements: lines starting with "--" are comments, and a statement ends
-// with a line ending in ";". Statements are returned without the final ";".
+// with a line ending in ";". Statements are returned without the final ";";
+// empty ones are dropped.
 func Statements(script string) []string {
 	var out []string
 	var cur []string
@@ -53,7 +54,9 @@ func Statements(script string) []string {
 		cur = append(cur, line)
 		if strings.HasSuffix(trimmed, ";") {
 			stmt := strings.TrimSpace(strings.Join(cur, "\n"))
-			out = append(out, strings.TrimSpace(strings.TrimSuffix(stmt, ";")))
+			if stmt = strings.TrimSpace(strings.TrimSuffix(stmt, ";")); stmt != "" {
+				out = append(out, stmt)
+			}
 			cur = cur[:0]
 		}
 	}

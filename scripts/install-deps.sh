@@ -135,4 +135,24 @@ if [[ -z "$GO" && -x /usr/local/go/bin/go ]]; then
 fi
 [[ -n "$GO" ]] || die "Go is not installed (see https://go.dev/doc/install); it is not installed by this script"
 log "go: $("$GO" version | awk '{ print $3 }') ($GO)"
+
+# ---------------------------------------------------------------------------
+# JS LangGraph for the interop tests (interop/js, go test ./interop/): runs
+# `npm ci` when node_modules is missing or older than package-lock.json.
+# Needs Node.js >= 20 and npm, which this block does not install.
+# ---------------------------------------------------------------------------
+INTEROP_JS="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/interop/js"
+if [[ -f "$INTEROP_JS/package-lock.json" ]]; then
+	if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+		log "warning: node or npm not found: the JS interop tests (go test ./interop/) need Node.js >= 20 and npm"
+	elif [[ "$(node -p 'process.versions.node.split(".")[0]')" -lt 20 ]]; then
+		log "warning: node $(node --version) is too old for the JS interop tests (they need Node.js >= 20)"
+	elif [[ ! -f "$INTEROP_JS/node_modules/.package-lock.json" || "$INTEROP_JS/package-lock.json" -nt "$INTEROP_JS/node_modules/.package-lock.json" ]]; then
+		log "interop/js: npm ci (JS LangGraph for the interop tests)"
+		npm ci --prefix "$INTEROP_JS" --no-audit --no-fund --loglevel=error
+	else
+		log "interop/js: npm packages already installed"
+	fi
+fi
+
 log "done"

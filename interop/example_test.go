@@ -1,0 +1,27 @@
+package interop_test
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/memvault/memvault/interop"
+)
+
+// Statements splits a dump such as JSRowsSQL into the statements Exec runs.
+func ExampleStatements() {
+	script := `-- rows written by JS LangGraph
+CREATE TABLE checkpoint_migrations (
+    v integer NOT NULL,
+    PRIMARY KEY (v)
+);
+INSERT INTO checkpoint_migrations (v) VALUES ('0');
+`
+	for _, stmt := range interop.Statements(script) {
+		fmt.Println(strings.Fields(stmt)[0], len(strings.Split(stmt, "\n")), "line(s)")
+	}
+	fmt.Println(len(interop.Statements(interop.JSRowsSQL)) > 0)
+	// Output:
+	// CREATE 4 line(s)
+	// INSERT 1 line(s)
+	// true
+}
