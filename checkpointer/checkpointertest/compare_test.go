@@ -76,11 +76,13 @@ func TestTupleDiffReportsEveryField(t *testing.T) {
 		t.Fatal("nil tuple accepted")
 	}
 	mutations := map[string]func(tp *checkpointer.Tuple){
-		"thread":   func(tp *checkpointer.Tuple) { tp.Config.ThreadID = "x" },
-		"ns":       func(tp *checkpointer.Tuple) { tp.Config.CheckpointNS = "x" },
-		"id":       func(tp *checkpointer.Tuple) { tp.Config.CheckpointID = "x" },
-		"parent":   func(tp *checkpointer.Tuple) { tp.ParentConfig = nil },
-		"parentid": func(tp *checkpointer.Tuple) { tp.ParentConfig = &checkpointer.Config{ThreadID: "t", CheckpointNS: "ns", CheckpointID: "q"} },
+		"thread": func(tp *checkpointer.Tuple) { tp.Config.ThreadID = "x" },
+		"ns":     func(tp *checkpointer.Tuple) { tp.Config.CheckpointNS = "x" },
+		"id":     func(tp *checkpointer.Tuple) { tp.Config.CheckpointID = "x" },
+		"parent": func(tp *checkpointer.Tuple) { tp.ParentConfig = nil },
+		"parentid": func(tp *checkpointer.Tuple) {
+			tp.ParentConfig = &checkpointer.Config{ThreadID: "t", CheckpointNS: "ns", CheckpointID: "q"}
+		},
 		"v":        func(tp *checkpointer.Tuple) { tp.Checkpoint.V = 1 },
 		"ts":       func(tp *checkpointer.Tuple) { tp.Checkpoint.TS = time.Unix(2, 0) },
 		"value":    func(tp *checkpointer.Tuple) { tp.Checkpoint.ChannelValues["a"] = 2 },
