@@ -19,6 +19,8 @@
 //
 // InMemorySaver is safe for concurrent use; List snapshots the matching ids
 // under a read lock and loads each tuple as the consumer asks for it. It also
-// implements checkpointer.Pruner, checkpointer.Copier and
-// checkpointer.RunDeleter.
+// implements checkpointer.Pruner, checkpointer.Copier,
+// checkpointer.RunDeleter and, with a serde.Encrypted serializer,
+// checkpointer.Reencrypter. CopyThread re-binds encrypted values to the
+// destination thread, since their associated data names the thread.
 package memory

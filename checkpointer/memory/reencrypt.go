@@ -1,0 +1,145 @@
+package memory
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/memvault/memvault/checkpointer"
+	"github.com/memvault/memvault/serde"
+)
+
+// ErrCannotReencrypt is returned by Reencrypt when the saver's serializer
+// cannot re-encrypt values (it is not a serde.Encrypted).
+var ErrCannotReencrypt = errors.New("memory: serializer cannot re-encrypt values")
+
+var _ checkpointer.Reencrypter = (*InMemorySaver)(nil)
+
+// reencrypter is what serde.Encrypted offers for key rotation.
+type reencrypter interface {
+	Reencrypt(typ string, data, aad []byte) (string, []byte, bool, error)
+}
+
+// valueRef names one stored value: a blob (write == nil) or a write.
+type valueRef struct {
+	thread, ns string
+	blob       chanVersion
+	cpID       string
+	write      *taskIdx
+}
+
+// Reencrypt implements checkpointer.Reencrypter: every channel value and
+// pending write not sealed under the serializer's primary key (and cipher)
+// is sealed again, bound to the same location. Values written meanwhile are
+// left alone. A value that does not decrypt stops the run with the error.
+func (s *InMemorySaver) Reencrypt(ctx context.Context, opt checkpointer.ReencryptOptions) (checkpointer.ReencryptStats, error) {
+	var stats checkpointer.ReencryptStats
+	r, ok := s.serde.(reencrypter)
+	if !ok {
+		return stats, fmt.Errorf("%w (%T)", ErrCannotReencrypt, s.serde)
+	}
+	batch := opt.BatchSize
+	if batch <= 0 {
+		batch = 500
+	}
+
+	s.mu.RLock()
+	var refs []valueRef
+	for thread, t := range s.threads {
+		for ns, n := range t {
+			for k := range n.blobs {
+				refs = append(refs, valueRef{thread: thread, ns: ns, blob: k})
+			}
+			for id, ws := range n.writes {
+				for k := range ws {
+					refs = append(refs, valueRef{thread: thread, ns: ns, cpID: id, write: &k})
+				}
+			}
+		}
+	}
+	s.mu.RUnlock()
+
+	total := int64(len(refs))
+	for i, ref := range refs {
+		if i%batch == 0 {
+			if err := ctx.Err(); err != nil {
+				return stats, fmt.Errorf("memory: %w", err)
+			}
+		}
+		rewritten, err := s.reencryptOne(r, ref, opt.DryRun)
+		if err != nil {
+			return stats, err
+		}
+		stats.Scanned++
+		if rewritten {
+			stats.Rewritten++
+		}
+		if opt.Progress != nil && (stats.Scanned%int64(batch) == 0 || stats.Scanned == total) {
+			opt.Progress(stats.Scanned, total)
+		}
+	}
+	return stats, nil
+}
+
+// reencryptOne re-seals one value outside the lock and stores the result
+// if the value was not replaced in the meantime.
+func (s *InMemorySaver) reencryptOne(r reencrypter, ref valueRef, dryRun bool) (bool, error) {
+	s.mu.RLock()
+	b, ok := s.lookupLocked(ref)
+	s.mu.RUnlock()
+	if !ok {
+		return false, nil // deleted since the snapshot
+	}
+	var aad []byte
+	if ref.write == nil {
+		aad = serde.BlobAAD(ref.thread, ref.ns, ref.blob.channel, ref.blob.version)
+	} else {
+		aad = serde.WriteAAD(ref.thread, ref.ns, ref.cpID, ref.write.task, ref.write.idx)
+	}
+	typ, data, changed, err := r.Reencrypt(b.typ, b.data, aad)
+	if err != nil {
+		return false, fmt.Errorf("memory: re-encrypt %s: %w", describe(ref), err)
+	}
+	if !changed || dryRun {
+		return changed, nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cur, ok := s.lookupLocked(ref)
+	if !ok || cur.typ != b.typ || !bytes.Equal(cur.data, b.data) {
+		return false, nil // rewritten by a writer meanwhile
+	}
+	n := s.threads[ref.thread][ref.ns]
+	if ref.write == nil {
+		n.blobs[ref.blob] = blob{typ, data}
+	} else {
+		w := *n.writes[ref.cpID][*ref.write]
+		w.value = blob{typ, data}
+		n.writes[ref.cpID][*ref.write] = &w
+	}
+	return true, nil
+}
+
+func (s *InMemorySaver) lookupLocked(ref valueRef) (blob, bool) {
+	n := s.threads[ref.thread][ref.ns]
+	if n == nil {
+		return blob{}, false
+	}
+	if ref.write == nil {
+		b, ok := n.blobs[ref.blob]
+		return b, ok
+	}
+	w := n.writes[ref.cpID][*ref.write]
+	if w == nil {
+		return blob{}, false
+	}
+	return w.value, true
+}
+
+func describe(ref valueRef) string {
+	if ref.write == nil {
+		return fmt.Sprintf("channel %q version %s", ref.blob.channel, ref.blob.version)
+	}
+	return fmt.Sprintf("write (%s, %d) of checkpoint %s", ref.write.task, ref.write.idx, ref.cpID)
+}
