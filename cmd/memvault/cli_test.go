@@ -1,0 +1,327 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/memvault/memvault/internal/pgtest"
+)
+
+var updateGolden = flag.Bool("update-golden", false, "rewrite testdata/*.golden (review the diff!)")
+
+// binary is the memvault binary built once for the CLI tests.
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "memvault-cli-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binary = filepath.Join(dir, "memvault")
+	out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "build memvault: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	defer os.RemoveAll(dir)
+	pgtest.Main(m)
+}
+
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+// cli runs the built binary with a clean environment plus env.
+func cli(t *testing.T, env []string, stdin string, args ...string) result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, binary, args...)
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}, env...)
+	cmd.Stdin = strings.NewReader(stdin)
+	var so, se bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &so, &se
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("run %v: %v", args, err)
+	}
+	return result{code, so.String(), se.String()}
+}
+
+func (r result) must(t *testing.T, want int) result {
+	t.Helper()
+	if r.code != want {
+		t.Fatalf("exit %d, want %d\nstdout: %s\nstderr: %s", r.code, want, r.stdout, r.stderr)
+	}
+	return r
+}
+
+const testKey = "0123456789abcdef0123456789abcdef"
+
+func sqliteEnv(t *testing.T) []string {
+	return []string{"MEMVAULT_DB=" + filepath.Join(t.TempDir(), "m.db"), "LANGGRAPH_AES_KEY=" + testKey}
+}
+
+func TestExitCodes(t *testing.T) {
+	env := sqliteEnv(t)
+	for _, tc := range []struct {
+		name string
+		env  []string
+		args []string
+		code int
+		msg  string
+	}{
+		{"unknown command", env, []string{"frobnicate"}, 2, "unknown command"},
+		{"unknown flag", env, []string{"threads", "list", "--nope"}, 2, "unknown flag"},
+		{"missing argument", env, []string{"threads", "show"}, 2, "accepts 1 arg"},
+		{"fork without checkpoint", env, []string{"threads", "fork", "t1"}, 2, "--checkpoint"},
+		{"bad filter", env, []string{"threads", "history", "t1", "--filter", "[1]"}, 2, "JSON object"},
+		{"store value not object", env, []string{"store", "put", "a", "k", "[1]"}, 2, "JSON object"},
+		{"unknown thread", env, []string{"threads", "show", "no-such-thread"}, 1, "not found"},
+		{"short key", []string{"MEMVAULT_DB=" + filepath.Join(t.TempDir(), "x.db"), "LANGGRAPH_AES_KEY=short"}, []string{"threads", "list"}, 1, "LANGGRAPH_AES_KEY must be 16, 24, or 32 bytes long."},
+		{"bad encryption mode", append(env, "MEMVAULT_ENCRYPTION=rot13"), []string{"threads", "list"}, 1, "MEMVAULT_ENCRYPTION"},
+		{"bad embeddings", append(env, "MEMVAULT_EMBEDDINGS=word2vec"), []string{"threads", "list"}, 1, "MEMVAULT_EMBEDDINGS"},
+		{"bench without postgres", env, []string{"bench", "checkpointer"}, 2, "needs PostgreSQL"},
+		{"invalid namespace", env, []string{"store", "put", "langgraph", "k", "{}"}, 1, "invalid namespace"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := cli(t, tc.env, "", tc.args...).must(t, tc.code)
+			if !strings.Contains(r.stderr, tc.msg) {
+				t.Fatalf("stderr %q does not mention %q", r.stderr, tc.msg)
+			}
+			if strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
+				t.Fatalf("error is not one line: %q", r.stderr)
+			}
+			if strings.Contains(r.stderr, testKey) || strings.Contains(r.stdout, testKey) {
+				t.Fatal("output contains the key")
+			}
+		})
+	}
+}
+
+func TestKeys(t *testing.T) {
+	r := cli(t, nil, "", "keys", "generate", "--json").must(t, 0)
+	var out struct{ Key string }
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(out.Key, "base64:"))
+	if err != nil || len(raw) != 32 || !strings.HasPrefix(out.Key, "base64:") {
+		t.Fatalf("generated key %q is not base64: of 32 bytes", out.Key)
+	}
+	r = cli(t, nil, "", "keys", "generate", "--raw").must(t, 0)
+	if k := strings.TrimSpace(r.stdout); len(k) != 32 {
+		t.Fatalf("raw key %q is not 32 characters", k)
+	}
+	env := []string{"LANGGRAPH_AES_KEY=" + out.Key, "LANGGRAPH_AES_KEY_PREVIOUS=" + testKey}
+	r = cli(t, env, "", "keys", "check", "--json").must(t, 0)
+	var rep struct {
+		Mode string
+		Keys []struct {
+			Role  string
+			ID    string
+			Bytes int
+		}
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Mode != "envelope" || len(rep.Keys) != 2 || rep.Keys[0].Role != "primary" || rep.Keys[1].Bytes != 32 {
+		t.Fatalf("keys check = %+v", rep)
+	}
+	if strings.Contains(r.stdout, testKey) || strings.Contains(r.stdout, out.Key) {
+		t.Fatal("keys check printed a key")
+	}
+}
+
+// TestThreadsGolden imports a fixed export and checks the JSON the thread
+// commands print against golden files, on SQLite and on PostgreSQL.
+func TestThreadsGolden(t *testing.T) {
+	backends := map[string][]string{
+		"sqlite":   sqliteEnv(t),
+		"postgres": {"MEMVAULT_DSN=" + pgtest.SchemaDSN(t), "LANGGRAPH_AES_KEY=" + testKey},
+	}
+	for name, env := range backends {
+		t.Run(name, func(t *testing.T) {
+			cli(t, env, "", "threads", "import", "testdata/thread.jsonl").must(t, 0)
+			r := cli(t, env, "", "threads", "import", "testdata/thread.jsonl", "--json").must(t, 0)
+			var st importStats
+			if err := json.Unmarshal([]byte(r.stdout), &st); err != nil {
+				t.Fatal(err)
+			}
+			if st.Imported != 0 || st.Skipped != 3 {
+				t.Fatalf("second import = %+v, want a no-op", st)
+			}
+			golden(t, "history.golden", cli(t, env, "", "threads", "history", "golden-thread", "--json").must(t, 0).stdout)
+			golden(t, "history_root_limit1.golden", cli(t, env, "", "threads", "history", "golden-thread", "--ns", "", "--limit", "1", "--json").must(t, 0).stdout)
+			golden(t, "history_filter.golden", cli(t, env, "", "threads", "history", "golden-thread", "--filter", `{"user_id":"alice"}`, "--json").must(t, 0).stdout)
+			golden(t, "show.golden", cli(t, env, "", "threads", "show", "golden-thread", "--checkpoint", "1f0c6a2e-2222-6000-8000-000000000002", "--json").must(t, 0).stdout)
+
+			// Export and import into a fresh SQLite database: same history.
+			exp := cli(t, env, "", "threads", "export", "golden-thread").must(t, 0).stdout
+			other := sqliteEnv(t)
+			cli(t, other, exp, "threads", "import", "-").must(t, 0)
+			golden(t, "history.golden", cli(t, other, "", "threads", "history", "golden-thread", "--json").must(t, 0).stdout)
+
+			// Fork from the first checkpoint with a changed channel.
+			r = cli(t, env, "", "threads", "fork", "golden-thread", "--checkpoint", "1f0c6a2e-1111-6000-bfff-000000000001", "--set", `messages=[{"role":"user","content":"forked"}]`, "--json").must(t, 0)
+			var fork struct{ Configurable configurable }
+			if err := json.Unmarshal([]byte(r.stdout), &fork); err != nil {
+				t.Fatal(err)
+			}
+			var tup tupleDoc
+			show := cli(t, env, "", "threads", "show", "golden-thread", "--checkpoint", fork.Configurable.CheckpointID, "--json").must(t, 0).stdout
+			if err := json.Unmarshal([]byte(show), &tup); err != nil {
+				t.Fatal(err)
+			}
+			if tup.ParentConfig == nil || tup.ParentConfig.Configurable.CheckpointID != "1f0c6a2e-1111-6000-bfff-000000000001" || tup.Metadata["source"] != "fork" {
+				t.Fatalf("fork tuple = %s", show)
+			}
+			if msgs, _ := tup.Checkpoint.ChannelValues["messages"].([]any); len(msgs) != 1 {
+				t.Fatalf("forked messages = %v", tup.Checkpoint.ChannelValues["messages"])
+			}
+
+			cli(t, env, "", "threads", "delete", "golden-thread").must(t, 0)
+			cli(t, env, "", "threads", "show", "golden-thread").must(t, 1)
+		})
+	}
+}
+
+func TestStoreCommands(t *testing.T) {
+	env := sqliteEnv(t)
+	cli(t, env, "", "store", "put", "users", "alice", "contact", `{"text":"prefers email, never phone"}`).must(t, 0)
+	cli(t, env, "", "store", "put", "users", "alice", "plan", `{"text":"premium plan since 2021","tier":3}`).must(t, 0)
+	cli(t, env, "", "store", "put", "users", "bob", "plan", `{"text":"basic plan","tier":1}`).must(t, 0)
+
+	var it itemDoc
+	if err := json.Unmarshal([]byte(cli(t, env, "", "store", "get", "users", "alice", "contact", "--json").must(t, 0).stdout), &it); err != nil {
+		t.Fatal(err)
+	}
+	if it.Value["text"] != "prefers email, never phone" || strings.Join(it.Namespace, "/") != "users/alice" {
+		t.Fatalf("get = %+v", it)
+	}
+	var res []itemDoc
+	if err := json.Unmarshal([]byte(cli(t, env, "", "store", "search", "users", "--query", "how to contact by email", "--limit", "1", "--json").must(t, 0).stdout), &res); err != nil {
+		t.Fatal(err)
+	}
+	if len(res) != 1 || res[0].Key != "contact" || res[0].Score == nil {
+		t.Fatalf("search = %+v", res)
+	}
+	if err := json.Unmarshal([]byte(cli(t, env, "", "store", "search", "users", "--filter", `{"tier":{"$gt":2}}`, "--json").must(t, 0).stdout), &res); err != nil {
+		t.Fatal(err)
+	}
+	if len(res) != 1 || res[0].Key != "plan" || res[0].Namespace[1] != "alice" {
+		t.Fatalf("filtered search = %+v", res)
+	}
+	var nss [][]string
+	if err := json.Unmarshal([]byte(cli(t, env, "", "store", "namespaces", "--prefix", "users", "--json").must(t, 0).stdout), &nss); err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(nss) != "[[users alice] [users bob]]" {
+		t.Fatalf("namespaces = %v", nss)
+	}
+	cli(t, env, "", "store", "delete", "users", "alice", "contact").must(t, 0)
+	cli(t, env, "", "store", "get", "users", "alice", "contact").must(t, 1)
+}
+
+func TestSerdeDecode(t *testing.T) {
+	// {"a":1} as JSON and as LangGraph's aes (GCM) blob from the reference
+	// known-answer vector.
+	r := cli(t, nil, "", "serde", "decode", "--type", "json", "--base64", base64.StdEncoding.EncodeToString([]byte(`{"a":1}`))).must(t, 0)
+	if strings.Join(strings.Fields(r.stdout), "") != `{"a":1}` {
+		t.Fatalf("decode json = %q", r.stdout)
+	}
+	env := []string{"LANGGRAPH_AES_KEY=" + testKey}
+	r = cli(t, env, "", "serde", "decode", "--type", "msgpack+aes", "--hex", "000102030405060708090a0b0c0d0e0fd346c6089a2457ed498240206c1513286767f3a1").must(t, 0)
+	if strings.Join(strings.Fields(r.stdout), "") != `{"a":1}` {
+		t.Fatalf("decode msgpack+aes = %q", r.stdout)
+	}
+	r = cli(t, env, "", "serde", "decode", "--type", "msgpack+aes", "--hex", "000102030405060708090a0b0c0d0e0fd346c6089a2457ed498240206c1513286767f3a0").must(t, 1)
+	if !strings.Contains(r.stderr, "decryption failed") {
+		t.Fatalf("tampered blob: %q", r.stderr)
+	}
+	cli(t, env, "", "serde", "decode", "--type", "json").must(t, 2)
+}
+
+func TestMigrate(t *testing.T) {
+	env := sqliteEnv(t)
+	var ms []struct {
+		Table   string
+		Version int
+	}
+	if err := json.Unmarshal([]byte(cli(t, env, "", "migrate", "--json").must(t, 0).stdout), &ms); err != nil {
+		t.Fatal(err)
+	}
+	if len(ms) < 2 {
+		t.Fatalf("migrate = %+v", ms)
+	}
+	env = []string{"MEMVAULT_DSN=" + pgtest.SchemaDSN(t)}
+	if err := json.Unmarshal([]byte(cli(t, env, "", "migrate", "--json").must(t, 0).stdout), &ms); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int{}
+	for _, m := range ms {
+		got[m.Table] = m.Version
+	}
+	if got["checkpoint_migrations"] != 9 || got["store_migrations"] != 3 || got["vector_migrations"] != 2 {
+		t.Fatalf("postgres migrations = %v", got)
+	}
+}
+
+func TestDemo(t *testing.T) {
+	r := cli(t, nil, "", "demo").must(t, 0)
+	for _, want := range []string{
+		"using a fresh demo key",
+		"graph paused at",
+		"resumed with: approved",
+		"crash",
+		"not re-run",
+		"History, newest first",
+		"forked",
+		"recalled contact:",
+		"re-encrypted",
+		"with only the new key",
+		"json+mvgcm",
+		"done in",
+	} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("demo output lacks %q", want)
+		}
+	}
+	if t.Failed() {
+		t.Log(r.stdout)
+	}
+}
+
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *updateGolden {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -run %s -update-golden once and review the file)", err, t.Name())
+	}
+	if string(want) != got {
+		t.Fatalf("%s differs from the golden file:\n--- got\n%s\n--- want\n%s", name, got, want)
+	}
+}
