@@ -9,6 +9,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/checkpointer/postgres"
 	"github.com/memvault/memvault/internal/pgtest"
@@ -40,6 +42,14 @@ func TestJSWritesMemvaultReads(t *testing.T) {
 	}
 	if got := migrationVersions(t, pool, schema); !slices.Equal(got, upTo(9)) {
 		t.Fatalf("after memvault Setup: checkpoint_migrations = %v, want 0..9", got)
+	}
+	var paths []string
+	rows, err := pool.Query(ctx, "SELECT DISTINCT task_path FROM "+pgx.Identifier{schema, "checkpoint_writes"}.Sanitize())
+	if err == nil {
+		paths, err = pgx.CollectRows(rows, pgx.RowTo[string])
+	}
+	if err != nil || !slices.Equal(paths, []string{""}) {
+		t.Fatalf("task_path of JS's writes after the upgrade = %q, %v; want only \"\"", paths, err)
 	}
 	checkJSThreads(t, s, out)
 

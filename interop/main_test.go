@@ -45,7 +45,7 @@ func requireNode(t testing.TB) string {
 		_, err = os.Stat(filepath.Join(jsDir, "node_modules", "@langchain", "langgraph-checkpoint-postgres", "package.json"))
 	}
 	if err != nil {
-		msg := fmt.Sprintf("interop: JS LangGraph is not installed (%v): run scripts/install-deps.sh (it runs `npm ci --prefix interop/js`)", err)
+		msg := fmt.Sprintf("interop: JS LangGraph is not available (%v): these tests need Node.js >= 20 and the npm packages of interop/js; run scripts/install-deps.sh (it runs `npm ci --prefix interop/js` when node and npm are installed)", err)
 		if testing.Short() {
 			t.Skip(msg)
 		}
@@ -415,13 +415,32 @@ func checkSameJSView(t testing.TB, label string, got, want tupleView) {
 	}
 }
 
-// canonicalView rewrites the JSON texts of v's values with sorted keys, so
-// views compare whatever key order the writer chose.
+// undefinedAsNull replaces JS's undefined records in a decoded JSON tree by
+// nil (see isUndefinedRecord).
+func undefinedAsNull(v any) any {
+	if isUndefinedRecord(v) {
+		return nil
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			x[k] = undefinedAsNull(e)
+		}
+	case []any:
+		for i, e := range x {
+			x[i] = undefinedAsNull(e)
+		}
+	}
+	return v
+}
+
+// canonicalView rewrites the JSON texts of v's values with sorted keys and
+// undefined as null, so views compare whatever key order the writer chose.
 func canonicalView(t testing.TB, v *tupleView) {
 	t.Helper()
 	canon := func(vv valueView) valueView {
 		if vv.Type == serde.TypeJSON {
-			b, err := json.Marshal(decodeJSON(t, "value", []byte(vv.JSON)))
+			b, err := json.Marshal(undefinedAsNull(decodeJSON(t, "value", []byte(vv.JSON))))
 			if err != nil {
 				t.Fatal(err)
 			}
