@@ -3,6 +3,8 @@ package crypto
 import (
 	"bytes"
 	"crypto/aes"
+	"crypto/hkdf"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"strings"
@@ -337,6 +339,32 @@ func TestPythonWrittenBlobs(t *testing.T) {
 			if err != nil || hex.EncodeToString(p) != "81a16101" {
 				t.Errorf("%v: %s: %x %v", mode, blob, p, err)
 			}
+		}
+	}
+}
+
+// TestEnvelopeKeyDerivation checks the pooled single-block HKDF-Expand
+// against crypto/hkdf, for the documented inputs.
+func TestEnvelopeKeyDerivation(t *testing.T) {
+	k, _ := ParseKey(katKey)
+	ek, err := newEnvKey(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	header := make([]byte, envHeaderSize)
+	header[0] = EnvelopeV1
+	copy(header[1:], k.id[:])
+	for i := range envSaltSize {
+		header[1+KeyIDSize+i] = byte(i * 7)
+	}
+	prk, _ := hkdf.Extract(sha256.New, []byte(katKey), []byte("memvault/envelope/v1"))
+	info := "memvault/envelope/v1" + string(header[:1+KeyIDSize+envSaltSize])
+	want, _ := hkdf.Expand(sha256.New, prk, info, 32)
+	for range 3 { // pooled states are reset between uses
+		var got [32]byte
+		ek.recordKey(&got, header)
+		if !bytes.Equal(got[:], want) {
+			t.Fatalf("record key %x, want %x", got, want)
 		}
 	}
 }

@@ -29,8 +29,12 @@
 //     41      12    nonce, random per record
 //     53      n+16  AES-256-GCM ciphertext of the n-byte plaintext, then its 16-byte tag
 //
-//     The record key is HKDF-SHA256(secret = master key, salt = salt,
-//     info = "memvault/envelope/v1" ‖ version ‖ key id), 32 bytes. Because
+//     The record key is derived with HKDF-SHA256 (RFC 5869): once per master
+//     key, PRK = HKDF-Extract(salt = "memvault/envelope/v1", IKM = master
+//     key); per record, key = HKDF-Expand(PRK, info = "memvault/envelope/v1"
+//     ‖ version ‖ key id ‖ salt, 32 bytes). (The random salt goes into info
+//     so that the costly Extract step is done once per master key; Expand is
+//     a single HMAC-SHA256.) Because
 //     every record has its own key, no AES-GCM key ever comes near the 2^32
 //     random-nonce message limit, whatever the master key's use. The GCM
 //     associated data is the 53-byte header followed by the caller's

@@ -4,8 +4,11 @@ import (
 	"crypto/aes"
 	"crypto/cipher"
 	"crypto/hkdf"
+	"crypto/hmac"
 	"crypto/sha256"
 	"fmt"
+	"hash"
+	"sync"
 )
 
 // EnvelopeName is the name of memvault's envelope cipher.
@@ -21,7 +24,9 @@ const (
 	envelopeOverhead = envHeaderSize + envTagSize
 )
 
-var envInfo = []byte("memvault/envelope/v1")
+// envDomain is the HKDF-Extract salt and the prefix of every HKDF-Expand
+// info.
+const envDomain = "memvault/envelope/v1"
 
 // Envelope is memvault's default cipher: per-record AES-256-GCM keys derived
 // with HKDF-SHA256 from the keyring's master key and a random salt, a key id
@@ -29,7 +34,39 @@ var envInfo = []byte("memvault/envelope/v1")
 // documentation for the byte layout.
 type Envelope struct {
 	ring *Keyring
+	keys map[KeyID]*envKey
 	rand func([]byte) error
+}
+
+// envKey holds a master key's HKDF pseudorandom key, PRK =
+// HKDF-Extract(salt = envDomain, IKM = master key), computed once, and a
+// pool of HMAC-SHA256(PRK) states for HKDF-Expand.
+type envKey struct {
+	id   KeyID
+	prk  []byte
+	pool sync.Pool // hash.Hash
+}
+
+func newEnvKey(k *Key) (*envKey, error) {
+	prk, err := hkdf.Extract(sha256.New, k.b, []byte(envDomain))
+	if err != nil {
+		return nil, fmt.Errorf("crypto: hkdf: %v", err)
+	}
+	ek := &envKey{id: k.id, prk: prk}
+	ek.pool.New = func() any { return hmac.New(sha256.New, ek.prk) }
+	return ek, nil
+}
+
+// recordKey is HKDF-Expand(PRK, info, 32) with info = envDomain ‖ header
+// (version, key id, salt): a single HMAC block, T(1) = HMAC(PRK, info ‖ 0x01).
+func (ek *envKey) recordKey(dst *[32]byte, header []byte) {
+	h := ek.pool.Get().(hash.Hash)
+	h.Reset()
+	h.Write([]byte(envDomain))
+	h.Write(header[:1+KeyIDSize+envSaltSize])
+	h.Write([]byte{1})
+	h.Sum(dst[:0])
+	ek.pool.Put(h)
 }
 
 // NewEnvelope returns the envelope cipher over ring.
@@ -37,7 +74,15 @@ func NewEnvelope(ring *Keyring) (*Envelope, error) {
 	if ring == nil {
 		return nil, fmt.Errorf("crypto: nil keyring")
 	}
-	return &Envelope{ring: ring, rand: randRead}, nil
+	e := &Envelope{ring: ring, keys: make(map[KeyID]*envKey, len(ring.keys)), rand: randRead}
+	for _, k := range ring.keys {
+		ek, err := newEnvKey(k)
+		if err != nil {
+			return nil, err
+		}
+		e.keys[k.id] = ek
+	}
+	return e, nil
 }
 
 // Name returns "mvgcm".
@@ -55,12 +100,7 @@ func (e *Envelope) Encrypt(plaintext, aad []byte) ([]byte, error) {
 	if err := e.rand(out[1+KeyIDSize : envHeaderSize]); err != nil {
 		return nil, fmt.Errorf("crypto: random salt: %w", err)
 	}
-	return seal(out, k, plaintext, aad)
-}
-
-// seal completes out, which holds a filled header.
-func seal(out []byte, k *Key, plaintext, aad []byte) ([]byte, error) {
-	g, err := recordAEAD(k, out[:envHeaderSize])
+	g, err := e.keys[k.id].recordAEAD(out[:envHeaderSize])
 	if err != nil {
 		return nil, err
 	}
@@ -78,15 +118,10 @@ func headerAAD(header, aad []byte) []byte {
 	return append(append(b, header...), aad...)
 }
 
-func recordAEAD(k *Key, header []byte) (cipher.AEAD, error) {
-	info := make([]byte, 0, len(envInfo)+1+KeyIDSize)
-	info = append(append(info, envInfo...), header[:1+KeyIDSize]...)
-	salt := header[1+KeyIDSize : 1+KeyIDSize+envSaltSize]
-	rk, err := hkdf.Key(sha256.New, k.b, salt, string(info), 32)
-	if err != nil {
-		return nil, fmt.Errorf("crypto: hkdf: %v", err)
-	}
-	b, err := aes.NewCipher(rk)
+func (ek *envKey) recordAEAD(header []byte) (cipher.AEAD, error) {
+	var rk [32]byte
+	ek.recordKey(&rk, header)
+	b, err := aes.NewCipher(rk[:])
 	if err != nil {
 		return nil, fmt.Errorf("crypto: aes: %v", err)
 	}
@@ -105,11 +140,11 @@ func (e *Envelope) DecryptKey(env, aad []byte) ([]byte, KeyID, error) {
 	if err != nil {
 		return nil, KeyID{}, err
 	}
-	k, ok := e.ring.Lookup(id)
+	ek, ok := e.keys[id]
 	if !ok {
 		return nil, KeyID{}, ErrDecrypt
 	}
-	g, err := recordAEAD(k, env[:envHeaderSize])
+	g, err := ek.recordAEAD(env[:envHeaderSize])
 	if err != nil {
 		return nil, KeyID{}, ErrDecrypt
 	}

@@ -127,9 +127,16 @@ func (e *Encrypted) LoadsTyped(typ string, data []byte) (any, error) {
 // payload (an empty one too, as LangGraph does for "null"), binding it to
 // aad unless the cipher is LangGraph's "aes".
 func (e *Encrypted) DumpsTypedWith(v any, aad []byte) (string, []byte, error) {
-	typ, data, err := e.inner.DumpsTyped(v)
-	if err != nil {
-		return "", nil, err
+	var typ string
+	var data []byte
+	if b, ok := v.([]byte); ok && builtinCodec(e.inner) {
+		// The built-in codecs copy raw bytes; encrypting copies anyway.
+		typ, data = TypeBytes, b
+	} else {
+		var err error
+		if typ, data, err = e.inner.DumpsTyped(v); err != nil {
+			return "", nil, err
+		}
 	}
 	ct, err := e.write.Encrypt(data, cipherAAD(e.write.Name(), typ, aad))
 	if err != nil {
@@ -140,9 +147,12 @@ func (e *Encrypted) DumpsTypedWith(v any, aad []byte) (string, []byte, error) {
 
 // LoadsTypedWith decrypts and decodes a value dumped with the same aad.
 func (e *Encrypted) LoadsTypedWith(typ string, data, aad []byte) (any, error) {
-	p, innerTyp, _, err := e.open(typ, data, aad)
+	p, innerTyp, id, err := e.open(typ, data, aad)
 	if err != nil {
 		return nil, err
+	}
+	if id != nil && (innerTyp == TypeBytes || innerTyp == TypeByteArray) && builtinCodec(e.inner) {
+		return p, nil // freshly decrypted: no need to copy again
 	}
 	return e.inner.LoadsTyped(innerTyp, p)
 }
@@ -223,6 +233,14 @@ func (e *Encrypted) NeedsReencrypt(typ string, data, aad []byte) (bool, error) {
 		return false, err
 	}
 	return info.Cipher != e.write.Name() || !info.Primary, nil
+}
+
+func builtinCodec(s Serializer) bool {
+	switch s.(type) {
+	case JSONPlus, MsgPack, *JSONPlus, *MsgPack:
+		return true
+	}
+	return false
 }
 
 var _ BoundSerializer = (*Encrypted)(nil)
