@@ -344,6 +344,94 @@ func (s *suite) testConcurrency(t *testing.T) {
 			t.Fatalf("%d writes, want %d", len(got.PendingWrites), workers*perWorker+1)
 		}
 	})
+	t.Run("maintenance_while_writing", func(t *testing.T) {
+		sv := s.newSaver(t)
+		pr, canPrune := sv.(checkpointer.Pruner)
+		cp, canCopy := sv.(checkpointer.Copier)
+		rd, canDelete := sv.(checkpointer.RunDeleter)
+		if !canPrune && !canCopy && !canDelete {
+			t.Skipf("%T implements none of Pruner, Copier, RunDeleter", sv)
+		}
+		src, pruned := newThreadID("src"), newThreadID("pruned")
+		var wg sync.WaitGroup
+		errs := make(chan error, 1024)
+		wg.Go(func() { // writer of src and pruned
+			parents := map[string]string{}
+			versions := map[string]string{}
+			for i := range perWorker * 2 {
+				for _, th := range []string{src, pruned} {
+					v := sv.NextVersion(versions[th])
+					versions[th] = v
+					c := cfgOf(th, "", parents[th])
+					c.Metadata = map[string]any{"run_id": fmt.Sprintf("run-%d", i%3)}
+					ck := newCheckpoint(i, map[string]any{"v": fmt.Sprintf("%s-%d", th, i)}, map[string]string{"v": v})
+					out, err := sv.Put(t.Context(), c, ck, checkpointer.Metadata{"i": i}, map[string]string{"v": v})
+					if err != nil {
+						errs <- err
+						return
+					}
+					parents[th] = out.CheckpointID
+					if err := sv.PutWrites(t.Context(), out, toWrites([]wr{{"w", i}}), "task", ""); err != nil {
+						errs <- err
+					}
+				}
+			}
+		})
+		var copies []string
+		if canCopy {
+			for i := range 4 {
+				copies = append(copies, newThreadID(fmt.Sprintf("copy%d", i)))
+			}
+			wg.Go(func() {
+				for _, dst := range copies {
+					if err := cp.CopyThread(t.Context(), src, dst); err != nil {
+						errs <- err
+					}
+				}
+			})
+		}
+		if canPrune {
+			wg.Go(func() {
+				for range perWorker {
+					if err := pr.Prune(t.Context(), []string{pruned}, checkpointer.PruneKeepLatest); err != nil {
+						errs <- err
+					}
+				}
+			})
+		}
+		if canDelete {
+			wg.Go(func() {
+				for range perWorker {
+					if err := rd.DeleteForRuns(t.Context(), []string{"run-nothing"}); err != nil {
+						errs <- err
+					}
+				}
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Fatal(err)
+		}
+		if n := len(listThread(t, sv, src, "")); n != perWorker*2 {
+			t.Fatalf("source has %d checkpoints, want %d", n, perWorker*2)
+		}
+		// Every copied tuple reads the value its source has.
+		for _, dst := range copies {
+			for _, tp := range listThread(t, sv, dst, "") {
+				orig := mustGetSome(t, sv, cfgOf(src, "", tp.Config.CheckpointID))
+				if !Equal(orig.Checkpoint.ChannelValues, tp.Checkpoint.ChannelValues) || len(tp.PendingWrites) > 1 {
+					t.Fatalf("copy %s of %s: values %v, source %v, writes %v", dst, tp.Config.CheckpointID, tp.Checkpoint.ChannelValues, orig.Checkpoint.ChannelValues, tp.PendingWrites)
+				}
+			}
+		}
+		if canPrune {
+			latest := mustGetSome(t, sv, cfgOf(pruned, "", ""))
+			if !Equal(fmt.Sprintf("%s-%d", pruned, perWorker*2-1), latest.Checkpoint.ChannelValues["v"]) {
+				t.Fatalf("pruned thread's latest reads %v", latest.Checkpoint.ChannelValues)
+			}
+		}
+	})
 	t.Run("many_threads", func(t *testing.T) {
 		sv := s.newSaver(t)
 		var wg sync.WaitGroup
