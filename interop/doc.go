@@ -28,6 +28,13 @@
 //     JSONPlus (type, data) pairs of the export file, as `memvault threads
 //     export | import` does); JS reads the copy exactly as it reads the
 //     original and continues it, and memvault reads the continuation.
+//   - TestMemvaultNullJSReadable: a nil channel value or pending write that
+//     memvault writes must be readable by JS, whose serializer reads only
+//     the "json" and "bytes" types (JS graphs write null values all the
+//     time: the branch:to:<node> channels).
+//   - TestStringVersionsJSReads: with Python's string versions (memvault's
+//     default) JS reads the thread but cannot continue it (its
+//     getNextVersion refuses strings), hence VersionInt next to JS.
 //   - TestJSRowsFixture: loads testdata/js_rows.sql (the rows JS wrote, see
 //     [JSRowsSQL]) into a fresh schema and checks memvault's reading of it
 //     against testdata/js_rows.json (JS's own reading of the same rows),

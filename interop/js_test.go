@@ -474,3 +474,35 @@ func checkJSClasses(t *testing.T, v tupleView) {
 		t.Errorf("JS revived attachment as %v, want a Uint8Array", got)
 	}
 }
+
+// TestStringVersionsJSReads: with Python's string versions (memvault's
+// default VersionStyle) JS LangGraph still reads the thread, but cannot
+// continue it: its getNextVersion refuses string versions. This is why a
+// saver shared with JS must use VersionInt.
+func TestStringVersionsJSReads(t *testing.T) {
+	requireNode(t)
+	ctx := context.Background()
+	pool, schema := pgtest.Schema(t)
+	s, err := postgres.New(pool, postgres.Options{Schema: schema})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Setup(ctx); err != nil {
+		t.Fatal(err)
+	}
+	const thread = "mv-strings"
+	ids := mvThread(t, s, thread, "sub:1")
+	var r readOutput
+	runNode(t, &r, "read.mjs", schema, thread)
+	mine := collect(t, s.List(ctx, &checkpointer.Config{ThreadID: thread}, checkpointer.ListOptions{AllNamespaces: true}))
+	if len(r.Tuples) != len(mine) || r.Latest == nil || r.Latest.Config.CheckpointID != ids["step1"] {
+		t.Fatalf("JS lists %d checkpoints (memvault %d), latest %+v", len(r.Tuples), len(mine), r.Latest)
+	}
+	for i := range mine {
+		checkTuple(t, mine[i], r.Tuples[i])
+	}
+	_, stderr, err := execNode(t, "read.mjs", schema, thread, "--continue")
+	if err == nil || !bytes.Contains(stderr, []byte("Please override this method to use string versions.")) {
+		t.Errorf("JS continuing a thread with string versions: %v\n%s\nwant getNextVersion's refusal", err, stderr)
+	}
+}

@@ -75,9 +75,9 @@ func nodeEnv(t testing.TB) []string {
 	)
 }
 
-// runNode runs a script of interop/js and decodes the JSON line it prints
-// into out.
-func runNode(t testing.TB, out any, script string, args ...string) {
+// execNode runs a script of interop/js, bounded by nodeTimeout, and returns
+// its standard output and error.
+func execNode(t testing.TB, script string, args ...string) (stdout, stderr []byte, err error) {
 	t.Helper()
 	node := requireNode(t)
 	ctx, cancel := context.WithTimeout(context.Background(), nodeTimeout)
@@ -86,13 +86,22 @@ func runNode(t testing.TB, out any, script string, args ...string) {
 	cmd.Dir = jsDir
 	cmd.Env = nodeEnv(t)
 	cmd.WaitDelay = 5 * time.Second
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("node %s %s: %v\n%s", script, strings.Join(args, " "), err, stderr.String())
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err = cmd.Run()
+	return out.Bytes(), errOut.Bytes(), err
+}
+
+// runNode runs a script of interop/js and decodes the JSON line it prints
+// into out.
+func runNode(t testing.TB, out any, script string, args ...string) {
+	t.Helper()
+	stdout, stderr, err := execNode(t, script, args...)
+	if err != nil {
+		t.Fatalf("node %s %s: %v\n%s", script, strings.Join(args, " "), err, stderr)
 	}
-	if err := json.Unmarshal(stdout.Bytes(), out); err != nil {
-		t.Fatalf("node %s: output: %v\n%.2000s", script, err, stdout.String())
+	if err := json.Unmarshal(stdout, out); err != nil {
+		t.Fatalf("node %s: output: %v\n%.2000s", script, err, stdout)
 	}
 }
 
