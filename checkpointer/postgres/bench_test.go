@@ -127,6 +127,32 @@ func BenchmarkPut(b *testing.B) {
 	}
 }
 
+func BenchmarkPutWrites(b *testing.B) {
+	for _, mode := range []string{"plain", "encrypted", "raw"} {
+		b.Run(mode, func(b *testing.B) {
+			e := newBenchEnv(b, mode == "encrypted")
+			ctx := context.Background()
+			cfg := e.seed(b, "bench-writes", 1)
+			vals := benchValues()
+			writes := []checkpointer.Write{{Channel: "messages", Value: vals["messages"]}, {Channel: "step", Value: 4}, {Channel: "user", Value: "u"}}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := range b.N {
+				task := fmt.Sprintf("task-%d", i)
+				var err error
+				if mode == "raw" {
+					err = rawPutWrites(ctx, e.pool, cfg, writes, task)
+				} else {
+					err = e.s.PutWrites(ctx, cfg, writes, task, "")
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
 func BenchmarkGetTuple(b *testing.B) {
 	for _, mode := range []string{"plain", "encrypted", "raw"} {
 		b.Run(mode, func(b *testing.B) {
@@ -203,6 +229,9 @@ const (
 	rawBlobs     = `INSERT INTO checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, blob)
 SELECT $1, $2, ch, ver, typ, bl FROM unnest($3::text[], $4::text[], $5::text[], $6::bytea[]) AS t(ch, ver, typ, bl)
 ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO NOTHING`
+	rawWrites = `INSERT INTO checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob)
+SELECT $1, $2, $3, $4, $5, i, ch, typ, bl FROM unnest($6::integer[], $7::text[], $8::text[], $9::bytea[]) AS t(i, ch, typ, bl)
+ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) DO NOTHING`
 	rawCheckpoint = `INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata)
 VALUES ($1, $2, $3, $4, $5, $6)
 ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) DO UPDATE SET checkpoint = EXCLUDED.checkpoint, metadata = EXCLUDED.metadata`
@@ -238,6 +267,22 @@ func rawPut(ctx context.Context, pool *pgxpool.Pool, cfg checkpointer.Config, cp
 		return "", err
 	}
 	return cp.ID, nil
+}
+
+func rawPutWrites(ctx context.Context, pool *pgxpool.Pool, cfg checkpointer.Config, writes []checkpointer.Write, task string) error {
+	idxs := make([]int32, len(writes))
+	chans := make([]string, len(writes))
+	types := make([]string, len(writes))
+	blobs := make([][]byte, len(writes))
+	for i, w := range writes {
+		data, err := json.Marshal(w.Value)
+		if err != nil {
+			return err
+		}
+		idxs[i], chans[i], types[i], blobs[i] = int32(i), w.Channel, "json", data
+	}
+	_, err := pool.Exec(ctx, rawWrites, cfg.ThreadID, cfg.CheckpointNS, cfg.CheckpointID, task, "", idxs, chans, types, blobs)
+	return err
 }
 
 // rawRead runs a read statement, scans every row and decodes its JSON: the

@@ -152,8 +152,10 @@ func (s *Saver) listQuery(cfg *checkpointer.Config, opt checkpointer.ListOptions
 	}
 	sb.WriteString("\nORDER BY c.checkpoint_id DESC")
 	if opt.Limit > 0 {
-		args = append(args, opt.Limit)
-		sb.WriteString(" LIMIT $" + strconv.Itoa(len(args)))
+		// A literal, not a parameter: with a parameter, the generic plan of
+		// the prepared statement does not know the limit is small and may
+		// compute the value subqueries of every row before sorting.
+		sb.WriteString(" LIMIT " + strconv.Itoa(opt.Limit))
 	}
 	return sb.String(), args, nil
 }
