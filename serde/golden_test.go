@@ -121,6 +121,8 @@ var jsonGolden = []struct {
 	{"py_bytes", `{"lc": 2, "type": "constructor", "id": ["builtins", "bytes"], "method": "fromhex", "args": ["00ff"], "kwargs": {}}`, []byte{0, 0xff}},
 	{"py_date", `{"lc": 2, "type": "constructor", "id": ["datetime", "date"], "method": "fromisoformat", "args": ["2024-01-02"], "kwargs": {}}`,
 		Constructor{LC: 2, Type: "constructor", ID: []string{"datetime", "date"}, Method: "fromisoformat", Args: []any{"2024-01-02"}, Kwargs: map[string]any{}}},
+	{"py_pydantic_v2", `{"lc": 2, "type": "constructor", "id": ["myapp", "models", "User"], "method": [null, "model_construct"], "args": [], "kwargs": {"name": "ann"}}`,
+		Constructor{LC: 2, Type: "constructor", ID: []string{"myapp", "models", "User"}, Args: []any{}, Kwargs: map[string]any{"name": "ann"}, Extra: map[string]any{"method": []any{nil, "model_construct"}}}},
 	{"py_nan_tokens", `[NaN, Infinity, -Infinity, "NaN in a string"]`, []any{math.NaN(), math.Inf(1), math.Inf(-1), "NaN in a string"}},
 	{"py_float_record", `{"lc":2,"type":"constructor","id":["builtins","float"],"method":null,"args":["-inf"],"kwargs":{}}`, math.Inf(-1)},
 	{"js_set", `{"lc":2,"type":"constructor","id":["Set"],"method":null,"args":[[1,2]],"kwargs":{}}`, Set{int64(1), int64(2)}},

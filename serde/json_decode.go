@@ -170,34 +170,39 @@ func reviveLC(m map[string]any) (any, error) {
 		}
 	}
 	c := Constructor{LC: int(lc), Type: typ, ID: id}
+	extra := func(k string, v any) {
+		if c.Extra == nil {
+			c.Extra = map[string]any{}
+		}
+		c.Extra[k] = v
+	}
 	for k, v := range m {
 		switch k {
 		case "lc", "type", "id":
 		case "method":
+			// Python wrote pydantic v2 models with method
+			// [null, "model_construct"]; such values are kept in Extra.
 			switch x := v.(type) {
 			case string:
 				c.Method = x
 			case nil:
 			default:
-				return m, nil // not a record's shape: keep the object
+				extra(k, v)
 			}
 		case "args":
-			a, ok := v.([]any)
-			if !ok {
-				return m, nil
+			if a, ok := v.([]any); ok {
+				c.Args = a
+			} else {
+				extra(k, v)
 			}
-			c.Args = a
 		case "kwargs":
-			kw, ok := v.(map[string]any)
-			if !ok {
-				return m, nil
+			if kw, ok := v.(map[string]any); ok {
+				c.Kwargs = kw
+			} else {
+				extra(k, v)
 			}
-			c.Kwargs = kw
 		default:
-			if c.Extra == nil {
-				c.Extra = map[string]any{}
-			}
-			c.Extra[k] = v
+			extra(k, v)
 		}
 	}
 	if lc == 2 && typ == "constructor" && len(c.Extra) == 0 {

@@ -394,30 +394,26 @@ func constructorMap(c Constructor) map[string]any {
 		id[i] = s
 	}
 	m["id"] = id
-	if c.LC == 2 {
-		if c.Method != "" {
-			m["method"] = c.Method
-		} else {
-			m["method"] = nil
-		}
+	_, hasMethod := m["method"]
+	_, hasArgs := m["args"]
+	_, hasKwargs := m["kwargs"]
+	switch {
+	case c.Method != "":
+		m["method"] = c.Method
+	case c.LC == 2 && !hasMethod:
+		m["method"] = nil
+	}
+	switch {
+	case c.Args != nil:
 		m["args"] = c.Args
-		if c.Args == nil {
-			m["args"] = []any{}
-		}
+	case c.LC == 2 && !hasArgs:
+		m["args"] = []any{}
+	}
+	switch {
+	case c.Kwargs != nil:
 		m["kwargs"] = c.Kwargs
-		if c.Kwargs == nil {
-			m["kwargs"] = map[string]any{}
-		}
-	} else {
-		if c.Method != "" {
-			m["method"] = c.Method
-		}
-		if c.Args != nil {
-			m["args"] = c.Args
-		}
-		if c.Kwargs != nil {
-			m["kwargs"] = c.Kwargs
-		}
+	case c.LC == 2 && !hasKwargs:
+		m["kwargs"] = map[string]any{}
 	}
 	return m
 }
