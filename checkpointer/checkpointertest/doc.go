@@ -21,6 +21,22 @@
 // kinds, unicode and NUL bytes, 8 MiB values, SQL metacharacters in names,
 // bad input and context cancellation.
 //
+// # Contract points the suite pins down
+//
+// Beyond LangGraph's suites, these behaviours are checked so that every
+// backend agrees: List with a nil config lists every thread and namespace,
+// and with a config lacking a thread id every thread of the config's
+// namespace (JS LangGraph's behaviour); GetTuple and Put without a thread id,
+// DeleteThread(""), and CopyThread with an empty id return
+// checkpointer.ErrMissingThreadID; PutWrites without a checkpoint id returns
+// checkpointer.ErrMissingCheckpointID; a failed Put or PutWrites stores
+// nothing; PutWrites upserts only when every write is to a special channel;
+// pending writes come back ordered by (task id, idx); the latest checkpoint is
+// the one with the greatest id, not the last one put; a v<4 checkpoint is
+// migrated whatever backend stored it (the suite stores it with Put and V=1,
+// so no backend-specific fixture is needed); an error from a cancelled
+// context wraps context.Canceled.
+//
 // # Value model
 //
 // Values come back through the saver's serializer, so the suite compares

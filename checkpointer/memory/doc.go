@@ -13,6 +13,11 @@
 // data of serde.BlobAAD and serde.WriteAAD, exactly as the SQL backends give
 // it, so the same ciphertext rules apply here.
 //
+// PutWrites follows PostgreSQL's rule (checkpointer.UpsertWrites: a call
+// whose writes all target special channels overwrites, any other call keeps
+// existing writes) rather than Python InMemorySaver's per-write rule, so every
+// memvault backend behaves alike.
+//
 // Metadata is kept as plain JSON (decoded into map[string]any with int64 and
 // float64 numbers) and filtered with checkpointer.MetadataContains, the
 // semantics of PostgreSQL's metadata @> filter.
