@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"regexp"
 	"strings"
 	"time"
 
@@ -170,6 +171,8 @@ func (s *Saver) migrate(ctx context.Context, conn DB, table string, list []strin
 		stmt := r.Replace(list[i])
 		if s.inTx {
 			stmt = strings.Replace(stmt, "INDEX CONCURRENTLY", "INDEX", 1)
+		} else if err := s.dropInvalidIndex(ctx, conn, stmt); err != nil {
+			return fmt.Errorf("postgres: setup: %s v%d: %w", table, i, err)
 		}
 		if err := execMigration(ctx, conn, stmt); err != nil {
 			return fmt.Errorf("postgres: setup: %s v%d: %w", table, i, err)
@@ -179,6 +182,31 @@ func (s *Saver) migrate(ctx context.Context, conn DB, table string, list []strin
 		}
 	}
 	return nil
+}
+
+var concurrentIndex = regexp.MustCompile(`INDEX CONCURRENTLY IF NOT EXISTS (\w+) ON`)
+
+// dropInvalidIndex drops the index stmt creates if a CREATE INDEX
+// CONCURRENTLY that failed or was interrupted left it behind invalid: IF NOT
+// EXISTS would otherwise skip it and record the migration as done with an
+// index PostgreSQL never uses.
+func (s *Saver) dropInvalidIndex(ctx context.Context, conn DB, stmt string) error {
+	m := concurrentIndex.FindStringSubmatch(stmt)
+	if m == nil {
+		return nil
+	}
+	var invalid bool
+	err := conn.QueryRow(ctx, `SELECT NOT i.indisvalid FROM pg_index i
+JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+WHERE c.relname = $1 AND n.nspname = coalesce(nullif($2, ''), current_schema())`, m[1], s.q.schema).Scan(&invalid)
+	if errors.Is(err, pgx.ErrNoRows) || (err == nil && !invalid) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	_, err = conn.Exec(ctx, `DROP INDEX CONCURRENTLY IF EXISTS `+ident(s.q.schema, m[1]), pgx.QueryExecModeSimpleProtocol)
+	return err
 }
 
 // execMigration runs one DDL statement with the simple protocol (DDL has no

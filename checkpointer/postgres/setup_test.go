@@ -228,3 +228,36 @@ func TestSchemaOption(t *testing.T) {
 		t.Error("schema with NUL accepted")
 	}
 }
+
+// TestSetupReplacesInvalidIndex: an index a failed CREATE INDEX
+// CONCURRENTLY left invalid is rebuilt, not taken as done.
+func TestSetupReplacesInvalidIndex(t *testing.T) {
+	ctx := context.Background()
+	pool, schema := pgtest.Schema(t)
+	execFile(t, pool, "js_rows.sql") // JS stops at migration 4
+	_, err := pool.Exec(ctx, `CREATE UNIQUE INDEX CONCURRENTLY checkpoints_thread_id_idx ON checkpoints(thread_id)`)
+	if err == nil {
+		t.Fatal("unique index over duplicate thread ids built")
+	}
+	valid := func() bool {
+		var ok bool
+		if err := pool.QueryRow(ctx, `SELECT i.indisvalid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.relname = 'checkpoints_thread_id_idx' AND n.nspname = $1`, schema).Scan(&ok); err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+	if valid() {
+		t.Fatal("failed build left a valid index")
+	}
+	s, err := postgres.New(pool, postgres.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Setup(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if !valid() {
+		t.Error("Setup kept the invalid index")
+	}
+}
