@@ -381,7 +381,7 @@ func (d *demo) rawLook(ctx context.Context) error {
 			rows.Close()
 			return err
 		}
-		d.say("checkpoint_blobs  %-9s type %-12s %s", ch, typ, preview(blob))
+		d.say("checkpoint_blobs  %-12s type %-12s %s", ch, typ, preview(blob))
 	}
 	if err := rows.Close(); err != nil {
 		return err
