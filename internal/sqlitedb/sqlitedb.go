@@ -44,6 +44,11 @@ type Options struct {
 	MaxReaders int
 }
 
+// mmapSize is how much of the database file connections map into memory:
+// reads of mapped pages need no system call and share the operating
+// system's page cache between connections (vector scans read every page).
+const mmapSize = 256 << 20
+
 // Errors.
 var (
 	// ErrClosed is returned by a handle used after Close.
@@ -144,7 +149,8 @@ func openFile(abs string, opts Options) (*shared, error) {
 		syncMode = "FULL"
 	}
 	base := abs + "?_pragma=busy_timeout(" + busyMillis(opts) + ")" +
-		"&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_pragma=synchronous(" + syncMode + ")"
+		"&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_pragma=synchronous(" + syncMode + ")" +
+		"&_pragma=mmap_size(" + strconv.FormatInt(mmapSize, 10) + ")&_pragma=temp_store(MEMORY)"
 	w, err := sql.Open(DriverName, base+"&_txlock=immediate")
 	if err != nil {
 		return nil, fmt.Errorf("sqlitedb: open %s: %w", abs, err)

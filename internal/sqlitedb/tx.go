@@ -17,6 +17,13 @@ const lockStmt = `DELETE FROM memvault_migrations WHERE 0`
 // time; the transaction holds the database's write lock from its start, so
 // it cannot fail with SQLITE_BUSY half-way. fn must not call Read or Write.
 func (d *DB) Write(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	return d.WriteCommitted(ctx, fn, nil)
+}
+
+// WriteCommitted is Write that calls committed, when not nil, after a
+// successful commit and before the next write transaction of the process
+// can start: callers keep in-process state (caches) in commit order.
+func (d *DB) WriteCommitted(ctx context.Context, fn func(tx *sql.Tx) error, committed func()) error {
 	s, err := d.get()
 	if err != nil {
 		return err
@@ -44,6 +51,9 @@ func (d *DB) Write(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("sqlitedb: commit: %w", err)
+	}
+	if committed != nil {
+		committed()
 	}
 	return nil
 }

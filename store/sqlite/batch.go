@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/memvault/memvault/embeddings"
@@ -71,15 +72,21 @@ func (s *Store) Batch(ctx context.Context, ops []store.Op) ([]store.Result, erro
 		return nil
 	}
 	if len(puts) > 0 {
-		err := s.db.Write(ctx, func(tx *sql.Tx) error {
+		var gen int64
+		err := s.db.WriteCommitted(ctx, func(tx *sql.Tx) error {
 			if err := reads(ctx, tx); err != nil {
 				return err
 			}
 			if err := applyRefreshes(ctx, tx, refreshes); err != nil {
 				return err
 			}
-			return s.applyPuts(ctx, tx, puts, now)
-		})
+			if err := s.applyPuts(ctx, tx, puts, now); err != nil {
+				return err
+			}
+			var err error
+			gen, err = bumpGeneration(ctx, tx)
+			return err
+		}, func() { s.cache.committed(gen, puts, now.UnixNano()) })
 		if err != nil {
 			return nil, wrap(err)
 		}
@@ -211,7 +218,7 @@ func (s *Store) embed(ctx context.Context, puts []*put, queries map[string][]flo
 				if err := s.checkDims(vecs[0]); err != nil {
 					return err
 				}
-				p.vectors[i] = vecs[0]
+				p.vectors[i] = slices.Clone(vecs[0]) // kept by the vector cache
 				vecs = vecs[1:]
 			}
 		}

@@ -8,7 +8,9 @@ const component = "store"
 // vector_migrations 1): value is JSON text, embedding a BLOB of
 // little-endian float32s, and timestamps are INTEGER Unix nanoseconds (UTC)
 // computed by the store's clock. The primary key (prefix, key) serves
-// prefix searches as the text_pattern_ops index does in PostgreSQL.
+// prefix searches as the text_pattern_ops index does in PostgreSQL;
+// store_vectors is clustered on it (WITHOUT ROWID), so a search scans the
+// vectors of a prefix as one contiguous range.
 var migrations = []string{
 	`CREATE TABLE IF NOT EXISTS store (
 		prefix TEXT NOT NULL,
@@ -30,5 +32,12 @@ var migrations = []string{
 		updated_at INTEGER NOT NULL,
 		PRIMARY KEY (prefix, key, field_name),
 		FOREIGN KEY (prefix, key) REFERENCES store (prefix, key) ON DELETE CASCADE
-	)`,
+	) WITHOUT ROWID`,
+	// v1: the generation every item-changing transaction bumps; processes
+	// keep their in-memory vector caches coherent by it.
+	`CREATE TABLE IF NOT EXISTS store_generation (
+		id INTEGER PRIMARY KEY CHECK (id = 0),
+		gen INTEGER NOT NULL
+	);
+	INSERT OR IGNORE INTO store_generation (id, gen) VALUES (0, 0)`,
 }

@@ -41,6 +41,22 @@ func (s *scorer) score(v []float32) float64 {
 	}
 }
 
+// scoreNorm is score for a vector whose norm (sqrt(v·v)) is known.
+func (s *scorer) scoreNorm(v []float32, nv float32) float64 {
+	if len(v) != len(s.q) || (s.dist != store.Cosine && s.dist != "") {
+		return s.score(v)
+	}
+	if nv == 0 || s.qnorm == 0 {
+		return 0
+	}
+	return float64(dot(v, s.q)) / (float64(nv) * s.qnorm)
+}
+
+// norm returns sqrt(v·v).
+func norm(v []float32) float32 {
+	return float32(math.Sqrt(float64(dot(v, v))))
+}
+
 // dot accumulates in float32 like pgvector, eight lanes at a time. len(b)
 // must be at least len(a).
 func dot(a, b []float32) float32 {

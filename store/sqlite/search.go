@@ -57,21 +57,24 @@ func (s *Store) search(ctx context.Context, tx *sql.Tx, prefix store.Namespace, 
 	}
 
 	if query != nil {
-		cands, err := s.scoreVectors(ctx, tx, prefix, query, now)
+		cands, err := s.candidates(ctx, tx, prefix, query, now)
 		if err != nil {
 			return nil, err
 		}
-		slices.SortFunc(cands, func(a, b candidate) int {
-			return cmp.Or(cmp.Compare(b.score, a.score), cmp.Compare(b.updated, a.updated),
-				strings.Compare(a.k.ns, b.k.ns), strings.Compare(a.k.key, b.k.key))
-		})
+		// Rank only the best few unless the filter rejects many of them.
+		sorted := min(len(cands), max(4*need, 64))
+		topK(cands, sorted, compareCandidates)
 		// Fetch the ranked items in chunks until the page is full.
 		more := true
 		for start := 0; more && start < len(cands); {
-			n := min(len(cands)-start, max(2*(need-seen), 32), 400)
+			if start >= sorted {
+				slices.SortFunc(cands[sorted:], compareCandidates)
+				sorted = len(cands)
+			}
+			n := min(sorted-start, max(2*(need-seen), 32), 400)
 			part := cands[start : start+n]
 			start += n
-			rows, err := s.fetch(ctx, tx, part)
+			rows, err := s.fetch(ctx, tx, part, now)
 			if err != nil {
 				return nil, err
 			}
@@ -132,6 +135,78 @@ func (s *Store) search(ctx context.Context, tx *sql.Tx, prefix store.Namespace, 
 	return out, rs.Err()
 }
 
+// compareCandidates orders by score descending, then as a search without
+// query.
+func compareCandidates(a, b candidate) int {
+	return cmp.Or(cmp.Compare(b.score, a.score), cmp.Compare(b.updated, a.updated),
+		strings.Compare(a.k.ns, b.k.ns), strings.Compare(a.k.key, b.k.key))
+}
+
+// topK moves the k smallest elements of s (by compare) to s[:k], sorted,
+// with a bounded max-heap: O(n log k) instead of sorting all of s.
+func topK[T any](s []T, k int, compare func(a, b T) int) {
+	if k <= 0 {
+		return
+	}
+	if k >= len(s)/4 {
+		slices.SortFunc(s, compare)
+		return
+	}
+	less := func(i, j int) bool { return compare(s[i], s[j]) > 0 } // max-heap
+	down := func(i, n int) {
+		for {
+			l := 2*i + 1
+			if l >= n {
+				return
+			}
+			j := l
+			if r := l + 1; r < n && less(r, l) {
+				j = r
+			}
+			if !less(j, i) {
+				return
+			}
+			s[i], s[j] = s[j], s[i]
+			i = j
+		}
+	}
+	for i := k/2 - 1; i >= 0; i-- {
+		down(i, k)
+	}
+	for i := k; i < len(s); i++ {
+		if compare(s[i], s[0]) < 0 {
+			s[0], s[i] = s[i], s[0]
+			down(0, k)
+		}
+	}
+	slices.SortFunc(s[:k], compare)
+}
+
+// candidates scores the vectors under prefix, from the vector cache when
+// it is enabled, from SQLite otherwise.
+func (s *Store) candidates(ctx context.Context, tx *sql.Tx, prefix store.Namespace, query []float32, now time.Time) ([]candidate, error) {
+	if !s.cache.enabled() {
+		return s.scoreVectors(ctx, tx, prefix, query, now)
+	}
+	sc := newScorer(s.index.Distance, query)
+	gen, err := readGeneration(ctx, tx)
+	if err != nil {
+		return nil, err
+	}
+	p := prefix.String()
+	if cands, ok := s.cache.candidates(gen, p, sc); ok {
+		return cands, nil
+	}
+	items, err := s.cache.load(ctx, tx, gen)
+	if err != nil {
+		return nil, err
+	}
+	if items == nil { // over budget
+		return s.scoreVectors(ctx, tx, prefix, query, now)
+	}
+	return scoreItems(items, p, sc), nil
+}
+
 // scoreVectors scores every vector under prefix against query and returns
 // one candidate per item with its best score.
 func (s *Store) scoreVectors(ctx context.Context, tx *sql.Tx, prefix store.Namespace, query []float32, now time.Time) ([]candidate, error) {
@@ -143,7 +218,6 @@ func (s *Store) scoreVectors(ctx context.Context, tx *sql.Tx, prefix store.Names
 			WHERE ` + cond + ` AND (s.expires_at IS NULL OR s.expires_at > ?)`
 		args = append(args, now.UnixNano())
 	}
-	q += ` ORDER BY v.prefix, v.key`
 	rs, err := tx.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, err
@@ -151,6 +225,7 @@ func (s *Store) scoreVectors(ctx context.Context, tx *sql.Tx, prefix store.Names
 	defer rs.Close()
 	var (
 		cands []candidate
+		index = map[itemKey]int{} // position in cands
 		buf   []float32
 		ns    sql.RawBytes
 		key   sql.RawBytes
@@ -167,19 +242,25 @@ func (s *Store) scoreVectors(ctx context.Context, tx *sql.Tx, prefix store.Names
 			continue // not float32s: not a vector this store wrote
 		}
 		score := sc.score(buf)
-		// Rows arrive grouped by item: compare with the last candidate
-		// without allocating the key strings again.
+		// The rows of one item usually arrive together (primary key
+		// order): compare with the last candidate before building keys.
 		if n := len(cands); n > 0 && cands[n-1].k.ns == string(ns) && cands[n-1].k.key == string(key) {
 			cands[n-1].score = max(cands[n-1].score, score)
 			continue
 		}
-		cands = append(cands, candidate{k: itemKey{string(ns), string(key)}, updated: upd, score: score})
+		k := itemKey{string(ns), string(key)}
+		if i, ok := index[k]; ok {
+			cands[i].score = max(cands[i].score, score)
+			continue
+		}
+		index[k] = len(cands)
+		cands = append(cands, candidate{k: k, updated: upd, score: score})
 	}
 	return cands, rs.Err()
 }
 
 // fetch loads the rows of the candidates' items.
-func (s *Store) fetch(ctx context.Context, tx *sql.Tx, cands []candidate) (map[itemKey]itemRow, error) {
+func (s *Store) fetch(ctx context.Context, tx *sql.Tx, cands []candidate, now time.Time) (map[itemKey]itemRow, error) {
 	var q strings.Builder
 	q.WriteString(`SELECT ` + itemColumns + ` FROM store WHERE (prefix, key) IN (VALUES `)
 	args := make([]any, 0, 2*len(cands))
@@ -191,6 +272,10 @@ func (s *Store) fetch(ctx context.Context, tx *sql.Tx, cands []candidate) (map[i
 		args = append(args, c.k.ns, c.k.key)
 	}
 	q.WriteString(")")
+	if s.omitExpired() {
+		q.WriteString(` AND (expires_at IS NULL OR expires_at > ?)`)
+		args = append(args, now.UnixNano())
+	}
 	rs, err := tx.QueryContext(ctx, q.String(), args...)
 	if err != nil {
 		return nil, err

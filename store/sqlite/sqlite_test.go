@@ -43,9 +43,9 @@ func encrypted(t testing.TB, opts ...serde.EncryptedOption) serde.Serializer {
 	return e
 }
 
-func runConformance(t *testing.T, sd func(t testing.TB) serde.Serializer) {
+func runConformance(t *testing.T, sd func(t testing.TB) serde.Serializer, cacheBytes int64) {
 	cfgOpts := func(t *testing.T, cfg storetest.Config) Options {
-		return Options{Index: cfg.Index, TTL: cfg.TTL, Now: cfg.Now, Serde: sd(t)}
+		return Options{Index: cfg.Index, TTL: cfg.TTL, Now: cfg.Now, Serde: sd(t), VectorCacheBytes: cacheBytes}
 	}
 	t.Run("Memory", func(t *testing.T) {
 		storetest.Run(t, func(t *testing.T, cfg storetest.Config) store.Store {
@@ -60,11 +60,94 @@ func runConformance(t *testing.T, sd func(t testing.TB) serde.Serializer) {
 }
 
 func TestConformance(t *testing.T) {
-	runConformance(t, func(testing.TB) serde.Serializer { return nil })
+	runConformance(t, func(testing.TB) serde.Serializer { return nil }, 0)
 }
 
 func TestConformanceEncrypted(t *testing.T) {
-	runConformance(t, func(t testing.TB) serde.Serializer { return encrypted(t) })
+	runConformance(t, func(t testing.TB) serde.Serializer { return encrypted(t) }, 0)
+}
+
+// TestConformanceNoVectorCache runs the suite with searches scanning the
+// vectors in SQLite.
+func TestConformanceNoVectorCache(t *testing.T) {
+	runConformance(t, func(testing.TB) serde.Serializer { return nil }, -1)
+}
+
+// TestVectorCacheCoherence checks that a store sees vectors written by
+// another process (here: another store on its own connections to the same
+// file, with its own cache) and its own writes, deletes and sweeps.
+func TestVectorCacheCoherence(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "coherent.db")
+	clock := storetest.NewClock()
+	idx := &store.IndexConfig{Embedder: storetest.NewAxisEmbedder(storetest.Vocabulary...)}
+	a := openStore(t, path, Options{Index: idx, TTL: &store.TTLConfig{SweepInterval: -1}, Now: clock.Now})
+	defer a.Close()
+	raw, err := sql.Open("sqlite", path+"?_pragma=busy_timeout(5000)&_pragma=foreign_keys(1)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	b, err := New(ctx, raw, Options{Index: idx, Now: clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	ns := store.Namespace{"n"}
+	top := func(s *Store, query string) string {
+		t.Helper()
+		res, err := s.Search(ctx, ns, store.SearchOptions{Query: query, Limit: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res) == 0 || res[0].Score == nil {
+			return ""
+		}
+		return res[0].Key
+	}
+	if err := a.Put(ctx, ns, "apple", map[string]any{"t": "apple"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := top(a, "apple"); got != "apple" {
+		t.Fatalf("own write: top %q", got)
+	}
+	// Another process writes: a must reload.
+	if err := b.Put(ctx, ns, "cherry", map[string]any{"t": "cherry"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := top(a, "cherry"); got != "cherry" {
+		t.Fatalf("other process's write: top %q", got)
+	}
+	// Own re-put changes the vector; own delete removes it.
+	if err := a.Put(ctx, ns, "apple", map[string]any{"t": "date"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := top(a, "date"); got != "apple" {
+		t.Fatalf("own re-put: top %q", got)
+	}
+	if got := top(b, "date"); got != "apple" {
+		t.Fatalf("other store after re-put: top %q", got)
+	}
+	if err := a.Delete(ctx, ns, "cherry"); err != nil {
+		t.Fatal(err)
+	}
+	if got := top(b, "cherry"); got == "cherry" {
+		t.Fatal("deleted item still ranked by the other store")
+	}
+	// A sweep drops expired vectors.
+	if err := a.Put(ctx, ns, "banana", map[string]any{"t": "banana"}, store.WithTTL(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if got := top(a, "banana"); got != "banana" {
+		t.Fatalf("before sweep: top %q", got)
+	}
+	clock.Advance(time.Hour)
+	if n, err := a.Sweep(ctx); err != nil || n != 1 {
+		t.Fatalf("Sweep = %d, %v", n, err)
+	}
+	if got := top(a, "banana"); got == "banana" {
+		t.Fatal("swept item still ranked")
+	}
 }
 
 // TestConformanceWrapped runs the suite on a *sql.DB the caller opened.

@@ -36,6 +36,11 @@ type Options struct {
 	// every commit (durable against power loss, not only process crashes).
 	// New ignores it.
 	FullSync bool
+	// VectorCacheBytes bounds the in-memory copy of the stored vectors that
+	// searches with a query score (1 KiB per 256-dim vector); 0 means
+	// DefaultVectorCacheBytes, negative disables the cache. When the vectors
+	// do not fit, every search reads them from SQLite.
+	VectorCacheBytes int64
 }
 
 // Store is a store.Store on a SQLite database, safe for concurrent use, also
@@ -46,6 +51,7 @@ type Store struct {
 	ttl   *store.TTLConfig
 	serde serde.Serializer
 	now   func() time.Time
+	cache *vecCache
 
 	closed    atomic.Bool
 	closeOnce sync.Once
@@ -105,6 +111,14 @@ func newStore(ctx context.Context, db *sqlitedb.DB, opts Options) (*Store, error
 	}
 	if s.now == nil {
 		s.now = time.Now
+	}
+	switch budget := opts.VectorCacheBytes; {
+	case budget == 0:
+		s.cache = newVecCache(DefaultVectorCacheBytes)
+	case budget < 0:
+		s.cache = newVecCache(0)
+	default:
+		s.cache = newVecCache(budget)
 	}
 	if opts.Index != nil {
 		idx, err := resolveIndex(*opts.Index)
@@ -203,7 +217,7 @@ func (s *Store) Sweep(ctx context.Context) (int, error) {
 	}
 	now := s.now().UnixNano()
 	var n int64
-	err := s.db.Write(ctx, func(tx *sql.Tx) error {
+	err := s.db.WriteCommitted(ctx, func(tx *sql.Tx) error {
 		// Explicit, in case a wrapped database runs without foreign keys.
 		if _, err := tx.ExecContext(ctx, `DELETE FROM store_vectors WHERE (prefix, key) IN
 			(SELECT prefix, key FROM store WHERE expires_at IS NOT NULL AND expires_at < ?)`, now); err != nil {
@@ -213,8 +227,15 @@ func (s *Store) Sweep(ctx context.Context) (int, error) {
 		if err != nil {
 			return err
 		}
-		n, err = res.RowsAffected()
+		if n, err = res.RowsAffected(); err != nil || n == 0 {
+			return err
+		}
+		_, err = bumpGeneration(ctx, tx)
 		return err
+	}, func() {
+		if n > 0 {
+			s.cache.invalidate()
+		}
 	})
 	if err != nil {
 		return 0, fmt.Errorf("sqlite: sweep: %w", err)

@@ -1,0 +1,192 @@
+package sqlite
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"testing"
+
+	"github.com/memvault/memvault/store"
+	"github.com/memvault/memvault/store/memory"
+)
+
+// Benchmarks run each operation on the SQLite store (a WAL file in a temp
+// directory) next to the in-memory store as the baseline.
+
+// vecEmbedder returns deterministic pseudo-random vectors so that
+// benchmarks measure the store, not the embedder.
+type vecEmbedder struct{ dims int }
+
+func (e vecEmbedder) vec(text string) []float32 {
+	var seed uint64
+	for i := 0; i < len(text); i++ {
+		seed = seed*131 + uint64(text[i])
+	}
+	r := rand.New(rand.NewPCG(seed, 1))
+	v := make([]float32, e.dims)
+	for i := range v {
+		v[i] = r.Float32()*2 - 1
+	}
+	return v
+}
+
+func (e vecEmbedder) EmbedDocuments(_ context.Context, texts []string) ([][]float32, error) {
+	out := make([][]float32, len(texts))
+	for i, t := range texts {
+		out[i] = e.vec(t)
+	}
+	return out, nil
+}
+func (e vecEmbedder) EmbedQuery(_ context.Context, text string) ([]float32, error) {
+	return e.vec(text), nil
+}
+func (e vecEmbedder) Dims() int    { return e.dims }
+func (e vecEmbedder) Name() string { return fmt.Sprintf("bench:%d", e.dims) }
+
+type benchBackend struct {
+	name string
+	open func(b *testing.B, idx *store.IndexConfig) store.Store
+}
+
+var benchBackends = []benchBackend{
+	{"memory", func(b *testing.B, idx *store.IndexConfig) store.Store {
+		s, err := memory.New(memory.Options{Index: idx})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { s.Close() })
+		return s
+	}},
+	{"sqlite-file", func(b *testing.B, idx *store.IndexConfig) store.Store {
+		s := openStore(b, filepath.Join(b.TempDir(), "bench.db"), Options{Index: idx})
+		b.Cleanup(func() { s.Close() })
+		return s
+	}},
+}
+
+// benchStore returns a store holding n items in 10 namespaces under
+// ("bench"), each with a 256-dim vector when dims > 0.
+func benchStore(b *testing.B, be benchBackend, n, dims int) store.Store {
+	b.Helper()
+	var idx *store.IndexConfig
+	if dims > 0 {
+		idx = &store.IndexConfig{Embedder: vecEmbedder{dims}, Fields: []string{"text"}}
+	}
+	s := be.open(b, idx)
+	ctx := context.Background()
+	var ops []store.Op
+	for i := range n {
+		ops = append(ops, store.PutOp{
+			Namespace: store.Namespace{"bench", fmt.Sprint(i % 10)},
+			Key:       fmt.Sprint(i),
+			Value:     map[string]any{"text": fmt.Sprintf("memory number %d", i), "i": i},
+		})
+		if len(ops) == 1000 {
+			if _, err := s.Batch(ctx, ops); err != nil {
+				b.Fatal(err)
+			}
+			ops = ops[:0]
+		}
+	}
+	if _, err := s.Batch(ctx, ops); err != nil {
+		b.Fatal(err)
+	}
+	return s
+}
+
+// BenchmarkSearchQuery ranks 10 000 items of 256 dims against a query and
+// returns the best 10 (k = 10), by exact scan.
+func BenchmarkSearchQuery(b *testing.B) {
+	for _, be := range benchBackends {
+		b.Run(be.name, func(b *testing.B) {
+			s := benchStore(b, be, 10000, 256)
+			ctx := context.Background()
+			b.SetBytes(10000 * 256 * 4) // vector bytes scanned per search
+			b.ReportAllocs()
+			defer reportCPU(b)()
+			for b.Loop() {
+				items, err := s.Search(ctx, store.Namespace{"bench"}, store.SearchOptions{Query: "what do I remember", Limit: 10})
+				if err != nil || len(items) != 10 || items[0].Score == nil {
+					b.Fatal(err, len(items))
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkSearchNoQuery lists the 10 most recently updated of 10 000
+// items.
+func BenchmarkSearchNoQuery(b *testing.B) {
+	for _, be := range benchBackends {
+		b.Run(be.name, func(b *testing.B) {
+			s := benchStore(b, be, 10000, 0)
+			ctx := context.Background()
+			b.ReportAllocs()
+			for b.Loop() {
+				items, err := s.Search(ctx, store.Namespace{"bench"}, store.SearchOptions{Limit: 10})
+				if err != nil || len(items) != 10 {
+					b.Fatal(err, len(items))
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkGet reads one item of 10 000.
+func BenchmarkGet(b *testing.B) {
+	for _, be := range benchBackends {
+		b.Run(be.name, func(b *testing.B) {
+			s := benchStore(b, be, 10000, 0)
+			ctx := context.Background()
+			ns := store.Namespace{"bench", "7"}
+			b.ReportAllocs()
+			for b.Loop() {
+				it, err := s.Get(ctx, ns, "1237")
+				if err != nil || it == nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkPut writes one small item (no index) per op.
+func BenchmarkPut(b *testing.B) {
+	for _, be := range benchBackends {
+		b.Run(be.name, func(b *testing.B) {
+			s := benchStore(b, be, 0, 0)
+			ctx := context.Background()
+			ns := store.Namespace{"bench"}
+			v := map[string]any{"text": "a memory", "n": 1, "tags": []any{"a", "b"}}
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				if err := s.Put(ctx, ns, fmt.Sprint(i%1000), v); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+		})
+	}
+}
+
+// BenchmarkPutIndexed writes one item with a 256-dim vector per op.
+func BenchmarkPutIndexed(b *testing.B) {
+	for _, be := range benchBackends {
+		b.Run(be.name, func(b *testing.B) {
+			s := benchStore(b, be, 0, 256)
+			ctx := context.Background()
+			ns := store.Namespace{"bench"}
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				v := map[string]any{"text": fmt.Sprintf("memory %d", i%1000)}
+				if err := s.Put(ctx, ns, fmt.Sprint(i%1000), v); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+		})
+	}
+}
