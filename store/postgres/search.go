@@ -58,7 +58,7 @@ func (s *Store) search(ctx context.Context, prefix store.Namespace, opt store.Se
 	switch {
 	case qtext == "":
 		hits, err = s.collect(ctx, opt, now, false, func(a *args, where string) string {
-			return `SELECT s.prefix, s.key, s.value, s.created_at, s.updated_at, s.expires_at, s.ttl_minutes, NULL::float8, NULL::float8
+			return `SELECT s.prefix, s.key, s.value, s.created_at, s.updated_at, s.expires_at, s.ttl_minutes, NULL::float8, NULL::float8, NULL::int8
 FROM ` + s.t.store + ` s
 WHERE ` + nsCond(a, "s.prefix", prefix) + ` AND ` + where + `
 ORDER BY s.updated_at DESC, s.prefix COLLATE "C", s.key COLLATE "C"`
@@ -69,7 +69,7 @@ ORDER BY s.updated_at DESC, s.prefix COLLATE "C", s.key COLLATE "C"`
 		if err == nil && !full {
 			hits, err = s.collect(ctx, opt, now, true, func(a *args, where string) string {
 				q := a.add(qtext)
-				return `SELECT s.prefix, s.key, s.value, s.created_at, s.updated_at, s.expires_at, s.ttl_minutes, v.dist, NULL::float8
+				return `SELECT s.prefix, s.key, s.value, s.created_at, s.updated_at, s.expires_at, s.ttl_minutes, v.dist, NULL::float8, NULL::int8
 FROM ` + s.t.store + ` s
 LEFT JOIN LATERAL (
     SELECT min(sv.embedding ` + s.index.op + ` ` + q + `::` + s.index.vecType + `) AS dist
@@ -99,22 +99,37 @@ ORDER BY v.dist ASC NULLS LAST, s.updated_at DESC, s.prefix COLLATE "C", s.key C
 	return items, nil
 }
 
-// searchANN is the index-served query; full reports whether it filled the
-// page.
+// searchANN is the index-served query; full reports whether it settled
+// the page. When some but too few candidates pass the filter and the index
+// has more, it asks again for four times as many, up to maxCandidates.
 func (s *Store) searchANN(ctx context.Context, prefix store.Namespace, opt store.SearchOptions, qtext string, now time.Time) ([]hit, bool, error) {
 	limit := opt.EffectiveLimit()
 	n := (opt.Offset+limit)*s.index.estimate*2 + 10
-	settings := s.annSettings(ctx, n, len(prefix) > 0)
-	items, err := s.collect(ctx, opt, now, true, s.annQuery(prefix, qtext, n), settings)
-	if err != nil || len(items) < limit {
-		return nil, false, err
+	for {
+		settings := s.annSettings(ctx, n, len(prefix) > 0)
+		items, err := s.collect(ctx, opt, now, true, s.annQuery(prefix, qtext, n), settings)
+		if err != nil {
+			return nil, false, err
+		}
+		if len(items) == limit {
+			// Items tied with the page's last one may lie beyond the
+			// candidates: the page is settled when its last distance is
+			// below the farthest candidate's.
+			last := items[len(items)-1]
+			return items, last.dist < last.horizon, nil
+		}
+		// Too few. With no row at all, whether the index has more is
+		// unknown: let the exact query decide.
+		if len(items) == 0 || items[0].candidates < int64(n) || n >= maxCandidates {
+			return nil, false, nil
+		}
+		n = min(4*n, maxCandidates)
 	}
-	// Items tied with the page's last one may lie beyond the candidates:
-	// the page is only settled when its last distance is below the
-	// farthest candidate's.
-	last := items[len(items)-1]
-	return items, last.dist < last.horizon, nil
 }
+
+// maxCandidates bounds the index-served query (pgvector's largest
+// hnsw.ef_search); beyond it the search is exact.
+const maxCandidates = 1000
 
 // annQuery builds the index-served query over n candidates.
 func (s *Store) annQuery(prefix store.Namespace, qtext string, n int) func(a *args, where string) string {
@@ -126,12 +141,12 @@ func (s *Store) annQuery(prefix store.Namespace, qtext string, n int) func(a *ar
     FROM ` + s.t.vectors + ` sv
     WHERE ` + nsCond(a, "sv.prefix", prefix) + `
     ORDER BY sv.embedding ` + s.index.op + ` ` + vec + `
-    LIMIT ` + a.add(n) + `
+    LIMIT ` + strconv.Itoa(n) + `
 ), best AS (
     SELECT DISTINCT ON (prefix, key) prefix, key, dist FROM cand ORDER BY prefix, key, dist
 )
 SELECT s.prefix, s.key, s.value, s.created_at, s.updated_at, s.expires_at, s.ttl_minutes, b.dist,
-    (SELECT max(dist) FROM cand)
+    (SELECT max(dist) FROM cand), (SELECT count(*) FROM cand)
 FROM best b CROSS JOIN LATERAL (
     -- LIMIT 1 keeps this a per-candidate primary key lookup: as a plain
     -- join the planner may hash the whole store table.
@@ -186,12 +201,16 @@ func (s *Store) collect(ctx context.Context, opt store.SearchOptions, now time.T
 	if err != nil {
 		return nil, err
 	}
-	li, oi := len(a)-2, len(a)-1
+	// LIMIT and OFFSET are literals: with parameters, a prepared
+	// statement's generic plan assumes a large limit and may prefer a
+	// sequential scan to the index.
+	page := func(limit, offset int) string {
+		return sql + " LIMIT " + strconv.Itoa(limit) + " OFFSET " + strconv.Itoa(offset)
+	}
 
 	out := []hit{}
 	if !goFilter {
-		a[li], a[oi] = limit, offset
-		_, err := s.queryPage(ctx, settings, sql, a, func(r *row) (bool, error) {
+		_, err := s.queryPage(ctx, settings, page(limit, offset), a, func(r *row) (bool, error) {
 			it, err := s.rowItem(r, scored)
 			if err != nil {
 				return false, err
@@ -205,8 +224,7 @@ func (s *Store) collect(ctx context.Context, opt store.SearchOptions, now time.T
 	chunk := max(2*(offset+limit), 64)
 	skipped := 0
 	for pos := 0; ; {
-		a[li], a[oi] = chunk, pos
-		n, err := s.queryPage(ctx, settings, sql, a, func(r *row) (bool, error) {
+		n, err := s.queryPage(ctx, settings, page(chunk, pos), a, func(r *row) (bool, error) {
 			it, err := s.rowItem(r, scored)
 			if err != nil {
 				return false, err
@@ -234,8 +252,7 @@ func (s *Store) collect(ctx context.Context, opt store.SearchOptions, now time.T
 }
 
 // buildQuery completes the query build makes with the expiry and filter
-// conditions and "LIMIT $n OFFSET $n+1", the last two args (0 here).
-// goFilter reports whether the filter is left to Go.
+// conditions. goFilter reports whether the filter is left to Go.
 func (s *Store) buildQuery(opt store.SearchOptions, now time.Time, build func(a *args, where string) string) (string, args, bool, error) {
 	goFilter := s.opts.Serde != nil && len(opt.Filter) > 0
 	var a args
@@ -250,9 +267,7 @@ func (s *Store) buildQuery(opt store.SearchOptions, now time.Time, build func(a 
 		}
 		where += " AND " + f
 	}
-	sql := build(&a, where)
-	sql += " LIMIT " + a.add(0) + " OFFSET " + a.add(0)
-	return sql, a, goFilter, nil
+	return build(&a, where), a, goFilter, nil
 }
 
 // row is one scanned search row.
@@ -263,6 +278,7 @@ type row struct {
 	expires          *time.Time
 	ttlMinutes       *int32
 	dist, horizon    *float64
+	candidates       *int64
 }
 
 // queryPage runs sql with args and calls f per row until f returns false;
@@ -312,7 +328,7 @@ func scanRows(rows pgx.Rows, f func(*row) (bool, error)) (int, error) {
 	var r row
 	for rows.Next() {
 		n++
-		if err := rows.Scan(&r.prefix, &r.key, &r.raw, &r.created, &r.updated, &r.expires, &r.ttlMinutes, &r.dist, &r.horizon); err != nil {
+		if err := rows.Scan(&r.prefix, &r.key, &r.raw, &r.created, &r.updated, &r.expires, &r.ttlMinutes, &r.dist, &r.horizon, &r.candidates); err != nil {
 			return n, fmt.Errorf("postgres: search: %w", err)
 		}
 		more, err := f(&r)
@@ -335,6 +351,7 @@ type hit struct {
 	item          store.SearchItem
 	ttlMinutes    int
 	dist, horizon float64
+	candidates    int64
 }
 
 // rowItem decodes a row into a search item.
@@ -364,6 +381,9 @@ func (s *Store) rowItem(r *row, scored bool) (hit, error) {
 	}
 	if r.horizon != nil {
 		h.horizon = *r.horizon
+	}
+	if r.candidates != nil {
+		h.candidates = *r.candidates
 	}
 	return h, nil
 }
