@@ -70,7 +70,7 @@ func main() {
 		if err != nil {
 			return fmt.Errorf("re-encrypt: %w", err)
 		}
-		fmt.Printf("   re-encrypted under key B: %d checkpoint values, %d memories\n", saver.Rewritten, st.Rewritten)
+		fmt.Printf("   re-encrypted under key B: checkpoint values %d, memories %d\n", saver.Rewritten, st.Rewritten)
 		return nil
 	})
 
