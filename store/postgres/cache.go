@@ -39,32 +39,18 @@ func (c *valueCache) add(prefix, key string, raw []byte, v map[string]any) {
 	c.c.Add(itemKey{prefix, key}, cachedValue{raw: string(raw), value: cloneValue(v)})
 }
 
-// queryCache keeps query embeddings keyed by query text.
-type queryCache struct {
-	c *lru.Cache[string, []float32]
-}
-
-func newQueryCache(n int) *queryCache {
-	c, _ := lru.New[string, []float32](n) // n > 0
-	return &queryCache{c: c}
-}
-
-// embedQuery embeds a search query through the query cache.
+// embedQuery embeds a search query, through the query cache when on.
 func (s *Store) embedQuery(ctx context.Context, q string) ([]float32, error) {
+	e := s.embedder()
 	if s.query != nil {
-		if v, ok := s.query.c.Get(q); ok {
-			return v, nil
-		}
+		e = s.query
 	}
-	v, err := s.embedder().EmbedQuery(ctx, q)
+	v, err := e.EmbedQuery(ctx, q)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: embed query: %w", err)
 	}
 	if len(v) != s.index.dims {
 		return nil, fmt.Errorf("%w: query vector has %d, index %d", ErrDims, len(v), s.index.dims)
-	}
-	if s.query != nil {
-		s.query.c.Add(q, v)
 	}
 	return v, nil
 }

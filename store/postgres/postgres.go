@@ -101,7 +101,7 @@ type Store struct {
 	ttl    store.TTLConfig
 	hasTTL bool
 	values *valueCache // nil when disabled or without Serde
-	query  *queryCache // nil when disabled or without index
+	query  *embeddings.Cached // query embeddings; nil when disabled or without index
 
 	iterative atomic.Int32 // pgvector iterative scans: 0 unknown, 1 yes, 2 no
 
@@ -135,7 +135,11 @@ func New(db DB, opts Options) (*Store, error) {
 		}
 		s.index = spec
 		if n := cacheSize(opts.QueryCacheSize, DefaultQueryCacheSize); n > 0 {
-			s.query = newQueryCache(n)
+			c, err := embeddings.NewCached(opts.Index.Embedder, n)
+			if err != nil {
+				return nil, fmt.Errorf("postgres: query cache: %w", err)
+			}
+			s.query = c
 		}
 	}
 	if opts.TTL != nil {
