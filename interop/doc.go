@@ -1,8 +1,8 @@
 // Package interop proves that memvault's PostgreSQL checkpointer
 // (checkpointer/postgres) shares its tables with the real JS LangGraph
 // checkpointer, @langchain/langgraph-checkpoint-postgres 1.0.5 (with
-// @langchain/langgraph-checkpoint 1.2.2 and @langchain/core 1.4.0, pinned in
-// js/package.json), in both directions.
+// @langchain/langgraph-checkpoint 1.2.2, @langchain/langgraph 1.7.3 and
+// @langchain/core 1.4.0, pinned in js/package.json), in both directions.
 //
 // The tests run the JS package itself, with node, against the test
 // PostgreSQL of internal/pgtest:
@@ -28,6 +28,12 @@
 //     JSONPlus (type, data) pairs of the export file, as `memvault threads
 //     export | import` does); JS reads the copy exactly as it reads the
 //     original and continues it, and memvault reads the continuation.
+//   - TestJSGraphResumesAfterImport: a real JS StateGraph (js/graph.mjs:
+//     agent, a subgraph with its own namespace, a node that calls
+//     interrupt()) runs on PostgresSaver until it waits for approval;
+//     memvault reads every checkpoint it wrote as JS reads it, copies the
+//     thread into another schema, and the JS graph resumes there with
+//     Command({resume}) and finishes exactly as it does on its own rows.
 //   - TestMemvaultNullJSReadable: a nil channel value or pending write that
 //     memvault writes must be readable by JS, whose serializer reads only
 //     the "json" and "bytes" types (JS graphs write null values all the
@@ -64,9 +70,12 @@
 //
 // # Fixture
 //
-// testdata/js_rows.sql holds threads [JSGraphThread] ("js-graph") and
-// [JSSendsThread] ("js-sends"); the ids of their checkpoints are under
-// "threads" in testdata/js_rows.json: for js-graph "input" (step -1),
-// "step0", "step1" (the latest of the root namespace), "child" in namespace
-// "child_ns"; for js-sends "parent" and "child" (v1, with pending sends).
+// testdata/js_rows.sql holds threads [JSGraphThread] ("js-graph"),
+// [JSSendsThread] ("js-sends") and [JSRealGraphThread] ("js-real-graph");
+// the ids of their checkpoints are under "threads" in testdata/js_rows.json:
+// for js-graph "input" (step -1), "step0", "step1" (the latest of the root
+// namespace), "child" in namespace "child_ns"; for js-sends "parent" and
+// "child" (v1, with pending sends); for js-real-graph "latest" (the root
+// checkpoint waiting at the interrupt). Under "tuples" is every checkpoint
+// of each thread as JS's PostgresSaver.list returns it, newest first.
 package interop

@@ -121,6 +121,11 @@ type writeView struct {
 	Value   valueView
 }
 
+// MarshalJSON writes the write back as JS prints it.
+func (w writeView) MarshalJSON() ([]byte, error) {
+	return json.Marshal([]any{w.TaskID, w.Channel, w.Value})
+}
+
 func (w *writeView) UnmarshalJSON(b []byte) error {
 	var a []json.RawMessage
 	if err := json.Unmarshal(b, &a); err != nil {

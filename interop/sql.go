@@ -12,9 +12,9 @@ import (
 // JSRowsSQL is testdata/js_rows.sql: the checkpoint tables exactly as JS
 // LangGraph's PostgresSaver (@langchain/langgraph-checkpoint-postgres 1.0.5)
 // created and filled them (migrations 0..4, no task_path column) when it
-// wrote the threads JSGraphThread and JSSendsThread. Table names are
-// unqualified: load it with [Exec] on a connection whose search_path starts
-// with the target schema. testdata/js_rows.json holds the checkpoint ids and
+// wrote the threads JSGraphThread, JSSendsThread and JSRealGraphThread.
+// Table names are unqualified: load it with [Exec] on a connection whose
+// search_path starts with the target schema. testdata/js_rows.json holds the checkpoint ids and
 // JS's own reading of the rows.
 //
 //go:embed testdata/js_rows.sql
@@ -30,6 +30,11 @@ const (
 	// JSSendsThread holds two v1 checkpoints whose pending sends are
 	// __pregel_tasks writes on the parent checkpoint.
 	JSSendsThread = "js-sends"
+	// JSRealGraphThread was written by a real JS StateGraph
+	// (@langchain/langgraph 1.7.3: agent -> lookup subgraph -> review) that
+	// stopped at an interrupt() waiting for approval: LangGraph's own
+	// channels (branch:to:*, __start__), task ids and a subgraph namespace.
+	JSRealGraphThread = "js-real-graph"
 )
 
 // Execer runs one SQL statement; *pgxpool.Pool, *pgx.Conn and pgx.Tx all
