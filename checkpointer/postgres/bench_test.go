@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -326,4 +328,78 @@ func rawRead(ctx context.Context, pool *pgxpool.Pool, sql string, args ...any) (
 		n++
 	}
 	return n, rows.Err()
+}
+
+// BenchmarkConcurrent16 runs each operation with 16 in flight over a pool of
+// 16 connections: the saver holds no lock of its own, so throughput is
+// bounded by PostgreSQL, not by the saver.
+func BenchmarkConcurrent16(b *testing.B) {
+	for _, op := range []string{"put", "get_tuple", "list10"} {
+		for _, mode := range []string{"plain", "raw"} {
+			b.Run(op+"/"+mode, func(b *testing.B) {
+				e := newBenchEnv(b, false)
+				ctx := context.Background()
+				cfg := e.pool.Config()
+				cfg.MaxConns = 16
+				pool, err := pgxpool.NewWithConfig(ctx, cfg)
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer pool.Close()
+				s, err := postgres.New(pool, postgres.Options{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				e.seed(b, "bench-c", 100)
+				vals := benchValues()
+				var mu sync.Mutex
+				thread := 0
+				b.SetParallelism((16 + runtime.GOMAXPROCS(0) - 1) / runtime.GOMAXPROCS(0))
+				b.ReportAllocs()
+				b.ResetTimer()
+				b.RunParallel(func(pb *testing.PB) {
+					mu.Lock()
+					thread++
+					tcfg := checkpointer.Config{ThreadID: fmt.Sprintf("put-%d", thread)}
+					mu.Unlock()
+					versions := map[string]string{}
+					for ch := range vals {
+						versions[ch] = s.NextVersion("")
+					}
+					read := checkpointer.Config{ThreadID: "bench-c"}
+					for i := 0; pb.Next(); i++ {
+						var err error
+						switch {
+						case op == "put":
+							nv := map[string]string{"messages": s.NextVersion(versions["messages"]), "step": s.NextVersion(versions["step"])}
+							versions["messages"], versions["step"] = nv["messages"], nv["step"]
+							cp := &checkpointer.Checkpoint{V: 4, ID: checkpointer.NewID(i), TS: time.Now(), ChannelValues: vals,
+								ChannelVersions: copyMap(versions), VersionsSeen: map[string]map[string]string{}}
+							if mode == "raw" {
+								tcfg.CheckpointID, err = rawPut(ctx, pool, tcfg, cp, checkpointer.Metadata{"step": i}, nv)
+							} else {
+								tcfg, err = s.Put(ctx, tcfg, cp, checkpointer.Metadata{"step": i}, nv)
+							}
+						case op == "get_tuple" && mode == "raw":
+							_, err = rawRead(ctx, pool, rawGetLatest, read.ThreadID, read.CheckpointNS)
+						case op == "get_tuple":
+							_, err = s.GetTuple(ctx, read)
+						case mode == "raw":
+							_, err = rawRead(ctx, pool, rawList10, read.ThreadID, read.CheckpointNS)
+						default:
+							for _, lerr := range s.List(ctx, &read, checkpointer.ListOptions{Limit: 10}) {
+								if lerr != nil {
+									err = lerr
+								}
+							}
+						}
+						if err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				})
+			})
+		}
+	}
 }

@@ -94,7 +94,12 @@ var memvaultMigrations = []string{
 // outside one, on a dedicated connection from a pool or on the given
 // connection. When the Saver was built over a pgx.Tx, Setup runs inside that
 // transaction instead, creating the indexes without CONCURRENTLY (which
-// LangGraph's setup cannot do) and holding a transaction-scoped lock.
+// LangGraph's setup cannot do) and holding a transaction-scoped lock. Over
+// a *pgx.Conn, or any DB other than a *pgxpool.Pool and a pgx.Tx, Setup runs
+// on the DB directly, which must then be a single connection.
+//
+// An index that an interrupted CREATE INDEX CONCURRENTLY left invalid is
+// dropped and built again rather than taken as done.
 func (s *Saver) Setup(ctx context.Context) (err error) {
 	var conn DB
 	switch db := s.db.(type) {
