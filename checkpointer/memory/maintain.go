@@ -29,16 +29,18 @@ func (s *InMemorySaver) Prune(ctx context.Context, threadIDs []string, strategy 
 			continue
 		}
 		for _, n := range s.threads[thread] {
+			latest := n.latest()
 			for id := range n.checkpoints {
-				if id != n.latest {
+				if id != latest {
 					delete(n.checkpoints, id)
 				}
 			}
 			for id := range n.writes {
-				if id != n.latest {
+				if id != latest {
 					delete(n.writes, id)
 				}
 			}
+			n.reindex()
 			n.collectBlobs()
 		}
 	}
@@ -79,10 +81,7 @@ func (s *InMemorySaver) DeleteForRuns(ctx context.Context, runIDs []string) erro
 				delete(t, ns)
 				continue
 			}
-			n.latest = ""
-			for id := range n.checkpoints {
-				n.latest = max(n.latest, id)
-			}
+			n.reindex()
 			n.collectBlobs()
 		}
 		if len(t) == 0 {
@@ -192,8 +191,7 @@ func (s *InMemorySaver) CopyThread(ctx context.Context, srcThreadID, dstThreadID
 	for _, c := range src {
 		n := s.namespaceLocked(dstThreadID, c.ns)
 		for _, rec := range c.recs {
-			n.checkpoints[rec.id] = rec
-			n.latest = max(n.latest, rec.id)
+			n.add(rec)
 		}
 		for k, b := range c.blobs {
 			n.blobs[k] = b

@@ -48,7 +48,7 @@ var (
 // and writes dictionaries restricted to it.
 type namespace struct {
 	checkpoints map[string]*record
-	latest      string                              // greatest checkpoint id
+	ids         []string                            // checkpoint ids, ascending
 	blobs       map[chanVersion]blob                // (channel, version) -> value
 	writes      map[string]map[taskIdx]*storedWrite // checkpoint id -> writes
 }
@@ -92,6 +92,28 @@ func New(opt Options) *InMemorySaver {
 		s = serde.JSONPlus{}
 	}
 	return &InMemorySaver{serde: s, style: opt.VersionStyle, threads: map[string]map[string]*namespace{}}
+}
+
+// add stores rec, replacing a checkpoint with the same id.
+func (n *namespace) add(rec *record) {
+	if _, ok := n.checkpoints[rec.id]; !ok {
+		i, _ := slices.BinarySearch(n.ids, rec.id)
+		n.ids = slices.Insert(n.ids, i, rec.id)
+	}
+	n.checkpoints[rec.id] = rec
+}
+
+// latest returns the greatest checkpoint id, "" when there is none.
+func (n *namespace) latest() string {
+	if len(n.ids) == 0 {
+		return ""
+	}
+	return n.ids[len(n.ids)-1]
+}
+
+// reindex rebuilds ids after checkpoints were deleted.
+func (n *namespace) reindex() {
+	n.ids = slices.Sorted(maps.Keys(n.checkpoints))
 }
 
 func newNamespace() *namespace {
@@ -146,10 +168,7 @@ func (s *InMemorySaver) Put(ctx context.Context, cfg checkpointer.Config, cp *ch
 	s.mu.Lock()
 	n := s.namespaceLocked(thread, ns)
 	maps.Copy(n.blobs, blobs)
-	n.checkpoints[rec.id] = rec
-	if rec.id > n.latest {
-		n.latest = rec.id
-	}
+	n.add(rec)
 	s.mu.Unlock()
 	return checkpointer.Config{ThreadID: thread, CheckpointNS: ns, CheckpointID: cp.ID}, nil
 }
@@ -239,7 +258,7 @@ func (s *InMemorySaver) GetTuple(ctx context.Context, cfg checkpointer.Config) (
 	if n != nil {
 		id := cfg.CheckpointID
 		if id == "" {
-			id = n.latest
+			id = n.latest()
 		}
 		if rec := n.checkpoints[id]; rec != nil {
 			raw = s.collectLocked(cfg.ThreadID, cfg.CheckpointNS, n, rec)
@@ -404,14 +423,15 @@ func (s *InMemorySaver) match(cfg *checkpointer.Config, opt checkpointer.ListOpt
 	}
 	var refs []ref
 	visit := func(thread, ns string, n *namespace) {
-		add := func(rec *record) {
+		add := func(rec *record) bool {
 			if before != "" && rec.id >= before {
-				return
+				return false
 			}
 			if len(opt.Filter) > 0 && !checkpointer.MetadataContains(rec.metadata, opt.Filter) {
-				return
+				return false
 			}
 			refs = append(refs, ref{thread, ns, rec})
+			return true
 		}
 		if cfg != nil && cfg.CheckpointID != "" {
 			if rec := n.checkpoints[cfg.CheckpointID]; rec != nil {
@@ -419,8 +439,20 @@ func (s *InMemorySaver) match(cfg *checkpointer.Config, opt checkpointer.ListOpt
 			}
 			return
 		}
-		for _, rec := range n.checkpoints {
-			add(rec)
+		// Newest first from before; with a limit, no namespace needs to
+		// give more than limit tuples.
+		end := len(n.ids)
+		if before != "" {
+			end, _ = slices.BinarySearch(n.ids, before)
+		}
+		found := 0
+		for i := end - 1; i >= 0; i-- {
+			if add(n.checkpoints[n.ids[i]]) {
+				found++
+				if opt.Limit > 0 && found == opt.Limit {
+					return
+				}
+			}
 		}
 	}
 	visitThread := func(thread string, t map[string]*namespace) {
