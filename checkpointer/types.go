@@ -106,8 +106,10 @@ type Saver interface {
 	// other channels keep the values stored at their current version.
 	Put(ctx context.Context, cfg Config, cp *Checkpoint, md Metadata, newVersions map[string]string) (Config, error)
 	// PutWrites stores pending writes of task taskID against the checkpoint
-	// cfg names. Special channels (see WriteIndex) overwrite; others keep the
-	// first write.
+	// cfg names, each under (taskID, WriteIndex(channel, position)). A call
+	// whose writes all target special channels overwrites existing writes
+	// with the same keys; any other call keeps them, so retries are
+	// idempotent (see UpsertWrites).
 	PutWrites(ctx context.Context, cfg Config, writes []Write, taskID, taskPath string) error
 	// DeleteThread removes every checkpoint, value and write of the thread, in
 	// all namespaces. Deleting an unknown thread is not an error; an empty
