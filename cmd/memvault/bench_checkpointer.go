@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/memvault/memvault/checkpointer"
@@ -267,7 +268,7 @@ func seedReadThread(ctx context.Context, mode string, savers map[string]*pgsaver
 }
 
 // rawCheckpointer is the baseline: the same tables and equivalent SQL, sent
-// with pgx directly, values encoded with encoding/json and never decoded.
+// with pgx directly, values encoded and decoded with encoding/json.
 type rawCheckpointer struct {
 	pool                                 *pgxpool.Pool
 	putBlobs, putCkpt, putWritesQ, getQ  string
@@ -353,9 +354,30 @@ func (r *rawCheckpointer) scanAll(rows pgx.Rows) (int, error) {
 		var id string
 		var parent *string
 		var doc, meta []byte
-		var vals, writes [][][]byte
+		var vals, writes pgtype.FlatArray[[]byte]
 		if err := rows.Scan(&id, &parent, &doc, &meta, &vals, &writes); err != nil {
 			return n, err
+		}
+		// An application needs the values, not the bytes: decode them the
+		// plain way (encoding/json), as the library must.
+		var d, m map[string]any
+		if err := json.Unmarshal(doc, &d); err != nil {
+			return n, err
+		}
+		if err := json.Unmarshal(meta, &m); err != nil {
+			return n, err
+		}
+		for i := 2; i < len(vals); i += 3 { // [channel, type, blob] rows
+			var v any
+			if err := json.Unmarshal(vals[i], &v); err != nil {
+				return n, err
+			}
+		}
+		for i := 3; i < len(writes); i += 4 { // [task, channel, type, blob] rows
+			var v any
+			if err := json.Unmarshal(writes[i], &v); err != nil {
+				return n, err
+			}
 		}
 		n++
 	}
