@@ -190,3 +190,32 @@ func BenchmarkPutIndexed(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkSearchQueryScale shows how exact search grows with the number of
+// items (256 dims), with the vector cache and without it (every search
+// reading the vectors from SQLite).
+func BenchmarkSearchQueryScale(b *testing.B) {
+	for _, n := range []int{10000, 100000} {
+		for _, cache := range []int64{0, -1} {
+			name := fmt.Sprintf("items=%d/cache=%v", n, cache == 0)
+			b.Run(name, func(b *testing.B) {
+				be := benchBackend{"sqlite", func(b *testing.B, idx *store.IndexConfig) store.Store {
+					s := openStore(b, filepath.Join(b.TempDir(), "scale.db"), Options{Index: idx, VectorCacheBytes: cache})
+					b.Cleanup(func() { s.Close() })
+					return s
+				}}
+				s := benchStore(b, be, n, 256)
+				ctx := context.Background()
+				b.SetBytes(int64(n) * 256 * 4)
+				b.ReportAllocs()
+				defer reportCPU(b)()
+				for b.Loop() {
+					items, err := s.Search(ctx, store.Namespace{"bench"}, store.SearchOptions{Query: "what do I remember", Limit: 10})
+					if err != nil || len(items) != 10 {
+						b.Fatal(err, len(items))
+					}
+				}
+			})
+		}
+	}
+}
