@@ -34,6 +34,11 @@
 //     memvault reads every checkpoint it wrote as JS reads it, copies the
 //     thread into another schema, and the JS graph resumes there with
 //     Command({resume}) and finishes exactly as it does on its own rows.
+//   - TestMemvaultManagesJSThreads: memvault's CopyThread and Prune (which
+//     JS lacks) on JS-written threads leave rows JS reads as before, and JS
+//     continues the pruned thread. TestPruneKeepsLegacyPendingSends (on the
+//     fixture, no node) checks that Prune keeps the pending sends of a v<4
+//     checkpoint, which live in its parent's __pregel_tasks writes.
 //   - TestMemvaultNullJSReadable: a nil channel value or pending write that
 //     memvault writes must be readable by JS, whose serializer reads only
 //     the "json" and "bytes" types (JS graphs write null values all the
