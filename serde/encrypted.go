@@ -18,7 +18,9 @@ import (
 // default), which binds each value to the associated data given to
 // DumpsTypedWith / LoadsTypedWith and to its inner tag; and LangGraph's
 // "aes" (written in LangGraph-compatible mode), which Python reads but which
-// carries no associated data. Whatever the write mode, values of both
+// carries no associated data. With the envelope, the associated data handed
+// to the cipher is uvarint(len(inner tag)) ‖ inner tag ‖ aad, so a value
+// cannot be relabelled either. Whatever the write mode, values of both
 // ciphers are read, with any key of the keyring.
 //
 // Loading is strict by default: a value without a cipher suffix is refused

@@ -90,3 +90,31 @@ func TestDeepNesting(t *testing.T) {
 		}
 	}
 }
+
+// FuzzJSONDifferential checks memvault's JSON parser against encoding/json
+// (plus the same revival): both accept the same documents and produce the
+// same values.
+func FuzzJSONDifferential(f *testing.F) {
+	for _, g := range jsonGolden {
+		f.Add([]byte(g.json))
+	}
+	f.Add([]byte(`"\ud800\u0041 \udc00 \ud83d\ude00 \u00e9 \/"`))
+	f.Add([]byte("\"\xff\xfe ok\""))
+	f.Add([]byte(`[-0, 0.0, 1E5, -1e-5, 123456789012345678901234567890, 18446744073709551615, 1e999]`))
+	f.Add([]byte(`{"a":1,"a":2}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		got, err1 := decodeJSON(data)
+		want, err2 := decodeJSONStd(data)
+		if (err1 == nil) != (err2 == nil) {
+			t.Fatalf("parser error %v, encoding/json error %v", err1, err2)
+		}
+		if err1 != nil {
+			return
+		}
+		_, a, errA := JSONPlus{}.DumpsTyped(got)
+		_, b, errB := JSONPlus{}.DumpsTyped(want)
+		if errA != nil || errB != nil || !bytes.Equal(a, b) {
+			t.Fatalf("values differ:\n%s\n%s", a, b)
+		}
+	})
+}

@@ -1,12 +1,9 @@
 package serde
 
 import (
-	"bytes"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"math/big"
 	"reflect"
@@ -17,112 +14,7 @@ import (
 
 // decodeJSON parses a "json" payload into Go values; see JSONPlus for the
 // types produced.
-func decodeJSON(data []byte) (any, error) {
-	v, err := parseJSON(data)
-	if err != nil && bytes.Contains(data, []byte("NaN")) || err != nil && bytes.Contains(data, []byte("Infinity")) {
-		// Python's json.dumps writes NaN, Infinity and -Infinity as bare
-		// tokens; rewrite them as lc:2 float records and retry.
-		if fixed, ok := replaceNonFinite(data); ok {
-			v, err = parseJSON(fixed)
-		}
-	}
-	if err != nil {
-		return nil, err
-	}
-	return revive(v, 0)
-}
-
-func parseJSON(data []byte) (any, error) {
-	d := json.NewDecoder(bytes.NewReader(data))
-	d.UseNumber()
-	var v any
-	if err := d.Decode(&v); err != nil {
-		return nil, fmt.Errorf("%w: json: %v", ErrMalformed, err)
-	}
-	if _, err := d.Token(); err != io.EOF {
-		return nil, fmt.Errorf("%w: json: data after the value", ErrMalformed)
-	}
-	return v, nil
-}
-
-// replaceNonFinite rewrites bare NaN / Infinity / -Infinity tokens outside
-// strings.
-func replaceNonFinite(data []byte) ([]byte, bool) {
-	var out []byte
-	changed := false
-	inStr := false
-	for i := 0; i < len(data); i++ {
-		c := data[i]
-		if inStr {
-			out = append(out, c)
-			switch c {
-			case '\\':
-				if i+1 < len(data) {
-					i++
-					out = append(out, data[i])
-				}
-			case '"':
-				inStr = false
-			}
-			continue
-		}
-		var tok, arg string
-		switch {
-		case c == '"':
-			inStr = true
-		case bytes.HasPrefix(data[i:], []byte("NaN")):
-			tok, arg = "NaN", "nan"
-		case bytes.HasPrefix(data[i:], []byte("Infinity")):
-			tok, arg = "Infinity", "inf"
-		case bytes.HasPrefix(data[i:], []byte("-Infinity")):
-			tok, arg = "-Infinity", "-inf"
-		}
-		if tok == "" {
-			out = append(out, c)
-			continue
-		}
-		out = append(out, `{"lc":2,"type":"constructor","id":["builtins","float"],"method":null,"args":["`+arg+`"],"kwargs":{}}`...)
-		i += len(tok) - 1
-		changed = true
-	}
-	return out, changed
-}
-
-var errTooDeep = fmt.Errorf("%w: nested deeper than %d", ErrMalformed, maxDepth)
-
-// revive converts encoding/json's generic values: numbers to int64 /
-// uint64 / *big.Int / float64, and lc records to Go values.
-func revive(v any, depth int) (any, error) {
-	if depth > maxDepth {
-		return nil, errTooDeep
-	}
-	switch x := v.(type) {
-	case json.Number:
-		return parseNumber(string(x))
-	case []any:
-		for i, e := range x {
-			r, err := revive(e, depth+1)
-			if err != nil {
-				return nil, err
-			}
-			x[i] = r
-		}
-		return x, nil
-	case map[string]any:
-		for k, e := range x {
-			r, err := revive(e, depth+1)
-			if err != nil {
-				return nil, err
-			}
-			x[k] = r
-		}
-		if _, ok := x["lc"]; ok {
-			return reviveLC(x)
-		}
-		return x, nil
-	}
-	return v, nil
-}
+func decodeJSON(data []byte) (any, error) { return parseJSONValue(data) }
 
 func parseNumber(s string) (any, error) {
 	if !strings.ContainsAny(s, ".eE") {
@@ -142,6 +34,8 @@ func parseNumber(s string) (any, error) {
 	}
 	return f, nil
 }
+
+var errTooDeep = fmt.Errorf("%w: nested deeper than %d", ErrMalformed, maxDepth)
 
 // reviveLC turns an object with an "lc" key into a Go value. Objects that do
 // not have the shape of a LangChain / LangGraph record stay maps.

@@ -33,7 +33,8 @@ import "reflect"
 // instant and the offset survive, a time.Location's name does not.
 // Unregistered structs are written as objects of their fields (encoding/json
 // rules: `json` tags, omitempty, embedding). Types implementing
-// json.Marshaler are written with it. Strings with invalid UTF-8 have the
+// json.Marshaler are written with it; named integer types such as
+// time.Duration are written as integers. Strings with invalid UTF-8 have the
 // bad bytes replaced by U+FFFD. Channels, functions and complex numbers are
 // ErrUnsupportedValue.
 //
@@ -69,6 +70,9 @@ import "reflect"
 //	{"lc":2,"type":"undefined"}           nil
 //
 // Python's bare NaN / Infinity / -Infinity JSON tokens are read as float64.
+// JSON is parsed strictly (RFC 8259, no trailing data); duplicate keys keep
+// the last value and invalid UTF-8 in strings becomes U+FFFD, as with
+// encoding/json.
 // Every type in the right column encodes back to the form it was read from,
 // so a value read from Python and written again is revived identically.
 type JSONPlus struct{}
