@@ -112,4 +112,3 @@ func reviveStd(v any, depth int) (any, error) {
 	}
 	return v, nil
 }
-
