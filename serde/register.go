@@ -19,7 +19,9 @@ var registry struct {
 // struct's fields as keyword arguments; MsgPack writes it as ext 2 with
 // module "myapp.models" and class "Order", the way Python writes a
 // dataclass. Both decode such a record back into a T (not *T). A Python
-// program with a class of that path revives it too.
+// program with a class of that path revives it too; use a dotted name
+// (a module and a class) if Python reads the values, since Python cannot
+// import an empty module.
 //
 // Fields follow encoding/json's rules: exported fields, the `json` tag's
 // name, "omitempty" and "-", embedded structs flattened.
