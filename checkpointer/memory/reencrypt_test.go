@@ -75,7 +75,7 @@ func TestReencryptRotatesKeys(t *testing.T) {
 	cfg := fillForRotation(t, s)
 
 	// Restart with a new primary key, the old one kept for reading.
-	s.serde = newEnc(t, keyring(t, "new-key-0123456789abcdef", "old-key-0123456789abcdef"))
+	s = s.WithSerde(newEnc(t, keyring(t, "new-key-0123456789abcdef", "old-key-0123456789abcdef")))
 	var progress [][2]int64
 	stats, err := s.Reencrypt(t.Context(), checkpointer.ReencryptOptions{DryRun: true, BatchSize: 2})
 	if err != nil || stats != (checkpointer.ReencryptStats{Scanned: 6, Rewritten: 6}) {
@@ -93,19 +93,19 @@ func TestReencryptRotatesKeys(t *testing.T) {
 		t.Fatalf("second run = %+v, %v; want nothing rewritten", stats, err)
 	}
 	// Readable without the old key now.
-	s.serde = newEnc(t, keyring(t, "new-key-0123456789abcdef"))
+	s = s.WithSerde(newEnc(t, keyring(t, "new-key-0123456789abcdef")))
 	checkReadable(t, s, cfg)
 }
 
 func TestReencryptPlaintextDatabase(t *testing.T) {
 	s := New(Options{})
 	cfg := fillForRotation(t, s)
-	s.serde = newEnc(t, keyring(t, "key-0123456789ab"), serde.WithPlaintextReads())
+	s = s.WithSerde(newEnc(t, keyring(t, "key-0123456789ab"), serde.WithPlaintextReads()))
 	stats, err := s.Reencrypt(t.Context(), checkpointer.ReencryptOptions{})
 	if err != nil || stats.Rewritten != 6 {
 		t.Fatalf("Reencrypt = %+v, %v", stats, err)
 	}
-	s.serde = newEnc(t, keyring(t, "key-0123456789ab")) // strict
+	s = s.WithSerde(newEnc(t, keyring(t, "key-0123456789ab"))) // strict
 	checkReadable(t, s, cfg)
 }
 
@@ -116,14 +116,14 @@ func TestReencryptErrors(t *testing.T) {
 		t.Fatalf("Reencrypt with JSONPlus = %v, want ErrCannotReencrypt", err)
 	}
 	// Strict encryption refuses the plaintext rows: the run stops, nothing lost.
-	s.serde = newEnc(t, keyring(t, "key-0123456789ab"))
+	s = s.WithSerde(newEnc(t, keyring(t, "key-0123456789ab")))
 	if _, err := s.Reencrypt(t.Context(), checkpointer.ReencryptOptions{}); !errors.Is(err, serde.ErrPlaintextRefused) {
 		t.Fatalf("strict Reencrypt of plaintext = %v, want ErrPlaintextRefused", err)
 	}
 	// A key that is not in the ring: ErrDecrypt.
 	e := New(Options{Serde: newEnc(t, keyring(t, "key-A-0123456789"))})
 	fillForRotation(t, e)
-	e.serde = newEnc(t, keyring(t, "key-B-0123456789"))
+	e = e.WithSerde(newEnc(t, keyring(t, "key-B-0123456789")))
 	if _, err := e.Reencrypt(t.Context(), checkpointer.ReencryptOptions{}); !errors.Is(err, serde.ErrDecrypt) {
 		t.Fatalf("Reencrypt with a foreign key = %v, want ErrDecrypt", err)
 	}

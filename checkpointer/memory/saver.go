@@ -32,7 +32,11 @@ type Options struct {
 type InMemorySaver struct {
 	serde serde.Serializer
 	style checkpointer.VersionStyle
+	*storage
+}
 
+// storage is what savers sharing data (see WithSerde) share.
+type storage struct {
 	mu      sync.RWMutex
 	threads map[string]map[string]*namespace // thread id -> namespace -> data
 }
@@ -91,7 +95,19 @@ func New(opt Options) *InMemorySaver {
 	if s == nil {
 		s = serde.JSONPlus{}
 	}
-	return &InMemorySaver{serde: s, style: opt.VersionStyle, threads: map[string]map[string]*namespace{}}
+	return &InMemorySaver{serde: s, style: opt.VersionStyle, storage: &storage{threads: map[string]map[string]*namespace{}}}
+}
+
+// WithSerde returns a saver over the same stored data that encodes and
+// decodes with ser (nil means serde.JSONPlus{}), as a restarted process
+// configured with another serializer would: after a key rotation, a saver
+// whose keyring has the new primary key reads the old values and
+// Reencrypt rewrites them. Both savers stay usable and share one lock.
+func (s *InMemorySaver) WithSerde(ser serde.Serializer) *InMemorySaver {
+	if ser == nil {
+		ser = serde.JSONPlus{}
+	}
+	return &InMemorySaver{serde: ser, style: s.style, storage: s.storage}
 }
 
 // add stores rec, replacing a checkpoint with the same id.

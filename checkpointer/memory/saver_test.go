@@ -62,3 +62,14 @@ func TestConformanceLangGraphAES(t *testing.T) {
 		return memory.New(memory.Options{Serde: enc})
 	})
 }
+
+func TestReencryptSuite(t *testing.T) {
+	var base *memory.InMemorySaver
+	checkpointertest.RunReencrypt(t, func(t *testing.T, s serde.Serializer) checkpointer.Saver {
+		if base == nil {
+			base = memory.New(memory.Options{Serde: s})
+			return base
+		}
+		return base.WithSerde(s)
+	})
+}
