@@ -214,10 +214,10 @@ func BenchmarkList10(b *testing.B) {
 // The raw baseline: the library's statements, typed out.
 
 const rawSelect = `SELECT c.thread_id, c.checkpoint_ns, c.checkpoint_id, c.parent_checkpoint_id, c.checkpoint, c.metadata,
-	(SELECT array_agg(array[convert_to(bl.channel, 'UTF8'), convert_to(bl.version, 'UTF8'), convert_to(bl.type, 'UTF8'), bl.blob])
+	(SELECT array_agg(array[convert_to(cv.key, 'UTF8'), convert_to(cv.value, 'UTF8'), convert_to(bl.type, 'UTF8'), bl.blob])
 		FROM jsonb_each_text(c.checkpoint -> 'channel_versions') cv
-		JOIN checkpoint_blobs bl ON bl.thread_id = c.thread_id AND bl.checkpoint_ns = c.checkpoint_ns
-			AND bl.channel = cv.key AND bl.version = cv.value) AS channel_values,
+		CROSS JOIN LATERAL (SELECT b.type, b.blob FROM checkpoint_blobs b WHERE b.thread_id = c.thread_id AND b.checkpoint_ns = c.checkpoint_ns
+			AND b.channel = cv.key AND b.version = cv.value OFFSET 0) bl) AS channel_values,
 	(SELECT array_agg(array[convert_to(cw.task_id, 'UTF8'), convert_to(cw.idx::text, 'UTF8'), convert_to(cw.channel, 'UTF8'), convert_to(coalesce(cw.type, ''), 'UTF8'), cw.blob] ORDER BY cw.task_id, cw.idx)
 		FROM checkpoint_writes cw
 		WHERE cw.thread_id = c.thread_id AND cw.checkpoint_ns = c.checkpoint_ns AND cw.checkpoint_id = c.checkpoint_id) AS pending_writes

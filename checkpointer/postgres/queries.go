@@ -47,12 +47,16 @@ func buildQueries(schema string) queries {
 	// pending writes are ordered by (task_id, idx), and v<4 checkpoints also
 	// get their parent's __pregel_tasks writes (pending sends). Text is
 	// turned into bytea with convert_to, not a ::bytea cast, so backslashes
-	// in channel names survive.
+	// in channel names survive. The blob lookup is a LATERAL subquery kept
+	// apart by OFFSET 0 so that each channel is one primary-key probe: joined
+	// plainly, the planner (which guesses 100 rows for jsonb_each_text) hashes
+	// every blob row of the thread instead, a cost that grows with the
+	// thread's history.
 	q.selectTuple = f(`SELECT c.thread_id, c.checkpoint_ns, c.checkpoint_id, c.parent_checkpoint_id, c.checkpoint, c.metadata,
-	(SELECT array_agg(array[convert_to(bl.channel, 'UTF8'), convert_to(bl.version, 'UTF8'), convert_to(bl.type, 'UTF8'), bl.blob])
+	(SELECT array_agg(array[convert_to(cv.key, 'UTF8'), convert_to(cv.value, 'UTF8'), convert_to(bl.type, 'UTF8'), bl.blob])
 		FROM jsonb_each_text(c.checkpoint -> 'channel_versions') cv
-		JOIN {blobs} bl ON bl.thread_id = c.thread_id AND bl.checkpoint_ns = c.checkpoint_ns
-			AND bl.channel = cv.key AND bl.version = cv.value) AS channel_values,
+		CROSS JOIN LATERAL (SELECT b.type, b.blob FROM {blobs} b WHERE b.thread_id = c.thread_id AND b.checkpoint_ns = c.checkpoint_ns
+			AND b.channel = cv.key AND b.version = cv.value OFFSET 0) bl) AS channel_values,
 	(SELECT array_agg(array[convert_to(cw.task_id, 'UTF8'), convert_to(cw.idx::text, 'UTF8'), convert_to(cw.channel, 'UTF8'), convert_to(coalesce(cw.type, ''), 'UTF8'), cw.blob] ORDER BY cw.task_id, cw.idx)
 		FROM {writes} cw
 		WHERE cw.thread_id = c.thread_id AND cw.checkpoint_ns = c.checkpoint_ns AND cw.checkpoint_id = c.checkpoint_id) AS pending_writes,
