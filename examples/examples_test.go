@@ -6,17 +6,22 @@ package examples_test
 import (
 	"bytes"
 	"context"
+	"database/sql"
+	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	_ "modernc.org/sqlite"
 
+	"github.com/memvault/memvault/crypto"
 	"github.com/memvault/memvault/internal/pgtest"
 )
 
@@ -244,4 +249,123 @@ func TestPostgres(t *testing.T) {
 			t.Fatalf("tickets %d, with checkpoint %d, memories %d; want 2, 2, 1 (alice's memory is replaced)", tickets, withCheckpoint, memories)
 		}
 	})
+}
+
+func TestSharedWithPython(t *testing.T) {
+	bin := build(t, "shared-with-python")
+	const key = "0123456789abcdef0123456789abcdef" // 32 characters: AES-256, as Python reads it
+	check := func(t *testing.T, out, backend string) {
+		t.Helper()
+		wantMatch(t, out, `wrote checkpoint [0-9a-f-]{36} of thread "shared-with-python" \(`+backend+`\)`)
+		wantMatch(t, out, `checkpoint_blobs  messages  type json\+aes  nonce [0-9a-f]{8}… \| tag [0-9a-f]{8}… \| ciphertext 49 bytes`)
+		wantMatch(t, out, `checkpoint_blobs  order     type json\+aes  nonce [0-9a-f]{8}… \| tag [0-9a-f]{8}… \| ciphertext 27 bytes`)
+		wantMatch(t, out, `checkpoint_writes messages  type json\+aes  nonce [0-9a-f]{8}… \| tag [0-9a-f]{8}… \| ciphertext 46 bytes`)
+		wantLines(t, out, `decrypted with crypto/aes and the raw key alone: {"id":1234,"status":"late"}`)
+		wantMatch(t, out, `    serde = EncryptedSerializer\.from_pycryptodome_aes\(mode=AES\.MODE_GCM\)  # key: LANGGRAPH_AES_KEY`)
+	}
+	t.Run("sqlite", func(t *testing.T) {
+		db := filepath.Join(t.TempDir(), "shared.db")
+		out := mustRun(t, bin, "LANGGRAPH_AES_KEY="+key, "MEMVAULT_DB="+db)
+		check(t, out, "sqlite")
+		wantMatch(t, out, `\(These rows are in SQLite; .*\)`)
+		checkRows(t, "sqlite", db, key)
+	})
+	t.Run("postgres", func(t *testing.T) {
+		dsn := pgtest.SchemaDSN(t)
+		out := mustRun(t, bin, "LANGGRAPH_AES_KEY="+key, "MEMVAULT_DSN="+dsn)
+		check(t, out, "postgres")
+		if strings.Contains(out, "These rows are in SQLite") {
+			t.Fatalf("SQLite note on PostgreSQL:\n%s", out)
+		}
+		checkRows(t, "postgres", dsn, key)
+	})
+	t.Run("generated key", func(t *testing.T) {
+		out := mustRun(t, bin)
+		wantMatch(t, out, `  export LANGGRAPH_AES_KEY='[A-Za-z0-9_-]{32}'`)
+		check(t, out, "sqlite")
+	})
+	t.Run("encoded key refused", func(t *testing.T) {
+		_, errOut, code := run(t, bin, "LANGGRAPH_AES_KEY=base64:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=")
+		if code == 0 || !strings.Contains(errOut, "Python reads LANGGRAPH_AES_KEY as raw characters") {
+			t.Fatalf("a base64: key: exit %d, stderr %q; want a failure explaining raw keys", code, errOut)
+		}
+	})
+}
+
+// checkRows reads the rows the example wrote, as Python would, and opens
+// every value with memvault's LangGraph-format cipher (AES-GCM, 16-byte
+// nonce) and the raw key alone.
+func checkRows(t *testing.T, backend, where, rawKey string) {
+	t.Helper()
+	ctx := context.Background()
+	query := `SELECT type, blob FROM checkpoint_blobs WHERE thread_id = 'shared-with-python'
+		UNION ALL SELECT type, blob FROM checkpoint_writes WHERE thread_id = 'shared-with-python'`
+	var types []string
+	var blobs [][]byte
+	if backend == "postgres" {
+		conn, err := pgx.Connect(ctx, where)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close(ctx)
+		rows, _ := conn.Query(ctx, query)
+		var typ string
+		var blob []byte
+		if _, err := pgx.ForEachRow(rows, []any{&typ, &blob}, func() error {
+			types, blobs = append(types, typ), append(blobs, slices.Clone(blob))
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	} else {
+		db, err := sql.Open("sqlite", where)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		rows, err := db.QueryContext(ctx, query)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rows.Next() {
+			var typ string
+			var blob []byte
+			if err := rows.Scan(&typ, &blob); err != nil {
+				t.Fatal(err)
+			}
+			types, blobs = append(types, typ), append(blobs, blob)
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(types) != 3 {
+		t.Fatalf("%d value rows, want 3 (two channels and one pending write)", len(types))
+	}
+	key, err := crypto.ParseRawKey(rawKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ring, err := crypto.NewKeyring(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gcm, err := crypto.NewAES(ring, crypto.ModeGCM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, typ := range types {
+		if typ != "json+aes" {
+			t.Errorf("row %d: type %q, want json+aes", i, typ)
+			continue
+		}
+		plain, err := gcm.Decrypt(blobs[i], nil)
+		if err != nil {
+			t.Errorf("row %d: %v", i, err)
+			continue
+		}
+		if !json.Valid(plain) {
+			t.Errorf("row %d: plaintext is not JSON: %q", i, plain)
+		}
+	}
 }
