@@ -77,16 +77,20 @@ import "reflect"
 // so a value read from Python and written again is revived identically.
 type JSONPlus struct{}
 
-// DumpsTyped implements Serializer, writing "json" (or "null" / "bytes").
+// DumpsTyped implements Serializer, writing "json" (or "bytes" for a
+// []byte). nil is written as the JSON text null under "json", not under
+// Python's "null" tag: JS LangGraph reads only "json" and "bytes", and JS
+// graphs write nil values all the time (branch channels); Python and
+// memvault read both forms.
 func (JSONPlus) DumpsTyped(v any) (string, []byte, error) {
 	switch x := v.(type) {
 	case nil:
-		return TypeNull, nil, nil
+		return TypeJSON, []byte("null"), nil
 	case []byte:
 		return TypeBytes, append([]byte{}, x...), nil
 	}
 	if isNilPointer(v) {
-		return TypeNull, nil, nil
+		return TypeJSON, []byte("null"), nil
 	}
 	e := jsonEncoder{}
 	if err := e.encode(v); err != nil {
