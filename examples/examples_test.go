@@ -35,7 +35,8 @@ const runTimeout = 2 * time.Minute
 func build(t *testing.T, name string) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), name)
-	cmd := exec.Command("go", "build", "-o", bin, "./"+name)
+	args := append([]string{"build", "-o", bin}, raceFlags...)
+	cmd := exec.Command("go", append(args, "./"+name)...)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build ./%s: %v\n%s", name, err, out)
 	}

@@ -44,18 +44,7 @@ func main() {
 	cfg := config.Default()
 	cfg.Encryption = config.EncryptionLangGraph // LangGraph's "aes" format, AES-GCM
 	cfg.Embeddings = "none"
-	cfg.Keys.Primary = os.Getenv("LANGGRAPH_AES_KEY")
-	switch key := cfg.Keys.Primary; {
-	case key == "":
-		key, err := config.GenerateRawKey() // 32 characters: AES-256 for Python too
-		if err != nil {
-			log.Fatal(err)
-		}
-		cfg.Keys.Primary = key
-		fmt.Printf("LANGGRAPH_AES_KEY is unset; made one for this run (Python needs it too):\n  export LANGGRAPH_AES_KEY='%s'\n", key)
-	case strings.HasPrefix(key, "base64:") || strings.HasPrefix(key, "hex:"):
-		log.Fatal("Python reads LANGGRAPH_AES_KEY as raw characters: use a 16, 24 or 32-character key, not base64: or hex:")
-	}
+	cfg.Keys.Primary = pythonKey()
 	cfg.DSN, cfg.DBPath = os.Getenv("MEMVAULT_DSN"), os.Getenv("MEMVAULT_DB")
 	if cfg.DSN == "" && cfg.DBPath == "" {
 		dir, err := os.MkdirTemp("", "memvault-shared-")
@@ -95,9 +84,10 @@ func main() {
 	// the cipher (aes); the blob is nonce(16) || tag(16) || ciphertext.
 	queryRow, closeRaw := rawRows(ctx, h, cfg.DBPath)
 	defer closeRaw()
-	var typ string
-	var blob []byte
+	blobs := map[string][]byte{}
 	for _, ch := range []string{"messages", "order"} {
+		var typ string
+		var blob []byte
 		err := queryRow(`SELECT type, blob FROM checkpoint_blobs
 			WHERE thread_id = $1 AND checkpoint_ns = '' AND channel = $2 AND version = $3`,
 			threadID, ch, cp.ChannelVersions[ch]).Scan(&typ, &blob)
@@ -105,6 +95,7 @@ func main() {
 			log.Fatalf("read blob of %s: %v", ch, err)
 		}
 		fmt.Printf("checkpoint_blobs  %-8s  type %s  %s\n", ch, typ, layout(blob))
+		blobs[ch] = blob
 	}
 	var wtyp string
 	var wblob []byte
@@ -115,9 +106,13 @@ func main() {
 	}
 	fmt.Printf("checkpoint_writes %-8s  type %s  %s\n", "messages", wtyp, layout(wblob))
 
-	// The layout, proved: open the last blob with the raw key and AES-GCM
+	// The layout, proved: open the order's blob with the raw key and AES-GCM
 	// from Go's standard library (Go's GCM wants the tag after the
 	// ciphertext).
+	blob := blobs["order"]
+	if len(blob) < 32 {
+		log.Fatalf("blob of order: %d bytes, too short", len(blob))
+	}
 	block, err := aes.NewCipher([]byte(cfg.Keys.Primary))
 	if err != nil {
 		log.Fatal(err)
@@ -137,6 +132,24 @@ func main() {
 		fmt.Println("\n(These rows are in SQLite; Python's SqliteSaver has a schema of its own. Set MEMVAULT_DSN to share them through PostgreSQL.)")
 	}
 	fmt.Print(pythonSnippet)
+}
+
+// pythonKey returns LANGGRAPH_AES_KEY, or a new key when it is unset.
+// Python uses the variable's characters as the AES key, so it must be 16, 24
+// or 32 raw characters; the base64: and hex: forms are memvault's own.
+func pythonKey() string {
+	key := os.Getenv("LANGGRAPH_AES_KEY")
+	if strings.HasPrefix(key, "base64:") || strings.HasPrefix(key, "hex:") {
+		log.Fatal("Python reads LANGGRAPH_AES_KEY as raw characters: use a 16, 24 or 32-character key, not base64: or hex:")
+	}
+	if key == "" {
+		var err error
+		if key, err = config.GenerateRawKey(); err != nil { // 32 characters: AES-256
+			log.Fatal(err)
+		}
+		fmt.Printf("LANGGRAPH_AES_KEY is unset; made one for this run (Python needs it too):\n  export LANGGRAPH_AES_KEY='%s'\n", key)
+	}
+	return key
 }
 
 // row is one result row: a pgx.Row or an *sql.Row.
