@@ -184,7 +184,7 @@ func splitNS(s string) store.Namespace {
 type itemDoc struct {
 	Namespace []string       `json:"namespace"`
 	Key       string         `json:"key"`
-	Value     map[string]any `json:"value"`
+	Value     map[string]any `json:"value"` // values as jsonValue prints them
 	CreatedAt string         `json:"created_at"`
 	UpdatedAt string         `json:"updated_at"`
 	Score     *float64       `json:"score,omitempty"`
@@ -192,7 +192,7 @@ type itemDoc struct {
 
 func itemJSON(it *store.Item, score *float64) itemDoc {
 	return itemDoc{
-		Namespace: it.Namespace, Key: it.Key, Value: it.Value,
+		Namespace: it.Namespace, Key: it.Key, Value: jsonValues(it.Value),
 		CreatedAt: it.CreatedAt.UTC().Format(time.RFC3339Nano),
 		UpdatedAt: it.UpdatedAt.UTC().Format(time.RFC3339Nano),
 		Score:     score,

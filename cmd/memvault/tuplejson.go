@@ -7,6 +7,7 @@ import (
 	"io"
 
 	"github.com/memvault/memvault/checkpointer"
+	"github.com/memvault/memvault/serde"
 )
 
 // errNotFound marks a missing thread, checkpoint or item (exit status 1,
@@ -57,6 +58,29 @@ type tupleDoc struct {
 	PendingWrites [][3]any              `json:"pending_writes"`
 }
 
+// jsonValue is how a stored value is printed: the JSON JsonPlus writes for
+// it, so values JSON has no plain form for (a JS Map, a Python set, NaN,
+// LangChain messages) print as LangGraph's lc constructor records, exactly
+// as LangGraph's JSON serializer spells them; raw bytes print as base64.
+func jsonValue(v any) any {
+	typ, data, err := codec.DumpsTyped(v)
+	if err != nil {
+		return fmt.Sprintf("<unprintable %T: %v>", v, err)
+	}
+	if typ == serde.TypeJSON {
+		return json.RawMessage(data)
+	}
+	return data // []byte: base64
+}
+
+func jsonValues(m map[string]any) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = jsonValue(v)
+	}
+	return out
+}
+
 func tupleJSON(t *checkpointer.Tuple) tupleDoc {
 	d := tupleDoc{
 		Config:        configJSON(t.Config),
@@ -70,15 +94,12 @@ func tupleJSON(t *checkpointer.Tuple) tupleDoc {
 	if cp := t.Checkpoint; cp != nil {
 		d.Checkpoint = checkpointDoc{
 			V: cp.V, ID: cp.ID, TS: cp.TS.UTC().Format(checkpointer.TimeLayout),
-			ChannelValues: cp.ChannelValues, ChannelVersions: cp.ChannelVersions,
+			ChannelValues: jsonValues(cp.ChannelValues), ChannelVersions: cp.ChannelVersions,
 			VersionsSeen: cp.VersionsSeen, UpdatedChannels: cp.UpdatedChannels,
-		}
-		if d.Checkpoint.ChannelValues == nil {
-			d.Checkpoint.ChannelValues = map[string]any{}
 		}
 	}
 	for _, w := range t.PendingWrites {
-		d.PendingWrites = append(d.PendingWrites, [3]any{w.TaskID, w.Channel, w.Value})
+		d.PendingWrites = append(d.PendingWrites, [3]any{w.TaskID, w.Channel, jsonValue(w.Value)})
 	}
 	return d
 }
