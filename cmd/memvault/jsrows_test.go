@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/memvault/memvault/interop"
 	"github.com/memvault/memvault/internal/pgtest"
+	"github.com/memvault/memvault/interop"
 )
 
 // TestHistoryOfJSThread prints, through the CLI, a thread that JS
