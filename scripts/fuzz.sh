@@ -9,7 +9,7 @@ while IFS= read -r file; do
   pkg="./$(dirname "$file")"
   for target in $(grep -oE '^func (Fuzz[A-Za-z0-9_]+)\(f \*testing\.F\)' "$file" | sed -E 's/^func (Fuzz[A-Za-z0-9_]+).*/\1/'); do
     echo "fuzz: $pkg $target ($fuzztime)"
-    if ! go test "$pkg" -run '^$' -fuzz "^${target}\$" -fuzztime "$fuzztime" >/tmp/memvault-fuzz.log 2>&1; then
+    if ! go test "$pkg" -run '^$' -fuzz "^${target}\$" -fuzztime "$fuzztime" -fuzzminimizetime 2s >/tmp/memvault-fuzz.log 2>&1; then
       cat /tmp/memvault-fuzz.log
       status=1
     fi

@@ -2,12 +2,15 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -141,28 +144,21 @@ type importStats struct {
 
 // importThreads reads export lines and stores them through saver. A
 // checkpoint that already exists is skipped, so importing twice changes
-// nothing.
-func importThreads(ctx context.Context, r io.Reader, saver checkpointer.Saver) (importStats, error) {
+// nothing. With intVersions (a target shared with JS LangGraph, which
+// needs integer channel versions to continue a thread), versions that are
+// not integers are renumbered first (see intVersions).
+func importThreads(ctx context.Context, r io.Reader, saver checkpointer.Saver, toInt bool) (importStats, error) {
 	st := importStats{Threads: []string{}}
+	lines, err := readExport(r)
+	if err != nil {
+		return st, err
+	}
+	if toInt {
+		intVersions(lines)
+	}
 	seen := map[string]bool{}
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 1<<20), 1<<30)
-	lineNo := 0
-	for sc.Scan() {
-		lineNo++
-		if len(strings.TrimSpace(sc.Text())) == 0 {
-			continue
-		}
-		var l exportLine
-		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
-			return st, fmt.Errorf("line %d: %w", lineNo, err)
-		}
-		if l.Format != exportFormat {
-			return st, fmt.Errorf("line %d: format %q, want %q", lineNo, l.Format, exportFormat)
-		}
-		if l.ThreadID == "" || l.CheckpointID == "" {
-			return st, fmt.Errorf("line %d: missing thread_id or checkpoint_id", lineNo)
-		}
+	for i := range lines {
+		l, lineNo := &lines[i], i+1
 		if !seen[l.ThreadID] {
 			seen[l.ThreadID] = true
 			st.Threads = append(st.Threads, l.ThreadID)
@@ -240,5 +236,92 @@ func importThreads(ctx context.Context, r io.Reader, saver checkpointer.Saver) (
 		}
 		st.Imported++
 	}
-	return st, sc.Err()
+	return st, nil
+}
+
+// readExport parses every line of an export.
+func readExport(r io.Reader) ([]exportLine, error) {
+	var lines []exportLine
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 1<<20), 1<<30)
+	lineNo := 0
+	for sc.Scan() {
+		lineNo++
+		if len(strings.TrimSpace(sc.Text())) == 0 {
+			continue
+		}
+		var l exportLine
+		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+			return nil, fmt.Errorf("line %d: %w", lineNo, err)
+		}
+		if l.Format != exportFormat {
+			return nil, fmt.Errorf("line %d: format %q, want %q", lineNo, l.Format, exportFormat)
+		}
+		if l.ThreadID == "" || l.CheckpointID == "" {
+			return nil, fmt.Errorf("line %d: missing thread_id or checkpoint_id", lineNo)
+		}
+		lines = append(lines, l)
+	}
+	return lines, sc.Err()
+}
+
+// intVersions renumbers channel versions as integers, per thread,
+// namespace and channel: the versions in use are sorted by their integer
+// part, then as text (Python's forks share an integer part and differ in
+// the random fraction), and the i-th becomes i+1. Order along every branch
+// is kept, forks stay distinct, and versions_seen follows the same map.
+func intVersions(lines []exportLine) {
+	type chanKey struct{ thread, ns, channel string }
+	all := map[chanKey]map[string]bool{}
+	add := func(k chanKey, v string) {
+		if all[k] == nil {
+			all[k] = map[string]bool{}
+		}
+		all[k][v] = true
+	}
+	for _, l := range lines {
+		for ch, v := range l.ChannelVersions {
+			add(chanKey{l.ThreadID, l.CheckpointNS, ch}, v)
+		}
+		for _, seen := range l.VersionsSeen {
+			for ch, v := range seen {
+				add(chanKey{l.ThreadID, l.CheckpointNS, ch}, v)
+			}
+		}
+	}
+	renum := map[chanKey]map[string]string{}
+	for k, set := range all {
+		vs := slices.Collect(maps.Keys(set))
+		if !slices.ContainsFunc(vs, func(v string) bool { _, err := strconv.ParseInt(v, 10, 64); return err != nil }) {
+			continue // already integers
+		}
+		slices.SortFunc(vs, func(a, b string) int {
+			na, _ := checkpointer.VersionNumber(a)
+			nb, _ := checkpointer.VersionNumber(b)
+			if c := cmp.Compare(na, nb); c != 0 {
+				return c
+			}
+			return strings.Compare(a, b)
+		})
+		m := make(map[string]string, len(vs))
+		for i, v := range vs {
+			m[v] = strconv.Itoa(i + 1)
+		}
+		renum[k] = m
+	}
+	for i := range lines {
+		l := &lines[i]
+		for ch, v := range l.ChannelVersions {
+			if m := renum[chanKey{l.ThreadID, l.CheckpointNS, ch}]; m != nil {
+				l.ChannelVersions[ch] = m[v]
+			}
+		}
+		for _, seen := range l.VersionsSeen {
+			for ch, v := range seen {
+				if m := renum[chanKey{l.ThreadID, l.CheckpointNS, ch}]; m != nil {
+					seen[ch] = m[v]
+				}
+			}
+		}
+	}
 }

@@ -150,8 +150,12 @@ func newThreadsCmd(g *globals) *cobra.Command {
 				defer f.Close()
 				r = f
 			}
+			cfg, err := g.config()
+			if err != nil {
+				return err
+			}
 			return withHandle(cmd.Context(), g, func(h *handle) error {
-				st, err := importThreads(cmd.Context(), r, h.Saver)
+				st, err := importThreads(cmd.Context(), r, h.Saver, cfg.Versions == checkpointer.VersionInt)
 				if err != nil {
 					return err
 				}
