@@ -213,7 +213,7 @@ func TestPostgres(t *testing.T) {
 				"transaction 1: ticket, checkpoint and memory committed",
 				"  tickets rows: 1",
 				`  checkpoint:   ["alice: parcel is late"]`)
-			wantMatch(t, out, `  memory:       "prefers email, never phone calls" \(found by meaning, score \S+\)`)
+			wantMatch(t, out, `  memory:       "prefers email, never phone calls" \(semantic search, score \S+\)`)
 			wantLines(t, out,
 				"  stored as:    json+mvgcm (ciphertext in checkpoint_blobs.blob)",
 				"transaction 2: ticket, checkpoint and memory rolled back",

@@ -93,22 +93,19 @@ func main() {
 
 	// A ticket that commits.
 	committed := "ticket-" + run + "-1"
-	tx, err := pool.Begin(ctx)
+	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error { // commits unless fn fails
+		return a.openTicket(ctx, tx, committed, "alice", "parcel is late", "prefers email, never phone calls")
+	})
 	if err != nil {
 		log.Fatal(err)
-	}
-	if err := a.openTicket(ctx, tx, committed, "alice", "parcel is late", "prefers email, never phone calls"); err != nil {
-		log.Fatal(err)
-	}
-	if err := tx.Commit(ctx); err != nil {
-		log.Fatalf("commit: %v", err)
 	}
 	fmt.Println("transaction 1: ticket, checkpoint and memory committed")
 	a.show(ctx, committed, "alice")
 
-	// A ticket whose transaction rolls back: none of its three writes remain.
+	// A ticket whose transaction rolls back (say, a later step failed):
+	// none of its three writes remain.
 	rolledBack := "ticket-" + run + "-2"
-	tx, err = pool.Begin(ctx)
+	tx, err := pool.Begin(ctx)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -170,7 +167,7 @@ func (a *app) show(ctx context.Context, thread, customer string) {
 	if len(hits) == 0 {
 		fmt.Println("  memory:       none")
 	} else {
-		fmt.Printf("  memory:       %q (found by meaning, score %.2f)\n", hits[0].Value["text"], *hits[0].Score)
+		fmt.Printf("  memory:       %q (semantic search, score %.2f)\n", hits[0].Value["text"], *hits[0].Score)
 	}
 
 	// What the table holds: the type tag says the blob is encrypted.
