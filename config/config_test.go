@@ -1,0 +1,145 @@
+package config
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/memvault/memvault/checkpointer"
+	"github.com/memvault/memvault/serde"
+	"github.com/memvault/memvault/store"
+)
+
+func lookup(env map[string]string) func(string) (string, bool) {
+	return func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+}
+
+func TestFromLookupDefaults(t *testing.T) {
+	c, err := FromLookup(lookup(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.DBPath != DefaultDBPath || c.DSN != "" || c.EffectiveEncryption() != EncryptionOff ||
+		c.Embeddings != DefaultEmbeddings || c.CacheSize != DefaultCacheSize || c.Versions != checkpointer.VersionString {
+		t.Fatalf("defaults = %+v", c)
+	}
+}
+
+func TestFromLookupValues(t *testing.T) {
+	c, err := FromLookup(lookup(map[string]string{
+		"DATABASE_URL":               "postgres://b",
+		"MEMVAULT_DSN":               "postgres://a",
+		"LANGGRAPH_AES_KEY":          " 0123456789abcdef ", // raw: not trimmed
+		"LANGGRAPH_AES_KEY_PREVIOUS": "k1, k2,,",
+		"MEMVAULT_ENCRYPTION":        "LangGraph",
+		"MEMVAULT_INDEX_FIELDS":      "text, facts[*].text",
+		"MEMVAULT_DISTANCE":          "l2",
+		"MEMVAULT_CACHE_SIZE":        "0",
+		"MEMVAULT_VERSIONS":          "int",
+		"MEMVAULT_ALLOW_PLAINTEXT":   "true",
+		"MEMVAULT_EMBEDDINGS":        "openai:text-embedding-3-small:512",
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.DSN != "postgres://a" || c.Keys.Primary != " 0123456789abcdef " || strings.Join(c.Keys.Previous, "|") != "k1|k2" ||
+		c.Encryption != EncryptionLangGraph || strings.Join(c.IndexFields, "|") != "text|facts[*].text" ||
+		c.Distance != store.L2 || c.CacheSize != 0 || c.Versions != checkpointer.VersionInt || !c.AllowPlaintext {
+		t.Fatalf("parsed = %+v", c)
+	}
+	if s := fmt.Sprintf("%v %+v %#v", c.Keys, c.Keys, c.Keys); strings.Contains(s, "0123456789abcdef") || strings.Contains(s, "k1") {
+		t.Fatalf("keys printed: %s", s)
+	}
+}
+
+func TestFromLookupErrorsNameTheVariable(t *testing.T) {
+	for name, env := range map[string]map[string]string{
+		"MEMVAULT_ENCRYPTION":      {"MEMVAULT_ENCRYPTION": "aes"},
+		"MEMVAULT_ALLOW_PLAINTEXT": {"MEMVAULT_ALLOW_PLAINTEXT": "sometimes"},
+		"MEMVAULT_CACHE_SIZE":      {"MEMVAULT_CACHE_SIZE": "-1"},
+		"MEMVAULT_VERSIONS":        {"MEMVAULT_VERSIONS": "float"},
+		"MEMVAULT_EMBEDDINGS":      {"MEMVAULT_EMBEDDINGS": "hash:x"},
+		"MEMVAULT_DISTANCE":        {"MEMVAULT_DISTANCE": "manhattan"},
+		"LANGGRAPH_AES_KEY":        {"MEMVAULT_ENCRYPTION": "envelope"},
+	} {
+		if _, err := FromLookup(lookup(env)); err == nil || !strings.Contains(err.Error(), name) {
+			t.Errorf("%v: err = %v, want it to name %s", env, err, name)
+		}
+	}
+}
+
+func TestSerializerModes(t *testing.T) {
+	const key = "0123456789abcdef0123456789abcdef"
+	for mode, wantTag := range map[EncryptionMode]string{EncryptionOff: "json", EncryptionEnvelope: "json+mvgcm", EncryptionLangGraph: "json+aes"} {
+		c := Default()
+		c.Keys.Primary, c.Encryption = key, mode
+		s, err := c.Serializer()
+		if err != nil {
+			t.Fatal(err)
+		}
+		typ, _, err := serde.DumpsWith(s, map[string]any{"a": 1}, []byte("row"))
+		if err != nil || typ != wantTag {
+			t.Errorf("%s: tag %q, %v; want %q", mode, typ, err, wantTag)
+		}
+	}
+	c := Default()
+	c.Keys.Primary = "short"
+	if _, err := c.Serializer(); err == nil || !strings.Contains(err.Error(), "LANGGRAPH_AES_KEY must be 16, 24, or 32 bytes long.") || strings.Contains(err.Error(), "short") {
+		t.Fatalf("short key: %v", err)
+	}
+}
+
+func TestOpenSQLiteStrictAfterEncryption(t *testing.T) {
+	ctx := context.Background()
+	c := Default()
+	c.DBPath = filepath.Join(t.TempDir(), "m.db")
+	h, err := Open(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Store.Put(ctx, store.Namespace{"a"}, "k", map[string]any{"v": 1}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := h.Reencrypt(ctx, checkpointer.ReencryptOptions{}); err == nil {
+		t.Fatal("Reencrypt without encryption succeeded")
+	}
+	if err := h.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// The same file with a key: plaintext rows are refused, then accepted
+	// for migration, then re-encrypted.
+	c.Keys.Primary = "0123456789abcdef0123456789abcdef"
+	h, err = Open(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Store.Get(ctx, store.Namespace{"a"}, "k"); !errors.Is(err, serde.ErrPlaintextRefused) {
+		t.Fatalf("strict read of plaintext: %v", err)
+	}
+	h.Close()
+	c.AllowPlaintext = true
+	h, err = Open(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, st, err := h.Reencrypt(ctx, checkpointer.ReencryptOptions{})
+	if err != nil || st.Rewritten != 1 {
+		t.Fatalf("migration: %+v %v", st, err)
+	}
+	h.Close()
+	c.AllowPlaintext = false
+	h, err = Open(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	if it, err := h.Store.Get(ctx, store.Namespace{"a"}, "k"); err != nil || it == nil {
+		t.Fatalf("after migration: %v %v", it, err)
+	}
+	if ids := h.KeyIDs(); len(ids) != 1 || len(ids[0]) != 16 {
+		t.Fatalf("key ids = %v", ids)
+	}
+}
