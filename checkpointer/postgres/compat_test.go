@@ -3,6 +3,7 @@ package postgres_test
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -263,4 +264,30 @@ func TestPythonRows(t *testing.T) {
 	if n != 2 {
 		t.Errorf("list by run_id: %d tuples, want 2", n)
 	}
+
+	// memvault continues the thread, changing only "messages": the
+	// channels Python kept inline stay, even once Python's checkpoints are
+	// pruned away.
+	next := &checkpointer.Checkpoint{V: 4, ID: checkpointer.NewID(1), TS: time.Now(),
+		ChannelValues: maps.Clone(tu.Checkpoint.ChannelValues), ChannelVersions: maps.Clone(tu.Checkpoint.ChannelVersions),
+		VersionsSeen: tu.Checkpoint.VersionsSeen}
+	next.ChannelValues["messages"] = []any{"hi", "there", "again"}
+	nv := map[string]string{"messages": s.NextVersion(next.ChannelVersions["messages"])}
+	next.ChannelVersions["messages"] = nv["messages"]
+	cfg, err := s.Put(ctx, tu.Config, next, checkpointer.Metadata{"source": "loop", "step": 1}, nv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Prune(ctx, []string{"py-1"}, checkpointer.PruneKeepLatest); err != nil {
+		t.Fatal(err)
+	}
+	cont, err := s.GetTuple(ctx, checkpointer.Config{ThreadID: "py-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cont.Config.CheckpointID != cfg.CheckpointID {
+		t.Fatalf("latest after prune = %s, want %s", cont.Config.CheckpointID, cfg.CheckpointID)
+	}
+	wantJSON(t, "continued values", cont.Checkpoint.ChannelValues,
+		`{"__start__":{"question":"hi"},"question":"hi","count":3,"flag":true,"nothing":null,"ratio":0.25,"messages":["hi","there","again"]}`)
 }

@@ -50,7 +50,10 @@
 // under blob values, msgpack and aes-encrypted blobs (through the
 // serializer), string or integer versions, and v<4 checkpoints, whose
 // pending sends (their parent's __pregel_tasks writes) become the
-// __pregel_tasks channel.
+// __pregel_tasks channel. A thread Python started can be continued: when a
+// Put's parent holds primitive values inline (Python writes no blob rows for
+// them), the unchanged ones are written as blob rows at their versions in
+// the same batch, so they survive the new checkpoint and any later Prune.
 //
 // # Performance
 //

@@ -80,40 +80,29 @@ func (s *Saver) putBatch(cfg checkpointer.Config, cp *checkpointer.Checkpoint, m
 	}
 
 	b := &pgx.Batch{}
-	if n := len(newVersions); n > 0 {
-		// Sorted, so concurrent Puts to one thread lock rows in one order.
-		chans := make([]string, 0, n)
-		for ch := range newVersions {
-			chans = append(chans, ch)
+	chans := make([]string, 0, len(newVersions))
+	for ch := range newVersions {
+		chans = append(chans, ch)
+	}
+	if err := s.queueBlobs(b, s.q.upsertBlobs, cfg, cp, chans, newVersions); err != nil {
+		return nil, err
+	}
+	// Python LangGraph keeps primitive values inline in the checkpoint
+	// document, without blob rows. When this Put continues a checkpoint
+	// Python wrote, its unchanged primitive channels would lose their value;
+	// so they are offered as blob rows too, and the statement inserts only
+	// those the parent's document holds inline at the same version (nothing
+	// when memvault or JS wrote the parent).
+	if cfg.CheckpointID != "" {
+		var inline []string
+		for ch, val := range cp.ChannelValues {
+			if _, isNew := newVersions[ch]; !isNew && cp.ChannelVersions[ch] != "" && primitive(val) {
+				inline = append(inline, ch)
+			}
 		}
-		slices.Sort(chans)
-		vers := make([]string, n)
-		types := make([]string, n)
-		blobs := make([][]byte, n)
-		for i, ch := range chans {
-			if err := checkText("channel name", ch); err != nil {
-				return nil, err
-			}
-			v := newVersions[ch]
-			if err := checkText("channel version", v); err != nil {
-				return nil, err
-			}
-			vers[i] = v
-			val, ok := cp.ChannelValues[ch]
-			if !ok {
-				types[i] = serde.TypeEmpty
-				continue
-			}
-			typ, data, err := serde.DumpsWith(s.serde, val, serde.BlobAAD(cfg.ThreadID, cfg.CheckpointNS, ch, v))
-			if err != nil {
-				return nil, fmt.Errorf("channel %q: %w", ch, err)
-			}
-			if data == nil {
-				data = []byte{}
-			}
-			types[i], blobs[i] = typ, data
+		if err := s.queueBlobs(b, s.q.upsertInlineBlobs, cfg, cp, inline, cp.ChannelVersions); err != nil {
+			return nil, err
 		}
-		b.Queue(s.q.upsertBlobs, cfg.ThreadID, cfg.CheckpointNS, chans, vers, types, blobs)
 	}
 	var parent *string
 	if cfg.CheckpointID != "" {
@@ -121,6 +110,60 @@ func (s *Saver) putBatch(cfg checkpointer.Config, cp *checkpointer.Checkpoint, m
 	}
 	b.Queue(s.q.upsertCkpt, cfg.ThreadID, cfg.CheckpointNS, cp.ID, parent, json.RawMessage(doc), json.RawMessage(meta))
 	return b, nil
+}
+
+// queueBlobs queues stmt with the blob rows of chans at the versions given
+// by versions: the serialized value, or an "empty" row for a channel without
+// one. Channels are sorted so concurrent Puts to a thread lock rows in one
+// order.
+func (s *Saver) queueBlobs(b *pgx.Batch, stmt string, cfg checkpointer.Config, cp *checkpointer.Checkpoint, chans []string, versions map[string]string) error {
+	n := len(chans)
+	if n == 0 {
+		return nil
+	}
+	slices.Sort(chans)
+	vers := make([]string, n)
+	types := make([]string, n)
+	blobs := make([][]byte, n)
+	for i, ch := range chans {
+		if err := checkText("channel name", ch); err != nil {
+			return err
+		}
+		v := versions[ch]
+		if err := checkText("channel version", v); err != nil {
+			return err
+		}
+		vers[i] = v
+		val, ok := cp.ChannelValues[ch]
+		if !ok {
+			types[i] = serde.TypeEmpty
+			continue
+		}
+		typ, data, err := serde.DumpsWith(s.serde, val, serde.BlobAAD(cfg.ThreadID, cfg.CheckpointNS, ch, v))
+		if err != nil {
+			return fmt.Errorf("channel %q: %w", ch, err)
+		}
+		if data == nil {
+			data = []byte{}
+		}
+		types[i], blobs[i] = typ, data
+	}
+	if stmt == s.q.upsertInlineBlobs {
+		b.Queue(stmt, cfg.ThreadID, cfg.CheckpointNS, chans, vers, types, blobs, cfg.CheckpointID)
+	} else {
+		b.Queue(stmt, cfg.ThreadID, cfg.CheckpointNS, chans, vers, types, blobs)
+	}
+	return nil
+}
+
+// primitive reports whether Python LangGraph would keep v inline in the
+// checkpoint document (None, str, int, float, bool).
+func primitive(v any) bool {
+	switch v.(type) {
+	case nil, string, bool, int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64, float32, float64, json.Number:
+		return true
+	}
+	return false
 }
 
 // PutWrites implements checkpointer.Saver: one statement, one round trip.

@@ -9,26 +9,27 @@ type queries struct {
 	schema                     string
 	checkpoints, blobs, writes string // table names, qualified and quoted when a schema is set
 
-	selectTuple   string // SELECT ... FROM checkpoints c, ready for a WHERE
-	getByID       string
-	getLatest     string
-	upsertBlobs   string
-	upsertCkpt    string
-	insertWrites  string
-	upsertWrites  string
-	deleteCkpts   string
-	deleteBlobs   string
-	deleteWrites  string
-	pruneCkpts    string
-	gcBlobs       string
-	runDelete     string
-	copyCkpts     string
-	copyBlobs     string
-	copyWrites    string
-	srcBlobs      string
-	srcWrites     string
-	insBlobsCopy  string
-	insWritesCopy string
+	selectTuple       string // SELECT ... FROM checkpoints c, ready for a WHERE
+	getByID           string
+	getLatest         string
+	upsertBlobs       string
+	upsertInlineBlobs string
+	upsertCkpt        string
+	insertWrites      string
+	upsertWrites      string
+	deleteCkpts       string
+	deleteBlobs       string
+	deleteWrites      string
+	pruneCkpts        string
+	gcBlobs           string
+	runDelete         string
+	copyCkpts         string
+	copyBlobs         string
+	copyWrites        string
+	srcBlobs          string
+	srcWrites         string
+	insBlobsCopy      string
+	insWritesCopy     string
 }
 
 func buildQueries(schema string) queries {
@@ -77,6 +78,14 @@ ORDER BY c.checkpoint_id DESC LIMIT 1`
 	// (thread, ns, channel, version) names one value forever.
 	q.upsertBlobs = f(`INSERT INTO {blobs} (thread_id, checkpoint_ns, channel, version, type, blob)
 SELECT $1, $2, ch, ver, typ, bl FROM unnest($3::text[], $4::text[], $5::text[], $6::bytea[]) AS t(ch, ver, typ, bl)
+ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO NOTHING`)
+	// Python-inline values of the parent, materialized as blob rows (see
+	// putBatch): a candidate row is inserted only when the parent's document
+	// holds the channel inline at that version.
+	q.upsertInlineBlobs = f(`INSERT INTO {blobs} (thread_id, checkpoint_ns, channel, version, type, blob)
+SELECT $1, $2, ch, ver, typ, bl FROM unnest($3::text[], $4::text[], $5::text[], $6::bytea[]) AS t(ch, ver, typ, bl)
+WHERE EXISTS (SELECT 1 FROM {checkpoints} p WHERE p.thread_id = $1 AND p.checkpoint_ns = $2 AND p.checkpoint_id = $7
+	AND p.checkpoint -> 'channel_values' ? t.ch AND p.checkpoint -> 'channel_versions' ->> t.ch = t.ver)
 ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO NOTHING`)
 	q.upsertCkpt = f(`INSERT INTO {checkpoints} (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata)
 VALUES ($1, $2, $3, $4, $5, $6)

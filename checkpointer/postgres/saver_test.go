@@ -503,10 +503,11 @@ INSERT INTO checkpoint_blobs SELECT 'replay', checkpoint_ns, channel, version, t
 	}
 }
 
-// TestEncryptedAtRest: with an encrypting serializer no value reaches a blob
-// column in clear, and Python's "aes" rows (the reference known-answer
-// vector, EAX) are read.
-func TestEncryptedAtRest(t *testing.T) {
+// TestPythonAESRows: rows Python LangGraph encrypted with
+// EncryptedSerializer.from_pycryptodome_aes (the reference known-answer
+// vector, AES-EAX, no associated data) are read by the encrypting saver, and
+// what the saver writes itself reaches no blob column in clear.
+func TestPythonAESRows(t *testing.T) {
 	ctx := context.Background()
 	pool := pgtest.Pool(t)
 	execFile(t, pool, "python_schema.sql")
@@ -523,4 +524,27 @@ func TestEncryptedAtRest(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantJSON(t, "python aes values", tu.Checkpoint.ChannelValues, `{"plain":"inline text","secret":{"a":1}}`)
+
+	const secret = "top-secret-value"
+	cp, nv := step(2, tu.Checkpoint, map[string]any{"secret": secret, "list": []any{secret}})
+	cfg, err := s.Put(ctx, tu.Config, cp, nil, nv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PutWrites(ctx, cfg, []checkpointer.Write{{Channel: "secret", Value: secret}}, "task", ""); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(t, pool, `SELECT count(*) FROM checkpoint_blobs WHERE position(convert_to($1, 'UTF8') in blob) > 0`, secret) +
+		count(t, pool, `SELECT count(*) FROM checkpoint_writes WHERE position(convert_to($1, 'UTF8') in blob) > 0`, secret); n != 0 {
+		t.Errorf("%d rows hold the value in clear", n)
+	}
+	if n := count(t, pool, `SELECT count(*) FROM checkpoint_blobs WHERE thread_id = 'py-aes' AND type NOT LIKE '%+%'`); n != 0 {
+		t.Errorf("%d blob rows without a cipher suffix", n)
+	}
+	got, err := s.GetTuple(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// "plain" was inline in Python's row: continuing the thread keeps it.
+	wantJSON(t, "values after put", got.Checkpoint.ChannelValues, `{"plain":"inline text","secret":"top-secret-value","list":["top-secret-value"]}`)
 }
