@@ -27,14 +27,19 @@
 // # Pragmas and durability
 //
 // Every connection runs with journal_mode=WAL, busy_timeout (default 5 s),
-// foreign_keys=ON and synchronous=NORMAL unless Options.Synchronous says
-// FULL. In WAL mode synchronous=NORMAL is durable against a crash of the
+// foreign_keys=ON, synchronous=NORMAL unless Options.Synchronous says FULL,
+// mmap_size=256 MiB (reads of mapped pages need no system call and share
+// the page cache between connections) and temp_store=MEMORY. In WAL mode synchronous=NORMAL is durable against a crash of the
 // process (a committed transaction is in the WAL file, in the operating
 // system's page cache, before COMMIT returns; SIGKILL cannot lose it) and
 // never corrupts the database; only an operating-system crash or power loss
 // can roll back the last transactions before a checkpoint. FULL syncs the
 // WAL on every commit and survives power loss, at the cost of an fsync per
 // write transaction.
+//
+// WriteCommitted runs a callback after a commit, in commit order, for
+// callers that keep in-process state (such as a cache) in step with the
+// database.
 //
 // # Migrations
 //

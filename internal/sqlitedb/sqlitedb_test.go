@@ -286,6 +286,35 @@ func TestConcurrentWriters(t *testing.T) {
 	}
 }
 
+func TestWriteCommitted(t *testing.T) {
+	ctx := context.Background()
+	db, err := Open(Memory, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.Migrate(ctx, "t", []string{`CREATE TABLE t (x INTEGER)`}); err != nil {
+		t.Fatal(err)
+	}
+	var calls []int
+	for i := range 3 {
+		fail := i == 1
+		err := db.WriteCommitted(ctx, func(tx *sql.Tx) error {
+			if fail {
+				return errors.New("no")
+			}
+			_, err := tx.Exec(`INSERT INTO t VALUES (?)`, i)
+			return err
+		}, func() { calls = append(calls, i) })
+		if (err != nil) != fail {
+			t.Fatalf("write %d: %v", i, err)
+		}
+	}
+	if fmt.Sprint(calls) != "[0 2]" {
+		t.Fatalf("committed callbacks %v, want [0 2] (none after a rollback)", calls)
+	}
+}
+
 func TestWriteHonoursContext(t *testing.T) {
 	db, err := Open(Memory, Options{})
 	if err != nil {
