@@ -138,8 +138,16 @@ func (s *Saver) Setup(ctx context.Context) (err error) {
 		}()
 	}
 	if s.q.schema != "" {
-		if _, err := conn.Exec(ctx, `CREATE SCHEMA IF NOT EXISTS `+pgx.Identifier{s.q.schema}.Sanitize()); err != nil {
-			return fmt.Errorf("postgres: setup: create schema: %w", err)
+		// Checked first: CREATE SCHEMA IF NOT EXISTS needs the CREATE
+		// privilege on the database even when the schema exists.
+		var exists bool
+		if err := conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1)`, s.q.schema).Scan(&exists); err != nil {
+			return fmt.Errorf("postgres: setup: look up schema: %w", err)
+		}
+		if !exists {
+			if _, err := conn.Exec(ctx, `CREATE SCHEMA IF NOT EXISTS `+pgx.Identifier{s.q.schema}.Sanitize()); err != nil {
+				return fmt.Errorf("postgres: setup: create schema: %w", err)
+			}
 		}
 	}
 	if err := s.migrate(ctx, conn, "checkpoint_migrations", langGraphMigrations); err != nil {
