@@ -53,15 +53,15 @@ func (s *Store) Batch(ctx context.Context, ops []store.Op) ([]store.Result, erro
 	now := s.now()
 	results := make([]store.Result, len(ops))
 	var refreshes []refreshKey
-	reads := func(ctx context.Context, tx *sql.Tx) error {
+	reads := func(ctx context.Context, tx *sql.Tx, rs *readStmts) error {
 		refreshes = refreshes[:0]
 		for i, op := range ops {
 			var err error
 			switch o := op.(type) {
 			case store.GetOp:
-				results[i].Item, err = s.get(ctx, tx, o, now, &refreshes)
+				results[i].Item, err = s.get(ctx, tx, rs, o, now, &refreshes)
 			case store.SearchOp:
-				results[i].Items, err = s.search(ctx, tx, o.Prefix, o.Options, queries[o.Options.Query], now, &refreshes)
+				results[i].Items, err = s.search(ctx, tx, rs, o.Prefix, o.Options, queries[o.Options.Query], now, &refreshes)
 			case store.ListNamespacesOp:
 				results[i].Namespaces, err = s.listNamespaces(ctx, tx, o.Options, now)
 			}
@@ -74,17 +74,17 @@ func (s *Store) Batch(ctx context.Context, ops []store.Op) ([]store.Result, erro
 	if len(puts) > 0 {
 		var gen int64
 		err := s.db.WriteCommitted(ctx, func(tx *sql.Tx) error {
-			if err := reads(ctx, tx); err != nil {
+			if err := reads(ctx, tx, s.st.w); err != nil {
 				return err
 			}
-			if err := applyRefreshes(ctx, tx, refreshes); err != nil {
+			if err := s.applyRefreshes(ctx, tx, refreshes); err != nil {
 				return err
 			}
 			if err := s.applyPuts(ctx, tx, puts, now); err != nil {
 				return err
 			}
 			var err error
-			gen, err = bumpGeneration(ctx, tx)
+			gen, err = s.bumpGeneration(ctx, tx)
 			return err
 		}, func() { s.cache.committed(gen, puts, now.UnixNano()) })
 		if err != nil {
@@ -92,11 +92,11 @@ func (s *Store) Batch(ctx context.Context, ops []store.Op) ([]store.Result, erro
 		}
 		return results, nil
 	}
-	if err := s.db.Read(ctx, func(tx *sql.Tx) error { return reads(ctx, tx) }); err != nil {
+	if err := s.db.Read(ctx, func(tx *sql.Tx) error { return reads(ctx, tx, s.st.r) }); err != nil {
 		return nil, wrap(err)
 	}
 	if len(refreshes) > 0 {
-		err := s.db.Write(ctx, func(tx *sql.Tx) error { return applyRefreshes(ctx, tx, refreshes) })
+		err := s.db.Write(ctx, func(tx *sql.Tx) error { return s.applyRefreshes(ctx, tx, refreshes) })
 		if err != nil {
 			return nil, wrap(err)
 		}
@@ -246,11 +246,7 @@ func (s *Store) checkDims(v []float32) error {
 // applyPuts performs the batch's writes in tx.
 func (s *Store) applyPuts(ctx context.Context, tx *sql.Tx, puts []*put, now time.Time) error {
 	ts := now.UnixNano()
-	delVec, err := tx.PrepareContext(ctx, `DELETE FROM store_vectors WHERE prefix = ? AND key = ?`)
-	if err != nil {
-		return err
-	}
-	defer delVec.Close()
+	delVec := tx.StmtContext(ctx, s.st.delVec)
 	var upsert, delItem, insVec *sql.Stmt
 	for _, p := range puts {
 		if _, err := delVec.ExecContext(ctx, p.k.ns, p.k.key); err != nil {
@@ -258,10 +254,7 @@ func (s *Store) applyPuts(ctx context.Context, tx *sql.Tx, puts []*put, now time
 		}
 		if p.value == nil {
 			if delItem == nil {
-				if delItem, err = tx.PrepareContext(ctx, `DELETE FROM store WHERE prefix = ? AND key = ?`); err != nil {
-					return err
-				}
-				defer delItem.Close()
+				delItem = tx.StmtContext(ctx, s.st.delItem)
 			}
 			if _, err := delItem.ExecContext(ctx, p.k.ns, p.k.key); err != nil {
 				return err
@@ -269,13 +262,7 @@ func (s *Store) applyPuts(ctx context.Context, tx *sql.Tx, puts []*put, now time
 			continue
 		}
 		if upsert == nil {
-			if upsert, err = tx.PrepareContext(ctx, `INSERT INTO store (prefix, key, value, created_at, updated_at, expires_at, ttl_minutes)
-				VALUES (?, ?, ?, ?, ?, ?, ?)
-				ON CONFLICT (prefix, key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at,
-					expires_at = excluded.expires_at, ttl_minutes = excluded.ttl_minutes`); err != nil {
-				return err
-			}
-			defer upsert.Close()
+			upsert = tx.StmtContext(ctx, s.st.upsert)
 		}
 		var exp, ttlMin any
 		if p.ttl > 0 {
@@ -286,12 +273,7 @@ func (s *Store) applyPuts(ctx context.Context, tx *sql.Tx, puts []*put, now time
 		}
 		for i, v := range p.vectors {
 			if insVec == nil {
-				if insVec, err = tx.PrepareContext(ctx, `INSERT INTO store_vectors (prefix, key, field_name, embedding, created_at, updated_at)
-					VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (prefix, key, field_name) DO UPDATE SET
-					embedding = excluded.embedding, updated_at = excluded.updated_at`); err != nil {
-					return err
-				}
-				defer insVec.Close()
+				insVec = tx.StmtContext(ctx, s.st.insVec)
 			}
 			if _, err := insVec.ExecContext(ctx, p.k.ns, p.k.key, p.texts[i].Field, encodeVector(v), ts, ts); err != nil {
 				return err
@@ -301,15 +283,11 @@ func (s *Store) applyPuts(ctx context.Context, tx *sql.Tx, puts []*put, now time
 	return nil
 }
 
-func applyRefreshes(ctx context.Context, tx *sql.Tx, rs []refreshKey) error {
+func (s *Store) applyRefreshes(ctx context.Context, tx *sql.Tx, rs []refreshKey) error {
 	if len(rs) == 0 {
 		return nil
 	}
-	st, err := tx.PrepareContext(ctx, `UPDATE store SET expires_at = ? WHERE prefix = ? AND key = ? AND ttl_minutes > 0`)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
+	st := tx.StmtContext(ctx, s.st.refresh)
 	for _, r := range rs {
 		if _, err := st.ExecContext(ctx, r.expiresAt, r.k.ns, r.k.key); err != nil {
 			return err
@@ -371,14 +349,16 @@ func (s *Store) item(r itemRow, now time.Time, refresh bool, refreshes *[]refres
 	return it, nil
 }
 
-func (s *Store) get(ctx context.Context, tx *sql.Tx, o store.GetOp, now time.Time, refreshes *[]refreshKey) (*store.Item, error) {
-	q := `SELECT ` + itemColumns + ` FROM store WHERE prefix = ? AND key = ?`
-	args := []any{o.Namespace.String(), o.Key}
+func (s *Store) get(ctx context.Context, tx *sql.Tx, st *readStmts, o store.GetOp, now time.Time, refreshes *[]refreshKey) (*store.Item, error) {
+	var (
+		rs  *sql.Rows
+		err error
+	)
 	if s.omitExpired() {
-		q += ` AND (expires_at IS NULL OR expires_at > ?)`
-		args = append(args, now.UnixNano())
+		rs, err = tx.StmtContext(ctx, st.getLive).QueryContext(ctx, o.Namespace.String(), o.Key, now.UnixNano())
+	} else {
+		rs, err = tx.StmtContext(ctx, st.get).QueryContext(ctx, o.Namespace.String(), o.Key)
 	}
-	rs, err := tx.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, err
 	}

@@ -45,15 +45,15 @@ func newVecCache(budget int64) *vecCache { return &vecCache{budget: budget} }
 
 // bumpGeneration advances the database's generation in a write
 // transaction and returns the new one.
-func bumpGeneration(ctx context.Context, tx *sql.Tx) (int64, error) {
+func (s *Store) bumpGeneration(ctx context.Context, tx *sql.Tx) (int64, error) {
 	var gen int64
-	err := tx.QueryRowContext(ctx, `UPDATE store_generation SET gen = gen + 1 WHERE id = 0 RETURNING gen`).Scan(&gen)
+	err := tx.StmtContext(ctx, s.st.bump).QueryRowContext(ctx).Scan(&gen)
 	return gen, err
 }
 
-func readGeneration(ctx context.Context, tx *sql.Tx) (int64, error) {
+func readGeneration(ctx context.Context, tx *sql.Tx, st *readStmts) (int64, error) {
 	var gen int64
-	err := tx.QueryRowContext(ctx, `SELECT gen FROM store_generation WHERE id = 0`).Scan(&gen)
+	err := tx.StmtContext(ctx, st.gen).QueryRowContext(ctx).Scan(&gen)
 	return gen, err
 }
 

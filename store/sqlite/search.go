@@ -23,7 +23,7 @@ type candidate struct {
 // stored vector under the prefix, scores it, keeps each item's best field,
 // and returns scored items by score, then unscored items in the no-query
 // order, offset and limit applying to that combined list.
-func (s *Store) search(ctx context.Context, tx *sql.Tx, prefix store.Namespace, opt store.SearchOptions, query []float32, now time.Time, refreshes *[]refreshKey) ([]store.SearchItem, error) {
+func (s *Store) search(ctx context.Context, tx *sql.Tx, st *readStmts, prefix store.Namespace, opt store.SearchOptions, query []float32, now time.Time, refreshes *[]refreshKey) ([]store.SearchItem, error) {
 	need := opt.Offset + opt.EffectiveLimit()
 	refresh := s.refresh(opt.RefreshTTL)
 	out := make([]store.SearchItem, 0, min(opt.EffectiveLimit(), 1024))
@@ -57,7 +57,7 @@ func (s *Store) search(ctx context.Context, tx *sql.Tx, prefix store.Namespace, 
 	}
 
 	if query != nil {
-		cands, err := s.candidates(ctx, tx, prefix, query, now)
+		cands, err := s.candidates(ctx, tx, st, prefix, query, now)
 		if err != nil {
 			return nil, err
 		}
@@ -184,12 +184,12 @@ func topK[T any](s []T, k int, compare func(a, b T) int) {
 
 // candidates scores the vectors under prefix, from the vector cache when
 // it is enabled, from SQLite otherwise.
-func (s *Store) candidates(ctx context.Context, tx *sql.Tx, prefix store.Namespace, query []float32, now time.Time) ([]candidate, error) {
+func (s *Store) candidates(ctx context.Context, tx *sql.Tx, st *readStmts, prefix store.Namespace, query []float32, now time.Time) ([]candidate, error) {
 	if !s.cache.enabled() {
 		return s.scoreVectors(ctx, tx, prefix, query, now)
 	}
 	sc := newScorer(s.index.Distance, query)
-	gen, err := readGeneration(ctx, tx)
+	gen, err := readGeneration(ctx, tx, st)
 	if err != nil {
 		return nil, err
 	}

@@ -52,6 +52,7 @@ type Store struct {
 	serde serde.Serializer
 	now   func() time.Time
 	cache *vecCache
+	st    *stmts
 
 	closed    atomic.Bool
 	closeOnce sync.Once
@@ -137,6 +138,11 @@ func newStore(ctx context.Context, db *sqlitedb.DB, opts Options) (*Store, error
 	if err := db.Migrate(ctx, component, migrations); err != nil {
 		return nil, fmt.Errorf("sqlite: setup: %w", err)
 	}
+	st, err := prepare(ctx, db)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: setup: %w", err)
+	}
+	s.st = st
 	if s.ttl != nil && s.ttl.SweepEvery() > 0 {
 		go s.sweeper(s.ttl.SweepEvery())
 	} else {
@@ -195,6 +201,7 @@ func (s *Store) Close() error {
 		s.closed.Store(true)
 		close(s.stop)
 		<-s.done
+		s.st.close()
 		if err := s.db.Close(); err != nil {
 			s.closeErr = fmt.Errorf("sqlite: %w", err)
 		}
@@ -230,7 +237,7 @@ func (s *Store) Sweep(ctx context.Context) (int, error) {
 		if n, err = res.RowsAffected(); err != nil || n == 0 {
 			return err
 		}
-		_, err = bumpGeneration(ctx, tx)
+		_, err = s.bumpGeneration(ctx, tx)
 		return err
 	}, func() {
 		if n > 0 {

@@ -1,0 +1,80 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+
+	"github.com/memvault/memvault/internal/sqlitedb"
+)
+
+// readStmts are the statements reads use, prepared on one pool; a
+// transaction reuses each connection's compiled copy (sql.Tx.StmtContext).
+type readStmts struct {
+	get, getLive, gen *sql.Stmt
+}
+
+// stmts are the store's hot statements. Reads run in read transactions
+// (reader pool) or, in a batch with writes, in the write transaction
+// (writer pool), so the read statements exist on both.
+type stmts struct {
+	r, w                                           *readStmts
+	bump, delVec, delItem, upsert, insVec, refresh *sql.Stmt
+	all                                            []*sql.Stmt
+}
+
+const (
+	sqlGet     = `SELECT ` + itemColumns + ` FROM store WHERE prefix = ? AND key = ?`
+	sqlGetLive = sqlGet + ` AND (expires_at IS NULL OR expires_at > ?)`
+	sqlGen     = `SELECT gen FROM store_generation WHERE id = 0`
+	sqlBump    = `UPDATE store_generation SET gen = gen + 1 WHERE id = 0 RETURNING gen`
+	sqlDelVec  = `DELETE FROM store_vectors WHERE prefix = ? AND key = ?`
+	sqlDelItem = `DELETE FROM store WHERE prefix = ? AND key = ?`
+	sqlUpsert  = `INSERT INTO store (prefix, key, value, created_at, updated_at, expires_at, ttl_minutes)
+		VALUES (?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (prefix, key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at,
+			expires_at = excluded.expires_at, ttl_minutes = excluded.ttl_minutes`
+	sqlInsVec = `INSERT INTO store_vectors (prefix, key, field_name, embedding, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (prefix, key, field_name) DO UPDATE SET
+		embedding = excluded.embedding, updated_at = excluded.updated_at`
+	sqlRefresh = `UPDATE store SET expires_at = ? WHERE prefix = ? AND key = ? AND ttl_minutes > 0`
+)
+
+func prepare(ctx context.Context, db *sqlitedb.DB) (*stmts, error) {
+	st := &stmts{}
+	var errs []error
+	p := func(pool *sql.DB, q string) *sql.Stmt {
+		s, err := pool.PrepareContext(ctx, q)
+		errs = append(errs, err)
+		if s != nil {
+			st.all = append(st.all, s)
+		}
+		return s
+	}
+	reads := func(pool *sql.DB) *readStmts {
+		return &readStmts{get: p(pool, sqlGet), getLive: p(pool, sqlGetLive), gen: p(pool, sqlGen)}
+	}
+	r, w := db.Reader(), db.Writer()
+	st.w = reads(w)
+	st.r = st.w
+	if r != w {
+		st.r = reads(r)
+	}
+	st.bump = p(w, sqlBump)
+	st.delVec = p(w, sqlDelVec)
+	st.delItem = p(w, sqlDelItem)
+	st.upsert = p(w, sqlUpsert)
+	st.insVec = p(w, sqlInsVec)
+	st.refresh = p(w, sqlRefresh)
+	if err := errors.Join(errs...); err != nil {
+		st.close()
+		return nil, err
+	}
+	return st, nil
+}
+
+func (st *stmts) close() {
+	for _, s := range st.all {
+		s.Close()
+	}
+}
