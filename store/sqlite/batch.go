@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/memvault/memvault/embeddings"
@@ -104,9 +105,10 @@ func (s *Store) Batch(ctx context.Context, ops []store.Op) ([]store.Result, erro
 	return results, nil
 }
 
-// wrap prefixes errors that do not carry the package prefix yet.
+// wrap prefixes errors that do not carry the package prefix yet (those of
+// the transaction itself rather than of an op).
 func wrap(err error) error {
-	if len(err.Error()) >= 8 && err.Error()[:8] == "sqlite: " {
+	if strings.HasPrefix(err.Error(), "sqlite: ") {
 		return err
 	}
 	return fmt.Errorf("sqlite: %w", err)
@@ -324,11 +326,14 @@ func scanItem(rs *sql.Rows) (itemRow, error) {
 	return r, err
 }
 
-// item decodes a row, refreshing its TTL when asked.
-func (s *Store) item(r itemRow, now time.Time, refresh bool, refreshes *[]refreshKey) (*store.Item, error) {
-	v, err := s.decodeValue(r.k.ns, r.k.key, r.value)
-	if err != nil {
-		return nil, fmt.Errorf("item %q/%q: %w", r.k.ns, r.k.key, err)
+// item decodes a row (unless v is its value, decoded already), refreshing
+// its TTL when asked.
+func (s *Store) item(r itemRow, v map[string]any, now time.Time, refresh bool, refreshes *[]refreshKey) (*store.Item, error) {
+	if v == nil {
+		var err error
+		if v, err = s.decodeValue(r.k.ns, r.k.key, r.value); err != nil {
+			return nil, fmt.Errorf("item %q/%q: %w", r.k.ns, r.k.key, err)
+		}
 	}
 	loc := now.Location()
 	it := &store.Item{
@@ -370,7 +375,7 @@ func (s *Store) get(ctx context.Context, tx *sql.Tx, st *readStmts, o store.GetO
 	if err != nil {
 		return nil, err
 	}
-	return s.item(r, now, s.refresh(o.RefreshTTL), refreshes)
+	return s.item(r, nil, now, s.refresh(o.RefreshTTL), refreshes)
 }
 
 func (s *Store) listNamespaces(ctx context.Context, tx *sql.Tx, opt store.ListNamespacesOptions, now time.Time) ([]store.Namespace, error) {

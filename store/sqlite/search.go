@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"database/sql"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -38,7 +39,7 @@ func (s *Store) search(ctx context.Context, tx *sql.Tx, st *readStmts, prefix st
 		if len(opt.Filter) > 0 {
 			var err error
 			if v, err = s.decodeValue(r.k.ns, r.k.key, r.value); err != nil {
-				return false, err
+				return false, fmt.Errorf("item %q/%q: %w", r.k.ns, r.k.key, err)
 			}
 			if !matches(v, opt.Filter) {
 				return true, nil
@@ -48,7 +49,7 @@ func (s *Store) search(ctx context.Context, tx *sql.Tx, st *readStmts, prefix st
 		if seen <= opt.Offset {
 			return seen < need, nil
 		}
-		it, err := s.item(r, now, refresh, refreshes)
+		it, err := s.item(r, v, now, refresh, refreshes)
 		if err != nil {
 			return false, err
 		}
