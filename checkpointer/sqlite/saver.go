@@ -26,7 +26,8 @@ type Options struct {
 	// FullSync makes a database opened by Open sync its write-ahead log on
 	// every commit, so that a committed checkpoint survives power loss and
 	// operating-system crashes, not only the crash of the process (see the
-	// package documentation). New ignores it.
+	// package documentation). The first Open of a file decides; New
+	// ignores it.
 	FullSync bool
 }
 

@@ -34,7 +34,7 @@ type Options struct {
 	Now func() time.Time
 	// FullSync makes a database opened by Open sync its write-ahead log on
 	// every commit (durable against power loss, not only process crashes).
-	// New ignores it.
+	// The first Open of a file decides; New ignores it.
 	FullSync bool
 	// VectorCacheBytes bounds the in-memory copy of the stored vectors that
 	// searches with a query score (1 KiB per 256-dim vector); 0 means
