@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/memvault/memvault/crypto"
+	"github.com/memvault/memvault/internal/sqlitedb"
 	"github.com/memvault/memvault/serde"
 	"github.com/memvault/memvault/store"
 	"github.com/memvault/memvault/store/storetest"
@@ -312,5 +313,21 @@ func TestSweeperStopsOnClose(t *testing.T) {
 	}
 	if _, err := s.Get(ctx, store.Namespace{"n"}, "k"); !errors.Is(err, store.ErrClosed) {
 		t.Fatalf("Get after Close = %v, want ErrClosed", err)
+	}
+}
+
+// TestSharesHandleWithSaver checks that the store uses the process-wide
+// handle of its file, the one checkpointer/sqlite opens on the same path.
+func TestSharesHandleWithSaver(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "agent.db")
+	s := openStore(t, path, Options{})
+	defer s.Close()
+	h, err := sqlitedb.Open(path, sqlitedb.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	if h.Writer() != s.db.Writer() || h.Reader() != s.db.Reader() {
+		t.Fatal("the store does not share the file's handle")
 	}
 }
