@@ -10,38 +10,112 @@ import (
 // DefaultVectorCacheBytes is the default Options.VectorCacheBytes.
 const DefaultVectorCacheBytes = 256 << 20
 
-// vecCache keeps every stored vector of the database in memory, decoded,
-// so that a search scores vectors without reading them from SQLite. It is
-// valid for one generation of the database: every write transaction that
-// changes items bumps store_generation.gen, writes of this process apply
-// their changes to the cache in commit order, and a search that finds
-// another generation in its read transaction (another process wrote)
-// reloads the cache from that transaction's snapshot.
+// vecCache keeps every stored vector of the database in memory, decoded
+// into one contiguous array, so that a search scores vectors at memory
+// bandwidth without reading them from SQLite. It is valid for one
+// generation of the database: every write transaction that changes items
+// bumps store_generation.gen, writes of this process apply their changes to
+// the cache in commit order, and a search that finds another generation in
+// its read transaction (another process wrote) reloads the cache from that
+// transaction's snapshot.
 type vecCache struct {
 	budget int64 // bytes of vectors; 0 disables the cache
+	dims   int
 
 	mu     sync.RWMutex
-	gen    int64 // generation items reflects; valid only when items != nil
-	items  map[itemKey]*cachedItem
-	bytes  int64
-	tooBig bool // the vectors exceeded budget: searches scan SQLite
+	gen    int64     // generation snap reflects; valid only when snap != nil
+	snap   *vecTable // nil: not loaded
+	tooBig bool      // the vectors exceeded budget: searches scan SQLite
 }
 
-type cachedItem struct {
-	updated int64
-	vecs    [][]float32
-	norms   []float32 // |v| of each vector, for cosine scoring
+// vecTable is the vectors of a set of items. Item i owns vectors
+// [slots[i].first, slots[i].first+slots[i].n) of data (dims floats each)
+// and norms. Replaced and deleted items leave dead slots, compacted when
+// they are half of the table.
+type vecTable struct {
+	dims  int
+	index map[itemKey]int // live slot of each item
+	slots []slot
+	data  []float32
+	norms []float32 // |v| of each vector, for cosine
+	dead  int       // vectors in dead slots
 }
 
-func newCachedItem(updated int64, vecs [][]float32) *cachedItem {
-	it := &cachedItem{updated: updated, vecs: vecs, norms: make([]float32, len(vecs))}
-	for i, v := range vecs {
-		it.norms[i] = norm(v)
+type slot struct {
+	k        itemKey
+	updated  int64
+	first, n int
+	live     bool
+}
+
+func newVecCache(budget int64, dims int) *vecCache { return &vecCache{budget: budget, dims: dims} }
+
+func newVecTable(dims int) *vecTable {
+	return &vecTable{dims: dims, index: map[itemKey]int{}}
+}
+
+// add appends an item's vectors (all of length dims).
+func (t *vecTable) add(k itemKey, updated int64, vecs [][]float32) {
+	t.remove(k)
+	t.index[k] = len(t.slots)
+	t.slots = append(t.slots, slot{k: k, updated: updated, first: len(t.norms), n: len(vecs), live: true})
+	for _, v := range vecs {
+		t.data = append(t.data, v...)
+		t.norms = append(t.norms, norm(v))
 	}
-	return it
 }
 
-func newVecCache(budget int64) *vecCache { return &vecCache{budget: budget} }
+func (t *vecTable) remove(k itemKey) {
+	if i, ok := t.index[k]; ok {
+		t.slots[i].live = false
+		t.dead += t.slots[i].n
+		delete(t.index, k)
+	}
+}
+
+// compact drops dead slots once they hold half of the vectors.
+func (t *vecTable) compact() {
+	if t.dead == 0 || 2*t.dead < len(t.norms) {
+		return
+	}
+	c := newVecTable(t.dims)
+	c.slots = make([]slot, 0, len(t.index))
+	c.data = make([]float32, 0, len(t.data)-t.dead*t.dims)
+	c.norms = make([]float32, 0, len(t.norms)-t.dead)
+	for _, s := range t.slots {
+		if !s.live {
+			continue
+		}
+		c.index[s.k] = len(c.slots)
+		c.slots = append(c.slots, slot{k: s.k, updated: s.updated, first: len(c.norms), n: s.n, live: true})
+		c.data = append(c.data, t.data[s.first*t.dims:(s.first+s.n)*t.dims]...)
+		c.norms = append(c.norms, t.norms[s.first:s.first+s.n]...)
+	}
+	*t = *c
+}
+
+func (t *vecTable) bytes() int64 { return int64(4 * (len(t.data) + len(t.norms))) }
+
+// score scores every live item under prefix ("" for all) by its best
+// vector.
+func (t *vecTable) score(prefix string, sc *scorer) []candidate {
+	cands := make([]candidate, 0, len(t.index))
+	d := t.dims
+	for _, s := range t.slots {
+		if !s.live {
+			continue
+		}
+		if prefix != "" && s.k.ns != prefix && !(strings.HasPrefix(s.k.ns, prefix) && s.k.ns[len(prefix)] == '.') {
+			continue
+		}
+		best := sc.scoreNorm(t.data[s.first*d:(s.first+1)*d], t.norms[s.first])
+		for j := s.first + 1; j < s.first+s.n; j++ {
+			best = max(best, sc.scoreNorm(t.data[j*d:(j+1)*d], t.norms[j]))
+		}
+		cands = append(cands, candidate{k: s.k, updated: s.updated, score: best})
+	}
+	return cands
+}
 
 // bumpGeneration advances the database's generation in a write
 // transaction and returns the new one.
@@ -62,27 +136,25 @@ func readGeneration(ctx context.Context, tx *sql.Tx, st *readStmts) (int64, erro
 func (c *vecCache) committed(gen int64, puts []*put, ts int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.items == nil {
+	if c.snap == nil {
 		return
 	}
 	if c.gen != gen-1 {
-		c.dropLocked() // another process wrote in between
+		c.snap = nil // another process wrote in between
 		return
 	}
+	t := c.snap
 	for _, p := range puts {
-		if old, ok := c.items[p.k]; ok {
-			c.bytes -= vecBytes(old.vecs)
-			delete(c.items, p.k)
-		}
 		if p.value != nil && len(p.vectors) > 0 {
-			c.items[p.k] = newCachedItem(ts, p.vectors)
-			c.bytes += vecBytes(p.vectors)
+			t.add(p.k, ts, p.vectors)
+		} else {
+			t.remove(p.k)
 		}
 	}
+	t.compact()
 	c.gen = gen
-	if c.bytes > c.budget {
-		c.dropLocked()
-		c.tooBig = true
+	if t.bytes() > c.budget {
+		c.snap, c.tooBig = nil, true
 	}
 }
 
@@ -90,20 +162,8 @@ func (c *vecCache) committed(gen int64, puts []*put, ts int64) {
 // track).
 func (c *vecCache) invalidate() {
 	c.mu.Lock()
-	c.dropLocked()
+	c.snap = nil
 	c.mu.Unlock()
-}
-
-func (c *vecCache) dropLocked() {
-	c.items, c.bytes = nil, 0
-}
-
-func vecBytes(vs [][]float32) int64 {
-	var n int64
-	for _, v := range vs {
-		n += int64(4 * len(v))
-	}
-	return n
 }
 
 // candidates scores the cached vectors under prefix when the cache holds
@@ -111,10 +171,10 @@ func vecBytes(vs [][]float32) int64 {
 func (c *vecCache) candidates(gen int64, prefix string, sc *scorer) (cands []candidate, ok bool) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	if c.items == nil || c.gen != gen {
+	if c.snap == nil || c.gen != gen {
 		return nil, false
 	}
-	return scoreItems(c.items, prefix, sc), true
+	return c.snap.score(prefix, sc), true
 }
 
 // enabled reports whether searches should use (and load) the cache.
@@ -129,69 +189,56 @@ func (c *vecCache) enabled() bool {
 
 // load reads every vector of the snapshot tx (generation gen) and installs
 // them unless the cache holds a newer generation already. It returns the
-// loaded items, or nil when they exceed the budget.
-func (c *vecCache) load(ctx context.Context, tx *sql.Tx, gen int64) (map[itemKey]*cachedItem, error) {
-	rs, err := tx.QueryContext(ctx, `SELECT prefix, key, updated_at, embedding FROM store_vectors`)
+// loaded table, or nil when the vectors exceed the budget. Vectors of other
+// dimensions than the index's (left by an earlier configuration) are not
+// cached.
+func (c *vecCache) load(ctx context.Context, tx *sql.Tx, gen int64) (*vecTable, error) {
+	// WITHOUT ROWID: the scan is in primary-key order, an item's vectors
+	// together, without sorting.
+	rs, err := tx.QueryContext(ctx, `SELECT prefix, key, updated_at, embedding FROM store_vectors ORDER BY prefix, key`)
 	if err != nil {
 		return nil, err
 	}
 	defer rs.Close()
-	items := map[itemKey]*cachedItem{}
+	t := newVecTable(c.dims)
 	var (
-		bytes        int64
 		ns, key, emb sql.RawBytes
 		upd          int64
-		last         *cachedItem
-		lastK        itemKey
+		buf          []float32
+		open         = -1 // slot being filled
 	)
 	for rs.Next() {
 		if err := rs.Scan(&ns, &key, &upd, &emb); err != nil {
 			return nil, err
 		}
-		v, ok := decodeVector(nil, emb)
-		if !ok {
+		var ok bool
+		if buf, ok = decodeVector(buf[:0], emb); !ok || len(buf) != c.dims {
 			continue
 		}
-		if bytes += int64(len(emb)); bytes > c.budget {
+		if open < 0 || t.slots[open].k.ns != string(ns) || t.slots[open].k.key != string(key) {
+			k := itemKey{string(ns), string(key)}
+			t.remove(k) // not expected in key order; keeps the table sound
+			open = len(t.slots)
+			t.index[k] = open
+			t.slots = append(t.slots, slot{k: k, updated: upd, first: len(t.norms), live: true})
+		}
+		t.data = append(t.data, buf...)
+		t.norms = append(t.norms, norm(buf))
+		t.slots[open].n++
+		if t.bytes() > c.budget {
 			c.mu.Lock()
 			c.tooBig = true
 			c.mu.Unlock()
 			return nil, nil
 		}
-		if last == nil || lastK.ns != string(ns) || lastK.key != string(key) {
-			lastK = itemKey{string(ns), string(key)}
-			if last = items[lastK]; last == nil {
-				last = &cachedItem{updated: upd}
-				items[lastK] = last
-			}
-		}
-		last.vecs = append(last.vecs, v)
-		last.norms = append(last.norms, norm(v))
 	}
 	if err := rs.Err(); err != nil {
 		return nil, err
 	}
 	c.mu.Lock()
-	if c.items == nil || c.gen < gen {
-		c.items, c.gen, c.bytes = items, gen, bytes
+	if c.snap == nil || c.gen < gen {
+		c.snap, c.gen = t, gen
 	}
 	c.mu.Unlock()
-	return items, nil
-}
-
-// scoreItems scores every item under prefix ("" for all) by its best
-// vector.
-func scoreItems(items map[itemKey]*cachedItem, prefix string, sc *scorer) []candidate {
-	cands := make([]candidate, 0, len(items))
-	for k, it := range items {
-		if prefix != "" && k.ns != prefix && !(strings.HasPrefix(k.ns, prefix) && k.ns[len(prefix)] == '.') {
-			continue
-		}
-		best := sc.scoreNorm(it.vecs[0], it.norms[0])
-		for i, v := range it.vecs[1:] {
-			best = max(best, sc.scoreNorm(v, it.norms[i+1]))
-		}
-		cands = append(cands, candidate{k: k, updated: it.updated, score: best})
-	}
-	return cands
+	return t, nil
 }

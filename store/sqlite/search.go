@@ -198,14 +198,14 @@ func (s *Store) candidates(ctx context.Context, tx *sql.Tx, st *readStmts, prefi
 	if cands, ok := s.cache.candidates(gen, p, sc); ok {
 		return cands, nil
 	}
-	items, err := s.cache.load(ctx, tx, gen)
+	t, err := s.cache.load(ctx, tx, gen)
 	if err != nil {
 		return nil, err
 	}
-	if items == nil { // over budget
+	if t == nil { // over budget
 		return s.scoreVectors(ctx, tx, prefix, query, now)
 	}
-	return scoreItems(items, p, sc), nil
+	return t.score(p, sc), nil
 }
 
 // scoreVectors scores every vector under prefix against query and returns

@@ -113,14 +113,6 @@ func newStore(ctx context.Context, db *sqlitedb.DB, opts Options) (*Store, error
 	if s.now == nil {
 		s.now = time.Now
 	}
-	switch budget := opts.VectorCacheBytes; {
-	case budget == 0:
-		s.cache = newVecCache(DefaultVectorCacheBytes)
-	case budget < 0:
-		s.cache = newVecCache(0)
-	default:
-		s.cache = newVecCache(budget)
-	}
 	if opts.Index != nil {
 		idx, err := resolveIndex(*opts.Index)
 		if err != nil {
@@ -128,6 +120,17 @@ func newStore(ctx context.Context, db *sqlitedb.DB, opts Options) (*Store, error
 		}
 		s.index = &idx
 	}
+	budget, dims := opts.VectorCacheBytes, 0
+	switch {
+	case s.index == nil || budget < 0:
+		budget = 0
+	case budget == 0:
+		budget = DefaultVectorCacheBytes
+	}
+	if s.index != nil {
+		dims = s.index.Dims
+	}
+	s.cache = newVecCache(budget, dims)
 	if opts.TTL != nil {
 		t := *opts.TTL
 		if t.DefaultTTL < 0 {

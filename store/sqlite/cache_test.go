@@ -1,0 +1,107 @@
+package sqlite
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/memvault/memvault/store"
+)
+
+// TestVectorCacheDifferential runs the same random puts, re-puts, deletes
+// and searches against stores with the cache, without it and with a budget
+// too small for it, and requires identical results.
+func TestVectorCacheDifferential(t *testing.T) {
+	ctx := context.Background()
+	emb := vecEmbedder{dims: 16}
+	var stores []*Store
+	for _, budget := range []int64{0, -1, 200} {
+		for _, dist := range []store.Distance{store.Cosine} {
+			s := openStore(t, ":memory:", Options{
+				Index:            &store.IndexConfig{Embedder: emb, Fields: []string{"a", "b"}, Distance: dist},
+				VectorCacheBytes: budget,
+			})
+			defer s.Close()
+			stores = append(stores, s)
+		}
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	for round := range 300 {
+		ns := store.Namespace{"u", fmt.Sprint(r.IntN(3))}
+		key := fmt.Sprint(r.IntN(40))
+		var op store.Op
+		switch r.IntN(10) {
+		case 0, 1:
+			op = store.PutOp{Namespace: ns, Key: key} // delete
+		case 2:
+			op = store.PutOp{Namespace: ns, Key: key, Value: map[string]any{"a": "x"}, Options: store.PutOptions{Index: []string{}}}
+		default:
+			v := map[string]any{"a": fmt.Sprint("text ", r.IntN(1000))}
+			if r.IntN(2) == 0 {
+				v["b"] = fmt.Sprint("other ", r.IntN(1000))
+			}
+			op = store.PutOp{Namespace: ns, Key: key, Value: v}
+		}
+		search := store.SearchOp{Prefix: store.Namespace{"u"}[:r.IntN(2)], Options: store.SearchOptions{
+			Query: fmt.Sprint("q", r.IntN(5)), Limit: 1 + r.IntN(8), Offset: r.IntN(5),
+		}}
+		var want string
+		for i, s := range stores {
+			if _, err := s.Batch(ctx, []store.Op{op}); err != nil {
+				t.Fatal(err)
+			}
+			res, err := s.Batch(ctx, []store.Op{search})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got string
+			for _, it := range res[0].Items {
+				score := "nil"
+				if it.Score != nil {
+					score = fmt.Sprintf("%.5f", *it.Score)
+				}
+				got += fmt.Sprintf("%s/%s=%s ", it.Namespace, it.Key, score)
+			}
+			if i == 0 {
+				want = got
+			} else if got != want {
+				t.Fatalf("round %d: store %d returned\n%s\nwant (cached)\n%s", round, i, got, want)
+			}
+		}
+	}
+	c := stores[0].cache
+	if c.snap == nil {
+		t.Fatal("the cache is not loaded after the run")
+	}
+	if !stores[2].cache.tooBig {
+		t.Fatal("a 200-byte budget did not disable the cache")
+	}
+}
+
+func TestVecTableCompact(t *testing.T) {
+	tb := newVecTable(2)
+	for i := range 10 {
+		tb.add(itemKey{"n", fmt.Sprint(i)}, int64(i), [][]float32{{float32(i), 1}, {1, float32(i)}})
+	}
+	for i := range 6 {
+		tb.remove(itemKey{"n", fmt.Sprint(i)})
+	}
+	tb.compact()
+	if tb.dead != 0 || len(tb.slots) != 4 || len(tb.norms) != 8 || len(tb.data) != 16 {
+		t.Fatalf("after compaction: dead %d, %d slots, %d norms, %d floats", tb.dead, len(tb.slots), len(tb.norms), len(tb.data))
+	}
+	sc := newScorer(store.InnerProduct, []float32{1, 0})
+	got := map[string]float64{}
+	for _, c := range tb.score("", sc) {
+		got[c.k.key] = c.score
+	}
+	for i := 6; i < 10; i++ {
+		if got[fmt.Sprint(i)] != float64(i) {
+			t.Fatalf("item %d scores %v after compaction, want %d", i, got[fmt.Sprint(i)], i)
+		}
+	}
+	if len(got) != 4 {
+		t.Fatalf("%d items scored, want 4", len(got))
+	}
+}
