@@ -80,56 +80,55 @@ func (s *Saver) putBatch(cfg checkpointer.Config, cp *checkpointer.Checkpoint, m
 	}
 
 	b := &pgx.Batch{}
-	chans := make([]string, 0, len(newVersions))
-	for ch := range newVersions {
-		chans = append(chans, ch)
-	}
-	if err := s.queueBlobs(b, s.q.upsertBlobs, cfg, cp, chans, newVersions); err != nil {
-		return nil, err
-	}
-	// Python LangGraph keeps primitive values inline in the checkpoint
-	// document, without blob rows. When this Put continues a checkpoint
-	// Python wrote, its unchanged primitive channels would lose their value;
-	// so they are offered as blob rows too, and the statement inserts only
-	// those the parent's document holds inline at the same version (nothing
-	// when memvault or JS wrote the parent).
-	if cfg.CheckpointID != "" {
-		var inline []string
-		for ch, val := range cp.ChannelValues {
-			if _, isNew := newVersions[ch]; !isNew && cp.ChannelVersions[ch] != "" && primitive(val) {
-				inline = append(inline, ch)
-			}
-		}
-		if err := s.queueBlobs(b, s.q.upsertInlineBlobs, cfg, cp, inline, cp.ChannelVersions); err != nil {
-			return nil, err
-		}
-	}
 	var parent *string
 	if cfg.CheckpointID != "" {
 		parent = &cfg.CheckpointID
+	}
+	if err := s.queueBlobs(b, cfg, cp, newVersions, parent); err != nil {
+		return nil, err
 	}
 	b.Queue(s.q.upsertCkpt, cfg.ThreadID, cfg.CheckpointNS, cp.ID, parent, json.RawMessage(doc), json.RawMessage(meta))
 	return b, nil
 }
 
-// queueBlobs queues stmt with the blob rows of chans at the versions given
-// by versions: the serialized value, or an "empty" row for a channel without
-// one. Channels are sorted so concurrent Puts to a thread lock rows in one
-// order.
-func (s *Saver) queueBlobs(b *pgx.Batch, stmt string, cfg checkpointer.Config, cp *checkpointer.Checkpoint, chans []string, versions map[string]string) error {
+// queueBlobs queues the blob rows of a Put: one for every channel in
+// newVersions (its serialized value, or an "empty" row when it has none).
+//
+// Python LangGraph keeps primitive values inline in the checkpoint
+// document, without blob rows. When a Put continues a checkpoint Python
+// wrote, its unchanged primitive channels would lose their value; so they
+// are sent too, flagged inline, and the statement inserts them only when the
+// parent's document holds them inline at the same version (never when
+// memvault or JS wrote the parent).
+func (s *Saver) queueBlobs(b *pgx.Batch, cfg checkpointer.Config, cp *checkpointer.Checkpoint, newVersions map[string]string, parent *string) error {
+	chans := make([]string, 0, len(newVersions)+len(cp.ChannelValues))
+	for ch := range newVersions {
+		chans = append(chans, ch)
+	}
+	if parent != nil {
+		for ch, val := range cp.ChannelValues {
+			if _, isNew := newVersions[ch]; !isNew && cp.ChannelVersions[ch] != "" && primitive(val) {
+				chans = append(chans, ch)
+			}
+		}
+	}
 	n := len(chans)
 	if n == 0 {
 		return nil
 	}
-	slices.Sort(chans)
+	slices.Sort(chans) // concurrent Puts to a thread lock rows in one order
 	vers := make([]string, n)
 	types := make([]string, n)
 	blobs := make([][]byte, n)
+	inline := make([]bool, n)
 	for i, ch := range chans {
 		if err := checkText("channel name", ch); err != nil {
 			return err
 		}
-		v := versions[ch]
+		v, isNew := newVersions[ch]
+		if !isNew {
+			v, inline[i] = cp.ChannelVersions[ch], true
+		}
 		if err := checkText("channel version", v); err != nil {
 			return err
 		}
@@ -148,11 +147,7 @@ func (s *Saver) queueBlobs(b *pgx.Batch, stmt string, cfg checkpointer.Config, c
 		}
 		types[i], blobs[i] = typ, data
 	}
-	if stmt == s.q.upsertInlineBlobs {
-		b.Queue(stmt, cfg.ThreadID, cfg.CheckpointNS, chans, vers, types, blobs, cfg.CheckpointID)
-	} else {
-		b.Queue(stmt, cfg.ThreadID, cfg.CheckpointNS, chans, vers, types, blobs)
-	}
+	b.Queue(s.q.upsertBlobs, cfg.ThreadID, cfg.CheckpointNS, chans, vers, types, blobs, parent, inline)
 	return nil
 }
 

@@ -9,27 +9,26 @@ type queries struct {
 	schema                     string
 	checkpoints, blobs, writes string // table names, qualified and quoted when a schema is set
 
-	selectTuple       string // SELECT ... FROM checkpoints c, ready for a WHERE
-	getByID           string
-	getLatest         string
-	upsertBlobs       string
-	upsertInlineBlobs string
-	upsertCkpt        string
-	insertWrites      string
-	upsertWrites      string
-	deleteCkpts       string
-	deleteBlobs       string
-	deleteWrites      string
-	pruneCkpts        string
-	gcBlobs           string
-	runDelete         string
-	copyCkpts         string
-	copyBlobs         string
-	copyWrites        string
-	srcBlobs          string
-	srcWrites         string
-	insBlobsCopy      string
-	insWritesCopy     string
+	selectTuple   string // SELECT ... FROM checkpoints c, ready for a WHERE
+	getByID       string
+	getLatest     string
+	upsertBlobs   string
+	upsertCkpt    string
+	insertWrites  string
+	upsertWrites  string
+	deleteCkpts   string
+	deleteBlobs   string
+	deleteWrites  string
+	pruneCkpts    string
+	gcBlobs       string
+	runDelete     string
+	copyCkpts     string
+	copyBlobs     string
+	copyWrites    string
+	srcBlobs      string
+	srcWrites     string
+	insBlobsCopy  string
+	insWritesCopy string
 }
 
 func buildQueries(schema string) queries {
@@ -73,18 +72,15 @@ WHERE c.thread_id = $1 AND c.checkpoint_ns = $2 AND c.checkpoint_id = $3`
 WHERE c.thread_id = $1 AND c.checkpoint_ns = $2
 ORDER BY c.checkpoint_id DESC LIMIT 1`
 
-	// Blob rows for every channel of a Put in one statement (one cached
-	// statement whatever the number of channels). First write wins: a
-	// (thread, ns, channel, version) names one value forever.
+	// Blob rows of a Put in one statement (one cached statement whatever
+	// the number of channels). First write wins: a (thread, ns, channel,
+	// version) names one value forever. Rows flagged inline are the parent's
+	// Python-inline values (see putBatch): they are inserted only when the
+	// parent's document ($7; NULL for none) holds the channel inline at that
+	// version.
 	q.upsertBlobs = f(`INSERT INTO {blobs} (thread_id, checkpoint_ns, channel, version, type, blob)
-SELECT $1, $2, ch, ver, typ, bl FROM unnest($3::text[], $4::text[], $5::text[], $6::bytea[]) AS t(ch, ver, typ, bl)
-ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO NOTHING`)
-	// Python-inline values of the parent, materialized as blob rows (see
-	// putBatch): a candidate row is inserted only when the parent's document
-	// holds the channel inline at that version.
-	q.upsertInlineBlobs = f(`INSERT INTO {blobs} (thread_id, checkpoint_ns, channel, version, type, blob)
-SELECT $1, $2, ch, ver, typ, bl FROM unnest($3::text[], $4::text[], $5::text[], $6::bytea[]) AS t(ch, ver, typ, bl)
-WHERE EXISTS (SELECT 1 FROM {checkpoints} p WHERE p.thread_id = $1 AND p.checkpoint_ns = $2 AND p.checkpoint_id = $7
+SELECT $1, $2, ch, ver, typ, bl FROM unnest($3::text[], $4::text[], $5::text[], $6::bytea[], $8::boolean[]) AS t(ch, ver, typ, bl, inl)
+WHERE NOT inl OR EXISTS (SELECT 1 FROM {checkpoints} p WHERE p.thread_id = $1 AND p.checkpoint_ns = $2 AND p.checkpoint_id = $7
 	AND p.checkpoint -> 'channel_values' ? t.ch AND p.checkpoint -> 'channel_versions' ->> t.ch = t.ver)
 ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO NOTHING`)
 	q.upsertCkpt = f(`INSERT INTO {checkpoints} (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata)

@@ -78,7 +78,12 @@ func TestRoundTrips(t *testing.T) {
 		{"Put", func(i int) error {
 			cp, nv := step(i+1, nil, map[string]any{"a": i, "b": "x", "c": []any{1}})
 			var err error
-			last, err = s.Put(ctx, checkpointer.Config{ThreadID: "rt"}, cp, checkpointer.Metadata{"run_id": "r"}, nv)
+			if last.ThreadID == "" {
+				last.ThreadID = "rt"
+			}
+			cp.ChannelValues["u"] = "unchanged"
+			cp.ChannelVersions["u"] = "1"
+			last, err = s.Put(ctx, last, cp, checkpointer.Metadata{"run_id": "r"}, nv)
 			return err
 		}},
 		{"PutWrites", func(i int) error {
