@@ -2,9 +2,13 @@ package postgres
 
 import (
 	"bytes"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/memvault/memvault/checkpointer"
 )
 
 // split turns fuzz bytes into array elements (0xff separates them), so every
@@ -44,3 +48,63 @@ func FuzzDecodeRow(f *testing.F) {
 
 // nilDB satisfies DB for tests that never reach the database.
 type nilDB struct{ DB }
+
+// FuzzListQuery: whatever the config and options, List's statement carries
+// every value as a parameter (placeholders $1..$n match the arguments) and
+// no input text reaches the SQL.
+func FuzzListQuery(f *testing.F) {
+	f.Add(true, "t", "ns", "id", "before", 10, "k", "v", false)
+	f.Add(false, "", "", "", "", 0, "", "", true)
+	f.Add(true, "'; DROP TABLE checkpoints; --", "$1", "?", "\x00", -1, "a\x00", "$2", false)
+	s, err := New(nilDB{}, Options{Schema: `we"ird`})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, hasCfg bool, thread, ns, id, before string, limit int, fk, fv string, all bool) {
+		var cfg *checkpointer.Config
+		if hasCfg {
+			cfg = &checkpointer.Config{ThreadID: thread, CheckpointNS: ns, CheckpointID: id}
+		}
+		opt := checkpointer.ListOptions{Limit: limit, AllNamespaces: all}
+		if before != "" {
+			opt.Before = &checkpointer.Config{CheckpointID: before}
+		}
+		if fk != "" {
+			opt.Filter = map[string]any{fk: fv}
+		}
+		sql, args, err := s.listQuery(cfg, opt)
+		if err != nil || sql == "" {
+			return
+		}
+		for i := range args {
+			if !strings.Contains(sql, "$"+strconv.Itoa(i+1)) {
+				t.Fatalf("placeholder $%d missing:\n%s", i+1, sql)
+			}
+		}
+		if strings.Contains(sql, "$"+strconv.Itoa(len(args)+1)) {
+			t.Fatalf("placeholder without argument:\n%s", sql)
+		}
+		// The same shape with other values gives the same statement.
+		x := func(v string) string {
+			if v == "" {
+				return ""
+			}
+			return "x"
+		}
+		var cfg2 *checkpointer.Config
+		if cfg != nil {
+			cfg2 = &checkpointer.Config{ThreadID: x(thread), CheckpointNS: x(ns), CheckpointID: x(id)}
+		}
+		opt2 := opt
+		if opt.Before != nil {
+			opt2.Before = &checkpointer.Config{CheckpointID: "x"}
+		}
+		if opt.Filter != nil {
+			opt2.Filter = map[string]any{"x": "x"}
+		}
+		sql2, _, err := s.listQuery(cfg2, opt2)
+		if err != nil || sql2 != sql {
+			t.Fatalf("input text changed the statement:\n%s\nvs\n%s (%v)", sql, sql2, err)
+		}
+	})
+}
