@@ -88,7 +88,7 @@ func explain(t *testing.T, s *Store, prefix store.Namespace, sql string, a args)
 		t.Fatal(err)
 	}
 	defer tx.Rollback(ctx)
-	for _, kv := range s.annSettings(ctx, 30, len(prefix) > 0) {
+	for _, kv := range s.annSettings(ctx, 30, false) {
 		if _, err := tx.Exec(ctx, `SELECT set_config($1, $2, true)`, kv[0], kv[1]); err != nil {
 			t.Fatal(err)
 		}

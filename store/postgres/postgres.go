@@ -104,6 +104,12 @@ type Store struct {
 	query  *embeddings.Cached // query embeddings; nil when disabled or without index
 
 	iterative atomic.Int32 // pgvector iterative scans: 0 unknown, 1 yes, 2 no
+	// mode is the exec mode of search queries (0: the pool's own). A
+	// pool that caches prepared statements gets QueryExecModeCacheDescribe
+	// instead: unnamed statements are planned with their parameters every
+	// time, where a cached statement's generic plan cannot see how
+	// selective a namespace prefix is and may scan every vector.
+	mode pgx.QueryExecMode
 
 	closeOnce sync.Once
 	stop      chan struct{}
@@ -125,6 +131,9 @@ func New(db DB, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("%w: nil DB", store.ErrInvalidArgument)
 	}
 	s := &Store{db: db, opts: opts, now: opts.Now, t: newTables(opts.Schema)}
+	if p, ok := db.(*pgxpool.Pool); ok && p != nil && p.Config().ConnConfig.DefaultQueryExecMode == pgx.QueryExecModeCacheStatement {
+		s.mode = pgx.QueryExecModeCacheDescribe
+	}
 	if s.now == nil {
 		s.now = time.Now
 	}

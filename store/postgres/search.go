@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -105,8 +106,9 @@ ORDER BY v.dist ASC NULLS LAST, s.updated_at DESC, s.prefix COLLATE "C", s.key C
 func (s *Store) searchANN(ctx context.Context, prefix store.Namespace, opt store.SearchOptions, qtext string, now time.Time) ([]hit, bool, error) {
 	limit := opt.EffectiveLimit()
 	n := (opt.Offset+limit)*s.index.estimate*2 + 10
+	first := n
 	for {
-		settings := s.annSettings(ctx, n, len(prefix) > 0)
+		settings := s.annSettings(ctx, n, len(prefix) > 0 && n > first)
 		items, err := s.collect(ctx, opt, now, true, s.annQuery(prefix, qtext, n), settings)
 		if err != nil {
 			return nil, false, err
@@ -156,12 +158,13 @@ ORDER BY b.dist, s.updated_at DESC, s.prefix COLLATE "C", s.key COLLATE "C"`
 	}
 }
 
-// annSettings are the per-query index settings for n candidates: HNSW's
-// ef_search at least n (pgvector caps it at 1000), IVFFlat's probes, and,
-// under a namespace prefix (which filters the index's candidates),
-// pgvector 0.8's iterative scans so that the index keeps looking until n
-// candidates pass.
-func (s *Store) annSettings(ctx context.Context, n int, filtered bool) [][2]string {
+// annSettings are the index settings for a query over n candidates:
+// HNSW's ef_search at least n (pgvector caps it at 1000), IVFFlat's probes.
+// When widening (a first query under a prefix found too few), pgvector
+// 0.8's iterative index scans too, so that the index keeps looking until n
+// candidates pass the prefix. A first query with default settings needs
+// none, and runs as a single statement.
+func (s *Store) annSettings(ctx context.Context, n int, widen bool) [][2]string {
 	var out [][2]string
 	switch s.index.kind {
 	case store.HNSW:
@@ -172,14 +175,14 @@ func (s *Store) annSettings(ctx context.Context, n int, filtered bool) [][2]stri
 		if ef != 40 {
 			out = append(out, [2]string{"hnsw.ef_search", strconv.Itoa(ef)})
 		}
-		if filtered && s.iterativeScans(ctx) {
+		if widen && s.iterativeScans(ctx) {
 			out = append(out, [2]string{"hnsw.iterative_scan", "relaxed_order"})
 		}
 	case store.IVFFlat:
 		if s.index.probes != 1 {
 			out = append(out, [2]string{"ivfflat.probes", strconv.Itoa(s.index.probes)})
 		}
-		if filtered && s.iterativeScans(ctx) {
+		if widen && s.iterativeScans(ctx) {
 			out = append(out, [2]string{"ivfflat.iterative_scan", "relaxed_order"})
 		}
 	}
@@ -282,33 +285,39 @@ type row struct {
 }
 
 // queryPage runs sql with args and calls f per row until f returns false;
-// it returns the number of rows read. Settings are applied first, local to
-// the query's transaction.
+// it returns the number of rows read. With settings, the query runs in a
+// transaction that applies them first (set_config(..., true) lasts until
+// its end).
 func (s *Store) queryPage(ctx context.Context, settings [][2]string, sql string, a args, f func(*row) (bool, error)) (int, error) {
-	var rows pgx.Rows
-	var err error
+	if s.mode != 0 {
+		a = append(args{s.mode}, a...)
+	}
 	if len(settings) == 0 {
-		rows, err = s.db.Query(ctx, sql, a...)
+		rows, err := s.db.Query(ctx, sql, a...)
 		if err != nil {
 			return 0, fmt.Errorf("postgres: search: %w", err)
 		}
 		return scanRows(rows, f)
 	}
-	// set_config(..., true) lasts until the end of the transaction; a pgx
-	// batch runs in one implicit transaction and one round trip.
-	b := &pgx.Batch{}
-	for i := range settings {
-		b.Queue(`SELECT set_config($1, $2, true)`, settings[i][0], settings[i][1])
+	tx, err := s.db.Begin(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("postgres: search: %w", err)
 	}
-	b.Queue(sql, a...)
-	br := s.db.SendBatch(ctx, b)
-	defer br.Close()
-	for range settings {
-		if _, err := br.Exec(); err != nil {
-			return 0, fmt.Errorf("postgres: search settings: %w", err)
+	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // read-only; after Commit a no-op
+	var set strings.Builder
+	var sa []any
+	set.WriteString("SELECT ")
+	for i, kv := range settings {
+		if i > 0 {
+			set.WriteString(", ")
 		}
+		fmt.Fprintf(&set, "set_config($%d, $%d, true)", 2*i+1, 2*i+2)
+		sa = append(sa, kv[0], kv[1])
 	}
-	rows, err = br.Query()
+	if _, err := tx.Exec(ctx, set.String(), sa...); err != nil {
+		return 0, fmt.Errorf("postgres: search settings: %w", err)
+	}
+	rows, err := tx.Query(ctx, sql, a...)
 	if err != nil {
 		return 0, fmt.Errorf("postgres: search: %w", err)
 	}
@@ -316,7 +325,7 @@ func (s *Store) queryPage(ctx context.Context, settings [][2]string, sql string,
 	if err != nil {
 		return n, err
 	}
-	if err := br.Close(); err != nil {
+	if err := tx.Commit(ctx); err != nil {
 		return n, fmt.Errorf("postgres: search: %w", err)
 	}
 	return n, nil
