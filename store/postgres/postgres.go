@@ -100,7 +100,7 @@ type Store struct {
 	index  *indexSpec // nil without an index
 	ttl    store.TTLConfig
 	hasTTL bool
-	values *valueCache // nil when disabled or without Serde
+	values *valueCache        // nil when disabled or without Serde
 	query  *embeddings.Cached // query embeddings; nil when disabled or without index
 
 	iterative atomic.Int32 // pgvector iterative scans: 0 unknown, 1 yes, 2 no
