@@ -157,6 +157,27 @@ func (s *suite) testPrune(t *testing.T) {
 			}
 			checkIDs(t, "untouched", idsOf(listThread(t, sv, keep[0].want.thread, ns)), reversedIDs(keep))
 		}},
+		{"keep_latest_keeps_legacy_pending_sends", func(t *testing.T, sv checkpointer.Saver, ns string) {
+			// A v<4 checkpoint reads its pending sends from its parent's
+			// __pregel_tasks writes: pruning the parent away must keep them.
+			p := pruner(t, sv)
+			thread := newThreadID("prune")
+			parent := newCheckpoint(0, nil, nil)
+			parent.V = 1
+			pcfg := mustPut(t, sv, cfgOf(thread, ns, ""), parent, checkpointer.Metadata{"source": "loop", "step": 0}, nil)
+			mustPutWrites(t, sv, pcfg, []wr{{checkpointer.ChannelTasks, "send-1"}, {checkpointer.ChannelTasks, "send-2"}}, "task-1", "")
+			child := newCheckpoint(1, nil, nil)
+			child.V = 1
+			mustPut(t, sv, pcfg, child, checkpointer.Metadata{"source": "loop", "step": 1}, nil)
+			if err := p.Prune(t.Context(), []string{thread}, checkpointer.PruneKeepLatest); err != nil {
+				t.Fatal(err)
+			}
+			checkIDs(t, "after prune", idsOf(listThread(t, sv, thread, ns)), []string{child.ID})
+			got := mustGetSome(t, sv, cfgOf(thread, ns, child.ID))
+			if !Equal([]any{"send-1", "send-2"}, got.Checkpoint.ChannelValues[checkpointer.ChannelTasks]) {
+				t.Fatalf("pending sends after prune = %#v, want [send-1 send-2]", got.Checkpoint.ChannelValues[checkpointer.ChannelTasks])
+			}
+		}},
 		{"keep_latest_then_continue", func(t *testing.T, sv checkpointer.Saver, ns string) {
 			p := pruner(t, sv)
 			thread := newThreadID("prune")

@@ -30,13 +30,27 @@ func (s *InMemorySaver) Prune(ctx context.Context, threadIDs []string, strategy 
 		}
 		for _, n := range s.threads[thread] {
 			latest := n.latest()
+			// A v<4 checkpoint reads its pending sends from its parent's
+			// __pregel_tasks writes: those outlive the parent.
+			sendsOf := ""
+			if rec := n.checkpoints[latest]; rec != nil && rec.v < 4 {
+				sendsOf = rec.parent
+			}
 			for id := range n.checkpoints {
 				if id != latest {
 					delete(n.checkpoints, id)
 				}
 			}
-			for id := range n.writes {
-				if id != latest {
+			for id, ws := range n.writes {
+				switch id {
+				case latest:
+				case sendsOf:
+					for k, w := range ws {
+						if w.channel != checkpointer.ChannelTasks {
+							delete(ws, k)
+						}
+					}
+				default:
 					delete(n.writes, id)
 				}
 			}
