@@ -11,8 +11,9 @@ import (
 )
 
 // Prune implements checkpointer.Pruner. PruneKeepLatest keeps, in every
-// namespace of each thread, the latest checkpoint, its pending writes and
-// the values its channel versions reference, and deletes the rest;
+// namespace of each thread, the latest checkpoint, its pending writes, the
+// values its channel versions reference and, for a v<4 checkpoint, the
+// pending sends its parent holds, and deletes the rest;
 // PruneDelete deletes the threads. Unknown threads are ignored. Each call is
 // one transaction.
 func (s *Saver) Prune(ctx context.Context, threadIDs []string, strategy checkpointer.PruneStrategy) error {
@@ -34,9 +35,14 @@ func (s *Saver) Prune(ctx context.Context, threadIDs []string, strategy checkpoi
 					WHERE l.thread_id = ?1 AND l.checkpoint_ns = c.checkpoint_ns)`, thread); err != nil {
 				return err
 			}
+			// Writes of pruned checkpoints go, except the __pregel_tasks
+			// writes of a kept v<4 checkpoint's parent: its pending sends.
 			if _, err := tx.ExecContext(ctx, `DELETE FROM checkpoint_writes AS w WHERE thread_id = ?1
 				AND NOT EXISTS (SELECT 1 FROM checkpoints c WHERE c.thread_id = ?1
-					AND c.checkpoint_ns = w.checkpoint_ns AND c.checkpoint_id = w.checkpoint_id)`, thread); err != nil {
+					AND c.checkpoint_ns = w.checkpoint_ns AND c.checkpoint_id = w.checkpoint_id)
+				AND NOT (w.channel = ?2 AND EXISTS (SELECT 1 FROM checkpoints c WHERE c.thread_id = ?1
+					AND c.checkpoint_ns = w.checkpoint_ns AND c.parent_checkpoint_id = w.checkpoint_id
+					AND coalesce(json_extract(c.checkpoint, '$.v'), 0) < 4))`, thread, checkpointer.ChannelTasks); err != nil {
 				return err
 			}
 			if err := collectBlobs(ctx, tx, thread); err != nil {
