@@ -150,21 +150,31 @@ func BenchmarkStore(b *testing.B) {
 					}
 					vecs[i] = "[" + strings.Trim(strings.Join(strings.Fields(fmt.Sprint(v)), ","), "[]") + "]"
 				}
-				i := 0
-				for b.Loop() {
-					rows, err := pool.Query(ctx, `SELECT prefix, key FROM store_vectors ORDER BY embedding <=> $1::vector LIMIT 10`, vecs[i%len(vecs)])
-					if err != nil {
-						b.Fatal(err)
+				raw := func(sql string) func(b *testing.B) {
+					return func(b *testing.B) {
+						b.ReportAllocs()
+						i := 0
+						for b.Loop() {
+							rows, err := pool.Query(ctx, sql, vecs[i%len(vecs)])
+							if err != nil {
+								b.Fatal(err)
+							}
+							n := 0
+							for rows.Next() {
+								n++
+							}
+							if rows.Err() != nil || n != 10 {
+								b.Fatal(n, rows.Err())
+							}
+							i++
+						}
 					}
-					n := 0
-					for rows.Next() {
-						n++
-					}
-					if rows.Err() != nil || n != 10 {
-						b.Fatal(n, rows.Err())
-					}
-					i++
 				}
+				b.Run("Keys", raw(`SELECT prefix, key FROM store_vectors ORDER BY embedding <=> $1::vector LIMIT 10`))
+				// The same with the items' values, as a search returns them.
+				b.Run("Values", raw(`SELECT s.prefix, s.key, s.value FROM (
+    SELECT prefix, key FROM store_vectors ORDER BY embedding <=> $1::vector LIMIT 10) v
+JOIN store s USING (prefix, key)`))
 			})
 			b.Run("Put", func(b *testing.B) {
 				b.ReportAllocs()

@@ -55,13 +55,16 @@ func TestSearchUsesIndex(t *testing.T) {
 			}
 			for _, prefix := range []store.Namespace{nil, {"users"}, {"users", "u3"}} {
 				opt := store.SearchOptions{Query: "x", Limit: 10}
-				sql, a, _, err := s.buildQuery(opt, s.nowUTC(), s.annQuery(prefix, vectorText(q), 10*2+10))
+				sql, a, _, err := s.buildQuery(opt, s.nowUTC(), s.annQuery(prefix, vectorText(q), candidates(10, 1)))
 				if err != nil {
 					t.Fatal(err)
 				}
 				sql += " LIMIT 10"
 				plan := explain(t, s, prefix, sql, a)
 				t.Logf("prefix %v:\n%s", prefix, plan)
+				// A selective prefix may rightly get an exact scan: the
+				// planner sees its selectivity, as search statements are
+				// planned with their parameters.
 				if len(prefix) < 2 && !strings.Contains(plan, "Index Scan using store_vectors_embedding_idx") {
 					t.Errorf("prefix %v: the search does not use the index:\n%s", prefix, plan)
 				}

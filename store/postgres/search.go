@@ -105,7 +105,7 @@ ORDER BY v.dist ASC NULLS LAST, s.updated_at DESC, s.prefix COLLATE "C", s.key C
 // has more, it asks again for four times as many, up to maxCandidates.
 func (s *Store) searchANN(ctx context.Context, prefix store.Namespace, opt store.SearchOptions, qtext string, now time.Time) ([]hit, bool, error) {
 	limit := opt.EffectiveLimit()
-	n := (opt.Offset+limit)*s.index.estimate*2 + 10
+	n := candidates(opt.Offset+limit, s.index.estimate)
 	first := n
 	for {
 		settings := s.annSettings(ctx, n, len(prefix) > 0 && n > first)
@@ -127,6 +127,17 @@ func (s *Store) searchANN(ctx context.Context, prefix store.Namespace, opt store
 		}
 		n = min(4*n, maxCandidates)
 	}
+}
+
+// candidates is how many vectors the first index-served query asks for to
+// fill offset+limit items: twice the expected vectors when items have
+// several (an item counts once, by its best field), plus slack for ties
+// and filters.
+func candidates(items, perItem int) int {
+	if perItem <= 1 {
+		return items + 10
+	}
+	return items*perItem*2 + 10
 }
 
 // maxCandidates bounds the index-served query (pgvector's largest
