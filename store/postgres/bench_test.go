@@ -11,6 +11,7 @@ import (
 	"github.com/memvault/memvault/embeddings"
 	"github.com/memvault/memvault/serde"
 	"github.com/memvault/memvault/store"
+	"github.com/memvault/memvault/store/cache"
 	"github.com/memvault/memvault/store/postgres"
 )
 
@@ -96,6 +97,24 @@ func BenchmarkStore(b *testing.B) {
 						b.Fatal(it, err)
 					}
 					i += 7919
+				}
+			})
+			b.Run("GetViaCache", func(b *testing.B) {
+				// store/cache in front: served from memory, staleness
+				// bounded by its MaxAge.
+				c, err := cache.New(s, cache.Options{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.ReportAllocs()
+				i := 0
+				for b.Loop() {
+					ns := store.Namespace{"users", fmt.Sprintf("u%d", i%100)}
+					it, err := c.Get(ctx, ns, fmt.Sprintf("m%d", i%benchItems))
+					if err != nil || it == nil {
+						b.Fatal(it, err)
+					}
+					i = (i + 7919) % 1000
 				}
 			})
 			search := func(s *postgres.Store, prefix store.Namespace, filter map[string]any) func(b *testing.B) {
