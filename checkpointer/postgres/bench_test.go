@@ -229,7 +229,10 @@ const (
 	rawGetLatest = rawSelect + ` LIMIT 1`
 	rawList10    = rawSelect + ` LIMIT 10`
 	rawBlobs     = `INSERT INTO checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, blob)
-SELECT $1, $2, ch, ver, typ, bl FROM unnest($3::text[], $4::text[], $5::text[], $6::bytea[]) AS t(ch, ver, typ, bl)
+SELECT $1, $2, t.ch, t.ver, t.typ, t.bl
+FROM unnest($3::text[], $4::text[], $5::text[], $6::bytea[], $8::boolean[]) AS t(ch, ver, typ, bl, inl),
+	(SELECT (SELECT p.checkpoint FROM checkpoints p WHERE p.thread_id = $1 AND p.checkpoint_ns = $2 AND p.checkpoint_id = $7) AS doc) AS parent
+WHERE NOT t.inl OR (parent.doc -> 'channel_values' ? t.ch AND parent.doc -> 'channel_versions' ->> t.ch = t.ver)
 ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO NOTHING`
 	rawWrites = `INSERT INTO checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob)
 SELECT $1, $2, $3, $4, $5, i, ch, typ, bl FROM unnest($6::integer[], $7::text[], $8::text[], $9::bytea[]) AS t(i, ch, typ, bl)
@@ -239,15 +242,28 @@ VALUES ($1, $2, $3, $4, $5, $6)
 ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) DO UPDATE SET checkpoint = EXCLUDED.checkpoint, metadata = EXCLUDED.metadata`
 )
 
+// rawPut issues the library's two statements: the blob rows of the new
+// versions plus the unchanged primitive values offered for the Python-inline
+// check, then the checkpoint row.
 func rawPut(ctx context.Context, pool *pgxpool.Pool, cfg checkpointer.Config, cp *checkpointer.Checkpoint, md checkpointer.Metadata, nv map[string]string) (string, error) {
 	var chans, vers, types []string
 	var blobs [][]byte
-	for ch, v := range nv {
-		data, err := json.Marshal(cp.ChannelValues[ch])
+	var inline []bool
+	for ch, val := range cp.ChannelValues {
+		v, isNew := nv[ch]
+		if !isNew {
+			switch val.(type) {
+			case string, int, float64, bool, nil:
+			default:
+				continue
+			}
+			v = cp.ChannelVersions[ch]
+		}
+		data, err := json.Marshal(val)
 		if err != nil {
 			return "", err
 		}
-		chans, vers, types, blobs = append(chans, ch), append(vers, v), append(types, "json"), append(blobs, data)
+		chans, vers, types, blobs, inline = append(chans, ch), append(vers, v), append(types, "json"), append(blobs, data), append(inline, !isNew)
 	}
 	doc, err := json.Marshal(map[string]any{"v": cp.V, "id": cp.ID, "ts": cp.TS.UTC().Format(checkpointer.TimeLayout),
 		"channel_values": map[string]any{}, "channel_versions": cp.ChannelVersions, "versions_seen": cp.VersionsSeen, "updated_channels": cp.UpdatedChannels})
@@ -263,7 +279,7 @@ func rawPut(ctx context.Context, pool *pgxpool.Pool, cfg checkpointer.Config, cp
 		parent = &cfg.CheckpointID
 	}
 	batch := &pgx.Batch{}
-	batch.Queue(rawBlobs, cfg.ThreadID, cfg.CheckpointNS, chans, vers, types, blobs)
+	batch.Queue(rawBlobs, cfg.ThreadID, cfg.CheckpointNS, chans, vers, types, blobs, parent, inline)
 	batch.Queue(rawCheckpoint, cfg.ThreadID, cfg.CheckpointNS, cp.ID, parent, json.RawMessage(doc), json.RawMessage(meta))
 	if err := pool.SendBatch(ctx, batch).Close(); err != nil {
 		return "", err

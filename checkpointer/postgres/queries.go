@@ -75,13 +75,18 @@ ORDER BY c.checkpoint_id DESC LIMIT 1`
 	// Blob rows of a Put in one statement (one cached statement whatever
 	// the number of channels). First write wins: a (thread, ns, channel,
 	// version) names one value forever. Rows flagged inline are the parent's
-	// Python-inline values (see putBatch): they are inserted only when the
+	// Python-inline values (see queueBlobs): they are inserted only when the
 	// parent's document ($7; NULL for none) holds the channel inline at that
-	// version.
+	// version. The parent's document is an uncorrelated scalar subquery,
+	// which PostgreSQL runs at most once per statement, and only when a
+	// flagged row asks for it; as a per-row EXISTS its estimated cost (100
+	// guessed rows of unnest, each probing the index) made PostgreSQL plan
+	// the statement afresh on every execution.
 	q.upsertBlobs = f(`INSERT INTO {blobs} (thread_id, checkpoint_ns, channel, version, type, blob)
-SELECT $1, $2, ch, ver, typ, bl FROM unnest($3::text[], $4::text[], $5::text[], $6::bytea[], $8::boolean[]) AS t(ch, ver, typ, bl, inl)
-WHERE NOT inl OR EXISTS (SELECT 1 FROM {checkpoints} p WHERE p.thread_id = $1 AND p.checkpoint_ns = $2 AND p.checkpoint_id = $7
-	AND p.checkpoint -> 'channel_values' ? t.ch AND p.checkpoint -> 'channel_versions' ->> t.ch = t.ver)
+SELECT $1, $2, t.ch, t.ver, t.typ, t.bl
+FROM unnest($3::text[], $4::text[], $5::text[], $6::bytea[], $8::boolean[]) AS t(ch, ver, typ, bl, inl),
+	(SELECT (SELECT p.checkpoint FROM {checkpoints} p WHERE p.thread_id = $1 AND p.checkpoint_ns = $2 AND p.checkpoint_id = $7) AS doc) AS parent
+WHERE NOT t.inl OR (parent.doc -> 'channel_values' ? t.ch AND parent.doc -> 'channel_versions' ->> t.ch = t.ver)
 ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO NOTHING`)
 	q.upsertCkpt = f(`INSERT INTO {checkpoints} (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata)
 VALUES ($1, $2, $3, $4, $5, $6)
