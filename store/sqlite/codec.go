@@ -1,8 +1,6 @@
 package sqlite
 
 import (
-	"bytes"
-	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -13,14 +11,6 @@ import (
 	"github.com/memvault/memvault/serde"
 	"github.com/memvault/memvault/store"
 )
-
-// envelope is the value column of an item written through a serializer:
-// the type tag and the payload, base64. The payload is bound to the item's
-// namespace and key (serde.ItemAAD) when the serializer supports it.
-type envelope struct {
-	T string `json:"t"`
-	D string `json:"d"`
-}
 
 // errCorrupt reports a stored value that does not decode.
 var errCorrupt = errors.New("sqlite: corrupt stored value")
@@ -38,7 +28,7 @@ func (s *Store) encodeValue(ns, key string, v map[string]any) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return json.Marshal(envelope{T: typ, D: base64.StdEncoding.EncodeToString(data)})
+	return store.EncodeEnvelope(typ, data), nil
 }
 
 // decodeValue parses a value column. Without a serializer it is the JSON
@@ -50,13 +40,12 @@ func (s *Store) decodeValue(ns, key string, raw []byte) (map[string]any, error) 
 		return decodePlain(raw)
 	}
 	var v any
-	var err error
-	if env, ok := parseEnvelope(raw); ok {
-		data, derr := base64.StdEncoding.DecodeString(env.D)
-		if derr != nil {
-			return nil, fmt.Errorf("%w: %v", errCorrupt, derr)
-		}
-		v, err = serde.LoadsWith(s.serde, env.T, data, serde.ItemAAD(ns, key))
+	tag, data, ok, err := store.ParseEnvelope(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", errCorrupt, err)
+	}
+	if ok {
+		v, err = serde.LoadsWith(s.serde, tag, data, serde.ItemAAD(ns, key))
 	} else {
 		v, err = serde.LoadsWith(s.serde, serde.TypeJSON, raw, serde.ItemAAD(ns, key))
 	}
@@ -80,23 +69,6 @@ func decodePlain(raw []byte) (map[string]any, error) {
 		return nil, fmt.Errorf("%w: value is %T, not an object", errCorrupt, v)
 	}
 	return m, nil
-}
-
-// parseEnvelope recognises {"t": "...", "d": "..."} with exactly those keys.
-func parseEnvelope(raw []byte) (envelope, bool) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || raw[0] != '{' {
-		return envelope{}, false
-	}
-	var m map[string]json.RawMessage
-	if json.Unmarshal(raw, &m) != nil || len(m) != 2 {
-		return envelope{}, false
-	}
-	var env envelope
-	if json.Unmarshal(m["t"], &env.T) != nil || json.Unmarshal(m["d"], &env.D) != nil || env.T == "" {
-		return envelope{}, false
-	}
-	return env, true
 }
 
 // normalize turns json.Number into int64 or float64, as values decoded

@@ -3,8 +3,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"encoding/base64"
-	"encoding/json"
 	"fmt"
 
 	"github.com/memvault/memvault/checkpointer"
@@ -53,12 +51,12 @@ WHERE (prefix, key) > (?, ?) ORDER BY prefix, key LIMIT ?`, after[0], after[1], 
 					return nil, err
 				}
 				row := rotate.Row{Key: []any{prefix, key}, Typ: serde.TypeJSON, Data: raw, AAD: serde.ItemAAD(prefix, key)}
-				if env, ok := parseEnvelope(raw); ok {
-					data, err := base64.StdEncoding.DecodeString(env.D)
-					if err != nil {
-						return nil, fmt.Errorf("%w: %s/%s: %v", errCorrupt, prefix, key, err)
-					}
-					row.Typ, row.Data = env.T, data
+				tag, data, ok, err := store.ParseEnvelope(raw)
+				if err != nil {
+					return nil, fmt.Errorf("%w: %s/%s: %v", errCorrupt, prefix, key, err)
+				}
+				if ok {
+					row.Typ, row.Data = tag, data
 				}
 				// The compare-and-swap below needs the column as stored.
 				row.Key = append(row.Key, raw)
@@ -69,10 +67,7 @@ WHERE (prefix, key) > (?, ?) ORDER BY prefix, key LIMIT ?`, after[0], after[1], 
 		Update: func(ctx context.Context, changes []rotate.Change) error {
 			return s.db.Write(ctx, func(tx *sql.Tx) error {
 				for _, c := range changes {
-					value, err := json.Marshal(envelope{T: c.NewTyp, D: base64.StdEncoding.EncodeToString(c.NewData)})
-					if err != nil {
-						return err
-					}
+					value := store.EncodeEnvelope(c.NewTyp, c.NewData)
 					if _, err := tx.ExecContext(ctx, `UPDATE store SET value = ? WHERE prefix = ? AND key = ? AND CAST(value AS BLOB) = ?`,
 						value, c.Key[0], c.Key[1], c.Key[2]); err != nil {
 						return err

@@ -184,8 +184,8 @@ func TestEncryptedAtRest(t *testing.T) {
 	if err := s.db.Reader().QueryRow(`SELECT value FROM store`).Scan(&raw); err != nil {
 		t.Fatal(err)
 	}
-	env, ok := parseEnvelope(raw)
-	if !ok || env.T != "json+mvgcm" || bytes.Contains(raw, []byte("diagnosis")) {
+	tag, _, ok, err := store.ParseEnvelope(raw)
+	if err != nil || !ok || tag != "json+mvgcm" || bytes.Contains(raw, []byte("diagnosis")) {
 		t.Fatalf("value column %s is not an encrypted envelope", raw)
 	}
 	it, err := s.Get(ctx, ns, "k")
