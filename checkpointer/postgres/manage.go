@@ -126,8 +126,8 @@ func (s *Saver) CopyThread(ctx context.Context, srcThreadID, dstThreadID string)
 	}
 	if !s.bound {
 		b := &pgx.Batch{}
-		b.Queue(s.q.copyBlobs, srcThreadID, dstThreadID)
 		b.Queue(s.q.copyCkpts, srcThreadID, dstThreadID)
+		b.Queue(s.q.copyBlobs, srcThreadID, dstThreadID)
 		b.Queue(s.q.copyWrites, srcThreadID, dstThreadID)
 		if err := runBatch(ctx, s.db, b); err != nil {
 			return fmt.Errorf("postgres: copy thread: %w", err)
@@ -135,10 +135,11 @@ func (s *Saver) CopyThread(ctx context.Context, srcThreadID, dstThreadID string)
 		return nil
 	}
 	err := pgx.BeginFunc(ctx, s.db, func(tx pgx.Tx) error {
-		if err := s.reencryptBlobs(ctx, tx, srcThreadID, dstThreadID); err != nil {
+		// Same order as the plain copy (see queries.go).
+		if _, err := tx.Exec(ctx, s.q.copyCkpts, srcThreadID, dstThreadID); err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, s.q.copyCkpts, srcThreadID, dstThreadID); err != nil {
+		if err := s.reencryptBlobs(ctx, tx, srcThreadID, dstThreadID); err != nil {
 			return err
 		}
 		return s.reencryptWrites(ctx, tx, srcThreadID, dstThreadID)
@@ -219,7 +220,7 @@ func (s *Saver) reencryptWrites(ctx context.Context, tx pgx.Tx, src, dst string)
 		var ns, cps, tasks, paths, chans, types []string
 		var idxs []int32
 		var blobs [][]byte
-		rows, err := tx.Query(ctx, s.q.srcWrites, src, lastNS, lastCP, lastTask, lastIdx, copyPage, first)
+		rows, err := tx.Query(ctx, s.q.srcWrites, src, lastNS, lastCP, lastTask, lastIdx, copyPage, first, dst)
 		if err != nil {
 			return err
 		}

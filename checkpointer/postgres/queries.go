@@ -103,9 +103,11 @@ ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) `
 	q.deleteWrites = f(`DELETE FROM {writes} WHERE thread_id = ANY($1)`)
 
 	// Prune keep_latest: drop every checkpoint but the newest of each
-	// (thread, namespace), with their writes.
+	// (thread, namespace), with their writes, except the __pregel_tasks
+	// writes a kept v<4 checkpoint reads its pending sends from (they hang
+	// off its parent, which goes).
 	q.pruneCkpts = f(`WITH keep AS (
-	SELECT DISTINCT ON (thread_id, checkpoint_ns) thread_id, checkpoint_ns, checkpoint_id
+	SELECT DISTINCT ON (thread_id, checkpoint_ns) thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint -> 'v' AS v
 	FROM {checkpoints} WHERE thread_id = ANY($1)
 	ORDER BY thread_id, checkpoint_ns, checkpoint_id DESC
 ), gone AS (
@@ -114,7 +116,10 @@ ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) `
 	RETURNING c.thread_id, c.checkpoint_ns, c.checkpoint_id
 )
 DELETE FROM {writes} w USING gone g
-WHERE w.thread_id = g.thread_id AND w.checkpoint_ns = g.checkpoint_ns AND w.checkpoint_id = g.checkpoint_id`)
+WHERE w.thread_id = g.thread_id AND w.checkpoint_ns = g.checkpoint_ns AND w.checkpoint_id = g.checkpoint_id
+	AND NOT (w.channel = '__pregel_tasks' AND EXISTS (
+		SELECT 1 FROM keep k WHERE k.thread_id = g.thread_id AND k.checkpoint_ns = g.checkpoint_ns AND k.parent_checkpoint_id = g.checkpoint_id
+			AND jsonb_typeof(k.v) = 'number' AND k.v < '4'::jsonb))`)
 
 	// Blob garbage collection: a blob row lives while some checkpoint of its
 	// thread and namespace has the channel at that version. Must run as a
@@ -130,13 +135,19 @@ DELETE FROM {blobs} b WHERE b.thread_id = ANY($1) AND NOT EXISTS (
 
 	// DeleteForRuns in one statement. The CTEs share one snapshot, so the
 	// live set is computed from the checkpoints that are not being deleted
-	// rather than from the table after the delete.
+	// rather than from the table after the delete. As in Prune, the
+	// __pregel_tasks writes of a deleted checkpoint stay while a surviving
+	// v<4 child reads its pending sends from them.
 	q.runDelete = f(`WITH gone AS (
 	DELETE FROM {checkpoints} WHERE metadata ->> 'run_id' = ANY($1)
 	RETURNING thread_id, checkpoint_ns, checkpoint_id
 ), w AS (
 	DELETE FROM {writes} w USING gone g
 	WHERE w.thread_id = g.thread_id AND w.checkpoint_ns = g.checkpoint_ns AND w.checkpoint_id = g.checkpoint_id
+		AND NOT (w.channel = '__pregel_tasks' AND EXISTS (
+			SELECT 1 FROM {checkpoints} k WHERE k.thread_id = g.thread_id AND k.checkpoint_ns = g.checkpoint_ns
+				AND k.parent_checkpoint_id = g.checkpoint_id AND NOT coalesce(k.metadata ->> 'run_id' = ANY($1), false)
+				AND jsonb_typeof(k.checkpoint -> 'v') = 'number' AND (k.checkpoint -> 'v') < '4'::jsonb))
 ), threads AS (
 	SELECT DISTINCT thread_id FROM gone
 ), live AS (
@@ -149,6 +160,11 @@ DELETE FROM {blobs} b WHERE b.thread_id IN (SELECT thread_id FROM threads) AND N
 	SELECT 1 FROM live l WHERE l.thread_id = b.thread_id AND l.checkpoint_ns = b.checkpoint_ns
 		AND l.channel = b.channel AND l.version = b.version)`)
 
+	// CopyThread copies checkpoints first, then values, then the writes of
+	// the checkpoints copied (and the __pregel_tasks writes their v<4
+	// children read): each statement sees writes committed since the one
+	// before, so a Put running meanwhile can add values no copied checkpoint
+	// needs, never a copied checkpoint without its values.
 	q.copyCkpts = f(`INSERT INTO {checkpoints} (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata)
 SELECT $2, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata FROM {checkpoints} WHERE thread_id = $1
 ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) DO UPDATE SET parent_checkpoint_id = EXCLUDED.parent_checkpoint_id,
@@ -157,7 +173,9 @@ ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) DO UPDATE SET parent_check
 SELECT $2, checkpoint_ns, channel, version, type, blob FROM {blobs} WHERE thread_id = $1
 ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO NOTHING`)
 	q.copyWrites = f(`INSERT INTO {writes} (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob)
-SELECT $2, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob FROM {writes} WHERE thread_id = $1
+SELECT $2, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob FROM {writes} w WHERE thread_id = $1
+	AND EXISTS (SELECT 1 FROM {checkpoints} d WHERE d.thread_id = $2 AND d.checkpoint_ns = w.checkpoint_ns
+	AND (d.checkpoint_id = w.checkpoint_id OR (w.channel = '__pregel_tasks' AND d.parent_checkpoint_id = w.checkpoint_id)))
 ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) DO UPDATE SET task_path = EXCLUDED.task_path,
 	channel = EXCLUDED.channel, type = EXCLUDED.type, blob = EXCLUDED.blob`)
 
@@ -165,8 +183,10 @@ ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) DO UPDATE SE
 	q.srcBlobs = f(`SELECT checkpoint_ns, channel, version, type, blob FROM {blobs}
 WHERE thread_id = $1 AND ($6 OR (checkpoint_ns, channel, version) > ($2, $3, $4))
 ORDER BY checkpoint_ns, channel, version LIMIT $5`)
-	q.srcWrites = f(`SELECT checkpoint_ns, checkpoint_id, task_id, idx, task_path, channel, coalesce(type, ''), blob FROM {writes}
+	q.srcWrites = f(`SELECT checkpoint_ns, checkpoint_id, task_id, idx, task_path, channel, coalesce(type, ''), blob FROM {writes} w
 WHERE thread_id = $1 AND ($7 OR (checkpoint_ns, checkpoint_id, task_id, idx) > ($2, $3, $4, $5))
+	AND EXISTS (SELECT 1 FROM {checkpoints} d WHERE d.thread_id = $8 AND d.checkpoint_ns = w.checkpoint_ns
+	AND (d.checkpoint_id = w.checkpoint_id OR (w.channel = '__pregel_tasks' AND d.parent_checkpoint_id = w.checkpoint_id)))
 ORDER BY checkpoint_ns, checkpoint_id, task_id, idx LIMIT $6`)
 	q.insBlobsCopy = f(`INSERT INTO {blobs} (thread_id, checkpoint_ns, channel, version, type, blob)
 SELECT $1, ns, ch, ver, typ, bl FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::bytea[]) AS t(ns, ch, ver, typ, bl)
