@@ -25,9 +25,6 @@ const (
 	// DefaultQueryCacheSize is the number of query embeddings kept in memory
 	// when Options.QueryCacheSize is 0.
 	DefaultQueryCacheSize = 1000
-	// DefaultSweepInterval is how often expired items are deleted when a
-	// TTLConfig is given without a SweepInterval.
-	DefaultSweepInterval = 5 * time.Minute
 	// halfvecThreshold: above this many dimensions vectors are stored as
 	// halfvec, since pgvector indexes at most 2000 dimensions of vector.
 	halfvecThreshold = 2000
@@ -69,8 +66,10 @@ type Options struct {
 	// Index enables semantic search; nil means none (store_vectors is then
 	// neither created nor written).
 	Index *store.IndexConfig
-	// TTL configures expiry and the sweeper; nil means items expire only
-	// when put WithTTL, reads refresh TTLs, and no sweeper runs.
+	// TTL configures expiry, refresh on read, omit-expired reads and the
+	// sweeper (every TTLConfig.SweepInterval, store.DefaultSweepInterval
+	// when 0, none when negative). nil means no TTLs: a put WithTTL fails
+	// with store.ErrNoTTL, reads never write, and no sweeper runs.
 	TTL *store.TTLConfig
 	// Serde encodes values. nil stores plain JSONB (readable by LangGraph).
 	// A serializer whose tag for a value is "json" is stored as plain JSONB
@@ -160,11 +159,7 @@ func New(db DB, opts Options) (*Store, error) {
 			s.values = newValueCache(n)
 		}
 	}
-	if s.hasTTL && s.ttl.SweepInterval >= 0 {
-		every := s.ttl.SweepInterval
-		if every == 0 {
-			every = DefaultSweepInterval
-		}
+	if every := s.ttl.SweepEvery(); s.hasTTL && every > 0 {
 		s.stop = make(chan struct{})
 		s.done = make(chan struct{})
 		go s.sweepLoop(every)
