@@ -50,8 +50,13 @@ func (s *Saver) deleteThreads(ctx context.Context, db DB, threadIDs []string) er
 // deletes the other checkpoints and their writes, then removes the blob rows
 // no remaining checkpoint references (values of unchanged channels written
 // by older checkpoints stay). PruneDelete is DeleteThread for each thread.
-// Both run as one round trip and one transaction. Prune a thread while no
-// run is writing to it.
+// Both run as one round trip and one transaction. Runs may keep writing
+// to the thread meanwhile (each Put's values commit with its checkpoint),
+// but a run forking from a checkpoint that Prune removes can lose the values
+// its fork shares with it: prune threads that are not being time-travelled.
+//
+// The __pregel_tasks writes a kept v<4 checkpoint reads its pending sends
+// from stay, though their checkpoint goes.
 func (s *Saver) Prune(ctx context.Context, threadIDs []string, strategy checkpointer.PruneStrategy) error {
 	if len(threadIDs) == 0 {
 		return nil
