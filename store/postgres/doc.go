@@ -45,17 +45,26 @@
 //	SELECT prefix, key, embedding <=> $q FROM store_vectors
 //	WHERE <prefix> ORDER BY embedding <=> $q LIMIT n
 //
-// with n = (offset + limit) × (vectors per item, from the configured
-// fields) × 2 + 10, then keeps each item's best field, joins the items by
-// primary key, filters and pages. HNSW's ef_search is raised to n (up to
-// pgvector's 1000) and, under a prefix, pgvector 0.8's iterative index scans
-// keep looking until n candidates pass the prefix; these settings are local
-// to the query's transaction. When the candidates cannot settle the page
-// (fewer matches than the page needs, or items tied with the page's last
-// one beyond the candidates), the search falls back to an exact query over
-// the items under the prefix, served by the prefix index: cheap exactly when
+// with n = offset + limit + 10 when items have one vector, else (offset +
+// limit) × (vectors per item, from the configured fields) × 2 + 10, then
+// keeps each item's best field, joins the items by primary key, filters and
+// pages, in one statement and one round trip. When some but too few
+// candidates pass the filter, it asks again for 4n (up to 1000) in a
+// transaction that raises HNSW's ef_search to n and, under a prefix,
+// turns on pgvector 0.8's iterative index scans, which keep looking until
+// n candidates pass the prefix. When that cannot settle the page (fewer
+// matches than the page needs, or items tied with the page's last one
+// beyond the candidates), the search falls back to an exact query over the
+// items under the prefix, served by the prefix index: cheap exactly when
 // the prefix is selective, and what small stores always get. Scores are
 // cosine 1 - distance, l2 -distance, inner product the dot product.
+//
+// With a pool in pgx's default exec mode (prepared statements cached per
+// connection), search statements run as unnamed statements instead
+// (QueryExecModeCacheDescribe), planned with their parameters each time
+// (about 0.1 ms): a cached statement's generic plan cannot see how
+// selective a prefix is, and a generic plan chosen on selective prefixes
+// scans every vector for broad ones.
 //
 // A search without a query orders items by updated_at descending, then by
 // namespace and key (byte order).

@@ -22,13 +22,16 @@ import (
 //	SELECT prefix, key, embedding <=> $q FROM store_vectors
 //	WHERE <prefix> ORDER BY embedding <=> $q LIMIT n
 //
-// with n = (offset+limit) × vectors-per-item × 2 + slack; then each item's
-// best field, joined with store, filtered and paged. When the candidates do
-// not fill the page (few items, a selective prefix or filter), the search
-// falls back to an exact query over the items under the prefix, which also
-// appends the items without vectors after the scored ones, in the no-query
-// order. Filters run in SQL, or, with a Serde, in Go after decryption,
-// fetching rows in chunks until the page is full.
+// with n = offset+limit+10 (items with one vector) or (offset+limit) ×
+// vectors-per-item × 2 + 10; then each item's best field, joined with
+// store by primary key, filtered and paged. When too few candidates pass,
+// it asks again for 4n (up to 1000), with ef_search raised and pgvector's
+// iterative scans; when that cannot settle the page either (few items, a
+// very selective prefix or filter), it falls back to an exact query over
+// the items under the prefix, which also appends the items without vectors
+// after the scored ones, in the no-query order. Filters run in SQL, or,
+// with a Serde, in Go after decryption, fetching rows in chunks until the
+// page is full.
 func (s *Store) Search(ctx context.Context, prefix store.Namespace, opt store.SearchOptions) ([]store.SearchItem, error) {
 	if err := s.checkOpen(); err != nil {
 		return nil, err
