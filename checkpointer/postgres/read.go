@@ -211,7 +211,7 @@ func (s *Saver) decode(r *rawTuple) (*checkpointer.Tuple, error) {
 		if typ == serde.TypeEmpty {
 			continue
 		}
-		v, err := serde.LoadsWith(s.serde, typ, e[3], serde.BlobAAD(r.threadID, r.ns, ch, ver))
+		v, err := s.load(typ, e[3], func() []byte { return serde.BlobAAD(r.threadID, r.ns, ch, ver) })
 		if err != nil {
 			return nil, fmt.Errorf("checkpoint %q: channel %q: %w", r.id, ch, err)
 		}
@@ -249,7 +249,7 @@ func (s *Saver) decode(r *rawTuple) (*checkpointer.Tuple, error) {
 		if err != nil {
 			return nil, fmt.Errorf("checkpoint %q: malformed pending write index", r.id)
 		}
-		v, err := serde.LoadsWith(s.serde, typ, e[4], serde.WriteAAD(r.threadID, r.ns, r.id, task, idx))
+		v, err := s.load(typ, e[4], func() []byte { return serde.WriteAAD(r.threadID, r.ns, r.id, task, idx) })
 		if err != nil {
 			return nil, fmt.Errorf("checkpoint %q: pending write %s/%d: %w", r.id, task, idx, err)
 		}
@@ -268,7 +268,7 @@ func (s *Saver) decode(r *rawTuple) (*checkpointer.Tuple, error) {
 			if err != nil {
 				return nil, fmt.Errorf("checkpoint %q: malformed pending send index", r.id)
 			}
-			v, err := serde.LoadsWith(s.serde, typ, e[3], serde.WriteAAD(r.threadID, r.ns, *r.parent, task, idx))
+			v, err := s.load(typ, e[3], func() []byte { return serde.WriteAAD(r.threadID, r.ns, *r.parent, task, idx) })
 			if err != nil {
 				return nil, fmt.Errorf("checkpoint %q: pending send %s/%d: %w", r.id, task, idx, err)
 			}
@@ -277,4 +277,13 @@ func (s *Saver) decode(r *rawTuple) (*checkpointer.Tuple, error) {
 		checkpointer.ApplyPendingSends(cp, sends, s.style)
 	}
 	return t, nil
+}
+
+// load decodes a stored value, building its associated data only for a
+// serializer that binds values to it.
+func (s *Saver) load(typ string, data []byte, aad func() []byte) (any, error) {
+	if !s.bound {
+		return s.serde.LoadsTyped(typ, data)
+	}
+	return serde.LoadsWith(s.serde, typ, data, aad())
 }
