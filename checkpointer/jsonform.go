@@ -142,6 +142,15 @@ func DecodeCheckpointJSON(b []byte) (*DecodedCheckpoint, error) {
 }
 
 func decodeVersion(raw json.RawMessage) (string, error) {
+	// Fast paths for what every writer produces: a plain quoted string
+	// (Python, memvault) or a plain integer (JS). Each checkpoint has a
+	// version per channel and per seen channel, so this is hot in List.
+	if n := len(raw); n >= 2 && raw[0] == '"' && raw[n-1] == '"' && plainJSONString(raw[1:n-1]) {
+		return string(raw[1 : n-1]), nil
+	}
+	if plainInteger(raw) {
+		return string(raw), nil
+	}
 	var v any
 	d := json.NewDecoder(bytes.NewReader(raw))
 	d.UseNumber()
@@ -162,6 +171,31 @@ func decodeVersion(raw json.RawMessage) (string, error) {
 		return x.String(), nil
 	}
 	return "", fmt.Errorf("%w: %s", ErrInvalidVersion, raw)
+}
+
+// plainJSONString reports whether b is the body of a JSON string that needs
+// no unescaping: no quote, backslash, control byte or non-ASCII byte.
+func plainJSONString(b []byte) bool {
+	for _, c := range b {
+		if c == '"' || c == '\\' || c < 0x20 || c >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
+// plainInteger reports whether b is a JSON integer that fits int64 without
+// a sign or leading zeros ("0" or [1-9][0-9]{0,17}).
+func plainInteger(b []byte) bool {
+	if len(b) == 0 || len(b) > 18 || (b[0] == '0' && len(b) > 1) {
+		return false
+	}
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // DecodeJSONValue decodes JSON into plain Go values: objects as

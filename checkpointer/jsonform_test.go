@@ -1,9 +1,11 @@
 package checkpointer
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -211,6 +213,36 @@ func FuzzDecodeCheckpointJSON(f *testing.F) {
 		a.TS, b.TS = time.Time{}, time.Time{}
 		if !reflect.DeepEqual(a.ChannelVersions, b.ChannelVersions) || a.V != b.V || a.ID != b.ID {
 			t.Fatalf("round trip changed %#v into %#v", a, b)
+		}
+	})
+}
+
+// FuzzDecodeVersion checks the fast paths of decodeVersion against the
+// general decoder.
+func FuzzDecodeVersion(f *testing.F) {
+	for _, s := range []string{`"00000000000000000000000000000002.0.5488135039273248"`, `7`, `0`, `007`, `-1`, `1.0`, `"a\"b"`, `"é"`, `123456789012345678901`, `"\u0041"`, `null`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		got, gotErr := decodeVersion(raw)
+		var v any
+		d := json.NewDecoder(bytes.NewReader(raw))
+		d.UseNumber()
+		if err := d.Decode(&v); err != nil || d.More() {
+			return // the fast paths only accept valid JSON, checked below
+		}
+		if gotErr != nil {
+			return
+		}
+		switch x := v.(type) {
+		case string:
+			if got != x {
+				t.Fatalf("decodeVersion(%s) = %q, want %q", raw, got, x)
+			}
+		case json.Number:
+			if n, err := x.Int64(); err == nil && got != strconv.FormatInt(n, 10) {
+				t.Fatalf("decodeVersion(%s) = %q, want %d", raw, got, n)
+			}
 		}
 	})
 }
