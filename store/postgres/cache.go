@@ -35,7 +35,13 @@ func (c *valueCache) get(prefix, key string, raw []byte) (map[string]any, bool) 
 	return cloneValue(e.value), true
 }
 
+// maxCachedValue is the largest stored value the cache keeps.
+const maxCachedValue = 64 << 10
+
 func (c *valueCache) add(prefix, key string, raw []byte, v map[string]any) {
+	if len(raw) > maxCachedValue {
+		return
+	}
 	c.c.Add(itemKey{prefix, key}, cachedValue{raw: string(raw), value: cloneValue(v)})
 }
 

@@ -170,3 +170,28 @@ func abs(f float64) float64 {
 	}
 	return f
 }
+
+// TestNullEmbeddings: store_vectors rows with a NULL embedding (the column
+// is nullable in LangGraph's schema) are ignored by searches.
+func TestNullEmbeddings(t *testing.T) {
+	ctx := context.Background()
+	for _, kind := range []store.ANNKind{store.HNSW, store.Flat} {
+		t.Run(string(kind), func(t *testing.T) {
+			s, pool := open(t, postgres.Options{Index: &store.IndexConfig{Embedder: fixtureEmbedder(), Fields: []string{"food"}, ANN: store.ANNConfig{Kind: kind}}})
+			must(t, s.Put(ctx, store.Namespace{"u"}, "a", map[string]any{"food": "pizza"}))
+			must(t, s.Put(ctx, store.Namespace{"u"}, "b", map[string]any{"food": "cat"}))
+			_, err := pool.Exec(ctx, `UPDATE store_vectors SET embedding = NULL WHERE key = 'b'`)
+			must(t, err)
+			items, err := s.Search(ctx, nil, store.SearchOptions{Query: "pizza", Limit: 1})
+			must(t, err)
+			if got := keysOf(items); !slices.Equal(got, []string{"u/a"}) || items[0].Score == nil {
+				t.Fatalf("Search = %q", got)
+			}
+			items, err = s.Search(ctx, nil, store.SearchOptions{Query: "pizza"})
+			must(t, err)
+			if got := keysOf(items); !slices.Equal(got, []string{"u/a", "u/b"}) || items[1].Score != nil {
+				t.Fatalf("Search = %q", got)
+			}
+		})
+	}
+}

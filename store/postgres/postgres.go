@@ -74,11 +74,14 @@ type Options struct {
 	// Serde encodes values. nil stores plain JSONB (readable by LangGraph).
 	// A serializer whose tag for a value is "json" is stored as plain JSONB
 	// too; any other tag (an encrypted one, "json+aes...") is stored as an
-	// envelope object bound to the item's namespace and key.
+	// envelope object bound to the item's namespace and key. With a Serde,
+	// search filters run in Go on the decoded values (store.MatchFilter),
+	// since SQL cannot see inside envelopes.
 	Serde serde.Serializer
 	// CacheSize is the number of decrypted values kept to skip decryption of
-	// unchanged rows (only used with a Serde); 0 means DefaultCacheSize,
-	// negative disables the cache.
+	// unchanged rows (only used with a Serde; values stored in more than
+	// 64 KiB are not kept); 0 means DefaultCacheSize, negative disables the
+	// cache.
 	CacheSize int
 	// QueryCacheSize is the number of query embeddings kept; 0 means
 	// DefaultQueryCacheSize, negative disables the cache.

@@ -1,9 +1,12 @@
 package postgres
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -62,7 +65,7 @@ func (s *Store) search(ctx context.Context, prefix store.Namespace, opt store.Se
 	switch {
 	case qtext == "":
 		hits, err = s.collect(ctx, opt, now, false, func(a *args, where string) string {
-			return `SELECT s.prefix, s.key, s.value, s.created_at, s.updated_at, s.expires_at, s.ttl_minutes, NULL::float8, NULL::float8, NULL::int8
+			return `SELECT s.prefix, s.key, s.value, s.created_at, s.updated_at, s.expires_at, s.ttl_minutes, NULL::float8
 FROM ` + s.t.store + ` s
 WHERE ` + nsCond(a, "s.prefix", prefix) + ` AND ` + where + `
 ORDER BY s.updated_at DESC, s.prefix COLLATE "C", s.key COLLATE "C"`
@@ -73,7 +76,7 @@ ORDER BY s.updated_at DESC, s.prefix COLLATE "C", s.key COLLATE "C"`
 		if err == nil && !full {
 			hits, err = s.collect(ctx, opt, now, true, func(a *args, where string) string {
 				q := a.add(qtext)
-				return `SELECT s.prefix, s.key, s.value, s.created_at, s.updated_at, s.expires_at, s.ttl_minutes, v.dist, NULL::float8, NULL::int8
+				return `SELECT s.prefix, s.key, s.value, s.created_at, s.updated_at, s.expires_at, s.ttl_minutes, v.dist
 FROM ` + s.t.store + ` s
 LEFT JOIN LATERAL (
     SELECT min(sv.embedding ` + s.index.op + ` ` + q + `::` + s.index.vecType + `) AS dist
@@ -104,29 +107,93 @@ ORDER BY v.dist ASC NULLS LAST, s.updated_at DESC, s.prefix COLLATE "C", s.key C
 }
 
 // searchANN is the index-served query; full reports whether it settled
-// the page. When some but too few candidates pass the filter and the index
-// has more, it asks again for four times as many, up to maxCandidates.
+// the page. It reads all n candidates (values only of those that pass the
+// SQL filter), ranks them, keeps each item's best vector and pages in Go.
+// When too few candidates pass and the index has more, it asks again for
+// four times as many, up to maxCandidates.
 func (s *Store) searchANN(ctx context.Context, prefix store.Namespace, opt store.SearchOptions, qtext string, now time.Time) ([]hit, bool, error) {
-	limit := opt.EffectiveLimit()
-	n := candidates(opt.Offset+limit, s.index.estimate)
+	limit, offset := opt.EffectiveLimit(), opt.Offset
+	n := candidates(offset+limit, s.index.estimate)
 	first := n
 	for {
-		settings := s.annSettings(ctx, n, len(prefix) > 0 && n > first)
-		items, err := s.collect(ctx, opt, now, true, s.annQuery(prefix, qtext, n), settings)
+		sql, a, goFilter, err := s.buildQuery(opt, now, s.annQuery(prefix, qtext, n))
 		if err != nil {
 			return nil, false, err
 		}
-		if len(items) == limit {
+		var cands []row
+		settings := s.annSettings(ctx, n, len(prefix) > 0 && n > first)
+		got, err := s.queryPage(ctx, settings, sql, a, func(r *row) (bool, error) {
+			if r.dist == nil {
+				return true, nil // a NULL embedding (LangGraph allows them)
+			}
+			c := *r
+			c.raw = bytes.Clone(r.raw)
+			cands = append(cands, c)
+			return true, nil
+		})
+		if err != nil {
+			return nil, false, err
+		}
+		// Nearest first; ties as the exact query orders them.
+		slices.SortFunc(cands, func(x, y row) int {
+			if c := cmp.Compare(*x.dist, *y.dist); c != 0 {
+				return c
+			}
+			if c := y.updated.Compare(x.updated); c != 0 {
+				return c
+			}
+			if c := strings.Compare(x.prefix, y.prefix); c != 0 {
+				return c
+			}
+			return strings.Compare(x.key, y.key)
+		})
+		seen := make(map[itemKey]bool, len(cands))
+		page := make([]hit, 0, limit)
+		matched := 0
+		for i := range cands {
+			c := &cands[i]
+			k := itemKey{c.prefix, c.key}
+			if seen[k] {
+				continue // an item counts once, by its best vector
+			}
+			seen[k] = true
+			if c.raw == nil {
+				continue // fails the SQL filter or expired
+			}
+			if !goFilter && matched < offset {
+				matched++
+				continue
+			}
+			h, err := s.rowItem(c, true)
+			if err != nil {
+				return nil, false, err
+			}
+			if goFilter {
+				ok, err := store.MatchFilter(h.item.Value, opt.Filter)
+				if err != nil {
+					return nil, false, err
+				}
+				if !ok {
+					continue
+				}
+				if matched < offset {
+					matched++
+					continue
+				}
+			}
+			page = append(page, h)
+			if len(page) == limit {
+				break
+			}
+		}
+		if len(page) == limit {
 			// Items tied with the page's last one may lie beyond the
 			// candidates: the page is settled when its last distance is
 			// below the farthest candidate's.
-			last := items[len(items)-1]
-			return items, last.dist < last.horizon, nil
+			return page, page[limit-1].dist < *cands[len(cands)-1].dist, nil
 		}
-		// Too few. With no row at all, whether the index has more is
-		// unknown: let the exact query decide.
-		if len(items) == 0 || items[0].candidates < int64(n) || n >= maxCandidates {
-			return nil, false, nil
+		if got < n || n >= maxCandidates {
+			return nil, false, nil // the index has no more: go exact
 		}
 		n = min(4*n, maxCandidates)
 	}
@@ -147,28 +214,26 @@ func candidates(items, perItem int) int {
 // hnsw.ef_search); beyond it the search is exact.
 const maxCandidates = 1000
 
-// annQuery builds the index-served query over n candidates.
+// annQuery builds the index-served query over n candidates: every
+// candidate with its item's metadata, and its value only when the item
+// passes the filter and expiry conditions (value is NOT NULL, so a NULL
+// marks a candidate that does not).
 func (s *Store) annQuery(prefix store.Namespace, qtext string, n int) func(a *args, where string) string {
 	return func(a *args, where string) string {
 		q := a.add(qtext)
 		vec := q + "::" + s.index.vecType
-		return `WITH cand AS MATERIALIZED (
+		return `SELECT v.prefix, v.key, CASE WHEN ` + where + ` THEN s.value END,
+    s.created_at, s.updated_at, s.expires_at, s.ttl_minutes, v.dist
+FROM (
     SELECT sv.prefix, sv.key, sv.embedding ` + s.index.op + ` ` + vec + ` AS dist
     FROM ` + s.t.vectors + ` sv
     WHERE ` + nsCond(a, "sv.prefix", prefix) + `
     ORDER BY sv.embedding ` + s.index.op + ` ` + vec + `
     LIMIT ` + strconv.Itoa(n) + `
-), best AS (
-    SELECT DISTINCT ON (prefix, key) prefix, key, dist FROM cand ORDER BY prefix, key, dist
-)
-SELECT s.prefix, s.key, s.value, s.created_at, s.updated_at, s.expires_at, s.ttl_minutes, b.dist,
-    (SELECT max(dist) FROM cand), (SELECT count(*) FROM cand)
-FROM best b CROSS JOIN LATERAL (
+) v CROSS JOIN LATERAL (
     -- LIMIT 1 keeps this a per-candidate primary key lookup: as a plain
     -- join the planner may hash the whole store table.
-    SELECT * FROM ` + s.t.store + ` s WHERE s.prefix = b.prefix AND s.key = b.key LIMIT 1) s
-WHERE ` + where + `
-ORDER BY b.dist, s.updated_at DESC, s.prefix COLLATE "C", s.key COLLATE "C"`
+    SELECT * FROM ` + s.t.store + ` s WHERE s.prefix = v.prefix AND s.key = v.key LIMIT 1) s`
 	}
 }
 
@@ -294,8 +359,7 @@ type row struct {
 	created, updated time.Time
 	expires          *time.Time
 	ttlMinutes       *int32
-	dist, horizon    *float64
-	candidates       *int64
+	dist             *float64
 }
 
 // queryPage runs sql with args and calls f per row until f returns false;
@@ -351,7 +415,7 @@ func scanRows(rows pgx.Rows, f func(*row) (bool, error)) (int, error) {
 	var r row
 	for rows.Next() {
 		n++
-		if err := rows.Scan(&r.prefix, &r.key, &r.raw, &r.created, &r.updated, &r.expires, &r.ttlMinutes, &r.dist, &r.horizon, &r.candidates); err != nil {
+		if err := rows.Scan(&r.prefix, &r.key, &r.raw, &r.created, &r.updated, &r.expires, &r.ttlMinutes, &r.dist); err != nil {
 			return n, fmt.Errorf("postgres: search: %w", err)
 		}
 		more, err := f(&r)
@@ -368,13 +432,12 @@ func scanRows(rows pgx.Rows, f func(*row) (bool, error)) (int, error) {
 	return n, nil
 }
 
-// hit is a search result with the item's TTL in minutes (0: none), and
-// for the index-served query its distance and the farthest candidate's.
+// hit is a search result with the item's TTL in minutes (0: none) and,
+// when scored, its distance.
 type hit struct {
-	item          store.SearchItem
-	ttlMinutes    int
-	dist, horizon float64
-	candidates    int64
+	item       store.SearchItem
+	ttlMinutes int
+	dist       float64
 }
 
 // rowItem decodes a row into a search item.
@@ -401,12 +464,6 @@ func (s *Store) rowItem(r *row, scored bool) (hit, error) {
 		sc := s.score(*r.dist)
 		h.item.Score = &sc
 		h.dist = *r.dist
-	}
-	if r.horizon != nil {
-		h.horizon = *r.horizon
-	}
-	if r.candidates != nil {
-		h.candidates = *r.candidates
 	}
 	return h, nil
 }
