@@ -45,10 +45,12 @@
 //	SELECT prefix, key, embedding <=> $q FROM store_vectors
 //	WHERE <prefix> ORDER BY embedding <=> $q LIMIT n
 //
-// with n = offset + limit + 10 when items have one vector, else (offset +
-// limit) × (vectors per item, from the configured fields) × 2 + 10, then
-// keeps each item's best field, joins the items by primary key, filters and
-// pages, in one statement and one round trip. When some but too few
+// with n = offset + limit + 1 when items have one vector, else (offset +
+// limit) × (vectors per item, from the configured fields) × 2 + 1 (+10
+// rather than +1 with a filter), joined with the items by primary key in
+// the same statement (one round trip, values only of the candidates that
+// pass the filter); the store then ranks them, keeps each item's best field
+// and pages. When some but too few
 // candidates pass the filter, it asks again for 4n (up to 1000) in a
 // transaction that raises HNSW's ef_search to n and, under a prefix,
 // turns on pgvector 0.8's iterative index scans, which keep looking until

@@ -55,7 +55,7 @@ func TestSearchUsesIndex(t *testing.T) {
 			}
 			for _, prefix := range []store.Namespace{nil, {"users"}, {"users", "u3"}} {
 				opt := store.SearchOptions{Query: "x", Limit: 10}
-				sql, a, _, err := s.buildQuery(opt, s.nowUTC(), s.annQuery(prefix, vectorText(q), candidates(10, 1)))
+				sql, a, _, err := s.buildQuery(opt, s.nowUTC(), s.annQuery(prefix, vectorText(q), candidates(10, 1, false)))
 				if err != nil {
 					t.Fatal(err)
 				}

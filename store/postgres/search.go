@@ -25,9 +25,9 @@ import (
 //	SELECT prefix, key, embedding <=> $q FROM store_vectors
 //	WHERE <prefix> ORDER BY embedding <=> $q LIMIT n
 //
-// with n = offset+limit+10 (items with one vector) or (offset+limit) ×
-// vectors-per-item × 2 + 10; then each item's best field, joined with
-// store by primary key, filtered and paged. When too few candidates pass,
+// with n = offset+limit+1 (items with one vector; +10 with a filter) or
+// (offset+limit) × vectors-per-item × 2 + 1 (or 10); then each item's best
+// field, joined with store by primary key, filtered and paged. When too few candidates pass,
 // it asks again for 4n (up to 1000), with ef_search raised and pgvector's
 // iterative scans; when that cannot settle the page either (few items, a
 // very selective prefix or filter), it falls back to an exact query over
@@ -113,7 +113,7 @@ ORDER BY v.dist ASC NULLS LAST, s.updated_at DESC, s.prefix COLLATE "C", s.key C
 // four times as many, up to maxCandidates.
 func (s *Store) searchANN(ctx context.Context, prefix store.Namespace, opt store.SearchOptions, qtext string, now time.Time) ([]hit, bool, error) {
 	limit, offset := opt.EffectiveLimit(), opt.Offset
-	n := candidates(offset+limit, s.index.estimate)
+	n := candidates(offset+limit, s.index.estimate, len(opt.Filter) > 0 || s.ttl.OmitExpired)
 	first := n
 	for {
 		sql, a, goFilter, err := s.buildQuery(opt, now, s.annQuery(prefix, qtext, n))
@@ -200,14 +200,19 @@ func (s *Store) searchANN(ctx context.Context, prefix store.Namespace, opt store
 }
 
 // candidates is how many vectors the first index-served query asks for to
-// fill offset+limit items: twice the expected vectors when items have
-// several (an item counts once, by its best field), plus slack for ties
-// and filters.
-func candidates(items, perItem int) int {
-	if perItem <= 1 {
-		return items + 10
+// fill offset+limit items. Items with one vector need one more than the
+// page (to tell whether items beyond tie with its last one), plus slack
+// when a filter may drop some; items with several need twice their
+// vectors (an item counts once, by its best field).
+func candidates(items, perItem int, filtered bool) int {
+	slack := 1
+	if filtered {
+		slack = 10
 	}
-	return items*perItem*2 + 10
+	if perItem <= 1 {
+		return items + slack
+	}
+	return items*perItem*2 + slack
 }
 
 // maxCandidates bounds the index-served query (pgvector's largest
