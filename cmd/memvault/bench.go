@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -89,15 +88,19 @@ type benchRow struct {
 // benchOp runs one operation; i is a sequence number unique within a row.
 type benchOp func(ctx context.Context, i int64) error
 
-// measure runs op for d with conc workers and returns throughput and
-// latency percentiles.
-func measure(ctx context.Context, suite, op, mode string, conc int, d time.Duration, fn benchOp) (benchRow, error) {
-	row := benchRow{Suite: suite, Op: op, Mode: mode, Concurrency: conc}
+// sample is what one timed run of an operation produced.
+type sample struct {
+	lat     []time.Duration
+	elapsed time.Duration
+}
+
+// measure runs op for d with conc workers.
+func measure(ctx context.Context, conc int, d time.Duration, fn benchOp) (sample, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var seq atomic.Int64
 	var mu sync.Mutex
-	var lat []time.Duration
+	var s sample
 	var firstErr error
 	var wg sync.WaitGroup
 	deadline := time.Now().Add(d)
@@ -113,7 +116,7 @@ func measure(ctx context.Context, suite, op, mode string, conc int, d time.Durat
 				if err := fn(ctx, i); err != nil {
 					mu.Lock()
 					if firstErr == nil {
-						firstErr = fmt.Errorf("%s %s (%s): %w", suite, op, mode, err)
+						firstErr = err
 					}
 					mu.Unlock()
 					cancel()
@@ -122,23 +125,63 @@ func measure(ctx context.Context, suite, op, mode string, conc int, d time.Durat
 				local = append(local, time.Since(t0))
 			}
 			mu.Lock()
-			lat = append(lat, local...)
+			s.lat = append(s.lat, local...)
 			mu.Unlock()
 		}()
 	}
 	wg.Wait()
+	s.elapsed = time.Since(start)
 	if firstErr != nil {
-		return row, firstErr
+		return s, firstErr
 	}
-	elapsed := time.Since(start)
-	if len(lat) == 0 {
-		return row, fmt.Errorf("%s %s: no operation completed", suite, op)
+	if len(s.lat) == 0 {
+		return s, fmt.Errorf("no operation completed")
 	}
-	sort.Slice(lat, func(a, b int) bool { return lat[a] < lat[b] })
-	row.OpsPerS = float64(len(lat)) / elapsed.Seconds()
-	row.P50ms = ms(lat[len(lat)*50/100])
-	row.P99ms = ms(lat[min(len(lat)-1, len(lat)*99/100)])
-	return row, nil
+	return s, nil
+}
+
+// compare measures one operation in several modes (the baseline among
+// them) for d each, in two halves run in the order A B C, then C B A, so
+// that drift (a table growing, a neighbour's load) weighs on every mode
+// alike. Each row merges its two halves.
+func compare(ctx context.Context, suite, op string, modes []string, conc int, d time.Duration, fn func(mode string) benchOp) ([]benchRow, error) {
+	merged := make(map[string]*sample, len(modes))
+	run := func(mode string) error {
+		s, err := measure(ctx, conc, d/2, fn(mode))
+		if err != nil {
+			return fmt.Errorf("%s %s (%s, %d in flight): %w", suite, op, mode, conc, err)
+		}
+		m := merged[mode]
+		if m == nil {
+			m = &sample{}
+			merged[mode] = m
+		}
+		m.lat = append(m.lat, s.lat...)
+		m.elapsed += s.elapsed
+		return nil
+	}
+	for _, mode := range modes {
+		if err := run(mode); err != nil {
+			return nil, err
+		}
+	}
+	for i := len(modes) - 1; i >= 0; i-- {
+		if err := run(modes[i]); err != nil {
+			return nil, err
+		}
+	}
+	rows := make([]benchRow, 0, len(modes))
+	for _, mode := range modes {
+		s := merged[mode]
+		slices.Sort(s.lat)
+		rows = append(rows, benchRow{
+			Suite: suite, Op: op, Mode: mode, Concurrency: conc,
+			OpsPerS: float64(len(s.lat)) / s.elapsed.Seconds(),
+			P50ms:   ms(s.lat[len(s.lat)*50/100]),
+			P99ms:   ms(s.lat[min(len(s.lat)-1, len(s.lat)*99/100)]),
+		})
+	}
+	return rows, nil
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
@@ -159,9 +202,9 @@ func (p *benchPrinter) print(r benchRow) error {
 	}
 	if !p.header {
 		p.header = true
-		fmt.Fprintf(p.out, "%-13s %-16s %-10s %4s %12s %9s %9s\n", "SUITE", "OP", "MODE", "CONC", "OPS/S", "P50 ms", "P99 ms")
+		fmt.Fprintf(p.out, "%-13s %-16s %-16s %4s %12s %9s %9s\n", "SUITE", "OP", "MODE", "CONC", "OPS/S", "P50 ms", "P99 ms")
 	}
-	_, err := fmt.Fprintf(p.out, "%-13s %-16s %-10s %4d %12.0f %9.3f %9.3f\n", r.Suite, r.Op, r.Mode, r.Concurrency, r.OpsPerS, r.P50ms, r.P99ms)
+	_, err := fmt.Fprintf(p.out, "%-13s %-16s %-16s %4d %12.0f %9.3f %9.3f\n", r.Suite, r.Op, r.Mode, r.Concurrency, r.OpsPerS, r.P50ms, r.P99ms)
 	return err
 }
 
@@ -182,6 +225,6 @@ func (p *benchPrinter) summary(baseline string) {
 		if i < 0 {
 			continue
 		}
-		fmt.Fprintf(p.out, "  %-16s %-10s c=%-3d %5.2fx\n", r.Op, r.Mode, r.Concurrency, r.OpsPerS/p.rows[i].OpsPerS)
+		fmt.Fprintf(p.out, "  %-16s %-16s c=%-3d %5.2fx\n", r.Op, r.Mode, r.Concurrency, r.OpsPerS/p.rows[i].OpsPerS)
 	}
 }

@@ -210,11 +210,11 @@ func benchCheckpointer(ctx context.Context, out io.Writer, dsn string, asJSON bo
 	}
 	for _, op := range ops {
 		for _, conc := range []int{1, bf.concurrency} {
-			for _, mode := range []string{"raw-pgx", "plaintext", "encrypted"} {
-				r, err := measure(ctx, "checkpointer", op.name, mode, conc, bf.duration, op.fn(mode))
-				if err != nil {
-					return err
-				}
+			rows, err := compare(ctx, "checkpointer", op.name, []string{"raw-pgx", "plaintext", "encrypted"}, conc, bf.duration, op.fn)
+			if err != nil {
+				return err
+			}
+			for _, r := range rows {
 				if err := p.print(r); err != nil {
 					return err
 				}

@@ -43,12 +43,6 @@ type storeVariant struct {
 	st     *pgstore.Store
 }
 
-// namedOp is one bench row to run: an operation in a mode.
-type namedOp struct {
-	op, mode string
-	fn       benchOp
-}
-
 func benchStore(ctx context.Context, out io.Writer, dsn string, asJSON bool, bf benchFlags) error {
 	pool, schema, drop, err := benchSchema(ctx, dsn, bf.concurrency)
 	if err != nil {
@@ -120,55 +114,60 @@ func benchStore(ctx context.Context, out io.Writer, dsn string, asJSON bool, bf 
 		}
 		qvecs[i] = vecLiteral(v)
 	}
-	var rows []namedOp
+	byMode := map[string]*storeVariant{}
+	var modes []string
 	for _, v := range variants {
-		v := v
 		label := v.mode + "/" + v.name
-		rows = append(rows,
-			namedOp{"put", label, func(ctx context.Context, i int64) error {
+		byMode[label] = v
+		modes = append(modes, label)
+	}
+	hnswSchema := variants[0].schema
+	ops := []struct {
+		name string
+		fn   func(v *storeVariant) benchOp
+	}{
+		{"put", func(v *storeVariant) benchOp {
+			return func(ctx context.Context, i int64) error {
 				return v.st.Put(ctx, store.Namespace{"bench", "put"}, fmt.Sprintf("k%d", i%5000), map[string]any{"text": queries[i%int64(len(queries))], "i": i})
-			}},
-			namedOp{"get", label, func(ctx context.Context, i int64) error {
+			}
+		}},
+		{"get", func(v *storeVariant) benchOp {
+			return func(ctx context.Context, i int64) error {
 				j := i % int64(bf.items)
 				it, err := v.st.Get(ctx, store.Namespace{"users", fmt.Sprintf("u%d", j%100), "memories"}, fmt.Sprintf("m%d", j))
 				if err == nil && it == nil {
 					err = fmt.Errorf("item m%d missing", j)
 				}
 				return err
-			}},
-			namedOp{"search_k10", label, func(ctx context.Context, i int64) error {
+			}
+		}},
+		{"search_k10", func(v *storeVariant) benchOp {
+			if v == nil { // the baseline: the raw nearest-neighbour query
+				return func(ctx context.Context, i int64) error {
+					return rawNearest(ctx, pool, hnswSchema, qvecs[i%int64(len(qvecs))])
+				}
+			}
+			return func(ctx context.Context, i int64) error {
 				res, err := v.st.Search(ctx, store.Namespace{"users"}, store.SearchOptions{Query: queries[i%int64(len(queries))], Limit: 10})
 				if err == nil && len(res) != 10 {
 					err = fmt.Errorf("search returned %d items", len(res))
 				}
 				return err
-			}},
-		)
-	}
-	hnswSchema := variants[0].schema
-	raw := func(ctx context.Context, i int64) error {
-		return rawNearest(ctx, pool, hnswSchema, qvecs[i%int64(len(qvecs))])
+			}
+		}},
 	}
 	for _, conc := range []int{1, bf.concurrency} {
-		for _, op := range []string{"put", "get", "search_k10"} {
-			if op == "search_k10" {
-				rr, err := measure(ctx, "store", op, "raw-pgx", conc, bf.duration, raw)
-				if err != nil {
-					return err
-				}
-				if err := p.print(rr); err != nil {
-					return err
-				}
+		for _, op := range ops {
+			rowModes := modes
+			if op.name == "search_k10" {
+				rowModes = append([]string{"raw-pgx"}, modes...)
 			}
-			for _, row := range rows {
-				if row.op != op {
-					continue
-				}
-				rr, err := measure(ctx, "store", op, row.mode, conc, bf.duration, row.fn)
-				if err != nil {
-					return err
-				}
-				if err := p.print(rr); err != nil {
+			rows, err := compare(ctx, "store", op.name, rowModes, conc, bf.duration, func(mode string) benchOp { return op.fn(byMode[mode]) })
+			if err != nil {
+				return err
+			}
+			for _, r := range rows {
+				if err := p.print(r); err != nil {
 					return err
 				}
 			}
