@@ -192,12 +192,15 @@ func (s *Store) searchANN(ctx context.Context, prefix store.Namespace, opt store
 			// below the farthest candidate's.
 			return page, page[limit-1].dist < *cands[len(cands)-1].dist, nil
 		}
-		if got < n || n >= maxCandidates || s.index.kind == store.Flat {
-			// The index has no more, or there is no index: each query
-			// reads every vector anyway, so go exact at once.
-			return nil, false, nil
+		if got < n || n >= maxCandidates {
+			return nil, false, nil // the index has no more: go exact
 		}
 		n = min(4*n, maxCandidates)
+		if s.index.kind == store.Flat {
+			// Without an index every query reads all vectors: one more,
+			// for as many candidates as allowed.
+			n = maxCandidates
+		}
 	}
 }
 
