@@ -2,10 +2,7 @@ package postgres_test
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -15,12 +12,9 @@ import (
 	"github.com/memvault/memvault/store"
 )
 
-// sealed is a serde.BoundSerializer encrypting JSON with crypto's envelope
-// cipher; the store only relies on the BoundSerializer contract, which
-// serde's encrypted serializer implements the same way.
-type sealed struct{ c crypto.Cipher }
-
-func newSealed(t testing.TB) *sealed {
+// newSealed returns serde's strict encrypted serializer (JSONPlus inside,
+// memvault's envelope cipher, associated data honoured) under a fixed key.
+func newSealed(t testing.TB) *serde.Encrypted {
 	t.Helper()
 	k, err := crypto.NewKey([]byte("0123456789abcdef0123456789abcdef"))
 	if err != nil {
@@ -30,56 +24,12 @@ func newSealed(t testing.TB) *sealed {
 	if err != nil {
 		t.Fatal(err)
 	}
-	env, err := crypto.NewEnvelope(ring)
+	enc, err := serde.NewEncrypted(nil, ring)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &sealed{c: env}
+	return enc
 }
-
-func (s *sealed) DumpsTyped(v any) (string, []byte, error) { return s.DumpsTypedWith(v, nil) }
-
-func (s *sealed) LoadsTyped(typ string, data []byte) (any, error) {
-	return s.LoadsTypedWith(typ, data, nil)
-}
-
-func (s *sealed) DumpsTypedWith(v any, aad []byte) (string, []byte, error) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return "", nil, fmt.Errorf("%w: %v", serde.ErrUnsupportedValue, err)
-	}
-	ct, err := s.c.Encrypt(b, aad)
-	if err != nil {
-		return "", nil, err
-	}
-	return serde.TypeJSON + "+" + s.c.Name(), ct, nil
-}
-
-func (s *sealed) LoadsTypedWith(typ string, data, aad []byte) (any, error) {
-	inner, cipher, ok := strings.Cut(typ, "+")
-	if !ok {
-		return nil, serde.ErrPlaintextRefused
-	}
-	if inner != serde.TypeJSON || cipher != s.c.Name() {
-		return nil, fmt.Errorf("%w %q", serde.ErrUnknownType, typ)
-	}
-	pt, err := s.c.Decrypt(data, aad)
-	if err != nil {
-		if errors.Is(err, crypto.ErrDecrypt) {
-			return nil, serde.ErrDecrypt
-		}
-		return nil, err
-	}
-	d := json.NewDecoder(strings.NewReader(string(pt)))
-	d.UseNumber()
-	var v any
-	if err := d.Decode(&v); err != nil {
-		return nil, fmt.Errorf("%w: %v", serde.ErrMalformed, err)
-	}
-	return v, nil
-}
-
-var _ serde.BoundSerializer = (*sealed)(nil)
 
 // tableEmbedder embeds each known text as its listed vector; unknown texts
 // are an error, so a test sees exactly what was embedded.

@@ -32,7 +32,11 @@ func (s *Store) encodeValue(prefix, key string, v map[string]any) (string, error
 	if s.opts.Serde == nil {
 		data, err = json.Marshal(v)
 	} else {
-		typ, data, err = serde.DumpsWith(s.opts.Serde, v, serde.ItemAAD(prefix, key))
+		// Values are JSON whatever the codec: a serializer that could
+		// carry NaN or non-JSON types (msgpack) must not get them.
+		if v, err = store.CloneValue(v); err == nil {
+			typ, data, err = serde.DumpsWith(s.opts.Serde, v, serde.ItemAAD(prefix, key))
+		}
 	}
 	if err != nil {
 		return "", fmt.Errorf("postgres: %w: value of %q: %w", store.ErrInvalidArgument, key, err)
