@@ -19,7 +19,7 @@ import (
 
 // Defaults of Options.
 const (
-	// DefaultCacheSize is the number of decrypted items kept in memory when
+	// DefaultCacheSize is the number of decoded values kept in memory when
 	// Options.CacheSize is 0.
 	DefaultCacheSize = 10000
 	// DefaultQueryCacheSize is the number of query embeddings kept in memory
@@ -78,10 +78,11 @@ type Options struct {
 	// search filters run in Go on the decoded values (store.MatchFilter),
 	// since SQL cannot see inside envelopes.
 	Serde serde.Serializer
-	// CacheSize is the number of decrypted values kept to skip decryption of
-	// unchanged rows (only used with a Serde; values stored in more than
-	// 64 KiB are not kept); 0 means DefaultCacheSize, negative disables the
-	// cache.
+	// CacheSize is the number of decoded (and decrypted) values kept to
+	// skip decoding unchanged rows: an entry is used only when the stored
+	// bytes are exactly those it was decoded from, so it is never stale.
+	// Values stored in more than 64 KiB are not kept. 0 means
+	// DefaultCacheSize, negative disables the cache.
 	CacheSize int
 	// QueryCacheSize is the number of query embeddings kept; 0 means
 	// DefaultQueryCacheSize, negative disables the cache.
@@ -157,10 +158,8 @@ func New(db DB, opts Options) (*Store, error) {
 		s.ttl = *opts.TTL
 		s.hasTTL = true
 	}
-	if opts.Serde != nil {
-		if n := cacheSize(opts.CacheSize, DefaultCacheSize); n > 0 {
-			s.values = newValueCache(n)
-		}
+	if n := cacheSize(opts.CacheSize, DefaultCacheSize); n > 0 {
+		s.values = newValueCache(n)
 	}
 	if every := s.ttl.SweepEvery(); s.hasTTL && every > 0 {
 		s.stop = make(chan struct{})
