@@ -35,7 +35,8 @@ const (
 var (
 	// ErrEnvelope is returned when a stored value looks like an encrypted
 	// envelope but the store has no serializer, or the envelope is malformed.
-	ErrEnvelope = errors.New("postgres: bad encrypted envelope")
+	// It is store.ErrEnvelope.
+	ErrEnvelope = store.ErrEnvelope
 	// ErrDims is returned when an embedder returns vectors of the wrong length.
 	ErrDims = errors.New("postgres: embedding dimensions mismatch")
 )

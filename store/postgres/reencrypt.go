@@ -2,8 +2,6 @@ package postgres
 
 import (
 	"context"
-	"encoding/base64"
-	"encoding/json"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
@@ -52,16 +50,12 @@ WHERE (prefix, key) > ($1, $2) ORDER BY prefix, key LIMIT $3`, after[0], after[1
 					return rotate.Row{}, err
 				}
 				row := rotate.Row{Key: []any{prefix, key, raw}, Typ: serde.TypeJSON, Data: []byte(raw), AAD: serde.ItemAAD(prefix, key)}
-				env, ok, err := parseEnvelope([]byte(raw))
+				tag, data, ok, err := store.ParseEnvelope([]byte(raw))
 				if err != nil {
 					return row, fmt.Errorf("%s/%s: %w", prefix, key, err)
 				}
 				if ok {
-					data, err := base64.StdEncoding.DecodeString(env.Data)
-					if err != nil {
-						return row, fmt.Errorf("%s/%s: %w: %v", prefix, key, ErrEnvelope, err)
-					}
-					row.Typ, row.Data = env.Tag, data
+					row.Typ, row.Data = tag, data
 				}
 				return row, nil
 			})
@@ -69,10 +63,7 @@ WHERE (prefix, key) > ($1, $2) ORDER BY prefix, key LIMIT $3`, after[0], after[1
 		Update: func(ctx context.Context, changes []rotate.Change) error {
 			b := &pgx.Batch{}
 			for _, c := range changes {
-				value, err := json.Marshal(envelope{Version: 1, Tag: c.NewTyp, Data: base64.StdEncoding.EncodeToString(c.NewData)})
-				if err != nil {
-					return err
-				}
+				value := store.EncodeEnvelope(c.NewTyp, c.NewData)
 				// value::text of JSONB is canonical, so comparing it with
 				// what was read is an exact compare-and-swap.
 				b.Queue(`UPDATE `+s.t.store+` SET value = $1::jsonb WHERE prefix = $2 AND key = $3 AND value::text = $4`,

@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"bytes"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -11,16 +10,6 @@ import (
 	"github.com/memvault/memvault/serde"
 	"github.com/memvault/memvault/store"
 )
-
-// envelopeMarker is the key that marks a stored value as an encrypted
-// envelope: {"__memvault_enc__": 1, "t": "<type tag>", "d": "<base64>"}.
-const envelopeMarker = "__memvault_enc__"
-
-type envelope struct {
-	Version int    `json:"__memvault_enc__"`
-	Tag     string `json:"t"`
-	Data    string `json:"d"`
-}
 
 // encodeValue returns the JSON text stored in store.value for an item.
 func (s *Store) encodeValue(prefix, key string, v map[string]any) (string, error) {
@@ -46,11 +35,7 @@ func (s *Store) encodeValue(prefix, key string, v map[string]any) (string, error
 	if typ == serde.TypeJSON && !hasNULEscape(data) {
 		return string(data), nil
 	}
-	b, err := json.Marshal(envelope{Version: 1, Tag: typ, Data: base64.StdEncoding.EncodeToString(data)})
-	if err != nil {
-		return "", fmt.Errorf("postgres: encode envelope: %w", err)
-	}
-	return string(b), nil
+	return string(store.EncodeEnvelope(typ, data)), nil
 }
 
 // hasNULEscape reports whether JSON text holds the escape \u0000 (a
@@ -94,20 +79,16 @@ func (s *Store) decodeValue(prefix, key string, raw []byte) (map[string]any, err
 }
 
 func (s *Store) decodeValueUncached(prefix, key string, raw []byte) (map[string]any, error) {
-	if env, ok, err := parseEnvelope(raw); err != nil {
-		return nil, err
+	if tag, data, ok, err := store.ParseEnvelope(raw); err != nil {
+		return nil, fmt.Errorf("postgres: value of %q: %w", key, err)
 	} else if ok {
-		data, err := base64.StdEncoding.DecodeString(env.Data)
-		if err != nil {
-			return nil, fmt.Errorf("%w: value of %q: bad base64", ErrEnvelope, key)
-		}
 		if s.opts.Serde == nil {
-			if env.Tag != serde.TypeJSON {
-				return nil, fmt.Errorf("%w: value of %q is encrypted (%q) and the store has no serializer", ErrEnvelope, key, env.Tag)
+			if tag != serde.TypeJSON {
+				return nil, fmt.Errorf("%w: value of %q is encrypted (%q) and the store has no serializer", ErrEnvelope, key, tag)
 			}
 			return decodeJSONObject(key, data)
 		}
-		v, err := serde.LoadsWith(s.opts.Serde, env.Tag, data, serde.ItemAAD(prefix, key))
+		v, err := serde.LoadsWith(s.opts.Serde, tag, data, serde.ItemAAD(prefix, key))
 		if err != nil {
 			return nil, fmt.Errorf("postgres: decode value of %q: %w", key, err)
 		}
@@ -121,32 +102,6 @@ func (s *Store) decodeValueUncached(prefix, key string, raw []byte) (map[string]
 		return nil, fmt.Errorf("postgres: decode value of %q: %w", key, err)
 	}
 	return asObject(key, v)
-}
-
-// parseEnvelope reports whether raw is an envelope object, and decodes it.
-// Any object with the marker key must be a well-formed envelope.
-func parseEnvelope(raw []byte) (envelope, bool, error) {
-	var env envelope
-	if !bytes.Contains(raw, []byte(`"`+envelopeMarker+`"`)) {
-		return env, false, nil
-	}
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &m); err != nil {
-		return env, false, fmt.Errorf("%w: %v", ErrEnvelope, err)
-	}
-	if _, ok := m[envelopeMarker]; !ok {
-		return env, false, nil // the marker text appears only nested
-	}
-	if len(m) != 3 {
-		return env, false, fmt.Errorf("%w: unexpected fields", ErrEnvelope)
-	}
-	if err := json.Unmarshal(raw, &env); err != nil {
-		return env, false, fmt.Errorf("%w: %v", ErrEnvelope, err)
-	}
-	if env.Version != 1 || env.Tag == "" {
-		return env, false, fmt.Errorf("%w: version %d, tag %q", ErrEnvelope, env.Version, env.Tag)
-	}
-	return env, true, nil
 }
 
 func decodeJSONObject(key string, raw []byte) (map[string]any, error) {
