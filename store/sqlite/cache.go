@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"strings"
 	"sync"
+
+	"github.com/memvault/memvault/store"
 )
 
 // DefaultVectorCacheBytes is the default Options.VectorCacheBytes.
@@ -61,7 +63,7 @@ func (t *vecTable) add(k itemKey, updated int64, vecs [][]float32) {
 	t.slots = append(t.slots, slot{k: k, updated: updated, first: len(t.norms), n: len(vecs), live: true})
 	for _, v := range vecs {
 		t.data = append(t.data, v...)
-		t.norms = append(t.norms, norm(v))
+		t.norms = append(t.norms, float32(store.VectorNorm(v)))
 	}
 }
 
@@ -98,7 +100,7 @@ func (t *vecTable) bytes() int64 { return int64(4 * (len(t.data) + len(t.norms))
 
 // score scores every live item under prefix ("" for all) by its best
 // vector.
-func (t *vecTable) score(prefix string, sc *scorer) []candidate {
+func (t *vecTable) score(prefix string, sc *store.QueryScorer) []candidate {
 	cands := make([]candidate, 0, len(t.index))
 	d := t.dims
 	for _, s := range t.slots {
@@ -108,9 +110,9 @@ func (t *vecTable) score(prefix string, sc *scorer) []candidate {
 		if prefix != "" && s.k.ns != prefix && !(strings.HasPrefix(s.k.ns, prefix) && s.k.ns[len(prefix)] == '.') {
 			continue
 		}
-		best := sc.scoreNorm(t.data[s.first*d:(s.first+1)*d], t.norms[s.first])
+		best := sc.Score(t.data[s.first*d:(s.first+1)*d], float64(t.norms[s.first]))
 		for j := s.first + 1; j < s.first+s.n; j++ {
-			best = max(best, sc.scoreNorm(t.data[j*d:(j+1)*d], t.norms[j]))
+			best = max(best, sc.Score(t.data[j*d:(j+1)*d], float64(t.norms[j])))
 		}
 		cands = append(cands, candidate{k: s.k, updated: s.updated, score: best})
 	}
@@ -168,7 +170,7 @@ func (c *vecCache) invalidate() {
 
 // candidates scores the cached vectors under prefix when the cache holds
 // generation gen; ok is false when it does not.
-func (c *vecCache) candidates(gen int64, prefix string, sc *scorer) (cands []candidate, ok bool) {
+func (c *vecCache) candidates(gen int64, prefix string, sc *store.QueryScorer) (cands []candidate, ok bool) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	if c.snap == nil || c.gen != gen {
@@ -223,7 +225,7 @@ func (c *vecCache) load(ctx context.Context, tx *sql.Tx, gen int64) (*vecTable, 
 			t.slots = append(t.slots, slot{k: k, updated: upd, first: len(t.norms), live: true})
 		}
 		t.data = append(t.data, buf...)
-		t.norms = append(t.norms, norm(buf))
+		t.norms = append(t.norms, float32(store.VectorNorm(buf)))
 		t.slots[open].n++
 		if t.bytes() > c.budget {
 			c.mu.Lock()
