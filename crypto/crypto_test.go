@@ -368,3 +368,34 @@ func TestEnvelopeKeyDerivation(t *testing.T) {
 		}
 	}
 }
+
+// TestEnvelopeRecordCache checks that opening a record from the cache of
+// derived record keys checks everything a fresh open does.
+func TestEnvelopeRecordCache(t *testing.T) {
+	e, err := NewEnvelope(ring(t, katKey))
+	if err != nil {
+		t.Fatal(err)
+	}
+	aad := []byte("row A")
+	ct, err := e.Encrypt([]byte("secret value"), aad)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 2; i++ { // the second open is served by the cache
+		if p, err := e.Decrypt(ct, aad); err != nil || string(p) != "secret value" {
+			t.Fatalf("open %d: %q, %v", i, p, err)
+		}
+	}
+	if _, err := e.Decrypt(ct, []byte("row B")); !errors.Is(err, ErrDecrypt) {
+		t.Fatalf("cached record under another aad: %v", err)
+	}
+	assertBitFlipsFail(t, e, ct, aad)
+	// A keyring without the key cannot use the cached record key.
+	other, err := NewEnvelope(ring(t, "fedcba9876543210fedcba9876543210"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.Decrypt(ct, aad); !errors.Is(err, ErrDecrypt) {
+		t.Fatalf("other keyring: %v", err)
+	}
+}

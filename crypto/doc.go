@@ -41,7 +41,9 @@
 //     associated data, so the header cannot be altered and a record only
 //     opens where it was written. The key id names the master key so that a
 //     keyring holding several keys (rotation) picks the right one without
-//     trial decryption; it reveals nothing about the key.
+//     trial decryption; it reveals nothing about the key. An Envelope keeps
+//     the record keys of the last RecordCacheSize records it opened (agents
+//     read the same values at every step); the cache changes no result.
 //
 // # Keys
 //

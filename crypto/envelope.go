@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"hash"
 	"sync"
+
+	lru "github.com/hashicorp/golang-lru/v2"
 )
 
 // EnvelopeName is the name of memvault's envelope cipher.
@@ -36,7 +38,22 @@ type Envelope struct {
 	ring *Keyring
 	keys map[KeyID]*envKey
 	rand func([]byte) error
+	// records caches the AEADs of recently opened records, keyed
+	// by what determines their key (version, key id, salt). Agents re-read
+	// the same values at every step (a channel keeps its blob across many
+	// checkpoints), and deriving a record key and setting up AES-GCM costs
+	// more than opening a small value. The cache holds derived record keys
+	// in memory, as the master keys already are; it changes no result.
+	records *lru.Cache[recordID, cipher.AEAD]
 }
+
+// recordID is what a record key is derived from: an envelope header
+// without its nonce.
+type recordID [1 + KeyIDSize + envSaltSize]byte
+
+// RecordCacheSize is how many record AEADs an Envelope keeps (about 1.2 KB
+// each).
+const RecordCacheSize = 4096
 
 // envKey holds a master key's HKDF pseudorandom key, PRK =
 // HKDF-Extract(salt = envDomain, IKM = master key), computed once, and a
@@ -74,7 +91,11 @@ func NewEnvelope(ring *Keyring) (*Envelope, error) {
 	if ring == nil {
 		return nil, fmt.Errorf("crypto: nil keyring")
 	}
-	e := &Envelope{ring: ring, keys: make(map[KeyID]*envKey, len(ring.keys)), rand: randRead}
+	records, err := lru.New[recordID, cipher.AEAD](RecordCacheSize)
+	if err != nil {
+		return nil, fmt.Errorf("crypto: %v", err)
+	}
+	e := &Envelope{ring: ring, keys: make(map[KeyID]*envKey, len(ring.keys)), rand: randRead, records: records}
 	for _, k := range ring.keys {
 		ek, err := newEnvKey(k)
 		if err != nil {
@@ -100,12 +121,30 @@ func (e *Envelope) Encrypt(plaintext, aad []byte) ([]byte, error) {
 	if err := e.rand(out[1+KeyIDSize : envHeaderSize]); err != nil {
 		return nil, fmt.Errorf("crypto: random salt: %w", err)
 	}
+	// A fresh salt never hits the cache, and most sealed records are read
+	// back by other processes: no cache on this side.
 	g, err := e.keys[k.id].recordAEAD(out[:envHeaderSize])
 	if err != nil {
 		return nil, err
 	}
 	nonce := out[1+KeyIDSize+envSaltSize : envHeaderSize]
 	return g.Seal(out, nonce, plaintext, headerAAD(out[:envHeaderSize], aad)), nil
+}
+
+// recordAEAD returns the AEAD of the record whose header is given, from
+// the cache or derived (and cached), for opening.
+func (e *Envelope) recordAEAD(ek *envKey, header []byte) (cipher.AEAD, error) {
+	var id recordID
+	copy(id[:], header)
+	if g, ok := e.records.Get(id); ok {
+		return g, nil
+	}
+	g, err := ek.recordAEAD(header)
+	if err != nil {
+		return nil, err
+	}
+	e.records.Add(id, g)
+	return g, nil
 }
 
 // headerAAD is header ‖ aad; the header has a fixed size, so the join is
@@ -144,7 +183,7 @@ func (e *Envelope) DecryptKey(env, aad []byte) ([]byte, KeyID, error) {
 	if !ok {
 		return nil, KeyID{}, ErrDecrypt
 	}
-	g, err := ek.recordAEAD(env[:envHeaderSize])
+	g, err := e.recordAEAD(ek, env[:envHeaderSize])
 	if err != nil {
 		return nil, KeyID{}, ErrDecrypt
 	}
