@@ -1,9 +1,3 @@
-// Command memvault is the command-line face of the memvault library: it
-// plays the demo, inspects and moves threads, reads and writes memories,
-// manages keys, runs migrations and benchmarks.
-//
-// Exit codes: 0 success, 1 runtime error, 2 usage error. Errors are printed
-// on stderr in one line.
 package main
 
 import (
