@@ -3,6 +3,7 @@ package config
 import (
 	"crypto/rand"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"os"
 	"strconv"
@@ -47,6 +48,19 @@ func (k Keys) String() string {
 
 // GoString is String, so %#v does not print keys either.
 func (k Keys) GoString() string { return k.String() }
+
+// Format makes every fmt verb print String: without it, verbs that skip
+// Stringer (%d, %t, ...) print the fields, keys included.
+func (k Keys) Format(f fmt.State, _ rune) { _, _ = f.Write([]byte(k.String())) }
+
+// MarshalJSON reports which keys are set, never their bytes, so a Config
+// encoded as JSON (a debug dump, a log record) does not carry the keys.
+func (k Keys) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Primary  bool `json:"primary_set"`
+		Previous int  `json:"previous"`
+	}{k.Primary != "", len(k.Previous)})
+}
 
 // Config is everything Open needs. The zero value is not meaningful; start
 // from Default or FromEnv.

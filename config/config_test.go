@@ -2,6 +2,7 @@ package config
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -141,5 +142,29 @@ func TestOpenSQLiteStrictAfterEncryption(t *testing.T) {
 	}
 	if ids := h.KeyIDs(); len(ids) != 1 || len(ids[0]) != 16 {
 		t.Fatalf("key ids = %v", ids)
+	}
+}
+
+// TestKeysNeverPrinted checks that no fmt verb and no JSON encoding of a
+// Config shows its keys (verbs such as %d skip Stringer and print fields).
+func TestKeysNeverPrinted(t *testing.T) {
+	c := Default()
+	c.Keys = Keys{Primary: "PRIMARYKEY-0123456789abcdef", Previous: []string{"PREVIOUSKEY-0123456789ab"}}
+	var out []string
+	for _, verb := range []string{"%v", "%+v", "%#v", "%s", "%q", "%x", "%d", "%t", "%9.3f"} {
+		out = append(out, fmt.Sprintf(verb, c), fmt.Sprintf(verb, c.Keys), fmt.Sprintf(verb, &c))
+	}
+	b, err := json.Marshal(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out = append(out, string(b))
+	for _, s := range out {
+		if strings.Contains(s, "PRIMARYKEY") || strings.Contains(s, "PREVIOUSKEY") {
+			t.Fatalf("keys printed: %s", s)
+		}
+	}
+	if !strings.Contains(string(b), `"Keys":{"primary_set":true,"previous":1}`) {
+		t.Fatalf("JSON = %s", b)
 	}
 }
