@@ -308,6 +308,54 @@ func TestDemo(t *testing.T) {
 	}
 }
 
+// TestDemoOptions runs the demo with a key and a mode from the environment
+// and on a named file, as the README's demo row and configuration table say.
+func TestDemoOptions(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "demo.db")
+	r := cli(t, []string{"LANGGRAPH_AES_KEY=" + testKey}, "", "demo", "--db", db).must(t, 0)
+	if !strings.Contains(r.stdout, "database "+db+" (sqlite)") || !strings.Contains(r.stdout, "encryption envelope\n") {
+		t.Errorf("demo header does not name the file and the envelope mode:\n%s", r.stdout)
+	}
+	if strings.Contains(r.stdout, "fresh demo key") {
+		t.Error("demo generated a key although LANGGRAPH_AES_KEY is set")
+	}
+	if _, err := os.Stat(db); err != nil {
+		t.Errorf("--db file: %v", err)
+	}
+
+	r = cli(t, []string{"MEMVAULT_ENCRYPTION=off"}, "", "demo").must(t, 0)
+	if !strings.Contains(r.stdout, "encryption off\n") || strings.Contains(r.stdout, "json+mvgcm") || strings.Contains(r.stdout, "fresh demo key") {
+		t.Errorf("demo with MEMVAULT_ENCRYPTION=off encrypted anyway:\n%s", r.stdout)
+	}
+
+	r = cli(t, nil, "", "demo", "--dsn", "postgres://nowhere.invalid/db").must(t, 2)
+	if !strings.Contains(r.stderr, "--db") {
+		t.Errorf("demo --dsn: stderr %q does not point at --db", r.stderr)
+	}
+}
+
+// TestReencryptJSON checks that keys reencrypt --json spells its counters in
+// snake case like every other --json output.
+func TestReencryptJSON(t *testing.T) {
+	env := sqliteEnv(t)
+	cli(t, env, "", "store", "put", "users", "a", "k", `{"text":"x"}`).must(t, 0)
+	newKey := "fedcba9876543210fedcba9876543210"
+	env = append(env, "LANGGRAPH_AES_KEY="+newKey, "LANGGRAPH_AES_KEY_PREVIOUS="+testKey)
+	r := cli(t, env, "", "keys", "reencrypt", "--json").must(t, 0)
+	var got map[string]any
+	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{
+		"dry_run":     false,
+		"checkpoints": map[string]any{"scanned": 0.0, "rewritten": 0.0},
+		"store":       map[string]any{"scanned": 1.0, "rewritten": 1.0},
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("reencrypt --json = %v, want %v", got, want)
+	}
+}
+
 func golden(t *testing.T, name, got string) {
 	t.Helper()
 	path := filepath.Join("testdata", name)

@@ -61,11 +61,12 @@ func runDemo(ctx context.Context, out io.Writer, g *globals, keep bool) (err err
 	if err != nil {
 		return err
 	}
-	if cfg.DSN != "" && !g.dbSet {
-		// The demo is about the embedded default; a DSN in the environment
-		// must not make it write into a shared database unasked.
-		cfg.DSN = ""
+	if g.dsn != "" {
+		return usagef("demo runs on the embedded SQLite file only: use --db FILE, not --dsn")
 	}
+	// The demo is about the embedded default; a DSN in the environment must
+	// not make it write into a shared database unasked (cfg.DSN is cleared
+	// below).
 	path := g.db
 	if !g.dbSet {
 		dir, err := os.MkdirTemp("", "memvault-demo-")
@@ -79,7 +80,7 @@ func runDemo(ctx context.Context, out io.Writer, g *globals, keep bool) (err err
 	}
 	cfg.DBPath = path
 	cfg.DSN = ""
-	if cfg.Keys.Primary == "" {
+	if cfg.Keys.Primary == "" && cfg.Encryption != config.EncryptionOff {
 		k, err := config.GenerateKey()
 		if err != nil {
 			return err
@@ -88,7 +89,7 @@ func runDemo(ctx context.Context, out io.Writer, g *globals, keep bool) (err err
 		cfg.Encryption = config.EncryptionEnvelope
 		fmt.Fprintf(out, "LANGGRAPH_AES_KEY is not set: using a fresh demo key (export one to keep your data readable):\n   export LANGGRAPH_AES_KEY=%s\n", k)
 	}
-	if cfg.Encryption == config.EncryptionOff {
+	if cfg.EffectiveEncryption() == config.EncryptionOff {
 		fmt.Fprintln(out, "note: MEMVAULT_ENCRYPTION=off — values will be stored in plaintext")
 	}
 	d := &demo{out: out, cfg: cfg, path: path}
@@ -100,7 +101,7 @@ func runDemo(ctx context.Context, out io.Writer, g *globals, keep bool) (err err
 			err = errors.Join(err, d.h.Close())
 		}
 	}()
-	fmt.Fprintf(out, "memvault demo — database %s (%s), embeddings %s, encryption %s\n", path, d.h.Backend, d.h.Embedder.Name(), cfg.Encryption)
+	fmt.Fprintf(out, "memvault demo — database %s (%s), embeddings %s, encryption %s\n", path, d.h.Backend, d.h.Embedder.Name(), cfg.EffectiveEncryption())
 
 	for _, run := range []func(context.Context) error{d.conversation, d.memories, d.rotation, d.rawLook} {
 		if err := run(ctx); err != nil {

@@ -98,7 +98,11 @@ Once it reports nothing left to rewrite, the previous keys can be retired.`,
 					return err
 				}
 				if g.json {
-					return printJSON(cmd.OutOrStdout(), map[string]any{"dry_run": dryRun, "checkpoints": sv, "store": st})
+					return printJSON(cmd.OutOrStdout(), map[string]any{
+						"dry_run":     dryRun,
+						"checkpoints": map[string]int64{"scanned": sv.Scanned, "rewritten": sv.Rewritten},
+						"store":       map[string]int64{"scanned": st.Scanned, "rewritten": st.Rewritten},
+					})
 				}
 				verb := "rewrote"
 				if dryRun {
