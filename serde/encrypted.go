@@ -27,7 +27,10 @@ import (
 // with ErrPlaintextRefused (Python's serializer passes such values through,
 // letting whoever can write the database inject plaintext); use
 // WithPlaintextReads while migrating an unencrypted database. Tag "empty"
-// (no value at all) is always accepted. Every decryption failure — tampered,
+// is refused too: it is a backend's marker for a channel without a value,
+// which backends skip before loading, and carries no authentication, so a
+// loader that accepted it would let whoever can write the database replace
+// any value (a pending write, say) by nil. Every decryption failure — tampered,
 // truncated, wrong key, unknown key, other associated data, changed inner
 // tag — is ErrDecrypt and says no more.
 //
@@ -164,7 +167,7 @@ func (e *Encrypted) LoadsTypedWith(typ string, data, aad []byte) (any, error) {
 func (e *Encrypted) open(typ string, data, aad []byte) (plain []byte, innerTyp string, id *crypto.KeyID, err error) {
 	innerTyp, cipherName, ok := strings.Cut(typ, "+")
 	if !ok {
-		if typ == TypeEmpty || e.allowPlaintext {
+		if e.allowPlaintext {
 			return data, typ, nil, nil
 		}
 		return nil, "", nil, fmt.Errorf("%w: type %q", ErrPlaintextRefused, typ)
@@ -207,9 +210,12 @@ type KeyInfo struct {
 
 // Inspect decrypts a stored value (without decoding it) and reports which
 // cipher and key protect it. Plaintext values are reported only when
-// WithPlaintextReads is set (otherwise ErrPlaintextRefused). Errors are as
-// for LoadsTypedWith.
+// WithPlaintextReads is set (otherwise ErrPlaintextRefused); an "empty"
+// marker is reported as plaintext. Errors are as for LoadsTypedWith.
 func (e *Encrypted) Inspect(typ string, data, aad []byte) (KeyInfo, error) {
+	if typ == TypeEmpty {
+		return KeyInfo{}, nil
+	}
 	_, _, id, err := e.open(typ, data, aad)
 	if err != nil {
 		return KeyInfo{}, err
