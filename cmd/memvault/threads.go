@@ -121,7 +121,7 @@ func newThreadsCmd(g *globals) *cobra.Command {
 
 	export := &cobra.Command{
 		Use:   "export THREAD... > file.jsonl",
-		Short: "Write threads (every checkpoint, namespace and pending write) as JSON lines",
+		Short: "Write threads (every checkpoint, namespace and pending write) as JSON lines, values decrypted",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return withHandle(cmd.Context(), g, func(h *handle) error {
