@@ -80,6 +80,9 @@ already under the primary key are skipped, so an interrupted run can be restarte
 Once it reports nothing left to rewrite, the previous keys can be retired.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if batch < 0 {
+				return usagef("--batch must be >= 0")
+			}
 			return withHandle(cmd.Context(), g, func(h *handle) error {
 				opt := checkpointer.ReencryptOptions{BatchSize: batch, DryRun: dryRun}
 				var bar *progressbar.ProgressBar

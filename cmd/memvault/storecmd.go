@@ -97,6 +97,9 @@ func newStoreCmd(g *globals) *cobra.Command {
 		Use:   "search [NS...]",
 		Short: "Search items under a namespace prefix, semantically with --query",
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if limit < 0 || offset < 0 {
+				return usagef("--limit and --offset must be >= 0")
+			}
 			opt := store.SearchOptions{Query: query, Limit: limit, Offset: offset}
 			if filter != "" {
 				v, err := checkpointer.DecodeJSONValue([]byte(filter))
@@ -144,6 +147,9 @@ func newStoreCmd(g *globals) *cobra.Command {
 		Short: "List namespaces holding items",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if maxDepth < 0 || nsLimit < 0 || nsOffset < 0 {
+				return usagef("--max-depth, --limit and --offset must be >= 0")
+			}
 			opt := store.ListNamespacesOptions{Prefix: splitNS(prefix), Suffix: splitNS(suffix), MaxDepth: maxDepth, Limit: nsLimit, Offset: nsOffset}
 			return withHandle(cmd.Context(), g, func(h *handle) error {
 				res, err := h.Store.ListNamespaces(cmd.Context(), opt)
