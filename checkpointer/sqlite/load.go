@@ -227,6 +227,12 @@ func (s *Saver) tuple(r *row) (*checkpointer.Tuple, error) {
 	cp := r.dec.Checkpoint
 	cp.ChannelValues = make(map[string]any, len(r.dec.Inline)+len(r.values))
 	for ch, v := range r.dec.Inline {
+		// memvault never writes values into the document; one found there
+		// is a plaintext "json" value and goes through the serializer's
+		// gate, so a strict encrypting one refuses it.
+		if err := s.admitPlaintext(v); err != nil {
+			return nil, fmt.Errorf("sqlite: checkpoint %s inline value of %q: %w", r.id, ch, err)
+		}
 		cp.ChannelValues[ch] = v
 	}
 	if cp.VersionsSeen == nil {
@@ -269,6 +275,17 @@ func (s *Saver) tuple(r *row) (*checkpointer.Tuple, error) {
 		}
 	}
 	return t, nil
+}
+
+// admitPlaintext reports an error when the serializer refuses a plaintext
+// value (serde.ErrPlaintextRefused from a strict encrypting serializer).
+func (s *Saver) admitPlaintext(v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("%w: %v", serde.ErrMalformed, err)
+	}
+	_, err = s.serde.LoadsTyped(serde.TypeJSON, b)
+	return err
 }
 
 func (s *Saver) loadWrite(thread, ns, id string, w writeRow) (any, error) {
