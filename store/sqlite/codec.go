@@ -59,7 +59,20 @@ func (s *Store) decodeValue(ns, key string, raw []byte) (map[string]any, error) 
 	return m, nil
 }
 
+// decodePlain parses a value column of a store without a serializer. An
+// envelope is refused, never returned as the item's value: only a plaintext
+// one (tag "json") decodes without a serializer.
 func decodePlain(raw []byte) (map[string]any, error) {
+	tag, data, ok, err := store.ParseEnvelope(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", errCorrupt, err)
+	}
+	if ok {
+		if tag != serde.TypeJSON {
+			return nil, fmt.Errorf("sqlite: %w: value is %q and the store has no serializer", store.ErrEnvelope, tag)
+		}
+		raw = data
+	}
 	v, err := checkpointer.DecodeJSONValue(raw)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", errCorrupt, err)
