@@ -39,7 +39,9 @@ func loadFixture(t *testing.T) *pgxpool.Pool {
 }
 
 // schemaSnapshot describes a schema's tables, columns, indexes, constraints
-// and migration rows, with the schema's name removed.
+// and migration rows, with the schema's name removed. memvault's own
+// objects (memvault_*) are left out: LangGraph's objects must match exactly,
+// and memvault may add beside them.
 func schemaSnapshot(t *testing.T, pool *pgxpool.Pool) []string {
 	t.Helper()
 	ctx := context.Background()
@@ -56,10 +58,10 @@ func schemaSnapshot(t *testing.T, pool *pgxpool.Pool) []string {
 		must(t, rows.Err())
 	}
 	q(`SELECT table_name || '.' || column_name || ' ' || data_type || ' ' || coalesce(udt_name, '') || ' ' || is_nullable || ' ' || coalesce(column_default, '')
-FROM information_schema.columns WHERE table_schema = current_schema() ORDER BY 1`)
-	q(`SELECT regexp_replace(indexdef, ' ON [^ ]+\.', ' ON ') FROM pg_indexes WHERE schemaname = current_schema() ORDER BY 1`)
+FROM information_schema.columns WHERE table_schema = current_schema() AND table_name NOT LIKE 'memvault\_%' ORDER BY 1`)
+	q(`SELECT regexp_replace(indexdef, ' ON [^ ]+\.', ' ON ') FROM pg_indexes WHERE schemaname = current_schema() AND tablename NOT LIKE 'memvault\_%' ORDER BY 1`)
 	q(`SELECT conrelid::regclass::text || ' ' || pg_get_constraintdef(oid) FROM pg_constraint
-WHERE connamespace = current_schema()::regnamespace ORDER BY 1`)
+WHERE connamespace = current_schema()::regnamespace AND conrelid::regclass::text NOT LIKE 'memvault\_%' ORDER BY 1`)
 	q(`SELECT 'store_migrations ' || string_agg(v::text, ',' ORDER BY v) FROM store_migrations`)
 	q(`SELECT 'vector_migrations ' || coalesce(string_agg(v::text, ',' ORDER BY v), '') FROM vector_migrations`)
 	return out

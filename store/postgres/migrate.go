@@ -123,6 +123,7 @@ func (s *Store) setupConn(ctx context.Context, c *pgx.Conn) (err error) {
 		if err := migrate(ctx, c, s.t.vectorMigrations, vectorMigrations(s.t, s.index)); err != nil {
 			return err
 		}
+		return s.checkEmbedder(ctx, c)
 	}
 	return nil
 }

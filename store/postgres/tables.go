@@ -16,6 +16,7 @@ type tables struct {
 	vectors          string
 	storeMigrations  string
 	vectorMigrations string
+	embedder         string // memvault_store_embedder: the vectors' embedder
 
 	sweep  string
 	get    string
@@ -35,6 +36,7 @@ func newTables(schema string) tables {
 		vectors:          q("store_vectors"),
 		storeMigrations:  q("store_migrations"),
 		vectorMigrations: q("vector_migrations"),
+		embedder:         q("memvault_store_embedder"),
 	}
 	t.sweep = `DELETE FROM ` + t.store + ` WHERE expires_at IS NOT NULL AND expires_at < $1`
 	t.delete = `DELETE FROM ` + t.store + ` WHERE prefix = $1 AND key = $2`

@@ -40,4 +40,9 @@ var migrations = []string{
 		gen INTEGER NOT NULL
 	);
 	INSERT OR IGNORE INTO store_generation (id, gen) VALUES (0, 0)`,
+	// v2: the embedder whose vectors the store holds (see checkEmbedder).
+	`CREATE TABLE IF NOT EXISTS store_embedder (
+		id INTEGER PRIMARY KEY CHECK (id = 0),
+		name TEXT NOT NULL
+	)`,
 }

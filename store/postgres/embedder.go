@@ -1,0 +1,32 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/memvault/memvault/store"
+)
+
+// checkEmbedder records the configured embedder's name in
+// memvault_store_embedder (a memvault-only table: LangGraph's tables are
+// left as they are) the first time an indexed store is set up, and refuses
+// a later Setup with another embedder (store.ErrEmbedderMismatch): vectors
+// of two models, or of one model at two sizes, cannot be compared.
+func (s *Store) checkEmbedder(ctx context.Context, c *pgx.Conn) error {
+	name := s.embedder().Name()
+	if _, err := c.Exec(ctx, `CREATE TABLE IF NOT EXISTS `+s.t.embedder+` (id INTEGER PRIMARY KEY CHECK (id = 0), name TEXT NOT NULL)`); err != nil {
+		return fmt.Errorf("postgres: setup: %w", err)
+	}
+	var recorded string
+	err := c.QueryRow(ctx, `WITH ins AS (INSERT INTO `+s.t.embedder+` (id, name) VALUES (0, $1) ON CONFLICT (id) DO NOTHING RETURNING name)
+SELECT name FROM ins UNION ALL SELECT name FROM `+s.t.embedder+` WHERE id = 0 LIMIT 1`, name).Scan(&recorded)
+	if err != nil {
+		return fmt.Errorf("postgres: setup: %w", err)
+	}
+	if err := store.CheckEmbedder(recorded, name); err != nil {
+		return fmt.Errorf("postgres: %w", err)
+	}
+	return nil
+}
