@@ -15,11 +15,12 @@ func BlobAAD(threadID, checkpointNS, channel, version string) []byte {
 	return aad("memvault/blob/v1", threadID, checkpointNS, channel, version)
 }
 
-// WriteAAD is the associated data of a pending write.
-func WriteAAD(threadID, checkpointNS, checkpointID, taskID string, idx int) []byte {
+// WriteAAD is the associated data of a pending write. The channel is bound
+// too, so a write cannot be relabelled to another channel.
+func WriteAAD(threadID, checkpointNS, checkpointID, taskID string, idx int, channel string) []byte {
 	var b [binary.MaxVarintLen64]byte
 	n := binary.PutVarint(b[:], int64(idx))
-	return aad("memvault/write/v1", threadID, checkpointNS, checkpointID, taskID, string(b[:n]))
+	return aad("memvault/write/v1", threadID, checkpointNS, checkpointID, taskID, string(b[:n]), channel)
 }
 
 // ItemAAD is the associated data of a store item value; namespace is the

@@ -18,9 +18,10 @@ func TestAADInjective(t *testing.T) {
 	add("blob a|bc", BlobAAD("a", "bc", "c", "1"))
 	add("blob ab|c", BlobAAD("ab", "c", "c", "1"))
 	add("blob other version", BlobAAD("a", "bc", "c", "2"))
-	add("write idx 0", WriteAAD("t", "", "cp", "task", 0))
-	add("write idx -1", WriteAAD("t", "", "cp", "task", -1))
-	add("write idx 1", WriteAAD("t", "", "cp", "task", 1))
+	add("write idx 0", WriteAAD("t", "", "cp", "task", 0, "ch"))
+	add("write idx -1", WriteAAD("t", "", "cp", "task", -1, "ch"))
+	add("write idx 1", WriteAAD("t", "", "cp", "task", 1, "ch"))
+	add("write other channel", WriteAAD("t", "", "cp", "task", 0, "other"))
 	add("item a.b|c", ItemAAD("a.b", "c"))
 	add("item a|b.c", ItemAAD("a", "b.c"))
 	if !bytes.Equal(BlobAAD("t", "", "c", "v"), BlobAAD("t", "", "c", "v")) {

@@ -185,11 +185,11 @@ func (s *InMemorySaver) CopyThread(ctx context.Context, srcThreadID, dstThreadID
 		}
 		for id, ws := range c.writes {
 			for j, w := range ws {
-				v, err := serde.LoadsWith(s.serde, w.value.typ, w.value.data, serde.WriteAAD(srcThreadID, c.ns, id, w.task, w.idx))
+				v, err := serde.LoadsWith(s.serde, w.value.typ, w.value.data, serde.WriteAAD(srcThreadID, c.ns, id, w.task, w.idx, w.channel))
 				if err != nil {
 					return fmt.Errorf("memory: copy write (%s, %d): %w", w.task, w.idx, err)
 				}
-				typ, data, err := serde.DumpsWith(s.serde, v, serde.WriteAAD(dstThreadID, c.ns, id, w.task, w.idx))
+				typ, data, err := serde.DumpsWith(s.serde, v, serde.WriteAAD(dstThreadID, c.ns, id, w.task, w.idx, w.channel))
 				if err != nil {
 					return fmt.Errorf("memory: copy write (%s, %d): %w", w.task, w.idx, err)
 				}

@@ -86,7 +86,7 @@ func (s *InMemorySaver) Reencrypt(ctx context.Context, opt checkpointer.Reencryp
 // if the value was not replaced in the meantime.
 func (s *InMemorySaver) reencryptOne(r reencrypter, ref valueRef, dryRun bool) (bool, error) {
 	s.mu.RLock()
-	b, ok := s.lookupLocked(ref)
+	b, channel, ok := s.lookupLocked(ref)
 	s.mu.RUnlock()
 	if !ok {
 		return false, nil // deleted since the snapshot
@@ -95,7 +95,7 @@ func (s *InMemorySaver) reencryptOne(r reencrypter, ref valueRef, dryRun bool) (
 	if ref.write == nil {
 		aad = serde.BlobAAD(ref.thread, ref.ns, ref.blob.channel, ref.blob.version)
 	} else {
-		aad = serde.WriteAAD(ref.thread, ref.ns, ref.cpID, ref.write.task, ref.write.idx)
+		aad = serde.WriteAAD(ref.thread, ref.ns, ref.cpID, ref.write.task, ref.write.idx, channel)
 	}
 	typ, data, changed, err := r.Reencrypt(b.typ, b.data, aad)
 	if err != nil {
@@ -106,7 +106,7 @@ func (s *InMemorySaver) reencryptOne(r reencrypter, ref valueRef, dryRun bool) (
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	cur, ok := s.lookupLocked(ref)
+	cur, _, ok := s.lookupLocked(ref)
 	if !ok || cur.typ != b.typ || !bytes.Equal(cur.data, b.data) {
 		return false, nil // rewritten by a writer meanwhile
 	}
@@ -121,20 +121,20 @@ func (s *InMemorySaver) reencryptOne(r reencrypter, ref valueRef, dryRun bool) (
 	return true, nil
 }
 
-func (s *InMemorySaver) lookupLocked(ref valueRef) (blob, bool) {
+func (s *InMemorySaver) lookupLocked(ref valueRef) (b blob, writeChannel string, ok bool) {
 	n := s.threads[ref.thread][ref.ns]
 	if n == nil {
-		return blob{}, false
+		return blob{}, "", false
 	}
 	if ref.write == nil {
 		b, ok := n.blobs[ref.blob]
-		return b, ok
+		return b, "", ok
 	}
 	w := n.writes[ref.cpID][*ref.write]
 	if w == nil {
-		return blob{}, false
+		return blob{}, "", false
 	}
-	return w.value, true
+	return w.value, w.channel, true
 }
 
 func describe(ref valueRef) string {

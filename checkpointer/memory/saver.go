@@ -234,7 +234,7 @@ func (s *InMemorySaver) PutWrites(ctx context.Context, cfg checkpointer.Config, 
 	rows := make([]*storedWrite, len(writes))
 	for i, w := range writes {
 		idx := checkpointer.WriteIndex(w.Channel, i)
-		typ, data, err := serde.DumpsWith(s.serde, w.Value, serde.WriteAAD(thread, ns, id, taskID, idx))
+		typ, data, err := serde.DumpsWith(s.serde, w.Value, serde.WriteAAD(thread, ns, id, taskID, idx, w.Channel))
 		if err != nil {
 			return fmt.Errorf("memory: write %d (channel %q): %w", i, w.Channel, err)
 		}
@@ -387,7 +387,7 @@ func (s *InMemorySaver) decode(raw *rawTuple) (*checkpointer.Tuple, error) {
 }
 
 func (s *InMemorySaver) loadWrite(thread, ns, id string, w *storedWrite) (any, error) {
-	v, err := serde.LoadsWith(s.serde, w.value.typ, w.value.data, serde.WriteAAD(thread, ns, id, w.task, w.idx))
+	v, err := serde.LoadsWith(s.serde, w.value.typ, w.value.data, serde.WriteAAD(thread, ns, id, w.task, w.idx, w.channel))
 	if err != nil {
 		return nil, fmt.Errorf("memory: checkpoint %s write (%s, %d): %w", id, w.task, w.idx, err)
 	}

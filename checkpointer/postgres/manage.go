@@ -237,7 +237,7 @@ func (s *Saver) reencryptWrites(ctx context.Context, tx pgx.Tx, src, dst string)
 				rows.Close()
 				return err
 			}
-			t, d, err := s.rebind(typ, blob, serde.WriteAAD(src, n, cp, task, int(idx)), serde.WriteAAD(dst, n, cp, task, int(idx)))
+			t, d, err := s.rebind(typ, blob, serde.WriteAAD(src, n, cp, task, int(idx), ch), serde.WriteAAD(dst, n, cp, task, int(idx), ch))
 			if err != nil {
 				rows.Close()
 				return fmt.Errorf("write %s/%d of checkpoint %q: %w", task, idx, cp, err)

@@ -206,7 +206,7 @@ func (s *Saver) putWrites(ctx context.Context, db DB, cfg checkpointer.Config, w
 			return fmt.Errorf("postgres: put writes: %w", err)
 		}
 		idx := checkpointer.WriteIndex(w.Channel, i)
-		typ, data, err := serde.DumpsWith(s.serde, w.Value, serde.WriteAAD(cfg.ThreadID, cfg.CheckpointNS, cfg.CheckpointID, taskID, idx))
+		typ, data, err := serde.DumpsWith(s.serde, w.Value, serde.WriteAAD(cfg.ThreadID, cfg.CheckpointNS, cfg.CheckpointID, taskID, idx, w.Channel))
 		if err != nil {
 			return fmt.Errorf("postgres: put writes: channel %q: %w", w.Channel, err)
 		}

@@ -200,7 +200,20 @@ func (s *Saver) decode(r *rawTuple) (*checkpointer.Tuple, error) {
 	cp := dc.Checkpoint
 	cp.ChannelValues = make(map[string]any, len(dc.Inline)+len(r.values))
 	for ch, v := range dc.Inline {
-		cp.ChannelValues[ch] = v // Python keeps primitives inline; blobs override
+		// Python keeps primitives inline, in plaintext (blobs override
+		// them). They pass through the serializer's plaintext gate, so a
+		// strict encrypting serializer refuses them (and a row injected into
+		// the document) unless plaintext reads are allowed.
+		if s.bound {
+			b, err := json.Marshal(v)
+			if err != nil {
+				return nil, fmt.Errorf("checkpoint %q: inline value of %q: %w", r.id, ch, err)
+			}
+			if _, err := s.serde.LoadsTyped(serde.TypeJSON, b); err != nil {
+				return nil, fmt.Errorf("checkpoint %q: inline value of %q: %w", r.id, ch, err)
+			}
+		}
+		cp.ChannelValues[ch] = v
 	}
 	values, ok := rowsOf(r.values, 4)
 	if !ok {
@@ -249,7 +262,7 @@ func (s *Saver) decode(r *rawTuple) (*checkpointer.Tuple, error) {
 		if err != nil {
 			return nil, fmt.Errorf("checkpoint %q: malformed pending write index", r.id)
 		}
-		v, err := s.load(typ, e[4], func() []byte { return serde.WriteAAD(r.threadID, r.ns, r.id, task, idx) })
+		v, err := s.load(typ, e[4], func() []byte { return serde.WriteAAD(r.threadID, r.ns, r.id, task, idx, ch) })
 		if err != nil {
 			return nil, fmt.Errorf("checkpoint %q: pending write %s/%d: %w", r.id, task, idx, err)
 		}
@@ -268,7 +281,7 @@ func (s *Saver) decode(r *rawTuple) (*checkpointer.Tuple, error) {
 			if err != nil {
 				return nil, fmt.Errorf("checkpoint %q: malformed pending send index", r.id)
 			}
-			v, err := s.load(typ, e[3], func() []byte { return serde.WriteAAD(r.threadID, r.ns, *r.parent, task, idx) })
+			v, err := s.load(typ, e[3], func() []byte { return serde.WriteAAD(r.threadID, r.ns, *r.parent, task, idx, checkpointer.ChannelTasks) })
 			if err != nil {
 				return nil, fmt.Errorf("checkpoint %q: pending send %s/%d: %w", r.id, task, idx, err)
 			}

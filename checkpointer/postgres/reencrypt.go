@@ -71,20 +71,20 @@ WHERE thread_id = $3 AND checkpoint_ns = $4 AND channel = $5 AND version = $6 AN
 			if after == nil {
 				after = []any{"", "", "", "", int32(-1 << 31)}
 			}
-			rows, err := s.db.Query(ctx, `SELECT thread_id, checkpoint_ns, checkpoint_id, task_id, idx, coalesce(type, ''), blob FROM `+s.q.writes+`
+			rows, err := s.db.Query(ctx, `SELECT thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, coalesce(type, ''), blob FROM `+s.q.writes+`
 WHERE (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) > ($1, $2, $3, $4, $5)
 ORDER BY thread_id, checkpoint_ns, checkpoint_id, task_id, idx LIMIT $6`, append(after, limit)...)
 			if err != nil {
 				return nil, err
 			}
 			return pgx.CollectRows(rows, func(r pgx.CollectableRow) (rotate.Row, error) {
-				var t, ns, id, task, typ string
+				var t, ns, id, task, ch, typ string
 				var idx int32
 				var data []byte
-				if err := r.Scan(&t, &ns, &id, &task, &idx, &typ, &data); err != nil {
+				if err := r.Scan(&t, &ns, &id, &task, &idx, &ch, &typ, &data); err != nil {
 					return rotate.Row{}, err
 				}
-				return rotate.Row{Key: []any{t, ns, id, task, idx}, Typ: typ, Data: data, AAD: serde.WriteAAD(t, ns, id, task, int(idx))}, nil
+				return rotate.Row{Key: []any{t, ns, id, task, idx}, Typ: typ, Data: data, AAD: serde.WriteAAD(t, ns, id, task, int(idx), ch)}, nil
 			})
 		},
 		Update: func(ctx context.Context, changes []rotate.Change) error {

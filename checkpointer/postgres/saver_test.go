@@ -20,7 +20,7 @@ import (
 
 // encrypted returns memvault's default encrypting serializer under a fixed
 // test key.
-func encrypted(t testing.TB) *serde.Encrypted {
+func encrypted(t testing.TB, opts ...serde.EncryptedOption) *serde.Encrypted {
 	t.Helper()
 	k, err := crypto.ParseRawKey("0123456789abcdef0123456789abcdef")
 	if err != nil {
@@ -30,7 +30,7 @@ func encrypted(t testing.TB) *serde.Encrypted {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := serde.NewEncrypted(nil, ring)
+	e, err := serde.NewEncrypted(nil, ring, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -512,11 +512,21 @@ func TestPythonAESRows(t *testing.T) {
 	pool := pgtest.Pool(t)
 	execFile(t, pool, "python_schema.sql")
 	execFile(t, pool, "python_aes_rows.sql")
-	s, err := postgres.New(pool, postgres.Options{Serde: encrypted(t)})
+	strict, err := postgres.New(pool, postgres.Options{Serde: encrypted(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Setup(ctx); err != nil {
+	if err := strict.Setup(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// Python keeps primitive channel values inline, in plaintext: a strict
+	// saver refuses the checkpoint; reading Python's database takes
+	// plaintext reads.
+	if _, err := strict.GetTuple(ctx, checkpointer.Config{ThreadID: "py-aes"}); !errors.Is(err, serde.ErrPlaintextRefused) {
+		t.Fatalf("strict read of Python's inline plaintext: %v, want ErrPlaintextRefused", err)
+	}
+	s, err := postgres.New(pool, postgres.Options{Serde: encrypted(t, serde.WithPlaintextReads())})
+	if err != nil {
 		t.Fatal(err)
 	}
 	tu, err := s.GetTuple(ctx, checkpointer.Config{ThreadID: "py-aes"})

@@ -330,7 +330,7 @@ func (s *Saver) copyBound(ctx context.Context, tx *sql.Tx, src, dst string) erro
 	defer putW.Close()
 	for _, w := range writes {
 		typ, data, err := s.rebind(w.typ, w.data,
-			serde.WriteAAD(src, w.ns, w.id, w.task, w.idx), serde.WriteAAD(dst, w.ns, w.id, w.task, w.idx))
+			serde.WriteAAD(src, w.ns, w.id, w.task, w.idx, w.channel), serde.WriteAAD(dst, w.ns, w.id, w.task, w.idx, w.channel))
 		if err != nil {
 			return fmt.Errorf("write (%s, %d): %w", w.task, w.idx, err)
 		}

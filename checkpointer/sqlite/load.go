@@ -289,7 +289,7 @@ func (s *Saver) admitPlaintext(v any) error {
 }
 
 func (s *Saver) loadWrite(thread, ns, id string, w writeRow) (any, error) {
-	v, err := serde.LoadsWith(s.serde, w.typ, w.data, serde.WriteAAD(thread, ns, id, w.task, w.idx))
+	v, err := serde.LoadsWith(s.serde, w.typ, w.data, serde.WriteAAD(thread, ns, id, w.task, w.idx, w.channel))
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: checkpoint %s write (%s, %d): %w", id, w.task, w.idx, err)
 	}

@@ -72,20 +72,20 @@ WHERE thread_id = ? AND checkpoint_ns = ? AND channel = ? AND version = ? AND ty
 			if after == nil {
 				after = []any{"", "", "", "", int64(-1 << 62)}
 			}
-			rows, err := r.QueryContext(ctx, `SELECT thread_id, checkpoint_ns, checkpoint_id, task_id, idx, coalesce(type, ''), blob FROM checkpoint_writes
+			rows, err := r.QueryContext(ctx, `SELECT thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, coalesce(type, ''), blob FROM checkpoint_writes
 WHERE (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) > (?, ?, ?, ?, ?)
 ORDER BY thread_id, checkpoint_ns, checkpoint_id, task_id, idx LIMIT ?`, append(after, limit)...)
 			if err != nil {
 				return nil, err
 			}
 			return scanValueRows(rows, func(sc func(...any) error) (rotate.Row, error) {
-				var t, ns, id, task, typ string
+				var t, ns, id, task, ch, typ string
 				var idx int64
 				var data []byte
-				if err := sc(&t, &ns, &id, &task, &idx, &typ, &data); err != nil {
+				if err := sc(&t, &ns, &id, &task, &idx, &ch, &typ, &data); err != nil {
 					return rotate.Row{}, err
 				}
-				return rotate.Row{Key: []any{t, ns, id, task, idx}, Typ: typ, Data: data, AAD: serde.WriteAAD(t, ns, id, task, int(idx))}, nil
+				return rotate.Row{Key: []any{t, ns, id, task, idx}, Typ: typ, Data: data, AAD: serde.WriteAAD(t, ns, id, task, int(idx), ch)}, nil
 			})
 		},
 		Update: func(ctx context.Context, changes []rotate.Change) error {

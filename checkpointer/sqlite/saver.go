@@ -194,7 +194,7 @@ func (s *Saver) PutWrites(ctx context.Context, cfg checkpointer.Config, writes [
 	rows := make([]row, len(writes))
 	for i, w := range writes {
 		idx := checkpointer.WriteIndex(w.Channel, i)
-		typ, data, err := serde.DumpsWith(s.serde, w.Value, serde.WriteAAD(thread, ns, id, taskID, idx))
+		typ, data, err := serde.DumpsWith(s.serde, w.Value, serde.WriteAAD(thread, ns, id, taskID, idx, w.Channel))
 		if err != nil {
 			return fmt.Errorf("sqlite: write %d (channel %q): %w", i, w.Channel, err)
 		}

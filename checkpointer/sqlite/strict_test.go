@@ -30,6 +30,7 @@ func TestStrictRefusesUnauthenticatedRows(t *testing.T) {
 		{"write empty", `UPDATE checkpoint_writes SET type = 'empty', blob = x''`, serde.ErrPlaintextRefused},
 		{"write no type", `UPDATE checkpoint_writes SET type = NULL`, serde.ErrPlaintextRefused},
 		{"write moved", `UPDATE checkpoint_writes SET idx = 7`, serde.ErrDecrypt},
+		{"write relabelled to another channel", `UPDATE checkpoint_writes SET channel = 'approved_command'`, serde.ErrDecrypt},
 		{"inline value", `UPDATE checkpoints SET checkpoint = json_set(checkpoint, '$.channel_values.injected', 'evil', '$.channel_versions.injected', '1')`, serde.ErrPlaintextRefused},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -23,7 +23,7 @@ func newSerdeCmd(g *globals) *cobra.Command {
 		Long: `decode turns one stored (type, blob) pair into JSON. Encrypted envelope values are
 bound to the row they live in: give the row's coordinates —
 --thread/--ns/--channel/--version for checkpoint_blobs,
---thread/--ns/--checkpoint/--task/--idx for checkpoint_writes,
+--thread/--ns/--checkpoint/--task/--idx/--channel for checkpoint_writes,
 --namespace/--key for store items. LangGraph "aes" values need none.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -45,7 +45,7 @@ bound to the row they live in: give the row's coordinates —
 			case itemKey != "":
 				aad = serde.ItemAAD(itemNS, itemKey)
 			case task != "":
-				aad = serde.WriteAAD(thread, ns, checkpoint, task, idx)
+				aad = serde.WriteAAD(thread, ns, checkpoint, task, idx, channel)
 			case channel != "":
 				aad = serde.BlobAAD(thread, ns, channel, version)
 			}
@@ -75,7 +75,7 @@ bound to the row they live in: give the row's coordinates —
 	f.StringVar(&b64Data, "base64", "", "the blob in base64")
 	f.StringVar(&thread, "thread", "", "thread id of the row")
 	f.StringVar(&ns, "ns", "", "checkpoint namespace of the row")
-	f.StringVar(&channel, "channel", "", "channel of a checkpoint_blobs row")
+	f.StringVar(&channel, "channel", "", "channel of a checkpoint_blobs or checkpoint_writes row")
 	f.StringVar(&version, "version", "", "version of a checkpoint_blobs row")
 	f.StringVar(&checkpoint, "checkpoint", "", "checkpoint id of a checkpoint_writes row")
 	f.StringVar(&task, "task", "", "task id of a checkpoint_writes row")
