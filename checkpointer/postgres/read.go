@@ -281,7 +281,9 @@ func (s *Saver) decode(r *rawTuple) (*checkpointer.Tuple, error) {
 			if err != nil {
 				return nil, fmt.Errorf("checkpoint %q: malformed pending send index", r.id)
 			}
-			v, err := s.load(typ, e[3], func() []byte { return serde.WriteAAD(r.threadID, r.ns, *r.parent, task, idx, checkpointer.ChannelTasks) })
+			v, err := s.load(typ, e[3], func() []byte {
+				return serde.WriteAAD(r.threadID, r.ns, *r.parent, task, idx, checkpointer.ChannelTasks)
+			})
 			if err != nil {
 				return nil, fmt.Errorf("checkpoint %q: pending send %s/%d: %w", r.id, task, idx, err)
 			}
