@@ -1,6 +1,8 @@
 package store
 
 import (
+	"fmt"
+
 	"context"
 	"time"
 
@@ -279,4 +281,31 @@ func (c TTLConfig) RefreshOnRead(override *bool) bool {
 		return *override
 	}
 	return !c.DisableRefreshOnRead
+}
+
+// ValidateOp checks the arguments of a read op (GetOp, SearchOp,
+// ListNamespacesOp) and rejects nil and unknown ops, so every backend fails
+// a Batch the same way before anything runs. PutOps pass: each backend
+// validates them while preparing the write.
+func ValidateOp(op Op) error {
+	switch o := op.(type) {
+	case GetOp:
+		if err := o.Namespace.Validate(); err != nil {
+			return err
+		}
+		return ValidateKey(o.Key)
+	case SearchOp:
+		if err := o.Prefix.ValidatePrefix(); err != nil {
+			return err
+		}
+		return o.Options.Validate()
+	case ListNamespacesOp:
+		return o.Options.Validate()
+	case PutOp:
+		return nil
+	case nil:
+		return fmt.Errorf("%w: nil op", ErrInvalidArgument)
+	default:
+		return fmt.Errorf("%w: unknown op %T", ErrInvalidArgument, op)
+	}
 }

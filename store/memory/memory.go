@@ -347,27 +347,13 @@ func (s *Store) Batch(ctx context.Context, ops []store.Op) ([]store.Result, erro
 // prepare validates op and records its write or query.
 func (s *Store) prepare(i int, op store.Op, puts *[]*put, byKey map[itemKey]int, queries map[string][]float32) error {
 	wrap := func(err error) error { return fmt.Errorf("memory: op %d: %w", i, err) }
+	if err := store.ValidateOp(op); err != nil {
+		return wrap(err)
+	}
 	switch o := op.(type) {
-	case store.GetOp:
-		if err := o.Namespace.Validate(); err != nil {
-			return wrap(err)
-		}
-		if err := store.ValidateKey(o.Key); err != nil {
-			return wrap(err)
-		}
 	case store.SearchOp:
-		if err := o.Prefix.ValidatePrefix(); err != nil {
-			return wrap(err)
-		}
-		if err := o.Options.Validate(); err != nil {
-			return wrap(err)
-		}
 		if s.index != nil && o.Options.Query != "" {
 			queries[o.Options.Query] = nil
-		}
-	case store.ListNamespacesOp:
-		if err := o.Options.Validate(); err != nil {
-			return wrap(err)
 		}
 	case store.PutOp:
 		p, err := s.preparePut(o)
@@ -381,10 +367,6 @@ func (s *Store) prepare(i int, op store.Op, puts *[]*put, byKey map[itemKey]int,
 			byKey[p.k] = len(*puts)
 			*puts = append(*puts, p)
 		}
-	case nil:
-		return wrap(fmt.Errorf("%w: nil op", store.ErrInvalidArgument))
-	default:
-		return wrap(fmt.Errorf("%w: unknown op %T", store.ErrInvalidArgument, op))
 	}
 	return nil
 }

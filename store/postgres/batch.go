@@ -49,27 +49,11 @@ func (s *Store) Batch(ctx context.Context, ops []store.Op) ([]store.Result, erro
 // validateOp checks an op before anything runs, so an invalid op fails the
 // batch without side effects.
 func (s *Store) validateOp(op store.Op) error {
-	switch o := op.(type) {
-	case store.GetOp:
-		if err := o.Namespace.Validate(); err != nil {
-			return err
-		}
-		return store.ValidateKey(o.Key)
-	case store.SearchOp:
-		if err := o.Prefix.ValidatePrefix(); err != nil {
-			return err
-		}
-		return o.Options.Validate()
-	case store.ListNamespacesOp:
-		return o.Options.Validate()
-	case store.PutOp:
+	if o, ok := op.(store.PutOp); ok {
 		_, err := s.preparePut(o)
 		return err
-	case nil:
-		return fmt.Errorf("%w: nil op", store.ErrInvalidArgument)
-	default:
-		return fmt.Errorf("%w: unknown op %T", store.ErrInvalidArgument, op)
 	}
+	return store.ValidateOp(op)
 }
 
 // preparePut validates a put or delete.

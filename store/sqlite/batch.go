@@ -117,27 +117,13 @@ func wrap(err error) error {
 // prepare validates op and records its write or query.
 func (s *Store) prepare(i int, op store.Op, puts *[]*put, byKey map[itemKey]int, queries map[string][]float32) error {
 	wrapOp := func(err error) error { return fmt.Errorf("sqlite: op %d: %w", i, err) }
+	if err := store.ValidateOp(op); err != nil {
+		return wrapOp(err)
+	}
 	switch o := op.(type) {
-	case store.GetOp:
-		if err := o.Namespace.Validate(); err != nil {
-			return wrapOp(err)
-		}
-		if err := store.ValidateKey(o.Key); err != nil {
-			return wrapOp(err)
-		}
 	case store.SearchOp:
-		if err := o.Prefix.ValidatePrefix(); err != nil {
-			return wrapOp(err)
-		}
-		if err := o.Options.Validate(); err != nil {
-			return wrapOp(err)
-		}
 		if s.index != nil && o.Options.Query != "" {
 			queries[o.Options.Query] = nil
-		}
-	case store.ListNamespacesOp:
-		if err := o.Options.Validate(); err != nil {
-			return wrapOp(err)
 		}
 	case store.PutOp:
 		p, err := s.preparePut(o)
@@ -150,10 +136,6 @@ func (s *Store) prepare(i int, op store.Op, puts *[]*put, byKey map[itemKey]int,
 			byKey[p.k] = len(*puts)
 			*puts = append(*puts, p)
 		}
-	case nil:
-		return wrapOp(fmt.Errorf("%w: nil op", store.ErrInvalidArgument))
-	default:
-		return wrapOp(fmt.Errorf("%w: unknown op %T", store.ErrInvalidArgument, op))
 	}
 	return nil
 }
