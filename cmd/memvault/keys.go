@@ -59,7 +59,13 @@ the raw form Python LangGraph reads, for databases shared with Python services.`
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "encryption: %s\n", info.Mode)
 			for _, k := range info.Keys {
-				fmt.Fprintf(cmd.OutOrStdout(), "  %-8s key %s  %d bytes (AES-%d)\n", k.Role, k.ID, k.Bytes, k.Bytes*8)
+				// The envelope derives an AES-256 key per record from the
+				// master key whatever its size; "aes" uses the key as is.
+				use := fmt.Sprintf("AES-%d", k.Bytes*8)
+				if info.Mode == config.EncryptionEnvelope {
+					use = "master key of AES-256-GCM record keys"
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "  %-8s key %s  %d bytes (%s)\n", k.Role, k.ID, k.Bytes, use)
 			}
 			if info.AllowPlaintext {
 				fmt.Fprintln(cmd.OutOrStdout(), "  plaintext rows are accepted (MEMVAULT_ALLOW_PLAINTEXT)")

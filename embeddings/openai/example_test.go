@@ -62,9 +62,10 @@ func Example() {
 }
 
 func ExampleNew() {
-	// With OPENAI_API_KEY set, the zero Options embed with OpenAI's
-	// text-embedding-3-small; New itself makes no request.
-	e, err := openai.New(openai.Options{Dimensions: 512})
+	// The zero Options embed with OpenAI's text-embedding-3-small, the key
+	// taken from OPENAI_API_KEY; New itself makes no request (and fails at
+	// once when OpenAI would get no key).
+	e, err := openai.New(openai.Options{Dimensions: 512, APIKey: "sk-example"})
 	if err != nil {
 		panic(err)
 	}

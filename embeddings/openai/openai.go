@@ -227,6 +227,11 @@ func New(opts Options) (*Embedder, error) {
 	if opts.BaseURL == "" && !opts.Azure {
 		opts.BaseURL = DefaultBaseURL
 	}
+	if opts.APIKey == "" && !opts.Azure && strings.TrimRight(opts.BaseURL, "/") == DefaultBaseURL {
+		// OpenAI itself refuses keyless requests: fail now, not after the
+		// retries. Local servers (another BaseURL) may need no key.
+		return nil, fmt.Errorf("%w: no API key for %s (set %s)", ErrInvalidOptions, DefaultBaseURL, EnvAPIKey)
+	}
 	if opts.BaseURL != "" {
 		u, err := url.Parse(opts.BaseURL)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {

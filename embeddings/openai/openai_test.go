@@ -657,3 +657,15 @@ func FuzzResponse(f *testing.F) {
 		}
 	})
 }
+
+func TestNewWithoutKeyForOpenAI(t *testing.T) {
+	t.Setenv(EnvAPIKey, "")
+	t.Setenv("OPENAI_BASE_URL", "")
+	if _, err := New(Options{}); !errors.Is(err, ErrInvalidOptions) {
+		t.Fatalf("OpenAI without a key: err = %v, want ErrInvalidOptions", err)
+	}
+	// A local OpenAI-compatible server may need no key.
+	if _, err := New(Options{BaseURL: "http://127.0.0.1:1/v1", Model: "local", Dimensions: 4}); err != nil {
+		t.Fatalf("local server without a key: %v", err)
+	}
+}
