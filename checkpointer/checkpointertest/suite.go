@@ -37,6 +37,7 @@ func Run(t *testing.T, newSaver func(t *testing.T) checkpointer.Saver) {
 	t.Run("Streaming", s.testStreaming)
 	t.Run("Context", s.testContext)
 	t.Run("NextVersion", s.testNextVersion)
+	t.Run("ListThreads", s.testListThreads)
 }
 
 type suite struct {

@@ -254,20 +254,37 @@ func listThreads(ctx context.Context, out io.Writer, h *handle, asJSON bool, lim
 	}
 	byID := map[string]*info{}
 	var order []string
-	for t, err := range h.Saver.List(ctx, nil, checkpointer.ListOptions{AllNamespaces: true}) {
-		if err != nil {
-			return err
+	updated := func(id string) string {
+		if ts, ok := checkpointer.IDTime(id); ok {
+			return ts.UTC().Format(time.RFC3339)
 		}
-		i := byID[t.Config.ThreadID]
-		if i == nil {
-			i = &info{ThreadID: t.Config.ThreadID}
-			byID[t.Config.ThreadID] = i
-			order = append(order, t.Config.ThreadID)
+		return ""
+	}
+	if lister, ok := h.Saver.(checkpointer.ThreadLister); ok {
+		// One aggregate query; nothing is decrypted.
+		for ti, err := range lister.ListThreads(ctx) {
+			if err != nil {
+				return err
+			}
+			byID[ti.ThreadID] = &info{ThreadID: ti.ThreadID, Checkpoints: ti.Checkpoints, Latest: ti.LatestCheckpointID, Updated: updated(ti.LatestCheckpointID)}
+			order = append(order, ti.ThreadID)
 		}
-		i.Checkpoints++
-		if t.Config.CheckpointID > i.Latest {
-			i.Latest = t.Config.CheckpointID
-			i.Updated = t.Checkpoint.TS.UTC().Format(time.RFC3339)
+	} else {
+		for t, err := range h.Saver.List(ctx, nil, checkpointer.ListOptions{AllNamespaces: true}) {
+			if err != nil {
+				return err
+			}
+			i := byID[t.Config.ThreadID]
+			if i == nil {
+				i = &info{ThreadID: t.Config.ThreadID}
+				byID[t.Config.ThreadID] = i
+				order = append(order, t.Config.ThreadID)
+			}
+			i.Checkpoints++
+			if t.Config.CheckpointID > i.Latest {
+				i.Latest = t.Config.CheckpointID
+				i.Updated = updated(i.Latest)
+			}
 		}
 	}
 	slices.SortFunc(order, func(a, b string) int { return strings.Compare(byID[b].Latest, byID[a].Latest) })
