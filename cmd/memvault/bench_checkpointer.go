@@ -225,9 +225,13 @@ func benchCheckpointer(ctx context.Context, out io.Writer, dsn string, asJSON bo
 	return nil
 }
 
+// benchVersions are the channel versions of checkpoint i: "messages" and
+// "scratch" change at every step, the other three keep the version (and so
+// the blob row) the first checkpoint wrote.
 func benchVersions(i int64) map[string]string {
-	v := func(n int64) string { return fmt.Sprintf("%032d.%016d", n, i) }
-	return map[string]string{"messages": v(i + 1), "scratch": v(i + 1), "context": v(1), "summary": v(1), "step": v(1)}
+	next := fmt.Sprintf("%032d.%016d", i+1, i)
+	first := fmt.Sprintf("%032d.%016d", 1, 0)
+	return map[string]string{"messages": next, "scratch": next, "context": first, "summary": first, "step": first}
 }
 
 // seedReadThread writes 100 checkpoints with 3 writes each to thread
