@@ -9,7 +9,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/memvault/memvault/embeddings"
 	"github.com/memvault/memvault/store"
 )
 
@@ -418,42 +417,24 @@ func (s *Store) embed(ctx context.Context, puts []*put, queries map[string][]flo
 			texts = append(texts, t.Text)
 		}
 	}
-	if len(texts) > 0 {
-		vecs, err := s.index.Embedder.EmbedDocuments(ctx, texts)
-		if err != nil {
-			return fmt.Errorf("memory: embed documents: %w", err)
-		}
-		if len(vecs) != len(texts) {
-			return fmt.Errorf("memory: embed documents: %w: %d texts, %d vectors", embeddings.ErrCountMismatch, len(texts), len(vecs))
-		}
-		for _, p := range puts {
-			p.vectors = make([]fieldVector, len(p.texts))
-			for i, t := range p.texts {
-				if err := s.checkDims(vecs[0]); err != nil {
-					return err
-				}
-				v := slices.Clone(vecs[0])
-				p.vectors[i] = fieldVector{field: t.Field, vec: v, norm: store.VectorNorm(v)}
-				vecs = vecs[1:]
-			}
+	vecs, err := store.EmbedDocuments(ctx, s.index.Embedder, s.index.Dims, texts)
+	if err != nil {
+		return fmt.Errorf("memory: %w", err)
+	}
+	for _, p := range puts {
+		p.vectors = make([]fieldVector, len(p.texts))
+		for i, t := range p.texts {
+			v := slices.Clone(vecs[0])
+			p.vectors[i] = fieldVector{field: t.Field, vec: v, norm: store.VectorNorm(v)}
+			vecs = vecs[1:]
 		}
 	}
 	for q := range queries {
-		v, err := s.index.Embedder.EmbedQuery(ctx, q)
+		v, err := store.EmbedQuery(ctx, s.index.Embedder, s.index.Dims, q)
 		if err != nil {
-			return fmt.Errorf("memory: embed query: %w", err)
-		}
-		if err := s.checkDims(v); err != nil {
-			return err
+			return fmt.Errorf("memory: %w", err)
 		}
 		queries[q] = v
-	}
-	return nil
-}
-
-func (s *Store) checkDims(v []float32) error {
-	if len(v) != s.index.Dims {
-		return fmt.Errorf("memory: %w: got %d, want %d", embeddings.ErrDimensionMismatch, len(v), s.index.Dims)
 	}
 	return nil
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	lru "github.com/hashicorp/golang-lru/v2"
+
+	"github.com/memvault/memvault/store"
 )
 
 // valueCache keeps decrypted values keyed by item, validated by the exact
@@ -51,12 +53,9 @@ func (s *Store) embedQuery(ctx context.Context, q string) ([]float32, error) {
 	if s.query != nil {
 		e = s.query
 	}
-	v, err := e.EmbedQuery(ctx, q)
+	v, err := store.EmbedQuery(ctx, e, s.index.dims, q)
 	if err != nil {
-		return nil, fmt.Errorf("postgres: embed query: %w", err)
-	}
-	if len(v) != s.index.dims {
-		return nil, fmt.Errorf("%w: query vector has %d, index %d", ErrDims, len(v), s.index.dims)
+		return nil, fmt.Errorf("postgres: %w", err)
 	}
 	return v, nil
 }

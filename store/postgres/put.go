@@ -114,19 +114,13 @@ func (s *Store) put(ctx context.Context, q Querier, ops []store.PutOp) error {
 	}
 
 	var embs []string
-	if len(texts) > 0 {
-		vs, err := s.embedder().EmbedDocuments(ctx, texts)
+	if len(texts) > 0 { // texts only exist with an index
+		vs, err := store.EmbedDocuments(ctx, s.embedder(), s.index.dims, texts)
 		if err != nil {
-			return fmt.Errorf("postgres: embed: %w", err)
-		}
-		if len(vs) != len(texts) {
-			return fmt.Errorf("%w: %d vectors for %d texts", ErrDims, len(vs), len(texts))
+			return fmt.Errorf("postgres: %w", err)
 		}
 		embs = make([]string, len(vs))
 		for i, v := range vs {
-			if len(v) != s.index.dims {
-				return fmt.Errorf("%w: vector of %d, index %d", ErrDims, len(v), s.index.dims)
-			}
 			embs[i] = vectorText(v)
 		}
 	}

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/memvault/memvault/embeddings"
 	"github.com/memvault/memvault/store"
 )
 
@@ -188,41 +187,23 @@ func (s *Store) embed(ctx context.Context, puts []*put, queries map[string][]flo
 			texts = append(texts, t.Text)
 		}
 	}
-	if len(texts) > 0 {
-		vecs, err := s.index.Embedder.EmbedDocuments(ctx, texts)
-		if err != nil {
-			return fmt.Errorf("sqlite: embed documents: %w", err)
-		}
-		if len(vecs) != len(texts) {
-			return fmt.Errorf("sqlite: embed documents: %w: %d texts, %d vectors", embeddings.ErrCountMismatch, len(texts), len(vecs))
-		}
-		for _, p := range puts {
-			p.vectors = make([][]float32, len(p.texts))
-			for i := range p.texts {
-				if err := s.checkDims(vecs[0]); err != nil {
-					return err
-				}
-				p.vectors[i] = slices.Clone(vecs[0]) // kept by the vector cache
-				vecs = vecs[1:]
-			}
+	vecs, err := store.EmbedDocuments(ctx, s.index.Embedder, s.index.Dims, texts)
+	if err != nil {
+		return fmt.Errorf("sqlite: %w", err)
+	}
+	for _, p := range puts {
+		p.vectors = make([][]float32, len(p.texts))
+		for i := range p.texts {
+			p.vectors[i] = slices.Clone(vecs[0]) // kept by the vector cache
+			vecs = vecs[1:]
 		}
 	}
 	for q := range queries {
-		v, err := s.index.Embedder.EmbedQuery(ctx, q)
+		v, err := store.EmbedQuery(ctx, s.index.Embedder, s.index.Dims, q)
 		if err != nil {
-			return fmt.Errorf("sqlite: embed query: %w", err)
-		}
-		if err := s.checkDims(v); err != nil {
-			return err
+			return fmt.Errorf("sqlite: %w", err)
 		}
 		queries[q] = v
-	}
-	return nil
-}
-
-func (s *Store) checkDims(v []float32) error {
-	if len(v) != s.index.Dims {
-		return fmt.Errorf("sqlite: %w: got %d, want %d", embeddings.ErrDimensionMismatch, len(v), s.index.Dims)
 	}
 	return nil
 }
