@@ -7,7 +7,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -397,5 +399,72 @@ func TestEnvelopeRecordCache(t *testing.T) {
 	}
 	if _, err := other.Decrypt(ct, aad); !errors.Is(err, ErrDecrypt) {
 		t.Fatalf("other keyring: %v", err)
+	}
+}
+
+// TestEnvelopeSaltRenewal checks that records share a salt until the
+// sealer's budget is spent, that a new salt follows, and that records of
+// every salt open, also when goroutines race over a renewal.
+func TestEnvelopeSaltRenewal(t *testing.T) {
+	e, err := NewEnvelope(ring(t, katKey))
+	if err != nil {
+		t.Fatal(err)
+	}
+	salt := func(ct []byte) string { return string(ct[1+KeyIDSize : 1+KeyIDSize+envSaltSize]) }
+	a, _ := e.Encrypt([]byte("a"), nil)
+	b, _ := e.Encrypt([]byte("b"), nil)
+	if salt(a) != salt(b) {
+		t.Fatal("second record drew a new salt before the budget was spent")
+	}
+	if bytes.Equal(a[41:envHeaderSize], b[41:envHeaderSize]) {
+		t.Fatal("two records under one salt share a nonce")
+	}
+	if left := e.seal.Load().left.Load(); left != RecordsPerSalt-2 {
+		t.Fatalf("budget left %d, want %d", left, RecordsPerSalt-2)
+	}
+	e.seal.Load().left.Store(0)
+	c, _ := e.Encrypt([]byte("c"), nil)
+	if salt(c) == salt(b) {
+		t.Fatal("spent salt reused")
+	}
+	// Fresh envelopes (other processes) open every record.
+	reader, _ := NewEnvelope(ring(t, katKey))
+	for _, ct := range [][]byte{a, b, c} {
+		if _, err := reader.Decrypt(ct, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// Goroutines sealing while the budget runs out every few records.
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	salts := map[string]int{}
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 200 {
+				if i%50 == 0 {
+					e.seal.Load().left.Store(int64(g))
+				}
+				pt := []byte(fmt.Sprintf("%d/%d", g, i))
+				ct, err := e.Encrypt(pt, pt)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if p, err := reader.Decrypt(ct, pt); err != nil || !bytes.Equal(p, pt) {
+					t.Errorf("record %s: %v", pt, err)
+					return
+				}
+				mu.Lock()
+				salts[salt(ct)]++
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if len(salts) < 2 {
+		t.Fatalf("%d salts over many renewals", len(salts))
 	}
 }

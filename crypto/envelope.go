@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"hash"
 	"sync"
+	"sync/atomic"
 
 	lru "github.com/hashicorp/golang-lru/v2"
 )
@@ -45,13 +46,18 @@ type Envelope struct {
 	// more than opening a small value. The cache holds derived record keys
 	// in memory, as the master keys already are; it changes no result.
 	records *lru.Cache[recordID, cipher.AEAD]
+
+	// seal is the record key new records are sealed under; sealMu
+	// serialises its replacement.
+	seal   atomic.Pointer[sealer]
+	sealMu sync.Mutex
 }
 
 // recordID is what a record key is derived from: an envelope header
 // without its nonce.
 type recordID [1 + KeyIDSize + envSaltSize]byte
 
-// RecordCacheSize is how many record AEADs an Envelope keeps (about 1.2 KB
+// RecordCacheSize is how many record AEADs (one per salt) an Envelope keeps (about 1.2 KB
 // each).
 const RecordCacheSize = 4096
 
@@ -114,21 +120,66 @@ func (e *Envelope) Keyring() *Keyring { return e.ring }
 
 // Encrypt seals plaintext under the primary key, bound to aad.
 func (e *Envelope) Encrypt(plaintext, aad []byte) ([]byte, error) {
-	out := make([]byte, envHeaderSize, envelopeOverhead+len(plaintext))
-	k := e.ring.Primary()
-	out[0] = EnvelopeV1
-	copy(out[1:], k.id[:])
-	if err := e.rand(out[1+KeyIDSize : envHeaderSize]); err != nil {
-		return nil, fmt.Errorf("crypto: random salt: %w", err)
-	}
-	// A fresh salt never hits the cache, and most sealed records are read
-	// back by other processes: no cache on this side.
-	g, err := e.keys[k.id].recordAEAD(out[:envHeaderSize])
+	s, err := e.sealer()
 	if err != nil {
 		return nil, err
 	}
-	nonce := out[1+KeyIDSize+envSaltSize : envHeaderSize]
-	return g.Seal(out, nonce, plaintext, headerAAD(out[:envHeaderSize], aad)), nil
+	out := make([]byte, envHeaderSize, envelopeOverhead+len(plaintext))
+	copy(out, s.id[:])
+	nonce := out[len(s.id):envHeaderSize]
+	if err := e.rand(nonce); err != nil {
+		return nil, fmt.Errorf("crypto: random nonce: %w", err)
+	}
+	return s.aead.Seal(out, nonce, plaintext, headerAAD(out[:envHeaderSize], aad)), nil
+}
+
+// RecordsPerSalt is how many records an Envelope seals under one salt, and
+// so under one derived record key, before it draws a new salt. Deriving a
+// record key and setting up AES-GCM costs more than sealing a small value,
+// so a salt is reused; what bounds the reuse is the chance that two records
+// under one key draw the same random 96-bit nonce, about n²/2⁹⁷: 2⁻⁵⁷ for
+// 2²⁰ records, far inside NIST SP 800-38D's limit of 2³² random-nonce
+// invocations per key.
+const RecordsPerSalt = 1 << 20
+
+// sealer is a record key in use for sealing: the header prefix it was
+// derived from (version, key id, salt), its AEAD, and how many more records
+// it may seal.
+type sealer struct {
+	id   recordID
+	aead cipher.AEAD
+	left atomic.Int64
+}
+
+// sealer returns the record key to seal the next record under, drawing a
+// new salt once the current one has sealed RecordsPerSalt records.
+func (e *Envelope) sealer() (*sealer, error) {
+	if s := e.seal.Load(); s != nil && s.left.Add(-1) >= 0 {
+		return s, nil
+	}
+	e.sealMu.Lock()
+	defer e.sealMu.Unlock()
+	if s := e.seal.Load(); s != nil && s.left.Add(-1) >= 0 {
+		return s, nil // another goroutine replaced it first
+	}
+	k := e.ring.Primary()
+	s := &sealer{}
+	s.id[0] = EnvelopeV1
+	copy(s.id[1:], k.id[:])
+	if err := e.rand(s.id[1+KeyIDSize:]); err != nil {
+		return nil, fmt.Errorf("crypto: random salt: %w", err)
+	}
+	g, err := e.keys[k.id].recordAEAD(s.id[:])
+	if err != nil {
+		return nil, err
+	}
+	s.aead = g
+	s.left.Store(RecordsPerSalt - 1) // this call seals the first
+	// Records written here are often read back here (the next step of a
+	// graph loads the values the last one wrote).
+	e.records.Add(s.id, g)
+	e.seal.Store(s)
+	return s, nil
 }
 
 // recordAEAD returns the AEAD of the record whose header is given, from

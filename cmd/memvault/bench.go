@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -51,6 +53,7 @@ own and drops them afterwards. --json prints one object per row.`,
 		c.Flags().DurationVar(&bf.duration, "duration", 2*time.Second, "how long each row runs")
 		c.Flags().IntVar(&bf.concurrency, "concurrency", 16, "operations in flight for the concurrent rows")
 		c.Flags().IntVar(&bf.items, "items", 10000, "store: items to search over")
+		c.Flags().StringSliceVar(&bf.ops, "ops", nil, "run only these operations (comma separated; default all)")
 	}
 	cmd.AddCommand(cp, st)
 	return cmd
@@ -60,6 +63,7 @@ type benchFlags struct {
 	duration    time.Duration
 	concurrency int
 	items       int
+	ops         []string // empty: every operation
 }
 
 func (g *globals) benchDSN() (string, error) {
@@ -74,7 +78,8 @@ func (g *globals) benchDSN() (string, error) {
 }
 
 // benchRow is one line of results; its JSON form is the documented
-// {"suite","op","mode","concurrency","ops_per_s","p50_ms","p99_ms"}.
+// {"suite","op","mode","concurrency","ops_per_s","p50_ms","p99_ms"}, plus
+// the client CPU time per operation.
 type benchRow struct {
 	Suite       string  `json:"suite"`
 	Op          string  `json:"op"`
@@ -83,6 +88,11 @@ type benchRow struct {
 	OpsPerS     float64 `json:"ops_per_s"`
 	P50ms       float64 `json:"p50_ms"`
 	P99ms       float64 `json:"p99_ms"`
+	// ClientCPUus is the bench process's CPU time (user + system) per
+	// operation, in microseconds: the client-side cost of an operation,
+	// steadier on a busy machine than throughput. The server's share is
+	// not in it.
+	ClientCPUus float64 `json:"client_cpu_us"`
 }
 
 // benchOp runs one operation; i is a sequence number unique within a row.
@@ -92,6 +102,7 @@ type benchOp func(ctx context.Context, i int64) error
 type sample struct {
 	lat     []time.Duration
 	elapsed time.Duration
+	cpu     time.Duration // process CPU time
 }
 
 // measure runs op for d with conc workers.
@@ -103,6 +114,7 @@ func measure(ctx context.Context, conc int, d time.Duration, fn benchOp) (sample
 	var s sample
 	var firstErr error
 	var wg sync.WaitGroup
+	cpu0 := processCPU()
 	deadline := time.Now().Add(d)
 	start := time.Now()
 	for w := 0; w < conc; w++ {
@@ -131,6 +143,7 @@ func measure(ctx context.Context, conc int, d time.Duration, fn benchOp) (sample
 	}
 	wg.Wait()
 	s.elapsed = time.Since(start)
+	s.cpu = processCPU() - cpu0
 	if firstErr != nil {
 		return s, firstErr
 	}
@@ -158,6 +171,7 @@ func compare(ctx context.Context, suite, op string, modes []string, conc int, d 
 		}
 		m.lat = append(m.lat, s.lat...)
 		m.elapsed += s.elapsed
+		m.cpu += s.cpu
 		return nil
 	}
 	for _, mode := range modes {
@@ -176,9 +190,10 @@ func compare(ctx context.Context, suite, op string, modes []string, conc int, d 
 		slices.Sort(s.lat)
 		rows = append(rows, benchRow{
 			Suite: suite, Op: op, Mode: mode, Concurrency: conc,
-			OpsPerS: float64(len(s.lat)) / s.elapsed.Seconds(),
-			P50ms:   ms(s.lat[len(s.lat)*50/100]),
-			P99ms:   ms(s.lat[min(len(s.lat)-1, len(s.lat)*99/100)]),
+			OpsPerS:     float64(len(s.lat)) / s.elapsed.Seconds(),
+			P50ms:       ms(s.lat[len(s.lat)*50/100]),
+			P99ms:       ms(s.lat[min(len(s.lat)-1, len(s.lat)*99/100)]),
+			ClientCPUus: float64(s.cpu.Nanoseconds()) / 1000 / float64(len(s.lat)),
 		})
 	}
 	return rows, nil
@@ -202,9 +217,9 @@ func (p *benchPrinter) print(r benchRow) error {
 	}
 	if !p.header {
 		p.header = true
-		fmt.Fprintf(p.out, "%-13s %-16s %-16s %4s %12s %9s %9s\n", "SUITE", "OP", "MODE", "CONC", "OPS/S", "P50 ms", "P99 ms")
+		fmt.Fprintf(p.out, "%-13s %-16s %-16s %4s %12s %9s %9s %12s\n", "SUITE", "OP", "MODE", "CONC", "OPS/S", "P50 ms", "P99 ms", "CLIENT CPU µs")
 	}
-	_, err := fmt.Fprintf(p.out, "%-13s %-16s %-16s %4d %12.0f %9.3f %9.3f\n", r.Suite, r.Op, r.Mode, r.Concurrency, r.OpsPerS, r.P50ms, r.P99ms)
+	_, err := fmt.Fprintf(p.out, "%-13s %-16s %-16s %4d %12.0f %9.3f %9.3f %12.1f\n", r.Suite, r.Op, r.Mode, r.Concurrency, r.OpsPerS, r.P50ms, r.P99ms, r.ClientCPUus)
 	return err
 }
 
@@ -227,4 +242,43 @@ func (p *benchPrinter) summary(baseline string) {
 		}
 		fmt.Fprintf(p.out, "  %-16s %-16s c=%-3d %5.2fx\n", r.Op, r.Mode, r.Concurrency, r.OpsPerS/p.rows[i].OpsPerS)
 	}
+	fmt.Fprintf(p.out, "\nencrypted relative to plaintext (same op, same concurrency):\n")
+	for _, r := range p.rows {
+		if !strings.Contains(r.Mode, "encrypted") {
+			continue
+		}
+		plain := strings.Replace(r.Mode, "encrypted", "plaintext", 1)
+		i := slices.IndexFunc(p.rows, func(b benchRow) bool {
+			return b.Mode == plain && b.Op == r.Op && b.Concurrency == r.Concurrency
+		})
+		if i < 0 {
+			continue
+		}
+		fmt.Fprintf(p.out, "  %-16s %-16s c=%-3d throughput %+6.1f%%, client CPU %+6.1f µs/op\n", r.Op, r.Mode, r.Concurrency,
+			100*(r.OpsPerS/p.rows[i].OpsPerS-1), r.ClientCPUus-p.rows[i].ClientCPUus)
+	}
+}
+
+// wants reports whether op is to be run.
+func (bf benchFlags) wants(op string) bool {
+	return len(bf.ops) == 0 || slices.Contains(bf.ops, op)
+}
+
+// processCPU returns the CPU time (user + system) this process has used.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// checkOps fails on an --ops name that is not one of known.
+func (bf benchFlags) checkOps(known ...string) error {
+	for _, op := range bf.ops {
+		if !slices.Contains(known, op) {
+			return usagef("unknown operation %q (known: %s)", op, strings.Join(known, ", "))
+		}
+	}
+	return nil
 }

@@ -93,6 +93,9 @@ func (f cpFixture) checkpoint(step int, versions map[string]string) *checkpointe
 }
 
 func benchCheckpointer(ctx context.Context, out io.Writer, dsn string, asJSON bool, bf benchFlags) error {
+	if err := bf.checkOps("put", "put_writes", "get_tuple", "get_tuple_by_id", "list10"); err != nil {
+		return err
+	}
 	pool, schema, drop, err := benchSchema(ctx, dsn, bf.concurrency)
 	if err != nil {
 		return err
@@ -209,6 +212,9 @@ func benchCheckpointer(ctx context.Context, out io.Writer, dsn string, asJSON bo
 		}},
 	}
 	for _, op := range ops {
+		if !bf.wants(op.name) {
+			continue
+		}
 		for _, conc := range []int{1, bf.concurrency} {
 			rows, err := compare(ctx, "checkpointer", op.name, []string{"raw-pgx", "plaintext", "encrypted"}, conc, bf.duration, op.fn)
 			if err != nil {

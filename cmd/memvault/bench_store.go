@@ -44,6 +44,9 @@ type storeVariant struct {
 }
 
 func benchStore(ctx context.Context, out io.Writer, dsn string, asJSON bool, bf benchFlags) error {
+	if err := bf.checkOps("put", "get", "search_k10"); err != nil {
+		return err
+	}
 	pool, schema, drop, err := benchSchema(ctx, dsn, bf.concurrency)
 	if err != nil {
 		return err
@@ -170,6 +173,9 @@ func benchStore(ctx context.Context, out io.Writer, dsn string, asJSON bool, bf 
 	}
 	for _, conc := range []int{1, bf.concurrency} {
 		for _, op := range ops {
+			if !bf.wants(op.name) {
+				continue
+			}
 			rowModes := modes
 			if op.name == "search_k10" {
 				rowModes = append([]string{"raw-pgx"}, modes...)

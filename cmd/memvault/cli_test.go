@@ -97,6 +97,7 @@ func TestExitCodes(t *testing.T) {
 		{"bad encryption mode", append(env, "MEMVAULT_ENCRYPTION=rot13"), []string{"threads", "list"}, 1, "MEMVAULT_ENCRYPTION"},
 		{"bad embeddings", append(env, "MEMVAULT_EMBEDDINGS=word2vec"), []string{"threads", "list"}, 1, "MEMVAULT_EMBEDDINGS"},
 		{"bench without postgres", env, []string{"bench", "checkpointer"}, 2, "needs PostgreSQL"},
+		{"bench unknown op", env, []string{"bench", "store", "--dsn", "postgres://nobody@127.0.0.1:1/x", "--ops", "nope"}, 2, "unknown operation \"nope\""},
 		{"negative search limit", env, []string{"store", "search", "--limit", "-1"}, 2, "--limit"},
 		{"negative search offset", env, []string{"store", "search", "--offset", "-1"}, 2, "--offset"},
 		{"negative namespaces depth", env, []string{"store", "namespaces", "--max-depth", "-1"}, 2, "--max-depth"},
