@@ -61,12 +61,20 @@
 // the prefix is selective, and what small stores always get. Scores are
 // cosine 1 - distance, l2 -distance, inner product the dot product.
 //
-// With a pool in pgx's default exec mode (prepared statements cached per
-// connection), search statements run as unnamed statements instead
-// (QueryExecModeCacheDescribe), planned with their parameters each time
-// (about 0.1 ms): a cached statement's generic plan cannot see how
-// selective a prefix is, and a generic plan chosen on selective prefixes
-// scans every vector for broad ones.
+// The plan must fit the prefix: the vector index for a broad one, the
+// prefix's own rows for a selective one. A cached statement taking the
+// prefix as a parameter gets a generic plan that cannot see which, and a
+// generic plan chosen on selective prefixes scans every vector for broad
+// ones. So with a pool in pgx's default exec mode (prepared statements
+// cached per connection), search statements run as unnamed statements
+// (QueryExecModeCacheDescribe), planned with their parameters each time,
+// which costs about as much again as running the index-served query. A
+// prefix searched again among the last 256 searched, and the empty prefix,
+// get a cached statement with the prefix written into its text instead, as
+// escape-string constants made only of hex escapes (no character of the
+// prefix reaches the SQL text): planned once for that prefix (again after
+// ANALYZE), it skips parsing and planning. Pools in other exec modes
+// (transaction poolers) and transactions always get unnamed statements.
 //
 // A search without a query orders items by updated_at descending, then by
 // namespace and key (byte order).

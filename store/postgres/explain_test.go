@@ -54,18 +54,34 @@ func TestSearchUsesIndex(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, prefix := range []store.Namespace{nil, {"users"}, {"users", "u3"}} {
-				opt := store.SearchOptions{Query: "x", Limit: 10}
-				sql, a, _, err := s.buildQuery(opt, s.nowUTC(), s.annQuery(prefix, vectorText(q), candidates(10, 1, false)))
-				if err != nil {
-					t.Fatal(err)
+				var shapes [2]string // each plan without its query-vector lines
+				for i, prepared := range []bool{false, true} {
+					opt := store.SearchOptions{Query: "x", Limit: 10}
+					sql, a, _, err := s.buildQuery(opt, s.nowUTC(), s.annQuery(prefix, vectorText(q), candidates(10, 1, false), prepared))
+					if err != nil {
+						t.Fatal(err)
+					}
+					plan := explain(t, s, prepared, sql, a)
+					t.Logf("prefix %v, prepared %v:\n%s", prefix, prepared, plan)
+					if prepared && len(prefix) > 0 && strings.Contains(sql, "users") {
+						t.Errorf("prefix in the SQL text unescaped:\n%s", sql)
+					}
+					// A selective prefix may rightly get an exact scan: the
+					// planner sees its selectivity, as search statements are
+					// planned with their parameters or hold the prefix.
+					if len(prefix) < 2 && !strings.Contains(plan, "Index Scan using store_vectors_embedding_idx") {
+						t.Errorf("prefix %v, prepared %v: the search does not use the index:\n%s", prefix, prepared, plan)
+					}
+					for _, line := range strings.Split(plan, "\n") {
+						if !strings.Contains(line, "Order By:") && !strings.Contains(line, "Sort Key:") {
+							shapes[i] += line + "\n"
+						}
+					}
 				}
-				plan := explain(t, s, prefix, sql, a)
-				t.Logf("prefix %v:\n%s", prefix, plan)
-				// A selective prefix may rightly get an exact scan: the
-				// planner sees its selectivity, as search statements are
-				// planned with their parameters.
-				if len(prefix) < 2 && !strings.Contains(plan, "Index Scan using store_vectors_embedding_idx") {
-					t.Errorf("prefix %v: the search does not use the index:\n%s", prefix, plan)
+				// The cached statement, prefix written in, is planned as the
+				// statement planned with the prefix as a parameter.
+				if shapes[0] != shapes[1] {
+					t.Errorf("prefix %v: the prepared statement's generic plan differs:\n%s\nfrom\n%s", prefix, shapes[1], shapes[0])
 				}
 				// And the search returns a full page of ranked items.
 				items, err := s.Search(ctx, prefix, store.SearchOptions{Query: "memory about topic 3"})
@@ -81,8 +97,9 @@ func TestSearchUsesIndex(t *testing.T) {
 }
 
 // explain returns the plan of sql as Search would run it (with its
-// per-query settings).
-func explain(t *testing.T, s *Store, prefix store.Namespace, sql string, a args) string {
+// per-query settings); with prepared, the generic plan of the statement
+// prepared, as a cached statement gets after its first executions.
+func explain(t *testing.T, s *Store, prepared bool, sql string, a args) string {
 	t.Helper()
 	ctx := context.Background()
 	tx, err := s.db.Begin(ctx)
@@ -95,7 +112,28 @@ func explain(t *testing.T, s *Store, prefix store.Namespace, sql string, a args)
 			t.Fatal(err)
 		}
 	}
-	rows, err := tx.Query(ctx, "EXPLAIN "+sql, a...)
+	explain := "EXPLAIN " + sql
+	if prepared {
+		if _, err := tx.Exec(ctx, "PREPARE mv_explain AS "+sql); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tx.Exec(ctx, "SET LOCAL plan_cache_mode = force_generic_plan"); err != nil {
+			t.Fatal(err)
+		}
+		// EXECUTE takes no parameters of its own: its arguments are
+		// written as constants.
+		params := make([]string, len(a))
+		for i, v := range a {
+			str, ok := v.(string)
+			if !ok {
+				t.Fatalf("argument %d is a %T", i+1, v)
+			}
+			params[i], _ = escapeLiteral(str)
+		}
+		explain = "EXPLAIN EXECUTE mv_explain(" + strings.Join(params, ", ") + ")"
+		a = nil
+	}
+	rows, err := tx.Query(ctx, explain, a...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,6 +148,11 @@ func explain(t *testing.T, s *Store, prefix store.Namespace, sql string, a args)
 	}
 	if err := rows.Err(); err != nil {
 		t.Fatal(err)
+	}
+	if prepared { // prepared statements outlive transactions
+		if _, err := tx.Exec(ctx, "DEALLOCATE mv_explain"); err != nil {
+			t.Fatal(err)
+		}
 	}
 	return b.String()
 }

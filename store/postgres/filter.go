@@ -7,12 +7,15 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/memvault/memvault/store"
 )
 
 // args collects positional parameters; every value from the caller,
-// filter keys included, goes through it, never into the SQL text.
+// filter keys included, goes through it, never into the SQL text. (The one
+// exception, a search prefix in a cached statement, is written as escapes
+// only: see nsCondLiteral.)
 type args []any
 
 func (a *args) add(v any) string {
@@ -130,4 +133,49 @@ func numericText(v any) (string, error) {
 		return fmt.Sprint(x), nil
 	}
 	return "", fmt.Errorf("operand of type %T is not a number", v)
+}
+
+// nsCondLiteral is nsCond with the prefix written into the SQL text as
+// escape-string constants instead of parameters, so that a cached prepared
+// statement is planned knowing the prefix (see Store.preparedPrefix). ok
+// is false when the prefix cannot be written so (see escapeLiteral).
+func nsCondLiteral(col string, prefix store.Namespace) (cond string, ok bool) {
+	if len(prefix) == 0 {
+		return "TRUE", true
+	}
+	p := prefix.String()
+	eq, ok := escapeLiteral(p)
+	if !ok {
+		return "", false
+	}
+	lo, _ := escapeLiteral(p + ".")
+	hi, _ := escapeLiteral(p + "/")
+	return fmt.Sprintf("(%s = %s OR (%s ~>=~ %s AND %s ~<~ %s))", col, eq, col, lo, col, hi), true
+}
+
+// escapeLiteral renders s as a PostgreSQL escape string constant made of
+// escapes only: E'\x75\x73\U000000e9' for "usé". The SQL text holds hex
+// digits and backslashes, never a character of s, so no quote, backslash or
+// comment in s can end the constant, and the meaning does not depend on
+// standard_conforming_strings. Non-ASCII characters are Unicode escapes,
+// converted to the server encoding as a parameter would be. ok is false
+// for invalid UTF-8 and for NUL, which PostgreSQL text cannot hold.
+func escapeLiteral(s string) (lit string, ok bool) {
+	const hex = "0123456789abcdef"
+	b := make([]byte, 0, 3+4*len(s))
+	b = append(b, "E'"...)
+	for i, r := range s {
+		switch {
+		case r == 0 || (r == utf8.RuneError && !strings.HasPrefix(s[i:], "\uFFFD")):
+			return "", false
+		case r < utf8.RuneSelf:
+			b = append(b, '\\', 'x', hex[r>>4], hex[r&0xf])
+		default:
+			b = append(b, '\\', 'U')
+			for shift := 28; shift >= 0; shift -= 4 {
+				b = append(b, hex[(r>>shift)&0xf])
+			}
+		}
+	}
+	return string(append(b, '\'')), true
 }

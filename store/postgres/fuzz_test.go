@@ -4,7 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"regexp"
+	"strconv"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -134,6 +137,43 @@ func FuzzLabelsRegex(f *testing.F) {
 		}
 		if other != label && re.MatchString(other) {
 			t.Fatalf("%q matches %q", label, other)
+		}
+	})
+}
+
+// FuzzEscapeLiteral: an escaped constant is made of escapes only, and
+// reads back as the string it was made from.
+func FuzzEscapeLiteral(f *testing.F) {
+	for _, seed := range []string{"users", `a'b`, `x'); DROP TABLE store; --`, `\`, `\x41`, "ü 😀", "\uFFFD", "\xff", "a\x00b", "$1"} {
+		f.Add(seed)
+	}
+	shape := regexp.MustCompile(`\AE'(\\x[0-9a-f]{2}|\\U[0-9a-f]{8})*'\z`)
+	f.Fuzz(func(t *testing.T, s string) {
+		lit, ok := escapeLiteral(s)
+		if want := utf8.ValidString(s) && !strings.ContainsRune(s, 0); ok != want {
+			t.Fatalf("%q: ok %v, want %v", s, ok, want)
+		}
+		if !ok {
+			return
+		}
+		if !shape.MatchString(lit) {
+			t.Fatalf("%q: constant %s holds more than escapes", s, lit)
+		}
+		// Read it back as PostgreSQL does.
+		var b strings.Builder
+		for rest := lit[2 : len(lit)-1]; rest != ""; {
+			if rest[1] == 'x' {
+				n, _ := strconv.ParseUint(rest[2:4], 16, 8)
+				b.WriteByte(byte(n))
+				rest = rest[4:]
+				continue
+			}
+			n, _ := strconv.ParseUint(rest[2:10], 16, 32)
+			b.WriteRune(rune(n))
+			rest = rest[10:]
+		}
+		if b.String() != s {
+			t.Fatalf("%q reads back as %q", s, b.String())
 		}
 	})
 }

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	lru "github.com/hashicorp/golang-lru/v2"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -114,6 +115,9 @@ type Store struct {
 	// time, where a cached statement's generic plan cannot see how
 	// selective a namespace prefix is and may scan every vector.
 	mode pgx.QueryExecMode
+	// seenPrefixes holds the prefixes searched lately, to tell the ones
+	// searched again (see preparedPrefix); nil when mode is 0.
+	seenPrefixes *lru.Cache[string, struct{}]
 
 	closeOnce sync.Once
 	stop      chan struct{}
@@ -137,6 +141,7 @@ func New(db DB, opts Options) (*Store, error) {
 	s := &Store{db: db, opts: opts, now: opts.Now, t: newTables(opts.Schema)}
 	if p, ok := db.(*pgxpool.Pool); ok && p != nil && p.Config().ConnConfig.DefaultQueryExecMode == pgx.QueryExecModeCacheStatement {
 		s.mode = pgx.QueryExecModeCacheDescribe
+		s.seenPrefixes, _ = lru.New[string, struct{}](seenPrefixesSize) // size > 0
 	}
 	if s.now == nil {
 		s.now = time.Now

@@ -115,14 +115,15 @@ func (s *Store) searchANN(ctx context.Context, prefix store.Namespace, opt store
 	limit, offset := opt.EffectiveLimit(), opt.Offset
 	n := candidates(offset+limit, s.index.estimate, len(opt.Filter) > 0 || s.ttl.OmitExpired)
 	first := n
+	prepared := s.preparedPrefix(prefix)
 	for {
-		sql, a, goFilter, err := s.buildQuery(opt, now, s.annQuery(prefix, qtext, n))
+		sql, a, goFilter, err := s.buildQuery(opt, now, s.annQuery(prefix, qtext, n, prepared))
 		if err != nil {
 			return nil, false, err
 		}
 		var cands []row
 		settings := s.annSettings(ctx, n, len(prefix) > 0 && n > first)
-		got, err := s.queryPage(ctx, settings, sql, a, func(r *row) (bool, error) {
+		got, err := s.queryPage(ctx, settings, prepared, sql, a, func(r *row) (bool, error) {
 			if r.dist == nil {
 				return true, nil // a NULL embedding (LangGraph allows them)
 			}
@@ -228,16 +229,23 @@ const maxCandidates = 1000
 // candidate with its item's metadata, and its value only when the item
 // passes the filter and expiry conditions (value is NOT NULL, so a NULL
 // marks a candidate that does not).
-func (s *Store) annQuery(prefix store.Namespace, qtext string, n int) func(a *args, where string) string {
+func (s *Store) annQuery(prefix store.Namespace, qtext string, n int, literalPrefix bool) func(a *args, where string) string {
 	return func(a *args, where string) string {
 		q := a.add(qtext)
+		cond := ""
+		if literalPrefix {
+			cond, literalPrefix = nsCondLiteral("sv.prefix", prefix)
+		}
+		if !literalPrefix {
+			cond = nsCond(a, "sv.prefix", prefix)
+		}
 		vec := q + "::" + s.index.vecType
 		return `SELECT v.prefix, v.key, CASE WHEN ` + where + ` THEN s.value END,
     s.created_at, s.updated_at, s.expires_at, s.ttl_minutes, v.dist
 FROM (
     SELECT sv.prefix, sv.key, sv.embedding ` + s.index.op + ` ` + vec + ` AS dist
     FROM ` + s.t.vectors + ` sv
-    WHERE ` + nsCond(a, "sv.prefix", prefix) + `
+    WHERE ` + cond + `
     ORDER BY sv.embedding ` + s.index.op + ` ` + vec + `
     LIMIT ` + strconv.Itoa(n) + `
 ) v CROSS JOIN LATERAL (
@@ -302,7 +310,7 @@ func (s *Store) collect(ctx context.Context, opt store.SearchOptions, now time.T
 
 	out := []hit{}
 	if !goFilter {
-		_, err := s.queryPage(ctx, settings, page(limit, offset), a, func(r *row) (bool, error) {
+		_, err := s.queryPage(ctx, settings, false, page(limit, offset), a, func(r *row) (bool, error) {
 			it, err := s.rowItem(r, scored)
 			if err != nil {
 				return false, err
@@ -316,7 +324,7 @@ func (s *Store) collect(ctx context.Context, opt store.SearchOptions, now time.T
 	chunk := max(2*(offset+limit), 64)
 	skipped := 0
 	for pos := 0; ; {
-		n, err := s.queryPage(ctx, settings, page(chunk, pos), a, func(r *row) (bool, error) {
+		n, err := s.queryPage(ctx, settings, false, page(chunk, pos), a, func(r *row) (bool, error) {
 			it, err := s.rowItem(r, scored)
 			if err != nil {
 				return false, err
@@ -376,8 +384,10 @@ type row struct {
 // it returns the number of rows read. With settings, the query runs in a
 // transaction that applies them first (set_config(..., true) lasts until
 // its end).
-func (s *Store) queryPage(ctx context.Context, settings [][2]string, sql string, a args, f func(*row) (bool, error)) (int, error) {
-	if s.mode != 0 {
+// A prepared query runs in the pool's own mode (a cached prepared
+// statement); others in s.mode.
+func (s *Store) queryPage(ctx context.Context, settings [][2]string, prepared bool, sql string, a args, f func(*row) (bool, error)) (int, error) {
+	if s.mode != 0 && !prepared {
 		a = append(args{s.mode}, a...)
 	}
 	if len(settings) == 0 {
@@ -491,4 +501,42 @@ func (s *Store) score(d float64) float64 {
 		return 0 // cosine with an all-zero vector, as store.Score
 	}
 	return sc
+}
+
+// seenPrefixesSize is how many recently searched prefixes a Store
+// remembers to tell the ones searched again.
+const seenPrefixesSize = 256
+
+// preparedPrefix reports whether the index-served query under prefix runs
+// as a cached prepared statement with the prefix written into its text,
+// rather than as an unnamed statement planned with its parameters.
+//
+// Why both: the planner must see the prefix to choose between the vector
+// index (broad prefix) and an exact scan of the prefix's rows (selective
+// prefix); a cached statement with the prefix as a parameter gets a
+// generic plan that guesses its selectivity and may read every vector
+// under a broad one. So statements are planned with their parameters, and
+// parsing and planning that query every time costs about as much as
+// running it. A prefix written as a constant gives a cached statement
+// planned for that prefix, until ANALYZE or DDL replans it: the second and
+// later searches of the prefix skip parsing and planning. Only a prefix
+// searched again among the last seenPrefixesSize gets one, so that an
+// application searching many distinct prefixes does not fill each
+// connection's statement cache (shared with every other statement on the
+// pool) with statements used once. Pools that do not cache statements
+// (pgx's exec or simple-protocol modes, transaction poolers) and
+// transactions never get one.
+func (s *Store) preparedPrefix(prefix store.Namespace) bool {
+	if s.seenPrefixes == nil {
+		return false
+	}
+	if len(prefix) == 0 {
+		return true // no prefix: one statement, and no parameter sways its plan
+	}
+	key := prefix.String()
+	if _, ok := s.seenPrefixes.Get(key); ok {
+		return true
+	}
+	s.seenPrefixes.Add(key, struct{}{})
+	return false
 }
