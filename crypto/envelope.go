@@ -130,7 +130,10 @@ func (e *Envelope) Encrypt(plaintext, aad []byte) ([]byte, error) {
 	if err := e.rand(nonce); err != nil {
 		return nil, fmt.Errorf("crypto: random nonce: %w", err)
 	}
-	return s.aead.Seal(out, nonce, plaintext, headerAAD(out[:envHeaderSize], aad)), nil
+	buf := headerAAD(out[:envHeaderSize], aad)
+	out = s.aead.Seal(out, nonce, plaintext, *buf)
+	putScratch(buf)
+	return out, nil
 }
 
 // RecordsPerSalt is how many records an Envelope seals under one salt, and
@@ -187,6 +190,9 @@ func (e *Envelope) sealer() (*sealer, error) {
 func (e *Envelope) recordAEAD(ek *envKey, header []byte) (cipher.AEAD, error) {
 	var id recordID
 	copy(id[:], header)
+	if s := e.seal.Load(); s != nil && s.id == id {
+		return s.aead, nil // sealed here lately: no cache lock
+	}
 	if g, ok := e.records.Get(id); ok {
 		return g, nil
 	}
@@ -198,14 +204,42 @@ func (e *Envelope) recordAEAD(ek *envKey, header []byte) (cipher.AEAD, error) {
 	return g, nil
 }
 
-// headerAAD is header ‖ aad; the header has a fixed size, so the join is
-// unambiguous.
-func headerAAD(header, aad []byte) []byte {
-	if len(aad) == 0 {
-		return header
+// headerAAD returns header ‖ aad (the header has a fixed size, so the join
+// is unambiguous) in a buffer from scratch; putScratch returns it once the
+// AEAD call is done with it.
+func headerAAD(header, aad []byte) *[]byte {
+	bp := scratch.Get().(*[]byte)
+	*bp = append(append((*bp)[:0], header...), aad...)
+	return bp
+}
+
+// scratch holds reusable buffers for associated data, which every seal and
+// open builds and no AEAD keeps.
+var scratch = sync.Pool{New: func() any { b := make([]byte, 0, 256); return &b }}
+
+// putScratch puts a buffer back in scratch, unless a rare huge associated
+// data made it large enough not to be worth keeping.
+func putScratch(bp *[]byte) {
+	if cap(*bp) <= maxScratch {
+		scratch.Put(bp)
 	}
-	b := make([]byte, 0, len(header)+len(aad))
-	return append(append(b, header...), aad...)
+}
+
+// maxScratch is the largest buffer put back in scratch: a rare huge
+// associated data is not kept alive by the pool.
+const maxScratch = 4 << 10
+
+// joinPooled returns a ‖ b in a buffer from scratch and the function that
+// puts it back.
+func joinPooled(a, b []byte) (joined []byte, put func()) {
+	bp := scratch.Get().(*[]byte)
+	joined = append(append((*bp)[:0], a...), b...)
+	return joined, func() {
+		if cap(joined) <= maxScratch {
+			*bp = joined[:0]
+			scratch.Put(bp)
+		}
+	}
 }
 
 func (ek *envKey) recordAEAD(header []byte) (cipher.AEAD, error) {
@@ -239,7 +273,9 @@ func (e *Envelope) DecryptKey(env, aad []byte) ([]byte, KeyID, error) {
 		return nil, KeyID{}, ErrDecrypt
 	}
 	nonce := env[1+KeyIDSize+envSaltSize : envHeaderSize]
-	p, err := g.Open(nil, nonce, env[envHeaderSize:], headerAAD(env[:envHeaderSize], aad))
+	buf := headerAAD(env[:envHeaderSize], aad)
+	p, err := g.Open(nil, nonce, env[envHeaderSize:], *buf)
+	putScratch(buf)
 	if err != nil {
 		return nil, KeyID{}, ErrDecrypt
 	}

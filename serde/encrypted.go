@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/memvault/memvault/crypto"
 )
@@ -38,6 +39,7 @@ import (
 type Encrypted struct {
 	inner          Serializer
 	write          crypto.Cipher
+	tags           map[string]string // inner tag → written tag, for the common ones
 	read           map[string]crypto.Cipher
 	ring           *crypto.Keyring
 	allowPlaintext bool
@@ -99,6 +101,10 @@ func NewEncrypted(inner Serializer, ring *crypto.Keyring, opts ...EncryptedOptio
 	if cfg.langGraph {
 		e.write = aes
 	}
+	e.tags = make(map[string]string)
+	for _, t := range []string{TypeJSON, TypeMsgpack, TypeBytes, TypeByteArray, TypeNull} {
+		e.tags[t] = t + "+" + e.write.Name()
+	}
 	return e, nil
 }
 
@@ -134,18 +140,34 @@ func (e *Encrypted) LoadsTyped(typ string, data []byte) (any, error) {
 func (e *Encrypted) DumpsTypedWith(v any, aad []byte) (string, []byte, error) {
 	var typ string
 	var data []byte
-	if b, ok := v.([]byte); ok && builtinCodec(e.inner) {
+	switch b, isBytes := v.([]byte); {
+	case isBytes && builtinCodec(e.inner):
 		// The built-in codecs copy raw bytes; encrypting copies anyway.
 		typ, data = TypeBytes, b
-	} else {
+	case isJSONPlus(e.inner):
+		// The plaintext lives until it is sealed: encode it in a
+		// reused buffer.
+		bp := scratch.Get().(*[]byte)
+		defer putScratch(bp)
+		var err error
+		if typ, *bp, err = appendJSONPlus((*bp)[:0], v); err != nil {
+			return "", nil, err
+		}
+		data = *bp
+	default:
 		var err error
 		if typ, data, err = e.inner.DumpsTyped(v); err != nil {
 			return "", nil, err
 		}
 	}
-	ct, err := e.write.Encrypt(data, cipherAAD(e.write.Name(), typ, aad))
+	cp := cipherAAD(e.write.Name(), typ, aad)
+	ct, err := e.write.Encrypt(data, *cp)
+	putScratch(cp)
 	if err != nil {
 		return "", nil, fmt.Errorf("serde: encrypt: %w", err)
+	}
+	if tag, ok := e.tags[typ]; ok {
+		return tag, ct, nil
 	}
 	return typ + "+" + e.write.Name(), ct, nil
 }
@@ -177,7 +199,9 @@ func (e *Encrypted) open(typ string, data, aad []byte) (plain []byte, innerTyp s
 		return nil, "", nil, fmt.Errorf("%w: cipher %q in %q", ErrUnknownType, cipherName, typ)
 	}
 	kc := c.(crypto.KeyedCipher)
-	p, kid, err := kc.DecryptKey(data, cipherAAD(cipherName, innerTyp, aad))
+	cp := cipherAAD(cipherName, innerTyp, aad)
+	p, kid, err := kc.DecryptKey(data, *cp)
+	putScratch(cp)
 	if err != nil {
 		return nil, "", nil, ErrDecrypt
 	}
@@ -187,15 +211,30 @@ func (e *Encrypted) open(typ string, data, aad []byte) (plain []byte, innerTyp s
 // cipherAAD is the associated data given to the cipher. For the envelope it
 // binds the inner tag too, so "json+mvgcm" cannot be relabelled
 // "msgpack+mvgcm": uvarint(len(tag)) ‖ tag ‖ aad. LangGraph's "aes" has
-// none.
-func cipherAAD(cipherName, innerTyp string, aad []byte) []byte {
-	if cipherName == crypto.AESName {
-		return nil
+// none. It is built in a buffer from scratch, to give back with putScratch
+// once the cipher is done with it.
+func cipherAAD(cipherName, innerTyp string, aad []byte) *[]byte {
+	bp := scratch.Get().(*[]byte)
+	b := (*bp)[:0]
+	if cipherName != crypto.AESName {
+		b = binary.AppendUvarint(b, uint64(len(innerTyp)))
+		b = append(b, innerTyp...)
+		b = append(b, aad...)
 	}
-	b := make([]byte, 0, binary.MaxVarintLen64+len(innerTyp)+len(aad))
-	b = binary.AppendUvarint(b, uint64(len(innerTyp)))
-	b = append(b, innerTyp...)
-	return append(b, aad...)
+	*bp = b
+	return bp
+}
+
+// scratch holds reusable buffers for what lives only during one call
+// (associated data, a plaintext until it is sealed).
+var scratch = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
+
+// putScratch puts a buffer back in scratch unless it grew too large to be
+// worth keeping alive.
+func putScratch(bp *[]byte) {
+	if cap(*bp) <= 64<<10 {
+		scratch.Put(bp)
+	}
 }
 
 // KeyInfo describes how a stored value is protected; see Inspect.

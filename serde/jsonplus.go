@@ -83,20 +83,7 @@ type JSONPlus struct{}
 // graphs write nil values all the time (branch channels); Python and
 // memvault read both forms.
 func (JSONPlus) DumpsTyped(v any) (string, []byte, error) {
-	switch x := v.(type) {
-	case nil:
-		return TypeJSON, []byte("null"), nil
-	case []byte:
-		return TypeBytes, append([]byte{}, x...), nil
-	}
-	if isNilPointer(v) {
-		return TypeJSON, []byte("null"), nil
-	}
-	e := jsonEncoder{}
-	if err := e.encode(v); err != nil {
-		return "", nil, err
-	}
-	return TypeJSON, e.b, nil
+	return appendJSONPlus([]byte{}, v) // never a nil payload, even for empty bytes
 }
 
 // LoadsTyped implements Serializer; see the type's documentation.
@@ -152,4 +139,32 @@ func loadsTyped(typ string, data []byte) (any, error) {
 func isNilPointer(v any) bool {
 	rv := reflect.ValueOf(v)
 	return rv.Kind() == reflect.Pointer && rv.IsNil()
+}
+
+// isJSONPlus reports whether s is the JSONPlus codec.
+func isJSONPlus(s Serializer) bool {
+	switch s.(type) {
+	case JSONPlus, *JSONPlus:
+		return true
+	}
+	return false
+}
+
+// appendJSONPlus is JSONPlus.DumpsTyped appending the payload to dst, for
+// callers that reuse a buffer.
+func appendJSONPlus(dst []byte, v any) (string, []byte, error) {
+	switch x := v.(type) {
+	case nil:
+		return TypeJSON, append(dst, "null"...), nil
+	case []byte:
+		return TypeBytes, append(dst, x...), nil
+	}
+	if isNilPointer(v) {
+		return TypeJSON, append(dst, "null"...), nil
+	}
+	e := jsonEncoder{b: dst}
+	if err := e.encode(v); err != nil {
+		return "", nil, err
+	}
+	return TypeJSON, e.b, nil
 }

@@ -21,7 +21,9 @@ func (e *Encrypted) Reencrypt(typ string, data, aad []byte) (string, []byte, boo
 	if id != nil && typ == innerTyp+"+"+e.write.Name() && e.ring.IsPrimary(*id) {
 		return typ, data, false, nil
 	}
-	ct, err := e.write.Encrypt(plain, cipherAAD(e.write.Name(), innerTyp, aad))
+	cp := cipherAAD(e.write.Name(), innerTyp, aad)
+	ct, err := e.write.Encrypt(plain, *cp)
+	putScratch(cp)
 	if err != nil {
 		return typ, data, false, fmt.Errorf("serde: encrypt: %w", err)
 	}

@@ -154,13 +154,16 @@ func measure(ctx context.Context, conc int, d time.Duration, fn benchOp) (sample
 }
 
 // compare measures one operation in several modes (the baseline among
-// them) for d each, in two halves run in the order A B C, then C B A, so
-// that drift (a table growing, a neighbour's load) weighs on every mode
-// alike. Each row merges its two halves.
+// them) for d each, in slices of about a second run in the order A B C,
+// then C B A, then A B C again, and so on (at least two rounds), so that
+// drift and slow spells (a table growing, a checkpoint flushing, a
+// neighbour's load, fsync latency that varies by the second) weigh on
+// every mode alike. Each row merges its slices.
 func compare(ctx context.Context, suite, op string, modes []string, conc int, d time.Duration, fn func(mode string) benchOp) ([]benchRow, error) {
+	rounds := max(2, int(d/time.Second)+int(d/time.Second)%2)
 	merged := make(map[string]*sample, len(modes))
 	run := func(mode string) error {
-		s, err := measure(ctx, conc, d/2, fn(mode))
+		s, err := measure(ctx, conc, d/time.Duration(rounds), fn(mode))
 		if err != nil {
 			return fmt.Errorf("%s %s (%s, %d in flight): %w", suite, op, mode, conc, err)
 		}
@@ -174,14 +177,14 @@ func compare(ctx context.Context, suite, op string, modes []string, conc int, d 
 		m.cpu += s.cpu
 		return nil
 	}
-	for _, mode := range modes {
-		if err := run(mode); err != nil {
-			return nil, err
-		}
-	}
-	for i := len(modes) - 1; i >= 0; i-- {
-		if err := run(modes[i]); err != nil {
-			return nil, err
+	for r := range rounds {
+		for i := range modes {
+			if r%2 == 1 {
+				i = len(modes) - 1 - i
+			}
+			if err := run(modes[i]); err != nil {
+				return nil, err
+			}
 		}
 	}
 	rows := make([]benchRow, 0, len(modes))
