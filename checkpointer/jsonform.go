@@ -87,13 +87,11 @@ type DecodedCheckpoint struct {
 // text; floats that are whole numbers (1.0) become integers.
 func DecodeCheckpointJSON(b []byte) (*DecodedCheckpoint, error) {
 	var sc storedCheckpoint
-	d := json.NewDecoder(bytes.NewReader(b))
-	d.UseNumber()
-	if err := d.Decode(&sc); err != nil {
-		return nil, fmt.Errorf("%w: checkpoint document: %v", ErrInvalidCheckpoint, err)
-	}
-	if err := noTrailingData(d); err != nil {
-		return nil, fmt.Errorf("%w: checkpoint document: %v", ErrInvalidCheckpoint, err)
+	if !scanStoredCheckpoint(b, &sc) {
+		sc = storedCheckpoint{}
+		if err := decodeStoredCheckpoint(b, &sc); err != nil {
+			return nil, fmt.Errorf("%w: checkpoint document: %v", ErrInvalidCheckpoint, err)
+		}
 	}
 	cp := &Checkpoint{
 		V:               sc.V,
@@ -251,4 +249,15 @@ func noTrailingData(d *json.Decoder) error {
 		return errors.New("data after the JSON value")
 	}
 	return nil
+}
+
+// decodeStoredCheckpoint is the general decoder of a checkpoint document,
+// whose result defines what scanStoredCheckpoint must produce.
+func decodeStoredCheckpoint(b []byte, sc *storedCheckpoint) error {
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	if err := d.Decode(sc); err != nil {
+		return err
+	}
+	return noTrailingData(d)
 }

@@ -246,3 +246,59 @@ func FuzzDecodeVersion(f *testing.F) {
 		}
 	})
 }
+
+// FuzzScanStoredCheckpoint checks the fast document scanner against
+// encoding/json: wherever the scanner takes a document, it produces what
+// encoding/json produces.
+func FuzzScanStoredCheckpoint(f *testing.F) {
+	for _, seed := range scanSeeds() {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, doc []byte) {
+		checkScan(t, doc)
+	})
+}
+
+func scanSeeds() []string {
+	b1, _ := EncodeCheckpointJSON(sampleCheckpoint(), VersionString)
+	b2, _ := EncodeCheckpointJSON(&Checkpoint{V: 4, ID: "x", ChannelVersions: map[string]string{"a": "1"}, UpdatedChannels: []string{}}, VersionInt)
+	return []string{
+		string(b1), string(b2),
+		`{"v":1,"id":"a","ts":"2024-01-01T00:00:00+00:00","channel_values":{"n":1,"s":"x\"y","o":{"a":[1,{"b":"]"}]}},"channel_versions":{"n":"00000000000000000000000000000001.0.1","m":7},"versions_seen":{"__input__":{},"agent":{"n":2}},"updated_channels":null,"pending_sends":[{"a":"}"}],"extra":[1,2,{"x":null}]}`,
+		` { "v" : 4 , "channel_versions" : { "a" : "1" } , "updated_channels" : [ "a" , "b" ] } `,
+		`{"V":2}`, `{"v":1,"v":2}`, `{"v":4.0}`, `{"v":-1}`, `{"v":01}`, `{"channel_versions":{"a":1.5}}`,
+		`{"channel_versions":{"a":"1","a":"2"}}`, `{"versions_seen":{"n":{"a":"1"},"n":{"b":"2"}}}`,
+		`{"channel_versions":null}`, `{"id":"\u00e9"}`, `{"id":"é"}`, `{"pending_sends":null}`, `[]`, `{}`, `{"v":1}x`,
+	}
+}
+
+// checkScan fails t when the scanner takes doc and disagrees with
+// encoding/json.
+func checkScan(t *testing.T, doc []byte) {
+	t.Helper()
+	var fast storedCheckpoint
+	if !scanStoredCheckpoint(doc, &fast) {
+		return
+	}
+	var slow storedCheckpoint
+	if err := decodeStoredCheckpoint(doc, &slow); err != nil {
+		t.Fatalf("%s: scanned, but encoding/json fails: %v", doc, err)
+	}
+	if !reflect.DeepEqual(fast, slow) {
+		t.Fatalf("%s:\nscanner       %#v\nencoding/json %#v", doc, fast, slow)
+	}
+}
+
+// TestScanStoredCheckpoint runs the fuzz seeds and checks that the
+// documents writers produce take the fast path.
+func TestScanStoredCheckpoint(t *testing.T) {
+	for _, s := range scanSeeds() {
+		checkScan(t, []byte(s))
+	}
+	for i, s := range scanSeeds()[:4] {
+		var sc storedCheckpoint
+		if !scanStoredCheckpoint([]byte(s), &sc) {
+			t.Errorf("seed %d: a writer's document is not scanned: %s", i, s)
+		}
+	}
+}
