@@ -38,7 +38,7 @@ var (
 	ErrKeySize = errors.New("LANGGRAPH_AES_KEY must be 16, 24, or 32 bytes long.")
 	// ErrKeyEncoding is returned for a "base64:" or "hex:" key that does
 	// not decode.
-	ErrKeyEncoding = errors.New("crypto: malformed encoded key")
+	ErrKeyEncoding = errors.New("malformed encoded key")
 	// ErrAAD is returned by the LangGraph "aes" cipher when given
 	// associated data, which its format cannot carry.
 	ErrAAD = errors.New("crypto: the aes format carries no associated data")

@@ -468,3 +468,20 @@ func TestEnvelopeSaltRenewal(t *testing.T) {
 		t.Fatalf("%d salts over many renewals", len(salts))
 	}
 }
+
+// TestKeyErrorsNamePackageOnce: key errors name the package once, however
+// deep the key was parsed.
+func TestKeyErrorsNamePackageOnce(t *testing.T) {
+	_, err1 := KeyringFromLookup(env(map[string]string{EnvKey: "short"}))
+	_, err2 := KeyringFromLookup(env(map[string]string{EnvKey: katKey, EnvPreviousKey: "hex:zz"}))
+	_, err3 := ParseKey("base64:!!")
+	_, err4 := NewKey([]byte("x"))
+	for _, err := range []error{err1, err2, err3, err4} {
+		if err == nil || strings.Count(err.Error(), "crypto:") != 1 || !strings.HasPrefix(err.Error(), "crypto: ") {
+			t.Errorf("%v", err)
+		}
+	}
+	if !errors.Is(err2, ErrKeyEncoding) || !errors.Is(err1, ErrKeySize) {
+		t.Errorf("sentinels lost: %v, %v", err1, err2)
+	}
+}

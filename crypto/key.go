@@ -28,10 +28,20 @@ type Key struct {
 
 // NewKey copies b into a Key. b must be 16, 24 or 32 bytes long.
 func NewKey(b []byte) (*Key, error) {
+	k, err := newKey(b)
+	if err != nil {
+		return nil, fmt.Errorf("crypto: %w", err)
+	}
+	return k, nil
+}
+
+// newKey is NewKey with errors that do not name the package, for callers
+// that add their own context.
+func newKey(b []byte) (*Key, error) {
 	switch len(b) {
 	case 16, 24, 32:
 	default:
-		return nil, fmt.Errorf("crypto: key of %d bytes: %w", len(b), ErrKeySize)
+		return nil, fmt.Errorf("key of %d bytes: %w", len(b), ErrKeySize)
 	}
 	k := &Key{b: append([]byte(nil), b...)}
 	m := hmac.New(sha256.New, k.b)
@@ -48,6 +58,15 @@ func ParseRawKey(s string) (*Key, error) { return NewKey([]byte(s)) }
 // with "base64:" (standard or URL alphabet, padding optional) or "hex:", in
 // which case the rest is decoded first.
 func ParseKey(s string) (*Key, error) {
+	k, err := parseKey(s)
+	if err != nil {
+		return nil, fmt.Errorf("crypto: %w", err)
+	}
+	return k, nil
+}
+
+// parseKey is ParseKey with errors that do not name the package.
+func parseKey(s string) (*Key, error) {
 	switch {
 	case strings.HasPrefix(s, "base64:"):
 		t := strings.TrimRight(strings.TrimPrefix(s, "base64:"), "=")
@@ -58,15 +77,15 @@ func ParseKey(s string) (*Key, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%w: base64: value does not decode", ErrKeyEncoding)
 		}
-		return NewKey(b)
+		return newKey(b)
 	case strings.HasPrefix(s, "hex:"):
 		b, err := hex.DecodeString(strings.TrimPrefix(s, "hex:"))
 		if err != nil {
 			return nil, fmt.Errorf("%w: hex: value does not decode", ErrKeyEncoding)
 		}
-		return NewKey(b)
+		return newKey(b)
 	}
-	return ParseRawKey(s)
+	return newKey([]byte(s))
 }
 
 // ID returns the key id.

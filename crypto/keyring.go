@@ -50,7 +50,7 @@ func KeyringFromLookup(lookup func(string) (string, bool)) (*Keyring, error) {
 	if !ok || v == "" {
 		return nil, fmt.Errorf("crypto: %w", ErrKeyNotSet)
 	}
-	primary, err := ParseKey(v)
+	primary, err := parseKey(v)
 	if err != nil {
 		return nil, fmt.Errorf("crypto: %s: %w", EnvKey, err)
 	}
@@ -60,7 +60,7 @@ func KeyringFromLookup(lookup func(string) (string, bool)) (*Keyring, error) {
 			if s = strings.TrimSpace(s); s == "" {
 				continue
 			}
-			k, err := ParseKey(s)
+			k, err := parseKey(s)
 			if err != nil {
 				return nil, fmt.Errorf("crypto: %s entry %d: %w", EnvPreviousKey, i+1, err)
 			}
