@@ -260,6 +260,12 @@ func (e *Envelope) Decrypt(ciphertext, aad []byte) ([]byte, error) {
 
 // DecryptKey opens an envelope and reports the id of the key that opened it.
 func (e *Envelope) DecryptKey(env, aad []byte) ([]byte, KeyID, error) {
+	return e.DecryptKeyAppend(nil, env, aad)
+}
+
+// DecryptKeyAppend is DecryptKey appending the plaintext to dst, for
+// callers that reuse a buffer. dst must not overlap env.
+func (e *Envelope) DecryptKeyAppend(dst, env, aad []byte) ([]byte, KeyID, error) {
 	id, err := EnvelopeKeyID(env)
 	if err != nil {
 		return nil, KeyID{}, err
@@ -274,7 +280,7 @@ func (e *Envelope) DecryptKey(env, aad []byte) ([]byte, KeyID, error) {
 	}
 	nonce := env[1+KeyIDSize+envSaltSize : envHeaderSize]
 	buf := headerAAD(env[:envHeaderSize], aad)
-	p, err := g.Open(nil, nonce, env[envHeaderSize:], *buf)
+	p, err := g.Open(dst, nonce, env[envHeaderSize:], *buf)
 	putScratch(buf)
 	if err != nil {
 		return nil, KeyID{}, ErrDecrypt

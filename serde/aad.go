@@ -15,12 +15,26 @@ func BlobAAD(threadID, checkpointNS, channel, version string) []byte {
 	return aad("memvault/blob/v1", threadID, checkpointNS, channel, version)
 }
 
+// AppendBlobAAD appends BlobAAD's bytes to dst, for callers that reuse a
+// buffer.
+func AppendBlobAAD(dst []byte, threadID, checkpointNS, channel, version string) []byte {
+	return appendAAD(dst, "memvault/blob/v1", threadID, checkpointNS, channel, version)
+}
+
 // WriteAAD is the associated data of a pending write. The channel is bound
 // too, so a write cannot be relabelled to another channel.
 func WriteAAD(threadID, checkpointNS, checkpointID, taskID string, idx int, channel string) []byte {
 	var b [binary.MaxVarintLen64]byte
 	n := binary.PutVarint(b[:], int64(idx))
 	return aad("memvault/write/v1", threadID, checkpointNS, checkpointID, taskID, string(b[:n]), channel)
+}
+
+// AppendWriteAAD appends WriteAAD's bytes to dst, for callers that reuse a
+// buffer.
+func AppendWriteAAD(dst []byte, threadID, checkpointNS, checkpointID, taskID string, idx int, channel string) []byte {
+	var b [binary.MaxVarintLen64]byte
+	n := binary.PutVarint(b[:], int64(idx))
+	return appendAAD(dst, "memvault/write/v1", threadID, checkpointNS, checkpointID, taskID, string(b[:n]), channel)
 }
 
 // ItemAAD is the associated data of a store item value; namespace is the
@@ -34,7 +48,10 @@ func aad(domain string, fields ...string) []byte {
 	for _, f := range fields {
 		n += len(f) + binary.MaxVarintLen64
 	}
-	out := make([]byte, 0, n)
+	return appendAAD(make([]byte, 0, n), domain, fields...)
+}
+
+func appendAAD(out []byte, domain string, fields ...string) []byte {
 	out = append(out, domain...)
 	out = append(out, 0)
 	for _, f := range fields {

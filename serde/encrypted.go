@@ -174,6 +174,9 @@ func (e *Encrypted) DumpsTypedWith(v any, aad []byte) (string, []byte, error) {
 
 // LoadsTypedWith decrypts and decodes a value dumped with the same aad.
 func (e *Encrypted) LoadsTypedWith(typ string, data, aad []byte) (any, error) {
+	if v, done, err := e.loadEnvelopeJSON(typ, data, aad); done {
+		return v, err
+	}
 	p, innerTyp, id, err := e.open(typ, data, aad)
 	if err != nil {
 		return nil, err
@@ -182,6 +185,32 @@ func (e *Encrypted) LoadsTypedWith(typ string, data, aad []byte) (any, error) {
 		return p, nil // freshly decrypted: no need to copy again
 	}
 	return e.inner.LoadsTyped(innerTyp, p)
+}
+
+// loadEnvelopeJSON is LoadsTypedWith for the most common value, JSONPlus
+// JSON in memvault's envelope, opened into a reused buffer: the JSON
+// decoder copies what it keeps, so the plaintext is garbage as soon as it
+// is decoded. done is false for any other value.
+func (e *Encrypted) loadEnvelopeJSON(typ string, data, aad []byte) (v any, done bool, err error) {
+	if typ != TypeJSON+"+"+crypto.EnvelopeName || !isJSONPlus(e.inner) {
+		return nil, false, nil
+	}
+	env, ok := e.read[crypto.EnvelopeName].(*crypto.Envelope)
+	if !ok {
+		return nil, false, nil
+	}
+	cp := cipherAAD(crypto.EnvelopeName, TypeJSON, aad)
+	bp := scratch.Get().(*[]byte)
+	p, _, err := env.DecryptKeyAppend((*bp)[:0], data, *cp)
+	putScratch(cp)
+	if err != nil {
+		putScratch(bp)
+		return nil, true, ErrDecrypt
+	}
+	v, err = decodeJSON(p)
+	*bp = p[:0]
+	putScratch(bp)
+	return v, true, err
 }
 
 // open decrypts; for plaintext values (when allowed) it returns data as is

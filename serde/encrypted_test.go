@@ -3,6 +3,7 @@ package serde
 import (
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -246,5 +247,51 @@ func TestEncryptedFromEnv(t *testing.T) {
 	_, err = e.LoadsTypedWith(typ, data[:10], []byte("aad"))
 	if err == nil || strings.Contains(err.Error(), testKey) || strings.Contains(err.Error(), "old-key") {
 		t.Fatalf("%v", err)
+	}
+}
+
+// TestEncryptedLoadsOwnTheirValues: values loaded from reused buffers keep
+// their content when later loads reuse the buffers.
+func TestEncryptedLoadsOwnTheirValues(t *testing.T) {
+	e := encrypted(t, keyring(t, testKey))
+	mk := func(s string) any {
+		return map[string]any{"s": s, "list": []any{s + "1", s + "2"}, "nested": map[string]any{s: s}, "n": int64(len(s))}
+	}
+	first := mk("hello world, a string long enough to matter")
+	typ, ct, err := e.DumpsTypedWith(first, []byte("row"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := e.LoadsTypedWith(typ, ct, []byte("row"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 200 {
+		other := mk(fmt.Sprintf("%044d", i))
+		typ2, ct2, err := e.DumpsTypedWith(other, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v, err := e.LoadsTypedWith(typ2, ct2, nil); err != nil || !reflect.DeepEqual(v, other) {
+			t.Fatalf("load %d: %v, %v", i, v, err)
+		}
+	}
+	if !reflect.DeepEqual(got, first) {
+		t.Fatalf("an earlier value changed: %#v", got)
+	}
+	// And the reused-buffer path fails as the general one does.
+	if _, err := e.LoadsTypedWith(typ, ct, []byte("other row")); !errors.Is(err, ErrDecrypt) {
+		t.Fatalf("other aad: %v", err)
+	}
+}
+
+// TestAppendAAD: the Append forms append exactly what the others return.
+func TestAppendAAD(t *testing.T) {
+	pre := []byte("kept")
+	if got := AppendBlobAAD(pre, "t", "ns", "ch", "v1"); string(got) != "kept"+string(BlobAAD("t", "ns", "ch", "v1")) {
+		t.Fatalf("blob: %q", got)
+	}
+	if got := AppendWriteAAD(pre, "t", "ns", "cp", "task", -3, "ch"); string(got) != "kept"+string(WriteAAD("t", "ns", "cp", "task", -3, "ch")) {
+		t.Fatalf("write: %q", got)
 	}
 }

@@ -193,6 +193,7 @@ func (r *rawTuple) scan(rows pgx.Rows) error {
 // values (Python's) overlaid by the blob values, pending writes, and the
 // pending sends of a v<4 checkpoint.
 func (s *Saver) decode(r *rawTuple) (*checkpointer.Tuple, error) {
+	var aad []byte // associated data, rebuilt in place for each value
 	dc, err := checkpointer.DecodeCheckpointJSON(r.checkpoint)
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint %q: %w", r.id, err)
@@ -224,7 +225,7 @@ func (s *Saver) decode(r *rawTuple) (*checkpointer.Tuple, error) {
 		if typ == serde.TypeEmpty {
 			continue
 		}
-		v, err := s.load(typ, e[3], func() []byte { return serde.BlobAAD(r.threadID, r.ns, ch, ver) })
+		v, err := s.load(typ, e[3], func() []byte { aad = serde.AppendBlobAAD(aad[:0], r.threadID, r.ns, ch, ver); return aad })
 		if err != nil {
 			return nil, fmt.Errorf("checkpoint %q: channel %q: %w", r.id, ch, err)
 		}
@@ -262,7 +263,7 @@ func (s *Saver) decode(r *rawTuple) (*checkpointer.Tuple, error) {
 		if err != nil {
 			return nil, fmt.Errorf("checkpoint %q: malformed pending write index", r.id)
 		}
-		v, err := s.load(typ, e[4], func() []byte { return serde.WriteAAD(r.threadID, r.ns, r.id, task, idx, ch) })
+		v, err := s.load(typ, e[4], func() []byte { aad = serde.AppendWriteAAD(aad[:0], r.threadID, r.ns, r.id, task, idx, ch); return aad })
 		if err != nil {
 			return nil, fmt.Errorf("checkpoint %q: pending write %s/%d: %w", r.id, task, idx, err)
 		}
