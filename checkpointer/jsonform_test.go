@@ -302,3 +302,16 @@ func TestScanStoredCheckpoint(t *testing.T) {
 		}
 	}
 }
+
+// TestScanDeepRawValue: a raw value nested near encoding/json's depth limit
+// is left to encoding/json, which judges the whole document.
+func TestScanDeepRawValue(t *testing.T) {
+	for _, depth := range []int{maxRawDepth, maxRawDepth + 1, 9999, 10000} {
+		doc := `{"v":4,"channel_values":{"x":` + strings.Repeat("[", depth) + strings.Repeat("]", depth) + `}}`
+		var sc storedCheckpoint
+		if scanStoredCheckpoint([]byte(doc), &sc) != (depth <= maxRawDepth) {
+			t.Errorf("depth %d: scanner took it: %v", depth, depth > maxRawDepth)
+		}
+		checkScan(t, []byte(doc))
+	}
+}

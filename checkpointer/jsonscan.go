@@ -124,9 +124,15 @@ func scanStoredCheckpoint(b []byte, sc *storedCheckpoint) (ok bool) {
 
 // docScanner walks a JSON document.
 type docScanner struct {
-	b []byte
-	i int
+	b       []byte
+	i       int
+	tooDeep bool // a raw value nests deeper than maxRawDepth
 }
+
+// maxRawDepth bounds the nesting of raw values the scanner takes, well
+// inside encoding/json's limit for the whole document, which json.Valid on
+// a part cannot check.
+const maxRawDepth = 1000
 
 func (s *docScanner) ws() {
 	for s.i < len(s.b) {
@@ -223,7 +229,9 @@ func (s *docScanner) rawValue() json.RawMessage {
 			s.i++
 			s.i = min(s.i, len(s.b)) // an unterminated string
 		case c == '{' || c == '[':
-			depth++
+			if depth++; depth > maxRawDepth {
+				s.tooDeep = true
+			}
 			s.i++
 		case c == '}' || c == ']':
 			if depth == 0 {
@@ -251,7 +259,7 @@ func (s *docScanner) rawValue() json.RawMessage {
 // validRaw is rawValue, checked with json.Valid.
 func (s *docScanner) validRaw() (json.RawMessage, bool) {
 	raw := s.rawValue()
-	return raw, json.Valid(raw)
+	return raw, !s.tooDeep && json.Valid(raw)
 }
 
 // rawObject reads an object of plain keys to raw values.

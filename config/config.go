@@ -17,8 +17,8 @@ import (
 type EncryptionMode string
 
 const (
-	// EncryptionEnvelope is memvault's envelope (AES-256-GCM, per-record
-	// keys, bound to where the value lives). The default when a key is set.
+	// EncryptionEnvelope is memvault's envelope (AES-256-GCM under derived
+	// record keys, bound to where the value lives). The default when a key is set.
 	EncryptionEnvelope EncryptionMode = "envelope"
 	// EncryptionLangGraph writes LangGraph's "aes" format (no binding), for
 	// databases shared with Python LangGraph services.

@@ -31,9 +31,10 @@ const (
 // info.
 const envDomain = "memvault/envelope/v1"
 
-// Envelope is memvault's default cipher: per-record AES-256-GCM keys derived
-// with HKDF-SHA256 from the keyring's master key and a random salt, a key id
-// naming the master key, and caller associated data. See the package
+// Envelope is memvault's default cipher: AES-256-GCM under record keys
+// derived with HKDF-SHA256 from the keyring's master key and a random salt
+// (a new salt every RecordsPerSalt records), a key id naming the master
+// key, and caller associated data. See the package
 // documentation for the byte layout.
 type Envelope struct {
 	ring *Keyring

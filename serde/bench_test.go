@@ -108,7 +108,7 @@ func benchEncrypted(b *testing.B, e *Encrypted) {
 }
 
 // BenchmarkEncryptedEnvelope is an Encrypted dump+load round trip of raw
-// bytes with the envelope (HKDF per record, AES-256-GCM, AAD): the cost of
+// bytes with the envelope (HKDF-derived record key, AES-256-GCM, AAD): the cost of
 // the encryption layer, to compare with BenchmarkRawAESGCM.
 func BenchmarkEncryptedEnvelope(b *testing.B) {
 	benchEncrypted(b, encrypted(b, keyring(b, testKey)))

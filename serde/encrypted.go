@@ -148,7 +148,7 @@ func (e *Encrypted) DumpsTypedWith(v any, aad []byte) (string, []byte, error) {
 		// The plaintext lives until it is sealed: encode it in a
 		// reused buffer.
 		bp := scratch.Get().(*[]byte)
-		defer putScratch(bp)
+		defer wipeScratch(bp)
 		var err error
 		if typ, *bp, err = appendJSONPlus((*bp)[:0], v); err != nil {
 			return "", nil, err
@@ -208,8 +208,8 @@ func (e *Encrypted) loadEnvelopeJSON(typ string, data, aad []byte) (v any, done 
 		return nil, true, ErrDecrypt
 	}
 	v, err = decodeJSON(p)
-	*bp = p[:0]
-	putScratch(bp)
+	*bp = p
+	wipeScratch(bp)
 	return v, true, err
 }
 
@@ -264,6 +264,13 @@ func putScratch(bp *[]byte) {
 	if cap(*bp) <= 64<<10 {
 		scratch.Put(bp)
 	}
+}
+
+// wipeScratch zeroes a buffer that held plaintext and puts it back, so
+// that no plaintext lingers in the pool.
+func wipeScratch(bp *[]byte) {
+	clear(*bp)
+	putScratch(bp)
 }
 
 // KeyInfo describes how a stored value is protected; see Inspect.

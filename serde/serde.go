@@ -20,6 +20,8 @@ type Serializer interface {
 // (where the value lives: thread, namespace, channel, version, ...). A payload
 // dumped with one aad only loads with the same aad. Encrypted implements it;
 // plain codecs ignore aad and need not implement it (see DumpsWith).
+// Implementations must not keep aad (or data) after returning: callers
+// reuse those buffers.
 type BoundSerializer interface {
 	Serializer
 	// DumpsTypedWith is DumpsTyped with associated data.

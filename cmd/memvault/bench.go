@@ -9,7 +9,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -265,15 +264,6 @@ func (p *benchPrinter) summary(baseline string) {
 // wants reports whether op is to be run.
 func (bf benchFlags) wants(op string) bool {
 	return len(bf.ops) == 0 || slices.Contains(bf.ops, op)
-}
-
-// processCPU returns the CPU time (user + system) this process has used.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // checkOps fails on an --ops name that is not one of known.

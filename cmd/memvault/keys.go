@@ -59,8 +59,8 @@ the raw form Python LangGraph reads, for databases shared with Python services.`
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "encryption: %s\n", info.Mode)
 			for _, k := range info.Keys {
-				// The envelope derives an AES-256 key per record from the
-				// master key whatever its size; "aes" uses the key as is.
+				// The envelope derives AES-256 record keys from the master
+				// key whatever its size; "aes" uses the key as is.
 				use := fmt.Sprintf("AES-%d", k.Bytes*8)
 				if info.Mode == config.EncryptionEnvelope {
 					use = "master key of AES-256-GCM record keys"

@@ -57,7 +57,7 @@ func TestSearchUsesIndex(t *testing.T) {
 				var shapes [2]string // each plan without its query-vector lines
 				for i, prepared := range []bool{false, true} {
 					opt := store.SearchOptions{Query: "x", Limit: 10}
-					sql, a, _, err := s.buildQuery(opt, s.nowUTC(), s.annQuery(prefix, vectorText(q), candidates(10, 1, false), prepared))
+					sql, a, _, err := s.buildQuery(opt, s.nowUTC(), s.annQuery(prefix, vectorText(q), candidates(10, 1, false), literal(prepared, prefix)))
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -155,4 +155,14 @@ func explain(t *testing.T, s *Store, prepared bool, sql string, a args) string {
 		}
 	}
 	return b.String()
+}
+
+// literal is the prefix condition written into a cached statement, or ""
+// for the parameterized one.
+func literal(prepared bool, prefix store.Namespace) string {
+	if !prepared {
+		return ""
+	}
+	cond, _ := nsCondLiteral("sv.prefix", prefix)
+	return cond
 }

@@ -158,7 +158,8 @@ func nsCondLiteral(col string, prefix store.Namespace) (cond string, ok bool) {
 // digits and backslashes, never a character of s, so no quote, backslash or
 // comment in s can end the constant, and the meaning does not depend on
 // standard_conforming_strings. Non-ASCII characters are Unicode escapes,
-// converted to the server encoding as a parameter would be. ok is false
+// which the server converts to its encoding (a SQL_ASCII server refuses
+// them: callers check the server encoding first). ok is false
 // for invalid UTF-8 and for NUL, which PostgreSQL text cannot hold.
 func escapeLiteral(s string) (lit string, ok bool) {
 	const hex = "0123456789abcdef"

@@ -108,7 +108,8 @@ type Store struct {
 	values *valueCache        // nil when disabled or without Serde
 	query  *embeddings.Cached // query embeddings; nil when disabled or without index
 
-	iterative atomic.Int32 // pgvector iterative scans: 0 unknown, 1 yes, 2 no
+	iterative  atomic.Int32 // pgvector iterative scans: 0 unknown, 1 yes, 2 no
+	utf8Server atomic.Int32 // server_encoding is UTF8: 0 unknown, 1 yes, 2 no
 	// mode is the exec mode of search queries (0: the pool's own). A
 	// pool that caches prepared statements gets QueryExecModeCacheDescribe
 	// instead: unnamed statements are planned with their parameters every
@@ -262,6 +263,26 @@ FROM pg_extension WHERE extname = 'vector'`).Scan(&ok)
 		s.iterative.Store(1)
 	} else {
 		s.iterative.Store(2)
+	}
+	return ok
+}
+
+// serverUTF8 reports whether the server encoding is UTF8; it asks once.
+func (s *Store) serverUTF8(ctx context.Context) bool {
+	switch s.utf8Server.Load() {
+	case 1:
+		return true
+	case 2:
+		return false
+	}
+	var ok bool
+	if err := s.db.QueryRow(ctx, `SELECT current_setting('server_encoding') = 'UTF8'`).Scan(&ok); err != nil {
+		return false // ask again next time
+	}
+	if ok {
+		s.utf8Server.Store(1)
+	} else {
+		s.utf8Server.Store(2)
 	}
 	return ok
 }

@@ -6,7 +6,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/memvault/memvault/embeddings"
@@ -100,6 +102,67 @@ func TestPreparedPrefixSearch(t *testing.T) {
 		}
 		if n != 1 {
 			t.Fatalf("%v: %d cached statements hold the prefix, want 1", prefix, n)
+		}
+	}
+}
+
+// TestPreparedPrefixSQLASCII: on a SQL_ASCII database, which refuses the
+// Unicode escapes of a non-ASCII prefix, such a prefix keeps its
+// parameters when searched again; ASCII prefixes still get a cached
+// statement.
+func TestPreparedPrefixSQLASCII(t *testing.T) {
+	ctx := context.Background()
+	admin, err := pgx.Connect(ctx, pgtest.DSN(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(ctx)
+	db := fmt.Sprintf("mv_sqlascii_%d", time.Now().UnixNano())
+	if _, err := admin.Exec(ctx, "CREATE DATABASE "+db+" ENCODING 'SQL_ASCII' LC_COLLATE 'C' LC_CTYPE 'C' TEMPLATE template0"); err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Exec(context.Background(), "DROP DATABASE "+db+" WITH (FORCE)") //nolint:errcheck // best-effort cleanup
+	cfg, err := pgxpool.ParseConfig(pgtest.DSN(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.ConnConfig.Database = db
+	cfg.MaxConns = 1
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	if _, err := pool.Exec(ctx, "CREATE EXTENSION IF NOT EXISTS vector"); err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(pool, Options{Index: &store.IndexConfig{Embedder: embeddings.NewHashing(32), Fields: []string{"text"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.Setup(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range []string{"ascii", "ü 😀"} {
+		prefix := store.Namespace{"t", l}
+		for i := range 3 {
+			if err := s.Put(ctx, prefix, fmt.Sprint(i), map[string]any{"text": fmt.Sprintf("note %d", i)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for i := range 3 {
+			items, err := s.Search(ctx, prefix, store.SearchOptions{Query: "note 1"})
+			if err != nil || len(items) != 3 {
+				t.Fatalf("%v, search %d: %d items, %v", prefix, i, len(items), err)
+			}
+		}
+		var n int
+		if err := pool.QueryRow(ctx, `SELECT count(*) FROM pg_prepared_statements WHERE strpos(statement, 'sv.prefix = E') > 0 AND strpos(statement, $1) > 0`, `\x`+fmt.Sprintf("%02x", l[0])).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if want := map[bool]int{true: 1, false: 0}[l == "ascii"]; n != want {
+			t.Errorf("%v: %d cached statements hold the prefix, want %d", prefix, n, want)
 		}
 	}
 }

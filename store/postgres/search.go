@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 
@@ -115,9 +116,9 @@ func (s *Store) searchANN(ctx context.Context, prefix store.Namespace, opt store
 	limit, offset := opt.EffectiveLimit(), opt.Offset
 	n := candidates(offset+limit, s.index.estimate, len(opt.Filter) > 0 || s.ttl.OmitExpired)
 	first := n
-	prepared := s.preparedPrefix(prefix)
+	literalCond, prepared := s.preparedPrefix(ctx, prefix)
 	for {
-		sql, a, goFilter, err := s.buildQuery(opt, now, s.annQuery(prefix, qtext, n, prepared))
+		sql, a, goFilter, err := s.buildQuery(opt, now, s.annQuery(prefix, qtext, n, literalCond))
 		if err != nil {
 			return nil, false, err
 		}
@@ -228,15 +229,13 @@ const maxCandidates = 1000
 // annQuery builds the index-served query over n candidates: every
 // candidate with its item's metadata, and its value only when the item
 // passes the filter and expiry conditions (value is NOT NULL, so a NULL
-// marks a candidate that does not).
-func (s *Store) annQuery(prefix store.Namespace, qtext string, n int, literalPrefix bool) func(a *args, where string) string {
+// marks a candidate that does not). The prefix condition is literalCond
+// when given (see preparedPrefix), else nsCond's, with parameters.
+func (s *Store) annQuery(prefix store.Namespace, qtext string, n int, literalCond string) func(a *args, where string) string {
 	return func(a *args, where string) string {
 		q := a.add(qtext)
-		cond := ""
-		if literalPrefix {
-			cond, literalPrefix = nsCondLiteral("sv.prefix", prefix)
-		}
-		if !literalPrefix {
+		cond := literalCond
+		if cond == "" {
 			cond = nsCond(a, "sv.prefix", prefix)
 		}
 		vec := q + "::" + s.index.vecType
@@ -509,7 +508,8 @@ const seenPrefixesSize = 256
 
 // preparedPrefix reports whether the index-served query under prefix runs
 // as a cached prepared statement with the prefix written into its text,
-// rather than as an unnamed statement planned with its parameters.
+// rather than as an unnamed statement planned with its parameters, and
+// returns the condition on sv.prefix to write when it does.
 //
 // Why both: the planner must see the prefix to choose between the vector
 // index (broad prefix) and an exact scan of the prefix's rows (selective
@@ -525,18 +525,40 @@ const seenPrefixesSize = 256
 // connection's statement cache (shared with every other statement on the
 // pool) with statements used once. Pools that do not cache statements
 // (pgx's exec or simple-protocol modes, transaction poolers) and
-// transactions never get one.
-func (s *Store) preparedPrefix(prefix store.Namespace) bool {
+// transactions never get one; nor do prefixes longer than
+// maxLiteralPrefix bytes (statement text and cache memory), nor non-ASCII
+// prefixes unless the server encoding is UTF8 (a SQL_ASCII server refuses
+// Unicode escapes).
+func (s *Store) preparedPrefix(ctx context.Context, prefix store.Namespace) (cond string, ok bool) {
 	if s.seenPrefixes == nil {
-		return false
+		return "", false
 	}
 	if len(prefix) == 0 {
-		return true // no prefix: one statement, and no parameter sways its plan
+		return "TRUE", true // one statement, and no parameter sways its plan
 	}
 	key := prefix.String()
-	if _, ok := s.seenPrefixes.Get(key); ok {
-		return true
+	if len(key) > maxLiteralPrefix {
+		return "", false
 	}
-	s.seenPrefixes.Add(key, struct{}{})
-	return false
+	if _, seen := s.seenPrefixes.Get(key); !seen {
+		s.seenPrefixes.Add(key, struct{}{})
+		return "", false
+	}
+	if !isASCII(key) && !s.serverUTF8(ctx) {
+		return "", false
+	}
+	return nsCondLiteral("sv.prefix", prefix)
+}
+
+// maxLiteralPrefix is the longest prefix (in bytes) written into a cached
+// statement.
+const maxLiteralPrefix = 512
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }

@@ -1,0 +1,8 @@
+//go:build !unix
+
+package main
+
+import "time"
+
+// processCPU is not measured on this platform: client CPU columns read 0.
+func processCPU() time.Duration { return 0 }
