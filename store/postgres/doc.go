@@ -73,8 +73,10 @@
 // get a cached statement with the prefix written into its text instead, as
 // escape-string constants made only of hex escapes (no character of the
 // prefix reaches the SQL text): planned once for that prefix (again after
-// ANALYZE), it skips parsing and planning. Pools in other exec modes
-// (transaction poolers) and transactions always get unnamed statements.
+// ANALYZE), it skips parsing and planning. Prefixes over 512 bytes, and
+// non-ASCII prefixes on a server whose encoding is not UTF8, keep their
+// parameters; so do pools in other exec modes (transaction poolers) and
+// transactions.
 //
 // A search without a query orders items by updated_at descending, then by
 // namespace and key (byte order).
