@@ -18,108 +18,52 @@ import (
 // b.
 func scanStoredCheckpoint(b []byte, sc *storedCheckpoint) (ok bool) {
 	s := docScanner{b: b}
-	if !s.consume('{') {
-		return false
-	}
 	var seen uint8
-	first := true
-	for {
-		if s.consume('}') {
-			return s.end()
-		}
-		if !first && !s.consume(',') {
-			return false
-		}
-		first = false
-		key, ok := s.plainString()
-		if !ok || !s.consume(':') {
-			return false
-		}
+	return s.object(func(key string) bool {
 		var bit uint8
+		ok := false
 		switch key {
 		case "v":
 			bit = 1
-			n, ok := s.smallInt()
-			if !ok {
-				return false
-			}
-			sc.V = n
+			sc.V, ok = s.smallInt()
 		case "id":
 			bit = 2
-			if sc.ID, ok = s.plainString(); !ok {
-				return false
-			}
+			sc.ID, ok = s.plainString()
 		case "ts":
 			bit = 4
-			if sc.TS, ok = s.plainString(); !ok {
-				return false
-			}
+			sc.TS, ok = s.plainString()
 		case "channel_values":
 			bit = 8
-			if sc.ChannelValues, ok = s.rawObject(); !ok {
-				return false
-			}
+			sc.ChannelValues, ok = s.rawObject()
 		case "channel_versions":
 			bit = 16
-			if sc.ChannelVersions, ok = s.versionObject(); !ok {
-				return false
-			}
+			sc.ChannelVersions, ok = s.versionObject()
 		case "versions_seen":
 			bit = 32
-			if !s.consume('{') {
-				return false
-			}
 			sc.VersionsSeen = map[string]map[string]json.RawMessage{}
-			for i := 0; !s.consume('}'); i++ {
-				if i > 0 && !s.consume(',') {
-					return false
-				}
-				node, ok := s.plainString()
-				if !ok || !s.consume(':') {
-					return false
-				}
-				if sc.VersionsSeen[node], ok = s.versionObject(); !ok {
-					return false
-				}
-			}
+			ok = s.object(func(node string) bool {
+				m, ok := s.versionObject()
+				sc.VersionsSeen[node] = m
+				return ok
+			})
 		case "updated_channels":
 			bit = 64
-			if s.literal("null") {
-				sc.UpdatedChannels = nil
-				break
-			}
-			if !s.consume('[') {
-				return false
-			}
-			sc.UpdatedChannels = []string{}
-			for i := 0; !s.consume(']'); i++ {
-				if i > 0 && !s.consume(',') {
-					return false
-				}
-				ch, ok := s.plainString()
-				if !ok {
-					return false
-				}
-				sc.UpdatedChannels = append(sc.UpdatedChannels, ch)
-			}
+			sc.UpdatedChannels, ok = s.stringArray()
 		case "pending_sends":
 			bit = 128
-			if sc.PendingSends, ok = s.validRaw(); !ok {
-				return false
-			}
+			sc.PendingSends, ok = s.validRaw()
 		default:
-			if foldsToField(key) {
-				return false // encoding/json matches field names case-insensitively
-			}
-			if _, ok := s.validRaw(); !ok { // an unknown key, skipped as encoding/json does
-				return false
-			}
+			// An unknown key is skipped, as encoding/json does, unless it
+			// is a field name in other case, which encoding/json matches.
+			_, ok = s.validRaw()
+			ok = ok && !foldsToField(key)
 		}
-		if seen&bit != 0 {
-			return false // repeated: leave the merging rules to encoding/json
+		if !ok || seen&bit != 0 {
+			return false // a repeated key: leave the merging rules to encoding/json
 		}
 		seen |= bit
-	}
+		return true
+	}) && s.end()
 }
 
 // docScanner walks a JSON document.
@@ -262,59 +206,80 @@ func (s *docScanner) validRaw() (json.RawMessage, bool) {
 	return raw, !s.tooDeep && json.Valid(raw)
 }
 
-// rawObject reads an object of plain keys to raw values.
-func (s *docScanner) rawObject() (map[string]json.RawMessage, bool) {
+// object reads an object of plain keys, calling member after each key's
+// colon to read its value; member returns false to give up.
+func (s *docScanner) object(member func(key string) bool) bool {
 	if !s.consume('{') {
+		return false
+	}
+	for i := 0; !s.consume('}'); i++ {
+		if i > 0 && !s.consume(',') {
+			return false
+		}
+		k, ok := s.plainString()
+		if !ok || !s.consume(':') || !member(k) {
+			return false
+		}
+	}
+	return true
+}
+
+// stringArray reads null (nil) or an array of plain strings (never nil).
+func (s *docScanner) stringArray() ([]string, bool) {
+	if s.literal("null") {
+		return nil, true
+	}
+	if !s.consume('[') {
 		return nil, false
 	}
-	m := map[string]json.RawMessage{}
-	for i := 0; !s.consume('}'); i++ {
+	out := []string{}
+	for i := 0; !s.consume(']'); i++ {
 		if i > 0 && !s.consume(',') {
 			return nil, false
 		}
-		k, ok := s.plainString()
-		if !ok || !s.consume(':') {
+		str, ok := s.plainString()
+		if !ok {
 			return nil, false
 		}
-		if m[k], ok = s.validRaw(); !ok {
-			return nil, false
-		}
+		out = append(out, str)
 	}
-	return m, true
+	return out, true
+}
+
+// rawObject reads an object of plain keys to raw values.
+func (s *docScanner) rawObject() (map[string]json.RawMessage, bool) {
+	m := map[string]json.RawMessage{}
+	ok := s.object(func(k string) bool {
+		raw, ok := s.validRaw()
+		m[k] = raw
+		return ok
+	})
+	return m, ok
 }
 
 // versionObject reads an object of plain keys to versions: plain strings
 // or plain integers, kept raw for decodeVersion.
 func (s *docScanner) versionObject() (map[string]json.RawMessage, bool) {
-	if !s.consume('{') {
-		return nil, false
-	}
 	m := map[string]json.RawMessage{}
-	for i := 0; !s.consume('}'); i++ {
-		if i > 0 && !s.consume(',') {
-			return nil, false
-		}
-		k, ok := s.plainString()
-		if !ok || !s.consume(':') {
-			return nil, false
-		}
+	ok := s.object(func(k string) bool {
 		s.ws()
 		start := s.i
 		if s.i < len(s.b) && s.b[s.i] == '"' {
 			if _, ok := s.plainString(); !ok {
-				return nil, false
+				return false
 			}
 		} else {
 			for s.i < len(s.b) && s.b[s.i] >= '0' && s.b[s.i] <= '9' {
 				s.i++
 			}
 			if !plainInteger(s.b[start:s.i]) {
-				return nil, false
+				return false
 			}
 		}
 		m[k] = s.b[start:s.i]
-	}
-	return m, true
+		return true
+	})
+	return m, ok
 }
 
 // foldsToField reports whether key is a field name of storedCheckpoint
