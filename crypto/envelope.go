@@ -230,19 +230,6 @@ func putScratch(bp *[]byte) {
 // associated data is not kept alive by the pool.
 const maxScratch = 4 << 10
 
-// joinPooled returns a ‖ b in a buffer from scratch and the function that
-// puts it back.
-func joinPooled(a, b []byte) (joined []byte, put func()) {
-	bp := scratch.Get().(*[]byte)
-	joined = append(append((*bp)[:0], a...), b...)
-	return joined, func() {
-		if cap(joined) <= maxScratch {
-			*bp = joined[:0]
-			scratch.Put(bp)
-		}
-	}
-}
-
 func (ek *envKey) recordAEAD(header []byte) (cipher.AEAD, error) {
 	var rk [32]byte
 	ek.recordKey(&rk, header)
