@@ -291,6 +291,33 @@ func (r *runner) testVectorSearch(t *testing.T) {
 		got := e.search(ns("v", "a"), store.SearchOptions{Query: "apple"})
 		equalStrings(t, "found", ids(got), []string{"v.a/x"})
 	})
+	t.Run("RepeatedSearchesAgree", func(t *testing.T) {
+		// Backends may cache per prefix (statements, plans, vectors): a
+		// search repeated under a prefix full of metacharacters finds what
+		// the first found, nothing from sibling namespaces, and sees a
+		// change made after it. Scores are distinct and the page is
+		// smaller than the prefix, so an index-served query can settle it.
+		e := r.indexed(t, store.Cosine, "text")
+		labels := []string{`a'b`, `x'); DROP TABLE store; --`, `\`, `\x41`, `%_`, "ü 😀", `$1`, `E'`}
+		for _, l := range labels {
+			e.put(ns("r", l), "x", map[string]any{"text": "apple"})
+			e.put(ns("r", l), "y", map[string]any{"text": "apple banana"})
+			e.put(ns("r", l, "deeper"), "z", map[string]any{"text": "apple banana cherry"})
+			e.put(ns("r", l), "v", map[string]any{"text": "banana"})
+			for _, sibling := range []string{l + "z", l + "-", l + "~"} {
+				e.put(ns("r", sibling), "x", map[string]any{"text": "apple"})
+			}
+		}
+		q := store.SearchOptions{Query: "apple", Limit: 2}
+		for _, l := range labels {
+			p := "r." + l
+			for i := range 3 {
+				equalStrings(t, fmt.Sprintf("%q search %d", l, i), ids(e.search(ns("r", l), q)), []string{p + "/x", p + "/y"})
+			}
+			e.put(ns("r", l), "y", map[string]any{"text": "cherry"})
+			equalStrings(t, fmt.Sprintf("%q after a put", l), ids(e.search(ns("r", l), q)), []string{p + "/x", p + ".deeper/z"})
+		}
+	})
 	t.Run("NoQueryOnIndexedStore", func(t *testing.T) {
 		e := r.indexed(t, store.Cosine, "text")
 		e.put(ns("v"), "x", map[string]any{"text": "apple"})
