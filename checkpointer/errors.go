@@ -14,6 +14,12 @@ var (
 	ErrInvalidCheckpoint = errors.New("checkpointer: invalid checkpoint")
 	// ErrNotFound: an operation needs a thread or checkpoint that does not exist.
 	ErrNotFound = errors.New("checkpointer: not found")
+	// ErrInvalidID: a thread id, namespace, checkpoint id, task id, task
+	// path or channel name holding a NUL byte or invalid UTF-8. Every
+	// backend refuses them alike, before any I/O (PostgreSQL's text type
+	// cannot store them), so a thread written on one backend can always
+	// move to another.
+	ErrInvalidID = errors.New("checkpointer: invalid id")
 	// ErrInvalidVersion: a channel version that is neither an integer nor
 	// LangGraph's "<int>.<fraction>" string.
 	ErrInvalidVersion = errors.New("checkpointer: invalid channel version")

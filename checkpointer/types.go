@@ -87,6 +87,12 @@ type ListOptions struct {
 	// cfg.CheckpointNS. LangGraph does this when checkpoint_ns is absent from
 	// the config; Go has no absent string, so it is explicit here.
 	AllNamespaces bool
+	// AllThreads lets a non-nil cfg with an empty ThreadID list every thread
+	// (in cfg.CheckpointNS, or in all namespaces with AllNamespaces), as JS
+	// LangGraph does when thread_id is absent. Without it such a cfg is
+	// refused with ErrMissingThreadID: an empty id — an unset variable, say
+	// — must never turn "this thread" into "every thread".
+	AllThreads bool
 }
 
 // Saver persists checkpoints. Implementations are safe for concurrent use.
@@ -97,7 +103,8 @@ type Saver interface {
 	// List streams matching checkpoints newest first. A nil cfg lists every
 	// thread and namespace; a cfg without a thread id lists every thread in
 	// cfg.CheckpointNS (or in all namespaces with opt.AllNamespaces), as JS
-	// LangGraph does; a cfg.CheckpointID keeps only that checkpoint.
+	// LangGraph does, only with opt.AllThreads (ErrMissingThreadID
+	// otherwise); a cfg.CheckpointID keeps only that checkpoint.
 	// Iteration stops at the first error, which is yielded.
 	List(ctx context.Context, cfg *Config, opt ListOptions) iter.Seq2[*Tuple, error]
 	// Put stores cp and its metadata under cfg's thread and namespace, with

@@ -19,7 +19,7 @@ func TestValidatePut(t *testing.T) {
 		{Config{}, nil, ErrMissingThreadID},
 		{Config{ThreadID: "t"}, &Checkpoint{}, ErrInvalidCheckpoint},
 	} {
-		if err := ValidatePut(tc.cfg, tc.cp); !errors.Is(err, tc.want) || (tc.want == nil) != (err == nil) {
+		if err := ValidatePut(tc.cfg, tc.cp, nil); !errors.Is(err, tc.want) || (tc.want == nil) != (err == nil) {
 			t.Errorf("ValidatePut(%+v, %v) = %v, want %v", tc.cfg, tc.cp, err, tc.want)
 		}
 	}
@@ -35,7 +35,7 @@ func TestValidatePutWrites(t *testing.T) {
 		{Config{ThreadID: "t"}, ErrMissingCheckpointID},
 	} {
 		cfg, want := tc.cfg, tc.want
-		if err := ValidatePutWrites(cfg); !errors.Is(err, want) || (want == nil) != (err == nil) {
+		if err := ValidatePutWrites(cfg, nil, "task", ""); !errors.Is(err, want) || (want == nil) != (err == nil) {
 			t.Errorf("ValidatePutWrites(%+v) = %v, want %v", cfg, err, want)
 		}
 	}

@@ -4,14 +4,17 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 )
 
 // Sentinel errors.
 var (
-	// ErrInvalidNamespace: a namespace is empty, has an empty label or a
-	// label containing '.', or starts with the reserved label "langgraph".
+	// ErrInvalidNamespace: a namespace is empty, has an empty label, a label
+	// containing '.' or a NUL byte or invalid UTF-8, or starts with the
+	// reserved label "langgraph".
 	ErrInvalidNamespace = errors.New("store: invalid namespace")
-	// ErrInvalidKey: an empty key.
+	// ErrInvalidKey: an empty key, or one holding a NUL byte or invalid
+	// UTF-8.
 	ErrInvalidKey = errors.New("store: invalid key")
 	// ErrInvalidFilter: a filter with an unknown operator or a value that
 	// cannot be compared.
@@ -34,18 +37,13 @@ var (
 type Namespace []string
 
 // Validate checks the namespace of a write: at least one label, every label
-// non-empty and free of '.', and the first label not "langgraph".
+// valid (see ValidatePrefix), and the first label not "langgraph".
 func (ns Namespace) Validate() error {
 	if len(ns) == 0 {
 		return fmt.Errorf("%w: empty namespace", ErrInvalidNamespace)
 	}
-	for i, l := range ns {
-		if l == "" {
-			return fmt.Errorf("%w: label %d is empty", ErrInvalidNamespace, i)
-		}
-		if strings.Contains(l, ".") {
-			return fmt.Errorf("%w: label %q contains '.'", ErrInvalidNamespace, l)
-		}
+	if err := ns.ValidatePrefix(); err != nil {
+		return err
 	}
 	if ns[0] == "langgraph" {
 		return fmt.Errorf("%w: the root label %q is reserved", ErrInvalidNamespace, ns[0])
@@ -54,7 +52,10 @@ func (ns Namespace) Validate() error {
 }
 
 // ValidatePrefix checks a namespace used as a search prefix or match
-// condition: it may be empty, but no label may be empty or contain '.'.
+// condition: it may be empty, but no label may be empty, contain '.', hold a
+// NUL byte or be invalid UTF-8. The last two are refused on every backend
+// alike (PostgreSQL cannot store them in text), so that what one backend
+// accepts every other can hold too.
 func (ns Namespace) ValidatePrefix() error {
 	for i, l := range ns {
 		if l == "" {
@@ -63,6 +64,21 @@ func (ns Namespace) ValidatePrefix() error {
 		if strings.Contains(l, ".") {
 			return fmt.Errorf("%w: label %q contains '.'", ErrInvalidNamespace, l)
 		}
+		if err := checkText(l); err != nil {
+			return fmt.Errorf("%w: label %d %s", ErrInvalidNamespace, i, err)
+		}
+	}
+	return nil
+}
+
+// checkText refuses what PostgreSQL's text type cannot hold: a NUL byte or
+// invalid UTF-8. The error quotes nothing of the text, which may be binary.
+func checkText(s string) error {
+	if strings.IndexByte(s, 0) >= 0 {
+		return errors.New("contains a NUL byte")
+	}
+	if !utf8.ValidString(s) {
+		return errors.New("is not valid UTF-8")
 	}
 	return nil
 }
@@ -105,10 +121,13 @@ func (ns Namespace) Clone() Namespace {
 	return append(Namespace(nil), ns...)
 }
 
-// ValidateKey checks an item key.
+// ValidateKey checks an item key: non-empty, valid UTF-8, no NUL byte.
 func ValidateKey(key string) error {
 	if key == "" {
 		return fmt.Errorf("%w: empty key", ErrInvalidKey)
+	}
+	if err := checkText(key); err != nil {
+		return fmt.Errorf("%w: key %s", ErrInvalidKey, err)
 	}
 	return nil
 }

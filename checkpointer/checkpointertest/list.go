@@ -137,8 +137,8 @@ func (s *suite) testList(t *testing.T) {
 			got := mustList(t, sv, nil, checkpointer.ListOptions{})
 			checkIDs(t, "nil config", idsOf(got), []string{b[0].want.id, a[1].want.id, a[0].want.id})
 			c := checkpointer.Config{CheckpointNS: ns}
-			got = mustList(t, sv, &c, checkpointer.ListOptions{})
-			checkIDs(t, "no thread, one namespace", idsOf(got), []string{a[1].want.id, a[0].want.id})
+			got = mustList(t, sv, &c, checkpointer.ListOptions{AllThreads: true})
+			checkIDs(t, "no thread, one namespace, AllThreads", idsOf(got), []string{a[1].want.id, a[0].want.id})
 		}},
 	})
 }
@@ -282,7 +282,7 @@ func (s *suite) testListMatrix(t *testing.T) {
 							if ts.id != "" || !nss.unset {
 								cfg = &checkpointer.Config{ThreadID: ts.id, CheckpointNS: nss.ns}
 							}
-							opt := checkpointer.ListOptions{Filter: f.filter, Before: b.cfg, Limit: limit, AllNamespaces: nss.unset}
+							opt := checkpointer.ListOptions{Filter: f.filter, Before: b.cfg, Limit: limit, AllNamespaces: nss.unset, AllThreads: ts.id == ""}
 							got := mustList(t, sv, cfg, opt)
 							exp := model(ts, nss, limit, b, f)
 							wantIDs := make([]string, len(exp))

@@ -33,6 +33,7 @@ func Run(t *testing.T, newSaver func(t *testing.T) checkpointer.Saver) {
 	t.Run("Values", s.testValues)
 	t.Run("Metacharacters", s.testMetachars)
 	t.Run("BadInput", s.testBadInput)
+	t.Run("IDs", s.testIDs)
 	t.Run("Concurrency", s.testConcurrency)
 	t.Run("Streaming", s.testStreaming)
 	t.Run("Context", s.testContext)

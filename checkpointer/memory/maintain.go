@@ -13,6 +13,9 @@ import (
 // the values its channel versions reference; PruneDelete removes the
 // threads. Unknown threads are ignored.
 func (s *InMemorySaver) Prune(ctx context.Context, threadIDs []string, strategy checkpointer.PruneStrategy) error {
+	if err := checkpointer.ValidateThreadIDs(threadIDs); err != nil {
+		return fmt.Errorf("memory: prune: %w", err)
+	}
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("memory: %w", err)
 	}
@@ -66,6 +69,9 @@ func (s *InMemorySaver) Prune(ctx context.Context, threadIDs []string, strategy 
 // runIDs, with their pending writes and the values no remaining checkpoint
 // references.
 func (s *InMemorySaver) DeleteForRuns(ctx context.Context, runIDs []string) error {
+	if err := checkpointer.ValidateRunIDs(runIDs); err != nil {
+		return fmt.Errorf("memory: delete for runs: %w", err)
+	}
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("memory: %w", err)
 	}
@@ -126,8 +132,11 @@ func (n *namespace) collectBlobs() {
 // by an encrypting serializer are re-bound to dst. Copying an unknown thread
 // does nothing.
 func (s *InMemorySaver) CopyThread(ctx context.Context, srcThreadID, dstThreadID string) error {
-	if srcThreadID == "" || dstThreadID == "" {
-		return fmt.Errorf("memory: %w", checkpointer.ErrMissingThreadID)
+	if err := checkpointer.ValidateThreadID(srcThreadID); err != nil {
+		return fmt.Errorf("memory: copy thread: %w", err)
+	}
+	if err := checkpointer.ValidateThreadID(dstThreadID); err != nil {
+		return fmt.Errorf("memory: copy thread: %w", err)
 	}
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("memory: %w", err)

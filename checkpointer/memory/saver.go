@@ -147,7 +147,7 @@ func (s *InMemorySaver) NextVersion(current string) string {
 
 // Put implements checkpointer.Saver.
 func (s *InMemorySaver) Put(ctx context.Context, cfg checkpointer.Config, cp *checkpointer.Checkpoint, md checkpointer.Metadata, newVersions map[string]string) (checkpointer.Config, error) {
-	if err := checkpointer.ValidatePut(cfg, cp); err != nil {
+	if err := checkpointer.ValidatePut(cfg, cp, newVersions); err != nil {
 		return checkpointer.Config{}, fmt.Errorf("memory: %w", err)
 	}
 	if err := ctx.Err(); err != nil {
@@ -224,7 +224,7 @@ func (s *InMemorySaver) namespaceLocked(thread, ns string) *namespace {
 
 // PutWrites implements checkpointer.Saver.
 func (s *InMemorySaver) PutWrites(ctx context.Context, cfg checkpointer.Config, writes []checkpointer.Write, taskID, taskPath string) error {
-	if err := checkpointer.ValidatePutWrites(cfg); err != nil {
+	if err := checkpointer.ValidatePutWrites(cfg, writes, taskID, taskPath); err != nil {
 		return fmt.Errorf("memory: %w", err)
 	}
 	if err := ctx.Err(); err != nil {
@@ -262,8 +262,8 @@ func (s *InMemorySaver) PutWrites(ctx context.Context, cfg checkpointer.Config, 
 
 // GetTuple implements checkpointer.Saver.
 func (s *InMemorySaver) GetTuple(ctx context.Context, cfg checkpointer.Config) (*checkpointer.Tuple, error) {
-	if cfg.ThreadID == "" {
-		return nil, fmt.Errorf("memory: %w", checkpointer.ErrMissingThreadID)
+	if err := checkpointer.ValidateConfig(cfg); err != nil {
+		return nil, fmt.Errorf("memory: %w", err)
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("memory: %w", err)
@@ -399,6 +399,10 @@ func (s *InMemorySaver) loadWrite(thread, ns, id string, w *storedWrite) (any, e
 // consumer reaches it, and skipped if it was deleted in between.
 func (s *InMemorySaver) List(ctx context.Context, cfg *checkpointer.Config, opt checkpointer.ListOptions) iter.Seq2[*checkpointer.Tuple, error] {
 	return func(yield func(*checkpointer.Tuple, error) bool) {
+		if err := checkpointer.ValidateListConfig(cfg, opt); err != nil {
+			yield(nil, fmt.Errorf("memory: list: %w", err))
+			return
+		}
 		if err := ctx.Err(); err != nil {
 			yield(nil, fmt.Errorf("memory: %w", err))
 			return
@@ -504,8 +508,8 @@ func (s *InMemorySaver) match(cfg *checkpointer.Config, opt checkpointer.ListOpt
 
 // DeleteThread implements checkpointer.Saver.
 func (s *InMemorySaver) DeleteThread(ctx context.Context, threadID string) error {
-	if threadID == "" {
-		return fmt.Errorf("memory: %w", checkpointer.ErrMissingThreadID)
+	if err := checkpointer.ValidateThreadID(threadID); err != nil {
+		return fmt.Errorf("memory: %w", err)
 	}
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("memory: %w", err)

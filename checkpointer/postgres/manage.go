@@ -28,10 +28,7 @@ func (s *Saver) DeleteThreadTx(ctx context.Context, tx pgx.Tx, threadID string) 
 
 func (s *Saver) deleteThreads(ctx context.Context, db DB, threadIDs []string) error {
 	for _, id := range threadIDs {
-		if id == "" {
-			return fmt.Errorf("postgres: delete thread: %w", checkpointer.ErrMissingThreadID)
-		}
-		if err := checkText("thread id", id); err != nil {
+		if err := checkpointer.ValidateThreadID(id); err != nil {
 			return fmt.Errorf("postgres: delete thread: %w", err)
 		}
 	}
@@ -58,6 +55,9 @@ func (s *Saver) deleteThreads(ctx context.Context, db DB, threadIDs []string) er
 // The __pregel_tasks writes a kept v<4 checkpoint reads its pending sends
 // from stay, though their checkpoint goes.
 func (s *Saver) Prune(ctx context.Context, threadIDs []string, strategy checkpointer.PruneStrategy) error {
+	if err := checkpointer.ValidateThreadIDs(threadIDs); err != nil {
+		return fmt.Errorf("postgres: prune: %w", err)
+	}
 	if len(threadIDs) == 0 {
 		return nil
 	}
@@ -70,11 +70,6 @@ func (s *Saver) Prune(ctx context.Context, threadIDs []string, strategy checkpoi
 	case checkpointer.PruneKeepLatest:
 	default:
 		return fmt.Errorf("postgres: prune: unknown strategy %d", strategy)
-	}
-	for _, id := range threadIDs {
-		if err := checkText("thread id", id); err != nil {
-			return fmt.Errorf("postgres: prune: %w", err)
-		}
 	}
 	b := &pgx.Batch{}
 	b.Queue(s.q.pruneCkpts, threadIDs)
@@ -92,10 +87,8 @@ func (s *Saver) DeleteForRuns(ctx context.Context, runIDs []string) error {
 	if len(runIDs) == 0 {
 		return nil
 	}
-	for _, id := range runIDs {
-		if err := checkText("run id", id); err != nil {
-			return fmt.Errorf("postgres: delete for runs: %w", err)
-		}
+	if err := checkpointer.ValidateRunIDs(runIDs); err != nil {
+		return fmt.Errorf("postgres: delete for runs: %w", err)
 	}
 	if _, err := s.db.Exec(ctx, s.q.runDelete, runIDs); err != nil {
 		return fmt.Errorf("postgres: delete for runs: %w", err)
@@ -117,13 +110,10 @@ const copyPage = 500
 // re-encrypted under dst; rows stored without a cipher suffix are copied as
 // they are.
 func (s *Saver) CopyThread(ctx context.Context, srcThreadID, dstThreadID string) error {
-	if srcThreadID == "" || dstThreadID == "" {
-		return fmt.Errorf("postgres: copy thread: %w", checkpointer.ErrMissingThreadID)
-	}
-	if err := checkText("thread id", srcThreadID); err != nil {
+	if err := checkpointer.ValidateThreadID(dstThreadID); err != nil {
 		return fmt.Errorf("postgres: copy thread: %w", err)
 	}
-	if err := checkText("thread id", dstThreadID); err != nil {
+	if err := checkpointer.ValidateThreadID(srcThreadID); err != nil {
 		return fmt.Errorf("postgres: copy thread: %w", err)
 	}
 	if srcThreadID == dstThreadID {

@@ -32,7 +32,7 @@ func (s *Saver) PutTx(ctx context.Context, tx pgx.Tx, cfg checkpointer.Config, c
 }
 
 func (s *Saver) put(ctx context.Context, db DB, cfg checkpointer.Config, cp *checkpointer.Checkpoint, md checkpointer.Metadata, newVersions map[string]string) (checkpointer.Config, error) {
-	if err := checkpointer.ValidatePut(cfg, cp); err != nil {
+	if err := checkpointer.ValidatePut(cfg, cp, newVersions); err != nil {
 		return checkpointer.Config{}, fmt.Errorf("postgres: put: %w", err)
 	}
 	b, err := s.putBatch(cfg, cp, md, newVersions)
@@ -46,30 +46,6 @@ func (s *Saver) put(ctx context.Context, db DB, cfg checkpointer.Config, cp *che
 }
 
 func (s *Saver) putBatch(cfg checkpointer.Config, cp *checkpointer.Checkpoint, md checkpointer.Metadata, newVersions map[string]string) (*pgx.Batch, error) {
-	if err := checkIDs(cfg.ThreadID, cfg.CheckpointNS, cfg.CheckpointID, cp.ID); err != nil {
-		return nil, err
-	}
-	for ch, v := range cp.ChannelVersions {
-		if err := checkText("channel name", ch); err != nil {
-			return nil, err
-		}
-		if err := checkText("channel version", v); err != nil {
-			return nil, err
-		}
-	}
-	for node, seen := range cp.VersionsSeen {
-		if err := checkText("node name", node); err != nil {
-			return nil, err
-		}
-		for ch, v := range seen {
-			if err := checkText("channel name", ch); err != nil {
-				return nil, err
-			}
-			if err := checkText("channel version", v); err != nil {
-				return nil, err
-			}
-		}
-	}
 	doc, err := checkpointer.EncodeCheckpointJSON(cp, s.style)
 	if err != nil {
 		return nil, err
@@ -122,15 +98,9 @@ func (s *Saver) queueBlobs(b *pgx.Batch, cfg checkpointer.Config, cp *checkpoint
 	blobs := make([][]byte, n)
 	inline := make([]bool, n)
 	for i, ch := range chans {
-		if err := checkText("channel name", ch); err != nil {
-			return err
-		}
 		v, isNew := newVersions[ch]
 		if !isNew {
 			v, inline[i] = cp.ChannelVersions[ch], true
-		}
-		if err := checkText("channel version", v); err != nil {
-			return err
 		}
 		vers[i] = v
 		val, ok := cp.ChannelValues[ch]
@@ -178,16 +148,7 @@ func (s *Saver) PutWritesTx(ctx context.Context, tx pgx.Tx, cfg checkpointer.Con
 }
 
 func (s *Saver) putWrites(ctx context.Context, db DB, cfg checkpointer.Config, writes []checkpointer.Write, taskID, taskPath string) error {
-	if err := checkpointer.ValidatePutWrites(cfg); err != nil {
-		return fmt.Errorf("postgres: put writes: %w", err)
-	}
-	if err := checkIDs(cfg.ThreadID, cfg.CheckpointNS, cfg.CheckpointID); err != nil {
-		return fmt.Errorf("postgres: put writes: %w", err)
-	}
-	if err := checkText("task id", taskID); err != nil {
-		return fmt.Errorf("postgres: put writes: %w", err)
-	}
-	if err := checkText("task path", taskPath); err != nil {
+	if err := checkpointer.ValidatePutWrites(cfg, writes, taskID, taskPath); err != nil {
 		return fmt.Errorf("postgres: put writes: %w", err)
 	}
 	if len(writes) == 0 {
@@ -202,9 +163,6 @@ func (s *Saver) putWrites(ctx context.Context, db DB, cfg checkpointer.Config, w
 	types := make([]string, 0, len(writes))
 	blobs := make([][]byte, 0, len(writes))
 	for i, w := range writes {
-		if err := checkText("channel name", w.Channel); err != nil {
-			return fmt.Errorf("postgres: put writes: %w", err)
-		}
 		idx := checkpointer.WriteIndex(w.Channel, i)
 		typ, data, err := serde.DumpsWith(s.serde, w.Value, serde.WriteAAD(cfg.ThreadID, cfg.CheckpointNS, cfg.CheckpointID, taskID, idx, w.Channel))
 		if err != nil {
@@ -245,20 +203,4 @@ func runBatch(ctx context.Context, db DB, b *pgx.Batch) error {
 		}
 	}
 	return br.Close()
-}
-
-// checkIDs refuses ids PostgreSQL cannot store.
-func checkIDs(threadID, ns string, checkpointIDs ...string) error {
-	if err := checkText("thread id", threadID); err != nil {
-		return err
-	}
-	if err := checkText("checkpoint namespace", ns); err != nil {
-		return err
-	}
-	for _, id := range checkpointIDs {
-		if err := checkText("checkpoint id", id); err != nil {
-			return err
-		}
-	}
-	return nil
 }

@@ -19,10 +19,7 @@ import (
 // row, its channel values (the blob rows at each channel's current version)
 // and its pending writes.
 func (s *Saver) GetTuple(ctx context.Context, cfg checkpointer.Config) (*checkpointer.Tuple, error) {
-	if cfg.ThreadID == "" {
-		return nil, fmt.Errorf("postgres: get tuple: %w", checkpointer.ErrMissingThreadID)
-	}
-	if err := checkIDs(cfg.ThreadID, cfg.CheckpointNS, cfg.CheckpointID); err != nil {
+	if err := checkpointer.ValidateConfig(cfg); err != nil {
 		return nil, fmt.Errorf("postgres: get tuple: %w", err)
 	}
 	var rows pgx.Rows
@@ -61,11 +58,16 @@ func (s *Saver) GetTuple(ctx context.Context, cfg checkpointer.Config) (*checkpo
 // decoded as they arrive: memory stays bounded by one row whatever the
 // number of checkpoints, and breaking out of the loop closes the query.
 //
-// cfg nil (or with an empty ThreadID) lists every thread. The namespace is
+// cfg nil lists every thread, and so does a cfg without a thread id when
+// opt.AllThreads is set (checkpointer.ErrMissingThreadID otherwise). The namespace is
 // filtered on unless opt.AllNamespaces; cfg.CheckpointID, when set, selects
 // that checkpoint only. opt.Filter is applied as metadata @> filter.
 func (s *Saver) List(ctx context.Context, cfg *checkpointer.Config, opt checkpointer.ListOptions) iter.Seq2[*checkpointer.Tuple, error] {
 	return func(yield func(*checkpointer.Tuple, error) bool) {
+		if err := checkpointer.ValidateListConfig(cfg, opt); err != nil {
+			yield(nil, fmt.Errorf("postgres: list: %w", err))
+			return
+		}
 		sql, args, err := s.listQuery(cfg, opt)
 		if err != nil {
 			yield(nil, fmt.Errorf("postgres: list: %w", err))
@@ -117,21 +119,12 @@ func (s *Saver) listQuery(cfg *checkpointer.Config, opt checkpointer.ListOptions
 		sb.WriteString(strings.Replace(cond, "?", "$"+strconv.Itoa(len(args)), 1))
 	}
 	if cfg != nil && cfg.ThreadID != "" {
-		if err := checkText("thread id", cfg.ThreadID); err != nil {
-			return "", nil, err
-		}
 		where("c.thread_id = ?", cfg.ThreadID)
 	}
 	if cfg != nil && !opt.AllNamespaces {
-		if err := checkText("checkpoint namespace", cfg.CheckpointNS); err != nil {
-			return "", nil, err
-		}
 		where("c.checkpoint_ns = ?", cfg.CheckpointNS)
 	}
 	if cfg != nil && cfg.CheckpointID != "" {
-		if err := checkText("checkpoint id", cfg.CheckpointID); err != nil {
-			return "", nil, err
-		}
 		where("c.checkpoint_id = ?", cfg.CheckpointID)
 	}
 	if len(opt.Filter) > 0 {
@@ -145,9 +138,6 @@ func (s *Saver) listQuery(cfg *checkpointer.Config, opt checkpointer.ListOptions
 		where("c.metadata @> ?::jsonb", string(f))
 	}
 	if opt.Before != nil && opt.Before.CheckpointID != "" {
-		if err := checkText("checkpoint id", opt.Before.CheckpointID); err != nil {
-			return "", nil, err
-		}
 		where("c.checkpoint_id < ?", opt.Before.CheckpointID)
 	}
 	sb.WriteString("\nORDER BY c.checkpoint_id DESC")

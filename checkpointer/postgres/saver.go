@@ -49,9 +49,12 @@ type Options struct {
 }
 
 // ErrNUL is returned for an id, namespace, channel or task text holding a NUL
-// byte: PostgreSQL TEXT cannot store one. Metadata strings are not refused:
-// their NULs are removed, as LangGraph does.
-var ErrNUL = errors.New("postgres: text contains a NUL byte, which PostgreSQL cannot store")
+// byte (PostgreSQL TEXT cannot store one) or invalid UTF-8. Metadata strings
+// are not refused: their NULs are removed, as LangGraph does.
+//
+// Deprecated: every backend returns checkpointer.ErrInvalidID, which ErrNUL
+// now is; test for that.
+var ErrNUL = checkpointer.ErrInvalidID
 
 // Saver is LangGraph's PostgresSaver on pgx: the same tables, rows and SQL
 // semantics, so Python and JS LangGraph services can share the database. It
@@ -101,14 +104,6 @@ func New(db DB, opts Options) (*Saver, error) {
 // NextVersion implements checkpointer.Saver in the configured VersionStyle.
 func (s *Saver) NextVersion(current string) string {
 	return checkpointer.NextVersionStyle(s.style, current)
-}
-
-// checkText refuses text PostgreSQL cannot store.
-func checkText(what, v string) error {
-	if strings.IndexByte(v, 0) >= 0 {
-		return fmt.Errorf("%w: %s", ErrNUL, what)
-	}
-	return nil
 }
 
 // ident quotes a table name, qualified by schema when one is set.

@@ -17,6 +17,9 @@ import (
 // PruneDelete deletes the threads. Unknown threads are ignored. Each call is
 // one transaction.
 func (s *Saver) Prune(ctx context.Context, threadIDs []string, strategy checkpointer.PruneStrategy) error {
+	if err := checkpointer.ValidateThreadIDs(threadIDs); err != nil {
+		return fmt.Errorf("sqlite: prune: %w", err)
+	}
 	switch strategy {
 	case checkpointer.PruneKeepLatest, checkpointer.PruneDelete:
 	default:
@@ -131,6 +134,9 @@ func collectBlobs(ctx context.Context, tx *sql.Tx, thread string) error {
 // runIDs, with their pending writes and the values no remaining checkpoint
 // references, in one transaction.
 func (s *Saver) DeleteForRuns(ctx context.Context, runIDs []string) error {
+	if err := checkpointer.ValidateRunIDs(runIDs); err != nil {
+		return fmt.Errorf("sqlite: delete for runs: %w", err)
+	}
 	if len(runIDs) == 0 {
 		return ctx.Err()
 	}
@@ -196,8 +202,11 @@ func (s *Saver) DeleteForRuns(ctx context.Context, runIDs []string) error {
 // encrypted again under dst's; other values are copied byte for byte.
 // Copying an unknown thread does nothing.
 func (s *Saver) CopyThread(ctx context.Context, srcThreadID, dstThreadID string) error {
-	if srcThreadID == "" || dstThreadID == "" {
-		return fmt.Errorf("sqlite: %w", checkpointer.ErrMissingThreadID)
+	if err := checkpointer.ValidateThreadID(srcThreadID); err != nil {
+		return fmt.Errorf("sqlite: copy thread: %w", err)
+	}
+	if err := checkpointer.ValidateThreadID(dstThreadID); err != nil {
+		return fmt.Errorf("sqlite: copy thread: %w", err)
 	}
 	if srcThreadID == dstThreadID {
 		return ctx.Err()

@@ -298,8 +298,8 @@ func (s *Saver) loadWrite(thread, ns, id string, w writeRow) (any, error) {
 
 // GetTuple implements checkpointer.Saver.
 func (s *Saver) GetTuple(ctx context.Context, cfg checkpointer.Config) (*checkpointer.Tuple, error) {
-	if cfg.ThreadID == "" {
-		return nil, fmt.Errorf("sqlite: %w", checkpointer.ErrMissingThreadID)
+	if err := checkpointer.ValidateConfig(cfg); err != nil {
+		return nil, fmt.Errorf("sqlite: %w", err)
 	}
 	var r *row
 	err := s.db.Read(ctx, func(tx *sql.Tx) error {
@@ -343,6 +343,10 @@ func (s *Saver) GetTuple(ctx context.Context, cfg checkpointer.Config) (*checkpo
 // tuples that pass it.
 func (s *Saver) List(ctx context.Context, cfg *checkpointer.Config, opt checkpointer.ListOptions) iter.Seq2[*checkpointer.Tuple, error] {
 	return func(yield func(*checkpointer.Tuple, error) bool) {
+		if err := checkpointer.ValidateListConfig(cfg, opt); err != nil {
+			yield(nil, fmt.Errorf("sqlite: list: %w", err))
+			return
+		}
 		var where []string
 		var args []any
 		if cfg != nil {

@@ -125,7 +125,7 @@ type blobRow struct {
 // a value) and the checkpoint row after them, in one transaction: a Put
 // that returned is durable, one that did not left nothing behind.
 func (s *Saver) Put(ctx context.Context, cfg checkpointer.Config, cp *checkpointer.Checkpoint, md checkpointer.Metadata, newVersions map[string]string) (checkpointer.Config, error) {
-	if err := checkpointer.ValidatePut(cfg, cp); err != nil {
+	if err := checkpointer.ValidatePut(cfg, cp, newVersions); err != nil {
 		return checkpointer.Config{}, fmt.Errorf("sqlite: %w", err)
 	}
 	thread, ns := cfg.ThreadID, cfg.CheckpointNS
@@ -179,7 +179,7 @@ func (s *Saver) Put(ctx context.Context, cfg checkpointer.Config, cp *checkpoint
 
 // PutWrites implements checkpointer.Saver.
 func (s *Saver) PutWrites(ctx context.Context, cfg checkpointer.Config, writes []checkpointer.Write, taskID, taskPath string) error {
-	if err := checkpointer.ValidatePutWrites(cfg); err != nil {
+	if err := checkpointer.ValidatePutWrites(cfg, writes, taskID, taskPath); err != nil {
 		return fmt.Errorf("sqlite: %w", err)
 	}
 	if len(writes) == 0 {
@@ -224,8 +224,8 @@ func (s *Saver) PutWrites(ctx context.Context, cfg checkpointer.Config, writes [
 
 // DeleteThread implements checkpointer.Saver.
 func (s *Saver) DeleteThread(ctx context.Context, threadID string) error {
-	if threadID == "" {
-		return fmt.Errorf("sqlite: %w", checkpointer.ErrMissingThreadID)
+	if err := checkpointer.ValidateThreadID(threadID); err != nil {
+		return fmt.Errorf("sqlite: %w", err)
 	}
 	err := s.db.Write(ctx, func(tx *sql.Tx) error { return deleteThreads(ctx, tx, threadID) })
 	if err != nil {

@@ -378,3 +378,35 @@ func golden(t *testing.T, name, got string) {
 		t.Fatalf("%s differs from the golden file:\n--- got\n%s\n--- want\n%s", name, got, want)
 	}
 }
+
+// TestEmptyThreadID: an empty thread id (an unset shell variable) is a usage
+// error for every command taking thread ids, never "every thread", and
+// prints nothing on stdout — least of all decrypted values.
+func TestEmptyThreadID(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "d.db")
+	env := []string{"MEMVAULT_DB=" + db, "LANGGRAPH_AES_KEY=" + testKey}
+	cli(t, env, "", "demo", "--db", db).must(t, 0)
+	if r := cli(t, env, "", "threads", "list", "--json").must(t, 0); !strings.Contains(r.stdout, "thread_id") {
+		t.Fatalf("the demo left no thread to leak: %s", r.stdout)
+	}
+	for _, args := range [][]string{
+		{"threads", "history", ""},
+		{"threads", "export", ""},
+		{"threads", "export", "support-1", ""},
+		{"threads", "show", ""},
+		{"threads", "delete", ""},
+		{"threads", "fork", "", "--checkpoint", "x"},
+		{"threads", "history", "a\x01\xff"},
+	} {
+		r := cli(t, env, "", args...).must(t, 2)
+		if r.stdout != "" {
+			t.Errorf("%q printed %q on stdout", args, r.stdout)
+		}
+		if !strings.Contains(r.stderr, "thread") {
+			t.Errorf("%q: stderr %q does not say what is wrong", args, r.stderr)
+		}
+	}
+	if r := cli(t, env, "", "threads", "list", "--json").must(t, 0); !strings.Contains(r.stdout, "thread_id") {
+		t.Fatalf("a refused command deleted threads: %s", r.stdout)
+	}
+}

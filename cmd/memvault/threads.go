@@ -23,7 +23,7 @@ func newThreadsCmd(g *globals) *cobra.Command {
 	history := &cobra.Command{
 		Use:   "history THREAD",
 		Short: "Print a thread's checkpoints, newest first, in LangGraph's tuple shape",
-		Args:  cobra.ExactArgs(1),
+		Args:  threadArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return withHandle(cmd.Context(), g, func(h *handle) error {
 				return threadHistory(cmd.Context(), cmd.OutOrStdout(), h, g.json, args[0], lf)
@@ -36,7 +36,7 @@ func newThreadsCmd(g *globals) *cobra.Command {
 	show := &cobra.Command{
 		Use:   "show THREAD",
 		Short: "Print one checkpoint (the latest unless --checkpoint) with decrypted values",
-		Args:  cobra.ExactArgs(1),
+		Args:  threadArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return withHandle(cmd.Context(), g, func(h *handle) error {
 				t, err := h.Saver.GetTuple(cmd.Context(), checkpointer.Config{ThreadID: args[0], CheckpointNS: showNS, CheckpointID: showID})
@@ -71,7 +71,7 @@ func newThreadsCmd(g *globals) *cobra.Command {
 	fork := &cobra.Command{
 		Use:   "fork THREAD --checkpoint ID [--set channel=json ...]",
 		Short: "Branch a thread from an earlier checkpoint, optionally changing channel values (time travel)",
-		Args:  cobra.ExactArgs(1),
+		Args:  threadArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if forkID == "" {
 				return usagef("fork needs --checkpoint ID")
@@ -100,7 +100,7 @@ func newThreadsCmd(g *globals) *cobra.Command {
 	del := &cobra.Command{
 		Use:   "delete THREAD...",
 		Short: "Delete threads with every checkpoint, value and write",
-		Args:  cobra.MinimumNArgs(1),
+		Args:  threadArgs(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return withHandle(cmd.Context(), g, func(h *handle) error {
 				for _, id := range args {
@@ -122,7 +122,7 @@ func newThreadsCmd(g *globals) *cobra.Command {
 	export := &cobra.Command{
 		Use:   "export THREAD... > file.jsonl",
 		Short: "Write threads (every checkpoint, namespace and pending write) as JSON lines, values decrypted",
-		Args:  cobra.MinimumNArgs(1),
+		Args:  threadArgs(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return withHandle(cmd.Context(), g, func(h *handle) error {
 				w := bufio.NewWriter(cmd.OutOrStdout())
@@ -364,4 +364,21 @@ func forkThread(ctx context.Context, h *handle, cfg checkpointer.Config, updates
 	cp.UpdatedChannels = slices.Sorted(maps.Keys(newVersions))
 	md := checkpointer.Metadata{"source": "fork", "step": step, "parents": map[string]any{}}
 	return h.Saver.Put(ctx, t.Config, &cp, md, newVersions)
+}
+
+// threadArgs checks the argument count with count, then that every argument
+// is a usable thread id: an empty one (an unset shell variable, say) is a
+// usage error, never "every thread".
+func threadArgs(count cobra.PositionalArgs) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if err := count(cmd, args); err != nil {
+			return err
+		}
+		for _, id := range args {
+			if err := checkpointer.ValidateThreadID(id); err != nil {
+				return usageError{fmt.Errorf("thread id %q: %w", id, err)}
+			}
+		}
+		return nil
+	}
 }

@@ -34,6 +34,7 @@ func Run(t *testing.T, newStore func(t *testing.T, cfg Config) store.Store) {
 	r := &runner{newStore: newStore}
 	t.Run("CRUD", r.testCRUD)
 	t.Run("Validation", r.testValidation)
+	t.Run("IDs", r.testIDs)
 	t.Run("PrefixBoundaries", r.testPrefixBoundaries)
 	t.Run("Metacharacters", r.testMetacharacters)
 	t.Run("ListNamespaces", r.testListNamespaces)
