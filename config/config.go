@@ -153,9 +153,11 @@ func FromLookup(lookup func(string) (string, bool)) (Config, error) {
 	if v, ok := lookup("LANGGRAPH_AES_KEY"); ok && v != "" {
 		c.Keys.Primary = v // not trimmed: LangGraph uses the raw string
 	}
-	if v, ok := get("LANGGRAPH_AES_KEY_PREVIOUS"); ok {
+	if v, ok := lookup("LANGGRAPH_AES_KEY_PREVIOUS"); ok {
+		// Entries are kept as written: crypto applies one rule to both
+		// variables (white space around a raw key is an error, not trimmed).
 		for _, k := range strings.Split(v, ",") {
-			if k = strings.TrimSpace(k); k != "" {
+			if strings.TrimSpace(k) != "" {
 				c.Keys.Previous = append(c.Keys.Previous, k)
 			}
 		}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/memvault/memvault/checkpointer"
+	"github.com/memvault/memvault/crypto"
 	"github.com/memvault/memvault/serde"
 	"github.com/memvault/memvault/store"
 )
@@ -166,5 +167,24 @@ func TestKeysNeverPrinted(t *testing.T) {
 	}
 	if !strings.Contains(string(b), `"Keys":{"primary_set":true,"previous":1}`) {
 		t.Fatalf("JSON = %s", b)
+	}
+}
+
+// TestKeyTrailingNewlineSameInBothVariables: FromEnv hands both key
+// variables to crypto untouched, so a raw key with a trailing newline is
+// refused alike as primary and as previous key (crypto.ErrKeyWhitespace).
+func TestKeyTrailingNewlineSameInBothVariables(t *testing.T) {
+	raw := "0123456789abcdef0123456789abcde\n" // 32 bytes with the newline
+	for _, env := range []map[string]string{
+		{"LANGGRAPH_AES_KEY": raw},
+		{"LANGGRAPH_AES_KEY": "hex:000102030405060708090a0b0c0d0e0f", "LANGGRAPH_AES_KEY_PREVIOUS": raw},
+	} {
+		c, err := FromLookup(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Keyring(); !errors.Is(err, crypto.ErrKeyWhitespace) {
+			t.Errorf("%v: Keyring() = %v, want crypto.ErrKeyWhitespace", env, err)
+		}
 	}
 }

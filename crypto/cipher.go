@@ -39,6 +39,12 @@ var (
 	// ErrKeyEncoding is returned for a "base64:" or "hex:" key that does
 	// not decode.
 	ErrKeyEncoding = errors.New("malformed encoded key")
+	// ErrKeyWhitespace is returned for a raw key that starts or ends with
+	// white space — in LANGGRAPH_AES_KEY and LANGGRAPH_AES_KEY_PREVIOUS
+	// alike. Such a key almost always comes from `echo` or a file's final
+	// newline, and its bytes are not the ones the operator sees; memvault
+	// neither trims it silently (that would make another key) nor uses it.
+	ErrKeyWhitespace = errors.New("raw key starts or ends with white space (a newline from echo or a file?): remove it, or give the exact bytes as hex:… or base64:…")
 	// ErrAAD is returned by the LangGraph "aes" cipher when given
 	// associated data, which its format cannot carry.
 	ErrAAD = errors.New("crypto: the aes format carries no associated data")

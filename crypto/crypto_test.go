@@ -278,7 +278,7 @@ func TestKeyringFromEnv(t *testing.T) {
 
 	r, err := KeyringFromLookup(env(map[string]string{
 		EnvKey:         "hex:000102030405060708090a0b0c0d0e0f",
-		EnvPreviousKey: " " + katKey + " ,base64:AAECAwQFBgcICQoLDA0ODxAREhMUFRYX, ",
+		EnvPreviousKey: katKey + ", base64:AAECAwQFBgcICQoLDA0ODxAREhMUFRYX\n, ",
 	}))
 	if err != nil {
 		t.Fatal(err)
@@ -483,5 +483,39 @@ func TestKeyErrorsNamePackageOnce(t *testing.T) {
 	}
 	if !errors.Is(err2, ErrKeyEncoding) || !errors.Is(err1, ErrKeySize) {
 		t.Errorf("sentinels lost: %v, %v", err1, err2)
+	}
+}
+
+// TestKeyWhitespaceSameInBothVariables: a raw key with a trailing newline
+// (from echo or a file) is refused with ErrKeyWhitespace as the primary key
+// and as a previous key alike, never trimmed into another key in one of
+// them; the error names the variable and never holds key bytes. Encoded
+// keys ignore surrounding white space in both.
+func TestKeyWhitespaceSameInBothVariables(t *testing.T) {
+	for _, raw := range []string{katKey + "\n", katKey[:31] + "\n", katKey + "\r\n", " " + katKey, katKey + " "} {
+		_, errPrimary := KeyringFromLookup(env(map[string]string{EnvKey: raw}))
+		_, errPrev := KeyringFromLookup(env(map[string]string{EnvKey: "hex:000102030405060708090a0b0c0d0e0f", EnvPreviousKey: raw}))
+		for name, err := range map[string]error{EnvKey: errPrimary, EnvPreviousKey: errPrev} {
+			if !errors.Is(err, ErrKeyWhitespace) {
+				t.Errorf("%s=%q: %v, want ErrKeyWhitespace", name, raw, err)
+				continue
+			}
+			if !strings.Contains(err.Error(), name) {
+				t.Errorf("error %q does not name %s", err, name)
+			}
+			assertNoSecret(t, err, strings.TrimSpace(raw))
+		}
+	}
+	enc := "hex:" + hex.EncodeToString([]byte(katKey))
+	a, err := KeyringFromLookup(env(map[string]string{EnvKey: enc + "\n"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := KeyringFromLookup(env(map[string]string{EnvKey: "hex:000102030405060708090a0b0c0d0e0f", EnvPreviousKey: "\n" + enc + "\n"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Primary().ID() != b.Keys()[1].ID() {
+		t.Fatal("one encoded key read as two keys")
 	}
 }

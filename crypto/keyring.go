@@ -50,17 +50,17 @@ func KeyringFromLookup(lookup func(string) (string, bool)) (*Keyring, error) {
 	if !ok || v == "" {
 		return nil, fmt.Errorf("crypto: %w", ErrKeyNotSet)
 	}
-	primary, err := parseKey(v)
+	primary, err := parseEnvKey(v)
 	if err != nil {
 		return nil, fmt.Errorf("crypto: %s: %w", EnvKey, err)
 	}
 	var prev []*Key
 	if pv, _ := lookup(EnvPreviousKey); pv != "" {
 		for i, s := range strings.Split(pv, ",") {
-			if s = strings.TrimSpace(s); s == "" {
+			if strings.TrimSpace(s) == "" {
 				continue
 			}
-			k, err := parseKey(s)
+			k, err := parseEnvKey(s)
 			if err != nil {
 				return nil, fmt.Errorf("crypto: %s entry %d: %w", EnvPreviousKey, i+1, err)
 			}
@@ -68,6 +68,23 @@ func KeyringFromLookup(lookup func(string) (string, bool)) (*Keyring, error) {
 		}
 	}
 	return NewKeyring(primary, prev...)
+}
+
+// parseEnvKey parses one key of either variable by the same rule, so a key
+// moved from LANGGRAPH_AES_KEY to LANGGRAPH_AES_KEY_PREVIOUS stays the same
+// key: white space around an encoded key ("base64:…", "hex:…") is not part
+// of it and is ignored; a raw key is its bytes exactly, as LangGraph reads
+// it, and one that starts or ends with white space is refused
+// (ErrKeyWhitespace) rather than trimmed into another key.
+func parseEnvKey(s string) (*Key, error) {
+	t := strings.TrimSpace(s)
+	if strings.HasPrefix(t, "base64:") || strings.HasPrefix(t, "hex:") {
+		return parseKey(t)
+	}
+	if t != s {
+		return nil, ErrKeyWhitespace
+	}
+	return parseKey(s)
 }
 
 // Primary returns the key used to encrypt.
