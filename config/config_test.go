@@ -35,7 +35,7 @@ func TestFromLookupValues(t *testing.T) {
 		"DATABASE_URL":               "postgres://b",
 		"MEMVAULT_DSN":               "postgres://a",
 		"LANGGRAPH_AES_KEY":          " 0123456789abcdef ", // raw: not trimmed
-		"LANGGRAPH_AES_KEY_PREVIOUS": "k1, k2,,",
+		"LANGGRAPH_AES_KEY_PREVIOUS": "k1, k2,,",           // kept as written: crypto judges white space
 		"MEMVAULT_ENCRYPTION":        "LangGraph",
 		"MEMVAULT_INDEX_FIELDS":      "text, facts[*].text",
 		"MEMVAULT_DISTANCE":          "l2",
@@ -47,7 +47,7 @@ func TestFromLookupValues(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.DSN != "postgres://a" || c.Keys.Primary != " 0123456789abcdef " || strings.Join(c.Keys.Previous, "|") != "k1|k2" ||
+	if c.DSN != "postgres://a" || c.Keys.Primary != " 0123456789abcdef " || strings.Join(c.Keys.Previous, "|") != "k1| k2" ||
 		c.Encryption != EncryptionLangGraph || strings.Join(c.IndexFields, "|") != "text|facts[*].text" ||
 		c.Distance != store.L2 || c.CacheSize != 0 || c.Versions != checkpointer.VersionInt || !c.AllowPlaintext {
 		t.Fatalf("parsed = %+v", c)
