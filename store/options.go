@@ -6,15 +6,35 @@ import (
 	"strings"
 )
 
-// Validate checks a search's options: the limit and offset are not
-// negative and the filter is well formed. Backends call it before running
-// a search.
-func (o SearchOptions) Validate() error {
-	if o.Limit < 0 {
-		return fmt.Errorf("%w: negative limit %d", ErrInvalidArgument, o.Limit)
+// MaxLimit is the largest limit or offset a search or a namespace listing
+// accepts (2^31-1); a larger one is refused with ErrInvalidArgument. Within
+// it, no backend allocates in proportion to the limit or the offset: memory
+// grows with the results found, so a limit of MaxLimit over a small store
+// is as cheap as its size. Bounding the numbers keeps offset+limit and the
+// arithmetic built on it far from overflow on every platform Go runs on.
+const MaxLimit = 1<<31 - 1
+
+// checkWindow refuses a negative or too large limit or offset.
+func checkWindow(limit, offset int) error {
+	switch {
+	case limit < 0:
+		return fmt.Errorf("%w: negative limit %d", ErrInvalidArgument, limit)
+	case offset < 0:
+		return fmt.Errorf("%w: negative offset %d", ErrInvalidArgument, offset)
+	case limit > MaxLimit:
+		return fmt.Errorf("%w: limit %d above the maximum %d", ErrInvalidArgument, limit, MaxLimit)
+	case offset > MaxLimit:
+		return fmt.Errorf("%w: offset %d above the maximum %d", ErrInvalidArgument, offset, MaxLimit)
 	}
-	if o.Offset < 0 {
-		return fmt.Errorf("%w: negative offset %d", ErrInvalidArgument, o.Offset)
+	return nil
+}
+
+// Validate checks a search's options: the limit and offset are between 0
+// and MaxLimit and the filter is well formed. Backends call it before
+// running a search.
+func (o SearchOptions) Validate() error {
+	if err := checkWindow(o.Limit, o.Offset); err != nil {
+		return err
 	}
 	return ValidateFilter(o.Filter)
 }
@@ -28,8 +48,8 @@ func (o SearchOptions) EffectiveLimit() int {
 }
 
 // Validate checks list_namespaces options: prefix and suffix labels are
-// non-empty and free of '.', and MaxDepth, Limit and Offset are not
-// negative.
+// valid (Namespace.ValidatePrefix), MaxDepth is not negative, and Limit and
+// Offset are between 0 and MaxLimit.
 func (o ListNamespacesOptions) Validate() error {
 	if err := o.Prefix.ValidatePrefix(); err != nil {
 		return fmt.Errorf("prefix: %w", err)
@@ -37,15 +57,10 @@ func (o ListNamespacesOptions) Validate() error {
 	if err := o.Suffix.ValidatePrefix(); err != nil {
 		return fmt.Errorf("suffix: %w", err)
 	}
-	switch {
-	case o.MaxDepth < 0:
+	if o.MaxDepth < 0 {
 		return fmt.Errorf("%w: negative max depth %d", ErrInvalidArgument, o.MaxDepth)
-	case o.Limit < 0:
-		return fmt.Errorf("%w: negative limit %d", ErrInvalidArgument, o.Limit)
-	case o.Offset < 0:
-		return fmt.Errorf("%w: negative offset %d", ErrInvalidArgument, o.Offset)
 	}
-	return nil
+	return checkWindow(o.Limit, o.Offset)
 }
 
 // EffectiveLimit is Limit, or DefaultListNamespacesLimit when Limit is 0.

@@ -114,7 +114,10 @@ ORDER BY v.dist ASC NULLS LAST, s.updated_at DESC, s.prefix COLLATE "C", s.key C
 // four times as many, up to maxCandidates.
 func (s *Store) searchANN(ctx context.Context, prefix store.Namespace, opt store.SearchOptions, qtext string, now time.Time) ([]hit, bool, error) {
 	limit, offset := opt.EffectiveLimit(), opt.Offset
-	n := candidates(offset+limit, s.index.estimate, len(opt.Filter) > 0 || s.ttl.OmitExpired)
+	if offset+limit >= maxCandidates {
+		return nil, false, nil // more than the index serves: go exact
+	}
+	n := min(candidates(offset+limit, s.index.estimate, len(opt.Filter) > 0 || s.ttl.OmitExpired), maxCandidates)
 	first := n
 	literalCond, prepared := s.preparedPrefix(ctx, prefix)
 	for {
@@ -150,7 +153,7 @@ func (s *Store) searchANN(ctx context.Context, prefix store.Namespace, opt store
 			return strings.Compare(x.key, y.key)
 		})
 		seen := make(map[itemKey]bool, len(cands))
-		page := make([]hit, 0, limit)
+		page := make([]hit, 0, min(limit, len(cands)))
 		matched := 0
 		for i := range cands {
 			c := &cands[i]
@@ -320,7 +323,7 @@ func (s *Store) collect(ctx context.Context, opt store.SearchOptions, now time.T
 		return out, err
 	}
 
-	chunk := max(2*(offset+limit), 64)
+	chunk := min(max(2*(offset+limit), 64), 4096)
 	skipped := 0
 	for pos := 0; ; {
 		n, err := s.queryPage(ctx, settings, false, page(chunk, pos), a, func(r *row) (bool, error) {

@@ -35,6 +35,7 @@ func Run(t *testing.T, newStore func(t *testing.T, cfg Config) store.Store) {
 	t.Run("CRUD", r.testCRUD)
 	t.Run("Validation", r.testValidation)
 	t.Run("IDs", r.testIDs)
+	t.Run("Limits", r.testLimits)
 	t.Run("PrefixBoundaries", r.testPrefixBoundaries)
 	t.Run("Metacharacters", r.testMetacharacters)
 	t.Run("ListNamespaces", r.testListNamespaces)
