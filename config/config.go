@@ -8,6 +8,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/store"
@@ -104,6 +105,14 @@ type Config struct {
 	// Versions is MEMVAULT_VERSIONS: "string" (Python LangGraph's channel
 	// versions, default) or "int" (what JS LangGraph reads).
 	Versions checkpointer.VersionStyle
+	// TTL is the store's expiry configuration: MEMVAULT_TTL_DEFAULT (a Go
+	// duration such as "720h" applied to puts without their own TTL;
+	// default 0, no expiry), MEMVAULT_TTL_REFRESH_ON_READ (default true: a
+	// read of an item with a TTL restarts it, as LangGraph's
+	// refresh_on_read) and MEMVAULT_TTL_SWEEP_INTERVAL (how often expired
+	// items are deleted; default 5m; "off" disables the sweeper). Expired
+	// items are never returned, swept or not.
+	TTL store.TTLConfig
 }
 
 // Defaults used by Default and FromEnv.
@@ -203,6 +212,31 @@ func FromLookup(lookup func(string) (string, bool)) (Config, error) {
 				return c, fmt.Errorf("config: %s=%q: want a whole number >= 0", name, v)
 			}
 			*dst = n
+		}
+	}
+	if v, ok := get("MEMVAULT_TTL_DEFAULT"); ok {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 {
+			return c, fmt.Errorf("config: MEMVAULT_TTL_DEFAULT=%q: want a duration >= 0 such as 24h or 90m (0: no expiry)", v)
+		}
+		c.TTL.DefaultTTL = d
+	}
+	if v, ok := get("MEMVAULT_TTL_REFRESH_ON_READ"); ok {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return c, fmt.Errorf("config: MEMVAULT_TTL_REFRESH_ON_READ=%q: want true or false", v)
+		}
+		c.TTL.DisableRefreshOnRead = !b
+	}
+	if v, ok := get("MEMVAULT_TTL_SWEEP_INTERVAL"); ok {
+		if strings.EqualFold(v, "off") {
+			c.TTL.SweepInterval = -1
+		} else {
+			d, err := time.ParseDuration(v)
+			if err != nil || d <= 0 {
+				return c, fmt.Errorf("config: MEMVAULT_TTL_SWEEP_INTERVAL=%q: want a duration > 0 such as 5m, or off", v)
+			}
+			c.TTL.SweepInterval = d
 		}
 	}
 	if v, ok := get("MEMVAULT_VERSIONS"); ok {

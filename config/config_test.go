@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/crypto"
@@ -185,6 +187,85 @@ func TestKeyTrailingNewlineSameInBothVariables(t *testing.T) {
 		}
 		if _, err := c.Keyring(); !errors.Is(err, crypto.ErrKeyWhitespace) {
 			t.Errorf("%v: Keyring() = %v, want crypto.ErrKeyWhitespace", env, err)
+		}
+	}
+}
+
+// TestTTLThroughConfig: Open gives the store the TTL settings read from the
+// environment, and an item past its TTL is not returned by any read,
+// although no sweeper has run (the sweeper is off here); with
+// MEMVAULT_TTL_REFRESH_ON_READ=false a read does not extend a TTL.
+func TestTTLThroughConfig(t *testing.T) {
+	ctx := t.Context()
+	c, err := FromLookup(lookup(map[string]string{
+		"MEMVAULT_DB":                  filepath.Join(t.TempDir(), "ttl.db"),
+		"MEMVAULT_TTL_DEFAULT":         "150ms",
+		"MEMVAULT_TTL_REFRESH_ON_READ": "false",
+		"MEMVAULT_TTL_SWEEP_INTERVAL":  "off",
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.TTL.DefaultTTL != 150*time.Millisecond || !c.TTL.DisableRefreshOnRead || c.TTL.SweepInterval >= 0 {
+		t.Fatalf("TTL config = %+v", c.TTL)
+	}
+	h, err := Open(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	ns := store.Namespace{"users", "u1"}
+	if err := h.Store.Put(ctx, ns, "default-ttl", map[string]any{"text": "expires by default"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Store.Put(ctx, ns, "own-ttl", map[string]any{"text": "expires by its own TTL"}, store.WithTTL(200*time.Millisecond)); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Store.Put(ctx, ns, "hour", map[string]any{"text": "stays an hour"}, store.WithTTL(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Store.Put(ctx, ns, "forever", map[string]any{"text": "never expires"}, store.WithTTL(0)); err != nil {
+		t.Fatal(err)
+	}
+	before, err := h.Store.Get(ctx, ns, "hour")
+	if err != nil || before == nil {
+		t.Fatalf("Get(hour) = %v, %v", before, err)
+	}
+	time.Sleep(300 * time.Millisecond) // past both short TTLs
+	for _, key := range []string{"default-ttl", "own-ttl"} {
+		if it, err := h.Store.Get(ctx, ns, key); err != nil || it != nil {
+			t.Fatalf("Get(%s) after its TTL = %+v, %v; want nothing", key, it, err)
+		}
+	}
+	hits, err := h.Store.Search(ctx, ns, store.SearchOptions{Query: "expires"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, it := range hits {
+		got = append(got, it.Key)
+	}
+	slices.Sort(got)
+	if !slices.Equal(got, []string{"forever", "hour"}) {
+		t.Fatalf("Search after expiry = %v, want [forever hour]", got)
+	}
+	after, err := h.Store.Get(ctx, ns, "hour")
+	if err != nil || after == nil {
+		t.Fatalf("Get(hour) = %v, %v", after, err)
+	}
+	if !after.ExpiresAt.Equal(before.ExpiresAt) {
+		t.Fatalf("a read extended the TTL with refresh on read off: %v -> %v", before.ExpiresAt, after.ExpiresAt)
+	}
+}
+
+func TestTTLConfigErrors(t *testing.T) {
+	for name, v := range map[string]string{
+		"MEMVAULT_TTL_DEFAULT":         "-1h",
+		"MEMVAULT_TTL_REFRESH_ON_READ": "sometimes",
+		"MEMVAULT_TTL_SWEEP_INTERVAL":  "0",
+	} {
+		if _, err := FromLookup(lookup(map[string]string{name: v})); err == nil || !strings.Contains(err.Error(), name) {
+			t.Errorf("%s=%q: error %v, want one naming the variable", name, v, err)
 		}
 	}
 }

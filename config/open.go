@@ -202,6 +202,13 @@ func (c Config) indexConfig(e embeddings.Embedder) *store.IndexConfig {
 	return &store.IndexConfig{Dims: e.Dims(), Embedder: e, Fields: fields, Distance: dist}
 }
 
+// ttlConfig is the store's TTL configuration: a copy of c.TTL, so that the
+// store never shares it with the caller's Config.
+func (c Config) ttlConfig() *store.TTLConfig {
+	t := c.TTL
+	return &t
+}
+
 // Open connects to the configured database, creates or upgrades its
 // tables, and returns the wired saver and store.
 func Open(ctx context.Context, c Config) (*Handle, error) {
@@ -247,7 +254,7 @@ func openSQLite(ctx context.Context, c Config, h *Handle) error {
 	if c.EffectiveEncryption() != EncryptionOff {
 		sser = h.Serde
 	}
-	st, err := sqlitestore.Open(ctx, c.DBPath, sqlitestore.Options{Index: c.indexConfig(h.Embedder), TTL: &store.TTLConfig{}, Serde: sser})
+	st, err := sqlitestore.Open(ctx, c.DBPath, sqlitestore.Options{Index: c.indexConfig(h.Embedder), TTL: c.ttlConfig(), Serde: sser})
 	if err != nil {
 		return err
 	}
@@ -280,7 +287,7 @@ func openPostgres(ctx context.Context, c Config, h *Handle) error {
 	if cache == 0 {
 		cache = -1
 	}
-	st, err := pgstore.New(pool, pgstore.Options{Schema: c.Schema, Index: c.indexConfig(h.Embedder), TTL: &store.TTLConfig{}, Serde: sser, CacheSize: cache})
+	st, err := pgstore.New(pool, pgstore.Options{Schema: c.Schema, Index: c.indexConfig(h.Embedder), TTL: c.ttlConfig(), Serde: sser, CacheSize: cache})
 	if err != nil {
 		return err
 	}

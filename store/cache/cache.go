@@ -123,8 +123,8 @@ func (s *Store) check(ctx context.Context) error {
 // Get serves a fresh cached result when it can and asks the inner store
 // otherwise. A cached item with a TTL is served from the cache only by a
 // Get that opts out of refreshing (WithRefreshTTL(false)) and only until it
-// expires: refreshing needs the inner store, and whether an expired item is
-// still served is the inner store's decision (TTLConfig.OmitExpired).
+// expires: refreshing needs the inner store, and an expired item is never
+// served (the inner store does not serve it either).
 // Items without TTL and absences are served for up to MaxAge.
 func (s *Store) Get(ctx context.Context, ns store.Namespace, key string, opts ...store.GetOption) (*store.Item, error) {
 	if err := s.check(ctx); err != nil {

@@ -16,8 +16,8 @@
 // TTLs: a Get that refreshes the TTL must reach the inner store, which
 // keeps the expiry. So an item with a TTL (Item.ExpiresAt set) is served
 // from the cache only to a Get with store.WithRefreshTTL(false), and only
-// until it expires; whether an expired item is still served is left to the
-// inner store (TTLConfig.OmitExpired). Items without TTL, the common case,
+// until it expires; an expired item is never served, by the cache or by the
+// inner store. Items without TTL, the common case,
 // are served from the cache by every Get. Give Options.Now the inner
 // store's clock.
 package cache

@@ -184,9 +184,6 @@ func (s *Store) check(ctx context.Context) error {
 	return ctx.Err()
 }
 
-// omitExpired reports whether reads hide expired items.
-func (s *Store) omitExpired() bool { return s.ttl != nil && s.ttl.OmitExpired }
-
 // refresh resolves a read's refresh-on-read setting.
 func (s *Store) refresh(override *bool) bool {
 	if s.ttl == nil {
@@ -197,9 +194,6 @@ func (s *Store) refresh(override *bool) bool {
 
 // visible reports whether e is served at now.
 func (s *Store) visible(e *entry, now int64) bool {
-	if !s.omitExpired() {
-		return true
-	}
 	exp := e.expires.Load()
 	return exp == 0 || now < exp
 }

@@ -30,15 +30,11 @@ func (s *Store) get(ctx context.Context, ns store.Namespace, key string, refresh
 	}
 	prefix := ns.String()
 	now := s.nowUTC()
-	live := "TRUE"
-	if s.ttl.OmitExpired {
-		live = "(expires_at IS NULL OR expires_at > $3)"
-	}
+	live := "(expires_at IS NULL OR expires_at > $3)"
 	refresh := s.refresh(refreshOverride)
 	sel := `SELECT value, created_at, updated_at, expires_at, ttl_minutes FROM ` + s.t.store + ` WHERE prefix = $1 AND key = $2 AND ` + live
-	a := []any{prefix, key}
-	switch {
-	case refresh:
+	a := []any{prefix, key, now}
+	if refresh {
 		// One statement: the SELECT sees the row as before the UPDATE, and
 		// the refreshed expiry is computed here the same way.
 		sel = `WITH refreshed AS (
@@ -46,9 +42,6 @@ func (s *Store) get(ctx context.Context, ns store.Namespace, key string, refresh
     WHERE prefix = $1 AND key = $2 AND ttl_minutes IS NOT NULL AND ` + live + `
     RETURNING 1)
 ` + sel
-		a = append(a, now)
-	case live != "TRUE":
-		a = append(a, now)
 	}
 	var (
 		raw              []byte
@@ -127,9 +120,7 @@ func (s *Store) ListNamespaces(ctx context.Context, opt store.ListNamespacesOpti
 	if len(opt.Suffix) > 0 {
 		where += " AND prefix ~ " + a.add(suffixRegex(opt.Suffix))
 	}
-	if s.ttl.OmitExpired {
-		where += " AND (expires_at IS NULL OR expires_at > " + a.add(s.nowUTC()) + ")"
-	}
+	where += " AND (expires_at IS NULL OR expires_at > " + a.add(s.nowUTC()) + ")"
 	sql := `SELECT DISTINCT ns FROM (SELECT (` + ns + `) COLLATE "C" AS ns FROM ` + s.t.store + ` WHERE ` + where + `) t
 ORDER BY ns LIMIT ` + a.add(opt.EffectiveLimit()) + ` OFFSET ` + a.add(opt.Offset)
 	rows, err := s.db.Query(ctx, sql, a...)

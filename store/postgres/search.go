@@ -117,7 +117,7 @@ func (s *Store) searchANN(ctx context.Context, prefix store.Namespace, opt store
 	if offset+limit >= maxCandidates {
 		return nil, false, nil // more than the index serves: go exact
 	}
-	n := min(candidates(offset+limit, s.index.estimate, len(opt.Filter) > 0 || s.ttl.OmitExpired), maxCandidates)
+	n := min(candidates(offset+limit, s.index.estimate, len(opt.Filter) > 0 || s.opts.TTL != nil), maxCandidates)
 	first := n
 	literalCond, prepared := s.preparedPrefix(ctx, prefix)
 	for {
@@ -358,10 +358,7 @@ func (s *Store) collect(ctx context.Context, opt store.SearchOptions, now time.T
 func (s *Store) buildQuery(opt store.SearchOptions, now time.Time, build func(a *args, where string) string) (string, args, bool, error) {
 	goFilter := s.opts.Serde != nil && len(opt.Filter) > 0
 	var a args
-	where := "TRUE"
-	if s.ttl.OmitExpired {
-		where = "(s.expires_at IS NULL OR s.expires_at > " + a.add(now) + ")"
-	}
+	where := "(s.expires_at IS NULL OR s.expires_at > " + a.add(now) + ")"
 	if !goFilter {
 		f, err := filterSQL(&a, "s.value", opt.Filter)
 		if err != nil {

@@ -322,11 +322,7 @@ func (s *Store) get(ctx context.Context, tx *sql.Tx, st *readStmts, o store.GetO
 		rs  *sql.Rows
 		err error
 	)
-	if s.omitExpired() {
-		rs, err = tx.StmtContext(ctx, st.getLive).QueryContext(ctx, o.Namespace.String(), o.Key, now.UnixNano())
-	} else {
-		rs, err = tx.StmtContext(ctx, st.get).QueryContext(ctx, o.Namespace.String(), o.Key)
-	}
+	rs, err = tx.StmtContext(ctx, st.getLive).QueryContext(ctx, o.Namespace.String(), o.Key, now.UnixNano())
 	if err != nil {
 		return nil, err
 	}
@@ -351,11 +347,8 @@ func (s *Store) listNamespaces(ctx context.Context, tx *sql.Tx, opt store.ListNa
 		lit = append(lit, l)
 	}
 	cond, args := prefixCond("prefix", lit)
-	q := `SELECT DISTINCT prefix FROM store WHERE ` + cond
-	if s.omitExpired() {
-		q += ` AND (expires_at IS NULL OR expires_at > ?)`
-		args = append(args, now.UnixNano())
-	}
+	q := `SELECT DISTINCT prefix FROM store WHERE ` + cond + ` AND (expires_at IS NULL OR expires_at > ?)`
+	args = append(args, now.UnixNano())
 	rs, err := tx.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, err

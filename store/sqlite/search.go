@@ -99,11 +99,8 @@ func (s *Store) search(ctx context.Context, tx *sql.Tx, st *readStmts, prefix st
 	}
 
 	cond, args := prefixCond("prefix", prefix)
-	q := `SELECT ` + itemColumns + ` FROM store WHERE ` + cond
-	if s.omitExpired() {
-		q += ` AND (expires_at IS NULL OR expires_at > ?)`
-		args = append(args, now.UnixNano())
-	}
+	q := `SELECT ` + itemColumns + ` FROM store WHERE ` + cond + ` AND (expires_at IS NULL OR expires_at > ?)`
+	args = append(args, now.UnixNano())
 	if query != nil {
 		q += ` AND NOT EXISTS (SELECT 1 FROM store_vectors v WHERE v.prefix = store.prefix AND v.key = store.key)`
 	}
@@ -213,7 +210,7 @@ func (s *Store) candidates(ctx context.Context, tx *sql.Tx, st *readStmts, prefi
 func (s *Store) scoreVectors(ctx context.Context, tx *sql.Tx, prefix store.Namespace, query []float32, now time.Time) ([]candidate, error) {
 	cond, args := prefixCond("v.prefix", prefix)
 	q := `SELECT v.prefix, v.key, v.updated_at, v.embedding FROM store_vectors v WHERE ` + cond
-	if s.omitExpired() {
+	if s.mayExpire() {
 		q = `SELECT v.prefix, v.key, v.updated_at, v.embedding FROM store_vectors v
 			JOIN store s ON s.prefix = v.prefix AND s.key = v.key
 			WHERE ` + cond + ` AND (s.expires_at IS NULL OR s.expires_at > ?)`
@@ -273,10 +270,8 @@ func (s *Store) fetch(ctx context.Context, tx *sql.Tx, cands []candidate, now ti
 		args = append(args, c.k.ns, c.k.key)
 	}
 	q.WriteString(")")
-	if s.omitExpired() {
-		q.WriteString(` AND (expires_at IS NULL OR expires_at > ?)`)
-		args = append(args, now.UnixNano())
-	}
+	q.WriteString(` AND (expires_at IS NULL OR expires_at > ?)`)
+	args = append(args, now.UnixNano())
 	rs, err := tx.QueryContext(ctx, q.String(), args...)
 	if err != nil {
 		return nil, err

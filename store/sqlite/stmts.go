@@ -11,7 +11,7 @@ import (
 // readStmts are the statements reads use, prepared on one pool; a
 // transaction reuses each connection's compiled copy (sql.Tx.StmtContext).
 type readStmts struct {
-	get, getLive, gen *sql.Stmt
+	getLive, gen *sql.Stmt
 }
 
 // stmts are the store's hot statements. Reads run in read transactions
@@ -24,8 +24,7 @@ type stmts struct {
 }
 
 const (
-	sqlGet     = `SELECT ` + itemColumns + ` FROM store WHERE prefix = ? AND key = ?`
-	sqlGetLive = sqlGet + ` AND (expires_at IS NULL OR expires_at > ?)`
+	sqlGetLive = `SELECT ` + itemColumns + ` FROM store WHERE prefix = ? AND key = ? AND (expires_at IS NULL OR expires_at > ?)`
 	sqlGen     = `SELECT gen FROM store_generation WHERE id = 0`
 	sqlBump    = `UPDATE store_generation SET gen = gen + 1 WHERE id = 0 RETURNING gen`
 	sqlDelVec  = `DELETE FROM store_vectors WHERE prefix = ? AND key = ?`
@@ -52,7 +51,7 @@ func prepare(ctx context.Context, db *sqlitedb.DB) (*stmts, error) {
 		return s
 	}
 	reads := func(pool *sql.DB) *readStmts {
-		return &readStmts{get: p(pool, sqlGet), getLive: p(pool, sqlGetLive), gen: p(pool, sqlGen)}
+		return &readStmts{getLive: p(pool, sqlGetLive), gen: p(pool, sqlGen)}
 	}
 	r, w := db.Reader(), db.Writer()
 	st.w = reads(w)

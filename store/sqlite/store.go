@@ -256,8 +256,10 @@ func (s *Store) Sweep(ctx context.Context) (int, error) {
 	return int(n), nil
 }
 
-// omitExpired reports whether reads hide expired items.
-func (s *Store) omitExpired() bool { return s.ttl != nil && s.ttl.OmitExpired }
+// mayExpire reports whether items of this store may carry an expiry, so
+// that the vector scan must skip expired ones (every read also checks the
+// expiry of the items it returns, whatever the configuration).
+func (s *Store) mayExpire() bool { return s.ttl != nil }
 
 // refresh resolves a read's refresh-on-read setting.
 func (s *Store) refresh(override *bool) bool {

@@ -70,12 +70,41 @@ func (r *runner) testTTL(t *testing.T) {
 			t.Fatal("item served at its expiry instant")
 		}
 	})
-	t.Run("ExpiredServedUntilSweptWithoutOmit", func(t *testing.T) {
-		e := r.withTTL(t, store.TTLConfig{})
-		e.put(ns("t"), "k", map[string]any{"v": 1}, store.WithTTL(ttl))
-		e.clock.Advance(time.Hour)
-		equalValue(t, "value", e.mustGet(ns("t"), "k").Value, map[string]any{"v": 1})
-		equalStrings(t, "search", keys(e.search(ns("t"), store.SearchOptions{})), []string{"k"})
+	// An expired item is gone on every path before any sweep, whatever the
+	// configuration (LangGraph serves it until swept unless omit_expired is
+	// set): and reading it must not bring it back by refreshing its TTL.
+	t.Run("ExpiredNeverServedBeforeSweep", func(t *testing.T) {
+		for name, cfg := range map[string]store.TTLConfig{
+			"default":            {},
+			"omit_expired_false": {OmitExpired: false},
+			"no_refresh":         {DisableRefreshOnRead: true},
+		} {
+			t.Run(name, func(t *testing.T) {
+				e := r.withTTL(t, cfg)
+				e.put(ns("t"), "k", map[string]any{"v": 1}, store.WithTTL(ttl))
+				e.put(ns("t"), "keep", map[string]any{"v": 2})
+				e.put(ns("gone"), "k", map[string]any{"v": 3}, store.WithTTL(ttl))
+				e.clock.Advance(time.Hour)
+				for _, refresh := range []bool{true, false} {
+					if it := e.get(ns("t"), "k", store.WithRefreshTTL(refresh)); it != nil {
+						t.Fatalf("Get (refresh %v) served an item expired an hour ago: %+v", refresh, it)
+					}
+				}
+				equalStrings(t, "search", keys(e.search(nil, store.SearchOptions{})), []string{"keep"})
+				equalStrings(t, "namespaces", nsStrings(e.list(store.ListNamespacesOptions{})), []string{"t"})
+				res, err := e.s.Batch(e.ctx, []store.Op{store.GetOp{Namespace: ns("t"), Key: "k"}, store.SearchOp{Prefix: ns("gone")}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if res[0].Item != nil || len(res[1].Items) != 0 {
+					t.Fatalf("Batch served expired items: get %+v, search %d items", res[0].Item, len(res[1].Items))
+				}
+				e.clock.Advance(-time.Hour + ttl/2) // back before expiry: the reads above did not delete or refresh
+				if e.get(ns("t"), "k", store.WithRefreshTTL(false)) == nil {
+					t.Fatal("the item is gone before its expiry")
+				}
+			})
+		}
 	})
 	refreshers := []struct {
 		name string
