@@ -84,6 +84,14 @@ type Config struct {
 	// without encryption (MEMVAULT_ALLOW_PLAINTEXT=true), for migrating an
 	// unencrypted database. Off by default: such rows are refused.
 	AllowPlaintext bool
+	// DangerouslyAcceptUnboundAES lets envelope mode read values in
+	// LangGraph's "aes" format (MEMVAULT_DANGEROUSLY_ACCEPT_UNBOUND_AES=true),
+	// for the one `memvault keys reencrypt` that moves a database out of
+	// LangGraph mode. Such values are bound to no row: while this is on,
+	// whoever can write the database can copy one under another thread or
+	// user and it will be read there. Off by default: they are refused
+	// (serde.ErrUnboundRefused). LangGraph mode reads them regardless.
+	DangerouslyAcceptUnboundAES bool
 	// Embeddings is MEMVAULT_EMBEDDINGS: "hash:<dims>" (default "hash:256",
 	// offline), "openai:<model>[:<dims>]", or "none" (no semantic search).
 	Embeddings string
@@ -184,6 +192,13 @@ func FromLookup(lookup func(string) (string, bool)) (Config, error) {
 			return c, fmt.Errorf("config: MEMVAULT_ALLOW_PLAINTEXT=%q: want true or false", v)
 		}
 		c.AllowPlaintext = b
+	}
+	if v, ok := get("MEMVAULT_DANGEROUSLY_ACCEPT_UNBOUND_AES"); ok {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return c, fmt.Errorf("config: MEMVAULT_DANGEROUSLY_ACCEPT_UNBOUND_AES=%q: want true or false", v)
+		}
+		c.DangerouslyAcceptUnboundAES = b
 	}
 	if v, ok := get("MEMVAULT_EMBEDDINGS"); ok {
 		c.Embeddings = v

@@ -2,6 +2,7 @@ package config
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,6 +16,8 @@ import (
 	"github.com/memvault/memvault/crypto"
 	"github.com/memvault/memvault/serde"
 	"github.com/memvault/memvault/store"
+
+	_ "modernc.org/sqlite"
 )
 
 func lookup(env map[string]string) func(string) (string, bool) {
@@ -268,4 +271,104 @@ func TestTTLConfigErrors(t *testing.T) {
 			t.Errorf("%s=%q: error %v, want one naming the variable", name, v, err)
 		}
 	}
+}
+
+// TestLeavingLangGraphMode: a database written in LangGraph mode holds
+// unbound "aes" checkpoint rows; reopened in envelope mode, they are
+// refused (serde.ErrUnboundRefused) — also when moved under another thread
+// — until a re-encryption run with the dangerous switch rewrites them into
+// the envelope. Store values are never written unbound, not even in
+// LangGraph mode.
+func TestLeavingLangGraphMode(t *testing.T) {
+	ctx := t.Context()
+	c := Default()
+	c.DBPath = filepath.Join(t.TempDir(), "lg.db")
+	c.Keys.Primary = "0123456789abcdef0123456789abcdef"
+	c.Encryption = EncryptionLangGraph
+	c.Embeddings = "none"
+	h, err := Open(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp := &checkpointer.Checkpoint{V: 4, ID: checkpointer.NewID(0), TS: time.Now().UTC(),
+		ChannelValues:   map[string]any{"secret": "alice's diagnosis"},
+		ChannelVersions: map[string]string{"secret": h.Saver.NextVersion("")}}
+	alice, err := h.Saver.Put(ctx, checkpointer.Config{ThreadID: "alice"}, cp, nil, cp.ChannelVersions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp2 := *cp
+	cp2.ID, cp2.ChannelValues = checkpointer.NewID(0), map[string]any{"secret": "mallory's note"}
+	if _, err := h.Saver.Put(ctx, checkpointer.Config{ThreadID: "mallory"}, &cp2, nil, cp.ChannelVersions); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Store.Put(ctx, store.Namespace{"users", "alice"}, "k", map[string]any{"v": "memory"}); err != nil {
+		t.Fatal(err)
+	}
+	h.Close()
+	db := openRaw(t, c.DBPath)
+	var storeValue string
+	if err := db.QueryRow(`SELECT value FROM store`).Scan(&storeValue); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(storeValue, "+mvgcm") {
+		t.Fatalf("LangGraph mode wrote a store value unbound: %s", storeValue)
+	}
+	// Mallory's row now holds Alice's aes ciphertext.
+	if _, err := db.Exec(`UPDATE checkpoint_blobs SET blob = (SELECT blob FROM checkpoint_blobs WHERE thread_id = 'alice') WHERE thread_id = 'mallory'`); err != nil {
+		t.Fatal(err)
+	}
+
+	c.Encryption = EncryptionEnvelope
+	h, err = Open(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, thread := range []string{"alice", "mallory"} {
+		if _, err := h.Saver.GetTuple(ctx, checkpointer.Config{ThreadID: thread}); !errors.Is(err, serde.ErrUnboundRefused) {
+			t.Fatalf("envelope mode read %s's aes row: %v, want ErrUnboundRefused", thread, err)
+		}
+	}
+	if _, _, err := h.Reencrypt(ctx, checkpointer.ReencryptOptions{}); !errors.Is(err, serde.ErrUnboundRefused) {
+		t.Fatalf("Reencrypt without the switch: %v, want ErrUnboundRefused", err)
+	}
+	h.Close()
+
+	c.DangerouslyAcceptUnboundAES = true
+	h, err = Open(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sv, _, err := h.Reencrypt(ctx, checkpointer.ReencryptOptions{})
+	if err != nil || sv.Rewritten != 2 {
+		t.Fatalf("Reencrypt with the switch: %+v, %v; want the 2 aes rows rewritten", sv, err)
+	}
+	h.Close()
+
+	c.DangerouslyAcceptUnboundAES = false
+	h, err = Open(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	tu, err := h.Saver.GetTuple(ctx, alice)
+	if err != nil || tu.Checkpoint.ChannelValues["secret"] != "alice's diagnosis" {
+		t.Fatalf("after the migration: %v, %v", tu, err)
+	}
+	var aes int
+	if err := db.QueryRow(`SELECT count(*) FROM checkpoint_blobs WHERE type LIKE '%+aes'`).Scan(&aes); err != nil || aes != 0 {
+		t.Fatalf("%d aes rows left (%v)", aes, err)
+	}
+}
+
+// openRaw opens the SQLite file directly, as an attacker with the file
+// would.
+func openRaw(t *testing.T, path string) *sql.DB {
+	t.Helper()
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
 }

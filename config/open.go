@@ -36,8 +36,13 @@ type Handle struct {
 	// Store is the long-term memory store (semantic search on when
 	// embeddings are configured).
 	Store store.Store
-	// Serde is the value serializer both use.
+	// Serde is the checkpointer's value serializer.
 	Serde serde.Serializer
+	// StoreSerde is the store's value serializer: nil when encryption is
+	// off (values are plain JSON), else the envelope — in every mode, also
+	// LangGraph mode, since Python's store never reads encrypted values and
+	// a store value must never be written unbound to its namespace and key.
+	StoreSerde serde.Serializer
 	// Keyring holds the encryption keys; nil when encryption is off.
 	Keyring *crypto.Keyring
 	// Embedder is the store's embedder; nil with MEMVAULT_EMBEDDINGS=none.
@@ -138,10 +143,7 @@ func (c Config) serializer() (serde.Serializer, *crypto.Keyring, error) {
 	if ring == nil {
 		return nil, nil, fmt.Errorf("config: MEMVAULT_ENCRYPTION=%s needs LANGGRAPH_AES_KEY", mode)
 	}
-	var opts []serde.EncryptedOption
-	if c.AllowPlaintext {
-		opts = append(opts, serde.WithPlaintextReads())
-	}
+	opts := c.readOptions()
 	if mode == EncryptionLangGraph {
 		opts = append(opts, serde.WithLangGraphAES(crypto.ModeGCM))
 	}
@@ -150,6 +152,28 @@ func (c Config) serializer() (serde.Serializer, *crypto.Keyring, error) {
 		return nil, nil, err
 	}
 	return enc, ring, nil
+}
+
+// readOptions are the serializer options for what encrypted serializers
+// accept when reading.
+func (c Config) readOptions() []serde.EncryptedOption {
+	var opts []serde.EncryptedOption
+	if c.AllowPlaintext {
+		opts = append(opts, serde.WithPlaintextReads())
+	}
+	if c.DangerouslyAcceptUnboundAES {
+		opts = append(opts, serde.WithDangerousUnboundAESReads())
+	}
+	return opts
+}
+
+// storeSerializer is the store's serializer (see Handle.StoreSerde): nil
+// without a keyring, else the envelope whatever the mode.
+func (c Config) storeSerializer(ring *crypto.Keyring) (serde.Serializer, error) {
+	if ring == nil {
+		return nil, nil
+	}
+	return serde.NewEncrypted(serde.JSONPlus{}, ring, c.readOptions()...)
 }
 
 // Embedder returns the configured embedder wrapped in an LRU cache, or nil
@@ -223,7 +247,11 @@ func Open(ctx context.Context, c Config) (*Handle, error) {
 	if err != nil {
 		return nil, err
 	}
-	h := &Handle{Serde: ser, Keyring: ring, Embedder: emb}
+	sser, err := c.storeSerializer(ring)
+	if err != nil {
+		return nil, err
+	}
+	h := &Handle{Serde: ser, StoreSerde: sser, Keyring: ring, Embedder: emb}
 	ok := false
 	defer func() {
 		if !ok {
@@ -250,11 +278,7 @@ func openSQLite(ctx context.Context, c Config, h *Handle) error {
 	}
 	h.Saver = sv
 	h.closers = append(h.closers, sv.Close)
-	var sser serde.Serializer
-	if c.EffectiveEncryption() != EncryptionOff {
-		sser = h.Serde
-	}
-	st, err := sqlitestore.Open(ctx, c.DBPath, sqlitestore.Options{Index: c.indexConfig(h.Embedder), TTL: c.ttlConfig(), Serde: sser})
+	st, err := sqlitestore.Open(ctx, c.DBPath, sqlitestore.Options{Index: c.indexConfig(h.Embedder), TTL: c.ttlConfig(), Serde: h.StoreSerde})
 	if err != nil {
 		return err
 	}
@@ -279,15 +303,11 @@ func openPostgres(ctx context.Context, c Config, h *Handle) error {
 		return err
 	}
 	h.Saver = sv
-	var sser serde.Serializer
-	if c.EffectiveEncryption() != EncryptionOff {
-		sser = h.Serde
-	}
 	cache := c.CacheSize
 	if cache == 0 {
 		cache = -1
 	}
-	st, err := pgstore.New(pool, pgstore.Options{Schema: c.Schema, Index: c.indexConfig(h.Embedder), TTL: c.ttlConfig(), Serde: sser, CacheSize: cache})
+	st, err := pgstore.New(pool, pgstore.Options{Schema: c.Schema, Index: c.indexConfig(h.Embedder), TTL: c.ttlConfig(), Serde: h.StoreSerde, CacheSize: cache})
 	if err != nil {
 		return err
 	}

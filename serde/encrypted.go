@@ -21,8 +21,10 @@ import (
 // "aes" (written in LangGraph-compatible mode), which Python reads but which
 // carries no associated data. With the envelope, the associated data handed
 // to the cipher is uvarint(len(inner tag)) ‖ inner tag ‖ aad, so a value
-// cannot be relabelled either. Whatever the write mode, values of both
-// ciphers are read, with any key of the keyring.
+// cannot be relabelled either. Envelope values are read in both modes, with
+// any key of the keyring; "aes" values only in LangGraph mode or with
+// WithDangerousUnboundAESReads (ErrUnboundRefused otherwise), since a row
+// that decrypts anywhere would undo the envelope's binding.
 //
 // Loading is strict by default: a value without a cipher suffix is refused
 // with ErrPlaintextRefused (Python's serializer passes such values through,
@@ -43,6 +45,7 @@ type Encrypted struct {
 	read           map[string]crypto.Cipher
 	ring           *crypto.Keyring
 	allowPlaintext bool
+	allowUnbound   bool // read LangGraph's "aes" values, which are bound to nothing
 }
 
 // EncryptedOption configures an Encrypted.
@@ -52,6 +55,7 @@ type encryptedConfig struct {
 	langGraph      bool
 	mode           crypto.Mode
 	allowPlaintext bool
+	allowUnbound   bool
 }
 
 // WithPlaintextReads makes LoadsTyped accept values that carry no cipher
@@ -59,6 +63,19 @@ type encryptedConfig struct {
 // database written before encryption was turned on.
 func WithPlaintextReads() EncryptedOption {
 	return func(c *encryptedConfig) { c.allowPlaintext = true }
+}
+
+// WithDangerousUnboundAESReads makes a serializer in envelope mode read
+// values in LangGraph's "aes" format too. Such values are bound to no row:
+// whoever can write the database can copy one under another thread,
+// channel, pending write or store key — another user's, say — and it will
+// decrypt there. Use it only for the migration out of LangGraph mode:
+// `memvault keys reencrypt` with it rewrites every "aes" row into the
+// envelope, after which it should be turned off (and, since old "aes"
+// ciphertexts of the same key may survive in backups, the key rotated).
+// WithLangGraphAES implies it.
+func WithDangerousUnboundAESReads() EncryptedOption {
+	return func(c *encryptedConfig) { c.allowUnbound = true }
 }
 
 // WithLangGraphAES makes the serializer write LangGraph's "aes" format with
@@ -97,6 +114,7 @@ func NewEncrypted(inner Serializer, ring *crypto.Keyring, opts ...EncryptedOptio
 		read:           map[string]crypto.Cipher{env.Name(): env, aes.Name(): aes},
 		ring:           ring,
 		allowPlaintext: cfg.allowPlaintext,
+		allowUnbound:   cfg.allowUnbound || cfg.langGraph,
 	}
 	if cfg.langGraph {
 		e.write = aes
@@ -226,6 +244,9 @@ func (e *Encrypted) open(typ string, data, aad []byte) (plain []byte, innerTyp s
 	c, ok := e.read[cipherName]
 	if !ok {
 		return nil, "", nil, fmt.Errorf("%w: cipher %q in %q", ErrUnknownType, cipherName, typ)
+	}
+	if cipherName == crypto.AESName && !e.allowUnbound {
+		return nil, "", nil, fmt.Errorf("%w: type %q", ErrUnboundRefused, typ)
 	}
 	kc := c.(crypto.KeyedCipher)
 	cp := cipherAAD(cipherName, innerTyp, aad)

@@ -72,10 +72,19 @@ func TestEncryptedRoundTrip(t *testing.T) {
 				t.Fatalf("%s: %#v != %#v", name, got, want)
 			}
 		}
-		// Every mode reads what every other mode wrote.
+		// Every mode reads what every other mode wrote, except that the
+		// envelope mode refuses unbound "aes" values unless told to.
 		for other, o := range modes(t, r) {
 			typ, data, _ := o.DumpsTypedWith("x", aad)
-			if got, err := e.LoadsTypedWith(typ, data, aad); err != nil || got != "x" {
+			got, err := e.LoadsTypedWith(typ, data, aad)
+			if name == "envelope" && other != "envelope" {
+				if !errors.Is(err, ErrUnboundRefused) {
+					t.Errorf("%s reading %s: %v %v, want ErrUnboundRefused", name, other, got, err)
+				}
+				dangerous := encrypted(t, r, WithDangerousUnboundAESReads())
+				got, err = dangerous.LoadsTypedWith(typ, data, aad)
+			}
+			if err != nil || got != "x" {
 				t.Errorf("%s reading %s: %v %v", name, other, got, err)
 			}
 		}
@@ -157,7 +166,7 @@ func TestEncryptedStrict(t *testing.T) {
 // TestEncryptedPythonKAT reads the blob Python LangGraph writes for {"a":1}
 // (reference §4), in both of pycryptodome's modes.
 func TestEncryptedPythonKAT(t *testing.T) {
-	e := encrypted(t, keyring(t, testKey))
+	e := encrypted(t, keyring(t, testKey), WithLangGraphAES(crypto.ModeGCM))
 	for _, blob := range []string{
 		"000102030405060708090a0b0c0d0e0f8ee76d82f558339f0a1b2b3ee26b5ee1a5d8639e", // EAX
 		"000102030405060708090a0b0c0d0e0fd346c6089a2457ed498240206c1513286767f3a1", // GCM
@@ -176,7 +185,7 @@ func TestEncryptedRotation(t *testing.T) {
 	old := keyring(t, "old-key-16-bytes")
 	for name, e := range modes(t, old) {
 		typ, data, _ := e.DumpsTypedWith("v", aad)
-		rotated := encrypted(t, keyring(t, testKey, "old-key-16-bytes"))
+		rotated := encrypted(t, keyring(t, testKey, "old-key-16-bytes"), WithDangerousUnboundAESReads())
 		if v, err := rotated.LoadsTypedWith(typ, data, aad); err != nil || v != "v" {
 			t.Fatalf("%s: previous key: %v %v", name, v, err)
 		}
@@ -192,7 +201,7 @@ func TestEncryptedRotation(t *testing.T) {
 		if need, err := rotated.NeedsReencrypt(typ2, data2, aad); err != nil || need {
 			t.Fatalf("%s: fresh value needs reencrypt: %v %v", name, need, err)
 		}
-		unknown := encrypted(t, keyring(t, testKey))
+		unknown := encrypted(t, keyring(t, testKey), WithDangerousUnboundAESReads())
 		if _, err := unknown.LoadsTypedWith(typ, data, aad); err != ErrDecrypt {
 			t.Fatalf("%s: unknown key: %v", name, err)
 		}
@@ -204,8 +213,8 @@ func TestEncryptedRotation(t *testing.T) {
 	// primary key.
 	r := keyring(t, testKey)
 	typ, data, _ := encrypted(t, r, WithLangGraphAES(crypto.ModeGCM)).DumpsTypedWith("v", nil)
-	if need, _ := encrypted(t, r).NeedsReencrypt(typ, data, nil); !need {
-		t.Fatal("aes value not flagged for an envelope writer")
+	if need, err := encrypted(t, r, WithDangerousUnboundAESReads()).NeedsReencrypt(typ, data, nil); !need || err != nil {
+		t.Fatalf("aes value not flagged for an envelope writer: %v", err)
 	}
 	lax := encrypted(t, r, WithPlaintextReads())
 	if need, err := lax.NeedsReencrypt(TypeJSON, []byte(`1`), nil); !need || err != nil {
@@ -293,5 +302,36 @@ func TestAppendAAD(t *testing.T) {
 	}
 	if got := AppendWriteAAD(pre, "t", "ns", "cp", "task", -3, "ch"); string(got) != "kept"+string(WriteAAD("t", "ns", "cp", "task", -3, "ch")) {
 		t.Fatalf("write: %q", got)
+	}
+}
+
+// TestEnvelopeRefusesUnboundAES: an "aes" value decrypts under any
+// associated data, so in envelope mode it is refused wherever it is found
+// (ErrUnboundRefused, not ErrDecrypt: nothing failed to decrypt), also by
+// Inspect and NeedsReencrypt, which re-encryption relies on; LangGraph mode
+// and the dangerous switch read it.
+func TestEnvelopeRefusesUnboundAES(t *testing.T) {
+	r := keyring(t, testKey)
+	lg := encrypted(t, r, WithLangGraphAES(crypto.ModeGCM))
+	typ, data, err := lg.DumpsTypedWith(map[string]any{"secret": "alice's memory"}, ItemAAD("users.alice", "k"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := encrypted(t, r)
+	moved := ItemAAD("users.mallory", "k") // the row copied under another user
+	if _, err := env.LoadsTypedWith(typ, data, moved); !errors.Is(err, ErrUnboundRefused) || errors.Is(err, ErrDecrypt) {
+		t.Fatalf("envelope mode loaded a moved aes row: %v", err)
+	}
+	if _, err := env.NeedsReencrypt(typ, data, moved); !errors.Is(err, ErrUnboundRefused) {
+		t.Fatalf("NeedsReencrypt = %v, want ErrUnboundRefused", err)
+	}
+	plain := encrypted(t, r, WithPlaintextReads())
+	if _, err := plain.LoadsTypedWith(typ, data, moved); !errors.Is(err, ErrUnboundRefused) {
+		t.Fatalf("plaintext reads must not let aes through: %v", err)
+	}
+	for name, e := range map[string]*Encrypted{"langgraph": lg, "dangerous": encrypted(t, r, WithDangerousUnboundAESReads())} {
+		if v, err := e.LoadsTypedWith(typ, data, moved); err != nil || v.(map[string]any)["secret"] != "alice's memory" {
+			t.Fatalf("%s: %v %v", name, v, err)
+		}
 	}
 }

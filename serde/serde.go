@@ -74,6 +74,15 @@ var (
 	// ErrPlaintextRefused is returned by a strict Encrypted serializer asked to
 	// load a value that carries no cipher suffix.
 	ErrPlaintextRefused = errors.New("serde: plaintext value refused (encryption is on)")
+	// ErrUnboundRefused is returned by an Encrypted serializer in envelope
+	// mode asked to load a value in LangGraph's "aes" format ("json+aes",
+	// "msgpack+aes"). That format carries no associated data, so such a row
+	// decrypts wherever it is put — under another thread, channel, pending
+	// write or another user's memory — and accepting it would undo the
+	// binding the envelope gives. It is read only in LangGraph mode
+	// (WithLangGraphAES) or with WithDangerousUnboundAESReads, for the
+	// migration that rewrites such rows into the envelope.
+	ErrUnboundRefused = errors.New("serde: unbound aes value refused (envelope mode binds every value to its row)")
 )
 
 func unknownType(typ string) error { return fmt.Errorf("%w %q", ErrUnknownType, typ) }

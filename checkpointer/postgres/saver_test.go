@@ -512,11 +512,21 @@ func TestPythonAESRows(t *testing.T) {
 	pool := pgtest.Pool(t)
 	execFile(t, pool, "python_schema.sql")
 	execFile(t, pool, "python_aes_rows.sql")
-	strict, err := postgres.New(pool, postgres.Options{Serde: encrypted(t)})
+	// Python's rows are in the unbound "aes" format: an envelope-mode
+	// serializer refuses them (serde.ErrUnboundRefused); reading Python's
+	// database is LangGraph mode.
+	envelope, err := postgres.New(pool, postgres.Options{Serde: encrypted(t, serde.WithPlaintextReads())})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := strict.Setup(ctx); err != nil {
+	if err := envelope.Setup(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := envelope.GetTuple(ctx, checkpointer.Config{ThreadID: "py-aes"}); !errors.Is(err, serde.ErrUnboundRefused) {
+		t.Fatalf("envelope-mode read of Python's aes rows: %v, want ErrUnboundRefused", err)
+	}
+	strict, err := postgres.New(pool, postgres.Options{Serde: encrypted(t, serde.WithLangGraphAES(crypto.ModeGCM))})
+	if err != nil {
 		t.Fatal(err)
 	}
 	// Python keeps primitive channel values inline, in plaintext: a strict
@@ -525,7 +535,7 @@ func TestPythonAESRows(t *testing.T) {
 	if _, err := strict.GetTuple(ctx, checkpointer.Config{ThreadID: "py-aes"}); !errors.Is(err, serde.ErrPlaintextRefused) {
 		t.Fatalf("strict read of Python's inline plaintext: %v, want ErrPlaintextRefused", err)
 	}
-	s, err := postgres.New(pool, postgres.Options{Serde: encrypted(t, serde.WithPlaintextReads())})
+	s, err := postgres.New(pool, postgres.Options{Serde: encrypted(t, serde.WithPlaintextReads(), serde.WithLangGraphAES(crypto.ModeGCM))})
 	if err != nil {
 		t.Fatal(err)
 	}

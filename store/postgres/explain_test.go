@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/memvault/memvault/embeddings"
 	"github.com/memvault/memvault/internal/pgtest"
@@ -124,11 +125,14 @@ func explain(t *testing.T, s *Store, prepared bool, sql string, a args) string {
 		// written as constants.
 		params := make([]string, len(a))
 		for i, v := range a {
-			str, ok := v.(string)
-			if !ok {
+			switch v := v.(type) {
+			case string:
+				params[i], _ = escapeLiteral(v)
+			case time.Time: // the expiry cutoff
+				params[i] = "'" + v.UTC().Format(time.RFC3339Nano) + "'::timestamptz"
+			default:
 				t.Fatalf("argument %d is a %T", i+1, v)
 			}
-			params[i], _ = escapeLiteral(str)
 		}
 		explain = "EXPLAIN EXECUTE mv_explain(" + strings.Join(params, ", ") + ")"
 		a = nil
