@@ -61,7 +61,7 @@ func Example() {
 	}
 	fmt.Println(hits[0].Key, hits[0].Value["text"])
 	// Output:
-	// sqlite envelope hash:256 Keys{primary: set, previous: 0}
+	// sqlite envelope hash:256+keyed:4e79a8eafcd4cf2e Keys{primary: set, previous: 0}
 	// [hello]
 	// contact prefers email
 }

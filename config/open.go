@@ -46,13 +46,21 @@ type Handle struct {
 	// Keyring holds the encryption keys; nil when encryption is off.
 	Keyring *crypto.Keyring
 	// Embedder is the store's embedder; nil with MEMVAULT_EMBEDDINGS=none.
+	// With encryption on it is keyed (hashing) or sealed (other models)
+	// under the master key; see ProtectedEmbedder.
 	Embedder embeddings.Embedder
+	// Warnings are conditions Open worked around but the operator should
+	// fix, such as store vectors made by the public embedder; the CLI
+	// prints them on stderr.
+	Warnings []string
 	// Pool is the PostgreSQL pool (nil for SQLite), for callers that want
 	// to run their own statements or use the …Tx methods.
 	Pool *pgxpool.Pool
 
 	closers []func() error
-	dbPath  string // SQLite file
+	public  embeddings.Embedder // the configured model, unprotected
+	target  embeddings.Embedder // what new vectors should be made with
+	dbPath  string              // SQLite file
 	schema  string // PostgreSQL schema ("" = search_path)
 }
 
@@ -96,8 +104,39 @@ func (h *Handle) Reencrypt(ctx context.Context, opt checkpointer.ReencryptOption
 	if !ok {
 		return saver, st, fmt.Errorf("config: the %s store cannot re-encrypt", h.Backend)
 	}
-	st, err = rs.Reencrypt(ctx, opt)
-	return saver, st, err
+	if st, err = rs.Reencrypt(ctx, opt); err != nil {
+		return saver, st, err
+	}
+	if h.NeedsReembed() && !opt.DryRun {
+		if _, err := h.Reembed(ctx, store.ReembedOptions{BatchSize: opt.BatchSize}); err != nil {
+			return saver, st, err
+		}
+	}
+	return saver, st, nil
+}
+
+// NeedsReembed reports whether the store's vectors were made by another
+// embedder than the one new vectors are made with: the public embedder of
+// a store older than vector protection, or the protected one under a
+// previous key (see Warnings). Reembed fixes it.
+func (h *Handle) NeedsReembed() bool {
+	return h.Embedder != nil && h.target != nil && h.Embedder.Name() != h.target.Name()
+}
+
+// Reembed recomputes the store's vectors with the embedder new vectors are
+// made with (keyed or sealed under the primary key when encryption is on)
+// and records it; see store.Reembedder. Reencrypt calls it when the vectors
+// are under another key. Reopen the handle afterwards: this one keeps
+// querying with the embedder it opened with. Nothing to do returns 0.
+func (h *Handle) Reembed(ctx context.Context, opt store.ReembedOptions) (int64, error) {
+	if !h.NeedsReembed() {
+		return 0, nil
+	}
+	r, ok := h.Store.(store.Reembedder)
+	if !ok {
+		return 0, fmt.Errorf("config: the %s store cannot re-embed", h.Backend)
+	}
+	return r.Reembed(ctx, h.target, opt)
 }
 
 // Keyring parses the configured keys exactly as LangGraph reads
@@ -177,19 +216,25 @@ func (c Config) storeSerializer(ring *crypto.Keyring) (serde.Serializer, error) 
 }
 
 // Embedder returns the configured embedder wrapped in an LRU cache, or nil
-// for "none".
+// for "none". It is the public model: Open protects it with the primary key
+// when encryption is on (see ProtectedEmbedder).
 func (c Config) Embedder() (embeddings.Embedder, error) {
+	e, err := c.publicEmbedder()
+	if err != nil || e == nil {
+		return e, err
+	}
+	return c.cached(e)
+}
+
+func (c Config) publicEmbedder() (embeddings.Embedder, error) {
 	provider, args, err := parseEmbeddings(c.Embeddings)
 	if err != nil {
 		return nil, err
 	}
-	var e embeddings.Embedder
 	switch provider {
-	case "none":
-		return nil, nil
 	case "hash":
 		n, _ := strconv.Atoi(args[0])
-		e = embeddings.NewHashing(n)
+		return embeddings.NewHashing(n), nil
 	case "openai":
 		o := openai.Options{Model: args[0], APIKey: c.OpenAIAPIKey, BaseURL: c.OpenAIBaseURL}
 		if len(args) == 2 {
@@ -199,16 +244,78 @@ func (c Config) Embedder() (embeddings.Embedder, error) {
 		if err != nil {
 			return nil, fmt.Errorf("config: MEMVAULT_EMBEDDINGS=%q: %w", c.Embeddings, err)
 		}
-		e = oe
+		return oe, nil
 	}
-	if c.EmbeddingCacheSize > 0 {
-		ce, err := embeddings.NewCached(e, c.EmbeddingCacheSize)
+	return nil, nil // "none"
+}
+
+func (c Config) cached(e embeddings.Embedder) (embeddings.Embedder, error) {
+	if c.EmbeddingCacheSize <= 0 {
+		return e, nil
+	}
+	return embeddings.NewCached(e, c.EmbeddingCacheSize)
+}
+
+// Purposes of the subkeys the embedders derive from a master key.
+const (
+	hashingKeyPurpose = "memvault embeddings: keyed hashing v1"
+	sealKeyPurpose    = "memvault embeddings: vector sealing v1"
+)
+
+// ProtectedEmbedder returns what the store's vectors are made with when
+// encryption is on: the offline hashing embedder keyed by a secret derived
+// from k, or any other embedder with its vectors sealed by a rotation
+// derived from k (see embeddings.NewKeyedHashing, embeddings.NewSealed).
+// Either way the stored vectors can no longer be compared with what the
+// public model computes for candidate texts.
+func ProtectedEmbedder(public embeddings.Embedder, k *crypto.Key) (embeddings.Embedder, error) {
+	if h, ok := public.(*embeddings.Hashing); ok && !h.Keyed() {
+		secret, err := k.DangerousDeriveSubkey(hashingKeyPurpose, embeddings.HashingKeySize)
 		if err != nil {
 			return nil, err
 		}
-		e = ce
+		return embeddings.NewKeyedHashing(h.Dims(), secret, k.ID().String())
 	}
-	return e, nil
+	secret, err := k.DangerousDeriveSubkey(sealKeyPurpose, embeddings.SealKeySize)
+	if err != nil {
+		return nil, err
+	}
+	return embeddings.NewSealed(public, secret, k.ID().String())
+}
+
+// vectorEmbedder builds the store's embedder for the vectors recorded as
+// made by recorded ("" when the store has none yet): the public embedder
+// when encryption is off; else the protected one under the primary key, or
+// under the previous key that made the stored vectors (after a rotation,
+// until they are re-embedded), or — for vectors made before protection
+// existed — the public one, so that an existing store keeps working. The
+// warning says what to do in the last two cases.
+func (c Config) vectorEmbedder(public embeddings.Embedder, ring *crypto.Keyring, recorded string) (e embeddings.Embedder, warning string, err error) {
+	if public == nil || ring == nil {
+		return public, "", nil
+	}
+	protect := func(k *crypto.Key) (embeddings.Embedder, error) {
+		p, err := ProtectedEmbedder(public, k)
+		if err != nil {
+			return nil, err
+		}
+		return c.cached(p)
+	}
+	e, err = protect(ring.Primary())
+	if err != nil || recorded == "" || recorded == e.Name() {
+		return e, "", err
+	}
+	for _, k := range ring.Keys()[1:] {
+		if old, err := ProtectedEmbedder(public, k); err == nil && old.Name() == recorded {
+			e, err := protect(k)
+			return e, fmt.Sprintf("the store's vectors are keyed by the previous key %s: re-embed them under the primary key (memvault store reembed) before retiring it", k.ID()), err
+		}
+	}
+	if recorded == public.Name() {
+		e, err := c.cached(public)
+		return e, fmt.Sprintf("the store's vectors were made by the public embedder %s, not keyed or sealed: whoever reads the database can match them against a dictionary and recover the words of encrypted memories; re-embed them (memvault store reembed)", public.Name()), err
+	}
+	return e, "", nil // let the store refuse the mismatch
 }
 
 func (c Config) indexConfig(e embeddings.Embedder) *store.IndexConfig {
@@ -243,7 +350,11 @@ func Open(ctx context.Context, c Config) (*Handle, error) {
 	if err != nil {
 		return nil, err
 	}
-	emb, err := c.Embedder()
+	public, err := c.publicEmbedder()
+	if err != nil {
+		return nil, err
+	}
+	emb, _, err := c.vectorEmbedder(public, ring, "")
 	if err != nil {
 		return nil, err
 	}
@@ -251,7 +362,7 @@ func Open(ctx context.Context, c Config) (*Handle, error) {
 	if err != nil {
 		return nil, err
 	}
-	h := &Handle{Serde: ser, StoreSerde: sser, Keyring: ring, Embedder: emb}
+	h := &Handle{Serde: ser, StoreSerde: sser, Keyring: ring, Embedder: emb, public: public, target: emb}
 	ok := false
 	defer func() {
 		if !ok {
@@ -278,12 +389,37 @@ func openSQLite(ctx context.Context, c Config, h *Handle) error {
 	}
 	h.Saver = sv
 	h.closers = append(h.closers, sv.Close)
-	st, err := sqlitestore.Open(ctx, c.DBPath, sqlitestore.Options{Index: c.indexConfig(h.Embedder), TTL: c.ttlConfig(), Serde: h.StoreSerde})
+	return openStore(c, h, func() (store.Store, error) {
+		return sqlitestore.Open(ctx, c.DBPath, sqlitestore.Options{Index: c.indexConfig(h.Embedder), TTL: c.ttlConfig(), Serde: h.StoreSerde})
+	})
+}
+
+// openStore opens the store with h.Embedder; when the store's vectors were
+// made by another embedder that vectorEmbedder knows how to keep using (a
+// previous key's, or the public one of a store older than protection), it
+// opens it again with that one and records why in h.Warnings.
+func openStore(c Config, h *Handle, open func() (store.Store, error)) error {
+	st, err := open()
+	var mismatch *store.EmbedderMismatchError
+	if errors.As(err, &mismatch) {
+		emb, warning, verr := c.vectorEmbedder(h.public, h.Keyring, mismatch.Recorded)
+		if verr != nil {
+			return verr
+		}
+		if warning == "" {
+			return err
+		}
+		h.Embedder = emb
+		h.Warnings = append(h.Warnings, warning)
+		st, err = open()
+	}
 	if err != nil {
 		return err
 	}
 	h.Store = st
-	h.closers = append(h.closers, st.Close)
+	if c, ok := st.(interface{ Close() error }); ok {
+		h.closers = append(h.closers, c.Close)
+	}
 	return nil
 }
 
@@ -307,16 +443,17 @@ func openPostgres(ctx context.Context, c Config, h *Handle) error {
 	if cache == 0 {
 		cache = -1
 	}
-	st, err := pgstore.New(pool, pgstore.Options{Schema: c.Schema, Index: c.indexConfig(h.Embedder), TTL: c.ttlConfig(), Serde: h.StoreSerde, CacheSize: cache})
-	if err != nil {
-		return err
-	}
-	h.closers = append(h.closers, st.Close)
-	if err := st.Setup(ctx); err != nil {
-		return err
-	}
-	h.Store = st
-	return nil
+	return openStore(c, h, func() (store.Store, error) {
+		st, err := pgstore.New(pool, pgstore.Options{Schema: c.Schema, Index: c.indexConfig(h.Embedder), TTL: c.ttlConfig(), Serde: h.StoreSerde, CacheSize: cache})
+		if err != nil {
+			return nil, err
+		}
+		if err := st.Setup(ctx); err != nil {
+			_ = st.Close()
+			return nil, err
+		}
+		return st, nil
+	})
 }
 
 // KeyInfo describes one configured key without revealing it.

@@ -1,6 +1,7 @@
 package crypto
 
 import (
+	"crypto/hkdf"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
@@ -102,3 +103,17 @@ func (k *Key) GoString() string { return k.String() }
 
 // Format makes every fmt verb print String.
 func (k *Key) Format(f fmt.State, _ rune) { _, _ = f.Write([]byte(k.String())) }
+
+// DangerousDeriveSubkey returns n bytes of key material derived from k for
+// one purpose (HKDF-SHA256 with k as input key material, the salt
+// "memvault/subkey/v1" and purpose as info), for features that need a
+// secret of their own under the master key, such as keyed embeddings and
+// vector sealing. Distinct purposes give independent keys, and none
+// reveals k. The bytes are secret: never log them or put them in errors.
+func (k *Key) DangerousDeriveSubkey(purpose string, n int) ([]byte, error) {
+	b, err := hkdf.Key(sha256.New, k.b, []byte("memvault/subkey/v1"), purpose, n)
+	if err != nil {
+		return nil, fmt.Errorf("crypto: derive subkey: %w", err)
+	}
+	return b, nil
+}

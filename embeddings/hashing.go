@@ -2,6 +2,10 @@ package embeddings
 
 import (
 	"context"
+	"crypto/aes"
+	"crypto/cipher"
+	"encoding/binary"
+	"fmt"
 	"math"
 	"strconv"
 	"sync"
@@ -79,6 +83,7 @@ const (
 type Hashing struct {
 	dims int
 	name string
+	prf  cipher.Block // keyed: every feature hash goes through AES under a secret; nil when public
 }
 
 var _ Embedder = (*Hashing)(nil)
@@ -94,10 +99,52 @@ func NewHashing(dims int) *Hashing {
 	return &Hashing{dims: dims, name: "hash:" + strconv.Itoa(dims)}
 }
 
+// HashingKeySize is the length of the secret NewKeyedHashing takes.
+const HashingKeySize = 16
+
+// NewKeyedHashing returns a Hashing whose feature hashing is keyed by
+// secret (HashingKeySize bytes, e.g. derived from the master key): each
+// feature's 64-bit hash is passed through AES-128 under secret before it
+// picks a component and a sign. Texts are compared exactly as by the public
+// embedder — same words, stems and n-grams, same weights — so search
+// quality is the same; but without secret nobody can compute the vector of
+// a candidate text, so stored vectors can no longer be matched against a
+// dictionary to recover the words of encrypted memories. keyID names the
+// secret's origin (memvault passes its master key's id) and goes into Name,
+// "hash:<dims>+keyed:<keyID>", so a store whose vectors were keyed by one
+// key refuses to be searched with another.
+func NewKeyedHashing(dims int, secret []byte, keyID string) (*Hashing, error) {
+	if len(secret) != HashingKeySize {
+		return nil, fmt.Errorf("embeddings: keyed hashing: secret of %d bytes, want %d", len(secret), HashingKeySize)
+	}
+	block, err := aes.NewCipher(secret)
+	if err != nil {
+		return nil, fmt.Errorf("embeddings: keyed hashing: %w", err)
+	}
+	h := NewHashing(dims)
+	h.prf = block
+	h.name += "+keyed:" + keyID
+	return h, nil
+}
+
+// Keyed reports whether h's hashing is keyed (NewKeyedHashing).
+func (h *Hashing) Keyed() bool { return h.prf != nil }
+
+// keyedHash is the feature hash under h's key: AES-128 of the public hash,
+// a pseudorandom function of the feature for whoever lacks the key.
+// buf is the caller's block buffer (the scratch's, so that nothing is
+// allocated per feature).
+func (h *Hashing) keyedHash(buf *[aes.BlockSize]byte, x uint64) uint64 {
+	clear(buf[:])
+	binary.LittleEndian.PutUint64(buf[:8], x)
+	h.prf.Encrypt(buf[:], buf[:])
+	return binary.LittleEndian.Uint64(buf[:8])
+}
+
 // Dims returns the length of every vector h returns.
 func (h *Hashing) Dims() int { return h.dims }
 
-// Name returns "hash:<dims>".
+// Name returns "hash:<dims>", or "hash:<dims>+keyed:<key id>" when keyed.
 func (h *Hashing) Name() string { return h.name }
 
 // EmbedDocuments embeds each text; see Embed. It fails only when ctx is
@@ -146,11 +193,15 @@ func (h *Hashing) Embed(text string) []float32 {
 	dims := uint64(h.dims)
 	for _, slot := range s.order {
 		f := s.table[slot]
+		hash := f.hash
+		if h.prf != nil {
+			hash = h.keyedHash(&s.block, hash)
+		}
 		w := float64(channelWeights[f.channel] * math.Sqrt(float64(f.count)))
-		if f.hash>>63 == 1 {
+		if hash>>63 == 1 {
 			w = -w
 		}
-		acc[f.hash%dims] += w
+		acc[hash%dims] += w
 	}
 	s.acc = acc
 
@@ -231,6 +282,7 @@ type scratch struct {
 	table []feature // see count
 	order []int32   // slots of s.table in order of first occurrence
 	acc   []float64
+	block [aes.BlockSize]byte // keyed hashing's AES block
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}

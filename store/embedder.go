@@ -13,14 +13,32 @@ import (
 // comparing vectors of two models gives meaningless scores.
 var ErrEmbedderMismatch = errors.New("store: stored vectors were made by another embedder")
 
+// EmbedderMismatchError is the error CheckEmbedder returns: it matches
+// ErrEmbedderMismatch and names both embedders, so a caller can tell, say,
+// vectors of the public (unkeyed) embedder from vectors of another model.
+type EmbedderMismatchError struct {
+	// Recorded made the stored vectors; Configured is the one offered.
+	Recorded, Configured string
+}
+
+func (e *EmbedderMismatchError) Error() string {
+	return fmt.Sprintf("%v: vectors by %q, configured %q (re-embed the items, or use the embedder and key that made them)", ErrEmbedderMismatch, e.Recorded, e.Configured)
+}
+
+// Is makes errors.Is(err, ErrEmbedderMismatch) true.
+func (e *EmbedderMismatchError) Is(target error) bool { return target == ErrEmbedderMismatch }
+
 // CheckEmbedder compares the embedder name recorded with a store's vectors
 // with the configured one. An empty recorded name (a store whose vectors
-// predate the record, or were written by LangGraph) is accepted.
+// predate the record, or were written by LangGraph) is accepted. Names
+// carry the key of keyed and sealed embedders ("hash:256+keyed:<key id>",
+// "<model>+sealed:<key id>"), so vectors made under one key are refused
+// under another.
 func CheckEmbedder(recorded, configured string) error {
 	if recorded == "" || recorded == configured {
 		return nil
 	}
-	return fmt.Errorf("%w: vectors by %q, configured %q (re-embed the items or use the same model)", ErrEmbedderMismatch, recorded, configured)
+	return &EmbedderMismatchError{Recorded: recorded, Configured: configured}
 }
 
 // EmbedDocuments embeds texts in one call and checks what came back: one
@@ -60,6 +78,57 @@ func EmbedQuery(ctx context.Context, e embeddings.Embedder, dims int, q string) 
 func checkDims(v []float32, dims int) error {
 	if len(v) != dims {
 		return fmt.Errorf("%w: got %d, want %d", embeddings.ErrDimensionMismatch, len(v), dims)
+	}
+	return nil
+}
+
+// ReembedOptions configures a re-embedding run (Reembedder).
+type ReembedOptions struct {
+	// BatchSize is how many vectors are re-embedded per embedding call and
+	// transaction; 0 means 256.
+	BatchSize int
+	// Progress, when set, is called after each batch with the vectors
+	// done so far and the total.
+	Progress func(done, total int64)
+}
+
+// Reembedder is implemented by stores that can recompute their stored
+// vectors with another embedder of the same size — the same model keyed or
+// sealed under another key, say — and then record it as the one that made
+// them. Each batch commits on its own, so a run that stops half way can
+// simply be run again (every vector it redoes comes out the same); until a
+// run finishes, the store holds vectors of both embedders and searches mix
+// them. Reopen the store with the new embedder afterwards.
+type Reembedder interface {
+	Reembed(ctx context.Context, to embeddings.Embedder, opt ReembedOptions) (vectors int64, err error)
+}
+
+// ReembedTexts returns the text a stored vector named field was made from:
+// the field of that name among the texts of value under paths (the
+// configured index fields), else field read as a path of its own (a put's
+// WithIndex). ok is false when the value no longer yields it.
+func ReembedTexts(value map[string]any, paths []string, field string) (text string, ok bool) {
+	if texts, err := ExtractTexts(value, paths); err == nil {
+		for _, t := range texts {
+			if t.Field == field {
+				return t.Text, true
+			}
+		}
+	}
+	if texts, err := ExtractTexts(value, []string{field}); err == nil && len(texts) == 1 && texts[0].Field == field {
+		return texts[0].Text, true
+	}
+	return "", false
+}
+
+// CheckReembedTarget refuses an embedder whose vectors could not replace
+// the stored ones (another size).
+func CheckReembedTarget(to embeddings.Embedder, dims int) error {
+	if to == nil {
+		return fmt.Errorf("%w: re-embed: no embedder", ErrInvalidArgument)
+	}
+	if to.Dims() != dims {
+		return fmt.Errorf("re-embed: %w: %s makes %d dimensions, the store holds %d", embeddings.ErrDimensionMismatch, to.Name(), to.Dims(), dims)
 	}
 	return nil
 }

@@ -384,8 +384,12 @@ func golden(t *testing.T, name, got string) {
 // prints nothing on stdout — least of all decrypted values.
 func TestEmptyThreadID(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "d.db")
-	env := []string{"MEMVAULT_DB=" + db, "LANGGRAPH_AES_KEY=" + testKey}
-	cli(t, env, "", "demo", "--db", db).must(t, 0)
+	demo := cli(t, []string{"LANGGRAPH_AES_KEY=" + testKey}, "", "demo", "--db", db).must(t, 0)
+	_, newKey, ok := strings.Cut(demo.stdout, "export LANGGRAPH_AES_KEY=")
+	if !ok {
+		t.Fatalf("the demo did not print its rotated key:\n%s", demo.stdout)
+	}
+	env := []string{"MEMVAULT_DB=" + db, "LANGGRAPH_AES_KEY=" + strings.Fields(newKey)[0]}
 	if r := cli(t, env, "", "threads", "list", "--json").must(t, 0); !strings.Contains(r.stdout, "thread_id") {
 		t.Fatalf("the demo left no thread to leak: %s", r.stdout)
 	}

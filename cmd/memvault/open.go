@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"os"
 
 	"github.com/memvault/memvault/config"
 )
@@ -22,6 +24,9 @@ func withHandle(ctx context.Context, g *globals, fn func(h *handle) error) (err 
 		return err
 	}
 	defer func() { err = errors.Join(err, h.Close()) }()
+	for _, w := range h.Warnings {
+		fmt.Fprintln(os.Stderr, "memvault: warning:", w)
+	}
 	return fn(h)
 }
 

@@ -176,7 +176,7 @@ func newStoreCmd(g *globals) *cobra.Command {
 	namespaces.Flags().IntVar(&nsLimit, "limit", store.DefaultListNamespacesLimit, "at most this many namespaces")
 	namespaces.Flags().IntVar(&nsOffset, "offset", 0, "skip this many namespaces")
 
-	cmd.AddCommand(put, get, del, search, namespaces)
+	cmd.AddCommand(put, get, del, search, namespaces, newReembedCmd(g))
 	return cmd
 }
 

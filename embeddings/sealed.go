@@ -1,0 +1,197 @@
+package embeddings
+
+import (
+	"context"
+	"crypto/aes"
+	"crypto/cipher"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/bits"
+)
+
+// SealKeySize is the length of the secret NewSealed takes.
+const SealKeySize = 32
+
+// sealRounds is how many sign–permute–Hadamard rounds a Sealed applies.
+// One round already spreads every input coordinate over a whole
+// power-of-two block; the permutations between rounds carry it across
+// blocks, so after three rounds every output coordinate depends on every
+// input coordinate of any common embedding size.
+const sealRounds = 3
+
+// Sealed wraps an Embedder and applies a secret orthogonal transform — a
+// rotation of the vector space chosen by a key — to every vector it
+// returns, documents and queries alike.
+//
+// An orthogonal transform Q keeps every inner product (⟨Qx, Qy⟩ = ⟨x, y⟩),
+// hence every norm, cosine and L2 distance: scores, rankings and the ANN
+// indexes of pgvector work on sealed vectors exactly as on the model's own
+// (up to float32 rounding, about 1e-7 relative). What changes is the space:
+// a stored vector is no longer in the model's coordinates, so whoever
+// copies the database cannot compare it with vectors the public model
+// computes for candidate texts, nor feed it to an inversion model trained on
+// that model's outputs. It does not hide which stored vectors are close to
+// each other, and an attacker who holds many (text, stored vector) pairs of
+// the same key can solve for the rotation (d linearly independent pairs
+// determine it).
+//
+// Q is the product of sealRounds rounds of: multiply each coordinate by a
+// secret sign, apply a secret permutation, then an orthonormal
+// Walsh–Hadamard transform on each block of a fixed split of the dimension
+// into powers of two (1536 = 1024 + 512). Each step is orthogonal, so Q is;
+// each round costs O(d log d) and no d×d matrix is stored. Signs and
+// permutations come from AES-CTR keyed by the secret.
+//
+// A Sealed is safe for concurrent use.
+type Sealed struct {
+	inner  Embedder
+	name   string
+	dims   int
+	blocks []int // sizes of the Hadamard blocks, powers of two summing to dims
+	rounds [sealRounds]sealRound
+}
+
+type sealRound struct {
+	signs []float64 // ±1 per coordinate
+	perm  []int32   // output i takes input perm[i]
+}
+
+var _ Embedder = (*Sealed)(nil)
+
+// NewSealed returns inner with every vector sealed by the transform that
+// secret (SealKeySize bytes, e.g. derived from the master key) selects.
+// keyID names the secret's origin and goes into Name,
+// "<inner name>+sealed:<keyID>", so a store records which key sealed its
+// vectors and refuses queries sealed by another.
+func NewSealed(inner Embedder, secret []byte, keyID string) (*Sealed, error) {
+	if len(secret) != SealKeySize {
+		return nil, fmt.Errorf("embeddings: sealed: secret of %d bytes, want %d", len(secret), SealKeySize)
+	}
+	d := inner.Dims()
+	if d < 1 {
+		return nil, fmt.Errorf("embeddings: sealed: inner embedder has %d dimensions", d)
+	}
+	block, err := aes.NewCipher(secret)
+	if err != nil {
+		return nil, fmt.Errorf("embeddings: sealed: %w", err)
+	}
+	stream := cipher.NewCTR(block, make([]byte, aes.BlockSize))
+	s := &Sealed{inner: inner, name: inner.Name() + "+sealed:" + keyID, dims: d}
+	for rest := uint(d); rest > 0; {
+		b := 1 << (bits.Len(rest) - 1) // largest power of two left
+		s.blocks = append(s.blocks, b)
+		rest -= uint(b)
+	}
+	rnd := func(n uint64) uint64 { return uniform(stream, n) }
+	for r := range s.rounds {
+		signs := make([]float64, d)
+		for i := range signs {
+			signs[i] = 1
+			if rnd(2) == 1 {
+				signs[i] = -1
+			}
+		}
+		perm := make([]int32, d)
+		for i := range perm {
+			perm[i] = int32(i)
+		}
+		for i := d - 1; i > 0; i-- { // Fisher–Yates
+			j := rnd(uint64(i) + 1)
+			perm[i], perm[j] = perm[j], perm[i]
+		}
+		s.rounds[r] = sealRound{signs: signs, perm: perm}
+	}
+	return s, nil
+}
+
+// uniform draws a uniform integer in [0, n) from the key stream, without
+// modulo bias (rejection sampling).
+func uniform(stream cipher.Stream, n uint64) uint64 {
+	limit := math.MaxUint64 - math.MaxUint64%n
+	var b [8]byte
+	for {
+		clear(b[:])
+		stream.XORKeyStream(b[:], b[:])
+		if v := binary.LittleEndian.Uint64(b[:]); v < limit {
+			return v % n
+		}
+	}
+}
+
+// Dims is the inner embedder's.
+func (s *Sealed) Dims() int { return s.dims }
+
+// Name is "<inner name>+sealed:<key id>".
+func (s *Sealed) Name() string { return s.name }
+
+// EmbedDocuments embeds with the inner embedder and seals each vector.
+func (s *Sealed) EmbedDocuments(ctx context.Context, texts []string) ([][]float32, error) {
+	vs, err := s.inner.EmbedDocuments(ctx, texts)
+	if err != nil {
+		return nil, err
+	}
+	out := make([][]float32, len(vs))
+	for i, v := range vs {
+		if out[i], err = s.Seal(v); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// EmbedQuery embeds with the inner embedder and seals the vector.
+func (s *Sealed) EmbedQuery(ctx context.Context, text string) ([]float32, error) {
+	v, err := s.inner.EmbedQuery(ctx, text)
+	if err != nil {
+		return nil, err
+	}
+	return s.Seal(v)
+}
+
+// Seal applies the transform to v, which must have Dims values; v is not
+// modified.
+func (s *Sealed) Seal(v []float32) ([]float32, error) {
+	if len(v) != s.dims {
+		return nil, fmt.Errorf("embeddings: sealed: %w: got %d, want %d", ErrDimensionMismatch, len(v), s.dims)
+	}
+	x := make([]float64, s.dims)
+	y := make([]float64, s.dims)
+	for i, f := range v {
+		x[i] = float64(f)
+	}
+	for _, r := range s.rounds {
+		for i, j := range r.perm {
+			y[i] = x[j] * r.signs[j]
+		}
+		off := 0
+		for _, b := range s.blocks {
+			fwht(y[off : off+b])
+			off += b
+		}
+		x, y = y, x
+	}
+	out := make([]float32, s.dims)
+	for i, f := range x {
+		out[i] = float32(f)
+	}
+	return out, nil
+}
+
+// fwht applies the orthonormal Walsh–Hadamard transform to a, whose length
+// is a power of two, in place.
+func fwht(a []float64) {
+	n := len(a)
+	for h := 1; h < n; h *= 2 {
+		for i := 0; i < n; i += 2 * h {
+			for j := i; j < i+h; j++ {
+				x, y := a[j], a[j+h]
+				a[j], a[j+h] = x+y, x-y
+			}
+		}
+	}
+	scale := 1 / math.Sqrt(float64(n))
+	for i := range a {
+		a[i] *= scale
+	}
+}
