@@ -61,7 +61,7 @@ type Handle struct {
 	public  embeddings.Embedder // the configured model, unprotected
 	target  embeddings.Embedder // what new vectors should be made with
 	dbPath  string              // SQLite file
-	schema  string // PostgreSQL schema ("" = search_path)
+	schema  string              // PostgreSQL schema ("" = search_path)
 }
 
 // Close releases the saver, the store and the database connections.
