@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -371,4 +372,61 @@ func openRaw(t *testing.T, path string) *sql.DB {
 	}
 	t.Cleanup(func() { db.Close() })
 	return db
+}
+
+// TestReencryptLeavesNoOldCiphertextInTheFile: after a rotation and
+// re-encryption on SQLite, the bytes of the old ciphertexts are gone from
+// the database file (secure_delete zeroes what rows leave behind), not
+// merely unreferenced.
+func TestReencryptLeavesNoOldCiphertextInTheFile(t *testing.T) {
+	ctx := t.Context()
+	c := Default()
+	c.DBPath = filepath.Join(t.TempDir(), "rot.db")
+	c.Keys.Primary = "0123456789abcdef0123456789abcdef"
+	c.Embeddings = "none"
+	h, err := Open(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 50 {
+		if err := h.Store.Put(ctx, store.Namespace{"users", "u"}, fmt.Sprint("k", i), map[string]any{"text": strings.Repeat("secret memory ", 20)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h.Close()
+	var old []string
+	rows, err := openRaw(t, c.DBPath).Query(`SELECT value FROM store`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var v string
+		if err := rows.Scan(&v); err != nil {
+			t.Fatal(err)
+		}
+		_, d, _ := strings.Cut(v, `"d":"`)
+		old = append(old, d[:40]) // a run of the base64 ciphertext
+	}
+	rows.Close()
+	c.Keys = Keys{Primary: "fedcba9876543210fedcba9876543210", Previous: []string{c.Keys.Primary}}
+	h, err = Open(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, st, err := h.Reencrypt(ctx, checkpointer.ReencryptOptions{}); err != nil || st.Rewritten != 50 {
+		t.Fatalf("reencrypt: %+v %v", st, err)
+	}
+	h.Close()
+	if _, err := openRaw(t, c.DBPath).Exec(`PRAGMA wal_checkpoint(TRUNCATE)`); err != nil {
+		t.Fatal(err)
+	}
+	file, err := os.ReadFile(c.DBPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range old {
+		if strings.Contains(string(file), o) {
+			t.Fatalf("the old ciphertext %q… is still in the file after re-encryption", o)
+		}
+	}
 }

@@ -150,7 +150,11 @@ func openFile(abs string, opts Options) (*shared, error) {
 	}
 	base := abs + "?_pragma=busy_timeout(" + busyMillis(opts) + ")" +
 		"&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_pragma=synchronous(" + syncMode + ")" +
-		"&_pragma=mmap_size(" + strconv.FormatInt(mmapSize, 10) + ")&_pragma=temp_store(MEMORY)"
+		"&_pragma=mmap_size(" + strconv.FormatInt(mmapSize, 10) + ")&_pragma=temp_store(MEMORY)" +
+		// Deleted and overwritten content is zeroed in the file, so that a
+		// re-encryption or a deletion does not leave the old ciphertext
+		// (or plaintext) in free pages for whoever copies the file.
+		"&_pragma=secure_delete(1)"
 	w, err := sql.Open(DriverName, base+"&_txlock=immediate")
 	if err != nil {
 		return nil, fmt.Errorf("sqlitedb: open %s: %w", abs, err)

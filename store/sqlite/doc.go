@@ -49,16 +49,12 @@
 // makes the next search reload it. Without the cache (or when the vectors
 // do not fit) each search reads the vectors from SQLite.
 //
-// Measured on a 2-core machine, k = 10, 256 dimensions: 10 000 items take
-// about 1.3 ms per search with the cache (the in-memory store: 1.6 ms),
-// 30 ms without it; 100 000 items take about 10 ms with the cache (100 MiB
-// of vectors), 400 ms without. Reloading the cache after another process
-// wrote costs about 5 ms per 1 000 items. The cost grows linearly with
-// items × dimensions (OpenAI's 1536 dimensions cost six times 256), so exact
-// scan is fine up to about 100 000 items of 256 dimensions (or 20 000 of
-// 1536) in a process that does most of the writing. Beyond that, or with
-// several processes writing while others search, use store/postgres, whose
-// pgvector HNSW index answers in milliseconds at millions of items.
+// A search costs time linear in items × dimensions (OpenAI's 1536
+// dimensions cost six times 256), and a reload after another process wrote
+// reads every vector again; the README has current figures. Exact scan
+// suits stores of up to about 100 000 items of 256 dimensions in a process
+// that does most of the writing. Beyond that, or with several processes
+// writing while others search, use store/postgres and its pgvector index.
 //
 // # TTL
 //
