@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/memvault/memvault/checkpointer"
+	"github.com/memvault/memvault/internal/pgretry"
 	"github.com/memvault/memvault/serde"
 )
 
@@ -39,7 +41,7 @@ func (s *Saver) put(ctx context.Context, db DB, cfg checkpointer.Config, cp *che
 	if err != nil {
 		return checkpointer.Config{}, fmt.Errorf("postgres: put: %w", err)
 	}
-	if err := runBatch(ctx, db, b); err != nil {
+	if err := s.retryOwned(ctx, db, func() error { return runBatch(ctx, db, b) }); err != nil {
 		return checkpointer.Config{}, fmt.Errorf("postgres: put: %w", err)
 	}
 	return checkpointer.Config{ThreadID: cfg.ThreadID, CheckpointNS: cfg.CheckpointNS, CheckpointID: cp.ID}, nil
@@ -183,14 +185,44 @@ func (s *Saver) putWrites(ctx context.Context, db DB, cfg checkpointer.Config, w
 		types = append(types, typ)
 		blobs = append(blobs, data)
 	}
+	// Rows in index order: two calls writing the same rows in opposite
+	// orders (special channels of one task, say) would otherwise each hold
+	// a row the other waits for.
+	order := make([]int, len(idxs))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return cmp.Compare(idxs[a], idxs[b]) })
+	sorted := func() (i32 []int32, c, t []string, bl [][]byte) {
+		for _, j := range order {
+			i32, c, t, bl = append(i32, idxs[j]), append(c, chans[j]), append(t, types[j]), append(bl, blobs[j])
+		}
+		return
+	}
+	idxs, chans, types, blobs = sorted()
 	q := s.q.insertWrites
 	if upsert {
 		q = s.q.upsertWrites
 	}
-	if _, err := db.Exec(ctx, q, cfg.ThreadID, cfg.CheckpointNS, cfg.CheckpointID, taskID, taskPath, idxs, chans, types, blobs); err != nil {
+	err := s.retryOwned(ctx, db, func() error {
+		_, err := db.Exec(ctx, q, cfg.ThreadID, cfg.CheckpointNS, cfg.CheckpointID, taskID, taskPath, idxs, chans, types, blobs)
+		return err
+	})
+	if err != nil {
 		return fmt.Errorf("postgres: put writes: %w", err)
 	}
 	return nil
+}
+
+// retryOwned runs fn, again when PostgreSQL broke a deadlock or a
+// serialization conflict by aborting it — but only when db is the saver's
+// own pool: a caller's transaction (the …Tx methods) is aborted as a whole
+// and its error goes back to the caller.
+func (s *Saver) retryOwned(ctx context.Context, db DB, fn func() error) error {
+	if db != s.db {
+		return fn()
+	}
+	return pgretry.Do(ctx, fn)
 }
 
 // runBatch sends b and reads every result; the first error wins.

@@ -1,12 +1,16 @@
 package postgres
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/memvault/memvault/internal/pgretry"
 	"github.com/memvault/memvault/store"
 )
 
@@ -55,6 +59,12 @@ func (s *Store) put(ctx context.Context, q Querier, ops []store.PutOp) error {
 	if err != nil {
 		return err
 	}
+	// Rows in key order: two batches putting the same keys in opposite
+	// orders would otherwise each lock a row the other waits for.
+	ops = slices.Clone(ops)
+	slices.SortStableFunc(ops, func(a, b store.PutOp) int {
+		return cmp.Or(strings.Compare(a.Namespace.String(), b.Namespace.String()), strings.Compare(a.Key, b.Key))
+	})
 	now := s.nowUTC()
 
 	var (
@@ -161,7 +171,16 @@ ON CONFLICT (prefix, key, field_name) DO UPDATE SET
 	if b.Len() == 0 {
 		return nil
 	}
-	if err := q.SendBatch(ctx, b).Close(); err != nil {
+	send := func() error { return q.SendBatch(ctx, b).Close() }
+	if q == Querier(s.db) {
+		// The store's own implicit transaction: run it again when
+		// PostgreSQL aborted it to break a deadlock or a serialization
+		// conflict. A caller's transaction (PutTx) is the caller's to retry.
+		err = pgretry.Do(ctx, send)
+	} else {
+		err = send()
+	}
+	if err != nil {
 		return fmt.Errorf("postgres: put: %w", err)
 	}
 	if s.values != nil {
