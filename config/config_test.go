@@ -15,6 +15,7 @@ import (
 
 	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/crypto"
+	"github.com/memvault/memvault/internal/rotate"
 	"github.com/memvault/memvault/serde"
 	"github.com/memvault/memvault/store"
 
@@ -428,5 +429,91 @@ func TestReencryptLeavesNoOldCiphertextInTheFile(t *testing.T) {
 		if strings.Contains(string(file), o) {
 			t.Fatalf("the old ciphertext %q… is still in the file after re-encryption", o)
 		}
+	}
+}
+
+// TestReencryptFinishesOnlyWhenNoOldKeyRowRemains: a process still writing
+// with the old primary key beside `keys reencrypt` (here: between its
+// batches) leaves rows under the old key. Re-encryption goes over the
+// tables again until none remains, or fails with rotate.ErrRowsRemain if
+// they keep coming — it never reports success with rows left under the old
+// key (it did, and retiring the key then broke reads).
+func TestReencryptFinishesOnlyWhenNoOldKeyRowRemains(t *testing.T) {
+	ctx := t.Context()
+	oldKey, newKey := "0123456789abcdef0123456789abcdef", "fedcba9876543210fedcba9876543210"
+	c := Default()
+	c.DBPath = filepath.Join(t.TempDir(), "race.db")
+	c.Embeddings = "none"
+	c.Keys.Primary = oldKey
+	old, err := Open(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer old.Close()
+	for i := range 20 {
+		if err := old.Store.Put(ctx, store.Namespace{"u"}, fmt.Sprint("seed", i), map[string]any{"v": i}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.Keys = Keys{Primary: newKey, Previous: []string{oldKey}}
+	h, err := Open(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	written := 0
+	oldWriter := func(limit int) func(done, total int64) {
+		return func(done, total int64) {
+			if written < limit {
+				written++
+				if err := old.Store.Put(ctx, store.Namespace{"u"}, fmt.Sprint("late", written), map[string]any{"v": written}); err != nil {
+					t.Error(err)
+				}
+			}
+		}
+	}
+	underOldKey := func() int {
+		enc := h.StoreSerde.(*serde.Encrypted)
+		n := 0
+		rows, err := openRaw(t, c.DBPath).Query(`SELECT prefix, key, value FROM store`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var prefix, key string
+			var raw []byte
+			if err := rows.Scan(&prefix, &key, &raw); err != nil {
+				t.Fatal(err)
+			}
+			tag, data, _, err := store.ParseEnvelope(raw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			info, err := enc.Inspect(tag, data, serde.ItemAAD(prefix, key))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !info.Primary {
+				n++
+			}
+		}
+		return n
+	}
+
+	// The old writer stops after a few batches: the run ends with none left.
+	_, st, err := h.Reencrypt(ctx, checkpointer.ReencryptOptions{BatchSize: 5, Progress: oldWriter(3)})
+	if err != nil {
+		t.Fatalf("reencrypt: %v", err)
+	}
+	if n := underOldKey(); n != 0 || written != 3 {
+		t.Fatalf("reencrypt reported %+v with %d rows under the old key (%d written by the old writer)", st, n, written)
+	}
+
+	// The old writer never stops: the run fails, saying how many and where.
+	written = 0
+	_, _, err = h.Reencrypt(ctx, checkpointer.ReencryptOptions{BatchSize: 5, Progress: oldWriter(1 << 30)})
+	if !errors.Is(err, rotate.ErrRowsRemain) || !strings.Contains(err.Error(), "store:") {
+		t.Fatalf("reencrypt beside a writer that never stops: %v, want rotate.ErrRowsRemain naming the table", err)
 	}
 }

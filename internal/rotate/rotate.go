@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/memvault/memvault/checkpointer"
 )
@@ -47,13 +48,25 @@ type Table struct {
 	Update func(ctx context.Context, changes []Change) error
 }
 
-// Run reseals every value of tables with s.
+// MaxPasses bounds how many times Run scans the tables. The first pass
+// reseals what is under old keys; each further pass checks that nothing
+// under an old key appeared meanwhile (a process still writing with the old
+// primary key writes such rows, and the compare-and-swap update leaves rows
+// changed between read and write alone) and reseals what did.
+const MaxPasses = 4
+
+// ErrRowsRemain is returned when rows under old keys kept appearing for
+// MaxPasses passes: some process still writes with an old primary key.
+var ErrRowsRemain = errors.New("reencrypt: rows under old keys keep appearing (a process still writes with an old primary key: restart it with the new key, then run again; do not retire the old key yet)")
+
+// Run reseals every value of tables with s, pass after pass, until a pass
+// after the first finds nothing left to reseal — so that on success no row
+// under an old key remains, including rows written while the run went on —
+// or MaxPasses passes have run, when it returns ErrRowsRemain with how many
+// rows the last pass found, by table. Every run thus reads the tables at
+// least twice. A dry run makes one pass and writes nothing.
 func Run(ctx context.Context, s Sealer, opt checkpointer.ReencryptOptions, tables ...Table) (checkpointer.ReencryptStats, error) {
 	var stats checkpointer.ReencryptStats
-	batch := opt.BatchSize
-	if batch <= 0 {
-		batch = 500
-	}
 	var total int64
 	for _, t := range tables {
 		n, err := t.Count(ctx)
@@ -62,12 +75,47 @@ func Run(ctx context.Context, s Sealer, opt checkpointer.ReencryptOptions, table
 		}
 		total += n
 	}
-	for _, t := range tables {
+	var progressed int64 // rows read by every pass so far, for Progress
+	for pass := 1; ; pass++ {
+		found, err := runPass(ctx, s, opt, tables, &stats, &progressed, total, pass == 1)
+		if err != nil || opt.DryRun {
+			return stats, err
+		}
+		var n int64
+		var where []string
+		for i, t := range tables {
+			if found[i] > 0 {
+				n += found[i]
+				where = append(where, fmt.Sprintf("%s: %d", t.Name, found[i]))
+			}
+		}
+		// A pass that found nothing proves the tables clean only if it is
+		// not the first: the first races with whatever was written behind
+		// its cursor while it ran, which only a later pass can see.
+		if n == 0 && pass > 1 {
+			return stats, nil
+		}
+		if pass == MaxPasses {
+			return stats, fmt.Errorf("%w: pass %d of %d still found %d (%s)", ErrRowsRemain, pass, MaxPasses, n, strings.Join(where, ", "))
+		}
+		total += stats.Scanned // progress: another full scan follows
+	}
+}
+
+// runPass scans every table once, resealing what needs it; found counts,
+// per table, the rows that needed it.
+func runPass(ctx context.Context, s Sealer, opt checkpointer.ReencryptOptions, tables []Table, stats *checkpointer.ReencryptStats, progressed *int64, total int64, first bool) ([]int64, error) {
+	batch := opt.BatchSize
+	if batch <= 0 {
+		batch = 500
+	}
+	found := make([]int64, len(tables))
+	for i, t := range tables {
 		var after []any
 		for {
 			rows, err := t.Fetch(ctx, after, batch)
 			if err != nil {
-				return stats, fmt.Errorf("reencrypt %s: %w", t.Name, err)
+				return found, fmt.Errorf("reencrypt %s: %w", t.Name, err)
 			}
 			if len(rows) == 0 {
 				break
@@ -76,7 +124,7 @@ func Run(ctx context.Context, s Sealer, opt checkpointer.ReencryptOptions, table
 			for _, r := range rows {
 				nt, nd, changed, err := s.Reencrypt(r.Typ, r.Data, r.AAD)
 				if err != nil {
-					return stats, fmt.Errorf("reencrypt %s row %v: %w", t.Name, r.Key, err)
+					return found, fmt.Errorf("reencrypt %s row %v: %w", t.Name, r.Key, err)
 				}
 				if changed {
 					changes = append(changes, Change{Row: r, NewTyp: nt, NewData: nd})
@@ -84,13 +132,17 @@ func Run(ctx context.Context, s Sealer, opt checkpointer.ReencryptOptions, table
 			}
 			if len(changes) > 0 && !opt.DryRun {
 				if err := t.Update(ctx, changes); err != nil {
-					return stats, fmt.Errorf("reencrypt %s: %w", t.Name, err)
+					return found, fmt.Errorf("reencrypt %s: %w", t.Name, err)
 				}
 			}
-			stats.Scanned += int64(len(rows))
+			found[i] += int64(len(changes))
+			if first {
+				stats.Scanned += int64(len(rows)) // the rows there are, counted once
+			}
+			*progressed += int64(len(rows))
 			stats.Rewritten += int64(len(changes))
 			if opt.Progress != nil {
-				opt.Progress(stats.Scanned, max(total, stats.Scanned))
+				opt.Progress(*progressed, max(total, *progressed))
 			}
 			after = rows[len(rows)-1].Key
 			if len(rows) < batch {
@@ -98,5 +150,5 @@ func Run(ctx context.Context, s Sealer, opt checkpointer.ReencryptOptions, table
 			}
 		}
 	}
-	return stats, nil
+	return found, nil
 }
