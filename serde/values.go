@@ -30,6 +30,22 @@ func (u UUID) String() string {
 	return string(b[:])
 }
 
+// MarshalText gives the canonical 8-4-4-4-12 form, so that encoding/json
+// and every other text encoder print a UUID as people write it
+// ("1ef4f797-8335-6428-8001-8a1503f9b875"), not as 16 numbers. (JSONPlus
+// still writes its own constructor form, which Python revives as a UUID.)
+func (u UUID) MarshalText() ([]byte, error) { return []byte(u.String()), nil }
+
+// UnmarshalText parses what ParseUUID accepts.
+func (u *UUID) UnmarshalText(b []byte) error {
+	v, err := ParseUUID(string(b))
+	if err != nil {
+		return err
+	}
+	*u = v
+	return nil
+}
+
 // Hex returns the 32 hex digits without dashes (Python's UUID.hex).
 func (u UUID) Hex() string { return hex.EncodeToString(u[:]) }
 

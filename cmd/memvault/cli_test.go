@@ -414,3 +414,13 @@ func TestEmptyThreadID(t *testing.T) {
 		t.Fatalf("a refused command deleted threads: %s", r.stdout)
 	}
 }
+
+// TestSerdeDecodePythonUUID: `serde decode` prints a Python UUID as its
+// canonical string.
+func TestSerdeDecodePythonUUID(t *testing.T) {
+	hexUUID := "3165663466373937383333353634323838303031386131353033663962383735" // the 32 hex digits, in ASCII
+	r := cli(t, nil, "", "serde", "decode", "--type", "msgpack", "--hex", "81a26964c72d0093a475756964a455554944d920"+hexUUID).must(t, 0)
+	if !strings.Contains(r.stdout, `"1ef4f797-8335-6428-8001-8a1503f9b875"`) {
+		t.Fatalf("serde decode printed %s", r.stdout)
+	}
+}
