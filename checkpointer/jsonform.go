@@ -59,14 +59,36 @@ func EncodeCheckpointJSON(cp *Checkpoint, style VersionStyle) ([]byte, error) {
 	return json.Marshal(sc)
 }
 
-func encodeVersion(v string, style VersionStyle) json.RawMessage {
-	if style == VersionInt {
+// encodeVersion writes a version as JSON. A version that is a plain
+// integer — JS LangGraph's and Python's in-memory savers' form, read into a
+// string like every version — is written back as a JSON integer whatever
+// the style, so a thread JS wrote stays one JS can continue after it was
+// read, copied, exported or imported anywhere; the string style's own
+// versions ("<int>.<fraction>") are never plain integers, so it still
+// writes them as strings.
+func encodeVersion(v string, _ VersionStyle) json.RawMessage {
+	if isPlainInt(v) {
 		if n, err := strconv.ParseInt(v, 10, 64); err == nil {
 			return strconv.AppendInt(nil, n, 10)
 		}
 	}
 	b, _ := json.Marshal(v) // marshalling a string cannot fail
 	return b
+}
+
+// isPlainInt reports whether v is an integer as strconv.FormatInt writes
+// it (no sign, no leading zeros, no space), so that writing it as a number
+// and reading it back gives the same string.
+func isPlainInt(v string) bool {
+	if v == "" || len(v) > 19 || (v[0] == '0' && len(v) > 1) {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		if v[i] < '0' || v[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // DecodedCheckpoint is a stored checkpoint document taken apart.

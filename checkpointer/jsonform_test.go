@@ -44,8 +44,16 @@ func TestEncodeCheckpointJSON(t *testing.T) {
 	if _, ok := doc["pending_sends"]; ok {
 		t.Fatal("v4 document has pending_sends")
 	}
-	if v := doc["channel_versions"].(map[string]any)["n"]; v != "3" {
-		t.Fatalf("string style wrote version %#v, want the string \"3\"", v)
+	// An integer version (JS's form, read into the string "3") stays an
+	// integer in every style, so that JS can continue a thread memvault
+	// rewrote (exported and imported, copied, forked).
+	if v := doc["channel_versions"].(map[string]any)["n"]; v != 3.0 {
+		t.Fatalf("string style wrote version %#v, want the integer 3", v)
+	}
+	for _, v := range []string{"03", "-3", "+3", " 3", "3.0", "00000000000000000000000000000003.0.5", "99999999999999999999"} {
+		if got := string(encodeVersion(v, VersionString)); got[0] != '"' {
+			t.Errorf("version %q written as %s, want a string (it would not read back the same)", v, got)
+		}
 	}
 	if _, err := EncodeCheckpointJSON(nil, VersionString); !errors.Is(err, ErrNilCheckpoint) {
 		t.Fatalf("EncodeCheckpointJSON(nil) = %v", err)
