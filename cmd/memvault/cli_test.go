@@ -1,6 +1,7 @@
 package main
 
 import (
+	"database/sql"
 	"bytes"
 	"context"
 	"encoding/base64"
@@ -10,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -422,5 +424,65 @@ func TestSerdeDecodePythonUUID(t *testing.T) {
 	r := cli(t, nil, "", "serde", "decode", "--type", "msgpack", "--hex", "81a26964c72d0093a475756964a455554944d920"+hexUUID).must(t, 0)
 	if !strings.Contains(r.stdout, `"1ef4f797-8335-6428-8001-8a1503f9b875"`) {
 		t.Fatalf("serde decode printed %s", r.stdout)
+	}
+}
+
+// TestImportValidatesThenCompletes: `threads import` checks the whole
+// file before writing (a broken line anywhere writes nothing, and the error
+// names the line), and importing into a target that holds the checkpoints
+// but lost some pending writes (an earlier import stopped half way) writes
+// them, so the target ends equal to the source.
+func TestImportValidatesThenCompletes(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "src.db")
+	demo := cli(t, []string{"LANGGRAPH_AES_KEY=" + testKey}, "", "demo", "--db", src).must(t, 0)
+	_, key, _ := strings.Cut(demo.stdout, "export LANGGRAPH_AES_KEY=")
+	srcEnv := []string{"MEMVAULT_DB=" + src, "LANGGRAPH_AES_KEY=" + strings.Fields(key)[0]}
+	export := cli(t, srcEnv, "", "threads", "export", demoThread).must(t, 0).stdout
+	lines := strings.Split(strings.TrimSpace(export), "\n")
+	if len(lines) < 3 {
+		t.Fatalf("export has %d lines", len(lines))
+	}
+	dst := filepath.Join(dir, "dst.db")
+	dstEnv := []string{"MEMVAULT_DB=" + dst, "LANGGRAPH_AES_KEY=" + testKey}
+
+	broken := slices.Clone(lines)
+	broken[2] = strings.Replace(broken[2], `"channel_versions":{`, `"channel_versions":{"bogus":"not-a-version",`, 1)
+	noParent := slices.Clone(lines[1:])
+	badID := slices.Clone(lines)
+	badID[1] = strings.Replace(badID[1], `"checkpoint_id":"`, `"checkpoint_id":"x`, 1)
+	for name, tc := range map[string]struct {
+		file string
+		msg  string
+	}{
+		"bad version":    {strings.Join(broken, "\n"), "line 3"},
+		"missing parent": {strings.Join(noParent, "\n"), "line 1: parent checkpoint"},
+		"bad id":         {strings.Join(badID, "\n"), "line 2: checkpoint_id"},
+	} {
+		r := cli(t, dstEnv, tc.file, "threads", "import", "-")
+		if r.code == 0 || !strings.Contains(r.stderr, tc.msg) {
+			t.Fatalf("%s: exit %d, stderr %q; want a failure naming %q", name, r.code, r.stderr, tc.msg)
+		}
+		if out := cli(t, dstEnv, "", "threads", "list", "--json").must(t, 0).stdout; strings.Contains(out, demoThread) {
+			t.Fatalf("%s: a refused file wrote to the target: %s", name, out)
+		}
+	}
+
+	cli(t, dstEnv, export, "threads", "import", "-").must(t, 0)
+	db, err := sql.Open("sqlite", dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := db.Exec(`DELETE FROM checkpoint_writes WHERE idx = 0`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		t.Fatal("no pending write to lose: the test proves nothing")
+	}
+	db.Close()
+	cli(t, dstEnv, export, "threads", "import", "-").must(t, 0)
+	if got := cli(t, dstEnv, "", "threads", "export", demoThread).must(t, 0).stdout; got != export {
+		t.Fatalf("after re-import the target differs from the source:\n%s\nwant\n%s", got, export)
 	}
 }

@@ -149,8 +149,13 @@ type importStats struct {
 // not integers are renumbered first (see intVersions).
 func importThreads(ctx context.Context, r io.Reader, saver checkpointer.Saver, toInt bool) (importStats, error) {
 	st := importStats{Threads: []string{}}
-	lines, err := readExport(r)
+	lines, lineNos, err := readExport(r)
 	if err != nil {
+		return st, err
+	}
+	// The whole file is checked before anything is written, so that a
+	// malformed file leaves the target as it was.
+	if err := validateExport(ctx, lines, lineNos, saver); err != nil {
 		return st, err
 	}
 	if toInt {
@@ -158,7 +163,7 @@ func importThreads(ctx context.Context, r io.Reader, saver checkpointer.Saver, t
 	}
 	seen := map[string]bool{}
 	for i := range lines {
-		l, lineNo := &lines[i], i+1
+		l, lineNo := &lines[i], lineNos[i]
 		if !seen[l.ThreadID] {
 			seen[l.ThreadID] = true
 			st.Threads = append(st.Threads, l.ThreadID)
@@ -167,10 +172,6 @@ func importThreads(ctx context.Context, r io.Reader, saver checkpointer.Saver, t
 		existing, err := saver.GetTuple(ctx, cfg)
 		if err != nil {
 			return st, fmt.Errorf("line %d: %w", lineNo, err)
-		}
-		if existing != nil {
-			st.Skipped++
-			continue
 		}
 		ts, err := time.Parse(time.RFC3339Nano, l.TS)
 		if err != nil {
@@ -196,7 +197,13 @@ func importThreads(ctx context.Context, r io.Reader, saver checkpointer.Saver, t
 			}
 		}
 		parent := checkpointer.Config{ThreadID: l.ThreadID, CheckpointNS: l.CheckpointNS, CheckpointID: l.ParentID}
-		if _, err := saver.Put(ctx, parent, cp, l.Metadata, newVersions); err != nil {
+		if existing != nil {
+			// Already there (imported before, perhaps by a run that failed
+			// half way): the checkpoint stays as it is, but its pending
+			// writes are written again — inserting a write that exists
+			// changes nothing, so re-importing completes what is missing.
+			st.Skipped++
+		} else if _, err := saver.Put(ctx, parent, cp, l.Metadata, newVersions); err != nil {
 			return st, fmt.Errorf("line %d: %w", lineNo, err)
 		}
 		// Writes are grouped by task in their stored order, so positions
@@ -234,14 +241,75 @@ func importThreads(ctx context.Context, r io.Reader, saver checkpointer.Saver, t
 			}
 			st.Writes += len(byTask[task])
 		}
-		st.Imported++
+		if existing == nil {
+			st.Imported++
+		}
 	}
 	return st, nil
 }
 
-// readExport parses every line of an export.
-func readExport(r io.Reader) ([]exportLine, error) {
+// validateExport checks every line before anything is written: ids that
+// are checkpoint ids, versions that are versions, values that decode, and
+// a parent for every checkpoint that has one — earlier in the file, or
+// already in the target. Errors name the line.
+func validateExport(ctx context.Context, lines []exportLine, lineNos []int, saver checkpointer.Saver) error {
+	type ckKey struct{ thread, ns, id string }
+	inFile := make(map[ckKey]bool, len(lines))
+	for i, l := range lines {
+		no := lineNos[i]
+		if _, ok := checkpointer.IDTime(l.CheckpointID); !ok {
+			return fmt.Errorf("line %d: checkpoint_id %q is not a checkpoint id (a UUIDv6)", no, l.CheckpointID)
+		}
+		if err := checkpointer.ValidateConfig(checkpointer.Config{ThreadID: l.ThreadID, CheckpointNS: l.CheckpointNS, CheckpointID: l.CheckpointID}); err != nil {
+			return fmt.Errorf("line %d: %w", no, err)
+		}
+		if _, err := time.Parse(time.RFC3339Nano, l.TS); err != nil {
+			return fmt.Errorf("line %d: ts: %w", no, err)
+		}
+		for ch, v := range l.ChannelVersions {
+			if _, err := checkpointer.VersionNumber(v); err != nil {
+				return fmt.Errorf("line %d: channel %q: %w", no, ch, err)
+			}
+		}
+		for node, seen := range l.VersionsSeen {
+			for ch, v := range seen {
+				if _, err := checkpointer.VersionNumber(v); err != nil {
+					return fmt.Errorf("line %d: versions_seen %q channel %q: %w", no, node, ch, err)
+				}
+			}
+		}
+		for ch, ev := range l.ChannelValues {
+			if _, err := decodeExportValue(ev); err != nil {
+				return fmt.Errorf("line %d: channel %q: %w", no, ch, err)
+			}
+		}
+		for _, w := range l.PendingWrites {
+			if _, err := decodeExportValue(w.Value); err != nil {
+				return fmt.Errorf("line %d: write %q: %w", no, w.Channel, err)
+			}
+		}
+		if l.ParentID != "" && !inFile[ckKey{l.ThreadID, l.CheckpointNS, l.ParentID}] {
+			if _, ok := checkpointer.IDTime(l.ParentID); !ok {
+				return fmt.Errorf("line %d: parent_checkpoint_id %q is not a checkpoint id (a UUIDv6)", no, l.ParentID)
+			}
+			p, err := saver.GetTuple(ctx, checkpointer.Config{ThreadID: l.ThreadID, CheckpointNS: l.CheckpointNS, CheckpointID: l.ParentID})
+			if err != nil {
+				return fmt.Errorf("line %d: %w", no, err)
+			}
+			if p == nil {
+				return fmt.Errorf("line %d: parent checkpoint %s is neither earlier in the file nor in the target", no, l.ParentID)
+			}
+		}
+		inFile[ckKey{l.ThreadID, l.CheckpointNS, l.CheckpointID}] = true
+	}
+	return nil
+}
+
+// readExport parses every line of an export and returns each with its line
+// number in the file.
+func readExport(r io.Reader) ([]exportLine, []int, error) {
 	var lines []exportLine
+	var nos []int
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 1<<20), 1<<30)
 	lineNo := 0
@@ -252,17 +320,18 @@ func readExport(r io.Reader) ([]exportLine, error) {
 		}
 		var l exportLine
 		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
-			return nil, fmt.Errorf("line %d: %w", lineNo, err)
+			return nil, nil, fmt.Errorf("line %d: %w", lineNo, err)
 		}
 		if l.Format != exportFormat {
-			return nil, fmt.Errorf("line %d: format %q, want %q", lineNo, l.Format, exportFormat)
+			return nil, nil, fmt.Errorf("line %d: format %q, want %q", lineNo, l.Format, exportFormat)
 		}
 		if l.ThreadID == "" || l.CheckpointID == "" {
-			return nil, fmt.Errorf("line %d: missing thread_id or checkpoint_id", lineNo)
+			return nil, nil, fmt.Errorf("line %d: missing thread_id or checkpoint_id", lineNo)
 		}
 		lines = append(lines, l)
+		nos = append(nos, lineNo)
 	}
-	return lines, sc.Err()
+	return lines, nos, sc.Err()
 }
 
 // intVersions renumbers channel versions as integers, per thread,
