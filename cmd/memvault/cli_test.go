@@ -1,9 +1,9 @@
 package main
 
 import (
-	"database/sql"
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/base64"
 	"encoding/json"
 	"flag"
