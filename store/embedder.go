@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"unicode/utf8"
 
 	"github.com/memvault/memvault/embeddings"
 )
@@ -41,13 +43,47 @@ func CheckEmbedder(recorded, configured string) error {
 	return &EmbedderMismatchError{Recorded: recorded, Configured: configured}
 }
 
+// MaxIndexedTextBytes is how much of one field's text a store embeds: the
+// first 32 KiB, cut at a character boundary. The whole value is stored and
+// returned; only what search sees is bounded. It keeps the cost of a put
+// bounded whatever its size (an embedder's memory and time grow with the
+// text, and a 16 MB value took gigabytes), and is about what OpenAI's
+// embedding models accept (8 191 tokens); the meaning of a memory is in its
+// first pages, and a longer document should be split into items.
+const MaxIndexedTextBytes = 32 << 10
+
+// IndexedText is the part of text a store embeds (see MaxIndexedTextBytes).
+func IndexedText(text string) string {
+	if len(text) <= MaxIndexedTextBytes {
+		return text
+	}
+	cut := MaxIndexedTextBytes
+	for cut > 0 && !utf8.RuneStart(text[cut]) {
+		cut--
+	}
+	return text[:cut]
+}
+
 // EmbedDocuments embeds texts in one call and checks what came back: one
 // vector per text, each of dims values. Every store embeds the fields of a
-// whole batch of puts this way.
+// whole batch of puts this way, each text cut to MaxIndexedTextBytes.
 func EmbedDocuments(ctx context.Context, e embeddings.Embedder, dims int, texts []string) ([][]float32, error) {
 	if len(texts) == 0 {
 		return nil, nil
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("embed documents: %w", err)
+	}
+	cut := texts
+	for i, t := range texts {
+		if len(t) > MaxIndexedTextBytes {
+			if &cut[0] == &texts[0] {
+				cut = slices.Clone(texts) // the caller's slice stays as it is
+			}
+			cut[i] = IndexedText(t)
+		}
+	}
+	texts = cut
 	vecs, err := e.EmbedDocuments(ctx, texts)
 	if err != nil {
 		return nil, fmt.Errorf("embed documents: %w", err)
@@ -63,9 +99,10 @@ func EmbedDocuments(ctx context.Context, e embeddings.Embedder, dims int, texts 
 	return vecs, nil
 }
 
-// EmbedQuery embeds a search query and checks its length.
+// EmbedQuery embeds a search query, cut to MaxIndexedTextBytes, and checks
+// its length.
 func EmbedQuery(ctx context.Context, e embeddings.Embedder, dims int, q string) ([]float32, error) {
-	v, err := e.EmbedQuery(ctx, q)
+	v, err := e.EmbedQuery(ctx, IndexedText(q))
 	if err != nil {
 		return nil, fmt.Errorf("embed query: %w", err)
 	}
