@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -52,6 +53,8 @@ type exportLine struct {
 	UpdatedChannels []string                     `json:"updated_channels"`
 	Metadata        checkpointer.Metadata        `json:"metadata"`
 	PendingWrites   []exportWrite                `json:"pending_writes"`
+
+	lineNo int // line in the file, for errors; not exported
 }
 
 var codec serde.JSONPlus
@@ -153,12 +156,17 @@ func importThreads(ctx context.Context, r io.Reader, saver checkpointer.Saver, t
 	if err != nil {
 		return st, err
 	}
+	// The whole file is checked before anything is written, so a bad line
+	// never leaves the checkpoints before it behind.
+	if err := validateExport(ctx, lines, saver); err != nil {
+		return st, err
+	}
 	if toInt {
 		intVersions(lines)
 	}
 	seen := map[string]bool{}
 	for i := range lines {
-		l, lineNo := &lines[i], i+1
+		l, lineNo := &lines[i], lines[i].lineNo
 		if !seen[l.ThreadID] {
 			seen[l.ThreadID] = true
 			st.Threads = append(st.Threads, l.ThreadID)
@@ -168,13 +176,34 @@ func importThreads(ctx context.Context, r io.Reader, saver checkpointer.Saver, t
 		if err != nil {
 			return st, fmt.Errorf("line %d: %w", lineNo, err)
 		}
-		if existing != nil {
+		if existing == nil {
+			if err := importCheckpoint(ctx, saver, l); err != nil {
+				return st, err
+			}
+			st.Imported++
+		} else {
 			st.Skipped++
-			continue
 		}
+		// Writes go in whether or not the checkpoint was already there: an
+		// earlier import that stopped between a checkpoint and its writes
+		// is completed, and re-writing a write is a no-op (a regular write
+		// keeps its first value, a special one is overwritten with itself).
+		n, err := importWrites(ctx, saver, cfg, l)
+		if err != nil {
+			return st, err
+		}
+		st.Writes += n
+	}
+	return st, nil
+}
+
+// importCheckpoint stores the checkpoint of one export line.
+func importCheckpoint(ctx context.Context, saver checkpointer.Saver, l *exportLine) error {
+	lineNo := l.lineNo
+	{
 		ts, err := time.Parse(time.RFC3339Nano, l.TS)
 		if err != nil {
-			return st, fmt.Errorf("line %d: ts: %w", lineNo, err)
+			return fmt.Errorf("line %d: ts: %w", lineNo, err)
 		}
 		cp := &checkpointer.Checkpoint{
 			V: l.V, ID: l.CheckpointID, TS: ts, ChannelValues: map[string]any{},
@@ -183,7 +212,7 @@ func importThreads(ctx context.Context, r io.Reader, saver checkpointer.Saver, t
 		for ch, ev := range l.ChannelValues {
 			v, err := decodeExportValue(ev)
 			if err != nil {
-				return st, fmt.Errorf("line %d: channel %q: %w", lineNo, ch, err)
+				return fmt.Errorf("line %d: channel %q: %w", lineNo, ch, err)
 			}
 			cp.ChannelValues[ch] = v
 		}
@@ -197,8 +226,17 @@ func importThreads(ctx context.Context, r io.Reader, saver checkpointer.Saver, t
 		}
 		parent := checkpointer.Config{ThreadID: l.ThreadID, CheckpointNS: l.CheckpointNS, CheckpointID: l.ParentID}
 		if _, err := saver.Put(ctx, parent, cp, l.Metadata, newVersions); err != nil {
-			return st, fmt.Errorf("line %d: %w", lineNo, err)
+			return fmt.Errorf("line %d: %w", lineNo, err)
 		}
+	}
+	return nil
+}
+
+// importWrites stores the pending writes of one export line and returns
+// how many it stored.
+func importWrites(ctx context.Context, saver checkpointer.Saver, cfg checkpointer.Config, l *exportLine) (int, error) {
+	lineNo, count := l.lineNo, 0
+	{
 		// Writes are grouped by task in their stored order, so positions
 		// (and with them idx) are preserved.
 		var tasks []string
@@ -206,7 +244,7 @@ func importThreads(ctx context.Context, r io.Reader, saver checkpointer.Saver, t
 		for _, w := range l.PendingWrites {
 			v, err := decodeExportValue(w.Value)
 			if err != nil {
-				return st, fmt.Errorf("line %d: write %q: %w", lineNo, w.Channel, err)
+				return 0, fmt.Errorf("line %d: write %q: %w", lineNo, w.Channel, err)
 			}
 			if _, ok := byTask[w.TaskID]; !ok {
 				tasks = append(tasks, w.TaskID)
@@ -221,7 +259,7 @@ func importThreads(ctx context.Context, r io.Reader, saver checkpointer.Saver, t
 			for _, w := range byTask[task] {
 				if checkpointer.IsSpecialChannel(w.Channel) {
 					if err := saver.PutWrites(ctx, cfg, []checkpointer.Write{w}, task, ""); err != nil {
-						return st, fmt.Errorf("line %d: writes of %q: %w", lineNo, task, err)
+						return 0, fmt.Errorf("line %d: writes of %q: %w", lineNo, task, err)
 					}
 					continue
 				}
@@ -229,14 +267,13 @@ func importThreads(ctx context.Context, r io.Reader, saver checkpointer.Saver, t
 			}
 			if len(regular) > 0 {
 				if err := saver.PutWrites(ctx, cfg, regular, task, ""); err != nil {
-					return st, fmt.Errorf("line %d: writes of %q: %w", lineNo, task, err)
+					return 0, fmt.Errorf("line %d: writes of %q: %w", lineNo, task, err)
 				}
 			}
-			st.Writes += len(byTask[task])
+			count += len(byTask[task])
 		}
-		st.Imported++
 	}
-	return st, nil
+	return count, nil
 }
 
 // readExport parses every line of an export.
@@ -260,6 +297,7 @@ func readExport(r io.Reader) ([]exportLine, error) {
 		if l.ThreadID == "" || l.CheckpointID == "" {
 			return nil, fmt.Errorf("line %d: missing thread_id or checkpoint_id", lineNo)
 		}
+		l.lineNo = lineNo
 		lines = append(lines, l)
 	}
 	return lines, sc.Err()
@@ -324,4 +362,84 @@ func intVersions(lines []exportLine) {
 			}
 		}
 	}
+}
+
+// errBadExport marks an export file refused before anything was written.
+var errBadExport = errors.New("invalid export")
+
+// validateExport checks every line before anything is written: ids must be
+// checkpoint ids (UUIDv6, as checkpointer.NewID makes them), every version
+// a version (an integer or LangGraph's "<digits>.<fraction>"), and every
+// parent either earlier in the file (same thread and namespace) or already
+// in the target. Errors name the line.
+func validateExport(ctx context.Context, lines []exportLine, saver checkpointer.Saver) error {
+	type cpKey struct{ thread, ns, id string }
+	earlier := map[cpKey]bool{}
+	for i := range lines {
+		l := &lines[i]
+		bad := func(format string, args ...any) error {
+			return fmt.Errorf("line %d: %w: %s", l.lineNo, errBadExport, fmt.Sprintf(format, args...))
+		}
+		if _, ok := checkpointer.IDTime(l.CheckpointID); !ok {
+			return bad("checkpoint_id %q is not a checkpoint id (UUIDv6)", l.CheckpointID)
+		}
+		for ch, v := range l.ChannelVersions {
+			if !validVersion(v) {
+				return bad("channel_versions[%q] = %q is not a channel version", ch, v)
+			}
+		}
+		for node, seen := range l.VersionsSeen {
+			for ch, v := range seen {
+				if !validVersion(v) {
+					return bad("versions_seen[%q][%q] = %q is not a channel version", node, ch, v)
+				}
+			}
+		}
+		// Values are decoded here too (and again when written), so a value
+		// that does not decode is refused before the first write.
+		for ch, ev := range l.ChannelValues {
+			if _, err := decodeExportValue(ev); err != nil {
+				return bad("channel %q: %v", ch, err)
+			}
+		}
+		for _, w := range l.PendingWrites {
+			if _, err := decodeExportValue(w.Value); err != nil {
+				return bad("write %q of task %q: %v", w.Channel, w.TaskID, err)
+			}
+		}
+		if _, err := time.Parse(time.RFC3339Nano, l.TS); err != nil {
+			return bad("ts %q: %v", l.TS, err)
+		}
+		if l.ParentID != "" {
+			if _, ok := checkpointer.IDTime(l.ParentID); !ok {
+				return bad("parent_checkpoint_id %q is not a checkpoint id (UUIDv6)", l.ParentID)
+			}
+			if !earlier[cpKey{l.ThreadID, l.CheckpointNS, l.ParentID}] {
+				t, err := saver.GetTuple(ctx, checkpointer.Config{ThreadID: l.ThreadID, CheckpointNS: l.CheckpointNS, CheckpointID: l.ParentID})
+				if err != nil {
+					return fmt.Errorf("line %d: %w", l.lineNo, err)
+				}
+				if t == nil {
+					return bad("parent checkpoint %q is neither earlier in the file nor in the target", l.ParentID)
+				}
+			}
+		}
+		earlier[cpKey{l.ThreadID, l.CheckpointNS, l.CheckpointID}] = true
+	}
+	return nil
+}
+
+// validVersion reports whether v is a channel version: a non-negative
+// integer (JS LangGraph) or "<digits>.<fraction>" (Python LangGraph's
+// "%032d.<random float>").
+func validVersion(v string) bool {
+	head, frac, dotted := strings.Cut(v, ".")
+	if head == "" || strings.Trim(head, "0123456789") != "" {
+		return false
+	}
+	if !dotted {
+		return true
+	}
+	f, err := strconv.ParseFloat(frac, 64)
+	return frac != "" && frac[0] != '-' && frac[0] != '+' && err == nil && f >= 0
 }
