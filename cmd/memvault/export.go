@@ -143,13 +143,21 @@ type importStats struct {
 	Skipped  int      `json:"skipped"`
 	Writes   int      `json:"writes"`
 	Threads  []string `json:"threads"`
+	// Note is set when the target cannot import a thread as one unit.
+	Note string `json:"note,omitempty"`
 }
 
-// importThreads reads export lines and stores them through saver. A
-// checkpoint that already exists is skipped, so importing twice changes
-// nothing. With intVersions (a target shared with JS LangGraph, which
-// needs integer channel versions to continue a thread), versions that are
-// not integers are renumbered first (see intVersions).
+// importThreads reads export lines and stores them through saver, one
+// thread at a time. The whole file is validated first (validateExport);
+// each thread is then written as one unit when the saver is a
+// checkpointer.ThreadImporter (all of it or, on error, none of it). A
+// checkpoint that already exists is not rewritten, but its pending writes
+// are written again, which completes an import that stopped between a
+// checkpoint and its writes and changes nothing otherwise; importing twice
+// is a no-op. Integer channel versions (JS LangGraph's) stay integers.
+// With toInt (a target shared with JS LangGraph, which needs integer
+// channel versions to continue a thread), versions that are not integers
+// are renumbered first (see intVersions).
 func importThreads(ctx context.Context, r io.Reader, saver checkpointer.Saver, toInt bool) (importStats, error) {
 	st := importStats{Threads: []string{}}
 	lines, err := readExport(r)
@@ -164,46 +172,67 @@ func importThreads(ctx context.Context, r io.Reader, saver checkpointer.Saver, t
 	if toInt {
 		intVersions(lines)
 	}
-	seen := map[string]bool{}
+	byThread := map[string][]*exportLine{}
 	for i := range lines {
-		l, lineNo := &lines[i], lines[i].lineNo
-		if !seen[l.ThreadID] {
-			seen[l.ThreadID] = true
+		l := &lines[i]
+		if _, ok := byThread[l.ThreadID]; !ok {
 			st.Threads = append(st.Threads, l.ThreadID)
 		}
-		cfg := checkpointer.Config{ThreadID: l.ThreadID, CheckpointNS: l.CheckpointNS, CheckpointID: l.CheckpointID}
-		existing, err := saver.GetTuple(ctx, cfg)
-		if err != nil {
-			return st, fmt.Errorf("line %d: %w", lineNo, err)
-		}
-		if existing == nil {
-			if err := importCheckpoint(ctx, saver, l); err != nil {
+		byThread[l.ThreadID] = append(byThread[l.ThreadID], l)
+	}
+	importer, atomic := saver.(checkpointer.ThreadImporter)
+	if !atomic {
+		st.Note = "this backend cannot import a thread as one unit: a failure part-way leaves the checkpoints before it; import the same file again to complete it"
+	}
+	for _, thread := range st.Threads {
+		var items []checkpointer.ImportCheckpoint
+		imported, skipped, writes := 0, 0, 0
+		for _, l := range byThread[thread] {
+			it, err := importItem(ctx, saver, l)
+			if err != nil {
 				return st, err
 			}
-			st.Imported++
-		} else {
-			st.Skipped++
+			if it.Checkpoint != nil {
+				imported++
+			} else {
+				skipped++
+			}
+			for _, w := range it.Writes {
+				writes += len(w.Writes)
+			}
+			if !atomic {
+				if err := putItem(ctx, saver, it); err != nil {
+					return st, fmt.Errorf("line %d: %w", l.lineNo, err)
+				}
+			}
+			items = append(items, it)
 		}
-		// Writes go in whether or not the checkpoint was already there: an
-		// earlier import that stopped between a checkpoint and its writes
-		// is completed, and re-writing a write is a no-op (a regular write
-		// keeps its first value, a special one is overwritten with itself).
-		n, err := importWrites(ctx, saver, cfg, l)
-		if err != nil {
-			return st, err
+		if atomic {
+			if err := importer.ImportThread(ctx, items); err != nil {
+				return st, fmt.Errorf("thread %q (nothing of it was written): %w", thread, err)
+			}
 		}
-		st.Writes += n
+		st.Imported += imported
+		st.Skipped += skipped
+		st.Writes += writes
 	}
 	return st, nil
 }
 
-// importCheckpoint stores the checkpoint of one export line.
-func importCheckpoint(ctx context.Context, saver checkpointer.Saver, l *exportLine) error {
+// importItem turns one export line into what is written for it: the
+// checkpoint (nil when the target already has it) and its pending writes.
+func importItem(ctx context.Context, saver checkpointer.Saver, l *exportLine) (checkpointer.ImportCheckpoint, error) {
 	lineNo := l.lineNo
-	{
+	it := checkpointer.ImportCheckpoint{ThreadID: l.ThreadID, CheckpointNS: l.CheckpointNS, ID: l.CheckpointID, ParentID: l.ParentID, Metadata: l.Metadata}
+	cfg := checkpointer.Config{ThreadID: l.ThreadID, CheckpointNS: l.CheckpointNS, CheckpointID: l.CheckpointID}
+	existing, err := saver.GetTuple(ctx, cfg)
+	if err != nil {
+		return it, fmt.Errorf("line %d: %w", lineNo, err)
+	}
+	if existing == nil {
 		ts, err := time.Parse(time.RFC3339Nano, l.TS)
 		if err != nil {
-			return fmt.Errorf("line %d: ts: %w", lineNo, err)
+			return it, fmt.Errorf("line %d: ts: %w", lineNo, err)
 		}
 		cp := &checkpointer.Checkpoint{
 			V: l.V, ID: l.CheckpointID, TS: ts, ChannelValues: map[string]any{},
@@ -212,68 +241,69 @@ func importCheckpoint(ctx context.Context, saver checkpointer.Saver, l *exportLi
 		for ch, ev := range l.ChannelValues {
 			v, err := decodeExportValue(ev)
 			if err != nil {
-				return fmt.Errorf("line %d: channel %q: %w", lineNo, ch, err)
+				return it, fmt.Errorf("line %d: channel %q: %w", lineNo, ch, err)
 			}
 			cp.ChannelValues[ch] = v
 		}
 		// Every channel is written under its own version; blob rows another
 		// checkpoint already wrote for the same version are kept as they are.
-		newVersions := make(map[string]string, len(cp.ChannelVersions))
+		it.NewVersions = make(map[string]string, len(cp.ChannelVersions))
 		for ch, v := range cp.ChannelVersions {
 			if _, ok := cp.ChannelValues[ch]; ok {
-				newVersions[ch] = v
+				it.NewVersions[ch] = v
 			}
 		}
-		parent := checkpointer.Config{ThreadID: l.ThreadID, CheckpointNS: l.CheckpointNS, CheckpointID: l.ParentID}
-		if _, err := saver.Put(ctx, parent, cp, l.Metadata, newVersions); err != nil {
-			return fmt.Errorf("line %d: %w", lineNo, err)
+		it.Checkpoint = cp
+	}
+	// Writes are grouped by task in their stored order, so positions (and
+	// with them idx) are preserved.
+	var tasks []string
+	byTask := map[string][]checkpointer.Write{}
+	for _, w := range l.PendingWrites {
+		v, err := decodeExportValue(w.Value)
+		if err != nil {
+			return it, fmt.Errorf("line %d: write %q: %w", lineNo, w.Channel, err)
+		}
+		if _, ok := byTask[w.TaskID]; !ok {
+			tasks = append(tasks, w.TaskID)
+		}
+		byTask[w.TaskID] = append(byTask[w.TaskID], checkpointer.Write{Channel: w.Channel, Value: v})
+	}
+	for _, task := range tasks {
+		// Special channels keep their fixed negative idx whatever call they
+		// come in; the others get their positions back only when written
+		// together, in order, without the special ones.
+		var regular []checkpointer.Write
+		for _, w := range byTask[task] {
+			if checkpointer.IsSpecialChannel(w.Channel) {
+				it.Writes = append(it.Writes, checkpointer.ImportWrites{TaskID: task, Writes: []checkpointer.Write{w}})
+				continue
+			}
+			regular = append(regular, w)
+		}
+		if len(regular) > 0 {
+			it.Writes = append(it.Writes, checkpointer.ImportWrites{TaskID: task, Writes: regular})
+		}
+	}
+	return it, nil
+}
+
+// putItem writes it through the plain Saver methods, for a saver that is
+// not a checkpointer.ThreadImporter.
+func putItem(ctx context.Context, saver checkpointer.Saver, it checkpointer.ImportCheckpoint) error {
+	if it.Checkpoint != nil {
+		parent := checkpointer.Config{ThreadID: it.ThreadID, CheckpointNS: it.CheckpointNS, CheckpointID: it.ParentID}
+		if _, err := saver.Put(ctx, parent, it.Checkpoint, it.Metadata, it.NewVersions); err != nil {
+			return err
+		}
+	}
+	cfg := checkpointer.Config{ThreadID: it.ThreadID, CheckpointNS: it.CheckpointNS, CheckpointID: it.ID}
+	for _, w := range it.Writes {
+		if err := saver.PutWrites(ctx, cfg, w.Writes, w.TaskID, ""); err != nil {
+			return fmt.Errorf("writes of %q: %w", w.TaskID, err)
 		}
 	}
 	return nil
-}
-
-// importWrites stores the pending writes of one export line and returns
-// how many it stored.
-func importWrites(ctx context.Context, saver checkpointer.Saver, cfg checkpointer.Config, l *exportLine) (int, error) {
-	lineNo, count := l.lineNo, 0
-	{
-		// Writes are grouped by task in their stored order, so positions
-		// (and with them idx) are preserved.
-		var tasks []string
-		byTask := map[string][]checkpointer.Write{}
-		for _, w := range l.PendingWrites {
-			v, err := decodeExportValue(w.Value)
-			if err != nil {
-				return 0, fmt.Errorf("line %d: write %q: %w", lineNo, w.Channel, err)
-			}
-			if _, ok := byTask[w.TaskID]; !ok {
-				tasks = append(tasks, w.TaskID)
-			}
-			byTask[w.TaskID] = append(byTask[w.TaskID], checkpointer.Write{Channel: w.Channel, Value: v})
-		}
-		for _, task := range tasks {
-			// Special channels keep their fixed negative idx whatever call
-			// they come in; the others get their positions back only when
-			// written together, in order, without the special ones.
-			var regular []checkpointer.Write
-			for _, w := range byTask[task] {
-				if checkpointer.IsSpecialChannel(w.Channel) {
-					if err := saver.PutWrites(ctx, cfg, []checkpointer.Write{w}, task, ""); err != nil {
-						return 0, fmt.Errorf("line %d: writes of %q: %w", lineNo, task, err)
-					}
-					continue
-				}
-				regular = append(regular, w)
-			}
-			if len(regular) > 0 {
-				if err := saver.PutWrites(ctx, cfg, regular, task, ""); err != nil {
-					return 0, fmt.Errorf("line %d: writes of %q: %w", lineNo, task, err)
-				}
-			}
-			count += len(byTask[task])
-		}
-	}
-	return count, nil
 }
 
 // readExport parses every line of an export.
