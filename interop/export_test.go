@@ -5,12 +5,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/checkpointer/postgres"
+	"github.com/memvault/memvault/checkpointer/sqlite"
 	"github.com/memvault/memvault/internal/pgtest"
 	"github.com/memvault/memvault/interop"
 	"github.com/memvault/memvault/serde"
@@ -238,4 +240,116 @@ func mustGet(t testing.TB, s checkpointer.Saver, cfg checkpointer.Config) *check
 		t.Fatalf("GetTuple %+v: %v, %v", cfg, tu, err)
 	}
 	return tu
+}
+
+// importThreadItems copies thread from src to dst as `memvault threads
+// import` does with a target that is a checkpointer.ThreadImporter: the
+// thread's checkpoints and writes, each value through the export file's
+// (type, data) pair, in one ImportThread call.
+func importThreadItems(t testing.TB, src checkpointer.Saver, dst checkpointer.ThreadImporter, thread string) int {
+	t.Helper()
+	ctx := context.Background()
+	tuples := collect(t, src.List(ctx, &checkpointer.Config{ThreadID: thread}, checkpointer.ListOptions{AllNamespaces: true}))
+	slices.SortFunc(tuples, func(a, b *checkpointer.Tuple) int {
+		return cmp.Or(strings.Compare(a.Config.CheckpointID, b.Config.CheckpointID), strings.Compare(a.Config.CheckpointNS, b.Config.CheckpointNS))
+	})
+	var items []checkpointer.ImportCheckpoint
+	for _, tu := range tuples {
+		in := tu.Checkpoint
+		it := checkpointer.ImportCheckpoint{
+			ThreadID: thread, CheckpointNS: tu.Config.CheckpointNS, ID: in.ID, Metadata: tu.Metadata,
+			Checkpoint: &checkpointer.Checkpoint{
+				V: in.V, ID: in.ID, TS: in.TS, ChannelValues: map[string]any{},
+				ChannelVersions: in.ChannelVersions, VersionsSeen: in.VersionsSeen, UpdatedChannels: in.UpdatedChannels,
+			},
+			NewVersions: map[string]string{},
+		}
+		if tu.ParentConfig != nil {
+			it.ParentID = tu.ParentConfig.CheckpointID
+		}
+		for ch, v := range in.ChannelValues {
+			it.Checkpoint.ChannelValues[ch] = viaExportFile(t, v)
+			it.NewVersions[ch] = in.ChannelVersions[ch]
+		}
+		var tasks []string
+		byTask := map[string][]checkpointer.Write{}
+		for _, w := range tu.PendingWrites {
+			if _, ok := byTask[w.TaskID]; !ok {
+				tasks = append(tasks, w.TaskID)
+			}
+			byTask[w.TaskID] = append(byTask[w.TaskID], checkpointer.Write{Channel: w.Channel, Value: viaExportFile(t, w.Value)})
+		}
+		for _, task := range tasks {
+			var regular []checkpointer.Write
+			for _, w := range byTask[task] {
+				if checkpointer.IsSpecialChannel(w.Channel) {
+					it.Writes = append(it.Writes, checkpointer.ImportWrites{TaskID: task, Writes: []checkpointer.Write{w}})
+					continue
+				}
+				regular = append(regular, w)
+			}
+			if len(regular) > 0 {
+				it.Writes = append(it.Writes, checkpointer.ImportWrites{TaskID: task, Writes: regular})
+			}
+		}
+		items = append(items, it)
+	}
+	if err := dst.ImportThread(ctx, items); err != nil {
+		t.Fatalf("import %s: %v", thread, err)
+	}
+	return len(tuples)
+}
+
+// TestImportJSThreadDefaultSettings: a thread JS LangGraph wrote (integer
+// versions), imported into another database whose saver has the default
+// settings (string versions, no MEMVAULT_VERSIONS=int), through a SQLite
+// file on the way, keeps its integer versions, so JS continues it.
+func TestImportJSThreadDefaultSettings(t *testing.T) {
+	requireNode(t)
+	ctx := context.Background()
+	srcPool, srcSchema := pgtest.Schema(t)
+	var out writeOutput
+	runNode(t, &out, "write.mjs", srcSchema)
+	src, err := postgres.New(srcPool, postgres.Options{Schema: srcSchema})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := src.Setup(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// A SQLite file with default settings on the way.
+	mid, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "mid.db"), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mid.Close()
+	dstPool, dstSchema := pgtest.Schema(t)
+	dst, err := postgres.New(dstPool, postgres.Options{Schema: dstSchema})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := dst.Setup(ctx); err != nil {
+		t.Fatal(err)
+	}
+	thread := interop.JSGraphThread
+	if n := importThreadItems(t, src, mid, thread); n != len(out.Tuples[thread]) {
+		t.Fatalf("copied %d checkpoints into SQLite, JS wrote %d", n, len(out.Tuples[thread]))
+	}
+	importThreadItems(t, mid, dst, thread)
+
+	var r readOutput
+	runNode(t, &r, "read.mjs", dstSchema, thread, "--continue")
+	if r.Continued == nil {
+		t.Fatal("read.mjs did not continue the thread")
+	}
+	latest, err := dst.GetTuple(ctx, checkpointer.Config{ThreadID: thread})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if latest == nil || latest.Config.CheckpointID != r.Continued.Config.CheckpointID {
+		t.Fatalf("memvault latest = %+v, want JS's %s", latest, r.Continued.Config.CheckpointID)
+	}
+	if got := latest.Checkpoint.ChannelVersions["messages"]; got != "3" {
+		t.Errorf("messages version after JS's step = %q, want 3", got)
+	}
 }

@@ -39,6 +39,7 @@ func Run(t *testing.T, newSaver func(t *testing.T) checkpointer.Saver) {
 	t.Run("Context", s.testContext)
 	t.Run("NextVersion", s.testNextVersion)
 	t.Run("ListThreads", s.testListThreads)
+	t.Run("ImportThread", s.testImportThread)
 }
 
 type suite struct {

@@ -219,7 +219,7 @@ func (s *Saver) putWrites(ctx context.Context, db DB, cfg checkpointer.Config, w
 // own pool: a caller's transaction (the …Tx methods) is aborted as a whole
 // and its error goes back to the caller.
 func (s *Saver) retryOwned(ctx context.Context, db DB, fn func() error) error {
-	if db != s.db {
+	if db != s.db || s.inTx {
 		return fn()
 	}
 	return pgretry.Do(ctx, fn)

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -52,6 +53,8 @@ type exportLine struct {
 	UpdatedChannels []string                     `json:"updated_channels"`
 	Metadata        checkpointer.Metadata        `json:"metadata"`
 	PendingWrites   []exportWrite                `json:"pending_writes"`
+
+	lineNo int // line in the file, for errors; not exported
 }
 
 var codec serde.JSONPlus
@@ -140,42 +143,96 @@ type importStats struct {
 	Skipped  int      `json:"skipped"`
 	Writes   int      `json:"writes"`
 	Threads  []string `json:"threads"`
+	// Note is set when the target cannot import a thread as one unit.
+	Note string `json:"note,omitempty"`
 }
 
-// importThreads reads export lines and stores them through saver. A
-// checkpoint that already exists is skipped, so importing twice changes
-// nothing. With intVersions (a target shared with JS LangGraph, which
-// needs integer channel versions to continue a thread), versions that are
-// not integers are renumbered first (see intVersions).
+// importThreads reads export lines and stores them through saver, one
+// thread at a time. The whole file is validated first (validateExport);
+// each thread is then written as one unit when the saver is a
+// checkpointer.ThreadImporter (all of it or, on error, none of it). A
+// checkpoint that already exists is not rewritten, but its pending writes
+// are written again, which completes an import that stopped between a
+// checkpoint and its writes and changes nothing otherwise; importing twice
+// is a no-op. Integer channel versions (JS LangGraph's) stay integers.
+// With toInt (a target shared with JS LangGraph, which needs integer
+// channel versions to continue a thread), versions that are not integers
+// are renumbered first (see intVersions).
 func importThreads(ctx context.Context, r io.Reader, saver checkpointer.Saver, toInt bool) (importStats, error) {
 	st := importStats{Threads: []string{}}
-	lines, lineNos, err := readExport(r)
+	lines, err := readExport(r)
 	if err != nil {
 		return st, err
 	}
-	// The whole file is checked before anything is written, so that a
-	// malformed file leaves the target as it was.
-	if err := validateExport(ctx, lines, lineNos, saver); err != nil {
+	// The whole file is checked before anything is written, so a bad line
+	// never leaves the checkpoints before it behind.
+	if err := validateExport(ctx, lines, saver); err != nil {
 		return st, err
 	}
 	if toInt {
 		intVersions(lines)
 	}
-	seen := map[string]bool{}
+	byThread := map[string][]*exportLine{}
 	for i := range lines {
-		l, lineNo := &lines[i], lineNos[i]
-		if !seen[l.ThreadID] {
-			seen[l.ThreadID] = true
+		l := &lines[i]
+		if _, ok := byThread[l.ThreadID]; !ok {
 			st.Threads = append(st.Threads, l.ThreadID)
 		}
-		cfg := checkpointer.Config{ThreadID: l.ThreadID, CheckpointNS: l.CheckpointNS, CheckpointID: l.CheckpointID}
-		existing, err := saver.GetTuple(ctx, cfg)
-		if err != nil {
-			return st, fmt.Errorf("line %d: %w", lineNo, err)
+		byThread[l.ThreadID] = append(byThread[l.ThreadID], l)
+	}
+	importer, atomic := saver.(checkpointer.ThreadImporter)
+	if !atomic {
+		st.Note = "this backend cannot import a thread as one unit: a failure part-way leaves the checkpoints before it; import the same file again to complete it"
+	}
+	for _, thread := range st.Threads {
+		var items []checkpointer.ImportCheckpoint
+		imported, skipped, writes := 0, 0, 0
+		for _, l := range byThread[thread] {
+			it, err := importItem(ctx, saver, l)
+			if err != nil {
+				return st, err
+			}
+			if it.Checkpoint != nil {
+				imported++
+			} else {
+				skipped++
+			}
+			for _, w := range it.Writes {
+				writes += len(w.Writes)
+			}
+			if !atomic {
+				if err := putItem(ctx, saver, it); err != nil {
+					return st, fmt.Errorf("line %d: %w", l.lineNo, err)
+				}
+			}
+			items = append(items, it)
 		}
+		if atomic {
+			if err := importer.ImportThread(ctx, items); err != nil {
+				return st, fmt.Errorf("thread %q (nothing of it was written): %w", thread, err)
+			}
+		}
+		st.Imported += imported
+		st.Skipped += skipped
+		st.Writes += writes
+	}
+	return st, nil
+}
+
+// importItem turns one export line into what is written for it: the
+// checkpoint (nil when the target already has it) and its pending writes.
+func importItem(ctx context.Context, saver checkpointer.Saver, l *exportLine) (checkpointer.ImportCheckpoint, error) {
+	lineNo := l.lineNo
+	it := checkpointer.ImportCheckpoint{ThreadID: l.ThreadID, CheckpointNS: l.CheckpointNS, ID: l.CheckpointID, ParentID: l.ParentID, Metadata: l.Metadata}
+	cfg := checkpointer.Config{ThreadID: l.ThreadID, CheckpointNS: l.CheckpointNS, CheckpointID: l.CheckpointID}
+	existing, err := saver.GetTuple(ctx, cfg)
+	if err != nil {
+		return it, fmt.Errorf("line %d: %w", lineNo, err)
+	}
+	if existing == nil {
 		ts, err := time.Parse(time.RFC3339Nano, l.TS)
 		if err != nil {
-			return st, fmt.Errorf("line %d: ts: %w", lineNo, err)
+			return it, fmt.Errorf("line %d: ts: %w", lineNo, err)
 		}
 		cp := &checkpointer.Checkpoint{
 			V: l.V, ID: l.CheckpointID, TS: ts, ChannelValues: map[string]any{},
@@ -184,132 +241,74 @@ func importThreads(ctx context.Context, r io.Reader, saver checkpointer.Saver, t
 		for ch, ev := range l.ChannelValues {
 			v, err := decodeExportValue(ev)
 			if err != nil {
-				return st, fmt.Errorf("line %d: channel %q: %w", lineNo, ch, err)
+				return it, fmt.Errorf("line %d: channel %q: %w", lineNo, ch, err)
 			}
 			cp.ChannelValues[ch] = v
 		}
 		// Every channel is written under its own version; blob rows another
 		// checkpoint already wrote for the same version are kept as they are.
-		newVersions := make(map[string]string, len(cp.ChannelVersions))
+		it.NewVersions = make(map[string]string, len(cp.ChannelVersions))
 		for ch, v := range cp.ChannelVersions {
 			if _, ok := cp.ChannelValues[ch]; ok {
-				newVersions[ch] = v
+				it.NewVersions[ch] = v
 			}
 		}
-		parent := checkpointer.Config{ThreadID: l.ThreadID, CheckpointNS: l.CheckpointNS, CheckpointID: l.ParentID}
-		if existing != nil {
-			// Already there (imported before, perhaps by a run that failed
-			// half way): the checkpoint stays as it is, but its pending
-			// writes are written again — inserting a write that exists
-			// changes nothing, so re-importing completes what is missing.
-			st.Skipped++
-		} else if _, err := saver.Put(ctx, parent, cp, l.Metadata, newVersions); err != nil {
-			return st, fmt.Errorf("line %d: %w", lineNo, err)
+		it.Checkpoint = cp
+	}
+	// Writes are grouped by task in their stored order, so positions (and
+	// with them idx) are preserved.
+	var tasks []string
+	byTask := map[string][]checkpointer.Write{}
+	for _, w := range l.PendingWrites {
+		v, err := decodeExportValue(w.Value)
+		if err != nil {
+			return it, fmt.Errorf("line %d: write %q: %w", lineNo, w.Channel, err)
 		}
-		// Writes are grouped by task in their stored order, so positions
-		// (and with them idx) are preserved.
-		var tasks []string
-		byTask := map[string][]checkpointer.Write{}
-		for _, w := range l.PendingWrites {
-			v, err := decodeExportValue(w.Value)
-			if err != nil {
-				return st, fmt.Errorf("line %d: write %q: %w", lineNo, w.Channel, err)
-			}
-			if _, ok := byTask[w.TaskID]; !ok {
-				tasks = append(tasks, w.TaskID)
-			}
-			byTask[w.TaskID] = append(byTask[w.TaskID], checkpointer.Write{Channel: w.Channel, Value: v})
+		if _, ok := byTask[w.TaskID]; !ok {
+			tasks = append(tasks, w.TaskID)
 		}
-		for _, task := range tasks {
-			// Special channels keep their fixed negative idx whatever call
-			// they come in; the others get their positions back only when
-			// written together, in order, without the special ones.
-			var regular []checkpointer.Write
-			for _, w := range byTask[task] {
-				if checkpointer.IsSpecialChannel(w.Channel) {
-					if err := saver.PutWrites(ctx, cfg, []checkpointer.Write{w}, task, ""); err != nil {
-						return st, fmt.Errorf("line %d: writes of %q: %w", lineNo, task, err)
-					}
-					continue
-				}
-				regular = append(regular, w)
+		byTask[w.TaskID] = append(byTask[w.TaskID], checkpointer.Write{Channel: w.Channel, Value: v})
+	}
+	for _, task := range tasks {
+		// Special channels keep their fixed negative idx whatever call they
+		// come in; the others get their positions back only when written
+		// together, in order, without the special ones.
+		var regular []checkpointer.Write
+		for _, w := range byTask[task] {
+			if checkpointer.IsSpecialChannel(w.Channel) {
+				it.Writes = append(it.Writes, checkpointer.ImportWrites{TaskID: task, Writes: []checkpointer.Write{w}})
+				continue
 			}
-			if len(regular) > 0 {
-				if err := saver.PutWrites(ctx, cfg, regular, task, ""); err != nil {
-					return st, fmt.Errorf("line %d: writes of %q: %w", lineNo, task, err)
-				}
-			}
-			st.Writes += len(byTask[task])
+			regular = append(regular, w)
 		}
-		if existing == nil {
-			st.Imported++
+		if len(regular) > 0 {
+			it.Writes = append(it.Writes, checkpointer.ImportWrites{TaskID: task, Writes: regular})
 		}
 	}
-	return st, nil
+	return it, nil
 }
 
-// validateExport checks every line before anything is written: ids that
-// are checkpoint ids, versions that are versions, values that decode, and
-// a parent for every checkpoint that has one — earlier in the file, or
-// already in the target. Errors name the line.
-func validateExport(ctx context.Context, lines []exportLine, lineNos []int, saver checkpointer.Saver) error {
-	type ckKey struct{ thread, ns, id string }
-	inFile := make(map[ckKey]bool, len(lines))
-	for i, l := range lines {
-		no := lineNos[i]
-		if _, ok := checkpointer.IDTime(l.CheckpointID); !ok {
-			return fmt.Errorf("line %d: checkpoint_id %q is not a checkpoint id (a UUIDv6)", no, l.CheckpointID)
+// putItem writes it through the plain Saver methods, for a saver that is
+// not a checkpointer.ThreadImporter.
+func putItem(ctx context.Context, saver checkpointer.Saver, it checkpointer.ImportCheckpoint) error {
+	if it.Checkpoint != nil {
+		parent := checkpointer.Config{ThreadID: it.ThreadID, CheckpointNS: it.CheckpointNS, CheckpointID: it.ParentID}
+		if _, err := saver.Put(ctx, parent, it.Checkpoint, it.Metadata, it.NewVersions); err != nil {
+			return err
 		}
-		if err := checkpointer.ValidateConfig(checkpointer.Config{ThreadID: l.ThreadID, CheckpointNS: l.CheckpointNS, CheckpointID: l.CheckpointID}); err != nil {
-			return fmt.Errorf("line %d: %w", no, err)
+	}
+	cfg := checkpointer.Config{ThreadID: it.ThreadID, CheckpointNS: it.CheckpointNS, CheckpointID: it.ID}
+	for _, w := range it.Writes {
+		if err := saver.PutWrites(ctx, cfg, w.Writes, w.TaskID, ""); err != nil {
+			return fmt.Errorf("writes of %q: %w", w.TaskID, err)
 		}
-		if _, err := time.Parse(time.RFC3339Nano, l.TS); err != nil {
-			return fmt.Errorf("line %d: ts: %w", no, err)
-		}
-		for ch, v := range l.ChannelVersions {
-			if _, err := checkpointer.VersionNumber(v); err != nil {
-				return fmt.Errorf("line %d: channel %q: %w", no, ch, err)
-			}
-		}
-		for node, seen := range l.VersionsSeen {
-			for ch, v := range seen {
-				if _, err := checkpointer.VersionNumber(v); err != nil {
-					return fmt.Errorf("line %d: versions_seen %q channel %q: %w", no, node, ch, err)
-				}
-			}
-		}
-		for ch, ev := range l.ChannelValues {
-			if _, err := decodeExportValue(ev); err != nil {
-				return fmt.Errorf("line %d: channel %q: %w", no, ch, err)
-			}
-		}
-		for _, w := range l.PendingWrites {
-			if _, err := decodeExportValue(w.Value); err != nil {
-				return fmt.Errorf("line %d: write %q: %w", no, w.Channel, err)
-			}
-		}
-		if l.ParentID != "" && !inFile[ckKey{l.ThreadID, l.CheckpointNS, l.ParentID}] {
-			if _, ok := checkpointer.IDTime(l.ParentID); !ok {
-				return fmt.Errorf("line %d: parent_checkpoint_id %q is not a checkpoint id (a UUIDv6)", no, l.ParentID)
-			}
-			p, err := saver.GetTuple(ctx, checkpointer.Config{ThreadID: l.ThreadID, CheckpointNS: l.CheckpointNS, CheckpointID: l.ParentID})
-			if err != nil {
-				return fmt.Errorf("line %d: %w", no, err)
-			}
-			if p == nil {
-				return fmt.Errorf("line %d: parent checkpoint %s is neither earlier in the file nor in the target", no, l.ParentID)
-			}
-		}
-		inFile[ckKey{l.ThreadID, l.CheckpointNS, l.CheckpointID}] = true
 	}
 	return nil
 }
 
-// readExport parses every line of an export and returns each with its line
-// number in the file.
-func readExport(r io.Reader) ([]exportLine, []int, error) {
+// readExport parses every line of an export.
+func readExport(r io.Reader) ([]exportLine, error) {
 	var lines []exportLine
-	var nos []int
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 1<<20), 1<<30)
 	lineNo := 0
@@ -320,18 +319,18 @@ func readExport(r io.Reader) ([]exportLine, []int, error) {
 		}
 		var l exportLine
 		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
-			return nil, nil, fmt.Errorf("line %d: %w", lineNo, err)
+			return nil, fmt.Errorf("line %d: %w", lineNo, err)
 		}
 		if l.Format != exportFormat {
-			return nil, nil, fmt.Errorf("line %d: format %q, want %q", lineNo, l.Format, exportFormat)
+			return nil, fmt.Errorf("line %d: format %q, want %q", lineNo, l.Format, exportFormat)
 		}
 		if l.ThreadID == "" || l.CheckpointID == "" {
-			return nil, nil, fmt.Errorf("line %d: missing thread_id or checkpoint_id", lineNo)
+			return nil, fmt.Errorf("line %d: missing thread_id or checkpoint_id", lineNo)
 		}
+		l.lineNo = lineNo
 		lines = append(lines, l)
-		nos = append(nos, lineNo)
 	}
-	return lines, nos, sc.Err()
+	return lines, sc.Err()
 }
 
 // intVersions renumbers channel versions as integers, per thread,
@@ -393,4 +392,84 @@ func intVersions(lines []exportLine) {
 			}
 		}
 	}
+}
+
+// errBadExport marks an export file refused before anything was written.
+var errBadExport = errors.New("invalid export")
+
+// validateExport checks every line before anything is written: ids must be
+// checkpoint ids (UUIDv6, as checkpointer.NewID makes them), every version
+// a version (an integer or LangGraph's "<digits>.<fraction>"), and every
+// parent either earlier in the file (same thread and namespace) or already
+// in the target. Errors name the line.
+func validateExport(ctx context.Context, lines []exportLine, saver checkpointer.Saver) error {
+	type cpKey struct{ thread, ns, id string }
+	earlier := map[cpKey]bool{}
+	for i := range lines {
+		l := &lines[i]
+		bad := func(format string, args ...any) error {
+			return fmt.Errorf("line %d: %w: %s", l.lineNo, errBadExport, fmt.Sprintf(format, args...))
+		}
+		if _, ok := checkpointer.IDTime(l.CheckpointID); !ok {
+			return bad("checkpoint_id %q is not a checkpoint id (UUIDv6)", l.CheckpointID)
+		}
+		for ch, v := range l.ChannelVersions {
+			if !validVersion(v) {
+				return bad("channel_versions[%q] = %q is not a channel version", ch, v)
+			}
+		}
+		for node, seen := range l.VersionsSeen {
+			for ch, v := range seen {
+				if !validVersion(v) {
+					return bad("versions_seen[%q][%q] = %q is not a channel version", node, ch, v)
+				}
+			}
+		}
+		// Values are decoded here too (and again when written), so a value
+		// that does not decode is refused before the first write.
+		for ch, ev := range l.ChannelValues {
+			if _, err := decodeExportValue(ev); err != nil {
+				return bad("channel %q: %v", ch, err)
+			}
+		}
+		for _, w := range l.PendingWrites {
+			if _, err := decodeExportValue(w.Value); err != nil {
+				return bad("write %q of task %q: %v", w.Channel, w.TaskID, err)
+			}
+		}
+		if _, err := time.Parse(time.RFC3339Nano, l.TS); err != nil {
+			return bad("ts %q: %v", l.TS, err)
+		}
+		if l.ParentID != "" {
+			if _, ok := checkpointer.IDTime(l.ParentID); !ok {
+				return bad("parent_checkpoint_id %q is not a checkpoint id (UUIDv6)", l.ParentID)
+			}
+			if !earlier[cpKey{l.ThreadID, l.CheckpointNS, l.ParentID}] {
+				t, err := saver.GetTuple(ctx, checkpointer.Config{ThreadID: l.ThreadID, CheckpointNS: l.CheckpointNS, CheckpointID: l.ParentID})
+				if err != nil {
+					return fmt.Errorf("line %d: %w", l.lineNo, err)
+				}
+				if t == nil {
+					return bad("parent checkpoint %q is neither earlier in the file nor in the target", l.ParentID)
+				}
+			}
+		}
+		earlier[cpKey{l.ThreadID, l.CheckpointNS, l.CheckpointID}] = true
+	}
+	return nil
+}
+
+// validVersion reports whether v is a channel version: a non-negative
+// integer (JS LangGraph) or "<digits>.<fraction>" (Python LangGraph's
+// "%032d.<random float>").
+func validVersion(v string) bool {
+	head, frac, dotted := strings.Cut(v, ".")
+	if head == "" || strings.Trim(head, "0123456789") != "" {
+		return false
+	}
+	if !dotted {
+		return true
+	}
+	f, err := strconv.ParseFloat(frac, 64)
+	return frac != "" && frac[0] != '-' && frac[0] != '+' && err == nil && f >= 0
 }

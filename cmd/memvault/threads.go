@@ -163,6 +163,9 @@ func newThreadsCmd(g *globals) *cobra.Command {
 					return printJSON(cmd.OutOrStdout(), st)
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "imported %d checkpoints (%d already present) and %d pending writes into %d threads\n", st.Imported, st.Skipped, st.Writes, len(st.Threads))
+				if st.Note != "" {
+					fmt.Fprintln(cmd.ErrOrStderr(), "note:", st.Note)
+				}
 				return nil
 			})
 		},

@@ -1,0 +1,64 @@
+package memory
+
+import (
+	"context"
+	"fmt"
+	"maps"
+
+	"github.com/memvault/memvault/checkpointer"
+)
+
+var _ checkpointer.ThreadImporter = (*InMemorySaver)(nil)
+
+// ImportThread implements checkpointer.ThreadImporter by building, then
+// committing: items are put into a scratch saver (which validates and
+// serializes every value), and only when all succeeded are its rows copied
+// into this saver, under the lock, in one step. Versions are kept as they
+// are (the memory saver stores them as given).
+func (s *InMemorySaver) ImportThread(ctx context.Context, items []checkpointer.ImportCheckpoint) error {
+	scratch := &InMemorySaver{serde: s.serde, style: s.style, storage: &storage{threads: map[string]map[string]*namespace{}}}
+	for _, it := range items {
+		if it.Checkpoint != nil {
+			parent := checkpointer.Config{ThreadID: it.ThreadID, CheckpointNS: it.CheckpointNS, CheckpointID: it.ParentID}
+			if _, err := scratch.Put(ctx, parent, it.Checkpoint, it.Metadata, it.NewVersions); err != nil {
+				return err
+			}
+		}
+		cfg := checkpointer.Config{ThreadID: it.ThreadID, CheckpointNS: it.CheckpointNS, CheckpointID: it.ID}
+		for _, w := range it.Writes {
+			if err := scratch.PutWrites(ctx, cfg, w.Writes, w.TaskID, ""); err != nil {
+				return err
+			}
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("memory: %w", err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for thread, nss := range scratch.threads {
+		for ns, src := range nss {
+			dst := s.namespaceLocked(thread, ns)
+			maps.Copy(dst.blobs, src.blobs)
+			for _, id := range src.ids {
+				dst.add(src.checkpoints[id])
+			}
+			for id, ws := range src.writes {
+				have := dst.writes[id]
+				if have == nil {
+					have = make(map[taskIdx]*storedWrite, len(ws))
+					dst.writes[id] = have
+				}
+				// PutWrites' rule: a regular write keeps its first value,
+				// a special channel's is replaced.
+				for k, w := range ws {
+					if _, exists := have[k]; exists && !checkpointer.IsSpecialChannel(w.channel) {
+						continue
+					}
+					have[k] = w
+				}
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,47 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/memvault/memvault/checkpointer"
+)
+
+var _ checkpointer.ThreadImporter = (*Saver)(nil)
+
+// ImportThread implements checkpointer.ThreadImporter: every Put and
+// PutWrites of items runs in one transaction (a savepoint when the saver
+// is itself on a transaction), committed only when all succeeded.
+func (s *Saver) ImportThread(ctx context.Context, items []checkpointer.ImportCheckpoint) (err error) {
+	tx, err := s.db.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("postgres: import: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			_ = tx.Rollback(context.WithoutCancel(ctx))
+		}
+	}()
+	// A copy of the saver on the transaction; integer versions are kept
+	// as integers (see checkpointer.ThreadImporter).
+	t := *s
+	t.db, t.inTx, t.style = tx, true, checkpointer.VersionInt
+	for _, it := range items {
+		if it.Checkpoint != nil {
+			parent := checkpointer.Config{ThreadID: it.ThreadID, CheckpointNS: it.CheckpointNS, CheckpointID: it.ParentID}
+			if _, err := t.Put(ctx, parent, it.Checkpoint, it.Metadata, it.NewVersions); err != nil {
+				return err
+			}
+		}
+		cfg := checkpointer.Config{ThreadID: it.ThreadID, CheckpointNS: it.CheckpointNS, CheckpointID: it.ID}
+		for _, w := range it.Writes {
+			if err := t.PutWrites(ctx, cfg, w.Writes, w.TaskID, ""); err != nil {
+				return err
+			}
+		}
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return fmt.Errorf("postgres: import: commit: %w", err)
+	}
+	return nil
+}
