@@ -456,8 +456,8 @@ func TestImportValidatesThenCompletes(t *testing.T) {
 		msg  string
 	}{
 		"bad version":    {strings.Join(broken, "\n"), "line 3"},
-		"missing parent": {strings.Join(noParent, "\n"), "line 1: parent checkpoint"},
-		"bad id":         {strings.Join(badID, "\n"), "line 2: checkpoint_id"},
+		"missing parent": {strings.Join(noParent, "\n"), "line 1: invalid export: parent checkpoint"},
+		"bad id":         {strings.Join(badID, "\n"), "line 2: invalid export"},
 	} {
 		r := cli(t, dstEnv, tc.file, "threads", "import", "-")
 		if r.code == 0 || !strings.Contains(r.stderr, tc.msg) {
