@@ -23,6 +23,7 @@ type EmbedderMismatchError struct {
 	Recorded, Configured string
 }
 
+// Error names both embedders.
 func (e *EmbedderMismatchError) Error() string {
 	return fmt.Sprintf("%v: vectors by %q, configured %q (re-embed the items, or use the embedder and key that made them)", ErrEmbedderMismatch, e.Recorded, e.Configured)
 }
