@@ -125,6 +125,6 @@ Once it reports nothing left to rewrite, the previous keys can be retired.`,
 	reenc.Flags().IntVar(&batch, "batch", 500, "rows per transaction")
 	reenc.Flags().BoolVar(&dryRun, "dry-run", false, "only count the rows that would be rewritten")
 
-	cmd.AddCommand(gen, check, reenc)
+	cmd.AddCommand(gen, check, reenc, newCensusCmd(g))
 	return cmd
 }

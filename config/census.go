@@ -1,0 +1,177 @@
+package config
+
+import (
+	"context"
+	"database/sql"
+	"encoding/base64"
+	"encoding/hex"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/memvault/memvault/crypto"
+)
+
+// CensusRow counts the stored values of one table under one cipher and key.
+type CensusRow struct {
+	// Table is checkpoint_blobs, checkpoint_writes or store.
+	Table string `json:"table"`
+	// Cipher is the value's cipher ("mvgcm", "aes"), or "" for plaintext.
+	Cipher string `json:"cipher"`
+	// KeyID is the envelope's key id ("" for aes, which records none, and
+	// for plaintext); Role says whether it is the primary key, a previous
+	// one, or unknown to the configured keys.
+	KeyID string `json:"key_id"`
+	Role  string `json:"role"`
+	// Rows is how many values.
+	Rows int64 `json:"rows"`
+}
+
+// Census counts the stored values of every table by cipher and key id,
+// from SQL alone: it decrypts nothing, so it runs without the previous
+// keys and proves, before a key is retired, that no row still needs it.
+// The key id is read from the envelope's header (crypto/doc.go: bytes 1–8);
+// "aes" rows carry none.
+func (h *Handle) Census(ctx context.Context) ([]CensusRow, error) {
+	var raw []CensusRow
+	var err error
+	switch h.Backend {
+	case BackendSQLite:
+		raw, err = h.sqliteCensus(ctx)
+	case BackendPostgres:
+		raw, err = h.postgresCensus(ctx)
+	default:
+		return nil, fmt.Errorf("config: census: backend %q", h.Backend)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("config: census: %w", err)
+	}
+	merged := map[[3]string]int64{} // rows that name the same key
+	for _, r := range raw {
+		merged[[3]string{r.Table, r.Cipher, strings.ToLower(r.KeyID)}] += r.Rows
+	}
+	out := make([]CensusRow, 0, len(merged))
+	for k, n := range merged {
+		out = append(out, CensusRow{Table: k[0], Cipher: k[1], KeyID: k[2], Role: h.keyRole(k[1], k[2]), Rows: n})
+	}
+	slices.SortFunc(out, func(a, b CensusRow) int {
+		return strings.Compare(a.Table+"\x00"+a.Cipher+"\x00"+a.KeyID, b.Table+"\x00"+b.Cipher+"\x00"+b.KeyID)
+	})
+	return out, nil
+}
+
+// keyRole names the role of a key id among the configured keys.
+func (h *Handle) keyRole(cipher, id string) string {
+	switch {
+	case cipher == "":
+		return "plaintext"
+	case id == "":
+		return "unbound (no key id)"
+	case h.Keyring == nil:
+		return "unknown"
+	}
+	for i, k := range h.Keyring.Keys() {
+		if k.ID().String() == id {
+			if i == 0 {
+				return "primary"
+			}
+			return "previous"
+		}
+	}
+	return "unknown"
+}
+
+func (h *Handle) sqliteCensus(ctx context.Context) ([]CensusRow, error) {
+	db, err := sql.Open("sqlite", "file:"+h.dbPath+"?mode=ro")
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	const blobCols = `CASE WHEN instr(type, '+') > 0 THEN substr(type, instr(type, '+') + 1) ELSE '' END,
+CASE WHEN type LIKE '%+` + crypto.EnvelopeName + `' THEN lower(hex(substr(blob, 2, ` + "8" + `))) ELSE '' END`
+	queries := []struct{ table, q string }{
+		{"checkpoint_blobs", `SELECT ` + blobCols + `, count(*) FROM checkpoint_blobs WHERE type <> 'empty' GROUP BY 1, 2`},
+		{"checkpoint_writes", `SELECT ` + blobCols + `, count(*) FROM checkpoint_writes GROUP BY 1, 2`},
+		{"store", `SELECT CASE WHEN json_valid(value) AND json_type(value, '$.__memvault_enc__') IS NOT NULL THEN json_extract(value, '$.t') ELSE '' END,
+CASE WHEN json_valid(value) AND json_type(value, '$.__memvault_enc__') IS NOT NULL THEN substr(json_extract(value, '$.d'), 1, 12) ELSE '' END, count(*) FROM store GROUP BY 1, 2`},
+	}
+	var out []CensusRow
+	for _, q := range queries {
+		rows, err := db.QueryContext(ctx, q.q)
+		if err != nil {
+			if strings.Contains(err.Error(), "no such table") {
+				continue
+			}
+			return nil, fmt.Errorf("%s: %w", q.table, err)
+		}
+		for rows.Next() {
+			var a, b string
+			var n int64
+			if err := rows.Scan(&a, &b, &n); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			out = append(out, censusRow(q.table, a, b, n))
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func (h *Handle) postgresCensus(ctx context.Context) ([]CensusRow, error) {
+	ident := func(t string) string {
+		if h.schema == "" {
+			return t
+		}
+		return pgx.Identifier{h.schema, t}.Sanitize()
+	}
+	const blobCols = `split_part(type, '+', 2),
+CASE WHEN type LIKE '%+` + crypto.EnvelopeName + `' THEN encode(substring(blob from 2 for 8), 'hex') ELSE '' END`
+	queries := []struct{ table, q string }{
+		{"checkpoint_blobs", `SELECT ` + blobCols + `, count(*) FROM ` + ident("checkpoint_blobs") + ` WHERE type <> 'empty' GROUP BY 1, 2`},
+		{"checkpoint_writes", `SELECT ` + blobCols + `, count(*) FROM ` + ident("checkpoint_writes") + ` GROUP BY 1, 2`},
+		{"store", `SELECT CASE WHEN jsonb_typeof(value) = 'object' AND value ? '__memvault_enc__' THEN coalesce(value->>'t', '') ELSE '' END,
+CASE WHEN jsonb_typeof(value) = 'object' AND value ? '__memvault_enc__' THEN substr(coalesce(value->>'d', ''), 1, 12) ELSE '' END, count(*) FROM ` + ident("store") + ` GROUP BY 1, 2`},
+	}
+	var out []CensusRow
+	for _, q := range queries {
+		rows, err := h.Pool.Query(ctx, q.q)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", q.table, err)
+		}
+		for rows.Next() {
+			var a, b string
+			var n int64
+			if err := rows.Scan(&a, &b, &n); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			out = append(out, censusRow(q.table, a, b, n))
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// censusRow builds a row from a blob table's (cipher, hex key id) or the
+// store's (type tag, base64 prefix).
+func censusRow(table, a, b string, n int64) CensusRow {
+	if table != "store" {
+		return CensusRow{Table: table, Cipher: a, KeyID: b, Rows: n}
+	}
+	_, cipher, _ := strings.Cut(a, "+")
+	r := CensusRow{Table: table, Cipher: cipher, Rows: n}
+	// b is the base64 of the envelope's first 9 bytes: version, key id.
+	if raw, err := base64.StdEncoding.DecodeString(b); cipher == crypto.EnvelopeName && err == nil && len(raw) == 9 {
+		r.KeyID = hex.EncodeToString(raw[1:9])
+	}
+	return r
+}
