@@ -175,3 +175,50 @@ func censusRow(table, a, b string, n int64) CensusRow {
 	}
 	return r
 }
+
+// DangerousCompact rewrites the database files so that the space rows left
+// behind (old ciphertexts a re-encryption replaced, deleted rows) is
+// returned and no longer holds their bytes: VACUUM on SQLite (which needs
+// free disk space the size of the database); VACUUM FULL of
+// checkpoint_blobs, checkpoint_writes, store and store_vectors on
+// PostgreSQL, which holds an ACCESS EXCLUSIVE lock on each table while it
+// is rewritten: every reader and writer of that table waits. Backups,
+// replicas and WAL archives keep what they hold.
+func (h *Handle) DangerousCompact(ctx context.Context) ([]string, error) {
+	switch h.Backend {
+	case BackendSQLite:
+		db, err := sql.Open("sqlite", h.dbPath)
+		if err != nil {
+			return nil, fmt.Errorf("config: compact: %w", err)
+		}
+		defer db.Close()
+		if _, err := db.ExecContext(ctx, `VACUUM`); err != nil {
+			return nil, fmt.Errorf("config: compact: %w", err)
+		}
+		if _, err := db.ExecContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`); err != nil {
+			return nil, fmt.Errorf("config: compact: %w", err)
+		}
+		return []string{h.dbPath}, nil
+	case BackendPostgres:
+		var done []string
+		for _, t := range []string{"checkpoint_blobs", "checkpoint_writes", "store", "store_vectors"} {
+			name := t
+			if h.schema != "" {
+				name = pgx.Identifier{h.schema, t}.Sanitize()
+			}
+			var exists bool
+			if err := h.Pool.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, name).Scan(&exists); err != nil {
+				return done, fmt.Errorf("config: compact: %w", err)
+			}
+			if !exists {
+				continue
+			}
+			if _, err := h.Pool.Exec(ctx, `VACUUM FULL `+name); err != nil {
+				return done, fmt.Errorf("config: compact %s: %w", name, err)
+			}
+			done = append(done, name)
+		}
+		return done, nil
+	}
+	return nil, fmt.Errorf("config: compact: backend %q", h.Backend)
+}

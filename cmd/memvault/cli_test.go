@@ -526,7 +526,10 @@ func TestKeysCensus(t *testing.T) {
 			if got := census(rotated); got["store/mvgcm/previous"] != 3 {
 				t.Fatalf("census before reencrypt: %v", got)
 			}
-			cli(t, rotated, "", "keys", "reencrypt").must(t, 0)
+			r := cli(t, rotated, "", "keys", "reencrypt", "--compact").must(t, 0)
+			if !strings.Contains(r.stderr, "compacted") {
+				t.Fatalf("reencrypt --compact: stderr %q", r.stderr)
+			}
 			if got := census(rotated); got["store/mvgcm/primary"] != 3 || got["store/mvgcm/previous"] != 0 {
 				t.Fatalf("census after reencrypt: %v", got)
 			}

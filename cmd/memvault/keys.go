@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
@@ -75,7 +76,7 @@ the raw form Python LangGraph reads, for databases shared with Python services.`
 	}
 
 	var batch int
-	var dryRun bool
+	var dryRun, compact bool
 	reenc := &cobra.Command{
 		Use:   "reencrypt",
 		Short: "Rewrite every encrypted value under the primary key (resumable)",
@@ -106,6 +107,16 @@ Once it reports nothing left to rewrite, the previous keys can be retired.`,
 				if err != nil {
 					return err
 				}
+				if compact && !dryRun {
+					if h.Backend == config.BackendPostgres {
+						fmt.Fprintln(os.Stderr, "memvault: compacting: VACUUM FULL locks each table (ACCESS EXCLUSIVE) while it is rewritten; its readers and writers wait")
+					}
+					done, err := h.DangerousCompact(cmd.Context())
+					if err != nil {
+						return err
+					}
+					fmt.Fprintf(os.Stderr, "memvault: compacted %s\n", strings.Join(done, ", "))
+				}
 				if g.json {
 					return printJSON(cmd.OutOrStdout(), map[string]any{
 						"dry_run":     dryRun,
@@ -124,6 +135,7 @@ Once it reports nothing left to rewrite, the previous keys can be retired.`,
 	}
 	reenc.Flags().IntVar(&batch, "batch", 500, "rows per transaction")
 	reenc.Flags().BoolVar(&dryRun, "dry-run", false, "only count the rows that would be rewritten")
+	reenc.Flags().BoolVar(&compact, "compact", false, "then rewrite the files so old ciphertexts leave the disk (SQLite VACUUM; PostgreSQL VACUUM FULL, which locks each table)")
 
 	cmd.AddCommand(gen, check, reenc, newCensusCmd(g))
 	return cmd
