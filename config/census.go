@@ -106,17 +106,9 @@ CASE WHEN json_valid(value) AND json_type(value, '$.__memvault_enc__') IS NOT NU
 			}
 			return nil, fmt.Errorf("%s: %w", q.table, err)
 		}
-		for rows.Next() {
-			var a, b string
-			var n int64
-			if err := rows.Scan(&a, &b, &n); err != nil {
-				rows.Close()
-				return nil, err
-			}
-			out = append(out, censusRow(q.table, a, b, n))
-		}
+		out, err = appendCensus(out, q.table, rows.Next, rows.Scan, rows.Err)
 		rows.Close()
-		if err := rows.Err(); err != nil {
+		if err != nil {
 			return nil, err
 		}
 	}
@@ -144,19 +136,28 @@ CASE WHEN jsonb_typeof(value) = 'object' AND value ? '__memvault_enc__' THEN sub
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", q.table, err)
 		}
-		for rows.Next() {
-			var a, b string
-			var n int64
-			if err := rows.Scan(&a, &b, &n); err != nil {
-				rows.Close()
-				return nil, err
-			}
-			out = append(out, censusRow(q.table, a, b, n))
-		}
+		out, err = appendCensus(out, q.table, rows.Next, rows.Scan, rows.Err)
 		rows.Close()
-		if err := rows.Err(); err != nil {
+		if err != nil {
 			return nil, err
 		}
+	}
+	return out, nil
+}
+
+// appendCensus reads the (a, b, count) rows of one table's census query,
+// whichever driver's rows next, scan and rowsErr belong to.
+func appendCensus(out []CensusRow, table string, next func() bool, scan func(...any) error, rowsErr func() error) ([]CensusRow, error) {
+	for next() {
+		var a, b string
+		var n int64
+		if err := scan(&a, &b, &n); err != nil {
+			return out, fmt.Errorf("%s: %w", table, err)
+		}
+		out = append(out, censusRow(table, a, b, n))
+	}
+	if err := rowsErr(); err != nil {
+		return out, fmt.Errorf("%s: %w", table, err)
 	}
 	return out, nil
 }
