@@ -20,6 +20,9 @@ var (
 	// cannot store them), so a thread written on one backend can always
 	// move to another.
 	ErrInvalidID = errors.New("checkpointer: invalid id")
+	// ErrInvalidMetadata: metadata JSON cannot hold (NaN, an infinity,
+	// invalid UTF-8, a channel…); it wraps the jsonvalue error saying which.
+	ErrInvalidMetadata = errors.New("checkpointer: invalid metadata")
 	// ErrInvalidVersion: a channel version that is neither an integer nor
 	// LangGraph's "<int>.<fraction>" string.
 	ErrInvalidVersion = errors.New("checkpointer: invalid channel version")

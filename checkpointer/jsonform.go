@@ -9,6 +9,8 @@ import (
 	"math"
 	"strconv"
 	"time"
+
+	"github.com/memvault/memvault/jsonvalue"
 )
 
 // TimeLayout is how checkpoint timestamps are written: Python's
@@ -218,52 +220,11 @@ func plainInteger(b []byte) bool {
 	return true
 }
 
-// DecodeJSONValue decodes JSON into plain Go values: objects as
-// map[string]any, arrays as []any, integers as int64 (float64 beyond int64),
-// other numbers as float64. A number beyond float64's range is an error.
-func DecodeJSONValue(b []byte) (any, error) {
-	d := json.NewDecoder(bytes.NewReader(b))
-	d.UseNumber()
-	var v any
-	if err := d.Decode(&v); err != nil {
-		return nil, err
-	}
-	if err := noTrailingData(d); err != nil {
-		return nil, err
-	}
-	return normalizeNumbers(v)
-}
-
-func normalizeNumbers(v any) (any, error) {
-	switch x := v.(type) {
-	case json.Number:
-		if n, err := x.Int64(); err == nil {
-			return n, nil
-		}
-		f, err := x.Float64()
-		if err != nil {
-			return nil, fmt.Errorf("number %s out of range", x)
-		}
-		return f, nil
-	case map[string]any:
-		for k, e := range x {
-			n, err := normalizeNumbers(e)
-			if err != nil {
-				return nil, err
-			}
-			x[k] = n
-		}
-	case []any:
-		for i, e := range x {
-			n, err := normalizeNumbers(e)
-			if err != nil {
-				return nil, err
-			}
-			x[i] = n
-		}
-	}
-	return v, nil
-}
+// DecodeJSONValue decodes one JSON value into memvault's JSON value model
+// (see package jsonvalue): objects as map[string]any, arrays as []any,
+// integers as int64 (uint64 or *big.Int beyond), other numbers as float64.
+// A non-integer beyond float64's range is an error.
+func DecodeJSONValue(b []byte) (any, error) { return jsonvalue.Unmarshal(b) }
 
 // noTrailingData reports an error when d has input after its first value.
 func noTrailingData(d *json.Decoder) error {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"math/big"
 	"reflect"
 	"strconv"
 	"strings"
@@ -139,7 +140,7 @@ func TestDecodeCheckpointJSONFromPython(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]any{"s": "text", "n": int64(1), "big": 12345678901234567890.0, "f": 1.5, "b": true, "z": nil}
+	want := map[string]any{"s": "text", "n": int64(1), "big": uint64(12345678901234567890), "f": 1.5, "b": true, "z": nil}
 	if !reflect.DeepEqual(d.Inline, want) {
 		t.Fatalf("inline = %#v, want %#v", d.Inline, want)
 	}
@@ -183,7 +184,8 @@ func TestDecodeJSONValue(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]any{"i": int64(1), "neg": int64(-2), "f": 0.5, "huge": 18446744073709551616.0, "a": []any{int64(1), map[string]any{"b": int64(2)}}}
+	huge, _ := new(big.Int).SetString("18446744073709551616", 10)
+	want := map[string]any{"i": int64(1), "neg": int64(-2), "f": 0.5, "huge": huge, "a": []any{int64(1), map[string]any{"b": int64(2)}}}
 	if !reflect.DeepEqual(v, want) {
 		t.Fatalf("got %#v, want %#v", v, want)
 	}

@@ -1,8 +1,24 @@
 package checkpointer
 
 import (
+	"fmt"
 	"strings"
+
+	"github.com/memvault/memvault/jsonvalue"
 )
+
+// EncodeMetadata returns the JSON every backend stores for a checkpoint's
+// metadata: SerializableMetadata written by jsonvalue.Marshal, so that each
+// value reads back with the same Go type from every backend (int64, a
+// float64 that stays a float64 even when integral, exact big integers). A
+// value JSON cannot hold fails with ErrInvalidMetadata.
+func EncodeMetadata(cfg Config, md Metadata) ([]byte, error) {
+	b, err := jsonvalue.Marshal(map[string]any(SerializableMetadata(cfg, md)))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidMetadata, err)
+	}
+	return b, nil
+}
 
 // excludedMetadataKeys are configurable keys never copied into metadata
 // (LangGraph's EXCLUDED_METADATA_KEYS).

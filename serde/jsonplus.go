@@ -1,6 +1,9 @@
 package serde
 
-import "reflect"
+import (
+	"errors"
+	"reflect"
+)
 
 // JSONPlus is memvault's JsonPlus codec, compatible with LangGraph's
 // JsonPlusSerializer (Python) and JsonPlusSerializer (JS). The zero value is
@@ -99,7 +102,9 @@ func (JSONPlus) LoadsTyped(typ string, data []byte) (any, error) {
 // everything JSONPlus reads. The zero value is ready to use.
 type MsgPack struct{}
 
-// DumpsTyped implements Serializer, writing "msgpack" (or "null" / "bytes").
+// DumpsTyped implements Serializer, writing "msgpack" (or "null" / "bytes",
+// or "json" for a value holding an integer wider than 64 bits, which msgpack
+// cannot carry).
 func (MsgPack) DumpsTyped(v any) (string, []byte, error) {
 	switch x := v.(type) {
 	case nil:
@@ -112,6 +117,11 @@ func (MsgPack) DumpsTyped(v any) (string, []byte, error) {
 	}
 	e := mpEncoder{}
 	if err := e.encode(v); err != nil {
+		if errors.Is(err, errIntBeyond64Bits) {
+			// msgpack cannot carry it; "json" can, and Python's
+			// JsonPlusSerializer reads "json" payloads too.
+			return appendJSONPlus([]byte{}, v)
+		}
 		return "", nil, err
 	}
 	return TypeMsgpack, e.b, nil

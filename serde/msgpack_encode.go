@@ -3,13 +3,17 @@ package serde
 import (
 	"bytes"
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
 	"math"
 	"math/big"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
+
+	"github.com/memvault/memvault/jsonvalue"
 )
 
 // mpEncoder writes msgpack as Python's JsonPlusSerializer does, so Python
@@ -20,6 +24,10 @@ type mpEncoder struct {
 	b     []byte
 	depth int
 }
+
+// errIntBeyond64Bits: msgpack has no integer wider than 64 bits; MsgPack
+// writes such values as "json" instead.
+var errIntBeyond64Bits = fmt.Errorf("%w: integer does not fit 64 bits", ErrUnsupportedValue)
 
 func (e *mpEncoder) enter() error {
 	e.depth++
@@ -85,6 +93,14 @@ func (e *mpEncoder) encode(v any) error {
 		return nil
 	case Constructor:
 		return e.constructor(x)
+	case json.Number:
+		// The number its literal names, as JSONPlus reads it back, not
+		// the string msgpack would otherwise write.
+		n, err := jsonvalue.Number(x)
+		if err != nil {
+			return fmt.Errorf("%w: %v", ErrUnsupportedValue, err)
+		}
+		return e.encode(n)
 	case *big.Int:
 		if x != nil {
 			if x.IsInt64() {
@@ -95,7 +111,7 @@ func (e *mpEncoder) encode(v any) error {
 				e.uint(x.Uint64())
 				return nil
 			}
-			return fmt.Errorf("%w: integer %s does not fit 64 bits", ErrUnsupportedValue, x)
+			return fmt.Errorf("%w: %s", errIntBeyond64Bits, x)
 		}
 	}
 	return e.reflectValue(reflect.ValueOf(v))
@@ -115,8 +131,11 @@ func (e *mpEncoder) reflectValue(v reflect.Value) error {
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
 		e.uint(v.Uint())
 	case reflect.Float32:
-		e.b = append(e.b, 0xca)
-		e.b = binary.BigEndian.AppendUint32(e.b, math.Float32bits(float32(v.Float())))
+		// As a float64, the one nearest the float32's shortest decimal,
+		// which is what JSONPlus writes and reads back: float32(0.1) is
+		// 0.1 from either codec, not 0.10000000149011612.
+		f, _ := strconv.ParseFloat(strconv.FormatFloat(v.Float(), 'g', -1, 32), 64)
+		return e.encode(f)
 	case reflect.Float64:
 		return e.encode(v.Float())
 	case reflect.String:

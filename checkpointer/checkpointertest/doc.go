@@ -39,12 +39,14 @@
 //
 // # Value model
 //
-// Values come back through the saver's serializer, so the suite compares
-// them after normalising both sides (see Normalize and Equal): integers of
-// any width equal int64, integral floats equal integers (JSON cannot tell
-// 1.0 from 1), maps with string keys become map[string]any, slices other than
-// []byte become []any, a nil []byte equals an empty one, and times compare
-// as instants. A JSON codec may return a time.Time as RFC 3339 text and a
-// nested []byte as base64 text; both are accepted. Metadata is stored as
-// plain JSON with NUL characters removed.
+// The Fidelity cases compare strictly (jsonvalue.Diff): metadata must come
+// back in memvault's JSON value model (package jsonvalue) with NUL
+// characters removed, and channel values and pending writes with the same
+// numbers (int64, uint64, *big.Int, float64 that stays float64 when
+// integral) plus []byte and time.Time, for every case of
+// jsonvalue/jsonvaluetest. Other cases, which exercise behaviour rather than
+// types, compare after normalising both sides (see Normalize and Equal):
+// integers of any width equal int64, integral floats equal integers, maps
+// with string keys become map[string]any, slices other than []byte become
+// []any, a nil []byte equals an empty one, and times compare as instants.
 package checkpointertest

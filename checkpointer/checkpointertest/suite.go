@@ -31,6 +31,7 @@ func Run(t *testing.T, newSaver func(t *testing.T) checkpointer.Saver) {
 	t.Run("DeleteForRuns", s.testDeleteForRuns)
 	t.Run("PendingSendsMigration", s.testMigration)
 	t.Run("Values", s.testValues)
+	t.Run("Fidelity", s.testFidelity)
 	t.Run("Metacharacters", s.testMetachars)
 	t.Run("BadInput", s.testBadInput)
 	t.Run("IDs", s.testIDs)

@@ -3,7 +3,6 @@ package memory
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"fmt"
 	"iter"
 	"maps"
@@ -193,9 +192,9 @@ func (s *InMemorySaver) Put(ctx context.Context, cfg checkpointer.Config, cp *ch
 // metadata, round-tripped through JSON so that it holds only plain JSON
 // values, exactly as the SQL backends give it back.
 func storedMetadata(cfg checkpointer.Config, md checkpointer.Metadata) (map[string]any, error) {
-	b, err := json.Marshal(checkpointer.SerializableMetadata(cfg, md))
+	b, err := checkpointer.EncodeMetadata(cfg, md)
 	if err != nil {
-		return nil, fmt.Errorf("memory: metadata: %w: %v", serde.ErrUnsupportedValue, err)
+		return nil, fmt.Errorf("memory: %w", err)
 	}
 	v, err := checkpointer.DecodeJSONValue(b)
 	if err != nil {

@@ -52,9 +52,9 @@ func (s *Saver) putBatch(cfg checkpointer.Config, cp *checkpointer.Checkpoint, m
 	if err != nil {
 		return nil, err
 	}
-	meta, err := json.Marshal(checkpointer.SerializableMetadata(cfg, md))
+	meta, err := checkpointer.EncodeMetadata(cfg, md)
 	if err != nil {
-		return nil, fmt.Errorf("metadata: %w", err)
+		return nil, err
 	}
 
 	b := &pgx.Batch{}

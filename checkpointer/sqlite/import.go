@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"fmt"
 	"slices"
 
@@ -38,9 +37,9 @@ func (s *Saver) ImportThread(ctx context.Context, items []checkpointer.ImportChe
 			if err != nil {
 				return fmt.Errorf("sqlite: checkpoint: %w", err)
 			}
-			meta, err := json.Marshal(checkpointer.SerializableMetadata(cfg, it.Metadata))
+			meta, err := checkpointer.EncodeMetadata(cfg, it.Metadata)
 			if err != nil {
-				return fmt.Errorf("sqlite: metadata: %w: %v", serde.ErrUnsupportedValue, err)
+				return fmt.Errorf("sqlite: %w", err)
 			}
 			channels := make([]string, 0, len(it.NewVersions))
 			for ch := range it.NewVersions {

@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"fmt"
 	"slices"
 
@@ -133,9 +132,9 @@ func (s *Saver) Put(ctx context.Context, cfg checkpointer.Config, cp *checkpoint
 	if err != nil {
 		return checkpointer.Config{}, fmt.Errorf("sqlite: checkpoint: %w", err)
 	}
-	meta, err := json.Marshal(checkpointer.SerializableMetadata(cfg, md))
+	meta, err := checkpointer.EncodeMetadata(cfg, md)
 	if err != nil {
-		return checkpointer.Config{}, fmt.Errorf("sqlite: metadata: %w: %v", serde.ErrUnsupportedValue, err)
+		return checkpointer.Config{}, fmt.Errorf("sqlite: %w", err)
 	}
 	// Serialize (and encrypt) before taking the write lock.
 	channels := make([]string, 0, len(newVersions))

@@ -51,7 +51,7 @@ type exportLine struct {
 	ChannelVersions map[string]string            `json:"channel_versions"`
 	VersionsSeen    map[string]map[string]string `json:"versions_seen"`
 	UpdatedChannels []string                     `json:"updated_channels"`
-	Metadata        checkpointer.Metadata        `json:"metadata"`
+	Metadata        modelMetadata                `json:"metadata"`
 	PendingWrites   []exportWrite                `json:"pending_writes"`
 
 	lineNo int // line in the file, for errors; not exported
@@ -111,7 +111,7 @@ func exportThread(ctx context.Context, w io.Writer, saver checkpointer.Saver, th
 			TS:              t.Checkpoint.TS.UTC().Format(checkpointer.TimeLayout),
 			ChannelValues:   map[string]exportValue{},
 			ChannelVersions: t.Checkpoint.ChannelVersions, VersionsSeen: t.Checkpoint.VersionsSeen,
-			UpdatedChannels: t.Checkpoint.UpdatedChannels, Metadata: t.Metadata,
+			UpdatedChannels: t.Checkpoint.UpdatedChannels, Metadata: modelMetadata(t.Metadata),
 			PendingWrites: []exportWrite{},
 		}
 		if t.ParentConfig != nil {
@@ -223,7 +223,7 @@ func importThreads(ctx context.Context, r io.Reader, saver checkpointer.Saver, t
 // checkpoint (nil when the target already has it) and its pending writes.
 func importItem(ctx context.Context, saver checkpointer.Saver, l *exportLine) (checkpointer.ImportCheckpoint, error) {
 	lineNo := l.lineNo
-	it := checkpointer.ImportCheckpoint{ThreadID: l.ThreadID, CheckpointNS: l.CheckpointNS, ID: l.CheckpointID, ParentID: l.ParentID, Metadata: l.Metadata}
+	it := checkpointer.ImportCheckpoint{ThreadID: l.ThreadID, CheckpointNS: l.CheckpointNS, ID: l.CheckpointID, ParentID: l.ParentID, Metadata: checkpointer.Metadata(l.Metadata)}
 	cfg := checkpointer.Config{ThreadID: l.ThreadID, CheckpointNS: l.CheckpointNS, CheckpointID: l.CheckpointID}
 	existing, err := saver.GetTuple(ctx, cfg)
 	if err != nil {

@@ -38,7 +38,7 @@ func chainExport(t *testing.T, thread string, n int) []string {
 			ChannelVersions: map[string]string{"n": v},
 			VersionsSeen:    map[string]map[string]string{"node": {"n": v}},
 			UpdatedChannels: []string{"n"},
-			Metadata:        checkpointer.Metadata{"source": "loop", "step": i},
+			Metadata:        modelMetadata{"source": "loop", "step": i},
 			PendingWrites:   []exportWrite{{TaskID: fmt.Sprintf("task-%d", i), Channel: "n", Value: exportValue{Type: "json", JSON: json.RawMessage(fmt.Sprint(100 + i))}}},
 		}
 		b, err := json.Marshal(l)

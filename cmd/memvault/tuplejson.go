@@ -7,6 +7,7 @@ import (
 	"io"
 
 	"github.com/memvault/memvault/checkpointer"
+	"github.com/memvault/memvault/jsonvalue"
 	"github.com/memvault/memvault/serde"
 )
 
@@ -22,6 +23,34 @@ func printJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
+}
+
+// modelMetadata is checkpoint metadata written and read in memvault's JSON
+// value model (package jsonvalue), so that through printing, export and
+// import 5.0 stays a float and integers beyond 2^53 stay exact.
+type modelMetadata checkpointer.Metadata
+
+// MarshalJSON writes the metadata with jsonvalue.Marshal.
+func (m modelMetadata) MarshalJSON() ([]byte, error) {
+	return jsonvalue.Marshal(map[string]any(m))
+}
+
+// UnmarshalJSON reads the metadata with jsonvalue.Unmarshal.
+func (m *modelMetadata) UnmarshalJSON(b []byte) error {
+	v, err := jsonvalue.Unmarshal(b)
+	if err != nil {
+		return err
+	}
+	if v == nil {
+		*m = nil
+		return nil
+	}
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return fmt.Errorf("metadata is %T, not a JSON object", v)
+	}
+	*m = obj
+	return nil
 }
 
 type configurable struct {
@@ -51,11 +80,11 @@ type checkpointDoc struct {
 // tupleDoc is LangGraph's CheckpointTuple as JSON: pending writes as
 // [task_id, channel, value] triples.
 type tupleDoc struct {
-	Config        configDoc             `json:"config"`
-	ParentConfig  *configDoc            `json:"parent_config"`
-	Metadata      checkpointer.Metadata `json:"metadata"`
-	Checkpoint    checkpointDoc         `json:"checkpoint"`
-	PendingWrites [][3]any              `json:"pending_writes"`
+	Config        configDoc     `json:"config"`
+	ParentConfig  *configDoc    `json:"parent_config"`
+	Metadata      modelMetadata `json:"metadata"`
+	Checkpoint    checkpointDoc `json:"checkpoint"`
+	PendingWrites [][3]any      `json:"pending_writes"`
 }
 
 // jsonValue is how a stored value is printed: the JSON JsonPlus writes for
@@ -84,7 +113,7 @@ func jsonValues(m map[string]any) map[string]any {
 func tupleJSON(t *checkpointer.Tuple) tupleDoc {
 	d := tupleDoc{
 		Config:        configJSON(t.Config),
-		Metadata:      t.Metadata,
+		Metadata:      modelMetadata(t.Metadata),
 		PendingWrites: make([][3]any, 0, len(t.PendingWrites)),
 	}
 	if t.ParentConfig != nil {

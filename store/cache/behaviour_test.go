@@ -64,12 +64,12 @@ func TestHitsAndMisses(t *testing.T) {
 	f.wantStats(t, 0, 1)
 	it := f.get(t, "k")
 	f.wantStats(t, 1, 1)
-	if it.Value["v"] != 1 {
+	if it.Value["v"] != int64(1) {
 		t.Fatalf("cached value %v", it.Value)
 	}
 	// Mutating a returned item does not reach the cache.
 	it.Value["v"] = 2
-	if got := f.get(t, "k").Value["v"]; got != 1 {
+	if got := f.get(t, "k").Value["v"]; got != int64(1) {
 		t.Fatalf("cache aliased a returned value: %v", got)
 	}
 }
@@ -98,7 +98,7 @@ func TestInvalidation(t *testing.T) {
 	put(1)
 	f.get(t, "k")
 	put(2)
-	if got := f.get(t, "k").Value["v"]; got != 2 {
+	if got := f.get(t, "k").Value["v"]; got != int64(2) {
 		t.Fatalf("after Put: %v", got)
 	}
 	if err := f.c.Delete(f.ctx, ns, "k"); err != nil {
@@ -110,7 +110,7 @@ func TestInvalidation(t *testing.T) {
 	if _, err := f.c.Batch(f.ctx, []store.Op{store.PutOp{Namespace: ns, Key: "k", Value: map[string]any{"v": 3}}}); err != nil {
 		t.Fatal(err)
 	}
-	if got := f.get(t, "k").Value["v"]; got != 3 {
+	if got := f.get(t, "k").Value["v"]; got != int64(3) {
 		t.Fatalf("after Batch put: %v", got)
 	}
 	if _, err := f.c.Batch(f.ctx, []store.Op{store.PutOp{Namespace: ns, Key: "k"}}); err != nil {
@@ -133,11 +133,11 @@ func TestMaxAgeBoundsStaleness(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.clock.Advance(9 * time.Second)
-	if got := f.get(t, "k").Value["v"]; got != 1 {
+	if got := f.get(t, "k").Value["v"]; got != int64(1) {
 		t.Fatalf("within MaxAge the cached value is served, got %v", got)
 	}
 	f.clock.Advance(time.Second)
-	if got := f.get(t, "k").Value["v"]; got != 2 {
+	if got := f.get(t, "k").Value["v"]; got != int64(2) {
 		t.Fatalf("after MaxAge the inner value is served, got %v", got)
 	}
 }
@@ -199,7 +199,7 @@ func TestNoStaleFillAfterConcurrentWrites(t *testing.T) {
 		}()
 		wg.Wait()
 		it := f.get(t, "k")
-		if it.Value["round"] != round || it.Value["i"] != 19 {
+		if it.Value["round"] != int64(round) || it.Value["i"] != int64(19) {
 			t.Fatalf("round %d: stale value %v after the last write", round, it.Value)
 		}
 	}

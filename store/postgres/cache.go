@@ -6,6 +6,7 @@ import (
 
 	lru "github.com/hashicorp/golang-lru/v2"
 
+	"github.com/memvault/memvault/jsonvalue"
 	"github.com/memvault/memvault/store"
 )
 
@@ -34,7 +35,7 @@ func (c *valueCache) get(prefix, key string, raw []byte) (map[string]any, bool) 
 	if !ok || e.raw != string(raw) {
 		return nil, false
 	}
-	return cloneValue(e.value), true
+	return copyValue(e.value), true
 }
 
 // maxCachedValue is the largest stored value the cache keeps.
@@ -44,7 +45,7 @@ func (c *valueCache) add(prefix, key string, raw []byte, v map[string]any) {
 	if len(raw) > maxCachedValue {
 		return
 	}
-	c.c.Add(itemKey{prefix, key}, cachedValue{raw: string(raw), value: cloneValue(v)})
+	c.c.Add(itemKey{prefix, key}, cachedValue{raw: string(raw), value: copyValue(v)})
 }
 
 // embedQuery embeds a search query, through the query cache when on.
@@ -58,4 +59,10 @@ func (s *Store) embedQuery(ctx context.Context, q string) ([]float32, error) {
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
 	return v, nil
+}
+
+// copyValue deep-copies a decoded value, so callers cannot change the
+// cached one.
+func copyValue(m map[string]any) map[string]any {
+	return jsonvalue.Copy(m).(map[string]any)
 }

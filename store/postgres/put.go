@@ -87,7 +87,13 @@ func (s *Store) put(ctx context.Context, q Querier, ops []store.PutOp) error {
 		if err != nil {
 			return fmt.Errorf("postgres: put %q: %w", op.Key, err)
 		}
-		raw, err := s.encodeValue(prefix, op.Key, op.Value)
+		// Index texts and the stored value both come from the value in
+		// memvault's JSON model, so they agree on every backend.
+		v, err := store.CloneValue(op.Value)
+		if err != nil {
+			return fmt.Errorf("postgres: put %q: %w", op.Key, err)
+		}
+		raw, err := s.encodeValue(prefix, op.Key, v)
 		if err != nil {
 			return err
 		}
@@ -109,7 +115,7 @@ func (s *Store) put(ctx context.Context, q Querier, ops []store.PutOp) error {
 		if fields == nil {
 			fields = s.index.fields
 		}
-		fts, err := store.ExtractTexts(op.Value, fields)
+		fts, err := store.ExtractTexts(v, fields)
 		if err != nil {
 			return fmt.Errorf("postgres: put %q: %w", op.Key, err)
 		}

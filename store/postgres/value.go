@@ -2,16 +2,15 @@ package postgres
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
-	"strconv"
-	"strings"
 
+	"github.com/memvault/memvault/jsonvalue"
 	"github.com/memvault/memvault/serde"
 	"github.com/memvault/memvault/store"
 )
 
-// encodeValue returns the JSON text stored in store.value for an item.
+// encodeValue returns the JSON text stored in store.value for an item
+// whose value is already in memvault's JSON model (store.CloneValue).
 func (s *Store) encodeValue(prefix, key string, v map[string]any) (string, error) {
 	var (
 		typ  = serde.TypeJSON
@@ -19,13 +18,9 @@ func (s *Store) encodeValue(prefix, key string, v map[string]any) (string, error
 		err  error
 	)
 	if s.opts.Serde == nil {
-		data, err = json.Marshal(v)
+		data, err = jsonvalue.Marshal(v)
 	} else {
-		// Values are JSON whatever the codec: a serializer that could
-		// carry NaN or non-JSON types (msgpack) must not get them.
-		if v, err = store.CloneValue(v); err == nil {
-			typ, data, err = serde.DumpsWith(s.opts.Serde, v, serde.ItemAAD(prefix, key))
-		}
+		typ, data, err = serde.DumpsWith(s.opts.Serde, v, serde.ItemAAD(prefix, key))
 	}
 	if err != nil {
 		return "", fmt.Errorf("postgres: %w: value of %q: %w", store.ErrInvalidArgument, key, err)
@@ -105,88 +100,26 @@ func (s *Store) decodeValueUncached(prefix, key string, raw []byte) (map[string]
 }
 
 func decodeJSONObject(key string, raw []byte) (map[string]any, error) {
-	var v map[string]any
-	d := json.NewDecoder(bytes.NewReader(raw))
-	d.UseNumber()
-	if err := d.Decode(&v); err != nil {
+	v, err := jsonvalue.Unmarshal(raw)
+	if err != nil {
 		return nil, fmt.Errorf("%w: value of %q: %v", serde.ErrMalformed, key, err)
 	}
-	if v == nil {
+	m, ok := v.(map[string]any)
+	if !ok || m == nil {
 		return nil, fmt.Errorf("%w: value of %q is not a JSON object", serde.ErrMalformed, key)
 	}
-	return normalizeValue(v), nil
+	return m, nil
 }
 
+// asObject brings a value a serializer decoded into the JSON model (a
+// codec may return json.Number or its own types for what was put).
 func asObject(key string, v any) (map[string]any, error) {
 	m, ok := v.(map[string]any)
 	if !ok {
 		return nil, fmt.Errorf("%w: value of %q is %T, not an object", serde.ErrMalformed, key, v)
 	}
-	return normalizeValue(m), nil
-}
-
-// normalizeValue makes decoded values uniform whatever codec decoded them:
-// a json.Number holding an integer that fits becomes int64, any other
-// number float64, except integers beyond int64 that no float64 holds
-// exactly, which stay json.Number.
-func normalizeValue(m map[string]any) map[string]any {
-	for k, v := range m {
-		m[k] = normalizeAny(v)
+	if _, err := jsonvalue.Normalize(m); err != nil {
+		return nil, fmt.Errorf("%w: value of %q: %v", serde.ErrMalformed, key, err)
 	}
-	return m
-}
-
-func normalizeAny(v any) any {
-	switch x := v.(type) {
-	case json.Number:
-		if !strings.ContainsAny(string(x), ".eE") {
-			if i, err := x.Int64(); err == nil {
-				return i
-			}
-			// PostgreSQL prints 1e+300 as 1 and 300 zeros: that is a
-			// float64 when it reads back as exactly this text.
-			if f, err := x.Float64(); err == nil && strconv.FormatFloat(f, 'f', -1, 64) == string(x) {
-				return f
-			}
-			return x
-		}
-		if f, err := x.Float64(); err == nil {
-			return f
-		}
-		return x
-	case map[string]any:
-		return normalizeValue(x)
-	case []any:
-		for i := range x {
-			x[i] = normalizeAny(x[i])
-		}
-		return x
-	}
-	return v
-}
-
-// cloneValue deep-copies a decoded JSON value.
-func cloneValue(m map[string]any) map[string]any {
-	if m == nil {
-		return nil
-	}
-	out := make(map[string]any, len(m))
-	for k, v := range m {
-		out[k] = cloneAny(v)
-	}
-	return out
-}
-
-func cloneAny(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		return cloneValue(x)
-	case []any:
-		out := make([]any, len(x))
-		for i := range x {
-			out[i] = cloneAny(x[i])
-		}
-		return out
-	}
-	return v
+	return m, nil
 }

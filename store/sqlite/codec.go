@@ -2,12 +2,11 @@ package sqlite
 
 import (
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 
-	"github.com/memvault/memvault/checkpointer"
+	"github.com/memvault/memvault/jsonvalue"
 	"github.com/memvault/memvault/serde"
 	"github.com/memvault/memvault/store"
 )
@@ -18,9 +17,9 @@ var errCorrupt = errors.New("sqlite: corrupt stored value")
 // encodeValue returns the value column for an item.
 func (s *Store) encodeValue(ns, key string, v map[string]any) ([]byte, error) {
 	if s.serde == nil {
-		b, err := json.Marshal(v)
+		b, err := jsonvalue.Marshal(v)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %v", store.ErrInvalidArgument, err)
+			return nil, fmt.Errorf("%w: %w", store.ErrInvalidArgument, err)
 		}
 		return b, nil
 	}
@@ -52,9 +51,13 @@ func (s *Store) decodeValue(ns, key string, raw []byte) (map[string]any, error) 
 	if err != nil {
 		return nil, err
 	}
-	m, ok := normalize(v).(map[string]any)
+	m, ok := v.(map[string]any)
 	if !ok {
 		return nil, fmt.Errorf("%w: value is %T, not an object", errCorrupt, v)
+	}
+	// A codec may return json.Number or its own types for what was put.
+	if _, err := jsonvalue.Normalize(m); err != nil {
+		return nil, fmt.Errorf("%w: %v", errCorrupt, err)
 	}
 	return m, nil
 }
@@ -73,7 +76,7 @@ func decodePlain(raw []byte) (map[string]any, error) {
 		}
 		raw = data
 	}
-	v, err := checkpointer.DecodeJSONValue(raw)
+	v, err := jsonvalue.Unmarshal(raw)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", errCorrupt, err)
 	}
@@ -82,28 +85,6 @@ func decodePlain(raw []byte) (map[string]any, error) {
 		return nil, fmt.Errorf("%w: value is %T, not an object", errCorrupt, v)
 	}
 	return m, nil
-}
-
-// normalize turns json.Number into int64 or float64, as values decoded
-// from plain JSON are.
-func normalize(v any) any {
-	switch x := v.(type) {
-	case json.Number:
-		if n, err := x.Int64(); err == nil {
-			return n
-		}
-		f, _ := x.Float64()
-		return f
-	case map[string]any:
-		for k, e := range x {
-			x[k] = normalize(e)
-		}
-	case []any:
-		for i, e := range x {
-			x[i] = normalize(e)
-		}
-	}
-	return v
 }
 
 // encodeVector is the embedding column: little-endian float32s.

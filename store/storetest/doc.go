@@ -45,6 +45,10 @@
 //     store.ErrNoIndex.
 //   - Item.ExpiresAt reports the expiry; TTLs refresh by
 //     store.RefreshTTL(store.TTLMinutes(ttl)).
-//   - Values round-trip as JSON (numbers compared by value), including NUL
-//     characters in strings, non-ASCII text and values of several MiB.
+//   - Values round-trip as JSON, including NUL characters in strings,
+//     non-ASCII text and values of several MiB, and (Fidelity) come back
+//     from Get, Search and Batch with exactly the Go types and values of
+//     memvault's JSON value model (package jsonvalue) for every case of
+//     jsonvalue/jsonvaluetest, compared strictly; NaN, infinities and
+//     invalid UTF-8 fail with store.ErrInvalidArgument and change nothing.
 package storetest

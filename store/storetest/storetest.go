@@ -45,6 +45,7 @@ func Run(t *testing.T, newStore func(t *testing.T, cfg Config) store.Store) {
 	t.Run("VectorSearch", r.testVectorSearch)
 	t.Run("TTL", r.testTTL)
 	t.Run("Values", r.testValues)
+	t.Run("Fidelity", r.testFidelity)
 	t.Run("Concurrency", r.testConcurrency)
 	t.Run("Lifecycle", r.testLifecycle)
 }

@@ -1,0 +1,108 @@
+package jsonvaluetest
+
+import (
+	"encoding/json"
+	"math"
+	"math/big"
+	"time"
+)
+
+// Case is one value handed to memvault (In) and the model value it must
+// come back as (Want), compared with jsonvalue.Diff.
+type Case struct {
+	Name string
+	In   any
+	Want any
+}
+
+// Cases returns the fidelity cases. Each call returns fresh values, so a
+// backend that keeps references cannot make a later case pass.
+func Cases() []Case {
+	bigPos, _ := new(big.Int).SetString("123456789012345678901234567890", 10)
+	bigNeg, _ := new(big.Int).SetString("-98765432109876543210987654321", 10)
+	justBelowMinInt64, _ := new(big.Int).SetString("-9223372036854775809", 10)
+	type score float64
+	type label string
+	type point struct {
+		X int     `json:"x"`
+		Y float64 `json:"y"`
+	}
+	cs := []Case{
+		{"int", int(5), int64(5)},
+		{"int8_min", int8(math.MinInt8), int64(math.MinInt8)},
+		{"int16", int16(-300), int64(-300)},
+		{"int32_max", int32(math.MaxInt32), int64(math.MaxInt32)},
+		{"int64_max", int64(math.MaxInt64), int64(math.MaxInt64)},
+		{"int64_min", int64(math.MinInt64), int64(math.MinInt64)},
+		{"beyond_2^53", int64(1)<<53 + 1, int64(1)<<53 + 1},
+		{"uint8", uint8(255), int64(255)},
+		{"uint32_max", uint32(math.MaxUint32), int64(math.MaxUint32)},
+		{"uint64_2^63", uint64(1) << 63, uint64(1) << 63},
+		{"uint64_max", uint64(math.MaxUint64), uint64(math.MaxUint64)},
+		{"zero_int", 0, int64(0)},
+		{"float_integral", 5.0, 5.0},
+		{"float_zero", 0.0, 0.0},
+		{"float_negative", -2.5, -2.5},
+		{"float_tenth", 0.1, 0.1},
+		{"float_1e21", 1e21, 1e21},
+		{"float_huge", 1.5e300, 1.5e300},
+		{"float_max", math.MaxFloat64, math.MaxFloat64},
+		{"float_tiny", 1e-7, 1e-7},
+		{"float_denormal", 5e-324, 5e-324},
+		{"float_long", 123456789.125, 123456789.125},
+		{"float_2^53", float64(1 << 53), float64(1 << 53)},
+		{"float32_tenth", float32(0.1), 0.1},
+		{"float32_integral", float32(16777216), 16777216.0},
+		{"number_int", json.Number("7"), int64(7)},
+		{"number_integral_float", json.Number("7.0"), 7.0},
+		{"number_exponent", json.Number("1e2"), 100.0},
+		{"number_below_int64", json.Number("-9223372036854775809"), justBelowMinInt64},
+		{"number_big", json.Number("123456789012345678901234567890"), new(big.Int).Set(bigPos)},
+		{"bigint_small", big.NewInt(42), int64(42)},
+		{"bigint_uint64", new(big.Int).SetUint64(math.MaxUint64), uint64(math.MaxUint64)},
+		{"bigint_positive", new(big.Int).Set(bigPos), new(big.Int).Set(bigPos)},
+		{"bigint_negative", new(big.Int).Set(bigNeg), new(big.Int).Set(bigNeg)},
+		{"bytes", []byte("hi\x00\xff"), "aGkA/w=="},
+		{"bytes_empty", []byte{}, ""},
+		{"string_empty", "", ""},
+		{"string_unicode", "日本語 🦜 e\u0301", "日本語 🦜 e\u0301"},
+		{"string_separators", "a\u2028b\u2029c", "a\u2028b\u2029c"},
+		{"string_nul", "a\x00b", "a\x00b"},
+		{"string_sql", `'; DROP TABLE store; -- \" %_`, `'; DROP TABLE store; -- \" %_`},
+		{"string_numeric", "5", "5"},
+		{"bool_true", true, true},
+		{"bool_false", false, false},
+		{"null", nil, nil},
+		{"named_float", score(3), 3.0},
+		{"named_string", label("x"), "x"},
+		{"pointer", ptr(int32(9)), int64(9)},
+		{"nil_pointer", (*int)(nil), nil},
+		{"time", time.Date(2024, 5, 4, 6, 32, 42, 123456789, time.UTC), "2024-05-04T06:32:42.123456789Z"},
+		{"struct", point{X: 1, Y: 2.5}, map[string]any{"x": int64(1), "y": 2.5}},
+		{"typed_slice", []int{1, 2}, []any{int64(1), int64(2)}},
+		{"typed_map_keeps_floats", map[string]float64{"a": 1, "b": 0.5}, map[string]any{"a": 1.0, "b": 0.5}},
+		{"empty_list", []any{}, []any{}},
+		{"empty_object", map[string]any{}, map[string]any{}},
+		{"nested", map[string]any{
+			"a": []any{int(1), 2.0, map[string]any{"b": uint16(3), "c": []any{}}},
+			"d": map[string]any{"e": json.Number("1.50"), "f": nil, "g": []any{[]any{int8(-1)}}},
+		}, map[string]any{
+			"a": []any{int64(1), 2.0, map[string]any{"b": int64(3), "c": []any{}}},
+			"d": map[string]any{"e": 1.5, "f": nil, "g": []any{[]any{int64(-1)}}},
+		}},
+	}
+	return cs
+}
+
+// All returns every case's input as one object keyed by case name, and the
+// model value it must come back as: one put that carries every shape.
+func All() (in, want map[string]any) {
+	in, want = map[string]any{}, map[string]any{}
+	for _, c := range Cases() {
+		in[c.Name] = c.In
+		want[c.Name] = c.Want
+	}
+	return in, want
+}
+
+func ptr[T any](v T) *T { return &v }

@@ -1,0 +1,218 @@
+package jsonvalue
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/big"
+	"slices"
+	"strconv"
+	"unicode/utf8"
+)
+
+// Marshal returns the JSON text of v after mapping it onto the model (see
+// Canonical): object keys sorted, no insignificant space, and every float
+// written with a fraction or an exponent so that it reads back as a float
+// from SQLite text, from PostgreSQL's jsonb (which reprints numbers in
+// fixed notation) and from Python.
+func Marshal(v any) ([]byte, error) { return Append(nil, v) }
+
+// Append appends the JSON text of v (see Marshal) to b.
+func Append(b []byte, v any) ([]byte, error) {
+	return appendValue(b, v, 0)
+}
+
+func appendValue(b []byte, v any, depth int) ([]byte, error) {
+	if depth > MaxDepth {
+		return b, fmt.Errorf("%w: nested deeper than %d levels", ErrUnsupported, MaxDepth)
+	}
+	switch x := v.(type) {
+	case nil:
+		return append(b, "null"...), nil
+	case bool:
+		return strconv.AppendBool(b, x), nil
+	case string:
+		if !utf8.ValidString(x) {
+			return b, fmt.Errorf("%w: string %q is not valid UTF-8", ErrUnsupported, x)
+		}
+		return appendString(b, x), nil
+	case int64:
+		return strconv.AppendInt(b, x, 10), nil
+	case int:
+		return strconv.AppendInt(b, int64(x), 10), nil
+	case uint64:
+		return strconv.AppendUint(b, x, 10), nil
+	case float64:
+		return appendFloat(b, x)
+	case *big.Int:
+		if x == nil {
+			return append(b, "null"...), nil
+		}
+		return x.Append(b, 10), nil
+	case map[string]any:
+		if x == nil {
+			return append(b, "null"...), nil
+		}
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			if !utf8.ValidString(k) {
+				return b, fmt.Errorf("%w: object key %q is not valid UTF-8", ErrUnsupported, k)
+			}
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		b = append(b, '{')
+		for i, k := range keys {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendString(b, k)
+			b = append(b, ':')
+			var err error
+			if b, err = appendValue(b, x[k], depth+1); err != nil {
+				return b, err
+			}
+		}
+		return append(b, '}'), nil
+	case []any:
+		if x == nil {
+			return append(b, "null"...), nil
+		}
+		b = append(b, '[')
+		for i, e := range x {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			var err error
+			if b, err = appendValue(b, e, depth+1); err != nil {
+				return b, err
+			}
+		}
+		return append(b, ']'), nil
+	}
+	c, err := canonical(v, depth)
+	if err != nil {
+		return b, err
+	}
+	return appendValue(b, c, depth)
+}
+
+// appendFloat writes f so that it reads back as a float64 everywhere:
+// integral values in fixed notation with ".0" (jsonb prints 1e21 as
+// "1000000000000000000000" but keeps the scale of
+// "1000000000000000000000.0"), tiny ones with an exponent (jsonb prints
+// them with a fraction), the rest as the shortest decimal that round-trips.
+func appendFloat(b []byte, f float64) ([]byte, error) {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return b, fmt.Errorf("%w: %v is not a JSON number", ErrUnsupported, f)
+	}
+	switch a := math.Abs(f); {
+	case f == math.Trunc(f):
+		b = strconv.AppendFloat(b, f, 'f', -1, 64)
+		return append(b, ".0"...), nil
+	case a < 1e-6:
+		return strconv.AppendFloat(b, f, 'e', -1, 64), nil
+	default:
+		return strconv.AppendFloat(b, f, 'f', -1, 64), nil
+	}
+}
+
+// appendString writes s as a JSON string: '"', '\\' and control characters
+// escaped, everything else (s is valid UTF-8) as it is. U+2028 and U+2029
+// are escaped too, as encoding/json does, so the text is valid JavaScript.
+func appendString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xf])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}
+
+// Unmarshal parses one JSON value into the model. Text after the value, a
+// number beyond float64 that is not an integer, and nesting deeper than
+// MaxDepth are errors.
+func Unmarshal(data []byte) (any, error) { return unmarshal(data, 0) }
+
+func unmarshal(data []byte, depth int) (any, error) {
+	d := json.NewDecoder(bytes.NewReader(data))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil {
+		return nil, err
+	}
+	if _, err := d.Token(); err != io.EOF {
+		return nil, errors.New("jsonvalue: data after the JSON value")
+	}
+	return numbers(v, depth)
+}
+
+// numbers replaces the json.Numbers of a freshly decoded value in place.
+func numbers(v any, depth int) (any, error) {
+	if depth > MaxDepth {
+		return nil, fmt.Errorf("%w: nested deeper than %d levels", ErrUnsupported, MaxDepth)
+	}
+	switch x := v.(type) {
+	case json.Number:
+		return Number(x)
+	case map[string]any:
+		for k, e := range x {
+			switch e.(type) {
+			case json.Number, map[string]any, []any:
+				n, err := numbers(e, depth+1)
+				if err != nil {
+					return nil, err
+				}
+				x[k] = n
+			}
+		}
+	case []any:
+		for i, e := range x {
+			switch e.(type) {
+			case json.Number, map[string]any, []any:
+				n, err := numbers(e, depth+1)
+				if err != nil {
+					return nil, err
+				}
+				x[i] = n
+			}
+		}
+	}
+	return v, nil
+}
