@@ -21,9 +21,15 @@ func newBenchCmd(g *globals) *cobra.Command {
 		Long: `bench runs each operation sequentially and with 16 in flight, for the library
 (plaintext and encrypted) and for a baseline that sends equivalent SQL with pgx
 directly, and prints ops/s, p50 and p99. It creates its own tables in a schema of its
-own and drops them afterwards. --json prints one object per row.`,
+own and drops them afterwards. It prints the cluster's durability settings first
+(fsync, synchronous_commit, full_page_writes, ...): figures are comparable only
+between runs on the same settings. --json prints one {"cluster":{...}} object and
+then one object per row. checkpointer --js interop/js adds a column for JS
+LangGraph's PostgresSaver run by node in the same alternating slices (its client
+CPU is node's).`,
 	}
 	var bf benchFlags
+	var jsDir string
 	cp := &cobra.Command{
 		Use:   "checkpointer",
 		Short: "put, put_writes, get_tuple and list(10) on PostgreSQL",
@@ -33,9 +39,10 @@ own and drops them afterwards. --json prints one object per row.`,
 			if err != nil {
 				return err
 			}
-			return benchCheckpointer(cmd.Context(), cmd.OutOrStdout(), dsn, g.json, bf)
+			return benchCheckpointer(cmd.Context(), cmd.OutOrStdout(), dsn, g.json, bf, jsDir)
 		},
 	}
+	cp.Flags().StringVar(&jsDir, "js", "", "also measure JS LangGraph's PostgresSaver (node), from this directory holding bench.mjs and its node_modules (interop/js)")
 	st := &cobra.Command{
 		Use:   "store",
 		Short: "put (with embedding), get and search k=10 over 10 000 items on PostgreSQL + pgvector",
@@ -158,11 +165,20 @@ func measure(ctx context.Context, conc int, d time.Duration, fn benchOp) (sample
 // drift and slow spells (a table growing, a checkpoint flushing, a
 // neighbour's load, fsync latency that varies by the second) weigh on
 // every mode alike. Each row merges its slices.
-func compare(ctx context.Context, suite, op string, modes []string, conc int, d time.Duration, fn func(mode string) benchOp) ([]benchRow, error) {
+//
+// A mode in external is measured by its own runner (a client outside this
+// process) in the same slices.
+func compare(ctx context.Context, suite, op string, modes []string, conc int, d time.Duration, fn func(mode string) benchOp, external map[string]sliceRunner) ([]benchRow, error) {
 	rounds := max(2, int(d/time.Second)+int(d/time.Second)%2)
 	merged := make(map[string]*sample, len(modes))
 	run := func(mode string) error {
-		s, err := measure(ctx, conc, d/time.Duration(rounds), fn(mode))
+		var s sample
+		var err error
+		if ext := external[mode]; ext != nil {
+			s, err = ext(ctx, op, conc, d/time.Duration(rounds))
+		} else {
+			s, err = measure(ctx, conc, d/time.Duration(rounds), fn(mode))
+		}
 		if err != nil {
 			return fmt.Errorf("%s %s (%s, %d in flight): %w", suite, op, mode, conc, err)
 		}
@@ -225,24 +241,33 @@ func (p *benchPrinter) print(r benchRow) error {
 	return err
 }
 
+// settings prints the cluster's durability settings: in the header of the
+// table, or as one {"cluster":{…}} object before the JSON rows.
+func (p *benchPrinter) settings(s [][2]string) error {
+	if p.json {
+		m := make(map[string]string, len(s))
+		for _, kv := range s {
+			m[kv[0]] = kv[1]
+		}
+		return json.NewEncoder(p.out).Encode(map[string]any{"cluster": m})
+	}
+	parts := make([]string, len(s))
+	for i, kv := range s {
+		parts[i] = kv[0] + "=" + kv[1]
+	}
+	_, err := fmt.Fprintf(p.out, "cluster: %s\n\n", strings.Join(parts, " "))
+	return err
+}
+
 // summary prints each library row's ratio to the baseline row of the same
-// op and concurrency.
+// op and concurrency, and to JS LangGraph's when it ran.
 func (p *benchPrinter) summary(baseline string) {
 	if p.json {
 		return
 	}
-	fmt.Fprintf(p.out, "\nthroughput relative to %s (same op, same concurrency):\n", baseline)
-	for _, r := range p.rows {
-		if r.Mode == baseline {
-			continue
-		}
-		i := slices.IndexFunc(p.rows, func(b benchRow) bool {
-			return b.Mode == baseline && b.Op == r.Op && b.Concurrency == r.Concurrency
-		})
-		if i < 0 {
-			continue
-		}
-		fmt.Fprintf(p.out, "  %-16s %-16s c=%-3d %5.2fx\n", r.Op, r.Mode, r.Concurrency, r.OpsPerS/p.rows[i].OpsPerS)
+	p.ratios(baseline, func(r benchRow) bool { return r.Mode != baseline })
+	if slices.ContainsFunc(p.rows, func(r benchRow) bool { return r.Mode == jsMode }) {
+		p.ratios(jsMode, func(r benchRow) bool { return r.Mode == "plaintext" || r.Mode == "encrypted" })
 	}
 	fmt.Fprintf(p.out, "\nencrypted relative to plaintext (same op, same concurrency):\n")
 	for _, r := range p.rows {
@@ -258,6 +283,24 @@ func (p *benchPrinter) summary(baseline string) {
 		}
 		fmt.Fprintf(p.out, "  %-16s %-16s c=%-3d throughput %+6.1f%%, client CPU %+6.1f µs/op\n", r.Op, r.Mode, r.Concurrency,
 			100*(r.OpsPerS/p.rows[i].OpsPerS-1), r.ClientCPUus-p.rows[i].ClientCPUus)
+	}
+}
+
+// ratios prints the throughput of the rows keep selects relative to the
+// row of mode base with the same op and concurrency.
+func (p *benchPrinter) ratios(base string, keep func(benchRow) bool) {
+	fmt.Fprintf(p.out, "\nthroughput relative to %s (same op, same concurrency):\n", base)
+	for _, r := range p.rows {
+		if !keep(r) {
+			continue
+		}
+		i := slices.IndexFunc(p.rows, func(b benchRow) bool {
+			return b.Mode == base && b.Op == r.Op && b.Concurrency == r.Concurrency
+		})
+		if i < 0 {
+			continue
+		}
+		fmt.Fprintf(p.out, "  %-16s %-16s c=%-3d %5.2fx\n", r.Op, r.Mode, r.Concurrency, r.OpsPerS/p.rows[i].OpsPerS)
 	}
 }
 

@@ -92,7 +92,7 @@ func (f cpFixture) checkpoint(step int, versions map[string]string) *checkpointe
 	}
 }
 
-func benchCheckpointer(ctx context.Context, out io.Writer, dsn string, asJSON bool, bf benchFlags) error {
+func benchCheckpointer(ctx context.Context, out io.Writer, dsn string, asJSON bool, bf benchFlags, jsDir string) error {
 	if err := bf.checkOps("put", "put_writes", "get_tuple", "get_tuple_by_id", "list10"); err != nil {
 		return err
 	}
@@ -107,7 +107,14 @@ func benchCheckpointer(ctx context.Context, out io.Writer, dsn string, asJSON bo
 	}
 	p := &benchPrinter{out: out, json: asJSON}
 	if !asJSON {
-		fmt.Fprintf(out, "checkpointer bench: schema %s, %s per row, concurrency 1 and %d\n\n", schema, bf.duration, bf.concurrency)
+		fmt.Fprintf(out, "checkpointer bench: schema %s, %s per row, concurrency 1 and %d\n", schema, bf.duration, bf.concurrency)
+	}
+	settings, err := clusterSettings(ctx, pool)
+	if err != nil {
+		return err
+	}
+	if err := p.settings(settings); err != nil {
+		return err
 	}
 	fx := newCPFixture()
 	savers := map[string]*pgsaver.Saver{}
@@ -131,6 +138,17 @@ func benchCheckpointer(ctx context.Context, out io.Writer, dsn string, asJSON bo
 			return err
 		}
 		readIDs[mode] = ids
+	}
+	modes := []string{"raw-pgx", "plaintext", "encrypted"}
+	var external map[string]sliceRunner
+	if jsDir != "" {
+		js, err := startJSBench(ctx, jsDir, pool, schema, bf.concurrency, fx.values)
+		if err != nil {
+			return err
+		}
+		defer js.Close()
+		modes = append(modes, jsMode)
+		external = map[string]sliceRunner{jsMode: js.run}
 	}
 	if _, err := pool.Exec(ctx, "ANALYZE"); err != nil {
 		return err
@@ -216,7 +234,7 @@ func benchCheckpointer(ctx context.Context, out io.Writer, dsn string, asJSON bo
 			continue
 		}
 		for _, conc := range []int{1, bf.concurrency} {
-			rows, err := compare(ctx, "checkpointer", op.name, []string{"raw-pgx", "plaintext", "encrypted"}, conc, bf.duration, op.fn)
+			rows, err := compare(ctx, "checkpointer", op.name, modes, conc, bf.duration, op.fn, external)
 			if err != nil {
 				return err
 			}

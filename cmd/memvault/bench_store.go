@@ -60,6 +60,13 @@ func benchStore(ctx context.Context, out io.Writer, dsn string, asJSON bool, bf 
 	if !asJSON {
 		fmt.Fprintf(out, "store bench: %d items of %d dims (offline hashing embedder), %s per row, concurrency 1 and %d\n", bf.items, benchStoreDims, bf.duration, bf.concurrency)
 	}
+	settings, err := clusterSettings(ctx, pool)
+	if err != nil {
+		return err
+	}
+	if err := p.settings(settings); err != nil {
+		return err
+	}
 	var variants []*storeVariant
 	for _, kind := range []store.ANNKind{store.HNSW, store.Flat} {
 		for _, mode := range []string{"plaintext", "encrypted"} {
@@ -180,7 +187,7 @@ func benchStore(ctx context.Context, out io.Writer, dsn string, asJSON bool, bf 
 			if op.name == "search_k10" {
 				rowModes = append([]string{"raw-pgx"}, modes...)
 			}
-			rows, err := compare(ctx, "store", op.name, rowModes, conc, bf.duration, func(mode string) benchOp { return op.fn(byMode[mode]) })
+			rows, err := compare(ctx, "store", op.name, rowModes, conc, bf.duration, func(mode string) benchOp { return op.fn(byMode[mode]) }, nil)
 			if err != nil {
 				return err
 			}
