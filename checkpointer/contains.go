@@ -3,6 +3,7 @@ package checkpointer
 import (
 	"encoding/json"
 	"math/big"
+	"strconv"
 )
 
 // MetadataContains reports whether md contains filter with PostgreSQL's
@@ -141,10 +142,18 @@ func toNumber(v any) (*big.Rat, bool) {
 	case uint64:
 		return r.SetUint64(x), true
 	case float32:
-		if r.SetFloat64(float64(x)) == nil {
+		// The float64 JSON gives it (package jsonvalue), as metadata
+		// stores it: float32(0.1) is 0.1.
+		f, _ := strconv.ParseFloat(strconv.FormatFloat(float64(x), 'g', -1, 32), 64)
+		if r.SetFloat64(f) == nil {
 			return nil, false
 		}
 		return r, true
+	case *big.Int:
+		if x == nil {
+			return nil, false
+		}
+		return r.SetInt(x), true
 	case float64:
 		if r.SetFloat64(x) == nil {
 			return nil, false

@@ -2,6 +2,7 @@ package checkpointer
 
 import (
 	"encoding/json"
+	"math/big"
 	"testing"
 )
 
@@ -14,6 +15,8 @@ func TestMetadataContains(t *testing.T) {
 		"big":     int64(9007199254740993),
 		"ints":    []int{1, 2, 3},
 		"empty":   map[string]any{},
+		"tenth":   0.1,
+		"huge":    hugeInt(),
 	}
 	for _, tc := range []struct {
 		name   string
@@ -21,6 +24,10 @@ func TestMetadataContains(t *testing.T) {
 		want   bool
 	}{
 		{"nil filter", nil, true},
+		{"float32 as stored", map[string]any{"tenth": float32(0.1)}, true},
+		{"big.Int equal", map[string]any{"huge": hugeInt()}, true},
+		{"big.Int as number text", map[string]any{"huge": json.Number("123456789012345678901234567890")}, true},
+		{"big.Int neighbour", map[string]any{"huge": json.Number("123456789012345678901234567891")}, false},
 		{"empty filter", map[string]any{}, true},
 		{"string", map[string]any{"source": "loop"}, true},
 		{"string mismatch", map[string]any{"source": "input"}, false},
@@ -81,4 +88,9 @@ func TestMetadataContainsUnsupportedValues(t *testing.T) {
 	if MetadataContains(Metadata{"n": 1}, map[string]any{"n": json.Number("not a number")}) {
 		t.Error("an invalid json.Number matched")
 	}
+}
+
+func hugeInt() *big.Int {
+	b, _ := new(big.Int).SetString("123456789012345678901234567890", 10)
+	return b
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"math/big"
 	"testing"
 )
 
@@ -12,6 +13,7 @@ func TestMatchFilter(t *testing.T) {
 	v := map[string]any{
 		"i": 9, "f": 9.5, "s": "9", "b": true, "z": nil, "l": []any{1, "x"},
 		"o": map[string]any{"k": 1}, "n": json.Number("10"), "u": uint8(3), "a.b": "dotted",
+		"tenth": 0.1, "huge": hugeInt(),
 	}
 	type fm = map[string]any
 	cases := []struct {
@@ -20,6 +22,10 @@ func TestMatchFilter(t *testing.T) {
 	}{
 		{fm{}, true},
 		{nil, true},
+		{fm{"tenth": float32(0.1)}, true},
+		{fm{"huge": hugeInt()}, true},
+		{fm{"huge": fm{"$gt": json.Number("123456789012345678901234567889")}}, true},
+		{fm{"huge": fm{"$gt": hugeInt()}}, false},
 		{fm{"i": 9}, true},
 		{fm{"i": 9.0}, true},
 		{fm{"i": json.Number("9.00")}, true},
@@ -156,4 +162,9 @@ func decode(data []byte, v any, useNumber bool) error {
 		dec.UseNumber()
 	}
 	return dec.Decode(v)
+}
+
+func hugeInt() *big.Int {
+	b, _ := new(big.Int).SetString("123456789012345678901234567890", 10)
+	return b
 }

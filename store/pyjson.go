@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"math/big"
 	"reflect"
 	"slices"
 	"strconv"
@@ -87,8 +88,18 @@ func writePythonJSON(b *strings.Builder, v any) {
 // []any pass through.
 func normalizeScalar(v any) any {
 	switch x := v.(type) {
-	case nil, bool, string, json.Number, float64, float32, int64, uint64, map[string]any, []any:
+	case nil, bool, string, json.Number, float64, int64, uint64, map[string]any, []any:
 		return v
+	case float32:
+		// The float64 JSON gives it (package jsonvalue), so a float32
+		// filter operand equals the float32 that was stored.
+		f, _ := strconv.ParseFloat(strconv.FormatFloat(float64(x), 'g', -1, 32), 64)
+		return f
+	case *big.Int:
+		if x == nil {
+			return nil
+		}
+		return json.Number(x.String())
 	case int:
 		return int64(x)
 	case int8:
