@@ -38,7 +38,7 @@ func appendValue(b []byte, v any, depth int) ([]byte, error) {
 		if !utf8.ValidString(x) {
 			return b, fmt.Errorf("%w: string %q is not valid UTF-8", ErrUnsupported, x)
 		}
-		return appendString(b, x), nil
+		return AppendString(b, x), nil
 	case int64:
 		return strconv.AppendInt(b, x, 10), nil
 	case int:
@@ -69,7 +69,7 @@ func appendValue(b []byte, v any, depth int) ([]byte, error) {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendString(b, k)
+			b = AppendString(b, k)
 			b = append(b, ':')
 			var err error
 			if b, err = appendValue(b, x[k], depth+1); err != nil {
@@ -120,10 +120,12 @@ func appendFloat(b []byte, f float64) ([]byte, error) {
 	}
 }
 
-// appendString writes s as a JSON string: '"', '\\' and control characters
-// escaped, everything else (s is valid UTF-8) as it is. U+2028 and U+2029
-// are escaped too, as encoding/json does, so the text is valid JavaScript.
-func appendString(b []byte, s string) []byte {
+// AppendString appends s as a JSON string: UTF-8 kept as it is (like
+// Python's ensure_ascii=False), '"', '\\' and control characters escaped,
+// U+2028 and U+2029 escaped as encoding/json does (so the text is valid
+// JavaScript too), and invalid UTF-8 replaced by U+FFFD. (Marshal refuses
+// invalid UTF-8 before it gets here; serde's encoders share this function.)
+func AppendString(b []byte, s string) []byte {
 	const hex = "0123456789abcdef"
 	b = append(b, '"')
 	start := 0
@@ -152,14 +154,19 @@ func appendString(b []byte, s string) []byte {
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == '\u2028' || r == '\u2029' {
+		switch {
+		case r == utf8.RuneError && size == 1:
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+		case r == '\u2028' || r == '\u2029':
 			b = append(b, s[start:i]...)
 			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xf])
+		default:
 			i += size
-			start = i
 			continue
 		}
 		i += size
+		start = i
 	}
 	b = append(b, s[start:]...)
 	return append(b, '"')
