@@ -1,4 +1,4 @@
-// Package interop proves that memvault's PostgreSQL checkpointer
+// Package interop is test-only: it has no API. Its tests prove that memvault's PostgreSQL checkpointer
 // (checkpointer/postgres) shares its tables with the real JS LangGraph
 // checkpointer, @langchain/langgraph-checkpoint-postgres 1.0.5 (with
 // @langchain/langgraph-checkpoint 1.2.2, @langchain/langgraph 1.7.3 and
@@ -23,11 +23,10 @@
 //     checkpoint whose integer versions JS increments, and pending writes);
 //     memvault reads the continuation and continues again, and JS reads that.
 //   - TestExportImportJSThread: a JS-written thread is copied through
-//     memvault into another schema (GetTuple/List from the source saver,
-//     Put/PutWrites into a VersionInt target, values going through the
-//     JSONPlus (type, data) pairs of the export file, as `memvault threads
-//     export | import` does); JS reads the copy exactly as it reads the
-//     original and continues it, and memvault reads the continuation.
+//     memvault into another schema with checkpointer/threadfile (Export from
+//     the source saver, Import into a VersionInt target, as `memvault
+//     threads export | import` does); JS reads the copy exactly as it reads
+//     the original and continues it, and memvault reads the continuation.
 //   - TestJSGraphResumesAfterImport: a real JS StateGraph (js/graph.mjs:
 //     agent, a subgraph with its own namespace, a node that calls
 //     interrupt()) runs on PostgresSaver until it waits for approval;
@@ -46,8 +45,8 @@
 //   - TestStringVersionsJSReads: with Python's string versions (memvault's
 //     default) JS reads the thread but cannot continue it (its
 //     getNextVersion refuses strings), hence VersionInt next to JS.
-//   - TestJSRowsFixture: loads testdata/js_rows.sql (the rows JS wrote, see
-//     [JSRowsSQL]) into a fresh schema and checks memvault's reading of it
+//   - TestJSRowsFixture: loads internal/jsrows/testdata/js_rows.sql (the
+//     rows JS wrote, internal/jsrows.JSRowsSQL) into a fresh schema and checks memvault's reading of it
 //     against testdata/js_rows.json (JS's own reading of the same rows),
 //     without node, so it runs wherever PostgreSQL does.
 //
@@ -75,8 +74,9 @@
 //
 // # Fixture
 //
-// testdata/js_rows.sql holds threads [JSGraphThread] ("js-graph"),
-// [JSSendsThread] ("js-sends") and [JSRealGraphThread] ("js-real-graph");
+// internal/jsrows/testdata/js_rows.sql holds threads jsrows.JSGraphThread
+// ("js-graph"), jsrows.JSSendsThread ("js-sends") and
+// jsrows.JSRealGraphThread ("js-real-graph");
 // the ids of their checkpoints are under "threads" in testdata/js_rows.json:
 // for js-graph "input" (step -1), "step0", "step1" (the latest of the root
 // namespace), "child" in namespace "child_ns"; for js-sends "parent" and

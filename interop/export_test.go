@@ -1,96 +1,37 @@
 package interop_test
 
 import (
-	"cmp"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
-	"slices"
-	"strings"
 	"testing"
 
 	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/checkpointer/postgres"
 	"github.com/memvault/memvault/checkpointer/sqlite"
+	"github.com/memvault/memvault/checkpointer/threadfile"
+	"github.com/memvault/memvault/internal/jsrows"
 	"github.com/memvault/memvault/internal/pgtest"
-	"github.com/memvault/memvault/interop"
 	"github.com/memvault/memvault/serde"
 )
 
-// viaExportFile passes v through the (type, data) pair `memvault threads
-// export` writes for it and `memvault threads import` reads back.
-func viaExportFile(t testing.TB, v any) any {
-	t.Helper()
-	typ, data, err := serde.JSONPlus{}.DumpsTyped(v)
-	if err != nil {
-		t.Fatalf("export %#v: %v", v, err)
-	}
-	out, err := serde.JSONPlus{}.LoadsTyped(typ, data)
-	if err != nil {
-		t.Fatalf("import %s %q: %v", typ, data, err)
-	}
-	return out
-}
-
-// copyThread copies thread from src to dst the way `memvault threads export
-// | memvault threads import` does: every checkpoint of every namespace,
-// oldest first, each value through the export file's (type, data) pair,
-// every channel with a value written under its own version, pending writes
-// grouped by task with the special channels written on their own.
+// copyThread copies thread from src to dst as `memvault threads export |
+// memvault threads import` does (threadfile.Export, then threadfile.Import)
+// with a target written checkpoint by checkpoint: ImportThread is hidden
+// from Import, as it is for a saver that cannot import atomically.
 func copyThread(t testing.TB, src, dst checkpointer.Saver, thread string) int {
 	t.Helper()
-	ctx := context.Background()
-	tuples := collect(t, src.List(ctx, &checkpointer.Config{ThreadID: thread}, checkpointer.ListOptions{AllNamespaces: true}))
-	slices.SortFunc(tuples, func(a, b *checkpointer.Tuple) int {
-		return cmp.Or(strings.Compare(a.Config.CheckpointID, b.Config.CheckpointID), strings.Compare(a.Config.CheckpointNS, b.Config.CheckpointNS))
-	})
-	for _, tu := range tuples {
-		in := tu.Checkpoint
-		cp := &checkpointer.Checkpoint{
-			V: in.V, ID: in.ID, TS: in.TS, ChannelValues: map[string]any{},
-			ChannelVersions: in.ChannelVersions, VersionsSeen: in.VersionsSeen, UpdatedChannels: in.UpdatedChannels,
-		}
-		newVersions := map[string]string{}
-		for ch, v := range in.ChannelValues {
-			cp.ChannelValues[ch] = viaExportFile(t, v)
-			newVersions[ch] = in.ChannelVersions[ch]
-		}
-		parent := checkpointer.Config{ThreadID: thread, CheckpointNS: tu.Config.CheckpointNS}
-		if tu.ParentConfig != nil {
-			parent.CheckpointID = tu.ParentConfig.CheckpointID
-		}
-		cfg, err := dst.Put(ctx, parent, cp, tu.Metadata, newVersions)
-		if err != nil {
-			t.Fatalf("import %s: %v", tu.Config.CheckpointID, err)
-		}
-		var tasks []string
-		byTask := map[string][]checkpointer.Write{}
-		for _, w := range tu.PendingWrites {
-			if _, ok := byTask[w.TaskID]; !ok {
-				tasks = append(tasks, w.TaskID)
-			}
-			byTask[w.TaskID] = append(byTask[w.TaskID], checkpointer.Write{Channel: w.Channel, Value: viaExportFile(t, w.Value)})
-		}
-		for _, task := range tasks {
-			var regular []checkpointer.Write
-			for _, w := range byTask[task] {
-				if checkpointer.IsSpecialChannel(w.Channel) {
-					if err := dst.PutWrites(ctx, cfg, []checkpointer.Write{w}, task, ""); err != nil {
-						t.Fatal(err)
-					}
-					continue
-				}
-				regular = append(regular, w)
-			}
-			if len(regular) > 0 {
-				if err := dst.PutWrites(ctx, cfg, regular, task, ""); err != nil {
-					t.Fatal(err)
-				}
-			}
-		}
+	var file bytes.Buffer
+	n, err := threadfile.Export(context.Background(), &file, src, thread)
+	if err != nil {
+		t.Fatalf("export %s: %v", thread, err)
 	}
-	return len(tuples)
+	if _, err := threadfile.Import(context.Background(), &file, struct{ checkpointer.Saver }{dst}, threadfile.ImportOptions{}); err != nil {
+		t.Fatalf("import %s: %v", thread, err)
+	}
+	return n
 }
 
 // TestExportImportJSThread: threads written by JS LangGraph are copied
@@ -122,14 +63,14 @@ func TestExportImportJSThread(t *testing.T) {
 	if err := dst.Setup(ctx); err != nil {
 		t.Fatal(err)
 	}
-	for _, thread := range []string{interop.JSGraphThread, interop.JSSendsThread} {
+	for _, thread := range []string{jsrows.JSGraphThread, jsrows.JSSendsThread} {
 		if n := copyThread(t, src, dst, thread); n != len(out.Tuples[thread]) {
 			t.Fatalf("copied %d checkpoints of %s, JS wrote %d", n, thread, len(out.Tuples[thread]))
 		}
 	}
 
 	// JS reads the copies as it reads the originals.
-	for _, thread := range []string{interop.JSGraphThread, interop.JSSendsThread} {
+	for _, thread := range []string{jsrows.JSGraphThread, jsrows.JSSendsThread} {
 		t.Run("js reads "+thread, func(t *testing.T) {
 			var r readOutput
 			runNode(t, &r, "read.mjs", dstSchema, thread)
@@ -139,7 +80,7 @@ func TestExportImportJSThread(t *testing.T) {
 			}
 			for i := range want {
 				checkSameJSView(t, fmt.Sprintf("%s tuple %d", thread, i), r.Tuples[i], want[i])
-				if thread != interop.JSGraphThread || r.Tuples[i].Config.CheckpointID != out.Threads[thread]["step1"] {
+				if thread != jsrows.JSGraphThread || r.Tuples[i].Config.CheckpointID != out.Threads[thread]["step1"] {
 					continue
 				}
 				// The one thing a copy loses: memvault reads JS's undefined
@@ -157,12 +98,12 @@ func TestExportImportJSThread(t *testing.T) {
 
 	// JS continues the copied conversation; memvault reads it.
 	var r readOutput
-	runNode(t, &r, "read.mjs", dstSchema, interop.JSGraphThread, "--continue")
+	runNode(t, &r, "read.mjs", dstSchema, jsrows.JSGraphThread, "--continue")
 	if r.Continued == nil {
 		t.Fatal("read.mjs did not continue the thread")
 	}
-	ids := out.Threads[interop.JSGraphThread]
-	latest, err := dst.GetTuple(ctx, checkpointer.Config{ThreadID: interop.JSGraphThread})
+	ids := out.Threads[jsrows.JSGraphThread]
+	latest, err := dst.GetTuple(ctx, checkpointer.Config{ThreadID: jsrows.JSGraphThread})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,61 +184,22 @@ func mustGet(t testing.TB, s checkpointer.Saver, cfg checkpointer.Config) *check
 }
 
 // importThreadItems copies thread from src to dst as `memvault threads
-// import` does with a target that is a checkpointer.ThreadImporter: the
-// thread's checkpoints and writes, each value through the export file's
-// (type, data) pair, in one ImportThread call.
-func importThreadItems(t testing.TB, src checkpointer.Saver, dst checkpointer.ThreadImporter, thread string) int {
+// export | memvault threads import` does with a target that is a
+// checkpointer.ThreadImporter: the whole thread in one ImportThread call.
+func importThreadItems(t testing.TB, src, dst checkpointer.Saver, thread string) int {
 	t.Helper()
-	ctx := context.Background()
-	tuples := collect(t, src.List(ctx, &checkpointer.Config{ThreadID: thread}, checkpointer.ListOptions{AllNamespaces: true}))
-	slices.SortFunc(tuples, func(a, b *checkpointer.Tuple) int {
-		return cmp.Or(strings.Compare(a.Config.CheckpointID, b.Config.CheckpointID), strings.Compare(a.Config.CheckpointNS, b.Config.CheckpointNS))
-	})
-	var items []checkpointer.ImportCheckpoint
-	for _, tu := range tuples {
-		in := tu.Checkpoint
-		it := checkpointer.ImportCheckpoint{
-			ThreadID: thread, CheckpointNS: tu.Config.CheckpointNS, ID: in.ID, Metadata: tu.Metadata,
-			Checkpoint: &checkpointer.Checkpoint{
-				V: in.V, ID: in.ID, TS: in.TS, ChannelValues: map[string]any{},
-				ChannelVersions: in.ChannelVersions, VersionsSeen: in.VersionsSeen, UpdatedChannels: in.UpdatedChannels,
-			},
-			NewVersions: map[string]string{},
-		}
-		if tu.ParentConfig != nil {
-			it.ParentID = tu.ParentConfig.CheckpointID
-		}
-		for ch, v := range in.ChannelValues {
-			it.Checkpoint.ChannelValues[ch] = viaExportFile(t, v)
-			it.NewVersions[ch] = in.ChannelVersions[ch]
-		}
-		var tasks []string
-		byTask := map[string][]checkpointer.Write{}
-		for _, w := range tu.PendingWrites {
-			if _, ok := byTask[w.TaskID]; !ok {
-				tasks = append(tasks, w.TaskID)
-			}
-			byTask[w.TaskID] = append(byTask[w.TaskID], checkpointer.Write{Channel: w.Channel, Value: viaExportFile(t, w.Value)})
-		}
-		for _, task := range tasks {
-			var regular []checkpointer.Write
-			for _, w := range byTask[task] {
-				if checkpointer.IsSpecialChannel(w.Channel) {
-					it.Writes = append(it.Writes, checkpointer.ImportWrites{TaskID: task, Writes: []checkpointer.Write{w}})
-					continue
-				}
-				regular = append(regular, w)
-			}
-			if len(regular) > 0 {
-				it.Writes = append(it.Writes, checkpointer.ImportWrites{TaskID: task, Writes: regular})
-			}
-		}
-		items = append(items, it)
+	if _, ok := dst.(checkpointer.ThreadImporter); !ok {
+		t.Fatalf("%T is not a checkpointer.ThreadImporter", dst)
 	}
-	if err := dst.ImportThread(ctx, items); err != nil {
+	var file bytes.Buffer
+	n, err := threadfile.Export(context.Background(), &file, src, thread)
+	if err != nil {
+		t.Fatalf("export %s: %v", thread, err)
+	}
+	if _, err := threadfile.Import(context.Background(), &file, dst, threadfile.ImportOptions{}); err != nil {
 		t.Fatalf("import %s: %v", thread, err)
 	}
-	return len(tuples)
+	return n
 }
 
 // TestImportJSThreadDefaultSettings: a thread JS LangGraph wrote (integer
@@ -331,7 +233,7 @@ func TestImportJSThreadDefaultSettings(t *testing.T) {
 	if err := dst.Setup(ctx); err != nil {
 		t.Fatal(err)
 	}
-	thread := interop.JSGraphThread
+	thread := jsrows.JSGraphThread
 	if n := importThreadItems(t, src, mid, thread); n != len(out.Tuples[thread]) {
 		t.Fatalf("copied %d checkpoints into SQLite, JS wrote %d", n, len(out.Tuples[thread]))
 	}

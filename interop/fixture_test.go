@@ -14,12 +14,12 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/memvault/memvault/checkpointer/postgres"
+	"github.com/memvault/memvault/internal/jsrows"
 	"github.com/memvault/memvault/internal/pgtest"
-	"github.com/memvault/memvault/interop"
 )
 
 const (
-	fixtureSQL  = "testdata/js_rows.sql"
+	fixtureSQL  = "../internal/jsrows/testdata/js_rows.sql"
 	fixtureJSON = "testdata/js_rows.json"
 )
 
@@ -33,7 +33,7 @@ var fixtureTables = []string{"checkpoint_migrations", "checkpoints", "checkpoint
 func TestJSRowsFixture(t *testing.T) {
 	ctx := context.Background()
 	pool, schema := pgtest.Schema(t)
-	if err := interop.Exec(ctx, pool, interop.JSRowsSQL); err != nil {
+	if err := jsrows.Exec(ctx, pool, jsrows.JSRowsSQL); err != nil {
 		t.Fatalf("load %s: %v", fixtureSQL, err)
 	}
 	if got := migrationVersions(t, pool, schema); !slices.Equal(got, upTo(4)) {
@@ -75,12 +75,12 @@ func TestUpdateFixtures(t *testing.T) {
 	var out writeOutput
 	runNode(t, &out, "write.mjs", schema)
 	var g graphOutput
-	runNode(t, &g, "graph.mjs", schema, interop.JSRealGraphThread, "start")
-	out.Tuples[interop.JSRealGraphThread] = g.Tuples
-	out.Threads[interop.JSRealGraphThread] = map[string]string{"latest": g.Tuples[0].Config.CheckpointID}
+	runNode(t, &g, "graph.mjs", schema, jsrows.JSRealGraphThread, "start")
+	out.Tuples[jsrows.JSRealGraphThread] = g.Tuples
+	out.Threads[jsrows.JSRealGraphThread] = map[string]string{"latest": g.Tuples[0].Config.CheckpointID}
 	for _, tu := range g.Tuples {
 		if tu.Config.CheckpointNS == "" {
-			out.Threads[interop.JSRealGraphThread]["latest"] = tu.Config.CheckpointID
+			out.Threads[jsrows.JSRealGraphThread]["latest"] = tu.Config.CheckpointID
 			break
 		}
 	}
@@ -98,7 +98,7 @@ func TestUpdateFixtures(t *testing.T) {
 
 	// The dump must load back into exactly the rows JS wrote.
 	copyPool, copySchema := pgtest.Schema(t)
-	if err := interop.Exec(ctx, copyPool, dump); err != nil {
+	if err := jsrows.Exec(ctx, copyPool, dump); err != nil {
 		t.Fatalf("reload dump: %v", err)
 	}
 	for _, table := range fixtureTables {

@@ -8,8 +8,8 @@ import (
 
 	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/checkpointer/postgres"
+	"github.com/memvault/memvault/internal/jsrows"
 	"github.com/memvault/memvault/internal/pgtest"
-	"github.com/memvault/memvault/interop"
 	"github.com/memvault/memvault/serde"
 )
 
@@ -30,7 +30,7 @@ type graphOutput struct {
 func TestJSGraphResumesAfterImport(t *testing.T) {
 	requireNode(t)
 	ctx := context.Background()
-	const thread = interop.JSRealGraphThread
+	const thread = jsrows.JSRealGraphThread
 	srcPool, srcSchema := pgtest.Schema(t)
 	var started graphOutput
 	runNode(t, &started, "graph.mjs", srcSchema, thread, "start")

@@ -13,8 +13,8 @@ import (
 
 	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/checkpointer/postgres"
+	"github.com/memvault/memvault/internal/jsrows"
 	"github.com/memvault/memvault/internal/pgtest"
-	"github.com/memvault/memvault/interop"
 	"github.com/memvault/memvault/serde"
 )
 
@@ -56,11 +56,11 @@ func TestJSWritesMemvaultReads(t *testing.T) {
 	// JS still reads its threads on the upgraded tables, and its setup has
 	// nothing left to do.
 	var again readOutput
-	runNode(t, &again, "read.mjs", schema, interop.JSGraphThread, "--setup")
+	runNode(t, &again, "read.mjs", schema, jsrows.JSGraphThread, "--setup")
 	if got := migrationVersions(t, pool, schema); !slices.Equal(got, upTo(9)) {
 		t.Fatalf("after JS setup on memvault's tables: checkpoint_migrations = %v, want 0..9", got)
 	}
-	want := out.Tuples[interop.JSGraphThread]
+	want := out.Tuples[jsrows.JSGraphThread]
 	if len(again.Tuples) != len(want) {
 		t.Fatalf("JS lists %d checkpoints after the upgrade, %d before", len(again.Tuples), len(want))
 	}
@@ -92,8 +92,8 @@ func checkJSThreads(t *testing.T, s *postgres.Saver, out writeOutput) {
 		})
 	}
 
-	ids := out.Threads[interop.JSGraphThread]
-	graph := checkpointer.Config{ThreadID: interop.JSGraphThread}
+	ids := out.Threads[jsrows.JSGraphThread]
+	graph := checkpointer.Config{ThreadID: jsrows.JSGraphThread}
 	latest, err := s.GetTuple(ctx, graph)
 	if err != nil {
 		t.Fatal(err)
@@ -101,7 +101,7 @@ func checkJSThreads(t *testing.T, s *postgres.Saver, out writeOutput) {
 	if latest == nil || latest.Config.CheckpointID != ids["step1"] {
 		t.Fatalf("latest of the root namespace = %+v, want %s", latest, ids["step1"])
 	}
-	child, err := s.GetTuple(ctx, checkpointer.Config{ThreadID: interop.JSGraphThread, CheckpointNS: ids["child_ns"]})
+	child, err := s.GetTuple(ctx, checkpointer.Config{ThreadID: jsrows.JSGraphThread, CheckpointNS: ids["child_ns"]})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +138,7 @@ func checkJSThreads(t *testing.T, s *postgres.Saver, out writeOutput) {
 	}
 
 	checkGraphTypes(t, s, ids)
-	checkSends(t, s, out.Threads[interop.JSSendsThread])
+	checkSends(t, s, out.Threads[jsrows.JSSendsThread])
 }
 
 // checkGraphTypes checks the Go values memvault decodes JS's values into.
@@ -146,7 +146,7 @@ func checkGraphTypes(t *testing.T, s *postgres.Saver, ids map[string]string) {
 	t.Helper()
 	ctx := context.Background()
 	get := func(id string) *checkpointer.Tuple {
-		tu, err := s.GetTuple(ctx, checkpointer.Config{ThreadID: interop.JSGraphThread, CheckpointID: id})
+		tu, err := s.GetTuple(ctx, checkpointer.Config{ThreadID: jsrows.JSGraphThread, CheckpointID: id})
 		if err != nil || tu == nil {
 			t.Fatalf("GetTuple %s: %v, %v", id, tu, err)
 		}
@@ -238,7 +238,7 @@ func checkGraphTypes(t *testing.T, s *postgres.Saver, ids map[string]string) {
 // __pregel_tasks writes.
 func checkSends(t *testing.T, s *postgres.Saver, ids map[string]string) {
 	t.Helper()
-	tu, err := s.GetTuple(context.Background(), checkpointer.Config{ThreadID: interop.JSSendsThread, CheckpointID: ids["child"]})
+	tu, err := s.GetTuple(context.Background(), checkpointer.Config{ThreadID: jsrows.JSSendsThread, CheckpointID: ids["child"]})
 	if err != nil || tu == nil {
 		t.Fatalf("GetTuple sends child: %v, %v", tu, err)
 	}

@@ -22,8 +22,8 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/memvault/memvault/checkpointer"
+	"github.com/memvault/memvault/internal/jsrows"
 	"github.com/memvault/memvault/internal/pgtest"
-	"github.com/memvault/memvault/interop"
 	"github.com/memvault/memvault/serde"
 )
 
@@ -556,7 +556,7 @@ func upTo(n int) []int {
 // thread constants.
 func fixtureThreads(t testing.TB, out writeOutput) {
 	t.Helper()
-	for _, th := range []string{interop.JSGraphThread, interop.JSSendsThread} {
+	for _, th := range []string{jsrows.JSGraphThread, jsrows.JSSendsThread} {
 		if len(out.Tuples[th]) == 0 {
 			t.Fatalf("JS wrote no checkpoint in thread %q", th)
 		}

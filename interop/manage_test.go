@@ -7,8 +7,8 @@ import (
 
 	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/checkpointer/postgres"
+	"github.com/memvault/memvault/internal/jsrows"
 	"github.com/memvault/memvault/internal/pgtest"
-	"github.com/memvault/memvault/interop"
 )
 
 // TestMemvaultManagesJSThreads: memvault's CopyThread and Prune (which JS
@@ -29,11 +29,11 @@ func TestMemvaultManagesJSThreads(t *testing.T) {
 	if err := s.Setup(ctx); err != nil {
 		t.Fatal(err)
 	}
-	original := out.Tuples[interop.JSGraphThread]
-	ids := out.Threads[interop.JSGraphThread]
+	original := out.Tuples[jsrows.JSGraphThread]
+	ids := out.Threads[jsrows.JSGraphThread]
 
 	const copyID = "js-graph-copy"
-	if err := s.CopyThread(ctx, interop.JSGraphThread, copyID); err != nil {
+	if err := s.CopyThread(ctx, jsrows.JSGraphThread, copyID); err != nil {
 		t.Fatal(err)
 	}
 	var copied readOutput
@@ -46,11 +46,11 @@ func TestMemvaultManagesJSThreads(t *testing.T) {
 		checkSameJSView(t, fmt.Sprintf("copy tuple %d", i), copied.Tuples[i], want)
 	}
 
-	if err := s.Prune(ctx, []string{interop.JSGraphThread}, checkpointer.PruneKeepLatest); err != nil {
+	if err := s.Prune(ctx, []string{jsrows.JSGraphThread}, checkpointer.PruneKeepLatest); err != nil {
 		t.Fatal(err)
 	}
 	var pruned readOutput
-	runNode(t, &pruned, "read.mjs", schema, interop.JSGraphThread, "--continue")
+	runNode(t, &pruned, "read.mjs", schema, jsrows.JSGraphThread, "--continue")
 	var kept []tupleView
 	for _, tv := range original {
 		if id := tv.Config.CheckpointID; id == ids["step1"] || id == ids["child"] {
@@ -66,7 +66,7 @@ func TestMemvaultManagesJSThreads(t *testing.T) {
 	if pruned.Continued == nil {
 		t.Fatal("JS did not continue the pruned thread")
 	}
-	latest, err := s.GetTuple(ctx, checkpointer.Config{ThreadID: interop.JSGraphThread})
+	latest, err := s.GetTuple(ctx, checkpointer.Config{ThreadID: jsrows.JSGraphThread})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +80,7 @@ func TestMemvaultManagesJSThreads(t *testing.T) {
 func TestPruneKeepsLegacyPendingSends(t *testing.T) {
 	ctx := context.Background()
 	pool, schema := pgtest.Schema(t)
-	if err := interop.Exec(ctx, pool, interop.JSRowsSQL); err != nil {
+	if err := jsrows.Exec(ctx, pool, jsrows.JSRowsSQL); err != nil {
 		t.Fatal(err)
 	}
 	s, err := postgres.New(pool, postgres.Options{Schema: schema, VersionStyle: checkpointer.VersionInt})
@@ -90,15 +90,15 @@ func TestPruneKeepsLegacyPendingSends(t *testing.T) {
 	if err := s.Setup(ctx); err != nil {
 		t.Fatal(err)
 	}
-	before := mustGet(t, s, checkpointer.Config{ThreadID: interop.JSSendsThread})
+	before := mustGet(t, s, checkpointer.Config{ThreadID: jsrows.JSSendsThread})
 	sends := before.Checkpoint.ChannelValues[checkpointer.ChannelTasks]
 	if l, _ := sends.([]any); len(l) != 3 {
 		t.Fatalf("pending sends before Prune = %#v, want 3", sends)
 	}
-	if err := s.Prune(ctx, []string{interop.JSSendsThread}, checkpointer.PruneKeepLatest); err != nil {
+	if err := s.Prune(ctx, []string{jsrows.JSSendsThread}, checkpointer.PruneKeepLatest); err != nil {
 		t.Fatal(err)
 	}
-	after := mustGet(t, s, checkpointer.Config{ThreadID: interop.JSSendsThread})
+	after := mustGet(t, s, checkpointer.Config{ThreadID: jsrows.JSSendsThread})
 	if after.Config.CheckpointID != before.Config.CheckpointID {
 		t.Fatalf("Prune kept %s, want the latest %s", after.Config.CheckpointID, before.Config.CheckpointID)
 	}

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/memvault/memvault/checkpointer/threadfile"
 	"github.com/memvault/memvault/internal/pgtest"
 )
 
@@ -167,7 +168,7 @@ func TestThreadsGolden(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			cli(t, env, "", "threads", "import", "testdata/thread.jsonl").must(t, 0)
 			r := cli(t, env, "", "threads", "import", "testdata/thread.jsonl", "--json").must(t, 0)
-			var st importStats
+			var st threadfile.ImportStats
 			if err := json.Unmarshal([]byte(r.stdout), &st); err != nil {
 				t.Fatal(err)
 			}
@@ -456,8 +457,8 @@ func TestImportValidatesThenCompletes(t *testing.T) {
 		msg  string
 	}{
 		"bad version":    {strings.Join(broken, "\n"), "line 3"},
-		"missing parent": {strings.Join(noParent, "\n"), "line 1: invalid export: parent checkpoint"},
-		"bad id":         {strings.Join(badID, "\n"), "line 2: invalid export"},
+		"missing parent": {strings.Join(noParent, "\n"), "line 1: invalid thread file: parent checkpoint"},
+		"bad id":         {strings.Join(badID, "\n"), "line 2: invalid thread file"},
 	} {
 		r := cli(t, dstEnv, tc.file, "threads", "import", "-")
 		if r.code == 0 || !strings.Contains(r.stderr, tc.msg) {

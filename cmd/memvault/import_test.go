@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/memvault/memvault/checkpointer"
+	"github.com/memvault/memvault/checkpointer/threadfile"
 	"github.com/memvault/memvault/internal/pgtest"
 )
 
@@ -31,15 +32,15 @@ func chainExport(t *testing.T, thread string, n int) []string {
 	for i := range n {
 		id := checkpointer.NewID(i)
 		v := fmt.Sprintf("%032d.0.5", i+1)
-		l := exportLine{
-			Format: exportFormat, ThreadID: thread, CheckpointID: id, ParentID: parent, V: 4,
+		l := threadfile.Line{
+			Format: threadfile.Format, ThreadID: thread, CheckpointID: id, ParentID: parent, V: 4,
 			TS:              "2026-11-01T10:00:00.000000+00:00",
-			ChannelValues:   map[string]exportValue{"n": {Type: "json", JSON: json.RawMessage(fmt.Sprint(i))}},
+			ChannelValues:   map[string]threadfile.Value{"n": {Type: "json", JSON: json.RawMessage(fmt.Sprint(i))}},
 			ChannelVersions: map[string]string{"n": v},
 			VersionsSeen:    map[string]map[string]string{"node": {"n": v}},
 			UpdatedChannels: []string{"n"},
-			Metadata:        modelMetadata{"source": "loop", "step": i},
-			PendingWrites:   []exportWrite{{TaskID: fmt.Sprintf("task-%d", i), Channel: "n", Value: exportValue{Type: "json", JSON: json.RawMessage(fmt.Sprint(100 + i))}}},
+			Metadata:        threadfile.Metadata{"source": "loop", "step": i},
+			PendingWrites:   []threadfile.Write{{TaskID: fmt.Sprintf("task-%d", i), Channel: "n", Value: threadfile.Value{Type: "json", JSON: json.RawMessage(fmt.Sprint(100 + i))}}},
 		}
 		b, err := json.Marshal(l)
 		if err != nil {
@@ -131,7 +132,7 @@ func TestReimportCompletesWrites(t *testing.T) {
 				}
 			}
 			r := cli(t, env, "", "threads", "import", full, "--json").must(t, 0)
-			var st importStats
+			var st threadfile.ImportStats
 			if err := json.Unmarshal([]byte(r.stdout), &st); err != nil {
 				t.Fatal(err)
 			}
@@ -176,7 +177,7 @@ func TestImportRefusalsNameTheLine(t *testing.T) {
 					lines := chainExport(t, thread, 6)
 					var ids []string
 					for _, l := range lines {
-						var el exportLine
+						var el threadfile.Line
 						if err := json.Unmarshal([]byte(l), &el); err != nil {
 							t.Fatal(err)
 						}

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/memvault/memvault/internal/jsrows"
 	"github.com/memvault/memvault/internal/pgtest"
-	"github.com/memvault/memvault/interop"
 )
 
 // TestHistoryOfJSThread prints, through the CLI, a thread that JS
@@ -16,11 +16,11 @@ import (
 // PostgreSQL schema with integer versions, as `threads export | import` does.
 func TestHistoryOfJSThread(t *testing.T) {
 	pool, schema := pgtest.Schema(t)
-	if err := interop.Exec(context.Background(), pool, interop.JSRowsSQL); err != nil {
+	if err := jsrows.Exec(context.Background(), pool, jsrows.JSRowsSQL); err != nil {
 		t.Fatal(err)
 	}
 	env := []string{"MEMVAULT_DSN=" + pgtest.DSN(t), "MEMVAULT_SCHEMA=" + schema}
-	out := cli(t, env, "", "threads", "history", interop.JSGraphThread, "--json").must(t, 0).stdout
+	out := cli(t, env, "", "threads", "history", jsrows.JSGraphThread, "--json").must(t, 0).stdout
 	var tuples []tupleDoc
 	dec := json.NewDecoder(strings.NewReader(out))
 	for dec.More() {
@@ -46,10 +46,10 @@ func TestHistoryOfJSThread(t *testing.T) {
 		t.Fatalf("no channel values printed:\n%s", out)
 	}
 
-	exp := cli(t, env, "", "threads", "export", interop.JSGraphThread).must(t, 0).stdout
+	exp := cli(t, env, "", "threads", "export", jsrows.JSGraphThread).must(t, 0).stdout
 	target := []string{"MEMVAULT_DSN=" + pgtest.SchemaDSN(t), "MEMVAULT_VERSIONS=int"}
 	cli(t, target, exp, "threads", "import", "-").must(t, 0)
-	again := cli(t, target, "", "threads", "history", interop.JSGraphThread, "--json").must(t, 0).stdout
+	again := cli(t, target, "", "threads", "history", jsrows.JSGraphThread, "--json").must(t, 0).stdout
 	if again != out {
 		t.Fatalf("history after export/import differs:\n--- before\n%s\n--- after\n%s", out, again)
 	}

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -15,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/memvault/memvault/checkpointer"
+	"github.com/memvault/memvault/checkpointer/threadfile"
 )
 
 func newThreadsCmd(g *globals) *cobra.Command {
@@ -81,7 +81,7 @@ func newThreadsCmd(g *globals) *cobra.Command {
 				return err
 			}
 			return withHandle(cmd.Context(), g, func(h *handle) error {
-				cfg, err := forkThread(cmd.Context(), h, checkpointer.Config{ThreadID: args[0], CheckpointNS: forkNS, CheckpointID: forkID}, updates)
+				cfg, err := threadfile.Fork(cmd.Context(), h.Saver, checkpointer.Config{ThreadID: args[0], CheckpointNS: forkNS, CheckpointID: forkID}, updates)
 				if err != nil {
 					return err
 				}
@@ -127,7 +127,7 @@ func newThreadsCmd(g *globals) *cobra.Command {
 			return withHandle(cmd.Context(), g, func(h *handle) error {
 				w := bufio.NewWriter(cmd.OutOrStdout())
 				for _, id := range args {
-					if _, err := exportThread(cmd.Context(), w, h.Saver, id); err != nil {
+					if _, err := threadfile.Export(cmd.Context(), w, h.Saver, id); err != nil {
 						return err
 					}
 				}
@@ -155,7 +155,7 @@ func newThreadsCmd(g *globals) *cobra.Command {
 				return err
 			}
 			return withHandle(cmd.Context(), g, func(h *handle) error {
-				st, err := importThreads(cmd.Context(), r, h.Saver, cfg.Versions == checkpointer.VersionInt)
+				st, err := threadfile.Import(cmd.Context(), r, h.Saver, threadfile.ImportOptions{IntVersions: cfg.Versions == checkpointer.VersionInt})
 				if err != nil {
 					return err
 				}
@@ -329,44 +329,6 @@ func parseSets(sets []string) (map[string]any, error) {
 		out[k] = val
 	}
 	return out, nil
-}
-
-// forkThread stores a new checkpoint whose parent is the one cfg names, with
-// updates applied to its channel values: LangGraph's update_state on a past
-// checkpoint, which starts a new branch.
-func forkThread(ctx context.Context, h *handle, cfg checkpointer.Config, updates map[string]any) (checkpointer.Config, error) {
-	t, err := h.Saver.GetTuple(ctx, cfg)
-	if err != nil {
-		return cfg, err
-	}
-	if t == nil {
-		return cfg, notFoundf("thread %q has no checkpoint %s", cfg.ThreadID, cfg.CheckpointID)
-	}
-	cp := *t.Checkpoint
-	cp.ChannelValues = maps.Clone(cp.ChannelValues)
-	cp.ChannelVersions = maps.Clone(cp.ChannelVersions)
-	newVersions := map[string]string{}
-	for ch, v := range updates {
-		if cp.ChannelValues == nil {
-			cp.ChannelValues = map[string]any{}
-		}
-		if cp.ChannelVersions == nil {
-			cp.ChannelVersions = map[string]string{}
-		}
-		cp.ChannelValues[ch] = v
-		nv := h.Saver.NextVersion(cp.ChannelVersions[ch])
-		cp.ChannelVersions[ch] = nv
-		newVersions[ch] = nv
-	}
-	step := 0
-	if s, ok := asInt(t.Metadata["step"]); ok {
-		step = s + 1
-	}
-	cp.ID = checkpointer.NewID(step)
-	cp.TS = time.Now().UTC()
-	cp.UpdatedChannels = slices.Sorted(maps.Keys(newVersions))
-	md := checkpointer.Metadata{"source": "fork", "step": step, "parents": map[string]any{}}
-	return h.Saver.Put(ctx, t.Config, &cp, md, newVersions)
 }
 
 // threadArgs checks the argument count with count, then that every argument

@@ -7,7 +7,7 @@ import (
 	"io"
 
 	"github.com/memvault/memvault/checkpointer"
-	"github.com/memvault/memvault/jsonvalue"
+	"github.com/memvault/memvault/checkpointer/threadfile"
 	"github.com/memvault/memvault/serde"
 )
 
@@ -25,33 +25,8 @@ func printJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-// modelMetadata is checkpoint metadata written and read in memvault's JSON
-// value model (package jsonvalue), so that through printing, export and
-// import 5.0 stays a float and integers beyond 2^53 stay exact.
-type modelMetadata checkpointer.Metadata
-
-// MarshalJSON writes the metadata with jsonvalue.Marshal.
-func (m modelMetadata) MarshalJSON() ([]byte, error) {
-	return jsonvalue.Marshal(map[string]any(m))
-}
-
-// UnmarshalJSON reads the metadata with jsonvalue.Unmarshal.
-func (m *modelMetadata) UnmarshalJSON(b []byte) error {
-	v, err := jsonvalue.Unmarshal(b)
-	if err != nil {
-		return err
-	}
-	if v == nil {
-		*m = nil
-		return nil
-	}
-	obj, ok := v.(map[string]any)
-	if !ok {
-		return fmt.Errorf("metadata is %T, not a JSON object", v)
-	}
-	*m = obj
-	return nil
-}
+// codec prints values as LangGraph's JSON serializer spells them.
+var codec serde.JSONPlus
 
 type configurable struct {
 	ThreadID     string `json:"thread_id"`
@@ -80,11 +55,11 @@ type checkpointDoc struct {
 // tupleDoc is LangGraph's CheckpointTuple as JSON: pending writes as
 // [task_id, channel, value] triples.
 type tupleDoc struct {
-	Config        configDoc     `json:"config"`
-	ParentConfig  *configDoc    `json:"parent_config"`
-	Metadata      modelMetadata `json:"metadata"`
-	Checkpoint    checkpointDoc `json:"checkpoint"`
-	PendingWrites [][3]any      `json:"pending_writes"`
+	Config        configDoc           `json:"config"`
+	ParentConfig  *configDoc          `json:"parent_config"`
+	Metadata      threadfile.Metadata `json:"metadata"`
+	Checkpoint    checkpointDoc       `json:"checkpoint"`
+	PendingWrites [][3]any            `json:"pending_writes"`
 }
 
 // jsonValue is how a stored value is printed: the JSON JsonPlus writes for
@@ -113,7 +88,7 @@ func jsonValues(m map[string]any) map[string]any {
 func tupleJSON(t *checkpointer.Tuple) tupleDoc {
 	d := tupleDoc{
 		Config:        configJSON(t.Config),
-		Metadata:      modelMetadata(t.Metadata),
+		Metadata:      threadfile.Metadata(t.Metadata),
 		PendingWrites: make([][3]any, 0, len(t.PendingWrites)),
 	}
 	if t.ParentConfig != nil {

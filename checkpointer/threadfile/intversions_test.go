@@ -1,4 +1,4 @@
-package main
+package threadfile
 
 import (
 	"testing"
@@ -6,7 +6,7 @@ import (
 
 func TestIntVersionsKeepOrderAndForks(t *testing.T) {
 	v := func(n, frac string) string { return "000000000000000000000000000000" + n + "." + frac }
-	lines := []exportLine{
+	lines := []Line{
 		{ThreadID: "t", CheckpointID: "1", ChannelVersions: map[string]string{"a": v("01", "0.5"), "b": "7"}},
 		{ThreadID: "t", CheckpointID: "2", ChannelVersions: map[string]string{"a": v("02", "0.9")}, VersionsSeen: map[string]map[string]string{"n": {"a": v("01", "0.5")}}},
 		// A fork of checkpoint 1: same integer part as checkpoint 2, another fraction.

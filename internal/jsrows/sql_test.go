@@ -1,11 +1,11 @@
-package interop_test
+package jsrows_test
 
 import (
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/memvault/memvault/interop"
+	"github.com/memvault/memvault/internal/jsrows"
 )
 
 func TestStatements(t *testing.T) {
@@ -22,13 +22,13 @@ func TestStatements(t *testing.T) {
 		{";\n  ;\nSELECT 1 ;;\n", []string{"SELECT 1 ;"}},
 		{"SELECT '-- not a comment';\n", []string{"SELECT '-- not a comment'"}},
 	} {
-		if got := interop.Statements(c.script); !slices.Equal(got, c.want) {
+		if got := jsrows.Statements(c.script); !slices.Equal(got, c.want) {
 			t.Errorf("Statements(%q) = %q, want %q", c.script, got, c.want)
 		}
 	}
 	// The embedded fixture: JS's four tables and their rows.
 	var creates, inserts int
-	for _, s := range interop.Statements(interop.JSRowsSQL) {
+	for _, s := range jsrows.Statements(jsrows.JSRowsSQL) {
 		switch {
 		case strings.HasPrefix(s, "CREATE TABLE "):
 			creates++
@@ -47,17 +47,17 @@ func TestStatements(t *testing.T) {
 // trimmed statements, and statements joined back with
 // ";\n" split into themselves.
 func FuzzStatements(f *testing.F) {
-	for _, s := range []string{"", "SELECT 1;", "-- c\nA;\nB", "x;\r\n;\n", ";;;\n", interop.JSRowsSQL[:min(len(interop.JSRowsSQL), 2000)]} {
+	for _, s := range []string{"", "SELECT 1;", "-- c\nA;\nB", "x;\r\n;\n", ";;;\n", jsrows.JSRowsSQL[:min(len(jsrows.JSRowsSQL), 2000)]} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, script string) {
-		stmts := interop.Statements(script)
+		stmts := jsrows.Statements(script)
 		for _, s := range stmts {
 			if s == "" || s != strings.TrimSpace(s) {
 				t.Fatalf("statement %q is empty or not trimmed", s)
 			}
 		}
-		again := interop.Statements(strings.Join(stmts, ";\n") + ";\n")
+		again := jsrows.Statements(strings.Join(stmts, ";\n") + ";\n")
 		if len(stmts) > 0 && !slices.Equal(again, stmts) {
 			// A statement may itself hold lines ending in ";" only when the
 			// input did; re-splitting such a statement is allowed to differ.

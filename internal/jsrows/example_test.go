@@ -1,10 +1,10 @@
-package interop_test
+package jsrows_test
 
 import (
 	"fmt"
 	"strings"
 
-	"github.com/memvault/memvault/interop"
+	"github.com/memvault/memvault/internal/jsrows"
 )
 
 // Statements splits a dump such as JSRowsSQL into the statements Exec runs.
@@ -16,10 +16,10 @@ CREATE TABLE checkpoint_migrations (
 );
 INSERT INTO checkpoint_migrations (v) VALUES ('0');
 `
-	for _, stmt := range interop.Statements(script) {
+	for _, stmt := range jsrows.Statements(script) {
 		fmt.Println(strings.Fields(stmt)[0], len(strings.Split(stmt, "\n")), "line(s)")
 	}
-	fmt.Println(len(interop.Statements(interop.JSRowsSQL)) > 0)
+	fmt.Println(len(jsrows.Statements(jsrows.JSRowsSQL)) > 0)
 	// Output:
 	// CREATE 4 line(s)
 	// INSERT 1 line(s)

@@ -1,4 +1,4 @@
-package main
+package threadfile
 
 import (
 	"bufio"
@@ -19,27 +19,27 @@ import (
 	"github.com/memvault/memvault/serde"
 )
 
-// The export format is JSON lines, one checkpoint per line, oldest first so
-// that parents precede children. Values are carried losslessly as JsonPlus
-// (type, data) pairs: JSON inline when the type is json, base64 otherwise.
-// They are decoded from the source's format (and decrypted) on export and
-// re-serialized under the target's settings on import.
+// Format is the value of every line's "format" field.
+const Format = "memvault.thread.v1"
 
-const exportFormat = "memvault.thread.v1"
-
-type exportValue struct {
+// Value is a channel value or pending write as the file carries it: the
+// (type, data) pair serde.JSONPlus writes for it, data as JSON when the type
+// is "json" and as base64 otherwise.
+type Value struct {
 	Type   string          `json:"type"`
 	JSON   json.RawMessage `json:"json,omitempty"`
 	Base64 string          `json:"base64,omitempty"`
 }
 
-type exportWrite struct {
-	TaskID  string      `json:"task_id"`
-	Channel string      `json:"channel"`
-	Value   exportValue `json:"value"`
+// Write is one pending write of a checkpoint.
+type Write struct {
+	TaskID  string `json:"task_id"`
+	Channel string `json:"channel"`
+	Value   Value  `json:"value"`
 }
 
-type exportLine struct {
+// Line is one checkpoint of a thread file, with its pending writes.
+type Line struct {
 	Format          string                       `json:"format"`
 	ThreadID        string                       `json:"thread_id"`
 	CheckpointNS    string                       `json:"checkpoint_ns"`
@@ -47,30 +47,32 @@ type exportLine struct {
 	ParentID        string                       `json:"parent_checkpoint_id,omitempty"`
 	V               int                          `json:"v"`
 	TS              string                       `json:"ts"`
-	ChannelValues   map[string]exportValue       `json:"channel_values"`
+	ChannelValues   map[string]Value             `json:"channel_values"`
 	ChannelVersions map[string]string            `json:"channel_versions"`
 	VersionsSeen    map[string]map[string]string `json:"versions_seen"`
 	UpdatedChannels []string                     `json:"updated_channels"`
-	Metadata        modelMetadata                `json:"metadata"`
-	PendingWrites   []exportWrite                `json:"pending_writes"`
+	Metadata        Metadata                     `json:"metadata"`
+	PendingWrites   []Write                      `json:"pending_writes"`
 
 	lineNo int // line in the file, for errors; not exported
 }
 
 var codec serde.JSONPlus
 
-func encodeExportValue(v any) (exportValue, error) {
+// EncodeValue returns the file form of a value.
+func EncodeValue(v any) (Value, error) {
 	typ, data, err := codec.DumpsTyped(v)
 	if err != nil {
-		return exportValue{}, err
+		return Value{}, err
 	}
 	if typ == serde.TypeJSON && json.Valid(data) {
-		return exportValue{Type: typ, JSON: data}, nil
+		return Value{Type: typ, JSON: data}, nil
 	}
-	return exportValue{Type: typ, Base64: base64.StdEncoding.EncodeToString(data)}, nil
+	return Value{Type: typ, Base64: base64.StdEncoding.EncodeToString(data)}, nil
 }
 
-func decodeExportValue(v exportValue) (any, error) {
+// DecodeValue returns the value a file form carries.
+func DecodeValue(v Value) (any, error) {
 	data := []byte(v.JSON)
 	if v.Base64 != "" {
 		b, err := base64.StdEncoding.DecodeString(v.Base64)
@@ -82,9 +84,10 @@ func decodeExportValue(v exportValue) (any, error) {
 	return codec.LoadsTyped(v.Type, data)
 }
 
-// exportThread writes every checkpoint of thread (all namespaces), oldest
-// first, and returns how many it wrote.
-func exportThread(ctx context.Context, w io.Writer, saver checkpointer.Saver, thread string) (int, error) {
+// Export writes every checkpoint of thread (all namespaces), oldest first,
+// one Line per line, and returns how many it wrote. A thread without
+// checkpoints is checkpointer.ErrNotFound.
+func Export(ctx context.Context, w io.Writer, saver checkpointer.Saver, thread string) (int, error) {
 	var tuples []*checkpointer.Tuple
 	for t, err := range saver.List(ctx, &checkpointer.Config{ThreadID: thread}, checkpointer.ListOptions{AllNamespaces: true}) {
 		if err != nil {
@@ -93,7 +96,7 @@ func exportThread(ctx context.Context, w io.Writer, saver checkpointer.Saver, th
 		tuples = append(tuples, t)
 	}
 	if len(tuples) == 0 {
-		return 0, notFoundf("thread %q has no checkpoints", thread)
+		return 0, fmt.Errorf("%w: thread %q has no checkpoints", checkpointer.ErrNotFound, thread)
 	}
 	// List is newest first per namespace; ids sort by time, so sorting by id
 	// puts every parent before its children.
@@ -105,31 +108,31 @@ func exportThread(ctx context.Context, w io.Writer, saver checkpointer.Saver, th
 	})
 	enc := json.NewEncoder(w)
 	for _, t := range tuples {
-		line := exportLine{
-			Format: exportFormat, ThreadID: t.Config.ThreadID, CheckpointNS: t.Config.CheckpointNS,
+		line := Line{
+			Format: Format, ThreadID: t.Config.ThreadID, CheckpointNS: t.Config.CheckpointNS,
 			CheckpointID: t.Config.CheckpointID, V: t.Checkpoint.V,
 			TS:              t.Checkpoint.TS.UTC().Format(checkpointer.TimeLayout),
-			ChannelValues:   map[string]exportValue{},
+			ChannelValues:   map[string]Value{},
 			ChannelVersions: t.Checkpoint.ChannelVersions, VersionsSeen: t.Checkpoint.VersionsSeen,
-			UpdatedChannels: t.Checkpoint.UpdatedChannels, Metadata: modelMetadata(t.Metadata),
-			PendingWrites: []exportWrite{},
+			UpdatedChannels: t.Checkpoint.UpdatedChannels, Metadata: Metadata(t.Metadata),
+			PendingWrites: []Write{},
 		}
 		if t.ParentConfig != nil {
 			line.ParentID = t.ParentConfig.CheckpointID
 		}
 		for ch, v := range t.Checkpoint.ChannelValues {
-			ev, err := encodeExportValue(v)
+			ev, err := EncodeValue(v)
 			if err != nil {
 				return 0, fmt.Errorf("export %s/%s channel %q: %w", thread, t.Config.CheckpointID, ch, err)
 			}
 			line.ChannelValues[ch] = ev
 		}
 		for _, pw := range t.PendingWrites {
-			ev, err := encodeExportValue(pw.Value)
+			ev, err := EncodeValue(pw.Value)
 			if err != nil {
 				return 0, fmt.Errorf("export %s/%s write %q: %w", thread, t.Config.CheckpointID, pw.Channel, err)
 			}
-			line.PendingWrites = append(line.PendingWrites, exportWrite{TaskID: pw.TaskID, Channel: pw.Channel, Value: ev})
+			line.PendingWrites = append(line.PendingWrites, Write{TaskID: pw.TaskID, Channel: pw.Channel, Value: ev})
 		}
 		if err := enc.Encode(line); err != nil {
 			return 0, err
@@ -138,7 +141,8 @@ func exportThread(ctx context.Context, w io.Writer, saver checkpointer.Saver, th
 	return len(tuples), nil
 }
 
-type importStats struct {
+// ImportStats is what Import did.
+type ImportStats struct {
 	Imported int      `json:"imported"`
 	Skipped  int      `json:"skipped"`
 	Writes   int      `json:"writes"`
@@ -147,8 +151,22 @@ type importStats struct {
 	Note string `json:"note,omitempty"`
 }
 
+// ImportOptions adjust Import. The zero value imports versions as they are.
+type ImportOptions struct {
+	// IntVersions renumbers channel versions that are not integers as
+	// integers first, for a target shared with JS LangGraph, which needs
+	// integer versions to continue a thread (see the package documentation).
+	IntVersions bool
+}
+
+// Import reads a thread file and stores it through saver, one thread at a
+// time; see importThreads.
+func Import(ctx context.Context, r io.Reader, saver checkpointer.Saver, opts ImportOptions) (ImportStats, error) {
+	return importThreads(ctx, r, saver, opts.IntVersions)
+}
+
 // importThreads reads export lines and stores them through saver, one
-// thread at a time. The whole file is validated first (validateExport);
+// thread at a time. The whole file is validated first (validate);
 // each thread is then written as one unit when the saver is a
 // checkpointer.ThreadImporter (all of it or, on error, none of it). A
 // checkpoint that already exists is not rewritten, but its pending writes
@@ -158,21 +176,21 @@ type importStats struct {
 // With toInt (a target shared with JS LangGraph, which needs integer
 // channel versions to continue a thread), versions that are not integers
 // are renumbered first (see intVersions).
-func importThreads(ctx context.Context, r io.Reader, saver checkpointer.Saver, toInt bool) (importStats, error) {
-	st := importStats{Threads: []string{}}
-	lines, err := readExport(r)
+func importThreads(ctx context.Context, r io.Reader, saver checkpointer.Saver, toInt bool) (ImportStats, error) {
+	st := ImportStats{Threads: []string{}}
+	lines, err := Read(r)
 	if err != nil {
 		return st, err
 	}
 	// The whole file is checked before anything is written, so a bad line
 	// never leaves the checkpoints before it behind.
-	if err := validateExport(ctx, lines, saver); err != nil {
+	if err := validate(ctx, lines, saver); err != nil {
 		return st, err
 	}
 	if toInt {
 		intVersions(lines)
 	}
-	byThread := map[string][]*exportLine{}
+	byThread := map[string][]*Line{}
 	for i := range lines {
 		l := &lines[i]
 		if _, ok := byThread[l.ThreadID]; !ok {
@@ -221,7 +239,7 @@ func importThreads(ctx context.Context, r io.Reader, saver checkpointer.Saver, t
 
 // importItem turns one export line into what is written for it: the
 // checkpoint (nil when the target already has it) and its pending writes.
-func importItem(ctx context.Context, saver checkpointer.Saver, l *exportLine) (checkpointer.ImportCheckpoint, error) {
+func importItem(ctx context.Context, saver checkpointer.Saver, l *Line) (checkpointer.ImportCheckpoint, error) {
 	lineNo := l.lineNo
 	it := checkpointer.ImportCheckpoint{ThreadID: l.ThreadID, CheckpointNS: l.CheckpointNS, ID: l.CheckpointID, ParentID: l.ParentID, Metadata: checkpointer.Metadata(l.Metadata)}
 	cfg := checkpointer.Config{ThreadID: l.ThreadID, CheckpointNS: l.CheckpointNS, CheckpointID: l.CheckpointID}
@@ -239,7 +257,7 @@ func importItem(ctx context.Context, saver checkpointer.Saver, l *exportLine) (c
 			ChannelVersions: l.ChannelVersions, VersionsSeen: l.VersionsSeen, UpdatedChannels: l.UpdatedChannels,
 		}
 		for ch, ev := range l.ChannelValues {
-			v, err := decodeExportValue(ev)
+			v, err := DecodeValue(ev)
 			if err != nil {
 				return it, fmt.Errorf("line %d: channel %q: %w", lineNo, ch, err)
 			}
@@ -260,7 +278,7 @@ func importItem(ctx context.Context, saver checkpointer.Saver, l *exportLine) (c
 	var tasks []string
 	byTask := map[string][]checkpointer.Write{}
 	for _, w := range l.PendingWrites {
-		v, err := decodeExportValue(w.Value)
+		v, err := DecodeValue(w.Value)
 		if err != nil {
 			return it, fmt.Errorf("line %d: write %q: %w", lineNo, w.Channel, err)
 		}
@@ -306,9 +324,10 @@ func putItem(ctx context.Context, saver checkpointer.Saver, it checkpointer.Impo
 	return nil
 }
 
-// readExport parses every line of an export.
-func readExport(r io.Reader) ([]exportLine, error) {
-	var lines []exportLine
+// Read parses every line of a thread file, checking each line's format and
+// ids; Import validates more (versions, parents, values) before it writes.
+func Read(r io.Reader) ([]Line, error) {
+	var lines []Line
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 1<<20), 1<<30)
 	lineNo := 0
@@ -317,12 +336,12 @@ func readExport(r io.Reader) ([]exportLine, error) {
 		if len(strings.TrimSpace(sc.Text())) == 0 {
 			continue
 		}
-		var l exportLine
+		var l Line
 		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
 			return nil, fmt.Errorf("line %d: %w", lineNo, err)
 		}
-		if l.Format != exportFormat {
-			return nil, fmt.Errorf("line %d: format %q, want %q", lineNo, l.Format, exportFormat)
+		if l.Format != Format {
+			return nil, fmt.Errorf("line %d: format %q, want %q", lineNo, l.Format, Format)
 		}
 		if l.ThreadID == "" || l.CheckpointID == "" {
 			return nil, fmt.Errorf("line %d: missing thread_id or checkpoint_id", lineNo)
@@ -338,7 +357,7 @@ func readExport(r io.Reader) ([]exportLine, error) {
 // part, then as text (Python's forks share an integer part and differ in
 // the random fraction), and the i-th becomes i+1. Order along every branch
 // is kept, forks stay distinct, and versions_seen follows the same map.
-func intVersions(lines []exportLine) {
+func intVersions(lines []Line) {
 	type chanKey struct{ thread, ns, channel string }
 	all := map[chanKey]map[string]bool{}
 	add := func(k chanKey, v string) {
@@ -394,21 +413,22 @@ func intVersions(lines []exportLine) {
 	}
 }
 
-// errBadExport marks an export file refused before anything was written.
-var errBadExport = errors.New("invalid export")
+// ErrInvalidFile marks a thread file Import refused before anything was
+// written.
+var ErrInvalidFile = errors.New("invalid thread file")
 
-// validateExport checks every line before anything is written: ids must be
+// validate checks every line before anything is written: ids must be
 // checkpoint ids (UUIDv6, as checkpointer.NewID makes them), every version
 // a version (an integer or LangGraph's "<digits>.<fraction>"), and every
 // parent either earlier in the file (same thread and namespace) or already
 // in the target. Errors name the line.
-func validateExport(ctx context.Context, lines []exportLine, saver checkpointer.Saver) error {
+func validate(ctx context.Context, lines []Line, saver checkpointer.Saver) error {
 	type cpKey struct{ thread, ns, id string }
 	earlier := map[cpKey]bool{}
 	for i := range lines {
 		l := &lines[i]
 		bad := func(format string, args ...any) error {
-			return fmt.Errorf("line %d: %w: %s", l.lineNo, errBadExport, fmt.Sprintf(format, args...))
+			return fmt.Errorf("line %d: %w: %s", l.lineNo, ErrInvalidFile, fmt.Sprintf(format, args...))
 		}
 		if _, ok := checkpointer.IDTime(l.CheckpointID); !ok {
 			return bad("checkpoint_id %q is not a checkpoint id (UUIDv6)", l.CheckpointID)
@@ -428,12 +448,12 @@ func validateExport(ctx context.Context, lines []exportLine, saver checkpointer.
 		// Values are decoded here too (and again when written), so a value
 		// that does not decode is refused before the first write.
 		for ch, ev := range l.ChannelValues {
-			if _, err := decodeExportValue(ev); err != nil {
+			if _, err := DecodeValue(ev); err != nil {
 				return bad("channel %q: %v", ch, err)
 			}
 		}
 		for _, w := range l.PendingWrites {
-			if _, err := decodeExportValue(w.Value); err != nil {
+			if _, err := DecodeValue(w.Value); err != nil {
 				return bad("write %q of task %q: %v", w.Channel, w.TaskID, err)
 			}
 		}
