@@ -15,6 +15,7 @@ import (
 
 	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/crypto"
+	"github.com/memvault/memvault/internal/binding"
 	"github.com/memvault/memvault/internal/rotate"
 	"github.com/memvault/memvault/serde"
 	"github.com/memvault/memvault/store"
@@ -490,7 +491,7 @@ func TestReencryptFinishesOnlyWhenNoOldKeyRowRemains(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			info, err := enc.Inspect(tag, data, serde.ItemAAD(prefix, key))
+			info, err := enc.Inspect(tag, data, binding.AAD(binding.Item{Namespace: prefix, Key: key}))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -88,7 +88,7 @@ func BenchmarkRawAESGCM(b *testing.B) {
 }
 
 func benchEncrypted(b *testing.B, e *Encrypted) {
-	aad := BlobAAD("thread-1", "", "messages", "00000000000000000000000000000002.0.1")
+	aad := testAAD("blob", "thread-1", "", "messages", "00000000000000000000000000000002.0.1")
 	for _, n := range benchSizes {
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
 			v := make([]byte, n) // "bytes": the inner codec is a copy
@@ -152,7 +152,7 @@ func BenchmarkEncryptionOverhead(b *testing.B) {
 	blk, _ := aes.NewCipher([]byte(testKey))
 	g, _ := cipher.NewGCM(blk)
 	e := encrypted(b, keyring(b, testKey))
-	aad := BlobAAD("thread-1", "", "messages", "00000000000000000000000000000002.0.1")
+	aad := testAAD("blob", "thread-1", "", "messages", "00000000000000000000000000000002.0.1")
 	pt := make([]byte, n)
 	nonce := make([]byte, g.NonceSize())
 	var raw, enc time.Duration = 1 << 62, 1 << 62

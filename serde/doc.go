@@ -14,8 +14,8 @@
 //     databases shared with Python only.
 //   - Register makes a struct type travel by name and come back as itself.
 //   - Encrypted wraps any Serializer: "<inner>+<cipher>" tags, associated
-//     data binding a value to where it is stored (see BlobAAD, WriteAAD,
-//     ItemAAD), strict refusal of plaintext, one generic ErrDecrypt, and
+//     data binding a value to where it is stored (memvault's drivers build
+//     it from each value's coordinates), strict refusal of plaintext, one generic ErrDecrypt, and
 //     LangGraph's "aes" format for databases shared with Python.
 //
 // DumpsWith and LoadsWith pass associated data to serializers that take it

@@ -53,7 +53,7 @@ func modes(t testing.TB, r *crypto.Keyring) map[string]*Encrypted {
 
 func TestEncryptedRoundTrip(t *testing.T) {
 	r := keyring(t, testKey)
-	aad := BlobAAD("thread-1", "", "messages", "00000000000000000000000000000001.0.5")
+	aad := testAAD("blob", "thread-1", "", "messages", "00000000000000000000000000000001.0.5")
 	for name, e := range modes(t, r) {
 		for _, v := range []any{nil, []byte("raw"), map[string]any{"a": int64(1)}, sampleOrder().Items} {
 			typ, data, err := e.DumpsTypedWith(v, aad)
@@ -96,8 +96,8 @@ func TestEncryptedRoundTrip(t *testing.T) {
 
 func TestEncryptedTamper(t *testing.T) {
 	r := keyring(t, testKey)
-	aadA := BlobAAD("thread-A", "", "messages", "1")
-	aadB := BlobAAD("thread-B", "", "messages", "1")
+	aadA := testAAD("blob", "thread-A", "", "messages", "1")
+	aadB := testAAD("blob", "thread-B", "", "messages", "1")
 	for name, e := range modes(t, r) {
 		typ, data, err := e.DumpsTypedWith(map[string]any{"secret": "hunter2"}, aadA)
 		if err != nil {
@@ -147,7 +147,7 @@ func TestEncryptedStrict(t *testing.T) {
 	// "empty" and "null" carry no authentication: a row relabelled so must
 	// not load as nil.
 	for _, typ := range []string{TypeEmpty, TypeNull, ""} {
-		if v, err := e.LoadsTypedWith(typ, nil, BlobAAD("t", "", "c", "1")); v != nil || !errors.Is(err, ErrPlaintextRefused) {
+		if v, err := e.LoadsTypedWith(typ, nil, testAAD("blob", "t", "", "c", "1")); v != nil || !errors.Is(err, ErrPlaintextRefused) {
 			t.Errorf("%q: %v %v, want ErrPlaintextRefused", typ, v, err)
 		}
 	}
@@ -181,7 +181,7 @@ func TestEncryptedPythonKAT(t *testing.T) {
 }
 
 func TestEncryptedRotation(t *testing.T) {
-	aad := ItemAAD("users.alice", "prefs")
+	aad := testAAD("item", "users.alice", "prefs")
 	old := keyring(t, "old-key-16-bytes")
 	for name, e := range modes(t, old) {
 		typ, data, _ := e.DumpsTypedWith("v", aad)
@@ -295,16 +295,6 @@ func TestEncryptedLoadsOwnTheirValues(t *testing.T) {
 }
 
 // TestAppendAAD: the Append forms append exactly what the others return.
-func TestAppendAAD(t *testing.T) {
-	pre := []byte("kept")
-	if got := AppendBlobAAD(pre, "t", "ns", "ch", "v1"); string(got) != "kept"+string(BlobAAD("t", "ns", "ch", "v1")) {
-		t.Fatalf("blob: %q", got)
-	}
-	if got := AppendWriteAAD(pre, "t", "ns", "cp", "task", -3, "ch"); string(got) != "kept"+string(WriteAAD("t", "ns", "cp", "task", -3, "ch")) {
-		t.Fatalf("write: %q", got)
-	}
-}
-
 // TestEnvelopeRefusesUnboundAES: an "aes" value decrypts under any
 // associated data, so in envelope mode it is refused wherever it is found
 // (ErrUnboundRefused, not ErrDecrypt: nothing failed to decrypt), also by
@@ -313,12 +303,12 @@ func TestAppendAAD(t *testing.T) {
 func TestEnvelopeRefusesUnboundAES(t *testing.T) {
 	r := keyring(t, testKey)
 	lg := encrypted(t, r, WithLangGraphAES(crypto.ModeGCM))
-	typ, data, err := lg.DumpsTypedWith(map[string]any{"secret": "alice's memory"}, ItemAAD("users.alice", "k"))
+	typ, data, err := lg.DumpsTypedWith(map[string]any{"secret": "alice's memory"}, testAAD("item", "users.alice", "k"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	env := encrypted(t, r)
-	moved := ItemAAD("users.mallory", "k") // the row copied under another user
+	moved := testAAD("item", "users.mallory", "k") // the row copied under another user
 	if _, err := env.LoadsTypedWith(typ, data, moved); !errors.Is(err, ErrUnboundRefused) || errors.Is(err, ErrDecrypt) {
 		t.Fatalf("envelope mode loaded a moved aes row: %v", err)
 	}

@@ -66,13 +66,15 @@ func ExampleEncrypted() {
 	})
 	s, _ := serde.NewEncrypted(serde.JSONPlus{}, ring)
 
-	aad := serde.BlobAAD("thread-1", "", "messages", "1")
+	// Associated data names where the value is stored (memvault's drivers
+	// build it from the thread, namespace, channel and version).
+	aad := []byte("thread-1/messages/1")
 	typ, data, _ := s.DumpsTypedWith([]any{"hello"}, aad)
 	v, _ := s.LoadsTypedWith(typ, data, aad)
 	fmt.Println(typ, v)
 
 	// The same bytes under another thread's associated data do not open.
-	_, err := s.LoadsTypedWith(typ, data, serde.BlobAAD("thread-2", "", "messages", "1"))
+	_, err := s.LoadsTypedWith(typ, data, []byte("thread-2/messages/1"))
 	fmt.Println(errors.Is(err, serde.ErrDecrypt))
 
 	// Plaintext is refused unless WithPlaintextReads is given.

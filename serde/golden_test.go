@@ -256,8 +256,11 @@ func encryptedInputs(t *testing.T) []struct {
 	aes := func(inner Serializer, m crypto.Mode) func(*crypto.Keyring) *Encrypted {
 		return func(r *crypto.Keyring) *Encrypted { e, _ := NewEncrypted(inner, r, WithLangGraphAES(m)); return e }
 	}
-	blobAAD := hex.EncodeToString(BlobAAD("thread-1", "", "messages", "00000000000000000000000000000002.0.1"))
-	itemAAD := hex.EncodeToString(ItemAAD("users.alice", "prefs"))
+	// The associated data internal/binding builds for a blob of thread-1's
+	// channel "messages" and for item users.alice/prefs (binding's own test
+	// checks its bytes against this file).
+	const blobAAD = "6d656d7661756c742f626c6f622f763100087468726561642d3100086d657373616765732430303030303030303030303030303030303030303030303030303030303030322e302e31"
+	const itemAAD = "6d656d7661756c742f6974656d2f7631000b75736572732e616c696365057072656673"
 	value := map[string]any{"messages": []any{"hi", int64(42)}, "at": time.Date(2024, 5, 6, 7, 8, 9, 0, time.UTC)}
 	return []struct {
 		row   encryptedRow

@@ -32,7 +32,7 @@ func mustRing(t *testing.T, primary string, previous ...string) *crypto.Keyring 
 
 func TestReencryptRotation(t *testing.T) {
 	const oldKey, newKey = "0123456789abcdef0123456789abcdef", "fedcba9876543210fedcba9876543210"
-	aad := serde.BlobAAD("thread", "", "messages", "1")
+	aad := []byte("thread/messages/1")
 	oldSer, err := serde.NewEncrypted(serde.MsgPack{}, mustRing(t, oldKey))
 	if err != nil {
 		t.Fatal(err)
@@ -72,7 +72,7 @@ func TestReencryptRotation(t *testing.T) {
 		t.Fatalf("value after rotation = %#v", v)
 	}
 	// Bound to its row: another row's aad fails, generically.
-	if _, _, _, err := rotated.Reencrypt(typ, data, serde.BlobAAD("other", "", "messages", "1")); !errors.Is(err, serde.ErrDecrypt) {
+	if _, _, _, err := rotated.Reencrypt(typ, data, []byte("other/messages/1")); !errors.Is(err, serde.ErrDecrypt) {
 		t.Fatalf("moved value: err = %v, want ErrDecrypt", err)
 	}
 }

@@ -10,7 +10,8 @@
 // way in and out, callers never share memory with the saver: mutating a value
 // after Put, or a value returned by GetTuple, leaves the stored state intact.
 // An encrypting serializer (serde.BoundSerializer) receives the associated
-// data of serde.BlobAAD and serde.WriteAAD, exactly as the SQL backends give
+// data of each value's location (thread, namespace, channel, version; for
+// writes checkpoint, task, index and channel), exactly as the SQL backends give
 // it, so the same ciphertext rules apply here.
 //
 // PutWrites follows PostgreSQL's rule (checkpointer.UpsertWrites: a call

@@ -16,7 +16,7 @@ var _ checkpointer.ThreadImporter = (*InMemorySaver)(nil)
 // into this saver, under the lock, in one step. Versions are kept as they
 // are (the memory saver stores them as given).
 func (s *InMemorySaver) ImportThread(ctx context.Context, items []checkpointer.ImportCheckpoint) error {
-	scratch := &InMemorySaver{serde: s.serde, style: s.style, storage: &storage{threads: map[string]map[string]*namespace{}}}
+	scratch := &InMemorySaver{serde: s.serde, codec: s.codec, style: s.style, storage: &storage{threads: map[string]map[string]*namespace{}}}
 	for _, it := range items {
 		if it.Checkpoint != nil {
 			parent := checkpointer.Config{ThreadID: it.ThreadID, CheckpointNS: it.CheckpointNS, CheckpointID: it.ParentID}

@@ -66,7 +66,7 @@ func TestStoredShape(t *testing.T) {
 
 // TestEncryptedValuesAreBoundToTheirLocation moves ciphertexts inside the
 // saver's storage and checks that loading them fails: the saver passes
-// serde.BlobAAD and serde.WriteAAD to the serializer.
+// the associated data of internal/binding to the serializer.
 func TestEncryptedValuesAreBoundToTheirLocation(t *testing.T) {
 	s := New(Options{Serde: encrypted(t)})
 	ctx := t.Context()

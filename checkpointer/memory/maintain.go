@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/memvault/memvault/internal/binding"
 	"github.com/memvault/memvault/checkpointer"
-	"github.com/memvault/memvault/serde"
 )
 
 // Prune implements checkpointer.Pruner. PruneKeepLatest keeps, in every
@@ -172,21 +172,16 @@ func (s *InMemorySaver) CopyThread(ctx context.Context, srcThreadID, dstThreadID
 	s.mu.RUnlock()
 
 	// Re-bind values outside the lock (a no-op for plain codecs).
-	_, bound := s.serde.(serde.BoundSerializer)
 	for i := range src {
 		c := &src[i]
-		if !bound {
+		if !s.codec.Bound() {
 			continue
 		}
 		for k, b := range c.blobs {
-			if b.typ == serde.TypeEmpty {
-				continue
-			}
-			v, err := serde.LoadsWith(s.serde, b.typ, b.data, serde.BlobAAD(srcThreadID, c.ns, k.channel, k.version))
-			if err != nil {
-				return fmt.Errorf("memory: copy channel %q: %w", k.channel, err)
-			}
-			typ, data, err := serde.DumpsWith(s.serde, v, serde.BlobAAD(dstThreadID, c.ns, k.channel, k.version))
+			from := binding.Blob{Thread: srcThreadID, NS: c.ns, Channel: k.channel, Version: k.version}
+			to := from
+			to.Thread = dstThreadID
+			typ, data, err := s.codec.Move(from, to, b.typ, b.data)
 			if err != nil {
 				return fmt.Errorf("memory: copy channel %q: %w", k.channel, err)
 			}
@@ -194,11 +189,10 @@ func (s *InMemorySaver) CopyThread(ctx context.Context, srcThreadID, dstThreadID
 		}
 		for id, ws := range c.writes {
 			for j, w := range ws {
-				v, err := serde.LoadsWith(s.serde, w.value.typ, w.value.data, serde.WriteAAD(srcThreadID, c.ns, id, w.task, w.idx, w.channel))
-				if err != nil {
-					return fmt.Errorf("memory: copy write (%s, %d): %w", w.task, w.idx, err)
-				}
-				typ, data, err := serde.DumpsWith(s.serde, v, serde.WriteAAD(dstThreadID, c.ns, id, w.task, w.idx, w.channel))
+				from := binding.Write{Thread: srcThreadID, NS: c.ns, Checkpoint: id, Task: w.task, Idx: w.idx, Channel: w.channel}
+				to := from
+				to.Thread = dstThreadID
+				typ, data, err := s.codec.Move(from, to, w.value.typ, w.value.data)
 				if err != nil {
 					return fmt.Errorf("memory: copy write (%s, %d): %w", w.task, w.idx, err)
 				}

@@ -6,8 +6,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/memvault/memvault/internal/binding"
 	"github.com/memvault/memvault/checkpointer"
-	"github.com/memvault/memvault/serde"
 )
 
 // ErrCannotReencrypt is returned by Reencrypt when the saver's serializer
@@ -93,9 +93,9 @@ func (s *InMemorySaver) reencryptOne(r reencrypter, ref valueRef, dryRun bool) (
 	}
 	var aad []byte
 	if ref.write == nil {
-		aad = serde.BlobAAD(ref.thread, ref.ns, ref.blob.channel, ref.blob.version)
+		aad = binding.AAD(binding.Blob{Thread: ref.thread, NS: ref.ns, Channel: ref.blob.channel, Version: ref.blob.version})
 	} else {
-		aad = serde.WriteAAD(ref.thread, ref.ns, ref.cpID, ref.write.task, ref.write.idx, channel)
+		aad = binding.AAD(binding.Write{Thread: ref.thread, NS: ref.ns, Checkpoint: ref.cpID, Task: ref.write.task, Idx: ref.write.idx, Channel: channel})
 	}
 	typ, data, changed, err := r.Reencrypt(b.typ, b.data, aad)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/memvault/memvault/internal/binding"
 	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/serde"
 )
@@ -18,7 +19,8 @@ import (
 type Options struct {
 	// Serde encodes channel values and pending writes. Default:
 	// serde.JSONPlus{}. A serde.BoundSerializer (such as an encrypting one)
-	// is given serde.BlobAAD and serde.WriteAAD as associated data.
+	// is given the associated data of each value's location, as every
+	// backend builds it.
 	Serde serde.Serializer
 	// VersionStyle selects how NextVersion spells versions. Default:
 	// checkpointer.VersionString (Python LangGraph's style).
@@ -30,6 +32,7 @@ type Options struct {
 // New.
 type InMemorySaver struct {
 	serde serde.Serializer
+	codec binding.Codec // serde, binding values to their location
 	style checkpointer.VersionStyle
 	*storage
 }
@@ -94,7 +97,7 @@ func New(opt Options) *InMemorySaver {
 	if s == nil {
 		s = serde.JSONPlus{}
 	}
-	return &InMemorySaver{serde: s, style: opt.VersionStyle, storage: &storage{threads: map[string]map[string]*namespace{}}}
+	return &InMemorySaver{serde: s, codec: binding.New(s), style: opt.VersionStyle, storage: &storage{threads: map[string]map[string]*namespace{}}}
 }
 
 // WithSerde returns a saver over the same stored data that encodes and
@@ -106,7 +109,7 @@ func (s *InMemorySaver) WithSerde(ser serde.Serializer) *InMemorySaver {
 	if ser == nil {
 		ser = serde.JSONPlus{}
 	}
-	return &InMemorySaver{serde: ser, style: s.style, storage: s.storage}
+	return &InMemorySaver{serde: ser, codec: binding.New(ser), style: s.style, storage: s.storage}
 }
 
 // add stores rec, replacing a checkpoint with the same id.
@@ -161,7 +164,7 @@ func (s *InMemorySaver) Put(ctx context.Context, cfg checkpointer.Config, cp *ch
 	for ch, ver := range newVersions {
 		b := blob{typ: serde.TypeEmpty}
 		if v, ok := cp.ChannelValues[ch]; ok {
-			typ, data, err := serde.DumpsWith(s.serde, v, serde.BlobAAD(thread, ns, ch, ver))
+			typ, data, err := s.codec.Seal(binding.Blob{Thread: thread, NS: ns, Channel: ch, Version: ver}, v)
 			if err != nil {
 				return checkpointer.Config{}, fmt.Errorf("memory: channel %q: %w", ch, err)
 			}
@@ -233,7 +236,7 @@ func (s *InMemorySaver) PutWrites(ctx context.Context, cfg checkpointer.Config, 
 	rows := make([]*storedWrite, len(writes))
 	for i, w := range writes {
 		idx := checkpointer.WriteIndex(w.Channel, i)
-		typ, data, err := serde.DumpsWith(s.serde, w.Value, serde.WriteAAD(thread, ns, id, taskID, idx, w.Channel))
+		typ, data, err := s.codec.Seal(binding.Write{Thread: thread, NS: ns, Checkpoint: id, Task: taskID, Idx: idx, Channel: w.Channel}, w.Value)
 		if err != nil {
 			return fmt.Errorf("memory: write %d (channel %q): %w", i, w.Channel, err)
 		}
@@ -347,7 +350,7 @@ func (s *InMemorySaver) decode(raw *rawTuple) (*checkpointer.Tuple, error) {
 		cp.VersionsSeen = map[string]map[string]string{}
 	}
 	for _, b := range raw.values {
-		v, err := serde.LoadsWith(s.serde, b.typ, b.data, serde.BlobAAD(raw.thread, raw.ns, b.channel, b.version))
+		v, err := s.codec.Open(binding.Blob{Thread: raw.thread, NS: raw.ns, Channel: b.channel, Version: b.version}, b.typ, b.data)
 		if err != nil {
 			return nil, fmt.Errorf("memory: checkpoint %s channel %q: %w", rec.id, b.channel, err)
 		}
@@ -386,7 +389,7 @@ func (s *InMemorySaver) decode(raw *rawTuple) (*checkpointer.Tuple, error) {
 }
 
 func (s *InMemorySaver) loadWrite(thread, ns, id string, w *storedWrite) (any, error) {
-	v, err := serde.LoadsWith(s.serde, w.value.typ, w.value.data, serde.WriteAAD(thread, ns, id, w.task, w.idx, w.channel))
+	v, err := s.codec.Open(binding.Write{Thread: thread, NS: ns, Checkpoint: id, Task: w.task, Idx: w.idx, Channel: w.channel}, w.value.typ, w.value.data)
 	if err != nil {
 		return nil, fmt.Errorf("memory: checkpoint %s write (%s, %d): %w", id, w.task, w.idx, err)
 	}

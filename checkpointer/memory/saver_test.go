@@ -47,7 +47,7 @@ func newEncrypted(t testing.TB, opts ...serde.EncryptedOption) *serde.Encrypted 
 }
 
 // TestConformanceEncrypted runs the suite with memvault's envelope, whose
-// ciphertexts are bound to their location (serde.BlobAAD, serde.WriteAAD):
+// ciphertexts are bound to their location (internal/binding):
 // CopyThread must re-bind values to the destination thread.
 func TestConformanceEncrypted(t *testing.T) {
 	enc := newEncrypted(t)

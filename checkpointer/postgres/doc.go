@@ -76,7 +76,7 @@
 // # Encryption
 //
 // With an encrypting serializer (serde.Encrypted), blob and write payloads
-// are encrypted and bound to where they live (serde.BlobAAD, serde.WriteAAD):
+// are encrypted and bound to where they live (associated data of every coordinate):
 // a row copied to another thread does not decrypt, and CopyThread
 // re-encrypts for the destination thread. Ids, namespaces, channel names,
 // versions, types, task ids and paths, and metadata stay plaintext (they

@@ -3,12 +3,11 @@ package postgres
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/memvault/memvault/internal/binding"
 	"github.com/memvault/memvault/checkpointer"
-	"github.com/memvault/memvault/serde"
 )
 
 // DeleteThread implements checkpointer.Saver: the thread's checkpoints,
@@ -119,7 +118,7 @@ func (s *Saver) CopyThread(ctx context.Context, srcThreadID, dstThreadID string)
 	if srcThreadID == dstThreadID {
 		return nil
 	}
-	if !s.bound {
+	if !s.codec.Bound() {
 		b := &pgx.Batch{}
 		b.Queue(s.q.copyCkpts, srcThreadID, dstThreadID)
 		b.Queue(s.q.copyBlobs, srcThreadID, dstThreadID)
@@ -145,26 +144,6 @@ func (s *Saver) CopyThread(ctx context.Context, srcThreadID, dstThreadID string)
 	return nil
 }
 
-// rebind re-encrypts one stored value from aad src to aad dst. Rows without
-// a cipher suffix (and "empty" markers) are not bound and are kept as is.
-func (s *Saver) rebind(typ string, data []byte, src, dst []byte) (string, []byte, error) {
-	if typ == serde.TypeEmpty || !strings.Contains(typ, "+") {
-		return typ, data, nil
-	}
-	v, err := serde.LoadsWith(s.serde, typ, data, src)
-	if err != nil {
-		return "", nil, err
-	}
-	t, d, err := serde.DumpsWith(s.serde, v, dst)
-	if err != nil {
-		return "", nil, err
-	}
-	if d == nil {
-		d = []byte{}
-	}
-	return t, d, nil
-}
-
 func (s *Saver) reencryptBlobs(ctx context.Context, tx pgx.Tx, src, dst string) error {
 	var lastNS, lastCh, lastVer string
 	first := true
@@ -182,7 +161,7 @@ func (s *Saver) reencryptBlobs(ctx context.Context, tx pgx.Tx, src, dst string) 
 				rows.Close()
 				return err
 			}
-			t, d, err := s.rebind(typ, blob, serde.BlobAAD(src, n, ch, ver), serde.BlobAAD(dst, n, ch, ver))
+			t, d, err := s.codec.Move(binding.Blob{Thread: src, NS: n, Channel: ch, Version: ver}, binding.Blob{Thread: dst, NS: n, Channel: ch, Version: ver}, typ, blob)
 			if err != nil {
 				rows.Close()
 				return fmt.Errorf("channel %q version %q: %w", ch, ver, err)
@@ -227,7 +206,7 @@ func (s *Saver) reencryptWrites(ctx context.Context, tx pgx.Tx, src, dst string)
 				rows.Close()
 				return err
 			}
-			t, d, err := s.rebind(typ, blob, serde.WriteAAD(src, n, cp, task, int(idx), ch), serde.WriteAAD(dst, n, cp, task, int(idx), ch))
+			t, d, err := s.codec.Move(binding.Write{Thread: src, NS: n, Checkpoint: cp, Task: task, Idx: int(idx), Channel: ch}, binding.Write{Thread: dst, NS: n, Checkpoint: cp, Task: task, Idx: int(idx), Channel: ch}, typ, blob)
 			if err != nil {
 				rows.Close()
 				return fmt.Errorf("write %s/%d of checkpoint %q: %w", task, idx, cp, err)

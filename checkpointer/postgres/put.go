@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/memvault/memvault/internal/binding"
 	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/internal/pgretry"
 	"github.com/memvault/memvault/serde"
@@ -110,7 +111,7 @@ func (s *Saver) queueBlobs(b *pgx.Batch, cfg checkpointer.Config, cp *checkpoint
 			types[i] = serde.TypeEmpty
 			continue
 		}
-		typ, data, err := serde.DumpsWith(s.serde, val, serde.BlobAAD(cfg.ThreadID, cfg.CheckpointNS, ch, v))
+		typ, data, err := s.codec.Seal(binding.Blob{Thread: cfg.ThreadID, NS: cfg.CheckpointNS, Channel: ch, Version: v}, val)
 		if err != nil {
 			return fmt.Errorf("channel %q: %w", ch, err)
 		}
@@ -166,7 +167,7 @@ func (s *Saver) putWrites(ctx context.Context, db DB, cfg checkpointer.Config, w
 	blobs := make([][]byte, 0, len(writes))
 	for i, w := range writes {
 		idx := checkpointer.WriteIndex(w.Channel, i)
-		typ, data, err := serde.DumpsWith(s.serde, w.Value, serde.WriteAAD(cfg.ThreadID, cfg.CheckpointNS, cfg.CheckpointID, taskID, idx, w.Channel))
+		typ, data, err := s.codec.Seal(binding.Write{Thread: cfg.ThreadID, NS: cfg.CheckpointNS, Checkpoint: cfg.CheckpointID, Task: taskID, Idx: idx, Channel: w.Channel}, w.Value)
 		if err != nil {
 			return fmt.Errorf("postgres: put writes: channel %q: %w", w.Channel, err)
 		}

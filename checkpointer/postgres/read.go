@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 
+	"github.com/memvault/memvault/internal/binding"
 	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/serde"
 )
@@ -195,7 +196,7 @@ func (s *Saver) decode(r *rawTuple) (*checkpointer.Tuple, error) {
 		// them). They pass through the serializer's plaintext gate, so a
 		// strict encrypting serializer refuses them (and a row injected into
 		// the document) unless plaintext reads are allowed.
-		if s.bound {
+		if s.codec.Bound() {
 			b, err := json.Marshal(v)
 			if err != nil {
 				return nil, fmt.Errorf("checkpoint %q: inline value of %q: %w", r.id, ch, err)
@@ -215,7 +216,7 @@ func (s *Saver) decode(r *rawTuple) (*checkpointer.Tuple, error) {
 		if typ == serde.TypeEmpty {
 			continue
 		}
-		v, err := s.load(typ, e[3], func() []byte { aad = serde.AppendBlobAAD(aad[:0], r.threadID, r.ns, ch, ver); return aad })
+		v, err := binding.OpenBuf(s.codec, &aad, binding.Blob{Thread: r.threadID, NS: r.ns, Channel: ch, Version: ver}, typ, e[3])
 		if err != nil {
 			return nil, fmt.Errorf("checkpoint %q: channel %q: %w", r.id, ch, err)
 		}
@@ -253,7 +254,7 @@ func (s *Saver) decode(r *rawTuple) (*checkpointer.Tuple, error) {
 		if err != nil {
 			return nil, fmt.Errorf("checkpoint %q: malformed pending write index", r.id)
 		}
-		v, err := s.load(typ, e[4], func() []byte { aad = serde.AppendWriteAAD(aad[:0], r.threadID, r.ns, r.id, task, idx, ch); return aad })
+		v, err := binding.OpenBuf(s.codec, &aad, binding.Write{Thread: r.threadID, NS: r.ns, Checkpoint: r.id, Task: task, Idx: idx, Channel: ch}, typ, e[4])
 		if err != nil {
 			return nil, fmt.Errorf("checkpoint %q: pending write %s/%d: %w", r.id, task, idx, err)
 		}
@@ -272,9 +273,7 @@ func (s *Saver) decode(r *rawTuple) (*checkpointer.Tuple, error) {
 			if err != nil {
 				return nil, fmt.Errorf("checkpoint %q: malformed pending send index", r.id)
 			}
-			v, err := s.load(typ, e[3], func() []byte {
-				return serde.WriteAAD(r.threadID, r.ns, *r.parent, task, idx, checkpointer.ChannelTasks)
-			})
+			v, err := binding.OpenBuf(s.codec, &aad, binding.Write{Thread: r.threadID, NS: r.ns, Checkpoint: *r.parent, Task: task, Idx: idx, Channel: checkpointer.ChannelTasks}, typ, e[3])
 			if err != nil {
 				return nil, fmt.Errorf("checkpoint %q: pending send %s/%d: %w", r.id, task, idx, err)
 			}
@@ -285,11 +284,3 @@ func (s *Saver) decode(r *rawTuple) (*checkpointer.Tuple, error) {
 	return t, nil
 }
 
-// load decodes a stored value, building its associated data only for a
-// serializer that binds values to it.
-func (s *Saver) load(typ string, data []byte, aad func() []byte) (any, error) {
-	if !s.bound {
-		return s.serde.LoadsTyped(typ, data)
-	}
-	return serde.LoadsWith(s.serde, typ, data, aad())
-}

@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/memvault/memvault/internal/binding"
 	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/serde"
 )
@@ -38,9 +39,8 @@ type Options struct {
 	// Serde encodes channel values and pending writes. Default:
 	// serde.JSONPlus{} (plain, readable by Python and JS). An encrypting
 	// serializer (serde.BoundSerializer) has every value bound to its row:
-	// thread, namespace, channel and version for values (serde.BlobAAD);
-	// thread, namespace, checkpoint, task and index for writes
-	// (serde.WriteAAD).
+	// thread, namespace, channel and version for values; thread,
+	// namespace, checkpoint, task, index and channel for writes.
 	Serde serde.Serializer
 	// VersionStyle is how NextVersion spells channel versions: Python's
 	// strings (the default) or JS's integers. Set VersionInt when JS
@@ -64,7 +64,7 @@ var ErrNUL = checkpointer.ErrInvalidID
 type Saver struct {
 	db    DB
 	serde serde.Serializer
-	bound bool // serde binds values to associated data
+	codec binding.Codec // serde, binding values to their location
 	style checkpointer.VersionStyle
 	inTx  bool // db is a transaction: no CONCURRENTLY, no session locks
 	q     queries
@@ -95,7 +95,7 @@ func New(db DB, opts Options) (*Saver, error) {
 	if s.serde == nil {
 		s.serde = serde.JSONPlus{}
 	}
-	_, s.bound = s.serde.(serde.BoundSerializer)
+	s.codec = binding.New(s.serde)
 	_, s.inTx = db.(pgx.Tx)
 	s.q = buildQueries(opts.Schema)
 	return s, nil

@@ -4,10 +4,9 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"strings"
 
+	"github.com/memvault/memvault/internal/binding"
 	"github.com/memvault/memvault/checkpointer"
-	"github.com/memvault/memvault/serde"
 )
 
 // Prune implements checkpointer.Pruner. PruneKeepLatest keeps, in every
@@ -211,7 +210,7 @@ func (s *Saver) CopyThread(ctx context.Context, srcThreadID, dstThreadID string)
 	if srcThreadID == dstThreadID {
 		return ctx.Err()
 	}
-	_, bound := s.serde.(serde.BoundSerializer)
+	bound := s.codec.Bound()
 	err := s.db.Write(ctx, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO checkpoints
 			(thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata)
@@ -247,18 +246,6 @@ func (s *Saver) CopyThread(ctx context.Context, srcThreadID, dstThreadID string)
 	return nil
 }
 
-// rebind re-encrypts a value bound to src's associated data under dst's.
-func (s *Saver) rebind(typ string, data, srcAAD, dstAAD []byte) (string, []byte, error) {
-	if !strings.Contains(typ, "+") {
-		return typ, data, nil // not encrypted: not bound
-	}
-	v, err := serde.LoadsWith(s.serde, typ, data, srcAAD)
-	if err != nil {
-		return "", nil, err
-	}
-	return serde.DumpsWith(s.serde, v, dstAAD)
-}
-
 func (s *Saver) copyBound(ctx context.Context, tx *sql.Tx, src, dst string) error {
 	rs, err := tx.QueryContext(ctx, `SELECT checkpoint_ns, channel, version, type, blob FROM checkpoint_blobs WHERE thread_id = ?`, src)
 	if err != nil {
@@ -291,8 +278,7 @@ func (s *Saver) copyBound(ctx context.Context, tx *sql.Tx, src, dst string) erro
 	}
 	defer put.Close()
 	for _, b := range blobs {
-		typ, data, err := s.rebind(b.typ, b.data,
-			serde.BlobAAD(src, b.ns, b.channel, b.version), serde.BlobAAD(dst, b.ns, b.channel, b.version))
+		typ, data, err := s.codec.Move(binding.Blob{Thread: src, NS: b.ns, Channel: b.channel, Version: b.version}, binding.Blob{Thread: dst, NS: b.ns, Channel: b.channel, Version: b.version}, b.typ, b.data)
 		if err != nil {
 			return fmt.Errorf("channel %q: %w", b.channel, err)
 		}
@@ -338,8 +324,7 @@ func (s *Saver) copyBound(ctx context.Context, tx *sql.Tx, src, dst string) erro
 	}
 	defer putW.Close()
 	for _, w := range writes {
-		typ, data, err := s.rebind(w.typ, w.data,
-			serde.WriteAAD(src, w.ns, w.id, w.task, w.idx, w.channel), serde.WriteAAD(dst, w.ns, w.id, w.task, w.idx, w.channel))
+		typ, data, err := s.codec.Move(binding.Write{Thread: src, NS: w.ns, Checkpoint: w.id, Task: w.task, Idx: w.idx, Channel: w.channel}, binding.Write{Thread: dst, NS: w.ns, Checkpoint: w.id, Task: w.task, Idx: w.idx, Channel: w.channel}, w.typ, w.data)
 		if err != nil {
 			return fmt.Errorf("write (%s, %d): %w", w.task, w.idx, err)
 		}

@@ -26,8 +26,9 @@
 // # Encryption
 //
 // Values pass through Options.Serde. A serde.BoundSerializer (such as
-// serde.Encrypted) binds each blob to serde.BlobAAD(thread, namespace,
-// channel, version) and each write to serde.WriteAAD, as the PostgreSQL
+// serde.Encrypted) binds each blob to its thread, namespace, channel and
+// version and each write to its thread, namespace, checkpoint, task, index
+// and channel, as the PostgreSQL
 // saver does: a row copied to another thread does not decrypt. CopyThread
 // re-encrypts under the destination thread. Ids, versions and metadata
 // stay in plaintext (metadata is filtered on).

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/memvault/memvault/internal/binding"
 	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/serde"
 )
@@ -50,7 +51,7 @@ func (s *Saver) ImportThread(ctx context.Context, items []checkpointer.ImportChe
 				ver := it.NewVersions[ch]
 				typ, data := serde.TypeEmpty, []byte(nil)
 				if v, ok := cp.ChannelValues[ch]; ok {
-					typ, data, err = serde.DumpsWith(s.serde, v, serde.BlobAAD(thread, ns, ch, ver))
+					typ, data, err = s.codec.Seal(binding.Blob{Thread: thread, NS: ns, Channel: ch, Version: ver}, v)
 					if err != nil {
 						return fmt.Errorf("sqlite: channel %q: %w", ch, err)
 					}
@@ -74,7 +75,7 @@ func (s *Saver) ImportThread(ctx context.Context, items []checkpointer.ImportChe
 			}
 			for i, wr := range w.Writes {
 				idx := checkpointer.WriteIndex(wr.Channel, i)
-				typ, data, err := serde.DumpsWith(s.serde, wr.Value, serde.WriteAAD(thread, ns, it.ID, w.TaskID, idx, wr.Channel))
+				typ, data, err := s.codec.Seal(binding.Write{Thread: thread, NS: ns, Checkpoint: it.ID, Task: w.TaskID, Idx: idx, Channel: wr.Channel}, wr.Value)
 				if err != nil {
 					return fmt.Errorf("sqlite: write %d (channel %q): %w", i, wr.Channel, err)
 				}

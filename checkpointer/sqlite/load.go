@@ -8,6 +8,7 @@ import (
 	"iter"
 	"strings"
 
+	"github.com/memvault/memvault/internal/binding"
 	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/serde"
 )
@@ -239,7 +240,7 @@ func (s *Saver) tuple(r *row) (*checkpointer.Tuple, error) {
 		cp.VersionsSeen = map[string]map[string]string{}
 	}
 	for _, b := range r.values {
-		v, err := serde.LoadsWith(s.serde, b.typ, b.data, serde.BlobAAD(r.thread, r.ns, b.channel, b.version))
+		v, err := s.codec.Open(binding.Blob{Thread: r.thread, NS: r.ns, Channel: b.channel, Version: b.version}, b.typ, b.data)
 		if err != nil {
 			return nil, fmt.Errorf("sqlite: checkpoint %s channel %q: %w", r.id, b.channel, err)
 		}
@@ -289,7 +290,7 @@ func (s *Saver) admitPlaintext(v any) error {
 }
 
 func (s *Saver) loadWrite(thread, ns, id string, w writeRow) (any, error) {
-	v, err := serde.LoadsWith(s.serde, w.typ, w.data, serde.WriteAAD(thread, ns, id, w.task, w.idx, w.channel))
+	v, err := s.codec.Open(binding.Write{Thread: thread, NS: ns, Checkpoint: id, Task: w.task, Idx: w.idx, Channel: w.channel}, w.typ, w.data)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: checkpoint %s write (%s, %d): %w", id, w.task, w.idx, err)
 	}

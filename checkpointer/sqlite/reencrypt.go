@@ -5,9 +5,9 @@ import (
 	"database/sql"
 	"fmt"
 
+	"github.com/memvault/memvault/internal/binding"
 	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/internal/rotate"
-	"github.com/memvault/memvault/serde"
 )
 
 var _ checkpointer.Reencrypter = (*Saver)(nil)
@@ -46,7 +46,7 @@ ORDER BY thread_id, checkpoint_ns, channel, version LIMIT ?`, append(after, limi
 				if err := sc(&t, &ns, &ch, &v, &typ, &data); err != nil {
 					return rotate.Row{}, err
 				}
-				return rotate.Row{Key: []any{t, ns, ch, v}, Typ: typ, Data: data, AAD: serde.BlobAAD(t, ns, ch, v)}, nil
+				return binding.Row([]any{t, ns, ch, v}, binding.Blob{Thread: t, NS: ns, Channel: ch, Version: v}, typ, data), nil
 			})
 		},
 		Update: func(ctx context.Context, changes []rotate.Change) error {
@@ -85,7 +85,7 @@ ORDER BY thread_id, checkpoint_ns, checkpoint_id, task_id, idx LIMIT ?`, append(
 				if err := sc(&t, &ns, &id, &task, &idx, &ch, &typ, &data); err != nil {
 					return rotate.Row{}, err
 				}
-				return rotate.Row{Key: []any{t, ns, id, task, idx}, Typ: typ, Data: data, AAD: serde.WriteAAD(t, ns, id, task, int(idx), ch)}, nil
+				return binding.Row([]any{t, ns, id, task, idx}, binding.Write{Thread: t, NS: ns, Checkpoint: id, Task: task, Idx: int(idx), Channel: ch}, typ, data), nil
 			})
 		},
 		Update: func(ctx context.Context, changes []rotate.Change) error {

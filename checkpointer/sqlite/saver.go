@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/memvault/memvault/internal/binding"
 	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/internal/sqlitedb"
 	"github.com/memvault/memvault/serde"
@@ -15,7 +16,7 @@ import (
 type Options struct {
 	// Serde encodes channel values and pending writes. Default:
 	// serde.JSONPlus{}. A serde.BoundSerializer (such as an encrypting one)
-	// is given serde.BlobAAD and serde.WriteAAD as associated data, exactly
+	// is given the associated data of each value's location, exactly
 	// as the PostgreSQL saver does, so rows keep decrypting when moved
 	// between the two with their ids.
 	Serde serde.Serializer
@@ -37,6 +38,7 @@ type Saver struct {
 	db    *sqlitedb.DB
 	st    *stmts
 	serde serde.Serializer
+	codec binding.Codec // serde, binding values to their location
 	style checkpointer.VersionStyle
 }
 
@@ -96,7 +98,7 @@ func newSaver(ctx context.Context, db *sqlitedb.DB, opts Options) (*Saver, error
 	if sd == nil {
 		sd = serde.JSONPlus{}
 	}
-	return &Saver{db: db, st: st, serde: sd, style: opts.VersionStyle}, nil
+	return &Saver{db: db, st: st, serde: sd, codec: binding.New(sd), style: opts.VersionStyle}, nil
 }
 
 // Close releases the saver's database handle. A database from Open is
@@ -147,7 +149,7 @@ func (s *Saver) Put(ctx context.Context, cfg checkpointer.Config, cp *checkpoint
 		ver := newVersions[ch]
 		b := blobRow{channel: ch, version: ver, typ: serde.TypeEmpty}
 		if v, ok := cp.ChannelValues[ch]; ok {
-			b.typ, b.data, err = serde.DumpsWith(s.serde, v, serde.BlobAAD(thread, ns, ch, ver))
+			b.typ, b.data, err = s.codec.Seal(binding.Blob{Thread: thread, NS: ns, Channel: ch, Version: ver}, v)
 			if err != nil {
 				return checkpointer.Config{}, fmt.Errorf("sqlite: channel %q: %w", ch, err)
 			}
@@ -193,7 +195,7 @@ func (s *Saver) PutWrites(ctx context.Context, cfg checkpointer.Config, writes [
 	rows := make([]row, len(writes))
 	for i, w := range writes {
 		idx := checkpointer.WriteIndex(w.Channel, i)
-		typ, data, err := serde.DumpsWith(s.serde, w.Value, serde.WriteAAD(thread, ns, id, taskID, idx, w.Channel))
+		typ, data, err := s.codec.Seal(binding.Write{Thread: thread, NS: ns, Checkpoint: id, Task: taskID, Idx: idx, Channel: w.Channel}, w.Value)
 		if err != nil {
 			return fmt.Errorf("sqlite: write %d (channel %q): %w", i, w.Channel, err)
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/memvault/memvault/internal/binding"
 	"github.com/memvault/memvault/serde"
 )
 
@@ -43,11 +44,11 @@ bound to the row they live in: give the row's coordinates —
 			var aad []byte
 			switch {
 			case itemKey != "":
-				aad = serde.ItemAAD(itemNS, itemKey)
+				aad = binding.AAD(binding.Item{Namespace: itemNS, Key: itemKey})
 			case task != "":
-				aad = serde.WriteAAD(thread, ns, checkpoint, task, idx, channel)
+				aad = binding.AAD(binding.Write{Thread: thread, NS: ns, Checkpoint: checkpoint, Task: task, Idx: idx, Channel: channel})
 			case channel != "":
-				aad = serde.BlobAAD(thread, ns, channel, version)
+				aad = binding.AAD(binding.Blob{Thread: thread, NS: ns, Channel: channel, Version: version})
 			}
 			cfg, err := g.config()
 			if err != nil {

@@ -88,7 +88,7 @@
 //
 //	{"__memvault_enc__": 1, "t": "<type tag>", "d": "<base64 ciphertext>"}
 //
-// bound by associated data (serde.ItemAAD) to the item's namespace and key:
+// bound by associated data to the item's namespace and key:
 // a ciphertext copied to another row fails with serde.ErrDecrypt. Vectors
 // are computed from the plaintext before encryption. A strict encrypted
 // serializer refuses plaintext rows (serde.ErrPlaintextRefused). Filters

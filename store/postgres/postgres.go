@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/memvault/memvault/embeddings"
+	"github.com/memvault/memvault/internal/binding"
 	"github.com/memvault/memvault/serde"
 	"github.com/memvault/memvault/store"
 )
@@ -100,6 +101,7 @@ type Options struct {
 type Store struct {
 	db     DB
 	opts   Options
+	codec  binding.Codec // opts.Serde, binding values to their item (nil Serde: unused)
 	now    func() time.Time
 	t      tables
 	index  *indexSpec // nil without an index
@@ -140,6 +142,9 @@ func New(db DB, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("%w: nil DB", store.ErrInvalidArgument)
 	}
 	s := &Store{db: db, opts: opts, now: opts.Now, t: newTables(opts.Schema)}
+	if opts.Serde != nil {
+		s.codec = binding.New(opts.Serde)
+	}
 	if p, ok := db.(*pgxpool.Pool); ok && p != nil && p.Config().ConnConfig.DefaultQueryExecMode == pgx.QueryExecModeCacheStatement {
 		s.mode = pgx.QueryExecModeCacheDescribe
 		s.seenPrefixes, _ = lru.New[string, struct{}](seenPrefixesSize) // size > 0

@@ -6,6 +6,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/memvault/memvault/internal/binding"
 	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/internal/rotate"
 	"github.com/memvault/memvault/serde"
@@ -49,7 +50,7 @@ WHERE (prefix, key) > ($1, $2) ORDER BY prefix, key LIMIT $3`, after[0], after[1
 				if err := r.Scan(&prefix, &key, &raw); err != nil {
 					return rotate.Row{}, err
 				}
-				row := rotate.Row{Key: []any{prefix, key, raw}, Typ: serde.TypeJSON, Data: []byte(raw), AAD: serde.ItemAAD(prefix, key)}
+				row := binding.Row([]any{prefix, key, raw}, binding.Item{Namespace: prefix, Key: key}, serde.TypeJSON, []byte(raw))
 				tag, data, ok, err := store.ParseEnvelope([]byte(raw))
 				if err != nil {
 					return row, fmt.Errorf("%s/%s: %w", prefix, key, err)

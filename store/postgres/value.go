@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 
+	"github.com/memvault/memvault/internal/binding"
 	"github.com/memvault/memvault/jsonvalue"
 	"github.com/memvault/memvault/serde"
 	"github.com/memvault/memvault/store"
@@ -20,7 +21,7 @@ func (s *Store) encodeValue(prefix, key string, v map[string]any) (string, error
 	if s.opts.Serde == nil {
 		data, err = jsonvalue.Marshal(v)
 	} else {
-		typ, data, err = serde.DumpsWith(s.opts.Serde, v, serde.ItemAAD(prefix, key))
+		typ, data, err = s.codec.Seal(binding.Item{Namespace: prefix, Key: key}, v)
 	}
 	if err != nil {
 		return "", fmt.Errorf("postgres: %w: value of %q: %w", store.ErrInvalidArgument, key, err)
@@ -83,7 +84,7 @@ func (s *Store) decodeValueUncached(prefix, key string, raw []byte) (map[string]
 			}
 			return decodeJSONObject(key, data)
 		}
-		v, err := serde.LoadsWith(s.opts.Serde, tag, data, serde.ItemAAD(prefix, key))
+		v, err := s.codec.Open(binding.Item{Namespace: prefix, Key: key}, tag, data)
 		if err != nil {
 			return nil, fmt.Errorf("postgres: decode value of %q: %w", key, err)
 		}
@@ -92,7 +93,7 @@ func (s *Store) decodeValueUncached(prefix, key string, raw []byte) (map[string]
 	if s.opts.Serde == nil {
 		return decodeJSONObject(key, raw)
 	}
-	v, err := serde.LoadsWith(s.opts.Serde, serde.TypeJSON, raw, serde.ItemAAD(prefix, key))
+	v, err := s.codec.Open(binding.Item{Namespace: prefix, Key: key}, serde.TypeJSON, raw)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: decode value of %q: %w", key, err)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/memvault/memvault/internal/binding"
 	"github.com/memvault/memvault/jsonvalue"
 	"github.com/memvault/memvault/serde"
 	"github.com/memvault/memvault/store"
@@ -23,7 +24,7 @@ func (s *Store) encodeValue(ns, key string, v map[string]any) ([]byte, error) {
 		}
 		return b, nil
 	}
-	typ, data, err := serde.DumpsWith(s.serde, v, serde.ItemAAD(ns, key))
+	typ, data, err := s.codec.Seal(binding.Item{Namespace: ns, Key: key}, v)
 	if err != nil {
 		return nil, err
 	}
@@ -44,9 +45,9 @@ func (s *Store) decodeValue(ns, key string, raw []byte) (map[string]any, error) 
 		return nil, fmt.Errorf("%w: %v", errCorrupt, err)
 	}
 	if ok {
-		v, err = serde.LoadsWith(s.serde, tag, data, serde.ItemAAD(ns, key))
+		v, err = s.codec.Open(binding.Item{Namespace: ns, Key: key}, tag, data)
 	} else {
-		v, err = serde.LoadsWith(s.serde, serde.TypeJSON, raw, serde.ItemAAD(ns, key))
+		v, err = s.codec.Open(binding.Item{Namespace: ns, Key: key}, serde.TypeJSON, raw)
 	}
 	if err != nil {
 		return nil, err

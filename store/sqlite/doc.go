@@ -25,7 +25,7 @@
 //
 // Without Options.Serde the value column is the plain JSON object. With a
 // serializer it is an envelope {"t": type tag, "d": base64 payload}, bound
-// by a serde.BoundSerializer (serde.Encrypted) to serde.ItemAAD(namespace,
+// by a serde.BoundSerializer (serde.Encrypted) to its (namespace,
 // key): a row copied to another namespace or key does not decrypt. Filters
 // are then evaluated in Go after decryption, and paging stays exact.
 // Namespaces, keys, timestamps and vectors stay in plaintext.

@@ -21,7 +21,8 @@ func FuzzDecodeValue(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	plain := &Store{}
-	enc := &Store{serde: encrypted(f, serde.WithPlaintextReads())}
+	encSerde := encrypted(f, serde.WithPlaintextReads())
+	enc := &Store{serde: encSerde, codec: codecOf(encSerde)}
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		if v, err := plain.decodeValue("ns", "k", raw); err == nil {
 			if v == nil {

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 
+	"github.com/memvault/memvault/internal/binding"
 	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/internal/rotate"
 	"github.com/memvault/memvault/serde"
@@ -50,7 +51,7 @@ WHERE (prefix, key) > (?, ?) ORDER BY prefix, key LIMIT ?`, after[0], after[1], 
 				if err := rows.Scan(&prefix, &key, &raw); err != nil {
 					return nil, err
 				}
-				row := rotate.Row{Key: []any{prefix, key}, Typ: serde.TypeJSON, Data: raw, AAD: serde.ItemAAD(prefix, key)}
+				row := binding.Row([]any{prefix, key}, binding.Item{Namespace: prefix, Key: key}, serde.TypeJSON, raw)
 				tag, data, ok, err := store.ParseEnvelope(raw)
 				if err != nil {
 					return nil, fmt.Errorf("%w: %s/%s: %v", errCorrupt, prefix, key, err)

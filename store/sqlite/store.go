@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/memvault/memvault/internal/binding"
 	"github.com/memvault/memvault/internal/sqlitedb"
 	"github.com/memvault/memvault/serde"
 	"github.com/memvault/memvault/store"
@@ -26,7 +27,7 @@ type Options struct {
 	TTL *store.TTLConfig
 	// Serde, when set, encodes item values: the value column then holds an
 	// envelope {"t": type tag, "d": base64 payload}, bound to the item's
-	// namespace and key (serde.ItemAAD) by a serde.BoundSerializer such as
+	// namespace and key by a serde.BoundSerializer such as
 	// an encrypting one. Filters then run in Go after decoding. nil stores
 	// plain JSON, readable by any SQLite client.
 	Serde serde.Serializer
@@ -50,6 +51,7 @@ type Store struct {
 	index *store.IndexConfig // resolved copy, nil without index
 	ttl   *store.TTLConfig
 	serde serde.Serializer
+	codec binding.Codec // serde, binding values to their item (nil serde: unused)
 	now   func() time.Time
 	cache *vecCache
 	st    *stmts
@@ -106,6 +108,7 @@ func newStore(ctx context.Context, db *sqlitedb.DB, opts Options) (*Store, error
 	s := &Store{
 		db:    db,
 		serde: opts.Serde,
+		codec: codecOf(opts.Serde),
 		now:   opts.Now,
 		stop:  make(chan struct{}),
 		done:  make(chan struct{}),
@@ -307,4 +310,12 @@ func (s *Store) ListNamespaces(ctx context.Context, opt store.ListNamespacesOpti
 		return nil, err
 	}
 	return res[0].Namespaces, nil
+}
+
+// codecOf returns the codec of s, or the zero codec when there is none.
+func codecOf(s serde.Serializer) binding.Codec {
+	if s == nil {
+		return binding.Codec{}
+	}
+	return binding.New(s)
 }
