@@ -1,8 +1,8 @@
 package serde
 
 import (
-	"fmt"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )

@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/memvault/memvault/internal/binding"
 	"github.com/memvault/memvault/checkpointer"
+	"github.com/memvault/memvault/internal/binding"
 )
 
 // Prune implements checkpointer.Pruner. PruneKeepLatest keeps, in every

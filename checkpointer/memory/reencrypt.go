@@ -6,8 +6,8 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/memvault/memvault/internal/binding"
 	"github.com/memvault/memvault/checkpointer"
+	"github.com/memvault/memvault/internal/binding"
 )
 
 // ErrCannotReencrypt is returned by Reencrypt when the saver's serializer

@@ -10,8 +10,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/memvault/memvault/internal/binding"
 	"github.com/memvault/memvault/checkpointer"
+	"github.com/memvault/memvault/internal/binding"
 	"github.com/memvault/memvault/serde"
 )
 

@@ -11,8 +11,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 
-	"github.com/memvault/memvault/internal/binding"
 	"github.com/memvault/memvault/checkpointer"
+	"github.com/memvault/memvault/internal/binding"
 	"github.com/memvault/memvault/serde"
 )
 
@@ -283,4 +283,3 @@ func (s *Saver) decode(r *rawTuple) (*checkpointer.Tuple, error) {
 	}
 	return t, nil
 }
-

@@ -8,8 +8,8 @@ import (
 	"iter"
 	"strings"
 
-	"github.com/memvault/memvault/internal/binding"
 	"github.com/memvault/memvault/checkpointer"
+	"github.com/memvault/memvault/internal/binding"
 	"github.com/memvault/memvault/serde"
 )
 

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/memvault/memvault/internal/binding"
 	"github.com/memvault/memvault/checkpointer"
+	"github.com/memvault/memvault/internal/binding"
 	"github.com/memvault/memvault/internal/sqlitedb"
 	"github.com/memvault/memvault/serde"
 )

@@ -6,8 +6,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/memvault/memvault/internal/binding"
 	"github.com/memvault/memvault/checkpointer"
+	"github.com/memvault/memvault/internal/binding"
 	"github.com/memvault/memvault/internal/rotate"
 	"github.com/memvault/memvault/serde"
 	"github.com/memvault/memvault/store"
