@@ -19,9 +19,13 @@
 // Vectors are stored as vector(dims), or halfvec(dims) when
 // ANNConfig.HalfVec is set or dims exceed 2000 (pgvector's limit for vector
 // indexes; halfvec indexes take up to 4000). Changing dims later is not
-// migrated. Vectors are sent as pgvector's text form and cast in SQL, so the
-// store works with any pgx pool, without registering pgvector's types on its
-// connections, and in every pgx query exec mode (pgbouncer-friendly).
+// migrated. Vectors are written in pgvector's binary format
+// (github.com/pgvector/pgvector-go): the store registers pgvector-go's codecs
+// on each connection the first time it writes vectors on it (one query per
+// connection), so any pgx pool works as it is; a 1536-dimension insert is
+// 2.4× faster than in text (BenchmarkVectorParam). Under the simple protocol
+// (PgBouncer's transaction pooling), and for search queries, vectors go in
+// pgvector's text form, cast in SQL.
 //
 // Where memvault differs from LangGraph, on purpose:
 //   - Filters compare numbers as numbers ($gt 5 matches 10) and strings

@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/memvault/memvault/internal/pgtest"
@@ -25,4 +26,27 @@ func open(t testing.TB, opts postgres.Options) (*postgres.Store, *pgxpool.Pool) 
 		t.Fatalf("Setup: %v", err)
 	}
 	return s, pool
+}
+
+// openSimpleProtocol is open on a pool in pgx's simple protocol, the mode
+// for PgBouncer's transaction pooling (no prepared statements, no binary
+// parameters).
+func openSimpleProtocol(t testing.TB, opts postgres.Options) *postgres.Store {
+	t.Helper()
+	cfg := pgtest.Pool(t).Config()
+	cfg.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeSimpleProtocol
+	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	s, err := postgres.New(pool, opts)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	if err := s.Setup(context.Background()); err != nil {
+		t.Fatalf("Setup: %v", err)
+	}
+	return s
 }

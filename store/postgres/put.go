@@ -68,19 +68,14 @@ func (s *Store) put(ctx context.Context, q Querier, ops []store.PutOp) error {
 	now := s.nowUTC()
 
 	var (
-		del   struct{ prefix, key []string }
-		up    struct{ prefix, key, value []string }
-		exp   []*time.Time
-		ttlM  []*int32
-		reidx struct{ prefix, key []string }
-		vec   struct{ prefix, key, field []string }
+		r     putRows
 		texts []string
 	)
 	for _, op := range ops {
 		prefix := op.Namespace.String()
 		if op.Value == nil {
-			del.prefix = append(del.prefix, prefix)
-			del.key = append(del.key, op.Key)
+			r.del.prefix = append(r.del.prefix, prefix)
+			r.del.key = append(r.del.key, op.Key)
 			continue
 		}
 		ttl, err := store.ResolveTTL(s.opts.TTL, op.Options.TTL)
@@ -97,15 +92,15 @@ func (s *Store) put(ctx context.Context, q Querier, ops []store.PutOp) error {
 		if err != nil {
 			return err
 		}
-		up.prefix = append(up.prefix, prefix)
-		up.key = append(up.key, op.Key)
-		up.value = append(up.value, raw)
+		r.up.prefix = append(r.up.prefix, prefix)
+		r.up.key = append(r.up.key, op.Key)
+		r.up.value = append(r.up.value, raw)
 		if ttl > 0 {
 			e := now.Add(ttl)
 			m := int32(store.TTLMinutes(ttl))
-			exp, ttlM = append(exp, &e), append(ttlM, &m)
+			r.exp, r.ttlM = append(r.exp, &e), append(r.ttlM, &m)
 		} else {
-			exp, ttlM = append(exp, nil), append(ttlM, nil)
+			r.exp, r.ttlM = append(r.exp, nil), append(r.ttlM, nil)
 		}
 
 		if s.index == nil {
@@ -119,34 +114,53 @@ func (s *Store) put(ctx context.Context, q Querier, ops []store.PutOp) error {
 		if err != nil {
 			return fmt.Errorf("postgres: put %q: %w", op.Key, err)
 		}
-		reidx.prefix = append(reidx.prefix, prefix)
-		reidx.key = append(reidx.key, op.Key)
+		r.reidx.prefix = append(r.reidx.prefix, prefix)
+		r.reidx.key = append(r.reidx.key, op.Key)
 		for _, ft := range fts {
-			vec.prefix = append(vec.prefix, prefix)
-			vec.key = append(vec.key, op.Key)
-			vec.field = append(vec.field, ft.Field)
+			r.vec.prefix = append(r.vec.prefix, prefix)
+			r.vec.key = append(r.vec.key, op.Key)
+			r.vec.field = append(r.vec.field, ft.Field)
 			texts = append(texts, ft.Text)
 		}
 	}
 
-	var embs []string
+	var vecs [][]float32
 	if len(texts) > 0 { // texts only exist with an index
-		vs, err := store.EmbedDocuments(ctx, s.embedder(), s.index.dims, texts)
+		vecs, err = store.EmbedDocuments(ctx, s.embedder(), s.index.dims, texts)
 		if err != nil {
 			return fmt.Errorf("postgres: %w", err)
 		}
-		embs = make([]string, len(vs))
-		for i, v := range vs {
-			embs[i] = vectorText(v)
-		}
 	}
+	owned := q == Querier(s.db)
+	if len(vecs) == 0 {
+		return s.sendPuts(ctx, q, owned, &r, nil, false, now)
+	}
+	return vectorConn(ctx, q, func(vq Querier, binary bool) error {
+		return s.sendPuts(ctx, vq, owned, &r, vecs, binary, now)
+	})
+}
+
+// putRows are the columns of one put's statements.
+type putRows struct {
+	del   struct{ prefix, key []string }
+	up    struct{ prefix, key, value []string }
+	exp   []*time.Time
+	ttlM  []*int32
+	reidx struct{ prefix, key []string }
+	vec   struct{ prefix, key, field []string } // one per vector in vecs
+}
+
+// sendPuts sends a put's statements as one batch (one implicit
+// transaction) on q. owned says q is the store's own pool, whose aborted
+// batches are retried; vectors go in binary when binary is set.
+func (s *Store) sendPuts(ctx context.Context, q Querier, owned bool, r *putRows, vecs [][]float32, binary bool, now time.Time) error {
 
 	b := &pgx.Batch{}
-	if len(del.key) > 0 {
+	if len(r.del.key) > 0 {
 		b.Queue(`DELETE FROM `+s.t.store+` s USING unnest($1::text[], $2::text[]) AS d(prefix, key)
-WHERE s.prefix = d.prefix AND s.key = d.key`, del.prefix, del.key)
+WHERE s.prefix = d.prefix AND s.key = d.key`, r.del.prefix, r.del.key)
 	}
-	if len(up.key) > 0 {
+	if len(r.up.key) > 0 {
 		b.Queue(`INSERT INTO `+s.t.store+` AS s (prefix, key, value, created_at, updated_at, expires_at, ttl_minutes)
 SELECT u.prefix, u.key, u.value::jsonb, $4, $4, u.expires_at, u.ttl_minutes
 FROM unnest($1::text[], $2::text[], $3::text[], $5::timestamptz[], $6::int[]) AS u(prefix, key, value, expires_at, ttl_minutes)
@@ -154,9 +168,9 @@ ON CONFLICT (prefix, key) DO UPDATE SET
     value = EXCLUDED.value,
     updated_at = EXCLUDED.updated_at,
     expires_at = EXCLUDED.expires_at,
-    ttl_minutes = EXCLUDED.ttl_minutes`, up.prefix, up.key, up.value, now, exp, ttlM)
+    ttl_minutes = EXCLUDED.ttl_minutes`, r.up.prefix, r.up.key, r.up.value, now, r.exp, r.ttlM)
 	}
-	if len(reidx.key) > 0 {
+	if len(r.reidx.key) > 0 {
 		// Vectors of fields the item no longer has (or all of them, for
 		// WithoutIndex) go; LangGraph leaves them behind, stale.
 		b.Queue(`DELETE FROM `+s.t.vectors+` v USING unnest($1::text[], $2::text[]) AS r(prefix, key)
@@ -164,21 +178,23 @@ WHERE v.prefix = r.prefix AND v.key = r.key
   AND NOT EXISTS (
     SELECT 1 FROM unnest($3::text[], $4::text[], $5::text[]) AS n(prefix, key, field_name)
     WHERE n.prefix = v.prefix AND n.key = v.key AND n.field_name = v.field_name)`,
-			reidx.prefix, reidx.key, vec.prefix, vec.key, vec.field)
+			r.reidx.prefix, r.reidx.key, r.vec.prefix, r.vec.key, r.vec.field)
 	}
-	if len(embs) > 0 {
+	if len(vecs) > 0 {
+		embs, arrayType := s.vectorBatch(binary, vecs)
 		b.Queue(`INSERT INTO `+s.t.vectors+` (prefix, key, field_name, embedding, created_at, updated_at)
 SELECT n.prefix, n.key, n.field_name, n.embedding::`+s.index.vecType+`, $5, $5
-FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) AS n(prefix, key, field_name, embedding)
+FROM unnest($1::text[], $2::text[], $3::text[], $4::`+arrayType+`) AS n(prefix, key, field_name, embedding)
 ON CONFLICT (prefix, key, field_name) DO UPDATE SET
     embedding = EXCLUDED.embedding,
-    updated_at = EXCLUDED.updated_at`, vec.prefix, vec.key, vec.field, embs, now)
+    updated_at = EXCLUDED.updated_at`, r.vec.prefix, r.vec.key, r.vec.field, embs, now)
 	}
 	if b.Len() == 0 {
 		return nil
 	}
 	send := func() error { return q.SendBatch(ctx, b).Close() }
-	if q == Querier(s.db) {
+	var err error
+	if owned {
 		// The store's own implicit transaction: run it again when
 		// PostgreSQL aborted it to break a deadlock or a serialization
 		// conflict. A caller's transaction (PutTx) is the caller's to retry.
@@ -192,8 +208,8 @@ ON CONFLICT (prefix, key, field_name) DO UPDATE SET
 	if s.values != nil {
 		// Not needed for correctness (entries are checked against the row),
 		// but frees memory held for replaced values.
-		for i := range del.key {
-			s.values.c.Remove(itemKey{del.prefix[i], del.key[i]})
+		for i := range r.del.key {
+			s.values.c.Remove(itemKey{r.del.prefix[i], r.del.key[i]})
 		}
 	}
 	return nil

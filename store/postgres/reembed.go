@@ -77,13 +77,14 @@ ORDER BY v.prefix, v.key, v.field_name LIMIT $4`, cur[0], cur[1], cur[2], batch)
 		if err != nil {
 			return done, fmt.Errorf("postgres: re-embed: %w", err)
 		}
-		lits := make([]string, len(vecs))
-		for i, v := range vecs {
-			lits[i] = vectorText(v)
-		}
-		if _, err := s.db.Exec(ctx, `UPDATE `+s.t.vectors+` v SET embedding = u.e::`+s.index.vecType+`
-FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) AS u(p, k, f, e)
-WHERE v.prefix = u.p AND v.key = u.k AND v.field_name = u.f`, prefixes, keys, fields, lits); err != nil {
+		err = vectorConn(ctx, s.db, func(q Querier, binary bool) error {
+			embs, arrayType := s.vectorBatch(binary, vecs)
+			_, err := q.Exec(ctx, `UPDATE `+s.t.vectors+` v SET embedding = u.e::`+s.index.vecType+`
+FROM unnest($1::text[], $2::text[], $3::text[], $4::`+arrayType+`) AS u(p, k, f, e)
+WHERE v.prefix = u.p AND v.key = u.k AND v.field_name = u.f`, prefixes, keys, fields, embs)
+			return err
+		})
+		if err != nil {
 			return done, fmt.Errorf("postgres: re-embed: %w", err)
 		}
 		done += int64(n)
