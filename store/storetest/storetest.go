@@ -46,6 +46,8 @@ func Run(t *testing.T, newStore func(t *testing.T, cfg Config) store.Store) {
 	t.Run("TTL", r.testTTL)
 	t.Run("Values", r.testValues)
 	t.Run("Fidelity", r.testFidelity)
+	t.Run("ListItems", r.testListItems)
+	t.Run("DeletePrefix", r.testDeletePrefix)
 	t.Run("Concurrency", r.testConcurrency)
 	t.Run("Lifecycle", r.testLifecycle)
 }

@@ -1,0 +1,78 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/memvault/memvault/store"
+)
+
+var (
+	_ store.Lister        = (*Store)(nil)
+	_ store.PrefixDeleter = (*Store)(nil)
+)
+
+// ListItems implements store.Lister: one range read of the (prefix, key)
+// primary key, keys compared byte-wise (COLLATE "C").
+func (s *Store) ListItems(ctx context.Context, ns store.Namespace, opt store.ListItemsOptions) ([]store.Item, error) {
+	if err := s.checkOpen(); err != nil {
+		return nil, err
+	}
+	if err := ns.Validate(); err != nil {
+		return nil, err
+	}
+	if err := opt.Validate(); err != nil {
+		return nil, fmt.Errorf("postgres: %w", err)
+	}
+	prefix, now := ns.String(), s.nowUTC()
+	rows, err := s.db.Query(ctx, `SELECT key, value, created_at, updated_at, expires_at FROM `+s.t.store+`
+WHERE prefix = $1 AND key COLLATE "C" > $2 AND (expires_at IS NULL OR expires_at > $3)
+ORDER BY key COLLATE "C" LIMIT $4`, prefix, opt.After, now, opt.EffectiveLimit())
+	if err != nil {
+		return nil, fmt.Errorf("postgres: list items: %w", err)
+	}
+	defer rows.Close()
+	var out []store.Item
+	for rows.Next() {
+		var (
+			key              string
+			raw              []byte
+			created, updated time.Time
+			expires          *time.Time
+		)
+		if err := rows.Scan(&key, &raw, &created, &updated, &expires); err != nil {
+			return nil, fmt.Errorf("postgres: list items: %w", err)
+		}
+		v, err := s.decodeValue(prefix, key, raw)
+		if err != nil {
+			return nil, err
+		}
+		it := store.Item{Namespace: ns.Clone(), Key: key, Value: v, CreatedAt: created.UTC(), UpdatedAt: updated.UTC()}
+		if expires != nil {
+			it.ExpiresAt = expires.UTC()
+		}
+		out = append(out, it)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("postgres: list items: %w", err)
+	}
+	return out, nil
+}
+
+// DeletePrefix implements store.PrefixDeleter: one DELETE; the vectors go
+// with their items (ON DELETE CASCADE).
+func (s *Store) DeletePrefix(ctx context.Context, prefix store.Namespace) (int, error) {
+	if err := s.checkOpen(); err != nil {
+		return 0, err
+	}
+	if err := store.ValidateDeletePrefix(prefix); err != nil {
+		return 0, err
+	}
+	var a args
+	tag, err := s.db.Exec(ctx, `DELETE FROM `+s.t.store+` s WHERE `+nsCond(&a, "s.prefix", prefix), a...)
+	if err != nil {
+		return 0, fmt.Errorf("postgres: delete prefix: %w", err)
+	}
+	return int(tag.RowsAffected()), nil
+}

@@ -1,0 +1,94 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+
+	"github.com/memvault/memvault/store"
+)
+
+var (
+	_ store.Lister        = (*Store)(nil)
+	_ store.PrefixDeleter = (*Store)(nil)
+)
+
+// ListItems implements store.Lister: one indexed range read of the
+// (prefix, key) primary key.
+func (s *Store) ListItems(ctx context.Context, ns store.Namespace, opt store.ListItemsOptions) ([]store.Item, error) {
+	if err := s.check(ctx); err != nil {
+		return nil, err
+	}
+	if err := ns.Validate(); err != nil {
+		return nil, err
+	}
+	if err := opt.Validate(); err != nil {
+		return nil, fmt.Errorf("sqlite: %w", err)
+	}
+	now := s.now()
+	var out []store.Item
+	err := s.db.Read(ctx, func(tx *sql.Tx) error {
+		rs, err := tx.QueryContext(ctx, `SELECT `+itemColumns+` FROM store
+			WHERE prefix = ? AND key > ? AND (expires_at IS NULL OR expires_at > ?)
+			ORDER BY key LIMIT ?`, ns.String(), opt.After, now.UnixNano(), opt.EffectiveLimit())
+		if err != nil {
+			return err
+		}
+		defer rs.Close()
+		for rs.Next() {
+			r, err := scanItem(rs)
+			if err != nil {
+				return err
+			}
+			it, err := s.item(r, nil, now, false, nil)
+			if err != nil {
+				return err
+			}
+			out = append(out, *it)
+		}
+		return rs.Err()
+	})
+	if err != nil {
+		return nil, wrap(err)
+	}
+	return out, nil
+}
+
+// DeletePrefix implements store.PrefixDeleter: the keys under prefix are
+// deleted by one Batch, so vectors, the vector cache and the generation
+// counter follow as for any delete.
+func (s *Store) DeletePrefix(ctx context.Context, prefix store.Namespace) (int, error) {
+	if err := s.check(ctx); err != nil {
+		return 0, err
+	}
+	if err := store.ValidateDeletePrefix(prefix); err != nil {
+		return 0, err
+	}
+	var ops []store.Op
+	err := s.db.Read(ctx, func(tx *sql.Tx) error {
+		cond, args := prefixCond("prefix", prefix)
+		rs, err := tx.QueryContext(ctx, `SELECT prefix, key FROM store WHERE `+cond, args...)
+		if err != nil {
+			return err
+		}
+		defer rs.Close()
+		for rs.Next() {
+			var ns, key string
+			if err := rs.Scan(&ns, &key); err != nil {
+				return err
+			}
+			ops = append(ops, store.PutOp{Namespace: store.ParseNamespace(ns), Key: key})
+		}
+		return rs.Err()
+	})
+	if err != nil {
+		return 0, wrap(err)
+	}
+	if len(ops) == 0 {
+		return 0, nil
+	}
+	if _, err := s.Batch(ctx, ops); err != nil {
+		return 0, err
+	}
+	return len(ops), nil
+}
