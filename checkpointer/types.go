@@ -150,6 +150,32 @@ type Copier interface {
 	CopyThread(ctx context.Context, srcThreadID, dstThreadID string) error
 }
 
+// CheckpointDeleter is implemented by savers that delete one checkpoint.
+// Every saver of this module implements it.
+type CheckpointDeleter interface {
+	// DeleteCheckpoint deletes the checkpoint cfg names (ThreadID and
+	// CheckpointID required; CheckpointNS "" is the root namespace) with
+	// its pending writes and the channel values no other checkpoint of the
+	// thread and namespace uses, in one transaction. Its children keep
+	// their parent id, now dangling, as after DeleteForRuns; a v<4 child
+	// (written before LangGraph 0.2.x) loses the pending sends it read
+	// from the deleted checkpoint's writes. Deleting a checkpoint that
+	// does not exist is not an error.
+	DeleteCheckpoint(ctx context.Context, cfg Config) error
+}
+
+// ValidateDeleteCheckpoint checks DeleteCheckpoint's config: ids usable
+// (ValidateConfig), ThreadID and CheckpointID set.
+func ValidateDeleteCheckpoint(cfg Config) error {
+	if err := ValidateConfig(cfg); err != nil {
+		return err
+	}
+	if cfg.CheckpointID == "" {
+		return ErrMissingCheckpointID
+	}
+	return nil
+}
+
 // RunDeleter is implemented by savers that can delete the checkpoints (and
 // their writes) whose metadata.run_id is one of runIDs.
 type RunDeleter interface {

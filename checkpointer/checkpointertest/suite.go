@@ -29,6 +29,7 @@ func Run(t *testing.T, newSaver func(t *testing.T) checkpointer.Saver) {
 	t.Run("Prune", s.testPrune)
 	t.Run("CopyThread", s.testCopyThread)
 	t.Run("DeleteForRuns", s.testDeleteForRuns)
+	t.Run("DeleteCheckpoint", s.testDeleteCheckpoint)
 	t.Run("PendingSendsMigration", s.testMigration)
 	t.Run("Values", s.testValues)
 	t.Run("Fidelity", s.testFidelity)

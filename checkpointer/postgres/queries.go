@@ -22,6 +22,7 @@ type queries struct {
 	pruneCkpts    string
 	gcBlobs       string
 	runDelete     string
+	ckptDelete    string
 	copyCkpts     string
 	copyBlobs     string
 	copyWrites    string
@@ -159,6 +160,23 @@ DELETE FROM {blobs} b WHERE b.thread_id = ANY($1) AND NOT EXISTS (
 DELETE FROM {blobs} b WHERE b.thread_id IN (SELECT thread_id FROM threads) AND NOT EXISTS (
 	SELECT 1 FROM live l WHERE l.thread_id = b.thread_id AND l.checkpoint_ns = b.checkpoint_ns
 		AND l.channel = b.channel AND l.version = b.version)`)
+
+	// DeleteCheckpoint: every part of the statement sees the rows as they
+	// were before it, so the checkpoint itself is left out of "live"
+	// explicitly.
+	q.ckptDelete = f(`WITH gone AS (
+	DELETE FROM {checkpoints} WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = $3
+	RETURNING checkpoint
+), w AS (
+	DELETE FROM {writes} WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = $3
+), versions AS (
+	SELECT cv.key AS channel, cv.value AS version FROM gone CROSS JOIN LATERAL jsonb_each_text(gone.checkpoint -> 'channel_versions') cv
+)
+DELETE FROM {blobs} b USING versions v
+WHERE b.thread_id = $1 AND b.checkpoint_ns = $2 AND b.channel = v.channel AND b.version = v.version
+	AND NOT EXISTS (SELECT 1 FROM {checkpoints} c
+		WHERE c.thread_id = $1 AND c.checkpoint_ns = $2 AND c.checkpoint_id <> $3
+			AND c.checkpoint -> 'channel_versions' ->> v.channel = v.version)`)
 
 	// CopyThread copies checkpoints first, then values, then the writes of
 	// the checkpoints copied (and the __pregel_tasks writes their v<4

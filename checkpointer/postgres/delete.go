@@ -1,0 +1,23 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/memvault/memvault/checkpointer"
+)
+
+var _ checkpointer.CheckpointDeleter = (*Saver)(nil)
+
+// DeleteCheckpoint implements checkpointer.CheckpointDeleter in one
+// statement: the checkpoint, its writes, and the blob rows of its channel
+// versions that no other checkpoint of its namespace uses.
+func (s *Saver) DeleteCheckpoint(ctx context.Context, cfg checkpointer.Config) error {
+	if err := checkpointer.ValidateDeleteCheckpoint(cfg); err != nil {
+		return fmt.Errorf("postgres: delete checkpoint: %w", err)
+	}
+	if _, err := s.db.Exec(ctx, s.q.ckptDelete, cfg.ThreadID, cfg.CheckpointNS, cfg.CheckpointID); err != nil {
+		return fmt.Errorf("postgres: delete checkpoint: %w", err)
+	}
+	return nil
+}

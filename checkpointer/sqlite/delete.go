@@ -1,0 +1,82 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/memvault/memvault/checkpointer"
+)
+
+var _ checkpointer.CheckpointDeleter = (*Saver)(nil)
+
+// DeleteCheckpoint implements checkpointer.CheckpointDeleter: in one write
+// transaction, the checkpoint's writes and row, then the blob rows of its
+// channel versions that no other checkpoint of its namespace uses.
+func (s *Saver) DeleteCheckpoint(ctx context.Context, cfg checkpointer.Config) error {
+	if err := checkpointer.ValidateDeleteCheckpoint(cfg); err != nil {
+		return fmt.Errorf("sqlite: delete checkpoint: %w", err)
+	}
+	thread, ns, id := cfg.ThreadID, cfg.CheckpointNS, cfg.CheckpointID
+	err := s.db.Write(ctx, func(tx *sql.Tx) error {
+		var doc []byte
+		err := tx.QueryRowContext(ctx, `SELECT checkpoint FROM checkpoints
+			WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?`, thread, ns, id).Scan(&doc)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		dec, err := checkpointer.DecodeCheckpointJSON(doc)
+		if err != nil {
+			return err
+		}
+		for _, table := range []string{"checkpoint_writes", "checkpoints"} {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM `+table+`
+				WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?`, thread, ns, id); err != nil {
+				return err
+			}
+		}
+		// A blob row is shared by every checkpoint at that version of the
+		// channel: it goes only when none of them is left.
+		live := map[[2]string]bool{}
+		rs, err := tx.QueryContext(ctx, `SELECT checkpoint FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ?`, thread, ns)
+		if err != nil {
+			return err
+		}
+		for rs.Next() {
+			var other []byte
+			if err := rs.Scan(&other); err != nil {
+				rs.Close()
+				return err
+			}
+			d, err := checkpointer.DecodeCheckpointJSON(other)
+			if err != nil {
+				rs.Close()
+				return err
+			}
+			for ch, ver := range d.Checkpoint.ChannelVersions {
+				live[[2]string{ch, ver}] = true
+			}
+		}
+		if err := rs.Close(); err != nil {
+			return err
+		}
+		for ch, ver := range dec.Checkpoint.ChannelVersions {
+			if live[[2]string{ch, ver}] {
+				continue
+			}
+			if _, err := tx.ExecContext(ctx, `DELETE FROM checkpoint_blobs
+				WHERE thread_id = ? AND checkpoint_ns = ? AND channel = ? AND version = ?`, thread, ns, ch, ver); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("sqlite: delete checkpoint: %w", err)
+	}
+	return nil
+}
