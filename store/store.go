@@ -15,6 +15,10 @@ type Item struct {
 	Key       string
 	Value     map[string]any
 	CreatedAt time.Time
+	// UpdatedAt is when the item was last written. Every write moves it
+	// forward, by at least the backend's resolution (1 µs on PostgreSQL)
+	// when the clock has not, so it names one version of the item (see
+	// PutCondition).
 	UpdatedAt time.Time
 	// ExpiresAt is when the item expires (zero: never). A read that
 	// refreshes the TTL returns the refreshed expiry. LangGraph does not

@@ -41,3 +41,22 @@ func (s *Store) DeletePrefix(ctx context.Context, prefix store.Namespace) (int, 
 	s.Purge()
 	return n, err
 }
+
+var _ store.ConditionalPutter = (*Store)(nil)
+
+// PutIf passes through to the inner store (the condition is checked there,
+// never against a cached copy) and forgets the cached result; it fails with
+// errors.ErrUnsupported when the inner store is not a
+// store.ConditionalPutter.
+func (s *Store) PutIf(ctx context.Context, ns store.Namespace, key string, value map[string]any, cond store.PutCondition, opts ...store.PutOption) error {
+	if err := s.check(ctx); err != nil {
+		return err
+	}
+	c, ok := s.inner.(store.ConditionalPutter)
+	if !ok {
+		return fmt.Errorf("cache: inner store %T cannot put conditionally: %w", s.inner, errors.ErrUnsupported)
+	}
+	err := c.PutIf(ctx, ns, key, value, cond, opts...)
+	s.invalidate(cacheKey{ns.String(), key})
+	return err
+}

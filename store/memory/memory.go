@@ -455,6 +455,11 @@ func (s *Store) apply(p *put, now time.Time) {
 	}
 	if old, ok := s.items[p.k]; ok {
 		e.item.CreatedAt = old.item.CreatedAt
+		// A write always moves UpdatedAt forward, even within one clock
+		// tick, so that it names a version (store.PutCondition).
+		if !e.item.UpdatedAt.After(old.item.UpdatedAt) {
+			e.item.UpdatedAt = old.item.UpdatedAt.Add(time.Nanosecond)
+		}
 	}
 	if p.reindex {
 		e.vectors = p.vectors

@@ -52,12 +52,28 @@ func (s *Store) PutBatchTx(ctx context.Context, tx pgx.Tx, ops []store.PutOp) er
 // atomic (a batch runs in an implicit transaction, or in q's transaction).
 // The texts of all items are embedded in one EmbedDocuments call first.
 func (s *Store) put(ctx context.Context, q Querier, ops []store.PutOp) error {
-	if err := s.checkOpen(); err != nil {
-		return err
-	}
-	ops, err := s.lastPerKey(ops)
+	r, vecs, now, err := s.preparePuts(ctx, ops)
 	if err != nil {
 		return err
+	}
+	owned := q == Querier(s.db)
+	if len(vecs) == 0 {
+		return s.sendPuts(ctx, q, owned, r, nil, false, now)
+	}
+	return vectorConn(ctx, q, func(vq Querier, binary bool) error {
+		return s.sendPuts(ctx, vq, owned, r, vecs, binary, now)
+	})
+}
+
+// preparePuts validates ops, encodes (and seals) their values and embeds
+// their index texts: everything a put does before it talks to PostgreSQL.
+func (s *Store) preparePuts(ctx context.Context, ops []store.PutOp) (r *putRows, vecs [][]float32, now time.Time, err error) {
+	if err := s.checkOpen(); err != nil {
+		return nil, nil, now, err
+	}
+	ops, err = s.lastPerKey(ops)
+	if err != nil {
+		return nil, nil, now, err
 	}
 	// Rows in key order: two batches putting the same keys in opposite
 	// orders would otherwise each lock a row the other waits for.
@@ -65,12 +81,10 @@ func (s *Store) put(ctx context.Context, q Querier, ops []store.PutOp) error {
 	slices.SortStableFunc(ops, func(a, b store.PutOp) int {
 		return cmp.Or(strings.Compare(a.Namespace.String(), b.Namespace.String()), strings.Compare(a.Key, b.Key))
 	})
-	now := s.nowUTC()
+	now = s.nowUTC()
 
-	var (
-		r     putRows
-		texts []string
-	)
+	r = &putRows{}
+	var texts []string
 	for _, op := range ops {
 		prefix := op.Namespace.String()
 		if op.Value == nil {
@@ -80,17 +94,17 @@ func (s *Store) put(ctx context.Context, q Querier, ops []store.PutOp) error {
 		}
 		ttl, err := store.ResolveTTL(s.opts.TTL, op.Options.TTL)
 		if err != nil {
-			return fmt.Errorf("postgres: put %q: %w", op.Key, err)
+			return nil, nil, now, fmt.Errorf("postgres: put %q: %w", op.Key, err)
 		}
 		// Index texts and the stored value both come from the value in
 		// memvault's JSON model, so they agree on every backend.
 		v, err := store.CloneValue(op.Value)
 		if err != nil {
-			return fmt.Errorf("postgres: put %q: %w", op.Key, err)
+			return nil, nil, now, fmt.Errorf("postgres: put %q: %w", op.Key, err)
 		}
 		raw, err := s.encodeValue(prefix, op.Key, v)
 		if err != nil {
-			return err
+			return nil, nil, now, err
 		}
 		r.up.prefix = append(r.up.prefix, prefix)
 		r.up.key = append(r.up.key, op.Key)
@@ -112,7 +126,7 @@ func (s *Store) put(ctx context.Context, q Querier, ops []store.PutOp) error {
 		}
 		fts, err := store.ExtractTexts(v, fields)
 		if err != nil {
-			return fmt.Errorf("postgres: put %q: %w", op.Key, err)
+			return nil, nil, now, fmt.Errorf("postgres: put %q: %w", op.Key, err)
 		}
 		r.reidx.prefix = append(r.reidx.prefix, prefix)
 		r.reidx.key = append(r.reidx.key, op.Key)
@@ -124,21 +138,15 @@ func (s *Store) put(ctx context.Context, q Querier, ops []store.PutOp) error {
 		}
 	}
 
-	var vecs [][]float32
 	if len(texts) > 0 { // texts only exist with an index
 		vecs, err = store.EmbedDocuments(ctx, s.embedder(), s.index.dims, texts)
 		if err != nil {
-			return fmt.Errorf("postgres: %w", err)
+			return nil, nil, now, fmt.Errorf("postgres: %w", err)
 		}
 	}
-	owned := q == Querier(s.db)
-	if len(vecs) == 0 {
-		return s.sendPuts(ctx, q, owned, &r, nil, false, now)
-	}
-	return vectorConn(ctx, q, func(vq Querier, binary bool) error {
-		return s.sendPuts(ctx, vq, owned, &r, vecs, binary, now)
-	})
+	return r, vecs, now, nil
 }
+
 
 // putRows are the columns of one put's statements.
 type putRows struct {
@@ -166,29 +174,13 @@ SELECT u.prefix, u.key, u.value::jsonb, $4, $4, u.expires_at, u.ttl_minutes
 FROM unnest($1::text[], $2::text[], $3::text[], $5::timestamptz[], $6::int[]) AS u(prefix, key, value, expires_at, ttl_minutes)
 ON CONFLICT (prefix, key) DO UPDATE SET
     value = EXCLUDED.value,
-    updated_at = EXCLUDED.updated_at,
+    -- A write always moves updated_at forward, even within one clock
+    -- tick, so that it names a version (store.PutCondition).
+    updated_at = GREATEST(EXCLUDED.updated_at, s.updated_at + interval '1 microsecond'),
     expires_at = EXCLUDED.expires_at,
     ttl_minutes = EXCLUDED.ttl_minutes`, r.up.prefix, r.up.key, r.up.value, now, r.exp, r.ttlM)
 	}
-	if len(r.reidx.key) > 0 {
-		// Vectors of fields the item no longer has (or all of them, for
-		// WithoutIndex) go; LangGraph leaves them behind, stale.
-		b.Queue(`DELETE FROM `+s.t.vectors+` v USING unnest($1::text[], $2::text[]) AS r(prefix, key)
-WHERE v.prefix = r.prefix AND v.key = r.key
-  AND NOT EXISTS (
-    SELECT 1 FROM unnest($3::text[], $4::text[], $5::text[]) AS n(prefix, key, field_name)
-    WHERE n.prefix = v.prefix AND n.key = v.key AND n.field_name = v.field_name)`,
-			r.reidx.prefix, r.reidx.key, r.vec.prefix, r.vec.key, r.vec.field)
-	}
-	if len(vecs) > 0 {
-		embs, arrayType := s.vectorBatch(binary, vecs)
-		b.Queue(`INSERT INTO `+s.t.vectors+` (prefix, key, field_name, embedding, created_at, updated_at)
-SELECT n.prefix, n.key, n.field_name, n.embedding::`+s.index.vecType+`, $5, $5
-FROM unnest($1::text[], $2::text[], $3::text[], $4::`+arrayType+`) AS n(prefix, key, field_name, embedding)
-ON CONFLICT (prefix, key, field_name) DO UPDATE SET
-    embedding = EXCLUDED.embedding,
-    updated_at = EXCLUDED.updated_at`, r.vec.prefix, r.vec.key, r.vec.field, embs, now)
-	}
+	s.queueVectors(b, r, vecs, binary, now)
 	if b.Len() == 0 {
 		return nil
 	}
@@ -235,4 +227,28 @@ func (s *Store) lastPerKey(ops []store.PutOp) ([]store.PutOp, error) {
 		}
 	}
 	return out, nil
+}
+
+// queueVectors queues the vector statements of a put: the vectors of
+// fields an item no longer embeds go, the new ones are upserted.
+func (s *Store) queueVectors(b *pgx.Batch, r *putRows, vecs [][]float32, binary bool, now time.Time) {
+	if len(r.reidx.key) > 0 {
+		// Vectors of fields the item no longer has (or all of them, for
+		// WithoutIndex) go; LangGraph leaves them behind, stale.
+		b.Queue(`DELETE FROM `+s.t.vectors+` v USING unnest($1::text[], $2::text[]) AS r(prefix, key)
+WHERE v.prefix = r.prefix AND v.key = r.key
+  AND NOT EXISTS (
+    SELECT 1 FROM unnest($3::text[], $4::text[], $5::text[]) AS n(prefix, key, field_name)
+    WHERE n.prefix = v.prefix AND n.key = v.key AND n.field_name = v.field_name)`,
+			r.reidx.prefix, r.reidx.key, r.vec.prefix, r.vec.key, r.vec.field)
+	}
+	if len(vecs) > 0 {
+		embs, arrayType := s.vectorBatch(binary, vecs)
+		b.Queue(`INSERT INTO `+s.t.vectors+` (prefix, key, field_name, embedding, created_at, updated_at)
+SELECT n.prefix, n.key, n.field_name, n.embedding::`+s.index.vecType+`, $5, $5
+FROM unnest($1::text[], $2::text[], $3::text[], $4::`+arrayType+`) AS n(prefix, key, field_name, embedding)
+ON CONFLICT (prefix, key, field_name) DO UPDATE SET
+    embedding = EXCLUDED.embedding,
+    updated_at = EXCLUDED.updated_at`, r.vec.prefix, r.vec.key, r.vec.field, embs, now)
+	}
 }

@@ -31,7 +31,8 @@ const (
 	sqlDelItem = `DELETE FROM store WHERE prefix = ? AND key = ?`
 	sqlUpsert  = `INSERT INTO store (prefix, key, value, created_at, updated_at, expires_at, ttl_minutes)
 		VALUES (?, ?, ?, ?, ?, ?, ?)
-		ON CONFLICT (prefix, key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at,
+		ON CONFLICT (prefix, key) DO UPDATE SET value = excluded.value,
+			updated_at = max(excluded.updated_at, store.updated_at + 1),
 			expires_at = excluded.expires_at, ttl_minutes = excluded.ttl_minutes`
 	sqlInsVec = `INSERT INTO store_vectors (prefix, key, field_name, embedding, created_at, updated_at)
 		VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (prefix, key, field_name) DO UPDATE SET

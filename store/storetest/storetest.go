@@ -48,6 +48,7 @@ func Run(t *testing.T, newStore func(t *testing.T, cfg Config) store.Store) {
 	t.Run("Fidelity", r.testFidelity)
 	t.Run("ListItems", r.testListItems)
 	t.Run("DeletePrefix", r.testDeletePrefix)
+	t.Run("PutIf", r.testPutIf)
 	t.Run("Concurrency", r.testConcurrency)
 	t.Run("Lifecycle", r.testLifecycle)
 }

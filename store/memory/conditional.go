@@ -1,0 +1,45 @@
+package memory
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/memvault/memvault/store"
+)
+
+var _ store.ConditionalPutter = (*Store)(nil)
+
+// PutIf implements store.ConditionalPutter: the check and the write happen
+// under the store's write lock.
+func (s *Store) PutIf(ctx context.Context, ns store.Namespace, key string, value map[string]any, cond store.PutCondition, opts ...store.PutOption) error {
+	if err := s.check(ctx); err != nil {
+		return err
+	}
+	if value == nil {
+		return fmt.Errorf("memory: %w: nil value (PutIf does not delete)", store.ErrInvalidArgument)
+	}
+	p, err := s.preparePut(store.PutOp{Namespace: ns, Key: key, Value: value, Options: store.ResolvePut(opts)})
+	if err != nil {
+		return err
+	}
+	if err := s.embed(ctx, []*put{p}, nil); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed.Load() {
+		return fmt.Errorf("memory: %w", store.ErrClosed)
+	}
+	now := s.now()
+	cur, ok := s.items[p.k]
+	live := ok && s.visible(cur, now.UnixNano())
+	var updated = now
+	if ok {
+		updated = cur.item.UpdatedAt
+	}
+	if !cond.Holds(live, updated) {
+		return fmt.Errorf("memory: %w", store.ErrConflict)
+	}
+	s.apply(p, now)
+	return nil
+}

@@ -1,0 +1,58 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/memvault/memvault/store"
+)
+
+var _ store.ConditionalPutter = (*Store)(nil)
+
+// PutIf implements store.ConditionalPutter: the item is read and written in
+// one write transaction, which SQLite runs alone.
+func (s *Store) PutIf(ctx context.Context, ns store.Namespace, key string, value map[string]any, cond store.PutCondition, opts ...store.PutOption) error {
+	if err := s.check(ctx); err != nil {
+		return err
+	}
+	if value == nil {
+		return fmt.Errorf("sqlite: %w: nil value (PutIf does not delete)", store.ErrInvalidArgument)
+	}
+	p, err := s.preparePut(store.PutOp{Namespace: ns, Key: key, Value: value, Options: store.ResolvePut(opts)})
+	if err != nil {
+		return err
+	}
+	puts := []*put{p}
+	if err := s.embed(ctx, puts, nil); err != nil {
+		return err
+	}
+	now := s.now()
+	var gen int64
+	err = s.db.WriteCommitted(ctx, func(tx *sql.Tx) error {
+		var (
+			updated int64
+			expires sql.NullInt64
+		)
+		err := tx.QueryRowContext(ctx, `SELECT updated_at, expires_at FROM store WHERE prefix = ? AND key = ?`,
+			p.k.ns, p.k.key).Scan(&updated, &expires)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
+		live := err == nil && (!expires.Valid || expires.Int64 > now.UnixNano())
+		if !cond.Holds(live, time.Unix(0, updated)) {
+			return store.ErrConflict
+		}
+		if err := s.applyPuts(ctx, tx, puts, now); err != nil {
+			return err
+		}
+		gen, err = s.bumpGeneration(ctx, tx)
+		return err
+	}, func() { s.cache.committed(gen, puts, now.UnixNano()) })
+	if err != nil {
+		return wrap(err)
+	}
+	return nil
+}
