@@ -147,7 +147,6 @@ func (s *Store) preparePuts(ctx context.Context, ops []store.PutOp) (r *putRows,
 	return r, vecs, now, nil
 }
 
-
 // putRows are the columns of one put's statements.
 type putRows struct {
 	del   struct{ prefix, key []string }
