@@ -2,7 +2,6 @@ package jsonvalue
 
 import (
 	"encoding"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -172,9 +171,9 @@ func scalar(v any) (out any, ok bool, err error) {
 		return fromBig(x), true, nil
 	case []byte:
 		if x == nil {
-			return nil, true, nil // encoding/json writes a nil slice as null
+			return nil, true, nil // as encoding/json writes a nil slice: null
 		}
-		return base64.StdEncoding.EncodeToString(x), true, nil
+		return append([]byte{}, x...), true, nil
 	}
 	return nil, false, nil
 }
@@ -255,8 +254,8 @@ func reflectValue(rv reflect.Value, depth int) (any, error) {
 		if t.Kind() == reflect.Slice && rv.IsNil() {
 			return nil, nil
 		}
-		if t.Elem().Kind() == reflect.Uint8 && !t.Elem().Implements(jsonMarshalerType) && !t.Elem().Implements(textMarshalerType) {
-			return viaJSON(rv.Interface(), depth) // base64, as encoding/json writes byte slices
+		if t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Uint8 && !t.Elem().Implements(jsonMarshalerType) && !t.Elem().Implements(textMarshalerType) {
+			return append([]byte{}, rv.Bytes()...), nil // a named byte slice: bytes
 		}
 		l := make([]any, rv.Len())
 		for i := range l {
@@ -412,6 +411,11 @@ func Copy(v any) any {
 			return x
 		}
 		return new(big.Int).Set(x)
+	case []byte:
+		if x == nil {
+			return x
+		}
+		return append([]byte{}, x...)
 	}
 	return v
 }

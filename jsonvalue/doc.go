@@ -12,6 +12,7 @@
 //	integer in (2^63, 2^64)    uint64
 //	any larger integer         *big.Int
 //	number with . or exponent  float64 (5.0 stays float64, never int64)
+//	bytes record (see below)   []byte
 //	array                      []any
 //	object                     map[string]any
 //
@@ -19,8 +20,8 @@
 // once, before a backend sees it: every integer kind becomes int64 (uint64 or
 // *big.Int beyond), float32 becomes the float64 of its shortest decimal (as
 // JSON carries it), json.Number becomes the type its literal names, []byte
-// becomes its base64 text and structs, typed maps and slices go through
-// encoding/json, as they always have. NaN, infinities, invalid UTF-8,
+// (and named byte slices) stays []byte, and structs, typed maps and slices
+// go through encoding/json, as they always have. NaN, infinities, invalid UTF-8,
 // channels and functions are refused with ErrUnsupported rather than
 // silently changed.
 //
@@ -28,6 +29,11 @@
 // integral floats keep a fractional part in fixed notation ("5.0",
 // "1000000000000000000000.0"), because PostgreSQL's jsonb prints numbers in
 // fixed notation and would otherwise turn 1e21 into an integer. Unmarshal
-// reads JSON text back into the model. Diff compares two model values
+// reads JSON text back into the model. JSON has no bytes: Marshal writes
+// them as the record LangGraph's JsonPlusSerializer writes for Python's
+// bytes, {"lc":2,"type":"constructor","id":["builtins","bytes"],
+// "method":"fromhex","args":["<hex>"]}, and Unmarshal turns exactly that
+// shape back into []byte (so, as in LangGraph, a map of that exact shape
+// comes back as bytes). Diff compares two model values
 // strictly (same types, same values); the conformance suites use it.
 package jsonvalue

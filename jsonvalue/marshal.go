@@ -2,6 +2,7 @@ package jsonvalue
 
 import (
 	"bytes"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -52,6 +53,11 @@ func appendValue(b []byte, v any, depth int) ([]byte, error) {
 			return append(b, "null"...), nil
 		}
 		return x.Append(b, 10), nil
+	case []byte:
+		if x == nil {
+			return append(b, "null"...), nil
+		}
+		return appendBytes(b, x), nil
 	case map[string]any:
 		if x == nil {
 			return append(b, "null"...), nil
@@ -172,6 +178,45 @@ func AppendString(b []byte, s string) []byte {
 	return append(b, '"')
 }
 
+// Bytes travel in JSON as LangGraph's constructor record for Python's
+// bytes (what its JsonPlusSerializer writes for them):
+//
+//	{"args":["<hex>"],"id":["builtins","bytes"],"lc":2,"method":"fromhex","type":"constructor"}
+//
+// Unmarshal turns exactly that shape back into []byte, as LangGraph does.
+const bytesPrefix = `{"args":["`
+const bytesSuffix = `"],"id":["builtins","bytes"],"lc":2,"method":"fromhex","type":"constructor"}`
+
+func appendBytes(b, x []byte) []byte {
+	b = append(b, bytesPrefix...)
+	b = hex.AppendEncode(b, x)
+	return append(b, bytesSuffix...)
+}
+
+// asBytes returns the bytes an object of the bytes record's shape holds.
+func asBytes(m map[string]any) ([]byte, bool) {
+	if len(m) != 5 || m["lc"] != json.Number("2") || m["type"] != "constructor" || m["method"] != "fromhex" {
+		return nil, false
+	}
+	id, ok := m["id"].([]any)
+	if !ok || len(id) != 2 || id[0] != "builtins" || id[1] != "bytes" {
+		return nil, false
+	}
+	args, ok := m["args"].([]any)
+	if !ok || len(args) != 1 {
+		return nil, false
+	}
+	h, ok := args[0].(string)
+	if !ok {
+		return nil, false
+	}
+	out, err := hex.DecodeString(h)
+	if err != nil {
+		return nil, false
+	}
+	return out, true
+}
+
 // Unmarshal parses one JSON value into the model. Text after the value, a
 // number beyond float64 that is not an integer, and nesting deeper than
 // MaxDepth are errors.
@@ -199,6 +244,9 @@ func numbers(v any, depth int) (any, error) {
 	case json.Number:
 		return Number(x)
 	case map[string]any:
+		if b, ok := asBytes(x); ok {
+			return b, nil
+		}
 		for k, e := range x {
 			switch e.(type) {
 			case json.Number, map[string]any, []any:

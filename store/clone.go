@@ -9,7 +9,7 @@ import (
 // CloneValue returns v in memvault's JSON value model (see package
 // jsonvalue): a deep copy sharing no memory with v, in which every integer
 // is int64 (uint64 or *big.Int beyond), every float float64, json.Number
-// the type its literal names, []byte its base64 text, and structs, typed
+// the type its literal names, []byte a copy of itself, and structs, typed
 // maps and slices their JSON form. Every backend stores this copy, so a
 // value reads back from each of them with the same Go types. Values JSON
 // cannot hold (NaN, infinities, invalid UTF-8, channels, functions, nesting

@@ -22,6 +22,7 @@ func Cases() []Case {
 	bigNeg, _ := new(big.Int).SetString("-98765432109876543210987654321", 10)
 	justBelowMinInt64, _ := new(big.Int).SetString("-9223372036854775809", 10)
 	type score float64
+	type rawBytes []byte
 	type label string
 	type point struct {
 		X int     `json:"x"`
@@ -62,8 +63,11 @@ func Cases() []Case {
 		{"bigint_uint64", new(big.Int).SetUint64(math.MaxUint64), uint64(math.MaxUint64)},
 		{"bigint_positive", new(big.Int).Set(bigPos), new(big.Int).Set(bigPos)},
 		{"bigint_negative", new(big.Int).Set(bigNeg), new(big.Int).Set(bigNeg)},
-		{"bytes", []byte("hi\x00\xff"), "aGkA/w=="},
-		{"bytes_empty", []byte{}, ""},
+		{"bytes", []byte("hi\x00\xff"), []byte("hi\x00\xff")},
+		{"bytes_empty", []byte{}, []byte{}},
+		{"bytes_nil", []byte(nil), nil},
+		{"bytes_named", rawBytes{1, 2, 3}, []byte{1, 2, 3}},
+		{"bytes_in_list", []any{[]byte{0xff}, "x"}, []any{[]byte{0xff}, "x"}},
 		{"string_empty", "", ""},
 		{"string_unicode", "日本語 🦜 e\u0301", "日本語 🦜 e\u0301"},
 		{"string_separators", "a\u2028b\u2029c", "a\u2028b\u2029c"},
