@@ -49,3 +49,97 @@ func TestConformanceSimpleProtocol(t *testing.T) {
 		return s
 	})
 }
+
+// txSaver runs every write the suite makes through the saver's …Tx twin,
+// in a transaction of the caller's (River's executorWithTx): Put, PutWrites
+// and DeleteThread each begin a transaction on the pool, call PutTx,
+// PutWritesTx or DeleteThreadTx in it and commit. Reads, which have no twin,
+// and the optional capabilities go to the saver as they are.
+type txSaver struct {
+	*postgres.Saver
+	pool *pgxpool.Pool
+}
+
+func (s txSaver) inTx(ctx context.Context, fn func(pgx.Tx) error) error {
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // after Commit a no-op
+	if err := fn(tx); err != nil {
+		return err
+	}
+	return tx.Commit(ctx)
+}
+
+func (s txSaver) Put(ctx context.Context, cfg checkpointer.Config, cp *checkpointer.Checkpoint, md checkpointer.Metadata, nv map[string]string) (checkpointer.Config, error) {
+	var out checkpointer.Config
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		var err error
+		out, err = s.Saver.PutTx(ctx, tx, cfg, cp, md, nv)
+		return err
+	})
+	return out, err
+}
+
+func (s txSaver) PutWrites(ctx context.Context, cfg checkpointer.Config, writes []checkpointer.Write, taskID, taskPath string) error {
+	return s.inTx(ctx, func(tx pgx.Tx) error { return s.Saver.PutWritesTx(ctx, tx, cfg, writes, taskID, taskPath) })
+}
+
+func (s txSaver) DeleteThread(ctx context.Context, threadID string) error {
+	return s.inTx(ctx, func(tx pgx.Tx) error { return s.Saver.DeleteThreadTx(ctx, tx, threadID) })
+}
+
+// TestConformanceTx runs the whole suite with every write going through
+// the …Tx twins, plaintext and encrypted.
+func TestConformanceTx(t *testing.T) {
+	for name, opts := range map[string]func(t *testing.T) postgres.Options{
+		"Plain":     func(*testing.T) postgres.Options { return postgres.Options{} },
+		"Encrypted": func(t *testing.T) postgres.Options { return postgres.Options{Serde: encrypted(t)} },
+	} {
+		t.Run(name, func(t *testing.T) {
+			checkpointertest.Run(t, func(t *testing.T) checkpointer.Saver {
+				s, pool := newSaver(t, opts(t))
+				return txSaver{s, pool}
+			})
+		})
+	}
+}
+
+// TestTxRollback: what a …Tx twin wrote is gone when the caller rolls its
+// transaction back, and there when it commits.
+func TestTxRollback(t *testing.T) {
+	ctx := context.Background()
+	s, pool := newSaver(t, postgres.Options{})
+	v := s.NextVersion("")
+	cp := &checkpointer.Checkpoint{V: 4, ID: checkpointer.NewID(0), ChannelValues: map[string]any{"a": "x"},
+		ChannelVersions: map[string]string{"a": v}, VersionsSeen: map[string]map[string]string{}}
+	for _, commit := range []bool{false, true} {
+		tx, err := pool.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := s.PutTx(ctx, tx, checkpointer.Config{ThreadID: "rb"}, cp, nil, map[string]string{"a": v})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.PutWritesTx(ctx, tx, cfg, []checkpointer.Write{{Channel: "w", Value: 1}}, "task", ""); err != nil {
+			t.Fatal(err)
+		}
+		if commit {
+			err = tx.Commit(ctx)
+		} else {
+			err = tx.Rollback(ctx)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		tp, err := s.GetTuple(ctx, checkpointer.Config{ThreadID: "rb"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (tp != nil) != commit || (commit && len(tp.PendingWrites) != 1) {
+			t.Fatalf("commit %v: GetTuple = %+v", commit, tp)
+		}
+	}
+}

@@ -1,7 +1,11 @@
 package postgres_test
 
 import (
+	"context"
 	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/memvault/memvault/serde"
 	"github.com/memvault/memvault/store"
@@ -44,6 +48,72 @@ func TestConformance(t *testing.T) {
 				}
 				s, _ := open(t, opts)
 				return s
+			})
+		})
+	}
+}
+
+// txStore runs every write the suite makes through the store's …Tx twins
+// in a transaction of the caller's (River's executorWithTx): Put, Delete
+// and batches of puts each begin a transaction on the pool, call PutTx,
+// DeleteTx or PutBatchTx in it and commit. Reads, mixed batches and the
+// optional capabilities go to the store as they are.
+type txStore struct {
+	*postgres.Store
+	pool *pgxpool.Pool
+}
+
+func (s txStore) inTx(ctx context.Context, fn func(pgx.Tx) error) error {
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // after Commit a no-op
+	if err := fn(tx); err != nil {
+		return err
+	}
+	return tx.Commit(ctx)
+}
+
+func (s txStore) Put(ctx context.Context, ns store.Namespace, key string, value map[string]any, opts ...store.PutOption) error {
+	return s.inTx(ctx, func(tx pgx.Tx) error { return s.Store.PutTx(ctx, tx, ns, key, value, opts...) })
+}
+
+func (s txStore) Delete(ctx context.Context, ns store.Namespace, key string) error {
+	return s.inTx(ctx, func(tx pgx.Tx) error { return s.Store.DeleteTx(ctx, tx, ns, key) })
+}
+
+func (s txStore) Batch(ctx context.Context, ops []store.Op) ([]store.Result, error) {
+	puts := make([]store.PutOp, 0, len(ops))
+	for _, op := range ops {
+		p, ok := op.(store.PutOp)
+		if !ok {
+			return s.Store.Batch(ctx, ops)
+		}
+		puts = append(puts, p)
+	}
+	if err := s.inTx(ctx, func(tx pgx.Tx) error { return s.Store.PutBatchTx(ctx, tx, puts) }); err != nil {
+		return nil, err
+	}
+	return make([]store.Result, len(ops)), nil
+}
+
+// TestConformanceTx runs the whole suite with every write going through
+// the …Tx twins, plaintext and encrypted.
+func TestConformanceTx(t *testing.T) {
+	for _, enc := range []bool{false, true} {
+		name := "Plain"
+		if enc {
+			name = "Encrypted"
+		}
+		t.Run(name, func(t *testing.T) {
+			storetest.Run(t, func(t *testing.T, cfg storetest.Config) store.Store {
+				opts := postgres.Options{TTL: cfg.TTL, Now: cfg.Now, Index: cfg.Index}
+				if enc {
+					opts.Serde = newSealed(t)
+				}
+				s, pool := open(t, opts)
+				return txStore{s, pool}
 			})
 		})
 	}
