@@ -3,11 +3,9 @@ package config
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
-
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
+	"maps"
+	"slices"
 
 	"github.com/memvault/memvault/internal/sqlitedb"
 )
@@ -23,17 +21,21 @@ type Migration struct {
 func (h *Handle) Migrations(ctx context.Context) ([]Migration, error) {
 	var out []Migration
 	if h.Backend == BackendPostgres {
-		for _, t := range []string{"checkpoint_migrations", "memvault_checkpoint_migrations", "store_migrations", "vector_migrations"} {
-			var v *int
-			err := h.Pool.QueryRow(ctx, "SELECT max(v) FROM "+h.qualify(t)).Scan(&v)
-			if err != nil {
-				if isUndefinedTable(err) {
-					continue
-				}
-				return nil, fmt.Errorf("config: %s: %w", t, err)
+		// Each component knows its own tables (internal/pgmigrate).
+		type versioned interface {
+			MigrationVersions(ctx context.Context) (map[string]int, error)
+		}
+		for _, c := range []any{h.Saver, h.Store} {
+			v, ok := c.(versioned)
+			if !ok {
+				continue
 			}
-			if v != nil {
-				out = append(out, Migration{Table: t, Version: *v})
+			m, err := v.MigrationVersions(ctx)
+			if err != nil {
+				return nil, fmt.Errorf("config: %w", err)
+			}
+			for _, t := range slices.Sorted(maps.Keys(m)) {
+				out = append(out, Migration{Table: t, Version: m[t]})
 			}
 		}
 		return out, nil
@@ -56,16 +58,4 @@ func (h *Handle) Migrations(ctx context.Context) ([]Migration, error) {
 		out = append(out, m)
 	}
 	return out, rows.Err()
-}
-
-func (h *Handle) qualify(table string) string {
-	if h.schema == "" {
-		return pgx.Identifier{table}.Sanitize()
-	}
-	return pgx.Identifier{h.schema, table}.Sanitize()
-}
-
-func isUndefinedTable(err error) bool {
-	var pe *pgconn.PgError
-	return errors.As(err, &pe) && pe.Code == "42P01"
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/jackc/pgx/v5"
 
 	"github.com/memvault/memvault/store"
 )
@@ -14,7 +13,7 @@ import (
 // left as they are) the first time an indexed store is set up, and refuses
 // a later Setup with another embedder (store.ErrEmbedderMismatch): vectors
 // of two models, or of one model at two sizes, cannot be compared.
-func (s *Store) checkEmbedder(ctx context.Context, c *pgx.Conn) error {
+func (s *Store) checkEmbedder(ctx context.Context, c Querier) error {
 	name := s.embedder().Name()
 	if _, err := c.Exec(ctx, `CREATE TABLE IF NOT EXISTS `+s.t.embedder+` (id INTEGER PRIMARY KEY CHECK (id = 0), name TEXT NOT NULL)`); err != nil {
 		return fmt.Errorf("postgres: setup: %w", err)

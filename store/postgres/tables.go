@@ -11,12 +11,10 @@ import (
 
 // tables holds the qualified table names and the SQL built from them once.
 type tables struct {
-	schema           string // quoted, or "" for unqualified names
-	store            string
-	vectors          string
-	storeMigrations  string
-	vectorMigrations string
-	embedder         string // memvault_store_embedder: the vectors' embedder
+	schema   string // quoted, or "" for unqualified names
+	store    string
+	vectors  string
+	embedder string // memvault_store_embedder: the vectors' embedder
 
 	sweep  string
 	get    string
@@ -31,12 +29,10 @@ func newTables(schema string) tables {
 		q = func(name string) string { return quoted + "." + name }
 	}
 	t := tables{
-		schema:           quoted,
-		store:            q("store"),
-		vectors:          q("store_vectors"),
-		storeMigrations:  q("store_migrations"),
-		vectorMigrations: q("vector_migrations"),
-		embedder:         q("memvault_store_embedder"),
+		schema:   quoted,
+		store:    q("store"),
+		vectors:  q("store_vectors"),
+		embedder: q("memvault_store_embedder"),
 	}
 	t.sweep = `DELETE FROM ` + t.store + ` WHERE expires_at IS NOT NULL AND expires_at < $1`
 	t.delete = `DELETE FROM ` + t.store + ` WHERE prefix = $1 AND key = $2`

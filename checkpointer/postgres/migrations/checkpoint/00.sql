@@ -1,0 +1,3 @@
+CREATE TABLE IF NOT EXISTS {checkpoint_migrations} (
+    v INTEGER PRIMARY KEY
+);

@@ -1,0 +1,1 @@
+ALTER TABLE {checkpoint_writes} ADD COLUMN IF NOT EXISTS task_path TEXT NOT NULL DEFAULT '';

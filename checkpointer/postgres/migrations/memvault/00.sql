@@ -1,0 +1,3 @@
+CREATE TABLE IF NOT EXISTS {memvault_checkpoint_migrations} (
+    v INTEGER PRIMARY KEY
+);

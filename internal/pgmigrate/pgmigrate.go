@@ -1,0 +1,302 @@
+// Package pgmigrate is memvault's one PostgreSQL migration runner, used by
+// the checkpointer and the store: LangGraph's numbering (statement i of a
+// set recorded as v = i in the set's tracking table, as Python's and JS's
+// setup() do), concurrent Setup calls serialized by an advisory lock per
+// schema and component, CREATE INDEX CONCURRENTLY outside transactions
+// (an index an interrupted run left invalid is dropped and built again),
+// and inside a caller's transaction the same statements without
+// CONCURRENTLY under a transaction-scoped lock.
+package pgmigrate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io/fs"
+	"path"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// Set is one tracking table and its migrations: Statements[i] is recorded
+// as v = i once it ran. An empty statement is skipped and not recorded
+// (LangGraph's flat vector index).
+type Set struct {
+	Table      string // unqualified
+	Statements []string
+}
+
+// Load reads a set's statements from dir in fsys: files named
+// "<version>.sql" (or "<version>_<words>.sql"), numbered from 0 without
+// gaps, each one statement, with every "{name}" replaced by vars[name].
+func Load(fsys fs.FS, dir string, vars map[string]string) ([]string, error) {
+	entries, err := fs.ReadDir(fsys, dir)
+	if err != nil {
+		return nil, err
+	}
+	byVersion := map[int]string{}
+	for _, e := range entries {
+		name := e.Name()
+		if !strings.HasSuffix(name, ".sql") {
+			continue
+		}
+		num, _, _ := strings.Cut(strings.TrimSuffix(name, ".sql"), "_")
+		v, err := strconv.Atoi(num)
+		if err != nil || v < 0 {
+			return nil, fmt.Errorf("pgmigrate: %s: not <version>.sql", path.Join(dir, name))
+		}
+		if _, dup := byVersion[v]; dup {
+			return nil, fmt.Errorf("pgmigrate: %s: version %d twice", dir, v)
+		}
+		b, err := fs.ReadFile(fsys, path.Join(dir, name))
+		if err != nil {
+			return nil, err
+		}
+		byVersion[v] = string(b)
+	}
+	out := make([]string, len(byVersion))
+	for v, text := range byVersion {
+		if v >= len(out) {
+			return nil, fmt.Errorf("pgmigrate: %s: versions are not 0..%d", dir, len(out)-1)
+		}
+		out[v] = strings.TrimSpace(expand(text, vars))
+	}
+	return out, nil
+}
+
+var placeholder = regexp.MustCompile(`\{([a-z_]+)\}`)
+
+func expand(text string, vars map[string]string) string {
+	return placeholder.ReplaceAllStringFunc(text, func(m string) string {
+		if v, ok := vars[m[1:len(m)-1]]; ok {
+			return v
+		}
+		return m
+	})
+}
+
+// Conn is a single connection or transaction: *pgx.Conn, *pgxpool.Conn,
+// pgx.Tx.
+type Conn interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// Run applies the sets in order on db: a *pgxpool.Pool (one of its
+// connections is held for the whole run), a pgx.Tx (a caller's
+// transaction: statements run in it, CONCURRENTLY dropped), or a single
+// connection. schema ("" for the search path) is created when missing and
+// qualifies the tracking tables; lock names the component, so that two
+// components may migrate one schema at once.
+func Run(ctx context.Context, db any, schema, lock string, sets ...Set) (err error) {
+	var conn Conn
+	inTx := false
+	key := lockKey(lock, schema)
+	switch x := db.(type) {
+	case pgx.Tx:
+		conn, inTx = x, true
+		if _, err := x.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, key); err != nil {
+			return fmt.Errorf("lock: %w", err)
+		}
+	case *pgxpool.Pool:
+		c, err := x.Acquire(ctx)
+		if err != nil {
+			return fmt.Errorf("acquire connection: %w", err)
+		}
+		defer c.Release()
+		conn = c
+	case Conn:
+		conn = x
+	default:
+		return fmt.Errorf("pgmigrate: cannot migrate over %T", db)
+	}
+	if !inTx {
+		if err := sessionLock(ctx, conn, key); err != nil {
+			return fmt.Errorf("lock: %w", err)
+		}
+		defer func() {
+			// Unlock even when ctx is done: a pooled connection must not go
+			// back to the pool holding the lock.
+			uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+			defer cancel()
+			if _, uerr := conn.Exec(uctx, `SELECT pg_advisory_unlock($1)`, key); uerr != nil {
+				if pc, ok := conn.(*pgxpool.Conn); ok {
+					_ = pc.Conn().Close(uctx) // a closed connection is dropped by the pool
+				}
+				if err == nil {
+					err = fmt.Errorf("unlock: %w", uerr)
+				}
+			}
+		}()
+	}
+	if schema != "" {
+		// Checked first: CREATE SCHEMA IF NOT EXISTS needs the CREATE
+		// privilege on the database even when the schema exists.
+		var exists bool
+		if err := conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1)`, schema).Scan(&exists); err != nil {
+			return fmt.Errorf("look up schema: %w", err)
+		}
+		if !exists {
+			if _, err := conn.Exec(ctx, `CREATE SCHEMA IF NOT EXISTS `+pgx.Identifier{schema}.Sanitize()); err != nil {
+				return fmt.Errorf("create schema: %w", err)
+			}
+		}
+	}
+	for _, set := range sets {
+		if err := migrate(ctx, conn, inTx, schema, set); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// migrate creates the set's tracking table, then runs every statement
+// above the highest recorded version, recording each after it ran.
+func migrate(ctx context.Context, conn Conn, inTx bool, schema string, set Set) error {
+	tbl := ident(schema, set.Table)
+	if _, err := conn.Exec(ctx, `CREATE TABLE IF NOT EXISTS `+tbl+` (v INTEGER PRIMARY KEY)`, pgx.QueryExecModeSimpleProtocol); err != nil {
+		return fmt.Errorf("%s: %w", set.Table, err)
+	}
+	version := -1
+	var v *int32
+	err := conn.QueryRow(ctx, `SELECT max(v) FROM `+tbl).Scan(&v)
+	if err != nil {
+		return fmt.Errorf("read %s: %w", set.Table, err)
+	}
+	if v != nil {
+		version = int(*v)
+	}
+	for i := version + 1; i < len(set.Statements); i++ {
+		stmt := set.Statements[i]
+		if stmt == "" {
+			continue
+		}
+		if inTx {
+			stmt = strings.Replace(stmt, "INDEX CONCURRENTLY", "INDEX", 1)
+		} else if err := dropInvalidIndex(ctx, conn, schema, stmt); err != nil {
+			return fmt.Errorf("%s v%d: %w", set.Table, i, err)
+		}
+		if err := exec(ctx, conn, stmt); err != nil {
+			return fmt.Errorf("%s v%d: %w", set.Table, i, err)
+		}
+		if _, err := conn.Exec(ctx, `INSERT INTO `+tbl+` (v) VALUES ($1) ON CONFLICT (v) DO NOTHING`, i); err != nil {
+			return fmt.Errorf("record %s v%d: %w", set.Table, i, err)
+		}
+	}
+	return nil
+}
+
+var concurrentIndex = regexp.MustCompile(`INDEX CONCURRENTLY IF NOT EXISTS (\w+) ON`)
+
+// dropInvalidIndex drops the index stmt creates if a CREATE INDEX
+// CONCURRENTLY that failed or was interrupted left it behind invalid: IF NOT
+// EXISTS would otherwise skip it and record the migration as done with an
+// index PostgreSQL never uses.
+func dropInvalidIndex(ctx context.Context, conn Conn, schema, stmt string) error {
+	m := concurrentIndex.FindStringSubmatch(stmt)
+	if m == nil {
+		return nil
+	}
+	var invalid bool
+	err := conn.QueryRow(ctx, `SELECT NOT i.indisvalid FROM pg_index i
+JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+WHERE c.relname = $1 AND n.nspname = coalesce(nullif($2, ''), current_schema())`, m[1], schema).Scan(&invalid)
+	if errors.Is(err, pgx.ErrNoRows) || (err == nil && !invalid) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	_, err = conn.Exec(ctx, `DROP INDEX CONCURRENTLY IF EXISTS `+ident(schema, m[1]), pgx.QueryExecModeSimpleProtocol)
+	return err
+}
+
+// exec runs one DDL statement with the simple protocol (DDL has no
+// parameters and must not be cached as a prepared statement).
+func exec(ctx context.Context, conn Conn, stmt string) error {
+	_, err := conn.Exec(ctx, stmt, pgx.QueryExecModeSimpleProtocol)
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && pe.Code == "42P07" && strings.Contains(stmt, "CONCURRENTLY") {
+		// duplicate_table: a concurrent CREATE INDEX CONCURRENTLY from a
+		// process not holding this lock (LangGraph's setup) got there first.
+		return nil
+	}
+	return err
+}
+
+// sessionLock takes the session advisory lock on conn. It polls with
+// pg_try_advisory_lock instead of blocking in pg_advisory_lock: CREATE
+// INDEX CONCURRENTLY waits for every transaction older than it to end,
+// including a session blocked in pg_advisory_lock waiting for the CREATE
+// INDEX's own session, which PostgreSQL reports as a deadlock.
+func sessionLock(ctx context.Context, conn Conn, key int64) error {
+	wait := 5 * time.Millisecond
+	for {
+		var ok bool
+		if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1)`, key).Scan(&ok); err != nil {
+			return err
+		}
+		if ok {
+			return nil
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+		wait = min(2*wait, 250*time.Millisecond)
+	}
+}
+
+func lockKey(lock, schema string) int64 {
+	h := fnv.New64a()
+	h.Write([]byte(lock))
+	h.Write([]byte{0})
+	h.Write([]byte(schema))
+	return int64(h.Sum64())
+}
+
+func ident(schema, table string) string {
+	if schema == "" {
+		return pgx.Identifier{table}.Sanitize()
+	}
+	return pgx.Identifier{schema, table}.Sanitize()
+}
+
+// Querier runs a query; *pgxpool.Pool, *pgx.Conn and pgx.Tx implement it.
+type Querier interface {
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// Versions returns the highest recorded version of each of tables in
+// schema; a table that does not exist yet, or records nothing, is left out.
+func Versions(ctx context.Context, q Querier, schema string, tables ...string) (map[string]int, error) {
+	out := map[string]int{}
+	for _, t := range slices.Sorted(slices.Values(tables)) {
+		var exists bool
+		if err := q.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, ident(schema, t)).Scan(&exists); err != nil {
+			return nil, fmt.Errorf("%s: %w", t, err)
+		}
+		if !exists {
+			continue
+		}
+		var v *int
+		if err := q.QueryRow(ctx, `SELECT max(v) FROM `+ident(schema, t)).Scan(&v); err != nil {
+			return nil, fmt.Errorf("%s: %w", t, err)
+		}
+		if v != nil {
+			out[t] = *v
+		}
+	}
+	return out, nil
+}

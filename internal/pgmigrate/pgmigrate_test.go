@@ -1,0 +1,96 @@
+package pgmigrate_test
+
+import (
+	"context"
+	"testing"
+	"testing/fstest"
+
+	"github.com/memvault/memvault/internal/pgmigrate"
+	"github.com/memvault/memvault/internal/pgtest"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+func TestLoad(t *testing.T) {
+	fsys := fstest.MapFS{
+		"m/00.sql":          {Data: []byte("CREATE TABLE {t} (a int)\n")},
+		"m/01_index.sql":    {Data: []byte("CREATE INDEX CONCURRENTLY IF NOT EXISTS t_a ON {t} (a)")},
+		"m/02.sql":          {Data: []byte("{missing}")},
+		"m/README":          {Data: []byte("ignored")},
+		"gap/00.sql":        {Data: []byte("a")},
+		"gap/02.sql":        {Data: []byte("b")},
+		"dup/1.sql":         {Data: []byte("a")},
+		"dup/01.sql":        {Data: []byte("b")},
+		"dup/00.sql":        {Data: []byte("c")},
+		"bad/first.sql":     {Data: []byte("a")},
+		"neg/-1.sql":        {Data: []byte("a")},
+		"empty/00_none.sql": {Data: []byte("  \n")},
+	}
+	got, err := pgmigrate.Load(fsys, "m", map[string]string{"t": `"s"."t"`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{`CREATE TABLE "s"."t" (a int)`, `CREATE INDEX CONCURRENTLY IF NOT EXISTS t_a ON "s"."t" (a)`, "{missing}"}
+	if len(got) != len(want) {
+		t.Fatalf("Load = %q", got)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("statement %d = %q, want %q", i, got[i], want[i])
+		}
+	}
+	for _, dir := range []string{"gap", "dup", "bad", "neg", "nope"} {
+		if _, err := pgmigrate.Load(fsys, dir, nil); err == nil {
+			t.Errorf("Load(%s) succeeded", dir)
+		}
+	}
+	if got, err := pgmigrate.Load(fsys, "empty", nil); err != nil || len(got) != 1 || got[0] != "" {
+		t.Fatalf("Load(empty) = %q, %v", got, err)
+	}
+}
+
+// TestRunInCallersTransaction: inside a caller's transaction the
+// migrations run without CONCURRENTLY and vanish with a rollback; on the
+// pool they run, are recorded, and a second run does nothing.
+func TestRunInCallersTransaction(t *testing.T) {
+	ctx := context.Background()
+	pool, schema := pgtest.Schema(t)
+	set := pgmigrate.Set{Table: "m_migrations", Statements: []string{
+		`CREATE TABLE ` + schema + `.m (a int)`,
+		`CREATE INDEX CONCURRENTLY IF NOT EXISTS m_a ON ` + schema + `.m (a)`,
+		``,
+		`ALTER TABLE ` + schema + `.m ADD COLUMN b int`,
+	}}
+	tx, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pgmigrate.Run(ctx, tx, schema, "test", set); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := pgmigrate.Versions(ctx, tx, schema, "m_migrations"); err != nil || v["m_migrations"] != 3 {
+		t.Fatalf("versions in the transaction = %v, %v", v, err)
+	}
+	if err := tx.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := pgmigrate.Versions(ctx, pool, schema, "m_migrations"); err != nil || len(v) != 0 {
+		t.Fatalf("versions after rollback = %v, %v", v, err)
+	}
+	for range 2 {
+		if err := pgmigrate.Run(ctx, pool, schema, "test", set); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var recorded int
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM `+schema+`.m_migrations`).Scan(&recorded); err != nil {
+		t.Fatal(err)
+	}
+	if recorded != 3 { // 0, 1 and 3: the empty statement is not recorded
+		t.Fatalf("%d versions recorded, want 3", recorded)
+	}
+	var valid bool
+	if err := pool.QueryRow(ctx, `SELECT indisvalid FROM pg_index WHERE indexrelid = to_regclass($1)`, schema+".m_a").Scan(&valid); err != nil || !valid {
+		t.Fatalf("index valid %v, %v", valid, err)
+	}
+}
