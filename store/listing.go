@@ -45,6 +45,19 @@ func (o ListItemsOptions) Validate() error {
 	return nil
 }
 
+// CheckListItems validates ListItems' arguments (the namespace and the
+// options) and returns the namespace as stored and the page size: what
+// every backend does first.
+func CheckListItems(ns Namespace, opt ListItemsOptions) (prefix string, limit int, err error) {
+	if err := ns.Validate(); err != nil {
+		return "", 0, err
+	}
+	if err := opt.Validate(); err != nil {
+		return "", 0, err
+	}
+	return ns.String(), opt.EffectiveLimit(), nil
+}
+
 // EffectiveLimit is Limit, or DefaultListItemsLimit when Limit is 0.
 func (o ListItemsOptions) EffectiveLimit() int {
 	if o.Limit == 0 {

@@ -15,10 +15,11 @@ func (s *Store) PutIf(ctx context.Context, ns store.Namespace, key string, value
 	if err := s.check(ctx); err != nil {
 		return err
 	}
-	if value == nil {
-		return fmt.Errorf("memory: %w: nil value (PutIf does not delete)", store.ErrInvalidArgument)
+	op, err := store.PutIfOp(ns, key, value, opts)
+	if err != nil {
+		return fmt.Errorf("memory: %w", err)
 	}
-	p, err := s.preparePut(store.PutOp{Namespace: ns, Key: key, Value: value, Options: store.ResolvePut(opts)})
+	p, err := s.preparePut(op)
 	if err != nil {
 		return err
 	}

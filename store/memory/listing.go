@@ -19,13 +19,11 @@ func (s *Store) ListItems(ctx context.Context, ns store.Namespace, opt store.Lis
 	if err := s.check(ctx); err != nil {
 		return nil, err
 	}
-	if err := ns.Validate(); err != nil {
-		return nil, err
-	}
-	if err := opt.Validate(); err != nil {
+	prefix, limit, err := store.CheckListItems(ns, opt)
+	if err != nil {
 		return nil, fmt.Errorf("memory: %w", err)
 	}
-	want, limit := ns.String(), opt.EffectiveLimit()
+	want := prefix
 	now := s.now()
 	s.mu.RLock()
 	var entries []*entry

@@ -19,10 +19,11 @@ var _ store.ConditionalPutter = (*Store)(nil)
 // UPDATE of the row at the expected updated_at otherwise); no row written
 // means ErrConflict and a rollback; then its vectors follow.
 func (s *Store) PutIf(ctx context.Context, ns store.Namespace, key string, value map[string]any, cond store.PutCondition, opts ...store.PutOption) error {
-	if value == nil {
-		return fmt.Errorf("postgres: %w: nil value (PutIf does not delete)", store.ErrInvalidArgument)
+	op, err := store.PutIfOp(ns, key, value, opts)
+	if err != nil {
+		return fmt.Errorf("postgres: %w", err)
 	}
-	r, vecs, now, err := s.preparePuts(ctx, []store.PutOp{{Namespace: ns, Key: key, Value: value, Options: store.ResolvePut(opts)}})
+	r, vecs, now, err := s.preparePuts(ctx, []store.PutOp{op})
 	if err != nil {
 		return err
 	}

@@ -19,16 +19,14 @@ func (s *Store) ListItems(ctx context.Context, ns store.Namespace, opt store.Lis
 	if err := s.checkOpen(); err != nil {
 		return nil, err
 	}
-	if err := ns.Validate(); err != nil {
-		return nil, err
-	}
-	if err := opt.Validate(); err != nil {
+	prefix, limit, err := store.CheckListItems(ns, opt)
+	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
-	prefix, now := ns.String(), s.nowUTC()
+	now := s.nowUTC()
 	rows, err := s.db.Query(ctx, `SELECT key, value, created_at, updated_at, expires_at FROM `+s.t.store+`
 WHERE prefix = $1 AND key COLLATE "C" > $2 AND (expires_at IS NULL OR expires_at > $3)
-ORDER BY key COLLATE "C" LIMIT $4`, prefix, opt.After, now, opt.EffectiveLimit())
+ORDER BY key COLLATE "C" LIMIT $4`, prefix, opt.After, now, limit)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: list items: %w", err)
 	}

@@ -19,18 +19,16 @@ func (s *Store) ListItems(ctx context.Context, ns store.Namespace, opt store.Lis
 	if err := s.check(ctx); err != nil {
 		return nil, err
 	}
-	if err := ns.Validate(); err != nil {
-		return nil, err
-	}
-	if err := opt.Validate(); err != nil {
+	prefix, limit, err := store.CheckListItems(ns, opt)
+	if err != nil {
 		return nil, fmt.Errorf("sqlite: %w", err)
 	}
 	now := s.now()
 	var out []store.Item
-	err := s.db.Read(ctx, func(tx *sql.Tx) error {
+	err = s.db.Read(ctx, func(tx *sql.Tx) error {
 		rs, err := tx.QueryContext(ctx, `SELECT `+itemColumns+` FROM store
 			WHERE prefix = ? AND key > ? AND (expires_at IS NULL OR expires_at > ?)
-			ORDER BY key LIMIT ?`, ns.String(), opt.After, now.UnixNano(), opt.EffectiveLimit())
+			ORDER BY key LIMIT ?`, prefix, opt.After, now.UnixNano(), limit)
 		if err != nil {
 			return err
 		}
