@@ -198,7 +198,7 @@ func (c Config) serializer() (serde.Serializer, *crypto.Keyring, error) {
 func (c Config) readOptions() []serde.EncryptedOption {
 	var opts []serde.EncryptedOption
 	if c.AllowPlaintext {
-		opts = append(opts, serde.WithPlaintextReads())
+		opts = append(opts, serde.WithDangerousPlaintextReads())
 	}
 	if c.DangerouslyAcceptUnboundAES {
 		opts = append(opts, serde.WithDangerousUnboundAESReads())

@@ -29,7 +29,7 @@ import (
 // Loading is strict by default: a value without a cipher suffix is refused
 // with ErrPlaintextRefused (Python's serializer passes such values through,
 // letting whoever can write the database inject plaintext); use
-// WithPlaintextReads while migrating an unencrypted database. Tag "empty"
+// WithDangerousPlaintextReads while migrating an unencrypted database. Tag "empty"
 // is refused too: it is a backend's marker for a channel without a value,
 // which backends skip before loading, and carries no authentication, so a
 // loader that accepted it would let whoever can write the database replace
@@ -58,12 +58,21 @@ type encryptedConfig struct {
 	allowUnbound   bool
 }
 
-// WithPlaintextReads makes LoadsTyped accept values that carry no cipher
-// suffix (and decode them with the inner serializer), for reading a
-// database written before encryption was turned on.
-func WithPlaintextReads() EncryptedOption {
+// WithDangerousPlaintextReads makes LoadsTyped accept values that carry no
+// cipher suffix (and decode them with the inner serializer), for reading a
+// database written before encryption was turned on. It is dangerous: whoever
+// can write to the database can then inject values that are read as if
+// they had been encrypted. Turn it off once `keys reencrypt` has rewritten
+// the old rows (MEMVAULT_ALLOW_PLAINTEXT is its environment switch).
+func WithDangerousPlaintextReads() EncryptedOption {
 	return func(c *encryptedConfig) { c.allowPlaintext = true }
 }
+
+// WithPlaintextReads is WithDangerousPlaintextReads.
+//
+// Deprecated: use WithDangerousPlaintextReads, whose name says what it
+// risks.
+func WithPlaintextReads() EncryptedOption { return WithDangerousPlaintextReads() }
 
 // WithDangerousUnboundAESReads makes a serializer in envelope mode read
 // values in LangGraph's "aes" format too. Such values are bound to no row:
@@ -306,7 +315,7 @@ type KeyInfo struct {
 
 // Inspect decrypts a stored value (without decoding it) and reports which
 // cipher and key protect it. Plaintext values are reported only when
-// WithPlaintextReads is set (otherwise ErrPlaintextRefused); an "empty"
+// WithDangerousPlaintextReads is set (otherwise ErrPlaintextRefused); an "empty"
 // marker is reported as plaintext. Errors are as for LoadsTypedWith.
 func (e *Encrypted) Inspect(typ string, data, aad []byte) (KeyInfo, error) {
 	if typ == TypeEmpty {

@@ -325,3 +325,17 @@ func TestEnvelopeRefusesUnboundAES(t *testing.T) {
 		}
 	}
 }
+
+// TestOneDecryptError: every decryption failure matches both serde's and
+// crypto's sentinel, so callers test for one error.
+func TestOneDecryptError(t *testing.T) {
+	e := encrypted(t, keyring(t, "0123456789abcdef0123456789abcdef"))
+	typ, data, err := e.DumpsTypedWith("secret", testAAD("blob", "a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = e.LoadsTypedWith(typ, data, testAAD("blob", "b"))
+	if !errors.Is(err, ErrDecrypt) || !errors.Is(err, crypto.ErrDecrypt) {
+		t.Fatalf("moved value: %v, want serde.ErrDecrypt wrapping crypto.ErrDecrypt", err)
+	}
+}

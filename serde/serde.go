@@ -3,6 +3,8 @@ package serde
 import (
 	"errors"
 	"fmt"
+
+	"github.com/memvault/memvault/crypto"
 )
 
 // Serializer turns values into tagged bytes and back. The tag names the format
@@ -69,8 +71,9 @@ var (
 	ErrMalformed = errors.New("serde: malformed payload")
 	// ErrDecrypt is the single error for any decryption failure: tampered,
 	// truncated, re-keyed or moved ciphertext, or an unknown key id. It never
-	// says which check failed.
-	ErrDecrypt = errors.New("serde: decryption failed")
+	// says which check failed. It wraps crypto.ErrDecrypt, so that one
+	// errors.Is(err, crypto.ErrDecrypt) catches failures from either layer.
+	ErrDecrypt = fmt.Errorf("serde: %w", crypto.ErrDecrypt)
 	// ErrPlaintextRefused is returned by a strict Encrypted serializer asked to
 	// load a value that carries no cipher suffix.
 	ErrPlaintextRefused = errors.New("serde: plaintext value refused (encryption is on)")
