@@ -52,8 +52,8 @@ func TestConformanceSimpleProtocol(t *testing.T) {
 
 // txSaver runs every write the suite makes through the saver's …Tx twin,
 // in a transaction of the caller's (River's executorWithTx): Put, PutWrites
-// and DeleteThread each begin a transaction on the pool, call PutTx,
-// PutWritesTx or DeleteThreadTx in it and commit. Reads, which have no twin,
+// DeleteThread and DeleteCheckpoint each begin a transaction on the pool,
+// call their …Tx twin in it and commit. Reads, which have no twin,
 // and the optional capabilities go to the saver as they are.
 type txSaver struct {
 	*postgres.Saver
@@ -88,6 +88,10 @@ func (s txSaver) PutWrites(ctx context.Context, cfg checkpointer.Config, writes 
 
 func (s txSaver) DeleteThread(ctx context.Context, threadID string) error {
 	return s.inTx(ctx, func(tx pgx.Tx) error { return s.Saver.DeleteThreadTx(ctx, tx, threadID) })
+}
+
+func (s txSaver) DeleteCheckpoint(ctx context.Context, cfg checkpointer.Config) error {
+	return s.inTx(ctx, func(tx pgx.Tx) error { return s.Saver.DeleteCheckpointTx(ctx, tx, cfg) })
 }
 
 // TestConformanceTx runs the whole suite with every write going through

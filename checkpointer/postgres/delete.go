@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/memvault/memvault/checkpointer"
 )
 
@@ -13,10 +15,19 @@ var _ checkpointer.CheckpointDeleter = (*Saver)(nil)
 // statement: the checkpoint, its writes, and the blob rows of its channel
 // versions that no other checkpoint of its namespace uses.
 func (s *Saver) DeleteCheckpoint(ctx context.Context, cfg checkpointer.Config) error {
+	return s.deleteCheckpoint(ctx, s.db, cfg)
+}
+
+// DeleteCheckpointTx is DeleteCheckpoint inside the caller's transaction.
+func (s *Saver) DeleteCheckpointTx(ctx context.Context, tx pgx.Tx, cfg checkpointer.Config) error {
+	return s.deleteCheckpoint(ctx, tx, cfg)
+}
+
+func (s *Saver) deleteCheckpoint(ctx context.Context, db DB, cfg checkpointer.Config) error {
 	if err := checkpointer.ValidateDeleteCheckpoint(cfg); err != nil {
 		return fmt.Errorf("postgres: delete checkpoint: %w", err)
 	}
-	if _, err := s.db.Exec(ctx, s.q.ckptDelete, cfg.ThreadID, cfg.CheckpointNS, cfg.CheckpointID); err != nil {
+	if _, err := db.Exec(ctx, s.q.ckptDelete, cfg.ThreadID, cfg.CheckpointNS, cfg.CheckpointID); err != nil {
 		return fmt.Errorf("postgres: delete checkpoint: %w", err)
 	}
 	return nil

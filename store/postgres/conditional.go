@@ -19,6 +19,16 @@ var _ store.ConditionalPutter = (*Store)(nil)
 // UPDATE of the row at the expected updated_at otherwise); no row written
 // means ErrConflict and a rollback; then its vectors follow.
 func (s *Store) PutIf(ctx context.Context, ns store.Namespace, key string, value map[string]any, cond store.PutCondition, opts ...store.PutOption) error {
+	return s.putIf(ctx, s.db, ns, key, value, cond, opts)
+}
+
+// PutIfTx is PutIf inside the caller's transaction (in a savepoint, so a
+// conflict leaves the caller's transaction usable).
+func (s *Store) PutIfTx(ctx context.Context, tx pgx.Tx, ns store.Namespace, key string, value map[string]any, cond store.PutCondition, opts ...store.PutOption) error {
+	return s.putIf(ctx, tx, ns, key, value, cond, opts)
+}
+
+func (s *Store) putIf(ctx context.Context, db Querier, ns store.Namespace, key string, value map[string]any, cond store.PutCondition, opts []store.PutOption) error {
 	op, err := store.PutIfOp(ns, key, value, opts)
 	if err != nil {
 		return fmt.Errorf("postgres: %w", err)
@@ -49,7 +59,13 @@ WHERE s.prefix = $1 AND s.key = $2 AND s.updated_at = $7 AND (s.expires_at IS NU
 		if !ok {
 			return fmt.Errorf("postgres: put if: %T cannot begin a transaction", q)
 		}
-		return pgretry.Do(ctx, func() error {
+		attempt := func(f func() error) error { return f() }
+		if db == Querier(s.db) {
+			// The store's own transaction: run it again when PostgreSQL
+			// aborted it to break a deadlock. A caller's is the caller's.
+			attempt = func(f func() error) error { return pgretry.Do(ctx, f) }
+		}
+		return attempt(func() error {
 			tx, err := begin.Begin(ctx)
 			if err != nil {
 				return err
@@ -73,9 +89,9 @@ WHERE s.prefix = $1 AND s.key = $2 AND s.updated_at = $7 AND (s.expires_at IS NU
 		})
 	}
 	if len(vecs) > 0 {
-		err = vectorConn(ctx, s.db, run)
+		err = vectorConn(ctx, db, run)
 	} else {
-		err = run(s.db, false)
+		err = run(db, false)
 	}
 	if err != nil && !errors.Is(err, store.ErrConflict) {
 		return fmt.Errorf("postgres: put if: %w", err)

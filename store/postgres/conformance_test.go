@@ -2,6 +2,7 @@ package postgres_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -54,9 +55,9 @@ func TestConformance(t *testing.T) {
 }
 
 // txStore runs every write the suite makes through the store's …Tx twins
-// in a transaction of the caller's (River's executorWithTx): Put, Delete
-// and batches of puts each begin a transaction on the pool, call PutTx,
-// DeleteTx or PutBatchTx in it and commit. Reads, mixed batches and the
+// in a transaction of the caller's (River's executorWithTx): Put, Delete,
+// PutIf and batches of puts each begin a transaction on the pool, call
+// their …Tx twin in it and commit. Reads, mixed batches and the
 // optional capabilities go to the store as they are.
 type txStore struct {
 	*postgres.Store
@@ -81,6 +82,10 @@ func (s txStore) Put(ctx context.Context, ns store.Namespace, key string, value 
 
 func (s txStore) Delete(ctx context.Context, ns store.Namespace, key string) error {
 	return s.inTx(ctx, func(tx pgx.Tx) error { return s.Store.DeleteTx(ctx, tx, ns, key) })
+}
+
+func (s txStore) PutIf(ctx context.Context, ns store.Namespace, key string, value map[string]any, cond store.PutCondition, opts ...store.PutOption) error {
+	return s.inTx(ctx, func(tx pgx.Tx) error { return s.Store.PutIfTx(ctx, tx, ns, key, value, cond, opts...) })
 }
 
 func (s txStore) Batch(ctx context.Context, ops []store.Op) ([]store.Result, error) {
@@ -116,5 +121,36 @@ func TestConformanceTx(t *testing.T) {
 				return txStore{s, pool}
 			})
 		})
+	}
+}
+
+// TestPutIfTxConflictKeepsTheTransaction: a refused PutIfTx rolls back its
+// savepoint only; the caller's transaction goes on and commits.
+func TestPutIfTxConflictKeepsTheTransaction(t *testing.T) {
+	ctx := context.Background()
+	s, pool := open(t, postgres.Options{})
+	ns := store.Namespace{"s"}
+	if err := s.Put(ctx, ns, "k", map[string]any{"n": 1}); err != nil {
+		t.Fatal(err)
+	}
+	tx, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx) //nolint:errcheck // after Commit a no-op
+	if err := s.PutIfTx(ctx, tx, ns, "k", map[string]any{"n": 2}, store.PutCondition{}); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("PutIfTx on a present item: %v, want ErrConflict", err)
+	}
+	if err := s.PutTx(ctx, tx, ns, "other", map[string]any{"n": 3}); err != nil {
+		t.Fatalf("the transaction is unusable after a conflict: %v", err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if it, err := s.Get(ctx, ns, "other"); err != nil || it == nil {
+		t.Fatalf("Get after commit = %v, %v", it, err)
+	}
+	if it, _ := s.Get(ctx, ns, "k"); it.Value["n"] != int64(1) {
+		t.Fatalf("refused PutIfTx changed the item: %v", it.Value)
 	}
 }
