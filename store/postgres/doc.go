@@ -23,9 +23,10 @@
 // (github.com/pgvector/pgvector-go): the store registers pgvector-go's codecs
 // on each connection the first time it writes vectors on it (one query per
 // connection), so any pgx pool works as it is; a 1536-dimension insert is
-// 2.4× faster than in text (BenchmarkVectorParam). Under the simple protocol
-// (PgBouncer's transaction pooling), and for search queries, vectors go in
-// pgvector's text form, cast in SQL.
+// 2.4× faster than in text (BenchmarkVectorParam). A search's query vector
+// goes in binary on those connections too, and as text on others. Under the
+// simple protocol (PgBouncer's transaction pooling) vectors go in pgvector's
+// text form, cast in SQL.
 //
 // Where memvault differs from LangGraph, on purpose:
 //   - Filters compare numbers as numbers ($gt 5 matches 10) and strings

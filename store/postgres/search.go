@@ -46,25 +46,25 @@ func (s *Store) Search(ctx context.Context, prefix store.Namespace, opt store.Se
 	if err := opt.Validate(); err != nil {
 		return nil, err
 	}
-	var qtext string
+	var qvec any
 	if opt.Query != "" && s.index != nil {
 		q, err := s.embedQuery(ctx, opt.Query)
 		if err != nil {
 			return nil, err
 		}
-		qtext = vectorText(q)
+		qvec = s.vectorParam(q)
 	}
-	return s.search(ctx, prefix, opt, qtext)
+	return s.search(ctx, prefix, opt, qvec)
 }
 
-func (s *Store) search(ctx context.Context, prefix store.Namespace, opt store.SearchOptions, qtext string) ([]store.SearchItem, error) {
+func (s *Store) search(ctx context.Context, prefix store.Namespace, opt store.SearchOptions, qvec any) ([]store.SearchItem, error) {
 	now := s.nowUTC()
 	var (
 		hits []hit
 		err  error
 	)
 	switch {
-	case qtext == "":
+	case qvec == nil:
 		hits, err = s.collect(ctx, opt, now, false, func(a *args, where string) string {
 			return `SELECT s.prefix, s.key, s.value, s.created_at, s.updated_at, s.expires_at, s.ttl_minutes, NULL::float8
 FROM ` + s.t.store + ` s
@@ -73,10 +73,10 @@ ORDER BY s.updated_at DESC, s.prefix COLLATE "C", s.key COLLATE "C"`
 		}, nil)
 	default:
 		var full bool
-		hits, full, err = s.searchANN(ctx, prefix, opt, qtext, now)
+		hits, full, err = s.searchANN(ctx, prefix, opt, qvec, now)
 		if err == nil && !full {
 			hits, err = s.collect(ctx, opt, now, true, func(a *args, where string) string {
-				q := a.add(qtext)
+				q := a.add(qvec)
 				return `SELECT s.prefix, s.key, s.value, s.created_at, s.updated_at, s.expires_at, s.ttl_minutes, v.dist
 FROM ` + s.t.store + ` s
 LEFT JOIN LATERAL (
@@ -112,7 +112,7 @@ ORDER BY v.dist ASC NULLS LAST, s.updated_at DESC, s.prefix COLLATE "C", s.key C
 // SQL filter), ranks them, keeps each item's best vector and pages in Go.
 // When too few candidates pass and the index has more, it asks again for
 // four times as many, up to maxCandidates.
-func (s *Store) searchANN(ctx context.Context, prefix store.Namespace, opt store.SearchOptions, qtext string, now time.Time) ([]hit, bool, error) {
+func (s *Store) searchANN(ctx context.Context, prefix store.Namespace, opt store.SearchOptions, qvec any, now time.Time) ([]hit, bool, error) {
 	limit, offset := opt.EffectiveLimit(), opt.Offset
 	if offset+limit >= maxCandidates {
 		return nil, false, nil // more than the index serves: go exact
@@ -121,7 +121,7 @@ func (s *Store) searchANN(ctx context.Context, prefix store.Namespace, opt store
 	first := n
 	literalCond, prepared := s.preparedPrefix(ctx, prefix)
 	for {
-		sql, a, goFilter, err := s.buildQuery(opt, now, s.annQuery(prefix, qtext, n, literalCond))
+		sql, a, goFilter, err := s.buildQuery(opt, now, s.annQuery(prefix, qvec, n, literalCond))
 		if err != nil {
 			return nil, false, err
 		}
@@ -234,9 +234,9 @@ const maxCandidates = 1000
 // passes the filter and expiry conditions (value is NOT NULL, so a NULL
 // marks a candidate that does not). The prefix condition is literalCond
 // when given (see preparedPrefix), else nsCond's, with parameters.
-func (s *Store) annQuery(prefix store.Namespace, qtext string, n int, literalCond string) func(a *args, where string) string {
+func (s *Store) annQuery(prefix store.Namespace, qvec any, n int, literalCond string) func(a *args, where string) string {
 	return func(a *args, where string) string {
-		q := a.add(qtext)
+		q := a.add(qvec)
 		cond := literalCond
 		if cond == "" {
 			cond = nsCond(a, "sv.prefix", prefix)

@@ -12,8 +12,8 @@ import (
 
 // vectorText renders a vector in pgvector's text form, "[1,2.5,-3]", cast to
 // vector or halfvec in SQL. Text works on any connection, without
-// pgvector's types registered, and in every pgx exec mode: search queries
-// and connections that cannot take binary use it.
+// pgvector's types registered, and in every pgx exec mode: connections that
+// cannot take binary use it.
 func vectorText(v []float32) string {
 	b := make([]byte, 0, 2+len(v)*10)
 	b = append(b, '[')
@@ -51,6 +51,17 @@ func (s *Store) vectorBatch(binary bool, vs [][]float32) (param any, arrayType s
 		out[i] = vectorText(v)
 	}
 	return out, "text[]"
+}
+
+// vectorParam is a query vector as a statement parameter: pgvector-go's
+// value, which a connection with its codecs registered (any connection the
+// store has written vectors on) sends in binary, and any other sends as
+// text through its driver.Valuer, so that it works everywhere.
+func (s *Store) vectorParam(v []float32) any {
+	if s.index.vecType == "halfvec" {
+		return pgvector.NewHalfVector(v)
+	}
+	return pgvector.NewVector(v)
 }
 
 // vectorConn runs fn on one connection of q that has pgvector-go's codecs
