@@ -157,10 +157,11 @@ type CheckpointDeleter interface {
 	// CheckpointID required; CheckpointNS "" is the root namespace) with
 	// its pending writes and the channel values no other checkpoint of the
 	// thread and namespace uses, in one transaction. Its children keep
-	// their parent id, now dangling, as after DeleteForRuns; a v<4 child
-	// (written before LangGraph 0.2.x) loses the pending sends it read
-	// from the deleted checkpoint's writes. Deleting a checkpoint that
-	// does not exist is not an error.
+	// their parent id, now dangling, as after DeleteForRuns, and a v<4
+	// child (written before LangGraph 0.2.x) keeps the pending sends it
+	// reads from the deleted checkpoint's __pregel_tasks writes, which
+	// stay for it. Deleting a checkpoint that does not exist is not an
+	// error.
 	DeleteCheckpoint(ctx context.Context, cfg Config) error
 }
 

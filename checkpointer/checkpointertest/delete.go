@@ -120,6 +120,16 @@ func (s *suite) testDeleteCheckpoint(t *testing.T) {
 			t.Fatalf("emptied namespace still has %s", tp.Checkpoint.ID)
 		}
 	})
+	t.Run("V1ChildKeepsItsPendingSends", func(t *testing.T) {
+		sv := s.newSaver(t)
+		d := deleter(t, sv)
+		thread := newThreadID("del")
+		parent, child := v1WithSends(t, sv, thread, "", "r1", "r2")
+		if err := d.DeleteCheckpoint(t.Context(), cfgOf(thread, "", parent)); err != nil {
+			t.Fatal(err)
+		}
+		checkSendsKept(t, sv, thread, "", parent, child)
+	})
 	t.Run("MissingAndBadInput", func(t *testing.T) {
 		sv := s.newSaver(t)
 		d := deleter(t, sv)

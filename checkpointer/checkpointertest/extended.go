@@ -324,6 +324,15 @@ func (s *suite) testDeleteForRuns(t *testing.T) {
 		return mustPut(t, sv, cfg, newCheckpoint(step, nil, nil), checkpointer.Metadata{"source": "loop", "step": step}, nil)
 	}
 	s.runNS(t, []nsCase{
+		{"v1_child_keeps_its_pending_sends", func(t *testing.T, sv checkpointer.Saver, ns string) {
+			d := deleter(t, sv)
+			thread := newThreadID("runs")
+			parent, child := v1WithSends(t, sv, thread, ns, "run-a", "run-b")
+			if err := d.DeleteForRuns(t.Context(), []string{"run-a"}); err != nil {
+				t.Fatal(err)
+			}
+			checkSendsKept(t, sv, thread, ns, parent, child)
+		}},
 		{"single_run", func(t *testing.T, sv checkpointer.Saver, ns string) {
 			d := deleter(t, sv)
 			thread := newThreadID("runs")
@@ -487,4 +496,35 @@ func (s *suite) testMigration(t *testing.T) {
 			}
 		}},
 	})
+}
+
+// v1WithSends stores a v1 checkpoint of parentRun with __pregel_tasks
+// writes and its v1 child of childRun, which reads them as its pending
+// sends; it returns both ids.
+func v1WithSends(t *testing.T, sv checkpointer.Saver, thread, ns, parentRun, childRun string) (parent, child string) {
+	t.Helper()
+	p := newCheckpoint(0, nil, nil)
+	p.V = 1
+	pc := cfgOf(thread, ns, "")
+	pc.Metadata = map[string]any{"run_id": parentRun}
+	pcfg := mustPut(t, sv, pc, p, checkpointer.Metadata{"source": "loop", "step": 0}, nil)
+	mustPutWrites(t, sv, pcfg, []wr{{checkpointer.ChannelTasks, "send-1"}, {"other", "dropped"}}, "task-1", "")
+	c := newCheckpoint(1, nil, nil)
+	c.V = 1
+	cc := pcfg
+	cc.Metadata = map[string]any{"run_id": childRun}
+	mustPut(t, sv, cc, c, checkpointer.Metadata{"source": "loop", "step": 1}, nil)
+	return p.ID, c.ID
+}
+
+// checkSendsKept: the parent is gone and its child still reads the sends.
+func checkSendsKept(t *testing.T, sv checkpointer.Saver, thread, ns, parent, child string) {
+	t.Helper()
+	if tp := mustGet(t, sv, cfgOf(thread, ns, parent)); tp != nil {
+		t.Fatalf("parent %s survived", parent)
+	}
+	got := mustGetSome(t, sv, cfgOf(thread, ns, child))
+	if !Equal([]any{"send-1"}, got.Checkpoint.ChannelValues[checkpointer.ChannelTasks]) {
+		t.Fatalf("the v1 child lost its pending sends: %v", got.Checkpoint.ChannelValues)
+	}
 }

@@ -28,7 +28,7 @@ func (s *InMemorySaver) DeleteCheckpoint(ctx context.Context, cfg checkpointer.C
 		return nil
 	}
 	delete(n.checkpoints, cfg.CheckpointID)
-	delete(n.writes, cfg.CheckpointID)
+	n.dropWrites(cfg.CheckpointID)
 	if len(n.checkpoints) == 0 {
 		delete(t, cfg.CheckpointNS)
 		if len(t) == 0 {

@@ -86,16 +86,18 @@ func (s *InMemorySaver) DeleteForRuns(ctx context.Context, runIDs []string) erro
 	defer s.mu.Unlock()
 	for thread, t := range s.threads {
 		for ns, n := range t {
-			removed := false
+			var removed []string
 			for id, rec := range n.checkpoints {
 				if run, ok := rec.metadata["run_id"].(string); ok && runs[run] {
 					delete(n.checkpoints, id)
-					delete(n.writes, id)
-					removed = true
+					removed = append(removed, id)
 				}
 			}
-			if !removed {
+			if len(removed) == 0 {
 				continue
+			}
+			for _, id := range removed {
+				n.dropWrites(id)
 			}
 			if len(n.checkpoints) == 0 {
 				delete(t, ns)
@@ -109,6 +111,28 @@ func (s *InMemorySaver) DeleteForRuns(ctx context.Context, runIDs []string) erro
 		}
 	}
 	return nil
+}
+
+// dropWrites removes the pending writes of checkpoint id, which is no
+// longer stored, except the __pregel_tasks writes a remaining v<4 child
+// reads as its pending sends.
+func (n *namespace) dropWrites(id string) {
+	keepSends := false
+	for _, rec := range n.checkpoints {
+		if rec.parent == id && rec.v < 4 {
+			keepSends = true
+			break
+		}
+	}
+	if !keepSends {
+		delete(n.writes, id)
+		return
+	}
+	for k, w := range n.writes[id] {
+		if w.channel != checkpointer.ChannelTasks {
+			delete(n.writes[id], k)
+		}
+	}
 }
 
 // collectBlobs removes the values no stored checkpoint of n references.

@@ -168,7 +168,11 @@ DELETE FROM {blobs} b WHERE b.thread_id IN (SELECT thread_id FROM threads) AND N
 	DELETE FROM {checkpoints} WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = $3
 	RETURNING checkpoint
 ), w AS (
+	-- A v<4 child reads its pending sends from these __pregel_tasks writes.
 	DELETE FROM {writes} WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = $3
+		AND NOT (channel = '__pregel_tasks' AND EXISTS (
+			SELECT 1 FROM {checkpoints} k WHERE k.thread_id = $1 AND k.checkpoint_ns = $2 AND k.parent_checkpoint_id = $3
+				AND jsonb_typeof(k.checkpoint -> 'v') = 'number' AND (k.checkpoint -> 'v') < '4'::jsonb))
 ), versions AS (
 	SELECT cv.key AS channel, cv.value AS version FROM gone CROSS JOIN LATERAL jsonb_each_text(gone.checkpoint -> 'channel_versions') cv
 )

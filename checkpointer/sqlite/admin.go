@@ -61,6 +61,19 @@ func (s *Saver) Prune(ctx context.Context, threadIDs []string, strategy checkpoi
 
 // collectBlobs deletes the values of thread that no remaining checkpoint
 // references by its channel versions.
+// deleteWrites deletes the pending writes of a checkpoint that is no
+// longer stored, except the __pregel_tasks writes a remaining v<4 child
+// reads as its pending sends.
+func deleteWrites(ctx context.Context, tx *sql.Tx, thread, ns, id string) error {
+	_, err := tx.ExecContext(ctx, `DELETE FROM checkpoint_writes
+		WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?
+		AND NOT (channel = '`+checkpointer.ChannelTasks+`' AND EXISTS (SELECT 1 FROM checkpoints k
+			WHERE k.thread_id = ? AND k.checkpoint_ns = ? AND k.parent_checkpoint_id = ?
+			AND json_type(k.checkpoint, '$.v') = 'integer' AND json_extract(k.checkpoint, '$.v') < 4))`,
+		thread, ns, id, thread, ns, id)
+	return err
+}
+
 func collectBlobs(ctx context.Context, tx *sql.Tx, thread string) error {
 	type key struct{ ns, channel, version string }
 	live := map[key]bool{}
@@ -172,12 +185,17 @@ func (s *Saver) DeleteForRuns(ctx context.Context, runIDs []string) error {
 				return err
 			}
 		}
+		// Checkpoints first, so that deleteWrites sees only the children
+		// that stay.
 		for _, c := range doomed {
-			for _, table := range []string{"checkpoint_writes", "checkpoints"} {
-				if _, err := tx.ExecContext(ctx, `DELETE FROM `+table+`
-					WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?`, c.thread, c.ns, c.id); err != nil {
-					return err
-				}
+			if _, err := tx.ExecContext(ctx, `DELETE FROM checkpoints
+				WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?`, c.thread, c.ns, c.id); err != nil {
+				return err
+			}
+		}
+		for _, c := range doomed {
+			if err := deleteWrites(ctx, tx, c.thread, c.ns, c.id); err != nil {
+				return err
 			}
 		}
 		for thread := range threads {

@@ -33,11 +33,12 @@ func (s *Saver) DeleteCheckpoint(ctx context.Context, cfg checkpointer.Config) e
 		if err != nil {
 			return err
 		}
-		for _, table := range []string{"checkpoint_writes", "checkpoints"} {
-			if _, err := tx.ExecContext(ctx, `DELETE FROM `+table+`
-				WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?`, thread, ns, id); err != nil {
-				return err
-			}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM checkpoints
+			WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?`, thread, ns, id); err != nil {
+			return err
+		}
+		if err := deleteWrites(ctx, tx, thread, ns, id); err != nil {
+			return err
 		}
 		// A blob row is shared by every checkpoint at that version of the
 		// channel: it goes only when none of them is left.
