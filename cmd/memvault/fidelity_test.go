@@ -94,3 +94,49 @@ func checkModel(t *testing.T, what string, want any, text []byte) {
 		t.Fatalf("%s printed %s: %s", what, text, d)
 	}
 }
+
+// TestListDeletePrefixDeleteCheckpoint: the contract's listing and
+// deletion capabilities through the CLI, on SQLite.
+func TestListDeletePrefixDeleteCheckpoint(t *testing.T) {
+	env := sqliteEnv(t)
+	for _, k := range []string{"b", "a", "c"} {
+		cli(t, env, "", "store", "put", "users", "u1", k, `{"k":"`+k+`"}`).must(t, 0)
+	}
+	cli(t, env, "", "store", "put", "users", "u1", "chats", "x", `{}`).must(t, 0)
+	cli(t, env, "", "store", "put", "users", "u10", "a", `{}`).must(t, 0)
+	var page []itemDoc
+	if err := json.Unmarshal([]byte(cli(t, env, "", "store", "list", "users", "u1", "--limit", "2", "--json").must(t, 0).stdout), &page); err != nil {
+		t.Fatal(err)
+	}
+	if len(page) != 2 || page[0].Key != "a" || page[1].Key != "b" {
+		t.Fatalf("first page = %+v", page)
+	}
+	if err := json.Unmarshal([]byte(cli(t, env, "", "store", "list", "users", "u1", "--after", "b", "--json").must(t, 0).stdout), &page); err != nil {
+		t.Fatal(err)
+	}
+	if len(page) != 1 || page[0].Key != "c" {
+		t.Fatalf("second page = %+v", page)
+	}
+	out := cli(t, env, "", "store", "delete-prefix", "users", "u1", "--json").must(t, 0).stdout
+	if !strings.Contains(out, `"deleted": 4`) {
+		t.Fatalf("delete-prefix printed %s, want 4 deleted", out)
+	}
+	cli(t, env, "", "store", "get", "users", "u10", "a").must(t, 0)
+	cli(t, env, "", "store", "get", "users", "u1", "a").must(t, 1)
+	cli(t, env, "", "store", "delete-prefix").must(t, 2)
+
+	cli(t, env, "", "threads", "import", writeLines(t, chainExport(t, "dc", 3))).must(t, 0)
+	var tup tupleDoc
+	if err := json.Unmarshal([]byte(cli(t, env, "", "threads", "show", "dc", "--json").must(t, 0).stdout), &tup); err != nil {
+		t.Fatal(err)
+	}
+	latest := tup.Config.Configurable.CheckpointID
+	cli(t, env, "", "threads", "delete-checkpoint", "dc", "--checkpoint", latest).must(t, 0)
+	if err := json.Unmarshal([]byte(cli(t, env, "", "threads", "show", "dc", "--json").must(t, 0).stdout), &tup); err != nil {
+		t.Fatal(err)
+	}
+	if tup.Config.Configurable.CheckpointID == latest {
+		t.Fatalf("the deleted checkpoint %s is still the latest", latest)
+	}
+	cli(t, env, "", "threads", "delete-checkpoint", "dc").must(t, 2)
+}

@@ -176,7 +176,69 @@ func newStoreCmd(g *globals) *cobra.Command {
 	namespaces.Flags().IntVar(&nsLimit, "limit", store.DefaultListNamespacesLimit, "at most this many namespaces")
 	namespaces.Flags().IntVar(&nsOffset, "offset", 0, "skip this many namespaces")
 
-	cmd.AddCommand(put, get, del, search, namespaces, newReembedCmd(g))
+	var after string
+	var listLimit int
+	list := &cobra.Command{
+		Use:   "list NS... [--after KEY] [--limit N]",
+		Short: "List the items of one namespace in key order, a page at a time",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if listLimit < 0 {
+				return usagef("--limit must be >= 0")
+			}
+			return withHandle(cmd.Context(), g, func(h *handle) error {
+				l, ok := h.Store.(store.Lister)
+				if !ok {
+					return fmt.Errorf("this store (%T) cannot list items", h.Store)
+				}
+				items, err := l.ListItems(cmd.Context(), store.Namespace(args), store.ListItemsOptions{After: after, Limit: listLimit})
+				if err != nil {
+					return err
+				}
+				if g.json {
+					out := make([]any, 0, len(items))
+					for i := range items {
+						out = append(out, itemJSON(&items[i], nil))
+					}
+					return printJSON(cmd.OutOrStdout(), out)
+				}
+				for _, it := range items {
+					fmt.Fprintf(cmd.OutOrStdout(), "%s  %s\n", it.Key, clip(compactJSON(it.Value), 100))
+				}
+				if len(items) > 0 {
+					fmt.Fprintf(cmd.OutOrStdout(), "next page: --after %q\n", items[len(items)-1].Key)
+				}
+				return nil
+			})
+		},
+	}
+	list.Flags().StringVar(&after, "after", "", "list keys after this one (the last key of the previous page)")
+	list.Flags().IntVar(&listLimit, "limit", store.DefaultListItemsLimit, "at most this many items")
+
+	deletePrefix := &cobra.Command{
+		Use:   "delete-prefix NS...",
+		Short: "Delete every item of a namespace and of the namespaces under it",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return withHandle(cmd.Context(), g, func(h *handle) error {
+				d, ok := h.Store.(store.PrefixDeleter)
+				if !ok {
+					return fmt.Errorf("this store (%T) cannot delete a prefix", h.Store)
+				}
+				n, err := d.DeletePrefix(cmd.Context(), store.Namespace(args))
+				if err != nil {
+					return err
+				}
+				if g.json {
+					return printJSON(cmd.OutOrStdout(), map[string]any{"prefix": args, "deleted": n})
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "deleted %d items under %s\n", n, store.Namespace(args))
+				return nil
+			})
+		},
+	}
+
+	cmd.AddCommand(put, get, del, search, namespaces, list, deletePrefix, newReembedCmd(g))
 	return cmd
 }
 

@@ -119,6 +119,35 @@ func newThreadsCmd(g *globals) *cobra.Command {
 		},
 	}
 
+	var delCkptID, delCkptNS string
+	delCkpt := &cobra.Command{
+		Use:   "delete-checkpoint THREAD --checkpoint ID [--ns NS]",
+		Short: "Delete one checkpoint with its writes and the values nothing else uses",
+		Args:  threadArgs(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if delCkptID == "" {
+				return usagef("delete-checkpoint needs --checkpoint ID")
+			}
+			return withHandle(cmd.Context(), g, func(h *handle) error {
+				d, ok := h.Saver.(checkpointer.CheckpointDeleter)
+				if !ok {
+					return fmt.Errorf("this saver (%T) cannot delete a checkpoint", h.Saver)
+				}
+				cfg := checkpointer.Config{ThreadID: args[0], CheckpointNS: delCkptNS, CheckpointID: delCkptID}
+				if err := d.DeleteCheckpoint(cmd.Context(), cfg); err != nil {
+					return err
+				}
+				if g.json {
+					return printJSON(cmd.OutOrStdout(), map[string]any{"thread_id": args[0], "checkpoint_ns": delCkptNS, "deleted": delCkptID})
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "deleted checkpoint %s of thread %s\n", delCkptID, args[0])
+				return nil
+			})
+		},
+	}
+	delCkpt.Flags().StringVar(&delCkptID, "checkpoint", "", "checkpoint to delete (required)")
+	delCkpt.Flags().StringVar(&delCkptNS, "ns", "", "checkpoint namespace (default: root)")
+
 	export := &cobra.Command{
 		Use:   "export THREAD... > file.jsonl",
 		Short: "Write threads (every checkpoint, namespace and pending write) as JSON lines, values decrypted",
@@ -170,7 +199,7 @@ func newThreadsCmd(g *globals) *cobra.Command {
 			})
 		},
 	}
-	cmd.AddCommand(list, history, show, fork, del, export, imp)
+	cmd.AddCommand(list, history, show, fork, del, delCkpt, export, imp)
 	return cmd
 }
 
