@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/memvault/memvault/checkpointer"
+	"github.com/memvault/memvault/checkpointer/internal/rows"
 	"github.com/memvault/memvault/internal/binding"
 	"github.com/memvault/memvault/serde"
 )
@@ -162,15 +163,11 @@ func (s *InMemorySaver) Put(ctx context.Context, cfg checkpointer.Config, cp *ch
 	thread, ns := cfg.ThreadID, cfg.CheckpointNS
 	blobs := make(map[chanVersion]blob, len(newVersions))
 	for ch, ver := range newVersions {
-		b := blob{typ: serde.TypeEmpty}
-		if v, ok := cp.ChannelValues[ch]; ok {
-			typ, data, err := s.codec.Seal(binding.Blob{Thread: thread, NS: ns, Channel: ch, Version: ver}, v)
-			if err != nil {
-				return checkpointer.Config{}, fmt.Errorf("memory: channel %q: %w", ch, err)
-			}
-			b = blob{typ: typ, data: data}
+		b, err := rows.SealBlob(s.codec, thread, ns, ch, ver, cp.ChannelValues)
+		if err != nil {
+			return checkpointer.Config{}, fmt.Errorf("memory: %w", err)
 		}
-		blobs[chanVersion{ch, ver}] = b
+		blobs[chanVersion{ch, ver}] = blob{typ: b.Type, data: b.Data}
 	}
 	rec := &record{
 		v:        cp.V,
@@ -226,38 +223,30 @@ func (s *InMemorySaver) namespaceLocked(thread, ns string) *namespace {
 
 // PutWrites implements checkpointer.Saver.
 func (s *InMemorySaver) PutWrites(ctx context.Context, cfg checkpointer.Config, writes []checkpointer.Write, taskID, taskPath string) error {
-	if err := checkpointer.ValidatePutWrites(cfg, writes, taskID, taskPath); err != nil {
+	w, err := rows.PutWrites(s.codec, cfg, writes, taskID, taskPath)
+	if err != nil {
 		return fmt.Errorf("memory: %w", err)
 	}
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("memory: %w", err)
 	}
-	thread, ns, id := cfg.ThreadID, cfg.CheckpointNS, cfg.CheckpointID
-	rows := make([]*storedWrite, len(writes))
-	for i, w := range writes {
-		idx := checkpointer.WriteIndex(w.Channel, i)
-		typ, data, err := s.codec.Seal(binding.Write{Thread: thread, NS: ns, Checkpoint: id, Task: taskID, Idx: idx, Channel: w.Channel}, w.Value)
-		if err != nil {
-			return fmt.Errorf("memory: write %d (channel %q): %w", i, w.Channel, err)
-		}
-		rows[i] = &storedWrite{task: taskID, path: taskPath, channel: w.Channel, idx: idx, value: blob{typ, data}}
+	if w == nil {
+		return nil
 	}
-	upsert := checkpointer.UpsertWrites(writes)
-
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	n := s.namespaceLocked(thread, ns)
-	ws := n.writes[id]
+	n := s.namespaceLocked(w.Thread, w.NS)
+	ws := n.writes[w.Checkpoint]
 	if ws == nil {
-		ws = make(map[taskIdx]*storedWrite, len(rows))
-		n.writes[id] = ws
+		ws = make(map[taskIdx]*storedWrite, len(w.Rows))
+		n.writes[w.Checkpoint] = ws
 	}
-	for _, r := range rows {
-		k := taskIdx{r.task, r.idx}
-		if _, exists := ws[k]; exists && !upsert {
+	for _, r := range w.Rows {
+		k := taskIdx{w.Task, r.Idx}
+		if _, exists := ws[k]; exists && !w.Upsert {
 			continue
 		}
-		ws[k] = r
+		ws[k] = &storedWrite{task: w.Task, path: w.TaskPath, channel: r.Channel, idx: r.Idx, value: blob{r.Type, r.Data}}
 	}
 	return nil
 }

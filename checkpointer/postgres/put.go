@@ -1,18 +1,17 @@
 package postgres
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/memvault/memvault/checkpointer"
-	"github.com/memvault/memvault/internal/binding"
+	"github.com/memvault/memvault/checkpointer/internal/rows"
 	"github.com/memvault/memvault/internal/pgretry"
-	"github.com/memvault/memvault/serde"
 )
 
 // Put implements checkpointer.Saver. The blob rows of every channel in
@@ -35,43 +34,21 @@ func (s *Saver) PutTx(ctx context.Context, tx pgx.Tx, cfg checkpointer.Config, c
 }
 
 func (s *Saver) put(ctx context.Context, db DB, cfg checkpointer.Config, cp *checkpointer.Checkpoint, md checkpointer.Metadata, newVersions map[string]string) (checkpointer.Config, error) {
-	if err := checkpointer.ValidatePut(cfg, cp, newVersions); err != nil {
+	r, err := rows.Put(s.codec, s.style, cfg, cp, md, newVersions)
+	if err != nil {
 		return checkpointer.Config{}, fmt.Errorf("postgres: put: %w", err)
 	}
-	b, err := s.putBatch(cfg, cp, md, newVersions)
+	b, err := s.putBatch(r, cp, newVersions)
 	if err != nil {
 		return checkpointer.Config{}, fmt.Errorf("postgres: put: %w", err)
 	}
 	if err := s.retryOwned(ctx, db, func() error { return runBatch(ctx, db, b) }); err != nil {
 		return checkpointer.Config{}, fmt.Errorf("postgres: put: %w", err)
 	}
-	return checkpointer.Config{ThreadID: cfg.ThreadID, CheckpointNS: cfg.CheckpointNS, CheckpointID: cp.ID}, nil
+	return checkpointer.Config{ThreadID: r.Thread, CheckpointNS: r.NS, CheckpointID: r.ID}, nil
 }
 
-func (s *Saver) putBatch(cfg checkpointer.Config, cp *checkpointer.Checkpoint, md checkpointer.Metadata, newVersions map[string]string) (*pgx.Batch, error) {
-	doc, err := checkpointer.EncodeCheckpointJSON(cp, s.style)
-	if err != nil {
-		return nil, err
-	}
-	meta, err := checkpointer.EncodeMetadata(cfg, md)
-	if err != nil {
-		return nil, err
-	}
-
-	b := &pgx.Batch{}
-	var parent *string
-	if cfg.CheckpointID != "" {
-		parent = &cfg.CheckpointID
-	}
-	if err := s.queueBlobs(b, cfg, cp, newVersions, parent); err != nil {
-		return nil, err
-	}
-	b.Queue(s.q.upsertCkpt, cfg.ThreadID, cfg.CheckpointNS, cp.ID, parent, json.RawMessage(doc), json.RawMessage(meta))
-	return b, nil
-}
-
-// queueBlobs queues the blob rows of a Put: one for every channel in
-// newVersions (its serialized value, or an "empty" row when it has none).
+// putBatch queues a Put's rows: the blob rows, then the checkpoint row.
 //
 // Python LangGraph keeps primitive values inline in the checkpoint
 // document, without blob rows. When a Put continues a checkpoint Python
@@ -79,49 +56,42 @@ func (s *Saver) putBatch(cfg checkpointer.Config, cp *checkpointer.Checkpoint, m
 // are sent too, flagged inline, and the statement inserts them only when the
 // parent's document holds them inline at the same version (never when
 // memvault or JS wrote the parent).
-func (s *Saver) queueBlobs(b *pgx.Batch, cfg checkpointer.Config, cp *checkpointer.Checkpoint, newVersions map[string]string, parent *string) error {
-	chans := make([]string, 0, len(newVersions)+len(cp.ChannelValues))
-	for ch := range newVersions {
-		chans = append(chans, ch)
+func (s *Saver) putBatch(r *rows.Checkpoint, cp *checkpointer.Checkpoint, newVersions map[string]string) (*pgx.Batch, error) {
+	var parent *string
+	if r.Parent != "" {
+		parent = &r.Parent
 	}
+	blobs := r.Blobs
+	var inline map[string]bool
 	if parent != nil {
 		for ch, val := range cp.ChannelValues {
-			if _, isNew := newVersions[ch]; !isNew && cp.ChannelVersions[ch] != "" && primitive(val) {
-				chans = append(chans, ch)
+			if _, isNew := newVersions[ch]; isNew || cp.ChannelVersions[ch] == "" || !primitive(val) {
+				continue
 			}
+			b, err := rows.SealBlob(s.codec, r.Thread, r.NS, ch, cp.ChannelVersions[ch], cp.ChannelValues)
+			if err != nil {
+				return nil, err
+			}
+			if inline == nil {
+				inline = map[string]bool{}
+			}
+			inline[ch] = true
+			blobs = append(blobs, b)
 		}
+		// Concurrent Puts to a thread lock rows in one order.
+		slices.SortFunc(blobs, func(a, b rows.Blob) int { return strings.Compare(a.Channel, b.Channel) })
 	}
-	n := len(chans)
-	if n == 0 {
-		return nil
+	b := &pgx.Batch{}
+	if n := len(blobs); n > 0 {
+		chans, vers, types := make([]string, n), make([]string, n), make([]string, n)
+		data, inl := make([][]byte, n), make([]bool, n)
+		for i, bl := range blobs {
+			chans[i], vers[i], types[i], data[i], inl[i] = bl.Channel, bl.Version, bl.Type, bl.Data, inline[bl.Channel]
+		}
+		b.Queue(s.q.upsertBlobs, r.Thread, r.NS, chans, vers, types, data, parent, inl)
 	}
-	slices.Sort(chans) // concurrent Puts to a thread lock rows in one order
-	vers := make([]string, n)
-	types := make([]string, n)
-	blobs := make([][]byte, n)
-	inline := make([]bool, n)
-	for i, ch := range chans {
-		v, isNew := newVersions[ch]
-		if !isNew {
-			v, inline[i] = cp.ChannelVersions[ch], true
-		}
-		vers[i] = v
-		val, ok := cp.ChannelValues[ch]
-		if !ok {
-			types[i] = serde.TypeEmpty
-			continue
-		}
-		typ, data, err := s.codec.Seal(binding.Blob{Thread: cfg.ThreadID, NS: cfg.CheckpointNS, Channel: ch, Version: v}, val)
-		if err != nil {
-			return fmt.Errorf("channel %q: %w", ch, err)
-		}
-		if data == nil {
-			data = []byte{}
-		}
-		types[i], blobs[i] = typ, data
-	}
-	b.Queue(s.q.upsertBlobs, cfg.ThreadID, cfg.CheckpointNS, chans, vers, types, blobs, parent, inline)
-	return nil
+	b.Queue(s.q.upsertCkpt, r.Thread, r.NS, r.ID, parent, json.RawMessage(r.Doc), json.RawMessage(r.Meta))
+	return b, nil
 }
 
 // primitive reports whether Python LangGraph would keep v inline in the
@@ -151,62 +121,24 @@ func (s *Saver) PutWritesTx(ctx context.Context, tx pgx.Tx, cfg checkpointer.Con
 }
 
 func (s *Saver) putWrites(ctx context.Context, db DB, cfg checkpointer.Config, writes []checkpointer.Write, taskID, taskPath string) error {
-	if err := checkpointer.ValidatePutWrites(cfg, writes, taskID, taskPath); err != nil {
+	w, err := rows.PutWrites(s.codec, cfg, writes, taskID, taskPath)
+	if err != nil {
 		return fmt.Errorf("postgres: put writes: %w", err)
 	}
-	if len(writes) == 0 {
+	if w == nil {
 		return nil
 	}
-	upsert := checkpointer.UpsertWrites(writes)
-	// One row per idx: an upsert keeps the last write of a special channel
-	// (as LangGraph's row-by-row upserts do), an insert the first.
-	pos := make(map[int]int, len(writes))
-	idxs := make([]int32, 0, len(writes))
-	chans := make([]string, 0, len(writes))
-	types := make([]string, 0, len(writes))
-	blobs := make([][]byte, 0, len(writes))
-	for i, w := range writes {
-		idx := checkpointer.WriteIndex(w.Channel, i)
-		typ, data, err := s.codec.Seal(binding.Write{Thread: cfg.ThreadID, NS: cfg.CheckpointNS, Checkpoint: cfg.CheckpointID, Task: taskID, Idx: idx, Channel: w.Channel}, w.Value)
-		if err != nil {
-			return fmt.Errorf("postgres: put writes: channel %q: %w", w.Channel, err)
-		}
-		if data == nil {
-			data = []byte{} // checkpoint_writes.blob is NOT NULL; LangGraph stores b""
-		}
-		if j, dup := pos[idx]; dup {
-			if upsert {
-				chans[j], types[j], blobs[j] = w.Channel, typ, data
-			}
-			continue
-		}
-		pos[idx] = len(idxs)
-		idxs = append(idxs, int32(idx))
-		chans = append(chans, w.Channel)
-		types = append(types, typ)
-		blobs = append(blobs, data)
+	n := len(w.Rows)
+	idxs, chans, types, blobs := make([]int32, n), make([]string, n), make([]string, n), make([][]byte, n)
+	for i, r := range w.Rows {
+		idxs[i], chans[i], types[i], blobs[i] = int32(r.Idx), r.Channel, r.Type, r.Data
 	}
-	// Rows in index order: two calls writing the same rows in opposite
-	// orders (special channels of one task, say) would otherwise each hold
-	// a row the other waits for.
-	order := make([]int, len(idxs))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortFunc(order, func(a, b int) int { return cmp.Compare(idxs[a], idxs[b]) })
-	sorted := func() (i32 []int32, c, t []string, bl [][]byte) {
-		for _, j := range order {
-			i32, c, t, bl = append(i32, idxs[j]), append(c, chans[j]), append(t, types[j]), append(bl, blobs[j])
-		}
-		return
-	}
-	idxs, chans, types, blobs = sorted()
 	q := s.q.insertWrites
-	if upsert {
+	if w.Upsert {
 		q = s.q.upsertWrites
 	}
-	err := s.retryOwned(ctx, db, func() error {
-		_, err := db.Exec(ctx, q, cfg.ThreadID, cfg.CheckpointNS, cfg.CheckpointID, taskID, taskPath, idxs, chans, types, blobs)
+	err = s.retryOwned(ctx, db, func() error {
+		_, err := db.Exec(ctx, q, w.Thread, w.NS, w.Checkpoint, w.Task, w.TaskPath, idxs, chans, types, blobs)
 		return err
 	})
 	if err != nil {

@@ -4,11 +4,9 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"slices"
 
 	"github.com/memvault/memvault/checkpointer"
-	"github.com/memvault/memvault/internal/binding"
-	"github.com/memvault/memvault/serde"
+	"github.com/memvault/memvault/checkpointer/internal/rows"
 )
 
 var _ checkpointer.ThreadImporter = (*Saver)(nil)
@@ -30,59 +28,35 @@ func (s *Saver) ImportThread(ctx context.Context, items []checkpointer.ImportChe
 		thread, ns := it.ThreadID, it.CheckpointNS
 		if cp := it.Checkpoint; cp != nil {
 			cfg := checkpointer.Config{ThreadID: thread, CheckpointNS: ns, CheckpointID: it.ParentID}
-			if err := checkpointer.ValidatePut(cfg, cp, it.NewVersions); err != nil {
-				return fmt.Errorf("sqlite: %w", err)
-			}
 			// Integer versions stay integers (see checkpointer.ThreadImporter).
-			doc, err := checkpointer.EncodeCheckpointJSON(cp, checkpointer.VersionInt)
-			if err != nil {
-				return fmt.Errorf("sqlite: checkpoint: %w", err)
-			}
-			meta, err := checkpointer.EncodeMetadata(cfg, it.Metadata)
+			r, err := rows.Put(s.codec, checkpointer.VersionInt, cfg, cp, it.Metadata, it.NewVersions)
 			if err != nil {
 				return fmt.Errorf("sqlite: %w", err)
 			}
-			channels := make([]string, 0, len(it.NewVersions))
-			for ch := range it.NewVersions {
-				channels = append(channels, ch)
-			}
-			slices.Sort(channels)
-			for _, ch := range channels {
-				ver := it.NewVersions[ch]
-				typ, data := serde.TypeEmpty, []byte(nil)
-				if v, ok := cp.ChannelValues[ch]; ok {
-					typ, data, err = s.codec.Seal(binding.Blob{Thread: thread, NS: ns, Channel: ch, Version: ver}, v)
-					if err != nil {
-						return fmt.Errorf("sqlite: channel %q: %w", ch, err)
-					}
-				}
-				execs = append(execs, importExec{s.st.putBlob, []any{thread, ns, ch, ver, typ, data}})
+			for _, b := range r.Blobs {
+				execs = append(execs, importExec{s.st.putBlob, []any{thread, ns, b.Channel, b.Version, b.Type, b.Data}})
 			}
 			var parent any
-			if it.ParentID != "" {
-				parent = it.ParentID
+			if r.Parent != "" {
+				parent = r.Parent
 			}
-			execs = append(execs, importExec{s.st.putCheckpoint, []any{thread, ns, cp.ID, parent, doc, meta}})
+			execs = append(execs, importExec{s.st.putCheckpoint, []any{thread, ns, r.ID, parent, r.Doc, r.Meta}})
 		}
 		cfg := checkpointer.Config{ThreadID: thread, CheckpointNS: ns, CheckpointID: it.ID}
 		for _, w := range it.Writes {
-			if err := checkpointer.ValidatePutWrites(cfg, w.Writes, w.TaskID, ""); err != nil {
+			ws, err := rows.PutWrites(s.codec, cfg, w.Writes, w.TaskID, "")
+			if err != nil {
 				return fmt.Errorf("sqlite: %w", err)
 			}
+			if ws == nil {
+				continue
+			}
 			stmt := s.st.insertWrite
-			if checkpointer.UpsertWrites(w.Writes) {
+			if ws.Upsert {
 				stmt = s.st.upsertWrite
 			}
-			for i, wr := range w.Writes {
-				idx := checkpointer.WriteIndex(wr.Channel, i)
-				typ, data, err := s.codec.Seal(binding.Write{Thread: thread, NS: ns, Checkpoint: it.ID, Task: w.TaskID, Idx: idx, Channel: wr.Channel}, wr.Value)
-				if err != nil {
-					return fmt.Errorf("sqlite: write %d (channel %q): %w", i, wr.Channel, err)
-				}
-				if data == nil {
-					data = []byte{} // blob is NOT NULL; LangGraph stores b"" for None
-				}
-				execs = append(execs, importExec{stmt, []any{thread, ns, it.ID, w.TaskID, "", idx, wr.Channel, typ, data}})
+			for _, r := range ws.Rows {
+				execs = append(execs, importExec{stmt, []any{thread, ns, it.ID, w.TaskID, "", r.Idx, r.Channel, r.Type, r.Data}})
 			}
 		}
 	}

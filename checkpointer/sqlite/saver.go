@@ -4,9 +4,9 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"slices"
 
 	"github.com/memvault/memvault/checkpointer"
+	"github.com/memvault/memvault/checkpointer/internal/rows"
 	"github.com/memvault/memvault/internal/binding"
 	"github.com/memvault/memvault/internal/sqlitedb"
 	"github.com/memvault/memvault/serde"
@@ -126,92 +126,50 @@ type blobRow struct {
 // a value) and the checkpoint row after them, in one transaction: a Put
 // that returned is durable, one that did not left nothing behind.
 func (s *Saver) Put(ctx context.Context, cfg checkpointer.Config, cp *checkpointer.Checkpoint, md checkpointer.Metadata, newVersions map[string]string) (checkpointer.Config, error) {
-	if err := checkpointer.ValidatePut(cfg, cp, newVersions); err != nil {
-		return checkpointer.Config{}, fmt.Errorf("sqlite: %w", err)
-	}
-	thread, ns := cfg.ThreadID, cfg.CheckpointNS
-	doc, err := checkpointer.EncodeCheckpointJSON(cp, s.style)
-	if err != nil {
-		return checkpointer.Config{}, fmt.Errorf("sqlite: checkpoint: %w", err)
-	}
-	meta, err := checkpointer.EncodeMetadata(cfg, md)
-	if err != nil {
-		return checkpointer.Config{}, fmt.Errorf("sqlite: %w", err)
-	}
 	// Serialize (and encrypt) before taking the write lock.
-	channels := make([]string, 0, len(newVersions))
-	for ch := range newVersions {
-		channels = append(channels, ch)
-	}
-	slices.Sort(channels)
-	blobs := make([]blobRow, len(channels))
-	for i, ch := range channels {
-		ver := newVersions[ch]
-		b := blobRow{channel: ch, version: ver, typ: serde.TypeEmpty}
-		if v, ok := cp.ChannelValues[ch]; ok {
-			b.typ, b.data, err = s.codec.Seal(binding.Blob{Thread: thread, NS: ns, Channel: ch, Version: ver}, v)
-			if err != nil {
-				return checkpointer.Config{}, fmt.Errorf("sqlite: channel %q: %w", ch, err)
-			}
-		}
-		blobs[i] = b
+	r, err := rows.Put(s.codec, s.style, cfg, cp, md, newVersions)
+	if err != nil {
+		return checkpointer.Config{}, fmt.Errorf("sqlite: %w", err)
 	}
 	var parent any
-	if cfg.CheckpointID != "" {
-		parent = cfg.CheckpointID
+	if r.Parent != "" {
+		parent = r.Parent
 	}
 	err = s.db.Write(ctx, func(tx *sql.Tx) error {
-		if len(blobs) > 0 {
+		if len(r.Blobs) > 0 {
 			st := tx.StmtContext(ctx, s.st.putBlob)
-			for _, b := range blobs {
-				if _, err := st.ExecContext(ctx, thread, ns, b.channel, b.version, b.typ, b.data); err != nil {
+			for _, b := range r.Blobs {
+				if _, err := st.ExecContext(ctx, r.Thread, r.NS, b.Channel, b.Version, b.Type, b.Data); err != nil {
 					return err
 				}
 			}
 		}
-		_, err := tx.StmtContext(ctx, s.st.putCheckpoint).ExecContext(ctx, thread, ns, cp.ID, parent, doc, meta)
+		_, err := tx.StmtContext(ctx, s.st.putCheckpoint).ExecContext(ctx, r.Thread, r.NS, r.ID, parent, r.Doc, r.Meta)
 		return err
 	})
 	if err != nil {
 		return checkpointer.Config{}, fmt.Errorf("sqlite: put %s: %w", cp.ID, err)
 	}
-	return checkpointer.Config{ThreadID: thread, CheckpointNS: ns, CheckpointID: cp.ID}, nil
+	return checkpointer.Config{ThreadID: r.Thread, CheckpointNS: r.NS, CheckpointID: r.ID}, nil
 }
 
 // PutWrites implements checkpointer.Saver.
 func (s *Saver) PutWrites(ctx context.Context, cfg checkpointer.Config, writes []checkpointer.Write, taskID, taskPath string) error {
-	if err := checkpointer.ValidatePutWrites(cfg, writes, taskID, taskPath); err != nil {
+	w, err := rows.PutWrites(s.codec, cfg, writes, taskID, taskPath)
+	if err != nil {
 		return fmt.Errorf("sqlite: %w", err)
 	}
-	if len(writes) == 0 {
+	if w == nil {
 		return ctx.Err()
 	}
-	thread, ns, id := cfg.ThreadID, cfg.CheckpointNS, cfg.CheckpointID
-	type row struct {
-		idx          int
-		channel, typ string
-		data         []byte
-	}
-	rows := make([]row, len(writes))
-	for i, w := range writes {
-		idx := checkpointer.WriteIndex(w.Channel, i)
-		typ, data, err := s.codec.Seal(binding.Write{Thread: thread, NS: ns, Checkpoint: id, Task: taskID, Idx: idx, Channel: w.Channel}, w.Value)
-		if err != nil {
-			return fmt.Errorf("sqlite: write %d (channel %q): %w", i, w.Channel, err)
-		}
-		if data == nil {
-			data = []byte{} // blob is NOT NULL; LangGraph stores b"" for None
-		}
-		rows[i] = row{idx, w.Channel, typ, data}
-	}
 	stmt := s.st.insertWrite
-	if checkpointer.UpsertWrites(writes) {
+	if w.Upsert {
 		stmt = s.st.upsertWrite
 	}
-	err := s.db.Write(ctx, func(tx *sql.Tx) error {
+	err = s.db.Write(ctx, func(tx *sql.Tx) error {
 		st := tx.StmtContext(ctx, stmt)
-		for _, r := range rows {
-			if _, err := st.ExecContext(ctx, thread, ns, id, taskID, taskPath, r.idx, r.channel, r.typ, r.data); err != nil {
+		for _, r := range w.Rows {
+			if _, err := st.ExecContext(ctx, w.Thread, w.NS, w.Checkpoint, w.Task, w.TaskPath, r.Idx, r.Channel, r.Type, r.Data); err != nil {
 				return err
 			}
 		}

@@ -1,0 +1,127 @@
+package rows
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/memvault/memvault/checkpointer"
+	"github.com/memvault/memvault/internal/binding"
+	"github.com/memvault/memvault/serde"
+)
+
+// Blob is a checkpoint_blobs row of a Put.
+type Blob struct {
+	Channel, Version, Type string
+	Data                   []byte // never nil for a value; nil for "empty"
+}
+
+// Checkpoint is what a Put stores: the checkpoint row and the blob rows of
+// its new channel versions.
+type Checkpoint struct {
+	Thread, NS, ID string
+	Parent         string // "" for none
+	Doc, Meta      []byte // checkpoint document and metadata, JSON
+	Blobs          []Blob // one per channel of newVersions, by channel
+}
+
+// Put validates a Put and prepares its rows. A channel of newVersions
+// without a value gets an "empty" row, as JS LangGraph writes.
+func Put(c binding.Codec, style checkpointer.VersionStyle, cfg checkpointer.Config, cp *checkpointer.Checkpoint, md checkpointer.Metadata, newVersions map[string]string) (*Checkpoint, error) {
+	if err := checkpointer.ValidatePut(cfg, cp, newVersions); err != nil {
+		return nil, err
+	}
+	doc, err := checkpointer.EncodeCheckpointJSON(cp, style)
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint: %w", err)
+	}
+	meta, err := checkpointer.EncodeMetadata(cfg, md)
+	if err != nil {
+		return nil, err
+	}
+	out := &Checkpoint{Thread: cfg.ThreadID, NS: cfg.CheckpointNS, ID: cp.ID, Parent: cfg.CheckpointID, Doc: doc, Meta: meta,
+		Blobs: make([]Blob, 0, len(newVersions))}
+	for _, ch := range slices.Sorted(maps.Keys(newVersions)) {
+		b, err := SealBlob(c, cfg.ThreadID, cfg.CheckpointNS, ch, newVersions[ch], cp.ChannelValues)
+		if err != nil {
+			return nil, err
+		}
+		out.Blobs = append(out.Blobs, b)
+	}
+	return out, nil
+}
+
+// SealBlob is the blob row of channel ch at version ver, from values.
+func SealBlob(c binding.Codec, thread, ns, ch, ver string, values map[string]any) (Blob, error) {
+	b := Blob{Channel: ch, Version: ver, Type: serde.TypeEmpty}
+	v, ok := values[ch]
+	if !ok {
+		return b, nil
+	}
+	typ, data, err := c.Seal(binding.Blob{Thread: thread, NS: ns, Channel: ch, Version: ver}, v)
+	if err != nil {
+		return b, fmt.Errorf("channel %q: %w", ch, err)
+	}
+	if data == nil {
+		data = []byte{} // blob columns hold b"" for a value, NULL only for "empty"
+	}
+	b.Type, b.Data = typ, data
+	return b, nil
+}
+
+// Write is a checkpoint_writes row.
+type Write struct {
+	Idx           int
+	Channel, Type string
+	Data          []byte // never nil (the column is NOT NULL; LangGraph stores b"")
+}
+
+// Writes is what a PutWrites stores.
+type Writes struct {
+	Thread, NS, Checkpoint, Task, TaskPath string
+	// Rows holds one row per index, in index order (two calls writing the
+	// same rows in opposite orders would otherwise each hold a lock the
+	// other waits for).
+	Rows []Write
+	// Upsert: the rows replace stored ones (every write is to a special
+	// channel); otherwise stored rows are kept, so a retried task is
+	// idempotent, as in LangGraph.
+	Upsert bool
+}
+
+// PutWrites validates a PutWrites and prepares its rows; it returns nil for
+// no writes. Of several writes at one index (special channels) an upsert
+// keeps the last, an insert the first, as LangGraph's row-by-row
+// statements do.
+func PutWrites(c binding.Codec, cfg checkpointer.Config, writes []checkpointer.Write, taskID, taskPath string) (*Writes, error) {
+	if err := checkpointer.ValidatePutWrites(cfg, writes, taskID, taskPath); err != nil {
+		return nil, err
+	}
+	if len(writes) == 0 {
+		return nil, nil
+	}
+	out := &Writes{Thread: cfg.ThreadID, NS: cfg.CheckpointNS, Checkpoint: cfg.CheckpointID, Task: taskID, TaskPath: taskPath,
+		Upsert: checkpointer.UpsertWrites(writes), Rows: make([]Write, 0, len(writes))}
+	pos := make(map[int]int, len(writes))
+	for i, w := range writes {
+		idx := checkpointer.WriteIndex(w.Channel, i)
+		typ, data, err := c.Seal(binding.Write{Thread: cfg.ThreadID, NS: cfg.CheckpointNS, Checkpoint: cfg.CheckpointID, Task: taskID, Idx: idx, Channel: w.Channel}, w.Value)
+		if err != nil {
+			return nil, fmt.Errorf("write %d (channel %q): %w", i, w.Channel, err)
+		}
+		if data == nil {
+			data = []byte{}
+		}
+		row := Write{Idx: idx, Channel: w.Channel, Type: typ, Data: data}
+		if j, dup := pos[idx]; dup {
+			if out.Upsert {
+				out.Rows[j] = row
+			}
+			continue
+		}
+		pos[idx] = len(out.Rows)
+		out.Rows = append(out.Rows, row)
+	}
+	slices.SortFunc(out.Rows, func(a, b Write) int { return a.Idx - b.Idx })
+	return out, nil
+}
