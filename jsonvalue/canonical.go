@@ -17,6 +17,27 @@ import (
 // or nesting deeper than MaxDepth.
 var ErrUnsupported = errors.New("jsonvalue: value JSON cannot hold")
 
+// The errors name where invalid UTF-8 is by position, never by content:
+// values are user data and errors end up in logs.
+func errInvalidUTF8(s string) error {
+	return fmt.Errorf("%w: a string of %d bytes is not valid UTF-8 (first bad byte at %d)", ErrUnsupported, len(s), firstInvalid(s))
+}
+
+func errInvalidUTF8Key(k string) error {
+	return fmt.Errorf("%w: an object key of %d bytes is not valid UTF-8 (first bad byte at %d)", ErrUnsupported, len(k), firstInvalid(k))
+}
+
+func firstInvalid(s string) int {
+	for i, r := range s {
+		if r == utf8.RuneError {
+			if _, size := utf8.DecodeRuneInString(s[i:]); size <= 1 {
+				return i
+			}
+		}
+	}
+	return -1
+}
+
 // MaxDepth bounds the nesting of objects and arrays, so that a cyclic or
 // hostile value fails instead of exhausting the stack.
 const MaxDepth = 10000
@@ -49,7 +70,7 @@ func canonical(v any, depth int) (any, error) {
 		m := make(map[string]any, len(x))
 		for k, e := range x {
 			if !utf8.ValidString(k) {
-				return nil, fmt.Errorf("%w: object key %q is not valid UTF-8", ErrUnsupported, k)
+				return nil, errInvalidUTF8Key(k)
 			}
 			c, err := canonical(e, depth+1)
 			if err != nil {
@@ -81,7 +102,7 @@ func canonical(v any, depth int) (any, error) {
 // Normalize is Canonical in place: it rewrites the leaves of the maps and
 // slices of v that are not in the model and returns the result. It is for
 // values a decoder has just built and nobody else holds; it allocates
-// nothing when v is already canonical.
+// nothing when v is already canonical (a []byte is kept as it is).
 func Normalize(v any) (any, error) { return normalize(v, 0) }
 
 func normalize(v any, depth int) (any, error) {
@@ -89,15 +110,20 @@ func normalize(v any, depth int) (any, error) {
 		return nil, fmt.Errorf("%w: nested deeper than %d levels", ErrUnsupported, MaxDepth)
 	}
 	switch x := v.(type) {
+	case []byte:
+		if x == nil {
+			return nil, nil // as encoding/json writes a nil slice: null
+		}
+		return x, nil // a decoder's own copy: kept, not copied again
 	case map[string]any:
 		for k, e := range x {
 			if !utf8.ValidString(k) {
-				return nil, fmt.Errorf("%w: object key %q is not valid UTF-8", ErrUnsupported, k)
+				return nil, errInvalidUTF8Key(k)
 			}
 			switch e.(type) {
 			case string, int64, bool, nil:
 				if s, ok := e.(string); ok && !utf8.ValidString(s) {
-					return nil, fmt.Errorf("%w: string %q is not valid UTF-8", ErrUnsupported, s)
+					return nil, errInvalidUTF8(s)
 				}
 				continue
 			}
@@ -132,7 +158,7 @@ func scalar(v any) (out any, ok bool, err error) {
 		return v, true, nil
 	case string:
 		if !utf8.ValidString(x) {
-			return nil, true, fmt.Errorf("%w: string %q is not valid UTF-8", ErrUnsupported, x)
+			return nil, true, errInvalidUTF8(x)
 		}
 		return x, true, nil
 	case float64:
@@ -277,7 +303,7 @@ func reflectValue(rv reflect.Value, depth int) (any, error) {
 		for it := rv.MapRange(); it.Next(); {
 			k := it.Key().String()
 			if !utf8.ValidString(k) {
-				return nil, fmt.Errorf("%w: object key %q is not valid UTF-8", ErrUnsupported, k)
+				return nil, errInvalidUTF8Key(k)
 			}
 			c, err := canonical(it.Value().Interface(), depth+1)
 			if err != nil {
@@ -311,7 +337,7 @@ func viaJSON(v any, depth int) (any, error) {
 func Number(n json.Number) (any, error) {
 	s := string(n)
 	if !validNumber(s) {
-		return nil, fmt.Errorf("%w: %q is not a JSON number", ErrUnsupported, s)
+		return nil, fmt.Errorf("%w: a json.Number of %d bytes is not a JSON number", ErrUnsupported, len(s))
 	}
 	if !isIntegerLiteral(s) {
 		f, err := strconv.ParseFloat(s, 64)

@@ -145,3 +145,19 @@ func FuzzUnmarshal(f *testing.F) {
 		}
 	})
 }
+
+// TestErrorsDoNotQuoteValues: values are user data; an error says where
+// the bad UTF-8 is, not what the value holds.
+func TestErrorsDoNotQuoteValues(t *testing.T) {
+	secret := "patient Carol\xff"
+	for _, v := range []any{secret, map[string]any{secret: 1}, []any{secret}} {
+		_, err := jsonvalue.Canonical(v)
+		if err == nil || strings.Contains(err.Error(), "Carol") {
+			t.Fatalf("Canonical error %v quotes the value", err)
+		}
+		_, err = jsonvalue.Marshal(v)
+		if err == nil || strings.Contains(err.Error(), "Carol") {
+			t.Fatalf("Marshal error %v quotes the value", err)
+		}
+	}
+}

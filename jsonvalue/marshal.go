@@ -37,7 +37,7 @@ func appendValue(b []byte, v any, depth int) ([]byte, error) {
 		return strconv.AppendBool(b, x), nil
 	case string:
 		if !utf8.ValidString(x) {
-			return b, fmt.Errorf("%w: string %q is not valid UTF-8", ErrUnsupported, x)
+			return b, errInvalidUTF8(x)
 		}
 		return AppendString(b, x), nil
 	case int64:
@@ -65,7 +65,7 @@ func appendValue(b []byte, v any, depth int) ([]byte, error) {
 		keys := make([]string, 0, len(x))
 		for k := range x {
 			if !utf8.ValidString(k) {
-				return b, fmt.Errorf("%w: object key %q is not valid UTF-8", ErrUnsupported, k)
+				return b, errInvalidUTF8Key(k)
 			}
 			keys = append(keys, k)
 		}
