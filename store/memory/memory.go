@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/memvault/memvault/store"
+	"github.com/memvault/memvault/store/internal/items"
 )
 
 // Options configures a Store. The zero value is a store without semantic
@@ -278,14 +279,9 @@ func validateItem(ns store.Namespace, key string) error {
 
 // put is a validated, embedded write.
 type put struct {
+	*items.Put
 	k          itemKey
-	ns         store.Namespace
-	key        string
-	value      map[string]any // nil deletes
-	ttl        time.Duration
-	reindex    bool // replace the item's vectors with vectors
-	texts      []store.FieldText
-	vectors    []fieldVector // filled after embedding
+	vectors    []fieldVector // Vectors with their norms, filled by embed
 	firstIndex int           // index in the batch's ops, for errors
 }
 
@@ -365,93 +361,51 @@ func (s *Store) prepare(i int, op store.Op, puts *[]*put, byKey map[itemKey]int,
 }
 
 func (s *Store) preparePut(o store.PutOp) (*put, error) {
-	if err := o.Namespace.Validate(); err != nil {
-		return nil, err
-	}
-	if err := store.ValidateKey(o.Key); err != nil {
-		return nil, err
-	}
-	p := &put{k: itemKey{o.Namespace.String(), o.Key}, ns: o.Namespace.Clone(), key: o.Key}
-	if o.Value == nil {
-		return p, nil
-	}
-	v, err := store.CloneValue(o.Value)
+	ip, err := items.Prepare(o, s.ttl, s.index)
 	if err != nil {
 		return nil, err
 	}
-	p.value = v
-	if p.ttl, err = store.ResolveTTL(s.ttl, o.Options.TTL); err != nil {
-		return nil, err
-	}
-	fields := o.Options.Index
-	if s.index == nil {
-		if len(fields) > 0 {
-			return nil, fmt.Errorf("%w: WithIndex%q", store.ErrNoIndex, fields)
-		}
-		return p, nil
-	}
-	p.reindex = true
-	if fields == nil {
-		fields = s.index.Fields
-	}
-	if p.texts, err = store.ExtractTexts(v, fields); err != nil {
-		return nil, err
-	}
-	return p, nil
+	return &put{Put: ip, k: itemKey{ip.Prefix, ip.Key}}, nil
 }
 
-// embed computes the vectors of puts and the query vectors.
+// embed computes the vectors of puts (with their norms) and the query
+// vectors.
 func (s *Store) embed(ctx context.Context, puts []*put, queries map[string][]float32) error {
-	if s.index == nil {
-		return nil
+	ips := make([]*items.Put, len(puts))
+	for i, p := range puts {
+		ips[i] = p.Put
 	}
-	var texts []string
-	for _, p := range puts {
-		for _, t := range p.texts {
-			texts = append(texts, t.Text)
-		}
-	}
-	vecs, err := store.EmbedDocuments(ctx, s.index.Embedder, s.index.Dims, texts)
-	if err != nil {
+	if err := items.Embed(ctx, s.index, ips, queries); err != nil {
 		return fmt.Errorf("memory: %w", err)
 	}
 	for _, p := range puts {
-		p.vectors = make([]fieldVector, len(p.texts))
-		for i, t := range p.texts {
-			v := slices.Clone(vecs[0])
-			p.vectors[i] = fieldVector{field: t.Field, vec: v, norm: store.VectorNorm(v)}
-			vecs = vecs[1:]
+		p.vectors = make([]fieldVector, len(p.Vectors))
+		for i, v := range p.Vectors {
+			p.vectors[i] = fieldVector{field: p.Texts[i].Field, vec: v, norm: store.VectorNorm(v)}
 		}
-	}
-	for q := range queries {
-		v, err := store.EmbedQuery(ctx, s.index.Embedder, s.index.Dims, q)
-		if err != nil {
-			return fmt.Errorf("memory: %w", err)
-		}
-		queries[q] = v
 	}
 	return nil
 }
 
 // apply performs one write; the caller holds the write lock.
 func (s *Store) apply(p *put, now time.Time) {
-	if p.value == nil {
+	if p.Value == nil {
 		delete(s.items, p.k)
 		return
 	}
 	e := &entry{
 		item: store.Item{
-			Namespace: p.ns,
-			Key:       p.key,
-			Value:     p.value,
+			Namespace: p.Namespace,
+			Key:       p.Key,
+			Value:     p.Value,
 			CreatedAt: now,
 			UpdatedAt: now,
 		},
 		nsKey:      p.k.ns,
-		ttlMinutes: store.TTLMinutes(p.ttl),
+		ttlMinutes: store.TTLMinutes(p.TTL),
 	}
-	if p.ttl > 0 {
-		e.expires.Store(now.Add(p.ttl).UnixNano())
+	if p.TTL > 0 {
+		e.expires.Store(now.Add(p.TTL).UnixNano())
 	}
 	if old, ok := s.items[p.k]; ok {
 		e.item.CreatedAt = old.item.CreatedAt
@@ -461,7 +415,7 @@ func (s *Store) apply(p *put, now time.Time) {
 			e.item.UpdatedAt = old.item.UpdatedAt.Add(time.Nanosecond)
 		}
 	}
-	if p.reindex {
+	if p.Reindex {
 		e.vectors = p.vectors
 	}
 	s.items[p.k] = e

@@ -4,22 +4,20 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/memvault/memvault/store"
+	"github.com/memvault/memvault/store/internal/items"
 )
 
 type itemKey struct{ ns, key string }
 
 // put is a validated, encoded and embedded write.
 type put struct {
+	*items.Put
 	k       itemKey
-	value   []byte // encoded value column; nil deletes
-	ttl     time.Duration
-	texts   []store.FieldText
-	vectors [][]float32 // one per text, filled by embed
+	encoded []byte // the value column; nil deletes
 }
 
 // refreshKey is an item whose TTL a read refreshed.
@@ -140,70 +138,27 @@ func (s *Store) prepare(i int, op store.Op, puts *[]*put, byKey map[itemKey]int,
 }
 
 func (s *Store) preparePut(o store.PutOp) (*put, error) {
-	if err := o.Namespace.Validate(); err != nil {
-		return nil, err
-	}
-	if err := store.ValidateKey(o.Key); err != nil {
-		return nil, err
-	}
-	p := &put{k: itemKey{o.Namespace.String(), o.Key}}
-	if o.Value == nil {
-		return p, nil
-	}
-	v, err := store.CloneValue(o.Value)
+	ip, err := items.Prepare(o, s.ttl, s.index)
 	if err != nil {
 		return nil, err
 	}
-	if p.ttl, err = store.ResolveTTL(s.ttl, o.Options.TTL); err != nil {
-		return nil, err
-	}
-	fields := o.Options.Index
-	if s.index == nil {
-		if len(fields) > 0 {
-			return nil, fmt.Errorf("%w: WithIndex%q", store.ErrNoIndex, fields)
-		}
-	} else {
-		if fields == nil {
-			fields = s.index.Fields
-		}
-		if p.texts, err = store.ExtractTexts(v, fields); err != nil {
+	p := &put{Put: ip, k: itemKey{ip.Prefix, ip.Key}}
+	if ip.Value != nil {
+		if p.encoded, err = s.encodeValue(p.k.ns, p.k.key, ip.Value); err != nil {
 			return nil, err
 		}
-	}
-	if p.value, err = s.encodeValue(p.k.ns, p.k.key, v); err != nil {
-		return nil, err
 	}
 	return p, nil
 }
 
 // embed computes the vectors of puts and the query vectors.
 func (s *Store) embed(ctx context.Context, puts []*put, queries map[string][]float32) error {
-	if s.index == nil {
-		return nil
+	ips := make([]*items.Put, len(puts))
+	for i, p := range puts {
+		ips[i] = p.Put
 	}
-	var texts []string
-	for _, p := range puts {
-		for _, t := range p.texts {
-			texts = append(texts, t.Text)
-		}
-	}
-	vecs, err := store.EmbedDocuments(ctx, s.index.Embedder, s.index.Dims, texts)
-	if err != nil {
+	if err := items.Embed(ctx, s.index, ips, queries); err != nil {
 		return fmt.Errorf("sqlite: %w", err)
-	}
-	for _, p := range puts {
-		p.vectors = make([][]float32, len(p.texts))
-		for i := range p.texts {
-			p.vectors[i] = slices.Clone(vecs[0]) // kept by the vector cache
-			vecs = vecs[1:]
-		}
-	}
-	for q := range queries {
-		v, err := store.EmbedQuery(ctx, s.index.Embedder, s.index.Dims, q)
-		if err != nil {
-			return fmt.Errorf("sqlite: %w", err)
-		}
-		queries[q] = v
 	}
 	return nil
 }
@@ -217,7 +172,7 @@ func (s *Store) applyPuts(ctx context.Context, tx *sql.Tx, puts []*put, now time
 		if _, err := delVec.ExecContext(ctx, p.k.ns, p.k.key); err != nil {
 			return err
 		}
-		if p.value == nil {
+		if p.encoded == nil {
 			if delItem == nil {
 				delItem = tx.StmtContext(ctx, s.st.delItem)
 			}
@@ -230,17 +185,17 @@ func (s *Store) applyPuts(ctx context.Context, tx *sql.Tx, puts []*put, now time
 			upsert = tx.StmtContext(ctx, s.st.upsert)
 		}
 		var exp, ttlMin any
-		if p.ttl > 0 {
-			exp, ttlMin = now.Add(p.ttl).UnixNano(), store.TTLMinutes(p.ttl)
+		if p.TTL > 0 {
+			exp, ttlMin = now.Add(p.TTL).UnixNano(), store.TTLMinutes(p.TTL)
 		}
-		if _, err := upsert.ExecContext(ctx, p.k.ns, p.k.key, p.value, ts, ts, exp, ttlMin); err != nil {
+		if _, err := upsert.ExecContext(ctx, p.k.ns, p.k.key, p.encoded, ts, ts, exp, ttlMin); err != nil {
 			return err
 		}
-		for i, v := range p.vectors {
+		for i, v := range p.Vectors {
 			if insVec == nil {
 				insVec = tx.StmtContext(ctx, s.st.insVec)
 			}
-			if _, err := insVec.ExecContext(ctx, p.k.ns, p.k.key, p.texts[i].Field, encodeVector(v), ts, ts); err != nil {
+			if _, err := insVec.ExecContext(ctx, p.k.ns, p.k.key, p.Texts[i].Field, encodeVector(v), ts, ts); err != nil {
 				return err
 			}
 		}

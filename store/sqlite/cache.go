@@ -147,8 +147,8 @@ func (c *vecCache) committed(gen int64, puts []*put, ts int64) {
 	}
 	t := c.snap
 	for _, p := range puts {
-		if p.value != nil && len(p.vectors) > 0 {
-			t.add(p.k, ts, p.vectors)
+		if p.encoded != nil && len(p.Vectors) > 0 {
+			t.add(p.k, ts, p.Vectors)
 		} else {
 			t.remove(p.k)
 		}

@@ -1,0 +1,95 @@
+package items
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/memvault/memvault/store"
+)
+
+// Put is a put (or, with a nil Value, a delete) ready to store.
+type Put struct {
+	Namespace store.Namespace // the caller's, copied
+	Prefix    string          // Namespace.String(), as stored
+	Key       string
+	Value     map[string]any // canonical copy; nil deletes
+	TTL       time.Duration  // 0: no expiry
+	// Reindex: the store has an index, so the item's vectors are replaced
+	// by Vectors (none when Texts is empty, as WithoutIndex asks).
+	Reindex bool
+	Texts   []store.FieldText
+	Vectors [][]float32 // one per text, each its own slice; set by Embed
+}
+
+// Prepare checks op and prepares its write for a store with ttl and index
+// (nil without them).
+func Prepare(op store.PutOp, ttl *store.TTLConfig, index *store.IndexConfig) (*Put, error) {
+	if err := op.Namespace.Validate(); err != nil {
+		return nil, err
+	}
+	if err := store.ValidateKey(op.Key); err != nil {
+		return nil, err
+	}
+	p := &Put{Namespace: op.Namespace.Clone(), Prefix: op.Namespace.String(), Key: op.Key}
+	if op.Value == nil {
+		return p, nil
+	}
+	v, err := store.CloneValue(op.Value)
+	if err != nil {
+		return nil, err
+	}
+	p.Value = v
+	if p.TTL, err = store.ResolveTTL(ttl, op.Options.TTL); err != nil {
+		return nil, err
+	}
+	fields := op.Options.Index
+	if index == nil {
+		if len(fields) > 0 {
+			return nil, fmt.Errorf("%w: WithIndex%q", store.ErrNoIndex, fields)
+		}
+		return p, nil
+	}
+	p.Reindex = true
+	if fields == nil {
+		fields = index.Fields
+	}
+	if p.Texts, err = store.ExtractTexts(v, fields); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// Embed computes the vectors of puts in one embedder call, and the vector
+// of every query in queries (whose keys are the queries).
+func Embed(ctx context.Context, index *store.IndexConfig, puts []*Put, queries map[string][]float32) error {
+	if index == nil {
+		return nil
+	}
+	var texts []string
+	for _, p := range puts {
+		for _, t := range p.Texts {
+			texts = append(texts, t.Text)
+		}
+	}
+	vecs, err := store.EmbedDocuments(ctx, index.Embedder, index.Dims, texts)
+	if err != nil {
+		return err
+	}
+	for _, p := range puts {
+		p.Vectors = make([][]float32, len(p.Texts))
+		for i := range p.Texts {
+			p.Vectors[i] = slices.Clone(vecs[0]) // kept by vector caches
+			vecs = vecs[1:]
+		}
+	}
+	for q := range queries {
+		v, err := store.EmbedQuery(ctx, index.Embedder, index.Dims, q)
+		if err != nil {
+			return err
+		}
+		queries[q] = v
+	}
+	return nil
+}
