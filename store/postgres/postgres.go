@@ -249,6 +249,17 @@ func (s *Store) nowUTC() time.Time { return s.now().UTC().Truncate(time.Microsec
 // embedder returns the index embedder.
 func (s *Store) embedder() embeddings.Embedder { return s.index.cfg.Embedder }
 
+// indexConfig is the index as the write core (store/internal/items) takes
+// it: the fields resolved, nil without an index.
+func (s *Store) indexConfig() *store.IndexConfig {
+	if s.index == nil {
+		return nil
+	}
+	c := s.index.cfg
+	c.Fields, c.Dims = s.index.fields, s.index.dims
+	return &c
+}
+
 // iterativeScans reports whether the server's pgvector (0.8 or later) has
 // iterative index scans; it asks once.
 func (s *Store) iterativeScans(ctx context.Context) bool {

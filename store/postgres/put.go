@@ -12,6 +12,7 @@ import (
 
 	"github.com/memvault/memvault/internal/pgretry"
 	"github.com/memvault/memvault/store"
+	"github.com/memvault/memvault/store/internal/items"
 )
 
 // Put creates or replaces an item (see store.Store). The item, its TTL and
@@ -84,64 +85,52 @@ func (s *Store) preparePuts(ctx context.Context, ops []store.PutOp) (r *putRows,
 	now = s.nowUTC()
 
 	r = &putRows{}
-	var texts []string
+	index := s.indexConfig()
+	var withTexts []*items.Put
 	for _, op := range ops {
-		prefix := op.Namespace.String()
-		if op.Value == nil {
-			r.del.prefix = append(r.del.prefix, prefix)
-			r.del.key = append(r.del.key, op.Key)
+		p, err := items.Prepare(op, s.opts.TTL, index)
+		if err != nil {
+			return nil, nil, now, fmt.Errorf("postgres: put %q: %w", op.Key, err)
+		}
+		if p.Value == nil {
+			r.del.prefix = append(r.del.prefix, p.Prefix)
+			r.del.key = append(r.del.key, p.Key)
 			continue
 		}
-		ttl, err := store.ResolveTTL(s.opts.TTL, op.Options.TTL)
-		if err != nil {
-			return nil, nil, now, fmt.Errorf("postgres: put %q: %w", op.Key, err)
-		}
-		// Index texts and the stored value both come from the value in
-		// memvault's JSON model, so they agree on every backend.
-		v, err := store.CloneValue(op.Value)
-		if err != nil {
-			return nil, nil, now, fmt.Errorf("postgres: put %q: %w", op.Key, err)
-		}
-		raw, err := s.encodeValue(prefix, op.Key, v)
+		raw, err := s.encodeValue(p.Prefix, p.Key, p.Value)
 		if err != nil {
 			return nil, nil, now, err
 		}
-		r.up.prefix = append(r.up.prefix, prefix)
-		r.up.key = append(r.up.key, op.Key)
+		r.up.prefix = append(r.up.prefix, p.Prefix)
+		r.up.key = append(r.up.key, p.Key)
 		r.up.value = append(r.up.value, raw)
-		if ttl > 0 {
-			e := now.Add(ttl)
-			m := int32(store.TTLMinutes(ttl))
+		if p.TTL > 0 {
+			e := now.Add(p.TTL)
+			m := int32(store.TTLMinutes(p.TTL))
 			r.exp, r.ttlM = append(r.exp, &e), append(r.ttlM, &m)
 		} else {
 			r.exp, r.ttlM = append(r.exp, nil), append(r.ttlM, nil)
 		}
-
-		if s.index == nil {
+		if !p.Reindex {
 			continue // no store_vectors table: index options are moot
 		}
-		fields := op.Options.Index
-		if fields == nil {
-			fields = s.index.fields
-		}
-		fts, err := store.ExtractTexts(v, fields)
-		if err != nil {
-			return nil, nil, now, fmt.Errorf("postgres: put %q: %w", op.Key, err)
-		}
-		r.reidx.prefix = append(r.reidx.prefix, prefix)
-		r.reidx.key = append(r.reidx.key, op.Key)
-		for _, ft := range fts {
-			r.vec.prefix = append(r.vec.prefix, prefix)
-			r.vec.key = append(r.vec.key, op.Key)
+		r.reidx.prefix = append(r.reidx.prefix, p.Prefix)
+		r.reidx.key = append(r.reidx.key, p.Key)
+		for _, ft := range p.Texts {
+			r.vec.prefix = append(r.vec.prefix, p.Prefix)
+			r.vec.key = append(r.vec.key, p.Key)
 			r.vec.field = append(r.vec.field, ft.Field)
-			texts = append(texts, ft.Text)
+		}
+		if len(p.Texts) > 0 {
+			withTexts = append(withTexts, p)
 		}
 	}
-
-	if len(texts) > 0 { // texts only exist with an index
-		vecs, err = store.EmbedDocuments(ctx, s.embedder(), s.index.dims, texts)
-		if err != nil {
+	if len(withTexts) > 0 { // texts only exist with an index
+		if err := items.Embed(ctx, index, withTexts, nil); err != nil {
 			return nil, nil, now, fmt.Errorf("postgres: %w", err)
+		}
+		for _, p := range withTexts {
+			vecs = append(vecs, p.Vectors...)
 		}
 	}
 	return r, vecs, now, nil
