@@ -1,7 +1,6 @@
 package postgres
 
 import (
-	"encoding/binary"
 	"math"
 	"strconv"
 	"strings"
@@ -29,36 +28,5 @@ func TestVectorText(t *testing.T) {
 		if err != nil || float32(f) != v[i] {
 			t.Errorf("%s reads back as %v, want %v", p, f, v[i])
 		}
-	}
-}
-
-// BenchmarkVectorText measures the cost of sending vectors as text (what
-// lets the store use any pool without registering pgvector's types),
-// against pgvector's binary format (4 bytes a dimension) as the baseline.
-func BenchmarkVectorText(b *testing.B) {
-	for _, dims := range []int{64, 1536} {
-		v := make([]float32, dims)
-		for i := range v {
-			v[i] = float32(math.Sin(float64(i))) / 7
-		}
-		b.Run(strconv.Itoa(dims)+"/text", func(b *testing.B) {
-			b.ReportAllocs()
-			b.SetBytes(int64(4 * dims))
-			for b.Loop() {
-				_ = vectorText(v)
-			}
-		})
-		b.Run(strconv.Itoa(dims)+"/binary", func(b *testing.B) {
-			b.ReportAllocs()
-			b.SetBytes(int64(4 * dims))
-			for b.Loop() {
-				buf := make([]byte, 4+4*len(v))
-				binary.BigEndian.PutUint16(buf, uint16(len(v)))
-				for i, f := range v {
-					binary.BigEndian.PutUint32(buf[4+4*i:], math.Float32bits(f))
-				}
-				_ = buf
-			}
-		})
 	}
 }
