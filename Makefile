@@ -33,7 +33,7 @@ fmt-check:
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
 unit:
-	@$(call EACH,$(GO) test -race -timeout 40m $(PKGS))
+	@$(call EACH,$(GO) test -race -count=1 -timeout 40m $(PKGS))
 
 fuzz:
 	FUZZTIME=$(FUZZTIME) bash scripts/fuzz.sh

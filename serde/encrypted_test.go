@@ -338,4 +338,9 @@ func TestOneDecryptError(t *testing.T) {
 	if !errors.Is(err, ErrDecrypt) || !errors.Is(err, crypto.ErrDecrypt) {
 		t.Fatalf("moved value: %v, want serde.ErrDecrypt wrapping crypto.ErrDecrypt", err)
 	}
+	// One layer's name in the message, not "serde: crypto: ...": users match
+	// on the error, and the text stays what the README shows.
+	if got := err.Error(); strings.Count(got, "decryption failed") != 1 || strings.Contains(got, "crypto:") {
+		t.Fatalf("message %q, want serde's one generic decryption message", got)
+	}
 }

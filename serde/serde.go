@@ -73,7 +73,7 @@ var (
 	// truncated, re-keyed or moved ciphertext, or an unknown key id. It never
 	// says which check failed. It wraps crypto.ErrDecrypt, so that one
 	// errors.Is(err, crypto.ErrDecrypt) catches failures from either layer.
-	ErrDecrypt = fmt.Errorf("serde: %w", crypto.ErrDecrypt)
+	ErrDecrypt error = decryptError{}
 	// ErrPlaintextRefused is returned by a strict Encrypted serializer asked to
 	// load a value that carries no cipher suffix.
 	ErrPlaintextRefused = errors.New("serde: plaintext value refused (encryption is on)")
@@ -89,3 +89,10 @@ var (
 )
 
 func unknownType(typ string) error { return fmt.Errorf("%w %q", ErrUnknownType, typ) }
+
+// decryptError is ErrDecrypt's type: its message is serde's own (the layer a
+// caller sees) while errors.Is still reaches crypto.ErrDecrypt beneath it.
+type decryptError struct{}
+
+func (decryptError) Error() string { return "serde: decryption failed" }
+func (decryptError) Unwrap() error { return crypto.ErrDecrypt }
