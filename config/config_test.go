@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/memvault/memvault/internal/envelope"
+
 	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/crypto"
 	"github.com/memvault/memvault/internal/binding"
@@ -487,7 +489,7 @@ func TestReencryptFinishesOnlyWhenNoOldKeyRowRemains(t *testing.T) {
 			if err := rows.Scan(&prefix, &key, &raw); err != nil {
 				t.Fatal(err)
 			}
-			tag, data, _, err := store.ParseEnvelope(raw)
+			tag, data, _, err := envelope.Parse(raw)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 )
 
@@ -31,15 +30,6 @@ type PutCondition struct {
 	// it names one version. The zero time means the item must be absent
 	// (an expired item counts as absent).
 	UpdatedAt time.Time
-}
-
-// PutIfOp is the put PutIf makes, with its arguments checked as every
-// backend does first: a nil value is ErrInvalidArgument.
-func PutIfOp(ns Namespace, key string, value map[string]any, opts []PutOption) (PutOp, error) {
-	if value == nil {
-		return PutOp{}, fmt.Errorf("%w: nil value (PutIf does not delete)", ErrInvalidArgument)
-	}
-	return PutOp{Namespace: ns, Key: key, Value: value, Options: ResolvePut(opts)}, nil
 }
 
 // Holds reports whether cond matches an item that is live (present and not

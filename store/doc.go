@@ -7,19 +7,22 @@
 // wraps any of them with a read-through LRU, and store/storetest is the
 // conformance suite they all pass.
 //
-// This package also holds the semantics the backends share, so that they
-// agree with each other and with LangGraph:
+// This package is the contract: the interfaces, ops, options, items and
+// errors a caller programs against. The semantics the backends share live
+// once, behind store/internal, so that every backend agrees with the others
+// and with LangGraph:
 //
 //   - Namespaces (Namespace.Validate): labels non-empty, without '.', and
 //     not rooted at "langgraph".
-//   - Field paths (ParsePath, ExtractTexts): the texts to embed for an item,
-//     byte-identical to LangGraph's get_text_at_path, including Python's
-//     formatting of leaves (PythonJSON) and the "<path>.<i>" field names.
-//   - Filters (CompileFilter, MatchFilter): literal JSON equality and
-//     $eq $ne $gt $gte $lt $lte, with numbers compared as numbers (LangGraph's
-//     Postgres store compares text, so there 9 > 10).
-//   - Scores (Score): cosine similarity, minus the L2 distance, or the inner
-//     product, as LangGraph's Postgres store reports them.
-//   - TTLs (TTLMinutes, ResolveTTL, Expired): kept in whole minutes for
-//     refreshes, as LangGraph's ttl_minutes column.
+//   - Index texts: the texts to embed for an item (IndexConfig.Fields and
+//     WithIndex paths), byte-identical to LangGraph's get_text_at_path,
+//     including Python's formatting of leaves and the "<path>.<i>" field
+//     names.
+//   - Filters (SearchOptions.Filter): literal JSON equality and $eq $ne $gt
+//     $gte $lt $lte, with numbers compared as numbers (LangGraph's Postgres
+//     store compares text, so there 9 > 10).
+//   - Scores (SearchItem.Score): cosine similarity, minus the L2 distance,
+//     or the inner product, as LangGraph's Postgres store reports them.
+//   - TTLs (TTLConfig, WithTTL): kept in whole minutes for refreshes, as
+//     LangGraph's ttl_minutes column.
 package store

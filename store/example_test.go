@@ -3,6 +3,9 @@ package store_test
 import (
 	"fmt"
 
+	"github.com/memvault/memvault/store/internal/filtering"
+	"github.com/memvault/memvault/store/internal/indexing"
+
 	"github.com/memvault/memvault/store"
 )
 
@@ -13,14 +16,14 @@ func Example() {
 		"tags":  []any{"travel", "food"},
 		"meta":  map[string]any{"lang": "en", "draft": false},
 	}
-	texts, _ := store.ExtractTexts(value, []string{"title", "stars", "tags[*]", "{meta.lang,meta.draft}"})
+	texts, _ := indexing.ExtractTexts(value, []string{"title", "stars", "tags[*]", "{meta.lang,meta.draft}"})
 	for _, ft := range texts {
 		fmt.Printf("%s = %q\n", ft.Field, ft.Text)
 	}
 
-	ok, _ := store.MatchFilter(value, map[string]any{"stars": map[string]any{"$gte": 4}})
+	ok, _ := filtering.MatchFilter(value, map[string]any{"stars": map[string]any{"$gte": 4}})
 	fmt.Println("stars >= 4:", ok)
-	fmt.Printf("cosine: %.4f\n", store.Score(store.Cosine, []float32{1, 1}, []float32{1, 0}))
+	fmt.Printf("cosine: %.4f\n", indexing.Score(store.Cosine, []float32{1, 1}, []float32{1, 0}))
 	// Output:
 	// title = "Trip notes"
 	// stars = "4.0"
@@ -33,14 +36,14 @@ func Example() {
 }
 
 func ExampleParsePath() {
-	p, err := store.ParsePath("items[-1].name")
+	p, err := indexing.ParsePath("items[-1].name")
 	if err != nil {
 		panic(err)
 	}
 	fmt.Println(p.Texts(map[string]any{"items": []any{
 		map[string]any{"name": "first"}, map[string]any{"name": "last"},
 	}}))
-	_, err = store.ParsePath("items[x]")
+	_, err = indexing.ParsePath("items[x]")
 	fmt.Println(err)
 	// Output:
 	// [last]

@@ -45,19 +45,6 @@ func (o ListItemsOptions) Validate() error {
 	return nil
 }
 
-// CheckListItems validates ListItems' arguments (the namespace and the
-// options) and returns the namespace as stored and the page size: what
-// every backend does first.
-func CheckListItems(ns Namespace, opt ListItemsOptions) (prefix string, limit int, err error) {
-	if err := ns.Validate(); err != nil {
-		return "", 0, err
-	}
-	if err := opt.Validate(); err != nil {
-		return "", 0, err
-	}
-	return ns.String(), opt.EffectiveLimit(), nil
-}
-
 // EffectiveLimit is Limit, or DefaultListItemsLimit when Limit is 0.
 func (o ListItemsOptions) EffectiveLimit() int {
 	if o.Limit == 0 {
@@ -78,7 +65,3 @@ type PrefixDeleter interface {
 	// over ListNamespaces.
 	DeletePrefix(ctx context.Context, prefix Namespace) (int, error)
 }
-
-// ValidateDeletePrefix checks DeletePrefix's argument: a valid namespace,
-// which is never empty.
-func ValidateDeletePrefix(prefix Namespace) error { return prefix.Validate() }

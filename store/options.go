@@ -2,8 +2,6 @@ package store
 
 import (
 	"fmt"
-	"slices"
-	"strings"
 )
 
 // MaxLimit is the largest limit or offset a search or a namespace listing
@@ -29,14 +27,10 @@ func checkWindow(limit, offset int) error {
 	return nil
 }
 
-// Validate checks a search's options: the limit and offset are between 0
-// and MaxLimit and the filter is well formed. Backends call it before
-// running a search.
+// Validate checks a search's limit and offset: each is between 0 and
+// MaxLimit. (Every store also checks the filter before it runs a search.)
 func (o SearchOptions) Validate() error {
-	if err := checkWindow(o.Limit, o.Offset); err != nil {
-		return err
-	}
-	return ValidateFilter(o.Filter)
+	return checkWindow(o.Limit, o.Offset)
 }
 
 // EffectiveLimit is Limit, or DefaultSearchLimit when Limit is 0.
@@ -96,45 +90,4 @@ func (o ListNamespacesOptions) Truncate(ns Namespace) Namespace {
 		return ns[:o.MaxDepth]
 	}
 	return ns
-}
-
-// ListNamespaces applies opt to the namespaces that hold items, as a
-// backend without its own query language does: match conditions,
-// truncation to MaxDepth, deduplication, ordering by the stored dotted form
-// (text order, as PostgreSQL sorts the prefix column), then offset and
-// limit. opt must have been validated.
-func ListNamespaces(all []Namespace, opt ListNamespacesOptions) []Namespace {
-	seen := make(map[string]Namespace)
-	for _, ns := range all {
-		if !opt.Matches(ns) {
-			continue
-		}
-		t := opt.Truncate(ns)
-		s := t.String()
-		if _, ok := seen[s]; !ok {
-			seen[s] = t.Clone()
-		}
-	}
-	keys := make([]string, 0, len(seen))
-	for k := range seen {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	out := []Namespace{}
-	for i := opt.Offset; i < len(keys) && len(out) < opt.EffectiveLimit(); i++ {
-		out = append(out, seen[keys[i]])
-	}
-	return out
-}
-
-// CompareItems orders items as searches without a query return them:
-// most recently updated first, then by namespace (stored form) and key.
-func CompareItems(a, b *Item) int {
-	if c := b.UpdatedAt.Compare(a.UpdatedAt); c != 0 {
-		return c
-	}
-	if c := strings.Compare(a.Namespace.String(), b.Namespace.String()); c != 0 {
-		return c
-	}
-	return strings.Compare(a.Key, b.Key)
 }

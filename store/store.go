@@ -1,8 +1,6 @@
 package store
 
 import (
-	"fmt"
-
 	"context"
 	"time"
 
@@ -144,24 +142,6 @@ func WithoutIndex() PutOption { return func(o *PutOptions) { o.Index = []string{
 // refresh on read is on). Stores keep TTLs in minutes, as LangGraph does.
 func WithTTL(d time.Duration) PutOption { return func(o *PutOptions) { o.TTL = &d } }
 
-// ResolvePut applies opts.
-func ResolvePut(opts []PutOption) PutOptions {
-	var o PutOptions
-	for _, f := range opts {
-		f(&o)
-	}
-	return o
-}
-
-// ResolveGet applies opts.
-func ResolveGet(opts []GetOption) GetOptions {
-	var o GetOptions
-	for _, f := range opts {
-		f(&o)
-	}
-	return o
-}
-
 // Op is one operation of a Batch: GetOp, PutOp, SearchOp or
 // ListNamespacesOp.
 type Op interface{ isOp() }
@@ -290,31 +270,4 @@ func (c TTLConfig) RefreshOnRead(override *bool) bool {
 		return *override
 	}
 	return !c.DisableRefreshOnRead
-}
-
-// ValidateOp checks the arguments of a read op (GetOp, SearchOp,
-// ListNamespacesOp) and rejects nil and unknown ops, so every backend fails
-// a Batch the same way before anything runs. PutOps pass: each backend
-// validates them while preparing the write.
-func ValidateOp(op Op) error {
-	switch o := op.(type) {
-	case GetOp:
-		if err := o.Namespace.Validate(); err != nil {
-			return err
-		}
-		return ValidateKey(o.Key)
-	case SearchOp:
-		if err := o.Prefix.ValidatePrefix(); err != nil {
-			return err
-		}
-		return o.Options.Validate()
-	case ListNamespacesOp:
-		return o.Options.Validate()
-	case PutOp:
-		return nil
-	case nil:
-		return fmt.Errorf("%w: nil op", ErrInvalidArgument)
-	default:
-		return fmt.Errorf("%w: unknown op %T", ErrInvalidArgument, op)
-	}
 }

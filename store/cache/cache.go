@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/memvault/memvault/store/internal/items"
+
 	lru "github.com/hashicorp/golang-lru/v2"
 
 	"github.com/memvault/memvault/store"
@@ -138,9 +140,9 @@ func (s *Store) Get(ctx context.Context, ns store.Namespace, key string, opts ..
 	}
 	k := cacheKey{ns.String(), key}
 	now := s.now()
-	if e, ok := s.lru.Get(k); ok && s.servable(e, now, store.ResolveGet(opts)) {
+	if e, ok := s.lru.Get(k); ok && s.servable(e, now, items.ResolveGet(opts)) {
 		s.hits.Add(1)
-		return store.CloneItem(e.item), nil
+		return items.CloneItem(e.item), nil
 	}
 	s.misses.Add(1)
 	s.mu.Lock()
@@ -152,7 +154,7 @@ func (s *Store) Get(ctx context.Context, ns store.Namespace, key string, opts ..
 	}
 	s.mu.Lock()
 	if s.gen == gen {
-		s.lru.Add(k, entry{item: store.CloneItem(it), stored: now})
+		s.lru.Add(k, entry{item: items.CloneItem(it), stored: now})
 	}
 	s.mu.Unlock()
 	return it, nil
@@ -166,7 +168,7 @@ func (s *Store) servable(e entry, now time.Time, o store.GetOptions) bool {
 		return true
 	}
 	noRefresh := o.RefreshTTL != nil && !*o.RefreshTTL
-	return noRefresh && !store.Expired(e.item.ExpiresAt, now)
+	return noRefresh && !items.Expired(e.item.ExpiresAt, now)
 }
 
 // invalidate forgets the results of keys after a write.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/memvault/memvault/store/internal/items"
+
 	"github.com/memvault/memvault/store"
 )
 
@@ -15,7 +17,7 @@ func (s *Store) PutIf(ctx context.Context, ns store.Namespace, key string, value
 	if err := s.check(ctx); err != nil {
 		return err
 	}
-	op, err := store.PutIfOp(ns, key, value, opts)
+	op, err := items.PutIfOp(ns, key, value, opts)
 	if err != nil {
 		return fmt.Errorf("memory: %w", err)
 	}

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/memvault/memvault/store/internal/items"
+
 	"github.com/memvault/memvault/store"
 )
 
@@ -19,7 +21,7 @@ func (s *Store) ListItems(ctx context.Context, ns store.Namespace, opt store.Lis
 	if err := s.check(ctx); err != nil {
 		return nil, err
 	}
-	prefix, limit, err := store.CheckListItems(ns, opt)
+	prefix, limit, err := items.CheckListItems(ns, opt)
 	if err != nil {
 		return nil, fmt.Errorf("memory: %w", err)
 	}
@@ -47,7 +49,7 @@ func (s *Store) DeletePrefix(ctx context.Context, prefix store.Namespace) (int, 
 	if err := s.check(ctx); err != nil {
 		return 0, err
 	}
-	if err := store.ValidateDeletePrefix(prefix); err != nil {
+	if err := items.ValidateDeletePrefix(prefix); err != nil {
 		return 0, err
 	}
 	s.mu.Lock()

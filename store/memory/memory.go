@@ -9,6 +9,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/memvault/memvault/store/internal/filtering"
+	"github.com/memvault/memvault/store/internal/indexing"
+
 	"github.com/memvault/memvault/store"
 	"github.com/memvault/memvault/store/internal/items"
 )
@@ -62,7 +65,7 @@ type entry struct {
 type fieldVector struct {
 	field string
 	vec   []float32
-	norm  float64 // store.VectorNorm(vec)
+	norm  float64 // indexing.VectorNorm(vec)
 }
 
 // New returns an empty Store. It fails with ErrInvalidArgument for an
@@ -115,10 +118,10 @@ func resolveIndex(idx store.IndexConfig) (store.IndexConfig, error) {
 	} else {
 		idx.Fields = slices.Clone(idx.Fields)
 	}
-	if err := store.ValidatePaths(idx.Fields); err != nil {
+	if err := indexing.ValidatePaths(idx.Fields); err != nil {
 		return idx, fmt.Errorf("memory: %w", err)
 	}
-	if err := store.ValidateDistance(idx.Distance); err != nil {
+	if err := indexing.ValidateDistance(idx.Distance); err != nil {
 		return idx, fmt.Errorf("memory: %w", err)
 	}
 	if idx.Distance == "" {
@@ -202,9 +205,9 @@ func (s *Store) visible(e *entry, now int64) bool {
 // read returns a copy of e's item, refreshing its TTL first when asked.
 func (s *Store) read(e *entry, now time.Time, refresh bool) store.Item {
 	if refresh && e.ttlMinutes > 0 {
-		e.expires.Store(now.Add(store.RefreshTTL(e.ttlMinutes)).UnixNano())
+		e.expires.Store(now.Add(items.RefreshTTL(e.ttlMinutes)).UnixNano())
 	}
-	it := *store.CloneItem(&e.item)
+	it := *items.CloneItem(&e.item)
 	if exp := e.expires.Load(); exp != 0 {
 		it.ExpiresAt = time.Unix(0, exp).In(now.Location())
 	}
@@ -219,7 +222,7 @@ func (s *Store) Get(ctx context.Context, ns store.Namespace, key string, opts ..
 	if err := validateItem(ns, key); err != nil {
 		return nil, err
 	}
-	o := store.ResolveGet(opts)
+	o := items.ResolveGet(opts)
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	return s.get(ns.String(), key, s.now(), s.refresh(o.RefreshTTL)), nil
@@ -239,7 +242,7 @@ func (s *Store) Put(ctx context.Context, ns store.Namespace, key string, value m
 	if value == nil {
 		return fmt.Errorf("memory: %w: nil value (use Delete)", store.ErrInvalidArgument)
 	}
-	_, err := s.Batch(ctx, []store.Op{store.PutOp{Namespace: ns, Key: key, Value: value, Options: store.ResolvePut(opts)}})
+	_, err := s.Batch(ctx, []store.Op{store.PutOp{Namespace: ns, Key: key, Value: value, Options: items.ResolvePut(opts)}})
 	return err
 }
 
@@ -336,7 +339,7 @@ func (s *Store) Batch(ctx context.Context, ops []store.Op) ([]store.Result, erro
 // prepare validates op and records its write or query.
 func (s *Store) prepare(i int, op store.Op, puts *[]*put, byKey map[itemKey]int, queries map[string][]float32) error {
 	wrap := func(err error) error { return fmt.Errorf("memory: op %d: %w", i, err) }
-	if err := store.ValidateOp(op); err != nil {
+	if err := items.ValidateOp(op); err != nil {
 		return wrap(err)
 	}
 	switch o := op.(type) {
@@ -381,7 +384,7 @@ func (s *Store) embed(ctx context.Context, puts []*put, queries map[string][]flo
 	for _, p := range puts {
 		p.vectors = make([]fieldVector, len(p.Vectors))
 		for i, v := range p.Vectors {
-			p.vectors[i] = fieldVector{field: p.Texts[i].Field, vec: v, norm: store.VectorNorm(v)}
+			p.vectors[i] = fieldVector{field: p.Texts[i].Field, vec: v, norm: indexing.VectorNorm(v)}
 		}
 	}
 	return nil
@@ -402,7 +405,7 @@ func (s *Store) apply(p *put, now time.Time) {
 			UpdatedAt: now,
 		},
 		nsKey:      p.k.ns,
-		ttlMinutes: store.TTLMinutes(p.TTL),
+		ttlMinutes: items.TTLMinutes(p.TTL),
 	}
 	if p.TTL > 0 {
 		e.expires.Store(now.Add(p.TTL).UnixNano())
@@ -434,10 +437,10 @@ type candidate struct {
 func (s *Store) search(prefix store.Namespace, opt store.SearchOptions, query []float32, now time.Time) []store.SearchItem {
 	nowNano := now.UnixNano()
 	// The filter was validated in prepare, so it compiles.
-	filter, _ := store.CompileFilter(opt.Filter)
-	var scorer *store.QueryScorer
+	filter, _ := filtering.CompileFilter(opt.Filter)
+	var scorer *indexing.QueryScorer
 	if query != nil {
-		scorer = store.NewQueryScorer(s.index.Distance, query)
+		scorer = indexing.NewQueryScorer(s.index.Distance, query)
 	}
 	top := newTopK(opt.Offset+opt.EffectiveLimit(), compareCandidates)
 	for _, e := range s.items {
@@ -564,5 +567,5 @@ func (s *Store) listNamespaces(opt store.ListNamespacesOptions, now time.Time) [
 		seen[e.nsKey] = true
 		all = append(all, e.item.Namespace)
 	}
-	return store.ListNamespaces(all, opt)
+	return items.ListNamespaces(all, opt)
 }

@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/memvault/memvault/store/internal/indexing"
+	"github.com/memvault/memvault/store/internal/items"
+
 	"github.com/memvault/memvault/store"
 )
 
@@ -53,7 +56,7 @@ func (s *Store) validateOp(op store.Op) error {
 		_, err := s.preparePut(o)
 		return err
 	}
-	return store.ValidateOp(op)
+	return items.ValidateOp(op)
 }
 
 // preparePut validates a put or delete.
@@ -67,14 +70,14 @@ func (s *Store) preparePut(o store.PutOp) (store.PutOp, error) {
 	if o.Value == nil {
 		return o, nil
 	}
-	if _, err := store.ResolveTTL(s.opts.TTL, o.Options.TTL); err != nil {
+	if _, err := items.ResolveTTL(s.opts.TTL, o.Options.TTL); err != nil {
 		return o, err
 	}
 	if s.index == nil && len(o.Options.Index) > 0 {
 		return o, fmt.Errorf("%w: WithIndex%q", store.ErrNoIndex, o.Options.Index)
 	}
 	if o.Options.Index != nil {
-		if err := store.ValidatePaths(o.Options.Index); err != nil {
+		if err := indexing.ValidatePaths(o.Options.Index); err != nil {
 			return o, err
 		}
 	}

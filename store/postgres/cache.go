@@ -4,10 +4,11 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/memvault/memvault/store/internal/indexing"
+
 	lru "github.com/hashicorp/golang-lru/v2"
 
 	"github.com/memvault/memvault/jsonvalue"
-	"github.com/memvault/memvault/store"
 )
 
 // valueCache keeps decrypted values keyed by item, validated by the exact
@@ -54,7 +55,7 @@ func (s *Store) embedQuery(ctx context.Context, q string) ([]float32, error) {
 	if s.query != nil {
 		e = s.query
 	}
-	v, err := store.EmbedQuery(ctx, e, s.index.dims, q)
+	v, err := indexing.EmbedQuery(ctx, e, s.index.dims, q)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)
 	}

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/memvault/memvault/store/internal/filtering"
+
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/memvault/memvault/internal/pgtest"
@@ -104,7 +106,7 @@ func TestReadsPythonRows(t *testing.T) {
 
 	it, err := s.Get(ctx, store.Namespace{"users", "alice"}, "prefs")
 	must(t, err)
-	if it == nil || !store.JSONEqual(it.Value, map[string]any{"food": "pizza", "n": 9}) {
+	if it == nil || !filtering.JSONEqual(it.Value, map[string]any{"food": "pizza", "n": 9}) {
 		t.Fatalf("Get = %+v", it)
 	}
 	if want := time.Date(2025, 1, 2, 3, 4, 5, 123456000, time.UTC); !it.CreatedAt.Equal(want) {

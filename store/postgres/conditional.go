@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/memvault/memvault/store/internal/items"
+
 	"github.com/jackc/pgx/v5"
 
 	"github.com/memvault/memvault/internal/pgretry"
@@ -29,7 +31,7 @@ func (s *Store) PutIfTx(ctx context.Context, tx pgx.Tx, ns store.Namespace, key 
 }
 
 func (s *Store) putIf(ctx context.Context, db Querier, ns store.Namespace, key string, value map[string]any, cond store.PutCondition, opts []store.PutOption) error {
-	op, err := store.PutIfOp(ns, key, value, opts)
+	op, err := items.PutIfOp(ns, key, value, opts)
 	if err != nil {
 		return fmt.Errorf("postgres: %w", err)
 	}

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/memvault/memvault/store"
+	"github.com/memvault/memvault/store/internal/indexing"
 )
 
 // checkEmbedder records the configured embedder's name in
@@ -23,7 +23,7 @@ SELECT name FROM ins UNION ALL SELECT name FROM `+s.t.embedder+` WHERE id = 0 LI
 	if err != nil {
 		return fmt.Errorf("postgres: setup: %w", err)
 	}
-	if err := store.CheckEmbedder(recorded, name); err != nil {
+	if err := indexing.CheckEmbedder(recorded, name); err != nil {
 		return fmt.Errorf("postgres: %w", err)
 	}
 	return nil

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/memvault/memvault/store"
+	"github.com/memvault/memvault/store/internal/filtering"
 )
 
 // args collects positional parameters; every value from the caller,
@@ -37,7 +38,7 @@ func nsCond(a *args, col string, prefix store.Namespace) string {
 }
 
 // filterSQL renders a validated filter as SQL over the JSONB column col,
-// with the semantics of store.MatchFilter: a missing key never matches;
+// with the semantics of filter.MatchFilter: a missing key never matches;
 // equality is JSONB equality (numbers by value); the ordering operators
 // compare numbers as numeric and strings byte-wise (COLLATE "C"), and a
 // field of another kind never matches. (LangGraph compares value->>'k' as
@@ -73,11 +74,11 @@ func filterSQL(a *args, col string, filter map[string]any) (string, error) {
 			var c string
 			var err error
 			switch op {
-			case store.OpEq:
+			case filtering.OpEq:
 				c, err = eqSQL(a, col, k, "=", arg)
-			case store.OpNe:
+			case filtering.OpNe:
 				c, err = eqSQL(a, col, k, "<>", arg)
-			case store.OpGt, store.OpGte, store.OpLt, store.OpLte:
+			case filtering.OpGt, filtering.OpGte, filtering.OpLt, filtering.OpLte:
 				c, err = orderSQL(a, col, k, op, arg)
 			default:
 				err = fmt.Errorf("%w: field %q: unknown operator %q", store.ErrInvalidFilter, k, op)
@@ -101,7 +102,7 @@ func eqSQL(a *args, col, k, op string, v any) (string, error) {
 	return fmt.Sprintf("(%s -> %s::text) %s %s::jsonb", col, a.add(k), op, a.add(string(b))), nil
 }
 
-var sqlOps = map[string]string{store.OpGt: ">", store.OpGte: ">=", store.OpLt: "<", store.OpLte: "<="}
+var sqlOps = map[string]string{filtering.OpGt: ">", filtering.OpGte: ">=", filtering.OpLt: "<", filtering.OpLte: "<="}
 
 func orderSQL(a *args, col, k, op string, v any) (string, error) {
 	key := a.add(k)

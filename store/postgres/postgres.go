@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/memvault/memvault/internal/envelope"
+
 	lru "github.com/hashicorp/golang-lru/v2"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -37,8 +39,8 @@ const (
 var (
 	// ErrEnvelope is returned when a stored value looks like an encrypted
 	// envelope but the store has no serializer, or the envelope is malformed.
-	// It is store.ErrEnvelope.
-	ErrEnvelope = store.ErrEnvelope
+	// It is envelope.ErrMalformed.
+	ErrEnvelope = envelope.ErrMalformed
 	// ErrDims is returned when an embedder returns vectors of the wrong length.
 	ErrDims = errors.New("postgres: embedding dimensions mismatch")
 )
@@ -78,7 +80,7 @@ type Options struct {
 	// A serializer whose tag for a value is "json" is stored as plain JSONB
 	// too; any other tag (an encrypted one, "json+aes...") is stored as an
 	// envelope object bound to the item's namespace and key. With a Serde,
-	// search filters run in Go on the decoded values (store.MatchFilter),
+	// search filters run in Go on the decoded values (filter.MatchFilter),
 	// since SQL cannot see inside envelopes.
 	Serde serde.Serializer
 	// CacheSize is the number of decoded (and decrypted) values kept to

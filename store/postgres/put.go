@@ -21,7 +21,7 @@ func (s *Store) Put(ctx context.Context, ns store.Namespace, key string, value m
 	if value == nil {
 		return fmt.Errorf("%w: nil value (use Delete)", store.ErrInvalidArgument)
 	}
-	return s.put(ctx, s.db, []store.PutOp{{Namespace: ns, Key: key, Value: value, Options: store.ResolvePut(opts)}})
+	return s.put(ctx, s.db, []store.PutOp{{Namespace: ns, Key: key, Value: value, Options: items.ResolvePut(opts)}})
 }
 
 // PutTx is Put inside the caller's transaction, so a memory commits or rolls
@@ -30,7 +30,7 @@ func (s *Store) PutTx(ctx context.Context, tx pgx.Tx, ns store.Namespace, key st
 	if value == nil {
 		return fmt.Errorf("%w: nil value (use DeleteTx)", store.ErrInvalidArgument)
 	}
-	return s.put(ctx, tx, []store.PutOp{{Namespace: ns, Key: key, Value: value, Options: store.ResolvePut(opts)}})
+	return s.put(ctx, tx, []store.PutOp{{Namespace: ns, Key: key, Value: value, Options: items.ResolvePut(opts)}})
 }
 
 // Delete removes an item and its vectors.
@@ -106,7 +106,7 @@ func (s *Store) preparePuts(ctx context.Context, ops []store.PutOp) (r *putRows,
 		r.up.value = append(r.up.value, raw)
 		if p.TTL > 0 {
 			e := now.Add(p.TTL)
-			m := int32(store.TTLMinutes(p.TTL))
+			m := int32(items.TTLMinutes(p.TTL))
 			r.exp, r.ttlM = append(r.exp, &e), append(r.ttlM, &m)
 		} else {
 			r.exp, r.ttlM = append(r.exp, nil), append(r.ttlM, nil)

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/memvault/memvault/store/internal/items"
+
 	"github.com/jackc/pgx/v5"
 
 	"github.com/memvault/memvault/store"
@@ -18,7 +20,7 @@ func (s *Store) Get(ctx context.Context, ns store.Namespace, key string, opts ..
 	if err := s.checkOpen(); err != nil {
 		return nil, err
 	}
-	return s.get(ctx, ns, key, store.ResolveGet(opts).RefreshTTL)
+	return s.get(ctx, ns, key, items.ResolveGet(opts).RefreshTTL)
 }
 
 func (s *Store) get(ctx context.Context, ns store.Namespace, key string, refreshOverride *bool) (*store.Item, error) {
@@ -65,7 +67,7 @@ func (s *Store) get(ctx context.Context, ns store.Namespace, key string, refresh
 		it.ExpiresAt = expires.UTC()
 	}
 	if refresh && ttlMinutes != nil {
-		it.ExpiresAt = now.Add(store.RefreshTTL(int(*ttlMinutes)))
+		it.ExpiresAt = now.Add(items.RefreshTTL(int(*ttlMinutes)))
 	}
 	return it, nil
 }

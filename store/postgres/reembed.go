@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/memvault/memvault/store/internal/indexing"
+
 	"github.com/memvault/memvault/embeddings"
 	"github.com/memvault/memvault/store"
 )
@@ -22,7 +24,7 @@ func (s *Store) Reembed(ctx context.Context, to embeddings.Embedder, opt store.R
 	if s.index == nil {
 		return 0, fmt.Errorf("postgres: re-embed: %w", store.ErrNoIndex)
 	}
-	if err := store.CheckReembedTarget(to, s.index.dims); err != nil {
+	if err := indexing.CheckReembedTarget(to, s.index.dims); err != nil {
 		return 0, fmt.Errorf("postgres: %w", err)
 	}
 	batch := opt.BatchSize
@@ -59,7 +61,7 @@ ORDER BY v.prefix, v.key, v.field_name LIMIT $4`, cur[0], cur[1], cur[2], batch)
 				rows.Close()
 				return done, fmt.Errorf("postgres: re-embed %s/%s: %w", prefix, key, err)
 			}
-			t, ok := store.ReembedTexts(value, s.index.cfg.Fields, field)
+			t, ok := indexing.ReembedTexts(value, s.index.cfg.Fields, field)
 			if !ok {
 				lost++
 				continue
@@ -73,7 +75,7 @@ ORDER BY v.prefix, v.key, v.field_name LIMIT $4`, cur[0], cur[1], cur[2], batch)
 		if n == 0 {
 			break
 		}
-		vecs, err := store.EmbedDocuments(ctx, to, s.index.dims, texts)
+		vecs, err := indexing.EmbedDocuments(ctx, to, s.index.dims, texts)
 		if err != nil {
 			return done, fmt.Errorf("postgres: re-embed: %w", err)
 		}

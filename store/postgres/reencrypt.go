@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/memvault/memvault/internal/envelope"
+
 	"github.com/jackc/pgx/v5"
 
 	"github.com/memvault/memvault/checkpointer"
@@ -51,7 +53,7 @@ WHERE (prefix, key) > ($1, $2) ORDER BY prefix, key LIMIT $3`, after[0], after[1
 					return rotate.Row{}, err
 				}
 				row := binding.Row([]any{prefix, key, raw}, binding.Item{Namespace: prefix, Key: key}, serde.TypeJSON, []byte(raw))
-				tag, data, ok, err := store.ParseEnvelope([]byte(raw))
+				tag, data, ok, err := envelope.Parse([]byte(raw))
 				if err != nil {
 					return row, fmt.Errorf("%s/%s: %w", prefix, key, err)
 				}
@@ -64,7 +66,7 @@ WHERE (prefix, key) > ($1, $2) ORDER BY prefix, key LIMIT $3`, after[0], after[1
 		Update: func(ctx context.Context, changes []rotate.Change) error {
 			b := &pgx.Batch{}
 			for _, c := range changes {
-				value := store.EncodeEnvelope(c.NewTyp, c.NewData)
+				value := envelope.Encode(c.NewTyp, c.NewData)
 				// value::text of JSONB is canonical, so comparing it with
 				// what was read is an exact compare-and-swap.
 				b.Queue(`UPDATE `+s.t.store+` SET value = $1::jsonb WHERE prefix = $2 AND key = $3 AND value::text = $4`,

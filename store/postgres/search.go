@@ -12,6 +12,9 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/memvault/memvault/store/internal/filtering"
+	"github.com/memvault/memvault/store/internal/items"
+
 	"github.com/jackc/pgx/v5"
 
 	"github.com/memvault/memvault/store"
@@ -90,21 +93,21 @@ ORDER BY v.dist ASC NULLS LAST, s.updated_at DESC, s.prefix COLLATE "C", s.key C
 	if err != nil {
 		return nil, err
 	}
-	items := make([]store.SearchItem, len(hits))
+	found := make([]store.SearchItem, len(hits))
 	for i, h := range hits {
-		items[i] = h.item
+		found[i] = h.item
 	}
 	if s.refresh(opt.RefreshTTL) {
-		if err := s.refreshItems(ctx, items, now); err != nil {
+		if err := s.refreshItems(ctx, found, now); err != nil {
 			return nil, err
 		}
 		for i, h := range hits {
 			if h.ttlMinutes > 0 {
-				items[i].ExpiresAt = now.Add(store.RefreshTTL(h.ttlMinutes))
+				found[i].ExpiresAt = now.Add(items.RefreshTTL(h.ttlMinutes))
 			}
 		}
 	}
-	return items, nil
+	return found, nil
 }
 
 // searchANN is the index-served query; full reports whether it settled
@@ -174,7 +177,7 @@ func (s *Store) searchANN(ctx context.Context, prefix store.Namespace, opt store
 				return nil, false, err
 			}
 			if goFilter {
-				ok, err := store.MatchFilter(h.item.Value, opt.Filter)
+				ok, err := filtering.MatchFilter(h.item.Value, opt.Filter)
 				if err != nil {
 					return nil, false, err
 				}
@@ -331,7 +334,7 @@ func (s *Store) collect(ctx context.Context, opt store.SearchOptions, now time.T
 			if err != nil {
 				return false, err
 			}
-			ok, err := store.MatchFilter(it.item.Value, opt.Filter)
+			ok, err := filtering.MatchFilter(it.item.Value, opt.Filter)
 			if err != nil || !ok {
 				return err == nil, err
 			}
@@ -497,7 +500,7 @@ func (s *Store) score(d float64) float64 {
 		sc = -d
 	}
 	if math.IsNaN(sc) {
-		return 0 // cosine with an all-zero vector, as store.Score
+		return 0 // cosine with an all-zero vector, as indexing.Score
 	}
 	return sc
 }

@@ -10,6 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/memvault/memvault/store/internal/filtering"
+	"github.com/memvault/memvault/store/internal/indexing"
+
 	"github.com/memvault/memvault/embeddings"
 	"github.com/memvault/memvault/serde"
 	"github.com/memvault/memvault/store"
@@ -52,8 +55,8 @@ func TestScoresPerDistance(t *testing.T) {
 					}
 					v, _ := emb.EmbedQuery(ctx, items[i].Key)
 					q, _ := emb.EmbedQuery(ctx, "q")
-					if ref := store.Score(tc.dist, v, q); math.Abs(ref-want) > 1e-6 {
-						t.Errorf("store.Score(%s) = %v, want %v", items[i].Key, ref, want)
+					if ref := indexing.Score(tc.dist, v, q); math.Abs(ref-want) > 1e-6 {
+						t.Errorf("indexing.Score(%s) = %v, want %v", items[i].Key, ref, want)
 					}
 				}
 			})
@@ -153,7 +156,7 @@ func TestEncryptedAtRest(t *testing.T) {
 	}
 	it, err := s.Get(ctx, store.Namespace{"patients", "p1"}, "chart")
 	must(t, err)
-	if !store.JSONEqual(it.Value, secret) {
+	if !filtering.JSONEqual(it.Value, secret) {
 		t.Fatalf("Get = %v", it.Value)
 	}
 
@@ -335,7 +338,7 @@ func TestNULValues(t *testing.T) {
 	must(t, s.Put(ctx, store.Namespace{"u"}, "k", v))
 	it, err := s.Get(ctx, store.Namespace{"u"}, "k")
 	must(t, err)
-	if !store.JSONEqual(it.Value, v) {
+	if !filtering.JSONEqual(it.Value, v) {
 		t.Fatalf("Get = %q", it.Value)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/memvault/memvault/store/internal/indexing"
+
 	"github.com/jackc/pgx/v5"
 
 	"github.com/memvault/memvault/store"
@@ -112,10 +114,10 @@ func newIndexSpec(cfg store.IndexConfig) (*indexSpec, error) {
 	if sp.fields == nil {
 		sp.fields = []string{"$"}
 	}
-	if err := store.ValidatePaths(sp.fields); err != nil {
+	if err := indexing.ValidatePaths(sp.fields); err != nil {
 		return nil, err
 	}
-	if err := store.ValidateDistance(cfg.Distance); err != nil {
+	if err := indexing.ValidateDistance(cfg.Distance); err != nil {
 		return nil, err
 	}
 	sp.estimate = estimateVectors(sp.fields)

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 
+	"github.com/memvault/memvault/internal/envelope"
+
 	"github.com/memvault/memvault/internal/binding"
 	"github.com/memvault/memvault/jsonvalue"
 	"github.com/memvault/memvault/serde"
@@ -11,7 +13,7 @@ import (
 )
 
 // encodeValue returns the JSON text stored in store.value for an item
-// whose value is already in memvault's JSON model (store.CloneValue).
+// whose value is already in memvault's JSON model (items.CloneValue).
 func (s *Store) encodeValue(prefix, key string, v map[string]any) (string, error) {
 	var (
 		typ  = serde.TypeJSON
@@ -31,7 +33,7 @@ func (s *Store) encodeValue(prefix, key string, v map[string]any) (string, error
 	if typ == serde.TypeJSON && !hasNULEscape(data) {
 		return string(data), nil
 	}
-	return string(store.EncodeEnvelope(typ, data)), nil
+	return string(envelope.Encode(typ, data)), nil
 }
 
 // hasNULEscape reports whether JSON text holds the escape \u0000 (a
@@ -75,7 +77,7 @@ func (s *Store) decodeValue(prefix, key string, raw []byte) (map[string]any, err
 }
 
 func (s *Store) decodeValueUncached(prefix, key string, raw []byte) (map[string]any, error) {
-	if tag, data, ok, err := store.ParseEnvelope(raw); err != nil {
+	if tag, data, ok, err := envelope.Parse(raw); err != nil {
 		return nil, fmt.Errorf("postgres: value of %q: %w", key, err)
 	} else if ok {
 		if s.opts.Serde == nil {

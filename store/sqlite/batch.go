@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/memvault/memvault/store"
+	"github.com/memvault/memvault/store/internal/filtering"
 	"github.com/memvault/memvault/store/internal/items"
 )
 
@@ -114,7 +115,7 @@ func wrap(err error) error {
 // prepare validates op and records its write or query.
 func (s *Store) prepare(i int, op store.Op, puts *[]*put, byKey map[itemKey]int, queries map[string][]float32) error {
 	wrapOp := func(err error) error { return fmt.Errorf("sqlite: op %d: %w", i, err) }
-	if err := store.ValidateOp(op); err != nil {
+	if err := items.ValidateOp(op); err != nil {
 		return wrapOp(err)
 	}
 	switch o := op.(type) {
@@ -186,7 +187,7 @@ func (s *Store) applyPuts(ctx context.Context, tx *sql.Tx, puts []*put, now time
 		}
 		var exp, ttlMin any
 		if p.TTL > 0 {
-			exp, ttlMin = now.Add(p.TTL).UnixNano(), store.TTLMinutes(p.TTL)
+			exp, ttlMin = now.Add(p.TTL).UnixNano(), items.TTLMinutes(p.TTL)
 		}
 		if _, err := upsert.ExecContext(ctx, p.k.ns, p.k.key, p.encoded, ts, ts, exp, ttlMin); err != nil {
 			return err
@@ -263,7 +264,7 @@ func (s *Store) item(r itemRow, v map[string]any, now time.Time, refresh bool, r
 	}
 	exp := r.expires
 	if refresh && r.ttlMinutes.Valid && r.ttlMinutes.Int64 > 0 {
-		exp = sql.NullInt64{Int64: now.Add(store.RefreshTTL(int(r.ttlMinutes.Int64))).UnixNano(), Valid: true}
+		exp = sql.NullInt64{Int64: now.Add(items.RefreshTTL(int(r.ttlMinutes.Int64))).UnixNano(), Valid: true}
 		*refreshes = append(*refreshes, refreshKey{r.k, exp.Int64})
 	}
 	if exp.Valid {
@@ -320,7 +321,7 @@ func (s *Store) listNamespaces(ctx context.Context, tx *sql.Tx, opt store.ListNa
 	if err := rs.Err(); err != nil {
 		return nil, err
 	}
-	return store.ListNamespaces(all, opt), nil
+	return items.ListNamespaces(all, opt), nil
 }
 
 // matches applies a validated filter.
@@ -328,6 +329,6 @@ func matches(v map[string]any, filter map[string]any) bool {
 	if len(filter) == 0 {
 		return true
 	}
-	ok, _ := store.MatchFilter(v, filter) // validated in prepare
+	ok, _ := filtering.MatchFilter(v, filter) // validated in prepare
 	return ok
 }

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/memvault/memvault/store"
+	"github.com/memvault/memvault/store/internal/indexing"
 )
 
 // DefaultVectorCacheBytes is the default Options.VectorCacheBytes.
@@ -63,7 +63,7 @@ func (t *vecTable) add(k itemKey, updated int64, vecs [][]float32) {
 	t.slots = append(t.slots, slot{k: k, updated: updated, first: len(t.norms), n: len(vecs), live: true})
 	for _, v := range vecs {
 		t.data = append(t.data, v...)
-		t.norms = append(t.norms, float32(store.VectorNorm(v)))
+		t.norms = append(t.norms, float32(indexing.VectorNorm(v)))
 	}
 }
 
@@ -100,7 +100,7 @@ func (t *vecTable) bytes() int64 { return int64(4 * (len(t.data) + len(t.norms))
 
 // score scores every live item under prefix ("" for all) by its best
 // vector.
-func (t *vecTable) score(prefix string, sc *store.QueryScorer) []candidate {
+func (t *vecTable) score(prefix string, sc *indexing.QueryScorer) []candidate {
 	cands := make([]candidate, 0, len(t.index))
 	d := t.dims
 	for _, s := range t.slots {
@@ -170,7 +170,7 @@ func (c *vecCache) invalidate() {
 
 // candidates scores the cached vectors under prefix when the cache holds
 // generation gen; ok is false when it does not.
-func (c *vecCache) candidates(gen int64, prefix string, sc *store.QueryScorer) (cands []candidate, ok bool) {
+func (c *vecCache) candidates(gen int64, prefix string, sc *indexing.QueryScorer) (cands []candidate, ok bool) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	if c.snap == nil || c.gen != gen {
@@ -225,7 +225,7 @@ func (c *vecCache) load(ctx context.Context, tx *sql.Tx, gen int64) (*vecTable, 
 			t.slots = append(t.slots, slot{k: k, updated: upd, first: len(t.norms), live: true})
 		}
 		t.data = append(t.data, buf...)
-		t.norms = append(t.norms, float32(store.VectorNorm(buf)))
+		t.norms = append(t.norms, float32(indexing.VectorNorm(buf)))
 		t.slots[open].n++
 		if t.bytes() > c.budget {
 			c.mu.Lock()

@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/memvault/memvault/store/internal/indexing"
+
 	"github.com/memvault/memvault/store"
 )
 
@@ -91,7 +93,7 @@ func TestVecTableCompact(t *testing.T) {
 	if tb.dead != 0 || len(tb.slots) != 4 || len(tb.norms) != 8 || len(tb.data) != 16 {
 		t.Fatalf("after compaction: dead %d, %d slots, %d norms, %d floats", tb.dead, len(tb.slots), len(tb.norms), len(tb.data))
 	}
-	sc := store.NewQueryScorer(store.InnerProduct, []float32{1, 0})
+	sc := indexing.NewQueryScorer(store.InnerProduct, []float32{1, 0})
 	got := map[string]float64{}
 	for _, c := range tb.score("", sc) {
 		got[c.k.key] = c.score

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/memvault/memvault/internal/envelope"
+
 	"github.com/memvault/memvault/internal/binding"
 	"github.com/memvault/memvault/jsonvalue"
 	"github.com/memvault/memvault/serde"
@@ -28,7 +30,7 @@ func (s *Store) encodeValue(ns, key string, v map[string]any) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return store.EncodeEnvelope(typ, data), nil
+	return envelope.Encode(typ, data), nil
 }
 
 // decodeValue parses a value column. Without a serializer it is the JSON
@@ -40,7 +42,7 @@ func (s *Store) decodeValue(ns, key string, raw []byte) (map[string]any, error) 
 		return decodePlain(raw)
 	}
 	var v any
-	tag, data, ok, err := store.ParseEnvelope(raw)
+	tag, data, ok, err := envelope.Parse(raw)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", errCorrupt, err)
 	}
@@ -67,13 +69,13 @@ func (s *Store) decodeValue(ns, key string, raw []byte) (map[string]any, error) 
 // envelope is refused, never returned as the item's value: only a plaintext
 // one (tag "json") decodes without a serializer.
 func decodePlain(raw []byte) (map[string]any, error) {
-	tag, data, ok, err := store.ParseEnvelope(raw)
+	tag, data, ok, err := envelope.Parse(raw)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", errCorrupt, err)
 	}
 	if ok {
 		if tag != serde.TypeJSON {
-			return nil, fmt.Errorf("sqlite: %w: value is %q and the store has no serializer", store.ErrEnvelope, tag)
+			return nil, fmt.Errorf("sqlite: %w: value is %q and the store has no serializer", envelope.ErrMalformed, tag)
 		}
 		raw = data
 	}

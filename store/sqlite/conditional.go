@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/memvault/memvault/store/internal/items"
+
 	"github.com/memvault/memvault/store"
 )
 
@@ -18,7 +20,7 @@ func (s *Store) PutIf(ctx context.Context, ns store.Namespace, key string, value
 	if err := s.check(ctx); err != nil {
 		return err
 	}
-	op, err := store.PutIfOp(ns, key, value, opts)
+	op, err := items.PutIfOp(ns, key, value, opts)
 	if err != nil {
 		return fmt.Errorf("sqlite: %w", err)
 	}

@@ -36,10 +36,10 @@
 // (prefix = 'a.b' OR 'a.b.' <= prefix < 'a.b/'), which is exact, needs no
 // LIKE escaping, respects case and uses the primary key. Searches without
 // a query order by updated_at descending, then namespace and key. Filters
-// (store.MatchFilter: numbers compare as numbers) run in Go.
+// (filter.MatchFilter: numbers compare as numbers) run in Go.
 //
 // A search with a query is an exact scan: every vector under the prefix is
-// scored (cosine, L2 or inner product, as store.Score), each item keeps its
+// scored (cosine, L2 or inner product, as index.Score), each item keeps its
 // best field, items with vectors come first by score, then the others in
 // the no-query order, and offset and limit apply to that combined list. The
 // vectors are scored from an in-memory copy, one contiguous float32 array
@@ -58,7 +58,7 @@
 //
 // # TTL
 //
-// TTLs are kept in whole minutes as in LangGraph (store.TTLMinutes), the
+// TTLs are kept in whole minutes as in LangGraph (items.TTLMinutes), the
 // expiry computed from Options.Now. Reads refresh TTLs when configured
 // (store.TTLConfig), omit-expired reads hide expired items, and a sweeper
 // goroutine deletes them every SweepInterval until Close.

@@ -5,7 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 
-	"github.com/memvault/memvault/store"
+	"github.com/memvault/memvault/store/internal/indexing"
 )
 
 // checkEmbedder records the configured embedder's name with the first
@@ -27,7 +27,7 @@ func (s *Store) checkEmbedder(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("sqlite: setup: %w", err)
 	}
-	if err := store.CheckEmbedder(recorded, name); err != nil {
+	if err := indexing.CheckEmbedder(recorded, name); err != nil {
 		return fmt.Errorf("sqlite: %w", err)
 	}
 	return nil

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/memvault/memvault/internal/envelope"
+
 	"github.com/memvault/memvault/store"
 )
 
@@ -26,10 +28,10 @@ func TestNoSerializerRefusesEncryptedValues(t *testing.T) {
 	plain := openStore(t, path, Options{})
 	defer plain.Close()
 	it, err := plain.Get(ctx, ns, "k")
-	if !errors.Is(err, store.ErrEnvelope) {
-		t.Fatalf("Get without serializer = %+v, %v; want store.ErrEnvelope", it, err)
+	if !errors.Is(err, envelope.ErrMalformed) {
+		t.Fatalf("Get without serializer = %+v, %v; want envelope.ErrMalformed", it, err)
 	}
-	if _, err := plain.Search(ctx, ns, store.SearchOptions{}); !errors.Is(err, store.ErrEnvelope) {
-		t.Fatalf("Search without serializer: %v; want store.ErrEnvelope", err)
+	if _, err := plain.Search(ctx, ns, store.SearchOptions{}); !errors.Is(err, envelope.ErrMalformed) {
+		t.Fatalf("Search without serializer: %v; want envelope.ErrMalformed", err)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"fmt"
 
+	"github.com/memvault/memvault/store/internal/indexing"
+
 	"github.com/memvault/memvault/embeddings"
 	"github.com/memvault/memvault/store"
 )
@@ -23,7 +25,7 @@ func (s *Store) Reembed(ctx context.Context, to embeddings.Embedder, opt store.R
 	if s.index == nil {
 		return 0, fmt.Errorf("sqlite: re-embed: %w", store.ErrNoIndex)
 	}
-	if err := store.CheckReembedTarget(to, s.index.Dims); err != nil {
+	if err := indexing.CheckReembedTarget(to, s.index.Dims); err != nil {
 		return 0, fmt.Errorf("sqlite: %w", err)
 	}
 	batch := opt.BatchSize
@@ -61,7 +63,7 @@ ORDER BY v.prefix, v.key, v.field_name LIMIT ?`, cur[0], cur[1], cur[2], batch)
 				rs.Close()
 				return done, fmt.Errorf("sqlite: re-embed %s/%s: %w", v.prefix, v.key, err)
 			}
-			if t, ok := store.ReembedTexts(value, s.index.Fields, v.field); ok {
+			if t, ok := indexing.ReembedTexts(value, s.index.Fields, v.field); ok {
 				v.text = t
 				todo = append(todo, v)
 			} else {
@@ -79,7 +81,7 @@ ORDER BY v.prefix, v.key, v.field_name LIMIT ?`, cur[0], cur[1], cur[2], batch)
 		for i, v := range todo {
 			texts[i] = v.text
 		}
-		vecs, err := store.EmbedDocuments(ctx, to, s.index.Dims, texts)
+		vecs, err := indexing.EmbedDocuments(ctx, to, s.index.Dims, texts)
 		if err != nil {
 			return done, fmt.Errorf("sqlite: re-embed: %w", err)
 		}

@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"fmt"
 
+	"github.com/memvault/memvault/internal/envelope"
+
 	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/internal/binding"
 	"github.com/memvault/memvault/internal/rotate"
@@ -52,7 +54,7 @@ WHERE (prefix, key) > (?, ?) ORDER BY prefix, key LIMIT ?`, after[0], after[1], 
 					return nil, err
 				}
 				row := binding.Row([]any{prefix, key}, binding.Item{Namespace: prefix, Key: key}, serde.TypeJSON, raw)
-				tag, data, ok, err := store.ParseEnvelope(raw)
+				tag, data, ok, err := envelope.Parse(raw)
 				if err != nil {
 					return nil, fmt.Errorf("%w: %s/%s: %v", errCorrupt, prefix, key, err)
 				}
@@ -68,7 +70,7 @@ WHERE (prefix, key) > (?, ?) ORDER BY prefix, key LIMIT ?`, after[0], after[1], 
 		Update: func(ctx context.Context, changes []rotate.Change) error {
 			return s.db.Write(ctx, func(tx *sql.Tx) error {
 				for _, c := range changes {
-					value := store.EncodeEnvelope(c.NewTyp, c.NewData)
+					value := envelope.Encode(c.NewTyp, c.NewData)
 					if _, err := tx.ExecContext(ctx, `UPDATE store SET value = ? WHERE prefix = ? AND key = ? AND CAST(value AS BLOB) = ?`,
 						value, c.Key[0], c.Key[1], c.Key[2]); err != nil {
 						return err

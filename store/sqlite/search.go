@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/memvault/memvault/store/internal/indexing"
+
 	"github.com/memvault/memvault/store"
 )
 
@@ -186,7 +188,7 @@ func (s *Store) candidates(ctx context.Context, tx *sql.Tx, st *readStmts, prefi
 	if !s.cache.enabled() {
 		return s.scoreVectors(ctx, tx, prefix, query, now)
 	}
-	sc := store.NewQueryScorer(s.index.Distance, query)
+	sc := indexing.NewQueryScorer(s.index.Distance, query)
 	gen, err := readGeneration(ctx, tx, st)
 	if err != nil {
 		return nil, err
@@ -230,7 +232,7 @@ func (s *Store) scoreVectors(ctx context.Context, tx *sql.Tx, prefix store.Names
 		upd   int64
 		emb   sql.RawBytes
 	)
-	sc := store.NewQueryScorer(s.index.Distance, query)
+	sc := indexing.NewQueryScorer(s.index.Distance, query)
 	for rs.Next() {
 		if err := rs.Scan(&ns, &key, &upd, &emb); err != nil {
 			return nil, err
@@ -239,7 +241,7 @@ func (s *Store) scoreVectors(ctx context.Context, tx *sql.Tx, prefix store.Names
 		if buf, ok = decodeVector(buf, emb); !ok {
 			continue // not float32s: not a vector this store wrote
 		}
-		score := sc.Score(buf, store.VectorNorm(buf))
+		score := sc.Score(buf, indexing.VectorNorm(buf))
 		// The rows of one item usually arrive together (primary key
 		// order): compare with the last candidate before building keys.
 		if n := len(cands); n > 0 && cands[n-1].k.ns == string(ns) && cands[n-1].k.key == string(key) {

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/memvault/memvault/internal/envelope"
+
 	"github.com/memvault/memvault/crypto"
 	"github.com/memvault/memvault/internal/sqlitedb"
 	"github.com/memvault/memvault/serde"
@@ -184,7 +186,7 @@ func TestEncryptedAtRest(t *testing.T) {
 	if err := s.db.Reader().QueryRow(`SELECT value FROM store`).Scan(&raw); err != nil {
 		t.Fatal(err)
 	}
-	tag, _, ok, err := store.ParseEnvelope(raw)
+	tag, _, ok, err := envelope.Parse(raw)
 	if err != nil || !ok || tag != "json+mvgcm" || bytes.Contains(raw, []byte("diagnosis")) {
 		t.Fatalf("value column %s is not an encrypted envelope", raw)
 	}

@@ -9,6 +9,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/memvault/memvault/store/internal/indexing"
+	"github.com/memvault/memvault/store/internal/items"
+
 	"github.com/memvault/memvault/internal/binding"
 	"github.com/memvault/memvault/internal/sqlitedb"
 	"github.com/memvault/memvault/serde"
@@ -176,10 +179,10 @@ func resolveIndex(idx store.IndexConfig) (store.IndexConfig, error) {
 	} else {
 		idx.Fields = slices.Clone(idx.Fields)
 	}
-	if err := store.ValidatePaths(idx.Fields); err != nil {
+	if err := indexing.ValidatePaths(idx.Fields); err != nil {
 		return idx, fmt.Errorf("sqlite: %w", err)
 	}
-	if err := store.ValidateDistance(idx.Distance); err != nil {
+	if err := indexing.ValidateDistance(idx.Distance); err != nil {
 		return idx, fmt.Errorf("sqlite: %w", err)
 	}
 	if idx.Distance == "" {
@@ -271,7 +274,7 @@ func (s *Store) refresh(override *bool) bool {
 
 // Get returns the item at (ns, key), or nil when there is none.
 func (s *Store) Get(ctx context.Context, ns store.Namespace, key string, opts ...store.GetOption) (*store.Item, error) {
-	o := store.ResolveGet(opts)
+	o := items.ResolveGet(opts)
 	res, err := s.Batch(ctx, []store.Op{store.GetOp{Namespace: ns, Key: key, RefreshTTL: o.RefreshTTL}})
 	if err != nil {
 		return nil, err
@@ -284,7 +287,7 @@ func (s *Store) Put(ctx context.Context, ns store.Namespace, key string, value m
 	if value == nil {
 		return fmt.Errorf("sqlite: %w: nil value (use Delete)", store.ErrInvalidArgument)
 	}
-	_, err := s.Batch(ctx, []store.Op{store.PutOp{Namespace: ns, Key: key, Value: value, Options: store.ResolvePut(opts)}})
+	_, err := s.Batch(ctx, []store.Op{store.PutOp{Namespace: ns, Key: key, Value: value, Options: items.ResolvePut(opts)}})
 	return err
 }
 

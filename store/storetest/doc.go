@@ -44,7 +44,7 @@
 //     store.ErrNoTTL, WithIndex on a store without index with
 //     store.ErrNoIndex.
 //   - Item.ExpiresAt reports the expiry; TTLs refresh by
-//     store.RefreshTTL(store.TTLMinutes(ttl)).
+//     items.RefreshTTL(items.TTLMinutes(ttl)).
 //   - Values round-trip as JSON, including NUL characters in strings,
 //     non-ASCII text and values of several MiB, and (Fidelity) come back
 //     from Get, Search and Batch with exactly the Go types and values of

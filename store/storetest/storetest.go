@@ -9,6 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/memvault/memvault/store/internal/filtering"
+	"github.com/memvault/memvault/store/internal/indexing"
+
 	"github.com/memvault/memvault/store"
 )
 
@@ -223,8 +226,8 @@ func wantErr(t testing.TB, what string, err, target error) {
 
 func equalValue(t testing.TB, what string, got, want map[string]any) {
 	t.Helper()
-	if !store.JSONEqual(got, want) {
-		t.Fatalf("%s = %s, want %s", what, short(store.PythonJSON(got)), short(store.PythonJSON(want)))
+	if !filtering.JSONEqual(got, want) {
+		t.Fatalf("%s = %s, want %s", what, short(indexing.PythonJSON(got)), short(indexing.PythonJSON(want)))
 	}
 }
 

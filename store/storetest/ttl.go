@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/memvault/memvault/store/internal/items"
+
 	"github.com/memvault/memvault/store"
 )
 
@@ -191,7 +193,7 @@ func (r *runner) testTTL(t *testing.T) {
 		sameTime(t, "ExpiresAt", e.mustGet(ns("t"), "k", store.WithRefreshTTL(false)).ExpiresAt, Epoch.Add(90*time.Second))
 		e.clock.Advance(time.Minute)
 		e.mustGet(ns("t"), "k")
-		want := Epoch.Add(time.Minute + store.RefreshTTL(store.TTLMinutes(90*time.Second)))
+		want := Epoch.Add(time.Minute + items.RefreshTTL(items.TTLMinutes(90*time.Second)))
 		sameTime(t, "refreshed ExpiresAt", e.mustGet(ns("t"), "k", store.WithRefreshTTL(false)).ExpiresAt, want)
 	})
 	t.Run("NoTTLNotRefreshed", func(t *testing.T) {

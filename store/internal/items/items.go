@@ -6,6 +6,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/memvault/memvault/store/internal/indexing"
+
 	"github.com/memvault/memvault/store"
 )
 
@@ -19,13 +21,13 @@ type Put struct {
 	// Reindex: the store has an index, so the item's vectors are replaced
 	// by Vectors (none when Texts is empty, as WithoutIndex asks).
 	Reindex bool
-	Texts   []store.FieldText
+	Texts   []indexing.FieldText
 	Vectors [][]float32 // one per text, each its own slice; set by Embed
 }
 
-// Prepare checks op and prepares its write for a store with ttl and index
+// Prepare checks op and prepares its write for a store with ttl and cfg (its index)
 // (nil without them).
-func Prepare(op store.PutOp, ttl *store.TTLConfig, index *store.IndexConfig) (*Put, error) {
+func Prepare(op store.PutOp, ttl *store.TTLConfig, cfg *store.IndexConfig) (*Put, error) {
 	if err := op.Namespace.Validate(); err != nil {
 		return nil, err
 	}
@@ -36,16 +38,16 @@ func Prepare(op store.PutOp, ttl *store.TTLConfig, index *store.IndexConfig) (*P
 	if op.Value == nil {
 		return p, nil
 	}
-	v, err := store.CloneValue(op.Value)
+	v, err := CloneValue(op.Value)
 	if err != nil {
 		return nil, err
 	}
 	p.Value = v
-	if p.TTL, err = store.ResolveTTL(ttl, op.Options.TTL); err != nil {
+	if p.TTL, err = ResolveTTL(ttl, op.Options.TTL); err != nil {
 		return nil, err
 	}
 	fields := op.Options.Index
-	if index == nil {
+	if cfg == nil {
 		if len(fields) > 0 {
 			return nil, fmt.Errorf("%w: WithIndex%q", store.ErrNoIndex, fields)
 		}
@@ -53,9 +55,9 @@ func Prepare(op store.PutOp, ttl *store.TTLConfig, index *store.IndexConfig) (*P
 	}
 	p.Reindex = true
 	if fields == nil {
-		fields = index.Fields
+		fields = cfg.Fields
 	}
-	if p.Texts, err = store.ExtractTexts(v, fields); err != nil {
+	if p.Texts, err = indexing.ExtractTexts(v, fields); err != nil {
 		return nil, err
 	}
 	return p, nil
@@ -63,8 +65,8 @@ func Prepare(op store.PutOp, ttl *store.TTLConfig, index *store.IndexConfig) (*P
 
 // Embed computes the vectors of puts in one embedder call, and the vector
 // of every query in queries (whose keys are the queries).
-func Embed(ctx context.Context, index *store.IndexConfig, puts []*Put, queries map[string][]float32) error {
-	if index == nil {
+func Embed(ctx context.Context, cfg *store.IndexConfig, puts []*Put, queries map[string][]float32) error {
+	if cfg == nil {
 		return nil
 	}
 	var texts []string
@@ -73,7 +75,7 @@ func Embed(ctx context.Context, index *store.IndexConfig, puts []*Put, queries m
 			texts = append(texts, t.Text)
 		}
 	}
-	vecs, err := store.EmbedDocuments(ctx, index.Embedder, index.Dims, texts)
+	vecs, err := indexing.EmbedDocuments(ctx, cfg.Embedder, cfg.Dims, texts)
 	if err != nil {
 		return err
 	}
@@ -85,7 +87,7 @@ func Embed(ctx context.Context, index *store.IndexConfig, puts []*Put, queries m
 		}
 	}
 	for q := range queries {
-		v, err := store.EmbedQuery(ctx, index.Embedder, index.Dims, q)
+		v, err := indexing.EmbedQuery(ctx, cfg.Embedder, cfg.Dims, q)
 		if err != nil {
 			return err
 		}

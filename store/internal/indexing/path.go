@@ -1,9 +1,11 @@
-package store
+package indexing
 
 import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/memvault/memvault/store"
 )
 
 // tokenKind is the kind of one step of a field path.
@@ -65,7 +67,7 @@ func ParsePath(s string) (Path, error) {
 		return p, nil
 	}
 	bad := func(format string, args ...any) (Path, error) {
-		return Path{}, fmt.Errorf("%w: %q: %s", ErrInvalidPath, s, fmt.Sprintf(format, args...))
+		return Path{}, fmt.Errorf("%w: %q: %s", store.ErrInvalidPath, s, fmt.Sprintf(format, args...))
 	}
 	i := 0
 	// expectStep is true at the start and right after a '.', where a step
@@ -264,7 +266,7 @@ func leafText(v any) (string, bool) {
 	case string:
 		return x, true
 	}
-	v = normalizeScalar(v)
+	v = NormalizeScalar(v)
 	if v == nil {
 		return "", false
 	}

@@ -1,4 +1,4 @@
-package store
+package indexing
 
 import (
 	"bytes"
@@ -7,6 +7,8 @@ import (
 	"os"
 	"slices"
 	"testing"
+
+	"github.com/memvault/memvault/store"
 )
 
 // TestTextsGolden checks the extracted texts against LangGraph's
@@ -119,7 +121,7 @@ func TestExtractTextsFieldNames(t *testing.T) {
 	if err != nil || !slices.Equal(got, []FieldText{{"$", `{"a": 1}`}}) {
 		t.Fatalf("ExtractTexts(nil paths) = %q, %v", got, err)
 	}
-	if _, err := ExtractTexts(v, []string{"ok", "bad["}); !errors.Is(err, ErrInvalidPath) {
+	if _, err := ExtractTexts(v, []string{"ok", "bad["}); !errors.Is(err, store.ErrInvalidPath) {
 		t.Fatalf("ExtractTexts(bad path) error = %v", err)
 	}
 }
@@ -129,8 +131,8 @@ func TestParsePathErrors(t *testing.T) {
 		"a[", "a[0", "a]", "a}", "{a", "a..b", ".a", "a.", "a[x]", "a[1.5]", "a[]", "a[--1]",
 		"{}", "{a,}", "{a,,b}", "{a}.b", "{a}[0]", "{a,{b}}", "{a[0]}", "a[0]b", ",", "a,b", "a[ 1]",
 	} {
-		if _, err := ParsePath(p); !errors.Is(err, ErrInvalidPath) {
-			t.Errorf("ParsePath(%q) error = %v, want ErrInvalidPath", p, err)
+		if _, err := ParsePath(p); !errors.Is(err, store.ErrInvalidPath) {
+			t.Errorf("ParsePath(%q) error = %v, want store.ErrInvalidPath", p, err)
 		}
 	}
 	for _, p := range []string{"$", "", "a", "a.b", "[0]", "a.[0]", "a[-1]", "a[*].b", "*", "*.b", "a.*", "{a, b.c}", "a.{b}", "a{b}", "a b", "$.a", "a*b"} {
@@ -156,8 +158,8 @@ func FuzzParsePath(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		p, err := ParsePath(s)
 		if err != nil {
-			if !errors.Is(err, ErrInvalidPath) {
-				t.Fatalf("ParsePath(%q) error %v is not ErrInvalidPath", s, err)
+			if !errors.Is(err, store.ErrInvalidPath) {
+				t.Fatalf("ParsePath(%q) error %v is not store.ErrInvalidPath", s, err)
 			}
 			return
 		}

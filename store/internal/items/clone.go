@@ -1,7 +1,9 @@
-package store
+package items
 
 import (
 	"fmt"
+
+	"github.com/memvault/memvault/store"
 
 	"github.com/memvault/memvault/jsonvalue"
 )
@@ -17,14 +19,14 @@ import (
 func CloneValue(v map[string]any) (map[string]any, error) {
 	out, err := jsonvalue.CanonicalMap(v)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalidArgument, err)
+		return nil, fmt.Errorf("%w: %w", store.ErrInvalidArgument, err)
 	}
 	return out, nil
 }
 
 // CloneItem returns a deep copy of it (nil for nil). The value must already
 // be JSON-clean, as values read from a store are.
-func CloneItem(it *Item) *Item {
+func CloneItem(it *store.Item) *store.Item {
 	if it == nil {
 		return nil
 	}

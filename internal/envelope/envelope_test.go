@@ -1,18 +1,16 @@
-package store_test
+package envelope
 
 import (
 	"bytes"
 	"errors"
 	"testing"
-
-	"github.com/memvault/memvault/store"
 )
 
 func TestEnvelopeRoundTrip(t *testing.T) {
-	raw := store.EncodeEnvelope("json+mvgcm", []byte{0, 1, 2, 0xff})
-	tag, data, ok, err := store.ParseEnvelope(raw)
+	raw := Encode("json+mvgcm", []byte{0, 1, 2, 0xff})
+	tag, data, ok, err := Parse(raw)
 	if err != nil || !ok || tag != "json+mvgcm" || !bytes.Equal(data, []byte{0, 1, 2, 0xff}) {
-		t.Fatalf("ParseEnvelope(%s) = %q %v %v %v", raw, tag, data, ok, err)
+		t.Fatalf("Parse(%s) = %q %v %v %v", raw, tag, data, ok, err)
 	}
 }
 
@@ -24,7 +22,7 @@ func TestEnvelopePlainValues(t *testing.T) {
 		`[1,2]`,
 		`not json`,
 	} {
-		if _, _, ok, err := store.ParseEnvelope([]byte(raw)); ok || err != nil {
+		if _, _, ok, err := Parse([]byte(raw)); ok || err != nil {
 			t.Errorf("%s: ok=%v err=%v, want a plain value", raw, ok, err)
 		}
 	}
@@ -38,22 +36,22 @@ func TestEnvelopeMalformed(t *testing.T) {
 		`{"__memvault_enc__":1,"t":"json+mvgcm","d":"","x":1}`,
 		`{"__memvault_enc__":1,"t":"json+mvgcm"}`,
 	} {
-		if _, _, ok, err := store.ParseEnvelope([]byte(raw)); ok || !errors.Is(err, store.ErrEnvelope) {
-			t.Errorf("%s: ok=%v err=%v, want ErrEnvelope", raw, ok, err)
+		if _, _, ok, err := Parse([]byte(raw)); ok || !errors.Is(err, ErrMalformed) {
+			t.Errorf("%s: ok=%v err=%v, want ErrMalformed", raw, ok, err)
 		}
 	}
 }
 
 func FuzzParseEnvelope(f *testing.F) {
-	f.Add(store.EncodeEnvelope("json+aes", []byte("x")))
+	f.Add(Encode("json+aes", []byte("x")))
 	f.Add([]byte(`{"__memvault_enc__":1}`))
 	f.Fuzz(func(t *testing.T, raw []byte) {
-		tag, data, ok, err := store.ParseEnvelope(raw)
+		tag, data, ok, err := Parse(raw)
 		if ok {
 			if err != nil {
 				t.Fatal("ok with an error")
 			}
-			again, data2, ok2, err2 := store.ParseEnvelope(store.EncodeEnvelope(tag, data))
+			again, data2, ok2, err2 := Parse(Encode(tag, data))
 			if !ok2 || err2 != nil || again != tag || !bytes.Equal(data, data2) {
 				t.Fatalf("re-encoding changed the envelope")
 			}

@@ -1,4 +1,4 @@
-package store
+package filtering
 
 import (
 	"bytes"
@@ -7,6 +7,8 @@ import (
 	"math"
 	"math/big"
 	"testing"
+
+	"github.com/memvault/memvault/store"
 )
 
 func TestMatchFilter(t *testing.T) {
@@ -86,11 +88,11 @@ func TestFilterErrors(t *testing.T) {
 		{"a": make(chan int)},
 		{"ok": 1, "a": fm{"$bad": 1}},
 	} {
-		if err := ValidateFilter(f); !errors.Is(err, ErrInvalidFilter) {
+		if err := ValidateFilter(f); !errors.Is(err, store.ErrInvalidFilter) {
 			t.Errorf("ValidateFilter(%v) = %v", f, err)
 		}
 		// Even a value that fails another condition reports the error.
-		if _, err := MatchFilter(map[string]any{}, f); !errors.Is(err, ErrInvalidFilter) {
+		if _, err := MatchFilter(map[string]any{}, f); !errors.Is(err, store.ErrInvalidFilter) {
 			t.Errorf("MatchFilter(%v) = %v", f, err)
 		}
 	}
@@ -131,8 +133,8 @@ func FuzzFilter(f *testing.F) {
 				t.Fatalf("ValidateFilter = %v but MatchFilter = %v", verr, err)
 			}
 			if err != nil {
-				if !errors.Is(err, ErrInvalidFilter) {
-					t.Fatalf("error %v is not ErrInvalidFilter", err)
+				if !errors.Is(err, store.ErrInvalidFilter) {
+					t.Fatalf("error %v is not store.ErrInvalidFilter", err)
 				}
 				continue
 			}

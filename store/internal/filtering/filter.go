@@ -1,4 +1,4 @@
-package store
+package filtering
 
 import (
 	"encoding/json"
@@ -7,6 +7,9 @@ import (
 	"math/big"
 	"reflect"
 	"strings"
+
+	"github.com/memvault/memvault/store"
+	"github.com/memvault/memvault/store/internal/indexing"
 )
 
 // Filter operators.
@@ -31,7 +34,7 @@ func ValidateFilter(filter map[string]any) error {
 		}
 		if !isOps {
 			if _, ok := jsonKind(v); !ok {
-				return fmt.Errorf("%w: field %q: operand of type %T is not a JSON value", ErrInvalidFilter, k, v)
+				return fmt.Errorf("%w: field %q: operand of type %T is not a JSON value", store.ErrInvalidFilter, k, v)
 			}
 			continue
 		}
@@ -53,11 +56,11 @@ func operators(field string, v any) (map[string]any, bool, error) {
 		return nil, false, nil
 	}
 	if len(m) == 0 {
-		return nil, false, fmt.Errorf("%w: field %q: empty operator object (use {\"$eq\": {}} to match an empty object)", ErrInvalidFilter, field)
+		return nil, false, fmt.Errorf("%w: field %q: empty operator object (use {\"$eq\": {}} to match an empty object)", store.ErrInvalidFilter, field)
 	}
 	for op := range m {
 		if !strings.HasPrefix(op, "$") {
-			return nil, false, fmt.Errorf("%w: field %q: %q is not an operator (use {\"$eq\": {...}} to match an object)", ErrInvalidFilter, field, op)
+			return nil, false, fmt.Errorf("%w: field %q: %q is not an operator (use {\"$eq\": {...}} to match an object)", store.ErrInvalidFilter, field, op)
 		}
 	}
 	return m, true, nil
@@ -67,22 +70,22 @@ func validateOp(field, op string, arg any) error {
 	switch op {
 	case OpEq, OpNe:
 		if _, ok := jsonKind(arg); !ok {
-			return fmt.Errorf("%w: field %q: %s operand of type %T is not a JSON value", ErrInvalidFilter, field, op, arg)
+			return fmt.Errorf("%w: field %q: %s operand of type %T is not a JSON value", store.ErrInvalidFilter, field, op, arg)
 		}
 		return nil
 	case OpGt, OpGte, OpLt, OpLte:
 		k, _ := jsonKind(arg)
 		if k != kindNumber && k != kindString {
-			return fmt.Errorf("%w: field %q: %s needs a number or a string, not %T", ErrInvalidFilter, field, op, arg)
+			return fmt.Errorf("%w: field %q: %s needs a number or a string, not %T", store.ErrInvalidFilter, field, op, arg)
 		}
 		if k == kindNumber {
 			if f, ok := toFloat(arg); ok && (math.IsNaN(f) || math.IsInf(f, 0)) {
-				return fmt.Errorf("%w: field %q: %s operand is not finite", ErrInvalidFilter, field, op)
+				return fmt.Errorf("%w: field %q: %s operand is not finite", store.ErrInvalidFilter, field, op)
 			}
 		}
 		return nil
 	default:
-		return fmt.Errorf("%w: field %q: unknown operator %q", ErrInvalidFilter, field, op)
+		return fmt.Errorf("%w: field %q: unknown operator %q", store.ErrInvalidFilter, field, op)
 	}
 }
 
@@ -191,7 +194,7 @@ const (
 // jsonKind classifies v; ok is false for values that are not JSON types
 // (after normalisation of Go numeric kinds and typed containers).
 func jsonKind(v any) (kind, bool) {
-	switch x := normalizeScalar(v).(type) {
+	switch x := indexing.NormalizeScalar(v).(type) {
 	case nil:
 		return kindNull, v == nil || isNilPointer(v)
 	case bool:
@@ -215,7 +218,7 @@ func jsonKind(v any) (kind, bool) {
 // JSONEqual reports whether a and b are equal as JSON values: same kind,
 // numbers equal by value, arrays element-wise, objects key-wise.
 func JSONEqual(a, b any) bool {
-	a, b = normalizeScalar(a), normalizeScalar(b)
+	a, b = indexing.NormalizeScalar(a), indexing.NormalizeScalar(b)
 	ka, oka := jsonKind(a)
 	kb, okb := jsonKind(b)
 	if !oka || !okb || ka != kb {
@@ -269,9 +272,9 @@ func compareOrdered(a, b any) (int, bool) {
 		if !finite(a) || !finite(b) {
 			return 0, false
 		}
-		return compareNumbers(normalizeScalar(a), normalizeScalar(b)), true
+		return compareNumbers(indexing.NormalizeScalar(a), indexing.NormalizeScalar(b)), true
 	case kindString:
-		return strings.Compare(normalizeScalar(a).(string), normalizeScalar(b).(string)), true
+		return strings.Compare(indexing.NormalizeScalar(a).(string), indexing.NormalizeScalar(b).(string)), true
 	}
 	return 0, false
 }
@@ -283,7 +286,7 @@ func finite(v any) bool {
 
 // toFloat converts a number to float64 (possibly rounding).
 func toFloat(v any) (float64, bool) {
-	switch x := normalizeScalar(v).(type) {
+	switch x := indexing.NormalizeScalar(v).(type) {
 	case int64:
 		return float64(x), true
 	case uint64:

@@ -1,4 +1,4 @@
-package store
+package indexing
 
 import (
 	"bytes"
@@ -54,7 +54,7 @@ func writePythonJSON(b *strings.Builder, v any) {
 		b.WriteByte(']')
 		return
 	}
-	switch x := normalizeScalar(v).(type) {
+	switch x := NormalizeScalar(v).(type) {
 	case nil:
 		b.WriteString("null")
 	case bool:
@@ -82,11 +82,11 @@ func writePythonJSON(b *strings.Builder, v any) {
 	}
 }
 
-// normalizeScalar maps Go numeric kinds onto int64, uint64, float32,
+// NormalizeScalar maps Go numeric kinds onto int64, uint64, float32,
 // float64 or json.Number, and any non-JSON type onto its encoding/json
 // form (decoded with UseNumber). Strings, bools, nil, map[string]any and
 // []any pass through.
-func normalizeScalar(v any) any {
+func NormalizeScalar(v any) any {
 	switch x := v.(type) {
 	case nil, bool, string, json.Number, float64, int64, uint64, map[string]any, []any:
 		return v
