@@ -12,8 +12,14 @@
 //
 // Checkpoint ids are UUIDv6 strings (NewID) that sort by creation time as
 // text. Channel versions are strings that compare by their integer part
-// (NextVersion, VersionStyle). Metadata is stored as plain JSON and filtered
-// with JSONB containment semantics (MetadataContains).
+// (Saver.NextVersion, VersionStyle). Metadata is stored as plain JSON and
+// filtered with JSONB containment semantics (ListOptions.Filter).
+//
+// This package is the contract. What every backend does the same way —
+// argument checks, the checkpoint document and metadata encodings, the
+// binding of each sealed value to where it lives, write indexes and the
+// upsert rule, pending-sends migration, versions — lives once in
+// checkpointer/internal, and backends store and fetch its rows.
 //
 // Backends live in sub-packages: memory (tests and ephemeral use), sqlite
 // (the embedded default) and postgres (production; the same tables as

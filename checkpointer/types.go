@@ -113,10 +113,11 @@ type Saver interface {
 	// other channels keep the values stored at their current version.
 	Put(ctx context.Context, cfg Config, cp *Checkpoint, md Metadata, newVersions map[string]string) (Config, error)
 	// PutWrites stores pending writes of task taskID against the checkpoint
-	// cfg names, each under (taskID, WriteIndex(channel, position)). A call
-	// whose writes all target special channels overwrites existing writes
-	// with the same keys; any other call keeps them, so retries are
-	// idempotent (see UpsertWrites).
+	// cfg names, each under (taskID, idx): its position in writes, or for
+	// the special channels ChannelError, ChannelScheduled, ChannelInterrupt
+	// and ChannelResume LangGraph's fixed negative index. A call whose
+	// writes all target special channels overwrites existing writes with
+	// the same keys; any other call keeps them, so retries are idempotent.
 	PutWrites(ctx context.Context, cfg Config, writes []Write, taskID, taskPath string) error
 	// DeleteThread removes every checkpoint, value and write of the thread, in
 	// all namespaces. Deleting an unknown thread is not an error; an empty
@@ -163,18 +164,6 @@ type CheckpointDeleter interface {
 	// stay for it. Deleting a checkpoint that does not exist is not an
 	// error.
 	DeleteCheckpoint(ctx context.Context, cfg Config) error
-}
-
-// ValidateDeleteCheckpoint checks DeleteCheckpoint's config: ids usable
-// (ValidateConfig), ThreadID and CheckpointID set.
-func ValidateDeleteCheckpoint(cfg Config) error {
-	if err := ValidateConfig(cfg); err != nil {
-		return err
-	}
-	if cfg.CheckpointID == "" {
-		return ErrMissingCheckpointID
-	}
-	return nil
 }
 
 // RunDeleter is implemented by savers that can delete the checkpoints (and

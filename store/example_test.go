@@ -1,51 +1,44 @@
 package store_test
 
 import (
+	"context"
+	"errors"
 	"fmt"
 
-	"github.com/memvault/memvault/store/internal/filtering"
-	"github.com/memvault/memvault/store/internal/indexing"
-
 	"github.com/memvault/memvault/store"
+	"github.com/memvault/memvault/store/memory"
 )
 
+// Memories live under a namespace; Search finds them by filter (and, with
+// an index, by meaning), and PutIf updates one only if it is as last read.
 func Example() {
-	value := map[string]any{
-		"title": "Trip notes",
-		"stars": 4.0,
-		"tags":  []any{"travel", "food"},
-		"meta":  map[string]any{"lang": "en", "draft": false},
-	}
-	texts, _ := indexing.ExtractTexts(value, []string{"title", "stars", "tags[*]", "{meta.lang,meta.draft}"})
-	for _, ft := range texts {
-		fmt.Printf("%s = %q\n", ft.Field, ft.Text)
-	}
-
-	ok, _ := filtering.MatchFilter(value, map[string]any{"stars": map[string]any{"$gte": 4}})
-	fmt.Println("stars >= 4:", ok)
-	fmt.Printf("cosine: %.4f\n", indexing.Score(store.Cosine, []float32{1, 1}, []float32{1, 0}))
-	// Output:
-	// title = "Trip notes"
-	// stars = "4.0"
-	// tags[*].0 = "travel"
-	// tags[*].1 = "food"
-	// {meta.lang,meta.draft}.0 = "en"
-	// {meta.lang,meta.draft}.1 = "False"
-	// stars >= 4: true
-	// cosine: 0.7071
-}
-
-func ExampleParsePath() {
-	p, err := indexing.ParsePath("items[-1].name")
+	ctx := context.Background()
+	s, err := memory.New(memory.Options{})
 	if err != nil {
 		panic(err)
 	}
-	fmt.Println(p.Texts(map[string]any{"items": []any{
-		map[string]any{"name": "first"}, map[string]any{"name": "last"},
-	}}))
-	_, err = indexing.ParsePath("items[x]")
-	fmt.Println(err)
+	defer s.Close()
+	ns := store.Namespace{"users", "carol", "prefs"}
+	if err := s.Put(ctx, ns, "contact", map[string]any{"channel": "email", "stars": 4}); err != nil {
+		panic(err)
+	}
+	found, err := s.Search(ctx, store.Namespace{"users", "carol"}, store.SearchOptions{
+		Filter: map[string]any{"stars": map[string]any{"$gte": 4}},
+	})
+	if err != nil {
+		panic(err)
+	}
+	for _, it := range found {
+		fmt.Println(it.Namespace, it.Key, it.Value["channel"])
+	}
+
+	it, _ := s.Get(ctx, ns, "contact")
+	cond := store.PutCondition{UpdatedAt: it.UpdatedAt}
+	fmt.Println(s.PutIf(ctx, ns, "contact", map[string]any{"channel": "sms"}, cond))
+	err = s.PutIf(ctx, ns, "contact", map[string]any{"channel": "post"}, cond)
+	fmt.Println(errors.Is(err, store.ErrConflict))
 	// Output:
-	// [last]
-	// store: invalid field path: "items[x]": index "x" is not an integer or '*'
+	// users.carol.prefs contact email
+	// <nil>
+	// true
 }

@@ -4,6 +4,8 @@ import (
 	"maps"
 	"testing"
 
+	"github.com/memvault/memvault/checkpointer/internal/core"
+
 	"github.com/memvault/memvault/checkpointer"
 )
 
@@ -61,7 +63,7 @@ func (s *suite) testPut(t *testing.T) {
 			got := mustGetSome(t, sv, cfgOf(thread, ns, ""))
 			w := cloneCheckpoint(cp)
 			checkTuple(t, got, want{thread: thread, ns: ns, id: cp.ID, cp: w})
-			if n, _ := checkpointer.VersionNumber(got.Checkpoint.ChannelVersions["a"]); n != 2 {
+			if n, _ := core.VersionNumber(got.Checkpoint.ChannelVersions["a"]); n != 2 {
 				t.Fatalf("version of a = %q, want integer part 2", got.Checkpoint.ChannelVersions["a"])
 			}
 		}},

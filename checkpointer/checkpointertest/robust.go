@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/memvault/memvault/checkpointer/internal/core"
+
 	"github.com/memvault/memvault/checkpointer"
 )
 
@@ -617,7 +619,7 @@ func (s *suite) testNextVersion(t *testing.T) {
 	sv := s.newSaver(t)
 	num := func(v string) int64 {
 		t.Helper()
-		n, err := checkpointer.VersionNumber(v)
+		n, err := core.VersionNumber(v)
 		if err != nil {
 			t.Fatalf("NextVersion produced %q: %v", v, err)
 		}

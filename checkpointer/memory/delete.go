@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/memvault/memvault/checkpointer/internal/checks"
+
 	"github.com/memvault/memvault/checkpointer"
 )
 
@@ -11,7 +13,7 @@ var _ checkpointer.CheckpointDeleter = (*InMemorySaver)(nil)
 
 // DeleteCheckpoint implements checkpointer.CheckpointDeleter.
 func (s *InMemorySaver) DeleteCheckpoint(ctx context.Context, cfg checkpointer.Config) error {
-	if err := checkpointer.ValidateDeleteCheckpoint(cfg); err != nil {
+	if err := checks.ValidateDeleteCheckpoint(cfg); err != nil {
 		return fmt.Errorf("memory: delete checkpoint: %w", err)
 	}
 	if err := ctx.Err(); err != nil {

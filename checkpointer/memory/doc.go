@@ -14,13 +14,13 @@
 // writes checkpoint, task, index and channel), exactly as the SQL backends give
 // it, so the same ciphertext rules apply here.
 //
-// PutWrites follows PostgreSQL's rule (checkpointer.UpsertWrites: a call
+// PutWrites follows PostgreSQL's rule (rows.UpsertWrites: a call
 // whose writes all target special channels overwrites, any other call keeps
 // existing writes) rather than Python InMemorySaver's per-write rule, so every
 // memvault backend behaves alike.
 //
 // Metadata is kept as plain JSON (decoded into map[string]any with int64 and
-// float64 numbers) and filtered with checkpointer.MetadataContains, the
+// float64 numbers) and filtered with rows.MetadataContains, the
 // semantics of PostgreSQL's metadata @> filter.
 //
 // InMemorySaver is safe for concurrent use; List snapshots the matching ids

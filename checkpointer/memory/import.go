@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"maps"
 
+	"github.com/memvault/memvault/checkpointer/internal/core"
+
 	"github.com/memvault/memvault/checkpointer"
 )
 
@@ -52,7 +54,7 @@ func (s *InMemorySaver) ImportThread(ctx context.Context, items []checkpointer.I
 				// PutWrites' rule: a regular write keeps its first value,
 				// a special channel's is replaced.
 				for k, w := range ws {
-					if _, exists := have[k]; exists && !checkpointer.IsSpecialChannel(w.channel) {
+					if _, exists := have[k]; exists && !core.IsSpecialChannel(w.channel) {
 						continue
 					}
 					have[k] = w

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/memvault/memvault/checkpointer/internal/checks"
+
 	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/internal/binding"
 )
@@ -13,7 +15,7 @@ import (
 // the values its channel versions reference; PruneDelete removes the
 // threads. Unknown threads are ignored.
 func (s *InMemorySaver) Prune(ctx context.Context, threadIDs []string, strategy checkpointer.PruneStrategy) error {
-	if err := checkpointer.ValidateThreadIDs(threadIDs); err != nil {
+	if err := checks.ValidateThreadIDs(threadIDs); err != nil {
 		return fmt.Errorf("memory: prune: %w", err)
 	}
 	if err := ctx.Err(); err != nil {
@@ -69,7 +71,7 @@ func (s *InMemorySaver) Prune(ctx context.Context, threadIDs []string, strategy 
 // runIDs, with their pending writes and the values no remaining checkpoint
 // references.
 func (s *InMemorySaver) DeleteForRuns(ctx context.Context, runIDs []string) error {
-	if err := checkpointer.ValidateRunIDs(runIDs); err != nil {
+	if err := checks.ValidateRunIDs(runIDs); err != nil {
 		return fmt.Errorf("memory: delete for runs: %w", err)
 	}
 	if err := ctx.Err(); err != nil {

@@ -10,8 +10,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/memvault/memvault/checkpointer/internal/checks"
+
 	"github.com/memvault/memvault/checkpointer"
-	"github.com/memvault/memvault/checkpointer/internal/rows"
+	"github.com/memvault/memvault/checkpointer/internal/core"
 	"github.com/memvault/memvault/internal/binding"
 	"github.com/memvault/memvault/serde"
 )
@@ -145,12 +147,12 @@ func newNamespace() *namespace {
 
 // NextVersion implements checkpointer.Saver.
 func (s *InMemorySaver) NextVersion(current string) string {
-	return checkpointer.NextVersionStyle(s.style, current)
+	return core.NextVersionStyle(s.style, current)
 }
 
 // Put implements checkpointer.Saver.
 func (s *InMemorySaver) Put(ctx context.Context, cfg checkpointer.Config, cp *checkpointer.Checkpoint, md checkpointer.Metadata, newVersions map[string]string) (checkpointer.Config, error) {
-	if err := checkpointer.ValidatePut(cfg, cp, newVersions); err != nil {
+	if err := checks.ValidatePut(cfg, cp, newVersions); err != nil {
 		return checkpointer.Config{}, fmt.Errorf("memory: %w", err)
 	}
 	if err := ctx.Err(); err != nil {
@@ -163,7 +165,7 @@ func (s *InMemorySaver) Put(ctx context.Context, cfg checkpointer.Config, cp *ch
 	thread, ns := cfg.ThreadID, cfg.CheckpointNS
 	blobs := make(map[chanVersion]blob, len(newVersions))
 	for ch, ver := range newVersions {
-		b, err := rows.SealBlob(s.codec, thread, ns, ch, ver, cp.ChannelValues)
+		b, err := core.SealBlob(s.codec, thread, ns, ch, ver, cp.ChannelValues)
 		if err != nil {
 			return checkpointer.Config{}, fmt.Errorf("memory: %w", err)
 		}
@@ -192,11 +194,11 @@ func (s *InMemorySaver) Put(ctx context.Context, cfg checkpointer.Config, cp *ch
 // metadata, round-tripped through JSON so that it holds only plain JSON
 // values, exactly as the SQL backends give it back.
 func storedMetadata(cfg checkpointer.Config, md checkpointer.Metadata) (map[string]any, error) {
-	b, err := checkpointer.EncodeMetadata(cfg, md)
+	b, err := core.EncodeMetadata(cfg, md)
 	if err != nil {
 		return nil, fmt.Errorf("memory: %w", err)
 	}
-	v, err := checkpointer.DecodeJSONValue(b)
+	v, err := core.DecodeJSONValue(b)
 	if err != nil {
 		return nil, fmt.Errorf("memory: metadata: %w", err)
 	}
@@ -223,7 +225,7 @@ func (s *InMemorySaver) namespaceLocked(thread, ns string) *namespace {
 
 // PutWrites implements checkpointer.Saver.
 func (s *InMemorySaver) PutWrites(ctx context.Context, cfg checkpointer.Config, writes []checkpointer.Write, taskID, taskPath string) error {
-	w, err := rows.PutWrites(s.codec, cfg, writes, taskID, taskPath)
+	w, err := core.PutWrites(s.codec, cfg, writes, taskID, taskPath)
 	if err != nil {
 		return fmt.Errorf("memory: %w", err)
 	}
@@ -253,7 +255,7 @@ func (s *InMemorySaver) PutWrites(ctx context.Context, cfg checkpointer.Config, 
 
 // GetTuple implements checkpointer.Saver.
 func (s *InMemorySaver) GetTuple(ctx context.Context, cfg checkpointer.Config) (*checkpointer.Tuple, error) {
-	if err := checkpointer.ValidateConfig(cfg); err != nil {
+	if err := checks.ValidateConfig(cfg); err != nil {
 		return nil, fmt.Errorf("memory: %w", err)
 	}
 	if err := ctx.Err(); err != nil {
@@ -354,7 +356,7 @@ func (s *InMemorySaver) decode(raw *rawTuple) (*checkpointer.Tuple, error) {
 			}
 			sends[i] = v
 		}
-		checkpointer.ApplyPendingSends(cp, sends, s.style)
+		core.ApplyPendingSends(cp, sends, s.style)
 	}
 	t := &checkpointer.Tuple{
 		Config:     checkpointer.Config{ThreadID: raw.thread, CheckpointNS: raw.ns, CheckpointID: rec.id},
@@ -390,7 +392,7 @@ func (s *InMemorySaver) loadWrite(thread, ns, id string, w *storedWrite) (any, e
 // consumer reaches it, and skipped if it was deleted in between.
 func (s *InMemorySaver) List(ctx context.Context, cfg *checkpointer.Config, opt checkpointer.ListOptions) iter.Seq2[*checkpointer.Tuple, error] {
 	return func(yield func(*checkpointer.Tuple, error) bool) {
-		if err := checkpointer.ValidateListConfig(cfg, opt); err != nil {
+		if err := checks.ValidateListConfig(cfg, opt); err != nil {
 			yield(nil, fmt.Errorf("memory: list: %w", err))
 			return
 		}
@@ -438,7 +440,7 @@ func (s *InMemorySaver) match(cfg *checkpointer.Config, opt checkpointer.ListOpt
 			if before != "" && rec.id >= before {
 				return false
 			}
-			if len(opt.Filter) > 0 && !checkpointer.MetadataContains(rec.metadata, opt.Filter) {
+			if len(opt.Filter) > 0 && !core.MetadataContains(rec.metadata, opt.Filter) {
 				return false
 			}
 			refs = append(refs, ref{thread, ns, rec})

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/memvault/memvault/checkpointer/internal/checks"
+
 	"github.com/jackc/pgx/v5"
 
 	"github.com/memvault/memvault/checkpointer"
@@ -24,7 +26,7 @@ func (s *Saver) DeleteCheckpointTx(ctx context.Context, tx pgx.Tx, cfg checkpoin
 }
 
 func (s *Saver) deleteCheckpoint(ctx context.Context, db DB, cfg checkpointer.Config) error {
-	if err := checkpointer.ValidateDeleteCheckpoint(cfg); err != nil {
+	if err := checks.ValidateDeleteCheckpoint(cfg); err != nil {
 		return fmt.Errorf("postgres: delete checkpoint: %w", err)
 	}
 	if _, err := db.Exec(ctx, s.q.ckptDelete, cfg.ThreadID, cfg.CheckpointNS, cfg.CheckpointID); err != nil {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/memvault/memvault/checkpointer/internal/checks"
+
 	"github.com/jackc/pgx/v5"
 
 	"github.com/memvault/memvault/checkpointer"
@@ -54,7 +56,7 @@ func (s *Saver) deleteThreads(ctx context.Context, db DB, threadIDs []string) er
 // The __pregel_tasks writes a kept v<4 checkpoint reads its pending sends
 // from stay, though their checkpoint goes.
 func (s *Saver) Prune(ctx context.Context, threadIDs []string, strategy checkpointer.PruneStrategy) error {
-	if err := checkpointer.ValidateThreadIDs(threadIDs); err != nil {
+	if err := checks.ValidateThreadIDs(threadIDs); err != nil {
 		return fmt.Errorf("postgres: prune: %w", err)
 	}
 	if len(threadIDs) == 0 {
@@ -86,7 +88,7 @@ func (s *Saver) DeleteForRuns(ctx context.Context, runIDs []string) error {
 	if len(runIDs) == 0 {
 		return nil
 	}
-	if err := checkpointer.ValidateRunIDs(runIDs); err != nil {
+	if err := checks.ValidateRunIDs(runIDs); err != nil {
 		return fmt.Errorf("postgres: delete for runs: %w", err)
 	}
 	if _, err := s.db.Exec(ctx, s.q.runDelete, runIDs); err != nil {

@@ -10,7 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/memvault/memvault/checkpointer"
-	"github.com/memvault/memvault/checkpointer/internal/rows"
+	"github.com/memvault/memvault/checkpointer/internal/core"
 	"github.com/memvault/memvault/internal/pgretry"
 )
 
@@ -34,7 +34,7 @@ func (s *Saver) PutTx(ctx context.Context, tx pgx.Tx, cfg checkpointer.Config, c
 }
 
 func (s *Saver) put(ctx context.Context, db DB, cfg checkpointer.Config, cp *checkpointer.Checkpoint, md checkpointer.Metadata, newVersions map[string]string) (checkpointer.Config, error) {
-	r, err := rows.Put(s.codec, s.style, cfg, cp, md, newVersions)
+	r, err := core.Put(s.codec, s.style, cfg, cp, md, newVersions)
 	if err != nil {
 		return checkpointer.Config{}, fmt.Errorf("postgres: put: %w", err)
 	}
@@ -56,7 +56,7 @@ func (s *Saver) put(ctx context.Context, db DB, cfg checkpointer.Config, cp *che
 // are sent too, flagged inline, and the statement inserts them only when the
 // parent's document holds them inline at the same version (never when
 // memvault or JS wrote the parent).
-func (s *Saver) putBatch(r *rows.Checkpoint, cp *checkpointer.Checkpoint, newVersions map[string]string) (*pgx.Batch, error) {
+func (s *Saver) putBatch(r *core.Checkpoint, cp *checkpointer.Checkpoint, newVersions map[string]string) (*pgx.Batch, error) {
 	var parent *string
 	if r.Parent != "" {
 		parent = &r.Parent
@@ -68,7 +68,7 @@ func (s *Saver) putBatch(r *rows.Checkpoint, cp *checkpointer.Checkpoint, newVer
 			if _, isNew := newVersions[ch]; isNew || cp.ChannelVersions[ch] == "" || !primitive(val) {
 				continue
 			}
-			b, err := rows.SealBlob(s.codec, r.Thread, r.NS, ch, cp.ChannelVersions[ch], cp.ChannelValues)
+			b, err := core.SealBlob(s.codec, r.Thread, r.NS, ch, cp.ChannelVersions[ch], cp.ChannelValues)
 			if err != nil {
 				return nil, err
 			}
@@ -79,7 +79,7 @@ func (s *Saver) putBatch(r *rows.Checkpoint, cp *checkpointer.Checkpoint, newVer
 			blobs = append(blobs, b)
 		}
 		// Concurrent Puts to a thread lock rows in one order.
-		slices.SortFunc(blobs, func(a, b rows.Blob) int { return strings.Compare(a.Channel, b.Channel) })
+		slices.SortFunc(blobs, func(a, b core.Blob) int { return strings.Compare(a.Channel, b.Channel) })
 	}
 	b := &pgx.Batch{}
 	if n := len(blobs); n > 0 {
@@ -105,7 +105,7 @@ func primitive(v any) bool {
 }
 
 // PutWrites implements checkpointer.Saver: one statement, one round trip.
-// Each write is stored at checkpointer.WriteIndex; when every write targets a
+// Each write is stored at core.WriteIndex; when every write targets a
 // special channel the rows are overwritten, otherwise existing rows are kept
 // (so a retried task is idempotent), as LangGraph does.
 func (s *Saver) PutWrites(ctx context.Context, cfg checkpointer.Config, writes []checkpointer.Write, taskID, taskPath string) error {
@@ -121,7 +121,7 @@ func (s *Saver) PutWritesTx(ctx context.Context, tx pgx.Tx, cfg checkpointer.Con
 }
 
 func (s *Saver) putWrites(ctx context.Context, db DB, cfg checkpointer.Config, writes []checkpointer.Write, taskID, taskPath string) error {
-	w, err := rows.PutWrites(s.codec, cfg, writes, taskID, taskPath)
+	w, err := core.PutWrites(s.codec, cfg, writes, taskID, taskPath)
 	if err != nil {
 		return fmt.Errorf("postgres: put writes: %w", err)
 	}

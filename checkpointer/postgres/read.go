@@ -8,6 +8,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/memvault/memvault/checkpointer/internal/checks"
+	"github.com/memvault/memvault/checkpointer/internal/core"
+
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 
@@ -20,7 +23,7 @@ import (
 // row, its channel values (the blob rows at each channel's current version)
 // and its pending writes.
 func (s *Saver) GetTuple(ctx context.Context, cfg checkpointer.Config) (*checkpointer.Tuple, error) {
-	if err := checkpointer.ValidateConfig(cfg); err != nil {
+	if err := checks.ValidateConfig(cfg); err != nil {
 		return nil, fmt.Errorf("postgres: get tuple: %w", err)
 	}
 	var rows pgx.Rows
@@ -65,7 +68,7 @@ func (s *Saver) GetTuple(ctx context.Context, cfg checkpointer.Config) (*checkpo
 // that checkpoint only. opt.Filter is applied as metadata @> filter.
 func (s *Saver) List(ctx context.Context, cfg *checkpointer.Config, opt checkpointer.ListOptions) iter.Seq2[*checkpointer.Tuple, error] {
 	return func(yield func(*checkpointer.Tuple, error) bool) {
-		if err := checkpointer.ValidateListConfig(cfg, opt); err != nil {
+		if err := checks.ValidateListConfig(cfg, opt); err != nil {
 			yield(nil, fmt.Errorf("postgres: list: %w", err))
 			return
 		}
@@ -185,7 +188,7 @@ func (r *rawTuple) scan(rows pgx.Rows) error {
 // pending sends of a v<4 checkpoint.
 func (s *Saver) decode(r *rawTuple) (*checkpointer.Tuple, error) {
 	var aad []byte // associated data, rebuilt in place for each value
-	dc, err := checkpointer.DecodeCheckpointJSON(r.checkpoint)
+	dc, err := core.DecodeCheckpointJSON(r.checkpoint)
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint %q: %w", r.id, err)
 	}
@@ -227,7 +230,7 @@ func (s *Saver) decode(r *rawTuple) (*checkpointer.Tuple, error) {
 		Config:     checkpointer.Config{ThreadID: r.threadID, CheckpointNS: r.ns, CheckpointID: r.id},
 		Checkpoint: cp,
 	}
-	md, err := checkpointer.DecodeJSONValue(r.metadata)
+	md, err := core.DecodeJSONValue(r.metadata)
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint %q: metadata: %w", r.id, err)
 	}
@@ -279,7 +282,7 @@ func (s *Saver) decode(r *rawTuple) (*checkpointer.Tuple, error) {
 			}
 			sends = append(sends, v)
 		}
-		checkpointer.ApplyPendingSends(cp, sends, s.style)
+		core.ApplyPendingSends(cp, sends, s.style)
 	}
 	return t, nil
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/memvault/memvault/checkpointer/internal/core"
+
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
@@ -103,7 +105,7 @@ func New(db DB, opts Options) (*Saver, error) {
 
 // NextVersion implements checkpointer.Saver in the configured VersionStyle.
 func (s *Saver) NextVersion(current string) string {
-	return checkpointer.NextVersionStyle(s.style, current)
+	return core.NextVersionStyle(s.style, current)
 }
 
 // ident quotes a table name, qualified by schema when one is set.

@@ -5,6 +5,9 @@ import (
 	"database/sql"
 	"fmt"
 
+	"github.com/memvault/memvault/checkpointer/internal/checks"
+	"github.com/memvault/memvault/checkpointer/internal/core"
+
 	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/internal/binding"
 )
@@ -16,7 +19,7 @@ import (
 // PruneDelete deletes the threads. Unknown threads are ignored. Each call is
 // one transaction.
 func (s *Saver) Prune(ctx context.Context, threadIDs []string, strategy checkpointer.PruneStrategy) error {
-	if err := checkpointer.ValidateThreadIDs(threadIDs); err != nil {
+	if err := checks.ValidateThreadIDs(threadIDs); err != nil {
 		return fmt.Errorf("sqlite: prune: %w", err)
 	}
 	switch strategy {
@@ -88,7 +91,7 @@ func collectBlobs(ctx context.Context, tx *sql.Tx, thread string) error {
 			rs.Close()
 			return err
 		}
-		dec, err := checkpointer.DecodeCheckpointJSON(doc)
+		dec, err := core.DecodeCheckpointJSON(doc)
 		if err != nil {
 			rs.Close()
 			return err
@@ -146,7 +149,7 @@ func collectBlobs(ctx context.Context, tx *sql.Tx, thread string) error {
 // runIDs, with their pending writes and the values no remaining checkpoint
 // references, in one transaction.
 func (s *Saver) DeleteForRuns(ctx context.Context, runIDs []string) error {
-	if err := checkpointer.ValidateRunIDs(runIDs); err != nil {
+	if err := checks.ValidateRunIDs(runIDs); err != nil {
 		return fmt.Errorf("sqlite: delete for runs: %w", err)
 	}
 	if len(runIDs) == 0 {

@@ -6,6 +6,9 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/memvault/memvault/checkpointer/internal/checks"
+	"github.com/memvault/memvault/checkpointer/internal/core"
+
 	"github.com/memvault/memvault/checkpointer"
 )
 
@@ -15,7 +18,7 @@ var _ checkpointer.CheckpointDeleter = (*Saver)(nil)
 // transaction, the checkpoint's writes and row, then the blob rows of its
 // channel versions that no other checkpoint of its namespace uses.
 func (s *Saver) DeleteCheckpoint(ctx context.Context, cfg checkpointer.Config) error {
-	if err := checkpointer.ValidateDeleteCheckpoint(cfg); err != nil {
+	if err := checks.ValidateDeleteCheckpoint(cfg); err != nil {
 		return fmt.Errorf("sqlite: delete checkpoint: %w", err)
 	}
 	thread, ns, id := cfg.ThreadID, cfg.CheckpointNS, cfg.CheckpointID
@@ -29,7 +32,7 @@ func (s *Saver) DeleteCheckpoint(ctx context.Context, cfg checkpointer.Config) e
 		if err != nil {
 			return err
 		}
-		dec, err := checkpointer.DecodeCheckpointJSON(doc)
+		dec, err := core.DecodeCheckpointJSON(doc)
 		if err != nil {
 			return err
 		}
@@ -53,7 +56,7 @@ func (s *Saver) DeleteCheckpoint(ctx context.Context, cfg checkpointer.Config) e
 				rs.Close()
 				return err
 			}
-			d, err := checkpointer.DecodeCheckpointJSON(other)
+			d, err := core.DecodeCheckpointJSON(other)
 			if err != nil {
 				rs.Close()
 				return err

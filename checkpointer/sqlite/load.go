@@ -8,6 +8,9 @@ import (
 	"iter"
 	"strings"
 
+	"github.com/memvault/memvault/checkpointer/internal/checks"
+	"github.com/memvault/memvault/checkpointer/internal/core"
+
 	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/internal/binding"
 	"github.com/memvault/memvault/serde"
@@ -26,7 +29,7 @@ type row struct {
 	thread, ns, id, parent string
 	doc, meta              []byte
 	md                     map[string]any
-	dec                    *checkpointer.DecodedCheckpoint
+	dec                    *core.DecodedCheckpoint
 	values                 []blobRow
 	writes                 []writeRow
 	sends                  []writeRow // the parent's ChannelTasks writes (v<4)
@@ -58,7 +61,7 @@ func scanRows(rs *sql.Rows) ([]*row, error) {
 
 // decodeMeta parses the row's metadata document.
 func (r *row) decodeMeta() error {
-	v, err := checkpointer.DecodeJSONValue(r.meta)
+	v, err := core.DecodeJSONValue(r.meta)
 	if err != nil {
 		return fmt.Errorf("%w: metadata of %s: %v", checkpointer.ErrInvalidCheckpoint, r.id, err)
 	}
@@ -81,7 +84,7 @@ func fill(ctx context.Context, tx *sql.Tx, st *stmts, rows []*row) error {
 	groups := map[nsKey][]*row{}
 	var order []nsKey
 	for _, r := range rows {
-		dec, err := checkpointer.DecodeCheckpointJSON(r.doc)
+		dec, err := core.DecodeCheckpointJSON(r.doc)
 		if err != nil {
 			return fmt.Errorf("checkpoint %s: %w", r.id, err)
 		}
@@ -255,7 +258,7 @@ func (s *Saver) tuple(r *row) (*checkpointer.Tuple, error) {
 			}
 			sends[i] = v
 		}
-		checkpointer.ApplyPendingSends(cp, sends, s.style)
+		core.ApplyPendingSends(cp, sends, s.style)
 	}
 	t := &checkpointer.Tuple{
 		Config:     checkpointer.Config{ThreadID: r.thread, CheckpointNS: r.ns, CheckpointID: r.id},
@@ -299,7 +302,7 @@ func (s *Saver) loadWrite(thread, ns, id string, w writeRow) (any, error) {
 
 // GetTuple implements checkpointer.Saver.
 func (s *Saver) GetTuple(ctx context.Context, cfg checkpointer.Config) (*checkpointer.Tuple, error) {
-	if err := checkpointer.ValidateConfig(cfg); err != nil {
+	if err := checks.ValidateConfig(cfg); err != nil {
 		return nil, fmt.Errorf("sqlite: %w", err)
 	}
 	var r *row
@@ -340,11 +343,11 @@ func (s *Saver) GetTuple(ctx context.Context, cfg checkpointer.Config) (*checkpo
 // connection is held while the consumer runs, so it may call the saver. A
 // checkpoint put while the listing runs may or may not be seen. Scalar
 // entries of opt.Filter are evaluated in SQL; the whole filter is then
-// applied with checkpointer.MetadataContains, and opt.Limit counts only
+// applied with core.MetadataContains, and opt.Limit counts only
 // tuples that pass it.
 func (s *Saver) List(ctx context.Context, cfg *checkpointer.Config, opt checkpointer.ListOptions) iter.Seq2[*checkpointer.Tuple, error] {
 	return func(yield func(*checkpointer.Tuple, error) bool) {
-		if err := checkpointer.ValidateListConfig(cfg, opt); err != nil {
+		if err := checks.ValidateListConfig(cfg, opt); err != nil {
 			yield(nil, fmt.Errorf("sqlite: list: %w", err))
 			return
 		}
@@ -416,7 +419,7 @@ func (s *Saver) List(ctx context.Context, cfg *checkpointer.Config, opt checkpoi
 					if err := r.decodeMeta(); err != nil {
 						return err
 					}
-					if len(opt.Filter) == 0 || checkpointer.MetadataContains(r.md, opt.Filter) {
+					if len(opt.Filter) == 0 || core.MetadataContains(r.md, opt.Filter) {
 						keep = append(keep, r)
 					}
 				}

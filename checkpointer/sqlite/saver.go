@@ -6,7 +6,7 @@ import (
 	"fmt"
 
 	"github.com/memvault/memvault/checkpointer"
-	"github.com/memvault/memvault/checkpointer/internal/rows"
+	"github.com/memvault/memvault/checkpointer/internal/core"
 	"github.com/memvault/memvault/internal/binding"
 	"github.com/memvault/memvault/internal/sqlitedb"
 	"github.com/memvault/memvault/serde"
@@ -113,7 +113,7 @@ func (s *Saver) Close() error {
 
 // NextVersion implements checkpointer.Saver.
 func (s *Saver) NextVersion(current string) string {
-	return checkpointer.NextVersionStyle(s.style, current)
+	return core.NextVersionStyle(s.style, current)
 }
 
 type blobRow struct {
@@ -127,7 +127,7 @@ type blobRow struct {
 // that returned is durable, one that did not left nothing behind.
 func (s *Saver) Put(ctx context.Context, cfg checkpointer.Config, cp *checkpointer.Checkpoint, md checkpointer.Metadata, newVersions map[string]string) (checkpointer.Config, error) {
 	// Serialize (and encrypt) before taking the write lock.
-	r, err := rows.Put(s.codec, s.style, cfg, cp, md, newVersions)
+	r, err := core.Put(s.codec, s.style, cfg, cp, md, newVersions)
 	if err != nil {
 		return checkpointer.Config{}, fmt.Errorf("sqlite: %w", err)
 	}
@@ -155,7 +155,7 @@ func (s *Saver) Put(ctx context.Context, cfg checkpointer.Config, cp *checkpoint
 
 // PutWrites implements checkpointer.Saver.
 func (s *Saver) PutWrites(ctx context.Context, cfg checkpointer.Config, writes []checkpointer.Write, taskID, taskPath string) error {
-	w, err := rows.PutWrites(s.codec, cfg, writes, taskID, taskPath)
+	w, err := core.PutWrites(s.codec, cfg, writes, taskID, taskPath)
 	if err != nil {
 		return fmt.Errorf("sqlite: %w", err)
 	}

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/memvault/memvault/checkpointer/internal/core"
+
 	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/checkpointer/checkpointertest"
 	"github.com/memvault/memvault/crypto"
@@ -246,8 +248,8 @@ func TestListPushdownMatchesGo(t *testing.T) {
 	for _, f := range filters {
 		want := 0
 		for _, md := range mds {
-			stored := checkpointer.SerializableMetadata(checkpointer.Config{}, md)
-			if checkpointer.MetadataContains(roundTrip(t, stored), f) {
+			stored := core.SerializableMetadata(checkpointer.Config{}, md)
+			if core.MetadataContains(roundTrip(t, stored), f) {
 				want++
 			}
 		}
@@ -257,7 +259,7 @@ func TestListPushdownMatchesGo(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if !checkpointer.MetadataContains(tp.Metadata, f) {
+				if !core.MetadataContains(tp.Metadata, f) {
 					t.Fatalf("filter %v yielded %v", f, tp.Metadata)
 				}
 				got++

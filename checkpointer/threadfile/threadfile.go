@@ -15,6 +15,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/memvault/memvault/checkpointer/internal/core"
+
 	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/serde"
 )
@@ -293,7 +295,7 @@ func importItem(ctx context.Context, saver checkpointer.Saver, l *Line) (checkpo
 		// together, in order, without the special ones.
 		var regular []checkpointer.Write
 		for _, w := range byTask[task] {
-			if checkpointer.IsSpecialChannel(w.Channel) {
+			if core.IsSpecialChannel(w.Channel) {
 				it.Writes = append(it.Writes, checkpointer.ImportWrites{TaskID: task, Writes: []checkpointer.Write{w}})
 				continue
 			}
@@ -383,8 +385,8 @@ func intVersions(lines []Line) {
 			continue // already integers
 		}
 		slices.SortFunc(vs, func(a, b string) int {
-			na, _ := checkpointer.VersionNumber(a)
-			nb, _ := checkpointer.VersionNumber(b)
+			na, _ := core.VersionNumber(a)
+			nb, _ := core.VersionNumber(b)
 			if c := cmp.Compare(na, nb); c != 0 {
 				return c
 			}

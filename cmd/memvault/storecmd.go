@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/memvault/memvault/checkpointer"
+	"github.com/memvault/memvault/jsonvalue"
 	"github.com/memvault/memvault/store"
 )
 
@@ -23,7 +23,7 @@ func newStoreCmd(g *globals) *cobra.Command {
 		Args:  cobra.MinimumNArgs(3),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ns, key := store.Namespace(args[:len(args)-2]), args[len(args)-2]
-			v, err := checkpointer.DecodeJSONValue([]byte(args[len(args)-1]))
+			v, err := jsonvalue.Unmarshal([]byte(args[len(args)-1]))
 			obj, ok := v.(map[string]any)
 			if err != nil || !ok {
 				return usagef("the value must be a JSON object")
@@ -102,7 +102,7 @@ func newStoreCmd(g *globals) *cobra.Command {
 			}
 			opt := store.SearchOptions{Query: query, Limit: limit, Offset: offset}
 			if filter != "" {
-				v, err := checkpointer.DecodeJSONValue([]byte(filter))
+				v, err := jsonvalue.Unmarshal([]byte(filter))
 				m, ok := v.(map[string]any)
 				if err != nil || !ok {
 					return usagef("--filter must be a JSON object")

@@ -15,6 +15,7 @@ import (
 
 	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/checkpointer/threadfile"
+	"github.com/memvault/memvault/jsonvalue"
 )
 
 func newThreadsCmd(g *globals) *cobra.Command {
@@ -237,7 +238,7 @@ func (lf *listFlags) options(thread string) (checkpointer.Config, checkpointer.L
 		opt.Before = &checkpointer.Config{ThreadID: thread, CheckpointNS: lf.ns, CheckpointID: lf.before}
 	}
 	if lf.filter != "" {
-		v, err := checkpointer.DecodeJSONValue([]byte(lf.filter))
+		v, err := jsonvalue.Unmarshal([]byte(lf.filter))
 		m, ok := v.(map[string]any)
 		if err != nil || !ok {
 			return cfg, opt, usagef("--filter must be a JSON object")
@@ -351,7 +352,7 @@ func parseSets(sets []string) (map[string]any, error) {
 		if !ok || k == "" {
 			return nil, usagef("--set %q: want channel=JSON", s)
 		}
-		val, err := checkpointer.DecodeJSONValue([]byte(v))
+		val, err := jsonvalue.Unmarshal([]byte(v))
 		if err != nil {
 			return nil, usagef("--set %s: value is not JSON: %v", k, err)
 		}

@@ -1,17 +1,19 @@
-package checkpointer
+package core
 
 import (
 	"encoding/json"
 	"math/big"
 	"testing"
+
+	"github.com/memvault/memvault/checkpointer"
 )
 
 func TestMetadataContains(t *testing.T) {
-	md := Metadata{
+	md := checkpointer.Metadata{
 		"source": "loop", "step": int64(3), "score": 0.5, "ok": true, "none": nil,
 		"parents": map[string]any{"": "p1", "sub": "p2"},
 		"tags":    []any{"a", "b", map[string]any{"k": "v", "n": 1}, []any{"x", "y"}},
-		"user":    Metadata{"name": "ann", "roles": []string{"admin", "dev"}},
+		"user":    checkpointer.Metadata{"name": "ann", "roles": []string{"admin", "dev"}},
 		"big":     int64(9007199254740993),
 		"ints":    []int{1, 2, 3},
 		"empty":   map[string]any{},
@@ -50,7 +52,7 @@ func TestMetadataContains(t *testing.T) {
 		{"exact beyond 2^53", map[string]any{"big": int64(9007199254740993)}, true},
 		{"neighbour beyond 2^53", map[string]any{"big": int64(9007199254740992)}, false},
 		{"partial object", map[string]any{"parents": map[string]any{"": "p1"}}, true},
-		{"object as Metadata", map[string]any{"parents": Metadata{"sub": "p2"}}, true},
+		{"object as checkpointer.Metadata", map[string]any{"parents": checkpointer.Metadata{"sub": "p2"}}, true},
 		{"object mismatch", map[string]any{"parents": map[string]any{"": "p2"}}, false},
 		{"empty object matches object", map[string]any{"parents": map[string]any{}}, true},
 		{"empty object does not match scalar", map[string]any{"source": map[string]any{}}, false},
@@ -79,13 +81,13 @@ func TestMetadataContains(t *testing.T) {
 
 func TestMetadataContainsUnsupportedValues(t *testing.T) {
 	// Values JSON cannot hold never match and never panic.
-	md := Metadata{"ch": make(chan int), "f": func() {}}
+	md := checkpointer.Metadata{"ch": make(chan int), "f": func() {}}
 	for _, f := range []map[string]any{{"ch": 1}, {"f": "x"}, {"ch": map[string]any{}}, {"ch": []any{}}} {
 		if MetadataContains(md, f) {
 			t.Errorf("MetadataContains(%v) = true", f)
 		}
 	}
-	if MetadataContains(Metadata{"n": 1}, map[string]any{"n": json.Number("not a number")}) {
+	if MetadataContains(checkpointer.Metadata{"n": 1}, map[string]any{"n": json.Number("not a number")}) {
 		t.Error("an invalid json.Number matched")
 	}
 }

@@ -1,4 +1,4 @@
-package checkpointer
+package core
 
 import (
 	"encoding/json"

@@ -1,10 +1,12 @@
-package checkpointer
+package core
 
 import (
 	"errors"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/memvault/memvault/checkpointer"
 )
 
 func TestPyFloatRepr(t *testing.T) {
@@ -81,8 +83,8 @@ func TestNextVersionPadding(t *testing.T) {
 
 func TestNextVersionIntStyle(t *testing.T) {
 	for cur, want := range map[string]string{"": "1", "1": "2", "9": "10", "41.0": "42", "00000000000000000000000000000002.0.5": "3", "junk": "1"} {
-		if got := NextVersionStyle(VersionInt, cur); got != want {
-			t.Errorf("NextVersionStyle(VersionInt, %q) = %q, want %q", cur, got, want)
+		if got := NextVersionStyle(checkpointer.VersionInt, cur); got != want {
+			t.Errorf("NextVersionStyle(checkpointer.VersionInt, %q) = %q, want %q", cur, got, want)
 		}
 	}
 }
@@ -95,8 +97,8 @@ func TestVersionNumber(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{"x", "-1", ".5", "1e5", "99999999999999999999999999999"} {
-		if _, err := VersionNumber(bad); !errors.Is(err, ErrInvalidVersion) {
-			t.Errorf("VersionNumber(%q) error = %v, want ErrInvalidVersion", bad, err)
+		if _, err := VersionNumber(bad); !errors.Is(err, checkpointer.ErrInvalidVersion) {
+			t.Errorf("VersionNumber(%q) error = %v, want checkpointer.ErrInvalidVersion", bad, err)
 		}
 	}
 }
@@ -126,8 +128,8 @@ func FuzzVersionNumber(f *testing.F) {
 	f.Fuzz(func(t *testing.T, v string) {
 		n, err := VersionNumber(v)
 		if err != nil {
-			if !errors.Is(err, ErrInvalidVersion) {
-				t.Fatalf("VersionNumber(%q) error %v is not ErrInvalidVersion", v, err)
+			if !errors.Is(err, checkpointer.ErrInvalidVersion) {
+				t.Fatalf("VersionNumber(%q) error %v is not checkpointer.ErrInvalidVersion", v, err)
 			}
 			return
 		}

@@ -1,9 +1,11 @@
-package rows
+package core
 
 import (
 	"fmt"
 	"maps"
 	"slices"
+
+	"github.com/memvault/memvault/checkpointer/internal/checks"
 
 	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/internal/binding"
@@ -28,14 +30,14 @@ type Checkpoint struct {
 // Put validates a Put and prepares its rows. A channel of newVersions
 // without a value gets an "empty" row, as JS LangGraph writes.
 func Put(c binding.Codec, style checkpointer.VersionStyle, cfg checkpointer.Config, cp *checkpointer.Checkpoint, md checkpointer.Metadata, newVersions map[string]string) (*Checkpoint, error) {
-	if err := checkpointer.ValidatePut(cfg, cp, newVersions); err != nil {
+	if err := checks.ValidatePut(cfg, cp, newVersions); err != nil {
 		return nil, err
 	}
-	doc, err := checkpointer.EncodeCheckpointJSON(cp, style)
+	doc, err := EncodeCheckpointJSON(cp, style)
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint: %w", err)
 	}
-	meta, err := checkpointer.EncodeMetadata(cfg, md)
+	meta, err := EncodeMetadata(cfg, md)
 	if err != nil {
 		return nil, err
 	}
@@ -94,17 +96,17 @@ type Writes struct {
 // keeps the last, an insert the first, as LangGraph's row-by-row
 // statements do.
 func PutWrites(c binding.Codec, cfg checkpointer.Config, writes []checkpointer.Write, taskID, taskPath string) (*Writes, error) {
-	if err := checkpointer.ValidatePutWrites(cfg, writes, taskID, taskPath); err != nil {
+	if err := checks.ValidatePutWrites(cfg, writes, taskID, taskPath); err != nil {
 		return nil, err
 	}
 	if len(writes) == 0 {
 		return nil, nil
 	}
 	out := &Writes{Thread: cfg.ThreadID, NS: cfg.CheckpointNS, Checkpoint: cfg.CheckpointID, Task: taskID, TaskPath: taskPath,
-		Upsert: checkpointer.UpsertWrites(writes), Rows: make([]Write, 0, len(writes))}
+		Upsert: UpsertWrites(writes), Rows: make([]Write, 0, len(writes))}
 	pos := make(map[int]int, len(writes))
 	for i, w := range writes {
-		idx := checkpointer.WriteIndex(w.Channel, i)
+		idx := WriteIndex(w.Channel, i)
 		typ, data, err := c.Seal(binding.Write{Thread: cfg.ThreadID, NS: cfg.CheckpointNS, Checkpoint: cfg.CheckpointID, Task: taskID, Idx: idx, Channel: w.Channel}, w.Value)
 		if err != nil {
 			return nil, fmt.Errorf("write %d (channel %q): %w", i, w.Channel, err)

@@ -1,10 +1,10 @@
-package rows_test
+package core_test
 
 import (
 	"fmt"
 
 	"github.com/memvault/memvault/checkpointer"
-	"github.com/memvault/memvault/checkpointer/internal/rows"
+	"github.com/memvault/memvault/checkpointer/internal/core"
 	"github.com/memvault/memvault/internal/binding"
 	"github.com/memvault/memvault/serde"
 )
@@ -15,7 +15,7 @@ import (
 func ExamplePutWrites() {
 	c := binding.New(serde.JSONPlus{})
 	cfg := checkpointer.Config{ThreadID: "t", CheckpointID: checkpointer.NewID(0)}
-	w, err := rows.PutWrites(c, cfg, []checkpointer.Write{
+	w, err := core.PutWrites(c, cfg, []checkpointer.Write{
 		{Channel: "messages", Value: "hi"},
 		{Channel: checkpointer.ChannelError, Value: "boom"},
 		{Channel: "scratch", Value: 1},
@@ -27,7 +27,7 @@ func ExamplePutWrites() {
 		fmt.Println(r.Idx, r.Channel, r.Type)
 	}
 	fmt.Println("upsert:", w.Upsert)
-	w, _ = rows.PutWrites(c, cfg, []checkpointer.Write{
+	w, _ = core.PutWrites(c, cfg, []checkpointer.Write{
 		{Channel: checkpointer.ChannelInterrupt, Value: "first"},
 		{Channel: checkpointer.ChannelInterrupt, Value: "second"},
 	}, "task-1", "")

@@ -1,8 +1,10 @@
-package checkpointer
+package core
 
 import (
 	"fmt"
 	"strings"
+
+	"github.com/memvault/memvault/checkpointer"
 
 	"github.com/memvault/memvault/jsonvalue"
 )
@@ -12,10 +14,10 @@ import (
 // value reads back with the same Go type from every backend (int64, a
 // float64 that stays a float64 even when integral, exact big integers). A
 // value JSON cannot hold fails with ErrInvalidMetadata.
-func EncodeMetadata(cfg Config, md Metadata) ([]byte, error) {
+func EncodeMetadata(cfg checkpointer.Config, md checkpointer.Metadata) ([]byte, error) {
 	b, err := jsonvalue.Marshal(map[string]any(SerializableMetadata(cfg, md)))
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalidMetadata, err)
+		return nil, fmt.Errorf("%w: %w", checkpointer.ErrInvalidMetadata, err)
 	}
 	return b, nil
 }
@@ -35,8 +37,8 @@ var excludedMetadataKeys = map[string]bool{
 // every depth and in keys), and with the scalar (string, bool, integer,
 // float) entries of cfg.Metadata and cfg.Extra added when md lacks them and
 // their keys neither start with "__" nor are excluded.
-func SerializableMetadata(cfg Config, md Metadata) Metadata {
-	out := make(Metadata, len(md)+len(cfg.Metadata)+len(cfg.Extra))
+func SerializableMetadata(cfg checkpointer.Config, md checkpointer.Metadata) checkpointer.Metadata {
+	out := make(checkpointer.Metadata, len(md)+len(cfg.Metadata)+len(cfg.Extra))
 	for k, v := range md {
 		if k == "writes" {
 			continue
@@ -79,7 +81,7 @@ func stripNULDeep(v any) any {
 			m[stripNUL(k)] = stripNULDeep(e)
 		}
 		return m
-	case Metadata:
+	case checkpointer.Metadata:
 		m := make(map[string]any, len(x))
 		for k, e := range x {
 			m[stripNUL(k)] = stripNULDeep(e)

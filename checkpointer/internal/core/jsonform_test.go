@@ -1,4 +1,4 @@
-package checkpointer
+package core
 
 import (
 	"bytes"
@@ -10,10 +10,12 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/memvault/memvault/checkpointer"
 )
 
-func sampleCheckpoint() *Checkpoint {
-	return &Checkpoint{
+func sampleCheckpoint() *checkpointer.Checkpoint {
+	return &checkpointer.Checkpoint{
 		V:               4,
 		ID:              "1ef4f797-8335-6428-8001-8a1503f9b875",
 		TS:              time.Date(2024, 5, 4, 6, 32, 42, 235444000, time.UTC),
@@ -25,7 +27,7 @@ func sampleCheckpoint() *Checkpoint {
 }
 
 func TestEncodeCheckpointJSON(t *testing.T) {
-	b, err := EncodeCheckpointJSON(sampleCheckpoint(), VersionString)
+	b, err := EncodeCheckpointJSON(sampleCheckpoint(), checkpointer.VersionString)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,11 +54,11 @@ func TestEncodeCheckpointJSON(t *testing.T) {
 		t.Fatalf("string style wrote version %#v, want the integer 3", v)
 	}
 	for _, v := range []string{"03", "-3", "+3", " 3", "3.0", "00000000000000000000000000000003.0.5", "99999999999999999999"} {
-		if got := string(encodeVersion(v, VersionString)); got[0] != '"' {
+		if got := string(encodeVersion(v, checkpointer.VersionString)); got[0] != '"' {
 			t.Errorf("version %q written as %s, want a string (it would not read back the same)", v, got)
 		}
 	}
-	if _, err := EncodeCheckpointJSON(nil, VersionString); !errors.Is(err, ErrNilCheckpoint) {
+	if _, err := EncodeCheckpointJSON(nil, checkpointer.VersionString); !errors.Is(err, checkpointer.ErrNilCheckpoint) {
 		t.Fatalf("EncodeCheckpointJSON(nil) = %v", err)
 	}
 }
@@ -65,7 +67,7 @@ func TestEncodeCheckpointJSONIntVersions(t *testing.T) {
 	cp := sampleCheckpoint()
 	cp.ChannelVersions = map[string]string{"a": "1", "b": "12"}
 	cp.VersionsSeen = map[string]map[string]string{"node": {"a": "1"}}
-	b, err := EncodeCheckpointJSON(cp, VersionInt)
+	b, err := EncodeCheckpointJSON(cp, checkpointer.VersionInt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,9 +77,9 @@ func TestEncodeCheckpointJSONIntVersions(t *testing.T) {
 }
 
 func TestCheckpointJSONRoundTrip(t *testing.T) {
-	for _, style := range []VersionStyle{VersionString, VersionInt} {
+	for _, style := range []checkpointer.VersionStyle{checkpointer.VersionString, checkpointer.VersionInt} {
 		cp := sampleCheckpoint()
-		if style == VersionInt {
+		if style == checkpointer.VersionInt {
 			cp.ChannelVersions = map[string]string{"messages": "2", "n": "3"}
 			cp.VersionsSeen = map[string]map[string]string{"node": {"messages": "1"}, "__input__": {}}
 		}
@@ -166,8 +168,8 @@ func TestDecodeCheckpointJSONErrors(t *testing.T) {
 			t.Errorf("DecodeCheckpointJSON(%q) succeeded", doc)
 			continue
 		}
-		if !errors.Is(err, ErrInvalidCheckpoint) && !errors.Is(err, ErrInvalidVersion) {
-			t.Errorf("DecodeCheckpointJSON(%q) = %v, want ErrInvalidCheckpoint or ErrInvalidVersion", doc, err)
+		if !errors.Is(err, checkpointer.ErrInvalidCheckpoint) && !errors.Is(err, checkpointer.ErrInvalidVersion) {
+			t.Errorf("DecodeCheckpointJSON(%q) = %v, want checkpointer.ErrInvalidCheckpoint or checkpointer.ErrInvalidVersion", doc, err)
 		}
 	}
 }
@@ -192,9 +194,9 @@ func TestDecodeJSONValue(t *testing.T) {
 }
 
 func FuzzDecodeCheckpointJSON(f *testing.F) {
-	b, _ := EncodeCheckpointJSON(sampleCheckpoint(), VersionString)
+	b, _ := EncodeCheckpointJSON(sampleCheckpoint(), checkpointer.VersionString)
 	f.Add(b)
-	b, _ = EncodeCheckpointJSON(&Checkpoint{V: 4, ID: "x", ChannelVersions: map[string]string{"a": "1"}}, VersionInt)
+	b, _ = EncodeCheckpointJSON(&checkpointer.Checkpoint{V: 4, ID: "x", ChannelVersions: map[string]string{"a": "1"}}, checkpointer.VersionInt)
 	f.Add(b)
 	f.Add([]byte(`{"v":1,"channel_values":{"n":1},"pending_sends":[1]}`))
 	f.Add([]byte(`{"channel_versions":{"a":1e400}}`))
@@ -202,13 +204,13 @@ func FuzzDecodeCheckpointJSON(f *testing.F) {
 	f.Fuzz(func(t *testing.T, doc []byte) {
 		d, err := DecodeCheckpointJSON(doc)
 		if err != nil {
-			if !errors.Is(err, ErrInvalidCheckpoint) && !errors.Is(err, ErrInvalidVersion) {
+			if !errors.Is(err, checkpointer.ErrInvalidCheckpoint) && !errors.Is(err, checkpointer.ErrInvalidVersion) {
 				t.Fatalf("error %v is not a checkpointer sentinel", err)
 			}
 			return
 		}
 		// What decodes re-encodes and decodes to the same checkpoint.
-		again, err := EncodeCheckpointJSON(d.Checkpoint, VersionString)
+		again, err := EncodeCheckpointJSON(d.Checkpoint, checkpointer.VersionString)
 		if err != nil {
 			t.Fatalf("re-encode: %v", err)
 		}
@@ -270,13 +272,13 @@ func FuzzScanStoredCheckpoint(f *testing.F) {
 }
 
 func scanSeeds() []string {
-	b1, _ := EncodeCheckpointJSON(sampleCheckpoint(), VersionString)
-	b2, _ := EncodeCheckpointJSON(&Checkpoint{V: 4, ID: "x", ChannelVersions: map[string]string{"a": "1"}, UpdatedChannels: []string{}}, VersionInt)
+	b1, _ := EncodeCheckpointJSON(sampleCheckpoint(), checkpointer.VersionString)
+	b2, _ := EncodeCheckpointJSON(&checkpointer.Checkpoint{V: 4, ID: "x", ChannelVersions: map[string]string{"a": "1"}, UpdatedChannels: []string{}}, checkpointer.VersionInt)
 	return []string{
 		string(b1), string(b2),
 		`{"v":1,"id":"a","ts":"2024-01-01T00:00:00+00:00","channel_values":{"n":1,"s":"x\"y","o":{"a":[1,{"b":"]"}]}},"channel_versions":{"n":"00000000000000000000000000000001.0.1","m":7},"versions_seen":{"__input__":{},"agent":{"n":2}},"updated_channels":null,"pending_sends":[{"a":"}"}],"extra":[1,2,{"x":null}]}`,
 		` { "v" : 4 , "channel_versions" : { "a" : "1" } , "updated_channels" : [ "a" , "b" ] } `,
-		`{"V":2}`, `{"v":1,"v":2}`, `{"v":4.0}`, `{"v":-1}`, `{"v":01}`, `{"channel_versions":{"a":1.5}}`,
+		`{"checkpointer.V":2}`, `{"v":1,"v":2}`, `{"v":4.0}`, `{"v":-1}`, `{"v":01}`, `{"channel_versions":{"a":1.5}}`,
 		`{"channel_versions":{"a":"1","a":"2"}}`, `{"versions_seen":{"n":{"a":"1"},"n":{"b":"2"}}}`,
 		`{"channel_versions":null}`, `{"id":"\u00e9"}`, `{"id":"é"}`, `{"pending_sends":null}`, `[]`, `{}`, `{"v":1}x`,
 	}

@@ -1,9 +1,11 @@
-package checkpointer
+package core
 
 import (
 	"encoding/json"
 	"math/big"
 	"strconv"
+
+	"github.com/memvault/memvault/checkpointer"
 )
 
 // MetadataContains reports whether md contains filter with PostgreSQL's
@@ -13,7 +15,7 @@ import (
 // recursively; an array contains another when each element of the latter is
 // contained in some element of the former; scalars match when equal, numbers
 // compared by value (1 and 1.0 are equal). An empty filter matches all.
-func MetadataContains(md Metadata, filter map[string]any) bool {
+func MetadataContains(md checkpointer.Metadata, filter map[string]any) bool {
 	return containsObject(map[string]any(md), filter)
 }
 
@@ -32,7 +34,7 @@ func jsonContains(have, want any) bool {
 	case map[string]any:
 		h, ok := asObject(have)
 		return ok && containsObject(h, w)
-	case Metadata:
+	case checkpointer.Metadata:
 		h, ok := asObject(have)
 		return ok && containsObject(h, w)
 	}
@@ -59,7 +61,7 @@ func asObject(v any) (map[string]any, bool) {
 	switch x := v.(type) {
 	case map[string]any:
 		return x, true
-	case Metadata:
+	case checkpointer.Metadata:
 		return x, true
 	}
 	return nil, false

@@ -1,13 +1,15 @@
-package checkpointer
+package core
 
 import (
 	"math"
 	"reflect"
 	"testing"
+
+	"github.com/memvault/memvault/checkpointer"
 )
 
 func TestSerializableMetadata(t *testing.T) {
-	cfg := Config{
+	cfg := checkpointer.Config{
 		ThreadID: "t", CheckpointNS: "ns", CheckpointID: "id",
 		Extra: map[string]any{
 			"user_id": "u", "count": 2, "ratio": 0.5, "flag": true, "u8": uint8(3),
@@ -18,9 +20,9 @@ func TestSerializableMetadata(t *testing.T) {
 		},
 		Metadata: map[string]any{"run_id": "r", "user_id": "from metadata", "__x": 1},
 	}
-	md := Metadata{"source": "loop", "step": 1, "writes": map[string]any{"node": 1}, "parents": map[string]any{"": "p"}}
+	md := checkpointer.Metadata{"source": "loop", "step": 1, "writes": map[string]any{"node": 1}, "parents": map[string]any{"": "p"}}
 	got := SerializableMetadata(cfg, md)
-	want := Metadata{
+	want := checkpointer.Metadata{
 		"source": "loop", "step": 1, "parents": map[string]any{"": "p"},
 		"run_id": "r", "user_id": "from metadata", "count": 2, "ratio": 0.5, "flag": true, "u8": uint8(3), "assistant_id": "ab",
 	}
@@ -34,12 +36,12 @@ func TestSerializableMetadata(t *testing.T) {
 }
 
 func TestSerializableMetadataStripsNUL(t *testing.T) {
-	md := Metadata{
+	md := checkpointer.Metadata{
 		"s": "a\x00b", "k\x00": "v", "nested": map[string]any{"x\x00": []any{"c\x00d", 1}},
-		"typed": Metadata{"t": "e\x00f"}, "strs": []string{"g\x00h"}, "n": math.Pi,
+		"typed": checkpointer.Metadata{"t": "e\x00f"}, "strs": []string{"g\x00h"}, "n": math.Pi,
 	}
-	got := SerializableMetadata(Config{}, md)
-	want := Metadata{
+	got := SerializableMetadata(checkpointer.Config{}, md)
+	want := checkpointer.Metadata{
 		"s": "ab", "k": "v", "nested": map[string]any{"x": []any{"cd", 1}},
 		"typed": map[string]any{"t": "ef"}, "strs": []string{"gh"}, "n": math.Pi,
 	}
@@ -52,7 +54,7 @@ func TestSerializableMetadataStripsNUL(t *testing.T) {
 }
 
 func TestSerializableMetadataNil(t *testing.T) {
-	got := SerializableMetadata(Config{}, nil)
+	got := SerializableMetadata(checkpointer.Config{}, nil)
 	if got == nil || len(got) != 0 {
 		t.Fatalf("SerializableMetadata(nil) = %#v, want an empty map", got)
 	}

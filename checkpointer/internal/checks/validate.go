@@ -1,0 +1,139 @@
+package checks
+
+import (
+	"fmt"
+
+	"github.com/memvault/memvault/checkpointer"
+)
+
+// ValidateThreadIDs checks every id of a list of threads (Prune); see
+// ValidateThreadID.
+func ValidateThreadIDs(ids []string) error {
+	for _, id := range ids {
+		if err := checkpointer.ValidateThreadID(id); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ValidateRunIDs checks the run ids of DeleteForRuns as text.
+func ValidateRunIDs(ids []string) error {
+	for _, id := range ids {
+		if err := checkpointer.ValidateText("run id", id); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ValidateConfig checks a config that addresses one thread (GetTuple, Put,
+// PutWrites): a non-empty thread id, and every coordinate valid text.
+func ValidateConfig(cfg checkpointer.Config) error {
+	if err := checkpointer.ValidateThreadID(cfg.ThreadID); err != nil {
+		return err
+	}
+	if err := checkpointer.ValidateText("checkpoint namespace", cfg.CheckpointNS); err != nil {
+		return err
+	}
+	return checkpointer.ValidateText("checkpoint id", cfg.CheckpointID)
+}
+
+// ValidateListConfig checks List's config. A nil config lists every thread,
+// and so does a config without a thread id when opt.AllThreads says so:
+// those are the explicit ways to ask for all of them. Any other config must
+// name its thread, so that an unset variable cannot turn "this thread" into
+// "every thread".
+func ValidateListConfig(cfg *checkpointer.Config, opt checkpointer.ListOptions) error {
+	if cfg != nil {
+		if cfg.ThreadID == "" && !opt.AllThreads {
+			return checkpointer.ErrMissingThreadID
+		}
+		if err := checkpointer.ValidateText("thread id", cfg.ThreadID); err != nil {
+			return err
+		}
+		if err := checkpointer.ValidateText("checkpoint namespace", cfg.CheckpointNS); err != nil {
+			return err
+		}
+		if err := checkpointer.ValidateText("checkpoint id", cfg.CheckpointID); err != nil {
+			return err
+		}
+	}
+	if opt.Before != nil {
+		if err := checkpointer.ValidateText("before checkpoint id", opt.Before.CheckpointID); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ValidatePut checks the arguments of Saver.Put; every backend calls it
+// first so that bad input fails the same way everywhere.
+func ValidatePut(cfg checkpointer.Config, cp *checkpointer.Checkpoint, newVersions map[string]string) error {
+	if err := ValidateConfig(cfg); err != nil {
+		return err
+	}
+	if cp == nil {
+		return checkpointer.ErrNilCheckpoint
+	}
+	if cp.ID == "" {
+		return fmt.Errorf("%w: empty id", checkpointer.ErrInvalidCheckpoint)
+	}
+	if err := checkpointer.ValidateText("checkpoint id", cp.ID); err != nil {
+		return err
+	}
+	if err := validateVersions(cp.ChannelVersions); err != nil {
+		return err
+	}
+	if err := validateVersions(newVersions); err != nil {
+		return err
+	}
+	for ch := range cp.ChannelValues {
+		if err := checkpointer.ValidateText("channel name", ch); err != nil {
+			return err
+		}
+	}
+	for node, seen := range cp.VersionsSeen {
+		if err := checkpointer.ValidateText("node name", node); err != nil {
+			return err
+		}
+		if err := validateVersions(seen); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func validateVersions(versions map[string]string) error {
+	for ch, v := range versions {
+		if err := checkpointer.ValidateText("channel name", ch); err != nil {
+			return err
+		}
+		if err := checkpointer.ValidateText("channel version", v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ValidatePutWrites checks the arguments of Saver.PutWrites.
+func ValidatePutWrites(cfg checkpointer.Config, writes []checkpointer.Write, taskID, taskPath string) error {
+	if err := ValidateConfig(cfg); err != nil {
+		return err
+	}
+	if cfg.CheckpointID == "" {
+		return checkpointer.ErrMissingCheckpointID
+	}
+	if err := checkpointer.ValidateText("task id", taskID); err != nil {
+		return err
+	}
+	if err := checkpointer.ValidateText("task path", taskPath); err != nil {
+		return err
+	}
+	for _, w := range writes {
+		if err := checkpointer.ValidateText("channel name", w.Channel); err != nil {
+			return err
+		}
+	}
+	return nil
+}

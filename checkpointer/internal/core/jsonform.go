@@ -1,0 +1,244 @@
+package core
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"time"
+
+	"github.com/memvault/memvault/checkpointer"
+
+	"github.com/memvault/memvault/jsonvalue"
+)
+
+// EncodeCheckpointJSON returns the stored document of cp without its channel
+// values: memvault writes every value as a blob row (readable by Python and
+// JS, and encryptable), so channel_values is an empty object. With
+// VersionInt, integer versions are written as JSON numbers as JS expects.
+func EncodeCheckpointJSON(cp *checkpointer.Checkpoint, style checkpointer.VersionStyle) ([]byte, error) {
+	if cp == nil {
+		return nil, checkpointer.ErrNilCheckpoint
+	}
+	sc := storedCheckpoint{
+		V:               cp.V,
+		ID:              cp.ID,
+		TS:              cp.TS.UTC().Format(checkpointer.TimeLayout),
+		ChannelValues:   map[string]json.RawMessage{},
+		ChannelVersions: make(map[string]json.RawMessage, len(cp.ChannelVersions)),
+		VersionsSeen:    make(map[string]map[string]json.RawMessage, len(cp.VersionsSeen)),
+		UpdatedChannels: cp.UpdatedChannels,
+	}
+	for ch, v := range cp.ChannelVersions {
+		sc.ChannelVersions[ch] = encodeVersion(v, style)
+	}
+	for node, seen := range cp.VersionsSeen {
+		m := make(map[string]json.RawMessage, len(seen))
+		for ch, v := range seen {
+			m[ch] = encodeVersion(v, style)
+		}
+		sc.VersionsSeen[node] = m
+	}
+	return json.Marshal(sc)
+}
+
+// encodeVersion writes a version as JSON. A version that is a plain
+// integer — JS LangGraph's and Python's in-memory savers' form, read into a
+// string like every version — is written back as a JSON integer whatever
+// the style, so a thread JS wrote stays one JS can continue after it was
+// read, copied, exported or imported anywhere; the string style's own
+// versions ("<int>.<fraction>") are never plain integers, so it still
+// writes them as strings.
+func encodeVersion(v string, _ checkpointer.VersionStyle) json.RawMessage {
+	if isPlainInt(v) {
+		if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+			return strconv.AppendInt(nil, n, 10)
+		}
+	}
+	b, _ := json.Marshal(v) // marshalling a string cannot fail
+	return b
+}
+
+// isPlainInt reports whether v is an integer as strconv.FormatInt writes
+// it (no sign, no leading zeros, no space), so that writing it as a number
+// and reading it back gives the same string.
+func isPlainInt(v string) bool {
+	if v == "" || len(v) > 19 || (v[0] == '0' && len(v) > 1) {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		if v[i] < '0' || v[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// DecodedCheckpoint is a stored checkpoint document taken apart.
+type DecodedCheckpoint struct {
+	// Checkpoint has no ChannelValues yet; the loader merges Inline and the
+	// blob rows into it.
+	Checkpoint *checkpointer.Checkpoint
+	// Inline holds values Python LangGraph keeps inline in the document
+	// (None, str, int, float, bool). JS ignores them; Python and memvault
+	// merge them under the blob values.
+	Inline map[string]any
+	// HasPendingSends is true for a v<4 document carrying pending_sends.
+	HasPendingSends bool
+}
+
+// DecodeCheckpointJSON parses a stored checkpoint document written by
+// memvault, Python or JS LangGraph. Numeric versions become their decimal
+// text; floats that are whole numbers (1.0) become integers.
+func DecodeCheckpointJSON(b []byte) (*DecodedCheckpoint, error) {
+	var sc storedCheckpoint
+	if !scanStoredCheckpoint(b, &sc) {
+		sc = storedCheckpoint{}
+		if err := decodeStoredCheckpoint(b, &sc); err != nil {
+			return nil, fmt.Errorf("%w: checkpoint document: %v", checkpointer.ErrInvalidCheckpoint, err)
+		}
+	}
+	cp := &checkpointer.Checkpoint{
+		V:               sc.V,
+		ID:              sc.ID,
+		ChannelVersions: make(map[string]string, len(sc.ChannelVersions)),
+		VersionsSeen:    make(map[string]map[string]string, len(sc.VersionsSeen)),
+		UpdatedChannels: sc.UpdatedChannels,
+	}
+	if sc.TS != "" {
+		ts, err := time.Parse(time.RFC3339Nano, sc.TS)
+		if err != nil {
+			return nil, fmt.Errorf("%w: ts %q", checkpointer.ErrInvalidCheckpoint, sc.TS)
+		}
+		cp.TS = ts
+	}
+	for ch, raw := range sc.ChannelVersions {
+		v, err := decodeVersion(raw)
+		if err != nil {
+			return nil, err
+		}
+		cp.ChannelVersions[ch] = v
+	}
+	for node, seen := range sc.VersionsSeen {
+		m := make(map[string]string, len(seen))
+		for ch, raw := range seen {
+			v, err := decodeVersion(raw)
+			if err != nil {
+				return nil, err
+			}
+			m[ch] = v
+		}
+		cp.VersionsSeen[node] = m
+	}
+	out := &DecodedCheckpoint{Checkpoint: cp, HasPendingSends: len(sc.PendingSends) > 0 && string(sc.PendingSends) != "null"}
+	if len(sc.ChannelValues) > 0 {
+		out.Inline = make(map[string]any, len(sc.ChannelValues))
+		for ch, raw := range sc.ChannelValues {
+			v, err := DecodeJSONValue(raw)
+			if err != nil {
+				return nil, fmt.Errorf("%w: inline value of %q: %v", checkpointer.ErrInvalidCheckpoint, ch, err)
+			}
+			out.Inline[ch] = v
+		}
+	}
+	return out, nil
+}
+
+func decodeVersion(raw json.RawMessage) (string, error) {
+	// Fast paths for what every writer produces: a plain quoted string
+	// (Python, memvault) or a plain integer (JS). Each checkpoint has a
+	// version per channel and per seen channel, so this is hot in List.
+	if n := len(raw); n >= 2 && raw[0] == '"' && raw[n-1] == '"' && plainJSONString(raw[1:n-1]) {
+		return string(raw[1 : n-1]), nil
+	}
+	if plainInteger(raw) {
+		return string(raw), nil
+	}
+	var v any
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.UseNumber()
+	if err := d.Decode(&v); err != nil {
+		return "", fmt.Errorf("%w: %s", checkpointer.ErrInvalidVersion, raw)
+	}
+	switch x := v.(type) {
+	case string:
+		return x, nil
+	case json.Number:
+		if n, err := x.Int64(); err == nil {
+			return strconv.FormatInt(n, 10), nil
+		}
+		f, err := x.Float64()
+		if err == nil && f == math.Trunc(f) && math.Abs(f) < 1<<53 {
+			return strconv.FormatInt(int64(f), 10), nil
+		}
+		return x.String(), nil
+	}
+	return "", fmt.Errorf("%w: %s", checkpointer.ErrInvalidVersion, raw)
+}
+
+// plainJSONString reports whether b is the body of a JSON string that needs
+// no unescaping: no quote, backslash, control byte or non-ASCII byte.
+func plainJSONString(b []byte) bool {
+	for _, c := range b {
+		if c == '"' || c == '\\' || c < 0x20 || c >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
+// plainInteger reports whether b is a JSON integer that fits int64 without
+// a sign or leading zeros ("0" or [1-9][0-9]{0,17}).
+func plainInteger(b []byte) bool {
+	if len(b) == 0 || len(b) > 18 || (b[0] == '0' && len(b) > 1) {
+		return false
+	}
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// DecodeJSONValue decodes one JSON value into memvault's JSON value model
+// (see package jsonvalue): objects as map[string]any, arrays as []any,
+// integers as int64 (uint64 or *big.Int beyond), other numbers as float64.
+// A non-integer beyond float64's range is an error.
+func DecodeJSONValue(b []byte) (any, error) { return jsonvalue.Unmarshal(b) }
+
+// noTrailingData reports an error when d has input after its first value.
+func noTrailingData(d *json.Decoder) error {
+	if _, err := d.Token(); err != io.EOF {
+		return errors.New("data after the JSON value")
+	}
+	return nil
+}
+
+// decodeStoredCheckpoint is the general decoder of a checkpoint document,
+// whose result defines what scanStoredCheckpoint must produce.
+func decodeStoredCheckpoint(b []byte, sc *storedCheckpoint) error {
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	if err := d.Decode(sc); err != nil {
+		return err
+	}
+	return noTrailingData(d)
+}
+
+// storedCheckpoint is the document LangGraph keeps in the checkpoints table
+// (checkpoints.checkpoint JSONB). Versions are raw JSON because Python writes
+// strings and JS writes integers.
+type storedCheckpoint struct {
+	V               int                                   `json:"v"`
+	ID              string                                `json:"id"`
+	TS              string                                `json:"ts"`
+	ChannelValues   map[string]json.RawMessage            `json:"channel_values"`
+	ChannelVersions map[string]json.RawMessage            `json:"channel_versions"`
+	VersionsSeen    map[string]map[string]json.RawMessage `json:"versions_seen"`
+	UpdatedChannels []string                              `json:"updated_channels"`
+	PendingSends    json.RawMessage                       `json:"pending_sends,omitempty"`
+}
