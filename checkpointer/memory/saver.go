@@ -323,68 +323,44 @@ func (s *InMemorySaver) collectLocked(thread, ns string, n *namespace, rec *reco
 	return raw
 }
 
+// decode hands the raw tuple to the core's reader, which opens every value
+// where it was sealed.
 func (s *InMemorySaver) decode(raw *rawTuple) (*checkpointer.Tuple, error) {
 	rec := raw.rec
-	cp := &checkpointer.Checkpoint{
-		V:               rec.v,
-		ID:              rec.id,
-		TS:              rec.ts,
-		ChannelValues:   make(map[string]any, len(raw.values)),
-		ChannelVersions: maps.Clone(rec.versions),
-		VersionsSeen:    cloneSeen(rec.seen),
-		UpdatedChannels: slices.Clone(rec.updated),
+	st := &core.Stored{
+		Thread: raw.thread, NS: raw.ns, ID: rec.id, Parent: rec.parent,
+		Checkpoint: &core.DecodedCheckpoint{Checkpoint: &checkpointer.Checkpoint{
+			V:               rec.v,
+			ID:              rec.id,
+			TS:              rec.ts,
+			ChannelVersions: maps.Clone(rec.versions),
+			VersionsSeen:    cloneSeen(rec.seen),
+			UpdatedChannels: slices.Clone(rec.updated),
+		}},
+		Metadata: copyJSON(rec.metadata).(map[string]any),
+		Values:   make([]core.Value, len(raw.values)),
+		Writes:   storedWrites(raw.writes),
+		Sends:    storedWrites(raw.sends),
 	}
-	if cp.ChannelVersions == nil {
-		cp.ChannelVersions = map[string]string{}
+	for i, b := range raw.values {
+		st.Values[i] = core.Value{Channel: b.channel, Version: b.version, Type: b.typ, Data: b.data}
 	}
-	if cp.VersionsSeen == nil {
-		cp.VersionsSeen = map[string]map[string]string{}
-	}
-	for _, b := range raw.values {
-		v, err := s.codec.Open(binding.Blob{Thread: raw.thread, NS: raw.ns, Channel: b.channel, Version: b.version}, b.typ, b.data)
-		if err != nil {
-			return nil, fmt.Errorf("memory: checkpoint %s channel %q: %w", rec.id, b.channel, err)
-		}
-		cp.ChannelValues[b.channel] = v
-	}
-	if len(raw.sends) > 0 {
-		sends := make([]any, len(raw.sends))
-		for i, w := range raw.sends {
-			v, err := s.loadWrite(raw.thread, raw.ns, rec.parent, w)
-			if err != nil {
-				return nil, err
-			}
-			sends[i] = v
-		}
-		core.ApplyPendingSends(cp, sends, s.style)
-	}
-	t := &checkpointer.Tuple{
-		Config:     checkpointer.Config{ThreadID: raw.thread, CheckpointNS: raw.ns, CheckpointID: rec.id},
-		Checkpoint: cp,
-		Metadata:   checkpointer.Metadata(copyJSON(rec.metadata).(map[string]any)),
-	}
-	if rec.parent != "" {
-		t.ParentConfig = &checkpointer.Config{ThreadID: raw.thread, CheckpointNS: raw.ns, CheckpointID: rec.parent}
-	}
-	if len(raw.writes) > 0 {
-		t.PendingWrites = make([]checkpointer.PendingWrite, len(raw.writes))
-		for i, w := range raw.writes {
-			v, err := s.loadWrite(raw.thread, raw.ns, rec.id, w)
-			if err != nil {
-				return nil, err
-			}
-			t.PendingWrites[i] = checkpointer.PendingWrite{TaskID: w.task, Channel: w.channel, Value: v}
-		}
+	t, err := core.Reader{Codec: s.codec, Style: s.style}.Tuple(st)
+	if err != nil {
+		return nil, fmt.Errorf("memory: %w", err)
 	}
 	return t, nil
 }
 
-func (s *InMemorySaver) loadWrite(thread, ns, id string, w *storedWrite) (any, error) {
-	v, err := s.codec.Open(binding.Write{Thread: thread, NS: ns, Checkpoint: id, Task: w.task, Idx: w.idx, Channel: w.channel}, w.value.typ, w.value.data)
-	if err != nil {
-		return nil, fmt.Errorf("memory: checkpoint %s write (%s, %d): %w", id, w.task, w.idx, err)
+func storedWrites(ws []*storedWrite) []core.StoredWrite {
+	if len(ws) == 0 {
+		return nil
 	}
-	return v, nil
+	out := make([]core.StoredWrite, len(ws))
+	for i, w := range ws {
+		out[i] = core.StoredWrite{Task: w.task, Idx: w.idx, Channel: w.channel, Type: w.value.typ, Data: w.value.data}
+	}
+	return out
 }
 
 // List implements checkpointer.Saver. The ids that match are taken under

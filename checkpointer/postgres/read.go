@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"iter"
 	"strconv"
@@ -15,8 +16,6 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/memvault/memvault/checkpointer"
-	"github.com/memvault/memvault/internal/binding"
-	"github.com/memvault/memvault/serde"
 )
 
 // GetTuple implements checkpointer.Saver with one statement: the checkpoint
@@ -183,106 +182,63 @@ func (r *rawTuple) scan(rows pgx.Rows) error {
 	return rows.Scan(&r.threadID, &r.ns, &r.id, &r.parent, &r.checkpoint, &r.metadata, &r.values, &r.writes, &r.sends)
 }
 
-// decode rebuilds a Tuple from a row: the checkpoint document, its inline
-// values (Python's) overlaid by the blob values, pending writes, and the
-// pending sends of a v<4 checkpoint.
+// decode rebuilds a Tuple from a row: its arrays of value, write and send
+// rows become the core's stored form, which core.Reader decodes and opens.
 func (s *Saver) decode(r *rawTuple) (*checkpointer.Tuple, error) {
-	var aad []byte // associated data, rebuilt in place for each value
-	dc, err := core.DecodeCheckpointJSON(r.checkpoint)
+	st, err := r.stored()
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint %q: %w", r.id, err)
 	}
-	cp := dc.Checkpoint
-	cp.ChannelValues = make(map[string]any, len(dc.Inline)+len(r.values))
-	for ch, v := range dc.Inline {
-		// Python keeps primitives inline, in plaintext (blobs override
-		// them). They pass through the serializer's plaintext gate, so a
-		// strict encrypting serializer refuses them (and a row injected into
-		// the document) unless plaintext reads are allowed.
-		if s.codec.Bound() {
-			b, err := json.Marshal(v)
-			if err != nil {
-				return nil, fmt.Errorf("checkpoint %q: inline value of %q: %w", r.id, ch, err)
-			}
-			if _, err := s.serde.LoadsTyped(serde.TypeJSON, b); err != nil {
-				return nil, fmt.Errorf("checkpoint %q: inline value of %q: %w", r.id, ch, err)
-			}
-		}
-		cp.ChannelValues[ch] = v
+	return s.reader.Tuple(st)
+}
+
+// stored splits the row's arrays into the core's stored form.
+func (r *rawTuple) stored() (*core.Stored, error) {
+	dc, err := core.DecodeCheckpointJSON(r.checkpoint)
+	if err != nil {
+		return nil, err
+	}
+	md, err := core.DecodeMetadata(r.metadata)
+	if err != nil {
+		return nil, err
+	}
+	st := &core.Stored{Thread: r.threadID, NS: r.ns, ID: r.id, Checkpoint: dc, Metadata: md}
+	if r.parent != nil {
+		st.Parent = *r.parent
 	}
 	values, ok := rowsOf(r.values, 4)
 	if !ok {
-		return nil, fmt.Errorf("checkpoint %q: malformed channel values", r.id)
+		return nil, errors.New("malformed channel values")
 	}
-	for _, e := range values {
-		ch, ver, typ := string(e[0]), string(e[1]), string(e[2])
-		if typ == serde.TypeEmpty {
-			continue
-		}
-		v, err := binding.OpenBuf(s.codec, &aad, binding.Blob{Thread: r.threadID, NS: r.ns, Channel: ch, Version: ver}, typ, e[3])
-		if err != nil {
-			return nil, fmt.Errorf("checkpoint %q: channel %q: %w", r.id, ch, err)
-		}
-		cp.ChannelValues[ch] = v
+	st.Values = make([]core.Value, len(values))
+	for i, e := range values {
+		st.Values[i] = core.Value{Channel: string(e[0]), Version: string(e[1]), Type: string(e[2]), Data: e[3]}
 	}
-
-	t := &checkpointer.Tuple{
-		Config:     checkpointer.Config{ThreadID: r.threadID, CheckpointNS: r.ns, CheckpointID: r.id},
-		Checkpoint: cp,
-	}
-	md, err := core.DecodeJSONValue(r.metadata)
-	if err != nil {
-		return nil, fmt.Errorf("checkpoint %q: metadata: %w", r.id, err)
-	}
-	switch m := md.(type) {
-	case map[string]any:
-		t.Metadata = checkpointer.Metadata(m)
-	case nil:
-		t.Metadata = checkpointer.Metadata{}
-	default:
-		return nil, fmt.Errorf("checkpoint %q: metadata is not an object", r.id)
-	}
-	if r.parent != nil {
-		t.ParentConfig = &checkpointer.Config{ThreadID: r.threadID, CheckpointNS: r.ns, CheckpointID: *r.parent}
-	}
-
 	writes, ok := rowsOf(r.writes, 5)
 	if !ok {
-		return nil, fmt.Errorf("checkpoint %q: malformed pending writes", r.id)
+		return nil, errors.New("malformed pending writes")
 	}
-	t.PendingWrites = make([]checkpointer.PendingWrite, 0, len(writes))
-	for _, e := range writes {
-		task, ch, typ := string(e[0]), string(e[2]), string(e[3])
+	st.Writes = make([]core.StoredWrite, len(writes))
+	for i, e := range writes {
 		idx, err := strconv.Atoi(string(e[1]))
 		if err != nil {
-			return nil, fmt.Errorf("checkpoint %q: malformed pending write index", r.id)
+			return nil, errors.New("malformed pending write index")
 		}
-		v, err := binding.OpenBuf(s.codec, &aad, binding.Write{Thread: r.threadID, NS: r.ns, Checkpoint: r.id, Task: task, Idx: idx, Channel: ch}, typ, e[4])
-		if err != nil {
-			return nil, fmt.Errorf("checkpoint %q: pending write %s/%d: %w", r.id, task, idx, err)
-		}
-		t.PendingWrites = append(t.PendingWrites, checkpointer.PendingWrite{TaskID: task, Channel: ch, Value: v})
+		st.Writes[i] = core.StoredWrite{Task: string(e[0]), Idx: idx, Channel: string(e[2]), Type: string(e[3]), Data: e[4]}
 	}
-
 	if len(r.sends) > 0 && r.parent != nil {
-		rows, ok := rowsOf(r.sends, 4)
+		sends, ok := rowsOf(r.sends, 4)
 		if !ok {
-			return nil, fmt.Errorf("checkpoint %q: malformed pending sends", r.id)
+			return nil, errors.New("malformed pending sends")
 		}
-		sends := make([]any, 0, len(rows))
-		for _, e := range rows {
-			task, typ := string(e[0]), string(e[2])
+		st.Sends = make([]core.StoredWrite, len(sends))
+		for i, e := range sends {
 			idx, err := strconv.Atoi(string(e[1]))
 			if err != nil {
-				return nil, fmt.Errorf("checkpoint %q: malformed pending send index", r.id)
+				return nil, errors.New("malformed pending send index")
 			}
-			v, err := binding.OpenBuf(s.codec, &aad, binding.Write{Thread: r.threadID, NS: r.ns, Checkpoint: *r.parent, Task: task, Idx: idx, Channel: checkpointer.ChannelTasks}, typ, e[3])
-			if err != nil {
-				return nil, fmt.Errorf("checkpoint %q: pending send %s/%d: %w", r.id, task, idx, err)
-			}
-			sends = append(sends, v)
+			st.Sends[i] = core.StoredWrite{Task: string(e[0]), Idx: idx, Channel: checkpointer.ChannelTasks, Type: string(e[2]), Data: e[3]}
 		}
-		core.ApplyPendingSends(cp, sends, s.style)
 	}
-	return t, nil
+	return st, nil
 }

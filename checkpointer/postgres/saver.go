@@ -64,12 +64,13 @@ var ErrNUL = checkpointer.ErrInvalidID
 // for concurrent use (it holds no lock of its own; PostgreSQL orders
 // concurrent writers).
 type Saver struct {
-	db    DB
-	serde serde.Serializer
-	codec binding.Codec // serde, binding values to their location
-	style checkpointer.VersionStyle
-	inTx  bool // db is a transaction: no CONCURRENTLY, no session locks
-	q     queries
+	db     DB
+	serde  serde.Serializer
+	codec  binding.Codec // serde, binding values to their location
+	reader core.Reader   // builds tuples from rows, opening values where they live
+	style  checkpointer.VersionStyle
+	inTx   bool // db is a transaction: no CONCURRENTLY, no session locks
+	q      queries
 }
 
 var (
@@ -98,6 +99,7 @@ func New(db DB, opts Options) (*Saver, error) {
 		s.serde = serde.JSONPlus{}
 	}
 	s.codec = binding.New(s.serde)
+	s.reader = core.Reader{Codec: s.codec, Style: s.style}
 	_, s.inTx = db.(pgx.Tx)
 	s.q = buildQueries(opts.Schema)
 	return s, nil

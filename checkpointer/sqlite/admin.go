@@ -315,7 +315,7 @@ func (s *Saver) copyBound(ctx context.Context, tx *sql.Tx, src, dst string) erro
 	}
 	type write struct {
 		ns, id, path string
-		writeRow
+		core.StoredWrite
 	}
 	var writes []write
 	for rs.Next() {
@@ -323,11 +323,11 @@ func (s *Saver) copyBound(ctx context.Context, tx *sql.Tx, src, dst string) erro
 			w   write
 			typ sql.NullString
 		)
-		if err := rs.Scan(&w.ns, &w.id, &w.task, &w.idx, &w.channel, &typ, &w.data, &w.path); err != nil {
+		if err := rs.Scan(&w.ns, &w.id, &w.Task, &w.Idx, &w.Channel, &typ, &w.Data, &w.path); err != nil {
 			rs.Close()
 			return err
 		}
-		w.typ = typ.String
+		w.Type = typ.String
 		writes = append(writes, w)
 	}
 	if err := rs.Close(); err != nil {
@@ -345,14 +345,14 @@ func (s *Saver) copyBound(ctx context.Context, tx *sql.Tx, src, dst string) erro
 	}
 	defer putW.Close()
 	for _, w := range writes {
-		typ, data, err := s.codec.Move(binding.Write{Thread: src, NS: w.ns, Checkpoint: w.id, Task: w.task, Idx: w.idx, Channel: w.channel}, binding.Write{Thread: dst, NS: w.ns, Checkpoint: w.id, Task: w.task, Idx: w.idx, Channel: w.channel}, w.typ, w.data)
+		typ, data, err := s.codec.Move(binding.Write{Thread: src, NS: w.ns, Checkpoint: w.id, Task: w.Task, Idx: w.Idx, Channel: w.Channel}, binding.Write{Thread: dst, NS: w.ns, Checkpoint: w.id, Task: w.Task, Idx: w.Idx, Channel: w.Channel}, w.Type, w.Data)
 		if err != nil {
-			return fmt.Errorf("write (%s, %d): %w", w.task, w.idx, err)
+			return fmt.Errorf("write (%s, %d): %w", w.Task, w.Idx, err)
 		}
 		if data == nil {
 			data = []byte{}
 		}
-		if _, err := putW.ExecContext(ctx, dst, w.ns, w.id, w.task, w.idx, w.channel, typ, data, w.path); err != nil {
+		if _, err := putW.ExecContext(ctx, dst, w.ns, w.id, w.Task, w.Idx, w.Channel, typ, data, w.path); err != nil {
 			return err
 		}
 	}

@@ -12,7 +12,6 @@ import (
 	"github.com/memvault/memvault/checkpointer/internal/core"
 
 	"github.com/memvault/memvault/checkpointer"
-	"github.com/memvault/memvault/internal/binding"
 	"github.com/memvault/memvault/serde"
 )
 
@@ -30,16 +29,9 @@ type row struct {
 	doc, meta              []byte
 	md                     map[string]any
 	dec                    *core.DecodedCheckpoint
-	values                 []blobRow
-	writes                 []writeRow
-	sends                  []writeRow // the parent's ChannelTasks writes (v<4)
-}
-
-type writeRow struct {
-	task         string
-	idx          int
-	channel, typ string
-	data         []byte
+	values                 []core.Value
+	writes                 []core.StoredWrite
+	sends                  []core.StoredWrite // the parent's ChannelTasks writes (v<4)
 }
 
 const rowColumns = `thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata`
@@ -61,16 +53,9 @@ func scanRows(rs *sql.Rows) ([]*row, error) {
 
 // decodeMeta parses the row's metadata document.
 func (r *row) decodeMeta() error {
-	v, err := core.DecodeJSONValue(r.meta)
+	m, err := core.DecodeMetadata(r.meta)
 	if err != nil {
-		return fmt.Errorf("%w: metadata of %s: %v", checkpointer.ErrInvalidCheckpoint, r.id, err)
-	}
-	m, ok := v.(map[string]any)
-	if !ok && v != nil {
-		return fmt.Errorf("%w: metadata of %s is not an object", checkpointer.ErrInvalidCheckpoint, r.id)
-	}
-	if m == nil {
-		m = map[string]any{}
+		return fmt.Errorf("checkpoint %s: %w", r.id, err)
 	}
 	r.md = m
 	return nil
@@ -142,14 +127,14 @@ func fillGroup(ctx context.Context, tx *sql.Tx, st *stmts, k nsKey, rows []*row)
 		if err != nil {
 			return err
 		}
-		found := make(map[chanVersion]blobRow, len(pairs))
+		found := make(map[chanVersion]core.Value, len(pairs))
 		for rs.Next() {
-			var b blobRow
-			if err := rs.Scan(&b.channel, &b.version, &b.typ, &b.data); err != nil {
+			var b core.Value
+			if err := rs.Scan(&b.Channel, &b.Version, &b.Type, &b.Data); err != nil {
 				rs.Close()
 				return err
 			}
-			found[chanVersion{b.channel, b.version}] = b
+			found[chanVersion{b.Channel, b.Version}] = b
 		}
 		if err := rs.Close(); err != nil {
 			return err
@@ -159,7 +144,7 @@ func fillGroup(ctx context.Context, tx *sql.Tx, st *stmts, k nsKey, rows []*row)
 		}
 		for _, r := range rows {
 			for ch, ver := range r.dec.Checkpoint.ChannelVersions {
-				if b, ok := found[chanVersion{ch, ver}]; ok && b.typ != serde.TypeEmpty {
+				if b, ok := found[chanVersion{ch, ver}]; ok && b.Type != serde.TypeEmpty {
 					r.values = append(r.values, b)
 				}
 			}
@@ -189,25 +174,25 @@ func fillGroup(ctx context.Context, tx *sql.Tx, st *stmts, k nsKey, rows []*row)
 
 // scanWrites reads write rows. With byID, rows start with checkpoint_id and
 // are appended to their row's writes; otherwise they are returned.
-func scanWrites(rs *sql.Rows, byID map[string]*row) ([]writeRow, error) {
+func scanWrites(rs *sql.Rows, byID map[string]*row) ([]core.StoredWrite, error) {
 	defer rs.Close()
-	var out []writeRow
+	var out []core.StoredWrite
 	for rs.Next() {
 		var (
-			w   writeRow
+			w   core.StoredWrite
 			id  string
 			typ sql.NullString
 			err error
 		)
 		if byID != nil {
-			err = rs.Scan(&id, &w.task, &w.idx, &w.channel, &typ, &w.data)
+			err = rs.Scan(&id, &w.Task, &w.Idx, &w.Channel, &typ, &w.Data)
 		} else {
-			err = rs.Scan(&w.task, &w.idx, &w.channel, &typ, &w.data)
+			err = rs.Scan(&w.Task, &w.Idx, &w.Channel, &typ, &w.Data)
 		}
 		if err != nil {
 			return nil, err
 		}
-		w.typ = typ.String
+		w.Type = typ.String
 		if byID != nil {
 			if r := byID[id]; r != nil {
 				r.writes = append(r.writes, w)
@@ -228,76 +213,15 @@ func placeholders(n int) string {
 
 // tuple decodes (and decrypts) a filled row.
 func (s *Saver) tuple(r *row) (*checkpointer.Tuple, error) {
-	cp := r.dec.Checkpoint
-	cp.ChannelValues = make(map[string]any, len(r.dec.Inline)+len(r.values))
-	for ch, v := range r.dec.Inline {
-		// memvault never writes values into the document; one found there
-		// is a plaintext "json" value and goes through the serializer's
-		// gate, so a strict encrypting one refuses it.
-		if err := s.admitPlaintext(v); err != nil {
-			return nil, fmt.Errorf("sqlite: checkpoint %s inline value of %q: %w", r.id, ch, err)
-		}
-		cp.ChannelValues[ch] = v
-	}
-	if cp.VersionsSeen == nil {
-		cp.VersionsSeen = map[string]map[string]string{}
-	}
-	for _, b := range r.values {
-		v, err := s.codec.Open(binding.Blob{Thread: r.thread, NS: r.ns, Channel: b.channel, Version: b.version}, b.typ, b.data)
-		if err != nil {
-			return nil, fmt.Errorf("sqlite: checkpoint %s channel %q: %w", r.id, b.channel, err)
-		}
-		cp.ChannelValues[b.channel] = v
-	}
-	if len(r.sends) > 0 {
-		sends := make([]any, len(r.sends))
-		for i, w := range r.sends {
-			v, err := s.loadWrite(r.thread, r.ns, r.parent, w)
-			if err != nil {
-				return nil, err
-			}
-			sends[i] = v
-		}
-		core.ApplyPendingSends(cp, sends, s.style)
-	}
-	t := &checkpointer.Tuple{
-		Config:     checkpointer.Config{ThreadID: r.thread, CheckpointNS: r.ns, CheckpointID: r.id},
-		Checkpoint: cp,
-		Metadata:   checkpointer.Metadata(r.md),
-	}
-	if r.parent != "" {
-		t.ParentConfig = &checkpointer.Config{ThreadID: r.thread, CheckpointNS: r.ns, CheckpointID: r.parent}
-	}
-	if len(r.writes) > 0 {
-		t.PendingWrites = make([]checkpointer.PendingWrite, len(r.writes))
-		for i, w := range r.writes {
-			v, err := s.loadWrite(r.thread, r.ns, r.id, w)
-			if err != nil {
-				return nil, err
-			}
-			t.PendingWrites[i] = checkpointer.PendingWrite{TaskID: w.task, Channel: w.channel, Value: v}
-		}
+	t, err := s.reader.Tuple(&core.Stored{
+		Thread: r.thread, NS: r.ns, ID: r.id, Parent: r.parent,
+		Checkpoint: r.dec, Metadata: r.md,
+		Values: r.values, Writes: r.writes, Sends: r.sends,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: %w", err)
 	}
 	return t, nil
-}
-
-// admitPlaintext reports an error when the serializer refuses a plaintext
-// value (serde.ErrPlaintextRefused from a strict encrypting serializer).
-func (s *Saver) admitPlaintext(v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Errorf("%w: %v", serde.ErrMalformed, err)
-	}
-	_, err = s.serde.LoadsTyped(serde.TypeJSON, b)
-	return err
-}
-
-func (s *Saver) loadWrite(thread, ns, id string, w writeRow) (any, error) {
-	v, err := s.codec.Open(binding.Write{Thread: thread, NS: ns, Checkpoint: id, Task: w.task, Idx: w.idx, Channel: w.channel}, w.typ, w.data)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: checkpoint %s write (%s, %d): %w", id, w.task, w.idx, err)
-	}
-	return v, nil
 }
 
 // GetTuple implements checkpointer.Saver.

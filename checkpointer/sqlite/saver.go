@@ -35,11 +35,12 @@ type Options struct {
 // concurrent use, also by several processes on one file. Create it with
 // Open or New.
 type Saver struct {
-	db    *sqlitedb.DB
-	st    *stmts
-	serde serde.Serializer
-	codec binding.Codec // serde, binding values to their location
-	style checkpointer.VersionStyle
+	db     *sqlitedb.DB
+	st     *stmts
+	serde  serde.Serializer
+	codec  binding.Codec // serde, binding values to their location
+	reader core.Reader   // builds tuples from rows, opening values where they live
+	style  checkpointer.VersionStyle
 }
 
 var (
@@ -98,7 +99,9 @@ func newSaver(ctx context.Context, db *sqlitedb.DB, opts Options) (*Saver, error
 	if sd == nil {
 		sd = serde.JSONPlus{}
 	}
-	return &Saver{db: db, st: st, serde: sd, codec: binding.New(sd), style: opts.VersionStyle}, nil
+	codec := binding.New(sd)
+	return &Saver{db: db, st: st, serde: sd, codec: codec, style: opts.VersionStyle,
+		reader: core.Reader{Codec: codec, Style: opts.VersionStyle}}, nil
 }
 
 // Close releases the saver's database handle. A database from Open is
