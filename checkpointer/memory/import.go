@@ -20,17 +20,8 @@ var _ checkpointer.ThreadImporter = (*InMemorySaver)(nil)
 func (s *InMemorySaver) ImportThread(ctx context.Context, items []checkpointer.ImportCheckpoint) error {
 	scratch := &InMemorySaver{serde: s.serde, codec: s.codec, style: s.style, storage: &storage{threads: map[string]map[string]*namespace{}}}
 	for _, it := range items {
-		if it.Checkpoint != nil {
-			parent := checkpointer.Config{ThreadID: it.ThreadID, CheckpointNS: it.CheckpointNS, CheckpointID: it.ParentID}
-			if _, err := scratch.Put(ctx, parent, it.Checkpoint, it.Metadata, it.NewVersions); err != nil {
-				return err
-			}
-		}
-		cfg := checkpointer.Config{ThreadID: it.ThreadID, CheckpointNS: it.CheckpointNS, CheckpointID: it.ID}
-		for _, w := range it.Writes {
-			if err := scratch.PutWrites(ctx, cfg, w.Writes, w.TaskID, ""); err != nil {
-				return err
-			}
+		if err := core.PutImportItem(ctx, scratch, it); err != nil {
+			return err
 		}
 	}
 	if err := ctx.Err(); err != nil {

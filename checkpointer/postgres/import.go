@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/memvault/memvault/checkpointer"
+	"github.com/memvault/memvault/checkpointer/internal/core"
 )
 
 var _ checkpointer.ThreadImporter = (*Saver)(nil)
@@ -27,17 +28,8 @@ func (s *Saver) ImportThread(ctx context.Context, items []checkpointer.ImportChe
 	t := *s
 	t.db, t.inTx, t.style = tx, true, checkpointer.VersionInt
 	for _, it := range items {
-		if it.Checkpoint != nil {
-			parent := checkpointer.Config{ThreadID: it.ThreadID, CheckpointNS: it.CheckpointNS, CheckpointID: it.ParentID}
-			if _, err := t.Put(ctx, parent, it.Checkpoint, it.Metadata, it.NewVersions); err != nil {
-				return err
-			}
-		}
-		cfg := checkpointer.Config{ThreadID: it.ThreadID, CheckpointNS: it.CheckpointNS, CheckpointID: it.ID}
-		for _, w := range it.Writes {
-			if err := t.PutWrites(ctx, cfg, w.Writes, w.TaskID, ""); err != nil {
-				return err
-			}
+		if err := core.PutImportItem(ctx, &t, it); err != nil {
+			return err
 		}
 	}
 	if err := tx.Commit(ctx); err != nil {

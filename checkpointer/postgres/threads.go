@@ -2,10 +2,11 @@ package postgres
 
 import (
 	"context"
-	"fmt"
 	"iter"
 
 	"github.com/memvault/memvault/checkpointer"
+	"github.com/memvault/memvault/checkpointer/internal/core"
+	"github.com/memvault/memvault/internal/sqlexec"
 )
 
 var _ checkpointer.ThreadLister = (*Saver)(nil)
@@ -13,28 +14,5 @@ var _ checkpointer.ThreadLister = (*Saver)(nil)
 // ListThreads implements checkpointer.ThreadLister with one aggregate
 // query over the checkpoint rows, streamed.
 func (s *Saver) ListThreads(ctx context.Context) iter.Seq2[checkpointer.ThreadInfo, error] {
-	return func(yield func(checkpointer.ThreadInfo, error) bool) {
-		rows, err := s.db.Query(ctx, `SELECT thread_id, count(*), max(checkpoint_id) FROM `+s.q.checkpoints+`
-GROUP BY thread_id ORDER BY max(checkpoint_id) DESC, thread_id`)
-		if err != nil {
-			yield(checkpointer.ThreadInfo{}, fmt.Errorf("postgres: list threads: %w", err))
-			return
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var ti checkpointer.ThreadInfo
-			var n int64
-			if err := rows.Scan(&ti.ThreadID, &n, &ti.LatestCheckpointID); err != nil {
-				yield(checkpointer.ThreadInfo{}, fmt.Errorf("postgres: list threads: %w", err))
-				return
-			}
-			ti.Checkpoints = int(n)
-			if !yield(ti, nil) {
-				return
-			}
-		}
-		if err := rows.Err(); err != nil {
-			yield(checkpointer.ThreadInfo{}, fmt.Errorf("postgres: list threads: %w", err))
-		}
-	}
+	return core.ListThreadsSQL(ctx, "postgres", sqlexec.Postgres{DB: s.db}, s.q.checkpoints)
 }

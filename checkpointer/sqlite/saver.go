@@ -8,6 +8,7 @@ import (
 	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/checkpointer/internal/core"
 	"github.com/memvault/memvault/internal/binding"
+	"github.com/memvault/memvault/internal/sqlexec"
 	"github.com/memvault/memvault/internal/sqlitedb"
 	"github.com/memvault/memvault/serde"
 )
@@ -205,4 +206,9 @@ func deleteThreads(ctx context.Context, tx *sql.Tx, threadIDs ...string) error {
 		}
 	}
 	return nil
+}
+
+// sqlDB lends the saver's database to the core's shared SQL operations.
+func (s *Saver) sqlDB() sqlexec.DB {
+	return sqlexec.SQLite{Read: s.db.Reader(), Write: s.db.Write}
 }

@@ -221,7 +221,7 @@ func importThreads(ctx context.Context, r io.Reader, saver checkpointer.Saver, t
 				writes += len(w.Writes)
 			}
 			if !atomic {
-				if err := putItem(ctx, saver, it); err != nil {
+				if err := core.PutImportItem(ctx, saver, it); err != nil {
 					return st, fmt.Errorf("line %d: %w", l.lineNo, err)
 				}
 			}
@@ -306,24 +306,6 @@ func importItem(ctx context.Context, saver checkpointer.Saver, l *Line) (checkpo
 		}
 	}
 	return it, nil
-}
-
-// putItem writes it through the plain Saver methods, for a saver that is
-// not a checkpointer.ThreadImporter.
-func putItem(ctx context.Context, saver checkpointer.Saver, it checkpointer.ImportCheckpoint) error {
-	if it.Checkpoint != nil {
-		parent := checkpointer.Config{ThreadID: it.ThreadID, CheckpointNS: it.CheckpointNS, CheckpointID: it.ParentID}
-		if _, err := saver.Put(ctx, parent, it.Checkpoint, it.Metadata, it.NewVersions); err != nil {
-			return err
-		}
-	}
-	cfg := checkpointer.Config{ThreadID: it.ThreadID, CheckpointNS: it.CheckpointNS, CheckpointID: it.ID}
-	for _, w := range it.Writes {
-		if err := saver.PutWrites(ctx, cfg, w.Writes, w.TaskID, ""); err != nil {
-			return fmt.Errorf("writes of %q: %w", w.TaskID, err)
-		}
-	}
-	return nil
 }
 
 // Read parses every line of a thread file, checking each line's format and

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/memvault/memvault/checkpointer"
+	"github.com/memvault/memvault/internal/sqlexec"
 )
 
 // Sealer reseals one stored value; serde.Encrypted implements it.
@@ -151,4 +152,73 @@ func runPass(ctx context.Context, s Sealer, opt checkpointer.ReencryptOptions, t
 		}
 	}
 	return found, nil
+}
+
+// SQLTable describes a table of value rows in SQL, for SQL: the Table
+// that pages through it is built from this one description on every SQL
+// database (see package sqlexec), so the keyset paging and the
+// compare-and-swap update are written once.
+type SQLTable struct {
+	// Name is the table as SQL names it (schema-qualified where needed);
+	// Label names it in errors.
+	Name, Label string
+	// Keys are the primary key columns in keyset order, and Start a key
+	// that sorts before every stored one.
+	Keys  []string
+	Start []any
+	// Columns is the select list; Scan reads one row of it into a Row whose
+	// Key holds the Keys' values (then any compare-and-swap values).
+	Columns string
+	Scan    func(scan func(dest ...any) error) (Row, error)
+	// Where, when set, restricts the rows visited (an SQL condition).
+	Where string
+	// Update is the compare-and-swap statement that rewrites one row: it
+	// changes the row only if it still holds the value that was read.
+	Update func(c Change) sqlexec.Stmt
+}
+
+// Table is the paging Table of t on db.
+func (t SQLTable) Table(db sqlexec.DB) Table {
+	where := ""
+	if t.Where != "" {
+		where = " WHERE " + t.Where
+	}
+	keys := strings.Join(t.Keys, ", ")
+	params := strings.TrimSuffix(strings.Repeat("?, ", len(t.Keys)), ", ")
+	and := " WHERE "
+	if t.Where != "" {
+		and = " WHERE " + t.Where + " AND "
+	}
+	fetch := "SELECT " + t.Columns + " FROM " + t.Name + and + "(" + keys + ") > (" + params + ") ORDER BY " + keys + " LIMIT ?"
+	return Table{
+		Name: t.Label,
+		Count: func(ctx context.Context) (n int64, err error) {
+			err = db.Query(ctx, "SELECT count(*) FROM "+t.Name+where, nil, func(scan func(...any) error) error {
+				return scan(&n)
+			})
+			return n, err
+		},
+		Fetch: func(ctx context.Context, after []any, limit int) ([]Row, error) {
+			if after == nil {
+				after = t.Start
+			}
+			var out []Row
+			err := db.Query(ctx, fetch, append(after[:len(t.Keys):len(t.Keys)], limit), func(scan func(...any) error) error {
+				r, err := t.Scan(scan)
+				if err != nil {
+					return err
+				}
+				out = append(out, r)
+				return nil
+			})
+			return out, err
+		},
+		Update: func(ctx context.Context, changes []Change) error {
+			stmts := make([]sqlexec.Stmt, len(changes))
+			for i, c := range changes {
+				stmts[i] = t.Update(c)
+			}
+			return db.ExecTx(ctx, stmts)
+		},
+	}
 }
