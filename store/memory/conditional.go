@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/memvault/memvault/store/internal/items"
-
 	"github.com/memvault/memvault/store"
 )
 
@@ -17,17 +15,11 @@ func (s *Store) PutIf(ctx context.Context, ns store.Namespace, key string, value
 	if err := s.check(ctx); err != nil {
 		return err
 	}
-	op, err := items.PutIfOp(ns, key, value, opts)
-	if err != nil {
-		return fmt.Errorf("memory: %w", err)
-	}
-	p, err := s.preparePut(op)
+	ip, err := s.cfg.PlanPutIf(ctx, ns, key, value, opts)
 	if err != nil {
 		return err
 	}
-	if err := s.embed(ctx, []*put{p}, nil); err != nil {
-		return err
-	}
+	p := newPut(ip)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed.Load() {

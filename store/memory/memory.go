@@ -31,9 +31,14 @@ type Options struct {
 // Store is an in-memory store.Store, safe for concurrent use. Values are
 // deep-copied on the way in and out, so callers never share memory with
 // stored state. Close stops its TTL sweeper.
+//
+// Put, Delete, Search and ListNamespaces are the store core's, one-op
+// batches of Batch (see store.Store for their contract).
 type Store struct {
-	index *store.IndexConfig // resolved copy, nil without index
-	ttl   *store.TTLConfig
+	*front
+	cfg   items.Config       // driver name, resolved index and TTL copies
+	index *store.IndexConfig // cfg.Index: nil without index
+	ttl   *store.TTLConfig   // cfg.TTL
 	now   func() time.Time
 
 	mu    sync.RWMutex
@@ -49,6 +54,9 @@ var (
 	_ store.Store   = (*Store)(nil)
 	_ store.Sweeper = (*Store)(nil)
 )
+
+// front is the store core's single-op methods, built on Batch.
+type front = items.Front
 
 type itemKey struct{ ns, key string }
 
@@ -81,53 +89,18 @@ func New(opt Options) (*Store, error) {
 	if s.now == nil {
 		s.now = time.Now
 	}
-	if opt.Index != nil {
-		idx, err := resolveIndex(*opt.Index)
-		if err != nil {
-			return nil, err
-		}
-		s.index = &idx
+	var err error
+	if s.cfg, err = items.NewConfig("memory", opt.Index, opt.TTL); err != nil {
+		return nil, err
 	}
-	if opt.TTL != nil {
-		t := *opt.TTL
-		if t.DefaultTTL < 0 {
-			return nil, fmt.Errorf("memory: %w: negative default TTL", store.ErrInvalidArgument)
-		}
-		s.ttl = &t
-	}
+	s.index, s.ttl = s.cfg.Index, s.cfg.TTL
+	s.front = items.NewFront("memory", s.Batch)
 	if every := s.sweepEvery(); every > 0 {
-		go s.sweeper(every)
+		go items.SweepLoop(every, s.stop, s.done, s.Sweep)
 	} else {
 		close(s.done)
 	}
 	return s, nil
-}
-
-func resolveIndex(idx store.IndexConfig) (store.IndexConfig, error) {
-	if idx.Embedder == nil {
-		return idx, fmt.Errorf("memory: %w: index without embedder", store.ErrInvalidArgument)
-	}
-	if idx.Dims == 0 {
-		idx.Dims = idx.Embedder.Dims()
-	}
-	if idx.Dims <= 0 || idx.Dims != idx.Embedder.Dims() {
-		return idx, fmt.Errorf("memory: %w: index dims %d, embedder %q makes %d", store.ErrInvalidArgument, idx.Dims, idx.Embedder.Name(), idx.Embedder.Dims())
-	}
-	if idx.Fields == nil {
-		idx.Fields = []string{"$"}
-	} else {
-		idx.Fields = slices.Clone(idx.Fields)
-	}
-	if err := indexing.ValidatePaths(idx.Fields); err != nil {
-		return idx, fmt.Errorf("memory: %w", err)
-	}
-	if err := indexing.ValidateDistance(idx.Distance); err != nil {
-		return idx, fmt.Errorf("memory: %w", err)
-	}
-	if idx.Distance == "" {
-		idx.Distance = store.Cosine
-	}
-	return idx, nil
 }
 
 func (s *Store) sweepEvery() time.Duration {
@@ -135,20 +108,6 @@ func (s *Store) sweepEvery() time.Duration {
 		return 0
 	}
 	return s.ttl.SweepEvery()
-}
-
-func (s *Store) sweeper(every time.Duration) {
-	defer close(s.done)
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-s.stop:
-			return
-		case <-t.C:
-			_, _ = s.Sweep(context.Background())
-		}
-	}
 }
 
 // Close stops the sweeper and makes every later call fail with
@@ -237,39 +196,6 @@ func (s *Store) get(ns, key string, now time.Time, refresh bool) *store.Item {
 	return &it
 }
 
-// Put stores value at (ns, key). A nil value is an error (use Delete).
-func (s *Store) Put(ctx context.Context, ns store.Namespace, key string, value map[string]any, opts ...store.PutOption) error {
-	if value == nil {
-		return fmt.Errorf("memory: %w: nil value (use Delete)", store.ErrInvalidArgument)
-	}
-	_, err := s.Batch(ctx, []store.Op{store.PutOp{Namespace: ns, Key: key, Value: value, Options: items.ResolvePut(opts)}})
-	return err
-}
-
-// Delete removes the item at (ns, key), if any.
-func (s *Store) Delete(ctx context.Context, ns store.Namespace, key string) error {
-	_, err := s.Batch(ctx, []store.Op{store.PutOp{Namespace: ns, Key: key}})
-	return err
-}
-
-// Search lists the items under prefix (see store.Store).
-func (s *Store) Search(ctx context.Context, prefix store.Namespace, opt store.SearchOptions) ([]store.SearchItem, error) {
-	res, err := s.Batch(ctx, []store.Op{store.SearchOp{Prefix: prefix, Options: opt}})
-	if err != nil {
-		return nil, err
-	}
-	return res[0].Items, nil
-}
-
-// ListNamespaces lists the namespaces holding items (see store.Store).
-func (s *Store) ListNamespaces(ctx context.Context, opt store.ListNamespacesOptions) ([]store.Namespace, error) {
-	res, err := s.Batch(ctx, []store.Op{store.ListNamespacesOp{Options: opt}})
-	if err != nil {
-		return nil, err
-	}
-	return res[0].Namespaces, nil
-}
-
 func validateItem(ns store.Namespace, key string) error {
 	if err := ns.Validate(); err != nil {
 		return fmt.Errorf("memory: %w", err)
@@ -283,9 +209,8 @@ func validateItem(ns store.Namespace, key string) error {
 // put is a validated, embedded write.
 type put struct {
 	*items.Put
-	k          itemKey
-	vectors    []fieldVector // Vectors with their norms, filled by embed
-	firstIndex int           // index in the batch's ops, for errors
+	k       itemKey
+	vectors []fieldVector // Vectors with their norms
 }
 
 // Batch runs ops: every read sees the state before the batch's writes, and
@@ -295,19 +220,15 @@ func (s *Store) Batch(ctx context.Context, ops []store.Op) ([]store.Result, erro
 	if err := s.check(ctx); err != nil {
 		return nil, err
 	}
-	var (
-		puts    []*put
-		byKey   = map[itemKey]int{}
-		queries = map[string][]float32{}
-	)
-	for i, op := range ops {
-		if err := s.prepare(i, op, &puts, byKey, queries); err != nil {
-			return nil, err
-		}
-	}
-	if err := s.embed(ctx, puts, queries); err != nil {
+	plan, err := s.cfg.PlanBatch(ctx, ops)
+	if err != nil {
 		return nil, err
 	}
+	puts := make([]*put, len(plan.Puts))
+	for i, p := range plan.Puts {
+		puts[i] = newPut(p)
+	}
+	queries := plan.Queries
 	if len(puts) > 0 {
 		s.mu.Lock()
 		defer s.mu.Unlock()
@@ -336,58 +257,15 @@ func (s *Store) Batch(ctx context.Context, ops []store.Op) ([]store.Result, erro
 	return results, nil
 }
 
-// prepare validates op and records its write or query.
-func (s *Store) prepare(i int, op store.Op, puts *[]*put, byKey map[itemKey]int, queries map[string][]float32) error {
-	wrap := func(err error) error { return fmt.Errorf("memory: op %d: %w", i, err) }
-	if err := items.ValidateOp(op); err != nil {
-		return wrap(err)
+// newPut is a prepared write with the memory store's extras: its map key
+// and its vectors' norms (for cosine scores without recomputing them).
+func newPut(ip *items.Put) *put {
+	p := &put{Put: ip, k: itemKey{ip.Prefix, ip.Key}}
+	p.vectors = make([]fieldVector, len(ip.Vectors))
+	for i, v := range ip.Vectors {
+		p.vectors[i] = fieldVector{field: ip.Texts[i].Field, vec: v, norm: indexing.VectorNorm(v)}
 	}
-	switch o := op.(type) {
-	case store.SearchOp:
-		if s.index != nil && o.Options.Query != "" {
-			queries[o.Options.Query] = nil
-		}
-	case store.PutOp:
-		p, err := s.preparePut(o)
-		if err != nil {
-			return wrap(err)
-		}
-		p.firstIndex = i
-		if j, ok := byKey[p.k]; ok {
-			(*puts)[j] = p // last put per key wins, in the first one's slot
-		} else {
-			byKey[p.k] = len(*puts)
-			*puts = append(*puts, p)
-		}
-	}
-	return nil
-}
-
-func (s *Store) preparePut(o store.PutOp) (*put, error) {
-	ip, err := items.Prepare(o, s.ttl, s.index)
-	if err != nil {
-		return nil, err
-	}
-	return &put{Put: ip, k: itemKey{ip.Prefix, ip.Key}}, nil
-}
-
-// embed computes the vectors of puts (with their norms) and the query
-// vectors.
-func (s *Store) embed(ctx context.Context, puts []*put, queries map[string][]float32) error {
-	ips := make([]*items.Put, len(puts))
-	for i, p := range puts {
-		ips[i] = p.Put
-	}
-	if err := items.Embed(ctx, s.index, ips, queries); err != nil {
-		return fmt.Errorf("memory: %w", err)
-	}
-	for _, p := range puts {
-		p.vectors = make([]fieldVector, len(p.Vectors))
-		for i, v := range p.Vectors {
-			p.vectors[i] = fieldVector{field: p.Texts[i].Field, vec: v, norm: indexing.VectorNorm(v)}
-		}
-	}
-	return nil
+	return p
 }
 
 // apply performs one write; the caller holds the write lock.

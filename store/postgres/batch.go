@@ -3,9 +3,7 @@ package postgres
 import (
 	"context"
 	"fmt"
-
-	"github.com/memvault/memvault/store/internal/indexing"
-	"github.com/memvault/memvault/store/internal/items"
+	"time"
 
 	"github.com/memvault/memvault/store"
 )
@@ -17,13 +15,20 @@ func (s *Store) Batch(ctx context.Context, ops []store.Op) ([]store.Result, erro
 	if err := s.checkOpen(); err != nil {
 		return nil, err
 	}
-	var puts []store.PutOp
-	for i, op := range ops {
-		if err := s.validateOp(op); err != nil {
-			return nil, fmt.Errorf("postgres: op %d: %w", i, err)
-		}
-		if p, ok := op.(store.PutOp); ok {
-			puts = append(puts, p)
+	// Every op is checked, and the writes sealed and embedded, before any
+	// read runs, so an invalid op fails the batch with nothing done.
+	puts, err := s.itemsConfig().PlanWrites(ctx, ops)
+	if err != nil {
+		return nil, err
+	}
+	var (
+		rows *putRows
+		vecs [][]float32
+		now  time.Time
+	)
+	if len(puts) > 0 {
+		if rows, vecs, now, err = s.encodePuts(puts); err != nil {
+			return nil, err
 		}
 	}
 	results := make([]store.Result, len(ops))
@@ -42,44 +47,9 @@ func (s *Store) Batch(ctx context.Context, ops []store.Op) ([]store.Result, erro
 		}
 	}
 	if len(puts) > 0 {
-		if err := s.put(ctx, s.db, puts); err != nil {
+		if err := s.write(ctx, s.db, rows, vecs, now); err != nil {
 			return nil, err
 		}
 	}
 	return results, nil
-}
-
-// validateOp checks an op before anything runs, so an invalid op fails the
-// batch without side effects.
-func (s *Store) validateOp(op store.Op) error {
-	if o, ok := op.(store.PutOp); ok {
-		_, err := s.preparePut(o)
-		return err
-	}
-	return items.ValidateOp(op)
-}
-
-// preparePut validates a put or delete.
-func (s *Store) preparePut(o store.PutOp) (store.PutOp, error) {
-	if err := o.Namespace.Validate(); err != nil {
-		return o, err
-	}
-	if err := store.ValidateKey(o.Key); err != nil {
-		return o, err
-	}
-	if o.Value == nil {
-		return o, nil
-	}
-	if _, err := items.ResolveTTL(s.opts.TTL, o.Options.TTL); err != nil {
-		return o, err
-	}
-	if s.index == nil && len(o.Options.Index) > 0 {
-		return o, fmt.Errorf("%w: WithIndex%q", store.ErrNoIndex, o.Options.Index)
-	}
-	if o.Options.Index != nil {
-		if err := indexing.ValidatePaths(o.Options.Index); err != nil {
-			return o, err
-		}
-	}
-	return o, nil
 }

@@ -57,6 +57,12 @@ func (s *Store) put(ctx context.Context, q Querier, ops []store.PutOp) error {
 	if err != nil {
 		return err
 	}
+	return s.write(ctx, q, r, vecs, now)
+}
+
+// write sends prepared puts on q, vectors in pgvector's binary format
+// where the connection has it registered.
+func (s *Store) write(ctx context.Context, q Querier, r *putRows, vecs [][]float32, now time.Time) error {
 	owned := q == Querier(s.db)
 	if len(vecs) == 0 {
 		return s.sendPuts(ctx, q, owned, r, nil, false, now)
@@ -72,26 +78,25 @@ func (s *Store) preparePuts(ctx context.Context, ops []store.PutOp) (r *putRows,
 	if err := s.checkOpen(); err != nil {
 		return nil, nil, now, err
 	}
-	ops, err = s.lastPerKey(ops)
+	puts, err := s.itemsConfig().PreparePuts(ctx, ops)
 	if err != nil {
 		return nil, nil, now, err
 	}
+	return s.encodePuts(puts)
+}
+
+// encodePuts encodes (and seals) prepared puts into the columns of a put's
+// statements.
+func (s *Store) encodePuts(puts []*items.Put) (r *putRows, vecs [][]float32, now time.Time, err error) {
 	// Rows in key order: two batches putting the same keys in opposite
 	// orders would otherwise each lock a row the other waits for.
-	ops = slices.Clone(ops)
-	slices.SortStableFunc(ops, func(a, b store.PutOp) int {
-		return cmp.Or(strings.Compare(a.Namespace.String(), b.Namespace.String()), strings.Compare(a.Key, b.Key))
+	slices.SortFunc(puts, func(a, b *items.Put) int {
+		return cmp.Or(strings.Compare(a.Prefix, b.Prefix), strings.Compare(a.Key, b.Key))
 	})
 	now = s.nowUTC()
 
 	r = &putRows{}
-	index := s.indexConfig()
-	var withTexts []*items.Put
-	for _, op := range ops {
-		p, err := items.Prepare(op, s.opts.TTL, index)
-		if err != nil {
-			return nil, nil, now, fmt.Errorf("postgres: put %q: %w", op.Key, err)
-		}
+	for _, p := range puts {
 		if p.Value == nil {
 			r.del.prefix = append(r.del.prefix, p.Prefix)
 			r.del.key = append(r.del.key, p.Key)
@@ -121,17 +126,7 @@ func (s *Store) preparePuts(ctx context.Context, ops []store.PutOp) (r *putRows,
 			r.vec.key = append(r.vec.key, p.Key)
 			r.vec.field = append(r.vec.field, ft.Field)
 		}
-		if len(p.Texts) > 0 {
-			withTexts = append(withTexts, p)
-		}
-	}
-	if len(withTexts) > 0 { // texts only exist with an index
-		if err := items.Embed(ctx, index, withTexts, nil); err != nil {
-			return nil, nil, now, fmt.Errorf("postgres: %w", err)
-		}
-		for _, p := range withTexts {
-			vecs = append(vecs, p.Vectors...)
-		}
+		vecs = append(vecs, p.Vectors...)
 	}
 	return r, vecs, now, nil
 }
@@ -195,28 +190,6 @@ ON CONFLICT (prefix, key) DO UPDATE SET
 	return nil
 }
 
-// lastPerKey validates ops and keeps the last op per (namespace, key), in
-// the order of those last ops.
-func (s *Store) lastPerKey(ops []store.PutOp) ([]store.PutOp, error) {
-	last := make(map[itemKey]int, len(ops))
-	for i, op := range ops {
-		if _, err := s.preparePut(op); err != nil {
-			return nil, fmt.Errorf("postgres: put: %w", err)
-		}
-		last[itemKey{op.Namespace.String(), op.Key}] = i
-	}
-	if len(last) == len(ops) {
-		return ops, nil
-	}
-	out := make([]store.PutOp, 0, len(last))
-	for i, op := range ops {
-		if last[itemKey{op.Namespace.String(), op.Key}] == i {
-			out = append(out, op)
-		}
-	}
-	return out, nil
-}
-
 // queueVectors queues the vector statements of a put: the vectors of
 // fields an item no longer embeds go, the new ones are upserted.
 func (s *Store) queueVectors(b *pgx.Batch, r *putRows, vecs [][]float32, binary bool, now time.Time) {
@@ -239,4 +212,9 @@ ON CONFLICT (prefix, key, field_name) DO UPDATE SET
     embedding = EXCLUDED.embedding,
     updated_at = EXCLUDED.updated_at`, r.vec.prefix, r.vec.key, r.vec.field, embs, now)
 	}
+}
+
+// itemsConfig is the store core's view of the store's options.
+func (s *Store) itemsConfig() items.Config {
+	return items.Config{Driver: "postgres", TTL: s.opts.TTL, Index: s.indexConfig()}
 }

@@ -46,7 +46,7 @@ func (s *Store) Search(ctx context.Context, prefix store.Namespace, opt store.Se
 	if err := prefix.ValidatePrefix(); err != nil {
 		return nil, err
 	}
-	if err := opt.Validate(); err != nil {
+	if err := items.CheckSearch(opt); err != nil {
 		return nil, err
 	}
 	var qvec any

@@ -36,19 +36,17 @@ func (s *Store) Batch(ctx context.Context, ops []store.Op) ([]store.Result, erro
 	if err := s.check(ctx); err != nil {
 		return nil, err
 	}
-	var (
-		puts    []*put
-		byKey   = map[itemKey]int{}
-		queries = map[string][]float32{}
-	)
-	for i, op := range ops {
-		if err := s.prepare(i, op, &puts, byKey, queries); err != nil {
-			return nil, err
-		}
-	}
-	if err := s.embed(ctx, puts, queries); err != nil {
+	plan, err := s.cfg.PlanBatch(ctx, ops)
+	if err != nil {
 		return nil, err
 	}
+	puts := make([]*put, len(plan.Puts))
+	for i, p := range plan.Puts {
+		if puts[i], err = s.encodePut(p); err != nil {
+			return nil, fmt.Errorf("sqlite: op %d: %w", p.Op, err)
+		}
+	}
+	queries := plan.Queries
 	now := s.now()
 	results := make([]store.Result, len(ops))
 	var refreshes []refreshKey
@@ -112,56 +110,17 @@ func wrap(err error) error {
 	return fmt.Errorf("sqlite: %w", err)
 }
 
-// prepare validates op and records its write or query.
-func (s *Store) prepare(i int, op store.Op, puts *[]*put, byKey map[itemKey]int, queries map[string][]float32) error {
-	wrapOp := func(err error) error { return fmt.Errorf("sqlite: op %d: %w", i, err) }
-	if err := items.ValidateOp(op); err != nil {
-		return wrapOp(err)
-	}
-	switch o := op.(type) {
-	case store.SearchOp:
-		if s.index != nil && o.Options.Query != "" {
-			queries[o.Options.Query] = nil
-		}
-	case store.PutOp:
-		p, err := s.preparePut(o)
-		if err != nil {
-			return wrapOp(err)
-		}
-		if j, ok := byKey[p.k]; ok {
-			(*puts)[j] = p // last put per key wins
-		} else {
-			byKey[p.k] = len(*puts)
-			*puts = append(*puts, p)
-		}
-	}
-	return nil
-}
-
-func (s *Store) preparePut(o store.PutOp) (*put, error) {
-	ip, err := items.Prepare(o, s.ttl, s.index)
-	if err != nil {
-		return nil, err
-	}
+// encodePut is a prepared write with its value column encoded (and
+// sealed to its item).
+func (s *Store) encodePut(ip *items.Put) (*put, error) {
 	p := &put{Put: ip, k: itemKey{ip.Prefix, ip.Key}}
 	if ip.Value != nil {
+		var err error
 		if p.encoded, err = s.encodeValue(p.k.ns, p.k.key, ip.Value); err != nil {
 			return nil, err
 		}
 	}
 	return p, nil
-}
-
-// embed computes the vectors of puts and the query vectors.
-func (s *Store) embed(ctx context.Context, puts []*put, queries map[string][]float32) error {
-	ips := make([]*items.Put, len(puts))
-	for i, p := range puts {
-		ips[i] = p.Put
-	}
-	if err := items.Embed(ctx, s.index, ips, queries); err != nil {
-		return fmt.Errorf("sqlite: %w", err)
-	}
-	return nil
 }
 
 // applyPuts performs the batch's writes in tx.

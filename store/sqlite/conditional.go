@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/memvault/memvault/store/internal/items"
-
 	"github.com/memvault/memvault/store"
 )
 
@@ -20,18 +18,15 @@ func (s *Store) PutIf(ctx context.Context, ns store.Namespace, key string, value
 	if err := s.check(ctx); err != nil {
 		return err
 	}
-	op, err := items.PutIfOp(ns, key, value, opts)
+	ip, err := s.cfg.PlanPutIf(ctx, ns, key, value, opts)
+	if err != nil {
+		return err
+	}
+	p, err := s.encodePut(ip)
 	if err != nil {
 		return fmt.Errorf("sqlite: %w", err)
 	}
-	p, err := s.preparePut(op)
-	if err != nil {
-		return err
-	}
 	puts := []*put{p}
-	if err := s.embed(ctx, puts, nil); err != nil {
-		return err
-	}
 	now := s.now()
 	var gen int64
 	err = s.db.WriteCommitted(ctx, func(tx *sql.Tx) error {

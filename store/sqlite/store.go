@@ -4,12 +4,10 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/memvault/memvault/store/internal/indexing"
 	"github.com/memvault/memvault/store/internal/items"
 
 	"github.com/memvault/memvault/internal/binding"
@@ -49,10 +47,15 @@ type Options struct {
 
 // Store is a store.Store on a SQLite database, safe for concurrent use, also
 // by several processes on one file. Close stops its TTL sweeper.
+//
+// Put, Delete, Search and ListNamespaces are the store core's, one-op
+// batches of Batch (see store.Store for their contract).
 type Store struct {
+	*front
 	db    *sqlitedb.DB
-	index *store.IndexConfig // resolved copy, nil without index
-	ttl   *store.TTLConfig
+	cfg   items.Config       // driver name, resolved index and TTL copies
+	index *store.IndexConfig // cfg.Index: nil without index
+	ttl   *store.TTLConfig   // cfg.TTL
 	serde serde.Serializer
 	codec binding.Codec // serde, binding values to their item (nil serde: unused)
 	now   func() time.Time
@@ -70,6 +73,9 @@ var (
 	_ store.Store   = (*Store)(nil)
 	_ store.Sweeper = (*Store)(nil)
 )
+
+// front is the store core's single-op methods, built on Batch.
+type front = items.Front
 
 // Open opens (creating it if needed) the database file at path, sets up
 // the store's tables and returns a store on it. A checkpointer/sqlite saver
@@ -119,13 +125,12 @@ func newStore(ctx context.Context, db *sqlitedb.DB, opts Options) (*Store, error
 	if s.now == nil {
 		s.now = time.Now
 	}
-	if opts.Index != nil {
-		idx, err := resolveIndex(*opts.Index)
-		if err != nil {
-			return nil, err
-		}
-		s.index = &idx
+	var err error
+	if s.cfg, err = items.NewConfig("sqlite", opts.Index, opts.TTL); err != nil {
+		return nil, err
 	}
+	s.index, s.ttl = s.cfg.Index, s.cfg.TTL
+	s.front = items.NewFront("sqlite", s.Batch)
 	budget, dims := opts.VectorCacheBytes, 0
 	switch {
 	case s.index == nil || budget < 0:
@@ -137,13 +142,6 @@ func newStore(ctx context.Context, db *sqlitedb.DB, opts Options) (*Store, error
 		dims = s.index.Dims
 	}
 	s.cache = newVecCache(budget, dims)
-	if opts.TTL != nil {
-		t := *opts.TTL
-		if t.DefaultTTL < 0 {
-			return nil, fmt.Errorf("sqlite: %w: negative default TTL", store.ErrInvalidArgument)
-		}
-		s.ttl = &t
-	}
 	if err := db.Migrate(ctx, component, migrations); err != nil {
 		return nil, fmt.Errorf("sqlite: setup: %w", err)
 	}
@@ -156,54 +154,11 @@ func newStore(ctx context.Context, db *sqlitedb.DB, opts Options) (*Store, error
 	}
 	s.st = st
 	if s.ttl != nil && s.ttl.SweepEvery() > 0 {
-		go s.sweeper(s.ttl.SweepEvery())
+		go items.SweepLoop(s.ttl.SweepEvery(), s.stop, s.done, s.Sweep)
 	} else {
 		close(s.done)
 	}
 	return s, nil
-}
-
-func resolveIndex(idx store.IndexConfig) (store.IndexConfig, error) {
-	if idx.Embedder == nil {
-		return idx, fmt.Errorf("sqlite: %w: index without embedder", store.ErrInvalidArgument)
-	}
-	if idx.Dims == 0 {
-		idx.Dims = idx.Embedder.Dims()
-	}
-	if idx.Dims <= 0 || idx.Dims != idx.Embedder.Dims() {
-		return idx, fmt.Errorf("sqlite: %w: index dims %d, embedder %q makes %d",
-			store.ErrInvalidArgument, idx.Dims, idx.Embedder.Name(), idx.Embedder.Dims())
-	}
-	if idx.Fields == nil {
-		idx.Fields = []string{"$"}
-	} else {
-		idx.Fields = slices.Clone(idx.Fields)
-	}
-	if err := indexing.ValidatePaths(idx.Fields); err != nil {
-		return idx, fmt.Errorf("sqlite: %w", err)
-	}
-	if err := indexing.ValidateDistance(idx.Distance); err != nil {
-		return idx, fmt.Errorf("sqlite: %w", err)
-	}
-	if idx.Distance == "" {
-		idx.Distance = store.Cosine
-	}
-	return idx, nil
-}
-
-func (s *Store) sweeper(every time.Duration) {
-	defer close(s.done)
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-s.stop:
-			return
-		case <-t.C:
-			// Errors (a busy database) are retried at the next tick.
-			_, _ = s.Sweep(context.Background())
-		}
-	}
 }
 
 // Close stops the sweeper, releases the database handle and makes every
@@ -270,49 +225,6 @@ func (s *Store) mayExpire() bool { return s.ttl != nil }
 // refresh resolves a read's refresh-on-read setting.
 func (s *Store) refresh(override *bool) bool {
 	return s.ttl != nil && s.ttl.RefreshOnRead(override)
-}
-
-// Get returns the item at (ns, key), or nil when there is none.
-func (s *Store) Get(ctx context.Context, ns store.Namespace, key string, opts ...store.GetOption) (*store.Item, error) {
-	o := items.ResolveGet(opts)
-	res, err := s.Batch(ctx, []store.Op{store.GetOp{Namespace: ns, Key: key, RefreshTTL: o.RefreshTTL}})
-	if err != nil {
-		return nil, err
-	}
-	return res[0].Item, nil
-}
-
-// Put stores value at (ns, key). A nil value is an error (use Delete).
-func (s *Store) Put(ctx context.Context, ns store.Namespace, key string, value map[string]any, opts ...store.PutOption) error {
-	if value == nil {
-		return fmt.Errorf("sqlite: %w: nil value (use Delete)", store.ErrInvalidArgument)
-	}
-	_, err := s.Batch(ctx, []store.Op{store.PutOp{Namespace: ns, Key: key, Value: value, Options: items.ResolvePut(opts)}})
-	return err
-}
-
-// Delete removes the item at (ns, key), if any.
-func (s *Store) Delete(ctx context.Context, ns store.Namespace, key string) error {
-	_, err := s.Batch(ctx, []store.Op{store.PutOp{Namespace: ns, Key: key}})
-	return err
-}
-
-// Search lists the items under prefix (see store.Store).
-func (s *Store) Search(ctx context.Context, prefix store.Namespace, opt store.SearchOptions) ([]store.SearchItem, error) {
-	res, err := s.Batch(ctx, []store.Op{store.SearchOp{Prefix: prefix, Options: opt}})
-	if err != nil {
-		return nil, err
-	}
-	return res[0].Items, nil
-}
-
-// ListNamespaces lists the namespaces holding items (see store.Store).
-func (s *Store) ListNamespaces(ctx context.Context, opt store.ListNamespacesOptions) ([]store.Namespace, error) {
-	res, err := s.Batch(ctx, []store.Op{store.ListNamespacesOp{Options: opt}})
-	if err != nil {
-		return nil, err
-	}
-	return res[0].Namespaces, nil
 }
 
 // codecOf returns the codec of s, or the zero codec when there is none.

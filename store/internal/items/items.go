@@ -16,6 +16,7 @@ type Put struct {
 	Namespace store.Namespace // the caller's, copied
 	Prefix    string          // Namespace.String(), as stored
 	Key       string
+	Op        int            // index of the key's first op in its batch (PlanBatch)
 	Value     map[string]any // canonical copy; nil deletes
 	TTL       time.Duration  // 0: no expiry
 	// Reindex: the store has an index, so the item's vectors are replaced

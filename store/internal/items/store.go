@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/memvault/memvault/store"
+	"github.com/memvault/memvault/store/internal/filtering"
 )
 
 // ResolvePut applies opts.
@@ -39,7 +40,7 @@ func ValidateOp(op store.Op) error {
 		if err := o.Prefix.ValidatePrefix(); err != nil {
 			return err
 		}
-		return o.Options.Validate()
+		return CheckSearch(o.Options)
 	case store.ListNamespacesOp:
 		return o.Options.Validate()
 	case store.PutOp:
@@ -49,4 +50,13 @@ func ValidateOp(op store.Op) error {
 	default:
 		return fmt.Errorf("%w: unknown op %T", store.ErrInvalidArgument, op)
 	}
+}
+
+// CheckSearch checks a search's options: the limit and offset in range and
+// the filter well formed.
+func CheckSearch(opt store.SearchOptions) error {
+	if err := opt.Validate(); err != nil {
+		return err
+	}
+	return filtering.ValidateFilter(opt.Filter)
 }
