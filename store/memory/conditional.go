@@ -12,20 +12,17 @@ var _ store.ConditionalPutter = (*Store)(nil)
 // PutIf implements store.ConditionalPutter: the check and the write happen
 // under the store's write lock.
 func (s *Store) PutIf(ctx context.Context, ns store.Namespace, key string, value map[string]any, cond store.PutCondition, opts ...store.PutOption) error {
-	if err := s.check(ctx); err != nil {
-		return err
-	}
-	ip, err := s.cfg.PlanPutIf(ctx, ns, key, value, opts)
+	ip, err := s.b.StartPutIf(ctx, ns, key, value, opts)
 	if err != nil {
 		return err
 	}
 	p := newPut(ip)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closed.Load() {
+	if s.b.Closed() {
 		return fmt.Errorf("memory: %w", store.ErrClosed)
 	}
-	now := s.now()
+	now := s.b.Now()
 	cur, ok := s.items[p.k]
 	live := ok && s.visible(cur, now.UnixNano())
 	var updated = now

@@ -2,11 +2,8 @@ package memory
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"strings"
-
-	"github.com/memvault/memvault/store/internal/items"
 
 	"github.com/memvault/memvault/store"
 )
@@ -18,15 +15,12 @@ var (
 
 // ListItems implements store.Lister.
 func (s *Store) ListItems(ctx context.Context, ns store.Namespace, opt store.ListItemsOptions) ([]store.Item, error) {
-	if err := s.check(ctx); err != nil {
+	prefix, limit, err := s.b.StartListItems(ctx, ns, opt)
+	if err != nil {
 		return nil, err
 	}
-	prefix, limit, err := items.CheckListItems(ns, opt)
-	if err != nil {
-		return nil, fmt.Errorf("memory: %w", err)
-	}
 	want := prefix
-	now := s.now()
+	now := s.b.Now()
 	s.mu.RLock()
 	var entries []*entry
 	for k, e := range s.items {
@@ -46,10 +40,7 @@ func (s *Store) ListItems(ctx context.Context, ns store.Namespace, opt store.Lis
 
 // DeletePrefix implements store.PrefixDeleter.
 func (s *Store) DeletePrefix(ctx context.Context, prefix store.Namespace) (int, error) {
-	if err := s.check(ctx); err != nil {
-		return 0, err
-	}
-	if err := items.ValidateDeletePrefix(prefix); err != nil {
+	if err := s.b.StartDeletePrefix(ctx, prefix); err != nil {
 		return 0, err
 	}
 	s.mu.Lock()

@@ -36,18 +36,12 @@ type Options struct {
 // batches of Batch (see store.Store for their contract).
 type Store struct {
 	*front
-	cfg   items.Config       // driver name, resolved index and TTL copies
-	index *store.IndexConfig // cfg.Index: nil without index
-	ttl   *store.TTLConfig   // cfg.TTL
-	now   func() time.Time
+	b     *items.Base        // options, clock, closed state, sweeper
+	index *store.IndexConfig // b.Index: nil without index
+	ttl   *store.TTLConfig   // b.TTL
 
 	mu    sync.RWMutex
 	items map[itemKey]*entry
-
-	closed    atomic.Bool
-	closeOnce sync.Once
-	stop      chan struct{}
-	done      chan struct{}
 }
 
 var (
@@ -80,56 +74,29 @@ type fieldVector struct {
 // index without embedder, with dimensions the embedder does not produce,
 // with unparsable fields or an unknown distance.
 func New(opt Options) (*Store, error) {
-	s := &Store{
-		now:   opt.Now,
-		items: make(map[itemKey]*entry),
-		stop:  make(chan struct{}),
-		done:  make(chan struct{}),
-	}
-	if s.now == nil {
-		s.now = time.Now
-	}
-	var err error
-	if s.cfg, err = items.NewConfig("memory", opt.Index, opt.TTL); err != nil {
+	b, err := items.NewBase("memory", opt.Index, opt.TTL, opt.Now)
+	if err != nil {
 		return nil, err
 	}
-	s.index, s.ttl = s.cfg.Index, s.cfg.TTL
+	s := &Store{b: b, index: b.Index, ttl: b.TTL, items: make(map[itemKey]*entry)}
 	s.front = items.NewFront("memory", s.Batch)
-	if every := s.sweepEvery(); every > 0 {
-		go items.SweepLoop(every, s.stop, s.done, s.Sweep)
-	} else {
-		close(s.done)
-	}
+	b.StartSweeper(s.Sweep)
 	return s, nil
-}
-
-func (s *Store) sweepEvery() time.Duration {
-	if s.ttl == nil {
-		return 0
-	}
-	return s.ttl.SweepEvery()
 }
 
 // Close stops the sweeper and makes every later call fail with
 // store.ErrClosed. It is safe to call more than once.
-func (s *Store) Close() error {
-	s.closeOnce.Do(func() {
-		s.closed.Store(true)
-		close(s.stop)
-	})
-	<-s.done
-	return nil
-}
+func (s *Store) Close() error { return s.b.Close(nil) }
 
 // Sweep deletes the items whose expiry is before the store's current time
 // and returns how many it deleted.
 func (s *Store) Sweep(ctx context.Context) (int, error) {
-	if err := s.check(ctx); err != nil {
+	if err := s.b.Check(ctx); err != nil {
 		return 0, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	now := s.now().UnixNano()
+	now := s.b.Now().UnixNano()
 	n := 0
 	for k, e := range s.items {
 		if exp := e.expires.Load(); exp != 0 && exp < now {
@@ -138,21 +105,6 @@ func (s *Store) Sweep(ctx context.Context) (int, error) {
 		}
 	}
 	return n, nil
-}
-
-func (s *Store) check(ctx context.Context) error {
-	if s.closed.Load() {
-		return fmt.Errorf("memory: %w", store.ErrClosed)
-	}
-	return ctx.Err()
-}
-
-// refresh resolves a read's refresh-on-read setting.
-func (s *Store) refresh(override *bool) bool {
-	if s.ttl == nil {
-		return false
-	}
-	return s.ttl.RefreshOnRead(override)
 }
 
 // visible reports whether e is served at now.
@@ -175,7 +127,7 @@ func (s *Store) read(e *entry, now time.Time, refresh bool) store.Item {
 
 // Get returns the item at (ns, key), or nil when there is none.
 func (s *Store) Get(ctx context.Context, ns store.Namespace, key string, opts ...store.GetOption) (*store.Item, error) {
-	if err := s.check(ctx); err != nil {
+	if err := s.b.Check(ctx); err != nil {
 		return nil, err
 	}
 	if err := validateItem(ns, key); err != nil {
@@ -184,7 +136,7 @@ func (s *Store) Get(ctx context.Context, ns store.Namespace, key string, opts ..
 	o := items.ResolveGet(opts)
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return s.get(ns.String(), key, s.now(), s.refresh(o.RefreshTTL)), nil
+	return s.get(ns.String(), key, s.b.Now(), s.b.Refresh(o.RefreshTTL)), nil
 }
 
 func (s *Store) get(ns, key string, now time.Time, refresh bool) *store.Item {
@@ -217,10 +169,7 @@ type put struct {
 // of several writes to one key the last wins. Embeddings are computed
 // before the store is locked.
 func (s *Store) Batch(ctx context.Context, ops []store.Op) ([]store.Result, error) {
-	if err := s.check(ctx); err != nil {
-		return nil, err
-	}
-	plan, err := s.cfg.PlanBatch(ctx, ops)
+	plan, err := s.b.StartBatch(ctx, ops)
 	if err != nil {
 		return nil, err
 	}
@@ -236,15 +185,15 @@ func (s *Store) Batch(ctx context.Context, ops []store.Op) ([]store.Result, erro
 		s.mu.RLock()
 		defer s.mu.RUnlock()
 	}
-	if s.closed.Load() {
+	if s.b.Closed() {
 		return nil, fmt.Errorf("memory: %w", store.ErrClosed)
 	}
-	now := s.now()
+	now := s.b.Now()
 	results := make([]store.Result, len(ops))
 	for i, op := range ops {
 		switch o := op.(type) {
 		case store.GetOp:
-			results[i].Item = s.get(o.Namespace.String(), o.Key, now, s.refresh(o.RefreshTTL))
+			results[i].Item = s.get(o.Namespace.String(), o.Key, now, s.b.Refresh(o.RefreshTTL))
 		case store.SearchOp:
 			results[i].Items = s.search(o.Prefix, o.Options, queries[o.Options.Query], now)
 		case store.ListNamespacesOp:
@@ -340,7 +289,7 @@ func (s *Store) search(prefix store.Namespace, opt store.SearchOptions, query []
 		return []store.SearchItem{}
 	}
 	out := make([]store.SearchItem, 0, len(cands)-opt.Offset)
-	refresh := s.refresh(opt.RefreshTTL)
+	refresh := s.b.Refresh(opt.RefreshTTL)
 	for _, c := range cands[opt.Offset:] {
 		si := store.SearchItem{Item: s.read(c.e, now, refresh)}
 		if c.scored {

@@ -12,7 +12,7 @@ import (
 // before the batch's writes, then all writes in one transaction (one round
 // trip), of several writes to one key the last winning.
 func (s *Store) Batch(ctx context.Context, ops []store.Op) ([]store.Result, error) {
-	if err := s.checkOpen(); err != nil {
+	if err := s.b.Check(ctx); err != nil {
 		return nil, err
 	}
 	// Every op is checked, and the writes sealed and embedded, before any

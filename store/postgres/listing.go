@@ -18,7 +18,7 @@ var (
 // ListItems implements store.Lister: one range read of the (prefix, key)
 // primary key, keys compared byte-wise (COLLATE "C").
 func (s *Store) ListItems(ctx context.Context, ns store.Namespace, opt store.ListItemsOptions) ([]store.Item, error) {
-	if err := s.checkOpen(); err != nil {
+	if err := s.b.Check(ctx); err != nil {
 		return nil, err
 	}
 	prefix, limit, err := items.CheckListItems(ns, opt)
@@ -63,7 +63,7 @@ ORDER BY key COLLATE "C" LIMIT $4`, prefix, opt.After, now, limit)
 // DeletePrefix implements store.PrefixDeleter: one DELETE; the vectors go
 // with their items (ON DELETE CASCADE).
 func (s *Store) DeletePrefix(ctx context.Context, prefix store.Namespace) (int, error) {
-	if err := s.checkOpen(); err != nil {
+	if err := s.b.Check(ctx); err != nil {
 		return 0, err
 	}
 	if err := items.ValidateDeletePrefix(prefix); err != nil {

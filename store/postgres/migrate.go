@@ -53,7 +53,7 @@ func (s *Store) migrationSets() ([]pgmigrate.Set, error) {
 // left invalid is dropped and built again. Setup is idempotent; migrations
 // already recorded, by memvault or by LangGraph, are left alone.
 func (s *Store) Setup(ctx context.Context) error {
-	if err := s.checkOpen(); err != nil {
+	if err := s.b.Check(ctx); err != nil {
 		return err
 	}
 	sets, err := s.migrationSets()

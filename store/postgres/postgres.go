@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/memvault/memvault/internal/envelope"
+	"github.com/memvault/memvault/store/internal/items"
 
 	lru "github.com/hashicorp/golang-lru/v2"
 	"github.com/jackc/pgx/v5"
@@ -101,14 +101,12 @@ type Options struct {
 // tables. It is safe for concurrent use. Call Setup once per database before
 // use and Close when done.
 type Store struct {
+	b      *items.Base // TTL options, clock, closed state, sweeper
 	db     DB
 	opts   Options
 	codec  binding.Codec // opts.Serde, binding values to their item (nil Serde: unused)
-	now    func() time.Time
 	t      tables
-	index  *indexSpec // nil without an index
-	ttl    store.TTLConfig
-	hasTTL bool
+	index  *indexSpec         // nil without an index
 	values *valueCache        // nil when disabled or without Serde
 	query  *embeddings.Cached // query embeddings; nil when disabled or without index
 
@@ -123,12 +121,6 @@ type Store struct {
 	// seenPrefixes holds the prefixes searched lately, to tell the ones
 	// searched again (see preparedPrefix); nil when mode is 0.
 	seenPrefixes *lru.Cache[string, struct{}]
-
-	closeOnce sync.Once
-	stop      chan struct{}
-	done      chan struct{}
-	mu        sync.Mutex
-	closed    bool
 }
 
 var (
@@ -143,16 +135,19 @@ func New(db DB, opts Options) (*Store, error) {
 	if db == nil {
 		return nil, fmt.Errorf("%w: nil DB", store.ErrInvalidArgument)
 	}
-	s := &Store{db: db, opts: opts, now: opts.Now, t: newTables(opts.Schema)}
+	// The index is resolved here (pgvector has rules of its own, see
+	// newIndexSpec); the core checks the TTL options.
+	b, err := items.NewBase("postgres", nil, opts.TTL, opts.Now)
+	if err != nil {
+		return nil, err
+	}
+	s := &Store{b: b, db: db, opts: opts, t: newTables(opts.Schema)}
 	if opts.Serde != nil {
 		s.codec = binding.New(opts.Serde)
 	}
 	if p, ok := db.(*pgxpool.Pool); ok && p != nil && p.Config().ConnConfig.DefaultQueryExecMode == pgx.QueryExecModeCacheStatement {
 		s.mode = pgx.QueryExecModeCacheDescribe
 		s.seenPrefixes, _ = lru.New[string, struct{}](seenPrefixesSize) // size > 0
-	}
-	if s.now == nil {
-		s.now = time.Now
 	}
 	if opts.Index != nil {
 		spec, err := newIndexSpec(*opts.Index)
@@ -168,18 +163,11 @@ func New(db DB, opts Options) (*Store, error) {
 			s.query = c
 		}
 	}
-	if opts.TTL != nil {
-		s.ttl = *opts.TTL
-		s.hasTTL = true
-	}
 	if n := cacheSize(opts.CacheSize, DefaultCacheSize); n > 0 {
 		s.values = newValueCache(n)
 	}
-	if every := s.ttl.SweepEvery(); s.hasTTL && every > 0 {
-		s.stop = make(chan struct{})
-		s.done = make(chan struct{})
-		go s.sweepLoop(every)
-	}
+	b.Config.Index = s.indexConfig()
+	b.StartSweeper(s.Sweep)
 	return s, nil
 }
 
@@ -192,50 +180,13 @@ func cacheSize(n, def int) int {
 
 // Close stops the sweeper. It does not close the DB, which the caller owns.
 // Calls after the first do nothing; the store refuses work once closed.
-func (s *Store) Close() error {
-	s.closeOnce.Do(func() {
-		s.mu.Lock()
-		s.closed = true
-		s.mu.Unlock()
-		if s.stop != nil {
-			close(s.stop)
-			<-s.done
-		}
-	})
-	return nil
-}
-
-func (s *Store) checkOpen() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return fmt.Errorf("postgres: %w", store.ErrClosed)
-	}
-	return nil
-}
-
-func (s *Store) sweepLoop(every time.Duration) {
-	defer close(s.done)
-	tick := time.NewTicker(every)
-	defer tick.Stop()
-	for {
-		select {
-		case <-s.stop:
-			return
-		case <-tick.C:
-			ctx, cancel := context.WithTimeout(context.Background(), every)
-			// Errors are retried on the next tick; libraries log nothing.
-			_, _ = s.Sweep(ctx)
-			cancel()
-		}
-	}
-}
+func (s *Store) Close() error { return s.b.Close(nil) }
 
 // Sweep deletes the items whose expiry has passed (by Options.Now) and
 // returns how many it deleted. The sweeper goroutine calls it; callers may
 // too, for example from their own scheduler with SweepInterval negative.
 func (s *Store) Sweep(ctx context.Context) (int, error) {
-	if err := s.checkOpen(); err != nil {
+	if err := s.b.Check(ctx); err != nil {
 		return 0, err
 	}
 	tag, err := s.db.Exec(ctx, s.t.sweep, s.nowUTC())
@@ -246,7 +197,7 @@ func (s *Store) Sweep(ctx context.Context) (int, error) {
 }
 
 // nowUTC is the store clock truncated to PostgreSQL's microsecond precision.
-func (s *Store) nowUTC() time.Time { return s.now().UTC().Truncate(time.Microsecond) }
+func (s *Store) nowUTC() time.Time { return s.b.Now().UTC().Truncate(time.Microsecond) }
 
 // embedder returns the index embedder.
 func (s *Store) embedder() embeddings.Embedder { return s.index.cfg.Embedder }

@@ -75,7 +75,7 @@ func (s *Store) write(ctx context.Context, q Querier, r *putRows, vecs [][]float
 // preparePuts validates ops, encodes (and seals) their values and embeds
 // their index texts: everything a put does before it talks to PostgreSQL.
 func (s *Store) preparePuts(ctx context.Context, ops []store.PutOp) (r *putRows, vecs [][]float32, now time.Time, err error) {
-	if err := s.checkOpen(); err != nil {
+	if err := s.b.Check(ctx); err != nil {
 		return nil, nil, now, err
 	}
 	puts, err := s.itemsConfig().PreparePuts(ctx, ops)
@@ -216,5 +216,5 @@ ON CONFLICT (prefix, key, field_name) DO UPDATE SET
 
 // itemsConfig is the store core's view of the store's options.
 func (s *Store) itemsConfig() items.Config {
-	return items.Config{Driver: "postgres", TTL: s.opts.TTL, Index: s.indexConfig()}
+	return s.b.Config
 }

@@ -17,7 +17,7 @@ import (
 // on (TTLConfig, or WithRefreshTTL(true)), the item's TTL restarts in the
 // same statement.
 func (s *Store) Get(ctx context.Context, ns store.Namespace, key string, opts ...store.GetOption) (*store.Item, error) {
-	if err := s.checkOpen(); err != nil {
+	if err := s.b.Check(ctx); err != nil {
 		return nil, err
 	}
 	return s.get(ctx, ns, key, items.ResolveGet(opts).RefreshTTL)
@@ -33,7 +33,7 @@ func (s *Store) get(ctx context.Context, ns store.Namespace, key string, refresh
 	prefix := ns.String()
 	now := s.nowUTC()
 	live := "(expires_at IS NULL OR expires_at > $3)"
-	refresh := s.refresh(refreshOverride)
+	refresh := s.b.Refresh(refreshOverride)
 	sel := `SELECT value, created_at, updated_at, expires_at, ttl_minutes FROM ` + s.t.store + ` WHERE prefix = $1 AND key = $2 AND ` + live
 	a := []any{prefix, key, now}
 	if refresh {
@@ -72,15 +72,6 @@ func (s *Store) get(ctx context.Context, ns store.Namespace, key string, refresh
 	return it, nil
 }
 
-// refresh reports whether a read refreshes TTLs. Without a TTLConfig reads
-// never do (nor write), as in store/memory.
-func (s *Store) refresh(override *bool) bool {
-	if !s.hasTTL {
-		return false
-	}
-	return s.ttl.RefreshOnRead(override)
-}
-
 // refreshItems restarts the TTL of items a search returned.
 func (s *Store) refreshItems(ctx context.Context, items []store.SearchItem, now time.Time) error {
 	if len(items) == 0 {
@@ -104,7 +95,7 @@ WHERE s.prefix = r.prefix AND s.key = r.key AND s.ttl_minutes IS NOT NULL`, pref
 // prefix (labels escaped, passed as parameters), truncation to MaxDepth,
 // byte-wise order of the dotted form, offset and limit, all in SQL.
 func (s *Store) ListNamespaces(ctx context.Context, opt store.ListNamespacesOptions) ([]store.Namespace, error) {
-	if err := s.checkOpen(); err != nil {
+	if err := s.b.Check(ctx); err != nil {
 		return nil, err
 	}
 	if err := opt.Validate(); err != nil {

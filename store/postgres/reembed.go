@@ -18,7 +18,7 @@ var _ store.Reembedder = (*Store)(nil)
 // memvault_store_embedder. Vectors whose text the value no longer yields
 // are left as they are and counted in the error.
 func (s *Store) Reembed(ctx context.Context, to embeddings.Embedder, opt store.ReembedOptions) (int64, error) {
-	if err := s.checkOpen(); err != nil {
+	if err := s.b.Check(ctx); err != nil {
 		return 0, err
 	}
 	if s.index == nil {

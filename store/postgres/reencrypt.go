@@ -25,7 +25,7 @@ var _ store.Reencrypter = (*Store)(nil)
 // per batch, so concurrent writes win and an interrupted run can be started
 // again. Vectors, timestamps and TTLs are untouched.
 func (s *Store) Reencrypt(ctx context.Context, opt checkpointer.ReencryptOptions) (checkpointer.ReencryptStats, error) {
-	if err := s.checkOpen(); err != nil {
+	if err := s.b.Check(ctx); err != nil {
 		return checkpointer.ReencryptStats{}, err
 	}
 	sealer, ok := s.opts.Serde.(rotate.Sealer)

@@ -40,7 +40,7 @@ import (
 // with a Serde, in Go after decryption, fetching rows in chunks until the
 // page is full.
 func (s *Store) Search(ctx context.Context, prefix store.Namespace, opt store.SearchOptions) ([]store.SearchItem, error) {
-	if err := s.checkOpen(); err != nil {
+	if err := s.b.Check(ctx); err != nil {
 		return nil, err
 	}
 	if err := prefix.ValidatePrefix(); err != nil {
@@ -97,7 +97,7 @@ ORDER BY v.dist ASC NULLS LAST, s.updated_at DESC, s.prefix COLLATE "C", s.key C
 	for i, h := range hits {
 		found[i] = h.item
 	}
-	if s.refresh(opt.RefreshTTL) {
+	if s.b.Refresh(opt.RefreshTTL) {
 		if err := s.refreshItems(ctx, found, now); err != nil {
 			return nil, err
 		}

@@ -33,10 +33,7 @@ type refreshKey struct {
 // transaction, a read-only batch one read transaction (followed by a short
 // write transaction when it refreshes TTLs).
 func (s *Store) Batch(ctx context.Context, ops []store.Op) ([]store.Result, error) {
-	if err := s.check(ctx); err != nil {
-		return nil, err
-	}
-	plan, err := s.cfg.PlanBatch(ctx, ops)
+	plan, err := s.b.StartBatch(ctx, ops)
 	if err != nil {
 		return nil, err
 	}
@@ -47,7 +44,7 @@ func (s *Store) Batch(ctx context.Context, ops []store.Op) ([]store.Result, erro
 		}
 	}
 	queries := plan.Queries
-	now := s.now()
+	now := s.b.Now()
 	results := make([]store.Result, len(ops))
 	var refreshes []refreshKey
 	reads := func(ctx context.Context, tx *sql.Tx, rs *readStmts) error {
@@ -249,7 +246,7 @@ func (s *Store) get(ctx context.Context, tx *sql.Tx, st *readStmts, o store.GetO
 	if err != nil {
 		return nil, err
 	}
-	return s.item(r, nil, now, s.refresh(o.RefreshTTL), refreshes)
+	return s.item(r, nil, now, s.b.Refresh(o.RefreshTTL), refreshes)
 }
 
 func (s *Store) listNamespaces(ctx context.Context, tx *sql.Tx, opt store.ListNamespacesOptions, now time.Time) ([]store.Namespace, error) {

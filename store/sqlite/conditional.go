@@ -15,10 +15,7 @@ var _ store.ConditionalPutter = (*Store)(nil)
 // PutIf implements store.ConditionalPutter: the item is read and written in
 // one write transaction, which SQLite runs alone.
 func (s *Store) PutIf(ctx context.Context, ns store.Namespace, key string, value map[string]any, cond store.PutCondition, opts ...store.PutOption) error {
-	if err := s.check(ctx); err != nil {
-		return err
-	}
-	ip, err := s.cfg.PlanPutIf(ctx, ns, key, value, opts)
+	ip, err := s.b.StartPutIf(ctx, ns, key, value, opts)
 	if err != nil {
 		return err
 	}
@@ -27,7 +24,7 @@ func (s *Store) PutIf(ctx context.Context, ns store.Namespace, key string, value
 		return fmt.Errorf("sqlite: %w", err)
 	}
 	puts := []*put{p}
-	now := s.now()
+	now := s.b.Now()
 	var gen int64
 	err = s.db.WriteCommitted(ctx, func(tx *sql.Tx) error {
 		var (

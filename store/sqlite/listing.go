@@ -3,9 +3,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"fmt"
-
-	"github.com/memvault/memvault/store/internal/items"
 
 	"github.com/memvault/memvault/store"
 )
@@ -18,14 +15,11 @@ var (
 // ListItems implements store.Lister: one indexed range read of the
 // (prefix, key) primary key.
 func (s *Store) ListItems(ctx context.Context, ns store.Namespace, opt store.ListItemsOptions) ([]store.Item, error) {
-	if err := s.check(ctx); err != nil {
+	prefix, limit, err := s.b.StartListItems(ctx, ns, opt)
+	if err != nil {
 		return nil, err
 	}
-	prefix, limit, err := items.CheckListItems(ns, opt)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: %w", err)
-	}
-	now := s.now()
+	now := s.b.Now()
 	var out []store.Item
 	err = s.db.Read(ctx, func(tx *sql.Tx) error {
 		rs, err := tx.QueryContext(ctx, `SELECT `+itemColumns+` FROM store
@@ -58,10 +52,7 @@ func (s *Store) ListItems(ctx context.Context, ns store.Namespace, opt store.Lis
 // deleted by one Batch, so vectors, the vector cache and the generation
 // counter follow as for any delete.
 func (s *Store) DeletePrefix(ctx context.Context, prefix store.Namespace) (int, error) {
-	if err := s.check(ctx); err != nil {
-		return 0, err
-	}
-	if err := items.ValidateDeletePrefix(prefix); err != nil {
+	if err := s.b.StartDeletePrefix(ctx, prefix); err != nil {
 		return 0, err
 	}
 	var ops []store.Op

@@ -19,7 +19,7 @@ var _ store.Reembedder = (*Store)(nil)
 // store's embedder. Vectors whose text the value no longer yields are
 // left as they are and counted in the error.
 func (s *Store) Reembed(ctx context.Context, to embeddings.Embedder, opt store.ReembedOptions) (int64, error) {
-	if err := s.check(ctx); err != nil {
+	if err := s.b.Check(ctx); err != nil {
 		return 0, err
 	}
 	if s.index == nil {

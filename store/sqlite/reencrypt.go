@@ -22,7 +22,7 @@ var _ store.Reencrypter = (*Store)(nil)
 // namespace and key, a batch per write transaction. Vectors are untouched:
 // they never change with the key. Safe to run again after an interruption.
 func (s *Store) Reencrypt(ctx context.Context, opt checkpointer.ReencryptOptions) (checkpointer.ReencryptStats, error) {
-	if err := s.check(ctx); err != nil {
+	if err := s.b.Check(ctx); err != nil {
 		return checkpointer.ReencryptStats{}, err
 	}
 	sealer, ok := s.serde.(rotate.Sealer)

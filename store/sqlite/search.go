@@ -28,7 +28,7 @@ type candidate struct {
 // order, offset and limit applying to that combined list.
 func (s *Store) search(ctx context.Context, tx *sql.Tx, st *readStmts, prefix store.Namespace, opt store.SearchOptions, query []float32, now time.Time, refreshes *[]refreshKey) ([]store.SearchItem, error) {
 	need := opt.Offset + opt.EffectiveLimit()
-	refresh := s.refresh(opt.RefreshTTL)
+	refresh := s.b.Refresh(opt.RefreshTTL)
 	out := make([]store.SearchItem, 0, min(opt.EffectiveLimit(), 1024))
 	seen := 0
 	// take handles an item in list order; it reports false when the page

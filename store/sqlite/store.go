@@ -4,8 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/memvault/memvault/store/internal/items"
@@ -52,21 +50,14 @@ type Options struct {
 // batches of Batch (see store.Store for their contract).
 type Store struct {
 	*front
+	b     *items.Base // options, clock, closed state, sweeper
 	db    *sqlitedb.DB
-	cfg   items.Config       // driver name, resolved index and TTL copies
-	index *store.IndexConfig // cfg.Index: nil without index
-	ttl   *store.TTLConfig   // cfg.TTL
+	index *store.IndexConfig // b.Index: nil without index
+	ttl   *store.TTLConfig   // b.TTL
 	serde serde.Serializer
 	codec binding.Codec // serde, binding values to their item (nil serde: unused)
-	now   func() time.Time
 	cache *vecCache
 	st    *stmts
-
-	closed    atomic.Bool
-	closeOnce sync.Once
-	closeErr  error
-	stop      chan struct{}
-	done      chan struct{}
 }
 
 var (
@@ -114,22 +105,11 @@ func New(ctx context.Context, db *sql.DB, opts Options) (*Store, error) {
 }
 
 func newStore(ctx context.Context, db *sqlitedb.DB, opts Options) (*Store, error) {
-	s := &Store{
-		db:    db,
-		serde: opts.Serde,
-		codec: codecOf(opts.Serde),
-		now:   opts.Now,
-		stop:  make(chan struct{}),
-		done:  make(chan struct{}),
-	}
-	if s.now == nil {
-		s.now = time.Now
-	}
-	var err error
-	if s.cfg, err = items.NewConfig("sqlite", opts.Index, opts.TTL); err != nil {
+	b, err := items.NewBase("sqlite", opts.Index, opts.TTL, opts.Now)
+	if err != nil {
 		return nil, err
 	}
-	s.index, s.ttl = s.cfg.Index, s.cfg.TTL
+	s := &Store{b: b, db: db, index: b.Index, ttl: b.TTL, serde: opts.Serde, codec: codecOf(opts.Serde)}
 	s.front = items.NewFront("sqlite", s.Batch)
 	budget, dims := opts.VectorCacheBytes, 0
 	switch {
@@ -153,43 +133,26 @@ func newStore(ctx context.Context, db *sqlitedb.DB, opts Options) (*Store, error
 		return nil, fmt.Errorf("sqlite: setup: %w", err)
 	}
 	s.st = st
-	if s.ttl != nil && s.ttl.SweepEvery() > 0 {
-		go items.SweepLoop(s.ttl.SweepEvery(), s.stop, s.done, s.Sweep)
-	} else {
-		close(s.done)
-	}
+	b.StartSweeper(s.Sweep)
 	return s, nil
 }
 
 // Close stops the sweeper, releases the database handle and makes every
 // later call fail with store.ErrClosed. It is safe to call more than once.
 func (s *Store) Close() error {
-	s.closeOnce.Do(func() {
-		s.closed.Store(true)
-		close(s.stop)
-		<-s.done
+	return s.b.Close(func() error {
 		s.st.close()
-		if err := s.db.Close(); err != nil {
-			s.closeErr = fmt.Errorf("sqlite: %w", err)
-		}
+		return s.db.Close()
 	})
-	return s.closeErr
-}
-
-func (s *Store) check(ctx context.Context) error {
-	if s.closed.Load() {
-		return fmt.Errorf("sqlite: %w", store.ErrClosed)
-	}
-	return ctx.Err()
 }
 
 // Sweep deletes the items whose expiry is before the store's current time
 // (and their vectors) and returns how many it deleted.
 func (s *Store) Sweep(ctx context.Context) (int, error) {
-	if err := s.check(ctx); err != nil {
+	if err := s.b.Check(ctx); err != nil {
 		return 0, err
 	}
-	now := s.now().UnixNano()
+	now := s.b.Now().UnixNano()
 	var n int64
 	err := s.db.WriteCommitted(ctx, func(tx *sql.Tx) error {
 		// Explicit, in case a wrapped database runs without foreign keys.
@@ -221,11 +184,6 @@ func (s *Store) Sweep(ctx context.Context) (int, error) {
 // that the vector scan must skip expired ones (every read also checks the
 // expiry of the items it returns, whatever the configuration).
 func (s *Store) mayExpire() bool { return s.ttl != nil }
-
-// refresh resolves a read's refresh-on-read setting.
-func (s *Store) refresh(override *bool) bool {
-	return s.ttl != nil && s.ttl.RefreshOnRead(override)
-}
 
 // codecOf returns the codec of s, or the zero codec when there is none.
 func codecOf(s serde.Serializer) binding.Codec {
