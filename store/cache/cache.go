@@ -64,10 +64,15 @@ type Store struct {
 	closed       atomic.Bool
 }
 
+// Every interface this store implements (Lister, PrefixDeleter and
+// ConditionalPutter pass through to the inner store).
 var (
-	_ store.Store   = (*Store)(nil)
-	_ store.Sweeper = (*Store)(nil)
-	_ io.Closer     = (*Store)(nil)
+	_ store.Store             = (*Store)(nil)
+	_ store.Sweeper           = (*Store)(nil)
+	_ store.ConditionalPutter = (*Store)(nil)
+	_ store.Lister            = (*Store)(nil)
+	_ store.PrefixDeleter     = (*Store)(nil)
+	_ io.Closer               = (*Store)(nil)
 )
 
 type cacheKey struct{ ns, key string }

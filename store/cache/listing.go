@@ -8,11 +8,6 @@ import (
 	"github.com/memvault/memvault/store"
 )
 
-var (
-	_ store.Lister        = (*Store)(nil)
-	_ store.PrefixDeleter = (*Store)(nil)
-)
-
 // ListItems passes through to the inner store; it fails with
 // errors.ErrUnsupported when the inner store is not a store.Lister.
 func (s *Store) ListItems(ctx context.Context, ns store.Namespace, opt store.ListItemsOptions) ([]store.Item, error) {
@@ -41,8 +36,6 @@ func (s *Store) DeletePrefix(ctx context.Context, prefix store.Namespace) (int, 
 	s.Purge()
 	return n, err
 }
-
-var _ store.ConditionalPutter = (*Store)(nil)
 
 // PutIf passes through to the inner store (the condition is checked there,
 // never against a cached copy) and forgets the cached result; it fails with

@@ -5,18 +5,16 @@ import (
 	"fmt"
 
 	"github.com/memvault/memvault/store"
+	"github.com/memvault/memvault/store/internal/items"
 )
-
-var _ store.ConditionalPutter = (*Store)(nil)
 
 // PutIf implements store.ConditionalPutter: the check and the write happen
 // under the store's write lock.
 func (s *Store) PutIf(ctx context.Context, ns store.Namespace, key string, value map[string]any, cond store.PutCondition, opts ...store.PutOption) error {
-	ip, err := s.b.StartPutIf(ctx, ns, key, value, opts)
+	p, err := items.StartPutIf(ctx, s.b, ns, key, value, opts, newPut)
 	if err != nil {
 		return err
 	}
-	p := newPut(ip)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.b.Closed() {

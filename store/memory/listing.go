@@ -8,11 +8,6 @@ import (
 	"github.com/memvault/memvault/store"
 )
 
-var (
-	_ store.Lister        = (*Store)(nil)
-	_ store.PrefixDeleter = (*Store)(nil)
-)
-
 // ListItems implements store.Lister.
 func (s *Store) ListItems(ctx context.Context, ns store.Namespace, opt store.ListItemsOptions) ([]store.Item, error) {
 	prefix, limit, err := s.b.StartListItems(ctx, ns, opt)

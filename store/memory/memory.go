@@ -44,9 +44,13 @@ type Store struct {
 	items map[itemKey]*entry
 }
 
+// Every interface of package store this store implements.
 var (
-	_ store.Store   = (*Store)(nil)
-	_ store.Sweeper = (*Store)(nil)
+	_ store.Store             = (*Store)(nil)
+	_ store.Sweeper           = (*Store)(nil)
+	_ store.ConditionalPutter = (*Store)(nil)
+	_ store.Lister            = (*Store)(nil)
+	_ store.PrefixDeleter     = (*Store)(nil)
 )
 
 // front is the store core's single-op methods, built on Batch.
@@ -169,13 +173,9 @@ type put struct {
 // of several writes to one key the last wins. Embeddings are computed
 // before the store is locked.
 func (s *Store) Batch(ctx context.Context, ops []store.Op) ([]store.Result, error) {
-	plan, err := s.b.StartBatch(ctx, ops)
+	plan, puts, err := items.StartBatch(ctx, s.b, ops, newPut)
 	if err != nil {
 		return nil, err
-	}
-	puts := make([]*put, len(plan.Puts))
-	for i, p := range plan.Puts {
-		puts[i] = newPut(p)
 	}
 	queries := plan.Queries
 	if len(puts) > 0 {
@@ -208,13 +208,13 @@ func (s *Store) Batch(ctx context.Context, ops []store.Op) ([]store.Result, erro
 
 // newPut is a prepared write with the memory store's extras: its map key
 // and its vectors' norms (for cosine scores without recomputing them).
-func newPut(ip *items.Put) *put {
+func newPut(ip *items.Put) (*put, error) {
 	p := &put{Put: ip, k: itemKey{ip.Prefix, ip.Key}}
 	p.vectors = make([]fieldVector, len(ip.Vectors))
 	for i, v := range ip.Vectors {
 		p.vectors[i] = fieldVector{field: ip.Texts[i].Field, vec: v, norm: indexing.VectorNorm(v)}
 	}
-	return p
+	return p, nil
 }
 
 // apply performs one write; the caller holds the write lock.

@@ -13,8 +13,6 @@ import (
 	"github.com/memvault/memvault/store"
 )
 
-var _ store.ConditionalPutter = (*Store)(nil)
-
 // PutIf implements store.ConditionalPutter: in one transaction, the item's
 // row is written by a statement whose WHERE clause is the condition (an
 // INSERT that replaces only an expired row when the item must be absent, an

@@ -10,11 +10,6 @@ import (
 	"github.com/memvault/memvault/store"
 )
 
-var (
-	_ store.Lister        = (*Store)(nil)
-	_ store.PrefixDeleter = (*Store)(nil)
-)
-
 // ListItems implements store.Lister: one range read of the (prefix, key)
 // primary key, keys compared byte-wise (COLLATE "C").
 func (s *Store) ListItems(ctx context.Context, ns store.Namespace, opt store.ListItemsOptions) ([]store.Item, error) {

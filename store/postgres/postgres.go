@@ -123,9 +123,15 @@ type Store struct {
 	seenPrefixes *lru.Cache[string, struct{}]
 }
 
+// Every interface of package store this store implements.
 var (
-	_ store.Store   = (*Store)(nil)
-	_ store.Sweeper = (*Store)(nil)
+	_ store.Store             = (*Store)(nil)
+	_ store.Sweeper           = (*Store)(nil)
+	_ store.ConditionalPutter = (*Store)(nil)
+	_ store.Lister            = (*Store)(nil)
+	_ store.PrefixDeleter     = (*Store)(nil)
+	_ store.Reembedder        = (*Store)(nil)
+	_ store.Reencrypter       = (*Store)(nil)
 )
 
 // New returns a Store using db. It does not touch the database: call Setup

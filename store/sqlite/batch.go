@@ -33,15 +33,9 @@ type refreshKey struct {
 // transaction, a read-only batch one read transaction (followed by a short
 // write transaction when it refreshes TTLs).
 func (s *Store) Batch(ctx context.Context, ops []store.Op) ([]store.Result, error) {
-	plan, err := s.b.StartBatch(ctx, ops)
+	plan, puts, err := items.StartBatch(ctx, s.b, ops, s.encodePut)
 	if err != nil {
 		return nil, err
-	}
-	puts := make([]*put, len(plan.Puts))
-	for i, p := range plan.Puts {
-		if puts[i], err = s.encodePut(p); err != nil {
-			return nil, fmt.Errorf("sqlite: op %d: %w", p.Op, err)
-		}
 	}
 	queries := plan.Queries
 	now := s.b.Now()

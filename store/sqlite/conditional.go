@@ -4,24 +4,18 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/memvault/memvault/store"
+	"github.com/memvault/memvault/store/internal/items"
 )
-
-var _ store.ConditionalPutter = (*Store)(nil)
 
 // PutIf implements store.ConditionalPutter: the item is read and written in
 // one write transaction, which SQLite runs alone.
 func (s *Store) PutIf(ctx context.Context, ns store.Namespace, key string, value map[string]any, cond store.PutCondition, opts ...store.PutOption) error {
-	ip, err := s.b.StartPutIf(ctx, ns, key, value, opts)
+	p, err := items.StartPutIf(ctx, s.b, ns, key, value, opts, s.encodePut)
 	if err != nil {
 		return err
-	}
-	p, err := s.encodePut(ip)
-	if err != nil {
-		return fmt.Errorf("sqlite: %w", err)
 	}
 	puts := []*put{p}
 	now := s.b.Now()

@@ -7,11 +7,6 @@ import (
 	"github.com/memvault/memvault/store"
 )
 
-var (
-	_ store.Lister        = (*Store)(nil)
-	_ store.PrefixDeleter = (*Store)(nil)
-)
-
 // ListItems implements store.Lister: one indexed range read of the
 // (prefix, key) primary key.
 func (s *Store) ListItems(ctx context.Context, ns store.Namespace, opt store.ListItemsOptions) ([]store.Item, error) {

@@ -60,9 +60,15 @@ type Store struct {
 	st    *stmts
 }
 
+// Every interface of package store this store implements.
 var (
-	_ store.Store   = (*Store)(nil)
-	_ store.Sweeper = (*Store)(nil)
+	_ store.Store             = (*Store)(nil)
+	_ store.Sweeper           = (*Store)(nil)
+	_ store.ConditionalPutter = (*Store)(nil)
+	_ store.Lister            = (*Store)(nil)
+	_ store.PrefixDeleter     = (*Store)(nil)
+	_ store.Reembedder        = (*Store)(nil)
+	_ store.Reencrypter       = (*Store)(nil)
 )
 
 // front is the store core's single-op methods, built on Batch.

@@ -89,21 +89,43 @@ func (b *Base) Check(ctx context.Context) error {
 	return ctx.Err()
 }
 
-// StartBatch checks the store and plans a batch (see Config.PlanBatch).
-func (b *Base) StartBatch(ctx context.Context, ops []store.Op) (*Plan, error) {
+// StartBatch checks the store and plans a batch (see Config.PlanBatch),
+// then turns each write into the driver's own form with prepare (which
+// adds what the driver stores: an encoded value, vector norms); an error of
+// prepare names the op.
+func StartBatch[P any](ctx context.Context, b *Base, ops []store.Op, prepare func(*Put) (P, error)) (*Plan, []P, error) {
 	if err := b.Check(ctx); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return b.PlanBatch(ctx, ops)
+	plan, err := b.PlanBatch(ctx, ops)
+	if err != nil {
+		return nil, nil, err
+	}
+	puts := make([]P, len(plan.Puts))
+	for i, p := range plan.Puts {
+		if puts[i], err = prepare(p); err != nil {
+			return nil, nil, fmt.Errorf("%s: op %d: %w", b.Driver, p.Op, err)
+		}
+	}
+	return plan, puts, nil
 }
 
 // StartPutIf checks the store and prepares a conditional put (see
-// Config.PlanPutIf).
-func (b *Base) StartPutIf(ctx context.Context, ns store.Namespace, key string, value map[string]any, opts []store.PutOption) (*Put, error) {
+// Config.PlanPutIf) in the driver's own form (see StartBatch).
+func StartPutIf[P any](ctx context.Context, b *Base, ns store.Namespace, key string, value map[string]any, opts []store.PutOption, prepare func(*Put) (P, error)) (P, error) {
+	var zero P
 	if err := b.Check(ctx); err != nil {
-		return nil, err
+		return zero, err
 	}
-	return b.PlanPutIf(ctx, ns, key, value, opts)
+	p, err := b.PlanPutIf(ctx, ns, key, value, opts)
+	if err != nil {
+		return zero, err
+	}
+	out, err := prepare(p)
+	if err != nil {
+		return zero, fmt.Errorf("%s: %w", b.Driver, err)
+	}
+	return out, nil
 }
 
 // StartListItems checks the store and a ListItems call, and returns the
