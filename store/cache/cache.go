@@ -64,15 +64,12 @@ type Store struct {
 	closed       atomic.Bool
 }
 
-// Every interface this store implements (Lister, PrefixDeleter and
-// ConditionalPutter pass through to the inner store).
+// Store implements every store interface (items.Complete lists them) and
+// io.Closer; Lister, PrefixDeleter and ConditionalPutter pass through to
+// the inner store.
 var (
-	_ store.Store             = (*Store)(nil)
-	_ store.Sweeper           = (*Store)(nil)
-	_ store.ConditionalPutter = (*Store)(nil)
-	_ store.Lister            = (*Store)(nil)
-	_ store.PrefixDeleter     = (*Store)(nil)
-	_ io.Closer               = (*Store)(nil)
+	_ items.Complete = (*Store)(nil)
+	_ io.Closer      = (*Store)(nil)
 )
 
 type cacheKey struct{ ns, key string }

@@ -4,22 +4,17 @@ import (
 	"context"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/memvault/memvault/store"
 )
 
-// ListItems implements store.Lister.
-func (s *Store) ListItems(ctx context.Context, ns store.Namespace, opt store.ListItemsOptions) ([]store.Item, error) {
-	prefix, limit, err := s.b.StartListItems(ctx, ns, opt)
-	if err != nil {
-		return nil, err
-	}
-	want := prefix
-	now := s.b.Now()
+// listItems is the store core's ListItems hook (items.Hooks).
+func (s *Store) listItems(_ context.Context, prefix, after string, limit int, now time.Time) ([]store.Item, error) {
 	s.mu.RLock()
 	var entries []*entry
 	for k, e := range s.items {
-		if k.ns == want && k.key > opt.After && s.visible(e, now.UnixNano()) {
+		if k.ns == prefix && k.key > after && s.visible(e, now.UnixNano()) {
 			entries = append(entries, e)
 		}
 	}
@@ -33,11 +28,8 @@ func (s *Store) ListItems(ctx context.Context, ns store.Namespace, opt store.Lis
 	return out, nil
 }
 
-// DeletePrefix implements store.PrefixDeleter.
-func (s *Store) DeletePrefix(ctx context.Context, prefix store.Namespace) (int, error) {
-	if err := s.b.StartDeletePrefix(ctx, prefix); err != nil {
-		return 0, err
-	}
+// deletePrefix is the store core's DeletePrefix hook (items.Hooks).
+func (s *Store) deletePrefix(_ context.Context, prefix store.Namespace) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n := 0

@@ -33,7 +33,9 @@ type Options struct {
 // stored state. Close stops its TTL sweeper.
 //
 // Put, Delete, Search and ListNamespaces are the store core's, one-op
-// batches of Batch (see store.Store for their contract).
+// batches of Batch (see store.Store for their contract), and so are
+// ListItems (store.Lister) and DeletePrefix (store.PrefixDeleter), around
+// this store's storage operations.
 type Store struct {
 	*front
 	b     *items.Base        // options, clock, closed state, sweeper
@@ -44,16 +46,10 @@ type Store struct {
 	items map[itemKey]*entry
 }
 
-// Every interface of package store this store implements.
-var (
-	_ store.Store             = (*Store)(nil)
-	_ store.Sweeper           = (*Store)(nil)
-	_ store.ConditionalPutter = (*Store)(nil)
-	_ store.Lister            = (*Store)(nil)
-	_ store.PrefixDeleter     = (*Store)(nil)
-)
+// Store implements every store interface (items.Complete lists them).
+var _ items.Complete = (*Store)(nil)
 
-// front is the store core's single-op methods, built on Batch.
+// front is the store core's side of the public methods (items.Front).
 type front = items.Front
 
 type itemKey struct{ ns, key string }
@@ -83,7 +79,7 @@ func New(opt Options) (*Store, error) {
 		return nil, err
 	}
 	s := &Store{b: b, index: b.Index, ttl: b.TTL, items: make(map[itemKey]*entry)}
-	s.front = items.NewFront("memory", s.Batch)
+	s.front = items.NewFront(b, items.Hooks{Batch: s.Batch, ListItems: s.listItems, DeletePrefix: s.deletePrefix})
 	b.StartSweeper(s.Sweep)
 	return s, nil
 }

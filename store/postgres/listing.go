@@ -5,25 +5,18 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/memvault/memvault/store/internal/items"
-
 	"github.com/memvault/memvault/store"
 )
 
-// ListItems implements store.Lister: one range read of the (prefix, key)
-// primary key, keys compared byte-wise (COLLATE "C").
-func (s *Store) ListItems(ctx context.Context, ns store.Namespace, opt store.ListItemsOptions) ([]store.Item, error) {
-	if err := s.b.Check(ctx); err != nil {
-		return nil, err
-	}
-	prefix, limit, err := items.CheckListItems(ns, opt)
-	if err != nil {
-		return nil, fmt.Errorf("postgres: %w", err)
-	}
-	now := s.nowUTC()
+// listItems is the store core's ListItems hook (items.Hooks): one range
+// read of the (prefix, key) primary key, keys compared byte-wise
+// (COLLATE "C").
+func (s *Store) listItems(ctx context.Context, prefix, after string, limit int, now time.Time) ([]store.Item, error) {
+	now = pgTime(now)
+	ns := store.ParseNamespace(prefix)
 	rows, err := s.db.Query(ctx, `SELECT key, value, created_at, updated_at, expires_at FROM `+s.t.store+`
 WHERE prefix = $1 AND key COLLATE "C" > $2 AND (expires_at IS NULL OR expires_at > $3)
-ORDER BY key COLLATE "C" LIMIT $4`, prefix, opt.After, now, limit)
+ORDER BY key COLLATE "C" LIMIT $4`, prefix, after, now, limit)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: list items: %w", err)
 	}
@@ -55,15 +48,9 @@ ORDER BY key COLLATE "C" LIMIT $4`, prefix, opt.After, now, limit)
 	return out, nil
 }
 
-// DeletePrefix implements store.PrefixDeleter: one DELETE; the vectors go
-// with their items (ON DELETE CASCADE).
-func (s *Store) DeletePrefix(ctx context.Context, prefix store.Namespace) (int, error) {
-	if err := s.b.Check(ctx); err != nil {
-		return 0, err
-	}
-	if err := items.ValidateDeletePrefix(prefix); err != nil {
-		return 0, err
-	}
+// deletePrefix is the store core's DeletePrefix hook (items.Hooks): one
+// DELETE; the vectors go with their items (ON DELETE CASCADE).
+func (s *Store) deletePrefix(ctx context.Context, prefix store.Namespace) (int, error) {
 	var a args
 	tag, err := s.db.Exec(ctx, `DELETE FROM `+s.t.store+` s WHERE `+nsCond(&a, "s.prefix", prefix), a...)
 	if err != nil {

@@ -99,8 +99,10 @@ type Options struct {
 
 // Store is a store.Store on PostgreSQL, in LangGraph's store / store_vectors
 // tables. It is safe for concurrent use. Call Setup once per database before
-// use and Close when done.
+// use and Close when done. ListItems (store.Lister) and DeletePrefix
+// (store.PrefixDeleter) are the store core's, around this store's queries.
 type Store struct {
+	*front             // ListItems, DeletePrefix (Get, Put, … are the store's own)
 	b      *items.Base // TTL options, clock, closed state, sweeper
 	db     DB
 	opts   Options
@@ -123,16 +125,13 @@ type Store struct {
 	seenPrefixes *lru.Cache[string, struct{}]
 }
 
-// Every interface of package store this store implements.
-var (
-	_ store.Store             = (*Store)(nil)
-	_ store.Sweeper           = (*Store)(nil)
-	_ store.ConditionalPutter = (*Store)(nil)
-	_ store.Lister            = (*Store)(nil)
-	_ store.PrefixDeleter     = (*Store)(nil)
-	_ store.Reembedder        = (*Store)(nil)
-	_ store.Reencrypter       = (*Store)(nil)
-)
+// front is the store core's side of the store's methods; the store's own
+// Get, Put, Delete, Search and ListNamespaces (fused PostgreSQL paths)
+// take precedence over its one-op batches.
+type front = items.Front
+
+// Store implements every store interface (items.Rotatable lists them).
+var _ items.Rotatable = (*Store)(nil)
 
 // New returns a Store using db. It does not touch the database: call Setup
 // to create or migrate the tables. With a TTL config whose SweepInterval is
@@ -173,6 +172,7 @@ func New(db DB, opts Options) (*Store, error) {
 		s.values = newValueCache(n)
 	}
 	b.Config.Index = s.indexConfig()
+	s.front = items.NewFront(b, items.Hooks{Batch: s.Batch, ListItems: s.listItems, DeletePrefix: s.deletePrefix})
 	b.StartSweeper(s.Sweep)
 	return s, nil
 }
@@ -203,7 +203,11 @@ func (s *Store) Sweep(ctx context.Context) (int, error) {
 }
 
 // nowUTC is the store clock truncated to PostgreSQL's microsecond precision.
-func (s *Store) nowUTC() time.Time { return s.b.Now().UTC().Truncate(time.Microsecond) }
+func (s *Store) nowUTC() time.Time { return pgTime(s.b.Now()) }
+
+// pgTime is t as PostgreSQL's timestamptz keeps it: UTC, whole
+// microseconds.
+func pgTime(t time.Time) time.Time { return t.UTC().Truncate(time.Microsecond) }
 
 // embedder returns the index embedder.
 func (s *Store) embedder() embeddings.Embedder { return s.index.cfg.Embedder }

@@ -3,23 +3,19 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"time"
 
 	"github.com/memvault/memvault/store"
 )
 
-// ListItems implements store.Lister: one indexed range read of the
-// (prefix, key) primary key.
-func (s *Store) ListItems(ctx context.Context, ns store.Namespace, opt store.ListItemsOptions) ([]store.Item, error) {
-	prefix, limit, err := s.b.StartListItems(ctx, ns, opt)
-	if err != nil {
-		return nil, err
-	}
-	now := s.b.Now()
+// listItems is the store core's ListItems hook (items.Hooks): one indexed
+// range read of the (prefix, key) primary key.
+func (s *Store) listItems(ctx context.Context, prefix, after string, limit int, now time.Time) ([]store.Item, error) {
 	var out []store.Item
-	err = s.db.Read(ctx, func(tx *sql.Tx) error {
+	err := s.db.Read(ctx, func(tx *sql.Tx) error {
 		rs, err := tx.QueryContext(ctx, `SELECT `+itemColumns+` FROM store
 			WHERE prefix = ? AND key > ? AND (expires_at IS NULL OR expires_at > ?)
-			ORDER BY key LIMIT ?`, prefix, opt.After, now.UnixNano(), limit)
+			ORDER BY key LIMIT ?`, prefix, after, now.UnixNano(), limit)
 		if err != nil {
 			return err
 		}
@@ -43,13 +39,10 @@ func (s *Store) ListItems(ctx context.Context, ns store.Namespace, opt store.Lis
 	return out, nil
 }
 
-// DeletePrefix implements store.PrefixDeleter: the keys under prefix are
-// deleted by one Batch, so vectors, the vector cache and the generation
-// counter follow as for any delete.
-func (s *Store) DeletePrefix(ctx context.Context, prefix store.Namespace) (int, error) {
-	if err := s.b.StartDeletePrefix(ctx, prefix); err != nil {
-		return 0, err
-	}
+// deletePrefix is the store core's DeletePrefix hook (items.Hooks): the
+// keys under prefix are deleted by one Batch, so vectors, the vector cache
+// and the generation counter follow as for any delete.
+func (s *Store) deletePrefix(ctx context.Context, prefix store.Namespace) (int, error) {
 	var ops []store.Op
 	err := s.db.Read(ctx, func(tx *sql.Tx) error {
 		cond, args := prefixCond("prefix", prefix)

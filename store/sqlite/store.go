@@ -46,8 +46,10 @@ type Options struct {
 // Store is a store.Store on a SQLite database, safe for concurrent use, also
 // by several processes on one file. Close stops its TTL sweeper.
 //
-// Put, Delete, Search and ListNamespaces are the store core's, one-op
-// batches of Batch (see store.Store for their contract).
+// Get, Put, Delete, Search and ListNamespaces are the store core's, one-op
+// batches of Batch (see store.Store for their contract), and so are
+// ListItems (store.Lister) and DeletePrefix (store.PrefixDeleter), around
+// this store's storage operations.
 type Store struct {
 	*front
 	b     *items.Base // options, clock, closed state, sweeper
@@ -60,18 +62,10 @@ type Store struct {
 	st    *stmts
 }
 
-// Every interface of package store this store implements.
-var (
-	_ store.Store             = (*Store)(nil)
-	_ store.Sweeper           = (*Store)(nil)
-	_ store.ConditionalPutter = (*Store)(nil)
-	_ store.Lister            = (*Store)(nil)
-	_ store.PrefixDeleter     = (*Store)(nil)
-	_ store.Reembedder        = (*Store)(nil)
-	_ store.Reencrypter       = (*Store)(nil)
-)
+// Store implements every store interface (items.Rotatable lists them).
+var _ items.Rotatable = (*Store)(nil)
 
-// front is the store core's single-op methods, built on Batch.
+// front is the store core's side of the public methods (items.Front).
 type front = items.Front
 
 // Open opens (creating it if needed) the database file at path, sets up
@@ -116,7 +110,7 @@ func newStore(ctx context.Context, db *sqlitedb.DB, opts Options) (*Store, error
 		return nil, err
 	}
 	s := &Store{b: b, db: db, index: b.Index, ttl: b.TTL, serde: opts.Serde, codec: codecOf(opts.Serde)}
-	s.front = items.NewFront("sqlite", s.Batch)
+	s.front = items.NewFront(b, items.Hooks{Batch: s.Batch, ListItems: s.listItems, DeletePrefix: s.deletePrefix})
 	budget, dims := opts.VectorCacheBytes, 0
 	switch {
 	case s.index == nil || budget < 0:

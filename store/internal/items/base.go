@@ -129,16 +129,16 @@ func StartPutIf[P any](ctx context.Context, b *Base, ns store.Namespace, key str
 }
 
 // StartListItems checks the store and a ListItems call, and returns the
-// namespace as stored and the page size.
-func (b *Base) StartListItems(ctx context.Context, ns store.Namespace, opt store.ListItemsOptions) (prefix string, limit int, err error) {
+// namespace as stored, the page size and the time the listing sees.
+func (b *Base) StartListItems(ctx context.Context, ns store.Namespace, opt store.ListItemsOptions) (prefix string, limit int, now time.Time, err error) {
 	if err := b.Check(ctx); err != nil {
-		return "", 0, err
+		return "", 0, now, err
 	}
 	prefix, limit, err = CheckListItems(ns, opt)
 	if err != nil {
-		return "", 0, fmt.Errorf("%s: %w", b.Driver, err)
+		return "", 0, now, fmt.Errorf("%s: %w", b.Driver, err)
 	}
-	return prefix, limit, nil
+	return prefix, limit, b.now(), nil
 }
 
 // StartDeletePrefix checks the store and a DeletePrefix call.
