@@ -157,6 +157,18 @@ func (s *suite) testPrune(t *testing.T) {
 			}
 			checkIDs(t, "untouched", idsOf(listThread(t, sv, keep[0].want.thread, ns)), reversedIDs(keep))
 		}},
+		{"unknown_strategy_is_an_error", func(t *testing.T, sv checkpointer.Saver, ns string) {
+			// Checked before anything else, with or without threads: a
+			// caller's bug must not look like a successful prune.
+			p := pruner(t, sv)
+			keep := putChain(t, sv, newThreadID("prune"), ns, 2)
+			for _, threads := range [][]string{nil, {keep[0].want.thread}} {
+				if err := p.Prune(t.Context(), threads, checkpointer.PruneStrategy(99)); err == nil {
+					t.Fatalf("Prune(%q, strategy 99) = nil, want an error", threads)
+				}
+			}
+			checkIDs(t, "untouched", idsOf(listThread(t, sv, keep[0].want.thread, ns)), reversedIDs(keep))
+		}},
 		{"keep_latest_keeps_legacy_pending_sends", func(t *testing.T, sv checkpointer.Saver, ns string) {
 			// A v<4 checkpoint reads its pending sends from its parent's
 			// __pregel_tasks writes: pruning the parent away must keep them.

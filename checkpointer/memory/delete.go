@@ -2,39 +2,26 @@ package memory
 
 import (
 	"context"
-	"fmt"
-
-	"github.com/memvault/memvault/checkpointer/internal/checks"
-
-	"github.com/memvault/memvault/checkpointer"
 )
 
-var _ checkpointer.CheckpointDeleter = (*InMemorySaver)(nil)
-
-// DeleteCheckpoint implements checkpointer.CheckpointDeleter.
-func (s *InMemorySaver) DeleteCheckpoint(ctx context.Context, cfg checkpointer.Config) error {
-	if err := checks.ValidateDeleteCheckpoint(cfg); err != nil {
-		return fmt.Errorf("memory: delete checkpoint: %w", err)
-	}
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("memory: %w", err)
-	}
+// deleteCheckpoint is the core's DeleteCheckpoint hook (core.Hooks).
+func (s *InMemorySaver) deleteCheckpoint(_ context.Context, thread, ns, id string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	t := s.threads[cfg.ThreadID]
-	n := t[cfg.CheckpointNS]
+	t := s.threads[thread]
+	n := t[ns]
 	if n == nil {
 		return nil
 	}
-	if _, ok := n.checkpoints[cfg.CheckpointID]; !ok {
+	if _, ok := n.checkpoints[id]; !ok {
 		return nil
 	}
-	delete(n.checkpoints, cfg.CheckpointID)
-	n.dropWrites(cfg.CheckpointID)
+	delete(n.checkpoints, id)
+	n.dropWrites(id)
 	if len(n.checkpoints) == 0 {
-		delete(t, cfg.CheckpointNS)
+		delete(t, ns)
 		if len(t) == 0 {
-			delete(s.threads, cfg.ThreadID)
+			delete(s.threads, thread)
 		}
 		return nil
 	}

@@ -10,15 +10,13 @@ import (
 	"github.com/memvault/memvault/checkpointer"
 )
 
-var _ checkpointer.ThreadImporter = (*InMemorySaver)(nil)
-
 // ImportThread implements checkpointer.ThreadImporter by building, then
 // committing: items are put into a scratch saver (which validates and
 // serializes every value), and only when all succeeded are its rows copied
 // into this saver, under the lock, in one step. Versions are kept as they
 // are (the memory saver stores them as given).
 func (s *InMemorySaver) ImportThread(ctx context.Context, items []checkpointer.ImportCheckpoint) error {
-	scratch := &InMemorySaver{serde: s.serde, codec: s.codec, style: s.style, storage: &storage{threads: map[string]map[string]*namespace{}}}
+	scratch := newSaver(s.serde, s.style, &storage{threads: map[string]map[string]*namespace{}})
 	for _, it := range items {
 		if err := core.PutImportItem(ctx, scratch, it); err != nil {
 			return err

@@ -4,28 +4,15 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/memvault/memvault/checkpointer/internal/checks"
-
 	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/internal/binding"
 )
 
-// Prune implements checkpointer.Pruner. PruneKeepLatest keeps, in every
+// prune is the core's Prune hook (core.Hooks), for checkpointer.Pruner. PruneKeepLatest keeps, in every
 // namespace of each thread, the latest checkpoint, its pending writes and
 // the values its channel versions reference; PruneDelete removes the
 // threads. Unknown threads are ignored.
-func (s *InMemorySaver) Prune(ctx context.Context, threadIDs []string, strategy checkpointer.PruneStrategy) error {
-	if err := checks.ValidateThreadIDs(threadIDs); err != nil {
-		return fmt.Errorf("memory: prune: %w", err)
-	}
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("memory: %w", err)
-	}
-	switch strategy {
-	case checkpointer.PruneKeepLatest, checkpointer.PruneDelete:
-	default:
-		return fmt.Errorf("memory: unknown prune strategy %d", strategy)
-	}
+func (s *InMemorySaver) prune(_ context.Context, threadIDs []string, strategy checkpointer.PruneStrategy) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, thread := range threadIDs {
@@ -66,20 +53,11 @@ func (s *InMemorySaver) Prune(ctx context.Context, threadIDs []string, strategy 
 	return nil
 }
 
-// DeleteForRuns implements checkpointer.RunDeleter: it removes, in every
+// deleteForRuns is the core's DeleteForRuns hook (core.Hooks): it removes, in every
 // thread and namespace, the checkpoints whose metadata run_id is one of
 // runIDs, with their pending writes and the values no remaining checkpoint
 // references.
-func (s *InMemorySaver) DeleteForRuns(ctx context.Context, runIDs []string) error {
-	if err := checks.ValidateRunIDs(runIDs); err != nil {
-		return fmt.Errorf("memory: delete for runs: %w", err)
-	}
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("memory: %w", err)
-	}
-	if len(runIDs) == 0 {
-		return nil
-	}
+func (s *InMemorySaver) deleteForRuns(_ context.Context, runIDs []string) error {
 	runs := make(map[string]bool, len(runIDs))
 	for _, r := range runIDs {
 		runs[r] = true
@@ -152,24 +130,12 @@ func (n *namespace) collectBlobs() {
 	}
 }
 
-// CopyThread implements checkpointer.Copier: every checkpoint (with its id),
+// copyThread is the core's CopyThread hook (core.Hooks): every checkpoint (with its id),
 // namespace, value and pending write of src is copied to dst, whose existing
 // entries with the same keys are overwritten. Values bound to their location
 // by an encrypting serializer are re-bound to dst. Copying an unknown thread
 // does nothing.
-func (s *InMemorySaver) CopyThread(ctx context.Context, srcThreadID, dstThreadID string) error {
-	if err := checkpointer.ValidateThreadID(srcThreadID); err != nil {
-		return fmt.Errorf("memory: copy thread: %w", err)
-	}
-	if err := checkpointer.ValidateThreadID(dstThreadID); err != nil {
-		return fmt.Errorf("memory: copy thread: %w", err)
-	}
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("memory: %w", err)
-	}
-	if srcThreadID == dstThreadID {
-		return nil
-	}
+func (s *InMemorySaver) copyThread(_ context.Context, srcThreadID, dstThreadID string) error {
 	// Snapshot the source under the read lock; records and blob bytes are
 	// immutable, so shallow copies of the maps suffice.
 	type nsCopy struct {

@@ -14,8 +14,6 @@ import (
 // cannot re-encrypt values (it is not a serde.Encrypted).
 var ErrCannotReencrypt = errors.New("memory: serializer cannot re-encrypt values")
 
-var _ checkpointer.Reencrypter = (*InMemorySaver)(nil)
-
 // reencrypter is what serde.Encrypted offers for key rotation.
 type reencrypter interface {
 	Reencrypt(typ string, data, aad []byte) (string, []byte, bool, error)

@@ -33,7 +33,12 @@ type Options struct {
 // InMemorySaver is a checkpointer.Saver that keeps serialized checkpoints,
 // values and writes in memory. It is safe for concurrent use. Create it with
 // New.
+//
+// DeleteThread, Prune, CopyThread, DeleteForRuns and DeleteCheckpoint are
+// the checkpointer core's (argument checks, trivial cases) around this
+// saver's in-memory operations, each under the saver's write lock.
 type InMemorySaver struct {
+	*front
 	serde serde.Serializer
 	codec binding.Codec // serde, binding values to their location
 	style checkpointer.VersionStyle
@@ -46,12 +51,12 @@ type storage struct {
 	threads map[string]map[string]*namespace // thread id -> namespace -> data
 }
 
-var (
-	_ checkpointer.Saver      = (*InMemorySaver)(nil)
-	_ checkpointer.Pruner     = (*InMemorySaver)(nil)
-	_ checkpointer.Copier     = (*InMemorySaver)(nil)
-	_ checkpointer.RunDeleter = (*InMemorySaver)(nil)
-)
+// InMemorySaver implements every saver interface (core.Complete lists
+// them).
+var _ core.Complete = (*InMemorySaver)(nil)
+
+// front is the checkpointer core's side of the management methods.
+type front = core.Front
 
 // namespace holds one (thread, namespace) pair: LangGraph's storage, blobs
 // and writes dictionaries restricted to it.
@@ -100,7 +105,20 @@ func New(opt Options) *InMemorySaver {
 	if s == nil {
 		s = serde.JSONPlus{}
 	}
-	return &InMemorySaver{serde: s, codec: binding.New(s), style: opt.VersionStyle, storage: &storage{threads: map[string]map[string]*namespace{}}}
+	return newSaver(s, opt.VersionStyle, &storage{threads: map[string]map[string]*namespace{}})
+}
+
+// newSaver returns a saver on st that encodes with ser.
+func newSaver(ser serde.Serializer, style checkpointer.VersionStyle, st *storage) *InMemorySaver {
+	s := &InMemorySaver{serde: ser, codec: binding.New(ser), style: style, storage: st}
+	s.front = core.NewFront("memory", core.Hooks{
+		DeleteThread:     s.deleteThread,
+		Prune:            s.prune,
+		CopyThread:       s.copyThread,
+		DeleteForRuns:    s.deleteForRuns,
+		DeleteCheckpoint: s.deleteCheckpoint,
+	})
+	return s
 }
 
 // WithSerde returns a saver over the same stored data that encodes and
@@ -112,7 +130,7 @@ func (s *InMemorySaver) WithSerde(ser serde.Serializer) *InMemorySaver {
 	if ser == nil {
 		ser = serde.JSONPlus{}
 	}
-	return &InMemorySaver{serde: ser, codec: binding.New(ser), style: s.style, storage: s.storage}
+	return newSaver(ser, s.style, s.storage)
 }
 
 // add stores rec, replacing a checkpoint with the same id.
@@ -475,14 +493,8 @@ func (s *InMemorySaver) match(cfg *checkpointer.Config, opt checkpointer.ListOpt
 	return refs
 }
 
-// DeleteThread implements checkpointer.Saver.
-func (s *InMemorySaver) DeleteThread(ctx context.Context, threadID string) error {
-	if err := checkpointer.ValidateThreadID(threadID); err != nil {
-		return fmt.Errorf("memory: %w", err)
-	}
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("memory: %w", err)
-	}
+// deleteThread is the core's DeleteThread hook (core.Hooks).
+func (s *InMemorySaver) deleteThread(_ context.Context, threadID string) error {
 	s.mu.Lock()
 	delete(s.threads, threadID)
 	s.mu.Unlock()

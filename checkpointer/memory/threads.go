@@ -10,8 +10,6 @@ import (
 	"github.com/memvault/memvault/checkpointer"
 )
 
-var _ checkpointer.ThreadLister = (*InMemorySaver)(nil)
-
 // ListThreads implements checkpointer.ThreadLister from a snapshot of the
 // thread index; no value is decoded.
 func (s *InMemorySaver) ListThreads(ctx context.Context) iter.Seq2[checkpointer.ThreadInfo, error] {

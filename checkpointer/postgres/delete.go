@@ -4,32 +4,29 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/memvault/memvault/checkpointer/internal/checks"
-
 	"github.com/jackc/pgx/v5"
 
 	"github.com/memvault/memvault/checkpointer"
+	"github.com/memvault/memvault/checkpointer/internal/core"
 )
 
-var _ checkpointer.CheckpointDeleter = (*Saver)(nil)
-
-// DeleteCheckpoint implements checkpointer.CheckpointDeleter in one
-// statement: the checkpoint, its writes, and the blob rows of its channel
-// versions that no other checkpoint of its namespace uses.
-func (s *Saver) DeleteCheckpoint(ctx context.Context, cfg checkpointer.Config) error {
-	return s.deleteCheckpoint(ctx, s.db, cfg)
+// deleteCheckpoint is the core's DeleteCheckpoint hook (core.Hooks), for
+// checkpointer.CheckpointDeleter: one statement deletes the checkpoint, its
+// writes, and the blob rows of its channel versions that no other
+// checkpoint of its namespace uses.
+func (s *Saver) deleteCheckpoint(ctx context.Context, thread, ns, id string) error {
+	return s.deleteCheckpointOn(ctx, s.db, thread, ns, id)
 }
 
 // DeleteCheckpointTx is DeleteCheckpoint inside the caller's transaction.
 func (s *Saver) DeleteCheckpointTx(ctx context.Context, tx pgx.Tx, cfg checkpointer.Config) error {
-	return s.deleteCheckpoint(ctx, tx, cfg)
+	return core.DeleteCheckpoint(ctx, "postgres", cfg, func(ctx context.Context, thread, ns, id string) error {
+		return s.deleteCheckpointOn(ctx, tx, thread, ns, id)
+	})
 }
 
-func (s *Saver) deleteCheckpoint(ctx context.Context, db DB, cfg checkpointer.Config) error {
-	if err := checks.ValidateDeleteCheckpoint(cfg); err != nil {
-		return fmt.Errorf("postgres: delete checkpoint: %w", err)
-	}
-	if _, err := db.Exec(ctx, s.q.ckptDelete, cfg.ThreadID, cfg.CheckpointNS, cfg.CheckpointID); err != nil {
+func (s *Saver) deleteCheckpointOn(ctx context.Context, db DB, thread, ns, id string) error {
+	if _, err := db.Exec(ctx, s.q.ckptDelete, thread, ns, id); err != nil {
 		return fmt.Errorf("postgres: delete checkpoint: %w", err)
 	}
 	return nil

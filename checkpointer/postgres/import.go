@@ -8,8 +8,6 @@ import (
 	"github.com/memvault/memvault/checkpointer/internal/core"
 )
 
-var _ checkpointer.ThreadImporter = (*Saver)(nil)
-
 // ImportThread implements checkpointer.ThreadImporter: every Put and
 // PutWrites of items runs in one transaction (a savepoint when the saver
 // is itself on a transaction), committed only when all succeeded.
@@ -27,6 +25,7 @@ func (s *Saver) ImportThread(ctx context.Context, items []checkpointer.ImportChe
 	// as integers (see checkpointer.ThreadImporter).
 	t := *s
 	t.db, t.inTx, t.style = tx, true, checkpointer.VersionInt
+	t.bindFront()
 	for _, it := range items {
 		if err := core.PutImportItem(ctx, &t, it); err != nil {
 			return err

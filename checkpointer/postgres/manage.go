@@ -4,18 +4,17 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/memvault/memvault/checkpointer/internal/checks"
-
 	"github.com/jackc/pgx/v5"
 
 	"github.com/memvault/memvault/checkpointer"
+	"github.com/memvault/memvault/checkpointer/internal/core"
 	"github.com/memvault/memvault/internal/binding"
 )
 
-// DeleteThread implements checkpointer.Saver: the thread's checkpoints,
-// values and writes, in every namespace, go in one round trip and one
-// (implicit) transaction.
-func (s *Saver) DeleteThread(ctx context.Context, threadID string) error {
+// deleteThread is the core's DeleteThread hook (core.Hooks): the thread's
+// checkpoints, values and writes, in every namespace, go in one round trip
+// and one (implicit) transaction.
+func (s *Saver) deleteThread(ctx context.Context, threadID string) error {
 	return s.deleteThreads(ctx, s.db, []string{threadID})
 }
 
@@ -24,15 +23,13 @@ func (s *Saver) DeleteThreadTx(ctx context.Context, tx pgx.Tx, threadID string) 
 	if tx == nil {
 		return fmt.Errorf("postgres: delete thread: nil transaction")
 	}
-	return s.deleteThreads(ctx, tx, []string{threadID})
+	return core.DeleteThread(ctx, "postgres", threadID, func(ctx context.Context, id string) error {
+		return s.deleteThreads(ctx, tx, []string{id})
+	})
 }
 
+// deleteThreads deletes checked threads on db.
 func (s *Saver) deleteThreads(ctx context.Context, db DB, threadIDs []string) error {
-	for _, id := range threadIDs {
-		if err := checkpointer.ValidateThreadID(id); err != nil {
-			return fmt.Errorf("postgres: delete thread: %w", err)
-		}
-	}
 	b := &pgx.Batch{}
 	b.Queue(s.q.deleteCkpts, threadIDs)
 	b.Queue(s.q.deleteBlobs, threadIDs)
@@ -43,7 +40,8 @@ func (s *Saver) deleteThreads(ctx context.Context, db DB, threadIDs []string) er
 	return nil
 }
 
-// Prune implements checkpointer.Pruner. PruneKeepLatest keeps the newest
+// prune is the core's Prune hook (core.Hooks), for checkpointer.Pruner.
+// PruneKeepLatest keeps the newest
 // checkpoint of every namespace of each thread, with its pending writes,
 // deletes the other checkpoints and their writes, then removes the blob rows
 // no remaining checkpoint references (values of unchanged channels written
@@ -55,22 +53,12 @@ func (s *Saver) deleteThreads(ctx context.Context, db DB, threadIDs []string) er
 //
 // The __pregel_tasks writes a kept v<4 checkpoint reads its pending sends
 // from stay, though their checkpoint goes.
-func (s *Saver) Prune(ctx context.Context, threadIDs []string, strategy checkpointer.PruneStrategy) error {
-	if err := checks.ValidateThreadIDs(threadIDs); err != nil {
-		return fmt.Errorf("postgres: prune: %w", err)
-	}
-	if len(threadIDs) == 0 {
-		return nil
-	}
-	switch strategy {
-	case checkpointer.PruneDelete:
+func (s *Saver) prune(ctx context.Context, threadIDs []string, strategy checkpointer.PruneStrategy) error {
+	if strategy == checkpointer.PruneDelete {
 		if err := s.deleteThreads(ctx, s.db, threadIDs); err != nil {
 			return fmt.Errorf("postgres: prune: %w", err)
 		}
 		return nil
-	case checkpointer.PruneKeepLatest:
-	default:
-		return fmt.Errorf("postgres: prune: unknown strategy %d", strategy)
 	}
 	b := &pgx.Batch{}
 	b.Queue(s.q.pruneCkpts, threadIDs)
@@ -81,16 +69,11 @@ func (s *Saver) Prune(ctx context.Context, threadIDs []string, strategy checkpoi
 	return nil
 }
 
-// DeleteForRuns implements checkpointer.RunDeleter: the checkpoints whose
+// deleteForRuns is the core's DeleteForRuns hook (core.Hooks), for
+// checkpointer.RunDeleter: the checkpoints whose
 // metadata.run_id is one of runIDs go, with their writes and the blob rows
 // no remaining checkpoint of their threads references, in one statement.
-func (s *Saver) DeleteForRuns(ctx context.Context, runIDs []string) error {
-	if len(runIDs) == 0 {
-		return nil
-	}
-	if err := checks.ValidateRunIDs(runIDs); err != nil {
-		return fmt.Errorf("postgres: delete for runs: %w", err)
-	}
+func (s *Saver) deleteForRuns(ctx context.Context, runIDs []string) error {
 	if _, err := s.db.Exec(ctx, s.q.runDelete, runIDs); err != nil {
 		return fmt.Errorf("postgres: delete for runs: %w", err)
 	}
@@ -100,7 +83,8 @@ func (s *Saver) DeleteForRuns(ctx context.Context, runIDs []string) error {
 // copyPage is how many rows a re-encrypting CopyThread moves per statement.
 const copyPage = 500
 
-// CopyThread implements checkpointer.Copier: every checkpoint, value and
+// copyThread is the core's CopyThread hook (core.Hooks), for
+// checkpointer.Copier: every checkpoint, value and
 // write of src, in every namespace, is copied to dst (rows dst already has
 // under the same keys are overwritten) in one transaction. An unknown src
 // copies nothing.
@@ -110,16 +94,7 @@ const copyPage = 500
 // bound to their thread, so each value and write is decrypted under src and
 // re-encrypted under dst; rows stored without a cipher suffix are copied as
 // they are.
-func (s *Saver) CopyThread(ctx context.Context, srcThreadID, dstThreadID string) error {
-	if err := checkpointer.ValidateThreadID(dstThreadID); err != nil {
-		return fmt.Errorf("postgres: copy thread: %w", err)
-	}
-	if err := checkpointer.ValidateThreadID(srcThreadID); err != nil {
-		return fmt.Errorf("postgres: copy thread: %w", err)
-	}
-	if srcThreadID == dstThreadID {
-		return nil
-	}
+func (s *Saver) copyThread(ctx context.Context, srcThreadID, dstThreadID string) error {
 	if !s.codec.Bound() {
 		b := &pgx.Batch{}
 		b.Queue(s.q.copyCkpts, srcThreadID, dstThreadID)

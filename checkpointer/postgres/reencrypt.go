@@ -8,8 +8,6 @@ import (
 	"github.com/memvault/memvault/internal/sqlexec"
 )
 
-var _ checkpointer.Reencrypter = (*Saver)(nil)
-
 // Reencrypt implements checkpointer.Reencrypter: every channel value and
 // pending write not sealed under the serializer's primary key is sealed
 // again, bound to the same row. Rows are read in primary-key order, a batch

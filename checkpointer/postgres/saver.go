@@ -60,10 +60,15 @@ var ErrNUL = checkpointer.ErrInvalidID
 
 // Saver is LangGraph's PostgresSaver on pgx: the same tables, rows and SQL
 // semantics, so Python and JS LangGraph services can share the database. It
-// implements checkpointer.Saver, Pruner, Copier and RunDeleter, and is safe
+// implements every saver interface (core.Complete lists them), and is safe
 // for concurrent use (it holds no lock of its own; PostgreSQL orders
 // concurrent writers).
+//
+// DeleteThread, Prune, CopyThread, DeleteForRuns and DeleteCheckpoint are
+// the checkpointer core's (argument checks, trivial cases) around this
+// saver's statements.
 type Saver struct {
+	*front
 	db     DB
 	serde  serde.Serializer
 	codec  binding.Codec // serde, binding values to their location
@@ -73,12 +78,21 @@ type Saver struct {
 	q      queries
 }
 
-var (
-	_ checkpointer.Saver      = (*Saver)(nil)
-	_ checkpointer.Pruner     = (*Saver)(nil)
-	_ checkpointer.Copier     = (*Saver)(nil)
-	_ checkpointer.RunDeleter = (*Saver)(nil)
-)
+var _ core.Complete = (*Saver)(nil)
+
+// front is the checkpointer core's side of the management methods.
+type front = core.Front
+
+// bindFront gives s its Front, bound to s's own database.
+func (s *Saver) bindFront() {
+	s.front = core.NewFront("postgres", core.Hooks{
+		DeleteThread:     s.deleteThread,
+		Prune:            s.prune,
+		CopyThread:       s.copyThread,
+		DeleteForRuns:    s.deleteForRuns,
+		DeleteCheckpoint: s.deleteCheckpoint,
+	})
+}
 
 // New returns a Saver over db. It does not touch the database: call Setup
 // once (at deploy or start-up) to create or upgrade the tables.
@@ -102,6 +116,7 @@ func New(db DB, opts Options) (*Saver, error) {
 	s.reader = core.Reader{Codec: s.codec, Style: s.style}
 	_, s.inTx = db.(pgx.Tx)
 	s.q = buildQueries(opts.Schema)
+	s.bindFront()
 	return s, nil
 }
 

@@ -9,8 +9,6 @@ import (
 	"github.com/memvault/memvault/internal/sqlexec"
 )
 
-var _ checkpointer.ThreadLister = (*Saver)(nil)
-
 // ListThreads implements checkpointer.ThreadLister with one aggregate
 // query over the checkpoint rows, streamed.
 func (s *Saver) ListThreads(ctx context.Context) iter.Seq2[checkpointer.ThreadInfo, error] {

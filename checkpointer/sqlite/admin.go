@@ -5,31 +5,19 @@ import (
 	"database/sql"
 	"fmt"
 
-	"github.com/memvault/memvault/checkpointer/internal/checks"
 	"github.com/memvault/memvault/checkpointer/internal/core"
 
 	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/internal/binding"
 )
 
-// Prune implements checkpointer.Pruner. PruneKeepLatest keeps, in every
+// prune is the core's Prune hook (core.Hooks), for checkpointer.Pruner. PruneKeepLatest keeps, in every
 // namespace of each thread, the latest checkpoint, its pending writes, the
 // values its channel versions reference and, for a v<4 checkpoint, the
 // pending sends its parent holds, and deletes the rest;
 // PruneDelete deletes the threads. Unknown threads are ignored. Each call is
 // one transaction.
-func (s *Saver) Prune(ctx context.Context, threadIDs []string, strategy checkpointer.PruneStrategy) error {
-	if err := checks.ValidateThreadIDs(threadIDs); err != nil {
-		return fmt.Errorf("sqlite: prune: %w", err)
-	}
-	switch strategy {
-	case checkpointer.PruneKeepLatest, checkpointer.PruneDelete:
-	default:
-		return fmt.Errorf("sqlite: unknown prune strategy %d", strategy)
-	}
-	if len(threadIDs) == 0 {
-		return ctx.Err()
-	}
+func (s *Saver) prune(ctx context.Context, threadIDs []string, strategy checkpointer.PruneStrategy) error {
 	err := s.db.Write(ctx, func(tx *sql.Tx) error {
 		if strategy == checkpointer.PruneDelete {
 			return deleteThreads(ctx, tx, threadIDs...)
@@ -144,17 +132,12 @@ func collectBlobs(ctx context.Context, tx *sql.Tx, thread string) error {
 	return nil
 }
 
-// DeleteForRuns implements checkpointer.RunDeleter: it deletes, in every
+// deleteForRuns is the core's DeleteForRuns hook (core.Hooks), for
+// checkpointer.RunDeleter: it deletes, in every
 // thread and namespace, the checkpoints whose metadata run_id is one of
 // runIDs, with their pending writes and the values no remaining checkpoint
 // references, in one transaction.
-func (s *Saver) DeleteForRuns(ctx context.Context, runIDs []string) error {
-	if err := checks.ValidateRunIDs(runIDs); err != nil {
-		return fmt.Errorf("sqlite: delete for runs: %w", err)
-	}
-	if len(runIDs) == 0 {
-		return ctx.Err()
-	}
+func (s *Saver) deleteForRuns(ctx context.Context, runIDs []string) error {
 	err := s.db.Write(ctx, func(tx *sql.Tx) error {
 		type ck struct{ thread, ns, id string }
 		var doomed []ck
@@ -214,23 +197,14 @@ func (s *Saver) DeleteForRuns(ctx context.Context, runIDs []string) error {
 	return nil
 }
 
-// CopyThread implements checkpointer.Copier: every checkpoint (with its
+// copyThread is the core's CopyThread hook (core.Hooks): every checkpoint (with its
 // id), namespace, value and pending write of src is copied to dst, in one
 // transaction, overwriting rows of dst with the same keys. Values encrypted
 // by a serde.BoundSerializer (a type tag with a cipher suffix) are bound to
 // their thread, so they are decrypted under src's associated data and
 // encrypted again under dst's; other values are copied byte for byte.
 // Copying an unknown thread does nothing.
-func (s *Saver) CopyThread(ctx context.Context, srcThreadID, dstThreadID string) error {
-	if err := checkpointer.ValidateThreadID(srcThreadID); err != nil {
-		return fmt.Errorf("sqlite: copy thread: %w", err)
-	}
-	if err := checkpointer.ValidateThreadID(dstThreadID); err != nil {
-		return fmt.Errorf("sqlite: copy thread: %w", err)
-	}
-	if srcThreadID == dstThreadID {
-		return ctx.Err()
-	}
+func (s *Saver) copyThread(ctx context.Context, srcThreadID, dstThreadID string) error {
 	bound := s.codec.Bound()
 	err := s.db.Write(ctx, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO checkpoints

@@ -6,22 +6,13 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/memvault/memvault/checkpointer/internal/checks"
 	"github.com/memvault/memvault/checkpointer/internal/core"
-
-	"github.com/memvault/memvault/checkpointer"
 )
 
-var _ checkpointer.CheckpointDeleter = (*Saver)(nil)
-
-// DeleteCheckpoint implements checkpointer.CheckpointDeleter: in one write
+// deleteCheckpoint is the core's DeleteCheckpoint hook (core.Hooks): in one write
 // transaction, the checkpoint's writes and row, then the blob rows of its
 // channel versions that no other checkpoint of its namespace uses.
-func (s *Saver) DeleteCheckpoint(ctx context.Context, cfg checkpointer.Config) error {
-	if err := checks.ValidateDeleteCheckpoint(cfg); err != nil {
-		return fmt.Errorf("sqlite: delete checkpoint: %w", err)
-	}
-	thread, ns, id := cfg.ThreadID, cfg.CheckpointNS, cfg.CheckpointID
+func (s *Saver) deleteCheckpoint(ctx context.Context, thread, ns, id string) error {
 	err := s.db.Write(ctx, func(tx *sql.Tx) error {
 		var doc []byte
 		err := tx.QueryRowContext(ctx, `SELECT checkpoint FROM checkpoints

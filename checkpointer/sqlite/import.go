@@ -9,8 +9,6 @@ import (
 	"github.com/memvault/memvault/checkpointer/internal/core"
 )
 
-var _ checkpointer.ThreadImporter = (*Saver)(nil)
-
 // importExec is one statement of an import, prepared (serialized and
 // encrypted) before the write transaction starts.
 type importExec struct {

@@ -7,8 +7,6 @@ import (
 	"github.com/memvault/memvault/checkpointer/internal/core"
 )
 
-var _ checkpointer.Reencrypter = (*Saver)(nil)
-
 // Reencrypt implements checkpointer.Reencrypter: every channel value and
 // pending write not sealed under the serializer's primary key is sealed
 // again, bound to the same row, in batches of one write transaction each.

@@ -35,7 +35,12 @@ type Options struct {
 // Saver is a checkpointer.Saver on a SQLite database. It is safe for
 // concurrent use, also by several processes on one file. Create it with
 // Open or New.
+//
+// DeleteThread, Prune, CopyThread, DeleteForRuns and DeleteCheckpoint are
+// the checkpointer core's (argument checks, trivial cases) around this
+// saver's statements, each run in one write transaction.
 type Saver struct {
+	*front
 	db     *sqlitedb.DB
 	st     *stmts
 	serde  serde.Serializer
@@ -44,12 +49,11 @@ type Saver struct {
 	style  checkpointer.VersionStyle
 }
 
-var (
-	_ checkpointer.Saver      = (*Saver)(nil)
-	_ checkpointer.Pruner     = (*Saver)(nil)
-	_ checkpointer.Copier     = (*Saver)(nil)
-	_ checkpointer.RunDeleter = (*Saver)(nil)
-)
+// Saver implements every saver interface (core.Complete lists them).
+var _ core.Complete = (*Saver)(nil)
+
+// front is the checkpointer core's side of the management methods.
+type front = core.Front
 
 // Open opens (creating it if needed) the database file at path, sets up
 // its tables and returns a saver on it. A store/sqlite store opened on the
@@ -101,8 +105,16 @@ func newSaver(ctx context.Context, db *sqlitedb.DB, opts Options) (*Saver, error
 		sd = serde.JSONPlus{}
 	}
 	codec := binding.New(sd)
-	return &Saver{db: db, st: st, serde: sd, codec: codec, style: opts.VersionStyle,
-		reader: core.Reader{Codec: codec, Style: opts.VersionStyle}}, nil
+	s := &Saver{db: db, st: st, serde: sd, codec: codec, style: opts.VersionStyle,
+		reader: core.Reader{Codec: codec, Style: opts.VersionStyle}}
+	s.front = core.NewFront("sqlite", core.Hooks{
+		DeleteThread:     s.deleteThread,
+		Prune:            s.prune,
+		CopyThread:       s.copyThread,
+		DeleteForRuns:    s.deleteForRuns,
+		DeleteCheckpoint: s.deleteCheckpoint,
+	})
+	return s, nil
 }
 
 // Close releases the saver's database handle. A database from Open is
@@ -185,11 +197,8 @@ func (s *Saver) PutWrites(ctx context.Context, cfg checkpointer.Config, writes [
 	return nil
 }
 
-// DeleteThread implements checkpointer.Saver.
-func (s *Saver) DeleteThread(ctx context.Context, threadID string) error {
-	if err := checkpointer.ValidateThreadID(threadID); err != nil {
-		return fmt.Errorf("sqlite: %w", err)
-	}
+// deleteThread is the core's DeleteThread hook (core.Hooks).
+func (s *Saver) deleteThread(ctx context.Context, threadID string) error {
 	err := s.db.Write(ctx, func(tx *sql.Tx) error { return deleteThreads(ctx, tx, threadID) })
 	if err != nil {
 		return fmt.Errorf("sqlite: delete thread: %w", err)

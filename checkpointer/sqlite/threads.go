@@ -8,8 +8,6 @@ import (
 	"github.com/memvault/memvault/checkpointer/internal/core"
 )
 
-var _ checkpointer.ThreadLister = (*Saver)(nil)
-
 // ListThreads implements checkpointer.ThreadLister with one aggregate
 // query over the checkpoint rows.
 func (s *Saver) ListThreads(ctx context.Context) iter.Seq2[checkpointer.ThreadInfo, error] {
