@@ -35,11 +35,7 @@ func (s *InMemorySaver) ImportThread(ctx context.Context, items []checkpointer.I
 				dst.add(src.checkpoints[id])
 			}
 			for id, ws := range src.writes {
-				have := dst.writes[id]
-				if have == nil {
-					have = make(map[taskIdx]*storedWrite, len(ws))
-					dst.writes[id] = have
-				}
+				have := dst.writesOf(id)
 				// PutWrites' rule: a regular write keeps its first value,
 				// a special channel's is replaced.
 				for k, w := range ws {

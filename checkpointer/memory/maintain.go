@@ -206,11 +206,7 @@ func (s *InMemorySaver) copyThread(_ context.Context, srcThreadID, dstThreadID s
 			n.blobs[k] = b
 		}
 		for id, ws := range c.writes {
-			m := n.writes[id]
-			if m == nil {
-				m = make(map[taskIdx]*storedWrite, len(ws))
-				n.writes[id] = m
-			}
+			m := n.writesOf(id)
 			for _, w := range ws {
 				m[taskIdx{w.task, w.idx}] = w
 			}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/memvault/memvault/checkpointer/internal/checks"
+	"github.com/memvault/memvault/jsonvalue"
 
 	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/checkpointer/internal/core"
@@ -131,6 +132,16 @@ func (s *InMemorySaver) WithSerde(ser serde.Serializer) *InMemorySaver {
 		ser = serde.JSONPlus{}
 	}
 	return newSaver(ser, s.style, s.storage)
+}
+
+// writesOf returns the pending writes of checkpoint id, creating the map.
+func (n *namespace) writesOf(id string) map[taskIdx]*storedWrite {
+	ws := n.writes[id]
+	if ws == nil {
+		ws = map[taskIdx]*storedWrite{}
+		n.writes[id] = ws
+	}
+	return ws
 }
 
 // add stores rec, replacing a checkpoint with the same id.
@@ -256,11 +267,7 @@ func (s *InMemorySaver) PutWrites(ctx context.Context, cfg checkpointer.Config, 
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n := s.namespaceLocked(w.Thread, w.NS)
-	ws := n.writes[w.Checkpoint]
-	if ws == nil {
-		ws = make(map[taskIdx]*storedWrite, len(w.Rows))
-		n.writes[w.Checkpoint] = ws
-	}
+	ws := n.writesOf(w.Checkpoint)
 	for _, r := range w.Rows {
 		k := taskIdx{w.Task, r.Idx}
 		if _, exists := ws[k]; exists && !w.Upsert {
@@ -355,7 +362,7 @@ func (s *InMemorySaver) decode(raw *rawTuple) (*checkpointer.Tuple, error) {
 			VersionsSeen:    cloneSeen(rec.seen),
 			UpdatedChannels: slices.Clone(rec.updated),
 		}},
-		Metadata: copyJSON(rec.metadata).(map[string]any),
+		Metadata: jsonvalue.Copy(rec.metadata).(map[string]any),
 		Values:   make([]core.Value, len(raw.values)),
 		Writes:   storedWrites(raw.writes),
 		Sends:    storedWrites(raw.sends),
@@ -510,23 +517,4 @@ func cloneSeen(m map[string]map[string]string) map[string]map[string]string {
 		out[k] = maps.Clone(v)
 	}
 	return out
-}
-
-// copyJSON deep-copies a decoded JSON value.
-func copyJSON(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		m := make(map[string]any, len(x))
-		for k, e := range x {
-			m[k] = copyJSON(e)
-		}
-		return m
-	case []any:
-		s := make([]any, len(x))
-		for i, e := range x {
-			s[i] = copyJSON(e)
-		}
-		return s
-	}
-	return v
 }
