@@ -40,6 +40,15 @@ func (d SQLite) Query(ctx context.Context, q string, args []any, row func(scan f
 		return err
 	}
 	defer rows.Close()
+	return each(rows, row)
+}
+
+// each calls row for every row of rows, database/sql's or pgx's alike.
+func each(rows interface {
+	Next() bool
+	Scan(dest ...any) error
+	Err() error
+}, row func(scan func(dest ...any) error) error) error {
 	for rows.Next() {
 		if err := row(rows.Scan); err != nil {
 			return err
@@ -79,12 +88,7 @@ func (d Postgres) Query(ctx context.Context, q string, args []any, row func(scan
 		return err
 	}
 	defer rows.Close()
-	for rows.Next() {
-		if err := row(rows.Scan); err != nil {
-			return err
-		}
-	}
-	return rows.Err()
+	return each(rows, row)
 }
 
 // ExecTx implements DB.
