@@ -9,9 +9,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/jackc/pgx/v5"
+	"github.com/memvault/memvault/internal/aead"
 
-	"github.com/memvault/memvault/crypto"
+	"github.com/jackc/pgx/v5"
 )
 
 // CensusRow counts the stored values of one table under one cipher and key.
@@ -90,7 +90,7 @@ func (h *Handle) sqliteCensus(ctx context.Context) ([]CensusRow, error) {
 	}
 	defer db.Close()
 	const blobCols = `CASE WHEN instr(type, '+') > 0 THEN substr(type, instr(type, '+') + 1) ELSE '' END,
-CASE WHEN type LIKE '%+` + crypto.EnvelopeName + `' THEN lower(hex(substr(blob, 2, ` + "8" + `))) ELSE '' END`
+CASE WHEN type LIKE '%+` + aead.EnvelopeName + `' THEN lower(hex(substr(blob, 2, ` + "8" + `))) ELSE '' END`
 	queries := []struct{ table, q string }{
 		{"checkpoint_blobs", `SELECT ` + blobCols + `, count(*) FROM checkpoint_blobs WHERE type <> 'empty' GROUP BY 1, 2`},
 		{"checkpoint_writes", `SELECT ` + blobCols + `, count(*) FROM checkpoint_writes GROUP BY 1, 2`},
@@ -123,7 +123,7 @@ func (h *Handle) postgresCensus(ctx context.Context) ([]CensusRow, error) {
 		return pgx.Identifier{h.schema, t}.Sanitize()
 	}
 	const blobCols = `split_part(type, '+', 2),
-CASE WHEN type LIKE '%+` + crypto.EnvelopeName + `' THEN encode(substring(blob from 2 for 8), 'hex') ELSE '' END`
+CASE WHEN type LIKE '%+` + aead.EnvelopeName + `' THEN encode(substring(blob from 2 for 8), 'hex') ELSE '' END`
 	queries := []struct{ table, q string }{
 		{"checkpoint_blobs", `SELECT ` + blobCols + `, count(*) FROM ` + ident("checkpoint_blobs") + ` WHERE type <> 'empty' GROUP BY 1, 2`},
 		{"checkpoint_writes", `SELECT ` + blobCols + `, count(*) FROM ` + ident("checkpoint_writes") + ` GROUP BY 1, 2`},
@@ -171,7 +171,7 @@ func censusRow(table, a, b string, n int64) CensusRow {
 	_, cipher, _ := strings.Cut(a, "+")
 	r := CensusRow{Table: table, Cipher: cipher, Rows: n}
 	// b is the base64 of the envelope's first 9 bytes: version, key id.
-	if raw, err := base64.StdEncoding.DecodeString(b); cipher == crypto.EnvelopeName && err == nil && len(raw) == 9 {
+	if raw, err := base64.StdEncoding.DecodeString(b); cipher == aead.EnvelopeName && err == nil && len(raw) == 9 {
 		r.KeyID = hex.EncodeToString(raw[1:9])
 	}
 	return r

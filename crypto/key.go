@@ -8,6 +8,8 @@ import (
 	"encoding/hex"
 	"fmt"
 	"strings"
+
+	"github.com/memvault/memvault/internal/keyaccess"
 )
 
 // KeyIDSize is the length of a KeyID.
@@ -103,6 +105,12 @@ func (k *Key) GoString() string { return k.String() }
 
 // Format makes every fmt verb print String.
 func (k *Key) Format(f fmt.State, _ rune) { _, _ = f.Write([]byte(k.String())) }
+
+// Material returns the key's bytes to memvault's own ciphers (the
+// envelope and LangGraph's "aes" format, in internal/aead). Its argument
+// can only be made inside memvault (internal/keyaccess), so the method is
+// of no use elsewhere. The bytes are secret and must not be modified.
+func (k *Key) Material(keyaccess.Token) []byte { return k.b }
 
 // DangerousDeriveSubkey returns n bytes of key material derived from k for
 // one purpose (HKDF-SHA256 with k as input key material, the salt

@@ -4,6 +4,7 @@
 package examples_test
 
 import (
+	"github.com/memvault/memvault/internal/aead"
 	"bytes"
 	"context"
 	"database/sql"
@@ -351,7 +352,7 @@ func checkRows(t *testing.T, backend, where, rawKey string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gcm, err := crypto.NewAES(ring, crypto.ModeGCM)
+	gcm, err := aead.NewAES(ring, crypto.ModeGCM)
 	if err != nil {
 		t.Fatal(err)
 	}

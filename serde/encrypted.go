@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/memvault/memvault/internal/aead"
+
 	"github.com/memvault/memvault/crypto"
 )
 
@@ -40,9 +42,9 @@ import (
 // An Encrypted is safe for concurrent use.
 type Encrypted struct {
 	inner          Serializer
-	write          crypto.Cipher
+	write          aead.Cipher
 	tags           map[string]string // inner tag → written tag, for the common ones
-	read           map[string]crypto.Cipher
+	read           map[string]aead.Cipher
 	ring           *crypto.Keyring
 	allowPlaintext bool
 	allowUnbound   bool // read LangGraph's "aes" values, which are bound to nothing
@@ -109,18 +111,18 @@ func NewEncrypted(inner Serializer, ring *crypto.Keyring, opts ...EncryptedOptio
 	if inner == nil {
 		inner = JSONPlus{}
 	}
-	env, err := crypto.NewEnvelope(ring)
+	env, err := aead.NewEnvelope(ring)
 	if err != nil {
 		return nil, fmt.Errorf("serde: %w", err)
 	}
-	aes, err := crypto.NewAES(ring, cfg.mode)
+	aes, err := aead.NewAES(ring, cfg.mode)
 	if err != nil {
 		return nil, fmt.Errorf("serde: %w", err)
 	}
 	e := &Encrypted{
 		inner:          inner,
 		write:          env,
-		read:           map[string]crypto.Cipher{env.Name(): env, aes.Name(): aes},
+		read:           map[string]aead.Cipher{env.Name(): env, aes.Name(): aes},
 		ring:           ring,
 		allowPlaintext: cfg.allowPlaintext,
 		allowUnbound:   cfg.allowUnbound || cfg.langGraph,
@@ -219,14 +221,14 @@ func (e *Encrypted) LoadsTypedWith(typ string, data, aad []byte) (any, error) {
 // decoder copies what it keeps, so the plaintext is garbage as soon as it
 // is decoded. done is false for any other value.
 func (e *Encrypted) loadEnvelopeJSON(typ string, data, aad []byte) (v any, done bool, err error) {
-	if typ != TypeJSON+"+"+crypto.EnvelopeName || !isJSONPlus(e.inner) {
+	if typ != TypeJSON+"+"+aead.EnvelopeName || !isJSONPlus(e.inner) {
 		return nil, false, nil
 	}
-	env, ok := e.read[crypto.EnvelopeName].(*crypto.Envelope)
+	env, ok := e.read[aead.EnvelopeName].(*aead.Envelope)
 	if !ok {
 		return nil, false, nil
 	}
-	cp := cipherAAD(crypto.EnvelopeName, TypeJSON, aad)
+	cp := cipherAAD(aead.EnvelopeName, TypeJSON, aad)
 	bp := scratch.Get().(*[]byte)
 	p, _, err := env.DecryptKeyAppend((*bp)[:0], data, *cp)
 	putScratch(cp)
@@ -254,10 +256,10 @@ func (e *Encrypted) open(typ string, data, aad []byte) (plain []byte, innerTyp s
 	if !ok {
 		return nil, "", nil, fmt.Errorf("%w: cipher %q in %q", ErrUnknownType, cipherName, typ)
 	}
-	if cipherName == crypto.AESName && !e.allowUnbound {
+	if cipherName == aead.AESName && !e.allowUnbound {
 		return nil, "", nil, fmt.Errorf("%w: type %q", ErrUnboundRefused, typ)
 	}
-	kc := c.(crypto.KeyedCipher)
+	kc := c.(aead.KeyedCipher)
 	cp := cipherAAD(cipherName, innerTyp, aad)
 	p, kid, err := kc.DecryptKey(data, *cp)
 	putScratch(cp)
@@ -275,7 +277,7 @@ func (e *Encrypted) open(typ string, data, aad []byte) (plain []byte, innerTyp s
 func cipherAAD(cipherName, innerTyp string, aad []byte) *[]byte {
 	bp := scratch.Get().(*[]byte)
 	b := (*bp)[:0]
-	if cipherName != crypto.AESName {
+	if cipherName != aead.AESName {
 		b = binary.AppendUvarint(b, uint64(len(innerTyp)))
 		b = append(b, innerTyp...)
 		b = append(b, aad...)

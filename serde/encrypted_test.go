@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/memvault/memvault/internal/aead"
+
 	"github.com/memvault/memvault/crypto"
 )
 
@@ -89,7 +91,7 @@ func TestEncryptedRoundTrip(t *testing.T) {
 			}
 		}
 	}
-	if got := encrypted(t, r).CipherName(); got != crypto.EnvelopeName {
+	if got := encrypted(t, r).CipherName(); got != aead.EnvelopeName {
 		t.Fatalf("default cipher %q", got)
 	}
 }
@@ -118,13 +120,13 @@ func TestEncryptedTamper(t *testing.T) {
 		if _, err := e.LoadsTypedWith(typ, append(data, 0), aadA); err != ErrDecrypt {
 			t.Fatalf("%s: extended: %v", name, err)
 		}
-		if e.CipherName() == crypto.EnvelopeName {
+		if e.CipherName() == aead.EnvelopeName {
 			// Moved to another thread.
 			if _, err := e.LoadsTypedWith(typ, data, aadB); err != ErrDecrypt {
 				t.Fatalf("AAD B opened AAD A: %v", err)
 			}
 			// Relabelled inner tag.
-			if _, err := e.LoadsTypedWith("msgpack+"+crypto.EnvelopeName, data, aadA); err != ErrDecrypt {
+			if _, err := e.LoadsTypedWith("msgpack+"+aead.EnvelopeName, data, aadA); err != ErrDecrypt {
 				t.Fatalf("relabelled: %v", err)
 			}
 		}

@@ -1,4 +1,4 @@
-package crypto
+package aead
 
 import (
 	"bytes"
@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/memvault/memvault/crypto"
 )
 
 // The golden files are written only by `go test -run TestGolden
@@ -71,7 +73,7 @@ func TestGolden(t *testing.T) {
 			r := ring(t, "another-primary-key-0123", c.Key)
 			var ciph Cipher
 			if c.Mode != "" {
-				ciph, _ = NewAES(r, ModeGCM)
+				ciph, _ = NewAES(r, crypto.ModeGCM)
 			} else {
 				ciph, _ = NewEnvelope(r)
 			}
@@ -95,9 +97,9 @@ func writeGolden(t *testing.T, path string, inputs []goldenCase) {
 		var err error
 		switch c.Mode {
 		case "eax", "gcm":
-			m := ModeGCM
+			m := crypto.ModeGCM
 			if c.Mode == "eax" {
-				m = ModeEAX
+				m = crypto.ModeEAX
 			}
 			a, _ := NewAES(r, m)
 			a.rand = fixedRand

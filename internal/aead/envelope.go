@@ -1,4 +1,4 @@
-package crypto
+package aead
 
 import (
 	"crypto/aes"
@@ -11,6 +11,9 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/memvault/memvault/crypto"
+	"github.com/memvault/memvault/internal/keyaccess"
+
 	lru "github.com/hashicorp/golang-lru/v2"
 )
 
@@ -22,7 +25,7 @@ const (
 	EnvelopeV1       = 0x01
 	envSaltSize      = 32
 	envNonceSize     = 12
-	envHeaderSize    = 1 + KeyIDSize + envSaltSize + envNonceSize
+	envHeaderSize    = 1 + crypto.KeyIDSize + envSaltSize + envNonceSize
 	envTagSize       = 16
 	envelopeOverhead = envHeaderSize + envTagSize
 )
@@ -37,8 +40,8 @@ const envDomain = "memvault/envelope/v1"
 // key, and caller associated data. See the package
 // documentation for the byte layout.
 type Envelope struct {
-	ring *Keyring
-	keys map[KeyID]*envKey
+	ring *crypto.Keyring
+	keys map[crypto.KeyID]*envKey
 	rand func([]byte) error
 	// records caches the AEADs of recently opened records, keyed
 	// by what determines their key (version, key id, salt). Agents re-read
@@ -56,7 +59,7 @@ type Envelope struct {
 
 // recordID is what a record key is derived from: an envelope header
 // without its nonce.
-type recordID [1 + KeyIDSize + envSaltSize]byte
+type recordID [1 + crypto.KeyIDSize + envSaltSize]byte
 
 // RecordCacheSize is how many record AEADs (one per salt) an Envelope keeps (about 1.2 KB
 // each).
@@ -66,17 +69,17 @@ const RecordCacheSize = 4096
 // HKDF-Extract(salt = envDomain, IKM = master key), computed once, and a
 // pool of HMAC-SHA256(PRK) states for HKDF-Expand.
 type envKey struct {
-	id   KeyID
+	id   crypto.KeyID
 	prk  []byte
 	pool sync.Pool // hash.Hash
 }
 
-func newEnvKey(k *Key) (*envKey, error) {
-	prk, err := hkdf.Extract(sha256.New, k.b, []byte(envDomain))
+func newEnvKey(k *crypto.Key) (*envKey, error) {
+	prk, err := hkdf.Extract(sha256.New, k.Material(keyaccess.Token{}), []byte(envDomain))
 	if err != nil {
 		return nil, fmt.Errorf("crypto: hkdf: %v", err)
 	}
-	ek := &envKey{id: k.id, prk: prk}
+	ek := &envKey{id: k.ID(), prk: prk}
 	ek.pool.New = func() any { return hmac.New(sha256.New, ek.prk) }
 	return ek, nil
 }
@@ -87,14 +90,14 @@ func (ek *envKey) recordKey(dst *[32]byte, header []byte) {
 	h := ek.pool.Get().(hash.Hash)
 	h.Reset()
 	h.Write([]byte(envDomain))
-	h.Write(header[:1+KeyIDSize+envSaltSize])
+	h.Write(header[:1+crypto.KeyIDSize+envSaltSize])
 	h.Write([]byte{1})
 	h.Sum(dst[:0])
 	ek.pool.Put(h)
 }
 
 // NewEnvelope returns the envelope cipher over ring.
-func NewEnvelope(ring *Keyring) (*Envelope, error) {
+func NewEnvelope(ring *crypto.Keyring) (*Envelope, error) {
 	if ring == nil {
 		return nil, fmt.Errorf("crypto: nil keyring")
 	}
@@ -102,13 +105,13 @@ func NewEnvelope(ring *Keyring) (*Envelope, error) {
 	if err != nil {
 		return nil, fmt.Errorf("crypto: %v", err)
 	}
-	e := &Envelope{ring: ring, keys: make(map[KeyID]*envKey, len(ring.keys)), rand: randRead, records: records}
-	for _, k := range ring.keys {
+	e := &Envelope{ring: ring, keys: make(map[crypto.KeyID]*envKey, len(ring.Keys())), rand: randRead, records: records}
+	for _, k := range ring.Keys() {
 		ek, err := newEnvKey(k)
 		if err != nil {
 			return nil, err
 		}
-		e.keys[k.id] = ek
+		e.keys[k.ID()] = ek
 	}
 	return e, nil
 }
@@ -117,7 +120,7 @@ func NewEnvelope(ring *Keyring) (*Envelope, error) {
 func (e *Envelope) Name() string { return EnvelopeName }
 
 // Keyring returns the cipher's keys.
-func (e *Envelope) Keyring() *Keyring { return e.ring }
+func (e *Envelope) Keyring() *crypto.Keyring { return e.ring }
 
 // Encrypt seals plaintext under the primary key, bound to aad.
 func (e *Envelope) Encrypt(plaintext, aad []byte) ([]byte, error) {
@@ -169,11 +172,12 @@ func (e *Envelope) sealer() (*sealer, error) {
 	k := e.ring.Primary()
 	s := &sealer{}
 	s.id[0] = EnvelopeV1
-	copy(s.id[1:], k.id[:])
-	if err := e.rand(s.id[1+KeyIDSize:]); err != nil {
+	id := k.ID()
+	copy(s.id[1:], id[:])
+	if err := e.rand(s.id[1+crypto.KeyIDSize:]); err != nil {
 		return nil, fmt.Errorf("crypto: random salt: %w", err)
 	}
-	g, err := e.keys[k.id].recordAEAD(s.id[:])
+	g, err := e.keys[k.ID()].recordAEAD(s.id[:])
 	if err != nil {
 		return nil, err
 	}
@@ -247,31 +251,31 @@ func (e *Envelope) Decrypt(ciphertext, aad []byte) ([]byte, error) {
 }
 
 // DecryptKey opens an envelope and reports the id of the key that opened it.
-func (e *Envelope) DecryptKey(env, aad []byte) ([]byte, KeyID, error) {
+func (e *Envelope) DecryptKey(env, aad []byte) ([]byte, crypto.KeyID, error) {
 	return e.DecryptKeyAppend(nil, env, aad)
 }
 
 // DecryptKeyAppend is DecryptKey appending the plaintext to dst, for
 // callers that reuse a buffer. dst must not overlap env.
-func (e *Envelope) DecryptKeyAppend(dst, env, aad []byte) ([]byte, KeyID, error) {
+func (e *Envelope) DecryptKeyAppend(dst, env, aad []byte) ([]byte, crypto.KeyID, error) {
 	id, err := EnvelopeKeyID(env)
 	if err != nil {
-		return nil, KeyID{}, err
+		return nil, crypto.KeyID{}, err
 	}
 	ek, ok := e.keys[id]
 	if !ok {
-		return nil, KeyID{}, ErrDecrypt
+		return nil, crypto.KeyID{}, crypto.ErrDecrypt
 	}
 	g, err := e.recordAEAD(ek, env[:envHeaderSize])
 	if err != nil {
-		return nil, KeyID{}, ErrDecrypt
+		return nil, crypto.KeyID{}, crypto.ErrDecrypt
 	}
-	nonce := env[1+KeyIDSize+envSaltSize : envHeaderSize]
+	nonce := env[1+crypto.KeyIDSize+envSaltSize : envHeaderSize]
 	buf := headerAAD(env[:envHeaderSize], aad)
 	p, err := g.Open(dst, nonce, env[envHeaderSize:], *buf)
 	putScratch(buf)
 	if err != nil {
-		return nil, KeyID{}, ErrDecrypt
+		return nil, crypto.KeyID{}, crypto.ErrDecrypt
 	}
 	if p == nil {
 		p = []byte{}
@@ -282,11 +286,11 @@ func (e *Envelope) DecryptKeyAppend(dst, env, aad []byte) ([]byte, KeyID, error)
 // EnvelopeKeyID parses an envelope's header and returns the id of the key it
 // claims; it does not authenticate anything. A malformed header is
 // ErrDecrypt.
-func EnvelopeKeyID(env []byte) (KeyID, error) {
-	var id KeyID
+func EnvelopeKeyID(env []byte) (crypto.KeyID, error) {
+	var id crypto.KeyID
 	if len(env) < envelopeOverhead || env[0] != EnvelopeV1 {
-		return id, ErrDecrypt
+		return id, crypto.ErrDecrypt
 	}
-	copy(id[:], env[1:1+KeyIDSize])
+	copy(id[:], env[1:1+crypto.KeyIDSize])
 	return id, nil
 }

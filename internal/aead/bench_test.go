@@ -1,4 +1,4 @@
-package crypto
+package aead
 
 import (
 	"crypto/aes"
@@ -6,6 +6,8 @@ import (
 	"crypto/rand"
 	"fmt"
 	"testing"
+
+	"github.com/memvault/memvault/crypto"
 )
 
 var benchSizes = []int{1 << 10, 64 << 10, 1 << 20}
@@ -60,13 +62,13 @@ func BenchmarkEnvelope(b *testing.B) {
 
 // BenchmarkAESGCM is a LangGraph "aes" round trip written in GCM mode.
 func BenchmarkAESGCM(b *testing.B) {
-	c, _ := NewAES(ring(b, katKey), ModeGCM)
+	c, _ := NewAES(ring(b, katKey), crypto.ModeGCM)
 	benchCipher(b, c, nil)
 }
 
 // BenchmarkAESEAX is a LangGraph "aes" round trip in EAX mode (CMAC+CTR,
 // no hardware GHASH: slower than GCM).
 func BenchmarkAESEAX(b *testing.B) {
-	c, _ := NewAES(ring(b, katKey), ModeEAX)
+	c, _ := NewAES(ring(b, katKey), crypto.ModeEAX)
 	benchCipher(b, c, nil)
 }

@@ -1,9 +1,11 @@
-package crypto
+package aead
 
 import (
 	"bytes"
 	"errors"
 	"testing"
+
+	"github.com/memvault/memvault/crypto"
 )
 
 // FuzzEnvelope feeds arbitrary bytes to the envelope parser: it must never
@@ -23,8 +25,8 @@ func FuzzEnvelope(f *testing.F) {
 	f.Fuzz(func(t *testing.T, blob, aad []byte) {
 		p, err := e.Decrypt(blob, aad)
 		if err != nil {
-			if !errors.Is(err, ErrDecrypt) {
-				t.Fatalf("error %v is not ErrDecrypt", err)
+			if !errors.Is(err, crypto.ErrDecrypt) {
+				t.Fatalf("error %v is not crypto.ErrDecrypt", err)
 			}
 			return
 		}
@@ -37,7 +39,7 @@ func FuzzEnvelope(f *testing.F) {
 // FuzzAES feeds arbitrary bytes to the LangGraph "aes" parser (both modes).
 func FuzzAES(f *testing.F) {
 	r := ring(f, katKey)
-	c, _ := NewAES(r, ModeEAX)
+	c, _ := NewAES(r, crypto.ModeEAX)
 	valid := unhex(f, "000102030405060708090a0b0c0d0e0f8ee76d82f558339f0a1b2b3ee26b5ee1a5d8639e")
 	f.Add(valid)
 	f.Add(valid[:32])
@@ -47,8 +49,8 @@ func FuzzAES(f *testing.F) {
 	f.Fuzz(func(t *testing.T, blob []byte) {
 		p, err := c.Decrypt(blob, nil)
 		if err != nil {
-			if !errors.Is(err, ErrDecrypt) {
-				t.Fatalf("error %v is not ErrDecrypt", err)
+			if !errors.Is(err, crypto.ErrDecrypt) {
+				t.Fatalf("error %v is not crypto.ErrDecrypt", err)
 			}
 			return
 		}

@@ -1,36 +1,17 @@
-package crypto
+package aead
 
 import (
 	"crypto/aes"
 	"crypto/cipher"
 	"crypto/rand"
 	"fmt"
+
+	"github.com/memvault/memvault/crypto"
+	"github.com/memvault/memvault/internal/keyaccess"
 )
 
 // AESName is the name of LangGraph's cipher, the "aes" in "msgpack+aes".
 const AESName = "aes"
-
-// Mode is the AES mode used for LangGraph's "aes" format.
-type Mode int
-
-const (
-	// ModeGCM is AES-GCM with a 16-byte nonce; Python reads it when
-	// configured with mode=AES.MODE_GCM. It is the zero value.
-	ModeGCM Mode = iota
-	// ModeEAX is AES-EAX, pycryptodome's and therefore LangGraph's default.
-	ModeEAX
-)
-
-// String returns "gcm" or "eax".
-func (m Mode) String() string {
-	switch m {
-	case ModeGCM:
-		return "gcm"
-	case ModeEAX:
-		return "eax"
-	}
-	return fmt.Sprintf("Mode(%d)", int(m))
-}
 
 const (
 	aesNonceSize = 16
@@ -43,37 +24,37 @@ const (
 // primary key in its configured mode and decrypts with any key in either
 // mode (configured mode first). Associated data must be empty.
 type AES struct {
-	ring  *Keyring
-	mode  Mode
+	ring  *crypto.Keyring
+	mode  crypto.Mode
 	suite []aesKey // primary first
 	rand  func([]byte) error
 }
 
 type aesKey struct {
-	id  KeyID
+	id  crypto.KeyID
 	gcm cipher.AEAD
 	eax *eax
 }
 
 // NewAES returns the LangGraph "aes" cipher writing in mode.
-func NewAES(ring *Keyring, mode Mode) (*AES, error) {
+func NewAES(ring *crypto.Keyring, mode crypto.Mode) (*AES, error) {
 	if ring == nil {
 		return nil, fmt.Errorf("crypto: nil keyring")
 	}
-	if mode != ModeGCM && mode != ModeEAX {
+	if mode != crypto.ModeGCM && mode != crypto.ModeEAX {
 		return nil, fmt.Errorf("crypto: unknown AES mode %d", int(mode))
 	}
 	c := &AES{ring: ring, mode: mode, rand: randRead}
-	for _, k := range ring.keys {
-		b, err := aes.NewCipher(k.b)
+	for _, k := range ring.Keys() {
+		b, err := aes.NewCipher(k.Material(keyaccess.Token{}))
 		if err != nil {
-			return nil, fmt.Errorf("crypto: key %s: %w", k.id, ErrKeySize)
+			return nil, fmt.Errorf("crypto: key %s: %w", k.ID(), crypto.ErrKeySize)
 		}
 		g, err := cipher.NewGCMWithNonceSize(b, aesNonceSize)
 		if err != nil {
 			return nil, fmt.Errorf("crypto: gcm: %v", err)
 		}
-		c.suite = append(c.suite, aesKey{id: k.id, gcm: g, eax: newEAX(b)})
+		c.suite = append(c.suite, aesKey{id: k.ID(), gcm: g, eax: newEAX(b)})
 	}
 	return c, nil
 }
@@ -87,10 +68,10 @@ func randRead(b []byte) error {
 func (c *AES) Name() string { return AESName }
 
 // Mode returns the mode used to encrypt.
-func (c *AES) Mode() Mode { return c.mode }
+func (c *AES) Mode() crypto.Mode { return c.mode }
 
 // Keyring returns the cipher's keys.
-func (c *AES) Keyring() *Keyring { return c.ring }
+func (c *AES) Keyring() *crypto.Keyring { return c.ring }
 
 // Encrypt seals plaintext with the primary key. aad must be empty.
 func (c *AES) Encrypt(plaintext, aad []byte) ([]byte, error) {
@@ -111,7 +92,7 @@ func (c *AES) sealNonce(out, plaintext []byte) []byte {
 	k := c.suite[0]
 	nonce := out[:aesNonceSize]
 	switch c.mode {
-	case ModeEAX:
+	case crypto.ModeEAX:
 		tag := k.eax.seal(out[aesOverhead:], nonce, plaintext, nil)
 		copy(out[aesNonceSize:aesOverhead], tag[:])
 	default:
@@ -129,20 +110,20 @@ func (c *AES) Decrypt(ciphertext, aad []byte) ([]byte, error) {
 }
 
 // DecryptKey opens a blob and reports which key opened it.
-func (c *AES) DecryptKey(blob, aad []byte) ([]byte, KeyID, error) {
+func (c *AES) DecryptKey(blob, aad []byte) ([]byte, crypto.KeyID, error) {
 	if len(aad) != 0 {
-		return nil, KeyID{}, ErrAAD
+		return nil, crypto.KeyID{}, ErrAAD
 	}
 	if len(blob) < aesOverhead {
-		return nil, KeyID{}, ErrDecrypt
+		return nil, crypto.KeyID{}, crypto.ErrDecrypt
 	}
 	nonce, tag, ct := blob[:aesNonceSize], blob[aesNonceSize:aesOverhead], blob[aesOverhead:]
-	modes := [2]Mode{c.mode, 1 - c.mode}
+	modes := [2]crypto.Mode{c.mode, 1 - c.mode}
 	var buf []byte
 	for _, m := range modes {
 		for _, k := range c.suite {
 			switch m {
-			case ModeGCM:
+			case crypto.ModeGCM:
 				if buf == nil {
 					buf = make([]byte, len(ct)+aesTagSize)
 				}
@@ -152,7 +133,7 @@ func (c *AES) DecryptKey(blob, aad []byte) ([]byte, KeyID, error) {
 				if err == nil {
 					return p, k.id, nil
 				}
-			case ModeEAX:
+			case crypto.ModeEAX:
 				p := make([]byte, len(ct))
 				if k.eax.open(p, nonce, ct, nil, tag) == nil {
 					return p, k.id, nil
@@ -160,5 +141,5 @@ func (c *AES) DecryptKey(blob, aad []byte) ([]byte, KeyID, error) {
 			}
 		}
 	}
-	return nil, KeyID{}, ErrDecrypt
+	return nil, crypto.KeyID{}, crypto.ErrDecrypt
 }
