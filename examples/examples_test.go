@@ -4,7 +4,6 @@
 package examples_test
 
 import (
-	"github.com/memvault/memvault/internal/aead"
 	"bytes"
 	"context"
 	"database/sql"
@@ -18,6 +17,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/memvault/memvault/internal/aead"
 
 	"github.com/jackc/pgx/v5"
 	_ "modernc.org/sqlite"
