@@ -97,7 +97,7 @@
 // a ciphertext copied to another row fails with serde.ErrDecrypt. Vectors
 // are computed from the plaintext before encryption. A strict encrypted
 // serializer refuses plaintext rows (serde.ErrPlaintextRefused). Filters
-// then run in Go after decryption (filter.MatchFilter), fetching rows in
+// then run in Go after decryption (the store core's filter engine), fetching rows in
 // growing chunks until the page is full, so limit and offset stay exact.
 // A cache of decoded values, keyed by item and checked against the exact
 // stored bytes, saves decryption and decoding of unchanged rows without

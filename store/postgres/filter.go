@@ -38,7 +38,7 @@ func nsCond(a *args, col string, prefix store.Namespace) string {
 }
 
 // filterSQL renders a validated filter as SQL over the JSONB column col,
-// with the semantics of filter.MatchFilter: a missing key never matches;
+// with the semantics of the store core's filter engine (store/internal/filtering): a missing key never matches;
 // equality is JSONB equality (numbers by value); the ordering operators
 // compare numbers as numeric and strings byte-wise (COLLATE "C"), and a
 // field of another kind never matches. (LangGraph compares value->>'k' as

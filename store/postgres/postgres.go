@@ -80,7 +80,7 @@ type Options struct {
 	// A serializer whose tag for a value is "json" is stored as plain JSONB
 	// too; any other tag (an encrypted one, "json+aes...") is stored as an
 	// envelope object bound to the item's namespace and key. With a Serde,
-	// search filters run in Go on the decoded values (filter.MatchFilter),
+	// search filters run in Go on the decoded values (the store core's filter engine),
 	// since SQL cannot see inside envelopes.
 	Serde serde.Serializer
 	// CacheSize is the number of decoded (and decrypted) values kept to

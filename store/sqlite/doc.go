@@ -36,7 +36,7 @@
 // (prefix = 'a.b' OR 'a.b.' <= prefix < 'a.b/'), which is exact, needs no
 // LIKE escaping, respects case and uses the primary key. Searches without
 // a query order by updated_at descending, then namespace and key. Filters
-// (filter.MatchFilter: numbers compare as numbers) run in Go.
+// (the store core's filter engine: numbers compare as numbers) run in Go.
 //
 // A search with a query is an exact scan: every vector under the prefix is
 // scored (cosine, L2 or inner product, as index.Score), each item keeps its
