@@ -5,11 +5,13 @@ PKGS      ?= ./...
 # vetted, tested and benchmarked in its own directory, since ./... stops at
 # a nested go.mod.
 MODULES   ?= $(patsubst %/go.mod,%,$(shell git ls-files '*go.mod' 2>/dev/null | sed 's|^go.mod$$|./go.mod|' || echo ./go.mod))
-EACH       = set -e; for m in $(MODULES); do echo "== module $$m"; (cd $$m && $(1)); done
+# GOWORK=off: each module builds and tests with its own go.mod, as its
+# users get it (go.work is for development only).
+EACH       = set -e; for m in $(MODULES); do echo "== module $$m"; (cd $$m && GOWORK=off $(1)); done
 FUZZTIME  ?= 5s
 BENCHTIME ?= 1s
 
-.PHONY: all setup demo test vet fmt-check unit fuzz bench lint build clean
+.PHONY: all setup demo example-adk test vet fmt-check unit fuzz bench lint build clean
 
 all: build
 
@@ -21,6 +23,11 @@ setup:
 ## (SQLite file, offline embedder, encryption on). No server needed.
 demo:
 	$(GO) run ./cmd/memvault demo
+
+## example-adk: a Google ADK agent whose sessions live in memvault (encrypted
+## SQLite), run twice as two processes would; offline (scripted model).
+example-adk:
+	cd examples/adk && GOWORK=off $(GO) run .
 
 ## test: install what is needed, then vet, format check, race tests, short fuzzing.
 test: setup vet fmt-check unit fuzz

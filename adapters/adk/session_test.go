@@ -1,0 +1,160 @@
+package adk_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+
+	"google.golang.org/adk/session"
+	"google.golang.org/adk/session/sessiontestsuite"
+
+	"github.com/memvault/memvault/adapters/adk"
+	"github.com/memvault/memvault/crypto"
+	"github.com/memvault/memvault/internal/pgtest"
+	"github.com/memvault/memvault/serde"
+	"github.com/memvault/memvault/store"
+	"github.com/memvault/memvault/store/memory"
+	"github.com/memvault/memvault/store/postgres"
+	"github.com/memvault/memvault/store/sqlite"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+func encrypting(t testing.TB) serde.Serializer {
+	t.Helper()
+	k, err := crypto.ParseKey("0123456789abcdef0123456789abcdef")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ring, err := crypto.NewKeyring(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := serde.NewEncrypted(nil, ring)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// backend opens a store of one kind for a test; ser nil stores plaintext.
+type backend struct {
+	name string
+	open func(t *testing.T, ser serde.Serializer) store.Store
+}
+
+func backends() []backend {
+	return []backend{
+		{"memory", func(t *testing.T, ser serde.Serializer) store.Store {
+			// The memory store holds Go values: nothing to encrypt.
+			s, err := memory.New(memory.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { s.Close() })
+			return s
+		}},
+		{"sqlite", func(t *testing.T, ser serde.Serializer) store.Store {
+			s, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "adk.db"), sqlite.Options{Serde: ser})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { s.Close() })
+			return s
+		}},
+		{"postgres", func(t *testing.T, ser serde.Serializer) store.Store {
+			s, err := postgres.New(pgtest.Pool(t), postgres.Options{Serde: ser})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Setup(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { s.Close() })
+			return s
+		}},
+	}
+}
+
+// TestADKSessionSuite runs ADK's own exported session service suite against
+// the service on every memvault store, plaintext and encrypted. Each of the
+// suite's fresh services gets a namespace prefix of its own on one store.
+func TestADKSessionSuite(t *testing.T) {
+	for _, b := range backends() {
+		for _, mode := range []string{"plain", "encrypted"} {
+			if b.name == "memory" && mode == "encrypted" {
+				continue
+			}
+			t.Run(b.name+"/"+mode, func(t *testing.T) {
+				var ser serde.Serializer
+				if mode == "encrypted" {
+					ser = encrypting(t)
+				}
+				st := b.open(t, ser)
+				var n atomic.Int64
+				sessiontestsuite.RunServiceTests(t, sessiontestsuite.SuiteOptions{SupportsUserProvidedSessionID: true}, func(t *testing.T) session.Service {
+					svc, err := adk.NewSessionService(st, adk.Options{Prefix: store.Namespace{"adk", fmt.Sprintf("t%d", n.Add(1))}})
+					if err != nil {
+						t.Fatal(err)
+					}
+					return svc
+				})
+			})
+		}
+	}
+}
+
+// TestStaleHandleRefused: two handles read the same session; the first
+// append wins, the second is refused with ErrStaleSession and writes
+// nothing, and a fresh handle appends again.
+func TestStaleHandleRefused(t *testing.T) {
+	for _, b := range backends() {
+		t.Run(b.name, func(t *testing.T) {
+			ctx := t.Context()
+			svc, err := adk.NewSessionService(b.open(t, nil), adk.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, err := svc.Create(ctx, &session.CreateRequest{AppName: "app", UserID: "u.1", SessionID: "s1"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			other, err := svc.Get(ctx, &session.GetRequest{AppName: "app", UserID: "u.1", SessionID: "s1"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := svc.AppendEvent(ctx, c.Session, &session.Event{ID: "e1", Author: "user"}); err != nil {
+				t.Fatal(err)
+			}
+			err = svc.AppendEvent(ctx, other.Session, &session.Event{ID: "e2", Author: "user", Actions: session.EventActions{StateDelta: map[string]any{"k": "lost"}}})
+			if !errors.Is(err, adk.ErrStaleSession) {
+				t.Fatalf("stale append: %v, want ErrStaleSession", err)
+			}
+			got := mustGet(t, svc, "s1")
+			if got.Events().Len() != 1 || got.Events().At(0).ID != "e1" {
+				t.Fatalf("events after refused append: %d", got.Events().Len())
+			}
+			if _, err := got.State().Get("k"); !errors.Is(err, session.ErrStateKeyNotExist) {
+				t.Fatalf("state of refused append stored: %v", err)
+			}
+			if err := svc.AppendEvent(ctx, got, &session.Event{ID: "e2", Author: "user"}); err != nil {
+				t.Fatalf("append on a fresh handle: %v", err)
+			}
+			if n := mustGet(t, svc, "s1").Events().Len(); n != 2 {
+				t.Fatalf("events = %d, want 2", n)
+			}
+		})
+	}
+}
+
+func mustGet(t *testing.T, svc *adk.SessionService, id string) session.Session {
+	t.Helper()
+	r, err := svc.Get(context.Background(), &session.GetRequest{AppName: "app", UserID: "u.1", SessionID: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r.Session
+}

@@ -1,0 +1,140 @@
+// Command adk runs a Google ADK agent whose sessions live in memvault: an
+// encrypted SQLite file on the embedded default. The agent's model is
+// scripted (no network): it answers with the user messages the session
+// history gives it. The program runs two turns, "restarts" (closes
+// everything and opens the file again, as a new process would), and runs a
+// third turn that still sees the first two.
+//
+// Run it from the repository root:
+//
+//	make example-adk
+//
+// The database goes to a temporary directory, or to MEMVAULT_DB when that is
+// set (the file is then kept). With LANGGRAPH_AES_KEY unset a demo key is
+// used, so that the file is encrypted either way.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"iter"
+	"log"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"google.golang.org/adk/agent"
+	"google.golang.org/adk/agent/llmagent"
+	"google.golang.org/adk/model"
+	"google.golang.org/adk/runner"
+	"google.golang.org/adk/session"
+	"google.golang.org/genai"
+
+	memvaultadk "github.com/memvault/memvault/adapters/adk"
+	"github.com/memvault/memvault/config"
+)
+
+const (
+	app  = "support-desk"
+	user = "carol@example.com"
+	sid  = "ticket-42"
+)
+
+func main() {
+	path := os.Getenv("MEMVAULT_DB")
+	if path == "" {
+		dir, err := os.MkdirTemp("", "memvault-adk-")
+		if err != nil {
+			log.Fatal(err)
+		}
+		defer os.RemoveAll(dir)
+		path = filepath.Join(dir, "adk.db")
+	}
+	if err := demo(context.Background(), os.Stdout, path); err != nil {
+		log.Fatal(err)
+	}
+}
+
+// demo runs the two "processes" on the database file at path.
+func demo(ctx context.Context, w io.Writer, path string) error {
+	cfg := config.Default()
+	cfg.DBPath = path
+	cfg.Keys.Primary = os.Getenv("LANGGRAPH_AES_KEY")
+	if cfg.Keys.Primary == "" {
+		cfg.Keys.Primary = "demo-key-0123456789abcdef0123456" // demo only: set LANGGRAPH_AES_KEY
+	}
+	fmt.Fprintln(w, "process 1:")
+	if err := run(ctx, w, cfg, true, "my order 1187 arrived broken", "please send a replacement"); err != nil {
+		return err
+	}
+	fmt.Fprintln(w, "process 2 (same file, new handles):")
+	return run(ctx, w, cfg, false, "any update?")
+}
+
+// run opens memvault as a fresh process would, runs the turns, and closes.
+func run(ctx context.Context, w io.Writer, cfg config.Config, create bool, turns ...string) error {
+	h, err := config.Open(ctx, cfg)
+	if err != nil {
+		return fmt.Errorf("open: %w", err)
+	}
+	defer h.Close()
+	// The one line an ADK program adds: sessions in memvault.
+	sessions, err := memvaultadk.NewSessionService(h.Store, memvaultadk.Options{})
+	if err != nil {
+		return err
+	}
+	if create {
+		if _, err := sessions.Create(ctx, &session.CreateRequest{AppName: app, UserID: user, SessionID: sid}); err != nil {
+			return err
+		}
+	}
+	a, err := llmagent.New(llmagent.Config{
+		Name:        "helper",
+		Description: "answers support tickets",
+		Model:       scripted{},
+	})
+	if err != nil {
+		return err
+	}
+	r, err := runner.New(runner.Config{AppName: app, Agent: a, SessionService: sessions})
+	if err != nil {
+		return err
+	}
+	for _, text := range turns {
+		fmt.Fprintf(w, "  user:  %s\n", text)
+		for ev, err := range r.Run(ctx, user, sid, genai.NewContentFromText(text, genai.RoleUser), agent.RunConfig{}) {
+			if err != nil {
+				return err
+			}
+			if ev.Content != nil && ev.Author != "user" {
+				fmt.Fprintf(w, "  agent: %s\n", ev.Content.Parts[0].Text)
+			}
+		}
+	}
+	got, err := sessions.Get(ctx, &session.GetRequest{AppName: app, UserID: user, SessionID: sid})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "  stored events: %d\n", got.Session.Events().Len())
+	return nil
+}
+
+// scripted is a model that needs no network: it answers with the user
+// messages it was given, so the answer shows what the session kept.
+type scripted struct{}
+
+func (scripted) Name() string { return "scripted" }
+
+func (scripted) GenerateContent(_ context.Context, req *model.LLMRequest, _ bool) iter.Seq2[*model.LLMResponse, error] {
+	var said []string
+	for _, c := range req.Contents {
+		if c.Role == genai.RoleUser && len(c.Parts) > 0 {
+			said = append(said, c.Parts[0].Text)
+		}
+	}
+	answer := fmt.Sprintf("I have %d message(s) from you: %s", len(said), strings.Join(said, " / "))
+	return func(yield func(*model.LLMResponse, error) bool) {
+		yield(&model.LLMResponse{Content: genai.NewContentFromText(answer, genai.RoleModel), TurnComplete: true}, nil)
+	}
+}

@@ -1,0 +1,35 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestDemo: the third turn, in a new "process" on the same encrypted file,
+// sees the first two, and the file holds none of the conversation in
+// plaintext.
+func TestDemo(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "adk.db")
+	var out bytes.Buffer
+	if err := demo(t.Context(), &out, path); err != nil {
+		t.Fatal(err)
+	}
+	want := "agent: I have 3 message(s) from you: my order 1187 arrived broken / please send a replacement / any update?"
+	if !strings.Contains(out.String(), want) || !strings.Contains(out.String(), "stored events: 6") {
+		t.Fatalf("output:\n%s", out.String())
+	}
+	for _, f := range []string{path, path + "-wal"} {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		for _, secret := range []string{"1187", "replacement", "any update"} {
+			if bytes.Contains(b, []byte(secret)) {
+				t.Errorf("%s holds %q in plaintext", filepath.Base(f), secret)
+			}
+		}
+	}
+}
