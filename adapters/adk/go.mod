@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/memvault/memvault v0.0.0
 	google.golang.org/adk v1.7.0
+	google.golang.org/genai v1.57.0
 )
 
 require (
@@ -43,7 +44,6 @@ require (
 	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/text v0.43.0 // indirect
 	google.golang.org/api v0.279.0 // indirect
-	google.golang.org/genai v1.57.0 // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20260803160001-6ac0973c030d // indirect
 	google.golang.org/grpc v1.83.0 // indirect
 	google.golang.org/protobuf v1.36.11 // indirect

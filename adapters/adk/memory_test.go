@@ -1,0 +1,119 @@
+package adk_test
+
+import (
+	"path/filepath"
+	"testing"
+
+	"google.golang.org/adk/memory"
+	"google.golang.org/adk/session"
+	"google.golang.org/genai"
+
+	"github.com/memvault/memvault/adapters/adk"
+	"github.com/memvault/memvault/embeddings"
+	"github.com/memvault/memvault/internal/pgtest"
+	"github.com/memvault/memvault/store"
+	memstore "github.com/memvault/memvault/store/memory"
+	"github.com/memvault/memvault/store/postgres"
+	"github.com/memvault/memvault/store/sqlite"
+)
+
+func indexed() *store.IndexConfig {
+	return &store.IndexConfig{Embedder: embeddings.NewHashing(256)}
+}
+
+func indexedStores(t *testing.T) map[string]store.Store {
+	t.Helper()
+	m, err := memstore.New(memstore.Options{Index: indexed()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	ser := encrypting(t)
+	sq, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "m.db"), sqlite.Options{Index: indexed(), Serde: ser})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sq.Close() })
+	pg, err := postgres.New(pgtest.Pool(t), postgres.Options{Index: indexed(), Serde: ser})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pg.Setup(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { pg.Close() })
+	return map[string]store.Store{"memory": m, "sqlite/encrypted": sq, "postgres/encrypted": pg}
+}
+
+// TestMemoryService: memories are found by meaning within their app and
+// user only, nothing is returned for an unrelated query, and adding a
+// session again replaces its memories.
+func TestMemoryService(t *testing.T) {
+	for name, st := range indexedStores(t) {
+		t.Run(name, func(t *testing.T) {
+			ctx := t.Context()
+			sessions, err := adk.NewSessionService(st, adk.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			mem, err := adk.NewMemoryService(st, adk.MemoryOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			add := func(user, id string, texts ...string) session.Session {
+				c, err := sessions.Create(ctx, &session.CreateRequest{AppName: "desk", UserID: user, SessionID: id})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i, text := range texts {
+					ev := &session.Event{ID: id + "-" + string(rune('a'+i)), Author: "user"}
+					ev.Content = genai.NewContentFromText(text, genai.RoleUser)
+					if err := sessions.AppendEvent(ctx, c.Session, ev); err != nil {
+						t.Fatal(err)
+					}
+				}
+				got, err := sessions.Get(ctx, &session.GetRequest{AppName: "desk", UserID: user, SessionID: id})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := mem.AddSessionToMemory(ctx, got.Session); err != nil {
+					t.Fatal(err)
+				}
+				return got.Session
+			}
+			add("carol", "s1", "carol is allergic to peanuts", "she prefers email over phone calls")
+			add("dave", "s2", "dave is allergic to peanuts too")
+
+			search := func(user, q string) []memory.Entry {
+				r, err := mem.SearchMemory(ctx, &memory.SearchRequest{AppName: "desk", UserID: user, Query: q})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return r.Memories
+			}
+			got := search("carol", "peanuts allergy")
+			if len(got) == 0 || got[0].Content.Parts[0].Text != "carol is allergic to peanuts" || got[0].Author != "user" {
+				t.Fatalf("carol's peanuts: %+v", got)
+			}
+			for _, e := range got {
+				if e.ID == "s2-a" {
+					t.Fatal("dave's memory returned for carol")
+				}
+			}
+			if got := search("carol", "quarterly tax filing deadline"); len(got) != 0 {
+				t.Fatalf("unrelated query returned %d memories", len(got))
+			}
+			// Re-adding s1 with other events replaces its memories.
+			if err := sessions.Delete(ctx, &session.DeleteRequest{AppName: "desk", UserID: "carol", SessionID: "s1"}); err != nil {
+				t.Fatal(err)
+			}
+			add("carol", "s1", "carol moved to lisbon")
+			if got := search("carol", "peanuts allergy"); len(got) != 0 {
+				t.Fatalf("replaced memories still found: %+v", got)
+			}
+			if got := search("carol", "lisbon move"); len(got) != 1 {
+				t.Fatalf("new memory: %+v", got)
+			}
+		})
+	}
+}
