@@ -11,7 +11,7 @@ EACH       = set -e; for m in $(MODULES); do echo "== module $$m"; (cd $$m && GO
 FUZZTIME  ?= 5s
 BENCHTIME ?= 1s
 
-.PHONY: all setup demo example-adk test vet fmt-check unit fuzz bench lint build clean
+.PHONY: all setup demo example-adk example-langchaingo test vet fmt-check unit fuzz bench lint build clean
 
 all: build
 
@@ -28,6 +28,11 @@ demo:
 ## SQLite), run twice as two processes would; offline (scripted model).
 example-adk:
 	cd examples/adk && GOWORK=off $(GO) run .
+
+## example-langchaingo: a LangChainGo conversation chain whose memory and
+## documents live in memvault (encrypted SQLite), across a restart; offline.
+example-langchaingo:
+	cd examples/langchaingo && GOWORK=off $(GO) run .
 
 ## test: install what is needed, then vet, format check, race tests, short fuzzing.
 test: setup vet fmt-check unit fuzz
