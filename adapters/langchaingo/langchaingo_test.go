@@ -1,8 +1,8 @@
 package langchaingo_test
 
 import (
-	"encoding/json"
 	"context"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"reflect"
