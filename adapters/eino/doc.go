@@ -1,0 +1,15 @@
+// Package eino makes memvault the checkpoint store of CloudWeGo Eino
+// (github.com/cloudwego/eino): CheckPointStore is a compose.CheckPointStore
+// (and adk.CheckPointDeleter) on any memvault checkpointer — SQLite by
+// default, PostgreSQL in production, encrypted when the saver's serializer
+// is.
+//
+// Eino keeps one checkpoint per id and overwrites it. Here each Set is a new
+// checkpoint of a memvault thread named by the checkpoint id, so the
+// history of a run's interrupts is kept: History lists it, Restore makes an
+// earlier one current again (time travel), and memvault's CLI and library
+// see ordinary threads (list, export, fork). Get returns the latest; Delete
+// deletes the thread. Options.KeepLast bounds the history (Eino's open
+// request for checkpoint cleanup): after each Set only the newest KeepLast
+// checkpoints stay.
+package eino

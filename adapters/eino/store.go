@@ -1,0 +1,193 @@
+package eino
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/cloudwego/eino/compose"
+
+	"github.com/memvault/memvault/checkpointer"
+)
+
+// channel is the checkpoint channel that holds Eino's serialized checkpoint.
+const channel = "eino"
+
+// Options configures a CheckPointStore. The zero value is usable.
+type Options struct {
+	// Namespace is the checkpoint namespace of Eino's threads; empty means
+	// "eino", which keeps them apart from LangGraph-style checkpoints of
+	// the same thread ids.
+	Namespace string
+	// KeepLast, when positive, keeps only the newest KeepLast checkpoints of
+	// an id after each Set (the saver must be a
+	// checkpointer.CheckpointDeleter, as every memvault saver is); 0 keeps
+	// them all.
+	KeepLast int
+}
+
+// CheckPointStore is an Eino checkpoint store on a memvault saver. It is
+// safe for concurrent use as far as the saver is; Eino writes one id from
+// one run at a time.
+type CheckPointStore struct {
+	saver checkpointer.Saver
+	ns    string
+	keep  int
+}
+
+var _ compose.CheckPointStore = (*CheckPointStore)(nil)
+
+// NewCheckPointStore returns the checkpoint store of saver.
+func NewCheckPointStore(saver checkpointer.Saver, opts Options) (*CheckPointStore, error) {
+	if saver == nil {
+		return nil, errors.New("eino: nil saver")
+	}
+	if opts.KeepLast < 0 {
+		return nil, fmt.Errorf("eino: negative KeepLast %d", opts.KeepLast)
+	}
+	if opts.KeepLast > 0 {
+		if _, ok := saver.(checkpointer.CheckpointDeleter); !ok {
+			return nil, fmt.Errorf("eino: KeepLast needs a saver that deletes checkpoints, not %T", saver)
+		}
+	}
+	ns := opts.Namespace
+	if ns == "" {
+		ns = "eino"
+	}
+	return &CheckPointStore{saver: saver, ns: ns, keep: opts.KeepLast}, nil
+}
+
+func (s *CheckPointStore) config(id string) checkpointer.Config {
+	return checkpointer.Config{ThreadID: id, CheckpointNS: s.ns}
+}
+
+// Get implements compose.CheckPointStore: the latest checkpoint of id.
+func (s *CheckPointStore) Get(ctx context.Context, checkPointID string) ([]byte, bool, error) {
+	t, err := s.saver.GetTuple(ctx, s.config(checkPointID))
+	if err != nil {
+		return nil, false, fmt.Errorf("eino: get %q: %w", checkPointID, err)
+	}
+	if t == nil {
+		return nil, false, nil
+	}
+	b, err := payload(t)
+	return b, err == nil, err
+}
+
+func payload(t *checkpointer.Tuple) ([]byte, error) {
+	b, ok := t.Checkpoint.ChannelValues[channel].([]byte)
+	if !ok {
+		return nil, fmt.Errorf("eino: checkpoint %s holds no Eino checkpoint", t.Config.CheckpointID)
+	}
+	return b, nil
+}
+
+// Set implements compose.CheckPointStore: data becomes a new checkpoint of
+// id, the child of the latest; with KeepLast, older ones beyond it go.
+func (s *CheckPointStore) Set(ctx context.Context, checkPointID string, data []byte) error {
+	cfg := s.config(checkPointID)
+	prev, err := s.saver.GetTuple(ctx, cfg)
+	if err != nil {
+		return fmt.Errorf("eino: set %q: %w", checkPointID, err)
+	}
+	step, version := 0, ""
+	if prev != nil {
+		cfg = prev.Config
+		version = prev.Checkpoint.ChannelVersions[channel]
+		if n, ok := prev.Metadata["step"].(int64); ok {
+			step = int(n) + 1
+		}
+	}
+	version = s.saver.NextVersion(version)
+	cp := &checkpointer.Checkpoint{
+		V: 4, ID: checkpointer.NewID(step), TS: time.Now().UTC(),
+		ChannelValues:   map[string]any{channel: data},
+		ChannelVersions: map[string]string{channel: version},
+	}
+	md := checkpointer.Metadata{"source": "eino", "step": step}
+	if _, err := s.saver.Put(ctx, cfg, cp, md, cp.ChannelVersions); err != nil {
+		return fmt.Errorf("eino: set %q: %w", checkPointID, err)
+	}
+	if s.keep > 0 {
+		return s.trim(ctx, checkPointID)
+	}
+	return nil
+}
+
+// trim deletes the checkpoints of id older than the newest KeepLast.
+func (s *CheckPointStore) trim(ctx context.Context, id string) error {
+	del := s.saver.(checkpointer.CheckpointDeleter)
+	cfg := s.config(id)
+	var old []checkpointer.Config
+	n := 0
+	for t, err := range s.saver.List(ctx, &cfg, checkpointer.ListOptions{}) {
+		if err != nil {
+			return fmt.Errorf("eino: trim %q: %w", id, err)
+		}
+		if n++; n > s.keep {
+			old = append(old, t.Config)
+		}
+	}
+	for _, c := range old {
+		if err := del.DeleteCheckpoint(ctx, c); err != nil {
+			return fmt.Errorf("eino: trim %q: %w", id, err)
+		}
+	}
+	return nil
+}
+
+// Delete implements Eino's CheckPointDeleter: every checkpoint of id goes.
+func (s *CheckPointStore) Delete(ctx context.Context, checkPointID string) error {
+	if err := s.saver.DeleteThread(ctx, checkPointID); err != nil {
+		return fmt.Errorf("eino: delete %q: %w", checkPointID, err)
+	}
+	return nil
+}
+
+// Version is one stored checkpoint of an id.
+type Version struct {
+	// CheckpointID names it for Restore (memvault's checkpoint id).
+	CheckpointID string
+	// Time is when it was stored.
+	Time time.Time
+	// Data is Eino's serialized checkpoint.
+	Data []byte
+}
+
+// History returns the checkpoints of id, newest first.
+func (s *CheckPointStore) History(ctx context.Context, checkPointID string) ([]Version, error) {
+	cfg := s.config(checkPointID)
+	var out []Version
+	for t, err := range s.saver.List(ctx, &cfg, checkpointer.ListOptions{}) {
+		if err != nil {
+			return nil, fmt.Errorf("eino: history of %q: %w", checkPointID, err)
+		}
+		b, err := payload(t)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, Version{CheckpointID: t.Config.CheckpointID, Time: t.Checkpoint.TS, Data: b})
+	}
+	return out, nil
+}
+
+// Restore makes an earlier checkpoint of id (a Version's CheckpointID) the
+// latest again, as a new checkpoint: the next resume starts from it, and
+// the history keeps everything in between.
+func (s *CheckPointStore) Restore(ctx context.Context, checkPointID, version string) error {
+	cfg := s.config(checkPointID)
+	cfg.CheckpointID = version
+	t, err := s.saver.GetTuple(ctx, cfg)
+	if err != nil {
+		return fmt.Errorf("eino: restore %q: %w", checkPointID, err)
+	}
+	if t == nil {
+		return fmt.Errorf("eino: restore %q: no checkpoint %q", checkPointID, version)
+	}
+	b, err := payload(t)
+	if err != nil {
+		return err
+	}
+	return s.Set(ctx, checkPointID, b)
+}

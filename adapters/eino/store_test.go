@@ -1,0 +1,151 @@
+package eino_test
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"github.com/cloudwego/eino/compose"
+	"github.com/cloudwego/eino/schema"
+
+	"github.com/memvault/memvault/adapters/eino"
+	"github.com/memvault/memvault/checkpointer"
+	"github.com/memvault/memvault/checkpointer/postgres"
+	"github.com/memvault/memvault/checkpointer/sqlite"
+	"github.com/memvault/memvault/crypto"
+	"github.com/memvault/memvault/internal/pgtest"
+	"github.com/memvault/memvault/serde"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+type approval struct{ Approved bool }
+
+func init() { schema.Register[approval]() }
+
+func encrypting(t testing.TB) serde.Serializer {
+	t.Helper()
+	k, err := crypto.ParseKey("0123456789abcdef0123456789abcdef")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ring, err := crypto.NewKeyring(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := serde.NewEncrypted(nil, ring)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// graph is a two-step Eino graph that stops for approval before "ship".
+func graph(t *testing.T, store compose.CheckPointStore) compose.Runnable[string, string] {
+	t.Helper()
+	g := compose.NewGraph[string, string](compose.WithGenLocalState(func(context.Context) *approval { return &approval{} }))
+	must(t, g.AddLambdaNode("draft", compose.InvokableLambda(func(_ context.Context, in string) (string, error) {
+		return in + " -> drafted", nil
+	})))
+	must(t, g.AddLambdaNode("ship", compose.InvokableLambda(func(_ context.Context, in string) (string, error) {
+		return in + " -> shipped", nil
+	}), compose.WithStatePreHandler(func(_ context.Context, in string, st *approval) (string, error) {
+		if st.Approved {
+			return in + " (approved)", nil
+		}
+		return in, nil
+	})))
+	must(t, g.AddEdge(compose.START, "draft"))
+	must(t, g.AddEdge("draft", "ship"))
+	must(t, g.AddEdge("ship", compose.END))
+	r, err := g.Compile(context.Background(), compose.WithCheckPointStore(store), compose.WithInterruptBeforeNodes([]string{"ship"}), compose.WithGraphName("order"))
+	must(t, err)
+	return r
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestInterruptResumeAcrossRestart: a real Eino graph interrupts before a
+// node; its process stops; a new saver on the same database (encrypted)
+// resumes the run to completion. The history of the id's checkpoints is
+// kept and can be restored, KeepLast bounds it, and Delete removes it.
+func TestInterruptResumeAcrossRestart(t *testing.T) {
+	ctx := context.Background()
+	dbPath := filepath.Join(t.TempDir(), "eino.db")
+	ser := encrypting(t)
+	savers := map[string]func(t *testing.T) checkpointer.Saver{
+		"sqlite/encrypted": func(t *testing.T) checkpointer.Saver {
+			s, err := sqlite.Open(ctx, dbPath, sqlite.Options{Serde: ser})
+			must(t, err)
+			t.Cleanup(func() { s.Close() })
+			return s
+		},
+	}
+	pool := pgtest.Pool(t)
+	savers["postgres/encrypted"] = func(t *testing.T) checkpointer.Saver {
+		s, err := postgres.New(pool, postgres.Options{Serde: ser})
+		must(t, err)
+		must(t, s.Setup(ctx))
+		return s
+	}
+	for name, open := range savers {
+		t.Run(name, func(t *testing.T) {
+			// Process 1: runs until the interrupt, then stops.
+			store1, err := eino.NewCheckPointStore(open(t), eino.Options{})
+			must(t, err)
+			_, err = graph(t, store1).Invoke(ctx, "order 1187", compose.WithCheckPointID("run-1"))
+			info, ok := compose.ExtractInterruptInfo(err)
+			if !ok {
+				t.Fatalf("want an interrupt, got %v", err)
+			}
+			if len(info.BeforeNodes) != 1 || info.BeforeNodes[0] != "ship" {
+				t.Fatalf("interrupt before %v", info.BeforeNodes)
+			}
+
+			// Process 2: a new saver and store on the same database resume it.
+			store2, err := eino.NewCheckPointStore(open(t), eino.Options{})
+			must(t, err)
+			rctx := compose.ResumeWithData(ctx, info.InterruptContexts[0].ID, &approval{Approved: true})
+			out, err := graph(t, store2).Invoke(rctx, "order 1187", compose.WithCheckPointID("run-1"))
+			must(t, err)
+			if out != "order 1187 -> drafted (approved) -> shipped" {
+				t.Fatalf("resumed output %q", out)
+			}
+			hist, err := store2.History(ctx, "run-1")
+			must(t, err)
+			if len(hist) != 1 {
+				t.Fatalf("history of %d checkpoints, want the interrupt's", len(hist))
+			}
+
+			// Time travel: after a later checkpoint, the interrupt's is made
+			// current again, and the history keeps all three.
+			must(t, store2.Set(ctx, "run-1", []byte("later")))
+			must(t, store2.Restore(ctx, "run-1", hist[0].CheckpointID))
+			got, ok, err := store2.Get(ctx, "run-1")
+			must(t, err)
+			if !ok || string(got) != string(hist[0].Data) {
+				t.Fatal("restored checkpoint is not the latest")
+			}
+			if h, _ := store2.History(ctx, "run-1"); len(h) != 3 || string(h[1].Data) != "later" {
+				t.Fatalf("history after restore: %d checkpoints", len(h))
+			}
+
+			// KeepLast bounds the history; Delete removes it.
+			kept, err := eino.NewCheckPointStore(open(t), eino.Options{KeepLast: 1})
+			must(t, err)
+			must(t, kept.Set(ctx, "run-1", []byte("x")))
+			if hist, _ := kept.History(ctx, "run-1"); len(hist) != 1 || string(hist[0].Data) != "x" {
+				t.Fatalf("after KeepLast 1: %d checkpoints", len(hist))
+			}
+			must(t, kept.Delete(ctx, "run-1"))
+			if _, ok, err := kept.Get(ctx, "run-1"); ok || err != nil {
+				t.Fatalf("after Delete: %v %v", ok, err)
+			}
+		})
+	}
+}
