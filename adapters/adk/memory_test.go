@@ -11,6 +11,7 @@ import (
 	"github.com/memvault/memvault/adapters/adk"
 	"github.com/memvault/memvault/embeddings"
 	"github.com/memvault/memvault/internal/pgtest"
+	"github.com/memvault/memvault/internal/testkeys"
 	"github.com/memvault/memvault/store"
 	memstore "github.com/memvault/memvault/store/memory"
 	"github.com/memvault/memvault/store/postgres"
@@ -28,7 +29,7 @@ func indexedStores(t *testing.T) map[string]store.Store {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { m.Close() })
-	ser := encrypting(t)
+	ser := testkeys.Encrypting(t)
 	sq, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "m.db"), sqlite.Options{Index: indexed(), Serde: ser})
 	if err != nil {
 		t.Fatal(err)

@@ -8,11 +8,12 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/memvault/memvault/internal/testkeys"
+
 	"google.golang.org/adk/session"
 	"google.golang.org/adk/session/sessiontestsuite"
 
 	"github.com/memvault/memvault/adapters/adk"
-	"github.com/memvault/memvault/crypto"
 	"github.com/memvault/memvault/internal/pgtest"
 	"github.com/memvault/memvault/serde"
 	"github.com/memvault/memvault/store"
@@ -22,23 +23,6 @@ import (
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
-
-func encrypting(t testing.TB) serde.Serializer {
-	t.Helper()
-	k, err := crypto.ParseKey("0123456789abcdef0123456789abcdef")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ring, err := crypto.NewKeyring(k)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := serde.NewEncrypted(nil, ring)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return e
-}
 
 // backend opens a store of one kind for a test; ser nil stores plaintext.
 type backend struct {
@@ -91,7 +75,7 @@ func TestADKSessionSuite(t *testing.T) {
 			t.Run(b.name+"/"+mode, func(t *testing.T) {
 				var ser serde.Serializer
 				if mode == "encrypted" {
-					ser = encrypting(t)
+					ser = testkeys.Encrypting(t)
 				}
 				st := b.open(t, ser)
 				var n atomic.Int64

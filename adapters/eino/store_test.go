@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/memvault/memvault/internal/testkeys"
+
 	"github.com/cloudwego/eino/compose"
 	"github.com/cloudwego/eino/schema"
 
@@ -12,9 +14,7 @@ import (
 	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/checkpointer/postgres"
 	"github.com/memvault/memvault/checkpointer/sqlite"
-	"github.com/memvault/memvault/crypto"
 	"github.com/memvault/memvault/internal/pgtest"
-	"github.com/memvault/memvault/serde"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -22,23 +22,6 @@ func TestMain(m *testing.M) { pgtest.Main(m) }
 type approval struct{ Approved bool }
 
 func init() { schema.Register[approval]() }
-
-func encrypting(t testing.TB) serde.Serializer {
-	t.Helper()
-	k, err := crypto.ParseKey("0123456789abcdef0123456789abcdef")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ring, err := crypto.NewKeyring(k)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := serde.NewEncrypted(nil, ring)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return e
-}
 
 // graph is a two-step Eino graph that stops for approval before "ship".
 func graph(t *testing.T, store compose.CheckPointStore) compose.Runnable[string, string] {
@@ -77,7 +60,7 @@ func must(t *testing.T, err error) {
 func TestInterruptResumeAcrossRestart(t *testing.T) {
 	ctx := context.Background()
 	dbPath := filepath.Join(t.TempDir(), "eino.db")
-	ser := encrypting(t)
+	ser := testkeys.Encrypting(t)
 	savers := map[string]func(t *testing.T) checkpointer.Saver{
 		"sqlite/encrypted": func(t *testing.T) checkpointer.Saver {
 			s, err := sqlite.Open(ctx, dbPath, sqlite.Options{Serde: ser})

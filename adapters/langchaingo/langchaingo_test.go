@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/memvault/memvault/internal/testkeys"
+
 	"github.com/tmc/langchaingo/chains"
 	"github.com/tmc/langchaingo/llms"
 	"github.com/tmc/langchaingo/llms/fake"
@@ -18,10 +20,8 @@ import (
 	"github.com/tmc/langchaingo/vectorstores"
 
 	"github.com/memvault/memvault/adapters/langchaingo"
-	"github.com/memvault/memvault/crypto"
 	"github.com/memvault/memvault/embeddings"
 	"github.com/memvault/memvault/internal/pgtest"
-	"github.com/memvault/memvault/serde"
 	"github.com/memvault/memvault/store"
 	"github.com/memvault/memvault/store/memory"
 	"github.com/memvault/memvault/store/postgres"
@@ -29,23 +29,6 @@ import (
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
-
-func encrypting(t testing.TB) serde.Serializer {
-	t.Helper()
-	k, err := crypto.ParseKey("0123456789abcdef0123456789abcdef")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ring, err := crypto.NewKeyring(k)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := serde.NewEncrypted(nil, ring)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return e
-}
 
 func index() *store.IndexConfig { return &store.IndexConfig{Embedder: embeddings.NewHashing(256)} }
 
@@ -57,12 +40,12 @@ func stores(t *testing.T) map[string]store.Store {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { m.Close() })
-	sq, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "lc.db"), sqlite.Options{Index: index(), Serde: encrypting(t)})
+	sq, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "lc.db"), sqlite.Options{Index: index(), Serde: testkeys.Encrypting(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { sq.Close() })
-	pg, err := postgres.New(pgtest.Pool(t), postgres.Options{Index: index(), Serde: encrypting(t)})
+	pg, err := postgres.New(pgtest.Pool(t), postgres.Options{Index: index(), Serde: testkeys.Encrypting(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +159,7 @@ func TestHistoryConcurrentAppends(t *testing.T) {
 // again, the chain's memory still holds the earlier turns.
 func TestChainMemorySurvivesRestart(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "chat.db")
-	ser := encrypting(t)
+	ser := testkeys.Encrypting(t)
 	turn := func(inputs ...string) string {
 		st, err := sqlite.Open(t.Context(), path, sqlite.Options{Serde: ser})
 		if err != nil {

@@ -2,10 +2,11 @@ package main
 
 import (
 	"bytes"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/memvault/memvault/internal/testkeys"
 )
 
 // TestDemo: the third turn, in a new "process" on the same encrypted file,
@@ -21,15 +22,5 @@ func TestDemo(t *testing.T) {
 	if !strings.Contains(out.String(), want) || !strings.Contains(out.String(), "stored events: 6") {
 		t.Fatalf("output:\n%s", out.String())
 	}
-	for _, f := range []string{path, path + "-wal"} {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			continue
-		}
-		for _, secret := range []string{"1187", "replacement", "any update"} {
-			if bytes.Contains(b, []byte(secret)) {
-				t.Errorf("%s holds %q in plaintext", filepath.Base(f), secret)
-			}
-		}
-	}
+	testkeys.NoPlaintext(t, []string{path, path + "-wal"}, "1187", "replacement", "any update")
 }

@@ -2,10 +2,11 @@ package main
 
 import (
 	"bytes"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/memvault/memvault/internal/testkeys"
 )
 
 // TestDemo: the chain's memory outlives the process, and the file holds
@@ -21,15 +22,5 @@ func TestDemo(t *testing.T) {
 			t.Fatalf("output lacks %q:\n%s", want, out.String())
 		}
 	}
-	for _, f := range []string{path, path + "-wal"} {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			continue
-		}
-		for _, secret := range []string{"1187", "refunds take", "ship from"} {
-			if bytes.Contains(b, []byte(secret)) {
-				t.Errorf("%s holds %q in plaintext", filepath.Base(f), secret)
-			}
-		}
-	}
+	testkeys.NoPlaintext(t, []string{path, path + "-wal"}, "1187", "refunds take", "ship from")
 }
