@@ -11,7 +11,7 @@ EACH       = set -e; for m in $(MODULES); do echo "== module $$m"; (cd $$m && GO
 FUZZTIME  ?= 5s
 BENCHTIME ?= 1s
 
-.PHONY: all setup demo example-adk example-langchaingo test vet fmt-check unit fuzz bench lint build clean
+.PHONY: all setup demo example-adk example-langchaingo example-eino test vet fmt-check unit fuzz bench lint build clean
 
 all: build
 
@@ -33,6 +33,11 @@ example-adk:
 ## documents live in memvault (encrypted SQLite), across a restart; offline.
 example-langchaingo:
 	cd examples/langchaingo && GOWORK=off $(GO) run .
+
+## example-eino: a CloudWeGo Eino graph interrupted in one process and
+## resumed in the next, its checkpoints in memvault (encrypted SQLite).
+example-eino:
+	cd examples/eino && GOWORK=off $(GO) run .
 
 ## test: install what is needed, then vet, format check, race tests, short fuzzing.
 test: setup vet fmt-check unit fuzz
