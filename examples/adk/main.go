@@ -19,10 +19,9 @@ import (
 	"fmt"
 	"io"
 	"iter"
-	"log"
-	"os"
-	"path/filepath"
 	"strings"
+
+	"github.com/memvault/memvault/internal/demoenv"
 
 	"google.golang.org/adk/agent"
 	"google.golang.org/adk/agent/llmagent"
@@ -41,29 +40,11 @@ const (
 	sid  = "ticket-42"
 )
 
-func main() {
-	path := os.Getenv("MEMVAULT_DB")
-	if path == "" {
-		dir, err := os.MkdirTemp("", "memvault-adk-")
-		if err != nil {
-			log.Fatal(err)
-		}
-		defer os.RemoveAll(dir)
-		path = filepath.Join(dir, "adk.db")
-	}
-	if err := demo(context.Background(), os.Stdout, path); err != nil {
-		log.Fatal(err)
-	}
-}
+func main() { demoenv.Main("adk.db", demo) }
 
 // demo runs the two "processes" on the database file at path.
 func demo(ctx context.Context, w io.Writer, path string) error {
-	cfg := config.Default()
-	cfg.DBPath = path
-	cfg.Keys.Primary = os.Getenv("LANGGRAPH_AES_KEY")
-	if cfg.Keys.Primary == "" {
-		cfg.Keys.Primary = "demo-key-0123456789abcdef0123456" // demo only: set LANGGRAPH_AES_KEY
-	}
+	cfg := demoenv.Config(path) // SQLite, offline embedder, encrypted
 	fmt.Fprintln(w, "process 1:")
 	if err := run(ctx, w, cfg, true, "my order 1187 arrived broken", "please send a replacement"); err != nil {
 		return err

@@ -18,9 +18,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log"
-	"os"
-	"path/filepath"
+
+	"github.com/memvault/memvault/internal/demoenv"
 
 	"github.com/cloudwego/eino/compose"
 	"github.com/cloudwego/eino/schema"
@@ -29,29 +28,11 @@ import (
 	"github.com/memvault/memvault/config"
 )
 
-func main() {
-	path := os.Getenv("MEMVAULT_DB")
-	if path == "" {
-		dir, err := os.MkdirTemp("", "memvault-eino-")
-		if err != nil {
-			log.Fatal(err)
-		}
-		defer os.RemoveAll(dir)
-		path = filepath.Join(dir, "eino.db")
-	}
-	if err := demo(context.Background(), os.Stdout, path); err != nil {
-		log.Fatal(err)
-	}
-}
+func main() { demoenv.Main("eino.db", demo) }
 
 // demo runs the two "processes" on the database file at path.
 func demo(ctx context.Context, w io.Writer, path string) error {
-	cfg := config.Default()
-	cfg.DBPath = path
-	cfg.Keys.Primary = os.Getenv("LANGGRAPH_AES_KEY")
-	if cfg.Keys.Primary == "" {
-		cfg.Keys.Primary = "demo-key-0123456789abcdef0123456" // demo only: set LANGGRAPH_AES_KEY
-	}
+	cfg := demoenv.Config(path) // SQLite, offline embedder, encrypted
 	fmt.Fprintln(w, "process 1:")
 	interruptID, err := step(ctx, w, cfg, "")
 	if err != nil {

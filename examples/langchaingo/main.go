@@ -18,9 +18,8 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log"
-	"os"
-	"path/filepath"
+
+	"github.com/memvault/memvault/internal/demoenv"
 
 	"github.com/tmc/langchaingo/chains"
 	"github.com/tmc/langchaingo/llms/fake"
@@ -31,29 +30,11 @@ import (
 	"github.com/memvault/memvault/config"
 )
 
-func main() {
-	path := os.Getenv("MEMVAULT_DB")
-	if path == "" {
-		dir, err := os.MkdirTemp("", "memvault-langchaingo-")
-		if err != nil {
-			log.Fatal(err)
-		}
-		defer os.RemoveAll(dir)
-		path = filepath.Join(dir, "chat.db")
-	}
-	if err := demo(context.Background(), os.Stdout, path); err != nil {
-		log.Fatal(err)
-	}
-}
+func main() { demoenv.Main("chat.db", demo) }
 
 // demo runs the two "processes" on the database file at path.
 func demo(ctx context.Context, w io.Writer, path string) error {
-	cfg := config.Default() // SQLite, offline embedder, encrypted with a key
-	cfg.DBPath = path
-	cfg.Keys.Primary = os.Getenv("LANGGRAPH_AES_KEY")
-	if cfg.Keys.Primary == "" {
-		cfg.Keys.Primary = "demo-key-0123456789abcdef0123456" // demo only: set LANGGRAPH_AES_KEY
-	}
+	cfg := demoenv.Config(path) // SQLite, offline embedder, encrypted
 	fmt.Fprintln(w, "process 1:")
 	if err := run(ctx, w, cfg, true, "my parcel 1187 is late", "how long do refunds take?"); err != nil {
 		return err
