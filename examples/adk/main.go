@@ -1,9 +1,10 @@
-// Command adk runs a Google ADK agent whose sessions live in memvault: an
-// encrypted SQLite file on the embedded default. The agent's model is
+// Command adk runs a Google ADK agent whose sessions and memory live in
+// memvault: an encrypted SQLite file on the embedded default. The agent's model is
 // scripted (no network): it answers with the user messages the session
 // history gives it. The program runs two turns, "restarts" (closes
 // everything and opens the file again, as a new process would), and runs a
-// third turn that still sees the first two.
+// third turn that still sees the first two; the first process's session,
+// added to memory, is found again by meaning.
 //
 // Run it from the repository root:
 //
@@ -25,6 +26,7 @@ import (
 
 	"google.golang.org/adk/agent"
 	"google.golang.org/adk/agent/llmagent"
+	"google.golang.org/adk/memory"
 	"google.golang.org/adk/model"
 	"google.golang.org/adk/runner"
 	"google.golang.org/adk/session"
@@ -60,8 +62,12 @@ func run(ctx context.Context, w io.Writer, cfg config.Config, create bool, turns
 		return fmt.Errorf("open: %w", err)
 	}
 	defer h.Close()
-	// The one line an ADK program adds: sessions in memvault.
+	// The lines an ADK program adds: sessions and memory in memvault.
 	sessions, err := memvaultadk.NewSessionService(h.Store, memvaultadk.Options{})
+	if err != nil {
+		return err
+	}
+	memories, err := memvaultadk.NewMemoryService(h.Store, memvaultadk.MemoryOptions{})
 	if err != nil {
 		return err
 	}
@@ -78,7 +84,7 @@ func run(ctx context.Context, w io.Writer, cfg config.Config, create bool, turns
 	if err != nil {
 		return err
 	}
-	r, err := runner.New(runner.Config{AppName: app, Agent: a, SessionService: sessions})
+	r, err := runner.New(runner.Config{AppName: app, Agent: a, SessionService: sessions, MemoryService: memories})
 	if err != nil {
 		return err
 	}
@@ -98,6 +104,17 @@ func run(ctx context.Context, w io.Writer, cfg config.Config, create bool, turns
 		return err
 	}
 	fmt.Fprintf(w, "  stored events: %d\n", got.Session.Events().Len())
+	if create {
+		// The session goes into long-term memory, for later sessions.
+		return memories.AddSessionToMemory(ctx, got.Session)
+	}
+	found, err := memories.SearchMemory(ctx, &memory.SearchRequest{AppName: app, UserID: user, Query: "broken order"})
+	if err != nil {
+		return err
+	}
+	for _, m := range found.Memories {
+		fmt.Fprintf(w, "  remembered: %s\n", m.Content.Parts[0].Text)
+	}
 	return nil
 }
 

@@ -19,7 +19,8 @@ func TestDemo(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := "agent: I have 3 message(s) from you: my order 1187 arrived broken / please send a replacement / any update?"
-	if !strings.Contains(out.String(), want) || !strings.Contains(out.String(), "stored events: 6") {
+	if !strings.Contains(out.String(), want) || !strings.Contains(out.String(), "stored events: 6") ||
+		!strings.Contains(out.String(), "remembered: my order 1187 arrived broken") {
 		t.Fatalf("output:\n%s", out.String())
 	}
 	testkeys.NoPlaintext(t, []string{path, path + "-wal"}, "1187", "replacement", "any update")
