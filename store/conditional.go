@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
+	"math/rand/v2"
 	"time"
 )
 
@@ -40,4 +42,48 @@ func (c PutCondition) Holds(live bool, updatedAt time.Time) bool {
 		return !live
 	}
 	return live && updatedAt.Equal(c.UpdatedAt)
+}
+
+// Update is a read-modify-write of one item that concurrent writers share:
+// it reads the item (nil when absent), asks change for the new value, and
+// writes it with PutIf on the version it read. On ErrConflict it starts
+// again, after a short randomized backoff, until it succeeds or ctx ends,
+// so every writer's change lands exactly once. change may run several
+// times and must not keep state between runs; returning an error stops
+// Update with that error, and a nil value writes nothing.
+//
+// s must be a ConditionalPutter (every store of this module is).
+func Update(ctx context.Context, s Store, ns Namespace, key string, change func(cur *Item) (map[string]any, error), opts ...PutOption) error {
+	cas, ok := s.(ConditionalPutter)
+	if !ok {
+		return fmt.Errorf("%w: store %T has no conditional put", ErrInvalidArgument, s)
+	}
+	backoff := time.Millisecond
+	for {
+		cur, err := s.Get(ctx, ns, key)
+		if err != nil {
+			return err
+		}
+		v, err := change(cur)
+		if err != nil || v == nil {
+			return err
+		}
+		var cond PutCondition
+		if cur != nil {
+			cond.UpdatedAt = cur.UpdatedAt
+		}
+		err = cas.PutIf(ctx, ns, key, v, cond, opts...)
+		if !errors.Is(err, ErrConflict) {
+			return err
+		}
+		// Jitter spreads the writers that just lost, so one of them wins the
+		// next round instead of all of them colliding again.
+		wait := backoff/2 + rand.N(backoff)
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w (gave up: %w)", ErrConflict, ctx.Err())
+		case <-time.After(wait):
+		}
+		backoff = min(2*backoff, 50*time.Millisecond)
+	}
 }

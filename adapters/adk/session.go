@@ -240,7 +240,7 @@ func (s *SessionService) List(ctx context.Context, req *session.ListRequest) (*s
 		return nil, fmt.Errorf("adk: store %T cannot list items", s.st)
 	}
 	for _, user := range users {
-		userState, _, err := s.readState(ctx, s.userStateNS(req.AppName), user)
+		userState, err := s.readState(ctx, s.userStateNS(req.AppName), user)
 		if err != nil {
 			return nil, err
 		}
@@ -404,36 +404,36 @@ func withoutTemp(event *session.Event) *session.Event {
 // non-empty).
 func (s *SessionService) shared(ctx context.Context, app, user string) (appState, userState map[string]any, err error) {
 	if app != "" {
-		if appState, _, err = s.readState(ctx, s.appStateNS(app), appStateKey); err != nil {
+		if appState, err = s.readState(ctx, s.appStateNS(app), appStateKey); err != nil {
 			return nil, nil, err
 		}
 	}
 	if app != "" && user != "" {
-		if userState, _, err = s.readState(ctx, s.userStateNS(app), user); err != nil {
+		if userState, err = s.readState(ctx, s.userStateNS(app), user); err != nil {
 			return nil, nil, err
 		}
 	}
 	return appState, userState, nil
 }
 
-func (s *SessionService) readState(ctx context.Context, ns store.Namespace, key string) (map[string]any, time.Time, error) {
+func (s *SessionService) readState(ctx context.Context, ns store.Namespace, key string) (map[string]any, error) {
 	it, err := s.st.Get(ctx, ns, key)
 	if err != nil {
-		return nil, time.Time{}, fmt.Errorf("adk: read state: %w", err)
+		return nil, fmt.Errorf("adk: read state: %w", err)
 	}
 	if it == nil {
-		return map[string]any{}, time.Time{}, nil
+		return map[string]any{}, nil
 	}
 	st, _ := it.Value["state"].(map[string]any)
 	if st == nil {
 		st = map[string]any{}
 	}
-	return st, it.UpdatedAt, nil
+	return st, nil
 }
 
-// mergeShared merges deltas into the app's and the user's state, each with
-// compare-and-set retries so that concurrent sessions' keys all land, and
-// returns both states.
+// mergeShared merges deltas into the app's and the user's state, each a
+// compare-and-set update retried until it lands (store.Update), so that
+// concurrent sessions' keys all land, and returns both states.
 func (s *SessionService) mergeShared(ctx context.Context, app, user string, appDelta, userDelta map[string]any) (map[string]any, map[string]any, error) {
 	appState, err := s.mergeState(ctx, s.appStateNS(app), appStateKey, appDelta)
 	if err != nil {
@@ -447,20 +447,25 @@ func (s *SessionService) mergeShared(ctx context.Context, app, user string, appD
 }
 
 func (s *SessionService) mergeState(ctx context.Context, ns store.Namespace, key string, delta map[string]any) (map[string]any, error) {
-	for attempt := 0; ; attempt++ {
-		cur, version, err := s.readState(ctx, ns, key)
-		if err != nil || len(delta) == 0 {
-			return cur, err
-		}
-		maps.Copy(cur, delta)
-		err = s.cas.PutIf(ctx, ns, key, map[string]any{"state": cur}, store.PutCondition{UpdatedAt: version})
-		if err == nil {
-			return cur, nil
-		}
-		if !errors.Is(err, store.ErrConflict) || attempt >= 16 {
-			return nil, fmt.Errorf("adk: write state: %w", err)
-		}
+	if len(delta) == 0 {
+		cur, err := s.readState(ctx, ns, key)
+		return cur, err
 	}
+	var merged map[string]any
+	err := store.Update(ctx, s.st, ns, key, func(it *store.Item) (map[string]any, error) {
+		merged = map[string]any{}
+		if it != nil {
+			if cur, ok := it.Value["state"].(map[string]any); ok {
+				maps.Copy(merged, cur)
+			}
+		}
+		maps.Copy(merged, delta)
+		return map[string]any{"state": merged}, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("adk: write state: %w", err)
+	}
+	return merged, nil
 }
 
 // Session is a session read from a SessionService: the handle AppendEvent

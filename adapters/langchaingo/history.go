@@ -22,11 +22,11 @@ type HistoryOptions struct {
 // one item (one ciphertext with an encrypting store) under the session id,
 // every message kept with its exact LangChainGo type and fields. Appends
 // are compare-and-set updates of the item, retried on conflict, so
-// concurrent writers to one conversation lose no message. It is safe for
+// concurrent writers to one conversation lose no message
+// (store.Update). It is safe for
 // concurrent use.
 type ChatMessageHistory struct {
 	st  store.Store
-	cas store.ConditionalPutter
 	ns  store.Namespace
 	key string
 }
@@ -36,8 +36,7 @@ var _ schema.ChatMessageHistory = (*ChatMessageHistory)(nil)
 // NewChatMessageHistory returns the history of conversation sessionID in
 // st, which must be a store.ConditionalPutter (every memvault store is).
 func NewChatMessageHistory(st store.Store, sessionID string, opts HistoryOptions) (*ChatMessageHistory, error) {
-	cas, ok := st.(store.ConditionalPutter)
-	if !ok {
+	if _, ok := st.(store.ConditionalPutter); !ok {
 		return nil, fmt.Errorf("langchaingo: store %T has no conditional put", st)
 	}
 	ns := opts.Namespace
@@ -50,7 +49,7 @@ func NewChatMessageHistory(st store.Store, sessionID string, opts HistoryOptions
 	if err := store.ValidateKey(sessionID); err != nil {
 		return nil, fmt.Errorf("langchaingo: session id: %w", err)
 	}
-	return &ChatMessageHistory{st: st, cas: cas, ns: ns, key: sessionID}, nil
+	return &ChatMessageHistory{st: st, ns: ns, key: sessionID}, nil
 }
 
 // stored is one message as kept: its type and its struct as JSON.
@@ -117,44 +116,37 @@ func decodeAs[T llms.ChatMessage](raw []byte) (llms.ChatMessage, error) {
 	return x, err
 }
 
-// read returns the stored messages and the item's version (zero when the
-// conversation has no item).
-func (h *ChatMessageHistory) read(ctx context.Context) ([]stored, store.PutCondition, error) {
-	it, err := h.st.Get(ctx, h.ns, h.key)
-	if err != nil {
-		return nil, store.PutCondition{}, fmt.Errorf("langchaingo: read history: %w", err)
-	}
+// decodeHistory returns the messages stored in an item (none for nil).
+func decodeHistory(it *store.Item) ([]stored, error) {
 	if it == nil {
-		return nil, store.PutCondition{}, nil
+		return nil, nil
 	}
 	raw, _ := it.Value["messages"].([]byte)
 	var msgs []stored
 	if err := json.Unmarshal(raw, &msgs); err != nil {
-		return nil, store.PutCondition{}, fmt.Errorf("langchaingo: malformed history: %w", err)
+		return nil, fmt.Errorf("langchaingo: malformed history: %w", err)
 	}
-	return msgs, store.PutCondition{UpdatedAt: it.UpdatedAt}, nil
+	return msgs, nil
 }
 
-// update applies change to the stored messages with compare-and-set
-// retries.
+// update applies change to the stored messages: a compare-and-set update
+// retried until it lands (store.Update).
 func (h *ChatMessageHistory) update(ctx context.Context, change func([]stored) []stored) error {
-	for attempt := 0; ; attempt++ {
-		msgs, cond, err := h.read(ctx)
+	err := store.Update(ctx, h.st, h.ns, h.key, func(it *store.Item) (map[string]any, error) {
+		msgs, err := decodeHistory(it)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		b, err := json.Marshal(change(msgs))
 		if err != nil {
-			return fmt.Errorf("langchaingo: encode history: %w", err)
+			return nil, fmt.Errorf("langchaingo: encode history: %w", err)
 		}
-		err = h.cas.PutIf(ctx, h.ns, h.key, map[string]any{"messages": b}, cond)
-		if err == nil {
-			return nil
-		}
-		if !errors.Is(err, store.ErrConflict) || attempt >= 32 {
-			return fmt.Errorf("langchaingo: write history: %w", err)
-		}
+		return map[string]any{"messages": b}, nil
+	})
+	if err != nil {
+		return fmt.Errorf("langchaingo: write history: %w", err)
 	}
+	return nil
 }
 
 // AddMessage implements schema.ChatMessageHistory.
@@ -186,7 +178,11 @@ func (h *ChatMessageHistory) Clear(ctx context.Context) error {
 
 // Messages implements schema.ChatMessageHistory.
 func (h *ChatMessageHistory) Messages(ctx context.Context) ([]llms.ChatMessage, error) {
-	msgs, _, err := h.read(ctx)
+	it, err := h.st.Get(ctx, h.ns, h.key)
+	if err != nil {
+		return nil, fmt.Errorf("langchaingo: read history: %w", err)
+	}
+	msgs, err := decodeHistory(it)
 	if err != nil {
 		return nil, err
 	}
