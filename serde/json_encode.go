@@ -26,7 +26,6 @@ type jsonEncoder struct {
 
 var (
 	timeType    = reflect.TypeFor[time.Time]()
-	bigIntType  = reflect.TypeFor[*big.Int]()
 	marshalType = reflect.TypeFor[json.Marshaler]()
 )
 

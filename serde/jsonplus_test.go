@@ -116,7 +116,7 @@ func TestGenericRoundTrip(t *testing.T) {
 	values := []any{
 		"", "héllo\n\"\\\u2028\x01", true, false,
 		int64(0), int64(-1), int64(math.MinInt64), int64(math.MaxInt64), uint64(math.MaxUint64),
-		1.5, 0.0, -0.0, 1e300, 5e-324, math.Inf(1), math.Inf(-1),
+		1.5, 0.0, math.Copysign(0, -1), 1e300, 5e-324, math.Inf(1), math.Inf(-1),
 		[]any{}, []any{nil, "x", int64(1)},
 		map[string]any{}, map[string]any{"a": map[string]any{"b": []any{int64(2)}}},
 		map[any]any{int64(1): "one", "two": int64(2), true: nil},

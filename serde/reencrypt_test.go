@@ -86,7 +86,7 @@ func TestReencryptPlaintext(t *testing.T) {
 	if _, _, _, err := strict.Reencrypt(serde.TypeJSON, []byte(`{"a":1}`), nil); !errors.Is(err, serde.ErrPlaintextRefused) {
 		t.Fatalf("strict: err = %v, want ErrPlaintextRefused", err)
 	}
-	lax, err := serde.NewEncrypted(serde.JSONPlus{}, mustRing(t, key), serde.WithPlaintextReads())
+	lax, err := serde.NewEncrypted(serde.JSONPlus{}, mustRing(t, key), serde.WithDangerousPlaintextReads())
 	if err != nil {
 		t.Fatal(err)
 	}

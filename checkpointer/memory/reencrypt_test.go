@@ -100,7 +100,7 @@ func TestReencryptRotatesKeys(t *testing.T) {
 func TestReencryptPlaintextDatabase(t *testing.T) {
 	s := New(Options{})
 	cfg := fillForRotation(t, s)
-	s = s.WithSerde(newEnc(t, keyring(t, "key-0123456789ab"), serde.WithPlaintextReads()))
+	s = s.WithSerde(newEnc(t, keyring(t, "key-0123456789ab"), serde.WithDangerousPlaintextReads()))
 	stats, err := s.Reencrypt(t.Context(), checkpointer.ReencryptOptions{})
 	if err != nil || stats.Rewritten != 6 {
 		t.Fatalf("Reencrypt = %+v, %v", stats, err)

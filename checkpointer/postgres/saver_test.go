@@ -515,7 +515,7 @@ func TestPythonAESRows(t *testing.T) {
 	// Python's rows are in the unbound "aes" format: an envelope-mode
 	// serializer refuses them (serde.ErrUnboundRefused); reading Python's
 	// database is LangGraph mode.
-	envelope, err := postgres.New(pool, postgres.Options{Serde: encrypted(t, serde.WithPlaintextReads())})
+	envelope, err := postgres.New(pool, postgres.Options{Serde: encrypted(t, serde.WithDangerousPlaintextReads())})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -535,7 +535,7 @@ func TestPythonAESRows(t *testing.T) {
 	if _, err := strict.GetTuple(ctx, checkpointer.Config{ThreadID: "py-aes"}); !errors.Is(err, serde.ErrPlaintextRefused) {
 		t.Fatalf("strict read of Python's inline plaintext: %v, want ErrPlaintextRefused", err)
 	}
-	s, err := postgres.New(pool, postgres.Options{Serde: encrypted(t, serde.WithPlaintextReads(), serde.WithLangGraphAES(crypto.ModeGCM))})
+	s, err := postgres.New(pool, postgres.Options{Serde: encrypted(t, serde.WithDangerousPlaintextReads(), serde.WithLangGraphAES(crypto.ModeGCM))})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,6 @@
 package postgres
 
 import (
-	"encoding/json"
 	"errors"
 	"regexp"
 	"strconv"
@@ -75,15 +74,6 @@ func FuzzEncodeDecode(f *testing.F) {
 			t.Fatalf("round trip of %q: %s", in, d)
 		}
 	})
-}
-
-func mustJSON(t *testing.T, v any) []byte {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
 }
 
 // FuzzFilterSQL: filter keys and operands never change the SQL text, only

@@ -19,7 +19,6 @@ type tables struct {
 	embedder string // memvault_store_embedder: the vectors' embedder
 
 	sweep  string
-	get    string
 	delete string
 }
 

@@ -21,7 +21,7 @@ func FuzzDecodeValue(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	plain := &Store{}
-	encSerde := encrypted(f, serde.WithPlaintextReads())
+	encSerde := encrypted(f, serde.WithDangerousPlaintextReads())
 	enc := &Store{serde: encSerde, codec: codecOf(encSerde)}
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		if v, err := plain.decodeValue("ns", "k", raw); err == nil {

@@ -216,7 +216,7 @@ func TestEncryptedAtRest(t *testing.T) {
 		t.Fatalf("Get of a plaintext row = %v, want ErrPlaintextRefused", err)
 	}
 	// ...unless plaintext reads are allowed.
-	lenient := openStore(t, path, Options{Serde: encrypted(t, serde.WithPlaintextReads())})
+	lenient := openStore(t, path, Options{Serde: encrypted(t, serde.WithDangerousPlaintextReads())})
 	defer lenient.Close()
 	if it, err := lenient.Get(ctx, store.Namespace{"plain"}, "k"); err != nil || it == nil || it.Value["a"] != int64(1) {
 		t.Fatalf("lenient Get = %v, %v", it, err)

@@ -33,14 +33,14 @@ func (r *runner) testFidelity(t *testing.T) {
 		e := r.plain(t)
 		in, want := jsonvaluetest.All()
 		in2, _ := jsonvaluetest.All()
-		res, err := e.s.Batch(e.ctx, []store.Op{
+		_, err := e.s.Batch(e.ctx, []store.Op{
 			store.PutOp{Namespace: ns("fid"), Key: "a", Value: in},
 			store.PutOp{Namespace: ns("fid"), Key: "b", Value: map[string]any{"nested": in2}},
 		})
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err = e.s.Batch(e.ctx, []store.Op{store.GetOp{Namespace: ns("fid"), Key: "a"}})
+		res, err := e.s.Batch(e.ctx, []store.Op{store.GetOp{Namespace: ns("fid"), Key: "a"}})
 		if err != nil {
 			t.Fatal(err)
 		}
