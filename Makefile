@@ -11,7 +11,7 @@ EACH       = set -e; for m in $(MODULES); do echo "== module $$m"; (cd $$m && GO
 FUZZTIME  ?= 5s
 BENCHTIME ?= 1s
 
-.PHONY: all setup demo example-adk example-langchaingo example-eino test vet fmt-check unit fuzz bench lint build clean
+.PHONY: all setup demo example-adk example-langchaingo example-eino example-trpcagent test vet fmt-check unit fuzz bench lint build clean
 
 all: build
 
@@ -38,6 +38,11 @@ example-langchaingo:
 ## resumed in the next, its checkpoints in memvault (encrypted SQLite).
 example-eino:
 	cd examples/eino && GOWORK=off $(GO) run .
+
+## example-trpcagent: a tRPC-Agent-Go graph interrupted in one process and
+## resumed in the next, its checkpoints in memvault (encrypted SQLite).
+example-trpcagent:
+	cd examples/trpcagent && GOWORK=off $(GO) run .
 
 ## test: install what is needed, then vet, format check, race tests, short fuzzing.
 test: setup vet fmt-check unit fuzz
