@@ -6,11 +6,17 @@
 package demoenv
 
 import (
+	"bytes"
+	"strings"
+	"testing"
+
 	"context"
 	"io"
 	"log"
 	"os"
 	"path/filepath"
+
+	"github.com/memvault/memvault/internal/testkeys"
 
 	"github.com/memvault/memvault/config"
 )
@@ -49,4 +55,23 @@ func Main(file string, demo func(ctx context.Context, w io.Writer, path string) 
 	if err != nil {
 		log.Fatal(err)
 	}
+}
+
+// Check runs demo on a fresh file named file in a test's temporary
+// directory, fails t unless the output holds every line of want, and
+// checks the database file and its log hold none of secrets (the examples
+// always encrypt).
+func Check(t *testing.T, file string, demo func(ctx context.Context, w io.Writer, path string) error, want []string, secrets ...string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), file)
+	var out bytes.Buffer
+	if err := demo(t.Context(), &out, path); err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range want {
+		if !strings.Contains(out.String(), w) {
+			t.Fatalf("output lacks %q:\n%s", w, out.String())
+		}
+	}
+	testkeys.NoPlaintext(t, []string{path, path + "-wal"}, secrets...)
 }
