@@ -22,7 +22,8 @@
 // ADK's scoping rules hold: "app:" keys are shared by every session of the
 // app, "user:" keys by the user's sessions, "temp:" keys are never stored,
 // and partial events are not persisted. Get honours NumRecentEvents and
-// After. Missing sessions are session.ErrNotFound.
+// After. Missing sessions are ErrSessionNotFound (which is ADK's
+// session.ErrNotFound).
 //
 // AppendEvent is a compare-and-set on the session (store.ConditionalPutter):
 // a session handle that is no longer current — another process appended

@@ -201,14 +201,14 @@ func (s *SessionService) Get(ctx context.Context, req *session.GetRequest) (*ses
 }
 
 // load reads a session's record and its item's UpdatedAt (the version a
-// conditional put compares); a missing session is session.ErrNotFound.
+// conditional put compares); a missing session is ErrSessionNotFound.
 func (s *SessionService) load(ctx context.Context, app, user, id string) (*record, time.Time, error) {
 	it, err := s.st.Get(ctx, s.sessionsNS(app, user), id)
 	if err != nil {
 		return nil, time.Time{}, fmt.Errorf("adk: get session: %w", err)
 	}
 	if it == nil {
-		return nil, time.Time{}, fmt.Errorf("%w: %q", session.ErrNotFound, id)
+		return nil, time.Time{}, fmt.Errorf("%w: %q", ErrSessionNotFound, id)
 	}
 	r, err := decodeRecord(it.Value)
 	if err != nil {

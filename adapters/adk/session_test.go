@@ -142,3 +142,36 @@ func mustGet(t *testing.T, svc *adk.SessionService, id string) session.Session {
 	}
 	return r.Session
 }
+
+// TestMissingSession: Get of a session that does not exist, and
+// AppendEvent on a handle whose session was deleted since, are
+// ErrSessionNotFound and store nothing.
+func TestMissingSession(t *testing.T) {
+	for _, b := range backends() {
+		t.Run(b.name, func(t *testing.T) {
+			ctx := t.Context()
+			svc, err := adk.NewSessionService(b.open(t, nil), adk.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = svc.Get(ctx, &session.GetRequest{AppName: "app", UserID: "u.1", SessionID: "none"})
+			if !errors.Is(err, adk.ErrSessionNotFound) {
+				t.Fatalf("Get(missing) = %v, want ErrSessionNotFound", err)
+			}
+			c, err := svc.Create(ctx, &session.CreateRequest{AppName: "app", UserID: "u.1", SessionID: "s1"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := svc.Delete(ctx, &session.DeleteRequest{AppName: "app", UserID: "u.1", SessionID: "s1"}); err != nil {
+				t.Fatal(err)
+			}
+			err = svc.AppendEvent(ctx, c.Session, &session.Event{ID: "e1", Author: "user"})
+			if !errors.Is(err, adk.ErrSessionNotFound) {
+				t.Fatalf("AppendEvent(deleted) = %v, want ErrSessionNotFound", err)
+			}
+			if _, err := svc.Get(ctx, &session.GetRequest{AppName: "app", UserID: "u.1", SessionID: "s1"}); !errors.Is(err, adk.ErrSessionNotFound) {
+				t.Fatalf("the refused append recreated the session: %v", err)
+			}
+		})
+	}
+}

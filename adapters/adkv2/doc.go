@@ -1,0 +1,52 @@
+// Package adkv2 makes memvault the persistence layer of Google's Agent
+// Development Kit for Go, major version 2 (google.golang.org/adk/v2):
+// SessionService is an ADK
+// session.Service on any memvault store — SQLite by default, PostgreSQL in
+// production, encrypted when the store is.
+//
+// # Layout
+//
+// Everything lives under one namespace prefix of the store (Options.Prefix,
+// "adk" by default), then the app name:
+//
+//	<prefix> <app> sessions <user>   key: session id   the session: its own state and its events
+//	<prefix> <app> app-state         key: "state"      state keys written as "app:…"
+//	<prefix> <app> user-state        key: user id      state keys written as "user:…"
+//
+// Labels are escaped ("." and "%" become "%2E" and "%25"), so any app name
+// or user id is a valid namespace. With an encrypting store each session is
+// one ciphertext bound to its namespace and key: a session copied under
+// another user or app does not decrypt.
+//
+// # Semantics
+//
+// ADK's scoping rules hold: "app:" keys are shared by every session of the
+// app, "user:" keys by the user's sessions, "temp:" keys are never stored,
+// and partial events are not persisted. Get honours NumRecentEvents and
+// After. Missing sessions are ErrSessionNotFound: ADK v2 has no sentinel of
+// its own for them.
+//
+// AppendEvent is a compare-and-set on the session (store.ConditionalPutter):
+// a session handle that is no longer current — another process appended
+// since it was read — is refused with ErrStaleSession and nothing is
+// written; Get the session again. Shared ("app:", "user:") state is then
+// merged with its own compare-and-set retries. The two steps are not one
+// transaction: if the second fails, the event is stored and the error says
+// the shared state was not updated.
+//
+// Each append rewrites the session's item (one sealed value holding its
+// state and events), which suits sessions of up to a few thousand events;
+// summarise or rotate longer ones.
+// # One source for v1 and v2
+//
+// ADK v2 moved to a new module path and kept the session and memory
+// contracts. This package is the v1 adapter (github.com/memvault/memvault/adapters/adk)
+// with v2's imports: every file but doc.go and version.go is generated from
+// it, and a test fails when they drift. Both adapters store the same layout,
+// so an application moving from ADK v1 to v2 keeps its sessions and
+// memories (events are stored as ADK's JSON; v2's new event fields, such as
+// Output and NodeInfo, are kept as JSON too, so numbers in Output come back
+// as float64).
+package adkv2
+
+//go:generate go test -run TestGenerated -update
