@@ -11,5 +11,10 @@
 // see ordinary threads (list, export, fork). Get returns the latest; Delete
 // deletes the thread. Options.KeepLast bounds the history (Eino's open
 // request for checkpoint cleanup): after each Set only the newest KeepLast
-// checkpoints stay.
+// checkpoints stay. Options.IdleTTL with Sweep deletes runs left idle
+// longer than the TTL, such as interrupts nobody resumed.
+//
+// The same store serves Eino's ADK runner (adk.RunnerConfig.CheckPointStore):
+// an agent stopped by a tool's interrupt is resumed by a new process from
+// the checkpoint here.
 package eino

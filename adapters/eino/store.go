@@ -17,14 +17,20 @@ const channel = "eino"
 // Options configures a CheckPointStore. The zero value is usable.
 type Options struct {
 	// Namespace is the checkpoint namespace of Eino's threads; empty means
-	// "eino", which keeps them apart from LangGraph-style checkpoints of
-	// the same thread ids.
+	// "eino", so that reads and History see only Eino's checkpoints.
+	// Delete and Sweep remove a whole thread (every namespace): do not give
+	// LangGraph-style threads of the same saver Eino's checkpoint ids.
 	Namespace string
 	// KeepLast, when positive, keeps only the newest KeepLast checkpoints of
 	// an id after each Set (the saver must be a
 	// checkpointer.CheckpointDeleter, as every memvault saver is); 0 keeps
 	// them all.
 	KeepLast int
+	// IdleTTL, when positive, is how long an id may go without a new
+	// checkpoint before Sweep deletes it (the saver must be a
+	// checkpointer.ThreadLister, as every memvault saver is); 0 keeps ids
+	// until they are deleted.
+	IdleTTL time.Duration
 }
 
 // CheckPointStore is an Eino checkpoint store on a memvault saver. It is
@@ -34,6 +40,7 @@ type CheckPointStore struct {
 	saver checkpointer.Saver
 	ns    string
 	keep  int
+	ttl   time.Duration
 }
 
 var _ compose.CheckPointStore = (*CheckPointStore)(nil)
@@ -51,11 +58,19 @@ func NewCheckPointStore(saver checkpointer.Saver, opts Options) (*CheckPointStor
 			return nil, fmt.Errorf("eino: KeepLast needs a saver that deletes checkpoints, not %T", saver)
 		}
 	}
+	if opts.IdleTTL < 0 {
+		return nil, fmt.Errorf("eino: negative IdleTTL %v", opts.IdleTTL)
+	}
+	if opts.IdleTTL > 0 {
+		if _, ok := saver.(checkpointer.ThreadLister); !ok {
+			return nil, fmt.Errorf("eino: IdleTTL needs a saver that lists threads, not %T", saver)
+		}
+	}
 	ns := opts.Namespace
 	if ns == "" {
 		ns = "eino"
 	}
-	return &CheckPointStore{saver: saver, ns: ns, keep: opts.KeepLast}, nil
+	return &CheckPointStore{saver: saver, ns: ns, keep: opts.KeepLast, ttl: opts.IdleTTL}, nil
 }
 
 func (s *CheckPointStore) config(id string) checkpointer.Config {
@@ -143,6 +158,44 @@ func (s *CheckPointStore) Delete(ctx context.Context, checkPointID string) error
 		return fmt.Errorf("eino: delete %q: %w", checkPointID, err)
 	}
 	return nil
+}
+
+// Sweep deletes every id whose newest checkpoint (in any namespace) is
+// older than Options.IdleTTL and that holds an Eino checkpoint, and returns
+// how many it deleted; with no IdleTTL it deletes nothing. Run it from a
+// ticker or a cron job. Threads are found in one listing query, without
+// decrypting anything; each stale one costs a read and a delete.
+func (s *CheckPointStore) Sweep(ctx context.Context) (int, error) {
+	if s.ttl <= 0 {
+		return 0, nil
+	}
+	cutoff := time.Now().Add(-s.ttl)
+	// Gather first, delete after: the listing streams rows, and an embedded
+	// database's single connection must not be asked to delete under it.
+	var stale []string
+	for th, err := range s.saver.(checkpointer.ThreadLister).ListThreads(ctx) {
+		if err != nil {
+			return 0, fmt.Errorf("eino: sweep: %w", err)
+		}
+		if at, ok := checkpointer.IDTime(th.LatestCheckpointID); ok && at.Before(cutoff) {
+			stale = append(stale, th.ThreadID)
+		}
+	}
+	deleted := 0
+	for _, id := range stale {
+		t, err := s.saver.GetTuple(ctx, s.config(id))
+		if err != nil {
+			return deleted, fmt.Errorf("eino: sweep %q: %w", id, err)
+		}
+		if t == nil {
+			continue // not Eino's
+		}
+		if err := s.saver.DeleteThread(ctx, id); err != nil {
+			return deleted, fmt.Errorf("eino: sweep %q: %w", id, err)
+		}
+		deleted++
+	}
+	return deleted, nil
 }
 
 // Version is one stored checkpoint of an id.

@@ -2,8 +2,10 @@ package eino_test
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/memvault/memvault/internal/testkeys"
 
@@ -12,6 +14,7 @@ import (
 
 	"github.com/memvault/memvault/adapters/eino"
 	"github.com/memvault/memvault/checkpointer"
+	"github.com/memvault/memvault/checkpointer/memory"
 	"github.com/memvault/memvault/checkpointer/postgres"
 	"github.com/memvault/memvault/checkpointer/sqlite"
 	"github.com/memvault/memvault/internal/pgtest"
@@ -128,6 +131,72 @@ func TestInterruptResumeAcrossRestart(t *testing.T) {
 			must(t, kept.Delete(ctx, "run-1"))
 			if _, ok, err := kept.Get(ctx, "run-1"); ok || err != nil {
 				t.Fatalf("after Delete: %v %v", ok, err)
+			}
+		})
+	}
+}
+
+// idAt is a UUIDv6 checkpoint id of time at, as checkpointer.NewID makes
+// them, for checkpoints written "in the past".
+func idAt(at time.Time, n int) string {
+	ts := uint64(at.UnixNano()/100) + 0x01B21DD213814000
+	hi := (ts >> 12) & 0xFFFFFFFFFFFF
+	v := hi<<16 | 0x6000 | ts&0x0FFF
+	return fmt.Sprintf("%08x-%04x-%04x-8000-%012x", v>>32, (v>>16)&0xFFFF, v&0xFFFF, n)
+}
+
+// TestSweepIdle: Sweep deletes the Eino runs idle longer than IdleTTL and
+// keeps fresh ones and threads that are not Eino's, on every saver.
+func TestSweepIdle(t *testing.T) {
+	ctx := context.Background()
+	pool := pgtest.Pool(t)
+	savers := map[string]func(t *testing.T) checkpointer.Saver{
+		"memory": func(t *testing.T) checkpointer.Saver { return memory.New(memory.Options{}) },
+		"sqlite": func(t *testing.T) checkpointer.Saver {
+			s, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "sweep.db"), sqlite.Options{Serde: testkeys.Encrypting(t)})
+			must(t, err)
+			t.Cleanup(func() { s.Close() })
+			return s
+		},
+		"postgres": func(t *testing.T) checkpointer.Saver {
+			s, err := postgres.New(pool, postgres.Options{})
+			must(t, err)
+			must(t, s.Setup(ctx))
+			return s
+		},
+	}
+	for name, open := range savers {
+		t.Run(name, func(t *testing.T) {
+			saver := open(t)
+			st, err := eino.NewCheckPointStore(saver, eino.Options{IdleTTL: time.Hour})
+			must(t, err)
+			old := time.Now().Add(-2 * time.Hour)
+			put := func(thread, ns string, n int) {
+				cp := &checkpointer.Checkpoint{V: 4, ID: idAt(old, n), TS: old,
+					ChannelValues: map[string]any{"eino": []byte("stale")}, ChannelVersions: map[string]string{"eino": saver.NextVersion("")}}
+				_, err := saver.Put(ctx, checkpointer.Config{ThreadID: thread, CheckpointNS: ns}, cp, checkpointer.Metadata{"step": 0}, cp.ChannelVersions)
+				must(t, err)
+			}
+			put(name+"-abandoned", "eino", 1)
+			put(name+"-langgraph", "", 2) // old, but not Eino's
+			must(t, st.Set(ctx, name+"-live", []byte("fresh")))
+
+			n, err := st.Sweep(ctx)
+			must(t, err)
+			if n != 1 {
+				t.Fatalf("swept %d ids, want 1", n)
+			}
+			if _, ok, _ := st.Get(ctx, name+"-abandoned"); ok {
+				t.Fatal("the idle run survived the sweep")
+			}
+			if _, ok, _ := st.Get(ctx, name+"-live"); !ok {
+				t.Fatal("the live run was swept")
+			}
+			if tup, _ := saver.GetTuple(ctx, checkpointer.Config{ThreadID: name + "-langgraph"}); tup == nil {
+				t.Fatal("a thread that is not Eino's was swept")
+			}
+			if _, err := eino.NewCheckPointStore(saver, eino.Options{IdleTTL: -time.Second}); err == nil {
+				t.Fatal("a negative IdleTTL was accepted")
 			}
 		})
 	}
