@@ -12,6 +12,7 @@ import (
 	"google.golang.org/adk/session"
 	"google.golang.org/genai"
 
+	"github.com/memvault/memvault/adapters/internal/labels"
 	"github.com/memvault/memvault/store"
 )
 
@@ -78,7 +79,7 @@ func NewMemoryService(st store.Store, opts MemoryOptions) (*MemoryService, error
 
 func (m *MemoryService) userNS(app, user string) store.Namespace {
 	ns := append(store.Namespace(nil), m.prefix...)
-	return append(ns, label(app), "memory", label(user))
+	return append(ns, labels.Escape(app), "memory", labels.Escape(user))
 }
 
 // AddSessionToMemory implements memory.Service: the session's memories are
@@ -88,7 +89,7 @@ func (m *MemoryService) AddSessionToMemory(ctx context.Context, s session.Sessio
 	if s == nil {
 		return errors.New("adk: session is nil")
 	}
-	ns := append(m.userNS(s.AppName(), s.UserID()), label(s.ID()))
+	ns := append(m.userNS(s.AppName(), s.UserID()), labels.Escape(s.ID()))
 	var ops []store.Op
 	for ev := range s.Events().All() {
 		text := eventText(ev)

@@ -15,6 +15,7 @@ import (
 	"google.golang.org/adk/platform"
 	"google.golang.org/adk/session"
 
+	"github.com/memvault/memvault/adapters/internal/labels"
 	"github.com/memvault/memvault/store"
 )
 
@@ -57,22 +58,16 @@ func NewSessionService(st store.Store, opts Options) (*SessionService, error) {
 	return &SessionService{st: st, cas: cas, prefix: prefix}, nil
 }
 
-// label escapes an ADK name into a namespace label: '.' separates labels
-// and '%' escapes, so both are encoded.
-func label(s string) string {
-	return strings.NewReplacer("%", "%25", ".", "%2E").Replace(s)
-}
-
-func (s *SessionService) ns(labels ...string) store.Namespace {
+func (s *SessionService) ns(names ...string) store.Namespace {
 	out := append(store.Namespace(nil), s.prefix...)
-	for _, l := range labels {
-		out = append(out, label(l))
+	for _, n := range names {
+		out = append(out, labels.Escape(n))
 	}
 	return out
 }
 
 func (s *SessionService) sessionsNS(app, user string) store.Namespace {
-	return append(s.ns(app), "sessions", label(user))
+	return append(s.ns(app), "sessions", labels.Escape(user))
 }
 
 func (s *SessionService) appStateNS(app string) store.Namespace {
@@ -278,34 +273,13 @@ func (s *SessionService) users(ctx context.Context, app string) ([]string, error
 		if len(ns) != len(base)+1 {
 			continue
 		}
-		u, err := unlabel(ns[len(ns)-1])
+		u, err := labels.Unescape(ns[len(ns)-1])
 		if err != nil {
 			return nil, err
 		}
 		users = append(users, u)
 	}
 	return users, nil
-}
-
-// unlabel reverses label.
-func unlabel(l string) (string, error) {
-	var b strings.Builder
-	for i := 0; i < len(l); i++ {
-		if l[i] != '%' {
-			b.WriteByte(l[i])
-			continue
-		}
-		switch {
-		case strings.HasPrefix(l[i:], "%25"):
-			b.WriteByte('%')
-		case strings.HasPrefix(l[i:], "%2E"):
-			b.WriteByte('.')
-		default:
-			return "", fmt.Errorf("adk: malformed namespace label %q", l)
-		}
-		i += 2
-	}
-	return b.String(), nil
 }
 
 // Delete implements session.Service; deleting a missing session is not an

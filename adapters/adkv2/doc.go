@@ -49,4 +49,4 @@
 // as float64).
 package adkv2
 
-//go:generate go test -run TestGenerated -update
+//go:generate go run gen.go
