@@ -1,7 +1,11 @@
-// Package trpcagent makes memvault the checkpoint saver of tRPC-Agent-Go's
-// graphs (trpc.group/trpc-go/trpc-agent-go/graph): CheckpointSaver is a
-// graph.CheckpointSaver on any memvault checkpointer — SQLite by default,
-// PostgreSQL in production, encrypted when the saver's serializer is.
+// Package trpcagent makes memvault the persistence layer of tRPC-Agent-Go
+// (trpc.group/trpc-go/trpc-agent-go): CheckpointSaver is its graphs'
+// graph.CheckpointSaver on any memvault checkpointer, SessionService its
+// session.Service and MemoryService its memory.Service on any memvault
+// store — SQLite by default, PostgreSQL in production, encrypted when the
+// checkpointer's serializer or the store's is.
+//
+// # Checkpoints
 //
 // A lineage is a memvault thread, a checkpoint namespace a memvault
 // namespace and a checkpoint a memvault checkpoint with the same parent, so
@@ -20,4 +24,34 @@
 //
 // PutFull is atomic: the checkpoint and its writes are imported in one unit
 // (checkpointer.ThreadImporter), on every memvault backend.
+//
+// # Sessions
+//
+// Under a namespace prefix ("trpc" by default), then the app name:
+//
+//	<prefix> <app> sessions <user>   key: session id   tRPC's JSON of the session
+//	<prefix> <app> app-state         key: "state"      app state
+//	<prefix> <app> user-state        key: user id      user state
+//
+// A session (state, events, tracks, summaries) is one item, sealed and
+// bound to its app, user and id; each change is a compare-and-set
+// read-modify-write, so several processes can append to one session
+// without losing events. GetSession honours WithEventNum and WithEventTime;
+// event pages (WithGetSessionEventPage) are refused with tRPC's
+// ErrEventPageUnsupported, since the session is read whole. Summaries need
+// SessionOptions.Summarizer; each covers what the session holds of its
+// filter key (tRPC's own services feed only the events since the previous
+// summary). SessionTTL uses the store's TTL.
+//
+// # Memories
+//
+// Each memory is one item under <prefix> <app> memories <user>, keyed by
+// tRPC's content-derived id, its text embedded by the store's embedder, so
+// SearchMemories ranks by meaning (tRPC's in-memory service scores
+// keywords). Kind, KindFallback, TimeAfter/TimeBefore, MaxResults,
+// SimilarityThreshold and OrderByEventTime are honoured; hybrid search and
+// deduplication are refused with an error rather than ignored. Automatic
+// memory extraction (EnqueueAutoMemoryJob) needs tRPC's extractor worker,
+// which tRPC keeps internal: it does nothing here, as in a tRPC service
+// without an extractor; the memory tools (Tools) work.
 package trpcagent

@@ -5,16 +5,21 @@ import (
 	"fmt"
 
 	"trpc.group/trpc-go/trpc-agent-go/graph"
+	"trpc.group/trpc-go/trpc-agent-go/memory"
+	"trpc.group/trpc-go/trpc-agent-go/session"
 
 	"github.com/memvault/memvault/adapters/trpcagent"
-	"github.com/memvault/memvault/checkpointer/memory"
+	cpmemory "github.com/memvault/memvault/checkpointer/memory"
+	"github.com/memvault/memvault/embeddings"
+	"github.com/memvault/memvault/store"
+	memstore "github.com/memvault/memvault/store/memory"
 )
 
 // A tRPC-Agent-Go checkpoint saver on a memvault saver (sqlite.Open or
 // postgres.New in production): pass it to graph.WithCheckpointSaver.
 func Example() {
 	ctx := context.Background()
-	saver, err := trpcagent.New(memory.New(memory.Options{}))
+	saver, err := trpcagent.New(cpmemory.New(cpmemory.Options{}))
 	if err != nil {
 		panic(err)
 	}
@@ -29,4 +34,29 @@ func Example() {
 	all, _ := saver.List(ctx, cfg, nil)
 	fmt.Println(latest.ChannelValues["step"], len(all))
 	// Output: 2 3
+}
+
+// tRPC-Agent-Go's session and memory services on one memvault store (give
+// sqlite.Open or postgres.New a serde to encrypt): pass them to
+// runner.WithSessionService and runner.WithMemoryService.
+func ExampleNewSessionService() {
+	ctx := context.Background()
+	st, err := memstore.New(memstore.Options{Index: &store.IndexConfig{Embedder: embeddings.NewHashing(256)}})
+	if err != nil {
+		panic(err)
+	}
+	defer st.Close()
+	sessions, _ := trpcagent.NewSessionService(st, trpcagent.SessionOptions{})
+	memories, _ := trpcagent.NewMemoryService(st, trpcagent.MemoryOptions{})
+
+	key := session.Key{AppName: "desk", UserID: "carol", SessionID: "t1"}
+	sess, _ := sessions.CreateSession(ctx, key, session.StateMap{"topic": []byte("refund")})
+	_ = sessions.UpdateUserState(ctx, session.UserKey{AppName: "desk", UserID: "carol"}, session.StateMap{"lang": []byte("fr")})
+	got, _ := sessions.GetSession(ctx, key)
+
+	user := memory.UserKey{AppName: "desk", UserID: "carol"}
+	_ = memories.AddMemory(ctx, user, "Carol prefers refunds by bank transfer", []string{"billing"})
+	found, _ := memories.SearchMemories(ctx, user, "how does carol want refunds")
+	fmt.Println(sess.ID, string(got.State["topic"]), string(got.State["user:lang"]), found[0].Memory.Memory)
+	// Output: t1 refund fr Carol prefers refunds by bank transfer
 }

@@ -3,6 +3,7 @@ module github.com/memvault/memvault/adapters/trpcagent
 go 1.26.0
 
 require (
+	github.com/google/uuid v1.6.0
 	github.com/memvault/memvault v0.0.0
 	trpc.group/trpc-go/trpc-agent-go v1.11.2
 )
@@ -12,7 +13,6 @@ require (
 	github.com/dustin/go-humanize v1.1.0 // indirect
 	github.com/go-logr/logr v1.4.3 // indirect
 	github.com/go-logr/stdr v1.2.2 // indirect
-	github.com/google/uuid v1.6.0 // indirect
 	github.com/grpc-ecosystem/grpc-gateway/v2 v2.22.0 // indirect
 	github.com/hashicorp/golang-lru/v2 v2.0.7 // indirect
 	github.com/jackc/pgpassfile v1.0.0 // indirect
