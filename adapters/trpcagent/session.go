@@ -93,12 +93,12 @@ const appStateKey = "state"
 
 // storedSession is a session as stored: tRPC's JSON of its fields.
 type storedSession struct {
-	State     session.StateMap                        `json:"state"`
-	Events    []event.Event                           `json:"events"`
+	State     session.StateMap                       `json:"state"`
+	Events    []event.Event                          `json:"events"`
 	Tracks    map[session.Track]*session.TrackEvents `json:"tracks,omitempty"`
-	Summaries map[string]*session.Summary             `json:"summaries,omitempty"`
-	CreatedAt time.Time                               `json:"createdAt"`
-	UpdatedAt time.Time                               `json:"updatedAt"`
+	Summaries map[string]*session.Summary            `json:"summaries,omitempty"`
+	CreatedAt time.Time                              `json:"createdAt"`
+	UpdatedAt time.Time                              `json:"updatedAt"`
 }
 
 // encode returns the item value of sess, which the caller owns.
@@ -592,4 +592,3 @@ func (s *SessionService) GetSessionSummaryText(_ context.Context, sess *session.
 // Close implements session.Service; the store stays open (its owner closes
 // it).
 func (s *SessionService) Close() error { return nil }
-

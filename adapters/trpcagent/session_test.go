@@ -290,7 +290,9 @@ func TestSessionRestartEncrypted(t *testing.T) {
 // scriptedSummarizer stands in for the model tRPC's summarizer calls.
 type scriptedSummarizer struct{ calls int }
 
-func (s *scriptedSummarizer) ShouldSummarize(sess *session.Session) bool { return len(sess.Events) >= 2 }
+func (s *scriptedSummarizer) ShouldSummarize(sess *session.Session) bool {
+	return len(sess.Events) >= 2
+}
 func (s *scriptedSummarizer) Summarize(_ context.Context, sess *session.Session) (string, error) {
 	s.calls++
 	return fmt.Sprintf("%d events", len(sess.Events)), nil
