@@ -1,7 +1,6 @@
 package adk_test
 
 import (
-	"path/filepath"
 	"testing"
 
 	"google.golang.org/adk/memory"
@@ -9,49 +8,16 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/memvault/memvault/adapters/adk"
-	"github.com/memvault/memvault/embeddings"
-	"github.com/memvault/memvault/internal/pgtest"
-	"github.com/memvault/memvault/internal/testkeys"
-	"github.com/memvault/memvault/store"
-	memstore "github.com/memvault/memvault/store/memory"
-	"github.com/memvault/memvault/store/postgres"
-	"github.com/memvault/memvault/store/sqlite"
+	"github.com/memvault/memvault/adapters/internal/adaptertest"
 )
-
-func indexed() *store.IndexConfig {
-	return &store.IndexConfig{Embedder: embeddings.NewHashing(256)}
-}
-
-func indexedStores(t *testing.T) map[string]store.Store {
-	t.Helper()
-	m, err := memstore.New(memstore.Options{Index: indexed()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { m.Close() })
-	ser := testkeys.Encrypting(t)
-	sq, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "m.db"), sqlite.Options{Index: indexed(), Serde: ser})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sq.Close() })
-	pg, err := postgres.New(pgtest.Pool(t), postgres.Options{Index: indexed(), Serde: ser})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := pg.Setup(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { pg.Close() })
-	return map[string]store.Store{"memory": m, "sqlite/encrypted": sq, "postgres/encrypted": pg}
-}
 
 // TestMemoryService: memories are found by meaning within their app and
 // user only, nothing is returned for an unrelated query, and adding a
 // session again replaces its memories.
 func TestMemoryService(t *testing.T) {
-	for name, st := range indexedStores(t) {
-		t.Run(name, func(t *testing.T) {
+	for _, b := range adaptertest.Backends(t, adaptertest.Options{Indexed: true}) {
+		st := b.Store(t)
+		t.Run(b.Name, func(t *testing.T) {
 			ctx := t.Context()
 			sessions, err := adk.NewSessionService(st, adk.Options{})
 			if err != nil {

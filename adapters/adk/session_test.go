@@ -4,80 +4,31 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"sync/atomic"
 	"testing"
-
-	"github.com/memvault/memvault/internal/testkeys"
 
 	"google.golang.org/adk/session"
 	"google.golang.org/adk/session/sessiontestsuite"
 
 	"github.com/memvault/memvault/adapters/adk"
+	"github.com/memvault/memvault/adapters/internal/adaptertest"
 	"github.com/memvault/memvault/internal/pgtest"
-	"github.com/memvault/memvault/serde"
 	"github.com/memvault/memvault/store"
-	"github.com/memvault/memvault/store/memory"
-	"github.com/memvault/memvault/store/postgres"
-	"github.com/memvault/memvault/store/sqlite"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
-
-// backend opens a store of one kind for a test; ser nil stores plaintext.
-type backend struct {
-	name string
-	open func(t *testing.T, ser serde.Serializer) store.Store
-}
-
-func backends() []backend {
-	return []backend{
-		{"memory", func(t *testing.T, ser serde.Serializer) store.Store {
-			// The memory store holds Go values: nothing to encrypt.
-			s, err := memory.New(memory.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { s.Close() })
-			return s
-		}},
-		{"sqlite", func(t *testing.T, ser serde.Serializer) store.Store {
-			s, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "adk.db"), sqlite.Options{Serde: ser})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { s.Close() })
-			return s
-		}},
-		{"postgres", func(t *testing.T, ser serde.Serializer) store.Store {
-			s, err := postgres.New(pgtest.Pool(t), postgres.Options{Serde: ser})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := s.Setup(t.Context()); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { s.Close() })
-			return s
-		}},
-	}
-}
 
 // TestADKSessionSuite runs ADK's own exported session service suite against
 // the service on every memvault store, plaintext and encrypted. Each of the
 // suite's fresh services gets a namespace prefix of its own on one store.
 func TestADKSessionSuite(t *testing.T) {
-	for _, b := range backends() {
-		for _, mode := range []string{"plain", "encrypted"} {
-			if b.name == "memory" && mode == "encrypted" {
-				continue
+	for _, opt := range []adaptertest.Options{{Plaintext: true}, {}} {
+		for _, b := range adaptertest.Backends(t, opt) {
+			if !opt.Plaintext && b.Name == "memory" {
+				continue // the memory store holds Go values: nothing to encrypt
 			}
-			t.Run(b.name+"/"+mode, func(t *testing.T) {
-				var ser serde.Serializer
-				if mode == "encrypted" {
-					ser = testkeys.Encrypting(t)
-				}
-				st := b.open(t, ser)
+			t.Run(b.Name, func(t *testing.T) {
+				st := b.Store(t)
 				var n atomic.Int64
 				sessiontestsuite.RunServiceTests(t, sessiontestsuite.SuiteOptions{SupportsUserProvidedSessionID: true}, func(t *testing.T) session.Service {
 					svc, err := adk.NewSessionService(st, adk.Options{Prefix: store.Namespace{"adk", fmt.Sprintf("t%d", n.Add(1))}})
@@ -95,10 +46,10 @@ func TestADKSessionSuite(t *testing.T) {
 // append wins, the second is refused with ErrStaleSession and writes
 // nothing, and a fresh handle appends again.
 func TestStaleHandleRefused(t *testing.T) {
-	for _, b := range backends() {
-		t.Run(b.name, func(t *testing.T) {
+	for _, b := range adaptertest.Backends(t, adaptertest.Options{Plaintext: true}) {
+		t.Run(b.Name, func(t *testing.T) {
 			ctx := t.Context()
-			svc, err := adk.NewSessionService(b.open(t, nil), adk.Options{})
+			svc, err := adk.NewSessionService(b.Store(t), adk.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -147,10 +98,10 @@ func mustGet(t *testing.T, svc *adk.SessionService, id string) session.Session {
 // AppendEvent on a handle whose session was deleted since, are
 // ErrSessionNotFound and store nothing.
 func TestMissingSession(t *testing.T) {
-	for _, b := range backends() {
-		t.Run(b.name, func(t *testing.T) {
+	for _, b := range adaptertest.Backends(t, adaptertest.Options{Plaintext: true}) {
+		t.Run(b.Name, func(t *testing.T) {
 			ctx := t.Context()
-			svc, err := adk.NewSessionService(b.open(t, nil), adk.Options{})
+			svc, err := adk.NewSessionService(b.Store(t), adk.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -3,7 +3,6 @@
 package adkv2_test
 
 import (
-	"path/filepath"
 	"testing"
 
 	"google.golang.org/adk/v2/memory"
@@ -11,49 +10,16 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/memvault/memvault/adapters/adkv2"
-	"github.com/memvault/memvault/embeddings"
-	"github.com/memvault/memvault/internal/pgtest"
-	"github.com/memvault/memvault/internal/testkeys"
-	"github.com/memvault/memvault/store"
-	memstore "github.com/memvault/memvault/store/memory"
-	"github.com/memvault/memvault/store/postgres"
-	"github.com/memvault/memvault/store/sqlite"
+	"github.com/memvault/memvault/adapters/internal/adaptertest"
 )
-
-func indexed() *store.IndexConfig {
-	return &store.IndexConfig{Embedder: embeddings.NewHashing(256)}
-}
-
-func indexedStores(t *testing.T) map[string]store.Store {
-	t.Helper()
-	m, err := memstore.New(memstore.Options{Index: indexed()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { m.Close() })
-	ser := testkeys.Encrypting(t)
-	sq, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "m.db"), sqlite.Options{Index: indexed(), Serde: ser})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sq.Close() })
-	pg, err := postgres.New(pgtest.Pool(t), postgres.Options{Index: indexed(), Serde: ser})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := pg.Setup(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { pg.Close() })
-	return map[string]store.Store{"memory": m, "sqlite/encrypted": sq, "postgres/encrypted": pg}
-}
 
 // TestMemoryService: memories are found by meaning within their app and
 // user only, nothing is returned for an unrelated query, and adding a
 // session again replaces its memories.
 func TestMemoryService(t *testing.T) {
-	for name, st := range indexedStores(t) {
-		t.Run(name, func(t *testing.T) {
+	for _, b := range adaptertest.Backends(t, adaptertest.Options{Indexed: true}) {
+		st := b.Store(t)
+		t.Run(b.Name, func(t *testing.T) {
 			ctx := t.Context()
 			sessions, err := adkv2.NewSessionService(st, adkv2.Options{})
 			if err != nil {

@@ -8,17 +8,17 @@ import (
 	"google.golang.org/adk/v2/session"
 
 	"github.com/memvault/memvault/adapters/adkv2"
-	"github.com/memvault/memvault/internal/testkeys"
+	"github.com/memvault/memvault/adapters/internal/adaptertest"
 )
 
 // TestV2EventFieldsKept: the event fields ADK v2 added for workflows
 // (isolation scope, routes, requested input, output, node info) come back
 // from every store as they were appended, encrypted where the store is.
 func TestV2EventFieldsKept(t *testing.T) {
-	for _, b := range backends() {
-		t.Run(b.name, func(t *testing.T) {
+	for _, b := range adaptertest.Backends(t, adaptertest.Options{}) {
+		t.Run(b.Name, func(t *testing.T) {
 			ctx := t.Context()
-			svc, err := adkv2.NewSessionService(b.open(t, testkeys.Encrypting(t)), adkv2.Options{})
+			svc, err := adkv2.NewSessionService(b.Store(t), adkv2.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}

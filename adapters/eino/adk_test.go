@@ -3,7 +3,6 @@ package eino_test
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -14,11 +13,7 @@ import (
 	"github.com/cloudwego/eino/schema"
 
 	"github.com/memvault/memvault/adapters/eino"
-	"github.com/memvault/memvault/checkpointer"
-	"github.com/memvault/memvault/checkpointer/postgres"
-	"github.com/memvault/memvault/checkpointer/sqlite"
-	"github.com/memvault/memvault/internal/pgtest"
-	"github.com/memvault/memvault/internal/testkeys"
+	"github.com/memvault/memvault/adapters/internal/adaptertest"
 )
 
 // refundModel is a scripted chat model that decides from its input alone,
@@ -102,25 +97,9 @@ func drain(t *testing.T, it *adk.AsyncIterator[*adk.AgentEvent]) (interruptID, l
 // the decision to completion.
 func TestADKRunnerResumeAcrossRestart(t *testing.T) {
 	ctx := context.Background()
-	ser := testkeys.Encrypting(t)
-	dbPath := filepath.Join(t.TempDir(), "agent.db")
-	pool := pgtest.Pool(t)
-	savers := map[string]func(t *testing.T) checkpointer.Saver{
-		"sqlite/encrypted": func(t *testing.T) checkpointer.Saver {
-			s, err := sqlite.Open(ctx, dbPath, sqlite.Options{Serde: ser})
-			must(t, err)
-			t.Cleanup(func() { s.Close() })
-			return s
-		},
-		"postgres/encrypted": func(t *testing.T) checkpointer.Saver {
-			s, err := postgres.New(pool, postgres.Options{Serde: ser})
-			must(t, err)
-			must(t, s.Setup(ctx))
-			return s
-		},
-	}
-	for name, open := range savers {
-		t.Run(name, func(t *testing.T) {
+	for _, b := range adaptertest.Backends(t, adaptertest.Options{})[1:] { // the SQL ones, encrypted
+		open := b.Saver
+		t.Run(b.Name, func(t *testing.T) {
 			// Process 1: the agent calls the tool, which interrupts.
 			saver1 := open(t)
 			store1, err := eino.NewCheckPointStore(saver1, eino.Options{})

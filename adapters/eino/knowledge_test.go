@@ -1,37 +1,16 @@
 package eino_test
 
 import (
-	"path/filepath"
 	"testing"
 
 	"github.com/cloudwego/eino/components/retriever"
 	"github.com/cloudwego/eino/schema"
 
 	"github.com/memvault/memvault/adapters/eino"
+	"github.com/memvault/memvault/adapters/internal/adaptertest"
 	"github.com/memvault/memvault/embeddings"
-	"github.com/memvault/memvault/internal/pgtest"
-	"github.com/memvault/memvault/internal/testkeys"
 	"github.com/memvault/memvault/store"
-	"github.com/memvault/memvault/store/memory"
-	"github.com/memvault/memvault/store/postgres"
-	"github.com/memvault/memvault/store/sqlite"
 )
-
-func indexedStores(t *testing.T) map[string]store.Store {
-	t.Helper()
-	idx := func() *store.IndexConfig { return &store.IndexConfig{Embedder: embeddings.NewHashing(256)} }
-	m, err := memory.New(memory.Options{Index: idx()})
-	must(t, err)
-	t.Cleanup(func() { m.Close() })
-	sq, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "kb.db"), sqlite.Options{Index: idx(), Serde: testkeys.Encrypting(t)})
-	must(t, err)
-	t.Cleanup(func() { sq.Close() })
-	pg, err := postgres.New(pgtest.Pool(t), postgres.Options{Index: idx(), Serde: testkeys.Encrypting(t)})
-	must(t, err)
-	must(t, pg.Setup(t.Context()))
-	t.Cleanup(func() { pg.Close() })
-	return map[string]store.Store{"memory": m, "sqlite/encrypted": sq, "postgres/encrypted": pg}
-}
 
 // TestKnowledgeEqualsStoreSearch: Retrieve returns what the store's own
 // Search returns (same documents, order and scores), in the index's own
@@ -43,7 +22,8 @@ func TestKnowledgeEqualsStoreSearch(t *testing.T) {
 		{Content: "parcels ship from lisbon", MetaData: map[string]any{"topic": "shipping"}},
 		{ID: "d3", Content: "refund requests need the order number", MetaData: map[string]any{"topic": "refund"}},
 	}
-	for name, st := range indexedStores(t) {
+	for _, b := range adaptertest.Backends(t, adaptertest.Options{Indexed: true}) {
+		name, st := b.Name, b.Store(t)
 		t.Run(name, func(t *testing.T) {
 			ctx := t.Context()
 			kb, err := eino.NewKnowledge(st, eino.KnowledgeOptions{})

@@ -3,20 +3,15 @@ package eino_test
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"testing"
 	"time"
-
-	"github.com/memvault/memvault/internal/testkeys"
 
 	"github.com/cloudwego/eino/compose"
 	"github.com/cloudwego/eino/schema"
 
 	"github.com/memvault/memvault/adapters/eino"
+	"github.com/memvault/memvault/adapters/internal/adaptertest"
 	"github.com/memvault/memvault/checkpointer"
-	"github.com/memvault/memvault/checkpointer/memory"
-	"github.com/memvault/memvault/checkpointer/postgres"
-	"github.com/memvault/memvault/checkpointer/sqlite"
 	"github.com/memvault/memvault/internal/pgtest"
 )
 
@@ -62,25 +57,9 @@ func must(t *testing.T, err error) {
 // kept and can be restored, KeepLast bounds it, and Delete removes it.
 func TestInterruptResumeAcrossRestart(t *testing.T) {
 	ctx := context.Background()
-	dbPath := filepath.Join(t.TempDir(), "eino.db")
-	ser := testkeys.Encrypting(t)
-	savers := map[string]func(t *testing.T) checkpointer.Saver{
-		"sqlite/encrypted": func(t *testing.T) checkpointer.Saver {
-			s, err := sqlite.Open(ctx, dbPath, sqlite.Options{Serde: ser})
-			must(t, err)
-			t.Cleanup(func() { s.Close() })
-			return s
-		},
-	}
-	pool := pgtest.Pool(t)
-	savers["postgres/encrypted"] = func(t *testing.T) checkpointer.Saver {
-		s, err := postgres.New(pool, postgres.Options{Serde: ser})
-		must(t, err)
-		must(t, s.Setup(ctx))
-		return s
-	}
-	for name, open := range savers {
-		t.Run(name, func(t *testing.T) {
+	for _, b := range adaptertest.Backends(t, adaptertest.Options{})[1:] { // the SQL ones, encrypted
+		open := b.Saver
+		t.Run(b.Name, func(t *testing.T) {
 			// Process 1: runs until the interrupt, then stops.
 			store1, err := eino.NewCheckPointStore(open(t), eino.Options{})
 			must(t, err)
@@ -149,23 +128,8 @@ func idAt(at time.Time, n int) string {
 // keeps fresh ones and threads that are not Eino's, on every saver.
 func TestSweepIdle(t *testing.T) {
 	ctx := context.Background()
-	pool := pgtest.Pool(t)
-	savers := map[string]func(t *testing.T) checkpointer.Saver{
-		"memory": func(t *testing.T) checkpointer.Saver { return memory.New(memory.Options{}) },
-		"sqlite": func(t *testing.T) checkpointer.Saver {
-			s, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "sweep.db"), sqlite.Options{Serde: testkeys.Encrypting(t)})
-			must(t, err)
-			t.Cleanup(func() { s.Close() })
-			return s
-		},
-		"postgres": func(t *testing.T) checkpointer.Saver {
-			s, err := postgres.New(pool, postgres.Options{})
-			must(t, err)
-			must(t, s.Setup(ctx))
-			return s
-		},
-	}
-	for name, open := range savers {
+	for _, b := range adaptertest.Backends(t, adaptertest.Options{}) {
+		open, name := b.Saver, b.Name
 		t.Run(name, func(t *testing.T) {
 			saver := open(t)
 			st, err := eino.NewCheckPointStore(saver, eino.Options{IdleTTL: time.Hour})

@@ -4,13 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"sync"
 	"testing"
-
-	"github.com/memvault/memvault/internal/testkeys"
 
 	"github.com/tmc/langchaingo/chains"
 	"github.com/tmc/langchaingo/llms"
@@ -19,41 +16,23 @@ import (
 	"github.com/tmc/langchaingo/schema"
 	"github.com/tmc/langchaingo/vectorstores"
 
+	"github.com/memvault/memvault/adapters/internal/adaptertest"
 	"github.com/memvault/memvault/adapters/langchaingo"
-	"github.com/memvault/memvault/embeddings"
 	"github.com/memvault/memvault/internal/pgtest"
 	"github.com/memvault/memvault/store"
-	"github.com/memvault/memvault/store/memory"
-	"github.com/memvault/memvault/store/postgres"
-	"github.com/memvault/memvault/store/sqlite"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
 
-func index() *store.IndexConfig { return &store.IndexConfig{Embedder: embeddings.NewHashing(256)} }
-
-// stores opens one store of each kind, with an index; the SQL ones encrypt.
+// stores opens each memvault backend's store (adaptertest), by name, with
+// an index; the SQL ones encrypt.
 func stores(t *testing.T) map[string]store.Store {
 	t.Helper()
-	m, err := memory.New(memory.Options{Index: index()})
-	if err != nil {
-		t.Fatal(err)
+	out := map[string]store.Store{}
+	for _, b := range adaptertest.Backends(t, adaptertest.Options{Indexed: true}) {
+		out[b.Name] = b.Store(t)
 	}
-	t.Cleanup(func() { m.Close() })
-	sq, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "lc.db"), sqlite.Options{Index: index(), Serde: testkeys.Encrypting(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sq.Close() })
-	pg, err := postgres.New(pgtest.Pool(t), postgres.Options{Index: index(), Serde: testkeys.Encrypting(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := pg.Setup(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { pg.Close() })
-	return map[string]store.Store{"memory": m, "sqlite/encrypted": sq, "postgres/encrypted": pg}
+	return out
 }
 
 // TestHistoryRoundTrip: every LangChainGo message type comes back with its
@@ -158,15 +137,9 @@ func TestHistoryConcurrentAppends(t *testing.T) {
 // memory is the history; after the store is closed and the file opened
 // again, the chain's memory still holds the earlier turns.
 func TestChainMemorySurvivesRestart(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "chat.db")
-	ser := testkeys.Encrypting(t)
+	sq := adaptertest.Backends(t, adaptertest.Options{})[1] // encrypted SQLite
 	turn := func(inputs ...string) string {
-		st, err := sqlite.Open(t.Context(), path, sqlite.Options{Serde: ser})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer st.Close()
-		h, err := langchaingo.NewChatMessageHistory(st, "carol", langchaingo.HistoryOptions{})
+		h, err := langchaingo.NewChatMessageHistory(sq.Store(t), "carol", langchaingo.HistoryOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -3,7 +3,6 @@ package trpcagent_test
 import (
 	"context"
 	"encoding/json"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -11,12 +10,8 @@ import (
 	"trpc.group/trpc-go/trpc-agent-go/event"
 	"trpc.group/trpc-go/trpc-agent-go/graph"
 
+	"github.com/memvault/memvault/adapters/internal/adaptertest"
 	"github.com/memvault/memvault/adapters/trpcagent"
-	"github.com/memvault/memvault/checkpointer"
-	"github.com/memvault/memvault/checkpointer/postgres"
-	"github.com/memvault/memvault/checkpointer/sqlite"
-	"github.com/memvault/memvault/internal/pgtest"
-	"github.com/memvault/memvault/internal/testkeys"
 )
 
 // approvalGraph is entry -> ask -> done, where ask interrupts for a human's
@@ -82,22 +77,8 @@ func drain(t *testing.T, evts <-chan *event.Event) (interrupt *graph.PregelStepM
 // (encrypted SQLite, and PostgreSQL) resumes it to completion.
 func TestGraphInterruptResumeAcrossRestart(t *testing.T) {
 	ctx := context.Background()
-	dbPath := filepath.Join(t.TempDir(), "graph.db")
-	pool := pgtest.Pool(t)
-	for name, open := range map[string]func(t *testing.T) checkpointer.Saver{
-		"sqlite/encrypted": func(t *testing.T) checkpointer.Saver {
-			s, err := sqlite.Open(ctx, dbPath, sqlite.Options{Serde: testkeys.Encrypting(t)})
-			must(t, err)
-			t.Cleanup(func() { s.Close() })
-			return s
-		},
-		"postgres/encrypted": func(t *testing.T) checkpointer.Saver {
-			s, err := postgres.New(pool, postgres.Options{Serde: testkeys.Encrypting(t)})
-			must(t, err)
-			must(t, s.Setup(ctx))
-			return s
-		},
-	} {
+	for _, b := range adaptertest.Backends(t, adaptertest.Options{})[1:] { // the SQL ones
+		open, name := b.Saver, b.Name
 		t.Run(name, func(t *testing.T) {
 			run := func(state graph.State, id string) (*graph.PregelStepMetadata, map[string]any) {
 				saver, err := trpcagent.New(open(t))

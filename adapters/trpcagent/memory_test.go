@@ -2,7 +2,6 @@ package trpcagent_test
 
 import (
 	"context"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -10,41 +9,17 @@ import (
 
 	"trpc.group/trpc-go/trpc-agent-go/memory"
 
+	"github.com/memvault/memvault/adapters/internal/adaptertest"
 	"github.com/memvault/memvault/adapters/trpcagent"
-	"github.com/memvault/memvault/embeddings"
-	"github.com/memvault/memvault/internal/pgtest"
 	"github.com/memvault/memvault/internal/testkeys"
 	"github.com/memvault/memvault/store"
-	memstore "github.com/memvault/memvault/store/memory"
-	"github.com/memvault/memvault/store/postgres"
-	"github.com/memvault/memvault/store/sqlite"
 )
-
-// indexedStores opens each memvault store with a semantic index, the SQL
-// ones encrypted; files lists the SQLite store's files.
-func indexedStores(t *testing.T) (stores map[string]store.Store, files []string) {
-	t.Helper()
-	idx := func() *store.IndexConfig { return &store.IndexConfig{Embedder: embeddings.NewHashing(256)} }
-	m, err := memstore.New(memstore.Options{Index: idx()})
-	must(t, err)
-	t.Cleanup(func() { m.Close() })
-	ser := testkeys.Encrypting(t)
-	path := filepath.Join(t.TempDir(), "memories.db")
-	sq, err := sqlite.Open(t.Context(), path, sqlite.Options{Index: idx(), Serde: ser})
-	must(t, err)
-	t.Cleanup(func() { sq.Close() })
-	pg, err := postgres.New(pgtest.Pool(t), postgres.Options{Index: idx(), Serde: ser})
-	must(t, err)
-	must(t, pg.Setup(t.Context()))
-	t.Cleanup(func() { pg.Close() })
-	return map[string]store.Store{"memory": m, "sqlite/encrypted": sq, "postgres/encrypted": pg}, []string{path, path + "-wal"}
-}
 
 // memoryServices gives each test a fresh service (its own prefix) on every
 // store.
 func memoryServices(t *testing.T) map[string]*trpcagent.MemoryService {
 	t.Helper()
-	stores, _ := indexedStores(t)
+	stores, _ := backendStores(t, adaptertest.Options{Indexed: true})
 	out := map[string]*trpcagent.MemoryService{}
 	for name, st := range stores {
 		svc, err := trpcagent.NewMemoryService(st, trpcagent.MemoryOptions{Prefix: store.Namespace{"trpc", strings.ReplaceAll(t.Name(), "/", "-")}})
@@ -186,7 +161,7 @@ func TestMemoryUpdateConflictKeepsBoth(t *testing.T) {
 }
 
 func TestMemorySearchAndClear(t *testing.T) {
-	stores, files := indexedStores(t)
+	stores, files := backendStores(t, adaptertest.Options{Indexed: true})
 	for name, st := range stores {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
@@ -230,7 +205,7 @@ func TestMemorySearchAndClear(t *testing.T) {
 }
 
 func TestMemoryValidationAndTools(t *testing.T) {
-	stores, _ := indexedStores(t)
+	stores, _ := backendStores(t, adaptertest.Options{Indexed: true})
 	svc, err := trpcagent.NewMemoryService(stores["memory"], trpcagent.MemoryOptions{})
 	must(t, err)
 	ctx := context.Background()

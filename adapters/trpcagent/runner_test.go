@@ -3,7 +3,6 @@ package trpcagent_test
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -11,9 +10,9 @@ import (
 	"trpc.group/trpc-go/trpc-agent-go/model"
 	"trpc.group/trpc-go/trpc-agent-go/runner"
 
+	"github.com/memvault/memvault/adapters/internal/adaptertest"
 	"github.com/memvault/memvault/adapters/trpcagent"
 	"github.com/memvault/memvault/internal/testkeys"
-	"github.com/memvault/memvault/store/sqlite"
 )
 
 // recallModel is a scripted model (no network): it answers with the user
@@ -40,13 +39,9 @@ func (recallModel) GenerateContent(_ context.Context, req *model.Request) (<-cha
 // service and runner on the same encrypted SQLite file, continues it.
 func TestRunnerSessionAcrossRestart(t *testing.T) {
 	ctx := context.Background()
-	ser := testkeys.Encrypting(t)
-	path := filepath.Join(t.TempDir(), "agent.db")
+	sq := adaptertest.Backends(t, adaptertest.Options{})[1] // encrypted SQLite
 	turn := func(text string) string {
-		st, err := sqlite.Open(ctx, path, sqlite.Options{Serde: ser})
-		must(t, err)
-		defer st.Close()
-		sessions, err := trpcagent.NewSessionService(st, trpcagent.SessionOptions{})
+		sessions, err := trpcagent.NewSessionService(sq.Store(t), trpcagent.SessionOptions{})
 		must(t, err)
 		agent := llmagent.New("desk", llmagent.WithModel(recallModel{}))
 		r := runner.NewRunner("desk", agent, runner.WithSessionService(sessions))
@@ -70,5 +65,5 @@ func TestRunnerSessionAcrossRestart(t *testing.T) {
 	if got := turn("which order was it?"); got != "you said: my order is 1187 | which order was it?" {
 		t.Fatalf("second turn, in a new process: %q", got)
 	}
-	testkeys.NoPlaintext(t, []string{path, path + "-wal"}, "order is 1187", "which order")
+	testkeys.NoPlaintext(t, sq.Files, "order is 1187", "which order")
 }

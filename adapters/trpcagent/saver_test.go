@@ -2,21 +2,30 @@ package trpcagent_test
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 
 	"trpc.group/trpc-go/trpc-agent-go/graph"
 
+	"github.com/memvault/memvault/adapters/internal/adaptertest"
 	"github.com/memvault/memvault/adapters/trpcagent"
-	"github.com/memvault/memvault/checkpointer"
-	"github.com/memvault/memvault/checkpointer/memory"
-	"github.com/memvault/memvault/checkpointer/postgres"
-	"github.com/memvault/memvault/checkpointer/sqlite"
 	"github.com/memvault/memvault/internal/pgtest"
-	"github.com/memvault/memvault/internal/testkeys"
+	"github.com/memvault/memvault/store"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
+
+// backendStores opens each memvault backend's store (adaptertest), by name;
+// files are the SQLite store's files.
+func backendStores(t *testing.T, opt adaptertest.Options) (map[string]store.Store, []string) {
+	t.Helper()
+	out := map[string]store.Store{}
+	var files []string
+	for _, b := range adaptertest.Backends(t, opt) {
+		out[b.Name] = b.Store(t)
+		files = append(files, b.Files...)
+	}
+	return out, files
+}
 
 // savers opens each memvault backend (the SQL ones encrypted) as a tRPC
 // checkpoint saver. The cases below port tRPC-Agent-Go's own tests of its
@@ -24,17 +33,11 @@ func TestMain(m *testing.M) { pgtest.Main(m) }
 // SQLite saver gives them.
 func savers(t *testing.T) map[string]*trpcagent.CheckpointSaver {
 	t.Helper()
-	sq, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "trpc.db"), sqlite.Options{Serde: testkeys.Encrypting(t)})
-	must(t, err)
-	t.Cleanup(func() { sq.Close() })
-	pg, err := postgres.New(pgtest.Pool(t), postgres.Options{Serde: testkeys.Encrypting(t)})
-	must(t, err)
-	must(t, pg.Setup(t.Context()))
 	out := map[string]*trpcagent.CheckpointSaver{}
-	for name, s := range map[string]checkpointer.Saver{"memory": memory.New(memory.Options{}), "sqlite/encrypted": sq, "postgres/encrypted": pg} {
-		c, err := trpcagent.New(s)
+	for _, b := range adaptertest.Backends(t, adaptertest.Options{}) {
+		c, err := trpcagent.New(b.Saver(t))
 		must(t, err)
-		out[name] = c
+		out[b.Name] = c
 	}
 	return out
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -15,39 +14,17 @@ import (
 	"trpc.group/trpc-go/trpc-agent-go/model"
 	"trpc.group/trpc-go/trpc-agent-go/session"
 
+	"github.com/memvault/memvault/adapters/internal/adaptertest"
 	"github.com/memvault/memvault/adapters/trpcagent"
-	"github.com/memvault/memvault/internal/pgtest"
 	"github.com/memvault/memvault/internal/testkeys"
 	"github.com/memvault/memvault/store"
-	memstore "github.com/memvault/memvault/store/memory"
-	"github.com/memvault/memvault/store/postgres"
-	"github.com/memvault/memvault/store/sqlite"
 )
-
-// plainStores opens each memvault store, the SQL ones encrypted; path is
-// the SQLite file.
-func plainStores(t *testing.T) (map[string]store.Store, string) {
-	t.Helper()
-	m, err := memstore.New(memstore.Options{})
-	must(t, err)
-	t.Cleanup(func() { m.Close() })
-	ser := testkeys.Encrypting(t)
-	path := filepath.Join(t.TempDir(), "sessions.db")
-	sq, err := sqlite.Open(t.Context(), path, sqlite.Options{Serde: ser})
-	must(t, err)
-	t.Cleanup(func() { sq.Close() })
-	pg, err := postgres.New(pgtest.Pool(t), postgres.Options{Serde: ser})
-	must(t, err)
-	must(t, pg.Setup(t.Context()))
-	t.Cleanup(func() { pg.Close() })
-	return map[string]store.Store{"memory": m, "sqlite/encrypted": sq, "postgres/encrypted": pg}, path
-}
 
 // sessionServices gives each test a service with a prefix of its own on
 // every store.
 func sessionServices(t *testing.T, opts trpcagent.SessionOptions) map[string]*trpcagent.SessionService {
 	t.Helper()
-	stores, _ := plainStores(t)
+	stores, _ := backendStores(t, adaptertest.Options{})
 	out := map[string]*trpcagent.SessionService{}
 	for name, st := range stores {
 		o := opts
@@ -205,7 +182,7 @@ func TestSessionListStateAndDelete(t *testing.T) {
 // TestSessionConcurrentAppends: handles on two services (two processes) of
 // one store append at once; no event and no state key is lost.
 func TestSessionConcurrentAppends(t *testing.T) {
-	stores, _ := plainStores(t)
+	stores, _ := backendStores(t, adaptertest.Options{})
 	for name, st := range stores {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
@@ -254,13 +231,9 @@ func TestSessionConcurrentAppends(t *testing.T) {
 // it in plaintext.
 func TestSessionRestartEncrypted(t *testing.T) {
 	ctx := context.Background()
-	ser := testkeys.Encrypting(t)
-	path := filepath.Join(t.TempDir(), "agent.db")
+	sq := adaptertest.Backends(t, adaptertest.Options{})[1] // encrypted SQLite
 	open := func() *trpcagent.SessionService {
-		st, err := sqlite.Open(ctx, path, sqlite.Options{Serde: ser})
-		must(t, err)
-		t.Cleanup(func() { st.Close() })
-		svc, err := trpcagent.NewSessionService(st, trpcagent.SessionOptions{EventLimit: 3})
+		svc, err := trpcagent.NewSessionService(sq.Store(t), trpcagent.SessionOptions{EventLimit: 3})
 		must(t, err)
 		return svc
 	}
@@ -284,7 +257,7 @@ func TestSessionRestartEncrypted(t *testing.T) {
 	if len(tr.Events) != 1 || string(tr.Events[0].Payload) != `{"bp":"140/90"}` {
 		t.Fatalf("track after restart: %+v", tr)
 	}
-	testkeys.NoPlaintext(t, []string{path, path + "-wal"}, "diabetes", "metformin", "glucose", "140/90")
+	testkeys.NoPlaintext(t, sq.Files, "diabetes", "metformin", "glucose", "140/90")
 }
 
 // scriptedSummarizer stands in for the model tRPC's summarizer calls.
