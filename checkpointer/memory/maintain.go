@@ -135,7 +135,7 @@ func (n *namespace) collectBlobs() {
 // entries with the same keys are overwritten. Values bound to their location
 // by an encrypting serializer are re-bound to dst. Copying an unknown thread
 // does nothing.
-func (s *InMemorySaver) copyThread(_ context.Context, srcThreadID, dstThreadID string) error {
+func (s *InMemorySaver) copyThread(ctx context.Context, srcThreadID, dstThreadID string) error {
 	// Snapshot the source under the read lock; records and blob bytes are
 	// immutable, so shallow copies of the maps suffice.
 	type nsCopy struct {
@@ -173,7 +173,7 @@ func (s *InMemorySaver) copyThread(_ context.Context, srcThreadID, dstThreadID s
 			from := binding.Blob{Thread: srcThreadID, NS: c.ns, Channel: k.channel, Version: k.version}
 			to := from
 			to.Thread = dstThreadID
-			typ, data, err := s.codec.Move(from, to, b.typ, b.data)
+			typ, data, err := s.codec.Move(ctx, from, to, b.typ, b.data)
 			if err != nil {
 				return fmt.Errorf("memory: copy channel %q: %w", k.channel, err)
 			}
@@ -184,7 +184,7 @@ func (s *InMemorySaver) copyThread(_ context.Context, srcThreadID, dstThreadID s
 				from := binding.Write{Thread: srcThreadID, NS: c.ns, Checkpoint: id, Task: w.task, Idx: w.idx, Channel: w.channel}
 				to := from
 				to.Thread = dstThreadID
-				typ, data, err := s.codec.Move(from, to, w.value.typ, w.value.data)
+				typ, data, err := s.codec.Move(ctx, from, to, w.value.typ, w.value.data)
 				if err != nil {
 					return fmt.Errorf("memory: copy write (%s, %d): %w", w.task, w.idx, err)
 				}

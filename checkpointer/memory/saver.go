@@ -194,7 +194,7 @@ func (s *InMemorySaver) Put(ctx context.Context, cfg checkpointer.Config, cp *ch
 	thread, ns := cfg.ThreadID, cfg.CheckpointNS
 	blobs := make(map[chanVersion]blob, len(newVersions))
 	for ch, ver := range newVersions {
-		b, err := core.SealBlob(s.codec, thread, ns, ch, ver, cp.ChannelValues)
+		b, err := core.SealBlob(ctx, s.codec, thread, ns, ch, ver, cp.ChannelValues)
 		if err != nil {
 			return checkpointer.Config{}, fmt.Errorf("memory: %w", err)
 		}
@@ -254,7 +254,7 @@ func (s *InMemorySaver) namespaceLocked(thread, ns string) *namespace {
 
 // PutWrites implements checkpointer.Saver.
 func (s *InMemorySaver) PutWrites(ctx context.Context, cfg checkpointer.Config, writes []checkpointer.Write, taskID, taskPath string) error {
-	w, err := core.PutWrites(s.codec, cfg, writes, taskID, taskPath)
+	w, err := core.PutWrites(ctx, s.codec, cfg, writes, taskID, taskPath)
 	if err != nil {
 		return fmt.Errorf("memory: %w", err)
 	}
@@ -302,7 +302,7 @@ func (s *InMemorySaver) GetTuple(ctx context.Context, cfg checkpointer.Config) (
 	if raw == nil {
 		return nil, nil
 	}
-	return s.decode(raw)
+	return s.decode(ctx, raw)
 }
 
 // rawTuple is what a tuple is built from, gathered under the read lock and
@@ -350,7 +350,7 @@ func (s *InMemorySaver) collectLocked(thread, ns string, n *namespace, rec *reco
 
 // decode hands the raw tuple to the core's reader, which opens every value
 // where it was sealed.
-func (s *InMemorySaver) decode(raw *rawTuple) (*checkpointer.Tuple, error) {
+func (s *InMemorySaver) decode(ctx context.Context, raw *rawTuple) (*checkpointer.Tuple, error) {
 	rec := raw.rec
 	st := &core.Stored{
 		Thread: raw.thread, NS: raw.ns, ID: rec.id, Parent: rec.parent,
@@ -370,7 +370,7 @@ func (s *InMemorySaver) decode(raw *rawTuple) (*checkpointer.Tuple, error) {
 	for i, b := range raw.values {
 		st.Values[i] = core.Value{Channel: b.channel, Version: b.version, Type: b.typ, Data: b.data}
 	}
-	t, err := core.Reader{Codec: s.codec, Style: s.style}.Tuple(st)
+	t, err := core.Reader{Codec: s.codec, Style: s.style}.Tuple(ctx, st)
 	if err != nil {
 		return nil, fmt.Errorf("memory: %w", err)
 	}
@@ -416,7 +416,7 @@ func (s *InMemorySaver) List(ctx context.Context, cfg *checkpointer.Config, opt 
 			if raw == nil {
 				continue
 			}
-			t, err := s.decode(raw)
+			t, err := s.decode(ctx, raw)
 			if !yield(t, err) || err != nil {
 				return
 			}

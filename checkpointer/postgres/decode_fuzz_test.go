@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"bytes"
+	"context"
 	"strconv"
 	"strings"
 	"testing"
@@ -39,7 +40,7 @@ func FuzzDecodeRow(f *testing.F) {
 			p := "p"
 			r.parent = &p
 		}
-		tu, err := s.decode(&r)
+		tu, err := s.decode(context.Background(), &r)
 		if err == nil && (tu == nil || tu.Checkpoint == nil || tu.Metadata == nil) {
 			t.Fatalf("no error and incomplete tuple %+v", tu)
 		}

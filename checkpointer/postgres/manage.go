@@ -138,7 +138,7 @@ func (s *Saver) reencryptBlobs(ctx context.Context, tx pgx.Tx, src, dst string) 
 				rows.Close()
 				return err
 			}
-			t, d, err := s.codec.Move(binding.Blob{Thread: src, NS: n, Channel: ch, Version: ver}, binding.Blob{Thread: dst, NS: n, Channel: ch, Version: ver}, typ, blob)
+			t, d, err := s.codec.Move(ctx, binding.Blob{Thread: src, NS: n, Channel: ch, Version: ver}, binding.Blob{Thread: dst, NS: n, Channel: ch, Version: ver}, typ, blob)
 			if err != nil {
 				rows.Close()
 				return fmt.Errorf("channel %q version %q: %w", ch, ver, err)
@@ -183,7 +183,7 @@ func (s *Saver) reencryptWrites(ctx context.Context, tx pgx.Tx, src, dst string)
 				rows.Close()
 				return err
 			}
-			t, d, err := s.codec.Move(binding.Write{Thread: src, NS: n, Checkpoint: cp, Task: task, Idx: int(idx), Channel: ch}, binding.Write{Thread: dst, NS: n, Checkpoint: cp, Task: task, Idx: int(idx), Channel: ch}, typ, blob)
+			t, d, err := s.codec.Move(ctx, binding.Write{Thread: src, NS: n, Checkpoint: cp, Task: task, Idx: int(idx), Channel: ch}, binding.Write{Thread: dst, NS: n, Checkpoint: cp, Task: task, Idx: int(idx), Channel: ch}, typ, blob)
 			if err != nil {
 				rows.Close()
 				return fmt.Errorf("write %s/%d of checkpoint %q: %w", task, idx, cp, err)

@@ -34,11 +34,11 @@ func (s *Saver) PutTx(ctx context.Context, tx pgx.Tx, cfg checkpointer.Config, c
 }
 
 func (s *Saver) put(ctx context.Context, db DB, cfg checkpointer.Config, cp *checkpointer.Checkpoint, md checkpointer.Metadata, newVersions map[string]string) (checkpointer.Config, error) {
-	r, err := core.Put(s.codec, s.style, cfg, cp, md, newVersions)
+	r, err := core.Put(ctx, s.codec, s.style, cfg, cp, md, newVersions)
 	if err != nil {
 		return checkpointer.Config{}, fmt.Errorf("postgres: put: %w", err)
 	}
-	b, err := s.putBatch(r, cp, newVersions)
+	b, err := s.putBatch(ctx, r, cp, newVersions)
 	if err != nil {
 		return checkpointer.Config{}, fmt.Errorf("postgres: put: %w", err)
 	}
@@ -56,7 +56,7 @@ func (s *Saver) put(ctx context.Context, db DB, cfg checkpointer.Config, cp *che
 // are sent too, flagged inline, and the statement inserts them only when the
 // parent's document holds them inline at the same version (never when
 // memvault or JS wrote the parent).
-func (s *Saver) putBatch(r *core.Checkpoint, cp *checkpointer.Checkpoint, newVersions map[string]string) (*pgx.Batch, error) {
+func (s *Saver) putBatch(ctx context.Context, r *core.Checkpoint, cp *checkpointer.Checkpoint, newVersions map[string]string) (*pgx.Batch, error) {
 	var parent *string
 	if r.Parent != "" {
 		parent = &r.Parent
@@ -68,7 +68,7 @@ func (s *Saver) putBatch(r *core.Checkpoint, cp *checkpointer.Checkpoint, newVer
 			if _, isNew := newVersions[ch]; isNew || cp.ChannelVersions[ch] == "" || !primitive(val) {
 				continue
 			}
-			b, err := core.SealBlob(s.codec, r.Thread, r.NS, ch, cp.ChannelVersions[ch], cp.ChannelValues)
+			b, err := core.SealBlob(ctx, s.codec, r.Thread, r.NS, ch, cp.ChannelVersions[ch], cp.ChannelValues)
 			if err != nil {
 				return nil, err
 			}
@@ -121,7 +121,7 @@ func (s *Saver) PutWritesTx(ctx context.Context, tx pgx.Tx, cfg checkpointer.Con
 }
 
 func (s *Saver) putWrites(ctx context.Context, db DB, cfg checkpointer.Config, writes []checkpointer.Write, taskID, taskPath string) error {
-	w, err := core.PutWrites(s.codec, cfg, writes, taskID, taskPath)
+	w, err := core.PutWrites(ctx, s.codec, cfg, writes, taskID, taskPath)
 	if err != nil {
 		return fmt.Errorf("postgres: put writes: %w", err)
 	}

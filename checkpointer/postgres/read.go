@@ -50,7 +50,7 @@ func (s *Saver) GetTuple(ctx context.Context, cfg checkpointer.Config) (*checkpo
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("postgres: get tuple: %w", err)
 	}
-	t, err := s.decode(&r)
+	t, err := s.decode(ctx, &r)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: get tuple: %w", err)
 	}
@@ -91,7 +91,7 @@ func (s *Saver) List(ctx context.Context, cfg *checkpointer.Config, opt checkpoi
 				yield(nil, fmt.Errorf("postgres: list: %w", err))
 				return
 			}
-			t, err := s.decode(&r)
+			t, err := s.decode(ctx, &r)
 			if err != nil {
 				yield(nil, fmt.Errorf("postgres: list: %w", err))
 				return
@@ -184,12 +184,12 @@ func (r *rawTuple) scan(rows pgx.Rows) error {
 
 // decode rebuilds a Tuple from a row: its arrays of value, write and send
 // rows become the core's stored form, which core.Reader decodes and opens.
-func (s *Saver) decode(r *rawTuple) (*checkpointer.Tuple, error) {
+func (s *Saver) decode(ctx context.Context, r *rawTuple) (*checkpointer.Tuple, error) {
 	st, err := r.stored()
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint %q: %w", r.id, err)
 	}
-	return s.reader.Tuple(st)
+	return s.reader.Tuple(ctx, st)
 }
 
 // stored splits the row's arrays into the core's stored form.

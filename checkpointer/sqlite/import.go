@@ -27,7 +27,7 @@ func (s *Saver) ImportThread(ctx context.Context, items []checkpointer.ImportChe
 		if cp := it.Checkpoint; cp != nil {
 			cfg := checkpointer.Config{ThreadID: thread, CheckpointNS: ns, CheckpointID: it.ParentID}
 			// Integer versions stay integers (see checkpointer.ThreadImporter).
-			r, err := core.Put(s.codec, checkpointer.VersionInt, cfg, cp, it.Metadata, it.NewVersions)
+			r, err := core.Put(ctx, s.codec, checkpointer.VersionInt, cfg, cp, it.Metadata, it.NewVersions)
 			if err != nil {
 				return fmt.Errorf("sqlite: %w", err)
 			}
@@ -42,7 +42,7 @@ func (s *Saver) ImportThread(ctx context.Context, items []checkpointer.ImportChe
 		}
 		cfg := checkpointer.Config{ThreadID: thread, CheckpointNS: ns, CheckpointID: it.ID}
 		for _, w := range it.Writes {
-			ws, err := core.PutWrites(s.codec, cfg, w.Writes, w.TaskID, "")
+			ws, err := core.PutWrites(ctx, s.codec, cfg, w.Writes, w.TaskID, "")
 			if err != nil {
 				return fmt.Errorf("sqlite: %w", err)
 			}

@@ -212,8 +212,8 @@ func placeholders(n int) string {
 }
 
 // tuple decodes (and decrypts) a filled row.
-func (s *Saver) tuple(r *row) (*checkpointer.Tuple, error) {
-	t, err := s.reader.Tuple(&core.Stored{
+func (s *Saver) tuple(ctx context.Context, r *row) (*checkpointer.Tuple, error) {
+	t, err := s.reader.Tuple(ctx, &core.Stored{
 		Thread: r.thread, NS: r.ns, ID: r.id, Parent: r.parent,
 		Checkpoint: r.dec, Metadata: r.md,
 		Values: r.values, Writes: r.writes, Sends: r.sends,
@@ -259,7 +259,7 @@ func (s *Saver) GetTuple(ctx context.Context, cfg checkpointer.Config) (*checkpo
 	if r == nil {
 		return nil, nil
 	}
-	return s.tuple(r)
+	return s.tuple(ctx, r)
 }
 
 // List implements checkpointer.Saver. Rows are read in pages of 64 per read
@@ -354,7 +354,7 @@ func (s *Saver) List(ctx context.Context, cfg *checkpointer.Config, opt checkpoi
 				return
 			}
 			for _, r := range keep {
-				t, err := s.tuple(r)
+				t, err := s.tuple(ctx, r)
 				if !yield(t, err) || err != nil {
 					return
 				}

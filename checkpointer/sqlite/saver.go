@@ -143,7 +143,7 @@ type blobRow struct {
 // that returned is durable, one that did not left nothing behind.
 func (s *Saver) Put(ctx context.Context, cfg checkpointer.Config, cp *checkpointer.Checkpoint, md checkpointer.Metadata, newVersions map[string]string) (checkpointer.Config, error) {
 	// Serialize (and encrypt) before taking the write lock.
-	r, err := core.Put(s.codec, s.style, cfg, cp, md, newVersions)
+	r, err := core.Put(ctx, s.codec, s.style, cfg, cp, md, newVersions)
 	if err != nil {
 		return checkpointer.Config{}, fmt.Errorf("sqlite: %w", err)
 	}
@@ -171,7 +171,7 @@ func (s *Saver) Put(ctx context.Context, cfg checkpointer.Config, cp *checkpoint
 
 // PutWrites implements checkpointer.Saver.
 func (s *Saver) PutWrites(ctx context.Context, cfg checkpointer.Config, writes []checkpointer.Write, taskID, taskPath string) error {
-	w, err := core.PutWrites(s.codec, cfg, writes, taskID, taskPath)
+	w, err := core.PutWrites(ctx, s.codec, cfg, writes, taskID, taskPath)
 	if err != nil {
 		return fmt.Errorf("sqlite: %w", err)
 	}

@@ -1,6 +1,7 @@
 package binding
 
 import (
+	"context"
 	"encoding/binary"
 	"strings"
 
@@ -87,7 +88,7 @@ func (c Codec) Serializer() serde.Serializer { return c.s }
 func (c Codec) Bound() bool { return c.bound != nil }
 
 // Seal serializes (and, with a bound serializer, encrypts) v for at.
-func (c Codec) Seal(at Location, v any) (string, []byte, error) {
+func (c Codec) Seal(ctx context.Context, at Location, v any) (string, []byte, error) {
 	if c.bound == nil {
 		return c.s.DumpsTyped(v)
 	}
@@ -95,7 +96,7 @@ func (c Codec) Seal(at Location, v any) (string, []byte, error) {
 }
 
 // Open deserializes (and decrypts) a value stored at at.
-func (c Codec) Open(at Location, typ string, data []byte) (any, error) {
+func (c Codec) Open(ctx context.Context, at Location, typ string, data []byte) (any, error) {
 	if c.bound == nil {
 		return c.s.LoadsTyped(typ, data)
 	}
@@ -104,7 +105,7 @@ func (c Codec) Open(at Location, typ string, data []byte) (any, error) {
 
 // OpenBuf is Open building the associated data in *buf, which it reuses
 // across calls: for loops that open many values.
-func OpenBuf[L Location](c Codec, buf *[]byte, at L, typ string, data []byte) (any, error) {
+func OpenBuf[L Location](ctx context.Context, c Codec, buf *[]byte, at L, typ string, data []byte) (any, error) {
 	if c.bound == nil {
 		return c.s.LoadsTyped(typ, data)
 	}
@@ -115,15 +116,15 @@ func OpenBuf[L Location](c Codec, buf *[]byte, at L, typ string, data []byte) (a
 // Move returns a value stored at from as it must be stored at to: opened
 // and sealed again when it is encrypted (its type tag has a cipher suffix),
 // the same bytes otherwise (plaintext is not bound).
-func (c Codec) Move(from, to Location, typ string, data []byte) (string, []byte, error) {
+func (c Codec) Move(ctx context.Context, from, to Location, typ string, data []byte) (string, []byte, error) {
 	if typ == serde.TypeEmpty || !strings.Contains(typ, "+") {
 		return typ, data, nil
 	}
-	v, err := c.Open(from, typ, data)
+	v, err := c.Open(ctx, from, typ, data)
 	if err != nil {
 		return "", nil, err
 	}
-	t, d, err := c.Seal(to, v)
+	t, d, err := c.Seal(ctx, to, v)
 	if err != nil {
 		return "", nil, err
 	}

@@ -1,6 +1,7 @@
 package binding_test
 
 import (
+	"context"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -61,21 +62,21 @@ func TestEveryCoordinateIsBound(t *testing.T) {
 					t.Fatalf("coordinate %s of kind %s: extend this test", field, f.Kind())
 				}
 				to := moved.Interface().(binding.Location)
-				typ, data, err := c.Seal(at, "secret")
+				typ, data, err := c.Seal(context.Background(), at, "secret")
 				if err != nil {
 					t.Fatal(err)
 				}
-				if _, err := c.Open(to, typ, data); !errors.Is(err, serde.ErrDecrypt) {
+				if _, err := c.Open(context.Background(), to, typ, data); !errors.Is(err, serde.ErrDecrypt) {
 					t.Fatalf("opened at a location with another %s: %v, want serde.ErrDecrypt", field, err)
 				}
-				mt, md, err := c.Move(at, to, typ, data)
+				mt, md, err := c.Move(context.Background(), at, to, typ, data)
 				if err != nil {
 					t.Fatal(err)
 				}
-				if v, err := c.Open(to, mt, md); err != nil || v != "secret" {
+				if v, err := c.Open(context.Background(), to, mt, md); err != nil || v != "secret" {
 					t.Fatalf("after Move: %v, %v", v, err)
 				}
-				if _, err := c.Open(at, mt, md); !errors.Is(err, serde.ErrDecrypt) {
+				if _, err := c.Open(context.Background(), at, mt, md); !errors.Is(err, serde.ErrDecrypt) {
 					t.Fatalf("moved value still opens at its old location: %v", err)
 				}
 			})
@@ -163,11 +164,11 @@ func TestPlainCodecIsUnbound(t *testing.T) {
 	if c.Bound() {
 		t.Fatal("JSONPlus codec reports bound")
 	}
-	typ, data, err := c.Seal(kinds[0], map[string]any{"a": int64(1)})
+	typ, data, err := c.Seal(context.Background(), kinds[0], map[string]any{"a": int64(1)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	mt, md, err := c.Move(kinds[0], kinds[1], typ, data)
+	mt, md, err := c.Move(context.Background(), kinds[0], kinds[1], typ, data)
 	if err != nil || mt != typ || string(md) != string(data) {
 		t.Fatalf("Move of plaintext = %q %q %v", mt, md, err)
 	}

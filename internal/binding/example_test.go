@@ -1,6 +1,7 @@
 package binding_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -19,14 +20,14 @@ func Example() {
 
 	here := binding.Blob{Thread: "t-1", Channel: "messages", Version: "1"}
 	there := binding.Blob{Thread: "t-2", Channel: "messages", Version: "1"}
-	typ, data, _ := c.Seal(here, []any{"hello"})
+	typ, data, _ := c.Seal(context.Background(), here, []any{"hello"})
 
-	v, _ := c.Open(here, typ, data)
+	v, _ := c.Open(context.Background(), here, typ, data)
 	fmt.Println(v)
-	_, err := c.Open(there, typ, data)
+	_, err := c.Open(context.Background(), there, typ, data)
 	fmt.Println(errors.Is(err, serde.ErrDecrypt))
-	typ, data, _ = c.Move(here, there, typ, data)
-	v, _ = c.Open(there, typ, data)
+	typ, data, _ = c.Move(context.Background(), here, there, typ, data)
+	v, _ = c.Open(context.Background(), there, typ, data)
 	fmt.Println(v)
 	// Output:
 	// [hello]

@@ -204,7 +204,7 @@ func (s *Store) Batch(ctx context.Context, ops []store.Op) ([]store.Result, erro
 
 // newPut is a prepared write with the memory store's extras: its map key
 // and its vectors' norms (for cosine scores without recomputing them).
-func newPut(ip *items.Put) (*put, error) {
+func newPut(_ context.Context, ip *items.Put) (*put, error) {
 	p := &put{Put: ip, k: itemKey{ip.Prefix, ip.Key}}
 	p.vectors = make([]fieldVector, len(ip.Vectors))
 	for i, v := range ip.Vectors {

@@ -27,7 +27,7 @@ func (s *Store) Batch(ctx context.Context, ops []store.Op) ([]store.Result, erro
 		now  time.Time
 	)
 	if len(puts) > 0 {
-		if rows, vecs, now, err = s.encodePuts(puts); err != nil {
+		if rows, vecs, now, err = s.encodePuts(ctx, puts); err != nil {
 			return nil, err
 		}
 	}

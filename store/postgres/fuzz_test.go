@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"context"
 	"errors"
 	"regexp"
 	"strconv"
@@ -34,7 +35,7 @@ func FuzzDecodeValue(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) {
-		v, err := s.decodeValueUncached("ns", "k", raw)
+		v, err := s.decodeValueUncached(context.Background(), "ns", "k", raw)
 		if err == nil && v == nil {
 			t.Fatal("nil value without error")
 		}
@@ -55,7 +56,7 @@ func FuzzEncodeDecode(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, k, v string) {
 		in := map[string]any{k: v, "n": []any{v}}
-		raw, err := s.encodeValue("ns", "k", in)
+		raw, err := s.encodeValue(context.Background(), "ns", "k", in)
 		if !utf8.ValidString(k) || !utf8.ValidString(v) {
 			// Refused, never silently turned into U+FFFD.
 			if !errors.Is(err, store.ErrInvalidArgument) {
@@ -66,7 +67,7 @@ func FuzzEncodeDecode(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		out, err := s.decodeValueUncached("ns", "k", []byte(raw))
+		out, err := s.decodeValueUncached(context.Background(), "ns", "k", []byte(raw))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -32,7 +32,7 @@ ORDER BY key COLLATE "C" LIMIT $4`, prefix, after, now, limit)
 		if err := rows.Scan(&key, &raw, &created, &updated, &expires); err != nil {
 			return nil, fmt.Errorf("postgres: list items: %w", err)
 		}
-		v, err := s.decodeValue(prefix, key, raw)
+		v, err := s.decodeValue(ctx, prefix, key, raw)
 		if err != nil {
 			return nil, err
 		}

@@ -82,12 +82,12 @@ func (s *Store) preparePuts(ctx context.Context, ops []store.PutOp) (r *putRows,
 	if err != nil {
 		return nil, nil, now, err
 	}
-	return s.encodePuts(puts)
+	return s.encodePuts(ctx, puts)
 }
 
 // encodePuts encodes (and seals) prepared puts into the columns of a put's
 // statements.
-func (s *Store) encodePuts(puts []*items.Put) (r *putRows, vecs [][]float32, now time.Time, err error) {
+func (s *Store) encodePuts(ctx context.Context, puts []*items.Put) (r *putRows, vecs [][]float32, now time.Time, err error) {
 	// Rows in key order: two batches putting the same keys in opposite
 	// orders would otherwise each lock a row the other waits for.
 	slices.SortFunc(puts, func(a, b *items.Put) int {
@@ -102,7 +102,7 @@ func (s *Store) encodePuts(puts []*items.Put) (r *putRows, vecs [][]float32, now
 			r.del.key = append(r.del.key, p.Key)
 			continue
 		}
-		raw, err := s.encodeValue(p.Prefix, p.Key, p.Value)
+		raw, err := s.encodeValue(ctx, p.Prefix, p.Key, p.Value)
 		if err != nil {
 			return nil, nil, now, err
 		}

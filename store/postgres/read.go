@@ -58,7 +58,7 @@ func (s *Store) get(ctx context.Context, ns store.Namespace, key string, refresh
 	if err != nil {
 		return nil, fmt.Errorf("postgres: get: %w", err)
 	}
-	v, err := s.decodeValue(prefix, key, raw)
+	v, err := s.decodeValue(ctx, prefix, key, raw)
 	if err != nil {
 		return nil, err
 	}

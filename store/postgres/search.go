@@ -172,7 +172,7 @@ func (s *Store) searchANN(ctx context.Context, prefix store.Namespace, opt store
 				matched++
 				continue
 			}
-			h, err := s.rowItem(c, true)
+			h, err := s.rowItem(ctx, c, true)
 			if err != nil {
 				return nil, false, err
 			}
@@ -316,7 +316,7 @@ func (s *Store) collect(ctx context.Context, opt store.SearchOptions, now time.T
 	out := []hit{}
 	if !goFilter {
 		_, err := s.queryPage(ctx, settings, false, page(limit, offset), a, func(r *row) (bool, error) {
-			it, err := s.rowItem(r, scored)
+			it, err := s.rowItem(ctx, r, scored)
 			if err != nil {
 				return false, err
 			}
@@ -330,7 +330,7 @@ func (s *Store) collect(ctx context.Context, opt store.SearchOptions, now time.T
 	skipped := 0
 	for pos := 0; ; {
 		n, err := s.queryPage(ctx, settings, false, page(chunk, pos), a, func(r *row) (bool, error) {
-			it, err := s.rowItem(r, scored)
+			it, err := s.rowItem(ctx, r, scored)
 			if err != nil {
 				return false, err
 			}
@@ -463,8 +463,8 @@ type hit struct {
 }
 
 // rowItem decodes a row into a search item.
-func (s *Store) rowItem(r *row, scored bool) (hit, error) {
-	v, err := s.decodeValue(r.prefix, r.key, r.raw)
+func (s *Store) rowItem(ctx context.Context, r *row, scored bool) (hit, error) {
+	v, err := s.decodeValue(ctx, r.prefix, r.key, r.raw)
 	if err != nil {
 		return hit{}, err
 	}

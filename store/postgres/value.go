@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 
 	"github.com/memvault/memvault/internal/envelope"
@@ -14,7 +15,7 @@ import (
 
 // encodeValue returns the JSON text stored in store.value for an item
 // whose value is already in memvault's JSON model (items.CloneValue).
-func (s *Store) encodeValue(prefix, key string, v map[string]any) (string, error) {
+func (s *Store) encodeValue(ctx context.Context, prefix, key string, v map[string]any) (string, error) {
 	var (
 		typ  = serde.TypeJSON
 		data []byte
@@ -23,7 +24,7 @@ func (s *Store) encodeValue(prefix, key string, v map[string]any) (string, error
 	if s.opts.Serde == nil {
 		data, err = jsonvalue.Marshal(v)
 	} else {
-		typ, data, err = s.codec.Seal(binding.Item{Namespace: prefix, Key: key}, v)
+		typ, data, err = s.codec.Seal(ctx, binding.Item{Namespace: prefix, Key: key}, v)
 	}
 	if err != nil {
 		return "", fmt.Errorf("postgres: %w: value of %q: %w", store.ErrInvalidArgument, key, err)
@@ -60,13 +61,13 @@ func hasNULEscape(b []byte) bool {
 // value: plain JSON objects as they are (through the serializer when one is
 // configured, so a strict encrypted serializer refuses them), envelopes
 // through the serializer with the item's associated data.
-func (s *Store) decodeValue(prefix, key string, raw []byte) (map[string]any, error) {
+func (s *Store) decodeValue(ctx context.Context, prefix, key string, raw []byte) (map[string]any, error) {
 	if s.values != nil {
 		if v, ok := s.values.get(prefix, key, raw); ok {
 			return v, nil
 		}
 	}
-	v, err := s.decodeValueUncached(prefix, key, raw)
+	v, err := s.decodeValueUncached(ctx, prefix, key, raw)
 	if err != nil {
 		return nil, err
 	}
@@ -76,7 +77,7 @@ func (s *Store) decodeValue(prefix, key string, raw []byte) (map[string]any, err
 	return v, nil
 }
 
-func (s *Store) decodeValueUncached(prefix, key string, raw []byte) (map[string]any, error) {
+func (s *Store) decodeValueUncached(ctx context.Context, prefix, key string, raw []byte) (map[string]any, error) {
 	if tag, data, ok, err := envelope.Parse(raw); err != nil {
 		return nil, fmt.Errorf("postgres: value of %q: %w", key, err)
 	} else if ok {
@@ -86,7 +87,7 @@ func (s *Store) decodeValueUncached(prefix, key string, raw []byte) (map[string]
 			}
 			return decodeJSONObject(key, data)
 		}
-		v, err := s.codec.Open(binding.Item{Namespace: prefix, Key: key}, tag, data)
+		v, err := s.codec.Open(ctx, binding.Item{Namespace: prefix, Key: key}, tag, data)
 		if err != nil {
 			return nil, fmt.Errorf("postgres: decode value of %q: %w", key, err)
 		}
@@ -95,7 +96,7 @@ func (s *Store) decodeValueUncached(prefix, key string, raw []byte) (map[string]
 	if s.opts.Serde == nil {
 		return decodeJSONObject(key, raw)
 	}
-	v, err := s.codec.Open(binding.Item{Namespace: prefix, Key: key}, serde.TypeJSON, raw)
+	v, err := s.codec.Open(ctx, binding.Item{Namespace: prefix, Key: key}, serde.TypeJSON, raw)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: decode value of %q: %w", key, err)
 	}

@@ -103,11 +103,11 @@ func wrap(err error) error {
 
 // encodePut is a prepared write with its value column encoded (and
 // sealed to its item).
-func (s *Store) encodePut(ip *items.Put) (*put, error) {
+func (s *Store) encodePut(ctx context.Context, ip *items.Put) (*put, error) {
 	p := &put{Put: ip, k: itemKey{ip.Prefix, ip.Key}}
 	if ip.Value != nil {
 		var err error
-		if p.encoded, err = s.encodeValue(p.k.ns, p.k.key, ip.Value); err != nil {
+		if p.encoded, err = s.encodeValue(ctx, p.k.ns, p.k.key, ip.Value); err != nil {
 			return nil, err
 		}
 	}
@@ -197,10 +197,10 @@ func scanItem(rs *sql.Rows) (itemRow, error) {
 
 // item decodes a row (unless v is its value, decoded already), refreshing
 // its TTL when asked.
-func (s *Store) item(r itemRow, v map[string]any, now time.Time, refresh bool, refreshes *[]refreshKey) (*store.Item, error) {
+func (s *Store) item(ctx context.Context, r itemRow, v map[string]any, now time.Time, refresh bool, refreshes *[]refreshKey) (*store.Item, error) {
 	if v == nil {
 		var err error
-		if v, err = s.decodeValue(r.k.ns, r.k.key, r.value); err != nil {
+		if v, err = s.decodeValue(ctx, r.k.ns, r.k.key, r.value); err != nil {
 			return nil, fmt.Errorf("item %q/%q: %w", r.k.ns, r.k.key, err)
 		}
 	}
@@ -240,7 +240,7 @@ func (s *Store) get(ctx context.Context, tx *sql.Tx, st *readStmts, o store.GetO
 	if err != nil {
 		return nil, err
 	}
-	return s.item(r, nil, now, s.b.Refresh(o.RefreshTTL), refreshes)
+	return s.item(ctx, r, nil, now, s.b.Refresh(o.RefreshTTL), refreshes)
 }
 
 func (s *Store) listNamespaces(ctx context.Context, tx *sql.Tx, opt store.ListNamespacesOptions, now time.Time) ([]store.Namespace, error) {

@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -18,7 +19,7 @@ import (
 var errCorrupt = errors.New("sqlite: corrupt stored value")
 
 // encodeValue returns the value column for an item.
-func (s *Store) encodeValue(ns, key string, v map[string]any) ([]byte, error) {
+func (s *Store) encodeValue(ctx context.Context, ns, key string, v map[string]any) ([]byte, error) {
 	if s.serde == nil {
 		b, err := jsonvalue.Marshal(v)
 		if err != nil {
@@ -26,7 +27,7 @@ func (s *Store) encodeValue(ns, key string, v map[string]any) ([]byte, error) {
 		}
 		return b, nil
 	}
-	typ, data, err := s.codec.Seal(binding.Item{Namespace: ns, Key: key}, v)
+	typ, data, err := s.codec.Seal(ctx, binding.Item{Namespace: ns, Key: key}, v)
 	if err != nil {
 		return nil, err
 	}
@@ -37,7 +38,7 @@ func (s *Store) encodeValue(ns, key string, v map[string]any) ([]byte, error) {
 // value; with one it is an envelope, or plain JSON written before
 // encryption was turned on, which the serializer may refuse
 // (serde.ErrPlaintextRefused).
-func (s *Store) decodeValue(ns, key string, raw []byte) (map[string]any, error) {
+func (s *Store) decodeValue(ctx context.Context, ns, key string, raw []byte) (map[string]any, error) {
 	if s.serde == nil {
 		return decodePlain(raw)
 	}
@@ -47,9 +48,9 @@ func (s *Store) decodeValue(ns, key string, raw []byte) (map[string]any, error) 
 		return nil, fmt.Errorf("%w: %v", errCorrupt, err)
 	}
 	if ok {
-		v, err = s.codec.Open(binding.Item{Namespace: ns, Key: key}, tag, data)
+		v, err = s.codec.Open(ctx, binding.Item{Namespace: ns, Key: key}, tag, data)
 	} else {
-		v, err = s.codec.Open(binding.Item{Namespace: ns, Key: key}, serde.TypeJSON, raw)
+		v, err = s.codec.Open(ctx, binding.Item{Namespace: ns, Key: key}, serde.TypeJSON, raw)
 	}
 	if err != nil {
 		return nil, err

@@ -24,7 +24,7 @@ func FuzzDecodeValue(f *testing.F) {
 	encSerde := encrypted(f, serde.WithDangerousPlaintextReads())
 	enc := &Store{serde: encSerde, codec: codecOf(encSerde)}
 	f.Fuzz(func(t *testing.T, raw []byte) {
-		if v, err := plain.decodeValue("ns", "k", raw); err == nil {
+		if v, err := plain.decodeValue(context.Background(), "ns", "k", raw); err == nil {
 			if v == nil {
 				t.Fatal("nil object without error")
 			}
@@ -36,7 +36,7 @@ func FuzzDecodeValue(f *testing.F) {
 				t.Fatalf("round trip: %v", err)
 			}
 		}
-		if v, err := enc.decodeValue("ns", "k", raw); err == nil && v == nil {
+		if v, err := enc.decodeValue(context.Background(), "ns", "k", raw); err == nil && v == nil {
 			t.Fatal("nil object without error")
 		}
 	})

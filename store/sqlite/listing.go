@@ -25,7 +25,7 @@ func (s *Store) listItems(ctx context.Context, prefix, after string, limit int, 
 			if err != nil {
 				return err
 			}
-			it, err := s.item(r, nil, now, false, nil)
+			it, err := s.item(ctx, r, nil, now, false, nil)
 			if err != nil {
 				return err
 			}

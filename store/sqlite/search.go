@@ -40,7 +40,7 @@ func (s *Store) search(ctx context.Context, tx *sql.Tx, st *readStmts, prefix st
 		var v map[string]any
 		if len(opt.Filter) > 0 {
 			var err error
-			if v, err = s.decodeValue(r.k.ns, r.k.key, r.value); err != nil {
+			if v, err = s.decodeValue(ctx, r.k.ns, r.k.key, r.value); err != nil {
 				return false, fmt.Errorf("item %q/%q: %w", r.k.ns, r.k.key, err)
 			}
 			if !matches(v, opt.Filter) {
@@ -51,7 +51,7 @@ func (s *Store) search(ctx context.Context, tx *sql.Tx, st *readStmts, prefix st
 		if seen <= opt.Offset {
 			return seen < need, nil
 		}
-		it, err := s.item(r, v, now, refresh, refreshes)
+		it, err := s.item(ctx, r, v, now, refresh, refreshes)
 		if err != nil {
 			return false, err
 		}

@@ -1,6 +1,7 @@
 package core_test
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/memvault/memvault/checkpointer"
@@ -15,7 +16,7 @@ import (
 func ExamplePutWrites() {
 	c := binding.New(serde.JSONPlus{})
 	cfg := checkpointer.Config{ThreadID: "t", CheckpointID: checkpointer.NewID(0)}
-	w, err := core.PutWrites(c, cfg, []checkpointer.Write{
+	w, err := core.PutWrites(context.Background(), c, cfg, []checkpointer.Write{
 		{Channel: "messages", Value: "hi"},
 		{Channel: checkpointer.ChannelError, Value: "boom"},
 		{Channel: "scratch", Value: 1},
@@ -27,7 +28,7 @@ func ExamplePutWrites() {
 		fmt.Println(r.Idx, r.Channel, r.Type)
 	}
 	fmt.Println("upsert:", w.Upsert)
-	w, _ = core.PutWrites(c, cfg, []checkpointer.Write{
+	w, _ = core.PutWrites(context.Background(), c, cfg, []checkpointer.Write{
 		{Channel: checkpointer.ChannelInterrupt, Value: "first"},
 		{Channel: checkpointer.ChannelInterrupt, Value: "second"},
 	}, "task-1", "")

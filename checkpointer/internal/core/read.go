@@ -1,6 +1,7 @@
 package core
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 
@@ -61,7 +62,7 @@ type Reader struct {
 
 // Tuple decodes st. Errors name the checkpoint and the failing value, never
 // its contents; a value that does not open is serde.ErrDecrypt.
-func (r Reader) Tuple(st *Stored) (*checkpointer.Tuple, error) {
+func (r Reader) Tuple(ctx context.Context, st *Stored) (*checkpointer.Tuple, error) {
 	var aad []byte // associated data, rebuilt in place for each value
 	cp := st.Checkpoint.Checkpoint
 	cp.ChannelValues = make(map[string]any, len(st.Checkpoint.Inline)+len(st.Values))
@@ -85,7 +86,7 @@ func (r Reader) Tuple(st *Stored) (*checkpointer.Tuple, error) {
 		if b.Type == serde.TypeEmpty {
 			continue
 		}
-		v, err := binding.OpenBuf(r.Codec, &aad, binding.Blob{Thread: st.Thread, NS: st.NS, Channel: b.Channel, Version: b.Version}, b.Type, b.Data)
+		v, err := binding.OpenBuf(ctx, r.Codec, &aad, binding.Blob{Thread: st.Thread, NS: st.NS, Channel: b.Channel, Version: b.Version}, b.Type, b.Data)
 		if err != nil {
 			return nil, fmt.Errorf("checkpoint %q: channel %q: %w", st.ID, b.Channel, err)
 		}
@@ -94,7 +95,7 @@ func (r Reader) Tuple(st *Stored) (*checkpointer.Tuple, error) {
 	if len(st.Sends) > 0 && st.Parent != "" {
 		sends := make([]any, len(st.Sends))
 		for i, w := range st.Sends {
-			v, err := binding.OpenBuf(r.Codec, &aad, binding.Write{Thread: st.Thread, NS: st.NS, Checkpoint: st.Parent, Task: w.Task, Idx: w.Idx, Channel: w.Channel}, w.Type, w.Data)
+			v, err := binding.OpenBuf(ctx, r.Codec, &aad, binding.Write{Thread: st.Thread, NS: st.NS, Checkpoint: st.Parent, Task: w.Task, Idx: w.Idx, Channel: w.Channel}, w.Type, w.Data)
 			if err != nil {
 				return nil, fmt.Errorf("checkpoint %q: pending send %s/%d: %w", st.ID, w.Task, w.Idx, err)
 			}
@@ -117,7 +118,7 @@ func (r Reader) Tuple(st *Stored) (*checkpointer.Tuple, error) {
 	if len(st.Writes) > 0 {
 		t.PendingWrites = make([]checkpointer.PendingWrite, len(st.Writes))
 		for i, w := range st.Writes {
-			v, err := binding.OpenBuf(r.Codec, &aad, binding.Write{Thread: st.Thread, NS: st.NS, Checkpoint: st.ID, Task: w.Task, Idx: w.Idx, Channel: w.Channel}, w.Type, w.Data)
+			v, err := binding.OpenBuf(ctx, r.Codec, &aad, binding.Write{Thread: st.Thread, NS: st.NS, Checkpoint: st.ID, Task: w.Task, Idx: w.Idx, Channel: w.Channel}, w.Type, w.Data)
 			if err != nil {
 				return nil, fmt.Errorf("checkpoint %q: pending write %s/%d: %w", st.ID, w.Task, w.Idx, err)
 			}

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"slices"
@@ -29,7 +30,7 @@ type Checkpoint struct {
 
 // Put validates a Put and prepares its rows. A channel of newVersions
 // without a value gets an "empty" row, as JS LangGraph writes.
-func Put(c binding.Codec, style checkpointer.VersionStyle, cfg checkpointer.Config, cp *checkpointer.Checkpoint, md checkpointer.Metadata, newVersions map[string]string) (*Checkpoint, error) {
+func Put(ctx context.Context, c binding.Codec, style checkpointer.VersionStyle, cfg checkpointer.Config, cp *checkpointer.Checkpoint, md checkpointer.Metadata, newVersions map[string]string) (*Checkpoint, error) {
 	if err := checks.ValidatePut(cfg, cp, newVersions); err != nil {
 		return nil, err
 	}
@@ -44,7 +45,7 @@ func Put(c binding.Codec, style checkpointer.VersionStyle, cfg checkpointer.Conf
 	out := &Checkpoint{Thread: cfg.ThreadID, NS: cfg.CheckpointNS, ID: cp.ID, Parent: cfg.CheckpointID, Doc: doc, Meta: meta,
 		Blobs: make([]Blob, 0, len(newVersions))}
 	for _, ch := range slices.Sorted(maps.Keys(newVersions)) {
-		b, err := SealBlob(c, cfg.ThreadID, cfg.CheckpointNS, ch, newVersions[ch], cp.ChannelValues)
+		b, err := SealBlob(ctx, c, cfg.ThreadID, cfg.CheckpointNS, ch, newVersions[ch], cp.ChannelValues)
 		if err != nil {
 			return nil, err
 		}
@@ -54,13 +55,13 @@ func Put(c binding.Codec, style checkpointer.VersionStyle, cfg checkpointer.Conf
 }
 
 // SealBlob is the blob row of channel ch at version ver, from values.
-func SealBlob(c binding.Codec, thread, ns, ch, ver string, values map[string]any) (Blob, error) {
+func SealBlob(ctx context.Context, c binding.Codec, thread, ns, ch, ver string, values map[string]any) (Blob, error) {
 	b := Blob{Channel: ch, Version: ver, Type: serde.TypeEmpty}
 	v, ok := values[ch]
 	if !ok {
 		return b, nil
 	}
-	typ, data, err := c.Seal(binding.Blob{Thread: thread, NS: ns, Channel: ch, Version: ver}, v)
+	typ, data, err := c.Seal(ctx, binding.Blob{Thread: thread, NS: ns, Channel: ch, Version: ver}, v)
 	if err != nil {
 		return b, fmt.Errorf("channel %q: %w", ch, err)
 	}
@@ -95,7 +96,7 @@ type Writes struct {
 // no writes. Of several writes at one index (special channels) an upsert
 // keeps the last, an insert the first, as LangGraph's row-by-row
 // statements do.
-func PutWrites(c binding.Codec, cfg checkpointer.Config, writes []checkpointer.Write, taskID, taskPath string) (*Writes, error) {
+func PutWrites(ctx context.Context, c binding.Codec, cfg checkpointer.Config, writes []checkpointer.Write, taskID, taskPath string) (*Writes, error) {
 	if err := checks.ValidatePutWrites(cfg, writes, taskID, taskPath); err != nil {
 		return nil, err
 	}
@@ -107,7 +108,7 @@ func PutWrites(c binding.Codec, cfg checkpointer.Config, writes []checkpointer.W
 	pos := make(map[int]int, len(writes))
 	for i, w := range writes {
 		idx := WriteIndex(w.Channel, i)
-		typ, data, err := c.Seal(binding.Write{Thread: cfg.ThreadID, NS: cfg.CheckpointNS, Checkpoint: cfg.CheckpointID, Task: taskID, Idx: idx, Channel: w.Channel}, w.Value)
+		typ, data, err := c.Seal(ctx, binding.Write{Thread: cfg.ThreadID, NS: cfg.CheckpointNS, Checkpoint: cfg.CheckpointID, Task: taskID, Idx: idx, Channel: w.Channel}, w.Value)
 		if err != nil {
 			return nil, fmt.Errorf("write %d (channel %q): %w", i, w.Channel, err)
 		}

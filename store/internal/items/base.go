@@ -93,7 +93,7 @@ func (b *Base) Check(ctx context.Context) error {
 // then turns each write into the driver's own form with prepare (which
 // adds what the driver stores: an encoded value, vector norms); an error of
 // prepare names the op.
-func StartBatch[P any](ctx context.Context, b *Base, ops []store.Op, prepare func(*Put) (P, error)) (*Plan, []P, error) {
+func StartBatch[P any](ctx context.Context, b *Base, ops []store.Op, prepare func(context.Context, *Put) (P, error)) (*Plan, []P, error) {
 	if err := b.Check(ctx); err != nil {
 		return nil, nil, err
 	}
@@ -103,7 +103,7 @@ func StartBatch[P any](ctx context.Context, b *Base, ops []store.Op, prepare fun
 	}
 	puts := make([]P, len(plan.Puts))
 	for i, p := range plan.Puts {
-		if puts[i], err = prepare(p); err != nil {
+		if puts[i], err = prepare(ctx, p); err != nil {
 			return nil, nil, fmt.Errorf("%s: op %d: %w", b.Driver, p.Op, err)
 		}
 	}
@@ -112,7 +112,7 @@ func StartBatch[P any](ctx context.Context, b *Base, ops []store.Op, prepare fun
 
 // StartPutIf checks the store and prepares a conditional put (see
 // Config.PlanPutIf) in the driver's own form (see StartBatch).
-func StartPutIf[P any](ctx context.Context, b *Base, ns store.Namespace, key string, value map[string]any, opts []store.PutOption, prepare func(*Put) (P, error)) (P, error) {
+func StartPutIf[P any](ctx context.Context, b *Base, ns store.Namespace, key string, value map[string]any, opts []store.PutOption, prepare func(context.Context, *Put) (P, error)) (P, error) {
 	var zero P
 	if err := b.Check(ctx); err != nil {
 		return zero, err
@@ -121,7 +121,7 @@ func StartPutIf[P any](ctx context.Context, b *Base, ns store.Namespace, key str
 	if err != nil {
 		return zero, err
 	}
-	out, err := prepare(p)
+	out, err := prepare(ctx, p)
 	if err != nil {
 		return zero, fmt.Errorf("%s: %w", b.Driver, err)
 	}

@@ -30,7 +30,7 @@ type Vectors struct {
 	// items' stored values.
 	Page func(ctx context.Context, after [3]string, limit int) ([]StoredVector, error)
 	// Decode turns a stored value into the item's value (decrypting it).
-	Decode func(prefix, key string, raw []byte) (map[string]any, error)
+	Decode func(ctx context.Context, prefix, key string, raw []byte) (map[string]any, error)
 	// Write stores a page of new vectors in one transaction.
 	Write func(ctx context.Context, updates []VectorUpdate) error
 	// Record makes name the store's recorded embedder.
@@ -77,7 +77,7 @@ func (b *Base) Reembed(ctx context.Context, v Vectors, to embeddings.Embedder, o
 		updates := make([]VectorUpdate, 0, len(page))
 		texts := make([]string, 0, len(page))
 		for _, sv := range page {
-			value, err := v.Decode(sv.Prefix, sv.Key, sv.Raw)
+			value, err := v.Decode(ctx, sv.Prefix, sv.Key, sv.Raw)
 			if err != nil {
 				return done, fmt.Errorf("%s: re-embed %s/%s: %w", c.Driver, sv.Prefix, sv.Key, err)
 			}
