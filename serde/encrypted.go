@@ -48,6 +48,7 @@ type Encrypted struct {
 	ring           *crypto.Keyring
 	allowPlaintext bool
 	allowUnbound   bool // read LangGraph's "aes" values, which are bound to nothing
+	opts           []EncryptedOption
 }
 
 // EncryptedOption configures an Encrypted.
@@ -126,6 +127,7 @@ func NewEncrypted(inner Serializer, ring *crypto.Keyring, opts ...EncryptedOptio
 		ring:           ring,
 		allowPlaintext: cfg.allowPlaintext,
 		allowUnbound:   cfg.allowUnbound || cfg.langGraph,
+		opts:           append([]EncryptedOption(nil), opts...),
 	}
 	if cfg.langGraph {
 		e.write = aes
@@ -146,6 +148,13 @@ func EncryptedFromEnv(inner Serializer, opts ...EncryptedOption) (*Encrypted, er
 		return nil, fmt.Errorf("serde: %w", err)
 	}
 	return NewEncrypted(inner, ring, opts...)
+}
+
+// WithKeyring returns a serializer like e — the same inner serializer,
+// cipher and read policy — whose keys are ring's. memvault's key hierarchy
+// (package keys) makes one per data subject.
+func (e *Encrypted) WithKeyring(ring *crypto.Keyring) (*Encrypted, error) {
+	return NewEncrypted(e.inner, ring, e.opts...)
 }
 
 // CipherName returns the name of the cipher values are written with

@@ -7,6 +7,7 @@ import (
 	"github.com/memvault/memvault/checkpointer/checkpointertest"
 	"github.com/memvault/memvault/checkpointer/memory"
 	"github.com/memvault/memvault/crypto"
+	"github.com/memvault/memvault/internal/testkeys"
 	"github.com/memvault/memvault/serde"
 )
 
@@ -53,6 +54,14 @@ func TestConformanceEncrypted(t *testing.T) {
 	enc := newEncrypted(t)
 	checkpointertest.Run(t, func(t *testing.T) checkpointer.Saver {
 		return memory.New(memory.Options{Serde: enc})
+	})
+}
+
+// TestConformanceSubjects runs the suite with per-subject keys: each
+// thread's values sealed under the data key of the subject its id names.
+func TestConformanceSubjects(t *testing.T) {
+	checkpointertest.Run(t, func(t *testing.T) checkpointer.Saver {
+		return memory.New(memory.Options{Serde: testkeys.Subjects(t)})
 	})
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/memvault/memvault/checkpointer/checkpointertest"
 	"github.com/memvault/memvault/checkpointer/postgres"
 	"github.com/memvault/memvault/internal/pgtest"
+	"github.com/memvault/memvault/internal/testkeys"
 )
 
 func TestConformance(t *testing.T) {
@@ -23,6 +24,15 @@ func TestConformance(t *testing.T) {
 func TestConformanceEncrypted(t *testing.T) {
 	checkpointertest.Run(t, func(t *testing.T) checkpointer.Saver {
 		s, _ := newSaver(t, postgres.Options{Serde: encrypted(t)})
+		return s
+	})
+}
+
+// TestConformanceSubjects runs the suite with per-subject keys: each
+// thread's values sealed under the data key of the subject its id names.
+func TestConformanceSubjects(t *testing.T) {
+	checkpointertest.Run(t, func(t *testing.T) checkpointer.Saver {
+		s, _ := newSaver(t, postgres.Options{Serde: testkeys.Subjects(t)})
 		return s
 	})
 }

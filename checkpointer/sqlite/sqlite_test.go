@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/memvault/memvault/checkpointer/internal/core"
+	"github.com/memvault/memvault/internal/testkeys"
 
 	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/checkpointer/checkpointertest"
@@ -288,4 +289,10 @@ func roundTrip(t *testing.T, md checkpointer.Metadata) checkpointer.Metadata {
 		t.Fatal(err)
 	}
 	return tp.Metadata
+}
+
+// TestConformanceSubjects runs the suite with per-subject keys: each
+// thread's values sealed under the data key of the subject its id names.
+func TestConformanceSubjects(t *testing.T) {
+	runConformance(t, func(t testing.TB) serde.Serializer { return testkeys.Subjects(t) })
 }

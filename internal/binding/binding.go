@@ -3,6 +3,7 @@ package binding
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"strings"
 
 	"github.com/memvault/memvault/internal/rotate"
@@ -67,17 +68,89 @@ func appendAAD(out []byte, domain string, fields ...string) []byte {
 
 // Codec seals and opens values with a serializer, binding them to their
 // location when the serializer supports it (serde.BoundSerializer, as
-// serde.Encrypted does). The zero value is unusable; use New.
+// serde.Encrypted does), under the key of the location's data subject when
+// it keeps per-subject keys (SubjectKeys, as keys.Hierarchy does). The
+// zero value is unusable; use New.
 type Codec struct {
-	s     serde.Serializer
-	bound serde.BoundSerializer
+	s        serde.Serializer
+	bound    serde.BoundSerializer
+	subjects SubjectKeys
+}
+
+// SubjectKeys is a serializer that seals each data subject's values under
+// the subject's own keys (keys.Hierarchy). Values of no subject ("") go
+// through the serializer's own BoundSerializer methods.
+type SubjectKeys interface {
+	serde.BoundSerializer
+	// ThreadSubject is the subject of a thread's values.
+	ThreadSubject(thread string) string
+	// NamespaceSubject is the subject of a store namespace's values.
+	NamespaceSubject(ns string) string
+	// SubjectSerializer is the serializer of subject's values; seal asks
+	// for one that can seal (creating the subject's first key).
+	SubjectSerializer(ctx context.Context, subject string, seal bool) (serde.BoundSerializer, error)
+	// Evict forgets what is cached of subject's keys.
+	Evict(subject string)
 }
 
 // New returns the codec of s.
 func New(s serde.Serializer) Codec {
 	c := Codec{s: s}
 	c.bound, _ = s.(serde.BoundSerializer)
+	c.subjects, _ = s.(SubjectKeys)
 	return c
+}
+
+// subjectOf returns the data subject of a location ("" for none).
+func (c Codec) subjectOf(at Location) string {
+	switch l := at.(type) {
+	case Blob:
+		return c.subjects.ThreadSubject(l.Thread)
+	case Write:
+		return c.subjects.ThreadSubject(l.Thread)
+	case Item:
+		return c.subjects.NamespaceSubject(l.Namespace)
+	}
+	return ""
+}
+
+// HasSubject reports whether values at at are sealed under a data
+// subject's keys. Caches of decrypted values must not keep those: a
+// subject's erasure must stop them from being read.
+func (c Codec) HasSubject(at Location) bool {
+	return c.subjects != nil && c.subjectOf(at) != ""
+}
+
+// boundFor returns the serializer of at's values and their subject.
+func (c Codec) boundFor(ctx context.Context, at Location, seal bool) (serde.BoundSerializer, string, error) {
+	if c.subjects == nil {
+		return c.bound, "", nil
+	}
+	subject := c.subjectOf(at)
+	if subject == "" {
+		return c.bound, "", nil
+	}
+	b, err := c.subjects.SubjectSerializer(ctx, subject, seal)
+	return b, subject, err
+}
+
+// open opens a value at at with aad. A value that does not open under the
+// subject's cached keys is tried once more after reloading them: another
+// process may have given the subject a new key since.
+func (c Codec) open(ctx context.Context, at Location, typ string, data, aad []byte) (any, error) {
+	b, subject, err := c.boundFor(ctx, at, false)
+	if err != nil {
+		return nil, err
+	}
+	v, err := b.LoadsTypedWith(typ, data, aad)
+	if subject == "" || !errors.Is(err, serde.ErrDecrypt) {
+		return v, err
+	}
+	c.subjects.Evict(subject)
+	if b, _, err = c.boundFor(ctx, at, false); err != nil {
+		return nil, err
+	}
+	return b.LoadsTypedWith(typ, data, aad)
 }
 
 // Serializer returns the codec's serializer.
@@ -92,7 +165,11 @@ func (c Codec) Seal(ctx context.Context, at Location, v any) (string, []byte, er
 	if c.bound == nil {
 		return c.s.DumpsTyped(v)
 	}
-	return c.bound.DumpsTypedWith(v, AAD(at))
+	b, _, err := c.boundFor(ctx, at, true)
+	if err != nil {
+		return "", nil, err
+	}
+	return b.DumpsTypedWith(v, AAD(at))
 }
 
 // Open deserializes (and decrypts) a value stored at at.
@@ -100,7 +177,7 @@ func (c Codec) Open(ctx context.Context, at Location, typ string, data []byte) (
 	if c.bound == nil {
 		return c.s.LoadsTyped(typ, data)
 	}
-	return c.bound.LoadsTypedWith(typ, data, AAD(at))
+	return c.open(ctx, at, typ, data, AAD(at))
 }
 
 // OpenBuf is Open building the associated data in *buf, which it reuses
@@ -110,7 +187,10 @@ func OpenBuf[L Location](ctx context.Context, c Codec, buf *[]byte, at L, typ st
 		return c.s.LoadsTyped(typ, data)
 	}
 	*buf = at.AppendAAD((*buf)[:0])
-	return c.bound.LoadsTypedWith(typ, data, *buf)
+	if c.subjects == nil {
+		return c.bound.LoadsTypedWith(typ, data, *buf)
+	}
+	return c.open(ctx, at, typ, data, *buf)
 }
 
 // Move returns a value stored at from as it must be stored at to: opened

@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/memvault/memvault/crypto"
+	"github.com/memvault/memvault/keys"
+	keymemory "github.com/memvault/memvault/keys/memory"
 	"github.com/memvault/memvault/serde"
 )
 
@@ -55,4 +57,21 @@ func NoPlaintext(t testing.TB, files []string, secrets ...string) {
 			}
 		}
 	}
+}
+
+// Subjects returns a key hierarchy (keys.Hierarchy) over Encrypting, its
+// key table in memory: a thread "<subject>-…" and a store namespace
+// ("users", <subject>, …) are sealed under their subject's data key, the
+// rest under Key. It fails t on error.
+func Subjects(t testing.TB) *keys.Hierarchy {
+	t.Helper()
+	h, err := keys.New(keys.Options{
+		Master:   Encrypting(t),
+		Table:    keymemory.New(),
+		Subjects: keys.Subjects{ThreadSeparator: "-", NamespacePrefix: []string{"users"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/memvault/memvault/internal/testkeys"
 	"github.com/memvault/memvault/serde"
 	"github.com/memvault/memvault/store"
 	"github.com/memvault/memvault/store/postgres"
@@ -31,6 +32,9 @@ func TestConformance(t *testing.T) {
 		{name: "Plain/HNSW/SimpleProtocol", ann: store.HNSW, simple: true},
 		{name: "Encrypted/HNSW", ann: store.HNSW, serde: func(t testing.TB) serde.Serializer { return newSealed(t) }},
 		{name: "Encrypted/Flat", ann: store.Flat, serde: func(t testing.TB) serde.Serializer { return newSealed(t) }},
+		// Per-subject keys: items under ("users", <subject>, …) sealed
+		// under their subject's data key.
+		{name: "Subjects/HNSW", ann: store.HNSW, serde: func(t testing.TB) serde.Serializer { return testkeys.Subjects(t) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			storetest.Run(t, func(t *testing.T, cfg storetest.Config) store.Store {

@@ -62,7 +62,11 @@ func hasNULEscape(b []byte) bool {
 // configured, so a strict encrypted serializer refuses them), envelopes
 // through the serializer with the item's associated data.
 func (s *Store) decodeValue(ctx context.Context, prefix, key string, raw []byte) (map[string]any, error) {
-	if s.values != nil {
+	// A data subject's values are always decrypted, never served from the
+	// cache: destroying the subject's keys must stop them from being read,
+	// a restored copy of their rows included.
+	cache := s.values != nil && !s.codec.HasSubject(binding.Item{Namespace: prefix, Key: key})
+	if cache {
 		if v, ok := s.values.get(prefix, key, raw); ok {
 			return v, nil
 		}
@@ -71,7 +75,7 @@ func (s *Store) decodeValue(ctx context.Context, prefix, key string, raw []byte)
 	if err != nil {
 		return nil, err
 	}
-	if s.values != nil {
+	if cache {
 		s.values.add(prefix, key, raw, v)
 	}
 	return v, nil

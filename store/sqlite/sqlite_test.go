@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/memvault/memvault/internal/envelope"
+	"github.com/memvault/memvault/internal/testkeys"
 
 	"github.com/memvault/memvault/crypto"
 	"github.com/memvault/memvault/internal/sqlitedb"
@@ -332,4 +333,10 @@ func TestSharesHandleWithSaver(t *testing.T) {
 	if h.Writer() != s.db.Writer() || h.Reader() != s.db.Reader() {
 		t.Fatal("the store does not share the file's handle")
 	}
+}
+
+// TestConformanceSubjects runs the suite with per-subject keys: each
+// namespace's values sealed under the data key of the subject it names.
+func TestConformanceSubjects(t *testing.T) {
+	runConformance(t, func(t testing.TB) serde.Serializer { return testkeys.Subjects(t) }, 0)
 }

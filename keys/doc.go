@@ -1,0 +1,21 @@
+// Package keys is memvault's key hierarchy: random data keys, one set per
+// data subject (a user, a patient, a tenant), each wrapped by a
+// key-encryption key (KEK) that a Provider holds and never hands out — the
+// environment's master key by default, a hardware security module through
+// PKCS#11 (github.com/memvault/memvault/keyproviders/pkcs11), or any other
+// Provider. Wrapped data keys live in a Table (keys/memory, keys/sqlite,
+// keys/postgres), which may live apart from the data; unwrapped ones in a
+// bounded in-memory cache.
+//
+// A Hierarchy is a serializer: give it to a checkpointer or a store as
+// their Serde. Values of a subject — resolved from where they live by
+// Subjects: a thread id's prefix, a store namespace's label — are sealed
+// under that subject's data key; other values under the master key, as a
+// serde.Encrypted seals them. Each ciphertext stays bound to its location.
+//
+// Forget destroys a subject's data keys (crypto-shredding): every value
+// sealed under them stops decrypting, also in copies and backups of the
+// data taken before, as long as no copy of the key table (or of the
+// provider's keys) from before survives. RotateKEK re-wraps every data key
+// under a new KEK and rewrites no data.
+package keys

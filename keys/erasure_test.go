@@ -1,0 +1,258 @@
+package keys_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/memvault/memvault/checkpointer"
+	cpmemory "github.com/memvault/memvault/checkpointer/memory"
+	cppostgres "github.com/memvault/memvault/checkpointer/postgres"
+	cpsqlite "github.com/memvault/memvault/checkpointer/sqlite"
+	"github.com/memvault/memvault/internal/pgtest"
+	"github.com/memvault/memvault/internal/testkeys"
+	"github.com/memvault/memvault/keys"
+	keysqlite "github.com/memvault/memvault/keys/sqlite"
+	"github.com/memvault/memvault/serde"
+	"github.com/memvault/memvault/store"
+	stpostgres "github.com/memvault/memvault/store/postgres"
+	stsqlite "github.com/memvault/memvault/store/sqlite"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+var subjects = keys.Subjects{ThreadSeparator: ":", NamespacePrefix: []string{"users"}}
+
+// hierarchy returns a Hierarchy over the test master key, with its key
+// table in a SQLite file of its own (apart from the data).
+func hierarchy(t *testing.T, keyFile string) *keys.Hierarchy {
+	t.Helper()
+	tb, err := keysqlite.Open(t.Context(), keyFile)
+	must(t, err)
+	t.Cleanup(func() { tb.Close() })
+	h, err := keys.New(keys.Options{Master: testkeys.Encrypting(t), Table: tb, Subjects: subjects})
+	must(t, err)
+	return h
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// backend is one data backend: a saver and (for the SQL ones) a store on
+// the same data, with a way to back the data up and restore it.
+type backend struct {
+	name    string
+	open    func(t *testing.T, ser serde.Serializer) (checkpointer.Saver, store.Store)
+	backup  func(t *testing.T) // copies the data aside
+	restore func(t *testing.T) // puts the copy back
+}
+
+func backends(t *testing.T) []backend {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "data.db")
+	var mem checkpointer.Saver
+	pool, schema := pgtest.Schema(t)
+	return []backend{
+		{
+			name: "memory",
+			open: func(t *testing.T, ser serde.Serializer) (checkpointer.Saver, store.Store) {
+				if mem == nil {
+					mem = cpmemory.New(cpmemory.Options{Serde: ser})
+				}
+				return mem, nil
+			},
+		},
+		{
+			name: "sqlite",
+			open: func(t *testing.T, ser serde.Serializer) (checkpointer.Saver, store.Store) {
+				s, err := cpsqlite.Open(t.Context(), data, cpsqlite.Options{Serde: ser})
+				must(t, err)
+				st, err := stsqlite.Open(t.Context(), data, stsqlite.Options{Serde: ser})
+				must(t, err)
+				t.Cleanup(func() { s.Close(); st.Close() })
+				return s, st
+			},
+			backup:  func(t *testing.T) { copyFile(t, data, data+".bak") },
+			restore: func(t *testing.T) { copyFile(t, data+".bak", data) },
+		},
+		{
+			name: "postgres",
+			open: func(t *testing.T, ser serde.Serializer) (checkpointer.Saver, store.Store) {
+				s, err := cppostgres.New(pool, cppostgres.Options{Serde: ser})
+				must(t, err)
+				must(t, s.Setup(t.Context()))
+				st, err := stpostgres.New(pool, stpostgres.Options{Serde: ser})
+				must(t, err)
+				must(t, st.Setup(t.Context()))
+				return s, st
+			},
+			backup:  func(t *testing.T) { pgCopy(t, pool, schema, schema+"_bak") },
+			restore: func(t *testing.T) { pgCopy(t, pool, schema+"_bak", schema) },
+		},
+	}
+}
+
+// copyFile copies a closed SQLite database (checkpointed: no WAL) over dst.
+func copyFile(t *testing.T, src, dst string) {
+	t.Helper()
+	in, err := os.Open(src)
+	must(t, err)
+	defer in.Close()
+	out, err := os.Create(dst)
+	must(t, err)
+	_, err = io.Copy(out, in)
+	must(t, err)
+	must(t, out.Close())
+	for _, ext := range []string{"-wal", "-shm"} {
+		_ = os.Remove(dst + ext)
+	}
+}
+
+// pgCopy replaces the data tables of schema to with those of from, as a
+// restored dump would.
+func pgCopy(t *testing.T, pool *pgxpool.Pool, from, to string) {
+	t.Helper()
+	ctx := t.Context()
+	_, err := pool.Exec(ctx, `CREATE SCHEMA IF NOT EXISTS "`+to+`"`)
+	must(t, err)
+	t.Cleanup(func() {
+		_, _ = pool.Exec(context.Background(), `DROP SCHEMA IF EXISTS "`+schemaBak(from, to)+`" CASCADE`)
+	})
+	for _, tb := range []string{"checkpoints", "checkpoint_blobs", "checkpoint_writes", "store"} {
+		_, err := pool.Exec(ctx, `CREATE TABLE IF NOT EXISTS "`+to+`"."`+tb+`" (LIKE "`+from+`"."`+tb+`" INCLUDING ALL)`)
+		must(t, err)
+		_, err = pool.Exec(ctx, `TRUNCATE "`+to+`"."`+tb+`"`)
+		must(t, err)
+		_, err = pool.Exec(ctx, `INSERT INTO "`+to+`"."`+tb+`" SELECT * FROM "`+from+`"."`+tb+`"`)
+		must(t, err)
+	}
+}
+
+// schemaBak names the backup schema of a copy (whichever side it is).
+func schemaBak(from, to string) string {
+	if len(from) > len(to) {
+		return from
+	}
+	return to
+}
+
+// write stores a checkpoint with a pending write in thread and, when st is
+// not nil, a memory under ns.
+func write(t *testing.T, s checkpointer.Saver, st store.Store, thread string, ns store.Namespace, secret string) {
+	t.Helper()
+	ctx := t.Context()
+	cp := &checkpointer.Checkpoint{V: 4, ID: checkpointer.NewID(0), ChannelValues: map[string]any{"messages": secret}, ChannelVersions: map[string]string{"messages": s.NextVersion("")}}
+	cfg, err := s.Put(ctx, checkpointer.Config{ThreadID: thread}, cp, checkpointer.Metadata{"step": 0}, cp.ChannelVersions)
+	must(t, err)
+	must(t, s.PutWrites(ctx, cfg, []checkpointer.Write{{Channel: "messages", Value: secret + " (pending)"}}, "task-1", ""))
+	if st != nil {
+		must(t, st.Put(ctx, ns, "profile", map[string]any{"note": secret}))
+	}
+}
+
+// read returns the checkpoint value, the pending write and the memory of
+// thread / ns, or the first error.
+func read(t *testing.T, s checkpointer.Saver, st store.Store, thread string, ns store.Namespace) (string, error) {
+	t.Helper()
+	ctx := t.Context()
+	tup, err := s.GetTuple(ctx, checkpointer.Config{ThreadID: thread})
+	if err != nil {
+		return "", err
+	}
+	if tup == nil || len(tup.PendingWrites) != 1 {
+		t.Fatalf("thread %s: %+v", thread, tup)
+	}
+	got, _ := tup.Checkpoint.ChannelValues["messages"].(string)
+	if st != nil {
+		it, err := st.Get(ctx, ns, "profile")
+		if err != nil {
+			return "", err
+		}
+		if it == nil || it.Value["note"] != got {
+			t.Fatalf("memory of %v: %+v", ns, it)
+		}
+	}
+	return got, nil
+}
+
+// TestForgetEveryBackend: two subjects' checkpoints, pending writes and
+// memories; one subject's keys destroyed → its data refuses to decrypt
+// (one generic error) while the other's reads normally, also from a copy
+// of the data taken before and restored after.
+func TestForgetEveryBackend(t *testing.T) {
+	for _, b := range backends(t) {
+		t.Run(b.name, func(t *testing.T) {
+			keyFile := filepath.Join(t.TempDir(), "keys.db")
+			h := hierarchy(t, keyFile)
+			s, st := b.open(t, h)
+			carol, dave := store.Namespace{"users", "carol", "prefs"}, store.Namespace{"users", "dave", "prefs"}
+			write(t, s, st, "carol:chat", carol, "carol takes insulin")
+			write(t, s, st, "dave:chat", dave, "dave is allergic to peanuts")
+			if got, err := read(t, s, st, "carol:chat", carol); err != nil || got != "carol takes insulin" {
+				t.Fatalf("carol before forget: %q, %v", got, err)
+			}
+			if b.backup != nil {
+				if c, ok := s.(io.Closer); ok {
+					must(t, c.Close())
+				}
+				if c, ok := st.(io.Closer); ok {
+					must(t, c.Close())
+				}
+				b.backup(t)
+				s, st = b.open(t, h)
+			}
+			// Read once more, so that every cache holds carol's values.
+			if _, err := read(t, s, st, "carol:chat", carol); err != nil {
+				t.Fatal(err)
+			}
+
+			r, err := h.DestroyKeys(t.Context(), "carol")
+			must(t, err)
+			if len(r.KeyIDs) != 1 || !h.VerifyReceipt(r) {
+				t.Fatalf("receipt %+v", r)
+			}
+			r.Subject = "mallory"
+			if h.VerifyReceipt(r) {
+				t.Fatal("an edited receipt verified")
+			}
+
+			check := func(t *testing.T, s checkpointer.Saver, st store.Store) {
+				t.Helper()
+				if _, err := read(t, s, nil, "carol:chat", nil); !errors.Is(err, serde.ErrDecrypt) {
+					t.Fatalf("carol's checkpoint after forget: %v, want serde.ErrDecrypt", err)
+				}
+				if st != nil {
+					if it, err := st.Get(t.Context(), carol, "profile"); !errors.Is(err, serde.ErrDecrypt) {
+						t.Fatalf("carol's memory after forget: %v, %v, want serde.ErrDecrypt", it, err)
+					}
+				}
+				if got, err := read(t, s, st, "dave:chat", dave); err != nil || got != "dave is allergic to peanuts" {
+					t.Fatalf("dave after carol's forget: %q, %v", got, err)
+				}
+			}
+			check(t, s, st)
+			// A new process (cold key cache) reads the same.
+			check(t, s, st)
+			if b.restore != nil {
+				if c, ok := s.(io.Closer); ok {
+					must(t, c.Close())
+				}
+				if c, ok := st.(io.Closer); ok {
+					must(t, c.Close())
+				}
+				b.restore(t)
+				s2, st2 := b.open(t, hierarchy(t, keyFile))
+				check(t, s2, st2)
+			}
+		})
+	}
+}

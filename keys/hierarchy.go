@@ -1,0 +1,422 @@
+package keys
+
+import (
+	"context"
+	"crypto/hkdf"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/golang-lru/v2/expirable"
+
+	"github.com/memvault/memvault/crypto"
+	"github.com/memvault/memvault/internal/aead"
+	"github.com/memvault/memvault/internal/keyaccess"
+	"github.com/memvault/memvault/serde"
+)
+
+// DefaultCacheSize is how many subjects' unwrapped keys a Hierarchy keeps
+// in memory when Options.CacheSize is 0.
+const DefaultCacheSize = 1024
+
+// DefaultCacheTTL is how long a Hierarchy keeps a subject's unwrapped keys
+// when Options.CacheTTL is 0: the longest another process goes on
+// decrypting a subject's values after the subject's keys were destroyed.
+const DefaultCacheTTL = time.Minute
+
+// auditInfo is the HKDF label of the audit key, which authenticates
+// erasure receipts (and the audit trail).
+const auditInfo = "memvault/audit/v1"
+
+// Options configures a Hierarchy.
+type Options struct {
+	// Master seals the values that belong to no subject, and its keys open
+	// a subject's values sealed before the subject had keys of its own
+	// (until `keys reencrypt` moves them). It must write memvault's
+	// envelope: LangGraph's "aes" format binds nothing. Required.
+	Master *serde.Encrypted
+	// Table keeps the wrapped data keys. Required.
+	Table Table
+	// Providers hold the KEKs: the first wraps new data keys, every one
+	// unwraps the keys it wrapped. nil means EnvProviders of Master's
+	// keyring (the environment's master keys).
+	Providers []Provider
+	// Subjects says whose data each value is. The zero value assigns
+	// none: everything is sealed under the master key, as without a
+	// Hierarchy.
+	Subjects Subjects
+	// CacheSize bounds the subjects whose keys stay unwrapped in memory;
+	// 0 means DefaultCacheSize.
+	CacheSize int
+	// CacheTTL bounds how long they stay: another process's Forget takes
+	// effect here within it. 0 means DefaultCacheTTL.
+	CacheTTL time.Duration
+	// Now is the clock of key creation and receipts; nil means time.Now.
+	Now func() time.Time
+}
+
+// Hierarchy seals each subject's values under the subject's own data keys.
+// It is a serde.BoundSerializer (for values of no subject, which Master
+// seals) that memvault's savers and stores ask for the serializer of each
+// subject (SubjectSerializer). It is safe for concurrent use, also by
+// several processes sharing the key table.
+type Hierarchy struct {
+	opts      Options
+	providers map[string]Provider
+	cache     *expirable.LRU[string, *serde.Encrypted]
+	create    sync.Mutex // one key creation at a time in this process
+	auditKey  []byte
+}
+
+var _ serde.BoundSerializer = (*Hierarchy)(nil)
+
+// New returns the Hierarchy of opts.
+func New(opts Options) (*Hierarchy, error) {
+	if opts.Master == nil || opts.Table == nil {
+		return nil, errors.New("keys: Options.Master and Options.Table are required")
+	}
+	if opts.Master.CipherName() != aead.EnvelopeName {
+		return nil, fmt.Errorf("keys: the master serializer writes %q; per-subject keys need memvault's envelope (%q)", opts.Master.CipherName(), aead.EnvelopeName)
+	}
+	if opts.CacheSize < 0 || opts.CacheTTL < 0 {
+		return nil, fmt.Errorf("keys: negative CacheSize %d or CacheTTL %v", opts.CacheSize, opts.CacheTTL)
+	}
+	if opts.CacheSize == 0 {
+		opts.CacheSize = DefaultCacheSize
+	}
+	if opts.CacheTTL == 0 {
+		opts.CacheTTL = DefaultCacheTTL
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Providers == nil {
+		ps, err := EnvProviders(opts.Master.Keyring())
+		if err != nil {
+			return nil, err
+		}
+		opts.Providers = ps
+	}
+	if len(opts.Providers) == 0 {
+		return nil, errors.New("keys: no Provider")
+	}
+	h := &Hierarchy{opts: opts, providers: map[string]Provider{}}
+	for _, p := range opts.Providers {
+		if _, dup := h.providers[p.KEKID()]; !dup {
+			h.providers[p.KEKID()] = p
+		}
+	}
+	h.cache = expirable.NewLRU[string, *serde.Encrypted](opts.CacheSize, nil, opts.CacheTTL)
+	var err error
+	primary := opts.Master.Keyring().Primary()
+	if h.auditKey, err = hkdf.Key(sha256.New, primary.Material(keyaccess.Token{}), nil, auditInfo, 32); err != nil {
+		return nil, fmt.Errorf("keys: derive audit key: %w", err)
+	}
+	return h, nil
+}
+
+// Subjects returns how the Hierarchy resolves subjects.
+func (h *Hierarchy) Subjects() Subjects { return h.opts.Subjects }
+
+// DumpsTyped implements serde.Serializer for values of no subject.
+func (h *Hierarchy) DumpsTyped(v any) (string, []byte, error) { return h.opts.Master.DumpsTyped(v) }
+
+// LoadsTyped implements serde.Serializer for values of no subject.
+func (h *Hierarchy) LoadsTyped(typ string, data []byte) (any, error) {
+	return h.opts.Master.LoadsTyped(typ, data)
+}
+
+// DumpsTypedWith implements serde.BoundSerializer for values of no subject.
+func (h *Hierarchy) DumpsTypedWith(v any, aad []byte) (string, []byte, error) {
+	return h.opts.Master.DumpsTypedWith(v, aad)
+}
+
+// LoadsTypedWith implements serde.BoundSerializer for values of no subject.
+func (h *Hierarchy) LoadsTypedWith(typ string, data, aad []byte) (any, error) {
+	return h.opts.Master.LoadsTypedWith(typ, data, aad)
+}
+
+// ThreadSubject returns the subject of a thread ("" for none); savers call
+// it for every value they seal or open.
+func (h *Hierarchy) ThreadSubject(thread string) string { return h.opts.Subjects.ThreadSubject(thread) }
+
+// NamespaceSubject returns the subject of a store namespace (dotted text;
+// "" for none); stores call it for every value they seal or open.
+func (h *Hierarchy) NamespaceSubject(ns string) string {
+	return h.opts.Subjects.NamespaceSubject(ns)
+}
+
+// SubjectSerializer returns the serializer of subject's values: it seals
+// under the subject's newest data key and opens with any of its keys (and
+// the master keys, for values sealed before the subject had keys). With
+// seal set, a subject without keys gets its first one; otherwise such a
+// subject reads with the master keys only. A subject's keys stay unwrapped
+// in a bounded cache.
+func (h *Hierarchy) SubjectSerializer(ctx context.Context, subject string, seal bool) (serde.BoundSerializer, error) {
+	if s, ok := h.cache.Get(subject); ok {
+		return s, nil
+	}
+	if err := h.opts.Subjects.CheckSubject(subject); err != nil {
+		return nil, err
+	}
+	ks, err := h.opts.Table.Keys(ctx, subject)
+	if err != nil {
+		return nil, fmt.Errorf("keys: read keys of %q: %w", subject, err)
+	}
+	if len(ks) == 0 {
+		if !seal {
+			// Nothing of the subject was sealed under a data key here, or
+			// its keys were destroyed: only master-key values can open.
+			return h.opts.Master, nil
+		}
+		if ks, err = h.createFirst(ctx, subject); err != nil {
+			return nil, err
+		}
+	}
+	s, err := h.serializerOf(ctx, subject, ks)
+	if err != nil {
+		return nil, err
+	}
+	h.cache.Add(subject, s)
+	return s, nil
+}
+
+// createFirst makes subject's first data key, or reads the one another
+// process made first.
+func (h *Hierarchy) createFirst(ctx context.Context, subject string) ([]WrappedKey, error) {
+	h.create.Lock()
+	defer h.create.Unlock()
+	if ks, err := h.opts.Table.Keys(ctx, subject); err != nil || len(ks) > 0 {
+		return ks, err
+	}
+	k, err := h.newKey(ctx, subject, 1)
+	if err != nil {
+		return nil, err
+	}
+	if err := h.opts.Table.Insert(ctx, k); err != nil && !errors.Is(err, ErrKeyExists) {
+		return nil, fmt.Errorf("keys: store key of %q: %w", subject, err)
+	}
+	return h.opts.Table.Keys(ctx, subject)
+}
+
+// newKey makes a random data key of subject, wrapped by the first provider.
+func (h *Hierarchy) newKey(ctx context.Context, subject string, version int) (WrappedKey, error) {
+	var dk [32]byte
+	if _, err := rand.Read(dk[:]); err != nil {
+		return WrappedKey{}, fmt.Errorf("keys: %w", err)
+	}
+	defer clear(dk[:])
+	key, err := crypto.NewKey(dk[:])
+	if err != nil {
+		return WrappedKey{}, err
+	}
+	id := key.ID().String()
+	p := h.opts.Providers[0]
+	wrapped, err := p.Wrap(ctx, dk[:], wrapAD(subject, version, id))
+	if err != nil {
+		return WrappedKey{}, fmt.Errorf("keys: wrap key of %q: %w", subject, err)
+	}
+	return WrappedKey{Subject: subject, Version: version, ID: id, KEK: p.KEKID(), Wrapped: wrapped, Created: h.opts.Now().UTC()}, nil
+}
+
+// wrapAD binds a wrapped key to its subject, version and id.
+func wrapAD(subject string, version int, id string) []byte {
+	out := []byte("memvault/data-key/v1\x00")
+	for _, f := range []string{subject, fmt.Sprint(version), id} {
+		out = binary.AppendUvarint(out, uint64(len(f)))
+		out = append(out, f...)
+	}
+	return out
+}
+
+// serializerOf unwraps ks (newest first) into subject's serializer.
+func (h *Hierarchy) serializerOf(ctx context.Context, subject string, ks []WrappedKey) (*serde.Encrypted, error) {
+	var ring []*crypto.Key
+	for _, k := range ks {
+		dk, err := h.unwrap(ctx, k)
+		if err != nil {
+			return nil, err
+		}
+		ring = append(ring, dk)
+	}
+	ring = append(ring, h.opts.Master.Keyring().Keys()...)
+	kr, err := crypto.NewKeyring(ring[0], ring[1:]...)
+	if err != nil {
+		return nil, fmt.Errorf("keys: keyring of %q: %w", subject, err)
+	}
+	return h.opts.Master.WithKeyring(kr)
+}
+
+func (h *Hierarchy) unwrap(ctx context.Context, k WrappedKey) (*crypto.Key, error) {
+	p, ok := h.providers[k.KEK]
+	if !ok {
+		return nil, fmt.Errorf("keys: key %d of %q is wrapped by %q, which no configured provider holds", k.Version, k.Subject, k.KEK)
+	}
+	dk, err := p.Unwrap(ctx, k.Wrapped, wrapAD(k.Subject, k.Version, k.ID))
+	if err != nil {
+		return nil, fmt.Errorf("keys: key %d of %q: %w", k.Version, k.Subject, ErrUnwrap)
+	}
+	defer clear(dk)
+	key, err := crypto.NewKey(dk)
+	if err != nil || key.ID().String() != k.ID {
+		return nil, fmt.Errorf("keys: key %d of %q: %w", k.Version, k.Subject, ErrUnwrap)
+	}
+	return key, nil
+}
+
+// Receipt is the record of an erasure: which subject's keys were
+// destroyed, when, and their ids, authenticated (MAC) under the audit key
+// derived from the master key, so it can be shown to an auditor and
+// checked with VerifyReceipt.
+type Receipt struct {
+	Subject string    `json:"subject"`
+	Time    time.Time `json:"time"`
+	// KeyIDs are the destroyed data keys' ids.
+	KeyIDs []string `json:"key_ids"`
+	// Threads and Items count the rows deleted with the keys (set by the
+	// caller that deleted them; see config.Handle.Forget).
+	Threads int `json:"threads"`
+	Items   int `json:"items"`
+	// MAC is HMAC-SHA256 over the fields above, in hex.
+	MAC string `json:"mac"`
+}
+
+func (r Receipt) mac(key []byte) string {
+	m := hmac.New(sha256.New, key)
+	for _, f := range []string{"memvault/erasure-receipt/v1", r.Subject, r.Time.UTC().Format(time.RFC3339Nano),
+		strings.Join(r.KeyIDs, ","), fmt.Sprint(r.Threads), fmt.Sprint(r.Items)} {
+		m.Write(binary.AppendUvarint(nil, uint64(len(f))))
+		m.Write([]byte(f))
+	}
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+// SignReceipt sets r.MAC; call it after changing Threads or Items.
+func (h *Hierarchy) SignReceipt(r *Receipt) { r.MAC = r.mac(h.auditKey) }
+
+// VerifyReceipt reports whether r is a receipt this Hierarchy's master key
+// authenticated, unchanged.
+func (h *Hierarchy) VerifyReceipt(r Receipt) bool {
+	return hmac.Equal([]byte(r.MAC), []byte(r.mac(h.auditKey)))
+}
+
+// DestroyKeys destroys subject's data keys: every value sealed under them
+// stops decrypting, wherever a copy of it is, unless a copy of the key
+// table from before survives. It forgets them from the cache, and returns
+// the receipt (without row counts; config.Handle.Forget also deletes the
+// subject's rows and counts them).
+func (h *Hierarchy) DestroyKeys(ctx context.Context, subject string) (Receipt, error) {
+	if err := h.opts.Subjects.CheckSubject(subject); err != nil {
+		return Receipt{}, err
+	}
+	gone, err := h.opts.Table.Destroy(ctx, subject)
+	h.cache.Remove(subject) // also when Destroy failed part-way
+	if err != nil {
+		return Receipt{}, fmt.Errorf("keys: destroy keys of %q: %w", subject, err)
+	}
+	r := Receipt{Subject: subject, Time: h.opts.Now().UTC(), KeyIDs: []string{}}
+	for _, k := range gone {
+		r.KeyIDs = append(r.KeyIDs, k.ID)
+	}
+	slices.Sort(r.KeyIDs)
+	h.SignReceipt(&r)
+	return r, nil
+}
+
+// Evict drops subject's keys from the cache, so the next use reads them
+// from the table again (after another process rotated them).
+func (h *Hierarchy) Evict(subject string) { h.cache.Remove(subject) }
+
+// RotateSubject gives subject a new data key, which seals from now on; its
+// older keys still open what they sealed (`keys reencrypt` moves those
+// values to the new key).
+func (h *Hierarchy) RotateSubject(ctx context.Context, subject string) error {
+	if err := h.opts.Subjects.CheckSubject(subject); err != nil {
+		return err
+	}
+	h.create.Lock()
+	defer h.create.Unlock()
+	ks, err := h.opts.Table.Keys(ctx, subject)
+	if err != nil {
+		return fmt.Errorf("keys: read keys of %q: %w", subject, err)
+	}
+	next := 1
+	if len(ks) > 0 {
+		next = ks[0].Version + 1
+	}
+	k, err := h.newKey(ctx, subject, next)
+	if err != nil {
+		return err
+	}
+	if err := h.opts.Table.Insert(ctx, k); err != nil {
+		return fmt.Errorf("keys: store key of %q: %w", subject, err)
+	}
+	h.cache.Remove(subject)
+	return nil
+}
+
+// KEKRotation counts what RotateKEK did.
+type KEKRotation struct {
+	// Scanned keys, and Rewrapped those that were under another KEK.
+	Scanned, Rewrapped int
+}
+
+// RotateKEK re-wraps every data key not wrapped by the first provider
+// under it, in pages, and rewrites no data: values keep their data keys.
+// It can be interrupted and run again; keys another process re-wrapped
+// meanwhile are left alone. progress, when not nil, is called after each
+// page.
+func (h *Hierarchy) RotateKEK(ctx context.Context, progress func(KEKRotation)) (KEKRotation, error) {
+	const page = 500
+	to := h.opts.Providers[0]
+	var st KEKRotation
+	after, afterV := "", 0
+	for {
+		ks, err := h.opts.Table.Page(ctx, after, afterV, page)
+		if err != nil {
+			return st, fmt.Errorf("keys: rotate KEK: %w", err)
+		}
+		for _, k := range ks {
+			st.Scanned++
+			if k.KEK == to.KEKID() {
+				continue
+			}
+			p, ok := h.providers[k.KEK]
+			if !ok {
+				return st, fmt.Errorf("keys: rotate KEK: key %d of %q is wrapped by %q, which no configured provider holds", k.Version, k.Subject, k.KEK)
+			}
+			ad := wrapAD(k.Subject, k.Version, k.ID)
+			dk, err := p.Unwrap(ctx, k.Wrapped, ad)
+			if err != nil {
+				return st, fmt.Errorf("keys: rotate KEK: key %d of %q: %w", k.Version, k.Subject, ErrUnwrap)
+			}
+			wrapped, err := to.Wrap(ctx, dk, ad)
+			clear(dk)
+			if err != nil {
+				return st, fmt.Errorf("keys: rotate KEK: wrap key %d of %q: %w", k.Version, k.Subject, err)
+			}
+			done, err := h.opts.Table.Rewrap(ctx, k.Subject, k.Version, k.KEK, to.KEKID(), wrapped)
+			if err != nil {
+				return st, fmt.Errorf("keys: rotate KEK: %w", err)
+			}
+			if done {
+				st.Rewrapped++
+			}
+		}
+		if progress != nil {
+			progress(st)
+		}
+		if len(ks) < page {
+			return st, nil
+		}
+		after, afterV = ks[len(ks)-1].Subject, ks[len(ks)-1].Version
+	}
+}

@@ -1,0 +1,161 @@
+// Package keystest is the conformance suite of keys.Table: every table
+// (memory, SQLite, PostgreSQL, or yours) must pass Run.
+package keystest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/memvault/memvault/keys"
+)
+
+// Run runs the suite against tables newTable makes; each call must return
+// an empty table.
+func Run(t *testing.T, newTable func(t *testing.T) keys.Table) {
+	ctx := context.Background()
+	at := time.Date(2026, 11, 24, 10, 0, 0, 123456000, time.UTC)
+	key := func(subject string, v int, kek string) keys.WrappedKey {
+		return keys.WrappedKey{Subject: subject, Version: v, ID: fmt.Sprintf("%016x", v), KEK: kek, Wrapped: []byte(subject + "/" + kek), Created: at}
+	}
+	t.Run("insert and read newest first", func(t *testing.T) {
+		tb := newTable(t)
+		for _, v := range []int{2, 1, 3} {
+			if err := tb.Insert(ctx, key("carol", v, "kek-a")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		must(t, tb.Insert(ctx, key("dave", 1, "kek-a")))
+		ks, err := tb.Keys(ctx, "carol")
+		must(t, err)
+		if len(ks) != 3 || ks[0].Version != 3 || ks[2].Version != 1 {
+			t.Fatalf("keys of carol: %+v", ks)
+		}
+		if k := ks[2]; k.ID != key("carol", 1, "").ID || k.KEK != "kek-a" || !bytes.Equal(k.Wrapped, []byte("carol/kek-a")) || !k.Created.Equal(at) {
+			t.Fatalf("key read back: %+v", k)
+		}
+		if ks, err := tb.Keys(ctx, "nobody"); err != nil || len(ks) != 0 {
+			t.Fatalf("keys of an unknown subject: %v, %v", ks, err)
+		}
+	})
+	t.Run("a version inserted twice is ErrKeyExists", func(t *testing.T) {
+		tb := newTable(t)
+		must(t, tb.Insert(ctx, key("carol", 1, "kek-a")))
+		if err := tb.Insert(ctx, key("carol", 1, "kek-b")); !errors.Is(err, keys.ErrKeyExists) {
+			t.Fatalf("second insert: %v, want ErrKeyExists", err)
+		}
+		ks, _ := tb.Keys(ctx, "carol")
+		if len(ks) != 1 || ks[0].KEK != "kek-a" {
+			t.Fatalf("the first key was replaced: %+v", ks)
+		}
+	})
+	t.Run("concurrent first keys: exactly one wins", func(t *testing.T) {
+		tb := newTable(t)
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		won := 0
+		for i := range 8 {
+			wg.Go(func() {
+				err := tb.Insert(ctx, key("eve", 1, fmt.Sprintf("kek-%d", i)))
+				mu.Lock()
+				defer mu.Unlock()
+				if err == nil {
+					won++
+				} else if !errors.Is(err, keys.ErrKeyExists) {
+					t.Error(err)
+				}
+			})
+		}
+		wg.Wait()
+		if won != 1 {
+			t.Fatalf("%d inserts of version 1 succeeded", won)
+		}
+	})
+	t.Run("destroy removes every key of the subject only", func(t *testing.T) {
+		tb := newTable(t)
+		must(t, tb.Insert(ctx, key("carol", 1, "kek-a")))
+		must(t, tb.Insert(ctx, key("carol", 2, "kek-a")))
+		must(t, tb.Insert(ctx, key("dave", 1, "kek-a")))
+		gone, err := tb.Destroy(ctx, "carol")
+		must(t, err)
+		if len(gone) != 2 {
+			t.Fatalf("destroyed %d keys, want 2", len(gone))
+		}
+		for _, k := range gone {
+			if k.Subject != "carol" || k.ID == "" || len(k.Wrapped) != 0 {
+				t.Fatalf("destroyed key reported as %+v (ids yes, key bytes never)", k)
+			}
+		}
+		if ks, _ := tb.Keys(ctx, "carol"); len(ks) != 0 {
+			t.Fatalf("keys of carol after destroy: %d", len(ks))
+		}
+		if ks, _ := tb.Keys(ctx, "dave"); len(ks) != 1 {
+			t.Fatal("destroying carol's keys touched dave's")
+		}
+		if gone, err := tb.Destroy(ctx, "carol"); err != nil || len(gone) != 0 {
+			t.Fatalf("destroying again: %v, %v", gone, err)
+		}
+		must(t, tb.Insert(ctx, key("carol", 1, "kek-b"))) // a forgotten subject may start again
+	})
+	t.Run("rewrap only from the expected KEK", func(t *testing.T) {
+		tb := newTable(t)
+		must(t, tb.Insert(ctx, key("carol", 1, "kek-a")))
+		ok, err := tb.Rewrap(ctx, "carol", 1, "kek-x", "kek-b", []byte("new"))
+		if err != nil || ok {
+			t.Fatalf("rewrap from the wrong KEK: %v, %v", ok, err)
+		}
+		ok, err = tb.Rewrap(ctx, "carol", 1, "kek-a", "kek-b", []byte("new"))
+		if err != nil || !ok {
+			t.Fatalf("rewrap: %v, %v", ok, err)
+		}
+		ks, _ := tb.Keys(ctx, "carol")
+		if ks[0].KEK != "kek-b" || string(ks[0].Wrapped) != "new" || ks[0].ID != key("carol", 1, "").ID {
+			t.Fatalf("after rewrap: %+v", ks[0])
+		}
+	})
+	t.Run("pages in subject and version order", func(t *testing.T) {
+		tb := newTable(t)
+		subjects := []string{"b", "a", "c'; DROP TABLE memvault_data_keys; --", "ü"}
+		for _, s := range subjects {
+			for v := 1; v <= 3; v++ {
+				must(t, tb.Insert(ctx, key(s, v, "kek-a")))
+			}
+		}
+		var all []keys.WrappedKey
+		after, afterV := "", 0
+		for {
+			p, err := tb.Page(ctx, after, afterV, 5)
+			must(t, err)
+			all = append(all, p...)
+			if len(p) < 5 {
+				break
+			}
+			after, afterV = p[len(p)-1].Subject, p[len(p)-1].Version
+		}
+		if len(all) != 12 {
+			t.Fatalf("paged %d keys, want 12", len(all))
+		}
+		seen := map[string]bool{}
+		for i := 1; i < len(all); i++ {
+			a, b := all[i-1], all[i]
+			if a.Subject == b.Subject && a.Version >= b.Version {
+				t.Fatalf("versions out of order: %+v then %+v", a, b)
+			}
+			if a.Subject != b.Subject && seen[b.Subject] {
+				t.Fatalf("subject %q paged twice", b.Subject)
+			}
+			seen[a.Subject] = true
+		}
+	})
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,112 @@
+// Package memory is an in-process keys.Table, for tests and for programs
+// whose data is in memory too: its keys die with the process.
+package memory
+
+import (
+	"cmp"
+	"context"
+	"slices"
+	"sync"
+
+	"github.com/memvault/memvault/keys"
+)
+
+// Table is an in-memory keys.Table. The zero value is not usable; use New.
+type Table struct {
+	mu   sync.Mutex
+	keys map[string][]keys.WrappedKey // by subject, oldest version first
+}
+
+var _ keys.Table = (*Table)(nil)
+
+// New returns an empty table.
+func New() *Table { return &Table{keys: map[string][]keys.WrappedKey{}} }
+
+func clone(k keys.WrappedKey) keys.WrappedKey {
+	k.Wrapped = slices.Clone(k.Wrapped)
+	return k
+}
+
+// Keys implements keys.Table.
+func (t *Table) Keys(_ context.Context, subject string) ([]keys.WrappedKey, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	ks := t.keys[subject]
+	out := make([]keys.WrappedKey, 0, len(ks))
+	for i := len(ks) - 1; i >= 0; i-- {
+		out = append(out, clone(ks[i]))
+	}
+	return out, nil
+}
+
+// Insert implements keys.Table.
+func (t *Table) Insert(_ context.Context, k keys.WrappedKey) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, o := range t.keys[k.Subject] {
+		if o.Version == k.Version {
+			return keys.ErrKeyExists
+		}
+	}
+	ks := append(t.keys[k.Subject], clone(k))
+	slices.SortFunc(ks, func(a, b keys.WrappedKey) int { return cmp.Compare(a.Version, b.Version) })
+	t.keys[k.Subject] = ks
+	return nil
+}
+
+// Destroy implements keys.Table: the wrapped bytes are zeroed, then
+// dropped.
+func (t *Table) Destroy(_ context.Context, subject string) ([]keys.WrappedKey, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	ks := t.keys[subject]
+	out := make([]keys.WrappedKey, 0, len(ks))
+	for _, k := range ks {
+		c := clone(k)
+		c.Wrapped = nil
+		out = append(out, c)
+		clear(k.Wrapped)
+	}
+	delete(t.keys, subject)
+	return out, nil
+}
+
+// Rewrap implements keys.Table.
+func (t *Table) Rewrap(_ context.Context, subject string, version int, oldKEK, newKEK string, wrapped []byte) (bool, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for i, k := range t.keys[subject] {
+		if k.Version == version && k.KEK == oldKEK {
+			clear(k.Wrapped)
+			t.keys[subject][i].KEK, t.keys[subject][i].Wrapped = newKEK, slices.Clone(wrapped)
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// Page implements keys.Table.
+func (t *Table) Page(_ context.Context, afterSubject string, afterVersion, limit int) ([]keys.WrappedKey, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	subjects := make([]string, 0, len(t.keys))
+	for s := range t.keys {
+		if s >= afterSubject {
+			subjects = append(subjects, s)
+		}
+	}
+	slices.Sort(subjects)
+	var out []keys.WrappedKey
+	for _, s := range subjects {
+		for _, k := range t.keys[s] {
+			if s == afterSubject && k.Version <= afterVersion {
+				continue
+			}
+			if len(out) == limit {
+				return out, nil
+			}
+			out = append(out, clone(k))
+		}
+	}
+	return out, nil
+}

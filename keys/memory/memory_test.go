@@ -1,0 +1,13 @@
+package memory_test
+
+import (
+	"testing"
+
+	"github.com/memvault/memvault/keys"
+	"github.com/memvault/memvault/keys/keystest"
+	"github.com/memvault/memvault/keys/memory"
+)
+
+func TestConformance(t *testing.T) {
+	keystest.Run(t, func(*testing.T) keys.Table { return memory.New() })
+}

@@ -1,0 +1,131 @@
+// Package postgres keeps memvault's wrapped data keys (keys.Table) in a
+// PostgreSQL table — best in a schema or database of its own, with its
+// own backups, so that a restored backup of the data cannot bring back a
+// forgotten subject's keys. Destroy vacuums the table, so the deleted
+// rows' bytes do not stay in its pages; base backups, WAL archives and
+// replicas taken before keep them until they are themselves deleted.
+package postgres
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/memvault/memvault/internal/pgmigrate"
+	"github.com/memvault/memvault/keys"
+)
+
+// Options configures a Table. The zero value is usable.
+type Options struct {
+	// Schema holds the table; empty means the connection's search path.
+	Schema string
+}
+
+// Table is a keys.Table in PostgreSQL.
+type Table struct {
+	pool  *pgxpool.Pool
+	opts  Options
+	table string // qualified name
+}
+
+var _ keys.Table = (*Table)(nil)
+
+// New returns the key table on pool; call Setup once to create it.
+func New(pool *pgxpool.Pool, opts Options) (*Table, error) {
+	if pool == nil {
+		return nil, fmt.Errorf("keys/postgres: nil pool")
+	}
+	t := &Table{pool: pool, opts: opts, table: "memvault_data_keys"}
+	if opts.Schema != "" {
+		t.table = pgx.Identifier{opts.Schema, "memvault_data_keys"}.Sanitize()
+	}
+	return t, nil
+}
+
+// Setup creates the table (and the schema) when missing; it is safe to run
+// concurrently and repeatedly.
+func (t *Table) Setup(ctx context.Context) error {
+	set := pgmigrate.Set{Table: "memvault_keys_migrations", Statements: []string{`CREATE TABLE IF NOT EXISTS ` + t.table + ` (
+	subject    TEXT        NOT NULL,
+	version    INTEGER     NOT NULL,
+	key_id     TEXT        NOT NULL,
+	kek        TEXT        NOT NULL,
+	wrapped    BYTEA       NOT NULL,
+	created_at TIMESTAMPTZ NOT NULL,
+	PRIMARY KEY (subject, version)
+)`}}
+	if err := pgmigrate.Run(ctx, t.pool, t.opts.Schema, "memvault/keys/setup", set); err != nil {
+		return fmt.Errorf("keys/postgres: setup: %w", err)
+	}
+	return nil
+}
+
+const cols = `subject, version, key_id, kek, wrapped, created_at`
+
+func (t *Table) query(ctx context.Context, sql string, args ...any) ([]keys.WrappedKey, error) {
+	rows, err := t.pool.Query(ctx, sql, args...)
+	if err != nil {
+		return nil, fmt.Errorf("keys/postgres: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (keys.WrappedKey, error) {
+		var k keys.WrappedKey
+		err := r.Scan(&k.Subject, &k.Version, &k.ID, &k.KEK, &k.Wrapped, &k.Created)
+		return k, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("keys/postgres: %w", err)
+	}
+	return out, nil
+}
+
+// Keys implements keys.Table.
+func (t *Table) Keys(ctx context.Context, subject string) ([]keys.WrappedKey, error) {
+	return t.query(ctx, `SELECT `+cols+` FROM `+t.table+` WHERE subject = $1 ORDER BY version DESC`, subject)
+}
+
+// Insert implements keys.Table.
+func (t *Table) Insert(ctx context.Context, k keys.WrappedKey) error {
+	tag, err := t.pool.Exec(ctx, `INSERT INTO `+t.table+` (`+cols+`) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING`,
+		k.Subject, k.Version, k.ID, k.KEK, k.Wrapped, k.Created)
+	if err != nil {
+		return fmt.Errorf("keys/postgres: %w", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return keys.ErrKeyExists
+	}
+	return nil
+}
+
+// Destroy implements keys.Table: the rows are deleted, then the table is
+// vacuumed so that their tuples are removed from its pages.
+func (t *Table) Destroy(ctx context.Context, subject string) ([]keys.WrappedKey, error) {
+	out, err := t.query(ctx, `DELETE FROM `+t.table+` WHERE subject = $1 RETURNING `+cols, subject)
+	if err != nil {
+		return nil, err
+	}
+	for i := range out {
+		out[i].Wrapped = nil
+	}
+	if _, err := t.pool.Exec(ctx, `VACUUM `+t.table); err != nil {
+		return out, fmt.Errorf("keys/postgres: keys destroyed, table not vacuumed: %w", err)
+	}
+	return out, nil
+}
+
+// Rewrap implements keys.Table.
+func (t *Table) Rewrap(ctx context.Context, subject string, version int, oldKEK, newKEK string, wrapped []byte) (bool, error) {
+	tag, err := t.pool.Exec(ctx, `UPDATE `+t.table+` SET kek = $1, wrapped = $2 WHERE subject = $3 AND version = $4 AND kek = $5`,
+		newKEK, wrapped, subject, version, oldKEK)
+	if err != nil {
+		return false, fmt.Errorf("keys/postgres: %w", err)
+	}
+	return tag.RowsAffected() == 1, nil
+}
+
+// Page implements keys.Table.
+func (t *Table) Page(ctx context.Context, afterSubject string, afterVersion, limit int) ([]keys.WrappedKey, error) {
+	return t.query(ctx, `SELECT `+cols+` FROM `+t.table+` WHERE (subject, version) > ($1, $2) ORDER BY subject, version LIMIT $3`,
+		afterSubject, afterVersion, limit)
+}

@@ -1,0 +1,159 @@
+// Package sqlite keeps memvault's wrapped data keys (keys.Table) in a
+// SQLite file — best its own file, apart from the data, so that a restored
+// backup of the data cannot bring back a forgotten subject's keys.
+// Destroyed keys are overwritten in the file (secure_delete) and the
+// write-ahead log is truncated after each Destroy.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/memvault/memvault/internal/sqlitedb"
+	"github.com/memvault/memvault/keys"
+)
+
+var migrations = []string{`CREATE TABLE IF NOT EXISTS memvault_data_keys (
+	subject    TEXT    NOT NULL,
+	version    INTEGER NOT NULL,
+	key_id     TEXT    NOT NULL,
+	kek        TEXT    NOT NULL,
+	wrapped    BLOB    NOT NULL,
+	created_at TEXT    NOT NULL,
+	PRIMARY KEY (subject, version)
+) WITHOUT ROWID`}
+
+// Table is a keys.Table in a SQLite database.
+type Table struct{ db *sqlitedb.DB }
+
+var _ keys.Table = (*Table)(nil)
+
+// Open opens (creating when missing) the key table in the SQLite file at
+// path.
+func Open(ctx context.Context, path string) (*Table, error) {
+	db, err := sqlitedb.Open(path, sqlitedb.Options{Synchronous: sqlitedb.SyncFull})
+	if err != nil {
+		return nil, fmt.Errorf("keys/sqlite: %w", err)
+	}
+	if err := db.Migrate(ctx, "keys", migrations); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("keys/sqlite: %w", err)
+	}
+	return &Table{db: db}, nil
+}
+
+// Close closes the table's database handle.
+func (t *Table) Close() error { return t.db.Close() }
+
+const cols = `subject, version, key_id, kek, wrapped, created_at`
+
+func scan(rows *sql.Rows) ([]keys.WrappedKey, error) {
+	defer rows.Close()
+	var out []keys.WrappedKey
+	for rows.Next() {
+		var k keys.WrappedKey
+		var created string
+		if err := rows.Scan(&k.Subject, &k.Version, &k.ID, &k.KEK, &k.Wrapped, &created); err != nil {
+			return nil, fmt.Errorf("keys/sqlite: %w", err)
+		}
+		var err error
+		if k.Created, err = time.Parse(time.RFC3339Nano, created); err != nil {
+			return nil, fmt.Errorf("keys/sqlite: key %d of %q: bad creation time: %w", k.Version, k.Subject, err)
+		}
+		out = append(out, k)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("keys/sqlite: %w", err)
+	}
+	return out, nil
+}
+
+// Keys implements keys.Table.
+func (t *Table) Keys(ctx context.Context, subject string) ([]keys.WrappedKey, error) {
+	var out []keys.WrappedKey
+	err := t.db.Read(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, `SELECT `+cols+` FROM memvault_data_keys WHERE subject = ? ORDER BY version DESC`, subject)
+		if err != nil {
+			return fmt.Errorf("keys/sqlite: %w", err)
+		}
+		out, err = scan(rows)
+		return err
+	})
+	return out, err
+}
+
+// Insert implements keys.Table.
+func (t *Table) Insert(ctx context.Context, k keys.WrappedKey) error {
+	return t.db.Write(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `INSERT INTO memvault_data_keys (`+cols+`) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+			k.Subject, k.Version, k.ID, k.KEK, k.Wrapped, k.Created.UTC().Format(time.RFC3339Nano))
+		if err != nil {
+			return fmt.Errorf("keys/sqlite: %w", err)
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return fmt.Errorf("keys/sqlite: %w", err)
+		} else if n == 0 {
+			return keys.ErrKeyExists
+		}
+		return nil
+	})
+}
+
+// Destroy implements keys.Table: the rows are deleted (their pages
+// zeroed), then the write-ahead log is checkpointed and truncated so no
+// old copy of them stays in it. A reader holding the log open can delay
+// the truncation; the next Destroy retries it.
+func (t *Table) Destroy(ctx context.Context, subject string) ([]keys.WrappedKey, error) {
+	var out []keys.WrappedKey
+	err := t.db.Write(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, `DELETE FROM memvault_data_keys WHERE subject = ? RETURNING `+cols, subject)
+		if err != nil {
+			return fmt.Errorf("keys/sqlite: %w", err)
+		}
+		out, err = scan(rows)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	for i := range out {
+		out[i].Wrapped = nil
+	}
+	if _, err := t.db.Writer().ExecContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`); err != nil && !errors.Is(err, context.Canceled) {
+		return out, fmt.Errorf("keys/sqlite: keys destroyed, log not truncated: %w", err)
+	}
+	return out, nil
+}
+
+// Rewrap implements keys.Table.
+func (t *Table) Rewrap(ctx context.Context, subject string, version int, oldKEK, newKEK string, wrapped []byte) (bool, error) {
+	var n int64
+	err := t.db.Write(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE memvault_data_keys SET kek = ?, wrapped = ? WHERE subject = ? AND version = ? AND kek = ?`,
+			newKEK, wrapped, subject, version, oldKEK)
+		if err != nil {
+			return fmt.Errorf("keys/sqlite: %w", err)
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	return n == 1, err
+}
+
+// Page implements keys.Table.
+func (t *Table) Page(ctx context.Context, afterSubject string, afterVersion, limit int) ([]keys.WrappedKey, error) {
+	var out []keys.WrappedKey
+	err := t.db.Read(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, `SELECT `+cols+` FROM memvault_data_keys WHERE (subject, version) > (?, ?) ORDER BY subject, version LIMIT ?`,
+			afterSubject, afterVersion, limit)
+		if err != nil {
+			return fmt.Errorf("keys/sqlite: %w", err)
+		}
+		out, err = scan(rows)
+		return err
+	})
+	return out, err
+}

@@ -1,0 +1,49 @@
+package keys
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// ErrKeyExists is returned by Table.Insert when the subject already has a
+// key of that version (another process created it first).
+var ErrKeyExists = errors.New("keys: data key version exists")
+
+// WrappedKey is a data key as a Table keeps it: wrapped, never in the
+// clear.
+type WrappedKey struct {
+	// Subject owns the key.
+	Subject string
+	// Version counts the subject's keys from 1; the newest seals.
+	Version int
+	// ID is the data key's id (crypto.KeyID in hex), as envelope headers
+	// name it.
+	ID string
+	// KEK is the KEKID of the provider that wrapped it.
+	KEK string
+	// Wrapped is the sealed key.
+	Wrapped []byte
+	// Created is when the key was made.
+	Created time.Time
+}
+
+// Table keeps wrapped data keys. Implementations are safe for concurrent
+// use, also by several processes sharing the table. Keep it apart from the
+// data (another SQLite file, PostgreSQL schema or database) when erasure
+// must survive restored backups of the data.
+type Table interface {
+	// Keys returns subject's keys, newest version first.
+	Keys(ctx context.Context, subject string) ([]WrappedKey, error)
+	// Insert adds k; ErrKeyExists when the subject has that version.
+	Insert(ctx context.Context, k WrappedKey) error
+	// Destroy deletes every key of subject so that it cannot be read back
+	// from the table's storage, and returns what it deleted.
+	Destroy(ctx context.Context, subject string) ([]WrappedKey, error)
+	// Rewrap replaces the wrapping of one key, if it is still wrapped by
+	// oldKEK, and reports whether it did.
+	Rewrap(ctx context.Context, subject string, version int, oldKEK, newKEK string, wrapped []byte) (bool, error)
+	// Page lists keys in (subject, version) order after the given one, at
+	// most limit of them.
+	Page(ctx context.Context, afterSubject string, afterVersion, limit int) ([]WrappedKey, error)
+}
