@@ -1,5 +1,3 @@
-// Package keystest is the conformance suite of keys.Table: every table
-// (memory, SQLite, PostgreSQL, or yours) must pass Run.
 package keystest
 
 import (
