@@ -256,3 +256,45 @@ func TestForgetEveryBackend(t *testing.T) {
 		})
 	}
 }
+
+// TestReencryptMovesLegacyValues: values a subject had before per-subject
+// keys were turned on are sealed under the master key and still read;
+// until `keys reencrypt` moves them to the subject's key, destroying that
+// key does not erase them. After it, it does.
+func TestReencryptMovesLegacyValues(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	data := filepath.Join(dir, "data.db")
+	b := backend{open: func(t *testing.T, ser serde.Serializer) (checkpointer.Saver, store.Store) {
+		s, err := cpsqlite.Open(ctx, data, cpsqlite.Options{Serde: ser})
+		must(t, err)
+		st, err := stsqlite.Open(ctx, data, stsqlite.Options{Serde: ser})
+		must(t, err)
+		t.Cleanup(func() { s.Close(); st.Close() })
+		return s, st
+	}}
+	carol := store.Namespace{"users", "carol", "prefs"}
+	s, st := b.open(t, testkeys.Encrypting(t)) // before subjects
+	write(t, s, st, "carol:chat", carol, "carol's old note")
+
+	h := hierarchy(t, filepath.Join(dir, "keys.db"))
+	s, st = b.open(t, h)
+	if got, err := read(t, s, st, "carol:chat", carol); err != nil || got != "carol's old note" {
+		t.Fatalf("legacy value under subjects: %q, %v", got, err)
+	}
+	sv, err := s.(checkpointer.Reencrypter).Reencrypt(ctx, checkpointer.ReencryptOptions{})
+	must(t, err)
+	si, err := st.(store.Reencrypter).Reencrypt(ctx, checkpointer.ReencryptOptions{})
+	must(t, err)
+	if sv.Rewritten != 2 || si.Rewritten != 1 {
+		t.Fatalf("re-encryption rewrote %d checkpoint values and %d items, want 2 and 1", sv.Rewritten, si.Rewritten)
+	}
+	_, err = h.DestroyKeys(ctx, "carol")
+	must(t, err)
+	if _, err := read(t, s, nil, "carol:chat", nil); !errors.Is(err, serde.ErrDecrypt) {
+		t.Fatalf("moved checkpoint after forget: %v, want ErrDecrypt", err)
+	}
+	if _, err := st.Get(ctx, carol, "profile"); !errors.Is(err, serde.ErrDecrypt) {
+		t.Fatalf("moved memory after forget: %v, want ErrDecrypt", err)
+	}
+}

@@ -420,3 +420,11 @@ func (h *Hierarchy) RotateKEK(ctx context.Context, progress func(KEKRotation)) (
 		after, afterV = ks[len(ks)-1].Subject, ks[len(ks)-1].Version
 	}
 }
+
+// Reencrypt reseals a value of no subject under the master keyring's
+// primary key (serde.Encrypted.Reencrypt); `keys reencrypt` reseals a
+// subject's values with SubjectSerializer's serializer, through the
+// savers' and stores' own re-encryption.
+func (h *Hierarchy) Reencrypt(typ string, data, aad []byte) (string, []byte, bool, error) {
+	return h.opts.Master.Reencrypt(typ, data, aad)
+}

@@ -11,13 +11,8 @@ import (
 )
 
 // ErrCannotReencrypt is returned by Reencrypt when the saver's serializer
-// cannot re-encrypt values (it is not a serde.Encrypted).
+// cannot re-encrypt values (it does not encrypt).
 var ErrCannotReencrypt = errors.New("memory: serializer cannot re-encrypt values")
-
-// reencrypter is what serde.Encrypted offers for key rotation.
-type reencrypter interface {
-	Reencrypt(typ string, data, aad []byte) (string, []byte, bool, error)
-}
 
 // valueRef names one stored value: a blob (write == nil) or a write.
 type valueRef struct {
@@ -33,8 +28,7 @@ type valueRef struct {
 // left alone. A value that does not decrypt stops the run with the error.
 func (s *InMemorySaver) Reencrypt(ctx context.Context, opt checkpointer.ReencryptOptions) (checkpointer.ReencryptStats, error) {
 	var stats checkpointer.ReencryptStats
-	r, ok := s.serde.(reencrypter)
-	if !ok {
+	if !s.codec.CanReencrypt() {
 		return stats, fmt.Errorf("%w (%T)", ErrCannotReencrypt, s.serde)
 	}
 	batch := opt.BatchSize
@@ -65,7 +59,7 @@ func (s *InMemorySaver) Reencrypt(ctx context.Context, opt checkpointer.Reencryp
 				return stats, fmt.Errorf("memory: %w", err)
 			}
 		}
-		rewritten, err := s.reencryptOne(r, ref, opt.DryRun)
+		rewritten, err := s.reencryptOne(ctx, ref, opt.DryRun)
 		if err != nil {
 			return stats, err
 		}
@@ -82,20 +76,18 @@ func (s *InMemorySaver) Reencrypt(ctx context.Context, opt checkpointer.Reencryp
 
 // reencryptOne re-seals one value outside the lock and stores the result
 // if the value was not replaced in the meantime.
-func (s *InMemorySaver) reencryptOne(r reencrypter, ref valueRef, dryRun bool) (bool, error) {
+func (s *InMemorySaver) reencryptOne(ctx context.Context, ref valueRef, dryRun bool) (bool, error) {
 	s.mu.RLock()
 	b, channel, ok := s.lookupLocked(ref)
 	s.mu.RUnlock()
 	if !ok {
 		return false, nil // deleted since the snapshot
 	}
-	var aad []byte
-	if ref.write == nil {
-		aad = binding.AAD(binding.Blob{Thread: ref.thread, NS: ref.ns, Channel: ref.blob.channel, Version: ref.blob.version})
-	} else {
-		aad = binding.AAD(binding.Write{Thread: ref.thread, NS: ref.ns, Checkpoint: ref.cpID, Task: ref.write.task, Idx: ref.write.idx, Channel: channel})
+	var at binding.Location = binding.Blob{Thread: ref.thread, NS: ref.ns, Channel: ref.blob.channel, Version: ref.blob.version}
+	if ref.write != nil {
+		at = binding.Write{Thread: ref.thread, NS: ref.ns, Checkpoint: ref.cpID, Task: ref.write.task, Idx: ref.write.idx, Channel: channel}
 	}
-	typ, data, changed, err := r.Reencrypt(b.typ, b.data, aad)
+	typ, data, changed, err := s.codec.Reencrypt(ctx, s.codec.Row(nil, at, b.typ, b.data))
 	if err != nil {
 		return false, fmt.Errorf("memory: re-encrypt %s: %w", describe(ref), err)
 	}

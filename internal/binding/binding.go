@@ -216,6 +216,43 @@ func (c Codec) Move(ctx context.Context, from, to Location, typ string, data []b
 
 // Row is the re-encryption engine's view of a stored value at at; key
 // identifies its row for the driver.
-func Row(key []any, at Location, typ string, data []byte) rotate.Row {
-	return rotate.Row{Key: key, Typ: typ, Data: data, AAD: AAD(at)}
+func (c Codec) Row(key []any, at Location, typ string, data []byte) rotate.Row {
+	r := rotate.Row{Key: key, Typ: typ, Data: data, AAD: AAD(at)}
+	if c.subjects != nil {
+		r.Subject = c.subjectOf(at)
+	}
+	return r
+}
+
+// valueSealer is what serde.Encrypted offers for key rotation.
+type valueSealer interface {
+	Reencrypt(typ string, data, aad []byte) (string, []byte, bool, error)
+}
+
+// CanReencrypt reports whether the codec's serializer encrypts, and so
+// whether Reencrypt can do anything.
+func (c Codec) CanReencrypt() bool {
+	_, ok := c.s.(valueSealer)
+	return ok
+}
+
+// Reencrypt implements rotate.Sealer: a value not sealed under the primary
+// key of its subject (or of the master keyring, for values of no subject)
+// is sealed again there, bound to the same location. A subject's values
+// sealed under the master key before the subject had keys of its own move
+// to the subject's key.
+func (c Codec) Reencrypt(ctx context.Context, r rotate.Row) (string, []byte, bool, error) {
+	var s any = c.s
+	if r.Subject != "" && c.subjects != nil {
+		b, err := c.subjects.SubjectSerializer(ctx, r.Subject, true)
+		if err != nil {
+			return r.Typ, r.Data, false, err
+		}
+		s = b
+	}
+	vs, ok := s.(valueSealer)
+	if !ok {
+		return r.Typ, r.Data, false, rotate.ErrNotEncrypted
+	}
+	return vs.Reencrypt(r.Typ, r.Data, r.AAD)
 }

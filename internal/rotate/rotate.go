@@ -10,9 +10,10 @@ import (
 	"github.com/memvault/memvault/internal/sqlexec"
 )
 
-// Sealer reseals one stored value; serde.Encrypted implements it.
+// Sealer reseals one stored value where it lives (binding.Codec
+// implements it, under the row's subject's keys when there is one).
 type Sealer interface {
-	Reencrypt(typ string, data, aad []byte) (string, []byte, bool, error)
+	Reencrypt(ctx context.Context, r Row) (string, []byte, bool, error)
 }
 
 // ErrNotEncrypted is returned when the backend's serializer cannot
@@ -26,6 +27,9 @@ type Row struct {
 	Typ  string
 	Data []byte
 	AAD  []byte
+	// Subject is the data subject whose keys seal the value ("" for the
+	// master key's).
+	Subject string
 }
 
 // Change is a row to rewrite: the old value (for a compare-and-swap update
@@ -123,7 +127,7 @@ func runPass(ctx context.Context, s Sealer, opt checkpointer.ReencryptOptions, t
 			}
 			var changes []Change
 			for _, r := range rows {
-				nt, nd, changed, err := s.Reencrypt(r.Typ, r.Data, r.AAD)
+				nt, nd, changed, err := s.Reencrypt(ctx, r)
 				if err != nil {
 					return found, fmt.Errorf("reencrypt %s row %v: %w", t.Name, r.Key, err)
 				}

@@ -15,7 +15,8 @@ import (
 // upper "reseals" lower-case values by upper-casing them, and fails on "bad".
 type upper struct{}
 
-func (upper) Reencrypt(typ string, data, _ []byte) (string, []byte, bool, error) {
+func (upper) Reencrypt(_ context.Context, r rotate.Row) (string, []byte, bool, error) {
+	typ, data := r.Typ, r.Data
 	if string(data) == "bad" {
 		return "", nil, false, errors.New("cannot open")
 	}

@@ -2,7 +2,10 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"fmt"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/memvault/memvault/store/internal/indexing"
 )
@@ -18,8 +21,18 @@ func (s *Store) checkEmbedder(ctx context.Context, c Querier) error {
 		return fmt.Errorf("postgres: setup: %w", err)
 	}
 	var recorded string
-	err := c.QueryRow(ctx, `WITH ins AS (INSERT INTO `+s.t.embedder+` (id, name) VALUES (0, $1) ON CONFLICT (id) DO NOTHING RETURNING name)
+	var err error
+	// When a concurrent Setup inserts the row first, this statement's
+	// INSERT waits for it and then does nothing, while its SELECT still
+	// sees the snapshot from before that row: no rows. The next statement
+	// sees it.
+	for range 3 {
+		err = c.QueryRow(ctx, `WITH ins AS (INSERT INTO `+s.t.embedder+` (id, name) VALUES (0, $1) ON CONFLICT (id) DO NOTHING RETURNING name)
 SELECT name FROM ins UNION ALL SELECT name FROM `+s.t.embedder+` WHERE id = 0 LIMIT 1`, name).Scan(&recorded)
+		if !errors.Is(err, pgx.ErrNoRows) {
+			break
+		}
+	}
 	if err != nil {
 		return fmt.Errorf("postgres: setup: %w", err)
 	}

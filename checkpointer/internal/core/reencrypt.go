@@ -18,18 +18,18 @@ import (
 // compare-and-swap updates so rows written meanwhile are left alone.
 // driver prefixes errors.
 func ReencryptSQL(ctx context.Context, driver string, db sqlexec.DB, s serde.Serializer, opt checkpointer.ReencryptOptions, blobs, writes string) (checkpointer.ReencryptStats, error) {
-	sealer, ok := s.(rotate.Sealer)
-	if !ok {
+	codec := binding.New(s)
+	if !codec.CanReencrypt() {
 		return checkpointer.ReencryptStats{}, fmt.Errorf("%s: %w", driver, rotate.ErrNotEncrypted)
 	}
-	st, err := rotate.Run(ctx, sealer, opt, blobTable(blobs).Table(db), writeTable(writes).Table(db))
+	st, err := rotate.Run(ctx, codec, opt, blobTable(blobs, codec).Table(db), writeTable(writes, codec).Table(db))
 	if err != nil {
 		return st, fmt.Errorf("%s: %w", driver, err)
 	}
 	return st, nil
 }
 
-func blobTable(name string) rotate.SQLTable {
+func blobTable(name string, codec binding.Codec) rotate.SQLTable {
 	return rotate.SQLTable{
 		Name: name, Label: "checkpoint_blobs",
 		Keys:    []string{"thread_id", "checkpoint_ns", "channel", "version"},
@@ -42,7 +42,7 @@ func blobTable(name string) rotate.SQLTable {
 			if err := scan(&t, &ns, &ch, &v, &typ, &data); err != nil {
 				return rotate.Row{}, err
 			}
-			return binding.Row([]any{t, ns, ch, v}, binding.Blob{Thread: t, NS: ns, Channel: ch, Version: v}, typ, data), nil
+			return codec.Row([]any{t, ns, ch, v}, binding.Blob{Thread: t, NS: ns, Channel: ch, Version: v}, typ, data), nil
 		},
 		Update: func(c rotate.Change) sqlexec.Stmt {
 			return sqlexec.Stmt{
@@ -54,7 +54,7 @@ WHERE thread_id = ? AND checkpoint_ns = ? AND channel = ? AND version = ? AND ty
 	}
 }
 
-func writeTable(name string) rotate.SQLTable {
+func writeTable(name string, codec binding.Codec) rotate.SQLTable {
 	return rotate.SQLTable{
 		Name: name, Label: "checkpoint_writes",
 		Keys: []string{"thread_id", "checkpoint_ns", "checkpoint_id", "task_id", "idx"},
@@ -69,7 +69,7 @@ func writeTable(name string) rotate.SQLTable {
 			if err := scan(&t, &ns, &id, &task, &idx, &ch, &typ, &data); err != nil {
 				return rotate.Row{}, err
 			}
-			return binding.Row([]any{t, ns, id, task, idx}, binding.Write{Thread: t, NS: ns, Checkpoint: id, Task: task, Idx: int(idx), Channel: ch}, typ, data), nil
+			return codec.Row([]any{t, ns, id, task, idx}, binding.Write{Thread: t, NS: ns, Checkpoint: id, Task: task, Idx: int(idx), Channel: ch}, typ, data), nil
 		},
 		Update: func(c rotate.Change) sqlexec.Stmt {
 			return sqlexec.Stmt{

@@ -33,8 +33,8 @@ func (b *Base) ReencryptSQL(ctx context.Context, db sqlexec.DB, s serde.Serializ
 		return checkpointer.ReencryptStats{}, err
 	}
 	c := b.Config
-	sealer, ok := s.(rotate.Sealer)
-	if !ok {
+	codec := binding.New(s)
+	if !codec.CanReencrypt() {
 		return checkpointer.ReencryptStats{}, fmt.Errorf("%s: %w", c.Driver, rotate.ErrNotEncrypted)
 	}
 	items := rotate.SQLTable{
@@ -49,7 +49,7 @@ func (b *Base) ReencryptSQL(ctx context.Context, db sqlexec.DB, s serde.Serializ
 				return rotate.Row{}, err
 			}
 			// The compare-and-swap needs the column as stored.
-			row := binding.Row([]any{prefix, key, raw}, binding.Item{Namespace: prefix, Key: key}, serde.TypeJSON, raw)
+			row := codec.Row([]any{prefix, key, raw}, binding.Item{Namespace: prefix, Key: key}, serde.TypeJSON, raw)
 			tag, data, ok, err := envelope.Parse(raw)
 			if err != nil {
 				return row, fmt.Errorf("%s/%s: %w", prefix, key, err)
@@ -66,7 +66,7 @@ func (b *Base) ReencryptSQL(ctx context.Context, db sqlexec.DB, s serde.Serializ
 			}
 		},
 	}
-	st, err := rotate.Run(ctx, sealer, opt, items.Table(db))
+	st, err := rotate.Run(ctx, codec, opt, items.Table(db))
 	if err != nil {
 		return st, fmt.Errorf("%s: %w", c.Driver, err)
 	}
