@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/memvault/memvault/checkpointer"
+	"github.com/memvault/memvault/keys"
 	"github.com/memvault/memvault/store"
 )
 
@@ -121,6 +122,23 @@ type Config struct {
 	// items are deleted; default 5m; "off" disables the sweeper). Expired
 	// items are never returned, swept or not.
 	TTL store.TTLConfig
+	// Subjects turns on per-subject data keys (package keys): a thread's
+	// subject is the part of its id before MEMVAULT_SUBJECT_THREAD_SEPARATOR
+	// (such as ":"), a store item's the namespace label after
+	// MEMVAULT_SUBJECT_NAMESPACE (a dotted prefix such as "users"). Needs
+	// envelope encryption. The zero value keeps one master key for all.
+	Subjects keys.Subjects
+	// KeyTable is where the wrapped data keys live (MEMVAULT_KEY_TABLE):
+	// with SQLite a file (default: DBPath with ".keys" appended), with
+	// PostgreSQL a schema of the same database (default "memvault_keys").
+	// Keep it apart from the data and from the data's backups: a restored
+	// backup of the data then stays unreadable for forgotten subjects.
+	KeyTable string
+}
+
+// SubjectsOn reports whether per-subject keys are configured.
+func (c Config) SubjectsOn() bool {
+	return c.Subjects.ThreadSeparator != "" || len(c.Subjects.NamespacePrefix) > 0
 }
 
 // Defaults used by Default and FromEnv.
@@ -254,6 +272,18 @@ func FromLookup(lookup func(string) (string, bool)) (Config, error) {
 			c.TTL.SweepInterval = d
 		}
 	}
+	if v, ok := lookup("MEMVAULT_SUBJECT_THREAD_SEPARATOR"); ok && v != "" {
+		c.Subjects.ThreadSeparator = v // not trimmed: " " is a separator
+	}
+	if v, ok := get("MEMVAULT_SUBJECT_NAMESPACE"); ok {
+		c.Subjects.NamespacePrefix = strings.Split(v, ".")
+		if err := (store.Namespace(c.Subjects.NamespacePrefix)).Validate(); err != nil {
+			return c, fmt.Errorf("config: MEMVAULT_SUBJECT_NAMESPACE=%q: want a dotted namespace prefix such as users: %w", v, err)
+		}
+	}
+	if v, ok := get("MEMVAULT_KEY_TABLE"); ok {
+		c.KeyTable = v
+	}
 	if v, ok := get("MEMVAULT_VERSIONS"); ok {
 		switch v {
 		case "string":
@@ -296,6 +326,9 @@ func (c Config) Validate() error {
 	}
 	if m := c.EffectiveEncryption(); m != EncryptionOff && c.Keys.Primary == "" {
 		return fmt.Errorf("config: MEMVAULT_ENCRYPTION=%s needs LANGGRAPH_AES_KEY", m)
+	}
+	if c.SubjectsOn() && c.EffectiveEncryption() != EncryptionEnvelope {
+		return fmt.Errorf("config: per-subject keys (MEMVAULT_SUBJECT_THREAD_SEPARATOR, MEMVAULT_SUBJECT_NAMESPACE) need MEMVAULT_ENCRYPTION=envelope and LANGGRAPH_AES_KEY, not %s", c.EffectiveEncryption())
 	}
 	if _, _, err := parseEmbeddings(c.Embeddings); err != nil {
 		return err

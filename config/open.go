@@ -15,6 +15,9 @@ import (
 	"github.com/memvault/memvault/crypto"
 	"github.com/memvault/memvault/embeddings"
 	"github.com/memvault/memvault/embeddings/openai"
+	"github.com/memvault/memvault/keys"
+	keypostgres "github.com/memvault/memvault/keys/postgres"
+	keysqlite "github.com/memvault/memvault/keys/sqlite"
 	"github.com/memvault/memvault/serde"
 	"github.com/memvault/memvault/store"
 	pgstore "github.com/memvault/memvault/store/postgres"
@@ -56,6 +59,9 @@ type Handle struct {
 	// Pool is the PostgreSQL pool (nil for SQLite), for callers that want
 	// to run their own statements or use the …Tx methods.
 	Pool *pgxpool.Pool
+	// Keys is the key hierarchy when per-subject keys are on (then it is
+	// also Serde and StoreSerde), nil otherwise.
+	Keys *keys.Hierarchy
 
 	closers []func() error
 	public  embeddings.Embedder // the configured model, unprotected
@@ -381,8 +387,116 @@ func Open(ctx context.Context, c Config) (*Handle, error) {
 	return h, nil
 }
 
+// DefaultKeySchema is the PostgreSQL schema of the key table when
+// MEMVAULT_KEY_TABLE is not set.
+const DefaultKeySchema = "memvault_keys"
+
+// openKeys builds the key hierarchy on the key table the configuration
+// names (SQLite: a file; PostgreSQL: a schema on pool), when per-subject
+// keys are on; h.Serde and h.StoreSerde become the hierarchy.
+func openKeys(ctx context.Context, c Config, h *Handle, pool *pgxpool.Pool) error {
+	if !c.SubjectsOn() {
+		return nil
+	}
+	master, ok := h.Serde.(*serde.Encrypted)
+	if !ok {
+		return fmt.Errorf("config: per-subject keys need envelope encryption")
+	}
+	var table keys.Table
+	if pool == nil {
+		path := c.KeyTable
+		if path == "" {
+			path = c.DBPath + ".keys"
+		}
+		t, err := keysqlite.Open(ctx, path)
+		if err != nil {
+			return fmt.Errorf("config: MEMVAULT_KEY_TABLE: %w", err)
+		}
+		h.closers = append(h.closers, t.Close)
+		table = t
+	} else {
+		schema := c.KeyTable
+		if schema == "" {
+			schema = DefaultKeySchema
+		}
+		t, err := keypostgres.New(pool, keypostgres.Options{Schema: schema})
+		if err != nil {
+			return fmt.Errorf("config: MEMVAULT_KEY_TABLE: %w", err)
+		}
+		if err := t.Setup(ctx); err != nil {
+			return fmt.Errorf("config: MEMVAULT_KEY_TABLE: %w", err)
+		}
+		table = t
+	}
+	hier, err := keys.New(keys.Options{Master: master, Table: table, Subjects: c.Subjects})
+	if err != nil {
+		return fmt.Errorf("config: %w", err)
+	}
+	h.Keys, h.Serde, h.StoreSerde = hier, hier, hier
+	return nil
+}
+
+// ErrNoSubjects is returned by Forget when per-subject keys are off.
+var ErrNoSubjects = errors.New("config: per-subject keys are off (set MEMVAULT_SUBJECT_THREAD_SEPARATOR or MEMVAULT_SUBJECT_NAMESPACE)")
+
+// Forget erases a data subject: it destroys the subject's data keys first
+// — from then on every value sealed under them fails to decrypt, in this
+// database and in any copy or backup of it — then deletes the subject's
+// threads (every thread whose id names the subject) and store items (the
+// namespace the subject's label heads), and returns the receipt,
+// authenticated under the audit key, with what it deleted. If deleting
+// rows fails part-way, the keys are already gone: run Forget again to
+// delete the rest.
+func (h *Handle) Forget(ctx context.Context, subject string) (keys.Receipt, error) {
+	if h.Keys == nil {
+		return keys.Receipt{}, ErrNoSubjects
+	}
+	r, err := h.Keys.DestroyKeys(ctx, subject)
+	if err != nil {
+		return r, err
+	}
+	sub := h.Keys.Subjects()
+	if sub.ThreadSeparator != "" {
+		lister, ok := h.Saver.(checkpointer.ThreadLister)
+		if !ok {
+			return r, fmt.Errorf("config: forget %q: the saver cannot list threads", subject)
+		}
+		var ids []string
+		for th, err := range lister.ListThreads(ctx) {
+			if err != nil {
+				return r, fmt.Errorf("config: forget %q: keys destroyed; list threads: %w", subject, err)
+			}
+			if sub.ThreadSubject(th.ThreadID) == subject {
+				ids = append(ids, th.ThreadID)
+			}
+		}
+		for _, id := range ids {
+			if err := h.Saver.DeleteThread(ctx, id); err != nil {
+				return r, fmt.Errorf("config: forget %q: keys destroyed; delete thread: %w", subject, err)
+			}
+			r.Threads++
+		}
+	}
+	if ns := sub.Namespace(subject); ns != nil && h.Store != nil {
+		del, ok := h.Store.(store.PrefixDeleter)
+		if !ok {
+			return r, fmt.Errorf("config: forget %q: the store cannot delete by prefix", subject)
+		}
+		n, err := del.DeletePrefix(ctx, ns)
+		if err != nil {
+			return r, fmt.Errorf("config: forget %q: keys destroyed; delete items: %w", subject, err)
+		}
+		r.Items = n
+	}
+	h.Keys.SignReceipt(&r)
+	return r, nil
+}
+
 func openSQLite(ctx context.Context, c Config, h *Handle) error {
 	h.Backend, h.dbPath = BackendSQLite, c.DBPath
+	if err := openKeys(ctx, c, h, nil); err != nil {
+		return err
+	}
 	sv, err := sqlitesaver.Open(ctx, c.DBPath, sqlitesaver.Options{Serde: h.Serde, VersionStyle: c.Versions})
 	if err != nil {
 		return err
@@ -431,6 +545,9 @@ func openPostgres(ctx context.Context, c Config, h *Handle) error {
 	}
 	h.Pool = pool
 	h.closers = append(h.closers, func() error { pool.Close(); return nil })
+	if err := openKeys(ctx, c, h, pool); err != nil {
+		return err
+	}
 	sv, err := pgsaver.New(pool, pgsaver.Options{Schema: c.Schema, Serde: h.Serde, VersionStyle: c.Versions})
 	if err != nil {
 		return err

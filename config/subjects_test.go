@@ -1,0 +1,187 @@
+package config
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/memvault/memvault/checkpointer"
+	"github.com/memvault/memvault/internal/pgtest"
+	"github.com/memvault/memvault/internal/testkeys"
+	"github.com/memvault/memvault/serde"
+	"github.com/memvault/memvault/store"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+func TestSubjectsFromEnv(t *testing.T) {
+	c, err := FromLookup(lookup(map[string]string{
+		"LANGGRAPH_AES_KEY":                 testkeys.Key,
+		"MEMVAULT_SUBJECT_THREAD_SEPARATOR": ":",
+		"MEMVAULT_SUBJECT_NAMESPACE":        "tenants.users",
+		"MEMVAULT_KEY_TABLE":                "/secure/keys.db",
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.SubjectsOn() || c.Subjects.ThreadSeparator != ":" || strings.Join(c.Subjects.NamespacePrefix, ".") != "tenants.users" || c.KeyTable != "/secure/keys.db" {
+		t.Fatalf("config %+v", c)
+	}
+	for env, want := range map[string]string{
+		"MEMVAULT_SUBJECT_NAMESPACE=a..b":       "MEMVAULT_SUBJECT_NAMESPACE",
+		"MEMVAULT_ENCRYPTION=langgraph":         "need MEMVAULT_ENCRYPTION=envelope",
+		"MEMVAULT_ENCRYPTION=off":               "need MEMVAULT_ENCRYPTION=envelope",
+		"LANGGRAPH_AES_KEY=":                    "need MEMVAULT_ENCRYPTION=envelope",
+		"MEMVAULT_SUBJECT_THREAD_SEPARATOR=:,x": "", // a separator of any text is fine
+	} {
+		name, value, _ := strings.Cut(env, "=")
+		e := map[string]string{"LANGGRAPH_AES_KEY": testkeys.Key, "MEMVAULT_SUBJECT_THREAD_SEPARATOR": ":", name: value}
+		_, err := FromLookup(lookup(e))
+		if want == "" {
+			if err != nil {
+				t.Errorf("%s: %v", env, err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want an error saying %q", env, err, want)
+		}
+	}
+}
+
+// TestForget: per-subject keys on SQLite and PostgreSQL through Open; Forget
+// destroys carol's keys and deletes her threads and memories, with a
+// receipt; dave's data reads; a copy of the data taken before the forget
+// and restored after it does not decrypt for carol.
+func TestForget(t *testing.T) {
+	dir := t.TempDir()
+	sqliteCfg := Default()
+	sqliteCfg.DBPath = filepath.Join(dir, "agent.db")
+	pgCfg := Default()
+	pgCfg.DSN = pgtest.SchemaDSN(t)
+	for name, c := range map[string]Config{"sqlite": sqliteCfg, "postgres": pgCfg} {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			c.Keys.Primary = testkeys.Key
+			c.Subjects.ThreadSeparator = ":"
+			c.Subjects.NamespacePrefix = []string{"users"}
+			h, err := Open(ctx, c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer h.Close()
+			for _, who := range []string{"carol", "dave"} {
+				for _, thread := range []string{who + ":visit-1", who + ":visit-2"} {
+					cp := &checkpointer.Checkpoint{V: 4, ID: checkpointer.NewID(0), ChannelValues: map[string]any{"notes": who + " secret"}, ChannelVersions: map[string]string{"notes": h.Saver.NextVersion("")}}
+					if _, err := h.Saver.Put(ctx, checkpointer.Config{ThreadID: thread}, cp, nil, cp.ChannelVersions); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if err := h.Store.Put(ctx, store.Namespace{"users", who, "prefs"}, "diet", map[string]any{"note": who + " secret"}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			backup := takeBackup(t, h, c)
+
+			r, err := h.Forget(ctx, "carol")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Threads != 2 || r.Items != 1 || len(r.KeyIDs) != 1 || !h.Keys.VerifyReceipt(r) {
+				t.Fatalf("receipt %+v", r)
+			}
+			if tup, err := h.Saver.GetTuple(ctx, checkpointer.Config{ThreadID: "carol:visit-1"}); tup != nil || err != nil {
+				t.Fatalf("carol's thread after forget: %v, %v", tup, err)
+			}
+			if it, err := h.Store.Get(ctx, store.Namespace{"users", "carol", "prefs"}, "diet"); it != nil || err != nil {
+				t.Fatalf("carol's memory after forget: %v, %v", it, err)
+			}
+			if tup, err := h.Saver.GetTuple(ctx, checkpointer.Config{ThreadID: "dave:visit-2"}); err != nil || tup.Checkpoint.ChannelValues["notes"] != "dave secret" {
+				t.Fatalf("dave after carol's forget: %v, %v", tup, err)
+			}
+			if _, err := h.Forget(ctx, ""); err == nil {
+				t.Fatal("forgetting the empty subject succeeded")
+			}
+
+			// The old copy of the data comes back.
+			restoreBackup(t, h, c, backup)
+			h2, err := Open(ctx, c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer h2.Close()
+			if _, err := h2.Saver.GetTuple(ctx, checkpointer.Config{ThreadID: "carol:visit-1"}); !errors.Is(err, serde.ErrDecrypt) {
+				t.Fatalf("carol's restored thread: %v, want ErrDecrypt", err)
+			}
+			if _, err := h2.Store.Get(ctx, store.Namespace{"users", "carol", "prefs"}, "diet"); !errors.Is(err, serde.ErrDecrypt) {
+				t.Fatalf("carol's restored memory: %v, want ErrDecrypt", err)
+			}
+			if tup, err := h2.Saver.GetTuple(ctx, checkpointer.Config{ThreadID: "dave:visit-1"}); err != nil || tup.Checkpoint.ChannelValues["notes"] != "dave secret" {
+				t.Fatalf("dave's restored thread: %v, %v", tup, err)
+			}
+		})
+	}
+}
+
+// takeBackup copies the data (not the key table): the SQLite file, or the
+// PostgreSQL data tables into a schema aside.
+func takeBackup(t *testing.T, h *Handle, c Config) string {
+	t.Helper()
+	ctx := context.Background()
+	if h.Pool == nil {
+		bak := c.DBPath + ".bak"
+		db := openRaw(t, c.DBPath)
+		defer db.Close()
+		if _, err := db.ExecContext(ctx, `VACUUM INTO '`+bak+`'`); err != nil {
+			t.Fatal(err)
+		}
+		return bak
+	}
+	for _, tb := range []string{"checkpoints", "checkpoint_blobs", "checkpoint_writes", "store"} {
+		if _, err := h.Pool.Exec(ctx, `CREATE TABLE bak_`+tb+` AS SELECT * FROM `+tb); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return "bak_"
+}
+
+// restoreBackup closes h and puts the backup back over the data.
+func restoreBackup(t *testing.T, h *Handle, c Config, backup string) {
+	t.Helper()
+	ctx := context.Background()
+	if h.Pool == nil {
+		if err := h.Close(); err != nil {
+			t.Fatal(err)
+		}
+		in, err := os.Open(backup)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer in.Close()
+		out, err := os.Create(c.DBPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.Copy(out, in); err != nil {
+			t.Fatal(err)
+		}
+		if err := out.Close(); err != nil {
+			t.Fatal(err)
+		}
+		_ = os.Remove(c.DBPath + "-wal")
+		_ = os.Remove(c.DBPath + "-shm")
+		return
+	}
+	for _, tb := range []string{"checkpoints", "checkpoint_blobs", "checkpoint_writes", "store"} {
+		if _, err := h.Pool.Exec(ctx, `DELETE FROM `+tb+`; INSERT INTO `+tb+` SELECT * FROM `+backup+tb); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := h.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
