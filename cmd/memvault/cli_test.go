@@ -16,8 +16,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/checkpointer/threadfile"
+	"github.com/memvault/memvault/config"
 	"github.com/memvault/memvault/internal/pgtest"
+	"github.com/memvault/memvault/store"
 )
 
 var updateGolden = flag.Bool("update-golden", false, "rewrite testdata/*.golden (review the diff!)")
@@ -535,5 +538,75 @@ func TestKeysCensus(t *testing.T) {
 				t.Fatalf("census after reencrypt: %v", got)
 			}
 		})
+	}
+}
+
+// TestForgetAndRotateKEK: `forget` erases one subject with a receipt and
+// leaves the other; `keys rotate-kek` re-wraps the remaining data key under
+// a new master key, after which the data reads with it.
+func TestForgetAndRotateKEK(t *testing.T) {
+	ctx := context.Background()
+	db := filepath.Join(t.TempDir(), "m.db")
+	env := []string{"MEMVAULT_DB=" + db, "LANGGRAPH_AES_KEY=" + testKey, "MEMVAULT_SUBJECT_THREAD_SEPARATOR=:", "MEMVAULT_SUBJECT_NAMESPACE=users"}
+	envMap := map[string]string{}
+	for _, e := range env {
+		k, v, _ := strings.Cut(e, "=")
+		envMap[k] = v
+	}
+	c, err := config.FromLookup(func(k string) (string, bool) { v, ok := envMap[k]; return v, ok })
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := config.Open(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, who := range []string{"carol", "dave"} {
+		cp := &checkpointer.Checkpoint{V: 4, ID: checkpointer.NewID(0), ChannelValues: map[string]any{"notes": who}, ChannelVersions: map[string]string{"notes": h.Saver.NextVersion("")}}
+		if _, err := h.Saver.Put(ctx, checkpointer.Config{ThreadID: who + ":t"}, cp, nil, cp.ChannelVersions); err != nil {
+			t.Fatal(err)
+		}
+		if err := h.Store.Put(ctx, store.Namespace{"users", who}, "k", map[string]any{"v": who}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := h.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	out := cli(t, env, "", "forget", "carol").must(t, 0).stdout
+	for _, want := range []string{"subject:        carol", "threads deleted: 1", "memories deleted: 1", "mac (audit key): "} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("forget output lacks %q:\n%s", want, out)
+		}
+	}
+	var r struct {
+		Subject string   `json:"subject"`
+		KeyIDs  []string `json:"key_ids"`
+		MAC     string   `json:"mac"`
+	}
+	if err := json.Unmarshal([]byte(cli(t, env, "", "--json", "forget", "dave").must(t, 0).stdout), &r); err != nil || r.Subject != "dave" || len(r.KeyIDs) != 1 || len(r.MAC) != 64 {
+		t.Fatalf("forget --json: %+v, %v", r, err)
+	}
+	if res := cli(t, []string{"MEMVAULT_DB=" + db, "LANGGRAPH_AES_KEY=" + testKey}, "", "forget", "carol"); res.code == 0 || !strings.Contains(res.stderr, "per-subject keys are off") {
+		t.Fatalf("forget without subjects: %+v", res)
+	}
+
+	// A new subject's key, then a new master key with the old one as
+	// previous: rotate-kek re-wraps it.
+	cli(t, env, "", "store", "put", "users", "erin", "k", `{"v": "erin"}`).must(t, 0)
+	newKey := "fedcba9876543210fedcba9876543210"
+	rotated := append(env[:1:1], "LANGGRAPH_AES_KEY="+newKey, "LANGGRAPH_AES_KEY_PREVIOUS="+testKey, env[2], env[3])
+	out = cli(t, rotated, "", "keys", "rotate-kek").must(t, 0).stdout
+	if !strings.Contains(out, "re-wrapped 1 of 1 data keys") {
+		t.Fatalf("rotate-kek: %s", out)
+	}
+	out = cli(t, rotated, "", "keys", "rotate-kek").must(t, 0).stdout
+	if !strings.Contains(out, "re-wrapped 0 of 1 data keys") {
+		t.Fatalf("second rotate-kek: %s", out)
+	}
+	out = cli(t, rotated, "", "store", "get", "users", "erin", "k").must(t, 0).stdout
+	if !strings.Contains(out, "erin") {
+		t.Fatalf("erin after KEK rotation: %s", out)
 	}
 }

@@ -137,6 +137,50 @@ Once it reports nothing left to rewrite, the previous keys can be retired.`,
 	reenc.Flags().BoolVar(&dryRun, "dry-run", false, "only count the rows that would be rewritten")
 	reenc.Flags().BoolVar(&compact, "compact", false, "then rewrite the files so old ciphertexts leave the disk (SQLite VACUUM; PostgreSQL VACUUM FULL, which locks each table)")
 
-	cmd.AddCommand(gen, check, reenc, newCensusCmd(g))
+	rotateKEK := &cobra.Command{
+		Use:   "rotate-kek",
+		Short: "Re-wrap every data key under the current key-encryption key (rewrites no data)",
+		Long: `rotate-kek re-wraps the per-subject data keys in the key table under the KEK of
+the current LANGGRAPH_AES_KEY; keys wrapped under a previous master key
+(LANGGRAPH_AES_KEY_PREVIOUS) are unwrapped with it. No checkpoint or memory row
+is rewritten. Afterwards the previous master key is no longer needed for data
+keys (values sealed under it directly still need keys reencrypt).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return withHandle(cmd.Context(), g, func(h *handle) error {
+				if h.Keys == nil {
+					return config.ErrNoSubjects
+				}
+				st, err := h.Keys.RotateKEK(cmd.Context(), nil)
+				if err != nil {
+					return err
+				}
+				if g.json {
+					return printJSON(cmd.OutOrStdout(), map[string]int{"scanned": st.Scanned, "rewrapped": st.Rewrapped})
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "re-wrapped %d of %d data keys; no data rows rewritten\n", st.Rewrapped, st.Scanned)
+				return nil
+			})
+		},
+	}
+	rotateSubject := &cobra.Command{
+		Use:   "rotate-subject SUBJECT",
+		Short: "Give a subject a new data key (then keys reencrypt moves its values to it)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return withHandle(cmd.Context(), g, func(h *handle) error {
+				if h.Keys == nil {
+					return config.ErrNoSubjects
+				}
+				if err := h.Keys.RotateSubject(cmd.Context(), args[0]); err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "%s has a new data key; run keys reencrypt to move its values to it\n", args[0])
+				return nil
+			})
+		},
+	}
+
+	cmd.AddCommand(gen, check, reenc, rotateKEK, rotateSubject, newCensusCmd(g))
 	return cmd
 }

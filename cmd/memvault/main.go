@@ -71,6 +71,7 @@ func newRootCmd(g *globals) *cobra.Command {
 		newThreadsCmd(g),
 		newStoreCmd(g),
 		newKeysCmd(g),
+		newForgetCmd(g),
 		newMigrateCmd(g),
 		newSerdeCmd(g),
 		newBenchCmd(g),
