@@ -5,6 +5,7 @@
 #   - pgvector, built from Debian's own "pgvector" source package, fetched with
 #     `apt-get source` from a release that carries it (default: trixie) through a
 #     private apt configuration, so the machine's apt setup is left untouched;
+#   - SoftHSM2 and a C compiler, for the PKCS#11 key provider's tests (cgo);
 #   - a check that Go is installed (it is not installed by this script).
 #
 # Idempotent: when everything is present it only checks and exits. Runs as root,
@@ -128,6 +129,11 @@ else
 	build_pgvector
 	log "pgvector: $(awk -F"'" '/default_version/ { print $2 }' "$VECTOR_CONTROL") installed"
 fi
+
+# SoftHSM2 (a software PKCS#11 token) for the HSM key provider's tests
+# (keyproviders/pkcs11), and a C compiler for its cgo.
+ensure_pkgs softhsm2 gcc libc6-dev
+log "softhsm2: $(softhsm2-util --version 2>/dev/null || echo installed)"
 
 GO="$(command -v go 2>/dev/null || true)"
 if [[ -z "$GO" && -x /usr/local/go/bin/go ]]; then

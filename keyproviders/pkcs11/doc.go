@@ -1,0 +1,13 @@
+// Package pkcs11 is a keys.Provider whose key-encryption key lives in a
+// hardware security module, reached through PKCS#11 (tested against
+// SoftHSM2): an AES-256 key generated inside the token, sensitive and not
+// extractable, wraps memvault's data keys with CKM_AES_GCM and associated
+// data. The key never leaves the token; memvault sees only wrapped data
+// keys.
+//
+// PKCS#11 needs cgo, so this provider is a module of its own and
+// memvault's core stays pure Go. Give the provider to keys.New (or to
+// config.Config.KEKProviders) as the first Provider; keep the environment
+// provider after it while `keys rotate-kek` moves existing data keys under
+// the HSM's KEK.
+package pkcs11
