@@ -134,6 +134,14 @@ type Config struct {
 	// Keep it apart from the data and from the data's backups: a restored
 	// backup of the data then stays unreadable for forgotten subjects.
 	KeyTable string
+	// KEKProviders, set by a program (no environment variable), hold the
+	// key-encryption keys of the data keys: the first wraps new ones, all
+	// unwrap. nil means the environment's master keys (keys.EnvProviders).
+	// A hardware security module's provider comes from the separate module
+	// github.com/memvault/memvault/keyproviders/pkcs11; keep the
+	// environment providers after it until `keys rotate-kek` has moved the
+	// existing data keys under it.
+	KEKProviders []keys.Provider
 }
 
 // SubjectsOn reports whether per-subject keys are configured.

@@ -428,7 +428,7 @@ func openKeys(ctx context.Context, c Config, h *Handle, pool *pgxpool.Pool) erro
 		}
 		table = t
 	}
-	hier, err := keys.New(keys.Options{Master: master, Table: table, Subjects: c.Subjects})
+	hier, err := keys.New(keys.Options{Master: master, Table: table, Subjects: c.Subjects, Providers: c.KEKProviders})
 	if err != nil {
 		return fmt.Errorf("config: %w", err)
 	}
