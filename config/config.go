@@ -142,6 +142,15 @@ type Config struct {
 	// environment providers after it until `keys rotate-kek` has moved the
 	// existing data keys under it.
 	KEKProviders []keys.Provider
+	// Audit turns on the audit trail (MEMVAULT_AUDIT=true): every read,
+	// write and delete of the saver and the store, every erasure, key
+	// rotation and re-encryption is recorded, chained under a key derived
+	// from the master key. Needs LANGGRAPH_AES_KEY.
+	Audit bool
+	// AuditTable is where the trail lives (MEMVAULT_AUDIT_TABLE): with
+	// SQLite a file (default: DBPath with ".audit" appended), with
+	// PostgreSQL a schema (default "memvault_audit").
+	AuditTable string
 }
 
 // SubjectsOn reports whether per-subject keys are configured.
@@ -292,6 +301,16 @@ func FromLookup(lookup func(string) (string, bool)) (Config, error) {
 	if v, ok := get("MEMVAULT_KEY_TABLE"); ok {
 		c.KeyTable = v
 	}
+	if v, ok := get("MEMVAULT_AUDIT"); ok {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return c, fmt.Errorf("config: MEMVAULT_AUDIT=%q: want true or false", v)
+		}
+		c.Audit = b
+	}
+	if v, ok := get("MEMVAULT_AUDIT_TABLE"); ok {
+		c.AuditTable = v
+	}
 	if v, ok := get("MEMVAULT_VERSIONS"); ok {
 		switch v {
 		case "string":
@@ -334,6 +353,9 @@ func (c Config) Validate() error {
 	}
 	if m := c.EffectiveEncryption(); m != EncryptionOff && c.Keys.Primary == "" {
 		return fmt.Errorf("config: MEMVAULT_ENCRYPTION=%s needs LANGGRAPH_AES_KEY", m)
+	}
+	if c.Audit && c.Keys.Primary == "" {
+		return fmt.Errorf("config: MEMVAULT_AUDIT needs LANGGRAPH_AES_KEY (the trail is chained under a key derived from it)")
 	}
 	if c.SubjectsOn() && c.EffectiveEncryption() != EncryptionEnvelope {
 		return fmt.Errorf("config: per-subject keys (MEMVAULT_SUBJECT_THREAD_SEPARATOR, MEMVAULT_SUBJECT_NAMESPACE) need MEMVAULT_ENCRYPTION=envelope and LANGGRAPH_AES_KEY, not %s", c.EffectiveEncryption())

@@ -9,6 +9,9 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/memvault/memvault/audit"
+	auditpostgres "github.com/memvault/memvault/audit/postgres"
+	auditsqlite "github.com/memvault/memvault/audit/sqlite"
 	"github.com/memvault/memvault/checkpointer"
 	pgsaver "github.com/memvault/memvault/checkpointer/postgres"
 	sqlitesaver "github.com/memvault/memvault/checkpointer/sqlite"
@@ -62,6 +65,9 @@ type Handle struct {
 	// Keys is the key hierarchy when per-subject keys are on (then it is
 	// also Serde and StoreSerde), nil otherwise.
 	Keys *keys.Hierarchy
+	// Audit is the audit trail when MEMVAULT_AUDIT is on (then Saver and
+	// Store are audit.Saver and audit.Store), nil otherwise.
+	Audit *audit.Trail
 
 	closers []func() error
 	public  embeddings.Embedder // the configured model, unprotected
@@ -383,8 +389,109 @@ func Open(ctx context.Context, c Config) (*Handle, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := openAudit(ctx, c, h); err != nil {
+		return nil, err
+	}
 	ok = true
 	return h, nil
+}
+
+// DefaultAuditSchema is the PostgreSQL schema of the audit trail when
+// MEMVAULT_AUDIT_TABLE is not set.
+const DefaultAuditSchema = "memvault_audit"
+
+// masterSubjects is audit.Subjects without per-subject keys: no subjects,
+// every value under the master key.
+type masterSubjects string
+
+func (masterSubjects) ThreadSubject(string) string    { return "" }
+func (masterSubjects) NamespaceSubject(string) string { return "" }
+func (m masterSubjects) CurrentKeyID(string) string   { return string(m) }
+
+// openAudit opens the trail when the configuration asks for it, and wraps
+// the saver and the store so that they record every operation.
+func openAudit(ctx context.Context, c Config, h *Handle) error {
+	if !c.Audit {
+		return nil
+	}
+	var table audit.Table
+	if h.Pool == nil {
+		path := c.AuditTable
+		if path == "" {
+			path = c.DBPath + ".audit"
+		}
+		t, err := auditsqlite.Open(ctx, path)
+		if err != nil {
+			return fmt.Errorf("config: MEMVAULT_AUDIT_TABLE: %w", err)
+		}
+		h.closers = append(h.closers, t.Close)
+		table = t
+	} else {
+		schema := c.AuditTable
+		if schema == "" {
+			schema = DefaultAuditSchema
+		}
+		t, err := auditpostgres.New(h.Pool, auditpostgres.Options{Schema: schema})
+		if err != nil {
+			return fmt.Errorf("config: MEMVAULT_AUDIT_TABLE: %w", err)
+		}
+		if err := t.Setup(ctx); err != nil {
+			return fmt.Errorf("config: MEMVAULT_AUDIT_TABLE: %w", err)
+		}
+		table = t
+	}
+	var ks [][]byte
+	for _, k := range h.Keyring.Keys() {
+		ak, err := keys.DeriveAuditKey(k)
+		if err != nil {
+			return err
+		}
+		ks = append(ks, ak)
+	}
+	trail, err := audit.New(table, ks[0], ks[1:]...)
+	if err != nil {
+		return fmt.Errorf("config: %w", err)
+	}
+	var subjects audit.Subjects = masterSubjects(h.Keyring.Primary().ID().String())
+	if h.Keys != nil {
+		subjects = h.Keys
+	}
+	h.Audit = trail
+	h.Saver = audit.NewSaver(h.Saver, trail, subjects)
+	h.Store = audit.NewStore(h.Store, trail, subjects)
+	return nil
+}
+
+// RotateKEK re-wraps every data key under the current KEK
+// (keys.Hierarchy.RotateKEK), recorded in the audit trail when it is on.
+func (h *Handle) RotateKEK(ctx context.Context, progress func(keys.KEKRotation)) (keys.KEKRotation, error) {
+	if h.Keys == nil {
+		return keys.KEKRotation{}, ErrNoSubjects
+	}
+	if err := h.log(ctx, audit.OpKEKRotate, "data keys", ""); err != nil {
+		return keys.KEKRotation{}, err
+	}
+	return h.Keys.RotateKEK(ctx, progress)
+}
+
+// RotateSubject gives subject a new data key (keys.Hierarchy.RotateSubject),
+// recorded in the audit trail when it is on.
+func (h *Handle) RotateSubject(ctx context.Context, subject string) error {
+	if h.Keys == nil {
+		return ErrNoSubjects
+	}
+	if err := h.log(ctx, audit.OpSubjectRotate, subject, subject); err != nil {
+		return err
+	}
+	return h.Keys.RotateSubject(ctx, subject)
+}
+
+// log records an operation when the audit trail is on.
+func (h *Handle) log(ctx context.Context, op, target, subject string) error {
+	if h.Audit == nil {
+		return nil
+	}
+	return h.Audit.Log(ctx, op, target, subject, "")
 }
 
 // DefaultKeySchema is the PostgreSQL schema of the key table when
@@ -450,6 +557,9 @@ var ErrNoSubjects = errors.New("config: per-subject keys are off (set MEMVAULT_S
 func (h *Handle) Forget(ctx context.Context, subject string) (keys.Receipt, error) {
 	if h.Keys == nil {
 		return keys.Receipt{}, ErrNoSubjects
+	}
+	if err := h.log(ctx, audit.OpSubjectErase, subject, subject); err != nil {
+		return keys.Receipt{}, err
 	}
 	r, err := h.Keys.DestroyKeys(ctx, subject)
 	if err != nil {

@@ -116,11 +116,35 @@ func New(opts Options) (*Hierarchy, error) {
 	}
 	h.cache = expirable.NewLRU[string, *serde.Encrypted](opts.CacheSize, nil, opts.CacheTTL)
 	var err error
-	primary := opts.Master.Keyring().Primary()
-	if h.auditKey, err = hkdf.Key(sha256.New, primary.Material(keyaccess.Token{}), nil, auditInfo, 32); err != nil {
-		return nil, fmt.Errorf("keys: derive audit key: %w", err)
+	if h.auditKey, err = DeriveAuditKey(opts.Master.Keyring().Primary()); err != nil {
+		return nil, err
 	}
 	return h, nil
+}
+
+// DeriveAuditKey derives from master the key that authenticates erasure
+// receipts and chains the audit trail (HKDF-SHA256, a label of its own).
+// The bytes are a secret: give them to audit.New and nowhere else.
+func DeriveAuditKey(master *crypto.Key) ([]byte, error) {
+	k, err := hkdf.Key(sha256.New, master.Material(keyaccess.Token{}), nil, auditInfo, 32)
+	if err != nil {
+		return nil, fmt.Errorf("keys: derive audit key: %w", err)
+	}
+	return k, nil
+}
+
+// CurrentKeyID is the id of the key that seals subject's values now: the
+// master key's for "" (or a subject whose keys are not in the cache, which
+// an audit record then leaves blank), else the subject's newest data key's.
+// It reads no table.
+func (h *Hierarchy) CurrentKeyID(subject string) string {
+	if subject == "" {
+		return h.opts.Master.Keyring().Primary().ID().String()
+	}
+	if s, ok := h.cache.Peek(subject); ok {
+		return s.Keyring().Primary().ID().String()
+	}
+	return ""
 }
 
 // Subjects returns how the Hierarchy resolves subjects.

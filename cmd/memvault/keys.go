@@ -148,10 +148,7 @@ keys (values sealed under it directly still need keys reencrypt).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return withHandle(cmd.Context(), g, func(h *handle) error {
-				if h.Keys == nil {
-					return config.ErrNoSubjects
-				}
-				st, err := h.Keys.RotateKEK(cmd.Context(), nil)
+				st, err := h.RotateKEK(cmd.Context(), nil)
 				if err != nil {
 					return err
 				}
@@ -169,10 +166,7 @@ keys (values sealed under it directly still need keys reencrypt).`,
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return withHandle(cmd.Context(), g, func(h *handle) error {
-				if h.Keys == nil {
-					return config.ErrNoSubjects
-				}
-				if err := h.Keys.RotateSubject(cmd.Context(), args[0]); err != nil {
+				if err := h.RotateSubject(cmd.Context(), args[0]); err != nil {
 					return err
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "%s has a new data key; run keys reencrypt to move its values to it\n", args[0])

@@ -7,11 +7,13 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"os/user"
 	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
 
+	"github.com/memvault/memvault/audit"
 	"github.com/memvault/memvault/config"
 )
 
@@ -58,6 +60,16 @@ func newRootCmd(g *globals) *cobra.Command {
 		SilenceErrors: true,
 		PersistentPreRun: func(cmd *cobra.Command, _ []string) {
 			g.dbSet = cmd.Flags().Changed("db")
+			// Who acts, for the audit trail: MEMVAULT_PRINCIPAL, else the
+			// operating-system user running the CLI.
+			principal, _ := g.lookup("MEMVAULT_PRINCIPAL")
+			if principal == "" {
+				principal = "cli"
+				if u, err := user.Current(); err == nil {
+					principal = "cli:" + u.Username
+				}
+			}
+			cmd.SetContext(audit.WithPrincipal(cmd.Context(), principal))
 		},
 	}
 	pf := root.PersistentFlags()
@@ -72,6 +84,7 @@ func newRootCmd(g *globals) *cobra.Command {
 		newStoreCmd(g),
 		newKeysCmd(g),
 		newForgetCmd(g),
+		newAuditCmd(g),
 		newMigrateCmd(g),
 		newSerdeCmd(g),
 		newBenchCmd(g),

@@ -1,0 +1,50 @@
+package audit
+
+import (
+	"context"
+	"sync"
+)
+
+// MemoryTable is an in-process Table, for tests and in-memory programs.
+type MemoryTable struct {
+	mu      sync.Mutex
+	records []Record
+}
+
+// NewMemoryTable returns an empty MemoryTable.
+func NewMemoryTable() *MemoryTable { return &MemoryTable{} }
+
+// Append implements Table.
+func (m *MemoryTable) Append(_ context.Context, r Record, mac func(string, Record) string) (Record, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	prev := ""
+	r.Seq = 1
+	if n := len(m.records); n > 0 {
+		prev, r.Seq = m.records[n-1].MAC, m.records[n-1].Seq+1
+	}
+	r.MAC = mac(prev, r)
+	m.records = append(m.records, r)
+	return r, nil
+}
+
+// Page implements Table.
+func (m *MemoryTable) Page(_ context.Context, after int64, limit int) ([]Record, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []Record
+	for _, r := range m.records {
+		if r.Seq > after && len(out) < limit {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+// Tamper gives tests the stored records to edit, delete, insert or
+// reorder, as an attacker with write access to the table could.
+func (m *MemoryTable) Tamper(edit func([]Record) []Record) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.records = edit(m.records)
+}

@@ -1,0 +1,218 @@
+package audit
+
+import (
+	"context"
+	"fmt"
+	"iter"
+
+	"github.com/memvault/memvault/checkpointer"
+)
+
+// Subjects tells the audit trail whose data a thread or namespace holds and
+// which key seals it; keys.Hierarchy implements it. nil records no
+// subjects.
+type Subjects interface {
+	ThreadSubject(thread string) string
+	NamespaceSubject(ns string) string
+	// CurrentKeyID is the id of the key that seals subject's values now
+	// ("" for the master key's values: the master key's id).
+	CurrentKeyID(subject string) string
+}
+
+// Saver is a checkpointer whose every read, write and delete is recorded in
+// a trail before the result is returned. A record that cannot be written
+// fails the operation: nothing is read or changed unaudited. It implements
+// the optional checkpointer interfaces by delegating to the saver it wraps
+// (an error when that one does not).
+type Saver struct {
+	inner    checkpointer.Saver
+	trail    *Trail
+	subjects Subjects
+}
+
+var (
+	_ checkpointer.Saver             = (*Saver)(nil)
+	_ checkpointer.ThreadLister      = (*Saver)(nil)
+	_ checkpointer.Pruner            = (*Saver)(nil)
+	_ checkpointer.Copier            = (*Saver)(nil)
+	_ checkpointer.CheckpointDeleter = (*Saver)(nil)
+	_ checkpointer.RunDeleter        = (*Saver)(nil)
+	_ checkpointer.Reencrypter       = (*Saver)(nil)
+	_ checkpointer.ThreadImporter    = (*Saver)(nil)
+)
+
+// NewSaver returns inner audited in trail.
+func NewSaver(inner checkpointer.Saver, trail *Trail, subjects Subjects) *Saver {
+	return &Saver{inner: inner, trail: trail, subjects: subjects}
+}
+
+// Unwrap returns the saver Saver audits.
+func (s *Saver) Unwrap() checkpointer.Saver { return s.inner }
+
+func (s *Saver) log(ctx context.Context, op, thread string) error {
+	subject, key := "", ""
+	if s.subjects != nil {
+		subject = s.subjects.ThreadSubject(thread)
+		key = s.subjects.CurrentKeyID(subject)
+	}
+	return s.trail.Log(ctx, op, thread, subject, key)
+}
+
+// GetTuple implements checkpointer.Saver (recorded as a read).
+func (s *Saver) GetTuple(ctx context.Context, cfg checkpointer.Config) (*checkpointer.Tuple, error) {
+	if err := s.log(ctx, OpCheckpointRead, cfg.ThreadID); err != nil {
+		return nil, err
+	}
+	return s.inner.GetTuple(ctx, cfg)
+}
+
+// List implements checkpointer.Saver: one read record per thread listed
+// (all threads: "*").
+func (s *Saver) List(ctx context.Context, cfg *checkpointer.Config, opt checkpointer.ListOptions) iter.Seq2[*checkpointer.Tuple, error] {
+	thread := "*"
+	if cfg != nil && !opt.AllThreads {
+		thread = cfg.ThreadID
+	}
+	return func(yield func(*checkpointer.Tuple, error) bool) {
+		if err := s.log(ctx, OpCheckpointRead, thread); err != nil {
+			yield(nil, err)
+			return
+		}
+		for t, err := range s.inner.List(ctx, cfg, opt) {
+			if !yield(t, err) {
+				return
+			}
+		}
+	}
+}
+
+// Put implements checkpointer.Saver (recorded as a write).
+func (s *Saver) Put(ctx context.Context, cfg checkpointer.Config, cp *checkpointer.Checkpoint, md checkpointer.Metadata, nv map[string]string) (checkpointer.Config, error) {
+	if err := s.log(ctx, OpCheckpointWrite, cfg.ThreadID); err != nil {
+		return checkpointer.Config{}, err
+	}
+	return s.inner.Put(ctx, cfg, cp, md, nv)
+}
+
+// PutWrites implements checkpointer.Saver (recorded as a write).
+func (s *Saver) PutWrites(ctx context.Context, cfg checkpointer.Config, writes []checkpointer.Write, taskID, taskPath string) error {
+	if err := s.log(ctx, OpWritesWrite, cfg.ThreadID); err != nil {
+		return err
+	}
+	return s.inner.PutWrites(ctx, cfg, writes, taskID, taskPath)
+}
+
+// DeleteThread implements checkpointer.Saver (recorded as a delete).
+func (s *Saver) DeleteThread(ctx context.Context, threadID string) error {
+	if err := s.log(ctx, OpThreadDelete, threadID); err != nil {
+		return err
+	}
+	return s.inner.DeleteThread(ctx, threadID)
+}
+
+// NextVersion implements checkpointer.Saver.
+func (s *Saver) NextVersion(current string) string { return s.inner.NextVersion(current) }
+
+func unsupported(inner any, what string) error {
+	return fmt.Errorf("audit: %T cannot %s", inner, what)
+}
+
+// ListThreads implements checkpointer.ThreadLister; it decrypts nothing and
+// is not recorded.
+func (s *Saver) ListThreads(ctx context.Context) iter.Seq2[checkpointer.ThreadInfo, error] {
+	l, ok := s.inner.(checkpointer.ThreadLister)
+	if !ok {
+		return func(yield func(checkpointer.ThreadInfo, error) bool) {
+			yield(checkpointer.ThreadInfo{}, unsupported(s.inner, "list threads"))
+		}
+	}
+	return l.ListThreads(ctx)
+}
+
+// Prune implements checkpointer.Pruner (a delete record per thread).
+func (s *Saver) Prune(ctx context.Context, threadIDs []string, strategy checkpointer.PruneStrategy) error {
+	p, ok := s.inner.(checkpointer.Pruner)
+	if !ok {
+		return unsupported(s.inner, "prune")
+	}
+	for _, id := range threadIDs {
+		if err := s.log(ctx, OpThreadDelete, id); err != nil {
+			return err
+		}
+	}
+	return p.Prune(ctx, threadIDs, strategy)
+}
+
+// CopyThread implements checkpointer.Copier (a read and a write).
+func (s *Saver) CopyThread(ctx context.Context, src, dst string) error {
+	c, ok := s.inner.(checkpointer.Copier)
+	if !ok {
+		return unsupported(s.inner, "copy threads")
+	}
+	if err := s.log(ctx, OpCheckpointRead, src); err != nil {
+		return err
+	}
+	if err := s.log(ctx, OpCheckpointWrite, dst); err != nil {
+		return err
+	}
+	return c.CopyThread(ctx, src, dst)
+}
+
+// DeleteCheckpoint implements checkpointer.CheckpointDeleter.
+func (s *Saver) DeleteCheckpoint(ctx context.Context, cfg checkpointer.Config) error {
+	d, ok := s.inner.(checkpointer.CheckpointDeleter)
+	if !ok {
+		return unsupported(s.inner, "delete checkpoints")
+	}
+	if err := s.log(ctx, OpThreadDelete, cfg.ThreadID); err != nil {
+		return err
+	}
+	return d.DeleteCheckpoint(ctx, cfg)
+}
+
+// DeleteForRuns implements checkpointer.RunDeleter (one record, target
+// "runs").
+func (s *Saver) DeleteForRuns(ctx context.Context, runIDs []string) error {
+	d, ok := s.inner.(checkpointer.RunDeleter)
+	if !ok {
+		return unsupported(s.inner, "delete runs")
+	}
+	if err := s.trail.Log(ctx, OpThreadDelete, fmt.Sprintf("runs:%d", len(runIDs)), "", ""); err != nil {
+		return err
+	}
+	return d.DeleteForRuns(ctx, runIDs)
+}
+
+// Reencrypt implements checkpointer.Reencrypter.
+func (s *Saver) Reencrypt(ctx context.Context, opt checkpointer.ReencryptOptions) (checkpointer.ReencryptStats, error) {
+	r, ok := s.inner.(checkpointer.Reencrypter)
+	if !ok {
+		return checkpointer.ReencryptStats{}, unsupported(s.inner, "re-encrypt")
+	}
+	if err := s.trail.Log(ctx, OpReencrypt, "checkpoints", "", ""); err != nil {
+		return checkpointer.ReencryptStats{}, err
+	}
+	return r.Reencrypt(ctx, opt)
+}
+
+// ImportThread implements checkpointer.ThreadImporter (a write).
+func (s *Saver) ImportThread(ctx context.Context, items []checkpointer.ImportCheckpoint) error {
+	im, ok := s.inner.(checkpointer.ThreadImporter)
+	if !ok {
+		return unsupported(s.inner, "import threads")
+	}
+	if len(items) > 0 {
+		if err := s.log(ctx, OpCheckpointWrite, items[0].ThreadID); err != nil {
+			return err
+		}
+	}
+	return im.ImportThread(ctx, items)
+}
+
+// Close closes the wrapped saver when it can be closed.
+func (s *Saver) Close() error {
+	if c, ok := s.inner.(interface{ Close() error }); ok {
+		return c.Close()
+	}
+	return nil
+}
