@@ -73,7 +73,7 @@ type Hierarchy struct {
 	providers map[string]Provider
 	cache     *expirable.LRU[string, *serde.Encrypted]
 	create    sync.Mutex // one key creation at a time in this process
-	auditKey  []byte
+	auditKeys [][]byte // per master key, the primary's first: it signs, all verify
 }
 
 var _ serde.BoundSerializer = (*Hierarchy)(nil)
@@ -115,9 +115,12 @@ func New(opts Options) (*Hierarchy, error) {
 		}
 	}
 	h.cache = expirable.NewLRU[string, *serde.Encrypted](opts.CacheSize, nil, opts.CacheTTL)
-	var err error
-	if h.auditKey, err = DeriveAuditKey(opts.Master.Keyring().Primary()); err != nil {
-		return nil, err
+	for _, k := range opts.Master.Keyring().Keys() {
+		ak, err := DeriveAuditKey(k)
+		if err != nil {
+			return nil, err
+		}
+		h.auditKeys = append(h.auditKeys, ak)
 	}
 	return h, nil
 }
@@ -324,12 +327,17 @@ func (r Receipt) mac(key []byte) string {
 }
 
 // SignReceipt sets r.MAC; call it after changing Threads or Items.
-func (h *Hierarchy) SignReceipt(r *Receipt) { r.MAC = r.mac(h.auditKey) }
+func (h *Hierarchy) SignReceipt(r *Receipt) { r.MAC = r.mac(h.auditKeys[0]) }
 
-// VerifyReceipt reports whether r is a receipt this Hierarchy's master key
-// authenticated, unchanged.
+// VerifyReceipt reports whether r is a receipt one of this Hierarchy's
+// master keys (the primary or a previous one) authenticated, unchanged.
 func (h *Hierarchy) VerifyReceipt(r Receipt) bool {
-	return hmac.Equal([]byte(r.MAC), []byte(r.mac(h.auditKey)))
+	for _, k := range h.auditKeys {
+		if hmac.Equal([]byte(r.MAC), []byte(r.mac(k))) {
+			return true
+		}
+	}
+	return false
 }
 
 // DestroyKeys destroys subject's data keys: every value sealed under them

@@ -223,3 +223,27 @@ func TestBadSubjects(t *testing.T) {
 		t.Fatalf("subject of users.carol.prefs: %q", got)
 	}
 }
+
+// TestReceiptAfterMasterRotation: a receipt signed under the old master
+// key still verifies once that key is only a previous one.
+func TestReceiptAfterMasterRotation(t *testing.T) {
+	old := testkeys.Encrypting(t)
+	h, err := keys.New(keys.Options{Master: old, Table: keymemory.New(), Subjects: subjects})
+	must(t, err)
+	r, err := h.DestroyKeys(t.Context(), "carol")
+	must(t, err)
+	newKey, _ := crypto.NewKey(bytes.Repeat([]byte{9}, 32))
+	ring, _ := crypto.NewKeyring(newKey, old.Keyring().Keys()...)
+	master, _ := serde.NewEncrypted(nil, ring)
+	h2, err := keys.New(keys.Options{Master: master, Table: keymemory.New(), Subjects: subjects})
+	must(t, err)
+	if !h2.VerifyReceipt(r) {
+		t.Fatal("the receipt no longer verifies after the master key rotated")
+	}
+	only, _ := crypto.NewKeyring(newKey)
+	onlyNew, _ := serde.NewEncrypted(nil, only)
+	h3, _ := keys.New(keys.Options{Master: onlyNew, Table: keymemory.New(), Subjects: subjects})
+	if h3.VerifyReceipt(r) {
+		t.Fatal("a receipt verified under a key that never signed it")
+	}
+}
