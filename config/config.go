@@ -134,6 +134,11 @@ type Config struct {
 	// Keep it apart from the data and from the data's backups: a restored
 	// backup of the data then stays unreadable for forgotten subjects.
 	KeyTable string
+	// KeyDSN, when set (MEMVAULT_KEY_DSN), puts the key table in that
+	// PostgreSQL database (schema KeyTable, default "memvault_keys")
+	// instead of beside the data: a database of its own, with its own
+	// backups, whatever the data's backend.
+	KeyDSN string
 	// KEKProviders, set by a program (no environment variable), hold the
 	// key-encryption keys of the data keys: the first wraps new ones, all
 	// unwrap. nil means the environment's master keys (keys.EnvProviders).
@@ -300,6 +305,9 @@ func FromLookup(lookup func(string) (string, bool)) (Config, error) {
 	}
 	if v, ok := get("MEMVAULT_KEY_TABLE"); ok {
 		c.KeyTable = v
+	}
+	if v, ok := get("MEMVAULT_KEY_DSN"); ok {
+		c.KeyDSN = v
 	}
 	if v, ok := get("MEMVAULT_AUDIT"); ok {
 		b, err := strconv.ParseBool(v)

@@ -510,6 +510,14 @@ func openKeys(ctx context.Context, c Config, h *Handle, pool *pgxpool.Pool) erro
 		return fmt.Errorf("config: per-subject keys need envelope encryption")
 	}
 	var table keys.Table
+	if c.KeyDSN != "" {
+		kp, err := pgxpool.New(ctx, c.KeyDSN)
+		if err != nil {
+			return fmt.Errorf("config: MEMVAULT_KEY_DSN: %w", err)
+		}
+		h.closers = append(h.closers, func() error { kp.Close(); return nil })
+		pool = kp
+	}
 	if pool == nil {
 		path := c.KeyTable
 		if path == "" {

@@ -3,11 +3,13 @@ package config
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/internal/pgtest"
@@ -63,7 +65,14 @@ func TestForget(t *testing.T) {
 	sqliteCfg.DBPath = filepath.Join(dir, "agent.db")
 	pgCfg := Default()
 	pgCfg.DSN = pgtest.SchemaDSN(t)
-	for name, c := range map[string]Config{"sqlite": sqliteCfg, "postgres": pgCfg} {
+	// Data in SQLite, keys in PostgreSQL (MEMVAULT_KEY_DSN).
+	apart := Default()
+	apart.DBPath = filepath.Join(dir, "apart.db")
+	apart.KeyDSN = pgtest.SchemaDSN(t)
+	// Each case's PostgreSQL key table in a schema of its own.
+	pgCfg.KeyTable = fmt.Sprintf("keys_%d", time.Now().UnixNano())
+	apart.KeyTable = pgCfg.KeyTable + "_apart"
+	for name, c := range map[string]Config{"sqlite": sqliteCfg, "postgres": pgCfg, "sqlite+postgres-keys": apart} {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
 			c.Keys.Primary = testkeys.Key
