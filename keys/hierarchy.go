@@ -73,7 +73,7 @@ type Hierarchy struct {
 	providers map[string]Provider
 	cache     *expirable.LRU[string, *serde.Encrypted]
 	create    sync.Mutex // one key creation at a time in this process
-	auditKeys [][]byte // per master key, the primary's first: it signs, all verify
+	auditKeys [][]byte   // per master key, the primary's first: it signs, all verify
 }
 
 var _ serde.BoundSerializer = (*Hierarchy)(nil)

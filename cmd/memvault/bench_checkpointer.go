@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -14,9 +15,13 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/memvault/memvault/audit"
+	auditpostgres "github.com/memvault/memvault/audit/postgres"
 	"github.com/memvault/memvault/checkpointer"
 	pgsaver "github.com/memvault/memvault/checkpointer/postgres"
 	"github.com/memvault/memvault/config"
+	"github.com/memvault/memvault/crypto"
+	"github.com/memvault/memvault/keys"
 	"github.com/memvault/memvault/serde"
 )
 
@@ -117,29 +122,38 @@ func benchCheckpointer(ctx context.Context, out io.Writer, dsn string, asJSON bo
 		return err
 	}
 	fx := newCPFixture()
-	savers := map[string]*pgsaver.Saver{}
+	savers := map[string]checkpointer.Saver{}
 	for _, mode := range []string{"plaintext", "encrypted"} {
 		s, err := pgsaver.New(pool, pgsaver.Options{Schema: schema, Serde: sers[mode]})
 		if err != nil {
 			return err
 		}
+		if mode == "plaintext" {
+			if err := s.Setup(ctx); err != nil {
+				return err
+			}
+		}
 		savers[mode] = s
 	}
-	if err := savers["plaintext"].Setup(ctx); err != nil {
+	// audited: the encrypted saver with every operation recorded in an
+	// audit trail table of the same database, first (audit.Saver).
+	trail, err := benchTrail(ctx, pool, schema)
+	if err != nil {
 		return err
 	}
+	savers[auditedMode] = audit.NewSaver(savers["encrypted"], trail, nil)
 	raw := newRawCheckpointer(pool, schema)
 
 	// Read fixtures: one thread per mode with 100 checkpoints of 3 writes.
 	readIDs := map[string][]string{}
-	for _, mode := range []string{"plaintext", "encrypted", "raw-pgx"} {
+	for _, mode := range []string{"plaintext", "encrypted", auditedMode, "raw-pgx"} {
 		ids, err := seedReadThread(ctx, mode, savers, raw, fx)
 		if err != nil {
 			return err
 		}
 		readIDs[mode] = ids
 	}
-	modes := []string{"raw-pgx", "plaintext", "encrypted"}
+	modes := []string{"raw-pgx", "plaintext", "encrypted", auditedMode}
 	var external map[string]sliceRunner
 	if jsDir != "" {
 		js, err := startJSBench(ctx, jsDir, pool, schema, bf.concurrency, fx.values)
@@ -249,6 +263,30 @@ func benchCheckpointer(ctx context.Context, out io.Writer, dsn string, asJSON bo
 	return nil
 }
 
+// auditedMode is the bench column of the audited encrypted saver.
+const auditedMode = "audited"
+
+// benchTrail is an audit trail in the bench schema, chained under a key
+// derived from the bench key.
+func benchTrail(ctx context.Context, pool *pgxpool.Pool, schema string) (*audit.Trail, error) {
+	tb, err := auditpostgres.New(pool, auditpostgres.Options{Schema: schema})
+	if err != nil {
+		return nil, err
+	}
+	if err := tb.Setup(ctx); err != nil {
+		return nil, err
+	}
+	k, err := crypto.NewKey(bytes.Repeat([]byte{0x42}, 32))
+	if err != nil {
+		return nil, err
+	}
+	ak, err := keys.DeriveAuditKey(k)
+	if err != nil {
+		return nil, err
+	}
+	return audit.New(tb, ak)
+}
+
 // benchVersions are the channel versions of checkpoint i: "messages" and
 // "scratch" change at every step, the other three keep the version (and so
 // the blob row) the first checkpoint wrote.
@@ -260,7 +298,7 @@ func benchVersions(i int64) map[string]string {
 
 // seedReadThread writes 100 checkpoints with 3 writes each to thread
 // "read-<mode>" and returns their ids.
-func seedReadThread(ctx context.Context, mode string, savers map[string]*pgsaver.Saver, raw *rawCheckpointer, fx cpFixture) ([]string, error) {
+func seedReadThread(ctx context.Context, mode string, savers map[string]checkpointer.Saver, raw *rawCheckpointer, fx cpFixture) ([]string, error) {
 	thread := "read-" + mode
 	var ids []string
 	parent := ""
