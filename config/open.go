@@ -19,6 +19,7 @@ import (
 	"github.com/memvault/memvault/embeddings"
 	"github.com/memvault/memvault/embeddings/openai"
 	"github.com/memvault/memvault/keys"
+	keymemory "github.com/memvault/memvault/keys/memory"
 	keypostgres "github.com/memvault/memvault/keys/postgres"
 	keysqlite "github.com/memvault/memvault/keys/sqlite"
 	"github.com/memvault/memvault/serde"
@@ -396,6 +397,9 @@ func Open(ctx context.Context, c Config) (*Handle, error) {
 	return h, nil
 }
 
+// sqliteMemory is the DBPath of a private in-memory SQLite database.
+const sqliteMemory = ":memory:"
+
 // DefaultAuditSchema is the PostgreSQL schema of the audit trail when
 // MEMVAULT_AUDIT_TABLE is not set.
 const DefaultAuditSchema = "memvault_audit"
@@ -415,7 +419,9 @@ func openAudit(ctx context.Context, c Config, h *Handle) error {
 		return nil
 	}
 	var table audit.Table
-	if h.Pool == nil {
+	if h.Pool == nil && c.AuditTable == "" && c.DBPath == sqliteMemory {
+		table = audit.NewMemoryTable()
+	} else if h.Pool == nil {
 		path := c.AuditTable
 		if path == "" {
 			path = c.DBPath + ".audit"
@@ -518,7 +524,10 @@ func openKeys(ctx context.Context, c Config, h *Handle, pool *pgxpool.Pool) erro
 		h.closers = append(h.closers, func() error { kp.Close(); return nil })
 		pool = kp
 	}
-	if pool == nil {
+	if pool == nil && c.KeyTable == "" && c.DBPath == sqliteMemory {
+		// A private in-memory database: its keys die with it too.
+		table = keymemory.New()
+	} else if pool == nil {
 		path := c.KeyTable
 		if path == "" {
 			path = c.DBPath + ".keys"

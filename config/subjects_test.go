@@ -194,3 +194,34 @@ func restoreBackup(t *testing.T, h *Handle, c Config, backup string) {
 		t.Fatal(err)
 	}
 }
+
+// TestSubjectsInMemory: an in-memory SQLite database keeps its key table
+// and audit trail in memory too, leaving no file behind.
+func TestSubjectsInMemory(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	c := Default()
+	c.DBPath = ":memory:"
+	c.Keys.Primary = testkeys.Key
+	c.Subjects.ThreadSeparator = ":"
+	c.Audit = true
+	h, err := Open(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Store.Put(context.Background(), store.Namespace{"a"}, "k", map[string]any{"v": 1}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Forget(context.Background(), "carol"); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := h.Audit.Verify(context.Background()); err != nil || n != 2 { // the put and the erasure
+		t.Fatalf("audit: %d, %v", n, err)
+	}
+	if err := h.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if files, _ := os.ReadDir(dir); len(files) != 0 {
+		t.Fatalf("files left behind: %v", files)
+	}
+}
