@@ -12,7 +12,7 @@ import (
 // which key seals it; keys.Hierarchy implements it. nil records no
 // subjects.
 type Subjects interface {
-	ThreadSubject(thread string) string
+	ThreadSubject(ctx context.Context, thread string) (string, error)
 	NamespaceSubject(ns string) string
 	// CurrentKeyID is the id of the key that seals subject's values now
 	// ("" for the master key's values: the master key's id).
@@ -52,7 +52,10 @@ func (s *Saver) Unwrap() checkpointer.Saver { return s.inner }
 func (s *Saver) log(ctx context.Context, op, thread string) error {
 	subject, key := "", ""
 	if s.subjects != nil {
-		subject = s.subjects.ThreadSubject(thread)
+		var err error
+		if subject, err = s.subjects.ThreadSubject(ctx, thread); err != nil {
+			return err
+		}
 		key = s.subjects.CurrentKeyID(subject)
 	}
 	return s.trail.Log(ctx, op, thread, subject, key)

@@ -124,7 +124,9 @@ type Config struct {
 	TTL store.TTLConfig
 	// Subjects turns on per-subject data keys (package keys): a thread's
 	// subject is the part of its id before MEMVAULT_SUBJECT_THREAD_SEPARATOR
-	// (such as ":"), a store item's the namespace label after
+	// (such as ":"), or the value of the checkpoint metadata key
+	// MEMVAULT_SUBJECT_THREAD_METADATA (such as "user_id"), a store item's
+	// the namespace label after
 	// MEMVAULT_SUBJECT_NAMESPACE (a dotted prefix such as "users"). Needs
 	// envelope encryption. The zero value keeps one master key for all.
 	Subjects keys.Subjects
@@ -160,7 +162,7 @@ type Config struct {
 
 // SubjectsOn reports whether per-subject keys are configured.
 func (c Config) SubjectsOn() bool {
-	return c.Subjects.ThreadSeparator != "" || len(c.Subjects.NamespacePrefix) > 0
+	return c.Subjects.ThreadSeparator != "" || c.Subjects.ThreadMetadataKey != "" || len(c.Subjects.NamespacePrefix) > 0
 }
 
 // Defaults used by Default and FromEnv.
@@ -296,6 +298,9 @@ func FromLookup(lookup func(string) (string, bool)) (Config, error) {
 	}
 	if v, ok := lookup("MEMVAULT_SUBJECT_THREAD_SEPARATOR"); ok && v != "" {
 		c.Subjects.ThreadSeparator = v // not trimmed: " " is a separator
+	}
+	if v, ok := get("MEMVAULT_SUBJECT_THREAD_METADATA"); ok {
+		c.Subjects.ThreadMetadataKey = v
 	}
 	if v, ok := get("MEMVAULT_SUBJECT_NAMESPACE"); ok {
 		c.Subjects.NamespacePrefix = strings.Split(v, ".")

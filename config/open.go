@@ -408,9 +408,9 @@ const DefaultAuditSchema = "memvault_audit"
 // every value under the master key.
 type masterSubjects string
 
-func (masterSubjects) ThreadSubject(string) string    { return "" }
-func (masterSubjects) NamespaceSubject(string) string { return "" }
-func (m masterSubjects) CurrentKeyID(string) string   { return string(m) }
+func (masterSubjects) ThreadSubject(context.Context, string) (string, error) { return "", nil }
+func (masterSubjects) NamespaceSubject(string) string                        { return "" }
+func (m masterSubjects) CurrentKeyID(string) string                          { return string(m) }
 
 // openAudit opens the trail when the configuration asks for it, and wraps
 // the saver and the store so that they record every operation.
@@ -583,6 +583,21 @@ func (h *Handle) Forget(ctx context.Context, subject string) (keys.Receipt, erro
 		return r, err
 	}
 	sub := h.Keys.Subjects()
+	if sub.ThreadMetadataKey != "" {
+		ids, err := h.Keys.SubjectThreads(ctx, subject)
+		if err != nil {
+			return r, fmt.Errorf("config: forget %q: keys destroyed; %w", subject, err)
+		}
+		for _, id := range ids {
+			if err := h.Saver.DeleteThread(ctx, id); err != nil {
+				return r, fmt.Errorf("config: forget %q: keys destroyed; delete thread: %w", subject, err)
+			}
+			r.Threads++
+		}
+		if err := h.Keys.UnbindThreads(ctx, subject); err != nil {
+			return r, fmt.Errorf("config: forget %q: keys destroyed, threads deleted; %w", subject, err)
+		}
+	}
 	if sub.ThreadSeparator != "" {
 		lister, ok := h.Saver.(checkpointer.ThreadLister)
 		if !ok {

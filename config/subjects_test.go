@@ -225,3 +225,41 @@ func TestSubjectsInMemory(t *testing.T) {
 		t.Fatalf("files left behind: %v", files)
 	}
 }
+
+// TestForgetByMetadataThroughConfig: MEMVAULT_SUBJECT_THREAD_METADATA
+// binds threads by their metadata; Forget deletes exactly the bound threads.
+func TestForgetByMetadataThroughConfig(t *testing.T) {
+	ctx := context.Background()
+	c, err := FromLookup(lookup(map[string]string{
+		"MEMVAULT_DB":                      filepath.Join(t.TempDir(), "m.db"),
+		"LANGGRAPH_AES_KEY":                testkeys.Key,
+		"MEMVAULT_SUBJECT_THREAD_METADATA": "user_id",
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := Open(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	for thread, user := range map[string]string{"a": "carol", "b": "carol", "c": "dave"} {
+		cp := &checkpointer.Checkpoint{V: 4, ID: checkpointer.NewID(0), ChannelValues: map[string]any{"x": user}, ChannelVersions: map[string]string{"x": h.Saver.NextVersion("")}}
+		if _, err := h.Saver.Put(ctx, checkpointer.Config{ThreadID: thread}, cp, checkpointer.Metadata{"user_id": user}, cp.ChannelVersions); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, err := h.Forget(ctx, "carol")
+	if err != nil || r.Threads != 2 || !h.Keys.VerifyReceipt(r) {
+		t.Fatalf("forget: %+v, %v", r, err)
+	}
+	for thread, gone := range map[string]bool{"a": true, "b": true, "c": false} {
+		tup, err := h.Saver.GetTuple(ctx, checkpointer.Config{ThreadID: thread})
+		if err != nil || (tup == nil) != gone {
+			t.Fatalf("thread %s after forget: %v, %v", thread, tup, err)
+		}
+	}
+	if ths, _ := h.Keys.SubjectThreads(ctx, "carol"); len(ths) != 0 {
+		t.Fatalf("bindings left: %q", ths)
+	}
+}

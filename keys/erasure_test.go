@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -296,5 +297,74 @@ func TestReencryptMovesLegacyValues(t *testing.T) {
 	}
 	if _, err := st.Get(ctx, carol, "profile"); !errors.Is(err, serde.ErrDecrypt) {
 		t.Fatalf("moved memory after forget: %v, want ErrDecrypt", err)
+	}
+}
+
+// TestForgetByMetadata: subjects named by the checkpoint metadata
+// ("user_id"): a thread is bound at its first checkpoint, its writes and
+// reads follow the binding, a copy stays the subject's, a thread without
+// the key is nobody's, a checkpoint naming another subject is refused; one
+// subject forgotten refuses to decrypt while the others read — on every
+// backend.
+func TestForgetByMetadata(t *testing.T) {
+	for _, b := range backends(t) {
+		t.Run(b.name, func(t *testing.T) {
+			ctx := t.Context()
+			tb, err := keysqlite.Open(ctx, filepath.Join(t.TempDir(), "keys.db"))
+			must(t, err)
+			t.Cleanup(func() { tb.Close() })
+			h, err := keys.New(keys.Options{Master: testkeys.Encrypting(t), Table: tb, Subjects: keys.Subjects{ThreadMetadataKey: "user_id"}})
+			must(t, err)
+			s, _ := b.open(t, h)
+			put := func(thread string, md checkpointer.Metadata, secret string) error {
+				cp := &checkpointer.Checkpoint{V: 4, ID: checkpointer.NewID(0), ChannelValues: map[string]any{"messages": secret}, ChannelVersions: map[string]string{"messages": s.NextVersion("")}}
+				cfg, err := s.Put(ctx, checkpointer.Config{ThreadID: thread}, cp, md, cp.ChannelVersions)
+				if err != nil {
+					return err
+				}
+				return s.PutWrites(ctx, cfg, []checkpointer.Write{{Channel: "messages", Value: secret + " (pending)"}}, "task-1", "")
+			}
+			must(t, put("visit-1", checkpointer.Metadata{"user_id": "carol"}, "carol takes insulin"))
+			must(t, put("visit-2", checkpointer.Metadata{"user_id": "dave"}, "dave is allergic"))
+			must(t, put("system", checkpointer.Metadata{"step": 1}, "nobody's"))
+			if err := put("visit-1", checkpointer.Metadata{"user_id": "dave"}, "moved?"); err == nil || !strings.Contains(err.Error(), `belongs to subject "carol"`) {
+				t.Fatalf("a checkpoint naming another subject: %v", err)
+			}
+			if c, ok := s.(checkpointer.Copier); ok {
+				must(t, c.CopyThread(ctx, "visit-1", "visit-1-copy"))
+			}
+			if ths, _ := h.SubjectThreads(ctx, "carol"); len(ths) < 1 || ths[0] != "visit-1" {
+				t.Fatalf("carol's threads: %q", ths)
+			}
+
+			_, err = h.DestroyKeys(ctx, "carol")
+			must(t, err)
+			for _, th := range []string{"visit-1", "visit-1-copy"} {
+				if _, ok := s.(checkpointer.Copier); !ok && th == "visit-1-copy" {
+					continue
+				}
+				if _, err := read(t, s, nil, th, nil); !errors.Is(err, serde.ErrDecrypt) {
+					t.Fatalf("carol's %s after forget: %v, want ErrDecrypt", th, err)
+				}
+			}
+			for th, want := range map[string]string{"visit-2": "dave is allergic", "system": "nobody's"} {
+				if got, err := read(t, s, nil, th, nil); err != nil || got != want {
+					t.Fatalf("%s after carol's forget: %q, %v", th, got, err)
+				}
+			}
+			// A new process (cold caches) reads the bindings from the key table.
+			h2, err := keys.New(keys.Options{Master: testkeys.Encrypting(t), Table: tb, Subjects: keys.Subjects{ThreadMetadataKey: "user_id"}})
+			must(t, err)
+			s2, _ := b.open(t, h2)
+			if b.name == "memory" {
+				return // the memory saver lives in the first "process" only
+			}
+			if _, err := read(t, s2, nil, "visit-1", nil); !errors.Is(err, serde.ErrDecrypt) {
+				t.Fatalf("carol in a new process: %v", err)
+			}
+			if got, err := read(t, s2, nil, "visit-2", nil); err != nil || got != "dave is allergic" {
+				t.Fatalf("dave in a new process: %q, %v", got, err)
+			}
+		})
 	}
 }

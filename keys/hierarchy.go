@@ -72,8 +72,11 @@ type Hierarchy struct {
 	opts      Options
 	providers map[string]Provider
 	cache     *expirable.LRU[string, *serde.Encrypted]
-	create    sync.Mutex // one key creation at a time in this process
-	auditKeys [][]byte   // per master key, the primary's first: it signs, all verify
+	threads   *expirable.LRU[string, string] // thread → bound subject (metadata mode)
+	unbound   *expirable.LRU[string, bool]   // threads found unbound, briefly (metadata mode)
+	bindings  ThreadTable                    // nil unless Subjects.ThreadMetadataKey is set
+	create    sync.Mutex                     // one key creation at a time in this process
+	auditKeys [][]byte                       // per master key, the primary's first: it signs, all verify
 }
 
 var _ serde.BoundSerializer = (*Hierarchy)(nil)
@@ -115,6 +118,18 @@ func New(opts Options) (*Hierarchy, error) {
 		}
 	}
 	h.cache = expirable.NewLRU[string, *serde.Encrypted](opts.CacheSize, nil, opts.CacheTTL)
+	if opts.Subjects.ThreadMetadataKey != "" {
+		if opts.Subjects.ThreadSeparator != "" {
+			return nil, errors.New("keys: Subjects.ThreadSeparator and ThreadMetadataKey cannot both be set")
+		}
+		tt, ok := opts.Table.(ThreadTable)
+		if !ok {
+			return nil, fmt.Errorf("keys: Subjects.ThreadMetadataKey needs a key table that binds threads (keys.ThreadTable), not %T", opts.Table)
+		}
+		h.bindings = tt
+		h.threads = expirable.NewLRU[string, string](16*opts.CacheSize, nil, opts.CacheTTL)
+		h.unbound = expirable.NewLRU[string, bool](16*opts.CacheSize, nil, unboundTTL)
+	}
 	for _, k := range opts.Master.Keyring().Keys() {
 		ak, err := DeriveAuditKey(k)
 		if err != nil {
@@ -171,9 +186,122 @@ func (h *Hierarchy) LoadsTypedWith(typ string, data, aad []byte) (any, error) {
 	return h.opts.Master.LoadsTypedWith(typ, data, aad)
 }
 
-// ThreadSubject returns the subject of a thread ("" for none); savers call
-// it for every value they seal or open.
-func (h *Hierarchy) ThreadSubject(thread string) string { return h.opts.Subjects.ThreadSubject(thread) }
+// ThreadSubject returns the subject of a thread ("" for none): its id's
+// prefix, or (Subjects.ThreadMetadataKey) the subject it is bound to in the
+// key table. Savers call it for every value they seal or open.
+func (h *Hierarchy) ThreadSubject(ctx context.Context, thread string) (string, error) {
+	if h.bindings == nil {
+		return h.opts.Subjects.ThreadSubject(thread), nil
+	}
+	if s, ok := h.threads.Get(thread); ok {
+		return s, nil
+	}
+	if _, ok := h.unbound.Get(thread); ok {
+		return "", nil
+	}
+	s, err := h.bindings.BoundSubject(ctx, thread)
+	if err != nil {
+		return "", fmt.Errorf("keys: subject of thread %q: %w", thread, err)
+	}
+	if s != "" {
+		// Bindings never change (until the subject is forgotten).
+		h.threads.Add(thread, s)
+	} else {
+		// Unbound is remembered briefly, so that reading one tuple does
+		// not ask once per value; a value another process sealed since
+		// under a new binding makes the caller evict it (EvictThread).
+		h.unbound.Add(thread, true)
+	}
+	return s, nil
+}
+
+// unboundTTL is how long a thread found unbound is taken as unbound.
+const unboundTTL = 2 * time.Second
+
+// EvictThread forgets what is cached of thread's binding.
+func (h *Hierarchy) EvictThread(thread string) {
+	if h.bindings != nil {
+		h.threads.Remove(thread)
+		h.unbound.Remove(thread)
+	}
+}
+
+// BindThread binds thread to the subject its checkpoint metadata names
+// (Subjects.ThreadMetadataKey), before the checkpoint is sealed. A thread
+// already bound to another subject is refused; metadata that names none
+// binds nothing. Without a metadata key it does nothing.
+func (h *Hierarchy) BindThread(ctx context.Context, thread string, md map[string]any) error {
+	if h.bindings == nil {
+		return nil
+	}
+	v, ok := md[h.opts.Subjects.ThreadMetadataKey]
+	if !ok || v == nil {
+		return nil
+	}
+	subject, ok := v.(string)
+	if !ok || subject == "" {
+		return fmt.Errorf("keys: metadata %q of thread %q is %T %v, not a subject", h.opts.Subjects.ThreadMetadataKey, thread, v, v)
+	}
+	return h.BindThreadTo(ctx, thread, subject)
+}
+
+// BindThreadTo binds thread to subject (metadata mode; a copy of a bound
+// thread is bound to the same subject). A thread bound to another subject
+// is refused. Without a metadata key it does nothing: threads are then
+// their id's prefix's.
+func (h *Hierarchy) BindThreadTo(ctx context.Context, thread, subject string) error {
+	if h.bindings == nil {
+		return nil
+	}
+	if err := h.opts.Subjects.CheckSubject(subject); err != nil {
+		return err
+	}
+	if s, ok := h.threads.Get(thread); ok && s == subject {
+		return nil
+	}
+	h.unbound.Remove(thread)
+	bound, err := h.bindings.BindThread(ctx, thread, subject)
+	if err != nil {
+		return fmt.Errorf("keys: bind thread %q: %w", thread, err)
+	}
+	if bound != subject {
+		return fmt.Errorf("keys: thread %q belongs to subject %q; its metadata now names %q", thread, bound, subject)
+	}
+	h.threads.Add(thread, bound)
+	return nil
+}
+
+// SubjectThreads returns the threads bound to subject (metadata mode; nil
+// otherwise: threads are then found by their id's prefix).
+func (h *Hierarchy) SubjectThreads(ctx context.Context, subject string) ([]string, error) {
+	if h.bindings == nil {
+		return nil, nil
+	}
+	ths, err := h.bindings.SubjectThreads(ctx, subject)
+	if err != nil {
+		return nil, fmt.Errorf("keys: threads of %q: %w", subject, err)
+	}
+	return ths, nil
+}
+
+// UnbindThreads deletes the bindings of subject's threads (after Forget
+// deleted the threads).
+func (h *Hierarchy) UnbindThreads(ctx context.Context, subject string) error {
+	if h.bindings == nil {
+		return nil
+	}
+	ths, err := h.SubjectThreads(ctx, subject)
+	if err != nil {
+		return err
+	}
+	if err := h.bindings.UnbindThreads(ctx, subject); err != nil {
+		return fmt.Errorf("keys: unbind threads of %q: %w", subject, err)
+	}
+	for _, th := range ths {
+		h.threads.Remove(th)
+	}
+	return nil
+}
 
 // NamespaceSubject returns the subject of a store namespace (dotted text;
 // "" for none); stores call it for every value they seal or open.

@@ -17,6 +17,7 @@ import (
 	"github.com/memvault/memvault/internal/testkeys"
 	"github.com/memvault/memvault/keys"
 	keymemory "github.com/memvault/memvault/keys/memory"
+	keysqlite "github.com/memvault/memvault/keys/sqlite"
 	"github.com/memvault/memvault/serde"
 
 	_ "modernc.org/sqlite"
@@ -213,7 +214,7 @@ func TestBadSubjects(t *testing.T) {
 			t.Errorf("subject %q accepted", s)
 		}
 	}
-	if got := h.ThreadSubject("no-separator"); got != "" {
+	if got, err := h.ThreadSubject(t.Context(), "no-separator"); err != nil || got != "" {
 		t.Fatalf("subject of a thread without separator: %q", got)
 	}
 	if got := h.NamespaceSubject("users"); got != "" {
@@ -245,5 +246,44 @@ func TestReceiptAfterMasterRotation(t *testing.T) {
 	h3, _ := keys.New(keys.Options{Master: onlyNew, Table: keymemory.New(), Subjects: subjects})
 	if h3.VerifyReceipt(r) {
 		t.Fatal("a receipt verified under a key that never signed it")
+	}
+}
+
+// TestMetadataBindingSeenByAnotherProcess: a process that found a thread
+// unbound (it did not exist yet) reads it right after another process
+// created it bound to a subject: the failed open re-reads the binding.
+func TestMetadataBindingSeenByAnotherProcess(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	keyFile, data := filepath.Join(dir, "keys.db"), filepath.Join(dir, "data.db")
+	sub := keys.Subjects{ThreadMetadataKey: "user_id"}
+	var ss [2]checkpointer.Saver
+	for i := range ss {
+		tb, err := keysqlite.Open(ctx, keyFile)
+		must(t, err)
+		t.Cleanup(func() { tb.Close() })
+		h, err := keys.New(keys.Options{Master: testkeys.Encrypting(t), Table: tb, Subjects: sub})
+		must(t, err)
+		s, err := cpsqlite.Open(ctx, data, cpsqlite.Options{Serde: h})
+		must(t, err)
+		t.Cleanup(func() { s.Close() })
+		ss[i] = s
+	}
+	// The thread starts without a subject; process 1 reads it (and so
+	// takes it as unbound for a while).
+	first := &checkpointer.Checkpoint{V: 4, ID: checkpointer.NewID(0), ChannelValues: map[string]any{"notes": "intake"}, ChannelVersions: map[string]string{"notes": "1"}}
+	_, err := ss[0].Put(ctx, checkpointer.Config{ThreadID: "visit"}, first, checkpointer.Metadata{"step": 0}, first.ChannelVersions)
+	must(t, err)
+	if tup, err := ss[1].GetTuple(ctx, checkpointer.Config{ThreadID: "visit"}); err != nil || tup.Checkpoint.ChannelValues["notes"] != "intake" {
+		t.Fatalf("before: %v, %v", tup, err)
+	}
+	// Process 0 names the subject: the thread is bound, the new value
+	// sealed under carol's key.
+	cp := &checkpointer.Checkpoint{V: 4, ID: checkpointer.NewID(1), ChannelValues: map[string]any{"notes": "carol's"}, ChannelVersions: map[string]string{"notes": "2"}}
+	_, err = ss[0].Put(ctx, checkpointer.Config{ThreadID: "visit"}, cp, checkpointer.Metadata{"user_id": "carol"}, cp.ChannelVersions)
+	must(t, err)
+	tup, err := ss[1].GetTuple(ctx, checkpointer.Config{ThreadID: "visit"})
+	if err != nil || tup.Checkpoint.ChannelValues["notes"] != "carol's" {
+		t.Fatalf("process 1 reading the new bound thread: %v, %v", tup, err)
 	}
 }

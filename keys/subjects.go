@@ -13,6 +13,14 @@ type Subjects struct {
 	// first ThreadSeparator the thread's subject: with ":", thread
 	// "carol:chat-1" is Carol's. A thread id without it has no subject.
 	ThreadSeparator string
+	// ThreadMetadataKey, when set (and ThreadSeparator is not), makes the
+	// value of this key in a thread's checkpoint metadata — such as
+	// "user_id" — the thread's subject. The first checkpoint that names one
+	// binds the thread to it in the key table (a keys.ThreadTable), so its
+	// pending writes and reads, which carry no metadata, find it; a later
+	// checkpoint naming another subject is refused. A thread never bound
+	// has no subject.
+	ThreadMetadataKey string
 	// NamespacePrefix, when set, makes the label after it a store item's
 	// subject: with {"users"}, items under ("users", "carol", …) are
 	// Carol's. Items elsewhere have no subject.

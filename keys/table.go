@@ -28,6 +28,22 @@ type WrappedKey struct {
 	Created time.Time
 }
 
+// ThreadTable is a Table that also records which subject each thread
+// belongs to, for Subjects.ThreadMetadataKey. Every table of this module
+// implements it.
+type ThreadTable interface {
+	Table
+	// BindThread binds thread to subject unless it is bound already, and
+	// returns the subject it is bound to.
+	BindThread(ctx context.Context, thread, subject string) (string, error)
+	// BoundSubject returns the subject thread is bound to ("" for none).
+	BoundSubject(ctx context.Context, thread string) (string, error)
+	// SubjectThreads returns the threads bound to subject.
+	SubjectThreads(ctx context.Context, subject string) ([]string, error)
+	// UnbindThreads deletes the bindings of subject's threads.
+	UnbindThreads(ctx context.Context, subject string) error
+}
+
 // Table keeps wrapped data keys. Implementations are safe for concurrent
 // use, also by several processes sharing the table. Keep it apart from the
 // data (another SQLite file, PostgreSQL schema or database) when erasure

@@ -191,6 +191,9 @@ func (s *InMemorySaver) Put(ctx context.Context, cfg checkpointer.Config, cp *ch
 	if err != nil {
 		return checkpointer.Config{}, err
 	}
+	if err := s.codec.BindThread(ctx, cfg.ThreadID, md); err != nil {
+		return checkpointer.Config{}, fmt.Errorf("memory: %w", err)
+	}
 	thread, ns := cfg.ThreadID, cfg.CheckpointNS
 	blobs := make(map[chanVersion]blob, len(newVersions))
 	for ch, ver := range newVersions {

@@ -53,6 +53,12 @@ func (i Item) AppendAAD(dst []byte) []byte {
 	return appendAAD(dst, "memvault/item/v1", i.Namespace, i.Key)
 }
 
+// threadLocation is a location in a thread: Blob or Write.
+type threadLocation interface{ thread() string }
+
+func (b Blob) thread() string  { return b.Thread }
+func (w Write) thread() string { return w.Thread }
+
 // AAD returns the associated data of a location.
 func AAD(at Location) []byte { return at.AppendAAD(make([]byte, 0, 96)) }
 
@@ -83,7 +89,12 @@ type Codec struct {
 type SubjectKeys interface {
 	serde.BoundSerializer
 	// ThreadSubject is the subject of a thread's values.
-	ThreadSubject(thread string) string
+	ThreadSubject(ctx context.Context, thread string) (string, error)
+	// BindThread records the subject a thread's checkpoint metadata names,
+	// before the checkpoint is sealed.
+	BindThread(ctx context.Context, thread string, md map[string]any) error
+	// BindThreadTo binds a thread to a subject (a copy to its source's).
+	BindThreadTo(ctx context.Context, thread, subject string) error
 	// NamespaceSubject is the subject of a store namespace's values.
 	NamespaceSubject(ns string) string
 	// SubjectSerializer is the serializer of subject's values; seal asks
@@ -91,6 +102,8 @@ type SubjectKeys interface {
 	SubjectSerializer(ctx context.Context, subject string, seal bool) (serde.BoundSerializer, error)
 	// Evict forgets what is cached of subject's keys.
 	Evict(subject string)
+	// EvictThread forgets what is cached of a thread's subject.
+	EvictThread(thread string)
 }
 
 // New returns the codec of s.
@@ -102,23 +115,32 @@ func New(s serde.Serializer) Codec {
 }
 
 // subjectOf returns the data subject of a location ("" for none).
-func (c Codec) subjectOf(at Location) string {
+func (c Codec) subjectOf(ctx context.Context, at Location) (string, error) {
 	switch l := at.(type) {
 	case Blob:
-		return c.subjects.ThreadSubject(l.Thread)
+		return c.subjects.ThreadSubject(ctx, l.Thread)
 	case Write:
-		return c.subjects.ThreadSubject(l.Thread)
+		return c.subjects.ThreadSubject(ctx, l.Thread)
 	case Item:
-		return c.subjects.NamespaceSubject(l.Namespace)
+		return c.subjects.NamespaceSubject(l.Namespace), nil
 	}
-	return ""
+	return "", nil
 }
 
-// HasSubject reports whether values at at are sealed under a data
+// ItemHasSubject reports whether an item's value is sealed under a data
 // subject's keys. Caches of decrypted values must not keep those: a
 // subject's erasure must stop them from being read.
-func (c Codec) HasSubject(at Location) bool {
-	return c.subjects != nil && c.subjectOf(at) != ""
+func (c Codec) ItemHasSubject(it Item) bool {
+	return c.subjects != nil && c.subjects.NamespaceSubject(it.Namespace) != ""
+}
+
+// BindThread lets a serializer with per-subject keys record the subject a
+// thread's checkpoint metadata names, before the checkpoint is sealed.
+func (c Codec) BindThread(ctx context.Context, thread string, md map[string]any) error {
+	if c.subjects == nil {
+		return nil
+	}
+	return c.subjects.BindThread(ctx, thread, md)
 }
 
 // boundFor returns the serializer of at's values and their subject.
@@ -126,9 +148,9 @@ func (c Codec) boundFor(ctx context.Context, at Location, seal bool) (serde.Boun
 	if c.subjects == nil {
 		return c.bound, "", nil
 	}
-	subject := c.subjectOf(at)
-	if subject == "" {
-		return c.bound, "", nil
+	subject, err := c.subjectOf(ctx, at)
+	if err != nil || subject == "" {
+		return c.bound, "", err
 	}
 	b, err := c.subjects.SubjectSerializer(ctx, subject, seal)
 	return b, subject, err
@@ -143,10 +165,15 @@ func (c Codec) open(ctx context.Context, at Location, typ string, data, aad []by
 		return nil, err
 	}
 	v, err := b.LoadsTypedWith(typ, data, aad)
-	if subject == "" || !errors.Is(err, serde.ErrDecrypt) {
+	if c.subjects == nil || !errors.Is(err, serde.ErrDecrypt) {
 		return v, err
 	}
-	c.subjects.Evict(subject)
+	if tl, ok := at.(threadLocation); ok {
+		c.subjects.EvictThread(tl.thread())
+	}
+	if subject != "" {
+		c.subjects.Evict(subject)
+	}
 	if b, _, err = c.boundFor(ctx, at, false); err != nil {
 		return nil, err
 	}
@@ -200,6 +227,22 @@ func (c Codec) Move(ctx context.Context, from, to Location, typ string, data []b
 	if typ == serde.TypeEmpty || !strings.Contains(typ, "+") {
 		return typ, data, nil
 	}
+	if c.subjects != nil {
+		// A copy of a subject's value stays the subject's.
+		if ft, ok := from.(threadLocation); ok {
+			if tt, ok := to.(threadLocation); ok {
+				s, err := c.subjects.ThreadSubject(ctx, ft.thread())
+				if err != nil {
+					return "", nil, err
+				}
+				if s != "" {
+					if err := c.subjects.BindThreadTo(ctx, tt.thread(), s); err != nil {
+						return "", nil, err
+					}
+				}
+			}
+		}
+	}
 	v, err := c.Open(ctx, from, typ, data)
 	if err != nil {
 		return "", nil, err
@@ -217,11 +260,7 @@ func (c Codec) Move(ctx context.Context, from, to Location, typ string, data []b
 // Row is the re-encryption engine's view of a stored value at at; key
 // identifies its row for the driver.
 func (c Codec) Row(key []any, at Location, typ string, data []byte) rotate.Row {
-	r := rotate.Row{Key: key, Typ: typ, Data: data, AAD: AAD(at)}
-	if c.subjects != nil {
-		r.Subject = c.subjectOf(at)
-	}
-	return r
+	return rotate.Row{Key: key, Typ: typ, Data: data, AAD: AAD(at), At: at}
 }
 
 // valueSealer is what serde.Encrypted offers for key rotation.
@@ -243,8 +282,8 @@ func (c Codec) CanReencrypt() bool {
 // to the subject's key.
 func (c Codec) Reencrypt(ctx context.Context, r rotate.Row) (string, []byte, bool, error) {
 	var s any = c.s
-	if r.Subject != "" && c.subjects != nil {
-		b, err := c.subjects.SubjectSerializer(ctx, r.Subject, true)
+	if at, ok := r.At.(Location); ok && c.subjects != nil {
+		b, _, err := c.boundFor(ctx, at, true)
 		if err != nil {
 			return r.Typ, r.Data, false, err
 		}

@@ -27,9 +27,10 @@ type Row struct {
 	Typ  string
 	Data []byte
 	AAD  []byte
-	// Subject is the data subject whose keys seal the value ("" for the
-	// master key's).
-	Subject string
+	// At is where the value lives (a binding.Location), for sealers that
+	// key by location: a data subject's values are resealed under the
+	// subject's keys.
+	At any
 }
 
 // Change is a row to rewrite: the old value (for a compare-and-swap update

@@ -115,6 +115,63 @@ func Run(t *testing.T, newTable func(t *testing.T) keys.Table) {
 			t.Fatalf("after rewrap: %+v", ks[0])
 		}
 	})
+	t.Run("thread bindings", func(t *testing.T) {
+		tb, ok := newTable(t).(keys.ThreadTable)
+		if !ok {
+			t.Skip("not a keys.ThreadTable")
+		}
+		for _, th := range []string{"a", "b'; DROP TABLE memvault_thread_subjects; --", "c"} {
+			got, err := tb.BindThread(ctx, th, "carol")
+			if err != nil || got != "carol" {
+				t.Fatalf("bind %q: %q, %v", th, got, err)
+			}
+		}
+		if got, err := tb.BindThread(ctx, "a", "dave"); err != nil || got != "carol" {
+			t.Fatalf("rebinding to another subject: %q, %v (the first binding stands)", got, err)
+		}
+		must(t, func() error { _, err := tb.BindThread(ctx, "d", "dave"); return err }())
+		if s, err := tb.BoundSubject(ctx, "d"); err != nil || s != "dave" {
+			t.Fatalf("bound subject of d: %q, %v", s, err)
+		}
+		if s, err := tb.BoundSubject(ctx, "unbound"); err != nil || s != "" {
+			t.Fatalf("bound subject of an unbound thread: %q, %v", s, err)
+		}
+		ths, err := tb.SubjectThreads(ctx, "carol")
+		must(t, err)
+		if len(ths) != 3 {
+			t.Fatalf("carol's threads: %q", ths)
+		}
+		must(t, tb.UnbindThreads(ctx, "carol"))
+		if ths, _ := tb.SubjectThreads(ctx, "carol"); len(ths) != 0 {
+			t.Fatalf("after unbind: %q", ths)
+		}
+		if s, _ := tb.BoundSubject(ctx, "d"); s != "dave" {
+			t.Fatal("unbinding carol's threads touched dave's")
+		}
+	})
+	t.Run("concurrent bindings: one subject wins", func(t *testing.T) {
+		tb, ok := newTable(t).(keys.ThreadTable)
+		if !ok {
+			t.Skip("not a keys.ThreadTable")
+		}
+		var wg sync.WaitGroup
+		got := make([]string, 8)
+		for i := range 8 {
+			wg.Go(func() {
+				s, err := tb.BindThread(ctx, "contested", fmt.Sprint("s", i))
+				if err != nil {
+					t.Error(err)
+				}
+				got[i] = s
+			})
+		}
+		wg.Wait()
+		for _, s := range got {
+			if s != got[0] || s == "" {
+				t.Fatalf("bindings disagree: %q", got)
+			}
+		}
+	})
 	t.Run("pages in subject and version order", func(t *testing.T) {
 		tb := newTable(t)
 		subjects := []string{"b", "a", "c'; DROP TABLE memvault_data_keys; --", "ü"}

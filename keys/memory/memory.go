@@ -11,14 +11,61 @@ import (
 
 // Table is an in-memory keys.Table. The zero value is not usable; use New.
 type Table struct {
-	mu   sync.Mutex
-	keys map[string][]keys.WrappedKey // by subject, oldest version first
+	mu      sync.Mutex
+	keys    map[string][]keys.WrappedKey // by subject, oldest version first
+	threads map[string]string            // thread → subject
 }
 
-var _ keys.Table = (*Table)(nil)
+var _ keys.ThreadTable = (*Table)(nil)
 
 // New returns an empty table.
-func New() *Table { return &Table{keys: map[string][]keys.WrappedKey{}} }
+func New() *Table {
+	return &Table{keys: map[string][]keys.WrappedKey{}, threads: map[string]string{}}
+}
+
+// BindThread implements keys.ThreadTable.
+func (t *Table) BindThread(_ context.Context, thread, subject string) (string, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if s, ok := t.threads[thread]; ok {
+		return s, nil
+	}
+	t.threads[thread] = subject
+	return subject, nil
+}
+
+// BoundSubject implements keys.ThreadTable.
+func (t *Table) BoundSubject(_ context.Context, thread string) (string, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.threads[thread], nil
+}
+
+// SubjectThreads implements keys.ThreadTable.
+func (t *Table) SubjectThreads(_ context.Context, subject string) ([]string, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var out []string
+	for th, s := range t.threads {
+		if s == subject {
+			out = append(out, th)
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// UnbindThreads implements keys.ThreadTable.
+func (t *Table) UnbindThreads(_ context.Context, subject string) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for th, s := range t.threads {
+		if s == subject {
+			delete(t.threads, th)
+		}
+	}
+	return nil
+}
 
 func clone(k keys.WrappedKey) keys.WrappedKey {
 	k.Wrapped = slices.Clone(k.Wrapped)

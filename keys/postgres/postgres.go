@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
@@ -19,21 +20,23 @@ type Options struct {
 
 // Table is a keys.Table in PostgreSQL.
 type Table struct {
-	pool  *pgxpool.Pool
-	opts  Options
-	table string // qualified name
+	pool    *pgxpool.Pool
+	opts    Options
+	table   string // qualified name
+	threads string // the thread bindings' table, qualified
 }
 
-var _ keys.Table = (*Table)(nil)
+var _ keys.ThreadTable = (*Table)(nil)
 
 // New returns the key table on pool; call Setup once to create it.
 func New(pool *pgxpool.Pool, opts Options) (*Table, error) {
 	if pool == nil {
 		return nil, fmt.Errorf("keys/postgres: nil pool")
 	}
-	t := &Table{pool: pool, opts: opts, table: "memvault_data_keys"}
+	t := &Table{pool: pool, opts: opts, table: "memvault_data_keys", threads: "memvault_thread_subjects"}
 	if opts.Schema != "" {
 		t.table = pgx.Identifier{opts.Schema, "memvault_data_keys"}.Sanitize()
+		t.threads = pgx.Identifier{opts.Schema, "memvault_thread_subjects"}.Sanitize()
 	}
 	return t, nil
 }
@@ -49,7 +52,10 @@ func (t *Table) Setup(ctx context.Context) error {
 	wrapped    BYTEA       NOT NULL,
 	created_at TIMESTAMPTZ NOT NULL,
 	PRIMARY KEY (subject, version)
-)`}}
+)`, `CREATE TABLE IF NOT EXISTS ` + t.threads + ` (
+	thread_id TEXT PRIMARY KEY,
+	subject   TEXT NOT NULL
+)`, `CREATE INDEX IF NOT EXISTS memvault_thread_subjects_subject ON ` + t.threads + ` (subject)`}}
 	if err := pgmigrate.Run(ctx, t.pool, t.opts.Schema, "memvault/keys/setup", set); err != nil {
 		return fmt.Errorf("keys/postgres: setup: %w", err)
 	}
@@ -122,4 +128,51 @@ func (t *Table) Rewrap(ctx context.Context, subject string, version int, oldKEK,
 func (t *Table) Page(ctx context.Context, afterSubject string, afterVersion, limit int) ([]keys.WrappedKey, error) {
 	return t.query(ctx, `SELECT `+cols+` FROM `+t.table+` WHERE (subject, version) > ($1, $2) ORDER BY subject, version LIMIT $3`,
 		afterSubject, afterVersion, limit)
+}
+
+// BindThread implements keys.ThreadTable.
+func (t *Table) BindThread(ctx context.Context, thread, subject string) (string, error) {
+	var bound string
+	err := t.pool.QueryRow(ctx, `WITH ins AS (INSERT INTO `+t.threads+` (thread_id, subject) VALUES ($1, $2) ON CONFLICT DO NOTHING RETURNING subject)
+SELECT subject FROM ins UNION ALL SELECT subject FROM `+t.threads+` WHERE thread_id = $1 LIMIT 1`, thread, subject).Scan(&bound)
+	if errors.Is(err, pgx.ErrNoRows) {
+		// A concurrent binding committed after this statement's snapshot:
+		// the next statement sees it.
+		err = t.pool.QueryRow(ctx, `SELECT subject FROM `+t.threads+` WHERE thread_id = $1`, thread).Scan(&bound)
+	}
+	if err != nil {
+		return "", fmt.Errorf("keys/postgres: bind thread: %w", err)
+	}
+	return bound, nil
+}
+
+// BoundSubject implements keys.ThreadTable.
+func (t *Table) BoundSubject(ctx context.Context, thread string) (string, error) {
+	var s string
+	err := t.pool.QueryRow(ctx, `SELECT subject FROM `+t.threads+` WHERE thread_id = $1`, thread).Scan(&s)
+	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		return "", fmt.Errorf("keys/postgres: %w", err)
+	}
+	return s, nil
+}
+
+// SubjectThreads implements keys.ThreadTable.
+func (t *Table) SubjectThreads(ctx context.Context, subject string) ([]string, error) {
+	rows, err := t.pool.Query(ctx, `SELECT thread_id FROM `+t.threads+` WHERE subject = $1 ORDER BY thread_id`, subject)
+	if err != nil {
+		return nil, fmt.Errorf("keys/postgres: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("keys/postgres: %w", err)
+	}
+	return out, nil
+}
+
+// UnbindThreads implements keys.ThreadTable.
+func (t *Table) UnbindThreads(ctx context.Context, subject string) error {
+	if _, err := t.pool.Exec(ctx, `DELETE FROM `+t.threads+` WHERE subject = $1`, subject); err != nil {
+		return fmt.Errorf("keys/postgres: %w", err)
+	}
+	return nil
 }

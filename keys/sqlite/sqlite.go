@@ -19,12 +19,17 @@ var migrations = []string{`CREATE TABLE IF NOT EXISTS memvault_data_keys (
 	wrapped    BLOB    NOT NULL,
 	created_at TEXT    NOT NULL,
 	PRIMARY KEY (subject, version)
-) WITHOUT ROWID`}
+) WITHOUT ROWID`,
+	`CREATE TABLE IF NOT EXISTS memvault_thread_subjects (
+	thread_id TEXT PRIMARY KEY,
+	subject   TEXT NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS memvault_thread_subjects_subject ON memvault_thread_subjects (subject)`}
 
 // Table is a keys.Table in a SQLite database.
 type Table struct{ db *sqlitedb.DB }
 
-var _ keys.Table = (*Table)(nil)
+var _ keys.ThreadTable = (*Table)(nil)
 
 // Open opens (creating when missing) the key table in the SQLite file at
 // path.
@@ -151,4 +156,67 @@ func (t *Table) Page(ctx context.Context, afterSubject string, afterVersion, lim
 		return err
 	})
 	return out, err
+}
+
+// BindThread implements keys.ThreadTable.
+func (t *Table) BindThread(ctx context.Context, thread, subject string) (string, error) {
+	var bound string
+	err := t.db.Write(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO memvault_thread_subjects (thread_id, subject) VALUES (?, ?) ON CONFLICT DO NOTHING`, thread, subject); err != nil {
+			return err
+		}
+		return tx.QueryRowContext(ctx, `SELECT subject FROM memvault_thread_subjects WHERE thread_id = ?`, thread).Scan(&bound)
+	})
+	if err != nil {
+		return "", fmt.Errorf("keys/sqlite: bind thread: %w", err)
+	}
+	return bound, nil
+}
+
+// BoundSubject implements keys.ThreadTable.
+func (t *Table) BoundSubject(ctx context.Context, thread string) (string, error) {
+	var s string
+	err := t.db.Read(ctx, func(tx *sql.Tx) error {
+		err := tx.QueryRowContext(ctx, `SELECT subject FROM memvault_thread_subjects WHERE thread_id = ?`, thread).Scan(&s)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil
+		}
+		return err
+	})
+	if err != nil {
+		return "", fmt.Errorf("keys/sqlite: %w", err)
+	}
+	return s, nil
+}
+
+// SubjectThreads implements keys.ThreadTable.
+func (t *Table) SubjectThreads(ctx context.Context, subject string) ([]string, error) {
+	var out []string
+	err := t.db.Read(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, `SELECT thread_id FROM memvault_thread_subjects WHERE subject = ? ORDER BY thread_id`, subject)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var th string
+			if err := rows.Scan(&th); err != nil {
+				return err
+			}
+			out = append(out, th)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("keys/sqlite: %w", err)
+	}
+	return out, nil
+}
+
+// UnbindThreads implements keys.ThreadTable.
+func (t *Table) UnbindThreads(ctx context.Context, subject string) error {
+	return t.db.Write(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `DELETE FROM memvault_thread_subjects WHERE subject = ?`, subject)
+		return err
+	})
 }

@@ -65,7 +65,7 @@ func (s *Store) decodeValue(ctx context.Context, prefix, key string, raw []byte)
 	// A data subject's values are always decrypted, never served from the
 	// cache: destroying the subject's keys must stop them from being read,
 	// a restored copy of their rows included.
-	cache := s.values != nil && !s.codec.HasSubject(binding.Item{Namespace: prefix, Key: key})
+	cache := s.values != nil && !s.codec.ItemHasSubject(binding.Item{Namespace: prefix, Key: key})
 	if cache {
 		if v, ok := s.values.get(prefix, key, raw); ok {
 			return v, nil

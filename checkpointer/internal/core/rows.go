@@ -34,6 +34,10 @@ func Put(ctx context.Context, c binding.Codec, style checkpointer.VersionStyle, 
 	if err := checks.ValidatePut(cfg, cp, newVersions); err != nil {
 		return nil, err
 	}
+	// A subject named by the metadata is bound before anything is sealed.
+	if err := c.BindThread(ctx, cfg.ThreadID, md); err != nil {
+		return nil, err
+	}
 	doc, err := EncodeCheckpointJSON(cp, style)
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint: %w", err)
