@@ -48,10 +48,11 @@ type Record struct {
 // Table stores the trail. Implementations are safe for concurrent use, also
 // by several processes.
 type Table interface {
-	// Append gives r the sequence number after the last record's and the
-	// MAC that mac computes from the last record's MAC, and stores it — all
-	// atomically with respect to other appenders.
-	Append(ctx context.Context, r Record, mac func(prevMAC string, r Record) string) (Record, error)
+	// Append gives each of rs, in order, the sequence number after the
+	// last record's and the MAC that mac computes from the last record's
+	// MAC, and stores them in one transaction — atomically with respect to
+	// other appenders.
+	Append(ctx context.Context, rs []Record, mac func(prevMAC string, r Record) string) error
 	// Page returns the records after sequence number after, in order, at
 	// most limit of them.
 	Page(ctx context.Context, after int64, limit int) ([]Record, error)
@@ -113,10 +114,28 @@ func macUnder(key []byte, prev string, r Record) string {
 	return hex.EncodeToString(m.Sum(nil))
 }
 
+// Entry is what a caller records: the rest of a Record comes from the
+// trail (time, principal, sequence number, MAC).
+type Entry struct {
+	Op, Target, Subject, KeyID string
+}
+
 // Log appends a record of op on target by ctx's principal.
 func (t *Trail) Log(ctx context.Context, op, target, subject, keyID string) error {
-	r := Record{Time: t.now().UTC().Truncate(time.Microsecond), Principal: Principal(ctx), Op: op, Target: target, Subject: subject, KeyID: keyID}
-	if _, err := t.table.Append(ctx, r, t.mac); err != nil {
+	return t.LogAll(ctx, []Entry{{Op: op, Target: target, Subject: subject, KeyID: keyID}})
+}
+
+// LogAll appends a record per entry, in order, in one transaction.
+func (t *Trail) LogAll(ctx context.Context, es []Entry) error {
+	if len(es) == 0 {
+		return nil
+	}
+	now, who := t.now().UTC().Truncate(time.Microsecond), Principal(ctx)
+	rs := make([]Record, len(es))
+	for i, e := range es {
+		rs[i] = Record{Time: now, Principal: who, Op: e.Op, Target: e.Target, Subject: e.Subject, KeyID: e.KeyID}
+	}
+	if err := t.table.Append(ctx, rs, t.mac); err != nil {
 		return fmt.Errorf("audit: %w", err)
 	}
 	return nil

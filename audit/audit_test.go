@@ -118,8 +118,8 @@ func tables(t *testing.T) map[string]audit.Table {
 }
 
 // TestConcurrentWriters: 4 writers (each its own Trail, as processes would
-// have) append 25 records each at once; the trail holds all 100, in one
-// unbroken chain, and filters by subject and time.
+// have) append 25 records and a batch of 5 each at once; the trail holds
+// all 120, in one unbroken chain, and filters by subject and time.
 func TestConcurrentWriters(t *testing.T) {
 	ctx := context.Background()
 	for name, tb := range tables(t) {
@@ -134,12 +134,20 @@ func TestConcurrentWriters(t *testing.T) {
 							t.Error(err)
 						}
 					}
+					// and a batch of 5, appended in one transaction
+					var es []audit.Entry
+					for i := range 5 {
+						es = append(es, audit.Entry{Op: audit.OpItemRead, Target: fmt.Sprintf("batch.w%d/%d", w, i)})
+					}
+					if err := tr.LogAll(ctx, es); err != nil {
+						t.Error(err)
+					}
 				})
 			}
 			wg.Wait()
 			tr := trail(t, tb)
 			n, err := tr.Verify(ctx)
-			if err != nil || n != 100 {
+			if err != nil || n != 120 {
 				t.Fatalf("verify: %d, %v", n, err)
 			}
 			var u2 int

@@ -15,17 +15,21 @@ type MemoryTable struct {
 func NewMemoryTable() *MemoryTable { return &MemoryTable{} }
 
 // Append implements Table.
-func (m *MemoryTable) Append(_ context.Context, r Record, mac func(string, Record) string) (Record, error) {
+func (m *MemoryTable) Append(_ context.Context, rs []Record, mac func(string, Record) string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	prev := ""
-	r.Seq = 1
+	prev, last := "", int64(0)
 	if n := len(m.records); n > 0 {
-		prev, r.Seq = m.records[n-1].MAC, m.records[n-1].Seq+1
+		prev, last = m.records[n-1].MAC, m.records[n-1].Seq
 	}
-	r.MAC = mac(prev, r)
-	m.records = append(m.records, r)
-	return r, nil
+	for _, r := range rs {
+		last++
+		r.Seq = last
+		r.MAC = mac(prev, r)
+		prev = r.MAC
+		m.records = append(m.records, r)
+	}
+	return nil
 }
 
 // Page implements Table.

@@ -50,15 +50,37 @@ func NewSaver(inner checkpointer.Saver, trail *Trail, subjects Subjects) *Saver 
 func (s *Saver) Unwrap() checkpointer.Saver { return s.inner }
 
 func (s *Saver) log(ctx context.Context, op, thread string) error {
-	subject, key := "", ""
+	e, err := s.entry(ctx, op, thread)
+	if err != nil {
+		return err
+	}
+	return s.trail.LogAll(ctx, []Entry{e})
+}
+
+// entry is the record of op on thread, its subject and key resolved.
+func (s *Saver) entry(ctx context.Context, op, thread string) (Entry, error) {
+	e := Entry{Op: op, Target: thread}
 	if s.subjects != nil {
 		var err error
-		if subject, err = s.subjects.ThreadSubject(ctx, thread); err != nil {
+		if e.Subject, err = s.subjects.ThreadSubject(ctx, thread); err != nil {
+			return Entry{}, err
+		}
+		e.KeyID = s.subjects.CurrentKeyID(e.Subject)
+	}
+	return e, nil
+}
+
+// logAll records op on each thread in one append.
+func (s *Saver) logAll(ctx context.Context, ops ...[2]string) error {
+	es := make([]Entry, 0, len(ops))
+	for _, o := range ops {
+		e, err := s.entry(ctx, o[0], o[1])
+		if err != nil {
 			return err
 		}
-		key = s.subjects.CurrentKeyID(subject)
+		es = append(es, e)
 	}
-	return s.trail.Log(ctx, op, thread, subject, key)
+	return s.trail.LogAll(ctx, es)
 }
 
 // GetTuple implements checkpointer.Saver (recorded as a read).
@@ -138,10 +160,12 @@ func (s *Saver) Prune(ctx context.Context, threadIDs []string, strategy checkpoi
 	if !ok {
 		return unsupported(s.inner, "prune")
 	}
-	for _, id := range threadIDs {
-		if err := s.log(ctx, OpThreadDelete, id); err != nil {
-			return err
-		}
+	ops := make([][2]string, len(threadIDs))
+	for i, id := range threadIDs {
+		ops[i] = [2]string{OpThreadDelete, id}
+	}
+	if err := s.logAll(ctx, ops...); err != nil {
+		return err
 	}
 	return p.Prune(ctx, threadIDs, strategy)
 }
@@ -152,10 +176,7 @@ func (s *Saver) CopyThread(ctx context.Context, src, dst string) error {
 	if !ok {
 		return unsupported(s.inner, "copy threads")
 	}
-	if err := s.log(ctx, OpCheckpointRead, src); err != nil {
-		return err
-	}
-	if err := s.log(ctx, OpCheckpointWrite, dst); err != nil {
+	if err := s.logAll(ctx, [2]string{OpCheckpointRead, src}, [2]string{OpCheckpointWrite, dst}); err != nil {
 		return err
 	}
 	return c.CopyThread(ctx, src, dst)

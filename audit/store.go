@@ -37,17 +37,21 @@ func NewStore(inner store.Store, trail *Trail, subjects Subjects) *Store {
 func (s *Store) Unwrap() store.Store { return s.inner }
 
 func (s *Store) log(ctx context.Context, op string, ns store.Namespace, key string) error {
-	subject, kid := "", ""
+	return s.trail.LogAll(ctx, []Entry{s.entry(op, ns, key)})
+}
+
+// entry is the record of op on ns/key, its subject and key resolved.
+func (s *Store) entry(op string, ns store.Namespace, key string) Entry {
 	text := ns.String()
-	if s.subjects != nil {
-		subject = s.subjects.NamespaceSubject(text)
-		kid = s.subjects.CurrentKeyID(subject)
-	}
-	target := text
+	e := Entry{Op: op, Target: text}
 	if key != "" {
-		target += "/" + key
+		e.Target += "/" + key
 	}
-	return s.trail.Log(ctx, op, target, subject, kid)
+	if s.subjects != nil {
+		e.Subject = s.subjects.NamespaceSubject(text)
+		e.KeyID = s.subjects.CurrentKeyID(e.Subject)
+	}
+	return e
 }
 
 // Get implements store.Store.
@@ -88,25 +92,26 @@ func (s *Store) ListNamespaces(ctx context.Context, opt store.ListNamespacesOpti
 	return s.inner.ListNamespaces(ctx, opt)
 }
 
-// Batch implements store.Store: a record per operation, then the batch.
+// Batch implements store.Store: a record per operation, all appended at
+// once, then the batch.
 func (s *Store) Batch(ctx context.Context, ops []store.Op) ([]store.Result, error) {
+	es := make([]Entry, 0, len(ops))
 	for _, op := range ops {
-		var err error
 		switch o := op.(type) {
 		case store.GetOp:
-			err = s.log(ctx, OpItemRead, o.Namespace, o.Key)
+			es = append(es, s.entry(OpItemRead, o.Namespace, o.Key))
 		case store.PutOp:
 			if o.Value == nil {
-				err = s.log(ctx, OpItemDelete, o.Namespace, o.Key)
+				es = append(es, s.entry(OpItemDelete, o.Namespace, o.Key))
 			} else {
-				err = s.log(ctx, OpItemWrite, o.Namespace, o.Key)
+				es = append(es, s.entry(OpItemWrite, o.Namespace, o.Key))
 			}
 		case store.SearchOp:
-			err = s.log(ctx, OpItemSearch, o.Prefix, "")
+			es = append(es, s.entry(OpItemSearch, o.Prefix, ""))
 		}
-		if err != nil {
-			return nil, err
-		}
+	}
+	if err := s.trail.LogAll(ctx, es); err != nil {
+		return nil, err
 	}
 	return s.inner.Batch(ctx, ops)
 }

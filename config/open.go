@@ -560,6 +560,23 @@ func openKeys(ctx context.Context, c Config, h *Handle, pool *pgxpool.Pool) erro
 	return nil
 }
 
+// deleteThreads deletes threads in one set-based operation when the saver
+// prunes (every memvault saver does), one by one otherwise.
+func deleteThreads(ctx context.Context, s checkpointer.Saver, ids []string) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	if p, ok := s.(checkpointer.Pruner); ok {
+		return p.Prune(ctx, ids, checkpointer.PruneDelete)
+	}
+	for _, id := range ids {
+		if err := s.DeleteThread(ctx, id); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // ErrNoSubjects is returned by Forget when per-subject keys are off.
 var ErrNoSubjects = errors.New("config: per-subject keys are off (set MEMVAULT_SUBJECT_THREAD_SEPARATOR or MEMVAULT_SUBJECT_NAMESPACE)")
 
@@ -583,27 +600,17 @@ func (h *Handle) Forget(ctx context.Context, subject string) (keys.Receipt, erro
 		return r, err
 	}
 	sub := h.Keys.Subjects()
-	if sub.ThreadMetadataKey != "" {
-		ids, err := h.Keys.SubjectThreads(ctx, subject)
-		if err != nil {
+	var ids []string
+	switch {
+	case sub.ThreadMetadataKey != "":
+		if ids, err = h.Keys.SubjectThreads(ctx, subject); err != nil {
 			return r, fmt.Errorf("config: forget %q: keys destroyed; %w", subject, err)
 		}
-		for _, id := range ids {
-			if err := h.Saver.DeleteThread(ctx, id); err != nil {
-				return r, fmt.Errorf("config: forget %q: keys destroyed; delete thread: %w", subject, err)
-			}
-			r.Threads++
-		}
-		if err := h.Keys.UnbindThreads(ctx, subject); err != nil {
-			return r, fmt.Errorf("config: forget %q: keys destroyed, threads deleted; %w", subject, err)
-		}
-	}
-	if sub.ThreadSeparator != "" {
+	case sub.ThreadSeparator != "":
 		lister, ok := h.Saver.(checkpointer.ThreadLister)
 		if !ok {
 			return r, fmt.Errorf("config: forget %q: the saver cannot list threads", subject)
 		}
-		var ids []string
 		for th, err := range lister.ListThreads(ctx) {
 			if err != nil {
 				return r, fmt.Errorf("config: forget %q: keys destroyed; list threads: %w", subject, err)
@@ -612,12 +619,13 @@ func (h *Handle) Forget(ctx context.Context, subject string) (keys.Receipt, erro
 				ids = append(ids, th.ThreadID)
 			}
 		}
-		for _, id := range ids {
-			if err := h.Saver.DeleteThread(ctx, id); err != nil {
-				return r, fmt.Errorf("config: forget %q: keys destroyed; delete thread: %w", subject, err)
-			}
-			r.Threads++
-		}
+	}
+	if err := deleteThreads(ctx, h.Saver, ids); err != nil {
+		return r, fmt.Errorf("config: forget %q: keys destroyed; delete threads: %w", subject, err)
+	}
+	r.Threads = len(ids)
+	if err := h.Keys.UnbindThreads(ctx, subject); err != nil {
+		return r, fmt.Errorf("config: forget %q: keys destroyed, threads deleted; %w", subject, err)
 	}
 	if ns := sub.Namespace(subject); ns != nil && h.Store != nil {
 		del, ok := h.Store.(store.PrefixDeleter)

@@ -96,7 +96,10 @@ func backends(t *testing.T) []backend {
 				must(t, st.Setup(t.Context()))
 				return s, st
 			},
-			backup:  func(t *testing.T) { pgCopy(t, pool, schema, schema+"_bak") },
+			backup: func(t *testing.T) {
+				t.Cleanup(func() { _, _ = pool.Exec(context.Background(), `DROP SCHEMA IF EXISTS "`+schema+`_bak" CASCADE`) })
+				pgCopy(t, pool, schema, schema+"_bak")
+			},
 			restore: func(t *testing.T) { pgCopy(t, pool, schema+"_bak", schema) },
 		},
 	}
@@ -125,9 +128,6 @@ func pgCopy(t *testing.T, pool *pgxpool.Pool, from, to string) {
 	ctx := t.Context()
 	_, err := pool.Exec(ctx, `CREATE SCHEMA IF NOT EXISTS "`+to+`"`)
 	must(t, err)
-	t.Cleanup(func() {
-		_, _ = pool.Exec(context.Background(), `DROP SCHEMA IF EXISTS "`+schemaBak(from, to)+`" CASCADE`)
-	})
 	for _, tb := range []string{"checkpoints", "checkpoint_blobs", "checkpoint_writes", "store"} {
 		_, err := pool.Exec(ctx, `CREATE TABLE IF NOT EXISTS "`+to+`"."`+tb+`" (LIKE "`+from+`"."`+tb+`" INCLUDING ALL)`)
 		must(t, err)
@@ -136,14 +136,6 @@ func pgCopy(t *testing.T, pool *pgxpool.Pool, from, to string) {
 		_, err = pool.Exec(ctx, `INSERT INTO "`+to+`"."`+tb+`" SELECT * FROM "`+from+`"."`+tb+`"`)
 		must(t, err)
 	}
-}
-
-// schemaBak names the backup schema of a copy (whichever side it is).
-func schemaBak(from, to string) string {
-	if len(from) > len(to) {
-		return from
-	}
-	return to
 }
 
 // write stores a checkpoint with a pending write in thread and, when st is

@@ -218,12 +218,14 @@ func (h *Hierarchy) ThreadSubject(ctx context.Context, thread string) (string, e
 // unboundTTL is how long a thread found unbound is taken as unbound.
 const unboundTTL = 2 * time.Second
 
-// EvictThread forgets what is cached of thread's binding.
-func (h *Hierarchy) EvictThread(thread string) {
-	if h.bindings != nil {
-		h.threads.Remove(thread)
-		h.unbound.Remove(thread)
+// EvictThread forgets what is cached of thread's binding, and reports
+// whether anything was.
+func (h *Hierarchy) EvictThread(thread string) bool {
+	if h.bindings == nil {
+		return false
 	}
+	a, b := h.threads.Remove(thread), h.unbound.Remove(thread)
+	return a || b
 }
 
 // BindThread binds thread to the subject its checkpoint metadata names

@@ -164,7 +164,8 @@ func (s *CheckPointStore) Delete(ctx context.Context, checkPointID string) error
 // older than Options.IdleTTL and that holds an Eino checkpoint, and returns
 // how many it deleted; with no IdleTTL it deletes nothing. Run it from a
 // ticker or a cron job. Threads are found in one listing query, without
-// decrypting anything; each stale one costs a read and a delete.
+// decrypting anything; each stale one costs a read, and they are deleted
+// together.
 func (s *CheckPointStore) Sweep(ctx context.Context) (int, error) {
 	if s.ttl <= 0 {
 		return 0, nil
@@ -181,21 +182,32 @@ func (s *CheckPointStore) Sweep(ctx context.Context) (int, error) {
 			stale = append(stale, th.ThreadID)
 		}
 	}
-	deleted := 0
+	var ids []string
 	for _, id := range stale {
 		t, err := s.saver.GetTuple(ctx, s.config(id))
 		if err != nil {
-			return deleted, fmt.Errorf("eino: sweep %q: %w", id, err)
+			return 0, fmt.Errorf("eino: sweep %q: %w", id, err)
 		}
-		if t == nil {
-			continue // not Eino's
+		if t != nil { // Eino's, not another thread of the saver
+			ids = append(ids, id)
 		}
-		if err := s.saver.DeleteThread(ctx, id); err != nil {
-			return deleted, fmt.Errorf("eino: sweep %q: %w", id, err)
-		}
-		deleted++
 	}
-	return deleted, nil
+	if len(ids) == 0 {
+		return 0, nil
+	}
+	// One set-based delete where the saver prunes (every memvault saver does).
+	if p, ok := s.saver.(checkpointer.Pruner); ok {
+		if err := p.Prune(ctx, ids, checkpointer.PruneDelete); err != nil {
+			return 0, fmt.Errorf("eino: sweep: %w", err)
+		}
+		return len(ids), nil
+	}
+	for i, id := range ids {
+		if err := s.saver.DeleteThread(ctx, id); err != nil {
+			return i, fmt.Errorf("eino: sweep %q: %w", id, err)
+		}
+	}
+	return len(ids), nil
 }
 
 // Version is one stored checkpoint of an id.

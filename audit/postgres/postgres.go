@@ -24,7 +24,8 @@ type Table struct {
 	pool  *pgxpool.Pool
 	opts  Options
 	table string
-	lock  int64 // advisory lock serialising appends
+	name  pgx.Identifier // the table, for COPY
+	lock  int64          // advisory lock serialising appends
 }
 
 var _ audit.Table = (*Table)(nil)
@@ -34,9 +35,10 @@ func New(pool *pgxpool.Pool, opts Options) (*Table, error) {
 	if pool == nil {
 		return nil, errors.New("audit/postgres: nil pool")
 	}
-	t := &Table{pool: pool, opts: opts, table: "memvault_audit"}
+	t := &Table{pool: pool, opts: opts, table: "memvault_audit", name: pgx.Identifier{"memvault_audit"}}
 	if opts.Schema != "" {
-		t.table = pgx.Identifier{opts.Schema, "memvault_audit"}.Sanitize()
+		t.name = pgx.Identifier{opts.Schema, "memvault_audit"}
+		t.table = t.name.Sanitize()
 	}
 	h := fnv.New64a()
 	h.Write([]byte("memvault/audit/" + t.table))
@@ -64,7 +66,7 @@ func (t *Table) Setup(ctx context.Context) error {
 
 // Append implements audit.Table in one transaction holding an advisory
 // lock, so appenders of every process take turns.
-func (t *Table) Append(ctx context.Context, r audit.Record, mac func(string, audit.Record) string) (audit.Record, error) {
+func (t *Table) Append(ctx context.Context, rs []audit.Record, mac func(string, audit.Record) string) error {
 	err := pgx.BeginFunc(ctx, t.pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, t.lock); err != nil {
 			return err
@@ -75,16 +77,21 @@ func (t *Table) Append(ctx context.Context, r audit.Record, mac func(string, aud
 		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 			return err
 		}
-		r.Seq = last + 1
-		r.MAC = mac(prev, r)
-		_, err = tx.Exec(ctx, `INSERT INTO `+t.table+` (seq, at, principal, op, target, subject, key_id, mac) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-			r.Seq, r.Time, r.Principal, r.Op, r.Target, r.Subject, r.KeyID, r.MAC)
+		rows := make([][]any, len(rs))
+		for i, r := range rs {
+			last++
+			r.Seq = last
+			r.MAC = mac(prev, r)
+			prev = r.MAC
+			rows[i] = []any{r.Seq, r.Time, r.Principal, r.Op, r.Target, r.Subject, r.KeyID, r.MAC}
+		}
+		_, err = tx.CopyFrom(ctx, t.name, []string{"seq", "at", "principal", "op", "target", "subject", "key_id", "mac"}, pgx.CopyFromRows(rows))
 		return err
 	})
 	if err != nil {
-		return r, fmt.Errorf("audit/postgres: %w", err)
+		return fmt.Errorf("audit/postgres: %w", err)
 	}
-	return r, nil
+	return nil
 }
 
 // Page implements audit.Table.

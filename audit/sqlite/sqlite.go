@@ -45,7 +45,7 @@ func (t *Table) Close() error { return t.db.Close() }
 
 // Append implements audit.Table in one write transaction (SQLite runs one
 // at a time, across processes too).
-func (t *Table) Append(ctx context.Context, r audit.Record, mac func(string, audit.Record) string) (audit.Record, error) {
+func (t *Table) Append(ctx context.Context, rs []audit.Record, mac func(string, audit.Record) string) error {
 	err := t.db.Write(ctx, func(tx *sql.Tx) error {
 		var prev string
 		var last int64
@@ -53,16 +53,26 @@ func (t *Table) Append(ctx context.Context, r audit.Record, mac func(string, aud
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return err
 		}
-		r.Seq = last + 1
-		r.MAC = mac(prev, r)
-		_, err = tx.ExecContext(ctx, `INSERT INTO memvault_audit (seq, at, principal, op, target, subject, key_id, mac) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-			r.Seq, r.Time.UTC().Format(time.RFC3339Nano), r.Principal, r.Op, r.Target, r.Subject, r.KeyID, r.MAC)
-		return err
+		stmt, err := tx.PrepareContext(ctx, `INSERT INTO memvault_audit (seq, at, principal, op, target, subject, key_id, mac) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`)
+		if err != nil {
+			return err
+		}
+		defer stmt.Close()
+		for _, r := range rs {
+			last++
+			r.Seq = last
+			r.MAC = mac(prev, r)
+			prev = r.MAC
+			if _, err := stmt.ExecContext(ctx, r.Seq, r.Time.UTC().Format(time.RFC3339Nano), r.Principal, r.Op, r.Target, r.Subject, r.KeyID, r.MAC); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 	if err != nil {
-		return r, fmt.Errorf("audit/sqlite: %w", err)
+		return fmt.Errorf("audit/sqlite: %w", err)
 	}
-	return r, nil
+	return nil
 }
 
 // Page implements audit.Table.

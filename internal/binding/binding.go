@@ -102,8 +102,9 @@ type SubjectKeys interface {
 	SubjectSerializer(ctx context.Context, subject string, seal bool) (serde.BoundSerializer, error)
 	// Evict forgets what is cached of subject's keys.
 	Evict(subject string)
-	// EvictThread forgets what is cached of a thread's subject.
-	EvictThread(thread string)
+	// EvictThread forgets what is cached of a thread's subject and
+	// reports whether anything was.
+	EvictThread(thread string) bool
 }
 
 // New returns the codec of s.
@@ -168,11 +169,18 @@ func (c Codec) open(ctx context.Context, at Location, typ string, data, aad []by
 	if c.subjects == nil || !errors.Is(err, serde.ErrDecrypt) {
 		return v, err
 	}
+	// Retry only when something cached may be stale: a genuine failure
+	// (tampering, a moved row) is not decrypted twice for nothing.
+	evicted := false
 	if tl, ok := at.(threadLocation); ok {
-		c.subjects.EvictThread(tl.thread())
+		evicted = c.subjects.EvictThread(tl.thread())
 	}
 	if subject != "" {
 		c.subjects.Evict(subject)
+		evicted = true
+	}
+	if !evicted {
+		return v, err
 	}
 	if b, _, err = c.boundFor(ctx, at, false); err != nil {
 		return nil, err
