@@ -20,3 +20,8 @@ func startCluster(context.Context) (*cluster, error) {
 
 // stop does nothing.
 func (*cluster) stop() error { return nil }
+
+// startStandby fails: throwaway clusters need a Unix system.
+func startStandby(context.Context, *cluster) (*cluster, error) {
+	return nil, errors.New("pgtest: standbys need a Unix system")
+}

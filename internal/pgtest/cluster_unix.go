@@ -48,6 +48,7 @@ type cluster struct {
 	dir  string              // cluster directory: data, log, socket, owner file
 	data string              // data directory
 	dsn  string              // connection string, over TCP on 127.0.0.1
+	port int                 // TCP port (and socket suffix) of the server
 	cred *syscall.Credential // user the server runs as; nil: this process's
 
 	watchdog *exec.Cmd
@@ -85,6 +86,15 @@ func startCluster(ctx context.Context) (*cluster, error) {
 
 // init starts the watchdog, runs initdb and starts the server.
 func (c *cluster) init(ctx context.Context) error {
+	if err := c.own(); err != nil {
+		return err
+	}
+	return c.initdb(ctx)
+}
+
+// own records this process as the owner of the cluster directory, hands the
+// directory to the server's user and starts the watchdog.
+func (c *cluster) own() error {
 	if err := os.WriteFile(filepath.Join(c.dir, ownerFile), []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644); err != nil {
 		return fmt.Errorf("pgtest: write owner file: %w", err)
 	}
@@ -96,10 +106,11 @@ func (c *cluster) init(ctx context.Context) error {
 			return fmt.Errorf("pgtest: chown cluster directory: %w", err)
 		}
 	}
-	if err := c.startWatchdog(); err != nil {
-		return err
-	}
+	return c.startWatchdog()
+}
 
+// initdb creates and configures the data directory, then starts the server.
+func (c *cluster) initdb(ctx context.Context) error {
 	out, err := c.command(ctx, "initdb", "-D", c.data, "-A", "trust", "-U", "postgres",
 		"-E", "UTF8", "--locale=C", "--no-sync").CombinedOutput()
 	if err != nil {
@@ -126,6 +137,12 @@ max_connections = 200
 		return fmt.Errorf("pgtest: configure cluster: %w", err)
 	}
 
+	return c.start(ctx)
+}
+
+// start starts the server of c.data on a free port, logging into the
+// cluster directory, and sets c.dsn and c.port.
+func (c *cluster) start(ctx context.Context) error {
 	logPath := filepath.Join(c.dir, "postgres.log")
 	for attempt := 1; ; attempt++ {
 		port, err := freePort()
@@ -135,6 +152,7 @@ max_connections = 200
 		out, err := c.command(ctx, "pg_ctl", "-D", c.data, "-l", logPath, "-w", "-t", "60",
 			"-o", "-p "+strconv.Itoa(port), "start").CombinedOutput()
 		if err == nil {
+			c.port = port
 			c.dsn = fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", port)
 			return nil
 		}
