@@ -11,7 +11,7 @@ EACH       = set -e; for m in $(MODULES); do echo "== module $$m"; (cd $$m && GO
 FUZZTIME  ?= 5s
 BENCHTIME ?= 1s
 
-.PHONY: all setup demo example-adk example-langchaingo example-eino example-trpcagent test vet fmt-check unit fuzz bench lint build clean
+.PHONY: all setup demo example-adk example-langchaingo example-eino example-trpcagent test vet fmt-check unit fuzz bench bench-pg lint build clean
 
 all: build
 
@@ -63,6 +63,12 @@ fuzz:
 ## bench: Go benchmarks of every package (allocations reported).
 bench:
 	@$(call EACH,$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) $(PKGS))
+
+## bench-pg: memvault bench checkpointer (+ LangGraph.js when interop/js is
+## installed) and bench store on a throwaway fsync-on PostgreSQL cluster;
+## CP_ARGS / STORE_ARGS pass flags (e.g. STORE_ARGS="--dims 1536 --items 100000").
+bench-pg:
+	bash scripts/bench-pg.sh
 
 ## lint: vet + gofmt (+ staticcheck when installed).
 lint: vet fmt-check

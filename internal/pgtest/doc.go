@@ -26,6 +26,10 @@
 // is created once in the public schema, so its types and operators are visible
 // from every test schema.
 //
+// [StartStandby] adds a hot standby of the throwaway cluster (pg_basebackup,
+// then streaming replication) for tests of reads on a replica; its
+// [Standby.CatchUp] waits until the standby has replayed the primary's writes.
+//
 // A cluster cannot outlive its test binary: a small watchdog process, started
 // with the cluster, stops it and removes its directory as soon as the test
 // binary exits, even when it is killed. Clusters left behind anyway (say, the
