@@ -49,7 +49,7 @@ bin="$dir/memvault"
 if [[ "$CP_ARGS" != skip ]]; then
 	js=()
 	if [[ -d interop/js/node_modules ]] && command -v node >/dev/null 2>&1; then
-		js=(--js "$PWD/interop/js")
+		js=(--js interop/js)
 	else
 		echo "bench-pg: interop/js/node_modules or node missing: no LangGraph.js column (npm ci in interop/js adds it)"
 	fi

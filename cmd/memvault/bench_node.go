@@ -40,11 +40,15 @@ type jsBench struct {
 // node_modules) and has it set up the schema and seed its read thread with
 // fixture's channel values.
 func startJSBench(ctx context.Context, dir string, pool *pgxpool.Pool, schema string, maxConc int, fixture map[string]any) (*jsBench, error) {
+	// node runs in dir, so a relative script path would be taken twice.
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("--js: %w", err)
+	}
 	script := filepath.Join(dir, "bench.mjs")
 	j := &jsBench{cmd: exec.CommandContext(ctx, "node", script)}
 	j.cmd.Dir = dir
 	j.cmd.Stderr = &j.stderr
-	var err error
 	if j.stdin, err = j.cmd.StdinPipe(); err != nil {
 		return nil, err
 	}
@@ -98,7 +102,10 @@ func (j *jsBench) call(req any, reply any) error {
 		return fmt.Errorf("--js: node: %w (stderr: %s)", err, j.stderr.String())
 	}
 	if !j.lines.Scan() {
-		return fmt.Errorf("--js: node exited: %v (stderr: %s)", j.lines.Err(), j.stderr.String())
+		if err := j.lines.Err(); err != nil {
+			return fmt.Errorf("--js: reading node's reply: %w (stderr: %s)", err, j.stderr.String())
+		}
+		return fmt.Errorf("--js: node exited before replying (stderr: %s)", j.stderr.String())
 	}
 	var e struct {
 		Error string `json:"error"`
