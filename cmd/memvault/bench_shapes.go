@@ -363,11 +363,11 @@ type template struct {
 }
 
 type tmplCkpt struct {
-	ns, id     string
-	parent     *string
-	typ        *string
-	doc, meta  []byte
-	idx, pidx  int // index of id and parent in template.ids; pidx -1 for none
+	ns, id    string
+	parent    *string
+	typ       *string
+	doc, meta []byte
+	idx, pidx int // index of id and parent in template.ids; pidx -1 for none
 }
 
 type tmplBlob struct {
