@@ -275,40 +275,7 @@ func (s *Saver) List(ctx context.Context, cfg *checkpointer.Config, opt checkpoi
 			yield(nil, fmt.Errorf("sqlite: list: %w", err))
 			return
 		}
-		var where []string
-		var args []any
-		if cfg != nil {
-			if cfg.ThreadID != "" {
-				where = append(where, "thread_id = ?")
-				args = append(args, cfg.ThreadID)
-			}
-			if !opt.AllNamespaces {
-				where = append(where, "checkpoint_ns = ?")
-				args = append(args, cfg.CheckpointNS)
-			}
-			if cfg.CheckpointID != "" {
-				where = append(where, "checkpoint_id = ?")
-				args = append(args, cfg.CheckpointID)
-			}
-		}
-		if opt.Before != nil && opt.Before.CheckpointID != "" {
-			where = append(where, "checkpoint_id < ?")
-			args = append(args, opt.Before.CheckpointID)
-		}
-		exact := true
-		for k, v := range opt.Filter {
-			cond, cargs, ok := pushdown(k, v)
-			if !ok {
-				exact = false
-				continue
-			}
-			where = append(where, cond)
-			args = append(args, cargs...)
-		}
-		base := `SELECT ` + rowColumns + ` FROM checkpoints WHERE 1`
-		for _, w := range where {
-			base += " AND " + w
-		}
+		where, args, exact := listWhere(cfg, opt)
 
 		var last *row
 		yielded := 0
@@ -321,13 +288,11 @@ func (s *Saver) List(ctx context.Context, cfg *checkpointer.Config, opt checkpoi
 			if exact && opt.Limit > 0 {
 				n = min(n, opt.Limit-yielded)
 			}
-			q := base
+			q := listSQL(where, last != nil)
 			qargs := args
 			if last != nil {
-				q += ` AND checkpoint_id <= ? AND (checkpoint_id < ? OR (checkpoint_id = ? AND (thread_id > ? OR (thread_id = ? AND checkpoint_ns > ?))))`
 				qargs = append(qargs[:len(qargs):len(qargs)], last.id, last.id, last.id, last.thread, last.thread, last.ns)
 			}
-			q += ` ORDER BY checkpoint_id DESC, thread_id, checkpoint_ns LIMIT ?`
 			qargs = append(qargs[:len(qargs):len(qargs)], n)
 
 			var page, keep []*row
@@ -369,6 +334,54 @@ func (s *Saver) List(ctx context.Context, cfg *checkpointer.Config, opt checkpoi
 			last = page[len(page)-1]
 		}
 	}
+}
+
+// listWhere returns List's conditions and their arguments; exact is false
+// when some entry of opt.Filter is left to core.MetadataContains.
+func listWhere(cfg *checkpointer.Config, opt checkpointer.ListOptions) (where []string, args []any, exact bool) {
+	if cfg != nil {
+		if cfg.ThreadID != "" {
+			where = append(where, "thread_id = ?")
+			args = append(args, cfg.ThreadID)
+		}
+		if !opt.AllNamespaces {
+			where = append(where, "checkpoint_ns = ?")
+			args = append(args, cfg.CheckpointNS)
+		}
+		if cfg.CheckpointID != "" {
+			where = append(where, "checkpoint_id = ?")
+			args = append(args, cfg.CheckpointID)
+		}
+	}
+	if opt.Before != nil && opt.Before.CheckpointID != "" {
+		where = append(where, "checkpoint_id < ?")
+		args = append(args, opt.Before.CheckpointID)
+	}
+	exact = true
+	for k, v := range opt.Filter {
+		cond, cargs, ok := pushdown(k, v)
+		if !ok {
+			exact = false
+			continue
+		}
+		where = append(where, cond)
+		args = append(args, cargs...)
+	}
+	return where, args, exact
+}
+
+// listSQL is List's statement for the conditions where; paged continues
+// after the last row of the previous page (its id, thread and namespace
+// come after the conditions' arguments), then the page size.
+func listSQL(where []string, paged bool) string {
+	q := `SELECT ` + rowColumns + ` FROM checkpoints WHERE 1`
+	for _, w := range where {
+		q += " AND " + w
+	}
+	if paged {
+		q += ` AND checkpoint_id <= ? AND (checkpoint_id < ? OR (checkpoint_id = ? AND (thread_id > ? OR (thread_id = ? AND checkpoint_ns > ?))))`
+	}
+	return q + ` ORDER BY checkpoint_id DESC, thread_id, checkpoint_ns LIMIT ?`
 }
 
 // pushdown returns an SQL condition selecting rows whose metadata has key k

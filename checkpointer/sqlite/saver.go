@@ -206,10 +206,14 @@ func (s *Saver) deleteThread(ctx context.Context, threadID string) error {
 	return nil
 }
 
+// deleteThreadSQL deletes a thread's rows of table: one statement, a
+// search of the primary key, which leads with thread_id.
+func deleteThreadSQL(table string) string { return `DELETE FROM ` + table + ` WHERE thread_id = ?` }
+
 func deleteThreads(ctx context.Context, tx *sql.Tx, threadIDs ...string) error {
 	for _, table := range []string{"checkpoint_writes", "checkpoint_blobs", "checkpoints"} {
 		for _, id := range threadIDs {
-			if _, err := tx.ExecContext(ctx, `DELETE FROM `+table+` WHERE thread_id = ?`, id); err != nil {
+			if _, err := tx.ExecContext(ctx, deleteThreadSQL(table), id); err != nil {
 				return err
 			}
 		}

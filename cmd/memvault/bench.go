@@ -30,11 +30,15 @@ CPU is node's).`,
 	}
 	var bf benchFlags
 	var jsDir string
+	var sf shapeFlags
 	cp := &cobra.Command{
 		Use:   "checkpointer",
 		Short: "put, put_writes, get_tuple and list(10) on PostgreSQL",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if sf.active() {
+				return benchShapes(cmd.Context(), cmd.OutOrStdout(), g.benchDSN, g.json, bf, sf, jsDir)
+			}
 			dsn, err := g.benchDSN()
 			if err != nil {
 				return err
@@ -42,6 +46,7 @@ CPU is node's).`,
 			return benchCheckpointer(cmd.Context(), cmd.OutOrStdout(), dsn, g.json, bf, jsDir)
 		},
 	}
+	addShapeFlags(cp, &sf)
 	cp.Flags().StringVar(&jsDir, "js", "", "also measure JS LangGraph's PostgresSaver (node), from this directory holding bench.mjs and its node_modules (interop/js)")
 	st := &cobra.Command{
 		Use:   "store",

@@ -6,6 +6,9 @@
 // Protocol: one JSON object per line on stdin, one reply per line on stdout.
 //   {"cmd":"init","dsn":…,"schema":…,"max_conc":16,"fixture":{channel values}}
 //     → {"ok":true}      (seeds thread "read-langgraph-js": 100 checkpoints of 3 writes)
+//   {"cmd":"init_messages","steps":200,"fixture":{"messages":[…],"context":…,"summary":…}}
+//     → {"ok":true}      (seeds threads "mget50-langgraph-js" and "mget200-langgraph-js": the
+//                         growing-messages workload, one more message per step)
 //   {"cmd":"run","op":"put"|"put_writes"|"get_tuple"|"get_tuple_by_id"|"list10","conc":N,"ms":M}
 //     → {"lat_us":[…],"elapsed_us":…,"cpu_us":…}   (or {"error":"…"})
 
@@ -55,7 +58,65 @@ async function init(msg) {
   }
 }
 
+// The growing-messages workload, as the Go bench writes it: at step s the
+// messages channel holds s+1 messages and gets a new version; context and
+// summary keep step 0's.
+let msgFx;
+let msgSteps = 200;
+let msgSeq = 0;
+const msgLast = new Map(); // thread → id of its last put, set before the put is awaited
+
+function msgVersion(s) {
+  return `${String(s + 1).padStart(32, "0")}.${"0".repeat(16)}`;
+}
+
+function putMsgStep(thread, parent, s) {
+  const first = msgVersion(0);
+  const vers = { messages: msgVersion(s), context: first, summary: first };
+  const cp = {
+    v: 4, id: uuid6(s), ts: new Date().toISOString(),
+    channel_values: { messages: msgFx.messages.slice(0, s + 1), context: msgFx.context, summary: msgFx.summary },
+    channel_versions: vers, versions_seen: { agent: vers }, updated_channels: ["messages"],
+  };
+  const nv = s === 0 ? vers : { messages: vers.messages };
+  const done = saver.put({ configurable: { thread_id: thread, checkpoint_ns: "", checkpoint_id: parent } }, cp, { source: "loop", step: s }, nv);
+  return [cp.id, done];
+}
+
+async function initMessages(msg) {
+  msgFx = msg.fixture;
+  msgSteps = msg.steps;
+  for (const depth of [50, msgSteps]) {
+    let parent;
+    for (let s = 0; s < depth; s++) {
+      const [id, done] = putMsgStep(`mget${depth}-${MODE}`, parent, s);
+      await done;
+      parent = id;
+    }
+  }
+}
+
+async function getMessages(depth) {
+  const t = await saver.getTuple({ configurable: { thread_id: `mget${depth}-${MODE}`, checkpoint_ns: "" } });
+  const n = t?.checkpoint?.channel_values?.messages?.length;
+  if (n !== depth) throw new Error(`latest of mget${depth} holds ${n} messages, want ${depth}`);
+}
+
 const ops = {
+  async put_messages() {
+    const n = msgSeq++;
+    const thread = `mput-${MODE}-${Math.floor(n / msgSteps)}`;
+    const s = n % msgSteps;
+    const [id, done] = putMsgStep(thread, s === 0 ? undefined : msgLast.get(thread), s);
+    if (s === msgSteps - 1) msgLast.delete(thread); else msgLast.set(thread, id);
+    await done;
+  },
+  async get_messages_50() {
+    await getMessages(50);
+  },
+  async get_messages_200() {
+    await getMessages(msgSteps);
+  },
   async put(i) {
     const vers = versions(i);
     const cp = checkpoint(i, vers);
@@ -114,6 +175,9 @@ for await (const line of rl) {
     const msg = JSON.parse(line);
     if (msg.cmd === "init") {
       await init(msg);
+      reply = { ok: true };
+    } else if (msg.cmd === "init_messages") {
+      await initMessages(msg);
       reply = { ok: true };
     } else if (msg.cmd === "run") {
       reply = await run(msg);
