@@ -139,8 +139,8 @@ func (s *Store) encodePuts(ctx context.Context, puts []*items.Put) (r *putRows, 
 
 // putRows are the columns of one put's statements.
 type putRows struct {
-	del   struct{ prefix, key []string }
-	up    struct {
+	del struct{ prefix, key []string }
+	up  struct {
 		prefix, key, value []string
 		reindex            []bool // the item's vectors are replaced (reidx holds it too)
 	}
