@@ -75,7 +75,7 @@ type benchFlags struct {
 	concurrency int
 	items       int
 	ops         []string // empty: every operation
-	dims        int      // store: embedding dimensions; 0 means benchStoreDims
+	dims        int      // store: embedding dimensions (the flag's default: benchStoreDims)
 	backend     string   // store: "postgres" (or "") or "sqlite"
 }
 

@@ -217,9 +217,6 @@ func checkStoreFlags(bf benchFlags) error {
 }
 
 func benchStore(ctx context.Context, out io.Writer, dsn string, asJSON bool, bf benchFlags) error {
-	if bf.dims == 0 {
-		bf.dims = benchStoreDims
-	}
 	if err := checkStoreFlags(bf); err != nil {
 		return err
 	}
