@@ -160,3 +160,33 @@ func firstDiff(a, b []string) string {
 	}
 	return fmt.Sprintf("at row %d (one is longer)", min(len(a), len(b)))
 }
+
+// BenchmarkBatchPut1536 measures a 1 000-item Batch of new items with
+// 1536-dimension vectors (no ANN index: the load, not the graph) through
+// COPY (the default above 256 items) and through the one-round-trip
+// unnest batch (the threshold raised past the batch).
+func BenchmarkBatchPut1536(b *testing.B) {
+	ctx := context.Background()
+	emb := embeddings.NewHashing(1536)
+	for _, tc := range []struct {
+		name string
+		min  int
+	}{{"copy", 256}, {"unnest", 1 << 30}} {
+		b.Run(tc.name, func(b *testing.B) {
+			s, _ := open(b, postgres.Options{Index: &store.IndexConfig{Embedder: emb, Fields: []string{"text"}, ANN: store.ANNConfig{Kind: store.Flat}}})
+			postgres.SetCopyMin(s, tc.min)
+			const n = 1000
+			for it := 0; b.Loop(); it++ {
+				ops := make([]store.Op, n)
+				for i := range ops {
+					ops[i] = store.PutOp{Namespace: store.Namespace{"users", fmt.Sprintf("u%d", i%10)}, Key: fmt.Sprintf("k%d-%d", it, i),
+						Value: map[string]any{"text": fmt.Sprintf("memory %d of batch %d about coffee and travel", i, it)}}
+				}
+				if _, err := s.Batch(ctx, ops); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.N*n)/b.Elapsed().Seconds(), "items/s")
+		})
+	}
+}
