@@ -50,12 +50,15 @@ CPU is node's).`,
 	cp.Flags().StringVar(&jsDir, "js", "", "also measure JS LangGraph's PostgresSaver (node), from this directory holding bench.mjs and its node_modules (interop/js)")
 	st := &cobra.Command{
 		Use:   "store",
-		Short: "put (with embedding), get and search k=10 over 10 000 items on PostgreSQL + pgvector",
+		Short: "put (with embedding), get and search k=10 over 10 000 items on PostgreSQL + pgvector (or SQLite)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			dsn, err := g.benchDSN()
-			if err != nil {
-				return err
+			var dsn string
+			if bf.backend != "sqlite" { // SQLite benches a temporary file
+				var err error
+				if dsn, err = g.benchDSN(); err != nil {
+					return err
+				}
 			}
 			return benchStore(cmd.Context(), cmd.OutOrStdout(), dsn, g.json, bf)
 		},
@@ -66,6 +69,8 @@ CPU is node's).`,
 		c.Flags().IntVar(&bf.items, "items", 10000, "store: items to search over")
 		c.Flags().StringSliceVar(&bf.ops, "ops", nil, "run only these operations (comma separated; default all)")
 	}
+	st.Flags().IntVar(&bf.dims, "dims", benchStoreDims, "store: embedding dimensions (offline hashing embedder)")
+	st.Flags().StringVar(&bf.backend, "backend", "postgres", "store: postgres (--dsn) or sqlite (a temporary file)")
 	cmd.AddCommand(cp, st)
 	return cmd
 }
@@ -75,6 +80,8 @@ type benchFlags struct {
 	concurrency int
 	items       int
 	ops         []string // empty: every operation
+	dims        int      // store: embedding dimensions (the flag's default: benchStoreDims)
+	backend     string   // store: "postgres" (or "") or "sqlite"
 }
 
 func (g *globals) benchDSN() (string, error) {

@@ -2,21 +2,51 @@ package main
 
 import (
 	"context"
+	"database/sql"
+	binenc "encoding/binary"
+	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/pgvector/pgvector-go"
+	pgxvec "github.com/pgvector/pgvector-go/pgx"
 
 	"github.com/memvault/memvault/embeddings"
+	"github.com/memvault/memvault/internal/sqlitedb"
 	"github.com/memvault/memvault/store"
 	pgstore "github.com/memvault/memvault/store/postgres"
+	sqlitestore "github.com/memvault/memvault/store/sqlite"
 )
 
-const benchStoreDims = 64
+// Defaults and bounds of the store bench's shape.
+const (
+	benchStoreDims = 64
+	// benchMaxDims bounds --dims: pgvector indexes at most 4000 dimensions
+	// (as halfvec), and the bench precomputes benchPutKeys vectors.
+	benchMaxDims = 4000
+	// benchPutKeys is how many distinct items the put rows write (again
+	// and again), and how many vectors the raw put precomputes.
+	benchPutKeys = 2048
+	// benchSeedBatch is the seeding Batch size: above the PostgreSQL
+	// store's COPY threshold, so that seeding goes through COPY.
+	benchSeedBatch = 1000
+)
+
+// Modes of the store bench's baselines.
+const (
+	rawPGX     = "raw-pgx"      // PostgreSQL through pgx, no library
+	rawPGXJoin = "raw-pgx+join" // the raw nearest query joined with the items' rows
+	rawSQL     = "raw-sql"      // SQLite through database/sql, no library
+)
 
 // benchWords is the vocabulary of the synthetic memories the store bench
 // writes: short sentences of 8-16 words drawn with a fixed seed.
@@ -36,29 +66,192 @@ func benchText(r *rand.Rand) string {
 	return strings.Join(w, " ")
 }
 
-type storeVariant struct {
-	name   string // "hnsw" or "flat"
-	mode   string // "plaintext" or "encrypted"
-	schema string
-	st     *pgstore.Store
+// storeWorkload is what every mode of a store bench reads and writes: the
+// seeded items' shape, the search queries and the items the put rows write,
+// with their vectors precomputed for the raw baselines.
+type storeWorkload struct {
+	items, dims int
+	emb         embeddings.Embedder
+	queries     []string
+	qvecs       [][]float32
+	putTexts    []string
+	putVecs     [][]float32
 }
 
-func benchStore(ctx context.Context, out io.Writer, dsn string, asJSON bool, bf benchFlags) error {
+func newStoreWorkload(ctx context.Context, items, dims int) (*storeWorkload, error) {
+	w := &storeWorkload{items: items, dims: dims, emb: embeddings.NewHashing(dims)}
+	r := rand.New(rand.NewPCG(3, 4))
+	for range 64 {
+		w.queries = append(w.queries, benchText(r))
+	}
+	var err error
+	if w.qvecs, err = w.emb.EmbedDocuments(ctx, w.queries); err != nil {
+		return nil, err
+	}
+	r = rand.New(rand.NewPCG(5, 6))
+	for i := range benchPutKeys {
+		// The key in the text keeps vectors distinct: items with identical
+		// vectors tie, and a tie at a page boundary sends the search to an
+		// exact query (see store/postgres).
+		w.putTexts = append(w.putTexts, benchText(r)+" "+benchPutKey(i))
+	}
+	if w.putVecs, err = w.emb.EmbedDocuments(ctx, w.putTexts); err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+func benchPutKey(i int) string { return fmt.Sprintf("k%d", i) }
+
+// seedNS and seedKey name seeded item j.
+func seedNS(j int) store.Namespace {
+	return store.Namespace{"users", fmt.Sprintf("u%d", j%100), "memories"}
+}
+func seedKey(j int) string { return fmt.Sprintf("m%d", j) }
+
+// seed puts the workload's items into st in batches, the same items for
+// every store (a fixed seed).
+func (w *storeWorkload) seed(ctx context.Context, st store.Store) error {
+	r := rand.New(rand.NewPCG(1, 2))
+	for i := 0; i < w.items; i += benchSeedBatch {
+		ops := make([]store.Op, 0, benchSeedBatch)
+		for j := i; j < min(i+benchSeedBatch, w.items); j++ {
+			ops = append(ops, store.PutOp{Namespace: seedNS(j), Key: seedKey(j), Value: map[string]any{"text": benchText(r), "n": j}})
+		}
+		if _, err := st.Batch(ctx, ops); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// libOps are the library's operations on st, the same on every backend.
+func (w *storeWorkload) libOps(st store.Store) map[string]benchOp {
+	putNS := store.Namespace{"users", "bench", "put"}
+	return map[string]benchOp{
+		// New items like the seeded ones, under the searched prefix, so
+		// that they neither crowd the queries' neighbourhoods nor get
+		// filtered out of the candidates.
+		"put": func(ctx context.Context, i int64) error {
+			k := int(i % benchPutKeys)
+			return st.Put(ctx, putNS, benchPutKey(k), map[string]any{"text": w.putTexts[k], "i": i})
+		},
+		"get": func(ctx context.Context, i int64) error {
+			j := int(i % int64(w.items))
+			it, err := st.Get(ctx, seedNS(j), seedKey(j))
+			if err == nil && it == nil {
+				err = fmt.Errorf("item m%d missing", j)
+			}
+			return err
+		},
+		"search_k10": func(ctx context.Context, i int64) error {
+			res, err := st.Search(ctx, store.Namespace{"users"}, store.SearchOptions{Query: w.queries[i%int64(len(w.queries))], Limit: 10})
+			if err == nil && len(res) != min(10, w.items) {
+				err = fmt.Errorf("search returned %d items", len(res))
+			}
+			return err
+		},
+	}
+}
+
+// storeBenchRun is one backend's bench: library variants by mode and the
+// raw baselines, op by op.
+type storeBenchRun struct {
+	lib       map[string]store.Store // by mode label
+	libModes  []string
+	raw       map[string]map[string]benchOp // op → baseline mode → op
+	rawModes  map[string][]string           // op → baseline modes, in order
+	baseline  string
+	extraBase string // a second baseline the summary compares to, or ""
+}
+
+func (run *storeBenchRun) measure(ctx context.Context, w *storeWorkload, p *benchPrinter, bf benchFlags) error {
+	libOps := make(map[string]map[string]benchOp, len(run.lib))
+	for mode, st := range run.lib {
+		libOps[mode] = w.libOps(st)
+	}
+	for _, conc := range []int{1, bf.concurrency} {
+		for _, op := range []string{"put", "get", "search_k10"} {
+			if !bf.wants(op) {
+				continue
+			}
+			modes := append(slices.Clone(run.rawModes[op]), run.libModes...)
+			rows, err := compare(ctx, "store", op, modes, conc, bf.duration, func(mode string) benchOp {
+				if f := run.raw[op][mode]; f != nil {
+					return f
+				}
+				return libOps[mode][op]
+			}, nil)
+			if err != nil {
+				return err
+			}
+			for _, r := range rows {
+				if err := p.print(r); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	p.summary(run.baseline)
+	if run.extraBase != "" && !p.json {
+		p.ratios(run.extraBase, func(r benchRow) bool { return r.Op == "search_k10" && !strings.HasPrefix(r.Mode, "raw-") })
+	}
+	return nil
+}
+
+// checkStoreFlags checks the store bench's shape flags.
+func checkStoreFlags(bf benchFlags) error {
 	if err := bf.checkOps("put", "get", "search_k10"); err != nil {
 		return err
 	}
+	if bf.dims <= 0 || bf.dims > benchMaxDims {
+		return usagef("--dims %d: want 1..%d", bf.dims, benchMaxDims)
+	}
+	if bf.items <= 0 {
+		return usagef("--items %d: want at least 1", bf.items)
+	}
+	if bf.concurrency <= 0 {
+		return usagef("--concurrency %d: want at least 1", bf.concurrency)
+	}
+	return nil
+}
+
+func benchStore(ctx context.Context, out io.Writer, dsn string, asJSON bool, bf benchFlags) error {
+	if err := checkStoreFlags(bf); err != nil {
+		return err
+	}
+	switch bf.backend {
+	case "", "postgres":
+		return benchStorePG(ctx, out, dsn, asJSON, bf)
+	case "sqlite":
+		return benchStoreSQLite(ctx, out, asJSON, bf)
+	default:
+		return usagef("--backend %q: want postgres or sqlite", bf.backend)
+	}
+}
+
+func benchStorePG(ctx context.Context, out io.Writer, dsn string, asJSON bool, bf benchFlags) error {
 	pool, schema, drop, err := benchSchema(ctx, dsn, bf.concurrency)
 	if err != nil {
 		return err
 	}
 	defer drop()
+	// The baselines' pool sends vectors in pgvector's binary format, as
+	// the store does.
+	rc := pool.Config().Copy()
+	rc.AfterConnect = func(ctx context.Context, c *pgx.Conn) error { return pgxvec.RegisterTypes(ctx, c) }
+	rawPool, err := pgxpool.NewWithConfig(ctx, rc)
+	if err != nil {
+		return err
+	}
+	defer rawPool.Close()
 	sers, err := benchSerializers()
 	if err != nil {
 		return err
 	}
 	p := &benchPrinter{out: out, json: asJSON}
 	if !asJSON {
-		fmt.Fprintf(out, "store bench: %d items of %d dims (offline hashing embedder), %s per row, concurrency 1 and %d\n", bf.items, benchStoreDims, bf.duration, bf.concurrency)
+		fmt.Fprintf(out, "store bench (postgres): %d items of %d dims (offline hashing embedder), %s per row, concurrency 1 and %d\n", bf.items, bf.dims, bf.duration, bf.concurrency)
 	}
 	settings, err := clusterSettings(ctx, pool)
 	if err != nil {
@@ -67,7 +260,13 @@ func benchStore(ctx context.Context, out io.Writer, dsn string, asJSON bool, bf 
 	if err := p.settings(settings); err != nil {
 		return err
 	}
-	var variants []*storeVariant
+	w, err := newStoreWorkload(ctx, bf.items, bf.dims)
+	if err != nil {
+		return err
+	}
+	run := &storeBenchRun{lib: map[string]store.Store{}, baseline: rawPGX, extraBase: rawPGXJoin}
+	var hnswSchema string
+	start := time.Now()
 	for _, kind := range []store.ANNKind{store.HNSW, store.Flat} {
 		for _, mode := range []string{"plaintext", "encrypted"} {
 			sch := fmt.Sprintf("%s_%s_%s", schema, kind, mode[:3])
@@ -75,7 +274,7 @@ func benchStore(ctx context.Context, out io.Writer, dsn string, asJSON bool, bf 
 				return err
 			}
 			defer pool.Exec(context.Background(), "DROP SCHEMA "+pgx.Identifier{sch}.Sanitize()+" CASCADE") //nolint:errcheck // best-effort cleanup
-			idx := &store.IndexConfig{Dims: benchStoreDims, Embedder: embeddings.NewHashing(benchStoreDims), Fields: []string{"text"}, ANN: store.ANNConfig{Kind: kind}}
+			idx := &store.IndexConfig{Dims: bf.dims, Embedder: w.emb, Fields: []string{"text"}, ANN: store.ANNConfig{Kind: kind}}
 			o := pgstore.Options{Schema: sch, Index: idx}
 			if mode == "encrypted" {
 				o.Serde = sers["encrypted"]
@@ -88,21 +287,14 @@ func benchStore(ctx context.Context, out io.Writer, dsn string, asJSON bool, bf 
 			if err := st.Setup(ctx); err != nil {
 				return err
 			}
-			variants = append(variants, &storeVariant{name: string(kind), mode: mode, schema: sch, st: st})
-		}
-	}
-	// Seed every variant with the same items, in batches.
-	start := time.Now()
-	for _, v := range variants {
-		r := rand.New(rand.NewPCG(1, 2))
-		const batch = 500
-		for i := 0; i < bf.items; i += batch {
-			ops := make([]store.Op, 0, batch)
-			for j := i; j < min(i+batch, bf.items); j++ {
-				ops = append(ops, store.PutOp{Namespace: store.Namespace{"users", fmt.Sprintf("u%d", j%100), "memories"}, Key: fmt.Sprintf("m%d", j), Value: map[string]any{"text": benchText(r), "n": j}})
-			}
-			if _, err := v.st.Batch(ctx, ops); err != nil {
+			if err := seedPG(ctx, pool, sch, w, st); err != nil {
 				return err
+			}
+			label := mode + "/" + string(kind)
+			run.lib[label] = st
+			run.libModes = append(run.libModes, label)
+			if hnswSchema == "" {
+				hnswSchema = sch
 			}
 		}
 	}
@@ -110,132 +302,335 @@ func benchStore(ctx context.Context, out io.Writer, dsn string, asJSON bool, bf 
 		return err
 	}
 	if !asJSON {
-		fmt.Fprintf(out, "seeded %d stores in %s\n\n", len(variants), time.Since(start).Round(time.Millisecond))
+		fmt.Fprintf(out, "seeded %d stores in %s\n\n", len(run.lib), time.Since(start).Round(time.Millisecond))
 	}
-	emb := embeddings.NewHashing(benchStoreDims)
-	queries := make([]string, 64)
-	qvecs := make([]string, len(queries))
-	r := rand.New(rand.NewPCG(3, 4))
-	for i := range queries {
-		queries[i] = benchText(r)
-		v, err := emb.EmbedQuery(ctx, queries[i])
-		if err != nil {
+	raw := newRawPG(rawPool, hnswSchema, w)
+	run.raw = map[string]map[string]benchOp{
+		"put":        {rawPGX: raw.put},
+		"get":        {rawPGX: raw.get},
+		"search_k10": {rawPGX: raw.nearest(false), rawPGXJoin: raw.nearest(true)},
+	}
+	run.rawModes = map[string][]string{"put": {rawPGX}, "get": {rawPGX}, "search_k10": {rawPGX, rawPGXJoin}}
+	return run.measure(ctx, w, p, bf)
+}
+
+// seedPG seeds a PostgreSQL store. An ANN index is dropped first and built
+// again after, with the DDL the store made (CREATE INDEX over the loaded
+// table is far quicker than inserting 100 000 vectors one by one into
+// an HNSW graph); the bench measures operations on the built store, not
+// the loading.
+func seedPG(ctx context.Context, pool *pgxpool.Pool, schema string, w *storeWorkload, st store.Store) error {
+	var defs []string
+	rows, err := pool.Query(ctx, `SELECT indexdef FROM pg_indexes WHERE schemaname = $1 AND tablename = 'store_vectors' AND indexdef ~* 'USING (hnsw|ivfflat)'`, schema)
+	if err != nil {
+		return err
+	}
+	if defs, err = pgx.CollectRows(rows, pgx.RowTo[string]); err != nil {
+		return err
+	}
+	if len(defs) > 0 {
+		if _, err := pool.Exec(ctx, `DROP INDEX `+pgx.Identifier{schema, "store_vectors_embedding_idx"}.Sanitize()); err != nil {
 			return err
 		}
-		qvecs[i] = vecLiteral(v)
 	}
-	byMode := map[string]*storeVariant{}
-	var modes []string
-	for _, v := range variants {
-		label := v.mode + "/" + v.name
-		byMode[label] = v
-		modes = append(modes, label)
+	if err := w.seed(ctx, st); err != nil {
+		return err
 	}
-	hnswSchema := variants[0].schema
-	ops := []struct {
-		name string
-		fn   func(v *storeVariant) benchOp
-	}{
-		{"put", func(v *storeVariant) benchOp {
-			// New items like the seeded ones, under the searched prefix, so
-			// that they neither crowd the queries' neighbourhoods nor get
-			// filtered out of the candidates.
-			texts := make([]string, 4096)
-			r := rand.New(rand.NewPCG(5, 6))
-			for i := range texts {
-				texts[i] = benchText(r)
-			}
-			return func(ctx context.Context, i int64) error {
-				// The key in the text keeps vectors distinct: items with
-				// identical vectors tie, and a tie at a page boundary sends
-				// the search to an exact query (see store/postgres).
-				key := fmt.Sprintf("k%d", i%5000)
-				return v.st.Put(ctx, store.Namespace{"users", "bench", "put"}, key, map[string]any{"text": texts[i%int64(len(texts))] + " " + key, "i": i})
-			}
-		}},
-		{"get", func(v *storeVariant) benchOp {
-			return func(ctx context.Context, i int64) error {
-				j := i % int64(bf.items)
-				it, err := v.st.Get(ctx, store.Namespace{"users", fmt.Sprintf("u%d", j%100), "memories"}, fmt.Sprintf("m%d", j))
-				if err == nil && it == nil {
-					err = fmt.Errorf("item m%d missing", j)
-				}
-				return err
-			}
-		}},
-		{"search_k10", func(v *storeVariant) benchOp {
-			if v == nil { // the baseline: the raw nearest-neighbour query
-				return func(ctx context.Context, i int64) error {
-					return rawNearest(ctx, pool, hnswSchema, qvecs[i%int64(len(qvecs))])
-				}
-			}
-			return func(ctx context.Context, i int64) error {
-				res, err := v.st.Search(ctx, store.Namespace{"users"}, store.SearchOptions{Query: queries[i%int64(len(queries))], Limit: 10})
-				if err == nil && len(res) != 10 {
-					err = fmt.Errorf("search returned %d items", len(res))
-				}
-				return err
-			}
-		}},
-	}
-	for _, conc := range []int{1, bf.concurrency} {
-		for _, op := range ops {
-			if !bf.wants(op.name) {
-				continue
-			}
-			rowModes := modes
-			if op.name == "search_k10" {
-				rowModes = append([]string{"raw-pgx"}, modes...)
-			}
-			rows, err := compare(ctx, "store", op.name, rowModes, conc, bf.duration, func(mode string) benchOp { return op.fn(byMode[mode]) }, nil)
-			if err != nil {
-				return err
-			}
-			for _, r := range rows {
-				if err := p.print(r); err != nil {
-					return err
-				}
-			}
+	for _, d := range defs {
+		if _, err := pool.Exec(ctx, d); err != nil {
+			return err
 		}
 	}
-	p.summary("raw-pgx")
 	return nil
 }
 
-// rawNearest is the baseline: the nearest-neighbour query the HNSW index
-// serves, without the library (no embedding, no join, no decoding).
-func rawNearest(ctx context.Context, pool *pgxpool.Pool, schema, q string) error {
-	rows, err := pool.Query(ctx, `SELECT prefix, key FROM `+pgx.Identifier{schema, "store_vectors"}.Sanitize()+` ORDER BY embedding <=> $1::vector LIMIT 10`, q)
+// rawPG is the PostgreSQL baseline: what a caller without memvault sends
+// on the same tables (the plaintext HNSW store's): vectors precomputed,
+// sent in binary, values decoded with encoding/json.
+type rawPG struct {
+	pool            *pgxpool.Pool
+	w               *storeWorkload
+	store, vectors  string
+	vecType         string
+	upsert, upsertV string
+}
+
+func newRawPG(pool *pgxpool.Pool, schema string, w *storeWorkload) *rawPG {
+	r := &rawPG{pool: pool, w: w, store: pgx.Identifier{schema, "store"}.Sanitize(), vectors: pgx.Identifier{schema, "store_vectors"}.Sanitize(), vecType: "vector"}
+	if w.dims > 2000 { // the store's rule: halfvec above pgvector's 2000
+		r.vecType = "halfvec"
+	}
+	r.upsert = `INSERT INTO ` + r.store + ` (prefix, key, value, created_at, updated_at) VALUES ($1, $2, $3, now(), now())
+ON CONFLICT (prefix, key) DO UPDATE SET value = EXCLUDED.value, updated_at = EXCLUDED.updated_at`
+	r.upsertV = `INSERT INTO ` + r.vectors + ` (prefix, key, field_name, embedding, created_at, updated_at) VALUES ($1, $2, 'text', $3, now(), now())
+ON CONFLICT (prefix, key, field_name) DO UPDATE SET embedding = EXCLUDED.embedding, updated_at = EXCLUDED.updated_at`
+	return r
+}
+
+func (r *rawPG) vec(v []float32) any {
+	if r.vecType == "halfvec" {
+		return pgvector.NewHalfVector(v)
+	}
+	return pgvector.NewVector(v)
+}
+
+// put upserts an item and its vector in one implicit transaction (one
+// round trip), under a namespace of its own in the same tables.
+func (r *rawPG) put(ctx context.Context, i int64) error {
+	k := int(i % benchPutKeys)
+	value, err := json.Marshal(map[string]any{"text": r.w.putTexts[k], "i": i})
+	if err != nil {
+		return err
+	}
+	b := &pgx.Batch{}
+	b.Queue(r.upsert, "users.bench.raw", benchPutKey(k), string(value))
+	b.Queue(r.upsertV, "users.bench.raw", benchPutKey(k), r.vec(r.w.putVecs[k]))
+	return r.pool.SendBatch(ctx, b).Close()
+}
+
+func (r *rawPG) get(ctx context.Context, i int64) error {
+	j := int(i % int64(r.w.items))
+	var raw []byte
+	var created, updated time.Time
+	if err := r.pool.QueryRow(ctx, `SELECT value, created_at, updated_at FROM `+r.store+` WHERE prefix = $1 AND key = $2`,
+		seedNS(j).String(), seedKey(j)).Scan(&raw, &created, &updated); err != nil {
+		return err
+	}
+	var v map[string]any
+	return json.Unmarshal(raw, &v)
+}
+
+// nearest is the raw nearest-neighbour query the index serves: the keys
+// only, or (join) with the items' values, decoded.
+func (r *rawPG) nearest(join bool) benchOp {
+	q := `SELECT prefix, key, NULL::jsonb FROM ` + r.vectors + ` ORDER BY embedding <=> $1 LIMIT 10`
+	if join {
+		q = `SELECT v.prefix, v.key, s.value FROM (
+    SELECT prefix, key, embedding <=> $1 AS dist FROM ` + r.vectors + ` ORDER BY embedding <=> $1 LIMIT 10) v
+JOIN ` + r.store + ` s ON s.prefix = v.prefix AND s.key = v.key ORDER BY v.dist`
+	}
+	want := min(10, r.w.items)
+	return func(ctx context.Context, i int64) error {
+		rows, err := r.pool.Query(ctx, q, r.vec(r.w.qvecs[i%int64(len(r.w.qvecs))]))
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		n := 0
+		for rows.Next() {
+			var prefix, key string
+			var raw []byte
+			if err := rows.Scan(&prefix, &key, &raw); err != nil {
+				return err
+			}
+			if join {
+				var v map[string]any
+				if err := json.Unmarshal(raw, &v); err != nil {
+					return err
+				}
+			}
+			n++
+		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		if n != want {
+			return fmt.Errorf("raw query returned %d rows", n)
+		}
+		return nil
+	}
+}
+
+func benchStoreSQLite(ctx context.Context, out io.Writer, asJSON bool, bf benchFlags) error {
+	dir, err := os.MkdirTemp("", "memvault-bench-store-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	sers, err := benchSerializers()
+	if err != nil {
+		return err
+	}
+	p := &benchPrinter{out: out, json: asJSON}
+	if !asJSON {
+		fmt.Fprintf(out, "store bench (sqlite, files in %s): %d items of %d dims (offline hashing embedder), %s per row, concurrency 1 and %d\n\n",
+			os.TempDir(), bf.items, bf.dims, bf.duration, bf.concurrency)
+	}
+	w, err := newStoreWorkload(ctx, bf.items, bf.dims)
+	if err != nil {
+		return err
+	}
+	run := &storeBenchRun{lib: map[string]store.Store{}, baseline: rawSQL}
+	start := time.Now()
+	var plainPath string
+	for _, mode := range []string{"plaintext", "encrypted"} {
+		path := filepath.Join(dir, mode+".db")
+		o := sqlitestore.Options{Index: &store.IndexConfig{Dims: bf.dims, Embedder: w.emb, Fields: []string{"text"}}}
+		if mode == "encrypted" {
+			o.Serde = sers["encrypted"]
+		} else {
+			plainPath = path
+		}
+		st, err := sqlitestore.Open(ctx, path, o)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		if err := w.seed(ctx, st); err != nil {
+			return err
+		}
+		run.lib[mode] = st
+		run.libModes = append(run.libModes, mode)
+	}
+	if !asJSON {
+		fmt.Fprintf(out, "seeded %d stores in %s\n\n", len(run.lib), time.Since(start).Round(time.Millisecond))
+	}
+	raw, err := openRawSQLite(plainPath, w)
+	if err != nil {
+		return err
+	}
+	defer raw.close()
+	run.raw = map[string]map[string]benchOp{"put": {rawSQL: raw.put}, "get": {rawSQL: raw.get}, "search_k10": {rawSQL: raw.search}}
+	run.rawModes = map[string][]string{"put": {rawSQL}, "get": {rawSQL}, "search_k10": {rawSQL}}
+	return run.measure(ctx, w, p, bf)
+}
+
+// rawSQLite is the SQLite baseline on the plaintext store's file: what a
+// caller without memvault does with database/sql on the same tables, with
+// the pragmas memvault uses (WAL, synchronous NORMAL) and one writer.
+type rawSQLite struct {
+	w         *storeWorkload
+	writer, r *sql.DB
+}
+
+func openRawSQLite(path string, w *storeWorkload) (*rawSQLite, error) {
+	dsn := path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)"
+	writer, err := sql.Open(sqlitedb.DriverName, dsn+"&_txlock=immediate")
+	if err != nil {
+		return nil, err
+	}
+	writer.SetMaxOpenConns(1)
+	r, err := sql.Open(sqlitedb.DriverName, dsn+"&_pragma=query_only(1)")
+	if err != nil {
+		writer.Close()
+		return nil, err
+	}
+	return &rawSQLite{w: w, writer: writer, r: r}, nil
+}
+
+func (s *rawSQLite) close() {
+	s.writer.Close()
+	s.r.Close()
+}
+
+func (s *rawSQLite) put(ctx context.Context, i int64) error {
+	k := int(i % benchPutKeys)
+	value, err := json.Marshal(map[string]any{"text": s.w.putTexts[k], "i": i})
+	if err != nil {
+		return err
+	}
+	v := s.w.putVecs[k]
+	blob := make([]byte, 4*len(v))
+	for j, f := range v {
+		binenc.LittleEndian.PutUint32(blob[4*j:], math.Float32bits(f))
+	}
+	now := time.Now().UnixNano()
+	tx, err := s.writer.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback() //nolint:errcheck // after Commit a no-op
+	if _, err := tx.ExecContext(ctx, `INSERT INTO store (prefix, key, value, created_at, updated_at) VALUES (?, ?, ?, ?, ?)
+ON CONFLICT (prefix, key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`, "users.bench.raw", benchPutKey(k), string(value), now, now); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO store_vectors (prefix, key, field_name, embedding, created_at, updated_at) VALUES (?, ?, 'text', ?, ?, ?)
+ON CONFLICT (prefix, key, field_name) DO UPDATE SET embedding = excluded.embedding, updated_at = excluded.updated_at`, "users.bench.raw", benchPutKey(k), blob, now, now); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+func (s *rawSQLite) get(ctx context.Context, i int64) error {
+	j := int(i % int64(s.w.items))
+	var raw []byte
+	var created, updated int64
+	if err := s.r.QueryRowContext(ctx, `SELECT value, created_at, updated_at FROM store WHERE prefix = ? AND key = ?`,
+		seedNS(j).String(), seedKey(j)).Scan(&raw, &created, &updated); err != nil {
+		return err
+	}
+	var v map[string]any
+	return json.Unmarshal(raw, &v)
+}
+
+// search scans every vector, scores it exactly (cosine) in Go, keeps the
+// ten best and reads their values: exact search without memvault.
+func (s *rawSQLite) search(ctx context.Context, i int64) error {
+	q := s.w.qvecs[i%int64(len(s.w.qvecs))]
+	var qn float64
+	for _, f := range q {
+		qn += float64(f) * float64(f)
+	}
+	qn = math.Sqrt(qn)
+	type scored struct {
+		prefix, key string
+		score       float64
+	}
+	var top []scored // best first, at most 10
+	rows, err := s.r.QueryContext(ctx, `SELECT prefix, key, embedding FROM store_vectors WHERE prefix >= 'users.' AND prefix < 'users/'`)
 	if err != nil {
 		return err
 	}
 	defer rows.Close()
-	n := 0
+	var prefix, key string
+	var blob []byte
 	for rows.Next() {
-		var prefix, key string
-		if err := rows.Scan(&prefix, &key); err != nil {
+		if err := rows.Scan(&prefix, &key, &blob); err != nil {
 			return err
 		}
-		n++
+		if len(blob) != 4*len(q) {
+			continue
+		}
+		var dot, n float64
+		for j := range q {
+			f := float64(math.Float32frombits(binenc.LittleEndian.Uint32(blob[4*j:])))
+			dot += f * float64(q[j])
+			n += f * f
+		}
+		sc := dot / (math.Sqrt(n) * qn)
+		if len(top) == 10 && sc <= top[9].score {
+			continue
+		}
+		at, _ := slices.BinarySearchFunc(top, sc, func(e scored, t float64) int {
+			switch {
+			case e.score > t:
+				return -1
+			case e.score < t:
+				return 1
+			}
+			return 0
+		})
+		top = slices.Insert(top, at, scored{prefix, key, sc})
+		if len(top) > 10 {
+			top = top[:10]
+		}
 	}
 	if err := rows.Err(); err != nil {
 		return err
 	}
-	if n != 10 {
-		return fmt.Errorf("raw query returned %d rows", n)
+	rows.Close()
+	for _, t := range top {
+		var raw []byte
+		if err := s.r.QueryRowContext(ctx, `SELECT value FROM store WHERE prefix = ? AND key = ?`, t.prefix, t.key).Scan(&raw); err != nil {
+			return err
+		}
+		var v map[string]any
+		if err := json.Unmarshal(raw, &v); err != nil {
+			return err
+		}
+	}
+	if len(top) != min(10, s.w.items) {
+		return fmt.Errorf("raw search found %d items", len(top))
 	}
 	return nil
-}
-
-func vecLiteral(v []float32) string {
-	var b strings.Builder
-	b.WriteByte('[')
-	for i, x := range v {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		fmt.Fprintf(&b, "%g", x)
-	}
-	b.WriteByte(']')
-	return b.String()
 }

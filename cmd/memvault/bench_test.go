@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -61,4 +62,61 @@ func TestBenchCheckpointerWithJS(t *testing.T) {
 func exists(p string) bool {
 	_, err := os.Stat(p)
 	return err == nil
+}
+
+// TestBenchStoreShapes runs the store bench at a tiny shape with --dims on
+// PostgreSQL and on SQLite: every op has its raw baseline row beside the
+// library's, at both concurrencies; bad shapes are usage errors.
+func TestBenchStoreShapes(t *testing.T) {
+	for _, tc := range []struct {
+		backend string
+		args    []string
+		modes   map[string][]string // op → modes
+	}{
+		{"postgres", []string{"--dsn", pgtest.SchemaDSN(t)}, map[string][]string{
+			"put":        {rawPGX, "plaintext/hnsw", "encrypted/hnsw", "plaintext/flat", "encrypted/flat"},
+			"get":        {rawPGX, "plaintext/hnsw", "encrypted/flat"},
+			"search_k10": {rawPGX, rawPGXJoin, "plaintext/hnsw", "encrypted/hnsw", "plaintext/flat", "encrypted/flat"},
+		}},
+		{"sqlite", nil, map[string][]string{
+			"put":        {rawSQL, "plaintext", "encrypted"},
+			"get":        {rawSQL, "plaintext", "encrypted"},
+			"search_k10": {rawSQL, "plaintext", "encrypted"},
+		}},
+	} {
+		t.Run(tc.backend, func(t *testing.T) {
+			args := append([]string{"bench", "store", "--backend", tc.backend, "--dims", "24", "--items", "40",
+				"--duration", "200ms", "--concurrency", "2", "--json"}, tc.args...)
+			out := cli(t, nil, "", args...).must(t, 0).stdout
+			seen := map[string]bool{}
+			for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+				var r benchRow
+				if err := json.Unmarshal([]byte(l), &r); err != nil {
+					t.Fatalf("line %q: %v", l, err)
+				}
+				if r.Op == "" {
+					continue // the cluster's settings
+				}
+				if r.OpsPerS <= 0 {
+					t.Errorf("row %+v completed nothing", r)
+				}
+				seen[fmt.Sprintf("%s/%s/%d", r.Op, r.Mode, r.Concurrency)] = true
+			}
+			for op, modes := range tc.modes {
+				for _, m := range modes {
+					for _, c := range []int{1, 2} {
+						if !seen[fmt.Sprintf("%s/%s/%d", op, m, c)] {
+							t.Errorf("no row for %s %s c=%d", op, m, c)
+						}
+					}
+				}
+			}
+		})
+	}
+	for _, bad := range [][]string{{"--dims", "0"}, {"--dims", "100000"}, {"--items", "0"}, {"--backend", "oracle"}} {
+		res := cli(t, nil, "", append([]string{"bench", "store", "--backend", "sqlite"}, bad...)...)
+		if res.code == 0 {
+			t.Errorf("bench store %v succeeded", bad)
+		}
+	}
 }

@@ -24,6 +24,7 @@ func TestConformance(t *testing.T) {
 		serde   func(testing.TB) serde.Serializer
 		halfvec bool // halfvec columns (pgvector-go's HalfVector in binary)
 		simple  bool // the simple protocol: vectors go as text
+		bulk    bool // every write through COPY (writeBulk), whatever its size
 	}{
 		{name: "Plain/HNSW", ann: store.HNSW},
 		{name: "Plain/Flat", ann: store.Flat},
@@ -35,6 +36,13 @@ func TestConformance(t *testing.T) {
 		// Per-subject keys: items under ("users", <subject>, …) sealed
 		// under their subject's data key.
 		{name: "Subjects/HNSW", ann: store.HNSW, serde: func(t testing.TB) serde.Serializer { return testkeys.Subjects(t) }},
+		// The bulk path (COPY into staging tables) for every write, so that
+		// it passes the same suite as the one-batch path.
+		{name: "Plain/HNSW/Bulk", ann: store.HNSW, bulk: true},
+		{name: "Plain/HNSW/halfvec/Bulk", ann: store.HNSW, halfvec: true, bulk: true},
+		{name: "Plain/HNSW/SimpleProtocol/Bulk", ann: store.HNSW, simple: true, bulk: true},
+		{name: "Encrypted/Flat/Bulk", ann: store.Flat, serde: func(t testing.TB) serde.Serializer { return newSealed(t) }, bulk: true},
+		{name: "Subjects/HNSW/Bulk", ann: store.HNSW, serde: func(t testing.TB) serde.Serializer { return testkeys.Subjects(t) }, bulk: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			storetest.Run(t, func(t *testing.T, cfg storetest.Config) store.Store {
@@ -48,10 +56,15 @@ func TestConformance(t *testing.T) {
 				if tc.serde != nil {
 					opts.Serde = tc.serde(t)
 				}
+				var s *postgres.Store
 				if tc.simple {
-					return openSimpleProtocol(t, opts)
+					s = openSimpleProtocol(t, opts)
+				} else {
+					s, _ = open(t, opts)
 				}
-				s, _ := open(t, opts)
+				if tc.bulk {
+					postgres.SetCopyMin(s, 1)
+				}
 				return s
 			})
 		})
@@ -110,10 +123,16 @@ func (s txStore) Batch(ctx context.Context, ops []store.Op) ([]store.Result, err
 // TestConformanceTx runs the whole suite with every write going through
 // the …Tx twins, plaintext and encrypted.
 func TestConformanceTx(t *testing.T) {
-	for _, enc := range []bool{false, true} {
+	for _, tc := range []struct {
+		enc, bulk bool
+	}{{false, false}, {true, false}, {false, true}, {true, true}} {
+		enc := tc.enc
 		name := "Plain"
 		if enc {
 			name = "Encrypted"
+		}
+		if tc.bulk {
+			name += "/Bulk" // COPY inside the caller's transaction
 		}
 		t.Run(name, func(t *testing.T) {
 			storetest.Run(t, func(t *testing.T, cfg storetest.Config) store.Store {
@@ -122,6 +141,9 @@ func TestConformanceTx(t *testing.T) {
 					opts.Serde = newSealed(t)
 				}
 				s, pool := open(t, opts)
+				if tc.bulk {
+					postgres.SetCopyMin(s, 1)
+				}
 				return txStore{s, pool}
 			})
 		})

@@ -120,6 +120,10 @@ type Store struct {
 	// time, where a cached statement's generic plan cannot see how
 	// selective a namespace prefix is and may scan every vector.
 	mode pgx.QueryExecMode
+	// copyMin is how many items a write puts before it goes through COPY
+	// (see writeBulk): defaultCopyMin; tests lower it to run the
+	// conformance suite through the bulk path.
+	copyMin int
 	// seenPrefixes holds the prefixes searched lately, to tell the ones
 	// searched again (see preparedPrefix); nil when mode is 0.
 	seenPrefixes *lru.Cache[string, struct{}]
@@ -146,7 +150,7 @@ func New(db DB, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{b: b, db: db, opts: opts, t: newTables(opts.Schema)}
+	s := &Store{b: b, db: db, opts: opts, t: newTables(opts.Schema), copyMin: defaultCopyMin}
 	if opts.Serde != nil {
 		s.codec = binding.New(opts.Serde)
 	}

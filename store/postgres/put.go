@@ -64,6 +64,11 @@ func (s *Store) put(ctx context.Context, q Querier, ops []store.PutOp) error {
 // where the connection has it registered.
 func (s *Store) write(ctx context.Context, q Querier, r *putRows, vecs [][]float32, now time.Time) error {
 	owned := q == Querier(s.db)
+	if len(r.up.key) >= s.copyMin {
+		if done, err := s.writeBulk(ctx, q, owned, r, vecs, now); done {
+			return err
+		}
+	}
 	if len(vecs) == 0 {
 		return s.sendPuts(ctx, q, owned, r, nil, false, now)
 	}
@@ -116,6 +121,7 @@ func (s *Store) encodePuts(ctx context.Context, puts []*items.Put) (r *putRows, 
 		} else {
 			r.exp, r.ttlM = append(r.exp, nil), append(r.ttlM, nil)
 		}
+		r.up.reindex = append(r.up.reindex, p.Reindex)
 		if !p.Reindex {
 			continue // no store_vectors table: index options are moot
 		}
@@ -133,8 +139,11 @@ func (s *Store) encodePuts(ctx context.Context, puts []*items.Put) (r *putRows, 
 
 // putRows are the columns of one put's statements.
 type putRows struct {
-	del   struct{ prefix, key []string }
-	up    struct{ prefix, key, value []string }
+	del struct{ prefix, key []string }
+	up  struct {
+		prefix, key, value []string
+		reindex            []bool // the item's vectors are replaced (reidx holds it too)
+	}
 	exp   []*time.Time
 	ttlM  []*int32
 	reidx struct{ prefix, key []string }

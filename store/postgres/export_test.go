@@ -1,0 +1,5 @@
+package postgres
+
+// SetCopyMin sets how many items a write puts before it goes through COPY,
+// so that tests can run small batches (1: every put) through the bulk path.
+func SetCopyMin(s *Store, n int) { s.copyMin = n }
