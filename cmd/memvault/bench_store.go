@@ -485,7 +485,7 @@ func benchStoreSQLite(ctx context.Context, out io.Writer, asJSON bool, bf benchF
 	if !asJSON {
 		fmt.Fprintf(out, "seeded %d stores in %s\n\n", len(run.lib), time.Since(start).Round(time.Millisecond))
 	}
-	raw, err := openRawSQLite(plainPath, w)
+	raw, err := openRawStoreSQLite(plainPath, w)
 	if err != nil {
 		return err
 	}
@@ -495,15 +495,15 @@ func benchStoreSQLite(ctx context.Context, out io.Writer, asJSON bool, bf benchF
 	return run.measure(ctx, w, p, bf)
 }
 
-// rawSQLite is the SQLite baseline on the plaintext store's file: what a
+// rawStoreSQLite is the SQLite baseline on the plaintext store's file: what a
 // caller without memvault does with database/sql on the same tables, with
 // the pragmas memvault uses (WAL, synchronous NORMAL) and one writer.
-type rawSQLite struct {
+type rawStoreSQLite struct {
 	w         *storeWorkload
 	writer, r *sql.DB
 }
 
-func openRawSQLite(path string, w *storeWorkload) (*rawSQLite, error) {
+func openRawStoreSQLite(path string, w *storeWorkload) (*rawStoreSQLite, error) {
 	dsn := path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)"
 	writer, err := sql.Open(sqlitedb.DriverName, dsn+"&_txlock=immediate")
 	if err != nil {
@@ -515,15 +515,15 @@ func openRawSQLite(path string, w *storeWorkload) (*rawSQLite, error) {
 		writer.Close()
 		return nil, err
 	}
-	return &rawSQLite{w: w, writer: writer, r: r}, nil
+	return &rawStoreSQLite{w: w, writer: writer, r: r}, nil
 }
 
-func (s *rawSQLite) close() {
+func (s *rawStoreSQLite) close() {
 	s.writer.Close()
 	s.r.Close()
 }
 
-func (s *rawSQLite) put(ctx context.Context, i int64) error {
+func (s *rawStoreSQLite) put(ctx context.Context, i int64) error {
 	k := int(i % benchPutKeys)
 	value, err := json.Marshal(map[string]any{"text": s.w.putTexts[k], "i": i})
 	if err != nil {
@@ -551,7 +551,7 @@ ON CONFLICT (prefix, key, field_name) DO UPDATE SET embedding = excluded.embeddi
 	return tx.Commit()
 }
 
-func (s *rawSQLite) get(ctx context.Context, i int64) error {
+func (s *rawStoreSQLite) get(ctx context.Context, i int64) error {
 	j := int(i % int64(s.w.items))
 	var raw []byte
 	var created, updated int64
@@ -565,7 +565,7 @@ func (s *rawSQLite) get(ctx context.Context, i int64) error {
 
 // search scans every vector, scores it exactly (cosine) in Go, keeps the
 // ten best and reads their values: exact search without memvault.
-func (s *rawSQLite) search(ctx context.Context, i int64) error {
+func (s *rawStoreSQLite) search(ctx context.Context, i int64) error {
 	q := s.w.qvecs[i%int64(len(s.w.qvecs))]
 	var qn float64
 	for _, f := range q {
