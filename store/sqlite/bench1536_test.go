@@ -227,11 +227,13 @@ func BenchmarkSearch1536(b *testing.B) {
 	defer s.Close()
 	open := time.Since(t0)
 	_, first := search(s, 0)
+	resc0 := s.cache.stats.rescored.Load()
 	got := make([][]store.SearchItem, queries)
 	lat := make([]time.Duration, queries)
 	for j := range queries {
 		got[j], lat[j] = search(s, j+1)
 	}
+	rescored := float64(s.cache.stats.rescored.Load()-resc0) / queries
 	rss, hwm, anon, file := procStatus("VmRSS"), procStatus("VmHWM"), procStatus("RssAnon"), procStatus("RssFile")
 
 	// Another store on the file stands for another process: it rewrites
@@ -322,6 +324,7 @@ func BenchmarkSearch1536(b *testing.B) {
 	b.ReportMetric(percentile(lat, 0.5), "p50-ms")
 	b.ReportMetric(percentile(lat, 0.99), "p99-ms")
 	b.ReportMetric(float64(found)/float64(queries*k), "recall@10")
+	b.ReportMetric(rescored, "rescored/search")
 	b.ReportMetric(ms(refresh), "refresh-search-ms")
 	b.ReportMetric(float64(refreshRows), "refresh-code-rows")
 	b.ReportMetric(rss, "rss-MB")

@@ -40,6 +40,7 @@ type cacheStats struct {
 	fullLoads   atomic.Int64 // loads of every code
 	incremental atomic.Int64 // refreshes from the log
 	codeRows    atomic.Int64 // code rows read, by either
+	rescored    atomic.Int64 // items searches scored exactly
 }
 
 // codeIndex is the codes of a set of items. Item i owns codes
@@ -192,26 +193,28 @@ func (t *codeIndex) estimateAll(prefix string, e *estimator, skip map[itemKey]bo
 	return out
 }
 
-// best returns the keys of the r best items under prefix by estimate
-// (skipping those in skip), best first, when the index holds generation
-// gen; ok is false when it does not. more reports whether other items
-// remain.
-func (c *vecCache) best(gen int64, prefix string, e func(*codeIndex) *estimator, r int, skip map[itemKey]bool) (keys []itemKey, more, ok bool) {
+// best returns the keys of the r items under prefix of highest bound
+// (skipping those in skip), highest first, with their bounds, when the
+// index holds generation gen; ok is false when it does not. more reports
+// whether other items remain.
+func (c *vecCache) best(gen int64, prefix string, e func(*codeIndex) *estimator, r int, skip map[itemKey]bool) (keys []itemKey, bounds []float32, more, ok bool) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	t := c.snap
 	if t == nil || c.gen != gen {
-		return nil, false, false
+		return nil, nil, false, false
 	}
 	all := t.estimateAll(prefix, e(t), skip)
 	n := min(r, len(all))
 	topK(all, n, compareApprox)
 	keys = make([]itemKey, 0, n)
+	bounds = make([]float32, 0, n)
 	for _, a := range all[:n] {
 		s := &t.slots[a.slot]
 		keys = append(keys, itemKey{t.names[s.ns], s.key})
+		bounds = append(bounds, a.est)
 	}
-	return keys, len(all) > n, true
+	return keys, bounds, len(all) > n, true
 }
 
 // committed applies the puts of a committed transaction that produced gen,

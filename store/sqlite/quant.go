@@ -125,11 +125,17 @@ func decodeCode(words []uint64, b []byte, d int) (_ []uint64, m codeMeta, ok boo
 	return words, m, true
 }
 
-// estimator scores codes against one query.
+// boundSigmas is how many standard deviations of the angle estimate the
+// upper bound of a code's score adds: the Hamming distance of d sign bits
+// has standard deviation sqrt(d·p·(1-p)) when each bit differs with
+// probability p = θ/π.
+const boundSigmas = 4
+
+// estimator bounds the scores of codes against one query.
 type estimator struct {
 	dist  store.Distance
 	words int
-	cos   []float32 // cos(π·h/d) for h = 0..d
+	cos   []float32 // upper bound of cos θ for h = 0..d: cos(max(0, π·h/d - margin))
 	q     [2]queryCode
 	nq    float32 // |q|
 }
@@ -146,7 +152,9 @@ func newEstimator(dist store.Distance, q, c []float32) *estimator {
 	d := len(q)
 	e := &estimator{dist: dist, words: codeWords(d), cos: make([]float32, d+1)}
 	for h := range e.cos {
-		e.cos[h] = float32(math.Cos(math.Pi * float64(h) / float64(d)))
+		p := max(float64(h), 1) / float64(d)
+		sd := math.Pi * math.Sqrt(p*(1-p)/float64(d))
+		e.cos[h] = float32(math.Cos(max(0, math.Pi*float64(h)/float64(d)-boundSigmas*sd-math.Pi/float64(d))))
 	}
 	for i := range e.q {
 		cc := c
@@ -171,9 +179,8 @@ func newEstimator(dist store.Distance, q, c []float32) *estimator {
 	return e
 }
 
-// estimate scores a code (its words and metadata), higher meaning closer,
-// on the scale of its distance (comparable across codes of one query, not
-// with exact scores).
+// estimate bounds the score of a code (its words and metadata) from
+// above, with high probability, on the scale of proxy.
 func (e *estimator) estimate(w []uint64, m *codeMeta) float32 {
 	qc := &e.q[0]
 	if m.centred {
@@ -195,4 +202,13 @@ func (e *estimator) estimate(w []uint64, m *codeMeta) float32 {
 		}
 		return dot / (m.nv * e.nq)
 	}
+}
+
+// proxy maps an exact score to the scale of estimate: the score itself for
+// cosine and inner product, |q|² - distance² for L2.
+func (e *estimator) proxy(score float64) float32 {
+	if e.dist == store.L2 {
+		return e.nq*e.nq - float32(score*score)
+	}
+	return float32(score)
 }

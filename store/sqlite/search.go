@@ -212,30 +212,35 @@ func (r *exactRanked) next(_ context.Context, want int) ([]candidate, error) {
 	return part, nil
 }
 
-// minRescore is the fewest items a search rescores exactly; it rescores
-// rescoreFactor times the items its page needs when that is more.
+// rescoreBatch is how many items a search reads and scores exactly at a
+// time; maxBounded bounds the items it ranks by bound per scan of the
+// index.
 const (
-	minRescore    = 400
-	rescoreFactor = 16
+	rescoreBatch = 64
+	maxBounded   = 4096
 )
 
-// quantRanked ranks with the code index: the items of best estimate,
-// rescoreFactor times the page (at least minRescore), are read from
-// store_vectors and scored exactly, then returned in exact order; a page
+// quantRanked ranks with the code index: items are read from
+// store_vectors and scored exactly in the order of their bounds (see
+// estimator), a batch at a time, until the next bound is below the
+// need-th best exact score found, then returned in exact order; a page
 // that needs more (a filter or expiries rejected many) rescores the next
-// best estimates the same way.
+// bounds the same way.
 type quantRanked struct {
 	s       *Store
 	tx      *sql.Tx
 	gen     int64
 	prefix  string
 	query   []float32
-	r       int
+	need    int
 	est     *estimator
 	centre  []float32        // the centre est was made for
-	emitted map[itemKey]bool // items rescored so far
+	emitted map[itemKey]bool // items ranked by bound so far
+	keys    []itemKey        // ranked by bound, not rescored yet
+	bounds  []float32
+	more    bool // items beyond keys remain
+	started bool
 	buf     []candidate
-	done    bool
 	exact   *exactRanked // the rest by exact scan, once the index moved on
 	now     time.Time
 	ns      store.Namespace
@@ -248,36 +253,79 @@ func (q *quantRanked) estimator(t *codeIndex) *estimator {
 	return q.est
 }
 
+// fill ranks more items by bound; it returns false when the index moved on
+// past the search's snapshot.
+func (q *quantRanked) fill() bool {
+	keys, bounds, more, ok := q.s.cache.best(q.gen, q.prefix, q.estimator, min(maxBounded, max(4*q.need, 256)), q.emitted)
+	if !ok {
+		return false
+	}
+	for _, k := range keys {
+		q.emitted[k] = true
+	}
+	q.keys, q.bounds, q.more, q.started = keys, bounds, more, true
+	return true
+}
+
 func (q *quantRanked) next(ctx context.Context, want int) ([]candidate, error) {
 	if q.exact != nil {
 		return q.exact.next(ctx, want)
 	}
-	if len(q.buf) == 0 && !q.done {
-		keys, more, ok := q.s.cache.best(q.gen, q.prefix, q.estimator, q.r, q.emitted)
-		if !ok {
-			// This process wrote since the search's snapshot: score the
-			// rest exactly.
+	for first := !q.started; len(q.buf) == 0; first = false {
+		if len(q.keys) == 0 && (!q.started || q.more) && !q.fill() {
+			// This process wrote since the search's snapshot: rank the
+			// rest by exact scan.
 			cands, err := q.s.scoreVectors(ctx, q.tx, q.ns, q.query, q.now)
 			if err != nil {
 				return nil, err
 			}
-			cands = slices.DeleteFunc(cands, func(c candidate) bool { return q.emitted[c.k] })
+			cands = slices.DeleteFunc(cands, func(c candidate) bool { return q.emitted[c.k] && !q.buffered(c.k) })
 			q.exact = newExactRanked(cands, want)
 			return q.exact.next(ctx, want)
 		}
-		q.done = !more
-		for _, k := range keys {
-			q.emitted[k] = true
+		if len(q.keys) == 0 {
+			return nil, nil
 		}
-		var err error
-		if q.buf, err = q.s.rescore(ctx, q.tx, keys, q.query); err != nil {
-			return nil, err
+		// The first part rescores until the bounds show that no item left
+		// can enter the best need; later parts a batch each.
+		var got []candidate
+		for len(q.keys) > 0 {
+			n := min(len(q.keys), rescoreBatch)
+			part, err := q.s.rescore(ctx, q.tx, q.keys[:n], q.query)
+			if err != nil {
+				return nil, err
+			}
+			q.s.cache.stats.rescored.Add(int64(n))
+			q.keys, q.bounds = q.keys[n:], q.bounds[n:]
+			got = append(got, part...)
+			if !first {
+				break
+			}
+			slices.SortFunc(got, compareCandidates)
+			if len(got) >= q.need && len(q.bounds) > 0 && q.bounds[0] < q.est.proxy(got[q.need-1].score) {
+				break
+			}
+			if len(q.keys) == 0 && q.more && !q.fill() {
+				break
+			}
 		}
+		slices.SortFunc(got, compareCandidates)
+		q.buf = got
 	}
 	n := min(len(q.buf), want)
 	part := q.buf[:n]
 	q.buf = q.buf[n:]
 	return part, nil
+}
+
+// buffered reports whether k is rescored and not returned yet.
+func (q *quantRanked) buffered(k itemKey) bool {
+	for _, c := range q.buf {
+		if c.k == k {
+			return true
+		}
+	}
+	return slices.Contains(q.keys, k)
 }
 
 // rescore reads the vectors of keys and returns their items scored
@@ -356,7 +404,7 @@ func (s *Store) ranked(ctx context.Context, tx *sql.Tx, st *readStmts, prefix st
 			}
 			if ok {
 				return &quantRanked{s: s, tx: tx, gen: q.gen, prefix: prefix.String(), query: query,
-					r: max(minRescore, rescoreFactor*need), emitted: map[itemKey]bool{}, now: now, ns: prefix}, nil
+					need: max(need, 1), emitted: map[itemKey]bool{}, now: now, ns: prefix}, nil
 			}
 		}
 	}
