@@ -85,11 +85,13 @@ func (s *Store) Batch(ctx context.Context, ops []store.Op) ([]store.Result, erro
 		if err != nil {
 			return nil, wrap(err)
 		}
+		s.maybeSnapshot(ctx)
 		return results, nil
 	}
 	if err := s.db.Read(ctx, func(tx *sql.Tx) error { return reads(ctx, tx, s.st.r) }); err != nil {
 		return nil, wrap(err)
 	}
+	s.maybeSnapshot(ctx)
 	if len(refreshes) > 0 {
 		err := s.db.Write(ctx, func(tx *sql.Tx) error { return s.applyRefreshes(ctx, tx, refreshes) })
 		if err != nil {

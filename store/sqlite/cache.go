@@ -32,6 +32,9 @@ type vecCache struct {
 	snap   *codeIndex // nil: not loaded
 	tooBig bool       // the index exceeded budget: searches scan SQLite
 	stats  cacheStats // what refreshes read, for tests
+	// wantSnapshot asks the next Batch to store the index as the snapshot
+	// (a load read every code, or many since the snapshot).
+	wantSnapshot atomic.Bool
 }
 
 // cacheStats counts what the cache read from SQLite, so that tests can
@@ -41,6 +44,7 @@ type cacheStats struct {
 	incremental atomic.Int64 // refreshes from the log
 	codeRows    atomic.Int64 // code rows read, by either
 	rescored    atomic.Int64 // items searches scored exactly
+	snapshots   atomic.Int64 // loads from the snapshot
 }
 
 // codeIndex is the codes of a set of items. Item i owns codes
@@ -298,7 +302,7 @@ func (c *vecCache) refresh(ctx context.Context, tx *sql.Tx, q quantState) (bool,
 			return c.applyChanged(ctx, tx, g, q.gen, keys)
 		}
 	}
-	return c.load(ctx, tx, q.gen)
+	return c.load(ctx, tx, q)
 }
 
 // maxLogRefresh bounds the items a refresh from the log reads; past it a
@@ -326,14 +330,15 @@ func (c *vecCache) changed(ctx context.Context, tx *sql.Tx, g int64) (keys []ite
 	return keys, false, rs.Err()
 }
 
-// applyChanged reads the codes of keys from tx (generation gen) and
-// applies them to the index if it still holds generation from.
-func (c *vecCache) applyChanged(ctx context.Context, tx *sql.Tx, from, gen int64, keys []itemKey) (bool, error) {
-	type item struct {
-		updated int64
-		codes   []code
-	}
-	got := map[itemKey]*item{}
+// changedItem is an item's codes as read for a refresh.
+type changedItem struct {
+	updated int64
+	codes   []code
+}
+
+// readCodes reads the codes of keys from tx.
+func (c *vecCache) readCodes(ctx context.Context, tx *sql.Tx, keys []itemKey) (map[itemKey]*changedItem, error) {
+	got := map[itemKey]*changedItem{}
 	for start := 0; start < len(keys); start += 200 {
 		part := keys[start:min(len(keys), start+200)]
 		var q strings.Builder
@@ -349,7 +354,7 @@ func (c *vecCache) applyChanged(ctx context.Context, tx *sql.Tx, from, gen int64
 		q.WriteString(")")
 		rs, err := tx.QueryContext(ctx, q.String(), args...)
 		if err != nil {
-			return false, err
+			return nil, err
 		}
 		for rs.Next() {
 			var (
@@ -359,7 +364,7 @@ func (c *vecCache) applyChanged(ctx context.Context, tx *sql.Tx, from, gen int64
 			)
 			if err := rs.Scan(&k.ns, &k.key, &upd, &b); err != nil {
 				rs.Close()
-				return false, err
+				return nil, err
 			}
 			c.stats.codeRows.Add(1)
 			bits, m, ok := decodeCode(nil, b, c.dims)
@@ -368,7 +373,7 @@ func (c *vecCache) applyChanged(ctx context.Context, tx *sql.Tx, from, gen int64
 			}
 			it := got[k]
 			if it == nil {
-				it = &item{}
+				it = &changedItem{}
 				got[k] = it
 			}
 			it.updated = upd
@@ -377,15 +382,14 @@ func (c *vecCache) applyChanged(ctx context.Context, tx *sql.Tx, from, gen int64
 		err = rs.Err()
 		rs.Close()
 		if err != nil {
-			return false, err
+			return nil, err
 		}
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.snap == nil || c.gen != from {
-		return c.snap != nil && c.gen == gen, nil
-	}
-	t := c.snap
+	return got, nil
+}
+
+// apply replaces the codes of keys with got's.
+func (t *codeIndex) apply(keys []itemKey, got map[itemKey]*changedItem) {
 	for _, k := range keys {
 		if it := got[k]; it != nil {
 			t.add(k.ns, k.key, it.updated, it.codes)
@@ -394,6 +398,22 @@ func (c *vecCache) applyChanged(ctx context.Context, tx *sql.Tx, from, gen int64
 		}
 	}
 	t.compact()
+}
+
+// applyChanged reads the codes of keys from tx (generation gen) and
+// applies them to the index if it still holds generation from.
+func (c *vecCache) applyChanged(ctx context.Context, tx *sql.Tx, from, gen int64, keys []itemKey) (bool, error) {
+	got, err := c.readCodes(ctx, tx, keys)
+	if err != nil {
+		return false, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.snap == nil || c.gen != from {
+		return c.snap != nil && c.gen == gen, nil
+	}
+	t := c.snap
+	t.apply(keys, got)
 	c.gen = gen
 	c.stats.incremental.Add(1)
 	if t.bytes() > c.budget {
@@ -407,12 +427,22 @@ func (c *vecCache) applyChanged(ctx context.Context, tx *sql.Tx, from, gen int64
 // them unless the cache holds a newer generation already. It reports
 // whether the index now holds gen. Codes of other dimensions than the
 // index's (left by an earlier configuration) are skipped.
-func (c *vecCache) load(ctx context.Context, tx *sql.Tx, gen int64) (bool, error) {
-	var centreRaw []byte
-	if err := tx.QueryRowContext(ctx, `SELECT centre FROM store_vector_quant WHERE id = 0`).Scan(&centreRaw); err != nil {
+func (c *vecCache) load(ctx context.Context, tx *sql.Tx, q quantState) (bool, error) {
+	gen := q.gen
+	var (
+		centreRaw []byte
+		snapGen   int64
+	)
+	if err := tx.QueryRowContext(ctx, `SELECT centre, snapshot_gen FROM store_vector_quant WHERE id = 0`).Scan(&centreRaw, &snapGen); err != nil {
 		return false, err
 	}
 	centre, _ := decodeVector(nil, centreRaw)
+	if snapGen >= 0 && q.logFloor <= snapGen && snapGen <= gen {
+		ok, err := c.loadSnapshot(ctx, tx, centre, snapGen, gen)
+		if ok || err != nil {
+			return ok, err
+		}
+	}
 	// WITHOUT ROWID: the scan is in primary-key order, an item's codes
 	// together, without sorting.
 	rs, err := tx.QueryContext(ctx, `SELECT prefix, key, updated_at, code FROM store_vector_codes`)
@@ -468,10 +498,19 @@ func (c *vecCache) load(ctx context.Context, tx *sql.Tx, gen int64) (bool, error
 		return false, nil
 	}
 	c.stats.fullLoads.Add(1)
+	if len(t.meta) >= snapshotMinCodes {
+		c.wantSnapshot.Store(true)
+	}
+	return c.install(t, gen), nil
+}
+
+// install makes t, at generation gen, the index unless the cache holds a
+// newer one already, and reports whether the cache holds gen.
+func (c *vecCache) install(t *codeIndex, gen int64) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.snap == nil || c.gen < gen {
 		c.snap, c.gen = t, gen
 	}
-	return c.gen == gen, nil
+	return c.gen == gen
 }

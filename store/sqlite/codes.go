@@ -7,9 +7,11 @@ import (
 )
 
 const (
-	// logKeep is how many generations store_vector_log keeps: a process
+	// logKeep is how many generations store_vector_log keeps, or back to
+	// the snapshot's (see snapshot.go) but at most logKeepMax: a process
 	// further behind reloads every code.
-	logKeep = 512
+	logKeep    = 512
+	logKeepMax = 16384
 	// maxLogItems bounds the log rows of one transaction: one that changes
 	// more items logs a full marker, after which others reload every code
 	// (which then costs about as much as reading the changed ones).
@@ -79,11 +81,10 @@ func (s *Store) finishCodes(ctx context.Context, tx *sql.Tx, w *codeWrite) (int6
 			}
 		}
 	}
-	floor := gen - logKeep
-	if _, err := tx.StmtContext(ctx, s.st.trimLog).ExecContext(ctx, floor); err != nil {
+	if _, err := tx.StmtContext(ctx, s.st.setQuant).ExecContext(ctx, w.prevGen, gen, gen-logKeep, gen-logKeepMax); err != nil {
 		return 0, err
 	}
-	if _, err := tx.StmtContext(ctx, s.st.setQuant).ExecContext(ctx, w.prevGen, gen, floor); err != nil {
+	if _, err := tx.StmtContext(ctx, s.st.trimLog).ExecContext(ctx); err != nil {
 		return 0, err
 	}
 	return gen, nil
@@ -213,7 +214,10 @@ func (s *Store) recode(ctx context.Context, tx *sql.Tx, gen int64) error {
 	if centre != nil {
 		c = encodeVector(centre)
 	}
-	_, err = tx.ExecContext(ctx, `UPDATE store_vector_quant SET centre = ?, codes_gen = ? WHERE id = 0`, c, gen)
+	if _, err := tx.ExecContext(ctx, `DELETE FROM store_vector_snapshot`); err != nil {
+		return err
+	}
+	_, err = tx.ExecContext(ctx, `UPDATE store_vector_quant SET centre = ?, codes_gen = ?, snapshot_gen = -1 WHERE id = 0`, c, gen)
 	return err
 }
 

@@ -52,9 +52,11 @@ var migrations = []string{
 	// its index from the rows changed since its generation; and
 	// store_vector_quant the centre codes are made with, the generation the
 	// codes are complete for (a write by an older build, which writes no
-	// codes, leaves it behind until the next Open recodes) and the newest
-	// generation trimmed from the log. A database with vectors already
-	// starts behind, so that Open codes them.
+	// codes, leaves it behind until the next Open recodes), the newest
+	// generation trimmed from the log and the generation of the snapshot in
+	// store_vector_snapshot (-1: none), the whole index serialized in parts
+	// so that a process loads it with a few reads, then the log since. A
+	// database with vectors already starts behind, so that Open codes them.
 	`CREATE TABLE IF NOT EXISTS store_vector_codes (
 		prefix TEXT NOT NULL,
 		key TEXT NOT NULL,
@@ -73,7 +75,12 @@ var migrations = []string{
 		id INTEGER PRIMARY KEY CHECK (id = 0),
 		codes_gen INTEGER NOT NULL,
 		log_floor INTEGER NOT NULL,
-		centre BLOB
+		centre BLOB,
+		snapshot_gen INTEGER NOT NULL DEFAULT -1
+	);
+	CREATE TABLE IF NOT EXISTS store_vector_snapshot (
+		part INTEGER PRIMARY KEY,
+		data BLOB NOT NULL
 	);
 	INSERT OR IGNORE INTO store_vector_quant (id, codes_gen, log_floor)
 		SELECT 0, CASE WHEN EXISTS (SELECT 1 FROM store_vectors) THEN -1 ELSE gen END, gen

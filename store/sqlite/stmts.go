@@ -45,9 +45,9 @@ const (
 	sqlDelCodes = `DELETE FROM store_vector_codes WHERE prefix = ? AND key = ?`
 	sqlInsCode  = `INSERT OR REPLACE INTO store_vector_codes (prefix, key, field_name, updated_at, code) VALUES (?, ?, ?, ?, ?)`
 	sqlInsLog   = `INSERT INTO store_vector_log (gen, prefix, key) VALUES (?, ?, ?)`
-	sqlTrimLog  = `DELETE FROM store_vector_log WHERE gen <= ?`
+	sqlTrimLog  = `DELETE FROM store_vector_log WHERE gen <= (SELECT log_floor FROM store_vector_quant WHERE id = 0)`
 	sqlSetQuant = `UPDATE store_vector_quant SET codes_gen = CASE WHEN codes_gen = ? THEN ? ELSE codes_gen END,
-		log_floor = max(log_floor, ?) WHERE id = 0`
+		log_floor = max(log_floor, min(?, max(snapshot_gen, ?))) WHERE id = 0`
 )
 
 func prepare(ctx context.Context, db *sqlitedb.DB) (*stmts, error) {
