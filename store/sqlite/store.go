@@ -19,7 +19,7 @@ import (
 type Options struct {
 	// Index enables semantic search; nil disables it (queries are then
 	// ignored and searches list items newest first). ANN settings do not
-	// apply: searches scan the stored vectors exactly.
+	// apply: searches rank by the code index and score the best exactly.
 	Index *store.IndexConfig
 	// TTL enables expiry; nil means puts may not carry a TTL
 	// (store.ErrNoTTL) and no sweeper runs.
@@ -36,10 +36,12 @@ type Options struct {
 	// every commit (durable against power loss, not only process crashes).
 	// The first Open of a file decides; New ignores it.
 	FullSync bool
-	// VectorCacheBytes bounds the in-memory copy of the stored vectors that
-	// searches with a query score (1 KiB per 256-dim vector); 0 means
-	// DefaultVectorCacheBytes, negative disables the cache. When the vectors
-	// do not fit, every search reads them from SQLite.
+	// VectorCacheBytes bounds the in-memory search index: a sign code per
+	// stored vector (d/8 + 16 bytes, 208 at 1536 dimensions) plus the item
+	// keys; searches rank items by it, then read and score exactly only
+	// the best few vectors. 0 means DefaultVectorCacheBytes, negative
+	// disables the index. When the index does not fit, every search scans
+	// the vectors in SQLite exactly.
 	VectorCacheBytes int64
 }
 
