@@ -18,7 +18,8 @@ type itemKey struct{ ns, key string }
 type put struct {
 	*items.Put
 	k       itemKey
-	encoded []byte // the value column; nil deletes
+	encoded []byte   // the value column; nil deletes
+	codes   [][]byte // the codes of Vectors written (see putCodes)
 }
 
 // refreshKey is an item whose TTL a read refreshed.
@@ -60,7 +61,10 @@ func (s *Store) Batch(ctx context.Context, ops []store.Op) ([]store.Result, erro
 		return nil
 	}
 	if len(puts) > 0 {
-		var gen int64
+		var (
+			gen int64
+			cw  *codeWrite
+		)
 		err := s.db.WriteCommitted(ctx, func(tx *sql.Tx) error {
 			if err := reads(ctx, tx, s.st.w); err != nil {
 				return err
@@ -68,21 +72,26 @@ func (s *Store) Batch(ctx context.Context, ops []store.Op) ([]store.Result, erro
 			if err := s.applyRefreshes(ctx, tx, refreshes); err != nil {
 				return err
 			}
-			if err := s.applyPuts(ctx, tx, puts, now); err != nil {
+			var err error
+			if cw, err = s.beginCodes(ctx, tx); err != nil {
 				return err
 			}
-			var err error
-			gen, err = s.bumpGeneration(ctx, tx)
+			if err := s.applyPuts(ctx, tx, cw, puts, now); err != nil {
+				return err
+			}
+			gen, err = s.finishCodes(ctx, tx, cw)
 			return err
-		}, func() { s.cache.committed(gen, puts, now.UnixNano()) })
+		}, func() { s.cache.committed(gen, puts, now.UnixNano(), cw.full) })
 		if err != nil {
 			return nil, wrap(err)
 		}
+		s.maybeSnapshot(ctx)
 		return results, nil
 	}
 	if err := s.db.Read(ctx, func(tx *sql.Tx) error { return reads(ctx, tx, s.st.r) }); err != nil {
 		return nil, wrap(err)
 	}
+	s.maybeSnapshot(ctx)
 	if len(refreshes) > 0 {
 		err := s.db.Write(ctx, func(tx *sql.Tx) error { return s.applyRefreshes(ctx, tx, refreshes) })
 		if err != nil {
@@ -114,13 +123,16 @@ func (s *Store) encodePut(ctx context.Context, ip *items.Put) (*put, error) {
 	return p, nil
 }
 
-// applyPuts performs the batch's writes in tx.
-func (s *Store) applyPuts(ctx context.Context, tx *sql.Tx, puts []*put, now time.Time) error {
+// applyPuts performs the batch's writes in tx, with their codes.
+func (s *Store) applyPuts(ctx context.Context, tx *sql.Tx, cw *codeWrite, puts []*put, now time.Time) error {
 	ts := now.UnixNano()
 	delVec := tx.StmtContext(ctx, s.st.delVec)
 	var upsert, delItem, insVec *sql.Stmt
 	for _, p := range puts {
 		if _, err := delVec.ExecContext(ctx, p.k.ns, p.k.key); err != nil {
+			return err
+		}
+		if err := s.putCodes(ctx, tx, cw, p, ts); err != nil {
 			return err
 		}
 		if p.encoded == nil {

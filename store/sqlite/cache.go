@@ -5,153 +5,245 @@ import (
 	"database/sql"
 	"strings"
 	"sync"
-
-	"github.com/memvault/memvault/store/internal/indexing"
+	"sync/atomic"
 )
 
 // DefaultVectorCacheBytes is the default Options.VectorCacheBytes.
 const DefaultVectorCacheBytes = 256 << 20
 
-// vecCache keeps every stored vector of the database in memory, decoded
-// into one contiguous array, so that a search scores vectors at memory
-// bandwidth without reading them from SQLite. It is valid for one
+// vecCache is the in-process index of the stored vectors' codes (see
+// quant.go): about d/8 + 16 bytes per vector (208 at 1536 dimensions)
+// plus the item keys, in contiguous arrays, so that a search estimates
+// every item's score at memory bandwidth without reading its vector, then
+// reads and scores exactly only the best few. It is valid for one
 // generation of the database: every write transaction that changes items
-// bumps store_generation.gen, writes of this process apply their changes to
-// the cache in commit order, and a search that finds another generation in
-// its read transaction (another process wrote) reloads the cache from that
-// transaction's snapshot.
+// bumps store_generation.gen and records the items it changed in
+// store_vector_log; writes of this process apply their codes to the index
+// in commit order, and a search that finds a newer generation in its read
+// transaction (another process wrote) reads from its snapshot only the
+// codes of the items logged since, or every code when the log no longer
+// reaches back (trimmed, or a full recode).
 type vecCache struct {
-	budget int64 // bytes of vectors; 0 disables the cache
+	budget int64 // bytes of index; 0 disables it
 	dims   int
 
 	mu     sync.RWMutex
-	gen    int64     // generation snap reflects; valid only when snap != nil
-	snap   *vecTable // nil: not loaded
-	tooBig bool      // the vectors exceeded budget: searches scan SQLite
+	gen    int64      // generation snap reflects; valid only when snap != nil
+	snap   *codeIndex // nil: not loaded
+	tooBig bool       // the index exceeded budget: searches scan SQLite
+	stats  cacheStats // what refreshes read, for tests
+	// wantSnapshot asks the next Batch to store the index as the snapshot
+	// (a load read every code, or many since the snapshot).
+	wantSnapshot atomic.Bool
 }
 
-// vecTable is the vectors of a set of items. Item i owns vectors
-// [slots[i].first, slots[i].first+slots[i].n) of data (dims floats each)
-// and norms. Replaced and deleted items leave dead slots, compacted when
-// they are half of the table.
-type vecTable struct {
-	dims  int
-	index map[itemKey]int // live slot of each item
-	slots []slot
-	data  []float32
-	norms []float32 // |v| of each vector, for cosine
-	dead  int       // vectors in dead slots
+// cacheStats counts what the cache read from SQLite, so that tests can
+// check that a refresh reads only the changed rows.
+type cacheStats struct {
+	fullLoads   atomic.Int64 // loads of every code
+	incremental atomic.Int64 // refreshes from the log
+	codeRows    atomic.Int64 // code rows read, by either
+	rescored    atomic.Int64 // items searches scored exactly
+	snapshots   atomic.Int64 // loads from the snapshot
 }
 
-type slot struct {
-	k        itemKey
+// codeIndex is the codes of a set of items. Item i owns codes
+// [slots[i].first, slots[i].first+slots[i].n) of words (words per code
+// each) and meta. Replaced and deleted items leave dead slots, compacted
+// when they are half of the table.
+type codeIndex struct {
+	dims   int
+	words  int       // uint64s per code
+	centre []float32 // the centre centred codes were made with
+	index  map[itemKey]int32
+	slots  []codeSlot
+	bits   []uint64
+	meta   []codeMeta
+	dead   int // codes in dead slots
+	// ns interns namespaces: items of one namespace share its string, and a
+	// search tests each namespace against its prefix once.
+	ns    map[string]int32
+	names []string
+}
+
+type codeSlot struct {
+	key      string
 	updated  int64
-	first, n int
+	ns       int32
+	first, n int32
 	live     bool
+}
+
+// code is one decoded vector code.
+type code struct {
+	bits []uint64
+	meta codeMeta
 }
 
 func newVecCache(budget int64, dims int) *vecCache { return &vecCache{budget: budget, dims: dims} }
 
-func newVecTable(dims int) *vecTable {
-	return &vecTable{dims: dims, index: map[itemKey]int{}}
+func newCodeIndex(dims int, centre []float32) *codeIndex {
+	return &codeIndex{dims: dims, words: codeWords(dims), centre: centreOf(centre, dims),
+		index: map[itemKey]int32{}, ns: map[string]int32{}}
 }
 
-// add appends an item's vectors (all of length dims).
-func (t *vecTable) add(k itemKey, updated int64, vecs [][]float32) {
-	t.remove(k)
-	t.index[k] = len(t.slots)
-	t.slots = append(t.slots, slot{k: k, updated: updated, first: len(t.norms), n: len(vecs), live: true})
-	for _, v := range vecs {
-		t.data = append(t.data, v...)
-		t.norms = append(t.norms, float32(indexing.VectorNorm(v)))
+func (t *codeIndex) intern(ns string) int32 {
+	if id, ok := t.ns[ns]; ok {
+		return id
+	}
+	id := int32(len(t.names))
+	t.ns[ns] = id
+	t.names = append(t.names, ns)
+	return id
+}
+
+// add appends an item's codes (all of t.dims dimensions).
+func (t *codeIndex) add(ns, key string, updated int64, codes []code) {
+	t.remove(itemKey{ns, key})
+	if len(codes) == 0 {
+		return
+	}
+	id := t.intern(ns)
+	t.index[itemKey{t.names[id], key}] = int32(len(t.slots))
+	t.slots = append(t.slots, codeSlot{key: key, updated: updated, ns: id, first: int32(len(t.meta)), n: int32(len(codes)), live: true})
+	for _, c := range codes {
+		t.bits = append(t.bits, c.bits...)
+		t.meta = append(t.meta, c.meta)
 	}
 }
 
-func (t *vecTable) remove(k itemKey) {
+func (t *codeIndex) remove(k itemKey) {
 	if i, ok := t.index[k]; ok {
 		t.slots[i].live = false
-		t.dead += t.slots[i].n
+		t.dead += int(t.slots[i].n)
 		delete(t.index, k)
 	}
 }
 
-// compact drops dead slots once they hold half of the vectors.
-func (t *vecTable) compact() {
-	if t.dead == 0 || 2*t.dead < len(t.norms) {
+// compact drops dead slots once they hold half of the codes.
+func (t *codeIndex) compact() {
+	if t.dead == 0 || 2*t.dead < len(t.meta) {
 		return
 	}
-	c := newVecTable(t.dims)
-	c.slots = make([]slot, 0, len(t.index))
-	c.data = make([]float32, 0, len(t.data)-t.dead*t.dims)
-	c.norms = make([]float32, 0, len(t.norms)-t.dead)
+	c := newCodeIndex(t.dims, t.centre)
+	c.slots = make([]codeSlot, 0, len(t.index))
+	c.bits = make([]uint64, 0, len(t.bits)-t.dead*t.words)
+	c.meta = make([]codeMeta, 0, len(t.meta)-t.dead)
 	for _, s := range t.slots {
 		if !s.live {
 			continue
 		}
-		c.index[s.k] = len(c.slots)
-		c.slots = append(c.slots, slot{k: s.k, updated: s.updated, first: len(c.norms), n: s.n, live: true})
-		c.data = append(c.data, t.data[s.first*t.dims:(s.first+s.n)*t.dims]...)
-		c.norms = append(c.norms, t.norms[s.first:s.first+s.n]...)
+		ns := c.intern(t.names[s.ns])
+		c.index[itemKey{c.names[ns], s.key}] = int32(len(c.slots))
+		c.slots = append(c.slots, codeSlot{key: s.key, updated: s.updated, ns: ns, first: int32(len(c.meta)), n: s.n, live: true})
+		c.bits = append(c.bits, t.bits[int(s.first)*t.words:int(s.first+s.n)*t.words]...)
+		c.meta = append(c.meta, t.meta[s.first:s.first+s.n]...)
 	}
 	*t = *c
 }
 
-func (t *vecTable) bytes() int64 { return int64(4 * (len(t.data) + len(t.norms))) }
+// bytes approximates the index's memory.
+func (t *codeIndex) bytes() int64 {
+	return int64(8*len(t.bits)+16*len(t.meta)) + int64(len(t.slots))*(40+48)
+}
 
-// score scores every live item under prefix ("" for all) by its best
-// vector.
-func (t *vecTable) score(prefix string, sc *indexing.QueryScorer) []candidate {
-	cands := make([]candidate, 0, len(t.index))
-	d := t.dims
-	for _, s := range t.slots {
-		if !s.live {
-			continue
-		}
-		if prefix != "" && s.k.ns != prefix && !(strings.HasPrefix(s.k.ns, prefix) && s.k.ns[len(prefix)] == '.') {
-			continue
-		}
-		best := sc.Score(t.data[s.first*d:(s.first+1)*d], float64(t.norms[s.first]))
-		for j := s.first + 1; j < s.first+s.n; j++ {
-			best = max(best, sc.Score(t.data[j*d:(j+1)*d], float64(t.norms[j])))
-		}
-		cands = append(cands, candidate{k: s.k, updated: s.updated, score: best})
+// approx is an item's estimated score.
+type approx struct {
+	est  float32
+	slot int32
+}
+
+// compareApprox orders by estimate descending, then slot (deterministic).
+func compareApprox(a, b approx) int {
+	switch {
+	case a.est > b.est:
+		return -1
+	case a.est < b.est:
+		return 1
 	}
-	return cands
+	return int(a.slot - b.slot)
 }
 
-// bumpGeneration advances the database's generation in a write
-// transaction and returns the new one.
-func (s *Store) bumpGeneration(ctx context.Context, tx *sql.Tx) (int64, error) {
-	var gen int64
-	err := tx.StmtContext(ctx, s.st.bump).QueryRowContext(ctx).Scan(&gen)
-	return gen, err
+// under reports whether namespace ns is prefix or under it ("" matches
+// every namespace).
+func under(ns, prefix string) bool {
+	return prefix == "" || ns == prefix || (strings.HasPrefix(ns, prefix) && ns[len(prefix)] == '.')
 }
 
-func readGeneration(ctx context.Context, tx *sql.Tx, st *readStmts) (int64, error) {
-	var gen int64
-	err := tx.StmtContext(ctx, st.gen).QueryRowContext(ctx).Scan(&gen)
-	return gen, err
+// estimateAll estimates every live item under prefix by its best code,
+// skipping those in skip.
+func (t *codeIndex) estimateAll(prefix string, e *estimator, skip map[itemKey]bool) []approx {
+	match := make([]bool, len(t.names))
+	for i, n := range t.names {
+		match[i] = under(n, prefix)
+	}
+	out := make([]approx, 0, len(t.index))
+	w := t.words
+	for i := range t.slots {
+		s := &t.slots[i]
+		if !s.live || !match[s.ns] {
+			continue
+		}
+		if skip != nil && skip[itemKey{t.names[s.ns], s.key}] {
+			continue
+		}
+		first := int(s.first)
+		best := e.estimate(t.bits[first*w:(first+1)*w], &t.meta[first])
+		for j := first + 1; j < first+int(s.n); j++ {
+			best = max(best, e.estimate(t.bits[j*w:(j+1)*w], &t.meta[j]))
+		}
+		out = append(out, approx{est: best, slot: int32(i)})
+	}
+	return out
 }
 
-// committed applies the puts of a committed transaction that produced gen.
-// Called in commit order (sqlitedb.WriteCommitted).
-func (c *vecCache) committed(gen int64, puts []*put, ts int64) {
+// best returns the keys of the r items under prefix of highest bound
+// (skipping those in skip), highest first, with their bounds, when the
+// index holds generation gen; ok is false when it does not. more reports
+// whether other items remain.
+func (c *vecCache) best(gen int64, prefix string, e func(*codeIndex) *estimator, r int, skip map[itemKey]bool) (keys []itemKey, bounds []float32, more, ok bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	t := c.snap
+	if t == nil || c.gen != gen {
+		return nil, nil, false, false
+	}
+	all := t.estimateAll(prefix, e(t), skip)
+	n := min(r, len(all))
+	topK(all, n, compareApprox)
+	keys = make([]itemKey, 0, n)
+	bounds = make([]float32, 0, n)
+	for _, a := range all[:n] {
+		s := &t.slots[a.slot]
+		keys = append(keys, itemKey{t.names[s.ns], s.key})
+		bounds = append(bounds, a.est)
+	}
+	return keys, bounds, len(all) > n, true
+}
+
+// committed applies the puts of a committed transaction that produced gen,
+// with the codes it wrote. Called in commit order
+// (sqlitedb.WriteCommitted). A transaction that recoded every vector
+// (full) leaves the index behind: the next search reloads it.
+func (c *vecCache) committed(gen int64, puts []*put, ts int64, full bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.snap == nil {
-		return
-	}
-	if c.gen != gen-1 {
-		c.snap = nil // another process wrote in between
-		return
+	if c.snap == nil || c.gen != gen-1 || full {
+		return // behind: the next search reads the log
 	}
 	t := c.snap
 	for _, p := range puts {
-		if p.encoded != nil && len(p.Vectors) > 0 {
-			t.add(p.k, ts, p.Vectors)
-		} else {
-			t.remove(p.k)
+		var codes []code
+		for _, b := range p.codes {
+			bits, m, ok := decodeCode(nil, b, t.dims)
+			if ok {
+				codes = append(codes, code{bits, m})
+			}
 		}
+		if p.encoded == nil {
+			codes = nil
+		}
+		t.add(p.k.ns, p.k.key, ts, codes)
 	}
 	t.compact()
 	c.gen = gen
@@ -160,26 +252,14 @@ func (c *vecCache) committed(gen int64, puts []*put, ts int64) {
 	}
 }
 
-// invalidate drops the cache (after a sweep, whose deletions it does not
-// track).
+// invalidate drops the index: the next search loads every code.
 func (c *vecCache) invalidate() {
 	c.mu.Lock()
 	c.snap = nil
 	c.mu.Unlock()
 }
 
-// candidates scores the cached vectors under prefix when the cache holds
-// generation gen; ok is false when it does not.
-func (c *vecCache) candidates(gen int64, prefix string, sc *indexing.QueryScorer) (cands []candidate, ok bool) {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	if c.snap == nil || c.gen != gen {
-		return nil, false
-	}
-	return c.snap.score(prefix, sc), true
-}
-
-// enabled reports whether searches should use (and load) the cache.
+// enabled reports whether searches should use (and load) the index.
 func (c *vecCache) enabled() bool {
 	if c.budget <= 0 {
 		return false
@@ -189,58 +269,248 @@ func (c *vecCache) enabled() bool {
 	return !c.tooBig
 }
 
-// load reads every vector of the snapshot tx (generation gen) and installs
-// them unless the cache holds a newer generation already. It returns the
-// loaded table, or nil when the vectors exceed the budget. Vectors of other
-// dimensions than the index's (left by an earlier configuration) are not
-// cached.
-func (c *vecCache) load(ctx context.Context, tx *sql.Tx, gen int64) (*vecTable, error) {
-	// WITHOUT ROWID: the scan is in primary-key order, an item's vectors
-	// together, without sorting.
-	rs, err := tx.QueryContext(ctx, `SELECT prefix, key, updated_at, embedding FROM store_vectors ORDER BY prefix, key`)
+// quantState is the row of store_vector_quant with the generation, as a
+// read transaction sees them.
+type quantState struct {
+	gen, codesGen, logFloor int64
+}
+
+func readQuantState(ctx context.Context, tx *sql.Tx, st *readStmts) (q quantState, err error) {
+	err = tx.StmtContext(ctx, st.gen).QueryRowContext(ctx).Scan(&q.gen, &q.codesGen, &q.logFloor)
+	return q, err
+}
+
+// refresh brings the index to generation q.gen from the snapshot tx,
+// incrementally from the log when it can. It reports false when the
+// index cannot serve that generation (over budget, or this process
+// already holds a newer one): the search then scans SQLite.
+func (c *vecCache) refresh(ctx context.Context, tx *sql.Tx, q quantState) (bool, error) {
+	c.mu.RLock()
+	have, g := c.snap != nil, c.gen
+	c.mu.RUnlock()
+	switch {
+	case have && g == q.gen:
+		return true, nil
+	case have && g > q.gen:
+		return false, nil
+	case have && q.logFloor <= g:
+		keys, full, err := c.changed(ctx, tx, g)
+		if err != nil {
+			return false, err
+		}
+		if !full {
+			return c.applyChanged(ctx, tx, g, q.gen, keys)
+		}
+	}
+	return c.load(ctx, tx, q)
+}
+
+// maxLogRefresh bounds the items a refresh from the log reads; past it a
+// full load costs little more.
+const maxLogRefresh = 8192
+
+// changed reads the items logged after generation g; full is true when
+// the log asks for a full load (a recode) or holds too many.
+func (c *vecCache) changed(ctx context.Context, tx *sql.Tx, g int64) (keys []itemKey, full bool, err error) {
+	rs, err := tx.QueryContext(ctx, `SELECT DISTINCT prefix, key FROM store_vector_log WHERE gen > ? LIMIT ?`, g, maxLogRefresh+1)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	defer rs.Close()
-	t := newVecTable(c.dims)
-	var (
-		ns, key, emb sql.RawBytes
-		upd          int64
-		buf          []float32
-		open         = -1 // slot being filled
-	)
 	for rs.Next() {
-		if err := rs.Scan(&ns, &key, &upd, &emb); err != nil {
+		var ns, key sql.NullString
+		if err := rs.Scan(&ns, &key); err != nil {
+			return nil, false, err
+		}
+		if !ns.Valid || !key.Valid || len(keys) == maxLogRefresh {
+			return nil, true, nil
+		}
+		keys = append(keys, itemKey{ns.String, key.String})
+	}
+	return keys, false, rs.Err()
+}
+
+// changedItem is an item's codes as read for a refresh.
+type changedItem struct {
+	updated int64
+	codes   []code
+}
+
+// readCodes reads the codes of keys from tx.
+func (c *vecCache) readCodes(ctx context.Context, tx *sql.Tx, keys []itemKey) (map[itemKey]*changedItem, error) {
+	got := map[itemKey]*changedItem{}
+	for start := 0; start < len(keys); start += 200 {
+		part := keys[start:min(len(keys), start+200)]
+		var q strings.Builder
+		q.WriteString(`SELECT prefix, key, updated_at, code FROM store_vector_codes WHERE (prefix, key) IN (VALUES `)
+		args := make([]any, 0, 2*len(part))
+		for i, k := range part {
+			if i > 0 {
+				q.WriteString(", ")
+			}
+			q.WriteString("(?, ?)")
+			args = append(args, k.ns, k.key)
+		}
+		q.WriteString(")")
+		rs, err := tx.QueryContext(ctx, q.String(), args...)
+		if err != nil {
 			return nil, err
 		}
-		var ok bool
-		if buf, ok = decodeVector(buf[:0], emb); !ok || len(buf) != c.dims {
+		for rs.Next() {
+			var (
+				k   itemKey
+				upd int64
+				b   sql.RawBytes
+			)
+			if err := rs.Scan(&k.ns, &k.key, &upd, &b); err != nil {
+				rs.Close()
+				return nil, err
+			}
+			c.stats.codeRows.Add(1)
+			bits, m, ok := decodeCode(nil, b, c.dims)
+			if !ok {
+				continue
+			}
+			it := got[k]
+			if it == nil {
+				it = &changedItem{}
+				got[k] = it
+			}
+			it.updated = upd
+			it.codes = append(it.codes, code{bits, m})
+		}
+		err = rs.Err()
+		rs.Close()
+		if err != nil {
+			return nil, err
+		}
+	}
+	return got, nil
+}
+
+// apply replaces the codes of keys with got's.
+func (t *codeIndex) apply(keys []itemKey, got map[itemKey]*changedItem) {
+	for _, k := range keys {
+		if it := got[k]; it != nil {
+			t.add(k.ns, k.key, it.updated, it.codes)
+		} else {
+			t.remove(k)
+		}
+	}
+	t.compact()
+}
+
+// applyChanged reads the codes of keys from tx (generation gen) and
+// applies them to the index if it still holds generation from.
+func (c *vecCache) applyChanged(ctx context.Context, tx *sql.Tx, from, gen int64, keys []itemKey) (bool, error) {
+	got, err := c.readCodes(ctx, tx, keys)
+	if err != nil {
+		return false, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.snap == nil || c.gen != from {
+		return c.snap != nil && c.gen == gen, nil
+	}
+	t := c.snap
+	t.apply(keys, got)
+	c.gen = gen
+	c.stats.incremental.Add(1)
+	if t.bytes() > c.budget {
+		c.snap, c.tooBig = nil, true
+		return false, nil
+	}
+	return true, nil
+}
+
+// load reads every code of the snapshot tx (generation gen) and installs
+// them unless the cache holds a newer generation already. It reports
+// whether the index now holds gen. Codes of other dimensions than the
+// index's (left by an earlier configuration) are skipped.
+func (c *vecCache) load(ctx context.Context, tx *sql.Tx, q quantState) (bool, error) {
+	gen := q.gen
+	var (
+		centreRaw []byte
+		snapGen   int64
+	)
+	if err := tx.QueryRowContext(ctx, `SELECT centre, snapshot_gen FROM store_vector_quant WHERE id = 0`).Scan(&centreRaw, &snapGen); err != nil {
+		return false, err
+	}
+	centre, _ := decodeVector(nil, centreRaw)
+	if snapGen >= 0 && q.logFloor <= snapGen && snapGen <= gen {
+		ok, err := c.loadSnapshot(ctx, tx, centre, snapGen, gen)
+		if ok || err != nil {
+			return ok, err
+		}
+	}
+	// WITHOUT ROWID: the scan is in primary-key order, an item's codes
+	// together, without sorting.
+	rs, err := tx.QueryContext(ctx, `SELECT prefix, key, updated_at, code FROM store_vector_codes`)
+	if err != nil {
+		return false, err
+	}
+	defer rs.Close()
+	t := newCodeIndex(c.dims, centre)
+	var (
+		ns, key, b sql.RawBytes
+		upd        int64
+		open       = int32(-1) // slot being filled
+		rows       int64
+	)
+	for rs.Next() {
+		if err := rs.Scan(&ns, &key, &upd, &b); err != nil {
+			return false, err
+		}
+		rows++
+		var (
+			m  codeMeta
+			ok bool
+		)
+		if t.bits, m, ok = decodeCode(t.bits, b, c.dims); !ok {
 			continue
 		}
-		if open < 0 || t.slots[open].k.ns != string(ns) || t.slots[open].k.key != string(key) {
-			k := itemKey{string(ns), string(key)}
+		if open < 0 || t.names[t.slots[open].ns] != string(ns) || t.slots[open].key != string(key) {
+			id := t.intern(string(ns))
+			k := itemKey{t.names[id], string(key)}
 			t.remove(k) // not expected in key order; keeps the table sound
-			open = len(t.slots)
+			open = int32(len(t.slots))
 			t.index[k] = open
-			t.slots = append(t.slots, slot{k: k, updated: upd, first: len(t.norms), live: true})
+			t.slots = append(t.slots, codeSlot{key: k.key, updated: upd, ns: id, first: int32(len(t.meta)), live: true})
 		}
-		t.data = append(t.data, buf...)
-		t.norms = append(t.norms, float32(indexing.VectorNorm(buf)))
+		t.meta = append(t.meta, m)
 		t.slots[open].n++
-		if t.bytes() > c.budget {
+		if rows%1024 == 0 && t.bytes() > c.budget {
+			c.stats.codeRows.Add(rows)
 			c.mu.Lock()
 			c.tooBig = true
 			c.mu.Unlock()
-			return nil, nil
+			return false, nil
 		}
 	}
+	c.stats.codeRows.Add(rows)
 	if err := rs.Err(); err != nil {
-		return nil, err
+		return false, err
 	}
+	if t.bytes() > c.budget {
+		c.mu.Lock()
+		c.tooBig = true
+		c.mu.Unlock()
+		return false, nil
+	}
+	c.stats.fullLoads.Add(1)
+	if len(t.meta) >= snapshotMinCodes {
+		c.wantSnapshot.Store(true)
+	}
+	return c.install(t, gen), nil
+}
+
+// install makes t, at generation gen, the index unless the cache holds a
+// newer one already, and reports whether the cache holds gen.
+func (c *vecCache) install(t *codeIndex, gen int64) bool {
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	if c.snap == nil || c.gen < gen {
 		c.snap, c.gen = t, gen
 	}
-	c.mu.Unlock()
-	return t, nil
+	return c.gen == gen
 }

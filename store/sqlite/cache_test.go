@@ -3,10 +3,9 @@ package sqlite
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"testing"
-
-	"github.com/memvault/memvault/store/internal/indexing"
 
 	"github.com/memvault/memvault/store"
 )
@@ -81,29 +80,37 @@ func TestVectorCacheDifferential(t *testing.T) {
 	}
 }
 
-func TestVecTableCompact(t *testing.T) {
-	tb := newVecTable(2)
+func TestCodeIndexCompact(t *testing.T) {
+	tb := newCodeIndex(2, nil)
+	cd := func(v []float32) code {
+		bits, m, ok := decodeCode(nil, encodeCode(v, nil), 2)
+		if !ok {
+			t.Fatal("code does not decode")
+		}
+		return code{bits, m}
+	}
 	for i := range 10 {
-		tb.add(itemKey{"n", fmt.Sprint(i)}, int64(i), [][]float32{{float32(i), 1}, {1, float32(i)}})
+		tb.add("n", fmt.Sprint(i), int64(i), []code{cd([]float32{float32(i), 1}), cd([]float32{1, float32(i)})})
 	}
 	for i := range 6 {
 		tb.remove(itemKey{"n", fmt.Sprint(i)})
 	}
 	tb.compact()
-	if tb.dead != 0 || len(tb.slots) != 4 || len(tb.norms) != 8 || len(tb.data) != 16 {
-		t.Fatalf("after compaction: dead %d, %d slots, %d norms, %d floats", tb.dead, len(tb.slots), len(tb.norms), len(tb.data))
+	if tb.dead != 0 || len(tb.slots) != 4 || len(tb.meta) != 8 || len(tb.bits) != 8 {
+		t.Fatalf("after compaction: dead %d, %d slots, %d metas, %d words", tb.dead, len(tb.slots), len(tb.meta), len(tb.bits))
 	}
-	sc := indexing.NewQueryScorer(store.InnerProduct, []float32{1, 0})
-	got := map[string]float64{}
-	for _, c := range tb.score("", sc) {
-		got[c.k.key] = c.score
+	e := newEstimator(store.InnerProduct, []float32{1, 1}, nil)
+	got := map[string]float32{}
+	for _, a := range tb.estimateAll("", e, nil) {
+		got[tb.slots[a.slot].key] = a.est
 	}
 	for i := 6; i < 10; i++ {
-		if got[fmt.Sprint(i)] != float64(i) {
-			t.Fatalf("item %d scores %v after compaction, want %d", i, got[fmt.Sprint(i)], i)
+		// Both vectors lie in the query's quadrant: the estimate is |v||q|.
+		if want := float32(math.Hypot(float64(i), 1) * math.Sqrt2); math.Abs(float64(got[fmt.Sprint(i)]-want)) > 1e-4 {
+			t.Fatalf("item %d estimates %v after compaction, want %v", i, got[fmt.Sprint(i)], want)
 		}
 	}
 	if len(got) != 4 {
-		t.Fatalf("%d items scored, want 4", len(got))
+		t.Fatalf("%d items estimated, want 4", len(got))
 	}
 }

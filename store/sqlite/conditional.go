@@ -19,7 +19,10 @@ func (s *Store) PutIf(ctx context.Context, ns store.Namespace, key string, value
 	}
 	puts := []*put{p}
 	now := s.b.Now()
-	var gen int64
+	var (
+		gen int64
+		cw  *codeWrite
+	)
 	err = s.db.WriteCommitted(ctx, func(tx *sql.Tx) error {
 		var (
 			updated int64
@@ -34,12 +37,15 @@ func (s *Store) PutIf(ctx context.Context, ns store.Namespace, key string, value
 		if !cond.Holds(live, time.Unix(0, updated)) {
 			return store.ErrConflict
 		}
-		if err := s.applyPuts(ctx, tx, puts, now); err != nil {
+		if cw, err = s.beginCodes(ctx, tx); err != nil {
 			return err
 		}
-		gen, err = s.bumpGeneration(ctx, tx)
+		if err := s.applyPuts(ctx, tx, cw, puts, now); err != nil {
+			return err
+		}
+		gen, err = s.finishCodes(ctx, tx, cw)
 		return err
-	}, func() { s.cache.committed(gen, puts, now.UnixNano()) })
+	}, func() { s.cache.committed(gen, puts, now.UnixNano(), cw.full) })
 	if err != nil {
 		return wrap(err)
 	}

@@ -43,13 +43,25 @@ ORDER BY v.prefix, v.key, v.field_name LIMIT ?`, after[0], after[1], after[2], l
 		Decode: s.decodeValue,
 		Write: func(ctx context.Context, updates []items.VectorUpdate) error {
 			return s.db.Write(ctx, func(tx *sql.Tx) error {
+				cw, err := s.beginCodes(ctx, tx)
+				if err != nil {
+					return err
+				}
 				for _, u := range updates {
 					if _, err := tx.ExecContext(ctx, `UPDATE store_vectors SET embedding = ? WHERE prefix = ? AND key = ? AND field_name = ?`,
 						encodeVector(u.Vector), u.Prefix, u.Key, u.Field); err != nil {
 						return err
 					}
+					// The code of the new vector, with the vector's updated_at.
+					if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO store_vector_codes (prefix, key, field_name, updated_at, code)
+						SELECT prefix, key, field_name, updated_at, ? FROM store_vectors WHERE prefix = ? AND key = ? AND field_name = ?`,
+						encodeCode(u.Vector, cw.centre), u.Prefix, u.Key, u.Field); err != nil {
+						return err
+					}
+					cw.keys = append(cw.keys, itemKey{u.Prefix, u.Key})
+					cw.vectors = true
 				}
-				_, err := s.bumpGeneration(ctx, tx) // other searches reload the vectors
+				_, err = s.finishCodes(ctx, tx, cw) // other searches refresh these items
 				return err
 			})
 		},

@@ -60,23 +60,19 @@ func (s *Store) search(ctx context.Context, tx *sql.Tx, st *readStmts, prefix st
 	}
 
 	if query != nil {
-		cands, err := s.candidates(ctx, tx, st, prefix, query, now)
+		src, err := s.ranked(ctx, tx, st, prefix, query, need, now)
 		if err != nil {
 			return nil, err
 		}
-		// Rank only the best few unless the filter rejects many of them.
-		sorted := min(len(cands), max(4*need, 64))
-		topK(cands, sorted, compareCandidates)
 		// Fetch the ranked items in chunks until the page is full.
-		more := true
-		for start := 0; more && start < len(cands); {
-			if start >= sorted {
-				slices.SortFunc(cands[sorted:], compareCandidates)
-				sorted = len(cands)
+		for more := true; more; {
+			part, err := src.next(ctx, min(max(2*(need-seen), 32), 400))
+			if err != nil {
+				return nil, err
 			}
-			n := min(sorted-start, max(2*(need-seen), 32), 400)
-			part := cands[start : start+n]
-			start += n
+			if len(part) == 0 {
+				break
+			}
 			rows, err := s.fetch(ctx, tx, part, now)
 			if err != nil {
 				return nil, err
@@ -182,29 +178,241 @@ func topK[T any](s []T, k int, compare func(a, b T) int) {
 	slices.SortFunc(s[:k], compare)
 }
 
-// candidates scores the vectors under prefix, from the vector cache when
-// it is enabled, from SQLite otherwise.
-func (s *Store) candidates(ctx context.Context, tx *sql.Tx, st *readStmts, prefix store.Namespace, query []float32, now time.Time) ([]candidate, error) {
-	if !s.cache.enabled() {
-		return s.scoreVectors(ctx, tx, prefix, query, now)
+// ranked yields a search's scored items best first, a part at a time.
+type ranked interface {
+	// next returns up to want more items (none when there are no more).
+	next(ctx context.Context, want int) ([]candidate, error)
+}
+
+// exactRanked is every scored item, sorted lazily: the best few first,
+// the rest only if the page needs them.
+type exactRanked struct {
+	cands         []candidate
+	sorted, start int
+}
+
+func newExactRanked(cands []candidate, need int) *exactRanked {
+	// Rank only the best few unless the filter rejects many of them.
+	r := &exactRanked{cands: cands, sorted: min(len(cands), max(4*need, 64))}
+	topK(cands, r.sorted, compareCandidates)
+	return r
+}
+
+func (r *exactRanked) next(_ context.Context, want int) ([]candidate, error) {
+	if r.start >= len(r.cands) {
+		return nil, nil
 	}
+	if r.start >= r.sorted {
+		slices.SortFunc(r.cands[r.sorted:], compareCandidates)
+		r.sorted = len(r.cands)
+	}
+	n := min(r.sorted-r.start, want)
+	part := r.cands[r.start : r.start+n]
+	r.start += n
+	return part, nil
+}
+
+// rescoreBatch is how many items a search reads and scores exactly at a
+// time; maxBounded bounds the items it ranks by bound per scan of the
+// index.
+const (
+	rescoreBatch = 64
+	maxBounded   = 4096
+)
+
+// quantRanked ranks with the code index: items are read from
+// store_vectors and scored exactly in the order of their bounds (see
+// estimator), a batch at a time, until the next bound is below the
+// need-th best exact score found, then returned in exact order; a page
+// that needs more (a filter or expiries rejected many) rescores the next
+// bounds the same way.
+type quantRanked struct {
+	s       *Store
+	tx      *sql.Tx
+	gen     int64
+	prefix  string
+	query   []float32
+	need    int
+	est     *estimator
+	centre  []float32        // the centre est was made for
+	emitted map[itemKey]bool // items ranked by bound so far
+	keys    []itemKey        // ranked by bound, not rescored yet
+	bounds  []float32
+	more    bool // items beyond keys remain
+	started bool
+	buf     []candidate
+	exact   *exactRanked // the rest by exact scan, once the index moved on
+	now     time.Time
+	ns      store.Namespace
+}
+
+func (q *quantRanked) estimator(t *codeIndex) *estimator {
+	if q.est == nil || !slices.Equal(q.centre, t.centre) {
+		q.est, q.centre = newEstimator(q.s.index.Distance, q.query, t.centre), t.centre
+	}
+	return q.est
+}
+
+// fill ranks more items by bound; it returns false when the index moved on
+// past the search's snapshot.
+func (q *quantRanked) fill() bool {
+	keys, bounds, more, ok := q.s.cache.best(q.gen, q.prefix, q.estimator, min(maxBounded, max(4*q.need, 256)), q.emitted)
+	if !ok {
+		return false
+	}
+	for _, k := range keys {
+		q.emitted[k] = true
+	}
+	q.keys, q.bounds, q.more, q.started = keys, bounds, more, true
+	return true
+}
+
+func (q *quantRanked) next(ctx context.Context, want int) ([]candidate, error) {
+	if q.exact != nil {
+		return q.exact.next(ctx, want)
+	}
+	for first := !q.started; len(q.buf) == 0; first = false {
+		if len(q.keys) == 0 && (!q.started || q.more) && !q.fill() {
+			// This process wrote since the search's snapshot: rank the
+			// rest by exact scan.
+			cands, err := q.s.scoreVectors(ctx, q.tx, q.ns, q.query, q.now)
+			if err != nil {
+				return nil, err
+			}
+			cands = slices.DeleteFunc(cands, func(c candidate) bool { return q.emitted[c.k] && !q.buffered(c.k) })
+			q.exact = newExactRanked(cands, want)
+			return q.exact.next(ctx, want)
+		}
+		if len(q.keys) == 0 {
+			return nil, nil
+		}
+		// The first part rescores until the bounds show that no item left
+		// can enter the best need; later parts a batch each.
+		var got []candidate
+		for len(q.keys) > 0 {
+			n := min(len(q.keys), rescoreBatch)
+			part, err := q.s.rescore(ctx, q.tx, q.keys[:n], q.query)
+			if err != nil {
+				return nil, err
+			}
+			q.s.cache.stats.rescored.Add(int64(n))
+			q.keys, q.bounds = q.keys[n:], q.bounds[n:]
+			got = append(got, part...)
+			if !first {
+				break
+			}
+			slices.SortFunc(got, compareCandidates)
+			if len(got) >= q.need && len(q.bounds) > 0 && q.bounds[0] < q.est.proxy(got[q.need-1].score) {
+				break
+			}
+			if len(q.keys) == 0 && q.more && !q.fill() {
+				break
+			}
+		}
+		slices.SortFunc(got, compareCandidates)
+		q.buf = got
+	}
+	n := min(len(q.buf), want)
+	part := q.buf[:n]
+	q.buf = q.buf[n:]
+	return part, nil
+}
+
+// buffered reports whether k is rescored and not returned yet.
+func (q *quantRanked) buffered(k itemKey) bool {
+	for _, c := range q.buf {
+		if c.k == k {
+			return true
+		}
+	}
+	return slices.Contains(q.keys, k)
+}
+
+// rescore reads the vectors of keys and returns their items scored
+// exactly (each by its best field), in order.
+func (s *Store) rescore(ctx context.Context, tx *sql.Tx, keys []itemKey, query []float32) ([]candidate, error) {
 	sc := indexing.NewQueryScorer(s.index.Distance, query)
-	gen, err := readGeneration(ctx, tx, st)
+	cands := make([]candidate, 0, len(keys))
+	index := make(map[itemKey]int, len(keys)) // position in cands
+	var buf []float32
+	for start := 0; start < len(keys); start += 200 {
+		part := keys[start:min(len(keys), start+200)]
+		var q strings.Builder
+		q.WriteString(`SELECT prefix, key, updated_at, embedding FROM store_vectors WHERE (prefix, key) IN (VALUES `)
+		args := make([]any, 0, 2*len(part))
+		for i, k := range part {
+			if i > 0 {
+				q.WriteString(", ")
+			}
+			q.WriteString("(?, ?)")
+			args = append(args, k.ns, k.key)
+		}
+		q.WriteString(")")
+		rs, err := tx.QueryContext(ctx, q.String(), args...)
+		if err != nil {
+			return nil, err
+		}
+		var (
+			ns, key, emb sql.RawBytes
+			upd          int64
+		)
+		for rs.Next() {
+			if err := rs.Scan(&ns, &key, &upd, &emb); err != nil {
+				rs.Close()
+				return nil, err
+			}
+			var ok bool
+			if buf, ok = decodeVector(buf, emb); !ok || len(buf) != s.cache.dims {
+				continue // as the index: not a vector of this configuration
+			}
+			score := sc.Score(buf, indexing.VectorNorm(buf))
+			if n := len(cands); n > 0 && cands[n-1].k.ns == string(ns) && cands[n-1].k.key == string(key) {
+				cands[n-1].score = max(cands[n-1].score, score)
+				continue
+			}
+			k := itemKey{string(ns), string(key)}
+			if i, ok := index[k]; ok {
+				cands[i].score = max(cands[i].score, score)
+				continue
+			}
+			index[k] = len(cands)
+			cands = append(cands, candidate{k: k, updated: upd, score: score})
+		}
+		err = rs.Err()
+		rs.Close()
+		if err != nil {
+			return nil, err
+		}
+	}
+	slices.SortFunc(cands, compareCandidates)
+	return cands, nil
+}
+
+// ranked ranks the items under prefix with vectors against query: by the
+// code index when it is enabled and can serve the transaction's snapshot,
+// by an exact scan of SQLite otherwise.
+func (s *Store) ranked(ctx context.Context, tx *sql.Tx, st *readStmts, prefix store.Namespace, query []float32, need int, now time.Time) (ranked, error) {
+	if s.cache.enabled() && len(query) == s.cache.dims {
+		q, err := readQuantState(ctx, tx, st)
+		if err != nil {
+			return nil, err
+		}
+		if q.codesGen == q.gen {
+			ok, err := s.cache.refresh(ctx, tx, q)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				return &quantRanked{s: s, tx: tx, gen: q.gen, prefix: prefix.String(), query: query,
+					need: max(need, 1), emitted: map[itemKey]bool{}, now: now, ns: prefix}, nil
+			}
+		}
+	}
+	cands, err := s.scoreVectors(ctx, tx, prefix, query, now)
 	if err != nil {
 		return nil, err
 	}
-	p := prefix.String()
-	if cands, ok := s.cache.candidates(gen, p, sc); ok {
-		return cands, nil
-	}
-	t, err := s.cache.load(ctx, tx, gen)
-	if err != nil {
-		return nil, err
-	}
-	if t == nil { // over budget
-		return s.scoreVectors(ctx, tx, prefix, query, now)
-	}
-	return t.score(p, sc), nil
+	return newExactRanked(cands, need), nil
 }
 
 // scoreVectors scores every vector under prefix against query and returns

@@ -20,12 +20,14 @@ type readStmts struct {
 type stmts struct {
 	r, w                                           *readStmts
 	bump, delVec, delItem, upsert, insVec, refresh *sql.Stmt
-	all                                            []*sql.Stmt
+	// the search index's (codes.go)
+	quant, delCodes, insCode, insLog, trimLog, setQuant *sql.Stmt
+	all                                                 []*sql.Stmt
 }
 
 const (
 	sqlGetLive = `SELECT ` + itemColumns + ` FROM store WHERE prefix = ? AND key = ? AND (expires_at IS NULL OR expires_at > ?)`
-	sqlGen     = `SELECT gen FROM store_generation WHERE id = 0`
+	sqlGen     = `SELECT g.gen, q.codes_gen, q.log_floor FROM store_generation g, store_vector_quant q WHERE g.id = 0 AND q.id = 0`
 	sqlBump    = `UPDATE store_generation SET gen = gen + 1 WHERE id = 0 RETURNING gen`
 	sqlDelVec  = `DELETE FROM store_vectors WHERE prefix = ? AND key = ?`
 	sqlDelItem = `DELETE FROM store WHERE prefix = ? AND key = ?`
@@ -38,6 +40,14 @@ const (
 		VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (prefix, key, field_name) DO UPDATE SET
 		embedding = excluded.embedding, updated_at = excluded.updated_at`
 	sqlRefresh = `UPDATE store SET expires_at = ? WHERE prefix = ? AND key = ? AND ttl_minutes > 0`
+
+	sqlQuant    = `SELECT g.gen, q.codes_gen, q.centre FROM store_generation g, store_vector_quant q WHERE g.id = 0 AND q.id = 0`
+	sqlDelCodes = `DELETE FROM store_vector_codes WHERE prefix = ? AND key = ?`
+	sqlInsCode  = `INSERT OR REPLACE INTO store_vector_codes (prefix, key, field_name, updated_at, code) VALUES (?, ?, ?, ?, ?)`
+	sqlInsLog   = `INSERT INTO store_vector_log (gen, prefix, key) VALUES (?, ?, ?)`
+	sqlTrimLog  = `DELETE FROM store_vector_log WHERE gen <= (SELECT log_floor FROM store_vector_quant WHERE id = 0)`
+	sqlSetQuant = `UPDATE store_vector_quant SET codes_gen = CASE WHEN codes_gen = ? THEN ? ELSE codes_gen END,
+		log_floor = max(log_floor, min(?, max(snapshot_gen, ?))) WHERE id = 0`
 )
 
 func prepare(ctx context.Context, db *sqlitedb.DB) (*stmts, error) {
@@ -66,6 +76,12 @@ func prepare(ctx context.Context, db *sqlitedb.DB) (*stmts, error) {
 	st.upsert = p(w, sqlUpsert)
 	st.insVec = p(w, sqlInsVec)
 	st.refresh = p(w, sqlRefresh)
+	st.quant = p(w, sqlQuant)
+	st.delCodes = p(w, sqlDelCodes)
+	st.insCode = p(w, sqlInsCode)
+	st.insLog = p(w, sqlInsLog)
+	st.trimLog = p(w, sqlTrimLog)
+	st.setQuant = p(w, sqlSetQuant)
 	if err := errors.Join(errs...); err != nil {
 		st.close()
 		return nil, err

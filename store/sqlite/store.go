@@ -19,7 +19,7 @@ import (
 type Options struct {
 	// Index enables semantic search; nil disables it (queries are then
 	// ignored and searches list items newest first). ANN settings do not
-	// apply: searches scan the stored vectors exactly.
+	// apply: searches rank by the code index and score the best exactly.
 	Index *store.IndexConfig
 	// TTL enables expiry; nil means puts may not carry a TTL
 	// (store.ErrNoTTL) and no sweeper runs.
@@ -36,10 +36,12 @@ type Options struct {
 	// every commit (durable against power loss, not only process crashes).
 	// The first Open of a file decides; New ignores it.
 	FullSync bool
-	// VectorCacheBytes bounds the in-memory copy of the stored vectors that
-	// searches with a query score (1 KiB per 256-dim vector); 0 means
-	// DefaultVectorCacheBytes, negative disables the cache. When the vectors
-	// do not fit, every search reads them from SQLite.
+	// VectorCacheBytes bounds the in-memory search index: a sign code per
+	// stored vector (d/8 + 16 bytes, 208 at 1536 dimensions) plus the item
+	// keys; searches rank items by it, then read and score exactly only
+	// the best few vectors. 0 means DefaultVectorCacheBytes, negative
+	// disables the index. When the index does not fit, every search scans
+	// the vectors in SQLite exactly.
 	VectorCacheBytes int64
 }
 
@@ -133,6 +135,10 @@ func newStore(ctx context.Context, db *sqlitedb.DB, opts Options) (*Store, error
 		return nil, fmt.Errorf("sqlite: setup: %w", err)
 	}
 	s.st = st
+	if err := s.syncCodes(ctx); err != nil {
+		st.close()
+		return nil, err
+	}
 	b.StartSweeper(s.Sweep)
 	return s, nil
 }
@@ -154,7 +160,33 @@ func (s *Store) Sweep(ctx context.Context) (int, error) {
 	}
 	now := s.b.Now().UnixNano()
 	var n int64
-	err := s.db.WriteCommitted(ctx, func(tx *sql.Tx) error {
+	err := s.db.Write(ctx, func(tx *sql.Tx) error {
+		cw, err := s.beginCodes(ctx, tx)
+		if err != nil {
+			return err
+		}
+		// The swept items go to the log, so that every process's search
+		// index drops them.
+		rs, err := tx.QueryContext(ctx, `SELECT prefix, key FROM store WHERE expires_at IS NOT NULL AND expires_at < ?`, now)
+		if err != nil {
+			return err
+		}
+		for rs.Next() {
+			var k itemKey
+			if err := rs.Scan(&k.ns, &k.key); err != nil {
+				rs.Close()
+				return err
+			}
+			cw.keys = append(cw.keys, k)
+		}
+		rs.Close()
+		if err := rs.Err(); err != nil || len(cw.keys) == 0 {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM store_vector_codes WHERE (prefix, key) IN
+			(SELECT prefix, key FROM store WHERE expires_at IS NOT NULL AND expires_at < ?)`, now); err != nil {
+			return err
+		}
 		// Explicit, in case a wrapped database runs without foreign keys.
 		if _, err := tx.ExecContext(ctx, `DELETE FROM store_vectors WHERE (prefix, key) IN
 			(SELECT prefix, key FROM store WHERE expires_at IS NOT NULL AND expires_at < ?)`, now); err != nil {
@@ -164,15 +196,11 @@ func (s *Store) Sweep(ctx context.Context) (int, error) {
 		if err != nil {
 			return err
 		}
-		if n, err = res.RowsAffected(); err != nil || n == 0 {
+		if n, err = res.RowsAffected(); err != nil {
 			return err
 		}
-		_, err = s.bumpGeneration(ctx, tx)
+		_, err = s.finishCodes(ctx, tx, cw)
 		return err
-	}, func() {
-		if n > 0 {
-			s.cache.invalidate()
-		}
 	})
 	if err != nil {
 		return 0, fmt.Errorf("sqlite: sweep: %w", err)

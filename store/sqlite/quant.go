@@ -1,0 +1,214 @@
+package sqlite
+
+import (
+	"encoding/binary"
+	"math"
+	"math/bits"
+
+	"github.com/memvault/memvault/store"
+)
+
+// A vector's code is its sign sketch: one bit per dimension, set when the
+// dimension of u = v - c is positive, c being the store's centre (the mean
+// of its vectors, stored in store_vector_quant; zero until set). The
+// Hamming distance h between the codes of u and of w = q - c estimates the
+// angle between them as π·h/d, so that, with the three norms kept beside
+// the bits,
+//
+//	v·q = u·w + v·c + q·c - |c|² ≈ |u||w|cos(π·h/d) + v·c + q·c - |c|²
+//
+// estimates every distance: the inner product is this, the cosine this
+// over |v||q|, and the L2 distance ranks as |v|² - 2·v·q. Estimates only
+// choose which items to rescore exactly: a search returns exact scores.
+// Centring matters because real embeddings share a large common component
+// that would otherwise set most bits alike.
+
+// Code blob layout (store_vector_codes.code), little-endian:
+//
+//	byte 0     codeFormat
+//	byte 1     flags (codeCentred: bits of v - c; otherwise of v)
+//	bytes 2-13 float32 |v|, |u|, v·c
+//	then       ceil(d/64) uint64 words of sign bits, bit i of word i/64
+//	           for dimension i, padding bits zero
+const (
+	codeFormat  = 1
+	codeCentred = 1
+	codeHeader  = 14
+)
+
+// codeWords is the number of 64-bit words of a d-dimension code.
+func codeWords(d int) int { return (d + 63) / 64 }
+
+// centreOf returns c when it can centre vectors of d dimensions, nil
+// otherwise (no centre yet, or one of an earlier embedder's dimensions).
+func centreOf(c []float32, d int) []float32 {
+	if len(c) != d || d == 0 {
+		return nil
+	}
+	return c
+}
+
+// signBits sets dst (codeWords(len(v)) words) to the signs of v - c (of v
+// when c is nil) and returns |v - c|² and v·c.
+func signBits(dst []uint64, v, c []float32) (uu, vc float64) {
+	clear(dst)
+	for i, x := range v {
+		u := float64(x)
+		if c != nil {
+			vc += u * float64(c[i])
+			u -= float64(c[i])
+		}
+		uu += u * u
+		if u > 0 {
+			dst[i>>6] |= 1 << (uint(i) & 63)
+		}
+	}
+	return uu, vc
+}
+
+// encodeCode is the code blob of v under centre c (nil: uncentred).
+func encodeCode(v, c []float32) []byte {
+	c = centreOf(c, len(v))
+	w := make([]uint64, codeWords(len(v)))
+	uu, vc := signBits(w, v, c)
+	var vv float64
+	for _, x := range v {
+		vv += float64(x) * float64(x)
+	}
+	b := make([]byte, codeHeader+8*len(w))
+	b[0] = codeFormat
+	if c != nil {
+		b[1] = codeCentred
+	}
+	binary.LittleEndian.PutUint32(b[2:], math.Float32bits(float32(math.Sqrt(vv))))
+	binary.LittleEndian.PutUint32(b[6:], math.Float32bits(float32(math.Sqrt(uu))))
+	binary.LittleEndian.PutUint32(b[10:], math.Float32bits(float32(vc)))
+	for i, x := range w {
+		binary.LittleEndian.PutUint64(b[codeHeader+8*i:], x)
+	}
+	return b
+}
+
+// codeMeta is the per-vector part of a code beside its bits.
+type codeMeta struct {
+	nv, nu, vc float32 // |v|, |u|, v·c
+	centred    bool
+}
+
+// decodeCode appends the bits of a code blob of d dimensions to words and
+// returns its metadata; ok is false for a blob that is not such a code
+// (another format, another dimension count, non-finite norms, padding
+// bits set), which the caller skips.
+func decodeCode(words []uint64, b []byte, d int) (_ []uint64, m codeMeta, ok bool) {
+	n := codeWords(d)
+	if d <= 0 || len(b) != codeHeader+8*n || b[0] != codeFormat || b[1]&^codeCentred != 0 {
+		return words, m, false
+	}
+	m.centred = b[1]&codeCentred != 0
+	m.nv = math.Float32frombits(binary.LittleEndian.Uint32(b[2:]))
+	m.nu = math.Float32frombits(binary.LittleEndian.Uint32(b[6:]))
+	m.vc = math.Float32frombits(binary.LittleEndian.Uint32(b[10:]))
+	for _, f := range []float32{m.nv, m.nu, m.vc} {
+		if math.IsNaN(float64(f)) || math.IsInf(float64(f), 0) {
+			return words, m, false
+		}
+	}
+	if m.nv < 0 || m.nu < 0 {
+		return words, m, false
+	}
+	if r := d & 63; r != 0 && binary.LittleEndian.Uint64(b[codeHeader+8*(n-1):])>>uint(r) != 0 {
+		return words, m, false
+	}
+	for i := range n {
+		words = append(words, binary.LittleEndian.Uint64(b[codeHeader+8*i:]))
+	}
+	return words, m, true
+}
+
+// boundSigmas is how many standard deviations of the angle estimate the
+// upper bound of a code's score adds: the Hamming distance of d sign bits
+// has standard deviation sqrt(d·p·(1-p)) when each bit differs with
+// probability p = θ/π.
+const boundSigmas = 4
+
+// estimator bounds the scores of codes against one query.
+type estimator struct {
+	dist  store.Distance
+	words int
+	cos   []float32 // upper bound of cos θ for h = 0..d: cos(max(0, π·h/d - margin))
+	q     [2]queryCode
+	nq    float32 // |q|
+}
+
+// queryCode is the query's side of the estimate for uncentred (0) and
+// centred (1) codes.
+type queryCode struct {
+	bits []uint64
+	nw   float32 // |w|
+	off  float32 // q·c - |c|²
+}
+
+func newEstimator(dist store.Distance, q, c []float32) *estimator {
+	d := len(q)
+	e := &estimator{dist: dist, words: codeWords(d), cos: make([]float32, d+1)}
+	for h := range e.cos {
+		p := max(float64(h), 1) / float64(d)
+		sd := math.Pi * math.Sqrt(p*(1-p)/float64(d))
+		e.cos[h] = float32(math.Cos(max(0, math.Pi*float64(h)/float64(d)-boundSigmas*sd-math.Pi/float64(d))))
+	}
+	for i := range e.q {
+		cc := c
+		if i == 0 {
+			cc = nil
+		}
+		qc := &e.q[i]
+		qc.bits = make([]uint64, e.words)
+		ww, vc := signBits(qc.bits, q, cc)
+		qc.nw = float32(math.Sqrt(ww))
+		var c2 float64
+		for _, x := range cc {
+			c2 += float64(x) * float64(x)
+		}
+		qc.off = float32(vc - c2)
+	}
+	var qq float64
+	for _, x := range q {
+		qq += float64(x) * float64(x)
+	}
+	e.nq = float32(math.Sqrt(qq))
+	return e
+}
+
+// estimate bounds the score of a code (its words and metadata) from
+// above, with high probability, on the scale of proxy.
+func (e *estimator) estimate(w []uint64, m *codeMeta) float32 {
+	qc := &e.q[0]
+	if m.centred {
+		qc = &e.q[1]
+	}
+	h := 0
+	for i, x := range w {
+		h += bits.OnesCount64(x ^ qc.bits[i])
+	}
+	dot := m.nu*qc.nw*e.cos[h] + m.vc + qc.off
+	switch e.dist {
+	case store.InnerProduct:
+		return dot
+	case store.L2:
+		return 2*dot - m.nv*m.nv
+	default:
+		if m.nv == 0 || e.nq == 0 {
+			return 0
+		}
+		return dot / (m.nv * e.nq)
+	}
+}
+
+// proxy maps an exact score to the scale of estimate: the score itself for
+// cosine and inner product, |q|² - distance² for L2.
+func (e *estimator) proxy(score float64) float32 {
+	if e.dist == store.L2 {
+		return e.nq*e.nq - float32(score*score)
+	}
+	return float32(score)
+}

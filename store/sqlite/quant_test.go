@@ -1,0 +1,341 @@
+package sqlite
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/memvault/memvault/store"
+)
+
+// scaledEmbedder is the benchmark's clustered vectors, with norms varying
+// by item so that the three distances rank differently.
+type scaledEmbedder struct{ *clustered }
+
+func (e scaledEmbedder) scale(t string, v []float32) []float32 {
+	n, _ := strconv.Atoi(t[1:])
+	f := 0.5 + float32(n%7)/4
+	for i := range v {
+		v[i] *= f
+	}
+	return v
+}
+
+func (e scaledEmbedder) EmbedDocuments(ctx context.Context, texts []string) ([][]float32, error) {
+	out, _ := e.clustered.EmbedDocuments(ctx, texts)
+	for i, t := range texts {
+		e.scale(t, out[i])
+	}
+	return out, nil
+}
+
+func (e scaledEmbedder) EmbedQuery(ctx context.Context, text string) ([]float32, error) {
+	v, _ := e.clustered.EmbedQuery(ctx, text)
+	return e.scale(text, v), nil
+}
+
+// results renders a search's items with their exact scores.
+func results(t *testing.T, s *Store, prefix store.Namespace, opt store.SearchOptions) string {
+	t.Helper()
+	res, err := s.Search(context.Background(), prefix, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out string
+	for _, it := range res {
+		score := "nil"
+		if it.Score != nil {
+			score = strconv.FormatFloat(*it.Score, 'g', -1, 64)
+		}
+		out += fmt.Sprintf("%s/%s=%s ", it.Namespace, it.Key, score)
+	}
+	return out
+}
+
+// TestQuantizedSearchIsExact compares searches by the code index with the
+// exact scan of SQLite (VectorCacheBytes < 0) on clustered vectors of two
+// fields per item, under every distance, namespace prefix, several pages,
+// across updates and deletes, and with another store on the file (a
+// second process) writing: the results, scores included, must be equal,
+// and the other store's writes must reach the index by reading the
+// changed items' codes only.
+func TestQuantizedSearchIsExact(t *testing.T) {
+	ctx := context.Background()
+	const items, dims = 1500, 256
+	for _, dist := range []store.Distance{store.Cosine, store.L2, store.InnerProduct} {
+		t.Run(string(dist), func(t *testing.T) {
+			emb := scaledEmbedder{newClustered(items, dims)}
+			idx := &store.IndexConfig{Embedder: emb, Dims: dims, Fields: []string{"a", "b"}, Distance: dist}
+			path := filepath.Join(t.TempDir(), "q.db")
+			s := openStore(t, path, Options{Index: idx})
+			defer s.Close()
+			exact := openStore(t, path, Options{Index: idx, VectorCacheBytes: -1})
+			defer exact.Close()
+			other := openStore(t, path, Options{Index: idx})
+			defer other.Close()
+
+			put := func(w *Store, i int, v map[string]any) {
+				t.Helper()
+				ns := store.Namespace{"u", fmt.Sprint(i % 3), fmt.Sprint(i % 2)}
+				if err := w.Put(ctx, ns, fmt.Sprint(i), v); err != nil {
+					t.Fatal(err)
+				}
+			}
+			value := func(i, j int) map[string]any {
+				v := map[string]any{"a": fmt.Sprint("v", i)}
+				if i%3 == 0 {
+					v["b"] = fmt.Sprint("v", j)
+				}
+				return v
+			}
+			var ops []store.Op
+			for i := range items {
+				ops = append(ops, store.PutOp{Namespace: store.Namespace{"u", fmt.Sprint(i % 3), fmt.Sprint(i % 2)},
+					Key: fmt.Sprint(i), Value: value(i, (i*7)%items)})
+			}
+			if _, err := s.Batch(ctx, ops[:700]); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.Batch(ctx, ops[700:]); err != nil {
+				t.Fatal(err)
+			}
+			var centre []byte
+			if err := s.db.Reader().QueryRowContext(ctx, `SELECT centre FROM store_vector_quant`).Scan(&centre); err != nil || len(centre) != 4*dims {
+				t.Fatalf("no centre after %d items: %v", items, err)
+			}
+
+			r := rand.New(rand.NewPCG(3, 4))
+			check := func(round int) {
+				t.Helper()
+				prefixes := []store.Namespace{nil, {"u"}, {"u", "1"}, {"u", "2", "0"}}
+				for range 6 {
+					opt := store.SearchOptions{Query: fmt.Sprint("q", r.IntN(1000)), Limit: 1 + r.IntN(12), Offset: r.IntN(3) * r.IntN(10)}
+					p := prefixes[r.IntN(len(prefixes))]
+					if got, want := results(t, s, p, opt), results(t, exact, p, opt); got != want {
+						t.Fatalf("round %d, %v %+v: the index returned\n%s\nthe exact scan\n%s", round, p, opt, got, want)
+					}
+				}
+			}
+			check(0)
+			if s.cache.snap == nil {
+				t.Fatal("the index is not loaded")
+			}
+			for round := 1; round <= 20; round++ {
+				w := s
+				if round%2 == 0 {
+					w = other // another process writes
+				}
+				full, incr, rows := s.cache.stats.fullLoads.Load(), s.cache.stats.incremental.Load(), s.cache.stats.codeRows.Load()
+				var codeRows int64
+				for range 5 {
+					i := r.IntN(items)
+					switch r.IntN(4) {
+					case 0:
+						if err := w.Delete(ctx, store.Namespace{"u", fmt.Sprint(i % 3), fmt.Sprint(i % 2)}, fmt.Sprint(i)); err != nil {
+							t.Fatal(err)
+						}
+					case 1:
+						put(w, i, map[string]any{"c": "no vector"})
+					default:
+						v := value(r.IntN(items), r.IntN(items))
+						put(w, i, v)
+						codeRows += int64(len(v))
+					}
+				}
+				check(round)
+				if w == other {
+					if s.cache.stats.fullLoads.Load() != full || s.cache.stats.incremental.Load() != incr+1 {
+						t.Fatalf("round %d: another process's write of 5 items made %d full loads, %d refreshes from the log",
+							round, s.cache.stats.fullLoads.Load()-full, s.cache.stats.incremental.Load()-incr)
+					}
+					// Rewriting an item twice in a round can read fewer.
+					if got := s.cache.stats.codeRows.Load() - rows; got > codeRows {
+						t.Fatalf("round %d: the refresh read %d code rows, the writes wrote %d", round, got, codeRows)
+					}
+				} else if s.cache.stats.codeRows.Load() != rows {
+					t.Fatalf("round %d: this process's own write read code rows", round)
+				}
+			}
+		})
+	}
+}
+
+// TestCodesAfterOlderBuild checks the codes' generation: items written by a
+// build without codes (simulated by bumping the generation in SQL) make
+// searches scan SQLite exactly, and the next Open recodes every vector.
+func TestCodesAfterOlderBuild(t *testing.T) {
+	ctx := context.Background()
+	emb := newClustered(300, 64)
+	idx := &store.IndexConfig{Embedder: emb, Dims: 64, Fields: []string{"a"}}
+	path := filepath.Join(t.TempDir(), "old.db")
+	s := openStore(t, path, Options{Index: idx})
+	for i := range 300 {
+		if err := s.Put(ctx, store.Namespace{"n"}, fmt.Sprint(i), map[string]any{"a": fmt.Sprint("v", i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	opt := store.SearchOptions{Query: "q1", Limit: 5}
+	want := results(t, s, nil, opt)
+	// An older build replaces item 0's vector without its code.
+	if _, err := s.db.Writer().ExecContext(ctx, `UPDATE store_vectors SET embedding = ? WHERE key = '0';
+		UPDATE store_generation SET gen = gen + 1`, encodeVector(emb.query(1))); err != nil {
+		t.Fatal(err)
+	}
+	got := results(t, s, nil, opt)
+	if got == want || got[:len("n/0=")] != "n/0=" {
+		t.Fatalf("after an older build's write the search returned\n%s\nnot item 0 first", got)
+	}
+	full := s.cache.stats.fullLoads.Load()
+	s.Close()
+	s = openStore(t, path, Options{Index: idx})
+	defer s.Close()
+	if again := results(t, s, nil, opt); again != got {
+		t.Fatalf("after recoding the search returned\n%s\nwant\n%s", again, got)
+	}
+	if s.cache.stats.fullLoads.Load() != 1 || full != 1 {
+		t.Fatalf("the reopened store did not search by its index (%d loads)", s.cache.stats.fullLoads.Load())
+	}
+}
+
+func TestCodeRoundTrip(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 1))
+	for _, d := range []int{1, 63, 64, 65, 1536} {
+		v := unitGauss(r, d)
+		c := unitGauss(r, d)
+		for _, centre := range [][]float32{nil, c} {
+			bits, m, ok := decodeCode(nil, encodeCode(v, centre), d)
+			if !ok || len(bits) != codeWords(d) || m.centred != (centre != nil) {
+				t.Fatalf("d=%d: code does not decode (%v)", d, ok)
+			}
+			for i, x := range v {
+				u := x
+				if centre != nil {
+					u -= centre[i]
+				}
+				if (bits[i/64]>>(i%64)&1 == 1) != (u > 0) {
+					t.Fatalf("d=%d: bit %d wrong", d, i)
+				}
+			}
+			if math.Abs(float64(m.nv)-1) > 1e-5 {
+				t.Fatalf("d=%d: |v| = %v", d, m.nv)
+			}
+			if _, _, ok := decodeCode(nil, encodeCode(v, centre), d+1); ok && codeWords(d+1) != codeWords(d) {
+				t.Fatalf("d=%d: decodes as %d dimensions", d, d+1)
+			}
+		}
+	}
+}
+
+// FuzzDecodeCode feeds arbitrary code columns and dimension counts to the
+// decoder: it rejects or decodes, never panics, and what it decodes
+// estimates to a finite score.
+func FuzzDecodeCode(f *testing.F) {
+	r := rand.New(rand.NewPCG(2, 2))
+	f.Add(encodeCode(unitGauss(r, 64), nil), 64)
+	f.Add(encodeCode(unitGauss(r, 100), unitGauss(r, 100)), 100)
+	f.Add([]byte{}, 0)
+	f.Add([]byte{1, 1, 0, 0}, -3)
+	f.Fuzz(func(t *testing.T, b []byte, d int) {
+		if d > 1<<16 {
+			d = 1 << 16
+		}
+		bits, m, ok := decodeCode(nil, b, d)
+		if !ok {
+			if len(bits) != 0 {
+				t.Fatal("a rejected code appended words")
+			}
+			return
+		}
+		if len(bits) != codeWords(d) {
+			t.Fatalf("%d words for %d dimensions", len(bits), d)
+		}
+		q := make([]float32, d)
+		q[0] = 1
+		for _, dist := range []store.Distance{store.Cosine, store.L2, store.InnerProduct} {
+			e := newEstimator(dist, q, nil)
+			if est := e.estimate(bits, &m); math.IsNaN(float64(est)) {
+				t.Fatalf("%s estimate is NaN", dist)
+			}
+		}
+	})
+}
+
+// TestIndexSnapshot checks that a store that read every code stores the
+// index as a snapshot, that a store opened later loads it with the codes
+// logged since (no row per vector), and that its searches equal the exact
+// scan.
+func TestIndexSnapshot(t *testing.T) {
+	defer func(n int) { snapshotMinCodes = n }(snapshotMinCodes)
+	snapshotMinCodes = 100
+	ctx := context.Background()
+	emb := newClustered(400, 128)
+	idx := &store.IndexConfig{Embedder: emb, Dims: 128, Fields: []string{"a"}}
+	path := filepath.Join(t.TempDir(), "snap.db")
+	s := openStore(t, path, Options{Index: idx})
+	defer s.Close()
+	for i := range 400 {
+		if err := s.Put(ctx, store.Namespace{"n", fmt.Sprint(i % 4)}, fmt.Sprint(i), map[string]any{"a": fmt.Sprint("v", i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	opt := store.SearchOptions{Query: "q3", Limit: 7}
+	results(t, s, nil, opt) // loads every code, then stores the snapshot
+	var snapGen int64
+	if err := s.db.Reader().QueryRowContext(ctx, `SELECT snapshot_gen FROM store_vector_quant`).Scan(&snapGen); err != nil || snapGen < 0 {
+		t.Fatalf("no snapshot stored: %d, %v", snapGen, err)
+	}
+	for i := range 5 { // logged after the snapshot
+		if err := s.Put(ctx, store.Namespace{"n", "0"}, fmt.Sprint(i), map[string]any{"a": fmt.Sprint("v", 100+i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	exact := openStore(t, path, Options{Index: idx, VectorCacheBytes: -1})
+	defer exact.Close()
+	later := openStore(t, path, Options{Index: idx})
+	defer later.Close()
+	for _, p := range []store.Namespace{nil, {"n", "0"}, {"n", "3"}} {
+		if got, want := results(t, later, p, opt), results(t, exact, p, opt); got != want {
+			t.Fatalf("%v: from the snapshot\n%s\nexact\n%s", p, got, want)
+		}
+	}
+	if later.cache.stats.snapshots.Load() != 1 || later.cache.stats.fullLoads.Load() != 0 || later.cache.stats.codeRows.Load() != 5 {
+		t.Fatalf("the later store made %d snapshot loads, %d full loads, read %d code rows; want 1, 0, 5",
+			later.cache.stats.snapshots.Load(), later.cache.stats.fullLoads.Load(), later.cache.stats.codeRows.Load())
+	}
+}
+
+// FuzzSnapshotPart feeds arbitrary snapshot parts to the deserializer: it
+// loads or refuses them, never panics, and a serialized index round-trips.
+func FuzzSnapshotPart(f *testing.F) {
+	r := rand.New(rand.NewPCG(5, 5))
+	t0 := newCodeIndex(70, nil)
+	for i := range 3 {
+		bits, m, _ := decodeCode(nil, encodeCode(unitGauss(r, 70), nil), 70)
+		t0.add("ns", fmt.Sprint(i), int64(i), []code{{bits, m}})
+	}
+	for _, p := range t0.serialize() {
+		f.Add(p)
+	}
+	f.Add([]byte{})
+	f.Add([]byte{2, 'n', 's', 1, 'k', 2, 1})
+	f.Fuzz(func(t *testing.T, p []byte) {
+		ix := newCodeIndex(70, nil)
+		if err := ix.deserialize(p); err != nil {
+			return
+		}
+		parts := ix.serialize()
+		again := newCodeIndex(70, nil)
+		for _, q := range parts {
+			if err := again.deserialize(q); err != nil {
+				t.Fatalf("a serialized index does not load: %v", err)
+			}
+		}
+		if len(again.index) != len(ix.index) || len(again.bits) != len(ix.bits) {
+			t.Fatal("the index changed in a round trip")
+		}
+	})
+}

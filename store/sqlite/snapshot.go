@@ -1,0 +1,217 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/binary"
+	"errors"
+	"math"
+)
+
+// The snapshot is the code index of one generation serialized into
+// store_vector_snapshot parts of about snapshotPart bytes, so that opening
+// a store reads a few large rows instead of a row per vector, then the
+// codes of the items logged since. A process that had to read every code
+// (no snapshot, or one too old) stores a new one after its search, in its
+// own write transaction; a recode drops it.
+//
+// A part is a sequence of items, each
+//
+//	uvarint len(namespace), namespace, uvarint len(key), key,
+//	varint updated_at, uvarint n, then n codes of the index's dimensions.
+const snapshotPart = 1 << 20
+
+// snapshotMinCodes is the fewest codes worth a snapshot (reading fewer
+// rows is quick); a variable so that tests can lower it.
+var snapshotMinCodes = 16384
+
+// snapshotStale is how many items changed since the snapshot make a load
+// store a new one.
+const snapshotStale = 2048
+
+var errSnapshot = errors.New("sqlite: malformed index snapshot")
+
+// serialize returns t's parts.
+func (t *codeIndex) serialize() [][]byte {
+	var (
+		parts [][]byte
+		cur   []byte
+	)
+	size := codeHeader + 8*t.words
+	for _, s := range t.slots {
+		if !s.live {
+			continue
+		}
+		ns := t.names[s.ns]
+		cur = binary.AppendUvarint(cur, uint64(len(ns)))
+		cur = append(cur, ns...)
+		cur = binary.AppendUvarint(cur, uint64(len(s.key)))
+		cur = append(cur, s.key...)
+		cur = binary.AppendVarint(cur, s.updated)
+		cur = binary.AppendUvarint(cur, uint64(s.n))
+		for j := int(s.first); j < int(s.first+s.n); j++ {
+			m := &t.meta[j]
+			b := make([]byte, size)
+			b[0] = codeFormat
+			if m.centred {
+				b[1] = codeCentred
+			}
+			binary.LittleEndian.PutUint32(b[2:], math.Float32bits(m.nv))
+			binary.LittleEndian.PutUint32(b[6:], math.Float32bits(m.nu))
+			binary.LittleEndian.PutUint32(b[10:], math.Float32bits(m.vc))
+			for i, x := range t.bits[j*t.words : (j+1)*t.words] {
+				binary.LittleEndian.PutUint64(b[codeHeader+8*i:], x)
+			}
+			cur = append(cur, b...)
+		}
+		if len(cur) >= snapshotPart {
+			parts = append(parts, cur)
+			cur = nil
+		}
+	}
+	if len(cur) > 0 {
+		parts = append(parts, cur)
+	}
+	return parts
+}
+
+// deserialize appends the items of a part to t.
+func (t *codeIndex) deserialize(p []byte) error {
+	size := codeHeader + 8*t.words
+	str := func() (string, bool) {
+		n, k := binary.Uvarint(p)
+		if k <= 0 || n > uint64(len(p)-k) {
+			return "", false
+		}
+		s := string(p[k : k+int(n)])
+		p = p[k+int(n):]
+		return s, true
+	}
+	for len(p) > 0 {
+		ns, ok1 := str()
+		key, ok2 := str()
+		if !ok1 || !ok2 {
+			return errSnapshot
+		}
+		upd, k := binary.Varint(p)
+		if k <= 0 {
+			return errSnapshot
+		}
+		p = p[k:]
+		n, k := binary.Uvarint(p)
+		if k <= 0 || n == 0 || n > uint64(len(p)-k)/uint64(size) {
+			return errSnapshot
+		}
+		p = p[k:]
+		id := t.intern(ns)
+		kk := itemKey{t.names[id], key}
+		if _, dup := t.index[kk]; dup {
+			return errSnapshot
+		}
+		t.index[kk] = int32(len(t.slots))
+		t.slots = append(t.slots, codeSlot{key: key, updated: upd, ns: id, first: int32(len(t.meta)), n: int32(n), live: true})
+		for range n {
+			var (
+				m  codeMeta
+				ok bool
+			)
+			if t.bits, m, ok = decodeCode(t.bits, p[:size], t.dims); !ok {
+				return errSnapshot
+			}
+			t.meta = append(t.meta, m)
+			p = p[size:]
+		}
+	}
+	return nil
+}
+
+// loadSnapshot loads the snapshot (generation snapGen) and the codes of the
+// items logged since, up to generation gen. It reports false, without
+// error, when the snapshot cannot serve (malformed, or the log asks for a
+// full load): the caller then reads every code.
+func (c *vecCache) loadSnapshot(ctx context.Context, tx *sql.Tx, centre []float32, snapGen, gen int64) (bool, error) {
+	t := newCodeIndex(c.dims, centre)
+	rs, err := tx.QueryContext(ctx, `SELECT data FROM store_vector_snapshot ORDER BY part`)
+	if err != nil {
+		return false, err
+	}
+	for rs.Next() {
+		var p sql.RawBytes
+		if err := rs.Scan(&p); err != nil {
+			rs.Close()
+			return false, err
+		}
+		if err := t.deserialize(p); err != nil {
+			rs.Close()
+			return false, nil
+		}
+		if t.bytes() > c.budget {
+			rs.Close()
+			return false, nil // the per-row load marks the cache too big
+		}
+	}
+	err = rs.Err()
+	rs.Close()
+	if err != nil {
+		return false, err
+	}
+	keys, full, err := c.changed(ctx, tx, snapGen)
+	if err != nil || full {
+		return false, err
+	}
+	got, err := c.readCodes(ctx, tx, keys)
+	if err != nil {
+		return false, err
+	}
+	t.apply(keys, got)
+	if t.bytes() > c.budget {
+		return false, nil
+	}
+	if len(keys) > snapshotStale {
+		c.wantSnapshot.Store(true)
+	}
+	c.stats.snapshots.Add(1)
+	return c.install(t, gen), nil
+}
+
+// maybeSnapshot stores the index as the snapshot when a load asked for
+// it. It is an optimisation of later opens: its failure leaves the
+// previous snapshot (or none), which loads remain correct with, and is
+// not the caller's error.
+func (s *Store) maybeSnapshot(ctx context.Context) {
+	c := s.cache
+	if !c.wantSnapshot.CompareAndSwap(true, false) {
+		return
+	}
+	c.mu.RLock()
+	t, gen := c.snap, c.gen
+	var parts [][]byte
+	if t != nil {
+		parts = t.serialize()
+	}
+	c.mu.RUnlock()
+	if t == nil {
+		return
+	}
+	_ = s.db.Write(ctx, func(tx *sql.Tx) error {
+		var cur, codesGen, floor int64
+		if err := tx.QueryRowContext(ctx, `SELECT g.gen, q.codes_gen, q.log_floor FROM store_generation g, store_vector_quant q
+			WHERE g.id = 0 AND q.id = 0`).Scan(&cur, &codesGen, &floor); err != nil {
+			return err
+		}
+		// The log must reach back to gen, and the codes be complete.
+		if codesGen != cur || floor > gen || gen > cur {
+			return nil
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM store_vector_snapshot`); err != nil {
+			return err
+		}
+		for i, p := range parts {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO store_vector_snapshot (part, data) VALUES (?, ?)`, i, p); err != nil {
+				return err
+			}
+		}
+		_, err := tx.ExecContext(ctx, `UPDATE store_vector_quant SET snapshot_gen = ? WHERE id = 0`, gen)
+		return err
+	})
+}
