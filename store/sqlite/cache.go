@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -85,6 +86,21 @@ func newVecCache(budget int64, dims int) *vecCache { return &vecCache{budget: bu
 func newCodeIndex(dims int, centre []float32) *codeIndex {
 	return &codeIndex{dims: dims, words: codeWords(dims), centre: centreOf(centre, dims),
 		index: map[itemKey]int32{}, ns: map[string]int32{}}
+}
+
+// reserve makes room for about codes more codes, so that loading a
+// snapshot grows each array once rather than by repeated doubling (whose
+// copies were most of a first search's time at 100 000 codes).
+func (t *codeIndex) reserve(codes int) {
+	if codes <= 0 {
+		return
+	}
+	t.bits = slices.Grow(t.bits, codes*t.words)
+	t.meta = slices.Grow(t.meta, codes)
+	t.slots = slices.Grow(t.slots, codes)
+	if len(t.index) == 0 {
+		t.index = make(map[itemKey]int32, codes)
+	}
 }
 
 func (t *codeIndex) intern(ns string) int32 {

@@ -131,6 +131,15 @@ func (t *codeIndex) deserialize(p []byte) error {
 // full load): the caller then reads every code.
 func (c *vecCache) loadSnapshot(ctx context.Context, tx *sql.Tx, centre []float32, snapGen, gen int64) (bool, error) {
 	t := newCodeIndex(c.dims, centre)
+	// Size the index from the snapshot's bytes (length() of a blob reads
+	// no content), at most the cache's budget: each code takes at least
+	// its code bytes plus a few of key and header.
+	var total int64
+	if err := tx.QueryRowContext(ctx, `SELECT coalesce(sum(length(data)), 0) FROM store_vector_snapshot`).Scan(&total); err != nil {
+		return false, err
+	}
+	perCode := int64(codeHeader + 8*t.words + 8)
+	t.reserve(int(min(total, c.budget) / perCode))
 	rs, err := tx.QueryContext(ctx, `SELECT data FROM store_vector_snapshot ORDER BY part`)
 	if err != nil {
 		return false, err
