@@ -34,6 +34,12 @@ type refreshKey struct {
 // transaction, a read-only batch one read transaction (followed by a short
 // write transaction when it refreshes TTLs).
 func (s *Store) Batch(ctx context.Context, ops []store.Op) ([]store.Result, error) {
+	return s.batch(ctx, ops, nil)
+}
+
+// batch is Batch; forget, when not nil, is the namespace a DeletePrefix
+// empties, whose items' names the search index's log must not keep.
+func (s *Store) batch(ctx context.Context, ops []store.Op, forget *string) ([]store.Result, error) {
 	plan, puts, err := items.StartBatch(ctx, s.b, ops, s.encodePut)
 	if err != nil {
 		return nil, err
@@ -76,6 +82,7 @@ func (s *Store) Batch(ctx context.Context, ops []store.Op) ([]store.Result, erro
 			if cw, err = s.beginCodes(ctx, tx); err != nil {
 				return err
 			}
+			cw.forget = forget
 			if err := s.applyPuts(ctx, tx, cw, puts, now); err != nil {
 				return err
 			}

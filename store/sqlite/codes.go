@@ -31,6 +31,15 @@ type codeWrite struct {
 	keys     []itemKey // items changed
 	vectors  bool      // some vector was written
 	full     bool      // every code changed: log a full marker
+	// deleted: some item went. The snapshot, which would keep its
+	// namespace, key and code in the file, is dropped (secure_delete
+	// zeroes its pages); the next load that reads every code writes a
+	// new one.
+	deleted bool
+	// forget purges the log rows naming items under this namespace and
+	// logs a full marker instead (DeletePrefix: what an erasure deletes
+	// leaves no name behind in the log either).
+	forget *string
 }
 
 // beginCodes reads what a write transaction needs to keep the codes.
@@ -68,6 +77,22 @@ func (s *Store) finishCodes(ctx context.Context, tx *sql.Tx, w *codeWrite) (int6
 			w.full = true
 		}
 	}
+	if w.deleted {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM store_vector_snapshot`); err != nil {
+			return 0, err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE store_vector_quant SET snapshot_gen = -1 WHERE id = 0`); err != nil {
+			return 0, err
+		}
+	}
+	if w.forget != nil {
+		p := *w.forget
+		if _, err := tx.ExecContext(ctx, `DELETE FROM store_vector_log WHERE prefix = ? OR substr(prefix, 1, ?) = ?`,
+			p, len(p)+1, p+"."); err != nil {
+			return 0, err
+		}
+		w.full = true
+	}
 	log := tx.StmtContext(ctx, s.st.insLog)
 	if w.full || len(w.keys) > maxLogItems {
 		w.full = true
@@ -99,6 +124,7 @@ func (s *Store) putCodes(ctx context.Context, tx *sql.Tx, w *codeWrite, p *put, 
 		return err
 	}
 	if p.encoded == nil {
+		w.deleted = true
 		return nil
 	}
 	var ins *sql.Stmt

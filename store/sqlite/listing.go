@@ -66,7 +66,8 @@ func (s *Store) deletePrefix(ctx context.Context, prefix store.Namespace) (int, 
 	if len(ops) == 0 {
 		return 0, nil
 	}
-	if _, err := s.Batch(ctx, ops); err != nil {
+	p := prefix.String()
+	if _, err := s.batch(ctx, ops, &p); err != nil {
 		return 0, err
 	}
 	return len(ops), nil

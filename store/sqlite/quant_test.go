@@ -1,10 +1,12 @@
 package sqlite
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"strconv"
 	"testing"
@@ -338,4 +340,69 @@ func FuzzSnapshotPart(f *testing.F) {
 			t.Fatal("the index changed in a round trip")
 		}
 	})
+}
+
+// TestDeletionLeavesNoNameInTheIndex: the search index's snapshot and log
+// hold namespaces, keys and codes. A delete drops the snapshot (its pages
+// zeroed by secure_delete); after DeletePrefix (what an erasure runs) the
+// database file holds the deleted namespace nowhere, the log included,
+// while searches still equal the exact scan. (A plain delete's log row
+// keeps the item's name until the log is trimmed, logKeep writes later.)
+func TestDeletionLeavesNoNameInTheIndex(t *testing.T) {
+	defer func(n int) { snapshotMinCodes = n }(snapshotMinCodes)
+	snapshotMinCodes = 100
+	ctx := context.Background()
+	emb := newClustered(400, 128)
+	idx := &store.IndexConfig{Embedder: emb, Dims: 128, Fields: []string{"a"}}
+	path := filepath.Join(t.TempDir(), "erase.db")
+	s := openStore(t, path, Options{Index: idx})
+	for i := range 400 {
+		ns := store.Namespace{"users", []string{"zqxalice", "bob", "carol", "dave"}[i%4]}
+		if err := s.Put(ctx, ns, fmt.Sprint("key", i), map[string]any{"a": fmt.Sprint("v", i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Put(ctx, store.Namespace{"users", "bob"}, "zqxsecretkey", map[string]any{"a": "v1"}); err != nil {
+		t.Fatal(err)
+	}
+	opt := store.SearchOptions{Query: "q3", Limit: 7}
+	results(t, s, nil, opt) // loads every code, then stores the snapshot
+	var snapGen int64
+	if err := s.db.Reader().QueryRowContext(ctx, `SELECT snapshot_gen FROM store_vector_quant`).Scan(&snapGen); err != nil || snapGen < 0 {
+		t.Fatalf("no snapshot stored: %d, %v", snapGen, err)
+	}
+	if _, err := s.DeletePrefix(ctx, store.Namespace{"users", "zqxalice"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Delete(ctx, store.Namespace{"users", "bob"}, "zqxsecretkey"); err != nil {
+		t.Fatal(err)
+	}
+	var parts int
+	if err := s.db.Reader().QueryRowContext(ctx, `SELECT (SELECT snapshot_gen FROM store_vector_quant), (SELECT count(*) FROM store_vector_snapshot)`).Scan(&snapGen, &parts); err != nil || snapGen != -1 || parts != 0 {
+		t.Fatalf("after deletes the snapshot is at generation %d with %d parts (%v); want none", snapGen, parts, err)
+	}
+	exact := openStore(t, path, Options{Index: idx, VectorCacheBytes: -1})
+	later := openStore(t, path, Options{Index: idx})
+	for _, p := range []store.Namespace{nil, {"users", "bob"}} {
+		if got, want := results(t, later, p, opt), results(t, exact, p, opt); got != want {
+			t.Fatalf("%v: index\n%s\nexact\n%s", p, got, want)
+		}
+	}
+	for _, st := range []*Store{exact, later, s} {
+		if err := st.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range []string{path, path + "-wal"} {
+		raw, err := os.ReadFile(f)
+		if os.IsNotExist(err) {
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bytes.Contains(raw, []byte("zqxalice")) {
+			t.Errorf("%s still holds the deleted namespace", filepath.Base(f))
+		}
+	}
 }

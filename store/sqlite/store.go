@@ -199,6 +199,7 @@ func (s *Store) Sweep(ctx context.Context) (int, error) {
 		if n, err = res.RowsAffected(); err != nil {
 			return err
 		}
+		cw.deleted = true
 		_, err = s.finishCodes(ctx, tx, cw)
 		return err
 	})
