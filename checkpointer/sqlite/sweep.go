@@ -185,4 +185,3 @@ func scanStrings(rs *sql.Rows) ([]string, error) {
 	}
 	return out, rs.Err()
 }
-
