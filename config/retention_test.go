@@ -35,7 +35,7 @@ func TestRetentionThroughConfig(t *testing.T) {
 	if _, ok := h.Saver.(checkpointer.Sweeper); !ok {
 		t.Fatalf("%T is not a checkpointer.Sweeper", h.Saver)
 	}
-	old := checkpointer.IDFloor(time.Now().Add(-48*time.Hour))[:19] + "8000-000000000001"
+	old := checkpointer.IDFloor(time.Now().Add(-48 * time.Hour))[:19] + "8000-000000000001"
 	cfg := checkpointer.Config{ThreadID: "idle-thread"}
 	if _, err := h.Saver.Put(ctx, cfg, &checkpointer.Checkpoint{V: 4, ID: old, TS: time.Now().UTC(),
 		ChannelValues: map[string]any{}, ChannelVersions: map[string]string{}}, checkpointer.Metadata{}, nil); err != nil {
