@@ -46,7 +46,7 @@ func seedSweep(t *testing.T, env []string) {
 	old := time.Now().Add(-48 * time.Hour)
 	var idle, busy []string
 	for i := range 3 {
-		idle = append(idle, checkpointer.IDFloor(old.Add(time.Duration(i)*time.Millisecond))[:19]+fmt.Sprintf("%04x-00000000000%d", 0x8000+i, i))
+		idle = append(idle, checkpointer.IDFloor(old.Add(time.Duration(i) * time.Millisecond))[:19]+fmt.Sprintf("%04x-00000000000%d", 0x8000+i, i))
 	}
 	for i := range 4 {
 		busy = append(busy, checkpointer.NewID(i))
