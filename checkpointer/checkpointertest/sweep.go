@@ -149,6 +149,32 @@ func (s *suite) testSweep(t *testing.T) {
 			t.Fatalf("second sweep removed %v", got)
 		}
 	})
+	t.Run("keep_latest_v1_pending_sends", func(t *testing.T) {
+		// A kept v<4 checkpoint reads its pending sends from its parent's
+		// __pregel_tasks writes: they survive the parent; its other
+		// writes do not.
+		sv := s.newSaver(t)
+		sw := sweeper(t, sv)
+		thread := newThreadID("sw-v1")
+		parent := newCheckpoint(0, nil, nil)
+		parent.V = 1
+		pcfg := mustPut(t, sv, cfgOf(thread, "", ""), parent, checkpointer.Metadata{"source": "loop", "step": 0}, nil)
+		mustPutWrites(t, sv, pcfg, []wr{{checkpointer.ChannelTasks, "send-1"}, {checkpointer.ChannelTasks, "send-2"}}, "task-1", "")
+		mustPutWrites(t, sv, pcfg, []wr{{"other", "not a send"}}, "task-2", "")
+		va := sv.NextVersion("")
+		child := newCheckpoint(1, map[string]any{"a": "x"}, map[string]string{"a": va})
+		child.V = 1
+		mustPut(t, sv, pcfg, child, checkpointer.Metadata{"source": "loop", "step": 1}, map[string]string{"a": va})
+		before := mustGetSome(t, sv, cfgOf(thread, "", child.ID))
+		rep := mustSweep(t, sw, checkpointer.RetentionPolicy{KeepLatest: 1}, checkpointer.SweepOptions{})
+		if rep.Checkpoints != 1 || rep.Writes != 1 {
+			t.Fatalf("report %+v: want the parent and its one non-send write removed", rep)
+		}
+		got := mustGetSome(t, sv, cfgOf(thread, "", child.ID))
+		if !Equal(before.Checkpoint.ChannelValues, got.Checkpoint.ChannelValues) || !Equal([]any{"send-1", "send-2"}, got.Checkpoint.ChannelValues[checkpointer.ChannelTasks]) {
+			t.Fatalf("after sweep: %v, before %v", got.Checkpoint.ChannelValues, before.Checkpoint.ChannelValues)
+		}
+	})
 	t.Run("dry_run", func(t *testing.T) {
 		sv := s.newSaver(t)
 		sw := sweeper(t, sv)
