@@ -201,6 +201,11 @@ func TestAuditedSaverAndStore(t *testing.T) {
 	_, err = m.Batch(ctx, []store.Op{store.GetOp{Namespace: store.Namespace{"users", "carol"}, Key: "diet"}, store.PutOp{Namespace: store.Namespace{"users", "carol"}, Key: "diet"}})
 	must(t, err)
 	must(t, s.DeleteThread(ctx, "t1"))
+	keep1 := checkpointer.RetentionPolicy{KeepLatest: 1}
+	_, err = s.Sweep(ctx, keep1, checkpointer.SweepOptions{DryRun: true}) // deletes nothing: not recorded
+	must(t, err)
+	_, err = s.Sweep(ctx, keep1, checkpointer.SweepOptions{})
+	must(t, err)
 
 	var ops []string
 	must(t, tr.Records(ctx, audit.Filter{}, func(r audit.Record) error {
@@ -212,7 +217,8 @@ func TestAuditedSaverAndStore(t *testing.T) {
 	}))
 	want := []string{"checkpoint.write t1", "writes.write t1", "checkpoint.read t1", "checkpoint.read t1",
 		"item.write users.carol/diet", "item.read users.carol/diet", "item.search users",
-		"item.read users.carol/diet", "item.delete users.carol/diet", "thread.delete t1"}
+		"item.read users.carol/diet", "item.delete users.carol/diet", "thread.delete t1",
+		"thread.delete retention:keep the latest 1 checkpoints per namespace"}
 	if fmt.Sprint(ops) != fmt.Sprint(want) {
 		t.Fatalf("recorded\n%v\nwant\n%v", ops, want)
 	}

@@ -39,6 +39,7 @@ var (
 	_ checkpointer.RunDeleter        = (*Saver)(nil)
 	_ checkpointer.Reencrypter       = (*Saver)(nil)
 	_ checkpointer.ThreadImporter    = (*Saver)(nil)
+	_ checkpointer.Sweeper           = (*Saver)(nil)
 )
 
 // NewSaver returns inner audited in trail.
@@ -205,6 +206,23 @@ func (s *Saver) DeleteForRuns(ctx context.Context, runIDs []string) error {
 		return err
 	}
 	return d.DeleteForRuns(ctx, runIDs)
+}
+
+// Sweep implements checkpointer.Sweeper: a sweep that may delete is one
+// record, target "retention:" and the policy (which threads it removed is
+// not known before it runs, and recording each would decrypt nothing but
+// cost a row per thread); a dry run deletes nothing and is not recorded.
+func (s *Saver) Sweep(ctx context.Context, policy checkpointer.RetentionPolicy, opt checkpointer.SweepOptions) (checkpointer.SweepReport, error) {
+	sw, ok := s.inner.(checkpointer.Sweeper)
+	if !ok {
+		return checkpointer.SweepReport{}, unsupported(s.inner, "sweep")
+	}
+	if !opt.DryRun && !policy.Empty() && policy.Validate() == nil {
+		if err := s.trail.Log(ctx, OpThreadDelete, "retention:"+policy.String(), "", ""); err != nil {
+			return checkpointer.SweepReport{}, err
+		}
+	}
+	return sw.Sweep(ctx, policy, opt)
 }
 
 // Reencrypt implements checkpointer.Reencrypter.

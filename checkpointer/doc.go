@@ -21,6 +21,16 @@
 // upsert rule, pending-sends migration, versions — lives once in
 // checkpointer/internal, and backends store and fetch its rows.
 //
+// Retention (RetentionPolicy, Sweeper), which LangGraph keeps for its
+// hosted server, is part of every backend: delete threads idle longer than
+// a TTL and/or keep only the newest N checkpoints of each namespace, with
+// the pending writes and values those still need. Ages come from the
+// UUIDv6 ids, so nothing is decrypted and LangGraph's tables gain no
+// column; threads with other ids are never found idle. A sweep works a
+// batch of threads per transaction, with statements whose number does not
+// grow with the data, so writers wait at most one batch; savers run it in
+// the background when their Options set a policy, until Close.
+//
 // Backends live in sub-packages: memory (tests and ephemeral use), sqlite
 // (the embedded default) and postgres (production; the same tables as
 // Python and JS LangGraph). checkpointertest is the conformance suite they

@@ -103,3 +103,37 @@ func FuzzIDTime(f *testing.F) {
 		}
 	})
 }
+
+func TestIDFloor(t *testing.T) {
+	for _, at := range []time.Time{
+		time.Date(2025, 3, 1, 12, 0, 0, 123456700, time.UTC),
+		time.Date(1999, 12, 31, 23, 59, 59, 0, time.UTC),
+	} {
+		floor := IDFloor(at)
+		if !IsDatableID(floor) {
+			t.Fatalf("IDFloor(%v) = %q, not a lowercase UUIDv6", at, floor)
+		}
+		if got, ok := IDTime(floor); !ok || !got.Equal(at) {
+			t.Fatalf("IDTime(IDFloor(%v)) = %v, %v", at, got, ok)
+		}
+		idAt := newIDAt(at, 3)
+		if !(floor <= idAt) {
+			t.Fatalf("IDFloor(%v) = %q sorts after an id of that time %q", at, floor, idAt)
+		}
+		if earlier := IDFloor(at.Add(-100 * time.Nanosecond)); !(earlier < floor) {
+			t.Fatalf("floor of an earlier time %q does not sort before %q", earlier, floor)
+		}
+	}
+	if got := IDFloor(time.Date(1000, 1, 1, 0, 0, 0, 0, time.UTC)); got != "00000000-0000-6000-0000-000000000000" {
+		t.Fatalf("IDFloor before 1582 = %q", got)
+	}
+	for id, want := range map[string]bool{
+		NewID(1): true, "1ef1a6e2-3c4d-6e5f-8001-0123456789ab": true,
+		"1EF1A6E2-3C4D-6E5F-8001-0123456789AB": false, "1ef1a6e2-3c4d-1e5f-8001-0123456789ab": false,
+		"0000-step-1": false, "": false,
+	} {
+		if got := IsDatableID(id); got != want {
+			t.Errorf("IsDatableID(%q) = %v, want %v", id, got, want)
+		}
+	}
+}

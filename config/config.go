@@ -122,6 +122,21 @@ type Config struct {
 	// items are deleted; default 5m; "off" disables the sweeper). Expired
 	// items are never returned, swept or not.
 	TTL store.TTLConfig
+	// Retention is the checkpoint retention policy, applied by the saver's
+	// background sweeper (see checkpointer.RetentionPolicy):
+	// MEMVAULT_RETENTION_IDLE_TTL (a Go duration such as "720h": threads
+	// whose newest checkpoint is older are deleted) and
+	// MEMVAULT_RETENTION_KEEP_LATEST (an integer: only the newest N
+	// checkpoints of each thread and namespace are kept). Default: keep
+	// everything. Ages come from the UUIDv6 checkpoint ids; threads with
+	// other ids are never found idle.
+	Retention checkpointer.RetentionPolicy
+	// RetentionSweepInterval is how often the Retention policy runs
+	// (MEMVAULT_RETENTION_SWEEP_INTERVAL; default 1h; "off" runs none in
+	// the background, leaving it to `memvault threads sweep` or a
+	// program's own schedule, which is what a fleet of processes sharing
+	// one PostgreSQL database should do).
+	RetentionSweepInterval time.Duration
 	// Subjects turns on per-subject data keys (package keys): a thread's
 	// subject is the part of its id before MEMVAULT_SUBJECT_THREAD_SEPARATOR
 	// (such as ":"), or the value of the checkpoint metadata key
@@ -294,6 +309,31 @@ func FromLookup(lookup func(string) (string, bool)) (Config, error) {
 				return c, fmt.Errorf("config: MEMVAULT_TTL_SWEEP_INTERVAL=%q: want a duration > 0 such as 5m, or off", v)
 			}
 			c.TTL.SweepInterval = d
+		}
+	}
+	if v, ok := get("MEMVAULT_RETENTION_IDLE_TTL"); ok {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 {
+			return c, fmt.Errorf("config: MEMVAULT_RETENTION_IDLE_TTL=%q: want a duration >= 0 such as 720h (0: keep idle threads)", v)
+		}
+		c.Retention.IdleTTL = d
+	}
+	if v, ok := get("MEMVAULT_RETENTION_KEEP_LATEST"); ok {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return c, fmt.Errorf("config: MEMVAULT_RETENTION_KEEP_LATEST=%q: want an integer >= 0 such as 50 (0: keep every checkpoint)", v)
+		}
+		c.Retention.KeepLatest = n
+	}
+	if v, ok := get("MEMVAULT_RETENTION_SWEEP_INTERVAL"); ok {
+		if strings.EqualFold(v, "off") {
+			c.RetentionSweepInterval = -1
+		} else {
+			d, err := time.ParseDuration(v)
+			if err != nil || d <= 0 {
+				return c, fmt.Errorf("config: MEMVAULT_RETENTION_SWEEP_INTERVAL=%q: want a duration > 0 such as 1h, or off", v)
+			}
+			c.RetentionSweepInterval = d
 		}
 	}
 	if v, ok := lookup("MEMVAULT_SUBJECT_THREAD_SEPARATOR"); ok && v != "" {

@@ -647,7 +647,8 @@ func openSQLite(ctx context.Context, c Config, h *Handle) error {
 	if err := openKeys(ctx, c, h, nil); err != nil {
 		return err
 	}
-	sv, err := sqlitesaver.Open(ctx, c.DBPath, sqlitesaver.Options{Serde: h.Serde, VersionStyle: c.Versions})
+	sv, err := sqlitesaver.Open(ctx, c.DBPath, sqlitesaver.Options{Serde: h.Serde, VersionStyle: c.Versions,
+		Retention: c.Retention, SweepInterval: c.RetentionSweepInterval})
 	if err != nil {
 		return err
 	}
@@ -698,10 +699,12 @@ func openPostgres(ctx context.Context, c Config, h *Handle) error {
 	if err := openKeys(ctx, c, h, pool); err != nil {
 		return err
 	}
-	sv, err := pgsaver.New(pool, pgsaver.Options{Schema: c.Schema, Serde: h.Serde, VersionStyle: c.Versions})
+	sv, err := pgsaver.New(pool, pgsaver.Options{Schema: c.Schema, Serde: h.Serde, VersionStyle: c.Versions,
+		Retention: c.Retention, SweepInterval: c.RetentionSweepInterval})
 	if err != nil {
 		return err
 	}
+	h.closers = append(h.closers, sv.Close) // stops its sweeper before the pool closes
 	if err := sv.Setup(ctx); err != nil {
 		return err
 	}

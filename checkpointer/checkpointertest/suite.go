@@ -42,6 +42,7 @@ func Run(t *testing.T, newSaver func(t *testing.T) checkpointer.Saver) {
 	t.Run("NextVersion", s.testNextVersion)
 	t.Run("ListThreads", s.testListThreads)
 	t.Run("ImportThread", s.testImportThread)
+	t.Run("Sweep", s.testSweep)
 }
 
 type suite struct {
@@ -188,6 +189,13 @@ type chainStep struct {
 // "base"; its metadata is {source: input|loop, step: i-1, i: i}.
 func putChain(t testing.TB, sv checkpointer.Saver, thread, ns string, n int) []chainStep {
 	t.Helper()
+	return putChainIDs(t, sv, thread, ns, n, nil)
+}
+
+// putChainIDs is putChain with checkpoint i's id given by id(i) (nil:
+// checkpointer.NewID).
+func putChainIDs(t testing.TB, sv checkpointer.Saver, thread, ns string, n int, id func(i int) string) []chainStep {
+	t.Helper()
 	var out []chainStep
 	parent := ""
 	versions := map[string]string{}
@@ -202,6 +210,9 @@ func putChain(t testing.TB, sv checkpointer.Saver, thread, ns string, n int) []c
 		maps.Copy(versions, nv)
 		maps.Copy(values, vals)
 		cp := newCheckpoint(i-1, vals, maps.Clone(versions))
+		if id != nil {
+			cp.ID = id(i)
+		}
 		cp.VersionsSeen = map[string]map[string]string{"node": {"counter": versions["counter"]}}
 		src := "loop"
 		if i == 0 {

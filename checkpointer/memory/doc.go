@@ -26,7 +26,8 @@
 // InMemorySaver is safe for concurrent use; List snapshots the matching ids
 // under a read lock and loads each tuple as the consumer asks for it. It also
 // implements checkpointer.Pruner, checkpointer.Copier,
-// checkpointer.RunDeleter and, with a serde.Encrypted serializer,
+// checkpointer.RunDeleter, checkpointer.Sweeper (in the background too
+// when Options.Retention is set; Close stops it) and, with a serde.Encrypted serializer,
 // checkpointer.Reencrypter. CopyThread re-binds encrypted values to the
 // destination thread, since their associated data names the thread.
 package memory

@@ -29,6 +29,18 @@ type Options struct {
 	// VersionStyle selects how NextVersion spells versions. Default:
 	// checkpointer.VersionString (Python LangGraph's style).
 	VersionStyle checkpointer.VersionStyle
+	// Retention, when not empty, is applied by a background goroutine
+	// every SweepInterval until Close (see Sweep). A policy with negative
+	// fields deletes nothing: each sweep reports checkpointer.ErrInvalidPolicy
+	// to OnSweep. Default: keep everything, no goroutine.
+	Retention checkpointer.RetentionPolicy
+	// SweepInterval is how often the Retention policy runs: 0 means an
+	// hour (core.DefaultSweepEvery), a negative value never (call Sweep
+	// yourself).
+	SweepInterval time.Duration
+	// OnSweep, when set, receives the report or error of every background
+	// sweep; the library logs nothing by itself.
+	OnSweep func(checkpointer.SweepReport, error)
 }
 
 // InMemorySaver is a checkpointer.Saver that keeps serialized checkpoints,
@@ -44,6 +56,7 @@ type InMemorySaver struct {
 	codec binding.Codec // serde, binding values to their location
 	style checkpointer.VersionStyle
 	*storage
+	sweeper *core.Background // nil without a retention policy
 }
 
 // storage is what savers sharing data (see WithSerde) share.
@@ -106,7 +119,16 @@ func New(opt Options) *InMemorySaver {
 	if s == nil {
 		s = serde.JSONPlus{}
 	}
-	return newSaver(s, opt.VersionStyle, &storage{threads: map[string]map[string]*namespace{}})
+	sv := newSaver(s, opt.VersionStyle, &storage{threads: map[string]map[string]*namespace{}})
+	sv.sweeper = core.StartSweeper(opt.Retention, opt.SweepInterval, sv.Sweep, opt.OnSweep)
+	return sv
+}
+
+// Close stops the background sweeper, if any, waiting for it to return.
+// The saver's data stays usable; Close only ends the goroutine.
+func (s *InMemorySaver) Close() error {
+	s.sweeper.Stop()
+	return nil
 }
 
 // newSaver returns a saver on st that encodes with ser.

@@ -2,6 +2,7 @@ package memory_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/checkpointer/checkpointertest"
@@ -80,5 +81,12 @@ func TestReencryptSuite(t *testing.T) {
 			return base
 		}
 		return base.WithSerde(s)
+	})
+}
+
+func TestBackgroundSweep(t *testing.T) {
+	checkpointertest.RunBackgroundSweep(t, func(t *testing.T, p checkpointer.RetentionPolicy, every time.Duration, on func(checkpointer.SweepReport, error)) (checkpointer.Saver, func() error) {
+		s := memory.New(memory.Options{Retention: p, SweepInterval: every, OnSweep: on})
+		return s, s.Close
 	})
 }

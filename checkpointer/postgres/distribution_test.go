@@ -22,8 +22,9 @@ var threadInsert = regexp.MustCompile(`(?s)^INSERT INTO \S+ \(thread_id,.*?(VALU
 // scale-out section names them. A new statement must either filter by
 // thread_id or be listed here with its reason.
 var fanOut = map[string]string{
-	"selectTuple": "a fragment: getByID, getLatest and List add the WHERE",
-	"runDelete":   "DeleteForRuns selects by metadata.run_id across threads",
+	"selectTuple":  "a fragment: getByID, getLatest and List add the WHERE",
+	"runDelete":    "DeleteForRuns selects by metadata.run_id across threads",
+	"sweepThreads": "a retention sweep pages through every thread id (its deletes then name their batch)",
 }
 
 // TestStatementsFilterByThread: every statement the saver runs names its

@@ -30,6 +30,9 @@ type queries struct {
 	srcWrites     string
 	insBlobsCopy  string
 	insWritesCopy string
+	sweepThreads  string
+	sweepIdle     string
+	sweepKeep     string
 }
 
 func buildQueries(schema string) queries {
@@ -218,5 +221,72 @@ SELECT $1, ns, cid, tid, tp, i, ch, typ, bl
 FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::integer[], $7::text[], $8::text[], $9::bytea[]) AS t(ns, cid, tid, tp, i, ch, typ, bl)
 ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) DO UPDATE SET task_path = EXCLUDED.task_path,
 	channel = EXCLUDED.channel, type = EXCLUDED.type, blob = EXCLUDED.blob`)
+
+	// Sweep: a page of thread ids after $1, from the primary key.
+	q.sweepThreads = f(`SELECT DISTINCT thread_id FROM {checkpoints} WHERE thread_id > $1 ORDER BY thread_id LIMIT $2`)
+	// Sweep, IdleTTL: the threads of $1 whose ids are all lowercase
+	// UUIDv6 (36 characters, lowercase hex but for the four dashes, the
+	// version digit 6: checkpointer.IsDatableID, without a regular
+	// expression, which costs ten times more per row) and all sort
+	// (bytewise, whatever the database's collation) before the floor $2
+	// go whole; counts of threads, checkpoints,
+	// writes and values. The deletes repeat thread_id = ANY($1) so that
+	// each stays an index range over the batch.
+	q.sweepIdle = f(`WITH idle AS (
+	SELECT thread_id FROM {checkpoints} WHERE thread_id = ANY($1) GROUP BY thread_id
+	HAVING max(checkpoint_id COLLATE "C") < ($2::text COLLATE "C")
+		AND bool_and(length(checkpoint_id) = 36 AND translate(checkpoint_id, '0123456789abcdef', '') = '----'
+			AND substr(checkpoint_id, 9, 1) || substr(checkpoint_id, 14, 2) || substr(checkpoint_id, 19, 1) || substr(checkpoint_id, 24, 1) = '--6--')
+), c AS (
+	DELETE FROM {checkpoints} WHERE thread_id = ANY($1) AND thread_id IN (SELECT thread_id FROM idle) RETURNING 1
+), w AS (
+	DELETE FROM {writes} WHERE thread_id = ANY($1) AND thread_id IN (SELECT thread_id FROM idle) RETURNING 1
+), b AS (
+	DELETE FROM {blobs} WHERE thread_id = ANY($1) AND thread_id IN (SELECT thread_id FROM idle) RETURNING 1
+)
+SELECT (SELECT count(*) FROM idle), (SELECT count(*) FROM c), (SELECT count(*) FROM w), (SELECT count(*) FROM b)`)
+	// Sweep, KeepLatest: rank each (thread, namespace)'s checkpoints
+	// newest first (List's order); those ranked beyond $2 go with their
+	// writes, but for the __pregel_tasks writes a kept v<4 checkpoint
+	// reads its pending sends from; then, in the threads that lost a
+	// checkpoint, the values no kept checkpoint references. The CTEs share
+	// one snapshot, so "kept" is read from the ranking, not the table.
+	// Every delete is bounded by thread_id = ANY($1), so each is an index
+	// range over the batch, never a scan of the table, whatever the
+	// planner guesses of the CTEs' sizes (it guesses one row); the dead
+	// values are an EXCEPT, which PostgreSQL hashes, not an anti-join it
+	// would run as a nested loop on that guess.
+	q.sweepKeep = f(`WITH r AS (
+	SELECT thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id,
+		row_number() OVER (PARTITION BY thread_id, checkpoint_ns ORDER BY checkpoint_id DESC) AS rn
+	FROM {checkpoints} WHERE thread_id = ANY($1)
+), gone AS (
+	DELETE FROM {checkpoints} c WHERE c.thread_id = ANY($1)
+		AND (c.thread_id, c.checkpoint_ns, c.checkpoint_id) IN (SELECT thread_id, checkpoint_ns, checkpoint_id FROM r WHERE rn > $2)
+	RETURNING c.thread_id, c.checkpoint_ns, c.checkpoint_id
+), w AS (
+	DELETE FROM {writes} w USING gone g
+	WHERE w.thread_id = ANY($1) AND w.thread_id = g.thread_id AND w.checkpoint_ns = g.checkpoint_ns AND w.checkpoint_id = g.checkpoint_id
+		AND NOT (w.channel = '__pregel_tasks' AND EXISTS (
+			SELECT 1 FROM r JOIN {checkpoints} k USING (thread_id, checkpoint_ns, checkpoint_id)
+			WHERE r.rn <= $2 AND r.thread_id = g.thread_id AND r.checkpoint_ns = g.checkpoint_ns AND r.parent_checkpoint_id = g.checkpoint_id
+				AND jsonb_typeof(k.checkpoint -> 'v') = 'number' AND (k.checkpoint -> 'v') < '4'::jsonb))
+	RETURNING 1
+), touched AS (
+	SELECT DISTINCT thread_id FROM gone
+), dead AS (
+	SELECT b.thread_id, b.checkpoint_ns, b.channel, b.version FROM {blobs} b
+	WHERE b.thread_id = ANY($1) AND b.thread_id IN (SELECT thread_id FROM touched)
+	EXCEPT
+	SELECT c.thread_id, c.checkpoint_ns, cv.key, cv.value
+	FROM r JOIN {checkpoints} c USING (thread_id, checkpoint_ns, checkpoint_id)
+		CROSS JOIN LATERAL jsonb_each_text(c.checkpoint -> 'channel_versions') cv
+	WHERE r.rn <= $2 AND c.thread_id = ANY($1) AND r.thread_id IN (SELECT thread_id FROM touched)
+), b AS (
+	DELETE FROM {blobs} b USING dead d
+	WHERE b.thread_id = d.thread_id AND b.checkpoint_ns = d.checkpoint_ns AND b.channel = d.channel AND b.version = d.version
+	RETURNING 1
+)
+SELECT (SELECT count(*) FROM gone), (SELECT count(*) FROM w), (SELECT count(*) FROM b)`)
 	return q
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/memvault/memvault/checkpointer/internal/core"
 
@@ -48,6 +49,20 @@ type Options struct {
 	// strings (the default) or JS's integers. Set VersionInt when JS
 	// LangGraph shares the database.
 	VersionStyle checkpointer.VersionStyle
+	// Retention, when not empty, is applied by a background goroutine
+	// every SweepInterval until Close (see Sweep); New refuses a policy
+	// with negative fields (checkpointer.ErrInvalidPolicy). A saver on a
+	// transaction (pgx.Tx) never starts one. Run it in one process per
+	// database, or leave it to `memvault threads sweep`: concurrent sweeps
+	// are correct but waste work. Default: keep everything, no goroutine.
+	Retention checkpointer.RetentionPolicy
+	// SweepInterval is how often the Retention policy runs: 0 means an
+	// hour (core.DefaultSweepEvery), a negative value never (call Sweep
+	// yourself).
+	SweepInterval time.Duration
+	// OnSweep, when set, receives the report or error of every background
+	// sweep; the library logs nothing by itself.
+	OnSweep func(checkpointer.SweepReport, error)
 }
 
 // ErrNUL is returned for an id, namespace, channel or task text holding a NUL
@@ -76,6 +91,8 @@ type Saver struct {
 	style  checkpointer.VersionStyle
 	inTx   bool // db is a transaction: no CONCURRENTLY, no session locks
 	q      queries
+	// sweeper runs the Retention policy; nil without one.
+	sweeper *core.Background
 }
 
 var _ core.Complete = (*Saver)(nil)
@@ -108,6 +125,9 @@ func New(db DB, opts Options) (*Saver, error) {
 	default:
 		return nil, fmt.Errorf("postgres: unknown version style %d", opts.VersionStyle)
 	}
+	if err := core.CheckRetention("postgres", opts.Retention); err != nil {
+		return nil, err
+	}
 	s := &Saver{db: db, serde: opts.Serde, style: opts.VersionStyle}
 	if s.serde == nil {
 		s.serde = serde.JSONPlus{}
@@ -117,7 +137,18 @@ func New(db DB, opts Options) (*Saver, error) {
 	_, s.inTx = db.(pgx.Tx)
 	s.q = buildQueries(opts.Schema)
 	s.bindFront()
+	if !s.inTx {
+		s.sweeper = core.StartSweeper(opts.Retention, opts.SweepInterval, s.Sweep, opts.OnSweep)
+	}
 	return s, nil
+}
+
+// Close stops the background sweeper, if any, and waits for it to return
+// (a batch it was running rolls back). It does not close the DB, which
+// the caller owns; without a Retention policy it does nothing.
+func (s *Saver) Close() error {
+	s.sweeper.Stop()
+	return nil
 }
 
 // NextVersion implements checkpointer.Saver in the configured VersionStyle.

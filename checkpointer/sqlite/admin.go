@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 
 	"github.com/memvault/memvault/checkpointer/internal/core"
@@ -11,38 +12,20 @@ import (
 	"github.com/memvault/memvault/internal/binding"
 )
 
-// prune is the core's Prune hook (core.Hooks), for checkpointer.Pruner. PruneKeepLatest keeps, in every
-// namespace of each thread, the latest checkpoint, its pending writes, the
-// values its channel versions reference and, for a v<4 checkpoint, the
-// pending sends its parent holds, and deletes the rest;
-// PruneDelete deletes the threads. Unknown threads are ignored. Each call is
-// one transaction.
+// prune is the core's Prune hook (core.Hooks), for checkpointer.Pruner.
+// PruneKeepLatest keeps, in every namespace of each thread, the latest
+// checkpoint, its pending writes, the values its channel versions
+// reference and, for a v<4 checkpoint, the pending sends its parent holds,
+// and deletes the rest; PruneDelete deletes the threads. Unknown threads
+// are ignored. Each call is one transaction of set-based statements whose
+// number does not grow with the threads (see keepLatest).
 func (s *Saver) prune(ctx context.Context, threadIDs []string, strategy checkpointer.PruneStrategy) error {
 	err := s.db.Write(ctx, func(tx *sql.Tx) error {
 		if strategy == checkpointer.PruneDelete {
 			return deleteThreads(ctx, tx, threadIDs...)
 		}
-		for _, thread := range threadIDs {
-			if _, err := tx.ExecContext(ctx, `DELETE FROM checkpoints AS c WHERE thread_id = ?1
-				AND checkpoint_id < (SELECT max(l.checkpoint_id) FROM checkpoints l
-					WHERE l.thread_id = ?1 AND l.checkpoint_ns = c.checkpoint_ns)`, thread); err != nil {
-				return err
-			}
-			// Writes of pruned checkpoints go, except the __pregel_tasks
-			// writes of a kept v<4 checkpoint's parent: its pending sends.
-			if _, err := tx.ExecContext(ctx, `DELETE FROM checkpoint_writes AS w WHERE thread_id = ?1
-				AND NOT EXISTS (SELECT 1 FROM checkpoints c WHERE c.thread_id = ?1
-					AND c.checkpoint_ns = w.checkpoint_ns AND c.checkpoint_id = w.checkpoint_id)
-				AND NOT (w.channel = ?2 AND EXISTS (SELECT 1 FROM checkpoints c WHERE c.thread_id = ?1
-					AND c.checkpoint_ns = w.checkpoint_ns AND c.parent_checkpoint_id = w.checkpoint_id
-					AND coalesce(json_extract(c.checkpoint, '$.v'), 0) < 4))`, thread, checkpointer.ChannelTasks); err != nil {
-				return err
-			}
-			if err := collectBlobs(ctx, tx, thread); err != nil {
-				return err
-			}
-		}
-		return nil
+		_, err := keepLatest(ctx, tx, threadIDs, 1)
+		return err
 	})
 	if err != nil {
 		return fmt.Errorf("sqlite: prune: %w", err)
@@ -50,8 +33,6 @@ func (s *Saver) prune(ctx context.Context, threadIDs []string, strategy checkpoi
 	return nil
 }
 
-// collectBlobs deletes the values of thread that no remaining checkpoint
-// references by its channel versions.
 // deleteWrites deletes the pending writes of a checkpoint that is no
 // longer stored, except the __pregel_tasks writes a remaining v<4 child
 // reads as its pending sends.
@@ -63,73 +44,6 @@ func deleteWrites(ctx context.Context, tx *sql.Tx, thread, ns, id string) error 
 			AND json_type(k.checkpoint, '$.v') = 'integer' AND json_extract(k.checkpoint, '$.v') < 4))`,
 		thread, ns, id, thread, ns, id)
 	return err
-}
-
-func collectBlobs(ctx context.Context, tx *sql.Tx, thread string) error {
-	type key struct{ ns, channel, version string }
-	live := map[key]bool{}
-	rs, err := tx.QueryContext(ctx, `SELECT checkpoint_ns, checkpoint FROM checkpoints WHERE thread_id = ?`, thread)
-	if err != nil {
-		return err
-	}
-	for rs.Next() {
-		var ns string
-		var doc []byte
-		if err := rs.Scan(&ns, &doc); err != nil {
-			rs.Close()
-			return err
-		}
-		dec, err := core.DecodeCheckpointJSON(doc)
-		if err != nil {
-			rs.Close()
-			return err
-		}
-		for ch, ver := range dec.Checkpoint.ChannelVersions {
-			live[key{ns, ch, ver}] = true
-		}
-	}
-	if err := rs.Close(); err != nil {
-		return err
-	}
-	if err := rs.Err(); err != nil {
-		return err
-	}
-	rs, err = tx.QueryContext(ctx, `SELECT checkpoint_ns, channel, version FROM checkpoint_blobs WHERE thread_id = ?`, thread)
-	if err != nil {
-		return err
-	}
-	var dead []key
-	for rs.Next() {
-		var k key
-		if err := rs.Scan(&k.ns, &k.channel, &k.version); err != nil {
-			rs.Close()
-			return err
-		}
-		if !live[k] {
-			dead = append(dead, k)
-		}
-	}
-	if err := rs.Close(); err != nil {
-		return err
-	}
-	if err := rs.Err(); err != nil {
-		return err
-	}
-	if len(dead) == 0 {
-		return nil
-	}
-	st, err := tx.PrepareContext(ctx, `DELETE FROM checkpoint_blobs
-		WHERE thread_id = ? AND checkpoint_ns = ? AND channel = ? AND version = ?`)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	for _, k := range dead {
-		if _, err := st.ExecContext(ctx, thread, k.ns, k.channel, k.version); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // deleteForRuns is the core's DeleteForRuns hook (core.Hooks), for
@@ -184,12 +98,16 @@ func (s *Saver) deleteForRuns(ctx context.Context, runIDs []string) error {
 				return err
 			}
 		}
+		ids := make([]string, 0, len(threads))
 		for thread := range threads {
-			if err := collectBlobs(ctx, tx, thread); err != nil {
-				return err
-			}
+			ids = append(ids, thread)
 		}
-		return nil
+		arg, err := json.Marshal(ids)
+		if err != nil {
+			return err
+		}
+		_, err = gcBlobs(ctx, tx, string(arg))
+		return err
 	})
 	if err != nil {
 		return fmt.Errorf("sqlite: delete for runs: %w", err)

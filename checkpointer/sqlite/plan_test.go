@@ -74,9 +74,9 @@ func TestQueryPlansUseIndexes(t *testing.T) {
 		{"put checkpoint", sqlPutCheckpoint, []any{"t7", "", "00000099", "00000010", "{}", "{}"}},
 		{"put_writes", sqlInsertWrite, []any{"t7", "", "00000010", "task2", "", 0, "messages", "json", []byte("1")}},
 		{"put_writes upsert", sqlUpsertWrite, []any{"t7", "", "00000010", "task2", "", 0, "messages", "json", []byte("1")}},
-		{"delete_thread checkpoints", deleteThreadSQL("checkpoints"), []any{"t7"}},
-		{"delete_thread values", deleteThreadSQL("checkpoint_blobs"), []any{"t7"}},
-		{"delete_thread writes", deleteThreadSQL("checkpoint_writes"), []any{"t7"}},
+		{"delete_thread checkpoints", deleteThreadSQL("checkpoints"), []any{`["t7", "t8"]`}},
+		{"delete_thread values", deleteThreadSQL("checkpoint_blobs"), []any{`["t7", "t8"]`}},
+		{"delete_thread writes", deleteThreadSQL("checkpoint_writes"), []any{`["t7", "t8"]`}},
 	}
 	// A full scan reads "SCAN checkpoints"; a probe reads "SEARCH
 	// checkpoints USING INDEX ..." (or PRIMARY KEY, or COVERING INDEX).

@@ -3,7 +3,9 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/checkpointer/internal/core"
@@ -30,6 +32,18 @@ type Options struct {
 	// package documentation). The first Open of a file decides; New
 	// ignores it.
 	FullSync bool
+	// Retention, when not empty, is applied by a background goroutine
+	// every SweepInterval until Close (see Sweep); Open and New refuse a
+	// policy with negative fields (checkpointer.ErrInvalidPolicy).
+	// Default: keep everything, no goroutine.
+	Retention checkpointer.RetentionPolicy
+	// SweepInterval is how often the Retention policy runs: 0 means an
+	// hour (core.DefaultSweepEvery), a negative value never (call Sweep
+	// yourself, e.g. from `memvault threads sweep`).
+	SweepInterval time.Duration
+	// OnSweep, when set, receives the report or error of every background
+	// sweep; the library logs nothing by itself.
+	OnSweep func(checkpointer.SweepReport, error)
 }
 
 // Saver is a checkpointer.Saver on a SQLite database. It is safe for
@@ -47,6 +61,8 @@ type Saver struct {
 	codec  binding.Codec // serde, binding values to their location
 	reader core.Reader   // builds tuples from rows, opening values where they live
 	style  checkpointer.VersionStyle
+	// sweeper runs the Retention policy; nil without one.
+	sweeper *core.Background
 }
 
 // Saver implements every saver interface (core.Complete lists them).
@@ -93,6 +109,9 @@ func New(ctx context.Context, db *sql.DB, opts Options) (*Saver, error) {
 }
 
 func newSaver(ctx context.Context, db *sqlitedb.DB, opts Options) (*Saver, error) {
+	if err := core.CheckRetention("sqlite", opts.Retention); err != nil {
+		return nil, err
+	}
 	if err := db.Migrate(ctx, component, migrations); err != nil {
 		return nil, fmt.Errorf("sqlite: setup: %w", err)
 	}
@@ -114,12 +133,14 @@ func newSaver(ctx context.Context, db *sqlitedb.DB, opts Options) (*Saver, error
 		DeleteForRuns:    s.deleteForRuns,
 		DeleteCheckpoint: s.deleteCheckpoint,
 	})
+	s.sweeper = core.StartSweeper(opts.Retention, opts.SweepInterval, s.Sweep, opts.OnSweep)
 	return s, nil
 }
 
 // Close releases the saver's database handle. A database from Open is
 // closed when no saver or store uses it any more.
 func (s *Saver) Close() error {
+	s.sweeper.Stop() // before the handle goes: a running batch rolls back
 	s.st.close()
 	if err := s.db.Close(); err != nil {
 		return fmt.Errorf("sqlite: %w", err)
@@ -206,16 +227,21 @@ func (s *Saver) deleteThread(ctx context.Context, threadID string) error {
 	return nil
 }
 
-// deleteThreadSQL deletes a thread's rows of table: one statement, a
-// search of the primary key, which leads with thread_id.
-func deleteThreadSQL(table string) string { return `DELETE FROM ` + table + ` WHERE thread_id = ?` }
+// deleteThreadSQL deletes the rows of table of the threads named by its
+// one parameter, a JSON array of ids: a search of the primary key, which
+// leads with thread_id, per id.
+func deleteThreadSQL(table string) string { return `DELETE FROM ` + table + ` WHERE thread_id IN ` + inThreads }
 
+// deleteThreads deletes the threads, whatever their number, with three
+// statements (one per table), the ids given as one JSON array.
 func deleteThreads(ctx context.Context, tx *sql.Tx, threadIDs ...string) error {
+	arg, err := json.Marshal(threadIDs)
+	if err != nil {
+		return err
+	}
 	for _, table := range []string{"checkpoint_writes", "checkpoint_blobs", "checkpoints"} {
-		for _, id := range threadIDs {
-			if _, err := tx.ExecContext(ctx, deleteThreadSQL(table), id); err != nil {
-				return err
-			}
+		if _, err := tx.ExecContext(ctx, deleteThreadSQL(table), string(arg)); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -296,3 +296,20 @@ func roundTrip(t *testing.T, md checkpointer.Metadata) checkpointer.Metadata {
 func TestConformanceSubjects(t *testing.T) {
 	runConformance(t, func(t testing.TB) serde.Serializer { return testkeys.Subjects(t) })
 }
+
+func TestBackgroundSweep(t *testing.T) {
+	checkpointertest.RunBackgroundSweep(t, func(t *testing.T, p checkpointer.RetentionPolicy, every time.Duration, on func(checkpointer.SweepReport, error)) (checkpointer.Saver, func() error) {
+		s, err := Open(t.Context(), filepath.Join(t.TempDir(), "bg.db"), Options{Retention: p, SweepInterval: every, OnSweep: on})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s, s.Close
+	})
+}
+
+func TestRetentionOptionRefused(t *testing.T) {
+	_, err := Open(t.Context(), ":memory:", Options{Retention: checkpointer.RetentionPolicy{KeepLatest: -1}})
+	if !errors.Is(err, checkpointer.ErrInvalidPolicy) {
+		t.Fatalf("Open with KeepLatest -1 = %v, want ErrInvalidPolicy", err)
+	}
+}

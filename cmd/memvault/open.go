@@ -19,6 +19,11 @@ func withHandle(ctx context.Context, g *globals, fn func(h *handle) error) (err 
 	if err != nil {
 		return err
 	}
+	return withConfig(ctx, cfg, fn)
+}
+
+// withConfig is withHandle on a configuration the command adjusted.
+func withConfig(ctx context.Context, cfg config.Config, fn func(h *handle) error) (err error) {
 	h, err := config.Open(ctx, cfg)
 	if err != nil {
 		return err

@@ -200,7 +200,7 @@ func newThreadsCmd(g *globals) *cobra.Command {
 			})
 		},
 	}
-	cmd.AddCommand(list, history, show, fork, del, delCkpt, export, imp)
+	cmd.AddCommand(list, history, show, fork, del, delCkpt, export, imp, newSweepCmd(g))
 	return cmd
 }
 

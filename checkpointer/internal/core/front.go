@@ -19,6 +19,7 @@ type Complete interface {
 	checkpointer.ThreadLister
 	checkpointer.ThreadImporter
 	checkpointer.Reencrypter
+	checkpointer.Sweeper
 }
 
 // Front is the checkpointer core's side of a saver's management methods:

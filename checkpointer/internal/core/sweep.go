@@ -1,0 +1,161 @@
+package core
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/memvault/memvault/checkpointer"
+)
+
+// SweepRule is a checked RetentionPolicy as a driver applies it to a batch.
+type SweepRule struct {
+	// Floor, when not empty, deletes the threads whose checkpoint ids are
+	// all datable (checkpointer.IsDatableID) and all sort before it.
+	Floor string
+	// KeepLatest, when > 0, keeps that many newest checkpoints of each
+	// (thread, namespace) of the threads that stay.
+	KeepLatest int
+}
+
+// SweepHooks are the storage operations of a driver's Sweep.
+type SweepHooks struct {
+	// Threads returns up to limit thread ids greater than after, in
+	// ascending order (after "" starts at the first).
+	Threads func(ctx context.Context, after string, limit int) ([]string, error)
+	// Batch applies rule to threads in one transaction, rolled back when
+	// dryRun, and counts the rows it removed (ThreadsDeleted, Checkpoints,
+	// Writes, Blobs). Idle threads go first, so KeepLatest works on the
+	// threads that stay.
+	Batch func(ctx context.Context, threads []string, rule SweepRule, dryRun bool) (checkpointer.SweepReport, error)
+}
+
+// maxSweepBatch bounds SweepOptions.BatchThreads: a caller's number never
+// sizes an allocation beyond it.
+const maxSweepBatch = 10000
+
+// Sweep implements checkpointer.Sweeper for a driver: the policy and
+// options are checked, then the threads are paged through in key order
+// and each page is one Batch (one transaction). Paging by key rather than
+// by offset keeps each page one index range scan, whatever was deleted
+// before it.
+func Sweep(ctx context.Context, driver string, h SweepHooks, policy checkpointer.RetentionPolicy, opt checkpointer.SweepOptions) (checkpointer.SweepReport, error) {
+	rep := checkpointer.SweepReport{DryRun: opt.DryRun}
+	if err := policy.Validate(); err != nil {
+		return rep, fmt.Errorf("%s: sweep: %w", driver, err)
+	}
+	if opt.BatchThreads < 0 {
+		return rep, fmt.Errorf("%s: sweep: %w: BatchThreads %d is negative", driver, checkpointer.ErrInvalidPolicy, opt.BatchThreads)
+	}
+	if err := ctx.Err(); err != nil {
+		return rep, fmt.Errorf("%s: %w", driver, err)
+	}
+	if policy.Empty() {
+		return rep, nil
+	}
+	batch := opt.BatchThreads
+	if batch == 0 {
+		batch = checkpointer.DefaultSweepBatch
+	}
+	batch = min(batch, maxSweepBatch)
+	rule := SweepRule{KeepLatest: policy.KeepLatest}
+	if policy.IdleTTL > 0 {
+		now := opt.Now
+		if now.IsZero() {
+			now = time.Now()
+		}
+		rule.Floor = checkpointer.IDFloor(now.Add(-policy.IdleTTL))
+	}
+	after := ""
+	for {
+		if err := ctx.Err(); err != nil {
+			return rep, fmt.Errorf("%s: sweep: %w", driver, err)
+		}
+		threads, err := h.Threads(ctx, after, batch)
+		if err != nil {
+			return rep, fmt.Errorf("%s: sweep: %w", driver, err)
+		}
+		if len(threads) == 0 {
+			return rep, nil
+		}
+		r, err := h.Batch(ctx, threads, rule, opt.DryRun)
+		if err != nil {
+			return rep, fmt.Errorf("%s: sweep: %w", driver, err)
+		}
+		r.ThreadsScanned, r.Batches = int64(len(threads)), 1
+		rep.Add(r)
+		if len(threads) < batch {
+			return rep, nil
+		}
+		after = threads[len(threads)-1]
+	}
+}
+
+// DefaultSweepEvery is how often a background sweeper runs when its
+// interval is 0.
+const DefaultSweepEvery = time.Hour
+
+// Background runs a saver's retention policy periodically until Stop.
+type Background struct {
+	cancel context.CancelFunc
+	done   chan struct{}
+	once   sync.Once
+}
+
+// StartSweeper starts a goroutine that calls sweep every interval (0:
+// DefaultSweepEvery) with policy, first after one interval, and hands each
+// report to onSweep when it is not nil. It returns nil, starting nothing,
+// for an empty policy or a negative interval. Errors do not stop it: the
+// next tick tries again.
+func StartSweeper(policy checkpointer.RetentionPolicy, interval time.Duration,
+	sweep func(context.Context, checkpointer.RetentionPolicy, checkpointer.SweepOptions) (checkpointer.SweepReport, error),
+	onSweep func(checkpointer.SweepReport, error)) *Background {
+	if policy.Empty() || interval < 0 {
+		return nil
+	}
+	if interval == 0 {
+		interval = DefaultSweepEvery
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	b := &Background{cancel: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(b.done)
+		tick := time.NewTicker(interval)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+			rep, err := sweep(ctx, policy, checkpointer.SweepOptions{})
+			if ctx.Err() != nil {
+				return // stopped mid-sweep: not a failure to report
+			}
+			if onSweep != nil {
+				onSweep(rep, err)
+			}
+		}
+	}()
+	return b
+}
+
+// Stop cancels the sweeper (an unfinished sweep stops at its current
+// batch, whose transaction rolls back) and waits for its goroutine to
+// return. It is safe on a nil Background and when called twice.
+func (b *Background) Stop() {
+	if b == nil {
+		return
+	}
+	b.once.Do(b.cancel)
+	<-b.done
+}
+
+// CheckRetention checks a saver's retention options at construction.
+func CheckRetention(driver string, policy checkpointer.RetentionPolicy) error {
+	if err := policy.Validate(); err != nil {
+		return fmt.Errorf("%s: %w", driver, err)
+	}
+	return nil
+}

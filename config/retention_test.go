@@ -1,0 +1,80 @@
+package config
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/memvault/memvault/checkpointer"
+)
+
+// TestRetentionThroughConfig: the MEMVAULT_RETENTION_* variables reach the
+// saver, whose background sweeper deletes an idle thread by itself and
+// stops when the handle is closed.
+func TestRetentionThroughConfig(t *testing.T) {
+	ctx := t.Context()
+	c, err := FromLookup(lookup(map[string]string{
+		"MEMVAULT_DB":                       filepath.Join(t.TempDir(), "ret.db"),
+		"MEMVAULT_EMBEDDINGS":               "none",
+		"MEMVAULT_RETENTION_IDLE_TTL":       "24h",
+		"MEMVAULT_RETENTION_KEEP_LATEST":    "3",
+		"MEMVAULT_RETENTION_SWEEP_INTERVAL": "10ms",
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (checkpointer.RetentionPolicy{IdleTTL: 24 * time.Hour, KeepLatest: 3}); c.Retention != want || c.RetentionSweepInterval != 10*time.Millisecond {
+		t.Fatalf("Retention = %+v every %v", c.Retention, c.RetentionSweepInterval)
+	}
+	h, err := Open(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	if _, ok := h.Saver.(checkpointer.Sweeper); !ok {
+		t.Fatalf("%T is not a checkpointer.Sweeper", h.Saver)
+	}
+	old := checkpointer.IDFloor(time.Now().Add(-48 * time.Hour))[:19] + "8000-000000000001"
+	cfg := checkpointer.Config{ThreadID: "idle-thread"}
+	if _, err := h.Saver.Put(ctx, cfg, &checkpointer.Checkpoint{V: 4, ID: old, TS: time.Now().UTC(),
+		ChannelValues: map[string]any{}, ChannelVersions: map[string]string{}}, checkpointer.Metadata{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	// Wait for the sweeper (no deadline of its own: the test binary's
+	// timeout bounds it).
+	for {
+		tp, err := h.Saver.GetTuple(ctx, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tp == nil {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := h.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestRetentionConfigErrors(t *testing.T) {
+	for name, v := range map[string]string{
+		"MEMVAULT_RETENTION_IDLE_TTL":       "-1h",
+		"MEMVAULT_RETENTION_KEEP_LATEST":    "-2",
+		"MEMVAULT_RETENTION_SWEEP_INTERVAL": "0",
+	} {
+		if _, err := FromLookup(lookup(map[string]string{name: v})); err == nil || !strings.Contains(err.Error(), name) {
+			t.Errorf("%s=%q: error %v, want one naming the variable", name, v, err)
+		}
+	}
+	for _, v := range []string{"soon", "1.5"} {
+		if _, err := FromLookup(lookup(map[string]string{"MEMVAULT_RETENTION_KEEP_LATEST": v, "MEMVAULT_RETENTION_IDLE_TTL": "1h"})); err == nil {
+			t.Errorf("MEMVAULT_RETENTION_KEEP_LATEST=%q accepted", v)
+		}
+	}
+	c, err := FromLookup(lookup(map[string]string{"MEMVAULT_RETENTION_SWEEP_INTERVAL": "off"}))
+	if err != nil || c.RetentionSweepInterval >= 0 || !c.Retention.Empty() {
+		t.Fatalf("off: %+v every %v, %v", c.Retention, c.RetentionSweepInterval, err)
+	}
+}
