@@ -77,7 +77,8 @@ type SweepOptions struct {
 	// are those of a real sweep at that moment.
 	DryRun bool
 	// BatchThreads is how many threads one transaction handles; 0 means
-	// DefaultSweepBatch. Small batches keep each transaction (and the
+	// the saver's default: DefaultSweepBatch, or sqlite.SweepBatch on
+	// SQLite, whose single writer makes every put wait for a batch. Small batches keep each transaction (and the
 	// locks it holds) short, so writers are not stalled by a long sweep.
 	BatchThreads int
 	// Now is the time IdleTTL counts back from; zero means time.Now().

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"time"
 
+	sqlitesaver "github.com/memvault/memvault/checkpointer/sqlite"
+
 	"github.com/spf13/cobra"
 
 	"github.com/memvault/memvault/checkpointer"
@@ -84,7 +86,7 @@ keeps everything is refused. --dry-run reports what would be removed.`,
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "report what would be removed; remove nothing")
 	cmd.Flags().DurationVar(&idleTTL, "idle-ttl", 0, "delete threads idle for longer than this (e.g. 720h; 0: keep idle threads)")
 	cmd.Flags().IntVar(&keepLatest, "keep-latest", 0, "keep only the newest N checkpoints of each thread and namespace (0: keep all)")
-	cmd.Flags().IntVar(&batch, "batch", 0, fmt.Sprintf("threads per transaction (default %d)", checkpointer.DefaultSweepBatch))
+	cmd.Flags().IntVar(&batch, "batch", 0, fmt.Sprintf("threads per transaction (default %d; %d on SQLite)", checkpointer.DefaultSweepBatch, sqlitesaver.SweepBatch))
 	return cmd
 }
 

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"sync"
@@ -29,6 +30,9 @@ type SweepHooks struct {
 	// Writes, Blobs). Idle threads go first, so KeepLatest works on the
 	// threads that stay.
 	Batch func(ctx context.Context, threads []string, rule SweepRule, dryRun bool) (checkpointer.SweepReport, error)
+	// DefaultBatch is the driver's number of threads per batch when
+	// SweepOptions.BatchThreads is 0; 0 means checkpointer.DefaultSweepBatch.
+	DefaultBatch int
 }
 
 // maxSweepBatch bounds SweepOptions.BatchThreads: a caller's number never
@@ -56,7 +60,7 @@ func Sweep(ctx context.Context, driver string, h SweepHooks, policy checkpointer
 	}
 	batch := opt.BatchThreads
 	if batch == 0 {
-		batch = checkpointer.DefaultSweepBatch
+		batch = cmp.Or(h.DefaultBatch, checkpointer.DefaultSweepBatch)
 	}
 	batch = min(batch, maxSweepBatch)
 	rule := SweepRule{KeepLatest: policy.KeepLatest}
