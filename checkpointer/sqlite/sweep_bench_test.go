@@ -5,12 +5,12 @@ import (
 	"database/sql"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"testing"
 	"time"
 
 	"github.com/memvault/memvault/checkpointer"
+	"github.com/memvault/memvault/checkpointer/checkpointertest"
 )
 
 // seedOldSQLite fills the tables, by three set-based statements, with
@@ -101,57 +101,8 @@ func BenchmarkPutDuringSweep(b *testing.B) {
 				heads[k] = cfg
 				return time.Since(t0)
 			}
-			var during, after []time.Duration
-			var rep checkpointer.SweepReport
-			var sweepTime time.Duration
-			for range b.N {
-				b.StopTimer()
-				seedOldSQLite(b, s, total/100, 100)
-				for range 20 {
-					put()
-				}
-				b.StartTimer()
-				done := make(chan error, 1)
-				t0 := time.Now()
-				go func() {
-					r, err := s.Sweep(ctx, checkpointer.RetentionPolicy{KeepLatest: 1}, checkpointer.SweepOptions{BatchThreads: batch})
-					sweepTime, rep = time.Since(t0), r
-					done <- err
-				}()
-				n := 0
-			loop:
-				for {
-					select {
-					case err := <-done:
-						if err != nil {
-							b.Fatal(err)
-						}
-						break loop
-					default:
-						during = append(during, put())
-						n++
-					}
-				}
-				for range max(n, 50) {
-					after = append(after, put())
-				}
-			}
-			b.StopTimer()
-			pct := func(d []time.Duration, p float64) float64 {
-				s := slices.Clone(d)
-				slices.Sort(s)
-				return float64(s[min(len(s)-1, int(p*float64(len(s))))].Microseconds()) / 1000
-			}
-			if len(during) > 0 {
-				b.ReportMetric(pct(during, 0.50), "p50-sweeping-ms")
-				b.ReportMetric(pct(during, 0.99), "p99-sweeping-ms")
-			}
-			b.ReportMetric(pct(after, 0.50), "p50-idle-ms")
-			b.ReportMetric(pct(after, 0.99), "p99-idle-ms")
-			b.ReportMetric(float64(len(during))/float64(b.N), "puts-during-sweep")
-			b.ReportMetric(sweepTime.Seconds(), "sweep-s")
-			b.ReportMetric(float64(rep.Checkpoints), "ckpts-removed")
-			b.ReportMetric(0, "ns/op")
+			checkpointertest.BenchPutsDuringSweep(b, s, checkpointer.RetentionPolicy{KeepLatest: 1}, checkpointer.SweepOptions{BatchThreads: batch},
+				func() { seedOldSQLite(b, s, total/100, 100) }, put)
 		})
 	}
 }

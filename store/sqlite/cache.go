@@ -357,18 +357,8 @@ func (c *vecCache) readCodes(ctx context.Context, tx *sql.Tx, keys []itemKey) (m
 	got := map[itemKey]*changedItem{}
 	for start := 0; start < len(keys); start += 200 {
 		part := keys[start:min(len(keys), start+200)]
-		var q strings.Builder
-		q.WriteString(`SELECT prefix, key, updated_at, code FROM store_vector_codes WHERE (prefix, key) IN (VALUES `)
-		args := make([]any, 0, 2*len(part))
-		for i, k := range part {
-			if i > 0 {
-				q.WriteString(", ")
-			}
-			q.WriteString("(?, ?)")
-			args = append(args, k.ns, k.key)
-		}
-		q.WriteString(")")
-		rs, err := tx.QueryContext(ctx, q.String(), args...)
+		in, args := keysIn(part)
+		rs, err := tx.QueryContext(ctx, `SELECT prefix, key, updated_at, code FROM store_vector_codes WHERE `+in, args...)
 		if err != nil {
 			return nil, err
 		}

@@ -337,18 +337,8 @@ func (s *Store) rescore(ctx context.Context, tx *sql.Tx, keys []itemKey, query [
 	var buf []float32
 	for start := 0; start < len(keys); start += 200 {
 		part := keys[start:min(len(keys), start+200)]
-		var q strings.Builder
-		q.WriteString(`SELECT prefix, key, updated_at, embedding FROM store_vectors WHERE (prefix, key) IN (VALUES `)
-		args := make([]any, 0, 2*len(part))
-		for i, k := range part {
-			if i > 0 {
-				q.WriteString(", ")
-			}
-			q.WriteString("(?, ?)")
-			args = append(args, k.ns, k.key)
-		}
-		q.WriteString(")")
-		rs, err := tx.QueryContext(ctx, q.String(), args...)
+		in, args := keysIn(part)
+		rs, err := tx.QueryContext(ctx, `SELECT prefix, key, updated_at, embedding FROM store_vectors WHERE `+in, args...)
 		if err != nil {
 			return nil, err
 		}
@@ -469,20 +459,13 @@ func (s *Store) scoreVectors(ctx context.Context, tx *sql.Tx, prefix store.Names
 
 // fetch loads the rows of the candidates' items.
 func (s *Store) fetch(ctx context.Context, tx *sql.Tx, cands []candidate, now time.Time) (map[itemKey]itemRow, error) {
-	var q strings.Builder
-	q.WriteString(`SELECT ` + itemColumns + ` FROM store WHERE (prefix, key) IN (VALUES `)
-	args := make([]any, 0, 2*len(cands))
+	keys := make([]itemKey, len(cands))
 	for i, c := range cands {
-		if i > 0 {
-			q.WriteString(", ")
-		}
-		q.WriteString("(?, ?)")
-		args = append(args, c.k.ns, c.k.key)
+		keys[i] = c.k
 	}
-	q.WriteString(")")
-	q.WriteString(` AND (expires_at IS NULL OR expires_at > ?)`)
+	in, args := keysIn(keys)
 	args = append(args, now.UnixNano())
-	rs, err := tx.QueryContext(ctx, q.String(), args...)
+	rs, err := tx.QueryContext(ctx, `SELECT `+itemColumns+` FROM store WHERE `+in+` AND (expires_at IS NULL OR expires_at > ?)`, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -496,4 +479,22 @@ func (s *Store) fetch(ctx context.Context, tx *sql.Tx, cands []candidate, now ti
 		out[r.k] = r
 	}
 	return out, rs.Err()
+}
+
+// keysIn returns the condition "(prefix, key) IN (VALUES (?, ?), ...)"
+// for keys, with its arguments: one statement reads a batch of items.
+// Callers bound the batch (SQLite allows 32 766 parameters).
+func keysIn(keys []itemKey) (string, []any) {
+	var q strings.Builder
+	q.WriteString(`(prefix, key) IN (VALUES `)
+	args := make([]any, 0, 2*len(keys))
+	for i, k := range keys {
+		if i > 0 {
+			q.WriteString(", ")
+		}
+		q.WriteString("(?, ?)")
+		args = append(args, k.ns, k.key)
+	}
+	q.WriteString(")")
+	return q.String(), args
 }
