@@ -230,7 +230,9 @@ func (s *Saver) deleteThread(ctx context.Context, threadID string) error {
 // deleteThreadSQL deletes the rows of table of the threads named by its
 // one parameter, a JSON array of ids: a search of the primary key, which
 // leads with thread_id, per id.
-func deleteThreadSQL(table string) string { return `DELETE FROM ` + table + ` WHERE thread_id IN ` + inThreads }
+func deleteThreadSQL(table string) string {
+	return `DELETE FROM ` + table + ` WHERE thread_id IN ` + inThreads
+}
 
 // deleteThreads deletes the threads, whatever their number, with three
 // statements (one per table), the ids given as one JSON array.
