@@ -120,6 +120,9 @@ type Store struct {
 	// time, where a cached statement's generic plan cannot see how
 	// selective a namespace prefix is and may scan every vector.
 	mode pgx.QueryExecMode
+	// exactSearches counts the searches the index could not settle,
+	// which ran the exact query (for tests).
+	exactSearches atomic.Int64
 	// copyMin is how many items a write puts before it goes through COPY
 	// (see writeBulk): defaultCopyMin; tests lower it to run the
 	// conformance suite through the bulk path.

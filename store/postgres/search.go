@@ -78,6 +78,7 @@ ORDER BY s.updated_at DESC, s.prefix COLLATE "C", s.key COLLATE "C"`
 		var full bool
 		hits, full, err = s.searchANN(ctx, prefix, opt, qvec, now)
 		if err == nil && !full {
+			s.exactSearches.Add(1)
 			hits, err = s.collect(ctx, opt, now, true, func(a *args, where string) string {
 				q := a.add(qvec)
 				return `SELECT s.prefix, s.key, s.value, s.created_at, s.updated_at, s.expires_at, s.ttl_minutes, v.dist
@@ -197,8 +198,18 @@ func (s *Store) searchANN(ctx context.Context, prefix store.Namespace, opt store
 		if len(page) == limit {
 			// Items tied with the page's last one may lie beyond the
 			// candidates: the page is settled when its last distance is
-			// below the farthest candidate's.
-			return page, page[limit-1].dist < *cands[len(cands)-1].dist, nil
+			// below the farthest candidate's. A tie (the same memory
+			// stored twice is common) asks for more candidates first:
+			// going exact at once made every search whose page ended
+			// on a duplicate scan the whole table.
+			if page[limit-1].dist < *cands[len(cands)-1].dist {
+				return page, true, nil
+			}
+			if got < n || n >= maxCandidates {
+				return page, false, nil
+			}
+			n = min(4*n, maxCandidates)
+			continue
 		}
 		if got < n || n >= maxCandidates {
 			return nil, false, nil // the index has no more: go exact

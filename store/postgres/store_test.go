@@ -342,3 +342,36 @@ func TestNULValues(t *testing.T) {
 		t.Fatalf("Get = %q", it.Value)
 	}
 }
+
+// TestDuplicatesStayOnTheIndex: thirty items with the same text (the
+// same memory saved many times) tie at the same distance; a search whose
+// page ends inside the tie widens the index-served candidates rather than
+// scanning the table, and still returns the exact query's page (ties by
+// newest first).
+func TestDuplicatesStayOnTheIndex(t *testing.T) {
+	ctx := context.Background()
+	emb := embeddings.NewHashing(64)
+	s, _ := open(t, postgres.Options{Index: &store.IndexConfig{Dims: 64, Embedder: emb, Fields: []string{"text"}, ANN: store.ANNConfig{Kind: store.HNSW}}})
+	words := []string{"invoice", "refund", "flight", "hotel", "password", "coffee", "allergy", "meeting"}
+	for i := range 200 {
+		text := fmt.Sprintf("%s %s %s %d", words[i%8], words[(i/8)%8], words[(i/64)%8], i)
+		must(t, s.Put(ctx, store.Namespace{"users", "u"}, fmt.Sprint("other", i), map[string]any{"text": text}))
+	}
+	for i := range 30 {
+		must(t, s.Put(ctx, store.Namespace{"users", "u"}, fmt.Sprintf("dup%02d", i), map[string]any{"text": "prefers email over phone calls"}))
+	}
+	res, err := s.Search(ctx, store.Namespace{"users"}, store.SearchOptions{Query: "prefers email over phone calls", Limit: 10})
+	must(t, err)
+	var got []string
+	for _, it := range res {
+		got = append(got, it.Key)
+	}
+	// The 30 duplicates tie; the exact order puts the newest first.
+	want := []string{"dup29", "dup28", "dup27", "dup26", "dup25", "dup24", "dup23", "dup22", "dup21", "dup20"}
+	if !slices.Equal(got, want) {
+		t.Errorf("page %v, want %v", got, want)
+	}
+	if n := postgres.ExactSearches(s); n != 0 {
+		t.Errorf("%d searches scanned the table; the index should settle a tie by widening", n)
+	}
+}
