@@ -76,6 +76,7 @@ type storeWorkload struct {
 	qvecs       [][]float32
 	putTexts    []string
 	putVecs     [][]float32
+	rawPutVecs  [][]float32 // putVecs nudged (see rawPutVec)
 }
 
 func newStoreWorkload(ctx context.Context, items, dims int) (*storeWorkload, error) {
@@ -91,12 +92,17 @@ func newStoreWorkload(ctx context.Context, items, dims int) (*storeWorkload, err
 	r = rand.New(rand.NewPCG(5, 6))
 	for i := range benchPutKeys {
 		// The key in the text keeps vectors distinct: items with identical
-		// vectors tie, and a tie at a page boundary sends the search to an
-		// exact query (see store/postgres).
+		// vectors tie, and ties make a search widen its candidates
+		// (see store/postgres).
 		w.putTexts = append(w.putTexts, benchText(r)+" "+benchPutKey(i))
 	}
 	if w.putVecs, err = w.emb.EmbedDocuments(ctx, w.putTexts); err != nil {
 		return nil, err
+	}
+	for _, v := range w.putVecs {
+		v = slices.Clone(v)
+		v[0] += 1e-3
+		w.rawPutVecs = append(w.rawPutVecs, v)
 	}
 	return w, nil
 }
@@ -384,9 +390,16 @@ func (r *rawPG) put(ctx context.Context, i int64) error {
 	}
 	b := &pgx.Batch{}
 	b.Queue(r.upsert, "users.bench.raw", benchPutKey(k), string(value))
-	b.Queue(r.upsertV, "users.bench.raw", benchPutKey(k), r.vec(r.w.putVecs[k]))
+	b.Queue(r.upsertV, "users.bench.raw", benchPutKey(k), r.vec(r.w.rawPutVec(k)))
 	return r.pool.SendBatch(ctx, b).Close()
 }
+
+// rawPutVec is the vector the raw baseline's put k writes: the library
+// put's, nudged. The baseline writes into the plaintext HNSW store's
+// tables; the very same vectors there would tie with the library's items
+// and turn that store's searches into tie-breaking ones, which no other
+// store sees.
+func (w *storeWorkload) rawPutVec(k int) []float32 { return w.rawPutVecs[k] }
 
 func (r *rawPG) get(ctx context.Context, i int64) error {
 	j := int(i % int64(r.w.items))
@@ -529,7 +542,7 @@ func (s *rawStoreSQLite) put(ctx context.Context, i int64) error {
 	if err != nil {
 		return err
 	}
-	v := s.w.putVecs[k]
+	v := s.w.rawPutVec(k)
 	blob := make([]byte, 4*len(v))
 	for j, f := range v {
 		binenc.LittleEndian.PutUint32(blob[4*j:], math.Float32bits(f))
