@@ -45,6 +45,7 @@ type cacheStats struct {
 	incremental atomic.Int64 // refreshes from the log
 	codeRows    atomic.Int64 // code rows read, by either
 	rescored    atomic.Int64 // items searches scored exactly
+	abandoned   atomic.Int64 // searches whose bounds were too loose: exact scan instead
 	snapshots   atomic.Int64 // loads from the snapshot
 }
 
@@ -217,12 +218,12 @@ func (t *codeIndex) estimateAll(prefix string, e *estimator, skip map[itemKey]bo
 // (skipping those in skip), highest first, with their bounds, when the
 // index holds generation gen; ok is false when it does not. more reports
 // whether other items remain.
-func (c *vecCache) best(gen int64, prefix string, e func(*codeIndex) *estimator, r int, skip map[itemKey]bool) (keys []itemKey, bounds []float32, more, ok bool) {
+func (c *vecCache) best(gen int64, prefix string, e func(*codeIndex) *estimator, r int, skip map[itemKey]bool) (keys []itemKey, bounds []float32, left int, ok bool) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	t := c.snap
 	if t == nil || c.gen != gen {
-		return nil, nil, false, false
+		return nil, nil, 0, false
 	}
 	all := t.estimateAll(prefix, e(t), skip)
 	n := min(r, len(all))
@@ -234,7 +235,7 @@ func (c *vecCache) best(gen int64, prefix string, e func(*codeIndex) *estimator,
 		keys = append(keys, itemKey{t.names[s.ns], s.key})
 		bounds = append(bounds, a.est)
 	}
-	return keys, bounds, len(all) > n, true
+	return keys, bounds, len(all), true
 }
 
 // committed applies the puts of a committed transaction that produced gen,

@@ -1,10 +1,15 @@
 package sqlite
 
 import (
+	"context"
+	"crypto/sha256"
 	"encoding/binary"
+	"errors"
 	"math"
 	"math/bits"
+	"sync"
 
+	"github.com/memvault/memvault/embeddings"
 	"github.com/memvault/memvault/store"
 )
 
@@ -21,7 +26,15 @@ import (
 // over |v||q|, and the L2 distance ranks as |v|² - 2·v·q. Estimates only
 // choose which items to rescore exactly: a search returns exact scores.
 // Centring matters because real embeddings share a large common component
-// that would otherwise set most bits alike.
+// that would otherwise set most bits alike. The signs are taken after a
+// fixed pseudo-random rotation of u (rotationFor: random signs,
+// permutations and Walsh–Hadamard transforms, the structure of
+// embeddings.Sealed under a public seed), which makes each bit a random
+// hyperplane's and π·h/d an unbiased angle estimate (SimHash) for any
+// vectors: without it, the sparse vectors of the offline hashing embedder
+// (most coordinates zero) got codes too alike to bound anything, and every
+// search rescored nearly every item. The rotation is orthogonal, so norms
+// and dot products, and the metadata below, are unchanged by it.
 
 // Code blob layout (store_vector_codes.code), little-endian:
 //
@@ -31,7 +44,7 @@ import (
 //	then       ceil(d/64) uint64 words of sign bits, bit i of word i/64
 //	           for dimension i, padding bits zero
 const (
-	codeFormat  = 1
+	codeFormat  = 2 // 1: signs of u itself, unrotated (read as no code; Open recodes)
 	codeCentred = 1
 	codeHeader  = 14
 )
@@ -48,22 +61,69 @@ func centreOf(c []float32, d int) []float32 {
 	return c
 }
 
-// signBits sets dst (codeWords(len(v)) words) to the signs of v - c (of v
-// when c is nil) and returns |v - c|² and v·c.
+// signBits sets dst (codeWords(len(v)) words) to the signs of R(v - c)
+// (of R(v) when c is nil), R being rotationFor(len(v)), and returns
+// |v - c|² and v·c.
 func signBits(dst []uint64, v, c []float32) (uu, vc float64) {
 	clear(dst)
+	if len(v) == 0 {
+		return 0, 0
+	}
+	u := make([]float32, len(v))
 	for i, x := range v {
-		u := float64(x)
+		f := float64(x)
 		if c != nil {
-			vc += u * float64(c[i])
-			u -= float64(c[i])
+			vc += f * float64(c[i])
+			f -= float64(c[i])
 		}
-		uu += u * u
-		if u > 0 {
+		uu += f * f
+		u[i] = float32(f)
+	}
+	r, err := rotationFor(len(v)).Seal(u)
+	if err != nil { // cannot happen: the rotation has len(v) dimensions
+		panic(err)
+	}
+	for i, x := range r {
+		if x > 0 {
 			dst[i>>6] |= 1 << (uint(i) & 63)
 		}
 	}
 	return uu, vc
+}
+
+// codeRotationSeed selects the codes' rotation. It is public on purpose:
+// the rotation protects nothing (codes are derived from the stored
+// vectors, which are stored beside them); it only spreads every vector
+// over all dimensions before its signs are taken.
+var codeRotationSeed = sha256.Sum256([]byte("memvault store/sqlite code rotation v2"))
+
+// rotations caches one rotation per dimension count.
+var rotations sync.Map // int → *embeddings.Sealed
+
+// rotationFor returns the fixed rotation of d-dimension vectors.
+func rotationFor(d int) *embeddings.Sealed {
+	if r, ok := rotations.Load(d); ok {
+		return r.(*embeddings.Sealed)
+	}
+	r, err := embeddings.NewSealed(dimsOnly(d), codeRotationSeed[:], "codes")
+	if err != nil { // cannot happen: a valid secret and d >= 1
+		panic(err)
+	}
+	actual, _ := rotations.LoadOrStore(d, r)
+	return actual.(*embeddings.Sealed)
+}
+
+// dimsOnly gives embeddings.NewSealed the dimension count it builds a
+// rotation for; it embeds nothing.
+type dimsOnly int
+
+func (d dimsOnly) Dims() int    { return int(d) }
+func (d dimsOnly) Name() string { return "dims" }
+func (d dimsOnly) EmbedDocuments(context.Context, []string) ([][]float32, error) {
+	return nil, errors.New("sqlite: dimsOnly embeds nothing")
+}
+func (d dimsOnly) EmbedQuery(context.Context, string) ([]float32, error) {
+	return nil, errors.New("sqlite: dimsOnly embeds nothing")
 }
 
 // encodeCode is the code blob of v under centre c (nil: uncentred).

@@ -8,9 +8,12 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
+	"github.com/memvault/memvault/embeddings"
 	"github.com/memvault/memvault/store"
 )
 
@@ -213,12 +216,19 @@ func TestCodeRoundTrip(t *testing.T) {
 			if !ok || len(bits) != codeWords(d) || m.centred != (centre != nil) {
 				t.Fatalf("d=%d: code does not decode (%v)", d, ok)
 			}
-			for i, x := range v {
-				u := x
+			// The bits are the signs of the rotated centred vector.
+			u := slices.Clone(v)
+			for i := range u {
 				if centre != nil {
-					u -= centre[i]
+					u[i] -= centre[i]
 				}
-				if (bits[i/64]>>(i%64)&1 == 1) != (u > 0) {
+			}
+			ru, err := rotationFor(d).Seal(u)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, x := range ru {
+				if (bits[i/64]>>(i%64)&1 == 1) != (x > 0) {
 					t.Fatalf("d=%d: bit %d wrong", d, i)
 				}
 			}
@@ -403,6 +413,42 @@ func TestDeletionLeavesNoNameInTheIndex(t *testing.T) {
 		}
 		if bytes.Contains(raw, []byte("zqxalice")) {
 			t.Errorf("%s still holds the deleted namespace", filepath.Base(f))
+		}
+	}
+}
+
+// TestLooseBoundsFallBackToOneScan: 1-bit codes of low-dimension, sparse
+// vectors (the offline hashing embedder at 64 dimensions, texts from a
+// small vocabulary) bound scores loosely. A search then stops probing
+// items one batch at a time after a tenth of them (at least 512) and ranks
+// by one exact scan: its results are the exact scan's, and the items it
+// probed stay within that budget plus one batch.
+func TestLooseBoundsFallBackToOneScan(t *testing.T) {
+	ctx := context.Background()
+	idx := &store.IndexConfig{Embedder: embeddings.NewHashing(64), Dims: 64, Fields: []string{"text"}}
+	path := filepath.Join(t.TempDir(), "sparse.db")
+	s := openStore(t, path, Options{Index: idx})
+	defer s.Close()
+	words := strings.Fields("invoice refund flight hotel password coffee allergy meeting email phone")
+	const n = 6000
+	var ops []store.Op
+	for i := range n {
+		text := fmt.Sprintf("%s %s %s", words[i%10], words[(i/10)%10], words[(i/100)%10])
+		ops = append(ops, store.PutOp{Namespace: store.Namespace{"u", fmt.Sprint(i % 7)}, Key: fmt.Sprint(i), Value: map[string]any{"text": text}})
+	}
+	if _, err := s.Batch(ctx, ops); err != nil {
+		t.Fatal(err)
+	}
+	exact := openStore(t, path, Options{Index: idx, VectorCacheBytes: -1})
+	defer exact.Close()
+	for _, q := range []string{"coffee allergy", "hotel flight refund", "password"} {
+		opt := store.SearchOptions{Query: q, Limit: 10}
+		r0 := s.cache.stats.rescored.Load()
+		if got, want := results(t, s, store.Namespace{"u"}, opt), results(t, exact, store.Namespace{"u"}, opt); got != want {
+			t.Fatalf("%q: index\n%s\nexact\n%s", q, got, want)
+		}
+		if probed := s.cache.stats.rescored.Load() - r0; probed > max(512, n/10)+rescoreBatch {
+			t.Errorf("%q probed %d items one batch at a time; the budget is %d", q, probed, max(512, n/10))
 		}
 	}
 }

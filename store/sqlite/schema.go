@@ -85,4 +85,10 @@ var migrations = []string{
 	INSERT OR IGNORE INTO store_vector_quant (id, codes_gen, log_floor)
 		SELECT 0, CASE WHEN EXISTS (SELECT 1 FROM store_vectors) THEN -1 ELSE gen END, gen
 		FROM store_generation WHERE id = 0`,
+	// v4: codes are taken after a rotation (codeFormat 2, see quant.go):
+	// v3's codes read as none, so the codes fall behind and the next Open
+	// recodes every vector; their snapshot goes with them.
+	`UPDATE store_vector_quant SET codes_gen = -1, snapshot_gen = -1
+		WHERE id = 0 AND EXISTS (SELECT 1 FROM store_vectors);
+	DELETE FROM store_vector_snapshot`,
 }

@@ -239,6 +239,7 @@ type quantRanked struct {
 	keys    []itemKey        // ranked by bound, not rescored yet
 	bounds  []float32
 	more    bool // items beyond keys remain
+	total   int  // items under the prefix when the index was first asked
 	started bool
 	buf     []candidate
 	exact   *exactRanked // the rest by exact scan, once the index moved on
@@ -256,14 +257,17 @@ func (q *quantRanked) estimator(t *codeIndex) *estimator {
 // fill ranks more items by bound; it returns false when the index moved on
 // past the search's snapshot.
 func (q *quantRanked) fill() bool {
-	keys, bounds, more, ok := q.s.cache.best(q.gen, q.prefix, q.estimator, min(maxBounded, max(4*q.need, 256)), q.emitted)
+	keys, bounds, left, ok := q.s.cache.best(q.gen, q.prefix, q.estimator, min(maxBounded, max(4*q.need, 256)), q.emitted)
 	if !ok {
 		return false
 	}
 	for _, k := range keys {
 		q.emitted[k] = true
 	}
-	q.keys, q.bounds, q.more, q.started = keys, bounds, more, true
+	if !q.started {
+		q.total = left
+	}
+	q.keys, q.bounds, q.more, q.started = keys, bounds, left > len(keys), true
 	return true
 }
 
@@ -287,15 +291,31 @@ func (q *quantRanked) next(ctx context.Context, want int) ([]candidate, error) {
 			return nil, nil
 		}
 		// The first part rescores until the bounds show that no item left
-		// can enter the best need; later parts a batch each.
+		// can enter the best need; later parts a batch each. Codes of
+		// sparse vectors (the offline hashing embedder's: most coordinates
+		// are zero, so most sign bits say nothing) bound loosely, and the
+		// first part would read nearly every item one probe at a time:
+		// past a tenth of the items, one exact scan is cheaper.
 		var got []candidate
+		budget := max(512, q.total/10)
+		rescored := 0
 		for len(q.keys) > 0 {
+			if first && rescored >= budget {
+				q.s.cache.stats.abandoned.Add(1)
+				cands, err := q.s.scoreVectors(ctx, q.tx, q.ns, q.query, q.now)
+				if err != nil {
+					return nil, err
+				}
+				q.exact = newExactRanked(cands, want)
+				return q.exact.next(ctx, want)
+			}
 			n := min(len(q.keys), rescoreBatch)
 			part, err := q.s.rescore(ctx, q.tx, q.keys[:n], q.query)
 			if err != nil {
 				return nil, err
 			}
 			q.s.cache.stats.rescored.Add(int64(n))
+			rescored += n
 			q.keys, q.bounds = q.keys[n:], q.bounds[n:]
 			got = append(got, part...)
 			if !first {
