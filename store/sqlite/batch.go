@@ -88,7 +88,10 @@ func (s *Store) batch(ctx context.Context, ops []store.Op, forget *string) ([]st
 			}
 			gen, err = s.finishCodes(ctx, tx, cw)
 			return err
-		}, func() { s.cache.committed(gen, puts, now.UnixNano(), cw.full) })
+		}, func() {
+			s.cache.committed(gen, puts, now.UnixNano(), cw.full)
+			s.floats.committed(gen, puts, now.UnixNano(), cw.full)
+		})
 		if err != nil {
 			return nil, wrap(err)
 		}

@@ -12,8 +12,17 @@ import (
 
 // TestVectorCacheDifferential runs the same random puts, re-puts, deletes
 // and searches against stores with the cache, without it and with a budget
-// too small for it, and requires identical results.
+// too small for it, and requires identical results: with the exact copy
+// of small stores, and with the code index alone.
 func TestVectorCacheDifferential(t *testing.T) {
+	t.Run("ExactCopy", func(t *testing.T) { vectorCacheDifferential(t, true) })
+	t.Run("CodeIndex", func(t *testing.T) {
+		codeIndexOnly(t)
+		vectorCacheDifferential(t, false)
+	})
+}
+
+func vectorCacheDifferential(t *testing.T, floats bool) {
 	ctx := context.Background()
 	emb := vecEmbedder{dims: 16}
 	var stores []*Store
@@ -71,6 +80,12 @@ func TestVectorCacheDifferential(t *testing.T) {
 			}
 		}
 	}
+	if floats {
+		if stores[0].floats.snap == nil {
+			t.Fatal("the exact copy is not loaded after the run")
+		}
+		return
+	}
 	c := stores[0].cache
 	if c.snap == nil {
 		t.Fatal("the cache is not loaded after the run")
@@ -81,6 +96,7 @@ func TestVectorCacheDifferential(t *testing.T) {
 }
 
 func TestCodeIndexCompact(t *testing.T) {
+	codeIndexOnly(t)
 	tb := newCodeIndex(2, nil)
 	cd := func(v []float32) code {
 		bits, m, ok := decodeCode(nil, encodeCode(v, nil), 2)

@@ -45,7 +45,10 @@ func (s *Store) PutIf(ctx context.Context, ns store.Namespace, key string, value
 		}
 		gen, err = s.finishCodes(ctx, tx, cw)
 		return err
-	}, func() { s.cache.committed(gen, puts, now.UnixNano(), cw.full) })
+	}, func() {
+		s.cache.committed(gen, puts, now.UnixNano(), cw.full)
+		s.floats.committed(gen, puts, now.UnixNano(), cw.full)
+	})
 	if err != nil {
 		return wrap(err)
 	}

@@ -69,6 +69,7 @@ func results(t *testing.T, s *Store, prefix store.Namespace, opt store.SearchOpt
 // and the other store's writes must reach the index by reading the
 // changed items' codes only.
 func TestQuantizedSearchIsExact(t *testing.T) {
+	codeIndexOnly(t)
 	ctx := context.Background()
 	const items, dims = 1500, 256
 	for _, dist := range []store.Distance{store.Cosine, store.L2, store.InnerProduct} {
@@ -173,6 +174,7 @@ func TestQuantizedSearchIsExact(t *testing.T) {
 // build without codes (simulated by bumping the generation in SQL) make
 // searches scan SQLite exactly, and the next Open recodes every vector.
 func TestCodesAfterOlderBuild(t *testing.T) {
+	codeIndexOnly(t)
 	ctx := context.Background()
 	emb := newClustered(300, 64)
 	idx := &store.IndexConfig{Embedder: emb, Dims: 64, Fields: []string{"a"}}
@@ -281,6 +283,7 @@ func FuzzDecodeCode(f *testing.F) {
 // logged since (no row per vector), and that its searches equal the exact
 // scan.
 func TestIndexSnapshot(t *testing.T) {
+	codeIndexOnly(t)
 	defer func(n int) { snapshotMinCodes = n }(snapshotMinCodes)
 	snapshotMinCodes = 100
 	ctx := context.Background()
@@ -359,6 +362,7 @@ func FuzzSnapshotPart(f *testing.F) {
 // while searches still equal the exact scan. (A plain delete's log row
 // keeps the item's name until the log is trimmed, logKeep writes later.)
 func TestDeletionLeavesNoNameInTheIndex(t *testing.T) {
+	codeIndexOnly(t)
 	defer func(n int) { snapshotMinCodes = n }(snapshotMinCodes)
 	snapshotMinCodes = 100
 	ctx := context.Background()
@@ -424,6 +428,7 @@ func TestDeletionLeavesNoNameInTheIndex(t *testing.T) {
 // by one exact scan: its results are the exact scan's, and the items it
 // probed stay within that budget plus one batch.
 func TestLooseBoundsFallBackToOneScan(t *testing.T) {
+	codeIndexOnly(t)
 	ctx := context.Background()
 	idx := &store.IndexConfig{Embedder: embeddings.NewHashing(64), Dims: 64, Fields: []string{"text"}}
 	path := filepath.Join(t.TempDir(), "sparse.db")
@@ -451,4 +456,11 @@ func TestLooseBoundsFallBackToOneScan(t *testing.T) {
 			t.Errorf("%q probed %d items one batch at a time; the budget is %d", q, probed, max(512, n/10))
 		}
 	}
+}
+
+// codeIndexOnly turns the exact in-process copy of small stores off for
+// the test, so that its searches go through the code index.
+func codeIndexOnly(t testing.TB) {
+	defer func(n int64) { t.Cleanup(func() { floatBudget = n }) }(floatBudget)
+	floatBudget = 0
 }

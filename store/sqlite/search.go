@@ -399,9 +399,23 @@ func (s *Store) rescore(ctx context.Context, tx *sql.Tx, keys []itemKey, query [
 }
 
 // ranked ranks the items under prefix with vectors against query: by the
-// code index when it is enabled and can serve the transaction's snapshot,
-// by an exact scan of SQLite otherwise.
+// exact in-process copy when the store is small enough to hold one
+// (floatCache), by the code index when it is enabled and can serve the
+// transaction's snapshot, by an exact scan of SQLite otherwise.
 func (s *Store) ranked(ctx context.Context, tx *sql.Tx, st *readStmts, prefix store.Namespace, query []float32, need int, now time.Time) (ranked, error) {
+	if s.floats.enabled() && len(query) == s.floats.dims {
+		q, err := readQuantState(ctx, tx, st)
+		if err != nil {
+			return nil, err
+		}
+		cands, ok, err := s.floats.candidates(ctx, tx, q.gen, prefix.String(), indexing.NewQueryScorer(s.index.Distance, query))
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			return newExactRanked(cands, need), nil
+		}
+	}
 	if s.cache.enabled() && len(query) == s.cache.dims {
 		q, err := readQuantState(ctx, tx, st)
 		if err != nil {

@@ -71,6 +71,14 @@ func TestConformanceEncrypted(t *testing.T) {
 	runConformance(t, func(t testing.TB) serde.Serializer { return encrypted(t) }, 0)
 }
 
+// TestConformanceCodeIndex runs the suite with searches ranked by the code
+// index, as large stores are (the suite's stores are small enough for the
+// exact in-process copy).
+func TestConformanceCodeIndex(t *testing.T) {
+	codeIndexOnly(t)
+	runConformance(t, func(testing.TB) serde.Serializer { return nil }, 0)
+}
+
 // TestConformanceNoVectorCache runs the suite with searches scanning the
 // vectors in SQLite.
 func TestConformanceNoVectorCache(t *testing.T) {

@@ -54,14 +54,15 @@ type Options struct {
 // this store's storage operations.
 type Store struct {
 	*front
-	b     *items.Base // options, clock, closed state, sweeper
-	db    *sqlitedb.DB
-	index *store.IndexConfig // b.Index: nil without index
-	ttl   *store.TTLConfig   // b.TTL
-	serde serde.Serializer
-	codec binding.Codec // serde, binding values to their item (nil serde: unused)
-	cache *vecCache
-	st    *stmts
+	b      *items.Base // options, clock, closed state, sweeper
+	db     *sqlitedb.DB
+	index  *store.IndexConfig // b.Index: nil without index
+	ttl    *store.TTLConfig   // b.TTL
+	serde  serde.Serializer
+	codec  binding.Codec // serde, binding values to their item (nil serde: unused)
+	cache  *vecCache     // the code index
+	floats *floatCache   // the exact copy of a small store's vectors
+	st     *stmts
 }
 
 // Store implements every store interface (items.Rotatable lists them).
@@ -124,6 +125,11 @@ func newStore(ctx context.Context, db *sqlitedb.DB, opts Options) (*Store, error
 		dims = s.index.Dims
 	}
 	s.cache = newVecCache(budget, dims)
+	if budget > 0 {
+		s.floats = newFloatCache(floatBudget, dims)
+	} else {
+		s.floats = newFloatCache(0, dims)
+	}
 	if err := db.Migrate(ctx, component, migrations); err != nil {
 		return nil, fmt.Errorf("sqlite: setup: %w", err)
 	}
@@ -203,6 +209,9 @@ func (s *Store) Sweep(ctx context.Context) (int, error) {
 		_, err = s.finishCodes(ctx, tx, cw)
 		return err
 	})
+	if n > 0 {
+		s.floats.invalidate()
+	}
 	if err != nil {
 		return 0, fmt.Errorf("sqlite: sweep: %w", err)
 	}
