@@ -41,9 +41,13 @@
 // A search with a query scores items as an exact scan would (cosine, L2
 // or inner product, as index.Score, each item by its best field), items
 // with vectors first by score, then the others in the no-query order,
-// offset and limit applying to that combined list. It does not read every
-// vector: each vector also has a sign code (one bit per dimension of the
-// vector minus the store's mean vector, with three norms;
+// offset and limit applying to that combined list. A small store (its
+// vectors within FloatCacheBytes) scores every vector from an exact
+// in-process copy, loaded on the first search and kept in step with this
+// process's writes (another process's write makes the next search reload
+// it). A larger store does not read every vector: each vector also has a
+// sign code (one bit per dimension of a fixed rotation of the vector minus
+// the store's mean vector, with three norms;
 // store_vector_codes, written in the vector's transaction), which an
 // in-process index keeps in contiguous arrays (about 208 bytes per
 // 1536-dimension vector, Options.VectorCacheBytes). A search bounds every
@@ -51,7 +55,9 @@
 // exactly the items of highest bound until no remaining bound can beat
 // the page's last exact score (about 130 reads for k = 10 at 100 000
 // items), so results equal the exact scan's unless a code misjudges an
-// item by more than four standard deviations. Each item-changing
+// item by more than four standard deviations; when the bounds stay loose
+// (low-dimension, sparse vectors), a search stops after a tenth of the
+// items and ranks by one exact scan. Each item-changing
 // transaction bumps a generation and logs the items it changed
 // (store_vector_log): another process's index reads only those items'
 // codes, and opening loads a serialized snapshot of the index
