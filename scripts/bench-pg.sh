@@ -3,10 +3,10 @@
 #
 # Starts a throwaway PostgreSQL cluster with production durability (fsync,
 # synchronous_commit and full_page_writes on), builds the CLI, then runs
-# `memvault bench checkpointer` — with LangGraph.js's PostgresSaver as a column
-# when interop/js/node_modules and node are present — and `memvault bench
-# store`, each printing the cluster's settings first. The cluster is stopped
-# and removed on exit.
+# `memvault bench checkpointer` and `memvault bench store` — with LangGraph.js's
+# PostgresSaver and PostgresStore as a column when interop/js/node_modules and
+# node are present — each printing the cluster's settings first. The cluster
+# is stopped and removed on exit.
 #
 #   scripts/bench-pg.sh                       # the quick default shapes
 #   CP_ARGS="--duration 8s" STORE_ARGS="--dims 1536 --items 100000" scripts/bench-pg.sh
@@ -46,18 +46,18 @@ dsn="postgres://postgres@127.0.0.1:$port/postgres?sslmode=disable"
 bin="$dir/memvault"
 (cd cmd/memvault && go build -o "$bin" .)
 
+js=()
+if [[ -d interop/js/node_modules ]] && command -v node >/dev/null 2>&1; then
+	js=(--js interop/js)
+else
+	echo "bench-pg: interop/js/node_modules or node missing: no LangGraph.js column (npm ci in interop/js adds it)"
+fi
 if [[ "$CP_ARGS" != skip ]]; then
-	js=()
-	if [[ -d interop/js/node_modules ]] && command -v node >/dev/null 2>&1; then
-		js=(--js interop/js)
-	else
-		echo "bench-pg: interop/js/node_modules or node missing: no LangGraph.js column (npm ci in interop/js adds it)"
-	fi
 	# shellcheck disable=SC2086 # CP_ARGS holds several flags
 	"$bin" bench checkpointer --dsn "$dsn" "${js[@]}" $CP_ARGS
 	echo
 fi
 if [[ "$STORE_ARGS" != skip ]]; then
 	# shellcheck disable=SC2086
-	"$bin" bench store --dsn "$dsn" $STORE_ARGS
+	"$bin" bench store --dsn "$dsn" "${js[@]}" $STORE_ARGS
 fi

@@ -26,7 +26,10 @@ own and drops them afterwards. It prints the cluster's durability settings first
 between runs on the same settings. --json prints one {"cluster":{...}} object and
 then one object per row. checkpointer --js interop/js adds a column for JS
 LangGraph's PostgresSaver run by node in the same alternating slices (its client
-CPU is node's).`,
+CPU is node's); store --js interop/js adds one for JS LangGraph's PostgresStore,
+in a schema of its own with the same items, its embedding function looking up
+vectors precomputed by memvault's hashing embedder (so its embedding cost is not
+in its column).`,
 	}
 	var bf benchFlags
 	var jsDir string
@@ -60,7 +63,7 @@ CPU is node's).`,
 					return err
 				}
 			}
-			return benchStore(cmd.Context(), cmd.OutOrStdout(), dsn, g.json, bf)
+			return benchStore(cmd.Context(), cmd.OutOrStdout(), dsn, g.json, bf, jsDir)
 		},
 	}
 	for _, c := range []*cobra.Command{cp, st} {
@@ -69,6 +72,7 @@ CPU is node's).`,
 		c.Flags().IntVar(&bf.items, "items", 10000, "store: items to search over")
 		c.Flags().StringSliceVar(&bf.ops, "ops", nil, "run only these operations (comma separated; default all)")
 	}
+	st.Flags().StringVar(&jsDir, "js", "", "also measure JS LangGraph's PostgresStore (node; PostgreSQL only), from this directory holding bench.mjs and its node_modules (interop/js)")
 	st.Flags().IntVar(&bf.dims, "dims", benchStoreDims, "store: embedding dimensions (offline hashing embedder)")
 	st.Flags().StringVar(&bf.backend, "backend", "postgres", "store: postgres (--dsn) or sqlite (a temporary file)")
 	cmd.AddCommand(cp, st)
@@ -279,7 +283,11 @@ func (p *benchPrinter) summary(baseline string) {
 	}
 	p.ratios(baseline, func(r benchRow) bool { return r.Mode != baseline })
 	if slices.ContainsFunc(p.rows, func(r benchRow) bool { return r.Mode == jsMode }) {
-		p.ratios(jsMode, func(r benchRow) bool { return r.Mode == "plaintext" || r.Mode == "encrypted" })
+		// Every memvault mode: the checkpointer's "plaintext", the store's
+		// "plaintext/hnsw" and the like.
+		p.ratios(jsMode, func(r benchRow) bool {
+			return strings.HasPrefix(r.Mode, "plaintext") || strings.HasPrefix(r.Mode, "encrypted")
+		})
 	}
 	fmt.Fprintf(p.out, "\nencrypted relative to plaintext (same op, same concurrency):\n")
 	for _, r := range p.rows {

@@ -40,6 +40,25 @@ type jsBench struct {
 // node_modules) and has it set up the schema and seed its read thread with
 // fixture's channel values.
 func startJSBench(ctx context.Context, dir string, pool *pgxpool.Pool, schema string, maxConc int, fixture map[string]any) (*jsBench, error) {
+	j, err := startNode(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	var ok struct {
+		OK bool `json:"ok"`
+	}
+	// The connection string travels on stdin, not in argv, so a password
+	// never shows in the process list.
+	init := map[string]any{"cmd": "init", "dsn": nodeDSN(pool), "schema": schema, "max_conc": maxConc, "fixture": fixture}
+	if err := j.call(init, &ok); err != nil {
+		_ = j.Close()
+		return nil, err
+	}
+	return j, nil
+}
+
+// startNode starts node on dir/bench.mjs, waiting for its first command.
+func startNode(ctx context.Context, dir string) (*jsBench, error) {
 	// node runs in dir, so a relative script path would be taken twice.
 	dir, err := filepath.Abs(dir)
 	if err != nil {
@@ -60,16 +79,6 @@ func startJSBench(ctx context.Context, dir string, pool *pgxpool.Pool, schema st
 	j.lines.Buffer(make([]byte, 0, 1<<20), 256<<20) // a slice's latencies are one line
 	if err := j.cmd.Start(); err != nil {
 		return nil, fmt.Errorf("--js: start node %s: %w", script, err)
-	}
-	var ok struct {
-		OK bool `json:"ok"`
-	}
-	// The connection string travels on stdin, not in argv, so a password
-	// never shows in the process list.
-	init := map[string]any{"cmd": "init", "dsn": nodeDSN(pool), "schema": schema, "max_conc": maxConc, "fixture": fixture}
-	if err := j.call(init, &ok); err != nil {
-		_ = j.Close()
-		return nil, err
 	}
 	return j, nil
 }

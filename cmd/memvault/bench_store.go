@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -77,6 +78,10 @@ type storeWorkload struct {
 	putTexts    []string
 	putVecs     [][]float32
 	rawPutVecs  [][]float32 // putVecs nudged (see rawPutVec)
+	// embedCost is what the hashing embedder spent per put text here: the
+	// embedding cost in each of memvault's puts and searches, which the
+	// JS column (precomputed vectors) does not pay.
+	embedCost time.Duration
 }
 
 func newStoreWorkload(ctx context.Context, items, dims int) (*storeWorkload, error) {
@@ -96,9 +101,11 @@ func newStoreWorkload(ctx context.Context, items, dims int) (*storeWorkload, err
 		// (see store/postgres).
 		w.putTexts = append(w.putTexts, benchText(r)+" "+benchPutKey(i))
 	}
+	t0 := time.Now()
 	if w.putVecs, err = w.emb.EmbedDocuments(ctx, w.putTexts); err != nil {
 		return nil, err
 	}
+	w.embedCost = time.Since(t0) / time.Duration(len(w.putTexts))
 	for _, v := range w.putVecs {
 		v = slices.Clone(v)
 		v[0] += 1e-3
@@ -115,20 +122,34 @@ func seedNS(j int) store.Namespace {
 }
 func seedKey(j int) string { return fmt.Sprintf("m%d", j) }
 
-// seed puts the workload's items into st in batches, the same items for
-// every store (a fixed seed).
-func (w *storeWorkload) seed(ctx context.Context, st store.Store) error {
+// seedChunks calls each with the texts of the seeded items, benchSeedBatch
+// at a time (first is the number of the chunk's first item): the same texts
+// for every store, memvault's or JS's (a fixed seed).
+func (w *storeWorkload) seedChunks(each func(first int, texts []string) error) error {
 	r := rand.New(rand.NewPCG(1, 2))
 	for i := 0; i < w.items; i += benchSeedBatch {
-		ops := make([]store.Op, 0, benchSeedBatch)
-		for j := i; j < min(i+benchSeedBatch, w.items); j++ {
-			ops = append(ops, store.PutOp{Namespace: seedNS(j), Key: seedKey(j), Value: map[string]any{"text": benchText(r), "n": j}})
+		texts := make([]string, 0, benchSeedBatch)
+		for range min(benchSeedBatch, w.items-i) {
+			texts = append(texts, benchText(r))
 		}
-		if _, err := st.Batch(ctx, ops); err != nil {
+		if err := each(i, texts); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// seed puts the workload's items into st in batches.
+func (w *storeWorkload) seed(ctx context.Context, st store.Store) error {
+	return w.seedChunks(func(first int, texts []string) error {
+		ops := make([]store.Op, len(texts))
+		for i, t := range texts {
+			j := first + i
+			ops[i] = store.PutOp{Namespace: seedNS(j), Key: seedKey(j), Value: map[string]any{"text": t, "n": j}}
+		}
+		_, err := st.Batch(ctx, ops)
+		return err
+	})
 }
 
 // libOps are the library's operations on st, the same on every backend.
@@ -169,6 +190,9 @@ type storeBenchRun struct {
 	rawModes  map[string][]string           // op → baseline modes, in order
 	baseline  string
 	extraBase string // a second baseline the summary compares to, or ""
+	// external holds the modes measured outside this process (the JS
+	// column), run after the library's in each slice round.
+	external map[string]sliceRunner
 }
 
 func (run *storeBenchRun) measure(ctx context.Context, w *storeWorkload, p *benchPrinter, bf benchFlags) error {
@@ -182,12 +206,15 @@ func (run *storeBenchRun) measure(ctx context.Context, w *storeWorkload, p *benc
 				continue
 			}
 			modes := append(slices.Clone(run.rawModes[op]), run.libModes...)
+			for _, m := range slices.Sorted(maps.Keys(run.external)) {
+				modes = append(modes, m)
+			}
 			rows, err := compare(ctx, "store", op, modes, conc, bf.duration, func(mode string) benchOp {
 				if f := run.raw[op][mode]; f != nil {
 					return f
 				}
 				return libOps[mode][op]
-			}, nil)
+			}, run.external)
 			if err != nil {
 				return err
 			}
@@ -222,21 +249,26 @@ func checkStoreFlags(bf benchFlags) error {
 	return nil
 }
 
-func benchStore(ctx context.Context, out io.Writer, dsn string, asJSON bool, bf benchFlags) error {
+// benchStore runs the store bench on bf.backend; jsDir, when set, adds the
+// column of JS LangGraph's PostgresStore (PostgreSQL only).
+func benchStore(ctx context.Context, out io.Writer, dsn string, asJSON bool, bf benchFlags, jsDir string) error {
 	if err := checkStoreFlags(bf); err != nil {
 		return err
 	}
 	switch bf.backend {
 	case "", "postgres":
-		return benchStorePG(ctx, out, dsn, asJSON, bf)
+		return benchStorePG(ctx, out, dsn, asJSON, bf, jsDir)
 	case "sqlite":
+		if jsDir != "" {
+			return usagef("--js measures JS LangGraph's PostgresStore: not with --backend sqlite")
+		}
 		return benchStoreSQLite(ctx, out, asJSON, bf)
 	default:
 		return usagef("--backend %q: want postgres or sqlite", bf.backend)
 	}
 }
 
-func benchStorePG(ctx context.Context, out io.Writer, dsn string, asJSON bool, bf benchFlags) error {
+func benchStorePG(ctx context.Context, out io.Writer, dsn string, asJSON bool, bf benchFlags, jsDir string) error {
 	pool, schema, drop, err := benchSchema(ctx, dsn, bf.concurrency)
 	if err != nil {
 		return err
@@ -304,11 +336,26 @@ func benchStorePG(ctx context.Context, out io.Writer, dsn string, asJSON bool, b
 			}
 		}
 	}
+	if !asJSON {
+		fmt.Fprintf(out, "seeded %d stores in %s\n", len(run.lib), time.Since(start).Round(time.Millisecond))
+	}
+	if jsDir != "" {
+		jsSchema := schema + "_lgjs"
+		defer pool.Exec(context.Background(), "DROP SCHEMA IF EXISTS "+pgx.Identifier{jsSchema}.Sanitize()+" CASCADE") //nolint:errcheck // best-effort cleanup, after node is gone
+		js, err := startJSStore(ctx, out, asJSON, jsDir, pool, jsSchema, bf.concurrency, w)
+		if err != nil {
+			return err
+		}
+		defer js.Close()
+		run.external = map[string]sliceRunner{jsMode: func(ctx context.Context, op string, conc int, d time.Duration) (sample, error) {
+			return js.run(ctx, "store_"+op, conc, d) // bench.mjs names the store's ops apart from the checkpointer's
+		}}
+	}
 	if _, err := pool.Exec(ctx, "ANALYZE"); err != nil {
 		return err
 	}
 	if !asJSON {
-		fmt.Fprintf(out, "seeded %d stores in %s\n\n", len(run.lib), time.Since(start).Round(time.Millisecond))
+		fmt.Fprintln(out)
 	}
 	raw := newRawPG(rawPool, hnswSchema, w)
 	run.raw = map[string]map[string]benchOp{
@@ -320,30 +367,42 @@ func benchStorePG(ctx context.Context, out io.Writer, dsn string, asJSON bool, b
 	return run.measure(ctx, w, p, bf)
 }
 
-// seedPG seeds a PostgreSQL store. An ANN index is dropped first and built
-// again after, with the DDL the store made (CREATE INDEX over the loaded
-// table is far quicker than inserting 100 000 vectors one by one into
-// an HNSW graph); the bench measures operations on the built store, not
-// the loading.
+// seedPG seeds a PostgreSQL store, its ANN index built after the loading
+// (see withoutANNIndexes).
 func seedPG(ctx context.Context, pool *pgxpool.Pool, schema string, w *storeWorkload, st store.Store) error {
-	var defs []string
-	rows, err := pool.Query(ctx, `SELECT indexdef FROM pg_indexes WHERE schemaname = $1 AND tablename = 'store_vectors' AND indexdef ~* 'USING (hnsw|ivfflat)'`, schema)
+	return withoutANNIndexes(ctx, pool, schema, func() error { return w.seed(ctx, st) })
+}
+
+// withoutANNIndexes runs load with the ANN indexes of schema's
+// store_vectors table dropped, and builds them again after with the DDL
+// they were made with: CREATE INDEX over the loaded table is far quicker
+// than inserting 100 000 vectors one by one into an HNSW graph, and the
+// bench measures operations on the built store, not the loading. memvault's
+// store and LangGraph.js's PostgresStore both name the table store_vectors
+// (with different columns and index names).
+func withoutANNIndexes(ctx context.Context, pool *pgxpool.Pool, schema string, load func() error) error {
+	rows, err := pool.Query(ctx, `SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = $1 AND tablename = 'store_vectors' AND indexdef ~* 'USING (hnsw|ivfflat)'`, schema)
 	if err != nil {
 		return err
 	}
-	if defs, err = pgx.CollectRows(rows, pgx.RowTo[string]); err != nil {
+	idx, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) ([2]string, error) {
+		var nd [2]string
+		err := r.Scan(&nd[0], &nd[1])
+		return nd, err
+	})
+	if err != nil {
 		return err
 	}
-	if len(defs) > 0 {
-		if _, err := pool.Exec(ctx, `DROP INDEX `+pgx.Identifier{schema, "store_vectors_embedding_idx"}.Sanitize()); err != nil {
+	for _, nd := range idx {
+		if _, err := pool.Exec(ctx, `DROP INDEX `+pgx.Identifier{schema, nd[0]}.Sanitize()); err != nil {
 			return err
 		}
 	}
-	if err := w.seed(ctx, st); err != nil {
+	if err := load(); err != nil {
 		return err
 	}
-	for _, d := range defs {
-		if _, err := pool.Exec(ctx, d); err != nil {
+	for _, nd := range idx {
+		if _, err := pool.Exec(ctx, nd[1]); err != nil {
 			return err
 		}
 	}

@@ -17,17 +17,7 @@ import (
 // both concurrencies for the baseline, memvault and JS, each with
 // completed operations (JS's list10 itself checks it got ten tuples).
 func TestBenchCheckpointerWithJS(t *testing.T) {
-	jsDir, err := filepath.Abs(filepath.Join("..", "..", "interop", "js"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := exec.LookPath("node"); err != nil || !exists(filepath.Join(jsDir, "node_modules", "@langchain", "langgraph-checkpoint-postgres")) {
-		msg := "node or interop/js/node_modules missing: run scripts/install-deps.sh"
-		if testing.Short() {
-			t.Skip(msg)
-		}
-		t.Fatal(msg)
-	}
+	jsDir := needJS(t)
 	out := cli(t, nil, "", "bench", "checkpointer", "--dsn", pgtest.SchemaDSN(t), "--duration", "400ms",
 		"--concurrency", "2", "--ops", "put,put_writes,get_tuple_by_id,list10", "--js", jsDir, "--json").must(t, 0).stdout
 	lines := strings.Split(strings.TrimSpace(out), "\n")
@@ -56,6 +46,51 @@ func TestBenchCheckpointerWithJS(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// needJS returns the absolute path of interop/js, skipping the test in
+// -short mode (failing it otherwise) when node or the JS packages are
+// missing.
+func needJS(t *testing.T) string {
+	t.Helper()
+	jsDir, err := filepath.Abs(filepath.Join("..", "..", "interop", "js"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := exec.LookPath("node"); err != nil || !exists(filepath.Join(jsDir, "node_modules", "@langchain", "langgraph-checkpoint-postgres")) {
+		msg := "node or interop/js/node_modules missing: run scripts/install-deps.sh"
+		if testing.Short() {
+			t.Skip(msg)
+		}
+		t.Fatal(msg)
+	}
+	return jsDir
+}
+
+// TestBenchStoreWithJS runs a tiny store bench with the column of JS
+// LangGraph's PostgresStore: every op at both concurrencies for it beside
+// the baseline and memvault (JS's get and search check what they found),
+// and, in the table, the JS store's seeding, the note that its embedding
+// cost is excluded and the ratios to it.
+func TestBenchStoreWithJS(t *testing.T) {
+	jsDir := needJS(t)
+	args := []string{"bench", "store", "--dsn", pgtest.SchemaDSN(t), "--dims", "24", "--items", "40",
+		"--duration", "200ms", "--concurrency", "2", "--js", jsDir}
+	_, rows := benchRows(t, cli(t, nil, "", append(args, "--json")...).must(t, 0).stdout)
+	wantRows(t, rows, []string{"put", "get", "search_k10"}, []string{rawPGX, "plaintext/hnsw", "encrypted/flat", jsMode}, 1, 2)
+
+	out := cli(t, nil, "", append(args, "--ops", "get")...).must(t, 0).stdout
+	for _, want := range []string{jsMode + ": JS LangGraph's PostgresStore", "seeded 40 items", "embedding cost excluded"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	// The ratios to JS: memvault's store modes, each at both concurrencies.
+	_, ratios, found := strings.Cut(out, "throughput relative to "+jsMode)
+	ratios, _, _ = strings.Cut(ratios, "\n\n")
+	if !found || strings.Count(ratios, "plaintext/hnsw") != 2 || strings.Count(ratios, "encrypted/flat") != 2 {
+		t.Errorf("no ratios of memvault's modes to %s:\n%s", jsMode, out)
 	}
 }
 
@@ -113,7 +148,7 @@ func TestBenchStoreShapes(t *testing.T) {
 			}
 		})
 	}
-	for _, bad := range [][]string{{"--dims", "0"}, {"--dims", "100000"}, {"--items", "0"}, {"--backend", "oracle"}} {
+	for _, bad := range [][]string{{"--dims", "0"}, {"--dims", "100000"}, {"--items", "0"}, {"--backend", "oracle"}, {"--js", "interop/js"}} {
 		res := cli(t, nil, "", append([]string{"bench", "store", "--backend", "sqlite"}, bad...)...)
 		if res.code == 0 {
 			t.Errorf("bench store %v succeeded", bad)

@@ -11,10 +11,22 @@
 //                         growing-messages workload, one more message per step)
 //   {"cmd":"run","op":"put"|"put_writes"|"get_tuple"|"get_tuple_by_id"|"list10","conc":N,"ms":M}
 //     → {"lat_us":[…],"elapsed_us":…,"cpu_us":…}   (or {"error":"…"})
+//
+// The JS column of `memvault bench store --js DIR`: JS LangGraph's
+// PostgresStore in a schema of its own (its tables are not memvault's),
+// holding the same items as the Go stores:
+//   {"cmd":"init_store","dsn":…,"schema":…,"max_conc":16,"dims":D,"items":N,
+//    "queries":[…],"put_texts":[…],"texts":[…],"vecs":[base64 float32 LE, …]}
+//     → {"ok":true,"version":"1.0.5"}   (setup: tables and HNSW cosine index)
+//   {"cmd":"store_seed","first":J,"texts":[…],"vecs":[…],"par":P}
+//     → {"ok":true}      (items J.. as batch puts, P batches in parallel)
+//   {"cmd":"run","op":"store_put"|"store_get"|"store_search_k10",…} as above
 
 import readline from "node:readline";
 import pg from "pg";
+import { readFileSync } from "node:fs";
 import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
+import { PostgresStore } from "@langchain/langgraph-checkpoint-postgres/store";
 import { uuid6 } from "@langchain/langgraph-checkpoint";
 
 const MODE = "langgraph-js";
@@ -102,7 +114,78 @@ async function getMessages(depth) {
   if (n !== depth) throw new Error(`latest of mget${depth} holds ${n} messages, want ${depth}`);
 }
 
+// The store workload. LangGraph's store embeds on put and search with the
+// index's embed function; here that function looks up the vectors Go
+// computed with memvault's offline hashing embedder for the same texts, so
+// that both sides store and search the same vectors. What embedding costs
+// is thus left out of this column (the Go side prints its own cost).
+let store;
+let storeW; // {items, queries, putTexts}
+const storeVecs = new Map(); // query and put texts → vector, for the whole run
+let seedVecs = new Map(); // the seeding chunk's texts → vector
+
+function f32(b64) {
+  const b = Buffer.from(b64, "base64");
+  const v = new Array(b.length / 4);
+  for (let i = 0; i < v.length; i++) v[i] = b.readFloatLE(4 * i);
+  return v;
+}
+
+async function embed(texts) {
+  return texts.map((t) => {
+    const v = storeVecs.get(t) ?? seedVecs.get(t);
+    if (!v) throw new Error(`no precomputed vector for ${JSON.stringify(t)}`);
+    return v;
+  });
+}
+
+async function initStore(msg) {
+  store = new PostgresStore({
+    connectionOptions: { connectionString: msg.dsn, max: Math.max(msg.max_conc * 2, 8) },
+    schema: msg.schema,
+    // The defaults otherwise: an HNSW index with cosine distance.
+    index: { dims: msg.dims, embed, fields: ["text"] },
+  });
+  await store.setup();
+  storeW = { items: msg.items, queries: msg.queries, putTexts: msg.put_texts };
+  msg.texts.forEach((t, i) => storeVecs.set(t, f32(msg.vecs[i])));
+  const pkg = new URL("./node_modules/@langchain/langgraph-checkpoint-postgres/package.json", import.meta.url);
+  return { ok: true, version: JSON.parse(readFileSync(pkg, "utf8")).version };
+}
+
+// storeSeed puts one chunk of the seeded items, named as the Go bench names
+// them, with the store's batch (one connection, one put after another), in
+// par batches at once so that their commits overlap.
+async function storeSeed(msg) {
+  seedVecs = new Map(msg.texts.map((t, i) => [t, f32(msg.vecs[i])]));
+  const puts = msg.texts.map((text, i) => {
+    const j = msg.first + i;
+    return { namespace: ["users", `u${j % 100}`, "memories"], key: `m${j}`, value: { text, n: j } };
+  });
+  const per = Math.ceil(puts.length / Math.max(1, msg.par));
+  const batches = [];
+  for (let i = 0; i < puts.length; i += per) batches.push(store.batch(puts.slice(i, i + per)));
+  await Promise.all(batches);
+  seedVecs = new Map();
+}
+
 const ops = {
+  // store_put writes one of put_texts' items, as the Go bench's put does:
+  // a new item with its embedding under users/bench/put.
+  async store_put(i) {
+    const k = i % storeW.putTexts.length;
+    await store.put(["users", "bench", "put"], `k${k}`, { text: storeW.putTexts[k], i });
+  },
+  async store_get(i) {
+    const j = i % storeW.items;
+    const it = await store.get(["users", `u${j % 100}`, "memories"], `m${j}`);
+    if (!it) throw new Error(`item m${j} missing`);
+  },
+  async store_search_k10(i) {
+    const res = await store.search(["users"], { query: storeW.queries[i % storeW.queries.length], limit: 10 });
+    const want = Math.min(10, storeW.items);
+    if (res.length !== want) throw new Error(`search returned ${res.length} items, want ${want}`);
+  },
   async put_messages() {
     const n = msgSeq++;
     const thread = `mput-${MODE}-${Math.floor(n / msgSteps)}`;
@@ -178,6 +261,11 @@ for await (const line of rl) {
       reply = { ok: true };
     } else if (msg.cmd === "init_messages") {
       await initMessages(msg);
+      reply = { ok: true };
+    } else if (msg.cmd === "init_store") {
+      reply = await initStore(msg);
+    } else if (msg.cmd === "store_seed") {
+      await storeSeed(msg);
       reply = { ok: true };
     } else if (msg.cmd === "run") {
       reply = await run(msg);
