@@ -39,7 +39,7 @@ func (s *Store) Batch(ctx context.Context, ops []store.Op) ([]store.Result, erro
 
 // batch is Batch; forget, when not nil, is the namespace a DeletePrefix
 // empties, whose items' names the search index's log must not keep.
-func (s *Store) batch(ctx context.Context, ops []store.Op, forget *string) ([]store.Result, error) {
+func (s *Store) batch(ctx context.Context, ops []store.Op, forget store.Namespace) ([]store.Result, error) {
 	plan, puts, err := items.StartBatch(ctx, s.b, ops, s.encodePut)
 	if err != nil {
 		return nil, err

@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+
+	"github.com/memvault/memvault/store"
 )
 
 const (
@@ -39,7 +41,7 @@ type codeWrite struct {
 	// forget purges the log rows naming items under this namespace and
 	// logs a full marker instead (DeletePrefix: what an erasure deletes
 	// leaves no name behind in the log either).
-	forget *string
+	forget store.Namespace
 }
 
 // beginCodes reads what a write transaction needs to keep the codes.
@@ -85,10 +87,9 @@ func (s *Store) finishCodes(ctx context.Context, tx *sql.Tx, w *codeWrite) (int6
 			return 0, err
 		}
 	}
-	if w.forget != nil {
-		p := *w.forget
-		if _, err := tx.ExecContext(ctx, `DELETE FROM store_vector_log WHERE prefix = ? OR substr(prefix, 1, ?) = ?`,
-			p, len(p)+1, p+"."); err != nil {
+	if len(w.forget) > 0 {
+		cond, args := prefixCond("prefix", w.forget)
+		if _, err := tx.ExecContext(ctx, `DELETE FROM store_vector_log WHERE `+cond, args...); err != nil {
 			return 0, err
 		}
 		w.full = true

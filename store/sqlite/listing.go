@@ -66,8 +66,7 @@ func (s *Store) deletePrefix(ctx context.Context, prefix store.Namespace) (int, 
 	if len(ops) == 0 {
 		return 0, nil
 	}
-	p := prefix.String()
-	if _, err := s.batch(ctx, ops, &p); err != nil {
+	if _, err := s.batch(ctx, ops, prefix); err != nil {
 		return 0, err
 	}
 	return len(ops), nil

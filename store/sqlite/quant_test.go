@@ -12,9 +12,11 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/memvault/memvault/embeddings"
 	"github.com/memvault/memvault/store"
+	"github.com/memvault/memvault/store/storetest"
 )
 
 // scaledEmbedder is the benchmark's clustered vectors, with norms varying
@@ -371,7 +373,12 @@ func TestDeletionLeavesNoNameInTheIndex(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "erase.db")
 	s := openStore(t, path, Options{Index: idx})
 	for i := range 400 {
-		ns := store.Namespace{"users", []string{"zqxalice", "bob", "carol", "dave"}[i%4]}
+		// The forgotten subject's name is not ASCII, and its items sit in
+		// a sub-namespace: the purge must match bytes, not characters.
+		ns := store.Namespace{"users", []string{"zqxälice", "bob", "carol", "dave"}[i%4]}
+		if i%4 == 0 {
+			ns = append(ns, "notes")
+		}
 		if err := s.Put(ctx, ns, fmt.Sprint("key", i), map[string]any{"a": fmt.Sprint("v", i)}); err != nil {
 			t.Fatal(err)
 		}
@@ -385,7 +392,7 @@ func TestDeletionLeavesNoNameInTheIndex(t *testing.T) {
 	if err := s.db.Reader().QueryRowContext(ctx, `SELECT snapshot_gen FROM store_vector_quant`).Scan(&snapGen); err != nil || snapGen < 0 {
 		t.Fatalf("no snapshot stored: %d, %v", snapGen, err)
 	}
-	if _, err := s.DeletePrefix(ctx, store.Namespace{"users", "zqxalice"}); err != nil {
+	if _, err := s.DeletePrefix(ctx, store.Namespace{"users", "zqxälice"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Delete(ctx, store.Namespace{"users", "bob"}, "zqxsecretkey"); err != nil {
@@ -415,7 +422,7 @@ func TestDeletionLeavesNoNameInTheIndex(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if bytes.Contains(raw, []byte("zqxalice")) {
+		if bytes.Contains(raw, []byte("zqxälice")) {
 			t.Errorf("%s still holds the deleted namespace", filepath.Base(f))
 		}
 	}
@@ -463,4 +470,47 @@ func TestLooseBoundsFallBackToOneScan(t *testing.T) {
 func codeIndexOnly(t testing.TB) {
 	defer func(n int64) { t.Cleanup(func() { floatBudget = n }) }(floatBudget)
 	floatBudget = 0
+}
+
+// TestQuantizedSearchWithFilterAndTTLIsExact: a filter keeping one item in
+// ten, and expired items, drop rescored items from the page; the items
+// past the certain top must then come in exact order, as the exact scan
+// ranks them (the index once returned the rest of its rescored items
+// first and skipped better ones it had not read).
+func TestQuantizedSearchWithFilterAndTTLIsExact(t *testing.T) {
+	codeIndexOnly(t)
+	ctx := context.Background()
+	const items, dims = 3000, 256
+	g := newClustered(items, dims)
+	clock := storetest.NewClock()
+	ttl := &store.TTLConfig{SweepInterval: -1, DisableRefreshOnRead: true}
+	path := filepath.Join(t.TempDir(), "f.db")
+	s := openStore(t, path, Options{Index: g.index(), TTL: ttl, Now: clock.Now})
+	defer s.Close()
+	exact := openStore(t, path, Options{Index: g.index(), TTL: ttl, Now: clock.Now, VectorCacheBytes: -1})
+	defer exact.Close()
+	var ops []store.Op
+	for i := range items {
+		op := store.PutOp{Namespace: store.Namespace{"u", fmt.Sprint(i % 3)}, Key: fmt.Sprint(i),
+			Value: map[string]any{"text": fmt.Sprint("v", i), "keep": i%10 == 0}}
+		if i%7 == 0 {
+			minute := time.Minute
+			op.Options.TTL = &minute
+		}
+		ops = append(ops, op)
+	}
+	if _, err := s.Batch(ctx, ops); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(2 * time.Minute) // every seventh item expires
+	for j := range 40 {
+		for _, opt := range []store.SearchOptions{
+			{Query: fmt.Sprint("q", j), Limit: 10, Filter: map[string]any{"keep": true}},
+			{Query: fmt.Sprint("q", j), Limit: 10, Offset: 5},
+		} {
+			if got, want := results(t, s, store.Namespace{"u"}, opt), results(t, exact, store.Namespace{"u"}, opt); got != want {
+				t.Fatalf("query %d, %+v:\nindex %s\nexact %s", j, opt, got, want)
+			}
+		}
+	}
 }

@@ -243,8 +243,11 @@ type quantRanked struct {
 	started bool
 	buf     []candidate
 	exact   *exactRanked // the rest by exact scan, once the index moved on
-	now     time.Time
-	ns      store.Namespace
+	// returned holds the certain top (handed out or in buf): the items
+	// the first part proved to be the exact ranking's first need.
+	returned map[itemKey]bool
+	now      time.Time
+	ns       store.Namespace
 }
 
 func (q *quantRanked) estimator(t *codeIndex) *estimator {
@@ -275,39 +278,29 @@ func (q *quantRanked) next(ctx context.Context, want int) ([]candidate, error) {
 	if q.exact != nil {
 		return q.exact.next(ctx, want)
 	}
-	for first := !q.started; len(q.buf) == 0; first = false {
-		if len(q.keys) == 0 && (!q.started || q.more) && !q.fill() {
-			// This process wrote since the search's snapshot: rank the
-			// rest by exact scan.
-			cands, err := q.s.scoreVectors(ctx, q.tx, q.ns, q.query, q.now)
-			if err != nil {
-				return nil, err
-			}
-			cands = slices.DeleteFunc(cands, func(c candidate) bool { return q.emitted[c.k] && !q.buffered(c.k) })
-			q.exact = newExactRanked(cands, want)
-			return q.exact.next(ctx, want)
+	if q.started && len(q.buf) == 0 {
+		// The certain top is used up (a filter or expiries rejected some
+		// of it): an item not rescored may still beat a rescored one
+		// beyond the top, so the rest comes from one exact ranking.
+		return q.exactRest(ctx, want)
+	}
+	if !q.started {
+		if !q.fill() {
+			// This process wrote since the search's snapshot.
+			return q.exactRest(ctx, want)
 		}
-		if len(q.keys) == 0 {
-			return nil, nil
-		}
-		// The first part rescores until the bounds show that no item left
-		// can enter the best need; later parts a batch each. Codes of
-		// sparse vectors (the offline hashing embedder's: most coordinates
-		// are zero, so most sign bits say nothing) bound loosely, and the
-		// first part would read nearly every item one probe at a time:
-		// past a tenth of the items, one exact scan is cheaper.
+		// Rescore until the bounds show that no item left can enter the
+		// best need: those need are then the exact ranking's first. Codes
+		// of sparse vectors (the offline hashing embedder's: most
+		// coordinates are zero) bound loosely, and this would read nearly
+		// every item one probe at a time: past a tenth of the items, one
+		// exact scan is cheaper.
 		var got []candidate
 		budget := max(512, q.total/10)
-		rescored := 0
-		for len(q.keys) > 0 {
-			if first && rescored >= budget {
+		for rescored := 0; len(q.keys) > 0; {
+			if rescored >= budget {
 				q.s.cache.stats.abandoned.Add(1)
-				cands, err := q.s.scoreVectors(ctx, q.tx, q.ns, q.query, q.now)
-				if err != nil {
-					return nil, err
-				}
-				q.exact = newExactRanked(cands, want)
-				return q.exact.next(ctx, want)
+				return q.exactRest(ctx, want)
 			}
 			n := min(len(q.keys), rescoreBatch)
 			part, err := q.s.rescore(ctx, q.tx, q.keys[:n], q.query)
@@ -318,19 +311,19 @@ func (q *quantRanked) next(ctx context.Context, want int) ([]candidate, error) {
 			rescored += n
 			q.keys, q.bounds = q.keys[n:], q.bounds[n:]
 			got = append(got, part...)
-			if !first {
-				break
-			}
 			slices.SortFunc(got, compareCandidates)
 			if len(got) >= q.need && len(q.bounds) > 0 && q.bounds[0] < q.est.proxy(got[q.need-1].score) {
 				break
 			}
 			if len(q.keys) == 0 && q.more && !q.fill() {
-				break
+				return q.exactRest(ctx, want)
 			}
 		}
-		slices.SortFunc(got, compareCandidates)
-		q.buf = got
+		q.buf = got[:min(len(got), q.need)]
+		q.returned = make(map[itemKey]bool, len(q.buf))
+		for _, c := range q.buf {
+			q.returned[c.k] = true
+		}
 	}
 	n := min(len(q.buf), want)
 	part := q.buf[:n]
@@ -338,14 +331,16 @@ func (q *quantRanked) next(ctx context.Context, want int) ([]candidate, error) {
 	return part, nil
 }
 
-// buffered reports whether k is rescored and not returned yet.
-func (q *quantRanked) buffered(k itemKey) bool {
-	for _, c := range q.buf {
-		if c.k == k {
-			return true
-		}
+// exactRest ranks, by one exact scan, every item not handed out yet.
+func (q *quantRanked) exactRest(ctx context.Context, want int) ([]candidate, error) {
+	cands, err := q.s.scoreVectors(ctx, q.tx, q.ns, q.query, q.now)
+	if err != nil {
+		return nil, err
 	}
-	return slices.Contains(q.keys, k)
+	// Called with buf empty: every item of returned was handed out.
+	cands = slices.DeleteFunc(cands, func(c candidate) bool { return q.returned[c.k] })
+	q.exact = newExactRanked(cands, want)
+	return q.exact.next(ctx, want)
 }
 
 // rescore reads the vectors of keys and returns their items scored

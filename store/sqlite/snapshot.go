@@ -208,8 +208,10 @@ func (s *Store) maybeSnapshot(ctx context.Context) {
 			WHERE g.id = 0 AND q.id = 0`).Scan(&cur, &codesGen, &floor); err != nil {
 			return err
 		}
-		// The log must reach back to gen, and the codes be complete.
-		if codesGen != cur || floor > gen || gen > cur {
+		// Only the current generation is written: an index of an older
+		// one could hold an item deleted since, whose delete dropped the
+		// snapshot so that its name and code leave the file.
+		if codesGen != cur || gen != cur {
 			return nil
 		}
 		if _, err := tx.ExecContext(ctx, `DELETE FROM store_vector_snapshot`); err != nil {
