@@ -12,7 +12,8 @@
 #   CP_ARGS="--duration 8s" STORE_ARGS="--dims 1536 --items 100000" scripts/bench-pg.sh
 #
 # Tunables (environment): CP_ARGS, STORE_ARGS (extra flags of each bench;
-# "skip" skips it), SHARED_BUFFERS (default 256MB), PG_BIN (server binaries,
+# "skip" skips it), NO_JS (set: no LangGraph.js column, e.g. at 100 000 × 1536
+# where each JS search scans the table), SHARED_BUFFERS (default 256MB), PG_BIN (server binaries,
 # default /usr/lib/postgresql/15/bin).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -47,7 +48,9 @@ bin="$dir/memvault"
 (cd cmd/memvault && go build -o "$bin" .)
 
 js=()
-if [[ -d interop/js/node_modules ]] && command -v node >/dev/null 2>&1; then
+if [[ -n "${NO_JS:-}" ]]; then
+	echo "bench-pg: NO_JS set: no LangGraph.js column"
+elif [[ -d interop/js/node_modules ]] && command -v node >/dev/null 2>&1; then
 	js=(--js interop/js)
 else
 	echo "bench-pg: interop/js/node_modules or node missing: no LangGraph.js column (npm ci in interop/js adds it)"
