@@ -250,17 +250,22 @@ func (e *estimator) estimate(w []uint64, m *codeMeta) float32 {
 	for i, x := range w {
 		h += bits.OnesCount64(x ^ qc.bits[i])
 	}
-	dot := m.nu*qc.nw*e.cos[h] + m.vc + qc.off
+	// In float64: a code's norms may be any finite float32 (a hostile or
+	// damaged file), whose squares and products overflow float32 into
+	// Inf - Inf = NaN; in float64 they stay finite, and the result is at
+	// worst ±Inf, which only decides whether the item is rescored.
+	dot := float64(m.nu)*float64(qc.nw)*float64(e.cos[h]) + float64(m.vc) + float64(qc.off)
 	switch e.dist {
 	case store.InnerProduct:
-		return dot
+		return float32(dot)
 	case store.L2:
-		return 2*dot - m.nv*m.nv
+		nv := float64(m.nv)
+		return float32(2*dot - nv*nv)
 	default:
 		if m.nv == 0 || e.nq == 0 {
 			return 0
 		}
-		return dot / (m.nv * e.nq)
+		return float32(dot / (float64(m.nv) * float64(e.nq)))
 	}
 }
 
