@@ -42,6 +42,11 @@ func newIDAt(now time.Time, step int) string {
 	binary.BigEndian.PutUint16(u[8:10], 0x8000|seq)
 	_, _ = rand.Read(u[10:16]) // crypto/rand.Read never fails (Go 1.24+)
 
+	return formatUUID(u)
+}
+
+// formatUUID spells u in the canonical lowercase 8-4-4-4-12 form.
+func formatUUID(u [16]byte) string {
 	var out [36]byte
 	hex.Encode(out[0:8], u[0:4])
 	out[8] = '-'

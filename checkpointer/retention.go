@@ -3,7 +3,6 @@ package checkpointer
 import (
 	"context"
 	"encoding/binary"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"time"
@@ -139,16 +138,9 @@ func IDFloor(t time.Time) string {
 		// times far from 1970 do not overflow.
 		ts = uint64(d+gregorianOffset/1e7)*1e7 + uint64(t.Nanosecond()/100)
 	}
-	var u [8]byte
-	binary.BigEndian.PutUint64(u[:], ((ts>>12)&0xFFFFFFFFFFFF)<<16|0x6000|(ts&0x0FFF))
-	var out [36]byte
-	hex.Encode(out[0:8], u[0:4])
-	out[8] = '-'
-	hex.Encode(out[9:13], u[4:6])
-	out[13] = '-'
-	hex.Encode(out[14:18], u[6:8])
-	copy(out[18:], "-0000-000000000000")
-	return string(out[:])
+	var u [16]byte // clock sequence and node zero: the least id of ts
+	binary.BigEndian.PutUint64(u[0:8], ((ts>>12)&0xFFFFFFFFFFFF)<<16|0x6000|(ts&0x0FFF))
+	return formatUUID(u)
 }
 
 // IsDatableID reports whether id is a lowercase UUIDv6, the ids whose text
