@@ -53,8 +53,17 @@ func RunBackgroundSweep(t *testing.T, open OpenWithRetention) {
 	if err := closeSaver(); err != nil {
 		t.Fatal(err)
 	}
+	// Close returns once the sweeper closed its done channel; the
+	// goroutine may still be on its way out for a moment. It must be gone
+	// soon, not run on: wait for that, within a generous bound.
 	buf := make([]byte, 1<<20)
-	if stacks := string(buf[:runtime.Stack(buf, true)]); strings.Contains(stacks, "core.StartSweeper.func") {
-		t.Fatalf("sweeper goroutine still running after Close:\n%s", stacks)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		stacks := string(buf[:runtime.Stack(buf, true)])
+		if !strings.Contains(stacks, "core.StartSweeper.func") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("sweeper goroutine still running 10 s after Close:\n%s", stacks)
+		}
 	}
 }

@@ -35,8 +35,14 @@ func TestStartSweeperStops(t *testing.T) {
 	<-started
 	b.Stop()
 	b.Stop() // twice is fine
-	if sweeperRunning() {
-		t.Fatal("sweeper goroutine still running after Stop")
+	// Stop returns once the goroutine closed done; it may still be on its
+	// way out (its deferred calls) for a moment. It must be gone soon, not
+	// run on: wait for that, within a generous bound.
+	for deadline := time.Now().Add(10 * time.Second); sweeperRunning(); {
+		if time.Now().After(deadline) {
+			t.Fatal("sweeper goroutine still running 10 s after Stop")
+		}
+		time.Sleep(time.Millisecond)
 	}
 	if reports != 0 {
 		t.Fatalf("a sweep cut short by Stop was reported %d times", reports)
