@@ -204,7 +204,9 @@ func percentile(d []time.Duration, p float64) float64 {
 func BenchmarkSearch1536(b *testing.B) {
 	items, dims := benchEnvInt("MEMVAULT_BENCH_ITEMS", 2000), benchEnvInt("MEMVAULT_BENCH_DIMS", 1536)
 	const k, queries = 10, 100
-	path := filepath.Join(os.TempDir(), fmt.Sprintf("memvault-bench-sqlite-%dx%d-v2.db", items, dims))
+	// The name carries the code and snapshot formats: a build whose index
+	// formats changed builds a database of its own.
+	path := filepath.Join(os.TempDir(), fmt.Sprintf("memvault-bench-sqlite-%dx%d-c%d-%s.db", items, dims, codeFormat, snapshotMagic))
 	if _, err := os.Stat(path); err != nil {
 		b.Logf("building %s", path)
 		cmd := exec.Command(os.Args[0], "-test.run=^TestBuildBench1536$", "-test.count=1")

@@ -3,6 +3,7 @@ package sqlite
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -325,6 +326,63 @@ func TestIndexSnapshot(t *testing.T) {
 	}
 }
 
+// TestBadSnapshotLoadsEveryCode: a snapshot that cannot serve (a part
+// repeated after the first, so keys out of order; a part of format 1,
+// without header; the codes of other dimensions) is not loaded, even
+// when its first part is sound: the store reads every code row, searches
+// exactly, and stores a sound snapshot, which the next store loads.
+func TestBadSnapshotLoadsEveryCode(t *testing.T) {
+	codeIndexOnly(t)
+	defer func(n int) { snapshotMinCodes = n }(snapshotMinCodes)
+	snapshotMinCodes = 100
+	ctx := context.Background()
+	emb := newClustered(300, 128)
+	idx := &store.IndexConfig{Embedder: emb, Dims: 128, Fields: []string{"a"}}
+	opt := store.SearchOptions{Query: "q5", Limit: 6}
+	for name, damage := range map[string]string{
+		"repeated part":  `INSERT INTO store_vector_snapshot (part, data) SELECT part + 1, data FROM store_vector_snapshot`,
+		"format 1 part":  `UPDATE store_vector_snapshot SET data = substr(data, ` + fmt.Sprint(len(snapshotMagic)+3) + `)`,
+		"other dims":     `UPDATE store_vector_snapshot SET data = CAST(? AS BLOB) || substr(data, ` + fmt.Sprint(len(snapshotMagic)+3) + `)`,
+		"repeated twice": `INSERT INTO store_vector_snapshot (part, data) SELECT part + n, data FROM store_vector_snapshot, (SELECT 1 AS n UNION SELECT 2)`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "snap.db")
+			s := openStore(t, path, Options{Index: idx})
+			defer s.Close()
+			for i := range 300 {
+				if err := s.Put(ctx, store.Namespace{"n", fmt.Sprint(i % 3)}, fmt.Sprint(i), map[string]any{"a": fmt.Sprint("v", i)}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			results(t, s, nil, opt) // stores the snapshot
+			var args []any
+			if name == "other dims" {
+				args = append(args, string(binary.AppendUvarint([]byte(snapshotMagic), 129)))
+			}
+			if n, err := s.db.Writer().ExecContext(ctx, damage, args...); err != nil {
+				t.Fatal(err)
+			} else if rows, _ := n.RowsAffected(); rows == 0 {
+				t.Fatal("no snapshot to damage")
+			}
+			exact := openStore(t, path, Options{Index: idx, VectorCacheBytes: -1})
+			defer exact.Close()
+			for round := range 2 {
+				later := openStore(t, path, Options{Index: idx})
+				if got, want := results(t, later, nil, opt), results(t, exact, nil, opt); got != want {
+					t.Fatalf("round %d: after the damage\n%s\nexact\n%s", round, got, want)
+				}
+				st := &later.cache.stats
+				if want := int64(1 - round); st.fullLoads.Load() != want || st.snapshots.Load() != 1-want {
+					t.Fatalf("round %d: %d full loads, %d snapshot loads; want %d, %d", round, st.fullLoads.Load(), st.snapshots.Load(), want, 1-want)
+				}
+				if err := later.Close(); err != nil {
+					t.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
 // FuzzSnapshotPart feeds arbitrary snapshot parts to the deserializer: it
 // loads or refuses them, never panics, and a serialized index round-trips.
 func FuzzSnapshotPart(f *testing.F) {
@@ -339,6 +397,7 @@ func FuzzSnapshotPart(f *testing.F) {
 	}
 	f.Add([]byte{})
 	f.Add([]byte{2, 'n', 's', 1, 'k', 2, 1})
+	f.Add(append([]byte(snapshotMagic), 70, 2, 'n', 's', 1, 'k', 2, 1))
 	f.Fuzz(func(t *testing.T, p []byte) {
 		ix := newCodeIndex(70, nil)
 		if err := ix.deserialize(p); err != nil {
@@ -351,8 +410,14 @@ func FuzzSnapshotPart(f *testing.F) {
 				t.Fatalf("a serialized index does not load: %v", err)
 			}
 		}
-		if len(again.index) != len(ix.index) || len(again.bits) != len(ix.bits) {
+		if again.live != ix.live || again.sorted != ix.sorted || !slices.Equal(again.bits, ix.bits) || !slices.Equal(again.meta, ix.meta) {
 			t.Fatal("the index changed in a round trip")
+		}
+		for i, s := range ix.slots {
+			a := again.slots[i]
+			if again.names[a.ns] != ix.names[s.ns] || !bytes.Equal(again.keyOf(&a), ix.keyOf(&s)) || a.updated != s.updated || a.n != s.n {
+				t.Fatalf("slot %d changed in a round trip: %+v, want %+v", i, a, s)
+			}
 		}
 	})
 }

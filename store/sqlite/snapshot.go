@@ -1,11 +1,13 @@
 package sqlite
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"encoding/binary"
 	"errors"
 	"math"
+	"slices"
 )
 
 // The snapshot is the code index of one generation serialized into
@@ -15,11 +17,23 @@ import (
 // (no snapshot, or one too old) stores a new one after its search, in its
 // own write transaction; a recode drops it.
 //
-// A part is a sequence of items, each
+// A part is a header, then a sequence of items, each
 //
 //	uvarint len(namespace), namespace, uvarint len(key), key,
-//	varint updated_at, uvarint n, then n codes of the index's dimensions.
+//	varint updated_at, uvarint n, then n codes of the index's dimensions,
+//
+// in increasing (namespace, key) order across the parts, so that a load
+// appends them to the sorted part of the index (no key map to build) and
+// a repeated or misplaced key shows as a malformed snapshot. The header is
+// snapshotMagic and the uvarint dimension count: a snapshot of another
+// format or of codes of other dimensions (with as many code bytes) is not
+// loaded.
 const snapshotPart = 1 << 20
+
+// snapshotMagic begins every part of the current format (format 1 had no
+// header: it reads as malformed, and the load that then reads every code
+// writes a new snapshot).
+const snapshotMagic = "mvcs2"
 
 // snapshotMinCodes is the fewest codes worth a snapshot (reading fewer
 // rows is quick); a variable so that tests can lower it.
@@ -33,25 +47,41 @@ var errSnapshot = errors.New("sqlite: malformed index snapshot")
 
 // serialize returns t's parts.
 func (t *codeIndex) serialize() [][]byte {
+	order := make([]int32, 0, t.live)
+	for i := range t.slots {
+		if t.slots[i].live {
+			order = append(order, int32(i))
+		}
+	}
+	if t.sorted < len(t.slots) {
+		slices.SortFunc(order, func(a, b int32) int {
+			x, y := &t.slots[a], &t.slots[b]
+			return t.compareSlot(x, t.names[y.ns], t.keyOf(y))
+		})
+	}
+	header := binary.AppendUvarint([]byte(snapshotMagic), uint64(t.dims))
 	var (
 		parts [][]byte
 		cur   []byte
 	)
 	size := codeHeader + 8*t.words
-	for _, s := range t.slots {
-		if !s.live {
-			continue
+	for _, i := range order {
+		s := &t.slots[i]
+		if cur == nil {
+			cur = append(make([]byte, 0, snapshotPart+size*int(s.n)+256), header...)
 		}
 		ns := t.names[s.ns]
 		cur = binary.AppendUvarint(cur, uint64(len(ns)))
 		cur = append(cur, ns...)
-		cur = binary.AppendUvarint(cur, uint64(len(s.key)))
-		cur = append(cur, s.key...)
+		key := t.keyOf(s)
+		cur = binary.AppendUvarint(cur, uint64(len(key)))
+		cur = append(cur, key...)
 		cur = binary.AppendVarint(cur, s.updated)
 		cur = binary.AppendUvarint(cur, uint64(s.n))
 		for j := int(s.first); j < int(s.first+s.n); j++ {
 			m := &t.meta[j]
-			b := make([]byte, size)
+			b := cur[len(cur) : len(cur)+size]
+			clear(b)
 			b[0] = codeFormat
 			if m.centred {
 				b[1] = codeCentred
@@ -62,14 +92,14 @@ func (t *codeIndex) serialize() [][]byte {
 			for i, x := range t.bits[j*t.words : (j+1)*t.words] {
 				binary.LittleEndian.PutUint64(b[codeHeader+8*i:], x)
 			}
-			cur = append(cur, b...)
+			cur = cur[:len(cur)+size]
 		}
 		if len(cur) >= snapshotPart {
 			parts = append(parts, cur)
 			cur = nil
 		}
 	}
-	if len(cur) > 0 {
+	if cur != nil {
 		parts = append(parts, cur)
 	}
 	return parts
@@ -77,19 +107,29 @@ func (t *codeIndex) serialize() [][]byte {
 
 // deserialize appends the items of a part to t.
 func (t *codeIndex) deserialize(p []byte) error {
+	rest, ok := bytes.CutPrefix(p, []byte(snapshotMagic))
+	if !ok {
+		return errSnapshot
+	}
+	p = rest
+	if d, k := binary.Uvarint(p); k <= 0 || d != uint64(t.dims) {
+		return errSnapshot
+	} else {
+		p = p[k:]
+	}
 	size := codeHeader + 8*t.words
-	str := func() (string, bool) {
+	field := func() ([]byte, bool) {
 		n, k := binary.Uvarint(p)
 		if k <= 0 || n > uint64(len(p)-k) {
-			return "", false
+			return nil, false
 		}
-		s := string(p[k : k+int(n)])
+		b := p[k : k+int(n)]
 		p = p[k+int(n):]
-		return s, true
+		return b, true
 	}
 	for len(p) > 0 {
-		ns, ok1 := str()
-		key, ok2 := str()
+		ns, ok1 := field()
+		key, ok2 := field()
 		if !ok1 || !ok2 {
 			return errSnapshot
 		}
@@ -103,13 +143,10 @@ func (t *codeIndex) deserialize(p []byte) error {
 			return errSnapshot
 		}
 		p = p[k:]
-		id := t.intern(ns)
-		kk := itemKey{t.names[id], key}
-		if _, dup := t.index[kk]; dup {
-			return errSnapshot
+		id := t.internBytes(ns)
+		if !t.appendSorted(key, codeSlot{updated: upd, ns: id, first: int32(len(t.meta)), n: int32(n)}) {
+			return errSnapshot // out of order, or repeated
 		}
-		t.index[kk] = int32(len(t.slots))
-		t.slots = append(t.slots, codeSlot{key: key, updated: upd, ns: id, first: int32(len(t.meta)), n: int32(n), live: true})
 		for range n {
 			var (
 				m  codeMeta
@@ -139,30 +176,17 @@ func (c *vecCache) loadSnapshot(ctx context.Context, tx *sql.Tx, centre []float3
 		return false, err
 	}
 	perCode := int64(codeHeader + 8*t.words + 8)
-	t.reserve(int(min(total, c.budget) / perCode))
-	rs, err := tx.QueryContext(ctx, `SELECT data FROM store_vector_snapshot ORDER BY part`)
-	if err != nil {
-		return false, err
-	}
-	for rs.Next() {
-		var p sql.RawBytes
-		if err := rs.Scan(&p); err != nil {
-			rs.Close()
-			return false, err
+	malformed := false
+	err := readParts(ctx, tx, func(p []byte) bool {
+		if len(t.slots) == 0 {
+			// Here, not before: the next part is being read meanwhile.
+			t.reserve(int(min(total, c.budget) / perCode))
 		}
-		if err := t.deserialize(p); err != nil {
-			rs.Close()
-			return false, nil
-		}
-		if t.bytes() > c.budget {
-			rs.Close()
-			return false, nil // the per-row load marks the cache too big
-		}
-	}
-	err = rs.Err()
-	rs.Close()
-	if err != nil {
-		return false, err
+		malformed = t.deserialize(p) != nil || t.bytes() > c.budget
+		return !malformed
+	})
+	if err != nil || malformed {
+		return false, err // over budget: the per-row load marks the cache too big
 	}
 	keys, full, err := c.changed(ctx, tx, snapGen)
 	if err != nil || full {
@@ -181,6 +205,64 @@ func (c *vecCache) loadSnapshot(ctx context.Context, tx *sql.Tx, centre []float3
 	}
 	c.stats.snapshots.Add(1)
 	return c.install(t, gen), nil
+}
+
+// readParts calls use with each part of the snapshot, in order, until it
+// returns false. It reads the next part from SQLite while use decodes the
+// last, on two cores about halving a first search's load (each half takes
+// about as long); the parts pass through two buffers, reused.
+func readParts(ctx context.Context, tx *sql.Tx, use func([]byte) bool) error {
+	rs, err := tx.QueryContext(ctx, `SELECT data FROM store_vector_snapshot ORDER BY part`)
+	if err != nil {
+		return err
+	}
+	var (
+		full    = make(chan []byte, 1)
+		free    = make(chan []byte, 2)
+		stop    = make(chan struct{})
+		readErr error
+	)
+	free <- nil
+	free <- nil
+	go func() {
+		// Closing full last tells the caller the rows are closed and
+		// readErr is set: tx is its own again.
+		defer close(full)
+		defer rs.Close()
+		for rs.Next() {
+			var raw sql.RawBytes
+			if readErr = rs.Scan(&raw); readErr != nil {
+				return
+			}
+			var buf []byte
+			select {
+			case buf = <-free:
+			case <-stop:
+				return
+			}
+			select {
+			case full <- append(buf[:0], raw...):
+			case <-stop:
+				return
+			}
+		}
+		readErr = rs.Err()
+	}()
+	more := true
+	defer func() {
+		if more { // use panicked: let the reader go
+			close(stop)
+		}
+	}()
+	for p := range full {
+		if more && !use(p) {
+			more = false
+			close(stop)
+		}
+		free <- p
+	}
+	more = false
+	return readErr
 }
 
 // maybeSnapshot stores the index as the snapshot when a load asked for
