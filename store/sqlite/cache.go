@@ -72,12 +72,17 @@ type codeIndex struct {
 	centre []float32 // the centre centred codes were made with
 	slots  []codeSlot
 	keys   []byte // the slots' keys, end to end
+	// sorted is how many leading slots are in strictly increasing
+	// (namespace, key) byte order: those are found by binary search.
 	sorted int
-	tail   map[itemKey]int32
-	live   int // live slots
-	bits   []uint64
-	meta   []codeMeta
-	dead   int // codes in dead slots
+	tail   map[itemKey]int32 // the live slots after the sorted ones
+	// tailKeyBytes is the bytes of tail's keys, which the map holds
+	// copies of (the arena holds the slots').
+	tailKeyBytes int
+	live         int // live slots
+	bits         []uint64
+	meta         []codeMeta
+	dead         int // codes in dead slots
 	// ns interns namespaces: items of one namespace share its string, and a
 	// search tests each namespace against its prefix once.
 	ns    map[string]int32
@@ -136,7 +141,7 @@ func (t *codeIndex) internBytes(ns []byte) int32 {
 	return t.intern(string(ns))
 }
 
-// keyOf is s's key, in the arena: valid until the next compaction.
+// keyOf is s's key: read-only, it aliases the arena.
 func (t *codeIndex) keyOf(s *codeSlot) []byte { return t.keys[s.keyAt : s.keyAt+int(s.keyLen)] }
 
 // itemKeyOf is s's item key, its key copied out of the arena.
@@ -152,7 +157,9 @@ func (t *codeIndex) compareSlot(s *codeSlot, ns string, key []byte) int {
 	return bytes.Compare(t.keyOf(s), key)
 }
 
-// compareSlotKey is compareSlot against an item key, without copying it.
+// compareSlotKey is compareSlot against an item key. It compares byte by
+// byte rather than convert either side, which would allocate for keys
+// over 32 bytes, on every probe of a binary search.
 func (t *codeIndex) compareSlotKey(s *codeSlot, k itemKey) int {
 	if c := strings.Compare(t.names[s.ns], k.ns); c != 0 {
 		return c
@@ -178,10 +185,11 @@ func (t *codeIndex) lookup(k itemKey) (int32, bool) {
 	return j, ok
 }
 
-// appendSorted appends slot s, holding key in its namespace s.ns, when
-// it extends the sorted part: when every slot is sorted and key comes
-// after the last. It reports whether it did; loads, which read keys in
-// order, find out so whether they are, and never copy a key twice.
+// appendSorted appends slot s, holding key in its namespace s.ns, if that
+// keeps every slot sorted: when every slot is sorted already and key comes
+// after the last one. It reports whether it appended. A load calls it
+// first for each item, so that items read in key order cost no lookup and
+// an item out of order (or repeated) shows.
 func (t *codeIndex) appendSorted(key []byte, s codeSlot) bool {
 	i := len(t.slots)
 	if t.sorted != i || (i > 0 && t.compareSlot(&t.slots[i-1], t.names[s.ns], key) >= 0) {
@@ -208,6 +216,7 @@ func (t *codeIndex) push(k itemKey, s codeSlot) bool {
 		t.tail = map[itemKey]int32{}
 	}
 	t.tail[k] = int32(len(t.slots))
+	t.tailKeyBytes += len(k.ns) + len(k.key)
 	s.keyAt, s.keyLen, s.live = len(t.keys), int32(len(k.key)), true
 	t.keys = append(t.keys, k.key...)
 	t.slots = append(t.slots, s)
@@ -239,38 +248,53 @@ func (t *codeIndex) remove(k itemKey) {
 	t.live--
 	if int(i) >= t.sorted {
 		delete(t.tail, k)
+		t.tailKeyBytes -= len(k.ns) + len(k.key)
 	}
 }
 
-// compact drops dead slots once they hold half of the codes. The order of
-// the slots stays, and with it the sorted part.
+// compact drops dead slots once they hold half of the codes, and puts the
+// live ones in key order: every slot is sorted again and the tail empty,
+// so that a long-lived index, whose rewritten items all land in the tail,
+// does not drift back into a map of every key.
 func (t *codeIndex) compact() {
 	if t.dead == 0 || 2*t.dead < len(t.meta) {
 		return
 	}
 	c := newCodeIndex(t.dims, t.centre)
 	c.slots = make([]codeSlot, 0, t.live)
+	c.keys = make([]byte, 0, len(t.keys))
 	c.bits = make([]uint64, 0, len(t.bits)-t.dead*t.words)
 	c.meta = make([]codeMeta, 0, len(t.meta)-t.dead)
-	for i := range t.slots {
+	for _, i := range t.liveInKeyOrder() {
 		s := &t.slots[i]
-		if !s.live {
-			continue
-		}
 		ns := c.intern(t.names[s.ns])
-		cs := codeSlot{updated: s.updated, ns: ns, first: int32(len(c.meta)), n: s.n}
-		if !c.appendSorted(t.keyOf(s), cs) {
-			c.push(itemKey{c.names[ns], string(t.keyOf(s))}, cs)
-		}
+		c.appendSorted(t.keyOf(s), codeSlot{updated: s.updated, ns: ns, first: int32(len(c.meta)), n: s.n})
 		c.bits = append(c.bits, t.bits[int(s.first)*t.words:int(s.first+s.n)*t.words]...)
 		c.meta = append(c.meta, t.meta[s.first:s.first+s.n]...)
 	}
 	*t = *c
 }
 
+// liveInKeyOrder returns the live slots in (namespace, key) order.
+func (t *codeIndex) liveInKeyOrder() []int32 {
+	order := make([]int32, 0, t.live)
+	for i := range t.slots {
+		if t.slots[i].live {
+			order = append(order, int32(i))
+		}
+	}
+	if t.sorted < len(t.slots) {
+		slices.SortFunc(order, func(a, b int32) int {
+			x, y := &t.slots[a], &t.slots[b]
+			return t.compareSlot(x, t.names[y.ns], t.keyOf(y))
+		})
+	}
+	return order
+}
+
 // bytes approximates the index's memory.
 func (t *codeIndex) bytes() int64 {
-	return int64(8*len(t.bits)+16*len(t.meta)+len(t.keys)) + int64(len(t.slots))*40 + int64(len(t.tail))*48
+	return int64(8*len(t.bits)+16*len(t.meta)+len(t.keys)+t.tailKeyBytes) + int64(len(t.slots))*40 + int64(len(t.tail))*64
 }
 
 // approx is an item's estimated score.
@@ -565,9 +589,9 @@ func (c *vecCache) load(ctx context.Context, tx *sql.Tx, q quantState) (bool, er
 			return ok, err
 		}
 	}
-	// WITHOUT ROWID: the scan is in primary-key order, an item's codes
-	// together, without sorting.
-	rs, err := tx.QueryContext(ctx, `SELECT prefix, key, updated_at, code FROM store_vector_codes`)
+	// In primary-key order, an item's codes together: WITHOUT ROWID, the
+	// scan is that order already, without sorting.
+	rs, err := tx.QueryContext(ctx, `SELECT prefix, key, updated_at, code FROM store_vector_codes ORDER BY prefix, key, field_name`)
 	if err != nil {
 		return false, err
 	}
@@ -595,7 +619,8 @@ func (c *vecCache) load(ctx context.Context, tx *sql.Tx, q quantState) (bool, er
 			id := t.internBytes(ns)
 			s := codeSlot{updated: upd, ns: id, first: int32(len(t.meta))}
 			if !t.appendSorted(key, s) {
-				// Not expected in key order; keeps the table sound.
+				// SQLite's order is not Go's byte order in a UTF-16
+				// database (New accepts any): the item goes to the tail.
 				k := itemKey{t.names[id], string(key)}
 				t.remove(k)
 				t.push(k, s)

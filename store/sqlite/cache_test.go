@@ -185,18 +185,26 @@ func TestCodeIndexFindsItsItems(t *testing.T) {
 		}
 	}
 	check(0)
+	compactions := 0
 	for step := 1; step <= 3000; step++ {
 		k := keyOf(r.IntN(300))
-		switch op := r.IntN(20); {
-		case op < 10:
+		switch op := r.IntN(200); {
+		case op < 100:
 			upd := int64(r.IntN(1000))
 			ix.add(k.ns, k.key, upd, []code{cd(upd), cd(upd + 1)})
 			model[k] = upd
-		case op < 18:
+		case op < 185:
 			ix.remove(k)
 			delete(model, k)
-		case op < 19:
+		case op < 199:
+			due := ix.dead > 0 && 2*ix.dead >= len(ix.meta)
+			if due {
+				compactions++
+			}
 			ix.compact()
+			if due && (ix.tail != nil || ix.sorted != len(ix.slots)) {
+				t.Fatalf("step %d: compacted, %d of %d slots sorted and a tail of %d", step, ix.sorted, len(ix.slots), len(ix.tail))
+			}
 		default:
 			again := newCodeIndex(dims, nil)
 			for _, p := range ix.serialize() {
@@ -210,5 +218,8 @@ func TestCodeIndexFindsItsItems(t *testing.T) {
 			ix = again
 		}
 		check(step)
+	}
+	if compactions == 0 {
+		t.Fatal("no compaction was due: the test checks none")
 	}
 }

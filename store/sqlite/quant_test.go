@@ -3,6 +3,7 @@ package sqlite
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -380,6 +381,93 @@ func TestBadSnapshotLoadsEveryCode(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestSnapshotPartsHoldAnyItem: a part is cut after the item that takes
+// it past snapshotPart, whatever that item holds: more codes than the
+// part's first item, or a long key (found in review: serialize wrote past
+// its buffer).
+func TestSnapshotPartsHoldAnyItem(t *testing.T) {
+	const dims = 1536
+	v := make([]float32, dims)
+	v[0] = 1
+	bits, m, _ := decodeCode(nil, encodeCode(v, nil), dims)
+	c := code{bits, m}
+	for _, tc := range []struct {
+		name      string
+		n, keyLen func(int) int
+	}{
+		{"first item 1 code, then 3", func(i int) int { return min(i+1, 3) }, func(int) int { return 8 }},
+		{"one code each, long keys", func(int) int { return 1 }, func(i int) int { return 300 + i%200 }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ix := newCodeIndex(dims, nil)
+			for i := range 20000 {
+				codes := make([]code, tc.n(i))
+				for j := range codes {
+					codes[j] = c
+				}
+				ix.add("ns", fmt.Sprintf("%0*d", tc.keyLen(i), i), 1, codes)
+			}
+			parts := ix.serialize()
+			if len(parts) < 2 {
+				t.Fatalf("%d parts: the test needs items across a part boundary", len(parts))
+			}
+			again := newCodeIndex(dims, nil)
+			for _, p := range parts {
+				if err := again.deserialize(p); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if again.live != ix.live || len(again.meta) != len(ix.meta) {
+				t.Fatalf("%d items, %d codes after a round trip; want %d, %d", again.live, len(again.meta), ix.live, len(ix.meta))
+			}
+		})
+	}
+}
+
+// TestSnapshotReaderStops: readParts stops reading when its caller stops
+// taking parts or panics, and the transaction is the caller's again when
+// it returns.
+func TestSnapshotReaderStops(t *testing.T) {
+	ctx := context.Background()
+	s := openStore(t, filepath.Join(t.TempDir(), "parts.db"), Options{})
+	defer s.Close()
+	if _, err := s.db.Writer().ExecContext(ctx, `INSERT INTO store_vector_snapshot (part, data)
+		WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 9) SELECT i, randomblob(100000) FROM n`); err != nil {
+		t.Fatal(err)
+	}
+	for _, stopAt := range []int{1, 3, 10} {
+		for _, panics := range []bool{false, true} {
+			err := s.db.Read(ctx, func(tx *sql.Tx) error {
+				seen := 0
+				func() {
+					defer func() {
+						if r := recover(); r != nil && !panics {
+							panic(r)
+						}
+					}()
+					if err := readParts(ctx, tx, func(p []byte) bool {
+						seen++
+						if seen == stopAt && panics {
+							panic("use failed")
+						}
+						return seen < stopAt
+					}); err != nil {
+						t.Fatal(err)
+					}
+				}()
+				if seen != stopAt {
+					t.Errorf("stop at %d (panics %v): use saw %d parts", stopAt, panics, seen)
+				}
+				var n int
+				return tx.QueryRowContext(ctx, `SELECT count(*) FROM store_vector_snapshot`).Scan(&n)
+			})
+			if err != nil {
+				t.Fatalf("stop at %d (panics %v): the transaction after: %v", stopAt, panics, err)
+			}
+		}
 	}
 }
 

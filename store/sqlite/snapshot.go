@@ -8,6 +8,7 @@ import (
 	"errors"
 	"math"
 	"slices"
+	"sync"
 )
 
 // The snapshot is the code index of one generation serialized into
@@ -22,7 +23,8 @@ import (
 //	uvarint len(namespace), namespace, uvarint len(key), key,
 //	varint updated_at, uvarint n, then n codes of the index's dimensions,
 //
-// in increasing (namespace, key) order across the parts, so that a load
+// in increasing bytewise (Go's bytes.Compare) order of namespace, then key,
+// across the parts, so that a load
 // appends them to the sorted part of the index (no key map to build) and
 // a repeated or misplaced key shows as a malformed snapshot. The header is
 // snapshotMagic and the uvarint dimension count: a snapshot of another
@@ -47,18 +49,7 @@ var errSnapshot = errors.New("sqlite: malformed index snapshot")
 
 // serialize returns t's parts.
 func (t *codeIndex) serialize() [][]byte {
-	order := make([]int32, 0, t.live)
-	for i := range t.slots {
-		if t.slots[i].live {
-			order = append(order, int32(i))
-		}
-	}
-	if t.sorted < len(t.slots) {
-		slices.SortFunc(order, func(a, b int32) int {
-			x, y := &t.slots[a], &t.slots[b]
-			return t.compareSlot(x, t.names[y.ns], t.keyOf(y))
-		})
-	}
+	order := t.liveInKeyOrder()
 	header := binary.AppendUvarint([]byte(snapshotMagic), uint64(t.dims))
 	var (
 		parts [][]byte
@@ -78,6 +69,7 @@ func (t *codeIndex) serialize() [][]byte {
 		cur = append(cur, key...)
 		cur = binary.AppendVarint(cur, s.updated)
 		cur = binary.AppendUvarint(cur, uint64(s.n))
+		cur = slices.Grow(cur, size*int(s.n))
 		for j := int(s.first); j < int(s.first+s.n); j++ {
 			m := &t.meta[j]
 			b := cur[len(cur) : len(cur)+size]
@@ -176,17 +168,19 @@ func (c *vecCache) loadSnapshot(ctx context.Context, tx *sql.Tx, centre []float3
 		return false, err
 	}
 	perCode := int64(codeHeader + 8*t.words + 8)
-	malformed := false
+	refused := false // malformed, or over budget
 	err := readParts(ctx, tx, func(p []byte) bool {
 		if len(t.slots) == 0 {
 			// Here, not before: the next part is being read meanwhile.
 			t.reserve(int(min(total, c.budget) / perCode))
 		}
-		malformed = t.deserialize(p) != nil || t.bytes() > c.budget
-		return !malformed
+		refused = t.deserialize(p) != nil || t.bytes() > c.budget
+		return !refused
 	})
-	if err != nil || malformed {
-		return false, err // over budget: the per-row load marks the cache too big
+	if err != nil || refused {
+		// The per-row load then reads every code (and marks the cache too
+		// big if it is).
+		return false, err
 	}
 	keys, full, err := c.changed(ctx, tx, snapGen)
 	if err != nil || full {
@@ -209,8 +203,9 @@ func (c *vecCache) loadSnapshot(ctx context.Context, tx *sql.Tx, centre []float3
 
 // readParts calls use with each part of the snapshot, in order, until it
 // returns false. It reads the next part from SQLite while use decodes the
-// last, on two cores about halving a first search's load (each half takes
-// about as long); the parts pass through two buffers, reused.
+// last (on two cores each half of a first search's load takes about as
+// long as the other); the parts pass through two buffers, reused. When it
+// returns, the rows are closed and tx is the caller's alone again.
 func readParts(ctx context.Context, tx *sql.Tx, use func([]byte) bool) error {
 	rs, err := tx.QueryContext(ctx, `SELECT data FROM store_vector_snapshot ORDER BY part`)
 	if err != nil {
@@ -220,16 +215,25 @@ func readParts(ctx context.Context, tx *sql.Tx, use func([]byte) bool) error {
 		full    = make(chan []byte, 1)
 		free    = make(chan []byte, 2)
 		stop    = make(chan struct{})
+		halt    = sync.OnceFunc(func() { close(stop) })
 		readErr error
 	)
 	free <- nil
 	free <- nil
 	go func() {
-		// Closing full last tells the caller the rows are closed and
-		// readErr is set: tx is its own again.
+		// Closing full last tells the caller that the rows are closed and
+		// readErr is set.
 		defer close(full)
 		defer rs.Close()
-		for rs.Next() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if !rs.Next() {
+				break
+			}
 			var raw sql.RawBytes
 			if readErr = rs.Scan(&raw); readErr != nil {
 				return
@@ -248,20 +252,22 @@ func readParts(ctx context.Context, tx *sql.Tx, use func([]byte) bool) error {
 		}
 		readErr = rs.Err()
 	}()
-	more := true
 	defer func() {
-		if more { // use panicked: let the reader go
-			close(stop)
+		// Also when use panics: the reader stops, and tx is free again
+		// before the panic goes on.
+		halt()
+		for range full {
 		}
 	}()
 	for p := range full {
-		if more && !use(p) {
-			more = false
-			close(stop)
+		if !use(p) {
+			halt()
+			break
 		}
 		free <- p
 	}
-	more = false
+	for range full {
+	}
 	return readErr
 }
 
@@ -274,13 +280,14 @@ func (s *Store) maybeSnapshot(ctx context.Context) {
 	if !c.wantSnapshot.CompareAndSwap(true, false) {
 		return
 	}
-	c.mu.RLock()
-	t, gen := c.snap, c.gen
-	var parts [][]byte
-	if t != nil {
-		parts = t.serialize()
-	}
-	c.mu.RUnlock()
+	t, gen, parts := func() (*codeIndex, int64, [][]byte) {
+		c.mu.RLock()
+		defer c.mu.RUnlock()
+		if c.snap == nil {
+			return nil, 0, nil
+		}
+		return c.snap, c.gen, c.snap.serialize()
+	}()
 	if t == nil {
 		return
 	}
