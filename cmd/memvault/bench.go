@@ -233,6 +233,35 @@ func compare(ctx context.Context, suite, op string, modes []string, conc int, d 
 	return rows, nil
 }
 
+// namedOp is one operation of a bench: its name and its function for
+// each mode.
+type namedOp struct {
+	name string
+	fn   func(mode string) benchOp
+}
+
+// compareOps runs compare on each of ops that bf asks for, at concurrency 1
+// and bf.concurrency, and prints the rows.
+func (p *benchPrinter) compareOps(ctx context.Context, suite string, ops []namedOp, modes []string, bf benchFlags, external map[string]sliceRunner) error {
+	for _, op := range ops {
+		if !bf.wants(op.name) {
+			continue
+		}
+		for _, conc := range []int{1, bf.concurrency} {
+			rows, err := compare(ctx, suite, op.name, modes, conc, bf.duration, op.fn, external)
+			if err != nil {
+				return err
+			}
+			for _, r := range rows {
+				if err := p.print(r); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // benchPrinter prints rows as they come: a table for people, JSON lines for

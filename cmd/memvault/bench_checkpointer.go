@@ -168,11 +168,7 @@ func benchCheckpointer(ctx context.Context, out io.Writer, dsn string, asJSON bo
 		return err
 	}
 
-	type opDef struct {
-		name string
-		fn   func(mode string) benchOp
-	}
-	ops := []opDef{
+	ops := []namedOp{
 		{"put", func(mode string) benchOp {
 			return func(ctx context.Context, i int64) error {
 				thread := fmt.Sprintf("put-%s-%d", mode, i%64)
@@ -243,21 +239,8 @@ func benchCheckpointer(ctx context.Context, out io.Writer, dsn string, asJSON bo
 			}
 		}},
 	}
-	for _, op := range ops {
-		if !bf.wants(op.name) {
-			continue
-		}
-		for _, conc := range []int{1, bf.concurrency} {
-			rows, err := compare(ctx, "checkpointer", op.name, modes, conc, bf.duration, op.fn, external)
-			if err != nil {
-				return err
-			}
-			for _, r := range rows {
-				if err := p.print(r); err != nil {
-					return err
-				}
-			}
-		}
+	if err := p.compareOps(ctx, "checkpointer", ops, modes, bf, external); err != nil {
+		return err
 	}
 	p.summary("raw-pgx")
 	return nil

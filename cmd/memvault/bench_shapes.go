@@ -311,10 +311,7 @@ func benchMessages(ctx context.Context, p *benchPrinter, be *shapeBackend, bf be
 	for _, m := range modes {
 		counters[m] = &atomic.Int64{}
 	}
-	ops := []struct {
-		name string
-		fn   func(mode string) benchOp
-	}{
+	ops := []namedOp{
 		{"put_messages", func(mode string) benchOp {
 			return func(ctx context.Context, _ int64) error {
 				n := counters[mode].Add(1) - 1
@@ -331,21 +328,8 @@ func benchMessages(ctx context.Context, p *benchPrinter, be *shapeBackend, bf be
 			}
 		}},
 	}
-	for _, op := range ops {
-		if !bf.wants(op.name) {
-			continue
-		}
-		for _, conc := range []int{1, bf.concurrency} {
-			rows, err := compare(ctx, "checkpointer", op.name, modes, conc, bf.duration, op.fn, external)
-			if err != nil {
-				return err
-			}
-			for _, r := range rows {
-				if err := p.print(r); err != nil {
-					return err
-				}
-			}
-		}
+	if err := p.compareOps(ctx, "checkpointer", ops, modes, bf, external); err != nil {
+		return err
 	}
 	p.summary(env.rawMode)
 	p.rows = nil
@@ -527,10 +511,7 @@ func benchScale(ctx context.Context, p *benchPrinter, be *shapeBackend, bf bench
 		}
 	}
 	fx := newCPFixture()
-	ops := []struct {
-		name string
-		fn   func(mode string) benchOp
-	}{
+	ops := []namedOp{
 		{"get_tuple", func(mode string) benchOp {
 			set, m := setOf[mode], baseMode(mode)
 			return func(ctx context.Context, _ int64) error {
@@ -568,21 +549,8 @@ func benchScale(ctx context.Context, p *benchPrinter, be *shapeBackend, bf bench
 			}
 		}},
 	}
-	for _, op := range ops {
-		if !bf.wants(op.name) {
-			continue
-		}
-		for _, conc := range []int{1, bf.concurrency} {
-			rows, err := compare(ctx, "checkpointer", op.name, modes, conc, bf.duration, op.fn, nil)
-			if err != nil {
-				return err
-			}
-			for _, r := range rows {
-				if err := p.print(r); err != nil {
-					return err
-				}
-			}
-		}
+	if err := p.compareOps(ctx, "checkpointer", ops, modes, bf, nil); err != nil {
+		return err
 	}
 	if !p.json {
 		fmt.Fprintf(p.out, "\n%s against %s (same mode, op, concurrency; flat: p50 within 1.5x):\n", sets[1].label, sets[0].label)

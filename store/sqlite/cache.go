@@ -59,9 +59,10 @@ type cacheStats struct {
 // An item is found by key in one of two places. slots[:sorted] are in
 // strictly increasing (namespace, key) order, as a load reads them from
 // the snapshot or the code table, and are found by binary search; slots
-// appended out of that order are in tail. Building a map of every key was
-// most of the first search after opening a large store, and a write finds
-// its item by ~17 comparisons instead of one hash.
+// appended out of that order are in tail (compaction sorts them in).
+// Building a map of every key was a large part of the first search after
+// opening a large store; a write finds its item by ~17 comparisons
+// instead of one hash.
 //
 // Nothing in the arrays holds a pointer (keys are spans of one byte
 // arena), so that the garbage collector, which runs several times while
