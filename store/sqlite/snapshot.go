@@ -23,13 +23,12 @@ import (
 //	uvarint len(namespace), namespace, uvarint len(key), key,
 //	varint updated_at, uvarint n, then n codes of the index's dimensions,
 //
-// in increasing bytewise (Go's bytes.Compare) order of namespace, then key,
-// across the parts, so that a load
-// appends them to the sorted part of the index (no key map to build) and
-// a repeated or misplaced key shows as a malformed snapshot. The header is
-// snapshotMagic and the uvarint dimension count: a snapshot of another
-// format or of codes of other dimensions (with as many code bytes) is not
-// loaded.
+// in increasing bytewise (Go's bytes.Compare) order of namespace, then
+// key, across the parts, so that a load appends them to the sorted part of
+// the index (no key map to build) and a repeated or misplaced key shows as
+// a malformed snapshot. The header is snapshotMagic and the uvarint
+// dimension count: a snapshot of another format or of codes of other
+// dimensions (with as many code bytes) is not loaded.
 const snapshotPart = 1 << 20
 
 // snapshotMagic begins every part of the current format (format 1 had no
@@ -103,12 +102,11 @@ func (t *codeIndex) deserialize(p []byte) error {
 	if !ok {
 		return errSnapshot
 	}
-	p = rest
-	if d, k := binary.Uvarint(p); k <= 0 || d != uint64(t.dims) {
+	d, k := binary.Uvarint(rest)
+	if k <= 0 || d != uint64(t.dims) {
 		return errSnapshot
-	} else {
-		p = p[k:]
 	}
+	p = rest[k:]
 	size := codeHeader + 8*t.words
 	field := func() ([]byte, bool) {
 		n, k := binary.Uvarint(p)
