@@ -264,6 +264,9 @@ func readParts(ctx context.Context, tx *sql.Tx, use func([]byte) bool) error {
 		}
 		free <- p
 	}
+	// After an early stop the reader may still be running: readErr is
+	// its until full is closed, and the deferred drain runs too late for
+	// the return value.
 	for range full {
 	}
 	return readErr
