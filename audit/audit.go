@@ -2,14 +2,13 @@ package audit
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/binary"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"strconv"
+	"strings"
+	"sync"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Operations recorded by Saver, Store and config.Handle.
@@ -28,6 +27,20 @@ const (
 	OpReencrypt       = "reencrypt"
 )
 
+// Operations the trail records about itself. Callers cannot log them: the
+// "audit." prefix is reserved.
+const (
+	// OpKeyChange records that the audit key changed (the primary master
+	// key did): its target is "<old key id> -> <new key id>" and it carries
+	// a MAC under each, the new key's vouching for every record before it.
+	OpKeyChange = "audit.key_change"
+	// OpAnchor records that the head was anchored (Trail.Anchor).
+	OpAnchor = "audit.anchor"
+)
+
+// reservedOps is the prefix of the operations only the trail writes.
+const reservedOps = "audit."
+
 // Record is one audited operation. It never holds values.
 type Record struct {
 	Seq       int64     `json:"seq"`
@@ -41,55 +54,134 @@ type Record struct {
 	// KeyID names the key the values were sealed or opened with, when
 	// known.
 	KeyID string `json:"key_id,omitempty"`
-	// MAC chains the record to the one before (hex HMAC-SHA256).
+	// Link is the record's place in the hash chain (hex SHA-256 over the
+	// previous record's link and this record's fields; the first record's
+	// "previous link" is derived from the database id). Empty for records
+	// written by memvault before the hash chain (format 1).
+	Link string `json:"link,omitempty"`
+	// MAC authenticates Link: "<audit key id>:<hex HMAC-SHA256>", two of
+	// them separated by a comma on a key change (the new key's first).
+	// Format-1 records hold a bare hex HMAC chained to the previous MAC.
 	MAC string `json:"mac"`
 }
 
 // Table stores the trail. Implementations are safe for concurrent use, also
-// by several processes.
+// by several processes. They store what they are given: every rule (which
+// sequence number, link and MAC a record gets) is the Trail's.
 type Table interface {
-	// Append gives each of rs, in order, the sequence number after the
-	// last record's and the MAC that mac computes from the last record's
-	// MAC, and stores them in one transaction — atomically with respect to
-	// other appenders.
-	Append(ctx context.Context, rs []Record, mac func(prevMAC string, r Record) string) error
+	// Append runs one transaction, atomic with respect to every other
+	// appender: it reads the last record (nil when the trail is empty),
+	// passes it to chain, and stores the records chain returns exactly as
+	// they are (Seq, Link and MAC set). When chain fails it stores nothing
+	// and returns chain's error (wrapped or not). chain may be called
+	// again if the transaction is retried.
+	Append(ctx context.Context, chain func(last *Record) ([]Record, error)) error
 	// Page returns the records after sequence number after, in order, at
 	// most limit of them.
 	Page(ctx context.Context, after int64, limit int) ([]Record, error)
 }
 
-// ErrTampered is returned by Verify when the trail was edited, cut,
-// extended or reordered outside memvault.
-var ErrTampered = errors.New("audit: the trail was tampered with")
+// Errors.
+var (
+	// ErrTampered is returned by Verify when the trail does not hold: it
+	// was edited, cut, extended, reordered or replaced outside memvault
+	// (or, also ErrUnverifiable, it cannot be authenticated, which a
+	// verifier must treat alike); and by the writer when it will not vouch
+	// for a trail whose last record does not hold.
+	ErrTampered = errors.New("audit: the trail was tampered with")
+	// ErrUnverifiable is returned when records cannot be authenticated with
+	// the configured keys: they are under an audit key that is not
+	// configured and no later record under a configured key vouches for
+	// them, or the trail ends under a previous key (see the package doc).
+	// Errors wrapping it wrap ErrTampered too.
+	ErrUnverifiable = errors.New("audit: the trail cannot be verified with the configured keys")
+	// ErrInvalidPrincipal is returned when a record would name a principal
+	// holding a control character: printed in a review, it could pass for
+	// other records.
+	ErrInvalidPrincipal = errors.New("audit: invalid principal")
+	// ErrReservedOp is returned when a caller logs an "audit." operation,
+	// which only the trail itself writes.
+	ErrReservedOp = errors.New("audit: reserved operation")
+)
+
+// Options configures NewTrail. Key is required.
+type Options struct {
+	// Key authenticates new records: at least 32 bytes, the audit key
+	// derived from the primary master key (keys.DeriveAuditKey).
+	Key []byte
+	// Previous are the audit keys of earlier master keys
+	// (LANGGRAPH_AES_KEY_PREVIOUS). Each verifies the records written under
+	// it; while one is configured, the first record written under Key
+	// records the key change, authenticated under both.
+	Previous [][]byte
+	// DatabaseID binds the chain to the database whose operations it
+	// records (audit/sqlite.DatabaseID, audit/postgres.DatabaseID): the
+	// trail of another database, copied here, fails Verify. Empty binds the
+	// trail to no database (in-memory databases, tests).
+	DatabaseID string
+}
 
 // Trail records operations in a Table.
 type Trail struct {
 	table Table
-	keys  [][]byte // the first chains new records; all verify
+	keys  []auditKey // [0] authenticates new records; all verify
+	dbID  string
 	now   func() time.Time
+
+	mu     sync.Mutex
+	cursor *walkState // where catchUp left off (format-1 heads only)
 }
 
-// New returns the trail of table, chained under key (at least 32 bytes).
-// Records chained under previous keys (after the master key was rotated)
-// still verify.
+// New returns the trail of table, authenticated under key (at least 32
+// bytes) and bound to no database; records written under the previous keys
+// (after the master key was rotated) still verify. NewTrail binds it.
 func New(table Table, key []byte, previous ...[]byte) (*Trail, error) {
+	return NewTrail(table, Options{Key: key, Previous: previous})
+}
+
+// NewTrail returns the trail of table configured by opts.
+func NewTrail(table Table, opts Options) (*Trail, error) {
 	if table == nil {
 		return nil, errors.New("audit: nil table")
 	}
-	t := &Trail{table: table, now: time.Now}
-	for _, k := range append([][]byte{key}, previous...) {
+	t := &Trail{table: table, dbID: opts.DatabaseID, now: time.Now}
+	for _, k := range append([][]byte{opts.Key}, opts.Previous...) {
 		if len(k) < 32 {
 			return nil, fmt.Errorf("audit: key of %d bytes, want at least 32", len(k))
 		}
-		t.keys = append(t.keys, append([]byte(nil), k...))
+		ak := newAuditKey(k)
+		if t.key(ak.id) != nil {
+			continue // the same key twice adds nothing
+		}
+		t.keys = append(t.keys, ak)
 	}
 	return t, nil
+}
+
+// DatabaseID returns the id of the database the trail is bound to ("" for
+// none).
+func (t *Trail) DatabaseID() string { return t.dbID }
+
+// KeyID returns the public id of the audit key new records are written
+// under, as records and anchors name it (never the key).
+func (t *Trail) KeyID() string { return t.keys[0].id }
+
+// key returns the configured key with id, or nil.
+func (t *Trail) key(id string) *auditKey {
+	for i := range t.keys {
+		if t.keys[i].id == id {
+			return &t.keys[i]
+		}
+	}
+	return nil
 }
 
 type principalKey struct{}
 
 // WithPrincipal returns ctx naming who acts (a user, a service); records
-// made with it carry the name.
+// made with it carry the name. A principal holding a control character
+// (a newline, a tab, an escape) is refused when a record is written
+// (ErrInvalidPrincipal).
 func WithPrincipal(ctx context.Context, principal string) context.Context {
 	return context.WithValue(ctx, principalKey{}, principal)
 }
@@ -100,22 +192,23 @@ func Principal(ctx context.Context) string {
 	return p
 }
 
-// mac is the record's chained MAC: HMAC-SHA256 under the trail key over
-// the previous MAC and the record's fields, each length-prefixed.
-func (t *Trail) mac(prev string, r Record) string { return macUnder(t.keys[0], prev, r) }
-
-func macUnder(key []byte, prev string, r Record) string {
-	m := hmac.New(sha256.New, key)
-	for _, f := range []string{"memvault/audit-record/v1", prev, strconv.FormatInt(r.Seq, 10), r.Time.UTC().Format(time.RFC3339Nano),
-		r.Principal, r.Op, r.Target, r.Subject, r.KeyID} {
-		m.Write(binary.AppendUvarint(nil, uint64(len(f))))
-		m.Write([]byte(f))
+// CheckPrincipal returns ErrInvalidPrincipal, saying why, when p is not
+// valid UTF-8 or holds a control character or a bidirectional-text
+// control (which reorders what a terminal shows).
+func CheckPrincipal(p string) error {
+	if !utf8.ValidString(p) {
+		return fmt.Errorf("%w %q: not valid UTF-8", ErrInvalidPrincipal, p)
 	}
-	return hex.EncodeToString(m.Sum(nil))
+	for _, r := range p {
+		if unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r) {
+			return fmt.Errorf("%w %q: it holds the control character %U", ErrInvalidPrincipal, p, r)
+		}
+	}
+	return nil
 }
 
 // Entry is what a caller records: the rest of a Record comes from the
-// trail (time, principal, sequence number, MAC).
+// trail (time, principal, sequence number, link, MAC).
 type Entry struct {
 	Op, Target, Subject, KeyID string
 }
@@ -125,57 +218,53 @@ func (t *Trail) Log(ctx context.Context, op, target, subject, keyID string) erro
 	return t.LogAll(ctx, []Entry{{Op: op, Target: target, Subject: subject, KeyID: keyID}})
 }
 
-// LogAll appends a record per entry, in order, in one transaction.
+// LogAll appends a record per entry, in order, in one transaction. When
+// the audit key changed since the last record, a key change record comes
+// first.
 func (t *Trail) LogAll(ctx context.Context, es []Entry) error {
 	if len(es) == 0 {
 		return nil
 	}
-	now, who := t.now().UTC().Truncate(time.Microsecond), Principal(ctx)
-	rs := make([]Record, len(es))
-	for i, e := range es {
-		rs[i] = Record{Time: now, Principal: who, Op: e.Op, Target: e.Target, Subject: e.Subject, KeyID: e.KeyID}
+	for _, e := range es {
+		if strings.HasPrefix(e.Op, reservedOps) {
+			return fmt.Errorf("%w %q", ErrReservedOp, e.Op)
+		}
 	}
-	if err := t.table.Append(ctx, rs, t.mac); err != nil {
-		return fmt.Errorf("audit: %w", err)
-	}
-	return nil
+	_, err := t.append(ctx, es)
+	return err
 }
 
-// Verify reads the whole trail in order and checks every record's place
-// and MAC; it returns how many records it checked, and ErrTampered naming
-// the first record that does not hold.
-func (t *Trail) Verify(ctx context.Context) (int64, error) {
-	var n, last int64
-	prev := ""
-	for {
-		page, err := t.table.Page(ctx, last, 1000)
+// append appends es (and a key change record first when needed) and
+// returns the records stored.
+func (t *Trail) append(ctx context.Context, es []Entry) ([]Record, error) {
+	who := Principal(ctx)
+	if err := CheckPrincipal(who); err != nil {
+		return nil, err
+	}
+	now := t.now().UTC().Truncate(time.Microsecond)
+	for attempt := 0; ; attempt++ {
+		var out []Record
+		var chainErr error
+		err := t.table.Append(ctx, func(last *Record) ([]Record, error) {
+			out, chainErr = t.chain(last, es, now, who)
+			return out, chainErr
+		})
+		if errors.Is(chainErr, errCatchUp) && attempt < 8 {
+			// The last record is in format 1: find its link outside the
+			// table's lock, then try again.
+			if err := t.catchUp(ctx); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if chainErr != nil {
+			return nil, chainErr
+		}
 		if err != nil {
-			return n, fmt.Errorf("audit: %w", err)
+			return nil, fmt.Errorf("audit: %w", err)
 		}
-		for _, r := range page {
-			if r.Seq != last+1 {
-				return n, fmt.Errorf("%w: record %d follows record %d", ErrTampered, r.Seq, last)
-			}
-			if !t.matches(prev, r) {
-				return n, fmt.Errorf("%w: record %d does not match its MAC", ErrTampered, r.Seq)
-			}
-			prev, last = r.MAC, r.Seq
-			n++
-		}
-		if len(page) < 1000 {
-			return n, nil
-		}
+		return out, nil
 	}
-}
-
-// matches reports whether r's MAC is its MAC under one of the trail's keys.
-func (t *Trail) matches(prev string, r Record) bool {
-	for _, k := range t.keys {
-		if hmac.Equal([]byte(r.MAC), []byte(macUnder(k, prev, r))) {
-			return true
-		}
-	}
-	return false
 }
 
 // Filter narrows Records.
@@ -186,11 +275,12 @@ type Filter struct {
 	Since time.Time
 }
 
-// Records calls fn with each record f keeps, in order.
+// Records calls fn with each record f keeps, in order. It verifies
+// nothing: Verify does.
 func (t *Trail) Records(ctx context.Context, f Filter, fn func(Record) error) error {
 	var last int64
 	for {
-		page, err := t.table.Page(ctx, last, 1000)
+		page, err := t.table.Page(ctx, last, pageSize)
 		if err != nil {
 			return fmt.Errorf("audit: %w", err)
 		}
@@ -203,8 +293,11 @@ func (t *Trail) Records(ctx context.Context, f Filter, fn func(Record) error) er
 				return err
 			}
 		}
-		if len(page) < 1000 {
+		if len(page) < pageSize {
 			return nil
 		}
 	}
 }
+
+// pageSize is how many records a read of the trail fetches at once.
+const pageSize = 1000

@@ -15,20 +15,19 @@ type MemoryTable struct {
 func NewMemoryTable() *MemoryTable { return &MemoryTable{} }
 
 // Append implements Table.
-func (m *MemoryTable) Append(_ context.Context, rs []Record, mac func(string, Record) string) error {
+func (m *MemoryTable) Append(_ context.Context, chain func(*Record) ([]Record, error)) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	prev, last := "", int64(0)
+	var last *Record
 	if n := len(m.records); n > 0 {
-		prev, last = m.records[n-1].MAC, m.records[n-1].Seq
+		r := m.records[n-1]
+		last = &r
 	}
-	for _, r := range rs {
-		last++
-		r.Seq = last
-		r.MAC = mac(prev, r)
-		prev = r.MAC
-		m.records = append(m.records, r)
+	rs, err := chain(last)
+	if err != nil {
+		return err
 	}
+	m.records = append(m.records, rs...)
 	return nil
 }
 

@@ -454,7 +454,11 @@ func openAudit(ctx context.Context, c Config, h *Handle) error {
 		}
 		ks = append(ks, ak)
 	}
-	trail, err := audit.New(table, ks[0], ks[1:]...)
+	dbID, err := auditDatabaseID(ctx, c, h)
+	if err != nil {
+		return fmt.Errorf("config: %w", err)
+	}
+	trail, err := audit.NewTrail(table, audit.Options{Key: ks[0], Previous: ks[1:], DatabaseID: dbID})
 	if err != nil {
 		return fmt.Errorf("config: %w", err)
 	}
@@ -466,6 +470,19 @@ func openAudit(ctx context.Context, c Config, h *Handle) error {
 	h.Saver = audit.NewSaver(h.Saver, trail, subjects)
 	h.Store = audit.NewStore(h.Store, trail, subjects)
 	return nil
+}
+
+// auditDatabaseID is the id of the data database the trail is bound to:
+// the SQLite data file's, or the PostgreSQL data schema's (created once);
+// none for a private in-memory database, which no trail outlives.
+func auditDatabaseID(ctx context.Context, c Config, h *Handle) (string, error) {
+	switch {
+	case h.Pool != nil:
+		return auditpostgres.DatabaseID(ctx, h.Pool, h.schema)
+	case c.DBPath != sqliteMemory:
+		return auditsqlite.DatabaseID(ctx, c.DBPath)
+	}
+	return "", nil
 }
 
 // RotateKEK re-wraps every data key under the current KEK

@@ -2,6 +2,8 @@ package postgres
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -30,6 +32,10 @@ type Table struct {
 
 var _ audit.Table = (*Table)(nil)
 
+var columns = []string{"seq", "at", "principal", "op", "target", "subject", "key_id", "link", "mac"}
+
+const selectColumns = `seq, at, principal, op, target, subject, key_id, link, mac`
+
 // New returns the trail table on pool; call Setup once to create it.
 func New(pool *pgxpool.Pool, opts Options) (*Table, error) {
 	if pool == nil {
@@ -46,7 +52,8 @@ func New(pool *pgxpool.Pool, opts Options) (*Table, error) {
 	return t, nil
 }
 
-// Setup creates the table when missing; it is safe to run concurrently.
+// Setup creates the table when missing, or upgrades it; it is safe to run
+// concurrently.
 func (t *Table) Setup(ctx context.Context) error {
 	set := pgmigrate.Set{Table: "memvault_audit_migrations", Statements: []string{`CREATE TABLE IF NOT EXISTS ` + t.table + ` (
 	seq       BIGINT PRIMARY KEY,
@@ -57,7 +64,10 @@ func (t *Table) Setup(ctx context.Context) error {
 	subject   TEXT NOT NULL,
 	key_id    TEXT NOT NULL,
 	mac       TEXT NOT NULL
-)`}}
+)`,
+		// v1: the hash chain (audit format 2); records of format 1 keep ''.
+		`ALTER TABLE ` + t.table + ` ADD COLUMN IF NOT EXISTS link TEXT NOT NULL DEFAULT ''`,
+	}}
 	if err := pgmigrate.Run(ctx, t.pool, t.opts.Schema, "memvault/audit/setup", set); err != nil {
 		return fmt.Errorf("audit/postgres: setup: %w", err)
 	}
@@ -66,26 +76,28 @@ func (t *Table) Setup(ctx context.Context) error {
 
 // Append implements audit.Table in one transaction holding an advisory
 // lock, so appenders of every process take turns.
-func (t *Table) Append(ctx context.Context, rs []audit.Record, mac func(string, audit.Record) string) error {
+func (t *Table) Append(ctx context.Context, chain func(*audit.Record) ([]audit.Record, error)) error {
 	err := pgx.BeginFunc(ctx, t.pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, t.lock); err != nil {
 			return err
 		}
-		var prev string
-		var last int64
-		err := tx.QueryRow(ctx, `SELECT seq, mac FROM `+t.table+` ORDER BY seq DESC LIMIT 1`).Scan(&last, &prev)
-		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		var last *audit.Record
+		r, err := scan(tx.QueryRow(ctx, `SELECT `+selectColumns+` FROM `+t.table+` ORDER BY seq DESC LIMIT 1`))
+		switch {
+		case err == nil:
+			last = &r
+		case !errors.Is(err, pgx.ErrNoRows):
+			return err
+		}
+		rs, err := chain(last)
+		if err != nil {
 			return err
 		}
 		rows := make([][]any, len(rs))
 		for i, r := range rs {
-			last++
-			r.Seq = last
-			r.MAC = mac(prev, r)
-			prev = r.MAC
-			rows[i] = []any{r.Seq, r.Time, r.Principal, r.Op, r.Target, r.Subject, r.KeyID, r.MAC}
+			rows[i] = []any{r.Seq, r.Time, r.Principal, r.Op, r.Target, r.Subject, r.KeyID, r.Link, r.MAC}
 		}
-		_, err = tx.CopyFrom(ctx, t.name, []string{"seq", "at", "principal", "op", "target", "subject", "key_id", "mac"}, pgx.CopyFromRows(rows))
+		_, err = tx.CopyFrom(ctx, t.name, columns, pgx.CopyFromRows(rows))
 		return err
 	})
 	if err != nil {
@@ -94,20 +106,64 @@ func (t *Table) Append(ctx context.Context, rs []audit.Record, mac func(string, 
 	return nil
 }
 
+func scan(row pgx.Row) (audit.Record, error) {
+	var a audit.Record
+	err := row.Scan(&a.Seq, &a.Time, &a.Principal, &a.Op, &a.Target, &a.Subject, &a.KeyID, &a.Link, &a.MAC)
+	a.Time = a.Time.UTC()
+	return a, err
+}
+
 // Page implements audit.Table.
 func (t *Table) Page(ctx context.Context, after int64, limit int) ([]audit.Record, error) {
-	rows, err := t.pool.Query(ctx, `SELECT seq, at, principal, op, target, subject, key_id, mac FROM `+t.table+` WHERE seq > $1 ORDER BY seq LIMIT $2`, after, limit)
+	rows, err := t.pool.Query(ctx, `SELECT `+selectColumns+` FROM `+t.table+` WHERE seq > $1 ORDER BY seq LIMIT $2`, after, limit)
 	if err != nil {
 		return nil, fmt.Errorf("audit/postgres: %w", err)
 	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (audit.Record, error) {
-		var a audit.Record
-		err := r.Scan(&a.Seq, &a.Time, &a.Principal, &a.Op, &a.Target, &a.Subject, &a.KeyID, &a.MAC)
-		a.Time = a.Time.UTC()
-		return a, err
-	})
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (audit.Record, error) { return scan(r) })
 	if err != nil {
 		return nil, fmt.Errorf("audit/postgres: %w", err)
 	}
 	return out, nil
+}
+
+// DatabaseID returns the id of the data database memvault uses on pool in
+// schema ("" for the search path; the checkpointer's and the store's
+// schema, not the trail's): 32 random hex digits, created the first time in
+// the schema's memvault_meta table (migrated under the schema's migration
+// lock) and never changed. A trail bound to it (audit.Options.DatabaseID)
+// verifies next to this schema's data only.
+func DatabaseID(ctx context.Context, pool *pgxpool.Pool, schema string) (string, error) {
+	meta := pgx.Identifier{"memvault_meta"}
+	if schema != "" {
+		meta = pgx.Identifier{schema, "memvault_meta"}
+	}
+	tbl := meta.Sanitize()
+	var id string
+	var exists bool
+	if err := pool.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, tbl).Scan(&exists); err != nil {
+		return "", fmt.Errorf("audit/postgres: database id: %w", err)
+	}
+	if exists {
+		if err := pool.QueryRow(ctx, `SELECT value FROM `+tbl+` WHERE name = 'database_id'`).Scan(&id); err == nil {
+			return id, nil
+		}
+	}
+	set := pgmigrate.Set{Table: "memvault_meta_migrations", Statements: []string{`CREATE TABLE IF NOT EXISTS ` + tbl + ` (
+	name  TEXT PRIMARY KEY,
+	value TEXT NOT NULL
+)`}}
+	if err := pgmigrate.Run(ctx, pool, schema, "memvault/meta", set); err != nil {
+		return "", fmt.Errorf("audit/postgres: database id: %w", err)
+	}
+	fresh := make([]byte, 16)
+	_, _ = rand.Read(fresh)
+	// Of two processes creating the id at once, the first insert wins and
+	// both read its id.
+	if _, err := pool.Exec(ctx, `INSERT INTO `+tbl+` (name, value) VALUES ('database_id', $1) ON CONFLICT (name) DO NOTHING`, hex.EncodeToString(fresh)); err != nil {
+		return "", fmt.Errorf("audit/postgres: database id: %w", err)
+	}
+	if err := pool.QueryRow(ctx, `SELECT value FROM `+tbl+` WHERE name = 'database_id'`).Scan(&id); err != nil {
+		return "", fmt.Errorf("audit/postgres: database id: %w", err)
+	}
+	return id, nil
 }

@@ -2,7 +2,9 @@ package sqlite
 
 import (
 	"context"
+	"crypto/rand"
 	"database/sql"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"time"
@@ -20,7 +22,12 @@ var migrations = []string{`CREATE TABLE IF NOT EXISTS memvault_audit (
 	subject   TEXT NOT NULL,
 	key_id    TEXT NOT NULL,
 	mac       TEXT NOT NULL
-)`}
+)`,
+	// v1: the hash chain (audit format 2); records of format 1 keep ''.
+	`ALTER TABLE memvault_audit ADD COLUMN link TEXT NOT NULL DEFAULT ''`,
+}
+
+const columns = `seq, at, principal, op, target, subject, key_id, link, mac`
 
 // Table is an audit.Table in a SQLite database.
 type Table struct{ db *sqlitedb.DB }
@@ -45,25 +52,27 @@ func (t *Table) Close() error { return t.db.Close() }
 
 // Append implements audit.Table in one write transaction (SQLite runs one
 // at a time, across processes too).
-func (t *Table) Append(ctx context.Context, rs []audit.Record, mac func(string, audit.Record) string) error {
+func (t *Table) Append(ctx context.Context, chain func(*audit.Record) ([]audit.Record, error)) error {
 	err := t.db.Write(ctx, func(tx *sql.Tx) error {
-		var prev string
-		var last int64
-		err := tx.QueryRowContext(ctx, `SELECT seq, mac FROM memvault_audit ORDER BY seq DESC LIMIT 1`).Scan(&last, &prev)
-		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		var last *audit.Record
+		r, err := scan(tx.QueryRowContext(ctx, `SELECT `+columns+` FROM memvault_audit ORDER BY seq DESC LIMIT 1`))
+		switch {
+		case err == nil:
+			last = &r
+		case !errors.Is(err, sql.ErrNoRows):
 			return err
 		}
-		stmt, err := tx.PrepareContext(ctx, `INSERT INTO memvault_audit (seq, at, principal, op, target, subject, key_id, mac) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`)
+		rs, err := chain(last)
+		if err != nil {
+			return err
+		}
+		stmt, err := tx.PrepareContext(ctx, `INSERT INTO memvault_audit (`+columns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 		if err != nil {
 			return err
 		}
 		defer stmt.Close()
 		for _, r := range rs {
-			last++
-			r.Seq = last
-			r.MAC = mac(prev, r)
-			prev = r.MAC
-			if _, err := stmt.ExecContext(ctx, r.Seq, r.Time.UTC().Format(time.RFC3339Nano), r.Principal, r.Op, r.Target, r.Subject, r.KeyID, r.MAC); err != nil {
+			if _, err := stmt.ExecContext(ctx, r.Seq, r.Time.UTC().Format(time.RFC3339Nano), r.Principal, r.Op, r.Target, r.Subject, r.KeyID, r.Link, r.MAC); err != nil {
 				return err
 			}
 		}
@@ -75,23 +84,34 @@ func (t *Table) Append(ctx context.Context, rs []audit.Record, mac func(string, 
 	return nil
 }
 
+// scan reads a record from a row of columns.
+func scan(row interface{ Scan(...any) error }) (audit.Record, error) {
+	var r audit.Record
+	var at string
+	if err := row.Scan(&r.Seq, &at, &r.Principal, &r.Op, &r.Target, &r.Subject, &r.KeyID, &r.Link, &r.MAC); err != nil {
+		return r, err
+	}
+	t, err := time.Parse(time.RFC3339Nano, at)
+	if err != nil {
+		return r, fmt.Errorf("record %d: bad time %q", r.Seq, at)
+	}
+	r.Time = t
+	return r, nil
+}
+
 // Page implements audit.Table.
 func (t *Table) Page(ctx context.Context, after int64, limit int) ([]audit.Record, error) {
 	var out []audit.Record
 	err := t.db.Read(ctx, func(tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx, `SELECT seq, at, principal, op, target, subject, key_id, mac FROM memvault_audit WHERE seq > ? ORDER BY seq LIMIT ?`, after, limit)
+		rows, err := tx.QueryContext(ctx, `SELECT `+columns+` FROM memvault_audit WHERE seq > ? ORDER BY seq LIMIT ?`, after, limit)
 		if err != nil {
 			return err
 		}
 		defer rows.Close()
 		for rows.Next() {
-			var r audit.Record
-			var at string
-			if err := rows.Scan(&r.Seq, &at, &r.Principal, &r.Op, &r.Target, &r.Subject, &r.KeyID, &r.MAC); err != nil {
+			r, err := scan(rows)
+			if err != nil {
 				return err
-			}
-			if r.Time, err = time.Parse(time.RFC3339Nano, at); err != nil {
-				return fmt.Errorf("record %d: bad time %q", r.Seq, at)
 			}
 			out = append(out, r)
 		}
@@ -101,4 +121,54 @@ func (t *Table) Page(ctx context.Context, after int64, limit int) ([]audit.Recor
 		return nil, fmt.Errorf("audit/sqlite: %w", err)
 	}
 	return out, nil
+}
+
+// metaMigrations create memvault_meta in a data database: memvault's facts
+// about the database itself, such as its id.
+var metaMigrations = []string{`CREATE TABLE IF NOT EXISTS memvault_meta (
+	name  TEXT PRIMARY KEY,
+	value TEXT NOT NULL
+)`}
+
+// DatabaseID returns the id of the SQLite data database at path (the file
+// the checkpointer and the store use, not the trail's): 32 random hex
+// digits, created the first time in its memvault_meta table and never
+// changed. A trail bound to it (audit.Options.DatabaseID) verifies next to
+// this database only, and a copy of the file keeps it.
+func DatabaseID(ctx context.Context, path string) (string, error) {
+	db, err := sqlitedb.Open(path, sqlitedb.Options{})
+	if err != nil {
+		return "", fmt.Errorf("audit/sqlite: database id: %w", err)
+	}
+	defer db.Close()
+	id, err := readID(ctx, db)
+	if err == nil {
+		return id, nil
+	}
+	if err := db.Migrate(ctx, "meta", metaMigrations); err != nil {
+		return "", fmt.Errorf("audit/sqlite: database id: %w", err)
+	}
+	fresh := make([]byte, 16)
+	_, _ = rand.Read(fresh)
+	err = db.Write(ctx, func(tx *sql.Tx) error {
+		// Under the write lock: of two processes creating the id at
+		// once, the first wins and both read its id.
+		_, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO memvault_meta (name, value) VALUES ('database_id', ?)`, hex.EncodeToString(fresh))
+		return err
+	})
+	if err != nil {
+		return "", fmt.Errorf("audit/sqlite: database id: %w", err)
+	}
+	if id, err = readID(ctx, db); err != nil {
+		return "", fmt.Errorf("audit/sqlite: database id: %w", err)
+	}
+	return id, nil
+}
+
+func readID(ctx context.Context, db *sqlitedb.DB) (string, error) {
+	var id string
+	err := db.Read(ctx, func(tx *sql.Tx) error {
+		return tx.QueryRowContext(ctx, `SELECT value FROM memvault_meta WHERE name = 'database_id'`).Scan(&id)
+	})
+	return id, err
 }

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -12,26 +14,44 @@ import (
 
 var errAuditOff = errors.New("the audit trail is off (set MEMVAULT_AUDIT=true)")
 
-// newAuditCmd is `memvault audit verify|show`.
+// newAuditCmd is `memvault audit verify|show|anchor`.
 func newAuditCmd(g *globals) *cobra.Command {
-	cmd := &cobra.Command{Use: "audit", Short: "Verify and read the tamper-evident audit trail (MEMVAULT_AUDIT=true)"}
+	cmd := &cobra.Command{Use: "audit", Short: "Verify, read and anchor the tamper-evident audit trail (MEMVAULT_AUDIT=true)"}
+	var anchorFile string
 	verify := &cobra.Command{
-		Use:   "verify",
-		Short: "Check every record's place and MAC: exit 1 if the trail was edited, cut, extended or reordered",
+		Use:   "verify [--anchor FILE]",
+		Short: "Check every record's place, link and MAC (and the anchors in FILE): exit 1 if the trail was edited, cut, extended, reordered or replaced",
 		Long: `verify reads the whole audit trail in order and checks that each record follows the
-one before and carries the MAC chaining it to it, under the audit key derived from
-LANGGRAPH_AES_KEY (or a previous key). It prints how many records it checked: keep
-that number somewhere else, since records cut off the end cannot be told from a
-trail that simply ended there.`,
+one before, belongs to this database's chain (the data database's id), and carries a
+MAC under the audit key of its epoch, derived from LANGGRAPH_AES_KEY or, for records
+written before a key change, from a key in LANGGRAPH_AES_KEY_PREVIOUS. Records under
+a key no longer configured are authenticated by the key change record after them.
+
+Records cut off the end cannot be told from a trail that simply ended there: with
+--anchor FILE (lines written by 'memvault audit anchor') verify also fails when the
+trail is shorter than an anchor or differs from it at the anchor's record.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			var anchors []audit.Anchor
+			if anchorFile != "" {
+				f, err := os.Open(anchorFile)
+				if err != nil {
+					return fmt.Errorf("--anchor: %w", err)
+				}
+				anchors, err = audit.ReadAnchors(f)
+				f.Close()
+				if err != nil {
+					return fmt.Errorf("--anchor %s: %w", anchorFile, err)
+				}
+			}
 			return withHandle(cmd.Context(), g, func(h *handle) error {
 				if h.Audit == nil {
 					return errAuditOff
 				}
-				n, err := h.Audit.Verify(cmd.Context())
+				rep, err := h.Audit.Check(cmd.Context(), anchors)
 				if g.json {
-					out := map[string]any{"records": n, "ok": err == nil}
+					out := map[string]any{"records": rep.Records, "ok": err == nil, "vouched": rep.Vouched,
+						"anchors": rep.Anchors, "seq": rep.Seq, "link": rep.Link, "database_id": h.Audit.DatabaseID()}
 					if err != nil {
 						out["error"] = err.Error()
 					}
@@ -41,17 +61,26 @@ trail that simply ended there.`,
 					return err
 				}
 				if err != nil {
-					return fmt.Errorf("%w (after %d good records)", err, n)
+					return fmt.Errorf("%w (after %d good records)", err, rep.Records)
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "audit trail intact: %d records\n", n)
+				w := cmd.OutOrStdout()
+				fmt.Fprintf(w, "audit trail intact: %d records\n", rep.Records)
+				if rep.Vouched > 0 {
+					fmt.Fprintf(w, "%d of them are under an audit key no longer configured, authenticated by the key change after them\n", rep.Vouched)
+				}
+				if anchorFile != "" {
+					fmt.Fprintf(w, "it extends all %d anchors in %s\n", rep.Anchors, printable(anchorFile))
+				}
 				return nil
 			})
 		},
 	}
+	verify.Flags().StringVar(&anchorFile, "anchor", "", "also check the trail against the anchors in this file (one JSON line each)")
+
 	var subject, since string
 	show := &cobra.Command{
 		Use:   "show [--subject S] [--since T]",
-		Short: "Print the audit records, oldest first (never values)",
+		Short: "Print the audit records, oldest first (never values; control characters escaped)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var f audit.Filter
@@ -76,7 +105,8 @@ trail that simply ended there.`,
 					if g.json {
 						return printJSON(w, r)
 					}
-					_, err := fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Seq, r.Time.Format(time.RFC3339Nano), r.Principal, r.Op, r.Target, r.Subject, r.KeyID)
+					_, err := fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Seq, r.Time.Format(time.RFC3339Nano), printable(r.Principal),
+						printable(r.Op), printable(r.Target), printable(r.Subject), printable(r.KeyID))
 					return err
 				})
 			})
@@ -84,6 +114,54 @@ trail that simply ended there.`,
 	}
 	show.Flags().StringVar(&subject, "subject", "", "only this subject's records")
 	show.Flags().StringVar(&since, "since", "", "only records since this time (RFC 3339) or this long ago (24h)")
-	cmd.AddCommand(verify, show)
+
+	var out string
+	anchor := &cobra.Command{
+		Use:   "anchor [--out FILE]",
+		Short: "Record an anchor and print the trail's head (one JSON line) for a sink the database's writers cannot rewrite",
+		Long: `anchor appends an audit.anchor record and prints the trail's head — its sequence
+number, link, the database id, its time, and a MAC under the audit key — as one JSON
+line on standard output (for a log shipper), or appends it to FILE with --out (and
+syncs it). Keep the anchors where whoever can write the database cannot rewrite them,
+and run 'memvault audit verify --anchor FILE': it detects a trail cut back or rolled
+back to before any anchor. Anchor as often as the records you would accept to lose
+undetected (every minute from a timer, say).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return withHandle(cmd.Context(), g, func(h *handle) error {
+				if h.Audit == nil {
+					return errAuditOff
+				}
+				a, err := h.Audit.Anchor(cmd.Context())
+				if err != nil {
+					return err
+				}
+				line, err := json.Marshal(a)
+				if err != nil {
+					return err
+				}
+				line = append(line, '\n')
+				if out == "" {
+					_, err := cmd.OutOrStdout().Write(line)
+					return err
+				}
+				f, err := os.OpenFile(out, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+				if err != nil {
+					return fmt.Errorf("--out: %w", err)
+				}
+				if _, err := f.Write(line); err != nil {
+					f.Close()
+					return fmt.Errorf("--out: %w", err)
+				}
+				if err := f.Sync(); err != nil {
+					f.Close()
+					return fmt.Errorf("--out: %w", err)
+				}
+				return f.Close()
+			})
+		},
+	}
+	anchor.Flags().StringVar(&out, "out", "", "append the anchor to this file instead of printing it")
+	cmd.AddCommand(verify, show, anchor)
 	return cmd
 }

@@ -36,7 +36,7 @@ minute (their key cache's lifetime).`,
 				}
 				w := cmd.OutOrStdout()
 				fmt.Fprintf(w, "erasure receipt\n  subject:        %s\n  time:           %s\n  keys destroyed: %s\n  threads deleted: %d\n  memories deleted: %d\n  mac (audit key): %s\n",
-					r.Subject, r.Time.Format("2006-01-02T15:04:05.000000Z07:00"), strings.Join(r.KeyIDs, ", "), r.Threads, r.Items, r.MAC)
+					printable(r.Subject), r.Time.Format("2006-01-02T15:04:05.000000Z07:00"), strings.Join(r.KeyIDs, ", "), r.Threads, r.Items, r.MAC)
 				if len(r.KeyIDs) == 0 {
 					fmt.Fprintln(w, "  (the subject had no keys: nothing of it was sealed under a data key)")
 				}

@@ -103,7 +103,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, lookup fu
 	if err == nil {
 		return 0
 	}
-	msg := strings.ReplaceAll(err.Error(), "\n", " ")
+	msg := printable(strings.ReplaceAll(err.Error(), "\n", " "))
 	fmt.Fprintln(stderr, "memvault: "+msg)
 	var ue usageError
 	if errors.As(err, &ue) || isCobraUsage(err) {

@@ -44,7 +44,7 @@ func newStoreCmd(g *globals) *cobra.Command {
 				if g.json {
 					return printJSON(cmd.OutOrStdout(), map[string]any{"namespace": ns, "key": key, "stored": true})
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "stored %s/%s\n", ns, key)
+				fmt.Fprintf(cmd.OutOrStdout(), "stored %s/%s\n", printable(ns.String()), printable(key))
 				return nil
 			})
 		},
@@ -85,7 +85,7 @@ func newStoreCmd(g *globals) *cobra.Command {
 				if g.json {
 					return printJSON(cmd.OutOrStdout(), map[string]any{"namespace": ns, "key": key, "deleted": true})
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "deleted %s/%s\n", ns, key)
+				fmt.Fprintf(cmd.OutOrStdout(), "deleted %s/%s\n", printable(ns.String()), printable(key))
 				return nil
 			})
 		},
@@ -129,7 +129,7 @@ func newStoreCmd(g *globals) *cobra.Command {
 					if r.Score != nil {
 						score = fmt.Sprintf("%6.3f", *r.Score)
 					}
-					fmt.Fprintf(cmd.OutOrStdout(), "%s  %s/%s  %s\n", score, r.Namespace, r.Key, clip(compactJSON(r.Value), 100))
+					fmt.Fprintf(cmd.OutOrStdout(), "%s  %s/%s  %s\n", score, printable(r.Namespace.String()), printable(r.Key), clip(compactJSON(r.Value), 100))
 				}
 				return nil
 			})
@@ -164,7 +164,7 @@ func newStoreCmd(g *globals) *cobra.Command {
 					return printJSON(cmd.OutOrStdout(), out)
 				}
 				for _, ns := range res {
-					fmt.Fprintln(cmd.OutOrStdout(), strings.Join(ns, "/"))
+					fmt.Fprintln(cmd.OutOrStdout(), printable(strings.Join(ns, "/")))
 				}
 				return nil
 			})
@@ -203,7 +203,7 @@ func newStoreCmd(g *globals) *cobra.Command {
 					return printJSON(cmd.OutOrStdout(), out)
 				}
 				for _, it := range items {
-					fmt.Fprintf(cmd.OutOrStdout(), "%s  %s\n", it.Key, clip(compactJSON(it.Value), 100))
+					fmt.Fprintf(cmd.OutOrStdout(), "%s  %s\n", printable(it.Key), clip(compactJSON(it.Value), 100))
 				}
 				if len(items) > 0 {
 					fmt.Fprintf(cmd.OutOrStdout(), "next page: --after %q\n", items[len(items)-1].Key)
@@ -232,7 +232,7 @@ func newStoreCmd(g *globals) *cobra.Command {
 				if g.json {
 					return printJSON(cmd.OutOrStdout(), map[string]any{"prefix": args, "deleted": n})
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "deleted %d items under %s\n", n, store.Namespace(args))
+				fmt.Fprintf(cmd.OutOrStdout(), "deleted %d items under %s\n", n, printable(store.Namespace(args).String()))
 				return nil
 			})
 		},

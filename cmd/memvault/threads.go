@@ -89,7 +89,7 @@ func newThreadsCmd(g *globals) *cobra.Command {
 				if g.json {
 					return printJSON(cmd.OutOrStdout(), configJSON(cfg))
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "forked %s from %s: new checkpoint %s\n", cfg.ThreadID, forkID, cfg.CheckpointID)
+				fmt.Fprintf(cmd.OutOrStdout(), "forked %s from %s: new checkpoint %s\n", printable(cfg.ThreadID), printable(forkID), printable(cfg.CheckpointID))
 				return nil
 			})
 		},
@@ -109,7 +109,7 @@ func newThreadsCmd(g *globals) *cobra.Command {
 						return err
 					}
 					if !g.json {
-						fmt.Fprintf(cmd.OutOrStdout(), "deleted thread %s\n", id)
+						fmt.Fprintf(cmd.OutOrStdout(), "deleted thread %s\n", printable(id))
 					}
 				}
 				if g.json {
@@ -141,7 +141,7 @@ func newThreadsCmd(g *globals) *cobra.Command {
 				if g.json {
 					return printJSON(cmd.OutOrStdout(), map[string]any{"thread_id": args[0], "checkpoint_ns": delCkptNS, "deleted": delCkptID})
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "deleted checkpoint %s of thread %s\n", delCkptID, args[0])
+				fmt.Fprintf(cmd.OutOrStdout(), "deleted checkpoint %s of thread %s\n", printable(delCkptID), printable(args[0]))
 				return nil
 			})
 		},
@@ -340,7 +340,7 @@ func listThreads(ctx context.Context, out io.Writer, h *handle, asJSON bool, lim
 	fmt.Fprintf(out, "%-36s %11s  %-36s  %s\n", "THREAD", "CHECKPOINTS", "LATEST", "UPDATED")
 	for _, id := range order {
 		i := byID[id]
-		fmt.Fprintf(out, "%-36s %11d  %-36s  %s\n", i.ThreadID, i.Checkpoints, i.Latest, i.Updated)
+		fmt.Fprintf(out, "%-36s %11d  %-36s  %s\n", printable(i.ThreadID), i.Checkpoints, printable(i.Latest), i.Updated)
 	}
 	return nil
 }

@@ -1,0 +1,489 @@
+package audit
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// The chain (format 2). Each record's link is SHA-256 over the previous
+// record's link and the record's fields; the first record's previous link
+// is the genesis, derived from the database id, so a trail chains to one
+// database. Linkage needs no key. Each record's MAC is an HMAC-SHA256 of its
+// link under the audit key of its epoch; since the link commits to every
+// record before it, one MAC authenticates the whole prefix. A key change
+// record opens a new epoch: MACed by the new key and by the old one.
+//
+// Records written before the chain (format 1) carry only a MAC chained to
+// the previous MAC under some configured key; they take part in the hash
+// chain (their MAC among their fields), so the first format-2 record
+// vouches for them, and Verify checks their MACs as it always did.
+
+// Domain labels, so that no hash or MAC of one kind is valid as another.
+const (
+	labelGenesis = "memvault/audit-genesis/v2"
+	labelLink    = "memvault/audit-link/v2"
+	labelMAC     = "memvault/audit-mac/v2"
+	labelKeyID   = "memvault/audit-key-id/v2"
+	labelAnchor  = "memvault/audit-anchor/v2"
+	labelV1      = "memvault/audit-record/v1"
+)
+
+// auditKey is a configured audit key and its public id.
+type auditKey struct {
+	id  string // hex, 16 digits: HMAC of a label under the key
+	key []byte
+}
+
+func newAuditKey(k []byte) auditKey {
+	m := hmac.New(sha256.New, k)
+	m.Write([]byte(labelKeyID))
+	return auditKey{id: hex.EncodeToString(m.Sum(nil)[:8]), key: append([]byte(nil), k...)}
+}
+
+// mac returns the hex HMAC under k of the length-prefixed fields.
+func (k *auditKey) mac(fields ...string) string {
+	m := hmac.New(sha256.New, k.key)
+	writeFields(m, fields...)
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+// auth is k's authenticator of link, as a record's MAC holds it.
+func (k *auditKey) auth(link string) string { return k.id + ":" + k.mac(labelMAC, link) }
+
+// verify reports whether mac is k's MAC of link.
+func (k *auditKey) verify(link, mac string) bool {
+	return hmac.Equal([]byte(mac), []byte(k.mac(labelMAC, link)))
+}
+
+// String returns a description of the trail that names its key ids, never
+// its keys.
+func (t *Trail) String() string {
+	ids := make([]string, len(t.keys))
+	for i, k := range t.keys {
+		ids[i] = k.id
+	}
+	return fmt.Sprintf("audit.Trail{database: %q, keys: %v}", t.dbID, ids)
+}
+
+// GoString is String: %#v must not print the keys either.
+func (t *Trail) GoString() string { return t.String() }
+
+func writeFields(h hash.Hash, fields ...string) {
+	var n [binary.MaxVarintLen64]byte
+	for _, f := range fields {
+		h.Write(binary.AppendUvarint(n[:0], uint64(len(f))))
+		_, _ = io.WriteString(h, f)
+	}
+}
+
+// genesis is the previous link of a trail's first record.
+func genesis(dbID string) string {
+	h := sha256.New()
+	writeFields(h, labelGenesis, dbID)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// linkOf is r's link after prev; legacyMAC is r's MAC for a format-1
+// record, "" for a format-2 one (whose MAC is computed from the link).
+func linkOf(prev string, r *Record, legacyMAC string) string {
+	h := sha256.New()
+	writeFields(h, labelLink, prev, strconv.FormatInt(r.Seq, 10), r.Time.UTC().Format(time.RFC3339Nano),
+		r.Principal, r.Op, r.Target, r.Subject, r.KeyID, legacyMAC)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// macV1 is a format-1 record's MAC: HMAC-SHA256 under the key over the
+// previous record's MAC and the record's fields.
+func macV1(k *auditKey, prev string, r *Record) string {
+	return k.mac(labelV1, prev, strconv.FormatInt(r.Seq, 10), r.Time.UTC().Format(time.RFC3339Nano),
+		r.Principal, r.Op, r.Target, r.Subject, r.KeyID)
+}
+
+// authenticator is one "<key id>:<mac>" of a format-2 record's MAC.
+type authenticator struct{ id, mac string }
+
+func parseAuths(s string) ([]authenticator, error) {
+	parts := strings.Split(s, ",")
+	if len(parts) > 2 {
+		return nil, errors.New("too many MACs")
+	}
+	out := make([]authenticator, len(parts))
+	for i, p := range parts {
+		id, mac, ok := strings.Cut(p, ":")
+		if !ok || len(id) != 16 || len(mac) != 64 || !isHex(id) || !isHex(mac) {
+			return nil, errors.New("malformed MAC")
+		}
+		out[i] = authenticator{id, mac}
+	}
+	return out, nil
+}
+
+func isHex(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+func tampered(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrTampered}, args...)...)
+}
+
+// unverifiedError is ErrUnverifiable with the reason; it is ErrTampered
+// too, since a verifier must not take it for an intact trail.
+type unverifiedError struct{ msg string }
+
+func (e *unverifiedError) Error() string   { return ErrUnverifiable.Error() + ": " + e.msg }
+func (e *unverifiedError) Unwrap() []error { return []error{ErrUnverifiable, ErrTampered} }
+
+func unverifiable(format string, args ...any) error {
+	return &unverifiedError{fmt.Sprintf(format, args...)}
+}
+
+// errCatchUp tells append that the last record is in format 1 and its link
+// is not known yet.
+var errCatchUp = errors.New("audit: the last record's link is not known")
+
+// chain is the writer's half of Table.Append: the records to store after
+// last for es, by who at now — a key change record first when the trail's
+// last record is under another audit key than the current one.
+func (t *Trail) chain(last *Record, es []Entry, now time.Time, who string) ([]Record, error) {
+	seq, prev, epoch := int64(0), genesis(t.dbID), ""
+	var head []authenticator
+	if last != nil {
+		seq = last.Seq
+		if last.Link == "" {
+			c := t.cursorAt(last.Seq)
+			if c == nil {
+				return nil, errCatchUp
+			}
+			prev, epoch = c.link, c.epoch
+		} else {
+			a, err := parseAuths(last.MAC)
+			if err != nil {
+				return nil, tampered("the last record (%d) has a malformed MAC: refusing to extend the trail", last.Seq)
+			}
+			prev, epoch, head = last.Link, a[0].id, a
+		}
+	}
+	cur := &t.keys[0]
+	out := make([]Record, 0, len(es)+1)
+	if epoch != "" && epoch != cur.id {
+		old := t.key(epoch)
+		if old == nil {
+			return nil, unverifiable("the trail's last record (%d) is under audit key %s, which is not configured: "+
+				"the current key cannot vouch for what it cannot check; configure the master key it derives from as a previous key "+
+				"(LANGGRAPH_AES_KEY_PREVIOUS) until an audited operation under the new key has recorded the key change", seq, epoch)
+		}
+		// The new key vouches for every record before the change: check
+		// the last one (whose MAC covers them all through its link) first.
+		if head != nil && !old.verify(last.Link, head[0].mac) {
+			return nil, tampered("the last record (%d) does not match its MAC under audit key %s: refusing to vouch for the trail under the new key", seq, old.id)
+		}
+		r := Record{Seq: seq + 1, Time: now, Principal: who, Op: OpKeyChange, Target: old.id + " -> " + cur.id}
+		r.Link = linkOf(prev, &r, "")
+		r.MAC = cur.auth(r.Link) + "," + old.auth(r.Link)
+		out = append(out, r)
+		seq, prev = r.Seq, r.Link
+	}
+	for _, e := range es {
+		r := Record{Seq: seq + 1, Time: now, Principal: who, Op: e.Op, Target: e.Target, Subject: e.Subject, KeyID: e.KeyID}
+		r.Link = linkOf(prev, &r, "")
+		r.MAC = cur.auth(r.Link)
+		out = append(out, r)
+		seq, prev = r.Seq, r.Link
+	}
+	return out, nil
+}
+
+// cursorAt returns where catchUp left off if that is record seq.
+func (t *Trail) cursorAt(seq int64) *walkState {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.cursor != nil && t.cursor.last == seq {
+		c := *t.cursor
+		return &c
+	}
+	return nil
+}
+
+// catchUp walks the trail from where it last left off (the start, the
+// first time) to its end, checking every format-1 record's MAC — the next
+// record will vouch for them — and keeps the link of the last. It runs once
+// for a trail written by an earlier memvault, and again only after a
+// process of an earlier memvault appended.
+func (t *Trail) catchUp(ctx context.Context) error {
+	w := t.newWalker(true, nil)
+	t.mu.Lock()
+	if t.cursor != nil {
+		w.walkState = *t.cursor
+	}
+	t.mu.Unlock()
+	if err := w.walk(ctx); err != nil {
+		return err
+	}
+	t.mu.Lock()
+	s := w.walkState
+	t.cursor = &s
+	t.mu.Unlock()
+	return nil
+}
+
+// walkState is where a walk of the trail stands after a record.
+type walkState struct {
+	last       int64  // the record's sequence number
+	link       string // its link, computed
+	prevMAC    string // its MAC, which a following format-1 record chains to
+	epoch      string // id of the key its epoch is under ("" before format 2)
+	epochStart int64  // the epoch's first record
+	hashed     bool   // a format-2 record was walked
+}
+
+// walker checks records in order.
+type walker struct {
+	t *Trail
+	walkState
+	strict      bool  // the writer's catch-up: format-1 records must verify at once
+	n           int64 // records walked
+	pendingFrom int64 // first record no MAC has authenticated yet (0: none)
+	pendingKey  string
+	vouched     int64 // records authenticated by a later record's MAC only
+	anchors     *anchorCheck
+}
+
+func (t *Trail) newWalker(strict bool, anchors *anchorCheck) *walker {
+	return &walker{t: t, walkState: walkState{link: genesis(t.dbID)}, strict: strict, anchors: anchors}
+}
+
+// walk steps through every record after w.last.
+func (w *walker) walk(ctx context.Context) error {
+	for {
+		page, err := w.t.table.Page(ctx, w.last, pageSize)
+		if err != nil {
+			return fmt.Errorf("audit: %w", err)
+		}
+		for i := range page {
+			if err := w.step(&page[i]); err != nil {
+				return err
+			}
+		}
+		if len(page) < pageSize {
+			return nil
+		}
+	}
+}
+
+func (w *walker) step(r *Record) error {
+	if r.Seq != w.last+1 {
+		return tampered("record %d follows record %d", r.Seq, w.last)
+	}
+	var link string
+	var err error
+	if r.Link == "" {
+		link, err = w.stepV1(r)
+	} else {
+		link, err = w.stepV2(r)
+	}
+	if err != nil {
+		return err
+	}
+	if w.anchors != nil {
+		if err := w.anchors.at(r.Seq, link); err != nil {
+			return err
+		}
+	}
+	w.last, w.link, w.prevMAC = r.Seq, link, r.MAC
+	w.n++
+	return nil
+}
+
+// stepV1 checks a format-1 record: before format 2 began, under any
+// configured key (as memvault always did); after, under its epoch's key
+// only, so that a retired key cannot add records in the old format.
+func (w *walker) stepV1(r *Record) (string, error) {
+	link := linkOf(w.link, r, r.MAC)
+	if w.hashed {
+		k := w.t.key(w.epoch)
+		switch {
+		case k == nil && w.strict:
+			return "", unverifiable("record %d (format 1) is under audit key %s, which is not configured", r.Seq, w.epoch)
+		case k == nil:
+			w.pend(r.Seq, w.epoch)
+		case !hmac.Equal([]byte(r.MAC), []byte(macV1(k, w.prevMAC, r))):
+			return "", tampered("record %d does not match its MAC", r.Seq)
+		default:
+			w.authenticated(r.Seq)
+		}
+		return link, nil
+	}
+	for i := range w.t.keys {
+		if hmac.Equal([]byte(r.MAC), []byte(macV1(&w.t.keys[i], w.prevMAC, r))) {
+			w.authenticated(r.Seq)
+			return link, nil
+		}
+	}
+	if w.strict {
+		return "", tampered("record %d (written by an earlier memvault) does not match its MAC under any configured key: "+
+			"the trail cannot be continued (configure the master key it was written under as a previous key, or move the trail aside)", r.Seq)
+	}
+	w.pend(r.Seq, "")
+	return link, nil
+}
+
+// stepV2 checks a format-2 record: its MACs under every configured key it
+// names, its key against its epoch's, its stored link against the one
+// computed from its fields and the records before it.
+func (w *walker) stepV2(r *Record) (string, error) {
+	first := !w.hashed
+	auths, err := parseAuths(r.MAC)
+	if err != nil {
+		return "", tampered("record %d has a malformed MAC", r.Seq)
+	}
+	link := linkOf(w.link, r, "")
+	var checked []authenticator
+	pendKey := auths[0].id
+	if r.Op == OpKeyChange {
+		if len(auths) != 2 || first || r.Target != auths[1].id+" -> "+auths[0].id {
+			return "", tampered("record %d is a malformed key change", r.Seq)
+		}
+		if auths[1].id != w.epoch {
+			return "", tampered("record %d changes the audit key from %s, but the records before it are under %s", r.Seq, auths[1].id, w.epoch)
+		}
+		checked = auths
+	} else {
+		if len(auths) != 1 {
+			return "", tampered("record %d has a malformed MAC", r.Seq)
+		}
+		if !first && auths[0].id != w.epoch {
+			return "", tampered("record %d is under audit key %s, but the records before it are under %s and no key change comes between", r.Seq, auths[0].id, w.epoch)
+		}
+		checked = auths
+	}
+	verified := false
+	for _, a := range checked {
+		k := w.t.key(a.id)
+		if k == nil {
+			continue
+		}
+		if !k.verify(link, a.mac) {
+			return "", w.mismatch(r, first)
+		}
+		verified = true
+	}
+	if r.Link != link {
+		if verified {
+			return "", tampered("record %d's stored link was altered", r.Seq)
+		}
+		return "", w.mismatch(r, first)
+	}
+	if first || auths[0].id != w.epoch {
+		w.epoch, w.epochStart = auths[0].id, r.Seq
+	}
+	w.hashed = true
+	if verified {
+		w.authenticated(r.Seq)
+	} else {
+		w.pend(r.Seq, pendKey)
+	}
+	return link, nil
+}
+
+// mismatch is the error for a record whose fields, or whose predecessors',
+// do not yield its MAC or link.
+func (w *walker) mismatch(r *Record, first bool) error {
+	if first && w.t.dbID != "" {
+		return tampered("record %d does not match its MAC: it was edited, or the trail belongs to another database than this one (database id %q)", r.Seq, w.t.dbID)
+	}
+	return tampered("record %d does not match its MAC", r.Seq)
+}
+
+func (w *walker) pend(seq int64, key string) {
+	if w.pendingFrom == 0 {
+		w.pendingFrom, w.pendingKey = seq, key
+	}
+}
+
+func (w *walker) authenticated(seq int64) {
+	if w.pendingFrom != 0 {
+		w.vouched += seq - w.pendingFrom
+		w.pendingFrom = 0
+	}
+}
+
+// finish checks what only the end of the trail shows: an anchor beyond
+// it, records no MAC authenticated, a trail that ends under a previous key.
+func (w *walker) finish() error {
+	if w.anchors != nil {
+		if err := w.anchors.finish(w.last); err != nil {
+			return err
+		}
+	}
+	if w.pendingFrom != 0 {
+		if w.pendingKey == "" {
+			return tampered("record %d does not match its MAC under any configured key", w.pendingFrom)
+		}
+		return unverifiable("records %d–%d are under audit key %s, which is not configured, and no later record under a configured key vouches for them",
+			w.pendingFrom, w.last, w.pendingKey)
+	}
+	if w.hashed && w.epoch != w.t.keys[0].id {
+		return unverifiable("the trail ends under the previous audit key %s (records %d–%d), and nothing under the current key %s vouches for them: "+
+			"the trail was cut back to before a key change, or nothing has been recorded since the master key changed "+
+			"(then an audited operation, or `memvault audit anchor`, records the key change)",
+			w.epoch, w.epochStart, w.last, w.t.keys[0].id)
+	}
+	return nil
+}
+
+// Report is what Check found.
+type Report struct {
+	// Records is how many records were checked.
+	Records int64 `json:"records"`
+	// Vouched is how many of them are under an audit key that is not
+	// configured (retired) and were authenticated by a later record's MAC
+	// (a key change's) rather than their own.
+	Vouched int64 `json:"vouched"`
+	// Anchors is how many anchors the trail was checked against.
+	Anchors int `json:"anchors"`
+	// Seq and Link are the last record's (0 and the genesis for an empty
+	// trail).
+	Seq  int64  `json:"seq"`
+	Link string `json:"link"`
+}
+
+// Check reads the whole trail in order and checks every record's place,
+// link and MAC, its key against its epoch's, and the trail against every
+// anchor (none is fine). It returns what it checked, and ErrTampered
+// (possibly also ErrUnverifiable) naming the first thing that does not
+// hold.
+func (t *Trail) Check(ctx context.Context, anchors []Anchor) (Report, error) {
+	ac, err := t.newAnchorCheck(anchors)
+	if err != nil {
+		return Report{}, err
+	}
+	w := t.newWalker(false, ac)
+	err = w.walk(ctx)
+	if err == nil {
+		err = w.finish()
+	}
+	return Report{Records: w.n, Vouched: w.vouched, Anchors: len(anchors), Seq: w.last, Link: w.link}, err
+}
+
+// Verify reads the whole trail in order and checks every record's place,
+// link and MAC; it returns how many records it checked, and ErrTampered
+// naming the first record that does not hold. See Check.
+func (t *Trail) Verify(ctx context.Context) (int64, error) {
+	r, err := t.Check(ctx, nil)
+	return r.Records, err
+}
