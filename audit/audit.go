@@ -70,11 +70,12 @@ type Record struct {
 // sequence number, link and MAC a record gets) is the Trail's.
 type Table interface {
 	// Append runs one transaction, atomic with respect to every other
-	// appender: it reads the last record (nil when the trail is empty),
-	// passes it to chain, and stores the records chain returns exactly as
-	// they are (Seq, Link and MAC set). When chain fails it stores nothing
-	// and returns chain's error (wrapped or not). chain may be called
-	// again if the transaction is retried.
+	// appender: it reads the last record (nil when the trail is empty; its
+	// Seq, Link and MAC are all chain needs, the other fields may be left
+	// zero), passes it to chain, and stores the records chain returns
+	// exactly as they are (Seq, Link and MAC set). When chain fails it
+	// stores nothing and returns chain's error (wrapped or not). chain may
+	// be called again if the transaction is retried.
 	Append(ctx context.Context, chain func(last *Record) ([]Record, error)) error
 	// Page returns the records after sequence number after, in order, at
 	// most limit of them.

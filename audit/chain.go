@@ -9,9 +9,9 @@ import (
 	"errors"
 	"fmt"
 	"hash"
-	"io"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -40,21 +40,28 @@ const (
 
 // auditKey is a configured audit key and its public id.
 type auditKey struct {
-	id  string // hex, 16 digits: HMAC of a label under the key
-	key []byte
+	id   string     // hex, 16 digits: HMAC of a label under the key
+	key  []byte     // never printed (Trail's String names ids only)
+	macs *sync.Pool // of hash.Hash: HMAC-SHA256 under key, reused
 }
 
 func newAuditKey(k []byte) auditKey {
+	k = append([]byte(nil), k...)
 	m := hmac.New(sha256.New, k)
 	m.Write([]byte(labelKeyID))
-	return auditKey{id: hex.EncodeToString(m.Sum(nil)[:8]), key: append([]byte(nil), k...)}
+	return auditKey{id: hex.EncodeToString(m.Sum(nil)[:8]), key: k,
+		macs: &sync.Pool{New: func() any { return hmac.New(sha256.New, k) }}}
 }
 
 // mac returns the hex HMAC under k of the length-prefixed fields.
 func (k *auditKey) mac(fields ...string) string {
-	m := hmac.New(sha256.New, k.key)
-	writeFields(m, fields...)
-	return hex.EncodeToString(m.Sum(nil))
+	m := k.macs.Get().(hash.Hash)
+	m.Reset()
+	m.Write(encodeFields(fields...))
+	var sum [sha256.Size]byte
+	out := hex.EncodeToString(m.Sum(sum[:0]))
+	k.macs.Put(m)
+	return out
 }
 
 // auth is k's authenticator of link, as a record's MAC holds it.
@@ -78,28 +85,33 @@ func (t *Trail) String() string {
 // GoString is String: %#v must not print the keys either.
 func (t *Trail) GoString() string { return t.String() }
 
-func writeFields(h hash.Hash, fields ...string) {
-	var n [binary.MaxVarintLen64]byte
+// encodeFields is the fields, each prefixed by its length (uvarint), in
+// one buffer: no field can run into the next.
+func encodeFields(fields ...string) []byte {
+	n := 0
 	for _, f := range fields {
-		h.Write(binary.AppendUvarint(n[:0], uint64(len(f))))
-		_, _ = io.WriteString(h, f)
+		n += binary.MaxVarintLen64 + len(f)
 	}
+	b := make([]byte, 0, n)
+	for _, f := range fields {
+		b = binary.AppendUvarint(b, uint64(len(f)))
+		b = append(b, f...)
+	}
+	return b
 }
 
 // genesis is the previous link of a trail's first record.
 func genesis(dbID string) string {
-	h := sha256.New()
-	writeFields(h, labelGenesis, dbID)
-	return hex.EncodeToString(h.Sum(nil))
+	sum := sha256.Sum256(encodeFields(labelGenesis, dbID))
+	return hex.EncodeToString(sum[:])
 }
 
 // linkOf is r's link after prev; legacyMAC is r's MAC for a format-1
 // record, "" for a format-2 one (whose MAC is computed from the link).
 func linkOf(prev string, r *Record, legacyMAC string) string {
-	h := sha256.New()
-	writeFields(h, labelLink, prev, strconv.FormatInt(r.Seq, 10), r.Time.UTC().Format(time.RFC3339Nano),
-		r.Principal, r.Op, r.Target, r.Subject, r.KeyID, legacyMAC)
-	return hex.EncodeToString(h.Sum(nil))
+	sum := sha256.Sum256(encodeFields(labelLink, prev, strconv.FormatInt(r.Seq, 10), r.Time.UTC().Format(time.RFC3339Nano),
+		r.Principal, r.Op, r.Target, r.Subject, r.KeyID, legacyMAC))
+	return hex.EncodeToString(sum[:])
 }
 
 // macV1 is a format-1 record's MAC: HMAC-SHA256 under the key over the
@@ -113,17 +125,15 @@ func macV1(k *auditKey, prev string, r *Record) string {
 type authenticator struct{ id, mac string }
 
 func parseAuths(s string) ([]authenticator, error) {
-	parts := strings.Split(s, ",")
-	if len(parts) > 2 {
-		return nil, errors.New("too many MACs")
-	}
-	out := make([]authenticator, len(parts))
-	for i, p := range parts {
+	out := make([]authenticator, 0, 2)
+	for rest, more := s, true; more; {
+		var p string
+		p, rest, more = strings.Cut(rest, ",")
 		id, mac, ok := strings.Cut(p, ":")
-		if !ok || len(id) != 16 || len(mac) != 64 || !isHex(id) || !isHex(mac) {
+		if !ok || len(id) != 16 || len(mac) != 64 || !isHex(id) || !isHex(mac) || len(out) == 2 {
 			return nil, errors.New("malformed MAC")
 		}
-		out[i] = authenticator{id, mac}
+		out = append(out, authenticator{id, mac})
 	}
 	return out, nil
 }
@@ -160,9 +170,12 @@ var errCatchUp = errors.New("audit: the last record's link is not known")
 // last for es, by who at now — a key change record first when the trail's
 // last record is under another audit key than the current one.
 func (t *Trail) chain(last *Record, es []Entry, now time.Time, who string) ([]Record, error) {
-	seq, prev, epoch := int64(0), genesis(t.dbID), ""
+	var seq int64
+	var prev, epoch string
 	var head []authenticator
-	if last != nil {
+	if last == nil {
+		prev = genesis(t.dbID)
+	} else {
 		seq = last.Seq
 		if last.Link == "" {
 			c := t.cursorAt(last.Seq)

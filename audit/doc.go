@@ -1,15 +1,58 @@
 // Package audit is memvault's tamper-evident audit trail: an append-only
 // table of records — time, principal (from the context), operation,
-// target (thread, namespace and key), subject and key id, never values —
-// each chained to the one before by an HMAC-SHA256 under the audit key
-// (derived from the master key, keys.Hierarchy.AuditKey), so that an
-// edited, deleted, inserted or reordered record makes Verify fail. Saver
-// and Store wrap a checkpointer and a store so that every read, write and
-// delete is recorded; config.Handle records erasures, key rotations and
+// target (thread, namespace and key), subject and key id, never values.
+// Saver and Store wrap a checkpointer and a store so that every read, write
+// and delete is recorded; config.Handle records erasures, key rotations and
 // re-encryptions too (MEMVAULT_AUDIT=on).
 //
-// What the chain cannot show: records cut off the end of the trail (keep
-// the latest sequence number somewhere else, as `memvault audit verify`
-// prints it, to compare), and operations of a process that bypasses
-// memvault.
+// # The chain
+//
+// Records form a SHA-256 hash chain: each record's link hashes the previous
+// link and the record's fields, and the first record's previous link is
+// derived from the id of the data database (audit/sqlite.DatabaseID,
+// audit/postgres.DatabaseID; Options.DatabaseID), so the trail of another
+// database fails Verify here even under the same master key. Each record
+// carries an HMAC-SHA256 of its link under the audit key (derived from the
+// master key, keys.DeriveAuditKey); as the link commits to every record
+// before it, one MAC authenticates the whole prefix. An edited, deleted,
+// inserted or reordered record makes Verify fail.
+//
+// # Key changes
+//
+// Records are written in epochs, one per audit key. When the primary
+// master key changed, the first record written under the new key is a key
+// change record (OpKeyChange) MACed by the new key and by the old one,
+// which must still be configured as a previous key (the writer checks the
+// last record under it before vouching for the trail). Afterwards the trail
+// verifies with the current key alone: records under a key no longer
+// configured are authenticated by the key change's MAC over their links.
+// A record after a key change must be under the new key, so whoever keeps
+// a retired key can authenticate what was written before its retirement,
+// and forge nothing after it. A trail that ends under a previous key
+// (nothing recorded under the primary since it changed, or the trail cut
+// back to before the change) does not verify; an audited operation or
+// Anchor records the key change.
+//
+// # Anchors
+//
+// The chain alone cannot tell records cut off its end from a trail that
+// ended there, nor a trail rolled back to an earlier state and continued.
+// Anchor appends a record and returns the head (sequence number, link,
+// database id, time, MAC) to keep outside the database; Check and
+// VerifyAnchors then fail when the trail is shorter than an anchor or
+// differs from it at the anchor's record. What was appended after the
+// latest anchor can still be cut undetected.
+//
+// # Format 1
+//
+// Trails written before the hash chain (records with a bare MAC chained to
+// the previous MAC) still verify as they did: each record under any
+// configured key. The first writer of this version walks them once, checks
+// each MAC, and chains its record to them, binding the trail to the
+// database from there; records an older memvault appends afterwards must be
+// under the current epoch's key.
+//
+// What the trail cannot show: operations of a process that bypasses
+// memvault, and anything rewritten by whoever holds the current master key
+// and can write the table (anchors kept elsewhere detect that too).
 package audit

@@ -82,7 +82,8 @@ func (t *Table) Append(ctx context.Context, chain func(*audit.Record) ([]audit.R
 			return err
 		}
 		var last *audit.Record
-		r, err := scan(tx.QueryRow(ctx, `SELECT `+selectColumns+` FROM `+t.table+` ORDER BY seq DESC LIMIT 1`))
+		var r audit.Record
+		err := tx.QueryRow(ctx, `SELECT seq, link, mac FROM `+t.table+` ORDER BY seq DESC LIMIT 1`).Scan(&r.Seq, &r.Link, &r.MAC)
 		switch {
 		case err == nil:
 			last = &r

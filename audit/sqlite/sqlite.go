@@ -55,7 +55,8 @@ func (t *Table) Close() error { return t.db.Close() }
 func (t *Table) Append(ctx context.Context, chain func(*audit.Record) ([]audit.Record, error)) error {
 	err := t.db.Write(ctx, func(tx *sql.Tx) error {
 		var last *audit.Record
-		r, err := scan(tx.QueryRowContext(ctx, `SELECT `+columns+` FROM memvault_audit ORDER BY seq DESC LIMIT 1`))
+		var r audit.Record
+		err := tx.QueryRowContext(ctx, `SELECT seq, link, mac FROM memvault_audit ORDER BY seq DESC LIMIT 1`).Scan(&r.Seq, &r.Link, &r.MAC)
 		switch {
 		case err == nil:
 			last = &r
