@@ -272,6 +272,7 @@ type walker struct {
 	n           int64 // records walked
 	pendingFrom int64 // first record no MAC has authenticated yet (0: none)
 	pendingKey  string
+	pending     int64 // how many records since pendingFrom no MAC authenticated
 	vouched     int64 // records authenticated by a later record's MAC only
 	anchors     *anchorCheck
 }
@@ -336,14 +337,13 @@ func (w *walker) stepV1(r *Record) (string, error) {
 			w.pend(r.Seq, w.epoch)
 		case !hmac.Equal([]byte(r.MAC), []byte(macV1(k, w.prevMAC, r))):
 			return "", tampered("record %d does not match its MAC", r.Seq)
-		default:
-			w.authenticated(r.Seq)
 		}
+		// A format-1 MAC covers its record and the previous MAC, not
+		// the previous records: it vouches for no record still pending.
 		return link, nil
 	}
 	for i := range w.t.keys {
 		if hmac.Equal([]byte(r.MAC), []byte(macV1(&w.t.keys[i], w.prevMAC, r))) {
-			w.authenticated(r.Seq)
 			return link, nil
 		}
 	}
@@ -406,7 +406,7 @@ func (w *walker) stepV2(r *Record) (string, error) {
 	}
 	w.hashed = true
 	if verified {
-		w.authenticated(r.Seq)
+		w.authenticated()
 	} else {
 		w.pend(r.Seq, pendKey)
 	}
@@ -422,17 +422,21 @@ func (w *walker) mismatch(r *Record, first bool) error {
 	return tampered("record %d does not match its MAC", r.Seq)
 }
 
+// pend notes that no MAC authenticated record seq (its key, named by key,
+// is not configured; "" for a format-1 record): a later format-2 record's
+// must.
 func (w *walker) pend(seq int64, key string) {
 	if w.pendingFrom == 0 {
 		w.pendingFrom, w.pendingKey = seq, key
 	}
+	w.pending++
 }
 
-func (w *walker) authenticated(seq int64) {
-	if w.pendingFrom != 0 {
-		w.vouched += seq - w.pendingFrom
-		w.pendingFrom = 0
-	}
+// authenticated notes that a format-2 record's MAC held: through its link
+// it authenticates every record before it.
+func (w *walker) authenticated() {
+	w.vouched += w.pending
+	w.pendingFrom, w.pending = 0, 0
 }
 
 // finish checks what only the end of the trail shows: an anchor beyond

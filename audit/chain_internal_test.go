@@ -77,8 +77,10 @@ func TestFormat1Trail(t *testing.T) {
 	}
 	verifyErr(t, trailT(t, m, "db-1", key2), ErrTampered, "record 1 does not match its MAC under any configured key")
 
-	// A tampered format-1 trail is not continued.
+	// A tampered format-1 trail does not verify (the next record's MAC
+	// covers the edited one's MAC, not its fields), and is not continued.
 	m.Tamper(func(rs []Record) []Record { rs[1].Target = "dave:v1"; return rs })
+	verifyErr(t, trailT(t, m, "db-1", key1), ErrTampered, "record 2 does not match its MAC under any configured key")
 	err := trailT(t, m, "db-1", key1).Log(ctx, OpItemRead, "x", "", "")
 	if !errors.Is(err, ErrTampered) || !strings.Contains(err.Error(), "record 2 (written by an earlier memvault) does not match its MAC") {
 		t.Fatalf("continued a tampered trail: %v", err)
