@@ -10,7 +10,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -430,67 +429,72 @@ func (h *Hierarchy) unwrap(ctx context.Context, k WrappedKey) (*crypto.Key, erro
 }
 
 // Receipt is the record of an erasure: which subject's keys were
-// destroyed, when, and their ids, authenticated (MAC) under the audit key
-// derived from the master key, so it can be shown to an auditor and
-// checked with VerifyReceipt.
+// destroyed, when, their ids and the rows deleted, authenticated (MAC)
+// under the audit key derived from the master key, so it can be shown to an
+// auditor and checked with VerifyReceipt. A pending receipt is of an
+// erasure that is not finished: run it again.
 type Receipt struct {
-	Subject string    `json:"subject"`
-	Time    time.Time `json:"time"`
-	// KeyIDs are the destroyed data keys' ids.
+	Subject string `json:"subject"`
+	// Time is when the erasure destroyed the keys (its first run).
+	Time time.Time `json:"time"`
+	// KeyIDs are the destroyed data keys' ids, over every run.
 	KeyIDs []string `json:"key_ids"`
-	// Threads and Items count the rows deleted with the keys (set by the
-	// caller that deleted them; see config.Handle.Forget).
+	// Threads and Items count the rows deleted, over every run.
 	Threads int `json:"threads"`
 	Items   int `json:"items"`
+	// Pending is set while the erasure is not finished, with the reason
+	// (e.g. a reader still holds a copy of a destroyed key); Finished is
+	// when it finished.
+	Pending       bool      `json:"pending,omitempty"`
+	PendingReason string    `json:"pending_reason,omitempty"`
+	Finished      time.Time `json:"finished,omitzero"`
 	// MAC is HMAC-SHA256 over the fields above, in hex.
 	MAC string `json:"mac"`
 }
 
-func (r Receipt) mac(key []byte) string {
+// mac computes the receipt's MAC; v1 receipts (before pending erasures)
+// cover fewer fields and still verify.
+func (r Receipt) mac(key []byte, v1 bool) string {
 	m := hmac.New(sha256.New, key)
-	for _, f := range []string{"memvault/erasure-receipt/v1", r.Subject, r.Time.UTC().Format(time.RFC3339Nano),
-		strings.Join(r.KeyIDs, ","), fmt.Sprint(r.Threads), fmt.Sprint(r.Items)} {
+	fields := []string{"memvault/erasure-receipt/v1", r.Subject, r.Time.UTC().Format(time.RFC3339Nano),
+		strings.Join(r.KeyIDs, ","), fmt.Sprint(r.Threads), fmt.Sprint(r.Items)}
+	if !v1 {
+		fields[0] = "memvault/erasure-receipt/v2"
+		fields = append(fields, fmt.Sprint(r.Pending), r.PendingReason, r.Finished.UTC().Format(time.RFC3339Nano))
+	}
+	for _, f := range fields {
 		m.Write(binary.AppendUvarint(nil, uint64(len(f))))
 		m.Write([]byte(f))
 	}
 	return hex.EncodeToString(m.Sum(nil))
 }
 
-// SignReceipt sets r.MAC; call it after changing Threads or Items.
-func (h *Hierarchy) SignReceipt(r *Receipt) { r.MAC = r.mac(h.auditKeys[0]) }
+// SignReceipt sets r.MAC; call it after changing any field.
+func (h *Hierarchy) SignReceipt(r *Receipt) { r.MAC = r.mac(h.auditKeys[0], false) }
 
 // VerifyReceipt reports whether r is a receipt one of this Hierarchy's
 // master keys (the primary or a previous one) authenticated, unchanged.
 func (h *Hierarchy) VerifyReceipt(r Receipt) bool {
 	for _, k := range h.auditKeys {
-		if hmac.Equal([]byte(r.MAC), []byte(r.mac(k))) {
+		if hmac.Equal([]byte(r.MAC), []byte(r.mac(k, false))) {
+			return true
+		}
+		if !r.Pending && r.PendingReason == "" && r.Finished.IsZero() && hmac.Equal([]byte(r.MAC), []byte(r.mac(k, true))) {
 			return true
 		}
 	}
 	return false
 }
 
-// DestroyKeys destroys subject's data keys: every value sealed under them
-// stops decrypting, wherever a copy of it is, unless a copy of the key
-// table from before survives. It forgets them from the cache, and returns
-// the receipt (without row counts; config.Handle.Forget also deletes the
-// subject's rows and counts them).
+// DestroyKeys destroys subject's data keys (StartErasure) and returns the
+// receipt of the erasure so far, pending: it deletes no rows and does not
+// purge. config.Handle.Forget runs the whole erasure.
 func (h *Hierarchy) DestroyKeys(ctx context.Context, subject string) (Receipt, error) {
-	if err := h.opts.Subjects.CheckSubject(subject); err != nil {
+	e, err := h.StartErasure(ctx, subject)
+	if err != nil {
 		return Receipt{}, err
 	}
-	gone, err := h.opts.Table.Destroy(ctx, subject)
-	h.cache.Remove(subject) // also when Destroy failed part-way
-	if err != nil {
-		return Receipt{}, fmt.Errorf("keys: destroy keys of %q: %w", subject, err)
-	}
-	r := Receipt{Subject: subject, Time: h.opts.Now().UTC(), KeyIDs: []string{}}
-	for _, k := range gone {
-		r.KeyIDs = append(r.KeyIDs, k.ID)
-	}
-	slices.Sort(r.KeyIDs)
-	h.SignReceipt(&r)
-	return r, nil
+	return h.ErasureReceipt(e, "rows not deleted"), nil
 }
 
 // Evict drops subject's keys from the cache, so the next use reads them

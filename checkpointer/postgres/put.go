@@ -11,6 +11,7 @@ import (
 
 	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/checkpointer/internal/core"
+	"github.com/memvault/memvault/internal/binding"
 	"github.com/memvault/memvault/internal/pgretry"
 )
 
@@ -43,7 +44,7 @@ func (s *Saver) put(ctx context.Context, db DB, cfg checkpointer.Config, cp *che
 		return checkpointer.Config{}, fmt.Errorf("postgres: put: %w", err)
 	}
 	if err := s.retryOwned(ctx, db, func() error { return runBatch(ctx, db, b) }); err != nil {
-		return checkpointer.Config{}, fmt.Errorf("postgres: put: %w", err)
+		return checkpointer.Config{}, fmt.Errorf("postgres: put: %w", binding.FenceErr(err))
 	}
 	return checkpointer.Config{ThreadID: r.Thread, CheckpointNS: r.NS, CheckpointID: r.ID}, nil
 }
@@ -68,7 +69,7 @@ func (s *Saver) putBatch(ctx context.Context, r *core.Checkpoint, cp *checkpoint
 			if _, isNew := newVersions[ch]; isNew || cp.ChannelVersions[ch] == "" || !primitive(val) {
 				continue
 			}
-			b, err := core.SealBlob(ctx, s.codec, r.Thread, r.NS, ch, cp.ChannelVersions[ch], cp.ChannelValues)
+			b, err := core.SealBlob(ctx, s.codec, r.Thread, r.NS, ch, cp.ChannelVersions[ch], cp.ChannelValues, &r.Fence)
 			if err != nil {
 				return nil, err
 			}
@@ -82,6 +83,9 @@ func (s *Saver) putBatch(ctx context.Context, r *core.Checkpoint, cp *checkpoint
 		slices.SortFunc(blobs, func(a, b core.Blob) int { return strings.Compare(a.Channel, b.Channel) })
 	}
 	b := &pgx.Batch{}
+	if err := s.queueFence(ctx, b, &r.Fence); err != nil {
+		return nil, err
+	}
 	if n := len(blobs); n > 0 {
 		chans, vers, types := make([]string, n), make([]string, n), make([]string, n)
 		data, inl := make([][]byte, n), make([]bool, n)
@@ -137,6 +141,18 @@ func (s *Saver) putWrites(ctx context.Context, db DB, cfg checkpointer.Config, w
 	if w.Upsert {
 		q = s.q.upsertWrites
 	}
+	if !w.Fence.Empty() {
+		// The fence and the rows in one implicit transaction.
+		b := &pgx.Batch{}
+		if err := s.queueFence(ctx, b, &w.Fence); err != nil {
+			return fmt.Errorf("postgres: put writes: %w", err)
+		}
+		b.Queue(q, w.Thread, w.NS, w.Checkpoint, w.Task, w.TaskPath, idxs, chans, types, blobs)
+		if err := s.retryOwned(ctx, db, func() error { return runBatch(ctx, db, b) }); err != nil {
+			return fmt.Errorf("postgres: put writes: %w", binding.FenceErr(err))
+		}
+		return nil
+	}
 	err = s.retryOwned(ctx, db, func() error {
 		_, err := db.Exec(ctx, q, w.Thread, w.NS, w.Checkpoint, w.Task, w.TaskPath, idxs, chans, types, blobs)
 		return err
@@ -146,6 +162,23 @@ func (s *Saver) putWrites(ctx context.Context, db DB, cfg checkpointer.Config, w
 	}
 	return nil
 }
+
+// queueFence queues f's statements first in b, which runs as one
+// transaction: each holds its sealing key's row until the write commits,
+// so an erasure waits for the write, or the write fails after it
+// (binding.Fence). With a key table elsewhere it checks the keys now, which
+// does not hold them: erasure then races such writes (the README says so).
+func (s *Saver) queueFence(ctx context.Context, b *pgx.Batch, f *binding.Fence) error {
+	stmts, ok := s.codec.Statements(f)
+	if !ok {
+		return s.codec.Check(ctx, f)
+	}
+	for _, st := range stmts {
+		b.Queue(st.SQL, st.Args...)
+	}
+	return nil
+}
+
 
 // retryOwned runs fn, again when PostgreSQL broke a deadlock or a
 // serialization conflict by aborting it — but only when db is the saver's

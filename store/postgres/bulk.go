@@ -95,6 +95,9 @@ func (s *Store) writeBulk(ctx context.Context, q Querier, owned bool, r *putRows
 
 // copyPuts runs a bulk write in tx (see writeBulk).
 func (s *Store) copyPuts(ctx context.Context, tx pgx.Tx, r *putRows, vecs [][]float32, now time.Time) error {
+	if err := s.execFence(ctx, tx, &r.fence); err != nil {
+		return err
+	}
 	if len(r.del.key) > 0 {
 		if _, err := tx.Exec(ctx, `DELETE FROM `+s.t.store+` s USING unnest($1::text[], $2::text[]) AS d(prefix, key)
 WHERE s.prefix = d.prefix AND s.key = d.key`, r.del.prefix, r.del.key); err != nil {

@@ -71,6 +71,9 @@ WHERE s.prefix = $1 AND s.key = $2 AND s.updated_at = $7 AND (s.expires_at IS NU
 				return err
 			}
 			defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // after Commit a no-op
+			if err := s.execFence(ctx, tx, &r.fence); err != nil {
+				return err
+			}
 			tag, err := tx.Exec(ctx, item, args...)
 			if err != nil {
 				return err

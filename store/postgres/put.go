@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/memvault/memvault/internal/binding"
 	"github.com/memvault/memvault/internal/pgretry"
 	"github.com/memvault/memvault/store"
 	"github.com/memvault/memvault/store/internal/items"
@@ -107,7 +108,7 @@ func (s *Store) encodePuts(ctx context.Context, puts []*items.Put) (r *putRows, 
 			r.del.key = append(r.del.key, p.Key)
 			continue
 		}
-		raw, err := s.encodeValue(ctx, p.Prefix, p.Key, p.Value)
+		raw, err := s.encodeValue(ctx, p.Prefix, p.Key, p.Value, &r.fence)
 		if err != nil {
 			return nil, nil, now, err
 		}
@@ -148,6 +149,7 @@ type putRows struct {
 	ttlM  []*int32
 	reidx struct{ prefix, key []string }
 	vec   struct{ prefix, key, field []string } // one per vector in vecs
+	fence binding.Fence                         // the keys that sealed the values
 }
 
 // sendPuts sends a put's statements as one batch (one implicit
@@ -156,6 +158,9 @@ type putRows struct {
 func (s *Store) sendPuts(ctx context.Context, q Querier, owned bool, r *putRows, vecs [][]float32, binary bool, now time.Time) error {
 
 	b := &pgx.Batch{}
+	if err := s.queueFence(ctx, b, &r.fence); err != nil {
+		return fmt.Errorf("postgres: put: %w", err)
+	}
 	if len(r.del.key) > 0 {
 		b.Queue(`DELETE FROM `+s.t.store+` s USING unnest($1::text[], $2::text[]) AS d(prefix, key)
 WHERE s.prefix = d.prefix AND s.key = d.key`, r.del.prefix, r.del.key)
@@ -187,7 +192,7 @@ ON CONFLICT (prefix, key) DO UPDATE SET
 		err = send()
 	}
 	if err != nil {
-		return fmt.Errorf("postgres: put: %w", err)
+		return fmt.Errorf("postgres: put: %w", binding.FenceErr(err))
 	}
 	if s.values != nil {
 		// Not needed for correctness (entries are checked against the row),
@@ -221,6 +226,31 @@ ON CONFLICT (prefix, key, field_name) DO UPDATE SET
     embedding = EXCLUDED.embedding,
     updated_at = EXCLUDED.updated_at`, r.vec.prefix, r.vec.key, r.vec.field, embs, now)
 	}
+}
+
+// queueFence queues the fence of a put's sealed values first in b, which
+// runs as one transaction: each statement holds its sealing key's row until
+// the put commits, so an erasure waits for the put, or the put fails after
+// it (binding.Fence). With a key table in another database it checks the
+// keys now instead, which does not hold them.
+func (s *Store) queueFence(ctx context.Context, b *pgx.Batch, f *binding.Fence) error {
+	stmts, ok := s.codec.Statements(f)
+	if !ok {
+		return s.codec.Check(ctx, f)
+	}
+	for _, st := range stmts {
+		b.Queue(st.SQL, st.Args...)
+	}
+	return nil
+}
+
+// execFence runs the fence of f in tx (see queueFence).
+func (s *Store) execFence(ctx context.Context, tx pgx.Tx, f *binding.Fence) error {
+	b := &pgx.Batch{}
+	if err := s.queueFence(ctx, b, f); err != nil || b.Len() == 0 {
+		return err
+	}
+	return binding.FenceErr(tx.SendBatch(ctx, b).Close())
 }
 
 // itemsConfig is the store core's view of the store's options.
