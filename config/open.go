@@ -544,7 +544,7 @@ func openKeys(ctx context.Context, c Config, h *Handle, pool *pgxpool.Pool) erro
 		if schema == "" {
 			schema = DefaultKeySchema
 		}
-		t, err := keypostgres.New(pool, keypostgres.Options{Schema: schema})
+		t, err := keypostgres.New(pool, keypostgres.Options{Schema: schema, ApartFromData: c.KeyDSN != "" && c.DSN != c.KeyDSN})
 		if err != nil {
 			return fmt.Errorf("config: MEMVAULT_KEY_TABLE: %w", err)
 		}
@@ -640,8 +640,15 @@ func (h *Handle) ForgetWith(ctx context.Context, subject string, opt ForgetOptio
 		}
 		return h.Keys.ErasureReceipt(e, err.Error()), err
 	}
+	purge := keys.PurgeOptions{Wait: opt.Wait, Progress: opt.Progress}
 	for _, w := range []any{h.Saver, h.Store} {
-		if err := drainWrites(ctx, w); err != nil {
+		dctx, cancel := context.WithDeadline(ctx, purge.Deadline(time.Now()))
+		err := drainWrites(dctx, w)
+		cancel()
+		if err != nil && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+			err = fmt.Errorf("%w: %w", keys.ErrErasurePending, err)
+		}
+		if err != nil {
 			return pending(fmt.Errorf("config: forget %q: keys destroyed; %w", subject, err))
 		}
 	}
@@ -652,7 +659,7 @@ func (h *Handle) ForgetWith(ctx context.Context, subject string, opt ForgetOptio
 	if err != nil {
 		return pending(fmt.Errorf("config: forget %q: keys destroyed; %w", subject, err))
 	}
-	if err := h.Keys.PurgeErasure(ctx, e, keys.PurgeOptions{Wait: opt.Wait, Progress: opt.Progress}); err != nil {
+	if err := h.Keys.PurgeErasure(ctx, e, purge); err != nil {
 		return pending(fmt.Errorf("config: forget %q: keys destroyed, rows deleted; %w", subject, err))
 	}
 	r, err := h.Keys.FinishErasure(ctx, subject)

@@ -11,11 +11,11 @@ import (
 	"time"
 )
 
-// ErrSubjectErased is returned for a write of a subject whose keys were
-// destroyed, or are being destroyed, after the writer took them: nothing
-// of it was stored. A writer that gets it should drop what it holds of the
-// subject. A subject erased and finished may come back (a new data key is
-// made for it), but never under the destroyed keys.
+// ErrSubjectErased is returned for a write of a subject that was erased:
+// nothing of it was stored. An erased subject stays erased: no key is made
+// for it again, so a process that still writes its data (with a key it
+// cached before the erasure, or not) fails instead of bringing the subject
+// back, until Hierarchy.Readmit lets the subject start again.
 var ErrSubjectErased = errors.New("keys: the subject was erased (its data keys are destroyed)")
 
 // ErrErasurePending is returned by an erasure that destroyed the keys and
@@ -45,6 +45,9 @@ type Erasure struct {
 	// gone; Finished is when.
 	Done     bool
 	Finished time.Time
+	// Readmitted is set when the subject was let back (Readmit) after the
+	// erasure finished: new keys may be made for it again.
+	Readmitted bool
 	// Trace is the table's own note of what must be physically purged
 	// (fingerprints of the destroyed bytes, a transaction id): never key
 	// material.
@@ -88,10 +91,11 @@ type ErasureTable interface {
 	Table
 	// StartErasure records, in one transaction, that subject is being
 	// erased, with its keys' ids and a trace of their bytes, and deletes
-	// those keys. A pending record (an erasure that did not finish) is
-	// kept and the ids of keys made since are added to it; a finished one
-	// starts over. Until FinishErasure, Insert of a key of subject and
-	// BindThread to it fail with ErrSubjectErased.
+	// those keys. A pending record (an erasure that did not finish) or a
+	// finished one not readmitted is kept, and the ids of keys found are
+	// added to it; a readmitted one starts over. From then on, until
+	// Readmit, Insert of a key of subject and BindThread to it fail with
+	// ErrSubjectErased.
 	StartErasure(ctx context.Context, subject string, now time.Time) (Erasure, error)
 	// Erasure returns subject's erasure record; nil when it has none.
 	Erasure(ctx context.Context, subject string) (*Erasure, error)
@@ -106,6 +110,9 @@ type ErasureTable interface {
 	Purge(ctx context.Context, e Erasure, opt PurgeOptions) error
 	// FinishErasure marks subject's pending erasure done.
 	FinishErasure(ctx context.Context, subject string, now time.Time) error
+	// Readmit lets an erased subject have keys again; it fails for an
+	// erasure that is not finished.
+	Readmit(ctx context.Context, subject string) error
 	// LiveKey reports whether subject still has the key of id keyID.
 	LiveKey(ctx context.Context, subject, keyID string) (bool, error)
 }
@@ -198,6 +205,10 @@ func MergeKeyIDs(a, b []string) []string {
 type SQLFencer interface {
 	FenceSQL() string
 }
+
+// A SQLFencer whose FenceSQL returns "" cannot fence (it lives in another
+// database than the data); writers then check the key inside their
+// transaction instead.
 
 // FenceSQLState is the SQLSTATE of a write refused by a SQLFencer's
 // statement; drivers map it to ErrSubjectErased.
@@ -298,6 +309,27 @@ func (h *Hierarchy) ErasureReceipt(e Erasure, pending string) Receipt {
 	return r
 }
 
+// Readmit lets a subject whose erasure finished come back: new data keys
+// are made for it again (its destroyed keys stay destroyed). Until then its
+// writes fail with ErrSubjectErased.
+func (h *Hierarchy) Readmit(ctx context.Context, subject string) error {
+	if err := h.opts.Subjects.CheckSubject(subject); err != nil {
+		return err
+	}
+	et, err := h.erasureTable()
+	if err != nil {
+		return err
+	}
+	if err := et.Readmit(ctx, subject); err != nil {
+		return fmt.Errorf("keys: readmit %q: %w", subject, err)
+	}
+	return nil
+}
+
+// ErrNotErased is returned by Readmit for a subject without a finished
+// erasure.
+var ErrNotErased = errors.New("keys: the subject has no finished erasure")
+
 // Erasure returns subject's erasure record (nil when it has none).
 func (h *Hierarchy) Erasure(ctx context.Context, subject string) (*Erasure, error) {
 	et, err := h.erasureTable()
@@ -339,5 +371,6 @@ func (h *Hierarchy) FenceSQL() (string, bool) {
 	if !ok {
 		return "", false
 	}
-	return f.FenceSQL(), true
+	sql := f.FenceSQL()
+	return sql, sql != ""
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/checkpointer/internal/core"
 	"github.com/memvault/memvault/internal/binding"
+	"github.com/memvault/memvault/internal/pgdrain"
 	"github.com/memvault/memvault/internal/pgretry"
 )
 
@@ -39,11 +40,15 @@ func (s *Saver) put(ctx context.Context, db DB, cfg checkpointer.Config, cp *che
 	if err != nil {
 		return checkpointer.Config{}, fmt.Errorf("postgres: put: %w", err)
 	}
-	b, err := s.putBatch(ctx, r, cp, newVersions)
+	b, inSQL, err := s.putBatch(ctx, r, cp, newVersions)
 	if err != nil {
 		return checkpointer.Config{}, fmt.Errorf("postgres: put: %w", err)
 	}
-	if err := s.retryOwned(ctx, db, func() error { return runBatch(ctx, db, b) }); err != nil {
+	send := func() error { return runBatch(ctx, db, b) }
+	if !inSQL {
+		send = func() error { return s.fenced(ctx, db, &r.Fence, func(q DB) error { return runBatch(ctx, q, b) }) }
+	}
+	if err := s.retryOwned(ctx, db, send); err != nil {
 		return checkpointer.Config{}, fmt.Errorf("postgres: put: %w", binding.FenceErr(err))
 	}
 	return checkpointer.Config{ThreadID: r.Thread, CheckpointNS: r.NS, CheckpointID: r.ID}, nil
@@ -57,7 +62,7 @@ func (s *Saver) put(ctx context.Context, db DB, cfg checkpointer.Config, cp *che
 // are sent too, flagged inline, and the statement inserts them only when the
 // parent's document holds them inline at the same version (never when
 // memvault or JS wrote the parent).
-func (s *Saver) putBatch(ctx context.Context, r *core.Checkpoint, cp *checkpointer.Checkpoint, newVersions map[string]string) (*pgx.Batch, error) {
+func (s *Saver) putBatch(ctx context.Context, r *core.Checkpoint, cp *checkpointer.Checkpoint, newVersions map[string]string) (b *pgx.Batch, fencedInSQL bool, err error) {
 	var parent *string
 	if r.Parent != "" {
 		parent = &r.Parent
@@ -71,7 +76,7 @@ func (s *Saver) putBatch(ctx context.Context, r *core.Checkpoint, cp *checkpoint
 			}
 			b, err := core.SealBlob(ctx, s.codec, r.Thread, r.NS, ch, cp.ChannelVersions[ch], cp.ChannelValues, &r.Fence)
 			if err != nil {
-				return nil, err
+				return nil, false, err
 			}
 			if inline == nil {
 				inline = map[string]bool{}
@@ -82,10 +87,8 @@ func (s *Saver) putBatch(ctx context.Context, r *core.Checkpoint, cp *checkpoint
 		// Concurrent Puts to a thread lock rows in one order.
 		slices.SortFunc(blobs, func(a, b core.Blob) int { return strings.Compare(a.Channel, b.Channel) })
 	}
-	b := &pgx.Batch{}
-	if err := s.queueFence(ctx, b, &r.Fence); err != nil {
-		return nil, err
-	}
+	b = &pgx.Batch{}
+	fencedInSQL = s.queueFence(b, &r.Fence) // first: fail before writing anything
 	if n := len(blobs); n > 0 {
 		chans, vers, types := make([]string, n), make([]string, n), make([]string, n)
 		data, inl := make([][]byte, n), make([]bool, n)
@@ -95,7 +98,7 @@ func (s *Saver) putBatch(ctx context.Context, r *core.Checkpoint, cp *checkpoint
 		b.Queue(s.q.upsertBlobs, r.Thread, r.NS, chans, vers, types, data, parent, inl)
 	}
 	b.Queue(s.q.upsertCkpt, r.Thread, r.NS, r.ID, parent, json.RawMessage(r.Doc), json.RawMessage(r.Meta))
-	return b, nil
+	return b, fencedInSQL, nil
 }
 
 // primitive reports whether Python LangGraph would keep v inline in the
@@ -144,11 +147,12 @@ func (s *Saver) putWrites(ctx context.Context, db DB, cfg checkpointer.Config, w
 	if !w.Fence.Empty() {
 		// The fence and the rows in one implicit transaction.
 		b := &pgx.Batch{}
-		if err := s.queueFence(ctx, b, &w.Fence); err != nil {
-			return fmt.Errorf("postgres: put writes: %w", err)
+		send := func() error { return runBatch(ctx, db, b) }
+		if !s.queueFence(b, &w.Fence) {
+			send = func() error { return s.fenced(ctx, db, &w.Fence, func(q DB) error { return runBatch(ctx, q, b) }) }
 		}
 		b.Queue(q, w.Thread, w.NS, w.Checkpoint, w.Task, w.TaskPath, idxs, chans, types, blobs)
-		if err := s.retryOwned(ctx, db, func() error { return runBatch(ctx, db, b) }); err != nil {
+		if err := s.retryOwned(ctx, db, send); err != nil {
 			return fmt.Errorf("postgres: put writes: %w", binding.FenceErr(err))
 		}
 		return nil
@@ -166,17 +170,27 @@ func (s *Saver) putWrites(ctx context.Context, db DB, cfg checkpointer.Config, w
 // queueFence queues f's statements first in b, which runs as one
 // transaction: each holds its sealing key's row until the write commits,
 // so an erasure waits for the write, or the write fails after it
-// (binding.Fence). With a key table elsewhere it checks the keys now, which
-// does not hold them: erasure then races such writes (the README says so).
-func (s *Saver) queueFence(ctx context.Context, b *pgx.Batch, f *binding.Fence) error {
+// (binding.Fence). It reports false when the key table is in another
+// database: the write must then run through fenced.
+func (s *Saver) queueFence(b *pgx.Batch, f *binding.Fence) bool {
 	stmts, ok := s.codec.Statements(f)
-	if !ok {
-		return s.codec.Check(ctx, f)
-	}
 	for _, st := range stmts {
 		b.Queue(st.SQL, st.Args...)
 	}
-	return nil
+	return ok
+}
+
+// fenced runs write in a transaction on db (a savepoint in a caller's)
+// that checks f's keys after it began: an erasure then waits for it
+// (config drains transactions older than the keys' destruction) or the
+// check fails. For a key table in another database than the data.
+func (s *Saver) fenced(ctx context.Context, db DB, f *binding.Fence, write func(DB) error) error {
+	return pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
+		if err := s.codec.Check(ctx, f); err != nil {
+			return err
+		}
+		return write(tx)
+	})
 }
 
 
@@ -201,4 +215,20 @@ func runBatch(ctx context.Context, db DB, b *pgx.Batch) error {
 		}
 	}
 	return br.Close()
+}
+
+// DrainWrites returns once every write that may have found a destroyed key
+// live has committed or failed: an erasure calls it after destroying a
+// subject's keys, before it deletes the subject's threads. With the key
+// table in the data's database the deletion of the keys already waited for
+// them (their fence holds the key rows); otherwise it waits for the
+// database's transactions older than the call.
+func (s *Saver) DrainWrites(ctx context.Context) error {
+	if s.codec.FencesInSQL() {
+		return nil
+	}
+	if err := pgdrain.Wait(ctx, s.db); err != nil {
+		return fmt.Errorf("postgres: %w", err)
+	}
+	return nil
 }

@@ -112,6 +112,17 @@ func (c Codec) Check(ctx context.Context, f *Fence) error {
 	return nil
 }
 
+// FencesInSQL reports whether writes fence themselves with SQL statements
+// in their own transaction (Statements), so that an erasure needs no other
+// wait for them.
+func (c Codec) FencesInSQL() bool {
+	if c.subjects == nil {
+		return true
+	}
+	_, ok := c.subjects.FenceSQL()
+	return ok
+}
+
 // FenceStatement is one statement of a SQL fence, and its arguments.
 type FenceStatement struct {
 	SQL  string

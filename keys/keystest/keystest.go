@@ -153,12 +153,25 @@ func Run(t *testing.T, newTable func(t *testing.T) keys.Table) {
 		if got == nil || !got.Done || !got.Finished.Equal(at.Add(2*time.Hour)) || got.Threads != 4 || got.Items != 4 || fmt.Sprint(got.KeyIDs) != fmt.Sprint(want) {
 			t.Fatalf("finished erasure: %+v", got)
 		}
-		// A finished erasure lets the subject come back, under new keys.
+		// An erased subject stays erased: a writer that still writes its
+		// data fails rather than bringing it back under a new key.
+		if err := tb.Insert(ctx, key("carol", 1, "kek-b")); !errors.Is(err, keys.ErrSubjectErased) {
+			t.Fatalf("insert after a finished erasure: %v, want ErrSubjectErased", err)
+		}
+		if err := tb.Readmit(ctx, "dave"); !errors.Is(err, keys.ErrNotErased) {
+			t.Fatalf("readmitting a subject never erased: %v, want ErrNotErased", err)
+		}
+		// Readmitted, the subject comes back under new keys, and a new
+		// erasure starts over.
+		must(t, tb.Readmit(ctx, "carol"))
 		must(t, tb.Insert(ctx, key("carol", 1, "kek-b")))
 		e3, err := tb.StartErasure(ctx, "carol", at.Add(3*time.Hour))
 		must(t, err)
 		if !e3.Started.Equal(at.Add(3*time.Hour)) || len(e3.KeyIDs) != 1 || e3.Threads != 0 || e3.Done {
-			t.Fatalf("a new erasure after a finished one: %+v", e3)
+			t.Fatalf("a new erasure after a readmission: %+v", e3)
+		}
+		if err := tb.Readmit(ctx, "carol"); !errors.Is(err, keys.ErrNotErased) {
+			t.Fatalf("readmitting during a pending erasure: %v, want ErrNotErased", err)
 		}
 		// Erasing a subject that never had keys is recorded too.
 		e4, err := tb.StartErasure(ctx, "nobody", at)

@@ -29,10 +29,11 @@ func New() *Table {
 	return &Table{keys: map[string][]keys.WrappedKey{}, threads: map[string]string{}, erasures: map[string]*keys.Erasure{}}
 }
 
-// erasing reports whether subject has a pending erasure; t.mu is held.
+// erasing reports whether subject was erased and not readmitted; t.mu is
+// held.
 func (t *Table) erasing(subject string) bool {
 	e := t.erasures[subject]
-	return e != nil && !e.Done
+	return e != nil && !e.Readmitted
 }
 
 // StartErasure implements keys.ErasureTable.
@@ -40,10 +41,11 @@ func (t *Table) StartErasure(_ context.Context, subject string, now time.Time) (
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	e := t.erasures[subject]
-	if e == nil || e.Done {
+	if e == nil || e.Readmitted {
 		e = &keys.Erasure{Subject: subject, Started: now}
 		t.erasures[subject] = e
 	}
+	e.Done, e.Finished = false, time.Time{}
 	var ids []string
 	for _, k := range t.keys[subject] {
 		ids = append(ids, k.ID)
@@ -95,6 +97,18 @@ func (t *Table) FinishErasure(_ context.Context, subject string, now time.Time) 
 	if e := t.erasures[subject]; e != nil && !e.Done {
 		e.Done, e.Finished = true, now
 	}
+	return nil
+}
+
+// Readmit implements keys.ErasureTable.
+func (t *Table) Readmit(_ context.Context, subject string) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	e := t.erasures[subject]
+	if e == nil || !e.Done {
+		return keys.ErrNotErased
+	}
+	e.Readmitted = true
 	return nil
 }
 
@@ -179,7 +193,7 @@ func (t *Table) Insert(_ context.Context, k keys.WrappedKey) error {
 		}
 	}
 	if t.erasing(k.Subject) {
-		return fmt.Errorf("keys/memory: key of %q: being erased: %w", k.Subject, keys.ErrSubjectErased)
+		return fmt.Errorf("keys/memory: key of %q: %w", k.Subject, keys.ErrSubjectErased)
 	}
 	ks := append(t.keys[k.Subject], clone(k))
 	slices.SortFunc(ks, func(a, b keys.WrappedKey) int { return cmp.Compare(a.Version, b.Version) })

@@ -22,6 +22,12 @@ import (
 type Options struct {
 	// Schema holds the table; empty means the connection's search path.
 	Schema string
+	// ApartFromData says the data (checkpoints, store items) lives in
+	// another database than the table. Writers in the data's database then
+	// cannot hold a key's row in their own transaction (FenceSQL returns
+	// ""), and check the key inside their transaction instead; an erasure
+	// waits for the data database's older transactions to end.
+	ApartFromData bool
 }
 
 // Table is a keys.Table in PostgreSQL.
@@ -82,7 +88,8 @@ func (t *Table) Setup(ctx context.Context) error {
 	threads     INTEGER     NOT NULL DEFAULT 0,
 	items       INTEGER     NOT NULL DEFAULT 0,
 	done        BOOLEAN     NOT NULL DEFAULT false,
-	finished_at TIMESTAMPTZ
+	finished_at TIMESTAMPTZ,
+	readmitted  BOOLEAN     NOT NULL DEFAULT false
 )`,
 		// The write fence (keys.SQLFencer): a write holds its sealing key's
 		// row FOR SHARE until it commits, so StartErasure's DELETE waits for
@@ -156,15 +163,15 @@ func (t *Table) lockSubject(ctx context.Context, tx pgx.Tx, subject string) erro
 	return nil
 }
 
-// refuseErasing fails with keys.ErrSubjectErased while subject has a
-// pending erasure.
+// refuseErasing fails with keys.ErrSubjectErased when subject was erased
+// (or is being erased) and not readmitted.
 func (t *Table) refuseErasing(ctx context.Context, tx pgx.Tx, subject string) error {
-	var erasing bool
-	if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM `+t.erasures+` WHERE subject = $1 AND NOT done)`, subject).Scan(&erasing); err != nil {
+	var erased bool
+	if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM `+t.erasures+` WHERE subject = $1 AND NOT readmitted)`, subject).Scan(&erased); err != nil {
 		return fmt.Errorf("keys/postgres: %w", err)
 	}
-	if erasing {
-		return fmt.Errorf("keys/postgres: subject %q is being erased: %w", subject, keys.ErrSubjectErased)
+	if erased {
+		return fmt.Errorf("keys/postgres: subject %q: %w", subject, keys.ErrSubjectErased)
 	}
 	return nil
 }
@@ -263,17 +270,22 @@ func (t *Table) UnbindThreads(ctx context.Context, subject string) error {
 	return nil
 }
 
-// FenceSQL implements keys.SQLFencer.
-func (t *Table) FenceSQL() string { return `SELECT ` + t.fence + `($1, $2)` }
+// FenceSQL implements keys.SQLFencer; "" with Options.ApartFromData.
+func (t *Table) FenceSQL() string {
+	if t.opts.ApartFromData {
+		return ""
+	}
+	return `SELECT ` + t.fence + `($1, $2)`
+}
 
-const erasureCols = `subject, started_at, key_ids, trace, threads, items, done, finished_at`
+const erasureCols = `subject, started_at, key_ids, trace, threads, items, done, finished_at, readmitted`
 
 func (t *Table) scanErasure(row pgx.Row) (*keys.Erasure, error) {
 	var (
 		e        keys.Erasure
 		finished *time.Time
 	)
-	if err := row.Scan(&e.Subject, &e.Started, &e.KeyIDs, &e.Trace, &e.Threads, &e.Items, &e.Done, &finished); err != nil {
+	if err := row.Scan(&e.Subject, &e.Started, &e.KeyIDs, &e.Trace, &e.Threads, &e.Items, &e.Done, &finished, &e.Readmitted); err != nil {
 		return nil, err
 	}
 	if finished != nil {
@@ -292,7 +304,7 @@ func (t *Table) StartErasure(ctx context.Context, subject string, now time.Time)
 			return err
 		}
 		e, err := t.scanErasure(tx.QueryRow(ctx, `SELECT `+erasureCols+` FROM `+t.erasures+` WHERE subject = $1 FOR UPDATE`, subject))
-		if errors.Is(err, pgx.ErrNoRows) || (err == nil && e.Done) {
+		if errors.Is(err, pgx.ErrNoRows) || (err == nil && e.Readmitted) {
 			e, err = &keys.Erasure{Subject: subject, Started: now}, nil
 		}
 		if err != nil {
@@ -312,11 +324,11 @@ func (t *Table) StartErasure(ctx context.Context, subject string, now time.Time)
 			return fmt.Errorf("keys/postgres: %w", err)
 		}
 		e.Trace = []byte(xid)
-		_, err = tx.Exec(ctx, `INSERT INTO `+t.erasures+` (`+erasureCols+`) VALUES ($1, $2, $3, $4, 0, 0, false, NULL)
+		e.Done, e.Finished = false, time.Time{}
+		_, err = tx.Exec(ctx, `INSERT INTO `+t.erasures+` (`+erasureCols+`) VALUES ($1, $2, $3, $4, $5, $6, false, NULL, false)
 ON CONFLICT (subject) DO UPDATE SET started_at = excluded.started_at, key_ids = excluded.key_ids, trace = excluded.trace,
-	threads = CASE WHEN `+t.erasures+`.done THEN 0 ELSE `+t.erasures+`.threads END,
-	items = CASE WHEN `+t.erasures+`.done THEN 0 ELSE `+t.erasures+`.items END,
-	done = false, finished_at = NULL`, subject, e.Started, e.KeyIDs, e.Trace)
+	threads = excluded.threads, items = excluded.items, done = false, finished_at = NULL, readmitted = false`,
+			subject, e.Started, e.KeyIDs, e.Trace, e.Threads, e.Items)
 		if err != nil {
 			return fmt.Errorf("keys/postgres: record erasure: %w", err)
 		}
@@ -350,6 +362,18 @@ func (t *Table) AddErased(ctx context.Context, subject string, threads, items in
 func (t *Table) FinishErasure(ctx context.Context, subject string, now time.Time) error {
 	if _, err := t.pool.Exec(ctx, `UPDATE `+t.erasures+` SET done = true, finished_at = $2 WHERE subject = $1 AND NOT done`, subject, now); err != nil {
 		return fmt.Errorf("keys/postgres: %w", err)
+	}
+	return nil
+}
+
+// Readmit implements keys.ErasureTable.
+func (t *Table) Readmit(ctx context.Context, subject string) error {
+	tag, err := t.pool.Exec(ctx, `UPDATE `+t.erasures+` SET readmitted = true WHERE subject = $1 AND done`, subject)
+	if err != nil {
+		return fmt.Errorf("keys/postgres: %w", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return keys.ErrNotErased
 	}
 	return nil
 }

@@ -40,7 +40,8 @@ CREATE INDEX IF NOT EXISTS memvault_thread_subjects_subject ON memvault_thread_s
 	threads     INTEGER NOT NULL DEFAULT 0,
 	items       INTEGER NOT NULL DEFAULT 0,
 	done        INTEGER NOT NULL DEFAULT 0,
-	finished_at TEXT
+	finished_at TEXT,
+	readmitted  INTEGER NOT NULL DEFAULT 0
 ) WITHOUT ROWID`}
 
 // Table is a keys.Table in a SQLite database.
@@ -260,30 +261,30 @@ func (t *Table) UnbindThreads(ctx context.Context, subject string) error {
 	})
 }
 
-// refuseErasing fails with keys.ErrSubjectErased while subject has a
-// pending erasure: no key is made and no thread bound for a subject whose
-// keys are being destroyed.
+// refuseErasing fails with keys.ErrSubjectErased when subject was erased
+// (or is being erased) and not readmitted: no key is made and no thread
+// bound for it.
 func refuseErasing(ctx context.Context, tx *sql.Tx, subject string) error {
 	var n int
-	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM memvault_erasures WHERE subject = ? AND done = 0`, subject).Scan(&n); err != nil {
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM memvault_erasures WHERE subject = ? AND readmitted = 0`, subject).Scan(&n); err != nil {
 		return fmt.Errorf("keys/sqlite: %w", err)
 	}
 	if n > 0 {
-		return fmt.Errorf("keys/sqlite: subject %q is being erased: %w", subject, keys.ErrSubjectErased)
+		return fmt.Errorf("keys/sqlite: subject %q: %w", subject, keys.ErrSubjectErased)
 	}
 	return nil
 }
 
-const erasureCols = `subject, started_at, key_ids, trace, threads, items, done, finished_at`
+const erasureCols = `subject, started_at, key_ids, trace, threads, items, done, finished_at, readmitted`
 
 func scanErasure(row interface{ Scan(...any) error }) (*keys.Erasure, error) {
 	var (
 		e            keys.Erasure
 		started, ids string
 		finished     sql.NullString
-		done         int
+		done, readm  int
 	)
-	if err := row.Scan(&e.Subject, &started, &ids, &e.Trace, &e.Threads, &e.Items, &done, &finished); err != nil {
+	if err := row.Scan(&e.Subject, &started, &ids, &e.Trace, &e.Threads, &e.Items, &done, &finished, &readm); err != nil {
 		return nil, err
 	}
 	var err error
@@ -298,7 +299,7 @@ func scanErasure(row interface{ Scan(...any) error }) (*keys.Erasure, error) {
 	if ids != "" {
 		e.KeyIDs = strings.Split(ids, ",")
 	}
-	e.Done = done != 0
+	e.Done, e.Readmitted = done != 0, readm != 0
 	return &e, nil
 }
 
@@ -309,7 +310,7 @@ func (t *Table) StartErasure(ctx context.Context, subject string, now time.Time)
 	var out keys.Erasure
 	err := t.db.Write(ctx, func(tx *sql.Tx) error {
 		e, err := scanErasure(tx.QueryRowContext(ctx, `SELECT `+erasureCols+` FROM memvault_erasures WHERE subject = ?`, subject))
-		if errors.Is(err, sql.ErrNoRows) || (err == nil && e.Done) {
+		if errors.Is(err, sql.ErrNoRows) || (err == nil && e.Readmitted) {
 			e, err = &keys.Erasure{Subject: subject, Started: now}, nil
 		}
 		if err != nil {
@@ -333,12 +334,9 @@ func (t *Table) StartErasure(ctx context.Context, subject string, now time.Time)
 		if e.Trace == nil {
 			e.Trace = []byte{}
 		}
-		_, err = tx.ExecContext(ctx, `INSERT INTO memvault_erasures (`+erasureCols+`) VALUES (?, ?, ?, ?, 0, 0, 0, NULL)
-ON CONFLICT (subject) DO UPDATE SET started_at = excluded.started_at, key_ids = excluded.key_ids, trace = excluded.trace,
-	threads = CASE WHEN memvault_erasures.done THEN 0 ELSE memvault_erasures.threads END,
-	items = CASE WHEN memvault_erasures.done THEN 0 ELSE memvault_erasures.items END,
-	done = 0, finished_at = NULL`,
-			subject, e.Started.UTC().Format(time.RFC3339Nano), strings.Join(e.KeyIDs, ","), e.Trace)
+		e.Done, e.Finished = false, time.Time{}
+		_, err = tx.ExecContext(ctx, `INSERT OR REPLACE INTO memvault_erasures (`+erasureCols+`) VALUES (?, ?, ?, ?, ?, ?, 0, NULL, 0)`,
+			subject, e.Started.UTC().Format(time.RFC3339Nano), strings.Join(e.KeyIDs, ","), e.Trace, e.Threads, e.Items)
 		if err != nil {
 			return fmt.Errorf("keys/sqlite: record erasure: %w", err)
 		}
@@ -378,6 +376,20 @@ func (t *Table) FinishErasure(ctx context.Context, subject string, now time.Time
 	return t.db.Write(ctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `UPDATE memvault_erasures SET done = 1, finished_at = ? WHERE subject = ? AND done = 0`, now.UTC().Format(time.RFC3339Nano), subject)
 		return err
+	})
+}
+
+// Readmit implements keys.ErasureTable.
+func (t *Table) Readmit(ctx context.Context, subject string) error {
+	return t.db.Write(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE memvault_erasures SET readmitted = 1 WHERE subject = ? AND done = 1`, subject)
+		if err != nil {
+			return fmt.Errorf("keys/sqlite: %w", err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return keys.ErrNotErased
+		}
+		return nil
 	})
 }
 
