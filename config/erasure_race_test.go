@@ -59,6 +59,17 @@ func TestErasureChild(t *testing.T) {
 		out.Flush()
 	}
 	switch role {
+	case "erase":
+		// A forget killed right after it destroyed the keys.
+		h, err := Open(ctx, rc.config())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := h.Keys.StartErasure(ctx, "carol"); err != nil {
+			t.Fatal(err)
+		}
+		say("destroyed")
+		time.Sleep(time.Minute)
 	case "reader":
 		if rc.DSN == "" {
 			db, err := sql.Open("sqlite", "file:"+rc.DB+".keys?_pragma=busy_timeout(5000)")
@@ -134,6 +145,18 @@ func TestErasureChild(t *testing.T) {
 	}
 }
 
+// lastChild is the process child started last.
+var lastChild *exec.Cmd
+
+// cmdKill kills the last child process with SIGKILL and reaps it.
+func cmdKill(t *testing.T) {
+	t.Helper()
+	if err := lastChild.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = lastChild.Wait()
+}
+
 // child starts a child process of TestErasureChild in role; closing its
 // standard input (the returned function) tells it to stop (the reader) or
 // marks the moment Forget returned (the writer).
@@ -162,6 +185,7 @@ func child(t *testing.T, role string, rc raceConfig) (lines <-chan string, close
 		}
 		close(ch)
 	}()
+	lastChild = cmd
 	var closed atomic.Bool
 	closeIn = func() {
 		if closed.CompareAndSwap(false, true) {
@@ -302,5 +326,45 @@ func TestErasureRace(t *testing.T) {
 				t.Fatalf("dave's restored thread: %v, %v", tup, err)
 			}
 		})
+	}
+}
+
+// TestKilledForgetIsFinished: a forget killed (SIGKILL) after it destroyed
+// the keys and before it deleted anything is finished by the next run,
+// whose receipt names every key the erasure destroyed and every row it
+// deleted (before erasure records, the rerun said "the subject had no
+// keys" and named none).
+func TestKilledForgetIsFinished(t *testing.T) {
+	rc := raceConfig{DB: filepath.Join(t.TempDir(), "agent.db")}
+	ctx := context.Background()
+	h, err := Open(ctx, rc.config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	for _, th := range []string{"carol:a", "carol:b"} {
+		cp := &checkpointer.Checkpoint{V: 4, ID: checkpointer.NewID(0), ChannelValues: map[string]any{"notes": "x"}, ChannelVersions: map[string]string{"notes": h.Saver.NextVersion("")}}
+		if _, err := h.Saver.Put(ctx, checkpointer.Config{ThreadID: th}, cp, nil, cp.ChannelVersions); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := h.Store.Put(ctx, store.Namespace{"users", "carol"}, "k", map[string]any{"v": "y"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Keys.RotateSubject(ctx, "carol"); err != nil { // two keys
+		t.Fatal(err)
+	}
+	lines, _, _ := child(t, "erase", rc)
+	if l := <-lines; l != "destroyed" {
+		t.Fatalf("eraser: %q", l)
+	}
+	// The child is killed, not stopped: no deferred work runs.
+	cmdKill(t)
+	r, err := h.Forget(ctx, "carol")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.KeyIDs) != 2 || r.Threads != 2 || r.Items != 1 || r.Pending || !h.Keys.VerifyReceipt(r) {
+		t.Fatalf("receipt of the finishing run: %+v; want 2 keys, 2 threads, 1 item", r)
 	}
 }

@@ -113,7 +113,9 @@ type ErasureTable interface {
 	// Readmit lets an erased subject have keys again; it fails for an
 	// erasure that is not finished.
 	Readmit(ctx context.Context, subject string) error
-	// LiveKey reports whether subject still has the key of id keyID.
+	// LiveKey reports whether the key of id keyID still exists, whoever
+	// owns it now (a thread's own key passes to the subject the thread is
+	// bound to); subject is who sealed with it, for messages.
 	LiveKey(ctx context.Context, subject, keyID string) (bool, error)
 }
 
@@ -200,8 +202,8 @@ func MergeKeyIDs(a, b []string) []string {
 // gives a statement a write runs inside its own transaction to hold the
 // sealing key (keys/postgres: a row lock): an erasure then waits for that
 // transaction, and a write after the erasure fails. The statement takes the
-// subject and the key id as its two parameters and fails with SQLSTATE
-// FenceSQLState when the key is gone.
+// subject (for its message) and the key id as its two parameters and fails
+// with SQLSTATE FenceSQLState when no key of that id is left.
 type SQLFencer interface {
 	FenceSQL() string
 }

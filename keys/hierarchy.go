@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/hashicorp/golang-lru/v2/expirable"
 
@@ -214,6 +215,32 @@ func (h *Hierarchy) ThreadSubject(ctx context.Context, thread string) (string, e
 	return s, nil
 }
 
+// ThreadKeySubject returns whose keys seal a thread's values: the thread's
+// subject, or, for a thread not bound to one yet in metadata mode
+// (Subjects.ThreadMetadataKey), the thread's own key set (ThreadKeyOwner),
+// which binding the thread hands over to its subject — so that what an
+// anonymous thread wrote before its user logged in is erased with the
+// user, backups taken before the login included. "" for none.
+func (h *Hierarchy) ThreadKeySubject(ctx context.Context, thread string) (string, error) {
+	s, err := h.ThreadSubject(ctx, thread)
+	if err != nil || s != "" || h.bindings == nil {
+		return s, err
+	}
+	return ThreadKeyOwner(thread), nil
+}
+
+// threadKeyPrefix starts the owner of an unbound thread's keys in the key
+// table; no subject may start with it.
+const threadKeyPrefix = "memvault:thread:"
+
+// ThreadKeyOwner is the key table's subject column for the keys of a
+// thread not bound to a subject (metadata mode).
+func ThreadKeyOwner(thread string) string { return threadKeyPrefix + thread }
+
+// ThreadOfKeyOwner returns the thread whose own keys owner names, if it
+// names one (see ThreadKeyOwner).
+func ThreadOfKeyOwner(owner string) (string, bool) { return strings.CutPrefix(owner, threadKeyPrefix) }
+
 // unboundTTL is how long a thread found unbound is taken as unbound.
 const unboundTTL = 2 * time.Second
 
@@ -261,7 +288,7 @@ func (h *Hierarchy) BindThreadTo(ctx context.Context, thread, subject string) er
 		return nil
 	}
 	h.unbound.Remove(thread)
-	bound, err := h.bindings.BindThread(ctx, thread, subject)
+	bound, err := h.adoptThread(ctx, thread, subject)
 	if err != nil {
 		return fmt.Errorf("keys: bind thread %q: %w", thread, err)
 	}
@@ -270,6 +297,71 @@ func (h *Hierarchy) BindThreadTo(ctx context.Context, thread, subject string) er
 	}
 	h.threads.Add(thread, bound)
 	return nil
+}
+
+// checkOwner checks a key owner: a subject, or (metadata mode) a thread's
+// own key set.
+func (h *Hierarchy) checkOwner(owner string) error {
+	if th, ok := ThreadOfKeyOwner(owner); ok && h.bindings != nil {
+		if th == "" || !utf8.ValidString(th) || strings.ContainsRune(th, 0) {
+			return fmt.Errorf("keys: thread %q is not NUL-free UTF-8", th)
+		}
+		return nil
+	}
+	return h.opts.Subjects.CheckSubject(owner)
+}
+
+// adoptThread binds thread to subject and hands the keys the thread sealed
+// its values with while unbound (ThreadKeyOwner) over to subject,
+// re-wrapped for it, in one transaction of the key table (ThreadAdopter).
+// Another process making a key for the thread meanwhile makes it start
+// again.
+func (h *Hierarchy) adoptThread(ctx context.Context, thread, subject string) (string, error) {
+	ad, ok := h.bindings.(ThreadAdopter)
+	if !ok {
+		return h.bindings.BindThread(ctx, thread, subject)
+	}
+	owner := ThreadKeyOwner(thread)
+	for attempt := 0; ; attempt++ {
+		own, err := h.opts.Table.Keys(ctx, owner)
+		if err != nil {
+			return "", err
+		}
+		theirs, err := h.opts.Table.Keys(ctx, subject)
+		if err != nil {
+			return "", err
+		}
+		// The thread's keys go below the subject's oldest version, so the
+		// subject's newest key keeps sealing.
+		next := 0
+		for _, k := range theirs {
+			next = min(next, k.Version-1)
+		}
+		adopted := make([]WrappedKey, 0, len(own))
+		for _, k := range own {
+			dk, err := h.unwrapBytes(ctx, k)
+			if err != nil {
+				return "", err
+			}
+			p := h.opts.Providers[0]
+			wrapped, err := p.Wrap(ctx, dk, wrapAD(subject, next, k.ID))
+			clear(dk)
+			if err != nil {
+				return "", fmt.Errorf("keys: wrap key of thread %q for %q: %w", thread, subject, err)
+			}
+			adopted = append(adopted, WrappedKey{Subject: subject, Version: next, ID: k.ID, KEK: p.KEKID(), Wrapped: wrapped, Created: k.Created})
+			next--
+		}
+		bound, err := ad.AdoptThread(ctx, thread, subject, adopted)
+		if (errors.Is(err, ErrKeyExists) || errors.Is(err, ErrAdoptRace)) && attempt < 8 {
+			continue
+		}
+		if err == nil && bound == subject {
+			h.cache.Remove(owner)
+			h.cache.Remove(subject)
+		}
+		return bound, err
+	}
 }
 
 // SubjectThreads returns the threads bound to subject (metadata mode; nil
@@ -320,7 +412,7 @@ func (h *Hierarchy) SubjectSerializer(ctx context.Context, subject string, seal 
 	if s, ok := h.cache.Get(subject); ok {
 		return s, nil
 	}
-	if err := h.opts.Subjects.CheckSubject(subject); err != nil {
+	if err := h.checkOwner(subject); err != nil {
 		return nil, err
 	}
 	ks, err := h.opts.Table.Keys(ctx, subject)
@@ -411,7 +503,8 @@ func (h *Hierarchy) serializerOf(ctx context.Context, subject string, ks []Wrapp
 	return h.opts.Master.WithKeyring(kr)
 }
 
-func (h *Hierarchy) unwrap(ctx context.Context, k WrappedKey) (*crypto.Key, error) {
+// unwrapBytes returns k's key bytes, which the caller clears.
+func (h *Hierarchy) unwrapBytes(ctx context.Context, k WrappedKey) ([]byte, error) {
 	p, ok := h.providers[k.KEK]
 	if !ok {
 		return nil, fmt.Errorf("keys: key %d of %q is wrapped by %q, which no configured provider holds", k.Version, k.Subject, k.KEK)
@@ -419,6 +512,14 @@ func (h *Hierarchy) unwrap(ctx context.Context, k WrappedKey) (*crypto.Key, erro
 	dk, err := p.Unwrap(ctx, k.Wrapped, wrapAD(k.Subject, k.Version, k.ID))
 	if err != nil {
 		return nil, fmt.Errorf("keys: key %d of %q: %w", k.Version, k.Subject, ErrUnwrap)
+	}
+	return dk, nil
+}
+
+func (h *Hierarchy) unwrap(ctx context.Context, k WrappedKey) (*crypto.Key, error) {
+	dk, err := h.unwrapBytes(ctx, k)
+	if err != nil {
+		return nil, err
 	}
 	defer clear(dk)
 	key, err := crypto.NewKey(dk)

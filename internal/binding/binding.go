@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/memvault/memvault/internal/rotate"
+	"github.com/memvault/memvault/keys"
 	"github.com/memvault/memvault/serde"
 )
 
@@ -90,6 +91,9 @@ type SubjectKeys interface {
 	serde.BoundSerializer
 	// ThreadSubject is the subject of a thread's values.
 	ThreadSubject(ctx context.Context, thread string) (string, error)
+	// ThreadKeySubject is whose keys seal a thread's values: its subject,
+	// or the thread's own key set while it is not bound to one.
+	ThreadKeySubject(ctx context.Context, thread string) (string, error)
 	// BindThread records the subject a thread's checkpoint metadata names,
 	// before the checkpoint is sealed.
 	BindThread(ctx context.Context, thread string, md map[string]any) error
@@ -125,9 +129,9 @@ func New(s serde.Serializer) Codec {
 func (c Codec) subjectOf(ctx context.Context, at Location) (string, error) {
 	switch l := at.(type) {
 	case Blob:
-		return c.subjects.ThreadSubject(ctx, l.Thread)
+		return c.subjects.ThreadKeySubject(ctx, l.Thread)
 	case Write:
-		return c.subjects.ThreadSubject(ctx, l.Thread)
+		return c.subjects.ThreadKeySubject(ctx, l.Thread)
 	case Item:
 		return c.subjects.NamespaceSubject(l.Namespace), nil
 	}
@@ -213,6 +217,12 @@ func (c Codec) SealFenced(ctx context.Context, at Location, v any, f *Fence) (st
 		return c.s.DumpsTyped(v)
 	}
 	b, subject, err := c.boundFor(ctx, at, true)
+	if tl, ok := at.(threadLocation); ok && errors.Is(err, keys.ErrThreadBound) {
+		// Another process bound the thread since this one found it unbound:
+		// its values are the subject's now.
+		c.subjects.EvictThread(tl.thread())
+		b, subject, err = c.boundFor(ctx, at, true)
+	}
 	if err != nil {
 		return "", nil, err
 	}

@@ -68,7 +68,7 @@ func (c Codec) FenceThread(ctx context.Context, thread string, f *Fence) error {
 	if c.subjects == nil || f == nil {
 		return nil
 	}
-	subject, err := c.subjects.ThreadSubject(ctx, thread)
+	subject, err := c.subjects.ThreadKeySubject(ctx, thread)
 	if err != nil || subject == "" {
 		return err
 	}

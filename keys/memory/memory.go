@@ -20,8 +20,8 @@ type Table struct {
 }
 
 var (
-	_ keys.ThreadTable  = (*Table)(nil)
-	_ keys.ErasureTable = (*Table)(nil)
+	_ keys.ThreadAdopter = (*Table)(nil)
+	_ keys.ErasureTable  = (*Table)(nil)
 )
 
 // New returns an empty table.
@@ -113,10 +113,15 @@ func (t *Table) Readmit(_ context.Context, subject string) error {
 }
 
 // LiveKey implements keys.ErasureTable.
-func (t *Table) LiveKey(_ context.Context, subject, keyID string) (bool, error) {
+func (t *Table) LiveKey(_ context.Context, _, keyID string) (bool, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return slices.ContainsFunc(t.keys[subject], func(k keys.WrappedKey) bool { return k.ID == keyID }), nil
+	for _, ks := range t.keys {
+		if slices.ContainsFunc(ks, func(k keys.WrappedKey) bool { return k.ID == keyID }) {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // BindThread implements keys.ThreadTable.
@@ -129,6 +134,43 @@ func (t *Table) BindThread(_ context.Context, thread, subject string) (string, e
 	if t.erasing(subject) {
 		return "", fmt.Errorf("keys/memory: bind thread %q to %q: %w", thread, subject, keys.ErrSubjectErased)
 	}
+	t.threads[thread] = subject
+	return subject, nil
+}
+
+// AdoptThread implements keys.ThreadAdopter.
+func (t *Table) AdoptThread(_ context.Context, thread, subject string, adopted []keys.WrappedKey) (string, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if s, ok := t.threads[thread]; ok {
+		return s, nil
+	}
+	if t.erasing(subject) {
+		return "", fmt.Errorf("keys/memory: bind thread %q to %q: %w", thread, subject, keys.ErrSubjectErased)
+	}
+	owner := keys.ThreadKeyOwner(thread)
+	own := t.keys[owner]
+	if len(own) != len(adopted) {
+		return "", keys.ErrAdoptRace
+	}
+	for _, a := range adopted {
+		if !slices.ContainsFunc(own, func(k keys.WrappedKey) bool { return k.ID == a.ID }) {
+			return "", keys.ErrAdoptRace
+		}
+		if slices.ContainsFunc(t.keys[subject], func(k keys.WrappedKey) bool { return k.Version == a.Version }) {
+			return "", keys.ErrKeyExists
+		}
+	}
+	for _, k := range own {
+		clear(k.Wrapped)
+	}
+	delete(t.keys, owner)
+	ks := t.keys[subject]
+	for _, a := range adopted {
+		ks = append(ks, clone(a))
+	}
+	slices.SortFunc(ks, func(a, b keys.WrappedKey) int { return cmp.Compare(a.Version, b.Version) })
+	t.keys[subject] = ks
 	t.threads[thread] = subject
 	return subject, nil
 }
@@ -194,6 +236,9 @@ func (t *Table) Insert(_ context.Context, k keys.WrappedKey) error {
 	}
 	if t.erasing(k.Subject) {
 		return fmt.Errorf("keys/memory: key of %q: %w", k.Subject, keys.ErrSubjectErased)
+	}
+	if th, ok := keys.ThreadOfKeyOwner(k.Subject); ok && t.threads[th] != "" {
+		return fmt.Errorf("keys/memory: key of thread %q: %w", th, keys.ErrThreadBound)
 	}
 	ks := append(t.keys[k.Subject], clone(k))
 	slices.SortFunc(ks, func(a, b keys.WrappedKey) int { return cmp.Compare(a.Version, b.Version) })

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -41,9 +42,9 @@ type Table struct {
 }
 
 var (
-	_ keys.ThreadTable  = (*Table)(nil)
-	_ keys.ErasureTable = (*Table)(nil)
-	_ keys.SQLFencer    = (*Table)(nil)
+	_ keys.ThreadAdopter = (*Table)(nil)
+	_ keys.ErasureTable  = (*Table)(nil)
+	_ keys.SQLFencer     = (*Table)(nil)
 )
 
 // New returns the key table on pool; call Setup once to create it.
@@ -96,13 +97,15 @@ func (t *Table) Setup(ctx context.Context) error {
 		// it, and a write after the DELETE finds no row and fails.
 		`CREATE OR REPLACE FUNCTION ` + t.fence + `(p_subject TEXT, p_key_id TEXT) RETURNS void LANGUAGE plpgsql AS $fence$
 BEGIN
-	PERFORM 1 FROM ` + t.table + ` WHERE subject = p_subject AND key_id = p_key_id FOR SHARE;
+	PERFORM 1 FROM ` + t.table + ` WHERE key_id = p_key_id FOR SHARE;
 	IF NOT FOUND THEN
 		RAISE EXCEPTION 'memvault: data key % of subject % was destroyed (the subject was erased)', p_key_id, p_subject
 			USING ERRCODE = '` + keys.FenceSQLState + `';
 	END IF;
 END
-$fence$`}}
+$fence$`,
+		// Writes check and hold their sealing key by id.
+		`CREATE INDEX IF NOT EXISTS memvault_data_keys_id ON ` + t.table + ` (key_id)`}}
 	if err := pgmigrate.Run(ctx, t.pool, t.opts.Schema, "memvault/keys/setup", set); err != nil {
 		return fmt.Errorf("keys/postgres: setup: %w", err)
 	}
@@ -140,6 +143,15 @@ func (t *Table) Insert(ctx context.Context, k keys.WrappedKey) error {
 		}
 		if err := t.refuseErasing(ctx, tx, k.Subject); err != nil {
 			return err
+		}
+		if th, ok := keys.ThreadOfKeyOwner(k.Subject); ok {
+			var bound bool
+			if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM `+t.threads+` WHERE thread_id = $1)`, th).Scan(&bound); err != nil {
+				return fmt.Errorf("keys/postgres: %w", err)
+			}
+			if bound {
+				return fmt.Errorf("keys/postgres: key of thread %q: %w", th, keys.ErrThreadBound)
+			}
 		}
 		tag, err := tx.Exec(ctx, `INSERT INTO `+t.table+` (`+cols+`) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING`,
 			k.Subject, k.Version, k.ID, k.KEK, k.Wrapped, k.Created)
@@ -231,6 +243,62 @@ SELECT subject FROM ins UNION ALL SELECT subject FROM `+t.threads+` WHERE thread
 		})
 	}
 	if errors.Is(err, keys.ErrSubjectErased) {
+		return "", err
+	}
+	if err != nil {
+		return "", fmt.Errorf("keys/postgres: bind thread: %w", err)
+	}
+	return bound, nil
+}
+
+// AdoptThread implements keys.ThreadAdopter.
+func (t *Table) AdoptThread(ctx context.Context, thread, subject string, adopted []keys.WrappedKey) (string, error) {
+	var bound string
+	owner := keys.ThreadKeyOwner(thread)
+	err := pgx.BeginFunc(ctx, t.pool, func(tx pgx.Tx) error {
+		// Both locks, in one order: the thread's own set, then the subject.
+		if err := t.lockSubject(ctx, tx, owner); err != nil {
+			return err
+		}
+		if err := t.lockSubject(ctx, tx, subject); err != nil {
+			return err
+		}
+		err := tx.QueryRow(ctx, `SELECT subject FROM `+t.threads+` WHERE thread_id = $1`, thread).Scan(&bound)
+		if err == nil || !errors.Is(err, pgx.ErrNoRows) {
+			return err
+		}
+		if err := t.refuseErasing(ctx, tx, subject); err != nil {
+			return err
+		}
+		rows, err := tx.Query(ctx, `DELETE FROM `+t.table+` WHERE subject = $1 RETURNING key_id`, owner)
+		if err != nil {
+			return err
+		}
+		own, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			return err
+		}
+		if len(own) != len(adopted) {
+			return keys.ErrAdoptRace
+		}
+		for _, a := range adopted {
+			if !slices.Contains(own, a.ID) {
+				return keys.ErrAdoptRace
+			}
+			tag, err := tx.Exec(ctx, `INSERT INTO `+t.table+` (`+cols+`) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING`,
+				a.Subject, a.Version, a.ID, a.KEK, a.Wrapped, a.Created)
+			if err != nil {
+				return err
+			}
+			if tag.RowsAffected() == 0 {
+				return keys.ErrKeyExists
+			}
+		}
+		bound = subject
+		_, err = tx.Exec(ctx, `INSERT INTO `+t.threads+` (thread_id, subject) VALUES ($1, $2)`, thread, subject)
+		return err
+	})
+	if errors.Is(err, keys.ErrSubjectErased) || errors.Is(err, keys.ErrAdoptRace) || errors.Is(err, keys.ErrKeyExists) {
 		return "", err
 	}
 	if err != nil {
@@ -379,9 +447,9 @@ func (t *Table) Readmit(ctx context.Context, subject string) error {
 }
 
 // LiveKey implements keys.ErasureTable.
-func (t *Table) LiveKey(ctx context.Context, subject, keyID string) (bool, error) {
+func (t *Table) LiveKey(ctx context.Context, _, keyID string) (bool, error) {
 	var live bool
-	if err := t.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM `+t.table+` WHERE subject = $1 AND key_id = $2)`, subject, keyID).Scan(&live); err != nil {
+	if err := t.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM `+t.table+` WHERE key_id = $1)`, keyID).Scan(&live); err != nil {
 		return false, fmt.Errorf("keys/postgres: %w", err)
 	}
 	return live, nil

@@ -42,7 +42,9 @@ CREATE INDEX IF NOT EXISTS memvault_thread_subjects_subject ON memvault_thread_s
 	done        INTEGER NOT NULL DEFAULT 0,
 	finished_at TEXT,
 	readmitted  INTEGER NOT NULL DEFAULT 0
-) WITHOUT ROWID`}
+) WITHOUT ROWID`,
+	// Writes check their sealing key by id (keys.ErasureTable.LiveKey).
+	`CREATE INDEX IF NOT EXISTS memvault_data_keys_id ON memvault_data_keys (key_id)`}
 
 // Table is a keys.Table in a SQLite database.
 type Table struct {
@@ -51,8 +53,8 @@ type Table struct {
 }
 
 var (
-	_ keys.ThreadTable  = (*Table)(nil)
-	_ keys.ErasureTable = (*Table)(nil)
+	_ keys.ThreadAdopter = (*Table)(nil)
+	_ keys.ErasureTable  = (*Table)(nil)
 )
 
 // Open opens (creating when missing) the key table in the SQLite file at
@@ -118,6 +120,15 @@ func (t *Table) Insert(ctx context.Context, k keys.WrappedKey) error {
 	return t.db.Write(ctx, func(tx *sql.Tx) error {
 		if err := refuseErasing(ctx, tx, k.Subject); err != nil {
 			return err
+		}
+		if th, ok := keys.ThreadOfKeyOwner(k.Subject); ok {
+			var n int
+			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM memvault_thread_subjects WHERE thread_id = ?`, th).Scan(&n); err != nil {
+				return fmt.Errorf("keys/sqlite: %w", err)
+			}
+			if n > 0 {
+				return fmt.Errorf("keys/sqlite: key of thread %q: %w", th, keys.ErrThreadBound)
+			}
 		}
 		res, err := tx.ExecContext(ctx, `INSERT INTO memvault_data_keys (`+cols+`) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
 			k.Subject, k.Version, k.ID, k.KEK, k.Wrapped, k.Created.UTC().Format(time.RFC3339Nano))
@@ -205,6 +216,59 @@ func (t *Table) BindThread(ctx context.Context, thread, subject string) (string,
 		return err
 	})
 	if errors.Is(err, keys.ErrSubjectErased) {
+		return "", err
+	}
+	if err != nil {
+		return "", fmt.Errorf("keys/sqlite: bind thread: %w", err)
+	}
+	return bound, nil
+}
+
+// AdoptThread implements keys.ThreadAdopter.
+func (t *Table) AdoptThread(ctx context.Context, thread, subject string, adopted []keys.WrappedKey) (string, error) {
+	var bound string
+	err := t.db.Write(ctx, func(tx *sql.Tx) error {
+		err := tx.QueryRowContext(ctx, `SELECT subject FROM memvault_thread_subjects WHERE thread_id = ?`, thread).Scan(&bound)
+		if err == nil || !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
+		if err := refuseErasing(ctx, tx, subject); err != nil {
+			return err
+		}
+		owner := keys.ThreadKeyOwner(thread)
+		rows, err := tx.QueryContext(ctx, `DELETE FROM memvault_data_keys WHERE subject = ? RETURNING `+cols, owner)
+		if err != nil {
+			return err
+		}
+		own, err := scan(rows)
+		if err != nil {
+			return err
+		}
+		if len(own) != len(adopted) {
+			return keys.ErrAdoptRace
+		}
+		for _, a := range adopted {
+			found := false
+			for _, k := range own {
+				found = found || k.ID == a.ID
+			}
+			if !found {
+				return keys.ErrAdoptRace
+			}
+			res, err := tx.ExecContext(ctx, `INSERT INTO memvault_data_keys (`+cols+`) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+				a.Subject, a.Version, a.ID, a.KEK, a.Wrapped, a.Created.UTC().Format(time.RFC3339Nano))
+			if err != nil {
+				return err
+			}
+			if n, _ := res.RowsAffected(); n == 0 {
+				return keys.ErrKeyExists
+			}
+		}
+		bound = subject
+		_, err = tx.ExecContext(ctx, `INSERT INTO memvault_thread_subjects (thread_id, subject) VALUES (?, ?)`, thread, subject)
+		return err
+	})
+	if errors.Is(err, keys.ErrSubjectErased) || errors.Is(err, keys.ErrAdoptRace) || errors.Is(err, keys.ErrKeyExists) {
 		return "", err
 	}
 	if err != nil {
@@ -394,10 +458,10 @@ func (t *Table) Readmit(ctx context.Context, subject string) error {
 }
 
 // LiveKey implements keys.ErasureTable.
-func (t *Table) LiveKey(ctx context.Context, subject, keyID string) (bool, error) {
+func (t *Table) LiveKey(ctx context.Context, _, keyID string) (bool, error) {
 	var n int
 	err := t.db.Read(ctx, func(tx *sql.Tx) error {
-		return tx.QueryRowContext(ctx, `SELECT count(*) FROM memvault_data_keys WHERE subject = ? AND key_id = ?`, subject, keyID).Scan(&n)
+		return tx.QueryRowContext(ctx, `SELECT count(*) FROM memvault_data_keys WHERE key_id = ?`, keyID).Scan(&n)
 	})
 	if err != nil {
 		return false, fmt.Errorf("keys/sqlite: %w", err)
