@@ -193,7 +193,6 @@ func (s *Saver) fenced(ctx context.Context, db DB, f *binding.Fence, write func(
 	})
 }
 
-
 // retryOwned runs fn, again when PostgreSQL broke a deadlock or a
 // serialization conflict by aborting it — but only when db is the saver's
 // own pool: a caller's transaction (the …Tx methods) is aborted as a whole
