@@ -26,6 +26,7 @@ const (
 	OpKEKRotate       = "kek.rotate"
 	OpSubjectRotate   = "subject.rotate"
 	OpReencrypt       = "reencrypt"
+	OpSubjectReadmit  = "subject.readmit"
 )
 
 // Record is one audited operation. It never holds values.

@@ -493,6 +493,19 @@ func (h *Handle) RotateSubject(ctx context.Context, subject string) error {
 	return h.Keys.RotateSubject(ctx, subject)
 }
 
+// Readmit lets an erased subject have data keys again
+// (keys.Hierarchy.Readmit), recorded in the audit trail when it is on.
+// Until then every write of the subject fails with keys.ErrSubjectErased.
+func (h *Handle) Readmit(ctx context.Context, subject string) error {
+	if h.Keys == nil {
+		return ErrNoSubjects
+	}
+	if err := h.log(ctx, audit.OpSubjectReadmit, subject, subject); err != nil {
+		return err
+	}
+	return h.Keys.Readmit(ctx, subject)
+}
+
 // log records an operation when the audit trail is on.
 func (h *Handle) log(ctx context.Context, op, target, subject string) error {
 	if h.Audit == nil {
