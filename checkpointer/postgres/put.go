@@ -180,6 +180,19 @@ func (s *Saver) queueFence(b *pgx.Batch, f *binding.Fence) bool {
 	return ok
 }
 
+// execFence runs f in tx, which began before: its statements, or a check
+// of the keys with a key table in another database.
+func (s *Saver) execFence(ctx context.Context, tx pgx.Tx, f *binding.Fence) error {
+	b := &pgx.Batch{}
+	if !s.queueFence(b, f) {
+		return s.codec.Check(ctx, f)
+	}
+	if b.Len() == 0 {
+		return nil
+	}
+	return binding.FenceErr(tx.SendBatch(ctx, b).Close())
+}
+
 // fenced runs write in a transaction on db (a savepoint in a caller's)
 // that checks f's keys after it began: an erasure then waits for it
 // (config drains transactions older than the keys' destruction) or the
