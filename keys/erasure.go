@@ -77,6 +77,33 @@ func (o PurgeOptions) wait() time.Duration {
 // Deadline returns when a purge started now must give up waiting.
 func (o PurgeOptions) Deadline(now time.Time) time.Time { return now.Add(o.wait()) }
 
+// Retry runs one purge attempt after another until one finds nothing left
+// (once returns ""), opt's wait runs out (then it returns an error wrapping
+// ErrErasurePending with the last reason, prefixed by pkg) or ctx ends.
+// once gets how long it may itself block waiting for readers. Tables'
+// Purge methods share it.
+func (o PurgeOptions) Retry(ctx context.Context, pkg string, once func(patience time.Duration) (string, error)) error {
+	deadline := o.Deadline(time.Now())
+	pause := 50 * time.Millisecond
+	for {
+		reason, err := once(max(min(time.Until(deadline), time.Second), time.Millisecond))
+		if err != nil || reason == "" {
+			return err
+		}
+		if !time.Now().Add(pause).Before(deadline) {
+			o.Say("%s; gave up waiting", reason)
+			return fmt.Errorf("%s: %s: %w", pkg, reason, ErrErasurePending)
+		}
+		o.Say("%s; waiting", reason)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(pause):
+		}
+		pause = min(2*pause, time.Second)
+	}
+}
+
 // Say reports msg to Progress, if set.
 func (o PurgeOptions) Say(format string, args ...any) {
 	if o.Progress != nil {

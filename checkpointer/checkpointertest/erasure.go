@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/memvault/memvault/checkpointer"
-	"github.com/memvault/memvault/crypto"
 	"github.com/memvault/memvault/keys"
+	"github.com/memvault/memvault/keys/keystest"
 	keymemory "github.com/memvault/memvault/keys/memory"
 	"github.com/memvault/memvault/serde"
 )
@@ -27,26 +27,11 @@ import (
 func RunErasure(t *testing.T, table keys.Table, open func(t *testing.T, s serde.Serializer) checkpointer.Saver) {
 	t.Helper()
 	ctx := context.Background()
-	k, err := crypto.NewKey([]byte("erasure-suite-master-key-32bytes"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ring, err := crypto.NewKeyring(k)
-	if err != nil {
-		t.Fatal(err)
-	}
-	master, err := serde.NewEncrypted(nil, ring)
-	if err != nil {
-		t.Fatal(err)
-	}
 	if table == nil {
 		table = keymemory.New()
 	}
 	process := func() (*keys.Hierarchy, checkpointer.Saver) {
-		h, err := keys.New(keys.Options{Master: master, Table: table, Subjects: keys.Subjects{ThreadSeparator: "-"}})
-		if err != nil {
-			t.Fatal(err)
-		}
+		h := keystest.NewHierarchy(t, table, keys.Subjects{ThreadSeparator: "-"})
 		return h, open(t, h)
 	}
 	put := func(s checkpointer.Saver, thread string, step int) (checkpointer.Config, error) {

@@ -9,6 +9,7 @@ import (
 	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/checkpointer/internal/core"
 	"github.com/memvault/memvault/internal/binding"
+	"github.com/memvault/memvault/internal/pgfence"
 )
 
 // deleteThread is the core's DeleteThread hook (core.Hooks): the thread's
@@ -117,7 +118,7 @@ func (s *Saver) copyThread(ctx context.Context, srcThreadID, dstThreadID string)
 		if err := s.reencryptWrites(ctx, tx, srcThreadID, dstThreadID, &fence); err != nil {
 			return err
 		}
-		return s.execFence(ctx, tx, &fence)
+		return pgfence.Exec(ctx, s.codec, tx, &fence)
 	})
 	if err != nil {
 		return fmt.Errorf("postgres: copy thread: %w", err)

@@ -12,7 +12,7 @@ import (
 	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/checkpointer/internal/core"
 	"github.com/memvault/memvault/internal/binding"
-	"github.com/memvault/memvault/internal/pgdrain"
+	"github.com/memvault/memvault/internal/pgfence"
 	"github.com/memvault/memvault/internal/pgretry"
 )
 
@@ -46,7 +46,9 @@ func (s *Saver) put(ctx context.Context, db DB, cfg checkpointer.Config, cp *che
 	}
 	send := func() error { return runBatch(ctx, db, b) }
 	if !inSQL {
-		send = func() error { return s.fenced(ctx, db, &r.Fence, func(q DB) error { return runBatch(ctx, q, b) }) }
+		send = func() error {
+			return pgfence.InTx(ctx, s.codec, db, &r.Fence, func(tx pgx.Tx) error { return runBatch(ctx, tx, b) })
+		}
 	}
 	if err := s.retryOwned(ctx, db, send); err != nil {
 		return checkpointer.Config{}, fmt.Errorf("postgres: put: %w", binding.FenceErr(err))
@@ -88,7 +90,7 @@ func (s *Saver) putBatch(ctx context.Context, r *core.Checkpoint, cp *checkpoint
 		slices.SortFunc(blobs, func(a, b core.Blob) int { return strings.Compare(a.Channel, b.Channel) })
 	}
 	b = &pgx.Batch{}
-	fencedInSQL = s.queueFence(b, &r.Fence) // first: fail before writing anything
+	fencedInSQL = pgfence.Queue(s.codec, b, &r.Fence) // first: fail before writing anything
 	if n := len(blobs); n > 0 {
 		chans, vers, types := make([]string, n), make([]string, n), make([]string, n)
 		data, inl := make([][]byte, n), make([]bool, n)
@@ -148,8 +150,10 @@ func (s *Saver) putWrites(ctx context.Context, db DB, cfg checkpointer.Config, w
 		// The fence and the rows in one implicit transaction.
 		b := &pgx.Batch{}
 		send := func() error { return runBatch(ctx, db, b) }
-		if !s.queueFence(b, &w.Fence) {
-			send = func() error { return s.fenced(ctx, db, &w.Fence, func(q DB) error { return runBatch(ctx, q, b) }) }
+		if !pgfence.Queue(s.codec, b, &w.Fence) {
+			send = func() error {
+				return pgfence.InTx(ctx, s.codec, db, &w.Fence, func(tx pgx.Tx) error { return runBatch(ctx, tx, b) })
+			}
 		}
 		b.Queue(q, w.Thread, w.NS, w.Checkpoint, w.Task, w.TaskPath, idxs, chans, types, blobs)
 		if err := s.retryOwned(ctx, db, send); err != nil {
@@ -165,45 +169,6 @@ func (s *Saver) putWrites(ctx context.Context, db DB, cfg checkpointer.Config, w
 		return fmt.Errorf("postgres: put writes: %w", err)
 	}
 	return nil
-}
-
-// queueFence queues f's statements first in b, which runs as one
-// transaction: each holds its sealing key's row until the write commits,
-// so an erasure waits for the write, or the write fails after it
-// (binding.Fence). It reports false when the key table is in another
-// database: the write must then run through fenced.
-func (s *Saver) queueFence(b *pgx.Batch, f *binding.Fence) bool {
-	stmts, ok := s.codec.Statements(f)
-	for _, st := range stmts {
-		b.Queue(st.SQL, st.Args...)
-	}
-	return ok
-}
-
-// execFence runs f in tx, which began before: its statements, or a check
-// of the keys with a key table in another database.
-func (s *Saver) execFence(ctx context.Context, tx pgx.Tx, f *binding.Fence) error {
-	b := &pgx.Batch{}
-	if !s.queueFence(b, f) {
-		return s.codec.Check(ctx, f)
-	}
-	if b.Len() == 0 {
-		return nil
-	}
-	return binding.FenceErr(tx.SendBatch(ctx, b).Close())
-}
-
-// fenced runs write in a transaction on db (a savepoint in a caller's)
-// that checks f's keys after it began: an erasure then waits for it
-// (config drains transactions older than the keys' destruction) or the
-// check fails. For a key table in another database than the data.
-func (s *Saver) fenced(ctx context.Context, db DB, f *binding.Fence, write func(DB) error) error {
-	return pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
-		if err := s.codec.Check(ctx, f); err != nil {
-			return err
-		}
-		return write(tx)
-	})
 }
 
 // retryOwned runs fn, again when PostgreSQL broke a deadlock or a
@@ -230,16 +195,10 @@ func runBatch(ctx context.Context, db DB, b *pgx.Batch) error {
 }
 
 // DrainWrites returns once every write that may have found a destroyed key
-// live has committed or failed: an erasure calls it after destroying a
-// subject's keys, before it deletes the subject's threads. With the key
-// table in the data's database the deletion of the keys already waited for
-// them (their fence holds the key rows); otherwise it waits for the
-// database's transactions older than the call.
+// live has committed or failed (pgfence.Drain): an erasure calls it after
+// destroying a subject's keys, before it deletes the subject's threads.
 func (s *Saver) DrainWrites(ctx context.Context) error {
-	if s.codec.FencesInSQL() {
-		return nil
-	}
-	if err := pgdrain.Wait(ctx, s.db); err != nil {
+	if err := pgfence.Drain(ctx, s.codec, s.db); err != nil {
 		return fmt.Errorf("postgres: %w", err)
 	}
 	return nil

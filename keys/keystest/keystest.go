@@ -9,7 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/memvault/memvault/crypto"
 	"github.com/memvault/memvault/keys"
+	"github.com/memvault/memvault/serde"
 )
 
 // Run runs the suite against tables newTable makes; each call must return
@@ -294,4 +296,33 @@ func must(t *testing.T, err error) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// masterKey is the public key of NewHierarchy's master serializer: test
+// use only.
+const masterKey = "keystest-master-key-32-bytes-xx!"
+
+// NewHierarchy returns a key hierarchy over table and sub whose master key
+// is a fixed, public test key. Hierarchies made over one table stand for
+// processes sharing a key table, each with a key cache of its own (as
+// checkpointertest.RunErasure and storetest.RunErasure use them).
+func NewHierarchy(t testing.TB, table keys.Table, sub keys.Subjects) *keys.Hierarchy {
+	t.Helper()
+	k, err := crypto.NewKey([]byte(masterKey))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ring, err := crypto.NewKeyring(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	master, err := serde.NewEncrypted(nil, ring)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := keys.New(keys.Options{Master: master, Table: table, Subjects: sub})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
 }

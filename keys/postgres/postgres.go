@@ -469,28 +469,7 @@ func (t *Table) Purge(ctx context.Context, e keys.Erasure, opt keys.PurgeOptions
 	if _, err := strconv.ParseUint(xid, 10, 64); err != nil {
 		return fmt.Errorf("keys/postgres: erasure of %q: bad trace %q", e.Subject, xid)
 	}
-	deadline := opt.Deadline(time.Now())
-	wait := 100 * time.Millisecond
-	for {
-		reason, err := t.purgeOnce(ctx, xid)
-		if err != nil {
-			return err
-		}
-		if reason == "" {
-			return nil
-		}
-		if !time.Now().Add(wait).Before(deadline) {
-			opt.Say("%s; gave up waiting", reason)
-			return fmt.Errorf("keys/postgres: %s: %w", reason, keys.ErrErasurePending)
-		}
-		opt.Say("%s; waiting", reason)
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(wait):
-		}
-		wait = min(2*wait, 2*time.Second)
-	}
+	return opt.Retry(ctx, "keys/postgres", func(time.Duration) (string, error) { return t.purgeOnce(ctx, xid) })
 }
 
 // horizonSQL lists what holds a snapshot (or a transaction id) at or

@@ -485,28 +485,9 @@ func (t *Table) Purge(ctx context.Context, e keys.Erasure, opt keys.PurgeOptions
 	if t.path == "" {
 		return nil // an in-memory database: nothing on disk
 	}
-	deadline := opt.Deadline(time.Now())
-	wait := 50 * time.Millisecond
-	for {
-		reason, err := t.purgeOnce(ctx, fps, min(time.Until(deadline), time.Second))
-		if err != nil {
-			return err
-		}
-		if reason == "" {
-			return nil
-		}
-		if !time.Now().Add(wait).Before(deadline) {
-			opt.Say("%s; gave up waiting", reason)
-			return fmt.Errorf("keys/sqlite: %s: %w", reason, keys.ErrErasurePending)
-		}
-		opt.Say("%s; waiting", reason)
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(wait):
-		}
-		wait = min(2*wait, time.Second)
-	}
+	return opt.Retry(ctx, "keys/sqlite", func(patience time.Duration) (string, error) {
+		return t.purgeOnce(ctx, fps, patience)
+	})
 }
 
 // purgeOnce compacts the file, truncates its log and checks both for the

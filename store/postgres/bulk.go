@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/pgvector/pgvector-go"
 
+	"github.com/memvault/memvault/internal/pgfence"
 	"github.com/memvault/memvault/internal/pgretry"
 )
 
@@ -95,7 +96,7 @@ func (s *Store) writeBulk(ctx context.Context, q Querier, owned bool, r *putRows
 
 // copyPuts runs a bulk write in tx (see writeBulk).
 func (s *Store) copyPuts(ctx context.Context, tx pgx.Tx, r *putRows, vecs [][]float32, now time.Time) error {
-	if err := s.execFence(ctx, tx, &r.fence); err != nil {
+	if err := pgfence.Exec(ctx, s.codec, tx, &r.fence); err != nil {
 		return err
 	}
 	if len(r.del.key) > 0 {

@@ -11,7 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/memvault/memvault/internal/binding"
-	"github.com/memvault/memvault/internal/pgdrain"
+	"github.com/memvault/memvault/internal/pgfence"
 	"github.com/memvault/memvault/internal/pgretry"
 	"github.com/memvault/memvault/store"
 	"github.com/memvault/memvault/store/internal/items"
@@ -159,7 +159,7 @@ type putRows struct {
 func (s *Store) sendPuts(ctx context.Context, q Querier, owned bool, r *putRows, vecs [][]float32, binary bool, now time.Time) error {
 
 	b := &pgx.Batch{}
-	inSQL := s.queueFence(b, &r.fence)
+	inSQL := pgfence.Queue(s.codec, b, &r.fence)
 	if len(r.del.key) > 0 {
 		b.Queue(`DELETE FROM `+s.t.store+` s USING unnest($1::text[], $2::text[]) AS d(prefix, key)
 WHERE s.prefix = d.prefix AND s.key = d.key`, r.del.prefix, r.del.key)
@@ -182,19 +182,12 @@ ON CONFLICT (prefix, key) DO UPDATE SET
 	}
 	send := func() error { return q.SendBatch(ctx, b).Close() }
 	if !inSQL {
-		begin, ok := q.(interface {
-			Begin(context.Context) (pgx.Tx, error)
-		})
+		begin, ok := q.(pgfence.Beginner)
 		if !ok {
 			return fmt.Errorf("postgres: put: %T cannot begin the transaction that fences the put", q)
 		}
 		send = func() error {
-			return pgx.BeginFunc(ctx, begin, func(tx pgx.Tx) error {
-				if err := s.codec.Check(ctx, &r.fence); err != nil {
-					return err
-				}
-				return tx.SendBatch(ctx, b).Close()
-			})
+			return pgfence.InTx(ctx, s.codec, begin, &r.fence, func(tx pgx.Tx) error { return tx.SendBatch(ctx, b).Close() })
 		}
 	}
 	var err error
@@ -243,51 +236,16 @@ ON CONFLICT (prefix, key, field_name) DO UPDATE SET
 	}
 }
 
-// queueFence queues the fence of a put's sealed values first in b, which
-// runs as one transaction: each statement holds its sealing key's row until
-// the put commits, so an erasure waits for the put, or the put fails after
-// it (binding.Fence). It reports false when the key table is in another
-// database: the put must then check the keys inside its transaction
-// (execFence in an explicit one).
-func (s *Store) queueFence(b *pgx.Batch, f *binding.Fence) bool {
-	stmts, ok := s.codec.Statements(f)
-	for _, st := range stmts {
-		b.Queue(st.SQL, st.Args...)
-	}
-	return ok
-}
-
-// execFence runs the fence of f in tx (see queueFence): the statements,
-// or, with a key table in another database, a check of the keys, which
-// then comes after tx began (config's erasure drains transactions older
-// than the keys' destruction).
-func (s *Store) execFence(ctx context.Context, tx pgx.Tx, f *binding.Fence) error {
-	b := &pgx.Batch{}
-	if !s.queueFence(b, f) {
-		return s.codec.Check(ctx, f)
-	}
-	if b.Len() == 0 {
-		return nil
-	}
-	return binding.FenceErr(tx.SendBatch(ctx, b).Close())
-}
-
 // itemsConfig is the store core's view of the store's options.
 func (s *Store) itemsConfig() items.Config {
 	return s.b.Config
 }
 
 // DrainWrites returns once every put that may have found a destroyed key
-// live has committed or failed: an erasure calls it after destroying a
-// subject's keys, before it deletes the subject's items. With the key table
-// in the data's database the deletion of the keys already waited for them
-// (their fence holds the key rows); otherwise it waits for the database's
-// transactions older than the call.
+// live has committed or failed (pgfence.Drain): an erasure calls it after
+// destroying a subject's keys, before it deletes the subject's items.
 func (s *Store) DrainWrites(ctx context.Context) error {
-	if s.codec.FencesInSQL() {
-		return nil
-	}
-	if err := pgdrain.Wait(ctx, s.db); err != nil {
+	if err := pgfence.Drain(ctx, s.codec, s.db); err != nil {
 		return fmt.Errorf("postgres: %w", err)
 	}
 	return nil

@@ -5,8 +5,8 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/memvault/memvault/crypto"
 	mvkeys "github.com/memvault/memvault/keys"
+	"github.com/memvault/memvault/keys/keystest"
 	keymemory "github.com/memvault/memvault/keys/memory"
 	"github.com/memvault/memvault/serde"
 	"github.com/memvault/memvault/store"
@@ -26,26 +26,11 @@ import (
 func RunErasure(t *testing.T, table mvkeys.Table, open func(t *testing.T, s serde.Serializer) store.Store) {
 	t.Helper()
 	ctx := context.Background()
-	k, err := crypto.NewKey([]byte("erasure-suite-master-key-32bytes"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ring, err := crypto.NewKeyring(k)
-	if err != nil {
-		t.Fatal(err)
-	}
-	master, err := serde.NewEncrypted(nil, ring)
-	if err != nil {
-		t.Fatal(err)
-	}
 	if table == nil {
 		table = keymemory.New()
 	}
 	process := func() (*mvkeys.Hierarchy, store.Store) {
-		h, err := mvkeys.New(mvkeys.Options{Master: master, Table: table, Subjects: mvkeys.Subjects{NamespacePrefix: []string{"users"}}})
-		if err != nil {
-			t.Fatal(err)
-		}
+		h := keystest.NewHierarchy(t, table, mvkeys.Subjects{NamespacePrefix: []string{"users"}})
 		return h, open(t, h)
 	}
 	carol, dave := store.Namespace{"users", "carol", "notes"}, store.Namespace{"users", "dave", "notes"}
