@@ -25,6 +25,7 @@ const (
 	OpKEKRotate       = "kek.rotate"
 	OpSubjectRotate   = "subject.rotate"
 	OpReencrypt       = "reencrypt"
+	OpSubjectReadmit  = "subject.readmit"
 )
 
 // Operations the trail records about itself. Callers cannot log them: the

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -509,6 +510,19 @@ func (h *Handle) RotateSubject(ctx context.Context, subject string) error {
 	return h.Keys.RotateSubject(ctx, subject)
 }
 
+// Readmit lets an erased subject have data keys again
+// (keys.Hierarchy.Readmit), recorded in the audit trail when it is on.
+// Until then every write of the subject fails with keys.ErrSubjectErased.
+func (h *Handle) Readmit(ctx context.Context, subject string) error {
+	if h.Keys == nil {
+		return ErrNoSubjects
+	}
+	if err := h.log(ctx, audit.OpSubjectReadmit, subject, subject); err != nil {
+		return err
+	}
+	return h.Keys.Readmit(ctx, subject)
+}
+
 // log records an operation when the audit trail is on.
 func (h *Handle) log(ctx context.Context, op, target, subject string) error {
 	if h.Audit == nil {
@@ -560,7 +574,7 @@ func openKeys(ctx context.Context, c Config, h *Handle, pool *pgxpool.Pool) erro
 		if schema == "" {
 			schema = DefaultKeySchema
 		}
-		t, err := keypostgres.New(pool, keypostgres.Options{Schema: schema})
+		t, err := keypostgres.New(pool, keypostgres.Options{Schema: schema, ApartFromData: c.KeyDSN != "" && c.DSN != c.KeyDSN})
 		if err != nil {
 			return fmt.Errorf("config: MEMVAULT_KEY_TABLE: %w", err)
 		}
@@ -597,40 +611,131 @@ func deleteThreads(ctx context.Context, s checkpointer.Saver, ids []string) erro
 // ErrNoSubjects is returned by Forget when per-subject keys are off.
 var ErrNoSubjects = errors.New("config: per-subject keys are off (set MEMVAULT_SUBJECT_THREAD_SEPARATOR or MEMVAULT_SUBJECT_NAMESPACE)")
 
-// Forget erases a data subject: it destroys the subject's data keys first
-// — from then on every value sealed under them fails to decrypt, in this
-// database and in any copy or backup of it — then deletes the subject's
-// threads (every thread whose id names the subject) and store items (the
-// namespace the subject's label heads), and returns the receipt,
-// authenticated under the audit key, with what it deleted. If deleting
-// rows fails part-way, the keys are already gone: run Forget again to
-// delete the rest.
+// ForgetOptions configures Handle.ForgetWith. The zero value is usable.
+type ForgetOptions struct {
+	// Wait bounds how long the erasure waits for readers that may still
+	// hold a copy of the destroyed keys (keys.PurgeOptions.Wait): 0 means
+	// keys.DefaultPurgeWait, negative not to wait.
+	Wait time.Duration
+	// Progress, when set, is told what the erasure waits for.
+	Progress func(msg string)
+}
+
+// Forget is ForgetWith with the default options.
 func (h *Handle) Forget(ctx context.Context, subject string) (keys.Receipt, error) {
+	return h.ForgetWith(ctx, subject, ForgetOptions{})
+}
+
+// ForgetWith erases a data subject, in an order that a crash, a reader or
+// a writer in another process cannot break:
+//
+//  1. It records the erasure in the key table and destroys the subject's
+//     data keys, in one transaction (keys.Hierarchy.StartErasure): from
+//     then on every value sealed under them fails to decrypt, here and in
+//     any copy of the data, and every write sealed under them fails with
+//     keys.ErrSubjectErased (writers check their key inside their own
+//     transaction: a write either commits before the keys are destroyed or
+//     stores nothing). No new key is made for the subject until the
+//     erasure finishes.
+//  2. It waits for writes that found the keys live to commit
+//     (PostgreSQL's fence makes the keys' deletion wait for them; SQLite
+//     takes the write lock once), then deletes the subject's threads (every
+//     thread whose id names the subject, or that was ever bound to it) and
+//     items (every namespace that names it).
+//  3. It makes sure no copy of the destroyed keys stays in the key table's
+//     storage (keys.ErasureTable.Purge), waiting up to opt.Wait for
+//     readers that still hold one.
+//  4. It marks the erasure done and returns its receipt, authenticated
+//     under the audit key, with every key and row of every run.
+//
+// If step 3 cannot finish in time, it returns the receipt marked pending
+// and an error wrapping keys.ErrErasurePending that says what holds a
+// copy; if anything fails, it returns the error. Either way, running it
+// again finishes the same erasure (a killed one included) and its receipt
+// names every key the erasure destroyed.
+func (h *Handle) ForgetWith(ctx context.Context, subject string, opt ForgetOptions) (keys.Receipt, error) {
 	if h.Keys == nil {
 		return keys.Receipt{}, ErrNoSubjects
 	}
 	if err := h.log(ctx, audit.OpSubjectErase, subject, subject); err != nil {
 		return keys.Receipt{}, err
 	}
-	r, err := h.Keys.DestroyKeys(ctx, subject)
+	e, err := h.Keys.StartErasure(ctx, subject)
 	if err != nil {
-		return r, err
+		return keys.Receipt{}, err
 	}
+	pending := func(err error) (keys.Receipt, error) {
+		if cur, rerr := h.Keys.Erasure(ctx, subject); rerr == nil && cur != nil {
+			e = *cur
+		}
+		return h.Keys.ErasureReceipt(e, err.Error()), err
+	}
+	purge := keys.PurgeOptions{Wait: opt.Wait, Progress: opt.Progress}
+	for _, w := range []any{h.Saver, h.Store} {
+		dctx, cancel := context.WithDeadline(ctx, purge.Deadline(time.Now()))
+		err := drainWrites(dctx, w)
+		cancel()
+		if err != nil && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+			err = fmt.Errorf("%w: %w", keys.ErrErasurePending, err)
+		}
+		if err != nil {
+			return pending(fmt.Errorf("config: forget %q: keys destroyed; %w", subject, err))
+		}
+	}
+	threads, items, err := h.forgetRows(ctx, subject)
+	if cerr := h.Keys.CountErased(ctx, subject, threads, items); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return pending(fmt.Errorf("config: forget %q: keys destroyed; %w", subject, err))
+	}
+	if err := h.Keys.PurgeErasure(ctx, e, purge); err != nil {
+		return pending(fmt.Errorf("config: forget %q: keys destroyed, rows deleted; %w", subject, err))
+	}
+	r, err := h.Keys.FinishErasure(ctx, subject)
+	if err != nil {
+		return pending(err)
+	}
+	return r, nil
+}
+
+// drainWrites lets v (a saver or a store, possibly wrapped) finish the
+// writes that began before, when it has a way to (SQLite's write lock, the
+// memory saver's mutex).
+func drainWrites(ctx context.Context, v any) error {
+	for v != nil {
+		if d, ok := v.(interface{ DrainWrites(context.Context) error }); ok {
+			return d.DrainWrites(ctx)
+		}
+		switch u := v.(type) {
+		case interface{ Unwrap() checkpointer.Saver }:
+			v = u.Unwrap()
+		case interface{ Unwrap() store.Store }:
+			v = u.Unwrap()
+		default:
+			return nil
+		}
+	}
+	return nil
+}
+
+// forgetRows deletes subject's threads and items, and counts them.
+func (h *Handle) forgetRows(ctx context.Context, subject string) (threads, items int, err error) {
 	sub := h.Keys.Subjects()
 	var ids []string
 	switch {
 	case sub.ThreadMetadataKey != "":
 		if ids, err = h.Keys.SubjectThreads(ctx, subject); err != nil {
-			return r, fmt.Errorf("config: forget %q: keys destroyed; %w", subject, err)
+			return 0, 0, err
 		}
 	case sub.ThreadSeparator != "":
 		lister, ok := h.Saver.(checkpointer.ThreadLister)
 		if !ok {
-			return r, fmt.Errorf("config: forget %q: the saver cannot list threads", subject)
+			return 0, 0, fmt.Errorf("the saver cannot list threads")
 		}
 		for th, err := range lister.ListThreads(ctx) {
 			if err != nil {
-				return r, fmt.Errorf("config: forget %q: keys destroyed; list threads: %w", subject, err)
+				return 0, 0, fmt.Errorf("list threads: %w", err)
 			}
 			if sub.ThreadSubject(th.ThreadID) == subject {
 				ids = append(ids, th.ThreadID)
@@ -638,25 +743,23 @@ func (h *Handle) Forget(ctx context.Context, subject string) (keys.Receipt, erro
 		}
 	}
 	if err := deleteThreads(ctx, h.Saver, ids); err != nil {
-		return r, fmt.Errorf("config: forget %q: keys destroyed; delete threads: %w", subject, err)
+		return 0, 0, fmt.Errorf("delete threads: %w", err)
 	}
-	r.Threads = len(ids)
 	if err := h.Keys.UnbindThreads(ctx, subject); err != nil {
-		return r, fmt.Errorf("config: forget %q: keys destroyed, threads deleted; %w", subject, err)
+		return len(ids), 0, fmt.Errorf("threads deleted; %w", err)
 	}
 	if ns := sub.Namespace(subject); ns != nil && h.Store != nil {
 		del, ok := h.Store.(store.PrefixDeleter)
 		if !ok {
-			return r, fmt.Errorf("config: forget %q: the store cannot delete by prefix", subject)
+			return len(ids), 0, fmt.Errorf("the store cannot delete by prefix")
 		}
 		n, err := del.DeletePrefix(ctx, ns)
 		if err != nil {
-			return r, fmt.Errorf("config: forget %q: keys destroyed; delete items: %w", subject, err)
+			return len(ids), 0, fmt.Errorf("delete items: %w", err)
 		}
-		r.Items = n
+		items = n
 	}
-	h.Keys.SignReceipt(&r)
-	return r, nil
+	return len(ids), items, nil
 }
 
 func openSQLite(ctx context.Context, c Config, h *Handle) error {

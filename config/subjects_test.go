@@ -263,3 +263,67 @@ func TestForgetByMetadataThroughConfig(t *testing.T) {
 		t.Fatalf("bindings left: %q", ths)
 	}
 }
+
+// TestAnonymousThenLoginIsErased: a thread that ran anonymously, then
+// learned its user (subjects by metadata), is erased with the user whole —
+// its checkpoints and pending writes from before the login too, also in a
+// copy of the data taken before the login. Before thread keys, those rows
+// stayed under the master key and a restored backup showed them.
+func TestAnonymousThenLoginIsErased(t *testing.T) {
+	dir := t.TempDir()
+	cases := map[string]Config{"sqlite": {DBPath: filepath.Join(dir, "m.db")}}
+	if !testing.Short() {
+		cases["postgres"] = Config{DSN: pgtest.SchemaDSN(t), KeyTable: fmt.Sprintf("keys_login_%d", time.Now().UnixNano())}
+	}
+	for name, base := range cases {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			c := Default()
+			c.DBPath, c.DSN, c.KeyTable = base.DBPath, base.DSN, base.KeyTable
+			c.Keys.Primary = testkeys.Key
+			c.Subjects.ThreadMetadataKey = "user_id"
+			h, err := Open(ctx, c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer func() { h.Close() }()
+			put := func(thread string, step int, value string, md checkpointer.Metadata, parent string) string {
+				t.Helper()
+				cp := &checkpointer.Checkpoint{V: 4, ID: checkpointer.NewID(step), ChannelValues: map[string]any{"notes": value},
+					ChannelVersions: map[string]string{"notes": fmt.Sprintf("%032d.0", step+1)}}
+				next, err := h.Saver.Put(ctx, checkpointer.Config{ThreadID: thread, CheckpointID: parent}, cp, md, cp.ChannelVersions)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return next.CheckpointID
+			}
+			// Anonymous: no user_id yet.
+			id1 := put("visit", 1, "anonymous: allergic to peanuts", checkpointer.Metadata{"source": "input"}, "")
+			if err := h.Saver.PutWrites(ctx, checkpointer.Config{ThreadID: "visit", CheckpointID: id1}, []checkpointer.Write{{Channel: "notes", Value: "takes insulin"}}, "task-1", ""); err != nil {
+				t.Fatal(err)
+			}
+			put("other", 1, "dave's note", checkpointer.Metadata{"user_id": "dave"}, "")
+			backup := takeBackup(t, h, c) // before the login
+			// The login: the thread is carol's from now on.
+			put("visit", 2, "carol logged in", checkpointer.Metadata{"user_id": "carol"}, id1)
+			if tup, err := h.Saver.GetTuple(ctx, checkpointer.Config{ThreadID: "visit", CheckpointID: id1}); err != nil || tup.Checkpoint.ChannelValues["notes"] != "anonymous: allergic to peanuts" || len(tup.PendingWrites) != 1 {
+				t.Fatalf("the anonymous checkpoint after the login: %+v, %v", tup, err)
+			}
+			r, err := h.Forget(ctx, "carol")
+			if err != nil || r.Threads != 1 || len(r.KeyIDs) == 0 {
+				t.Fatalf("forget: %+v, %v", r, err)
+			}
+			restoreBackup(t, h, c, backup)
+			h, err = Open(ctx, c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := h.Saver.GetTuple(ctx, checkpointer.Config{ThreadID: "visit", CheckpointID: id1}); !errors.Is(err, serde.ErrDecrypt) {
+				t.Fatalf("the anonymous checkpoint, restored from before the login: %v, want ErrDecrypt", err)
+			}
+			if tup, err := h.Saver.GetTuple(ctx, checkpointer.Config{ThreadID: "other"}); err != nil || tup.Checkpoint.ChannelValues["notes"] != "dave's note" {
+				t.Fatalf("dave's thread restored: %v, %v", tup, err)
+			}
+		})
+	}
+}

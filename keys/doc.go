@@ -13,9 +13,18 @@
 // under that subject's data key; other values under the master key, as a
 // serde.Encrypted seals them. Each ciphertext stays bound to its location.
 //
-// Forget destroys a subject's data keys (crypto-shredding): every value
-// sealed under them stops decrypting, also in copies and backups of the
-// data taken before, as long as no copy of the key table (or of the
-// provider's keys) from before survives. RotateKEK re-wraps every data key
-// under a new KEK and rewrites no data.
+// StartErasure destroys a subject's data keys (crypto-shredding), recording
+// the erasure in the same transaction of the key table: every value sealed
+// under them stops decrypting, also in copies and backups of the data taken
+// before, as long as no copy of the key table (or of the provider's keys)
+// from before survives. Writers check their sealing key inside their own
+// transaction (internal/binding's Fence, LiveKey), so no write sealed under
+// a destroyed key is ever acknowledged, and the subject stays erased until
+// Readmit. PurgeErasure shows the destroyed keys' bytes are gone from the
+// key table's storage (waiting for readers that still hold them), and
+// FinishErasure returns the signed receipt; config.Handle.ForgetWith runs
+// the whole erasure, rows included. A thread not yet bound to a subject
+// (Subjects.ThreadMetadataKey) seals under keys of its own, which binding
+// hands over to the subject. RotateKEK re-wraps every data key under a new
+// KEK and rewrites no data.
 package keys

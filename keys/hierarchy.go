@@ -10,10 +10,10 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/hashicorp/golang-lru/v2/expirable"
 
@@ -215,6 +215,32 @@ func (h *Hierarchy) ThreadSubject(ctx context.Context, thread string) (string, e
 	return s, nil
 }
 
+// ThreadKeySubject returns whose keys seal a thread's values: the thread's
+// subject, or, for a thread not bound to one yet in metadata mode
+// (Subjects.ThreadMetadataKey), the thread's own key set (ThreadKeyOwner),
+// which binding the thread hands over to its subject — so that what an
+// anonymous thread wrote before its user logged in is erased with the
+// user, backups taken before the login included. "" for none.
+func (h *Hierarchy) ThreadKeySubject(ctx context.Context, thread string) (string, error) {
+	s, err := h.ThreadSubject(ctx, thread)
+	if err != nil || s != "" || h.bindings == nil {
+		return s, err
+	}
+	return ThreadKeyOwner(thread), nil
+}
+
+// threadKeyPrefix starts the owner of an unbound thread's keys in the key
+// table; no subject may start with it.
+const threadKeyPrefix = "memvault:thread:"
+
+// ThreadKeyOwner is the key table's subject column for the keys of a
+// thread not bound to a subject (metadata mode).
+func ThreadKeyOwner(thread string) string { return threadKeyPrefix + thread }
+
+// ThreadOfKeyOwner returns the thread whose own keys owner names, if it
+// names one (see ThreadKeyOwner).
+func ThreadOfKeyOwner(owner string) (string, bool) { return strings.CutPrefix(owner, threadKeyPrefix) }
+
 // unboundTTL is how long a thread found unbound is taken as unbound.
 const unboundTTL = 2 * time.Second
 
@@ -262,7 +288,7 @@ func (h *Hierarchy) BindThreadTo(ctx context.Context, thread, subject string) er
 		return nil
 	}
 	h.unbound.Remove(thread)
-	bound, err := h.bindings.BindThread(ctx, thread, subject)
+	bound, err := h.adoptThread(ctx, thread, subject)
 	if err != nil {
 		return fmt.Errorf("keys: bind thread %q: %w", thread, err)
 	}
@@ -271,6 +297,71 @@ func (h *Hierarchy) BindThreadTo(ctx context.Context, thread, subject string) er
 	}
 	h.threads.Add(thread, bound)
 	return nil
+}
+
+// checkOwner checks a key owner: a subject, or (metadata mode) a thread's
+// own key set.
+func (h *Hierarchy) checkOwner(owner string) error {
+	if th, ok := ThreadOfKeyOwner(owner); ok && h.bindings != nil {
+		if th == "" || !utf8.ValidString(th) || strings.ContainsRune(th, 0) {
+			return fmt.Errorf("keys: thread %q is not NUL-free UTF-8", th)
+		}
+		return nil
+	}
+	return h.opts.Subjects.CheckSubject(owner)
+}
+
+// adoptThread binds thread to subject and hands the keys the thread sealed
+// its values with while unbound (ThreadKeyOwner) over to subject,
+// re-wrapped for it, in one transaction of the key table (ThreadAdopter).
+// Another process making a key for the thread meanwhile makes it start
+// again.
+func (h *Hierarchy) adoptThread(ctx context.Context, thread, subject string) (string, error) {
+	ad, ok := h.bindings.(ThreadAdopter)
+	if !ok {
+		return h.bindings.BindThread(ctx, thread, subject)
+	}
+	owner := ThreadKeyOwner(thread)
+	for attempt := 0; ; attempt++ {
+		own, err := h.opts.Table.Keys(ctx, owner)
+		if err != nil {
+			return "", err
+		}
+		theirs, err := h.opts.Table.Keys(ctx, subject)
+		if err != nil {
+			return "", err
+		}
+		// The thread's keys go below the subject's oldest version, so the
+		// subject's newest key keeps sealing.
+		next := 0
+		for _, k := range theirs {
+			next = min(next, k.Version-1)
+		}
+		adopted := make([]WrappedKey, 0, len(own))
+		for _, k := range own {
+			dk, err := h.unwrapBytes(ctx, k)
+			if err != nil {
+				return "", err
+			}
+			p := h.opts.Providers[0]
+			wrapped, err := p.Wrap(ctx, dk, wrapAD(subject, next, k.ID))
+			clear(dk)
+			if err != nil {
+				return "", fmt.Errorf("keys: wrap key of thread %q for %q: %w", thread, subject, err)
+			}
+			adopted = append(adopted, WrappedKey{Subject: subject, Version: next, ID: k.ID, KEK: p.KEKID(), Wrapped: wrapped, Created: k.Created})
+			next--
+		}
+		bound, err := ad.AdoptThread(ctx, thread, subject, adopted)
+		if (errors.Is(err, ErrKeyExists) || errors.Is(err, ErrAdoptRace)) && attempt < 8 {
+			continue
+		}
+		if err == nil && bound == subject {
+			h.cache.Remove(owner)
+			h.cache.Remove(subject)
+		}
+		return bound, err
+	}
 }
 
 // SubjectThreads returns the threads bound to subject (metadata mode; nil
@@ -321,7 +412,7 @@ func (h *Hierarchy) SubjectSerializer(ctx context.Context, subject string, seal 
 	if s, ok := h.cache.Get(subject); ok {
 		return s, nil
 	}
-	if err := h.opts.Subjects.CheckSubject(subject); err != nil {
+	if err := h.checkOwner(subject); err != nil {
 		return nil, err
 	}
 	ks, err := h.opts.Table.Keys(ctx, subject)
@@ -412,7 +503,8 @@ func (h *Hierarchy) serializerOf(ctx context.Context, subject string, ks []Wrapp
 	return h.opts.Master.WithKeyring(kr)
 }
 
-func (h *Hierarchy) unwrap(ctx context.Context, k WrappedKey) (*crypto.Key, error) {
+// unwrapBytes returns k's key bytes, which the caller clears.
+func (h *Hierarchy) unwrapBytes(ctx context.Context, k WrappedKey) ([]byte, error) {
 	p, ok := h.providers[k.KEK]
 	if !ok {
 		return nil, fmt.Errorf("keys: key %d of %q is wrapped by %q, which no configured provider holds", k.Version, k.Subject, k.KEK)
@@ -420,6 +512,14 @@ func (h *Hierarchy) unwrap(ctx context.Context, k WrappedKey) (*crypto.Key, erro
 	dk, err := p.Unwrap(ctx, k.Wrapped, wrapAD(k.Subject, k.Version, k.ID))
 	if err != nil {
 		return nil, fmt.Errorf("keys: key %d of %q: %w", k.Version, k.Subject, ErrUnwrap)
+	}
+	return dk, nil
+}
+
+func (h *Hierarchy) unwrap(ctx context.Context, k WrappedKey) (*crypto.Key, error) {
+	dk, err := h.unwrapBytes(ctx, k)
+	if err != nil {
+		return nil, err
 	}
 	defer clear(dk)
 	key, err := crypto.NewKey(dk)
@@ -430,67 +530,72 @@ func (h *Hierarchy) unwrap(ctx context.Context, k WrappedKey) (*crypto.Key, erro
 }
 
 // Receipt is the record of an erasure: which subject's keys were
-// destroyed, when, and their ids, authenticated (MAC) under the audit key
-// derived from the master key, so it can be shown to an auditor and
-// checked with VerifyReceipt.
+// destroyed, when, their ids and the rows deleted, authenticated (MAC)
+// under the audit key derived from the master key, so it can be shown to an
+// auditor and checked with VerifyReceipt. A pending receipt is of an
+// erasure that is not finished: run it again.
 type Receipt struct {
-	Subject string    `json:"subject"`
-	Time    time.Time `json:"time"`
-	// KeyIDs are the destroyed data keys' ids.
+	Subject string `json:"subject"`
+	// Time is when the erasure destroyed the keys (its first run).
+	Time time.Time `json:"time"`
+	// KeyIDs are the destroyed data keys' ids, over every run.
 	KeyIDs []string `json:"key_ids"`
-	// Threads and Items count the rows deleted with the keys (set by the
-	// caller that deleted them; see config.Handle.Forget).
+	// Threads and Items count the rows deleted, over every run.
 	Threads int `json:"threads"`
 	Items   int `json:"items"`
+	// Pending is set while the erasure is not finished, with the reason
+	// (e.g. a reader still holds a copy of a destroyed key); Finished is
+	// when it finished.
+	Pending       bool      `json:"pending,omitempty"`
+	PendingReason string    `json:"pending_reason,omitempty"`
+	Finished      time.Time `json:"finished,omitzero"`
 	// MAC is HMAC-SHA256 over the fields above, in hex.
 	MAC string `json:"mac"`
 }
 
-func (r Receipt) mac(key []byte) string {
+// mac computes the receipt's MAC; v1 receipts (before pending erasures)
+// cover fewer fields and still verify.
+func (r Receipt) mac(key []byte, v1 bool) string {
 	m := hmac.New(sha256.New, key)
-	for _, f := range []string{"memvault/erasure-receipt/v1", r.Subject, r.Time.UTC().Format(time.RFC3339Nano),
-		strings.Join(r.KeyIDs, ","), fmt.Sprint(r.Threads), fmt.Sprint(r.Items)} {
+	fields := []string{"memvault/erasure-receipt/v1", r.Subject, r.Time.UTC().Format(time.RFC3339Nano),
+		strings.Join(r.KeyIDs, ","), fmt.Sprint(r.Threads), fmt.Sprint(r.Items)}
+	if !v1 {
+		fields[0] = "memvault/erasure-receipt/v2"
+		fields = append(fields, fmt.Sprint(r.Pending), r.PendingReason, r.Finished.UTC().Format(time.RFC3339Nano))
+	}
+	for _, f := range fields {
 		m.Write(binary.AppendUvarint(nil, uint64(len(f))))
 		m.Write([]byte(f))
 	}
 	return hex.EncodeToString(m.Sum(nil))
 }
 
-// SignReceipt sets r.MAC; call it after changing Threads or Items.
-func (h *Hierarchy) SignReceipt(r *Receipt) { r.MAC = r.mac(h.auditKeys[0]) }
+// SignReceipt sets r.MAC; call it after changing any field.
+func (h *Hierarchy) SignReceipt(r *Receipt) { r.MAC = r.mac(h.auditKeys[0], false) }
 
 // VerifyReceipt reports whether r is a receipt one of this Hierarchy's
 // master keys (the primary or a previous one) authenticated, unchanged.
 func (h *Hierarchy) VerifyReceipt(r Receipt) bool {
 	for _, k := range h.auditKeys {
-		if hmac.Equal([]byte(r.MAC), []byte(r.mac(k))) {
+		if hmac.Equal([]byte(r.MAC), []byte(r.mac(k, false))) {
+			return true
+		}
+		if !r.Pending && r.PendingReason == "" && r.Finished.IsZero() && hmac.Equal([]byte(r.MAC), []byte(r.mac(k, true))) {
 			return true
 		}
 	}
 	return false
 }
 
-// DestroyKeys destroys subject's data keys: every value sealed under them
-// stops decrypting, wherever a copy of it is, unless a copy of the key
-// table from before survives. It forgets them from the cache, and returns
-// the receipt (without row counts; config.Handle.Forget also deletes the
-// subject's rows and counts them).
+// DestroyKeys destroys subject's data keys (StartErasure) and returns the
+// receipt of the erasure so far, pending: it deletes no rows and does not
+// purge. config.Handle.Forget runs the whole erasure.
 func (h *Hierarchy) DestroyKeys(ctx context.Context, subject string) (Receipt, error) {
-	if err := h.opts.Subjects.CheckSubject(subject); err != nil {
+	e, err := h.StartErasure(ctx, subject)
+	if err != nil {
 		return Receipt{}, err
 	}
-	gone, err := h.opts.Table.Destroy(ctx, subject)
-	h.cache.Remove(subject) // also when Destroy failed part-way
-	if err != nil {
-		return Receipt{}, fmt.Errorf("keys: destroy keys of %q: %w", subject, err)
-	}
-	r := Receipt{Subject: subject, Time: h.opts.Now().UTC(), KeyIDs: []string{}}
-	for _, k := range gone {
-		r.KeyIDs = append(r.KeyIDs, k.ID)
-	}
-	slices.Sort(r.KeyIDs)
-	h.SignReceipt(&r)
-	return r, nil
+	return h.ErasureReceipt(e, "rows not deleted"), nil
 }
 
 // Evict drops subject's keys from the cache, so the next use reads them

@@ -79,9 +79,12 @@ func (s Subjects) Namespace(subject string) []string {
 const maxSubjectLen = 256
 
 // CheckSubject refuses a subject that cannot name one: empty, longer than
-// 256 bytes, not UTF-8, or holding a NUL.
+// 256 bytes, not UTF-8, holding a NUL, or starting with "memvault:thread:"
+// (the key table's name for an unbound thread's own keys).
 func (s Subjects) CheckSubject(subject string) error {
 	switch {
+	case strings.HasPrefix(subject, threadKeyPrefix):
+		return fmt.Errorf("keys: subject %q: the prefix %q is reserved", subject, threadKeyPrefix)
 	case subject == "":
 		return fmt.Errorf("keys: empty subject")
 	case len(subject) > maxSubjectLen:

@@ -6,6 +6,7 @@ import (
 	"maps"
 
 	"github.com/memvault/memvault/checkpointer/internal/core"
+	"github.com/memvault/memvault/internal/binding"
 
 	"github.com/memvault/memvault/checkpointer"
 )
@@ -25,8 +26,17 @@ func (s *InMemorySaver) ImportThread(ctx context.Context, items []checkpointer.I
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("memory: %w", err)
 	}
+	var fence binding.Fence
+	for thread := range scratch.threads {
+		if err := s.codec.FenceThread(ctx, thread, &fence); err != nil {
+			return fmt.Errorf("memory: %w", err)
+		}
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.codec.Check(ctx, &fence); err != nil {
+		return fmt.Errorf("memory: import: %w", err)
+	}
 	for thread, nss := range scratch.threads {
 		for ns, src := range nss {
 			dst := s.namespaceLocked(thread, ns)

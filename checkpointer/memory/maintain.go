@@ -164,6 +164,7 @@ func (s *InMemorySaver) copyThread(ctx context.Context, srcThreadID, dstThreadID
 	s.mu.RUnlock()
 
 	// Re-bind values outside the lock (a no-op for plain codecs).
+	var fence binding.Fence
 	for i := range src {
 		c := &src[i]
 		if !s.codec.Bound() {
@@ -173,7 +174,7 @@ func (s *InMemorySaver) copyThread(ctx context.Context, srcThreadID, dstThreadID
 			from := binding.Blob{Thread: srcThreadID, NS: c.ns, Channel: k.channel, Version: k.version}
 			to := from
 			to.Thread = dstThreadID
-			typ, data, err := s.codec.Move(ctx, from, to, b.typ, b.data)
+			typ, data, err := s.codec.MoveFenced(ctx, from, to, b.typ, b.data, &fence)
 			if err != nil {
 				return fmt.Errorf("memory: copy channel %q: %w", k.channel, err)
 			}
@@ -184,7 +185,7 @@ func (s *InMemorySaver) copyThread(ctx context.Context, srcThreadID, dstThreadID
 				from := binding.Write{Thread: srcThreadID, NS: c.ns, Checkpoint: id, Task: w.task, Idx: w.idx, Channel: w.channel}
 				to := from
 				to.Thread = dstThreadID
-				typ, data, err := s.codec.Move(ctx, from, to, w.value.typ, w.value.data)
+				typ, data, err := s.codec.MoveFenced(ctx, from, to, w.value.typ, w.value.data, &fence)
 				if err != nil {
 					return fmt.Errorf("memory: copy write (%s, %d): %w", w.task, w.idx, err)
 				}
@@ -197,6 +198,9 @@ func (s *InMemorySaver) copyThread(ctx context.Context, srcThreadID, dstThreadID
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.codec.Check(ctx, &fence); err != nil {
+		return fmt.Errorf("memory: copy thread: %w", err)
+	}
 	for _, c := range src {
 		n := s.namespaceLocked(dstThreadID, c.ns)
 		for _, rec := range c.recs {

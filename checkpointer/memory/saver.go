@@ -196,6 +196,15 @@ func newNamespace() *namespace {
 	}
 }
 
+// DrainWrites returns once every write that began before it has finished:
+// an erasure calls it after destroying a subject's keys, so that the rows it
+// then deletes include every write that found those keys live.
+func (s *InMemorySaver) DrainWrites(context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return nil
+}
+
 // NextVersion implements checkpointer.Saver.
 func (s *InMemorySaver) NextVersion(current string) string {
 	return core.NextVersionStyle(s.style, current)
@@ -218,8 +227,9 @@ func (s *InMemorySaver) Put(ctx context.Context, cfg checkpointer.Config, cp *ch
 	}
 	thread, ns := cfg.ThreadID, cfg.CheckpointNS
 	blobs := make(map[chanVersion]blob, len(newVersions))
+	var fence binding.Fence
 	for ch, ver := range newVersions {
-		b, err := core.SealBlob(ctx, s.codec, thread, ns, ch, ver, cp.ChannelValues)
+		b, err := core.SealBlob(ctx, s.codec, thread, ns, ch, ver, cp.ChannelValues, &fence)
 		if err != nil {
 			return checkpointer.Config{}, fmt.Errorf("memory: %w", err)
 		}
@@ -236,11 +246,18 @@ func (s *InMemorySaver) Put(ctx context.Context, cfg checkpointer.Config, cp *ch
 		parent:   cfg.CheckpointID,
 	}
 
+	if err := s.codec.FenceThread(ctx, thread, &fence); err != nil {
+		return checkpointer.Config{}, fmt.Errorf("memory: %w", err)
+	}
 	s.mu.Lock()
+	defer s.mu.Unlock()
+	// Under the lock an erasure (DrainWrites) cannot interleave.
+	if err := s.codec.Check(ctx, &fence); err != nil {
+		return checkpointer.Config{}, fmt.Errorf("memory: %w", err)
+	}
 	n := s.namespaceLocked(thread, ns)
 	maps.Copy(n.blobs, blobs)
 	n.add(rec)
-	s.mu.Unlock()
 	return checkpointer.Config{ThreadID: thread, CheckpointNS: ns, CheckpointID: cp.ID}, nil
 }
 
@@ -291,6 +308,9 @@ func (s *InMemorySaver) PutWrites(ctx context.Context, cfg checkpointer.Config, 
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.codec.Check(ctx, &w.Fence); err != nil {
+		return fmt.Errorf("memory: %w", err)
+	}
 	n := s.namespaceLocked(w.Thread, w.NS)
 	ws := n.writesOf(w.Checkpoint)
 	for _, r := range w.Rows {

@@ -90,3 +90,14 @@ func TestBackgroundSweep(t *testing.T) {
 		return s, s.Close
 	})
 }
+
+func TestErasureSuite(t *testing.T) {
+	var base *memory.InMemorySaver
+	checkpointertest.RunErasure(t, nil, func(t *testing.T, s serde.Serializer) checkpointer.Saver {
+		if base == nil {
+			base = memory.New(memory.Options{Serde: s})
+			return base
+		}
+		return base.WithSerde(s)
+	})
+}

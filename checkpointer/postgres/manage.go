@@ -9,6 +9,7 @@ import (
 	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/checkpointer/internal/core"
 	"github.com/memvault/memvault/internal/binding"
+	"github.com/memvault/memvault/internal/pgfence"
 )
 
 // deleteThread is the core's DeleteThread hook (core.Hooks): the thread's
@@ -110,10 +111,14 @@ func (s *Saver) copyThread(ctx context.Context, srcThreadID, dstThreadID string)
 		if _, err := tx.Exec(ctx, s.q.copyCkpts, srcThreadID, dstThreadID); err != nil {
 			return err
 		}
-		if err := s.reencryptBlobs(ctx, tx, srcThreadID, dstThreadID); err != nil {
+		var fence binding.Fence
+		if err := s.reencryptBlobs(ctx, tx, srcThreadID, dstThreadID, &fence); err != nil {
 			return err
 		}
-		return s.reencryptWrites(ctx, tx, srcThreadID, dstThreadID)
+		if err := s.reencryptWrites(ctx, tx, srcThreadID, dstThreadID, &fence); err != nil {
+			return err
+		}
+		return pgfence.Exec(ctx, s.codec, tx, &fence)
 	})
 	if err != nil {
 		return fmt.Errorf("postgres: copy thread: %w", err)
@@ -121,7 +126,7 @@ func (s *Saver) copyThread(ctx context.Context, srcThreadID, dstThreadID string)
 	return nil
 }
 
-func (s *Saver) reencryptBlobs(ctx context.Context, tx pgx.Tx, src, dst string) error {
+func (s *Saver) reencryptBlobs(ctx context.Context, tx pgx.Tx, src, dst string, f *binding.Fence) error {
 	var lastNS, lastCh, lastVer string
 	first := true
 	for {
@@ -138,7 +143,7 @@ func (s *Saver) reencryptBlobs(ctx context.Context, tx pgx.Tx, src, dst string) 
 				rows.Close()
 				return err
 			}
-			t, d, err := s.codec.Move(ctx, binding.Blob{Thread: src, NS: n, Channel: ch, Version: ver}, binding.Blob{Thread: dst, NS: n, Channel: ch, Version: ver}, typ, blob)
+			t, d, err := s.codec.MoveFenced(ctx, binding.Blob{Thread: src, NS: n, Channel: ch, Version: ver}, binding.Blob{Thread: dst, NS: n, Channel: ch, Version: ver}, typ, blob, f)
 			if err != nil {
 				rows.Close()
 				return fmt.Errorf("channel %q version %q: %w", ch, ver, err)
@@ -163,7 +168,7 @@ func (s *Saver) reencryptBlobs(ctx context.Context, tx pgx.Tx, src, dst string) 
 	}
 }
 
-func (s *Saver) reencryptWrites(ctx context.Context, tx pgx.Tx, src, dst string) error {
+func (s *Saver) reencryptWrites(ctx context.Context, tx pgx.Tx, src, dst string, f *binding.Fence) error {
 	var lastNS, lastCP, lastTask string
 	var lastIdx int32
 	first := true
@@ -183,7 +188,7 @@ func (s *Saver) reencryptWrites(ctx context.Context, tx pgx.Tx, src, dst string)
 				rows.Close()
 				return err
 			}
-			t, d, err := s.codec.Move(ctx, binding.Write{Thread: src, NS: n, Checkpoint: cp, Task: task, Idx: int(idx), Channel: ch}, binding.Write{Thread: dst, NS: n, Checkpoint: cp, Task: task, Idx: int(idx), Channel: ch}, typ, blob)
+			t, d, err := s.codec.MoveFenced(ctx, binding.Write{Thread: src, NS: n, Checkpoint: cp, Task: task, Idx: int(idx), Channel: ch}, binding.Write{Thread: dst, NS: n, Checkpoint: cp, Task: task, Idx: int(idx), Channel: ch}, typ, blob, f)
 			if err != nil {
 				rows.Close()
 				return fmt.Errorf("write %s/%d of checkpoint %q: %w", task, idx, cp, err)

@@ -11,6 +11,8 @@ import (
 
 	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/checkpointer/internal/core"
+	"github.com/memvault/memvault/internal/binding"
+	"github.com/memvault/memvault/internal/pgfence"
 	"github.com/memvault/memvault/internal/pgretry"
 )
 
@@ -38,12 +40,18 @@ func (s *Saver) put(ctx context.Context, db DB, cfg checkpointer.Config, cp *che
 	if err != nil {
 		return checkpointer.Config{}, fmt.Errorf("postgres: put: %w", err)
 	}
-	b, err := s.putBatch(ctx, r, cp, newVersions)
+	b, inSQL, err := s.putBatch(ctx, r, cp, newVersions)
 	if err != nil {
 		return checkpointer.Config{}, fmt.Errorf("postgres: put: %w", err)
 	}
-	if err := s.retryOwned(ctx, db, func() error { return runBatch(ctx, db, b) }); err != nil {
-		return checkpointer.Config{}, fmt.Errorf("postgres: put: %w", err)
+	send := func() error { return runBatch(ctx, db, b) }
+	if !inSQL {
+		send = func() error {
+			return pgfence.InTx(ctx, s.codec, db, &r.Fence, func(tx pgx.Tx) error { return runBatch(ctx, tx, b) })
+		}
+	}
+	if err := s.retryOwned(ctx, db, send); err != nil {
+		return checkpointer.Config{}, fmt.Errorf("postgres: put: %w", binding.FenceErr(err))
 	}
 	return checkpointer.Config{ThreadID: r.Thread, CheckpointNS: r.NS, CheckpointID: r.ID}, nil
 }
@@ -56,7 +64,7 @@ func (s *Saver) put(ctx context.Context, db DB, cfg checkpointer.Config, cp *che
 // are sent too, flagged inline, and the statement inserts them only when the
 // parent's document holds them inline at the same version (never when
 // memvault or JS wrote the parent).
-func (s *Saver) putBatch(ctx context.Context, r *core.Checkpoint, cp *checkpointer.Checkpoint, newVersions map[string]string) (*pgx.Batch, error) {
+func (s *Saver) putBatch(ctx context.Context, r *core.Checkpoint, cp *checkpointer.Checkpoint, newVersions map[string]string) (b *pgx.Batch, fencedInSQL bool, err error) {
 	var parent *string
 	if r.Parent != "" {
 		parent = &r.Parent
@@ -68,9 +76,9 @@ func (s *Saver) putBatch(ctx context.Context, r *core.Checkpoint, cp *checkpoint
 			if _, isNew := newVersions[ch]; isNew || cp.ChannelVersions[ch] == "" || !primitive(val) {
 				continue
 			}
-			b, err := core.SealBlob(ctx, s.codec, r.Thread, r.NS, ch, cp.ChannelVersions[ch], cp.ChannelValues)
+			b, err := core.SealBlob(ctx, s.codec, r.Thread, r.NS, ch, cp.ChannelVersions[ch], cp.ChannelValues, &r.Fence)
 			if err != nil {
-				return nil, err
+				return nil, false, err
 			}
 			if inline == nil {
 				inline = map[string]bool{}
@@ -81,7 +89,8 @@ func (s *Saver) putBatch(ctx context.Context, r *core.Checkpoint, cp *checkpoint
 		// Concurrent Puts to a thread lock rows in one order.
 		slices.SortFunc(blobs, func(a, b core.Blob) int { return strings.Compare(a.Channel, b.Channel) })
 	}
-	b := &pgx.Batch{}
+	b = &pgx.Batch{}
+	fencedInSQL = pgfence.Queue(s.codec, b, &r.Fence) // first: fail before writing anything
 	if n := len(blobs); n > 0 {
 		chans, vers, types := make([]string, n), make([]string, n), make([]string, n)
 		data, inl := make([][]byte, n), make([]bool, n)
@@ -91,7 +100,7 @@ func (s *Saver) putBatch(ctx context.Context, r *core.Checkpoint, cp *checkpoint
 		b.Queue(s.q.upsertBlobs, r.Thread, r.NS, chans, vers, types, data, parent, inl)
 	}
 	b.Queue(s.q.upsertCkpt, r.Thread, r.NS, r.ID, parent, json.RawMessage(r.Doc), json.RawMessage(r.Meta))
-	return b, nil
+	return b, fencedInSQL, nil
 }
 
 // primitive reports whether Python LangGraph would keep v inline in the
@@ -137,6 +146,21 @@ func (s *Saver) putWrites(ctx context.Context, db DB, cfg checkpointer.Config, w
 	if w.Upsert {
 		q = s.q.upsertWrites
 	}
+	if !w.Fence.Empty() {
+		// The fence and the rows in one implicit transaction.
+		b := &pgx.Batch{}
+		send := func() error { return runBatch(ctx, db, b) }
+		if !pgfence.Queue(s.codec, b, &w.Fence) {
+			send = func() error {
+				return pgfence.InTx(ctx, s.codec, db, &w.Fence, func(tx pgx.Tx) error { return runBatch(ctx, tx, b) })
+			}
+		}
+		b.Queue(q, w.Thread, w.NS, w.Checkpoint, w.Task, w.TaskPath, idxs, chans, types, blobs)
+		if err := s.retryOwned(ctx, db, send); err != nil {
+			return fmt.Errorf("postgres: put writes: %w", binding.FenceErr(err))
+		}
+		return nil
+	}
 	err = s.retryOwned(ctx, db, func() error {
 		_, err := db.Exec(ctx, q, w.Thread, w.NS, w.Checkpoint, w.Task, w.TaskPath, idxs, chans, types, blobs)
 		return err
@@ -168,4 +192,14 @@ func runBatch(ctx context.Context, db DB, b *pgx.Batch) error {
 		}
 	}
 	return br.Close()
+}
+
+// DrainWrites returns once every write that may have found a destroyed key
+// live has committed or failed (pgfence.Drain): an erasure calls it after
+// destroying a subject's keys, before it deletes the subject's threads.
+func (s *Saver) DrainWrites(ctx context.Context) error {
+	if err := pgfence.Drain(ctx, s.codec, s.db); err != nil {
+		return fmt.Errorf("postgres: %w", err)
+	}
+	return nil
 }

@@ -8,6 +8,8 @@ import (
 	"github.com/memvault/memvault/checkpointer/checkpointertest"
 	"github.com/memvault/memvault/checkpointer/postgres"
 	"github.com/memvault/memvault/internal/pgtest"
+	"github.com/memvault/memvault/keys"
+	keypostgres "github.com/memvault/memvault/keys/postgres"
 	"github.com/memvault/memvault/serde"
 )
 
@@ -23,4 +25,36 @@ func TestReencrypt(t *testing.T) {
 		}
 		return sv
 	})
+}
+
+// TestErasure runs the erasure suite with the key table in memory (apart
+// from the data: writers check their key in their transaction) and in the
+// same database (writers hold the key's row: keys.SQLFencer).
+func TestErasure(t *testing.T) {
+	for name, apart := range map[string]bool{"keys apart": true, "keys in the database": false} {
+		t.Run(name, func(t *testing.T) {
+			pool, schema := pgtest.Schema(t)
+			var table keys.Table
+			if !apart {
+				kt, err := keypostgres.New(pool, keypostgres.Options{Schema: schema})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := kt.Setup(t.Context()); err != nil {
+					t.Fatal(err)
+				}
+				table = kt
+			}
+			checkpointertest.RunErasure(t, table, func(t *testing.T, s serde.Serializer) checkpointer.Saver {
+				sv, err := postgres.New(pool, postgres.Options{Serde: s})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := sv.Setup(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+				return sv
+			})
+		})
+	}
 }

@@ -190,8 +190,9 @@ func (s *Saver) copyBound(ctx context.Context, tx *sql.Tx, src, dst string) erro
 		return err
 	}
 	defer put.Close()
+	var fence binding.Fence // checked under the write lock before the copy commits
 	for _, b := range blobs {
-		typ, data, err := s.codec.Move(ctx, binding.Blob{Thread: src, NS: b.ns, Channel: b.channel, Version: b.version}, binding.Blob{Thread: dst, NS: b.ns, Channel: b.channel, Version: b.version}, b.typ, b.data)
+		typ, data, err := s.codec.MoveFenced(ctx, binding.Blob{Thread: src, NS: b.ns, Channel: b.channel, Version: b.version}, binding.Blob{Thread: dst, NS: b.ns, Channel: b.channel, Version: b.version}, b.typ, b.data, &fence)
 		if err != nil {
 			return fmt.Errorf("channel %q: %w", b.channel, err)
 		}
@@ -237,7 +238,7 @@ func (s *Saver) copyBound(ctx context.Context, tx *sql.Tx, src, dst string) erro
 	}
 	defer putW.Close()
 	for _, w := range writes {
-		typ, data, err := s.codec.Move(ctx, binding.Write{Thread: src, NS: w.ns, Checkpoint: w.id, Task: w.Task, Idx: w.Idx, Channel: w.Channel}, binding.Write{Thread: dst, NS: w.ns, Checkpoint: w.id, Task: w.Task, Idx: w.Idx, Channel: w.Channel}, w.Type, w.Data)
+		typ, data, err := s.codec.MoveFenced(ctx, binding.Write{Thread: src, NS: w.ns, Checkpoint: w.id, Task: w.Task, Idx: w.Idx, Channel: w.Channel}, binding.Write{Thread: dst, NS: w.ns, Checkpoint: w.id, Task: w.Task, Idx: w.Idx, Channel: w.Channel}, w.Type, w.Data, &fence)
 		if err != nil {
 			return fmt.Errorf("write (%s, %d): %w", w.Task, w.Idx, err)
 		}
@@ -248,5 +249,5 @@ func (s *Saver) copyBound(ctx context.Context, tx *sql.Tx, src, dst string) erro
 			return err
 		}
 	}
-	return nil
+	return s.codec.Check(ctx, &fence)
 }

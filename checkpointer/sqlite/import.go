@@ -7,6 +7,7 @@ import (
 
 	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/checkpointer/internal/core"
+	"github.com/memvault/memvault/internal/binding"
 )
 
 // importExec is one statement of an import, prepared (serialized and
@@ -21,7 +22,10 @@ type importExec struct {
 // either the whole thread is stored or none of it. The rows are the ones
 // Put and PutWrites write.
 func (s *Saver) ImportThread(ctx context.Context, items []checkpointer.ImportCheckpoint) error {
-	var execs []importExec
+	var (
+		execs []importExec
+		fence binding.Fence
+	)
 	for _, it := range items {
 		thread, ns := it.ThreadID, it.CheckpointNS
 		if cp := it.Checkpoint; cp != nil {
@@ -31,6 +35,7 @@ func (s *Saver) ImportThread(ctx context.Context, items []checkpointer.ImportChe
 			if err != nil {
 				return fmt.Errorf("sqlite: %w", err)
 			}
+			fence.Merge(&r.Fence)
 			for _, b := range r.Blobs {
 				execs = append(execs, importExec{s.st.putBlob, []any{thread, ns, b.Channel, b.Version, b.Type, b.Data}})
 			}
@@ -49,6 +54,7 @@ func (s *Saver) ImportThread(ctx context.Context, items []checkpointer.ImportChe
 			if ws == nil {
 				continue
 			}
+			fence.Merge(&ws.Fence)
 			stmt := s.st.insertWrite
 			if ws.Upsert {
 				stmt = s.st.upsertWrite
@@ -59,6 +65,9 @@ func (s *Saver) ImportThread(ctx context.Context, items []checkpointer.ImportChe
 		}
 	}
 	err := s.db.Write(ctx, func(tx *sql.Tx) error {
+		if err := s.codec.Check(ctx, &fence); err != nil {
+			return err
+		}
 		for _, e := range execs {
 			if _, err := tx.StmtContext(ctx, e.stmt).ExecContext(ctx, e.args...); err != nil {
 				return err

@@ -21,3 +21,15 @@ func TestReencrypt(t *testing.T) {
 		return sv
 	})
 }
+
+func TestErasure(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "erase.db")
+	checkpointertest.RunErasure(t, nil, func(t *testing.T, s serde.Serializer) checkpointer.Saver {
+		sv, err := sqlite.Open(context.Background(), path, sqlite.Options{Serde: s})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { sv.Close() })
+		return sv
+	})
+}

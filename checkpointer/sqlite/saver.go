@@ -173,6 +173,10 @@ func (s *Saver) Put(ctx context.Context, cfg checkpointer.Config, cp *checkpoint
 		parent = r.Parent
 	}
 	err = s.db.Write(ctx, func(tx *sql.Tx) error {
+		// Holding the write lock: an erasure's DrainWrites waits for it.
+		if err := s.codec.Check(ctx, &r.Fence); err != nil {
+			return err
+		}
 		if len(r.Blobs) > 0 {
 			st := tx.StmtContext(ctx, s.st.putBlob)
 			for _, b := range r.Blobs {
@@ -204,6 +208,9 @@ func (s *Saver) PutWrites(ctx context.Context, cfg checkpointer.Config, writes [
 		stmt = s.st.upsertWrite
 	}
 	err = s.db.Write(ctx, func(tx *sql.Tx) error {
+		if err := s.codec.Check(ctx, &w.Fence); err != nil {
+			return err
+		}
 		st := tx.StmtContext(ctx, stmt)
 		for _, r := range w.Rows {
 			if _, err := st.ExecContext(ctx, w.Thread, w.NS, w.Checkpoint, w.Task, w.TaskPath, r.Idx, r.Channel, r.Type, r.Data); err != nil {
@@ -214,6 +221,18 @@ func (s *Saver) PutWrites(ctx context.Context, cfg checkpointer.Config, writes [
 	})
 	if err != nil {
 		return fmt.Errorf("sqlite: put writes: %w", err)
+	}
+	return nil
+}
+
+// DrainWrites returns once every write transaction on the file that began
+// before it (in any process) has finished: it takes the write lock once.
+// An erasure calls it after destroying a subject's keys, so that the rows
+// it then lists and deletes include every write that found those keys live
+// (writes check them holding the lock: binding.Fence).
+func (s *Saver) DrainWrites(ctx context.Context) error {
+	if err := s.db.Write(ctx, func(*sql.Tx) error { return nil }); err != nil {
+		return fmt.Errorf("sqlite: drain writes: %w", err)
 	}
 	return nil
 }

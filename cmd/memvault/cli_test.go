@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"database/sql"
@@ -8,6 +9,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -574,8 +576,18 @@ func TestForgetAndRotateKEK(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// Another process reading the key table holds a copy of carol's key:
+	// forget says the erasure is pending and exits 3, and a rerun once the
+	// reader is gone finishes it (before, forget exited 0 with the key still
+	// in the file).
+	stopReader := holdKeyFile(t, db+".keys")
+	res := cli(t, env, "", "forget", "--wait", "200ms", "carol")
+	if res.code != 3 || !strings.Contains(res.stdout, "PENDING") || !strings.Contains(res.stdout, "threads deleted:  1") {
+		t.Fatalf("forget with a reader on the key table: %+v", res)
+	}
+	stopReader()
 	out := cli(t, env, "", "forget", "carol").must(t, 0).stdout
-	for _, want := range []string{"subject:        carol", "threads deleted: 1", "memories deleted: 1", "mac (audit key): "} {
+	for _, want := range []string{"subject:          carol", "threads deleted:  1", "memories deleted: 1", "mac (audit key):  ", "finished:  "} {
 		if !strings.Contains(out, want) {
 			t.Fatalf("forget output lacks %q:\n%s", want, out)
 		}
@@ -609,6 +621,55 @@ func TestForgetAndRotateKEK(t *testing.T) {
 	if !strings.Contains(out, "erin") {
 		t.Fatalf("erin after KEK rotation: %s", out)
 	}
+}
+
+// TestKeyReaderChild is the other process of holdKeyFile.
+func TestKeyReaderChild(t *testing.T) {
+	path := os.Getenv("MEMVAULT_TEST_KEY_READER")
+	if path == "" {
+		t.Skip("a child process of TestForgetAndRotateKEK")
+	}
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(5000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	tx, err := db.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	var n int
+	if err := tx.QueryRow(`SELECT count(*) FROM memvault_data_keys`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	os.Stdout.WriteString("ready\n")
+	_, _ = io.Copy(io.Discard, os.Stdin)
+}
+
+// holdKeyFile starts a process inside a read transaction on the key file
+// at path; the returned function ends it.
+func holdKeyFile(t *testing.T, path string) func() {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestKeyReaderChild$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "MEMVAULT_TEST_KEY_READER="+path)
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if line, err := bufio.NewReader(out).ReadString('\n'); err != nil || line != "ready\n" {
+		t.Fatalf("key reader: %q, %v", line, err)
+	}
+	stop := func() { in.Close(); _ = cmd.Wait() }
+	t.Cleanup(stop)
+	return stop
 }
 
 // TestAuditTrail: with MEMVAULT_AUDIT on, the CLI's reads, writes and an

@@ -175,6 +175,25 @@ keys (values sealed under it directly still need keys reencrypt).`,
 		},
 	}
 
-	cmd.AddCommand(gen, check, reenc, rotateKEK, rotateSubject, newCensusCmd(g))
+	readmit := &cobra.Command{
+		Use:   "readmit SUBJECT",
+		Short: "Let an erased subject have data keys again (its destroyed keys stay destroyed)",
+		Long: `After memvault forget, the subject stays erased: every write of its data, by any
+process, fails, so that a process that still holds the subject's data cannot
+bring it back. readmit lets the subject start again under new keys (a user who
+returns under the same id). The erasure must have finished.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return withHandle(cmd.Context(), g, func(h *handle) error {
+				if err := h.Readmit(cmd.Context(), args[0]); err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "%s may have data keys again\n", args[0])
+				return nil
+			})
+		},
+	}
+
+	cmd.AddCommand(gen, check, reenc, rotateKEK, rotateSubject, readmit, newCensusCmd(g))
 	return cmd
 }

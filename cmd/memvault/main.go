@@ -109,6 +109,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, lookup fu
 	if errors.As(err, &ue) || isCobraUsage(err) {
 		return 2
 	}
+	if isPending(err) {
+		return exitPending
+	}
 	return 1
 }
 

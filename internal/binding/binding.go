@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/memvault/memvault/internal/rotate"
+	"github.com/memvault/memvault/keys"
 	"github.com/memvault/memvault/serde"
 )
 
@@ -90,6 +91,9 @@ type SubjectKeys interface {
 	serde.BoundSerializer
 	// ThreadSubject is the subject of a thread's values.
 	ThreadSubject(ctx context.Context, thread string) (string, error)
+	// ThreadKeySubject is whose keys seal a thread's values: its subject,
+	// or the thread's own key set while it is not bound to one.
+	ThreadKeySubject(ctx context.Context, thread string) (string, error)
 	// BindThread records the subject a thread's checkpoint metadata names,
 	// before the checkpoint is sealed.
 	BindThread(ctx context.Context, thread string, md map[string]any) error
@@ -105,6 +109,12 @@ type SubjectKeys interface {
 	// EvictThread forgets what is cached of a thread's subject and
 	// reports whether anything was.
 	EvictThread(thread string) bool
+	// LiveKey fails (wrapping keys.ErrSubjectErased) unless subject still
+	// has the data key keyID; it reads the key table, not a cache.
+	LiveKey(ctx context.Context, subject, keyID string) error
+	// FenceSQL returns the key table's fence statement when the table
+	// lives in a SQL database (keys.SQLFencer).
+	FenceSQL() (string, bool)
 }
 
 // New returns the codec of s.
@@ -119,9 +129,9 @@ func New(s serde.Serializer) Codec {
 func (c Codec) subjectOf(ctx context.Context, at Location) (string, error) {
 	switch l := at.(type) {
 	case Blob:
-		return c.subjects.ThreadSubject(ctx, l.Thread)
+		return c.subjects.ThreadKeySubject(ctx, l.Thread)
 	case Write:
-		return c.subjects.ThreadSubject(ctx, l.Thread)
+		return c.subjects.ThreadKeySubject(ctx, l.Thread)
 	case Item:
 		return c.subjects.NamespaceSubject(l.Namespace), nil
 	}
@@ -197,12 +207,27 @@ func (c Codec) Bound() bool { return c.bound != nil }
 
 // Seal serializes (and, with a bound serializer, encrypts) v for at.
 func (c Codec) Seal(ctx context.Context, at Location, v any) (string, []byte, error) {
+	return c.SealFenced(ctx, at, v, nil)
+}
+
+// SealFenced is Seal that also records in f, when f is not nil, the data
+// key that sealed a subject's value, for the write's fence (see Fence).
+func (c Codec) SealFenced(ctx context.Context, at Location, v any, f *Fence) (string, []byte, error) {
 	if c.bound == nil {
 		return c.s.DumpsTyped(v)
 	}
-	b, _, err := c.boundFor(ctx, at, true)
+	b, subject, err := c.boundFor(ctx, at, true)
+	if tl, ok := at.(threadLocation); ok && errors.Is(err, keys.ErrThreadBound) {
+		// Another process bound the thread since this one found it unbound:
+		// its values are the subject's now.
+		c.subjects.EvictThread(tl.thread())
+		b, subject, err = c.boundFor(ctx, at, true)
+	}
 	if err != nil {
 		return "", nil, err
+	}
+	if subject != "" {
+		f.add(subject, b)
 	}
 	return b.DumpsTypedWith(v, AAD(at))
 }
@@ -232,6 +257,11 @@ func OpenBuf[L Location](ctx context.Context, c Codec, buf *[]byte, at L, typ st
 // and sealed again when it is encrypted (its type tag has a cipher suffix),
 // the same bytes otherwise (plaintext is not bound).
 func (c Codec) Move(ctx context.Context, from, to Location, typ string, data []byte) (string, []byte, error) {
+	return c.MoveFenced(ctx, from, to, typ, data, nil)
+}
+
+// MoveFenced is Move recording the sealing key in f (see SealFenced).
+func (c Codec) MoveFenced(ctx context.Context, from, to Location, typ string, data []byte, f *Fence) (string, []byte, error) {
 	if typ == serde.TypeEmpty || !strings.Contains(typ, "+") {
 		return typ, data, nil
 	}
@@ -255,7 +285,7 @@ func (c Codec) Move(ctx context.Context, from, to Location, typ string, data []b
 	if err != nil {
 		return "", nil, err
 	}
-	t, d, err := c.Seal(ctx, to, v)
+	t, d, err := c.SealFenced(ctx, to, v, f)
 	if err != nil {
 		return "", nil, err
 	}

@@ -9,7 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/memvault/memvault/crypto"
 	"github.com/memvault/memvault/keys"
+	"github.com/memvault/memvault/serde"
 )
 
 // Run runs the suite against tables newTable makes; each call must return
@@ -98,6 +100,87 @@ func Run(t *testing.T, newTable func(t *testing.T) keys.Table) {
 			t.Fatalf("destroying again: %v, %v", gone, err)
 		}
 		must(t, tb.Insert(ctx, key("carol", 1, "kek-b"))) // a forgotten subject may start again
+	})
+	t.Run("erasure: recorded with the keys it destroys, finished by a rerun", func(t *testing.T) {
+		tb, ok := newTable(t).(keys.ErasureTable)
+		if !ok {
+			t.Fatalf("%T is not a keys.ErasureTable: erasure cannot be recorded", tb)
+		}
+		must(t, tb.Insert(ctx, key("carol", 1, "kek-a")))
+		must(t, tb.Insert(ctx, key("carol", 2, "kek-a")))
+		must(t, tb.Insert(ctx, key("dave", 1, "kek-a")))
+		if e, err := tb.Erasure(ctx, "carol"); err != nil || e != nil {
+			t.Fatalf("erasure record before any: %+v, %v", e, err)
+		}
+		if live, err := tb.LiveKey(ctx, "carol", key("carol", 2, "").ID); err != nil || !live {
+			t.Fatalf("LiveKey of a stored key: %v, %v", live, err)
+		}
+		e, err := tb.StartErasure(ctx, "carol", at)
+		must(t, err)
+		want := []string{key("carol", 1, "").ID, key("carol", 2, "").ID}
+		if e.Subject != "carol" || e.Done || !e.Started.Equal(at) || fmt.Sprint(e.KeyIDs) != fmt.Sprint(want) {
+			t.Fatalf("erasure started: %+v, want keys %v", e, want)
+		}
+		if ks, _ := tb.Keys(ctx, "carol"); len(ks) != 0 {
+			t.Fatalf("keys of carol after StartErasure: %d", len(ks))
+		}
+		if live, err := tb.LiveKey(ctx, "carol", key("carol", 2, "").ID); err != nil || live {
+			t.Fatalf("LiveKey of a destroyed key: %v, %v", live, err)
+		}
+		if ks, _ := tb.Keys(ctx, "dave"); len(ks) != 1 {
+			t.Fatal("erasing carol touched dave's keys")
+		}
+		// While the erasure is pending no key is made for the subject and
+		// no thread bound to it: it would escape the erasure.
+		if err := tb.Insert(ctx, key("carol", 3, "kek-a")); !errors.Is(err, keys.ErrSubjectErased) {
+			t.Fatalf("insert during a pending erasure: %v, want ErrSubjectErased", err)
+		}
+		if tt, ok := tb.(keys.ThreadTable); ok {
+			if _, err := tt.BindThread(ctx, "late-thread", "carol"); !errors.Is(err, keys.ErrSubjectErased) {
+				t.Fatalf("bind during a pending erasure: %v, want ErrSubjectErased", err)
+			}
+		}
+		must(t, tb.AddErased(ctx, "carol", 3, 4))
+		// A rerun (after a crash) carries on with the same record.
+		e2, err := tb.StartErasure(ctx, "carol", at.Add(time.Hour))
+		must(t, err)
+		if !e2.Started.Equal(at) || fmt.Sprint(e2.KeyIDs) != fmt.Sprint(want) || e2.Threads != 3 || e2.Items != 4 {
+			t.Fatalf("rerun of a pending erasure: %+v (want the first run's start, keys and counts)", e2)
+		}
+		must(t, tb.AddErased(ctx, "carol", 1, 0))
+		must(t, tb.Purge(ctx, e2, keys.PurgeOptions{}))
+		must(t, tb.FinishErasure(ctx, "carol", at.Add(2*time.Hour)))
+		got, err := tb.Erasure(ctx, "carol")
+		must(t, err)
+		if got == nil || !got.Done || !got.Finished.Equal(at.Add(2*time.Hour)) || got.Threads != 4 || got.Items != 4 || fmt.Sprint(got.KeyIDs) != fmt.Sprint(want) {
+			t.Fatalf("finished erasure: %+v", got)
+		}
+		// An erased subject stays erased: a writer that still writes its
+		// data fails rather than bringing it back under a new key.
+		if err := tb.Insert(ctx, key("carol", 1, "kek-b")); !errors.Is(err, keys.ErrSubjectErased) {
+			t.Fatalf("insert after a finished erasure: %v, want ErrSubjectErased", err)
+		}
+		if err := tb.Readmit(ctx, "dave"); !errors.Is(err, keys.ErrNotErased) {
+			t.Fatalf("readmitting a subject never erased: %v, want ErrNotErased", err)
+		}
+		// Readmitted, the subject comes back under new keys, and a new
+		// erasure starts over.
+		must(t, tb.Readmit(ctx, "carol"))
+		must(t, tb.Insert(ctx, key("carol", 1, "kek-b")))
+		e3, err := tb.StartErasure(ctx, "carol", at.Add(3*time.Hour))
+		must(t, err)
+		if !e3.Started.Equal(at.Add(3*time.Hour)) || len(e3.KeyIDs) != 1 || e3.Threads != 0 || e3.Done {
+			t.Fatalf("a new erasure after a readmission: %+v", e3)
+		}
+		if err := tb.Readmit(ctx, "carol"); !errors.Is(err, keys.ErrNotErased) {
+			t.Fatalf("readmitting during a pending erasure: %v, want ErrNotErased", err)
+		}
+		// Erasing a subject that never had keys is recorded too.
+		e4, err := tb.StartErasure(ctx, "nobody", at)
+		must(t, err)
+		if len(e4.KeyIDs) != 0 || e4.Done {
+			t.Fatalf("erasure of a subject without keys: %+v", e4)
+		}
 	})
 	t.Run("rewrap only from the expected KEK", func(t *testing.T) {
 		tb := newTable(t)
@@ -213,4 +296,33 @@ func must(t *testing.T, err error) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// masterKey is the public key of NewHierarchy's master serializer: test
+// use only.
+const masterKey = "keystest-master-key-32-bytes-xx!"
+
+// NewHierarchy returns a key hierarchy over table and sub whose master key
+// is a fixed, public test key. Hierarchies made over one table stand for
+// processes sharing a key table, each with a key cache of its own (as
+// checkpointertest.RunErasure and storetest.RunErasure use them).
+func NewHierarchy(t testing.TB, table keys.Table, sub keys.Subjects) *keys.Hierarchy {
+	t.Helper()
+	k, err := crypto.NewKey([]byte(masterKey))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ring, err := crypto.NewKeyring(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	master, err := serde.NewEncrypted(nil, ring)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := keys.New(keys.Options{Master: master, Table: table, Subjects: sub})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
 }

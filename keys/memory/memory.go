@@ -3,24 +3,125 @@ package memory
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/memvault/memvault/keys"
 )
 
 // Table is an in-memory keys.Table. The zero value is not usable; use New.
 type Table struct {
-	mu      sync.Mutex
-	keys    map[string][]keys.WrappedKey // by subject, oldest version first
-	threads map[string]string            // thread → subject
+	mu       sync.Mutex
+	keys     map[string][]keys.WrappedKey // by subject, oldest version first
+	threads  map[string]string            // thread → subject
+	erasures map[string]*keys.Erasure     // by subject
 }
 
-var _ keys.ThreadTable = (*Table)(nil)
+var (
+	_ keys.ThreadAdopter = (*Table)(nil)
+	_ keys.ErasureTable  = (*Table)(nil)
+)
 
 // New returns an empty table.
 func New() *Table {
-	return &Table{keys: map[string][]keys.WrappedKey{}, threads: map[string]string{}}
+	return &Table{keys: map[string][]keys.WrappedKey{}, threads: map[string]string{}, erasures: map[string]*keys.Erasure{}}
+}
+
+// erasing reports whether subject was erased and not readmitted; t.mu is
+// held.
+func (t *Table) erasing(subject string) bool {
+	e := t.erasures[subject]
+	return e != nil && !e.Readmitted
+}
+
+// StartErasure implements keys.ErasureTable.
+func (t *Table) StartErasure(_ context.Context, subject string, now time.Time) (keys.Erasure, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	e := t.erasures[subject]
+	if e == nil || e.Readmitted {
+		e = &keys.Erasure{Subject: subject, Started: now}
+		t.erasures[subject] = e
+	}
+	e.Done, e.Finished = false, time.Time{}
+	var ids []string
+	for _, k := range t.keys[subject] {
+		ids = append(ids, k.ID)
+		clear(k.Wrapped)
+	}
+	delete(t.keys, subject)
+	e.KeyIDs = keys.MergeKeyIDs(e.KeyIDs, ids)
+	return cloneErasure(e), nil
+}
+
+func cloneErasure(e *keys.Erasure) keys.Erasure {
+	c := *e
+	c.KeyIDs = slices.Clone(e.KeyIDs)
+	c.Trace = slices.Clone(e.Trace)
+	return c
+}
+
+// Erasure implements keys.ErasureTable.
+func (t *Table) Erasure(_ context.Context, subject string) (*keys.Erasure, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	e := t.erasures[subject]
+	if e == nil {
+		return nil, nil
+	}
+	c := cloneErasure(e)
+	return &c, nil
+}
+
+// AddErased implements keys.ErasureTable.
+func (t *Table) AddErased(_ context.Context, subject string, threads, items int) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if e := t.erasures[subject]; e != nil && !e.Done {
+		e.Threads += threads
+		e.Items += items
+	}
+	return nil
+}
+
+// Purge implements keys.ErasureTable: destroyed keys were zeroed in memory
+// when they were dropped, so there is nothing to wait for.
+func (t *Table) Purge(context.Context, keys.Erasure, keys.PurgeOptions) error { return nil }
+
+// FinishErasure implements keys.ErasureTable.
+func (t *Table) FinishErasure(_ context.Context, subject string, now time.Time) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if e := t.erasures[subject]; e != nil && !e.Done {
+		e.Done, e.Finished = true, now
+	}
+	return nil
+}
+
+// Readmit implements keys.ErasureTable.
+func (t *Table) Readmit(_ context.Context, subject string) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	e := t.erasures[subject]
+	if e == nil || !e.Done {
+		return keys.ErrNotErased
+	}
+	e.Readmitted = true
+	return nil
+}
+
+// LiveKey implements keys.ErasureTable.
+func (t *Table) LiveKey(_ context.Context, _, keyID string) (bool, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, ks := range t.keys {
+		if slices.ContainsFunc(ks, func(k keys.WrappedKey) bool { return k.ID == keyID }) {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // BindThread implements keys.ThreadTable.
@@ -30,6 +131,46 @@ func (t *Table) BindThread(_ context.Context, thread, subject string) (string, e
 	if s, ok := t.threads[thread]; ok {
 		return s, nil
 	}
+	if t.erasing(subject) {
+		return "", fmt.Errorf("keys/memory: bind thread %q to %q: %w", thread, subject, keys.ErrSubjectErased)
+	}
+	t.threads[thread] = subject
+	return subject, nil
+}
+
+// AdoptThread implements keys.ThreadAdopter.
+func (t *Table) AdoptThread(_ context.Context, thread, subject string, adopted []keys.WrappedKey) (string, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if s, ok := t.threads[thread]; ok {
+		return s, nil
+	}
+	if t.erasing(subject) {
+		return "", fmt.Errorf("keys/memory: bind thread %q to %q: %w", thread, subject, keys.ErrSubjectErased)
+	}
+	owner := keys.ThreadKeyOwner(thread)
+	own := t.keys[owner]
+	if len(own) != len(adopted) {
+		return "", keys.ErrAdoptRace
+	}
+	for _, a := range adopted {
+		if !slices.ContainsFunc(own, func(k keys.WrappedKey) bool { return k.ID == a.ID }) {
+			return "", keys.ErrAdoptRace
+		}
+		if slices.ContainsFunc(t.keys[subject], func(k keys.WrappedKey) bool { return k.Version == a.Version }) {
+			return "", keys.ErrKeyExists
+		}
+	}
+	for _, k := range own {
+		clear(k.Wrapped)
+	}
+	delete(t.keys, owner)
+	ks := t.keys[subject]
+	for _, a := range adopted {
+		ks = append(ks, clone(a))
+	}
+	slices.SortFunc(ks, func(a, b keys.WrappedKey) int { return cmp.Compare(a.Version, b.Version) })
+	t.keys[subject] = ks
 	t.threads[thread] = subject
 	return subject, nil
 }
@@ -92,6 +233,12 @@ func (t *Table) Insert(_ context.Context, k keys.WrappedKey) error {
 		if o.Version == k.Version {
 			return keys.ErrKeyExists
 		}
+	}
+	if t.erasing(k.Subject) {
+		return fmt.Errorf("keys/memory: key of %q: %w", k.Subject, keys.ErrSubjectErased)
+	}
+	if th, ok := keys.ThreadOfKeyOwner(k.Subject); ok && t.threads[th] != "" {
+		return fmt.Errorf("keys/memory: key of thread %q: %w", th, keys.ErrThreadBound)
 	}
 	ks := append(t.keys[k.Subject], clone(k))
 	slices.SortFunc(ks, func(a, b keys.WrappedKey) int { return cmp.Compare(a.Version, b.Version) })

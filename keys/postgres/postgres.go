@@ -4,8 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/memvault/memvault/internal/pgmigrate"
@@ -16,27 +23,42 @@ import (
 type Options struct {
 	// Schema holds the table; empty means the connection's search path.
 	Schema string
+	// ApartFromData says the data (checkpoints, store items) lives in
+	// another database than the table. Writers in the data's database then
+	// cannot hold a key's row in their own transaction (FenceSQL returns
+	// ""), and check the key inside their transaction instead; an erasure
+	// waits for the data database's older transactions to end.
+	ApartFromData bool
 }
 
 // Table is a keys.Table in PostgreSQL.
 type Table struct {
-	pool    *pgxpool.Pool
-	opts    Options
-	table   string // qualified name
-	threads string // the thread bindings' table, qualified
+	pool     *pgxpool.Pool
+	opts     Options
+	table    string // qualified name
+	threads  string // the thread bindings' table, qualified
+	erasures string // the erasure records' table, qualified
+	fence    string // the fence function, qualified
 }
 
-var _ keys.ThreadTable = (*Table)(nil)
+var (
+	_ keys.ThreadAdopter = (*Table)(nil)
+	_ keys.ErasureTable  = (*Table)(nil)
+	_ keys.SQLFencer     = (*Table)(nil)
+)
 
 // New returns the key table on pool; call Setup once to create it.
 func New(pool *pgxpool.Pool, opts Options) (*Table, error) {
 	if pool == nil {
 		return nil, fmt.Errorf("keys/postgres: nil pool")
 	}
-	t := &Table{pool: pool, opts: opts, table: "memvault_data_keys", threads: "memvault_thread_subjects"}
+	t := &Table{pool: pool, opts: opts, table: "memvault_data_keys", threads: "memvault_thread_subjects",
+		erasures: "memvault_erasures", fence: "memvault_key_fence"}
 	if opts.Schema != "" {
 		t.table = pgx.Identifier{opts.Schema, "memvault_data_keys"}.Sanitize()
 		t.threads = pgx.Identifier{opts.Schema, "memvault_thread_subjects"}.Sanitize()
+		t.erasures = pgx.Identifier{opts.Schema, "memvault_erasures"}.Sanitize()
+		t.fence = pgx.Identifier{opts.Schema, "memvault_key_fence"}.Sanitize()
 	}
 	return t, nil
 }
@@ -55,7 +77,35 @@ func (t *Table) Setup(ctx context.Context) error {
 )`, `CREATE TABLE IF NOT EXISTS ` + t.threads + ` (
 	thread_id TEXT PRIMARY KEY,
 	subject   TEXT NOT NULL
-)`, `CREATE INDEX IF NOT EXISTS memvault_thread_subjects_subject ON ` + t.threads + ` (subject)`}}
+)`, `CREATE INDEX IF NOT EXISTS memvault_thread_subjects_subject ON ` + t.threads + ` (subject)`,
+		// One row per erased subject, written in the transaction that
+		// destroys the keys; trace is that transaction's id (xid8), which
+		// Purge waits for every snapshot to pass.
+		`CREATE TABLE IF NOT EXISTS ` + t.erasures + ` (
+	subject     TEXT        PRIMARY KEY,
+	started_at  TIMESTAMPTZ NOT NULL,
+	key_ids     TEXT[]      NOT NULL,
+	trace       BYTEA       NOT NULL,
+	threads     INTEGER     NOT NULL DEFAULT 0,
+	items       INTEGER     NOT NULL DEFAULT 0,
+	done        BOOLEAN     NOT NULL DEFAULT false,
+	finished_at TIMESTAMPTZ,
+	readmitted  BOOLEAN     NOT NULL DEFAULT false
+)`,
+		// The write fence (keys.SQLFencer): a write holds its sealing key's
+		// row FOR SHARE until it commits, so StartErasure's DELETE waits for
+		// it, and a write after the DELETE finds no row and fails.
+		`CREATE OR REPLACE FUNCTION ` + t.fence + `(p_subject TEXT, p_key_id TEXT) RETURNS void LANGUAGE plpgsql AS $fence$
+BEGIN
+	PERFORM 1 FROM ` + t.table + ` WHERE key_id = p_key_id FOR SHARE;
+	IF NOT FOUND THEN
+		RAISE EXCEPTION 'memvault: data key % of subject % was destroyed (the subject was erased)', p_key_id, p_subject
+			USING ERRCODE = '` + keys.FenceSQLState + `';
+	END IF;
+END
+$fence$`,
+		// Writes check and hold their sealing key by id.
+		`CREATE INDEX IF NOT EXISTS memvault_data_keys_id ON ` + t.table + ` (key_id)`}}
 	if err := pgmigrate.Run(ctx, t.pool, t.opts.Schema, "memvault/keys/setup", set); err != nil {
 		return fmt.Errorf("keys/postgres: setup: %w", err)
 	}
@@ -87,13 +137,53 @@ func (t *Table) Keys(ctx context.Context, subject string) ([]keys.WrappedKey, er
 
 // Insert implements keys.Table.
 func (t *Table) Insert(ctx context.Context, k keys.WrappedKey) error {
-	tag, err := t.pool.Exec(ctx, `INSERT INTO `+t.table+` (`+cols+`) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING`,
-		k.Subject, k.Version, k.ID, k.KEK, k.Wrapped, k.Created)
-	if err != nil {
+	return pgx.BeginFunc(ctx, t.pool, func(tx pgx.Tx) error {
+		if err := t.lockSubject(ctx, tx, k.Subject); err != nil {
+			return err
+		}
+		if err := t.refuseErasing(ctx, tx, k.Subject); err != nil {
+			return err
+		}
+		if th, ok := keys.ThreadOfKeyOwner(k.Subject); ok {
+			var bound bool
+			if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM `+t.threads+` WHERE thread_id = $1)`, th).Scan(&bound); err != nil {
+				return fmt.Errorf("keys/postgres: %w", err)
+			}
+			if bound {
+				return fmt.Errorf("keys/postgres: key of thread %q: %w", th, keys.ErrThreadBound)
+			}
+		}
+		tag, err := tx.Exec(ctx, `INSERT INTO `+t.table+` (`+cols+`) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING`,
+			k.Subject, k.Version, k.ID, k.KEK, k.Wrapped, k.Created)
+		if err != nil {
+			return fmt.Errorf("keys/postgres: %w", err)
+		}
+		if tag.RowsAffected() == 0 {
+			return keys.ErrKeyExists
+		}
+		return nil
+	})
+}
+
+// lockSubject serializes, per subject, key creation, thread binding and
+// the start of an erasure (a transaction-scoped advisory lock), so that no
+// key or binding slips in beside an erasure that is being recorded.
+func (t *Table) lockSubject(ctx context.Context, tx pgx.Tx, subject string) error {
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 7253))`, t.erasures+"/"+subject); err != nil {
 		return fmt.Errorf("keys/postgres: %w", err)
 	}
-	if tag.RowsAffected() == 0 {
-		return keys.ErrKeyExists
+	return nil
+}
+
+// refuseErasing fails with keys.ErrSubjectErased when subject was erased
+// (or is being erased) and not readmitted.
+func (t *Table) refuseErasing(ctx context.Context, tx pgx.Tx, subject string) error {
+	var erased bool
+	if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM `+t.erasures+` WHERE subject = $1 AND NOT readmitted)`, subject).Scan(&erased); err != nil {
+		return fmt.Errorf("keys/postgres: %w", err)
+	}
+	if erased {
+		return fmt.Errorf("keys/postgres: subject %q: %w", subject, keys.ErrSubjectErased)
 	}
 	return nil
 }
@@ -133,12 +223,83 @@ func (t *Table) Page(ctx context.Context, afterSubject string, afterVersion, lim
 // BindThread implements keys.ThreadTable.
 func (t *Table) BindThread(ctx context.Context, thread, subject string) (string, error) {
 	var bound string
-	err := t.pool.QueryRow(ctx, `WITH ins AS (INSERT INTO `+t.threads+` (thread_id, subject) VALUES ($1, $2) ON CONFLICT DO NOTHING RETURNING subject)
-SELECT subject FROM ins UNION ALL SELECT subject FROM `+t.threads+` WHERE thread_id = $1 LIMIT 1`, thread, subject).Scan(&bound)
+	err := t.pool.QueryRow(ctx, `SELECT subject FROM `+t.threads+` WHERE thread_id = $1`, thread).Scan(&bound)
 	if errors.Is(err, pgx.ErrNoRows) {
-		// A concurrent binding committed after this statement's snapshot:
-		// the next statement sees it.
-		err = t.pool.QueryRow(ctx, `SELECT subject FROM `+t.threads+` WHERE thread_id = $1`, thread).Scan(&bound)
+		err = pgx.BeginFunc(ctx, t.pool, func(tx pgx.Tx) error {
+			if err := t.lockSubject(ctx, tx, subject); err != nil {
+				return err
+			}
+			if err := t.refuseErasing(ctx, tx, subject); err != nil {
+				return err
+			}
+			err := tx.QueryRow(ctx, `WITH ins AS (INSERT INTO `+t.threads+` (thread_id, subject) VALUES ($1, $2) ON CONFLICT DO NOTHING RETURNING subject)
+SELECT subject FROM ins UNION ALL SELECT subject FROM `+t.threads+` WHERE thread_id = $1 LIMIT 1`, thread, subject).Scan(&bound)
+			if errors.Is(err, pgx.ErrNoRows) {
+				// A concurrent binding committed after this statement's
+				// snapshot: the next statement sees it.
+				err = tx.QueryRow(ctx, `SELECT subject FROM `+t.threads+` WHERE thread_id = $1`, thread).Scan(&bound)
+			}
+			return err
+		})
+	}
+	if errors.Is(err, keys.ErrSubjectErased) {
+		return "", err
+	}
+	if err != nil {
+		return "", fmt.Errorf("keys/postgres: bind thread: %w", err)
+	}
+	return bound, nil
+}
+
+// AdoptThread implements keys.ThreadAdopter.
+func (t *Table) AdoptThread(ctx context.Context, thread, subject string, adopted []keys.WrappedKey) (string, error) {
+	var bound string
+	owner := keys.ThreadKeyOwner(thread)
+	err := pgx.BeginFunc(ctx, t.pool, func(tx pgx.Tx) error {
+		// Both locks, in one order: the thread's own set, then the subject.
+		if err := t.lockSubject(ctx, tx, owner); err != nil {
+			return err
+		}
+		if err := t.lockSubject(ctx, tx, subject); err != nil {
+			return err
+		}
+		err := tx.QueryRow(ctx, `SELECT subject FROM `+t.threads+` WHERE thread_id = $1`, thread).Scan(&bound)
+		if err == nil || !errors.Is(err, pgx.ErrNoRows) {
+			return err
+		}
+		if err := t.refuseErasing(ctx, tx, subject); err != nil {
+			return err
+		}
+		rows, err := tx.Query(ctx, `DELETE FROM `+t.table+` WHERE subject = $1 RETURNING key_id`, owner)
+		if err != nil {
+			return err
+		}
+		own, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			return err
+		}
+		if len(own) != len(adopted) {
+			return keys.ErrAdoptRace
+		}
+		for _, a := range adopted {
+			if !slices.Contains(own, a.ID) {
+				return keys.ErrAdoptRace
+			}
+			tag, err := tx.Exec(ctx, `INSERT INTO `+t.table+` (`+cols+`) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING`,
+				a.Subject, a.Version, a.ID, a.KEK, a.Wrapped, a.Created)
+			if err != nil {
+				return err
+			}
+			if tag.RowsAffected() == 0 {
+				return keys.ErrKeyExists
+			}
+		}
+		bound = subject
+		_, err = tx.Exec(ctx, `INSERT INTO `+t.threads+` (thread_id, subject) VALUES ($1, $2)`, thread, subject)
+		return err
+	})
+	if errors.Is(err, keys.ErrSubjectErased) || errors.Is(err, keys.ErrAdoptRace) || errors.Is(err, keys.ErrKeyExists) {
+		return "", err
 	}
 	if err != nil {
 		return "", fmt.Errorf("keys/postgres: bind thread: %w", err)
@@ -175,4 +336,203 @@ func (t *Table) UnbindThreads(ctx context.Context, subject string) error {
 		return fmt.Errorf("keys/postgres: %w", err)
 	}
 	return nil
+}
+
+// FenceSQL implements keys.SQLFencer; "" with Options.ApartFromData.
+func (t *Table) FenceSQL() string {
+	if t.opts.ApartFromData {
+		return ""
+	}
+	return `SELECT ` + t.fence + `($1, $2)`
+}
+
+const erasureCols = `subject, started_at, key_ids, trace, threads, items, done, finished_at, readmitted`
+
+func (t *Table) scanErasure(row pgx.Row) (*keys.Erasure, error) {
+	var (
+		e        keys.Erasure
+		finished *time.Time
+	)
+	if err := row.Scan(&e.Subject, &e.Started, &e.KeyIDs, &e.Trace, &e.Threads, &e.Items, &e.Done, &finished, &e.Readmitted); err != nil {
+		return nil, err
+	}
+	if finished != nil {
+		e.Finished = *finished
+	}
+	return &e, nil
+}
+
+// StartErasure implements keys.ErasureTable. The key rows' DELETE waits
+// for every write that holds one of them (FenceSQL) to commit. The trace
+// is the deleting transaction's id.
+func (t *Table) StartErasure(ctx context.Context, subject string, now time.Time) (keys.Erasure, error) {
+	var out keys.Erasure
+	err := pgx.BeginFunc(ctx, t.pool, func(tx pgx.Tx) error {
+		if err := t.lockSubject(ctx, tx, subject); err != nil {
+			return err
+		}
+		e, err := t.scanErasure(tx.QueryRow(ctx, `SELECT `+erasureCols+` FROM `+t.erasures+` WHERE subject = $1 FOR UPDATE`, subject))
+		if errors.Is(err, pgx.ErrNoRows) || (err == nil && e.Readmitted) {
+			e, err = &keys.Erasure{Subject: subject, Started: now}, nil
+		}
+		if err != nil {
+			return fmt.Errorf("keys/postgres: %w", err)
+		}
+		rows, err := tx.Query(ctx, `DELETE FROM `+t.table+` WHERE subject = $1 RETURNING key_id`, subject)
+		if err != nil {
+			return fmt.Errorf("keys/postgres: %w", err)
+		}
+		ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			return fmt.Errorf("keys/postgres: %w", err)
+		}
+		e.KeyIDs = keys.MergeKeyIDs(e.KeyIDs, ids)
+		var xid string
+		if err := tx.QueryRow(ctx, `SELECT pg_current_xact_id()::text`).Scan(&xid); err != nil {
+			return fmt.Errorf("keys/postgres: %w", err)
+		}
+		e.Trace = []byte(xid)
+		e.Done, e.Finished = false, time.Time{}
+		_, err = tx.Exec(ctx, `INSERT INTO `+t.erasures+` (`+erasureCols+`) VALUES ($1, $2, $3, $4, $5, $6, false, NULL, false)
+ON CONFLICT (subject) DO UPDATE SET started_at = excluded.started_at, key_ids = excluded.key_ids, trace = excluded.trace,
+	threads = excluded.threads, items = excluded.items, done = false, finished_at = NULL, readmitted = false`,
+			subject, e.Started, e.KeyIDs, e.Trace, e.Threads, e.Items)
+		if err != nil {
+			return fmt.Errorf("keys/postgres: record erasure: %w", err)
+		}
+		out = *e
+		return nil
+	})
+	return out, err
+}
+
+// Erasure implements keys.ErasureTable.
+func (t *Table) Erasure(ctx context.Context, subject string) (*keys.Erasure, error) {
+	e, err := t.scanErasure(t.pool.QueryRow(ctx, `SELECT `+erasureCols+` FROM `+t.erasures+` WHERE subject = $1`, subject))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("keys/postgres: %w", err)
+	}
+	return e, nil
+}
+
+// AddErased implements keys.ErasureTable.
+func (t *Table) AddErased(ctx context.Context, subject string, threads, items int) error {
+	if _, err := t.pool.Exec(ctx, `UPDATE `+t.erasures+` SET threads = threads + $2, items = items + $3 WHERE subject = $1 AND NOT done`, subject, threads, items); err != nil {
+		return fmt.Errorf("keys/postgres: %w", err)
+	}
+	return nil
+}
+
+// FinishErasure implements keys.ErasureTable.
+func (t *Table) FinishErasure(ctx context.Context, subject string, now time.Time) error {
+	if _, err := t.pool.Exec(ctx, `UPDATE `+t.erasures+` SET done = true, finished_at = $2 WHERE subject = $1 AND NOT done`, subject, now); err != nil {
+		return fmt.Errorf("keys/postgres: %w", err)
+	}
+	return nil
+}
+
+// Readmit implements keys.ErasureTable.
+func (t *Table) Readmit(ctx context.Context, subject string) error {
+	tag, err := t.pool.Exec(ctx, `UPDATE `+t.erasures+` SET readmitted = true WHERE subject = $1 AND done`, subject)
+	if err != nil {
+		return fmt.Errorf("keys/postgres: %w", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return keys.ErrNotErased
+	}
+	return nil
+}
+
+// LiveKey implements keys.ErasureTable.
+func (t *Table) LiveKey(ctx context.Context, _, keyID string) (bool, error) {
+	var live bool
+	if err := t.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM `+t.table+` WHERE key_id = $1)`, keyID).Scan(&live); err != nil {
+		return false, fmt.Errorf("keys/postgres: %w", err)
+	}
+	return live, nil
+}
+
+// Purge implements keys.ErasureTable. A deleted row stays in the table's
+// heap file until no snapshot can see it, and a plain VACUUM frees its
+// space without overwriting it. So Purge waits (bounded) until no session,
+// prepared transaction or replication slot holds a snapshot older than the
+// deleting transaction, then rewrites the table into a new file (VACUUM
+// FULL; the old file is unlinked) and checks, from the rewrite's own report,
+// that no deleted row version was carried over. Running it needs the
+// table's owner. Copies outside the live table — WAL segments not yet
+// recycled, WAL archives, replicas, backups — are beyond its reach.
+func (t *Table) Purge(ctx context.Context, e keys.Erasure, opt keys.PurgeOptions) error {
+	xid := string(e.Trace)
+	if _, err := strconv.ParseUint(xid, 10, 64); err != nil {
+		return fmt.Errorf("keys/postgres: erasure of %q: bad trace %q", e.Subject, xid)
+	}
+	return opt.Retry(ctx, "keys/postgres", func(time.Duration) (string, error) { return t.purgeOnce(ctx, xid) })
+}
+
+// horizonSQL lists what holds a snapshot (or a transaction id) at or
+// before the transaction $1 (an xid8), in this cluster: sessions other
+// than this one, prepared transactions and replication slots. ages compare
+// 32-bit ids relative to the next one, which is exact within the 2^31 ids
+// PostgreSQL keeps apart anyway.
+const horizonSQL = `WITH x AS (SELECT (($1::text::numeric % 4294967296)::bigint)::text::xid AS xid)
+SELECT 'session ' || pid::text || coalesce(' (' || nullif(application_name, '') || ')', '') FROM pg_stat_activity, x
+	WHERE pid <> pg_backend_pid() AND (datname = current_database() OR datname IS NULL)
+	  AND ((backend_xmin IS NOT NULL AND age(backend_xmin) >= age(x.xid)) OR (backend_xid IS NOT NULL AND age(backend_xid) >= age(x.xid)))
+UNION ALL
+SELECT 'prepared transaction ' || gid FROM pg_prepared_xacts, x WHERE age(transaction) >= age(x.xid)
+UNION ALL
+SELECT 'replication slot ' || slot_name FROM pg_replication_slots, x WHERE xmin IS NOT NULL AND age(xmin) >= age(x.xid)`
+
+// deadRowsRE reads VACUUM FULL VERBOSE's report of deleted row versions it
+// had to keep (PostgreSQL's English messages).
+var deadRowsRE = regexp.MustCompile(`(\d+) dead row versions cannot be removed yet`)
+
+// purgeOnce returns why the destroyed keys may still be in the table's
+// file ("" once they are not).
+func (t *Table) purgeOnce(ctx context.Context, xid string) (string, error) {
+	rows, err := t.pool.Query(ctx, horizonSQL, xid)
+	if err != nil {
+		return "", fmt.Errorf("keys/postgres: %w", err)
+	}
+	holders, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return "", fmt.Errorf("keys/postgres: %w", err)
+	}
+	if len(holders) > 0 {
+		if len(holders) > 5 {
+			holders = append(holders[:5], fmt.Sprintf("%d more", len(holders)-5))
+		}
+		return "snapshots from before the keys were destroyed are still open (" + strings.Join(holders, ", ") + ")", nil
+	}
+	// A connection of its own, to read the rewrite's report.
+	cfg := t.pool.Config().ConnConfig.Copy()
+	var (
+		mu   sync.Mutex
+		dead = -1
+	)
+	cfg.OnNotice = func(_ *pgconn.PgConn, n *pgconn.Notice) {
+		mu.Lock()
+		defer mu.Unlock()
+		if m := deadRowsRE.FindStringSubmatch(n.Detail); m != nil {
+			d, _ := strconv.Atoi(m[1])
+			dead = max(dead, 0) + d
+		}
+	}
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		return "", fmt.Errorf("keys/postgres: %w", err)
+	}
+	defer conn.Close(context.Background())
+	if _, err := conn.Exec(ctx, `VACUUM (FULL, VERBOSE) `+t.table); err != nil {
+		return "", fmt.Errorf("keys/postgres: rewrite the key table (VACUUM FULL needs its owner): %w", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if dead > 0 {
+		return fmt.Sprintf("%d deleted key row versions are still visible to an open snapshot", dead), nil
+	}
+	return "", nil
 }

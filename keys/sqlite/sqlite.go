@@ -5,6 +5,9 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/memvault/memvault/internal/sqlitedb"
@@ -24,12 +27,35 @@ var migrations = []string{`CREATE TABLE IF NOT EXISTS memvault_data_keys (
 	thread_id TEXT PRIMARY KEY,
 	subject   TEXT NOT NULL
 ) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS memvault_thread_subjects_subject ON memvault_thread_subjects (subject)`}
+CREATE INDEX IF NOT EXISTS memvault_thread_subjects_subject ON memvault_thread_subjects (subject)`,
+	// One row per erased subject: written in the transaction that destroys
+	// the keys, so a killed erasure is finished by the next run. trace holds
+	// fingerprints of the destroyed wrapped keys (keys.Fingerprint), never
+	// the keys.
+	`CREATE TABLE IF NOT EXISTS memvault_erasures (
+	subject     TEXT    PRIMARY KEY,
+	started_at  TEXT    NOT NULL,
+	key_ids     TEXT    NOT NULL,
+	trace       BLOB    NOT NULL,
+	threads     INTEGER NOT NULL DEFAULT 0,
+	items       INTEGER NOT NULL DEFAULT 0,
+	done        INTEGER NOT NULL DEFAULT 0,
+	finished_at TEXT,
+	readmitted  INTEGER NOT NULL DEFAULT 0
+) WITHOUT ROWID`,
+	// Writes check their sealing key by id (keys.ErasureTable.LiveKey).
+	`CREATE INDEX IF NOT EXISTS memvault_data_keys_id ON memvault_data_keys (key_id)`}
 
 // Table is a keys.Table in a SQLite database.
-type Table struct{ db *sqlitedb.DB }
+type Table struct {
+	db   *sqlitedb.DB
+	path string // the file, for Purge's check; "" for a database given by New-style wrapping
+}
 
-var _ keys.ThreadTable = (*Table)(nil)
+var (
+	_ keys.ThreadAdopter = (*Table)(nil)
+	_ keys.ErasureTable  = (*Table)(nil)
+)
 
 // Open opens (creating when missing) the key table in the SQLite file at
 // path.
@@ -42,7 +68,11 @@ func Open(ctx context.Context, path string) (*Table, error) {
 		db.Close()
 		return nil, fmt.Errorf("keys/sqlite: %w", err)
 	}
-	return &Table{db: db}, nil
+	abs, err := filepath.Abs(path)
+	if err != nil || path == sqlitedb.Memory {
+		abs = ""
+	}
+	return &Table{db: db, path: abs}, nil
 }
 
 // Close closes the table's database handle.
@@ -88,6 +118,18 @@ func (t *Table) Keys(ctx context.Context, subject string) ([]keys.WrappedKey, er
 // Insert implements keys.Table.
 func (t *Table) Insert(ctx context.Context, k keys.WrappedKey) error {
 	return t.db.Write(ctx, func(tx *sql.Tx) error {
+		if err := refuseErasing(ctx, tx, k.Subject); err != nil {
+			return err
+		}
+		if th, ok := keys.ThreadOfKeyOwner(k.Subject); ok {
+			var n int
+			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM memvault_thread_subjects WHERE thread_id = ?`, th).Scan(&n); err != nil {
+				return fmt.Errorf("keys/sqlite: %w", err)
+			}
+			if n > 0 {
+				return fmt.Errorf("keys/sqlite: key of thread %q: %w", th, keys.ErrThreadBound)
+			}
+		}
 		res, err := tx.ExecContext(ctx, `INSERT INTO memvault_data_keys (`+cols+`) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
 			k.Subject, k.Version, k.ID, k.KEK, k.Wrapped, k.Created.UTC().Format(time.RFC3339Nano))
 		if err != nil {
@@ -162,11 +204,73 @@ func (t *Table) Page(ctx context.Context, afterSubject string, afterVersion, lim
 func (t *Table) BindThread(ctx context.Context, thread, subject string) (string, error) {
 	var bound string
 	err := t.db.Write(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO memvault_thread_subjects (thread_id, subject) VALUES (?, ?) ON CONFLICT DO NOTHING`, thread, subject); err != nil {
+		err := tx.QueryRowContext(ctx, `SELECT subject FROM memvault_thread_subjects WHERE thread_id = ?`, thread).Scan(&bound)
+		if err == nil || !errors.Is(err, sql.ErrNoRows) {
 			return err
 		}
-		return tx.QueryRowContext(ctx, `SELECT subject FROM memvault_thread_subjects WHERE thread_id = ?`, thread).Scan(&bound)
+		if err := refuseErasing(ctx, tx, subject); err != nil {
+			return err
+		}
+		bound = subject
+		_, err = tx.ExecContext(ctx, `INSERT INTO memvault_thread_subjects (thread_id, subject) VALUES (?, ?)`, thread, subject)
+		return err
 	})
+	if errors.Is(err, keys.ErrSubjectErased) {
+		return "", err
+	}
+	if err != nil {
+		return "", fmt.Errorf("keys/sqlite: bind thread: %w", err)
+	}
+	return bound, nil
+}
+
+// AdoptThread implements keys.ThreadAdopter.
+func (t *Table) AdoptThread(ctx context.Context, thread, subject string, adopted []keys.WrappedKey) (string, error) {
+	var bound string
+	err := t.db.Write(ctx, func(tx *sql.Tx) error {
+		err := tx.QueryRowContext(ctx, `SELECT subject FROM memvault_thread_subjects WHERE thread_id = ?`, thread).Scan(&bound)
+		if err == nil || !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
+		if err := refuseErasing(ctx, tx, subject); err != nil {
+			return err
+		}
+		owner := keys.ThreadKeyOwner(thread)
+		rows, err := tx.QueryContext(ctx, `DELETE FROM memvault_data_keys WHERE subject = ? RETURNING `+cols, owner)
+		if err != nil {
+			return err
+		}
+		own, err := scan(rows)
+		if err != nil {
+			return err
+		}
+		if len(own) != len(adopted) {
+			return keys.ErrAdoptRace
+		}
+		for _, a := range adopted {
+			found := false
+			for _, k := range own {
+				found = found || k.ID == a.ID
+			}
+			if !found {
+				return keys.ErrAdoptRace
+			}
+			res, err := tx.ExecContext(ctx, `INSERT INTO memvault_data_keys (`+cols+`) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+				a.Subject, a.Version, a.ID, a.KEK, a.Wrapped, a.Created.UTC().Format(time.RFC3339Nano))
+			if err != nil {
+				return err
+			}
+			if n, _ := res.RowsAffected(); n == 0 {
+				return keys.ErrKeyExists
+			}
+		}
+		bound = subject
+		_, err = tx.ExecContext(ctx, `INSERT INTO memvault_thread_subjects (thread_id, subject) VALUES (?, ?)`, thread, subject)
+		return err
+	})
+	if errors.Is(err, keys.ErrSubjectErased) || errors.Is(err, keys.ErrAdoptRace) || errors.Is(err, keys.ErrKeyExists) {
+		return "", err
+	}
 	if err != nil {
 		return "", fmt.Errorf("keys/sqlite: bind thread: %w", err)
 	}
@@ -219,4 +323,212 @@ func (t *Table) UnbindThreads(ctx context.Context, subject string) error {
 		_, err := tx.ExecContext(ctx, `DELETE FROM memvault_thread_subjects WHERE subject = ?`, subject)
 		return err
 	})
+}
+
+// refuseErasing fails with keys.ErrSubjectErased when subject was erased
+// (or is being erased) and not readmitted: no key is made and no thread
+// bound for it.
+func refuseErasing(ctx context.Context, tx *sql.Tx, subject string) error {
+	var n int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM memvault_erasures WHERE subject = ? AND readmitted = 0`, subject).Scan(&n); err != nil {
+		return fmt.Errorf("keys/sqlite: %w", err)
+	}
+	if n > 0 {
+		return fmt.Errorf("keys/sqlite: subject %q: %w", subject, keys.ErrSubjectErased)
+	}
+	return nil
+}
+
+const erasureCols = `subject, started_at, key_ids, trace, threads, items, done, finished_at, readmitted`
+
+func scanErasure(row interface{ Scan(...any) error }) (*keys.Erasure, error) {
+	var (
+		e            keys.Erasure
+		started, ids string
+		finished     sql.NullString
+		done, readm  int
+	)
+	if err := row.Scan(&e.Subject, &started, &ids, &e.Trace, &e.Threads, &e.Items, &done, &finished, &readm); err != nil {
+		return nil, err
+	}
+	var err error
+	if e.Started, err = time.Parse(time.RFC3339Nano, started); err != nil {
+		return nil, fmt.Errorf("keys/sqlite: erasure of %q: bad start time: %w", e.Subject, err)
+	}
+	if finished.Valid {
+		if e.Finished, err = time.Parse(time.RFC3339Nano, finished.String); err != nil {
+			return nil, fmt.Errorf("keys/sqlite: erasure of %q: bad finish time: %w", e.Subject, err)
+		}
+	}
+	if ids != "" {
+		e.KeyIDs = strings.Split(ids, ",")
+	}
+	e.Done, e.Readmitted = done != 0, readm != 0
+	return &e, nil
+}
+
+// StartErasure implements keys.ErasureTable. The deleted rows' pages are
+// zeroed (secure_delete); Purge then rewrites the file and truncates the
+// log, and checks that no copy of the keys' bytes is left.
+func (t *Table) StartErasure(ctx context.Context, subject string, now time.Time) (keys.Erasure, error) {
+	var out keys.Erasure
+	err := t.db.Write(ctx, func(tx *sql.Tx) error {
+		e, err := scanErasure(tx.QueryRowContext(ctx, `SELECT `+erasureCols+` FROM memvault_erasures WHERE subject = ?`, subject))
+		if errors.Is(err, sql.ErrNoRows) || (err == nil && e.Readmitted) {
+			e, err = &keys.Erasure{Subject: subject, Started: now}, nil
+		}
+		if err != nil {
+			return fmt.Errorf("keys/sqlite: %w", err)
+		}
+		rows, err := tx.QueryContext(ctx, `DELETE FROM memvault_data_keys WHERE subject = ? RETURNING `+cols, subject)
+		if err != nil {
+			return fmt.Errorf("keys/sqlite: %w", err)
+		}
+		gone, err := scan(rows)
+		if err != nil {
+			return err
+		}
+		var ids []string
+		for _, k := range gone {
+			ids = append(ids, k.ID)
+			e.Trace = keys.AppendFingerprints(e.Trace, keys.FingerprintOf(k.Wrapped))
+			clear(k.Wrapped)
+		}
+		e.KeyIDs = keys.MergeKeyIDs(e.KeyIDs, ids)
+		if e.Trace == nil {
+			e.Trace = []byte{}
+		}
+		e.Done, e.Finished = false, time.Time{}
+		_, err = tx.ExecContext(ctx, `INSERT OR REPLACE INTO memvault_erasures (`+erasureCols+`) VALUES (?, ?, ?, ?, ?, ?, 0, NULL, 0)`,
+			subject, e.Started.UTC().Format(time.RFC3339Nano), strings.Join(e.KeyIDs, ","), e.Trace, e.Threads, e.Items)
+		if err != nil {
+			return fmt.Errorf("keys/sqlite: record erasure: %w", err)
+		}
+		out = *e
+		return nil
+	})
+	return out, err
+}
+
+// Erasure implements keys.ErasureTable.
+func (t *Table) Erasure(ctx context.Context, subject string) (*keys.Erasure, error) {
+	var out *keys.Erasure
+	err := t.db.Read(ctx, func(tx *sql.Tx) error {
+		e, err := scanErasure(tx.QueryRowContext(ctx, `SELECT `+erasureCols+` FROM memvault_erasures WHERE subject = ?`, subject))
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil
+		}
+		out = e
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("keys/sqlite: %w", err)
+	}
+	return out, nil
+}
+
+// AddErased implements keys.ErasureTable.
+func (t *Table) AddErased(ctx context.Context, subject string, threads, items int) error {
+	return t.db.Write(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `UPDATE memvault_erasures SET threads = threads + ?, items = items + ? WHERE subject = ? AND done = 0`, threads, items, subject)
+		return err
+	})
+}
+
+// FinishErasure implements keys.ErasureTable.
+func (t *Table) FinishErasure(ctx context.Context, subject string, now time.Time) error {
+	return t.db.Write(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `UPDATE memvault_erasures SET done = 1, finished_at = ? WHERE subject = ? AND done = 0`, now.UTC().Format(time.RFC3339Nano), subject)
+		return err
+	})
+}
+
+// Readmit implements keys.ErasureTable.
+func (t *Table) Readmit(ctx context.Context, subject string) error {
+	return t.db.Write(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE memvault_erasures SET readmitted = 1 WHERE subject = ? AND done = 1`, subject)
+		if err != nil {
+			return fmt.Errorf("keys/sqlite: %w", err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return keys.ErrNotErased
+		}
+		return nil
+	})
+}
+
+// LiveKey implements keys.ErasureTable.
+func (t *Table) LiveKey(ctx context.Context, _, keyID string) (bool, error) {
+	var n int
+	err := t.db.Read(ctx, func(tx *sql.Tx) error {
+		return tx.QueryRowContext(ctx, `SELECT count(*) FROM memvault_data_keys WHERE key_id = ?`, keyID).Scan(&n)
+	})
+	if err != nil {
+		return false, fmt.Errorf("keys/sqlite: %w", err)
+	}
+	return n > 0, nil
+}
+
+// Purge implements keys.ErasureTable. It rewrites the file (VACUUM: pages
+// that held the keys before B-tree rebalancing moved them keep stale cell
+// images that secure_delete does not reach), checkpoints and truncates the
+// write-ahead log, and reads the file and its log back looking for each
+// destroyed key's bytes (keys.Fingerprint). A reader in another process
+// whose transaction began before the keys were destroyed keeps the log
+// from being truncated; Purge retries until opt's deadline, then reports
+// the erasure pending.
+func (t *Table) Purge(ctx context.Context, e keys.Erasure, opt keys.PurgeOptions) error {
+	fps, err := keys.ParseFingerprints(e.Trace)
+	if err != nil {
+		return err
+	}
+	if t.path == "" {
+		return nil // an in-memory database: nothing on disk
+	}
+	return opt.Retry(ctx, "keys/sqlite", func(patience time.Duration) (string, error) {
+		return t.purgeOnce(ctx, fps, patience)
+	})
+}
+
+// purgeOnce compacts the file, truncates its log and checks both for the
+// fingerprints; it returns why the keys are not gone yet ("" when they are).
+func (t *Table) purgeOnce(ctx context.Context, fps []keys.Fingerprint, patience time.Duration) (string, error) {
+	w, err := t.db.Writer().Conn(ctx)
+	if err != nil {
+		return "", fmt.Errorf("keys/sqlite: %w", err)
+	}
+	defer w.Close()
+	// A truncating checkpoint waits for readers through the busy handler:
+	// bound it by the purge's own patience, then restore the connection's.
+	var busyMS int
+	if err := w.QueryRowContext(ctx, `PRAGMA busy_timeout`).Scan(&busyMS); err != nil {
+		return "", fmt.Errorf("keys/sqlite: %w", err)
+	}
+	if _, err := w.ExecContext(ctx, fmt.Sprintf(`PRAGMA busy_timeout = %d`, max(patience.Milliseconds(), 1))); err != nil {
+		return "", fmt.Errorf("keys/sqlite: %w", err)
+	}
+	defer w.ExecContext(context.WithoutCancel(ctx), fmt.Sprintf(`PRAGMA busy_timeout = %d`, busyMS)) //nolint:errcheck // best effort; the pool's DSN sets it on new connections anyway
+	if _, err := w.ExecContext(ctx, `VACUUM`); err != nil {
+		return "", fmt.Errorf("keys/sqlite: compact the key table: %w", err)
+	}
+	var busy, logFrames, done int
+	if err := w.QueryRowContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`).Scan(&busy, &logFrames, &done); err != nil {
+		return "", fmt.Errorf("keys/sqlite: checkpoint the key table's log: %w", err)
+	}
+	for _, f := range []string{t.path, t.path + "-wal"} {
+		data, err := os.ReadFile(f)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return "", fmt.Errorf("keys/sqlite: check the key table: %w", err)
+		}
+		if keys.FindFingerprints(data, fps) >= 0 {
+			if busy != 0 {
+				return fmt.Sprintf("a reader of %s (another process or connection) still holds a copy of a destroyed key in %s", filepath.Base(t.path), filepath.Base(f)), nil
+			}
+			return fmt.Sprintf("a copy of a destroyed key remains in %s", filepath.Base(f)), nil
+		}
+	}
+	return "", nil
 }

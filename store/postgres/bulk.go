@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/pgvector/pgvector-go"
 
+	"github.com/memvault/memvault/internal/pgfence"
 	"github.com/memvault/memvault/internal/pgretry"
 )
 
@@ -95,6 +96,9 @@ func (s *Store) writeBulk(ctx context.Context, q Querier, owned bool, r *putRows
 
 // copyPuts runs a bulk write in tx (see writeBulk).
 func (s *Store) copyPuts(ctx context.Context, tx pgx.Tx, r *putRows, vecs [][]float32, now time.Time) error {
+	if err := pgfence.Exec(ctx, s.codec, tx, &r.fence); err != nil {
+		return err
+	}
 	if len(r.del.key) > 0 {
 		if _, err := tx.Exec(ctx, `DELETE FROM `+s.t.store+` s USING unnest($1::text[], $2::text[]) AS d(prefix, key)
 WHERE s.prefix = d.prefix AND s.key = d.key`, r.del.prefix, r.del.key); err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/memvault/memvault/internal/pgfence"
 	"github.com/memvault/memvault/internal/pgretry"
 	"github.com/memvault/memvault/store"
 )
@@ -71,6 +72,9 @@ WHERE s.prefix = $1 AND s.key = $2 AND s.updated_at = $7 AND (s.expires_at IS NU
 				return err
 			}
 			defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // after Commit a no-op
+			if err := pgfence.Exec(ctx, s.codec, tx, &r.fence); err != nil {
+				return err
+			}
 			tag, err := tx.Exec(ctx, item, args...)
 			if err != nil {
 				return err

@@ -56,7 +56,7 @@ func FuzzEncodeDecode(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, k, v string) {
 		in := map[string]any{k: v, "n": []any{v}}
-		raw, err := s.encodeValue(context.Background(), "ns", "k", in)
+		raw, err := s.encodeValue(context.Background(), "ns", "k", in, nil)
 		if !utf8.ValidString(k) || !utf8.ValidString(v) {
 			// Refused, never silently turned into U+FFFD.
 			if !errors.Is(err, store.ErrInvalidArgument) {

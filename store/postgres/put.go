@@ -10,6 +10,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/memvault/memvault/internal/binding"
+	"github.com/memvault/memvault/internal/pgfence"
 	"github.com/memvault/memvault/internal/pgretry"
 	"github.com/memvault/memvault/store"
 	"github.com/memvault/memvault/store/internal/items"
@@ -107,7 +109,7 @@ func (s *Store) encodePuts(ctx context.Context, puts []*items.Put) (r *putRows, 
 			r.del.key = append(r.del.key, p.Key)
 			continue
 		}
-		raw, err := s.encodeValue(ctx, p.Prefix, p.Key, p.Value)
+		raw, err := s.encodeValue(ctx, p.Prefix, p.Key, p.Value, &r.fence)
 		if err != nil {
 			return nil, nil, now, err
 		}
@@ -148,6 +150,7 @@ type putRows struct {
 	ttlM  []*int32
 	reidx struct{ prefix, key []string }
 	vec   struct{ prefix, key, field []string } // one per vector in vecs
+	fence binding.Fence                         // the keys that sealed the values
 }
 
 // sendPuts sends a put's statements as one batch (one implicit
@@ -156,6 +159,7 @@ type putRows struct {
 func (s *Store) sendPuts(ctx context.Context, q Querier, owned bool, r *putRows, vecs [][]float32, binary bool, now time.Time) error {
 
 	b := &pgx.Batch{}
+	inSQL := pgfence.Queue(s.codec, b, &r.fence)
 	if len(r.del.key) > 0 {
 		b.Queue(`DELETE FROM `+s.t.store+` s USING unnest($1::text[], $2::text[]) AS d(prefix, key)
 WHERE s.prefix = d.prefix AND s.key = d.key`, r.del.prefix, r.del.key)
@@ -177,6 +181,15 @@ ON CONFLICT (prefix, key) DO UPDATE SET
 		return nil
 	}
 	send := func() error { return q.SendBatch(ctx, b).Close() }
+	if !inSQL {
+		begin, ok := q.(pgfence.Beginner)
+		if !ok {
+			return fmt.Errorf("postgres: put: %T cannot begin the transaction that fences the put", q)
+		}
+		send = func() error {
+			return pgfence.InTx(ctx, s.codec, begin, &r.fence, func(tx pgx.Tx) error { return tx.SendBatch(ctx, b).Close() })
+		}
+	}
 	var err error
 	if owned {
 		// The store's own implicit transaction: run it again when
@@ -187,7 +200,7 @@ ON CONFLICT (prefix, key) DO UPDATE SET
 		err = send()
 	}
 	if err != nil {
-		return fmt.Errorf("postgres: put: %w", err)
+		return fmt.Errorf("postgres: put: %w", binding.FenceErr(err))
 	}
 	if s.values != nil {
 		// Not needed for correctness (entries are checked against the row),
@@ -226,4 +239,14 @@ ON CONFLICT (prefix, key, field_name) DO UPDATE SET
 // itemsConfig is the store core's view of the store's options.
 func (s *Store) itemsConfig() items.Config {
 	return s.b.Config
+}
+
+// DrainWrites returns once every put that may have found a destroyed key
+// live has committed or failed (pgfence.Drain): an erasure calls it after
+// destroying a subject's keys, before it deletes the subject's items.
+func (s *Store) DrainWrites(ctx context.Context) error {
+	if err := pgfence.Drain(ctx, s.codec, s.db); err != nil {
+		return fmt.Errorf("postgres: %w", err)
+	}
+	return nil
 }

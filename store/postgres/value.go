@@ -15,7 +15,7 @@ import (
 
 // encodeValue returns the JSON text stored in store.value for an item
 // whose value is already in memvault's JSON model (items.CloneValue).
-func (s *Store) encodeValue(ctx context.Context, prefix, key string, v map[string]any) (string, error) {
+func (s *Store) encodeValue(ctx context.Context, prefix, key string, v map[string]any, f *binding.Fence) (string, error) {
 	var (
 		typ  = serde.TypeJSON
 		data []byte
@@ -24,7 +24,7 @@ func (s *Store) encodeValue(ctx context.Context, prefix, key string, v map[strin
 	if s.opts.Serde == nil {
 		data, err = jsonvalue.Marshal(v)
 	} else {
-		typ, data, err = s.codec.Seal(ctx, binding.Item{Namespace: prefix, Key: key}, v)
+		typ, data, err = s.codec.SealFenced(ctx, binding.Item{Namespace: prefix, Key: key}, v, f)
 	}
 	if err != nil {
 		return "", fmt.Errorf("postgres: %w: value of %q: %w", store.ErrInvalidArgument, key, err)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/memvault/memvault/internal/binding"
 	"github.com/memvault/memvault/store"
 	"github.com/memvault/memvault/store/internal/filtering"
 	"github.com/memvault/memvault/store/internal/items"
@@ -18,8 +19,9 @@ type itemKey struct{ ns, key string }
 type put struct {
 	*items.Put
 	k       itemKey
-	encoded []byte   // the value column; nil deletes
-	codes   [][]byte // the codes of Vectors written (see putCodes)
+	encoded []byte        // the value column; nil deletes
+	fence   binding.Fence // the key that sealed the value (binding.Fence)
+	codes   [][]byte      // the codes of Vectors written (see putCodes)
 }
 
 // refreshKey is an item whose TTL a read refreshed.
@@ -126,7 +128,7 @@ func (s *Store) encodePut(ctx context.Context, ip *items.Put) (*put, error) {
 	p := &put{Put: ip, k: itemKey{ip.Prefix, ip.Key}}
 	if ip.Value != nil {
 		var err error
-		if p.encoded, err = s.encodeValue(ctx, p.k.ns, p.k.key, ip.Value); err != nil {
+		if p.encoded, err = s.encodeValue(ctx, p.k.ns, p.k.key, ip.Value, &p.fence); err != nil {
 			return nil, err
 		}
 	}
@@ -135,6 +137,14 @@ func (s *Store) encodePut(ctx context.Context, ip *items.Put) (*put, error) {
 
 // applyPuts performs the batch's writes in tx, with their codes.
 func (s *Store) applyPuts(ctx context.Context, tx *sql.Tx, cw *codeWrite, puts []*put, now time.Time) error {
+	// Holding the write lock: an erasure's DrainWrites waits for this.
+	var fence binding.Fence
+	for _, p := range puts {
+		fence.Merge(&p.fence)
+	}
+	if err := s.codec.Check(ctx, &fence); err != nil {
+		return err
+	}
 	ts := now.UnixNano()
 	delVec := tx.StmtContext(ctx, s.st.delVec)
 	var upsert, delItem, insVec *sql.Stmt

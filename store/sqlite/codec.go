@@ -19,7 +19,7 @@ import (
 var errCorrupt = errors.New("sqlite: corrupt stored value")
 
 // encodeValue returns the value column for an item.
-func (s *Store) encodeValue(ctx context.Context, ns, key string, v map[string]any) ([]byte, error) {
+func (s *Store) encodeValue(ctx context.Context, ns, key string, v map[string]any, f *binding.Fence) ([]byte, error) {
 	if s.serde == nil {
 		b, err := jsonvalue.Marshal(v)
 		if err != nil {
@@ -27,7 +27,7 @@ func (s *Store) encodeValue(ctx context.Context, ns, key string, v map[string]an
 		}
 		return b, nil
 	}
-	typ, data, err := s.codec.Seal(ctx, binding.Item{Namespace: ns, Key: key}, v)
+	typ, data, err := s.codec.SealFenced(ctx, binding.Item{Namespace: ns, Key: key}, v, f)
 	if err != nil {
 		return nil, err
 	}

@@ -21,3 +21,15 @@ func TestReencrypt(t *testing.T) {
 		return st
 	})
 }
+
+func TestErasure(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "erase.db")
+	storetest.RunErasure(t, nil, func(t *testing.T, s serde.Serializer) store.Store {
+		st, err := sqlite.Open(context.Background(), path, sqlite.Options{Serde: s})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		return st
+	})
+}

@@ -230,3 +230,15 @@ func codecOf(s serde.Serializer) binding.Codec {
 	}
 	return binding.New(s)
 }
+
+// DrainWrites returns once every write transaction on the file that began
+// before it (in any process) has finished: it takes the write lock once.
+// An erasure calls it after destroying a subject's keys, so that the items
+// it then deletes include every put that found those keys live (puts check
+// them holding the lock: binding.Fence).
+func (s *Store) DrainWrites(ctx context.Context) error {
+	if err := s.db.Write(ctx, func(*sql.Tx) error { return nil }); err != nil {
+		return fmt.Errorf("sqlite: drain writes: %w", err)
+	}
+	return nil
+}

@@ -26,6 +26,9 @@ type Checkpoint struct {
 	Parent         string // "" for none
 	Doc, Meta      []byte // checkpoint document and metadata, JSON
 	Blobs          []Blob // one per channel of newVersions, by channel
+	// Fence holds the data keys that sealed the rows; the driver runs it
+	// inside its write (binding.Fence).
+	Fence binding.Fence
 }
 
 // Put validates a Put and prepares its rows. A channel of newVersions
@@ -49,23 +52,29 @@ func Put(ctx context.Context, c binding.Codec, style checkpointer.VersionStyle, 
 	out := &Checkpoint{Thread: cfg.ThreadID, NS: cfg.CheckpointNS, ID: cp.ID, Parent: cfg.CheckpointID, Doc: doc, Meta: meta,
 		Blobs: make([]Blob, 0, len(newVersions))}
 	for _, ch := range slices.Sorted(maps.Keys(newVersions)) {
-		b, err := SealBlob(ctx, c, cfg.ThreadID, cfg.CheckpointNS, ch, newVersions[ch], cp.ChannelValues)
+		b, err := SealBlob(ctx, c, cfg.ThreadID, cfg.CheckpointNS, ch, newVersions[ch], cp.ChannelValues, &out.Fence)
 		if err != nil {
 			return nil, err
 		}
 		out.Blobs = append(out.Blobs, b)
 	}
+	// The checkpoint row names the thread's subject in its metadata even
+	// when no value was sealed.
+	if err := c.FenceThread(ctx, cfg.ThreadID, &out.Fence); err != nil {
+		return nil, err
+	}
 	return out, nil
 }
 
-// SealBlob is the blob row of channel ch at version ver, from values.
-func SealBlob(ctx context.Context, c binding.Codec, thread, ns, ch, ver string, values map[string]any) (Blob, error) {
+// SealBlob is the blob row of channel ch at version ver, from values; the
+// sealing key goes into f.
+func SealBlob(ctx context.Context, c binding.Codec, thread, ns, ch, ver string, values map[string]any, f *binding.Fence) (Blob, error) {
 	b := Blob{Channel: ch, Version: ver, Type: serde.TypeEmpty}
 	v, ok := values[ch]
 	if !ok {
 		return b, nil
 	}
-	typ, data, err := c.Seal(ctx, binding.Blob{Thread: thread, NS: ns, Channel: ch, Version: ver}, v)
+	typ, data, err := c.SealFenced(ctx, binding.Blob{Thread: thread, NS: ns, Channel: ch, Version: ver}, v, f)
 	if err != nil {
 		return b, fmt.Errorf("channel %q: %w", ch, err)
 	}
@@ -94,6 +103,8 @@ type Writes struct {
 	// channel); otherwise stored rows are kept, so a retried task is
 	// idempotent, as in LangGraph.
 	Upsert bool
+	// Fence holds the data keys that sealed the rows (binding.Fence).
+	Fence binding.Fence
 }
 
 // PutWrites validates a PutWrites and prepares its rows; it returns nil for
@@ -112,7 +123,7 @@ func PutWrites(ctx context.Context, c binding.Codec, cfg checkpointer.Config, wr
 	pos := make(map[int]int, len(writes))
 	for i, w := range writes {
 		idx := WriteIndex(w.Channel, i)
-		typ, data, err := c.Seal(ctx, binding.Write{Thread: cfg.ThreadID, NS: cfg.CheckpointNS, Checkpoint: cfg.CheckpointID, Task: taskID, Idx: idx, Channel: w.Channel}, w.Value)
+		typ, data, err := c.SealFenced(ctx, binding.Write{Thread: cfg.ThreadID, NS: cfg.CheckpointNS, Checkpoint: cfg.CheckpointID, Task: taskID, Idx: idx, Channel: w.Channel}, w.Value, &out.Fence)
 		if err != nil {
 			return nil, fmt.Errorf("write %d (channel %q): %w", i, w.Channel, err)
 		}

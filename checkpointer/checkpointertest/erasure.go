@@ -1,0 +1,80 @@
+package checkpointertest
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/memvault/memvault/checkpointer"
+	"github.com/memvault/memvault/keys"
+	"github.com/memvault/memvault/keys/keystest"
+	keymemory "github.com/memvault/memvault/keys/memory"
+	"github.com/memvault/memvault/serde"
+)
+
+// RunErasure checks that a backend fences writes against erasure: open
+// must return a saver on the same storage every time it is called, using
+// the given serializer (each call stands for another process, with a key
+// cache of its own over one shared key table: table, or one in memory when
+// it is nil).
+//
+// Process B writes a subject's thread, so that it holds the subject's key
+// in its cache; process A destroys the subject's keys. Then B's writes of
+// the subject — a checkpoint, pending writes, a copy of the thread — fail
+// with keys.ErrSubjectErased and store nothing, while another subject's go
+// on; and a process that never saw the subject cannot write it either (the
+// subject stays erased: no new key is made for it).
+func RunErasure(t *testing.T, table keys.Table, open func(t *testing.T, s serde.Serializer) checkpointer.Saver) {
+	t.Helper()
+	ctx := context.Background()
+	if table == nil {
+		table = keymemory.New()
+	}
+	process := func() (*keys.Hierarchy, checkpointer.Saver) {
+		h := keystest.NewHierarchy(t, table, keys.Subjects{ThreadSeparator: "-"})
+		return h, open(t, h)
+	}
+	put := func(s checkpointer.Saver, thread string, step int) (checkpointer.Config, error) {
+		cp := &checkpointer.Checkpoint{V: 4, ID: checkpointer.NewID(step), ChannelValues: map[string]any{"notes": thread + " is allergic to peanuts"},
+			ChannelVersions: map[string]string{"notes": s.NextVersion("")}}
+		return s.Put(ctx, checkpointer.Config{ThreadID: thread}, cp, nil, cp.ChannelVersions)
+	}
+	hA, a := process()
+	_, b := process()
+	carol, err := put(b, "carol-1", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := put(a, "dave-1", 1); err != nil {
+		t.Fatal(err)
+	}
+
+	if _, err := hA.StartErasure(ctx, "carol"); err != nil {
+		t.Fatal(err)
+	}
+
+	if _, err := put(b, "carol-2", 2); !errors.Is(err, keys.ErrSubjectErased) {
+		t.Fatalf("a checkpoint of an erased subject, from a process holding its key: %v, want keys.ErrSubjectErased", err)
+	}
+	if tup, err := a.GetTuple(ctx, checkpointer.Config{ThreadID: "carol-2"}); err != nil || tup != nil {
+		t.Fatalf("the refused checkpoint was stored: %v, %v", tup, err)
+	}
+	if err := b.PutWrites(ctx, carol, []checkpointer.Write{{Channel: "notes", Value: "takes insulin"}}, "task-1", ""); !errors.Is(err, keys.ErrSubjectErased) {
+		t.Fatalf("pending writes of an erased subject: %v, want keys.ErrSubjectErased", err)
+	}
+	if c, ok := b.(checkpointer.Copier); ok {
+		if err := c.CopyThread(ctx, "carol-1", "carol-copy"); err == nil {
+			t.Fatal("a copy of an erased subject's thread succeeded")
+		}
+		if tup, err := a.GetTuple(ctx, checkpointer.Config{ThreadID: "carol-copy"}); err == nil && tup != nil {
+			t.Fatal("the refused copy was stored")
+		}
+	}
+	if _, err := put(b, "dave-2", 2); err != nil {
+		t.Fatalf("another subject after the erasure: %v", err)
+	}
+	_, c := process()
+	if _, err := put(c, "carol-3", 3); !errors.Is(err, keys.ErrSubjectErased) {
+		t.Fatalf("a new process writing the erased subject: %v, want keys.ErrSubjectErased (no new key for it)", err)
+	}
+}

@@ -1,0 +1,163 @@
+package binding
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/memvault/memvault/crypto"
+	"github.com/memvault/memvault/keys"
+)
+
+// Fence is what a write must check, inside its own critical section, so
+// that an erasure and the write cannot interleave: the data keys that
+// sealed the write's values of a subject. Drivers run it after taking
+// their write lock (SQLite's, the memory backend's mutex: Check) or as the
+// first statement of their transaction (PostgreSQL: Statements, whose row
+// lock makes the erasure wait for the write). An erasure destroys the keys
+// before it deletes rows, so a write either commits first, and its rows
+// are deleted, or finds its key gone and fails with keys.ErrSubjectErased,
+// storing nothing. The zero value (and nil) is an empty fence.
+type Fence struct {
+	seals []fenceSeal
+}
+
+type fenceSeal struct{ subject, keyID string }
+
+// keyringer is what serde.Encrypted offers: its keys, the sealing one
+// first.
+type keyringer interface{ Keyring() *crypto.Keyring }
+
+// add records that b sealed a value of subject. A nil fence records
+// nothing.
+func (f *Fence) add(subject string, b any) {
+	if f == nil {
+		return
+	}
+	kr, ok := b.(keyringer)
+	if !ok {
+		return
+	}
+	s := fenceSeal{subject, kr.Keyring().Primary().ID().String()}
+	if !slices.Contains(f.seals, s) {
+		f.seals = append(f.seals, s)
+	}
+}
+
+// Merge adds o's keys to f.
+func (f *Fence) Merge(o *Fence) {
+	if o == nil {
+		return
+	}
+	for _, s := range o.seals {
+		if !slices.Contains(f.seals, s) {
+			f.seals = append(f.seals, s)
+		}
+	}
+}
+
+// Empty reports whether the write sealed nothing of a subject.
+func (f *Fence) Empty() bool { return f == nil || len(f.seals) == 0 }
+
+// FenceThread records in f the key that seals thread's values now, for a
+// write that stores rows of the thread without sealing a value (a
+// checkpoint with no new channel value still names its subject in its
+// metadata).
+func (c Codec) FenceThread(ctx context.Context, thread string, f *Fence) error {
+	if c.subjects == nil || f == nil {
+		return nil
+	}
+	subject, err := c.subjects.ThreadKeySubject(ctx, thread)
+	if err != nil || subject == "" {
+		return err
+	}
+	b, err := c.subjects.SubjectSerializer(ctx, subject, true)
+	if err != nil {
+		return err
+	}
+	f.add(subject, b)
+	return nil
+}
+
+// FenceItem is FenceThread for a store item's namespace (dotted text).
+func (c Codec) FenceItem(ctx context.Context, ns string, f *Fence) error {
+	if c.subjects == nil || f == nil {
+		return nil
+	}
+	subject := c.subjects.NamespaceSubject(ns)
+	if subject == "" {
+		return nil
+	}
+	b, err := c.subjects.SubjectSerializer(ctx, subject, true)
+	if err != nil {
+		return err
+	}
+	f.add(subject, b)
+	return nil
+}
+
+// Check fails, wrapping keys.ErrSubjectErased, when a key that sealed f's
+// values was destroyed. Call it inside the write's critical section,
+// before committing.
+func (c Codec) Check(ctx context.Context, f *Fence) error {
+	if f.Empty() || c.subjects == nil {
+		return nil
+	}
+	for _, s := range f.seals {
+		if err := c.subjects.LiveKey(ctx, s.subject, s.keyID); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// FencesInSQL reports whether writes fence themselves with SQL statements
+// in their own transaction (Statements), so that an erasure needs no other
+// wait for them.
+func (c Codec) FencesInSQL() bool {
+	if c.subjects == nil {
+		return true
+	}
+	_, ok := c.subjects.FenceSQL()
+	return ok
+}
+
+// FenceStatement is one statement of a SQL fence, and its arguments.
+type FenceStatement struct {
+	SQL  string
+	Args []any
+}
+
+// Statements returns the statements a SQL driver runs first in the
+// write's transaction, when the key table lives in the same database
+// (keys.SQLFencer); ok is false when it does not, and the driver runs
+// Check instead.
+func (c Codec) Statements(f *Fence) (stmts []FenceStatement, ok bool) {
+	if f.Empty() || c.subjects == nil {
+		return nil, true
+	}
+	sql, ok := c.subjects.FenceSQL()
+	if !ok {
+		return nil, false
+	}
+	for _, s := range f.seals {
+		stmts = append(stmts, FenceStatement{SQL: sql, Args: []any{s.subject, s.keyID}})
+	}
+	return stmts, true
+}
+
+// FenceSQLState is the SQLSTATE of a write refused by a SQL fence
+// (keys.FenceSQLState).
+const FenceSQLState = keys.FenceSQLState
+
+// FenceErr maps the error of a write refused by a SQL fence (an error
+// with SQLSTATE FenceSQLState, as pgconn.PgError reports it) to one
+// wrapping keys.ErrSubjectErased; other errors are returned as they are.
+func FenceErr(err error) error {
+	var st interface{ SQLState() string }
+	if errors.As(err, &st) && st.SQLState() == FenceSQLState {
+		return fmt.Errorf("%w (%v)", keys.ErrSubjectErased, err)
+	}
+	return err
+}

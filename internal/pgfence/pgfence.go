@@ -1,0 +1,100 @@
+// Package pgfence runs binding.Fence on PostgreSQL, for the checkpointer's
+// and the store's drivers alike: the fence's statements first in a write's
+// batch or transaction (the key table in the same database holds the
+// sealing key's row until the write commits), or, with the key table in
+// another database, a check of the keys inside the write's transaction;
+// and Drain, which an erasure runs after destroying keys so that every
+// write that found them live has committed or failed.
+package pgfence
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/memvault/memvault/internal/binding"
+)
+
+// Queue queues f's statements in b, which must run as one transaction (a
+// batch's implicit one, or inside a transaction), before the write's rows.
+// It reports false when the key table is in another database: the write
+// must then run through InTx (or Exec, inside its transaction).
+func Queue(c binding.Codec, b *pgx.Batch, f *binding.Fence) bool {
+	stmts, ok := c.Statements(f)
+	for _, st := range stmts {
+		b.Queue(st.SQL, st.Args...)
+	}
+	return ok
+}
+
+// Exec runs f in tx, which began before: its statements, or a check of
+// the keys with a key table in another database.
+func Exec(ctx context.Context, c binding.Codec, tx pgx.Tx, f *binding.Fence) error {
+	b := &pgx.Batch{}
+	if !Queue(c, b, f) {
+		return c.Check(ctx, f)
+	}
+	if b.Len() == 0 {
+		return nil
+	}
+	return binding.FenceErr(tx.SendBatch(ctx, b).Close())
+}
+
+// Beginner begins a transaction (a pool, a connection, or a transaction,
+// whose Begin makes a savepoint).
+type Beginner interface {
+	Begin(ctx context.Context) (pgx.Tx, error)
+}
+
+// InTx runs write in a transaction on db that checks f's keys after it
+// began: an erasure then waits for it (Drain) or the check fails. For a key
+// table in another database than the data.
+func InTx(ctx context.Context, c binding.Codec, db Beginner, f *binding.Fence, write func(tx pgx.Tx) error) error {
+	return pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
+		if err := c.Check(ctx, f); err != nil {
+			return err
+		}
+		return write(tx)
+	})
+}
+
+// Querier is what Drain reads the server's activity with.
+type Querier interface {
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// Drain returns once every write that may have found a destroyed key live
+// has committed or failed. With the key table in the data's database the
+// keys' deletion already waited for them (their fence holds the key rows),
+// so it returns at once; otherwise it waits until no session of the
+// database (other than its own) is inside a transaction that began before
+// the call, or returns ctx's error naming how many still are.
+func Drain(ctx context.Context, c binding.Codec, db Querier) error {
+	if c.FencesInSQL() {
+		return nil
+	}
+	var since time.Time
+	if err := db.QueryRow(ctx, `SELECT clock_timestamp()`).Scan(&since); err != nil {
+		return fmt.Errorf("drain writes: %w", err)
+	}
+	pause := 20 * time.Millisecond
+	for {
+		var n int
+		err := db.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
+WHERE datname = current_database() AND pid <> pg_backend_pid() AND xact_start < $1`, since).Scan(&n)
+		if err != nil {
+			return fmt.Errorf("drain writes: %w", err)
+		}
+		if n == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("drain writes: %d transactions older than the erasure are still open: %w", n, ctx.Err())
+		case <-time.After(pause):
+		}
+		pause = min(2*pause, time.Second)
+	}
+}
