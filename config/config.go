@@ -141,9 +141,12 @@ type Config struct {
 	// subject is the part of its id before MEMVAULT_SUBJECT_THREAD_SEPARATOR
 	// (such as ":"), or the value of the checkpoint metadata key
 	// MEMVAULT_SUBJECT_THREAD_METADATA (such as "user_id"), a store item's
-	// the namespace label after
-	// MEMVAULT_SUBJECT_NAMESPACE (a dotted prefix such as "users"). Needs
-	// envelope encryption. The zero value keeps one master key for all.
+	// the namespace label after a prefix of MEMVAULT_SUBJECT_NAMESPACE
+	// (comma-separated dotted prefixes such as "users", where a "*" label
+	// matches any one label, such as "adk.*.sessions,adk.*.memory": the
+	// first becomes Subjects.NamespacePrefix, the others
+	// Subjects.NamespacePrefixes). Needs envelope encryption. The zero
+	// value keeps one master key for all.
 	Subjects keys.Subjects
 	// KeyTable is where the wrapped data keys live (MEMVAULT_KEY_TABLE):
 	// with SQLite a file (default: DBPath with ".keys" appended), with
@@ -177,7 +180,7 @@ type Config struct {
 
 // SubjectsOn reports whether per-subject keys are configured.
 func (c Config) SubjectsOn() bool {
-	return c.Subjects.ThreadSeparator != "" || c.Subjects.ThreadMetadataKey != "" || len(c.Subjects.NamespacePrefix) > 0
+	return c.Subjects.ThreadSeparator != "" || c.Subjects.ThreadMetadataKey != "" || len(c.Subjects.Prefixes()) > 0
 }
 
 // Defaults used by Default and FromEnv.
@@ -343,9 +346,22 @@ func FromLookup(lookup func(string) (string, bool)) (Config, error) {
 		c.Subjects.ThreadMetadataKey = v
 	}
 	if v, ok := get("MEMVAULT_SUBJECT_NAMESPACE"); ok {
-		c.Subjects.NamespacePrefix = strings.Split(v, ".")
-		if err := (store.Namespace(c.Subjects.NamespacePrefix)).Validate(); err != nil {
-			return c, fmt.Errorf("config: MEMVAULT_SUBJECT_NAMESPACE=%q: want a dotted namespace prefix such as users: %w", v, err)
+		bad := func(err error) error {
+			return fmt.Errorf("config: MEMVAULT_SUBJECT_NAMESPACE=%q: want comma-separated dotted namespace prefixes such as users or adk.*.sessions,adk.*.memory: %w", v, err)
+		}
+		for _, p := range strings.Split(v, ",") {
+			prefix := strings.Split(strings.TrimSpace(p), ".")
+			if err := store.Namespace(prefix).Validate(); err != nil {
+				return c, bad(err)
+			}
+			if c.Subjects.NamespacePrefix == nil {
+				c.Subjects.NamespacePrefix = prefix
+			} else {
+				c.Subjects.NamespacePrefixes = append(c.Subjects.NamespacePrefixes, prefix)
+			}
+		}
+		if err := c.Subjects.Validate(); err != nil {
+			return c, bad(err)
 		}
 	}
 	if v, ok := get("MEMVAULT_KEY_TABLE"); ok {
@@ -409,6 +425,9 @@ func (c Config) Validate() error {
 	}
 	if c.Audit && c.Keys.Primary == "" {
 		return fmt.Errorf("config: MEMVAULT_AUDIT needs LANGGRAPH_AES_KEY (the trail is chained under a key derived from it)")
+	}
+	if err := c.Subjects.Validate(); err != nil {
+		return fmt.Errorf("config: MEMVAULT_SUBJECT_NAMESPACE: %w", err)
 	}
 	if c.SubjectsOn() && c.EffectiveEncryption() != EncryptionEnvelope {
 		return fmt.Errorf("config: per-subject keys (MEMVAULT_SUBJECT_THREAD_SEPARATOR, MEMVAULT_SUBJECT_NAMESPACE) need MEMVAULT_ENCRYPTION=envelope and LANGGRAPH_AES_KEY, not %s", c.EffectiveEncryption())

@@ -748,16 +748,8 @@ func (h *Handle) forgetRows(ctx context.Context, subject string) (threads, items
 	if err := h.Keys.UnbindThreads(ctx, subject); err != nil {
 		return len(ids), 0, fmt.Errorf("threads deleted; %w", err)
 	}
-	if ns := sub.Namespace(subject); ns != nil && h.Store != nil {
-		del, ok := h.Store.(store.PrefixDeleter)
-		if !ok {
-			return len(ids), 0, fmt.Errorf("the store cannot delete by prefix")
-		}
-		n, err := del.DeletePrefix(ctx, ns)
-		if err != nil {
-			return len(ids), 0, fmt.Errorf("delete items: %w", err)
-		}
-		items = n
+	if items, err = deleteSubjectItems(ctx, h.Store, sub, subject); err != nil {
+		return len(ids), items, err
 	}
 	return len(ids), items, nil
 }

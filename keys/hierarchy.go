@@ -89,6 +89,9 @@ func New(opts Options) (*Hierarchy, error) {
 	if opts.Master.CipherName() != aead.EnvelopeName {
 		return nil, fmt.Errorf("keys: the master serializer writes %q; per-subject keys need memvault's envelope (%q)", opts.Master.CipherName(), aead.EnvelopeName)
 	}
+	if err := opts.Subjects.Validate(); err != nil {
+		return nil, err
+	}
 	if opts.CacheSize < 0 || opts.CacheTTL < 0 {
 		return nil, fmt.Errorf("keys: negative CacheSize %d or CacheTTL %v", opts.CacheSize, opts.CacheTTL)
 	}

@@ -2,6 +2,7 @@ package keys
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -23,8 +24,75 @@ type Subjects struct {
 	ThreadMetadataKey string
 	// NamespacePrefix, when set, makes the label after it a store item's
 	// subject: with {"users"}, items under ("users", "carol", …) are
-	// Carol's. Items elsewhere have no subject.
+	// Carol's. Items elsewhere have no subject. A label "*" matches any
+	// one label: with {"adk", "*", "memory"}, items under ("adk", "desk",
+	// "memory", "carol", …) are Carol's, whatever the app. The first label
+	// may not be "*" (see Validate).
 	NamespacePrefix []string
+	// NamespacePrefixes are more prefixes like NamespacePrefix, for data
+	// whose subjects live in several layouts: an ADK application keeps a
+	// user's sessions under ("adk", app, "sessions", user) and her
+	// memories under ("adk", app, "memory", user), so it needs
+	// {"adk", "*", "sessions"} and {"adk", "*", "memory"} (and so on: each
+	// adapter exports the prefixes of its layout). A namespace's subject is
+	// the label after whichever prefix it matches; Validate refuses
+	// prefixes that would give one namespace two different subjects.
+	NamespacePrefixes [][]string
+}
+
+// wildcard is the label of a namespace prefix that matches any one label.
+const wildcard = "*"
+
+// Prefixes returns every namespace prefix: NamespacePrefix (when set),
+// then NamespacePrefixes.
+func (s Subjects) Prefixes() [][]string {
+	if len(s.NamespacePrefix) == 0 {
+		return s.NamespacePrefixes
+	}
+	return append([][]string{s.NamespacePrefix}, s.NamespacePrefixes...)
+}
+
+// Validate checks the namespace prefixes: each is non-empty, its labels
+// are non-empty, NUL-free UTF-8 without "." (they are matched against the
+// dotted text of namespaces), and its first label is not "*" — a prefix
+// must name where its subjects live, not make the first label of every
+// namespace a wildcard, and erasure lists a subject's namespaces under
+// that fixed head. Two prefixes of different lengths that one namespace
+// could match are refused: they would give it two subjects (prefixes of
+// one length that overlap, such as {"adk", "*", "memory"} and {"adk",
+// "desk", "memory"}, agree on the subject and are fine).
+func (s Subjects) Validate() error {
+	ps := s.Prefixes()
+	for i, p := range ps {
+		if len(p) == 0 {
+			return fmt.Errorf("keys: empty namespace prefix")
+		}
+		for _, l := range p {
+			if l == "" || strings.Contains(l, ".") || !utf8.ValidString(l) || strings.ContainsRune(l, 0) {
+				return fmt.Errorf("keys: namespace prefix %q: labels must be non-empty NUL-free UTF-8 without '.'", strings.Join(p, "."))
+			}
+		}
+		if p[0] == wildcard {
+			return fmt.Errorf("keys: namespace prefix %q starts with %q: name the namespace its subjects live under", strings.Join(p, "."), wildcard)
+		}
+		for _, q := range ps[:i] {
+			if len(p) != len(q) && overlap(p, q) {
+				return fmt.Errorf("keys: namespace prefixes %q and %q both match some namespaces, with different subjects", strings.Join(q, "."), strings.Join(p, "."))
+			}
+		}
+	}
+	return nil
+}
+
+// overlap reports whether some namespace matches both prefixes: they
+// agree, label by label, as far as the shorter goes.
+func overlap(p, q []string) bool {
+	for i := range min(len(p), len(q)) {
+		if p[i] != q[i] && p[i] != wildcard && q[i] != wildcard {
+			return false
+		}
+	}
+	return true
 }
 
 // ThreadSubject returns the subject of thread id ("" for none).
@@ -40,21 +108,36 @@ func (s Subjects) ThreadSubject(id string) string {
 }
 
 // NamespaceSubject returns the subject of a store namespace given as its
-// dotted text, as stored ("" for none).
+// dotted text, as stored ("" for none). Stores call it for every value
+// they seal or open, so it allocates nothing.
 func (s Subjects) NamespaceSubject(ns string) string {
-	if len(s.NamespacePrefix) == 0 {
-		return ""
+	if sub := prefixSubject(ns, s.NamespacePrefix); sub != "" {
+		return sub
 	}
-	labels := strings.Split(ns, ".")
-	if len(labels) <= len(s.NamespacePrefix) {
-		return ""
-	}
-	for i, l := range s.NamespacePrefix {
-		if labels[i] != l {
-			return ""
+	for _, p := range s.NamespacePrefixes {
+		if sub := prefixSubject(ns, p); sub != "" {
+			return sub
 		}
 	}
-	return labels[len(s.NamespacePrefix)]
+	return ""
+}
+
+// prefixSubject returns the label of ns after prefix p ("" when ns does
+// not match p or has no label after it).
+func prefixSubject(ns string, p []string) string {
+	if len(p) == 0 {
+		return ""
+	}
+	rest := ns
+	for _, l := range p {
+		head, tail, ok := strings.Cut(rest, ".")
+		if !ok || (l != wildcard && head != l) {
+			return ""
+		}
+		rest = tail
+	}
+	sub, _, _ := strings.Cut(rest, ".")
+	return sub
 }
 
 // ThreadPrefix returns the prefix every thread id of subject starts with
@@ -67,12 +150,28 @@ func (s Subjects) ThreadPrefix(subject string) string {
 }
 
 // Namespace returns the store namespace prefix holding subject's items
-// (nil when items have no subjects).
+// under NamespacePrefix (nil when it is not set or holds a "*").
+//
+// Deprecated: it ignores NamespacePrefixes; use Namespaces.
 func (s Subjects) Namespace(subject string) []string {
-	if len(s.NamespacePrefix) == 0 {
+	if len(s.NamespacePrefix) == 0 || slices.Contains(s.NamespacePrefix, wildcard) {
 		return nil
 	}
-	return append(append([]string(nil), s.NamespacePrefix...), subject)
+	return append(slices.Clone(s.NamespacePrefix), subject)
+}
+
+// Namespaces returns, for each namespace prefix, the prefix followed by
+// subject: the namespaces holding subject's items where the prefixes have
+// no "*", the store.ListNamespacesOptions prefixes that find them where
+// they do (nil when items have no subjects). A listed namespace is the
+// subject's only if its label after the prefix is subject itself: a "*"
+// subject matches every label in a listing.
+func (s Subjects) Namespaces(subject string) [][]string {
+	var out [][]string
+	for _, p := range s.Prefixes() {
+		out = append(out, append(slices.Clone(p), subject))
+	}
+	return out
 }
 
 // maxSubjectLen bounds a subject's length in bytes.

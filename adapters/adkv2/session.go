@@ -18,6 +18,7 @@ import (
 	"google.golang.org/adk/v2/session"
 
 	"github.com/memvault/memvault/adapters/internal/labels"
+	"github.com/memvault/memvault/adapters/internal/relocate"
 	"github.com/memvault/memvault/store"
 )
 
@@ -76,11 +77,27 @@ func (s *SessionService) appStateNS(app string) store.Namespace {
 	return append(s.ns(app), "app-state")
 }
 
-func (s *SessionService) userStateNS(app string) store.Namespace {
-	return append(s.ns(app), "user-state")
+// userStatePlace is where a user's "user:" state lives: in a namespace
+// of the user's, like her sessions and memories, so that the subject
+// prefixes of SubjectNamespaces cover it.
+func (s *SessionService) userStatePlace(app, user string) relocate.Place {
+	return relocate.Place{Namespace: append(s.ns(app), "user-state", labels.Escape(user)), Key: userStateKey}
 }
 
-const appStateKey = "state"
+// oldUserStatePlace is where a user's state lived before it had a
+// namespace of the user's: an item keyed by the user id in one namespace
+// per app (under no subject, so sealed under the master key). It is read
+// while the user has no state where it lives now, and moved from there by
+// the next write or by MigrateUserState.
+func (s *SessionService) oldUserStatePlace(app, user string) relocate.Place {
+	return relocate.Place{Namespace: append(s.ns(app), "user-state"), Key: user}
+}
+
+// appStateKey and userStateKey are the keys of the shared state items.
+const (
+	appStateKey  = "state"
+	userStateKey = "state"
+)
 
 // record is a session as stored: its own state, its events (as ADK's JSON)
 // and a revision that every append moves forward.
@@ -237,7 +254,7 @@ func (s *SessionService) List(ctx context.Context, req *session.ListRequest) (*s
 		return nil, fmt.Errorf("adk: store %T cannot list items", s.st)
 	}
 	for _, user := range users {
-		userState, err := s.readState(ctx, s.userStateNS(req.AppName), user)
+		userState, err := s.readUserState(ctx, req.AppName, user)
 		if err != nil {
 			return nil, err
 		}
@@ -385,7 +402,7 @@ func (s *SessionService) shared(ctx context.Context, app, user string) (appState
 		}
 	}
 	if app != "" && user != "" {
-		if userState, err = s.readState(ctx, s.userStateNS(app), user); err != nil {
+		if userState, err = s.readUserState(ctx, app, user); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -397,14 +414,29 @@ func (s *SessionService) readState(ctx context.Context, ns store.Namespace, key 
 	if err != nil {
 		return nil, fmt.Errorf("adk: read state: %w", err)
 	}
-	if it == nil {
-		return map[string]any{}, nil
+	return stateOf(it), nil
+}
+
+// stateOf is the state an item holds (empty for none).
+func stateOf(it *store.Item) map[string]any {
+	var st map[string]any
+	if it != nil {
+		st, _ = it.Value["state"].(map[string]any)
 	}
-	st, _ := it.Value["state"].(map[string]any)
 	if st == nil {
 		st = map[string]any{}
 	}
-	return st, nil
+	return st
+}
+
+// readUserState reads user's state where it lives, or where it lived
+// before (oldUserStatePlace) when it has not moved yet: both in one batch.
+func (s *SessionService) readUserState(ctx context.Context, app, user string) (map[string]any, error) {
+	it, err := relocate.Get(ctx, s.st, s.userStatePlace(app, user), s.oldUserStatePlace(app, user))
+	if err != nil {
+		return nil, fmt.Errorf("adk: read state: %w", err)
+	}
+	return stateOf(it), nil
 }
 
 // mergeShared merges deltas into the app's and the user's state, each a
@@ -415,7 +447,7 @@ func (s *SessionService) mergeShared(ctx context.Context, app, user string, appD
 	if err != nil {
 		return nil, nil, err
 	}
-	userState, err := s.mergeState(ctx, s.userStateNS(app), user, userDelta)
+	userState, err := s.mergeUserState(ctx, app, user, userDelta)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -429,19 +461,56 @@ func (s *SessionService) mergeState(ctx context.Context, ns store.Namespace, key
 	}
 	var merged map[string]any
 	err := store.Update(ctx, s.st, ns, key, func(it *store.Item) (map[string]any, error) {
-		merged = map[string]any{}
-		if it != nil {
-			if cur, ok := it.Value["state"].(map[string]any); ok {
-				maps.Copy(merged, cur)
-			}
-		}
-		maps.Copy(merged, delta)
+		merged = merge(it, delta)
 		return map[string]any{"state": merged}, nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("adk: write state: %w", err)
 	}
 	return merged, nil
+}
+
+// mergeUserState is mergeState of user's state, which moves from where
+// it lived before (oldUserStatePlace) if it has not yet.
+func (s *SessionService) mergeUserState(ctx context.Context, app, user string, delta map[string]any) (map[string]any, error) {
+	if len(delta) == 0 {
+		return s.readUserState(ctx, app, user)
+	}
+	var merged map[string]any
+	err := relocate.Update(ctx, s.st, s.userStatePlace(app, user), s.oldUserStatePlace(app, user), func(it *store.Item) (map[string]any, error) {
+		merged = merge(it, delta)
+		return map[string]any{"state": merged}, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("adk: write state: %w", err)
+	}
+	return merged, nil
+}
+
+// merge returns the state of it (nil: none) with delta merged in.
+func merge(it *store.Item, delta map[string]any) map[string]any {
+	merged := maps.Clone(stateOf(it))
+	maps.Copy(merged, delta)
+	return merged
+}
+
+// MigrateUserState moves every user's "user:" state from where versions
+// before per-user namespaces kept it (an item per user in one namespace
+// per app, under no subject: sealed under the master key) to the user's
+// own namespace, and returns how many items it moved. Until then such
+// state is still read, and its next write moves it, but it is not the
+// user's subject's: forgetting the user does not reach it. Run it once
+// after upgrading every process (one not upgraded would write the old
+// place again); running it again moves nothing.
+func (s *SessionService) MigrateUserState(ctx context.Context) (int, error) {
+	old := append(append(store.Namespace(nil), s.prefix...), "*", "user-state")
+	n, err := relocate.Move(ctx, s.st, old, func(ns store.Namespace, user string) relocate.Place {
+		return relocate.Place{Namespace: append(ns[:len(ns):len(ns)], labels.Escape(user)), Key: userStateKey}
+	})
+	if err != nil {
+		return n, fmt.Errorf("adk: migrate user state: %w", err)
+	}
+	return n, nil
 }
 
 // Session is a session read from a SessionService: the handle AppendEvent
