@@ -29,9 +29,9 @@
 //
 // Under a namespace prefix ("trpc" by default), then the app name:
 //
-//	<prefix> <app> sessions <user>   key: session id   tRPC's JSON of the session
-//	<prefix> <app> app-state         key: "state"      app state
-//	<prefix> <app> user-state        key: user id      user state
+//	<prefix> <app> sessions <user>     key: session id   tRPC's JSON of the session
+//	<prefix> <app> app-state           key: "state"      app state
+//	<prefix> <app> user-state <user>   key: "state"      user state
 //
 // A session (state, events, tracks, summaries) is one item, sealed and
 // bound to its app, user and id; each change is a compare-and-set
@@ -54,4 +54,26 @@
 // memory extraction (EnqueueAutoMemoryJob) needs tRPC's extractor worker,
 // which tRPC keeps internal: it does nothing here, as in a tRPC service
 // without an extractor; the memory tools (Tools) work.
+//
+// # Per-subject keys and erasure
+//
+// Everything of a user — sessions (state, events, tracks, summaries), her
+// user state, her memories — lives under a namespace whose label after a
+// prefix of SubjectNamespaces is the user id (escaped: Subject). With
+// those prefixes as memvault's per-subject namespace prefixes (with the
+// default prefix:
+// MEMVAULT_SUBJECT_NAMESPACE=trpc.*.sessions,trpc.*.user-state,trpc.*.memories),
+// each user's data is sealed under her own data keys, and `memvault
+// forget` of Subject(user) destroys them and deletes all of it, in every
+// app. App state is the app's, under the master key. Versions before this
+// layout kept user state in one item per user under <prefix> <app>
+// user-state, under the master key: it is still read and moved by its
+// next write; run SessionService.MigrateUserState once, with every
+// process upgraded, to move the rest, since erasure does not reach state
+// left there.
+//
+// The CheckpointSaver knows lineages, not users: to make a graph's
+// checkpoints a user's, give its runs lineage ids that start with the
+// user's subject and a separator (lineage_id "carol:refund-1" with
+// MEMVAULT_SUBJECT_THREAD_SEPARATOR=":").
 package trpcagent

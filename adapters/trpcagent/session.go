@@ -15,6 +15,7 @@ import (
 	"trpc.group/trpc-go/trpc-agent-go/session/summary"
 
 	"github.com/memvault/memvault/adapters/internal/labels"
+	"github.com/memvault/memvault/adapters/internal/relocate"
 	"github.com/memvault/memvault/store"
 )
 
@@ -89,7 +90,11 @@ func (s *SessionService) sessionsNS(app, user string) store.Namespace {
 	return s.appNS(app, "sessions", labels.Escape(user))
 }
 
-const appStateKey = "state"
+// appStateKey and userStateKey are the keys of the shared state items.
+const (
+	appStateKey  = "state"
+	userStateKey = "state"
+)
 
 // storedSession is a session as stored: tRPC's JSON of its fields.
 type storedSession struct {
@@ -207,7 +212,7 @@ func (s *SessionService) withShared(ctx context.Context, sess *session.Session) 
 	if err != nil {
 		return nil, err
 	}
-	userState, err := s.readState(ctx, s.appNS(sess.AppName, "user-state"), labels.Escape(sess.UserID))
+	userState, err := s.readUserState(ctx, sess.AppName, sess.UserID)
 	if err != nil {
 		return nil, err
 	}
@@ -242,7 +247,7 @@ func (s *SessionService) ListSessions(ctx context.Context, userKey session.UserK
 	if err != nil {
 		return nil, err
 	}
-	userState, err := s.readState(ctx, s.appNS(userKey.AppName, "user-state"), labels.Escape(userKey.UserID))
+	userState, err := s.readUserState(ctx, userKey.AppName, userKey.UserID)
 	if err != nil {
 		return nil, err
 	}
@@ -337,7 +342,7 @@ func (s *SessionService) UpdateUserState(ctx context.Context, userKey session.Us
 			return fmt.Errorf("trpcagent: update user state: key %q is not allowed", k)
 		}
 	}
-	return s.updateState(ctx, s.appNS(userKey.AppName, "user-state"), labels.Escape(userKey.UserID), func(cur session.StateMap) {
+	return s.updateUserState(ctx, userKey.AppName, userKey.UserID, func(cur session.StateMap) {
 		for k, v := range state {
 			cur[strings.TrimPrefix(k, session.StateUserPrefix)] = v
 		}
@@ -349,7 +354,7 @@ func (s *SessionService) ListUserStates(ctx context.Context, userKey session.Use
 	if err := userKey.CheckUserKey(); err != nil {
 		return nil, err
 	}
-	return s.readState(ctx, s.appNS(userKey.AppName, "user-state"), labels.Escape(userKey.UserID))
+	return s.readUserState(ctx, userKey.AppName, userKey.UserID)
 }
 
 // DeleteUserState implements session.Service.
@@ -357,9 +362,66 @@ func (s *SessionService) DeleteUserState(ctx context.Context, userKey session.Us
 	if err := userKey.CheckUserKey(); err != nil {
 		return err
 	}
-	return s.updateState(ctx, s.appNS(userKey.AppName, "user-state"), labels.Escape(userKey.UserID), func(cur session.StateMap) {
+	return s.updateUserState(ctx, userKey.AppName, userKey.UserID, func(cur session.StateMap) {
 		delete(cur, strings.TrimPrefix(key, session.StateUserPrefix))
 	})
+}
+
+// userStatePlace is where a user's state lives: in a namespace of the
+// user's, like her sessions and memories, so that the subject prefixes
+// of SubjectNamespaces cover it.
+func (s *SessionService) userStatePlace(app, user string) relocate.Place {
+	return relocate.Place{Namespace: s.appNS(app, "user-state", labels.Escape(user)), Key: userStateKey}
+}
+
+// oldUserStatePlace is where a user's state lived before it had a
+// namespace of the user's: an item keyed by the user's label in one
+// namespace per app (under no subject, so sealed under the master key).
+// It is read while the user has no state where it lives now, and moved
+// from there by the next write or by MigrateUserState.
+func (s *SessionService) oldUserStatePlace(app, user string) relocate.Place {
+	return relocate.Place{Namespace: s.appNS(app, "user-state"), Key: labels.Escape(user)}
+}
+
+// readUserState reads user's state where it lives, or where it lived
+// before when it has not moved yet: both in one batch.
+func (s *SessionService) readUserState(ctx context.Context, app, user string) (session.StateMap, error) {
+	it, err := relocate.Get(ctx, s.st, s.userStatePlace(app, user), s.oldUserStatePlace(app, user))
+	if err != nil {
+		return nil, fmt.Errorf("trpcagent: read state: %w", err)
+	}
+	return stateOf(it)
+}
+
+// updateUserState is updateState of user's state, which moves from where
+// it lived before if it has not yet.
+func (s *SessionService) updateUserState(ctx context.Context, app, user string, change func(session.StateMap)) error {
+	err := relocate.Update(ctx, s.st, s.userStatePlace(app, user), s.oldUserStatePlace(app, user), func(it *store.Item) (map[string]any, error) {
+		return changedState(it, change), nil
+	}, store.WithoutIndex())
+	if err != nil {
+		return fmt.Errorf("trpcagent: write state: %w", err)
+	}
+	return nil
+}
+
+// MigrateUserState moves every user's state from where versions before
+// per-user namespaces kept it (an item per user in one namespace per app,
+// under no subject: sealed under the master key) to the user's own
+// namespace, and returns how many items it moved. Until then such state
+// is still read, and its next write moves it, but it is not the user's
+// subject's: forgetting the user does not reach it. Run it once after
+// upgrading every process (one not upgraded would write the old place
+// again); running it again moves nothing.
+func (s *SessionService) MigrateUserState(ctx context.Context) (int, error) {
+	old := append(append(store.Namespace(nil), s.prefix...), "*", "user-state")
+	n, err := relocate.Move(ctx, s.st, old, func(ns store.Namespace, userLabel string) relocate.Place {
+		return relocate.Place{Namespace: append(ns[:len(ns):len(ns)], userLabel), Key: userStateKey}
+	}, store.WithoutIndex())
+	if err != nil {
+		return n, fmt.Errorf("trpcagent: migrate user state: %w", err)
+	}
+	return n, nil
 }
 
 // readState reads a shared state item (empty when there is none).
@@ -368,6 +430,11 @@ func (s *SessionService) readState(ctx context.Context, ns store.Namespace, key 
 	if err != nil {
 		return nil, fmt.Errorf("trpcagent: read state: %w", err)
 	}
+	return stateOf(it)
+}
+
+// stateOf is the state a shared state item holds (empty for none).
+func stateOf(it *store.Item) (session.StateMap, error) {
 	out := session.StateMap{}
 	if it == nil {
 		return out, nil
@@ -389,28 +456,33 @@ func (s *SessionService) readState(ctx context.Context, ns store.Namespace, key 
 // that concurrent writers' keys all land.
 func (s *SessionService) updateState(ctx context.Context, ns store.Namespace, key string, change func(session.StateMap)) error {
 	err := store.Update(ctx, s.st, ns, key, func(it *store.Item) (map[string]any, error) {
-		cur := session.StateMap{}
-		if it != nil {
-			for k, v := range it.Value {
-				b, _ := v.([]byte)
-				cur[k] = b
-			}
-		}
-		change(cur)
-		v := make(map[string]any, len(cur))
-		for k, b := range cur {
-			if b == nil {
-				v[k] = nil
-			} else {
-				v[k] = b
-			}
-		}
-		return v, nil
+		return changedState(it, change), nil
 	}, store.WithoutIndex())
 	if err != nil {
 		return fmt.Errorf("trpcagent: write state: %w", err)
 	}
 	return nil
+}
+
+// changedState is the value of a state item (nil: none) after change.
+func changedState(it *store.Item, change func(session.StateMap)) map[string]any {
+	cur := session.StateMap{}
+	if it != nil {
+		for k, v := range it.Value {
+			b, _ := v.([]byte)
+			cur[k] = b
+		}
+	}
+	change(cur)
+	v := make(map[string]any, len(cur))
+	for k, b := range cur {
+		if b == nil {
+			v[k] = nil
+		} else {
+			v[k] = b
+		}
+	}
+	return v
 }
 
 // updateSession applies change to the stored session with compare-and-set
