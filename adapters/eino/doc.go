@@ -17,4 +17,11 @@
 // The same store serves Eino's ADK runner (adk.RunnerConfig.CheckPointStore):
 // an agent stopped by a tool's interrupt is resumed by a new process from
 // the checkpoint here.
+//
+// Eino's checkpoint store and indexer have no user id, so nothing here
+// maps one to a data subject. Under per-subject keys, a checkpoint id
+// that starts with the user's subject and a separator ("carol:refund-1",
+// MEMVAULT_SUBJECT_THREAD_SEPARATOR=":") makes a run's checkpoints hers,
+// and a Knowledge namespace under her label (KnowledgeOptions.Namespace
+// {"users", user, "docs"}, MEMVAULT_SUBJECT_NAMESPACE=users) her documents.
 package eino

@@ -11,4 +11,11 @@
 // filters are memvault's (JSON equality and $eq $ne $gt $gte $lt $lte on
 // metadata keys); a document's metadata may not use the key "page_content",
 // which holds its text.
+//
+// LangChainGo has no user id, so nothing here maps one to a data subject.
+// To make a user's conversations and documents hers under per-subject
+// keys, give them namespaces under her label (HistoryOptions.Namespace
+// {"users", user, "chat"}, VectorOptions.Namespace {"users", user,
+// "docs"}) with MEMVAULT_SUBJECT_NAMESPACE=users: forgetting the user then
+// erases them.
 package langchaingo
