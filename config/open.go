@@ -682,11 +682,7 @@ func (h *Handle) ForgetWith(ctx context.Context, subject string, opt ForgetOptio
 			return pending(fmt.Errorf("config: forget %q: keys destroyed; %w", subject, err))
 		}
 	}
-	threads, items, err := h.forgetRows(ctx, subject)
-	if cerr := h.Keys.CountErased(ctx, subject, threads, items); err == nil {
-		err = cerr
-	}
-	if err != nil {
+	if err := h.forgetRows(ctx, subject); err != nil {
 		return pending(fmt.Errorf("config: forget %q: keys destroyed; %w", subject, err))
 	}
 	if err := h.Keys.PurgeErasure(ctx, e, purge); err != nil {
@@ -719,39 +715,45 @@ func drainWrites(ctx context.Context, v any) error {
 	return nil
 }
 
-// forgetRows deletes subject's threads and items, and counts them.
-func (h *Handle) forgetRows(ctx context.Context, subject string) (threads, items int, err error) {
+// forgetRows deletes subject's threads and items and counts them in the
+// erasure record: the threads before they are deleted (a run killed while
+// deleting still reports them), the items as each delete returns. With
+// subjects by metadata the threads' bindings stay, as tombstones, until
+// Readmit: a stale writer of one of them then gets no key.
+func (h *Handle) forgetRows(ctx context.Context, subject string) error {
 	sub := h.Keys.Subjects()
 	var ids []string
 	switch {
 	case sub.ThreadMetadataKey != "":
+		var err error
 		if ids, err = h.Keys.SubjectThreads(ctx, subject); err != nil {
-			return 0, 0, err
+			return err
 		}
 	case sub.ThreadSeparator != "":
 		lister, ok := h.Saver.(checkpointer.ThreadLister)
 		if !ok {
-			return 0, 0, fmt.Errorf("the saver cannot list threads")
+			return fmt.Errorf("the saver cannot list threads")
 		}
 		for th, err := range lister.ListThreads(ctx) {
 			if err != nil {
-				return 0, 0, fmt.Errorf("list threads: %w", err)
+				return fmt.Errorf("list threads: %w", err)
 			}
 			if sub.ThreadSubject(th.ThreadID) == subject {
 				ids = append(ids, th.ThreadID)
 			}
 		}
 	}
+	if err := h.Keys.CountErased(ctx, subject, len(ids), 0); err != nil {
+		return err
+	}
 	if err := deleteThreads(ctx, h.Saver, ids); err != nil {
-		return 0, 0, fmt.Errorf("delete threads: %w", err)
+		return fmt.Errorf("delete threads: %w", err)
 	}
-	if err := h.Keys.UnbindThreads(ctx, subject); err != nil {
-		return len(ids), 0, fmt.Errorf("threads deleted; %w", err)
+	items, err := deleteSubjectItems(ctx, h.Store, sub, subject)
+	if cerr := h.Keys.CountErased(ctx, subject, 0, items); err == nil {
+		err = cerr
 	}
-	if items, err = deleteSubjectItems(ctx, h.Store, sub, subject); err != nil {
-		return len(ids), items, err
-	}
-	return len(ids), items, nil
+	return err
 }
 
 func openSQLite(ctx context.Context, c Config, h *Handle) error {

@@ -14,6 +14,7 @@ import (
 	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/internal/pgtest"
 	"github.com/memvault/memvault/internal/testkeys"
+	"github.com/memvault/memvault/keys"
 	"github.com/memvault/memvault/serde"
 	"github.com/memvault/memvault/store"
 )
@@ -259,8 +260,34 @@ func TestForgetByMetadataThroughConfig(t *testing.T) {
 			t.Fatalf("thread %s after forget: %v, %v", thread, tup, err)
 		}
 	}
-	if ths, _ := h.Keys.SubjectThreads(ctx, "carol"); len(ths) != 0 {
-		t.Fatalf("bindings left: %q", ths)
+	// The bindings stay, as tombstones: a stale writer of carol's thread
+	// — here a new process, whose caches know nothing — gets no key for it
+	// (before, it made one and its write was acknowledged, out of reach of
+	// the next forget).
+	if ths, _ := h.Keys.SubjectThreads(ctx, "carol"); len(ths) != 2 {
+		t.Fatalf("bindings after forget: %q, want carol's two as tombstones", ths)
+	}
+	h2, err := Open(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h2.Close()
+	cp := &checkpointer.Checkpoint{V: 4, ID: checkpointer.NewID(9), ChannelValues: map[string]any{"x": "stale"}, ChannelVersions: map[string]string{"x": h2.Saver.NextVersion("")}}
+	if _, err := h2.Saver.Put(ctx, checkpointer.Config{ThreadID: "a"}, cp, nil, cp.ChannelVersions); !errors.Is(err, keys.ErrSubjectErased) {
+		t.Fatalf("a stale write of carol's thread after forget: %v, want keys.ErrSubjectErased", err)
+	}
+	if tup, err := h2.Saver.GetTuple(ctx, checkpointer.Config{ThreadID: "a"}); tup != nil || err != nil {
+		t.Fatalf("the stale write was stored: %v, %v", tup, err)
+	}
+	// Readmitted, carol may start again, on the same thread ids.
+	if err := h2.Readmit(ctx, "carol"); err != nil {
+		t.Fatal(err)
+	}
+	if ths, _ := h2.Keys.SubjectThreads(ctx, "carol"); len(ths) != 0 {
+		t.Fatalf("bindings after readmit: %q", ths)
+	}
+	if _, err := h2.Saver.Put(ctx, checkpointer.Config{ThreadID: "a"}, cp, checkpointer.Metadata{"user_id": "carol"}, cp.ChannelVersions); err != nil {
+		t.Fatalf("carol's thread after readmit: %v", err)
 	}
 }
 

@@ -126,8 +126,10 @@ type ErasureTable interface {
 	StartErasure(ctx context.Context, subject string, now time.Time) (Erasure, error)
 	// Erasure returns subject's erasure record; nil when it has none.
 	Erasure(ctx context.Context, subject string) (*Erasure, error)
-	// AddErased adds deleted rows to the counts of subject's pending
-	// erasure.
+	// AddErased counts rows of subject's pending erasure: threads is the
+	// number of threads a run found to delete (the record keeps the
+	// largest, since a rerun finds again those a killed run left, and no
+	// more), items is added.
 	AddErased(ctx context.Context, subject string, threads, items int) error
 	// Purge makes sure no copy of the keys e destroyed stays in the
 	// table's storage: it waits (bounded by opt) for readers that may still
@@ -269,13 +271,20 @@ func (h *Hierarchy) StartErasure(ctx context.Context, subject string) (Erasure, 
 	}
 	e, err := et.StartErasure(ctx, subject, h.opts.Now().UTC())
 	h.cache.Remove(subject) // also when it failed part-way
+	if ths, terr := h.SubjectThreads(ctx, subject); terr == nil {
+		for _, th := range ths {
+			h.cache.Remove(ThreadKeyOwner(th)) // their own keys went too
+		}
+	}
 	if err != nil {
 		return Erasure{}, fmt.Errorf("keys: destroy keys of %q: %w", subject, err)
 	}
 	return e, nil
 }
 
-// CountErased adds deleted rows to subject's pending erasure.
+// CountErased counts rows of subject's pending erasure (see
+// ErasureTable.AddErased): threads a run is about to delete, items it
+// deleted.
 func (h *Hierarchy) CountErased(ctx context.Context, subject string, threads, items int) error {
 	et, err := h.erasureTable()
 	if err != nil {

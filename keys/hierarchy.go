@@ -81,6 +81,19 @@ type Hierarchy struct {
 
 var _ serde.BoundSerializer = (*Hierarchy)(nil)
 
+// String names the hierarchy without its keys (it holds the audit keys):
+// every fmt verb prints this.
+func (h *Hierarchy) String() string {
+	return fmt.Sprintf("keys.Hierarchy(master %s, %d providers)", h.opts.Master.Keyring().Primary().ID(), len(h.opts.Providers))
+}
+
+// GoString is String, for %#v.
+func (h *Hierarchy) GoString() string { return h.String() }
+
+// Format prints String for every verb, so that %+v and %v cannot reach the
+// audit keys inside.
+func (h *Hierarchy) Format(f fmt.State, _ rune) { _, _ = f.Write([]byte(h.String())) }
+
 // New returns the Hierarchy of opts.
 func New(opts Options) (*Hierarchy, error) {
 	if opts.Master == nil || opts.Table == nil {
@@ -219,15 +232,16 @@ func (h *Hierarchy) ThreadSubject(ctx context.Context, thread string) (string, e
 }
 
 // ThreadKeySubject returns whose keys seal a thread's values: the thread's
-// subject, or, for a thread not bound to one yet in metadata mode
-// (Subjects.ThreadMetadataKey), the thread's own key set (ThreadKeyOwner),
-// which binding the thread hands over to its subject — so that what an
-// anonymous thread wrote before its user logged in is erased with the
-// user, backups taken before the login included. "" for none.
+// subject when subjects come from thread ids, and in metadata mode
+// (Subjects.ThreadMetadataKey) the thread's own key set (ThreadKeyOwner),
+// bound or not. An erasure of a subject destroys, with the subject's keys,
+// the keys of every thread bound to it: so what a thread wrote before its
+// user was known (anonymous, then a login) is erased with the user,
+// backups taken before the login included, and binding moves no key.
+// "" for none.
 func (h *Hierarchy) ThreadKeySubject(ctx context.Context, thread string) (string, error) {
-	s, err := h.ThreadSubject(ctx, thread)
-	if err != nil || s != "" || h.bindings == nil {
-		return s, err
+	if h.bindings == nil {
+		return h.opts.Subjects.ThreadSubject(thread), nil
 	}
 	return ThreadKeyOwner(thread), nil
 }
@@ -291,7 +305,7 @@ func (h *Hierarchy) BindThreadTo(ctx context.Context, thread, subject string) er
 		return nil
 	}
 	h.unbound.Remove(thread)
-	bound, err := h.adoptThread(ctx, thread, subject)
+	bound, err := h.bindings.BindThread(ctx, thread, subject)
 	if err != nil {
 		return fmt.Errorf("keys: bind thread %q: %w", thread, err)
 	}
@@ -312,59 +326,6 @@ func (h *Hierarchy) checkOwner(owner string) error {
 		return nil
 	}
 	return h.opts.Subjects.CheckSubject(owner)
-}
-
-// adoptThread binds thread to subject and hands the keys the thread sealed
-// its values with while unbound (ThreadKeyOwner) over to subject,
-// re-wrapped for it, in one transaction of the key table (ThreadAdopter).
-// Another process making a key for the thread meanwhile makes it start
-// again.
-func (h *Hierarchy) adoptThread(ctx context.Context, thread, subject string) (string, error) {
-	ad, ok := h.bindings.(ThreadAdopter)
-	if !ok {
-		return h.bindings.BindThread(ctx, thread, subject)
-	}
-	owner := ThreadKeyOwner(thread)
-	for attempt := 0; ; attempt++ {
-		own, err := h.opts.Table.Keys(ctx, owner)
-		if err != nil {
-			return "", err
-		}
-		theirs, err := h.opts.Table.Keys(ctx, subject)
-		if err != nil {
-			return "", err
-		}
-		// The thread's keys go below the subject's oldest version, so the
-		// subject's newest key keeps sealing.
-		next := 0
-		for _, k := range theirs {
-			next = min(next, k.Version-1)
-		}
-		adopted := make([]WrappedKey, 0, len(own))
-		for _, k := range own {
-			dk, err := h.unwrapBytes(ctx, k)
-			if err != nil {
-				return "", err
-			}
-			p := h.opts.Providers[0]
-			wrapped, err := p.Wrap(ctx, dk, wrapAD(subject, next, k.ID))
-			clear(dk)
-			if err != nil {
-				return "", fmt.Errorf("keys: wrap key of thread %q for %q: %w", thread, subject, err)
-			}
-			adopted = append(adopted, WrappedKey{Subject: subject, Version: next, ID: k.ID, KEK: p.KEKID(), Wrapped: wrapped, Created: k.Created})
-			next--
-		}
-		bound, err := ad.AdoptThread(ctx, thread, subject, adopted)
-		if (errors.Is(err, ErrKeyExists) || errors.Is(err, ErrAdoptRace)) && attempt < 8 {
-			continue
-		}
-		if err == nil && bound == subject {
-			h.cache.Remove(owner)
-			h.cache.Remove(subject)
-		}
-		return bound, err
-	}
 }
 
 // SubjectThreads returns the threads bound to subject (metadata mode; nil

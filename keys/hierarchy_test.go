@@ -287,3 +287,23 @@ func TestMetadataBindingSeenByAnotherProcess(t *testing.T) {
 		t.Fatalf("process 1 reading the new bound thread: %v, %v", tup, err)
 	}
 }
+
+// TestHierarchyPrintsNoKey: a Hierarchy holds the audit keys (they sign
+// receipts); no fmt verb prints them.
+func TestHierarchyPrintsNoKey(t *testing.T) {
+	master := testkeys.Encrypting(t)
+	h, err := keys.New(keys.Options{Master: master, Table: keymemory.New()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ak, err := keys.DeriveAuditKey(master.Keyring().Primary())
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := fmt.Sprintf("%v %+v %#v %s %x %q", h, h, h, h, h, h)
+	for _, secret := range []string{fmt.Sprintf("%x", ak), string(ak), fmt.Sprint(ak), testkeys.Key} {
+		if strings.Contains(out, secret) {
+			t.Fatalf("a Hierarchy printed key material: %s", out)
+		}
+	}
+}

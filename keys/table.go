@@ -63,29 +63,3 @@ type Table interface {
 	// most limit of them.
 	Page(ctx context.Context, afterSubject string, afterVersion, limit int) ([]WrappedKey, error)
 }
-
-// ErrAdoptRace is returned by ThreadAdopter.AdoptThread when the thread's
-// own keys changed since the caller read them: read them again.
-var ErrAdoptRace = errors.New("keys: the thread's keys changed while it was bound")
-
-// ThreadAdopter is a ThreadTable that binds a thread and hands the keys
-// the thread sealed its values with while unbound (owned by
-// ThreadKeyOwner(thread)) over to the subject, in one transaction. Every
-// table of this module implements it.
-type ThreadAdopter interface {
-	ThreadTable
-	// AdoptThread binds thread to subject unless it is bound already (it
-	// then returns the subject it is bound to and changes nothing). In the
-	// same transaction it deletes the thread's own keys and inserts adopted
-	// in their place: the same keys (by id), wrapped for subject. It fails
-	// with ErrAdoptRace when the thread's own keys are not exactly
-	// adopted's ids, with ErrKeyExists when one of adopted's versions is
-	// taken, and with ErrSubjectErased for an erased subject. Insert refuses
-	// a key of a bound thread's own (ErrThreadBound).
-	AdoptThread(ctx context.Context, thread, subject string, adopted []WrappedKey) (string, error)
-}
-
-// ErrThreadBound is returned by Insert for a key of a thread's own set
-// (ThreadKeyOwner) once the thread is bound to a subject: its values are
-// the subject's now.
-var ErrThreadBound = errors.New("keys: the thread is bound to a subject")

@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/memvault/memvault/internal/rotate"
-	"github.com/memvault/memvault/keys"
 	"github.com/memvault/memvault/serde"
 )
 
@@ -179,6 +178,17 @@ func (c Codec) open(ctx context.Context, at Location, typ string, data, aad []by
 	if c.subjects == nil || !errors.Is(err, serde.ErrDecrypt) {
 		return v, err
 	}
+	if tl, ok := at.(threadLocation); ok {
+		// A thread sealed under its own keys (subjects by metadata) may
+		// hold values sealed under its subject's keys before thread keys.
+		if s, serr := c.subjects.ThreadSubject(ctx, tl.thread()); serr == nil && s != "" && s != subject {
+			if sb, serr := c.subjects.SubjectSerializer(ctx, s, false); serr == nil {
+				if v, err2 := sb.LoadsTypedWith(typ, data, aad); err2 == nil {
+					return v, nil
+				}
+			}
+		}
+	}
 	// Retry only when something cached may be stale: a genuine failure
 	// (tampering, a moved row) is not decrypted twice for nothing.
 	evicted := false
@@ -217,12 +227,6 @@ func (c Codec) SealFenced(ctx context.Context, at Location, v any, f *Fence) (st
 		return c.s.DumpsTyped(v)
 	}
 	b, subject, err := c.boundFor(ctx, at, true)
-	if tl, ok := at.(threadLocation); ok && errors.Is(err, keys.ErrThreadBound) {
-		// Another process bound the thread since this one found it unbound:
-		// its values are the subject's now.
-		c.subjects.EvictThread(tl.thread())
-		b, subject, err = c.boundFor(ctx, at, true)
-	}
 	if err != nil {
 		return "", nil, err
 	}

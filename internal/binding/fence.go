@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/memvault/memvault/crypto"
 	"github.com/memvault/memvault/keys"
@@ -141,7 +142,11 @@ func (c Codec) Statements(f *Fence) (stmts []FenceStatement, ok bool) {
 	if !ok {
 		return nil, false
 	}
-	for _, s := range f.seals {
+	// In key id order: two writes holding the same keys take them in one
+	// order, so they cannot deadlock with each other and an erasure.
+	seals := slices.Clone(f.seals)
+	slices.SortFunc(seals, func(a, b fenceSeal) int { return strings.Compare(a.keyID, b.keyID) })
+	for _, s := range seals {
 		stmts = append(stmts, FenceStatement{SQL: sql, Args: []any{s.subject, s.keyID}})
 	}
 	return stmts, true

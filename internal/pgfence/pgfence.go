@@ -83,7 +83,7 @@ func Drain(ctx context.Context, c binding.Codec, db Querier) error {
 	for {
 		var n int
 		err := db.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
-WHERE datname = current_database() AND pid <> pg_backend_pid() AND xact_start < $1`, since).Scan(&n)
+WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend' AND xact_start < $1`, since).Scan(&n)
 		if err != nil {
 			return fmt.Errorf("drain writes: %w", err)
 		}

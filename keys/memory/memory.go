@@ -20,8 +20,8 @@ type Table struct {
 }
 
 var (
-	_ keys.ThreadAdopter = (*Table)(nil)
-	_ keys.ErasureTable  = (*Table)(nil)
+	_ keys.ThreadTable  = (*Table)(nil)
+	_ keys.ErasureTable = (*Table)(nil)
 )
 
 // New returns an empty table.
@@ -47,11 +47,19 @@ func (t *Table) StartErasure(_ context.Context, subject string, now time.Time) (
 	}
 	e.Done, e.Finished = false, time.Time{}
 	var ids []string
-	for _, k := range t.keys[subject] {
-		ids = append(ids, k.ID)
-		clear(k.Wrapped)
+	owners := []string{subject}
+	for th, s := range t.threads {
+		if s == subject {
+			owners = append(owners, keys.ThreadKeyOwner(th))
+		}
 	}
-	delete(t.keys, subject)
+	for _, o := range owners {
+		for _, k := range t.keys[o] {
+			ids = append(ids, k.ID)
+			clear(k.Wrapped)
+		}
+		delete(t.keys, o)
+	}
 	e.KeyIDs = keys.MergeKeyIDs(e.KeyIDs, ids)
 	return cloneErasure(e), nil
 }
@@ -80,7 +88,7 @@ func (t *Table) AddErased(_ context.Context, subject string, threads, items int)
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if e := t.erasures[subject]; e != nil && !e.Done {
-		e.Threads += threads
+		e.Threads = max(e.Threads, threads)
 		e.Items += items
 	}
 	return nil
@@ -109,6 +117,12 @@ func (t *Table) Readmit(_ context.Context, subject string) error {
 		return keys.ErrNotErased
 	}
 	e.Readmitted = true
+	// The bindings of its threads were kept as tombstones until now.
+	for th, s := range t.threads {
+		if s == subject {
+			delete(t.threads, th)
+		}
+	}
 	return nil
 }
 
@@ -134,43 +148,6 @@ func (t *Table) BindThread(_ context.Context, thread, subject string) (string, e
 	if t.erasing(subject) {
 		return "", fmt.Errorf("keys/memory: bind thread %q to %q: %w", thread, subject, keys.ErrSubjectErased)
 	}
-	t.threads[thread] = subject
-	return subject, nil
-}
-
-// AdoptThread implements keys.ThreadAdopter.
-func (t *Table) AdoptThread(_ context.Context, thread, subject string, adopted []keys.WrappedKey) (string, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if s, ok := t.threads[thread]; ok {
-		return s, nil
-	}
-	if t.erasing(subject) {
-		return "", fmt.Errorf("keys/memory: bind thread %q to %q: %w", thread, subject, keys.ErrSubjectErased)
-	}
-	owner := keys.ThreadKeyOwner(thread)
-	own := t.keys[owner]
-	if len(own) != len(adopted) {
-		return "", keys.ErrAdoptRace
-	}
-	for _, a := range adopted {
-		if !slices.ContainsFunc(own, func(k keys.WrappedKey) bool { return k.ID == a.ID }) {
-			return "", keys.ErrAdoptRace
-		}
-		if slices.ContainsFunc(t.keys[subject], func(k keys.WrappedKey) bool { return k.Version == a.Version }) {
-			return "", keys.ErrKeyExists
-		}
-	}
-	for _, k := range own {
-		clear(k.Wrapped)
-	}
-	delete(t.keys, owner)
-	ks := t.keys[subject]
-	for _, a := range adopted {
-		ks = append(ks, clone(a))
-	}
-	slices.SortFunc(ks, func(a, b keys.WrappedKey) int { return cmp.Compare(a.Version, b.Version) })
-	t.keys[subject] = ks
 	t.threads[thread] = subject
 	return subject, nil
 }
@@ -237,8 +214,10 @@ func (t *Table) Insert(_ context.Context, k keys.WrappedKey) error {
 	if t.erasing(k.Subject) {
 		return fmt.Errorf("keys/memory: key of %q: %w", k.Subject, keys.ErrSubjectErased)
 	}
-	if th, ok := keys.ThreadOfKeyOwner(k.Subject); ok && t.threads[th] != "" {
-		return fmt.Errorf("keys/memory: key of thread %q: %w", th, keys.ErrThreadBound)
+	if th, ok := keys.ThreadOfKeyOwner(k.Subject); ok {
+		if s := t.threads[th]; s != "" && t.erasing(s) {
+			return fmt.Errorf("keys/memory: key of thread %q of %q: %w", th, s, keys.ErrSubjectErased)
+		}
 	}
 	ks := append(t.keys[k.Subject], clone(k))
 	slices.SortFunc(ks, func(a, b keys.WrappedKey) int { return cmp.Compare(a.Version, b.Version) })

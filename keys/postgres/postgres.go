@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -42,9 +41,9 @@ type Table struct {
 }
 
 var (
-	_ keys.ThreadAdopter = (*Table)(nil)
-	_ keys.ErasureTable  = (*Table)(nil)
-	_ keys.SQLFencer     = (*Table)(nil)
+	_ keys.ThreadTable  = (*Table)(nil)
+	_ keys.ErasureTable = (*Table)(nil)
+	_ keys.SQLFencer    = (*Table)(nil)
 )
 
 // New returns the key table on pool; call Setup once to create it.
@@ -145,12 +144,25 @@ func (t *Table) Insert(ctx context.Context, k keys.WrappedKey) error {
 			return err
 		}
 		if th, ok := keys.ThreadOfKeyOwner(k.Subject); ok {
-			var bound bool
-			if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM `+t.threads+` WHERE thread_id = $1)`, th).Scan(&bound); err != nil {
+			// A thread of an erased subject gets no key again; its
+			// subject's lock orders this against an erasure that starts.
+			var bound string
+			err := tx.QueryRow(ctx, `SELECT subject FROM `+t.threads+` WHERE thread_id = $1`, th).Scan(&bound)
+			if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 				return fmt.Errorf("keys/postgres: %w", err)
 			}
-			if bound {
-				return fmt.Errorf("keys/postgres: key of thread %q: %w", th, keys.ErrThreadBound)
+			if bound != "" {
+				if err := t.lockSubject(ctx, tx, bound); err != nil {
+					return err
+				}
+			}
+			var erased bool
+			if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM `+t.threads+` b JOIN `+t.erasures+` e ON e.subject = b.subject
+WHERE b.thread_id = $1 AND NOT e.readmitted)`, th).Scan(&erased); err != nil {
+				return fmt.Errorf("keys/postgres: %w", err)
+			}
+			if erased {
+				return fmt.Errorf("keys/postgres: key of thread %q: %w", th, keys.ErrSubjectErased)
 			}
 		}
 		tag, err := tx.Exec(ctx, `INSERT INTO `+t.table+` (`+cols+`) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING`,
@@ -168,11 +180,32 @@ func (t *Table) Insert(ctx context.Context, k keys.WrappedKey) error {
 // lockSubject serializes, per subject, key creation, thread binding and
 // the start of an erasure (a transaction-scoped advisory lock), so that no
 // key or binding slips in beside an erasure that is being recorded.
+//
+// Every lock the transaction waits for from then on (this one, a key row a
+// write holds FOR SHARE) gives up after lockWait: a caller's transaction
+// that holds a key's row and then needs this lock (binding a thread inside
+// the transaction that wrote it, while an erasure of the same subject
+// waits for that row) would otherwise wait through the application
+// forever, where PostgreSQL cannot see the cycle.
 func (t *Table) lockSubject(ctx context.Context, tx pgx.Tx, subject string) error {
-	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 7253))`, t.erasures+"/"+subject); err != nil {
+	if _, err := tx.Exec(ctx, `SET LOCAL lock_timeout = '`+lockWait+`'`); err != nil {
 		return fmt.Errorf("keys/postgres: %w", err)
 	}
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 7253))`, t.erasures+"/"+subject); err != nil {
+		return lockErr(err)
+	}
 	return nil
+}
+
+// lockWait bounds the key table's lock waits (see lockSubject).
+const lockWait = "10s"
+
+// lockErr says what a lock wait that gave up means.
+func lockErr(err error) error {
+	if pgErr, ok := errors.AsType[*pgconn.PgError](err); ok && pgErr.Code == "55P03" {
+		return fmt.Errorf("keys/postgres: the subject's keys stayed locked for %s by another transaction (an open write of the subject, or an erasure); try again: %w", lockWait, err)
+	}
+	return fmt.Errorf("keys/postgres: %w", err)
 }
 
 // refuseErasing fails with keys.ErrSubjectErased when subject was erased
@@ -243,62 +276,6 @@ SELECT subject FROM ins UNION ALL SELECT subject FROM `+t.threads+` WHERE thread
 		})
 	}
 	if errors.Is(err, keys.ErrSubjectErased) {
-		return "", err
-	}
-	if err != nil {
-		return "", fmt.Errorf("keys/postgres: bind thread: %w", err)
-	}
-	return bound, nil
-}
-
-// AdoptThread implements keys.ThreadAdopter.
-func (t *Table) AdoptThread(ctx context.Context, thread, subject string, adopted []keys.WrappedKey) (string, error) {
-	var bound string
-	owner := keys.ThreadKeyOwner(thread)
-	err := pgx.BeginFunc(ctx, t.pool, func(tx pgx.Tx) error {
-		// Both locks, in one order: the thread's own set, then the subject.
-		if err := t.lockSubject(ctx, tx, owner); err != nil {
-			return err
-		}
-		if err := t.lockSubject(ctx, tx, subject); err != nil {
-			return err
-		}
-		err := tx.QueryRow(ctx, `SELECT subject FROM `+t.threads+` WHERE thread_id = $1`, thread).Scan(&bound)
-		if err == nil || !errors.Is(err, pgx.ErrNoRows) {
-			return err
-		}
-		if err := t.refuseErasing(ctx, tx, subject); err != nil {
-			return err
-		}
-		rows, err := tx.Query(ctx, `DELETE FROM `+t.table+` WHERE subject = $1 RETURNING key_id`, owner)
-		if err != nil {
-			return err
-		}
-		own, err := pgx.CollectRows(rows, pgx.RowTo[string])
-		if err != nil {
-			return err
-		}
-		if len(own) != len(adopted) {
-			return keys.ErrAdoptRace
-		}
-		for _, a := range adopted {
-			if !slices.Contains(own, a.ID) {
-				return keys.ErrAdoptRace
-			}
-			tag, err := tx.Exec(ctx, `INSERT INTO `+t.table+` (`+cols+`) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING`,
-				a.Subject, a.Version, a.ID, a.KEK, a.Wrapped, a.Created)
-			if err != nil {
-				return err
-			}
-			if tag.RowsAffected() == 0 {
-				return keys.ErrKeyExists
-			}
-		}
-		bound = subject
-		_, err = tx.Exec(ctx, `INSERT INTO `+t.threads+` (thread_id, subject) VALUES ($1, $2)`, thread, subject)
-		return err
-	})
-	if errors.Is(err, keys.ErrSubjectErased) || errors.Is(err, keys.ErrAdoptRace) || errors.Is(err, keys.ErrKeyExists) {
 		return "", err
 	}
 	if err != nil {
@@ -378,13 +355,15 @@ func (t *Table) StartErasure(ctx context.Context, subject string, now time.Time)
 		if err != nil {
 			return fmt.Errorf("keys/postgres: %w", err)
 		}
-		rows, err := tx.Query(ctx, `DELETE FROM `+t.table+` WHERE subject = $1 RETURNING key_id`, subject)
+		// The subject's keys, and the own keys of every thread bound to it.
+		rows, err := tx.Query(ctx, `DELETE FROM `+t.table+` WHERE subject = $1
+	OR subject IN (SELECT $2 || thread_id FROM `+t.threads+` WHERE subject = $1) RETURNING key_id`, subject, keys.ThreadKeyOwner(""))
 		if err != nil {
-			return fmt.Errorf("keys/postgres: %w", err)
+			return lockErr(err)
 		}
 		ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
 		if err != nil {
-			return fmt.Errorf("keys/postgres: %w", err)
+			return lockErr(err)
 		}
 		e.KeyIDs = keys.MergeKeyIDs(e.KeyIDs, ids)
 		var xid string
@@ -420,7 +399,7 @@ func (t *Table) Erasure(ctx context.Context, subject string) (*keys.Erasure, err
 
 // AddErased implements keys.ErasureTable.
 func (t *Table) AddErased(ctx context.Context, subject string, threads, items int) error {
-	if _, err := t.pool.Exec(ctx, `UPDATE `+t.erasures+` SET threads = threads + $2, items = items + $3 WHERE subject = $1 AND NOT done`, subject, threads, items); err != nil {
+	if _, err := t.pool.Exec(ctx, `UPDATE `+t.erasures+` SET threads = GREATEST(threads, $2), items = items + $3 WHERE subject = $1 AND NOT done`, subject, threads, items); err != nil {
 		return fmt.Errorf("keys/postgres: %w", err)
 	}
 	return nil
@@ -436,14 +415,20 @@ func (t *Table) FinishErasure(ctx context.Context, subject string, now time.Time
 
 // Readmit implements keys.ErasureTable.
 func (t *Table) Readmit(ctx context.Context, subject string) error {
-	tag, err := t.pool.Exec(ctx, `UPDATE `+t.erasures+` SET readmitted = true WHERE subject = $1 AND done`, subject)
-	if err != nil {
-		return fmt.Errorf("keys/postgres: %w", err)
-	}
-	if tag.RowsAffected() == 0 {
-		return keys.ErrNotErased
-	}
-	return nil
+	return pgx.BeginFunc(ctx, t.pool, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `UPDATE `+t.erasures+` SET readmitted = true WHERE subject = $1 AND done`, subject)
+		if err != nil {
+			return fmt.Errorf("keys/postgres: %w", err)
+		}
+		if tag.RowsAffected() == 0 {
+			return keys.ErrNotErased
+		}
+		// The bindings of its threads were kept as tombstones until now.
+		if _, err := tx.Exec(ctx, `DELETE FROM `+t.threads+` WHERE subject = $1`, subject); err != nil {
+			return fmt.Errorf("keys/postgres: %w", err)
+		}
+		return nil
+	})
 }
 
 // LiveKey implements keys.ErasureTable.
@@ -469,7 +454,7 @@ func (t *Table) Purge(ctx context.Context, e keys.Erasure, opt keys.PurgeOptions
 	if _, err := strconv.ParseUint(xid, 10, 64); err != nil {
 		return fmt.Errorf("keys/postgres: erasure of %q: bad trace %q", e.Subject, xid)
 	}
-	return opt.Retry(ctx, "keys/postgres", func(time.Duration) (string, error) { return t.purgeOnce(ctx, xid) })
+	return opt.Retry(ctx, "keys/postgres", func(patience time.Duration) (string, error) { return t.purgeOnce(ctx, xid, patience) })
 }
 
 // horizonSQL lists what holds a snapshot (or a transaction id) at or
@@ -492,7 +477,7 @@ var deadRowsRE = regexp.MustCompile(`(\d+) dead row versions cannot be removed y
 
 // purgeOnce returns why the destroyed keys may still be in the table's
 // file ("" once they are not).
-func (t *Table) purgeOnce(ctx context.Context, xid string) (string, error) {
+func (t *Table) purgeOnce(ctx context.Context, xid string, patience time.Duration) (string, error) {
 	rows, err := t.pool.Query(ctx, horizonSQL, xid)
 	if err != nil {
 		return "", fmt.Errorf("keys/postgres: %w", err)
@@ -526,7 +511,16 @@ func (t *Table) purgeOnce(ctx context.Context, xid string) (string, error) {
 		return "", fmt.Errorf("keys/postgres: %w", err)
 	}
 	defer conn.Close(context.Background())
+	// VACUUM FULL waits for every transaction holding a key row (a write's
+	// fence) while writers queue behind it: bound the wait by the purge's
+	// patience and report a wait that gave up as what holds the erasure.
+	if _, err := conn.Exec(ctx, fmt.Sprintf(`SET lock_timeout = %d`, max(patience.Milliseconds(), 1))); err != nil {
+		return "", fmt.Errorf("keys/postgres: %w", err)
+	}
 	if _, err := conn.Exec(ctx, `VACUUM (FULL, VERBOSE) `+t.table); err != nil {
+		if pgErr, ok := errors.AsType[*pgconn.PgError](err); ok && pgErr.Code == "55P03" {
+			return "an open transaction holds the key table (a write of a subject, or a key read)", nil
+		}
 		return "", fmt.Errorf("keys/postgres: rewrite the key table (VACUUM FULL needs its owner): %w", err)
 	}
 	mu.Lock()

@@ -53,8 +53,8 @@ type Table struct {
 }
 
 var (
-	_ keys.ThreadAdopter = (*Table)(nil)
-	_ keys.ErasureTable  = (*Table)(nil)
+	_ keys.ThreadTable  = (*Table)(nil)
+	_ keys.ErasureTable = (*Table)(nil)
 )
 
 // Open opens (creating when missing) the key table in the SQLite file at
@@ -122,12 +122,14 @@ func (t *Table) Insert(ctx context.Context, k keys.WrappedKey) error {
 			return err
 		}
 		if th, ok := keys.ThreadOfKeyOwner(k.Subject); ok {
+			// A thread of an erased subject gets no key again.
 			var n int
-			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM memvault_thread_subjects WHERE thread_id = ?`, th).Scan(&n); err != nil {
+			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM memvault_thread_subjects b JOIN memvault_erasures e ON e.subject = b.subject
+WHERE b.thread_id = ? AND e.readmitted = 0`, th).Scan(&n); err != nil {
 				return fmt.Errorf("keys/sqlite: %w", err)
 			}
 			if n > 0 {
-				return fmt.Errorf("keys/sqlite: key of thread %q: %w", th, keys.ErrThreadBound)
+				return fmt.Errorf("keys/sqlite: key of thread %q: %w", th, keys.ErrSubjectErased)
 			}
 		}
 		res, err := tx.ExecContext(ctx, `INSERT INTO memvault_data_keys (`+cols+`) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
@@ -216,59 +218,6 @@ func (t *Table) BindThread(ctx context.Context, thread, subject string) (string,
 		return err
 	})
 	if errors.Is(err, keys.ErrSubjectErased) {
-		return "", err
-	}
-	if err != nil {
-		return "", fmt.Errorf("keys/sqlite: bind thread: %w", err)
-	}
-	return bound, nil
-}
-
-// AdoptThread implements keys.ThreadAdopter.
-func (t *Table) AdoptThread(ctx context.Context, thread, subject string, adopted []keys.WrappedKey) (string, error) {
-	var bound string
-	err := t.db.Write(ctx, func(tx *sql.Tx) error {
-		err := tx.QueryRowContext(ctx, `SELECT subject FROM memvault_thread_subjects WHERE thread_id = ?`, thread).Scan(&bound)
-		if err == nil || !errors.Is(err, sql.ErrNoRows) {
-			return err
-		}
-		if err := refuseErasing(ctx, tx, subject); err != nil {
-			return err
-		}
-		owner := keys.ThreadKeyOwner(thread)
-		rows, err := tx.QueryContext(ctx, `DELETE FROM memvault_data_keys WHERE subject = ? RETURNING `+cols, owner)
-		if err != nil {
-			return err
-		}
-		own, err := scan(rows)
-		if err != nil {
-			return err
-		}
-		if len(own) != len(adopted) {
-			return keys.ErrAdoptRace
-		}
-		for _, a := range adopted {
-			found := false
-			for _, k := range own {
-				found = found || k.ID == a.ID
-			}
-			if !found {
-				return keys.ErrAdoptRace
-			}
-			res, err := tx.ExecContext(ctx, `INSERT INTO memvault_data_keys (`+cols+`) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
-				a.Subject, a.Version, a.ID, a.KEK, a.Wrapped, a.Created.UTC().Format(time.RFC3339Nano))
-			if err != nil {
-				return err
-			}
-			if n, _ := res.RowsAffected(); n == 0 {
-				return keys.ErrKeyExists
-			}
-		}
-		bound = subject
-		_, err = tx.ExecContext(ctx, `INSERT INTO memvault_thread_subjects (thread_id, subject) VALUES (?, ?)`, thread, subject)
-		return err
-	})
-	if errors.Is(err, keys.ErrSubjectErased) || errors.Is(err, keys.ErrAdoptRace) || errors.Is(err, keys.ErrKeyExists) {
 		return "", err
 	}
 	if err != nil {
@@ -380,7 +329,10 @@ func (t *Table) StartErasure(ctx context.Context, subject string, now time.Time)
 		if err != nil {
 			return fmt.Errorf("keys/sqlite: %w", err)
 		}
-		rows, err := tx.QueryContext(ctx, `DELETE FROM memvault_data_keys WHERE subject = ? RETURNING `+cols, subject)
+		// The subject's keys, and the own keys of every thread bound to it.
+		rows, err := tx.QueryContext(ctx, `DELETE FROM memvault_data_keys WHERE subject = ?
+	OR subject IN (SELECT ? || thread_id FROM memvault_thread_subjects WHERE subject = ?) RETURNING `+cols,
+			subject, keys.ThreadKeyOwner(""), subject)
 		if err != nil {
 			return fmt.Errorf("keys/sqlite: %w", err)
 		}
@@ -430,7 +382,7 @@ func (t *Table) Erasure(ctx context.Context, subject string) (*keys.Erasure, err
 // AddErased implements keys.ErasureTable.
 func (t *Table) AddErased(ctx context.Context, subject string, threads, items int) error {
 	return t.db.Write(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `UPDATE memvault_erasures SET threads = threads + ?, items = items + ? WHERE subject = ? AND done = 0`, threads, items, subject)
+		_, err := tx.ExecContext(ctx, `UPDATE memvault_erasures SET threads = max(threads, ?), items = items + ? WHERE subject = ? AND done = 0`, threads, items, subject)
 		return err
 	})
 }
@@ -453,7 +405,9 @@ func (t *Table) Readmit(ctx context.Context, subject string) error {
 		if n, _ := res.RowsAffected(); n == 0 {
 			return keys.ErrNotErased
 		}
-		return nil
+		// The bindings of its threads were kept as tombstones until now.
+		_, err = tx.ExecContext(ctx, `DELETE FROM memvault_thread_subjects WHERE subject = ?`, subject)
+		return err
 	})
 }
 
@@ -524,11 +478,13 @@ func (t *Table) purgeOnce(ctx context.Context, fps []keys.Fingerprint, patience 
 			return "", fmt.Errorf("keys/sqlite: check the key table: %w", err)
 		}
 		if keys.FindFingerprints(data, fps) >= 0 {
-			if busy != 0 {
-				return fmt.Sprintf("a reader of %s (another process or connection) still holds a copy of a destroyed key in %s", filepath.Base(t.path), filepath.Base(f)), nil
-			}
 			return fmt.Sprintf("a copy of a destroyed key remains in %s", filepath.Base(f)), nil
 		}
+	}
+	// A log a reader kept from being truncated may hold older wrappings of
+	// the same keys (before a KEK rotation), which no fingerprint names.
+	if busy != 0 {
+		return fmt.Sprintf("a reader of %s (another process or connection) keeps its log, which may hold a copy of a destroyed key", filepath.Base(t.path)), nil
 	}
 	return "", nil
 }
