@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/memvault/memvault/audit"
 	auditpostgres "github.com/memvault/memvault/audit/postgres"
@@ -24,14 +25,22 @@ var (
 	k2 = bytes.Repeat([]byte{7}, 32)
 )
 
-// backend is a trail table and what an attacker with write access to it
-// can do.
+// backend is a trail table, the data database it belongs to, and what an
+// attacker with write access to the trail (not to the data database) can
+// do.
 type backend struct {
 	table audit.Table
+	// dbID and meta are the data database's id and its record that the
+	// trail's hash chain began (a real data database's memvault_meta on
+	// SQLite and PostgreSQL).
+	dbID string
+	meta audit.Meta
 	// cut deletes the records after keep.
 	cut func(t *testing.T, keep int64)
 	// wipe deletes every record.
 	wipe func(t *testing.T)
+	// put replaces every record with rs, stored as they are.
+	put func(t *testing.T, rs []audit.Record)
 }
 
 // backends makes a fresh table of each kind.
@@ -42,13 +51,20 @@ func backends() map[string]func(t *testing.T) backend {
 			cut := func(_ *testing.T, keep int64) {
 				m.Tamper(func(rs []audit.Record) []audit.Record { return rs[:keep] })
 			}
-			return backend{table: m, cut: cut, wipe: func(t *testing.T) { cut(t, 0) }}
+			put := func(_ *testing.T, rs []audit.Record) {
+				m.Tamper(func([]audit.Record) []audit.Record { return append([]audit.Record(nil), rs...) })
+			}
+			return backend{table: m, dbID: "db-1", meta: &audit.MemoryMeta{}, cut: cut, wipe: func(t *testing.T) { cut(t, 0) }, put: put}
 		},
 		"sqlite": func(t *testing.T) backend {
-			path := filepath.Join(t.TempDir(), "trail.db")
+			dir := t.TempDir()
+			path := filepath.Join(dir, "trail.db")
 			tb, err := auditsqlite.Open(t.Context(), path)
 			must(t, err)
 			t.Cleanup(func() { tb.Close() })
+			data := filepath.Join(dir, "data.db")
+			id, err := auditsqlite.DatabaseID(t.Context(), data)
+			must(t, err)
 			raw, err := sql.Open("sqlite", path)
 			must(t, err)
 			t.Cleanup(func() { raw.Close() })
@@ -56,18 +72,37 @@ func backends() map[string]func(t *testing.T) backend {
 				_, err := raw.Exec(`DELETE FROM memvault_audit WHERE seq > ?`, keep)
 				must(t, err)
 			}
-			return backend{table: tb, cut: cut, wipe: func(t *testing.T) { cut(t, 0) }}
+			put := func(t *testing.T, rs []audit.Record) {
+				cut(t, 0)
+				for _, r := range rs {
+					_, err := raw.Exec(`INSERT INTO memvault_audit (seq, at, principal, op, target, subject, key_id, link, mac) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+						r.Seq, r.Time.UTC().Format(time.RFC3339Nano), r.Principal, r.Op, r.Target, r.Subject, r.KeyID, r.Link, r.MAC)
+					must(t, err)
+				}
+			}
+			return backend{table: tb, dbID: id, meta: auditsqlite.Meta(data), cut: cut, wipe: func(t *testing.T) { cut(t, 0) }, put: put}
 		},
 		"postgres": func(t *testing.T) backend {
 			pool := pgtest.Pool(t)
 			tb, err := auditpostgres.New(pool, auditpostgres.Options{})
 			must(t, err)
 			must(t, tb.Setup(t.Context()))
+			_, data := pgtest.Schema(t)
+			id, err := auditpostgres.DatabaseID(t.Context(), pool, data)
+			must(t, err)
 			cut := func(t *testing.T, keep int64) {
 				_, err := pool.Exec(context.Background(), `DELETE FROM memvault_audit WHERE seq > $1`, keep)
 				must(t, err)
 			}
-			return backend{table: tb, cut: cut, wipe: func(t *testing.T) { cut(t, 0) }}
+			put := func(t *testing.T, rs []audit.Record) {
+				cut(t, 0)
+				for _, r := range rs {
+					_, err := pool.Exec(context.Background(), `INSERT INTO memvault_audit (seq, at, principal, op, target, subject, key_id, link, mac) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+						r.Seq, r.Time, r.Principal, r.Op, r.Target, r.Subject, r.KeyID, r.Link, r.MAC)
+					must(t, err)
+				}
+			}
+			return backend{table: tb, dbID: id, meta: auditpostgres.Meta(pool, data), cut: cut, wipe: func(t *testing.T) { cut(t, 0) }, put: put}
 		},
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -121,6 +122,29 @@ type Options struct {
 	// trail of another database, copied here, fails Verify. Empty binds the
 	// trail to no database (in-memory databases, tests).
 	DatabaseID string
+	// Meta is where the data database records that the trail's hash chain
+	// began (audit/sqlite.Meta, audit/postgres.Meta: its memvault_meta
+	// table, next to the database id, out of reach of whoever can only
+	// write the trail). The first writer of this version marks it; from
+	// then on a trail without a hash-chained record — this database's
+	// trail cut back to before the upgrade, another database's older trail
+	// put in its place, or an empty one — fails Verify and is not
+	// extended. nil (no data database, tests): such a trail verifies as a
+	// trail written before the hash chain.
+	Meta Meta
+}
+
+// Meta keeps, in the data database the trail is bound to, the one fact
+// about the trail that whoever can write the trail's tables must not be
+// able to undo: that its hash chain (format 2) began. Implementations are
+// safe for concurrent use, also by several processes.
+type Meta interface {
+	// ChainBegan reports whether MarkChainBegan was called (by any
+	// process) for this database.
+	ChainBegan(ctx context.Context) (bool, error)
+	// MarkChainBegan records durably, for good, that the trail's hash
+	// chain began. Calling it again changes nothing.
+	MarkChainBegan(ctx context.Context) error
 }
 
 // Trail records operations in a Table.
@@ -128,7 +152,12 @@ type Trail struct {
 	table Table
 	keys  []auditKey // [0] authenticates new records; all verify
 	dbID  string
+	meta  Meta // nil: no record of the chain's beginning
 	now   func() time.Time
+
+	// began caches that meta records the chain's beginning (which never
+	// goes back), so that each process reads and marks it once.
+	began atomic.Bool
 
 	mu     sync.Mutex
 	cursor *walkState // where catchUp left off (format-1 heads only)
@@ -146,7 +175,7 @@ func NewTrail(table Table, opts Options) (*Trail, error) {
 	if table == nil {
 		return nil, errors.New("audit: nil table")
 	}
-	t := &Trail{table: table, dbID: opts.DatabaseID, now: time.Now}
+	t := &Trail{table: table, dbID: opts.DatabaseID, meta: opts.Meta, now: time.Now}
 	for _, k := range append([][]byte{opts.Key}, opts.Previous...) {
 		if len(k) < 32 {
 			return nil, fmt.Errorf("audit: key of %d bytes, want at least 32", len(k))
@@ -245,10 +274,18 @@ func (t *Trail) append(ctx context.Context, es []Entry) ([]Record, error) {
 	}
 	now := t.now().UTC().Truncate(time.Microsecond)
 	for attempt := 0; ; attempt++ {
+		// Read outside the table's lock (the data database may be
+		// another file or connection), before every attempt: a writer
+		// must not extend a trail without a hash-chained record once the
+		// chain began.
+		began, err := t.chainBegan(ctx)
+		if err != nil {
+			return nil, err
+		}
 		var out []Record
 		var chainErr error
-		err := t.table.Append(ctx, func(last *Record) ([]Record, error) {
-			out, chainErr = t.chain(last, es, now, who)
+		err = t.table.Append(ctx, func(last *Record) ([]Record, error) {
+			out, chainErr = t.chain(last, es, now, who, began)
 			return out, chainErr
 		})
 		if errors.Is(chainErr, errCatchUp) && attempt < 8 {
@@ -265,8 +302,37 @@ func (t *Trail) append(ctx context.Context, es []Entry) ([]Record, error) {
 		if err != nil {
 			return nil, fmt.Errorf("audit: %w", err)
 		}
+		// The trail now holds a hash-chained record: from here on the
+		// data database says so. After the commit, so that a crash in
+		// between cannot leave a mark without such a record (which would
+		// stop every writer); the next append marks it then.
+		if t.meta != nil && !t.began.Load() {
+			if err := t.meta.MarkChainBegan(ctx); err != nil {
+				return nil, fmt.Errorf("audit: record that the hash chain began: %w", err)
+			}
+			t.began.Store(true)
+		}
 		return out, nil
 	}
+}
+
+// chainBegan reports whether the data database records that the trail's
+// hash chain began (false without Meta).
+func (t *Trail) chainBegan(ctx context.Context) (bool, error) {
+	if t.meta == nil {
+		return false, nil
+	}
+	if t.began.Load() {
+		return true, nil
+	}
+	began, err := t.meta.ChainBegan(ctx)
+	if err != nil {
+		return false, fmt.Errorf("audit: read whether the hash chain began: %w", err)
+	}
+	if began {
+		t.began.Store(true)
+	}
+	return began, nil
 }
 
 // Filter narrows Records.

@@ -168,19 +168,31 @@ var errCatchUp = errors.New("audit: the last record's link is not known")
 
 // chain is the writer's half of Table.Append: the records to store after
 // last for es, by who at now — a key change record first when the trail's
-// last record is under another audit key than the current one.
-func (t *Trail) chain(last *Record, es []Entry, now time.Time, who string) ([]Record, error) {
+// last record is under another audit key than the current one. began: the
+// data database records that the hash chain began, so the trail must hold
+// a hash-chained record already.
+func (t *Trail) chain(last *Record, es []Entry, now time.Time, who string, began bool) ([]Record, error) {
 	var seq int64
 	var prev, epoch string
 	var head []authenticator
 	if last == nil {
+		if began {
+			return nil, tampered("the trail is empty, but the data database records that its hash chain began: " +
+				"the trail was wiped or replaced; refusing to start it again (restore it, or see the README to start a new trail on purpose)")
+		}
 		prev = genesis(t.dbID)
 	} else {
 		seq = last.Seq
 		if last.Link == "" {
-			c := t.cursorAt(last.Seq)
+			c, changed := t.cursorAt(last)
+			if changed {
+				return nil, tampered("record %d changed since the writer read it: refusing to extend the trail", last.Seq)
+			}
 			if c == nil {
 				return nil, errCatchUp
+			}
+			if began && !c.hashed {
+				return nil, errNoChain("refusing to extend it")
 			}
 			prev, epoch = c.link, c.epoch
 		} else {
@@ -221,15 +233,27 @@ func (t *Trail) chain(last *Record, es []Entry, now time.Time, who string) ([]Re
 	return out, nil
 }
 
-// cursorAt returns where catchUp left off if that is record seq.
-func (t *Trail) cursorAt(seq int64) *walkState {
+// errNoChain is the error for a trail of format-1 records only where the
+// data database records that the hash chain began.
+func errNoChain(then string) error {
+	return tampered("the trail holds no hash-chained record, but the data database records that its hash chain began: "+
+		"the trail was replaced by one written before the hash chain (another database's, or this one's cut back to before the upgrade); %s", then)
+}
+
+// cursorAt returns where catchUp left off if that is last; changed, when
+// catchUp left off at last's place but another record was there (records
+// are only ever appended: the trail was rewritten since).
+func (t *Trail) cursorAt(last *Record) (c *walkState, changed bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.cursor != nil && t.cursor.last == seq {
-		c := *t.cursor
-		return &c
+	if t.cursor == nil || t.cursor.last != last.Seq {
+		return nil, false
 	}
-	return nil
+	if t.cursor.prevMAC != last.MAC {
+		return nil, true
+	}
+	s := *t.cursor
+	return &s, false
 }
 
 // catchUp walks the trail from where it last left off (the start, the
@@ -262,6 +286,7 @@ type walkState struct {
 	epoch      string // id of the key its epoch is under ("" before format 2)
 	epochStart int64  // the epoch's first record
 	hashed     bool   // a format-2 record was walked
+	v1Key      string // id of the key the last format-1 record before format 2 verified under
 }
 
 // walker checks records in order.
@@ -275,6 +300,7 @@ type walker struct {
 	pending     int64 // how many records since pendingFrom no MAC authenticated
 	vouched     int64 // records authenticated by a later record's MAC only
 	anchors     *anchorCheck
+	began       bool // the data database records that the hash chain began
 }
 
 func (t *Trail) newWalker(strict bool, anchors *anchorCheck) *walker {
@@ -344,6 +370,7 @@ func (w *walker) stepV1(r *Record) (string, error) {
 	}
 	for i := range w.t.keys {
 		if hmac.Equal([]byte(r.MAC), []byte(macV1(&w.t.keys[i], w.prevMAC, r))) {
+			w.v1Key = w.t.keys[i].id
 			return link, nil
 		}
 	}
@@ -440,12 +467,19 @@ func (w *walker) authenticated() {
 }
 
 // finish checks what only the end of the trail shows: an anchor beyond
-// it, records no MAC authenticated, a trail that ends under a previous key.
+// it, no hash-chained record although the chain began, records no MAC
+// authenticated, a trail that ends under a previous key.
 func (w *walker) finish() error {
 	if w.anchors != nil {
 		if err := w.anchors.finish(w.last); err != nil {
 			return err
 		}
+	}
+	if w.began && !w.hashed {
+		if w.n == 0 {
+			return tampered("the trail is empty, but the data database records that its hash chain began: the trail was wiped or replaced")
+		}
+		return errNoChain(fmt.Sprintf("records 1–%d do not count as this database's trail", w.last))
 	}
 	if w.pendingFrom != 0 {
 		if w.pendingKey == "" {
@@ -459,6 +493,15 @@ func (w *walker) finish() error {
 			"the trail was cut back to before a key change, or nothing has been recorded since the master key changed "+
 			"(then an audited operation, or `memvault audit anchor`, records the key change)",
 			w.epoch, w.epochStart, w.last, w.t.keys[0].id)
+	}
+	// Format 1 has no epochs, but its last record tells under which key
+	// the trail was left: a trail rewritten under a previous key (by
+	// whoever keeps it) must not pass for one the current key vouches for.
+	if !w.hashed && w.n > 0 && w.v1Key != w.t.keys[0].id {
+		return unverifiable("the trail (records 1–%d, written by an earlier memvault) ends under the previous audit key %s, and nothing under the current key %s vouches for it: "+
+			"it was rewritten under a previous key, or nothing has been recorded since the master key changed "+
+			"(then an audited operation, or `memvault audit anchor`, vouches for it under the current key)",
+			w.last, w.v1Key, w.t.keys[0].id)
 	}
 	return nil
 }
@@ -490,6 +533,9 @@ func (t *Trail) Check(ctx context.Context, anchors []Anchor) (Report, error) {
 		return Report{}, err
 	}
 	w := t.newWalker(false, ac)
+	if w.began, err = t.chainBegan(ctx); err != nil {
+		return Report{}, err
+	}
 	err = w.walk(ctx)
 	if err == nil {
 		err = w.finish()

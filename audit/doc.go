@@ -46,11 +46,23 @@
 // # Format 1
 //
 // Trails written before the hash chain (records with a bare MAC chained to
-// the previous MAC) still verify as they did: each record under any
-// configured key. The first writer of this version walks them once, checks
+// the previous MAC) still verify: each record under any configured key, the
+// last one under the current key (else the trail ends under a previous
+// key, as above). The first writer of this version walks them once, checks
 // each MAC, and chains its record to them, binding the trail to the
 // database from there; records an older memvault appends afterwards must be
 // under the current epoch's key.
+//
+// Format 1 binds nothing to a database, so a trail of format-1 records only
+// could be another database's older trail, or this one cut back to before
+// its upgrade. Once a writer has appended a hash-chained record it marks,
+// in the data database (Options.Meta: a row of its memvault_meta, where the
+// database id lives, which whoever can write only the trail cannot
+// remove), that the chain began; from then on a trail without a
+// hash-chained record, or an empty one, fails Verify and no writer extends
+// it. The mark follows the record's commit (a crash in between leaves the
+// next writer to make it); a trail written by this version before the mark
+// existed verifies and is marked by its next writer.
 //
 // What the trail cannot show: operations of a process that bypasses
 // memvault, and anything rewritten by whoever holds the current master key

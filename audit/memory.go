@@ -51,3 +51,28 @@ func (m *MemoryTable) Tamper(edit func([]Record) []Record) {
 	defer m.mu.Unlock()
 	m.records = edit(m.records)
 }
+
+// MemoryMeta is an in-process Meta, for tests and in-memory programs (the
+// trail of a private in-memory database needs none: no trail outlives it).
+// The zero value is usable.
+type MemoryMeta struct {
+	mu    sync.Mutex
+	began bool
+}
+
+var _ Meta = (*MemoryMeta)(nil)
+
+// ChainBegan implements Meta.
+func (m *MemoryMeta) ChainBegan(context.Context) (bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.began, nil
+}
+
+// MarkChainBegan implements Meta.
+func (m *MemoryMeta) MarkChainBegan(context.Context) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.began = true
+	return nil
+}

@@ -134,11 +134,7 @@ func (t *Table) Page(ctx context.Context, after int64, limit int) ([]audit.Recor
 // lock) and never changed. A trail bound to it (audit.Options.DatabaseID)
 // verifies next to this schema's data only.
 func DatabaseID(ctx context.Context, pool *pgxpool.Pool, schema string) (string, error) {
-	meta := pgx.Identifier{"memvault_meta"}
-	if schema != "" {
-		meta = pgx.Identifier{schema, "memvault_meta"}
-	}
-	tbl := meta.Sanitize()
+	tbl := metaTable(schema)
 	var id string
 	var exists bool
 	if err := pool.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, tbl).Scan(&exists); err != nil {
@@ -149,11 +145,7 @@ func DatabaseID(ctx context.Context, pool *pgxpool.Pool, schema string) (string,
 			return id, nil
 		}
 	}
-	set := pgmigrate.Set{Table: "memvault_meta_migrations", Statements: []string{`CREATE TABLE IF NOT EXISTS ` + tbl + ` (
-	name  TEXT PRIMARY KEY,
-	value TEXT NOT NULL
-)`}}
-	if err := pgmigrate.Run(ctx, pool, schema, "memvault/meta", set); err != nil {
+	if err := migrateMeta(ctx, pool, schema); err != nil {
 		return "", fmt.Errorf("audit/postgres: database id: %w", err)
 	}
 	fresh := make([]byte, 16)
@@ -167,4 +159,64 @@ func DatabaseID(ctx context.Context, pool *pgxpool.Pool, schema string) (string,
 		return "", fmt.Errorf("audit/postgres: database id: %w", err)
 	}
 	return id, nil
+}
+
+// metaTable is the memvault_meta table of schema, quoted.
+func metaTable(schema string) string {
+	if schema != "" {
+		return pgx.Identifier{schema, "memvault_meta"}.Sanitize()
+	}
+	return pgx.Identifier{"memvault_meta"}.Sanitize()
+}
+
+// migrateMeta creates schema's memvault_meta table when missing.
+func migrateMeta(ctx context.Context, pool *pgxpool.Pool, schema string) error {
+	set := pgmigrate.Set{Table: "memvault_meta_migrations", Statements: []string{`CREATE TABLE IF NOT EXISTS ` + metaTable(schema) + ` (
+	name  TEXT PRIMARY KEY,
+	value TEXT NOT NULL
+)`}}
+	return pgmigrate.Run(ctx, pool, schema, "memvault/meta", set)
+}
+
+// chainRow is the memvault_meta row that records that the trail's hash
+// chain (audit format 2) began; its value is the format.
+const chainRow = "audit_chain"
+
+// Meta returns the audit.Meta of the data database memvault uses on pool
+// in schema ("" for the search path; the checkpointer's and the store's
+// schema, not the trail's): a row of the schema's memvault_meta table,
+// next to the database id, that whoever can write only the trail cannot
+// remove.
+func Meta(pool *pgxpool.Pool, schema string) audit.Meta { return meta{pool, schema} }
+
+type meta struct {
+	pool   *pgxpool.Pool
+	schema string
+}
+
+// ChainBegan implements audit.Meta.
+func (m meta) ChainBegan(ctx context.Context) (bool, error) {
+	tbl := metaTable(m.schema)
+	var exists, began bool
+	if err := m.pool.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, tbl).Scan(&exists); err != nil {
+		return false, fmt.Errorf("audit/postgres: meta: %w", err)
+	}
+	if !exists {
+		return false, nil
+	}
+	if err := m.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM `+tbl+` WHERE name = $1)`, chainRow).Scan(&began); err != nil {
+		return false, fmt.Errorf("audit/postgres: meta: %w", err)
+	}
+	return began, nil
+}
+
+// MarkChainBegan implements audit.Meta.
+func (m meta) MarkChainBegan(ctx context.Context) error {
+	if err := migrateMeta(ctx, m.pool, m.schema); err != nil {
+		return fmt.Errorf("audit/postgres: meta: %w", err)
+	}
+	if _, err := m.pool.Exec(ctx, `INSERT INTO `+metaTable(m.schema)+` (name, value) VALUES ($1, '2') ON CONFLICT (name) DO NOTHING`, chainRow); err != nil {
+		return fmt.Errorf("audit/postgres: meta: %w", err)
+	}
+	return nil
 }

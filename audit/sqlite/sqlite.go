@@ -173,3 +173,53 @@ func readID(ctx context.Context, db *sqlitedb.DB) (string, error) {
 	})
 	return id, err
 }
+
+// chainRow is the memvault_meta row that records that the trail's hash
+// chain (audit format 2) began; its value is the format.
+const chainRow = "audit_chain"
+
+// Meta returns the audit.Meta of the SQLite data database at path (the
+// file the checkpointer and the store use, not the trail's): a row of its
+// memvault_meta table, next to the database id, that whoever can write
+// only the trail cannot remove. Each call opens the file; a trail reads it
+// when it verifies and until its first append, and marks it once.
+func Meta(path string) audit.Meta { return meta{path} }
+
+type meta struct{ path string }
+
+// ChainBegan implements audit.Meta.
+func (m meta) ChainBegan(ctx context.Context) (bool, error) {
+	var began bool
+	err := m.do(ctx, func(db *sqlitedb.DB) error {
+		return db.Read(ctx, func(tx *sql.Tx) error {
+			return tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM memvault_meta WHERE name = ?)`, chainRow).Scan(&began)
+		})
+	})
+	return began, err
+}
+
+// MarkChainBegan implements audit.Meta.
+func (m meta) MarkChainBegan(ctx context.Context) error {
+	return m.do(ctx, func(db *sqlitedb.DB) error {
+		return db.Write(ctx, func(tx *sql.Tx) error {
+			_, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO memvault_meta (name, value) VALUES (?, '2')`, chainRow)
+			return err
+		})
+	})
+}
+
+// do runs fn on the data database, its memvault_meta table created.
+func (m meta) do(ctx context.Context, fn func(*sqlitedb.DB) error) error {
+	db, err := sqlitedb.Open(m.path, sqlitedb.Options{})
+	if err != nil {
+		return fmt.Errorf("audit/sqlite: meta: %w", err)
+	}
+	defer db.Close()
+	if err := db.Migrate(ctx, "meta", metaMigrations); err != nil {
+		return fmt.Errorf("audit/sqlite: meta: %w", err)
+	}
+	if err := fn(db); err != nil {
+		return fmt.Errorf("audit/sqlite: meta: %w", err)
+	}
+	return nil
+}
