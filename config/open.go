@@ -459,7 +459,7 @@ func openAudit(ctx context.Context, c Config, h *Handle) error {
 	if err != nil {
 		return fmt.Errorf("config: %w", err)
 	}
-	trail, err := audit.NewTrail(table, audit.Options{Key: ks[0], Previous: ks[1:], DatabaseID: dbID})
+	trail, err := audit.NewTrail(table, audit.Options{Key: ks[0], Previous: ks[1:], DatabaseID: dbID, Meta: auditMeta(c, h)})
 	if err != nil {
 		return fmt.Errorf("config: %w", err)
 	}
@@ -484,6 +484,18 @@ func auditDatabaseID(ctx context.Context, c Config, h *Handle) (string, error) {
 		return auditsqlite.DatabaseID(ctx, c.DBPath)
 	}
 	return "", nil
+}
+
+// auditMeta is where the data database records that the trail's hash
+// chain began (nil for a private in-memory database).
+func auditMeta(c Config, h *Handle) audit.Meta {
+	switch {
+	case h.Pool != nil:
+		return auditpostgres.Meta(h.Pool, h.schema)
+	case c.DBPath != sqliteMemory:
+		return auditsqlite.Meta(c.DBPath)
+	}
+	return nil
 }
 
 // RotateKEK re-wraps every data key under the current KEK
