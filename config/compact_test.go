@@ -15,11 +15,6 @@ import (
 
 func TestReaderProcess(t *testing.T) { carve.ReaderProcess(t) }
 
-const (
-	carveK1 = "0123456789abcdef0123456789abcdef"
-	carveK2 = "fedcba9876543210fedcba9876543210"
-)
-
 // underK1 writes n checkpoints and n memories in plaintext to a new SQLite
 // database, re-encrypts them under K1 (values grow: cells move, pages are
 // rebalanced), and returns the configuration and the values as K1 sealed
@@ -46,7 +41,7 @@ func underK1(t *testing.T, n int) (Config, []carve.Value) {
 		}
 	}
 	h.Close()
-	c.Keys.Primary, c.AllowPlaintext = carveK1, true
+	c.Keys.Primary, c.AllowPlaintext = carve.K1, true
 	h, err = Open(ctx, c)
 	if err != nil {
 		t.Fatal(err)
@@ -61,15 +56,15 @@ func underK1(t *testing.T, n int) (Config, []carve.Value) {
 	if err != nil || len(values) != 2*n {
 		t.Fatalf("%d values under K1: %v", len(values), err)
 	}
-	c.Keys, c.AllowPlaintext = Keys{Primary: carveK2, Previous: []string{carveK1}}, false
+	c.Keys, c.AllowPlaintext = Keys{Primary: carve.K2, Previous: []string{carve.K1}}, false
 	return c, values
 }
 
-// carveK1Images searches the database file and its log for envelopes under
+// k1Images searches the database file and its log for envelopes under
 // K1, as whoever copies them and holds the retired K1 would.
-func carveK1Images(t *testing.T, c Config, values []carve.Value) carve.Found {
+func k1Images(t *testing.T, c Config, values []carve.Value) carve.Found {
 	t.Helper()
-	k1, err := crypto.ParseKey(carveK1)
+	k1, err := crypto.ParseKey(carve.K1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,11 +93,11 @@ func TestReencryptLeavesNoOldKeyImageInTheFile(t *testing.T) {
 	if sv, st, err := h.Reencrypt(ctx, checkpointer.ReencryptOptions{}); err != nil || sv.Rewritten != 600 || st.Rewritten != 600 {
 		t.Fatalf("K1 to K2: %+v %+v %v", sv, st, err)
 	}
-	if f := carveK1Images(t, c, values); f.Headers != 0 {
+	if f := k1Images(t, c, values); f.Headers != 0 {
 		t.Fatalf("while the process runs: %d images under K1 in the file or its log, %d of them open with K1", f.Headers, f.Opened)
 	}
 	h.Close()
-	if f := carveK1Images(t, c, values); f.Headers != 0 {
+	if f := k1Images(t, c, values); f.Headers != 0 {
 		t.Fatalf("after the process ends: %d images under K1 in the file, %d of them open with K1", f.Headers, f.Opened)
 	}
 	h, err = Open(ctx, c)
@@ -138,7 +133,7 @@ func TestReencryptReportsPendingCompaction(t *testing.T) {
 	if !errors.Is(err, checkpointer.ErrCompactPending) || sv.Rewritten != 100 || st.Rewritten != 100 {
 		t.Fatalf("K1 to K2 beside a reader: %+v %+v %v, want ErrCompactPending", sv, st, err)
 	}
-	if f := carveK1Images(t, c, values); f.Opened == 0 {
+	if f := k1Images(t, c, values); f.Opened == 0 {
 		t.Fatalf("beside the reader, the log was emptied (%+v): the error is not needed", f)
 	}
 	stop()
@@ -146,7 +141,7 @@ func TestReencryptReportsPendingCompaction(t *testing.T) {
 	if err != nil || sv.Rewritten != 0 || st.Rewritten != 0 {
 		t.Fatalf("again, without the reader: %+v %+v %v", sv, st, err)
 	}
-	if f := carveK1Images(t, c, values); f.Headers != 0 {
+	if f := k1Images(t, c, values); f.Headers != 0 {
 		t.Fatalf("after the second run: %d images under K1, %d of them open with K1", f.Headers, f.Opened)
 	}
 }
