@@ -220,3 +220,16 @@ func (t *Table) UnbindThreads(ctx context.Context, subject string) error {
 		return err
 	})
 }
+
+// Compact rewrites the key table's file so that it keeps no image of keys
+// rewritten or deleted before, and empties its write-ahead log
+// (sqlitedb.DB.Compact): a rewrapped key's old bytes otherwise stay in
+// the log, and in the file until the log is checkpointed. keys.Hierarchy
+// calls it when RotateKEK is done. It fails, wrapping sqlitedb.ErrWALBusy,
+// while another process is inside a read transaction on the table.
+func (t *Table) Compact(ctx context.Context) error {
+	if err := t.db.Compact(ctx); err != nil {
+		return fmt.Errorf("keys/sqlite: %w", err)
+	}
+	return nil
+}
