@@ -78,7 +78,7 @@ func BenchmarkReencryptCompaction(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	b.ReportMetric((cpuTime() - startCPU).Seconds()/float64(b.N), "cpu-s/op")
+	b.ReportMetric((cpuTime()-startCPU).Seconds()/float64(b.N), "cpu-s/op")
 	b.ReportMetric(reencrypt.Seconds(), "reencrypt-s")
 	b.ReportMetric(reencryptCPU.Seconds(), "reencrypt-cpu-s")
 	b.ReportMetric(float64(fi.Size())/(1<<20), "MB")
