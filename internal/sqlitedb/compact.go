@@ -27,7 +27,13 @@ var ErrWALBusy = errors.New("sqlitedb: the write-ahead log is held by another co
 //
 // It holds the write lock while it runs — writers of this process wait,
 // those of other processes wait up to their busy timeout — and needs free
-// disk space about the size of the file. A reader of another process
+// disk space about the size of the file (the log grows by that much before
+// it is emptied) and as much memory (VACUUM builds the new copy in memory,
+// so no copy of the database is written outside its directory; with a
+// temporary file it took about 40% of the CPU time). On a 49 MB file of
+// 10 000 checkpoints it took 1.6 s of CPU time, about as much as
+// re-encrypting the file (checkpointer/sqlite's
+// BenchmarkReencryptCompaction). A reader of another process
 // inside a read transaction keeps the log from being emptied: Compact
 // waits for it up to the busy timeout, then returns an error wrapping
 // ErrWALBusy, the rows already compacted in the file but their old
