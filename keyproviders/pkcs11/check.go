@@ -121,13 +121,13 @@ func checkKey(ctx *p11.Ctx, s p11.SessionHandle, key p11.ObjectHandle, opts Opti
 		if !opts.RestrictKey {
 			return unfit([]string{use}, "The key is fit otherwise: set Options.RestrictKey to clear these uses (the object must be modifiable), or "+howToCreate)
 		}
-		clear := make([]*p11.Attribute, 0, len(extra))
+		off := make([]*p11.Attribute, 0, len(extra))
 		for _, r := range restrictable {
 			if v, ok := boolean(got[r.typ]); !ok || v {
-				clear = append(clear, p11.NewAttribute(r.typ, false))
+				off = append(off, p11.NewAttribute(r.typ, false))
 			}
 		}
-		if err := ctx.SetAttributeValue(s, key, clear); err != nil {
+		if err := ctx.SetAttributeValue(s, key, off); err != nil {
 			return fmt.Errorf("%w: key %q in token %q: RestrictKey could not clear %s: %w. %s", ErrUnfitKey, opts.KeyLabel, opts.TokenLabel, strings.Join(extra, ", "), err, howToCreate)
 		}
 		opts.RestrictKey = false

@@ -3,6 +3,7 @@ package pkcs11
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"sync"
 
 	p11 "github.com/miekg/pkcs11"
@@ -27,12 +28,23 @@ type module struct {
 	owned bool
 }
 
+// moduleKey names a module by its resolved path: two names of one library
+// (a symbolic link, such as Debian's /usr/lib/softhsm/libsofthsm2.so) load
+// the same library, with one initialization.
+func moduleKey(path string) string {
+	if p, err := filepath.EvalSymlinks(path); err == nil {
+		return p
+	}
+	return path
+}
+
 // acquire loads and initializes the module at path, or takes another
 // reference to it.
 func acquire(path string) (*p11.Ctx, error) {
+	key := moduleKey(path)
 	modules.Lock()
 	defer modules.Unlock()
-	if m := modules.m[path]; m != nil {
+	if m := modules.m[key]; m != nil {
 		m.refs++
 		return m.ctx, nil
 	}
@@ -48,23 +60,24 @@ func acquire(path string) (*p11.Ctx, error) {
 		}
 		owned = false
 	}
-	modules.m[path] = &module{ctx: ctx, refs: 1, owned: owned}
+	modules.m[key] = &module{ctx: ctx, refs: 1, owned: owned}
 	return ctx, nil
 }
 
 // release drops a reference taken by acquire; the last one finalizes the
 // module (when we initialized it) and unloads it.
 func release(path string) {
+	key := moduleKey(path)
 	modules.Lock()
 	defer modules.Unlock()
-	m := modules.m[path]
+	m := modules.m[key]
 	if m == nil {
 		return
 	}
 	if m.refs--; m.refs > 0 {
 		return
 	}
-	delete(modules.m, path)
+	delete(modules.m, key)
 	if m.owned {
 		_ = m.ctx.Finalize()
 	}
