@@ -1,6 +1,9 @@
 package checkpointer
 
-import "context"
+import (
+	"context"
+	"errors"
+)
 
 // Reencrypter is implemented by savers that can rewrite their stored values
 // (channel blobs and pending writes) under the serializer's primary key:
@@ -19,7 +22,23 @@ type ReencryptOptions struct {
 	// Progress, when set, is called after each batch with the rows scanned
 	// so far and the total to scan.
 	Progress func(scanned, total int64)
+	// DeferCompaction leaves the database file as the run leaves it. A run
+	// that is not a dry run on SQLite ends by compacting the file (VACUUM,
+	// then emptying the write-ahead log), because pages keep images of
+	// rewritten rows — still readable with the old key — that only a
+	// rebuild removes. A caller that rewrites more of the same file
+	// afterwards sets it and compacts once at the end, as
+	// config.Handle.Reencrypt does; set alone, it leaves those images.
+	DeferCompaction bool
 }
+
+// ErrCompactPending is wrapped by Reencrypt when every row was resealed
+// but the database file could not be compacted (on SQLite: most often a
+// reader in another process held the write-ahead log): images of the rows
+// under the old key remain in the file until it is. Run Reencrypt again
+// once that process is done — it rewrites nothing and compacts — and only
+// then retire the old key.
+var ErrCompactPending = errors.New("reencrypt: every row is resealed, but the file still holds images of them under the old key until it is compacted")
 
 // ReencryptStats reports a re-encryption run.
 type ReencryptStats struct {

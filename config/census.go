@@ -179,8 +179,10 @@ func censusRow(table, a, b string, n int64) CensusRow {
 
 // DangerousCompact rewrites the database files so that the space rows left
 // behind (old ciphertexts a re-encryption replaced, deleted rows) is
-// returned and no longer holds their bytes: VACUUM on SQLite (which needs
-// free disk space the size of the database); VACUUM FULL of
+// returned and no longer holds their bytes: on SQLite, VACUUM then
+// emptying the write-ahead log (sqlitedb.DB.Compact: it needs free disk
+// space the size of the database, and fails wrapping sqlitedb.ErrWALBusy
+// while a reader of another process holds the log); VACUUM FULL of
 // checkpoint_blobs, checkpoint_writes, store and store_vectors on
 // PostgreSQL, which holds an ACCESS EXCLUSIVE lock on each table while it
 // is rewritten: every reader and writer of that table waits. Backups,
@@ -188,15 +190,7 @@ func censusRow(table, a, b string, n int64) CensusRow {
 func (h *Handle) DangerousCompact(ctx context.Context) ([]string, error) {
 	switch h.Backend {
 	case BackendSQLite:
-		db, err := sql.Open("sqlite", h.dbPath)
-		if err != nil {
-			return nil, fmt.Errorf("config: compact: %w", err)
-		}
-		defer db.Close()
-		if _, err := db.ExecContext(ctx, `VACUUM`); err != nil {
-			return nil, fmt.Errorf("config: compact: %w", err)
-		}
-		if _, err := db.ExecContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`); err != nil {
+		if err := h.compactSQLite(ctx); err != nil {
 			return nil, fmt.Errorf("config: compact: %w", err)
 		}
 		return []string{h.dbPath}, nil

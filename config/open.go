@@ -19,6 +19,7 @@ import (
 	"github.com/memvault/memvault/crypto"
 	"github.com/memvault/memvault/embeddings"
 	"github.com/memvault/memvault/embeddings/openai"
+	"github.com/memvault/memvault/internal/sqlitedb"
 	"github.com/memvault/memvault/keys"
 	keymemory "github.com/memvault/memvault/keys/memory"
 	keypostgres "github.com/memvault/memvault/keys/postgres"
@@ -102,11 +103,20 @@ func (h *Handle) KeyIDs() []string {
 }
 
 // Reencrypt rewrites every stored value of the saver and the store that is
-// not under the primary key (see checkpointer.Reencrypter).
+// not under the primary key (see checkpointer.Reencrypter), re-embeds the
+// store's vectors when they were made under another key, and then, on
+// SQLite, compacts the database file once (unless opt.DeferCompaction), so
+// that no image of a rewritten row stays in it; a failure to compact wraps
+// checkpointer.ErrCompactPending. PostgreSQL is not compacted here:
+// DangerousCompact's VACUUM FULL locks each table.
 func (h *Handle) Reencrypt(ctx context.Context, opt checkpointer.ReencryptOptions) (saver, st checkpointer.ReencryptStats, err error) {
 	if h.Keyring == nil {
 		return saver, st, fmt.Errorf("config: encryption is off (set LANGGRAPH_AES_KEY)")
 	}
+	compact := !opt.DryRun && !opt.DeferCompaction
+	// The saver, the store and the re-embedding rewrite one file: compact
+	// it once, at the end.
+	opt.DeferCompaction = true
 	r, ok := h.Saver.(checkpointer.Reencrypter)
 	if !ok {
 		return saver, st, fmt.Errorf("config: the %s saver cannot re-encrypt", h.Backend)
@@ -126,7 +136,23 @@ func (h *Handle) Reencrypt(ctx context.Context, opt checkpointer.ReencryptOption
 			return saver, st, err
 		}
 	}
+	if compact && h.Backend == BackendSQLite {
+		if err := h.compactSQLite(ctx); err != nil {
+			return saver, st, fmt.Errorf("config: %w: %w", checkpointer.ErrCompactPending, err)
+		}
+	}
 	return saver, st, nil
+}
+
+// compactSQLite compacts the SQLite database file (sqlitedb.DB.Compact)
+// through the handle the saver and the store share.
+func (h *Handle) compactSQLite(ctx context.Context) error {
+	db, err := sqlitedb.Open(h.dbPath, sqlitedb.Options{})
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	return db.Compact(ctx)
 }
 
 // NeedsReembed reports whether the store's vectors were made by another

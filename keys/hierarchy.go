@@ -604,7 +604,8 @@ type KEKRotation struct {
 // under it, in pages, and rewrites no data: values keep their data keys.
 // It can be interrupted and run again; keys another process re-wrapped
 // meanwhile are left alone. progress, when not nil, is called after each
-// page.
+// page. When done it compacts a key table that keeps images of rewritten
+// rows (keys/sqlite), so the previous KEK unwraps nothing in it any more.
 func (h *Hierarchy) RotateKEK(ctx context.Context, progress func(KEKRotation)) (KEKRotation, error) {
 	const page = 500
 	to := h.opts.Providers[0]
@@ -646,10 +647,33 @@ func (h *Hierarchy) RotateKEK(ctx context.Context, progress func(KEKRotation)) (
 			progress(st)
 		}
 		if len(ks) < page {
-			return st, nil
+			return st, compactAfterRewrap(ctx, h.opts.Table)
 		}
 		after, afterV = ks[len(ks)-1].Subject, ks[len(ks)-1].Version
 	}
+}
+
+// compacter is a Table whose storage keeps images of rows rewritten in
+// place until it is compacted (keys/sqlite: the old pages stay in the
+// write-ahead log, and in the file until they are checkpointed).
+type compacter interface {
+	Compact(ctx context.Context) error
+}
+
+// compactAfterRewrap compacts t, if it needs it, when RotateKEK is done:
+// until then its storage still holds the data keys as the previous KEK
+// wrapped them, which that KEK — retired, perhaps because it leaked —
+// still unwraps. It runs even when nothing was rewrapped, so running the
+// rotation again finishes one whose compaction failed.
+func compactAfterRewrap(ctx context.Context, t Table) error {
+	c, ok := t.(compacter)
+	if !ok {
+		return nil
+	}
+	if err := c.Compact(ctx); err != nil {
+		return fmt.Errorf("keys: rotate KEK: every data key is rewrapped, but the key table still holds them as the previous KEK wrapped them until it is compacted (run the rotation again once no other process is reading the key table; keep the previous KEK secret until then): %w", err)
+	}
+	return nil
 }
 
 // Reencrypt reseals a value of no subject under the master keyring's

@@ -270,5 +270,5 @@ func deleteThreads(ctx context.Context, tx *sql.Tx, threadIDs ...string) error {
 
 // sqlDB lends the saver's database to the core's shared SQL operations.
 func (s *Saver) sqlDB() sqlexec.DB {
-	return sqlexec.SQLite{Read: s.db.Reader(), Write: s.db.Write}
+	return sqlexec.SQLite{Read: s.db.Reader(), Write: s.db.Write, CompactFile: s.db.Compact}
 }

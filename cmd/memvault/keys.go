@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -84,14 +85,21 @@ the raw form Python LangGraph reads, for databases shared with Python services.`
 those not yet under the primary key (LANGGRAPH_AES_KEY), decrypting with the previous
 keys (LANGGRAPH_AES_KEY_PREVIOUS). It works in batches, one transaction each; rows
 already under the primary key are skipped, so an interrupted run can be restarted.
-Once it reports nothing left to rewrite, the previous keys can be retired.`,
+Once it reports nothing left to rewrite, the previous keys can be retired.
+
+On SQLite it then compacts the database file (VACUUM, then empties the
+write-ahead log), since SQLite leaves images of rewritten rows in its pages
+that the previous key still opens. While another process holds the database
+open in a read transaction the log cannot be emptied: the command says so and
+exits 1; run it again once that process is done.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if batch < 0 {
 				return usagef("--batch must be >= 0")
 			}
 			return withHandle(cmd.Context(), g, func(h *handle) error {
-				opt := checkpointer.ReencryptOptions{BatchSize: batch, DryRun: dryRun}
+				// --compact compacts once, after the run, on either backend.
+				opt := checkpointer.ReencryptOptions{BatchSize: batch, DryRun: dryRun, DeferCompaction: compact}
 				var bar *progressbar.ProgressBar
 				if !g.json && term.IsTerminal(int(os.Stderr.Fd())) {
 					bar = progressbar.NewOptions64(-1, progressbar.OptionSetWriter(os.Stderr), progressbar.OptionSetDescription("re-encrypting"), progressbar.OptionShowCount(), progressbar.OptionClearOnFinish())
@@ -104,6 +112,14 @@ Once it reports nothing left to rewrite, the previous keys can be retired.`,
 				if bar != nil {
 					_ = bar.Finish()
 				}
+				// A compaction that could not finish is reported after the
+				// counts, and the command exits 1: the rows are resealed,
+				// their old images not yet gone.
+				var pending error
+				if errors.Is(err, checkpointer.ErrCompactPending) {
+					pending = fmt.Errorf("%w. Once the process reading the database has finished (or closed it), run `memvault keys reencrypt` again: it rewrites nothing and compacts. Do not retire the old key before it succeeds", err)
+					err = nil
+				}
 				if err != nil {
 					return err
 				}
@@ -113,29 +129,33 @@ Once it reports nothing left to rewrite, the previous keys can be retired.`,
 					}
 					done, err := h.DangerousCompact(cmd.Context())
 					if err != nil {
-						return err
+						pending = fmt.Errorf("%w: %w. Run `memvault keys reencrypt --compact` again once no other process reads the database; do not retire the old key before it succeeds", checkpointer.ErrCompactPending, err)
+					} else {
+						fmt.Fprintf(os.Stderr, "memvault: compacted %s\n", strings.Join(done, ", "))
 					}
-					fmt.Fprintf(os.Stderr, "memvault: compacted %s\n", strings.Join(done, ", "))
 				}
 				if g.json {
-					return printJSON(cmd.OutOrStdout(), map[string]any{
+					if err := printJSON(cmd.OutOrStdout(), map[string]any{
 						"dry_run":     dryRun,
 						"checkpoints": map[string]int64{"scanned": sv.Scanned, "rewritten": sv.Rewritten},
 						"store":       map[string]int64{"scanned": st.Scanned, "rewritten": st.Rewritten},
-					})
+					}); err != nil {
+						return err
+					}
+					return pending
 				}
 				verb := "rewrote"
 				if dryRun {
 					verb = "would rewrite"
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "%s %d of %d checkpoint values/writes and %d of %d memories\n", verb, sv.Rewritten, sv.Scanned, st.Rewritten, st.Scanned)
-				return nil
+				return pending
 			})
 		},
 	}
 	reenc.Flags().IntVar(&batch, "batch", 500, "rows per transaction")
 	reenc.Flags().BoolVar(&dryRun, "dry-run", false, "only count the rows that would be rewritten")
-	reenc.Flags().BoolVar(&compact, "compact", false, "then rewrite the files so old ciphertexts leave the disk (SQLite VACUUM; PostgreSQL VACUUM FULL, which locks each table)")
+	reenc.Flags().BoolVar(&compact, "compact", false, "then rewrite the files so old ciphertexts leave the disk (SQLite: what it does anyway; PostgreSQL: VACUUM FULL, which locks each table)")
 
 	rotateKEK := &cobra.Command{
 		Use:   "rotate-kek",

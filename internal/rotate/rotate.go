@@ -159,6 +159,21 @@ func runPass(ctx context.Context, s Sealer, opt checkpointer.ReencryptOptions, t
 	return found, nil
 }
 
+// Compact ends a run on db that was not a dry run: a database whose file
+// keeps images of rewritten rows (sqlexec.Compacter: SQLite) is compacted,
+// unless opt defers it. A failure wraps checkpointer.ErrCompactPending:
+// the rows are resealed, their old images not yet gone.
+func Compact(ctx context.Context, opt checkpointer.ReencryptOptions, db sqlexec.DB) error {
+	c, ok := db.(sqlexec.Compacter)
+	if !ok || opt.DryRun || opt.DeferCompaction {
+		return nil
+	}
+	if err := c.Compact(ctx); err != nil {
+		return fmt.Errorf("%w: %w", checkpointer.ErrCompactPending, err)
+	}
+	return nil
+}
+
 // SQLTable describes a table of value rows in SQL, for SQL: the Table
 // that pages through it is built from this one description on every SQL
 // database (see package sqlexec), so the keyset paging and the

@@ -31,6 +31,24 @@ type DB interface {
 type SQLite struct {
 	Read  *sql.DB
 	Write func(ctx context.Context, fn func(tx *sql.Tx) error) error
+	// CompactFile, when set, rewrites the database file so that it keeps
+	// no image of rows changed or deleted before (sqlitedb.DB.Compact).
+	CompactFile func(ctx context.Context) error
+}
+
+// Compacter is a DB whose file keeps images of rewritten rows until it is
+// compacted: SQLite. Re-encryption compacts it when done.
+type Compacter interface {
+	Compact(ctx context.Context) error
+}
+
+// Compact implements Compacter with CompactFile (nothing when it is not
+// set).
+func (d SQLite) Compact(ctx context.Context) error {
+	if d.CompactFile == nil {
+		return nil
+	}
+	return d.CompactFile(ctx)
 }
 
 // Query implements DB.

@@ -68,6 +68,7 @@ type shared struct {
 	w, r      *sql.DB
 	sem       chan struct{} // one in-process writer at a time
 	immediate bool          // w's transactions BEGIN IMMEDIATE
+	memory    bool          // a private in-memory database: no file
 	owned     bool          // the pools were opened here and are closed here
 	key       any           // registry key; nil when unregistered
 	refs      int           // guarded by regMu
@@ -207,7 +208,7 @@ func openMemory(opts Options) (*shared, error) {
 		db.Close()
 		return nil, fmt.Errorf("sqlitedb: open %s: %w", Memory, err)
 	}
-	return &shared{w: db, r: db, sem: make(chan struct{}, 1), immediate: true, owned: true, refs: 1}, nil
+	return &shared{w: db, r: db, sem: make(chan struct{}, 1), immediate: true, memory: true, owned: true, refs: 1}, nil
 }
 
 func (d *DB) get() (*shared, error) {

@@ -24,6 +24,21 @@ type Options struct {
 	// CreateKey generates the key (AES-256, sensitive, not extractable,
 	// for encrypt and decrypt only) when the token has none of that label.
 	CreateKey bool
+	// RestrictKey clears the uses the provider does not need (CKA_SIGN,
+	// CKA_VERIFY, CKA_WRAP, CKA_UNWRAP) on an existing key that is
+	// otherwise fit, instead of refusing it. It only ever removes a use,
+	// and needs the object to be modifiable. Keys this provider generated
+	// before it set those attributes itself carry SoftHSM2's defaults
+	// (CKA_SIGN and CKA_VERIFY true): set RestrictKey once to keep them.
+	RestrictKey bool
+	// InsecureUnwrapOnly opens a key that fails the checks of Open (see
+	// ErrUnfitKey) for unwrapping only: Wrap refuses. It exists to move
+	// the data keys off such a key: open a fit key under another label as
+	// the first provider, this one after it, run `memvault keys
+	// rotate-kek` (keys.Hierarchy.RotateKEK), then destroy the unfit key.
+	// Until then whoever read the unfit key's value can unwrap every data
+	// key it wrapped.
+	InsecureUnwrapOnly bool
 	// Sessions bounds the sessions opened on the token (operations run
 	// one per session); 0 means 4.
 	Sessions int
@@ -35,9 +50,12 @@ type Provider struct {
 	mu       sync.RWMutex // held for reading by operations, for writing by Close
 	closed   bool
 	ctx      *p11.Ctx
+	module   string // the path acquire loaded ctx from
 	key      p11.ObjectHandle
 	sessions chan p11.SessionHandle
 	id       string
+	// unwrapOnly is Options.InsecureUnwrapOnly: Wrap refuses.
+	unwrapOnly bool
 }
 
 var _ keys.Provider = (*Provider)(nil)
@@ -59,15 +77,11 @@ func Open(opts Options) (_ *Provider, err error) {
 	if opts.Sessions == 0 {
 		opts.Sessions = 4
 	}
-	ctx := p11.New(opts.Module)
-	if ctx == nil {
-		return nil, fmt.Errorf("pkcs11: cannot load module %q", opts.Module)
+	ctx, err := acquire(opts.Module)
+	if err != nil {
+		return nil, err
 	}
-	if err := ctx.Initialize(); err != nil && !errors.Is(err, p11.Error(p11.CKR_CRYPTOKI_ALREADY_INITIALIZED)) {
-		ctx.Destroy()
-		return nil, fmt.Errorf("pkcs11: initialize %q: %w", opts.Module, err)
-	}
-	p := &Provider{ctx: ctx, sessions: make(chan p11.SessionHandle, opts.Sessions), id: "pkcs11:" + opts.TokenLabel + "/" + opts.KeyLabel}
+	p := &Provider{ctx: ctx, module: opts.Module, sessions: make(chan p11.SessionHandle, opts.Sessions), id: "pkcs11:" + opts.TokenLabel + "/" + opts.KeyLabel, unwrapOnly: opts.InsecureUnwrapOnly}
 	defer func() {
 		if err != nil {
 			p.Close()
@@ -101,6 +115,12 @@ func Open(opts Options) (_ *Provider, err error) {
 			return nil, err
 		}
 	}
+	// A key made by anyone but this provider may have been made for
+	// another purpose; even ours is checked, in case a token ignored part
+	// of the template.
+	if err := checkKey(ctx, s, p.key, opts); err != nil && !opts.InsecureUnwrapOnly {
+		return nil, err
+	}
 	return p, nil
 }
 
@@ -120,10 +140,12 @@ func findSlot(ctx *p11.Ctx, label string) (uint, error) {
 
 var errNoKey = errors.New("pkcs11: no such key")
 
+// findKey finds the one secret key labelled label, of any key type: a key
+// of the wrong type is refused by checkKey rather than passed over, so
+// CreateKey never adds a second key under a label that is taken.
 func findKey(ctx *p11.Ctx, s p11.SessionHandle, label string) (p11.ObjectHandle, error) {
 	tmpl := []*p11.Attribute{
 		p11.NewAttribute(p11.CKA_CLASS, p11.CKO_SECRET_KEY),
-		p11.NewAttribute(p11.CKA_KEY_TYPE, p11.CKK_AES),
 		p11.NewAttribute(p11.CKA_LABEL, label),
 	}
 	if err := ctx.FindObjectsInit(s, tmpl); err != nil {
@@ -139,7 +161,7 @@ func findKey(ctx *p11.Ctx, s p11.SessionHandle, label string) (p11.ObjectHandle,
 	case len(objs) == 0:
 		return 0, fmt.Errorf("%w: %q", errNoKey, label)
 	case len(objs) > 1:
-		return 0, fmt.Errorf("pkcs11: several AES keys labelled %q", label)
+		return 0, fmt.Errorf("pkcs11: several secret keys labelled %q", label)
 	}
 	return objs[0], nil
 }
@@ -156,8 +178,13 @@ func createKey(ctx *p11.Ctx, s p11.SessionHandle, label string) (p11.ObjectHandl
 		p11.NewAttribute(p11.CKA_EXTRACTABLE, false),
 		p11.NewAttribute(p11.CKA_ENCRYPT, true),
 		p11.NewAttribute(p11.CKA_DECRYPT, true),
+		// Stated, not left to the token: SoftHSM2 defaults CKA_SIGN and
+		// CKA_VERIFY to true.
+		p11.NewAttribute(p11.CKA_SIGN, false),
+		p11.NewAttribute(p11.CKA_VERIFY, false),
 		p11.NewAttribute(p11.CKA_WRAP, false),
 		p11.NewAttribute(p11.CKA_UNWRAP, false),
+		p11.NewAttribute(p11.CKA_DERIVE, false),
 	}
 	k, err := ctx.GenerateKey(s, []*p11.Mechanism{p11.NewMechanism(p11.CKM_AES_KEY_GEN, nil)}, tmpl)
 	if err != nil {
@@ -186,9 +213,16 @@ func (p *Provider) session(ctx context.Context) (p11.SessionHandle, error) {
 	}
 }
 
+// ErrUnwrapOnly is returned by Wrap on a Provider opened with
+// Options.InsecureUnwrapOnly.
+var ErrUnwrapOnly = errors.New("pkcs11: key opened for unwrapping only (InsecureUnwrapOnly)")
+
 // Wrap implements keys.Provider: AES-GCM in the token with a random
 // 12-byte IV (stored before the ciphertext) and ad as associated data.
 func (p *Provider) Wrap(ctx context.Context, dataKey, ad []byte) ([]byte, error) {
+	if p.unwrapOnly {
+		return nil, ErrUnwrapOnly
+	}
 	p.mu.RLock()
 	defer p.mu.RUnlock()
 	s, err := p.session(ctx)
@@ -237,7 +271,10 @@ func (p *Provider) Unwrap(ctx context.Context, wrapped, ad []byte) ([]byte, erro
 }
 
 // Close waits for operations under way, then closes the sessions and
-// unloads the module.
+// releases the module: the last Provider of the process on it finalizes
+// and unloads it. Closing the process's last session with the token logs
+// it out; Close does not log out itself, which would log out every other
+// Provider on the token.
 func (p *Provider) Close() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -246,16 +283,10 @@ func (p *Provider) Close() error {
 	}
 	p.closed = true
 	close(p.sessions)
-	first := true
 	for s := range p.sessions {
-		if first {
-			_ = p.ctx.Logout(s)
-			first = false
-		}
 		_ = p.ctx.CloseSession(s)
 	}
-	_ = p.ctx.Finalize()
-	p.ctx.Destroy()
+	release(p.module)
 	p.ctx = nil
 	return nil
 }

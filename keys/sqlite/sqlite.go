@@ -166,8 +166,10 @@ func (t *Table) Destroy(ctx context.Context, subject string) ([]keys.WrappedKey,
 	for i := range out {
 		out[i].Wrapped = nil
 	}
-	if _, err := t.db.Writer().ExecContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`); err != nil && !errors.Is(err, context.Canceled) {
-		return out, fmt.Errorf("keys/sqlite: keys destroyed, log not truncated: %w", err)
+	// A reader keeping the log makes this fail rather than pass silently;
+	// StartErasure and Purge are the erasure's own path.
+	if err := t.db.Compact(ctx); err != nil {
+		return out, fmt.Errorf("keys/sqlite: keys destroyed, a copy may remain in the file: %w: %w", keys.ErrErasurePending, err)
 	}
 	return out, nil
 }
@@ -487,4 +489,17 @@ func (t *Table) purgeOnce(ctx context.Context, fps []keys.Fingerprint, patience 
 		return fmt.Sprintf("a reader of %s (another process or connection) keeps its log, which may hold a copy of a destroyed key", filepath.Base(t.path)), nil
 	}
 	return "", nil
+}
+
+// Compact rewrites the key table's file so that it keeps no image of keys
+// rewritten or deleted before, and empties its write-ahead log
+// (sqlitedb.DB.Compact): a rewrapped key's old bytes otherwise stay in
+// the log, and in the file until the log is checkpointed. keys.Hierarchy
+// calls it when RotateKEK is done. It fails, wrapping sqlitedb.ErrWALBusy,
+// while another process is inside a read transaction on the table.
+func (t *Table) Compact(ctx context.Context) error {
+	if err := t.db.Compact(ctx); err != nil {
+		return fmt.Errorf("keys/sqlite: %w", err)
+	}
+	return nil
 }

@@ -13,7 +13,14 @@ import (
 // serializer allows reading plaintext) is sealed again, bound to its
 // namespace and key, a batch per write transaction. Vectors are untouched:
 // they never change with the key. Safe to run again after an interruption.
+//
+// Unless opt.DeferCompaction, a run that is not a dry run ends by
+// compacting the database file (VACUUM, then emptying the write-ahead
+// log): SQLite leaves images of rewritten rows in its pages, which the old
+// key still opens. If a reader of another process keeps the log from
+// being emptied, the error wraps checkpointer.ErrCompactPending: run
+// Reencrypt again once it is done.
 func (s *Store) Reencrypt(ctx context.Context, opt checkpointer.ReencryptOptions) (checkpointer.ReencryptStats, error) {
-	db := sqlexec.SQLite{Read: s.db.Reader(), Write: s.db.Write}
+	db := sqlexec.SQLite{Read: s.db.Reader(), Write: s.db.Write, CompactFile: s.db.Compact}
 	return s.b.ReencryptSQL(ctx, db, s.serde, opt, "store", items.ValueSQL{Read: "value", Set: "?", Match: "CAST(value AS BLOB) = ?"})
 }

@@ -15,7 +15,8 @@ import (
 // blobs table and the pending writes of the writes table (as db names
 // them), each value resealed under the serializer's primary key where it
 // lives (binding.Blob, binding.Write), a batch at a time, with
-// compare-and-swap updates so rows written meanwhile are left alone.
+// compare-and-swap updates so rows written meanwhile are left alone; then
+// the file is compacted where it keeps old row images (rotate.Compact).
 // driver prefixes errors.
 func ReencryptSQL(ctx context.Context, driver string, db sqlexec.DB, s serde.Serializer, opt checkpointer.ReencryptOptions, blobs, writes string) (checkpointer.ReencryptStats, error) {
 	codec := binding.New(s)
@@ -23,6 +24,9 @@ func ReencryptSQL(ctx context.Context, driver string, db sqlexec.DB, s serde.Ser
 		return checkpointer.ReencryptStats{}, fmt.Errorf("%s: %w", driver, rotate.ErrNotEncrypted)
 	}
 	st, err := rotate.Run(ctx, codec, opt, blobTable(blobs, codec).Table(db), writeTable(writes, codec).Table(db))
+	if err == nil {
+		err = rotate.Compact(ctx, opt, db)
+	}
 	if err != nil {
 		return st, fmt.Errorf("%s: %w", driver, err)
 	}

@@ -27,7 +27,8 @@ type ValueSQL struct {
 // key. Rows are read in key order a batch at a time and written back with
 // compare-and-swap updates in one transaction per batch, so concurrent
 // writes win and an interrupted run can be started again. Vectors,
-// timestamps and TTLs are untouched.
+// timestamps and TTLs are untouched. Then the file is compacted where it
+// keeps old row images (rotate.Compact).
 func (b *Base) ReencryptSQL(ctx context.Context, db sqlexec.DB, s serde.Serializer, opt checkpointer.ReencryptOptions, table string, v ValueSQL) (checkpointer.ReencryptStats, error) {
 	if err := b.Check(ctx); err != nil {
 		return checkpointer.ReencryptStats{}, err
@@ -67,6 +68,9 @@ func (b *Base) ReencryptSQL(ctx context.Context, db sqlexec.DB, s serde.Serializ
 		},
 	}
 	st, err := rotate.Run(ctx, codec, opt, items.Table(db))
+	if err == nil {
+		err = rotate.Compact(ctx, opt, db)
+	}
 	if err != nil {
 		return st, fmt.Errorf("%s: %w", c.Driver, err)
 	}
