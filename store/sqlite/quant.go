@@ -1,10 +1,8 @@
 package sqlite
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/binary"
-	"errors"
 	"math"
 	"math/bits"
 	"sync"
@@ -28,8 +26,8 @@ import (
 // Centring matters because real embeddings share a large common component
 // that would otherwise set most bits alike. The signs are taken after a
 // fixed pseudo-random rotation of u (rotationFor: random signs,
-// permutations and Walsh–Hadamard transforms, the structure of
-// embeddings.Sealed under a public seed), which makes each bit a random
+// permutations and Walsh–Hadamard transforms, an
+// embeddings.Rotation under a public seed), which makes each bit a random
 // hyperplane's and π·h/d an unbiased angle estimate (SimHash) for any
 // vectors: without it, the sparse vectors of the offline hashing embedder
 // (most coordinates zero) got codes too alike to bound anything, and every
@@ -79,7 +77,7 @@ func signBits(dst []uint64, v, c []float32) (uu, vc float64) {
 		uu += f * f
 		u[i] = float32(f)
 	}
-	r, err := rotationFor(len(v)).Seal(u)
+	r, err := rotationFor(len(v)).Apply(u)
 	if err != nil { // cannot happen: the rotation has len(v) dimensions
 		panic(err)
 	}
@@ -98,32 +96,19 @@ func signBits(dst []uint64, v, c []float32) (uu, vc float64) {
 var codeRotationSeed = sha256.Sum256([]byte("memvault store/sqlite code rotation v2"))
 
 // rotations caches one rotation per dimension count.
-var rotations sync.Map // int → *embeddings.Sealed
+var rotations sync.Map // int → *embeddings.Rotation
 
 // rotationFor returns the fixed rotation of d-dimension vectors.
-func rotationFor(d int) *embeddings.Sealed {
+func rotationFor(d int) *embeddings.Rotation {
 	if r, ok := rotations.Load(d); ok {
-		return r.(*embeddings.Sealed)
+		return r.(*embeddings.Rotation)
 	}
-	r, err := embeddings.NewSealed(dimsOnly(d), codeRotationSeed[:], "codes")
+	r, err := embeddings.NewRotation(codeRotationSeed[:], d)
 	if err != nil { // cannot happen: a valid secret and d >= 1
 		panic(err)
 	}
 	actual, _ := rotations.LoadOrStore(d, r)
-	return actual.(*embeddings.Sealed)
-}
-
-// dimsOnly gives embeddings.NewSealed the dimension count it builds a
-// rotation for; it embeds nothing.
-type dimsOnly int
-
-func (d dimsOnly) Dims() int    { return int(d) }
-func (d dimsOnly) Name() string { return "dims" }
-func (d dimsOnly) EmbedDocuments(context.Context, []string) ([][]float32, error) {
-	return nil, errors.New("sqlite: dimsOnly embeds nothing")
-}
-func (d dimsOnly) EmbedQuery(context.Context, string) ([]float32, error) {
-	return nil, errors.New("sqlite: dimsOnly embeds nothing")
+	return actual.(*embeddings.Rotation)
 }
 
 // encodeCode is the code blob of v under centre c (nil: uncentred).
