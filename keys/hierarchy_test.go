@@ -307,3 +307,59 @@ func TestHierarchyPrintsNoKey(t *testing.T) {
 		}
 	}
 }
+
+// TestSubjectRotation: a subject's vector rotation is the same in every
+// process that reads its keys and stays the same when the subject gets a
+// new key (stored vectors must keep matching queries), differs between
+// subjects, is none for a subject without keys unless asked to create
+// them, and is gone with the keys: the subject's next rotation (after new
+// writes) is another, and nothing the operator keeps (the master key, the
+// key table) yields the old one.
+func TestSubjectRotation(t *testing.T) {
+	ctx := context.Background()
+	table := keymemory.New()
+	newHierarchy := func() *keys.Hierarchy {
+		h, err := keys.New(keys.Options{Master: testkeys.Encrypting(t), Table: table, Subjects: keys.Subjects{NamespacePrefix: []string{"users"}}})
+		must(t, err)
+		return h
+	}
+	h, other := newHierarchy(), newHierarchy()
+	v := []float32{0.5, -1, 2, 0.25, 3, -0.5, 1, 0}
+	apply := func(h *keys.Hierarchy, subject string, create bool) []float32 {
+		t.Helper()
+		r, err := h.SubjectRotation(ctx, subject, len(v), create)
+		must(t, err)
+		if r == nil {
+			return nil
+		}
+		out, err := r.Apply(v)
+		must(t, err)
+		return out
+	}
+	if got := apply(h, "carol", false); got != nil {
+		t.Fatalf("a subject without keys has a rotation: %v", got)
+	}
+	carol := apply(h, "carol", true)
+	if carol == nil || fmt.Sprint(carol) == fmt.Sprint(v) {
+		t.Fatalf("carol's rotation: %v", carol)
+	}
+	if got := apply(other, "carol", false); fmt.Sprint(got) != fmt.Sprint(carol) {
+		t.Fatalf("another process rotates carol's vectors to %v, not %v", got, carol)
+	}
+	if dave := apply(h, "dave", true); fmt.Sprint(dave) == fmt.Sprint(carol) {
+		t.Fatal("dave's rotation is carol's")
+	}
+	must(t, h.RotateSubject(ctx, "carol"))
+	if got := apply(newHierarchy(), "carol", false); fmt.Sprint(got) != fmt.Sprint(carol) {
+		t.Fatalf("after rotate-subject carol's vectors rotate to %v, not %v", got, carol)
+	}
+	if _, err := h.DestroyKeys(ctx, "carol"); err != nil {
+		t.Fatal(err)
+	}
+	if got := apply(h, "carol", false); got != nil {
+		t.Fatalf("after the erasure carol still has a rotation: %v", got)
+	}
+	if got := apply(newHierarchy(), "carol", true); fmt.Sprint(got) == fmt.Sprint(carol) {
+		t.Fatal("carol's new keys rotate her vectors as the destroyed ones did")
+	}
+}
