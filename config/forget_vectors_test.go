@@ -17,7 +17,10 @@ import (
 	"github.com/memvault/memvault/embeddings"
 	"github.com/memvault/memvault/internal/pgtest"
 	"github.com/memvault/memvault/internal/testkeys"
+	"github.com/memvault/memvault/keys"
+	keysqlite "github.com/memvault/memvault/keys/sqlite"
 	"github.com/memvault/memvault/store"
+	sqlitestore "github.com/memvault/memvault/store/sqlite"
 )
 
 const dave = "Dave is allergic to shellfish and takes metformin for his asthma"
@@ -333,4 +336,124 @@ func recoveredFrom(text string, guesses []string) int {
 		}
 	}
 	return n
+}
+
+// TestSubjectVectorsFromBeforeSpaces: a store whose data subjects' vectors
+// were written before subjects had vector spaces of their own (all in the
+// shared space, the store's record without "+subjects:…") opens with a
+// warning naming the command that fixes it, still answers searches across
+// and within subjects, and after Reembed holds carol's vector in her space:
+// reopened without warning, with the same results, and her copied vector
+// no longer gives her words to the master key.
+func TestSubjectVectorsFromBeforeSpaces(t *testing.T) {
+	ctx := context.Background()
+	c := Default()
+	c.DBPath = filepath.Join(t.TempDir(), "old.db")
+	c.Keys.Primary = testkeys.Key
+	c.Subjects.NamespacePrefix = []string{"users"}
+	ring, err := c.Keyring()
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyed, err := ProtectedEmbedder(embeddings.NewHashing(256), ring.Primary())
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// The old store, as a build before subjects' spaces wrote it: the
+	// subjects' values under their keys, their vectors in the shared space.
+	table, err := keysqlite.Open(ctx, c.DBPath+".keys")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hier, err := keys.New(keys.Options{Master: testkeys.Encrypting(t), Table: table, Subjects: c.Subjects})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := sqlitestore.Open(ctx, c.DBPath, sqlitestore.Options{Serde: hier, Index: &store.IndexConfig{Embedder: keyed,
+		Fields: []string{"$"}, Distance: store.Cosine, DangerousSharedSubjectVectors: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for ns, text := range map[string]string{"carol": carol, "dave": dave} {
+		if err := st.Put(ctx, store.Namespace{"users", ns, "health"}, "record", map[string]any{"text": text}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := st.Put(ctx, store.Namespace{"kb"}, "faq", map[string]any{"text": "how to reset a password"}); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	table.Close()
+	if g := rankWords(mustEmbed(t, keyed), storedVectorOf(t, c.DBPath, "users.carol.health")); recoveredFrom(carol, g) < 4 {
+		t.Fatalf("the old store's vector should give carol's words away: %v", g)
+	}
+
+	search := func(h *Handle) string {
+		t.Helper()
+		var out []string
+		for _, q := range []struct {
+			prefix store.Namespace
+			query  string
+		}{{nil, "peanut allergy"}, {store.Namespace{"users"}, "shellfish"}, {store.Namespace{"users", "carol"}, "insulin"}, {store.Namespace{"kb"}, "password"}} {
+			hits, err := h.Store.Search(ctx, q.prefix, store.SearchOptions{Query: q.query})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, it := range hits {
+				out = append(out, fmt.Sprintf("%s/%s=%.5f", it.Namespace, it.Key, *it.Score))
+			}
+			out = append(out, "|")
+		}
+		return strings.Join(out, " ")
+	}
+	h, err := Open(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(h.Warnings) != 1 || !strings.Contains(h.Warnings[0], "memvault store reembed") || !strings.Contains(h.Warnings[0], "shared space") || !h.NeedsReembed() {
+		t.Fatalf("warnings %q, NeedsReembed %v", h.Warnings, h.NeedsReembed())
+	}
+	before := search(h)
+	if !strings.HasPrefix(before, "users.carol.health/record=") {
+		t.Fatalf("searches of the old store: %s", before)
+	}
+	if n, err := h.Reembed(ctx, store.ReembedOptions{}); err != nil || n != 3 {
+		t.Fatalf("Reembed = %d, %v", n, err)
+	}
+	h.Close()
+	if g := rankWords(mustEmbed(t, keyed), storedVectorOf(t, c.DBPath, "users.carol.health")); recoveredFrom(carol, g) >= 3 {
+		t.Fatalf("after Reembed carol's vector still gives her words away: %v", g)
+	}
+	h, err = Open(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	if len(h.Warnings) != 0 || h.NeedsReembed() {
+		t.Fatalf("after Reembed: warnings %q", h.Warnings)
+	}
+	if after := search(h); after != before {
+		t.Fatalf("searches after Reembed:\n%s\nbefore:\n%s", after, before)
+	}
+}
+
+func mustEmbed(t *testing.T, e embeddings.Embedder) [][]float32 {
+	t.Helper()
+	vs, err := e.EmbedDocuments(context.Background(), dictionary)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return vs
+}
+
+// storedVectorOf reads the vector of the item of namespace ns from the
+// SQLite file.
+func storedVectorOf(t *testing.T, path, ns string) []float32 {
+	t.Helper()
+	var blob []byte
+	if err := openRaw(t, path).QueryRow(`SELECT embedding FROM store_vectors WHERE prefix = ?`, ns).Scan(&blob); err != nil {
+		t.Fatal(err)
+	}
+	return floats(blob)
 }
