@@ -99,14 +99,14 @@ func NewRotation(secret []byte, dims int) (*Rotation, error) {
 	if err != nil {
 		return nil, fmt.Errorf("rotation: %w", err)
 	}
-	stream := cipher.NewCTR(block, make([]byte, aes.BlockSize))
+	ks := newKeyStream(cipher.NewCTR(block, make([]byte, aes.BlockSize)))
 	r := &Rotation{dims: dims}
 	for rest := uint(dims); rest > 0; {
 		b := 1 << (bits.Len(rest) - 1) // largest power of two left
 		r.blocks = append(r.blocks, b)
 		rest -= uint(b)
 	}
-	rnd := func(n uint64) uint64 { return uniform(stream, n) }
+	rnd := ks.uniform
 	for i := range r.rounds {
 		signs := make([]uint64, (dims+63)/64)
 		for j := range dims {
@@ -160,15 +160,38 @@ func (r *Rotation) Apply(v []float32) ([]float32, error) {
 	return out, nil
 }
 
+// keyStream reads a cipher stream's key stream 8 bytes at a time, from a
+// buffer filled a block of bytes at a time (the same bytes as reading them
+// one by one: a CTR key stream does not depend on how it is cut).
+type keyStream struct {
+	stream cipher.Stream
+	buf    [512]byte
+	pos    int // next unread byte of buf; len(buf): refill
+}
+
+func newKeyStream(s cipher.Stream) *keyStream {
+	k := &keyStream{stream: s}
+	k.pos = len(k.buf)
+	return k
+}
+
+func (k *keyStream) next() uint64 {
+	if k.pos == len(k.buf) {
+		clear(k.buf[:])
+		k.stream.XORKeyStream(k.buf[:], k.buf[:])
+		k.pos = 0
+	}
+	v := binary.LittleEndian.Uint64(k.buf[k.pos:])
+	k.pos += 8
+	return v
+}
+
 // uniform draws a uniform integer in [0, n) from the key stream, without
 // modulo bias (rejection sampling).
-func uniform(stream cipher.Stream, n uint64) uint64 {
+func (k *keyStream) uniform(n uint64) uint64 {
 	limit := math.MaxUint64 - math.MaxUint64%n
-	var b [8]byte
 	for {
-		clear(b[:])
-		stream.XORKeyStream(b[:], b[:])
-		if v := binary.LittleEndian.Uint64(b[:]); v < limit {
+		if v := k.next(); v < limit {
 			return v % n
 		}
 	}
