@@ -180,7 +180,7 @@ const boundSigmas = 4
 type estimator struct {
 	dist  store.Distance
 	words int
-	cos   []float32 // upper bound of cos θ for h = 0..d: cos(max(0, π·h/d - margin))
+	cos   []float32 // cosBound(d), shared: read only
 	q     [2]queryCode
 	nq    float32 // |q|
 }
@@ -193,14 +193,30 @@ type queryCode struct {
 	off  float32 // q·c - |c|²
 }
 
-func newEstimator(dist store.Distance, q, c []float32) *estimator {
-	d := len(q)
-	e := &estimator{dist: dist, words: codeWords(d), cos: make([]float32, d+1)}
-	for h := range e.cos {
+// cosBounds caches cosBound's tables by dimension count.
+var cosBounds sync.Map // int → []float32
+
+// cosBound is the upper bound of cos θ for each Hamming distance h = 0..d
+// of d-bit codes: cos(max(0, π·h/d - margin)). It depends on d alone, so
+// every estimator of d dimensions (one per query and vector space) shares
+// one table.
+func cosBound(d int) []float32 {
+	if c, ok := cosBounds.Load(d); ok {
+		return c.([]float32)
+	}
+	cos := make([]float32, d+1)
+	for h := range cos {
 		p := max(float64(h), 1) / float64(d)
 		sd := math.Pi * math.Sqrt(p*(1-p)/float64(d))
-		e.cos[h] = float32(math.Cos(max(0, math.Pi*float64(h)/float64(d)-boundSigmas*sd-math.Pi/float64(d))))
+		cos[h] = float32(math.Cos(max(0, math.Pi*float64(h)/float64(d)-boundSigmas*sd-math.Pi/float64(d))))
 	}
+	actual, _ := cosBounds.LoadOrStore(d, cos)
+	return actual.([]float32)
+}
+
+func newEstimator(dist store.Distance, q, c []float32) *estimator {
+	d := len(q)
+	e := &estimator{dist: dist, words: codeWords(d), cos: cosBound(d)}
 	for i := range e.q {
 		cc := c
 		if i == 0 {
