@@ -304,3 +304,24 @@ func BenchmarkSearchSubjects(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkPutIndexedSubjects writes one item with a 256-dim vector per op
+// into one of 100 data subjects' namespaces, under per-subject keys
+// (testkeys.Subjects): the value sealed under the subject's key and, with
+// subjects' vector spaces, the vector rotated into the subject's space.
+func BenchmarkPutIndexedSubjects(b *testing.B) {
+	s := openStore(b, filepath.Join(b.TempDir(), "put.db"), Options{Index: &store.IndexConfig{Embedder: vecEmbedder{256}, Fields: []string{"text"}},
+		Serde: testkeys.Subjects(b)})
+	b.Cleanup(func() { s.Close() })
+	ctx := context.Background()
+	b.ReportAllocs()
+	defer reportCPU(b)()
+	i := 0
+	for b.Loop() {
+		ns := store.Namespace{"users", fmt.Sprint("u", i%100)}
+		if err := s.Put(ctx, ns, fmt.Sprint(i%1000), map[string]any{"text": fmt.Sprintf("memory %d", i%1000)}); err != nil {
+			b.Fatal(err)
+		}
+		i++
+	}
+}
