@@ -390,20 +390,65 @@ func (h *Hierarchy) SubjectSerializer(ctx context.Context, subject string, seal 
 // vectors: stores apply it to the subject's vectors (on top of whatever
 // protects every vector, such as the master-keyed embedder) and to a
 // search's query, so that the subject's vectors and the codes made from
-// them mean nothing without the subject's keys. Its secret is derived
-// (HKDF-SHA256, a label of its own) from the subject's first data key,
-// which lives exactly as long as the subject does: RotateSubject adds keys
-// and keeps the older ones, so the rotation stays the same; DestroyKeys
-// destroys it with the keys, after which no copy of the vectors can be
-// compared with anything computed from the master key. With create set,
-// a subject without keys gets its first one (as SubjectSerializer with
-// seal); otherwise it has no rotation: nil, nil.
+// them mean nothing without the subject's keys.
+//
+// Its secret is derived (HKDF-SHA256, a label of its own) from the
+// subject's data key of version 1, which lives exactly as long as the
+// subject has keys and which no later key replaces: RotateSubject adds
+// versions above the newest, a thread's adoption (subjects by metadata)
+// adds versions below the oldest, and only the erasure removes keys, all
+// of them at once. So the rotation stays the same, and once the keys are
+// destroyed no copy of the vectors can be compared with anything the
+// master key computes. With create set, a subject without keys gets its
+// first one (as SubjectSerializer with seal), and one whose keys all came
+// from adopted threads gets a version 1; otherwise such a subject has no
+// rotation (none of its vectors was written under one): nil, nil.
 func (h *Hierarchy) SubjectRotation(ctx context.Context, subject string, dims int, create bool) (*embeddings.Rotation, error) {
 	sk, err := h.subjectKeys(ctx, subject, create)
 	if err != nil || sk == nil {
 		return nil, err
 	}
+	if sk.vec == nil {
+		if !create {
+			return nil, nil
+		}
+		if err := h.createVersionOne(ctx, subject); err != nil {
+			return nil, err
+		}
+		h.cache.Remove(subject)
+		if sk, err = h.subjectKeys(ctx, subject, false); err != nil {
+			return nil, err
+		}
+		if sk == nil || sk.vec == nil {
+			return nil, fmt.Errorf("keys: %q has no key of version 1", subject)
+		}
+	}
 	return sk.rotation(dims)
+}
+
+// createVersionOne gives subject, whose keys all came from threads it
+// adopted (versions 0 and below), a key of version 1, the one its vectors'
+// rotation derives from; another process may have made it first.
+func (h *Hierarchy) createVersionOne(ctx context.Context, subject string) error {
+	h.create.Lock()
+	defer h.create.Unlock()
+	ks, err := h.opts.Table.Keys(ctx, subject)
+	if err != nil {
+		return fmt.Errorf("keys: read keys of %q: %w", subject, err)
+	}
+	for _, k := range ks {
+		if k.Version == 1 {
+			return nil
+		}
+	}
+	k, err := h.newKey(ctx, subject, 1)
+	if err != nil {
+		return err
+	}
+	if err := h.opts.Table.Insert(ctx, k); err != nil && !errors.Is(err, ErrKeyExists) {
+		return fmt.Errorf("keys: store key of %q: %w", subject, err)
+	}
+	return nil
 }
 
 // subjectKeys returns what the cache keeps of subject's keys, reading (and,
@@ -440,7 +485,7 @@ func (h *Hierarchy) subjectKeys(ctx context.Context, subject string, create bool
 type subjectKeys struct {
 	ser *serde.Encrypted
 	// vec is the secret of the subject's vector rotations (SealKeySize
-	// bytes), derived from its first data key.
+	// bytes), derived from its key of version 1; nil when it has none.
 	vec  []byte
 	mu   sync.Mutex
 	rots map[int]*embeddings.Rotation // by dimension count
@@ -518,20 +563,24 @@ func wrapAD(subject string, version int, id string) []byte {
 // keysOf unwraps ks (newest first) into subject's serializer and vector
 // secret.
 func (h *Hierarchy) keysOf(ctx context.Context, subject string, ks []WrappedKey) (*subjectKeys, error) {
-	var ring []*crypto.Key
+	var (
+		ring []*crypto.Key
+		vec  []byte
+	)
 	for _, k := range ks {
 		dk, err := h.unwrap(ctx, k)
 		if err != nil {
 			return nil, err
 		}
 		ring = append(ring, dk)
-	}
-	// The first key (the lowest version) is the one the subject keeps
-	// for as long as it has keys: its vectors' rotation must never change.
-	first := ring[len(ring)-1]
-	vec, err := hkdf.Key(sha256.New, first.Material(keyaccess.Token{}), nil, vectorInfo+"\x00"+subject, embeddings.SealKeySize)
-	if err != nil {
-		return nil, fmt.Errorf("keys: derive vector key of %q: %w", subject, err)
+		// Version 1 is the key the subject keeps for as long as it has
+		// keys (see SubjectRotation): its vectors' rotation must never
+		// change.
+		if k.Version == 1 {
+			if vec, err = hkdf.Key(sha256.New, dk.Material(keyaccess.Token{}), nil, vectorInfo+"\x00"+subject, embeddings.SealKeySize); err != nil {
+				return nil, fmt.Errorf("keys: derive vector key of %q: %w", subject, err)
+			}
+		}
 	}
 	ring = append(ring, h.opts.Master.Keyring().Keys()...)
 	kr, err := crypto.NewKeyring(ring[0], ring[1:]...)

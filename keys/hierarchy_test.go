@@ -312,9 +312,8 @@ func TestHierarchyPrintsNoKey(t *testing.T) {
 // process that reads its keys and stays the same when the subject gets a
 // new key (stored vectors must keep matching queries), differs between
 // subjects, is none for a subject without keys unless asked to create
-// them, and is gone with the keys: the subject's next rotation (after new
-// writes) is another, and nothing the operator keeps (the master key, the
-// key table) yields the old one.
+// them, and is gone with the keys: after the erasure there is none, and
+// once the subject is readmitted its new keys rotate otherwise.
 func TestSubjectRotation(t *testing.T) {
 	ctx := context.Background()
 	table := keymemory.New()
@@ -324,42 +323,98 @@ func TestSubjectRotation(t *testing.T) {
 		return h
 	}
 	h, other := newHierarchy(), newHierarchy()
-	v := []float32{0.5, -1, 2, 0.25, 3, -0.5, 1, 0}
-	apply := func(h *keys.Hierarchy, subject string, create bool) []float32 {
-		t.Helper()
-		r, err := h.SubjectRotation(ctx, subject, len(v), create)
-		must(t, err)
-		if r == nil {
-			return nil
-		}
-		out, err := r.Apply(v)
-		must(t, err)
-		return out
-	}
-	if got := apply(h, "carol", false); got != nil {
+	if got := rotate(t, h, "carol", false); got != nil {
 		t.Fatalf("a subject without keys has a rotation: %v", got)
 	}
-	carol := apply(h, "carol", true)
-	if carol == nil || fmt.Sprint(carol) == fmt.Sprint(v) {
+	carol := rotate(t, h, "carol", true)
+	if carol == nil || fmt.Sprint(carol) == fmt.Sprint(rotationInput) {
 		t.Fatalf("carol's rotation: %v", carol)
 	}
-	if got := apply(other, "carol", false); fmt.Sprint(got) != fmt.Sprint(carol) {
+	if got := rotate(t, other, "carol", false); fmt.Sprint(got) != fmt.Sprint(carol) {
 		t.Fatalf("another process rotates carol's vectors to %v, not %v", got, carol)
 	}
-	if dave := apply(h, "dave", true); fmt.Sprint(dave) == fmt.Sprint(carol) {
+	if dave := rotate(t, h, "dave", true); fmt.Sprint(dave) == fmt.Sprint(carol) {
 		t.Fatal("dave's rotation is carol's")
 	}
 	must(t, h.RotateSubject(ctx, "carol"))
-	if got := apply(newHierarchy(), "carol", false); fmt.Sprint(got) != fmt.Sprint(carol) {
+	if got := rotate(t, newHierarchy(), "carol", false); fmt.Sprint(got) != fmt.Sprint(carol) {
 		t.Fatalf("after rotate-subject carol's vectors rotate to %v, not %v", got, carol)
 	}
-	if _, err := h.DestroyKeys(ctx, "carol"); err != nil {
-		t.Fatal(err)
-	}
-	if got := apply(h, "carol", false); got != nil {
+	_, err := h.DestroyKeys(ctx, "carol")
+	must(t, err)
+	if got := rotate(t, h, "carol", false); got != nil {
 		t.Fatalf("after the erasure carol still has a rotation: %v", got)
 	}
-	if got := apply(newHierarchy(), "carol", true); fmt.Sprint(got) == fmt.Sprint(carol) {
-		t.Fatal("carol's new keys rotate her vectors as the destroyed ones did")
+	if _, err := h.SubjectRotation(ctx, "carol", len(rotationInput), true); !errors.Is(err, keys.ErrSubjectErased) {
+		t.Fatalf("a rotation made for an erased subject: %v", err)
 	}
+	_, err = h.FinishErasure(ctx, "carol")
+	must(t, err)
+	must(t, h.Readmit(ctx, "carol"))
+	if got := rotate(t, newHierarchy(), "carol", true); got == nil || fmt.Sprint(got) == fmt.Sprint(carol) {
+		t.Fatalf("carol's new keys rotate her vectors to %v (the destroyed ones: %v)", got, carol)
+	}
+}
+
+// TestSubjectRotationSurvivesAdoption: with subjects by metadata, a thread
+// that ran before its user was known hands its own keys over to the user
+// (versions below the user's oldest): the user's rotation does not change.
+// A user whose keys all came from threads gets a key of version 1 for her
+// first vector, whose rotation then stays through rotate-subject and more
+// adoptions.
+func TestSubjectRotationSurvivesAdoption(t *testing.T) {
+	ctx := context.Background()
+	table := keymemory.New()
+	newHierarchy := func() *keys.Hierarchy {
+		h, err := keys.New(keys.Options{Master: testkeys.Encrypting(t), Table: table,
+			Subjects: keys.Subjects{ThreadMetadataKey: "user_id", NamespacePrefix: []string{"users"}}})
+		must(t, err)
+		return h
+	}
+	h := newHierarchy()
+	adopt := func(thread, subject string) {
+		t.Helper()
+		_, err := h.SubjectSerializer(ctx, keys.ThreadKeyOwner(thread), true) // the thread's own key
+		must(t, err)
+		must(t, h.BindThread(ctx, thread, map[string]any{"user_id": subject}))
+		ks, err := table.Keys(ctx, subject)
+		must(t, err)
+		if ks[len(ks)-1].Version > 0 {
+			t.Fatalf("%s adopted no key of %s: %+v", subject, thread, ks)
+		}
+	}
+	carol := rotate(t, h, "carol", true)
+	adopt("t1", "carol")
+	if got := rotate(t, newHierarchy(), "carol", false); fmt.Sprint(got) != fmt.Sprint(carol) {
+		t.Fatalf("after an adoption carol's vectors rotate to %v, not %v", got, carol)
+	}
+	adopt("t2", "erin")
+	if got := rotate(t, newHierarchy(), "erin", false); got != nil {
+		t.Fatalf("erin, whose keys are a thread's, has a rotation: %v", got)
+	}
+	erin := rotate(t, h, "erin", true)
+	if erin == nil {
+		t.Fatal("erin has no rotation to write with")
+	}
+	must(t, h.RotateSubject(ctx, "erin"))
+	adopt("t3", "erin")
+	if got := rotate(t, newHierarchy(), "erin", false); fmt.Sprint(got) != fmt.Sprint(erin) {
+		t.Fatalf("after rotate-subject and an adoption erin's vectors rotate to %v, not %v", got, erin)
+	}
+}
+
+var rotationInput = []float32{0.5, -1, 2, 0.25, 3, -0.5, 1, 0}
+
+// rotate returns rotationInput rotated by subject's rotation, nil when it
+// has none.
+func rotate(t *testing.T, h *keys.Hierarchy, subject string, create bool) []float32 {
+	t.Helper()
+	r, err := h.SubjectRotation(context.Background(), subject, len(rotationInput), create)
+	must(t, err)
+	if r == nil {
+		return nil
+	}
+	out, err := r.Apply(rotationInput)
+	must(t, err)
+	return out
 }
