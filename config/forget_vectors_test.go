@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -456,4 +457,29 @@ func storedVectorOf(t *testing.T, path, ns string) []float32 {
 		t.Fatal(err)
 	}
 	return floats(blob)
+}
+
+// TestSubjectSpacesNeedSubjects: a store whose subjects' vectors are in
+// spaces of their own does not open with per-subject keys off (its
+// subjects' vectors could not be searched), and the error says what to
+// set.
+func TestSubjectSpacesNeedSubjects(t *testing.T) {
+	ctx := context.Background()
+	c := Default()
+	c.DBPath = filepath.Join(t.TempDir(), "s.db")
+	c.Keys.Primary = testkeys.Key
+	c.Subjects.NamespacePrefix = []string{"tenants", "users"}
+	h, err := Open(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Store.Put(ctx, store.Namespace{"tenants", "users", "carol"}, "k", map[string]any{"text": carol}); err != nil {
+		t.Fatal(err)
+	}
+	h.Close()
+	c.Subjects.NamespacePrefix = nil
+	_, err = Open(ctx, c)
+	if !errors.Is(err, store.ErrEmbedderMismatch) || !strings.Contains(err.Error(), "MEMVAULT_SUBJECT_NAMESPACE=tenants.users") {
+		t.Fatalf("open with per-subject keys off: %v", err)
+	}
 }

@@ -828,6 +828,10 @@ func openStore(c Config, h *Handle, open func() (store.Store, error)) error {
 			return verr
 		}
 		if warning == "" {
+			if _, ns, ok := strings.Cut(mismatch.Recorded, "+subjects:"); ok && spaces == "" {
+				// Subjects' spaces need the subjects' keys to search.
+				return fmt.Errorf("config: per-subject keys are off, but the store keeps data subjects' vectors in spaces of their own, which only their keys search (set MEMVAULT_SUBJECT_NAMESPACE=%s): %w", ns, err)
+			}
 			return err
 		}
 		h.Embedder, h.shared = emb, shared
