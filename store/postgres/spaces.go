@@ -79,21 +79,27 @@ WHERE `+nsCond(&a, "prefix", prefix)+` AND starts_with(prefix, `+a.add(sq.dotted
 // own space, and items with vectors in no space the search has a query for
 // (a subject whose keys are gone) are left out. No ANN index serves it: the
 // vector index orders by distance to one vector, and here each space has
-// its own.
+// its own. The vectors under the prefix are read once (d: one hash join
+// of each vector with its space's query; lost marks an item whose space
+// has no query), then joined with the items, so that it costs one scan of
+// the prefix's vectors, not a lookup per item.
 func (s *Store) spacesQuery(prefix store.Namespace, sq *spaceQueries) func(a *args, where string) string {
 	return func(a *args, where string) string {
 		space := "''"
 		if sq.dotted != "" {
-			space = `CASE WHEN starts_with(s.prefix, ` + a.add(sq.dotted) + `) THEN split_part(s.prefix, '.', ` + strconv.Itoa(sq.part) + `) ELSE '' END`
+			space = `CASE WHEN starts_with(sv.prefix, ` + a.add(sq.dotted) + `) THEN split_part(sv.prefix, '.', ` + strconv.Itoa(sq.part) + `) ELSE '' END`
 		}
-		return `WITH q AS (SELECT u.space, u.vec::` + s.index.vecType + ` AS vec FROM unnest(` + a.add(sq.names) + `::text[], ` + a.add(sq.vecs) + `::text[]) AS u(space, vec))
-SELECT s.prefix, s.key, s.value, s.created_at, s.updated_at, s.expires_at, s.ttl_minutes, v.dist
+		return `WITH q AS MATERIALIZED (SELECT u.space, u.vec::` + s.index.vecType + ` AS vec FROM unnest(` + a.add(sq.names) + `::text[], ` + a.add(sq.vecs) + `::text[]) AS u(space, vec)),
+d AS MATERIALIZED (
+    SELECT sv.prefix, sv.key, min(sv.embedding ` + s.index.op + ` q.vec) AS dist,
+        bool_or(q.vec IS NULL AND sv.embedding IS NOT NULL) AS lost
+    FROM ` + s.t.vectors + ` sv LEFT JOIN q ON q.space = (` + space + `)
+    WHERE ` + nsCond(a, "sv.prefix", prefix) + `
+    GROUP BY sv.prefix, sv.key)
+SELECT s.prefix, s.key, s.value, s.created_at, s.updated_at, s.expires_at, s.ttl_minutes, d.dist
 FROM ` + s.t.store + ` s
-LEFT JOIN q ON q.space = (` + space + `)
-LEFT JOIN LATERAL (
-    SELECT min(sv.embedding ` + s.index.op + ` q.vec) AS dist, count(sv.embedding) AS n
-    FROM ` + s.t.vectors + ` sv WHERE sv.prefix = s.prefix AND sv.key = s.key) v ON TRUE
-WHERE ` + nsCond(a, "s.prefix", prefix) + ` AND (q.vec IS NOT NULL OR v.n = 0) AND ` + where + `
-ORDER BY v.dist ASC NULLS LAST, s.updated_at DESC, s.prefix COLLATE "C", s.key COLLATE "C"`
+LEFT JOIN d ON d.prefix = s.prefix AND d.key = s.key
+WHERE ` + nsCond(a, "s.prefix", prefix) + ` AND ` + where + ` AND d.lost IS NOT TRUE
+ORDER BY d.dist ASC NULLS LAST, s.updated_at DESC, s.prefix COLLATE "C", s.key COLLATE "C"`
 	}
 }
