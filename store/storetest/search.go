@@ -373,7 +373,6 @@ func (r *runner) testVectorSearch(t *testing.T) {
 					}
 					checkScores(t, e.search(c.prefix, q), want)
 				}
-				checkPages(t, e, nil, store.SearchOptions{Query: "apple"}, 8)
 				got := e.search(ns("users"), store.SearchOptions{Query: "apple", Filter: map[string]any{"len": map[string]any{"$gte": 20}}})
 				checkScores(t, got, scoreCase{"b1": all["b1"], "c1": all["c1"], "u": all["u"]})
 			})
