@@ -393,62 +393,24 @@ func (h *Hierarchy) SubjectSerializer(ctx context.Context, subject string, seal 
 // them mean nothing without the subject's keys.
 //
 // Its secret is derived (HKDF-SHA256, a label of its own) from the
-// subject's data key of version 1, which lives exactly as long as the
-// subject has keys and which no later key replaces: RotateSubject adds
-// versions above the newest, a thread's adoption (subjects by metadata)
-// adds versions below the oldest, and only the erasure removes keys, all
-// of them at once. So the rotation stays the same, and once the keys are
-// destroyed no copy of the vectors can be compared with anything the
-// master key computes. With create set, a subject without keys gets its
-// first one (as SubjectSerializer with seal), and one whose keys all came
-// from adopted threads gets a version 1; otherwise such a subject has no
-// rotation (none of its vectors was written under one): nil, nil.
+// subject's data key of version 1, its first key, which lives exactly as
+// long as the subject has keys and which no later key replaces:
+// RotateSubject adds versions above the newest, and only the erasure
+// removes keys, all of them at once. So the rotation stays the same, and
+// once the keys are destroyed no copy of the vectors can be compared with
+// anything the master key computes. With create set, a subject without
+// keys gets its first one (as SubjectSerializer with seal); otherwise it
+// has no rotation: nil, nil.
 func (h *Hierarchy) SubjectRotation(ctx context.Context, subject string, dims int, create bool) (*embeddings.Rotation, error) {
 	sk, err := h.subjectKeys(ctx, subject, create)
 	if err != nil || sk == nil {
 		return nil, err
 	}
 	if sk.vec == nil {
-		if !create {
-			return nil, nil
-		}
-		if err := h.createVersionOne(ctx, subject); err != nil {
-			return nil, err
-		}
-		h.cache.Remove(subject)
-		if sk, err = h.subjectKeys(ctx, subject, false); err != nil {
-			return nil, err
-		}
-		if sk == nil || sk.vec == nil {
-			return nil, fmt.Errorf("keys: %q has no key of version 1", subject)
-		}
+		// Not made by this package: every subject's keys start at 1.
+		return nil, fmt.Errorf("keys: %q has no data key of version 1 to derive its vectors' rotation from", subject)
 	}
 	return sk.rotation(dims)
-}
-
-// createVersionOne gives subject, whose keys all came from threads it
-// adopted (versions 0 and below), a key of version 1, the one its vectors'
-// rotation derives from; another process may have made it first.
-func (h *Hierarchy) createVersionOne(ctx context.Context, subject string) error {
-	h.create.Lock()
-	defer h.create.Unlock()
-	ks, err := h.opts.Table.Keys(ctx, subject)
-	if err != nil {
-		return fmt.Errorf("keys: read keys of %q: %w", subject, err)
-	}
-	for _, k := range ks {
-		if k.Version == 1 {
-			return nil
-		}
-	}
-	k, err := h.newKey(ctx, subject, 1)
-	if err != nil {
-		return err
-	}
-	if err := h.opts.Table.Insert(ctx, k); err != nil && !errors.Is(err, ErrKeyExists) {
-		return fmt.Errorf("keys: store key of %q: %w", subject, err)
-	}
-	return nil
 }
 
 // subjectKeys returns what the cache keeps of subject's keys, reading (and,
