@@ -75,8 +75,12 @@ type Handle struct {
 	closers []func() error
 	public  embeddings.Embedder // the configured model, unprotected
 	target  embeddings.Embedder // what new vectors should be made with
-	dbPath  string              // SQLite file
-	schema  string              // PostgreSQL schema ("" = search_path)
+	// shared: the store keeps data subjects' vectors in the shared space
+	// (store.IndexConfig.DangerousSharedSubjectVectors), as its vectors
+	// were made before subjects had spaces of their own.
+	shared bool
+	dbPath string // SQLite file
+	schema string // PostgreSQL schema ("" = search_path)
 }
 
 // Close releases the saver, the store and the database connections.
@@ -156,16 +160,19 @@ func (h *Handle) compactSQLite(ctx context.Context) error {
 }
 
 // NeedsReembed reports whether the store's vectors were made by another
-// embedder than the one new vectors are made with: the public embedder of
+// embedder than the one new vectors are made with — the public embedder of
 // a store older than vector protection, or the protected one under a
-// previous key (see Warnings). Reembed fixes it.
+// previous key — or are data subjects' vectors still in the shared space,
+// made before subjects had spaces of their own (see Warnings). Reembed
+// fixes it.
 func (h *Handle) NeedsReembed() bool {
-	return h.Embedder != nil && h.target != nil && h.Embedder.Name() != h.target.Name()
+	return h.Embedder != nil && h.target != nil && (h.Embedder.Name() != h.target.Name() || h.shared)
 }
 
 // Reembed recomputes the store's vectors with the embedder new vectors are
-// made with (keyed or sealed under the primary key when encryption is on)
-// and records it; see store.Reembedder. Reencrypt calls it when the vectors
+// made with (keyed or sealed under the primary key when encryption is on,
+// each data subject's rotated into the subject's own space when per-subject
+// keys are on) and records it; see store.Reembedder. Reencrypt calls it when the vectors
 // are under another key. Reopen the handle afterwards: this one keeps
 // querying with the embedder it opened with. Nothing to do returns 0.
 func (h *Handle) Reembed(ctx context.Context, opt store.ReembedOptions) (int64, error) {
@@ -328,11 +335,15 @@ func ProtectedEmbedder(public embeddings.Embedder, k *crypto.Key) (embeddings.Em
 // when encryption is off; else the protected one under the primary key, or
 // under the previous key that made the stored vectors (after a rotation,
 // until they are re-embedded), or — for vectors made before protection
-// existed — the public one, so that an existing store keeps working. The
-// warning says what to do in the last two cases.
-func (c Config) vectorEmbedder(public embeddings.Embedder, ring *crypto.Keyring, recorded string) (e embeddings.Embedder, warning string, err error) {
+// existed — the public one, so that an existing store keeps working.
+// spaces is what the store adds to the embedder's name when data subjects'
+// vectors have spaces of their own ("+subjects:<prefix>", else ""): a
+// store whose vectors were recorded without it holds subjects' vectors in
+// the shared space, made before subjects had spaces, and is kept so
+// (shared) until re-embedded. The warning says what to do in those cases.
+func (c Config) vectorEmbedder(public embeddings.Embedder, ring *crypto.Keyring, recorded, spaces string) (e embeddings.Embedder, shared bool, warning string, err error) {
 	if public == nil || ring == nil {
-		return public, "", nil
+		return public, false, "", nil
 	}
 	protect := func(k *crypto.Key) (embeddings.Embedder, error) {
 		p, err := ProtectedEmbedder(public, k)
@@ -341,24 +352,39 @@ func (c Config) vectorEmbedder(public embeddings.Embedder, ring *crypto.Keyring,
 		}
 		return c.cached(p)
 	}
+	const shared1 = "data subjects' vectors are in the shared space, made before subjects had vector spaces of their own: a copy of the database and the master key still give a forgotten subject's words away"
 	e, err = protect(ring.Primary())
-	if err != nil || recorded == "" || recorded == e.Name() {
-		return e, "", err
+	if err != nil || recorded == "" || recorded == e.Name()+spaces {
+		return e, false, "", err
+	}
+	if spaces != "" && recorded == e.Name() {
+		return e, true, "the store's " + shared1 + "; re-embed them (memvault store reembed, or keys reencrypt)", nil
 	}
 	for _, k := range ring.Keys()[1:] {
-		if old, err := ProtectedEmbedder(public, k); err == nil && old.Name() == recorded {
+		old, err := ProtectedEmbedder(public, k)
+		if err != nil {
+			continue
+		}
+		if recorded == old.Name()+spaces || (spaces != "" && recorded == old.Name()) {
+			shared = recorded == old.Name() && spaces != ""
+			warning = fmt.Sprintf("the store's vectors are keyed by the previous key %s: re-embed them under the primary key (memvault store reembed) before retiring it", k.ID())
+			if shared {
+				warning += "; " + shared1
+			}
 			e, err := protect(k)
-			return e, fmt.Sprintf("the store's vectors are keyed by the previous key %s: re-embed them under the primary key (memvault store reembed) before retiring it", k.ID()), err
+			return e, shared, warning, err
 		}
 	}
 	if recorded == public.Name() {
 		e, err := c.cached(public)
-		return e, fmt.Sprintf("the store's vectors were made by the public embedder %s, not keyed or sealed: whoever reads the database can match them against a dictionary and recover the words of encrypted memories; re-embed them (memvault store reembed)", public.Name()), err
+		return e, spaces != "", fmt.Sprintf("the store's vectors were made by the public embedder %s, not keyed or sealed: whoever reads the database can match them against a dictionary and recover the words of encrypted memories; re-embed them (memvault store reembed)", public.Name()), err
 	}
-	return e, "", nil // let the store refuse the mismatch
+	return e, false, "", nil // let the store refuse the mismatch
 }
 
-func (c Config) indexConfig(e embeddings.Embedder) *store.IndexConfig {
+// indexConfig is the store's index on e; shared keeps data subjects'
+// vectors in the shared space (see vectorEmbedder).
+func (c Config) indexConfig(e embeddings.Embedder, shared bool) *store.IndexConfig {
 	if e == nil {
 		return nil
 	}
@@ -370,7 +396,7 @@ func (c Config) indexConfig(e embeddings.Embedder) *store.IndexConfig {
 	if dist == "" {
 		dist = store.Cosine
 	}
-	return &store.IndexConfig{Dims: e.Dims(), Embedder: e, Fields: fields, Distance: dist}
+	return &store.IndexConfig{Dims: e.Dims(), Embedder: e, Fields: fields, Distance: dist, DangerousSharedSubjectVectors: shared}
 }
 
 // ttlConfig is the store's TTL configuration: a copy of c.TTL, so that the
@@ -394,7 +420,7 @@ func Open(ctx context.Context, c Config) (*Handle, error) {
 	if err != nil {
 		return nil, err
 	}
-	emb, _, err := c.vectorEmbedder(public, ring, "")
+	emb, _, _, err := c.vectorEmbedder(public, ring, "", "")
 	if err != nil {
 		return nil, err
 	}
@@ -807,26 +833,34 @@ func openSQLite(ctx context.Context, c Config, h *Handle) error {
 	h.Saver = sv
 	h.closers = append(h.closers, sv.Close)
 	return openStore(c, h, func() (store.Store, error) {
-		return sqlitestore.Open(ctx, c.DBPath, sqlitestore.Options{Index: c.indexConfig(h.Embedder), TTL: c.ttlConfig(), Serde: h.StoreSerde})
+		return sqlitestore.Open(ctx, c.DBPath, sqlitestore.Options{Index: c.indexConfig(h.Embedder, h.shared), TTL: c.ttlConfig(), Serde: h.StoreSerde})
 	})
 }
 
 // openStore opens the store with h.Embedder; when the store's vectors were
 // made by another embedder that vectorEmbedder knows how to keep using (a
-// previous key's, or the public one of a store older than protection), it
-// opens it again with that one and records why in h.Warnings.
+// previous key's, or the public one of a store older than protection), or
+// before data subjects had vector spaces of their own, it opens it again
+// with that one (in the shared space) and records why in h.Warnings.
 func openStore(c Config, h *Handle, open func() (store.Store, error)) error {
 	st, err := open()
 	var mismatch *store.EmbedderMismatchError
 	if errors.As(err, &mismatch) {
-		emb, warning, verr := c.vectorEmbedder(h.public, h.Keyring, mismatch.Recorded)
+		// What the store adds to the embedder's name: its data
+		// subjects' vector spaces.
+		spaces, _ := strings.CutPrefix(mismatch.Configured, h.Embedder.Name())
+		emb, shared, warning, verr := c.vectorEmbedder(h.public, h.Keyring, mismatch.Recorded, spaces)
 		if verr != nil {
 			return verr
 		}
 		if warning == "" {
+			if _, ns, ok := strings.Cut(mismatch.Recorded, "+subjects:"); ok && spaces == "" {
+				// Subjects' spaces need the subjects' keys to search.
+				return fmt.Errorf("config: per-subject keys are off, but the store keeps data subjects' vectors in spaces of their own, which only their keys search (set MEMVAULT_SUBJECT_NAMESPACE=%s): %w", ns, err)
+			}
 			return err
 		}
-		h.Embedder = emb
+		h.Embedder, h.shared = emb, shared
 		h.Warnings = append(h.Warnings, warning)
 		st, err = open()
 	}
@@ -866,7 +900,7 @@ func openPostgres(ctx context.Context, c Config, h *Handle) error {
 		cache = -1
 	}
 	return openStore(c, h, func() (store.Store, error) {
-		st, err := pgstore.New(pool, pgstore.Options{Schema: c.Schema, Index: c.indexConfig(h.Embedder), TTL: c.ttlConfig(), Serde: h.StoreSerde, CacheSize: cache})
+		st, err := pgstore.New(pool, pgstore.Options{Schema: c.Schema, Index: c.indexConfig(h.Embedder, h.shared), TTL: c.ttlConfig(), Serde: h.StoreSerde, CacheSize: cache})
 		if err != nil {
 			return nil, err
 		}

@@ -136,3 +136,36 @@ func BenchmarkCloneVector(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkRotation is the cost of applying a Rotation (what Sealed adds
+// to every vector, and what a store adds per data subject to a vector
+// written and to a search's query), and of making one from its secret.
+func BenchmarkRotation(b *testing.B) {
+	secret := make([]byte, SealKeySize)
+	for _, dims := range []int{256, 1536} {
+		b.Run("apply/dims="+strconv.Itoa(dims), func(b *testing.B) {
+			r, err := NewRotation(secret, dims)
+			if err != nil {
+				b.Fatal(err)
+			}
+			v := make([]float32, dims)
+			for i := range v {
+				v[i] = float32(i%7) - 3
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := r.Apply(v); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run("new/dims="+strconv.Itoa(dims), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := NewRotation(secret, dims); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -21,8 +21,8 @@ const SealKeySize = 32
 const sealRounds = 3
 
 // Sealed wraps an Embedder and applies a secret orthogonal transform — a
-// rotation of the vector space chosen by a key — to every vector it
-// returns, documents and queries alike.
+// rotation of the vector space chosen by a key (see Rotation) — to every
+// vector it returns, documents and queries alike.
 //
 // An orthogonal transform Q keeps every inner product (⟨Qx, Qy⟩ = ⟨x, y⟩),
 // hence every norm, cosine and L2 distance: scores, rankings and the ANN
@@ -36,25 +36,11 @@ const sealRounds = 3
 // the same key can solve for the rotation (d linearly independent pairs
 // determine it).
 //
-// Q is the product of sealRounds rounds of: multiply each coordinate by a
-// secret sign, apply a secret permutation, then an orthonormal
-// Walsh–Hadamard transform on each block of a fixed split of the dimension
-// into powers of two (1536 = 1024 + 512). Each step is orthogonal, so Q is;
-// each round costs O(d log d) and no d×d matrix is stored. Signs and
-// permutations come from AES-CTR keyed by the secret.
-//
 // A Sealed is safe for concurrent use.
 type Sealed struct {
-	inner  Embedder
-	name   string
-	dims   int
-	blocks []int // sizes of the Hadamard blocks, powers of two summing to dims
-	rounds [sealRounds]sealRound
-}
-
-type sealRound struct {
-	signs []float64 // ±1 per coordinate
-	perm  []int32   // output i takes input perm[i]
+	inner Embedder
+	name  string
+	rot   *Rotation
 }
 
 var _ Embedder = (*Sealed)(nil)
@@ -65,62 +51,154 @@ var _ Embedder = (*Sealed)(nil)
 // "<inner name>+sealed:<keyID>", so a store records which key sealed its
 // vectors and refuses queries sealed by another.
 func NewSealed(inner Embedder, secret []byte, keyID string) (*Sealed, error) {
-	if len(secret) != SealKeySize {
-		return nil, fmt.Errorf("embeddings: sealed: secret of %d bytes, want %d", len(secret), SealKeySize)
-	}
-	d := inner.Dims()
-	if d < 1 {
-		return nil, fmt.Errorf("embeddings: sealed: inner embedder has %d dimensions", d)
-	}
-	block, err := aes.NewCipher(secret)
+	rot, err := NewRotation(secret, inner.Dims())
 	if err != nil {
 		return nil, fmt.Errorf("embeddings: sealed: %w", err)
 	}
-	stream := cipher.NewCTR(block, make([]byte, aes.BlockSize))
-	s := &Sealed{inner: inner, name: inner.Name() + "+sealed:" + keyID, dims: d}
-	for rest := uint(d); rest > 0; {
+	return &Sealed{inner: inner, name: inner.Name() + "+sealed:" + keyID, rot: rot}, nil
+}
+
+// Rotation is a secret orthogonal transform of d-dimension vectors, chosen
+// by a key: Sealed applies one under a master-derived key, and memvault's
+// stores apply one more to each data subject's vectors, under a key derived
+// from the subject's own data key (see keys.Hierarchy.SubjectRotation).
+//
+// It is the product of sealRounds rounds of: multiply each coordinate by a
+// secret sign, apply a secret permutation, then an orthonormal
+// Walsh–Hadamard transform on each block of a fixed split of the dimension
+// into powers of two (1536 = 1024 + 512). Each step is orthogonal, so the
+// product is; each round costs O(d log d) and no d×d matrix is stored (a
+// Rotation holds 4.1 bytes per dimension and round: 19 KB at 1536
+// dimensions). Signs and permutations come from AES-CTR keyed by the
+// secret; the same secret selects the same transform in every build.
+//
+// A Rotation is immutable and safe for concurrent use.
+type Rotation struct {
+	dims   int
+	blocks []int // sizes of the Hadamard blocks, powers of two summing to dims
+	rounds [sealRounds]sealRound
+}
+
+type sealRound struct {
+	// perm: output i takes input perm[i]; signs: bit j set when input j
+	// is negated.
+	perm  []int32
+	signs []uint64
+}
+
+// NewRotation returns the rotation of dims-dimension vectors that secret
+// (SealKeySize bytes) selects.
+func NewRotation(secret []byte, dims int) (*Rotation, error) {
+	if len(secret) != SealKeySize {
+		return nil, fmt.Errorf("rotation: secret of %d bytes, want %d", len(secret), SealKeySize)
+	}
+	if dims < 1 {
+		return nil, fmt.Errorf("rotation: %d dimensions", dims)
+	}
+	block, err := aes.NewCipher(secret)
+	if err != nil {
+		return nil, fmt.Errorf("rotation: %w", err)
+	}
+	ks := newKeyStream(cipher.NewCTR(block, make([]byte, aes.BlockSize)))
+	r := &Rotation{dims: dims}
+	for rest := uint(dims); rest > 0; {
 		b := 1 << (bits.Len(rest) - 1) // largest power of two left
-		s.blocks = append(s.blocks, b)
+		r.blocks = append(r.blocks, b)
 		rest -= uint(b)
 	}
-	rnd := func(n uint64) uint64 { return uniform(stream, n) }
-	for r := range s.rounds {
-		signs := make([]float64, d)
-		for i := range signs {
-			signs[i] = 1
+	rnd := ks.uniform
+	for i := range r.rounds {
+		signs := make([]uint64, (dims+63)/64)
+		for j := range dims {
 			if rnd(2) == 1 {
-				signs[i] = -1
+				signs[j>>6] |= 1 << (uint(j) & 63)
 			}
 		}
-		perm := make([]int32, d)
-		for i := range perm {
-			perm[i] = int32(i)
+		perm := make([]int32, dims)
+		for j := range perm {
+			perm[j] = int32(j)
 		}
-		for i := d - 1; i > 0; i-- { // Fisher–Yates
-			j := rnd(uint64(i) + 1)
-			perm[i], perm[j] = perm[j], perm[i]
+		for j := dims - 1; j > 0; j-- { // Fisher–Yates
+			k := rnd(uint64(j) + 1)
+			perm[j], perm[k] = perm[k], perm[j]
 		}
-		s.rounds[r] = sealRound{signs: signs, perm: perm}
+		r.rounds[i] = sealRound{perm: perm, signs: signs}
 	}
-	return s, nil
+	return r, nil
+}
+
+// Dims is the length of the vectors r transforms.
+func (r *Rotation) Dims() int { return r.dims }
+
+// Apply returns the transform of v, which must have Dims values; v is not
+// modified.
+func (r *Rotation) Apply(v []float32) ([]float32, error) {
+	if len(v) != r.dims {
+		return nil, fmt.Errorf("embeddings: rotation: %w: got %d, want %d", ErrDimensionMismatch, len(v), r.dims)
+	}
+	x := make([]float64, r.dims)
+	y := make([]float64, r.dims)
+	for i, f := range v {
+		x[i] = float64(f)
+	}
+	for _, rd := range r.rounds {
+		for i, j := range rd.perm {
+			// Negation is exact: this is x[j] times a sign of ±1.
+			y[i] = math.Float64frombits(math.Float64bits(x[j]) ^ (rd.signs[j>>6]>>(uint(j)&63)&1)<<63)
+		}
+		off := 0
+		for _, b := range r.blocks {
+			fwht(y[off : off+b])
+			off += b
+		}
+		x, y = y, x
+	}
+	out := make([]float32, r.dims)
+	for i, f := range x {
+		out[i] = float32(f)
+	}
+	return out, nil
+}
+
+// keyStream reads a cipher stream's key stream 8 bytes at a time, from a
+// buffer filled a block of bytes at a time (the same bytes as reading them
+// one by one: a CTR key stream does not depend on how it is cut).
+type keyStream struct {
+	stream cipher.Stream
+	buf    [512]byte
+	pos    int // next unread byte of buf; len(buf): refill
+}
+
+func newKeyStream(s cipher.Stream) *keyStream {
+	k := &keyStream{stream: s}
+	k.pos = len(k.buf)
+	return k
+}
+
+func (k *keyStream) next() uint64 {
+	if k.pos == len(k.buf) {
+		clear(k.buf[:])
+		k.stream.XORKeyStream(k.buf[:], k.buf[:])
+		k.pos = 0
+	}
+	v := binary.LittleEndian.Uint64(k.buf[k.pos:])
+	k.pos += 8
+	return v
 }
 
 // uniform draws a uniform integer in [0, n) from the key stream, without
 // modulo bias (rejection sampling).
-func uniform(stream cipher.Stream, n uint64) uint64 {
+func (k *keyStream) uniform(n uint64) uint64 {
 	limit := math.MaxUint64 - math.MaxUint64%n
-	var b [8]byte
 	for {
-		clear(b[:])
-		stream.XORKeyStream(b[:], b[:])
-		if v := binary.LittleEndian.Uint64(b[:]); v < limit {
+		if v := k.next(); v < limit {
 			return v % n
 		}
 	}
 }
 
 // Dims is the inner embedder's.
-func (s *Sealed) Dims() int { return s.dims }
+func (s *Sealed) Dims() int { return s.rot.dims }
 
 // Name is "<inner name>+sealed:<key id>".
 func (s *Sealed) Name() string { return s.name }
@@ -152,30 +230,10 @@ func (s *Sealed) EmbedQuery(ctx context.Context, text string) ([]float32, error)
 // Seal applies the transform to v, which must have Dims values; v is not
 // modified.
 func (s *Sealed) Seal(v []float32) ([]float32, error) {
-	if len(v) != s.dims {
-		return nil, fmt.Errorf("embeddings: sealed: %w: got %d, want %d", ErrDimensionMismatch, len(v), s.dims)
+	if len(v) != s.rot.dims {
+		return nil, fmt.Errorf("embeddings: sealed: %w: got %d, want %d", ErrDimensionMismatch, len(v), s.rot.dims)
 	}
-	x := make([]float64, s.dims)
-	y := make([]float64, s.dims)
-	for i, f := range v {
-		x[i] = float64(f)
-	}
-	for _, r := range s.rounds {
-		for i, j := range r.perm {
-			y[i] = x[j] * r.signs[j]
-		}
-		off := 0
-		for _, b := range s.blocks {
-			fwht(y[off : off+b])
-			off += b
-		}
-		x, y = y, x
-	}
-	out := make([]float32, s.dims)
-	for i, f := range x {
-		out[i] = float32(f)
-	}
-	return out, nil
+	return s.rot.Apply(v)
 }
 
 // fwht applies the orthonormal Walsh–Hadamard transform to a, whose length

@@ -3,6 +3,9 @@ package embeddings
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -182,3 +185,39 @@ func (f fixedDims) EmbedDocuments(context.Context, []string) ([][]float32, error
 	return nil, nil
 }
 func (f fixedDims) EmbedQuery(context.Context, string) ([]float32, error) { return nil, nil }
+
+// sealedGoldenSum is the SHA-256 of sealedGoldenVectors' output: sealed
+// vectors are stored, so the transform a secret selects must never change
+// (a store's vectors sealed by an older build would no longer match its
+// queries).
+const sealedGoldenSum = "ea75925abc6b1360f79c78e9f6cf4aa171086317ec4abdd27c6f5bd20f720622"
+
+func sealedGoldenVectors(t *testing.T) []byte {
+	t.Helper()
+	r := rand.New(rand.NewPCG(3, 4))
+	var out []byte
+	for _, d := range []int{1, 4, 64, 256, 1000, 1536} {
+		s, err := NewSealed(NewHashing(d), bytes.Repeat([]byte{9}, SealKeySize), "golden")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 3 {
+			v, err := s.Seal(randomVec(r, d))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, f := range v {
+				out = binary.LittleEndian.AppendUint32(out, math.Float32bits(f))
+			}
+		}
+	}
+	return out
+}
+
+// TestSealedGolden pins the transform of a fixed secret.
+func TestSealedGolden(t *testing.T) {
+	sum := sha256.Sum256(sealedGoldenVectors(t))
+	if got := hex.EncodeToString(sum[:]); got != sealedGoldenSum {
+		t.Errorf("sealed vectors changed: SHA-256 %s, want %s", got, sealedGoldenSum)
+	}
+}

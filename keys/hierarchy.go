@@ -18,6 +18,7 @@ import (
 	"github.com/hashicorp/golang-lru/v2/expirable"
 
 	"github.com/memvault/memvault/crypto"
+	"github.com/memvault/memvault/embeddings"
 	"github.com/memvault/memvault/internal/aead"
 	"github.com/memvault/memvault/internal/keyaccess"
 	"github.com/memvault/memvault/serde"
@@ -71,7 +72,7 @@ type Options struct {
 type Hierarchy struct {
 	opts      Options
 	providers map[string]Provider
-	cache     *expirable.LRU[string, *serde.Encrypted]
+	cache     *expirable.LRU[string, *subjectKeys]
 	threads   *expirable.LRU[string, string] // thread → bound subject (metadata mode)
 	unbound   *expirable.LRU[string, bool]   // threads found unbound, briefly (metadata mode)
 	bindings  ThreadTable                    // nil unless Subjects.ThreadMetadataKey is set
@@ -133,7 +134,7 @@ func New(opts Options) (*Hierarchy, error) {
 			h.providers[p.KEKID()] = p
 		}
 	}
-	h.cache = expirable.NewLRU[string, *serde.Encrypted](opts.CacheSize, nil, opts.CacheTTL)
+	h.cache = expirable.NewLRU[string, *subjectKeys](opts.CacheSize, nil, opts.CacheTTL)
 	if opts.Subjects.ThreadMetadataKey != "" {
 		if opts.Subjects.ThreadSeparator != "" {
 			return nil, errors.New("keys: Subjects.ThreadSeparator and ThreadMetadataKey cannot both be set")
@@ -176,7 +177,7 @@ func (h *Hierarchy) CurrentKeyID(subject string) string {
 		return h.opts.Master.Keyring().Primary().ID().String()
 	}
 	if s, ok := h.cache.Peek(subject); ok {
-		return s.Keyring().Primary().ID().String()
+		return s.ser.Keyring().Primary().ID().String()
 	}
 	return ""
 }
@@ -373,6 +374,49 @@ func (h *Hierarchy) NamespaceSubject(ns string) string {
 // subject reads with the master keys only. A subject's keys stay unwrapped
 // in a bounded cache.
 func (h *Hierarchy) SubjectSerializer(ctx context.Context, subject string, seal bool) (serde.BoundSerializer, error) {
+	sk, err := h.subjectKeys(ctx, subject, seal)
+	if err != nil {
+		return nil, err
+	}
+	if sk == nil {
+		// Nothing of the subject was sealed under a data key here, or
+		// its keys were destroyed: only master-key values can open.
+		return h.opts.Master, nil
+	}
+	return sk.ser, nil
+}
+
+// SubjectRotation returns the secret rotation of subject's dims-dimension
+// vectors: stores apply it to the subject's vectors (on top of whatever
+// protects every vector, such as the master-keyed embedder) and to a
+// search's query, so that the subject's vectors and the codes made from
+// them mean nothing without the subject's keys.
+//
+// Its secret is derived (HKDF-SHA256, a label of its own) from the
+// subject's data key of version 1, its first key, which lives exactly as
+// long as the subject has keys and which no later key replaces:
+// RotateSubject adds versions above the newest, and only the erasure
+// removes keys, all of them at once. So the rotation stays the same, and
+// once the keys are destroyed no copy of the vectors can be compared with
+// anything the master key computes. With create set, a subject without
+// keys gets its first one (as SubjectSerializer with seal); otherwise it
+// has no rotation: nil, nil.
+func (h *Hierarchy) SubjectRotation(ctx context.Context, subject string, dims int, create bool) (*embeddings.Rotation, error) {
+	sk, err := h.subjectKeys(ctx, subject, create)
+	if err != nil || sk == nil {
+		return nil, err
+	}
+	if sk.vec == nil {
+		// Not made by this package: every subject's keys start at 1.
+		return nil, fmt.Errorf("keys: %q has no data key of version 1 to derive its vectors' rotation from", subject)
+	}
+	return sk.rotation(dims)
+}
+
+// subjectKeys returns what the cache keeps of subject's keys, reading (and,
+// with create, making) them on a miss; nil when the subject has no keys
+// and create is false.
+func (h *Hierarchy) subjectKeys(ctx context.Context, subject string, create bool) (*subjectKeys, error) {
 	if s, ok := h.cache.Get(subject); ok {
 		return s, nil
 	}
@@ -384,22 +428,51 @@ func (h *Hierarchy) SubjectSerializer(ctx context.Context, subject string, seal 
 		return nil, fmt.Errorf("keys: read keys of %q: %w", subject, err)
 	}
 	if len(ks) == 0 {
-		if !seal {
-			// Nothing of the subject was sealed under a data key here, or
-			// its keys were destroyed: only master-key values can open.
-			return h.opts.Master, nil
+		if !create {
+			return nil, nil
 		}
 		if ks, err = h.createFirst(ctx, subject); err != nil {
 			return nil, err
 		}
 	}
-	s, err := h.serializerOf(ctx, subject, ks)
+	s, err := h.keysOf(ctx, subject, ks)
 	if err != nil {
 		return nil, err
 	}
 	h.cache.Add(subject, s)
 	return s, nil
 }
+
+// subjectKeys is what the cache keeps of a subject's keys.
+type subjectKeys struct {
+	ser *serde.Encrypted
+	// vec is the secret of the subject's vector rotations (SealKeySize
+	// bytes), derived from its key of version 1; nil when it has none.
+	vec  []byte
+	mu   sync.Mutex
+	rots map[int]*embeddings.Rotation // by dimension count
+}
+
+// rotation returns the subject's rotation of dims-dimension vectors.
+func (s *subjectKeys) rotation(dims int) (*embeddings.Rotation, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if r, ok := s.rots[dims]; ok {
+		return r, nil
+	}
+	r, err := embeddings.NewRotation(s.vec, dims)
+	if err != nil {
+		return nil, fmt.Errorf("keys: vector rotation: %w", err)
+	}
+	if s.rots == nil {
+		s.rots = map[int]*embeddings.Rotation{}
+	}
+	s.rots[dims] = r
+	return r, nil
+}
+
+// vectorInfo is the HKDF label of a subject's vector rotation secret.
+const vectorInfo = "memvault/subject-vectors/v1"
 
 // createFirst makes subject's first data key, or reads the one another
 // process made first.
@@ -449,22 +522,38 @@ func wrapAD(subject string, version int, id string) []byte {
 	return out
 }
 
-// serializerOf unwraps ks (newest first) into subject's serializer.
-func (h *Hierarchy) serializerOf(ctx context.Context, subject string, ks []WrappedKey) (*serde.Encrypted, error) {
-	var ring []*crypto.Key
+// keysOf unwraps ks (newest first) into subject's serializer and vector
+// secret.
+func (h *Hierarchy) keysOf(ctx context.Context, subject string, ks []WrappedKey) (*subjectKeys, error) {
+	var (
+		ring []*crypto.Key
+		vec  []byte
+	)
 	for _, k := range ks {
 		dk, err := h.unwrap(ctx, k)
 		if err != nil {
 			return nil, err
 		}
 		ring = append(ring, dk)
+		// Version 1 is the key the subject keeps for as long as it has
+		// keys (see SubjectRotation): its vectors' rotation must never
+		// change.
+		if k.Version == 1 {
+			if vec, err = hkdf.Key(sha256.New, dk.Material(keyaccess.Token{}), nil, vectorInfo+"\x00"+subject, embeddings.SealKeySize); err != nil {
+				return nil, fmt.Errorf("keys: derive vector key of %q: %w", subject, err)
+			}
+		}
 	}
 	ring = append(ring, h.opts.Master.Keyring().Keys()...)
 	kr, err := crypto.NewKeyring(ring[0], ring[1:]...)
 	if err != nil {
 		return nil, fmt.Errorf("keys: keyring of %q: %w", subject, err)
 	}
-	return h.opts.Master.WithKeyring(kr)
+	ser, err := h.opts.Master.WithKeyring(kr)
+	if err != nil {
+		return nil, err
+	}
+	return &subjectKeys{ser: ser, vec: vec}, nil
 }
 
 // unwrapBytes returns k's key bytes, which the caller clears.

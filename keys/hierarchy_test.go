@@ -307,3 +307,107 @@ func TestHierarchyPrintsNoKey(t *testing.T) {
 		}
 	}
 }
+
+// TestSubjectRotation: a subject's vector rotation is the same in every
+// process that reads its keys and stays the same when the subject gets a
+// new key (stored vectors must keep matching queries), differs between
+// subjects, is none for a subject without keys unless asked to create
+// them, and is gone with the keys: after the erasure there is none, and
+// once the subject is readmitted its new keys rotate otherwise.
+func TestSubjectRotation(t *testing.T) {
+	ctx := context.Background()
+	table := keymemory.New()
+	newHierarchy := func() *keys.Hierarchy {
+		h, err := keys.New(keys.Options{Master: testkeys.Encrypting(t), Table: table, Subjects: keys.Subjects{NamespacePrefix: []string{"users"}}})
+		must(t, err)
+		return h
+	}
+	h, other := newHierarchy(), newHierarchy()
+	if got := rotate(t, h, "carol", false); got != nil {
+		t.Fatalf("a subject without keys has a rotation: %v", got)
+	}
+	carol := rotate(t, h, "carol", true)
+	if carol == nil || fmt.Sprint(carol) == fmt.Sprint(rotationInput) {
+		t.Fatalf("carol's rotation: %v", carol)
+	}
+	if got := rotate(t, other, "carol", false); fmt.Sprint(got) != fmt.Sprint(carol) {
+		t.Fatalf("another process rotates carol's vectors to %v, not %v", got, carol)
+	}
+	if dave := rotate(t, h, "dave", true); fmt.Sprint(dave) == fmt.Sprint(carol) {
+		t.Fatal("dave's rotation is carol's")
+	}
+	must(t, h.RotateSubject(ctx, "carol"))
+	if got := rotate(t, newHierarchy(), "carol", false); fmt.Sprint(got) != fmt.Sprint(carol) {
+		t.Fatalf("after rotate-subject carol's vectors rotate to %v, not %v", got, carol)
+	}
+	_, err := h.DestroyKeys(ctx, "carol")
+	must(t, err)
+	if got := rotate(t, h, "carol", false); got != nil {
+		t.Fatalf("after the erasure carol still has a rotation: %v", got)
+	}
+	if _, err := h.SubjectRotation(ctx, "carol", len(rotationInput), true); !errors.Is(err, keys.ErrSubjectErased) {
+		t.Fatalf("a rotation made for an erased subject: %v", err)
+	}
+	_, err = h.FinishErasure(ctx, "carol")
+	must(t, err)
+	must(t, h.Readmit(ctx, "carol"))
+	if got := rotate(t, newHierarchy(), "carol", true); got == nil || fmt.Sprint(got) == fmt.Sprint(carol) {
+		t.Fatalf("carol's new keys rotate her vectors to %v (the destroyed ones: %v)", got, carol)
+	}
+}
+
+// TestSubjectRotationSurvivesThreadBindings: with subjects by metadata,
+// binding threads to a user (whose values, before the login, were sealed
+// under keys of the thread's own) does not change the user's rotation, nor
+// does rotate-subject, whichever came first. (The rotation derives from
+// version 1, which no later key replaces; an earlier design of bindings
+// added the thread's keys to the user below her oldest, which changed the
+// lowest version.)
+func TestSubjectRotationSurvivesThreadBindings(t *testing.T) {
+	ctx := context.Background()
+	table := keymemory.New()
+	newHierarchy := func() *keys.Hierarchy {
+		h, err := keys.New(keys.Options{Master: testkeys.Encrypting(t), Table: table,
+			Subjects: keys.Subjects{ThreadMetadataKey: "user_id", NamespacePrefix: []string{"users"}}})
+		must(t, err)
+		return h
+	}
+	h := newHierarchy()
+	bind := func(thread, subject string) {
+		t.Helper()
+		_, err := h.SubjectSerializer(ctx, keys.ThreadKeyOwner(thread), true) // the thread's own key
+		must(t, err)
+		must(t, h.BindThread(ctx, thread, map[string]any{"user_id": subject}))
+	}
+	carol := rotate(t, h, "carol", true)
+	bind("t1", "carol")
+	if got := rotate(t, newHierarchy(), "carol", false); fmt.Sprint(got) != fmt.Sprint(carol) {
+		t.Fatalf("after a thread's binding carol's vectors rotate to %v, not %v", got, carol)
+	}
+	bind("t2", "erin")
+	erin := rotate(t, h, "erin", true)
+	if erin == nil {
+		t.Fatal("erin has no rotation to write with")
+	}
+	must(t, h.RotateSubject(ctx, "erin"))
+	bind("t3", "erin")
+	if got := rotate(t, newHierarchy(), "erin", false); fmt.Sprint(got) != fmt.Sprint(erin) {
+		t.Fatalf("after rotate-subject and a binding erin's vectors rotate to %v, not %v", got, erin)
+	}
+}
+
+var rotationInput = []float32{0.5, -1, 2, 0.25, 3, -0.5, 1, 0}
+
+// rotate returns rotationInput rotated by subject's rotation, nil when it
+// has none.
+func rotate(t *testing.T, h *keys.Hierarchy, subject string, create bool) []float32 {
+	t.Helper()
+	r, err := h.SubjectRotation(context.Background(), subject, len(rotationInput), create)
+	must(t, err)
+	if r == nil {
+		return nil
+	}
+	out, err := r.Apply(rotationInput)
+	must(t, err)
+	return out
+}

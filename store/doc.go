@@ -25,4 +25,13 @@
 //     or the inner product, as LangGraph's Postgres store reports them.
 //   - TTLs (TTLConfig, WithTTL): kept in whole minutes for refreshes, as
 //     LangGraph's ttl_minutes column.
+//   - Vector spaces: with a serializer that keeps per-subject keys for
+//     namespaces (keys.Hierarchy), each data subject's vectors are rotated
+//     by a secret of the subject's own as they are written, and a search
+//     compares each vector with its query rotated alike, so that erasing
+//     the subject leaves no copy of its vectors or codes that the master
+//     key can read (IndexConfig.DangerousSharedSubjectVectors). A backend
+//     stores what the core hands it and, for a search whose prefix spans
+//     several subjects, scores each vector against the query of its own
+//     space (store/internal/spaces).
 package store

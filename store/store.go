@@ -243,6 +243,20 @@ type IndexConfig struct {
 	Distance Distance
 	// ANN configures SQL backends' vector index.
 	ANN ANNConfig
+	// DangerousSharedSubjectVectors keeps data subjects' vectors in the
+	// space every other vector is in, as memvault did before subjects had
+	// vector spaces of their own. By default, when the store's serializer
+	// keeps per-subject keys for store namespaces (keys.Hierarchy with
+	// Subjects.NamespacePrefix), each subject's vectors are rotated by a
+	// secret that only the subject's keys select, so that erasing the
+	// subject (destroying its keys) leaves no copy of its vectors, or of
+	// the codes made from them, that can be compared with what the master
+	// key computes for candidate texts. Set it only to keep searching a
+	// store whose vectors were made that way (config does, with a warning)
+	// until Reembedder.Reembed moves them into their spaces: until then,
+	// whoever holds a backup and the master key can rank a dictionary
+	// against an erased subject's vectors and recover its words.
+	DangerousSharedSubjectVectors bool
 }
 
 // TTLConfig configures expiry. TTLs are kept in minutes as in LangGraph.

@@ -22,8 +22,10 @@ func newReembedCmd(g *globals) *cobra.Command {
 		Short: "Recompute the store's vectors with the keyed or sealed embedder of the primary key",
 		Long: `Recompute every stored vector with the embedder new vectors are made with:
 with encryption on, the offline embedder keyed by the primary key, or the
-configured model's vectors sealed by it. Needed for a store whose vectors were
-made by the public embedder (before vector protection) or under a previous key
+configured model's vectors sealed by it; with per-subject keys, each data
+subject's vectors rotated into the subject's own space. Needed for a store
+whose vectors were made by the public embedder (before vector protection),
+under a previous key, or before data subjects had vector spaces of their own
 (keys reencrypt does it too). Batched, with progress; each batch commits, so an
 interrupted run is simply run again.`,
 		Args: cobra.NoArgs,

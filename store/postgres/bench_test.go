@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/memvault/memvault/embeddings"
+	"github.com/memvault/memvault/internal/testkeys"
 	"github.com/memvault/memvault/serde"
 	"github.com/memvault/memvault/store"
 	"github.com/memvault/memvault/store/cache"
@@ -39,14 +40,16 @@ func benchText(r *rand.Rand) string {
 // "ORDER BY embedding <=> $q LIMIT 10" on the same table.
 func BenchmarkStore(b *testing.B) {
 	for _, cfg := range []struct {
-		name    string
-		kind    store.ANNKind
-		encrypt bool
+		name     string
+		kind     store.ANNKind
+		encrypt  bool
+		subjects bool // per-subject keys: each ("users", "u<n>") its own subject
 	}{
-		{"Plain/HNSW", store.HNSW, false},
-		{"Plain/Flat", store.Flat, false},
-		{"Encrypted/HNSW", store.HNSW, true},
-		{"Encrypted/Flat", store.Flat, true},
+		{"Plain/HNSW", store.HNSW, false, false},
+		{"Plain/Flat", store.Flat, false, false},
+		{"Encrypted/HNSW", store.HNSW, true, false},
+		{"Encrypted/Flat", store.Flat, true, false},
+		{"Subjects/HNSW", store.HNSW, true, true},
 	} {
 		b.Run(cfg.name, func(b *testing.B) {
 			ctx := context.Background()
@@ -58,6 +61,9 @@ func BenchmarkStore(b *testing.B) {
 			var ser serde.Serializer
 			if cfg.encrypt {
 				ser = newSealed(b)
+				if cfg.subjects {
+					ser = testkeys.Subjects(b)
+				}
 				opts.Serde = ser
 			}
 			s, pool := open(b, opts)

@@ -179,6 +179,7 @@ func New(db DB, opts Options) (*Store, error) {
 		s.values = newValueCache(n)
 	}
 	b.Config.Index = s.indexConfig()
+	b.Config.UseSerializer(opts.Serde)
 	s.front = items.NewFront(b, items.Hooks{Batch: s.Batch, ListItems: s.listItems, DeletePrefix: s.deletePrefix})
 	b.StartSweeper(s.Sweep)
 	return s, nil

@@ -23,6 +23,12 @@ import (
 // Search lists items under prefix (see store.Store).
 //
 // Without a query (or without an index) items come newest update first.
+// With per-subject keys, each data subject's vectors are in a space of
+// their own (see package store/internal/spaces): a search under one
+// subject's namespace, or under a namespace that holds no subject's items,
+// runs as below with its query moved into that space; one whose prefix
+// spans several subjects runs the exact query of spacesQuery, which
+// compares each item's vectors with the query in the item's space.
 // With a query, the query vector goes through an approximate nearest
 // neighbour query the HNSW or IVFFlat index serves:
 //
@@ -49,24 +55,35 @@ func (s *Store) Search(ctx context.Context, prefix store.Namespace, opt store.Se
 	if err := items.CheckSearch(opt); err != nil {
 		return nil, err
 	}
-	var qvec any
+	var (
+		qvec any
+		sq   *spaceQueries
+	)
 	if opt.Query != "" && s.index != nil {
 		q, err := s.embedQuery(ctx, opt.Query)
 		if err != nil {
 			return nil, err
 		}
-		qvec = s.vectorParam(q)
+		sq, q, err = s.spaceQueries(ctx, prefix, q)
+		if err != nil {
+			return nil, err
+		}
+		if sq == nil {
+			qvec = s.vectorParam(q)
+		}
 	}
-	return s.search(ctx, prefix, opt, qvec)
+	return s.search(ctx, prefix, opt, qvec, sq)
 }
 
-func (s *Store) search(ctx context.Context, prefix store.Namespace, opt store.SearchOptions, qvec any) ([]store.SearchItem, error) {
+func (s *Store) search(ctx context.Context, prefix store.Namespace, opt store.SearchOptions, qvec any, sq *spaceQueries) ([]store.SearchItem, error) {
 	now := s.nowUTC()
 	var (
 		hits []hit
 		err  error
 	)
 	switch {
+	case sq != nil:
+		hits, err = s.collect(ctx, opt, now, true, s.spacesQuery(prefix, sq), nil)
 	case qvec == nil:
 		hits, err = s.collect(ctx, opt, now, false, func(a *args, where string) string {
 			return `SELECT s.prefix, s.key, s.value, s.created_at, s.updated_at, s.expires_at, s.ttl_minutes, NULL::float8

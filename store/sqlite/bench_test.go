@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/memvault/memvault/internal/testkeys"
 	"github.com/memvault/memvault/store"
 	"github.com/memvault/memvault/store/memory"
 )
@@ -244,5 +245,83 @@ func BenchmarkSearchQueryScale(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// BenchmarkSearchSubjects ranks 10 000 items of 256 dims (the clustered
+// vectors of BenchmarkSearch1536, which behave as text embeddings do) held
+// by 100 data subjects, ("users", "u<n>", …) under per-subject keys
+// (testkeys.Subjects): under one subject's namespace and under ("users"),
+// which spans every subject, by the exact in-process copy, the code index
+// and the exact scan of SQLite.
+func BenchmarkSearchSubjects(b *testing.B) {
+	const items, dims, subjects = 10000, 256, 100
+	g := newClustered(items, dims)
+	for _, mode := range []struct {
+		name  string
+		cache int64
+		codes bool
+	}{{"floats", 0, false}, {"codes", 0, true}, {"scan", -1, false}} {
+		b.Run(mode.name, func(b *testing.B) {
+			if mode.codes {
+				codeIndexOnly(b)
+			}
+			s := openStore(b, filepath.Join(b.TempDir(), "subjects.db"), Options{Index: g.index(), Serde: testkeys.Subjects(b), VectorCacheBytes: mode.cache})
+			b.Cleanup(func() { s.Close() })
+			ctx := context.Background()
+			var ops []store.Op
+			for i := range items {
+				ops = append(ops, store.PutOp{Namespace: store.Namespace{"users", fmt.Sprint("u", i%subjects)}, Key: fmt.Sprint(i),
+					Value: map[string]any{"text": fmt.Sprint("v", i)}})
+				if len(ops) == 1000 {
+					if _, err := s.Batch(ctx, ops); err != nil {
+						b.Fatal(err)
+					}
+					ops = ops[:0]
+				}
+			}
+			for _, prefix := range []store.Namespace{{"users"}, {"users", "u7"}} {
+				name := "all"
+				if len(prefix) > 1 {
+					name = "one"
+				}
+				b.Run(name, func(b *testing.B) {
+					if _, err := s.Search(ctx, prefix, store.SearchOptions{Query: "q0"}); err != nil {
+						b.Fatal(err)
+					}
+					b.ReportAllocs()
+					defer reportCPU(b)()
+					j := 0
+					for b.Loop() {
+						got, err := s.Search(ctx, prefix, store.SearchOptions{Query: fmt.Sprint("q", j%100), Limit: 10})
+						if err != nil || len(got) != 10 || got[0].Score == nil {
+							b.Fatal(err, len(got))
+						}
+						j++
+					}
+				})
+			}
+		})
+	}
+}
+
+// BenchmarkPutIndexedSubjects writes one item with a 256-dim vector per op
+// into one of 100 data subjects' namespaces, under per-subject keys
+// (testkeys.Subjects): the value sealed under the subject's key and, with
+// subjects' vector spaces, the vector rotated into the subject's space.
+func BenchmarkPutIndexedSubjects(b *testing.B) {
+	s := openStore(b, filepath.Join(b.TempDir(), "put.db"), Options{Index: &store.IndexConfig{Embedder: vecEmbedder{256}, Fields: []string{"text"}},
+		Serde: testkeys.Subjects(b)})
+	b.Cleanup(func() { s.Close() })
+	ctx := context.Background()
+	b.ReportAllocs()
+	defer reportCPU(b)()
+	i := 0
+	for b.Loop() {
+		ns := store.Namespace{"users", fmt.Sprint("u", i%100)}
+		if err := s.Put(ctx, ns, fmt.Sprint(i%1000), map[string]any{"text": fmt.Sprintf("memory %d", i%1000)}); err != nil {
+			b.Fatal(err)
+		}
+		i++
 	}
 }

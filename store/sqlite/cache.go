@@ -321,13 +321,31 @@ func under(ns, prefix string) bool {
 	return prefix == "" || ns == prefix || (strings.HasPrefix(ns, prefix) && ns[len(prefix)] == '.')
 }
 
-// estimateAll estimates every live item under prefix by its best code,
-// skipping those in skip.
-func (t *codeIndex) estimateAll(prefix string, e *estimator, skip map[itemKey]bool) []approx {
-	match := make([]bool, len(t.names))
+// estimators returns, for each namespace of t, the estimator of the
+// search's query in the namespace's space when the namespace is under
+// prefix (nil otherwise, and for spaces whose keys are gone), and the
+// namespaces under prefix whose space the search has not met yet (see
+// queries.lookup): it reads no keys, and the caller holds the cache's lock.
+func (t *codeIndex) estimators(prefix string, qs *queries) (ests []*estimator, missing []string) {
+	ests = make([]*estimator, len(t.names))
 	for i, n := range t.names {
-		match[i] = under(n, prefix)
+		if !under(n, prefix) {
+			continue
+		}
+		sq, known := qs.lookup(n)
+		switch {
+		case !known:
+			missing = append(missing, n)
+		case sq != nil:
+			ests[i] = sq.estimator(qs.dist, t.centre)
+		}
 	}
+	return ests, missing
+}
+
+// estimateAll estimates every live item of a namespace with an estimator
+// in ests (see estimators) by its best code, skipping those in skip.
+func (t *codeIndex) estimateAll(ests []*estimator, skip map[itemKey]bool) []approx {
 	var skipSlots map[int32]bool
 	if len(skip) > 0 {
 		skipSlots = make(map[int32]bool, len(skip))
@@ -341,9 +359,10 @@ func (t *codeIndex) estimateAll(prefix string, e *estimator, skip map[itemKey]bo
 	w := t.words
 	for i := range t.slots {
 		s := &t.slots[i]
-		if !s.live || !match[s.ns] || skipSlots[int32(i)] {
+		if !s.live || ests[s.ns] == nil || skipSlots[int32(i)] {
 			continue
 		}
+		e := ests[s.ns]
 		first := int(s.first)
 		best := e.estimate(t.bits[first*w:(first+1)*w], &t.meta[first])
 		for j := first + 1; j < first+int(s.n); j++ {
@@ -355,17 +374,23 @@ func (t *codeIndex) estimateAll(prefix string, e *estimator, skip map[itemKey]bo
 }
 
 // best returns the keys of the r items under prefix of highest bound
-// (skipping those in skip), highest first, with their bounds, when the
-// index holds generation gen; ok is false when it does not. more reports
-// whether other items remain.
-func (c *vecCache) best(gen int64, prefix string, e func(*codeIndex) *estimator, r int, skip map[itemKey]bool) (keys []itemKey, bounds []float32, left int, ok bool) {
+// against the queries qs (skipping those in skip), highest first, with
+// their bounds, when the index holds generation gen; ok is false when it
+// does not. left is how many items were ranked. missing, when not empty,
+// names namespaces under prefix whose space qs has not met: nothing else
+// is returned, and the caller resolves them and asks again.
+func (c *vecCache) best(gen int64, prefix string, qs *queries, r int, skip map[itemKey]bool) (keys []itemKey, bounds []float32, left int, missing []string, ok bool) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	t := c.snap
 	if t == nil || c.gen != gen {
-		return nil, nil, 0, false
+		return nil, nil, 0, nil, false
 	}
-	all := t.estimateAll(prefix, e(t), skip)
+	ests, missing := t.estimators(prefix, qs)
+	if len(missing) > 0 {
+		return nil, nil, 0, missing, true
+	}
+	all := t.estimateAll(ests, skip)
 	n := min(r, len(all))
 	topK(all, n, compareApprox)
 	keys = make([]itemKey, 0, n)
@@ -375,7 +400,7 @@ func (c *vecCache) best(gen int64, prefix string, e func(*codeIndex) *estimator,
 		keys = append(keys, t.itemKeyOf(s))
 		bounds = append(bounds, a.est)
 	}
-	return keys, bounds, len(all), true
+	return keys, bounds, len(all), nil, true
 }
 
 // committed applies the puts of a committed transaction that produced gen,

@@ -117,7 +117,7 @@ func TestCodeIndexCompact(t *testing.T) {
 	}
 	e := newEstimator(store.InnerProduct, []float32{1, 1}, nil)
 	got := map[string]float32{}
-	for _, a := range tb.estimateAll("", e, nil) {
+	for _, a := range tb.estimateAll(everyNamespace(tb, e), nil) {
 		got[string(tb.keyOf(&tb.slots[a.slot]))] = a.est
 	}
 	for i := 6; i < 10; i++ {
@@ -172,7 +172,7 @@ func TestCodeIndexFindsItsItems(t *testing.T) {
 			}
 		}
 		seen := map[itemKey]bool{}
-		for _, a := range ix.estimateAll("", newEstimator(store.InnerProduct, make([]float32, dims), nil), nil) {
+		for _, a := range ix.estimateAll(everyNamespace(ix, newEstimator(store.InnerProduct, make([]float32, dims), nil)), nil) {
 			s := ix.slots[a.slot]
 			k := ix.itemKeyOf(&s)
 			if seen[k] || model[k] != s.updated {
@@ -222,4 +222,14 @@ func TestCodeIndexFindsItsItems(t *testing.T) {
 	if compactions == 0 {
 		t.Fatal("no compaction was due: the test checks none")
 	}
+}
+
+// everyNamespace is the estimators of a search of every namespace of t in
+// one space, with e.
+func everyNamespace(t *codeIndex, e *estimator) []*estimator {
+	ests := make([]*estimator, len(t.names))
+	for i := range ests {
+		ests[i] = e
+	}
+	return ests
 }

@@ -108,10 +108,17 @@ func (t *vecTable) compact() {
 func (t *vecTable) bytes() int64 { return int64(4*len(t.data) + 8*len(t.norms)) }
 
 // score scores every live item under prefix ("" for all) by its best
-// vector, exactly as scoreVectors does from SQLite.
-func (t *vecTable) score(prefix string, sc *indexing.QueryScorer) []candidate {
-	cands := make([]candidate, 0, len(t.index))
+// vector against the query in its space, exactly as scoreVectors does from
+// SQLite. It reads no keys: when it meets namespaces whose space qs has
+// not met, it returns them (missing) and no candidates, and the caller
+// resolves them outside the cache's lock and scores again.
+func (t *vecTable) score(prefix string, qs *queries) (cands []candidate, missing []string) {
+	cands = make([]candidate, 0, len(t.index))
 	d := t.dims
+	var (
+		lastNS string
+		sq     *spaceQuery
+	)
 	for _, s := range t.slots {
 		if !s.live {
 			continue
@@ -119,13 +126,31 @@ func (t *vecTable) score(prefix string, sc *indexing.QueryScorer) []candidate {
 		if prefix != "" && s.k.ns != prefix && !(strings.HasPrefix(s.k.ns, prefix) && s.k.ns[len(prefix)] == '.') {
 			continue
 		}
+		if sq == nil || s.k.ns != lastNS {
+			var known bool
+			if sq, known = qs.lookup(s.k.ns); !known {
+				if len(missing) == 0 || missing[len(missing)-1] != s.k.ns {
+					missing = append(missing, s.k.ns)
+				}
+				sq = nil
+				continue
+			}
+			lastNS = s.k.ns
+			if sq == nil {
+				continue // its subject's keys are gone
+			}
+		}
+		sc := sq.sc
 		best := sc.Score(t.data[s.first*d:(s.first+1)*d], t.norms[s.first])
 		for j := s.first + 1; j < s.first+s.n; j++ {
 			best = max(best, sc.Score(t.data[j*d:(j+1)*d], t.norms[j]))
 		}
 		cands = append(cands, candidate{k: s.k, updated: s.updated, score: best})
 	}
-	return cands
+	if len(missing) > 0 {
+		return nil, missing
+	}
+	return cands, nil
 }
 
 // enabled reports whether searches should use (and load) the copy.
@@ -174,20 +199,38 @@ func (c *floatCache) invalidate() {
 
 // candidates scores the copy under prefix when it holds generation gen,
 // loading it from tx (a snapshot of generation gen) when it does not. ok
-// is false when the vectors do not fit the budget.
-func (c *floatCache) candidates(ctx context.Context, tx *sql.Tx, gen int64, prefix string, sc *indexing.QueryScorer) (cands []candidate, ok bool, err error) {
-	c.mu.RLock()
-	if c.snap != nil && c.gen == gen {
-		cands = c.snap.score(prefix, sc)
-		c.mu.RUnlock()
-		return cands, true, nil
+// is false when the vectors do not fit the budget, or (a search meeting
+// several spaces, rarely) when the copy moved on while the search made the
+// queries of spaces it had not met: the caller ranks otherwise.
+func (c *floatCache) candidates(ctx context.Context, tx *sql.Tx, gen int64, prefix string, qs *queries) (cands []candidate, ok bool, err error) {
+	var loaded *vecTable
+	for range 3 {
+		var missing []string
+		c.mu.RLock()
+		if c.snap != nil && c.gen == gen {
+			cands, missing = c.snap.score(prefix, qs)
+			c.mu.RUnlock()
+		} else {
+			c.mu.RUnlock()
+			if loaded != nil {
+				// Loaded, but the copy holds a newer generation: score
+				// the table loaded (as one space's search does at once).
+				cands, missing = loaded.score(prefix, qs)
+			} else {
+				if loaded, err = c.load(ctx, tx, gen); err != nil || loaded == nil {
+					return nil, false, err
+				}
+				continue
+			}
+		}
+		if len(missing) == 0 {
+			return cands, true, nil
+		}
+		if err := qs.resolveAll(ctx, missing); err != nil {
+			return nil, false, err
+		}
 	}
-	c.mu.RUnlock()
-	t, err := c.load(ctx, tx, gen)
-	if err != nil || t == nil {
-		return nil, false, err
-	}
-	return t.score(prefix, sc), true, nil
+	return nil, false, nil
 }
 
 // load reads every vector of the snapshot tx (generation gen) and installs

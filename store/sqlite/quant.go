@@ -1,10 +1,8 @@
 package sqlite
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/binary"
-	"errors"
 	"math"
 	"math/bits"
 	"sync"
@@ -28,8 +26,8 @@ import (
 // Centring matters because real embeddings share a large common component
 // that would otherwise set most bits alike. The signs are taken after a
 // fixed pseudo-random rotation of u (rotationFor: random signs,
-// permutations and Walsh–Hadamard transforms, the structure of
-// embeddings.Sealed under a public seed), which makes each bit a random
+// permutations and Walsh–Hadamard transforms, an
+// embeddings.Rotation under a public seed), which makes each bit a random
 // hyperplane's and π·h/d an unbiased angle estimate (SimHash) for any
 // vectors: without it, the sparse vectors of the offline hashing embedder
 // (most coordinates zero) got codes too alike to bound anything, and every
@@ -79,7 +77,7 @@ func signBits(dst []uint64, v, c []float32) (uu, vc float64) {
 		uu += f * f
 		u[i] = float32(f)
 	}
-	r, err := rotationFor(len(v)).Seal(u)
+	r, err := rotationFor(len(v)).Apply(u)
 	if err != nil { // cannot happen: the rotation has len(v) dimensions
 		panic(err)
 	}
@@ -98,32 +96,19 @@ func signBits(dst []uint64, v, c []float32) (uu, vc float64) {
 var codeRotationSeed = sha256.Sum256([]byte("memvault store/sqlite code rotation v2"))
 
 // rotations caches one rotation per dimension count.
-var rotations sync.Map // int → *embeddings.Sealed
+var rotations sync.Map // int → *embeddings.Rotation
 
 // rotationFor returns the fixed rotation of d-dimension vectors.
-func rotationFor(d int) *embeddings.Sealed {
+func rotationFor(d int) *embeddings.Rotation {
 	if r, ok := rotations.Load(d); ok {
-		return r.(*embeddings.Sealed)
+		return r.(*embeddings.Rotation)
 	}
-	r, err := embeddings.NewSealed(dimsOnly(d), codeRotationSeed[:], "codes")
+	r, err := embeddings.NewRotation(codeRotationSeed[:], d)
 	if err != nil { // cannot happen: a valid secret and d >= 1
 		panic(err)
 	}
 	actual, _ := rotations.LoadOrStore(d, r)
-	return actual.(*embeddings.Sealed)
-}
-
-// dimsOnly gives embeddings.NewSealed the dimension count it builds a
-// rotation for; it embeds nothing.
-type dimsOnly int
-
-func (d dimsOnly) Dims() int    { return int(d) }
-func (d dimsOnly) Name() string { return "dims" }
-func (d dimsOnly) EmbedDocuments(context.Context, []string) ([][]float32, error) {
-	return nil, errors.New("sqlite: dimsOnly embeds nothing")
-}
-func (d dimsOnly) EmbedQuery(context.Context, string) ([]float32, error) {
-	return nil, errors.New("sqlite: dimsOnly embeds nothing")
+	return actual.(*embeddings.Rotation)
 }
 
 // encodeCode is the code blob of v under centre c (nil: uncentred).
@@ -195,7 +180,7 @@ const boundSigmas = 4
 type estimator struct {
 	dist  store.Distance
 	words int
-	cos   []float32 // upper bound of cos θ for h = 0..d: cos(max(0, π·h/d - margin))
+	cos   []float32 // cosBound(d), shared: read only
 	q     [2]queryCode
 	nq    float32 // |q|
 }
@@ -208,14 +193,30 @@ type queryCode struct {
 	off  float32 // q·c - |c|²
 }
 
-func newEstimator(dist store.Distance, q, c []float32) *estimator {
-	d := len(q)
-	e := &estimator{dist: dist, words: codeWords(d), cos: make([]float32, d+1)}
-	for h := range e.cos {
+// cosBounds caches cosBound's tables by dimension count.
+var cosBounds sync.Map // int → []float32
+
+// cosBound is the upper bound of cos θ for each Hamming distance h = 0..d
+// of d-bit codes: cos(max(0, π·h/d - margin)). It depends on d alone, so
+// every estimator of d dimensions (one per query and vector space) shares
+// one table.
+func cosBound(d int) []float32 {
+	if c, ok := cosBounds.Load(d); ok {
+		return c.([]float32)
+	}
+	cos := make([]float32, d+1)
+	for h := range cos {
 		p := max(float64(h), 1) / float64(d)
 		sd := math.Pi * math.Sqrt(p*(1-p)/float64(d))
-		e.cos[h] = float32(math.Cos(max(0, math.Pi*float64(h)/float64(d)-boundSigmas*sd-math.Pi/float64(d))))
+		cos[h] = float32(math.Cos(max(0, math.Pi*float64(h)/float64(d)-boundSigmas*sd-math.Pi/float64(d))))
 	}
+	actual, _ := cosBounds.LoadOrStore(d, cos)
+	return actual.([]float32)
+}
+
+func newEstimator(dist store.Distance, q, c []float32) *estimator {
+	d := len(q)
+	e := &estimator{dist: dist, words: codeWords(d), cos: cosBound(d)}
 	for i := range e.q {
 		cc := c
 		if i == 0 {

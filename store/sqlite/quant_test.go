@@ -229,7 +229,7 @@ func TestCodeRoundTrip(t *testing.T) {
 					u[i] -= centre[i]
 				}
 			}
-			ru, err := rotationFor(d).Seal(u)
+			ru, err := rotationFor(d).Apply(u)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -23,9 +23,12 @@ type candidate struct {
 
 // search runs one search in tx. Without a query vector it lists items by
 // updated_at descending (then namespace and key); with one it scans every
-// stored vector under the prefix, scores it, keeps each item's best field,
-// and returns scored items by score, then unscored items in the no-query
-// order, offset and limit applying to that combined list.
+// stored vector under the prefix, scores it (against the query in the
+// vector's space: see package spaces), keeps each item's best field, and
+// returns scored items by score, then unscored items in the no-query
+// order, offset and limit applying to that combined list. Vectors of a
+// data subject whose keys are gone score nothing, and their items are
+// left out (their values no longer decrypt either).
 func (s *Store) search(ctx context.Context, tx *sql.Tx, st *readStmts, prefix store.Namespace, opt store.SearchOptions, query []float32, now time.Time, refreshes *[]refreshKey) ([]store.SearchItem, error) {
 	need := opt.Offset + opt.EffectiveLimit()
 	refresh := s.b.Refresh(opt.RefreshTTL)
@@ -60,9 +63,15 @@ func (s *Store) search(ctx context.Context, tx *sql.Tx, st *readStmts, prefix st
 	}
 
 	if query != nil {
-		src, err := s.ranked(ctx, tx, st, prefix, query, need, now)
+		qs, err := s.newQueries(ctx, prefix, query)
 		if err != nil {
 			return nil, err
+		}
+		var src ranked = &exactRanked{} // nil qs: nothing can be scored
+		if qs != nil {
+			if src, err = s.ranked(ctx, tx, st, prefix, qs, need, now); err != nil {
+				return nil, err
+			}
 		}
 		// Fetch the ranked items in chunks until the page is full.
 		for more := true; more; {
@@ -231,10 +240,8 @@ type quantRanked struct {
 	tx      *sql.Tx
 	gen     int64
 	prefix  string
-	query   []float32
+	qs      *queries
 	need    int
-	est     *estimator
-	centre  []float32        // the centre est was made for
 	emitted map[itemKey]bool // items ranked by bound so far
 	keys    []itemKey        // ranked by bound, not rescored yet
 	bounds  []float32
@@ -250,19 +257,32 @@ type quantRanked struct {
 	ns       store.Namespace
 }
 
-func (q *quantRanked) estimator(t *codeIndex) *estimator {
-	if q.est == nil || !slices.Equal(q.centre, t.centre) {
-		q.est, q.centre = newEstimator(q.s.index.Distance, q.query, t.centre), t.centre
-	}
-	return q.est
-}
-
 // fill ranks more items by bound; it returns false when the index moved on
 // past the search's snapshot.
-func (q *quantRanked) fill() bool {
-	keys, bounds, left, ok := q.s.cache.best(q.gen, q.prefix, q.estimator, min(maxBounded, max(4*q.need, 256)), q.emitted)
-	if !ok {
-		return false
+func (q *quantRanked) fill(ctx context.Context) (bool, error) {
+	var (
+		keys        []itemKey
+		bounds      []float32
+		left        int
+		missing     []string
+		ok, settled bool
+	)
+	for range 2 {
+		keys, bounds, left, missing, ok = q.s.cache.best(q.gen, q.prefix, q.qs, min(maxBounded, max(4*q.need, 256)), q.emitted)
+		if !ok {
+			return false, nil
+		}
+		if settled = len(missing) == 0; settled {
+			break
+		}
+		// Spaces the search had not met: their queries are made outside
+		// the index's lock (they may read keys), then it ranks again.
+		if err := q.qs.resolveAll(ctx, missing); err != nil {
+			return false, err
+		}
+	}
+	if !settled {
+		return false, nil
 	}
 	for _, k := range keys {
 		q.emitted[k] = true
@@ -271,7 +291,7 @@ func (q *quantRanked) fill() bool {
 		q.total = left
 	}
 	q.keys, q.bounds, q.more, q.started = keys, bounds, left > len(keys), true
-	return true
+	return true, nil
 }
 
 func (q *quantRanked) next(ctx context.Context, want int) ([]candidate, error) {
@@ -285,7 +305,9 @@ func (q *quantRanked) next(ctx context.Context, want int) ([]candidate, error) {
 		return q.exactRest(ctx, want)
 	}
 	if !q.started {
-		if !q.fill() {
+		if ok, err := q.fill(ctx); err != nil {
+			return nil, err
+		} else if !ok {
 			// This process wrote since the search's snapshot.
 			return q.exactRest(ctx, want)
 		}
@@ -303,7 +325,7 @@ func (q *quantRanked) next(ctx context.Context, want int) ([]candidate, error) {
 				return q.exactRest(ctx, want)
 			}
 			n := min(len(q.keys), rescoreBatch)
-			part, err := q.s.rescore(ctx, q.tx, q.keys[:n], q.query)
+			part, err := q.s.rescore(ctx, q.tx, q.keys[:n], q.qs)
 			if err != nil {
 				return nil, err
 			}
@@ -312,11 +334,15 @@ func (q *quantRanked) next(ctx context.Context, want int) ([]candidate, error) {
 			q.keys, q.bounds = q.keys[n:], q.bounds[n:]
 			got = append(got, part...)
 			slices.SortFunc(got, compareCandidates)
-			if len(got) >= q.need && len(q.bounds) > 0 && q.bounds[0] < q.est.proxy(got[q.need-1].score) {
+			if len(got) >= q.need && len(q.bounds) > 0 && q.bounds[0] < q.qs.proxy(got[q.need-1].score) {
 				break
 			}
-			if len(q.keys) == 0 && q.more && !q.fill() {
-				return q.exactRest(ctx, want)
+			if len(q.keys) == 0 && q.more {
+				if ok, err := q.fill(ctx); err != nil {
+					return nil, err
+				} else if !ok {
+					return q.exactRest(ctx, want)
+				}
 			}
 		}
 		q.buf = got[:min(len(got), q.need)]
@@ -333,7 +359,7 @@ func (q *quantRanked) next(ctx context.Context, want int) ([]candidate, error) {
 
 // exactRest ranks, by one exact scan, every item not handed out yet.
 func (q *quantRanked) exactRest(ctx context.Context, want int) ([]candidate, error) {
-	cands, err := q.s.scoreVectors(ctx, q.tx, q.ns, q.query, q.now)
+	cands, err := q.s.scoreVectors(ctx, q.tx, q.ns, q.qs, q.now)
 	if err != nil {
 		return nil, err
 	}
@@ -344,9 +370,8 @@ func (q *quantRanked) exactRest(ctx context.Context, want int) ([]candidate, err
 }
 
 // rescore reads the vectors of keys and returns their items scored
-// exactly (each by its best field), in order.
-func (s *Store) rescore(ctx context.Context, tx *sql.Tx, keys []itemKey, query []float32) ([]candidate, error) {
-	sc := indexing.NewQueryScorer(s.index.Distance, query)
+// exactly (each by its best field, in its space), in order.
+func (s *Store) rescore(ctx context.Context, tx *sql.Tx, keys []itemKey, qs *queries) ([]candidate, error) {
 	cands := make([]candidate, 0, len(keys))
 	index := make(map[itemKey]int, len(keys)) // position in cands
 	var buf []float32
@@ -370,7 +395,15 @@ func (s *Store) rescore(ctx context.Context, tx *sql.Tx, keys []itemKey, query [
 			if buf, ok = decodeVector(buf, emb); !ok || len(buf) != s.cache.dims {
 				continue // as the index: not a vector of this configuration
 			}
-			score := sc.Score(buf, indexing.VectorNorm(buf))
+			sq, err := qs.resolve(ctx, ns)
+			if err != nil {
+				rs.Close()
+				return nil, err
+			}
+			if sq == nil {
+				continue // its subject's keys are gone
+			}
+			score := sq.sc.Score(buf, indexing.VectorNorm(buf))
 			if n := len(cands); n > 0 && cands[n-1].k.ns == string(ns) && cands[n-1].k.key == string(key) {
 				cands[n-1].score = max(cands[n-1].score, score)
 				continue
@@ -397,13 +430,13 @@ func (s *Store) rescore(ctx context.Context, tx *sql.Tx, keys []itemKey, query [
 // exact in-process copy when the store is small enough to hold one
 // (floatCache), by the code index when it is enabled and can serve the
 // transaction's snapshot, by an exact scan of SQLite otherwise.
-func (s *Store) ranked(ctx context.Context, tx *sql.Tx, st *readStmts, prefix store.Namespace, query []float32, need int, now time.Time) (ranked, error) {
-	if s.floats.enabled() && len(query) == s.floats.dims {
+func (s *Store) ranked(ctx context.Context, tx *sql.Tx, st *readStmts, prefix store.Namespace, qs *queries, need int, now time.Time) (ranked, error) {
+	if s.floats.enabled() && qs.dims == s.floats.dims {
 		q, err := readQuantState(ctx, tx, st)
 		if err != nil {
 			return nil, err
 		}
-		cands, ok, err := s.floats.candidates(ctx, tx, q.gen, prefix.String(), indexing.NewQueryScorer(s.index.Distance, query))
+		cands, ok, err := s.floats.candidates(ctx, tx, q.gen, prefix.String(), qs)
 		if err != nil {
 			return nil, err
 		}
@@ -411,7 +444,7 @@ func (s *Store) ranked(ctx context.Context, tx *sql.Tx, st *readStmts, prefix st
 			return newExactRanked(cands, need), nil
 		}
 	}
-	if s.cache.enabled() && len(query) == s.cache.dims {
+	if s.cache.enabled() && qs.dims == s.cache.dims {
 		q, err := readQuantState(ctx, tx, st)
 		if err != nil {
 			return nil, err
@@ -422,21 +455,21 @@ func (s *Store) ranked(ctx context.Context, tx *sql.Tx, st *readStmts, prefix st
 				return nil, err
 			}
 			if ok {
-				return &quantRanked{s: s, tx: tx, gen: q.gen, prefix: prefix.String(), query: query,
+				return &quantRanked{s: s, tx: tx, gen: q.gen, prefix: prefix.String(), qs: qs,
 					need: max(need, 1), emitted: map[itemKey]bool{}, now: now, ns: prefix}, nil
 			}
 		}
 	}
-	cands, err := s.scoreVectors(ctx, tx, prefix, query, now)
+	cands, err := s.scoreVectors(ctx, tx, prefix, qs, now)
 	if err != nil {
 		return nil, err
 	}
 	return newExactRanked(cands, need), nil
 }
 
-// scoreVectors scores every vector under prefix against query and returns
-// one candidate per item with its best score.
-func (s *Store) scoreVectors(ctx context.Context, tx *sql.Tx, prefix store.Namespace, query []float32, now time.Time) ([]candidate, error) {
+// scoreVectors scores every vector under prefix against the query in its
+// space and returns one candidate per item with its best score.
+func (s *Store) scoreVectors(ctx context.Context, tx *sql.Tx, prefix store.Namespace, qs *queries, now time.Time) ([]candidate, error) {
 	cond, args := prefixCond("v.prefix", prefix)
 	q := `SELECT v.prefix, v.key, v.updated_at, v.embedding FROM store_vectors v WHERE ` + cond
 	if s.mayExpire() {
@@ -459,7 +492,6 @@ func (s *Store) scoreVectors(ctx context.Context, tx *sql.Tx, prefix store.Names
 		upd   int64
 		emb   sql.RawBytes
 	)
-	sc := indexing.NewQueryScorer(s.index.Distance, query)
 	for rs.Next() {
 		if err := rs.Scan(&ns, &key, &upd, &emb); err != nil {
 			return nil, err
@@ -468,7 +500,14 @@ func (s *Store) scoreVectors(ctx context.Context, tx *sql.Tx, prefix store.Names
 		if buf, ok = decodeVector(buf, emb); !ok {
 			continue // not float32s: not a vector this store wrote
 		}
-		score := sc.Score(buf, indexing.VectorNorm(buf))
+		sq, err := qs.resolve(ctx, ns)
+		if err != nil {
+			return nil, err
+		}
+		if sq == nil {
+			continue // its subject's keys are gone
+		}
+		score := sq.sc.Score(buf, indexing.VectorNorm(buf))
 		// The rows of one item usually arrive together (primary key
 		// order): compare with the last candidate before building keys.
 		if n := len(cands); n > 0 && cands[n-1].k.ns == string(ns) && cands[n-1].k.key == string(key) {

@@ -112,6 +112,7 @@ func newStore(ctx context.Context, db *sqlitedb.DB, opts Options) (*Store, error
 	if err != nil {
 		return nil, err
 	}
+	b.UseSerializer(opts.Serde)
 	s := &Store{b: b, db: db, index: b.Index, ttl: b.TTL, serde: opts.Serde, codec: codecOf(opts.Serde)}
 	s.front = items.NewFront(b, items.Hooks{Batch: s.Batch, ListItems: s.listItems, DeletePrefix: s.deletePrefix})
 	budget, dims := opts.VectorCacheBytes, 0

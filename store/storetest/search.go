@@ -318,6 +318,66 @@ func (r *runner) testVectorSearch(t *testing.T) {
 			equalStrings(t, fmt.Sprintf("%q after a put", l), ids(e.search(ns("r", l), q)), []string{p + "/x", p + ".deeper/z"})
 		}
 	})
+	t.Run("AcrossSubjects", func(t *testing.T) {
+		// Items of several namespaces under ("users"): with per-subject
+		// keys (keys.Subjects.NamespacePrefix ("users")) each user is a
+		// data subject whose vectors live in a space of their own, and
+		// ("users") itself and ("other") hold items of no subject. A
+		// search spanning them ranks them exactly as one space would.
+		for _, dist := range []store.Distance{store.Cosine, store.L2, store.InnerProduct} {
+			t.Run(string(dist), func(t *testing.T) {
+				e := r.indexed(t, dist, "text")
+				docs := []struct {
+					ns   store.Namespace
+					key  string
+					text string
+				}{
+					// Scores all distinct, in each distance: an exact tie
+					// across two spaces may come out of rounding either
+					// way (a rotation keeps scores up to float32 rounding).
+					{ns("users", "alice"), "a1", "apple"},                                          // [1 0 0 0]
+					{ns("users", "alice"), "a2", "apple apple banana"},                             // [2 1 0 0]
+					{ns("users", "bob"), "b1", "apple apple apple cherry"},                         // [3 0 1 0]
+					{ns("users", "bob"), "b2", "banana cherry date"},                               // [0 1 1 1]
+					{ns("users", "carol", "notes"), "c1", "apple apple apple apple banana cherry"}, // [4 1 1 0]
+					{ns("users"), "u", "apple apple apple apple apple date"},                       // [5 0 0 1]
+					{ns("other"), "o", "apple apple apple apple apple apple banana"},               // [6 1 0 0]
+				}
+				for _, d := range docs {
+					e.put(d.ns, d.key, map[string]any{"text": d.text, "len": len(d.text)})
+					e.clock.Advance(time.Second)
+				}
+				e.put(ns("users", "dave"), "d", map[string]any{"other": "apple"})
+				// Scores of the query "apple" ([1 0 0 0]).
+				all := map[store.Distance]scoreCase{
+					store.Cosine: {"a1": 1, "a2": 2 / sqrt5, "b1": 3 / math.Sqrt(10), "b2": 0, "c1": 4 / math.Sqrt(18),
+						"u": 5 / math.Sqrt(26), "o": 6 / math.Sqrt(37), "d": math.NaN()},
+					store.L2: {"a1": 0, "a2": -sqrt2, "b1": -sqrt5, "b2": -2, "c1": -math.Sqrt(11),
+						"u": -math.Sqrt(17), "o": -math.Sqrt(26), "d": math.NaN()},
+					store.InnerProduct: {"a1": 1, "a2": 2, "b1": 3, "b2": 0, "c1": 4, "u": 5, "o": 6, "d": math.NaN()},
+				}[dist]
+				q := store.SearchOptions{Query: "apple", Limit: 20}
+				for _, c := range []struct {
+					prefix store.Namespace
+					keys   []string
+				}{
+					{nil, []string{"a1", "a2", "b1", "b2", "c1", "u", "o", "d"}},
+					{ns("users"), []string{"a1", "a2", "b1", "b2", "c1", "u", "d"}},
+					{ns("users", "bob"), []string{"b1", "b2"}},
+					{ns("users", "carol"), []string{"c1"}},
+					{ns("other"), []string{"o"}},
+				} {
+					want := scoreCase{}
+					for _, k := range c.keys {
+						want[k] = all[k]
+					}
+					checkScores(t, e.search(c.prefix, q), want)
+				}
+				got := e.search(ns("users"), store.SearchOptions{Query: "apple", Filter: map[string]any{"len": map[string]any{"$gte": 20}}})
+				checkScores(t, got, scoreCase{"b1": all["b1"], "c1": all["c1"], "u": all["u"]})
+			})
+		}
+	})
 	t.Run("NoQueryOnIndexedStore", func(t *testing.T) {
 		e := r.indexed(t, store.Cosine, "text")
 		e.put(ns("v"), "x", map[string]any{"text": "apple"})

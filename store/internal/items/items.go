@@ -64,9 +64,12 @@ func Prepare(op store.PutOp, ttl *store.TTLConfig, cfg *store.IndexConfig) (*Put
 	return p, nil
 }
 
-// Embed computes the vectors of puts in one embedder call, and the vector
-// of every query in queries (whose keys are the queries).
-func Embed(ctx context.Context, cfg *store.IndexConfig, puts []*Put, queries map[string][]float32) error {
+// embed computes the vectors of puts in one embedder call, each moved into
+// its item's space (Config.Spaces), and the vector of every query in
+// queries (whose keys are the queries), in the shared space: a search
+// moves it into the spaces it meets (spaces.Query).
+func (c Config) embed(ctx context.Context, puts []*Put, queries map[string][]float32) error {
+	cfg := c.Index
 	if cfg == nil {
 		return nil
 	}
@@ -85,6 +88,9 @@ func Embed(ctx context.Context, cfg *store.IndexConfig, puts []*Put, queries map
 		for i := range p.Texts {
 			p.Vectors[i] = slices.Clone(vecs[0]) // kept by vector caches
 			vecs = vecs[1:]
+		}
+		if err := c.Spaces.Rotate(ctx, p.Prefix, p.Vectors); err != nil {
+			return err
 		}
 	}
 	for q := range queries {

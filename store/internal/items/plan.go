@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/memvault/memvault/serde"
 	"github.com/memvault/memvault/store"
+	"github.com/memvault/memvault/store/internal/spaces"
 )
 
 // Plan is a batch checked and prepared before a driver touches storage:
@@ -24,7 +26,35 @@ type Config struct {
 	Driver string
 	TTL    *store.TTLConfig
 	Index  *store.IndexConfig
+	// Spaces keeps each data subject's vectors in a space of its own (nil:
+	// one shared space); see UseSerializer.
+	Spaces *spaces.Spaces
+	// reembedTo is the spaces Reembed moves vectors into: Spaces, or the
+	// subjects' own spaces when the index asks for the shared one.
+	reembedTo *spaces.Spaces
 }
+
+// UseSerializer gives an indexed store whose serializer keeps per-subject
+// keys (keys.Hierarchy) one vector space per subject (package spaces),
+// unless its index asks for the shared space
+// (store.IndexConfig.DangerousSharedSubjectVectors). Drivers call it once
+// their Index is set.
+func (c *Config) UseSerializer(s serde.Serializer) {
+	c.Spaces, c.reembedTo = nil, nil
+	if c.Index == nil {
+		return
+	}
+	c.reembedTo = spaces.Of(s, c.Index.Dims)
+	if !c.Index.DangerousSharedSubjectVectors {
+		c.Spaces = c.reembedTo
+	}
+}
+
+// VectorName is the name a store records for the vectors the embedder
+// named embedder makes in its spaces (see indexing.CheckEmbedder):
+// embedder itself, plus spaces.Spaces.Suffix when subjects have spaces of
+// their own.
+func (c Config) VectorName(embedder string) string { return embedder + c.Spaces.Suffix() }
 
 // PlanBatch checks every op of a batch (an invalid op fails the batch
 // before anything runs; the error names its index), prepares the writes and
@@ -71,7 +101,7 @@ func (c Config) plan(ctx context.Context, ops []store.Op, queries bool) (*Plan, 
 			}
 		}
 	}
-	if err := Embed(ctx, c.Index, pl.Puts, pl.Queries); err != nil {
+	if err := c.embed(ctx, pl.Puts, pl.Queries); err != nil {
 		return nil, fmt.Errorf("%s: %w", c.Driver, err)
 	}
 	return pl, nil
@@ -88,7 +118,7 @@ func (c Config) PlanPutIf(ctx context.Context, ns store.Namespace, key string, v
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", c.Driver, err)
 	}
-	if err := Embed(ctx, c.Index, []*Put{p}, nil); err != nil {
+	if err := c.embed(ctx, []*Put{p}, nil); err != nil {
 		return nil, fmt.Errorf("%s: %w", c.Driver, err)
 	}
 	return p, nil

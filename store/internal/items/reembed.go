@@ -39,8 +39,11 @@ type Vectors struct {
 
 // Reembed implements store.Reembedder over a driver's vectors: every
 // stored vector is recomputed with to from the text its item's value yields
-// for the vector's field, a page at a time (one embedder call each); then
-// to is recorded as the store's embedder. Vectors whose text the value no
+// for the vector's field, a page at a time (one embedder call each), and
+// moved into its item's space (each data subject's own, also when the
+// store was opened with store.IndexConfig.DangerousSharedSubjectVectors);
+// then to, in those spaces, is recorded as the store's embedder
+// (Config.VectorName). Vectors whose text the value no
 // longer yields are left as they are, counted in the error, and the record
 // is not changed.
 func (b *Base) Reembed(ctx context.Context, v Vectors, to embeddings.Embedder, opt store.ReembedOptions) (int64, error) {
@@ -94,6 +97,9 @@ func (b *Base) Reembed(ctx context.Context, v Vectors, to embeddings.Embedder, o
 			return done, fail(err)
 		}
 		for i := range updates {
+			if err := c.reembedTo.Rotate(ctx, updates[i].Prefix, vecs[i:i+1]); err != nil {
+				return done, fail(err)
+			}
 			updates[i].Vector = vecs[i]
 		}
 		if err := v.Write(ctx, updates); err != nil {
@@ -107,7 +113,7 @@ func (b *Base) Reembed(ctx context.Context, v Vectors, to embeddings.Embedder, o
 	if lost > 0 {
 		return done, fmt.Errorf("%s: re-embed: %d vectors' texts are no longer in their values (re-put those items); the embedder record is unchanged", c.Driver, lost)
 	}
-	if err := v.Record(ctx, to.Name()); err != nil {
+	if err := v.Record(ctx, to.Name()+c.reembedTo.Suffix()); err != nil {
 		return done, fmt.Errorf("%s: re-embed: record embedder: %w", c.Driver, err)
 	}
 	return done, nil
