@@ -87,6 +87,9 @@ func sqliteEnv(t *testing.T) []string {
 
 func TestExitCodes(t *testing.T) {
 	env := sqliteEnv(t)
+	// An existing database, so that "unknown thread" is about the thread
+	// (a missing database has its own test, TestMissingDatabase).
+	cli(t, env, "", "migrate").must(t, 0)
 	for _, tc := range []struct {
 		name string
 		env  []string
