@@ -161,7 +161,14 @@ func newThreadsCmd(g *globals) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return withHandle(cmd.Context(), g, func(h *handle) error {
 				w := bufio.NewWriter(cmd.OutOrStdout())
+				// A thread named twice is written once: import refuses a
+				// checkpoint that is on two lines.
+				seen := map[string]bool{}
 				for _, id := range args {
+					if seen[id] {
+						continue
+					}
+					seen[id] = true
 					if _, err := threadfile.Export(cmd.Context(), w, h.Saver, id); err != nil {
 						return err
 					}
