@@ -23,7 +23,9 @@ var (
 	// ErrInvalidMetadata: metadata JSON cannot hold (NaN, an infinity,
 	// invalid UTF-8, a channel…); it wraps the jsonvalue error saying which.
 	ErrInvalidMetadata = errors.New("checkpointer: invalid metadata")
-	// ErrInvalidVersion: a channel version that is neither an integer nor
-	// LangGraph's "<int>.<fraction>" string.
+	// ErrInvalidVersion: an empty channel version, which Put and a thread
+	// file's import refuse alike (ValidateVersion), or a stored version
+	// that should be a number and is not (neither an integer nor LangGraph's
+	// "<int>.<fraction>" string).
 	ErrInvalidVersion = errors.New("checkpointer: invalid channel version")
 )

@@ -28,3 +28,18 @@ func ValidateThreadID(id string) error {
 	}
 	return ValidateText("thread id", id)
 }
+
+// ValidateVersion is the one rule for a channel version that Put (in
+// channel_versions, new versions and versions_seen) and a thread file's
+// import both apply: it must not be empty — LangGraph never stores one, ""
+// meaning "no version yet" to NextVersion — (ErrInvalidVersion), and must
+// be valid text (ValidateText, ErrInvalidID). Beyond that a version is
+// opaque: LangGraph's "<digits>.<fraction>" strings, JS LangGraph's
+// integers and any other text a writer chose (an adapter's own ids) are
+// stored, exported and imported as they are.
+func ValidateVersion(what, v string) error {
+	if v == "" {
+		return fmt.Errorf("%w: %s is empty", ErrInvalidVersion, what)
+	}
+	return ValidateText(what, v)
+}

@@ -176,6 +176,19 @@ type Config struct {
 	// SQLite a file (default: DBPath with ".audit" appended), with
 	// PostgreSQL a schema (default "memvault_audit").
 	AuditTable string
+	// MustExist makes Open open existing databases only (no environment
+	// variable: a program or the CLI sets it, the CLI for every command
+	// that writes no new data). With SQLite, DBPath and, when they are
+	// used, the key file (KeyTable) and the audit file (AuditTable) must
+	// exist; with PostgreSQL, the schema must hold the checkpointer's or
+	// the store's tables (memvault's or LangGraph's), and the key and audit
+	// schemas their tables. Otherwise Open fails with an error wrapping
+	// ErrNotFound that names what is missing, before it creates anything:
+	// a mistyped path or schema is reported instead of being set up empty,
+	// and an audit trail or key table that went missing is not replaced by
+	// a new, empty one. Existing tables are still upgraded as usual.
+	// Default false: Open creates what is missing.
+	MustExist bool
 }
 
 // SubjectsOn reports whether per-subject keys are configured.

@@ -407,7 +407,8 @@ func (c Config) ttlConfig() *store.TTLConfig {
 }
 
 // Open connects to the configured database, creates or upgrades its
-// tables, and returns the wired saver and store.
+// tables, and returns the wired saver and store. With c.MustExist it
+// creates no database: a missing one is an error wrapping ErrNotFound.
 func Open(ctx context.Context, c Config) (*Handle, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
@@ -638,6 +639,11 @@ func openKeys(ctx context.Context, c Config, h *Handle, pool *pgxpool.Pool) erro
 		if schema == "" {
 			schema = DefaultKeySchema
 		}
+		if c.MustExist {
+			if err := pgMustExist(ctx, pool, "key table", "MEMVAULT_KEY_TABLE", schema, "memvault_keys_migrations"); err != nil {
+				return err
+			}
+		}
 		t, err := keypostgres.New(pool, keypostgres.Options{Schema: schema, ApartFromData: c.KeyDSN != "" && c.DSN != c.KeyDSN})
 		if err != nil {
 			return fmt.Errorf("config: MEMVAULT_KEY_TABLE: %w", err)
@@ -822,6 +828,11 @@ func (h *Handle) forgetRows(ctx context.Context, subject string) error {
 
 func openSQLite(ctx context.Context, c Config, h *Handle) error {
 	h.Backend, h.dbPath = BackendSQLite, c.DBPath
+	if c.MustExist {
+		if err := sqliteMustExist(c); err != nil {
+			return err
+		}
+	}
 	if err := openKeys(ctx, c, h, nil); err != nil {
 		return err
 	}
@@ -882,6 +893,23 @@ func openPostgres(ctx context.Context, c Config, h *Handle) error {
 	}
 	h.Pool = pool
 	h.closers = append(h.closers, func() error { pool.Close(); return nil })
+	if c.MustExist {
+		// The checkpointer's or the store's tracking table (LangGraph's
+		// names, which memvault shares): a schema with neither was never set
+		// up by memvault or LangGraph.
+		if err := pgMustExist(ctx, pool, "checkpointer or store tables", "MEMVAULT_SCHEMA", c.Schema, "checkpoint_migrations", "store_migrations"); err != nil {
+			return err
+		}
+		if c.Audit {
+			schema := c.AuditTable
+			if schema == "" {
+				schema = DefaultAuditSchema
+			}
+			if err := pgMustExist(ctx, pool, "audit trail", "MEMVAULT_AUDIT_TABLE", schema, "memvault_audit_migrations"); err != nil {
+				return err
+			}
+		}
+	}
 	if err := openKeys(ctx, c, h, pool); err != nil {
 		return err
 	}

@@ -3,7 +3,9 @@ package serde
 import (
 	"bytes"
 	"errors"
+	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // checkCanonical asserts the decoder's output can be encoded, and that
@@ -41,6 +43,14 @@ func FuzzMsgpack(f *testing.F) {
 		if err != nil {
 			if !errors.Is(err, ErrMalformed) {
 				t.Fatalf("error %v is not ErrMalformed", err)
+			}
+			return
+		}
+		// A str that is not UTF-8 is read as it is stored but never
+		// written (checkText): the input must then hold such bytes.
+		if _, _, err := (MsgPack{}).DumpsTyped(v); errors.Is(err, ErrUnsupportedValue) && strings.Contains(err.Error(), "not valid UTF-8") {
+			if utf8.Valid(data) {
+				t.Fatalf("valid UTF-8 input %q decoded to a value refused as invalid UTF-8: %v", data, err)
 			}
 			return
 		}

@@ -36,8 +36,7 @@ func (e *jsonEncoder) encode(v any) error {
 		e.b = append(e.b, "null"...)
 		return nil
 	case string:
-		e.b = appendJSONString(e.b, x)
-		return nil
+		return e.str(x)
 	case bool:
 		e.b = strconv.AppendBool(e.b, x)
 		return nil
@@ -120,6 +119,10 @@ func (e *jsonEncoder) reflectValue(v reflect.Value) error {
 			if err := json.Compact(&buf, raw); err != nil {
 				return fmt.Errorf("%w: %s: MarshalJSON: %v", ErrUnsupportedValue, t, err)
 			}
+			// Compact passes the bytes of strings through unchecked.
+			if err := checkText(t.String()+"'s MarshalJSON output", buf.String()); err != nil {
+				return err
+			}
 			e.b = append(e.b, buf.Bytes()...)
 			return nil
 		}
@@ -136,7 +139,7 @@ func (e *jsonEncoder) reflectValue(v reflect.Value) error {
 	case reflect.Float64:
 		e.float(v.Float(), 64)
 	case reflect.String:
-		e.b = appendJSONString(e.b, v.String())
+		return e.str(v.String())
 	case reflect.Interface, reflect.Pointer:
 		if v.IsNil() {
 			e.b = append(e.b, "null"...)
@@ -284,6 +287,9 @@ func (e *jsonEncoder) stringMap(m map[string]any) error {
 		if i > 0 {
 			e.b = append(e.b, ',')
 		}
+		if err := checkText("an object key", k); err != nil {
+			return err
+		}
 		e.b = appendJSONString(e.b, k)
 		e.b = append(e.b, ':')
 		if err := e.encode(m[k]); err != nil {
@@ -335,12 +341,14 @@ func (e *jsonEncoder) constructor(id []string, method string, args []any, kwargs
 		return err
 	}
 	e.b = append(e.b, `{"lc":2,"type":"constructor","id":`...)
-	e.stringArray(id)
+	if err := e.stringArray(id); err != nil {
+		return err
+	}
 	e.b = append(e.b, `,"method":`...)
 	if method == "" {
 		e.b = append(e.b, "null"...)
-	} else {
-		e.b = appendJSONString(e.b, method)
+	} else if err := e.str(method); err != nil {
+		return err
 	}
 	e.b = append(e.b, `,"args":`...)
 	if args == nil {
@@ -361,15 +369,27 @@ func (e *jsonEncoder) constructor(id []string, method string, args []any, kwargs
 	return nil
 }
 
-func (e *jsonEncoder) stringArray(s []string) {
+func (e *jsonEncoder) stringArray(s []string) error {
 	e.b = append(e.b, '[')
 	for i, x := range s {
 		if i > 0 {
 			e.b = append(e.b, ',')
 		}
-		e.b = appendJSONString(e.b, x)
+		if err := e.str(x); err != nil {
+			return err
+		}
 	}
 	e.b = append(e.b, ']')
+	return nil
+}
+
+// str writes s as a JSON string; invalid UTF-8 is refused (checkText).
+func (e *jsonEncoder) str(s string) error {
+	if err := checkText("a string", s); err != nil {
+		return err
+	}
+	e.b = appendJSONString(e.b, s)
+	return nil
 }
 
 func (e *jsonEncoder) constructorRecord(c Constructor) error {
@@ -502,6 +522,6 @@ func formatISO(t time.Time) string {
 }
 
 // appendJSONString appends s as a JSON string (jsonvalue.AppendString:
-// UTF-8 kept as it is, like Python's ensure_ascii=False; invalid UTF-8
-// replaced by U+FFFD).
+// UTF-8 kept as it is, like Python's ensure_ascii=False). Callers have
+// refused invalid UTF-8 (checkText), which it would replace by U+FFFD.
 func appendJSONString(b []byte, s string) []byte { return jsonvalue.AppendString(b, s) }

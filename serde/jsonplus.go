@@ -37,9 +37,12 @@ import (
 // Unregistered structs are written as objects of their fields (encoding/json
 // rules: `json` tags, omitempty, embedding). Types implementing
 // json.Marshaler are written with it; named integer types such as
-// time.Duration are written as integers. Strings with invalid UTF-8 have the
-// bad bytes replaced by U+FFFD. Channels, functions and complex numbers are
-// ErrUnsupportedValue.
+// time.Duration are written as integers. Channels, functions, complex
+// numbers and strings (map keys too) that are not valid UTF-8 are
+// ErrUnsupportedValue: JSON cannot carry such a string without replacing
+// its bad bytes by U+FFFD, which would change the value silently, and
+// LangGraph's msgpack readers refuse it (MsgPack refuses it too); binary
+// data belongs in a []byte, which both keep exactly.
 //
 // # Reading
 //

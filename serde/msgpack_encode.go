@@ -43,8 +43,7 @@ func (e *mpEncoder) encode(v any) error {
 		e.b = append(e.b, 0xc0)
 		return nil
 	case string:
-		e.str(x)
-		return nil
+		return e.text(x)
 	case bool:
 		if x {
 			e.b = append(e.b, 0xc3)
@@ -139,7 +138,7 @@ func (e *mpEncoder) reflectValue(v reflect.Value) error {
 	case reflect.Float64:
 		return e.encode(v.Float())
 	case reflect.String:
-		e.str(v.String())
+		return e.text(v.String())
 	case reflect.Interface, reflect.Pointer:
 		if v.IsNil() {
 			e.b = append(e.b, 0xc0)
@@ -243,6 +242,15 @@ func (e *mpEncoder) header(n int, fix, fixMax byte, b8, b16, b32 byte) {
 	}
 }
 
+// text writes s as a str; invalid UTF-8 is refused (checkText).
+func (e *mpEncoder) text(s string) error {
+	if err := checkText("a string", s); err != nil {
+		return err
+	}
+	e.str(s)
+	return nil
+}
+
 func (e *mpEncoder) str(s string) {
 	e.header(len(s), 0xa0, 31, 0xd9, 0xda, 0xdb)
 	e.b = append(e.b, s...)
@@ -278,6 +286,9 @@ func (e *mpEncoder) stringMap(m map[string]any) error {
 	slices.Sort(keys)
 	e.header(len(m), 0x80, 15, 0, 0xde, 0xdf)
 	for _, k := range keys {
+		if err := checkText("an object key", k); err != nil {
+			return err
+		}
 		e.str(k)
 		if err := e.encode(m[k]); err != nil {
 			return err

@@ -30,7 +30,11 @@
 // DeleteThread(""), and CopyThread with an empty id return
 // checkpointer.ErrMissingThreadID; PutWrites without a checkpoint id returns
 // checkpointer.ErrMissingCheckpointID; a failed Put or PutWrites stores
-// nothing; PutWrites upserts only when every write is to a special channel;
+// nothing; a channel value or pending write holding a string that is not
+// valid UTF-8 (nested, or as a map key) is refused with
+// serde.ErrUnsupportedValue rather than stored changed; an empty channel
+// version is refused with checkpointer.ErrInvalidVersion (the rule thread
+// file imports apply), any other text is a version; PutWrites upserts only when every write is to a special channel;
 // pending writes come back ordered by (task id, idx); the latest checkpoint is
 // the one with the greatest id, not the last one put; a v<4 checkpoint is
 // migrated whatever backend stored it (the suite stores it with Put and V=1,

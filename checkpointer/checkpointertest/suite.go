@@ -35,6 +35,7 @@ func Run(t *testing.T, newSaver func(t *testing.T) checkpointer.Saver) {
 	t.Run("Fidelity", s.testFidelity)
 	t.Run("Metacharacters", s.testMetachars)
 	t.Run("BadInput", s.testBadInput)
+	t.Run("EmptyVersion", s.testEmptyVersion)
 	t.Run("IDs", s.testIDs)
 	t.Run("Concurrency", s.testConcurrency)
 	t.Run("Streaming", s.testStreaming)

@@ -12,11 +12,16 @@
 // settings (and encrypted) on import; metadata keeps memvault's JSON value
 // model (package jsonvalue).
 //
-// Import validates the whole file before it writes anything (ids, versions,
-// parents, values; ErrInvalidFile names the line), writes each thread as one
-// unit when the saver is a checkpointer.ThreadImporter, never rewrites a
-// checkpoint the target has, and completes an import that stopped between a
-// checkpoint and its writes when run again. With ImportOptions.IntVersions,
+// Import validates the whole file before it writes anything (ids, each on
+// one line only; versions, by the rule Put applies,
+// checkpointer.ValidateVersion; parents; values; ErrInvalidFile names the
+// line). A parent must be earlier in the file or in the target, unless the
+// export marked it missing (Line.ParentMissing: a thread whose oldest
+// checkpoints a retention sweep pruned), so a pruned thread moves as it is
+// while a file that lost its first lines is refused. Import writes each
+// thread as one unit when the saver is a checkpointer.ThreadImporter, never
+// rewrites a checkpoint the target has, and completes an import that
+// stopped between a checkpoint and its writes when run again. With ImportOptions.IntVersions,
 // Python-style versions ("<32 digits>.<fraction>") are renumbered 1, 2, …
 // per thread, namespace and channel, keeping their order and forks apart,
 // so that JS LangGraph can continue the threads.

@@ -56,6 +56,14 @@ type Line struct {
 	Metadata        Metadata                     `json:"metadata"`
 	PendingWrites   []Write                      `json:"pending_writes"`
 
+	// ParentMissing says that the parent is not in the file because the
+	// source no longer held it (a retention sweep or KeepLast pruned it):
+	// Import then keeps ParentID as it is without requiring the parent,
+	// so a pruned thread moves as it is. Without it a parent must be
+	// earlier in the file or in the target, which catches a file that lost
+	// its first lines.
+	ParentMissing bool `json:"parent_missing,omitempty"`
+
 	lineNo int // line in the file, for errors; not exported
 }
 
@@ -108,6 +116,13 @@ func Export(ctx context.Context, w io.Writer, saver checkpointer.Saver, thread s
 		}
 		return strings.Compare(a.Config.CheckpointNS, b.Config.CheckpointNS)
 	})
+	// A parent the export does not hold (pruned in the source) is marked,
+	// so that Import takes it as it is (Line.ParentMissing).
+	type cpKey struct{ ns, id string }
+	held := make(map[cpKey]bool, len(tuples))
+	for _, t := range tuples {
+		held[cpKey{t.Config.CheckpointNS, t.Config.CheckpointID}] = true
+	}
 	enc := json.NewEncoder(w)
 	for _, t := range tuples {
 		line := Line{
@@ -121,6 +136,7 @@ func Export(ctx context.Context, w io.Writer, saver checkpointer.Saver, thread s
 		}
 		if t.ParentConfig != nil {
 			line.ParentID = t.ParentConfig.CheckpointID
+			line.ParentMissing = !held[cpKey{t.Config.CheckpointNS, line.ParentID}]
 		}
 		for ch, v := range t.Checkpoint.ChannelValues {
 			ev, err := EncodeValue(v)
@@ -402,13 +418,14 @@ func intVersions(lines []Line) {
 var ErrInvalidFile = errors.New("invalid thread file")
 
 // validate checks every line before anything is written: ids must be
-// checkpoint ids (UUIDv6, as checkpointer.NewID makes them), every version
-// a version (an integer or LangGraph's "<digits>.<fraction>"), and every
-// parent either earlier in the file (same thread and namespace) or already
-// in the target. Errors name the line.
+// checkpoint ids (UUIDv6, as checkpointer.NewID makes them), each on one
+// line only, every version a version by the rule Put applies
+// (checkpointer.ValidateVersion), and every parent either earlier in the
+// file (same thread and namespace), already in the target, or marked
+// missing by the export (Line.ParentMissing). Errors name the line.
 func validate(ctx context.Context, lines []Line, saver checkpointer.Saver) error {
 	type cpKey struct{ thread, ns, id string }
-	earlier := map[cpKey]bool{}
+	earlier := map[cpKey]int{} // line of each checkpoint
 	for i := range lines {
 		l := &lines[i]
 		bad := func(format string, args ...any) error {
@@ -417,15 +434,21 @@ func validate(ctx context.Context, lines []Line, saver checkpointer.Saver) error
 		if _, ok := checkpointer.IDTime(l.CheckpointID); !ok {
 			return bad("checkpoint_id %q is not a checkpoint id (UUIDv6)", l.CheckpointID)
 		}
+		// A second line for one checkpoint would be written over the first
+		// (or skipped) and counted twice: which content is meant cannot be
+		// told, so the file is refused.
+		if first, dup := earlier[cpKey{l.ThreadID, l.CheckpointNS, l.CheckpointID}]; dup {
+			return bad("checkpoint %q of thread %q (namespace %q) is already on line %d", l.CheckpointID, l.ThreadID, l.CheckpointNS, first)
+		}
 		for ch, v := range l.ChannelVersions {
-			if !validVersion(v) {
-				return bad("channel_versions[%q] = %q is not a channel version", ch, v)
+			if err := checkpointer.ValidateVersion("channel version", v); err != nil {
+				return bad("channel_versions[%q]: %v", ch, err)
 			}
 		}
 		for node, seen := range l.VersionsSeen {
 			for ch, v := range seen {
-				if !validVersion(v) {
-					return bad("versions_seen[%q][%q] = %q is not a channel version", node, ch, v)
+				if err := checkpointer.ValidateVersion("channel version", v); err != nil {
+					return bad("versions_seen[%q][%q]: %v", node, ch, err)
 				}
 			}
 		}
@@ -448,32 +471,17 @@ func validate(ctx context.Context, lines []Line, saver checkpointer.Saver) error
 			if _, ok := checkpointer.IDTime(l.ParentID); !ok {
 				return bad("parent_checkpoint_id %q is not a checkpoint id (UUIDv6)", l.ParentID)
 			}
-			if !earlier[cpKey{l.ThreadID, l.CheckpointNS, l.ParentID}] {
+			if _, ok := earlier[cpKey{l.ThreadID, l.CheckpointNS, l.ParentID}]; !ok && !l.ParentMissing {
 				t, err := saver.GetTuple(ctx, checkpointer.Config{ThreadID: l.ThreadID, CheckpointNS: l.CheckpointNS, CheckpointID: l.ParentID})
 				if err != nil {
 					return fmt.Errorf("line %d: %w", l.lineNo, err)
 				}
 				if t == nil {
-					return bad("parent checkpoint %q is neither earlier in the file nor in the target", l.ParentID)
+					return bad("parent checkpoint %q is neither earlier in the file nor in the target (nor marked parent_missing, as an export of a pruned thread marks it)", l.ParentID)
 				}
 			}
 		}
-		earlier[cpKey{l.ThreadID, l.CheckpointNS, l.CheckpointID}] = true
+		earlier[cpKey{l.ThreadID, l.CheckpointNS, l.CheckpointID}] = l.lineNo
 	}
 	return nil
-}
-
-// validVersion reports whether v is a channel version: a non-negative
-// integer (JS LangGraph) or "<digits>.<fraction>" (Python LangGraph's
-// "%032d.<random float>").
-func validVersion(v string) bool {
-	head, frac, dotted := strings.Cut(v, ".")
-	if head == "" || strings.Trim(head, "0123456789") != "" {
-		return false
-	}
-	if !dotted {
-		return true
-	}
-	f, err := strconv.ParseFloat(frac, 64)
-	return frac != "" && frac[0] != '-' && frac[0] != '+' && err == nil && f >= 0
 }

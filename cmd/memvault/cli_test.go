@@ -87,6 +87,9 @@ func sqliteEnv(t *testing.T) []string {
 
 func TestExitCodes(t *testing.T) {
 	env := sqliteEnv(t)
+	// An existing database, so that "unknown thread" is about the thread
+	// (a missing database has its own test, TestMissingDatabase).
+	cli(t, env, "", "migrate").must(t, 0)
 	for _, tc := range []struct {
 		name string
 		env  []string
@@ -453,7 +456,8 @@ func TestImportValidatesThenCompletes(t *testing.T) {
 	dstEnv := []string{"MEMVAULT_DB=" + dst, "LANGGRAPH_AES_KEY=" + testKey}
 
 	broken := slices.Clone(lines)
-	broken[2] = strings.Replace(broken[2], `"channel_versions":{`, `"channel_versions":{"bogus":"not-a-version",`, 1)
+	// Put's rule for versions (checkpointer.ValidateVersion): not empty.
+	broken[2] = strings.Replace(broken[2], `"channel_versions":{`, `"channel_versions":{"bogus":"",`, 1)
 	noParent := slices.Clone(lines[1:])
 	badID := slices.Clone(lines)
 	badID[1] = strings.Replace(badID[1], `"checkpoint_id":"`, `"checkpoint_id":"x`, 1)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -160,11 +161,16 @@ func TestImportRefusalsNameTheLine(t *testing.T) {
 			}{
 				{"malformed JSON", 5, func(l, _ []string) { l[4] = l[4][:len(l[4])/2] }},
 				{"id not a checkpoint id", 3, func(l, ids []string) { l[2] = strings.ReplaceAll(l[2], ids[2], "not-a-uuid") }},
-				{"version not a version", 4, func(l, _ []string) {
-					l[3] = strings.Replace(l[3], `"channel_versions":{"n":"`, `"channel_versions":{"n":"v`, 1)
+				// Versions follow Put's rule (checkpointer.ValidateVersion):
+				// any non-empty text, so an empty one is refused.
+				{"empty version", 4, func(l, _ []string) {
+					l[3] = regexp.MustCompile(`"channel_versions":\{"n":"[^"]*"`).ReplaceAllString(l[3], `"channel_versions":{"n":""`)
 				}},
-				{"seen version not a version", 2, func(l, _ []string) {
-					l[1] = strings.Replace(l[1], `"versions_seen":{"node":{"n":"`, `"versions_seen":{"node":{"n":"x.`, 1)
+				{"empty seen version", 2, func(l, _ []string) {
+					l[1] = regexp.MustCompile(`"versions_seen":\{"node":\{"n":"[^"]*"`).ReplaceAllString(l[1], `"versions_seen":{"node":{"n":""`)
+				}},
+				{"duplicate checkpoint", 6, func(l, ids []string) {
+					l[5] = strings.ReplaceAll(l[5], ids[5], ids[1])
 				}},
 				{"parent missing", 4, func(l, ids []string) {
 					l[3] = strings.Replace(l[3], `"parent_checkpoint_id":"`+ids[2]+`"`, `"parent_checkpoint_id":"`+checkpointer.NewID(9)+`"`, 1)

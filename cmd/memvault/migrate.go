@@ -12,7 +12,7 @@ func newMigrateCmd(g *globals) *cobra.Command {
 		Short: "Create or upgrade the saver and store tables, and print the applied versions",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return withHandle(cmd.Context(), g, func(h *handle) error {
+			return withNewHandle(cmd.Context(), g, func(h *handle) error {
 				vs, err := h.Migrations(cmd.Context())
 				if err != nil {
 					return err

@@ -13,7 +13,12 @@ import (
 // handle is the wired saver and store a command works on.
 type handle = config.Handle
 
-// withHandle opens the configured database, runs fn and closes it.
+// withHandle opens the configured database, which must exist, runs fn and
+// closes it. Every command but those that write new data opens this way:
+// a mistyped --db, MEMVAULT_DB or schema is reported (config.ErrNotFound,
+// naming the path) instead of being created empty and read as "no threads",
+// and a key or audit table that went missing is not replaced by an empty
+// one (which `audit verify` would call intact).
 func withHandle(ctx context.Context, g *globals, fn func(h *handle) error) (err error) {
 	cfg, err := g.config()
 	if err != nil {
@@ -22,9 +27,34 @@ func withHandle(ctx context.Context, g *globals, fn func(h *handle) error) (err 
 	return withConfig(ctx, cfg, fn)
 }
 
+// withNewHandle is withHandle for the commands that write new data
+// (migrate, store put, threads import): they create the database and its
+// tables when missing.
+func withNewHandle(ctx context.Context, g *globals, fn func(h *handle) error) (err error) {
+	cfg, err := g.config()
+	if err != nil {
+		return err
+	}
+	return withNewConfig(ctx, cfg, fn)
+}
+
 // withConfig is withHandle on a configuration the command adjusted.
 func withConfig(ctx context.Context, cfg config.Config, fn func(h *handle) error) (err error) {
+	cfg.MustExist = true
+	return open(ctx, cfg, fn)
+}
+
+// withNewConfig is withNewHandle on a configuration the command adjusted.
+func withNewConfig(ctx context.Context, cfg config.Config, fn func(h *handle) error) (err error) {
+	cfg.MustExist = false
+	return open(ctx, cfg, fn)
+}
+
+func open(ctx context.Context, cfg config.Config, fn func(h *handle) error) (err error) {
 	h, err := config.Open(ctx, cfg)
+	if errors.Is(err, config.ErrNotFound) {
+		return fmt.Errorf("%w (this command opens existing databases only; `memvault migrate` creates one)", err)
+	}
 	if err != nil {
 		return err
 	}

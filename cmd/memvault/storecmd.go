@@ -37,7 +37,7 @@ func newStoreCmd(g *globals) *cobra.Command {
 			} else if len(index) > 0 {
 				opts = append(opts, store.WithIndex(index...))
 			}
-			return withHandle(cmd.Context(), g, func(h *handle) error {
+			return withNewHandle(cmd.Context(), g, func(h *handle) error {
 				if err := h.Store.Put(cmd.Context(), ns, key, obj, opts...); err != nil {
 					return err
 				}

@@ -26,6 +26,11 @@ func newThreadsCmd(g *globals) *cobra.Command {
 		Short: "Print a thread's checkpoints, newest first, in LangGraph's tuple shape",
 		Args:  threadArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			// Flags first: a usage error is one whether the database exists
+			// or not.
+			if _, _, err := lf.options(args[0]); err != nil {
+				return err
+			}
 			return withHandle(cmd.Context(), g, func(h *handle) error {
 				return threadHistory(cmd.Context(), cmd.OutOrStdout(), h, g.json, args[0], lf)
 			})
@@ -156,7 +161,14 @@ func newThreadsCmd(g *globals) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return withHandle(cmd.Context(), g, func(h *handle) error {
 				w := bufio.NewWriter(cmd.OutOrStdout())
+				// A thread named twice is written once: import refuses a
+				// checkpoint that is on two lines.
+				seen := map[string]bool{}
 				for _, id := range args {
+					if seen[id] {
+						continue
+					}
+					seen[id] = true
 					if _, err := threadfile.Export(cmd.Context(), w, h.Saver, id); err != nil {
 						return err
 					}
@@ -184,7 +196,7 @@ func newThreadsCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return withHandle(cmd.Context(), g, func(h *handle) error {
+			return withNewHandle(cmd.Context(), g, func(h *handle) error {
 				st, err := threadfile.Import(cmd.Context(), r, h.Saver, threadfile.ImportOptions{IntVersions: cfg.Versions == checkpointer.VersionInt})
 				if err != nil {
 					return err

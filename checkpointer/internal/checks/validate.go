@@ -82,10 +82,10 @@ func ValidatePut(cfg checkpointer.Config, cp *checkpointer.Checkpoint, newVersio
 	if err := checkpointer.ValidateText("checkpoint id", cp.ID); err != nil {
 		return err
 	}
-	if err := validateVersions(cp.ChannelVersions); err != nil {
+	if err := validateVersions("channel_versions", cp.ChannelVersions); err != nil {
 		return err
 	}
-	if err := validateVersions(newVersions); err != nil {
+	if err := validateVersions("new versions", newVersions); err != nil {
 		return err
 	}
 	for ch := range cp.ChannelValues {
@@ -97,20 +97,23 @@ func ValidatePut(cfg checkpointer.Config, cp *checkpointer.Checkpoint, newVersio
 		if err := checkpointer.ValidateText("node name", node); err != nil {
 			return err
 		}
-		if err := validateVersions(seen); err != nil {
+		if err := validateVersions("versions_seen", seen); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func validateVersions(versions map[string]string) error {
+// validateVersions checks the channel names and versions of one map (where
+// says which) with checkpointer.ValidateVersion, the rule thread file
+// imports apply too.
+func validateVersions(where string, versions map[string]string) error {
 	for ch, v := range versions {
 		if err := checkpointer.ValidateText("channel name", ch); err != nil {
 			return err
 		}
-		if err := checkpointer.ValidateText("channel version", v); err != nil {
-			return err
+		if err := checkpointer.ValidateVersion("channel version", v); err != nil {
+			return fmt.Errorf("%s[%q]: %w", where, ch, err)
 		}
 	}
 	return nil
