@@ -302,8 +302,10 @@ func mvThread(t *testing.T, s checkpointer.Saver, thread, childNS string) map[st
 			next.ChannelVersions[ch], newVersions[ch] = nv, nv
 			delete(next.ChannelValues, ch)
 		}
-		if n >= 0 {
-			next.VersionsSeen["agent"] = map[string]string{"messages": cp.ChannelVersions["messages"]}
+		// A node has seen the versions that existed: none before the first
+		// message (an empty version is refused, as in LangGraph).
+		if v := cp.ChannelVersions["messages"]; n >= 0 && v != "" {
+			next.VersionsSeen["agent"] = map[string]string{"messages": v}
 		}
 		var err error
 		cfg, err = s.Put(ctx, cfg, next, checkpointer.Metadata{"source": source, "step": n, "parents": map[string]any{}, "user_id": "u-go"}, newVersions)
