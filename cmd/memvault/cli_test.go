@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"database/sql"
@@ -9,7 +8,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,6 +19,7 @@ import (
 	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/checkpointer/threadfile"
 	"github.com/memvault/memvault/config"
+	"github.com/memvault/memvault/internal/carve"
 	"github.com/memvault/memvault/internal/pgtest"
 	"github.com/memvault/memvault/store"
 )
@@ -584,7 +583,7 @@ func TestForgetAndRotateKEK(t *testing.T) {
 	// forget says the erasure is pending and exits 3, and a rerun once the
 	// reader is gone finishes it (before, forget exited 0 with the key still
 	// in the file).
-	stopReader := holdKeyFile(t, db+".keys")
+	stopReader := carve.StartReader(t, db+".keys")
 	res := cli(t, env, "", "forget", "--wait", "200ms", "carol")
 	if res.code != 3 || !strings.Contains(res.stdout, "PENDING") || !strings.Contains(res.stdout, "threads deleted:  1") {
 		t.Fatalf("forget with a reader on the key table: %+v", res)
@@ -627,54 +626,8 @@ func TestForgetAndRotateKEK(t *testing.T) {
 	}
 }
 
-// TestKeyReaderChild is the other process of holdKeyFile.
-func TestKeyReaderChild(t *testing.T) {
-	path := os.Getenv("MEMVAULT_TEST_KEY_READER")
-	if path == "" {
-		t.Skip("a child process of TestForgetAndRotateKEK")
-	}
-	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(5000)")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	tx, err := db.Begin()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tx.Rollback()
-	var n int
-	if err := tx.QueryRow(`SELECT count(*) FROM memvault_data_keys`).Scan(&n); err != nil {
-		t.Fatal(err)
-	}
-	os.Stdout.WriteString("ready\n")
-	_, _ = io.Copy(io.Discard, os.Stdin)
-}
-
-// holdKeyFile starts a process inside a read transaction on the key file
-// at path; the returned function ends it.
-func holdKeyFile(t *testing.T, path string) func() {
-	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestKeyReaderChild$", "-test.count=1")
-	cmd.Env = append(os.Environ(), "MEMVAULT_TEST_KEY_READER="+path)
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	if line, err := bufio.NewReader(out).ReadString('\n'); err != nil || line != "ready\n" {
-		t.Fatalf("key reader: %q, %v", line, err)
-	}
-	stop := func() { in.Close(); _ = cmd.Wait() }
-	t.Cleanup(stop)
-	return stop
-}
+// TestReaderProcess is the other process of carve.StartReader.
+func TestReaderProcess(t *testing.T) { carve.ReaderProcess(t) }
 
 // TestAuditTrail: with MEMVAULT_AUDIT on, the CLI's reads, writes and an
 // erasure are recorded with the principal; `audit verify` passes on the

@@ -1,79 +1,18 @@
 package sqlite_test
 
 import (
-	"bufio"
 	"bytes"
 	"crypto/rand"
-	"database/sql"
 	"errors"
-	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
 
-	_ "modernc.org/sqlite"
-
+	"github.com/memvault/memvault/internal/carve"
 	"github.com/memvault/memvault/keys"
 	"github.com/memvault/memvault/keys/sqlite"
 )
-
-// TestReaderChild is the other process of TestPurgeWaitsForAReader: it
-// holds a read transaction on the key file (it has read the keys) until its
-// standard input closes.
-func TestReaderChild(t *testing.T) {
-	path := os.Getenv("MEMVAULT_TEST_READER_DB")
-	if path == "" {
-		t.Skip("the child process of TestPurgeWaitsForAReader")
-	}
-	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(5000)")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	tx, err := db.Begin()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var n int
-	if err := tx.QueryRow(`SELECT count(*) FROM memvault_data_keys`).Scan(&n); err != nil {
-		t.Fatal(err)
-	}
-	os.Stdout.WriteString("ready\n")
-	_, _ = io.Copy(io.Discard, os.Stdin)
-	_ = tx.Rollback()
-}
-
-// startReader starts a process holding a read transaction on path; closing
-// the returned function's result ends it.
-func startReader(t *testing.T, path string) func() {
-	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestReaderChild$", "-test.count=1")
-	cmd.Env = append(os.Environ(), "MEMVAULT_TEST_READER_DB="+path)
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil || line != "ready\n" {
-		t.Fatalf("reader process: %q, %v", line, err)
-	}
-	stop := func() {
-		in.Close()
-		_ = cmd.Wait()
-	}
-	t.Cleanup(stop)
-	return stop
-}
 
 // fileHolds reports which of the key table's files hold b.
 func fileHolds(t *testing.T, path string, b []byte) []string {
@@ -122,7 +61,7 @@ func TestPurgeWaitsForAReader(t *testing.T) {
 	if in := fileHolds(t, path, wrapped); len(in) == 0 {
 		t.Fatal("the key is not in the files before the erasure: the check below proves nothing")
 	}
-	stop := startReader(t, path)
+	stop := carve.StartReader(t, path)
 	e, err := tb.StartErasure(ctx, "carol", now)
 	if err != nil {
 		t.Fatal(err)
