@@ -168,6 +168,36 @@ func (s *suite) testResume(t *testing.T) {
 	})
 }
 
+// agedThread stores thread as putChainIDs does, three checkpoints two
+// days old, and returns its latest checkpoint as read back; nil when a
+// background sweep removed it first (a put of the chain then fails with
+// checkpointer.ErrParentMissing).
+func agedThread(t *testing.T, sv checkpointer.Saver, thread string) *checkpointer.Tuple {
+	t.Helper()
+	id := agedIDs(48 * time.Hour)
+	cfg := cfgOf(thread, "", "")
+	versions := map[string]string{}
+	for i := range 3 {
+		nv := map[string]string{"counter": sv.NextVersion(versions["counter"])}
+		vals := map[string]any{"counter": int64(i), "base": "base value"}
+		if i == 0 {
+			nv["base"] = sv.NextVersion("")
+		}
+		maps.Copy(versions, nv)
+		cp := newCheckpoint(i-1, vals, maps.Clone(versions))
+		cp.ID = id(i)
+		out, err := sv.Put(t.Context(), cfg, cp, checkpointer.Metadata{"step": i - 1}, nv)
+		if errors.Is(err, checkpointer.ErrParentMissing) {
+			return nil
+		}
+		if err != nil {
+			t.Fatalf("Put(%+v, %s): %v", cfg, cp.ID, err)
+		}
+		cfg = out
+	}
+	return mustGet(t, sv, cfg)
+}
+
 // ResumeDuringSweep races agents resuming threads against retention: it
 // stores idle threads (checkpoints two days old, three per thread, each
 // with the channels "base", written once, and "counter"), and while
@@ -203,8 +233,7 @@ func ResumeDuringSweep(t *testing.T, sv checkpointer.Saver, sweep func(ctx conte
 	read := make([]*checkpointer.Tuple, threads)
 	for i := range threads {
 		ids[i] = newThreadID(fmt.Sprintf("rs-race%02d", i))
-		putChainIDs(t, sv, ids[i], "", 3, agedIDs(48*time.Hour))
-		read[i] = mustGet(t, sv, cfgOf(ids[i], "", ""))
+		read[i] = agedThread(t, sv, ids[i])
 	}
 	// The sweeps start with the agents' pauses: each thread is written
 	// before or after its sweep, or while it runs.
