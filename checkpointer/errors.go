@@ -28,4 +28,16 @@ var (
 	// that should be a number and is not (neither an integer nor LangGraph's
 	// "<int>.<fraction>" string).
 	ErrInvalidVersion = errors.New("checkpointer: invalid channel version")
+	// ErrParentMissing: Put named a parent checkpoint (cfg.CheckpointID)
+	// that is not stored when the put commits — a retention sweep,
+	// Prune, DeleteThread, DeleteCheckpoint or DeleteForRuns removed it,
+	// typically while the caller was working from it — and the new
+	// checkpoint inherits values from it (a channel of its
+	// ChannelVersions is not in newVersions). Storing it would keep a
+	// checkpoint that lacks those values, and every checkpoint after it
+	// would inherit the hole, so nothing is stored. Re-read the thread
+	// (GetTuple) and continue from what is there, or start it again
+	// (a Put without a parent, or one whose newVersions rewrite every
+	// channel, never needs its parent).
+	ErrParentMissing = errors.New("checkpointer: parent checkpoint is gone")
 )

@@ -44,6 +44,7 @@ func Run(t *testing.T, newSaver func(t *testing.T) checkpointer.Saver) {
 	t.Run("ListThreads", s.testListThreads)
 	t.Run("ImportThread", s.testImportThread)
 	t.Run("Sweep", s.testSweep)
+	t.Run("Resume", s.testResume)
 }
 
 type suite struct {

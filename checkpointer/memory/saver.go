@@ -175,6 +175,15 @@ func (n *namespace) add(rec *record) {
 	n.checkpoints[rec.id] = rec
 }
 
+// checkpointsOrNil returns n's checkpoints; nil for a nil n (a namespace
+// that does not exist).
+func (n *namespace) checkpointsOrNil() map[string]*record {
+	if n == nil {
+		return nil
+	}
+	return n.checkpoints
+}
+
 // latest returns the greatest checkpoint id, "" when there is none.
 func (n *namespace) latest() string {
 	if len(n.ids) == 0 {
@@ -254,6 +263,14 @@ func (s *InMemorySaver) Put(ctx context.Context, cfg checkpointer.Config, cp *ch
 	// Under the lock an erasure (DrainWrites) cannot interleave.
 	if err := s.codec.Check(ctx, &fence); err != nil {
 		return checkpointer.Config{}, fmt.Errorf("memory: %w", err)
+	}
+	// Under the lock a sweep or delete cannot interleave either: a put
+	// that inherits values from a parent that is gone would keep a
+	// checkpoint lacking them.
+	if cfg.CheckpointID != "" && core.Inherits(cp, newVersions) {
+		if _, ok := s.threads[thread][ns].checkpointsOrNil()[cfg.CheckpointID]; !ok {
+			return checkpointer.Config{}, fmt.Errorf("memory: put %s: %w", cp.ID, core.ParentMissing(thread, ns, cfg.CheckpointID))
+		}
 	}
 	n := s.namespaceLocked(thread, ns)
 	maps.Copy(n.blobs, blobs)

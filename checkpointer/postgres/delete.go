@@ -26,7 +26,13 @@ func (s *Saver) DeleteCheckpointTx(ctx context.Context, tx pgx.Tx, cfg checkpoin
 }
 
 func (s *Saver) deleteCheckpointOn(ctx context.Context, db DB, thread, ns, id string) error {
-	if _, err := db.Exec(ctx, s.q.ckptDelete, thread, ns, id); err != nil {
+	// Lock first (one round trip still): a put continuing the checkpoint
+	// commits before the delete works out which values stay, or finds its
+	// parent gone (see queries.putCkpt).
+	b := &pgx.Batch{}
+	b.Queue(s.q.lockCkpt, thread, ns, id)
+	b.Queue(s.q.ckptDelete, thread, ns, id)
+	if err := runBatch(ctx, db, b); err != nil {
 		return fmt.Errorf("postgres: delete checkpoint: %w", err)
 	}
 	return nil

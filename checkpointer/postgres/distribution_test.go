@@ -24,6 +24,7 @@ var threadInsert = regexp.MustCompile(`(?s)^INSERT INTO \S+ \(thread_id,.*?(VALU
 var fanOut = map[string]string{
 	"selectTuple":  "a fragment: getByID, getLatest and List add the WHERE",
 	"runDelete":    "DeleteForRuns selects by metadata.run_id across threads",
+	"lockRuns":     "DeleteForRuns first locks the checkpoints of its runs, across threads",
 	"sweepThreads": "a retention sweep pages through every thread id (its deletes then name their batch)",
 }
 

@@ -32,6 +32,10 @@ func (s *Saver) DeleteThreadTx(ctx context.Context, tx pgx.Tx, threadID string) 
 // deleteThreads deletes checked threads on db.
 func (s *Saver) deleteThreads(ctx context.Context, db DB, threadIDs []string) error {
 	b := &pgx.Batch{}
+	// Lock first: wait for the puts continuing these checkpoints, so that
+	// the deletes, later statements, see (and delete) what they wrote;
+	// later puts find their parent gone (see queries.putCkpt).
+	b.Queue(s.q.lockThreads, threadIDs)
 	b.Queue(s.q.deleteCkpts, threadIDs)
 	b.Queue(s.q.deleteBlobs, threadIDs)
 	b.Queue(s.q.deleteWrites, threadIDs)
@@ -48,9 +52,11 @@ func (s *Saver) deleteThreads(ctx context.Context, db DB, threadIDs []string) er
 // no remaining checkpoint references (values of unchanged channels written
 // by older checkpoints stay). PruneDelete is DeleteThread for each thread.
 // Both run as one round trip and one transaction. Runs may keep writing
-// to the thread meanwhile (each Put's values commit with its checkpoint),
-// but a run forking from a checkpoint that Prune removes can lose the values
-// its fork shares with it: prune threads that are not being time-travelled.
+// to the thread meanwhile: a put continuing a checkpoint Prune removes
+// either commits first, and the values it shares with that checkpoint stay
+// (the values are collected by a later statement than the delete, which
+// waits for the put's lock on its parent), or fails with
+// checkpointer.ErrParentMissing.
 //
 // The __pregel_tasks writes a kept v<4 checkpoint reads its pending sends
 // from stay, though their checkpoint goes.
@@ -73,9 +79,14 @@ func (s *Saver) prune(ctx context.Context, threadIDs []string, strategy checkpoi
 // deleteForRuns is the core's DeleteForRuns hook (core.Hooks), for
 // checkpointer.RunDeleter: the checkpoints whose
 // metadata.run_id is one of runIDs go, with their writes and the blob rows
-// no remaining checkpoint of their threads references, in one statement.
+// no remaining checkpoint of their threads references, in one statement
+// after the one locking them (one round trip, one transaction).
 func (s *Saver) deleteForRuns(ctx context.Context, runIDs []string) error {
-	if _, err := s.db.Exec(ctx, s.q.runDelete, runIDs); err != nil {
+	// Lock first, as deleteThreads does.
+	b := &pgx.Batch{}
+	b.Queue(s.q.lockRuns, runIDs)
+	b.Queue(s.q.runDelete, runIDs)
+	if err := runBatch(ctx, s.db, b); err != nil {
 		return fmt.Errorf("postgres: delete for runs: %w", err)
 	}
 	return nil

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/checkpointer/internal/core"
@@ -17,11 +18,15 @@ import (
 )
 
 // Put implements checkpointer.Saver. The blob rows of every channel in
-// newVersions and the checkpoint row go to PostgreSQL as one pipelined batch:
-// one round trip, and one implicit transaction (PostgreSQL commits a
-// pipeline at its single Sync), so a checkpoint is never visible without its
-// values. Every value becomes a blob row, never inline in the checkpoint
-// document; a channel in newVersions without a value gets an "empty" row.
+// newVersions and the checkpoint row go to PostgreSQL as one statement
+// (after the key fence, in the same pipelined batch): one round trip, and
+// one implicit transaction (PostgreSQL commits a pipeline at its single
+// Sync), so a checkpoint is never visible without its values. Every value
+// becomes a blob row, never inline in the checkpoint document; a channel in
+// newVersions without a value gets an "empty" row. A put that inherits
+// values from its parent fails with checkpointer.ErrParentMissing, storing
+// nothing, when the parent is gone (see queries.putCkpt for how this holds
+// against a concurrent sweep).
 func (s *Saver) Put(ctx context.Context, cfg checkpointer.Config, cp *checkpointer.Checkpoint, md checkpointer.Metadata, newVersions map[string]string) (checkpointer.Config, error) {
 	return s.put(ctx, s.db, cfg, cp, md, newVersions)
 }
@@ -44,19 +49,24 @@ func (s *Saver) put(ctx context.Context, db DB, cfg checkpointer.Config, cp *che
 	if err != nil {
 		return checkpointer.Config{}, fmt.Errorf("postgres: put: %w", err)
 	}
-	send := func() error { return runBatch(ctx, db, b) }
+	var tag pgconn.CommandTag // the checkpoint's insert, the batch's last statement
+	send := func() (err error) { tag, err = runBatchTag(ctx, db, b); return err }
 	if !inSQL {
 		send = func() error {
-			return pgfence.InTx(ctx, s.codec, db, &r.Fence, func(tx pgx.Tx) error { return runBatch(ctx, tx, b) })
+			return pgfence.InTx(ctx, s.codec, db, &r.Fence, func(tx pgx.Tx) (err error) { tag, err = runBatchTag(ctx, tx, b); return err })
 		}
 	}
 	if err := s.retryOwned(ctx, db, send); err != nil {
 		return checkpointer.Config{}, fmt.Errorf("postgres: put: %w", binding.FenceErr(err))
 	}
+	if tag.RowsAffected() == 0 { // the parent it inherits from is gone: nothing was stored
+		return checkpointer.Config{}, fmt.Errorf("postgres: put %s: %w", r.ID, core.ParentMissing(r.Thread, r.NS, r.Parent))
+	}
 	return checkpointer.Config{ThreadID: r.Thread, CheckpointNS: r.NS, CheckpointID: r.ID}, nil
 }
 
-// putBatch queues a Put's rows: the blob rows, then the checkpoint row.
+// putBatch queues a Put's statement: the blob rows, then the checkpoint
+// row, stored only when the parent it inherits from is there.
 //
 // Python LangGraph keeps primitive values inline in the checkpoint
 // document, without blob rows. When a Put continues a checkpoint Python
@@ -91,15 +101,14 @@ func (s *Saver) putBatch(ctx context.Context, r *core.Checkpoint, cp *checkpoint
 	}
 	b = &pgx.Batch{}
 	fencedInSQL = pgfence.Queue(s.codec, b, &r.Fence) // first: fail before writing anything
-	if n := len(blobs); n > 0 {
-		chans, vers, types := make([]string, n), make([]string, n), make([]string, n)
-		data, inl := make([][]byte, n), make([]bool, n)
-		for i, bl := range blobs {
-			chans[i], vers[i], types[i], data[i], inl[i] = bl.Channel, bl.Version, bl.Type, bl.Data, inline[bl.Channel]
-		}
-		b.Queue(s.q.upsertBlobs, r.Thread, r.NS, chans, vers, types, data, parent, inl)
+	n := len(blobs)
+	chans, vers, types := make([]string, n), make([]string, n), make([]string, n)
+	data, inl := make([][]byte, n), make([]bool, n)
+	for i, bl := range blobs {
+		chans[i], vers[i], types[i], data[i], inl[i] = bl.Channel, bl.Version, bl.Type, bl.Data, inline[bl.Channel]
 	}
-	b.Queue(s.q.upsertCkpt, r.Thread, r.NS, r.ID, parent, json.RawMessage(r.Doc), json.RawMessage(r.Meta))
+	b.Queue(s.q.putCkpt, r.Thread, r.NS, r.ID, parent, json.RawMessage(r.Doc), json.RawMessage(r.Meta),
+		chans, vers, types, data, inl, r.NeedsParent)
 	return b, fencedInSQL, nil
 }
 
@@ -184,14 +193,23 @@ func (s *Saver) retryOwned(ctx context.Context, db DB, fn func() error) error {
 
 // runBatch sends b and reads every result; the first error wins.
 func runBatch(ctx context.Context, db DB, b *pgx.Batch) error {
+	_, err := runBatchTag(ctx, db, b)
+	return err
+}
+
+// runBatchTag is runBatch returning the command tag of b's last statement.
+func runBatchTag(ctx context.Context, db DB, b *pgx.Batch) (pgconn.CommandTag, error) {
 	br := db.SendBatch(ctx, b)
+	var tag pgconn.CommandTag
 	for range b.Len() {
-		if _, err := br.Exec(); err != nil {
+		t, err := br.Exec()
+		if err != nil {
 			_ = br.Close()
-			return err
+			return tag, err
 		}
+		tag = t
 	}
-	return br.Close()
+	return tag, br.Close()
 }
 
 // DrainWrites returns once every write that may have found a destroyed key

@@ -12,8 +12,7 @@ type queries struct {
 	selectTuple   string // SELECT ... FROM checkpoints c, ready for a WHERE
 	getByID       string
 	getLatest     string
-	upsertBlobs   string
-	upsertCkpt    string
+	putCkpt       string
 	insertWrites  string
 	upsertWrites  string
 	deleteCkpts   string
@@ -33,6 +32,10 @@ type queries struct {
 	sweepThreads  string
 	sweepIdle     string
 	sweepKeep     string
+	sweepLock     string
+	lockThreads   string
+	lockCkpt      string
+	lockRuns      string
 }
 
 func buildQueries(schema string) queries {
@@ -76,24 +79,49 @@ WHERE c.thread_id = $1 AND c.checkpoint_ns = $2 AND c.checkpoint_id = $3`
 WHERE c.thread_id = $1 AND c.checkpoint_ns = $2
 ORDER BY c.checkpoint_id DESC LIMIT 1`
 
-	// Blob rows of a Put in one statement (one cached statement whatever
-	// the number of channels). First write wins: a (thread, ns, channel,
-	// version) names one value forever. Rows flagged inline are the parent's
-	// Python-inline values (see queueBlobs): they are inserted only when the
-	// parent's document ($7; NULL for none) holds the channel inline at that
-	// version. The parent's document is an uncorrelated scalar subquery,
-	// which PostgreSQL runs at most once per statement, and only when a
-	// flagged row asks for it; as a per-row EXISTS its estimated cost (100
-	// guessed rows of unnest, each probing the index) made PostgreSQL plan
-	// the statement afresh on every execution.
-	q.upsertBlobs = f(`INSERT INTO {blobs} (thread_id, checkpoint_ns, channel, version, type, blob)
-SELECT $1, $2, t.ch, t.ver, t.typ, t.bl
-FROM unnest($3::text[], $4::text[], $5::text[], $6::bytea[], $8::boolean[]) AS t(ch, ver, typ, bl, inl),
-	(SELECT (SELECT p.checkpoint FROM {checkpoints} p WHERE p.thread_id = $1 AND p.checkpoint_ns = $2 AND p.checkpoint_id = $7) AS doc) AS parent
-WHERE NOT t.inl OR (parent.doc -> 'channel_values' ? t.ch AND parent.doc -> 'channel_versions' ->> t.ch = t.ver)
-ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO NOTHING`)
-	q.upsertCkpt = f(`INSERT INTO {checkpoints} (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata)
-VALUES ($1, $2, $3, $4, $5, $6)
+	// A Put in one statement (one cached statement whatever the number of
+	// channels): its blob rows, then its checkpoint row. First write wins
+	// for values: a (thread, ns, channel, version) names one value
+	// forever. Rows flagged inline ($11) are the parent's Python-inline
+	// values (see putBatch): they are inserted only when the parent's
+	// document holds the channel inline at that version.
+	//
+	// $12 says the checkpoint inherits values from its parent $4
+	// (core.Inherits): then the parent row is locked FOR KEY SHARE and,
+	// when it is gone, nothing is inserted and the statement reports no
+	// row (the driver returns checkpointer.ErrParentMissing). The lock is
+	// what makes the check hold until the commit: every statement that
+	// removes checkpoints (the sweep, Prune, DeleteThread,
+	// DeleteCheckpoint, DeleteForRuns) first locks the rows it removes FOR
+	// UPDATE, which conflicts with KEY SHARE, and works out which values
+	// stay in a later statement. So either the put locks the parent first
+	// and the remover, waiting for it, then sees the new checkpoint and
+	// keeps what it reads (a sweep also finds the thread active again), or
+	// the remover locks first and the put, waiting for it, finds the
+	// parent gone. A plain check (EXISTS) would not do under READ
+	// COMMITTED: a remover whose snapshot predates the put's commit
+	// deletes the values the new checkpoint shares with its parent.
+	//
+	// ok has exactly one row unless the put is refused; it is referenced
+	// twice, so PostgreSQL evaluates it once and both inserts see the
+	// same decision. The parent is found by its primary key, once per
+	// statement.
+	q.putCkpt = f(`WITH parent AS (
+	SELECT p.checkpoint AS doc FROM {checkpoints} p
+	WHERE $12::boolean AND p.thread_id = $1 AND p.checkpoint_ns = $2 AND p.checkpoint_id = $4
+	FOR KEY SHARE
+), ok AS (
+	SELECT parent.doc FROM (VALUES (1)) AS one(x) LEFT JOIN parent ON true
+	WHERE NOT $12::boolean OR parent.doc IS NOT NULL
+), values_ AS (
+	INSERT INTO {blobs} (thread_id, checkpoint_ns, channel, version, type, blob)
+	SELECT $1, $2, t.ch, t.ver, t.typ, t.bl
+	FROM unnest($7::text[], $8::text[], $9::text[], $10::bytea[], $11::boolean[]) AS t(ch, ver, typ, bl, inl), ok
+	WHERE NOT t.inl OR (ok.doc -> 'channel_values' ? t.ch AND ok.doc -> 'channel_versions' ->> t.ch = t.ver)
+	ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO NOTHING
+)
+INSERT INTO {checkpoints} (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata)
+SELECT $1, $2, $3, $4, $5, $6 FROM ok
 ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) DO UPDATE SET checkpoint = EXCLUDED.checkpoint, metadata = EXCLUDED.metadata`)
 
 	writesInsert := `INSERT INTO {writes} (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob)
@@ -245,31 +273,66 @@ ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) DO UPDATE SE
 	DELETE FROM {blobs} WHERE thread_id = ANY($1) AND thread_id IN (SELECT thread_id FROM idle) RETURNING 1
 )
 SELECT (SELECT count(*) FROM idle), (SELECT count(*) FROM c), (SELECT count(*) FROM w), (SELECT count(*) FROM b)`)
-	// Sweep, KeepLatest: rank each (thread, namespace)'s checkpoints
-	// newest first (List's order); those ranked beyond $2 go with their
+	// Sweep, first statement of a batch: lock, FOR UPDATE and in key
+	// order (so concurrent sweeps do not deadlock), the checkpoints the
+	// batch may remove: every row of the threads of $1 that look idle at
+	// the floor $2 (NULL: no IdleTTL), and the rows ranked beyond the
+	// newest $3 of their (thread, namespace) ($3 = 0: no KeepLatest).
+	// Taking the locks waits for every put continuing one of these rows
+	// (it holds its parent FOR KEY SHARE, see putCkpt), and a put that
+	// comes later waits for the sweep and finds its parent gone. The
+	// deletes run in later statements, whose snapshots include the puts
+	// waited for: an idle thread resumed meanwhile is no longer idle, and
+	// a value a new checkpoint shares with a removed one stays. Returned:
+	// the idle threads once each (idle true), and every row to prune.
+	q.sweepLock = f(`WITH idle AS (
+	SELECT thread_id FROM {checkpoints} WHERE $2::text IS NOT NULL AND thread_id = ANY($1) GROUP BY thread_id
+	HAVING max(checkpoint_id COLLATE "C") < ($2::text COLLATE "C")
+		AND bool_and(length(checkpoint_id) = 36 AND translate(checkpoint_id, '0123456789abcdef', '') = '----'
+			AND substr(checkpoint_id, 9, 1) || substr(checkpoint_id, 14, 2) || substr(checkpoint_id, 19, 1) || substr(checkpoint_id, 24, 1) = '--6--')
+), ranked AS (
+	SELECT thread_id, checkpoint_ns, checkpoint_id FROM (
+		SELECT thread_id, checkpoint_ns, checkpoint_id,
+			row_number() OVER (PARTITION BY thread_id, checkpoint_ns ORDER BY checkpoint_id DESC) AS rn
+		FROM {checkpoints} WHERE $3::int > 0 AND thread_id = ANY($1)) r
+	WHERE rn > $3::int
+), locked AS (
+	SELECT c.thread_id, c.checkpoint_ns, c.checkpoint_id, c.thread_id IN (SELECT thread_id FROM idle) AS idle,
+		(c.thread_id, c.checkpoint_ns, c.checkpoint_id) IN (SELECT thread_id, checkpoint_ns, checkpoint_id FROM ranked) AS doomed
+	FROM {checkpoints} c
+	WHERE c.thread_id = ANY($1) AND (c.thread_id IN (SELECT thread_id FROM idle)
+		OR (c.thread_id, c.checkpoint_ns, c.checkpoint_id) IN (SELECT thread_id, checkpoint_ns, checkpoint_id FROM ranked))
+	ORDER BY c.thread_id, c.checkpoint_ns, c.checkpoint_id
+	FOR UPDATE OF c
+)
+SELECT DISTINCT thread_id, '', '', true FROM locked WHERE idle
+UNION ALL
+SELECT thread_id, checkpoint_ns, checkpoint_id, false FROM locked WHERE doomed`)
+	// Sweep, KeepLatest: the rows sweepLock locked to prune ($2, $3, $4:
+	// thread, namespace and id of each; $1 their threads) go with their
 	// writes, but for the __pregel_tasks writes a kept v<4 checkpoint
 	// reads its pending sends from; then, in the threads that lost a
-	// checkpoint, the values no kept checkpoint references. The CTEs share
-	// one snapshot, so "kept" is read from the ranking, not the table.
-	// Every delete is bounded by thread_id = ANY($1), so each is an index
-	// range over the batch, never a scan of the table, whatever the
-	// planner guesses of the CTEs' sizes (it guesses one row); the dead
-	// values are an EXCEPT, which PostgreSQL hashes, not an anti-join it
-	// would run as a nested loop on that guess.
-	q.sweepKeep = f(`WITH r AS (
-	SELECT thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id,
-		row_number() OVER (PARTITION BY thread_id, checkpoint_ns ORDER BY checkpoint_id DESC) AS rn
-	FROM {checkpoints} WHERE thread_id = ANY($1)
+	// checkpoint, the values no remaining checkpoint references. The CTEs
+	// share one snapshot, so "remaining" is every checkpoint but the
+	// pruned ones, those committed since the lock included. Every delete
+	// is bounded by thread_id = ANY($1), so each is an index range, never
+	// a scan of the table, whatever the planner guesses of the CTEs' sizes
+	// (it guesses one row); the dead values are an EXCEPT, which
+	// PostgreSQL hashes, not an anti-join it would run as a nested loop
+	// on that guess.
+	q.sweepKeep = f(`WITH d AS (
+	SELECT * FROM unnest($2::text[], $3::text[], $4::text[]) AS d(thread_id, checkpoint_ns, checkpoint_id)
 ), gone AS (
 	DELETE FROM {checkpoints} c WHERE c.thread_id = ANY($1)
-		AND (c.thread_id, c.checkpoint_ns, c.checkpoint_id) IN (SELECT thread_id, checkpoint_ns, checkpoint_id FROM r WHERE rn > $2)
+		AND (c.thread_id, c.checkpoint_ns, c.checkpoint_id) IN (SELECT thread_id, checkpoint_ns, checkpoint_id FROM d)
 	RETURNING c.thread_id, c.checkpoint_ns, c.checkpoint_id
 ), w AS (
 	DELETE FROM {writes} w USING gone g
 	WHERE w.thread_id = ANY($1) AND w.thread_id = g.thread_id AND w.checkpoint_ns = g.checkpoint_ns AND w.checkpoint_id = g.checkpoint_id
 		AND NOT (w.channel = '__pregel_tasks' AND EXISTS (
-			SELECT 1 FROM r JOIN {checkpoints} k USING (thread_id, checkpoint_ns, checkpoint_id)
-			WHERE r.rn <= $2 AND r.thread_id = g.thread_id AND r.checkpoint_ns = g.checkpoint_ns AND r.parent_checkpoint_id = g.checkpoint_id
+			SELECT 1 FROM {checkpoints} k
+			WHERE k.thread_id = g.thread_id AND k.checkpoint_ns = g.checkpoint_ns AND k.parent_checkpoint_id = g.checkpoint_id
+				AND (k.thread_id, k.checkpoint_ns, k.checkpoint_id) NOT IN (SELECT thread_id, checkpoint_ns, checkpoint_id FROM d)
 				AND jsonb_typeof(k.checkpoint -> 'v') = 'number' AND (k.checkpoint -> 'v') < '4'::jsonb))
 	RETURNING 1
 ), touched AS (
@@ -279,14 +342,24 @@ SELECT (SELECT count(*) FROM idle), (SELECT count(*) FROM c), (SELECT count(*) F
 	WHERE b.thread_id = ANY($1) AND b.thread_id IN (SELECT thread_id FROM touched)
 	EXCEPT
 	SELECT c.thread_id, c.checkpoint_ns, cv.key, cv.value
-	FROM r JOIN {checkpoints} c USING (thread_id, checkpoint_ns, checkpoint_id)
-		CROSS JOIN LATERAL jsonb_each_text(c.checkpoint -> 'channel_versions') cv
-	WHERE r.rn <= $2 AND c.thread_id = ANY($1) AND r.thread_id IN (SELECT thread_id FROM touched)
+	FROM {checkpoints} c CROSS JOIN LATERAL jsonb_each_text(c.checkpoint -> 'channel_versions') cv
+	WHERE c.thread_id = ANY($1) AND c.thread_id IN (SELECT thread_id FROM touched)
+		AND (c.thread_id, c.checkpoint_ns, c.checkpoint_id) NOT IN (SELECT thread_id, checkpoint_ns, checkpoint_id FROM d)
 ), b AS (
 	DELETE FROM {blobs} b USING dead d
 	WHERE b.thread_id = d.thread_id AND b.checkpoint_ns = d.checkpoint_ns AND b.channel = d.channel AND b.version = d.version
 	RETURNING 1
 )
 SELECT (SELECT count(*) FROM gone), (SELECT count(*) FROM w), (SELECT count(*) FROM b)`)
+
+	// Removers other than the sweep lock the checkpoints they remove
+	// first, in the same transaction (see putCkpt): DeleteThread…
+	q.lockThreads = f(`SELECT 1 FROM {checkpoints} WHERE thread_id = ANY($1)
+ORDER BY thread_id, checkpoint_ns, checkpoint_id FOR UPDATE`)
+	// …DeleteCheckpoint…
+	q.lockCkpt = f(`SELECT 1 FROM {checkpoints} WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = $3 FOR UPDATE`)
+	// …and DeleteForRuns.
+	q.lockRuns = f(`SELECT 1 FROM {checkpoints} WHERE metadata ->> 'run_id' = ANY($1)
+ORDER BY thread_id, checkpoint_ns, checkpoint_id FOR UPDATE`)
 	return q
 }

@@ -150,14 +150,15 @@ func TestKilledMidPut(t *testing.T) {
 	}
 
 	cp, nv := step(1, nil, map[string]any{"a": "x", "b": []any{1, 2}, "c": map[string]any{"k": "v"}})
-	// Another transaction holds the checkpoint's key, so the Put's
-	// checkpoint INSERT waits after its blob INSERT has run.
+	// Another transaction holds the key of the Put's second value, so
+	// the Put's statement waits after inserting its first (values are
+	// inserted in channel order), before its checkpoint row.
 	holder, err := pool.Begin(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer func() { _ = holder.Rollback(ctx) }()
-	if _, err := holder.Exec(ctx, `INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, checkpoint) VALUES ('k', '', $1, '{}')`, cp.ID); err != nil {
+	if _, err := holder.Exec(ctx, `INSERT INTO checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, blob) VALUES ('k', '', 'b', $1, 'json', '\x00')`, nv["b"]); err != nil {
 		t.Fatal(err)
 	}
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -161,7 +162,9 @@ type blobRow struct {
 // Put implements checkpointer.Saver. The values of the channels in
 // newVersions are written as blob rows (type "empty" for a channel without
 // a value) and the checkpoint row after them, in one transaction: a Put
-// that returned is durable, one that did not left nothing behind.
+// that returned is durable, one that did not left nothing behind. A put
+// that inherits values from its parent (cfg.CheckpointID) fails with
+// checkpointer.ErrParentMissing when the parent is no longer stored.
 func (s *Saver) Put(ctx context.Context, cfg checkpointer.Config, cp *checkpointer.Checkpoint, md checkpointer.Metadata, newVersions map[string]string) (checkpointer.Config, error) {
 	// Serialize (and encrypt) before taking the write lock.
 	r, err := core.Put(ctx, s.codec, s.style, cfg, cp, md, newVersions)
@@ -176,6 +179,19 @@ func (s *Saver) Put(ctx context.Context, cfg checkpointer.Config, cp *checkpoint
 		// Holding the write lock: an erasure's DrainWrites waits for it.
 		if err := s.codec.Check(ctx, &r.Fence); err != nil {
 			return err
+		}
+		// The parent this put inherits values from must still be there.
+		// A sweep, prune or delete runs in a write transaction too, so
+		// none can remove it between this check and the commit.
+		if r.NeedsParent {
+			var one int
+			err := tx.StmtContext(ctx, s.st.hasCheckpoint).QueryRowContext(ctx, r.Thread, r.NS, r.Parent).Scan(&one)
+			if errors.Is(err, sql.ErrNoRows) {
+				return core.ParentMissing(r.Thread, r.NS, r.Parent)
+			}
+			if err != nil {
+				return err
+			}
 		}
 		if len(r.Blobs) > 0 {
 			st := tx.StmtContext(ctx, s.st.putBlob)

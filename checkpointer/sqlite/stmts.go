@@ -15,7 +15,7 @@ type stmts struct {
 	// Reader pool.
 	latest, byID, blobs, writes, sends *sql.Stmt
 	// Writer pool.
-	putBlob, putCheckpoint, insertWrite, upsertWrite *sql.Stmt
+	putBlob, putCheckpoint, insertWrite, upsertWrite, hasCheckpoint *sql.Stmt
 }
 
 const (
@@ -39,7 +39,8 @@ const (
 	sqlPutCheckpoint = `INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata)
 		VALUES (?, ?, ?, ?, ?, ?)
 		ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) DO UPDATE SET checkpoint = excluded.checkpoint, metadata = excluded.metadata`
-	sqlWrite = `INSERT INTO checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob)
+	sqlHasCheckpoint = `SELECT 1 FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?`
+	sqlWrite         = `INSERT INTO checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) `
 	sqlInsertWrite = sqlWrite + `DO NOTHING`
 	sqlUpsertWrite = sqlWrite + `DO UPDATE SET channel = excluded.channel, type = excluded.type, blob = excluded.blob`
@@ -63,6 +64,7 @@ func prepare(ctx context.Context, db *sqlitedb.DB) (*stmts, error) {
 	st.putCheckpoint = p(w, sqlPutCheckpoint)
 	st.insertWrite = p(w, sqlInsertWrite)
 	st.upsertWrite = p(w, sqlUpsertWrite)
+	st.hasCheckpoint = p(w, sqlHasCheckpoint)
 	if err := errors.Join(errs...); err != nil {
 		st.close()
 		return nil, err
@@ -72,7 +74,7 @@ func prepare(ctx context.Context, db *sqlitedb.DB) (*stmts, error) {
 
 func (st *stmts) close() {
 	for _, s := range []*sql.Stmt{st.latest, st.byID, st.blobs, st.writes, st.sends,
-		st.putBlob, st.putCheckpoint, st.insertWrite, st.upsertWrite} {
+		st.putBlob, st.putCheckpoint, st.insertWrite, st.upsertWrite, st.hasCheckpoint} {
 		if s != nil {
 			s.Close()
 		}

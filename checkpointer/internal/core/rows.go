@@ -24,8 +24,12 @@ type Blob struct {
 type Checkpoint struct {
 	Thread, NS, ID string
 	Parent         string // "" for none
-	Doc, Meta      []byte // checkpoint document and metadata, JSON
-	Blobs          []Blob // one per channel of newVersions, by channel
+	// NeedsParent: the checkpoint inherits values from Parent (see
+	// Inherits), so the driver must refuse it, storing nothing, unless
+	// Parent is stored when the put commits (ParentMissing).
+	NeedsParent bool
+	Doc, Meta   []byte // checkpoint document and metadata, JSON
+	Blobs       []Blob // one per channel of newVersions, by channel
 	// Fence holds the data keys that sealed the rows; the driver runs it
 	// inside its write (binding.Fence).
 	Fence binding.Fence
@@ -50,7 +54,7 @@ func Put(ctx context.Context, c binding.Codec, style checkpointer.VersionStyle, 
 		return nil, err
 	}
 	out := &Checkpoint{Thread: cfg.ThreadID, NS: cfg.CheckpointNS, ID: cp.ID, Parent: cfg.CheckpointID, Doc: doc, Meta: meta,
-		Blobs: make([]Blob, 0, len(newVersions))}
+		NeedsParent: cfg.CheckpointID != "" && Inherits(cp, newVersions), Blobs: make([]Blob, 0, len(newVersions))}
 	for _, ch := range slices.Sorted(maps.Keys(newVersions)) {
 		b, err := SealBlob(ctx, c, cfg.ThreadID, cfg.CheckpointNS, ch, newVersions[ch], cp.ChannelValues, &out.Fence)
 		if err != nil {
@@ -64,6 +68,27 @@ func Put(ctx context.Context, c binding.Codec, style checkpointer.VersionStyle, 
 		return nil, err
 	}
 	return out, nil
+}
+
+// Inherits reports whether cp reads a value it does not write: a channel
+// of its ChannelVersions whose version newVersions does not give. Such a
+// value is the one stored for its parent (LangGraph copies the parent's
+// versions), so the put is only whole while the parent is stored.
+func Inherits(cp *checkpointer.Checkpoint, newVersions map[string]string) bool {
+	for ch, v := range cp.ChannelVersions {
+		if newVersions[ch] != v {
+			return true
+		}
+	}
+	return false
+}
+
+// ParentMissing is the error of a put that needs its parent (Inherits)
+// when the parent is not stored: it wraps checkpointer.ErrParentMissing
+// and names the checkpoint.
+func ParentMissing(thread, ns, parent string) error {
+	return fmt.Errorf("%w: checkpoint %q of thread %q (namespace %q) was removed (swept, pruned or deleted) since it was read; "+
+		"nothing was stored: read the thread again and continue from what it holds", checkpointer.ErrParentMissing, parent, thread, ns)
 }
 
 // SealBlob is the blob row of channel ch at version ver, from values; the
