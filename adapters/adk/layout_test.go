@@ -74,8 +74,7 @@ func (w *writeCounter) DeletePrefix(ctx context.Context, prefix store.Namespace)
 }
 
 func textEvent(id, text string, delta map[string]any) *session.Event {
-	ev := session.NewEvent("inv")
-	ev.ID, ev.Author = id, "user"
+	ev := &session.Event{ID: id, InvocationID: "inv", Author: "user", Timestamp: time.Now()}
 	ev.Content = genai.NewContentFromText(text, genai.RoleUser)
 	ev.Actions.StateDelta = delta
 	return ev
