@@ -343,7 +343,8 @@ func TestLongSessionFilters(t *testing.T) {
 
 // TestInterruptedAppend: an append cut short after its event was written
 // but before the session item was leaves no trace a reader sees; the
-// session appends on, and reads exactly what was appended.
+// session appends on, and reads exactly what was appended; Delete leaves
+// nothing behind.
 func TestInterruptedAppend(t *testing.T) {
 	for _, b := range adaptertest.Backends(t, adaptertest.Options{Plaintext: true}) {
 		t.Run(b.Name, func(t *testing.T) {
@@ -387,6 +388,15 @@ func TestInterruptedAppend(t *testing.T) {
 			}
 			if v, _ := got.State().Get("k"); v != "e3" {
 				t.Fatalf("state k = %v", v)
+			}
+			// Delete takes the events with the session, the one no chain
+			// names included.
+			if err := svc.Delete(ctx, &session.DeleteRequest{AppName: "app", UserID: "u.1", SessionID: "s1"}); err != nil {
+				t.Fatal(err)
+			}
+			left, err := w.ListNamespaces(ctx, store.ListNamespacesOptions{Prefix: store.Namespace{"adk", "app", "sessions"}})
+			if err != nil || len(left) != 0 {
+				t.Fatalf("after Delete the store holds %v (%v)", left, err)
 			}
 		})
 	}
