@@ -9,7 +9,10 @@ import (
 	"fmt"
 	"iter"
 	"maps"
+	"math/rand/v2"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -39,17 +42,28 @@ type Options struct {
 type SessionService struct {
 	st     store.Store
 	cas    store.ConditionalPutter
+	list   store.Lister
+	del    store.PrefixDeleter
 	prefix store.Namespace
 }
 
 var _ session.Service = (*SessionService)(nil)
 
 // NewSessionService returns the session service of st, which must be a
-// store.ConditionalPutter (every memvault store is).
+// store.ConditionalPutter, a store.Lister and a store.PrefixDeleter (every
+// memvault store is).
 func NewSessionService(st store.Store, opts Options) (*SessionService, error) {
 	cas, ok := st.(store.ConditionalPutter)
 	if !ok {
-		return nil, fmt.Errorf("adk: store %T has no conditional put", st)
+		return nil, fmt.Errorf("%w: adk: store %T has no conditional put", store.ErrInvalidArgument, st)
+	}
+	list, ok := st.(store.Lister)
+	if !ok {
+		return nil, fmt.Errorf("%w: adk: store %T cannot list items", store.ErrInvalidArgument, st)
+	}
+	del, ok := st.(store.PrefixDeleter)
+	if !ok {
+		return nil, fmt.Errorf("%w: adk: store %T cannot delete a namespace", store.ErrInvalidArgument, st)
 	}
 	prefix := opts.Prefix
 	if prefix == nil {
@@ -58,7 +72,7 @@ func NewSessionService(st store.Store, opts Options) (*SessionService, error) {
 	if err := prefix.Validate(); err != nil {
 		return nil, fmt.Errorf("adk: prefix: %w", err)
 	}
-	return &SessionService{st: st, cas: cas, prefix: prefix}, nil
+	return &SessionService{st: st, cas: cas, list: list, del: del, prefix: prefix}, nil
 }
 
 func (s *SessionService) ns(names ...string) store.Namespace {
@@ -99,20 +113,29 @@ const (
 	userStateKey = "state"
 )
 
-// record is a session as stored: its own state, its events (as ADK's JSON)
-// and a revision that every append moves forward.
+// record is a session item as stored: the session's own state, a revision
+// that every append moves forward (what the stale-handle check compares),
+// the time of the last append, and where its events end: seq, the number
+// of events, and last, the token of the last one (see eventKey). The events
+// themselves are items of their own (see eventsNS), so an append writes
+// the new event and this small item, whatever the session's length.
+//
+// Sessions written before that layout hold their events in the item
+// ("events", ADK's JSON of all of them); legacy is then true and events
+// holds them. They are read as they are, and the first append moves them
+// to items of their own.
 type record struct {
 	rev     int64
 	updated time.Time
 	state   map[string]any
-	events  []*session.Event
+	seq     int64
+	last    string
+
+	legacy bool
+	events []*session.Event
 }
 
-func (r *record) value() (map[string]any, error) {
-	ev, err := json.Marshal(r.events)
-	if err != nil {
-		return nil, fmt.Errorf("adk: encode events: %w", err)
-	}
+func (r *record) value() map[string]any {
 	state := r.state
 	if state == nil {
 		state = map[string]any{}
@@ -121,24 +144,181 @@ func (r *record) value() (map[string]any, error) {
 		"rev":        r.rev,
 		"updated_ns": r.updated.UnixNano(),
 		"state":      state,
-		"events":     ev,
-	}, nil
+		"seq":        r.seq,
+		"last":       r.last,
+	}
 }
+
+// errMalformed reports a stored session or event this package cannot read.
+var errMalformed = errors.New("adk: malformed session")
 
 func decodeRecord(v map[string]any) (*record, error) {
 	r := &record{}
 	rev, ok1 := v["rev"].(int64)
 	upd, ok2 := v["updated_ns"].(int64)
-	ev, ok3 := v["events"].([]byte)
-	state, ok4 := v["state"].(map[string]any)
-	if !ok1 || !ok2 || !ok3 || !ok4 {
-		return nil, errors.New("adk: malformed session record")
+	state, ok3 := v["state"].(map[string]any)
+	if !ok1 || !ok2 || !ok3 {
+		return nil, fmt.Errorf("%w record", errMalformed)
 	}
 	r.rev, r.updated, r.state = rev, time.Unix(0, upd), state
-	if err := json.Unmarshal(ev, &r.events); err != nil {
-		return nil, fmt.Errorf("adk: malformed session events: %w", err)
+	if ev, ok := v["events"].([]byte); ok {
+		r.legacy = true
+		if err := json.Unmarshal(ev, &r.events); err != nil {
+			return nil, fmt.Errorf("%w events: %w", errMalformed, err)
+		}
+		return r, nil
 	}
+	seq, ok1 := v["seq"].(int64)
+	last, ok2 := v["last"].(string)
+	if !ok1 || !ok2 || seq < 0 || (seq > 0) != (last != "") {
+		return nil, fmt.Errorf("%w record", errMalformed)
+	}
+	r.seq, r.last = seq, last
 	return r, nil
+}
+
+// eventsNS is the namespace of a session's events: under the user's
+// sessions namespace, so the user's subject covers them.
+func (s *SessionService) eventsNS(app, user, id string) store.Namespace {
+	return append(s.sessionsNS(app, user), labels.Escape(id))
+}
+
+// eventKey is the key of the event at position seq (from 1) written with
+// token: keys sort by position. The token, random per append attempt, keeps
+// the event of an append that lost its race (or whose process died before
+// its session item was written) apart from the one that won: each event
+// names the token of the one before it, and the session item the token of
+// the last, so readers follow that chain and never see the others.
+func eventKey(seq int64, token string) string {
+	return fmt.Sprintf("%020d.%s", seq, token)
+}
+
+// afterSeq is the ListItems cursor that starts at position seq+1: "~"
+// sorts after the "." and the hex digits of every key at seq.
+func afterSeq(seq int64) string {
+	if seq <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("%020d~", seq)
+}
+
+func parseEventKey(key string) (int64, string, bool) {
+	num, token, ok := strings.Cut(key, ".")
+	if !ok || len(num) != 20 {
+		return 0, "", false
+	}
+	seq, err := strconv.ParseInt(num, 10, 64)
+	return seq, token, err == nil
+}
+
+func newToken() string { return fmt.Sprintf("%016x", rand.Uint64()) }
+
+// eventItem is one event as stored: prev is the token of the event before
+// it ("" for the first).
+func eventItem(prev string, ev *session.Event) (map[string]any, error) {
+	b, err := json.Marshal(ev)
+	if err != nil {
+		return nil, fmt.Errorf("adk: encode event: %w", err)
+	}
+	return map[string]any{"prev": prev, "event": b}, nil
+}
+
+// readEvents returns r's events, oldest first: the last num of them when
+// num > 0, and of those the ones from the last before after on when after
+// is not zero (events are in time order, as ADK appends them). It lists
+// only the positions it needs, from the end: all of them for a full read,
+// growing windows for an after that is not known to be in the last num.
+func (s *SessionService) readEvents(ctx context.Context, app, user, id string, r *record, num int, after time.Time) ([]*session.Event, error) {
+	if r.legacy {
+		events := r.events
+		if num > 0 {
+			events = events[max(len(events)-num, 0):]
+		}
+		if !after.IsZero() {
+			i := sort.Search(len(events), func(i int) bool { return !events[i].Timestamp.Before(after) })
+			events = events[i:]
+		}
+		return slices.Clone(events), nil
+	}
+	floor := int64(0)
+	if num > 0 {
+		floor = max(r.seq-int64(num), 0)
+	}
+	window := r.seq - floor
+	if !after.IsZero() {
+		window = min(window, 16)
+	}
+	var back []*session.Event // newest first
+	hi, token := r.seq, r.last
+	for hi > floor && token != "" {
+		lo := max(hi-window, floor)
+		chain, err := s.listEvents(ctx, app, user, id, lo, hi)
+		if err != nil {
+			return nil, err
+		}
+		for ; hi > lo; hi-- {
+			it, ok := chain[eventKey(hi, token)]
+			if !ok {
+				// The rest expired (a store TTL) or was never there:
+				// the history starts after the gap.
+				token = ""
+				break
+			}
+			ev, prev, err := decodeEvent(it)
+			if err != nil {
+				return nil, err
+			}
+			if !after.IsZero() && ev.Timestamp.Before(after) {
+				token = ""
+				break
+			}
+			back = append(back, ev)
+			token = prev
+		}
+		window *= 4
+	}
+	slices.Reverse(back)
+	return back, nil
+}
+
+// listEvents lists the stored event items at positions lo+1 to hi, by key.
+func (s *SessionService) listEvents(ctx context.Context, app, user, id string, lo, hi int64) (map[string]map[string]any, error) {
+	ns := s.eventsNS(app, user, id)
+	out := make(map[string]map[string]any, hi-lo)
+	cursor := afterSeq(lo)
+	for {
+		page, err := s.list.ListItems(ctx, ns, store.ListItemsOptions{After: cursor, Limit: int(min(hi-lo+8, 1000))})
+		if err != nil {
+			return nil, fmt.Errorf("adk: list events: %w", err)
+		}
+		for _, it := range page {
+			seq, _, ok := parseEventKey(it.Key)
+			if !ok {
+				continue
+			}
+			if seq > hi {
+				return out, nil
+			}
+			out[it.Key] = it.Value
+		}
+		if len(page) == 0 {
+			return out, nil
+		}
+		cursor = page[len(page)-1].Key
+	}
+}
+
+func decodeEvent(v map[string]any) (*session.Event, string, error) {
+	prev, ok1 := v["prev"].(string)
+	b, ok2 := v["event"].([]byte)
+	if !ok1 || !ok2 {
+		return nil, "", fmt.Errorf("%w event", errMalformed)
+	}
+	ev := &session.Event{}
+	if err := json.Unmarshal(b, ev); err != nil {
+		return nil, "", fmt.Errorf("%w event: %w", errMalformed, err)
+	}
+	return ev, prev, nil
 }
 
 // splitState divides a state delta as ADK scopes it: "app:" and "user:"
@@ -172,11 +352,7 @@ func (s *SessionService) Create(ctx context.Context, req *session.CreateRequest)
 	}
 	app, user, own := splitState(req.State)
 	r := &record{rev: 1, updated: platform.Now(ctx), state: own}
-	v, err := r.value()
-	if err != nil {
-		return nil, err
-	}
-	err = s.cas.PutIf(ctx, s.sessionsNS(req.AppName, req.UserID), id, v, store.PutCondition{})
+	err := s.cas.PutIf(ctx, s.sessionsNS(req.AppName, req.UserID), id, r.value(), store.PutCondition{})
 	if errors.Is(err, store.ErrConflict) {
 		return nil, fmt.Errorf("adk: session %q already exists", id)
 	}
@@ -199,17 +375,13 @@ func (s *SessionService) Get(ctx context.Context, req *session.GetRequest) (*ses
 	if err != nil {
 		return nil, err
 	}
-	appState, userState, err := s.shared(ctx, req.AppName, req.UserID)
+	events, err := s.readEvents(ctx, req.AppName, req.UserID, req.SessionID, r, req.NumRecentEvents, req.After)
 	if err != nil {
 		return nil, err
 	}
-	events := r.events
-	if req.NumRecentEvents > 0 {
-		events = events[max(len(events)-req.NumRecentEvents, 0):]
-	}
-	if !req.After.IsZero() {
-		i := sort.Search(len(events), func(i int) bool { return !events[i].Timestamp.Before(req.After) })
-		events = events[i:]
+	appState, userState, err := s.shared(ctx, req.AppName, req.UserID)
+	if err != nil {
+		return nil, err
 	}
 	return &session.GetResponse{Session: newSession(req.AppName, req.UserID, req.SessionID, r, appState, userState, events)}, nil
 }
@@ -249,10 +421,6 @@ func (s *SessionService) List(ctx context.Context, req *session.ListRequest) (*s
 	if err != nil {
 		return nil, err
 	}
-	lister, ok := s.st.(store.Lister)
-	if !ok {
-		return nil, fmt.Errorf("adk: store %T cannot list items", s.st)
-	}
 	for _, user := range users {
 		userState, err := s.readUserState(ctx, req.AppName, user)
 		if err != nil {
@@ -260,7 +428,7 @@ func (s *SessionService) List(ctx context.Context, req *session.ListRequest) (*s
 		}
 		after := ""
 		for {
-			page, err := lister.ListItems(ctx, s.sessionsNS(req.AppName, user), store.ListItemsOptions{After: after, Limit: 500})
+			page, err := s.list.ListItems(ctx, s.sessionsNS(req.AppName, user), store.ListItemsOptions{After: after, Limit: 500})
 			if err != nil {
 				return nil, fmt.Errorf("adk: list sessions: %w", err)
 			}
@@ -301,8 +469,10 @@ func (s *SessionService) users(ctx context.Context, app string) ([]string, error
 	return users, nil
 }
 
-// Delete implements session.Service; deleting a missing session is not an
-// error.
+// Delete implements session.Service: the session item goes first, so that
+// a Delete cut short leaves no session whose events are missing (events
+// left behind belong to no session's chain), then its events. Deleting a
+// missing session is not an error.
 func (s *SessionService) Delete(ctx context.Context, req *session.DeleteRequest) error {
 	if req.AppName == "" || req.UserID == "" || req.SessionID == "" {
 		return fmt.Errorf("adk: app_name, user_id, session_id are required, got app_name: %q, user_id: %q, session_id: %q", req.AppName, req.UserID, req.SessionID)
@@ -310,13 +480,25 @@ func (s *SessionService) Delete(ctx context.Context, req *session.DeleteRequest)
 	if err := s.st.Delete(ctx, s.sessionsNS(req.AppName, req.UserID), req.SessionID); err != nil {
 		return fmt.Errorf("adk: delete session: %w", err)
 	}
+	if _, err := s.del.DeletePrefix(ctx, s.eventsNS(req.AppName, req.UserID, req.SessionID)); err != nil {
+		return fmt.Errorf("adk: delete session events: %w", err)
+	}
 	return nil
 }
 
-// AppendEvent implements session.Service: the event (without "temp:" state)
-// is stored with the session's state delta in one conditional put of the
-// session, which fails with ErrStaleSession when the handle is not current;
-// the handle is then brought up to date. Partial events are not stored.
+// AppendEvent implements session.Service. The event (without "temp:"
+// state) is written as an item of its own, then the session item — its
+// state with the event's delta, its revision, where its events end — with
+// a compare-and-set on the version read. When the handle is not current,
+// or another append won the race in between, that fails with
+// ErrStaleSession: the event's item is removed again, and the session is
+// as it was (an item left behind by a process that died in between belongs
+// to no session's chain: readers never see it). An append thus writes the
+// new event and the small session item, however long the session. The
+// handle is then brought up to date. Partial events are not stored.
+//
+// A session stored before events had items of their own has them moved
+// there by its first append, in the same write as the new event.
 func (s *SessionService) AppendEvent(ctx context.Context, cur session.Session, event *session.Event) error {
 	if cur == nil {
 		return errors.New("adk: session is nil")
@@ -342,16 +524,38 @@ func (s *SessionService) AppendEvent(ctx context.Context, cur session.Session, e
 	}
 	app, user, own := splitState(event.Actions.StateDelta)
 	stored := withoutTemp(event)
-	r.events = append(r.events, stored)
-	maps.Copy(r.state, own)
-	r.rev++
-	r.updated = event.Timestamp
-	v, err := r.value()
-	if err != nil {
+	ns := s.eventsNS(h.app, h.user, h.id)
+	var puts []store.Op
+	seq, prev := r.seq, r.last
+	add := func(ev *session.Event) error {
+		v, err := eventItem(prev, ev)
+		if err != nil {
+			return err
+		}
+		token := newToken()
+		seq++
+		puts = append(puts, store.PutOp{Namespace: ns, Key: eventKey(seq, token), Value: v, Options: store.PutOptions{Index: []string{}}})
+		prev = token
+		return nil
+	}
+	if r.legacy {
+		for _, ev := range r.events {
+			if err := add(ev); err != nil {
+				return err
+			}
+		}
+	}
+	if err := add(stored); err != nil {
 		return err
 	}
-	err = s.cas.PutIf(ctx, s.sessionsNS(h.app, h.user), h.id, v, store.PutCondition{UpdatedAt: version})
+	if _, err := s.st.Batch(ctx, puts); err != nil {
+		return fmt.Errorf("adk: append event: %w", err)
+	}
+	maps.Copy(r.state, own)
+	next := &record{rev: r.rev + 1, updated: event.Timestamp, state: r.state, seq: seq, last: prev}
+	err = s.cas.PutIf(ctx, s.sessionsNS(h.app, h.user), h.id, next.value(), store.PutCondition{UpdatedAt: version})
 	if errors.Is(err, store.ErrConflict) {
+		s.discard(ctx, puts)
 		return fmt.Errorf("%w: session %q", ErrStaleSession, h.id)
 	}
 	if err != nil {
@@ -359,7 +563,7 @@ func (s *SessionService) AppendEvent(ctx context.Context, cur session.Session, e
 	}
 	// The handle follows what was stored; its state also takes the event's
 	// "temp:" keys, which live as long as the handle (ADK's rule).
-	h.rev, h.updated = r.rev, r.updated
+	h.rev, h.updated = next.rev, next.updated
 	h.events = append(h.events, stored)
 	maps.Copy(h.state, event.Actions.StateDelta)
 	if len(app) > 0 || len(user) > 0 {
@@ -368,6 +572,19 @@ func (s *SessionService) AppendEvent(ctx context.Context, cur session.Session, e
 		}
 	}
 	return nil
+}
+
+// discard deletes the event items of an append that lost its race. It is
+// tidying only: no session's chain names them, so if it fails (or the
+// caller's context has ended) they stay unseen until the session is
+// deleted.
+func (s *SessionService) discard(ctx context.Context, puts []store.Op) {
+	dels := make([]store.Op, len(puts))
+	for i, op := range puts {
+		p := op.(store.PutOp)
+		dels[i] = store.PutOp{Namespace: p.Namespace, Key: p.Key}
+	}
+	_, _ = s.st.Batch(context.WithoutCancel(ctx), dels)
 }
 
 // withoutTemp returns event without its "temp:" state keys (a copy when it
@@ -537,9 +754,6 @@ func newSession(app, user, id string, r *record, appState, userState map[string]
 	}
 	for k, v := range userState {
 		state[session.KeyPrefixUser+k] = v
-	}
-	if events == nil {
-		events = r.events
 	}
 	return &Session{app: app, user: user, id: id, rev: r.rev, updated: r.updated, state: state, events: append([]*session.Event(nil), events...)}
 }
