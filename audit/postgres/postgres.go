@@ -68,7 +68,7 @@ func (t *Table) Setup(ctx context.Context) error {
 		// v1: the hash chain (audit format 2); records of format 1 keep ''.
 		`ALTER TABLE ` + t.table + ` ADD COLUMN IF NOT EXISTS link TEXT NOT NULL DEFAULT ''`,
 	}}
-	if err := pgmigrate.Run(ctx, t.pool, t.opts.Schema, "memvault/audit/setup", set); err != nil {
+	if err := pgmigrate.Run(ctx, t.pool, t.opts.Schema, set); err != nil {
 		return fmt.Errorf("audit/postgres: setup: %w", err)
 	}
 	return nil
@@ -175,7 +175,7 @@ func migrateMeta(ctx context.Context, pool *pgxpool.Pool, schema string) error {
 	name  TEXT PRIMARY KEY,
 	value TEXT NOT NULL
 )`}}
-	return pgmigrate.Run(ctx, pool, schema, "memvault/meta", set)
+	return pgmigrate.Run(ctx, pool, schema, set)
 }
 
 // chainRow is the memvault_meta row that records that the trail's hash

@@ -57,8 +57,9 @@ func (s *Saver) migrationSets() ([]pgmigrate.Set, error) {
 // Setup creates or upgrades the tables: LangGraph's migrations 0..9 (those a
 // database set up by Python or JS LangGraph already has are skipped), then
 // memvault's own. It is idempotent and safe to call from several processes
-// at once: the run holds a PostgreSQL advisory lock (keyed by schema) on one
-// connection from start to end.
+// at once: the run holds memvault's one setup advisory lock
+// (internal/pgmigrate) on one connection from start to end, and a database
+// already migrated is checked without waiting for that lock.
 //
 // CREATE INDEX CONCURRENTLY cannot run inside a transaction, so Setup runs
 // outside one, on a dedicated connection from a pool or on the given
@@ -75,7 +76,7 @@ func (s *Saver) Setup(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("postgres: setup: %w", err)
 	}
-	if err := pgmigrate.Run(ctx, s.db, s.q.schema, "memvault/checkpointer/postgres/setup", sets...); err != nil {
+	if err := pgmigrate.Run(ctx, s.db, s.q.schema, sets...); err != nil {
 		return fmt.Errorf("postgres: setup: %w", err)
 	}
 	return nil

@@ -82,22 +82,35 @@ type Conn interface {
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 }
 
+// LockKey is the PostgreSQL advisory lock every memvault setup holds while
+// it migrates: one key for the whole database, whatever the component and
+// the schema. CREATE ... IF NOT EXISTS is not safe under concurrency (two
+// sessions both see no table, and the second fails with 23505 on a catalog
+// index, or 42P07), and the objects of one component are not the only ones
+// it creates: CREATE SCHEMA (a schema two components share, or "" and
+// "public" naming the same one) and CREATE EXTENSION vector (one per
+// database) are shared, so per-component or per-schema keys would still let
+// two setups collide.
+var LockKey = lockKey("memvault/setup")
+
 // Run applies the sets in order on db: a *pgxpool.Pool (one of its
 // connections is held for the whole run), a pgx.Tx (a caller's
 // transaction: statements run in it, CONCURRENTLY dropped), or a single
 // connection. schema ("" for the search path) is created when missing and
-// qualifies the tracking tables; lock names the component, so that two
-// components may migrate one schema at once.
-func Run(ctx context.Context, db any, schema, lock string, sets ...Set) (err error) {
+// qualifies the tracking tables.
+//
+// Every statement, the schema's and the tracking tables' included, runs
+// holding LockKey, so that setups from any number of processes may start
+// at once. When every set's last statement is already recorded, Run
+// returns without taking the lock: versions only grow, so a database found
+// migrated stays so, and opening one costs a few reads instead of a wait
+// behind a setup building an index elsewhere.
+func Run(ctx context.Context, db any, schema string, sets ...Set) (err error) {
 	var conn Conn
 	inTx := false
-	key := lockKey(lock, schema)
 	switch x := db.(type) {
 	case pgx.Tx:
 		conn, inTx = x, true
-		if _, err := x.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, key); err != nil {
-			return fmt.Errorf("lock: %w", err)
-		}
 	case *pgxpool.Pool:
 		c, err := x.Acquire(ctx)
 		if err != nil {
@@ -110,8 +123,15 @@ func Run(ctx context.Context, db any, schema, lock string, sets ...Set) (err err
 	default:
 		return fmt.Errorf("pgmigrate: cannot migrate over %T", db)
 	}
-	if !inTx {
-		if err := sessionLock(ctx, conn, key); err != nil {
+	if done, err := migrated(ctx, conn, schema, sets); err != nil || done {
+		return err
+	}
+	if inTx {
+		if err := pollLock(ctx, conn, `SELECT pg_try_advisory_xact_lock($1)`); err != nil {
+			return fmt.Errorf("lock: %w", err)
+		}
+	} else {
+		if err := pollLock(ctx, conn, `SELECT pg_try_advisory_lock($1)`); err != nil {
 			return fmt.Errorf("lock: %w", err)
 		}
 		defer func() {
@@ -119,7 +139,7 @@ func Run(ctx context.Context, db any, schema, lock string, sets ...Set) (err err
 			// back to the pool holding the lock.
 			uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 			defer cancel()
-			if _, uerr := conn.Exec(uctx, `SELECT pg_advisory_unlock($1)`, key); uerr != nil {
+			if _, uerr := conn.Exec(uctx, `SELECT pg_advisory_unlock($1)`, LockKey); uerr != nil {
 				if pc, ok := conn.(*pgxpool.Conn); ok {
 					_ = pc.Conn().Close(uctx) // a closed connection is dropped by the pool
 				}
@@ -148,6 +168,31 @@ func Run(ctx context.Context, db any, schema, lock string, sets ...Set) (err err
 		}
 	}
 	return nil
+}
+
+// migrated reports whether every set has its last non-empty statement
+// recorded (the tracking table of a set whose statements are all empty is
+// not needed).
+func migrated(ctx context.Context, q Querier, schema string, sets []Set) (bool, error) {
+	for _, set := range sets {
+		last := -1
+		for i, stmt := range set.Statements {
+			if stmt != "" {
+				last = i
+			}
+		}
+		if last < 0 {
+			continue
+		}
+		v, err := Versions(ctx, q, schema, set.Table)
+		if err != nil {
+			return false, fmt.Errorf("read %w", err)
+		}
+		if got, ok := v[set.Table]; !ok || got < last {
+			return false, nil
+		}
+	}
+	return true, nil
 }
 
 // migrate creates the set's tracking table, then runs every statement
@@ -224,16 +269,18 @@ func exec(ctx context.Context, conn Conn, stmt string) error {
 	return err
 }
 
-// sessionLock takes the session advisory lock on conn. It polls with
-// pg_try_advisory_lock instead of blocking in pg_advisory_lock: CREATE
-// INDEX CONCURRENTLY waits for every transaction older than it to end,
-// including a session blocked in pg_advisory_lock waiting for the CREATE
-// INDEX's own session, which PostgreSQL reports as a deadlock.
-func sessionLock(ctx context.Context, conn Conn, key int64) error {
+// pollLock takes LockKey on conn with try, a pg_try_advisory_lock or
+// pg_try_advisory_xact_lock query, polled instead of blocking in
+// pg_advisory_lock: CREATE INDEX CONCURRENTLY waits for every transaction
+// whose snapshot is older than it, including that of a session blocked in
+// pg_advisory_lock waiting for the CREATE INDEX's own session, which
+// PostgreSQL reports as a deadlock. Between two polls a session holds no
+// snapshot.
+func pollLock(ctx context.Context, conn Conn, try string) error {
 	wait := 5 * time.Millisecond
 	for {
 		var ok bool
-		if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1)`, key).Scan(&ok); err != nil {
+		if err := conn.QueryRow(ctx, try, LockKey).Scan(&ok); err != nil {
 			return err
 		}
 		if ok {
@@ -250,11 +297,9 @@ func sessionLock(ctx context.Context, conn Conn, key int64) error {
 	}
 }
 
-func lockKey(lock, schema string) int64 {
+func lockKey(name string) int64 {
 	h := fnv.New64a()
-	h.Write([]byte(lock))
-	h.Write([]byte{0})
-	h.Write([]byte(schema))
+	h.Write([]byte(name))
 	return int64(h.Sum64())
 }
 

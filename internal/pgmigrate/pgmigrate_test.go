@@ -2,8 +2,11 @@ package pgmigrate_test
 
 import (
 	"context"
+	"errors"
+	"slices"
 	"testing"
 	"testing/fstest"
+	"time"
 
 	"github.com/memvault/memvault/internal/pgmigrate"
 	"github.com/memvault/memvault/internal/pgtest"
@@ -65,7 +68,7 @@ func TestRunInCallersTransaction(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := pgmigrate.Run(ctx, tx, schema, "test", set); err != nil {
+	if err := pgmigrate.Run(ctx, tx, schema, set); err != nil {
 		t.Fatal(err)
 	}
 	if v, err := pgmigrate.Versions(ctx, tx, schema, "m_migrations"); err != nil || v["m_migrations"] != 3 {
@@ -78,7 +81,7 @@ func TestRunInCallersTransaction(t *testing.T) {
 		t.Fatalf("versions after rollback = %v, %v", v, err)
 	}
 	for range 2 {
-		if err := pgmigrate.Run(ctx, pool, schema, "test", set); err != nil {
+		if err := pgmigrate.Run(ctx, pool, schema, set); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -92,5 +95,53 @@ func TestRunInCallersTransaction(t *testing.T) {
 	var valid bool
 	if err := pool.QueryRow(ctx, `SELECT indisvalid FROM pg_index WHERE indexrelid = to_regclass($1)`, schema+".m_a").Scan(&valid); err != nil || !valid {
 		t.Fatalf("index valid %v, %v", valid, err)
+	}
+}
+
+// TestMigratedSkipsLock: while another session holds the setup lock (a
+// setup building an index elsewhere, say), Run on a database already
+// migrated returns at once, and Run with a migration to apply waits for the
+// lock, whatever the component and the schema.
+func TestMigratedSkipsLock(t *testing.T) {
+	ctx := context.Background()
+	pool, schema := pgtest.Schema(t)
+	set := pgmigrate.Set{Table: "m_migrations", Statements: []string{`CREATE TABLE ` + schema + `.m (a int)`, ``}}
+	if err := pgmigrate.Run(ctx, pool, schema, set); err != nil {
+		t.Fatal(err)
+	}
+	holder, err := pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Release()
+	if _, err := holder.Exec(ctx, `SELECT pg_advisory_lock($1)`, pgmigrate.LockKey); err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Exec(ctx, `SELECT pg_advisory_unlock($1)`, pgmigrate.LockKey) //nolint:errcheck
+
+	// Bounded only so that a regression fails instead of hanging.
+	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if err := pgmigrate.Run(wctx, pool, schema, set); err != nil {
+		t.Fatalf("Run on a migrated schema: %v", err)
+	}
+	tx, err := pool.Begin(wctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx) //nolint:errcheck
+	if err := pgmigrate.Run(wctx, tx, schema, set); err != nil {
+		t.Fatalf("Run in a transaction on a migrated schema: %v", err)
+	}
+
+	more := set
+	more.Statements = append(slices.Clone(set.Statements), `ALTER TABLE `+schema+`.m ADD COLUMN b int`)
+	sctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer cancel()
+	if err := pgmigrate.Run(sctx, pool, "other_"+schema, more); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Run with a migration to apply while the lock is held = %v, want it waiting for the lock", err)
+	}
+	if _, err := pool.Exec(ctx, `SELECT 1 FROM `+schema+`.m WHERE b IS NULL`); err == nil {
+		t.Fatal("the migration ran without the lock")
 	}
 }

@@ -28,7 +28,8 @@
 //
 // [StartStandby] adds a hot standby of the throwaway cluster (pg_basebackup,
 // then streaming replication) for tests of reads on a replica; its
-// [Standby.CatchUp] waits until the standby has replayed the primary's writes.
+// [Standby.CatchUp] waits until the standby has replayed the primary's writes,
+// asynchronous commits included.
 //
 // A cluster cannot outlive its test binary: a small watchdog process, started
 // with the cluster, stops it and removes its directory as soon as the test

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
@@ -51,12 +52,30 @@ func StartStandby(t testing.TB) *Standby {
 }
 
 // CatchUp waits until the standby has replayed everything the primary had
-// written when CatchUp was called, and returns how long that took: the
-// replication lag a reader of the standby sees at that moment.
+// written when CatchUp was called, commits included, and returns how long
+// that took: the replication lag a reader of the standby sees at that
+// moment.
+//
+// The target is the primary's insert position, not pg_current_wal_lsn(),
+// which is where WAL has been written to: the test cluster commits
+// asynchronously (synchronous_commit off), so a commit record may wait in
+// the WAL buffers, beyond that position, until the WAL writer's next round
+// (wal_writer_delay, later on a busy machine), and a standby that reached
+// it had not seen the commit: the transaction's rows were not visible
+// there yet. The standby only receives WAL the primary flushed, so CatchUp
+// then commits a transaction of its own synchronously, which flushes every
+// record before it.
 func (s *Standby) CatchUp(ctx context.Context) (time.Duration, error) {
 	start := time.Now()
 	var target string
-	if err := s.primary.QueryRow(ctx, `SELECT pg_current_wal_lsn()::text`).Scan(&target); err != nil {
+	err := pgx.BeginFunc(ctx, s.primary, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SET LOCAL synchronous_commit = on`); err != nil {
+			return err
+		}
+		// An xid, so that the commit writes a record and flushes.
+		return tx.QueryRow(ctx, `SELECT pg_current_wal_insert_lsn()::text FROM pg_current_xact_id()`).Scan(&target)
+	})
+	if err != nil {
 		return 0, fmt.Errorf("pgtest: primary WAL position: %w", err)
 	}
 	for {

@@ -105,7 +105,7 @@ END
 $fence$`,
 		// Writes check and hold their sealing key by id.
 		`CREATE INDEX IF NOT EXISTS memvault_data_keys_id ON ` + t.table + ` (key_id)`}}
-	if err := pgmigrate.Run(ctx, t.pool, t.opts.Schema, "memvault/keys/setup", set); err != nil {
+	if err := pgmigrate.Run(ctx, t.pool, t.opts.Schema, set); err != nil {
 		return fmt.Errorf("keys/postgres: setup: %w", err)
 	}
 	return nil

@@ -6,13 +6,14 @@
 //
 // Setup runs LangGraph's migrations with LangGraph's numbering
 // (store_migrations 0..3, and vector_migrations 0..2 when an index is
-// configured), the same DDL, index names and operator classes, so Python's
-// PostgresStore.setup() is a no-op on tables memvault created and the other
-// way round. Unencrypted values are plain JSONB objects that Python reads as
+// configured; memvault's own table, memvault_store_embedder, is tracked
+// apart in memvault_vector_migrations), the same DDL, index names and
+// operator classes, so Python's PostgresStore.setup() is a no-op on tables
+// memvault created and the other way round. Unencrypted values are plain JSONB objects that Python reads as
 // its own, and rows Python wrote (values and store_vectors) are read,
 // searched and filtered here. Each statement runs outside a transaction
 // (CREATE INDEX CONCURRENTLY cannot run in one) and concurrent Setup calls
-// are serialized by an advisory lock. Options.Schema qualifies every table;
+// are serialized by memvault's one setup advisory lock. Options.Schema qualifies every table;
 // the default is unqualified names, resolved through search_path, as in
 // Python.
 //

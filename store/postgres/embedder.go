@@ -12,15 +12,13 @@ import (
 
 // checkEmbedder records the configured embedder's name (with the vector
 // spaces of data subjects, when they have their own: items.Config.VectorName)
-// in memvault_store_embedder (a memvault-only table: LangGraph's tables are
-// left as they are) the first time an indexed store is set up, and refuses
-// a later Setup with another embedder (store.ErrEmbedderMismatch): vectors
-// of two models, or of one model at two sizes, cannot be compared.
+// in memvault_store_embedder (a memvault-only table, created by migration
+// memvault_vector 00: LangGraph's tables are left as they are) the first
+// time an indexed store is set up, and refuses a later Setup with another
+// embedder (store.ErrEmbedderMismatch): vectors of two models, or of one
+// model at two sizes, cannot be compared.
 func (s *Store) checkEmbedder(ctx context.Context, c Querier) error {
 	name := s.b.VectorName(s.embedder().Name())
-	if _, err := c.Exec(ctx, `CREATE TABLE IF NOT EXISTS `+s.t.embedder+` (id INTEGER PRIMARY KEY CHECK (id = 0), name TEXT NOT NULL)`); err != nil {
-		return fmt.Errorf("postgres: setup: %w", err)
-	}
 	var recorded string
 	var err error
 	// When a concurrent Setup inserts the row first, this statement's

@@ -48,4 +48,6 @@ func ExampleNew() {
 	// vector_migrations 0: DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'vector') THEN CREATE EXTENSION vector; END IF; END $$
 	// vector_migrations 1: CREATE TABLE IF NOT EXISTS store_vectors (prefix text NOT NULL, key text NOT NULL, field_name text NOT NULL, embedding vector(1536), created_at timestamp with time zone DEFAULT CURRENT_TIMESTAMP, updated_at timestamp with time zone DEFAULT CURRENT_TIMESTAMP, PRIMARY KEY (prefix, key, field_name), FOREIGN KEY (prefix, key) REFERENCES store (prefix, key) ON DELETE CASCADE)
 	// vector_migrations 2: CREATE INDEX CONCURRENTLY IF NOT EXISTS store_vectors_embedding_idx ON store_vectors USING hnsw (embedding vector_cosine_ops) WITH (m=16, ef_construction=128)
+	// CREATE TABLE IF NOT EXISTS memvault_vector_migrations (v INTEGER PRIMARY KEY)
+	// memvault_vector_migrations 0: CREATE TABLE IF NOT EXISTS memvault_store_embedder (id INTEGER PRIMARY KEY CHECK (id = 0), name TEXT NOT NULL)
 }

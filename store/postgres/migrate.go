@@ -16,7 +16,13 @@ import (
 // NN.sql its VECTOR_MIGRATIONS (vector_migrations); the DDL creates exactly
 // what Python's setup() creates, so either side's setup is a no-op after
 // the other's. vector/02 is the ANN index, empty (skipped and not
-// recorded, as in LangGraph) for a flat index.
+// recorded, as in LangGraph) for a flat index. migrations/memvault_vector/
+// NN.sql are memvault's own, for an indexed store, tracked in
+// memvault_vector_migrations so that LangGraph's numbering stays untouched:
+// 00 creates memvault_store_embedder (see checkEmbedder), under the
+// migration lock like every other statement (a CREATE TABLE IF NOT EXISTS
+// of its own, outside the lock, failed with 23505 when several processes
+// opened a fresh database at once).
 //
 //go:embed migrations
 var migrations embed.FS
@@ -39,19 +45,27 @@ func (s *Store) migrationSets() ([]pgmigrate.Set, error) {
 			return nil, err
 		}
 		sets = append(sets, pgmigrate.Set{Table: "vector_migrations", Statements: stmts})
+		stmts, err = pgmigrate.Load(migrations, "migrations/memvault_vector", map[string]string{"embedder": s.t.embedder})
+		if err != nil {
+			return nil, err
+		}
+		sets = append(sets, pgmigrate.Set{Table: "memvault_vector_migrations", Statements: stmts})
 	}
 	return sets, nil
 }
 
 // Setup creates or migrates the tables: LangGraph's store migrations, and
-// its vector migrations when an index is configured (internal/pgmigrate,
-// the checkpointer's runner). Over a pool it runs each statement outside a
-// transaction (CREATE INDEX CONCURRENTLY cannot run in one), on one
-// connection holding a session advisory lock, so concurrent Setup calls
-// from several processes are safe; over a pgx.Tx it runs inside the
-// caller's transaction, without CONCURRENTLY. An index an interrupted run
-// left invalid is dropped and built again. Setup is idempotent; migrations
-// already recorded, by memvault or by LangGraph, are left alone.
+// when an index is configured its vector migrations and memvault's
+// (memvault_vector_migrations: the embedder's table), with
+// internal/pgmigrate, the checkpointer's runner. Over a pool it runs each
+// statement outside a transaction (CREATE INDEX CONCURRENTLY cannot run in
+// one), on one connection holding memvault's one setup advisory lock, so
+// concurrent Setup calls from several processes are safe (a database
+// already migrated is checked without waiting for that lock); over a
+// pgx.Tx it runs inside the caller's transaction, without CONCURRENTLY. An
+// index an interrupted run left invalid is dropped and built again. Setup
+// is idempotent; migrations already recorded, by memvault or by LangGraph,
+// are left alone.
 func (s *Store) Setup(ctx context.Context) error {
 	if err := s.b.Check(ctx); err != nil {
 		return err
@@ -60,7 +74,7 @@ func (s *Store) Setup(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("postgres: setup: %w", err)
 	}
-	if err := pgmigrate.Run(ctx, s.db, s.opts.Schema, "memvault/store/setup", sets...); err != nil {
+	if err := pgmigrate.Run(ctx, s.db, s.opts.Schema, sets...); err != nil {
 		return fmt.Errorf("postgres: setup: %w", err)
 	}
 	if s.index != nil {
@@ -70,10 +84,10 @@ func (s *Store) Setup(ctx context.Context) error {
 }
 
 // MigrationVersions reports the highest applied version of the store's
-// migration tables (store_migrations, vector_migrations); a table not
-// created yet is left out.
+// migration tables (store_migrations, vector_migrations,
+// memvault_vector_migrations); a table not created yet is left out.
 func (s *Store) MigrationVersions(ctx context.Context) (map[string]int, error) {
-	v, err := pgmigrate.Versions(ctx, s.db, s.opts.Schema, "store_migrations", "vector_migrations")
+	v, err := pgmigrate.Versions(ctx, s.db, s.opts.Schema, "store_migrations", "vector_migrations", "memvault_vector_migrations")
 	if err != nil {
 		return nil, fmt.Errorf("postgres: migration versions: %w", err)
 	}
