@@ -11,7 +11,7 @@ EACH       = set -e; for m in $(MODULES); do echo "== module $$m"; (cd $$m && GO
 FUZZTIME  ?= 5s
 BENCHTIME ?= 1s
 
-.PHONY: all setup demo example-adk example-langchaingo example-eino example-trpcagent test vet fmt-check unit fuzz bench bench-pg lint build clean
+.PHONY: all setup demo example-adk example-langchaingo example-eino example-trpcagent test vet fmt-check staticcheck unit fuzz bench bench-pg lint build clean
 
 all: build
 
@@ -44,8 +44,8 @@ example-eino:
 example-trpcagent:
 	cd examples/trpcagent && GOWORK=off $(GO) run .
 
-## test: install what is needed, then vet, format check, race tests, short fuzzing.
-test: setup vet fmt-check unit fuzz
+## test: install what is needed, then vet, format check, staticcheck, race tests, short fuzzing.
+test: setup vet fmt-check staticcheck unit fuzz
 
 vet:
 	@$(call EACH,$(GO) vet $(PKGS))
@@ -70,9 +70,13 @@ bench:
 bench-pg:
 	bash scripts/bench-pg.sh
 
-## lint: vet + gofmt (+ staticcheck when installed).
-lint: vet fmt-check
-	@if command -v staticcheck >/dev/null 2>&1; then $(call EACH,staticcheck $(PKGS)); else echo "staticcheck not installed; skipped"; fi
+## staticcheck: every module, clean (installed by `make setup`).
+STATICCHECK ?= $(shell command -v staticcheck 2>/dev/null || echo $$($(GO) env GOPATH)/bin/staticcheck)
+staticcheck:
+	@$(call EACH,$(STATICCHECK) $(PKGS))
+
+## lint: vet + gofmt + staticcheck.
+lint: vet fmt-check staticcheck
 
 build:
 	$(GO) build -o bin/memvault ./cmd/memvault

@@ -8,9 +8,11 @@ var (
 	ErrDecrypt = errors.New("crypto: decryption failed")
 	// ErrKeyNotSet is returned when LANGGRAPH_AES_KEY is unset. Its text
 	// is LangGraph's.
+	//lint:ignore ST1005 the text is LangGraph's, word for word
 	ErrKeyNotSet = errors.New("LANGGRAPH_AES_KEY environment variable is not set.")
 	// ErrKeySize is returned for a key that is not 16, 24 or 32 bytes
 	// long. Its text is LangGraph's.
+	//lint:ignore ST1005 the text is LangGraph's, word for word
 	ErrKeySize = errors.New("LANGGRAPH_AES_KEY must be 16, 24, or 32 bytes long.")
 	// ErrKeyEncoding is returned for a "base64:" or "hex:" key that does
 	// not decode.

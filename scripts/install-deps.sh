@@ -143,6 +143,19 @@ fi
 log "go: $("$GO" version | awk '{ print $3 }') ($GO)"
 
 # ---------------------------------------------------------------------------
+# staticcheck, which `make test` runs on every module: a pinned version from
+# the Go module proxy, installed into $(go env GOPATH)/bin (on .ci/run's PATH).
+# ---------------------------------------------------------------------------
+STATICCHECK_VERSION="${STATICCHECK_VERSION:-v0.8.2}"
+STATICCHECK="$("$GO" env GOPATH)/bin/staticcheck"
+if [[ -x "$STATICCHECK" ]] && "$STATICCHECK" -version 2>/dev/null | grep -q "(${STATICCHECK_VERSION}\b\|${STATICCHECK_VERSION#v}"; then
+	log "staticcheck: $("$STATICCHECK" -version) already installed"
+else
+	log "staticcheck: installing ${STATICCHECK_VERSION}"
+	GOFLAGS= GOWORK=off "$GO" install "honnef.co/go/tools/cmd/staticcheck@${STATICCHECK_VERSION}"
+fi
+
+# ---------------------------------------------------------------------------
 # JS LangGraph for the interop tests (interop/js, go test ./interop/): runs
 # `npm ci` when node_modules is missing or older than package-lock.json.
 # Needs Node.js >= 20 and npm, which this block does not install.

@@ -16,29 +16,30 @@ type testAddress struct {
 }
 
 type testOrder struct {
-	ID       int64             `json:"id"`
-	Small    int8              `json:"small"`
-	Big      uint64            `json:"big"`
-	U32      uint32            `json:"u32"`
-	Price    float32           `json:"price"`
-	Ratio    float64           `json:"ratio"`
-	Paid     bool              `json:"paid"`
-	Note     *string           `json:"note"`
-	Tags     []string          `json:"tags"`
-	Counts   map[string]int    `json:"counts"`
-	ByID     map[int]string    `json:"by_id"`
-	At       time.Time         `json:"at"`
-	Blob     []byte            `json:"blob"`
-	Addr     testAddress       `json:"addr"`
-	AddrPtr  *testAddress      `json:"addr_ptr"`
-	Item     testItem          `json:"item"`
-	Items    []testItem        `json:"items"`
-	Any      any               `json:"any"`
-	Fixed    [3]int            `json:"fixed"`
-	ID2      UUID              `json:"id2"`
-	Skip     string            `json:"-"`
-	Extra    map[string]any    `json:"extra,omitempty"`
-	unexport int               //nolint:unused // must be ignored
+	ID      int64          `json:"id"`
+	Small   int8           `json:"small"`
+	Big     uint64         `json:"big"`
+	U32     uint32         `json:"u32"`
+	Price   float32        `json:"price"`
+	Ratio   float64        `json:"ratio"`
+	Paid    bool           `json:"paid"`
+	Note    *string        `json:"note"`
+	Tags    []string       `json:"tags"`
+	Counts  map[string]int `json:"counts"`
+	ByID    map[int]string `json:"by_id"`
+	At      time.Time      `json:"at"`
+	Blob    []byte         `json:"blob"`
+	Addr    testAddress    `json:"addr"`
+	AddrPtr *testAddress   `json:"addr_ptr"`
+	Item    testItem       `json:"item"`
+	Items   []testItem     `json:"items"`
+	Any     any            `json:"any"`
+	Fixed   [3]int         `json:"fixed"`
+	ID2     UUID           `json:"id2"`
+	Skip    string         `json:"-"`
+	Extra   map[string]any `json:"extra,omitempty"`
+	//lint:ignore U1000 an unexported field the codec must ignore
+	unexport int
 	Nested   map[string][]int8 `json:"nested"`
 }
 

@@ -158,7 +158,7 @@ func benchAppend(b *testing.B, bk adaptertest.Backend, size, writers int) {
 
 // benchEvent is a typical small event: a line of text and a state change.
 func benchEvent(writer, i int) *session.Event {
-	ev := session.NewEvent(fmt.Sprintf("inv-%d", writer))
+	ev := session.NewEventWithContext(context.Background(), fmt.Sprintf("inv-%d", writer))
 	ev.Author = "user"
 	ev.Content = genai.NewContentFromText(fmt.Sprintf("writer %d says hello for the %dth time, with a few more words to look like a turn", writer, i), genai.RoleUser)
 	ev.Actions.StateDelta = map[string]any{fmt.Sprintf("w%d", writer): i}

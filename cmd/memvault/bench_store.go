@@ -206,9 +206,7 @@ func (run *storeBenchRun) measure(ctx context.Context, w *storeWorkload, p *benc
 				continue
 			}
 			modes := append(slices.Clone(run.rawModes[op]), run.libModes...)
-			for _, m := range slices.Sorted(maps.Keys(run.external)) {
-				modes = append(modes, m)
-			}
+			modes = append(modes, slices.Sorted(maps.Keys(run.external))...)
 			rows, err := compare(ctx, "store", op, modes, conc, bf.duration, func(mode string) benchOp {
 				if f := run.raw[op][mode]; f != nil {
 					return f

@@ -1,5 +1,7 @@
 package cache_test
 
+//lint:file-ignore SA1019 the cases set the deprecated OmitExpired to show it changes nothing: expired items are never served
+
 import (
 	"context"
 	"errors"

@@ -270,11 +270,3 @@ func (e *estimator) estimate(w []uint64, m *codeMeta) float32 {
 	}
 }
 
-// proxy maps an exact score to the scale of estimate: the score itself for
-// cosine and inner product, |q|² - distance² for L2.
-func (e *estimator) proxy(score float64) float32 {
-	if e.dist == store.L2 {
-		return e.nq*e.nq - float32(score*score)
-	}
-	return float32(score)
-}
