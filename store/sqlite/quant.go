@@ -269,4 +269,3 @@ func (e *estimator) estimate(w []uint64, m *codeMeta) float32 {
 		return float32(dot / (float64(m.nv) * float64(e.nq)))
 	}
 }
-
