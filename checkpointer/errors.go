@@ -15,11 +15,18 @@ var (
 	// ErrNotFound: an operation needs a thread or checkpoint that does not exist.
 	ErrNotFound = errors.New("checkpointer: not found")
 	// ErrInvalidID: a thread id, namespace, checkpoint id, task id, task
-	// path or channel name holding a NUL byte or invalid UTF-8. Every
+	// path or channel name holding a NUL byte or invalid UTF-8, or longer
+	// than MaxIDBytes (then it is ErrIDTooLong as well). Every
 	// backend refuses them alike, before any I/O (PostgreSQL's text type
 	// cannot store them), so a thread written on one backend can always
 	// move to another.
 	ErrInvalidID = errors.New("checkpointer: invalid id")
+	// ErrIDTooLong: an identifier (thread id, namespace, checkpoint id,
+	// task id, task path, channel or node name, channel version) longer
+	// than MaxIDBytes. Every backend refuses it alike, before any I/O, for
+	// writes and reads alike; the error also matches ErrInvalidID and
+	// names the identifier and the limit.
+	ErrIDTooLong = errors.New("checkpointer: id too long")
 	// ErrInvalidMetadata: metadata JSON cannot hold (NaN, an infinity,
 	// invalid UTF-8, a channel…); it wraps the jsonvalue error saying which.
 	ErrInvalidMetadata = errors.New("checkpointer: invalid metadata")

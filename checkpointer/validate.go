@@ -4,11 +4,48 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/memvault/memvault/internal/idlimit"
 )
+
+// MaxIDBytes is the longest identifier every backend stores, in bytes of
+// UTF-8: a thread id, checkpoint namespace, checkpoint id, task id, task
+// path, channel name, node name or channel version. It is one limit for
+// every backend (the store's MaxIDBytes is the same number), small enough
+// that PostgreSQL's widest index — four identifiers in one btree entry —
+// holds four of them, and that one fits the key of any other database, so
+// that a thread written on one backend can move to any other.
+const MaxIDBytes = idlimit.MaxBytes
+
+// idTooLongError is a too-long identifier: it matches ErrIDTooLong and
+// ErrInvalidID, and names the identifier (never quoting it: it is long)
+// and the limit.
+type idTooLongError struct {
+	what string
+	n    int
+}
+
+func (e *idTooLongError) Error() string {
+	return fmt.Sprintf("%v: %s is %d bytes, over the limit of %d bytes (checkpointer.MaxIDBytes)", ErrIDTooLong, e.what, e.n, MaxIDBytes)
+}
+
+func (e *idTooLongError) Unwrap() []error { return []error{ErrIDTooLong, ErrInvalidID} }
+
+// ValidateID checks an identifier that is stored and indexed: valid text
+// (ValidateText) of at most MaxIDBytes bytes (ErrIDTooLong, which matches
+// ErrInvalidID too); what names it in the message.
+func ValidateID(what, s string) error {
+	if len(s) > MaxIDBytes {
+		return &idTooLongError{what: what, n: len(s)}
+	}
+	return ValidateText(what, s)
+}
 
 // ValidateText refuses an identifier PostgreSQL's text type cannot hold —
 // one with a NUL byte or invalid UTF-8 — with ErrInvalidID; what names the
 // field in the message. The text itself is not quoted: it may be binary.
+// It does not bound the length: ValidateID does, for what is indexed; a run
+// id, kept in metadata only, is checked by ValidateText alone.
 func ValidateText(what, s string) error {
 	if strings.IndexByte(s, 0) >= 0 {
 		return fmt.Errorf("%w: %s contains a NUL byte", ErrInvalidID, what)
@@ -21,19 +58,20 @@ func ValidateText(what, s string) error {
 
 // ValidateThreadID checks a thread id given alone (DeleteThread, CopyThread,
 // Prune, …): it must be non-empty — an empty id never means "every thread" —
-// and valid text.
+// and a valid identifier (ValidateID).
 func ValidateThreadID(id string) error {
 	if id == "" {
 		return ErrMissingThreadID
 	}
-	return ValidateText("thread id", id)
+	return ValidateID("thread id", id)
 }
 
 // ValidateVersion is the one rule for a channel version that Put (in
 // channel_versions, new versions and versions_seen) and a thread file's
 // import both apply: it must not be empty — LangGraph never stores one, ""
 // meaning "no version yet" to NextVersion — (ErrInvalidVersion), and must
-// be valid text (ValidateText, ErrInvalidID). Beyond that a version is
+// be a valid identifier (ValidateID: ErrInvalidID, ErrIDTooLong): it is
+// part of PostgreSQL's checkpoint_blobs key. Beyond that a version is
 // opaque: LangGraph's "<digits>.<fraction>" strings, JS LangGraph's
 // integers and any other text a writer chose (an adapter's own ids) are
 // stored, exported and imported as they are.
@@ -41,5 +79,5 @@ func ValidateVersion(what, v string) error {
 	if v == "" {
 		return fmt.Errorf("%w: %s is empty", ErrInvalidVersion, what)
 	}
-	return ValidateText(what, v)
+	return ValidateID(what, v)
 }

@@ -15,14 +15,23 @@ var ErrEmbedderMismatch = errors.New("store: stored vectors were made by another
 
 // EmbedderMismatchError is the error CheckEmbedder returns: it matches
 // ErrEmbedderMismatch and names both embedders, so a caller can tell, say,
-// vectors of the public (unkeyed) embedder from vectors of another model.
+// vectors of the public (unkeyed) embedder from vectors of another model,
+// and both sizes when they differ: an embedder with the recorded name but
+// another number of dimensions is refused too, since none of its query
+// vectors could be compared with a stored one.
 type EmbedderMismatchError struct {
 	// Recorded made the stored vectors; Configured is the one offered.
 	Recorded, Configured string
+	// RecordedDims and ConfiguredDims are the sizes of their vectors (0:
+	// not known — a store whose record predates sizes and holds no vector).
+	RecordedDims, ConfiguredDims int
 }
 
-// Error names both embedders.
+// Error names both embedders, and both sizes when they differ.
 func (e *EmbedderMismatchError) Error() string {
+	if e.RecordedDims != 0 && e.RecordedDims != e.ConfiguredDims {
+		return fmt.Sprintf("%v: vectors of %d dimensions by %q, configured %q makes %d dimensions (re-embed the items, or use the embedder that made them)", ErrEmbedderMismatch, e.RecordedDims, e.Recorded, e.Configured, e.ConfiguredDims)
+	}
 	return fmt.Sprintf("%v: vectors by %q, configured %q (re-embed the items, or use the embedder and key that made them)", ErrEmbedderMismatch, e.Recorded, e.Configured)
 }
 

@@ -5,7 +5,45 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/memvault/memvault/internal/idlimit"
 )
+
+// MaxIDBytes is the longest identifier every backend stores, in bytes of
+// UTF-8: an item key, a whole namespace (its labels joined with '.', as
+// stored — so every label too) and an index field path. It is one limit
+// for every backend (the checkpointer's MaxIDBytes is the same number),
+// small enough that PostgreSQL's (prefix, key, field_name) index holds one
+// of each in a btree entry, and that one fits the key of any other
+// database, so that an item written on one backend can move to any other.
+const MaxIDBytes = idlimit.MaxBytes
+
+// TooLongError is an identifier longer than MaxIDBytes: it matches
+// ErrIDTooLong and Kind (ErrInvalidNamespace, ErrInvalidKey or
+// ErrInvalidPath), and names the identifier (What) — never quoting it: it
+// is long — its length and the limit.
+type TooLongError struct {
+	Kind  error  // the sentinel of the identifier's kind
+	What  string // which identifier: "namespace", "key", "after key", …
+	Bytes int    // its length in bytes
+}
+
+func (e *TooLongError) Error() string {
+	return fmt.Sprintf("%v: %v: %s is %d bytes, over the limit of %d bytes (store.MaxIDBytes)", e.Kind, ErrIDTooLong, e.What, e.Bytes, MaxIDBytes)
+}
+
+// Unwrap gives both sentinels to errors.Is.
+func (e *TooLongError) Unwrap() []error { return []error{e.Kind, ErrIDTooLong} }
+
+// CheckLength refuses s, an identifier of kind (ErrInvalidNamespace,
+// ErrInvalidKey, ErrInvalidPath) named what, when it is longer than
+// MaxIDBytes, with a *TooLongError.
+func CheckLength(kind error, what, s string) error {
+	if len(s) > MaxIDBytes {
+		return &TooLongError{Kind: kind, What: what, Bytes: len(s)}
+	}
+	return nil
+}
 
 // Sentinel errors.
 var (
@@ -28,6 +66,12 @@ var (
 	// ErrNoTTL: a TTL was given to a store configured without TTLConfig
 	// (LangGraph raises NotImplementedError there).
 	ErrNoTTL = errors.New("store: no TTL configured")
+	// ErrIDTooLong: a namespace (its labels joined with '.'), key or index
+	// field path longer than MaxIDBytes. Every backend refuses it alike,
+	// before any I/O, in writes and reads (a read could find nothing
+	// anyway); the error is a *TooLongError, which also matches
+	// ErrInvalidNamespace, ErrInvalidKey or ErrInvalidPath.
+	ErrIDTooLong = errors.New("store: identifier too long")
 	// ErrClosed: the store was closed.
 	ErrClosed = errors.New("store: closed")
 )
@@ -53,10 +97,19 @@ func (ns Namespace) Validate() error {
 
 // ValidatePrefix checks a namespace used as a search prefix or match
 // condition: it may be empty, but no label may be empty, contain '.', hold a
-// NUL byte or be invalid UTF-8. The last two are refused on every backend
-// alike (PostgreSQL cannot store them in text), so that what one backend
-// accepts every other can hold too.
+// NUL byte or be invalid UTF-8, and the whole, its labels joined with '.',
+// may not be longer than MaxIDBytes (ErrIDTooLong). The last three are
+// refused on every backend alike (PostgreSQL cannot store the first two in
+// text, nor index a too-long one), so that what one backend accepts every
+// other can hold too.
 func (ns Namespace) ValidatePrefix() error {
+	n := len(ns) - 1 // the '.' separators
+	for _, l := range ns {
+		n += len(l)
+	}
+	if n > MaxIDBytes {
+		return &TooLongError{Kind: ErrInvalidNamespace, What: fmt.Sprintf("namespace of %d labels (joined with '.')", len(ns)), Bytes: n}
+	}
 	for i, l := range ns {
 		if l == "" {
 			return fmt.Errorf("%w: label %d is empty", ErrInvalidNamespace, i)
@@ -121,10 +174,14 @@ func (ns Namespace) Clone() Namespace {
 	return append(Namespace(nil), ns...)
 }
 
-// ValidateKey checks an item key: non-empty, valid UTF-8, no NUL byte.
+// ValidateKey checks an item key: non-empty, valid UTF-8, no NUL byte, at
+// most MaxIDBytes bytes (ErrIDTooLong).
 func ValidateKey(key string) error {
 	if key == "" {
 		return fmt.Errorf("%w: empty key", ErrInvalidKey)
+	}
+	if err := CheckLength(ErrInvalidKey, "key", key); err != nil {
+		return err
 	}
 	if err := checkText(key); err != nil {
 		return fmt.Errorf("%w: key %s", ErrInvalidKey, err)

@@ -19,7 +19,10 @@
 // pending-sends migration, each for the root namespace and a child
 // namespace. It adds concurrency, JSON-containment metadata filters, value
 // kinds, unicode and NUL bytes, 8 MiB values, SQL metacharacters in names,
-// bad input and context cancellation.
+// identifiers at checkpointer.MaxIDBytes (every one of them at once, in
+// incompressible multi-byte text: the widest index row a backend holds)
+// and one byte over it (checkpointer.ErrIDTooLong on every entry point,
+// nothing stored), bad input and context cancellation.
 //
 // # Contract points the suite pins down
 //

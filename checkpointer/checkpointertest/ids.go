@@ -2,7 +2,10 @@ package checkpointertest
 
 import (
 	"errors"
+	mrand "math/rand/v2"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/memvault/memvault/checkpointer"
 )
@@ -69,8 +72,16 @@ func (s *suite) testIDs(t *testing.T) {
 		}
 	})
 	for name, bad := range badTexts {
-		t.Run(name, func(t *testing.T) { s.testBadText(t, bad) })
+		t.Run(name, func(t *testing.T) { s.testBadText(t, bad, checkpointer.ErrInvalidID) })
 	}
+	t.Run("too_long", func(t *testing.T) {
+		// One byte over, counted in bytes: the last character is a
+		// two-byte one, so the id is fewer characters than the limit.
+		bad := longID(1, checkpointer.MaxIDBytes-1) + "é"
+		s.testBadText(t, bad, checkpointer.ErrIDTooLong)
+		s.testBadText(t, bad, checkpointer.ErrInvalidID)
+	})
+	t.Run("at_the_limit", s.testIDsAtLimit)
 	t.Run("non_ascii_round_trip", func(t *testing.T) {
 		sv := s.newSaver(t)
 		thread := newThreadID(goodNonASCII)
@@ -96,15 +107,16 @@ func (s *suite) testIDs(t *testing.T) {
 }
 
 // testBadText offers bad in every coordinate of every entry point and
-// checks each is refused with ErrInvalidID and writes nothing.
-func (s *suite) testBadText(t *testing.T, bad string) {
+// checks each is refused with want (ErrInvalidID, ErrIDTooLong) and writes
+// nothing.
+func (s *suite) testBadText(t *testing.T, bad string, want error) {
 	sv := s.newSaver(t)
 	good := putChain(t, sv, newThreadID("good"), "", 1)[0].cfg
 	before := len(mustList(t, sv, nil, checkpointer.ListOptions{}))
 	refused := func(what string, err error) {
 		t.Helper()
-		if !errors.Is(err, checkpointer.ErrInvalidID) {
-			t.Errorf("%s = %v, want ErrInvalidID", what, err)
+		if !errors.Is(err, want) {
+			t.Errorf("%s = %v, want %v", what, err, want)
 		}
 	}
 	put := func(cfg checkpointer.Config, mutate func(cp *checkpointer.Checkpoint, nv map[string]string)) error {
@@ -171,7 +183,9 @@ func (s *suite) testBadText(t *testing.T, bad string) {
 		refused("CopyThread(src)", c.CopyThread(t.Context(), bad, newThreadID("dst")))
 		refused("CopyThread(dst)", c.CopyThread(t.Context(), good.ThreadID, bad))
 	}
-	if d, ok := sv.(checkpointer.RunDeleter); ok {
+	if d, ok := sv.(checkpointer.RunDeleter); ok && len(bad) <= checkpointer.MaxIDBytes {
+		// A run id lives in metadata, not in an index: only its text is
+		// checked, not its length.
 		refused("DeleteForRuns", d.DeleteForRuns(t.Context(), []string{bad}))
 	}
 
@@ -180,5 +194,94 @@ func (s *suite) testBadText(t *testing.T, bad string) {
 	}
 	if got := mustGetSome(t, sv, good); len(got.PendingWrites) != 0 {
 		t.Fatalf("refused PutWrites stored %s", showWrites(got.PendingWrites))
+	}
+}
+
+// longID returns n bytes of valid UTF-8 that do not compress (seeded by
+// seed): a mix of one- to four-byte characters drawn at random, so that a
+// backend storing it in an index (PostgreSQL compresses a long index entry
+// when it can) meets its worst case, and a byte count that differs from
+// the character count.
+func longID(seed uint64, n int) string {
+	r := mrand.New(mrand.NewPCG(seed, uint64(n)))
+	ranges := [][2]rune{{'0', 'z'}, {0xC0, 0x24F}, {0x4E00, 0x9FFF}, {0x1F300, 0x1F64F}}
+	var b strings.Builder
+	for b.Len() < n {
+		rg := ranges[r.IntN(len(ranges))]
+		c := rg[0] + rune(r.IntN(int(rg[1]-rg[0]+1)))
+		if b.Len()+utf8.RuneLen(c) > n {
+			c = rune('a' + r.IntN(26))
+		}
+		if c == '.' || c == '|' || c == ':' {
+			c = 'x'
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+// testIDsAtLimit writes a thread whose every identifier is MaxIDBytes
+// bytes long — thread id, namespace, checkpoint id, parent id, channel
+// names, versions, node names, task id, task path — so that the widest
+// index row of a backend (PostgreSQL's checkpoint_writes and
+// checkpoint_blobs keys hold four of them, incompressible here) is met at
+// its worst, and reads it back by every entry point.
+func (s *suite) testIDsAtLimit(t *testing.T) {
+	sv := s.newSaver(t)
+	const n = checkpointer.MaxIDBytes
+	thread, ns := longID(10, n), longID(11, n)
+	parentID, id := longID(12, n), longID(13, n)
+	if parentID > id { // the latest checkpoint is the greatest id
+		parentID, id = id, parentID
+	}
+	ch, node, task, path := longID(14, n), longID(15, n), longID(16, n), longID(17, n)
+	v1, v2 := longID(18, n), longID(19, n)
+	for _, x := range []string{thread, ns, parentID, id, ch, node, task, path, v1, v2} {
+		if len(x) != n || !utf8.ValidString(x) {
+			t.Fatalf("longID made %d bytes, want %d of valid UTF-8", len(x), n)
+		}
+	}
+	cp := newCheckpoint(0, map[string]any{ch: "first"}, map[string]string{ch: v1})
+	cp.ID = parentID
+	cfg := mustPut(t, sv, cfgOf(thread, ns, ""), cp, nil, map[string]string{ch: v1})
+	cp2 := newCheckpoint(1, map[string]any{ch: "second"}, map[string]string{ch: v2})
+	cp2.ID = id
+	cp2.VersionsSeen = map[string]map[string]string{node: {ch: v1}}
+	cfg = mustPut(t, sv, cfg, cp2, nil, map[string]string{ch: v2})
+	if cfg.ThreadID != thread || cfg.CheckpointNS != ns || cfg.CheckpointID != id {
+		t.Fatalf("Put returned another config than the one written")
+	}
+	mustPutWrites(t, sv, cfg, []wr{{ch, "w"}}, task, path)
+
+	got := mustGetSome(t, sv, cfgOf(thread, ns, ""))
+	if got.Config.CheckpointID != id || got.ParentConfig == nil || got.ParentConfig.CheckpointID != parentID {
+		t.Fatalf("latest checkpoint is not the long-id child of the long-id parent")
+	}
+	if got.Checkpoint.ChannelValues[ch] != "second" || got.Checkpoint.ChannelVersions[ch] != v2 || got.Checkpoint.VersionsSeen[node][ch] != v1 {
+		t.Fatalf("long channel name, version or node name not given back: values %v", got.Checkpoint.ChannelValues)
+	}
+	if len(got.PendingWrites) != 1 || got.PendingWrites[0].TaskID != task || got.PendingWrites[0].Channel != ch {
+		t.Fatalf("pending writes = %s, want one by the long task on the long channel", showWrites(got.PendingWrites))
+	}
+	if old := mustGetSome(t, sv, cfgOf(thread, ns, parentID)); old.Checkpoint.ChannelValues[ch] != "first" {
+		t.Fatalf("the long-id parent reads back %v", old.Checkpoint.ChannelValues)
+	}
+	if l := mustList(t, sv, &checkpointer.Config{ThreadID: thread, CheckpointNS: ns}, checkpointer.ListOptions{Before: &checkpointer.Config{CheckpointID: id}}); len(l) != 1 || l[0].Config.CheckpointID != parentID {
+		t.Fatalf("List(before the long id) gave %d checkpoints, want its parent", len(l))
+	}
+	if c, ok := sv.(checkpointer.Copier); ok {
+		dst := longID(20, n)
+		if err := c.CopyThread(t.Context(), thread, dst); err != nil {
+			t.Fatalf("CopyThread to a %d-byte thread id: %v", n, err)
+		}
+		if l := listThread(t, sv, dst, ns); len(l) != 2 {
+			t.Fatalf("the copy has %d checkpoints, want 2", len(l))
+		}
+	}
+	if err := sv.DeleteThread(t.Context(), thread); err != nil {
+		t.Fatalf("DeleteThread(%d-byte id): %v", n, err)
+	}
+	if l := listThread(t, sv, thread, ns); len(l) != 0 {
+		t.Fatalf("after DeleteThread the long thread has %d checkpoints", len(l))
 	}
 }

@@ -249,3 +249,51 @@ func TestVersionRuleOfPutAndImport(t *testing.T) {
 		})
 	}
 }
+
+// TestImportRefusesTooLongIDs: a thread file with an identifier longer
+// than checkpointer.MaxIDBytes — as a backend without the limit could
+// once export — is refused before anything is written, naming its line,
+// with checkpointer.ErrIDTooLong, on every backend alike: what one accepts
+// every other can hold.
+func TestImportRefusesTooLongIDs(t *testing.T) {
+	ctx := context.Background()
+	long := strings.Repeat("é", checkpointer.MaxIDBytes/2) + "x" // one byte over
+	mutations := map[string]func(l *threadfile.Line){
+		"thread_id":       func(l *threadfile.Line) { l.ThreadID = long },
+		"checkpoint_ns":   func(l *threadfile.Line) { l.CheckpointNS = long },
+		"channel_value":   func(l *threadfile.Line) { l.ChannelValues[long] = l.ChannelValues["n"] },
+		"channel_version": func(l *threadfile.Line) { l.ChannelVersions["n"] = long },
+		"versions_seen":   func(l *threadfile.Line) { l.VersionsSeen[long] = l.VersionsSeen["node"] },
+		"write_task":      func(l *threadfile.Line) { l.PendingWrites[0].TaskID = long },
+		"write_channel":   func(l *threadfile.Line) { l.PendingWrites[0].Channel = long },
+	}
+	for name, newSaver := range savers() {
+		t.Run(name, func(t *testing.T) {
+			src := newSaver(t)
+			putThread(t, src, "long", 3)
+			lines := strings.Split(strings.TrimSpace(string(export(t, src, "long"))), "\n")
+			for what, mutate := range mutations {
+				var l threadfile.Line
+				if err := json.Unmarshal([]byte(lines[1]), &l); err != nil {
+					t.Fatal(err)
+				}
+				mutate(&l)
+				b, err := json.Marshal(l)
+				if err != nil {
+					t.Fatal(err)
+				}
+				file := strings.Join([]string{lines[0], string(b), lines[2]}, "\n") + "\n"
+				dst := newSaver(t)
+				_, err = threadfile.Import(ctx, strings.NewReader(file), dst, threadfile.ImportOptions{})
+				if !errors.Is(err, threadfile.ErrInvalidFile) || !errors.Is(err, checkpointer.ErrIDTooLong) || !strings.Contains(err.Error(), "line 2") {
+					t.Errorf("import with a too-long %s: %v, want ErrInvalidFile and checkpointer.ErrIDTooLong naming line 2", what, err)
+				}
+				for _, thread := range []string{"long", long} {
+					if tp, err := dst.GetTuple(ctx, checkpointer.Config{ThreadID: thread}); tp != nil || (err != nil && !errors.Is(err, checkpointer.ErrIDTooLong)) {
+						t.Errorf("refused import (%s) stored %v, %v", what, tp, err)
+					}
+				}
+			}
+		})
+	}
+}

@@ -413,6 +413,48 @@ func intVersions(lines []Line) {
 	}
 }
 
+// validateIDs checks the identifiers of one line as Put and PutWrites
+// would (checkpointer.ValidateID): thread id, namespace, channel and node
+// names, task ids and write channels. The checkpoint and parent ids are
+// checked as UUIDv6 by validate.
+func validateIDs(l *Line) error {
+	if err := checkpointer.ValidateThreadID(l.ThreadID); err != nil {
+		return err
+	}
+	if err := checkpointer.ValidateID("checkpoint_ns", l.CheckpointNS); err != nil {
+		return err
+	}
+	for ch := range l.ChannelValues {
+		if err := checkpointer.ValidateID("channel name", ch); err != nil {
+			return err
+		}
+	}
+	for ch := range l.ChannelVersions {
+		if err := checkpointer.ValidateID("channel name", ch); err != nil {
+			return err
+		}
+	}
+	for node, seen := range l.VersionsSeen {
+		if err := checkpointer.ValidateID("versions_seen node name", node); err != nil {
+			return err
+		}
+		for ch := range seen {
+			if err := checkpointer.ValidateID("versions_seen channel name", ch); err != nil {
+				return err
+			}
+		}
+	}
+	for _, w := range l.PendingWrites {
+		if err := checkpointer.ValidateID("pending write task_id", w.TaskID); err != nil {
+			return err
+		}
+		if err := checkpointer.ValidateID("pending write channel", w.Channel); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // ErrInvalidFile marks a thread file Import refused before anything was
 // written.
 var ErrInvalidFile = errors.New("invalid thread file")
@@ -431,6 +473,12 @@ func validate(ctx context.Context, lines []Line, saver checkpointer.Saver) error
 		bad := func(format string, args ...any) error {
 			return fmt.Errorf("line %d: %w: %s", l.lineNo, ErrInvalidFile, fmt.Sprintf(format, args...))
 		}
+		// Identifiers by the rules Put and PutWrites apply (text, at most
+		// checkpointer.MaxIDBytes), so that a file from any backend is
+		// refused here, naming its line, rather than half-way through.
+		if err := validateIDs(l); err != nil {
+			return fmt.Errorf("line %d: %w: %w", l.lineNo, ErrInvalidFile, err)
+		}
 		if _, ok := checkpointer.IDTime(l.CheckpointID); !ok {
 			return bad("checkpoint_id %q is not a checkpoint id (UUIDv6)", l.CheckpointID)
 		}
@@ -442,13 +490,13 @@ func validate(ctx context.Context, lines []Line, saver checkpointer.Saver) error
 		}
 		for ch, v := range l.ChannelVersions {
 			if err := checkpointer.ValidateVersion("channel version", v); err != nil {
-				return bad("channel_versions[%q]: %v", ch, err)
+				return fmt.Errorf("line %d: %w: channel_versions[%q]: %w", l.lineNo, ErrInvalidFile, ch, err)
 			}
 		}
 		for node, seen := range l.VersionsSeen {
 			for ch, v := range seen {
 				if err := checkpointer.ValidateVersion("channel version", v); err != nil {
-					return bad("versions_seen[%q][%q]: %v", node, ch, err)
+					return fmt.Errorf("line %d: %w: versions_seen[%q][%q]: %w", l.lineNo, ErrInvalidFile, node, ch, err)
 				}
 			}
 		}

@@ -50,4 +50,5 @@ func ExampleNew() {
 	// vector_migrations 2: CREATE INDEX CONCURRENTLY IF NOT EXISTS store_vectors_embedding_idx ON store_vectors USING hnsw (embedding vector_cosine_ops) WITH (m=16, ef_construction=128)
 	// CREATE TABLE IF NOT EXISTS memvault_vector_migrations (v INTEGER PRIMARY KEY)
 	// memvault_vector_migrations 0: CREATE TABLE IF NOT EXISTS memvault_store_embedder (id INTEGER PRIMARY KEY CHECK (id = 0), name TEXT NOT NULL)
+	// memvault_vector_migrations 1: ALTER TABLE memvault_store_embedder ADD COLUMN IF NOT EXISTS dims INTEGER
 }

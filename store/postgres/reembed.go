@@ -47,7 +47,7 @@ WHERE v.prefix = u.p AND v.key = u.k AND v.field_name = u.f`, prefixes, keys, fi
 			})
 		},
 		Record: func(ctx context.Context, name string) error {
-			_, err := s.db.Exec(ctx, `INSERT INTO `+s.t.embedder+` (id, name) VALUES (0, $1) ON CONFLICT (id) DO UPDATE SET name = excluded.name`, name)
+			_, err := s.db.Exec(ctx, `INSERT INTO `+s.t.embedder+` (id, name, dims) VALUES (0, $1, $2) ON CONFLICT (id) DO UPDATE SET name = excluded.name, dims = excluded.dims`, name, to.Dims())
 			return err
 		},
 	}, to, opt)

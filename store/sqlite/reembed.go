@@ -67,7 +67,7 @@ ORDER BY v.prefix, v.key, v.field_name LIMIT ?`, after[0], after[1], after[2], l
 		},
 		Record: func(ctx context.Context, name string) error {
 			return s.db.Write(ctx, func(tx *sql.Tx) error {
-				_, err := tx.ExecContext(ctx, `INSERT INTO store_embedder (id, name) VALUES (0, ?) ON CONFLICT (id) DO UPDATE SET name = excluded.name`, name)
+				_, err := tx.ExecContext(ctx, `INSERT INTO store_embedder (id, name, dims) VALUES (0, ?, ?) ON CONFLICT (id) DO UPDATE SET name = excluded.name, dims = excluded.dims`, name, to.Dims())
 				return err
 			})
 		},

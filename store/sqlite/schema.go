@@ -91,4 +91,7 @@ var migrations = []string{
 	`UPDATE store_vector_quant SET codes_gen = -1, snapshot_gen = -1
 		WHERE id = 0 AND EXISTS (SELECT 1 FROM store_vectors);
 	DELETE FROM store_vector_snapshot`,
+	// v5: the size of the recorded embedder's vectors (NULL in a record
+	// made before: checkEmbedder takes it from a stored vector).
+	`ALTER TABLE store_embedder ADD COLUMN dims INTEGER`,
 }

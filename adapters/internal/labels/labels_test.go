@@ -1,6 +1,7 @@
 package labels_test
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -17,12 +18,25 @@ func Example() {
 	// Output: carol%2Esmith%251 carol.smith%1
 }
 
-// FuzzRoundTrip: every name becomes a valid label that gives the name back,
-// and a label only Unescape's inverse could make is refused, not misread.
+// FuzzRoundTrip: every name becomes a label that gives the name back, and
+// a label only Unescape's inverse could make is refused, not misread. The
+// store takes the label exactly when the namespace it is in fits
+// store.MaxIDBytes; when escaping makes it too long (a '.' or '%' grows to
+// three bytes) the store refuses it with the clear error,
+// store.ErrIDTooLong, never anything else.
 func FuzzRoundTrip(f *testing.F) {
 	for _, s := range []string{"", "a.b", "%", "%2E", "%25.", "ü.%zz", "\x00"} {
 		f.Add(s)
 	}
+	// Around the limit: {"x", label} is 2 bytes more than the label, and
+	// each '.' or '%' escapes to 3 bytes.
+	fits := store.MaxIDBytes - 2
+	f.Add(strings.Repeat("a", fits))
+	f.Add(strings.Repeat("a", fits+1))
+	f.Add(strings.Repeat("a", fits-3) + ".") // escapes to exactly the limit
+	f.Add(strings.Repeat("a", fits-2) + ".") // short enough, escapes one over
+	f.Add(strings.Repeat("%", fits/3))       // escapes to the limit
+	f.Add(strings.Repeat("é", fits/2) + "%") // multi-byte, escapes over
 	f.Fuzz(func(t *testing.T, name string) {
 		l := labels.Escape(name)
 		if strings.Contains(l, ".") {
@@ -33,7 +47,12 @@ func FuzzRoundTrip(f *testing.F) {
 			t.Fatalf("Unescape(Escape(%q)) = %q, %v", name, back, err)
 		}
 		if name != "" && utf8.ValidString(name) && !strings.ContainsRune(name, 0) {
-			if err := (store.Namespace{"x", l}).Validate(); err != nil {
+			ns := store.Namespace{"x", l}
+			err := ns.Validate()
+			switch tooLong := len(ns.String()) > store.MaxIDBytes; {
+			case tooLong && !(errors.Is(err, store.ErrIDTooLong) && errors.Is(err, store.ErrInvalidNamespace)):
+				t.Fatalf("label of %q (%d bytes escaped) = %v, want store.ErrIDTooLong", name, len(l), err)
+			case !tooLong && err != nil:
 				t.Fatalf("label of %q refused by the store: %v", name, err)
 			}
 		}

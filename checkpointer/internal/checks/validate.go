@@ -17,7 +17,9 @@ func ValidateThreadIDs(ids []string) error {
 	return nil
 }
 
-// ValidateRunIDs checks the run ids of DeleteForRuns as text.
+// ValidateRunIDs checks the run ids of DeleteForRuns as text only: a run id
+// lives in metadata, not in an index, so MaxIDBytes does not bound it (a
+// longer one a writer stored can still be deleted).
 func ValidateRunIDs(ids []string) error {
 	for _, id := range ids {
 		if err := checkpointer.ValidateText("run id", id); err != nil {
@@ -28,15 +30,16 @@ func ValidateRunIDs(ids []string) error {
 }
 
 // ValidateConfig checks a config that addresses one thread (GetTuple, Put,
-// PutWrites): a non-empty thread id, and every coordinate valid text.
+// PutWrites): a non-empty thread id, and every coordinate a valid
+// identifier (checkpointer.ValidateID: text of at most MaxIDBytes).
 func ValidateConfig(cfg checkpointer.Config) error {
 	if err := checkpointer.ValidateThreadID(cfg.ThreadID); err != nil {
 		return err
 	}
-	if err := checkpointer.ValidateText("checkpoint namespace", cfg.CheckpointNS); err != nil {
+	if err := checkpointer.ValidateID("checkpoint namespace", cfg.CheckpointNS); err != nil {
 		return err
 	}
-	return checkpointer.ValidateText("checkpoint id", cfg.CheckpointID)
+	return checkpointer.ValidateID("checkpoint id", cfg.CheckpointID)
 }
 
 // ValidateListConfig checks List's config. A nil config lists every thread,
@@ -49,18 +52,18 @@ func ValidateListConfig(cfg *checkpointer.Config, opt checkpointer.ListOptions) 
 		if cfg.ThreadID == "" && !opt.AllThreads {
 			return checkpointer.ErrMissingThreadID
 		}
-		if err := checkpointer.ValidateText("thread id", cfg.ThreadID); err != nil {
+		if err := checkpointer.ValidateID("thread id", cfg.ThreadID); err != nil {
 			return err
 		}
-		if err := checkpointer.ValidateText("checkpoint namespace", cfg.CheckpointNS); err != nil {
+		if err := checkpointer.ValidateID("checkpoint namespace", cfg.CheckpointNS); err != nil {
 			return err
 		}
-		if err := checkpointer.ValidateText("checkpoint id", cfg.CheckpointID); err != nil {
+		if err := checkpointer.ValidateID("checkpoint id", cfg.CheckpointID); err != nil {
 			return err
 		}
 	}
 	if opt.Before != nil {
-		if err := checkpointer.ValidateText("before checkpoint id", opt.Before.CheckpointID); err != nil {
+		if err := checkpointer.ValidateID("before checkpoint id", opt.Before.CheckpointID); err != nil {
 			return err
 		}
 	}
@@ -79,7 +82,7 @@ func ValidatePut(cfg checkpointer.Config, cp *checkpointer.Checkpoint, newVersio
 	if cp.ID == "" {
 		return fmt.Errorf("%w: empty id", checkpointer.ErrInvalidCheckpoint)
 	}
-	if err := checkpointer.ValidateText("checkpoint id", cp.ID); err != nil {
+	if err := checkpointer.ValidateID("checkpoint id", cp.ID); err != nil {
 		return err
 	}
 	if err := validateVersions("channel_versions", cp.ChannelVersions); err != nil {
@@ -89,12 +92,12 @@ func ValidatePut(cfg checkpointer.Config, cp *checkpointer.Checkpoint, newVersio
 		return err
 	}
 	for ch := range cp.ChannelValues {
-		if err := checkpointer.ValidateText("channel name", ch); err != nil {
+		if err := checkpointer.ValidateID("channel name", ch); err != nil {
 			return err
 		}
 	}
 	for node, seen := range cp.VersionsSeen {
-		if err := checkpointer.ValidateText("node name", node); err != nil {
+		if err := checkpointer.ValidateID("node name", node); err != nil {
 			return err
 		}
 		if err := validateVersions("versions_seen", seen); err != nil {
@@ -109,7 +112,7 @@ func ValidatePut(cfg checkpointer.Config, cp *checkpointer.Checkpoint, newVersio
 // imports apply too.
 func validateVersions(where string, versions map[string]string) error {
 	for ch, v := range versions {
-		if err := checkpointer.ValidateText("channel name", ch); err != nil {
+		if err := checkpointer.ValidateID("channel name", ch); err != nil {
 			return err
 		}
 		if err := checkpointer.ValidateVersion("channel version", v); err != nil {
@@ -127,14 +130,14 @@ func ValidatePutWrites(cfg checkpointer.Config, writes []checkpointer.Write, tas
 	if cfg.CheckpointID == "" {
 		return checkpointer.ErrMissingCheckpointID
 	}
-	if err := checkpointer.ValidateText("task id", taskID); err != nil {
+	if err := checkpointer.ValidateID("task id", taskID); err != nil {
 		return err
 	}
-	if err := checkpointer.ValidateText("task path", taskPath); err != nil {
+	if err := checkpointer.ValidateID("task path", taskPath); err != nil {
 		return err
 	}
 	for _, w := range writes {
-		if err := checkpointer.ValidateText("channel name", w.Channel); err != nil {
+		if err := checkpointer.ValidateID("channel name", w.Channel); err != nil {
 			return err
 		}
 	}

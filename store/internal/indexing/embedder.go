@@ -11,17 +11,21 @@ import (
 	"github.com/memvault/memvault/embeddings"
 )
 
-// CheckEmbedder compares the embedder name recorded with a store's vectors
-// with the configured one. An empty recorded name (a store whose vectors
-// predate the record, or were written by LangGraph) is accepted. Names
-// carry the key of keyed and sealed embedders ("hash:256+keyed:<key id>",
+// CheckEmbedder compares the embedder recorded with a store's vectors —
+// its name and the size of its vectors, recordedDims (0: not known) — with
+// the configured one, named configured, making vectors of dims values. An
+// empty recorded name (a store whose vectors predate the record, or were
+// written by LangGraph) is accepted when the sizes agree. Names carry the
+// key of keyed and sealed embedders ("hash:256+keyed:<key id>",
 // "<model>+sealed:<key id>"), so vectors made under one key are refused
-// under another.
-func CheckEmbedder(recorded, configured string) error {
-	if recorded == "" || recorded == configured {
+// under another; the size catches an embedder that keeps a model's name at
+// another size (a custom embedder, a model with a dimensions option): its
+// searches would find nothing and its vectors would not mix.
+func CheckEmbedder(recorded string, recordedDims int, configured string, dims int) error {
+	if (recorded == "" || recorded == configured) && (recordedDims == 0 || recordedDims == dims) {
 		return nil
 	}
-	return &store.EmbedderMismatchError{Recorded: recorded, Configured: configured}
+	return &store.EmbedderMismatchError{Recorded: recorded, Configured: configured, RecordedDims: recordedDims, ConfiguredDims: dims}
 }
 
 // MaxIndexedTextBytes is how much of one field's text a store embeds: the

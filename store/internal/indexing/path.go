@@ -60,8 +60,14 @@ func (p Path) IsRoot() bool { return len(p.tokens) == 0 }
 // malformed paths; ParsePath instead rejects them with ErrInvalidPath:
 // unterminated or stray brackets and braces, non-integer indexes, empty
 // steps ("a..b", "a."), empty or nested groups, and steps after a group
-// (which LangGraph ignores).
+// (which LangGraph ignores). A path longer than store.MaxIDBytes is
+// refused with store.ErrIDTooLong too.
 func ParsePath(s string) (Path, error) {
+	// The path names the vectors it yields (FieldText.Field), which
+	// PostgreSQL keeps in an index: it is an identifier like a key.
+	if err := store.CheckLength(store.ErrInvalidPath, "field path", s); err != nil {
+		return Path{}, err
+	}
 	p := Path{src: s}
 	if s == "" || s == "$" {
 		return p, nil
