@@ -34,10 +34,27 @@ type vecCache struct {
 	gen    int64      // generation snap reflects; valid only when snap != nil
 	snap   *codeIndex // nil: not loaded
 	tooBig bool       // the index exceeded budget: searches scan SQLite
-	stats  cacheStats // what refreshes read, for tests
+	// skew is the stored coverage minus snap's as the load of every code
+	// row found them: the items whose code rows are all unreadable (of
+	// other dimensions, damaged), which the index cannot hold. snap
+	// covers the store while snap.cov + skew equals the stored coverage.
+	skew  coverage
+	stats cacheStats // what refreshes read, for tests
 	// wantSnapshot asks the next Batch to store the index as the snapshot
-	// (a load read every code, or many since the snapshot).
+	// (a load read every code, or many since the snapshot, or found the
+	// snapshot's rows gone).
 	wantSnapshot atomic.Bool
+	// repair, when not nil, is the coverage a load of every code row
+	// counted, differing from the stored one (written by a build that
+	// did not keep it): the next Batch stores it (see maybeSnapshot).
+	repair atomic.Pointer[coverageRepair]
+}
+
+// coverageRepair is the coverage of generation gen's code rows, counted,
+// and the stored one it replaces.
+type coverageRepair struct {
+	gen          int64
+	stored, real coverage
 }
 
 // cacheStats counts what the cache read from SQLite, so that tests can
@@ -49,6 +66,7 @@ type cacheStats struct {
 	rescored    atomic.Int64 // items searches scored exactly
 	abandoned   atomic.Int64 // searches whose bounds were too loose: exact scan instead
 	snapshots   atomic.Int64 // loads from the snapshot
+	uncovered   atomic.Int64 // indexes dropped: they did not cover the store
 }
 
 // codeIndex is the codes of a set of items. Item i owns codes
@@ -88,6 +106,10 @@ type codeIndex struct {
 	// search tests each namespace against its prefix once.
 	ns    map[string]int32
 	names []string
+	nsh   []uint64 // nsHash of each name
+	// cov is the coverage of the live items (see coverage.go), kept as
+	// slots come and go.
+	cov coverage
 }
 
 type codeSlot struct {
@@ -130,6 +152,7 @@ func (t *codeIndex) intern(ns string) int32 {
 	id := int32(len(t.names))
 	t.ns[ns] = id
 	t.names = append(t.names, ns)
+	t.nsh = append(t.nsh, nsHash(ns))
 	return id
 }
 
@@ -201,6 +224,7 @@ func (t *codeIndex) appendSorted(key []byte, s codeSlot) bool {
 	t.slots = append(t.slots, s)
 	t.sorted++
 	t.live++
+	t.cov.add(keyHash(t.nsh[s.ns], key))
 	return true
 }
 
@@ -222,6 +246,7 @@ func (t *codeIndex) push(k itemKey, s codeSlot) bool {
 	t.keys = append(t.keys, k.key...)
 	t.slots = append(t.slots, s)
 	t.live++
+	t.cov.add(keyHash(t.nsh[s.ns], k.key))
 	return true
 }
 
@@ -247,6 +272,7 @@ func (t *codeIndex) remove(k itemKey) {
 	t.slots[i].live = false
 	t.dead += int(t.slots[i].n)
 	t.live--
+	t.cov.sub(keyHash(t.nsh[t.slots[i].ns], k.key))
 	if int(i) >= t.sorted {
 		delete(t.tail, k)
 		t.tailKeyBytes -= len(k.ns) + len(k.key)
@@ -455,11 +481,50 @@ func (c *vecCache) enabled() bool {
 // read transaction sees them.
 type quantState struct {
 	gen, codesGen, logFloor int64
+	stored                  storedCoverage // of the code rows
+	// snapshotGone: snapshot_gen names a snapshot whose rows are gone
+	// (deleted by hand or by a tool, not by a write of the store, which
+	// resets snapshot_gen).
+	snapshotGone bool
 }
 
 func readQuantState(ctx context.Context, tx *sql.Tx, st *readStmts) (q quantState, err error) {
-	err = tx.StmtContext(ctx, st.gen).QueryRowContext(ctx).Scan(&q.gen, &q.codesGen, &q.logFloor)
+	var items, sum sql.NullInt64
+	err = tx.StmtContext(ctx, st.gen).QueryRowContext(ctx).Scan(&q.gen, &q.codesGen, &q.logFloor, &items, &sum, &q.snapshotGone)
+	q.stored.scan(items, sum)
 	return q, err
+}
+
+// covers reports whether the index holds generation q.gen and covers the
+// store as q records it (without a stored coverage, which Open computes,
+// there is nothing to compare with). An index that does not is dropped.
+func (c *vecCache) covers(q quantState) bool {
+	c.mu.RLock()
+	held, ok := c.coversLocked(q)
+	if ok && q.snapshotGone && len(c.snap.meta) >= snapshotMinCodes {
+		// Another connection deleted the snapshot's rows: store it again,
+		// so that the next process opened loads it.
+		c.wantSnapshot.Store(true)
+	}
+	c.mu.RUnlock()
+	if ok || !held {
+		return ok
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if held, ok = c.coversLocked(q); held && !ok {
+		c.snap = nil
+		c.stats.uncovered.Add(1)
+	}
+	return ok
+}
+
+// coversLocked is covers's test: held reports that the index holds q.gen.
+func (c *vecCache) coversLocked(q quantState) (held, ok bool) {
+	if c.snap == nil || c.gen != q.gen {
+		return false, false
+	}
+	return true, !q.stored.known || c.snap.cov.plus(c.skew) == q.stored.cov
 }
 
 // refresh brings the index to generation q.gen from the snapshot tx,
@@ -472,7 +537,10 @@ func (c *vecCache) refresh(ctx context.Context, tx *sql.Tx, q quantState) (bool,
 	c.mu.RUnlock()
 	switch {
 	case have && g == q.gen:
-		return true, nil
+		if c.covers(q) {
+			return true, nil
+		}
+		return c.loadRows(ctx, tx, q)
 	case have && g > q.gen:
 		return false, nil
 	case have && q.logFloor <= g:
@@ -481,7 +549,12 @@ func (c *vecCache) refresh(ctx context.Context, tx *sql.Tx, q quantState) (bool,
 			return false, err
 		}
 		if !full {
-			return c.applyChanged(ctx, tx, g, q.gen, keys)
+			ok, err := c.applyChanged(ctx, tx, g, q.gen, keys)
+			if err != nil || !ok || c.covers(q) {
+				return ok, err
+			}
+			// The log did not hold every change (rows deleted).
+			return c.loadRows(ctx, tx, q)
 		}
 	}
 	return c.load(ctx, tx, q)
@@ -595,12 +668,11 @@ func (c *vecCache) applyChanged(ctx context.Context, tx *sql.Tx, from, gen int64
 	return true, nil
 }
 
-// load reads every code of the snapshot tx (generation gen) and installs
-// them unless the cache holds a newer generation already. It reports
-// whether the index now holds gen. Codes of other dimensions than the
-// index's (left by an earlier configuration) are skipped.
+// load reads the index of the snapshot tx (generation q.gen): from the
+// snapshot and the log since when they cover the store, from every code
+// row otherwise (see loadRows). It installs it unless the cache holds a
+// newer generation already, and reports whether the index now holds gen.
 func (c *vecCache) load(ctx context.Context, tx *sql.Tx, q quantState) (bool, error) {
-	gen := q.gen
 	var (
 		centreRaw []byte
 		snapGen   int64
@@ -609,12 +681,34 @@ func (c *vecCache) load(ctx context.Context, tx *sql.Tx, q quantState) (bool, er
 		return false, err
 	}
 	centre, _ := decodeVector(nil, centreRaw)
-	if snapGen >= 0 && q.logFloor <= snapGen && snapGen <= gen {
-		ok, err := c.loadSnapshot(ctx, tx, centre, snapGen, gen)
+	// Without a stored coverage a snapshot cannot be checked: not used.
+	if q.stored.known && snapGen >= 0 && q.logFloor <= snapGen && snapGen <= q.gen && !q.snapshotGone {
+		ok, err := c.loadSnapshot(ctx, tx, centre, snapGen, q)
 		if ok || err != nil {
 			return ok, err
 		}
 	}
+	return c.loadCodes(ctx, tx, q, centre)
+}
+
+// loadRows is load from every code row.
+func (c *vecCache) loadRows(ctx context.Context, tx *sql.Tx, q quantState) (bool, error) {
+	var centreRaw []byte
+	if err := tx.QueryRowContext(ctx, `SELECT centre FROM store_vector_quant WHERE id = 0`).Scan(&centreRaw); err != nil {
+		return false, err
+	}
+	centre, _ := decodeVector(nil, centreRaw)
+	return c.loadCodes(ctx, tx, q, centre)
+}
+
+// loadCodes reads every code row of the snapshot tx (generation q.gen)
+// and installs them unless the cache holds a newer generation already. It
+// reports whether the index now holds gen. Codes of other dimensions than
+// the index's (left by an earlier configuration) are skipped; the
+// coverage of the items with code rows is counted as they are read, and
+// stored (by the next Batch) when the stored one differs.
+func (c *vecCache) loadCodes(ctx context.Context, tx *sql.Tx, q quantState, centre []float32) (bool, error) {
+	gen := q.gen
 	// In primary-key order, an item's codes together: WITHOUT ROWID, the
 	// scan is that order already, without sorting.
 	rs, err := tx.QueryContext(ctx, `SELECT prefix, key, updated_at, code FROM store_vector_codes ORDER BY prefix, key, field_name`)
@@ -628,12 +722,24 @@ func (c *vecCache) load(ctx context.Context, tx *sql.Tx, q quantState) (bool, er
 		upd        int64
 		open       = int32(-1) // slot being filled
 		rows       int64
+		// the coverage of every item with a code row, readable or not
+		real            coverage
+		lastNS, lastKey []byte
+		nh              = nsHash("")
 	)
 	for rs.Next() {
 		if err := rs.Scan(&ns, &key, &upd, &b); err != nil {
 			return false, err
 		}
 		rows++
+		if rows == 1 || !bytes.Equal(key, lastKey) || !bytes.Equal(ns, lastNS) {
+			if rows == 1 || !bytes.Equal(ns, lastNS) {
+				lastNS = append(lastNS[:0], ns...)
+				nh = nsHash(string(lastNS))
+			}
+			lastKey = append(lastKey[:0], key...)
+			real.add(keyHash(nh, lastKey))
+		}
 		var (
 			m  codeMeta
 			ok bool
@@ -677,16 +783,24 @@ func (c *vecCache) load(ctx context.Context, tx *sql.Tx, q quantState) (bool, er
 	if len(t.meta) >= snapshotMinCodes {
 		c.wantSnapshot.Store(true)
 	}
-	return c.install(t, gen), nil
+	stored := real
+	if q.stored.known {
+		stored = q.stored.cov
+	}
+	if q.stored.known && real != stored {
+		c.repair.Store(&coverageRepair{gen: gen, stored: stored, real: real})
+	}
+	return c.install(t, gen, stored.minus(t.cov)), nil
 }
 
 // install makes t, at generation gen, the index unless the cache holds a
-// newer one already, and reports whether the cache holds gen.
-func (c *vecCache) install(t *codeIndex, gen int64) bool {
+// newer one already, and reports whether the cache holds gen. skew is
+// what the stored coverage has more than t's (see vecCache.skew).
+func (c *vecCache) install(t *codeIndex, gen int64, skew coverage) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.snap == nil || c.gen < gen {
-		c.snap, c.gen = t, gen
+		c.snap, c.gen, c.skew = t, gen, skew
 	}
 	return c.gen == gen
 }

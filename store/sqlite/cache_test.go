@@ -207,8 +207,8 @@ func TestCodeIndexFindsItsItems(t *testing.T) {
 			}
 		default:
 			again := newCodeIndex(dims, nil)
-			for _, p := range ix.serialize() {
-				if err := again.deserialize(p); err != nil {
+			for _, p := range ix.serialize(1) {
+				if err := again.deserialize(p, 1); err != nil {
 					t.Fatalf("step %d: the snapshot does not load: %v", step, err)
 				}
 			}

@@ -42,15 +42,23 @@ type codeWrite struct {
 	// logs a full marker instead (DeletePrefix: what an erasure deletes
 	// leaves no name behind in the log either).
 	forget store.Namespace
+	// cov is the coverage of the items with code rows (see coverage.go),
+	// kept as the transaction writes and deletes codes, stored by
+	// finishCodes.
+	cov storedCoverage
 }
 
 // beginCodes reads what a write transaction needs to keep the codes.
 func (s *Store) beginCodes(ctx context.Context, tx *sql.Tx) (*codeWrite, error) {
 	w := &codeWrite{}
-	var raw []byte
-	if err := tx.StmtContext(ctx, s.st.quant).QueryRowContext(ctx).Scan(&w.prevGen, &w.codesGen, &raw); err != nil {
+	var (
+		raw        []byte
+		items, sum sql.NullInt64
+	)
+	if err := tx.StmtContext(ctx, s.st.quant).QueryRowContext(ctx).Scan(&w.prevGen, &w.codesGen, &raw, &items, &sum); err != nil {
 		return nil, err
 	}
+	w.cov.scan(items, sum)
 	if len(raw) > 0 {
 		w.centre, _ = decodeVector(nil, raw)
 	}
@@ -73,10 +81,12 @@ func (s *Store) finishCodes(ctx context.Context, tx *sql.Tx, w *codeWrite) (int6
 			return 0, err
 		}
 		if n >= centreMin {
-			if err := s.recode(ctx, tx, gen); err != nil {
+			cov, err := s.recode(ctx, tx, gen)
+			if err != nil {
 				return 0, err
 			}
 			w.full = true
+			w.cov = storedCoverage{cov, true}
 		}
 	}
 	if w.deleted {
@@ -107,7 +117,8 @@ func (s *Store) finishCodes(ctx context.Context, tx *sql.Tx, w *codeWrite) (int6
 			}
 		}
 	}
-	if _, err := tx.StmtContext(ctx, s.st.setQuant).ExecContext(ctx, w.prevGen, gen, gen-logKeep, gen-logKeepMax); err != nil {
+	items, sum := w.cov.args()
+	if _, err := tx.StmtContext(ctx, s.st.setQuant).ExecContext(ctx, w.prevGen, gen, gen-logKeep, gen-logKeepMax, items, sum); err != nil {
 		return 0, err
 	}
 	if _, err := tx.StmtContext(ctx, s.st.trimLog).ExecContext(ctx); err != nil {
@@ -121,12 +132,24 @@ func (s *Store) finishCodes(ctx context.Context, tx *sql.Tx, w *codeWrite) (int6
 func (s *Store) putCodes(ctx context.Context, tx *sql.Tx, w *codeWrite, p *put, ts int64) error {
 	p.codes = p.codes[:0]
 	w.keys = append(w.keys, p.k)
-	if _, err := tx.StmtContext(ctx, s.st.delCodes).ExecContext(ctx, p.k.ns, p.k.key); err != nil {
+	res, err := tx.StmtContext(ctx, s.st.delCodes).ExecContext(ctx, p.k.ns, p.k.key)
+	if err != nil {
 		return err
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return err
+	}
+	h := itemHash(p.k)
+	if n > 0 {
+		w.cov.cov.sub(h)
 	}
 	if p.encoded == nil {
 		w.deleted = true
 		return nil
+	}
+	if len(p.Vectors) > 0 {
+		w.cov.cov.add(h)
 	}
 	var ins *sql.Stmt
 	for i, v := range p.Vectors {
@@ -145,8 +168,10 @@ func (s *Store) putCodes(ctx context.Context, tx *sql.Tx, w *codeWrite, p *put, 
 
 // recode rewrites every code in tx, centred on the mean of (a sample of)
 // the vectors of the index's dimensions when there are centreMin of them,
-// and records that the codes are complete for generation gen.
-func (s *Store) recode(ctx context.Context, tx *sql.Tx, gen int64) error {
+// and records that the codes are complete for generation gen, with their
+// coverage, which it returns.
+func (s *Store) recode(ctx context.Context, tx *sql.Tx, gen int64) (coverage, error) {
+	var cov coverage
 	dims := s.index.Dims
 	var (
 		sum  = make([]float64, dims)
@@ -157,12 +182,12 @@ func (s *Store) recode(ctx context.Context, tx *sql.Tx, gen int64) error {
 	)
 	rs, err := tx.QueryContext(ctx, `SELECT embedding FROM store_vectors LIMIT ?`, centreSample)
 	if err != nil {
-		return err
+		return cov, err
 	}
 	for rs.Next() {
 		if err := rs.Scan(&raw); err != nil {
 			rs.Close()
-			return err
+			return cov, err
 		}
 		var ok bool
 		if buf, ok = decodeVector(buf, raw); ok && len(buf) == dims {
@@ -174,7 +199,7 @@ func (s *Store) recode(ctx context.Context, tx *sql.Tx, gen int64) error {
 	}
 	rs.Close()
 	if err := rs.Err(); err != nil {
-		return err
+		return cov, err
 	}
 	var centre []float32
 	if n >= centreMin {
@@ -184,11 +209,11 @@ func (s *Store) recode(ctx context.Context, tx *sql.Tx, gen int64) error {
 		}
 	}
 	if _, err := tx.ExecContext(ctx, `DELETE FROM store_vector_codes`); err != nil {
-		return err
+		return cov, err
 	}
 	ins, err := tx.PrepareContext(ctx, `INSERT OR REPLACE INTO store_vector_codes (prefix, key, field_name, updated_at, code) VALUES (?, ?, ?, ?, ?)`)
 	if err != nil {
-		return err
+		return cov, err
 	}
 	defer ins.Close()
 	type row struct {
@@ -196,7 +221,10 @@ func (s *Store) recode(ctx context.Context, tx *sql.Tx, gen int64) error {
 		upd            int64
 		code           []byte
 	}
-	var after [3]string
+	var (
+		after [3]string
+		last  itemKey
+	)
 	for first := true; more; first = false {
 		// Pages keep the statement and the inserts apart.
 		cond, args := `(prefix, key, field_name) > (?, ?, ?)`, []any{after[0], after[1], after[2]}
@@ -207,14 +235,14 @@ func (s *Store) recode(ctx context.Context, tx *sql.Tx, gen int64) error {
 			WHERE ` + cond + ` ORDER BY prefix, key, field_name LIMIT 256`
 		rs, err := tx.QueryContext(ctx, q, args...)
 		if err != nil {
-			return err
+			return cov, err
 		}
 		var page []row
 		for rs.Next() {
 			var r row
 			if err := rs.Scan(&r.ns, &r.key, &r.field, &r.upd, &raw); err != nil {
 				rs.Close()
-				return err
+				return cov, err
 			}
 			var ok bool
 			if buf, ok = decodeVector(buf, raw); ok {
@@ -224,7 +252,7 @@ func (s *Store) recode(ctx context.Context, tx *sql.Tx, gen int64) error {
 		}
 		rs.Close()
 		if err := rs.Err(); err != nil {
-			return err
+			return cov, err
 		}
 		more = len(page) == 256
 		for _, r := range page {
@@ -233,7 +261,11 @@ func (s *Store) recode(ctx context.Context, tx *sql.Tx, gen int64) error {
 				continue
 			}
 			if _, err := ins.ExecContext(ctx, r.ns, r.key, r.field, r.upd, r.code); err != nil {
-				return err
+				return cov, err
+			}
+			if k := (itemKey{r.ns, r.key}); cov.items == 0 || k != last {
+				cov.add(itemHash(k))
+				last = k
 			}
 		}
 	}
@@ -242,25 +274,31 @@ func (s *Store) recode(ctx context.Context, tx *sql.Tx, gen int64) error {
 		c = encodeVector(centre)
 	}
 	if _, err := tx.ExecContext(ctx, `DELETE FROM store_vector_snapshot`); err != nil {
-		return err
+		return cov, err
 	}
-	_, err = tx.ExecContext(ctx, `UPDATE store_vector_quant SET centre = ?, codes_gen = ?, snapshot_gen = -1 WHERE id = 0`, c, gen)
-	return err
+	_, err = tx.ExecContext(ctx, `UPDATE store_vector_quant SET centre = ?, codes_gen = ?, snapshot_gen = -1,
+		code_items = ?, code_sum = ? WHERE id = 0`, c, gen, cov.items, int64(cov.sum))
+	return cov, err
 }
 
 // syncCodes recodes every vector when the codes are not complete for the
 // database's generation: on the first Open after the upgrade that added
 // them, or after a build without them wrote items. Searches scan SQLite
-// exactly until then.
+// exactly until then. When only the codes' coverage is missing (the
+// first Open after the upgrade that added it), it counts it.
 func (s *Store) syncCodes(ctx context.Context) error {
 	if s.index == nil {
 		return nil
 	}
-	var gen, codesGen int64
-	if err := s.db.Reader().QueryRowContext(ctx, `SELECT g.gen, q.codes_gen FROM store_generation g, store_vector_quant q WHERE g.id = 0 AND q.id = 0`).Scan(&gen, &codesGen); err != nil {
+	var (
+		gen, codesGen int64
+		known         bool
+	)
+	if err := s.db.Reader().QueryRowContext(ctx, `SELECT g.gen, q.codes_gen, q.code_items IS NOT NULL AND q.code_sum IS NOT NULL
+		FROM store_generation g, store_vector_quant q WHERE g.id = 0 AND q.id = 0`).Scan(&gen, &codesGen, &known); err != nil {
 		return err
 	}
-	if gen == codesGen {
+	if gen == codesGen && known {
 		return nil
 	}
 	err := s.db.Write(ctx, func(tx *sql.Tx) error {
@@ -269,14 +307,25 @@ func (s *Store) syncCodes(ctx context.Context) error {
 			return err
 		}
 		if w.codesGen == w.prevGen {
-			return nil // another process did it
+			if w.cov.known {
+				return nil // another process did it
+			}
+			// The codes are complete: count their coverage, no new
+			// generation (nothing else changes).
+			cov, err := codedItems(ctx, tx)
+			if err != nil {
+				return err
+			}
+			_, err = tx.ExecContext(ctx, `UPDATE store_vector_quant SET code_items = ?, code_sum = ? WHERE id = 0`, cov.items, int64(cov.sum))
+			return err
 		}
 		w.full = true
 		gen, err := s.finishCodes(ctx, tx, w)
 		if err != nil {
 			return err
 		}
-		return s.recode(ctx, tx, gen)
+		_, err = s.recode(ctx, tx, gen)
+		return err
 	})
 	if err != nil {
 		return fmt.Errorf("sqlite: coding vectors: %w", err)

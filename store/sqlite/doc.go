@@ -61,8 +61,13 @@
 // transaction bumps a generation and logs the items it changed
 // (store_vector_log): another process's index reads only those items'
 // codes, and opening loads a serialized snapshot of the index
-// (store_vector_snapshot) plus the log since. Without the index (or when
-// it does not fit) each search reads every vector from SQLite.
+// (store_vector_snapshot) plus the log since. Beside the codes the store
+// keeps their coverage (how many items have codes and a checksum of their
+// keys, updated by every write): an index whose own coverage differs (its
+// snapshot's rows deleted or rewritten, log rows deleted, by hand or by a
+// tool) is not used; the search reads every code row instead, and the
+// next Batch stores a new snapshot. Without the index (or when it does
+// not fit) each search reads every vector from SQLite.
 //
 // # TTL
 //

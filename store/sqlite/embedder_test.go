@@ -29,7 +29,8 @@ func TestEmbedderGuard(t *testing.T) {
 // without a record (from before v2).
 func TestEmbedderRecordWithoutDims(t *testing.T) {
 	olds := map[string][]string{
-		"no_dims_column": {`ALTER TABLE store_embedder DROP COLUMN dims`, `DELETE FROM memvault_migrations WHERE component = 'store' AND v = 5`},
+		// A database of schema v4: neither v5's dims nor v6's coverage.
+		"no_dims_column": {`ALTER TABLE store_embedder DROP COLUMN dims`, `ALTER TABLE store_vector_quant DROP COLUMN code_items`, `ALTER TABLE store_vector_quant DROP COLUMN code_sum`, `DELETE FROM memvault_migrations WHERE component = 'store' AND v >= 5`},
 		"no_record":      {`DELETE FROM store_embedder`},
 	}
 	for _, firstOpen := range []string{"same", "other_size"} {

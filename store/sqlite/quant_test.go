@@ -410,13 +410,13 @@ func TestSnapshotPartsHoldAnyItem(t *testing.T) {
 				}
 				ix.add("ns", fmt.Sprintf("%0*d", tc.keyLen(i), i), 1, codes)
 			}
-			parts := ix.serialize()
+			parts := ix.serialize(1)
 			if len(parts) < 2 {
 				t.Fatalf("%d parts: the test needs items across a part boundary", len(parts))
 			}
 			again := newCodeIndex(dims, nil)
 			for _, p := range parts {
-				if err := again.deserialize(p); err != nil {
+				if err := again.deserialize(p, 1); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -480,21 +480,21 @@ func FuzzSnapshotPart(f *testing.F) {
 		bits, m, _ := decodeCode(nil, encodeCode(unitGauss(r, 70), nil), 70)
 		t0.add("ns", fmt.Sprint(i), int64(i), []code{{bits, m}})
 	}
-	for _, p := range t0.serialize() {
+	for _, p := range t0.serialize(1) {
 		f.Add(p)
 	}
 	f.Add([]byte{})
 	f.Add([]byte{2, 'n', 's', 1, 'k', 2, 1})
-	f.Add(append([]byte(snapshotMagic), 70, 2, 'n', 's', 1, 'k', 2, 1))
+	f.Add(append([]byte(snapshotMagic), 70, 1, 2, 'n', 's', 1, 'k', 2, 1))
 	f.Fuzz(func(t *testing.T, p []byte) {
 		ix := newCodeIndex(70, nil)
-		if err := ix.deserialize(p); err != nil {
+		if err := ix.deserialize(p, 1); err != nil {
 			return
 		}
-		parts := ix.serialize()
+		parts := ix.serialize(1)
 		again := newCodeIndex(70, nil)
 		for _, q := range parts {
-			if err := again.deserialize(q); err != nil {
+			if err := again.deserialize(q, 1); err != nil {
 				t.Fatalf("a serialized index does not load: %v", err)
 			}
 		}

@@ -52,11 +52,24 @@ ORDER BY v.prefix, v.key, v.field_name LIMIT ?`, after[0], after[1], after[2], l
 						encodeVector(u.Vector), u.Prefix, u.Key, u.Field); err != nil {
 						return err
 					}
-					// The code of the new vector, with the vector's updated_at.
-					if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO store_vector_codes (prefix, key, field_name, updated_at, code)
-						SELECT prefix, key, field_name, updated_at, ? FROM store_vectors WHERE prefix = ? AND key = ? AND field_name = ?`,
-						encodeCode(u.Vector, cw.centre), u.Prefix, u.Key, u.Field); err != nil {
+					// The code of the new vector, with the vector's updated_at;
+					// an item that had no code row (its vectors unreadable)
+					// joins the codes' coverage.
+					var had bool
+					if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM store_vector_codes WHERE prefix = ? AND key = ?)`,
+						u.Prefix, u.Key).Scan(&had); err != nil {
 						return err
+					}
+					res, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO store_vector_codes (prefix, key, field_name, updated_at, code)
+						SELECT prefix, key, field_name, updated_at, ? FROM store_vectors WHERE prefix = ? AND key = ? AND field_name = ?`,
+						encodeCode(u.Vector, cw.centre), u.Prefix, u.Key, u.Field)
+					if err != nil {
+						return err
+					}
+					if n, err := res.RowsAffected(); err != nil {
+						return err
+					} else if n > 0 && !had {
+						cw.cov.cov.add(itemHash(itemKey{u.Prefix, u.Key}))
 					}
 					cw.keys = append(cw.keys, itemKey{u.Prefix, u.Key})
 					cw.vectors = true

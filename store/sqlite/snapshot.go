@@ -26,15 +26,24 @@ import (
 // in increasing bytewise (Go's bytes.Compare) order of namespace, then
 // key, across the parts, so that a load appends them to the sorted part of
 // the index (no key map to build) and a repeated or misplaced key shows as
-// a malformed snapshot. The header is snapshotMagic and the uvarint
-// dimension count: a snapshot of another format or of codes of other
-// dimensions (with as many code bytes) is not loaded.
+// a malformed snapshot. The header is snapshotMagic, the uvarint
+// dimension count and the uvarint generation the snapshot is of: a
+// snapshot of another format, of codes of other dimensions (with as many
+// code bytes), or whose parts are not those of store_vector_quant's
+// snapshot_gen (rows put back from another copy) is not loaded.
+//
+// A well-formed snapshot of the right generation may still not cover the
+// store: rows of it deleted or rewritten by hand or a tool, log rows since
+// it deleted. So the index it yields, with the log applied, is used only
+// when its coverage (see coverage.go: item count and key checksum) equals
+// the one stored beside the code rows; otherwise the load reads every code
+// row, and the next Batch stores a new snapshot.
 const snapshotPart = 1 << 20
 
 // snapshotMagic begins every part of the current format (format 1 had no
-// header: it reads as malformed, and the load that then reads every code
-// writes a new snapshot).
-const snapshotMagic = "mvcs2"
+// header; format 2 no generation: both read as malformed, and the load
+// that then reads every code writes a new snapshot).
+const snapshotMagic = "mvcs3"
 
 // snapshotMinCodes is the fewest codes worth a snapshot (reading fewer
 // rows is quick); a variable so that tests can lower it.
@@ -46,10 +55,10 @@ const snapshotStale = 2048
 
 var errSnapshot = errors.New("sqlite: malformed index snapshot")
 
-// serialize returns t's parts.
-func (t *codeIndex) serialize() [][]byte {
+// serialize returns t's parts, t being the index of generation gen.
+func (t *codeIndex) serialize(gen int64) [][]byte {
 	order := t.liveInKeyOrder()
-	header := binary.AppendUvarint([]byte(snapshotMagic), uint64(t.dims))
+	header := binary.AppendUvarint(binary.AppendUvarint([]byte(snapshotMagic), uint64(t.dims)), uint64(gen))
 	var (
 		parts [][]byte
 		cur   []byte
@@ -96,14 +105,20 @@ func (t *codeIndex) serialize() [][]byte {
 	return parts
 }
 
-// deserialize appends the items of a part to t.
-func (t *codeIndex) deserialize(p []byte) error {
+// deserialize appends the items of a part of the snapshot of generation
+// gen to t.
+func (t *codeIndex) deserialize(p []byte, gen int64) error {
 	rest, ok := bytes.CutPrefix(p, []byte(snapshotMagic))
 	if !ok {
 		return errSnapshot
 	}
 	d, k := binary.Uvarint(rest)
 	if k <= 0 || d != uint64(t.dims) {
+		return errSnapshot
+	}
+	rest = rest[k:]
+	g, k := binary.Uvarint(rest)
+	if k <= 0 || gen < 0 || g != uint64(gen) {
 		return errSnapshot
 	}
 	p = rest[k:]
@@ -153,10 +168,12 @@ func (t *codeIndex) deserialize(p []byte) error {
 }
 
 // loadSnapshot loads the snapshot (generation snapGen) and the codes of the
-// items logged since, up to generation gen. It reports false, without
-// error, when the snapshot cannot serve (malformed, or the log asks for a
-// full load): the caller then reads every code.
-func (c *vecCache) loadSnapshot(ctx context.Context, tx *sql.Tx, centre []float32, snapGen, gen int64) (bool, error) {
+// items logged since, up to generation q.gen. It reports false, without
+// error, when the snapshot cannot serve (malformed, the log asks for a
+// full load, or the index they make does not cover the store): the caller
+// then reads every code.
+func (c *vecCache) loadSnapshot(ctx context.Context, tx *sql.Tx, centre []float32, snapGen int64, q quantState) (bool, error) {
+	gen := q.gen
 	t := newCodeIndex(c.dims, centre)
 	// Size the index from the snapshot's bytes (length() of a blob reads
 	// no content), at most the cache's budget: each code takes at least
@@ -172,7 +189,7 @@ func (c *vecCache) loadSnapshot(ctx context.Context, tx *sql.Tx, centre []float3
 			// Here, not before: the next part is being read meanwhile.
 			t.reserve(int(min(total, c.budget) / perCode))
 		}
-		refused = t.deserialize(p) != nil || t.bytes() > c.budget
+		refused = t.deserialize(p, snapGen) != nil || t.bytes() > c.budget
 		return !refused
 	})
 	if err != nil || refused {
@@ -192,11 +209,16 @@ func (c *vecCache) loadSnapshot(ctx context.Context, tx *sql.Tx, centre []float3
 	if t.bytes() > c.budget {
 		return false, nil
 	}
+	if t.cov != q.stored.cov {
+		// Rows of the snapshot or of the log are gone or were rewritten.
+		c.stats.uncovered.Add(1)
+		return false, nil
+	}
 	if len(keys) > snapshotStale {
 		c.wantSnapshot.Store(true)
 	}
 	c.stats.snapshots.Add(1)
-	return c.install(t, gen), nil
+	return c.install(t, gen, coverage{}), nil
 }
 
 // readParts calls use with each part of the snapshot, in order, until it
@@ -273,11 +295,15 @@ func readParts(ctx context.Context, tx *sql.Tx, use func([]byte) bool) error {
 }
 
 // maybeSnapshot stores the index as the snapshot when a load asked for
-// it. It is an optimisation of later opens: its failure leaves the
-// previous snapshot (or none), which loads remain correct with, and is
-// not the caller's error.
+// it, and the coverage of the code rows that a load counted when the
+// stored one differs. It is an optimisation of later opens: its failure
+// leaves the previous snapshot (or none) and coverage, which loads remain
+// correct with, and is not the caller's error.
 func (s *Store) maybeSnapshot(ctx context.Context) {
 	c := s.cache
+	if r := c.repair.Swap(nil); r != nil {
+		s.repairCoverage(ctx, r)
+	}
 	if !c.wantSnapshot.CompareAndSwap(true, false) {
 		return
 	}
@@ -287,7 +313,7 @@ func (s *Store) maybeSnapshot(ctx context.Context) {
 		if c.snap == nil {
 			return nil, 0, nil
 		}
-		return c.snap, c.gen, c.snap.serialize()
+		return c.snap, c.gen, c.snap.serialize(c.gen)
 	}()
 	if t == nil {
 		return
@@ -315,4 +341,34 @@ func (s *Store) maybeSnapshot(ctx context.Context) {
 		_, err := tx.ExecContext(ctx, `UPDATE store_vector_quant SET snapshot_gen = ? WHERE id = 0`, gen)
 		return err
 	})
+}
+
+// repairCoverage stores the coverage of the code rows that a load counted
+// at generation r.gen, if that is still the database's generation: a
+// build that did not keep it wrote codes. Until then every load of this
+// and other processes reads every code row, and this process's index is
+// compared with the stored coverage through its skew, which follows.
+func (s *Store) repairCoverage(ctx context.Context, r *coverageRepair) {
+	var done bool
+	_ = s.db.Write(ctx, func(tx *sql.Tx) error {
+		done = false
+		res, err := tx.ExecContext(ctx, `UPDATE store_vector_quant SET code_items = ?, code_sum = ?
+			WHERE id = 0 AND codes_gen = ? AND (SELECT gen FROM store_generation WHERE id = 0) = ?`,
+			r.real.items, int64(r.real.sum), r.gen, r.gen)
+		if err != nil {
+			return err
+		}
+		n, err := res.RowsAffected()
+		done = n == 1
+		return err
+	})
+	if !done {
+		return
+	}
+	c := s.cache
+	c.mu.Lock()
+	if c.snap != nil && c.gen == r.gen {
+		c.skew = c.skew.plus(r.real.minus(r.stored))
+	}
+	c.mu.Unlock()
 }

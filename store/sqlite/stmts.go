@@ -27,7 +27,9 @@ type stmts struct {
 
 const (
 	sqlGetLive = `SELECT ` + itemColumns + ` FROM store WHERE prefix = ? AND key = ? AND (expires_at IS NULL OR expires_at > ?)`
-	sqlGen     = `SELECT g.gen, q.codes_gen, q.log_floor FROM store_generation g, store_vector_quant q WHERE g.id = 0 AND q.id = 0`
+	sqlGen     = `SELECT g.gen, q.codes_gen, q.log_floor, q.code_items, q.code_sum,
+		q.snapshot_gen >= 0 AND NOT EXISTS (SELECT 1 FROM store_vector_snapshot)
+		FROM store_generation g, store_vector_quant q WHERE g.id = 0 AND q.id = 0`
 	sqlBump    = `UPDATE store_generation SET gen = gen + 1 WHERE id = 0 RETURNING gen`
 	sqlDelVec  = `DELETE FROM store_vectors WHERE prefix = ? AND key = ?`
 	sqlDelItem = `DELETE FROM store WHERE prefix = ? AND key = ?`
@@ -41,13 +43,13 @@ const (
 		embedding = excluded.embedding, updated_at = excluded.updated_at`
 	sqlRefresh = `UPDATE store SET expires_at = ? WHERE prefix = ? AND key = ? AND ttl_minutes > 0`
 
-	sqlQuant    = `SELECT g.gen, q.codes_gen, q.centre FROM store_generation g, store_vector_quant q WHERE g.id = 0 AND q.id = 0`
+	sqlQuant    = `SELECT g.gen, q.codes_gen, q.centre, q.code_items, q.code_sum FROM store_generation g, store_vector_quant q WHERE g.id = 0 AND q.id = 0`
 	sqlDelCodes = `DELETE FROM store_vector_codes WHERE prefix = ? AND key = ?`
 	sqlInsCode  = `INSERT OR REPLACE INTO store_vector_codes (prefix, key, field_name, updated_at, code) VALUES (?, ?, ?, ?, ?)`
 	sqlInsLog   = `INSERT INTO store_vector_log (gen, prefix, key) VALUES (?, ?, ?)`
 	sqlTrimLog  = `DELETE FROM store_vector_log WHERE gen <= (SELECT log_floor FROM store_vector_quant WHERE id = 0)`
 	sqlSetQuant = `UPDATE store_vector_quant SET codes_gen = CASE WHEN codes_gen = ? THEN ? ELSE codes_gen END,
-		log_floor = max(log_floor, min(?, max(snapshot_gen, ?))) WHERE id = 0`
+		log_floor = max(log_floor, min(?, max(snapshot_gen, ?))), code_items = ?, code_sum = ? WHERE id = 0`
 )
 
 func prepare(ctx context.Context, db *sqlitedb.DB) (*stmts, error) {

@@ -190,8 +190,26 @@ func (s *Store) Sweep(ctx context.Context) (int, error) {
 		if err := rs.Err(); err != nil || len(cw.keys) == 0 {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `DELETE FROM store_vector_codes WHERE (prefix, key) IN
-			(SELECT prefix, key FROM store WHERE expires_at IS NOT NULL AND expires_at < ?)`, now); err != nil {
+		// The items whose code rows go leave the codes' coverage.
+		gone, err := tx.QueryContext(ctx, `DELETE FROM store_vector_codes WHERE (prefix, key) IN
+			(SELECT prefix, key FROM store WHERE expires_at IS NOT NULL AND expires_at < ?) RETURNING prefix, key`, now)
+		if err != nil {
+			return err
+		}
+		seen := map[itemKey]bool{}
+		for gone.Next() {
+			var k itemKey
+			if err := gone.Scan(&k.ns, &k.key); err != nil {
+				gone.Close()
+				return err
+			}
+			if !seen[k] {
+				seen[k] = true
+				cw.cov.cov.sub(itemHash(k))
+			}
+		}
+		gone.Close()
+		if err := gone.Err(); err != nil {
 			return err
 		}
 		// Explicit, in case a wrapped database runs without foreign keys.
