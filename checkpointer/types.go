@@ -147,6 +147,13 @@ type Pruner interface {
 
 // Copier is implemented by savers that can copy a thread, with every
 // checkpoint, namespace, value and write, to a new thread id.
+//
+// CopyThread copies every row of the source thread — checkpoints, values,
+// pending writes, writes whose checkpoint is not stored included — in one
+// transaction, each replacing the destination's row with the same key
+// (checkpoint id; namespace, channel and version; checkpoint, task and
+// index); the destination's other rows stay. Values sealed for their
+// thread by an encrypting serializer are re-sealed for the destination.
 type Copier interface {
 	CopyThread(ctx context.Context, srcThreadID, dstThreadID string) error
 }
