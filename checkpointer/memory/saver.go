@@ -273,7 +273,17 @@ func (s *InMemorySaver) Put(ctx context.Context, cfg checkpointer.Config, cp *ch
 		}
 	}
 	n := s.namespaceLocked(thread, ns)
-	maps.Copy(n.blobs, blobs)
+	// LangGraph's insert semantics, as the SQL backends' ON CONFLICT
+	// clauses: a (channel, version) keeps the first value stored at it,
+	// and a checkpoint put again under its id keeps its first parent.
+	for k, b := range blobs {
+		if _, ok := n.blobs[k]; !ok {
+			n.blobs[k] = b
+		}
+	}
+	if old := n.checkpoints[rec.id]; old != nil {
+		rec.parent = old.parent
+	}
 	n.add(rec)
 	return checkpointer.Config{ThreadID: thread, CheckpointNS: ns, CheckpointID: cp.ID}, nil
 }
