@@ -111,6 +111,10 @@ type Saver interface {
 	// cfg.CheckpointID as its parent, and returns the config of the new
 	// checkpoint. Only channels in newVersions have their values written;
 	// other channels keep the values stored at their current version.
+	// As LangGraph's savers insert: a value already stored at a (channel,
+	// version) is kept (first value wins), and a checkpoint put again
+	// under its id gets the new document and metadata but keeps the
+	// parent it was first stored with.
 	Put(ctx context.Context, cfg Config, cp *Checkpoint, md Metadata, newVersions map[string]string) (Config, error)
 	// PutWrites stores pending writes of task taskID against the checkpoint
 	// cfg names, each under (taskID, idx): its position in writes, or for
@@ -147,6 +151,13 @@ type Pruner interface {
 
 // Copier is implemented by savers that can copy a thread, with every
 // checkpoint, namespace, value and write, to a new thread id.
+//
+// CopyThread copies every row of the source thread — checkpoints, values,
+// pending writes, writes whose checkpoint is not stored included — in one
+// transaction, each replacing the destination's row with the same key
+// (checkpoint id; namespace, channel and version; checkpoint, task and
+// index); the destination's other rows stay. Values sealed for their
+// thread by an encrypting serializer are re-sealed for the destination.
 type Copier interface {
 	CopyThread(ctx context.Context, srcThreadID, dstThreadID string) error
 }

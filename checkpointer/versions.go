@@ -1,5 +1,10 @@
 package checkpointer
 
+import (
+	"errors"
+	"fmt"
+)
+
 // VersionStyle chooses how NextVersion spells channel versions.
 type VersionStyle int
 
@@ -12,3 +17,18 @@ const (
 	// and requires.
 	VersionInt
 )
+
+// ErrInvalidVersionStyle: a saver's Options name a VersionStyle that is
+// neither VersionString nor VersionInt. Every saver refuses it at
+// construction rather than guess a spelling.
+var ErrInvalidVersionStyle = errors.New("checkpointer: invalid version style")
+
+// Validate refuses a style other than VersionString and VersionInt with an
+// error wrapping ErrInvalidVersionStyle.
+func (s VersionStyle) Validate() error {
+	switch s {
+	case VersionString, VersionInt:
+		return nil
+	}
+	return fmt.Errorf("%w %d (want VersionString or VersionInt)", ErrInvalidVersionStyle, int(s))
+}

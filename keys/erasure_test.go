@@ -67,7 +67,9 @@ func backends(t *testing.T) []backend {
 			name: "memory",
 			open: func(t *testing.T, ser serde.Serializer) (checkpointer.Saver, store.Store) {
 				if mem == nil {
-					mem = cpmemory.New(cpmemory.Options{Serde: ser})
+					s, err := cpmemory.New(cpmemory.Options{Serde: ser})
+					must(t, err)
+					mem = s
 				}
 				return mem, nil
 			},

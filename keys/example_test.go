@@ -29,7 +29,10 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	saver := cpmemory.New(cpmemory.Options{Serde: h})
+	saver, err := cpmemory.New(cpmemory.Options{Serde: h})
+	if err != nil {
+		panic(err)
+	}
 	for _, thread := range []string{"carol:visit-1", "dave:visit-1"} {
 		cp := &checkpointer.Checkpoint{V: 4, ID: checkpointer.NewID(0), ChannelValues: map[string]any{"notes": "private"}, ChannelVersions: map[string]string{"notes": "1"}}
 		if _, err := saver.Put(ctx, checkpointer.Config{ThreadID: thread}, cp, nil, cp.ChannelVersions); err != nil {

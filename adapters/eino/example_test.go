@@ -14,7 +14,11 @@ func Example() {
 	ctx := context.Background()
 	// sqlite.Open or postgres.New in production; pass the store to
 	// compose.WithCheckPointStore when compiling a graph.
-	store, err := eino.NewCheckPointStore(memory.New(memory.Options{}), eino.Options{KeepLast: 2})
+	saver, err := memory.New(memory.Options{})
+	if err != nil {
+		panic(err)
+	}
+	store, err := eino.NewCheckPointStore(saver, eino.Options{KeepLast: 2})
 	if err != nil {
 		panic(err)
 	}

@@ -19,7 +19,11 @@ import (
 // postgres.New in production): pass it to graph.WithCheckpointSaver.
 func Example() {
 	ctx := context.Background()
-	saver, err := trpcagent.New(cpmemory.New(cpmemory.Options{}))
+	mem, err := cpmemory.New(cpmemory.Options{})
+	if err != nil {
+		panic(err)
+	}
+	saver, err := trpcagent.New(mem)
 	if err != nil {
 		panic(err)
 	}

@@ -3,7 +3,11 @@
 //
 //	func TestConformance(t *testing.T) {
 //		checkpointertest.Run(t, func(t *testing.T) checkpointer.Saver {
-//			return memory.New(memory.Options{})
+//			s, err := memory.New(memory.Options{})
+//			if err != nil {
+//				t.Fatal(err)
+//			}
+//			return s
 //		})
 //	}
 //
@@ -42,7 +46,15 @@
 // the one with the greatest id, not the last one put; a v<4 checkpoint is
 // migrated whatever backend stored it (the suite stores it with Put and V=1,
 // so no backend-specific fixture is needed); an error from a cancelled
-// context wraps context.Canceled.
+// context wraps context.Canceled; a checkpoint put again under its id keeps
+// its first parent and a (channel, version) its first value (LangGraph's
+// insert semantics); CopyThread copies every row of the source, writes
+// whose checkpoint is not stored included, replacing the destination's
+// rows with the same keys, re-sealed for the destination when encrypted.
+// RunOptions, run apart with the backend's constructor, checks that an
+// unknown VersionStyle and a negative retention policy are refused at
+// construction (checkpointer.ErrInvalidVersionStyle,
+// checkpointer.ErrInvalidPolicy).
 //
 // # Value model
 //

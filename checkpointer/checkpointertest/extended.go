@@ -298,6 +298,49 @@ func (s *suite) testCopyThread(t *testing.T) {
 			}
 			checkTuple(t, mustGetSome(t, sv, cfgOf(dst, ns, "")), moved(chain[1].want, dst))
 		}},
+		{"copies_orphan_writes", func(t *testing.T, sv checkpointer.Saver, ns string) {
+			// Writes whose checkpoint is not stored (a run that crashed
+			// between PutWrites and Put, or a checkpoint deleted with its
+			// writes kept for a v<4 child) are rows of the thread like
+			// any other: the copy takes them all, re-sealed for dst.
+			c := copier(t, sv)
+			src, dst := newThreadID("src"), newThreadID("dst")
+			chain := putChain(t, sv, src, ns, 1)
+			orphan := checkpointer.NewID(7)
+			mustPutWrites(t, sv, cfgOf(src, ns, orphan), []wr{{"ch", "orphan_val"}, {checkpointer.ChannelError, "e"}}, "task", "path")
+			if err := c.CopyThread(t.Context(), src, dst); err != nil {
+				t.Fatal(err)
+			}
+			checkTuple(t, mustGetSome(t, sv, cfgOf(dst, ns, "")), moved(chain[0].want, dst))
+			// The writes show once their checkpoint is stored on dst.
+			cp := newCheckpoint(7, nil, nil)
+			cp.ID = orphan
+			mustPut(t, sv, cfgOf(dst, ns, ""), cp, nil, nil)
+			checkTuple(t, mustGetSome(t, sv, cfgOf(dst, ns, orphan)), want{thread: dst, ns: ns, id: orphan,
+				writes: []pw{{"task", checkpointer.ChannelError, "e"}, {"task", "ch", "orphan_val"}}})
+		}},
+		{"replaces_destination_rows", func(t *testing.T, sv checkpointer.Saver, ns string) {
+			// dst already holds rows under the keys the copy writes: the
+			// same checkpoint id (another parent and metadata), a value
+			// at the same (channel, version), a write at the same (task,
+			// idx). After the copy every one of them is src's.
+			c := copier(t, sv)
+			src, dst := newThreadID("src"), newThreadID("dst")
+			chain := putChain(t, sv, src, ns, 2)
+			mustPutWrites(t, sv, chain[1].cfg, []wr{{"ch", "src_write"}}, "task", "path")
+			last := chain[1].want.cp
+			stale := cloneCheckpoint(last)
+			stale.ChannelValues = map[string]any{"counter": int64(-1), "base": "stale base"}
+			mustPut(t, sv, cfgOf(dst, ns, ""), stale, checkpointer.Metadata{"source": "stale"}, copyVersions(last.ChannelVersions))
+			mustPutWrites(t, sv, cfgOf(dst, ns, last.ID), []wr{{"ch", "stale_write"}}, "task", "path")
+			if err := c.CopyThread(t.Context(), src, dst); err != nil {
+				t.Fatal(err)
+			}
+			w := moved(chain[1].want, dst)
+			w.writes = []pw{{"task", "ch", "src_write"}}
+			checkTuple(t, mustGetSome(t, sv, cfgOf(dst, ns, last.ID)), w)
+			checkIDs(t, "copy", idsOf(listThread(t, sv, dst, ns)), reversedIDs(chain))
+		}},
 		{"unknown_source", func(t *testing.T, sv checkpointer.Saver, ns string) {
 			c := copier(t, sv)
 			src, dst := newThreadID("src"), newThreadID("dst")

@@ -225,6 +225,47 @@ func (s *suite) testPut(t *testing.T) {
 			}
 			checkTuple(t, got[0], want{thread: thread, ns: ns, id: cp.ID, md: map[string]any{"n": 2}})
 		}},
+		{"reput_keeps_parent_and_first_value", func(t *testing.T, sv checkpointer.Saver, ns string) {
+			// LangGraph's insert semantics: a checkpoint put again under
+			// its id gets the new document and metadata but keeps the
+			// parent stored first, and a (channel, version) names one
+			// value forever: the first stored (ON CONFLICT DO NOTHING).
+			thread := newThreadID("put")
+			parent := newCheckpoint(0, nil, nil)
+			mustPut(t, sv, cfgOf(thread, ns, ""), parent, nil, nil)
+			other := newCheckpoint(0, nil, nil)
+			mustPut(t, sv, cfgOf(thread, ns, ""), other, nil, nil)
+			v := sv.NextVersion("")
+			cp := newCheckpoint(1, map[string]any{"a": "first"}, map[string]string{"a": v})
+			mustPut(t, sv, cfgOf(thread, ns, parent.ID), cp, checkpointer.Metadata{"n": 1}, map[string]string{"a": v})
+			again := cloneCheckpoint(cp)
+			again.ChannelValues = map[string]any{"a": "second"}
+			again.VersionsSeen = map[string]map[string]string{"node": {"a": v}}
+			for _, p := range []string{"", other.ID} {
+				mustPut(t, sv, cfgOf(thread, ns, p), again, checkpointer.Metadata{"n": 2}, map[string]string{"a": v})
+				w := cloneCheckpoint(again)
+				w.ChannelValues = map[string]any{"a": "first"}
+				checkTuple(t, mustGetSome(t, sv, cfgOf(thread, ns, cp.ID)), want{thread: thread, ns: ns, id: cp.ID, parent: parent.ID, cp: w, md: map[string]any{"n": 2}})
+			}
+		}},
+		{"fork_reusing_a_version_reads_first_value", func(t *testing.T, sv checkpointer.Saver, ns string) {
+			// A fork whose new version is one the original branch already
+			// stored (what integer versions, VersionInt, give a fork
+			// counted from an older checkpoint: JS LangGraph's style has
+			// no random suffix to tell them apart) reads the value stored
+			// first at that version, on every backend, as LangGraph's SQL
+			// savers do.
+			thread := newThreadID("put")
+			chain := putChain(t, sv, thread, ns, 2)
+			reused := chain[1].want.cp.ChannelVersions["counter"]
+			versions := maps.Clone(chain[0].want.cp.ChannelVersions)
+			versions["counter"] = reused
+			cp := newCheckpoint(1, map[string]any{"counter": "forked"}, versions)
+			mustPut(t, sv, chain[0].cfg, cp, nil, map[string]string{"counter": reused})
+			w := cloneCheckpoint(cp)
+			w.ChannelValues = map[string]any{"counter": int64(1), "base": "base value"}
+			checkTuple(t, mustGetSome(t, sv, cfgOf(thread, ns, cp.ID)), want{thread: thread, ns: ns, id: cp.ID, parent: chain[0].want.id, cp: w, md: map[string]any{}})
+		}},
 		{"empty_checkpoint", func(t *testing.T, sv checkpointer.Saver, ns string) {
 			thread := newThreadID("put")
 			cp := &checkpointer.Checkpoint{V: 4, ID: checkpointer.NewID(-2), TS: now()}
@@ -294,8 +335,11 @@ func (s *suite) testPut(t *testing.T) {
 			thread := newThreadID("put")
 			chain := putChain(t, sv, thread, ns, 3)
 			// Fork from the first checkpoint: a new branch whose parent is
-			// chain[0]; the latest is now the fork.
-			v := sv.NextVersion(chain[0].want.cp.ChannelVersions["counter"])
+			// chain[0]; the latest is now the fork. Its version follows
+			// the newest stored one: integer versions counted from
+			// chain[0]'s would reuse chain[1]'s, whose value is kept (see
+			// fork_reusing_a_version_reads_first_value).
+			v := sv.NextVersion(chain[2].want.cp.ChannelVersions["counter"])
 			versions := maps.Clone(chain[0].want.cp.ChannelVersions)
 			versions["counter"] = v
 			cp := newCheckpoint(1, map[string]any{"counter": "forked"}, versions)

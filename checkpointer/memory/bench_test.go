@@ -73,7 +73,7 @@ func BenchmarkBaselineSerde(b *testing.B) {
 
 // BenchmarkPut stores one step (two changed channels of three) per op.
 func BenchmarkPut(b *testing.B) {
-	s := memory.New(memory.Options{})
+	s := mustNew(b, memory.Options{})
 	ctx := context.Background()
 	cfg := checkpointer.Config{ThreadID: "bench"}
 	st := benchState(1)
@@ -96,7 +96,7 @@ func BenchmarkPut(b *testing.B) {
 // BenchmarkGetTuple loads the latest of 100 checkpoints (three channels,
 // one written by the first checkpoint).
 func BenchmarkGetTuple(b *testing.B) {
-	s := memory.New(memory.Options{})
+	s := mustNew(b, memory.Options{})
 	fill(b, s, "bench", 100)
 	ctx := context.Background()
 	cfg := checkpointer.Config{ThreadID: "bench"}
@@ -111,7 +111,7 @@ func BenchmarkGetTuple(b *testing.B) {
 
 // BenchmarkList10 lists the 10 newest of 100 checkpoints.
 func BenchmarkList10(b *testing.B) {
-	s := memory.New(memory.Options{})
+	s := mustNew(b, memory.Options{})
 	fill(b, s, "bench", 100)
 	ctx := context.Background()
 	cfg := &checkpointer.Config{ThreadID: "bench"}

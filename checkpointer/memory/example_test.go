@@ -12,7 +12,10 @@ import (
 // Two steps of a conversation, a pending write, then the history.
 func Example() {
 	ctx := context.Background()
-	saver := memory.New(memory.Options{VersionStyle: checkpointer.VersionInt})
+	saver, err := memory.New(memory.Options{VersionStyle: checkpointer.VersionInt})
+	if err != nil {
+		log.Fatal(err)
+	}
 	cfg := checkpointer.Config{ThreadID: "conversation-1"}
 
 	// Step -1: the input. Every channel in newVersions is stored.
@@ -22,7 +25,7 @@ func Example() {
 		ChannelValues:   map[string]any{"messages": []any{"hi"}, "user": "ann"},
 		ChannelVersions: map[string]string{"messages": v, "user": v},
 	}
-	cfg, err := saver.Put(ctx, cfg, cp, checkpointer.Metadata{"source": "input", "step": -1}, cp.ChannelVersions)
+	cfg, err = saver.Put(ctx, cfg, cp, checkpointer.Metadata{"source": "input", "step": -1}, cp.ChannelVersions)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -11,6 +11,16 @@ import (
 	"github.com/memvault/memvault/serde"
 )
 
+// mustNewSaver returns New(opt) or fails the test.
+func mustNewSaver(t testing.TB, opt Options) *InMemorySaver {
+	t.Helper()
+	s, err := New(opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
 func encrypted(t *testing.T) *serde.Encrypted {
 	t.Helper()
 	key, err := crypto.NewKey([]byte("0123456789abcdef"))
@@ -32,7 +42,7 @@ func encrypted(t *testing.T) *serde.Encrypted {
 // (channel, version), "empty" for versions without a value, and serialized
 // writes keyed by (task, idx) with the task path.
 func TestStoredShape(t *testing.T) {
-	s := New(Options{})
+	s := mustNewSaver(t, Options{})
 	ctx := t.Context()
 	cp := &checkpointer.Checkpoint{V: 4, ID: checkpointer.NewID(0), ChannelValues: map[string]any{"a": map[string]any{"k": 1}, "b": []byte("x")}, ChannelVersions: map[string]string{"a": "1", "b": "1", "c": "1"}}
 	cfg, err := s.Put(ctx, checkpointer.Config{ThreadID: "t"}, cp, nil, map[string]string{"a": "1", "b": "1", "c": "1"})
@@ -68,7 +78,7 @@ func TestStoredShape(t *testing.T) {
 // saver's storage and checks that loading them fails: the saver passes
 // the associated data of internal/binding to the serializer.
 func TestEncryptedValuesAreBoundToTheirLocation(t *testing.T) {
-	s := New(Options{Serde: encrypted(t)})
+	s := mustNewSaver(t, Options{Serde: encrypted(t)})
 	ctx := t.Context()
 	cp := &checkpointer.Checkpoint{V: 4, ID: checkpointer.NewID(0), ChannelValues: map[string]any{"a": "secret a", "b": "secret b"}, ChannelVersions: map[string]string{"a": "1", "b": "1"}}
 	cfg, err := s.Put(ctx, checkpointer.Config{ThreadID: "t"}, cp, nil, map[string]string{"a": "1", "b": "1"})
@@ -127,7 +137,7 @@ func TestEncryptedValuesAreBoundToTheirLocation(t *testing.T) {
 // TestCopyThreadRebindsCiphertexts checks that CopyThread re-encrypts under
 // the destination's associated data (plain copies would not decrypt).
 func TestCopyThreadRebindsCiphertexts(t *testing.T) {
-	s := New(Options{Serde: encrypted(t)})
+	s := mustNewSaver(t, Options{Serde: encrypted(t)})
 	ctx := t.Context()
 	cp := &checkpointer.Checkpoint{V: 4, ID: checkpointer.NewID(0), ChannelValues: map[string]any{"a": "v"}, ChannelVersions: map[string]string{"a": "1"}}
 	cfg, err := s.Put(ctx, checkpointer.Config{ThreadID: "src", CheckpointNS: "ns"}, cp, nil, map[string]string{"a": "1"})
@@ -151,7 +161,7 @@ func TestCopyThreadRebindsCiphertexts(t *testing.T) {
 }
 
 func TestPruneCollectsUnreferencedBlobs(t *testing.T) {
-	s := New(Options{VersionStyle: checkpointer.VersionInt})
+	s := mustNewSaver(t, Options{VersionStyle: checkpointer.VersionInt})
 	ctx := t.Context()
 	cfg := checkpointer.Config{ThreadID: "t"}
 	var err error

@@ -71,7 +71,7 @@ func checkReadable(t *testing.T, s *InMemorySaver, cfg checkpointer.Config) {
 
 func TestReencryptRotatesKeys(t *testing.T) {
 	old := keyring(t, "old-key-0123456789abcdef")
-	s := New(Options{Serde: newEnc(t, old), VersionStyle: checkpointer.VersionInt})
+	s := mustNewSaver(t, Options{Serde: newEnc(t, old), VersionStyle: checkpointer.VersionInt})
 	cfg := fillForRotation(t, s)
 
 	// Restart with a new primary key, the old one kept for reading.
@@ -98,7 +98,7 @@ func TestReencryptRotatesKeys(t *testing.T) {
 }
 
 func TestReencryptPlaintextDatabase(t *testing.T) {
-	s := New(Options{})
+	s := mustNewSaver(t, Options{})
 	cfg := fillForRotation(t, s)
 	s = s.WithSerde(newEnc(t, keyring(t, "key-0123456789ab"), serde.WithDangerousPlaintextReads()))
 	stats, err := s.Reencrypt(t.Context(), checkpointer.ReencryptOptions{})
@@ -110,7 +110,7 @@ func TestReencryptPlaintextDatabase(t *testing.T) {
 }
 
 func TestReencryptErrors(t *testing.T) {
-	s := New(Options{})
+	s := mustNewSaver(t, Options{})
 	fillForRotation(t, s)
 	if _, err := s.Reencrypt(t.Context(), checkpointer.ReencryptOptions{}); !errors.Is(err, ErrCannotReencrypt) {
 		t.Fatalf("Reencrypt with JSONPlus = %v, want ErrCannotReencrypt", err)
@@ -121,7 +121,7 @@ func TestReencryptErrors(t *testing.T) {
 		t.Fatalf("strict Reencrypt of plaintext = %v, want ErrPlaintextRefused", err)
 	}
 	// A key that is not in the ring: ErrDecrypt.
-	e := New(Options{Serde: newEnc(t, keyring(t, "key-A-0123456789"))})
+	e := mustNewSaver(t, Options{Serde: newEnc(t, keyring(t, "key-A-0123456789"))})
 	fillForRotation(t, e)
 	e = e.WithSerde(newEnc(t, keyring(t, "key-B-0123456789")))
 	if _, err := e.Reencrypt(t.Context(), checkpointer.ReencryptOptions{}); !errors.Is(err, serde.ErrDecrypt) {

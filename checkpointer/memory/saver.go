@@ -27,12 +27,14 @@ type Options struct {
 	// backend builds it.
 	Serde serde.Serializer
 	// VersionStyle selects how NextVersion spells versions. Default:
-	// checkpointer.VersionString (Python LangGraph's style).
+	// checkpointer.VersionString (Python LangGraph's style). New refuses a
+	// value that is not a VersionStyle constant
+	// (checkpointer.ErrInvalidVersionStyle).
 	VersionStyle checkpointer.VersionStyle
 	// Retention, when not empty, is applied by a background goroutine
-	// every SweepInterval until Close (see Sweep). A policy with negative
-	// fields deletes nothing: each sweep reports checkpointer.ErrInvalidPolicy
-	// to OnSweep. Default: keep everything, no goroutine.
+	// every SweepInterval until Close (see Sweep); New refuses a policy
+	// with negative fields (checkpointer.ErrInvalidPolicy), as the SQL
+	// savers do. Default: keep everything, no goroutine.
 	Retention checkpointer.RetentionPolicy
 	// SweepInterval is how often the Retention policy runs: 0 means an
 	// hour (core.DefaultSweepEvery), a negative value never (call Sweep
@@ -113,15 +115,21 @@ type storedWrite struct {
 	value               blob
 }
 
-// New returns an empty InMemorySaver.
-func New(opt Options) *InMemorySaver {
+// New returns an empty InMemorySaver. Options every saver shares are
+// checked as every saver's constructor checks them: an unknown
+// VersionStyle (checkpointer.ErrInvalidVersionStyle) or a Retention policy
+// with a negative field (checkpointer.ErrInvalidPolicy) is refused.
+func New(opt Options) (*InMemorySaver, error) {
+	if err := core.CheckOptions("memory", opt.VersionStyle, opt.Retention); err != nil {
+		return nil, err
+	}
 	s := opt.Serde
 	if s == nil {
 		s = serde.JSONPlus{}
 	}
 	sv := newSaver(s, opt.VersionStyle, &storage{threads: map[string]map[string]*namespace{}})
 	sv.sweeper = core.StartSweeper(opt.Retention, opt.SweepInterval, sv.Sweep, opt.OnSweep)
-	return sv
+	return sv, nil
 }
 
 // Close stops the background sweeper, if any, waiting for it to return.
@@ -273,7 +281,17 @@ func (s *InMemorySaver) Put(ctx context.Context, cfg checkpointer.Config, cp *ch
 		}
 	}
 	n := s.namespaceLocked(thread, ns)
-	maps.Copy(n.blobs, blobs)
+	// LangGraph's insert semantics, as the SQL backends' ON CONFLICT
+	// clauses: a (channel, version) keeps the first value stored at it,
+	// and a checkpoint put again under its id keeps its first parent.
+	for k, b := range blobs {
+		if _, ok := n.blobs[k]; !ok {
+			n.blobs[k] = b
+		}
+	}
+	if old := n.checkpoints[rec.id]; old != nil {
+		rec.parent = old.parent
+	}
 	n.add(rec)
 	return checkpointer.Config{ThreadID: thread, CheckpointNS: ns, CheckpointID: cp.ID}, nil
 }

@@ -12,21 +12,38 @@ import (
 	"github.com/memvault/memvault/serde"
 )
 
+// mustNew returns memory.New(opt) or fails the test.
+func mustNew(t testing.TB, opt memory.Options) *memory.InMemorySaver {
+	t.Helper()
+	s, err := memory.New(opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// TestOptions runs the options check every saver's constructor shares.
+func TestOptions(t *testing.T) {
+	checkpointertest.RunOptions(t, func(t *testing.T, style checkpointer.VersionStyle, p checkpointer.RetentionPolicy) (checkpointer.Saver, error) {
+		return memory.New(memory.Options{VersionStyle: style, Retention: p})
+	})
+}
+
 func TestConformance(t *testing.T) {
 	checkpointertest.Run(t, func(t *testing.T) checkpointer.Saver {
-		return memory.New(memory.Options{})
+		return mustNew(t, memory.Options{})
 	})
 }
 
 func TestConformanceIntVersions(t *testing.T) {
 	checkpointertest.Run(t, func(t *testing.T) checkpointer.Saver {
-		return memory.New(memory.Options{VersionStyle: checkpointer.VersionInt})
+		return mustNew(t, memory.Options{VersionStyle: checkpointer.VersionInt})
 	})
 }
 
 func TestConformanceMsgPack(t *testing.T) {
 	checkpointertest.Run(t, func(t *testing.T) checkpointer.Saver {
-		return memory.New(memory.Options{Serde: serde.MsgPack{}})
+		return mustNew(t, memory.Options{Serde: serde.MsgPack{}})
 	})
 }
 
@@ -54,7 +71,7 @@ func newEncrypted(t testing.TB, opts ...serde.EncryptedOption) *serde.Encrypted 
 func TestConformanceEncrypted(t *testing.T) {
 	enc := newEncrypted(t)
 	checkpointertest.Run(t, func(t *testing.T) checkpointer.Saver {
-		return memory.New(memory.Options{Serde: enc})
+		return mustNew(t, memory.Options{Serde: enc})
 	})
 }
 
@@ -62,14 +79,14 @@ func TestConformanceEncrypted(t *testing.T) {
 // thread's values sealed under the data key of the subject its id names.
 func TestConformanceSubjects(t *testing.T) {
 	checkpointertest.Run(t, func(t *testing.T) checkpointer.Saver {
-		return memory.New(memory.Options{Serde: testkeys.Subjects(t)})
+		return mustNew(t, memory.Options{Serde: testkeys.Subjects(t)})
 	})
 }
 
 func TestConformanceLangGraphAES(t *testing.T) {
 	enc := newEncrypted(t, serde.WithLangGraphAES(crypto.ModeGCM))
 	checkpointertest.Run(t, func(t *testing.T) checkpointer.Saver {
-		return memory.New(memory.Options{Serde: enc})
+		return mustNew(t, memory.Options{Serde: enc})
 	})
 }
 
@@ -77,7 +94,7 @@ func TestReencryptSuite(t *testing.T) {
 	var base *memory.InMemorySaver
 	checkpointertest.RunReencrypt(t, func(t *testing.T, s serde.Serializer) checkpointer.Saver {
 		if base == nil {
-			base = memory.New(memory.Options{Serde: s})
+			base = mustNew(t, memory.Options{Serde: s})
 			return base
 		}
 		return base.WithSerde(s)
@@ -86,7 +103,7 @@ func TestReencryptSuite(t *testing.T) {
 
 func TestBackgroundSweep(t *testing.T) {
 	checkpointertest.RunBackgroundSweep(t, func(t *testing.T, p checkpointer.RetentionPolicy, every time.Duration, on func(checkpointer.SweepReport, error)) (checkpointer.Saver, func() error) {
-		s := memory.New(memory.Options{Retention: p, SweepInterval: every, OnSweep: on})
+		s := mustNew(t, memory.Options{Retention: p, SweepInterval: every, OnSweep: on})
 		return s, s.Close
 	})
 }
@@ -95,7 +112,7 @@ func TestErasureSuite(t *testing.T) {
 	var base *memory.InMemorySaver
 	checkpointertest.RunErasure(t, nil, func(t *testing.T, s serde.Serializer) checkpointer.Saver {
 		if base == nil {
-			base = memory.New(memory.Options{Serde: s})
+			base = mustNew(t, memory.Options{Serde: s})
 			return base
 		}
 		return base.WithSerde(s)

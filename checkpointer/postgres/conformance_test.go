@@ -21,6 +21,15 @@ func TestConformance(t *testing.T) {
 	})
 }
 
+// TestOptions runs the options check every saver's constructor shares
+// (New does not touch the database).
+func TestOptions(t *testing.T) {
+	pool := pgtest.Pool(t)
+	checkpointertest.RunOptions(t, func(t *testing.T, style checkpointer.VersionStyle, p checkpointer.RetentionPolicy) (checkpointer.Saver, error) {
+		return postgres.New(pool, postgres.Options{VersionStyle: style, Retention: p})
+	})
+}
+
 func TestConformanceEncrypted(t *testing.T) {
 	checkpointertest.Run(t, func(t *testing.T) checkpointer.Saver {
 		s, _ := newSaver(t, postgres.Options{Serde: encrypted(t)})

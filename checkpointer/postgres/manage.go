@@ -187,7 +187,7 @@ func (s *Saver) reencryptWrites(ctx context.Context, tx pgx.Tx, src, dst string,
 		var ns, cps, tasks, paths, chans, types []string
 		var idxs []int32
 		var blobs [][]byte
-		rows, err := tx.Query(ctx, s.q.srcWrites, src, lastNS, lastCP, lastTask, lastIdx, copyPage, first, dst)
+		rows, err := tx.Query(ctx, s.q.srcWrites, src, lastNS, lastCP, lastTask, lastIdx, copyPage, first)
 		if err != nil {
 			return err
 		}

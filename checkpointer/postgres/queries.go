@@ -213,22 +213,21 @@ WHERE b.thread_id = $1 AND b.checkpoint_ns = $2 AND b.channel = v.channel AND b.
 		WHERE c.thread_id = $1 AND c.checkpoint_ns = $2 AND c.checkpoint_id <> $3
 			AND c.checkpoint -> 'channel_versions' ->> v.channel = v.version)`)
 
-	// CopyThread copies checkpoints first, then values, then the writes of
-	// the checkpoints copied (and the __pregel_tasks writes their v<4
-	// children read): each statement sees writes committed since the one
-	// before, so a Put running meanwhile can add values no copied checkpoint
-	// needs, never a copied checkpoint without its values.
+	// CopyThread copies checkpoints first, then values, then writes: each
+	// statement sees writes committed since the one before, so a Put
+	// running meanwhile can add values no copied checkpoint needs, never a
+	// copied checkpoint without its values. Every row of the source is
+	// copied, writes whose checkpoint is not stored included, and replaces
+	// the destination's row with the same key, as on every backend.
 	q.copyCkpts = f(`INSERT INTO {checkpoints} (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata)
 SELECT $2, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata FROM {checkpoints} WHERE thread_id = $1
 ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) DO UPDATE SET parent_checkpoint_id = EXCLUDED.parent_checkpoint_id,
 	type = EXCLUDED.type, checkpoint = EXCLUDED.checkpoint, metadata = EXCLUDED.metadata`)
 	q.copyBlobs = f(`INSERT INTO {blobs} (thread_id, checkpoint_ns, channel, version, type, blob)
 SELECT $2, checkpoint_ns, channel, version, type, blob FROM {blobs} WHERE thread_id = $1
-ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO NOTHING`)
+ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO UPDATE SET type = EXCLUDED.type, blob = EXCLUDED.blob`)
 	q.copyWrites = f(`INSERT INTO {writes} (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob)
-SELECT $2, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob FROM {writes} w WHERE thread_id = $1
-	AND EXISTS (SELECT 1 FROM {checkpoints} d WHERE d.thread_id = $2 AND d.checkpoint_ns = w.checkpoint_ns
-	AND (d.checkpoint_id = w.checkpoint_id OR (w.channel = '__pregel_tasks' AND d.parent_checkpoint_id = w.checkpoint_id)))
+SELECT $2, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob FROM {writes} WHERE thread_id = $1
 ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) DO UPDATE SET task_path = EXCLUDED.task_path,
 	channel = EXCLUDED.channel, type = EXCLUDED.type, blob = EXCLUDED.blob`)
 
@@ -236,10 +235,8 @@ ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) DO UPDATE SE
 	q.srcBlobs = f(`SELECT checkpoint_ns, channel, version, type, blob FROM {blobs}
 WHERE thread_id = $1 AND ($6 OR (checkpoint_ns, channel, version) > ($2, $3, $4))
 ORDER BY checkpoint_ns, channel, version LIMIT $5`)
-	q.srcWrites = f(`SELECT checkpoint_ns, checkpoint_id, task_id, idx, task_path, channel, coalesce(type, ''), blob FROM {writes} w
+	q.srcWrites = f(`SELECT checkpoint_ns, checkpoint_id, task_id, idx, task_path, channel, coalesce(type, ''), blob FROM {writes}
 WHERE thread_id = $1 AND ($7 OR (checkpoint_ns, checkpoint_id, task_id, idx) > ($2, $3, $4, $5))
-	AND EXISTS (SELECT 1 FROM {checkpoints} d WHERE d.thread_id = $8 AND d.checkpoint_ns = w.checkpoint_ns
-	AND (d.checkpoint_id = w.checkpoint_id OR (w.channel = '__pregel_tasks' AND d.parent_checkpoint_id = w.checkpoint_id)))
 ORDER BY checkpoint_ns, checkpoint_id, task_id, idx LIMIT $6`)
 	q.insBlobsCopy = f(`INSERT INTO {blobs} (thread_id, checkpoint_ns, channel, version, type, blob)
 SELECT $1, ns, ch, ver, typ, bl FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::bytea[]) AS t(ns, ch, ver, typ, bl)

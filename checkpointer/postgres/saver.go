@@ -47,7 +47,8 @@ type Options struct {
 	Serde serde.Serializer
 	// VersionStyle is how NextVersion spells channel versions: Python's
 	// strings (the default) or JS's integers. Set VersionInt when JS
-	// LangGraph shares the database.
+	// LangGraph shares the database. New refuses any other value
+	// (checkpointer.ErrInvalidVersionStyle).
 	VersionStyle checkpointer.VersionStyle
 	// Retention, when not empty, is applied by a background goroutine
 	// every SweepInterval until Close (see Sweep); New refuses a policy
@@ -120,12 +121,7 @@ func New(db DB, opts Options) (*Saver, error) {
 	if strings.IndexByte(opts.Schema, 0) >= 0 {
 		return nil, fmt.Errorf("%w: schema name", ErrNUL)
 	}
-	switch opts.VersionStyle {
-	case checkpointer.VersionString, checkpointer.VersionInt:
-	default:
-		return nil, fmt.Errorf("postgres: unknown version style %d", opts.VersionStyle)
-	}
-	if err := core.CheckRetention("postgres", opts.Retention); err != nil {
+	if err := core.CheckOptions("postgres", opts.VersionStyle, opts.Retention); err != nil {
 		return nil, err
 	}
 	s := &Saver{db: db, serde: opts.Serde, style: opts.VersionStyle}

@@ -19,7 +19,13 @@ type backend struct {
 }
 
 var backends = []backend{
-	{"memory", func(b *testing.B) checkpointer.Saver { return memory.New(memory.Options{}) }},
+	{"memory", func(b *testing.B) checkpointer.Saver {
+		s, err := memory.New(memory.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return s
+	}},
 	{"sqlite-file", func(b *testing.B) checkpointer.Saver {
 		return openSaver(b, filepath.Join(b.TempDir(), "bench.db"), Options{})
 	}},

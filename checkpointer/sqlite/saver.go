@@ -25,7 +25,9 @@ type Options struct {
 	// between the two with their ids.
 	Serde serde.Serializer
 	// VersionStyle selects how NextVersion spells versions. Default:
-	// checkpointer.VersionString (Python LangGraph's style).
+	// checkpointer.VersionString (Python LangGraph's style). Open and New
+	// refuse a value that is not a VersionStyle constant
+	// (checkpointer.ErrInvalidVersionStyle).
 	VersionStyle checkpointer.VersionStyle
 	// FullSync makes a database opened by Open sync its write-ahead log on
 	// every commit, so that a committed checkpoint survives power loss and
@@ -110,7 +112,7 @@ func New(ctx context.Context, db *sql.DB, opts Options) (*Saver, error) {
 }
 
 func newSaver(ctx context.Context, db *sqlitedb.DB, opts Options) (*Saver, error) {
-	if err := core.CheckRetention("sqlite", opts.Retention); err != nil {
+	if err := core.CheckOptions("sqlite", opts.VersionStyle, opts.Retention); err != nil {
 		return nil, err
 	}
 	if err := db.Migrate(ctx, component, migrations); err != nil {

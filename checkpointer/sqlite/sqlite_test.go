@@ -307,9 +307,21 @@ func TestBackgroundSweep(t *testing.T) {
 	})
 }
 
-func TestRetentionOptionRefused(t *testing.T) {
-	_, err := Open(t.Context(), ":memory:", Options{Retention: checkpointer.RetentionPolicy{KeepLatest: -1}})
-	if !errors.Is(err, checkpointer.ErrInvalidPolicy) {
-		t.Fatalf("Open with KeepLatest -1 = %v, want ErrInvalidPolicy", err)
-	}
+// TestOptions runs the shared options check through both constructors.
+func TestOptions(t *testing.T) {
+	t.Run("Open", func(t *testing.T) {
+		checkpointertest.RunOptions(t, func(t *testing.T, style checkpointer.VersionStyle, p checkpointer.RetentionPolicy) (checkpointer.Saver, error) {
+			return Open(t.Context(), ":memory:", Options{VersionStyle: style, Retention: p})
+		})
+	})
+	t.Run("New", func(t *testing.T) {
+		checkpointertest.RunOptions(t, func(t *testing.T, style checkpointer.VersionStyle, p checkpointer.RetentionPolicy) (checkpointer.Saver, error) {
+			db, err := sql.Open("sqlite", filepath.Join(t.TempDir(), "cp.db"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { db.Close() })
+			return New(t.Context(), db, Options{VersionStyle: style, Retention: p})
+		})
+	})
 }

@@ -13,7 +13,14 @@ import (
 // Example copies a thread from one saver to another through a thread file.
 func Example() {
 	ctx := context.Background()
-	src, dst := memory.New(memory.Options{}), memory.New(memory.Options{})
+	src, err := memory.New(memory.Options{})
+	if err != nil {
+		panic(err)
+	}
+	dst, err := memory.New(memory.Options{})
+	if err != nil {
+		panic(err)
+	}
 	v := src.NextVersion("")
 	cp := &checkpointer.Checkpoint{V: 4, ID: checkpointer.NewID(0), ChannelValues: map[string]any{"n": int64(1)},
 		ChannelVersions: map[string]string{"n": v}, VersionsSeen: map[string]map[string]string{}}

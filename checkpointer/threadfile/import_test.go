@@ -24,7 +24,13 @@ func TestMain(m *testing.M) { pgtest.Main(m) }
 // each call.
 func savers() map[string]func(t *testing.T) checkpointer.Saver {
 	return map[string]func(t *testing.T) checkpointer.Saver{
-		"memory": func(*testing.T) checkpointer.Saver { return memory.New(memory.Options{}) },
+		"memory": func(t *testing.T) checkpointer.Saver {
+			s, err := memory.New(memory.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return s
+		},
 		"sqlite": func(t *testing.T) checkpointer.Saver {
 			s, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "cp.db"), sqlite.Options{})
 			if err != nil {

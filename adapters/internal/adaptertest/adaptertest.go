@@ -76,9 +76,13 @@ func Backends(t testing.TB, opt Options) []Backend {
 				}
 				return memStore
 			},
-			Saver: func(testing.TB) checkpointer.Saver {
+			Saver: func(t testing.TB) checkpointer.Saver {
 				if memSaver == nil {
-					memSaver = cpmemory.New(cpmemory.Options{})
+					s, err := cpmemory.New(cpmemory.Options{})
+					if err != nil {
+						t.Fatal(err)
+					}
+					memSaver = s
 				}
 				return memSaver
 			},

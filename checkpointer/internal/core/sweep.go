@@ -156,8 +156,14 @@ func (b *Background) Stop() {
 	<-b.done
 }
 
-// CheckRetention checks a saver's retention options at construction.
-func CheckRetention(driver string, policy checkpointer.RetentionPolicy) error {
+// CheckOptions is the check every saver's constructor runs on the options
+// all of them share, so that each refuses the same ones with the same
+// sentinels: an unknown version style (checkpointer.ErrInvalidVersionStyle)
+// and a retention policy with a negative field (checkpointer.ErrInvalidPolicy).
+func CheckOptions(driver string, style checkpointer.VersionStyle, policy checkpointer.RetentionPolicy) error {
+	if err := style.Validate(); err != nil {
+		return fmt.Errorf("%s: %w", driver, err)
+	}
 	if err := policy.Validate(); err != nil {
 		return fmt.Errorf("%s: %w", driver, err)
 	}
