@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -204,12 +205,13 @@ func (f msgFixture) step(id string, s int) (*checkpointer.Checkpoint, map[string
 	}, nv
 }
 
-// putStep writes step s of thread in mode, its id made of n.
-func (e *cpEnv) putStep(ctx context.Context, mode string, f msgFixture, base uint64, thread string, n int64, s int) error {
+// putStep writes step s of thread in mode, its id made of n; the parent,
+// step s-1, has its id made of prev.
+func (e *cpEnv) putStep(ctx context.Context, mode string, f msgFixture, base uint64, thread string, prev, n int64, s int) error {
 	cp, nv := f.step(benchID(base, n, s), s)
 	parent := ""
 	if s > 0 {
-		parent = benchID(base, n-1, s-1)
+		parent = benchID(base, prev, s-1)
 	}
 	md := checkpointer.Metadata{"source": "loop", "step": s}
 	if mode == e.rawMode {
@@ -279,7 +281,7 @@ func benchMessages(ctx context.Context, p *benchPrinter, be *shapeBackend, bf pa
 		for _, depth := range []int{50, messagesSteps} {
 			thread := fmt.Sprintf("mget%d-%s", depth, mode)
 			for s := range depth {
-				if err := env.putStep(ctx, mode, f, base, thread, int64(s), s); err != nil {
+				if err := env.putStep(ctx, mode, f, base, thread, int64(s)-1, int64(s), s); err != nil {
 					return fmt.Errorf("seed %s: %w", thread, err)
 				}
 			}
@@ -288,16 +290,29 @@ func benchMessages(ctx context.Context, p *benchPrinter, be *shapeBackend, bf pa
 	if err := env.stats(ctx); err != nil {
 		return err
 	}
-	counters := map[string]*atomic.Int64{}
+	growing := map[string]*growingThreads{}
 	for _, m := range modes {
-		counters[m] = &atomic.Int64{}
+		growing[m] = &growingThreads{}
 	}
 	ops := []namedOp{
 		{"put_messages", func(mode string) benchOp {
+			g := growing[mode]
 			return func(ctx context.Context, _ int64) error {
-				n := counters[mode].Add(1) - 1
-				thread := fmt.Sprintf("mput-%s-%d", mode, n/messagesSteps)
-				return env.putStep(ctx, mode, f, base, thread, n, int(n%messagesSteps))
+				// The thread is this operation's alone until it is
+				// put back: its steps are written one after the other,
+				// each on the one before, as a graph's are.
+				t := g.take()
+				n := g.seq.Add(1) - 1
+				thread := fmt.Sprintf("mput-%s-%d-%d", mode, t.k, t.gen)
+				if err := env.putStep(ctx, mode, f, base, thread, t.last, n, t.step); err != nil {
+					return err
+				}
+				t.last, t.step = n, t.step+1
+				if t.step == messagesSteps {
+					t.gen, t.step = t.gen+1, 0
+				}
+				g.put(t)
+				return nil
 			}
 		}},
 		{"get_messages_50", func(mode string) benchOp {
@@ -876,4 +891,42 @@ func openSQLiteEnv(ctx context.Context, path string, modes []string, sers map[st
 	env.stats = raw.analyze
 	env.seed = raw.seedTemplate
 	return env, nil
+}
+
+// growingThreads are the threads put_messages grows, each by one step per
+// operation. A thread is taken by one operation at a time, so that a step
+// is never written before its parent (which the savers refuse, as a
+// parent that is gone); there are as many as operations ever in flight.
+type growingThreads struct {
+	seq  atomic.Int64 // makes the ids: increasing, so that they sort by step
+	mu   sync.Mutex
+	free []*growingThread
+	n    int // threads made
+}
+
+// growingThread is one thread of put_messages: gen counts its restarts
+// after messagesSteps steps, each under a new name.
+type growingThread struct {
+	k, gen, step int
+	last         int64 // the id number of the latest step
+}
+
+// take returns a free thread, or a new one.
+func (g *growingThreads) take() *growingThread {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if k := len(g.free); k > 0 {
+		t := g.free[k-1]
+		g.free = g.free[:k-1]
+		return t
+	}
+	g.n++
+	return &growingThread{k: g.n - 1}
+}
+
+// put frees t for the next operation.
+func (g *growingThreads) put(t *growingThread) {
+	g.mu.Lock()
+	g.free = append(g.free, t)
+	g.mu.Unlock()
 }
