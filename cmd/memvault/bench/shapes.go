@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"context"
@@ -11,12 +11,12 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/spf13/cobra"
 
 	"github.com/memvault/memvault/checkpointer"
 	pgsaver "github.com/memvault/memvault/checkpointer/postgres"
@@ -25,9 +25,9 @@ import (
 	"github.com/memvault/memvault/serde"
 )
 
-// shapeFlags select the checkpointer bench's workloads at real shapes and
+// shapeParams select the checkpointer bench's workloads at real shapes and
 // sizes. The zero value selects none of them (the classic bench runs).
-type shapeFlags struct {
+type shapeParams struct {
 	// workload "messages" runs the growing-messages workload.
 	workload string
 	// scale, when positive, seeds that many checkpoints over threads
@@ -38,7 +38,7 @@ type shapeFlags struct {
 	backend string
 }
 
-// Bounds of the shape flags: the bench allocates per thread, never per
+// Bounds of the shape options: the bench allocates per thread, never per
 // checkpoint of the whole data set, but a thread is seeded in memory.
 const (
 	maxPerThread  = 10000
@@ -46,38 +46,31 @@ const (
 	messageBytes  = 500 // about, per message as JSON
 )
 
-func addShapeFlags(c *cobra.Command, sf *shapeFlags) {
-	c.Flags().StringVar(&sf.workload, "workload", "", `"messages": a messages channel gaining one ~500-byte message per step over 200 steps (put_messages, get_messages_50, get_messages_200)`)
-	c.Flags().IntVar(&sf.scale, "scale", 0, "seed this many checkpoints (over --threads threads) and measure get_tuple, get_tuple_by_id, list10 and put next to --scale-base checkpoints of the same thread shape (0: off)")
-	c.Flags().IntVar(&sf.threads, "threads", 10000, "with --scale: threads the checkpoints are spread over")
-	c.Flags().IntVar(&sf.scaleBase, "scale-base", 10000, "with --scale: checkpoints of the small data set measured beside it")
-	c.Flags().StringVar(&sf.backend, "backend", "postgres", `"postgres" or "sqlite" (a temporary file; raw SQL on the same file as baseline) for --workload and --scale`)
-}
-
 // active reports whether the shape workloads run instead of the classic
 // bench.
-func (sf shapeFlags) active() bool {
+func (sf shapeParams) active() bool {
 	return sf.workload != "" || sf.scale > 0 || (sf.backend != "" && sf.backend != "postgres")
 }
 
-func (sf shapeFlags) check() error {
+// check refuses shapes the workloads cannot run.
+func (sf shapeParams) check() error {
 	switch sf.backend {
 	case "", "postgres", "sqlite":
 	default:
-		return usagef("--backend: %q (want postgres or sqlite)", sf.backend)
+		return optionf("--backend: %q (want postgres or sqlite)", sf.backend)
 	}
 	if sf.workload != "" && sf.workload != "messages" {
-		return usagef("--workload: %q (want messages)", sf.workload)
+		return optionf("--workload: %q (want messages)", sf.workload)
 	}
 	if sf.workload == "" && sf.scale <= 0 {
-		return usagef("--backend %s runs --workload messages and/or --scale N", sf.backend)
+		return optionf("--backend %s runs --workload messages and/or --scale N", sf.backend)
 	}
 	if sf.scale > 0 {
 		if sf.threads <= 0 || sf.scale < sf.threads || sf.scale/sf.threads > maxPerThread {
-			return usagef("--scale %d over --threads %d: want 1 to %d checkpoints per thread", sf.scale, sf.threads, maxPerThread)
+			return optionf("--scale %d over --threads %d: want 1 to %d checkpoints per thread", sf.scale, sf.threads, maxPerThread)
 		}
 		if sf.scaleBase < sf.scale/sf.threads || sf.scaleBase > sf.scale {
-			return usagef("--scale-base %d: want between one thread (%d) and --scale", sf.scaleBase, sf.scale/sf.threads)
+			return optionf("--scale-base %d: want between one thread (%d) and --scale", sf.scaleBase, sf.scale/sf.threads)
 		}
 	}
 	return nil
@@ -117,26 +110,15 @@ type shapeBackend struct {
 	close    func()
 }
 
-func benchShapes(ctx context.Context, out io.Writer, dsn func() (string, error), asJSON bool, bf benchFlags, sf shapeFlags, jsDir string) error {
-	if err := sf.check(); err != nil {
-		return err
-	}
-	if err := bf.checkOps("put_messages", "get_messages_50", "get_messages_200", "get_tuple", "get_tuple_by_id", "list10", "put"); err != nil {
-		return err
-	}
+// benchShapes runs the workloads sf selects; Check has checked the
+// options.
+func benchShapes(ctx context.Context, out io.Writer, dsn string, asJSON bool, bf params, sf shapeParams, jsDir string) error {
 	var be *shapeBackend
 	var err error
 	if sf.backend == "sqlite" {
-		if jsDir != "" {
-			return usagef("--js measures JS LangGraph's PostgresSaver: not with --backend sqlite")
-		}
 		be, err = sqliteShapeBackend(ctx)
 	} else {
-		var d string
-		if d, err = dsn(); err != nil {
-			return err
-		}
-		be, err = pgShapeBackend(ctx, d, bf.concurrency)
+		be, err = pgShapeBackend(ctx, dsn, bf.concurrency)
 	}
 	if err != nil {
 		return err
@@ -223,12 +205,13 @@ func (f msgFixture) step(id string, s int) (*checkpointer.Checkpoint, map[string
 	}, nv
 }
 
-// putStep writes step s of thread in mode, its id made of n.
-func (e *cpEnv) putStep(ctx context.Context, mode string, f msgFixture, base uint64, thread string, n int64, s int) error {
+// putStep writes step s of thread in mode, its id made of n; the parent,
+// step s-1, has its id made of prev.
+func (e *cpEnv) putStep(ctx context.Context, mode string, f msgFixture, base uint64, thread string, prev, n int64, s int) error {
 	cp, nv := f.step(benchID(base, n, s), s)
 	parent := ""
 	if s > 0 {
-		parent = benchID(base, n-1, s-1)
+		parent = benchID(base, prev, s-1)
 	}
 	md := checkpointer.Metadata{"source": "loop", "step": s}
 	if mode == e.rawMode {
@@ -271,7 +254,7 @@ func (e *cpEnv) list(ctx context.Context, mode, thread string, limit int) error 
 // average over the growth: the messages blob is 1 to 200 messages, ~50 KB
 // on average); get_messages_50 and get_messages_200 read the latest
 // checkpoint of a thread grown to 50 and to 200 messages.
-func benchMessages(ctx context.Context, p *benchPrinter, be *shapeBackend, bf benchFlags, jsDir string) error {
+func benchMessages(ctx context.Context, p *benchPrinter, be *shapeBackend, bf params, jsDir string) error {
 	modes := []string{"plaintext", "encrypted"}
 	env, err := be.open(ctx, "msg", modes)
 	if err != nil {
@@ -298,7 +281,7 @@ func benchMessages(ctx context.Context, p *benchPrinter, be *shapeBackend, bf be
 		for _, depth := range []int{50, messagesSteps} {
 			thread := fmt.Sprintf("mget%d-%s", depth, mode)
 			for s := range depth {
-				if err := env.putStep(ctx, mode, f, base, thread, int64(s), s); err != nil {
+				if err := env.putStep(ctx, mode, f, base, thread, int64(s)-1, int64(s), s); err != nil {
 					return fmt.Errorf("seed %s: %w", thread, err)
 				}
 			}
@@ -307,16 +290,29 @@ func benchMessages(ctx context.Context, p *benchPrinter, be *shapeBackend, bf be
 	if err := env.stats(ctx); err != nil {
 		return err
 	}
-	counters := map[string]*atomic.Int64{}
+	growing := map[string]*growingThreads{}
 	for _, m := range modes {
-		counters[m] = &atomic.Int64{}
+		growing[m] = &growingThreads{}
 	}
 	ops := []namedOp{
 		{"put_messages", func(mode string) benchOp {
+			g := growing[mode]
 			return func(ctx context.Context, _ int64) error {
-				n := counters[mode].Add(1) - 1
-				thread := fmt.Sprintf("mput-%s-%d", mode, n/messagesSteps)
-				return env.putStep(ctx, mode, f, base, thread, n, int(n%messagesSteps))
+				// The thread is this operation's alone until it is
+				// put back: its steps are written one after the other,
+				// each on the one before, as a graph's are.
+				t := g.take()
+				n := g.seq.Add(1) - 1
+				thread := fmt.Sprintf("mput-%s-%d-%d", mode, t.k, t.gen)
+				if err := env.putStep(ctx, mode, f, base, thread, t.last, n, t.step); err != nil {
+					return err
+				}
+				t.last, t.step = n, t.step+1
+				if t.step == messagesSteps {
+					t.gen, t.step = t.gen+1, 0
+				}
+				g.put(t)
+				return nil
 			}
 		}},
 		{"get_messages_50", func(mode string) benchOp {
@@ -476,7 +472,7 @@ type scaleSet struct {
 
 // benchScale seeds the big and the small data set (same thread shape)
 // and measures both in the same alternating slices.
-func benchScale(ctx context.Context, p *benchPrinter, be *shapeBackend, bf benchFlags, sf shapeFlags) error {
+func benchScale(ctx context.Context, p *benchPrinter, be *shapeBackend, bf params, sf shapeParams) error {
 	per := sf.scale / sf.threads
 	sets := []*scaleSet{
 		{label: countLabel(sf.scaleBase / per * per), threads: sf.scaleBase / per},
@@ -895,4 +891,42 @@ func openSQLiteEnv(ctx context.Context, path string, modes []string, sers map[st
 	env.stats = raw.analyze
 	env.seed = raw.seedTemplate
 	return env, nil
+}
+
+// growingThreads are the threads put_messages grows, each by one step per
+// operation. A thread is taken by one operation at a time, so that a step
+// is never written before its parent (which the savers refuse, as a
+// parent that is gone); there are as many as operations ever in flight.
+type growingThreads struct {
+	seq  atomic.Int64 // makes the ids: increasing, so that they sort by step
+	mu   sync.Mutex
+	free []*growingThread
+	n    int // threads made
+}
+
+// growingThread is one thread of put_messages: gen counts its restarts
+// after messagesSteps steps, each under a new name.
+type growingThread struct {
+	k, gen, step int
+	last         int64 // the id number of the latest step
+}
+
+// take returns a free thread, or a new one.
+func (g *growingThreads) take() *growingThread {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if k := len(g.free); k > 0 {
+		t := g.free[k-1]
+		g.free = g.free[:k-1]
+		return t
+	}
+	g.n++
+	return &growingThread{k: g.n - 1}
+}
+
+// put frees t for the next operation.
+func (g *growingThreads) put(t *growingThread) {
+	g.mu.Lock()
+	g.free = append(g.free, t)
+	g.mu.Unlock()
 }

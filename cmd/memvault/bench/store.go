@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"context"
@@ -28,12 +28,8 @@ import (
 	sqlitestore "github.com/memvault/memvault/store/sqlite"
 )
 
-// Defaults and bounds of the store bench's shape.
+// Fixed sizes of the store bench.
 const (
-	benchStoreDims = 64
-	// benchMaxDims bounds --dims: pgvector indexes at most 4000 dimensions
-	// (as halfvec), and the bench precomputes benchPutKeys vectors.
-	benchMaxDims = 4000
 	// benchPutKeys is how many distinct items the put rows write (again
 	// and again), and how many vectors the raw put precomputes.
 	benchPutKeys = 2048
@@ -195,7 +191,7 @@ type storeBenchRun struct {
 	external map[string]sliceRunner
 }
 
-func (run *storeBenchRun) measure(ctx context.Context, w *storeWorkload, p *benchPrinter, bf benchFlags) error {
+func (run *storeBenchRun) measure(ctx context.Context, w *storeWorkload, p *benchPrinter, bf params) error {
 	libOps := make(map[string]map[string]benchOp, len(run.lib))
 	for mode, st := range run.lib {
 		libOps[mode] = w.libOps(st)
@@ -225,48 +221,12 @@ func (run *storeBenchRun) measure(ctx context.Context, w *storeWorkload, p *benc
 	}
 	p.summary(run.baseline)
 	if run.extraBase != "" && !p.json {
-		p.ratios(run.extraBase, func(r benchRow) bool { return r.Op == "search_k10" && !strings.HasPrefix(r.Mode, "raw-") })
+		p.ratios(run.extraBase, func(r Row) bool { return r.Op == "search_k10" && !strings.HasPrefix(r.Mode, "raw-") })
 	}
 	return nil
 }
 
-// checkStoreFlags checks the store bench's shape flags.
-func checkStoreFlags(bf benchFlags) error {
-	if err := bf.checkOps("put", "get", "search_k10"); err != nil {
-		return err
-	}
-	if bf.dims <= 0 || bf.dims > benchMaxDims {
-		return usagef("--dims %d: want 1..%d", bf.dims, benchMaxDims)
-	}
-	if bf.items <= 0 {
-		return usagef("--items %d: want at least 1", bf.items)
-	}
-	if bf.concurrency <= 0 {
-		return usagef("--concurrency %d: want at least 1", bf.concurrency)
-	}
-	return nil
-}
-
-// benchStore runs the store bench on bf.backend; jsDir, when set, adds the
-// column of JS LangGraph's PostgresStore (PostgreSQL only).
-func benchStore(ctx context.Context, out io.Writer, dsn string, asJSON bool, bf benchFlags, jsDir string) error {
-	if err := checkStoreFlags(bf); err != nil {
-		return err
-	}
-	switch bf.backend {
-	case "", "postgres":
-		return benchStorePG(ctx, out, dsn, asJSON, bf, jsDir)
-	case "sqlite":
-		if jsDir != "" {
-			return usagef("--js measures JS LangGraph's PostgresStore: not with --backend sqlite")
-		}
-		return benchStoreSQLite(ctx, out, asJSON, bf)
-	default:
-		return usagef("--backend %q: want postgres or sqlite", bf.backend)
-	}
-}
-
-func benchStorePG(ctx context.Context, out io.Writer, dsn string, asJSON bool, bf benchFlags, jsDir string) error {
+func benchStorePG(ctx context.Context, out io.Writer, dsn string, asJSON bool, bf params, jsDir string) error {
 	pool, schema, drop, err := benchSchema(ctx, dsn, bf.concurrency)
 	if err != nil {
 		return err
@@ -511,7 +471,7 @@ JOIN ` + r.store + ` s ON s.prefix = v.prefix AND s.key = v.key ORDER BY v.dist`
 	}
 }
 
-func benchStoreSQLite(ctx context.Context, out io.Writer, asJSON bool, bf benchFlags) error {
+func benchStoreSQLite(ctx context.Context, out io.Writer, asJSON bool, bf params) error {
 	dir, err := os.MkdirTemp("", "memvault-bench-store-")
 	if err != nil {
 		return err

@@ -1,17 +1,18 @@
-package main
+package bench
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/memvault/memvault/internal/pgtest"
 )
 
-// benchRows parses --json output: the settings line, then rows.
-func benchRows(t *testing.T, out string) (map[string]string, []benchRow) {
+// benchRows parses JSON output: the settings line, then rows.
+func benchRows(t *testing.T, out string) (map[string]string, []Row) {
 	t.Helper()
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	var first struct {
@@ -20,9 +21,9 @@ func benchRows(t *testing.T, out string) (map[string]string, []benchRow) {
 	if err := json.Unmarshal([]byte(lines[0]), &first); err != nil || len(first.Cluster) == 0 {
 		t.Fatalf("first line %q is not the settings (%v)", lines[0], err)
 	}
-	var rows []benchRow
+	var rows []Row
 	for _, l := range lines[1:] {
-		var r benchRow
+		var r Row
 		if err := json.Unmarshal([]byte(l), &r); err != nil {
 			t.Fatalf("row %q: %v", l, err)
 		}
@@ -34,7 +35,7 @@ func benchRows(t *testing.T, out string) (map[string]string, []benchRow) {
 	return first.Cluster, rows
 }
 
-func wantRows(t *testing.T, rows []benchRow, ops, modes []string, concs ...int) {
+func wantRows(t *testing.T, rows []Row, ops, modes []string, concs ...int) {
 	t.Helper()
 	seen := map[string]bool{}
 	for _, r := range rows {
@@ -51,20 +52,24 @@ func wantRows(t *testing.T, rows []benchRow, ops, modes []string, concs ...int) 
 	}
 }
 
-// TestBenchShapesPostgres runs the growing-messages workload (with the JS
+// shapeOptions are the tiny shapes of both workloads at once.
+func shapeOptions(backend, dsn string) CheckpointerOptions {
+	return CheckpointerOptions{Options: Options{DSN: dsn, Backend: backend, Duration: 300 * time.Millisecond, Concurrency: 2, JSON: true},
+		Workload: "messages", Scale: 600, Threads: 30, ScaleBase: 100}
+}
+
+// TestShapesPostgres runs the growing-messages workload (with the JS
 // column when node and the JS packages are there) and scale mode at tiny
 // sizes on PostgreSQL. Scale mode checks by itself that a copied thread
 // reads back as the template thread the saver wrote.
-func TestBenchShapesPostgres(t *testing.T) {
-	args := []string{"bench", "checkpointer", "--dsn", pgtest.SchemaDSN(t), "--duration", "300ms", "--concurrency", "2",
-		"--workload", "messages", "--scale", "600", "--threads", "30", "--scale-base", "100", "--json"}
+func TestShapesPostgres(t *testing.T) {
+	o := shapeOptions("postgres", pgtest.SchemaDSN(t))
 	modes := []string{"raw-pgx", "plaintext", "encrypted"}
-	jsDir, _ := filepath.Abs(filepath.Join("..", "..", "interop", "js"))
-	if _, err := exec.LookPath("node"); err == nil && exists(filepath.Join(jsDir, "node_modules", "@langchain", "langgraph-checkpoint-postgres")) {
-		args = append(args, "--js", jsDir)
+	if jsDir, ok := jsAvailable(t); ok {
+		o.JSDir = jsDir
 		modes = append(modes, jsMode)
 	}
-	settings, rows := benchRows(t, cli(t, nil, "", args...).must(t, 0).stdout)
+	settings, rows := benchRows(t, runBench(t, func(ctx context.Context, w *bytes.Buffer) error { return RunCheckpointer(ctx, w, o) }))
 	if settings["fsync"] == "" {
 		t.Errorf("settings %v lack fsync", settings)
 	}
@@ -73,33 +78,15 @@ func TestBenchShapesPostgres(t *testing.T) {
 		[]string{"raw-pgx@100", "plaintext@100", "raw-pgx@600", "plaintext@600"}, 1, 2)
 }
 
-// TestBenchShapesSQLite runs both workloads at tiny sizes on a temporary
-// SQLite file, with raw SQL on the same file.
-func TestBenchShapesSQLite(t *testing.T) {
-	out := cli(t, nil, "", "bench", "checkpointer", "--backend", "sqlite", "--duration", "300ms", "--concurrency", "2",
-		"--workload", "messages", "--scale", "600", "--threads", "30", "--scale-base", "100", "--json").must(t, 0).stdout
-	settings, rows := benchRows(t, out)
+// TestShapesSQLite runs both workloads at tiny sizes on a temporary SQLite
+// file, with raw SQL on the same file.
+func TestShapesSQLite(t *testing.T) {
+	o := shapeOptions("sqlite", "")
+	settings, rows := benchRows(t, runBench(t, func(ctx context.Context, w *bytes.Buffer) error { return RunCheckpointer(ctx, w, o) }))
 	if settings["journal_mode"] != "wal" {
 		t.Errorf("settings %v: journal_mode not wal", settings)
 	}
 	wantRows(t, rows, []string{"put_messages", "get_messages_50", "get_messages_200"}, []string{"raw-sql", "plaintext", "encrypted"}, 1, 2)
 	wantRows(t, rows, []string{"get_tuple", "get_tuple_by_id", "list10", "put"},
 		[]string{"raw-sql@100", "plaintext@100", "raw-sql@600", "plaintext@600"}, 1, 2)
-}
-
-// TestBenchShapesFlags refuses what the shape workloads cannot run.
-func TestBenchShapesFlags(t *testing.T) {
-	for _, args := range [][]string{
-		{"--backend", "mysql", "--workload", "messages"},
-		{"--workload", "bigger"},
-		{"--backend", "sqlite"},
-		{"--backend", "sqlite", "--scale", "100", "--threads", "1000"},
-		{"--backend", "sqlite", "--scale", "1000000", "--threads", "10"},
-		{"--backend", "sqlite", "--workload", "messages", "--ops", "list"},
-	} {
-		r := cli(t, nil, "", append([]string{"bench", "checkpointer"}, args...)...)
-		if r.code == 0 {
-			t.Errorf("%v: exit 0, want a usage error", args)
-		}
-	}
 }

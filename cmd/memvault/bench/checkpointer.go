@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"bytes"
@@ -30,7 +30,7 @@ import (
 func benchSchema(ctx context.Context, dsn string, conc int) (*pgxpool.Pool, string, func(), error) {
 	pc, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
-		return nil, "", nil, usagef("--dsn: %v", err)
+		return nil, "", nil, optionf("--dsn: %v", err)
 	}
 	pc.MaxConns = int32(max(conc*2, 8))
 	var rnd [4]byte
@@ -97,10 +97,7 @@ func (f cpFixture) checkpoint(step int, versions map[string]string) *checkpointe
 	}
 }
 
-func benchCheckpointer(ctx context.Context, out io.Writer, dsn string, asJSON bool, bf benchFlags, jsDir string) error {
-	if err := bf.checkOps("put", "put_writes", "get_tuple", "get_tuple_by_id", "list10"); err != nil {
-		return err
-	}
+func benchCheckpointer(ctx context.Context, out io.Writer, dsn string, asJSON bool, bf params, jsDir string) error {
 	pool, schema, drop, err := benchSchema(ctx, dsn, bf.concurrency)
 	if err != nil {
 		return err

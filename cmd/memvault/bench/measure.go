@@ -1,0 +1,291 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Row is one line of results; its JSON form is the documented
+// {"suite","op","mode","concurrency","ops_per_s","p50_ms","p99_ms"}, plus
+// the client CPU time per operation.
+type Row struct {
+	// Suite is "checkpointer" or "store".
+	Suite string `json:"suite"`
+	// Op is the operation measured: put, get_tuple, search_k10, ...
+	Op string `json:"op"`
+	// Mode is what ran it: the baseline (raw-pgx, raw-sql, ...), a
+	// library variant (plaintext, encrypted/hnsw, ...; "@N" for the data
+	// set of N checkpoints in scale mode) or langgraph-js.
+	Mode string `json:"mode"`
+	// Concurrency is the number of operations in flight.
+	Concurrency int `json:"concurrency"`
+	// OpsPerS is the completed operations per second.
+	OpsPerS float64 `json:"ops_per_s"`
+	// P50ms and P99ms are the median and 99th percentile latencies in
+	// milliseconds.
+	P50ms float64 `json:"p50_ms"`
+	P99ms float64 `json:"p99_ms"`
+	// ClientCPUus is the bench process's CPU time (user + system) per
+	// operation, in microseconds: the client-side cost of an operation,
+	// steadier on a busy machine than throughput. The server's share is
+	// not in it.
+	ClientCPUus float64 `json:"client_cpu_us"`
+}
+
+// benchOp runs one operation; i is a sequence number unique within a row.
+type benchOp func(ctx context.Context, i int64) error
+
+// sample is what one timed run of an operation produced.
+type sample struct {
+	lat     []time.Duration
+	elapsed time.Duration
+	cpu     time.Duration // process CPU time
+}
+
+// measure runs op for d with conc workers.
+func measure(ctx context.Context, conc int, d time.Duration, fn benchOp) (sample, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var seq atomic.Int64
+	var mu sync.Mutex
+	var s sample
+	var firstErr error
+	var wg sync.WaitGroup
+	cpu0 := processCPU()
+	deadline := time.Now().Add(d)
+	start := time.Now()
+	for w := 0; w < conc; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			local := make([]time.Duration, 0, 1024)
+			for time.Now().Before(deadline) && ctx.Err() == nil {
+				i := seq.Add(1)
+				t0 := time.Now()
+				if err := fn(ctx, i); err != nil {
+					mu.Lock()
+					if firstErr == nil {
+						firstErr = err
+					}
+					mu.Unlock()
+					cancel()
+					return
+				}
+				local = append(local, time.Since(t0))
+			}
+			mu.Lock()
+			s.lat = append(s.lat, local...)
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	s.elapsed = time.Since(start)
+	s.cpu = processCPU() - cpu0
+	if firstErr != nil {
+		return s, firstErr
+	}
+	if len(s.lat) == 0 {
+		return s, fmt.Errorf("no operation completed")
+	}
+	return s, nil
+}
+
+// compare measures one operation in several modes (the baseline among
+// them) for d each, in slices of about a second run in the order A B C,
+// then C B A, then A B C again, and so on (at least two rounds), so that
+// drift and slow spells (a table growing, a checkpoint flushing, a
+// neighbour's load, fsync latency that varies by the second) weigh on
+// every mode alike. Each row merges its slices.
+//
+// A mode in external is measured by its own runner (a client outside this
+// process) in the same slices.
+func compare(ctx context.Context, suite, op string, modes []string, conc int, d time.Duration, fn func(mode string) benchOp, external map[string]sliceRunner) ([]Row, error) {
+	rounds := max(2, int(d/time.Second)+int(d/time.Second)%2)
+	merged := make(map[string]*sample, len(modes))
+	run := func(mode string) error {
+		var s sample
+		var err error
+		if ext := external[mode]; ext != nil {
+			s, err = ext(ctx, op, conc, d/time.Duration(rounds))
+		} else {
+			s, err = measure(ctx, conc, d/time.Duration(rounds), fn(mode))
+		}
+		if err != nil {
+			return fmt.Errorf("%s %s (%s, %d in flight): %w", suite, op, mode, conc, err)
+		}
+		m := merged[mode]
+		if m == nil {
+			m = &sample{}
+			merged[mode] = m
+		}
+		m.lat = append(m.lat, s.lat...)
+		m.elapsed += s.elapsed
+		m.cpu += s.cpu
+		return nil
+	}
+	for r := range rounds {
+		for i := range modes {
+			if r%2 == 1 {
+				i = len(modes) - 1 - i
+			}
+			if err := run(modes[i]); err != nil {
+				return nil, err
+			}
+		}
+	}
+	rows := make([]Row, 0, len(modes))
+	for _, mode := range modes {
+		s := merged[mode]
+		slices.Sort(s.lat)
+		rows = append(rows, Row{
+			Suite: suite, Op: op, Mode: mode, Concurrency: conc,
+			OpsPerS:     float64(len(s.lat)) / s.elapsed.Seconds(),
+			P50ms:       ms(s.lat[len(s.lat)*50/100]),
+			P99ms:       ms(s.lat[min(len(s.lat)-1, len(s.lat)*99/100)]),
+			ClientCPUus: float64(s.cpu.Nanoseconds()) / 1000 / float64(len(s.lat)),
+		})
+	}
+	return rows, nil
+}
+
+// namedOp is one operation of a bench: its name and its function for
+// each mode.
+type namedOp struct {
+	name string
+	fn   func(mode string) benchOp
+}
+
+// compareOps runs compare on each of ops that bf asks for, at concurrency 1
+// and bf.concurrency, and prints the rows.
+func (p *benchPrinter) compareOps(ctx context.Context, suite string, ops []namedOp, modes []string, bf params, external map[string]sliceRunner) error {
+	for _, op := range ops {
+		if !bf.wants(op.name) {
+			continue
+		}
+		for _, conc := range []int{1, bf.concurrency} {
+			rows, err := compare(ctx, suite, op.name, modes, conc, bf.duration, op.fn, external)
+			if err != nil {
+				return err
+			}
+			for _, r := range rows {
+				if err := p.print(r); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// benchPrinter prints rows as they come: a table for people, JSON lines for
+// scripts.
+type benchPrinter struct {
+	out    io.Writer
+	json   bool
+	header bool
+	rows   []Row
+}
+
+func (p *benchPrinter) print(r Row) error {
+	p.rows = append(p.rows, r)
+	if p.json {
+		return json.NewEncoder(p.out).Encode(r)
+	}
+	if !p.header {
+		p.header = true
+		fmt.Fprintf(p.out, "%-13s %-16s %-16s %4s %12s %9s %9s %12s\n", "SUITE", "OP", "MODE", "CONC", "OPS/S", "P50 ms", "P99 ms", "CLIENT CPU µs")
+	}
+	_, err := fmt.Fprintf(p.out, "%-13s %-16s %-16s %4d %12.0f %9.3f %9.3f %12.1f\n", r.Suite, r.Op, r.Mode, r.Concurrency, r.OpsPerS, r.P50ms, r.P99ms, r.ClientCPUus)
+	return err
+}
+
+// settings prints the cluster's durability settings: in the header of the
+// table, or as one {"cluster":{…}} object before the JSON rows.
+func (p *benchPrinter) settings(s [][2]string) error {
+	if p.json {
+		m := make(map[string]string, len(s))
+		for _, kv := range s {
+			m[kv[0]] = kv[1]
+		}
+		return json.NewEncoder(p.out).Encode(map[string]any{"cluster": m})
+	}
+	parts := make([]string, len(s))
+	for i, kv := range s {
+		parts[i] = kv[0] + "=" + kv[1]
+	}
+	_, err := fmt.Fprintf(p.out, "cluster: %s\n\n", strings.Join(parts, " "))
+	return err
+}
+
+// summary prints each library row's ratio to the baseline row of the same
+// op and concurrency, and to JS LangGraph's when it ran.
+func (p *benchPrinter) summary(baseline string) {
+	if p.json {
+		return
+	}
+	p.ratios(baseline, func(r Row) bool { return r.Mode != baseline })
+	if slices.ContainsFunc(p.rows, func(r Row) bool { return r.Mode == jsMode }) {
+		// Every memvault mode: the checkpointer's "plaintext", the store's
+		// "plaintext/hnsw" and the like.
+		p.ratios(jsMode, func(r Row) bool {
+			return strings.HasPrefix(r.Mode, "plaintext") || strings.HasPrefix(r.Mode, "encrypted")
+		})
+	}
+	fmt.Fprintf(p.out, "\nencrypted relative to plaintext (same op, same concurrency):\n")
+	for _, r := range p.rows {
+		if !strings.Contains(r.Mode, "encrypted") {
+			continue
+		}
+		plain := strings.Replace(r.Mode, "encrypted", "plaintext", 1)
+		i := slices.IndexFunc(p.rows, func(b Row) bool {
+			return b.Mode == plain && b.Op == r.Op && b.Concurrency == r.Concurrency
+		})
+		if i < 0 {
+			continue
+		}
+		fmt.Fprintf(p.out, "  %-16s %-16s c=%-3d throughput %+6.1f%%, client CPU %+6.1f µs/op\n", r.Op, r.Mode, r.Concurrency,
+			100*(r.OpsPerS/p.rows[i].OpsPerS-1), r.ClientCPUus-p.rows[i].ClientCPUus)
+	}
+}
+
+// ratios prints the throughput of the rows keep selects relative to the
+// row of mode base with the same op and concurrency.
+func (p *benchPrinter) ratios(base string, keep func(Row) bool) {
+	fmt.Fprintf(p.out, "\nthroughput relative to %s (same op, same concurrency):\n", base)
+	for _, r := range p.rows {
+		if !keep(r) {
+			continue
+		}
+		i := slices.IndexFunc(p.rows, func(b Row) bool {
+			return b.Mode == base && b.Op == r.Op && b.Concurrency == r.Concurrency
+		})
+		if i < 0 {
+			continue
+		}
+		fmt.Fprintf(p.out, "  %-16s %-16s c=%-3d %5.2fx\n", r.Op, r.Mode, r.Concurrency, r.OpsPerS/p.rows[i].OpsPerS)
+	}
+}
+
+// wants reports whether op is to be run.
+func (bf params) wants(op string) bool {
+	return len(bf.ops) == 0 || slices.Contains(bf.ops, op)
+}
+
+// checkOps fails on an --ops name that is not one of known.
+func (bf params) checkOps(known ...string) error {
+	for _, op := range bf.ops {
+		if !slices.Contains(known, op) {
+			return optionf("unknown operation %q (known: %s)", op, strings.Join(known, ", "))
+		}
+	}
+	return nil
+}
