@@ -202,9 +202,11 @@ func TestAuditedSaverAndStore(t *testing.T) {
 	must(t, err)
 	must(t, s.DeleteThread(ctx, "t1"))
 	keep1 := checkpointer.RetentionPolicy{KeepLatest: 1}
-	_, err = s.Sweep(ctx, keep1, checkpointer.SweepOptions{DryRun: true}) // deletes nothing: not recorded
+	// The SQLite saver is a Sweeper, so the audited one is.
+	sw := s.(checkpointer.Sweeper)
+	_, err = sw.Sweep(ctx, keep1, checkpointer.SweepOptions{DryRun: true}) // deletes nothing: not recorded
 	must(t, err)
-	_, err = s.Sweep(ctx, keep1, checkpointer.SweepOptions{})
+	_, err = sw.Sweep(ctx, keep1, checkpointer.SweepOptions{})
 	must(t, err)
 
 	var ops []string

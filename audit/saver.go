@@ -2,6 +2,7 @@ package audit
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"iter"
 
@@ -21,30 +22,25 @@ type Subjects interface {
 
 // Saver is a checkpointer whose every read, write and delete is recorded in
 // a trail before the result is returned. A record that cannot be written
-// fails the operation: nothing is read or changed unaudited. It implements
-// the optional checkpointer interfaces by delegating to the saver it wraps
-// (an error when that one does not).
+// fails the operation: nothing is read or changed unaudited. NewSaver
+// returns it with exactly the optional checkpointer interfaces of the saver
+// it wraps.
 type Saver struct {
 	inner    checkpointer.Saver
 	trail    *Trail
 	subjects Subjects
 }
 
-var (
-	_ checkpointer.Saver             = (*Saver)(nil)
-	_ checkpointer.ThreadLister      = (*Saver)(nil)
-	_ checkpointer.Pruner            = (*Saver)(nil)
-	_ checkpointer.Copier            = (*Saver)(nil)
-	_ checkpointer.CheckpointDeleter = (*Saver)(nil)
-	_ checkpointer.RunDeleter        = (*Saver)(nil)
-	_ checkpointer.Reencrypter       = (*Saver)(nil)
-	_ checkpointer.ThreadImporter    = (*Saver)(nil)
-	_ checkpointer.Sweeper           = (*Saver)(nil)
-)
+var _ checkpointer.Saver = (*Saver)(nil)
 
-// NewSaver returns inner audited in trail.
-func NewSaver(inner checkpointer.Saver, trail *Trail, subjects Subjects) *Saver {
-	return &Saver{inner: inner, trail: trail, subjects: subjects}
+// NewSaver returns inner audited in trail: a *Saver, with those of the
+// optional checkpointer interfaces (ThreadLister, Pruner, Copier,
+// CheckpointDeleter, RunDeleter, Reencrypter, ThreadImporter, Sweeper) that
+// inner implements, and no other. A caller that looks for one (a type
+// assertion) must find it exactly when the audited saver can do it, to
+// fall back otherwise instead of failing.
+func NewSaver(inner checkpointer.Saver, trail *Trail, subjects Subjects) checkpointer.Saver {
+	return wrapSaver(&Saver{inner: inner, trail: trail, subjects: subjects})
 }
 
 // Unwrap returns the saver Saver audits.
@@ -139,13 +135,15 @@ func (s *Saver) DeleteThread(ctx context.Context, threadID string) error {
 // NextVersion implements checkpointer.Saver.
 func (s *Saver) NextVersion(current string) string { return s.inner.NextVersion(current) }
 
+// unsupported is the error of an optional method inner lacks (which the
+// value NewSaver or NewStore returns does not have: unreachable).
 func unsupported(inner any, what string) error {
-	return fmt.Errorf("audit: %T cannot %s", inner, what)
+	return fmt.Errorf("audit: %T cannot %s: %w", inner, what, errors.ErrUnsupported)
 }
 
-// ListThreads implements checkpointer.ThreadLister; it decrypts nothing and
+// listThreads implements checkpointer.ThreadLister; it decrypts nothing and
 // is not recorded.
-func (s *Saver) ListThreads(ctx context.Context) iter.Seq2[checkpointer.ThreadInfo, error] {
+func (s *Saver) listThreads(ctx context.Context) iter.Seq2[checkpointer.ThreadInfo, error] {
 	l, ok := s.inner.(checkpointer.ThreadLister)
 	if !ok {
 		return func(yield func(checkpointer.ThreadInfo, error) bool) {
@@ -155,8 +153,8 @@ func (s *Saver) ListThreads(ctx context.Context) iter.Seq2[checkpointer.ThreadIn
 	return l.ListThreads(ctx)
 }
 
-// Prune implements checkpointer.Pruner (a delete record per thread).
-func (s *Saver) Prune(ctx context.Context, threadIDs []string, strategy checkpointer.PruneStrategy) error {
+// prune implements checkpointer.Pruner (a delete record per thread).
+func (s *Saver) prune(ctx context.Context, threadIDs []string, strategy checkpointer.PruneStrategy) error {
 	p, ok := s.inner.(checkpointer.Pruner)
 	if !ok {
 		return unsupported(s.inner, "prune")
@@ -171,8 +169,8 @@ func (s *Saver) Prune(ctx context.Context, threadIDs []string, strategy checkpoi
 	return p.Prune(ctx, threadIDs, strategy)
 }
 
-// CopyThread implements checkpointer.Copier (a read and a write).
-func (s *Saver) CopyThread(ctx context.Context, src, dst string) error {
+// copyThread implements checkpointer.Copier (a read and a write).
+func (s *Saver) copyThread(ctx context.Context, src, dst string) error {
 	c, ok := s.inner.(checkpointer.Copier)
 	if !ok {
 		return unsupported(s.inner, "copy threads")
@@ -183,8 +181,8 @@ func (s *Saver) CopyThread(ctx context.Context, src, dst string) error {
 	return c.CopyThread(ctx, src, dst)
 }
 
-// DeleteCheckpoint implements checkpointer.CheckpointDeleter.
-func (s *Saver) DeleteCheckpoint(ctx context.Context, cfg checkpointer.Config) error {
+// deleteCheckpoint implements checkpointer.CheckpointDeleter.
+func (s *Saver) deleteCheckpoint(ctx context.Context, cfg checkpointer.Config) error {
 	d, ok := s.inner.(checkpointer.CheckpointDeleter)
 	if !ok {
 		return unsupported(s.inner, "delete checkpoints")
@@ -195,9 +193,9 @@ func (s *Saver) DeleteCheckpoint(ctx context.Context, cfg checkpointer.Config) e
 	return d.DeleteCheckpoint(ctx, cfg)
 }
 
-// DeleteForRuns implements checkpointer.RunDeleter (one record, target
+// deleteForRuns implements checkpointer.RunDeleter (one record, target
 // "runs").
-func (s *Saver) DeleteForRuns(ctx context.Context, runIDs []string) error {
+func (s *Saver) deleteForRuns(ctx context.Context, runIDs []string) error {
 	d, ok := s.inner.(checkpointer.RunDeleter)
 	if !ok {
 		return unsupported(s.inner, "delete runs")
@@ -208,11 +206,11 @@ func (s *Saver) DeleteForRuns(ctx context.Context, runIDs []string) error {
 	return d.DeleteForRuns(ctx, runIDs)
 }
 
-// Sweep implements checkpointer.Sweeper: a sweep that may delete is one
+// sweep implements checkpointer.Sweeper: a sweep that may delete is one
 // record, target "retention:" and the policy (which threads it removed is
 // not known before it runs, and recording each would decrypt nothing but
 // cost a row per thread); a dry run deletes nothing and is not recorded.
-func (s *Saver) Sweep(ctx context.Context, policy checkpointer.RetentionPolicy, opt checkpointer.SweepOptions) (checkpointer.SweepReport, error) {
+func (s *Saver) sweep(ctx context.Context, policy checkpointer.RetentionPolicy, opt checkpointer.SweepOptions) (checkpointer.SweepReport, error) {
 	sw, ok := s.inner.(checkpointer.Sweeper)
 	if !ok {
 		return checkpointer.SweepReport{}, unsupported(s.inner, "sweep")
@@ -225,8 +223,8 @@ func (s *Saver) Sweep(ctx context.Context, policy checkpointer.RetentionPolicy, 
 	return sw.Sweep(ctx, policy, opt)
 }
 
-// Reencrypt implements checkpointer.Reencrypter.
-func (s *Saver) Reencrypt(ctx context.Context, opt checkpointer.ReencryptOptions) (checkpointer.ReencryptStats, error) {
+// reencrypt implements checkpointer.Reencrypter.
+func (s *Saver) reencrypt(ctx context.Context, opt checkpointer.ReencryptOptions) (checkpointer.ReencryptStats, error) {
 	r, ok := s.inner.(checkpointer.Reencrypter)
 	if !ok {
 		return checkpointer.ReencryptStats{}, unsupported(s.inner, "re-encrypt")
@@ -237,8 +235,8 @@ func (s *Saver) Reencrypt(ctx context.Context, opt checkpointer.ReencryptOptions
 	return r.Reencrypt(ctx, opt)
 }
 
-// ImportThread implements checkpointer.ThreadImporter (a write).
-func (s *Saver) ImportThread(ctx context.Context, items []checkpointer.ImportCheckpoint) error {
+// importThread implements checkpointer.ThreadImporter (a write).
+func (s *Saver) importThread(ctx context.Context, items []checkpointer.ImportCheckpoint) error {
 	im, ok := s.inner.(checkpointer.ThreadImporter)
 	if !ok {
 		return unsupported(s.inner, "import threads")

@@ -2,6 +2,8 @@ package audit
 
 import (
 	"context"
+	"fmt"
+	"sync/atomic"
 
 	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/embeddings"
@@ -10,27 +12,27 @@ import (
 
 // Store is a store whose every read, search, write and delete is recorded
 // in a trail before the result is returned; a record that cannot be
-// written fails the operation. It implements the optional store interfaces
-// by delegating (an error when the wrapped store lacks one).
+// written fails the operation. NewStore returns it with exactly the
+// optional store interfaces of the store it wraps.
 type Store struct {
 	inner    store.Store
 	trail    *Trail
 	subjects Subjects
+	// closed is set by Close: from then on every operation fails with
+	// store.ErrClosed, recorded or not, also when inner has no Close.
+	closed atomic.Bool
 }
 
-var (
-	_ store.Store             = (*Store)(nil)
-	_ store.Lister            = (*Store)(nil)
-	_ store.PrefixDeleter     = (*Store)(nil)
-	_ store.ConditionalPutter = (*Store)(nil)
-	_ store.Reencrypter       = (*Store)(nil)
-	_ store.Sweeper           = (*Store)(nil)
-	_ store.Reembedder        = (*Store)(nil)
-)
+// errClosed is the error of an operation after Close.
+var errClosed = fmt.Errorf("audit: %w", store.ErrClosed)
 
-// NewStore returns inner audited in trail.
-func NewStore(inner store.Store, trail *Trail, subjects Subjects) *Store {
-	return &Store{inner: inner, trail: trail, subjects: subjects}
+var _ store.Store = (*Store)(nil)
+
+// NewStore returns inner audited in trail: a *Store, with those of the
+// optional store interfaces (Lister, PrefixDeleter, ConditionalPutter,
+// Reencrypter, Sweeper, Reembedder) that inner implements, and no other.
+func NewStore(inner store.Store, trail *Trail, subjects Subjects) store.Store {
+	return wrapStore(&Store{inner: inner, trail: trail, subjects: subjects})
 }
 
 // Unwrap returns the store Store audits.
@@ -56,6 +58,9 @@ func (s *Store) entry(op string, ns store.Namespace, key string) Entry {
 
 // Get implements store.Store.
 func (s *Store) Get(ctx context.Context, ns store.Namespace, key string, opts ...store.GetOption) (*store.Item, error) {
+	if s.closed.Load() {
+		return nil, errClosed
+	}
 	if err := s.log(ctx, OpItemRead, ns, key); err != nil {
 		return nil, err
 	}
@@ -64,6 +69,9 @@ func (s *Store) Get(ctx context.Context, ns store.Namespace, key string, opts ..
 
 // Put implements store.Store.
 func (s *Store) Put(ctx context.Context, ns store.Namespace, key string, value map[string]any, opts ...store.PutOption) error {
+	if s.closed.Load() {
+		return errClosed
+	}
 	if err := s.log(ctx, OpItemWrite, ns, key); err != nil {
 		return err
 	}
@@ -72,6 +80,9 @@ func (s *Store) Put(ctx context.Context, ns store.Namespace, key string, value m
 
 // Delete implements store.Store.
 func (s *Store) Delete(ctx context.Context, ns store.Namespace, key string) error {
+	if s.closed.Load() {
+		return errClosed
+	}
 	if err := s.log(ctx, OpItemDelete, ns, key); err != nil {
 		return err
 	}
@@ -80,6 +91,9 @@ func (s *Store) Delete(ctx context.Context, ns store.Namespace, key string) erro
 
 // Search implements store.Store (one record for the prefix searched).
 func (s *Store) Search(ctx context.Context, prefix store.Namespace, opt store.SearchOptions) ([]store.SearchItem, error) {
+	if s.closed.Load() {
+		return nil, errClosed
+	}
 	if err := s.log(ctx, OpItemSearch, prefix, ""); err != nil {
 		return nil, err
 	}
@@ -89,12 +103,18 @@ func (s *Store) Search(ctx context.Context, prefix store.Namespace, opt store.Se
 // ListNamespaces implements store.Store; it decrypts nothing and is not
 // recorded.
 func (s *Store) ListNamespaces(ctx context.Context, opt store.ListNamespacesOptions) ([]store.Namespace, error) {
+	if s.closed.Load() {
+		return nil, errClosed
+	}
 	return s.inner.ListNamespaces(ctx, opt)
 }
 
 // Batch implements store.Store: a record per operation, all appended at
 // once, then the batch.
 func (s *Store) Batch(ctx context.Context, ops []store.Op) ([]store.Result, error) {
+	if s.closed.Load() {
+		return nil, errClosed
+	}
 	es := make([]Entry, 0, len(ops))
 	for _, op := range ops {
 		switch o := op.(type) {
@@ -116,8 +136,11 @@ func (s *Store) Batch(ctx context.Context, ops []store.Op) ([]store.Result, erro
 	return s.inner.Batch(ctx, ops)
 }
 
-// ListItems implements store.Lister (a read of the namespace).
-func (s *Store) ListItems(ctx context.Context, ns store.Namespace, opt store.ListItemsOptions) ([]store.Item, error) {
+// listItems implements store.Lister (a read of the namespace).
+func (s *Store) listItems(ctx context.Context, ns store.Namespace, opt store.ListItemsOptions) ([]store.Item, error) {
+	if s.closed.Load() {
+		return nil, errClosed
+	}
 	l, ok := s.inner.(store.Lister)
 	if !ok {
 		return nil, unsupported(s.inner, "list items")
@@ -128,8 +151,11 @@ func (s *Store) ListItems(ctx context.Context, ns store.Namespace, opt store.Lis
 	return l.ListItems(ctx, ns, opt)
 }
 
-// DeletePrefix implements store.PrefixDeleter.
-func (s *Store) DeletePrefix(ctx context.Context, prefix store.Namespace) (int, error) {
+// deletePrefix implements store.PrefixDeleter.
+func (s *Store) deletePrefix(ctx context.Context, prefix store.Namespace) (int, error) {
+	if s.closed.Load() {
+		return 0, errClosed
+	}
 	d, ok := s.inner.(store.PrefixDeleter)
 	if !ok {
 		return 0, unsupported(s.inner, "delete by prefix")
@@ -140,8 +166,11 @@ func (s *Store) DeletePrefix(ctx context.Context, prefix store.Namespace) (int, 
 	return d.DeletePrefix(ctx, prefix)
 }
 
-// PutIf implements store.ConditionalPutter.
-func (s *Store) PutIf(ctx context.Context, ns store.Namespace, key string, value map[string]any, cond store.PutCondition, opts ...store.PutOption) error {
+// putIf implements store.ConditionalPutter.
+func (s *Store) putIf(ctx context.Context, ns store.Namespace, key string, value map[string]any, cond store.PutCondition, opts ...store.PutOption) error {
+	if s.closed.Load() {
+		return errClosed
+	}
 	c, ok := s.inner.(store.ConditionalPutter)
 	if !ok {
 		return unsupported(s.inner, "put conditionally")
@@ -152,8 +181,11 @@ func (s *Store) PutIf(ctx context.Context, ns store.Namespace, key string, value
 	return c.PutIf(ctx, ns, key, value, cond, opts...)
 }
 
-// Reencrypt implements store.Reencrypter.
-func (s *Store) Reencrypt(ctx context.Context, opt checkpointer.ReencryptOptions) (checkpointer.ReencryptStats, error) {
+// reencrypt implements store.Reencrypter.
+func (s *Store) reencrypt(ctx context.Context, opt checkpointer.ReencryptOptions) (checkpointer.ReencryptStats, error) {
+	if s.closed.Load() {
+		return checkpointer.ReencryptStats{}, errClosed
+	}
 	r, ok := s.inner.(store.Reencrypter)
 	if !ok {
 		return checkpointer.ReencryptStats{}, unsupported(s.inner, "re-encrypt")
@@ -164,9 +196,12 @@ func (s *Store) Reencrypt(ctx context.Context, opt checkpointer.ReencryptOptions
 	return r.Reencrypt(ctx, opt)
 }
 
-// Sweep implements store.Sweeper (expired items are deleted unaudited:
+// sweep implements store.Sweeper (expired items are deleted unaudited:
 // the store's own TTL decides).
-func (s *Store) Sweep(ctx context.Context) (int, error) {
+func (s *Store) sweep(ctx context.Context) (int, error) {
+	if s.closed.Load() {
+		return 0, errClosed
+	}
 	sw, ok := s.inner.(store.Sweeper)
 	if !ok {
 		return 0, unsupported(s.inner, "sweep")
@@ -174,9 +209,12 @@ func (s *Store) Sweep(ctx context.Context) (int, error) {
 	return sw.Sweep(ctx)
 }
 
-// Reembed implements store.Reembedder (recorded as a re-encryption of the
+// reembed implements store.Reembedder (recorded as a re-encryption of the
 // vectors).
-func (s *Store) Reembed(ctx context.Context, to embeddings.Embedder, opt store.ReembedOptions) (int64, error) {
+func (s *Store) reembed(ctx context.Context, to embeddings.Embedder, opt store.ReembedOptions) (int64, error) {
+	if s.closed.Load() {
+		return 0, errClosed
+	}
 	r, ok := s.inner.(store.Reembedder)
 	if !ok {
 		return 0, unsupported(s.inner, "re-embed")
@@ -187,8 +225,10 @@ func (s *Store) Reembed(ctx context.Context, to embeddings.Embedder, opt store.R
 	return r.Reembed(ctx, to, opt)
 }
 
-// Close closes the wrapped store when it can be closed.
+// Close closes the wrapped store when it can be closed; from then on
+// every operation fails with store.ErrClosed.
 func (s *Store) Close() error {
+	s.closed.Store(true)
 	if c, ok := s.inner.(interface{ Close() error }); ok {
 		return c.Close()
 	}
