@@ -3,23 +3,34 @@ package audit_test
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 
 	"github.com/memvault/memvault/audit"
+	auditsqlite "github.com/memvault/memvault/audit/sqlite"
 )
 
-// Who did what is chained record to record; Verify finds any edit.
+// Who did what is chained record to record; Verify finds any edit, here
+// one made with SQL by whoever can write the trail's file.
 func Example() {
 	ctx := audit.WithPrincipal(context.Background(), "dr.smith")
-	table := audit.NewMemoryTable()                           // audit/sqlite or audit/postgres in production
+	dir, _ := os.MkdirTemp("", "audit")
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "audit.db")
+	table, _ := auditsqlite.Open(ctx, path) // or audit/postgres; audit.NewMemoryTable in memory
+	defer table.Close()
 	trail, _ := audit.New(table, bytes.Repeat([]byte{1}, 32)) // keys.DeriveAuditKey(master)
 	_ = trail.Log(ctx, audit.OpCheckpointRead, "carol:visit-1", "carol", "")
 	_ = trail.Log(ctx, audit.OpSubjectErase, "carol", "carol", "")
 	n, err := trail.Verify(ctx)
 	fmt.Println(n, err)
 
-	table.Tamper(func(rs []audit.Record) []audit.Record { rs[0].Principal = "nobody"; return rs })
+	db, _ := sql.Open("sqlite", path)
+	defer db.Close()
+	_, _ = db.Exec(`UPDATE memvault_audit SET principal = 'nobody' WHERE seq = 1`)
 	_, err = trail.Verify(ctx)
 	fmt.Println(err)
 	// Output:
@@ -31,7 +42,11 @@ func Example() {
 // chain alone cannot tell from a trail that ended there.
 func ExampleTrail_Anchor() {
 	ctx := context.Background()
-	table := audit.NewMemoryTable()
+	dir, _ := os.MkdirTemp("", "audit")
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "audit.db")
+	table, _ := auditsqlite.Open(ctx, path)
+	defer table.Close()
 	trail, _ := audit.NewTrail(table, audit.Options{
 		Key:        bytes.Repeat([]byte{1}, 32),        // keys.DeriveAuditKey(master)
 		DatabaseID: "6f1e0c8a2b7d4e3f9a0b1c2d3e4f5a6b", // audit/sqlite.DatabaseID(ctx, dataFile)
@@ -40,7 +55,9 @@ func ExampleTrail_Anchor() {
 	anchor, _ := trail.Anchor(ctx) // `memvault audit anchor --out FILE`
 	fmt.Println("anchored record", anchor.Seq)
 
-	table.Tamper(func(rs []audit.Record) []audit.Record { return rs[:1] })
+	db, _ := sql.Open("sqlite", path)
+	defer db.Close()
+	_, _ = db.Exec(`DELETE FROM memvault_audit WHERE seq > 1`)
 	n, err := trail.Verify(ctx)
 	fmt.Println(n, err)
 	_, err = trail.VerifyAnchors(ctx, []audit.Anchor{anchor})

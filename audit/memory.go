@@ -44,14 +44,6 @@ func (m *MemoryTable) Page(_ context.Context, after int64, limit int) ([]Record,
 	return out, nil
 }
 
-// Tamper gives tests the stored records to edit, delete, insert or
-// reorder, as an attacker with write access to the table could.
-func (m *MemoryTable) Tamper(edit func([]Record) []Record) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.records = edit(m.records)
-}
-
 // MemoryMeta is an in-process Meta, for tests and in-memory programs (the
 // trail of a private in-memory database needs none: no trail outlives it).
 // The zero value is usable.
