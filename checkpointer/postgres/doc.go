@@ -67,8 +67,13 @@
 // agent resumes while they run keeps every value. Python and JS LangGraph
 // writers sharing the tables take no such lock: a checkpoint they write
 // continuing one a remover deletes meanwhile can lose the values it
-// inherits. GetTuple
-// and List are one statement each, returning each checkpoint with its
+// inherits. This relies on READ COMMITTED, PostgreSQL's default: each
+// statement of a remover sees the puts it waited for. Under REPEATABLE
+// READ or SERIALIZABLE (a database's default_transaction_isolation, or a
+// caller's transaction given to a …Tx twin) a remover's statements share
+// one snapshot and may keep a checkpoint without a value it inherits:
+// run the removers at READ COMMITTED. GetTuple and List are one
+// statement each, returning each checkpoint with its
 // values and pending writes as two-dimensional bytea arrays; List decodes
 // rows as they arrive and holds one row at a time. PutWrites is one
 // statement. The saver holds no lock of its own: over a pool, operations run
