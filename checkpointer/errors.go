@@ -15,17 +15,25 @@ var (
 	// ErrNotFound: an operation needs a thread or checkpoint that does not exist.
 	ErrNotFound = errors.New("checkpointer: not found")
 	// ErrInvalidID: a thread id, namespace, checkpoint id, task id, task
-	// path or channel name holding a NUL byte or invalid UTF-8, or longer
-	// than MaxIDBytes (then it is ErrIDTooLong as well). Every
-	// backend refuses them alike, before any I/O (PostgreSQL's text type
-	// cannot store them), so a thread written on one backend can always
-	// move to another.
+	// path or channel name holding a NUL byte or invalid UTF-8 (refused
+	// in every call), or, in a write, longer than MaxIDBytes (then it is
+	// ErrIDTooLong as well). Every backend refuses them alike, before any
+	// I/O (PostgreSQL's text type cannot store them), so a thread written
+	// on one backend can always move to another.
 	ErrInvalidID = errors.New("checkpointer: invalid id")
 	// ErrIDTooLong: an identifier (thread id, namespace, checkpoint id,
 	// task id, task path, channel or node name, channel version) longer
-	// than MaxIDBytes. Every backend refuses it alike, before any I/O, for
-	// writes and reads alike; the error also matches ErrInvalidID and
-	// names the identifier and the limit.
+	// than MaxIDBytes in what would store it: Put (its config, checkpoint
+	// id, channels, versions and node names), PutWrites (its config, task
+	// id, task path and channels), CopyThread's destination and a thread
+	// file's import. Every backend refuses it alike, before any I/O; the
+	// error also matches ErrInvalidID and names the identifier and the
+	// limit. Reads, listings and deletes (GetTuple, List, DeleteThread,
+	// DeleteCheckpoint, Prune, DeleteForRuns, CopyThread's source, an
+	// export) check the text only, not the length: a longer id finds
+	// nothing where none was stored, and still reaches a thread an
+	// earlier version stored without the limit (SQLite and memory had
+	// none), so that it can be read, exported and deleted.
 	ErrIDTooLong = errors.New("checkpointer: id too long")
 	// ErrInvalidMetadata: metadata JSON cannot hold (NaN, an infinity,
 	// invalid UTF-8, a channel…); it wraps the jsonvalue error saying which.

@@ -15,6 +15,13 @@ import (
 // that PostgreSQL's widest index — four identifiers in one btree entry —
 // holds four of them, and that one fits the key of any other database, so
 // that a thread written on one backend can move to any other.
+//
+// It bounds what is written (Put, PutWrites, CopyThread's destination, a
+// thread file's import: ErrIDTooLong), not what is looked up: reads,
+// listings and deletes take a longer id, which finds nothing unless an
+// earlier version without the limit stored it (SQLite and memory had
+// none) — such a thread can still be read, exported, copied to a
+// shorter id, and deleted or erased.
 const MaxIDBytes = idlimit.MaxBytes
 
 // idTooLongError is a too-long identifier: it matches ErrIDTooLong and
@@ -31,9 +38,11 @@ func (e *idTooLongError) Error() string {
 
 func (e *idTooLongError) Unwrap() []error { return []error{ErrIDTooLong, ErrInvalidID} }
 
-// ValidateID checks an identifier that is stored and indexed: valid text
-// (ValidateText) of at most MaxIDBytes bytes (ErrIDTooLong, which matches
-// ErrInvalidID too); what names it in the message.
+// ValidateID checks an identifier about to be stored and indexed: valid
+// text (ValidateText) of at most MaxIDBytes bytes (ErrIDTooLong, which
+// matches ErrInvalidID too); what names it in the message. Only writes
+// apply it; a lookup checks ValidateText alone, so that a longer id an
+// earlier version stored stays reachable.
 func ValidateID(what, s string) error {
 	if len(s) > MaxIDBytes {
 		return &idTooLongError{what: what, n: len(s)}
@@ -44,8 +53,9 @@ func ValidateID(what, s string) error {
 // ValidateText refuses an identifier PostgreSQL's text type cannot hold —
 // one with a NUL byte or invalid UTF-8 — with ErrInvalidID; what names the
 // field in the message. The text itself is not quoted: it may be binary.
-// It does not bound the length: ValidateID does, for what is indexed; a run
-// id, kept in metadata only, is checked by ValidateText alone.
+// It does not bound the length: ValidateID does, for what a write stores;
+// reads, listings and deletes, and a run id (kept in metadata only), are
+// checked by ValidateText alone.
 func ValidateText(what, s string) error {
 	if strings.IndexByte(s, 0) >= 0 {
 		return fmt.Errorf("%w: %s contains a NUL byte", ErrInvalidID, what)
@@ -56,10 +66,23 @@ func ValidateText(what, s string) error {
 	return nil
 }
 
-// ValidateThreadID checks a thread id given alone (DeleteThread, CopyThread,
-// Prune, …): it must be non-empty — an empty id never means "every thread" —
-// and a valid identifier (ValidateID).
+// ValidateThreadID checks a thread id given alone to find a thread
+// (DeleteThread, Prune, CopyThread's source, an export, …): it must be
+// non-empty — an empty id never means "every thread" — and valid text
+// (ValidateText). Its length is not bounded: a thread an earlier version
+// stored with a longer id must stay reachable, to be read and deleted. A
+// thread id about to be written is checked by ValidateStoredThreadID.
 func ValidateThreadID(id string) error {
+	if id == "" {
+		return ErrMissingThreadID
+	}
+	return ValidateText("thread id", id)
+}
+
+// ValidateStoredThreadID checks the thread id of a write (Put, PutWrites,
+// CopyThread's destination, a thread file's import): ValidateThreadID,
+// and at most MaxIDBytes bytes (ErrIDTooLong).
+func ValidateStoredThreadID(id string) error {
 	if id == "" {
 		return ErrMissingThreadID
 	}

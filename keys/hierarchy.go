@@ -415,12 +415,20 @@ func (h *Hierarchy) SubjectRotation(ctx context.Context, subject string, dims in
 
 // subjectKeys returns what the cache keeps of subject's keys, reading (and,
 // with create, making) them on a miss; nil when the subject has no keys
-// and create is false.
+// and create is false — a name that cannot be a subject (CheckSubject)
+// included, which only a write refuses.
 func (h *Hierarchy) subjectKeys(ctx context.Context, subject string, create bool) (*subjectKeys, error) {
 	if s, ok := h.cache.Get(subject); ok {
 		return s, nil
 	}
 	if err := h.checkOwner(subject); err != nil {
+		if !create {
+			// A name that cannot own keys (a label longer than a
+			// subject may be, say) has none: a read or search under it
+			// finds what the master keys sealed, or nothing, as for any
+			// subject without keys, rather than failing.
+			return nil, nil
+		}
 		return nil, err
 	}
 	ks, err := h.opts.Table.Keys(ctx, subject)

@@ -16,6 +16,14 @@ import (
 // small enough that PostgreSQL's (prefix, key, field_name) index holds one
 // of each in a btree entry, and that one fits the key of any other
 // database, so that an item written on one backend can move to any other.
+//
+// It bounds what is written — the namespace and key of Put, PutIf and a
+// Batch's put ops (Namespace.ValidateStored, ValidateStoredKey), and the
+// index field paths of the store's IndexConfig and of WithIndex — not
+// what is looked up: Get, Search, ListNamespaces, ListItems, Delete (a
+// put op with a nil value) and DeletePrefix take a longer one, which finds
+// nothing unless an earlier version without the limit stored it (SQLite
+// and memory had none); such an item can still be read and deleted.
 const MaxIDBytes = idlimit.MaxBytes
 
 // TooLongError is an identifier longer than MaxIDBytes: it matches
@@ -37,7 +45,7 @@ func (e *TooLongError) Unwrap() []error { return []error{e.Kind, ErrIDTooLong} }
 
 // CheckLength refuses s, an identifier of kind (ErrInvalidNamespace,
 // ErrInvalidKey, ErrInvalidPath) named what, when it is longer than
-// MaxIDBytes, with a *TooLongError.
+// MaxIDBytes, with a *TooLongError. Writes apply it (see MaxIDBytes).
 func CheckLength(kind error, what, s string) error {
 	if len(s) > MaxIDBytes {
 		return &TooLongError{Kind: kind, What: what, Bytes: len(s)}
@@ -52,7 +60,8 @@ var (
 	// reserved label "langgraph".
 	ErrInvalidNamespace = errors.New("store: invalid namespace")
 	// ErrInvalidKey: an empty key, or one holding a NUL byte or invalid
-	// UTF-8.
+	// UTF-8, or a key of a write longer than MaxIDBytes (then it is
+	// ErrIDTooLong too).
 	ErrInvalidKey = errors.New("store: invalid key")
 	// ErrInvalidFilter: a filter with an unknown operator or a value that
 	// cannot be compared.
@@ -66,11 +75,14 @@ var (
 	// ErrNoTTL: a TTL was given to a store configured without TTLConfig
 	// (LangGraph raises NotImplementedError there).
 	ErrNoTTL = errors.New("store: no TTL configured")
-	// ErrIDTooLong: a namespace (its labels joined with '.'), key or index
-	// field path longer than MaxIDBytes. Every backend refuses it alike,
-	// before any I/O, in writes and reads (a read could find nothing
-	// anyway); the error is a *TooLongError, which also matches
-	// ErrInvalidNamespace, ErrInvalidKey or ErrInvalidPath.
+	// ErrIDTooLong: a namespace (its labels joined with '.') or key that a
+	// write would store (Put, PutIf, a Batch's put op), or an index field
+	// path (IndexConfig.Fields, WithIndex), longer than MaxIDBytes. Every
+	// backend refuses it alike, before any I/O; the error is a
+	// *TooLongError, which also matches ErrInvalidNamespace, ErrInvalidKey
+	// or ErrInvalidPath. Reads, listings, searches and deletes do not
+	// bound the length (see MaxIDBytes): a longer namespace or key finds
+	// nothing, or an item an earlier version stored without the limit.
 	ErrIDTooLong = errors.New("store: identifier too long")
 	// ErrClosed: the store was closed.
 	ErrClosed = errors.New("store: closed")
@@ -80,8 +92,11 @@ var (
 // "memories"). Stored as its labels joined with '.'.
 type Namespace []string
 
-// Validate checks the namespace of a write: at least one label, every label
-// valid (see ValidatePrefix), and the first label not "langgraph".
+// Validate checks a namespace that names items (Get, Delete, ListItems,
+// DeletePrefix, and every write): at least one label, every label valid
+// (see ValidatePrefix), and the first label not "langgraph". It does not
+// bound the length, so that items an earlier version stored under a
+// longer namespace stay reachable; a write checks ValidateStored.
 func (ns Namespace) Validate() error {
 	if len(ns) == 0 {
 		return fmt.Errorf("%w: empty namespace", ErrInvalidNamespace)
@@ -95,14 +110,12 @@ func (ns Namespace) Validate() error {
 	return nil
 }
 
-// ValidatePrefix checks a namespace used as a search prefix or match
-// condition: it may be empty, but no label may be empty, contain '.', hold a
-// NUL byte or be invalid UTF-8, and the whole, its labels joined with '.',
-// may not be longer than MaxIDBytes (ErrIDTooLong). The last three are
-// refused on every backend alike (PostgreSQL cannot store the first two in
-// text, nor index a too-long one), so that what one backend accepts every
-// other can hold too.
-func (ns Namespace) ValidatePrefix() error {
+// ValidateStored checks the namespace of a write (Put, PutIf, a Batch's
+// put op): Validate, and the whole, its labels joined with '.', at most
+// MaxIDBytes (ErrIDTooLong), refused on every backend alike (PostgreSQL
+// cannot index a longer one), so that what one backend stores every other
+// can hold too.
+func (ns Namespace) ValidateStored() error {
 	n := len(ns) - 1 // the '.' separators
 	for _, l := range ns {
 		n += len(l)
@@ -110,6 +123,17 @@ func (ns Namespace) ValidatePrefix() error {
 	if n > MaxIDBytes {
 		return &TooLongError{Kind: ErrInvalidNamespace, What: fmt.Sprintf("namespace of %d labels (joined with '.')", len(ns)), Bytes: n}
 	}
+	return ns.Validate()
+}
+
+// ValidatePrefix checks a namespace used as a search prefix or match
+// condition: it may be empty, but no label may be empty, contain '.', hold a
+// NUL byte or be invalid UTF-8. The last two are refused on every backend
+// alike (PostgreSQL cannot store them in text), so that what one backend
+// accepts every other can hold too. The length is not bounded: a longer
+// prefix finds nothing, or items an earlier version stored without the
+// limit (see MaxIDBytes).
+func (ns Namespace) ValidatePrefix() error {
 	for i, l := range ns {
 		if l == "" {
 			return fmt.Errorf("%w: label %d is empty", ErrInvalidNamespace, i)
@@ -174,17 +198,28 @@ func (ns Namespace) Clone() Namespace {
 	return append(Namespace(nil), ns...)
 }
 
-// ValidateKey checks an item key: non-empty, valid UTF-8, no NUL byte, at
-// most MaxIDBytes bytes (ErrIDTooLong).
+// ValidateKey checks an item key that is looked up (Get, Delete,
+// ListItems' After): non-empty, valid UTF-8, no NUL byte. It does not
+// bound the length, so that an item an earlier version stored under a
+// longer key stays reachable; a write checks ValidateStoredKey.
 func ValidateKey(key string) error {
+	if key == "" {
+		return fmt.Errorf("%w: empty key", ErrInvalidKey)
+	}
+	if err := checkText(key); err != nil {
+		return fmt.Errorf("%w: key %s", ErrInvalidKey, err)
+	}
+	return nil
+}
+
+// ValidateStoredKey checks the key of a write (Put, PutIf, a Batch's put
+// op): ValidateKey, and at most MaxIDBytes bytes (ErrIDTooLong).
+func ValidateStoredKey(key string) error {
 	if key == "" {
 		return fmt.Errorf("%w: empty key", ErrInvalidKey)
 	}
 	if err := CheckLength(ErrInvalidKey, "key", key); err != nil {
 		return err
 	}
-	if err := checkText(key); err != nil {
-		return fmt.Errorf("%w: key %s", ErrInvalidKey, err)
-	}
-	return nil
+	return ValidateKey(key)
 }

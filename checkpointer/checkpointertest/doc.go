@@ -25,8 +25,9 @@
 // kinds, unicode and NUL bytes, 8 MiB values, SQL metacharacters in names,
 // identifiers at checkpointer.MaxIDBytes (every one of them at once, in
 // incompressible multi-byte text: the widest index row a backend holds)
-// and one byte over it (checkpointer.ErrIDTooLong on every entry point,
-// nothing stored), bad input and context cancellation.
+// and one byte over it (checkpointer.ErrIDTooLong on every write — Put,
+// PutWrites, CopyThread's destination — nothing stored; reads and deletes
+// accept it and find nothing), bad input and context cancellation.
 //
 // # Contract points the suite pins down
 //

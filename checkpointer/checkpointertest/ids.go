@@ -2,6 +2,7 @@ package checkpointertest
 
 import (
 	"errors"
+	"fmt"
 	mrand "math/rand/v2"
 	"strings"
 	"testing"
@@ -72,14 +73,17 @@ func (s *suite) testIDs(t *testing.T) {
 		}
 	})
 	for name, bad := range badTexts {
-		t.Run(name, func(t *testing.T) { s.testBadText(t, bad, checkpointer.ErrInvalidID) })
+		t.Run(name, func(t *testing.T) { s.testBadText(t, bad, checkpointer.ErrInvalidID, true) })
 	}
 	t.Run("too_long", func(t *testing.T) {
 		// One byte over, counted in bytes: the last character is a
 		// two-byte one, so the id is fewer characters than the limit.
+		// Writes are refused; reads and deletes find nothing, as they
+		// would for any absent thread (on SQLite they still reach a
+		// thread an earlier version stored: see its legacy-ids test).
 		bad := longID(1, checkpointer.MaxIDBytes-1) + "é"
-		s.testBadText(t, bad, checkpointer.ErrIDTooLong)
-		s.testBadText(t, bad, checkpointer.ErrInvalidID)
+		s.testBadText(t, bad, checkpointer.ErrIDTooLong, false)
+		s.testBadText(t, bad, checkpointer.ErrInvalidID, false)
 	})
 	t.Run("at_the_limit", s.testIDsAtLimit)
 	t.Run("non_ascii_round_trip", func(t *testing.T) {
@@ -107,9 +111,13 @@ func (s *suite) testIDs(t *testing.T) {
 }
 
 // testBadText offers bad in every coordinate of every entry point and
-// checks each is refused with want (ErrInvalidID, ErrIDTooLong) and writes
-// nothing.
-func (s *suite) testBadText(t *testing.T, bad string, want error) {
+// checks each write (Put, PutWrites, CopyThread's destination) is refused
+// with want (ErrInvalidID, ErrIDTooLong) and writes nothing. Reads and
+// deletes (GetTuple, List, DeleteThread, DeleteCheckpoint, Prune,
+// CopyThread's source, DeleteForRuns) are refused with want too when
+// readsRefused (bad text), and otherwise (a too-long id, which only writes
+// refuse) succeed and find nothing.
+func (s *suite) testBadText(t *testing.T, bad string, want error, readsRefused bool) {
 	sv := s.newSaver(t)
 	good := putChain(t, sv, newThreadID("good"), "", 1)[0].cfg
 	before := len(mustList(t, sv, nil, checkpointer.ListOptions{}))
@@ -117,6 +125,15 @@ func (s *suite) testBadText(t *testing.T, bad string, want error) {
 		t.Helper()
 		if !errors.Is(err, want) {
 			t.Errorf("%s = %v, want %v", what, err, want)
+		}
+	}
+	// lookup checks a read or delete: refused like a write, or accepted.
+	lookup := func(what string, err error) {
+		t.Helper()
+		if readsRefused {
+			refused(what, err)
+		} else if err != nil {
+			t.Errorf("%s = %v, want nil (only writes bound the length)", what, err)
 		}
 	}
 	put := func(cfg checkpointer.Config, mutate func(cp *checkpointer.Checkpoint, nv map[string]string)) error {
@@ -155,38 +172,58 @@ func (s *suite) testBadText(t *testing.T, bad string, want error) {
 	refused("PutWrites(task path)", sv.PutWrites(t.Context(), good, w, "task", bad))
 	refused("PutWrites(channel)", sv.PutWrites(t.Context(), good, toWrites([]wr{{"ok", 1}, {bad, 2}}), "task", ""))
 
-	_, err := sv.GetTuple(t.Context(), cfgOf(good.ThreadID+bad, "", ""))
-	refused("GetTuple(thread id)", err)
-	_, err = sv.GetTuple(t.Context(), cfgOf(good.ThreadID, bad, ""))
-	refused("GetTuple(namespace)", err)
-	_, err = sv.GetTuple(t.Context(), cfgOf(good.ThreadID, "", bad))
-	refused("GetTuple(checkpoint id)", err)
+	for what, cfg := range map[string]checkpointer.Config{
+		"thread id":     cfgOf(good.ThreadID+bad, "", ""),
+		"namespace":     cfgOf(good.ThreadID, bad, ""),
+		"checkpoint id": cfgOf(good.ThreadID, "", bad),
+	} {
+		tp, err := sv.GetTuple(t.Context(), cfg)
+		lookup("GetTuple("+what+")", err)
+		if tp != nil {
+			t.Errorf("GetTuple(%s) found checkpoint %s", what, tp.Config.CheckpointID)
+		}
+	}
 
 	listErr := func(cfg *checkpointer.Config, opt checkpointer.ListOptions) error {
-		for _, err := range sv.List(t.Context(), cfg, opt) {
+		for tp, err := range sv.List(t.Context(), cfg, opt) {
 			if err != nil {
 				return err
+			}
+			if cfg != nil {
+				return fmt.Errorf("found checkpoint %s", tp.Config.CheckpointID)
 			}
 		}
 		return nil
 	}
-	refused("List(thread id)", listErr(&checkpointer.Config{ThreadID: good.ThreadID + bad}, checkpointer.ListOptions{}))
-	refused("List(namespace)", listErr(&checkpointer.Config{ThreadID: good.ThreadID, CheckpointNS: bad}, checkpointer.ListOptions{}))
-	refused("List(checkpoint id)", listErr(&checkpointer.Config{ThreadID: good.ThreadID, CheckpointID: bad}, checkpointer.ListOptions{}))
-	refused("List(before)", listErr(nil, checkpointer.ListOptions{Before: &checkpointer.Config{CheckpointID: bad}}))
+	lookup("List(thread id)", listErr(&checkpointer.Config{ThreadID: good.ThreadID + bad}, checkpointer.ListOptions{}))
+	lookup("List(namespace)", listErr(&checkpointer.Config{ThreadID: good.ThreadID, CheckpointNS: bad}, checkpointer.ListOptions{}))
+	lookup("List(checkpoint id)", listErr(&checkpointer.Config{ThreadID: good.ThreadID, CheckpointID: bad}, checkpointer.ListOptions{}))
+	lookup("List(before)", listErr(nil, checkpointer.ListOptions{Before: &checkpointer.Config{CheckpointID: bad}}))
 
-	refused("DeleteThread", sv.DeleteThread(t.Context(), good.ThreadID+bad))
+	lookup("DeleteThread", sv.DeleteThread(t.Context(), good.ThreadID+bad))
+	if d, ok := sv.(checkpointer.CheckpointDeleter); ok {
+		lookup("DeleteCheckpoint(thread id)", d.DeleteCheckpoint(t.Context(), cfgOf(good.ThreadID+bad, "", good.CheckpointID)))
+		lookup("DeleteCheckpoint(namespace)", d.DeleteCheckpoint(t.Context(), cfgOf(good.ThreadID, bad, good.CheckpointID)))
+		lookup("DeleteCheckpoint(checkpoint id)", d.DeleteCheckpoint(t.Context(), cfgOf(good.ThreadID, "", bad)))
+	}
 	if p, ok := sv.(checkpointer.Pruner); ok {
-		refused("Prune", p.Prune(t.Context(), []string{good.ThreadID, bad}, checkpointer.PruneDelete))
+		lookup("Prune", p.Prune(t.Context(), []string{bad}, checkpointer.PruneDelete))
+		lookup("Prune(keep latest)", p.Prune(t.Context(), []string{bad}, checkpointer.PruneKeepLatest))
 	}
 	if c, ok := sv.(checkpointer.Copier); ok {
-		refused("CopyThread(src)", c.CopyThread(t.Context(), bad, newThreadID("dst")))
+		dst := newThreadID("dst")
+		if err := c.CopyThread(t.Context(), bad, dst); readsRefused || !errors.Is(err, checkpointer.ErrNotFound) {
+			lookup("CopyThread(src)", err) // copying an absent thread may be ErrNotFound
+		}
+		if got := listThread(t, sv, dst, ""); len(got) != 0 {
+			t.Errorf("CopyThread(src) made %d checkpoints", len(got))
+		}
 		refused("CopyThread(dst)", c.CopyThread(t.Context(), good.ThreadID, bad))
 	}
-	if d, ok := sv.(checkpointer.RunDeleter); ok && len(bad) <= checkpointer.MaxIDBytes {
+	if d, ok := sv.(checkpointer.RunDeleter); ok {
 		// A run id lives in metadata, not in an index: only its text is
 		// checked, not its length.
-		refused("DeleteForRuns", d.DeleteForRuns(t.Context(), []string{bad}))
+		lookup("DeleteForRuns", d.DeleteForRuns(t.Context(), []string{bad}))
 	}
 
 	if after := len(mustList(t, sv, nil, checkpointer.ListOptions{})); after != before {

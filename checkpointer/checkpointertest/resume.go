@@ -113,6 +113,13 @@ func (s *suite) testResume(t *testing.T) {
 			cp, nv := nextOf(sv, latest)
 			_, err := sv.Put(t.Context(), latest.Config, cp, nil, nv)
 			refusedGone(t, sv, err, latest.Config, cp.ID)
+			// A checkpoint of a format before 4 reads its pending sends
+			// from its parent's writes: it needs its parent even when it
+			// rewrites every channel.
+			legacy := cloneCheckpoint(cp)
+			legacy.V = 1
+			_, err = sv.Put(t.Context(), latest.Config, legacy, nil, maps.Clone(legacy.ChannelVersions))
+			refusedGone(t, sv, err, latest.Config, legacy.ID)
 		}},
 		{"pruned_checkpoint", func(t *testing.T, sv checkpointer.Saver, ns string) {
 			// Forking from (or resuming at) a checkpoint that Prune, a

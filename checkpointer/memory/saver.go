@@ -275,7 +275,7 @@ func (s *InMemorySaver) Put(ctx context.Context, cfg checkpointer.Config, cp *ch
 	// Under the lock a sweep or delete cannot interleave either: a put
 	// that inherits values from a parent that is gone would keep a
 	// checkpoint lacking them.
-	if cfg.CheckpointID != "" && core.Inherits(cp, newVersions) {
+	if core.NeedsParent(cfg, cp, newVersions) {
 		if _, ok := s.threads[thread][ns].checkpointsOrNil()[cfg.CheckpointID]; !ok {
 			return checkpointer.Config{}, fmt.Errorf("memory: put %s: %w", cp.ID, core.ParentMissing(thread, ns, cfg.CheckpointID))
 		}

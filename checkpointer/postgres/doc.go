@@ -57,10 +57,23 @@
 //
 // # Performance
 //
-// Put sends the blob rows (one statement whatever their number) and the
-// checkpoint row as one pipelined batch: one round trip and one implicit
-// transaction, so a checkpoint is never stored without its values. GetTuple
-// and List are one statement each, returning each checkpoint with its
+// Put sends the blob rows and the checkpoint row as one statement (after
+// the key fence's, when there is one, in the same pipelined batch): one
+// round trip and one implicit transaction, so a checkpoint is never stored
+// without its values. A put that inherits values from its parent locks the
+// parent FOR KEY SHARE and stores nothing (checkpointer.ErrParentMissing)
+// when it is gone; the sweep, Prune and the deletes lock or delete the rows
+// they remove before working out which values stay, so a checkpoint an
+// agent resumes while they run keeps every value. Python and JS LangGraph
+// writers sharing the tables take no such lock: a checkpoint they write
+// continuing one a remover deletes meanwhile can lose the values it
+// inherits. This relies on READ COMMITTED, PostgreSQL's default: each
+// statement of a remover sees the puts it waited for. Under REPEATABLE
+// READ or SERIALIZABLE (a database's default_transaction_isolation, or a
+// caller's transaction given to a …Tx twin) a remover's statements share
+// one snapshot and may keep a checkpoint without a value it inherits:
+// run the removers at READ COMMITTED. GetTuple and List are one
+// statement each, returning each checkpoint with its
 // values and pending writes as two-dimensional bytea arrays; List decodes
 // rows as they arrive and holds one row at a time. PutWrites is one
 // statement. The saver holds no lock of its own: over a pool, operations run

@@ -29,16 +29,20 @@ func (s *Saver) DeleteThreadTx(ctx context.Context, tx pgx.Tx, threadID string) 
 	})
 }
 
-// deleteThreads deletes checked threads on db.
+// deleteThreads deletes checked threads on db: every checkpoint, write
+// and value of theirs stored before it began goes. A checkpoint a put
+// commits while it runs may stay, whole.
 func (s *Saver) deleteThreads(ctx context.Context, db DB, threadIDs []string) error {
 	b := &pgx.Batch{}
 	// Lock first: wait for the puts continuing these checkpoints, so that
 	// the deletes, later statements, see (and delete) what they wrote;
-	// later puts find their parent gone (see queries.putCkpt).
+	// later puts find their parent gone (see queries.putCkpt). The values
+	// go last, as garbage: a put continuing a checkpoint stored after
+	// the lock's snapshot is waited for by the delete and stays (see
+	// queries.deleteThreads).
 	b.Queue(s.q.lockThreads, threadIDs)
-	b.Queue(s.q.deleteCkpts, threadIDs)
-	b.Queue(s.q.deleteBlobs, threadIDs)
-	b.Queue(s.q.deleteWrites, threadIDs)
+	b.Queue(s.q.deleteThreads, threadIDs)
+	b.Queue(s.q.gcBlobs, threadIDs)
 	if err := runBatch(ctx, db, b); err != nil {
 		return fmt.Errorf("postgres: delete thread: %w", err)
 	}
@@ -80,7 +84,9 @@ func (s *Saver) prune(ctx context.Context, threadIDs []string, strategy checkpoi
 // checkpointer.RunDeleter: the checkpoints whose
 // metadata.run_id is one of runIDs go, with their writes and the blob rows
 // no remaining checkpoint of their threads references, in one statement
-// after the one locking them (one round trip, one transaction).
+// after the one locking them (one round trip, one transaction). A
+// checkpoint of the runs a put stores while it runs, and another put is
+// continuing, stays (see queries.runDelete).
 func (s *Saver) deleteForRuns(ctx context.Context, runIDs []string) error {
 	// Lock first, as deleteThreads does.
 	b := &pgx.Batch{}

@@ -112,9 +112,8 @@ func TestQueryPlansUseIndexes(t *testing.T) {
 			[]string{ckpt}},
 		{"put_writes", s.q.insertWrites, []any{"t7", "", "00000025", "task2", "", lit("{0}"), lit("{messages}"), lit("{json}"), lit(`{"\\x31"}`)}, nil},
 		{"put_writes upsert", s.q.upsertWrites, []any{"t7", "", "00000025", "task2", "", lit("{0}"), lit("{messages}"), lit("{json}"), lit(`{"\\x31"}`)}, nil},
-		{"delete_thread checkpoints", s.q.deleteCkpts, []any{lit("{t7}")}, nil},
-		{"delete_thread blobs", s.q.deleteBlobs, []any{lit("{t7}")}, nil},
-		{"delete_thread writes", s.q.deleteWrites, []any{lit("{t7}")}, nil},
+		{"delete_thread", s.q.deleteThreads, []any{lit("{t7}")}, nil},
+		{"delete_thread blobs", s.q.gcBlobs, []any{lit("{t7}")}, nil},
 		{"delete_checkpoint", s.q.ckptDelete, []any{"t7", "", "00000012"},
 			// The blob rows of the checkpoint's versions are looked up among
 			// its thread's (jsonb_each_text is guessed at 100 rows, so the

@@ -15,12 +15,10 @@ type queries struct {
 	putCkpt       string
 	insertWrites  string
 	upsertWrites  string
-	deleteCkpts   string
-	deleteBlobs   string
-	deleteWrites  string
+	deleteThreads string
+	runDelete     string
 	pruneCkpts    string
 	gcBlobs       string
-	runDelete     string
 	ckptDelete    string
 	copyCkpts     string
 	copyBlobs     string
@@ -31,7 +29,7 @@ type queries struct {
 	insWritesCopy string
 	sweepThreads  string
 	sweepIdle     string
-	sweepKeep     string
+	deleteLocked  string
 	sweepLock     string
 	lockThreads   string
 	lockCkpt      string
@@ -130,9 +128,18 @@ ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) `
 	q.insertWrites = f(writesInsert + `DO NOTHING`)
 	q.upsertWrites = f(writesInsert + `DO UPDATE SET channel = EXCLUDED.channel, type = EXCLUDED.type, blob = EXCLUDED.blob`)
 
-	q.deleteCkpts = f(`DELETE FROM {checkpoints} WHERE thread_id = ANY($1)`)
-	q.deleteBlobs = f(`DELETE FROM {blobs} WHERE thread_id = ANY($1)`)
-	q.deleteWrites = f(`DELETE FROM {writes} WHERE thread_id = ANY($1)`)
+	// DeleteThread, after lockThreads: the threads' checkpoints and
+	// writes in one statement; their values go in a later one (gcBlobs),
+	// whose snapshot includes the puts this one waited for. A checkpoint
+	// stored after lockThreads's snapshot is not locked, so a put may
+	// continue it while this statement deletes it: the delete waits for
+	// that put, which then stays (this snapshot predates it), and gcBlobs
+	// keeps every value it reads. Deleting every value of the threads
+	// instead left it without any.
+	q.deleteThreads = f(`WITH c AS (
+	DELETE FROM {checkpoints} WHERE thread_id = ANY($1)
+)
+DELETE FROM {writes} WHERE thread_id = ANY($1)`)
 
 	// Prune keep_latest: drop every checkpoint but the newest of each
 	// (thread, namespace), with their writes, except the __pregel_tasks
@@ -165,20 +172,37 @@ DELETE FROM {blobs} b WHERE b.thread_id = ANY($1) AND NOT EXISTS (
 	SELECT 1 FROM live l WHERE l.thread_id = b.thread_id AND l.checkpoint_ns = b.checkpoint_ns
 		AND l.channel = b.channel AND l.version = b.version)`)
 
-	// DeleteForRuns in one statement. The CTEs share one snapshot, so the
-	// live set is computed from the checkpoints that are not being deleted
-	// rather than from the table after the delete. As in Prune, the
-	// __pregel_tasks writes of a deleted checkpoint stay while a surviving
-	// v<4 child reads its pending sends from them.
-	q.runDelete = f(`WITH gone AS (
-	DELETE FROM {checkpoints} WHERE metadata ->> 'run_id' = ANY($1)
-	RETURNING thread_id, checkpoint_ns, checkpoint_id
+	// DeleteForRuns, after lockRuns, in one statement: the checkpoints
+	// whose metadata.run_id is one of $1 (doomed), their writes, and the
+	// values of their threads no other checkpoint references. The CTEs
+	// share one snapshot, so the live set is computed from the
+	// checkpoints that are not being deleted rather than from the table
+	// after the delete. As in Prune, the __pregel_tasks writes of a
+	// deleted checkpoint stay while a surviving v<4 child reads its
+	// pending sends from them.
+	//
+	// doomed takes its rows FOR UPDATE SKIP LOCKED. The rows lockRuns
+	// locked are ours; a checkpoint of the runs stored since lockRuns's
+	// snapshot is not, and a put may be continuing it (holding it FOR KEY
+	// SHARE) while this statement runs: deleting it would wait for that
+	// put and then, from a snapshot that predates it, delete the values
+	// the put shares with it. Such a checkpoint is skipped: it stays,
+	// with its values, as if stored after the delete. Any other is
+	// locked here, and a put coming later finds it gone.
+	q.runDelete = f(`WITH doomed AS (
+	SELECT thread_id, checkpoint_ns, checkpoint_id FROM {checkpoints} WHERE metadata ->> 'run_id' = ANY($1)
+	FOR UPDATE SKIP LOCKED
+), gone AS (
+	DELETE FROM {checkpoints} c USING doomed d
+	WHERE c.thread_id = d.thread_id AND c.checkpoint_ns = d.checkpoint_ns AND c.checkpoint_id = d.checkpoint_id
+	RETURNING c.thread_id, c.checkpoint_ns, c.checkpoint_id
 ), w AS (
 	DELETE FROM {writes} w USING gone g
 	WHERE w.thread_id = g.thread_id AND w.checkpoint_ns = g.checkpoint_ns AND w.checkpoint_id = g.checkpoint_id
 		AND NOT (w.channel = '__pregel_tasks' AND EXISTS (
 			SELECT 1 FROM {checkpoints} k WHERE k.thread_id = g.thread_id AND k.checkpoint_ns = g.checkpoint_ns
-				AND k.parent_checkpoint_id = g.checkpoint_id AND NOT coalesce(k.metadata ->> 'run_id' = ANY($1), false)
+				AND k.parent_checkpoint_id = g.checkpoint_id
+				AND (k.thread_id, k.checkpoint_ns, k.checkpoint_id) NOT IN (SELECT thread_id, checkpoint_ns, checkpoint_id FROM doomed)
 				AND jsonb_typeof(k.checkpoint -> 'v') = 'number' AND (k.checkpoint -> 'v') < '4'::jsonb))
 ), threads AS (
 	SELECT DISTINCT thread_id FROM gone
@@ -186,7 +210,7 @@ DELETE FROM {blobs} b WHERE b.thread_id = ANY($1) AND NOT EXISTS (
 	SELECT c.thread_id, c.checkpoint_ns, cv.key AS channel, cv.value AS version
 	FROM {checkpoints} c CROSS JOIN LATERAL jsonb_each_text(c.checkpoint -> 'channel_versions') cv
 	WHERE c.thread_id IN (SELECT thread_id FROM threads)
-		AND NOT coalesce(c.metadata ->> 'run_id' = ANY($1), false)
+		AND (c.thread_id, c.checkpoint_ns, c.checkpoint_id) NOT IN (SELECT thread_id, checkpoint_ns, checkpoint_id FROM doomed)
 )
 DELETE FROM {blobs} b WHERE b.thread_id IN (SELECT thread_id FROM threads) AND NOT EXISTS (
 	SELECT 1 FROM live l WHERE l.thread_id = b.thread_id AND l.checkpoint_ns = b.checkpoint_ns
@@ -317,7 +341,7 @@ SELECT thread_id, checkpoint_ns, checkpoint_id, false FROM locked WHERE doomed`)
 	// (it guesses one row); the dead values are an EXCEPT, which
 	// PostgreSQL hashes, not an anti-join it would run as a nested loop
 	// on that guess.
-	q.sweepKeep = f(`WITH d AS (
+	q.deleteLocked = f(`WITH d AS (
 	SELECT * FROM unnest($2::text[], $3::text[], $4::text[]) AS d(thread_id, checkpoint_ns, checkpoint_id)
 ), gone AS (
 	DELETE FROM {checkpoints} c WHERE c.thread_id = ANY($1)
@@ -355,7 +379,7 @@ SELECT (SELECT count(*) FROM gone), (SELECT count(*) FROM w), (SELECT count(*) F
 ORDER BY thread_id, checkpoint_ns, checkpoint_id FOR UPDATE`)
 	// …DeleteCheckpoint…
 	q.lockCkpt = f(`SELECT 1 FROM {checkpoints} WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = $3 FOR UPDATE`)
-	// …and DeleteForRuns.
+	// …and DeleteForRuns (see runDelete).
 	q.lockRuns = f(`SELECT 1 FROM {checkpoints} WHERE metadata ->> 'run_id' = ANY($1)
 ORDER BY thread_id, checkpoint_ns, checkpoint_id FOR UPDATE`)
 	return q

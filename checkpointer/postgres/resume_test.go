@@ -160,3 +160,151 @@ func waitBlockedBy(t *testing.T, pool interface {
 		time.Sleep(2 * time.Millisecond)
 	}
 }
+
+// TestRemoverSparesPutsCommittedWhileItWaits: a remover's lock statement
+// waits for a put held open (PutTx) while another run stores a checkpoint
+// P in the thread, which its lock statement's snapshot does not see, and
+// a third put, also held open, continues P. Once the first put commits,
+// the remover must not delete P's values from under the put continuing
+// it: that checkpoint, when it commits, reads every value. On the code
+// that deleted by run id (DeleteForRuns) or every row of the thread
+// (DeleteThread) after locking, without having locked P, the remover
+// deleted P, waited for the put continuing P, and removed the values that
+// put shares with P: DeleteForRuns left it the note alone, DeleteThread
+// left it no value at all.
+func TestRemoverSparesPutsCommittedWhileItWaits(t *testing.T) {
+	ctx := t.Context()
+	for _, c := range []struct {
+		name   string
+		remove func(ctx context.Context, s *postgres.Saver, thread string) error
+	}{
+		{"delete_for_runs", func(ctx context.Context, s *postgres.Saver, _ string) error {
+			return s.DeleteForRuns(ctx, []string{"run-1"})
+		}},
+		{"delete_thread", func(ctx context.Context, s *postgres.Saver, thread string) error {
+			return s.DeleteThread(ctx, thread)
+		}},
+		{"prune_delete", func(ctx context.Context, s *postgres.Saver, thread string) error {
+			return s.Prune(ctx, []string{thread}, checkpointer.PruneDelete)
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s, pool := newSaver(t, postgres.Options{})
+			thread := "waits-" + c.name
+			put := func(cfg checkpointer.Config, prev *checkpointer.Checkpoint, run string, vals map[string]any) (*checkpointer.Checkpoint, checkpointer.Config) {
+				t.Helper()
+				cp, nv := next(s, prev, vals)
+				cfg, err := s.Put(ctx, cfg, cp, checkpointer.Metadata{"run_id": run}, nv)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return cp, cfg
+			}
+			// putOpen puts in a transaction it leaves open and returns
+			// it, with its backend's pid.
+			putOpen := func(cfg checkpointer.Config, cp *checkpointer.Checkpoint, nv map[string]string) (pgx.Tx, int32) {
+				t.Helper()
+				tx, err := pool.Begin(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { _ = tx.Rollback(context.Background()) })
+				var pid int32
+				if err := tx.QueryRow(ctx, "SELECT pg_backend_pid()").Scan(&pid); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := s.PutTx(ctx, tx, cfg, cp, checkpointer.Metadata{"run_id": "run-2"}, nv); err != nil {
+					t.Fatal(err)
+				}
+				return tx, pid
+			}
+			c0, cfg := put(checkpointer.Config{ThreadID: thread}, nil, "run-1", map[string]any{"base": "b0", "counter": int64(0)})
+			c1, cfg := put(cfg, c0, "run-1", map[string]any{"counter": int64(1)})
+			// x continues c1 and holds it: the remover waits for x.
+			x, nv := next(s, c1, map[string]any{"note": "x"})
+			tx1, pid1 := putOpen(cfg, x, nv)
+			done := make(chan error, 1)
+			go func() { done <- c.remove(ctx, s, thread) }()
+			waitBlockedBy(t, pool, pid1, done)
+			// Meanwhile run-1 starts the thread again (P, no parent)…
+			p, pcfg := put(checkpointer.Config{ThreadID: thread}, nil, "run-1", map[string]any{"base": "p", "counter": int64(10)})
+			// …and another agent continues P, inheriting both its values.
+			n2, nv := next(s, p, map[string]any{"note": "n2"})
+			tx2, pid2 := putOpen(pcfg, n2, nv)
+			if err := tx1.Commit(ctx); err != nil {
+				t.Fatal(err)
+			}
+			// The remover either finishes (it leaves P alone) or waits
+			// for the put continuing P (it deletes P).
+			finished := waitBlockedOrDone(t, pool, pid2, done)
+			if err := tx2.Commit(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if err := finished(); err != nil {
+				t.Fatalf("remover: %v", err)
+			}
+			got, err := s.GetTuple(ctx, checkpointer.Config{ThreadID: thread, CheckpointID: n2.ID})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got == nil {
+				t.Fatalf("checkpoint %s, committed after the remover's statements began, is gone", n2.ID)
+			}
+			if !checkpointertest.Equal(n2.ChannelValues, got.Checkpoint.ChannelValues) {
+				t.Fatalf("checkpoint %s reads %v, want %v: the remover deleted values it shares with its parent",
+					n2.ID, got.Checkpoint.ChannelValues, n2.ChannelValues)
+			}
+			// Every checkpoint left reads every value it names.
+			for tp, err := range s.List(ctx, &checkpointer.Config{ThreadID: thread}, checkpointer.ListOptions{}) {
+				if err != nil {
+					t.Fatal(err)
+				}
+				for ch := range tp.Checkpoint.ChannelVersions {
+					if _, ok := tp.Checkpoint.ChannelValues[ch]; !ok {
+						t.Errorf("checkpoint %s lacks channel %q", tp.Checkpoint.ID, ch)
+					}
+				}
+			}
+		})
+	}
+}
+
+// next returns the checkpoint after prev (nil: a first one) that writes
+// vals, each at its next version, and inherits prev's other channels.
+func next(s *postgres.Saver, prev *checkpointer.Checkpoint, vals map[string]any) (*checkpointer.Checkpoint, map[string]string) {
+	cp := &checkpointer.Checkpoint{V: 4, ID: checkpointer.NewID(0), TS: time.Now().UTC(),
+		ChannelValues: map[string]any{}, ChannelVersions: map[string]string{}}
+	if prev != nil {
+		cp.ChannelValues, cp.ChannelVersions = maps.Clone(prev.ChannelValues), maps.Clone(prev.ChannelVersions)
+	}
+	nv := map[string]string{}
+	for ch, v := range vals {
+		nv[ch] = s.NextVersion(cp.ChannelVersions[ch])
+		cp.ChannelValues[ch], cp.ChannelVersions[ch] = v, nv[ch]
+	}
+	return cp, nv
+}
+
+// waitBlockedOrDone waits until some session waits for a lock held by
+// the backend pid, or done reports; it returns what then gives done's
+// error.
+func waitBlockedOrDone(t *testing.T, pool interface {
+	QueryRow(context.Context, string, ...any) pgx.Row
+}, pid int32, done chan error) func() error {
+	t.Helper()
+	for {
+		select {
+		case err := <-done:
+			return func() error { return err }
+		default:
+		}
+		var n int
+		if err := pool.QueryRow(t.Context(), "SELECT count(*) FROM pg_stat_activity WHERE $1::int = ANY(pg_blocking_pids(pid))", pid).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n > 0 {
+			return func() error { return <-done }
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}

@@ -81,7 +81,7 @@ func (s *Saver) sweepBatch(ctx context.Context, threads []string, rule core.Swee
 			})
 		}
 		if len(pt) > 0 {
-			b.Queue(s.q.sweepKeep, slices.Compact(slices.Clone(pt)), pt, pns, pid).QueryRow(func(row pgx.Row) error {
+			b.Queue(s.q.deleteLocked, slices.Compact(slices.Clone(pt)), pt, pns, pid).QueryRow(func(row pgx.Row) error {
 				var c, w, bl int64
 				if err := row.Scan(&c, &w, &bl); err != nil {
 					return err

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 
@@ -182,19 +181,6 @@ func (s *Saver) Put(ctx context.Context, cfg checkpointer.Config, cp *checkpoint
 		if err := s.codec.Check(ctx, &r.Fence); err != nil {
 			return err
 		}
-		// The parent this put inherits values from must still be there.
-		// A sweep, prune or delete runs in a write transaction too, so
-		// none can remove it between this check and the commit.
-		if r.NeedsParent {
-			var one int
-			err := tx.StmtContext(ctx, s.st.hasCheckpoint).QueryRowContext(ctx, r.Thread, r.NS, r.Parent).Scan(&one)
-			if errors.Is(err, sql.ErrNoRows) {
-				return core.ParentMissing(r.Thread, r.NS, r.Parent)
-			}
-			if err != nil {
-				return err
-			}
-		}
 		if len(r.Blobs) > 0 {
 			st := tx.StmtContext(ctx, s.st.putBlob)
 			for _, b := range r.Blobs {
@@ -203,8 +189,24 @@ func (s *Saver) Put(ctx context.Context, cfg checkpointer.Config, cp *checkpoint
 				}
 			}
 		}
-		_, err := tx.StmtContext(ctx, s.st.putCheckpoint).ExecContext(ctx, r.Thread, r.NS, r.ID, parent, r.Doc, r.Meta)
-		return err
+		if !r.NeedsParent {
+			_, err := tx.StmtContext(ctx, s.st.putCheckpoint).ExecContext(ctx, r.Thread, r.NS, r.ID, parent, r.Doc, r.Meta)
+			return err
+		}
+		// The parent this put inherits values from must still be there.
+		// A sweep, prune or delete runs in a write transaction too, so
+		// none can remove it between this insert and the commit; when it
+		// is gone, the rollback drops the blob rows written above.
+		res, err := tx.StmtContext(ctx, s.st.putChild).ExecContext(ctx, r.Thread, r.NS, r.ID, parent, r.Doc, r.Meta)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n == 0 {
+			return core.ParentMissing(r.Thread, r.NS, r.Parent)
+		}
+		return nil
 	})
 	if err != nil {
 		return checkpointer.Config{}, fmt.Errorf("sqlite: put %s: %w", cp.ID, err)

@@ -418,7 +418,7 @@ func intVersions(lines []Line) {
 // names, task ids and write channels. The checkpoint and parent ids are
 // checked as UUIDv6 by validate.
 func validateIDs(l *Line) error {
-	if err := checkpointer.ValidateThreadID(l.ThreadID); err != nil {
+	if err := checkpointer.ValidateStoredThreadID(l.ThreadID); err != nil {
 		return err
 	}
 	if err := checkpointer.ValidateID("checkpoint_ns", l.CheckpointNS); err != nil {

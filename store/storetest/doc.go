@@ -41,9 +41,11 @@
 //     filters with store.ErrInvalidFilter, bad namespaces and keys with
 //     store.ErrInvalidNamespace / store.ErrInvalidKey (on every operation,
 //     not only puts); a namespace (labels joined with '.'), key or index
-//     field path one byte over store.MaxIDBytes with store.ErrIDTooLong
-//     too, storing nothing, while all three at the limit (incompressible
-//     multi-byte text) are stored and read back; a TTL on a store without TTLConfig with
+//     field path one byte over store.MaxIDBytes in a write (Put, PutIf, a
+//     Batch's put op, WithIndex) with store.ErrIDTooLong too, storing
+//     nothing, while reads, listings, searches and deletes accept it and
+//     find nothing, and all three at the limit (incompressible multi-byte
+//     text) are stored and read back; a TTL on a store without TTLConfig with
 //     store.ErrNoTTL, WithIndex on a store without index with
 //     store.ErrNoIndex.
 //   - Item.ExpiresAt reports the expiry; TTLs refresh by

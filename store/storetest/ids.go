@@ -88,9 +88,14 @@ func limitNS(seed uint64, n int) store.Namespace {
 
 // testTooLong: a namespace (whole, or one label), key or index field path
 // one byte longer than store.MaxIDBytes — counted in bytes: each ends in a
-// multi-byte character — is refused by every entry point with
-// store.ErrIDTooLong (and the sentinel of its kind) before any I/O, and
-// nothing is stored.
+// multi-byte character — is refused by every write (Put, PutIf, a Batch's
+// put op, WithIndex) with store.ErrIDTooLong (and the sentinel of its
+// kind) before any I/O, and nothing is stored. Reads, listings, searches
+// and deletes (Get, Search, ListNamespaces, ListItems, Delete,
+// DeletePrefix, a Batch's get op and delete op) take it and find nothing,
+// as for any absent item: the limit bounds what is stored, and a longer
+// id an earlier version stored stays reachable (see the SQLite store's
+// legacy-ids test).
 func (r *runner) testTooLong(t *testing.T) {
 	const n = store.MaxIDBytes
 	e := r.indexed(t, store.Cosine, "text")
@@ -109,55 +114,103 @@ func (r *runner) testTooLong(t *testing.T) {
 		wantErr(t, what, err, store.ErrIDTooLong)
 		wantErr(t, what, err, kind)
 	}
+	ok := func(what string, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatalf("%s: %v, want nil (only writes bound the length)", what, err)
+		}
+	}
 	v := map[string]any{"text": "banana"}
 	for name, bad := range map[string]store.Namespace{"label": longLabel, "namespace": longWhole} {
 		tooLong("Put("+name+")", e.s.Put(e.ctx, bad, "k", v), store.ErrInvalidNamespace)
-		_, err := e.s.Get(e.ctx, bad, "k")
-		tooLong("Get("+name+")", err, store.ErrInvalidNamespace)
-		tooLong("Delete("+name+")", e.s.Delete(e.ctx, bad, "k"), store.ErrInvalidNamespace)
-		_, err = e.s.Search(e.ctx, bad, store.SearchOptions{})
-		tooLong("Search("+name+")", err, store.ErrInvalidNamespace)
-		_, err = e.s.Search(e.ctx, bad, store.SearchOptions{Query: "apple"})
-		tooLong("Search("+name+", query)", err, store.ErrInvalidNamespace)
-		_, err = e.s.ListNamespaces(e.ctx, store.ListNamespacesOptions{Prefix: bad})
-		tooLong("ListNamespaces(prefix "+name+")", err, store.ErrInvalidNamespace)
-		_, err = e.s.ListNamespaces(e.ctx, store.ListNamespacesOptions{Suffix: bad})
-		tooLong("ListNamespaces(suffix "+name+")", err, store.ErrInvalidNamespace)
-		_, err = e.s.Batch(e.ctx, []store.Op{
+		_, err := e.s.Batch(e.ctx, []store.Op{
 			store.PutOp{Namespace: ns("batch"), Key: "ok", Value: v},
 			store.PutOp{Namespace: bad, Key: "k", Value: v},
 		})
 		tooLong("Batch(put "+name+")", err, store.ErrInvalidNamespace)
-		if l, ok := e.s.(store.Lister); ok {
-			_, err = l.ListItems(e.ctx, bad, store.ListItemsOptions{})
-			tooLong("ListItems("+name+")", err, store.ErrInvalidNamespace)
-		}
-		if d, ok := e.s.(store.PrefixDeleter); ok {
-			_, err = d.DeletePrefix(e.ctx, bad)
-			tooLong("DeletePrefix("+name+")", err, store.ErrInvalidNamespace)
-		}
 		if c, ok := e.s.(store.ConditionalPutter); ok {
 			tooLong("PutIf("+name+")", c.PutIf(e.ctx, bad, "k", v, store.PutCondition{}), store.ErrInvalidNamespace)
 		}
+
+		it, err := e.s.Get(e.ctx, bad, "k")
+		ok("Get("+name+")", err)
+		if it != nil {
+			t.Fatalf("Get(%s) found an item", name)
+		}
+		ok("Delete("+name+")", e.s.Delete(e.ctx, bad, "k"))
+		res, err := e.s.Batch(e.ctx, []store.Op{
+			store.GetOp{Namespace: bad, Key: "k"},
+			store.PutOp{Namespace: bad, Key: "k"}, // a delete
+			store.SearchOp{Prefix: bad},
+			store.ListNamespacesOp{Options: store.ListNamespacesOptions{Prefix: bad}},
+		})
+		ok("Batch(get, delete, search, list "+name+")", err)
+		if len(res) != 4 || res[0].Item != nil || len(res[2].Items) != 0 || len(res[3].Namespaces) != 0 {
+			t.Fatalf("Batch(get, delete, search, list %s) found something: %v", name, res)
+		}
+		for _, opt := range []store.SearchOptions{{}, {Query: "apple"}} {
+			found, err := e.s.Search(e.ctx, bad, opt)
+			ok("Search("+name+")", err)
+			if len(found) != 0 {
+				t.Fatalf("Search(%s, %q) found %d items", name, opt.Query, len(found))
+			}
+		}
+		for what, opt := range map[string]store.ListNamespacesOptions{"prefix": {Prefix: bad}, "suffix": {Suffix: bad}} {
+			found, err := e.s.ListNamespaces(e.ctx, opt)
+			ok("ListNamespaces("+what+" "+name+")", err)
+			if len(found) != 0 {
+				t.Fatalf("ListNamespaces(%s %s) found %v", what, name, found)
+			}
+		}
+		if l, isLister := e.s.(store.Lister); isLister {
+			found, err := l.ListItems(e.ctx, bad, store.ListItemsOptions{})
+			ok("ListItems("+name+")", err)
+			if len(found) != 0 {
+				t.Fatalf("ListItems(%s) found %d items", name, len(found))
+			}
+		}
+		if d, isDeleter := e.s.(store.PrefixDeleter); isDeleter {
+			k, err := d.DeletePrefix(e.ctx, bad)
+			ok("DeletePrefix("+name+")", err)
+			if k != 0 {
+				t.Fatalf("DeletePrefix(%s) deleted %d items", name, k)
+			}
+		}
 	}
 	tooLong("Put(key)", e.s.Put(e.ctx, ns("users"), longKey, v), store.ErrInvalidKey)
-	_, err := e.s.Get(e.ctx, ns("good"), longKey)
-	tooLong("Get(key)", err, store.ErrInvalidKey)
-	tooLong("Delete(key)", e.s.Delete(e.ctx, ns("good"), longKey), store.ErrInvalidKey)
-	_, err = e.s.Batch(e.ctx, []store.Op{store.GetOp{Namespace: ns("good"), Key: longKey}})
-	tooLong("Batch(get key)", err, store.ErrInvalidKey)
-	if l, ok := e.s.(store.Lister); ok {
-		_, err = l.ListItems(e.ctx, ns("good"), store.ListItemsOptions{After: longKey})
-		tooLong("ListItems(after)", err, store.ErrInvalidKey)
-	}
-	if c, ok := e.s.(store.ConditionalPutter); ok {
+	_, err := e.s.Batch(e.ctx, []store.Op{store.PutOp{Namespace: ns("good"), Key: longKey, Value: v}})
+	tooLong("Batch(put key)", err, store.ErrInvalidKey)
+	if c, isCond := e.s.(store.ConditionalPutter); isCond {
 		tooLong("PutIf(key)", c.PutIf(e.ctx, ns("users"), longKey, v, store.PutCondition{}), store.ErrInvalidKey)
 	}
 	tooLong("Put(WithIndex path)", e.s.Put(e.ctx, ns("users"), "k", map[string]any{longPath: "apple"}, store.WithIndex(longPath)), store.ErrInvalidPath)
 
+	it, err := e.s.Get(e.ctx, ns("good"), longKey)
+	ok("Get(key)", err)
+	if it != nil {
+		t.Fatalf("Get(long key) found an item")
+	}
+	ok("Delete(key)", e.s.Delete(e.ctx, ns("good"), longKey))
+	res, err := e.s.Batch(e.ctx, []store.Op{store.GetOp{Namespace: ns("good"), Key: longKey}})
+	ok("Batch(get key)", err)
+	if len(res) != 1 || res[0].Item != nil {
+		t.Fatalf("Batch(get long key) found %v", res)
+	}
+	if l, isLister := e.s.(store.Lister); isLister {
+		found, err := l.ListItems(e.ctx, ns("good"), store.ListItemsOptions{After: longKey})
+		ok("ListItems(after)", err)
+		want := "" // the keys after the long one, in byte order
+		if "k" > longKey {
+			want = "k"
+		}
+		if got := keysOf(found); got != want {
+			t.Fatalf("ListItems(after the long key) = %q, want %q", got, want)
+		}
+	}
+
 	got := e.search(nil, store.SearchOptions{Limit: 100})
-	sameSet(t, "items after the refused calls", keys(got), []string{"k"})
-	equalStrings(t, "namespaces after the refused calls", nsStrings(e.list(store.ListNamespacesOptions{})), []string{"good"})
+	sameSet(t, "items after the refused writes and the lookups", keys(got), []string{"k"})
+	equalStrings(t, "namespaces after the refused writes and the lookups", nsStrings(e.list(store.ListNamespacesOptions{})), []string{"good"})
 }
 
 // testAtLimit writes an item whose namespace, key and index field path are

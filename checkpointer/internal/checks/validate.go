@@ -6,8 +6,9 @@ import (
 	"github.com/memvault/memvault/checkpointer"
 )
 
-// ValidateThreadIDs checks every id of a list of threads (Prune); see
-// ValidateThreadID.
+// ValidateThreadIDs checks every id of a list of threads (Prune) with
+// checkpointer.ValidateThreadID: non-empty text of any length, so that a
+// thread stored with a longer id before the limit can still be deleted.
 func ValidateThreadIDs(ids []string) error {
 	for _, id := range ids {
 		if err := checkpointer.ValidateThreadID(id); err != nil {
@@ -29,11 +30,26 @@ func ValidateRunIDs(ids []string) error {
 	return nil
 }
 
-// ValidateConfig checks a config that addresses one thread (GetTuple, Put,
-// PutWrites): a non-empty thread id, and every coordinate a valid
-// identifier (checkpointer.ValidateID: text of at most MaxIDBytes).
+// ValidateConfig checks a config that finds one thread (GetTuple,
+// DeleteCheckpoint): a non-empty thread id and every coordinate valid
+// text. The length is not bounded (checkpointer.MaxIDBytes bounds what is
+// written): a longer id finds nothing, or a row an earlier version stored
+// without the limit.
 func ValidateConfig(cfg checkpointer.Config) error {
 	if err := checkpointer.ValidateThreadID(cfg.ThreadID); err != nil {
+		return err
+	}
+	if err := checkpointer.ValidateText("checkpoint namespace", cfg.CheckpointNS); err != nil {
+		return err
+	}
+	return checkpointer.ValidateText("checkpoint id", cfg.CheckpointID)
+}
+
+// ValidateStoredConfig checks the config of a write (Put, PutWrites), whose
+// coordinates are stored: a non-empty thread id, and every coordinate a
+// valid identifier (checkpointer.ValidateID: text of at most MaxIDBytes).
+func ValidateStoredConfig(cfg checkpointer.Config) error {
+	if err := checkpointer.ValidateStoredThreadID(cfg.ThreadID); err != nil {
 		return err
 	}
 	if err := checkpointer.ValidateID("checkpoint namespace", cfg.CheckpointNS); err != nil {
@@ -46,24 +62,25 @@ func ValidateConfig(cfg checkpointer.Config) error {
 // and so does a config without a thread id when opt.AllThreads says so:
 // those are the explicit ways to ask for all of them. Any other config must
 // name its thread, so that an unset variable cannot turn "this thread" into
-// "every thread".
+// "every thread". Coordinates are checked as text only, like
+// ValidateConfig's.
 func ValidateListConfig(cfg *checkpointer.Config, opt checkpointer.ListOptions) error {
 	if cfg != nil {
 		if cfg.ThreadID == "" && !opt.AllThreads {
 			return checkpointer.ErrMissingThreadID
 		}
-		if err := checkpointer.ValidateID("thread id", cfg.ThreadID); err != nil {
+		if err := checkpointer.ValidateText("thread id", cfg.ThreadID); err != nil {
 			return err
 		}
-		if err := checkpointer.ValidateID("checkpoint namespace", cfg.CheckpointNS); err != nil {
+		if err := checkpointer.ValidateText("checkpoint namespace", cfg.CheckpointNS); err != nil {
 			return err
 		}
-		if err := checkpointer.ValidateID("checkpoint id", cfg.CheckpointID); err != nil {
+		if err := checkpointer.ValidateText("checkpoint id", cfg.CheckpointID); err != nil {
 			return err
 		}
 	}
 	if opt.Before != nil {
-		if err := checkpointer.ValidateID("before checkpoint id", opt.Before.CheckpointID); err != nil {
+		if err := checkpointer.ValidateText("before checkpoint id", opt.Before.CheckpointID); err != nil {
 			return err
 		}
 	}
@@ -73,7 +90,7 @@ func ValidateListConfig(cfg *checkpointer.Config, opt checkpointer.ListOptions) 
 // ValidatePut checks the arguments of Saver.Put; every backend calls it
 // first so that bad input fails the same way everywhere.
 func ValidatePut(cfg checkpointer.Config, cp *checkpointer.Checkpoint, newVersions map[string]string) error {
-	if err := ValidateConfig(cfg); err != nil {
+	if err := ValidateStoredConfig(cfg); err != nil {
 		return err
 	}
 	if cp == nil {
@@ -124,7 +141,7 @@ func validateVersions(where string, versions map[string]string) error {
 
 // ValidatePutWrites checks the arguments of Saver.PutWrites.
 func ValidatePutWrites(cfg checkpointer.Config, writes []checkpointer.Write, taskID, taskPath string) error {
-	if err := ValidateConfig(cfg); err != nil {
+	if err := ValidateStoredConfig(cfg); err != nil {
 		return err
 	}
 	if cfg.CheckpointID == "" {

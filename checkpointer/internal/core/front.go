@@ -89,13 +89,17 @@ func (f *Front) Prune(ctx context.Context, threadIDs []string, strategy checkpoi
 	return f.h.Prune(ctx, threadIDs, strategy)
 }
 
-// CopyThread implements checkpointer.Copier: both ids are checked, and a
-// thread copied onto itself is left as it is.
+// CopyThread implements checkpointer.Copier: both ids are checked — the
+// source as text (a thread stored with a longer id before the limit can be
+// copied to a shorter one), the destination, which is written, within
+// checkpointer.MaxIDBytes — and a thread copied onto itself is left as it
+// is.
 func (f *Front) CopyThread(ctx context.Context, srcThreadID, dstThreadID string) error {
-	for _, id := range []string{srcThreadID, dstThreadID} {
-		if err := checkpointer.ValidateThreadID(id); err != nil {
-			return fmt.Errorf("%s: copy thread: %w", f.driver, err)
-		}
+	if err := checkpointer.ValidateThreadID(srcThreadID); err != nil {
+		return fmt.Errorf("%s: copy thread: %w", f.driver, err)
+	}
+	if err := checkpointer.ValidateStoredThreadID(dstThreadID); err != nil {
+		return fmt.Errorf("%s: copy thread: %w", f.driver, err)
 	}
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("%s: %w", f.driver, err)

@@ -54,7 +54,7 @@ func Put(ctx context.Context, c binding.Codec, style checkpointer.VersionStyle, 
 		return nil, err
 	}
 	out := &Checkpoint{Thread: cfg.ThreadID, NS: cfg.CheckpointNS, ID: cp.ID, Parent: cfg.CheckpointID, Doc: doc, Meta: meta,
-		NeedsParent: cfg.CheckpointID != "" && Inherits(cp, newVersions), Blobs: make([]Blob, 0, len(newVersions))}
+		NeedsParent: NeedsParent(cfg, cp, newVersions), Blobs: make([]Blob, 0, len(newVersions))}
 	for _, ch := range slices.Sorted(maps.Keys(newVersions)) {
 		b, err := SealBlob(ctx, c, cfg.ThreadID, cfg.CheckpointNS, ch, newVersions[ch], cp.ChannelValues, &out.Fence)
 		if err != nil {
@@ -81,6 +81,24 @@ func Inherits(cp *checkpointer.Checkpoint, newVersions map[string]string) bool {
 		}
 	}
 	return false
+}
+
+// NeedsParent reports whether a put of cp continuing cfg's checkpoint is
+// whole only while that parent is stored: it inherits a value from it
+// (Inherits) or reads its pending sends from it (ReadsParentSends). Every
+// driver refuses such a put, storing nothing, when the parent is gone
+// (ParentMissing).
+func NeedsParent(cfg checkpointer.Config, cp *checkpointer.Checkpoint, newVersions map[string]string) bool {
+	return cfg.CheckpointID != "" && (ReadsParentSends(cp) || Inherits(cp, newVersions))
+}
+
+// ReadsParentSends reports whether cp is of a format before 4 (a V of 1
+// to 3; 0 is a Go caller's unset field, taken as current), whose pending
+// sends are not in the checkpoint but read from its parent's writes to
+// the tasks channel: such a checkpoint needs its parent even when it
+// rewrites every channel.
+func ReadsParentSends(cp *checkpointer.Checkpoint) bool {
+	return cp.V > 0 && cp.V < 4
 }
 
 // ParentMissing is the error of a put that needs its parent (Inherits)

@@ -28,11 +28,20 @@ type Put struct {
 
 // Prepare checks op and prepares its write for a store with ttl and cfg (its index)
 // (nil without them).
+//
+// A put (non-nil Value) stores its namespace and key, which must fit
+// store.MaxIDBytes; a delete only finds them, and takes any length, so
+// that an item an earlier version stored under a longer namespace or key
+// can still be deleted.
 func Prepare(op store.PutOp, ttl *store.TTLConfig, cfg *store.IndexConfig) (*Put, error) {
-	if err := op.Namespace.Validate(); err != nil {
+	validNS, validKey := op.Namespace.ValidateStored, store.ValidateStoredKey
+	if op.Value == nil {
+		validNS, validKey = op.Namespace.Validate, store.ValidateKey
+	}
+	if err := validNS(); err != nil {
 		return nil, err
 	}
-	if err := store.ValidateKey(op.Key); err != nil {
+	if err := validKey(op.Key); err != nil {
 		return nil, err
 	}
 	p := &Put{Namespace: op.Namespace.Clone(), Prefix: op.Namespace.String(), Key: op.Key}
