@@ -41,7 +41,7 @@ func underK1(t *testing.T, n int) (Config, []carve.Value) {
 		}
 	}
 	h.Close()
-	c.Keys.Primary, c.AllowPlaintext = carve.K1, true
+	c.Keys.Primary, c.DangerousAllowPlaintext = carve.K1, true
 	h, err = Open(ctx, c)
 	if err != nil {
 		t.Fatal(err)
@@ -56,7 +56,7 @@ func underK1(t *testing.T, n int) (Config, []carve.Value) {
 	if err != nil || len(values) != 2*n {
 		t.Fatalf("%d values under K1: %v", len(values), err)
 	}
-	c.Keys, c.AllowPlaintext = Keys{Primary: carve.K2, Previous: []string{carve.K1}}, false
+	c.Keys, c.DangerousAllowPlaintext = Keys{Primary: carve.K2, Previous: []string{carve.K1}}, false
 	return c, values
 }
 

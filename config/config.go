@@ -81,10 +81,12 @@ type Config struct {
 	// Encryption is MEMVAULT_ENCRYPTION: envelope (default when a key is
 	// set), langgraph, or off (default without a key).
 	Encryption EncryptionMode
-	// AllowPlaintext lets an encrypting configuration read rows written
-	// without encryption (MEMVAULT_ALLOW_PLAINTEXT=true), for migrating an
-	// unencrypted database. Off by default: such rows are refused.
-	AllowPlaintext bool
+	// DangerousAllowPlaintext lets an encrypting configuration read rows
+	// written without encryption (MEMVAULT_ALLOW_PLAINTEXT=true), for
+	// migrating an unencrypted database. Dangerous: whoever can write the
+	// database can then plant plaintext values that are read as if they had
+	// been sealed. Off by default: such rows are refused.
+	DangerousAllowPlaintext bool
 	// DangerouslyAcceptUnboundAES lets envelope mode read values in
 	// LangGraph's "aes" format (MEMVAULT_DANGEROUSLY_ACCEPT_UNBOUND_AES=true),
 	// for the one `memvault keys reencrypt` that moves a database out of
@@ -264,7 +266,7 @@ func FromLookup(lookup func(string) (string, bool)) (Config, error) {
 		if err != nil {
 			return c, fmt.Errorf("config: MEMVAULT_ALLOW_PLAINTEXT=%q: want true or false", v)
 		}
-		c.AllowPlaintext = b
+		c.DangerousAllowPlaintext = b
 	}
 	if v, ok := get("MEMVAULT_DANGEROUSLY_ACCEPT_UNBOUND_AES"); ok {
 		b, err := strconv.ParseBool(v)

@@ -59,7 +59,7 @@ func TestFromLookupValues(t *testing.T) {
 	}
 	if c.DSN != "postgres://a" || c.Keys.Primary != " 0123456789abcdef " || strings.Join(c.Keys.Previous, "|") != "k1| k2" ||
 		c.Encryption != EncryptionLangGraph || strings.Join(c.IndexFields, "|") != "text|facts[*].text" ||
-		c.Distance != store.L2 || c.CacheSize != 0 || c.Versions != checkpointer.VersionInt || !c.AllowPlaintext {
+		c.Distance != store.L2 || c.CacheSize != 0 || c.Versions != checkpointer.VersionInt || !c.DangerousAllowPlaintext {
 		t.Fatalf("parsed = %+v", c)
 	}
 	if s := fmt.Sprintf("%v %+v %#v", c.Keys, c.Keys, c.Keys); strings.Contains(s, "0123456789abcdef") || strings.Contains(s, "k1") {
@@ -132,7 +132,7 @@ func TestOpenSQLiteStrictAfterEncryption(t *testing.T) {
 		t.Fatalf("strict read of plaintext: %v", err)
 	}
 	h.Close()
-	c.AllowPlaintext = true
+	c.DangerousAllowPlaintext = true
 	h, err = Open(ctx, c)
 	if err != nil {
 		t.Fatal(err)
@@ -142,7 +142,7 @@ func TestOpenSQLiteStrictAfterEncryption(t *testing.T) {
 		t.Fatalf("migration: %+v %v", st, err)
 	}
 	h.Close()
-	c.AllowPlaintext = false
+	c.DangerousAllowPlaintext = false
 	h, err = Open(ctx, c)
 	if err != nil {
 		t.Fatal(err)

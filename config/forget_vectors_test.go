@@ -96,7 +96,7 @@ func TestForgottenSubjectsVectorsTellNothing(t *testing.T) {
 
 			// The attacker's means: the keyed embedder of the master key,
 			// and every rotation the key table still selects.
-			keyed, err := ProtectedEmbedder(embeddings.NewHashing(256), h.Keyring.Primary())
+			keyed, err := ProtectedEmbedder(embeddings.NewUnkeyedHashing(256), h.Keyring.Primary())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -356,7 +356,7 @@ func TestSubjectVectorsFromBeforeSpaces(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	keyed, err := ProtectedEmbedder(embeddings.NewHashing(256), ring.Primary())
+	keyed, err := ProtectedEmbedder(embeddings.NewUnkeyedHashing(256), ring.Primary())
 	if err != nil {
 		t.Fatal(err)
 	}

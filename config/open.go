@@ -231,7 +231,7 @@ func (c Config) serializer() (serde.Serializer, *crypto.Keyring, error) {
 	}
 	opts := c.readOptions()
 	if mode == EncryptionLangGraph {
-		opts = append(opts, serde.WithLangGraphAES(crypto.ModeGCM))
+		opts = append(opts, serde.WithDangerousLangGraphAES(crypto.ModeGCM))
 	}
 	enc, err := serde.NewEncrypted(serde.JSONPlus{}, ring, opts...)
 	if err != nil {
@@ -244,7 +244,7 @@ func (c Config) serializer() (serde.Serializer, *crypto.Keyring, error) {
 // accept when reading.
 func (c Config) readOptions() []serde.EncryptedOption {
 	var opts []serde.EncryptedOption
-	if c.AllowPlaintext {
+	if c.DangerousAllowPlaintext {
 		opts = append(opts, serde.WithDangerousPlaintextReads())
 	}
 	if c.DangerouslyAcceptUnboundAES {
@@ -281,7 +281,7 @@ func (c Config) publicEmbedder() (embeddings.Embedder, error) {
 	switch provider {
 	case "hash":
 		n, _ := strconv.Atoi(args[0])
-		return embeddings.NewHashing(n), nil
+		return embeddings.NewUnkeyedHashing(n), nil
 	case "openai":
 		o := openai.Options{Model: args[0], APIKey: c.OpenAIAPIKey, BaseURL: c.OpenAIBaseURL}
 		if len(args) == 2 {
@@ -949,15 +949,16 @@ type KeyInfo struct {
 
 // KeysReport is what `memvault keys check` prints.
 type KeysReport struct {
-	Mode           EncryptionMode `json:"mode"`
-	Keys           []KeyInfo      `json:"keys"`
-	AllowPlaintext bool           `json:"allow_plaintext"`
+	Mode EncryptionMode `json:"mode"`
+	Keys []KeyInfo      `json:"keys"`
+	// DangerousAllowPlaintext is Config.DangerousAllowPlaintext.
+	DangerousAllowPlaintext bool `json:"dangerous_allow_plaintext"`
 }
 
 // DescribeKeys parses the configured keys (failing as Open would) and
 // reports the mode, key ids and sizes, never key bytes.
 func DescribeKeys(c Config) (KeysReport, error) {
-	r := KeysReport{Mode: c.EffectiveEncryption(), Keys: []KeyInfo{}, AllowPlaintext: c.AllowPlaintext}
+	r := KeysReport{Mode: c.EffectiveEncryption(), Keys: []KeyInfo{}, DangerousAllowPlaintext: c.DangerousAllowPlaintext}
 	ring, err := c.Keyring()
 	if err != nil {
 		return r, err

@@ -103,7 +103,7 @@ func storedVector(t *testing.T, path string) []float32 {
 // average, and 2 or more with probability under 1%.
 func TestDictionaryAttackOnStoredVectors(t *testing.T) {
 	ctx := context.Background()
-	public := embeddings.NewHashing(256)
+	public := embeddings.NewUnkeyedHashing(256)
 	key := "0123456789abcdef0123456789abcdef"
 
 	// Before: the public embedder's vectors give the words away.
@@ -169,7 +169,7 @@ type openAILike struct{ embeddings.Embedder }
 // the same order with the same scores (up to float32 rounding).
 func TestSealingKeepsSearchResults(t *testing.T) {
 	ctx := context.Background()
-	public := embeddings.NewHashing(256)
+	public := embeddings.NewUnkeyedHashing(256)
 	ring, _ := crypto.KeyringFromLookup(func(string) (string, bool) { return "0123456789abcdef0123456789abcdef", true })
 	sealed, err := ProtectedEmbedder(openAILike{public}, ring.Primary())
 	if err != nil {
@@ -229,7 +229,7 @@ func TestPublicVectorsStoreKeepsWorking(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "old.db")
 	ring, _ := crypto.KeyringFromLookup(func(string) (string, bool) { return key, true })
 	enc, _ := serde.NewEncrypted(nil, ring)
-	st, err := sqlitestore.Open(ctx, path, sqlitestore.Options{Index: &store.IndexConfig{Embedder: embeddings.NewHashing(256), Dims: 256, Fields: []string{"$"}}, Serde: enc})
+	st, err := sqlitestore.Open(ctx, path, sqlitestore.Options{Index: &store.IndexConfig{Embedder: embeddings.NewUnkeyedHashing(256), Dims: 256, Fields: []string{"$"}}, Serde: enc})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -259,7 +259,7 @@ func TestPublicVectorsStoreKeepsWorking(t *testing.T) {
 	}
 	h.Close()
 	oldVec := storedVector(t, path)
-	if got := recovered(topWords(t, embeddings.NewHashing(256), oldVec, 8)); got >= 2 {
+	if got := recovered(topWords(t, embeddings.NewUnkeyedHashing(256), oldVec, 8)); got >= 2 {
 		t.Fatalf("after Reembed the vectors still give %d words away", got)
 	}
 	h, err = Open(ctx, c)
@@ -276,7 +276,7 @@ func TestPublicVectorsStoreKeepsWorking(t *testing.T) {
 	}
 	// Another key: refused, not silently searched with meaningless vectors.
 	c.Keys.Primary = "fedcba9876543210fedcba9876543210"
-	c.AllowPlaintext = true
+	c.DangerousAllowPlaintext = true
 	if _, err := Open(ctx, c); !errorsIsMismatch(err) {
 		t.Fatalf("open with another key: %v, want ErrEmbedderMismatch", err)
 	}

@@ -47,7 +47,7 @@ func reportTextsPerSecond(b *testing.B) {
 func BenchmarkHashing200Words(b *testing.B) {
 	for _, dims := range []int{256, 1536} {
 		b.Run("dims="+strconv.Itoa(dims), func(b *testing.B) {
-			h := NewHashing(dims)
+			h := NewUnkeyedHashing(dims)
 			texts, size := benchTexts(256)
 			b.SetBytes(int64(size / len(texts)))
 			b.ReportAllocs()
@@ -82,7 +82,7 @@ func BenchmarkCachedHit(b *testing.B) {
 	for _, dims := range []int{256, 1536} {
 		b.Run("dims="+strconv.Itoa(dims), func(b *testing.B) {
 			ctx := context.Background()
-			c, err := NewCached(NewHashing(dims), 1024)
+			c, err := NewCached(NewUnkeyedHashing(dims), 1024)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -105,7 +105,7 @@ func BenchmarkCachedHit(b *testing.B) {
 // full.
 func BenchmarkCachedMiss(b *testing.B) {
 	ctx := context.Background()
-	c, err := NewCached(NewHashing(1536), 1024)
+	c, err := NewCached(NewUnkeyedHashing(1536), 1024)
 	if err != nil {
 		b.Fatal(err)
 	}

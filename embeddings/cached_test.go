@@ -60,7 +60,7 @@ func (r *recorder) EmbedQuery(ctx context.Context, text string) ([]float32, erro
 
 func newCached(t testing.TB, size int) (*Cached, *recorder) {
 	t.Helper()
-	r := &recorder{Embedder: NewHashing(64)}
+	r := &recorder{Embedder: NewUnkeyedHashing(64)}
 	c, err := NewCached(r, size)
 	if err != nil {
 		t.Fatal(err)
@@ -73,7 +73,7 @@ func equalVec(a, b []float32) bool { return slices.Equal(a, b) }
 func TestCachedBatchesOnlyMissesInOrder(t *testing.T) {
 	ctx := context.Background()
 	c, r := newCached(t, 100)
-	h := NewHashing(64)
+	h := NewUnkeyedHashing(64)
 
 	if _, err := c.EmbedDocuments(ctx, []string{"alpha", "beta"}); err != nil {
 		t.Fatal(err)
@@ -115,7 +115,7 @@ func TestCachedBatchesOnlyMissesInOrder(t *testing.T) {
 func TestCachedReturnsCopies(t *testing.T) {
 	ctx := context.Background()
 	c, _ := newCached(t, 10)
-	want := NewHashing(64).Embed("same text")
+	want := NewUnkeyedHashing(64).Embed("same text")
 	for range 3 {
 		vs, err := c.EmbedDocuments(ctx, []string{"same text", "same text"})
 		if err != nil {
@@ -209,7 +209,7 @@ func TestCachedEvicts(t *testing.T) {
 
 func TestCachedErrors(t *testing.T) {
 	ctx := context.Background()
-	if _, err := NewCached(NewHashing(8), 0); !errors.Is(err, ErrInvalidCacheSize) {
+	if _, err := NewCached(NewUnkeyedHashing(8), 0); !errors.Is(err, ErrInvalidCacheSize) {
 		t.Errorf("NewCached(size 0): %v", err)
 	}
 
@@ -252,7 +252,7 @@ func TestCachedErrors(t *testing.T) {
 func TestCachedConcurrent(t *testing.T) {
 	ctx := context.Background()
 	c, _ := newCached(t, 16)
-	h := NewHashing(64)
+	h := NewUnkeyedHashing(64)
 	var wg sync.WaitGroup
 	for g := range 8 {
 		wg.Go(func() {

@@ -23,7 +23,7 @@ func cosine(a, b []float32) float64 {
 
 func ExampleHashing() {
 	ctx := context.Background()
-	h := embeddings.NewHashing(256)
+	h := embeddings.NewUnkeyedHashing(256)
 
 	docs, err := h.EmbedDocuments(ctx, []string{
 		"The user prefers dark mode in the editor.",
@@ -47,7 +47,7 @@ func ExampleHashing() {
 
 func ExampleCached() {
 	ctx := context.Background()
-	c, err := embeddings.NewCached(embeddings.NewHashing(64), 1000)
+	c, err := embeddings.NewCached(embeddings.NewUnkeyedHashing(64), 1000)
 	if err != nil {
 		panic(err)
 	}

@@ -13,7 +13,7 @@ import (
 	"unicode/utf8"
 )
 
-// DefaultHashingDims is the dimension NewHashing uses when it is given a
+// DefaultHashingDims is the dimension NewUnkeyedHashing uses when it is given a
 // non-positive value.
 const DefaultHashingDims = 256
 
@@ -88,11 +88,16 @@ type Hashing struct {
 
 var _ Embedder = (*Hashing)(nil)
 
-// NewHashing returns a hashing embedder producing vectors of dims
+// NewUnkeyedHashing returns a hashing embedder producing vectors of dims
 // components; dims < 1 selects DefaultHashingDims. Larger dims mean fewer
 // collisions: 256 is adequate for short texts, 1024 or more suits long
 // documents.
-func NewHashing(dims int) *Hashing {
+//
+// Unkeyed: anyone can compute the vector of any text, so whoever reads the
+// stored vectors can match them against a dictionary and recover the words
+// of encrypted memories. Use NewKeyedHashing for data that must stay
+// secret; this one suits tests, examples and public texts.
+func NewUnkeyedHashing(dims int) *Hashing {
 	if dims < 1 {
 		dims = DefaultHashingDims
 	}
@@ -121,7 +126,7 @@ func NewKeyedHashing(dims int, secret []byte, keyID string) (*Hashing, error) {
 	if err != nil {
 		return nil, fmt.Errorf("embeddings: keyed hashing: %w", err)
 	}
-	h := NewHashing(dims)
+	h := NewUnkeyedHashing(dims)
 	h.prf = block
 	h.name += "+keyed:" + keyID
 	return h, nil

@@ -61,7 +61,7 @@ func cosine(a, b []float32) float64 {
 
 func TestHashingRanksParaphrasesAboveUnrelated(t *testing.T) {
 	for _, dims := range []int{256, 1024} {
-		h := NewHashing(dims)
+		h := NewUnkeyedHashing(dims)
 		var margins, paraSims []float64
 		for i, p := range paraphrases {
 			anchor := h.Embed(p[0])
@@ -135,7 +135,7 @@ var goldenPrefix = []uint32{
 const goldenCorpusSum = "5187db6a351d792ba5d32b5ceafe57d1c208e11f1654d5f2f5ced510958f2185"
 
 func TestHashingGoldenPrefix(t *testing.T) {
-	v := NewHashing(goldenDims).Embed(goldenText)
+	v := NewUnkeyedHashing(goldenDims).Embed(goldenText)
 	for i, want := range goldenPrefix {
 		if got := math.Float32bits(v[i]); got != want {
 			t.Errorf("component %d = %#08x (%v), want %#08x (%v)", i, got, v[i], want, math.Float32frombits(want))
@@ -144,7 +144,7 @@ func TestHashingGoldenPrefix(t *testing.T) {
 }
 
 func TestHashingGoldenCorpus(t *testing.T) {
-	h := NewHashing(256)
+	h := NewUnkeyedHashing(256)
 	sum := sha256.New()
 	var b [4]byte
 	for _, text := range corpus() {
@@ -168,7 +168,7 @@ func corpus() []string {
 }
 
 func TestHashingUnitNormAndDeterministic(t *testing.T) {
-	h := NewHashing(128)
+	h := NewUnkeyedHashing(128)
 	for _, text := range corpus() {
 		v := h.Embed(text)
 		if len(v) != 128 {
@@ -191,7 +191,7 @@ func TestHashingUnitNormAndDeterministic(t *testing.T) {
 }
 
 func TestHashingZeroVector(t *testing.T) {
-	h := NewHashing(32)
+	h := NewUnkeyedHashing(32)
 	for _, text := range []string{"", "   ", "?!... --- ;;", "\u0301\u0301"} {
 		v := h.Embed(text)
 		if len(v) != 32 {
@@ -206,7 +206,7 @@ func TestHashingZeroVector(t *testing.T) {
 }
 
 func TestHashingNormalisation(t *testing.T) {
-	h := NewHashing(256)
+	h := NewUnkeyedHashing(256)
 	same := [][2]string{
 		{"Hello, World!", "hello world"},
 		{"CAFÉ crème brûlée", "cafe creme brulee"},
@@ -244,18 +244,18 @@ func TestNewHashingDims(t *testing.T) {
 		in, dims int
 		name     string
 	}{{0, DefaultHashingDims, "hash:256"}, {-3, DefaultHashingDims, "hash:256"}, {1, 1, "hash:1"}, {1536, 1536, "hash:1536"}} {
-		h := NewHashing(tc.in)
+		h := NewUnkeyedHashing(tc.in)
 		if h.Dims() != tc.dims || h.Name() != tc.name {
-			t.Errorf("NewHashing(%d): Dims %d Name %q, want %d %q", tc.in, h.Dims(), h.Name(), tc.dims, tc.name)
+			t.Errorf("NewUnkeyedHashing(%d): Dims %d Name %q, want %d %q", tc.in, h.Dims(), h.Name(), tc.dims, tc.name)
 		}
 		if v := h.Embed("one dimension is still unit norm"); len(v) != tc.dims {
-			t.Errorf("NewHashing(%d): len %d", tc.in, len(v))
+			t.Errorf("NewUnkeyedHashing(%d): len %d", tc.in, len(v))
 		}
 	}
 }
 
 func TestHashingEmbedderInterface(t *testing.T) {
-	h := NewHashing(64)
+	h := NewUnkeyedHashing(64)
 	ctx := context.Background()
 	texts := []string{"alpha beta", "", "gamma"}
 	vs, err := h.EmbedDocuments(ctx, texts)
@@ -280,7 +280,7 @@ func FuzzHashing(f *testing.F) {
 	for _, s := range append([]string{"", goldenText, "\xff\xfe", "a", "東京", strings.Repeat("x", 300)}, unrelated...) {
 		f.Add(s)
 	}
-	h := NewHashing(48)
+	h := NewUnkeyedHashing(48)
 	f.Fuzz(func(t *testing.T, s string) {
 		v := h.Embed(s)
 		if len(v) != 48 {

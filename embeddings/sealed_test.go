@@ -33,7 +33,7 @@ func TestSealedIsOrthogonal(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	secret := bytes.Repeat([]byte{7}, SealKeySize)
 	for _, d := range []int{1, 3, 64, 256, 768, 1000, 1536, 3072} {
-		s, err := NewSealed(NewHashing(d), secret, "k")
+		s, err := NewSealed(NewUnkeyedHashing(d), secret, "k")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -58,7 +58,7 @@ func TestSealedIsOrthogonal(t *testing.T) {
 // same key seals the same way, and another key another way.
 func TestSealedMovesVectorsOutOfTheModelSpace(t *testing.T) {
 	ctx := context.Background()
-	pub := NewHashing(256)
+	pub := NewUnkeyedHashing(256)
 	s1, _ := NewSealed(pub, bytes.Repeat([]byte{1}, SealKeySize), "k1")
 	s1b, _ := NewSealed(pub, bytes.Repeat([]byte{1}, SealKeySize), "k1")
 	s2, _ := NewSealed(pub, bytes.Repeat([]byte{2}, SealKeySize), "k2")
@@ -92,7 +92,7 @@ func TestSealedMovesVectorsOutOfTheModelSpace(t *testing.T) {
 // small corpus), while its vectors are unrelated to the public ones.
 func TestKeyedHashingKeepsQuality(t *testing.T) {
 	ctx := context.Background()
-	pub := NewHashing(256)
+	pub := NewUnkeyedHashing(256)
 	keyed, err := NewKeyedHashing(256, bytes.Repeat([]byte{9}, HashingKeySize), "kid")
 	if err != nil {
 		t.Fatal(err)
@@ -166,7 +166,7 @@ func BenchmarkKeyedHashing(b *testing.B) {
 	benchEmbed(b, h)
 }
 
-func BenchmarkPublicHashing(b *testing.B) { benchEmbed(b, NewHashing(256)) }
+func BenchmarkPublicHashing(b *testing.B) { benchEmbed(b, NewUnkeyedHashing(256)) }
 
 func benchEmbed(b *testing.B, h *Hashing) {
 	text := "The customer prefers email over phone calls and asked us to resend the invoice for order 1234 in euros."
@@ -197,7 +197,7 @@ func sealedGoldenVectors(t *testing.T) []byte {
 	r := rand.New(rand.NewPCG(3, 4))
 	var out []byte
 	for _, d := range []int{1, 4, 64, 256, 1000, 1536} {
-		s, err := NewSealed(NewHashing(d), bytes.Repeat([]byte{9}, SealKeySize), "golden")
+		s, err := NewSealed(NewUnkeyedHashing(d), bytes.Repeat([]byte{9}, SealKeySize), "golden")
 		if err != nil {
 			t.Fatal(err)
 		}

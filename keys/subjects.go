@@ -149,17 +149,6 @@ func (s Subjects) ThreadPrefix(subject string) string {
 	return subject + s.ThreadSeparator
 }
 
-// Namespace returns the store namespace prefix holding subject's items
-// under NamespacePrefix (nil when it is not set or holds a "*").
-//
-// Deprecated: it ignores NamespacePrefixes; use Namespaces.
-func (s Subjects) Namespace(subject string) []string {
-	if len(s.NamespacePrefix) == 0 || slices.Contains(s.NamespacePrefix, wildcard) {
-		return nil
-	}
-	return append(slices.Clone(s.NamespacePrefix), subject)
-}
-
 // Namespaces returns, for each namespace prefix, the prefix followed by
 // subject: the namespaces holding subject's items where the prefixes have
 // no "*", the store.ListNamespacesOptions prefixes that find them where

@@ -46,8 +46,8 @@ func TestNamespacePrefixesWithWildcards(t *testing.T) {
 	if got := s.Namespaces("carol"); !reflect.DeepEqual(got, want) {
 		t.Fatalf("Namespaces = %q, want %q", got, want)
 	}
-	if got := (keys.Subjects{NamespacePrefix: []string{"users"}}).Namespace("carol"); !reflect.DeepEqual(got, []string{"users", "carol"}) {
-		t.Fatalf("Namespace = %q", got)
+	if got := (keys.Subjects{NamespacePrefix: []string{"users"}}).Namespaces("carol"); !reflect.DeepEqual(got, [][]string{{"users", "carol"}}) {
+		t.Fatalf("Namespaces with one prefix = %q", got)
 	}
 	if got := (keys.Subjects{}).Namespaces("carol"); got != nil {
 		t.Fatalf("Namespaces without prefixes = %q", got)

@@ -116,7 +116,7 @@ func BenchmarkEncryptedEnvelope(b *testing.B) {
 
 // BenchmarkEncryptedAESGCM is the same round trip in LangGraph "aes" GCM mode.
 func BenchmarkEncryptedAESGCM(b *testing.B) {
-	benchEncrypted(b, encrypted(b, keyring(b, testKey), WithLangGraphAES(crypto.ModeGCM)))
+	benchEncrypted(b, encrypted(b, keyring(b, testKey), WithDangerousLangGraphAES(crypto.ModeGCM)))
 }
 
 // BenchmarkEncryptedJSONState is the whole stack: JSONPlus plus envelope,

@@ -71,12 +71,6 @@ func WithDangerousPlaintextReads() EncryptedOption {
 	return func(c *encryptedConfig) { c.allowPlaintext = true }
 }
 
-// WithPlaintextReads is WithDangerousPlaintextReads.
-//
-// Deprecated: use WithDangerousPlaintextReads, whose name says what it
-// risks.
-func WithPlaintextReads() EncryptedOption { return WithDangerousPlaintextReads() }
-
 // WithDangerousUnboundAESReads makes a serializer in envelope mode read
 // values in LangGraph's "aes" format too. Such values are bound to no row:
 // whoever can write the database can copy one under another thread,
@@ -85,16 +79,20 @@ func WithPlaintextReads() EncryptedOption { return WithDangerousPlaintextReads()
 // `memvault keys reencrypt` with it rewrites every "aes" row into the
 // envelope, after which it should be turned off (and, since old "aes"
 // ciphertexts of the same key may survive in backups, the key rotated).
-// WithLangGraphAES implies it.
+// WithDangerousLangGraphAES implies it.
 func WithDangerousUnboundAESReads() EncryptedOption {
 	return func(c *encryptedConfig) { c.allowUnbound = true }
 }
 
-// WithLangGraphAES makes the serializer write LangGraph's "aes" format with
-// mode (no associated data), for a database shared with Python LangGraph.
+// WithDangerousLangGraphAES makes the serializer write LangGraph's "aes"
+// format with mode, for a database shared with Python LangGraph. Dangerous:
+// the format carries no associated data, so a ciphertext is bound to no
+// row — whoever can write the database can move one under another thread,
+// channel, pending write or store key (another user's, say), and it
+// decrypts there (see WithDangerousUnboundAESReads).
 // Python reads ModeGCM when configured with mode=AES.MODE_GCM, ModeEAX with
 // its default configuration. Reading tries mode first, then the other.
-func WithLangGraphAES(mode crypto.Mode) EncryptedOption {
+func WithDangerousLangGraphAES(mode crypto.Mode) EncryptedOption {
 	return func(c *encryptedConfig) { c.langGraph, c.mode = true, mode }
 }
 

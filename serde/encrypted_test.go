@@ -48,8 +48,8 @@ func encrypted(t testing.TB, r *crypto.Keyring, opts ...EncryptedOption) *Encryp
 func modes(t testing.TB, r *crypto.Keyring) map[string]*Encrypted {
 	return map[string]*Encrypted{
 		"envelope": encrypted(t, r),
-		"aes-gcm":  encrypted(t, r, WithLangGraphAES(crypto.ModeGCM)),
-		"aes-eax":  encrypted(t, r, WithLangGraphAES(crypto.ModeEAX)),
+		"aes-gcm":  encrypted(t, r, WithDangerousLangGraphAES(crypto.ModeGCM)),
+		"aes-eax":  encrypted(t, r, WithDangerousLangGraphAES(crypto.ModeEAX)),
 	}
 }
 
@@ -156,7 +156,7 @@ func TestEncryptedStrict(t *testing.T) {
 	if info, err := e.Inspect(TypeEmpty, nil, nil); err != nil || info != (KeyInfo{}) {
 		t.Errorf("Inspect(empty) = %v %v", info, err)
 	}
-	lax := encrypted(t, r, WithPlaintextReads())
+	lax := encrypted(t, r, WithDangerousPlaintextReads())
 	if v, err := lax.LoadsTyped(TypeJSON, []byte(`{"a":1}`)); err != nil || !reflect.DeepEqual(v, map[string]any{"a": int64(1)}) {
 		t.Errorf("plaintext reads: %v %v", v, err)
 	}
@@ -168,7 +168,7 @@ func TestEncryptedStrict(t *testing.T) {
 // TestEncryptedPythonKAT reads the blob Python LangGraph writes for {"a":1}
 // (reference §4), in both of pycryptodome's modes.
 func TestEncryptedPythonKAT(t *testing.T) {
-	e := encrypted(t, keyring(t, testKey), WithLangGraphAES(crypto.ModeGCM))
+	e := encrypted(t, keyring(t, testKey), WithDangerousLangGraphAES(crypto.ModeGCM))
 	for _, blob := range []string{
 		"000102030405060708090a0b0c0d0e0f8ee76d82f558339f0a1b2b3ee26b5ee1a5d8639e", // EAX
 		"000102030405060708090a0b0c0d0e0fd346c6089a2457ed498240206c1513286767f3a1", // GCM
@@ -214,11 +214,11 @@ func TestEncryptedRotation(t *testing.T) {
 	// An aes value needs rewriting by an envelope writer, even under the
 	// primary key.
 	r := keyring(t, testKey)
-	typ, data, _ := encrypted(t, r, WithLangGraphAES(crypto.ModeGCM)).DumpsTypedWith("v", nil)
+	typ, data, _ := encrypted(t, r, WithDangerousLangGraphAES(crypto.ModeGCM)).DumpsTypedWith("v", nil)
 	if need, err := encrypted(t, r, WithDangerousUnboundAESReads()).NeedsReencrypt(typ, data, nil); !need || err != nil {
 		t.Fatalf("aes value not flagged for an envelope writer: %v", err)
 	}
-	lax := encrypted(t, r, WithPlaintextReads())
+	lax := encrypted(t, r, WithDangerousPlaintextReads())
 	if need, err := lax.NeedsReencrypt(TypeJSON, []byte(`1`), nil); !need || err != nil {
 		t.Fatalf("plaintext: %v %v", need, err)
 	}
@@ -304,7 +304,7 @@ func TestEncryptedLoadsOwnTheirValues(t *testing.T) {
 // and the dangerous switch read it.
 func TestEnvelopeRefusesUnboundAES(t *testing.T) {
 	r := keyring(t, testKey)
-	lg := encrypted(t, r, WithLangGraphAES(crypto.ModeGCM))
+	lg := encrypted(t, r, WithDangerousLangGraphAES(crypto.ModeGCM))
 	typ, data, err := lg.DumpsTypedWith(map[string]any{"secret": "alice's memory"}, testAAD("item", "users.alice", "k"))
 	if err != nil {
 		t.Fatal(err)
@@ -317,7 +317,7 @@ func TestEnvelopeRefusesUnboundAES(t *testing.T) {
 	if _, err := env.NeedsReencrypt(typ, data, moved); !errors.Is(err, ErrUnboundRefused) {
 		t.Fatalf("NeedsReencrypt = %v, want ErrUnboundRefused", err)
 	}
-	plain := encrypted(t, r, WithPlaintextReads())
+	plain := encrypted(t, r, WithDangerousPlaintextReads())
 	if _, err := plain.LoadsTypedWith(typ, data, moved); !errors.Is(err, ErrUnboundRefused) {
 		t.Fatalf("plaintext reads must not let aes through: %v", err)
 	}

@@ -77,7 +77,7 @@ func ExampleEncrypted() {
 	_, err := s.LoadsTypedWith(typ, data, []byte("thread-2/messages/1"))
 	fmt.Println(errors.Is(err, serde.ErrDecrypt))
 
-	// Plaintext is refused unless WithPlaintextReads is given.
+	// Plaintext is refused unless WithDangerousPlaintextReads is given.
 	_, err = s.LoadsTyped("json", []byte(`"injected"`))
 	fmt.Println(errors.Is(err, serde.ErrPlaintextRefused))
 	// Output:
@@ -89,9 +89,9 @@ func ExampleEncrypted() {
 // For a database shared with Python LangGraph: values are written in
 // LangGraph's "aes" format, which Python reads with
 // EncryptedSerializer.from_pycryptodome_aes(mode=AES.MODE_GCM).
-func ExampleWithLangGraphAES() {
+func ExampleWithDangerousLangGraphAES() {
 	ring, _ := crypto.KeyringFromLookup(func(string) (string, bool) { return "0123456789abcdef0123456789abcdef", true })
-	s, _ := serde.NewEncrypted(serde.MsgPack{}, ring, serde.WithLangGraphAES(crypto.ModeGCM))
+	s, _ := serde.NewEncrypted(serde.MsgPack{}, ring, serde.WithDangerousLangGraphAES(crypto.ModeGCM))
 	typ, data, _ := s.DumpsTyped(map[string]any{"a": 1})
 	fmt.Println(typ, len(data))
 	// Output: msgpack+aes 36

@@ -254,7 +254,10 @@ func encryptedInputs(t *testing.T) []struct {
 		return func(r *crypto.Keyring) *Encrypted { e, _ := NewEncrypted(inner, r); return e }
 	}
 	aes := func(inner Serializer, m crypto.Mode) func(*crypto.Keyring) *Encrypted {
-		return func(r *crypto.Keyring) *Encrypted { e, _ := NewEncrypted(inner, r, WithLangGraphAES(m)); return e }
+		return func(r *crypto.Keyring) *Encrypted {
+			e, _ := NewEncrypted(inner, r, WithDangerousLangGraphAES(m))
+			return e
+		}
 	}
 	// The associated data internal/binding builds for a blob of thread-1's
 	// channel "messages" and for item users.alice/prefs (binding's own test

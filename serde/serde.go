@@ -83,7 +83,7 @@ var (
 	// decrypts wherever it is put — under another thread, channel, pending
 	// write or another user's memory — and accepting it would undo the
 	// binding the envelope gives. It is read only in LangGraph mode
-	// (WithLangGraphAES) or with WithDangerousUnboundAESReads, for the
+	// (WithDangerousLangGraphAES) or with WithDangerousUnboundAESReads, for the
 	// migration that rewrites such rows into the envelope.
 	ErrUnboundRefused = errors.New("serde: unbound aes value refused (envelope mode binds every value to its row)")
 )

@@ -55,7 +55,7 @@ func TestKnowledgeEqualsStoreSearch(t *testing.T) {
 			if len(other) != 0 {
 				t.Fatalf("another index returned %d documents", len(other))
 			}
-			if _, err := kb.Retrieve(ctx, "refund", retriever.WithEmbedding(eino.NewEmbedder(embeddings.NewHashing(256)))); err == nil {
+			if _, err := kb.Retrieve(ctx, "refund", retriever.WithEmbedding(eino.NewEmbedder(embeddings.NewUnkeyedHashing(256)))); err == nil {
 				t.Fatal("an Eino embedding option was accepted")
 			}
 		})
@@ -64,7 +64,7 @@ func TestKnowledgeEqualsStoreSearch(t *testing.T) {
 
 // TestEmbedderWidens: Eino's embedder gives memvault's vectors as float64.
 func TestEmbedderWidens(t *testing.T) {
-	h := embeddings.NewHashing(64)
+	h := embeddings.NewUnkeyedHashing(64)
 	want, err := h.EmbedDocuments(t.Context(), []string{"a refund", "lisbon"})
 	must(t, err)
 	got, err := eino.NewEmbedder(h).EmbedStrings(t.Context(), []string{"a refund", "lisbon"})

@@ -16,7 +16,7 @@ import (
 // A conversation's history and a knowledge base in one memvault store.
 func Example() {
 	ctx := context.Background()
-	st, _ := memory.New(memory.Options{Index: &store.IndexConfig{Embedder: embeddings.NewHashing(256)}})
+	st, _ := memory.New(memory.Options{Index: &store.IndexConfig{Embedder: embeddings.NewUnkeyedHashing(256)}})
 	defer st.Close()
 
 	history, _ := langchaingo.NewChatMessageHistory(st, "carol", langchaingo.HistoryOptions{})

@@ -45,7 +45,7 @@ func Example() {
 // runner.WithSessionService and runner.WithMemoryService.
 func ExampleNewSessionService() {
 	ctx := context.Background()
-	st, err := memstore.New(memstore.Options{Index: &store.IndexConfig{Embedder: embeddings.NewHashing(256)}})
+	st, err := memstore.New(memstore.Options{Index: &store.IndexConfig{Embedder: embeddings.NewUnkeyedHashing(256)}})
 	if err != nil {
 		panic(err)
 	}

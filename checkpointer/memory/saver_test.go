@@ -84,7 +84,7 @@ func TestConformanceSubjects(t *testing.T) {
 }
 
 func TestConformanceLangGraphAES(t *testing.T) {
-	enc := newEncrypted(t, serde.WithLangGraphAES(crypto.ModeGCM))
+	enc := newEncrypted(t, serde.WithDangerousLangGraphAES(crypto.ModeGCM))
 	checkpointertest.Run(t, func(t *testing.T) checkpointer.Saver {
 		return mustNew(t, memory.Options{Serde: enc})
 	})

@@ -34,7 +34,7 @@ func ExampleNew() {
 	fmt.Println(saver.NextVersion(""), saver.NextVersion("41"))
 
 	_, err = saver.GetTuple(ctx, checkpointer.Config{ThreadID: "a\x00b"})
-	fmt.Println(errors.Is(err, postgres.ErrNUL))
+	fmt.Println(errors.Is(err, checkpointer.ErrInvalidID))
 	// Output:
 	// 1 42
 	// true

@@ -66,14 +66,6 @@ type Options struct {
 	OnSweep func(checkpointer.SweepReport, error)
 }
 
-// ErrNUL is returned for an id, namespace, channel or task text holding a NUL
-// byte (PostgreSQL TEXT cannot store one) or invalid UTF-8. Metadata strings
-// are not refused: their NULs are removed, as LangGraph does.
-//
-// Deprecated: every backend returns checkpointer.ErrInvalidID, which ErrNUL
-// now is; test for that.
-var ErrNUL = checkpointer.ErrInvalidID
-
 // Saver is LangGraph's PostgresSaver on pgx: the same tables, rows and SQL
 // semantics, so Python and JS LangGraph services can share the database. It
 // implements every saver interface (core.Complete lists them), and is safe
@@ -119,7 +111,7 @@ func New(db DB, opts Options) (*Saver, error) {
 		return nil, errors.New("postgres: nil DB")
 	}
 	if strings.IndexByte(opts.Schema, 0) >= 0 {
-		return nil, fmt.Errorf("%w: schema name", ErrNUL)
+		return nil, fmt.Errorf("%w: schema name", checkpointer.ErrInvalidID)
 	}
 	if err := core.CheckOptions("postgres", opts.VersionStyle, opts.Retention); err != nil {
 		return nil, err

@@ -210,7 +210,7 @@ func TestKilledMidPut(t *testing.T) {
 }
 
 // TestNULAndMetacharacters: SQL metacharacters round-trip in every text
-// field; NUL is stripped from metadata and refused, with ErrNUL, in ids.
+// field; NUL is stripped from metadata and refused, with checkpointer.ErrInvalidID, in ids.
 func TestNULAndMetacharacters(t *testing.T) {
 	ctx := context.Background()
 	s, _ := newSaver(t, postgres.Options{})
@@ -280,8 +280,8 @@ func TestNULAndMetacharacters(t *testing.T) {
 		checks["list"] = err
 	}
 	for what, err := range checks {
-		if !errors.Is(err, postgres.ErrNUL) {
-			t.Errorf("%s with NUL: %v, want ErrNUL", what, err)
+		if !errors.Is(err, checkpointer.ErrInvalidID) {
+			t.Errorf("%s with NUL: %v, want checkpointer.ErrInvalidID", what, err)
 		}
 	}
 }
@@ -526,7 +526,7 @@ func TestPythonAESRows(t *testing.T) {
 	if _, err := envelope.GetTuple(ctx, checkpointer.Config{ThreadID: "py-aes"}); !errors.Is(err, serde.ErrUnboundRefused) {
 		t.Fatalf("envelope-mode read of Python's aes rows: %v, want ErrUnboundRefused", err)
 	}
-	strict, err := postgres.New(pool, postgres.Options{Serde: encrypted(t, serde.WithLangGraphAES(crypto.ModeGCM))})
+	strict, err := postgres.New(pool, postgres.Options{Serde: encrypted(t, serde.WithDangerousLangGraphAES(crypto.ModeGCM))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -536,7 +536,7 @@ func TestPythonAESRows(t *testing.T) {
 	if _, err := strict.GetTuple(ctx, checkpointer.Config{ThreadID: "py-aes"}); !errors.Is(err, serde.ErrPlaintextRefused) {
 		t.Fatalf("strict read of Python's inline plaintext: %v, want ErrPlaintextRefused", err)
 	}
-	s, err := postgres.New(pool, postgres.Options{Serde: encrypted(t, serde.WithDangerousPlaintextReads(), serde.WithLangGraphAES(crypto.ModeGCM))})
+	s, err := postgres.New(pool, postgres.Options{Serde: encrypted(t, serde.WithDangerousPlaintextReads(), serde.WithDangerousLangGraphAES(crypto.ModeGCM))})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -69,7 +69,7 @@ the raw form Python LangGraph reads, for databases shared with Python services.`
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "  %-8s key %s  %d bytes (%s)\n", k.Role, k.ID, k.Bytes, use)
 			}
-			if info.AllowPlaintext {
+			if info.DangerousAllowPlaintext {
 				fmt.Fprintln(cmd.OutOrStdout(), "  plaintext rows are accepted (MEMVAULT_ALLOW_PLAINTEXT)")
 			}
 			return nil

@@ -42,7 +42,7 @@ func checkVectors(t *testing.T, texts []string, got [][]float32, dims int) {
 	if len(got) != len(texts) {
 		t.Fatalf("%d vectors for %d texts", len(got), len(texts))
 	}
-	h := embeddings.NewHashing(dims)
+	h := embeddings.NewUnkeyedHashing(dims)
 	for i, text := range texts {
 		want := make([]float32, dims)
 		if text != "" {

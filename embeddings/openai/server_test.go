@@ -128,7 +128,7 @@ func (s *apiServer) serve(w http.ResponseWriter, r *http.Request) {
 	if req.Dimensions != nil {
 		dims = *req.Dimensions
 	}
-	h := embeddings.NewHashing(dims)
+	h := embeddings.NewUnkeyedHashing(dims)
 	data := make([]map[string]any, len(req.Input))
 	for i, in := range req.Input {
 		if in == "" {

@@ -64,7 +64,7 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	emb := embeddings.NewHashing(256) // offline; see embeddings/openai for a model
+	emb := embeddings.NewUnkeyedHashing(256) // offline; see embeddings/openai for a model
 	st, err := pgstore.New(pool, pgstore.Options{
 		Serde: ser,
 		Index: &store.IndexConfig{Dims: emb.Dims(), Embedder: emb, Fields: []string{"text"}},

@@ -12,7 +12,7 @@ import (
 func Example() {
 	ctx := context.Background()
 	s, err := memory.New(memory.Options{Index: &store.IndexConfig{
-		Embedder: embeddings.NewHashing(256),
+		Embedder: embeddings.NewUnkeyedHashing(256),
 		Fields:   []string{"text"},
 	}})
 	if err != nil {

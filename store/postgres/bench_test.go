@@ -54,7 +54,7 @@ func BenchmarkStore(b *testing.B) {
 		b.Run(cfg.name, func(b *testing.B) {
 			ctx := context.Background()
 			opts := postgres.Options{Index: &store.IndexConfig{
-				Embedder: embeddings.NewHashing(64),
+				Embedder: embeddings.NewUnkeyedHashing(64),
 				Fields:   []string{"text"},
 				ANN:      store.ANNConfig{Kind: cfg.kind},
 			}}
@@ -167,7 +167,7 @@ func BenchmarkStore(b *testing.B) {
 				// with the query vector already embedded.
 				b.ReportAllocs()
 				vecs := make([]string, len(queries))
-				emb := embeddings.NewHashing(64)
+				emb := embeddings.NewUnkeyedHashing(64)
 				for i, q := range queries {
 					v, err := emb.EmbedQuery(ctx, q)
 					if err != nil {

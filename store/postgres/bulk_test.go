@@ -42,7 +42,7 @@ func TestBulkBatchEqualsSinglePuts(t *testing.T) {
 			Schema: sch,
 			Now:    now,
 			TTL:    &store.TTLConfig{SweepInterval: -1},
-			Index:  &store.IndexConfig{Embedder: embeddings.NewHashing(32), Fields: []string{"text", "tags[*]"}},
+			Index:  &store.IndexConfig{Embedder: embeddings.NewUnkeyedHashing(32), Fields: []string{"text", "tags[*]"}},
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -167,7 +167,7 @@ func firstDiff(a, b []string) string {
 // unnest batch (the threshold raised past the batch).
 func BenchmarkBatchPut1536(b *testing.B) {
 	ctx := context.Background()
-	emb := embeddings.NewHashing(1536)
+	emb := embeddings.NewUnkeyedHashing(1536)
 	for _, tc := range []struct {
 		name string
 		min  int

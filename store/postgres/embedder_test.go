@@ -36,7 +36,7 @@ func TestEmbedderGuard(t *testing.T) {
 func TestEmbedderRecordWithoutDims(t *testing.T) {
 	ctx := context.Background()
 	idx := func(dims int) *store.IndexConfig {
-		return &store.IndexConfig{Embedder: storetest.Renamed(embeddings.NewHashing(dims), "custom-model"), Fields: []string{"text"}}
+		return &store.IndexConfig{Embedder: storetest.Renamed(embeddings.NewUnkeyedHashing(dims), "custom-model"), Fields: []string{"text"}}
 	}
 	// What an older build left: the record without its size column
 	// (memvault_vector migration 01 not applied), or no record and no

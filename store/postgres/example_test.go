@@ -23,7 +23,7 @@ func ExampleNew() {
 
 	s, err := postgres.New(pool, postgres.Options{
 		Index: &store.IndexConfig{
-			Embedder: embeddings.NewHashing(1536),
+			Embedder: embeddings.NewUnkeyedHashing(1536),
 			Fields:   []string{"text"},
 			ANN:      store.ANNConfig{M: 16, EFConstruction: 128},
 		},

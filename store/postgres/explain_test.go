@@ -22,7 +22,7 @@ func TestSearchUsesIndex(t *testing.T) {
 			ctx := context.Background()
 			pool := pgtest.Pool(t)
 			s, err := New(pool, Options{Index: &store.IndexConfig{
-				Embedder: embeddings.NewHashing(64),
+				Embedder: embeddings.NewUnkeyedHashing(64),
 				ANN:      store.ANNConfig{Kind: kind, Lists: 10},
 			}})
 			if err != nil {

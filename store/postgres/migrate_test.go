@@ -35,7 +35,7 @@ func migrations(t *testing.T, pool *pgxpool.Pool, table string) string {
 func TestSetupIdempotentAndConcurrent(t *testing.T) {
 	ctx := context.Background()
 	pool, schema := pgtest.Schema(t)
-	opts := postgres.Options{Index: &store.IndexConfig{Embedder: embeddings.NewHashing(8), ANN: store.ANNConfig{M: 8, EFConstruction: 32}}}
+	opts := postgres.Options{Index: &store.IndexConfig{Embedder: embeddings.NewUnkeyedHashing(8), ANN: store.ANNConfig{M: 8, EFConstruction: 32}}}
 	var wg sync.WaitGroup
 	errs := make(chan error, 4)
 	for range 4 {
@@ -93,7 +93,7 @@ func TestSetupIndexKinds(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			pool, schema := pgtest.Schema(t)
 			s, err := postgres.New(pool, postgres.Options{Index: &store.IndexConfig{
-				Embedder: embeddings.NewHashing(tc.dims), ANN: tc.ann, Distance: tc.dist,
+				Embedder: embeddings.NewUnkeyedHashing(tc.dims), ANN: tc.ann, Distance: tc.dist,
 			}})
 			must(t, err)
 			defer s.Close()
@@ -138,7 +138,7 @@ func TestSchemaOption(t *testing.T) {
 	pool, schema := pgtest.Schema(t)
 	s, err := postgres.New(pool, postgres.Options{
 		Schema: schema + "_Mixed \"Case\"",
-		Index:  &store.IndexConfig{Embedder: embeddings.NewHashing(8)},
+		Index:  &store.IndexConfig{Embedder: embeddings.NewUnkeyedHashing(8)},
 	})
 	must(t, err)
 	defer s.Close()
@@ -165,12 +165,12 @@ func TestNewRejectsBadIndex(t *testing.T) {
 	pool := pgtest.Pool(t)
 	for _, idx := range []store.IndexConfig{
 		{},
-		{Embedder: embeddings.NewHashing(8), Dims: 9},
-		{Embedder: embeddings.NewHashing(8), Distance: "manhattan"},
-		{Embedder: embeddings.NewHashing(8), Fields: []string{"a["}},
-		{Embedder: embeddings.NewHashing(8), ANN: store.ANNConfig{Kind: "lsh"}},
-		{Embedder: embeddings.NewHashing(8), ANN: store.ANNConfig{M: -1}},
-		{Embedder: embeddings.NewHashing(4001)},
+		{Embedder: embeddings.NewUnkeyedHashing(8), Dims: 9},
+		{Embedder: embeddings.NewUnkeyedHashing(8), Distance: "manhattan"},
+		{Embedder: embeddings.NewUnkeyedHashing(8), Fields: []string{"a["}},
+		{Embedder: embeddings.NewUnkeyedHashing(8), ANN: store.ANNConfig{Kind: "lsh"}},
+		{Embedder: embeddings.NewUnkeyedHashing(8), ANN: store.ANNConfig{M: -1}},
+		{Embedder: embeddings.NewUnkeyedHashing(4001)},
 	} {
 		if _, err := postgres.New(pool, postgres.Options{Index: &idx}); err == nil {
 			t.Errorf("New accepted %+v", idx)

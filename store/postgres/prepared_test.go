@@ -58,7 +58,7 @@ func TestPreparedPrefixSearch(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pool.Close()
-	s, err := New(pool, Options{Index: &store.IndexConfig{Embedder: embeddings.NewHashing(32), Fields: []string{"text"}}})
+	s, err := New(pool, Options{Index: &store.IndexConfig{Embedder: embeddings.NewUnkeyedHashing(32), Fields: []string{"text"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +136,7 @@ func TestPreparedPrefixSQLASCII(t *testing.T) {
 	if _, err := pool.Exec(ctx, "CREATE EXTENSION IF NOT EXISTS vector"); err != nil {
 		t.Fatal(err)
 	}
-	s, err := New(pool, Options{Index: &store.IndexConfig{Embedder: embeddings.NewHashing(32), Fields: []string{"text"}}})
+	s, err := New(pool, Options{Index: &store.IndexConfig{Embedder: embeddings.NewUnkeyedHashing(32), Fields: []string{"text"}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -69,7 +69,7 @@ func TestScoresPerDistance(t *testing.T) {
 func TestReputDropsStaleVectors(t *testing.T) {
 	ctx := context.Background()
 	s, pool := open(t, postgres.Options{Index: &store.IndexConfig{
-		Embedder: embeddings.NewHashing(16), Fields: []string{"a", "b", "tags[*]"},
+		Embedder: embeddings.NewUnkeyedHashing(16), Fields: []string{"a", "b", "tags[*]"},
 	}})
 	ns := store.Namespace{"u"}
 	fields := func() []string {
@@ -112,7 +112,7 @@ func TestReputDropsStaleVectors(t *testing.T) {
 // embedder in one call.
 func TestBatchEmbedsOnce(t *testing.T) {
 	ctx := context.Background()
-	emb := &countingEmbedder{Embedder: embeddings.NewHashing(16)}
+	emb := &countingEmbedder{Embedder: embeddings.NewUnkeyedHashing(16)}
 	s, pool := open(t, postgres.Options{Index: &store.IndexConfig{Embedder: emb, Fields: []string{"a", "b"}}})
 	var ops []store.Op
 	for i := range 50 {
@@ -303,7 +303,7 @@ func TestTTLSweeper(t *testing.T) {
 // back with it.
 func TestPutTx(t *testing.T) {
 	ctx := context.Background()
-	s, pool := open(t, postgres.Options{Index: &store.IndexConfig{Embedder: embeddings.NewHashing(8)}})
+	s, pool := open(t, postgres.Options{Index: &store.IndexConfig{Embedder: embeddings.NewUnkeyedHashing(8)}})
 	ns := store.Namespace{"u"}
 	for _, commit := range []bool{false, true} {
 		tx, err := pool.Begin(ctx)
@@ -350,7 +350,7 @@ func TestNULValues(t *testing.T) {
 // newest first).
 func TestDuplicatesStayOnTheIndex(t *testing.T) {
 	ctx := context.Background()
-	emb := embeddings.NewHashing(64)
+	emb := embeddings.NewUnkeyedHashing(64)
 	s, _ := open(t, postgres.Options{Index: &store.IndexConfig{Dims: 64, Embedder: emb, Fields: []string{"text"}, ANN: store.ANNConfig{Kind: store.HNSW}}})
 	words := []string{"invoice", "refund", "flight", "hotel", "password", "coffee", "allergy", "meeting"}
 	for i := range 200 {

@@ -18,7 +18,7 @@ import (
 func TestSelectiveSearches(t *testing.T) {
 	ctx := context.Background()
 	idx := func(kind store.ANNKind) *store.IndexConfig {
-		return &store.IndexConfig{Embedder: embeddings.NewHashing(32), Fields: []string{"text"}, ANN: store.ANNConfig{Kind: kind}}
+		return &store.IndexConfig{Embedder: embeddings.NewUnkeyedHashing(32), Fields: []string{"text"}, ANN: store.ANNConfig{Kind: kind}}
 	}
 	hnsw, _ := open(t, postgres.Options{Index: idx(store.HNSW)})
 	flat, _ := open(t, postgres.Options{Index: idx(store.Flat)})

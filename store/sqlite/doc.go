@@ -3,7 +3,7 @@
 // agent's long-term memory survives restarts on a laptop.
 //
 //	st, err := sqlite.Open(ctx, "agent.db", sqlite.Options{
-//		Index: &store.IndexConfig{Embedder: embeddings.NewHashing(256)},
+//		Index: &store.IndexConfig{Embedder: embeddings.NewUnkeyedHashing(256)},
 //		TTL:   &store.TTLConfig{DefaultTTL: 30 * 24 * time.Hour},
 //	})
 //	...

@@ -47,7 +47,7 @@ func testOldRecord(t *testing.T, firstOpen string, old []string) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "old.db")
 	model := func(dims int) *store.IndexConfig {
-		return &store.IndexConfig{Embedder: storetest.Renamed(embeddings.NewHashing(dims), "custom-model"), Fields: []string{"text"}}
+		return &store.IndexConfig{Embedder: storetest.Renamed(embeddings.NewUnkeyedHashing(dims), "custom-model"), Fields: []string{"text"}}
 	}
 	s, err := sqlite.Open(ctx, path, sqlite.Options{Index: model(16)})
 	if err != nil {
@@ -100,7 +100,7 @@ func TestEmbedderRecordWithoutDimsEmpty(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "empty.db")
 	idx := func(dims int) *store.IndexConfig {
-		return &store.IndexConfig{Embedder: storetest.Renamed(embeddings.NewHashing(dims), "custom-model"), Fields: []string{"text"}}
+		return &store.IndexConfig{Embedder: storetest.Renamed(embeddings.NewUnkeyedHashing(dims), "custom-model"), Fields: []string{"text"}}
 	}
 	s, err := sqlite.Open(ctx, path, sqlite.Options{Index: idx(16)})
 	if err != nil {

@@ -14,7 +14,7 @@ import (
 func Example() {
 	ctx := context.Background()
 	st, err := sqlite.Open(ctx, ":memory:", sqlite.Options{
-		Index: &store.IndexConfig{Embedder: embeddings.NewHashing(256), Fields: []string{"text"}},
+		Index: &store.IndexConfig{Embedder: embeddings.NewUnkeyedHashing(256), Fields: []string{"text"}},
 	})
 	if err != nil {
 		log.Fatal(err)

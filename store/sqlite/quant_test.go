@@ -590,7 +590,7 @@ func TestDeletionLeavesNoNameInTheIndex(t *testing.T) {
 func TestLooseBoundsFallBackToOneScan(t *testing.T) {
 	codeIndexOnly(t)
 	ctx := context.Background()
-	idx := &store.IndexConfig{Embedder: embeddings.NewHashing(64), Dims: 64, Fields: []string{"text"}}
+	idx := &store.IndexConfig{Embedder: embeddings.NewUnkeyedHashing(64), Dims: 64, Fields: []string{"text"}}
 	path := filepath.Join(t.TempDir(), "sparse.db")
 	s := openStore(t, path, Options{Index: idx})
 	defer s.Close()

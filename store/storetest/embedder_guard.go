@@ -21,7 +21,7 @@ import (
 func RunEmbedderGuard(t *testing.T, open func(t *testing.T, idx *store.IndexConfig) (store.Store, error)) {
 	t.Helper()
 	ctx := context.Background()
-	first := embeddings.NewHashing(16)
+	first := embeddings.NewUnkeyedHashing(16)
 	s, err := open(t, &store.IndexConfig{Embedder: first, Dims: first.Dims(), Fields: []string{"text"}})
 	if err != nil {
 		t.Fatal(err)
@@ -43,7 +43,7 @@ func RunEmbedderGuard(t *testing.T, open func(t *testing.T, idx *store.IndexConf
 	// would find nothing and its vectors would not mix with the stored
 	// ones. The error names both sizes.
 	for _, dims := range []int{first.Dims() / 2, first.Dims() * 2} {
-		resized := Renamed(embeddings.NewHashing(dims), first.Name())
+		resized := Renamed(embeddings.NewUnkeyedHashing(dims), first.Name())
 		s, err := open(t, &store.IndexConfig{Embedder: resized, Dims: dims, Fields: []string{"text"}})
 		var mm *store.EmbedderMismatchError
 		if !errors.Is(err, store.ErrEmbedderMismatch) || !errors.As(err, &mm) || mm.RecordedDims != first.Dims() || mm.ConfiguredDims != dims {

@@ -57,7 +57,7 @@ func Backends(t testing.TB, opt Options) []Backend {
 		if !opt.Indexed {
 			return nil
 		}
-		return &store.IndexConfig{Embedder: embeddings.NewHashing(256)}
+		return &store.IndexConfig{Embedder: embeddings.NewUnkeyedHashing(256)}
 	}
 	dir := t.TempDir()
 	storeFile, saverFile := filepath.Join(dir, "store.db"), filepath.Join(dir, "saver.db")

@@ -81,7 +81,7 @@ type storeWorkload struct {
 }
 
 func newStoreWorkload(ctx context.Context, items, dims int) (*storeWorkload, error) {
-	w := &storeWorkload{items: items, dims: dims, emb: embeddings.NewHashing(dims)}
+	w := &storeWorkload{items: items, dims: dims, emb: embeddings.NewUnkeyedHashing(dims)}
 	r := rand.New(rand.NewPCG(3, 4))
 	for range 64 {
 		w.queries = append(w.queries, benchText(r))

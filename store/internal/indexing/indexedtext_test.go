@@ -27,7 +27,7 @@ func bigText(n int) string {
 // MaxIndexedTextBytes cost (it took ~1.9 GB and 13 s before the limit), and
 // a done context stops a put before it embeds anything.
 func TestEmbeddingABigValueIsBounded(t *testing.T) {
-	e := embeddings.NewHashing(256)
+	e := embeddings.NewUnkeyedHashing(256)
 	huge := bigText(16 << 20)
 	var before, after runtime.MemStats
 	runtime.GC()
@@ -68,7 +68,7 @@ func TestIndexedTextCutsAtACharacter(t *testing.T) {
 // of text, alone (raw) and through the store's limit (store).
 func BenchmarkEmbedMB(b *testing.B) {
 	text := bigText(1 << 20)
-	e := embeddings.NewHashing(256)
+	e := embeddings.NewUnkeyedHashing(256)
 	b.Run("raw", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
