@@ -61,7 +61,13 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	if err := os.WriteFile("caps_gen.go", src, 0o644); err != nil {
+	// The first argument, when given, names the output (the drift test
+	// writes to a temporary file).
+	out := "caps_gen.go"
+	if len(os.Args) > 1 {
+		out = os.Args[1]
+	}
+	if err := os.WriteFile(out, src, 0o644); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
