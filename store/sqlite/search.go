@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/memvault/memvault/store/internal/indexing"
+	"github.com/memvault/memvault/store/internal/vecindex"
 
 	"github.com/memvault/memvault/store"
 )
@@ -43,8 +44,8 @@ func (s *Store) search(ctx context.Context, tx *sql.Tx, st *readStmts, prefix st
 		var v map[string]any
 		if len(opt.Filter) > 0 {
 			var err error
-			if v, err = s.decodeValue(ctx, r.k.ns, r.k.key, r.value); err != nil {
-				return false, fmt.Errorf("item %q/%q: %w", r.k.ns, r.k.key, err)
+			if v, err = s.decodeValue(ctx, r.k.NS, r.k.Key, r.value); err != nil {
+				return false, fmt.Errorf("item %q/%q: %w", r.k.NS, r.k.Key, err)
 			}
 			if !matches(v, opt.Filter) {
 				return true, nil
@@ -144,47 +145,7 @@ func (s *Store) search(ctx context.Context, tx *sql.Tx, st *readStmts, prefix st
 // query.
 func compareCandidates(a, b candidate) int {
 	return cmp.Or(cmp.Compare(b.score, a.score), cmp.Compare(b.updated, a.updated),
-		strings.Compare(a.k.ns, b.k.ns), strings.Compare(a.k.key, b.k.key))
-}
-
-// topK moves the k smallest elements of s (by compare) to s[:k], sorted,
-// with a bounded max-heap: O(n log k) instead of sorting all of s.
-func topK[T any](s []T, k int, compare func(a, b T) int) {
-	if k <= 0 {
-		return
-	}
-	if k >= len(s)/4 {
-		slices.SortFunc(s, compare)
-		return
-	}
-	less := func(i, j int) bool { return compare(s[i], s[j]) > 0 } // max-heap
-	down := func(i, n int) {
-		for {
-			l := 2*i + 1
-			if l >= n {
-				return
-			}
-			j := l
-			if r := l + 1; r < n && less(r, l) {
-				j = r
-			}
-			if !less(j, i) {
-				return
-			}
-			s[i], s[j] = s[j], s[i]
-			i = j
-		}
-	}
-	for i := k/2 - 1; i >= 0; i-- {
-		down(i, k)
-	}
-	for i := k; i < len(s); i++ {
-		if compare(s[i], s[0]) < 0 {
-			s[0], s[i] = s[i], s[0]
-			down(0, k)
-		}
-	}
-	slices.SortFunc(s[:k], compare)
+		strings.Compare(a.k.NS, b.k.NS), strings.Compare(a.k.Key, b.k.Key))
 }
 
 // ranked yields a search's scored items best first, a part at a time.
@@ -203,7 +164,7 @@ type exactRanked struct {
 func newExactRanked(cands []candidate, need int) *exactRanked {
 	// Rank only the best few unless the filter rejects many of them.
 	r := &exactRanked{cands: cands, sorted: min(len(cands), max(4*need, 64))}
-	topK(cands, r.sorted, compareCandidates)
+	vecindex.TopK(cands, r.sorted, compareCandidates)
 	return r
 }
 
@@ -231,7 +192,7 @@ const (
 
 // quantRanked ranks with the code index: items are read from
 // store_vectors and scored exactly in the order of their bounds (see
-// estimator), a batch at a time, until the next bound is below the
+// vecindex.Estimator), a batch at a time, until the next bound is below the
 // need-th best exact score found, then returned in exact order; a page
 // that needs more (a filter or expiries rejected many) rescores the next
 // bounds the same way.
@@ -268,7 +229,7 @@ func (q *quantRanked) fill(ctx context.Context) (bool, error) {
 		ok, settled bool
 	)
 	for range 2 {
-		keys, bounds, left, missing, ok = q.s.cache.best(q.gen, q.prefix, q.qs, min(maxBounded, max(4*q.need, 256)), q.emitted)
+		keys, bounds, left, missing, ok = q.s.cache.Best(q.gen, q.prefix, q.qs, min(maxBounded, max(4*q.need, 256)), q.emitted)
 		if !ok {
 			return false, nil
 		}
@@ -321,7 +282,7 @@ func (q *quantRanked) next(ctx context.Context, want int) ([]candidate, error) {
 		budget := max(512, q.total/10)
 		for rescored := 0; len(q.keys) > 0; {
 			if rescored >= budget {
-				q.s.cache.stats.abandoned.Add(1)
+				q.s.cache.Stats.Abandoned.Add(1)
 				return q.exactRest(ctx, want)
 			}
 			n := min(len(q.keys), rescoreBatch)
@@ -329,7 +290,7 @@ func (q *quantRanked) next(ctx context.Context, want int) ([]candidate, error) {
 			if err != nil {
 				return nil, err
 			}
-			q.s.cache.stats.rescored.Add(int64(n))
+			q.s.cache.Stats.Rescored.Add(int64(n))
 			rescored += n
 			q.keys, q.bounds = q.keys[n:], q.bounds[n:]
 			got = append(got, part...)
@@ -392,7 +353,7 @@ func (s *Store) rescore(ctx context.Context, tx *sql.Tx, keys []itemKey, qs *que
 				return nil, err
 			}
 			var ok bool
-			if buf, ok = decodeVector(buf, emb); !ok || len(buf) != s.cache.dims {
+			if buf, ok = decodeVector(buf, emb); !ok || len(buf) != s.cache.Dims() {
 				continue // as the index: not a vector of this configuration
 			}
 			sq, err := qs.resolve(ctx, ns)
@@ -404,11 +365,11 @@ func (s *Store) rescore(ctx context.Context, tx *sql.Tx, keys []itemKey, qs *que
 				continue // its subject's keys are gone
 			}
 			score := sq.sc.Score(buf, indexing.VectorNorm(buf))
-			if n := len(cands); n > 0 && cands[n-1].k.ns == string(ns) && cands[n-1].k.key == string(key) {
+			if n := len(cands); n > 0 && cands[n-1].k.NS == string(ns) && cands[n-1].k.Key == string(key) {
 				cands[n-1].score = max(cands[n-1].score, score)
 				continue
 			}
-			k := itemKey{string(ns), string(key)}
+			k := itemKey{NS: string(ns), Key: string(key)}
 			if i, ok := index[k]; ok {
 				cands[i].score = max(cands[i].score, score)
 				continue
@@ -436,7 +397,7 @@ func (s *Store) ranked(ctx context.Context, tx *sql.Tx, st *readStmts, prefix st
 		if err != nil {
 			return nil, err
 		}
-		cands, ok, err := s.floats.candidates(ctx, tx, q.gen, prefix.String(), qs)
+		cands, ok, err := s.floats.candidates(ctx, tx, q.Gen, prefix.String(), qs)
 		if err != nil {
 			return nil, err
 		}
@@ -444,18 +405,18 @@ func (s *Store) ranked(ctx context.Context, tx *sql.Tx, st *readStmts, prefix st
 			return newExactRanked(cands, need), nil
 		}
 	}
-	if s.cache.enabled() && qs.dims == s.cache.dims {
+	if s.cache.Enabled() && qs.dims == s.cache.Dims() {
 		q, err := readQuantState(ctx, tx, st)
 		if err != nil {
 			return nil, err
 		}
-		if q.codesGen == q.gen {
-			ok, err := s.cache.refresh(ctx, tx, q)
+		if q.CodesGen == q.Gen {
+			ok, err := s.cache.Refresh(ctx, txSource{tx}, q)
 			if err != nil {
 				return nil, err
 			}
 			if ok {
-				return &quantRanked{s: s, tx: tx, gen: q.gen, prefix: prefix.String(), qs: qs,
+				return &quantRanked{s: s, tx: tx, gen: q.Gen, prefix: prefix.String(), qs: qs,
 					need: max(need, 1), emitted: map[itemKey]bool{}, now: now, ns: prefix}, nil
 			}
 		}
@@ -510,11 +471,11 @@ func (s *Store) scoreVectors(ctx context.Context, tx *sql.Tx, prefix store.Names
 		score := sq.sc.Score(buf, indexing.VectorNorm(buf))
 		// The rows of one item usually arrive together (primary key
 		// order): compare with the last candidate before building keys.
-		if n := len(cands); n > 0 && cands[n-1].k.ns == string(ns) && cands[n-1].k.key == string(key) {
+		if n := len(cands); n > 0 && cands[n-1].k.NS == string(ns) && cands[n-1].k.Key == string(key) {
 			cands[n-1].score = max(cands[n-1].score, score)
 			continue
 		}
-		k := itemKey{string(ns), string(key)}
+		k := itemKey{NS: string(ns), Key: string(key)}
 		if i, ok := index[k]; ok {
 			cands[i].score = max(cands[i].score, score)
 			continue
@@ -561,7 +522,7 @@ func keysIn(keys []itemKey) (string, []any) {
 			q.WriteString(", ")
 		}
 		q.WriteString("(?, ?)")
-		args = append(args, k.ns, k.key)
+		args = append(args, k.NS, k.Key)
 	}
 	q.WriteString(")")
 	return q.String(), args
