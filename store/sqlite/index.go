@@ -128,9 +128,13 @@ func (s txSource) SnapshotParts(ctx context.Context, use func([]byte) bool) erro
 // (sqlitedb.WriteCommitted); full: it recoded every vector.
 func (s *Store) committed(gen int64, puts []*put, ts int64, full bool) {
 	if !full && s.cache.Enabled() {
-		changes := make([]vecindex.Change, len(puts))
-		for i, p := range puts {
-			changes[i] = vecindex.Change{Key: p.k, Codes: p.codes, Deleted: p.encoded == nil}
+		// Most writes are one item: their changes stay on the stack, as
+		// before the index was a package of its own (no allocation per
+		// write).
+		var buf [4]vecindex.Change
+		changes := buf[:0]
+		for _, p := range puts {
+			changes = append(changes, vecindex.Change{Key: p.k, Codes: p.codes, Deleted: p.encoded == nil})
 		}
 		s.cache.Committed(gen, changes, ts, full)
 	}
