@@ -145,7 +145,7 @@ func (t *vecTable) score(prefix string, qs *queries) (cands []candidate, missing
 		for j := s.first + 1; j < s.first+s.n; j++ {
 			best = max(best, sc.Score(t.data[j*d:(j+1)*d], t.norms[j]))
 		}
-		cands = append(cands, candidate{k: s.k, updated: s.updated, score: best})
+		cands = append(cands, candidate{Key: s.k, Updated: s.updated, Score: best})
 	}
 	if len(missing) > 0 {
 		return nil, missing

@@ -459,7 +459,7 @@ func TestLooseBoundsFallBackToOneScan(t *testing.T) {
 		if got, want := results(t, s, store.Namespace{"u"}, opt), results(t, exact, store.Namespace{"u"}, opt); got != want {
 			t.Fatalf("%q: index\n%s\nexact\n%s", q, got, want)
 		}
-		if probed := s.cache.Stats.Rescored.Load() - r0; probed > max(512, n/10)+rescoreBatch {
+		if probed := s.cache.Stats.Rescored.Load() - r0; probed > max(512, n/10)+vecindex.RescoreBatch {
 			t.Errorf("%q probed %d items one batch at a time; the budget is %d", q, probed, max(512, n/10))
 		}
 	}
