@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"github.com/memvault/memvault/store/internal/vecindex"
 	"strings"
 	"time"
 
@@ -13,7 +14,8 @@ import (
 	"github.com/memvault/memvault/store/internal/items"
 )
 
-type itemKey struct{ ns, key string }
+// itemKey names an item (the index's key type).
+type itemKey = vecindex.Key
 
 // put is a validated, encoded and embedded write.
 type put struct {
@@ -91,8 +93,7 @@ func (s *Store) batch(ctx context.Context, ops []store.Op, forget store.Namespac
 			gen, err = s.finishCodes(ctx, tx, cw)
 			return err
 		}, func() {
-			s.cache.committed(gen, puts, now.UnixNano(), cw.full)
-			s.floats.committed(gen, puts, now.UnixNano(), cw.full)
+			s.committed(gen, puts, now.UnixNano(), cw.full)
 		})
 		if err != nil {
 			return nil, wrap(err)
@@ -125,10 +126,10 @@ func wrap(err error) error {
 // encodePut is a prepared write with its value column encoded (and
 // sealed to its item).
 func (s *Store) encodePut(ctx context.Context, ip *items.Put) (*put, error) {
-	p := &put{Put: ip, k: itemKey{ip.Prefix, ip.Key}}
+	p := &put{Put: ip, k: itemKey{NS: ip.Prefix, Key: ip.Key}}
 	if ip.Value != nil {
 		var err error
-		if p.encoded, err = s.encodeValue(ctx, p.k.ns, p.k.key, ip.Value, &p.fence); err != nil {
+		if p.encoded, err = s.encodeValue(ctx, p.k.NS, p.k.Key, ip.Value, &p.fence); err != nil {
 			return nil, err
 		}
 	}
@@ -149,7 +150,7 @@ func (s *Store) applyPuts(ctx context.Context, tx *sql.Tx, cw *codeWrite, puts [
 	delVec := tx.StmtContext(ctx, s.st.delVec)
 	var upsert, delItem, insVec *sql.Stmt
 	for _, p := range puts {
-		if _, err := delVec.ExecContext(ctx, p.k.ns, p.k.key); err != nil {
+		if _, err := delVec.ExecContext(ctx, p.k.NS, p.k.Key); err != nil {
 			return err
 		}
 		if err := s.putCodes(ctx, tx, cw, p, ts); err != nil {
@@ -159,7 +160,7 @@ func (s *Store) applyPuts(ctx context.Context, tx *sql.Tx, cw *codeWrite, puts [
 			if delItem == nil {
 				delItem = tx.StmtContext(ctx, s.st.delItem)
 			}
-			if _, err := delItem.ExecContext(ctx, p.k.ns, p.k.key); err != nil {
+			if _, err := delItem.ExecContext(ctx, p.k.NS, p.k.Key); err != nil {
 				return err
 			}
 			continue
@@ -171,14 +172,14 @@ func (s *Store) applyPuts(ctx context.Context, tx *sql.Tx, cw *codeWrite, puts [
 		if p.TTL > 0 {
 			exp, ttlMin = now.Add(p.TTL).UnixNano(), items.TTLMinutes(p.TTL)
 		}
-		if _, err := upsert.ExecContext(ctx, p.k.ns, p.k.key, p.encoded, ts, ts, exp, ttlMin); err != nil {
+		if _, err := upsert.ExecContext(ctx, p.k.NS, p.k.Key, p.encoded, ts, ts, exp, ttlMin); err != nil {
 			return err
 		}
 		for i, v := range p.Vectors {
 			if insVec == nil {
 				insVec = tx.StmtContext(ctx, s.st.insVec)
 			}
-			if _, err := insVec.ExecContext(ctx, p.k.ns, p.k.key, p.Texts[i].Field, encodeVector(v), ts, ts); err != nil {
+			if _, err := insVec.ExecContext(ctx, p.k.NS, p.k.Key, p.Texts[i].Field, encodeVector(v), ts, ts); err != nil {
 				return err
 			}
 		}
@@ -192,7 +193,7 @@ func (s *Store) applyRefreshes(ctx context.Context, tx *sql.Tx, rs []refreshKey)
 	}
 	st := tx.StmtContext(ctx, s.st.refresh)
 	for _, r := range rs {
-		if _, err := st.ExecContext(ctx, r.expiresAt, r.k.ns, r.k.key); err != nil {
+		if _, err := st.ExecContext(ctx, r.expiresAt, r.k.NS, r.k.Key); err != nil {
 			return err
 		}
 	}
@@ -223,7 +224,7 @@ type itemRow struct {
 
 func scanItem(rs *sql.Rows) (itemRow, error) {
 	var r itemRow
-	err := rs.Scan(&r.k.ns, &r.k.key, &r.value, &r.created, &r.updated, &r.expires, &r.ttlMinutes)
+	err := rs.Scan(&r.k.NS, &r.k.Key, &r.value, &r.created, &r.updated, &r.expires, &r.ttlMinutes)
 	return r, err
 }
 
@@ -232,14 +233,14 @@ func scanItem(rs *sql.Rows) (itemRow, error) {
 func (s *Store) item(ctx context.Context, r itemRow, v map[string]any, now time.Time, refresh bool, refreshes *[]refreshKey) (*store.Item, error) {
 	if v == nil {
 		var err error
-		if v, err = s.decodeValue(ctx, r.k.ns, r.k.key, r.value); err != nil {
-			return nil, fmt.Errorf("item %q/%q: %w", r.k.ns, r.k.key, err)
+		if v, err = s.decodeValue(ctx, r.k.NS, r.k.Key, r.value); err != nil {
+			return nil, fmt.Errorf("item %q/%q: %w", r.k.NS, r.k.Key, err)
 		}
 	}
 	loc := now.Location()
 	it := &store.Item{
-		Namespace: store.ParseNamespace(r.k.ns),
-		Key:       r.k.key,
+		Namespace: store.ParseNamespace(r.k.NS),
+		Key:       r.k.Key,
 		Value:     v,
 		CreatedAt: time.Unix(0, r.created).In(loc),
 		UpdatedAt: time.Unix(0, r.updated).In(loc),

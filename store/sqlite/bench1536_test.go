@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"github.com/memvault/memvault/store/internal/vecindex"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -206,7 +207,7 @@ func BenchmarkSearch1536(b *testing.B) {
 	const k, queries = 10, 100
 	// The name carries the code and snapshot formats: a build whose index
 	// formats changed builds a database of its own.
-	path := filepath.Join(os.TempDir(), fmt.Sprintf("memvault-bench-sqlite-%dx%d-c%d-%s.db", items, dims, codeFormat, snapshotMagic))
+	path := filepath.Join(os.TempDir(), fmt.Sprintf("memvault-bench-sqlite-%dx%d-%s.db", items, dims, vecindex.FormatTag()))
 	if _, err := os.Stat(path); err != nil {
 		b.Logf("building %s", path)
 		cmd := exec.Command(os.Args[0], "-test.run=^TestBuildBench1536$", "-test.count=1")
@@ -234,13 +235,13 @@ func BenchmarkSearch1536(b *testing.B) {
 	defer s.Close()
 	open := time.Since(t0)
 	_, first := search(s, 0)
-	resc0 := s.cache.stats.rescored.Load()
+	resc0 := s.cache.Stats.Rescored.Load()
 	got := make([][]store.SearchItem, queries)
 	lat := make([]time.Duration, queries)
 	for j := range queries {
 		got[j], lat[j] = search(s, j+1)
 	}
-	rescored := float64(s.cache.stats.rescored.Load()-resc0) / queries
+	rescored := float64(s.cache.Stats.Rescored.Load()-resc0) / queries
 	rss, hwm, anon, file := procStatus("VmRSS"), procStatus("VmHWM"), procStatus("RssAnon"), procStatus("RssFile")
 
 	// Another store on the file stands for another process: it rewrites
@@ -256,10 +257,10 @@ func BenchmarkSearch1536(b *testing.B) {
 		b.Fatal(err)
 	}
 	other.Close()
-	rows0, full0 := s.cache.stats.codeRows.Load(), s.cache.stats.fullLoads.Load()
+	rows0, full0 := s.cache.Stats.CodeRows.Load(), s.cache.Stats.FullLoads.Load()
 	_, refresh := search(s, 0)
-	refreshRows := s.cache.stats.codeRows.Load() - rows0
-	if s.cache.stats.fullLoads.Load() != full0 {
+	refreshRows := s.cache.Stats.CodeRows.Load() - rows0
+	if s.cache.Stats.FullLoads.Load() != full0 {
 		b.Fatal("a write of 10 items reloaded every code")
 	}
 
@@ -326,10 +327,10 @@ func BenchmarkSearch1536(b *testing.B) {
 		search(s, 1+j%queries)
 		j++
 	}
-	// Below snapshotMinCodes no snapshot is written: the store reads every
+	// Below vecindex.SnapshotMinCodes no snapshot is written: the store reads every
 	// code row, which is quick at that size.
-	if want := min(1, int64(items/snapshotMinCodes)); s.cache.stats.snapshots.Load() != want {
-		b.Errorf("the store made %d loads from the snapshot, want %d", s.cache.stats.snapshots.Load(), want)
+	if want := min(1, int64(items/vecindex.SnapshotMinCodes)); s.cache.Stats.Snapshots.Load() != want {
+		b.Errorf("the store made %d loads from the snapshot, want %d", s.cache.Stats.Snapshots.Load(), want)
 	}
 	b.ReportMetric(ms(open), "open-ms")
 	b.ReportMetric(ms(first), "first-search-ms")

@@ -114,7 +114,7 @@ func BenchmarkVectorCacheLoad(b *testing.B) {
 	b.ReportAllocs()
 	defer reportCPU(b)()
 	for b.Loop() {
-		s.cache.invalidate()
+		s.cache.Invalidate()
 		if _, err := s.Search(ctx, store.Namespace{"bench"}, store.SearchOptions{Query: "q", Limit: 10}); err != nil {
 			b.Fatal(err)
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/memvault/memvault/store"
+	"github.com/memvault/memvault/store/internal/vecindex"
 )
 
 const (
@@ -58,7 +59,7 @@ func (s *Store) beginCodes(ctx context.Context, tx *sql.Tx) (*codeWrite, error) 
 	if err := tx.StmtContext(ctx, s.st.quant).QueryRowContext(ctx).Scan(&w.prevGen, &w.codesGen, &raw, &items, &sum); err != nil {
 		return nil, err
 	}
-	w.cov.scan(items, sum)
+	w.cov = scanCoverage(items, sum)
 	if len(raw) > 0 {
 		w.centre, _ = decodeVector(nil, raw)
 	}
@@ -75,7 +76,7 @@ func (s *Store) finishCodes(ctx context.Context, tx *sql.Tx, w *codeWrite) (int6
 		return 0, err
 	}
 	current := w.codesGen == w.prevGen
-	if current && w.vectors && s.index != nil && centreOf(w.centre, s.index.Dims) == nil {
+	if current && w.vectors && s.index != nil && vecindex.CentreOf(w.centre, s.index.Dims) == nil {
 		var n int
 		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM store_vector_codes`).Scan(&n); err != nil {
 			return 0, err
@@ -86,7 +87,7 @@ func (s *Store) finishCodes(ctx context.Context, tx *sql.Tx, w *codeWrite) (int6
 				return 0, err
 			}
 			w.full = true
-			w.cov = storedCoverage{cov, true}
+			w.cov = storedCoverage{Cov: cov, Known: true}
 		}
 	}
 	if w.deleted {
@@ -112,12 +113,12 @@ func (s *Store) finishCodes(ctx context.Context, tx *sql.Tx, w *codeWrite) (int6
 		}
 	} else {
 		for _, k := range w.keys {
-			if _, err := log.ExecContext(ctx, gen, k.ns, k.key); err != nil {
+			if _, err := log.ExecContext(ctx, gen, k.NS, k.Key); err != nil {
 				return 0, err
 			}
 		}
 	}
-	items, sum := w.cov.args()
+	items, sum := coverageArgs(w.cov)
 	if _, err := tx.StmtContext(ctx, s.st.setQuant).ExecContext(ctx, w.prevGen, gen, gen-logKeep, gen-logKeepMax, items, sum); err != nil {
 		return 0, err
 	}
@@ -132,7 +133,7 @@ func (s *Store) finishCodes(ctx context.Context, tx *sql.Tx, w *codeWrite) (int6
 func (s *Store) putCodes(ctx context.Context, tx *sql.Tx, w *codeWrite, p *put, ts int64) error {
 	p.codes = p.codes[:0]
 	w.keys = append(w.keys, p.k)
-	res, err := tx.StmtContext(ctx, s.st.delCodes).ExecContext(ctx, p.k.ns, p.k.key)
+	res, err := tx.StmtContext(ctx, s.st.delCodes).ExecContext(ctx, p.k.NS, p.k.Key)
 	if err != nil {
 		return err
 	}
@@ -142,22 +143,22 @@ func (s *Store) putCodes(ctx context.Context, tx *sql.Tx, w *codeWrite, p *put, 
 	}
 	h := itemHash(p.k)
 	if n > 0 {
-		w.cov.cov.sub(h)
+		w.cov.Cov.Sub(h)
 	}
 	if p.encoded == nil {
 		w.deleted = true
 		return nil
 	}
 	if len(p.Vectors) > 0 {
-		w.cov.cov.add(h)
+		w.cov.Cov.Add(h)
 	}
 	var ins *sql.Stmt
 	for i, v := range p.Vectors {
 		if ins == nil {
 			ins = tx.StmtContext(ctx, s.st.insCode)
 		}
-		b := encodeCode(v, w.centre)
-		if _, err := ins.ExecContext(ctx, p.k.ns, p.k.key, p.Texts[i].Field, ts, b); err != nil {
+		b := vecindex.EncodeCode(v, w.centre)
+		if _, err := ins.ExecContext(ctx, p.k.NS, p.k.Key, p.Texts[i].Field, ts, b); err != nil {
 			return err
 		}
 		p.codes = append(p.codes, b)
@@ -246,7 +247,7 @@ func (s *Store) recode(ctx context.Context, tx *sql.Tx, gen int64) (coverage, er
 			}
 			var ok bool
 			if buf, ok = decodeVector(buf, raw); ok {
-				r.code = encodeCode(buf, centre)
+				r.code = vecindex.EncodeCode(buf, centre)
 			}
 			page = append(page, r)
 		}
@@ -263,8 +264,8 @@ func (s *Store) recode(ctx context.Context, tx *sql.Tx, gen int64) (coverage, er
 			if _, err := ins.ExecContext(ctx, r.ns, r.key, r.field, r.upd, r.code); err != nil {
 				return cov, err
 			}
-			if k := (itemKey{r.ns, r.key}); cov.items == 0 || k != last {
-				cov.add(itemHash(k))
+			if k := (itemKey{NS: r.ns, Key: r.key}); cov.Items == 0 || k != last {
+				cov.Add(itemHash(k))
 				last = k
 			}
 		}
@@ -277,7 +278,7 @@ func (s *Store) recode(ctx context.Context, tx *sql.Tx, gen int64) (coverage, er
 		return cov, err
 	}
 	_, err = tx.ExecContext(ctx, `UPDATE store_vector_quant SET centre = ?, codes_gen = ?, snapshot_gen = -1,
-		code_items = ?, code_sum = ? WHERE id = 0`, c, gen, cov.items, int64(cov.sum))
+		code_items = ?, code_sum = ? WHERE id = 0`, c, gen, cov.Items, int64(cov.Sum))
 	return cov, err
 }
 
@@ -307,7 +308,7 @@ func (s *Store) syncCodes(ctx context.Context) error {
 			return err
 		}
 		if w.codesGen == w.prevGen {
-			if w.cov.known {
+			if w.cov.Known {
 				return nil // another process did it
 			}
 			// The codes are complete: count their coverage, no new
@@ -316,7 +317,7 @@ func (s *Store) syncCodes(ctx context.Context) error {
 			if err != nil {
 				return err
 			}
-			_, err = tx.ExecContext(ctx, `UPDATE store_vector_quant SET code_items = ?, code_sum = ? WHERE id = 0`, cov.items, int64(cov.sum))
+			_, err = tx.ExecContext(ctx, `UPDATE store_vector_quant SET code_items = ?, code_sum = ? WHERE id = 0`, cov.Items, int64(cov.Sum))
 			return err
 		}
 		w.full = true

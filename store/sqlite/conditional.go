@@ -29,7 +29,7 @@ func (s *Store) PutIf(ctx context.Context, ns store.Namespace, key string, value
 			expires sql.NullInt64
 		)
 		err := tx.QueryRowContext(ctx, `SELECT updated_at, expires_at FROM store WHERE prefix = ? AND key = ?`,
-			p.k.ns, p.k.key).Scan(&updated, &expires)
+			p.k.NS, p.k.Key).Scan(&updated, &expires)
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return err
 		}
@@ -46,8 +46,7 @@ func (s *Store) PutIf(ctx context.Context, ns store.Namespace, key string, value
 		gen, err = s.finishCodes(ctx, tx, cw)
 		return err
 	}, func() {
-		s.cache.committed(gen, puts, now.UnixNano(), cw.full)
-		s.floats.committed(gen, puts, now.UnixNano(), cw.full)
+		s.committed(gen, puts, now.UnixNano(), cw.full)
 	})
 	if err != nil {
 		return wrap(err)

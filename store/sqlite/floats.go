@@ -123,19 +123,19 @@ func (t *vecTable) score(prefix string, qs *queries) (cands []candidate, missing
 		if !s.live {
 			continue
 		}
-		if prefix != "" && s.k.ns != prefix && !(strings.HasPrefix(s.k.ns, prefix) && s.k.ns[len(prefix)] == '.') {
+		if prefix != "" && s.k.NS != prefix && !(strings.HasPrefix(s.k.NS, prefix) && s.k.NS[len(prefix)] == '.') {
 			continue
 		}
-		if sq == nil || s.k.ns != lastNS {
+		if sq == nil || s.k.NS != lastNS {
 			var known bool
-			if sq, known = qs.lookup(s.k.ns); !known {
-				if len(missing) == 0 || missing[len(missing)-1] != s.k.ns {
-					missing = append(missing, s.k.ns)
+			if sq, known = qs.lookup(s.k.NS); !known {
+				if len(missing) == 0 || missing[len(missing)-1] != s.k.NS {
+					missing = append(missing, s.k.NS)
 				}
 				sq = nil
 				continue
 			}
-			lastNS = s.k.ns
+			lastNS = s.k.NS
 			if sq == nil {
 				continue // its subject's keys are gone
 			}
@@ -145,7 +145,7 @@ func (t *vecTable) score(prefix string, qs *queries) (cands []candidate, missing
 		for j := s.first + 1; j < s.first+s.n; j++ {
 			best = max(best, sc.Score(t.data[j*d:(j+1)*d], t.norms[j]))
 		}
-		cands = append(cands, candidate{k: s.k, updated: s.updated, score: best})
+		cands = append(cands, candidate{Key: s.k, Updated: s.updated, Score: best})
 	}
 	if len(missing) > 0 {
 		return nil, missing
@@ -273,8 +273,8 @@ func (c *floatCache) load(ctx context.Context, tx *sql.Tx, gen int64) (*vecTable
 		if buf, ok = decodeVector(buf[:0], emb); !ok || len(buf) != c.dims {
 			continue
 		}
-		if open < 0 || t.slots[open].k.ns != string(ns) || t.slots[open].k.key != string(key) {
-			k := itemKey{string(ns), string(key)}
+		if open < 0 || t.slots[open].k.NS != string(ns) || t.slots[open].k.Key != string(key) {
+			k := itemKey{NS: string(ns), Key: string(key)}
 			t.remove(k) // not expected in key order; keeps the table sound
 			open = len(t.slots)
 			t.index[k] = open

@@ -6,11 +6,10 @@ import (
 	"database/sql"
 	"encoding/binary"
 	"fmt"
-	"math"
+	"github.com/memvault/memvault/store/internal/vecindex"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -131,7 +130,7 @@ func TestQuantizedSearchIsExact(t *testing.T) {
 				}
 			}
 			check(0)
-			if s.cache.snap == nil {
+			if !s.cache.Loaded() {
 				t.Fatal("the index is not loaded")
 			}
 			for round := 1; round <= 20; round++ {
@@ -139,7 +138,7 @@ func TestQuantizedSearchIsExact(t *testing.T) {
 				if round%2 == 0 {
 					w = other // another process writes
 				}
-				full, incr, rows := s.cache.stats.fullLoads.Load(), s.cache.stats.incremental.Load(), s.cache.stats.codeRows.Load()
+				full, incr, rows := s.cache.Stats.FullLoads.Load(), s.cache.Stats.Incremental.Load(), s.cache.Stats.CodeRows.Load()
 				var codeRows int64
 				for range 5 {
 					i := r.IntN(items)
@@ -158,15 +157,15 @@ func TestQuantizedSearchIsExact(t *testing.T) {
 				}
 				check(round)
 				if w == other {
-					if s.cache.stats.fullLoads.Load() != full || s.cache.stats.incremental.Load() != incr+1 {
+					if s.cache.Stats.FullLoads.Load() != full || s.cache.Stats.Incremental.Load() != incr+1 {
 						t.Fatalf("round %d: another process's write of 5 items made %d full loads, %d refreshes from the log",
-							round, s.cache.stats.fullLoads.Load()-full, s.cache.stats.incremental.Load()-incr)
+							round, s.cache.Stats.FullLoads.Load()-full, s.cache.Stats.Incremental.Load()-incr)
 					}
 					// Rewriting an item twice in a round can read fewer.
-					if got := s.cache.stats.codeRows.Load() - rows; got > codeRows {
+					if got := s.cache.Stats.CodeRows.Load() - rows; got > codeRows {
 						t.Fatalf("round %d: the refresh read %d code rows, the writes wrote %d", round, got, codeRows)
 					}
-				} else if s.cache.stats.codeRows.Load() != rows {
+				} else if s.cache.Stats.CodeRows.Load() != rows {
 					t.Fatalf("round %d: this process's own write read code rows", round)
 				}
 			}
@@ -200,86 +199,16 @@ func TestCodesAfterOlderBuild(t *testing.T) {
 	if got == want || got[:len("n/0=")] != "n/0=" {
 		t.Fatalf("after an older build's write the search returned\n%s\nnot item 0 first", got)
 	}
-	full := s.cache.stats.fullLoads.Load()
+	full := s.cache.Stats.FullLoads.Load()
 	s.Close()
 	s = openStore(t, path, Options{Index: idx})
 	defer s.Close()
 	if again := results(t, s, nil, opt); again != got {
 		t.Fatalf("after recoding the search returned\n%s\nwant\n%s", again, got)
 	}
-	if s.cache.stats.fullLoads.Load() != 1 || full != 1 {
-		t.Fatalf("the reopened store did not search by its index (%d loads)", s.cache.stats.fullLoads.Load())
+	if s.cache.Stats.FullLoads.Load() != 1 || full != 1 {
+		t.Fatalf("the reopened store did not search by its index (%d loads)", s.cache.Stats.FullLoads.Load())
 	}
-}
-
-func TestCodeRoundTrip(t *testing.T) {
-	r := rand.New(rand.NewPCG(1, 1))
-	for _, d := range []int{1, 63, 64, 65, 1536} {
-		v := unitGauss(r, d)
-		c := unitGauss(r, d)
-		for _, centre := range [][]float32{nil, c} {
-			bits, m, ok := decodeCode(nil, encodeCode(v, centre), d)
-			if !ok || len(bits) != codeWords(d) || m.centred != (centre != nil) {
-				t.Fatalf("d=%d: code does not decode (%v)", d, ok)
-			}
-			// The bits are the signs of the rotated centred vector.
-			u := slices.Clone(v)
-			for i := range u {
-				if centre != nil {
-					u[i] -= centre[i]
-				}
-			}
-			ru, err := rotationFor(d).Apply(u)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for i, x := range ru {
-				if (bits[i/64]>>(i%64)&1 == 1) != (x > 0) {
-					t.Fatalf("d=%d: bit %d wrong", d, i)
-				}
-			}
-			if math.Abs(float64(m.nv)-1) > 1e-5 {
-				t.Fatalf("d=%d: |v| = %v", d, m.nv)
-			}
-			if _, _, ok := decodeCode(nil, encodeCode(v, centre), d+1); ok && codeWords(d+1) != codeWords(d) {
-				t.Fatalf("d=%d: decodes as %d dimensions", d, d+1)
-			}
-		}
-	}
-}
-
-// FuzzDecodeCode feeds arbitrary code columns and dimension counts to the
-// decoder: it rejects or decodes, never panics, and what it decodes
-// estimates to a finite score.
-func FuzzDecodeCode(f *testing.F) {
-	r := rand.New(rand.NewPCG(2, 2))
-	f.Add(encodeCode(unitGauss(r, 64), nil), 64)
-	f.Add(encodeCode(unitGauss(r, 100), unitGauss(r, 100)), 100)
-	f.Add([]byte{}, 0)
-	f.Add([]byte{1, 1, 0, 0}, -3)
-	f.Fuzz(func(t *testing.T, b []byte, d int) {
-		if d > 1<<16 {
-			d = 1 << 16
-		}
-		bits, m, ok := decodeCode(nil, b, d)
-		if !ok {
-			if len(bits) != 0 {
-				t.Fatal("a rejected code appended words")
-			}
-			return
-		}
-		if len(bits) != codeWords(d) {
-			t.Fatalf("%d words for %d dimensions", len(bits), d)
-		}
-		q := make([]float32, d)
-		q[0] = 1
-		for _, dist := range []store.Distance{store.Cosine, store.L2, store.InnerProduct} {
-			e := newEstimator(dist, q, nil)
-			if est := e.estimate(bits, &m); math.IsNaN(float64(est)) {
-				t.Fatalf("%s estimate is NaN", dist)
-			}
-		}
-	})
 }
 
 // TestIndexSnapshot checks that a store that read every code stores the
@@ -288,8 +217,8 @@ func FuzzDecodeCode(f *testing.F) {
 // scan.
 func TestIndexSnapshot(t *testing.T) {
 	codeIndexOnly(t)
-	defer func(n int) { snapshotMinCodes = n }(snapshotMinCodes)
-	snapshotMinCodes = 100
+	defer func(n int) { vecindex.SnapshotMinCodes = n }(vecindex.SnapshotMinCodes)
+	vecindex.SnapshotMinCodes = 100
 	ctx := context.Background()
 	emb := newClustered(400, 128)
 	idx := &store.IndexConfig{Embedder: emb, Dims: 128, Fields: []string{"a"}}
@@ -321,9 +250,9 @@ func TestIndexSnapshot(t *testing.T) {
 			t.Fatalf("%v: from the snapshot\n%s\nexact\n%s", p, got, want)
 		}
 	}
-	if later.cache.stats.snapshots.Load() != 1 || later.cache.stats.fullLoads.Load() != 0 || later.cache.stats.codeRows.Load() != 5 {
+	if later.cache.Stats.Snapshots.Load() != 1 || later.cache.Stats.FullLoads.Load() != 0 || later.cache.Stats.CodeRows.Load() != 5 {
 		t.Fatalf("the later store made %d snapshot loads, %d full loads, read %d code rows; want 1, 0, 5",
-			later.cache.stats.snapshots.Load(), later.cache.stats.fullLoads.Load(), later.cache.stats.codeRows.Load())
+			later.cache.Stats.Snapshots.Load(), later.cache.Stats.FullLoads.Load(), later.cache.Stats.CodeRows.Load())
 	}
 }
 
@@ -334,8 +263,8 @@ func TestIndexSnapshot(t *testing.T) {
 // exactly, and stores a sound snapshot, which the next store loads.
 func TestBadSnapshotLoadsEveryCode(t *testing.T) {
 	codeIndexOnly(t)
-	defer func(n int) { snapshotMinCodes = n }(snapshotMinCodes)
-	snapshotMinCodes = 100
+	defer func(n int) { vecindex.SnapshotMinCodes = n }(vecindex.SnapshotMinCodes)
+	vecindex.SnapshotMinCodes = 100
 	ctx := context.Background()
 	emb := newClustered(300, 128)
 	idx := &store.IndexConfig{Embedder: emb, Dims: 128, Fields: []string{"a"}}
@@ -372,56 +301,13 @@ func TestBadSnapshotLoadsEveryCode(t *testing.T) {
 				if got, want := results(t, later, nil, opt), results(t, exact, nil, opt); got != want {
 					t.Fatalf("round %d: after the damage\n%s\nexact\n%s", round, got, want)
 				}
-				st := &later.cache.stats
-				if want := int64(1 - round); st.fullLoads.Load() != want || st.snapshots.Load() != 1-want {
-					t.Fatalf("round %d: %d full loads, %d snapshot loads; want %d, %d", round, st.fullLoads.Load(), st.snapshots.Load(), want, 1-want)
+				st := &later.cache.Stats
+				if want := int64(1 - round); st.FullLoads.Load() != want || st.Snapshots.Load() != 1-want {
+					t.Fatalf("round %d: %d full loads, %d snapshot loads; want %d, %d", round, st.FullLoads.Load(), st.Snapshots.Load(), want, 1-want)
 				}
 				if err := later.Close(); err != nil {
 					t.Fatal(err)
 				}
-			}
-		})
-	}
-}
-
-// TestSnapshotPartsHoldAnyItem: a part is cut after the item that takes
-// it past snapshotPart, whatever that item holds: more codes than the
-// part's first item, or a long key (found in review: serialize wrote past
-// its buffer).
-func TestSnapshotPartsHoldAnyItem(t *testing.T) {
-	const dims = 1536
-	v := make([]float32, dims)
-	v[0] = 1
-	bits, m, _ := decodeCode(nil, encodeCode(v, nil), dims)
-	c := code{bits, m}
-	for _, tc := range []struct {
-		name      string
-		n, keyLen func(int) int
-	}{
-		{"first item 1 code, then 3", func(i int) int { return min(i+1, 3) }, func(int) int { return 8 }},
-		{"one code each, long keys", func(int) int { return 1 }, func(i int) int { return 300 + i%200 }},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			ix := newCodeIndex(dims, nil)
-			for i := range 20000 {
-				codes := make([]code, tc.n(i))
-				for j := range codes {
-					codes[j] = c
-				}
-				ix.add("ns", fmt.Sprintf("%0*d", tc.keyLen(i), i), 1, codes)
-			}
-			parts := ix.serialize(1)
-			if len(parts) < 2 {
-				t.Fatalf("%d parts: the test needs items across a part boundary", len(parts))
-			}
-			again := newCodeIndex(dims, nil)
-			for _, p := range parts {
-				if err := again.deserialize(p, 1); err != nil {
-					t.Fatal(err)
-				}
-			}
-			if again.live != ix.live || len(again.meta) != len(ix.meta) {
-				t.Fatalf("%d items, %d codes after a round trip; want %d, %d", again.live, len(again.meta), ix.live, len(ix.meta))
 			}
 		})
 	}
@@ -471,45 +357,6 @@ func TestSnapshotReaderStops(t *testing.T) {
 	}
 }
 
-// FuzzSnapshotPart feeds arbitrary snapshot parts to the deserializer: it
-// loads or refuses them, never panics, and a serialized index round-trips.
-func FuzzSnapshotPart(f *testing.F) {
-	r := rand.New(rand.NewPCG(5, 5))
-	t0 := newCodeIndex(70, nil)
-	for i := range 3 {
-		bits, m, _ := decodeCode(nil, encodeCode(unitGauss(r, 70), nil), 70)
-		t0.add("ns", fmt.Sprint(i), int64(i), []code{{bits, m}})
-	}
-	for _, p := range t0.serialize(1) {
-		f.Add(p)
-	}
-	f.Add([]byte{})
-	f.Add([]byte{2, 'n', 's', 1, 'k', 2, 1})
-	f.Add(append([]byte(snapshotMagic), 70, 1, 2, 'n', 's', 1, 'k', 2, 1))
-	f.Fuzz(func(t *testing.T, p []byte) {
-		ix := newCodeIndex(70, nil)
-		if err := ix.deserialize(p, 1); err != nil {
-			return
-		}
-		parts := ix.serialize(1)
-		again := newCodeIndex(70, nil)
-		for _, q := range parts {
-			if err := again.deserialize(q, 1); err != nil {
-				t.Fatalf("a serialized index does not load: %v", err)
-			}
-		}
-		if again.live != ix.live || again.sorted != ix.sorted || !slices.Equal(again.bits, ix.bits) || !slices.Equal(again.meta, ix.meta) {
-			t.Fatal("the index changed in a round trip")
-		}
-		for i, s := range ix.slots {
-			a := again.slots[i]
-			if again.names[a.ns] != ix.names[s.ns] || !bytes.Equal(again.keyOf(&a), ix.keyOf(&s)) || a.updated != s.updated || a.n != s.n {
-				t.Fatalf("slot %d changed in a round trip: %+v, want %+v", i, a, s)
-			}
-		}
-	})
-}
-
 // TestDeletionLeavesNoNameInTheIndex: the search index's snapshot and log
 // hold namespaces, keys and codes. A delete drops the snapshot (its pages
 // zeroed by secure_delete); after DeletePrefix (what an erasure runs) the
@@ -518,8 +365,8 @@ func FuzzSnapshotPart(f *testing.F) {
 // keeps the item's name until the log is trimmed, logKeep writes later.)
 func TestDeletionLeavesNoNameInTheIndex(t *testing.T) {
 	codeIndexOnly(t)
-	defer func(n int) { snapshotMinCodes = n }(snapshotMinCodes)
-	snapshotMinCodes = 100
+	defer func(n int) { vecindex.SnapshotMinCodes = n }(vecindex.SnapshotMinCodes)
+	vecindex.SnapshotMinCodes = 100
 	ctx := context.Background()
 	emb := newClustered(400, 128)
 	idx := &store.IndexConfig{Embedder: emb, Dims: 128, Fields: []string{"a"}}
@@ -608,15 +455,19 @@ func TestLooseBoundsFallBackToOneScan(t *testing.T) {
 	defer exact.Close()
 	for _, q := range []string{"coffee allergy", "hotel flight refund", "password"} {
 		opt := store.SearchOptions{Query: q, Limit: 10}
-		r0 := s.cache.stats.rescored.Load()
+		r0 := s.cache.Stats.Rescored.Load()
 		if got, want := results(t, s, store.Namespace{"u"}, opt), results(t, exact, store.Namespace{"u"}, opt); got != want {
 			t.Fatalf("%q: index\n%s\nexact\n%s", q, got, want)
 		}
-		if probed := s.cache.stats.rescored.Load() - r0; probed > max(512, n/10)+rescoreBatch {
+		if probed := s.cache.Stats.Rescored.Load() - r0; probed > max(512, n/10)+vecindex.RescoreBatch {
 			t.Errorf("%q probed %d items one batch at a time; the budget is %d", q, probed, max(512, n/10))
 		}
 	}
 }
+
+// snapshotMagic begins each snapshot part (vecindex's format, which the
+// tests damage through SQL).
+const snapshotMagic = "mvcs3"
 
 // codeIndexOnly turns the exact in-process copy of small stores off for
 // the test, so that its searches go through the code index.

@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"github.com/memvault/memvault/store/internal/vecindex"
 
 	"github.com/memvault/memvault/embeddings"
 	"github.com/memvault/memvault/store"
@@ -62,16 +63,16 @@ ORDER BY v.prefix, v.key, v.field_name LIMIT ?`, after[0], after[1], after[2], l
 					}
 					res, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO store_vector_codes (prefix, key, field_name, updated_at, code)
 						SELECT prefix, key, field_name, updated_at, ? FROM store_vectors WHERE prefix = ? AND key = ? AND field_name = ?`,
-						encodeCode(u.Vector, cw.centre), u.Prefix, u.Key, u.Field)
+						vecindex.EncodeCode(u.Vector, cw.centre), u.Prefix, u.Key, u.Field)
 					if err != nil {
 						return err
 					}
 					if n, err := res.RowsAffected(); err != nil {
 						return err
 					} else if n > 0 && !had {
-						cw.cov.cov.add(itemHash(itemKey{u.Prefix, u.Key}))
+						cw.cov.Cov.Add(itemHash(itemKey{NS: u.Prefix, Key: u.Key}))
 					}
-					cw.keys = append(cw.keys, itemKey{u.Prefix, u.Key})
+					cw.keys = append(cw.keys, itemKey{NS: u.Prefix, Key: u.Key})
 					cw.vectors = true
 				}
 				_, err = s.finishCodes(ctx, tx, cw) // other searches refresh these items

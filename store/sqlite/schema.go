@@ -45,7 +45,7 @@ var migrations = []string{
 		id INTEGER PRIMARY KEY CHECK (id = 0),
 		name TEXT NOT NULL
 	)`,
-	// v3: the search index (see quant.go and cache.go). store_vector_codes
+	// v3: the search index (package vecindex; codes.go and index.go). store_vector_codes
 	// holds a sign code per vector, written in the vector's transaction;
 	// store_vector_log the items each item-changing transaction changed
 	// (prefix NULL: every code changed), so that another process refreshes
@@ -85,7 +85,7 @@ var migrations = []string{
 	INSERT OR IGNORE INTO store_vector_quant (id, codes_gen, log_floor)
 		SELECT 0, CASE WHEN EXISTS (SELECT 1 FROM store_vectors) THEN -1 ELSE gen END, gen
 		FROM store_generation WHERE id = 0`,
-	// v4: codes are taken after a rotation (codeFormat 2, see quant.go):
+	// v4: codes are taken after a rotation (codeFormat 2, see vecindex/codes.go):
 	// v3's codes read as none, so the codes fall behind and the next Open
 	// recodes every vector; their snapshot goes with them.
 	`UPDATE store_vector_quant SET codes_gen = -1, snapshot_gen = -1
@@ -95,7 +95,7 @@ var migrations = []string{
 	// made before: checkEmbedder takes it from a stored vector).
 	`ALTER TABLE store_embedder ADD COLUMN dims INTEGER`,
 	// v6: the coverage of the items with code rows (their count and a
-	// checksum of their keys, see coverage.go), which an index must match
+	// checksum of their keys, see vecindex.Coverage), which an index must match
 	// to be used: NULL until the next Open counts it. The snapshot format
 	// changes (its parts name their generation): the old one goes.
 	`ALTER TABLE store_vector_quant ADD COLUMN code_items INTEGER;

@@ -1,7 +1,6 @@
 package sqlite
 
 import (
-	"cmp"
 	"context"
 	"database/sql"
 	"fmt"
@@ -10,16 +9,13 @@ import (
 	"time"
 
 	"github.com/memvault/memvault/store/internal/indexing"
+	"github.com/memvault/memvault/store/internal/vecindex"
 
 	"github.com/memvault/memvault/store"
 )
 
 // candidate is an item with vectors and its best score.
-type candidate struct {
-	k       itemKey
-	updated int64
-	score   float64
-}
+type candidate = vecindex.Scored
 
 // search runs one search in tx. Without a query vector it lists items by
 // updated_at descending (then namespace and key); with one it scans every
@@ -43,8 +39,8 @@ func (s *Store) search(ctx context.Context, tx *sql.Tx, st *readStmts, prefix st
 		var v map[string]any
 		if len(opt.Filter) > 0 {
 			var err error
-			if v, err = s.decodeValue(ctx, r.k.ns, r.k.key, r.value); err != nil {
-				return false, fmt.Errorf("item %q/%q: %w", r.k.ns, r.k.key, err)
+			if v, err = s.decodeValue(ctx, r.k.NS, r.k.Key, r.value); err != nil {
+				return false, fmt.Errorf("item %q/%q: %w", r.k.NS, r.k.Key, err)
 			}
 			if !matches(v, opt.Filter) {
 				return true, nil
@@ -87,11 +83,11 @@ func (s *Store) search(ctx context.Context, tx *sql.Tx, st *readStmts, prefix st
 				return nil, err
 			}
 			for _, c := range part {
-				r, ok := rows[c.k]
+				r, ok := rows[c.Key]
 				if !ok {
 					continue
 				}
-				score := c.score
+				score := c.Score
 				if more, err = take(r, &score); err != nil {
 					return nil, err
 				}
@@ -140,53 +136,6 @@ func (s *Store) search(ctx context.Context, tx *sql.Tx, st *readStmts, prefix st
 	return out, rs.Err()
 }
 
-// compareCandidates orders by score descending, then as a search without
-// query.
-func compareCandidates(a, b candidate) int {
-	return cmp.Or(cmp.Compare(b.score, a.score), cmp.Compare(b.updated, a.updated),
-		strings.Compare(a.k.ns, b.k.ns), strings.Compare(a.k.key, b.k.key))
-}
-
-// topK moves the k smallest elements of s (by compare) to s[:k], sorted,
-// with a bounded max-heap: O(n log k) instead of sorting all of s.
-func topK[T any](s []T, k int, compare func(a, b T) int) {
-	if k <= 0 {
-		return
-	}
-	if k >= len(s)/4 {
-		slices.SortFunc(s, compare)
-		return
-	}
-	less := func(i, j int) bool { return compare(s[i], s[j]) > 0 } // max-heap
-	down := func(i, n int) {
-		for {
-			l := 2*i + 1
-			if l >= n {
-				return
-			}
-			j := l
-			if r := l + 1; r < n && less(r, l) {
-				j = r
-			}
-			if !less(j, i) {
-				return
-			}
-			s[i], s[j] = s[j], s[i]
-			i = j
-		}
-	}
-	for i := k/2 - 1; i >= 0; i-- {
-		down(i, k)
-	}
-	for i := k; i < len(s); i++ {
-		if compare(s[i], s[0]) < 0 {
-			s[0], s[i] = s[i], s[0]
-			down(0, k)
-		}
-	}
-	slices.SortFunc(s[:k], compare)
-}
-
 // ranked yields a search's scored items best first, a part at a time.
 type ranked interface {
 	// next returns up to want more items (none when there are no more).
@@ -203,7 +152,7 @@ type exactRanked struct {
 func newExactRanked(cands []candidate, need int) *exactRanked {
 	// Rank only the best few unless the filter rejects many of them.
 	r := &exactRanked{cands: cands, sorted: min(len(cands), max(4*need, 64))}
-	topK(cands, r.sorted, compareCandidates)
+	vecindex.TopK(cands, r.sorted, vecindex.CompareScored)
 	return r
 }
 
@@ -212,7 +161,7 @@ func (r *exactRanked) next(_ context.Context, want int) ([]candidate, error) {
 		return nil, nil
 	}
 	if r.start >= r.sorted {
-		slices.SortFunc(r.cands[r.sorted:], compareCandidates)
+		slices.SortFunc(r.cands[r.sorted:], vecindex.CompareScored)
 		r.sorted = len(r.cands)
 	}
 	n := min(r.sorted-r.start, want)
@@ -221,20 +170,11 @@ func (r *exactRanked) next(_ context.Context, want int) ([]candidate, error) {
 	return part, nil
 }
 
-// rescoreBatch is how many items a search reads and scores exactly at a
-// time; maxBounded bounds the items it ranks by bound per scan of the
-// index.
-const (
-	rescoreBatch = 64
-	maxBounded   = 4096
-)
-
-// quantRanked ranks with the code index: items are read from
-// store_vectors and scored exactly in the order of their bounds (see
-// estimator), a batch at a time, until the next bound is below the
-// need-th best exact score found, then returned in exact order; a page
-// that needs more (a filter or expiries rejected many) rescores the next
-// bounds the same way.
+// quantRanked ranks with the code index: vecindex.Cache.Top finds the
+// certain top (the exact ranking's first need items) by rescoring items
+// from store_vectors in the order of their bounds; a page that needs more
+// (a filter or expiries rejected some of them) gets the rest by one exact
+// scan. It is the search's vecindex.Rescorer.
 type quantRanked struct {
 	s       *Store
 	tx      *sql.Tx
@@ -242,57 +182,31 @@ type quantRanked struct {
 	prefix  string
 	qs      *queries
 	need    int
-	emitted map[itemKey]bool // items ranked by bound so far
-	keys    []itemKey        // ranked by bound, not rescored yet
-	bounds  []float32
-	more    bool // items beyond keys remain
-	total   int  // items under the prefix when the index was first asked
 	started bool
 	buf     []candidate
 	exact   *exactRanked // the rest by exact scan, once the index moved on
 	// returned holds the certain top (handed out or in buf): the items
-	// the first part proved to be the exact ranking's first need.
+	// the index proved to be the exact ranking's first need.
 	returned map[itemKey]bool
 	now      time.Time
 	ns       store.Namespace
 }
 
-// fill ranks more items by bound; it returns false when the index moved on
-// past the search's snapshot.
-func (q *quantRanked) fill(ctx context.Context) (bool, error) {
-	var (
-		keys        []itemKey
-		bounds      []float32
-		left        int
-		missing     []string
-		ok, settled bool
-	)
-	for range 2 {
-		keys, bounds, left, missing, ok = q.s.cache.best(q.gen, q.prefix, q.qs, min(maxBounded, max(4*q.need, 256)), q.emitted)
-		if !ok {
-			return false, nil
-		}
-		if settled = len(missing) == 0; settled {
-			break
-		}
-		// Spaces the search had not met: their queries are made outside
-		// the index's lock (they may read keys), then it ranks again.
-		if err := q.qs.resolveAll(ctx, missing); err != nil {
-			return false, err
-		}
-	}
-	if !settled {
-		return false, nil
-	}
-	for _, k := range keys {
-		q.emitted[k] = true
-	}
-	if !q.started {
-		q.total = left
-	}
-	q.keys, q.bounds, q.more, q.started = keys, bounds, left > len(keys), true
-	return true, nil
+// Estimator, Resolve, Rescore and Proxy make quantRanked the search's
+// vecindex.Rescorer.
+func (q *quantRanked) Estimator(ns string, centre []float32) (*vecindex.Estimator, bool) {
+	return q.qs.Estimator(ns, centre)
 }
+
+func (q *quantRanked) Resolve(ctx context.Context, namespaces []string) error {
+	return q.qs.resolveAll(ctx, namespaces)
+}
+
+func (q *quantRanked) Rescore(ctx context.Context, keys []itemKey) ([]candidate, error) {
+	return q.s.rescore(ctx, q.tx, keys, q.qs)
+}
+
+func (q *quantRanked) Proxy(score float64) float32 { return q.qs.proxy(score) }
 
 func (q *quantRanked) next(ctx context.Context, want int) ([]candidate, error) {
 	if q.exact != nil {
@@ -305,50 +219,19 @@ func (q *quantRanked) next(ctx context.Context, want int) ([]candidate, error) {
 		return q.exactRest(ctx, want)
 	}
 	if !q.started {
-		if ok, err := q.fill(ctx); err != nil {
+		top, ok, err := q.s.cache.Top(ctx, q.gen, q.prefix, q, q.need)
+		if err != nil {
 			return nil, err
-		} else if !ok {
-			// This process wrote since the search's snapshot.
+		}
+		if !ok {
+			// This process wrote since the search's snapshot, or the
+			// bounds were too loose.
 			return q.exactRest(ctx, want)
 		}
-		// Rescore until the bounds show that no item left can enter the
-		// best need: those need are then the exact ranking's first. Codes
-		// of sparse vectors (the offline hashing embedder's: most
-		// coordinates are zero) bound loosely, and this would read nearly
-		// every item one probe at a time: past a tenth of the items, one
-		// exact scan is cheaper.
-		var got []candidate
-		budget := max(512, q.total/10)
-		for rescored := 0; len(q.keys) > 0; {
-			if rescored >= budget {
-				q.s.cache.stats.abandoned.Add(1)
-				return q.exactRest(ctx, want)
-			}
-			n := min(len(q.keys), rescoreBatch)
-			part, err := q.s.rescore(ctx, q.tx, q.keys[:n], q.qs)
-			if err != nil {
-				return nil, err
-			}
-			q.s.cache.stats.rescored.Add(int64(n))
-			rescored += n
-			q.keys, q.bounds = q.keys[n:], q.bounds[n:]
-			got = append(got, part...)
-			slices.SortFunc(got, compareCandidates)
-			if len(got) >= q.need && len(q.bounds) > 0 && q.bounds[0] < q.qs.proxy(got[q.need-1].score) {
-				break
-			}
-			if len(q.keys) == 0 && q.more {
-				if ok, err := q.fill(ctx); err != nil {
-					return nil, err
-				} else if !ok {
-					return q.exactRest(ctx, want)
-				}
-			}
-		}
-		q.buf = got[:min(len(got), q.need)]
+		q.started, q.buf = true, top
 		q.returned = make(map[itemKey]bool, len(q.buf))
 		for _, c := range q.buf {
-			q.returned[c.k] = true
+			q.returned[c.Key] = true
 		}
 	}
 	n := min(len(q.buf), want)
@@ -364,7 +247,7 @@ func (q *quantRanked) exactRest(ctx context.Context, want int) ([]candidate, err
 		return nil, err
 	}
 	// Called with buf empty: every item of returned was handed out.
-	cands = slices.DeleteFunc(cands, func(c candidate) bool { return q.returned[c.k] })
+	cands = slices.DeleteFunc(cands, func(c candidate) bool { return q.returned[c.Key] })
 	q.exact = newExactRanked(cands, want)
 	return q.exact.next(ctx, want)
 }
@@ -392,7 +275,7 @@ func (s *Store) rescore(ctx context.Context, tx *sql.Tx, keys []itemKey, qs *que
 				return nil, err
 			}
 			var ok bool
-			if buf, ok = decodeVector(buf, emb); !ok || len(buf) != s.cache.dims {
+			if buf, ok = decodeVector(buf, emb); !ok || len(buf) != s.cache.Dims() {
 				continue // as the index: not a vector of this configuration
 			}
 			sq, err := qs.resolve(ctx, ns)
@@ -404,17 +287,17 @@ func (s *Store) rescore(ctx context.Context, tx *sql.Tx, keys []itemKey, qs *que
 				continue // its subject's keys are gone
 			}
 			score := sq.sc.Score(buf, indexing.VectorNorm(buf))
-			if n := len(cands); n > 0 && cands[n-1].k.ns == string(ns) && cands[n-1].k.key == string(key) {
-				cands[n-1].score = max(cands[n-1].score, score)
+			if n := len(cands); n > 0 && cands[n-1].Key.NS == string(ns) && cands[n-1].Key.Key == string(key) {
+				cands[n-1].Score = max(cands[n-1].Score, score)
 				continue
 			}
-			k := itemKey{string(ns), string(key)}
+			k := itemKey{NS: string(ns), Key: string(key)}
 			if i, ok := index[k]; ok {
-				cands[i].score = max(cands[i].score, score)
+				cands[i].Score = max(cands[i].Score, score)
 				continue
 			}
 			index[k] = len(cands)
-			cands = append(cands, candidate{k: k, updated: upd, score: score})
+			cands = append(cands, candidate{Key: k, Updated: upd, Score: score})
 		}
 		err = rs.Err()
 		rs.Close()
@@ -422,7 +305,7 @@ func (s *Store) rescore(ctx context.Context, tx *sql.Tx, keys []itemKey, qs *que
 			return nil, err
 		}
 	}
-	slices.SortFunc(cands, compareCandidates)
+	slices.SortFunc(cands, vecindex.CompareScored)
 	return cands, nil
 }
 
@@ -436,7 +319,7 @@ func (s *Store) ranked(ctx context.Context, tx *sql.Tx, st *readStmts, prefix st
 		if err != nil {
 			return nil, err
 		}
-		cands, ok, err := s.floats.candidates(ctx, tx, q.gen, prefix.String(), qs)
+		cands, ok, err := s.floats.candidates(ctx, tx, q.Gen, prefix.String(), qs)
 		if err != nil {
 			return nil, err
 		}
@@ -444,19 +327,19 @@ func (s *Store) ranked(ctx context.Context, tx *sql.Tx, st *readStmts, prefix st
 			return newExactRanked(cands, need), nil
 		}
 	}
-	if s.cache.enabled() && qs.dims == s.cache.dims {
+	if s.cache.Enabled() && qs.dims == s.cache.Dims() {
 		q, err := readQuantState(ctx, tx, st)
 		if err != nil {
 			return nil, err
 		}
-		if q.codesGen == q.gen {
-			ok, err := s.cache.refresh(ctx, tx, q)
+		if q.CodesGen == q.Gen {
+			ok, err := s.cache.Refresh(ctx, txSource{tx}, q)
 			if err != nil {
 				return nil, err
 			}
 			if ok {
-				return &quantRanked{s: s, tx: tx, gen: q.gen, prefix: prefix.String(), qs: qs,
-					need: max(need, 1), emitted: map[itemKey]bool{}, now: now, ns: prefix}, nil
+				return &quantRanked{s: s, tx: tx, gen: q.Gen, prefix: prefix.String(), qs: qs,
+					need: max(need, 1), now: now, ns: prefix}, nil
 			}
 		}
 	}
@@ -510,17 +393,17 @@ func (s *Store) scoreVectors(ctx context.Context, tx *sql.Tx, prefix store.Names
 		score := sq.sc.Score(buf, indexing.VectorNorm(buf))
 		// The rows of one item usually arrive together (primary key
 		// order): compare with the last candidate before building keys.
-		if n := len(cands); n > 0 && cands[n-1].k.ns == string(ns) && cands[n-1].k.key == string(key) {
-			cands[n-1].score = max(cands[n-1].score, score)
+		if n := len(cands); n > 0 && cands[n-1].Key.NS == string(ns) && cands[n-1].Key.Key == string(key) {
+			cands[n-1].Score = max(cands[n-1].Score, score)
 			continue
 		}
-		k := itemKey{string(ns), string(key)}
+		k := itemKey{NS: string(ns), Key: string(key)}
 		if i, ok := index[k]; ok {
-			cands[i].score = max(cands[i].score, score)
+			cands[i].Score = max(cands[i].Score, score)
 			continue
 		}
 		index[k] = len(cands)
-		cands = append(cands, candidate{k: k, updated: upd, score: score})
+		cands = append(cands, candidate{Key: k, Updated: upd, Score: score})
 	}
 	return cands, rs.Err()
 }
@@ -529,7 +412,7 @@ func (s *Store) scoreVectors(ctx context.Context, tx *sql.Tx, prefix store.Names
 func (s *Store) fetch(ctx context.Context, tx *sql.Tx, cands []candidate, now time.Time) (map[itemKey]itemRow, error) {
 	keys := make([]itemKey, len(cands))
 	for i, c := range cands {
-		keys[i] = c.k
+		keys[i] = c.Key
 	}
 	in, args := keysIn(keys)
 	args = append(args, now.UnixNano())
@@ -561,7 +444,7 @@ func keysIn(keys []itemKey) (string, []any) {
 			q.WriteString(", ")
 		}
 		q.WriteString("(?, ?)")
-		args = append(args, k.ns, k.key)
+		args = append(args, k.NS, k.Key)
 	}
 	q.WriteString(")")
 	return q.String(), args

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"github.com/memvault/memvault/store/internal/vecindex"
 	"math/rand/v2"
 	"path/filepath"
 	"strings"
@@ -41,8 +42,8 @@ type snapFixture struct {
 func newSnapFixture(t *testing.T) *snapFixture {
 	t.Helper()
 	codeIndexOnly(t)
-	defer func(n int) { t.Cleanup(func() { snapshotMinCodes = n }) }(snapshotMinCodes)
-	snapshotMinCodes = 100
+	defer func(n int) { t.Cleanup(func() { vecindex.SnapshotMinCodes = n }) }(vecindex.SnapshotMinCodes)
+	vecindex.SnapshotMinCodes = 100
 	f := &snapFixture{t: t, path: filepath.Join(t.TempDir(), "snap.db"), emb: newClustered(snapItems, snapDims)}
 	f.idx = &store.IndexConfig{Embedder: f.emb, Dims: snapDims, Fields: []string{"a"}}
 	f.s = f.open()
@@ -120,32 +121,34 @@ func (f *snapFixture) finds(s *Store, ns store.Namespace, key string, vec int, l
 }
 
 // forgeSnapshot rewrites the snapshot rows, through SQL, as the snapshot
-// of the stored one changed by edit: well formed, of the same generation.
-func (f *snapFixture) forgeSnapshot(edit func(t *codeIndex)) {
+// of the stored one without the items remove and with those of add (one
+// code each): well formed, of the same generation.
+func (f *snapFixture) forgeSnapshot(remove []itemKey, add map[itemKey][]byte) {
 	f.t.Helper()
 	ctx := context.Background()
 	var gen int64
 	if err := f.exact.db.Reader().QueryRowContext(ctx, `SELECT snapshot_gen FROM store_vector_quant`).Scan(&gen); err != nil {
 		f.t.Fatal(err)
 	}
-	t := newCodeIndex(snapDims, nil)
 	rs, err := f.exact.db.Reader().QueryContext(ctx, `SELECT data FROM store_vector_snapshot ORDER BY part`)
 	if err != nil {
 		f.t.Fatal(err)
 	}
+	var parts [][]byte
 	for rs.Next() {
 		var p []byte
 		if err := rs.Scan(&p); err != nil {
 			f.t.Fatal(err)
 		}
-		if err := t.deserialize(p, gen); err != nil {
-			f.t.Fatal(err)
-		}
+		parts = append(parts, p)
 	}
 	rs.Close()
-	edit(t)
+	parts, err = vecindex.RewriteSnapshot(parts, snapDims, gen, remove, add)
+	if err != nil {
+		f.t.Fatal(err)
+	}
 	f.raw(`DELETE FROM store_vector_snapshot`)
-	for i, p := range t.serialize(gen) {
+	for i, p := range parts {
 		f.raw(`INSERT INTO store_vector_snapshot (part, data) VALUES (?, ?)`, i, p)
 	}
 }
@@ -168,9 +171,9 @@ func TestDeletedSnapshotIsRebuilt(t *testing.T) {
 	fresh := f.open()
 	f.same(fresh, "a store opened after the deletion")
 	f.finds(fresh, snapNS(17), "17", 17, "a store opened after the deletion")
-	if fresh.cache.stats.fullLoads.Load() != 1 || fresh.cache.stats.snapshots.Load() != 0 {
+	if fresh.cache.Stats.FullLoads.Load() != 1 || fresh.cache.Stats.Snapshots.Load() != 0 {
 		t.Fatalf("the store opened after the deletion made %d full loads, %d snapshot loads; want 1, 0",
-			fresh.cache.stats.fullLoads.Load(), fresh.cache.stats.snapshots.Load())
+			fresh.cache.Stats.FullLoads.Load(), fresh.cache.Stats.Snapshots.Load())
 	}
 
 	// A put after the deletion (by another process): every store, open
@@ -189,9 +192,9 @@ func TestDeletedSnapshotIsRebuilt(t *testing.T) {
 	}
 	next := f.open()
 	f.same(next, "the next store")
-	if next.cache.stats.snapshots.Load() != 1 || next.cache.stats.fullLoads.Load() != 0 {
+	if next.cache.Stats.Snapshots.Load() != 1 || next.cache.Stats.FullLoads.Load() != 0 {
 		t.Fatalf("the next store made %d snapshot loads, %d full loads; want 1, 0",
-			next.cache.stats.snapshots.Load(), next.cache.stats.fullLoads.Load())
+			next.cache.Stats.Snapshots.Load(), next.cache.Stats.FullLoads.Load())
 	}
 }
 
@@ -201,8 +204,8 @@ func TestDeletedSnapshotIsRebuilt(t *testing.T) {
 // snapshot and the log since; the snapshot's rows were deleted meanwhile.
 func TestDeletedSnapshotBehindLoadedIndex(t *testing.T) {
 	codeIndexOnly(t)
-	defer func(n int) { snapshotMinCodes = n }(snapshotMinCodes)
-	snapshotMinCodes = 100
+	defer func(n int) { vecindex.SnapshotMinCodes = n }(vecindex.SnapshotMinCodes)
+	vecindex.SnapshotMinCodes = 100
 	ctx := context.Background()
 	f := &snapFixture{t: t, path: filepath.Join(t.TempDir(), "behind.db"), emb: newClustered(snapItems, snapDims)}
 	f.idx = &store.IndexConfig{Embedder: f.emb, Dims: snapDims, Fields: []string{"a"}}
@@ -243,7 +246,7 @@ func TestSnapshotMissingAnItem(t *testing.T) {
 	ctx := context.Background()
 	t.Run("forged", func(t *testing.T) {
 		f := newSnapFixture(t)
-		f.forgeSnapshot(func(t *codeIndex) { t.remove(itemKey{snapNS(42).String(), "42"}) })
+		f.forgeSnapshot([]itemKey{{NS: snapNS(42).String(), Key: "42"}}, nil)
 		fresh := f.open()
 		f.finds(fresh, snapNS(42), "42", 42, "the snapshot without item 42")
 		f.same(fresh, "the snapshot without item 42")
@@ -266,20 +269,16 @@ func TestSnapshotMissingAnItem(t *testing.T) {
 // loaded: the store reads every code.
 func TestSnapshotWithItemsNotStored(t *testing.T) {
 	f := newSnapFixture(t)
-	bits, m, _ := decodeCode(nil, encodeCode(f.emb.item(7), nil), snapDims)
-	f.forgeSnapshot(func(t *codeIndex) {
-		t.add("n.0", "ghost", 1, []code{{bits, m}})
-		t.compact()
-	})
+	f.forgeSnapshot(nil, map[itemKey][]byte{{NS: "n.0", Key: "ghost"}: vecindex.EncodeCode(f.emb.item(7), nil)})
 	fresh := f.open()
 	got := results(t, fresh, nil, store.SearchOptions{Query: "v7", Limit: 5})
 	if strings.Contains(got, "ghost") {
 		t.Fatalf("a search returned an item the store does not hold:\n%s", got)
 	}
 	f.same(fresh, "a snapshot with an extra item")
-	if fresh.cache.stats.snapshots.Load() != 0 || fresh.cache.stats.fullLoads.Load() != 1 {
+	if fresh.cache.Stats.Snapshots.Load() != 0 || fresh.cache.Stats.FullLoads.Load() != 1 {
 		t.Fatalf("the store made %d snapshot loads, %d full loads; want 0, 1",
-			fresh.cache.stats.snapshots.Load(), fresh.cache.stats.fullLoads.Load())
+			fresh.cache.Stats.Snapshots.Load(), fresh.cache.Stats.FullLoads.Load())
 	}
 }
 
@@ -320,7 +319,7 @@ func TestCoverageKeptByEveryWrite(t *testing.T) {
 			if err := tx.QueryRowContext(ctx, `SELECT code_items, code_sum FROM store_vector_quant`).Scan(&n, &sum); err != nil {
 				return err
 			}
-			stored.scan(n, sum)
+			stored = scanCoverage(n, sum)
 			var err error
 			real, err = codedItems(ctx, tx)
 			return err
@@ -328,15 +327,15 @@ func TestCoverageKeptByEveryWrite(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !stored.known || stored.cov != real {
-			t.Fatalf("%s: stored coverage %+v (known %v), counted %+v", label, stored.cov, stored.known, real)
+		if !stored.Known || stored.Cov != real {
+			t.Fatalf("%s: stored coverage %+v (known %v), counted %+v", label, stored.Cov, stored.Known, real)
 		}
 		for name, st := range map[string]*Store{"this store": s, "another store": other} {
 			opt := store.SearchOptions{Query: "q5", Limit: 8}
 			if got, want := results(t, st, nil, opt), results(t, exact, nil, opt); got != want {
 				t.Fatalf("%s, %s: the index returned\n%s\nthe exact scan\n%s", label, name, got, want)
 			}
-			if n := st.cache.stats.uncovered.Load(); n != 0 {
+			if n := st.cache.Stats.Uncovered.Load(); n != 0 {
 				t.Fatalf("%s, %s: %d indexes did not cover the store", label, name, n)
 			}
 		}
@@ -415,15 +414,15 @@ func TestCoverageKeptByEveryWrite(t *testing.T) {
 	fresh := openStore(t, path, opts)
 	defer fresh.Close()
 	results(t, fresh, nil, store.SearchOptions{Query: "q5", Limit: 8}) // reads every code, then stores the coverage
-	if fresh.cache.stats.fullLoads.Load() != 1 {
-		t.Fatalf("after a write that did not keep the coverage, %d full loads", fresh.cache.stats.fullLoads.Load())
+	if fresh.cache.Stats.FullLoads.Load() != 1 {
+		t.Fatalf("after a write that did not keep the coverage, %d full loads", fresh.cache.Stats.FullLoads.Load())
 	}
-	s.cache.stats.uncovered.Store(0) // this store's index was right to be dropped
-	other.cache.stats.uncovered.Store(0)
+	s.cache.Stats.Uncovered.Store(0) // this store's index was right to be dropped
+	other.cache.Stats.Uncovered.Store(0)
 	results(t, s, nil, store.SearchOptions{Query: "q5", Limit: 8})
 	results(t, other, nil, store.SearchOptions{Query: "q5", Limit: 8})
-	s.cache.stats.uncovered.Store(0)
-	other.cache.stats.uncovered.Store(0)
+	s.cache.Stats.Uncovered.Store(0)
+	other.cache.Stats.Uncovered.Store(0)
 	check("after the repair")
 
 	// A database from before the coverage: Open counts it.

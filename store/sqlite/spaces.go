@@ -7,6 +7,7 @@ import (
 	"github.com/memvault/memvault/store"
 	"github.com/memvault/memvault/store/internal/indexing"
 	"github.com/memvault/memvault/store/internal/spaces"
+	"github.com/memvault/memvault/store/internal/vecindex"
 )
 
 // spaceQuery is a search's query in one vector space (see package
@@ -15,7 +16,7 @@ import (
 type spaceQuery struct {
 	vec    []float32
 	sc     *indexing.QueryScorer
-	est    *estimator
+	est    *vecindex.Estimator
 	centre []float32 // the centre est was made for
 }
 
@@ -24,11 +25,21 @@ func newSpaceQuery(dist store.Distance, vec []float32) *spaceQuery {
 }
 
 // estimator returns the estimator of codes made around centre.
-func (q *spaceQuery) estimator(dist store.Distance, centre []float32) *estimator {
+func (q *spaceQuery) estimator(dist store.Distance, centre []float32) *vecindex.Estimator {
 	if q.est == nil || !slices.Equal(q.centre, centre) {
-		q.est, q.centre = newEstimator(dist, q.vec, centre), centre
+		q.est, q.centre = vecindex.NewEstimator(dist, q.vec, centre), centre
 	}
 	return q.est
+}
+
+// Estimator is the estimator of namespace ns's space for the index
+// (vecindex.Queries): it reads no keys.
+func (qs *queries) Estimator(ns string, centre []float32) (*vecindex.Estimator, bool) {
+	sq, known := qs.lookup(ns)
+	if !known || sq == nil {
+		return nil, known
+	}
+	return sq.estimator(qs.dist, centre), true
 }
 
 // queries is a search's query in every space it meets: one space (a

@@ -114,7 +114,7 @@ func TestSubjectSpacesSearchIsExact(t *testing.T) {
 				}
 			}
 			check("")
-			if codes.cache.snap == nil || codes.cache.stats.rescored.Load() == 0 {
+			if !codes.cache.Loaded() || codes.cache.Stats.Rescored.Load() == 0 {
 				t.Fatal("the code index ranked nothing")
 			}
 			if _, err := subjects.DestroyKeys(ctx, "u3"); err != nil {

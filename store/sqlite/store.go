@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/memvault/memvault/store/internal/items"
+	"github.com/memvault/memvault/store/internal/vecindex"
 
 	"github.com/memvault/memvault/internal/binding"
 	"github.com/memvault/memvault/internal/sqlitedb"
@@ -59,9 +60,9 @@ type Store struct {
 	index  *store.IndexConfig // b.Index: nil without index
 	ttl    *store.TTLConfig   // b.TTL
 	serde  serde.Serializer
-	codec  binding.Codec // serde, binding values to their item (nil serde: unused)
-	cache  *vecCache     // the code index
-	floats *floatCache   // the exact copy of a small store's vectors
+	codec  binding.Codec   // serde, binding values to their item (nil serde: unused)
+	cache  *vecindex.Cache // the code index
+	floats *floatCache     // the exact copy of a small store's vectors
 	st     *stmts
 }
 
@@ -125,7 +126,7 @@ func newStore(ctx context.Context, db *sqlitedb.DB, opts Options) (*Store, error
 	if s.index != nil {
 		dims = s.index.Dims
 	}
-	s.cache = newVecCache(budget, dims)
+	s.cache = vecindex.New(budget, dims)
 	if budget > 0 {
 		s.floats = newFloatCache(floatBudget, dims)
 	} else {
@@ -180,7 +181,7 @@ func (s *Store) Sweep(ctx context.Context) (int, error) {
 		}
 		for rs.Next() {
 			var k itemKey
-			if err := rs.Scan(&k.ns, &k.key); err != nil {
+			if err := rs.Scan(&k.NS, &k.Key); err != nil {
 				rs.Close()
 				return err
 			}
@@ -199,13 +200,13 @@ func (s *Store) Sweep(ctx context.Context) (int, error) {
 		seen := map[itemKey]bool{}
 		for gone.Next() {
 			var k itemKey
-			if err := gone.Scan(&k.ns, &k.key); err != nil {
+			if err := gone.Scan(&k.NS, &k.Key); err != nil {
 				gone.Close()
 				return err
 			}
 			if !seen[k] {
 				seen[k] = true
-				cw.cov.cov.sub(itemHash(k))
+				cw.cov.Cov.Sub(itemHash(k))
 			}
 		}
 		gone.Close()

@@ -1,4 +1,4 @@
-package sqlite
+package vecindex
 
 import (
 	"crypto/sha256"
@@ -13,7 +13,7 @@ import (
 
 // A vector's code is its sign sketch: one bit per dimension, set when the
 // dimension of u = v - c is positive, c being the store's centre (the mean
-// of its vectors, stored in store_vector_quant; zero until set). The
+// of its vectors, kept by the storage; zero until set). The
 // Hamming distance h between the codes of u and of w = q - c estimates the
 // angle between them as π·h/d, so that, with the three norms kept beside
 // the bits,
@@ -34,7 +34,8 @@ import (
 // search rescored nearly every item. The rotation is orthogonal, so norms
 // and dot products, and the metadata below, are unchanged by it.
 
-// Code blob layout (store_vector_codes.code), little-endian:
+// Code blob layout (the storage's code of a vector, store/sqlite's
+// store_vector_codes.code), little-endian:
 //
 //	byte 0     codeFormat
 //	byte 1     flags (codeCentred: bits of v - c; otherwise of v)
@@ -50,9 +51,9 @@ const (
 // codeWords is the number of 64-bit words of a d-dimension code.
 func codeWords(d int) int { return (d + 63) / 64 }
 
-// centreOf returns c when it can centre vectors of d dimensions, nil
+// CentreOf returns c when it can centre vectors of d dimensions, nil
 // otherwise (no centre yet, or one of an earlier embedder's dimensions).
-func centreOf(c []float32, d int) []float32 {
+func CentreOf(c []float32, d int) []float32 {
 	if len(c) != d || d == 0 {
 		return nil
 	}
@@ -111,9 +112,9 @@ func rotationFor(d int) *embeddings.Rotation {
 	return actual.(*embeddings.Rotation)
 }
 
-// encodeCode is the code blob of v under centre c (nil: uncentred).
-func encodeCode(v, c []float32) []byte {
-	c = centreOf(c, len(v))
+// EncodeCode is the code blob of v under centre c (nil: uncentred).
+func EncodeCode(v, c []float32) []byte {
+	c = CentreOf(c, len(v))
 	w := make([]uint64, codeWords(len(v)))
 	uu, vc := signBits(w, v, c)
 	var vv float64
@@ -176,8 +177,8 @@ func decodeCode(words []uint64, b []byte, d int) (_ []uint64, m codeMeta, ok boo
 // probability p = θ/π.
 const boundSigmas = 4
 
-// estimator bounds the scores of codes against one query.
-type estimator struct {
+// Estimator bounds the scores of codes against one query.
+type Estimator struct {
 	dist  store.Distance
 	words int
 	cos   []float32 // cosBound(d), shared: read only
@@ -214,9 +215,11 @@ func cosBound(d int) []float32 {
 	return actual.([]float32)
 }
 
-func newEstimator(dist store.Distance, q, c []float32) *estimator {
+// NewEstimator returns the estimator of query q under distance dist for
+// codes made around centre c (nil: uncentred codes only).
+func NewEstimator(dist store.Distance, q, c []float32) *Estimator {
 	d := len(q)
-	e := &estimator{dist: dist, words: codeWords(d), cos: cosBound(d)}
+	e := &Estimator{dist: dist, words: codeWords(d), cos: cosBound(d)}
 	for i := range e.q {
 		cc := c
 		if i == 0 {
@@ -242,7 +245,7 @@ func newEstimator(dist store.Distance, q, c []float32) *estimator {
 
 // estimate bounds the score of a code (its words and metadata) from
 // above, with high probability, on the scale of proxy.
-func (e *estimator) estimate(w []uint64, m *codeMeta) float32 {
+func (e *Estimator) estimate(w []uint64, m *codeMeta) float32 {
 	qc := &e.q[0]
 	if m.centred {
 		qc = &e.q[1]

@@ -1,0 +1,253 @@
+package vecindex
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"math"
+	"slices"
+	"strconv"
+)
+
+// The snapshot is the code index of one generation serialized into
+// parts of about snapshotPart bytes (store/sqlite: store_vector_snapshot
+// rows), so that opening
+// a store reads a few large rows instead of a row per vector, then the
+// codes of the items logged since. A process that had to read every code
+// (no snapshot, or one too old) stores a new one after its search, in its
+// own write transaction; a recode drops it.
+//
+// A part is a header, then a sequence of items, each
+//
+//	uvarint len(namespace), namespace, uvarint len(key), key,
+//	varint updated_at, uvarint n, then n codes of the index's dimensions,
+//
+// in increasing bytewise (Go's bytes.Compare) order of namespace, then
+// key, across the parts, so that a load appends them to the sorted part of
+// the index (no key map to build) and a repeated or misplaced key shows as
+// a malformed snapshot. The header is snapshotMagic, the uvarint
+// dimension count and the uvarint generation the snapshot is of: a
+// snapshot of another format, of codes of other dimensions (with as many
+// code bytes), or whose parts are not those of the generation the
+// storage names (Source.Quant) (rows put back from another copy) is not loaded.
+//
+// A well-formed snapshot of the right generation may still not cover the
+// store: rows of it deleted or rewritten by hand or a tool, log rows since
+// it deleted. So the index it yields, with the log applied, is used only
+// when its coverage (see coverage.go: item count and key checksum) equals
+// the one stored beside the codes (State.Stored); otherwise the load reads every code
+// row, and the next write stores a new snapshot (TakeSnapshot).
+const snapshotPart = 1 << 20
+
+// snapshotMagic begins every part of the current format (format 1 had no
+// header; format 2 no generation: both read as malformed, and the load
+// that then reads every code writes a new snapshot).
+const snapshotMagic = "mvcs3"
+
+// SnapshotMinCodes is the fewest codes worth a snapshot (reading fewer
+// rows is quick); a variable so that tests can lower it.
+var SnapshotMinCodes = 16384
+
+// snapshotStale is how many items changed since the snapshot make a load
+// store a new one.
+const snapshotStale = 2048
+
+// ErrSnapshot is the error of a malformed snapshot part.
+var ErrSnapshot = errors.New("vecindex: malformed index snapshot")
+
+// serialize returns t's parts, t being the index of generation gen.
+func (t *codeIndex) serialize(gen int64) [][]byte {
+	order := t.liveInKeyOrder()
+	header := binary.AppendUvarint(binary.AppendUvarint([]byte(snapshotMagic), uint64(t.dims)), uint64(gen))
+	var (
+		parts [][]byte
+		cur   []byte
+	)
+	size := codeHeader + 8*t.words
+	for _, i := range order {
+		s := &t.slots[i]
+		if cur == nil {
+			cur = append(make([]byte, 0, snapshotPart+size*int(s.n)+256), header...)
+		}
+		ns := t.names[s.ns]
+		cur = binary.AppendUvarint(cur, uint64(len(ns)))
+		cur = append(cur, ns...)
+		key := t.keyOf(s)
+		cur = binary.AppendUvarint(cur, uint64(len(key)))
+		cur = append(cur, key...)
+		cur = binary.AppendVarint(cur, s.updated)
+		cur = binary.AppendUvarint(cur, uint64(s.n))
+		cur = slices.Grow(cur, size*int(s.n))
+		for j := int(s.first); j < int(s.first+s.n); j++ {
+			m := &t.meta[j]
+			b := cur[len(cur) : len(cur)+size]
+			clear(b)
+			b[0] = codeFormat
+			if m.centred {
+				b[1] = codeCentred
+			}
+			binary.LittleEndian.PutUint32(b[2:], math.Float32bits(m.nv))
+			binary.LittleEndian.PutUint32(b[6:], math.Float32bits(m.nu))
+			binary.LittleEndian.PutUint32(b[10:], math.Float32bits(m.vc))
+			for i, x := range t.bits[j*t.words : (j+1)*t.words] {
+				binary.LittleEndian.PutUint64(b[codeHeader+8*i:], x)
+			}
+			cur = cur[:len(cur)+size]
+		}
+		if len(cur) >= snapshotPart {
+			parts = append(parts, cur)
+			cur = nil
+		}
+	}
+	if cur != nil {
+		parts = append(parts, cur)
+	}
+	return parts
+}
+
+// deserialize appends the items of a part of the snapshot of generation
+// gen to t.
+func (t *codeIndex) deserialize(p []byte, gen int64) error {
+	rest, ok := bytes.CutPrefix(p, []byte(snapshotMagic))
+	if !ok {
+		return ErrSnapshot
+	}
+	d, k := binary.Uvarint(rest)
+	if k <= 0 || d != uint64(t.dims) {
+		return ErrSnapshot
+	}
+	rest = rest[k:]
+	g, k := binary.Uvarint(rest)
+	if k <= 0 || gen < 0 || g != uint64(gen) {
+		return ErrSnapshot
+	}
+	p = rest[k:]
+	size := codeHeader + 8*t.words
+	field := func() ([]byte, bool) {
+		n, k := binary.Uvarint(p)
+		if k <= 0 || n > uint64(len(p)-k) {
+			return nil, false
+		}
+		b := p[k : k+int(n)]
+		p = p[k+int(n):]
+		return b, true
+	}
+	for len(p) > 0 {
+		ns, ok1 := field()
+		key, ok2 := field()
+		if !ok1 || !ok2 {
+			return ErrSnapshot
+		}
+		upd, k := binary.Varint(p)
+		if k <= 0 {
+			return ErrSnapshot
+		}
+		p = p[k:]
+		n, k := binary.Uvarint(p)
+		if k <= 0 || n == 0 || n > uint64(len(p)-k)/uint64(size) {
+			return ErrSnapshot
+		}
+		p = p[k:]
+		id := t.internBytes(ns)
+		if !t.appendSorted(key, codeSlot{updated: upd, ns: id, first: int32(len(t.meta)), n: int32(n)}) {
+			return ErrSnapshot // out of order, or repeated
+		}
+		for range n {
+			var (
+				m  codeMeta
+				ok bool
+			)
+			if t.bits, m, ok = decodeCode(t.bits, p[:size], t.dims); !ok {
+				return ErrSnapshot
+			}
+			t.meta = append(t.meta, m)
+			p = p[size:]
+		}
+	}
+	return nil
+}
+
+// loadSnapshot loads the snapshot (generation snapGen) and the codes of the
+// items logged since, up to generation q.Gen. It reports false, without
+// error, when the snapshot cannot serve (malformed, the log asks for a
+// full load, or the index they make does not cover the store): the caller
+// then reads every code.
+func (c *Cache) loadSnapshot(ctx context.Context, src Source, centre []float32, snapGen int64, q State) (bool, error) {
+	gen := q.Gen
+	t := newCodeIndex(c.dims, centre)
+	// Size the index from the snapshot's bytes, at most the cache's
+	// budget: each code takes at least its code bytes plus a few of key
+	// and header.
+	total, err := src.SnapshotSize(ctx)
+	if err != nil {
+		return false, err
+	}
+	perCode := int64(codeHeader + 8*t.words + 8)
+	refused := false // malformed, or over budget
+	err = src.SnapshotParts(ctx, func(p []byte) bool {
+		if len(t.slots) == 0 {
+			// Here, not before: the next part is being read meanwhile.
+			t.reserve(int(min(total, c.budget) / perCode))
+		}
+		refused = t.deserialize(p, snapGen) != nil || t.bytes() > c.budget
+		return !refused
+	})
+	if err != nil || refused {
+		// The per-row load then reads every code (and marks the cache too
+		// big if it is).
+		return false, err
+	}
+	keys, full, err := src.Changed(ctx, snapGen, MaxLogRefresh)
+	if err != nil || full {
+		return false, err
+	}
+	got, err := c.readCodes(ctx, src, keys)
+	if err != nil {
+		return false, err
+	}
+	t.apply(keys, got)
+	if t.bytes() > c.budget {
+		return false, nil
+	}
+	if t.cov != q.Stored.Cov {
+		// Rows of the snapshot or of the log are gone or were rewritten.
+		c.Stats.Uncovered.Add(1)
+		return false, nil
+	}
+	if len(keys) > snapshotStale {
+		c.wantSnapshot.Store(true)
+	}
+	c.Stats.Snapshots.Add(1)
+	return c.install(t, gen, Coverage{}), nil
+}
+
+// RewriteSnapshot decodes the snapshot parts of generation gen of an
+// index of dims dimensions, removes the items remove, adds the items of
+// add (each with one code, made by EncodeCode, updated at time 1) and
+// returns the parts of the result: tests forge snapshots with it.
+func RewriteSnapshot(parts [][]byte, dims int, gen int64, remove []Key, add map[Key][]byte) ([][]byte, error) {
+	t := newCodeIndex(dims, nil)
+	for _, p := range parts {
+		if err := t.deserialize(p, gen); err != nil {
+			return nil, err
+		}
+	}
+	for _, k := range remove {
+		t.remove(k)
+	}
+	for k, b := range add {
+		bits, m, ok := decodeCode(nil, b, dims)
+		if !ok {
+			return nil, ErrSnapshot
+		}
+		t.add(k.NS, k.Key, 1, []code{{bits, m}})
+	}
+	t.compact()
+	return t.serialize(gen), nil
+}
+
+// FormatTag names the code and snapshot formats ("c2-mvcs3"): a file
+// built for benchmarks carries it, so that a build whose formats changed
+// builds a file of its own.
+func FormatTag() string { return "c" + strconv.Itoa(codeFormat) + "-" + snapshotMagic }
