@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -397,6 +398,65 @@ func TestInterruptedAppend(t *testing.T) {
 			left, err := w.ListNamespaces(ctx, store.ListNamespacesOptions{Prefix: store.Namespace{"adk", "app", "sessions"}})
 			if err != nil || len(left) != 0 {
 				t.Fatalf("after Delete the store holds %v (%v)", left, err)
+			}
+		})
+	}
+}
+
+// TestMissingEventIsDamage: an event item removed from the store (by
+// someone with write access, not by any append) makes Get fail with
+// ErrSessionDamaged instead of returning a shorter history; with
+// Options.EventsExpire (a store TTL) the session reads from the oldest
+// event still held. A session id whose events' namespace would be over the
+// store's limit is refused at Create, not at its first append.
+func TestMissingEventIsDamage(t *testing.T) {
+	for _, b := range adaptertest.Backends(t, adaptertest.Options{Plaintext: true}) {
+		t.Run(b.Name, func(t *testing.T) {
+			ctx := t.Context()
+			st := b.Store(t)
+			svc, err := adkv2.NewSessionService(st, adkv2.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, err := svc.Create(ctx, &session.CreateRequest{AppName: "app", UserID: "u.1", SessionID: "s1"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, id := range []string{"e1", "e2", "e3"} {
+				if err := svc.AppendEvent(ctx, c.Session, textEvent(id, id, nil)); err != nil {
+					t.Fatal(err)
+				}
+				c.Session = mustGet(t, svc, "s1")
+			}
+			evNS := store.Namespace{"adk", "app", "sessions", "u%2E1", "s1"}
+			items, err := st.(store.Lister).ListItems(ctx, evNS, store.ListItemsOptions{})
+			if err != nil || len(items) != 3 {
+				t.Fatalf("event items = %d, %v; want 3", len(items), err)
+			}
+			if err := st.Delete(ctx, evNS, items[1].Key); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := svc.Get(ctx, &session.GetRequest{AppName: "app", UserID: "u.1", SessionID: "s1"}); !errors.Is(err, adkv2.ErrSessionDamaged) {
+				t.Fatalf("Get of a session missing its 2nd event: %v, want ErrSessionDamaged", err)
+			}
+			expiring, err := adkv2.NewSessionService(st, adkv2.Options{EventsExpire: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := expiring.Get(ctx, &session.GetRequest{AppName: "app", UserID: "u.1", SessionID: "s1"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ids []string
+			for ev := range got.Session.Events().All() {
+				ids = append(ids, ev.ID)
+			}
+			if fmt.Sprint(ids) != "[e3]" {
+				t.Fatalf("events with EventsExpire = %v, want [e3] (the history after the gap)", ids)
+			}
+			long := strings.Repeat(".", store.MaxIDBytes/3)
+			if _, err := svc.Create(ctx, &session.CreateRequest{AppName: "app", UserID: "u.1", SessionID: long}); !errors.Is(err, store.ErrIDTooLong) {
+				t.Fatalf("Create with an id whose escaped events namespace is too long: %v, want store.ErrIDTooLong", err)
 			}
 		})
 	}

@@ -35,7 +35,18 @@ type Options struct {
 	// Prefix is the namespace under which every session lives; nil means
 	// {"adk"}.
 	Prefix store.Namespace
+	// EventsExpire says the store expires items (a store TTL): a session
+	// whose oldest events are gone then reads from the oldest event still
+	// held. Without it (the default) a missing event is ErrSessionDamaged:
+	// no append leaves a gap, so only someone with write access to the
+	// store can have removed it, and the history must not shrink silently.
+	EventsExpire bool
 }
+
+// ErrSessionDamaged is returned when a session's chain of events has a
+// gap (an event item was removed from the store) and Options.EventsExpire
+// is not set.
+var ErrSessionDamaged = errors.New("adk: an event of the session is missing from the store")
 
 // SessionService is an ADK session.Service on a memvault store. It is safe
 // for concurrent use, also by several processes sharing the store.
@@ -45,6 +56,7 @@ type SessionService struct {
 	list   store.Lister
 	del    store.PrefixDeleter
 	prefix store.Namespace
+	expire bool
 }
 
 var _ session.Service = (*SessionService)(nil)
@@ -72,7 +84,7 @@ func NewSessionService(st store.Store, opts Options) (*SessionService, error) {
 	if err := prefix.Validate(); err != nil {
 		return nil, fmt.Errorf("adk: prefix: %w", err)
 	}
-	return &SessionService{st: st, cas: cas, list: list, del: del, prefix: prefix}, nil
+	return &SessionService{st: st, cas: cas, list: list, del: del, prefix: prefix, expire: opts.EventsExpire}, nil
 }
 
 func (s *SessionService) ns(names ...string) store.Namespace {
@@ -259,8 +271,11 @@ func (s *SessionService) readEvents(ctx context.Context, app, user, id string, r
 		for ; hi > lo; hi-- {
 			it, ok := chain[eventKey(hi, token)]
 			if !ok {
-				// The rest expired (a store TTL) or was never there:
-				// the history starts after the gap.
+				if !s.expire {
+					return nil, fmt.Errorf("%w: event %d of session %q (set Options.EventsExpire if the store has a TTL)", ErrSessionDamaged, hi, id)
+				}
+				// The rest expired (a store TTL): the history starts
+				// after the gap.
 				token = ""
 				break
 			}
@@ -349,6 +364,12 @@ func (s *SessionService) Create(ctx context.Context, req *session.CreateRequest)
 	id := req.SessionID
 	if id == "" {
 		id = platform.NewUUID(ctx)
+	}
+	// The session's events live in a namespace of its own, which must fit
+	// the store's limit (store.MaxIDBytes) once the id is escaped: refused
+	// here rather than at its first append.
+	if err := s.eventsNS(req.AppName, req.UserID, id).ValidateStored(); err != nil {
+		return nil, fmt.Errorf("adk: session id of %d bytes: %w", len(id), err)
 	}
 	app, user, own := splitState(req.State)
 	r := &record{rev: 1, updated: platform.Now(ctx), state: own}
