@@ -3,7 +3,6 @@ package adk_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -112,35 +111,10 @@ func benchAppend(b *testing.B, bk adaptertest.Backend, size, writers int) {
 	errs := make(chan error, writers)
 	for w := range writers {
 		wg.Go(func() {
-			svc := services[w]
-			get := func() (session.Session, error) {
-				r, err := svc.Get(ctx, &session.GetRequest{AppName: "app", UserID: "u", SessionID: "s", NumRecentEvents: 1})
-				if err != nil {
-					return nil, err
-				}
-				return r.Session, nil
-			}
-			h, err := get()
+			r, err := appendEvents(ctx, services[w], "u", "s", per, func(i int) *session.Event { return benchEvent(w+1, i) })
+			retries.Add(int64(r))
 			if err != nil {
 				errs <- err
-				return
-			}
-			for i := range per {
-				for {
-					err := svc.AppendEvent(ctx, h, benchEvent(w+1, i))
-					if err == nil {
-						break
-					}
-					if !errors.Is(err, adk.ErrStaleSession) {
-						errs <- err
-						return
-					}
-					retries.Add(1)
-					if h, err = get(); err != nil {
-						errs <- err
-						return
-					}
-				}
 			}
 		})
 	}

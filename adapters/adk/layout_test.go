@@ -151,25 +151,10 @@ func TestConcurrentWriters(t *testing.T) {
 			errs := make(chan error, writers)
 			for w := range writers {
 				wg.Go(func() {
-					svc := services[w]
-					get := func() (session.Session, error) {
-						r, err := svc.Get(ctx, &session.GetRequest{AppName: "app", UserID: "u.1", SessionID: "s1", NumRecentEvents: 1})
-						if err != nil {
-							return nil, err
-						}
-						return r.Session, nil
-					}
-					h, err := get()
-					for i := 0; i < n && err == nil; {
+					_, err := appendEvents(ctx, services[w], "u.1", "s1", n, func(i int) *session.Event {
 						delta := map[string]any{fmt.Sprintf("w%d", w): i, fmt.Sprintf("user:w%d", w): i}
-						err = svc.AppendEvent(ctx, h, textEvent(fmt.Sprintf("w%d-%02d", w, i), "hello", delta))
-						switch {
-						case err == nil:
-							i++
-						case errors.Is(err, adk.ErrStaleSession):
-							h, err = get()
-						}
-					}
+						return textEvent(fmt.Sprintf("w%d-%02d", w, i), "hello", delta)
+					})
 					if err != nil {
 						errs <- fmt.Errorf("writer %d: %w", w, err)
 					}
@@ -458,4 +443,31 @@ func TestMissingEventIsDamage(t *testing.T) {
 			}
 		})
 	}
+}
+
+// appendEvents appends n events (event(i) for i from 0) to session id of
+// app "app" through svc, as a runner sharing the session with other
+// writers does: a stale handle (adk.ErrStaleSession) is read again — the
+// newest event is enough — and the append retried. It returns the number
+// of retries.
+func appendEvents(ctx context.Context, svc *adk.SessionService, user, id string, n int, event func(i int) *session.Event) (retries int, err error) {
+	get := func() (session.Session, error) {
+		r, err := svc.Get(ctx, &session.GetRequest{AppName: "app", UserID: user, SessionID: id, NumRecentEvents: 1})
+		if err != nil {
+			return nil, err
+		}
+		return r.Session, nil
+	}
+	h, err := get()
+	for i := 0; i < n && err == nil; {
+		err = svc.AppendEvent(ctx, h, event(i))
+		switch {
+		case err == nil:
+			i++
+		case errors.Is(err, adk.ErrStaleSession):
+			retries++
+			h, err = get()
+		}
+	}
+	return retries, err
 }
