@@ -52,7 +52,7 @@ func TestStoredShape(t *testing.T) {
 	if err := s.PutWrites(ctx, cfg, []checkpointer.Write{{Channel: checkpointer.ChannelError, Value: "e"}, {Channel: "x", Value: 1}}, "task", "path"); err != nil {
 		t.Fatal(err)
 	}
-	n := s.threads["t"][""]
+	n := s.st.threads["t"][""]
 	for ch, typ := range map[string]string{"a": serde.TypeJSON, "b": serde.TypeBytes, "c": serde.TypeEmpty} {
 		if b := n.blobs[chanVersion{ch, "1"}]; b.typ != typ {
 			t.Errorf("blob %s has type %q, want %q", ch, b.typ, typ)
@@ -92,7 +92,7 @@ func TestEncryptedValuesAreBoundToTheirLocation(t *testing.T) {
 	if err != nil || tp.Checkpoint.ChannelValues["a"] != "secret a" || len(tp.PendingWrites) != 2 {
 		t.Fatalf("GetTuple = %+v, %v", tp, err)
 	}
-	n := s.threads["t"][""]
+	n := s.st.threads["t"][""]
 	for _, b := range n.blobs {
 		if !strings.Contains(b.typ, "+") {
 			t.Fatalf("blob type %q is not encrypted", b.typ)
@@ -126,9 +126,9 @@ func TestEncryptedValuesAreBoundToTheirLocation(t *testing.T) {
 	}
 
 	// Move the whole namespace to another thread: nothing decrypts.
-	s.threads["t"][""] = nil
+	s.st.threads["t"][""] = nil
 	w0.value, w1.value = w1.value, w0.value
-	s.threads["u"] = map[string]*namespace{"": n}
+	s.st.threads["u"] = map[string]*namespace{"": n}
 	if _, err := s.GetTuple(ctx, checkpointer.Config{ThreadID: "u"}); !errors.Is(err, serde.ErrDecrypt) {
 		t.Fatalf("GetTuple of a moved thread = %v, want ErrDecrypt", err)
 	}
@@ -150,7 +150,7 @@ func TestCopyThreadRebindsCiphertexts(t *testing.T) {
 	if err := s.CopyThread(ctx, "src", "dst"); err != nil {
 		t.Fatal(err)
 	}
-	src, dst := s.threads["src"]["ns"], s.threads["dst"]["ns"]
+	src, dst := s.st.threads["src"]["ns"], s.st.threads["dst"]["ns"]
 	if string(src.blobs[chanVersion{"a", "1"}].data) == string(dst.blobs[chanVersion{"a", "1"}].data) {
 		t.Fatal("copied blob has the source's ciphertext")
 	}
@@ -176,13 +176,13 @@ func TestPruneCollectsUnreferencedBlobs(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if n := len(s.threads["t"][""].blobs); n != 6 {
+	if n := len(s.st.threads["t"][""].blobs); n != 6 {
 		t.Fatalf("%d blobs before prune, want 6", n)
 	}
 	if err := s.Prune(ctx, []string{"t"}, checkpointer.PruneKeepLatest); err != nil {
 		t.Fatal(err)
 	}
-	n := s.threads["t"][""]
+	n := s.st.threads["t"][""]
 	if len(n.blobs) != 2 || len(n.checkpoints) != 1 {
 		t.Fatalf("after prune: %d blobs, %d checkpoints; want 2 and 1", len(n.blobs), len(n.checkpoints))
 	}

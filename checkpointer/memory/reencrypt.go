@@ -29,16 +29,16 @@ type valueRef struct {
 func (s *InMemorySaver) Reencrypt(ctx context.Context, opt checkpointer.ReencryptOptions) (checkpointer.ReencryptStats, error) {
 	var stats checkpointer.ReencryptStats
 	if !s.codec.CanReencrypt() {
-		return stats, fmt.Errorf("%w (%T)", ErrCannotReencrypt, s.serde)
+		return stats, fmt.Errorf("%w (%T)", ErrCannotReencrypt, s.Serde())
 	}
 	batch := opt.BatchSize
 	if batch <= 0 {
 		batch = 500
 	}
 
-	s.mu.RLock()
+	s.st.mu.RLock()
 	var refs []valueRef
-	for thread, t := range s.threads {
+	for thread, t := range s.st.threads {
 		for ns, n := range t {
 			for k := range n.blobs {
 				refs = append(refs, valueRef{thread: thread, ns: ns, blob: k})
@@ -50,7 +50,7 @@ func (s *InMemorySaver) Reencrypt(ctx context.Context, opt checkpointer.Reencryp
 			}
 		}
 	}
-	s.mu.RUnlock()
+	s.st.mu.RUnlock()
 
 	total := int64(len(refs))
 	for i, ref := range refs {
@@ -77,9 +77,9 @@ func (s *InMemorySaver) Reencrypt(ctx context.Context, opt checkpointer.Reencryp
 // reencryptOne re-seals one value outside the lock and stores the result
 // if the value was not replaced in the meantime.
 func (s *InMemorySaver) reencryptOne(ctx context.Context, ref valueRef, dryRun bool) (bool, error) {
-	s.mu.RLock()
+	s.st.mu.RLock()
 	b, channel, ok := s.lookupLocked(ref)
-	s.mu.RUnlock()
+	s.st.mu.RUnlock()
 	if !ok {
 		return false, nil // deleted since the snapshot
 	}
@@ -94,13 +94,13 @@ func (s *InMemorySaver) reencryptOne(ctx context.Context, ref valueRef, dryRun b
 	if !changed || dryRun {
 		return changed, nil
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.st.mu.Lock()
+	defer s.st.mu.Unlock()
 	cur, _, ok := s.lookupLocked(ref)
 	if !ok || cur.typ != b.typ || !bytes.Equal(cur.data, b.data) {
 		return false, nil // rewritten by a writer meanwhile
 	}
-	n := s.threads[ref.thread][ref.ns]
+	n := s.st.threads[ref.thread][ref.ns]
 	if ref.write == nil {
 		n.blobs[ref.blob] = blob{typ, data}
 	} else {
@@ -112,7 +112,7 @@ func (s *InMemorySaver) reencryptOne(ctx context.Context, ref valueRef, dryRun b
 }
 
 func (s *InMemorySaver) lookupLocked(ref valueRef) (b blob, writeChannel string, ok bool) {
-	n := s.threads[ref.thread][ref.ns]
+	n := s.st.threads[ref.thread][ref.ns]
 	if n == nil {
 		return blob{}, "", false
 	}

@@ -35,19 +35,10 @@ type Stored struct {
 }
 
 // Value is one stored channel value (a checkpoint_blobs row).
-type Value struct {
-	Channel, Version, Type string
-	Data                   []byte
-}
+type Value = checkpointer.ValueRow
 
 // StoredWrite is one stored pending write (a checkpoint_writes row).
-type StoredWrite struct {
-	Task    string
-	Idx     int
-	Channel string
-	Type    string
-	Data    []byte
-}
+type StoredWrite = checkpointer.WriteRow
 
 // Reader builds tuples from stored rows: it opens every value where it was
 // sealed (binding.Blob for channel values, binding.Write for pending writes

@@ -13,11 +13,9 @@ import (
 	"github.com/memvault/memvault/serde"
 )
 
-// Blob is a checkpoint_blobs row of a Put.
-type Blob struct {
-	Channel, Version, Type string
-	Data                   []byte // never nil for a value; nil for "empty"
-}
+// Blob is a checkpoint_blobs row of a Put: Data is never nil for a value,
+// nil for "empty".
+type Blob = checkpointer.ValueRow
 
 // Checkpoint is what a Put stores: the checkpoint row and the blob rows of
 // its new channel versions.
@@ -105,8 +103,7 @@ func ReadsParentSends(cp *checkpointer.Checkpoint) bool {
 // when the parent is not stored: it wraps checkpointer.ErrParentMissing
 // and names the checkpoint.
 func ParentMissing(thread, ns, parent string) error {
-	return fmt.Errorf("%w: checkpoint %q of thread %q (namespace %q) was removed (swept, pruned or deleted) since it was read; "+
-		"nothing was stored: read the thread again and continue from what it holds", checkpointer.ErrParentMissing, parent, thread, ns)
+	return (&checkpointer.PutRows{Thread: thread, NS: ns, Parent: parent}).ErrParentMissing()
 }
 
 // SealBlob is the blob row of channel ch at version ver, from values; the
@@ -128,12 +125,9 @@ func SealBlob(ctx context.Context, c binding.Codec, thread, ns, ch, ver string, 
 	return b, nil
 }
 
-// Write is a checkpoint_writes row.
-type Write struct {
-	Idx           int
-	Channel, Type string
-	Data          []byte // never nil (the column is NOT NULL; LangGraph stores b"")
-}
+// Write is a checkpoint_writes row: Data is never nil (the column is NOT
+// NULL; LangGraph stores b"").
+type Write = checkpointer.WriteRow
 
 // Writes is what a PutWrites stores.
 type Writes struct {

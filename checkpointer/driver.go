@@ -1,0 +1,279 @@
+package checkpointer
+
+import (
+	"context"
+	"fmt"
+	"iter"
+)
+
+// Driver is the storage under a checkpointer: what a backend implements so
+// that checkpointer/engine can run the Saver contract and its optional
+// capabilities on it. The engine owns every rule — validation and limits,
+// serialization and sealing, the parent rule of a put, which rows a
+// delete, prune, retention sweep or run deletion removes (including the
+// __pregel_tasks writes a kept v<4 checkpoint reads), re-sealing on copy,
+// atomic import — and hands the driver rows to store, rows to fetch and
+// sets of rows to delete. A driver stores and fetches; it decides nothing.
+//
+// The interface is UNSTABLE: it changes as the MongoDB and Redis drivers
+// land. DO NOT IMPLEMENT IT outside memvault yet; depend on the Saver
+// contract instead.
+//
+// What a driver must do, in one sentence per method:
+//   - read a checkpoint by coordinates, with its value rows, its writes and,
+//     for a checkpoint before format 4, its parent's __pregel_tasks writes
+//     (Load);
+//   - list checkpoints newest first, exactly as a DriverQuery selects them
+//     (Scan), and the threads in key order (Threads, ThreadInfos);
+//   - store a put's rows, or a task's writes, atomically, keeping the
+//     first value at each key (Put, PutWrites);
+//   - run a set of reads and writes in one transaction, serialized with
+//     every Put and PutWrites (Update).
+//
+// What a driver must not do: decode a checkpoint document, open or seal a
+// value, choose which rows go, or apply a LangGraph rule of its own. A
+// driver that needs more is a sign the seam is wrong.
+//
+// Every write runs its rows' WriteFence inside its critical section: a
+// driver holding a process-wide lock calls Check under it; a SQL driver
+// whose fence has Statements runs them first in the write's transaction.
+type Driver interface {
+	// Name is the driver's name, the prefix of every error ("sqlite").
+	Name() string
+	// Capabilities declares what the storage does itself.
+	Capabilities() DriverCapabilities
+
+	// Load returns checkpoint id of (thread, ns) — the greatest id when id
+	// is "" — with its rows; nil, nil when it is not stored.
+	Load(ctx context.Context, thread, ns, id string) (*StoredCheckpoint, error)
+	// Scan yields the checkpoints q selects, newest first (by id, then
+	// thread, then namespace), each with its rows. A driver without
+	// DriverCapabilities.FilterMetadata ignores q.Filter (the engine
+	// filters) and is then never given a Limit.
+	Scan(ctx context.Context, q DriverQuery) iter.Seq2[*StoredCheckpoint, error]
+	// Threads returns up to limit ids of threads holding a checkpoint,
+	// greater than after, ascending.
+	Threads(ctx context.Context, after string, limit int) ([]string, error)
+	// ThreadInfos yields every thread holding a checkpoint with its count
+	// and greatest checkpoint id, most recent first (then by thread id).
+	ThreadInfos(ctx context.Context) iter.Seq2[ThreadInfo, error]
+
+	// Put stores p atomically: its value rows (a stored (channel,
+	// version) keeps its first value) and its checkpoint row (a checkpoint
+	// stored again under its id keeps its first parent). When
+	// p.NeedsParent and the parent is not stored at commit, nothing is
+	// stored and the error wraps ErrParentMissing.
+	Put(ctx context.Context, p *PutRows) error
+	// PutWrites stores w's rows atomically: a stored (task, idx) is kept,
+	// unless w.Upsert, which replaces it.
+	PutWrites(ctx context.Context, w *WriteRows) error
+	// Update runs fn in one transaction, serialized with every Put and
+	// PutWrites: fn's changes are all stored or, when fn or the commit
+	// fails, none.
+	Update(ctx context.Context, fn func(tx DriverTx) error) error
+}
+
+// DriverTx is a Driver's transaction (see Driver.Update). Its methods are
+// valid only inside the function given to Update.
+type DriverTx interface {
+	// Heads returns the head of every checkpoint and every orphan write set
+	// (writes of a checkpoint id not stored) of the namespaces sel names,
+	// locking them against concurrent puts where the storage can.
+	Heads(ctx context.Context, sel HeadSelector) ([]Head, error)
+	// Remove deletes, in each removal's namespace, the named checkpoints
+	// and their writes (all but the ChannelTasks writes of KeepSends), then
+	// the value rows no checkpoint of the namespace still references, and
+	// counts the rows. With countOnly it deletes nothing and counts what
+	// it would.
+	Remove(ctx context.Context, rs []Removal, countOnly bool) (SweepReport, error)
+	// DeleteThreads deletes every row of the threads and counts them;
+	// with countOnly it only counts.
+	DeleteThreads(ctx context.Context, threads []string, countOnly bool) (SweepReport, error)
+	// Rows returns every row of thread, nothing opened.
+	Rows(ctx context.Context, thread string) (*ThreadRows, error)
+	// Put stores p as Driver.Put does.
+	Put(ctx context.Context, p *PutRows) error
+	// Overwrite stores rows under thread (their Thread fields are
+	// ignored), replacing any stored row with the same key: checkpoint,
+	// value and write rows.
+	Overwrite(ctx context.Context, thread string, rows *ThreadRows) error
+	// PutWrites stores w as Driver.PutWrites does.
+	PutWrites(ctx context.Context, w *WriteRows) error
+	// Fence runs f in the transaction (see Driver).
+	Fence(ctx context.Context, f WriteFence) error
+}
+
+// DriverCapabilities are what a Driver's storage does itself; the engine
+// does the rest.
+type DriverCapabilities struct {
+	// FilterMetadata: Scan applies DriverQuery.Filter (JSON containment,
+	// as LangGraph's `metadata @> filter`) and Limit.
+	FilterMetadata bool
+}
+
+// DriverQuery selects the checkpoints of a Scan.
+type DriverQuery struct {
+	// Thread, when not "", restricts to one thread.
+	Thread string
+	// NS, when not nil, restricts to one namespace.
+	NS *string
+	// ID, when not "", selects that checkpoint id only.
+	ID string
+	// Before, when not "", selects ids less than it.
+	Before string
+	// Filter is a metadata containment filter (see FilterMetadata).
+	Filter map[string]any
+	// Limit, when > 0, caps the checkpoints yielded.
+	Limit int
+}
+
+// StoredCheckpoint is a checkpoint as a driver stores it, nothing opened.
+type StoredCheckpoint struct {
+	Thread, NS, ID string
+	Parent         string // "" for none
+	// Doc and Meta are the checkpoint document and metadata, JSON, as Put
+	// was given them (or as another LangGraph implementation wrote them).
+	Doc, Meta []byte
+	// Values are the value rows of the document's channel versions that
+	// are stored, in any order.
+	Values []ValueRow
+	// Writes are the checkpoint's writes in (task, idx) order.
+	Writes []WriteRow
+	// Sends are the parent's ChannelTasks writes in (task path, task, idx)
+	// order when the document's format is before 4; nil otherwise.
+	Sends []WriteRow
+}
+
+// ValueRow is one stored channel value (LangGraph's checkpoint_blobs row).
+type ValueRow struct {
+	Channel, Version, Type string
+	// Data is nil only for Type "empty" (a channel without a value).
+	Data []byte
+}
+
+// WriteRow is one stored pending write (a checkpoint_writes row).
+type WriteRow struct {
+	Task, Path string
+	Idx        int
+	Channel    string
+	Type       string
+	Data       []byte
+}
+
+// PutRows is what a put stores.
+type PutRows struct {
+	Thread, NS, ID string
+	Parent         string // "" for none
+	// NeedsParent: the checkpoint inherits values from Parent, which must
+	// be stored when the put commits (Driver.Put).
+	NeedsParent bool
+	// V is the document's format version (the engine decodes documents;
+	// a driver that keeps it beside the document may use it for Head.V
+	// and Sends).
+	V         int
+	Doc, Meta []byte
+	// Versions are the document's channel versions, for a driver that
+	// keeps them beside it (SQL drivers read them from the document):
+	// the caller's map, which a driver that keeps it clones.
+	Versions map[string]string
+	// Values are the rows of the put's new channel versions, by channel.
+	Values []ValueRow
+	// Fence is run inside the write (Driver).
+	Fence WriteFence
+}
+
+// WriteRows is what a PutWrites stores: the writes of one task.
+type WriteRows struct {
+	Thread, NS, Checkpoint, Task, Path string
+	// Rows are in index order (two writers of the same rows take their
+	// locks in one order).
+	Rows []WriteRow
+	// Upsert: the rows replace stored ones (every write is to a special
+	// channel, as LangGraph's WRITES_IDX_MAP).
+	Upsert bool
+	// Fence is run inside the write (Driver).
+	Fence WriteFence
+}
+
+// ThreadRows is every row of one thread (DriverTx.Rows).
+type ThreadRows struct {
+	// Checkpoints are the checkpoint rows (Values, NeedsParent and Fence
+	// unused; V and Versions where the driver keeps them).
+	Checkpoints []PutRows
+	Values      []NamespacedValue
+	Writes      []NamespacedWrite
+}
+
+// NamespacedValue is a value row with its namespace.
+type NamespacedValue struct {
+	NS string
+	ValueRow
+}
+
+// NamespacedWrite is a write row with its namespace and checkpoint id.
+type NamespacedWrite struct {
+	NS, Checkpoint string
+	WriteRow
+}
+
+// HeadSelector names the namespaces whose heads DriverTx.Heads returns.
+// Exactly one of Threads and RunIDs is set.
+type HeadSelector struct {
+	// Threads: every namespace of these threads; with NS not nil, only
+	// that namespace of each.
+	Threads []string
+	NS      *string
+	// RunIDs: every namespace holding a checkpoint whose metadata run_id
+	// is one of these (a JSON string).
+	RunIDs []string
+}
+
+// Head is what the engine decides removals on: a checkpoint's coordinates
+// and the fields the rules read, or an orphan write set (Stored false).
+type Head struct {
+	Thread, NS, ID string
+	// Stored is false for writes of a checkpoint id that is not stored.
+	Stored bool
+	Parent string
+	// V is the document's format version.
+	V int
+	// RunID is the metadata's run_id when it is a JSON string.
+	RunID string
+}
+
+// Removal names rows to delete in one namespace (DriverTx.Remove).
+type Removal struct {
+	Thread, NS string
+	// IDs are the checkpoints (and orphan write sets) that go.
+	IDs []string
+	// KeepSends are ids among IDs whose ChannelTasks writes stay: a kept
+	// checkpoint before format 4 reads them as its pending sends.
+	KeepSends []string
+}
+
+// WriteFence keeps a write of an erased subject's values out (see
+// keys.Erase): the keys that sealed a write's rows, checked inside its
+// critical section. The engine makes them; drivers only run them.
+type WriteFence interface {
+	// Check fails, wrapping keys.ErrSubjectErased, when a key that sealed
+	// the rows was destroyed.
+	Check(ctx context.Context) error
+	// Statements are SQL statements to run first in the write's
+	// transaction instead of Check, when the key table lives in the same
+	// database; ok is false when it does not.
+	Statements() (stmts []FenceStatement, ok bool)
+}
+
+// FenceStatement is one statement of a SQL fence, and its arguments.
+type FenceStatement struct {
+	SQL  string
+	Args []any
+}
+
+// ErrParentMissing is the error a driver returns when p.NeedsParent and
+// the parent is not stored: it wraps ErrParentMissing and names the
+// checkpoint.
+func (p *PutRows) ErrParentMissing() error {
+	return fmt.Errorf("%w: checkpoint %q of thread %q (namespace %q) was removed (swept, pruned or deleted) since it was read; "+
+		"nothing was stored: read the thread again and continue from what it holds", ErrParentMissing, p.Parent, p.Thread, p.NS)
+}

@@ -1,0 +1,285 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"iter"
+	"time"
+
+	"github.com/memvault/memvault/checkpointer"
+	"github.com/memvault/memvault/checkpointer/internal/checks"
+	"github.com/memvault/memvault/checkpointer/internal/core"
+	"github.com/memvault/memvault/internal/binding"
+	"github.com/memvault/memvault/serde"
+)
+
+// Options configures a Saver. The zero value is ready to use.
+type Options struct {
+	// Serde encodes channel values and pending writes. Default:
+	// serde.JSONPlus{}. A serde.BoundSerializer (such as an encrypting one)
+	// is given the associated data of each value's location, the same on
+	// every driver, so rows moved between backends with their ids keep
+	// decrypting and rows moved anywhere else do not.
+	Serde serde.Serializer
+	// VersionStyle selects how NextVersion spells versions. Default:
+	// checkpointer.VersionString (Python LangGraph's style). New refuses a
+	// value that is not a VersionStyle constant
+	// (checkpointer.ErrInvalidVersionStyle).
+	VersionStyle checkpointer.VersionStyle
+	// Retention, when not empty, is applied by a background goroutine
+	// every SweepInterval until Close (see Sweep); New refuses a policy
+	// with negative fields (checkpointer.ErrInvalidPolicy). Default: keep
+	// everything, no goroutine.
+	Retention checkpointer.RetentionPolicy
+	// SweepInterval is how often the Retention policy runs: 0 means an
+	// hour, a negative value never (call Sweep yourself).
+	SweepInterval time.Duration
+	// OnSweep, when set, receives the report or error of every background
+	// sweep; the library logs nothing by itself.
+	OnSweep func(checkpointer.SweepReport, error)
+	// SweepBatch is the number of threads per sweep transaction when
+	// SweepOptions.BatchThreads is 0; 0 means checkpointer.DefaultSweepBatch.
+	SweepBatch int
+}
+
+// Saver is a checkpointer on a Driver. It is safe for concurrent use when
+// its driver is.
+type Saver struct {
+	d       checkpointer.Driver
+	name    string
+	caps    checkpointer.DriverCapabilities
+	serde   serde.Serializer
+	codec   binding.Codec // serde, binding values to their location
+	reader  core.Reader
+	style   checkpointer.VersionStyle
+	batch   int
+	sweeper *core.Background // nil without a retention policy
+}
+
+// Saver implements every saver interface but Reencrypter, which a driver
+// adds where its storage can re-seal rows in place.
+var _ interface {
+	checkpointer.Saver
+	checkpointer.Pruner
+	checkpointer.Copier
+	checkpointer.RunDeleter
+	checkpointer.CheckpointDeleter
+	checkpointer.ThreadLister
+	checkpointer.ThreadImporter
+	checkpointer.Sweeper
+} = (*Saver)(nil)
+
+// New returns a Saver on d. Options are checked as every backend checks
+// them: an unknown VersionStyle or a Retention policy with a negative
+// field is refused. With a Retention policy a background sweeper starts;
+// Close stops it.
+func New(d checkpointer.Driver, opt Options) (*Saver, error) {
+	if err := core.CheckOptions(d.Name(), opt.VersionStyle, opt.Retention); err != nil {
+		return nil, err
+	}
+	s := newSaver(d, opt.Serde, opt.VersionStyle, opt.SweepBatch)
+	s.sweeper = core.StartSweeper(opt.Retention, opt.SweepInterval, s.Sweep, opt.OnSweep)
+	return s, nil
+}
+
+func newSaver(d checkpointer.Driver, ser serde.Serializer, style checkpointer.VersionStyle, batch int) *Saver {
+	if ser == nil {
+		ser = serde.JSONPlus{}
+	}
+	codec := binding.New(ser)
+	return &Saver{d: d, name: d.Name(), caps: d.Capabilities(), serde: ser, codec: codec,
+		reader: core.Reader{Codec: codec, Style: style}, style: style, batch: batch}
+}
+
+// WithSerde returns a Saver on the same driver that encodes and decodes
+// with ser (nil means serde.JSONPlus{}), as a restarted process
+// configured with another serializer would. It runs no sweeper.
+func (s *Saver) WithSerde(ser serde.Serializer) *Saver {
+	return newSaver(s.d, ser, s.style, s.batch)
+}
+
+// Serde returns the saver's serializer.
+func (s *Saver) Serde() serde.Serializer { return s.serde }
+
+// Close stops the background sweeper, if any, waiting for it to return.
+// It does not close the driver.
+func (s *Saver) Close() error {
+	s.sweeper.Stop()
+	return nil
+}
+
+func (s *Saver) wrap(err error) error { return fmt.Errorf("%s: %w", s.name, err) }
+
+// NextVersion implements checkpointer.Saver.
+func (s *Saver) NextVersion(current string) string {
+	return core.NextVersionStyle(s.style, current)
+}
+
+// Put implements checkpointer.Saver. Values are serialized and sealed
+// before the driver's write begins. A put that inherits values from its
+// parent fails with checkpointer.ErrParentMissing, storing nothing, when
+// the parent is no longer stored.
+func (s *Saver) Put(ctx context.Context, cfg checkpointer.Config, cp *checkpointer.Checkpoint, md checkpointer.Metadata, newVersions map[string]string) (checkpointer.Config, error) {
+	p, err := s.putRows(ctx, cfg, cp, md, newVersions)
+	if err != nil {
+		return checkpointer.Config{}, s.wrap(err)
+	}
+	if err := s.d.Put(ctx, p); err != nil {
+		return checkpointer.Config{}, s.wrap(err)
+	}
+	return checkpointer.Config{ThreadID: p.Thread, CheckpointNS: p.NS, CheckpointID: p.ID}, nil
+}
+
+func (s *Saver) putRows(ctx context.Context, cfg checkpointer.Config, cp *checkpointer.Checkpoint, md checkpointer.Metadata, newVersions map[string]string) (*checkpointer.PutRows, error) {
+	r, err := core.Put(ctx, s.codec, s.style, cfg, cp, md, newVersions)
+	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return &checkpointer.PutRows{Thread: r.Thread, NS: r.NS, ID: r.ID, Parent: r.Parent, NeedsParent: r.NeedsParent,
+		V: cp.V, Versions: cp.ChannelVersions, Doc: r.Doc, Meta: r.Meta, Values: r.Blobs, Fence: core.WriteFence(s.codec, &r.Fence)}, nil
+}
+
+// PutWrites implements checkpointer.Saver.
+func (s *Saver) PutWrites(ctx context.Context, cfg checkpointer.Config, writes []checkpointer.Write, taskID, taskPath string) error {
+	w, err := s.writeRows(ctx, cfg, writes, taskID, taskPath)
+	if err != nil || w == nil {
+		if err != nil {
+			err = s.wrap(err)
+		}
+		return err
+	}
+	if err := s.d.PutWrites(ctx, w); err != nil {
+		return s.wrap(err)
+	}
+	return nil
+}
+
+// writeRows prepares a PutWrites; nil, nil for no writes.
+func (s *Saver) writeRows(ctx context.Context, cfg checkpointer.Config, writes []checkpointer.Write, taskID, taskPath string) (*checkpointer.WriteRows, error) {
+	w, err := core.PutWrites(ctx, s.codec, cfg, writes, taskID, taskPath)
+	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if w == nil {
+		return nil, nil
+	}
+	for i := range w.Rows {
+		w.Rows[i].Task, w.Rows[i].Path = w.Task, w.TaskPath
+	}
+	return &checkpointer.WriteRows{Thread: w.Thread, NS: w.NS, Checkpoint: w.Checkpoint, Task: w.Task, Path: w.TaskPath,
+		Rows: w.Rows, Upsert: w.Upsert, Fence: core.WriteFence(s.codec, &w.Fence)}, nil
+}
+
+// GetTuple implements checkpointer.Saver.
+func (s *Saver) GetTuple(ctx context.Context, cfg checkpointer.Config) (*checkpointer.Tuple, error) {
+	if err := checks.ValidateConfig(cfg); err != nil {
+		return nil, s.wrap(err)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, s.wrap(err)
+	}
+	st, err := s.d.Load(ctx, cfg.ThreadID, cfg.CheckpointNS, cfg.CheckpointID)
+	if err != nil || st == nil {
+		if err != nil {
+			err = s.wrap(err)
+		}
+		return nil, err
+	}
+	md, err := core.DecodeMetadata(st.Meta)
+	if err != nil {
+		return nil, s.wrap(fmt.Errorf("checkpoint %q: %w", st.ID, err))
+	}
+	return s.tuple(ctx, st, md)
+}
+
+// tuple opens st, whose metadata md is decoded.
+func (s *Saver) tuple(ctx context.Context, st *checkpointer.StoredCheckpoint, md map[string]any) (*checkpointer.Tuple, error) {
+	doc, err := core.DecodeCheckpointJSON(st.Doc)
+	if err != nil {
+		return nil, s.wrap(fmt.Errorf("checkpoint %q: %w", st.ID, err))
+	}
+	t, err := s.reader.Tuple(ctx, &core.Stored{Thread: st.Thread, NS: st.NS, ID: st.ID, Parent: st.Parent,
+		Checkpoint: doc, Metadata: md, Values: st.Values, Writes: st.Writes, Sends: st.Sends})
+	if err != nil {
+		return nil, s.wrap(err)
+	}
+	return t, nil
+}
+
+// List implements checkpointer.Saver: newest first, streamed from the
+// driver; the metadata filter is the driver's when it declares
+// FilterMetadata, the engine's otherwise.
+func (s *Saver) List(ctx context.Context, cfg *checkpointer.Config, opt checkpointer.ListOptions) iter.Seq2[*checkpointer.Tuple, error] {
+	return func(yield func(*checkpointer.Tuple, error) bool) {
+		if err := checks.ValidateListConfig(cfg, opt); err != nil {
+			yield(nil, s.wrap(fmt.Errorf("list: %w", err)))
+			return
+		}
+		if err := ctx.Err(); err != nil {
+			yield(nil, s.wrap(err))
+			return
+		}
+		var q checkpointer.DriverQuery
+		if cfg != nil {
+			q.Thread, q.ID = cfg.ThreadID, cfg.CheckpointID
+			if !opt.AllNamespaces {
+				ns := cfg.CheckpointNS
+				q.NS = &ns
+			}
+		}
+		if opt.Before != nil {
+			q.Before = opt.Before.CheckpointID
+		}
+		filterHere := len(opt.Filter) > 0 && !s.caps.FilterMetadata
+		if !filterHere {
+			q.Filter, q.Limit = opt.Filter, opt.Limit
+		}
+		n := 0
+		for st, err := range s.d.Scan(ctx, q) {
+			if err != nil {
+				yield(nil, s.wrap(err))
+				return
+			}
+			md, err := core.DecodeMetadata(st.Meta)
+			if err != nil {
+				yield(nil, s.wrap(fmt.Errorf("checkpoint %q: %w", st.ID, err)))
+				return
+			}
+			if filterHere && !core.MetadataContains(md, opt.Filter) {
+				continue
+			}
+			t, err := s.tuple(ctx, st, md)
+			if !yield(t, err) || err != nil {
+				return
+			}
+			if n++; opt.Limit > 0 && n >= opt.Limit {
+				return
+			}
+		}
+	}
+}
+
+// ListThreads implements checkpointer.ThreadLister; no value is opened.
+func (s *Saver) ListThreads(ctx context.Context) iter.Seq2[checkpointer.ThreadInfo, error] {
+	return func(yield func(checkpointer.ThreadInfo, error) bool) {
+		if err := ctx.Err(); err != nil {
+			yield(checkpointer.ThreadInfo{}, s.wrap(err))
+			return
+		}
+		for ti, err := range s.d.ThreadInfos(ctx) {
+			if err != nil {
+				yield(ti, s.wrap(err))
+				return
+			}
+			if !yield(ti, nil) {
+				return
+			}
+		}
+	}
+}
