@@ -47,9 +47,9 @@ type Driver interface {
 	// is "" — with its rows; nil, nil when it is not stored.
 	Load(ctx context.Context, thread, ns, id string) (*StoredCheckpoint, error)
 	// Scan yields the checkpoints q selects, newest first (by id, then
-	// thread, then namespace), each with its rows. A driver without
-	// DriverCapabilities.FilterMetadata ignores q.Filter (the engine
-	// filters) and is then never given a Limit.
+	// thread, then namespace), each with its rows. q.Filter is a hint: a
+	// driver may skip rows it cannot match, never a row it matches; the
+	// engine checks the rest unless DriverCapabilities.ExactFilter.
 	Scan(ctx context.Context, q DriverQuery) iter.Seq2[*StoredCheckpoint, error]
 	// Threads returns up to limit ids of threads holding a checkpoint,
 	// greater than after, ascending.
@@ -106,9 +106,10 @@ type DriverTx interface {
 // DriverCapabilities are what a Driver's storage does itself; the engine
 // does the rest.
 type DriverCapabilities struct {
-	// FilterMetadata: Scan applies DriverQuery.Filter (JSON containment,
-	// as LangGraph's `metadata @> filter`) and Limit.
-	FilterMetadata bool
+	// ExactFilter: Scan applies DriverQuery.Filter exactly (JSON
+	// containment, as LangGraph's `metadata @> filter`), so the engine
+	// neither checks it again nor withholds the Limit.
+	ExactFilter bool
 }
 
 // DriverQuery selects the checkpoints of a Scan.
@@ -121,9 +122,10 @@ type DriverQuery struct {
 	ID string
 	// Before, when not "", selects ids less than it.
 	Before string
-	// Filter is a metadata containment filter (see FilterMetadata).
+	// Filter is a metadata containment filter (see Driver.Scan).
 	Filter map[string]any
-	// Limit, when > 0, caps the checkpoints yielded.
+	// Limit, when > 0, caps the checkpoints yielded: the engine takes no
+	// more. It is 0 when the engine filters what the driver yields.
 	Limit int
 }
 
@@ -134,6 +136,11 @@ type StoredCheckpoint struct {
 	// Doc and Meta are the checkpoint document and metadata, JSON, as Put
 	// was given them (or as another LangGraph implementation wrote them).
 	Doc, Meta []byte
+	// Decoded, when not nil, is what engine.DecodeDocument returned for
+	// Doc: a driver that had to learn the document's channel versions
+	// (to fetch its value rows) passes the decoded document on, so that
+	// it is not parsed twice. Opaque to drivers.
+	Decoded any
 	// Values are the value rows of the document's channel versions that
 	// are stored, in any order.
 	Values []ValueRow

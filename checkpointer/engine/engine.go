@@ -200,9 +200,14 @@ func (s *Saver) GetTuple(ctx context.Context, cfg checkpointer.Config) (*checkpo
 
 // tuple opens st, whose metadata md is decoded.
 func (s *Saver) tuple(ctx context.Context, st *checkpointer.StoredCheckpoint, md map[string]any) (*checkpointer.Tuple, error) {
-	doc, err := core.DecodeCheckpointJSON(st.Doc)
-	if err != nil {
-		return nil, s.wrap(fmt.Errorf("checkpoint %q: %w", st.ID, err))
+	var doc *core.DecodedCheckpoint
+	if d, ok := st.Decoded.(*Document); ok && d != nil {
+		doc = d.dec
+	} else {
+		var err error
+		if doc, err = core.DecodeCheckpointJSON(st.Doc); err != nil {
+			return nil, s.wrap(fmt.Errorf("checkpoint %q: %w", st.ID, err))
+		}
 	}
 	t, err := s.reader.Tuple(ctx, &core.Stored{Thread: st.Thread, NS: st.NS, ID: st.ID, Parent: st.Parent,
 		Checkpoint: doc, Metadata: md, Values: st.Values, Writes: st.Writes, Sends: st.Sends})
@@ -213,8 +218,8 @@ func (s *Saver) tuple(ctx context.Context, st *checkpointer.StoredCheckpoint, md
 }
 
 // List implements checkpointer.Saver: newest first, streamed from the
-// driver; the metadata filter is the driver's when it declares
-// FilterMetadata, the engine's otherwise.
+// driver; the metadata filter is checked here unless the driver declares
+// ExactFilter.
 func (s *Saver) List(ctx context.Context, cfg *checkpointer.Config, opt checkpointer.ListOptions) iter.Seq2[*checkpointer.Tuple, error] {
 	return func(yield func(*checkpointer.Tuple, error) bool) {
 		if err := checks.ValidateListConfig(cfg, opt); err != nil {
@@ -236,9 +241,10 @@ func (s *Saver) List(ctx context.Context, cfg *checkpointer.Config, opt checkpoi
 		if opt.Before != nil {
 			q.Before = opt.Before.CheckpointID
 		}
-		filterHere := len(opt.Filter) > 0 && !s.caps.FilterMetadata
+		q.Filter = opt.Filter
+		filterHere := len(opt.Filter) > 0 && !s.caps.ExactFilter
 		if !filterHere {
-			q.Filter, q.Limit = opt.Filter, opt.Limit
+			q.Limit = opt.Limit
 		}
 		n := 0
 		for st, err := range s.d.Scan(ctx, q) {

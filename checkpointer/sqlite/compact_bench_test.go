@@ -64,7 +64,7 @@ func BenchmarkReencryptCompaction(b *testing.B) {
 		b.Fatalf("reencrypt: %+v %v", st, err)
 	}
 	reencrypt, reencryptCPU := time.Since(start), cpuTime()-startCPU
-	if err := s.db.Compact(ctx); err != nil {
+	if err := s.d.db.Compact(ctx); err != nil {
 		b.Fatal(err)
 	}
 	fi, err := os.Stat(path)
@@ -74,7 +74,7 @@ func BenchmarkReencryptCompaction(b *testing.B) {
 	b.ResetTimer()
 	startCPU = cpuTime()
 	for b.Loop() {
-		if err := s.db.Compact(ctx); err != nil {
+		if err := s.d.db.Compact(ctx); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -103,7 +103,7 @@ func TestDurability(t *testing.T) {
 
 			s := openSaver(t, path, Options{})
 			var integrity string
-			if err := s.db.Reader().QueryRow(`PRAGMA integrity_check`).Scan(&integrity); err != nil || integrity != "ok" {
+			if err := s.d.db.Reader().QueryRow(`PRAGMA integrity_check`).Scan(&integrity); err != nil || integrity != "ok" {
 				t.Fatalf("integrity_check = %q, %v", integrity, err)
 			}
 			ctx := context.Background()

@@ -20,7 +20,7 @@ func FuzzStoredRow(f *testing.F) {
 	ctx := context.Background()
 	s := openSaver(f, ":memory:", Options{})
 	f.Fuzz(func(t *testing.T, doc, meta []byte, typ string, blob []byte, version string) {
-		w := s.db.Writer()
+		w := s.d.db.Writer()
 		for _, q := range []string{`DELETE FROM checkpoints`, `DELETE FROM checkpoint_blobs`, `DELETE FROM checkpoint_writes`} {
 			if _, err := w.Exec(q); err != nil {
 				t.Fatal(err)

@@ -8,31 +8,17 @@ import (
 	"iter"
 	"strings"
 
-	"github.com/memvault/memvault/checkpointer/internal/checks"
-	"github.com/memvault/memvault/checkpointer/internal/core"
-
 	"github.com/memvault/memvault/checkpointer"
+	"github.com/memvault/memvault/checkpointer/engine"
 	"github.com/memvault/memvault/serde"
 )
-
-// chunk bounds the number of keys in one IN list, well under SQLite's
-// limit on bound parameters.
-const chunk = 400
 
 // pageSize is how many checkpoint rows List reads per read transaction.
 const pageSize = 64
 
-// row is a checkpoint row and everything needed to build its tuple, read
-// in one read transaction and decoded (decrypted) after it ends.
-type row struct {
-	thread, ns, id, parent string
-	doc, meta              []byte
-	md                     map[string]any
-	dec                    *core.DecodedCheckpoint
-	values                 []core.Value
-	writes                 []core.StoredWrite
-	sends                  []core.StoredWrite // the parent's ChannelTasks writes (v<4)
-}
+// row is a checkpoint row and the rows that go with it, read in one read
+// transaction and opened by the engine after it ends.
+type row = checkpointer.StoredCheckpoint
 
 const rowColumns = `thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata`
 
@@ -42,39 +28,30 @@ func scanRows(rs *sql.Rows) ([]*row, error) {
 	for rs.Next() {
 		r := &row{}
 		var parent sql.NullString
-		if err := rs.Scan(&r.thread, &r.ns, &r.id, &parent, &r.doc, &r.meta); err != nil {
+		if err := rs.Scan(&r.Thread, &r.NS, &r.ID, &parent, &r.Doc, &r.Meta); err != nil {
 			return nil, err
 		}
-		r.parent = parent.String
+		r.Parent = parent.String
 		out = append(out, r)
 	}
 	return out, rs.Err()
 }
 
-// decodeMeta parses the row's metadata document.
-func (r *row) decodeMeta() error {
-	m, err := core.DecodeMetadata(r.meta)
-	if err != nil {
-		return fmt.Errorf("checkpoint %s: %w", r.id, err)
-	}
-	r.md = m
-	return nil
-}
-
 type nsKey struct{ thread, ns string }
 
 // fill reads the values, pending writes and (for v<4 checkpoints) pending
-// sends of rows, whose metadata is decoded already.
+// sends of rows. The engine parses each document (for its channel
+// versions) once; the result goes on with the row.
 func fill(ctx context.Context, tx *sql.Tx, st *stmts, rows []*row) error {
 	groups := map[nsKey][]*row{}
 	var order []nsKey
 	for _, r := range rows {
-		dec, err := core.DecodeCheckpointJSON(r.doc)
+		dec, err := engine.DecodeDocument(r.Doc)
 		if err != nil {
-			return fmt.Errorf("checkpoint %s: %w", r.id, err)
+			return fmt.Errorf("checkpoint %s: %w", r.ID, err)
 		}
-		r.dec = dec
-		k := nsKey{r.thread, r.ns}
+		r.Decoded = dec
+		k := nsKey{r.Thread, r.NS}
 		if _, ok := groups[k]; !ok {
 			order = append(order, k)
 		}
@@ -86,14 +63,14 @@ func fill(ctx context.Context, tx *sql.Tx, st *stmts, rows []*row) error {
 		}
 	}
 	for _, r := range rows {
-		if r.dec.Checkpoint.V >= 4 || r.parent == "" {
+		if doc(r).V() >= 4 || r.Parent == "" {
 			continue
 		}
-		rs, err := tx.StmtContext(ctx, st.sends).QueryContext(ctx, r.thread, r.ns, r.parent, checkpointer.ChannelTasks)
+		rs, err := tx.StmtContext(ctx, st.sends).QueryContext(ctx, r.Thread, r.NS, r.Parent, checkpointer.ChannelTasks)
 		if err != nil {
 			return err
 		}
-		r.sends, err = scanWrites(rs, nil)
+		r.Sends, err = scanWrites(rs, nil)
 		if err != nil {
 			return err
 		}
@@ -103,6 +80,8 @@ func fill(ctx context.Context, tx *sql.Tx, st *stmts, rows []*row) error {
 
 type chanVersion struct{ channel, version string }
 
+func doc(r *row) *engine.Document { return r.Decoded.(*engine.Document) }
+
 // fillGroup loads the values and writes of rows of one thread and namespace.
 func fillGroup(ctx context.Context, tx *sql.Tx, st *stmts, k nsKey, rows []*row) error {
 	// Values: one lookup per distinct (channel, version); unchanged channels
@@ -110,7 +89,7 @@ func fillGroup(ctx context.Context, tx *sql.Tx, st *stmts, k nsKey, rows []*row)
 	need := map[chanVersion]struct{}{}
 	var pairs [][2]string
 	for _, r := range rows {
-		for ch, ver := range r.dec.Checkpoint.ChannelVersions {
+		for ch, ver := range doc(r).ChannelVersions() {
 			cv := chanVersion{ch, ver}
 			if _, ok := need[cv]; !ok {
 				need[cv] = struct{}{}
@@ -127,9 +106,9 @@ func fillGroup(ctx context.Context, tx *sql.Tx, st *stmts, k nsKey, rows []*row)
 		if err != nil {
 			return err
 		}
-		found := make(map[chanVersion]core.Value, len(pairs))
+		found := make(map[chanVersion]checkpointer.ValueRow, len(pairs))
 		for rs.Next() {
-			var b core.Value
+			var b checkpointer.ValueRow
 			if err := rs.Scan(&b.Channel, &b.Version, &b.Type, &b.Data); err != nil {
 				rs.Close()
 				return err
@@ -143,9 +122,9 @@ func fillGroup(ctx context.Context, tx *sql.Tx, st *stmts, k nsKey, rows []*row)
 			return err
 		}
 		for _, r := range rows {
-			for ch, ver := range r.dec.Checkpoint.ChannelVersions {
+			for ch, ver := range doc(r).ChannelVersions() {
 				if b, ok := found[chanVersion{ch, ver}]; ok && b.Type != serde.TypeEmpty {
-					r.values = append(r.values, b)
+					r.Values = append(r.Values, b)
 				}
 			}
 		}
@@ -155,10 +134,10 @@ func fillGroup(ctx context.Context, tx *sql.Tx, st *stmts, k nsKey, rows []*row)
 	byID := make(map[string]*row, len(rows))
 	ids := make([]string, 0, len(rows))
 	for _, r := range rows {
-		if _, ok := byID[r.id]; !ok {
-			ids = append(ids, r.id)
+		if _, ok := byID[r.ID]; !ok {
+			ids = append(ids, r.ID)
 		}
-		byID[r.id] = r
+		byID[r.ID] = r
 	}
 	idList, err := json.Marshal(ids)
 	if err != nil {
@@ -174,12 +153,12 @@ func fillGroup(ctx context.Context, tx *sql.Tx, st *stmts, k nsKey, rows []*row)
 
 // scanWrites reads write rows. With byID, rows start with checkpoint_id and
 // are appended to their row's writes; otherwise they are returned.
-func scanWrites(rs *sql.Rows, byID map[string]*row) ([]core.StoredWrite, error) {
+func scanWrites(rs *sql.Rows, byID map[string]*row) ([]checkpointer.WriteRow, error) {
 	defer rs.Close()
-	var out []core.StoredWrite
+	var out []checkpointer.WriteRow
 	for rs.Next() {
 		var (
-			w   core.StoredWrite
+			w   checkpointer.WriteRow
 			id  string
 			typ sql.NullString
 			err error
@@ -195,7 +174,7 @@ func scanWrites(rs *sql.Rows, byID map[string]*row) ([]core.StoredWrite, error) 
 		w.Type = typ.String
 		if byID != nil {
 			if r := byID[id]; r != nil {
-				r.writes = append(r.writes, w)
+				r.Writes = append(r.Writes, w)
 			}
 			continue
 		}
@@ -204,41 +183,18 @@ func scanWrites(rs *sql.Rows, byID map[string]*row) ([]core.StoredWrite, error) 
 	return out, rs.Err()
 }
 
-func placeholders(n int) string {
-	if n <= 0 {
-		return ""
-	}
-	return strings.Repeat("?, ", n-1) + "?"
-}
-
-// tuple decodes (and decrypts) a filled row.
-func (s *Saver) tuple(ctx context.Context, r *row) (*checkpointer.Tuple, error) {
-	t, err := s.reader.Tuple(ctx, &core.Stored{
-		Thread: r.thread, NS: r.ns, ID: r.id, Parent: r.parent,
-		Checkpoint: r.dec, Metadata: r.md,
-		Values: r.values, Writes: r.writes, Sends: r.sends,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: %w", err)
-	}
-	return t, nil
-}
-
-// GetTuple implements checkpointer.Saver.
-func (s *Saver) GetTuple(ctx context.Context, cfg checkpointer.Config) (*checkpointer.Tuple, error) {
-	if err := checks.ValidateConfig(cfg); err != nil {
-		return nil, fmt.Errorf("sqlite: %w", err)
-	}
+// Load implements checkpointer.Driver: one read transaction.
+func (d *driver) Load(ctx context.Context, thread, ns, id string) (*checkpointer.StoredCheckpoint, error) {
 	var r *row
-	err := s.db.Read(ctx, func(tx *sql.Tx) error {
+	err := d.db.Read(ctx, func(tx *sql.Tx) error {
 		var (
 			rs  *sql.Rows
 			err error
 		)
-		if cfg.CheckpointID != "" {
-			rs, err = tx.StmtContext(ctx, s.st.byID).QueryContext(ctx, cfg.ThreadID, cfg.CheckpointNS, cfg.CheckpointID)
+		if id != "" {
+			rs, err = tx.StmtContext(ctx, d.st.byID).QueryContext(ctx, thread, ns, id)
 		} else {
-			rs, err = tx.StmtContext(ctx, s.st.latest).QueryContext(ctx, cfg.ThreadID, cfg.CheckpointNS)
+			rs, err = tx.StmtContext(ctx, d.st.latest).QueryContext(ctx, thread, ns)
 		}
 		if err != nil {
 			return err
@@ -248,87 +204,62 @@ func (s *Saver) GetTuple(ctx context.Context, cfg checkpointer.Config) (*checkpo
 			return err
 		}
 		r = rows[0]
-		if err := r.decodeMeta(); err != nil {
-			return err
-		}
-		return fill(ctx, tx, s.st, rows)
+		return fill(ctx, tx, d.st, rows)
 	})
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: get tuple: %w", err)
+		return nil, fmt.Errorf("get tuple: %w", err)
 	}
-	if r == nil {
-		return nil, nil
-	}
-	return s.tuple(ctx, r)
+	return r, nil
 }
 
-// List implements checkpointer.Saver. Rows are read in pages of 64 per read
-// transaction and decoded as the consumer reaches them; no database
-// connection is held while the consumer runs, so it may call the saver. A
-// checkpoint put while the listing runs may or may not be seen. Scalar
-// entries of opt.Filter are evaluated in SQL; the whole filter is then
-// applied with core.MetadataContains, and opt.Limit counts only
-// tuples that pass it.
-func (s *Saver) List(ctx context.Context, cfg *checkpointer.Config, opt checkpointer.ListOptions) iter.Seq2[*checkpointer.Tuple, error] {
-	return func(yield func(*checkpointer.Tuple, error) bool) {
-		if err := checks.ValidateListConfig(cfg, opt); err != nil {
-			yield(nil, fmt.Errorf("sqlite: list: %w", err))
-			return
-		}
-		where, args, exact := listWhere(cfg, opt)
-
+// Scan implements checkpointer.Driver. Rows are read in pages of 64 per
+// read transaction and handed on as the consumer reaches them; no
+// database connection is held while the consumer runs, so it may call the
+// saver. A checkpoint put while the listing runs may or may not be seen.
+// Scalar entries of q.Filter are evaluated in SQL; the engine checks the
+// whole filter.
+func (d *driver) Scan(ctx context.Context, q checkpointer.DriverQuery) iter.Seq2[*checkpointer.StoredCheckpoint, error] {
+	return func(yield func(*checkpointer.StoredCheckpoint, error) bool) {
+		where, args := listWhere(q)
 		var last *row
 		yielded := 0
 		for {
 			if err := ctx.Err(); err != nil {
-				yield(nil, fmt.Errorf("sqlite: list: %w", err))
+				yield(nil, fmt.Errorf("list: %w", err))
 				return
 			}
 			n := pageSize
-			if exact && opt.Limit > 0 {
-				n = min(n, opt.Limit-yielded)
+			if q.Limit > 0 {
+				n = min(n, q.Limit-yielded)
 			}
-			q := listSQL(where, last != nil)
+			query := listSQL(where, last != nil)
 			qargs := args
 			if last != nil {
-				qargs = append(qargs[:len(qargs):len(qargs)], last.id, last.id, last.id, last.thread, last.thread, last.ns)
+				qargs = append(qargs[:len(qargs):len(qargs)], last.ID, last.ID, last.ID, last.Thread, last.Thread, last.NS)
 			}
 			qargs = append(qargs[:len(qargs):len(qargs)], n)
-
-			var page, keep []*row
-			err := s.db.Read(ctx, func(tx *sql.Tx) error {
-				rs, err := tx.QueryContext(ctx, q, qargs...)
+			var page []*row
+			err := d.db.Read(ctx, func(tx *sql.Tx) error {
+				rs, err := tx.QueryContext(ctx, query, qargs...)
 				if err != nil {
 					return err
 				}
 				if page, err = scanRows(rs); err != nil {
 					return err
 				}
-				for _, r := range page {
-					if err := r.decodeMeta(); err != nil {
-						return err
-					}
-					if len(opt.Filter) == 0 || core.MetadataContains(r.md, opt.Filter) {
-						keep = append(keep, r)
-					}
-				}
-				return fill(ctx, tx, s.st, keep)
+				return fill(ctx, tx, d.st, page)
 			})
 			if err != nil {
-				yield(nil, fmt.Errorf("sqlite: list: %w", err))
+				yield(nil, fmt.Errorf("list: %w", err))
 				return
 			}
-			for _, r := range keep {
-				t, err := s.tuple(ctx, r)
-				if !yield(t, err) || err != nil {
+			for _, r := range page {
+				if !yield(r, nil) {
 					return
 				}
 				yielded++
-				if opt.Limit > 0 && yielded >= opt.Limit {
-					return
-				}
 			}
-			if len(page) < n {
+			if len(page) < n || (q.Limit > 0 && yielded >= q.Limit) {
 				return
 			}
 			last = page[len(page)-1]
@@ -336,38 +267,33 @@ func (s *Saver) List(ctx context.Context, cfg *checkpointer.Config, opt checkpoi
 	}
 }
 
-// listWhere returns List's conditions and their arguments; exact is false
-// when some entry of opt.Filter is left to core.MetadataContains.
-func listWhere(cfg *checkpointer.Config, opt checkpointer.ListOptions) (where []string, args []any, exact bool) {
-	if cfg != nil {
-		if cfg.ThreadID != "" {
-			where = append(where, "thread_id = ?")
-			args = append(args, cfg.ThreadID)
-		}
-		if !opt.AllNamespaces {
-			where = append(where, "checkpoint_ns = ?")
-			args = append(args, cfg.CheckpointNS)
-		}
-		if cfg.CheckpointID != "" {
-			where = append(where, "checkpoint_id = ?")
-			args = append(args, cfg.CheckpointID)
-		}
+// listWhere returns a Scan's conditions and their arguments: the scalar
+// entries of the filter among them (a narrowing; the engine checks the
+// whole filter).
+func listWhere(q checkpointer.DriverQuery) (where []string, args []any) {
+	if q.Thread != "" {
+		where = append(where, "thread_id = ?")
+		args = append(args, q.Thread)
 	}
-	if opt.Before != nil && opt.Before.CheckpointID != "" {
+	if q.NS != nil {
+		where = append(where, "checkpoint_ns = ?")
+		args = append(args, *q.NS)
+	}
+	if q.ID != "" {
+		where = append(where, "checkpoint_id = ?")
+		args = append(args, q.ID)
+	}
+	if q.Before != "" {
 		where = append(where, "checkpoint_id < ?")
-		args = append(args, opt.Before.CheckpointID)
+		args = append(args, q.Before)
 	}
-	exact = true
-	for k, v := range opt.Filter {
-		cond, cargs, ok := pushdown(k, v)
-		if !ok {
-			exact = false
-			continue
+	for k, v := range q.Filter {
+		if cond, cargs, ok := pushdown(k, v); ok {
+			where = append(where, cond)
+			args = append(args, cargs...)
 		}
-		where = append(where, cond)
-		args = append(args, cargs...)
 	}
-	return where, args, exact
+	return where, args
 }
 
 // listSQL is List's statement for the conditions where; paged continues

@@ -19,7 +19,7 @@ import (
 func TestQueryPlansUseIndexes(t *testing.T) {
 	ctx := context.Background()
 	s := openSaver(t, filepath.Join(t.TempDir(), "plan.db"), Options{})
-	err := s.db.Write(ctx, func(tx *sql.Tx) error {
+	err := s.d.db.Write(ctx, func(tx *sql.Tx) error {
 		for _, q := range []string{
 			`WITH RECURSIVE th(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM th WHERE n < 400),
 				c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c WHERE n < 10)
@@ -45,17 +45,18 @@ func TestQueryPlansUseIndexes(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	listWhereArgs := func(cfg *checkpointer.Config, opt checkpointer.ListOptions, paged bool) (string, []any) {
-		where, args, _ := listWhere(cfg, opt)
+	ns := ""
+	listWhereArgs := func(q checkpointer.DriverQuery, paged bool) (string, []any) {
+		where, args := listWhere(q)
 		if paged {
 			args = append(args, "00000008", "00000008", "00000008", "t7", "t7", "")
 		}
 		return listSQL(where, paged), append(args, 10)
 	}
-	list, listArgs := listWhereArgs(&checkpointer.Config{ThreadID: "t7"}, checkpointer.ListOptions{Limit: 10}, false)
-	page, pageArgs := listWhereArgs(&checkpointer.Config{ThreadID: "t7"}, checkpointer.ListOptions{Limit: 10}, true)
-	before, beforeArgs := listWhereArgs(&checkpointer.Config{ThreadID: "t7"}, checkpointer.ListOptions{Before: &checkpointer.Config{CheckpointID: "00000005"}}, false)
-	allNS, allNSArgs := listWhereArgs(&checkpointer.Config{ThreadID: "t7"}, checkpointer.ListOptions{AllNamespaces: true}, false)
+	list, listArgs := listWhereArgs(checkpointer.DriverQuery{Thread: "t7", NS: &ns, Limit: 10}, false)
+	page, pageArgs := listWhereArgs(checkpointer.DriverQuery{Thread: "t7", NS: &ns, Limit: 10}, true)
+	before, beforeArgs := listWhereArgs(checkpointer.DriverQuery{Thread: "t7", NS: &ns, Before: "00000005"}, false)
+	allNS, allNSArgs := listWhereArgs(checkpointer.DriverQuery{Thread: "t7"}, false)
 	cases := []struct {
 		name string
 		sql  string
@@ -84,7 +85,7 @@ func TestQueryPlansUseIndexes(t *testing.T) {
 	search := regexp.MustCompile(`^SEARCH (checkpoints|checkpoint_blobs|checkpoint_writes)( AS \w+)? USING (COVERING )?(INDEX|PRIMARY KEY)`)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			rs, err := s.db.Reader().QueryContext(ctx, "EXPLAIN QUERY PLAN "+c.sql, c.args...)
+			rs, err := s.d.db.Reader().QueryContext(ctx, "EXPLAIN QUERY PLAN "+c.sql, c.args...)
 			if err != nil {
 				t.Fatalf("explain: %v\n%s", err, c.sql)
 			}

@@ -3,13 +3,12 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"fmt"
 	"time"
 
 	"github.com/memvault/memvault/checkpointer"
+	"github.com/memvault/memvault/checkpointer/engine"
 	"github.com/memvault/memvault/checkpointer/internal/core"
-	"github.com/memvault/memvault/internal/binding"
 	"github.com/memvault/memvault/internal/sqlexec"
 	"github.com/memvault/memvault/internal/sqlitedb"
 	"github.com/memvault/memvault/serde"
@@ -52,26 +51,31 @@ type Options struct {
 // concurrent use, also by several processes on one file. Create it with
 // Open or New.
 //
-// DeleteThread, Prune, CopyThread, DeleteForRuns and DeleteCheckpoint are
-// the checkpointer core's (argument checks, trivial cases) around this
-// saver's statements, each run in one write transaction.
+// Every method but Reencrypt and DrainWrites is checkpointer/engine's,
+// running on this package's driver: each write is one write transaction.
 type Saver struct {
-	*front
-	db     *sqlitedb.DB
-	st     *stmts
-	serde  serde.Serializer
-	codec  binding.Codec // serde, binding values to their location
-	reader core.Reader   // builds tuples from rows, opening values where they live
-	style  checkpointer.VersionStyle
-	// sweeper runs the Retention policy; nil without one.
-	sweeper *core.Background
+	*engine.Saver
+	d     *driver
+	serde serde.Serializer
 }
 
-// Saver implements every saver interface (core.Complete lists them).
-var _ core.Complete = (*Saver)(nil)
+// Saver implements every saver interface.
+var _ interface {
+	checkpointer.Saver
+	checkpointer.Pruner
+	checkpointer.Copier
+	checkpointer.RunDeleter
+	checkpointer.CheckpointDeleter
+	checkpointer.ThreadLister
+	checkpointer.ThreadImporter
+	checkpointer.Reencrypter
+	checkpointer.Sweeper
+} = (*Saver)(nil)
 
-// front is the checkpointer core's side of the management methods.
-type front = core.Front
+// SweepBatch is the number of threads per sweep transaction when
+// SweepOptions.BatchThreads is 0: smaller than the PostgreSQL saver's
+// default, since a SQLite write transaction holds the only write lock.
+const SweepBatch = 10
 
 // Open opens (creating it if needed) the database file at path, sets up
 // its tables and returns a saver on it. A store/sqlite store opened on the
@@ -111,6 +115,7 @@ func New(ctx context.Context, db *sql.DB, opts Options) (*Saver, error) {
 }
 
 func newSaver(ctx context.Context, db *sqlitedb.DB, opts Options) (*Saver, error) {
+	// The options are checked before the database is touched.
 	if err := core.CheckOptions("sqlite", opts.VersionStyle, opts.Retention); err != nil {
 		return nil, err
 	}
@@ -121,126 +126,23 @@ func newSaver(ctx context.Context, db *sqlitedb.DB, opts Options) (*Saver, error
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: setup: %w", err)
 	}
-	sd := opts.Serde
-	if sd == nil {
-		sd = serde.JSONPlus{}
+	d := &driver{db: db, st: st}
+	e, err := engine.New(d, engine.Options{Serde: opts.Serde, VersionStyle: opts.VersionStyle, Retention: opts.Retention,
+		SweepInterval: opts.SweepInterval, OnSweep: opts.OnSweep, SweepBatch: SweepBatch})
+	if err != nil {
+		st.close()
+		return nil, err
 	}
-	codec := binding.New(sd)
-	s := &Saver{db: db, st: st, serde: sd, codec: codec, style: opts.VersionStyle,
-		reader: core.Reader{Codec: codec, Style: opts.VersionStyle}}
-	s.front = core.NewFront("sqlite", core.Hooks{
-		DeleteThread:     s.deleteThread,
-		Prune:            s.prune,
-		CopyThread:       s.copyThread,
-		DeleteForRuns:    s.deleteForRuns,
-		DeleteCheckpoint: s.deleteCheckpoint,
-	})
-	s.sweeper = core.StartSweeper(opts.Retention, opts.SweepInterval, s.Sweep, opts.OnSweep)
-	return s, nil
+	return &Saver{Saver: e, d: d, serde: e.Serde()}, nil
 }
 
 // Close releases the saver's database handle. A database from Open is
 // closed when no saver or store uses it any more.
 func (s *Saver) Close() error {
-	s.sweeper.Stop() // before the handle goes: a running batch rolls back
-	s.st.close()
-	if err := s.db.Close(); err != nil {
+	s.Saver.Close() // before the handle goes: a running sweep batch rolls back
+	s.d.st.close()
+	if err := s.d.db.Close(); err != nil {
 		return fmt.Errorf("sqlite: %w", err)
-	}
-	return nil
-}
-
-// NextVersion implements checkpointer.Saver.
-func (s *Saver) NextVersion(current string) string {
-	return core.NextVersionStyle(s.style, current)
-}
-
-type blobRow struct {
-	channel, version, typ string
-	data                  []byte
-}
-
-// Put implements checkpointer.Saver. The values of the channels in
-// newVersions are written as blob rows (type "empty" for a channel without
-// a value) and the checkpoint row after them, in one transaction: a Put
-// that returned is durable, one that did not left nothing behind. A put
-// that inherits values from its parent (cfg.CheckpointID) fails with
-// checkpointer.ErrParentMissing when the parent is no longer stored.
-func (s *Saver) Put(ctx context.Context, cfg checkpointer.Config, cp *checkpointer.Checkpoint, md checkpointer.Metadata, newVersions map[string]string) (checkpointer.Config, error) {
-	// Serialize (and encrypt) before taking the write lock.
-	r, err := core.Put(ctx, s.codec, s.style, cfg, cp, md, newVersions)
-	if err != nil {
-		return checkpointer.Config{}, fmt.Errorf("sqlite: %w", err)
-	}
-	var parent any
-	if r.Parent != "" {
-		parent = r.Parent
-	}
-	err = s.db.Write(ctx, func(tx *sql.Tx) error {
-		// Holding the write lock: an erasure's DrainWrites waits for it.
-		if err := s.codec.Check(ctx, &r.Fence); err != nil {
-			return err
-		}
-		if len(r.Blobs) > 0 {
-			st := tx.StmtContext(ctx, s.st.putBlob)
-			for _, b := range r.Blobs {
-				if _, err := st.ExecContext(ctx, r.Thread, r.NS, b.Channel, b.Version, b.Type, b.Data); err != nil {
-					return err
-				}
-			}
-		}
-		if !r.NeedsParent {
-			_, err := tx.StmtContext(ctx, s.st.putCheckpoint).ExecContext(ctx, r.Thread, r.NS, r.ID, parent, r.Doc, r.Meta)
-			return err
-		}
-		// The parent this put inherits values from must still be there.
-		// A sweep, prune or delete runs in a write transaction too, so
-		// none can remove it between this insert and the commit; when it
-		// is gone, the rollback drops the blob rows written above.
-		res, err := tx.StmtContext(ctx, s.st.putChild).ExecContext(ctx, r.Thread, r.NS, r.ID, parent, r.Doc, r.Meta)
-		if err != nil {
-			return err
-		}
-		if n, err := res.RowsAffected(); err != nil {
-			return err
-		} else if n == 0 {
-			return core.ParentMissing(r.Thread, r.NS, r.Parent)
-		}
-		return nil
-	})
-	if err != nil {
-		return checkpointer.Config{}, fmt.Errorf("sqlite: put %s: %w", cp.ID, err)
-	}
-	return checkpointer.Config{ThreadID: r.Thread, CheckpointNS: r.NS, CheckpointID: r.ID}, nil
-}
-
-// PutWrites implements checkpointer.Saver.
-func (s *Saver) PutWrites(ctx context.Context, cfg checkpointer.Config, writes []checkpointer.Write, taskID, taskPath string) error {
-	w, err := core.PutWrites(ctx, s.codec, cfg, writes, taskID, taskPath)
-	if err != nil {
-		return fmt.Errorf("sqlite: %w", err)
-	}
-	if w == nil {
-		return ctx.Err()
-	}
-	stmt := s.st.insertWrite
-	if w.Upsert {
-		stmt = s.st.upsertWrite
-	}
-	err = s.db.Write(ctx, func(tx *sql.Tx) error {
-		if err := s.codec.Check(ctx, &w.Fence); err != nil {
-			return err
-		}
-		st := tx.StmtContext(ctx, stmt)
-		for _, r := range w.Rows {
-			if _, err := st.ExecContext(ctx, w.Thread, w.NS, w.Checkpoint, w.Task, w.TaskPath, r.Idx, r.Channel, r.Type, r.Data); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("sqlite: put writes: %w", err)
 	}
 	return nil
 }
@@ -249,46 +151,28 @@ func (s *Saver) PutWrites(ctx context.Context, cfg checkpointer.Config, writes [
 // before it (in any process) has finished: it takes the write lock once.
 // An erasure calls it after destroying a subject's keys, so that the rows
 // it then lists and deletes include every write that found those keys live
-// (writes check them holding the lock: binding.Fence).
+// (writes check them holding the lock).
 func (s *Saver) DrainWrites(ctx context.Context) error {
-	if err := s.db.Write(ctx, func(*sql.Tx) error { return nil }); err != nil {
+	if err := s.d.db.Write(ctx, func(*sql.Tx) error { return nil }); err != nil {
 		return fmt.Errorf("sqlite: drain writes: %w", err)
 	}
 	return nil
 }
 
-// deleteThread is the core's DeleteThread hook (core.Hooks).
-func (s *Saver) deleteThread(ctx context.Context, threadID string) error {
-	err := s.db.Write(ctx, func(tx *sql.Tx) error { return deleteThreads(ctx, tx, threadID) })
-	if err != nil {
-		return fmt.Errorf("sqlite: delete thread: %w", err)
-	}
-	return nil
-}
-
-// deleteThreadSQL deletes the rows of table of the threads named by its
-// one parameter, a JSON array of ids: a search of the primary key, which
-// leads with thread_id, per id.
-func deleteThreadSQL(table string) string {
-	return `DELETE FROM ` + table + ` WHERE thread_id IN ` + inThreads
-}
-
-// deleteThreads deletes the threads, whatever their number, with three
-// statements (one per table), the ids given as one JSON array.
-func deleteThreads(ctx context.Context, tx *sql.Tx, threadIDs ...string) error {
-	arg, err := json.Marshal(threadIDs)
-	if err != nil {
-		return err
-	}
-	for _, table := range []string{"checkpoint_writes", "checkpoint_blobs", "checkpoints"} {
-		if _, err := tx.ExecContext(ctx, deleteThreadSQL(table), string(arg)); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// sqlDB lends the saver's database to the core's shared SQL operations.
-func (s *Saver) sqlDB() sqlexec.DB {
-	return sqlexec.SQLite{Read: s.db.Reader(), Write: s.db.Write, CompactFile: s.db.Compact}
+// Reencrypt implements checkpointer.Reencrypter: every channel value and
+// pending write not sealed under the serializer's primary key is sealed
+// again, bound to the same row, in batches of one write transaction each.
+// A row changed by someone else between read and write is left as it is
+// (it was just written, so under the primary key). Running it again after
+// an interruption continues where it stopped.
+//
+// Unless opt.DeferCompaction, a run that is not a dry run ends by
+// compacting the database file (VACUUM, then emptying the write-ahead
+// log): SQLite leaves images of rewritten rows in its pages, which the old
+// key still opens. If a reader of another process keeps the log from
+// being emptied, the error wraps checkpointer.ErrCompactPending: run
+// Reencrypt again once it is done.
+func (s *Saver) Reencrypt(ctx context.Context, opt checkpointer.ReencryptOptions) (checkpointer.ReencryptStats, error) {
+	db := sqlexec.SQLite{Read: s.d.db.Reader(), Write: s.d.db.Write, CompactFile: s.d.db.Compact}
+	return core.ReencryptSQL(ctx, "sqlite", db, s.serde, opt, "checkpoint_blobs", "checkpoint_writes")
 }

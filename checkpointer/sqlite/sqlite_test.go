@@ -115,7 +115,7 @@ func TestEncryptedAtRest(t *testing.T) {
 	if err := s.PutWrites(ctx, cfg, []checkpointer.Write{{Channel: "c", Value: secret}}, "task", ""); err != nil {
 		t.Fatal(err)
 	}
-	db := s.db.Reader()
+	db := s.d.db.Reader()
 	for _, q := range []string{`SELECT type, blob FROM checkpoint_blobs`, `SELECT type, blob FROM checkpoint_writes`} {
 		var typ string
 		var blob []byte
@@ -129,10 +129,10 @@ func TestEncryptedAtRest(t *testing.T) {
 
 	// Move the blob row to another thread: the associated data no longer
 	// matches and loading fails with the generic error.
-	if _, err := s.db.Writer().Exec(`UPDATE checkpoint_blobs SET thread_id = 't2'`); err != nil {
+	if _, err := s.d.db.Writer().Exec(`UPDATE checkpoint_blobs SET thread_id = 't2'`); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.db.Writer().Exec(`INSERT INTO checkpoints SELECT 't2', checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata FROM checkpoints`); err != nil {
+	if _, err := s.d.db.Writer().Exec(`INSERT INTO checkpoints SELECT 't2', checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata FROM checkpoints`); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.GetTuple(ctx, checkpointer.Config{ThreadID: "t2"}); !errors.Is(err, serde.ErrDecrypt) {
@@ -162,7 +162,7 @@ func TestCopyThreadReencrypts(t *testing.T) {
 		}
 	}
 	var n int
-	if err := s.db.Reader().QueryRow(`SELECT count(*) FROM checkpoint_writes WHERE thread_id = 'dst' AND task_path = 'p'`).Scan(&n); err != nil || n != 1 {
+	if err := s.d.db.Reader().QueryRow(`SELECT count(*) FROM checkpoint_writes WHERE thread_id = 'dst' AND task_path = 'p'`).Scan(&n); err != nil || n != 1 {
 		t.Fatalf("copied write keeps task_path: %d, %v", n, err)
 	}
 }
@@ -196,8 +196,8 @@ func TestPruneCollectsBlobs(t *testing.T) {
 		t.Fatal(err)
 	}
 	var blobs, cps int
-	s.db.Reader().QueryRow(`SELECT count(*) FROM checkpoint_blobs`).Scan(&blobs)
-	s.db.Reader().QueryRow(`SELECT count(*) FROM checkpoints`).Scan(&cps)
+	s.d.db.Reader().QueryRow(`SELECT count(*) FROM checkpoint_blobs`).Scan(&blobs)
+	s.d.db.Reader().QueryRow(`SELECT count(*) FROM checkpoints`).Scan(&cps)
 	if blobs != 2 || cps != 1 {
 		t.Fatalf("after prune: %d blobs, %d checkpoints; want 2, 1", blobs, cps)
 	}
@@ -216,7 +216,7 @@ func TestSharedFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "shared.db")
 	a := openSaver(t, path, Options{})
 	b := openSaver(t, path, Options{})
-	if a.db.Writer() != b.db.Writer() {
+	if a.d.db.Writer() != b.d.db.Writer() {
 		t.Fatal("two savers on one file do not share the writer")
 	}
 	cfg := put(t, a, checkpointer.Config{ThreadID: "t"}, 1, "x")

@@ -39,7 +39,7 @@ func TestStrictRefusesUnauthenticatedRows(t *testing.T) {
 			if err := s.PutWrites(ctx, cfg, []checkpointer.Write{{Channel: "c", Value: "approved"}}, "task", ""); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := s.db.Writer().Exec(tc.sql); err != nil {
+			if _, err := s.d.db.Writer().Exec(tc.sql); err != nil {
 				t.Fatal(err)
 			}
 			tp, err := s.GetTuple(ctx, checkpointer.Config{ThreadID: "t1"})

@@ -24,7 +24,7 @@ func seedOldSQLite(b *testing.B, s *Saver, threads, per int) {
 		i(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM i WHERE i + 1 < ?3) `
 	id := `?1 || printf('%04x-%012x', i, t)`
 	ver := `printf('%032d.0', i + 1)`
-	err := s.db.Write(ctx, func(tx *sql.Tx) error {
+	err := s.d.db.Write(ctx, func(tx *sql.Tx) error {
 		for _, q := range []string{
 			`DELETE FROM checkpoints`, `DELETE FROM checkpoint_blobs`, `DELETE FROM checkpoint_writes`,
 			grid + `INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata)
