@@ -67,6 +67,12 @@ type Driver interface {
 	// PutWrites stores w's rows atomically: a stored (task, idx) is kept,
 	// unless w.Upsert, which replaces it.
 	PutWrites(ctx context.Context, w *WriteRows) error
+	// Heads is DriverTx.Heads outside a transaction: a driver that is not
+	// Serialized answers it with one read, which spares a removal with
+	// nothing to remove its transaction.
+	Heads(ctx context.Context, sel HeadSelector) ([]Head, error)
+	// DeleteThreads deletes every row of the threads atomically.
+	DeleteThreads(ctx context.Context, threads []string) error
 	// Update runs fn in one transaction, serialized with every Put and
 	// PutWrites: fn's changes are all stored or, when fn or the commit
 	// fails, none.
@@ -78,8 +84,15 @@ type Driver interface {
 type DriverTx interface {
 	// Heads returns the head of every checkpoint and every orphan write set
 	// (writes of a checkpoint id not stored) of the namespaces sel names,
-	// locking them against concurrent puts where the storage can.
+	// as the storage holds them now.
 	Heads(ctx context.Context, sel HeadSelector) ([]Head, error)
+	// Lock takes the checkpoints rs names (not their namespaces) from
+	// concurrent puts — a put continuing one of them waits for the
+	// transaction, and Lock waits for the puts continuing them that began
+	// first — then returns the heads of sel as they are after the wait. A
+	// driver whose Update excludes every other writer
+	// (DriverCapabilities.Serialized) is never asked.
+	Lock(ctx context.Context, rs []Removal, sel HeadSelector) ([]Head, error)
 	// Remove deletes, in each removal's namespace, the named checkpoints
 	// and their writes (all but the ChannelTasks writes of KeepSends), then
 	// the value rows no checkpoint of the namespace still references, and
@@ -106,6 +119,19 @@ type DriverTx interface {
 // DriverCapabilities are what a Driver's storage does itself; the engine
 // does the rest.
 type DriverCapabilities struct {
+	// Serialized: Update excludes every other writer for its duration
+	// (one lock, one write transaction at a time), so heads read in it
+	// stay true until it ends. Otherwise the engine locks what it is
+	// about to remove (DriverTx.Lock), reads the heads again — seeing the
+	// puts it waited for — and removes only what it locked.
+	Serialized bool
+	// InlineParentValues: the driver shares its tables with Python
+	// LangGraph, which keeps primitive values inline in the checkpoint
+	// document. The engine then sends, with a put continuing a checkpoint,
+	// the sealed rows of its unchanged primitive channels
+	// (PutRows.Inline), which the driver stores only where the parent's
+	// document holds the channel inline at that version.
+	InlineParentValues bool
 	// ExactFilter: Scan applies DriverQuery.Filter exactly (JSON
 	// containment, as LangGraph's `metadata @> filter`), so the engine
 	// neither checks it again nor withholds the Limit.
@@ -185,6 +211,9 @@ type PutRows struct {
 	Versions map[string]string
 	// Values are the rows of the put's new channel versions, by channel.
 	Values []ValueRow
+	// Inline are rows the parent may hold inline (see
+	// DriverCapabilities.InlineParentValues), by channel; nil otherwise.
+	Inline []ValueRow
 	// Fence is run inside the write (Driver).
 	Fence WriteFence
 }

@@ -2,8 +2,11 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"iter"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/memvault/memvault/checkpointer"
@@ -98,6 +101,13 @@ func (s *Saver) WithSerde(ser serde.Serializer) *Saver {
 	return newSaver(s.d, ser, s.style, s.batch)
 }
 
+// On returns a Saver running on d — the same driver bound to a caller's
+// transaction, say — with this one's serializer and options; it runs no
+// sweeper.
+func (s *Saver) On(d checkpointer.Driver) *Saver {
+	return newSaver(d, s.serde, s.style, s.batch)
+}
+
 // Serde returns the saver's serializer.
 func (s *Saver) Serde() serde.Serializer { return s.serde }
 
@@ -135,11 +145,39 @@ func (s *Saver) putRows(ctx context.Context, cfg checkpointer.Config, cp *checkp
 	if err != nil {
 		return nil, err
 	}
+	p := &checkpointer.PutRows{Thread: r.Thread, NS: r.NS, ID: r.ID, Parent: r.Parent, NeedsParent: r.NeedsParent,
+		V: cp.V, Versions: cp.ChannelVersions, Doc: r.Doc, Meta: r.Meta, Values: r.Blobs, Fence: core.WriteFence(s.codec, &r.Fence)}
+	if s.caps.InlineParentValues && r.Parent != "" {
+		// Python LangGraph keeps primitive values inline in its
+		// documents: a put continuing one of its checkpoints would lose
+		// the unchanged ones, so they are sent sealed, for the driver to
+		// store where the parent holds them inline.
+		for _, ch := range slices.Sorted(maps.Keys(cp.ChannelValues)) {
+			val := cp.ChannelValues[ch]
+			if _, isNew := newVersions[ch]; isNew || cp.ChannelVersions[ch] == "" || !primitive(val) {
+				continue
+			}
+			b, err := core.SealBlob(ctx, s.codec, r.Thread, r.NS, ch, cp.ChannelVersions[ch], cp.ChannelValues, &r.Fence)
+			if err != nil {
+				return nil, err
+			}
+			p.Inline = append(p.Inline, b)
+		}
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	return &checkpointer.PutRows{Thread: r.Thread, NS: r.NS, ID: r.ID, Parent: r.Parent, NeedsParent: r.NeedsParent,
-		V: cp.V, Versions: cp.ChannelVersions, Doc: r.Doc, Meta: r.Meta, Values: r.Blobs, Fence: core.WriteFence(s.codec, &r.Fence)}, nil
+	return p, nil
+}
+
+// primitive reports whether Python LangGraph would keep v inline in the
+// checkpoint document (None, str, int, float, bool).
+func primitive(v any) bool {
+	switch v.(type) {
+	case nil, string, bool, int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64, float32, float64, json.Number:
+		return true
+	}
+	return false
 }
 
 // PutWrites implements checkpointer.Saver.

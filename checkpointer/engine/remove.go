@@ -65,22 +65,82 @@ func (s *Saver) update(ctx context.Context, fn func(tx checkpointer.DriverTx) er
 }
 
 func (s *Saver) deleteThread(ctx context.Context, thread string) error {
+	if err := s.d.DeleteThreads(ctx, []string{thread}); err != nil {
+		return s.wrap(err)
+	}
+	return nil
+}
+
+// remove runs one removal in a transaction: decide picks the rows to
+// remove from the heads of sel. On a storage that is not serialized the
+// picked checkpoints are locked first, then the heads read again — a put
+// that continued one of them, which the lock waited for, is in them now
+// and may change the decision — and only locked rows go.
+func (s *Saver) remove(ctx context.Context, sel checkpointer.HeadSelector, decide func([]checkpointer.Head) []checkpointer.Removal) error {
+	if !s.caps.Serialized {
+		// Nothing to remove is known from one read, without a
+		// transaction.
+		heads, err := s.d.Heads(ctx, sel)
+		if err != nil {
+			return s.wrap(err)
+		}
+		if len(decide(heads)) == 0 {
+			return nil
+		}
+	}
 	return s.update(ctx, func(tx checkpointer.DriverTx) error {
-		_, err := tx.DeleteThreads(ctx, []string{thread}, false)
+		rs, err := s.decide(ctx, tx, sel, decide)
+		if err != nil || len(rs) == 0 {
+			return err
+		}
+		_, err = tx.Remove(ctx, rs, false)
 		return err
 	})
 }
 
+// decide is remove's decision, in tx.
+func (s *Saver) decide(ctx context.Context, tx checkpointer.DriverTx, sel checkpointer.HeadSelector, decide func([]checkpointer.Head) []checkpointer.Removal) ([]checkpointer.Removal, error) {
+	heads, err := tx.Heads(ctx, sel)
+	if err != nil {
+		return nil, err
+	}
+	rs := decide(heads)
+	if len(rs) == 0 || s.caps.Serialized {
+		return rs, nil
+	}
+	if heads, err = tx.Lock(ctx, rs, sel); err != nil {
+		return nil, err
+	}
+	return intersect(decide(heads), rs), nil
+}
+
+// intersect keeps, of each removal of rs, the ids also in locked.
+func intersect(rs, locked []checkpointer.Removal) []checkpointer.Removal {
+	held := map[[3]string]bool{}
+	for _, r := range locked {
+		for _, id := range r.IDs {
+			held[[3]string{r.Thread, r.NS, id}] = true
+		}
+	}
+	var out []checkpointer.Removal
+	for _, r := range rs {
+		ids := slices.DeleteFunc(slices.Clone(r.IDs), func(id string) bool { return !held[[3]string{r.Thread, r.NS, id}] })
+		if len(ids) > 0 {
+			r.IDs = ids
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
 func (s *Saver) prune(ctx context.Context, threads []string, strategy checkpointer.PruneStrategy) error {
-	return s.update(ctx, func(tx checkpointer.DriverTx) error {
-		if strategy == checkpointer.PruneDelete {
-			_, err := tx.DeleteThreads(ctx, threads, false)
-			return err
+	if strategy == checkpointer.PruneDelete {
+		if err := s.d.DeleteThreads(ctx, threads); err != nil {
+			return s.wrap(err)
 		}
-		heads, err := tx.Heads(ctx, checkpointer.HeadSelector{Threads: threads})
-		if err != nil {
-			return err
-		}
+		return nil
+	}
+	return s.remove(ctx, checkpointer.HeadSelector{Threads: threads}, func(heads []checkpointer.Head) []checkpointer.Removal {
 		var rs []checkpointer.Removal
 		for _, ns := range byNamespace(heads) {
 			// The latest checkpoint stays; everything else of the
@@ -104,8 +164,7 @@ func (s *Saver) prune(ctx context.Context, threads []string, strategy checkpoint
 				rs = append(rs, r)
 			}
 		}
-		_, err = tx.Remove(ctx, rs, false)
-		return err
+		return rs
 	})
 }
 
@@ -114,11 +173,7 @@ func (s *Saver) deleteForRuns(ctx context.Context, runIDs []string) error {
 	for _, r := range runIDs {
 		runs[r] = true
 	}
-	return s.update(ctx, func(tx checkpointer.DriverTx) error {
-		heads, err := tx.Heads(ctx, checkpointer.HeadSelector{RunIDs: runIDs})
-		if err != nil {
-			return err
-		}
+	return s.remove(ctx, checkpointer.HeadSelector{RunIDs: runIDs}, func(heads []checkpointer.Head) []checkpointer.Removal {
 		var rs []checkpointer.Removal
 		for _, ns := range byNamespace(heads) {
 			r := checkpointer.Removal{Thread: ns[0].Thread, NS: ns[0].NS}
@@ -136,17 +191,12 @@ func (s *Saver) deleteForRuns(ctx context.Context, runIDs []string) error {
 				rs = append(rs, r)
 			}
 		}
-		_, err = tx.Remove(ctx, rs, false)
-		return err
+		return rs
 	})
 }
 
 func (s *Saver) deleteCheckpoint(ctx context.Context, thread, ns, id string) error {
-	return s.update(ctx, func(tx checkpointer.DriverTx) error {
-		heads, err := tx.Heads(ctx, checkpointer.HeadSelector{Threads: []string{thread}, NS: &ns})
-		if err != nil {
-			return err
-		}
+	return s.remove(ctx, checkpointer.HeadSelector{Threads: []string{thread}, NS: &ns}, func(heads []checkpointer.Head) []checkpointer.Removal {
 		found := false
 		var kept []checkpointer.Head
 		for _, h := range heads {
@@ -162,8 +212,7 @@ func (s *Saver) deleteCheckpoint(ctx context.Context, thread, ns, id string) err
 			return nil
 		}
 		ids := []string{id}
-		_, err = tx.Remove(ctx, []checkpointer.Removal{{Thread: thread, NS: ns, IDs: ids, KeepSends: sendsKept(ids, kept)}}, false)
-		return err
+		return []checkpointer.Removal{{Thread: thread, NS: ns, IDs: ids, KeepSends: sendsKept(ids, kept)}}
 	})
 }
 
@@ -212,62 +261,37 @@ func (s *Saver) sweepBatch(ctx context.Context, threads []string, rule core.Swee
 	var rep checkpointer.SweepReport
 	err := s.d.Update(ctx, func(tx checkpointer.DriverTx) error {
 		rep = checkpointer.SweepReport{}
-		heads, err := tx.Heads(ctx, checkpointer.HeadSelector{Threads: threads})
+		sel := checkpointer.HeadSelector{Threads: threads}
+		// The idle threads go whole; the rest keep their newest
+		// checkpoints. Both are one decision, taken (and on a storage
+		// that is not serialized, taken again after the lock) on the
+		// same heads.
+		var idle []string
+		rs, err := s.decide(ctx, tx, sel, func(heads []checkpointer.Head) []checkpointer.Removal {
+			idle = idleThreads(threads, heads, rule.Floor)
+			return sweepRemovals(heads, idle, rule)
+		})
 		if err != nil {
 			return err
 		}
-		idle := map[string]bool{}
-		if rule.Floor != "" {
-			for _, t := range threads {
-				idle[t] = true
-			}
-			seen := map[string]bool{}
-			for _, h := range heads {
-				if !h.Stored {
-					continue
-				}
-				seen[h.Thread] = true
-				if !checkpointer.IsDatableID(h.ID) || h.ID >= rule.Floor {
-					idle[h.Thread] = false
+		if len(idle) > 0 {
+			// Still idle after the lock: every row of the thread goes.
+			gone := map[string]bool{}
+			for _, r := range rs {
+				if slices.Contains(idle, r.Thread) {
+					gone[r.Thread] = true
 				}
 			}
-			for t := range idle {
-				idle[t] = idle[t] && seen[t]
-			}
+			idle = slices.DeleteFunc(idle, func(t string) bool { return !gone[t] })
+			rs = slices.DeleteFunc(rs, func(r checkpointer.Removal) bool { return gone[r.Thread] })
 		}
-		var gone []string
-		for _, t := range threads {
-			if idle[t] {
-				gone = append(gone, t)
-			}
-		}
-		if len(gone) > 0 {
-			r, err := tx.DeleteThreads(ctx, gone, dryRun)
+		if len(idle) > 0 {
+			r, err := tx.DeleteThreads(ctx, idle, dryRun)
 			if err != nil {
 				return err
 			}
-			r.ThreadsDeleted = int64(len(gone))
+			r.ThreadsDeleted = int64(len(idle))
 			rep.Add(r)
-		}
-		if rule.KeepLatest <= 0 {
-			return nil
-		}
-		var rs []checkpointer.Removal
-		for _, ns := range byNamespace(heads) {
-			if idle[ns[0].Thread] {
-				continue
-			}
-			stored := slices.DeleteFunc(slices.Clone(ns), func(h checkpointer.Head) bool { return !h.Stored })
-			if len(stored) <= rule.KeepLatest {
-				continue
-			}
-			cut := len(stored) - rule.KeepLatest
-			r := checkpointer.Removal{Thread: ns[0].Thread, NS: ns[0].NS}
-			for _, h := range stored[:cut] {
-				r.IDs = append(r.IDs, h.ID)
-			}
-			r.KeepSends = sendsKept(r.IDs, stored[cut:])
-			rs = append(rs, r)
 		}
 		if len(rs) == 0 {
 			return nil
@@ -277,4 +301,59 @@ func (s *Saver) sweepBatch(ctx context.Context, threads []string, rule core.Swee
 		return err
 	})
 	return rep, err
+}
+
+// idleThreads returns the threads of heads whose checkpoint ids are all
+// datable and sort before floor ("" : none are).
+func idleThreads(threads []string, heads []checkpointer.Head, floor string) []string {
+	if floor == "" {
+		return nil
+	}
+	idle := map[string]bool{}
+	for _, h := range heads {
+		if !h.Stored {
+			continue
+		}
+		if _, seen := idle[h.Thread]; !seen {
+			idle[h.Thread] = true
+		}
+		if !checkpointer.IsDatableID(h.ID) || h.ID >= floor {
+			idle[h.Thread] = false
+		}
+	}
+	var out []string
+	for _, t := range threads {
+		if idle[t] {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// sweepRemovals is a sweep's decision: every checkpoint of the idle
+// threads (so that they are locked), and in the other threads every
+// checkpoint of a namespace beyond its KeepLatest newest, with the
+// ChannelTasks writes a kept checkpoint before format 4 reads.
+func sweepRemovals(heads []checkpointer.Head, idle []string, rule core.SweepRule) []checkpointer.Removal {
+	var rs []checkpointer.Removal
+	for _, ns := range byNamespace(heads) {
+		stored := slices.DeleteFunc(slices.Clone(ns), func(h checkpointer.Head) bool { return !h.Stored })
+		r := checkpointer.Removal{Thread: ns[0].Thread, NS: ns[0].NS}
+		keep := len(stored)
+		switch {
+		case slices.Contains(idle, r.Thread):
+			keep = 0
+		case rule.KeepLatest > 0:
+			keep = min(keep, rule.KeepLatest)
+		}
+		cut := len(stored) - keep
+		for _, h := range stored[:cut] {
+			r.IDs = append(r.IDs, h.ID)
+		}
+		if len(r.IDs) > 0 {
+			r.KeepSends = sendsKept(r.IDs, stored[cut:])
+			rs = append(rs, r)
+		}
+	}
+	return rs
 }

@@ -117,7 +117,7 @@ func (*storage) Name() string { return "memory" }
 // Capabilities implements checkpointer.Driver: the engine filters
 // metadata.
 func (*storage) Capabilities() checkpointer.DriverCapabilities {
-	return checkpointer.DriverCapabilities{}
+	return checkpointer.DriverCapabilities{Serialized: true}
 }
 
 // Load implements checkpointer.Driver.
@@ -322,6 +322,21 @@ func (s *storage) PutWrites(ctx context.Context, w *checkpointer.WriteRows) erro
 	return s.Update(ctx, func(tx checkpointer.DriverTx) error { return tx.PutWrites(ctx, w) })
 }
 
+// Heads implements checkpointer.Driver under the read lock.
+func (s *storage) Heads(ctx context.Context, sel checkpointer.HeadSelector) ([]checkpointer.Head, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return (&memTx{s: s}).Heads(ctx, sel)
+}
+
+// DeleteThreads implements checkpointer.Driver under the write lock.
+func (s *storage) DeleteThreads(ctx context.Context, threads []string) error {
+	return s.Update(ctx, func(tx checkpointer.DriverTx) error {
+		_, err := tx.DeleteThreads(ctx, threads, false)
+		return err
+	})
+}
+
 // Update implements checkpointer.Driver: fn runs under the write lock;
 // every namespace it changes is saved first and restored when it fails.
 func (s *storage) Update(_ context.Context, fn func(tx checkpointer.DriverTx) error) error {
@@ -449,6 +464,12 @@ func (tx *memTx) PutWrites(ctx context.Context, w *checkpointer.WriteRows) error
 
 // Fence implements checkpointer.DriverTx.
 func (tx *memTx) Fence(ctx context.Context, f checkpointer.WriteFence) error { return f.Check(ctx) }
+
+// Lock implements checkpointer.DriverTx: Update holds the only write
+// lock, so there is nothing more to take (the engine does not ask).
+func (tx *memTx) Lock(ctx context.Context, _ []checkpointer.Removal, sel checkpointer.HeadSelector) ([]checkpointer.Head, error) {
+	return tx.Heads(ctx, sel)
+}
 
 // Heads implements checkpointer.DriverTx.
 func (tx *memTx) Heads(_ context.Context, sel checkpointer.HeadSelector) ([]checkpointer.Head, error) {

@@ -80,19 +80,22 @@ func TestQueryPlansUseIndexes(t *testing.T) {
 	}
 	seedPlanTables(t, ctx, pool, s.q)
 
-	list, listArgs, err := s.listQuery(&checkpointer.Config{ThreadID: "t7"}, checkpointer.ListOptions{Limit: 10})
+	d := &driver{q: &s.q}
+	ns := ""
+	list, listArgs, err := d.listQuery(checkpointer.DriverQuery{Thread: "t7", NS: &ns, Limit: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
-	before, beforeArgs, err := s.listQuery(&checkpointer.Config{ThreadID: "t7"}, checkpointer.ListOptions{Limit: 10, Before: &checkpointer.Config{CheckpointID: "00000020"}})
+	before, beforeArgs, err := d.listQuery(checkpointer.DriverQuery{Thread: "t7", NS: &ns, Limit: 10, Before: "00000020"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	allNS, allNSArgs, err := s.listQuery(&checkpointer.Config{ThreadID: "t7"}, checkpointer.ListOptions{Limit: 10, AllNamespaces: true})
+	allNS, allNSArgs, err := d.listQuery(checkpointer.DriverQuery{Thread: "t7", Limit: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
 	const ckpt = "checkpoints_pkey|checkpoints_thread_id_checkpoint_id_idx"
+	const ckptOrThread = ckpt + "|checkpoints_thread_id_idx"
 	cases := []struct {
 		name string
 		sql  string
@@ -113,12 +116,16 @@ func TestQueryPlansUseIndexes(t *testing.T) {
 		{"put_writes", s.q.insertWrites, []any{"t7", "", "00000025", "task2", "", lit("{0}"), lit("{messages}"), lit("{json}"), lit(`{"\\x31"}`)}, nil},
 		{"put_writes upsert", s.q.upsertWrites, []any{"t7", "", "00000025", "task2", "", lit("{0}"), lit("{messages}"), lit("{json}"), lit(`{"\\x31"}`)}, nil},
 		{"delete_thread", s.q.deleteThreads, []any{lit("{t7}")}, nil},
-		{"delete_thread blobs", s.q.gcBlobs, []any{lit("{t7}")}, nil},
-		{"delete_checkpoint", s.q.ckptDelete, []any{"t7", "", "00000012"},
-			// The blob rows of the checkpoint's versions are looked up among
-			// its thread's (jsonb_each_text is guessed at 100 rows, so the
-			// planner hashes them): bounded by the thread, not the table.
-			[]string{ckpt, "checkpoint_writes_pkey", "checkpoint_blobs_pkey|checkpoint_blobs_thread_id_idx"}},
+		{"delete_thread values", s.q.gcThreads, []any{lit("{t7}")}, nil},
+		// Heads, locks and removals probe the checkpoints of their
+		// threads through one of its indexes.
+		{"heads of a thread", s.q.headsThreads, []any{lit("{t7}"), lit("NULL")}, []string{ckptOrThread, "checkpoint_writes_pkey|checkpoint_writes_thread_id_idx"}},
+		{"heads of a namespace", s.q.headsThreads, []any{lit("{t7}"), ""}, []string{ckptOrThread}},
+		{"lock", s.q.lock, []any{lit("{t7}"), lit("{t7}"), lit("{\"\"}"), lit("{00000012}")}, []string{ckptOrThread}},
+		{"remove", s.q.remove, []any{lit("{t7}"), lit("{t7}"), lit("{\"\"}"), lit("{00000012}"), lit("{}"), lit("{}"), lit("{}")},
+			[]string{ckptOrThread, "checkpoint_writes_pkey|checkpoint_writes_thread_id_idx"}},
+		// The collection is bounded by the thread, not the table.
+		{"collect values", s.q.gcBlobs, []any{lit("{t7}"), lit("{t7}"), lit("{\"\"}")}, nil},
 	}
 	conn, err := pool.Acquire(ctx)
 	if err != nil {
@@ -143,6 +150,9 @@ func TestQueryPlansUseIndexes(t *testing.T) {
 					switch a := a.(type) {
 					case lit:
 						params[j] = "'" + string(a) + "'"
+						if a == "NULL" {
+							params[j] = "NULL"
+						}
 					case string:
 						params[j] = "'" + strings.ReplaceAll(a, "'", "''") + "'"
 					default:

@@ -7,7 +7,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/memvault/memvault/checkpointer/engine"
 	"github.com/memvault/memvault/checkpointer/internal/core"
+	"github.com/memvault/memvault/internal/pgfence"
+	"github.com/memvault/memvault/internal/sqlexec"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -68,41 +71,32 @@ type Options struct {
 
 // Saver is LangGraph's PostgresSaver on pgx: the same tables, rows and SQL
 // semantics, so Python and JS LangGraph services can share the database. It
-// implements every saver interface (core.Complete lists them), and is safe
-// for concurrent use (it holds no lock of its own; PostgreSQL orders
-// concurrent writers).
+// implements every saver interface and is safe for concurrent use (it
+// holds no lock of its own; PostgreSQL orders concurrent writers).
 //
-// DeleteThread, Prune, CopyThread, DeleteForRuns and DeleteCheckpoint are
-// the checkpointer core's (argument checks, trivial cases) around this
-// saver's statements.
+// Every method but the …Tx twins, Setup, Reencrypt and DrainWrites is
+// checkpointer/engine's, running on this package's driver.
 type Saver struct {
-	*front
-	db     DB
-	serde  serde.Serializer
-	codec  binding.Codec // serde, binding values to their location
-	reader core.Reader   // builds tuples from rows, opening values where they live
-	style  checkpointer.VersionStyle
-	inTx   bool // db is a transaction: no CONCURRENTLY, no session locks
-	q      queries
-	// sweeper runs the Retention policy; nil without one.
-	sweeper *core.Background
+	*engine.Saver
+	db    DB
+	serde serde.Serializer
+	codec binding.Codec // for DrainWrites
+	inTx  bool          // db is a transaction: no CONCURRENTLY, no session locks
+	q     queries
 }
 
-var _ core.Complete = (*Saver)(nil)
-
-// front is the checkpointer core's side of the management methods.
-type front = core.Front
-
-// bindFront gives s its Front, bound to s's own database.
-func (s *Saver) bindFront() {
-	s.front = core.NewFront("postgres", core.Hooks{
-		DeleteThread:     s.deleteThread,
-		Prune:            s.prune,
-		CopyThread:       s.copyThread,
-		DeleteForRuns:    s.deleteForRuns,
-		DeleteCheckpoint: s.deleteCheckpoint,
-	})
-}
+// Saver implements every saver interface.
+var _ interface {
+	checkpointer.Saver
+	checkpointer.Pruner
+	checkpointer.Copier
+	checkpointer.RunDeleter
+	checkpointer.CheckpointDeleter
+	checkpointer.ThreadLister
+	checkpointer.ThreadImporter
+	checkpointer.Reencrypter
+	checkpointer.Sweeper
+} = (*Saver)(nil)
 
 // New returns a Saver over db. It does not touch the database: call Setup
 // once (at deploy or start-up) to create or upgrade the tables.
@@ -116,32 +110,79 @@ func New(db DB, opts Options) (*Saver, error) {
 	if err := core.CheckOptions("postgres", opts.VersionStyle, opts.Retention); err != nil {
 		return nil, err
 	}
-	s := &Saver{db: db, serde: opts.Serde, style: opts.VersionStyle}
-	if s.serde == nil {
-		s.serde = serde.JSONPlus{}
-	}
-	s.codec = binding.New(s.serde)
-	s.reader = core.Reader{Codec: s.codec, Style: s.style}
+	s := &Saver{db: db, q: buildQueries(opts.Schema)}
 	_, s.inTx = db.(pgx.Tx)
-	s.q = buildQueries(opts.Schema)
-	s.bindFront()
+	eo := engine.Options{Serde: opts.Serde, VersionStyle: opts.VersionStyle}
 	if !s.inTx {
-		s.sweeper = core.StartSweeper(opts.Retention, opts.SweepInterval, s.Sweep, opts.OnSweep)
+		eo.Retention, eo.SweepInterval, eo.OnSweep = opts.Retention, opts.SweepInterval, opts.OnSweep
 	}
+	e, err := engine.New(&driver{db: db, q: &s.q, own: !s.inTx}, eo)
+	if err != nil {
+		return nil, err
+	}
+	s.Saver, s.serde = e, e.Serde()
+	s.codec = binding.New(s.serde)
 	return s, nil
 }
 
-// Close stops the background sweeper, if any, and waits for it to return
-// (a batch it was running rolls back). It does not close the DB, which
-// the caller owns; without a Retention policy it does nothing.
-func (s *Saver) Close() error {
-	s.sweeper.Stop()
+// on is the saver's engine on the caller's transaction tx.
+func (s *Saver) on(tx pgx.Tx) *engine.Saver {
+	return s.Saver.On(&driver{db: tx, q: &s.q})
+}
+
+// PutTx is Put inside the caller's transaction: the checkpoint commits or
+// rolls back with the caller's own rows.
+func (s *Saver) PutTx(ctx context.Context, tx pgx.Tx, cfg checkpointer.Config, cp *checkpointer.Checkpoint, md checkpointer.Metadata, newVersions map[string]string) (checkpointer.Config, error) {
+	if tx == nil {
+		return checkpointer.Config{}, fmt.Errorf("postgres: put: nil transaction")
+	}
+	return s.on(tx).Put(ctx, cfg, cp, md, newVersions)
+}
+
+// PutWritesTx is PutWrites inside the caller's transaction.
+func (s *Saver) PutWritesTx(ctx context.Context, tx pgx.Tx, cfg checkpointer.Config, writes []checkpointer.Write, taskID, taskPath string) error {
+	if tx == nil {
+		return fmt.Errorf("postgres: put writes: nil transaction")
+	}
+	return s.on(tx).PutWrites(ctx, cfg, writes, taskID, taskPath)
+}
+
+// DeleteThreadTx is DeleteThread inside the caller's transaction.
+func (s *Saver) DeleteThreadTx(ctx context.Context, tx pgx.Tx, threadID string) error {
+	if tx == nil {
+		return fmt.Errorf("postgres: delete thread: nil transaction")
+	}
+	return s.on(tx).DeleteThread(ctx, threadID)
+}
+
+// DeleteCheckpointTx is DeleteCheckpoint inside the caller's transaction.
+func (s *Saver) DeleteCheckpointTx(ctx context.Context, tx pgx.Tx, cfg checkpointer.Config) error {
+	if tx == nil {
+		return fmt.Errorf("postgres: delete checkpoint: nil transaction")
+	}
+	return s.on(tx).DeleteCheckpoint(ctx, cfg)
+}
+
+// DrainWrites returns once every write that may have found a destroyed key
+// live has committed or failed (pgfence.Drain): an erasure calls it after
+// destroying a subject's keys, before it deletes the subject's threads.
+func (s *Saver) DrainWrites(ctx context.Context) error {
+	if err := pgfence.Drain(ctx, s.codec, s.db); err != nil {
+		return fmt.Errorf("postgres: %w", err)
+	}
 	return nil
 }
 
-// NextVersion implements checkpointer.Saver in the configured VersionStyle.
-func (s *Saver) NextVersion(current string) string {
-	return core.NextVersionStyle(s.style, current)
+// Reencrypt implements checkpointer.Reencrypter: every channel value and
+// pending write not sealed under the serializer's primary key is sealed
+// again, bound to the same row. Rows are read in primary-key order, a batch
+// at a time, and each batch is written back in one transaction (a savepoint
+// of the caller's, when the saver runs in one) with compare-and-swap
+// updates, so rows written meanwhile (already under the primary key) are
+// left alone and an interrupted run can simply be started again. LangGraph
+// "aes" rows from Python are rewritten in the format this saver writes.
+func (s *Saver) Reencrypt(ctx context.Context, opt checkpointer.ReencryptOptions) (checkpointer.ReencryptStats, error) {
+	return core.ReencryptSQL(ctx, "postgres", sqlexec.Postgres{DB: s.db}, s.serde, opt, s.q.blobs, s.q.writes)
 }
 
 // ident quotes a table name, qualified by schema when one is set.

@@ -27,7 +27,7 @@ func (*driver) Name() string { return "sqlite" }
 // Capabilities implements checkpointer.Driver: scalar filters narrow the
 // scan in SQL; the engine checks the rest.
 func (*driver) Capabilities() checkpointer.DriverCapabilities {
-	return checkpointer.DriverCapabilities{}
+	return checkpointer.DriverCapabilities{Serialized: true}
 }
 
 // Threads implements checkpointer.Driver.
@@ -156,8 +156,32 @@ const inJSON = `(SELECT value FROM json_each(?))`
 // none, which reads its pending sends as a v<4 one does.
 const docV = `CASE json_type(checkpoint, '$.v') WHEN 'integer' THEN json_extract(checkpoint, '$.v') ELSE 0 END`
 
+// Lock implements checkpointer.DriverTx: Update holds the only write
+// lock, so there is nothing more to take (the engine does not ask).
+func (t *sqlTx) Lock(ctx context.Context, _ []checkpointer.Removal, sel checkpointer.HeadSelector) ([]checkpointer.Head, error) {
+	return t.Heads(ctx, sel)
+}
+
 // Heads implements checkpointer.DriverTx.
 func (t *sqlTx) Heads(ctx context.Context, sel checkpointer.HeadSelector) ([]checkpointer.Head, error) {
+	return heads(ctx, t.tx, sel)
+}
+
+// Heads implements checkpointer.Driver in a read transaction.
+func (d *driver) Heads(ctx context.Context, sel checkpointer.HeadSelector) (hs []checkpointer.Head, err error) {
+	err = d.db.Read(ctx, func(tx *sql.Tx) error { hs, err = heads(ctx, tx, sel); return err })
+	return hs, err
+}
+
+// DeleteThreads implements checkpointer.Driver in one write transaction.
+func (d *driver) DeleteThreads(ctx context.Context, threads []string) error {
+	return d.Update(ctx, func(tx checkpointer.DriverTx) error {
+		_, err := tx.DeleteThreads(ctx, threads, false)
+		return err
+	})
+}
+
+func heads(ctx context.Context, tx *sql.Tx, sel checkpointer.HeadSelector) ([]checkpointer.Head, error) {
 	var where string
 	var args []any
 	switch {
@@ -181,7 +205,7 @@ func (t *sqlTx) Heads(ctx context.Context, sel checkpointer.HeadSelector) ([]che
 			args = append(args, *sel.NS)
 		}
 	}
-	rs, err := t.tx.QueryContext(ctx, `SELECT thread_id, checkpoint_ns, checkpoint_id, 1, coalesce(parent_checkpoint_id, ''), `+docV+`,
+	rs, err := tx.QueryContext(ctx, `SELECT thread_id, checkpoint_ns, checkpoint_id, 1, coalesce(parent_checkpoint_id, ''), `+docV+`,
 			CASE json_type(metadata, '$.run_id') WHEN 'text' THEN json_extract(metadata, '$.run_id') ELSE '' END
 		FROM checkpoints WHERE `+where+`
 		UNION ALL
