@@ -132,6 +132,10 @@ type DriverCapabilities struct {
 	// (PutRows.Inline), which the driver stores only where the parent's
 	// document holds the channel inline at that version.
 	InlineParentValues bool
+	// DecodedDocuments: the driver keeps PutRows.Checkpoint (copied) and
+	// never reads PutRows.Doc, so the engine does not encode documents
+	// for it; it returns them as StoredCheckpoint.Decoded.
+	DecodedDocuments bool
 	// ExactFilter: Scan applies DriverQuery.Filter exactly (JSON
 	// containment, as LangGraph's `metadata @> filter`), so the engine
 	// neither checks it again nor withholds the Limit.
@@ -162,11 +166,16 @@ type StoredCheckpoint struct {
 	// Doc and Meta are the checkpoint document and metadata, JSON, as Put
 	// was given them (or as another LangGraph implementation wrote them).
 	Doc, Meta []byte
-	// Decoded, when not nil, is what engine.DecodeDocument returned for
-	// Doc: a driver that had to learn the document's channel versions
-	// (to fetch its value rows) passes the decoded document on, so that
-	// it is not parsed twice. Opaque to drivers.
+	// Decoded, when not nil, is what engine.DecodeDocument or
+	// engine.DocumentOf returned for Doc: a driver that had to parse the
+	// document (to learn its channel versions) or keeps it decoded passes
+	// it on, so that it is not parsed again. Opaque to drivers; the
+	// engine owns it from here on.
 	Decoded any
+	// Metadata, when not nil, is Meta decoded (plain JSON values, as
+	// jsonvalue.Unmarshal gives them), for a driver that keeps it so: a
+	// copy the engine owns from here on.
+	Metadata map[string]any
 	// Values are the value rows of the document's channel versions that
 	// are stored, in any order.
 	Values []ValueRow
@@ -209,6 +218,11 @@ type PutRows struct {
 	// keeps them beside it (SQL drivers read them from the document):
 	// the caller's map, which a driver that keeps it clones.
 	Versions map[string]string
+	// Checkpoint is the caller's checkpoint, for a driver that keeps
+	// documents decoded (the memory driver): it copies what it keeps and
+	// never modifies it. Nil on rows read back by DriverTx.Rows unless the
+	// driver set it there.
+	Checkpoint *Checkpoint
 	// Values are the rows of the put's new channel versions, by channel.
 	Values []ValueRow
 	// Inline are rows the parent may hold inline (see

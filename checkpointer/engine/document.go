@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/checkpointer/internal/core"
 )
 
@@ -28,3 +29,10 @@ func (d *Document) V() int { return d.dec.Checkpoint.V }
 
 // ChannelVersions are the document's channel versions, by channel.
 func (d *Document) ChannelVersions() map[string]string { return d.dec.Checkpoint.ChannelVersions }
+
+// DocumentOf is the document of cp, for a driver that keeps checkpoints
+// decoded: cp must be the driver's own copy, without channel values, which
+// the engine fills and hands to its caller.
+func DocumentOf(cp *checkpointer.Checkpoint) *Document {
+	return &Document{dec: &core.DecodedCheckpoint{Checkpoint: cp}}
+}

@@ -141,12 +141,12 @@ func (s *Saver) Put(ctx context.Context, cfg checkpointer.Config, cp *checkpoint
 }
 
 func (s *Saver) putRows(ctx context.Context, cfg checkpointer.Config, cp *checkpointer.Checkpoint, md checkpointer.Metadata, newVersions map[string]string) (*checkpointer.PutRows, error) {
-	r, err := core.Put(ctx, s.codec, s.style, cfg, cp, md, newVersions)
+	r, err := core.Put(ctx, s.codec, s.style, cfg, cp, md, newVersions, !s.caps.DecodedDocuments)
 	if err != nil {
 		return nil, err
 	}
 	p := &checkpointer.PutRows{Thread: r.Thread, NS: r.NS, ID: r.ID, Parent: r.Parent, NeedsParent: r.NeedsParent,
-		V: cp.V, Versions: cp.ChannelVersions, Doc: r.Doc, Meta: r.Meta, Values: r.Blobs, Fence: core.WriteFence(s.codec, &r.Fence)}
+		V: cp.V, Versions: cp.ChannelVersions, Checkpoint: cp, Doc: r.Doc, Meta: r.Meta, Values: r.Blobs, Fence: core.WriteFence(s.codec, &r.Fence)}
 	if s.caps.InlineParentValues && r.Parent != "" {
 		// Python LangGraph keeps primitive values inline in its
 		// documents: a put continuing one of its checkpoints would lose
@@ -229,11 +229,19 @@ func (s *Saver) GetTuple(ctx context.Context, cfg checkpointer.Config) (*checkpo
 		}
 		return nil, err
 	}
-	md, err := core.DecodeMetadata(st.Meta)
+	md, err := metadata(st)
 	if err != nil {
 		return nil, s.wrap(fmt.Errorf("checkpoint %q: %w", st.ID, err))
 	}
 	return s.tuple(ctx, st, md)
+}
+
+// metadata is st's metadata, decoded.
+func metadata(st *checkpointer.StoredCheckpoint) (map[string]any, error) {
+	if st.Metadata != nil {
+		return st.Metadata, nil
+	}
+	return core.DecodeMetadata(st.Meta)
 }
 
 // tuple opens st, whose metadata md is decoded.
@@ -290,7 +298,7 @@ func (s *Saver) List(ctx context.Context, cfg *checkpointer.Config, opt checkpoi
 				yield(nil, s.wrap(err))
 				return
 			}
-			md, err := core.DecodeMetadata(st.Meta)
+			md, err := metadata(st)
 			if err != nil {
 				yield(nil, s.wrap(fmt.Errorf("checkpoint %q: %w", st.ID, err)))
 				return

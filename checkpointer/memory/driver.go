@@ -3,13 +3,16 @@ package memory
 import (
 	"cmp"
 	"context"
-	"encoding/json"
+	"fmt"
 	"iter"
 	"maps"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/memvault/memvault/checkpointer"
+	"github.com/memvault/memvault/checkpointer/engine"
+	"github.com/memvault/memvault/jsonvalue"
 )
 
 // storage is the memory driver (checkpointer.Driver): LangGraph's storage,
@@ -39,8 +42,45 @@ type record struct {
 	v         int
 	id        string
 	parent    string
-	doc, meta []byte
+	ts        time.Time
 	versions  map[string]string
+	seen      map[string]map[string]string
+	updated   []string
+	metadata  map[string]any // decoded; copied before it is handed out
+	doc, meta []byte         // as the engine encoded them, for copies
+}
+
+// newRecord is the record of p; a put's rows carry the caller's
+// checkpoint, rows read back by Rows a copy of the record's.
+func newRecord(p *checkpointer.PutRows) (*record, error) {
+	md, err := jsonvalue.Unmarshal(p.Meta)
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint %q: metadata: %w", p.ID, err)
+	}
+	m, _ := md.(map[string]any)
+	if m == nil {
+		m = map[string]any{}
+	}
+	cp := p.Checkpoint
+	return &record{v: cp.V, id: p.ID, parent: p.Parent, ts: cp.TS, versions: maps.Clone(cp.ChannelVersions),
+		seen: cloneSeen(cp.VersionsSeen), updated: slices.Clone(cp.UpdatedChannels), metadata: m, doc: p.Doc, meta: p.Meta}, nil
+}
+
+// checkpoint is a copy of rec's checkpoint, without values.
+func (rec *record) checkpoint() *checkpointer.Checkpoint {
+	return &checkpointer.Checkpoint{V: rec.v, ID: rec.id, TS: rec.ts, ChannelVersions: maps.Clone(rec.versions),
+		VersionsSeen: cloneSeen(rec.seen), UpdatedChannels: slices.Clone(rec.updated)}
+}
+
+func cloneSeen(m map[string]map[string]string) map[string]map[string]string {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]map[string]string, len(m))
+	for k, v := range m {
+		out[k] = maps.Clone(v)
+	}
+	return out
 }
 
 type chanVersion struct{ channel, version string }
@@ -117,7 +157,7 @@ func (*storage) Name() string { return "memory" }
 // Capabilities implements checkpointer.Driver: the engine filters
 // metadata.
 func (*storage) Capabilities() checkpointer.DriverCapabilities {
-	return checkpointer.DriverCapabilities{Serialized: true}
+	return checkpointer.DriverCapabilities{Serialized: true, DecodedDocuments: true}
 }
 
 // Load implements checkpointer.Driver.
@@ -140,7 +180,8 @@ func (s *storage) Load(_ context.Context, thread, ns, id string) (*checkpointer.
 
 // stored gathers rec's rows; the caller holds the lock.
 func (n *namespace) stored(thread, ns string, rec *record) *checkpointer.StoredCheckpoint {
-	st := &checkpointer.StoredCheckpoint{Thread: thread, NS: ns, ID: rec.id, Parent: rec.parent, Doc: rec.doc, Meta: rec.meta}
+	st := &checkpointer.StoredCheckpoint{Thread: thread, NS: ns, ID: rec.id, Parent: rec.parent, Doc: rec.doc, Meta: rec.meta,
+		Decoded: engine.DocumentOf(rec.checkpoint()), Metadata: jsonvalue.Copy(rec.metadata).(map[string]any)}
 	if len(rec.versions) > 0 {
 		st.Values = make([]checkpointer.ValueRow, 0, len(rec.versions))
 		for ch, ver := range rec.versions {
@@ -312,14 +353,19 @@ func (s *storage) ThreadInfos(context.Context) iter.Seq2[checkpointer.ThreadInfo
 	}
 }
 
-// Put implements checkpointer.Driver under the write lock.
+// Put implements checkpointer.Driver under the write lock. A put fails
+// before it changes anything, so it saves nothing to restore.
 func (s *storage) Put(ctx context.Context, p *checkpointer.PutRows) error {
-	return s.Update(ctx, func(tx checkpointer.DriverTx) error { return tx.Put(ctx, p) })
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return (&memTx{s: s, direct: true}).Put(ctx, p)
 }
 
-// PutWrites implements checkpointer.Driver under the write lock.
+// PutWrites implements checkpointer.Driver under the write lock, as Put.
 func (s *storage) PutWrites(ctx context.Context, w *checkpointer.WriteRows) error {
-	return s.Update(ctx, func(tx checkpointer.DriverTx) error { return tx.PutWrites(ctx, w) })
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return (&memTx{s: s, direct: true}).PutWrites(ctx, w)
 }
 
 // Heads implements checkpointer.Driver under the read lock.
@@ -355,6 +401,9 @@ func (s *storage) Update(_ context.Context, fn func(tx checkpointer.DriverTx) er
 type memTx struct {
 	s     *storage
 	saved map[[2]string]*namespace // nil: did not exist
+	// direct: a single put, which fails before it changes anything;
+	// nothing is saved.
+	direct bool
 }
 
 // ns returns the namespace to change, saving it first.
@@ -365,6 +414,13 @@ func (tx *memTx) ns(thread, ns string) *namespace {
 		tx.s.threads[thread] = t
 	}
 	n := t[ns]
+	if tx.direct {
+		if n == nil {
+			n = newNamespace()
+			t[ns] = n
+		}
+		return n
+	}
 	k := [2]string{thread, ns}
 	if tx.saved == nil {
 		tx.saved = map[[2]string]*namespace{}
@@ -424,6 +480,10 @@ func (tx *memTx) Put(ctx context.Context, p *checkpointer.PutRows) error {
 			return p.ErrParentMissing()
 		}
 	}
+	rec, err := newRecord(p)
+	if err != nil {
+		return err
+	}
 	n := tx.ns(p.Thread, p.NS)
 	for _, v := range p.Values {
 		k := chanVersion{v.Channel, v.Version}
@@ -431,7 +491,6 @@ func (tx *memTx) Put(ctx context.Context, p *checkpointer.PutRows) error {
 			n.blobs[k] = blob{v.Type, v.Data}
 		}
 	}
-	rec := &record{v: p.V, id: p.ID, parent: p.Parent, doc: p.Doc, meta: p.Meta, versions: maps.Clone(p.Versions)}
 	if old := n.checkpoints[rec.id]; old != nil {
 		rec.parent = old.parent
 	}
@@ -476,7 +535,7 @@ func (tx *memTx) Heads(_ context.Context, sel checkpointer.HeadSelector) ([]chec
 	var out []checkpointer.Head
 	add := func(thread, ns string, n *namespace) {
 		for _, rec := range n.checkpoints {
-			out = append(out, checkpointer.Head{Thread: thread, NS: ns, ID: rec.id, Stored: true, Parent: rec.parent, V: rec.v, RunID: runID(rec.meta)})
+			out = append(out, checkpointer.Head{Thread: thread, NS: ns, ID: rec.id, Stored: true, Parent: rec.parent, V: rec.v, RunID: rec.runID()})
 		}
 		for id := range n.writes {
 			if _, ok := n.checkpoints[id]; !ok {
@@ -488,7 +547,7 @@ func (tx *memTx) Heads(_ context.Context, sel checkpointer.HeadSelector) ([]chec
 		for thread, t := range tx.s.threads {
 			for ns, n := range t {
 				for _, rec := range n.checkpoints {
-					if r := runID(rec.meta); r != "" && slices.Contains(sel.RunIDs, r) {
+					if r := rec.runID(); r != "" && slices.Contains(sel.RunIDs, r) {
 						add(thread, ns, n)
 						break
 					}
@@ -507,15 +566,9 @@ func (tx *memTx) Heads(_ context.Context, sel checkpointer.HeadSelector) ([]chec
 	return out, nil
 }
 
-// runID is the metadata's run_id when it is a JSON string.
-func runID(meta []byte) string {
-	var m struct {
-		RunID any `json:"run_id"`
-	}
-	if json.Unmarshal(meta, &m) != nil {
-		return ""
-	}
-	s, _ := m.RunID.(string)
+// runID is the metadata's run_id when it is a string.
+func (rec *record) runID() string {
+	s, _ := rec.metadata["run_id"].(string)
 	return s
 }
 
@@ -602,7 +655,7 @@ func (tx *memTx) Rows(_ context.Context, thread string) (*checkpointer.ThreadRow
 	for ns, n := range tx.s.threads[thread] {
 		for _, rec := range n.checkpoints {
 			rows.Checkpoints = append(rows.Checkpoints, checkpointer.PutRows{Thread: thread, NS: ns, ID: rec.id, Parent: rec.parent,
-				V: rec.v, Doc: rec.doc, Meta: rec.meta, Versions: rec.versions})
+				V: rec.v, Doc: rec.doc, Meta: rec.meta, Versions: rec.versions, Checkpoint: rec.checkpoint()})
 		}
 		for k, b := range n.blobs {
 			rows.Values = append(rows.Values, checkpointer.NamespacedValue{NS: ns,
@@ -621,7 +674,11 @@ func (tx *memTx) Rows(_ context.Context, thread string) (*checkpointer.ThreadRow
 // Overwrite implements checkpointer.DriverTx.
 func (tx *memTx) Overwrite(_ context.Context, thread string, rows *checkpointer.ThreadRows) error {
 	for _, c := range rows.Checkpoints {
-		tx.ns(thread, c.NS).add(&record{v: c.V, id: c.ID, parent: c.Parent, doc: c.Doc, meta: c.Meta, versions: c.Versions})
+		rec, err := newRecord(&c)
+		if err != nil {
+			return err
+		}
+		tx.ns(thread, c.NS).add(rec)
 	}
 	for _, v := range rows.Values {
 		tx.ns(thread, v.NS).blobs[chanVersion{v.Channel, v.Version}] = blob{v.Type, v.Data}

@@ -34,8 +34,10 @@ type Checkpoint struct {
 }
 
 // Put validates a Put and prepares its rows. A channel of newVersions
-// without a value gets an "empty" row, as JS LangGraph writes.
-func Put(ctx context.Context, c binding.Codec, style checkpointer.VersionStyle, cfg checkpointer.Config, cp *checkpointer.Checkpoint, md checkpointer.Metadata, newVersions map[string]string) (*Checkpoint, error) {
+// without a value gets an "empty" row, as JS LangGraph writes. Without
+// encodeDoc the document is left out (Doc nil): the driver keeps cp
+// decoded.
+func Put(ctx context.Context, c binding.Codec, style checkpointer.VersionStyle, cfg checkpointer.Config, cp *checkpointer.Checkpoint, md checkpointer.Metadata, newVersions map[string]string, encodeDoc bool) (*Checkpoint, error) {
 	if err := checks.ValidatePut(cfg, cp, newVersions); err != nil {
 		return nil, err
 	}
@@ -43,9 +45,12 @@ func Put(ctx context.Context, c binding.Codec, style checkpointer.VersionStyle, 
 	if err := c.BindThread(ctx, cfg.ThreadID, md); err != nil {
 		return nil, err
 	}
-	doc, err := EncodeCheckpointJSON(cp, style)
-	if err != nil {
-		return nil, fmt.Errorf("checkpoint: %w", err)
+	var doc []byte
+	if encodeDoc {
+		var err error
+		if doc, err = EncodeCheckpointJSON(cp, style); err != nil {
+			return nil, fmt.Errorf("checkpoint: %w", err)
+		}
 	}
 	meta, err := EncodeMetadata(cfg, md)
 	if err != nil {
