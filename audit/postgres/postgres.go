@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"crypto/rand"
+	"embed"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -52,23 +53,51 @@ func New(pool *pgxpool.Pool, opts Options) (*Table, error) {
 	return t, nil
 }
 
+// migrationFiles holds the DDL this package runs, one statement per file,
+// through internal/pgmigrate: migrations/audit/NN_*.sql is the trail
+// ({audit}), tracked in memvault_audit_migrations; migrations/meta/NN_*.sql
+// is memvault_meta ({meta}) in the data's schema, tracked in
+// memvault_meta_migrations. memvault's own tables; LangGraph has none.
+// Append new files; never edit a released one.
+//
+//go:embed migrations/audit/*.sql migrations/meta/*.sql
+var migrationFiles embed.FS
+
+// migrationSet is the trail's migrations with t's table name filled in.
+func (t *Table) migrationSet() (pgmigrate.Set, error) {
+	stmts, err := pgmigrate.Load(migrationFiles, "migrations/audit", map[string]string{"audit": t.table})
+	return pgmigrate.Set{Table: "memvault_audit_migrations", Statements: stmts}, err
+}
+
 // Setup creates the table when missing, or upgrades it; it is safe to run
-// concurrently.
+// concurrently. It holds memvault's one setup advisory lock
+// (internal/pgmigrate) on a connection of the pool, and returns without
+// waiting for it when the table is already set up.
 func (t *Table) Setup(ctx context.Context) error {
-	set := pgmigrate.Set{Table: "memvault_audit_migrations", Statements: []string{`CREATE TABLE IF NOT EXISTS ` + t.table + ` (
-	seq       BIGINT PRIMARY KEY,
-	at        TIMESTAMPTZ NOT NULL,
-	principal TEXT NOT NULL,
-	op        TEXT NOT NULL,
-	target    TEXT NOT NULL,
-	subject   TEXT NOT NULL,
-	key_id    TEXT NOT NULL,
-	mac       TEXT NOT NULL
-)`,
-		// v1: the hash chain (audit format 2); records of format 1 keep ''.
-		`ALTER TABLE ` + t.table + ` ADD COLUMN IF NOT EXISTS link TEXT NOT NULL DEFAULT ''`,
-	}}
-	if err := pgmigrate.Run(ctx, t.pool, t.opts.Schema, set); err != nil {
+	return t.setup(ctx, t.pool)
+}
+
+// SetupTx is Setup inside tx, a transaction the caller began on the
+// trail's database and commits or rolls back: the table and its migration
+// records are created with the caller's other writes, or not at all. It
+// holds the setup lock until tx ends (a transaction-scoped advisory lock),
+// so concurrent setups wait for the caller's commit or rollback.
+func (t *Table) SetupTx(ctx context.Context, tx pgx.Tx) error {
+	if tx == nil {
+		return fmt.Errorf("audit/postgres: setup: %w", ErrNilTx)
+	}
+	return t.setup(ctx, tx)
+}
+
+// ErrNilTx is returned by SetupTx without a transaction.
+var ErrNilTx = errors.New("audit/postgres: nil transaction")
+
+func (t *Table) setup(ctx context.Context, db any) error {
+	set, err := t.migrationSet()
+	if err != nil {
+		return fmt.Errorf("audit/postgres: setup: %w", err)
+	}
+	if err := pgmigrate.Run(ctx, db, t.opts.Schema, set); err != nil {
 		return fmt.Errorf("audit/postgres: setup: %w", err)
 	}
 	return nil
@@ -169,12 +198,18 @@ func metaTable(schema string) string {
 	return pgx.Identifier{"memvault_meta"}.Sanitize()
 }
 
+// metaSet is memvault_meta's migrations in schema.
+func metaSet(schema string) (pgmigrate.Set, error) {
+	stmts, err := pgmigrate.Load(migrationFiles, "migrations/meta", map[string]string{"meta": metaTable(schema)})
+	return pgmigrate.Set{Table: "memvault_meta_migrations", Statements: stmts}, err
+}
+
 // migrateMeta creates schema's memvault_meta table when missing.
 func migrateMeta(ctx context.Context, pool *pgxpool.Pool, schema string) error {
-	set := pgmigrate.Set{Table: "memvault_meta_migrations", Statements: []string{`CREATE TABLE IF NOT EXISTS ` + metaTable(schema) + ` (
-	name  TEXT PRIMARY KEY,
-	value TEXT NOT NULL
-)`}}
+	set, err := metaSet(schema)
+	if err != nil {
+		return err
+	}
 	return pgmigrate.Run(ctx, pool, schema, set)
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"database/sql"
+	"embed"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -13,19 +14,18 @@ import (
 	"github.com/memvault/memvault/internal/sqlitedb"
 )
 
-var migrations = []string{`CREATE TABLE IF NOT EXISTS memvault_audit (
-	seq       INTEGER PRIMARY KEY,
-	at        TEXT NOT NULL,
-	principal TEXT NOT NULL,
-	op        TEXT NOT NULL,
-	target    TEXT NOT NULL,
-	subject   TEXT NOT NULL,
-	key_id    TEXT NOT NULL,
-	mac       TEXT NOT NULL
-)`,
-	// v1: the hash chain (audit format 2); records of format 1 keep ''.
-	`ALTER TABLE memvault_audit ADD COLUMN link TEXT NOT NULL DEFAULT ''`,
-}
+// migrationFiles holds the SQLite schemas this package makes, run by
+// sqlitedb.Migrate: migrations/audit/NN_*.sql (component "audit", the
+// trail's file) and migrations/meta/NN_*.sql (component "meta", in the data
+// database: memvault_meta). memvault's own tables; LangGraph has none.
+// Append new files; never edit a released one (schema_test.go holds them to
+// the steps of earlier builds).
+//
+//go:embed migrations/audit/*.sql migrations/meta/*.sql
+var migrationFiles embed.FS
+
+// migrations are the trail's schema steps, in order.
+var migrations = sqlitedb.MustLoad(migrationFiles, "migrations/audit")
 
 const columns = `seq, at, principal, op, target, subject, key_id, link, mac`
 
@@ -126,10 +126,7 @@ func (t *Table) Page(ctx context.Context, after int64, limit int) ([]audit.Recor
 
 // metaMigrations create memvault_meta in a data database: memvault's facts
 // about the database itself, such as its id.
-var metaMigrations = []string{`CREATE TABLE IF NOT EXISTS memvault_meta (
-	name  TEXT PRIMARY KEY,
-	value TEXT NOT NULL
-)`}
+var metaMigrations = sqlitedb.MustLoad(migrationFiles, "migrations/meta")
 
 // DatabaseID returns the id of the SQLite data database at path (the file
 // the checkpointer and the store use, not the trail's): 32 random hex

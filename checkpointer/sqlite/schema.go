@@ -1,47 +1,26 @@
 package sqlite
 
+import (
+	"embed"
+
+	"github.com/memvault/memvault/internal/sqlitedb"
+)
+
 // component names this package's rows in memvault_migrations.
 const component = "checkpointer"
 
-// migrations are the schema steps, applied in order once each (see
-// sqlitedb.Migrate). The tables, columns and primary keys mirror
-// LangGraph's PostgreSQL checkpointer (checkpoint_migrations 1-4 and 9):
-// JSONB columns are JSON text and BYTEA columns are BLOBs. The primary keys
-// lead with thread_id, which makes PostgreSQL's separate thread_id indexes
-// unnecessary. Append new steps; never edit a released one.
-var migrations = []string{
-	// v0: the three tables.
-	`CREATE TABLE IF NOT EXISTS checkpoints (
-		thread_id TEXT NOT NULL,
-		checkpoint_ns TEXT NOT NULL DEFAULT '',
-		checkpoint_id TEXT NOT NULL,
-		parent_checkpoint_id TEXT,
-		type TEXT,
-		checkpoint TEXT NOT NULL,
-		metadata TEXT NOT NULL DEFAULT '{}',
-		PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id)
-	);
-	CREATE TABLE IF NOT EXISTS checkpoint_blobs (
-		thread_id TEXT NOT NULL,
-		checkpoint_ns TEXT NOT NULL DEFAULT '',
-		channel TEXT NOT NULL,
-		version TEXT NOT NULL,
-		type TEXT NOT NULL,
-		blob BLOB,
-		PRIMARY KEY (thread_id, checkpoint_ns, channel, version)
-	);
-	CREATE TABLE IF NOT EXISTS checkpoint_writes (
-		thread_id TEXT NOT NULL,
-		checkpoint_ns TEXT NOT NULL DEFAULT '',
-		checkpoint_id TEXT NOT NULL,
-		task_id TEXT NOT NULL,
-		idx INTEGER NOT NULL,
-		channel TEXT NOT NULL,
-		type TEXT,
-		blob BLOB NOT NULL,
-		task_path TEXT NOT NULL DEFAULT '',
-		PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id, task_id, idx)
-	)`,
-	// v1: DeleteForRuns finds checkpoints by metadata.run_id.
-	`CREATE INDEX IF NOT EXISTS checkpoints_run_id_idx ON checkpoints (json_extract(metadata, '$.run_id'))`,
-}
+// migrationFiles holds the schema steps, one file per step, run by
+// sqlitedb.Migrate: migrations/checkpointer/NN_*.sql is step NN, recorded
+// as memvault_migrations(component, v = NN) and applied in order once
+// each. The tables, columns and primary keys mirror LangGraph's PostgreSQL
+// checkpointer (checkpoint_migrations 1-4 and 9; LangGraph's SQLite saver
+// has no numbered migrations, so the numbering is memvault's). Append new
+// files; never edit a released one: the text of a CREATE statement is
+// what sqlite_master keeps, and schema_test.go holds it to the steps of
+// earlier builds.
+//
+//go:embed migrations/checkpointer/*.sql
+var migrationFiles embed.FS
+
+// migrations are the schema steps, in order.
+var migrations = sqlitedb.MustLoad(migrationFiles, "migrations/checkpointer")

@@ -43,7 +43,12 @@
 //
 // # Migrations
 //
-// Migrate applies a component's numbered schema steps once, recording them
-// in memvault_migrations(component, v), inside one write transaction, so
-// concurrent processes set up a database safely.
+// Every SQLite schema memvault makes (checkpointer, store, key table, audit
+// trail, memvault_meta) is a directory of numbered .sql files the package
+// embeds; Load reads them as a component's steps (file N is step N, and may
+// hold several statements). Migrate applies the steps not yet recorded in
+// memvault_migrations(component, v), in order, inside one write
+// transaction, so concurrent processes set up a database safely; MigrateTx
+// does the same inside a transaction the caller began, so that the schema
+// commits or rolls back with the caller's writes.
 package sqlitedb

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"embed"
 	"errors"
 	"fmt"
 	"regexp"
@@ -62,50 +63,64 @@ func New(pool *pgxpool.Pool, opts Options) (*Table, error) {
 	return t, nil
 }
 
+// migrationFiles holds the key table's DDL, one statement per file, run by
+// internal/pgmigrate and tracked in memvault_keys_migrations (memvault's
+// own tables; LangGraph has none for keys): migrations/keys/NN_*.sql is
+// recorded as v = NN. {data_keys}, {thread_subjects}, {erasures} and
+// {fence} are the qualified names, {fence_sqlstate} keys.FenceSQLState.
+// 03 is one row per erased subject, written in the transaction that
+// destroys the keys; its trace is that transaction's id (xid8), which Purge
+// waits for every snapshot to pass. 04 is the write fence
+// (keys.SQLFencer): a write holds its sealing key's row FOR SHARE until it
+// commits, so StartErasure's DELETE waits for it, and a write after the
+// DELETE finds no row and fails. 05 lets writes check and hold their
+// sealing key by id. Append new files; never edit a released one.
+//
+//go:embed migrations/keys/*.sql
+var migrationFiles embed.FS
+
+// migrationSet is the key table's migrations with t's names filled in.
+func (t *Table) migrationSet() (pgmigrate.Set, error) {
+	stmts, err := pgmigrate.Load(migrationFiles, "migrations/keys", map[string]string{
+		"data_keys":       t.table,
+		"thread_subjects": t.threads,
+		"erasures":        t.erasures,
+		"fence":           t.fence,
+		"fence_sqlstate":  keys.FenceSQLState,
+	})
+	return pgmigrate.Set{Table: "memvault_keys_migrations", Statements: stmts}, err
+}
+
 // Setup creates the table (and the schema) when missing; it is safe to run
-// concurrently and repeatedly.
+// concurrently and repeatedly. It holds memvault's one setup advisory lock
+// (internal/pgmigrate) on a connection of the pool, and returns without
+// waiting for it when the table is already set up.
 func (t *Table) Setup(ctx context.Context) error {
-	set := pgmigrate.Set{Table: "memvault_keys_migrations", Statements: []string{`CREATE TABLE IF NOT EXISTS ` + t.table + ` (
-	subject    TEXT        NOT NULL,
-	version    INTEGER     NOT NULL,
-	key_id     TEXT        NOT NULL,
-	kek        TEXT        NOT NULL,
-	wrapped    BYTEA       NOT NULL,
-	created_at TIMESTAMPTZ NOT NULL,
-	PRIMARY KEY (subject, version)
-)`, `CREATE TABLE IF NOT EXISTS ` + t.threads + ` (
-	thread_id TEXT PRIMARY KEY,
-	subject   TEXT NOT NULL
-)`, `CREATE INDEX IF NOT EXISTS memvault_thread_subjects_subject ON ` + t.threads + ` (subject)`,
-		// One row per erased subject, written in the transaction that
-		// destroys the keys; trace is that transaction's id (xid8), which
-		// Purge waits for every snapshot to pass.
-		`CREATE TABLE IF NOT EXISTS ` + t.erasures + ` (
-	subject     TEXT        PRIMARY KEY,
-	started_at  TIMESTAMPTZ NOT NULL,
-	key_ids     TEXT[]      NOT NULL,
-	trace       BYTEA       NOT NULL,
-	threads     INTEGER     NOT NULL DEFAULT 0,
-	items       INTEGER     NOT NULL DEFAULT 0,
-	done        BOOLEAN     NOT NULL DEFAULT false,
-	finished_at TIMESTAMPTZ,
-	readmitted  BOOLEAN     NOT NULL DEFAULT false
-)`,
-		// The write fence (keys.SQLFencer): a write holds its sealing key's
-		// row FOR SHARE until it commits, so StartErasure's DELETE waits for
-		// it, and a write after the DELETE finds no row and fails.
-		`CREATE OR REPLACE FUNCTION ` + t.fence + `(p_subject TEXT, p_key_id TEXT) RETURNS void LANGUAGE plpgsql AS $fence$
-BEGIN
-	PERFORM 1 FROM ` + t.table + ` WHERE key_id = p_key_id FOR SHARE;
-	IF NOT FOUND THEN
-		RAISE EXCEPTION 'memvault: data key % of subject % was destroyed (the subject was erased)', p_key_id, p_subject
-			USING ERRCODE = '` + keys.FenceSQLState + `';
-	END IF;
-END
-$fence$`,
-		// Writes check and hold their sealing key by id.
-		`CREATE INDEX IF NOT EXISTS memvault_data_keys_id ON ` + t.table + ` (key_id)`}}
-	if err := pgmigrate.Run(ctx, t.pool, t.opts.Schema, set); err != nil {
+	return t.setup(ctx, t.pool)
+}
+
+// SetupTx is Setup inside tx, a transaction the caller began on the
+// table's database and commits or rolls back: the tables, the fence
+// function and their migration records are created with the caller's other
+// writes, or not at all. It holds the setup lock until tx ends (a
+// transaction-scoped advisory lock), so concurrent setups wait for the
+// caller's commit or rollback.
+func (t *Table) SetupTx(ctx context.Context, tx pgx.Tx) error {
+	if tx == nil {
+		return fmt.Errorf("keys/postgres: setup: %w", ErrNilTx)
+	}
+	return t.setup(ctx, tx)
+}
+
+// ErrNilTx is returned by SetupTx without a transaction.
+var ErrNilTx = errors.New("keys/postgres: nil transaction")
+
+func (t *Table) setup(ctx context.Context, db any) error {
+	set, err := t.migrationSet()
+	if err != nil {
+		return fmt.Errorf("keys/postgres: setup: %w", err)
+	}
+	if err := pgmigrate.Run(ctx, db, t.opts.Schema, set); err != nil {
 		return fmt.Errorf("keys/postgres: setup: %w", err)
 	}
 	return nil

@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"embed"
 	"errors"
 	"fmt"
 	"os"
@@ -14,37 +15,17 @@ import (
 	"github.com/memvault/memvault/keys"
 )
 
-var migrations = []string{`CREATE TABLE IF NOT EXISTS memvault_data_keys (
-	subject    TEXT    NOT NULL,
-	version    INTEGER NOT NULL,
-	key_id     TEXT    NOT NULL,
-	kek        TEXT    NOT NULL,
-	wrapped    BLOB    NOT NULL,
-	created_at TEXT    NOT NULL,
-	PRIMARY KEY (subject, version)
-) WITHOUT ROWID`,
-	`CREATE TABLE IF NOT EXISTS memvault_thread_subjects (
-	thread_id TEXT PRIMARY KEY,
-	subject   TEXT NOT NULL
-) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS memvault_thread_subjects_subject ON memvault_thread_subjects (subject)`,
-	// One row per erased subject: written in the transaction that destroys
-	// the keys, so a killed erasure is finished by the next run. trace holds
-	// fingerprints of the destroyed wrapped keys (keys.Fingerprint), never
-	// the keys.
-	`CREATE TABLE IF NOT EXISTS memvault_erasures (
-	subject     TEXT    PRIMARY KEY,
-	started_at  TEXT    NOT NULL,
-	key_ids     TEXT    NOT NULL,
-	trace       BLOB    NOT NULL,
-	threads     INTEGER NOT NULL DEFAULT 0,
-	items       INTEGER NOT NULL DEFAULT 0,
-	done        INTEGER NOT NULL DEFAULT 0,
-	finished_at TEXT,
-	readmitted  INTEGER NOT NULL DEFAULT 0
-) WITHOUT ROWID`,
-	// Writes check their sealing key by id (keys.ErasureTable.LiveKey).
-	`CREATE INDEX IF NOT EXISTS memvault_data_keys_id ON memvault_data_keys (key_id)`}
+// migrationFiles holds the key table's schema steps, run by
+// sqlitedb.Migrate as component "keys": migrations/keys/NN_*.sql is step
+// NN. memvault's own tables (LangGraph has none for keys). Append new
+// files; never edit a released one (schema_test.go holds them to the steps
+// of earlier builds).
+//
+//go:embed migrations/keys/*.sql
+var migrationFiles embed.FS
+
+// migrations are the key table's schema steps, in order.
+var migrations = sqlitedb.MustLoad(migrationFiles, "migrations/keys")
 
 // Table is a keys.Table in a SQLite database.
 type Table struct {
