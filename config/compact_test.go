@@ -10,10 +10,11 @@ import (
 	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/crypto"
 	"github.com/memvault/memvault/internal/carve"
+	"github.com/memvault/memvault/memvaulttest/sqlitetest"
 	"github.com/memvault/memvault/store"
 )
 
-func TestReaderProcess(t *testing.T) { carve.ReaderProcess(t) }
+func TestReaderProcess(t *testing.T) { sqlitetest.ReaderProcess(t) }
 
 // underK1 writes n checkpoints and n memories in plaintext to a new SQLite
 // database, re-encrypts them under K1 (values grow: cells move, pages are
@@ -128,7 +129,7 @@ func TestReencryptReportsPendingCompaction(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer h.Close()
-	stop := carve.StartReader(t, c.DBPath)
+	stop := sqlitetest.StartReader(t, c.DBPath)
 	sv, st, err := h.Reencrypt(ctx, checkpointer.ReencryptOptions{})
 	if !errors.Is(err, checkpointer.ErrCompactPending) || sv.Rewritten != 100 || st.Rewritten != 100 {
 		t.Fatalf("K1 to K2 beside a reader: %+v %+v %v, want ErrCompactPending", sv, st, err)

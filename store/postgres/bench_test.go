@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/memvault/memvault/embeddings"
-	"github.com/memvault/memvault/internal/testkeys"
+	"github.com/memvault/memvault/memvaulttest/testkeys"
 	"github.com/memvault/memvault/serde"
 	"github.com/memvault/memvault/store"
 	"github.com/memvault/memvault/store/cache"

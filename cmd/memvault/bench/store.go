@@ -22,7 +22,6 @@ import (
 	pgxvec "github.com/pgvector/pgvector-go/pgx"
 
 	"github.com/memvault/memvault/embeddings"
-	"github.com/memvault/memvault/internal/sqlitedb"
 	"github.com/memvault/memvault/store"
 	pgstore "github.com/memvault/memvault/store/postgres"
 	sqlitestore "github.com/memvault/memvault/store/sqlite"
@@ -535,12 +534,12 @@ type rawStoreSQLite struct {
 
 func openRawStoreSQLite(path string, w *storeWorkload) (*rawStoreSQLite, error) {
 	dsn := path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)"
-	writer, err := sql.Open(sqlitedb.DriverName, dsn+"&_txlock=immediate")
+	writer, err := sql.Open(sqliteDriver, dsn+"&_txlock=immediate")
 	if err != nil {
 		return nil, err
 	}
 	writer.SetMaxOpenConns(1)
-	r, err := sql.Open(sqlitedb.DriverName, dsn+"&_pragma=query_only(1)")
+	r, err := sql.Open(sqliteDriver, dsn+"&_pragma=query_only(1)")
 	if err != nil {
 		writer.Close()
 		return nil, err
