@@ -3,9 +3,9 @@ package postgres
 import (
 	"context"
 
-	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/checkpointer/internal/core"
-	"github.com/memvault/memvault/internal/sqlexec"
+	"github.com/memvault/memvault/internal/pgdb"
+	"github.com/memvault/memvault/reencrypt"
 )
 
 // Reencrypt implements checkpointer.Reencrypter: every channel value and
@@ -16,6 +16,6 @@ import (
 // updates, so rows written meanwhile (already under the primary key) are
 // left alone and an interrupted run can simply be started again. LangGraph
 // "aes" rows from Python are rewritten in the format this saver writes.
-func (s *Saver) Reencrypt(ctx context.Context, opt checkpointer.ReencryptOptions) (checkpointer.ReencryptStats, error) {
-	return core.ReencryptSQL(ctx, "postgres", sqlexec.Postgres{DB: s.db}, s.serde, opt, s.q.blobs, s.q.writes)
+func (s *Saver) Reencrypt(ctx context.Context, opt reencrypt.Options) (reencrypt.Stats, error) {
+	return core.ReencryptSQL(ctx, "postgres", pgdb.Exec{DB: s.db}, s.serde, opt, s.q.blobs, s.q.writes)
 }

@@ -3,8 +3,8 @@ package sqlite
 import (
 	"context"
 
-	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/checkpointer/internal/core"
+	"github.com/memvault/memvault/reencrypt"
 )
 
 // Reencrypt implements checkpointer.Reencrypter: every channel value and
@@ -18,8 +18,8 @@ import (
 // compacting the database file (VACUUM, then emptying the write-ahead
 // log): SQLite leaves images of rewritten rows in its pages, which the old
 // key still opens. If a reader of another process keeps the log from
-// being emptied, the error wraps checkpointer.ErrCompactPending: run
+// being emptied, the error wraps reencrypt.ErrCompactPending: run
 // Reencrypt again once it is done.
-func (s *Saver) Reencrypt(ctx context.Context, opt checkpointer.ReencryptOptions) (checkpointer.ReencryptStats, error) {
+func (s *Saver) Reencrypt(ctx context.Context, opt reencrypt.Options) (reencrypt.Stats, error) {
 	return core.ReencryptSQL(ctx, "sqlite", s.sqlDB(), s.serde, opt, "checkpoint_blobs", "checkpoint_writes")
 }

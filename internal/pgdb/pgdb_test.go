@@ -1,4 +1,4 @@
-package sqlexec
+package pgdb
 
 import "testing"
 
