@@ -262,15 +262,15 @@ func benchStorePG(ctx context.Context, out io.Writer, dsn string, asJSON bool, b
 	run := &storeBenchRun{lib: map[string]store.Store{}, baseline: rawPGX, extraBase: rawPGXJoin}
 	var hnswSchema string
 	start := time.Now()
-	for _, kind := range []store.ANNKind{store.HNSW, store.Flat} {
+	for _, kind := range []pgstore.ANNKind{pgstore.HNSW, pgstore.Flat} {
 		for _, mode := range []string{"plaintext", "encrypted"} {
 			sch := fmt.Sprintf("%s_%s_%s", schema, kind, mode[:3])
 			if _, err := pool.Exec(ctx, "CREATE SCHEMA "+pgx.Identifier{sch}.Sanitize()); err != nil {
 				return err
 			}
 			defer pool.Exec(context.Background(), "DROP SCHEMA "+pgx.Identifier{sch}.Sanitize()+" CASCADE") //nolint:errcheck // best-effort cleanup
-			idx := &store.IndexConfig{Dims: bf.dims, Embedder: w.emb, Fields: []string{"text"}, ANN: store.ANNConfig{Kind: kind}}
-			o := pgstore.Options{Schema: sch, Index: idx}
+			idx := &store.IndexConfig{Dims: bf.dims, Embedder: w.emb, Fields: []string{"text"}}
+			o := pgstore.Options{Schema: sch, Index: idx, ANN: pgstore.ANNConfig{Kind: kind}}
 			if mode == "encrypted" {
 				o.Serde = sers["encrypted"]
 			}
