@@ -16,7 +16,7 @@ import (
 	"github.com/memvault/memvault/audit"
 	auditpostgres "github.com/memvault/memvault/audit/postgres"
 	auditsqlite "github.com/memvault/memvault/audit/sqlite"
-	"github.com/memvault/memvault/internal/pgtest"
+	"github.com/memvault/memvault/memvaulttest/pgtest"
 )
 
 // Audit keys of a master key K1 and of the K2 that replaced it.

@@ -15,8 +15,8 @@ import (
 	auditsqlite "github.com/memvault/memvault/audit/sqlite"
 	"github.com/memvault/memvault/checkpointer"
 	cpsqlite "github.com/memvault/memvault/checkpointer/sqlite"
-	"github.com/memvault/memvault/internal/pgtest"
-	"github.com/memvault/memvault/internal/testkeys"
+	"github.com/memvault/memvault/memvaulttest/pgtest"
+	"github.com/memvault/memvault/memvaulttest/testkeys"
 	"github.com/memvault/memvault/store"
 	stsqlite "github.com/memvault/memvault/store/sqlite"
 )

@@ -8,6 +8,7 @@ import (
 
 	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/embeddings"
+	"github.com/memvault/memvault/reencrypt"
 	"github.com/memvault/memvault/store"
 )
 
@@ -50,7 +51,7 @@ func (a savRunDeleter) DeleteForRuns(ctx context.Context, runIDs []string) error
 	return a.s.deleteForRuns(ctx, runIDs)
 }
 
-func (a savReencrypter) Reencrypt(ctx context.Context, opt checkpointer.ReencryptOptions) (checkpointer.ReencryptStats, error) {
+func (a savReencrypter) Reencrypt(ctx context.Context, opt reencrypt.Options) (reencrypt.Stats, error) {
 	return a.s.reencrypt(ctx, opt)
 }
 
@@ -83,7 +84,7 @@ func (a stoConditionalPutter) PutIf(ctx context.Context, ns store.Namespace, key
 	return a.s.putIf(ctx, ns, key, value, cond, opts...)
 }
 
-func (a stoReencrypter) Reencrypt(ctx context.Context, opt checkpointer.ReencryptOptions) (checkpointer.ReencryptStats, error) {
+func (a stoReencrypter) Reencrypt(ctx context.Context, opt reencrypt.Options) (reencrypt.Stats, error) {
 	return a.s.reencrypt(ctx, opt)
 }
 

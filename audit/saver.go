@@ -7,6 +7,7 @@ import (
 	"iter"
 
 	"github.com/memvault/memvault/checkpointer"
+	"github.com/memvault/memvault/reencrypt"
 )
 
 // Subjects tells the audit trail whose data a thread or namespace holds and
@@ -224,13 +225,13 @@ func (s *Saver) sweep(ctx context.Context, policy checkpointer.RetentionPolicy, 
 }
 
 // reencrypt implements checkpointer.Reencrypter.
-func (s *Saver) reencrypt(ctx context.Context, opt checkpointer.ReencryptOptions) (checkpointer.ReencryptStats, error) {
+func (s *Saver) reencrypt(ctx context.Context, opt reencrypt.Options) (reencrypt.Stats, error) {
 	r, ok := s.inner.(checkpointer.Reencrypter)
 	if !ok {
-		return checkpointer.ReencryptStats{}, unsupported(s.inner, "re-encrypt")
+		return reencrypt.Stats{}, unsupported(s.inner, "re-encrypt")
 	}
 	if err := s.trail.Log(ctx, OpReencrypt, "checkpoints", "", ""); err != nil {
-		return checkpointer.ReencryptStats{}, err
+		return reencrypt.Stats{}, err
 	}
 	return r.Reencrypt(ctx, opt)
 }

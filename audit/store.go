@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"sync/atomic"
 
-	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/embeddings"
+	"github.com/memvault/memvault/reencrypt"
 	"github.com/memvault/memvault/store"
 )
 
@@ -182,16 +182,16 @@ func (s *Store) putIf(ctx context.Context, ns store.Namespace, key string, value
 }
 
 // reencrypt implements store.Reencrypter.
-func (s *Store) reencrypt(ctx context.Context, opt checkpointer.ReencryptOptions) (checkpointer.ReencryptStats, error) {
+func (s *Store) reencrypt(ctx context.Context, opt reencrypt.Options) (reencrypt.Stats, error) {
 	if s.closed.Load() {
-		return checkpointer.ReencryptStats{}, errClosed
+		return reencrypt.Stats{}, errClosed
 	}
 	r, ok := s.inner.(store.Reencrypter)
 	if !ok {
-		return checkpointer.ReencryptStats{}, unsupported(s.inner, "re-encrypt")
+		return reencrypt.Stats{}, unsupported(s.inner, "re-encrypt")
 	}
 	if err := s.trail.Log(ctx, OpReencrypt, "store", "", ""); err != nil {
-		return checkpointer.ReencryptStats{}, err
+		return reencrypt.Stats{}, err
 	}
 	return r.Reencrypt(ctx, opt)
 }

@@ -14,8 +14,9 @@ import (
 
 	"github.com/memvault/memvault/audit"
 	"github.com/memvault/memvault/checkpointer"
-	"github.com/memvault/memvault/internal/pgtest"
-	"github.com/memvault/memvault/internal/testkeys"
+	"github.com/memvault/memvault/memvaulttest/pgtest"
+	"github.com/memvault/memvault/memvaulttest/testkeys"
+	"github.com/memvault/memvault/reencrypt"
 	"github.com/memvault/memvault/store"
 )
 
@@ -152,7 +153,7 @@ func TestAuditRotationByTheBook(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, _, err := h.Reencrypt(ctx, checkpointer.ReencryptOptions{}); err != nil {
+			if _, _, err := h.Reencrypt(ctx, reencrypt.Options{}); err != nil {
 				t.Fatal(err)
 			}
 			h.Close()

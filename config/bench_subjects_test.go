@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/memvault/memvault/checkpointer"
-	"github.com/memvault/memvault/internal/pgtest"
-	"github.com/memvault/memvault/internal/testkeys"
+	"github.com/memvault/memvault/memvaulttest/pgtest"
+	"github.com/memvault/memvault/memvaulttest/testkeys"
 	"github.com/memvault/memvault/store"
 )
 

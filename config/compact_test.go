@@ -10,10 +10,12 @@ import (
 	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/crypto"
 	"github.com/memvault/memvault/internal/carve"
+	"github.com/memvault/memvault/memvaulttest/sqlitetest"
+	"github.com/memvault/memvault/reencrypt"
 	"github.com/memvault/memvault/store"
 )
 
-func TestReaderProcess(t *testing.T) { carve.ReaderProcess(t) }
+func TestReaderProcess(t *testing.T) { sqlitetest.ReaderProcess(t) }
 
 // underK1 writes n checkpoints and n memories in plaintext to a new SQLite
 // database, re-encrypts them under K1 (values grow: cells move, pages are
@@ -46,7 +48,7 @@ func underK1(t *testing.T, n int) (Config, []carve.Value) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sv, st, err := h.Reencrypt(ctx, checkpointer.ReencryptOptions{}); err != nil || sv.Rewritten != int64(n) || st.Rewritten != int64(n) {
+	if sv, st, err := h.Reencrypt(ctx, reencrypt.Options{}); err != nil || sv.Rewritten != int64(n) || st.Rewritten != int64(n) {
 		t.Fatalf("plaintext to K1: %+v %+v %v", sv, st, err)
 	}
 	h.Close()
@@ -90,7 +92,7 @@ func TestReencryptLeavesNoOldKeyImageInTheFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer h.Close()
-	if sv, st, err := h.Reencrypt(ctx, checkpointer.ReencryptOptions{}); err != nil || sv.Rewritten != 600 || st.Rewritten != 600 {
+	if sv, st, err := h.Reencrypt(ctx, reencrypt.Options{}); err != nil || sv.Rewritten != 600 || st.Rewritten != 600 {
 		t.Fatalf("K1 to K2: %+v %+v %v", sv, st, err)
 	}
 	if f := k1Images(t, c, values); f.Headers != 0 {
@@ -117,7 +119,7 @@ func TestReencryptLeavesNoOldKeyImageInTheFile(t *testing.T) {
 
 // TestReencryptReportsPendingCompaction: while another process holds a
 // read transaction on the database, the log cannot be emptied; Reencrypt
-// says so (checkpointer.ErrCompactPending) rather than report success with
+// says so (reencrypt.ErrCompactPending) rather than report success with
 // K1 images left in the log, and running it again once the reader is gone
 // rewrites nothing and finishes the compaction.
 func TestReencryptReportsPendingCompaction(t *testing.T) {
@@ -128,16 +130,16 @@ func TestReencryptReportsPendingCompaction(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer h.Close()
-	stop := carve.StartReader(t, c.DBPath)
-	sv, st, err := h.Reencrypt(ctx, checkpointer.ReencryptOptions{})
-	if !errors.Is(err, checkpointer.ErrCompactPending) || sv.Rewritten != 100 || st.Rewritten != 100 {
+	stop := sqlitetest.StartReader(t, c.DBPath)
+	sv, st, err := h.Reencrypt(ctx, reencrypt.Options{})
+	if !errors.Is(err, reencrypt.ErrCompactPending) || sv.Rewritten != 100 || st.Rewritten != 100 {
 		t.Fatalf("K1 to K2 beside a reader: %+v %+v %v, want ErrCompactPending", sv, st, err)
 	}
 	if f := k1Images(t, c, values); f.Opened == 0 {
 		t.Fatalf("beside the reader, the log was emptied (%+v): the error is not needed", f)
 	}
 	stop()
-	sv, st, err = h.Reencrypt(ctx, checkpointer.ReencryptOptions{})
+	sv, st, err = h.Reencrypt(ctx, reencrypt.Options{})
 	if err != nil || sv.Rewritten != 0 || st.Rewritten != 0 {
 		t.Fatalf("again, without the reader: %+v %+v %v", sv, st, err)
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/memvault/memvault/internal/envelope"
+	"github.com/memvault/memvault/reencrypt"
 
 	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/crypto"
@@ -115,7 +116,7 @@ func TestOpenSQLiteStrictAfterEncryption(t *testing.T) {
 	if err := h.Store.Put(ctx, store.Namespace{"a"}, "k", map[string]any{"v": 1}); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := h.Reencrypt(ctx, checkpointer.ReencryptOptions{}); err == nil {
+	if _, _, err := h.Reencrypt(ctx, reencrypt.Options{}); err == nil {
 		t.Fatal("Reencrypt without encryption succeeded")
 	}
 	if err := h.Close(); err != nil {
@@ -137,7 +138,7 @@ func TestOpenSQLiteStrictAfterEncryption(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, st, err := h.Reencrypt(ctx, checkpointer.ReencryptOptions{})
+	_, st, err := h.Reencrypt(ctx, reencrypt.Options{})
 	if err != nil || st.Rewritten != 1 {
 		t.Fatalf("migration: %+v %v", st, err)
 	}
@@ -334,7 +335,7 @@ func TestLeavingLangGraphMode(t *testing.T) {
 			t.Fatalf("envelope mode read %s's aes row: %v, want ErrUnboundRefused", thread, err)
 		}
 	}
-	if _, _, err := h.Reencrypt(ctx, checkpointer.ReencryptOptions{}); !errors.Is(err, serde.ErrUnboundRefused) {
+	if _, _, err := h.Reencrypt(ctx, reencrypt.Options{}); !errors.Is(err, serde.ErrUnboundRefused) {
 		t.Fatalf("Reencrypt without the switch: %v, want ErrUnboundRefused", err)
 	}
 	h.Close()
@@ -344,7 +345,7 @@ func TestLeavingLangGraphMode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sv, _, err := h.Reencrypt(ctx, checkpointer.ReencryptOptions{})
+	sv, _, err := h.Reencrypt(ctx, reencrypt.Options{})
 	if err != nil || sv.Rewritten != 2 {
 		t.Fatalf("Reencrypt with the switch: %+v, %v; want the 2 aes rows rewritten", sv, err)
 	}
@@ -417,7 +418,7 @@ func TestReencryptLeavesNoOldCiphertextInTheFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, st, err := h.Reencrypt(ctx, checkpointer.ReencryptOptions{}); err != nil || st.Rewritten != 50 {
+	if _, st, err := h.Reencrypt(ctx, reencrypt.Options{}); err != nil || st.Rewritten != 50 {
 		t.Fatalf("reencrypt: %+v %v", st, err)
 	}
 	h.Close()
@@ -505,7 +506,7 @@ func TestReencryptFinishesOnlyWhenNoOldKeyRowRemains(t *testing.T) {
 	}
 
 	// The old writer stops after a few batches: the run ends with none left.
-	_, st, err := h.Reencrypt(ctx, checkpointer.ReencryptOptions{BatchSize: 5, Progress: oldWriter(3)})
+	_, st, err := h.Reencrypt(ctx, reencrypt.Options{BatchSize: 5, Progress: oldWriter(3)})
 	if err != nil {
 		t.Fatalf("reencrypt: %v", err)
 	}
@@ -515,7 +516,7 @@ func TestReencryptFinishesOnlyWhenNoOldKeyRowRemains(t *testing.T) {
 
 	// The old writer never stops: the run fails, saying how many and where.
 	written = 0
-	_, _, err = h.Reencrypt(ctx, checkpointer.ReencryptOptions{BatchSize: 5, Progress: oldWriter(1 << 30)})
+	_, _, err = h.Reencrypt(ctx, reencrypt.Options{BatchSize: 5, Progress: oldWriter(1 << 30)})
 	if !errors.Is(err, rotate.ErrRowsRemain) || !strings.Contains(err.Error(), "store:") {
 		t.Fatalf("reencrypt beside a writer that never stops: %v, want rotate.ErrRowsRemain naming the table", err)
 	}

@@ -10,8 +10,8 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/memvault/memvault/internal/pgtest"
-	"github.com/memvault/memvault/internal/testkeys"
+	"github.com/memvault/memvault/memvaulttest/pgtest"
+	"github.com/memvault/memvault/memvaulttest/testkeys"
 )
 
 // TestMustExistSQLite: with MustExist, Open of a missing SQLite file, or of

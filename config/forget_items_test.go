@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/memvault/memvault/internal/pgtest"
-	"github.com/memvault/memvault/internal/testkeys"
 	"github.com/memvault/memvault/keys"
+	"github.com/memvault/memvault/memvaulttest/pgtest"
+	"github.com/memvault/memvault/memvaulttest/testkeys"
 )
 
 // TestSubjectNamespacesFromEnv: MEMVAULT_SUBJECT_NAMESPACE takes a

@@ -16,10 +16,10 @@ import (
 	"time"
 
 	"github.com/memvault/memvault/embeddings"
-	"github.com/memvault/memvault/internal/pgtest"
-	"github.com/memvault/memvault/internal/testkeys"
 	"github.com/memvault/memvault/keys"
 	keysqlite "github.com/memvault/memvault/keys/sqlite"
+	"github.com/memvault/memvault/memvaulttest/pgtest"
+	"github.com/memvault/memvault/memvaulttest/testkeys"
 	"github.com/memvault/memvault/store"
 	sqlitestore "github.com/memvault/memvault/store/sqlite"
 )

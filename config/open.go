@@ -24,6 +24,7 @@ import (
 	keymemory "github.com/memvault/memvault/keys/memory"
 	keypostgres "github.com/memvault/memvault/keys/postgres"
 	keysqlite "github.com/memvault/memvault/keys/sqlite"
+	"github.com/memvault/memvault/reencrypt"
 	"github.com/memvault/memvault/serde"
 	"github.com/memvault/memvault/store"
 	pgstore "github.com/memvault/memvault/store/postgres"
@@ -111,9 +112,9 @@ func (h *Handle) KeyIDs() []string {
 // store's vectors when they were made under another key, and then, on
 // SQLite, compacts the database file once (unless opt.DeferCompaction), so
 // that no image of a rewritten row stays in it; a failure to compact wraps
-// checkpointer.ErrCompactPending. PostgreSQL is not compacted here:
+// reencrypt.ErrCompactPending. PostgreSQL is not compacted here:
 // DangerousCompact's VACUUM FULL locks each table.
-func (h *Handle) Reencrypt(ctx context.Context, opt checkpointer.ReencryptOptions) (saver, st checkpointer.ReencryptStats, err error) {
+func (h *Handle) Reencrypt(ctx context.Context, opt reencrypt.Options) (saver, st reencrypt.Stats, err error) {
 	if h.Keyring == nil {
 		return saver, st, fmt.Errorf("config: encryption is off (set LANGGRAPH_AES_KEY)")
 	}
@@ -142,7 +143,7 @@ func (h *Handle) Reencrypt(ctx context.Context, opt checkpointer.ReencryptOption
 	}
 	if compact && h.Backend == BackendSQLite {
 		if err := h.compactSQLite(ctx); err != nil {
-			return saver, st, fmt.Errorf("config: %w: %w", checkpointer.ErrCompactPending, err)
+			return saver, st, fmt.Errorf("config: %w: %w", reencrypt.ErrCompactPending, err)
 		}
 	}
 	return saver, st, nil

@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"github.com/memvault/memvault/checkpointer"
-	"github.com/memvault/memvault/internal/pgtest"
-	"github.com/memvault/memvault/internal/testkeys"
 	"github.com/memvault/memvault/keys"
+	"github.com/memvault/memvault/memvaulttest/pgtest"
+	"github.com/memvault/memvault/memvaulttest/testkeys"
 	"github.com/memvault/memvault/serde"
 	"github.com/memvault/memvault/store"
 )

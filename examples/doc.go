@@ -20,5 +20,5 @@
 //	go run ./examples/quickstart
 //
 // The tests in this directory build every example and run it, the
-// PostgreSQL ones against a throwaway cluster (see internal/pgtest).
+// PostgreSQL ones against a throwaway cluster (see memvaulttest/pgtest).
 package examples

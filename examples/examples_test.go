@@ -24,7 +24,7 @@ import (
 	_ "modernc.org/sqlite"
 
 	"github.com/memvault/memvault/crypto"
-	"github.com/memvault/memvault/internal/pgtest"
+	"github.com/memvault/memvault/memvaulttest/pgtest"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }

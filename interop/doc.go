@@ -5,7 +5,7 @@
 // @langchain/core 1.4.0, pinned in js/package.json), in both directions.
 //
 // The tests run the JS package itself, with node, against the test
-// PostgreSQL of internal/pgtest:
+// PostgreSQL of memvaulttest/pgtest:
 //
 //   - TestJSWritesMemvaultReads: JS's setup() creates the tables (its
 //     migrations 0..4) and js/write.mjs writes two threads as a JS graph
@@ -45,8 +45,8 @@
 //   - TestStringVersionsJSReads: with Python's string versions (memvault's
 //     default) JS reads the thread but cannot continue it (its
 //     getNextVersion refuses strings), hence VersionInt next to JS.
-//   - TestJSRowsFixture: loads internal/jsrows/testdata/js_rows.sql (the
-//     rows JS wrote, internal/jsrows.JSRowsSQL) into a fresh schema and checks memvault's reading of it
+//   - TestJSRowsFixture: loads memvaulttest/jsrows/testdata/js_rows.sql (the
+//     rows JS wrote, memvaulttest/jsrows.JSRowsSQL) into a fresh schema and checks memvault's reading of it
 //     against testdata/js_rows.json (JS's own reading of the same rows),
 //     without node, so it runs wherever PostgreSQL does.
 //
@@ -74,7 +74,7 @@
 //
 // # Fixture
 //
-// internal/jsrows/testdata/js_rows.sql holds threads jsrows.JSGraphThread
+// memvaulttest/jsrows/testdata/js_rows.sql holds threads jsrows.JSGraphThread
 // ("js-graph"), jsrows.JSSendsThread ("js-sends") and
 // jsrows.JSRealGraphThread ("js-real-graph");
 // the ids of their checkpoints are under "threads" in testdata/js_rows.json:

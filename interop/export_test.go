@@ -12,8 +12,8 @@ import (
 	"github.com/memvault/memvault/checkpointer/postgres"
 	"github.com/memvault/memvault/checkpointer/sqlite"
 	"github.com/memvault/memvault/checkpointer/threadfile"
-	"github.com/memvault/memvault/internal/jsrows"
-	"github.com/memvault/memvault/internal/pgtest"
+	"github.com/memvault/memvault/memvaulttest/jsrows"
+	"github.com/memvault/memvault/memvaulttest/pgtest"
 	"github.com/memvault/memvault/serde"
 )
 

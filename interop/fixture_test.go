@@ -14,12 +14,12 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/memvault/memvault/checkpointer/postgres"
-	"github.com/memvault/memvault/internal/jsrows"
-	"github.com/memvault/memvault/internal/pgtest"
+	"github.com/memvault/memvault/memvaulttest/jsrows"
+	"github.com/memvault/memvault/memvaulttest/pgtest"
 )
 
 const (
-	fixtureSQL  = "../internal/jsrows/testdata/js_rows.sql"
+	fixtureSQL  = "../memvaulttest/jsrows/testdata/js_rows.sql"
 	fixtureJSON = "testdata/js_rows.json"
 )
 

@@ -7,8 +7,8 @@ import (
 
 	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/checkpointer/postgres"
-	"github.com/memvault/memvault/internal/jsrows"
-	"github.com/memvault/memvault/internal/pgtest"
+	"github.com/memvault/memvault/memvaulttest/jsrows"
+	"github.com/memvault/memvault/memvaulttest/pgtest"
 )
 
 // TestMemvaultManagesJSThreads: memvault's CopyThread and Prune (which JS

@@ -15,10 +15,11 @@ import (
 	cpmemory "github.com/memvault/memvault/checkpointer/memory"
 	cppostgres "github.com/memvault/memvault/checkpointer/postgres"
 	cpsqlite "github.com/memvault/memvault/checkpointer/sqlite"
-	"github.com/memvault/memvault/internal/pgtest"
-	"github.com/memvault/memvault/internal/testkeys"
 	"github.com/memvault/memvault/keys"
 	keysqlite "github.com/memvault/memvault/keys/sqlite"
+	"github.com/memvault/memvault/memvaulttest/pgtest"
+	"github.com/memvault/memvault/memvaulttest/testkeys"
+	"github.com/memvault/memvault/reencrypt"
 	"github.com/memvault/memvault/serde"
 	"github.com/memvault/memvault/store"
 	stpostgres "github.com/memvault/memvault/store/postgres"
@@ -277,9 +278,9 @@ func TestReencryptMovesLegacyValues(t *testing.T) {
 	if got, err := read(t, s, st, "carol:chat", carol); err != nil || got != "carol's old note" {
 		t.Fatalf("legacy value under subjects: %q, %v", got, err)
 	}
-	sv, err := s.(checkpointer.Reencrypter).Reencrypt(ctx, checkpointer.ReencryptOptions{})
+	sv, err := s.(checkpointer.Reencrypter).Reencrypt(ctx, reencrypt.Options{})
 	must(t, err)
-	si, err := st.(store.Reencrypter).Reencrypt(ctx, checkpointer.ReencryptOptions{})
+	si, err := st.(store.Reencrypter).Reencrypt(ctx, reencrypt.Options{})
 	must(t, err)
 	if sv.Rewritten != 2 || si.Rewritten != 1 {
 		t.Fatalf("re-encryption rewrote %d checkpoint values and %d items, want 2 and 1", sv.Rewritten, si.Rewritten)

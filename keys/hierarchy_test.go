@@ -14,10 +14,10 @@ import (
 	"github.com/memvault/memvault/checkpointer"
 	cpsqlite "github.com/memvault/memvault/checkpointer/sqlite"
 	"github.com/memvault/memvault/crypto"
-	"github.com/memvault/memvault/internal/testkeys"
 	"github.com/memvault/memvault/keys"
 	keymemory "github.com/memvault/memvault/keys/memory"
 	keysqlite "github.com/memvault/memvault/keys/sqlite"
+	"github.com/memvault/memvault/memvaulttest/testkeys"
 	"github.com/memvault/memvault/serde"
 
 	_ "modernc.org/sqlite"

@@ -5,9 +5,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/memvault/memvault/internal/testkeys"
 	"github.com/memvault/memvault/keys"
 	keymemory "github.com/memvault/memvault/keys/memory"
+	"github.com/memvault/memvault/memvaulttest/testkeys"
 )
 
 // adkLayout is the ADK adapter's layout: sessions, memories and user state

@@ -3,7 +3,7 @@ package store
 import (
 	"context"
 
-	"github.com/memvault/memvault/checkpointer"
+	"github.com/memvault/memvault/reencrypt"
 )
 
 // Reencrypter is implemented by stores that can rewrite every item value
@@ -11,5 +11,5 @@ import (
 // Rows already under the primary key are left alone, so an interrupted run
 // can be started again.
 type Reencrypter interface {
-	Reencrypt(ctx context.Context, opt checkpointer.ReencryptOptions) (checkpointer.ReencryptStats, error)
+	Reencrypt(ctx context.Context, opt reencrypt.Options) (reencrypt.Stats, error)
 }

@@ -197,39 +197,6 @@ const (
 	InnerProduct Distance = "inner_product"
 )
 
-// ANNKind is the approximate-nearest-neighbour index of SQL backends.
-type ANNKind string
-
-const (
-	// HNSW is pgvector's HNSW index (the default).
-	HNSW ANNKind = "hnsw"
-	// IVFFlat is pgvector's IVFFlat index.
-	IVFFlat ANNKind = "ivfflat"
-	// Flat means no ANN index: exact scan.
-	Flat ANNKind = "flat"
-)
-
-// ANNConfig configures the vector index of SQL backends. Zero values take
-// the documented defaults.
-type ANNConfig struct {
-	// Kind defaults to HNSW.
-	Kind ANNKind
-	// HalfVec stores vectors as halfvec (needed above 2000 dims for HNSW);
-	// it is chosen automatically when Dims > 2000.
-	HalfVec bool
-	// M is HNSW's m (default 16).
-	M int
-	// EFConstruction is HNSW's ef_construction (default 64).
-	EFConstruction int
-	// EFSearch is HNSW's ef_search per query (default 40, raised to the
-	// candidate count when that is larger).
-	EFSearch int
-	// Lists is IVFFlat's lists (default 100).
-	Lists int
-	// Probes is IVFFlat's probes per query (default 1).
-	Probes int
-}
-
 // IndexConfig enables semantic search.
 type IndexConfig struct {
 	// Dims is the vector length; defaults to Embedder.Dims().
@@ -241,8 +208,6 @@ type IndexConfig struct {
 	Fields []string
 	// Distance defaults to Cosine.
 	Distance Distance
-	// ANN configures SQL backends' vector index.
-	ANN ANNConfig
 	// DangerousSharedSubjectVectors keeps data subjects' vectors in the
 	// space every other vector is in, as memvault did before subjects had
 	// vector spaces of their own. By default, when the store's serializer

@@ -15,7 +15,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/memvault/memvault/adapters/adk"
-	"github.com/memvault/memvault/adapters/internal/adaptertest"
+	"github.com/memvault/memvault/memvaulttest/adaptertest"
 	"github.com/memvault/memvault/store"
 )
 

@@ -12,7 +12,7 @@ import (
 	"google.golang.org/adk/session"
 	"google.golang.org/genai"
 
-	"github.com/memvault/memvault/adapters/internal/labels"
+	"github.com/memvault/memvault/adapters/shared/labels"
 	"github.com/memvault/memvault/store"
 )
 

@@ -8,7 +8,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/memvault/memvault/adapters/adk"
-	"github.com/memvault/memvault/adapters/internal/adaptertest"
+	"github.com/memvault/memvault/memvaulttest/adaptertest"
 )
 
 // TestMemoryService: memories are found by meaning within their app and

@@ -18,8 +18,8 @@ import (
 	"google.golang.org/adk/platform"
 	"google.golang.org/adk/session"
 
-	"github.com/memvault/memvault/adapters/internal/labels"
-	"github.com/memvault/memvault/adapters/internal/relocate"
+	"github.com/memvault/memvault/adapters/shared/labels"
+	"github.com/memvault/memvault/adapters/shared/relocate"
 	"github.com/memvault/memvault/store"
 )
 

@@ -11,8 +11,8 @@ import (
 	"google.golang.org/adk/session/sessiontestsuite"
 
 	"github.com/memvault/memvault/adapters/adk"
-	"github.com/memvault/memvault/adapters/internal/adaptertest"
-	"github.com/memvault/memvault/internal/pgtest"
+	"github.com/memvault/memvault/memvaulttest/adaptertest"
+	"github.com/memvault/memvault/memvaulttest/pgtest"
 	"github.com/memvault/memvault/store"
 )
 

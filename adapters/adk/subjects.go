@@ -3,7 +3,7 @@ package adk
 import (
 	"slices"
 
-	"github.com/memvault/memvault/adapters/internal/labels"
+	"github.com/memvault/memvault/adapters/shared/labels"
 	"github.com/memvault/memvault/store"
 )
 

@@ -6,8 +6,8 @@ import (
 	"google.golang.org/adk/session"
 
 	"github.com/memvault/memvault/adapters/adk"
-	"github.com/memvault/memvault/adapters/internal/adaptertest"
 	"github.com/memvault/memvault/keys"
+	"github.com/memvault/memvault/memvaulttest/adaptertest"
 	"github.com/memvault/memvault/store"
 )
 

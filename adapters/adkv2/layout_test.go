@@ -16,7 +16,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/memvault/memvault/adapters/adkv2"
-	"github.com/memvault/memvault/adapters/internal/adaptertest"
+	"github.com/memvault/memvault/memvaulttest/adaptertest"
 	"github.com/memvault/memvault/store"
 )
 

@@ -20,8 +20,8 @@ import (
 	"google.golang.org/adk/v2/platform"
 	"google.golang.org/adk/v2/session"
 
-	"github.com/memvault/memvault/adapters/internal/labels"
-	"github.com/memvault/memvault/adapters/internal/relocate"
+	"github.com/memvault/memvault/adapters/shared/labels"
+	"github.com/memvault/memvault/adapters/shared/relocate"
 	"github.com/memvault/memvault/store"
 )
 

@@ -13,8 +13,8 @@ import (
 	"google.golang.org/adk/v2/session/sessiontestsuite"
 
 	"github.com/memvault/memvault/adapters/adkv2"
-	"github.com/memvault/memvault/adapters/internal/adaptertest"
-	"github.com/memvault/memvault/internal/pgtest"
+	"github.com/memvault/memvault/memvaulttest/adaptertest"
+	"github.com/memvault/memvault/memvaulttest/pgtest"
 	"github.com/memvault/memvault/store"
 )
 

@@ -5,7 +5,7 @@ package adkv2
 import (
 	"slices"
 
-	"github.com/memvault/memvault/adapters/internal/labels"
+	"github.com/memvault/memvault/adapters/shared/labels"
 	"github.com/memvault/memvault/store"
 )
 

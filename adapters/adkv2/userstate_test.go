@@ -8,8 +8,8 @@ import (
 	"google.golang.org/adk/v2/session"
 
 	"github.com/memvault/memvault/adapters/adkv2"
-	"github.com/memvault/memvault/adapters/internal/adaptertest"
 	"github.com/memvault/memvault/keys"
+	"github.com/memvault/memvault/memvaulttest/adaptertest"
 	"github.com/memvault/memvault/store"
 )
 

@@ -8,7 +8,7 @@ import (
 	"google.golang.org/adk/v2/session"
 
 	"github.com/memvault/memvault/adapters/adkv2"
-	"github.com/memvault/memvault/adapters/internal/adaptertest"
+	"github.com/memvault/memvault/memvaulttest/adaptertest"
 )
 
 // TestV2EventFieldsKept: the event fields ADK v2 added for workflows

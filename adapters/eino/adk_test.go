@@ -13,7 +13,7 @@ import (
 	"github.com/cloudwego/eino/schema"
 
 	"github.com/memvault/memvault/adapters/eino"
-	"github.com/memvault/memvault/adapters/internal/adaptertest"
+	"github.com/memvault/memvault/memvaulttest/adaptertest"
 )
 
 // refundModel is a scripted chat model that decides from its input alone,

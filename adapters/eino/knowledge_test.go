@@ -7,8 +7,8 @@ import (
 	"github.com/cloudwego/eino/schema"
 
 	"github.com/memvault/memvault/adapters/eino"
-	"github.com/memvault/memvault/adapters/internal/adaptertest"
 	"github.com/memvault/memvault/embeddings"
+	"github.com/memvault/memvault/memvaulttest/adaptertest"
 	"github.com/memvault/memvault/store"
 )
 

@@ -10,9 +10,9 @@ import (
 	"github.com/cloudwego/eino/schema"
 
 	"github.com/memvault/memvault/adapters/eino"
-	"github.com/memvault/memvault/adapters/internal/adaptertest"
 	"github.com/memvault/memvault/checkpointer"
-	"github.com/memvault/memvault/internal/pgtest"
+	"github.com/memvault/memvault/memvaulttest/adaptertest"
+	"github.com/memvault/memvault/memvaulttest/pgtest"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }

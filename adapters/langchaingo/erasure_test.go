@@ -8,9 +8,9 @@ import (
 	"github.com/tmc/langchaingo/llms"
 	"github.com/tmc/langchaingo/schema"
 
-	"github.com/memvault/memvault/adapters/internal/adaptertest"
-	"github.com/memvault/memvault/adapters/internal/labels"
 	"github.com/memvault/memvault/adapters/langchaingo"
+	"github.com/memvault/memvault/adapters/shared/labels"
+	"github.com/memvault/memvault/memvaulttest/adaptertest"
 	"github.com/memvault/memvault/store"
 )
 

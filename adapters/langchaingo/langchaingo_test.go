@@ -16,9 +16,9 @@ import (
 	"github.com/tmc/langchaingo/schema"
 	"github.com/tmc/langchaingo/vectorstores"
 
-	"github.com/memvault/memvault/adapters/internal/adaptertest"
 	"github.com/memvault/memvault/adapters/langchaingo"
-	"github.com/memvault/memvault/internal/pgtest"
+	"github.com/memvault/memvault/memvaulttest/adaptertest"
+	"github.com/memvault/memvault/memvaulttest/pgtest"
 	"github.com/memvault/memvault/store"
 )
 

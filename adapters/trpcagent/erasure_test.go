@@ -9,9 +9,9 @@ import (
 	"trpc.group/trpc-go/trpc-agent-go/memory"
 	"trpc.group/trpc-go/trpc-agent-go/session"
 
-	"github.com/memvault/memvault/adapters/internal/adaptertest"
 	"github.com/memvault/memvault/adapters/trpcagent"
 	"github.com/memvault/memvault/keys"
+	"github.com/memvault/memvault/memvaulttest/adaptertest"
 	"github.com/memvault/memvault/store"
 )
 

@@ -10,8 +10,8 @@ import (
 	"trpc.group/trpc-go/trpc-agent-go/event"
 	"trpc.group/trpc-go/trpc-agent-go/graph"
 
-	"github.com/memvault/memvault/adapters/internal/adaptertest"
 	"github.com/memvault/memvault/adapters/trpcagent"
+	"github.com/memvault/memvault/memvaulttest/adaptertest"
 )
 
 // approvalGraph is entry -> ask -> done, where ask interrupts for a human's

@@ -16,7 +16,7 @@ import (
 	"trpc.group/trpc-go/trpc-agent-go/session"
 	"trpc.group/trpc-go/trpc-agent-go/tool"
 
-	"github.com/memvault/memvault/adapters/internal/labels"
+	"github.com/memvault/memvault/adapters/shared/labels"
 	"github.com/memvault/memvault/store"
 )
 

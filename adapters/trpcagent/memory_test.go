@@ -9,9 +9,9 @@ import (
 
 	"trpc.group/trpc-go/trpc-agent-go/memory"
 
-	"github.com/memvault/memvault/adapters/internal/adaptertest"
 	"github.com/memvault/memvault/adapters/trpcagent"
-	"github.com/memvault/memvault/internal/testkeys"
+	"github.com/memvault/memvault/memvaulttest/adaptertest"
+	"github.com/memvault/memvault/memvaulttest/testkeys"
 	"github.com/memvault/memvault/store"
 )
 

@@ -14,8 +14,8 @@ import (
 	"trpc.group/trpc-go/trpc-agent-go/session"
 	"trpc.group/trpc-go/trpc-agent-go/session/summary"
 
-	"github.com/memvault/memvault/adapters/internal/labels"
-	"github.com/memvault/memvault/adapters/internal/relocate"
+	"github.com/memvault/memvault/adapters/shared/labels"
+	"github.com/memvault/memvault/adapters/shared/relocate"
 	"github.com/memvault/memvault/store"
 )
 

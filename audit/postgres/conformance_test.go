@@ -10,7 +10,7 @@ import (
 	"github.com/memvault/memvault/audit"
 	"github.com/memvault/memvault/audit/audittest"
 	"github.com/memvault/memvault/audit/postgres"
-	"github.com/memvault/memvault/internal/pgtest"
+	"github.com/memvault/memvault/memvaulttest/pgtest"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }

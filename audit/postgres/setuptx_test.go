@@ -11,7 +11,7 @@ import (
 	"github.com/memvault/memvault/audit"
 	"github.com/memvault/memvault/audit/postgres"
 	"github.com/memvault/memvault/internal/pgmigrate"
-	"github.com/memvault/memvault/internal/pgtest"
+	"github.com/memvault/memvault/memvaulttest/pgtest"
 )
 
 // TestSetupTx creates the trail inside a caller's transaction: rolled

@@ -8,6 +8,7 @@ import (
 
 	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/crypto"
+	"github.com/memvault/memvault/reencrypt"
 	"github.com/memvault/memvault/serde"
 )
 
@@ -70,7 +71,7 @@ func RunReencrypt(t *testing.T, open func(t *testing.T, s serde.Serializer) chec
 	rotated := open(t, enc(keyB, keyA))
 	re := rotated.(checkpointer.Reencrypter)
 	var progressed int64
-	dry, err := re.Reencrypt(ctx, checkpointer.ReencryptOptions{DryRun: true, BatchSize: 5, Progress: func(done, total int64) {
+	dry, err := re.Reencrypt(ctx, reencrypt.Options{DryRun: true, BatchSize: 5, Progress: func(done, total int64) {
 		if done > total {
 			t.Errorf("progress %d of %d", done, total)
 		}
@@ -82,14 +83,14 @@ func RunReencrypt(t *testing.T, open func(t *testing.T, s serde.Serializer) chec
 	if dry.Scanned != values || dry.Rewritten != values || progressed != values {
 		t.Fatalf("dry run = %+v (progress %d), want %d scanned and to rewrite", dry, progressed, values)
 	}
-	st, err := re.Reencrypt(ctx, checkpointer.ReencryptOptions{BatchSize: 7})
+	st, err := re.Reencrypt(ctx, reencrypt.Options{BatchSize: 7})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if st.Rewritten != values {
 		t.Fatalf("Reencrypt = %+v, want %d rewritten (the dry run must not have written)", st, values)
 	}
-	again, err := re.Reencrypt(ctx, checkpointer.ReencryptOptions{})
+	again, err := re.Reencrypt(ctx, reencrypt.Options{})
 	if err != nil || again.Rewritten != 0 || again.Scanned != values {
 		t.Fatalf("second Reencrypt = %+v, %v; want nothing left", again, err)
 	}

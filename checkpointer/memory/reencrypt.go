@@ -6,8 +6,8 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/internal/binding"
+	"github.com/memvault/memvault/reencrypt"
 )
 
 // ErrCannotReencrypt is returned by Reencrypt when the saver's serializer
@@ -26,8 +26,8 @@ type valueRef struct {
 // pending write not sealed under the serializer's primary key (and cipher)
 // is sealed again, bound to the same location. Values written meanwhile are
 // left alone. A value that does not decrypt stops the run with the error.
-func (s *InMemorySaver) Reencrypt(ctx context.Context, opt checkpointer.ReencryptOptions) (checkpointer.ReencryptStats, error) {
-	var stats checkpointer.ReencryptStats
+func (s *InMemorySaver) Reencrypt(ctx context.Context, opt reencrypt.Options) (reencrypt.Stats, error) {
+	var stats reencrypt.Stats
 	if !s.codec.CanReencrypt() {
 		return stats, fmt.Errorf("%w (%T)", ErrCannotReencrypt, s.Serde())
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/crypto"
+	"github.com/memvault/memvault/reencrypt"
 	"github.com/memvault/memvault/serde"
 )
 
@@ -77,18 +78,18 @@ func TestReencryptRotatesKeys(t *testing.T) {
 	// Restart with a new primary key, the old one kept for reading.
 	s = s.WithSerde(newEnc(t, keyring(t, "new-key-0123456789abcdef", "old-key-0123456789abcdef")))
 	var progress [][2]int64
-	stats, err := s.Reencrypt(t.Context(), checkpointer.ReencryptOptions{DryRun: true, BatchSize: 2})
-	if err != nil || stats != (checkpointer.ReencryptStats{Scanned: 6, Rewritten: 6}) {
+	stats, err := s.Reencrypt(t.Context(), reencrypt.Options{DryRun: true, BatchSize: 2})
+	if err != nil || stats != (reencrypt.Stats{Scanned: 6, Rewritten: 6}) {
 		t.Fatalf("dry run = %+v, %v; want 6 scanned, 6 to rewrite", stats, err)
 	}
-	stats, err = s.Reencrypt(t.Context(), checkpointer.ReencryptOptions{BatchSize: 4, Progress: func(a, b int64) { progress = append(progress, [2]int64{a, b}) }})
-	if err != nil || stats != (checkpointer.ReencryptStats{Scanned: 6, Rewritten: 6}) {
+	stats, err = s.Reencrypt(t.Context(), reencrypt.Options{BatchSize: 4, Progress: func(a, b int64) { progress = append(progress, [2]int64{a, b}) }})
+	if err != nil || stats != (reencrypt.Stats{Scanned: 6, Rewritten: 6}) {
 		t.Fatalf("Reencrypt = %+v, %v; want 6 scanned and rewritten", stats, err)
 	}
 	if len(progress) != 2 || progress[0] != [2]int64{4, 6} || progress[1] != [2]int64{6, 6} {
 		t.Fatalf("progress calls %v", progress)
 	}
-	stats, err = s.Reencrypt(t.Context(), checkpointer.ReencryptOptions{})
+	stats, err = s.Reencrypt(t.Context(), reencrypt.Options{})
 	if err != nil || stats.Rewritten != 0 {
 		t.Fatalf("second run = %+v, %v; want nothing rewritten", stats, err)
 	}
@@ -101,7 +102,7 @@ func TestReencryptPlaintextDatabase(t *testing.T) {
 	s := mustNewSaver(t, Options{})
 	cfg := fillForRotation(t, s)
 	s = s.WithSerde(newEnc(t, keyring(t, "key-0123456789ab"), serde.WithDangerousPlaintextReads()))
-	stats, err := s.Reencrypt(t.Context(), checkpointer.ReencryptOptions{})
+	stats, err := s.Reencrypt(t.Context(), reencrypt.Options{})
 	if err != nil || stats.Rewritten != 6 {
 		t.Fatalf("Reencrypt = %+v, %v", stats, err)
 	}
@@ -112,24 +113,24 @@ func TestReencryptPlaintextDatabase(t *testing.T) {
 func TestReencryptErrors(t *testing.T) {
 	s := mustNewSaver(t, Options{})
 	fillForRotation(t, s)
-	if _, err := s.Reencrypt(t.Context(), checkpointer.ReencryptOptions{}); !errors.Is(err, ErrCannotReencrypt) {
+	if _, err := s.Reencrypt(t.Context(), reencrypt.Options{}); !errors.Is(err, ErrCannotReencrypt) {
 		t.Fatalf("Reencrypt with JSONPlus = %v, want ErrCannotReencrypt", err)
 	}
 	// Strict encryption refuses the plaintext rows: the run stops, nothing lost.
 	s = s.WithSerde(newEnc(t, keyring(t, "key-0123456789ab")))
-	if _, err := s.Reencrypt(t.Context(), checkpointer.ReencryptOptions{}); !errors.Is(err, serde.ErrPlaintextRefused) {
+	if _, err := s.Reencrypt(t.Context(), reencrypt.Options{}); !errors.Is(err, serde.ErrPlaintextRefused) {
 		t.Fatalf("strict Reencrypt of plaintext = %v, want ErrPlaintextRefused", err)
 	}
 	// A key that is not in the ring: ErrDecrypt.
 	e := mustNewSaver(t, Options{Serde: newEnc(t, keyring(t, "key-A-0123456789"))})
 	fillForRotation(t, e)
 	e = e.WithSerde(newEnc(t, keyring(t, "key-B-0123456789")))
-	if _, err := e.Reencrypt(t.Context(), checkpointer.ReencryptOptions{}); !errors.Is(err, serde.ErrDecrypt) {
+	if _, err := e.Reencrypt(t.Context(), reencrypt.Options{}); !errors.Is(err, serde.ErrDecrypt) {
 		t.Fatalf("Reencrypt with a foreign key = %v, want ErrDecrypt", err)
 	}
 	ctx, cancel := contextCancelled(t)
 	defer cancel()
-	if _, err := e.Reencrypt(ctx, checkpointer.ReencryptOptions{}); err == nil {
+	if _, err := e.Reencrypt(ctx, reencrypt.Options{}); err == nil {
 		t.Fatal("Reencrypt with a cancelled context succeeded")
 	}
 }

@@ -8,7 +8,7 @@ import (
 	"github.com/memvault/memvault/checkpointer/checkpointertest"
 	"github.com/memvault/memvault/checkpointer/memory"
 	"github.com/memvault/memvault/crypto"
-	"github.com/memvault/memvault/internal/testkeys"
+	"github.com/memvault/memvault/memvaulttest/testkeys"
 	"github.com/memvault/memvault/serde"
 )
 

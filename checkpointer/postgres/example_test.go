@@ -11,7 +11,7 @@ import (
 
 	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/checkpointer/postgres"
-	"github.com/memvault/memvault/internal/pgtest"
+	"github.com/memvault/memvault/memvaulttest/pgtest"
 )
 
 // New does not connect: a saver can be built at start-up and its input

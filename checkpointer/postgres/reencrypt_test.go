@@ -7,9 +7,9 @@ import (
 	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/checkpointer/checkpointertest"
 	"github.com/memvault/memvault/checkpointer/postgres"
-	"github.com/memvault/memvault/internal/pgtest"
 	"github.com/memvault/memvault/keys"
 	keypostgres "github.com/memvault/memvault/keys/postgres"
+	"github.com/memvault/memvault/memvaulttest/pgtest"
 	"github.com/memvault/memvault/serde"
 )
 

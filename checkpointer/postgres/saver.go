@@ -9,8 +9,9 @@ import (
 
 	"github.com/memvault/memvault/checkpointer/engine"
 	"github.com/memvault/memvault/checkpointer/internal/core"
+	"github.com/memvault/memvault/internal/pgdb"
 	"github.com/memvault/memvault/internal/pgfence"
-	"github.com/memvault/memvault/internal/sqlexec"
+	"github.com/memvault/memvault/reencrypt"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -181,8 +182,8 @@ func (s *Saver) DrainWrites(ctx context.Context) error {
 // updates, so rows written meanwhile (already under the primary key) are
 // left alone and an interrupted run can simply be started again. LangGraph
 // "aes" rows from Python are rewritten in the format this saver writes.
-func (s *Saver) Reencrypt(ctx context.Context, opt checkpointer.ReencryptOptions) (checkpointer.ReencryptStats, error) {
-	return core.ReencryptSQL(ctx, "postgres", sqlexec.Postgres{DB: s.db}, s.serde, opt, s.q.blobs, s.q.writes)
+func (s *Saver) Reencrypt(ctx context.Context, opt reencrypt.Options) (reencrypt.Stats, error) {
+	return core.ReencryptSQL(ctx, "postgres", pgdb.Exec{DB: s.db}, s.serde, opt, s.q.blobs, s.q.writes)
 }
 
 // ident quotes a table name, qualified by schema when one is set.

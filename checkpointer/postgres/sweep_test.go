@@ -8,7 +8,7 @@ import (
 	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/checkpointer/checkpointertest"
 	"github.com/memvault/memvault/checkpointer/postgres"
-	"github.com/memvault/memvault/internal/pgtest"
+	"github.com/memvault/memvault/memvaulttest/pgtest"
 )
 
 func TestBackgroundSweep(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/internal/carve"
+	"github.com/memvault/memvault/reencrypt"
 )
 
 // BenchmarkReencryptCompaction measures what the compaction that ends a
@@ -59,7 +60,7 @@ func BenchmarkReencryptCompaction(b *testing.B) {
 	}
 	defer s.Close()
 	start, startCPU := time.Now(), cpuTime()
-	st, err := s.Reencrypt(ctx, checkpointer.ReencryptOptions{DeferCompaction: true})
+	st, err := s.Reencrypt(ctx, reencrypt.Options{DeferCompaction: true})
 	if err != nil || st.Rewritten != 2*threads*steps {
 		b.Fatalf("reencrypt: %+v %v", st, err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/memvault/memvault/checkpointer/checkpointertest"
 	"github.com/memvault/memvault/checkpointer/sqlite"
 	"github.com/memvault/memvault/internal/carve"
+	"github.com/memvault/memvault/reencrypt"
 	"github.com/memvault/memvault/serde"
 )
 
@@ -67,7 +68,7 @@ func TestReencryptCompactsTheFile(t *testing.T) {
 	}
 	sv.Close()
 	sv = open(toK1)
-	if st, err := sv.Reencrypt(ctx, checkpointer.ReencryptOptions{}); err != nil || st.Rewritten != n {
+	if st, err := sv.Reencrypt(ctx, reencrypt.Options{}); err != nil || st.Rewritten != n {
 		t.Fatalf("plaintext to K1: %+v %v", st, err)
 	}
 	sv.Close()
@@ -82,7 +83,7 @@ func TestReencryptCompactsTheFile(t *testing.T) {
 	}
 	sv = open(toK2)
 	defer sv.Close()
-	if st, err := sv.Reencrypt(ctx, checkpointer.ReencryptOptions{}); err != nil || st.Rewritten != n {
+	if st, err := sv.Reencrypt(ctx, reencrypt.Options{}); err != nil || st.Rewritten != n {
 		t.Fatalf("K1 to K2: %+v %v", st, err)
 	}
 	f, err := carve.Scan([]string{path, path + "-wal"}, k1, values)

@@ -11,6 +11,7 @@ import (
 	"github.com/memvault/memvault/checkpointer/internal/core"
 	"github.com/memvault/memvault/internal/sqlexec"
 	"github.com/memvault/memvault/internal/sqlitedb"
+	"github.com/memvault/memvault/reencrypt"
 	"github.com/memvault/memvault/serde"
 )
 
@@ -170,9 +171,9 @@ func (s *Saver) DrainWrites(ctx context.Context) error {
 // compacting the database file (VACUUM, then emptying the write-ahead
 // log): SQLite leaves images of rewritten rows in its pages, which the old
 // key still opens. If a reader of another process keeps the log from
-// being emptied, the error wraps checkpointer.ErrCompactPending: run
+// being emptied, the error wraps reencrypt.ErrCompactPending: run
 // Reencrypt again once it is done.
-func (s *Saver) Reencrypt(ctx context.Context, opt checkpointer.ReencryptOptions) (checkpointer.ReencryptStats, error) {
+func (s *Saver) Reencrypt(ctx context.Context, opt reencrypt.Options) (reencrypt.Stats, error) {
 	db := sqlexec.SQLite{Read: s.d.db.Reader(), Write: s.d.db.Write, CompactFile: s.d.db.Compact}
 	return core.ReencryptSQL(ctx, "sqlite", db, s.serde, opt, "checkpoint_blobs", "checkpoint_writes")
 }

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/memvault/memvault/checkpointer/internal/core"
-	"github.com/memvault/memvault/internal/testkeys"
+	"github.com/memvault/memvault/memvaulttest/testkeys"
 
 	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/checkpointer/checkpointertest"

@@ -15,7 +15,7 @@ import (
 	"github.com/memvault/memvault/checkpointer/postgres"
 	"github.com/memvault/memvault/checkpointer/sqlite"
 	"github.com/memvault/memvault/checkpointer/threadfile"
-	"github.com/memvault/memvault/internal/pgtest"
+	"github.com/memvault/memvault/memvaulttest/pgtest"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }

@@ -19,8 +19,8 @@ import (
 	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/checkpointer/threadfile"
 	"github.com/memvault/memvault/config"
-	"github.com/memvault/memvault/internal/carve"
-	"github.com/memvault/memvault/internal/pgtest"
+	"github.com/memvault/memvault/memvaulttest/pgtest"
+	"github.com/memvault/memvault/memvaulttest/sqlitetest"
 	"github.com/memvault/memvault/store"
 )
 
@@ -583,7 +583,7 @@ func TestForgetAndRotateKEK(t *testing.T) {
 	// forget says the erasure is pending and exits 3, and a rerun once the
 	// reader is gone finishes it (before, forget exited 0 with the key still
 	// in the file).
-	stopReader := carve.StartReader(t, db+".keys")
+	stopReader := sqlitetest.StartReader(t, db+".keys")
 	res := cli(t, env, "", "forget", "--wait", "200ms", "carol")
 	if res.code != 3 || !strings.Contains(res.stdout, "PENDING") || !strings.Contains(res.stdout, "threads deleted:  1") {
 		t.Fatalf("forget with a reader on the key table: %+v", res)
@@ -626,8 +626,8 @@ func TestForgetAndRotateKEK(t *testing.T) {
 	}
 }
 
-// TestReaderProcess is the other process of carve.StartReader.
-func TestReaderProcess(t *testing.T) { carve.ReaderProcess(t) }
+// TestReaderProcess is the other process of sqlitetest.StartReader.
+func TestReaderProcess(t *testing.T) { sqlitetest.ReaderProcess(t) }
 
 // TestAuditTrail: with MEMVAULT_AUDIT on, the CLI's reads, writes and an
 // erasure are recorded with the principal; `audit verify` passes on the

@@ -16,6 +16,7 @@ import (
 
 	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/config"
+	"github.com/memvault/memvault/reencrypt"
 	"github.com/memvault/memvault/store"
 )
 
@@ -337,7 +338,7 @@ func (d *demo) rotation(ctx context.Context) error {
 		return err
 	}
 	d.say("new primary key %s; the old key %s now only decrypts", d.h.KeyIDs()[0], d.h.KeyIDs()[1])
-	sv, st, err := d.h.Reencrypt(ctx, checkpointer.ReencryptOptions{})
+	sv, st, err := d.h.Reencrypt(ctx, reencrypt.Options{})
 	if err != nil {
 		return err
 	}

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/memvault/memvault/internal/pgtest"
 	"github.com/memvault/memvault/jsonvalue"
+	"github.com/memvault/memvault/memvaulttest/pgtest"
 )
 
 // TestStoreValueFidelity: a value put through the CLI prints back with

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/memvault/memvault/internal/jsrows"
-	"github.com/memvault/memvault/internal/pgtest"
+	"github.com/memvault/memvault/memvaulttest/jsrows"
+	"github.com/memvault/memvault/memvaulttest/pgtest"
 )
 
 // TestHistoryOfJSThread prints, through the CLI, a thread that JS

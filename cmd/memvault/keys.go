@@ -10,8 +10,8 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
-	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/config"
+	"github.com/memvault/memvault/reencrypt"
 )
 
 func newKeysCmd(g *globals) *cobra.Command {
@@ -99,7 +99,7 @@ exits 1; run it again once that process is done.`,
 			}
 			return withHandle(cmd.Context(), g, func(h *handle) error {
 				// --compact compacts once, after the run, on either backend.
-				opt := checkpointer.ReencryptOptions{BatchSize: batch, DryRun: dryRun, DeferCompaction: compact}
+				opt := reencrypt.Options{BatchSize: batch, DryRun: dryRun, DeferCompaction: compact}
 				var bar *progressbar.ProgressBar
 				if !g.json && term.IsTerminal(int(os.Stderr.Fd())) {
 					bar = progressbar.NewOptions64(-1, progressbar.OptionSetWriter(os.Stderr), progressbar.OptionSetDescription("re-encrypting"), progressbar.OptionShowCount(), progressbar.OptionClearOnFinish())
@@ -116,7 +116,7 @@ exits 1; run it again once that process is done.`,
 				// counts, and the command exits 1: the rows are resealed,
 				// their old images not yet gone.
 				var pending error
-				if errors.Is(err, checkpointer.ErrCompactPending) {
+				if errors.Is(err, reencrypt.ErrCompactPending) {
 					pending = fmt.Errorf("%w. Once the process reading the database has finished (or closed it), run `memvault keys reencrypt` again: it rewrites nothing and compacts. Do not retire the old key before it succeeds", err)
 					err = nil
 				}
@@ -129,7 +129,7 @@ exits 1; run it again once that process is done.`,
 					}
 					done, err := h.DangerousCompact(cmd.Context())
 					if err != nil {
-						pending = fmt.Errorf("%w: %w. Run `memvault keys reencrypt --compact` again once no other process reads the database; do not retire the old key before it succeeds", checkpointer.ErrCompactPending, err)
+						pending = fmt.Errorf("%w: %w. Run `memvault keys reencrypt --compact` again once no other process reads the database; do not retire the old key before it succeeds", reencrypt.ErrCompactPending, err)
 					} else {
 						fmt.Fprintf(os.Stderr, "memvault: compacted %s\n", strings.Join(done, ", "))
 					}

@@ -8,7 +8,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/memvault/memvault/internal/binding"
 	"github.com/memvault/memvault/serde"
 )
 
@@ -44,11 +43,11 @@ bound to the row they live in: give the row's coordinates —
 			var aad []byte
 			switch {
 			case itemKey != "":
-				aad = binding.AAD(binding.Item{Namespace: itemNS, Key: itemKey})
+				aad = serde.AppendItemAAD(nil, itemNS, itemKey)
 			case task != "":
-				aad = binding.AAD(binding.Write{Thread: thread, NS: ns, Checkpoint: checkpoint, Task: task, Idx: idx, Channel: channel})
+				aad = serde.AppendWriteAAD(nil, thread, ns, checkpoint, task, idx, channel)
 			case channel != "":
-				aad = binding.AAD(binding.Blob{Thread: thread, NS: ns, Channel: channel, Version: version})
+				aad = serde.AppendBlobAAD(nil, thread, ns, channel, version)
 			}
 			cfg, err := g.config()
 			if err != nil {

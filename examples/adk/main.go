@@ -22,7 +22,7 @@ import (
 	"iter"
 	"strings"
 
-	"github.com/memvault/memvault/internal/demoenv"
+	"github.com/memvault/memvault/examples/demoenv"
 
 	"google.golang.org/adk/agent"
 	"google.golang.org/adk/agent/llmagent"

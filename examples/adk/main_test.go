@@ -3,7 +3,7 @@ package main
 import (
 	"testing"
 
-	"github.com/memvault/memvault/internal/demoenv"
+	"github.com/memvault/memvault/examples/demoenv"
 )
 
 // TestDemo: the third turn, in a new "process" on the same encrypted file,

@@ -19,7 +19,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/memvault/memvault/internal/demoenv"
+	"github.com/memvault/memvault/examples/demoenv"
 
 	"github.com/cloudwego/eino/compose"
 	"github.com/cloudwego/eino/schema"

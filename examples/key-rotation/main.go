@@ -26,6 +26,7 @@ import (
 
 	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/config"
+	"github.com/memvault/memvault/reencrypt"
 	"github.com/memvault/memvault/serde"
 	"github.com/memvault/memvault/store"
 )
@@ -66,7 +67,7 @@ func main() {
 	// 2. Rotate: B encrypts, A still decrypts. Re-encrypt every value under B.
 	with(ctx, cfg, config.Keys{Primary: keyB, Previous: []string{keyA}}, func(h *config.Handle) error {
 		fmt.Printf("2. primary key B (id %s), previous key A\n", h.KeyIDs()[0])
-		saver, st, err := h.Reencrypt(ctx, checkpointer.ReencryptOptions{})
+		saver, st, err := h.Reencrypt(ctx, reencrypt.Options{})
 		if err != nil {
 			return fmt.Errorf("re-encrypt: %w", err)
 		}

@@ -3,7 +3,7 @@ package main
 import (
 	"testing"
 
-	"github.com/memvault/memvault/internal/demoenv"
+	"github.com/memvault/memvault/examples/demoenv"
 )
 
 // TestDemo: the chain's memory outlives the process, and the file holds

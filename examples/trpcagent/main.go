@@ -23,7 +23,7 @@ import (
 
 	"github.com/memvault/memvault/adapters/trpcagent"
 	"github.com/memvault/memvault/config"
-	"github.com/memvault/memvault/internal/demoenv"
+	"github.com/memvault/memvault/examples/demoenv"
 )
 
 func main() { demoenv.Main("trpc.db", demo) }

@@ -3,7 +3,7 @@ package main
 import (
 	"testing"
 
-	"github.com/memvault/memvault/internal/demoenv"
+	"github.com/memvault/memvault/examples/demoenv"
 )
 
 // TestDemo: the run stopped in one process finishes in the next with the

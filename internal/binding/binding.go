@@ -2,7 +2,6 @@ package binding
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"strings"
 
@@ -23,7 +22,7 @@ type Blob struct {
 
 // AppendAAD implements Location (domain "memvault/blob/v1").
 func (b Blob) AppendAAD(dst []byte) []byte {
-	return appendAAD(dst, "memvault/blob/v1", b.Thread, b.NS, b.Channel, b.Version)
+	return serde.AppendBlobAAD(dst, b.Thread, b.NS, b.Channel, b.Version)
 }
 
 // Write locates a pending write (a checkpoint_writes row). The channel is
@@ -37,9 +36,7 @@ type Write struct {
 // AppendAAD implements Location (domain "memvault/write/v1"; idx as a
 // zig-zag varint).
 func (w Write) AppendAAD(dst []byte) []byte {
-	var b [binary.MaxVarintLen64]byte
-	n := binary.PutVarint(b[:], int64(w.Idx))
-	return appendAAD(dst, "memvault/write/v1", w.Thread, w.NS, w.Checkpoint, w.Task, string(b[:n]), w.Channel)
+	return serde.AppendWriteAAD(dst, w.Thread, w.NS, w.Checkpoint, w.Task, w.Idx, w.Channel)
 }
 
 // Item locates a store item's value; Namespace is the dotted namespace
@@ -50,7 +47,7 @@ type Item struct {
 
 // AppendAAD implements Location (domain "memvault/item/v1").
 func (i Item) AppendAAD(dst []byte) []byte {
-	return appendAAD(dst, "memvault/item/v1", i.Namespace, i.Key)
+	return serde.AppendItemAAD(dst, i.Namespace, i.Key)
 }
 
 // threadLocation is a location in a thread: Blob or Write.
@@ -61,16 +58,6 @@ func (w Write) thread() string { return w.Thread }
 
 // AAD returns the associated data of a location.
 func AAD(at Location) []byte { return at.AppendAAD(make([]byte, 0, 96)) }
-
-func appendAAD(out []byte, domain string, fields ...string) []byte {
-	out = append(out, domain...)
-	out = append(out, 0)
-	for _, f := range fields {
-		out = binary.AppendUvarint(out, uint64(len(f)))
-		out = append(out, f...)
-	}
-	return out
-}
 
 // Codec seals and opens values with a serializer, binding them to their
 // location when the serializer supports it (serde.BoundSerializer, as

@@ -7,8 +7,8 @@
 // task, index or key fails to decrypt on every driver alike, and a row moved
 // between SQLite and PostgreSQL with its coordinates intact still opens.
 //
-// Layout of the associated data: a domain string and a zero byte, then each
-// coordinate as uvarint(len) || bytes (the length prefixes make it
-// injective: ("a","bc") != ("ab","c")). The bytes are part of the stored
-// format: they never change for a domain; a new layout gets a new domain.
+// The layout of the associated data lives in package serde
+// (serde.AppendBlobAAD, AppendWriteAAD, AppendItemAAD), exported there so
+// that an operator tool can decode one stored row by hand; the golden file
+// of this package's tests pins its bytes.
 package binding

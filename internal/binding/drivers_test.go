@@ -12,7 +12,7 @@ import (
 	"github.com/memvault/memvault/checkpointer"
 	cppg "github.com/memvault/memvault/checkpointer/postgres"
 	cpsqlite "github.com/memvault/memvault/checkpointer/sqlite"
-	"github.com/memvault/memvault/internal/pgtest"
+	"github.com/memvault/memvault/memvaulttest/pgtest"
 	"github.com/memvault/memvault/serde"
 	"github.com/memvault/memvault/store"
 	stpg "github.com/memvault/memvault/store/postgres"

@@ -10,10 +10,10 @@ import (
 
 	"github.com/memvault/memvault/internal/binding"
 	"github.com/memvault/memvault/internal/pgfence"
-	"github.com/memvault/memvault/internal/pgtest"
 	"github.com/memvault/memvault/keys"
 	"github.com/memvault/memvault/keys/keystest"
 	keymemory "github.com/memvault/memvault/keys/memory"
+	"github.com/memvault/memvault/memvaulttest/pgtest"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/memvault/memvault/internal/pgmigrate"
-	"github.com/memvault/memvault/internal/pgtest"
+	"github.com/memvault/memvault/memvaulttest/pgtest"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/internal/sqlexec"
+	"github.com/memvault/memvault/reencrypt"
 )
 
 // Sealer reseals one stored value where it lives (binding.Codec
@@ -71,8 +71,8 @@ var ErrRowsRemain = errors.New("reencrypt: rows under old keys keep appearing (a
 // or MaxPasses passes have run, when it returns ErrRowsRemain with how many
 // rows the last pass found, by table. Every run thus reads the tables at
 // least twice. A dry run makes one pass and writes nothing.
-func Run(ctx context.Context, s Sealer, opt checkpointer.ReencryptOptions, tables ...Table) (checkpointer.ReencryptStats, error) {
-	var stats checkpointer.ReencryptStats
+func Run(ctx context.Context, s Sealer, opt reencrypt.Options, tables ...Table) (reencrypt.Stats, error) {
+	var stats reencrypt.Stats
 	var total int64
 	for _, t := range tables {
 		n, err := t.Count(ctx)
@@ -110,7 +110,7 @@ func Run(ctx context.Context, s Sealer, opt checkpointer.ReencryptOptions, table
 
 // runPass scans every table once, resealing what needs it; found counts,
 // per table, the rows that needed it.
-func runPass(ctx context.Context, s Sealer, opt checkpointer.ReencryptOptions, tables []Table, stats *checkpointer.ReencryptStats, progressed *int64, total int64, first bool) ([]int64, error) {
+func runPass(ctx context.Context, s Sealer, opt reencrypt.Options, tables []Table, stats *reencrypt.Stats, progressed *int64, total int64, first bool) ([]int64, error) {
 	batch := opt.BatchSize
 	if batch <= 0 {
 		batch = 500
@@ -161,15 +161,15 @@ func runPass(ctx context.Context, s Sealer, opt checkpointer.ReencryptOptions, t
 
 // Compact ends a run on db that was not a dry run: a database whose file
 // keeps images of rewritten rows (sqlexec.Compacter: SQLite) is compacted,
-// unless opt defers it. A failure wraps checkpointer.ErrCompactPending:
+// unless opt defers it. A failure wraps reencrypt.ErrCompactPending:
 // the rows are resealed, their old images not yet gone.
-func Compact(ctx context.Context, opt checkpointer.ReencryptOptions, db sqlexec.DB) error {
+func Compact(ctx context.Context, opt reencrypt.Options, db sqlexec.DB) error {
 	c, ok := db.(sqlexec.Compacter)
 	if !ok || opt.DryRun || opt.DeferCompaction {
 		return nil
 	}
 	if err := c.Compact(ctx); err != nil {
-		return fmt.Errorf("%w: %w", checkpointer.ErrCompactPending, err)
+		return fmt.Errorf("%w: %w", reencrypt.ErrCompactPending, err)
 	}
 	return nil
 }

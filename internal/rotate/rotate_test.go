@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/internal/rotate"
+	"github.com/memvault/memvault/reencrypt"
 )
 
 // upper "reseals" lower-case values by upper-casing them, and fails on "bad".
@@ -60,7 +60,7 @@ func TestRun(t *testing.T) {
 	values := []string{"a", "B", "c", "D", "e", "f", "G"}
 	var updates int
 	var progress [][2]int64
-	opt := checkpointer.ReencryptOptions{BatchSize: 3, Progress: func(d, n int64) { progress = append(progress, [2]int64{d, n}) }}
+	opt := reencrypt.Options{BatchSize: 3, Progress: func(d, n int64) { progress = append(progress, [2]int64{d, n}) }}
 
 	dry := opt
 	dry.DryRun = true
@@ -88,7 +88,7 @@ func TestRun(t *testing.T) {
 func TestRunStopsOnUndecryptableRow(t *testing.T) {
 	values := []string{"a", "bad", "c"}
 	var updates int
-	_, err := rotate.Run(context.Background(), upper{}, checkpointer.ReencryptOptions{BatchSize: 10}, table(values, &updates))
+	_, err := rotate.Run(context.Background(), upper{}, reencrypt.Options{BatchSize: 10}, table(values, &updates))
 	if err == nil || !strings.Contains(err.Error(), "row [1]") || updates != 0 {
 		t.Fatalf("err = %v, updates %d; want the failing row named and nothing written", err, updates)
 	}
@@ -97,7 +97,7 @@ func TestRunStopsOnUndecryptableRow(t *testing.T) {
 func ExampleRun() {
 	values := []string{"a", "B", "c"}
 	var updates int
-	st, err := rotate.Run(context.Background(), upper{}, checkpointer.ReencryptOptions{}, table(values, &updates))
+	st, err := rotate.Run(context.Background(), upper{}, reencrypt.Options{}, table(values, &updates))
 	fmt.Println(st.Scanned, st.Rewritten, values, err)
 	// Output: 3 2 [A B C] <nil>
 }

@@ -3,11 +3,6 @@ package sqlexec
 import (
 	"context"
 	"database/sql"
-	"strconv"
-	"strings"
-
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // Stmt is one statement and its arguments, with "?" placeholders.
@@ -61,7 +56,7 @@ func (d SQLite) Query(ctx context.Context, q string, args []any, row func(scan f
 	return each(rows, row)
 }
 
-// each calls row for every row of rows, database/sql's or pgx's alike.
+// each calls row for every row of rows.
 func each(rows interface {
 	Next() bool
 	Scan(dest ...any) error
@@ -85,69 +80,4 @@ func (d SQLite) ExecTx(ctx context.Context, stmts []Stmt) error {
 		}
 		return nil
 	})
-}
-
-// Pgx is what Postgres needs of a pool, a connection or a transaction.
-type Pgx interface {
-	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
-	Begin(ctx context.Context) (pgx.Tx, error)
-	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
-}
-
-// Postgres is a DB over pgx. Statements are rebound to "$n" placeholders
-// and a transaction's statements are sent as one pipelined batch (inside
-// the caller's transaction, as a savepoint, when DB is one).
-type Postgres struct{ DB Pgx }
-
-// Query implements DB.
-func (d Postgres) Query(ctx context.Context, q string, args []any, row func(scan func(dest ...any) error) error) error {
-	rows, err := d.DB.Query(ctx, Rebind(q), args...)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	return each(rows, row)
-}
-
-// ExecTx implements DB.
-func (d Postgres) ExecTx(ctx context.Context, stmts []Stmt) error {
-	b := &pgx.Batch{}
-	for _, s := range stmts {
-		b.Queue(Rebind(s.SQL), s.Args...)
-	}
-	return pgx.BeginFunc(ctx, d.DB, func(tx pgx.Tx) error {
-		return tx.SendBatch(ctx, b).Close()
-	})
-}
-
-// Rebind turns the "?" placeholders of q into PostgreSQL's "$1", "$2", …
-// in order. A "?" inside a quoted literal or identifier is left alone;
-// shared statements do not use PostgreSQL's "?" operators (jsonb key
-// tests), which Rebind would take for placeholders.
-func Rebind(q string) string {
-	if !strings.Contains(q, "?") {
-		return q
-	}
-	var b strings.Builder
-	b.Grow(len(q) + 8)
-	n := 0
-	var quote byte
-	for i := 0; i < len(q); i++ {
-		c := q[i]
-		switch {
-		case quote != 0:
-			if c == quote {
-				quote = 0
-			}
-		case c == '\'' || c == '"':
-			quote = c
-		case c == '?':
-			n++
-			b.WriteByte('$')
-			b.WriteString(strconv.Itoa(n))
-			continue
-		}
-		b.WriteByte(c)
-	}
-	return b.String()
 }

@@ -12,10 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/memvault/memvault/internal/carve"
+	"github.com/memvault/memvault/memvaulttest/sqlitetest"
 )
 
-func TestReaderProcess(t *testing.T) { carve.ReaderProcess(t) }
+func TestReaderProcess(t *testing.T) { sqlitetest.ReaderProcess(t) }
 
 // rewriteRows is a key rotation in miniature: rows are written ("plain"),
 // rewritten larger ("old-<k>|": sealed under the old key, so cells move
@@ -138,7 +138,7 @@ func TestCompactWithReaderInAnotherProcess(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	stop := carve.StartReader(t, path)
+	stop := sqlitetest.StartReader(t, path)
 	rewriteRows(t, ctx, db, n)
 	err = db.Compact(ctx)
 	if !errors.Is(err, ErrWALBusy) {

@@ -17,10 +17,10 @@ import (
 
 	"github.com/memvault/memvault/checkpointer"
 	cpsqlite "github.com/memvault/memvault/checkpointer/sqlite"
-	"github.com/memvault/memvault/internal/testkeys"
 	"github.com/memvault/memvault/keyproviders/pkcs11"
 	"github.com/memvault/memvault/keys"
 	keymemory "github.com/memvault/memvault/keys/memory"
+	"github.com/memvault/memvault/memvaulttest/testkeys"
 )
 
 // raw is a logged-in session on the test token, outside the provider: what

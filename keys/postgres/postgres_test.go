@@ -6,10 +6,10 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/memvault/memvault/internal/pgtest"
 	"github.com/memvault/memvault/keys"
 	"github.com/memvault/memvault/keys/keystest"
 	"github.com/memvault/memvault/keys/postgres"
+	"github.com/memvault/memvault/memvaulttest/pgtest"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }

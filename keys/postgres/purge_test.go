@@ -10,9 +10,9 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/memvault/memvault/internal/pgtest"
 	"github.com/memvault/memvault/keys"
 	"github.com/memvault/memvault/keys/postgres"
+	"github.com/memvault/memvault/memvaulttest/pgtest"
 )
 
 // A session holding a snapshot from before the keys were destroyed keeps

@@ -9,9 +9,9 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/memvault/memvault/internal/pgmigrate"
-	"github.com/memvault/memvault/internal/pgtest"
 	"github.com/memvault/memvault/keys"
 	"github.com/memvault/memvault/keys/postgres"
+	"github.com/memvault/memvault/memvaulttest/pgtest"
 )
 
 // TestSetupTx creates the key table inside a caller's transaction: rolled

@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/memvault/memvault/internal/carve"
 	"github.com/memvault/memvault/keys"
 	"github.com/memvault/memvault/keys/sqlite"
+	"github.com/memvault/memvault/memvaulttest/sqlitetest"
 )
 
 // fileHolds reports which of the key table's files hold b.
@@ -61,7 +61,7 @@ func TestPurgeWaitsForAReader(t *testing.T) {
 	if in := fileHolds(t, path, wrapped); len(in) == 0 {
 		t.Fatal("the key is not in the files before the erasure: the check below proves nothing")
 	}
-	stop := carve.StartReader(t, path)
+	stop := sqlitetest.StartReader(t, path)
 	e, err := tb.StartErasure(ctx, "carol", now)
 	if err != nil {
 		t.Fatal(err)

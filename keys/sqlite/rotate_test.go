@@ -13,10 +13,11 @@ import (
 	"github.com/memvault/memvault/internal/sqlitedb"
 	"github.com/memvault/memvault/keys"
 	"github.com/memvault/memvault/keys/sqlite"
+	"github.com/memvault/memvault/memvaulttest/sqlitetest"
 	"github.com/memvault/memvault/serde"
 )
 
-func TestReaderProcess(t *testing.T) { carve.ReaderProcess(t) }
+func TestReaderProcess(t *testing.T) { sqlitetest.ReaderProcess(t) }
 
 // rotatedTable makes a key table of n subjects whose data keys the master
 // key K1's KEK wrapped, and a hierarchy whose KEK is K2's (K1's after it,
@@ -110,7 +111,7 @@ func TestRotateKEKLeavesNoOldWrappedKey(t *testing.T) {
 func TestRotateKEKReportsPendingCompaction(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "keys.db")
 	_, h, old := rotatedTable(t, path, 50)
-	stop := carve.StartReader(t, path)
+	stop := sqlitetest.StartReader(t, path)
 	st, err := h.RotateKEK(t.Context(), nil)
 	if !errors.Is(err, sqlitedb.ErrWALBusy) || st.Rewrapped != 50 {
 		t.Fatalf("rotate beside a reader: %+v %v, want sqlitedb.ErrWALBusy", st, err)

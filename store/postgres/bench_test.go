@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/memvault/memvault/embeddings"
-	"github.com/memvault/memvault/internal/testkeys"
+	"github.com/memvault/memvault/memvaulttest/testkeys"
 	"github.com/memvault/memvault/serde"
 	"github.com/memvault/memvault/store"
 	"github.com/memvault/memvault/store/cache"
@@ -41,23 +41,22 @@ func benchText(r *rand.Rand) string {
 func BenchmarkStore(b *testing.B) {
 	for _, cfg := range []struct {
 		name     string
-		kind     store.ANNKind
+		kind     postgres.ANNKind
 		encrypt  bool
 		subjects bool // per-subject keys: each ("users", "u<n>") its own subject
 	}{
-		{"Plain/HNSW", store.HNSW, false, false},
-		{"Plain/Flat", store.Flat, false, false},
-		{"Encrypted/HNSW", store.HNSW, true, false},
-		{"Encrypted/Flat", store.Flat, true, false},
-		{"Subjects/HNSW", store.HNSW, true, true},
+		{"Plain/HNSW", postgres.HNSW, false, false},
+		{"Plain/Flat", postgres.Flat, false, false},
+		{"Encrypted/HNSW", postgres.HNSW, true, false},
+		{"Encrypted/Flat", postgres.Flat, true, false},
+		{"Subjects/HNSW", postgres.HNSW, true, true},
 	} {
 		b.Run(cfg.name, func(b *testing.B) {
 			ctx := context.Background()
 			opts := postgres.Options{Index: &store.IndexConfig{
 				Embedder: embeddings.NewUnkeyedHashing(64),
 				Fields:   []string{"text"},
-				ANN:      store.ANNConfig{Kind: cfg.kind},
-			}}
+			}, ANN: postgres.ANNConfig{Kind: cfg.kind}}
 			var ser serde.Serializer
 			if cfg.encrypt {
 				ser = newSealed(b)

@@ -11,7 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/memvault/memvault/embeddings"
-	"github.com/memvault/memvault/internal/pgtest"
+	"github.com/memvault/memvault/memvaulttest/pgtest"
 	"github.com/memvault/memvault/store"
 	"github.com/memvault/memvault/store/postgres"
 )
@@ -173,7 +173,7 @@ func BenchmarkBatchPut1536(b *testing.B) {
 		min  int
 	}{{"copy", 256}, {"unnest", 1 << 30}} {
 		b.Run(tc.name, func(b *testing.B) {
-			s, _ := open(b, postgres.Options{Index: &store.IndexConfig{Embedder: emb, Fields: []string{"text"}, ANN: store.ANNConfig{Kind: store.Flat}}})
+			s, _ := open(b, postgres.Options{Index: &store.IndexConfig{Embedder: emb, Fields: []string{"text"}}, ANN: postgres.ANNConfig{Kind: postgres.Flat}})
 			postgres.SetCopyMin(s, tc.min)
 			const n = 1000
 			for it := 0; b.Loop(); it++ {

@@ -12,7 +12,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/memvault/memvault/internal/pgtest"
+	"github.com/memvault/memvault/memvaulttest/pgtest"
 	"github.com/memvault/memvault/store"
 	"github.com/memvault/memvault/store/postgres"
 )
@@ -179,9 +179,9 @@ func abs(f float64) float64 {
 // is nullable in LangGraph's schema) are ignored by searches.
 func TestNullEmbeddings(t *testing.T) {
 	ctx := context.Background()
-	for _, kind := range []store.ANNKind{store.HNSW, store.Flat} {
+	for _, kind := range []postgres.ANNKind{postgres.HNSW, postgres.Flat} {
 		t.Run(string(kind), func(t *testing.T) {
-			s, pool := open(t, postgres.Options{Index: &store.IndexConfig{Embedder: fixtureEmbedder(), Fields: []string{"food"}, ANN: store.ANNConfig{Kind: kind}}})
+			s, pool := open(t, postgres.Options{Index: &store.IndexConfig{Embedder: fixtureEmbedder(), Fields: []string{"food"}}, ANN: postgres.ANNConfig{Kind: kind}})
 			must(t, s.Put(ctx, store.Namespace{"u"}, "a", map[string]any{"food": "pizza"}))
 			must(t, s.Put(ctx, store.Namespace{"u"}, "b", map[string]any{"food": "cat"}))
 			_, err := pool.Exec(ctx, `UPDATE store_vectors SET embedding = NULL WHERE key = 'b'`)

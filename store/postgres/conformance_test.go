@@ -8,7 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/memvault/memvault/internal/testkeys"
+	"github.com/memvault/memvault/memvaulttest/testkeys"
 	"github.com/memvault/memvault/serde"
 	"github.com/memvault/memvault/store"
 	"github.com/memvault/memvault/store/postgres"
@@ -20,38 +20,36 @@ import (
 func TestConformance(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
-		ann     store.ANNKind
+		ann     postgres.ANNKind
 		serde   func(testing.TB) serde.Serializer
 		halfvec bool // halfvec columns (pgvector-go's HalfVector in binary)
 		simple  bool // the simple protocol: vectors go as text
 		bulk    bool // every write through COPY (writeBulk), whatever its size
 	}{
-		{name: "Plain/HNSW", ann: store.HNSW},
-		{name: "Plain/Flat", ann: store.Flat},
-		{name: "Plain/IVFFlat", ann: store.IVFFlat},
-		{name: "Plain/HNSW/halfvec", ann: store.HNSW, halfvec: true},
-		{name: "Plain/HNSW/SimpleProtocol", ann: store.HNSW, simple: true},
-		{name: "Encrypted/HNSW", ann: store.HNSW, serde: func(t testing.TB) serde.Serializer { return newSealed(t) }},
-		{name: "Encrypted/Flat", ann: store.Flat, serde: func(t testing.TB) serde.Serializer { return newSealed(t) }},
+		{name: "Plain/HNSW", ann: postgres.HNSW},
+		{name: "Plain/Flat", ann: postgres.Flat},
+		{name: "Plain/IVFFlat", ann: postgres.IVFFlat},
+		{name: "Plain/HNSW/halfvec", ann: postgres.HNSW, halfvec: true},
+		{name: "Plain/HNSW/SimpleProtocol", ann: postgres.HNSW, simple: true},
+		{name: "Encrypted/HNSW", ann: postgres.HNSW, serde: func(t testing.TB) serde.Serializer { return newSealed(t) }},
+		{name: "Encrypted/Flat", ann: postgres.Flat, serde: func(t testing.TB) serde.Serializer { return newSealed(t) }},
 		// Per-subject keys: items under ("users", <subject>, …) sealed
 		// under their subject's data key.
-		{name: "Subjects/HNSW", ann: store.HNSW, serde: func(t testing.TB) serde.Serializer { return testkeys.Subjects(t) }},
+		{name: "Subjects/HNSW", ann: postgres.HNSW, serde: func(t testing.TB) serde.Serializer { return testkeys.Subjects(t) }},
 		// The bulk path (COPY into staging tables) for every write, so that
 		// it passes the same suite as the one-batch path.
-		{name: "Plain/HNSW/Bulk", ann: store.HNSW, bulk: true},
-		{name: "Plain/HNSW/halfvec/Bulk", ann: store.HNSW, halfvec: true, bulk: true},
-		{name: "Plain/HNSW/SimpleProtocol/Bulk", ann: store.HNSW, simple: true, bulk: true},
-		{name: "Encrypted/Flat/Bulk", ann: store.Flat, serde: func(t testing.TB) serde.Serializer { return newSealed(t) }, bulk: true},
-		{name: "Subjects/HNSW/Bulk", ann: store.HNSW, serde: func(t testing.TB) serde.Serializer { return testkeys.Subjects(t) }, bulk: true},
+		{name: "Plain/HNSW/Bulk", ann: postgres.HNSW, bulk: true},
+		{name: "Plain/HNSW/halfvec/Bulk", ann: postgres.HNSW, halfvec: true, bulk: true},
+		{name: "Plain/HNSW/SimpleProtocol/Bulk", ann: postgres.HNSW, simple: true, bulk: true},
+		{name: "Encrypted/Flat/Bulk", ann: postgres.Flat, serde: func(t testing.TB) serde.Serializer { return newSealed(t) }, bulk: true},
+		{name: "Subjects/HNSW/Bulk", ann: postgres.HNSW, serde: func(t testing.TB) serde.Serializer { return testkeys.Subjects(t) }, bulk: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			storetest.Run(t, func(t *testing.T, cfg storetest.Config) store.Store {
 				opts := postgres.Options{TTL: cfg.TTL, Now: cfg.Now}
 				if cfg.Index != nil {
-					idx := *cfg.Index
-					idx.ANN.Kind = tc.ann
-					idx.ANN.HalfVec = tc.halfvec
-					opts.Index = &idx
+					opts.Index = cfg.Index
+					opts.ANN = postgres.ANNConfig{Kind: tc.ann, HalfVec: tc.halfvec}
 				}
 				if tc.serde != nil {
 					opts.Serde = tc.serde(t)

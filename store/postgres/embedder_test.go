@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/memvault/memvault/embeddings"
-	"github.com/memvault/memvault/internal/pgtest"
+	"github.com/memvault/memvault/memvaulttest/pgtest"
 	"github.com/memvault/memvault/store"
 	"github.com/memvault/memvault/store/postgres"
 	"github.com/memvault/memvault/store/storetest"

@@ -25,8 +25,8 @@ func ExampleNew() {
 		Index: &store.IndexConfig{
 			Embedder: embeddings.NewUnkeyedHashing(1536),
 			Fields:   []string{"text"},
-			ANN:      store.ANNConfig{M: 16, EFConstruction: 128},
 		},
+		ANN: postgres.ANNConfig{M: 16, EFConstruction: 128},
 	})
 	if err != nil {
 		fmt.Println(err)

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/memvault/memvault/embeddings"
-	"github.com/memvault/memvault/internal/pgtest"
+	"github.com/memvault/memvault/memvaulttest/pgtest"
 	"github.com/memvault/memvault/store"
 )
 
@@ -17,14 +17,13 @@ import (
 // scans are not disabled): the candidates must come from an index scan of
 // store_vectors_embedding_idx, with and without a namespace prefix.
 func TestSearchUsesIndex(t *testing.T) {
-	for _, kind := range []store.ANNKind{store.HNSW, store.IVFFlat} {
+	for _, kind := range []ANNKind{HNSW, IVFFlat} {
 		t.Run(string(kind), func(t *testing.T) {
 			ctx := context.Background()
 			pool := pgtest.Pool(t)
 			s, err := New(pool, Options{Index: &store.IndexConfig{
 				Embedder: embeddings.NewUnkeyedHashing(64),
-				ANN:      store.ANNConfig{Kind: kind, Lists: 10},
-			}})
+			}, ANN: ANNConfig{Kind: kind, Lists: 10}})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -9,7 +9,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/memvault/memvault/embeddings"
-	"github.com/memvault/memvault/internal/pgtest"
+	"github.com/memvault/memvault/memvaulttest/pgtest"
 	"github.com/memvault/memvault/store"
 	"github.com/memvault/memvault/store/postgres"
 )
@@ -35,7 +35,7 @@ func migrations(t *testing.T, pool *pgxpool.Pool, table string) string {
 func TestSetupIdempotentAndConcurrent(t *testing.T) {
 	ctx := context.Background()
 	pool, schema := pgtest.Schema(t)
-	opts := postgres.Options{Index: &store.IndexConfig{Embedder: embeddings.NewUnkeyedHashing(8), ANN: store.ANNConfig{M: 8, EFConstruction: 32}}}
+	opts := postgres.Options{Index: &store.IndexConfig{Embedder: embeddings.NewUnkeyedHashing(8)}, ANN: postgres.ANNConfig{M: 8, EFConstruction: 32}}
 	var wg sync.WaitGroup
 	errs := make(chan error, 4)
 	for range 4 {
@@ -76,7 +76,7 @@ func TestSetupIndexKinds(t *testing.T) {
 	for _, tc := range []struct {
 		name       string
 		dims       int
-		ann        store.ANNConfig
+		ann        postgres.ANNConfig
 		dist       store.Distance
 		wantIndex  string
 		wantColumn string
@@ -84,17 +84,17 @@ func TestSetupIndexKinds(t *testing.T) {
 	}{
 		// vector_l2_ops is vector's default operator class, which
 		// pg_indexes leaves out.
-		{"ivfflat-l2", 8, store.ANNConfig{Kind: store.IVFFlat, Lists: 7}, store.L2, "USING ivfflat (embedding) WITH (lists='7')", "vector(8)", "0,1,2"},
-		{"hnsw-ip", 8, store.ANNConfig{}, store.InnerProduct, "USING hnsw (embedding vector_ip_ops)", "vector(8)", "0,1,2"},
-		{"halfvec-auto", 3072, store.ANNConfig{}, store.Cosine, "USING hnsw (embedding halfvec_cosine_ops)", "halfvec(3072)", "0,1,2"},
-		{"halfvec-asked", 8, store.ANNConfig{HalfVec: true}, store.L2, "USING hnsw (embedding halfvec_l2_ops)", "halfvec(8)", "0,1,2"},
-		{"flat", 8, store.ANNConfig{Kind: store.Flat}, store.Cosine, "", "vector(8)", "0,1"},
+		{"ivfflat-l2", 8, postgres.ANNConfig{Kind: postgres.IVFFlat, Lists: 7}, store.L2, "USING ivfflat (embedding) WITH (lists='7')", "vector(8)", "0,1,2"},
+		{"hnsw-ip", 8, postgres.ANNConfig{}, store.InnerProduct, "USING hnsw (embedding vector_ip_ops)", "vector(8)", "0,1,2"},
+		{"halfvec-auto", 3072, postgres.ANNConfig{}, store.Cosine, "USING hnsw (embedding halfvec_cosine_ops)", "halfvec(3072)", "0,1,2"},
+		{"halfvec-asked", 8, postgres.ANNConfig{HalfVec: true}, store.L2, "USING hnsw (embedding halfvec_l2_ops)", "halfvec(8)", "0,1,2"},
+		{"flat", 8, postgres.ANNConfig{Kind: postgres.Flat}, store.Cosine, "", "vector(8)", "0,1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			pool, schema := pgtest.Schema(t)
 			s, err := postgres.New(pool, postgres.Options{Index: &store.IndexConfig{
-				Embedder: embeddings.NewUnkeyedHashing(tc.dims), ANN: tc.ann, Distance: tc.dist,
-			}})
+				Embedder: embeddings.NewUnkeyedHashing(tc.dims), Distance: tc.dist,
+			}, ANN: tc.ann})
 			must(t, err)
 			defer s.Close()
 			for range 2 {
@@ -163,17 +163,18 @@ func TestSchemaOption(t *testing.T) {
 // TestNewRejectsBadIndex: bad index configs fail in New, not at first use.
 func TestNewRejectsBadIndex(t *testing.T) {
 	pool := pgtest.Pool(t)
-	for _, idx := range []store.IndexConfig{
-		{},
-		{Embedder: embeddings.NewUnkeyedHashing(8), Dims: 9},
-		{Embedder: embeddings.NewUnkeyedHashing(8), Distance: "manhattan"},
-		{Embedder: embeddings.NewUnkeyedHashing(8), Fields: []string{"a["}},
-		{Embedder: embeddings.NewUnkeyedHashing(8), ANN: store.ANNConfig{Kind: "lsh"}},
-		{Embedder: embeddings.NewUnkeyedHashing(8), ANN: store.ANNConfig{M: -1}},
-		{Embedder: embeddings.NewUnkeyedHashing(4001)},
+	h8 := embeddings.NewUnkeyedHashing(8)
+	for _, opts := range []postgres.Options{
+		{Index: &store.IndexConfig{}},
+		{Index: &store.IndexConfig{Embedder: h8, Dims: 9}},
+		{Index: &store.IndexConfig{Embedder: h8, Distance: "manhattan"}},
+		{Index: &store.IndexConfig{Embedder: h8, Fields: []string{"a["}}},
+		{Index: &store.IndexConfig{Embedder: h8}, ANN: postgres.ANNConfig{Kind: "lsh"}},
+		{Index: &store.IndexConfig{Embedder: h8}, ANN: postgres.ANNConfig{M: -1}},
+		{Index: &store.IndexConfig{Embedder: embeddings.NewUnkeyedHashing(4001)}},
 	} {
-		if _, err := postgres.New(pool, postgres.Options{Index: &idx}); err == nil {
-			t.Errorf("New accepted %+v", idx)
+		if _, err := postgres.New(pool, opts); err == nil {
+			t.Errorf("New accepted %+v %+v", *opts.Index, opts.ANN)
 		}
 	}
 }

@@ -71,6 +71,9 @@ type Options struct {
 	// Index enables semantic search; nil means none (store_vectors is then
 	// neither created nor written).
 	Index *store.IndexConfig
+	// ANN configures pgvector's index of store_vectors (HNSW by default);
+	// it applies only with Index.
+	ANN ANNConfig
 	// TTL configures expiry, refresh on read, omit-expired reads and the
 	// sweeper (every TTLConfig.SweepInterval, store.DefaultSweepInterval
 	// when 0, none when negative). nil means no TTLs: a put WithTTL fails
@@ -162,7 +165,7 @@ func New(db DB, opts Options) (*Store, error) {
 		s.seenPrefixes, _ = lru.New[string, struct{}](seenPrefixesSize) // size > 0
 	}
 	if opts.Index != nil {
-		spec, err := newIndexSpec(*opts.Index)
+		spec, err := newIndexSpec(*opts.Index, opts.ANN)
 		if err != nil {
 			return nil, err
 		}

@@ -12,7 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/memvault/memvault/embeddings"
-	"github.com/memvault/memvault/internal/pgtest"
+	"github.com/memvault/memvault/memvaulttest/pgtest"
 	"github.com/memvault/memvault/store"
 )
 

@@ -3,8 +3,8 @@ package postgres
 import (
 	"context"
 
-	"github.com/memvault/memvault/checkpointer"
-	"github.com/memvault/memvault/internal/sqlexec"
+	"github.com/memvault/memvault/internal/pgdb"
+	"github.com/memvault/memvault/reencrypt"
 	"github.com/memvault/memvault/store/internal/items"
 )
 
@@ -15,9 +15,9 @@ import (
 // time and written back with compare-and-swap updates in one transaction
 // per batch, so concurrent writes win and an interrupted run can be started
 // again. Vectors, timestamps and TTLs are untouched.
-func (s *Store) Reencrypt(ctx context.Context, opt checkpointer.ReencryptOptions) (checkpointer.ReencryptStats, error) {
+func (s *Store) Reencrypt(ctx context.Context, opt reencrypt.Options) (reencrypt.Stats, error) {
 	// value::text of JSONB is canonical, so comparing it with what was read
 	// is an exact compare-and-swap.
-	return s.b.ReencryptSQL(ctx, sqlexec.Postgres{DB: s.db}, s.opts.Serde, opt, s.t.store,
+	return s.b.ReencryptSQL(ctx, pgdb.Exec{DB: s.db}, s.opts.Serde, opt, s.t.store,
 		items.ValueSQL{Read: "value::text", Set: "?::jsonb", Match: "value::text = ?"})
 }

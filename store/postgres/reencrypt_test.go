@@ -4,9 +4,9 @@ import (
 	"context"
 	"testing"
 
-	"github.com/memvault/memvault/internal/pgtest"
 	"github.com/memvault/memvault/keys"
 	keypostgres "github.com/memvault/memvault/keys/postgres"
+	"github.com/memvault/memvault/memvaulttest/pgtest"
 	"github.com/memvault/memvault/serde"
 	"github.com/memvault/memvault/store"
 	"github.com/memvault/memvault/store/postgres"

@@ -12,7 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/memvault/memvault/embeddings"
-	"github.com/memvault/memvault/internal/pgtest"
+	"github.com/memvault/memvault/memvaulttest/pgtest"
 	"github.com/memvault/memvault/store"
 	"github.com/memvault/memvault/store/postgres"
 )
@@ -44,8 +44,8 @@ func TestReadReplica(t *testing.T) {
 		return postgres.Options{
 			Schema: schema,
 			Serde:  newSealed(t),
-			Index:  &store.IndexConfig{Dims: 64, Embedder: embeddings.NewUnkeyedHashing(64), Fields: []string{"text"}, ANN: store.ANNConfig{Kind: store.HNSW}},
-			TTL:    &store.TTLConfig{DefaultTTL: time.Hour, DisableRefreshOnRead: !refresh, SweepInterval: -1},
+			Index:  &store.IndexConfig{Dims: 64, Embedder: embeddings.NewUnkeyedHashing(64), Fields: []string{"text"}}, ANN: postgres.ANNConfig{Kind: postgres.HNSW},
+			TTL: &store.TTLConfig{DefaultTTL: time.Hour, DisableRefreshOnRead: !refresh, SweepInterval: -1},
 			// Caches off: every read below reaches its server.
 			CacheSize: -1, QueryCacheSize: -1,
 		}

@@ -232,7 +232,7 @@ func (s *Store) searchANN(ctx context.Context, prefix store.Namespace, opt store
 			return nil, false, nil // the index has no more: go exact
 		}
 		n = min(4*n, maxCandidates)
-		if s.index.kind == store.Flat {
+		if s.index.kind == Flat {
 			// Without an index every query reads all vectors: one more,
 			// for as many candidates as allowed.
 			n = maxCandidates
@@ -297,7 +297,7 @@ FROM (
 func (s *Store) annSettings(ctx context.Context, n int, widen bool) [][2]string {
 	var out [][2]string
 	switch s.index.kind {
-	case store.HNSW:
+	case HNSW:
 		ef := s.index.efSearch
 		if n > ef {
 			ef = min(n, 1000)
@@ -308,7 +308,7 @@ func (s *Store) annSettings(ctx context.Context, n int, widen bool) [][2]string 
 		if widen && s.iterativeScans(ctx) {
 			out = append(out, [2]string{"hnsw.iterative_scan", "relaxed_order"})
 		}
-	case store.IVFFlat:
+	case IVFFlat:
 		if s.index.probes != 1 {
 			out = append(out, [2]string{"ivfflat.probes", strconv.Itoa(s.index.probes)})
 		}

@@ -35,12 +35,12 @@ func TestScoresPerDistance(t *testing.T) {
 		{store.L2, -math.Sqrt2, -2 * math.Sqrt(3)}, // -|q-d|; q-far = [2 2 2]
 		{store.InnerProduct, 8, -1},                // q·d
 	} {
-		for _, kind := range []store.ANNKind{store.HNSW, store.Flat} {
+		for _, kind := range []postgres.ANNKind{postgres.HNSW, postgres.Flat} {
 			t.Run(fmt.Sprintf("%s/%s", tc.dist, kind), func(t *testing.T) {
 				ctx := context.Background()
 				s, _ := open(t, postgres.Options{Index: &store.IndexConfig{
-					Embedder: emb, Distance: tc.dist, Fields: []string{"t"}, ANN: store.ANNConfig{Kind: kind},
-				}})
+					Embedder: emb, Distance: tc.dist, Fields: []string{"t"},
+				}, ANN: postgres.ANNConfig{Kind: kind}})
 				ns := store.Namespace{"n"}
 				must(t, s.Put(ctx, ns, "d", map[string]any{"t": "d"}))
 				must(t, s.Put(ctx, ns, "far", map[string]any{"t": "far"}))
@@ -198,11 +198,12 @@ WHERE prefix = $1 AND key = $2`, dst.prefix, dst.key)
 func TestEncryptedFilterPaging(t *testing.T) {
 	ctx := context.Background()
 	idx := func() *store.IndexConfig {
-		return &store.IndexConfig{Embedder: storetest.NewAxisEmbedder(storetest.Vocabulary...), Fields: []string{"text"}, ANN: store.ANNConfig{Kind: store.Flat}}
+		return &store.IndexConfig{Embedder: storetest.NewAxisEmbedder(storetest.Vocabulary...), Fields: []string{"text"}}
 	}
+	flat := postgres.ANNConfig{Kind: postgres.Flat}
 	clock := storetest.NewClock()
-	plain, _ := open(t, postgres.Options{Index: idx(), Now: clock.Now})
-	enc, _ := open(t, postgres.Options{Index: idx(), Now: clock.Now, Serde: newSealed(t)})
+	plain, _ := open(t, postgres.Options{Index: idx(), ANN: flat, Now: clock.Now})
+	enc, _ := open(t, postgres.Options{Index: idx(), ANN: flat, Now: clock.Now, Serde: newSealed(t)})
 	words := storetest.Vocabulary
 	for i := range 300 {
 		v := map[string]any{"n": i, "parity": []string{"even", "odd"}[i%2], "text": words[i%4] + " " + words[(i/4)%4]}
@@ -351,7 +352,7 @@ func TestNULValues(t *testing.T) {
 func TestDuplicatesStayOnTheIndex(t *testing.T) {
 	ctx := context.Background()
 	emb := embeddings.NewUnkeyedHashing(64)
-	s, _ := open(t, postgres.Options{Index: &store.IndexConfig{Dims: 64, Embedder: emb, Fields: []string{"text"}, ANN: store.ANNConfig{Kind: store.HNSW}}})
+	s, _ := open(t, postgres.Options{Index: &store.IndexConfig{Dims: 64, Embedder: emb, Fields: []string{"text"}}, ANN: postgres.ANNConfig{Kind: postgres.HNSW}})
 	words := []string{"invoice", "refund", "flight", "hotel", "password", "coffee", "allergy", "meeting"}
 	for i := range 200 {
 		text := fmt.Sprintf("%s %s %s %d", words[i%8], words[(i/8)%8], words[(i/64)%8], i)

@@ -43,22 +43,23 @@ func newTables(schema string) tables {
 // indexSpec is a validated IndexConfig with its SQL pieces.
 type indexSpec struct {
 	cfg      store.IndexConfig
+	ann      ANNConfig
 	dims     int
 	vecType  string // vector or halfvec
 	op       string // <=>, <-> or <#>
 	opsClass string // e.g. vector_cosine_ops
-	kind     store.ANNKind
+	kind     ANNKind
 	fields   []string
 	estimate int // vectors per item expected from the configured fields
 	efSearch int
 	probes   int
 }
 
-func newIndexSpec(cfg store.IndexConfig) (*indexSpec, error) {
+func newIndexSpec(cfg store.IndexConfig, ann ANNConfig) (*indexSpec, error) {
 	if cfg.Embedder == nil {
 		return nil, fmt.Errorf("%w: index config without an embedder", store.ErrInvalidArgument)
 	}
-	sp := &indexSpec{cfg: cfg, dims: cfg.Dims}
+	sp := &indexSpec{cfg: cfg, ann: ann, dims: cfg.Dims}
 	if sp.dims == 0 {
 		sp.dims = cfg.Embedder.Dims()
 	}
@@ -69,7 +70,7 @@ func newIndexSpec(cfg store.IndexConfig) (*indexSpec, error) {
 		return nil, fmt.Errorf("%w: index dims %d, embedder %s makes %d", ErrDims, sp.dims, cfg.Embedder.Name(), d)
 	}
 	sp.vecType = "vector"
-	if cfg.ANN.HalfVec || sp.dims > halfvecThreshold {
+	if ann.HalfVec || sp.dims > halfvecThreshold {
 		sp.vecType = "halfvec"
 	}
 	var suffix string
@@ -84,28 +85,28 @@ func newIndexSpec(cfg store.IndexConfig) (*indexSpec, error) {
 		return nil, fmt.Errorf("%w: unknown distance %q", store.ErrInvalidArgument, cfg.Distance)
 	}
 	sp.opsClass = sp.vecType + "_" + suffix + "_ops"
-	sp.kind = cfg.ANN.Kind
+	sp.kind = ann.Kind
 	if sp.kind == "" {
-		sp.kind = store.HNSW
+		sp.kind = HNSW
 	}
 	switch sp.kind {
-	case store.HNSW, store.IVFFlat, store.Flat:
+	case HNSW, IVFFlat, Flat:
 	default:
 		return nil, fmt.Errorf("%w: unknown ANN kind %q", store.ErrInvalidArgument, sp.kind)
 	}
-	for _, v := range []int{cfg.ANN.M, cfg.ANN.EFConstruction, cfg.ANN.EFSearch, cfg.ANN.Lists, cfg.ANN.Probes} {
+	for _, v := range []int{ann.M, ann.EFConstruction, ann.EFSearch, ann.Lists, ann.Probes} {
 		if v < 0 {
 			return nil, fmt.Errorf("%w: negative ANN parameter", store.ErrInvalidArgument)
 		}
 	}
-	if sp.kind == store.HNSW && sp.dims > 4000 || sp.kind == store.IVFFlat && sp.dims > 4000 {
+	if sp.kind == HNSW && sp.dims > 4000 || sp.kind == IVFFlat && sp.dims > 4000 {
 		return nil, fmt.Errorf("%w: pgvector indexes at most 4000 dimensions (halfvec); use ANN kind flat", store.ErrInvalidArgument)
 	}
-	sp.efSearch = cfg.ANN.EFSearch
+	sp.efSearch = ann.EFSearch
 	if sp.efSearch == 0 {
 		sp.efSearch = 40
 	}
-	sp.probes = cfg.ANN.Probes
+	sp.probes = ann.Probes
 	if sp.probes == 0 {
 		sp.probes = 1
 	}
@@ -143,15 +144,15 @@ func (sp *indexSpec) indexDDL(t tables) string {
 	// pgvector's defaults are m=16, ef_construction=64, lists=100.
 	var params []string
 	switch sp.kind {
-	case store.HNSW:
-		if m := sp.cfg.ANN.M; m > 0 {
+	case HNSW:
+		if m := sp.ann.M; m > 0 {
 			params = append(params, fmt.Sprintf("m=%d", m))
 		}
-		if efc := sp.cfg.ANN.EFConstruction; efc > 0 {
+		if efc := sp.ann.EFConstruction; efc > 0 {
 			params = append(params, fmt.Sprintf("ef_construction=%d", efc))
 		}
-	case store.IVFFlat:
-		if lists := sp.cfg.ANN.Lists; lists > 0 {
+	case IVFFlat:
+		if lists := sp.ann.Lists; lists > 0 {
 			params = append(params, fmt.Sprintf("lists=%d", lists))
 		}
 	default:

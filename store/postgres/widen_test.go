@@ -17,11 +17,11 @@ import (
 // items, as an exact (flat) store ranks them.
 func TestSelectiveSearches(t *testing.T) {
 	ctx := context.Background()
-	idx := func(kind store.ANNKind) *store.IndexConfig {
-		return &store.IndexConfig{Embedder: embeddings.NewUnkeyedHashing(32), Fields: []string{"text"}, ANN: store.ANNConfig{Kind: kind}}
+	idx := func(kind postgres.ANNKind) postgres.Options {
+		return postgres.Options{Index: &store.IndexConfig{Embedder: embeddings.NewUnkeyedHashing(32), Fields: []string{"text"}}, ANN: postgres.ANNConfig{Kind: kind}}
 	}
-	hnsw, _ := open(t, postgres.Options{Index: idx(store.HNSW)})
-	flat, _ := open(t, postgres.Options{Index: idx(store.Flat)})
+	hnsw, _ := open(t, idx(postgres.HNSW))
+	flat, _ := open(t, idx(postgres.Flat))
 	r := rand.New(rand.NewPCG(3, 4))
 	var ops []store.Op
 	for i := range 1500 {

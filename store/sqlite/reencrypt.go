@@ -3,8 +3,8 @@ package sqlite
 import (
 	"context"
 
-	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/internal/sqlexec"
+	"github.com/memvault/memvault/reencrypt"
 	"github.com/memvault/memvault/store/internal/items"
 )
 
@@ -18,9 +18,9 @@ import (
 // compacting the database file (VACUUM, then emptying the write-ahead
 // log): SQLite leaves images of rewritten rows in its pages, which the old
 // key still opens. If a reader of another process keeps the log from
-// being emptied, the error wraps checkpointer.ErrCompactPending: run
+// being emptied, the error wraps reencrypt.ErrCompactPending: run
 // Reencrypt again once it is done.
-func (s *Store) Reencrypt(ctx context.Context, opt checkpointer.ReencryptOptions) (checkpointer.ReencryptStats, error) {
+func (s *Store) Reencrypt(ctx context.Context, opt reencrypt.Options) (reencrypt.Stats, error) {
 	db := sqlexec.SQLite{Read: s.db.Reader(), Write: s.db.Write, CompactFile: s.db.Compact}
 	return s.b.ReencryptSQL(ctx, db, s.serde, opt, "store", items.ValueSQL{Read: "value", Set: "?", Match: "CAST(value AS BLOB) = ?"})
 }

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/internal/carve"
+	"github.com/memvault/memvault/reencrypt"
 	"github.com/memvault/memvault/serde"
 	"github.com/memvault/memvault/store"
 	"github.com/memvault/memvault/store/sqlite"
@@ -64,7 +64,7 @@ func TestReencryptCompactsTheFile(t *testing.T) {
 	}
 	st.Close()
 	st = open(toK1)
-	if rs, err := st.Reencrypt(ctx, checkpointer.ReencryptOptions{}); err != nil || rs.Rewritten != n {
+	if rs, err := st.Reencrypt(ctx, reencrypt.Options{}); err != nil || rs.Rewritten != n {
 		t.Fatalf("plaintext to K1: %+v %v", rs, err)
 	}
 	st.Close()
@@ -79,7 +79,7 @@ func TestReencryptCompactsTheFile(t *testing.T) {
 	}
 	st = open(toK2)
 	defer st.Close()
-	if rs, err := st.Reencrypt(ctx, checkpointer.ReencryptOptions{}); err != nil || rs.Rewritten != n {
+	if rs, err := st.Reencrypt(ctx, reencrypt.Options{}); err != nil || rs.Rewritten != n {
 		t.Fatalf("K1 to K2: %+v %v", rs, err)
 	}
 	f, err := carve.Scan([]string{path, path + "-wal"}, k1, values)

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/memvault/memvault/internal/testkeys"
+	"github.com/memvault/memvault/memvaulttest/testkeys"
 	"github.com/memvault/memvault/store"
 )
 

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/memvault/memvault/internal/envelope"
-	"github.com/memvault/memvault/internal/testkeys"
+	"github.com/memvault/memvault/memvaulttest/testkeys"
 
 	"github.com/memvault/memvault/crypto"
 	"github.com/memvault/memvault/internal/sqlitedb"

@@ -19,8 +19,9 @@ import (
 // search or TTLs, with plain JSON values, on the system clock.
 type Options struct {
 	// Index enables semantic search; nil disables it (queries are then
-	// ignored and searches list items newest first). ANN settings do not
-	// apply: searches rank by the code index and score the best exactly.
+	// ignored and searches list items newest first). Searches rank by the
+	// code index and score the best exactly (pgvector's index settings
+	// are store/postgres's Options.ANN).
 	Index *store.IndexConfig
 	// TTL enables expiry; nil means puts may not carry a TTL
 	// (store.ErrNoTTL) and no sweeper runs.

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/crypto"
+	"github.com/memvault/memvault/reencrypt"
 	"github.com/memvault/memvault/serde"
 	"github.com/memvault/memvault/store"
 )
@@ -64,15 +64,15 @@ func RunReencrypt(t *testing.T, open func(t *testing.T, s serde.Serializer) stor
 
 	s = open(t, enc('B', 'A'))
 	re := s.(store.Reencrypter)
-	dry, err := re.Reencrypt(ctx, checkpointer.ReencryptOptions{DryRun: true, BatchSize: 4})
+	dry, err := re.Reencrypt(ctx, reencrypt.Options{DryRun: true, BatchSize: 4})
 	if err != nil || dry.Scanned != n || dry.Rewritten != n {
 		t.Fatalf("dry run = %+v, %v; want %d scanned and to rewrite", dry, err, n)
 	}
-	st, err := re.Reencrypt(ctx, checkpointer.ReencryptOptions{BatchSize: 5})
+	st, err := re.Reencrypt(ctx, reencrypt.Options{BatchSize: 5})
 	if err != nil || st.Rewritten != n {
 		t.Fatalf("Reencrypt = %+v, %v; want %d rewritten", st, err, n)
 	}
-	again, err := re.Reencrypt(ctx, checkpointer.ReencryptOptions{})
+	again, err := re.Reencrypt(ctx, reencrypt.Options{})
 	if err != nil || again.Rewritten != 0 {
 		t.Fatalf("second Reencrypt = %+v, %v; want nothing left", again, err)
 	}

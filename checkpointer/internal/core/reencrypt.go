@@ -4,10 +4,10 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/internal/binding"
 	"github.com/memvault/memvault/internal/rotate"
 	"github.com/memvault/memvault/internal/sqlexec"
+	"github.com/memvault/memvault/reencrypt"
 	"github.com/memvault/memvault/serde"
 )
 
@@ -18,10 +18,10 @@ import (
 // compare-and-swap updates so rows written meanwhile are left alone; then
 // the file is compacted where it keeps old row images (rotate.Compact).
 // driver prefixes errors.
-func ReencryptSQL(ctx context.Context, driver string, db sqlexec.DB, s serde.Serializer, opt checkpointer.ReencryptOptions, blobs, writes string) (checkpointer.ReencryptStats, error) {
+func ReencryptSQL(ctx context.Context, driver string, db sqlexec.DB, s serde.Serializer, opt reencrypt.Options, blobs, writes string) (reencrypt.Stats, error) {
 	codec := binding.New(s)
 	if !codec.CanReencrypt() {
-		return checkpointer.ReencryptStats{}, fmt.Errorf("%s: %w", driver, rotate.ErrNotEncrypted)
+		return reencrypt.Stats{}, fmt.Errorf("%s: %w", driver, rotate.ErrNotEncrypted)
 	}
 	st, err := rotate.Run(ctx, codec, opt, blobTable(blobs, codec).Table(db), writeTable(writes, codec).Table(db))
 	if err == nil {

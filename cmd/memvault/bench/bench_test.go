@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/memvault/memvault/internal/pgtest"
+	"github.com/memvault/memvault/memvaulttest/pgtest"
 )
 
 // runBench runs a bench into a buffer, failing the test on an error.

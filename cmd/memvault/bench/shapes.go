@@ -21,7 +21,6 @@ import (
 	"github.com/memvault/memvault/checkpointer"
 	pgsaver "github.com/memvault/memvault/checkpointer/postgres"
 	sqlitesaver "github.com/memvault/memvault/checkpointer/sqlite"
-	"github.com/memvault/memvault/internal/sqlitedb"
 	"github.com/memvault/memvault/serde"
 )
 
@@ -839,7 +838,7 @@ func sqliteShapeBackend(ctx context.Context) (*shapeBackend, error) {
 		return nil, err
 	}
 	be := &shapeBackend{name: "SQLite (" + dir + ")", close: func() { os.RemoveAll(dir) }}
-	probe, err := sqlitedb.Open(filepath.Join(dir, "probe.db"), sqlitedb.Options{})
+	probe, err := openSQLitePools(ctx, filepath.Join(dir, "probe.db"))
 	if err != nil {
 		os.RemoveAll(dir)
 		return nil, err

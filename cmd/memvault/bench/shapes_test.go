@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/memvault/memvault/internal/pgtest"
+	"github.com/memvault/memvault/memvaulttest/pgtest"
 )
 
 // benchRows parses JSON output: the settings line, then rows.

@@ -8,21 +8,19 @@ import (
 	"fmt"
 
 	"github.com/memvault/memvault/checkpointer"
-	"github.com/memvault/memvault/internal/sqlitedb"
 )
 
 // rawSQLite is the SQLite baseline: the saver's tables on the same file,
-// through the same shared connections (sqlitedb opens one pair of pools
-// per file), with equivalent prepared SQL; values are encoded and decoded
-// with encoding/json.
+// through connections with the same pragmas (sqlitePools), with equivalent
+// prepared SQL; values are encoded and decoded with encoding/json.
 type rawSQLite struct {
-	db                                      *sqlitedb.DB
+	db                                      *sqlitePools
 	latest, byID, rows, blobs, writes       *sql.Stmt
 	putBlob, putCkpt, putWrite, writesOfIDs *sql.Stmt
 }
 
 func newRawSQLite(ctx context.Context, path string) (*rawSQLite, error) {
-	db, err := sqlitedb.Open(path, sqlitedb.Options{})
+	db, err := openSQLitePools(ctx, path)
 	if err != nil {
 		return nil, err
 	}

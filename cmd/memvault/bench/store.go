@@ -22,7 +22,6 @@ import (
 	pgxvec "github.com/pgvector/pgvector-go/pgx"
 
 	"github.com/memvault/memvault/embeddings"
-	"github.com/memvault/memvault/internal/sqlitedb"
 	"github.com/memvault/memvault/store"
 	pgstore "github.com/memvault/memvault/store/postgres"
 	sqlitestore "github.com/memvault/memvault/store/sqlite"
@@ -263,15 +262,15 @@ func benchStorePG(ctx context.Context, out io.Writer, dsn string, asJSON bool, b
 	run := &storeBenchRun{lib: map[string]store.Store{}, baseline: rawPGX, extraBase: rawPGXJoin}
 	var hnswSchema string
 	start := time.Now()
-	for _, kind := range []store.ANNKind{store.HNSW, store.Flat} {
+	for _, kind := range []pgstore.ANNKind{pgstore.HNSW, pgstore.Flat} {
 		for _, mode := range []string{"plaintext", "encrypted"} {
 			sch := fmt.Sprintf("%s_%s_%s", schema, kind, mode[:3])
 			if _, err := pool.Exec(ctx, "CREATE SCHEMA "+pgx.Identifier{sch}.Sanitize()); err != nil {
 				return err
 			}
 			defer pool.Exec(context.Background(), "DROP SCHEMA "+pgx.Identifier{sch}.Sanitize()+" CASCADE") //nolint:errcheck // best-effort cleanup
-			idx := &store.IndexConfig{Dims: bf.dims, Embedder: w.emb, Fields: []string{"text"}, ANN: store.ANNConfig{Kind: kind}}
-			o := pgstore.Options{Schema: sch, Index: idx}
+			idx := &store.IndexConfig{Dims: bf.dims, Embedder: w.emb, Fields: []string{"text"}}
+			o := pgstore.Options{Schema: sch, Index: idx, ANN: pgstore.ANNConfig{Kind: kind}}
 			if mode == "encrypted" {
 				o.Serde = sers["encrypted"]
 			}
@@ -535,12 +534,12 @@ type rawStoreSQLite struct {
 
 func openRawStoreSQLite(path string, w *storeWorkload) (*rawStoreSQLite, error) {
 	dsn := path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)"
-	writer, err := sql.Open(sqlitedb.DriverName, dsn+"&_txlock=immediate")
+	writer, err := sql.Open(sqliteDriver, dsn+"&_txlock=immediate")
 	if err != nil {
 		return nil, err
 	}
 	writer.SetMaxOpenConns(1)
-	r, err := sql.Open(sqlitedb.DriverName, dsn+"&_pragma=query_only(1)")
+	r, err := sql.Open(sqliteDriver, dsn+"&_pragma=query_only(1)")
 	if err != nil {
 		writer.Close()
 		return nil, err

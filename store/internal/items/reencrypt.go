@@ -4,11 +4,11 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/internal/binding"
 	"github.com/memvault/memvault/internal/envelope"
 	"github.com/memvault/memvault/internal/rotate"
 	"github.com/memvault/memvault/internal/sqlexec"
+	"github.com/memvault/memvault/reencrypt"
 	"github.com/memvault/memvault/serde"
 )
 
@@ -29,14 +29,14 @@ type ValueSQL struct {
 // writes win and an interrupted run can be started again. Vectors,
 // timestamps and TTLs are untouched. Then the file is compacted where it
 // keeps old row images (rotate.Compact).
-func (b *Base) ReencryptSQL(ctx context.Context, db sqlexec.DB, s serde.Serializer, opt checkpointer.ReencryptOptions, table string, v ValueSQL) (checkpointer.ReencryptStats, error) {
+func (b *Base) ReencryptSQL(ctx context.Context, db sqlexec.DB, s serde.Serializer, opt reencrypt.Options, table string, v ValueSQL) (reencrypt.Stats, error) {
 	if err := b.Check(ctx); err != nil {
-		return checkpointer.ReencryptStats{}, err
+		return reencrypt.Stats{}, err
 	}
 	c := b.Config
 	codec := binding.New(s)
 	if !codec.CanReencrypt() {
-		return checkpointer.ReencryptStats{}, fmt.Errorf("%s: %w", c.Driver, rotate.ErrNotEncrypted)
+		return reencrypt.Stats{}, fmt.Errorf("%s: %w", c.Driver, rotate.ErrNotEncrypted)
 	}
 	items := rotate.SQLTable{
 		Name: table, Label: "store",

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/memvault/memvault/internal/testkeys"
+	"github.com/memvault/memvault/memvaulttest/testkeys"
 	"github.com/memvault/memvault/store"
 	"github.com/memvault/memvault/store/internal/spaces"
 )

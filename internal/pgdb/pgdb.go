@@ -1,0 +1,88 @@
+// Package pgdb is what memvault's PostgreSQL packages share over pgx: the
+// contract cores and internal/rotate run shared statements through
+// sqlexec.DB without importing pgx, and Exec is that interface over a pgx
+// pool, connection or transaction.
+package pgdb
+
+import (
+	"context"
+	"strconv"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/memvault/memvault/internal/sqlexec"
+)
+
+// DB is what Exec needs of a pool, a connection or a transaction.
+type DB interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	Begin(ctx context.Context) (pgx.Tx, error)
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+}
+
+// Exec is a sqlexec.DB over pgx. Statements are rebound to "$n"
+// placeholders and a transaction's statements are sent as one pipelined
+// batch (inside the caller's transaction, as a savepoint, when DB is one).
+type Exec struct{ DB DB }
+
+var _ sqlexec.DB = Exec{}
+
+// Query implements sqlexec.DB.
+func (d Exec) Query(ctx context.Context, q string, args []any, row func(scan func(dest ...any) error) error) error {
+	rows, err := d.DB.Query(ctx, Rebind(q), args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := row(rows.Scan); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+
+// ExecTx implements sqlexec.DB.
+func (d Exec) ExecTx(ctx context.Context, stmts []sqlexec.Stmt) error {
+	b := &pgx.Batch{}
+	for _, s := range stmts {
+		b.Queue(Rebind(s.SQL), s.Args...)
+	}
+	return pgx.BeginFunc(ctx, d.DB, func(tx pgx.Tx) error {
+		return tx.SendBatch(ctx, b).Close()
+	})
+}
+
+// Rebind turns the "?" placeholders of q into PostgreSQL's "$1", "$2", …
+// in order. A "?" inside a quoted literal or identifier is left alone;
+// shared statements do not use PostgreSQL's "?" operators (jsonb key
+// tests), which Rebind would take for placeholders.
+func Rebind(q string) string {
+	if !strings.Contains(q, "?") {
+		return q
+	}
+	var b strings.Builder
+	b.Grow(len(q) + 8)
+	n := 0
+	var quote byte
+	for i := 0; i < len(q); i++ {
+		c := q[i]
+		switch {
+		case quote != 0:
+			if c == quote {
+				quote = 0
+			}
+		case c == '\'' || c == '"':
+			quote = c
+		case c == '?':
+			n++
+			b.WriteByte('$')
+			b.WriteString(strconv.Itoa(n))
+			continue
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
+}
