@@ -35,4 +35,20 @@
 // (the embedded default) and postgres (production; the same tables as
 // Python and JS LangGraph). checkpointertest is the conformance suite they
 // all pass.
+//
+// # Writing a driver
+//
+// A backend is storage only: it implements Driver (driver.go) — read a
+// checkpoint with its value and write rows, scan checkpoints newest first,
+// store a put's or a task's rows atomically, and in a transaction read the
+// heads a removal is decided on, lock, remove, delete threads, read and
+// overwrite a thread's rows — and declares what its storage does itself
+// (DriverCapabilities). checkpointer/engine runs the Saver contract and
+// every capability on it, once: which rows a delete, prune, run deletion
+// or sweep removes, re-sealing on copy, atomic import, validation and
+// limits. A new driver returns engine.New(itsDriver, …) from its
+// constructor and runs checkpointertest.Run on it; memory is the smallest
+// complete driver, postgres the one for storage where several processes
+// write at once (Serialized false). The interface is unstable: do not
+// implement it outside memvault yet.
 package checkpointer
