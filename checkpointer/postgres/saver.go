@@ -14,7 +14,6 @@ import (
 	"github.com/memvault/memvault/reencrypt"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/internal/binding"
@@ -28,13 +27,7 @@ import (
 // connection while it is being iterated. A single connection or a
 // transaction runs one statement at a time: do not call the saver (or use the
 // connection) from inside a List loop over it.
-type DB interface {
-	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
-	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
-	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
-	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
-	Begin(ctx context.Context) (pgx.Tx, error)
-}
+type DB = pgdb.DB
 
 // Options configure a Saver. The zero value is usable.
 type Options struct {

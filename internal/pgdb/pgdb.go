@@ -15,11 +15,20 @@ import (
 	"github.com/memvault/memvault/internal/sqlexec"
 )
 
-// DB is what Exec needs of a pool, a connection or a transaction.
-type DB interface {
-	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
-	Begin(ctx context.Context) (pgx.Tx, error)
+// Querier runs statements: *pgxpool.Pool, *pgxpool.Conn, *pgx.Conn and
+// pgx.Tx implement it. It and DB are the one interface over pgx that
+// every memvault PostgreSQL package takes.
+type Querier interface {
 	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
+}
+
+// DB is a Querier that begins transactions (a savepoint, on a pgx.Tx).
+type DB interface {
+	Querier
+	Begin(ctx context.Context) (pgx.Tx, error)
 }
 
 // Exec is a sqlexec.DB over pgx. Statements are rebound to "$n"

@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/memvault/memvault/internal/binding"
+	"github.com/memvault/memvault/internal/pgdb"
 )
 
 // Queue queues f's statements in b, which must run as one transaction (a
@@ -44,9 +45,7 @@ func Exec(ctx context.Context, c binding.Codec, tx pgx.Tx, f *binding.Fence) err
 
 // Beginner begins a transaction (a pool, a connection, or a transaction,
 // whose Begin makes a savepoint).
-type Beginner interface {
-	Begin(ctx context.Context) (pgx.Tx, error)
-}
+type Beginner = pgdb.DB
 
 // InTx runs write in a transaction on db that checks f's keys after it
 // began: an erasure then waits for it (Drain) or the check fails. For a key
@@ -61,9 +60,7 @@ func InTx(ctx context.Context, c binding.Codec, db Beginner, f *binding.Fence, w
 }
 
 // Querier is what Drain reads the server's activity with.
-type Querier interface {
-	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
-}
+type Querier = pgdb.Querier
 
 // Drain returns once every write that may have found a destroyed key live
 // has committed or failed. With the key table in the data's database the

@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/memvault/memvault/internal/pgdb"
 )
 
 // Set is one tracking table and its migrations: Statements[i] is recorded
@@ -77,10 +78,7 @@ func expand(text string, vars map[string]string) string {
 
 // Conn is a single connection or transaction: *pgx.Conn, *pgxpool.Conn,
 // pgx.Tx.
-type Conn interface {
-	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
-	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
-}
+type Conn = pgdb.Querier
 
 // LockKey is the PostgreSQL advisory lock every memvault setup holds while
 // it migrates: one key for the whole database, whatever the component and
@@ -311,9 +309,7 @@ func ident(schema, table string) string {
 }
 
 // Querier runs a query; *pgxpool.Pool, *pgx.Conn and pgx.Tx implement it.
-type Querier interface {
-	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
-}
+type Querier = pgdb.Querier
 
 // Versions returns the highest recorded version of each of tables in
 // schema; a table that does not exist yet, or records nothing, is left out.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/memvault/memvault/internal/pgdb"
 	"github.com/memvault/memvault/internal/pgfence"
 	"github.com/memvault/memvault/internal/pgretry"
 	"github.com/memvault/memvault/store"
@@ -54,9 +55,7 @@ WHERE s.prefix = $1 AND s.key = $2 AND s.updated_at = $7 AND (s.expires_at IS NU
 		args = append(args, cond.UpdatedAt)
 	}
 	run := func(q Querier, binary bool) error {
-		begin, ok := q.(interface {
-			Begin(context.Context) (pgx.Tx, error)
-		})
+		begin, ok := q.(pgdb.DB)
 		if !ok {
 			return fmt.Errorf("postgres: put if: %T cannot begin a transaction", q)
 		}

@@ -8,11 +8,11 @@ import (
 	"time"
 
 	"github.com/memvault/memvault/internal/envelope"
+	"github.com/memvault/memvault/internal/pgdb"
 	"github.com/memvault/memvault/store/internal/items"
 
 	lru "github.com/hashicorp/golang-lru/v2"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/memvault/memvault/embeddings"
@@ -47,18 +47,10 @@ var (
 
 // DB is what the store needs from a connection pool. *pgxpool.Pool
 // implements it.
-type DB interface {
-	Querier
-	Begin(ctx context.Context) (pgx.Tx, error)
-}
+type DB = pgdb.DB
 
 // Querier runs statements; *pgxpool.Pool, *pgx.Conn and pgx.Tx implement it.
-type Querier interface {
-	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
-	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
-	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
-	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
-}
+type Querier = pgdb.Querier
 
 var _ DB = (*pgxpool.Pool)(nil)
 
