@@ -276,21 +276,10 @@ func (s *Saver) List(ctx context.Context, cfg *checkpointer.Config, opt checkpoi
 			yield(nil, s.wrap(err))
 			return
 		}
-		var q checkpointer.DriverQuery
-		if cfg != nil {
-			q.Thread, q.ID = cfg.ThreadID, cfg.CheckpointID
-			if !opt.AllNamespaces {
-				ns := cfg.CheckpointNS
-				q.NS = &ns
-			}
-		}
-		if opt.Before != nil {
-			q.Before = opt.Before.CheckpointID
-		}
-		q.Filter = opt.Filter
+		q := ListQuery(cfg, opt)
 		filterHere := len(opt.Filter) > 0 && !s.caps.ExactFilter
-		if !filterHere {
-			q.Limit = opt.Limit
+		if filterHere {
+			q.Limit = 0
 		}
 		n := 0
 		for st, err := range s.d.Scan(ctx, q) {
@@ -315,6 +304,26 @@ func (s *Saver) List(ctx context.Context, cfg *checkpointer.Config, opt checkpoi
 			}
 		}
 	}
+}
+
+// ListQuery is the DriverQuery of a List call: cfg's thread, namespace
+// (unless opt.AllNamespaces) and checkpoint, opt's Before, Filter and
+// Limit. The engine withholds the Limit from a driver whose filter is not
+// exact.
+func ListQuery(cfg *checkpointer.Config, opt checkpointer.ListOptions) checkpointer.DriverQuery {
+	var q checkpointer.DriverQuery
+	if cfg != nil {
+		q.Thread, q.ID = cfg.ThreadID, cfg.CheckpointID
+		if !opt.AllNamespaces {
+			ns := cfg.CheckpointNS
+			q.NS = &ns
+		}
+	}
+	if opt.Before != nil {
+		q.Before = opt.Before.CheckpointID
+	}
+	q.Filter, q.Limit = opt.Filter, opt.Limit
+	return q
 }
 
 // ListThreads implements checkpointer.ThreadLister; no value is opened.

@@ -2,38 +2,18 @@ package memory
 
 import (
 	"context"
-	"time"
 
-	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/checkpointer/engine"
+	"github.com/memvault/memvault/checkpointer/internal/core"
 	"github.com/memvault/memvault/internal/binding"
 	"github.com/memvault/memvault/serde"
 )
 
-// Options configures an InMemorySaver. The zero value is ready to use.
-type Options struct {
-	// Serde encodes channel values and pending writes. Default:
-	// serde.JSONPlus{}. A serde.BoundSerializer (such as an encrypting one)
-	// is given the associated data of each value's location, as every
-	// backend builds it.
-	Serde serde.Serializer
-	// VersionStyle selects how NextVersion spells versions. Default:
-	// checkpointer.VersionString (Python LangGraph's style). New refuses a
-	// value that is not a VersionStyle constant
-	// (checkpointer.ErrInvalidVersionStyle).
-	VersionStyle checkpointer.VersionStyle
-	// Retention, when not empty, is applied by a background goroutine
-	// every SweepInterval until Close (see Sweep); New refuses a policy
-	// with negative fields (checkpointer.ErrInvalidPolicy), as the SQL
-	// savers do. Default: keep everything, no goroutine.
-	Retention checkpointer.RetentionPolicy
-	// SweepInterval is how often the Retention policy runs: 0 means an
-	// hour, a negative value never (call Sweep yourself).
-	SweepInterval time.Duration
-	// OnSweep, when set, receives the report or error of every background
-	// sweep; the library logs nothing by itself.
-	OnSweep func(checkpointer.SweepReport, error)
-}
+// Options configures an InMemorySaver: the engine's (engine.Options),
+// whose zero value is ready to use. New refuses an unknown VersionStyle
+// (checkpointer.ErrInvalidVersionStyle) and a Retention policy with a
+// negative field (checkpointer.ErrInvalidPolicy), as the SQL savers do.
+type Options = engine.Options
 
 // InMemorySaver is a checkpointer.Saver that keeps serialized checkpoints,
 // values and writes in memory. It is safe for concurrent use. Create it with
@@ -49,17 +29,7 @@ type InMemorySaver struct {
 }
 
 // InMemorySaver implements every saver interface.
-var _ interface {
-	checkpointer.Saver
-	checkpointer.Pruner
-	checkpointer.Copier
-	checkpointer.RunDeleter
-	checkpointer.CheckpointDeleter
-	checkpointer.ThreadLister
-	checkpointer.ThreadImporter
-	checkpointer.Reencrypter
-	checkpointer.Sweeper
-} = (*InMemorySaver)(nil)
+var _ core.Complete = (*InMemorySaver)(nil)
 
 // New returns an empty InMemorySaver. Options every saver shares are
 // checked as every saver's constructor checks them: an unknown
@@ -67,8 +37,7 @@ var _ interface {
 // with a negative field (checkpointer.ErrInvalidPolicy) is refused.
 func New(opt Options) (*InMemorySaver, error) {
 	st := newStorage()
-	e, err := engine.New(st, engine.Options{Serde: opt.Serde, VersionStyle: opt.VersionStyle,
-		Retention: opt.Retention, SweepInterval: opt.SweepInterval, OnSweep: opt.OnSweep})
+	e, err := engine.New(st, opt)
 	if err != nil {
 		return nil, err
 	}

@@ -10,19 +10,7 @@ import (
 // listQuery is the statement the engine's List has this saver's driver run
 // for cfg and opt (the engine maps them to a DriverQuery this way).
 func (s *Saver) listQuery(cfg *checkpointer.Config, opt checkpointer.ListOptions) (string, []any, error) {
-	var q checkpointer.DriverQuery
-	if cfg != nil {
-		q.Thread, q.ID = cfg.ThreadID, cfg.CheckpointID
-		if !opt.AllNamespaces {
-			ns := cfg.CheckpointNS
-			q.NS = &ns
-		}
-	}
-	if opt.Before != nil {
-		q.Before = opt.Before.CheckpointID
-	}
-	q.Filter, q.Limit = opt.Filter, opt.Limit
-	return (&driver{q: &s.q}).listQuery(q)
+	return (&driver{q: &s.q}).listQuery(engine.ListQuery(cfg, opt))
 }
 
 // rowDriver serves one stored row to the engine's GetTuple.

@@ -80,17 +80,7 @@ type Saver struct {
 }
 
 // Saver implements every saver interface.
-var _ interface {
-	checkpointer.Saver
-	checkpointer.Pruner
-	checkpointer.Copier
-	checkpointer.RunDeleter
-	checkpointer.CheckpointDeleter
-	checkpointer.ThreadLister
-	checkpointer.ThreadImporter
-	checkpointer.Reencrypter
-	checkpointer.Sweeper
-} = (*Saver)(nil)
+var _ core.Complete = (*Saver)(nil)
 
 // New returns a Saver over db. It does not touch the database: call Setup
 // once (at deploy or start-up) to create or upgrade the tables.

@@ -61,17 +61,7 @@ type Saver struct {
 }
 
 // Saver implements every saver interface.
-var _ interface {
-	checkpointer.Saver
-	checkpointer.Pruner
-	checkpointer.Copier
-	checkpointer.RunDeleter
-	checkpointer.CheckpointDeleter
-	checkpointer.ThreadLister
-	checkpointer.ThreadImporter
-	checkpointer.Reencrypter
-	checkpointer.Sweeper
-} = (*Saver)(nil)
+var _ core.Complete = (*Saver)(nil)
 
 // SweepBatch is the number of threads per sweep transaction when
 // SweepOptions.BatchThreads is 0: smaller than the PostgreSQL saver's
