@@ -214,6 +214,11 @@ type PutRows struct {
 	// and Sends).
 	V         int
 	Doc, Meta []byte
+	// Type is the checkpoint row's type column ("" for none), which
+	// another LangGraph writer may set: read by DriverTx.Rows and stored
+	// again by DriverTx.Overwrite, so that a copy keeps it; a put leaves
+	// it empty.
+	Type string
 	// Versions are the document's channel versions, for a driver that
 	// keeps them beside it (SQL drivers read them from the document):
 	// the caller's map, which a driver that keeps it clones.

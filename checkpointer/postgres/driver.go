@@ -599,7 +599,7 @@ func (t *pgTx) Rows(ctx context.Context, thread string) (*checkpointer.ThreadRow
 	out := &checkpointer.ThreadRows{}
 	var c checkpointer.PutRows
 	rows, _ := t.tx.Query(ctx, t.q.srcCkpts, thread)
-	if _, err := pgx.ForEachRow(rows, []any{&c.NS, &c.ID, &c.Parent, &c.Doc, &c.Meta}, func() error {
+	if _, err := pgx.ForEachRow(rows, []any{&c.NS, &c.ID, &c.Parent, &c.Doc, &c.Meta, &c.Type}, func() error {
 		out.Checkpoints = append(out.Checkpoints, c)
 		c = checkpointer.PutRows{}
 		return nil
@@ -633,12 +633,12 @@ func (t *pgTx) Rows(ctx context.Context, thread string) (*checkpointer.ThreadRow
 func (t *pgTx) Overwrite(ctx context.Context, thread string, rows *checkpointer.ThreadRows) error {
 	b := &pgx.Batch{}
 	if n := len(rows.Checkpoints); n > 0 {
-		ns, id, parent := make([]string, n), make([]string, n), make([]string, n)
+		ns, id, parent, typ := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 		doc, md := make([]json.RawMessage, n), make([]json.RawMessage, n)
 		for i, c := range rows.Checkpoints {
-			ns[i], id[i], parent[i], doc[i], md[i] = c.NS, c.ID, c.Parent, c.Doc, c.Meta
+			ns[i], id[i], parent[i], doc[i], md[i], typ[i] = c.NS, c.ID, c.Parent, c.Doc, c.Meta, c.Type
 		}
-		b.Queue(t.q.putCkptsCopy, thread, ns, id, parent, doc, md)
+		b.Queue(t.q.putCkptsCopy, thread, ns, id, parent, doc, md, typ)
 	}
 	if n := len(rows.Values); n > 0 {
 		ns, ch, ver, typ, data := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([][]byte, n)

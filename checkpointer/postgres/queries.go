@@ -230,14 +230,15 @@ SELECT count(*) FROM b`)
 
 	// Every row of a thread (CopyThread), and their copies, replacing the
 	// destination's rows with the same keys.
-	q.srcCkpts = f(`SELECT checkpoint_ns, checkpoint_id, coalesce(parent_checkpoint_id, ''), checkpoint, metadata
+	q.srcCkpts = f(`SELECT checkpoint_ns, checkpoint_id, coalesce(parent_checkpoint_id, ''), checkpoint, metadata, coalesce(type, '')
 FROM {checkpoints} WHERE thread_id = $1`)
 	q.srcBlobs = f(`SELECT checkpoint_ns, channel, version, type, blob FROM {blobs} WHERE thread_id = $1`)
 	q.srcWrites = f(`SELECT checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, coalesce(type, ''), blob
 FROM {writes} WHERE thread_id = $1`)
-	q.putCkptsCopy = f(`INSERT INTO {checkpoints} (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata)
-SELECT $1, ns, id, nullif(p, ''), doc, md FROM unnest($2::text[], $3::text[], $4::text[], $5::jsonb[], $6::jsonb[]) AS t(ns, id, p, doc, md)
-ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) DO UPDATE SET parent_checkpoint_id = EXCLUDED.parent_checkpoint_id,
+	q.putCkptsCopy = f(`INSERT INTO {checkpoints} (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata)
+SELECT $1, ns, id, nullif(p, ''), nullif(ty, ''), doc, md
+FROM unnest($2::text[], $3::text[], $4::text[], $5::jsonb[], $6::jsonb[], $7::text[]) AS t(ns, id, p, doc, md, ty)
+ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) DO UPDATE SET parent_checkpoint_id = EXCLUDED.parent_checkpoint_id, type = EXCLUDED.type,
 	checkpoint = EXCLUDED.checkpoint, metadata = EXCLUDED.metadata`)
 	q.putBlobsCopy = f(`INSERT INTO {blobs} (thread_id, checkpoint_ns, channel, version, type, blob)
 SELECT $1, ns, ch, ver, typ, bl FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::bytea[]) AS t(ns, ch, ver, typ, bl)

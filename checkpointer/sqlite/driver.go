@@ -309,10 +309,10 @@ func deleteThreadSQL(table string) string {
 // Rows implements checkpointer.DriverTx.
 func (t *sqlTx) Rows(ctx context.Context, thread string) (*checkpointer.ThreadRows, error) {
 	out := &checkpointer.ThreadRows{}
-	err := query(ctx, t.tx, `SELECT checkpoint_ns, checkpoint_id, coalesce(parent_checkpoint_id, ''), checkpoint, metadata
+	err := query(ctx, t.tx, `SELECT checkpoint_ns, checkpoint_id, coalesce(parent_checkpoint_id, ''), checkpoint, metadata, coalesce(type, '')
 		FROM checkpoints WHERE thread_id = ?`, []any{thread}, func(scan func(...any) error) error {
 		var c checkpointer.PutRows
-		if err := scan(&c.NS, &c.ID, &c.Parent, &c.Doc, &c.Meta); err != nil {
+		if err := scan(&c.NS, &c.ID, &c.Parent, &c.Doc, &c.Meta, &c.Type); err != nil {
 			return err
 		}
 		out.Checkpoints = append(out.Checkpoints, c)
@@ -351,15 +351,18 @@ func (t *sqlTx) Rows(ctx context.Context, thread string) (*checkpointer.ThreadRo
 // Overwrite implements checkpointer.DriverTx.
 func (t *sqlTx) Overwrite(ctx context.Context, thread string, rows *checkpointer.ThreadRows) error {
 	for _, c := range rows.Checkpoints {
-		var parent any
+		var parent, typ any
 		if c.Parent != "" {
 			parent = c.Parent
 		}
+		if c.Type != "" {
+			typ = c.Type
+		}
 		if _, err := t.tx.ExecContext(ctx, `INSERT INTO checkpoints
-			(thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata) VALUES (?, ?, ?, ?, ?, ?)
+			(thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata, type) VALUES (?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) DO UPDATE SET
 				parent_checkpoint_id = excluded.parent_checkpoint_id, type = excluded.type,
-				checkpoint = excluded.checkpoint, metadata = excluded.metadata`, thread, c.NS, c.ID, parent, c.Doc, c.Meta); err != nil {
+				checkpoint = excluded.checkpoint, metadata = excluded.metadata`, thread, c.NS, c.ID, parent, c.Doc, c.Meta, typ); err != nil {
 			return err
 		}
 	}
