@@ -274,24 +274,24 @@ func (s *Saver) sweepBatch(ctx context.Context, threads []string, rule core.Swee
 		if err != nil {
 			return err
 		}
-		if len(idle) > 0 {
-			// Still idle after the lock: every row of the thread goes.
-			gone := map[string]bool{}
-			for _, r := range rs {
-				if slices.Contains(idle, r.Thread) {
-					gone[r.Thread] = true
-				}
+		if len(idle) > 0 && s.caps.Serialized {
+			// Nothing else writes meanwhile: the idle threads go whole.
+			idleSet := map[string]bool{}
+			for _, t := range idle {
+				idleSet[t] = true
 			}
-			idle = slices.DeleteFunc(idle, func(t string) bool { return !gone[t] })
-			rs = slices.DeleteFunc(rs, func(r checkpointer.Removal) bool { return gone[r.Thread] })
-		}
-		if len(idle) > 0 {
+			rs = slices.DeleteFunc(rs, func(r checkpointer.Removal) bool { return idleSet[r.Thread] })
 			r, err := tx.DeleteThreads(ctx, idle, dryRun)
 			if err != nil {
 				return err
 			}
 			r.ThreadsDeleted = int64(len(idle))
 			rep.Add(r)
+		} else if len(idle) > 0 {
+			// Other writers: only what was locked goes (rs). A checkpoint
+			// a put stored after the lock — the first of a new namespace,
+			// say, which locks nothing — stays, with its values.
+			rep.ThreadsDeleted = int64(len(idle))
 		}
 		if len(rs) == 0 {
 			return nil
@@ -330,8 +330,8 @@ func idleThreads(threads []string, heads []checkpointer.Head, floor string) []st
 	return out
 }
 
-// sweepRemovals is a sweep's decision: every checkpoint of the idle
-// threads (so that they are locked), and in the other threads every
+// sweepRemovals is a sweep's decision: every checkpoint and write set of
+// the idle threads (so that they are locked), and in the other threads every
 // checkpoint of a namespace beyond its KeepLatest newest, with the
 // ChannelTasks writes a kept checkpoint before format 4 reads.
 func sweepRemovals(heads []checkpointer.Head, idle []string, rule core.SweepRule) []checkpointer.Removal {
@@ -342,7 +342,12 @@ func sweepRemovals(heads []checkpointer.Head, idle []string, rule core.SweepRule
 		keep := len(stored)
 		switch {
 		case slices.Contains(idle, r.Thread):
-			keep = 0
+			// Everything goes, the writes of checkpoints not stored too.
+			for _, h := range ns {
+				r.IDs = append(r.IDs, h.ID)
+			}
+			rs = append(rs, r)
+			continue
 		case rule.KeepLatest > 0:
 			keep = min(keep, rule.KeepLatest)
 		}
