@@ -389,10 +389,16 @@ func (s *storage) Update(_ context.Context, fn func(tx checkpointer.DriverTx) er
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	tx := &memTx{s: s}
+	done := false
+	defer func() {
+		if !done { // fn failed or panicked: nothing it changed stays
+			tx.rollback()
+		}
+	}()
 	if err := fn(tx); err != nil {
-		tx.rollback()
 		return err
 	}
+	done = true
 	return nil
 }
 

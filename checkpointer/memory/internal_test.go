@@ -190,3 +190,31 @@ func TestPruneCollectsUnreferencedBlobs(t *testing.T) {
 		t.Fatal("unknown strategy accepted")
 	}
 }
+
+// TestUpdateRollsBackOnPanic: a transaction whose function panics leaves
+// nothing it changed behind (the panic goes on to the caller).
+func TestUpdateRollsBackOnPanic(t *testing.T) {
+	s := mustNewSaver(t, Options{})
+	ctx := t.Context()
+	cp := &checkpointer.Checkpoint{V: 4, ID: checkpointer.NewID(0), ChannelValues: map[string]any{"a": 1}, ChannelVersions: map[string]string{"a": "1"}}
+	if _, err := s.Put(ctx, checkpointer.Config{ThreadID: "t"}, cp, nil, map[string]string{"a": "1"}); err != nil {
+		t.Fatal(err)
+	}
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Fatal("no panic")
+			}
+		}()
+		_ = s.st.Update(ctx, func(tx checkpointer.DriverTx) error {
+			if _, err := tx.DeleteThreads(ctx, []string{"t"}, false); err != nil {
+				return err
+			}
+			panic("in the middle")
+		})
+	}()
+	got, err := s.GetTuple(ctx, checkpointer.Config{ThreadID: "t"})
+	if err != nil || got == nil || got.Checkpoint.ID != cp.ID {
+		t.Fatalf("after a panicking transaction: %+v, %v; want the checkpoint back", got, err)
+	}
+}
