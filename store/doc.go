@@ -34,4 +34,19 @@
 //     stores what the core hands it and, for a search whose prefix spans
 //     several subjects, scores each vector against the query of its own
 //     space (store/internal/spaces).
+//
+// # Writing a driver
+//
+// A backend is storage only. It implements Driver (driver.go): read rows
+// by coordinates, write and delete sets of rows in one transaction where
+// the storage has them, list a page in key order or a prefix's rows in
+// update order, list namespaces, and declare its capabilities
+// (DriverCaps). The store engine (store/internal/engine) implements Store,
+// Sweeper, ConditionalPutter, Lister and PrefixDeleter once on top of it,
+// so a new driver writes no rule of the contract: no validation, TTL
+// arithmetic, embedding, filtering, scoring, paging or version handling.
+// store/memory is the reference driver (about 200 lines); run
+// storetest.Run on the new driver, and add a driver method only when the
+// seam lacks one, never a copy of a rule. The interface is not for outside
+// implementation until it is declared stable.
 package store
