@@ -2,7 +2,6 @@ package cache
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"sync"
@@ -47,9 +46,26 @@ type Stats struct {
 	Entries int
 }
 
-// Store is a store.Store that caches Get results of an inner store. It is
-// safe for concurrent use.
-type Store struct {
+// Cache is a store.Store that caches Get results of an inner store, as New
+// returns it. It is safe for concurrent use. The value New returns also
+// implements each of store.Lister, store.PrefixDeleter,
+// store.ConditionalPutter and store.Sweeper that the inner store
+// implements, passing the call through, and none that it does not: a type
+// assertion on a cache answers as one on its inner store would.
+type Cache interface {
+	store.Store
+	io.Closer
+	// Stats returns the hit and miss counters.
+	Stats() Stats
+	// Purge drops every cached result.
+	Purge()
+}
+
+//go:generate go run gencaps.go
+
+// cached is the cache; wrap (caps_gen.go) adds the optional interfaces of
+// its inner store.
+type cached struct {
 	inner  store.Store
 	maxAge time.Duration
 	now    func() time.Time
@@ -64,13 +80,9 @@ type Store struct {
 	closed       atomic.Bool
 }
 
-// Store implements every store interface (items.Complete lists them) and
-// io.Closer; Lister, PrefixDeleter and ConditionalPutter pass through to
-// the inner store.
-var (
-	_ items.Complete = (*Store)(nil)
-	_ io.Closer      = (*Store)(nil)
-)
+// A cache of a store with every optional interface has them all
+// (items.Complete lists them).
+var _ items.Complete = cached15{}
 
 type cacheKey struct{ ns, key string }
 
@@ -81,7 +93,7 @@ type entry struct {
 
 // New wraps inner. It fails with store.ErrInvalidArgument for a negative
 // size or max age.
-func New(inner store.Store, opt Options) (*Store, error) {
+func New(inner store.Store, opt Options) (Cache, error) {
 	if inner == nil {
 		return nil, fmt.Errorf("cache: %w: nil inner store", store.ErrInvalidArgument)
 	}
@@ -101,23 +113,23 @@ func New(inner store.Store, opt Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cache: %w: %v", store.ErrInvalidArgument, err)
 	}
-	return &Store{inner: inner, maxAge: opt.MaxAge, now: opt.Now, lru: l}, nil
+	return wrap(&cached{inner: inner, maxAge: opt.MaxAge, now: opt.Now, lru: l}), nil
 }
 
 // Stats returns the hit and miss counters.
-func (s *Store) Stats() Stats {
+func (s *cached) Stats() Stats {
 	return Stats{Hits: s.hits.Load(), Misses: s.misses.Load(), Entries: s.lru.Len()}
 }
 
 // Purge drops every cached result.
-func (s *Store) Purge() {
+func (s *cached) Purge() {
 	s.mu.Lock()
 	s.gen++
 	s.lru.Purge()
 	s.mu.Unlock()
 }
 
-func (s *Store) check(ctx context.Context) error {
+func (s *cached) check(ctx context.Context) error {
 	if s.closed.Load() {
 		return fmt.Errorf("cache: %w", store.ErrClosed)
 	}
@@ -130,7 +142,7 @@ func (s *Store) check(ctx context.Context) error {
 // expires: refreshing needs the inner store, and an expired item is never
 // served (the inner store does not serve it either).
 // Items without TTL and absences are served for up to MaxAge.
-func (s *Store) Get(ctx context.Context, ns store.Namespace, key string, opts ...store.GetOption) (*store.Item, error) {
+func (s *cached) Get(ctx context.Context, ns store.Namespace, key string, opts ...store.GetOption) (*store.Item, error) {
 	if err := s.check(ctx); err != nil {
 		return nil, err
 	}
@@ -162,7 +174,7 @@ func (s *Store) Get(ctx context.Context, ns store.Namespace, key string, opts ..
 	return it, nil
 }
 
-func (s *Store) servable(e entry, now time.Time, o store.GetOptions) bool {
+func (s *cached) servable(e entry, now time.Time, o store.GetOptions) bool {
 	if now.Sub(e.stored) >= s.maxAge || now.Before(e.stored) {
 		return false
 	}
@@ -174,7 +186,7 @@ func (s *Store) servable(e entry, now time.Time, o store.GetOptions) bool {
 }
 
 // invalidate forgets the results of keys after a write.
-func (s *Store) invalidate(keys ...cacheKey) {
+func (s *cached) invalidate(keys ...cacheKey) {
 	s.mu.Lock()
 	s.gen++
 	for _, k := range keys {
@@ -184,7 +196,7 @@ func (s *Store) invalidate(keys ...cacheKey) {
 }
 
 // Put writes through to the inner store and forgets the cached result.
-func (s *Store) Put(ctx context.Context, ns store.Namespace, key string, value map[string]any, opts ...store.PutOption) error {
+func (s *cached) Put(ctx context.Context, ns store.Namespace, key string, value map[string]any, opts ...store.PutOption) error {
 	if err := s.check(ctx); err != nil {
 		return err
 	}
@@ -194,7 +206,7 @@ func (s *Store) Put(ctx context.Context, ns store.Namespace, key string, value m
 }
 
 // Delete deletes in the inner store and forgets the cached result.
-func (s *Store) Delete(ctx context.Context, ns store.Namespace, key string) error {
+func (s *cached) Delete(ctx context.Context, ns store.Namespace, key string) error {
 	if err := s.check(ctx); err != nil {
 		return err
 	}
@@ -204,7 +216,7 @@ func (s *Store) Delete(ctx context.Context, ns store.Namespace, key string) erro
 }
 
 // Search passes through to the inner store.
-func (s *Store) Search(ctx context.Context, prefix store.Namespace, opt store.SearchOptions) ([]store.SearchItem, error) {
+func (s *cached) Search(ctx context.Context, prefix store.Namespace, opt store.SearchOptions) ([]store.SearchItem, error) {
 	if err := s.check(ctx); err != nil {
 		return nil, err
 	}
@@ -212,7 +224,7 @@ func (s *Store) Search(ctx context.Context, prefix store.Namespace, opt store.Se
 }
 
 // ListNamespaces passes through to the inner store.
-func (s *Store) ListNamespaces(ctx context.Context, opt store.ListNamespacesOptions) ([]store.Namespace, error) {
+func (s *cached) ListNamespaces(ctx context.Context, opt store.ListNamespacesOptions) ([]store.Namespace, error) {
 	if err := s.check(ctx); err != nil {
 		return nil, err
 	}
@@ -221,7 +233,7 @@ func (s *Store) ListNamespaces(ctx context.Context, opt store.ListNamespacesOpti
 
 // Batch passes through to the inner store and forgets the cached results
 // of the keys it writes.
-func (s *Store) Batch(ctx context.Context, ops []store.Op) ([]store.Result, error) {
+func (s *cached) Batch(ctx context.Context, ops []store.Op) ([]store.Result, error) {
 	if err := s.check(ctx); err != nil {
 		return nil, err
 	}
@@ -238,23 +250,21 @@ func (s *Store) Batch(ctx context.Context, ops []store.Op) ([]store.Result, erro
 	return res, err
 }
 
-// Sweep runs the inner store's Sweep; it fails with errors.ErrUnsupported
-// when the inner store has none. Cached items need no sweeping: expired
-// ones are never served from the cache.
-func (s *Store) Sweep(ctx context.Context) (int, error) {
-	if err := s.check(ctx); err != nil {
+// cacSweeper is the cache's store.Sweeper, for an inner Sweeper.
+type cacSweeper struct{ s *cached }
+
+// Sweep runs the inner store's Sweep. Cached items need no sweeping:
+// expired ones are never served from the cache.
+func (c cacSweeper) Sweep(ctx context.Context) (int, error) {
+	if err := c.s.check(ctx); err != nil {
 		return 0, err
 	}
-	sw, ok := s.inner.(store.Sweeper)
-	if !ok {
-		return 0, fmt.Errorf("cache: inner store %T cannot sweep: %w", s.inner, errors.ErrUnsupported)
-	}
-	return sw.Sweep(ctx)
+	return c.s.inner.(store.Sweeper).Sweep(ctx)
 }
 
 // Close drops the cache and closes the inner store when it is an
 // io.Closer. Later calls fail with store.ErrClosed.
-func (s *Store) Close() error {
+func (s *cached) Close() error {
 	s.closed.Store(true)
 	s.Purge()
 	if c, ok := s.inner.(io.Closer); ok {

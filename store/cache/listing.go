@@ -2,54 +2,47 @@ package cache
 
 import (
 	"context"
-	"errors"
-	"fmt"
 
 	"github.com/memvault/memvault/store"
 )
 
-// ListItems passes through to the inner store; it fails with
-// errors.ErrUnsupported when the inner store is not a store.Lister.
-func (s *Store) ListItems(ctx context.Context, ns store.Namespace, opt store.ListItemsOptions) ([]store.Item, error) {
-	if err := s.check(ctx); err != nil {
+// cacLister is the cache's store.Lister, for an inner Lister.
+type cacLister struct{ s *cached }
+
+// ListItems passes through to the inner store.
+func (c cacLister) ListItems(ctx context.Context, ns store.Namespace, opt store.ListItemsOptions) ([]store.Item, error) {
+	if err := c.s.check(ctx); err != nil {
 		return nil, err
 	}
-	l, ok := s.inner.(store.Lister)
-	if !ok {
-		return nil, fmt.Errorf("cache: inner store %T cannot list items: %w", s.inner, errors.ErrUnsupported)
-	}
-	return l.ListItems(ctx, ns, opt)
+	return c.s.inner.(store.Lister).ListItems(ctx, ns, opt)
 }
 
+// cacPrefixDeleter is the cache's store.PrefixDeleter, for an inner
+// PrefixDeleter.
+type cacPrefixDeleter struct{ s *cached }
+
 // DeletePrefix deletes in the inner store and drops every cached result
-// (the cache does not index keys by namespace); it fails with
-// errors.ErrUnsupported when the inner store is not a store.PrefixDeleter.
-func (s *Store) DeletePrefix(ctx context.Context, prefix store.Namespace) (int, error) {
-	if err := s.check(ctx); err != nil {
+// (the cache does not index keys by namespace).
+func (c cacPrefixDeleter) DeletePrefix(ctx context.Context, prefix store.Namespace) (int, error) {
+	if err := c.s.check(ctx); err != nil {
 		return 0, err
 	}
-	d, ok := s.inner.(store.PrefixDeleter)
-	if !ok {
-		return 0, fmt.Errorf("cache: inner store %T cannot delete a prefix: %w", s.inner, errors.ErrUnsupported)
-	}
-	n, err := d.DeletePrefix(ctx, prefix)
-	s.Purge()
+	n, err := c.s.inner.(store.PrefixDeleter).DeletePrefix(ctx, prefix)
+	c.s.Purge()
 	return n, err
 }
 
+// cacConditionalPutter is the cache's store.ConditionalPutter, for an
+// inner ConditionalPutter.
+type cacConditionalPutter struct{ s *cached }
+
 // PutIf passes through to the inner store (the condition is checked there,
-// never against a cached copy) and forgets the cached result; it fails with
-// errors.ErrUnsupported when the inner store is not a
-// store.ConditionalPutter.
-func (s *Store) PutIf(ctx context.Context, ns store.Namespace, key string, value map[string]any, cond store.PutCondition, opts ...store.PutOption) error {
-	if err := s.check(ctx); err != nil {
+// never against a cached copy) and forgets the cached result.
+func (c cacConditionalPutter) PutIf(ctx context.Context, ns store.Namespace, key string, value map[string]any, cond store.PutCondition, opts ...store.PutOption) error {
+	if err := c.s.check(ctx); err != nil {
 		return err
 	}
-	c, ok := s.inner.(store.ConditionalPutter)
-	if !ok {
-		return fmt.Errorf("cache: inner store %T cannot put conditionally: %w", s.inner, errors.ErrUnsupported)
-	}
-	err := c.PutIf(ctx, ns, key, value, cond, opts...)
-	s.invalidate(cacheKey{ns.String(), key})
+	err := c.s.inner.(store.ConditionalPutter).PutIf(ctx, ns, key, value, cond, opts...)
+	c.s.invalidate(cacheKey{ns.String(), key})
 	return err
 }
