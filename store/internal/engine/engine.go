@@ -9,6 +9,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/memvault/memvault/jsonvalue"
@@ -57,9 +58,14 @@ func New(d store.Driver, opt Options) (*Engine, error) {
 // fail with store.ErrClosed. It is safe to call more than once.
 func (e *Engine) Close() error { return e.b.Close(e.d.Close) }
 
-// errorf prefixes err with the driver's name.
+// errorf prefixes err with the driver's name, unless the message has it
+// already (the core's checks prefix their errors).
 func (e *Engine) errorf(format string, args ...any) error {
-	return fmt.Errorf("%s: "+format, append([]any{e.b.Driver}, args...)...)
+	err := fmt.Errorf(format, args...)
+	if strings.HasPrefix(err.Error(), e.b.Driver+": ") {
+		return err
+	}
+	return fmt.Errorf("%s: %w", e.b.Driver, err)
 }
 
 // Sweep deletes the items expired at the store's current time and returns
