@@ -37,14 +37,17 @@
 //
 // # Writing a driver
 //
-// A backend is storage only. It implements Driver (driver.go): read rows
-// by coordinates, write and delete sets of rows in one transaction where
-// the storage has them, list a page in key order or a prefix's rows in
-// update order, list namespaces, and declare its capabilities
-// (DriverCaps). The store engine (store/internal/engine) implements Store,
+// A backend is storage only. It implements Driver (driver.go): begin
+// read-only and write transactions, read rows by coordinates, write and
+// delete rows, list a page in key order or a prefix's rows in update
+// order, list namespaces, and declare its capabilities (DriverCaps). It
+// stores each value in the form the engine hands it, the value column's
+// bytes (JSON, or an envelope sealed to the item's namespace and key), and
+// never opens them. The store engine (store/internal/engine) implements Store,
 // Sweeper, ConditionalPutter, Lister and PrefixDeleter once on top of it,
 // so a new driver writes no rule of the contract: no validation, TTL
-// arithmetic, embedding, filtering, scoring, paging or version handling.
+// arithmetic, embedding, encoding or sealing, filtering, scoring, paging or
+// version handling.
 // store/memory is the reference driver (about 200 lines); run
 // storetest.Run on the new driver, and add a driver method only when the
 // seam lacks one, never a copy of a rule. The interface is not for outside

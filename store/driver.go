@@ -15,36 +15,49 @@ import (
 // onto it: there is no compatibility promise for it until it is declared
 // stable. Program against Store and the optional interfaces instead.
 //
-// What a driver does, in one sentence each: read rows by coordinates
-// (DriverTx.Rows); write a set of rows, with their vectors, in one
-// transaction where the storage has them (Driver.Update, DriverTx.Write);
-// list a page in key order (DriverTx.Page) or a namespace prefix's rows in
-// update order (DriverTx.Scan); delete a set of rows (DriverTx.Delete*);
-// list namespaces; declare its capabilities (DriverCaps).
+// What a driver does, in one sentence each: begin a read-only or write
+// transaction (Begin; atomic and isolated where the storage has
+// transactions, serialized by a lock where it has not); read a row by
+// coordinates or a set of rows (DriverTx.Get, DriverTx.Rows); write or
+// delete one row with its vectors (DriverTx.Put, DriverTx.Delete); list a
+// page in key order (DriverTx.Page) or a namespace prefix's rows in update
+// order (DriverTx.Scan); hand out the vectors under a prefix
+// (DriverTx.Vectors); list namespaces; delete a prefix or the expired rows;
+// declare its capabilities (DriverCaps).
+//
+// A driver stores a value in the form the engine hands it: Row.Value, the
+// bytes of the value column (JSON, or an envelope sealed to the row's
+// namespace and key by the store's serializer), which it returns
+// unchanged; it never decodes, decrypts or inspects them. Only a driver
+// that keeps rows in this process may declare DriverCaps.InProcessValues
+// and keep the value itself (Row.Doc) instead, and then only for a store
+// without serializer (the engine encodes and seals whenever there is one).
 //
 // What a driver must not do: decide anything the contract decides. The
 // engine checks namespaces, keys, options and limits, resolves TTLs and
 // computes expiries and refreshes, embeds and rotates vectors into their
-// subjects' spaces, copies values in and out, applies filters, scores,
-// orders, pages, keeps CreatedAt on replace and moves UpdatedAt forward,
-// and runs conditional puts. A driver stores exactly the rows it is given
-// and returns exactly the rows that are stored; the one judgement it makes
-// is the expiry cut-off the engine passes it (now), so that a database can
-// skip expired rows in its own query. A driver that needs more than this
-// seam offers is a sign that the seam is wrong, not a licence to copy a
-// rule into the driver: change the seam.
+// subjects' spaces, encodes, seals and opens values, applies filters,
+// scores, orders, pages, keeps CreatedAt on replace and moves UpdatedAt
+// forward, and runs conditional puts and the fence of an erasure. A driver
+// stores exactly the rows it is given and returns exactly the rows that
+// are stored; the one judgement it makes is the expiry cut-off the engine
+// passes it (now), so that a database can skip expired rows in its own
+// query. A driver that needs more than this seam offers is a sign that the
+// seam is wrong, not a licence to copy a rule into the driver: change the
+// seam.
 type Driver interface {
 	// Name prefixes the store's errors ("memory", "sqlite").
 	Name() string
 	// Caps declares what the storage offers beyond the seam.
 	Caps() DriverCaps
-	// View runs fn on one consistent, read-only state of the storage.
-	View(ctx context.Context, fn func(DriverTx) error) error
-	// Update runs fn in one write transaction: everything fn writes
-	// becomes visible at once, or (when fn or the commit fails) nothing
-	// does, and fn's reads see no other writer's changes meanwhile. A
-	// storage without transactions must serialize Update calls.
-	Update(ctx context.Context, fn func(DriverTx) error) error
+	// Begin starts a read-only (write false) or write transaction. A
+	// write transaction's changes become visible at Commit, all at once,
+	// or never (Rollback, or a failed Commit), and its reads see no other
+	// writer's changes meanwhile; a read-only one sees one consistent
+	// state. A storage without transactions serializes write
+	// transactions. The engine ends every transaction it begins with
+	// exactly one Commit or Rollback.
+	Begin(ctx context.Context, write bool) (DriverTx, error)
 	// Close releases the storage; the engine calls it once, after the
 	// last operation.
 	Close() error
@@ -54,19 +67,21 @@ type Driver interface {
 // is declared and does the rest itself; a decorator never claims a
 // capability its inner value lacks.
 type DriverCaps struct {
-	// Transactions: Update is atomic and isolated by the storage itself
-	// (not only by a lock of this process), so several processes may share
-	// it.
+	// Transactions: Begin's transactions are atomic and isolated by the
+	// storage itself (not only by a lock of this process), so several
+	// processes may share it.
 	Transactions bool
-	// RefreshInView: DriverTx.Refresh may be called inside View (the
-	// storage can change an expiry without a write transaction, as the
-	// memory driver does atomically). Otherwise the engine refreshes in an
-	// Update after the read.
+	// RefreshInView: DriverTx.Refresh may be called in a read-only
+	// transaction (the storage can change an expiry without a write
+	// transaction, as the memory driver does atomically). Otherwise the
+	// engine refreshes in a write transaction after the read.
 	RefreshInView bool
-	// SharedValues: the Value of a Row returned by the driver is the
-	// stored map itself, which the engine copies before handing it out
-	// (and the driver keeps the copy the engine writes, never the caller's).
-	SharedValues bool
+	// InProcessValues: the driver keeps rows in this process and may keep
+	// a store without serializer's values as maps (Row.Doc) instead of
+	// their encoding, which the engine then hands it as private copies
+	// and copies again before handing them out. A store with a
+	// serializer always gets, and stores, encoded (sealed) bytes.
+	InProcessValues bool
 	// ANN: the storage ranks vectors itself (pgvector). The engine then
 	// asks it for ranked candidates instead of scoring every vector.
 	// Reserved: no driver of this module declares it yet.
@@ -79,13 +94,20 @@ type DriverCaps struct {
 // RowKey names a row: its namespace as stored (Namespace.String) and key.
 type RowKey struct{ NS, Key string }
 
-// Row is a stored item as the driver keeps it.
+// Row is a stored item as the driver keeps it: the columns of LangGraph's
+// store table.
 type Row struct {
 	RowKey
 	// Namespace is the parsed namespace when the driver keeps it (nil:
-	// the engine parses NS).
+	// the engine parses NS). The engine never modifies it.
 	Namespace Namespace
-	Value     map[string]any
+	// Value is the value column as the engine encoded it (see Driver);
+	// nil when Doc holds the value.
+	Value []byte
+	// Doc is the value itself, only for a driver that declares
+	// DriverCaps.InProcessValues in a store without serializer; the
+	// engine never modifies it.
+	Doc map[string]any
 	// Created and Updated are as the engine wrote them.
 	Created, Updated time.Time
 	// Expires is the expiry (zero: never); TTLMinutes the TTL a
@@ -94,12 +116,11 @@ type Row struct {
 	TTLMinutes int
 }
 
-// RowWrite is one row to store, replacing any row at its key and all of
-// that row's vectors.
+// RowWrite is one row to store, replacing any row at its key.
 type RowWrite struct {
 	Row
-	// Vectors replace the row's vectors when Reindex is set; otherwise
-	// the row keeps the vectors it had.
+	// Reindex: Vectors replace all of the row's vectors (none: it has
+	// none); otherwise the row keeps the vectors it had.
 	Reindex bool
 	Vectors []Vector
 }
@@ -113,20 +134,38 @@ type Vector struct {
 	Norm  float64
 }
 
-// DriverTx is one View or Update of a Driver. Its methods are valid only
-// during the call that made it; reads in an Update see the writes made
-// before them in it. now is the engine's clock: a row with an expiry at or
-// before now is expired, and every read below but Rows skips expired rows.
+// ScanAfter is the position after which DriverTx.Scan continues: the last
+// row of the previous page.
+type ScanAfter struct {
+	RowKey
+	Updated time.Time
+}
+
+// DriverTx is one transaction of a Driver (see Driver.Begin). Its methods
+// are valid only until Commit or Rollback; reads in a write transaction see
+// the writes made before them in it. now is the engine's clock: a row with
+// an expiry at or before now is expired, and every read below but Get and
+// Rows skips expired rows. A returned Row's slices and maps belong to the
+// driver: the engine reads them and keeps none of them past the
+// transaction unless the driver's documentation says they are immutable.
 type DriverTx interface {
-	// Rows calls fn with the stored rows (expired ones too) at keys, in
-	// any order; absent keys are skipped. The Row is valid only during
-	// the call.
-	Rows(ctx context.Context, keys []RowKey, fn func(Row)) error
-	// Scan calls fn with the live rows whose namespace is prefix or under
-	// it (every row for an empty prefix), most recently updated first, then
-	// by namespace and key, until fn returns false. With withoutVectors it
-	// skips rows that have vectors.
-	Scan(ctx context.Context, prefix Namespace, now time.Time, withoutVectors bool, fn func(Row) bool) error
+	// Commit makes a write transaction's changes visible and ends it;
+	// Rollback ends a transaction without them (after a failed Commit
+	// too). Ending a read-only transaction either way releases it.
+	Commit() error
+	Rollback() error
+	// Get returns the stored row (expired or not) at k; ok is false when
+	// there is none.
+	Get(ctx context.Context, k RowKey) (r Row, ok bool, err error)
+	// Rows appends to dst the stored rows (expired ones too) at keys, in
+	// any order; absent keys are skipped.
+	Rows(ctx context.Context, keys []RowKey, dst []Row) ([]Row, error)
+	// Scan returns up to limit live rows whose namespace is prefix or
+	// under it (every row for an empty prefix), most recently updated
+	// first, then by namespace and key, starting after the row after
+	// (nil: from the first). With withoutVectors it skips rows that have
+	// vectors.
+	Scan(ctx context.Context, prefix Namespace, now time.Time, withoutVectors bool, after *ScanAfter, limit int) ([]Row, error)
 	// Vectors calls fn with every vector of the live rows under prefix, an
 	// item's vectors one after another (never interleaved with another
 	// item's, so that the engine keeps one item's best score); updated is
@@ -139,10 +178,10 @@ type DriverTx interface {
 	// Namespaces returns the distinct namespaces of the live rows under
 	// prefix, in any order.
 	Namespaces(ctx context.Context, prefix Namespace, now time.Time) ([]Namespace, error)
-	// Write stores rows (each replaces the row at its key); Delete removes
-	// the rows at keys with their vectors.
-	Write(ctx context.Context, rows []RowWrite) error
-	Delete(ctx context.Context, keys []RowKey) error
+	// Put stores a row (replacing the row at its key); Delete removes the
+	// row at k, if any, with its vectors.
+	Put(ctx context.Context, w RowWrite) error
+	Delete(ctx context.Context, k RowKey) error
 	// Refresh sets the expiry of the row at k, if there is one.
 	Refresh(ctx context.Context, k RowKey, expires time.Time) error
 	// DeletePrefix deletes every row (live or expired) under prefix, which

@@ -2,6 +2,7 @@ package memory
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 	"sync"
@@ -30,7 +31,12 @@ type Options struct {
 // stored state. Close stops its TTL sweeper.
 //
 // Every method is the store engine's (store/internal/engine), on this
-// package's store.Driver: a map of rows under a read-write lock.
+// package's store.Driver: a map of rows under a read-write lock. The store
+// has no serializer, so the driver keeps each value as the engine's
+// private copy of it (store.DriverCaps.InProcessValues) rather than its
+// JSON encoding: nothing leaves the process, and encoding would cost every
+// read a decode. A store with a serializer would get sealed bytes from the
+// engine, as SQLite does.
 type Store struct {
 	*engine.Engine
 }
@@ -49,9 +55,13 @@ func New(opt Options) (*Store, error) {
 	return &Store{e}, nil
 }
 
-// driver is the memory store.Driver: a map of entries. A View holds the
-// read lock, an Update the write lock; refreshes of expiries are atomic, so
-// a View may make them (DriverCaps.RefreshInView).
+// driver is the memory store.Driver: a map of entries. A read-only
+// transaction holds the read lock, a write transaction the write lock;
+// refreshes of expiries are atomic, so a read-only transaction may make
+// them (DriverCaps.RefreshInView). Rows are immutable once stored (a write
+// replaces the entry), so the rows it returns share the stored namespace
+// and value, which the engine never modifies and copies before handing
+// out.
 type driver struct {
 	mu    sync.RWMutex
 	items map[store.RowKey]*entry
@@ -65,30 +75,40 @@ type entry struct {
 	vectors []store.Vector
 }
 
-// tx is a View or Update of the driver, which holds its lock.
-type tx struct{ d *driver }
+// readTx and writeTx are the driver's transactions, holding its read or
+// write lock until they end. Both are one pointer, so that returning one
+// as a store.DriverTx allocates nothing.
+type (
+	readTx  struct{ *driver }
+	writeTx struct{ *driver }
+)
 
 func (d *driver) Name() string { return "memory" }
 
 func (d *driver) Caps() store.DriverCaps {
-	return store.DriverCaps{RefreshInView: true, SharedValues: true}
+	return store.DriverCaps{RefreshInView: true, InProcessValues: true}
 }
 
-func (d *driver) View(_ context.Context, fn func(store.DriverTx) error) error {
+func (d *driver) Begin(_ context.Context, write bool) (store.DriverTx, error) {
+	if write {
+		d.mu.Lock()
+		return writeTx{d}, nil
+	}
 	d.mu.RLock()
-	defer d.mu.RUnlock()
-	return fn(tx{d})
-}
-
-func (d *driver) Update(_ context.Context, fn func(store.DriverTx) error) error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return fn(tx{d})
+	return readTx{d}, nil
 }
 
 func (d *driver) Close() error { return nil }
 
-// row returns e's row with its current expiry.
+// A memory transaction cannot fail to commit, and its writes are applied
+// as they are made: a write transaction the engine rolls back has written
+// nothing (the engine writes last, after every check).
+func (t readTx) Commit() error    { t.mu.RUnlock(); return nil }
+func (t readTx) Rollback() error  { t.mu.RUnlock(); return nil }
+func (t writeTx) Commit() error   { t.mu.Unlock(); return nil }
+func (t writeTx) Rollback() error { t.mu.Unlock(); return nil }
+
+// rowAt returns e's row with its current expiry.
 func (e *entry) rowAt() store.Row {
 	r := e.row
 	if exp := e.expires.Load(); exp != 0 {
@@ -103,57 +123,61 @@ func (e *entry) live(now int64) bool {
 	return exp == 0 || now < exp
 }
 
-func (t tx) Rows(_ context.Context, keys []store.RowKey, fn func(store.Row)) error {
-	for _, k := range keys {
-		if e, ok := t.d.items[k]; ok {
-			fn(e.rowAt())
-		}
+func (d *driver) Get(_ context.Context, k store.RowKey) (store.Row, bool, error) {
+	if e, ok := d.items[k]; ok {
+		return e.rowAt(), true, nil
 	}
-	return nil
+	return store.Row{}, false, nil
 }
 
-func (t tx) Scan(_ context.Context, prefix store.Namespace, now time.Time, withoutVectors bool, fn func(store.Row) bool) error {
-	n := now.UnixNano()
-	// Rounds of a bounded selection: a page of a search needs few rows,
-	// and each round takes the best k of the rows after the last one
-	// handed out (the order is total), in O(n log k) without copying n.
-	var last *entry
-	for k := 64; ; k *= 4 {
-		top := items.NewTopK(k, compareEntries)
-		for _, e := range t.d.items {
-			if e.row.Namespace.HasPrefix(prefix) && e.live(n) && (!withoutVectors || len(e.vectors) == 0) &&
-				(last == nil || compareEntries(e, last) > 0) {
-				top.Push(e)
-			}
+func (d *driver) Rows(_ context.Context, keys []store.RowKey, dst []store.Row) ([]store.Row, error) {
+	for _, k := range keys {
+		if e, ok := d.items[k]; ok {
+			dst = append(dst, e.rowAt())
 		}
-		page := top.Sorted()
-		for _, e := range page {
-			if !fn(e.rowAt()) {
-				return nil
-			}
-		}
-		if len(page) < k {
-			return nil
-		}
-		last = page[len(page)-1]
 	}
+	return dst, nil
+}
+
+func (d *driver) Scan(_ context.Context, prefix store.Namespace, now time.Time, withoutVectors bool, after *store.ScanAfter, limit int) ([]store.Row, error) {
+	n := now.UnixNano()
+	// A bounded selection of the limit first rows after the cursor (the
+	// order is total), in O(n log limit) without copying n.
+	top := items.NewTopK(limit, compareEntries)
+	for _, e := range d.items {
+		if e.row.Namespace.HasPrefix(prefix) && e.live(n) && (!withoutVectors || len(e.vectors) == 0) &&
+			(after == nil || compareAfter(e, after) > 0) {
+			top.Push(e)
+		}
+	}
+	page := top.Sorted()
+	rows := make([]store.Row, len(page))
+	for i, e := range page {
+		rows[i] = e.rowAt()
+	}
+	return rows, nil
 }
 
 // compareEntries orders entries as a search without query: most recently
 // updated first, then by namespace and key.
 func compareEntries(a, b *entry) int {
-	if c := b.row.Updated.Compare(a.row.Updated); c != 0 {
-		return c
-	}
-	if c := strings.Compare(a.row.NS, b.row.NS); c != 0 {
-		return c
-	}
-	return strings.Compare(a.row.Key, b.row.Key)
+	return compareAfter(a, &store.ScanAfter{RowKey: b.row.RowKey, Updated: b.row.Updated})
 }
 
-func (t tx) Vectors(_ context.Context, prefix store.Namespace, now time.Time, fn func(store.RowKey, time.Time, store.Vector) error) error {
+// compareAfter compares an entry with a scan's position in that order.
+func compareAfter(a *entry, b *store.ScanAfter) int {
+	if c := b.Updated.Compare(a.row.Updated); c != 0 {
+		return c
+	}
+	if c := strings.Compare(a.row.NS, b.NS); c != 0 {
+		return c
+	}
+	return strings.Compare(a.row.Key, b.Key)
+}
+
+func (d *driver) Vectors(_ context.Context, prefix store.Namespace, now time.Time, fn func(store.RowKey, time.Time, store.Vector) error) error {
 	n := now.UnixNano()
-	for k, e := range t.d.items {
+	for k, e := range d.items {
 		if len(e.vectors) == 0 || !e.row.Namespace.HasPrefix(prefix) || !e.live(n) {
 			continue
 		}
@@ -166,10 +190,10 @@ func (t tx) Vectors(_ context.Context, prefix store.Namespace, now time.Time, fn
 	return nil
 }
 
-func (t tx) Page(_ context.Context, ns, after string, limit int, now time.Time) ([]store.Row, error) {
+func (d *driver) Page(_ context.Context, ns, after string, limit int, now time.Time) ([]store.Row, error) {
 	n := now.UnixNano()
 	var rows []store.Row
-	for k, e := range t.d.items {
+	for k, e := range d.items {
 		if k.NS == ns && k.Key > after && e.live(n) {
 			rows = append(rows, e.rowAt())
 		}
@@ -178,11 +202,11 @@ func (t tx) Page(_ context.Context, ns, after string, limit int, now time.Time) 
 	return rows[:min(len(rows), limit)], nil
 }
 
-func (t tx) Namespaces(_ context.Context, prefix store.Namespace, now time.Time) ([]store.Namespace, error) {
+func (d *driver) Namespaces(_ context.Context, prefix store.Namespace, now time.Time) ([]store.Namespace, error) {
 	n := now.UnixNano()
 	seen := map[string]bool{}
 	var all []store.Namespace
-	for k, e := range t.d.items {
+	for k, e := range d.items {
 		if !seen[k.NS] && e.live(n) && e.row.Namespace.HasPrefix(prefix) {
 			seen[k.NS] = true
 			all = append(all, e.row.Namespace)
@@ -191,53 +215,57 @@ func (t tx) Namespaces(_ context.Context, prefix store.Namespace, now time.Time)
 	return all, nil
 }
 
-func (t tx) Write(_ context.Context, rows []store.RowWrite) error {
-	for _, w := range rows {
-		e := &entry{row: w.Row, vectors: w.Vectors}
-		e.row.Expires = time.Time{}
-		if !w.Expires.IsZero() {
-			e.expires.Store(w.Expires.UnixNano())
-		}
-		if old, ok := t.d.items[w.RowKey]; ok && !w.Reindex {
-			e.vectors = old.vectors
-		}
-		t.d.items[w.RowKey] = e
+func (t writeTx) Put(_ context.Context, w store.RowWrite) error {
+	e := &entry{row: w.Row, vectors: w.Vectors}
+	e.row.Expires = time.Time{}
+	if !w.Expires.IsZero() {
+		e.expires.Store(w.Expires.UnixNano())
 	}
+	if old, ok := t.items[w.RowKey]; ok && !w.Reindex {
+		e.vectors = old.vectors
+	}
+	t.items[w.RowKey] = e
 	return nil
 }
 
-func (t tx) Delete(_ context.Context, keys []store.RowKey) error {
-	for _, k := range keys {
-		delete(t.d.items, k)
-	}
+func (t writeTx) Delete(_ context.Context, k store.RowKey) error {
+	delete(t.items, k)
 	return nil
 }
 
-func (t tx) Refresh(_ context.Context, k store.RowKey, expires time.Time) error {
-	if e, ok := t.d.items[k]; ok {
+func (d *driver) Refresh(_ context.Context, k store.RowKey, expires time.Time) error {
+	if e, ok := d.items[k]; ok {
 		e.expires.Store(expires.UnixNano())
 	}
 	return nil
 }
 
-func (t tx) DeletePrefix(_ context.Context, prefix store.Namespace) (int, error) {
+func (t writeTx) DeletePrefix(_ context.Context, prefix store.Namespace) (int, error) {
 	n := 0
-	for k, e := range t.d.items {
+	for k, e := range t.items {
 		if e.row.Namespace.HasPrefix(prefix) {
-			delete(t.d.items, k)
+			delete(t.items, k)
 			n++
 		}
 	}
 	return n, nil
 }
 
-func (t tx) DeleteExpired(_ context.Context, now time.Time) (int, error) {
+func (t writeTx) DeleteExpired(_ context.Context, now time.Time) (int, error) {
 	n, cut := 0, now.UnixNano()
-	for k, e := range t.d.items {
+	for k, e := range t.items {
 		if exp := e.expires.Load(); exp != 0 && exp < cut {
-			delete(t.d.items, k)
+			delete(t.items, k)
 			n++
 		}
 	}
 	return n, nil
 }
+
+// A read-only transaction writes nothing: the engine never asks it to.
+var errReadOnly = errors.New("memory: write in a read-only transaction")
+
+func (readTx) Put(context.Context, store.RowWrite) error                  { return errReadOnly }
+func (readTx) Delete(context.Context, store.RowKey) error                 { return errReadOnly }
+func (readTx) DeletePrefix(context.Context, store.Namespace) (int, error) { return 0, errReadOnly }
+func (readTx) DeleteExpired(context.Context, time.Time) (int, error)      { return 0, errReadOnly }

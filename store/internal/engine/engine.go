@@ -1,9 +1,9 @@
 // Package engine implements the public store contract (store.Store and the
 // optional interfaces every store of this module offers) once, on top of a
 // store.Driver: option and argument checks, TTL resolution, expiry and
-// refresh-on-read, embedding and vector spaces, copying values in and out,
-// filters, scoring, ordering, paging, conditional puts, the sweeper. A
-// driver only stores and returns rows (see store.Driver).
+// refresh-on-read, embedding and vector spaces, encoding, sealing and
+// opening values, filters, scoring, ordering, paging, conditional puts, the
+// sweeper. A driver only stores and returns rows (see store.Driver).
 package engine
 
 import (
@@ -12,7 +12,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/memvault/memvault/internal/binding"
 	"github.com/memvault/memvault/jsonvalue"
+	"github.com/memvault/memvault/serde"
 	"github.com/memvault/memvault/store"
 	"github.com/memvault/memvault/store/internal/filtering"
 	"github.com/memvault/memvault/store/internal/indexing"
@@ -24,6 +26,10 @@ import (
 type Options struct {
 	Index *store.IndexConfig
 	TTL   *store.TTLConfig
+	// Serde, when set, encodes values: the driver then stores envelopes
+	// sealed to their item (see store.Driver). nil stores plain JSON (or,
+	// for a driver with DriverCaps.InProcessValues, the values themselves).
+	Serde serde.Serializer
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 }
@@ -36,6 +42,10 @@ type Engine struct {
 	b    *items.Base
 	d    store.Driver
 	caps store.DriverCaps
+	vals values
+	// docs: the driver keeps values as maps (DriverCaps.InProcessValues
+	// without serializer).
+	docs bool
 }
 
 var _ items.Complete = (*Engine)(nil)
@@ -48,11 +58,17 @@ func New(d store.Driver, opt Options) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Engine{b: b, d: d, caps: d.Caps()}
+	b.UseSerializer(opt.Serde)
+	e := &Engine{b: b, d: d, caps: d.Caps(), vals: newValues(d.Name(), opt.Serde)}
+	e.docs = e.caps.InProcessValues && opt.Serde == nil
 	e.Front = items.NewFront(b, items.Hooks{Batch: e.Batch, ListItems: e.listItems, DeletePrefix: e.deletePrefix})
 	b.StartSweeper(e.Sweep)
 	return e, nil
 }
+
+// Base is the engine's core (options, clock, closed state), for a driver
+// package's own operations (re-embedding, re-encryption).
+func (e *Engine) Base() *items.Base { return e.b }
 
 // Close stops the sweeper, closes the driver and makes every later call
 // fail with store.ErrClosed. It is safe to call more than once.
@@ -68,6 +84,38 @@ func (e *Engine) errorf(format string, args ...any) error {
 	return fmt.Errorf("%s: %w", e.b.Driver, err)
 }
 
+// begin starts a transaction of the driver and refuses to go on when the
+// store was closed meanwhile.
+func (e *Engine) begin(ctx context.Context, write bool) (store.DriverTx, error) {
+	tx, err := e.d.Begin(ctx, write)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.b.Check(ctx); err != nil {
+		_ = tx.Rollback()
+		return nil, err
+	}
+	return tx, nil
+}
+
+// end commits tx when err is nil and rolls it back otherwise.
+func end(tx store.DriverTx, err error) error {
+	if err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}
+
+// update runs fn in a write transaction.
+func (e *Engine) update(ctx context.Context, fn func(store.DriverTx) error) error {
+	tx, err := e.begin(ctx, true)
+	if err != nil {
+		return err
+	}
+	return end(tx, fn(tx))
+}
+
 // Sweep deletes the items expired at the store's current time and returns
 // how many it deleted.
 func (e *Engine) Sweep(ctx context.Context) (int, error) {
@@ -75,8 +123,7 @@ func (e *Engine) Sweep(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	var n int
-	err := e.d.Update(ctx, func(tx store.DriverTx) error {
-		var err error
+	err := e.update(ctx, func(tx store.DriverTx) (err error) {
 		n, err = tx.DeleteExpired(ctx, e.b.Now())
 		return err
 	})
@@ -86,14 +133,26 @@ func (e *Engine) Sweep(ctx context.Context) (int, error) {
 	return n, nil
 }
 
-// write is a prepared write: the core's Put and the row it stores.
+// write is a prepared write: the core's Put, its row's key and its value
+// as stored (nil: Value itself, for a driver that keeps maps), with the
+// fence of the key that sealed it.
 type write struct {
 	*items.Put
-	k store.RowKey
+	k     store.RowKey
+	value []byte
+	fence binding.Fence
 }
 
-func prepare(_ context.Context, p *items.Put) (*write, error) {
-	return &write{Put: p, k: store.RowKey{NS: p.Prefix, Key: p.Key}}, nil
+// prepare encodes (and seals) a put's value before any transaction.
+func (e *Engine) prepare(ctx context.Context, p *items.Put) (*write, error) {
+	w := &write{Put: p, k: store.RowKey{NS: p.Prefix, Key: p.Key}}
+	if p.Value != nil && !e.docs {
+		var err error
+		if w.value, err = e.vals.Encode(ctx, w.k, p.Value, &w.fence); err != nil {
+			return nil, err
+		}
+	}
+	return w, nil
 }
 
 // refresh is an item whose TTL a read refreshed.
@@ -103,48 +162,47 @@ type refresh struct {
 }
 
 // Batch runs ops: every read sees the state before the batch's writes, and
-// of several writes to one key the last wins. Embedding runs before the
-// driver is touched; a batch with writes is one Update, a read-only batch
-// one View (and an Update for the TTLs it refreshes, unless the driver can
-// refresh in a View).
+// of several writes to one key the last wins. Embedding and sealing run
+// before the driver is touched; a batch with writes is one write
+// transaction, a read-only batch one read-only transaction (and a write
+// transaction for the TTLs it refreshes, unless the driver can refresh in
+// a read-only one).
 func (e *Engine) Batch(ctx context.Context, ops []store.Op) ([]store.Result, error) {
-	plan, puts, err := items.StartBatch(ctx, e.b, ops, prepare)
+	plan, puts, err := items.StartBatch(ctx, e.b, ops, e.prepare)
 	if err != nil {
 		return nil, err
 	}
 	now := e.b.Now()
 	results := make([]store.Result, len(ops))
-	var refreshes []refresh
-	reads := func(tx store.DriverTx) error {
-		refreshes = refreshes[:0]
-		for i, op := range ops {
-			var err error
-			switch o := op.(type) {
-			case store.GetOp:
-				results[i].Item, err = e.get(ctx, tx, store.RowKey{NS: o.Namespace.String(), Key: o.Key}, now, e.b.Refresh(o.RefreshTTL), &refreshes)
-			case store.SearchOp:
-				results[i].Items, err = e.search(ctx, tx, o.Prefix, o.Options, plan.Queries[o.Options.Query], now, &refreshes)
-			case store.ListNamespacesOp:
-				results[i].Namespaces, err = e.listNamespaces(ctx, tx, o.Options, now)
-			}
-			if err != nil {
-				return fmt.Errorf("op %d: %w", i, err)
-			}
-		}
-		return nil
+	writes := len(puts) > 0
+	tx, err := e.begin(ctx, writes)
+	if err != nil {
+		return nil, e.errorf("%w", err)
 	}
-	if len(puts) > 0 {
-		err = e.d.Update(ctx, func(tx store.DriverTx) error {
-			if err := reads(tx); err != nil {
-				return err
-			}
-			if err := applyRefreshes(ctx, tx, refreshes); err != nil {
-				return err
-			}
-			return e.apply(ctx, tx, puts, now)
-		})
-	} else {
-		err = e.read(ctx, &refreshes, reads)
+	var refreshes []refresh
+	for i, op := range ops {
+		switch o := op.(type) {
+		case store.GetOp:
+			results[i].Item, err = e.get(ctx, tx, store.RowKey{NS: o.Namespace.String(), Key: o.Key}, now, e.b.Refresh(o.RefreshTTL), &refreshes)
+		case store.SearchOp:
+			results[i].Items, err = e.search(ctx, tx, o.Prefix, o.Options, plan.Queries[o.Options.Query], now, &refreshes)
+		case store.ListNamespacesOp:
+			results[i].Namespaces, err = e.listNamespaces(ctx, tx, o.Options, now)
+		}
+		if err != nil {
+			err = fmt.Errorf("op %d: %w", i, err)
+			break
+		}
+	}
+	if err == nil && (writes || e.caps.RefreshInView) {
+		err = applyRefreshes(ctx, tx, refreshes)
+		refreshes = nil
+	}
+	if err == nil && writes {
+		err = e.apply(ctx, tx, puts, now)
+	}
+	if err = end(tx, err); err == nil {
+		err = e.refreshAfter(ctx, refreshes)
 	}
 	if err != nil {
 		return nil, e.errorf("%w", err)
@@ -152,27 +210,13 @@ func (e *Engine) Batch(ctx context.Context, ops []store.Op) ([]store.Result, err
 	return results, nil
 }
 
-// read runs reads in a View, then applies the TTL refreshes they recorded:
-// in the View when the driver can, in an Update after it otherwise.
-func (e *Engine) read(ctx context.Context, refreshes *[]refresh, reads func(store.DriverTx) error) error {
-	err := e.d.View(ctx, func(tx store.DriverTx) error {
-		if err := e.b.Check(ctx); err != nil {
-			return err
-		}
-		if err := reads(tx); err != nil {
-			return err
-		}
-		if e.caps.RefreshInView {
-			err := applyRefreshes(ctx, tx, *refreshes)
-			*refreshes = nil
-			return err
-		}
+// refreshAfter applies the TTL refreshes of a read-only transaction in a
+// write transaction of their own.
+func (e *Engine) refreshAfter(ctx context.Context, rs []refresh) error {
+	if len(rs) == 0 {
 		return nil
-	})
-	if err == nil && len(*refreshes) > 0 {
-		err = e.d.Update(ctx, func(tx store.DriverTx) error { return applyRefreshes(ctx, tx, *refreshes) })
 	}
-	return err
+	return e.update(ctx, func(tx store.DriverTx) error { return applyRefreshes(ctx, tx, rs) })
 }
 
 // Get returns the item at (ns, key), or nil when there is none (see
@@ -189,15 +233,19 @@ func (e *Engine) Get(ctx context.Context, ns store.Namespace, key string, opts .
 	}
 	o := items.ResolveGet(opts)
 	now, refreshTTL := e.b.Now(), e.b.Refresh(o.RefreshTTL)
-	var (
-		it        *store.Item
-		refreshes []refresh
-	)
-	err := e.read(ctx, &refreshes, func(tx store.DriverTx) error {
-		var err error
-		it, err = e.get(ctx, tx, store.RowKey{NS: ns.String(), Key: key}, now, refreshTTL, &refreshes)
-		return err
-	})
+	tx, err := e.begin(ctx, false)
+	if err != nil {
+		return nil, e.errorf("%w", err)
+	}
+	var refreshes []refresh
+	it, err := e.get(ctx, tx, store.RowKey{NS: ns.String(), Key: key}, now, refreshTTL, &refreshes)
+	if err == nil && e.caps.RefreshInView {
+		err = applyRefreshes(ctx, tx, refreshes)
+		refreshes = nil
+	}
+	if err = end(tx, err); err == nil {
+		err = e.refreshAfter(ctx, refreshes)
+	}
 	if err != nil {
 		return nil, e.errorf("%w", err)
 	}
@@ -213,95 +261,90 @@ func applyRefreshes(ctx context.Context, tx store.DriverTx, rs []refresh) error 
 	return nil
 }
 
-// apply performs a batch's writes in tx. A replaced item keeps its
-// CreatedAt, and its UpdatedAt moves forward even within one clock tick, so
-// that it names a version (store.PutCondition).
+// apply performs a batch's writes in tx, after checking the fence of the
+// keys that sealed their values (an erasure that destroyed one of them
+// fails the batch: binding.Fence). A replaced item keeps its CreatedAt,
+// and its UpdatedAt moves forward even within one clock tick, so that it
+// names a version (store.PutCondition).
 func (e *Engine) apply(ctx context.Context, tx store.DriverTx, puts []*write, now time.Time) error {
 	if err := e.b.Check(ctx); err != nil {
 		return err
 	}
-	var dels, keys []store.RowKey
-	for _, p := range puts {
-		if p.Value == nil {
-			dels = append(dels, p.k)
-		} else {
-			keys = append(keys, p.k)
+	if e.vals.serde != nil {
+		var fence binding.Fence
+		for _, p := range puts {
+			fence.Merge(&p.fence)
 		}
-	}
-	if len(dels) > 0 {
-		if err := tx.Delete(ctx, dels); err != nil {
+		if err := e.vals.codec.Check(ctx, &fence); err != nil {
 			return err
 		}
 	}
-	if len(keys) == 0 {
-		return nil
-	}
-	// The rows replaced, in a slice: a batch writes few keys.
-	var old []store.Row
-	if err := tx.Rows(ctx, keys, func(r store.Row) {
-		old = append(old, store.Row{RowKey: r.RowKey, Created: r.Created, Updated: r.Updated})
-	}); err != nil {
-		return err
-	}
-	var byKey map[store.RowKey]int
-	if len(old) > 16 {
-		byKey = make(map[store.RowKey]int, len(old))
-		for i, r := range old {
-			byKey[r.RowKey] = i
-		}
-	}
-	replaced := func(k store.RowKey) (store.Row, bool) {
-		if byKey != nil {
-			i, ok := byKey[k]
-			return old[i], ok
-		}
-		for _, r := range old {
-			if r.RowKey == k {
-				return r, true
-			}
-		}
-		return store.Row{}, false
-	}
-	rows := make([]store.RowWrite, 0, len(keys))
 	for _, p := range puts {
 		if p.Value == nil {
+			if err := tx.Delete(ctx, p.k); err != nil {
+				return err
+			}
 			continue
 		}
-		w := store.RowWrite{Row: store.Row{RowKey: p.k, Namespace: p.Namespace, Value: p.Value,
+		w := store.RowWrite{Row: store.Row{RowKey: p.k, Namespace: p.Namespace, Value: p.value,
 			Created: now, Updated: now, TTLMinutes: items.TTLMinutes(p.TTL)}, Reindex: p.Reindex}
+		if e.docs {
+			w.Doc = p.Value // a private copy (items.Prepare)
+		}
 		if p.TTL > 0 {
 			w.Expires = now.Add(p.TTL)
 		}
-		if o, ok := replaced(p.k); ok {
-			w.Created = o.Created
-			if !w.Updated.After(o.Updated) {
-				w.Updated = o.Updated.Add(time.Nanosecond)
+		old, ok, err := tx.Get(ctx, p.k)
+		if err != nil {
+			return err
+		}
+		if ok {
+			w.Created = old.Created
+			if !w.Updated.After(old.Updated) {
+				w.Updated = old.Updated.Add(time.Nanosecond)
 			}
 		}
-		if p.Reindex {
+		if p.Reindex && len(p.Vectors) > 0 {
 			w.Vectors = make([]store.Vector, len(p.Vectors))
 			for i, v := range p.Vectors {
 				w.Vectors[i] = store.Vector{Field: p.Texts[i].Field, Vec: v, Norm: indexing.VectorNorm(v)}
 			}
 		}
-		rows = append(rows, w)
+		if err := tx.Put(ctx, w); err != nil {
+			return err
+		}
 	}
-	return tx.Write(ctx, rows)
+	return nil
 }
 
-// item turns a live row into the item a read returns, refreshing its TTL
-// when asked (the refresh is recorded for the caller to apply).
-func (e *Engine) item(r store.Row, now time.Time, refreshTTL bool, refreshes *[]refresh) store.Item {
+// open returns the value of a row for a caller: a copy of the driver's map,
+// or the stored bytes opened.
+func (e *Engine) open(ctx context.Context, r *store.Row) (map[string]any, error) {
+	if r.Value == nil && r.Doc != nil {
+		return jsonvalue.Copy(r.Doc).(map[string]any), nil
+	}
+	v, err := e.vals.Decode(ctx, r.RowKey, r.Value)
+	if err != nil {
+		return nil, fmt.Errorf("item %q/%q: %w", r.NS, r.Key, err)
+	}
+	return v, nil
+}
+
+// item turns a live row into the item a read returns, with its value v
+// (nil: opened here), refreshing its TTL when asked (the refresh is
+// recorded for the caller to apply).
+func (e *Engine) item(ctx context.Context, r *store.Row, v map[string]any, now time.Time, refreshTTL bool, refreshes *[]refresh) (store.Item, error) {
+	if v == nil {
+		var err error
+		if v, err = e.open(ctx, r); err != nil {
+			return store.Item{}, err
+		}
+	}
 	loc := now.Location()
-	it := store.Item{Namespace: r.Namespace, Key: r.Key, Value: r.Value,
+	it := store.Item{Namespace: r.Namespace.Clone(), Key: r.Key, Value: v,
 		CreatedAt: r.Created.In(loc), UpdatedAt: r.Updated.In(loc)}
 	if it.Namespace == nil {
 		it.Namespace = store.ParseNamespace(r.NS)
-	} else if e.caps.SharedValues {
-		it.Namespace = it.Namespace.Clone()
-	}
-	if e.caps.SharedValues {
-		it.Value = jsonvalue.Copy(r.Value).(map[string]any)
 	}
 	exp := r.Expires
 	if refreshTTL && r.TTLMinutes > 0 {
@@ -311,18 +354,19 @@ func (e *Engine) item(r store.Row, now time.Time, refreshTTL bool, refreshes *[]
 	if !exp.IsZero() {
 		it.ExpiresAt = exp.In(loc)
 	}
-	return it
+	return it, nil
 }
 
 func (e *Engine) get(ctx context.Context, tx store.DriverTx, k store.RowKey, now time.Time, refreshTTL bool, refreshes *[]refresh) (*store.Item, error) {
-	var out *store.Item
-	err := tx.Rows(ctx, []store.RowKey{k}, func(r store.Row) {
-		if !items.Expired(r.Expires, now) {
-			it := e.item(r, now, refreshTTL, refreshes)
-			out = &it
-		}
-	})
-	return out, err
+	r, ok, err := tx.Get(ctx, k)
+	if err != nil || !ok || items.Expired(r.Expires, now) {
+		return nil, err
+	}
+	it, err := e.item(ctx, &r, nil, now, refreshTTL, refreshes)
+	if err != nil {
+		return nil, err
+	}
+	return &it, nil
 }
 
 // search runs one search. Without a query vector it lists items most
@@ -343,18 +387,33 @@ func (e *Engine) search(ctx context.Context, tx store.DriverTx, prefix store.Nam
 	seen := 0
 	// take handles a live row in list order; it reports false when the
 	// page is full.
-	take := func(r store.Row, score *float64) bool {
+	take := func(r *store.Row, score *float64) (bool, error) {
 		if seen >= need {
-			return false
+			return false, nil
 		}
-		if !filter.Match(r.Value) {
-			return true
+		var v map[string]any // the value, when opening it was needed
+		if len(opt.Filter) > 0 {
+			doc := r.Doc
+			if r.Value != nil || doc == nil {
+				var err error
+				if v, err = e.open(ctx, r); err != nil {
+					return false, err
+				}
+				doc = v
+			}
+			if !filter.Match(doc) {
+				return true, nil
+			}
 		}
 		seen++
 		if seen > opt.Offset {
-			out = append(out, store.SearchItem{Item: e.item(r, now, refreshTTL, refreshes), Score: score})
+			it, err := e.item(ctx, r, v, now, refreshTTL, refreshes)
+			if err != nil {
+				return false, err
+			}
+			out = append(out, store.SearchItem{Item: it, Score: score})
 		}
-		return seen < need
+		return seen < need, nil
 	}
 	if query != nil {
 		qs, err := newQueries(ctx, e.b, prefix, query)
@@ -365,7 +424,11 @@ func (e *Engine) search(ctx context.Context, tx store.DriverTx, prefix store.Nam
 		// last one taken (the order is total), until the page is full or
 		// no item is left; more than one round only when the filter or
 		// expiries reject most of the best.
-		var last *vecindex.Scored
+		var (
+			last *vecindex.Scored
+			keys []store.RowKey
+			rows []store.Row
+		)
 		for k, more := max(4*need, 64), qs != nil; more; k *= 4 {
 			top, n, err := e.score(ctx, tx, prefix, qs, now, k, last)
 			if err != nil {
@@ -375,16 +438,28 @@ func (e *Engine) search(ctx context.Context, tx store.DriverTx, prefix store.Nam
 			for start := 0; more && start < len(ranked); {
 				part := ranked[start:min(len(ranked), start+max(2*(need-seen), 32))]
 				start += len(part)
-				rows, err := fetch(ctx, tx, part, now)
-				if err != nil {
-					return nil, err
+				keys = keys[:0]
+				if rows == nil {
+					rows = make([]store.Row, 0, len(part))
 				}
 				for _, c := range part {
-					if r, ok := rows[store.RowKey(c.Key)]; ok {
-						score := c.Score
-						if more = take(r, &score); !more {
-							break
-						}
+					keys = append(keys, store.RowKey(c.Key))
+				}
+				if rows, err = tx.Rows(ctx, keys, rows[:0]); err != nil {
+					return nil, err
+				}
+				find := rowFinder(rows)
+				for _, c := range part {
+					i := find(store.RowKey(c.Key))
+					if i < 0 || items.Expired(rows[i].Expires, now) {
+						continue
+					}
+					score := c.Score
+					if more, err = take(&rows[i], &score); err != nil {
+						return nil, err
+					}
+					if !more {
+						break
 					}
 				}
 			}
@@ -397,23 +472,54 @@ func (e *Engine) search(ctx context.Context, tx store.DriverTx, prefix store.Nam
 			return out, nil
 		}
 	}
-	err = tx.Scan(ctx, prefix, now, query != nil, func(r store.Row) bool { return take(r, nil) })
-	return out, err
+	// The items without vectors (all of them without a query), a page at
+	// a time: with a filter, pages grow as it rejects rows.
+	var after *store.ScanAfter
+	for limit := max(need-seen, 1); ; limit = min(4*limit, 4096) {
+		if len(opt.Filter) > 0 {
+			limit = max(limit, 64)
+		}
+		page, err := tx.Scan(ctx, prefix, now, query != nil, after, limit)
+		if err != nil {
+			return nil, err
+		}
+		for i := range page {
+			more, err := take(&page[i], nil)
+			if err != nil || !more {
+				return out, err
+			}
+		}
+		if len(page) < limit {
+			return out, nil
+		}
+		lastRow := &page[len(page)-1]
+		after = &store.ScanAfter{RowKey: lastRow.RowKey, Updated: lastRow.Updated}
+	}
 }
 
-// fetch reads the live rows of the candidates' items.
-func fetch(ctx context.Context, tx store.DriverTx, cands []vecindex.Scored, now time.Time) (map[store.RowKey]store.Row, error) {
-	keys := make([]store.RowKey, len(cands))
-	for i, c := range cands {
-		keys[i] = store.RowKey(c.Key)
-	}
-	out := make(map[store.RowKey]store.Row, len(cands))
-	err := tx.Rows(ctx, keys, func(r store.Row) {
-		if !items.Expired(r.Expires, now) {
-			out[r.RowKey] = r
+// rowFinder returns a lookup of the index of the row at a key in rows (-1:
+// none): a linear search for the few rows of a page, a map for more.
+func rowFinder(rows []store.Row) func(store.RowKey) int {
+	if len(rows) > 32 {
+		at := make(map[store.RowKey]int, len(rows))
+		for i := range rows {
+			at[rows[i].RowKey] = i
 		}
-	})
-	return out, err
+		return func(k store.RowKey) int {
+			if i, ok := at[k]; ok {
+				return i
+			}
+			return -1
+		}
+	}
+	return func(k store.RowKey) int {
+		for i := range rows {
+			if rows[i].RowKey == k {
+				return i
+			}
+		}
+		return -1
+	}
 }
 
 // score scores every vector under prefix against the query in its space
@@ -469,16 +575,16 @@ func (e *Engine) listNamespaces(ctx context.Context, tx store.DriverTx, opt stor
 
 // listItems is the core's ListItems hook (items.Hooks).
 func (e *Engine) listItems(ctx context.Context, prefix, after string, limit int, now time.Time) ([]store.Item, error) {
-	var out []store.Item
-	err := e.d.View(ctx, func(tx store.DriverTx) error {
-		rows, err := tx.Page(ctx, prefix, after, limit, now)
-		out = make([]store.Item, len(rows))
-		for i, r := range rows {
-			out[i] = e.item(r, now, false, nil)
-		}
-		return err
-	})
+	tx, err := e.begin(ctx, false)
 	if err != nil {
+		return nil, e.errorf("list items: %w", err)
+	}
+	rows, err := tx.Page(ctx, prefix, after, limit, now)
+	out := make([]store.Item, len(rows))
+	for i := 0; err == nil && i < len(rows); i++ {
+		out[i], err = e.item(ctx, &rows[i], nil, now, false, nil)
+	}
+	if err = end(tx, err); err != nil {
 		return nil, e.errorf("list items: %w", err)
 	}
 	return out, nil
@@ -487,8 +593,7 @@ func (e *Engine) listItems(ctx context.Context, prefix, after string, limit int,
 // deletePrefix is the core's DeletePrefix hook (items.Hooks).
 func (e *Engine) deletePrefix(ctx context.Context, prefix store.Namespace) (int, error) {
 	var n int
-	err := e.d.Update(ctx, func(tx store.DriverTx) error {
-		var err error
+	err := e.update(ctx, func(tx store.DriverTx) (err error) {
 		n, err = tx.DeletePrefix(ctx, prefix)
 		return err
 	})
@@ -499,23 +604,21 @@ func (e *Engine) deletePrefix(ctx context.Context, prefix store.Namespace) (int,
 }
 
 // PutIf implements store.ConditionalPutter: the check and the write are one
-// Update.
+// write transaction.
 func (e *Engine) PutIf(ctx context.Context, ns store.Namespace, key string, value map[string]any, cond store.PutCondition, opts ...store.PutOption) error {
-	p, err := items.StartPutIf(ctx, e.b, ns, key, value, opts, prepare)
+	p, err := items.StartPutIf(ctx, e.b, ns, key, value, opts, e.prepare)
 	if err != nil {
 		return err
 	}
 	conflict := false
-	err = e.d.Update(ctx, func(tx store.DriverTx) error {
+	err = e.update(ctx, func(tx store.DriverTx) error {
 		now := e.b.Now()
-		live, updated := false, time.Time{}
-		err := tx.Rows(ctx, []store.RowKey{p.k}, func(r store.Row) {
-			live, updated = !items.Expired(r.Expires, now), r.Updated
-		})
+		r, ok, err := tx.Get(ctx, p.k)
 		if err != nil {
 			return err
 		}
-		if conflict = !cond.Holds(live, updated); conflict {
+		live := ok && !items.Expired(r.Expires, now)
+		if conflict = !cond.Holds(live, r.Updated); conflict {
 			return nil
 		}
 		return e.apply(ctx, tx, []*write{p}, now)
