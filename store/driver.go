@@ -82,6 +82,13 @@ type DriverCaps struct {
 	// and copies again before handing them out. A store with a
 	// serializer always gets, and stores, encoded (sealed) bytes.
 	InProcessValues bool
+	// CodeIndex: the driver keeps a code beside each vector
+	// (Vector.Code, made by the engine), a generation bumped by every
+	// write that changes items, and hands them to the engine's in-process
+	// vector index (store/internal/vecindex): its transactions implement
+	// engine.IndexTx, which names the index's types. Searches then rank by
+	// codes and score exactly only the best few items.
+	CodeIndex bool
 	// ANN: the storage ranks vectors itself (pgvector). The engine then
 	// asks it for ranked candidates instead of scoring every vector.
 	// Reserved: no driver of this module declares it yet.
@@ -132,6 +139,9 @@ type Vector struct {
 	Field string
 	Vec   []float32
 	Norm  float64
+	// Code is the vector's code for the engine's index, stored with it
+	// by a driver that declares DriverCaps.CodeIndex (nil otherwise).
+	Code []byte
 }
 
 // ScanAfter is the position after which DriverTx.Scan continues: the last
@@ -185,8 +195,8 @@ type DriverTx interface {
 	// Refresh sets the expiry of the row at k, if there is one.
 	Refresh(ctx context.Context, k RowKey, expires time.Time) error
 	// DeletePrefix deletes every row (live or expired) under prefix, which
-	// is not empty, with its vectors; DeleteExpired every row expired at
-	// now. Both return how many rows they deleted.
+	// is not empty, with its vectors; DeleteExpired every row whose expiry
+	// is before now. Both return how many rows they deleted.
 	DeletePrefix(ctx context.Context, prefix Namespace) (int, error)
 	DeleteExpired(ctx context.Context, now time.Time) (int, error)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/memvault/memvault/store"
 	"github.com/memvault/memvault/store/internal/engine"
 	"github.com/memvault/memvault/store/internal/items"
+	"github.com/memvault/memvault/store/internal/vecindex"
 )
 
 // Options configures a Store. The zero value is a store without semantic
@@ -24,6 +25,15 @@ type Options struct {
 	TTL *store.TTLConfig
 	// Now is the clock for timestamps and expiry; nil means time.Now.
 	Now func() time.Time
+	// VectorIndexBytes, when positive, ranks searches with a query by the
+	// in-process code index of store/sqlite (package vecindex: a sign code
+	// per vector, about d/8 + 16 bytes, within this budget), which then
+	// scores exactly only the best few items. It pays when vectors are
+	// many and large and the embedder's vectors have structure, as real
+	// embeddings do; its bounds cannot prune unstructured (random)
+	// vectors, and a search then also scans exactly. 0 (the default)
+	// scores every vector, which in memory is cheap.
+	VectorIndexBytes int64
 }
 
 // Store is an in-memory store.Store, safe for concurrent use. Values are
@@ -48,7 +58,8 @@ var _ items.Complete = (*Store)(nil)
 // index without embedder, with dimensions the embedder does not produce,
 // with unparsable fields or an unknown distance.
 func New(opt Options) (*Store, error) {
-	e, err := engine.New(&driver{items: make(map[store.RowKey]*entry)}, engine.Options{Index: opt.Index, TTL: opt.TTL, Now: opt.Now})
+	e, err := engine.New(&driver{items: make(map[store.RowKey]*entry), codes: opt.VectorIndexBytes > 0},
+		engine.Options{Index: opt.Index, TTL: opt.TTL, Now: opt.Now, VectorIndexBytes: opt.VectorIndexBytes})
 	if err != nil {
 		return nil, err
 	}
@@ -65,6 +76,12 @@ func New(opt Options) (*Store, error) {
 type driver struct {
 	mu    sync.RWMutex
 	items map[store.RowKey]*entry
+	// gen is the generation of the code index's data (engine.IndexTx),
+	// bumped by every write that changes items; onCommit the index's
+	// hooks of the write transaction in progress.
+	gen      int64
+	onCommit []func()
+	codes    bool // keep codes for the index (Options.VectorIndexBytes)
 }
 
 // entry is one stored row. Everything but expires is immutable once the
@@ -86,7 +103,7 @@ type (
 func (d *driver) Name() string { return "memory" }
 
 func (d *driver) Caps() store.DriverCaps {
-	return store.DriverCaps{RefreshInView: true, InProcessValues: true}
+	return store.DriverCaps{RefreshInView: true, InProcessValues: true, CodeIndex: d.codes}
 }
 
 func (d *driver) Begin(_ context.Context, write bool) (store.DriverTx, error) {
@@ -105,8 +122,17 @@ func (d *driver) Close() error { return nil }
 // nothing (the engine writes last, after every check).
 func (t readTx) Commit() error    { t.mu.RUnlock(); return nil }
 func (t readTx) Rollback() error  { t.mu.RUnlock(); return nil }
-func (t writeTx) Commit() error   { t.mu.Unlock(); return nil }
-func (t writeTx) Rollback() error { t.mu.Unlock(); return nil }
+func (t writeTx) Rollback() error { t.onCommit = nil; t.mu.Unlock(); return nil }
+
+// Commit runs the code index's hooks holding the lock: in commit order.
+func (t writeTx) Commit() error {
+	for _, fn := range t.onCommit {
+		fn()
+	}
+	t.onCommit = nil
+	t.mu.Unlock()
+	return nil
+}
 
 // rowAt returns e's row with its current expiry.
 func (e *entry) rowAt() store.Row {
@@ -269,3 +295,86 @@ func (readTx) Put(context.Context, store.RowWrite) error                  { retu
 func (readTx) Delete(context.Context, store.RowKey) error                 { return errReadOnly }
 func (readTx) DeletePrefix(context.Context, store.Namespace) (int, error) { return 0, errReadOnly }
 func (readTx) DeleteExpired(context.Context, time.Time) (int, error)      { return 0, errReadOnly }
+
+// The code index's data (engine.IndexTx): the codes live in the entries'
+// vectors, written with them. A store in one process keeps its index
+// current through the commit hooks, so the driver keeps no change log:
+// an index that is behind (a sweep or a deleted prefix, which changes any
+// item) reloads every code, and no snapshot is kept.
+
+func (d *driver) IndexState(context.Context) (vecindex.State, error) {
+	return vecindex.State{Gen: d.gen, CodesGen: d.gen, LogFloor: d.gen}, nil
+}
+
+func (d *driver) Quant(context.Context) ([]float32, int64, error) { return nil, -1, nil }
+
+func (d *driver) Changed(context.Context, int64, int) ([]vecindex.Key, bool, error) {
+	return nil, true, nil
+}
+
+func (d *driver) Codes(_ context.Context, keys []vecindex.Key, fn func(vecindex.Key, int64, []byte)) error {
+	for _, k := range keys {
+		if e, ok := d.items[k]; ok {
+			for _, v := range e.vectors {
+				fn(k, e.row.Updated.UnixNano(), v.Code)
+			}
+		}
+	}
+	return nil
+}
+
+func (d *driver) AllCodes(_ context.Context, fn func(ns, key []byte, updated int64, code []byte) bool) error {
+	// In key order, which the index loads without a lookup per item.
+	coded := make([]*entry, 0, len(d.items))
+	for _, e := range d.items {
+		if len(e.vectors) > 0 {
+			coded = append(coded, e)
+		}
+	}
+	slices.SortFunc(coded, func(a, b *entry) int {
+		if c := strings.Compare(a.row.NS, b.row.NS); c != 0 {
+			return c
+		}
+		return strings.Compare(a.row.Key, b.row.Key)
+	})
+	for _, e := range coded {
+		ns, key := []byte(e.row.NS), []byte(e.row.Key)
+		for _, v := range e.vectors {
+			if !fn(ns, key, e.row.Updated.UnixNano(), v.Code) {
+				return nil
+			}
+		}
+	}
+	return nil
+}
+
+func (d *driver) SnapshotSize(context.Context) (int64, error)            { return 0, nil }
+func (d *driver) SnapshotParts(context.Context, func([]byte) bool) error { return nil }
+
+func (d *driver) VectorsOf(_ context.Context, keys []store.RowKey, fn func(store.RowKey, time.Time, store.Vector) error) error {
+	for _, k := range keys {
+		if e, ok := d.items[k]; ok {
+			for _, v := range e.vectors {
+				if err := fn(k, e.row.Updated, v); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func (t writeTx) Bump(context.Context, []store.RowKey, bool) (int64, error) {
+	t.gen++
+	return t.gen, nil
+}
+
+func (t writeTx) OnCommit(fn func()) { t.onCommit = append(t.onCommit, fn) }
+
+func (readTx) Bump(context.Context, []store.RowKey, bool) (int64, error) { return 0, errReadOnly }
+func (readTx) OnCommit(func())                                           {}
+
+var (
+	_ engine.IndexTx = readTx{}
+	_ engine.IndexTx = writeTx{}
+)

@@ -32,6 +32,11 @@ type Options struct {
 	Serde serde.Serializer
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// VectorIndexBytes bounds the in-process code index of a driver that
+	// declares store.DriverCaps.CodeIndex (see package vecindex): 0 means
+	// vecindex.DefaultBytes, negative disables it (codes are still
+	// written, and searches score every vector).
+	VectorIndexBytes int64
 }
 
 // Engine is a store.Store (with Sweeper, ConditionalPutter, Lister and
@@ -46,6 +51,9 @@ type Engine struct {
 	// docs: the driver keeps values as maps (DriverCaps.InProcessValues
 	// without serializer).
 	docs bool
+	// ci is the code index of an indexed store on a driver that keeps
+	// codes (DriverCaps.CodeIndex); nil otherwise.
+	ci *codeIndex
 }
 
 var _ items.Complete = (*Engine)(nil)
@@ -61,14 +69,23 @@ func New(d store.Driver, opt Options) (*Engine, error) {
 	b.UseSerializer(opt.Serde)
 	e := &Engine{b: b, d: d, caps: d.Caps(), vals: newValues(d.Name(), opt.Serde)}
 	e.docs = e.caps.InProcessValues && opt.Serde == nil
+	if e.caps.CodeIndex && b.Index != nil {
+		e.ci = newCodeIndex(opt.VectorIndexBytes, b.Index.Dims)
+	}
 	e.Front = items.NewFront(b, items.Hooks{Batch: e.Batch, ListItems: e.listItems, DeletePrefix: e.deletePrefix})
 	b.StartSweeper(e.Sweep)
 	return e, nil
 }
 
-// Base is the engine's core (options, clock, closed state), for a driver
-// package's own operations (re-embedding, re-encryption).
-func (e *Engine) Base() *items.Base { return e.b }
+// IndexStats returns the counters of e's code index (nil without one), for
+// tests. It is a function, not a method, so that it does not become one of
+// the stores that embed an Engine.
+func IndexStats(e *Engine) *vecindex.Stats {
+	if e.ci == nil {
+		return nil
+	}
+	return &e.ci.cache.Stats
+}
 
 // Close stops the sweeper, closes the driver and makes every later call
 // fail with store.ErrClosed. It is safe to call more than once.
@@ -124,8 +141,11 @@ func (e *Engine) Sweep(ctx context.Context) (int, error) {
 	}
 	var n int
 	err := e.update(ctx, func(tx store.DriverTx) (err error) {
-		n, err = tx.DeleteExpired(ctx, e.b.Now())
-		return err
+		now := e.b.Now()
+		if n, err = tx.DeleteExpired(ctx, now); err != nil || n == 0 {
+			return err
+		}
+		return e.changedAll(ctx, tx, now)
 	})
 	if err != nil {
 		return 0, e.errorf("sweep: %w", err)
@@ -153,6 +173,28 @@ func (e *Engine) prepare(ctx context.Context, p *items.Put) (*write, error) {
 		}
 	}
 	return w, nil
+}
+
+// indexTx returns the code index's side of tx (nil without code index).
+func (e *Engine) indexTx(tx store.DriverTx) (IndexTx, error) {
+	if e.ci == nil {
+		return nil, nil
+	}
+	itx, ok := tx.(IndexTx)
+	if !ok {
+		return nil, fmt.Errorf("driver declares a code index, its transaction %T is not an engine.IndexTx", tx)
+	}
+	return itx, nil
+}
+
+// changedAll records, for the code index, that a write transaction may
+// have deleted any item (a sweep, a prefix deleted): the index reloads.
+func (e *Engine) changedAll(ctx context.Context, tx store.DriverTx, now time.Time) error {
+	itx, err := e.indexTx(tx)
+	if itx == nil {
+		return err
+	}
+	return e.ci.committed(ctx, itx, nil, now, true)
 }
 
 // refresh is an item whose TTL a read refreshed.
@@ -279,10 +321,22 @@ func (e *Engine) apply(ctx context.Context, tx store.DriverTx, puts []*write, no
 			return err
 		}
 	}
+	itx, err := e.indexTx(tx)
+	if err != nil {
+		return err
+	}
+	var (
+		changes []vecindex.Change // for the code index
+		centre  []float32
+		coded   bool // centre read
+	)
 	for _, p := range puts {
 		if p.Value == nil {
 			if err := tx.Delete(ctx, p.k); err != nil {
 				return err
+			}
+			if itx != nil {
+				changes = append(changes, vecindex.Change{Key: p.k, Deleted: true})
 			}
 			continue
 		}
@@ -310,9 +364,22 @@ func (e *Engine) apply(ctx context.Context, tx store.DriverTx, puts []*write, no
 				w.Vectors[i] = store.Vector{Field: p.Texts[i].Field, Vec: v, Norm: indexing.VectorNorm(v)}
 			}
 		}
+		if itx != nil && p.Reindex {
+			if err := e.ci.code(ctx, itx, w.Vectors, &centre, &coded); err != nil {
+				return err
+			}
+			ch := vecindex.Change{Key: p.k, Codes: make([][]byte, len(w.Vectors))}
+			for i, v := range w.Vectors {
+				ch.Codes[i] = v.Code
+			}
+			changes = append(changes, ch)
+		}
 		if err := tx.Put(ctx, w); err != nil {
 			return err
 		}
+	}
+	if itx != nil {
+		return e.ci.committed(ctx, itx, changes, now, false)
 	}
 	return nil
 }
@@ -429,12 +496,10 @@ func (e *Engine) search(ctx context.Context, tx store.DriverTx, prefix store.Nam
 			keys []store.RowKey
 			rows []store.Row
 		)
-		for k, more := max(4*need, 64), qs != nil; more; k *= 4 {
-			top, n, err := e.score(ctx, tx, prefix, qs, now, k, last)
-			if err != nil {
-				return nil, err
-			}
-			ranked := top.Sorted()
+		// takeRanked takes the items of ranked, best first, until the page
+		// is full (more false).
+		takeRanked := func(ranked []vecindex.Scored) (more bool, err error) {
+			more = true
 			for start := 0; more && start < len(ranked); {
 				part := ranked[start:min(len(ranked), start+max(2*(need-seen), 32))]
 				start += len(part)
@@ -443,25 +508,48 @@ func (e *Engine) search(ctx context.Context, tx store.DriverTx, prefix store.Nam
 					rows = make([]store.Row, 0, len(part))
 				}
 				for _, c := range part {
-					keys = append(keys, store.RowKey(c.Key))
+					keys = append(keys, c.Key)
 				}
 				if rows, err = tx.Rows(ctx, keys, rows[:0]); err != nil {
-					return nil, err
+					return false, err
 				}
 				find := rowFinder(rows)
 				for _, c := range part {
-					i := find(store.RowKey(c.Key))
+					i := find(c.Key)
 					if i < 0 || items.Expired(rows[i].Expires, now) {
 						continue
 					}
 					score := c.Score
-					if more, err = take(&rows[i], &score); err != nil {
-						return nil, err
-					}
-					if !more {
-						break
+					if more, err = take(&rows[i], &score); err != nil || !more {
+						return false, err
 					}
 				}
+			}
+			return more, nil
+		}
+		more := qs != nil
+		if more && e.ci != nil {
+			// The code index proves the exact ranking's first items; the
+			// rounds below continue after them when the page needs more.
+			top, ok, err := e.ci.top(ctx, tx, prefix, qs, need)
+			if err != nil {
+				return nil, err
+			}
+			if ok && len(top) > 0 {
+				if more, err = takeRanked(top); err != nil {
+					return nil, err
+				}
+				last = &top[len(top)-1]
+			}
+		}
+		for k := max(4*need, 64); more; k *= 4 {
+			top, n, err := e.score(ctx, tx, prefix, qs, now, k, last)
+			if err != nil {
+				return nil, err
+			}
+			ranked := top.Sorted()
+			if more, err = takeRanked(ranked); err != nil {
+				return nil, err
 			}
 			if n <= k || len(ranked) == 0 {
 				break
@@ -543,7 +631,7 @@ func (e *Engine) score(ctx context.Context, tx store.DriverTx, prefix store.Name
 		if norm == 0 {
 			norm = indexing.VectorNorm(v.Vec)
 		}
-		score := sc.Score(v.Vec, norm)
+		score := sc.sc.Score(v.Vec, norm)
 		// An item's vectors come together (store.DriverTx.Vectors).
 		if cur.Key == vecindex.Key(rk) {
 			cur.Score = max(cur.Score, score)
@@ -594,8 +682,10 @@ func (e *Engine) listItems(ctx context.Context, prefix, after string, limit int,
 func (e *Engine) deletePrefix(ctx context.Context, prefix store.Namespace) (int, error) {
 	var n int
 	err := e.update(ctx, func(tx store.DriverTx) (err error) {
-		n, err = tx.DeletePrefix(ctx, prefix)
-		return err
+		if n, err = tx.DeletePrefix(ctx, prefix); err != nil || n == 0 {
+			return err
+		}
+		return e.changedAll(ctx, tx, e.b.Now())
 	})
 	if err != nil {
 		return 0, e.errorf("delete prefix: %w", err)
