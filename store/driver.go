@@ -176,12 +176,11 @@ type DriverTx interface {
 	// (nil: from the first). With withoutVectors it skips rows that have
 	// vectors.
 	Scan(ctx context.Context, prefix Namespace, now time.Time, withoutVectors bool, after *ScanAfter, limit int) ([]Row, error)
-	// Vectors calls fn with every vector of the live rows under prefix, an
-	// item's vectors one after another (never interleaved with another
-	// item's, so that the engine keeps one item's best score); updated is
-	// the row's Updated. The vector is valid only during the call. An
-	// error of fn stops the scan and is returned.
-	Vectors(ctx context.Context, prefix Namespace, now time.Time, fn func(k RowKey, updated time.Time, v Vector) error) error
+	// Vectors calls fn once per live row under prefix that has vectors,
+	// with all of them; updated is the row's Updated. The vectors are
+	// valid only during the call. An error of fn stops the scan and is
+	// returned.
+	Vectors(ctx context.Context, prefix Namespace, now time.Time, fn func(k RowKey, updated time.Time, vs []Vector) error) error
 	// Page returns the live rows of namespace ns (exactly, as stored) whose
 	// key is greater than after, in byte order of keys, at most limit.
 	Page(ctx context.Context, ns, after string, limit int, now time.Time) ([]Row, error)

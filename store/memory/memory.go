@@ -201,16 +201,14 @@ func compareAfter(a *entry, b *store.ScanAfter) int {
 	return strings.Compare(a.row.Key, b.Key)
 }
 
-func (d *driver) Vectors(_ context.Context, prefix store.Namespace, now time.Time, fn func(store.RowKey, time.Time, store.Vector) error) error {
+func (d *driver) Vectors(_ context.Context, prefix store.Namespace, now time.Time, fn func(store.RowKey, time.Time, []store.Vector) error) error {
 	n := now.UnixNano()
 	for k, e := range d.items {
 		if len(e.vectors) == 0 || !e.row.Namespace.HasPrefix(prefix) || !e.live(n) {
 			continue
 		}
-		for _, v := range e.vectors {
-			if err := fn(k, e.row.Updated, v); err != nil {
-				return err
-			}
+		if err := fn(k, e.row.Updated, e.vectors); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -351,13 +349,11 @@ func (d *driver) AllCodes(_ context.Context, fn func(ns, key []byte, updated int
 func (d *driver) SnapshotSize(context.Context) (int64, error)            { return 0, nil }
 func (d *driver) SnapshotParts(context.Context, func([]byte) bool) error { return nil }
 
-func (d *driver) VectorsOf(_ context.Context, keys []store.RowKey, fn func(store.RowKey, time.Time, store.Vector) error) error {
+func (d *driver) VectorsOf(_ context.Context, keys []store.RowKey, fn func(store.RowKey, time.Time, []store.Vector) error) error {
 	for _, k := range keys {
-		if e, ok := d.items[k]; ok {
-			for _, v := range e.vectors {
-				if err := fn(k, e.row.Updated, v); err != nil {
-					return err
-				}
+		if e, ok := d.items[k]; ok && len(e.vectors) > 0 {
+			if err := fn(k, e.row.Updated, e.vectors); err != nil {
+				return err
 			}
 		}
 	}

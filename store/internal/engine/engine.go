@@ -9,6 +9,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -501,7 +502,13 @@ func (e *Engine) search(ctx context.Context, tx store.DriverTx, prefix store.Nam
 		takeRanked := func(ranked []vecindex.Scored) (more bool, err error) {
 			more = true
 			for start := 0; more && start < len(ranked); {
-				part := ranked[start:min(len(ranked), start+max(2*(need-seen), 32))]
+				// Without a filter only expiries reject items: read as
+				// many as the page lacks.
+				chunk := need - seen
+				if len(opt.Filter) > 0 {
+					chunk = max(2*chunk, 32)
+				}
+				part := ranked[start:min(len(ranked), start+chunk)]
 				start += len(part)
 				keys = keys[:0]
 				if rows == nil {
@@ -615,34 +622,32 @@ func rowFinder(rows []store.Row) func(store.RowKey) int {
 // each by its best score; n is how many items it ranked.
 func (e *Engine) score(ctx context.Context, tx store.DriverTx, prefix store.Namespace, qs *queries, now time.Time, k int, last *vecindex.Scored) (top *items.TopK[vecindex.Scored], n int, err error) {
 	top = items.NewTopK(k, vecindex.CompareScored)
-	var cur vecindex.Scored
-	push := func() {
-		if cur.Key.NS != "" && (last == nil || vecindex.CompareScored(cur, *last) > 0) {
-			top.Push(cur)
-			n++
-		}
-	}
-	err = tx.Vectors(ctx, prefix, now, func(rk store.RowKey, updated time.Time, v store.Vector) error {
-		sc, err := qs.resolve(ctx, rk.NS)
-		if err != nil || sc == nil {
+	err = tx.Vectors(ctx, prefix, now, func(rk store.RowKey, updated time.Time, vs []store.Vector) error {
+		sq, err := qs.resolve(ctx, rk.NS)
+		if err != nil || sq == nil {
 			return err // nil: its subject's keys are gone
 		}
-		norm := v.Norm
-		if norm == 0 {
-			norm = indexing.VectorNorm(v.Vec)
+		c := vecindex.Scored{Key: rk, Updated: updated.UnixNano(), Score: bestScore(sq, vs)}
+		if last == nil || vecindex.CompareScored(c, *last) > 0 {
+			top.Push(c)
+			n++
 		}
-		score := sc.sc.Score(v.Vec, norm)
-		// An item's vectors come together (store.DriverTx.Vectors).
-		if cur.Key == vecindex.Key(rk) {
-			cur.Score = max(cur.Score, score)
-			return nil
-		}
-		push()
-		cur = vecindex.Scored{Key: vecindex.Key(rk), Updated: updated.UnixNano(), Score: score}
 		return nil
 	})
-	push()
 	return top, n, err
+}
+
+// bestScore is the best score of an item's vectors against sq.
+func bestScore(sq *spaceQuery, vs []store.Vector) float64 {
+	best := math.Inf(-1)
+	for i := range vs {
+		norm := vs[i].Norm
+		if norm == 0 {
+			norm = indexing.VectorNorm(vs[i].Vec)
+		}
+		best = max(best, sq.sc.Score(vs[i].Vec, norm))
+	}
+	return best
 }
 
 func (e *Engine) listNamespaces(ctx context.Context, tx store.DriverTx, opt store.ListNamespacesOptions, now time.Time) ([]store.Namespace, error) {

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/memvault/memvault/store"
-	"github.com/memvault/memvault/store/internal/indexing"
 	"github.com/memvault/memvault/store/internal/vecindex"
 )
 
@@ -22,9 +21,9 @@ type IndexTx interface {
 	// IndexState reads the generation, the codes' generation, the log's
 	// floor and the codes' coverage as this transaction sees them.
 	IndexState(ctx context.Context) (vecindex.State, error)
-	// VectorsOf calls fn with every vector of the items keys (expired or
-	// not), an item's vectors one after another.
-	VectorsOf(ctx context.Context, keys []store.RowKey, fn func(k store.RowKey, updated time.Time, v store.Vector) error) error
+	// VectorsOf calls fn once per item of keys (expired or not) that has
+	// vectors, with all of them (see store.DriverTx.Vectors).
+	VectorsOf(ctx context.Context, keys []store.RowKey, fn func(k store.RowKey, updated time.Time, vs []store.Vector) error) error
 	// Bump, in a write transaction, ends its changes to items: it
 	// increments the generation, logs changed (or, with full, that every
 	// item may have changed) under it, and returns it.
@@ -115,26 +114,20 @@ type rescorer struct {
 
 func (r rescorer) Rescore(ctx context.Context, keys []vecindex.Key) ([]vecindex.Scored, error) {
 	cands := make([]vecindex.Scored, 0, len(keys))
-	at := make(map[vecindex.Key]int, len(keys))
-	err := r.itx.VectorsOf(ctx, keys, func(k store.RowKey, updated time.Time, v store.Vector) error {
-		if len(v.Vec) != r.dims {
-			return nil // as the index: not a vector of this configuration
+	err := r.itx.VectorsOf(ctx, keys, func(k store.RowKey, updated time.Time, vs []store.Vector) error {
+		// As the index: only vectors of this configuration.
+		other := func(v store.Vector) bool { return len(v.Vec) != r.dims }
+		if slices.ContainsFunc(vs, other) {
+			vs = slices.DeleteFunc(slices.Clone(vs), other)
+		}
+		if len(vs) == 0 {
+			return nil
 		}
 		sq, err := r.resolve(ctx, k.NS)
 		if err != nil || sq == nil {
 			return err // nil: its subject's keys are gone
 		}
-		norm := v.Norm
-		if norm == 0 {
-			norm = indexing.VectorNorm(v.Vec)
-		}
-		score := sq.sc.Score(v.Vec, norm)
-		if i, ok := at[k]; ok {
-			cands[i].Score = max(cands[i].Score, score)
-			return nil
-		}
-		at[k] = len(cands)
-		cands = append(cands, vecindex.Scored{Key: k, Updated: updated.UnixNano(), Score: score})
+		cands = append(cands, vecindex.Scored{Key: k, Updated: updated.UnixNano(), Score: bestScore(sq, vs)})
 		return nil
 	})
 	slices.SortFunc(cands, vecindex.CompareScored)
