@@ -194,8 +194,13 @@ type DriverTx interface {
 	// Refresh sets the expiry of the row at k, if there is one.
 	Refresh(ctx context.Context, k RowKey, expires time.Time) error
 	// DeletePrefix deletes every row (live or expired) under prefix, which
-	// is not empty, with its vectors; DeleteExpired every row whose expiry
-	// is before now. Both return how many rows they deleted.
+	// is not empty, with its vectors, and returns how many it deleted; a
+	// driver that logs changes for other processes logs that every item
+	// may have changed and keeps no name under prefix in its log (an
+	// erasure leaves no name behind).
 	DeletePrefix(ctx context.Context, prefix Namespace) (int, error)
-	DeleteExpired(ctx context.Context, now time.Time) (int, error)
+	// DeleteExpired deletes every row whose expiry is before now, with
+	// its vectors, and returns their keys (which the engine hands its
+	// index: a sweep changes few items).
+	DeleteExpired(ctx context.Context, now time.Time) ([]RowKey, error)
 }

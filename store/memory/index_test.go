@@ -8,21 +8,25 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/memvault/memvault/store"
 	"github.com/memvault/memvault/store/internal/engine"
 	"github.com/memvault/memvault/store/memory"
+	"github.com/memvault/memvault/store/storetest"
 )
 
 // TestSearchUsesCodeIndex: a memory store asked for a code index ranks a
 // query by it (package vecindex): it loads the codes once, rescores only
-// some items exactly, keeps itself current through later writes without
-// reloading, and returns the exact ranking. Before, the memory store
+// some items exactly, keeps itself current through later writes and
+// sweeps without reloading, and returns the exact ranking. Before, the memory store
 // scored every vector and had no index.
 func TestSearchUsesCodeIndex(t *testing.T) {
 	ctx := context.Background()
 	emb := nearEmbedder{vecEmbedder{256}}
-	s, err := memory.New(memory.Options{Index: &store.IndexConfig{Embedder: emb, Fields: []string{"text"}}, VectorIndexBytes: 1 << 20})
+	clock := storetest.NewClock()
+	s, err := memory.New(memory.Options{Index: &store.IndexConfig{Embedder: emb, Fields: []string{"text"}}, VectorIndexBytes: 1 << 20,
+		TTL: &store.TTLConfig{SweepInterval: -1}, Now: clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,6 +94,20 @@ func TestSearchUsesCodeIndex(t *testing.T) {
 	}
 	if got := search(); got[0] == "2000" || stats.FullLoads.Load() != 1 {
 		t.Fatalf("after delete: search = %v, %d full loads", got, stats.FullLoads.Load())
+	}
+	// A sweep hands the items it deleted to the index: no reload either.
+	if err := s.Put(ctx, store.Namespace{"docs", "x"}, "2000", map[string]any{"text": "a query"}, store.WithTTL(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if got := search(); got[0] != "2000" {
+		t.Fatalf("search = %v, want 2000 first", got)
+	}
+	clock.Advance(2 * time.Minute)
+	if n, err := s.Sweep(ctx); err != nil || n != 1 {
+		t.Fatalf("Sweep = %d, %v", n, err)
+	}
+	if got := search(); got[0] == "2000" || stats.FullLoads.Load() != 1 {
+		t.Fatalf("after sweep: search = %v, %d full loads (want 1)", got, stats.FullLoads.Load())
 	}
 }
 

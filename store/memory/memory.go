@@ -275,15 +275,16 @@ func (t writeTx) DeletePrefix(_ context.Context, prefix store.Namespace) (int, e
 	return n, nil
 }
 
-func (t writeTx) DeleteExpired(_ context.Context, now time.Time) (int, error) {
-	n, cut := 0, now.UnixNano()
+func (t writeTx) DeleteExpired(_ context.Context, now time.Time) ([]store.RowKey, error) {
+	var gone []store.RowKey
+	cut := now.UnixNano()
 	for k, e := range t.items {
 		if exp := e.expires.Load(); exp != 0 && exp < cut {
 			delete(t.items, k)
-			n++
+			gone = append(gone, k)
 		}
 	}
-	return n, nil
+	return gone, nil
 }
 
 // A read-only transaction writes nothing: the engine never asks it to.
@@ -292,12 +293,14 @@ var errReadOnly = errors.New("memory: write in a read-only transaction")
 func (readTx) Put(context.Context, store.RowWrite) error                  { return errReadOnly }
 func (readTx) Delete(context.Context, store.RowKey) error                 { return errReadOnly }
 func (readTx) DeletePrefix(context.Context, store.Namespace) (int, error) { return 0, errReadOnly }
-func (readTx) DeleteExpired(context.Context, time.Time) (int, error)      { return 0, errReadOnly }
+func (readTx) DeleteExpired(context.Context, time.Time) ([]store.RowKey, error) {
+	return nil, errReadOnly
+}
 
 // The code index's data (engine.IndexTx): the codes live in the entries'
 // vectors, written with them. A store in one process keeps its index
 // current through the commit hooks, so the driver keeps no change log:
-// an index that is behind (a sweep or a deleted prefix, which changes any
+// an index that is behind (after a deleted prefix, which may change any
 // item) reloads every code, and no snapshot is kept.
 
 func (d *driver) IndexState(context.Context) (vecindex.State, error) {

@@ -141,12 +141,21 @@ func (e *Engine) Sweep(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	var n int
-	err := e.update(ctx, func(tx store.DriverTx) (err error) {
+	err := e.update(ctx, func(tx store.DriverTx) error {
 		now := e.b.Now()
-		if n, err = tx.DeleteExpired(ctx, now); err != nil || n == 0 {
+		gone, err := tx.DeleteExpired(ctx, now)
+		if n = len(gone); err != nil || n == 0 {
 			return err
 		}
-		return e.changedAll(ctx, tx, now)
+		itx, err := e.indexTx(tx)
+		if itx == nil {
+			return err
+		}
+		changes := make([]vecindex.Change, n)
+		for i, k := range gone {
+			changes[i] = vecindex.Change{Key: k, Deleted: true}
+		}
+		return e.ci.committed(ctx, itx, changes, now, false)
 	})
 	if err != nil {
 		return 0, e.errorf("sweep: %w", err)
@@ -189,7 +198,7 @@ func (e *Engine) indexTx(tx store.DriverTx) (IndexTx, error) {
 }
 
 // changedAll records, for the code index, that a write transaction may
-// have deleted any item (a sweep, a prefix deleted): the index reloads.
+// have deleted any item (a prefix deleted): the index reloads.
 func (e *Engine) changedAll(ctx context.Context, tx store.DriverTx, now time.Time) error {
 	itx, err := e.indexTx(tx)
 	if itx == nil {
