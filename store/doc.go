@@ -34,4 +34,29 @@
 //     stores what the core hands it and, for a search whose prefix spans
 //     several subjects, scores each vector against the query of its own
 //     space (store/internal/spaces).
+//
+// # Writing a driver
+//
+// A backend is storage only. It implements Driver (driver.go): begin
+// read-only and write transactions, read rows by coordinates, write and
+// delete rows, list a page in key order or a prefix's rows in update
+// order, list namespaces, and declare its capabilities (DriverCaps). It
+// stores each value in the form the engine hands it, the value column's
+// bytes (JSON, or an envelope sealed to the item's namespace and key), and
+// never opens them. The store engine (store/internal/engine) implements
+// Store, Sweeper, ConditionalPutter, Lister and PrefixDeleter once on top
+// of it, so a new driver writes no rule of the contract: no validation,
+// TTL arithmetic, embedding, encoding or sealing, filtering, scoring,
+// paging or version handling.
+//
+// A storage without vector search of its own declares
+// DriverCaps.CodeIndex and keeps, beside each vector, the code the engine
+// makes, a generation and (for several processes) a log of changed items:
+// the engine then ranks searches with the in-process index of
+// store/internal/vecindex and scores exactly only the best few items.
+//
+// store/memory is the reference driver (about 200 lines, 270 with the code
+// index's side); run storetest.Run on the new driver, and add a driver
+// method only when the seam lacks one, never a copy of a rule. The
+// interface is not for outside implementation until it is declared stable.
 package store

@@ -1,19 +1,18 @@
 package memory
 
 import (
-	"cmp"
 	"context"
-	"fmt"
+	"errors"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/memvault/memvault/store/internal/filtering"
-	"github.com/memvault/memvault/store/internal/indexing"
-
 	"github.com/memvault/memvault/store"
+	"github.com/memvault/memvault/store/internal/engine"
 	"github.com/memvault/memvault/store/internal/items"
+	"github.com/memvault/memvault/store/internal/vecindex"
 )
 
 // Options configures a Store. The zero value is a store without semantic
@@ -26,369 +25,355 @@ type Options struct {
 	TTL *store.TTLConfig
 	// Now is the clock for timestamps and expiry; nil means time.Now.
 	Now func() time.Time
+	// VectorIndexBytes, when positive, ranks searches with a query by the
+	// in-process code index of store/sqlite (package vecindex: a sign code
+	// per vector, about d/8 + 16 bytes, within this budget), which then
+	// scores exactly only the best few items. It pays when vectors are
+	// many and large and the embedder's vectors have structure, as real
+	// embeddings do; its bounds cannot prune unstructured (random)
+	// vectors, and a search then also scans exactly. 0 (the default)
+	// scores every vector, which in memory is cheap.
+	VectorIndexBytes int64
 }
 
 // Store is an in-memory store.Store, safe for concurrent use. Values are
 // deep-copied on the way in and out, so callers never share memory with
 // stored state. Close stops its TTL sweeper.
 //
-// Put, Delete, Search and ListNamespaces are the store core's, one-op
-// batches of Batch (see store.Store for their contract), and so are
-// ListItems (store.Lister) and DeletePrefix (store.PrefixDeleter), around
-// this store's storage operations.
+// Every method is the store engine's (store/internal/engine), on this
+// package's store.Driver: a map of rows under a read-write lock. The store
+// has no serializer, so the driver keeps each value as the engine's
+// private copy of it (store.DriverCaps.InProcessValues) rather than its
+// JSON encoding: nothing leaves the process, and encoding would cost every
+// read a decode. A store with a serializer would get sealed bytes from the
+// engine, as SQLite does.
 type Store struct {
-	*front
-	b     *items.Base        // options, clock, closed state, sweeper
-	index *store.IndexConfig // b.Index: nil without index
-	ttl   *store.TTLConfig   // b.TTL
-
-	mu    sync.RWMutex
-	items map[itemKey]*entry
+	*engine.Engine
 }
 
 // Store implements every store interface (items.Complete lists them).
 var _ items.Complete = (*Store)(nil)
 
-// front is the store core's side of the public methods (items.Front).
-type front = items.Front
-
-type itemKey struct{ ns, key string }
-
-// entry is one stored item. Everything but expires is immutable once the
-// entry is in the map: a put replaces the entry.
-type entry struct {
-	item       store.Item // Value is private; ExpiresAt unused (see expires)
-	nsKey      string     // item.Namespace.String()
-	ttlMinutes int
-	expires    atomic.Int64 // Unix nanoseconds; 0 = never
-	vectors    []fieldVector
-}
-
-type fieldVector struct {
-	field string
-	vec   []float32
-	norm  float64 // indexing.VectorNorm(vec)
-}
-
 // New returns an empty Store. It fails with ErrInvalidArgument for an
 // index without embedder, with dimensions the embedder does not produce,
 // with unparsable fields or an unknown distance.
 func New(opt Options) (*Store, error) {
-	b, err := items.NewBase("memory", opt.Index, opt.TTL, opt.Now)
+	e, err := engine.New(&driver{items: make(map[store.RowKey]*entry), codes: opt.VectorIndexBytes > 0},
+		engine.Options{Index: opt.Index, TTL: opt.TTL, Now: opt.Now, VectorIndexBytes: opt.VectorIndexBytes})
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{b: b, index: b.Index, ttl: b.TTL, items: make(map[itemKey]*entry)}
-	s.front = items.NewFront(b, items.Hooks{Batch: s.Batch, ListItems: s.listItems, DeletePrefix: s.deletePrefix})
-	b.StartSweeper(s.Sweep)
-	return s, nil
+	return &Store{e}, nil
 }
 
-// Close stops the sweeper and makes every later call fail with
-// store.ErrClosed. It is safe to call more than once.
-func (s *Store) Close() error { return s.b.Close(nil) }
+// driver is the memory store.Driver: a map of entries. A read-only
+// transaction holds the read lock, a write transaction the write lock;
+// refreshes of expiries are atomic, so a read-only transaction may make
+// them (DriverCaps.RefreshInView). Rows are immutable once stored (a write
+// replaces the entry), so the rows it returns share the stored namespace
+// and value, which the engine never modifies and copies before handing
+// out.
+type driver struct {
+	mu    sync.RWMutex
+	items map[store.RowKey]*entry
+	// gen is the generation of the code index's data (engine.IndexTx),
+	// bumped by every write that changes items; onCommit the index's
+	// hooks of the write transaction in progress.
+	gen      int64
+	onCommit []func()
+	codes    bool // keep codes for the index (Options.VectorIndexBytes)
+}
 
-// Sweep deletes the items whose expiry is before the store's current time
-// and returns how many it deleted.
-func (s *Store) Sweep(ctx context.Context) (int, error) {
-	if err := s.b.Check(ctx); err != nil {
-		return 0, err
+// entry is one stored row. Everything but expires is immutable once the
+// entry is in the map: a write replaces the entry.
+type entry struct {
+	row     store.Row    // Expires unused (see expires)
+	expires atomic.Int64 // Unix nanoseconds; 0 = never
+	vectors []store.Vector
+}
+
+// readTx and writeTx are the driver's transactions, holding its read or
+// write lock until they end. Both are one pointer, so that returning one
+// as a store.DriverTx allocates nothing.
+type (
+	readTx  struct{ *driver }
+	writeTx struct{ *driver }
+)
+
+func (d *driver) Name() string { return "memory" }
+
+func (d *driver) Caps() store.DriverCaps {
+	return store.DriverCaps{RefreshInView: true, InProcessValues: true, CodeIndex: d.codes}
+}
+
+func (d *driver) Begin(_ context.Context, write bool) (store.DriverTx, error) {
+	if write {
+		d.mu.Lock()
+		return writeTx{d}, nil
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	now := s.b.Now().UnixNano()
+	d.mu.RLock()
+	return readTx{d}, nil
+}
+
+func (d *driver) Close() error { return nil }
+
+// A memory transaction cannot fail to commit, and its writes are applied
+// as they are made: a write transaction the engine rolls back has written
+// nothing (the engine writes last, after every check).
+func (t readTx) Commit() error    { t.mu.RUnlock(); return nil }
+func (t readTx) Rollback() error  { t.mu.RUnlock(); return nil }
+func (t writeTx) Rollback() error { t.onCommit = nil; t.mu.Unlock(); return nil }
+
+// Commit runs the code index's hooks holding the lock: in commit order.
+func (t writeTx) Commit() error {
+	for _, fn := range t.onCommit {
+		fn()
+	}
+	t.onCommit = nil
+	t.mu.Unlock()
+	return nil
+}
+
+// rowAt returns e's row with its current expiry.
+func (e *entry) rowAt() store.Row {
+	r := e.row
+	if exp := e.expires.Load(); exp != 0 {
+		r.Expires = time.Unix(0, exp)
+	}
+	return r
+}
+
+// live reports whether e is served at now (Unix nanoseconds).
+func (e *entry) live(now int64) bool {
+	exp := e.expires.Load()
+	return exp == 0 || now < exp
+}
+
+func (d *driver) Get(_ context.Context, k store.RowKey) (store.Row, bool, error) {
+	if e, ok := d.items[k]; ok {
+		return e.rowAt(), true, nil
+	}
+	return store.Row{}, false, nil
+}
+
+func (d *driver) Rows(_ context.Context, keys []store.RowKey, dst []store.Row) ([]store.Row, error) {
+	for _, k := range keys {
+		if e, ok := d.items[k]; ok {
+			dst = append(dst, e.rowAt())
+		}
+	}
+	return dst, nil
+}
+
+func (d *driver) Scan(_ context.Context, prefix store.Namespace, now time.Time, withoutVectors bool, after *store.ScanAfter, limit int) ([]store.Row, error) {
+	n := now.UnixNano()
+	// A bounded selection of the limit first rows after the cursor (the
+	// order is total), in O(n log limit) without copying n.
+	top := items.NewTopK(limit, compareEntries)
+	for _, e := range d.items {
+		if e.row.Namespace.HasPrefix(prefix) && e.live(n) && (!withoutVectors || len(e.vectors) == 0) &&
+			(after == nil || compareAfter(e, after) > 0) {
+			top.Push(e)
+		}
+	}
+	page := top.Sorted()
+	rows := make([]store.Row, len(page))
+	for i, e := range page {
+		rows[i] = e.rowAt()
+	}
+	return rows, nil
+}
+
+// compareEntries orders entries as a search without query: most recently
+// updated first, then by namespace and key.
+func compareEntries(a, b *entry) int {
+	return compareAfter(a, &store.ScanAfter{RowKey: b.row.RowKey, Updated: b.row.Updated})
+}
+
+// compareAfter compares an entry with a scan's position in that order.
+func compareAfter(a *entry, b *store.ScanAfter) int {
+	if c := b.Updated.Compare(a.row.Updated); c != 0 {
+		return c
+	}
+	if c := strings.Compare(a.row.NS, b.NS); c != 0 {
+		return c
+	}
+	return strings.Compare(a.row.Key, b.Key)
+}
+
+func (d *driver) Vectors(_ context.Context, prefix store.Namespace, now time.Time, fn func(store.RowKey, time.Time, []store.Vector) error) error {
+	n := now.UnixNano()
+	for k, e := range d.items {
+		if len(e.vectors) == 0 || !e.row.Namespace.HasPrefix(prefix) || !e.live(n) {
+			continue
+		}
+		if err := fn(k, e.row.Updated, e.vectors); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (d *driver) Page(_ context.Context, ns, after string, limit int, now time.Time) ([]store.Row, error) {
+	n := now.UnixNano()
+	var rows []store.Row
+	for k, e := range d.items {
+		if k.NS == ns && k.Key > after && e.live(n) {
+			rows = append(rows, e.rowAt())
+		}
+	}
+	slices.SortFunc(rows, func(a, b store.Row) int { return strings.Compare(a.Key, b.Key) })
+	return rows[:min(len(rows), limit)], nil
+}
+
+func (d *driver) Namespaces(_ context.Context, prefix store.Namespace, now time.Time) ([]store.Namespace, error) {
+	n := now.UnixNano()
+	seen := map[string]bool{}
+	var all []store.Namespace
+	for k, e := range d.items {
+		if !seen[k.NS] && e.live(n) && e.row.Namespace.HasPrefix(prefix) {
+			seen[k.NS] = true
+			all = append(all, e.row.Namespace)
+		}
+	}
+	return all, nil
+}
+
+func (t writeTx) Put(_ context.Context, w store.RowWrite) error {
+	e := &entry{row: w.Row, vectors: w.Vectors}
+	e.row.Expires = time.Time{}
+	if !w.Expires.IsZero() {
+		e.expires.Store(w.Expires.UnixNano())
+	}
+	if old, ok := t.items[w.RowKey]; ok && !w.Reindex {
+		e.vectors = old.vectors
+	}
+	t.items[w.RowKey] = e
+	return nil
+}
+
+func (t writeTx) Delete(_ context.Context, k store.RowKey) error {
+	delete(t.items, k)
+	return nil
+}
+
+func (d *driver) Refresh(_ context.Context, k store.RowKey, expires time.Time) error {
+	if e, ok := d.items[k]; ok {
+		e.expires.Store(expires.UnixNano())
+	}
+	return nil
+}
+
+func (t writeTx) DeletePrefix(_ context.Context, prefix store.Namespace) (int, error) {
 	n := 0
-	for k, e := range s.items {
-		if exp := e.expires.Load(); exp != 0 && exp < now {
-			delete(s.items, k)
+	for k, e := range t.items {
+		if e.row.Namespace.HasPrefix(prefix) {
+			delete(t.items, k)
 			n++
 		}
 	}
 	return n, nil
 }
 
-// visible reports whether e is served at now.
-func (s *Store) visible(e *entry, now int64) bool {
-	exp := e.expires.Load()
-	return exp == 0 || now < exp
+func (t writeTx) DeleteExpired(_ context.Context, now time.Time) ([]store.RowKey, error) {
+	var gone []store.RowKey
+	cut := now.UnixNano()
+	for k, e := range t.items {
+		if exp := e.expires.Load(); exp != 0 && exp < cut {
+			delete(t.items, k)
+			gone = append(gone, k)
+		}
+	}
+	return gone, nil
 }
 
-// read returns a copy of e's item, refreshing its TTL first when asked.
-func (s *Store) read(e *entry, now time.Time, refresh bool) store.Item {
-	if refresh && e.ttlMinutes > 0 {
-		e.expires.Store(now.Add(items.RefreshTTL(e.ttlMinutes)).UnixNano())
-	}
-	it := *items.CloneItem(&e.item)
-	if exp := e.expires.Load(); exp != 0 {
-		it.ExpiresAt = time.Unix(0, exp).In(now.Location())
-	}
-	return it
+// A read-only transaction writes nothing: the engine never asks it to.
+var errReadOnly = errors.New("memory: write in a read-only transaction")
+
+func (readTx) Put(context.Context, store.RowWrite) error                  { return errReadOnly }
+func (readTx) Delete(context.Context, store.RowKey) error                 { return errReadOnly }
+func (readTx) DeletePrefix(context.Context, store.Namespace) (int, error) { return 0, errReadOnly }
+func (readTx) DeleteExpired(context.Context, time.Time) ([]store.RowKey, error) {
+	return nil, errReadOnly
 }
 
-// Get returns the item at (ns, key), or nil when there is none.
-func (s *Store) Get(ctx context.Context, ns store.Namespace, key string, opts ...store.GetOption) (*store.Item, error) {
-	if err := s.b.Check(ctx); err != nil {
-		return nil, err
-	}
-	if err := validateItem(ns, key); err != nil {
-		return nil, err
-	}
-	o := items.ResolveGet(opts)
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	return s.get(ns.String(), key, s.b.Now(), s.b.Refresh(o.RefreshTTL)), nil
+// The code index's data (engine.IndexTx): the codes live in the entries'
+// vectors, written with them. A store in one process keeps its index
+// current through the commit hooks, so the driver keeps no change log:
+// an index that is behind (after a deleted prefix, which may change any
+// item) reloads every code, and no snapshot is kept.
+
+func (d *driver) IndexState(context.Context) (vecindex.State, error) {
+	return vecindex.State{Gen: d.gen, CodesGen: d.gen, LogFloor: d.gen}, nil
 }
 
-func (s *Store) get(ns, key string, now time.Time, refresh bool) *store.Item {
-	e, ok := s.items[itemKey{ns, key}]
-	if !ok || !s.visible(e, now.UnixNano()) {
-		return nil
-	}
-	it := s.read(e, now, refresh)
-	return &it
+func (d *driver) Quant(context.Context) ([]float32, int64, error) { return nil, -1, nil }
+
+func (d *driver) Changed(context.Context, int64, int) ([]vecindex.Key, bool, error) {
+	return nil, true, nil
 }
 
-func validateItem(ns store.Namespace, key string) error {
-	if err := ns.Validate(); err != nil {
-		return fmt.Errorf("memory: %w", err)
-	}
-	if err := store.ValidateKey(key); err != nil {
-		return fmt.Errorf("memory: %w", err)
+func (d *driver) Codes(_ context.Context, keys []vecindex.Key, fn func(vecindex.Key, int64, []byte)) error {
+	for _, k := range keys {
+		if e, ok := d.items[k]; ok {
+			for _, v := range e.vectors {
+				fn(k, e.row.Updated.UnixNano(), v.Code)
+			}
+		}
 	}
 	return nil
 }
 
-// put is a validated, embedded write.
-type put struct {
-	*items.Put
-	k       itemKey
-	vectors []fieldVector // Vectors with their norms
-}
-
-// Batch runs ops: every read sees the state before the batch's writes, and
-// of several writes to one key the last wins. Embeddings are computed
-// before the store is locked.
-func (s *Store) Batch(ctx context.Context, ops []store.Op) ([]store.Result, error) {
-	plan, puts, err := items.StartBatch(ctx, s.b, ops, newPut)
-	if err != nil {
-		return nil, err
-	}
-	queries := plan.Queries
-	if len(puts) > 0 {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-	} else {
-		s.mu.RLock()
-		defer s.mu.RUnlock()
-	}
-	if s.b.Closed() {
-		return nil, fmt.Errorf("memory: %w", store.ErrClosed)
-	}
-	now := s.b.Now()
-	results := make([]store.Result, len(ops))
-	for i, op := range ops {
-		switch o := op.(type) {
-		case store.GetOp:
-			results[i].Item = s.get(o.Namespace.String(), o.Key, now, s.b.Refresh(o.RefreshTTL))
-		case store.SearchOp:
-			results[i].Items = s.search(o.Prefix, o.Options, queries[o.Options.Query], now)
-		case store.ListNamespacesOp:
-			results[i].Namespaces = s.listNamespaces(o.Options, now)
+func (d *driver) AllCodes(_ context.Context, fn func(ns, key []byte, updated int64, code []byte) bool) error {
+	// In key order, which the index loads without a lookup per item.
+	coded := make([]*entry, 0, len(d.items))
+	for _, e := range d.items {
+		if len(e.vectors) > 0 {
+			coded = append(coded, e)
 		}
 	}
-	for _, p := range puts {
-		s.apply(p, now)
-	}
-	return results, nil
-}
-
-// newPut is a prepared write with the memory store's extras: its map key
-// and its vectors' norms (for cosine scores without recomputing them).
-func newPut(_ context.Context, ip *items.Put) (*put, error) {
-	p := &put{Put: ip, k: itemKey{ip.Prefix, ip.Key}}
-	p.vectors = make([]fieldVector, len(ip.Vectors))
-	for i, v := range ip.Vectors {
-		p.vectors[i] = fieldVector{field: ip.Texts[i].Field, vec: v, norm: indexing.VectorNorm(v)}
-	}
-	return p, nil
-}
-
-// apply performs one write; the caller holds the write lock.
-func (s *Store) apply(p *put, now time.Time) {
-	if p.Value == nil {
-		delete(s.items, p.k)
-		return
-	}
-	e := &entry{
-		item: store.Item{
-			Namespace: p.Namespace,
-			Key:       p.Key,
-			Value:     p.Value,
-			CreatedAt: now,
-			UpdatedAt: now,
-		},
-		nsKey:      p.k.ns,
-		ttlMinutes: items.TTLMinutes(p.TTL),
-	}
-	if p.TTL > 0 {
-		e.expires.Store(now.Add(p.TTL).UnixNano())
-	}
-	if old, ok := s.items[p.k]; ok {
-		e.item.CreatedAt = old.item.CreatedAt
-		// A write always moves UpdatedAt forward, even within one clock
-		// tick, so that it names a version (store.PutCondition).
-		if !e.item.UpdatedAt.After(old.item.UpdatedAt) {
-			e.item.UpdatedAt = old.item.UpdatedAt.Add(time.Nanosecond)
-		}
-	}
-	if p.Reindex {
-		e.vectors = p.vectors
-	}
-	s.items[p.k] = e
-}
-
-type candidate struct {
-	e      *entry
-	score  float64
-	scored bool
-}
-
-// search runs one search under the read (or write) lock. Scored items come
-// first, best first; then unscored ones as a search without query orders
-// them. Offset and limit apply to the whole list; only the first
-// offset+limit candidates are kept while scanning.
-func (s *Store) search(prefix store.Namespace, opt store.SearchOptions, query []float32, now time.Time) []store.SearchItem {
-	nowNano := now.UnixNano()
-	// The filter was validated in prepare, so it compiles.
-	filter, _ := filtering.CompileFilter(opt.Filter)
-	var scorer *indexing.QueryScorer
-	if query != nil {
-		scorer = indexing.NewQueryScorer(s.index.Distance, query)
-	}
-	top := newTopK(opt.Offset+opt.EffectiveLimit(), compareCandidates)
-	for _, e := range s.items {
-		if !e.item.Namespace.HasPrefix(prefix) || !s.visible(e, nowNano) || !filter.Match(e.item.Value) {
-			continue
-		}
-		c := candidate{e: e}
-		if scorer != nil && len(e.vectors) > 0 {
-			c.scored = true
-			c.score = scorer.Score(e.vectors[0].vec, e.vectors[0].norm)
-			for _, fv := range e.vectors[1:] {
-				c.score = max(c.score, scorer.Score(fv.vec, fv.norm))
-			}
-		}
-		top.push(c)
-	}
-	cands := top.sorted()
-	if opt.Offset >= len(cands) {
-		return []store.SearchItem{}
-	}
-	out := make([]store.SearchItem, 0, len(cands)-opt.Offset)
-	refresh := s.b.Refresh(opt.RefreshTTL)
-	for _, c := range cands[opt.Offset:] {
-		si := store.SearchItem{Item: s.read(c.e, now, refresh)}
-		if c.scored {
-			score := c.score
-			si.Score = &score
-		}
-		out = append(out, si)
-	}
-	return out
-}
-
-func compareCandidates(a, b candidate) int {
-	if a.scored != b.scored {
-		if a.scored {
-			return -1
-		}
-		return 1
-	}
-	if a.scored {
-		if c := cmp.Compare(b.score, a.score); c != 0 {
+	slices.SortFunc(coded, func(a, b *entry) int {
+		if c := strings.Compare(a.row.NS, b.row.NS); c != 0 {
 			return c
 		}
-	}
-	return compareEntries(a.e, b.e)
-}
-
-// compareEntries orders entries as a search without query: most recently
-// updated first, then by namespace and key.
-func compareEntries(a, b *entry) int {
-	if c := b.item.UpdatedAt.Compare(a.item.UpdatedAt); c != 0 {
-		return c
-	}
-	if c := cmp.Compare(a.nsKey, b.nsKey); c != 0 {
-		return c
-	}
-	return cmp.Compare(a.item.Key, b.item.Key)
-}
-
-// topK keeps the k smallest values pushed (by compare) in a bounded
-// max-heap whose root is the worst value kept.
-type topK[T any] struct {
-	k       int
-	compare func(a, b T) int
-	h       []T
-}
-
-func newTopK[T any](k int, compare func(a, b T) int) *topK[T] {
-	return &topK[T]{k: k, compare: compare, h: make([]T, 0, min(k, 1024))}
-}
-
-func (t *topK[T]) push(x T) {
-	if t.k <= 0 {
-		return
-	}
-	if len(t.h) < t.k {
-		t.h = append(t.h, x)
-		for i := len(t.h) - 1; i > 0; {
-			p := (i - 1) / 2
-			if t.compare(t.h[i], t.h[p]) <= 0 {
-				break
+		return strings.Compare(a.row.Key, b.row.Key)
+	})
+	for _, e := range coded {
+		ns, key := []byte(e.row.NS), []byte(e.row.Key)
+		for _, v := range e.vectors {
+			if !fn(ns, key, e.row.Updated.UnixNano(), v.Code) {
+				return nil
 			}
-			t.h[i], t.h[p] = t.h[p], t.h[i]
-			i = p
 		}
-		return
 	}
-	if t.compare(x, t.h[0]) >= 0 {
-		return
-	}
-	t.h[0] = x
-	for i, n := 0, len(t.h); ; {
-		l := 2*i + 1
-		if l >= n {
-			break
-		}
-		j := l
-		if r := l + 1; r < n && t.compare(t.h[r], t.h[l]) > 0 {
-			j = r
-		}
-		if t.compare(t.h[j], t.h[i]) <= 0 {
-			break
-		}
-		t.h[i], t.h[j] = t.h[j], t.h[i]
-		i = j
-	}
+	return nil
 }
 
-// sorted returns the kept values, smallest first.
-func (t *topK[T]) sorted() []T {
-	slices.SortFunc(t.h, t.compare)
-	return t.h
+func (d *driver) SnapshotSize(context.Context) (int64, error)            { return 0, nil }
+func (d *driver) SnapshotParts(context.Context, func([]byte) bool) error { return nil }
+
+func (d *driver) VectorsOf(_ context.Context, keys []store.RowKey, fn func(store.RowKey, time.Time, []store.Vector) error) error {
+	for _, k := range keys {
+		if e, ok := d.items[k]; ok && len(e.vectors) > 0 {
+			if err := fn(k, e.row.Updated, e.vectors); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
-func (s *Store) listNamespaces(opt store.ListNamespacesOptions, now time.Time) []store.Namespace {
-	nowNano := now.UnixNano()
-	seen := map[string]bool{}
-	var all []store.Namespace
-	for _, e := range s.items {
-		if seen[e.nsKey] || !s.visible(e, nowNano) {
-			continue
-		}
-		seen[e.nsKey] = true
-		all = append(all, e.item.Namespace)
-	}
-	return items.ListNamespaces(all, opt)
+func (t writeTx) Bump(context.Context, []store.RowKey, bool) (int64, error) {
+	t.gen++
+	return t.gen, nil
 }
+
+func (t writeTx) OnCommit(fn func()) { t.onCommit = append(t.onCommit, fn) }
+
+func (readTx) Bump(context.Context, []store.RowKey, bool) (int64, error) { return 0, errReadOnly }
+func (readTx) OnCommit(func())                                           {}
+
+var (
+	_ engine.IndexTx = readTx{}
+	_ engine.IndexTx = writeTx{}
+)

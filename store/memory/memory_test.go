@@ -19,3 +19,16 @@ func newStore(t *testing.T, cfg storetest.Config) store.Store {
 func TestConformance(t *testing.T) {
 	storetest.Run(t, newStore)
 }
+
+// TestConformanceCodeIndex runs the suite on a store that ranks searches
+// by the code index (package vecindex), as store/sqlite does: the index
+// runs on two drivers.
+func TestConformanceCodeIndex(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, cfg storetest.Config) store.Store {
+		s, err := memory.New(memory.Options{Index: cfg.Index, TTL: cfg.TTL, Now: cfg.Now, VectorIndexBytes: 1 << 20})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	})
+}

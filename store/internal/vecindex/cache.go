@@ -376,7 +376,7 @@ func (c *Cache) loadCodes(ctx context.Context, src Source, q State, centre []flo
 			if !t.appendSorted(key, s) {
 				// The storage's order is not Go's byte order (SQLite's in a
 				// UTF-16 database): the item goes to the tail.
-				k := Key{t.names[id], string(key)}
+				k := Key{NS: t.names[id], Key: string(key)}
 				t.remove(k)
 				t.push(k, s)
 			}

@@ -100,7 +100,7 @@ func (t *codeIndex) keyOf(s *codeSlot) []byte { return t.keys[s.keyAt : s.keyAt+
 
 // KeyOf is s's item key, its key copied out of the arena.
 func (t *codeIndex) itemOf(s *codeSlot) Key {
-	return Key{t.names[s.ns], string(t.keyOf(s))}
+	return Key{NS: t.names[s.ns], Key: string(t.keyOf(s))}
 }
 
 // compareSlot orders slot s against namespace ns and key.
@@ -182,12 +182,12 @@ func (t *codeIndex) push(k Key, s codeSlot) bool {
 
 // add appends an item's codes (all of t.dims dimensions).
 func (t *codeIndex) add(ns, key string, updated int64, codes []code) {
-	t.remove(Key{ns, key})
+	t.remove(Key{NS: ns, Key: key})
 	if len(codes) == 0 {
 		return
 	}
 	id := t.intern(ns)
-	t.push(Key{t.names[id], key}, codeSlot{updated: updated, ns: id, first: int32(len(t.meta)), n: int32(len(codes))})
+	t.push(Key{NS: t.names[id], Key: key}, codeSlot{updated: updated, ns: id, first: int32(len(t.meta)), n: int32(len(codes))})
 	for _, c := range codes {
 		t.bits = append(t.bits, c.bits...)
 		t.meta = append(t.meta, c.meta)

@@ -40,7 +40,7 @@ func TestCodeIndexCompact(t *testing.T) {
 		tb.add("n", fmt.Sprint(i), int64(i), []code{cd([]float32{float32(i), 1}), cd([]float32{1, float32(i)})})
 	}
 	for i := range 6 {
-		tb.remove(Key{"n", fmt.Sprint(i)})
+		tb.remove(Key{NS: "n", Key: fmt.Sprint(i)})
 	}
 	tb.compact()
 	if tb.dead != 0 || len(tb.slots) != 4 || len(tb.meta) != 8 || len(tb.bits) != 8 {
@@ -76,7 +76,7 @@ func TestCodeIndexFindsItsItems(t *testing.T) {
 		bits, m, _ := decodeCode(nil, EncodeCode(v, nil), dims)
 		return code{bits, m}
 	}
-	keyOf := func(i int) Key { return Key{fmt.Sprint("ns.", i%3), fmt.Sprintf("k%03d", i)} }
+	keyOf := func(i int) Key { return Key{NS: fmt.Sprint("ns.", i%3), Key: fmt.Sprintf("k%03d", i)} }
 	model := map[Key]int64{}
 	ix := newCodeIndex(dims, nil)
 	// A load appends in key order: namespaces, then keys.

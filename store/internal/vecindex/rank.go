@@ -17,8 +17,18 @@ type Scored struct {
 // CompareScored orders by score descending, then as a search without a
 // query does (most recently updated first, then namespace and key).
 func CompareScored(a, b Scored) int {
-	return cmp.Or(cmp.Compare(b.Score, a.Score), cmp.Compare(b.Updated, a.Updated),
-		strings.Compare(a.Key.NS, b.Key.NS), strings.Compare(a.Key.Key, b.Key.Key))
+	// Not cmp.Or: it would compare the strings of every pair, and a
+	// ranking compares each scanned item with its worst kept one.
+	if c := cmp.Compare(b.Score, a.Score); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(b.Updated, a.Updated); c != 0 {
+		return c
+	}
+	if c := strings.Compare(a.Key.NS, b.Key.NS); c != 0 {
+		return c
+	}
+	return strings.Compare(a.Key.Key, b.Key.Key)
 }
 
 // Rescorer is a search's exact scoring, which the driver does from its

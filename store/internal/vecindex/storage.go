@@ -1,6 +1,6 @@
 // Package vecindex is the in-process vector index of the stores whose
 // database has no vector search of its own (store/sqlite; store/memory
-// when asked): a 1-bit sign code per stored vector (codes.go), held in
+// when asked: memory.Options.VectorIndexBytes): a 1-bit sign code per stored vector (codes.go), held in
 // memory for one generation of the store (Cache), ranked by upper bounds
 // of the scores against the query (Estimator) so that a search reads and
 // scores exactly only the best few vectors, kept up to date from the
@@ -13,10 +13,15 @@
 // one consistent state of them through Source.
 package vecindex
 
-import "context"
+import (
+	"context"
 
-// Key names an item: its namespace (dot-joined) and key.
-type Key struct{ NS, Key string }
+	"github.com/memvault/memvault/store"
+)
+
+// Key names an item: its namespace (dot-joined) and key, as a store
+// driver names its rows.
+type Key = store.RowKey
 
 // State is what the index needs to know of the store at the generation a
 // search reads, read together with it (store/sqlite: one row, in the

@@ -1,4 +1,4 @@
-package memory
+package items
 
 import (
 	"cmp"
@@ -15,14 +15,14 @@ func TestTopK(t *testing.T) {
 			for i := range vals {
 				vals[i] = r.IntN(50) // duplicates on purpose
 			}
-			top := newTopK(k, cmp.Compare[int])
+			top := NewTopK(k, cmp.Compare[int])
 			for _, v := range vals {
-				top.push(v)
+				top.Push(v)
 			}
 			want := slices.Clone(vals)
 			slices.Sort(want)
 			want = want[:min(k, n)]
-			if got := top.sorted(); !slices.Equal(got, want) {
+			if got := top.Sorted(); !slices.Equal(got, want) {
 				t.Fatalf("n=%d k=%d: got %v, want %v", n, k, got, want)
 			}
 		}
