@@ -57,6 +57,7 @@ type Saver struct {
 	style   checkpointer.VersionStyle
 	batch   int
 	sweeper *core.Background // nil without a retention policy
+	front   *core.Front      // argument checks of the management calls
 }
 
 // Saver implements every saver interface but Reencrypter, which a driver
@@ -90,8 +91,10 @@ func newSaver(d checkpointer.Driver, ser serde.Serializer, style checkpointer.Ve
 		ser = serde.JSONPlus{}
 	}
 	codec := binding.New(ser)
-	return &Saver{d: d, name: d.Name(), caps: d.Capabilities(), serde: ser, codec: codec,
+	s := &Saver{d: d, name: d.Name(), caps: d.Capabilities(), serde: ser, codec: codec,
 		reader: core.Reader{Codec: codec, Style: style}, style: style, batch: batch}
+	s.front = s.newFront()
+	return s
 }
 
 // WithSerde returns a Saver on the same driver that encodes and decodes

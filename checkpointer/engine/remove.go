@@ -16,9 +16,9 @@ import (
 // inside the transaction that read the heads, so a put committed while a
 // removal waited is seen by it.
 
-// front checks the management calls' arguments the same way on every
-// driver and settles the trivial cases.
-func (s *Saver) front() *core.Front {
+// newFront is the saver's argument checks and trivial cases of the
+// management calls, the same on every driver, around its removals.
+func (s *Saver) newFront() *core.Front {
 	return core.NewFront(s.name, core.Hooks{
 		DeleteThread:     s.deleteThread,
 		Prune:            s.prune,
@@ -30,31 +30,31 @@ func (s *Saver) front() *core.Front {
 
 // DeleteThread implements checkpointer.Saver.
 func (s *Saver) DeleteThread(ctx context.Context, threadID string) error {
-	return s.front().DeleteThread(ctx, threadID)
+	return s.front.DeleteThread(ctx, threadID)
 }
 
 // Prune implements checkpointer.Pruner. PruneKeepLatest keeps, in every
 // namespace of each thread, the latest checkpoint, its writes and the
 // values it references; PruneDelete removes the threads.
 func (s *Saver) Prune(ctx context.Context, threadIDs []string, strategy checkpointer.PruneStrategy) error {
-	return s.front().Prune(ctx, threadIDs, strategy)
+	return s.front.Prune(ctx, threadIDs, strategy)
 }
 
 // CopyThread implements checkpointer.Copier (see copy.go).
 func (s *Saver) CopyThread(ctx context.Context, srcThreadID, dstThreadID string) error {
-	return s.front().CopyThread(ctx, srcThreadID, dstThreadID)
+	return s.front.CopyThread(ctx, srcThreadID, dstThreadID)
 }
 
 // DeleteForRuns implements checkpointer.RunDeleter: the checkpoints whose
 // metadata run_id is one of runIDs go, with their writes and the values no
 // remaining checkpoint references.
 func (s *Saver) DeleteForRuns(ctx context.Context, runIDs []string) error {
-	return s.front().DeleteForRuns(ctx, runIDs)
+	return s.front.DeleteForRuns(ctx, runIDs)
 }
 
 // DeleteCheckpoint implements checkpointer.CheckpointDeleter.
 func (s *Saver) DeleteCheckpoint(ctx context.Context, cfg checkpointer.Config) error {
-	return s.front().DeleteCheckpoint(ctx, cfg)
+	return s.front.DeleteCheckpoint(ctx, cfg)
 }
 
 func (s *Saver) update(ctx context.Context, fn func(tx checkpointer.DriverTx) error) error {
