@@ -16,6 +16,7 @@ import (
 	"github.com/memvault/memvault/memvaulttest/jsrows"
 	"github.com/memvault/memvault/memvaulttest/pgtest"
 	"github.com/memvault/memvault/serde"
+	"github.com/memvault/memvault/serde/pyvalue"
 )
 
 // TestJSWritesMemvaultReads: JS LangGraph's PostgresSaver creates its tables
@@ -162,7 +163,7 @@ func checkGraphTypes(t *testing.T, s *postgres.Saver, ids map[string]string) {
 	if len(msgs) != 1 {
 		t.Fatalf("__start__ = %#v", in.Checkpoint.ChannelValues["__start__"])
 	}
-	human, ok := msgs[0].(serde.Constructor)
+	human, ok := msgs[0].(pyvalue.Constructor)
 	if !ok || human.LC != 1 || !slices.Equal(human.ID, []string{"langchain_core", "messages", "HumanMessage"}) ||
 		human.Kwargs["content"] != "Bonjour ! J'ai été débité deux fois 🙁 — commande n°42 (注文)" {
 		t.Errorf("human message = %#v", msgs[0])
@@ -185,7 +186,7 @@ func checkGraphTypes(t *testing.T, s *postgres.Saver, ids map[string]string) {
 	if want := []string{"task-agent/messages", "task-agent/branch:to:tools", "task-flaky/__error__", "task-tools/__interrupt__"}; !slices.Equal(chans, want) {
 		t.Errorf("step0 writes = %v, want %v", chans, want)
 	}
-	if e, ok := s0.PendingWrites[2].Value.(serde.Constructor); !ok || !slices.Equal(e.ID, []string{"Error"}) || !reflect.DeepEqual(e.Args, []any{"lookup_order: timeout after 30s"}) {
+	if e, ok := s0.PendingWrites[2].Value.(pyvalue.Constructor); !ok || !slices.Equal(e.ID, []string{"Error"}) || !reflect.DeepEqual(e.Args, []any{"lookup_order: timeout after 30s"}) {
 		t.Errorf("__error__ write = %#v", s0.PendingWrites[2].Value)
 	}
 	intr, _ := s0.PendingWrites[3].Value.([]any)
@@ -223,7 +224,7 @@ func checkGraphTypes(t *testing.T, s *postgres.Saver, ids map[string]string) {
 			t.Errorf("scratch.%s = %#v (present %v), want %#v", c.key, got, ok, c.want)
 		}
 	}
-	if set, ok := sc["tags"].(serde.Set); !ok || len(set) != 2 || !slices.Contains(set, any("refund")) || !slices.Contains(set, any("vip")) {
+	if set, ok := sc["tags"].(pyvalue.Set); !ok || len(set) != 2 || !slices.Contains(set, any("refund")) || !slices.Contains(set, any("vip")) {
 		t.Errorf("scratch.tags (JS Set) = %#v", sc["tags"])
 	}
 	if m, ok := sc["lookup"].(map[any]any); !ok || len(m) != 2 || m["amount"] != 42.5 || m[int64(2)] != "two" {
@@ -260,12 +261,12 @@ func checkSends(t *testing.T, s *postgres.Saver, ids map[string]string) {
 
 // mvMessage is a LangChain message as JS writes it (an lc:1 constructor
 // record, with the fields JS's classes fill in), held by a Go program.
-func mvMessage(class, id, content string) serde.Constructor {
+func mvMessage(class, id, content string) pyvalue.Constructor {
 	kw := map[string]any{"content": content, "id": id, "additional_kwargs": map[string]any{}, "response_metadata": map[string]any{}}
 	if class == "AIMessage" {
 		kw["tool_calls"], kw["invalid_tool_calls"] = []any{}, []any{}
 	}
-	return serde.Constructor{LC: 1, Type: "constructor", ID: []string{"langchain_core", "messages", class}, Kwargs: kw}
+	return pyvalue.Constructor{LC: 1, Type: "constructor", ID: []string{"langchain_core", "messages", class}, Kwargs: kw}
 }
 
 // mvThread writes a thread through s as a graph would, with values of every
@@ -329,7 +330,7 @@ func mvThread(t *testing.T, s checkpointer.Saver, thread, childNS string) map[st
 		"profile": map[string]any{
 			"name": "Zoë", "scores": []any{int64(1), 2.5, int64(-9007199254740991)}, "ok": true,
 			"nested": map[string]any{"deep": []any{map[string]any{"x": "y"}, []any{}}},
-			"tags":   serde.Set{"a", "b"},
+			"tags":   pyvalue.Set{"a", "b"},
 			"raw":    []byte{0, 1, 2, 255},
 		},
 		"attachment": []byte("%PDF-\x00\xff"),
@@ -413,7 +414,7 @@ func TestMemvaultWritesJSReads(t *testing.T) {
 	if len(msgs) != 3 {
 		t.Fatalf("messages after JS's step = %#v", latest.Checkpoint.ChannelValues["messages"])
 	}
-	if m, ok := msgs[2].(serde.Constructor); !ok || m.ID[len(m.ID)-1] != "AIMessage" || m.Kwargs["content"] != "Suite écrite par JS ✅" {
+	if m, ok := msgs[2].(pyvalue.Constructor); !ok || m.ID[len(m.ID)-1] != "AIMessage" || m.Kwargs["content"] != "Suite écrite par JS ✅" {
 		t.Errorf("JS's message = %#v", msgs[2])
 	}
 	if w := latest.PendingWrites; len(w) != 2 || w[0].Channel != checkpointer.ChannelInterrupt || w[1].Channel != "messages" {

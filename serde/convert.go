@@ -5,6 +5,8 @@ import (
 	"math"
 	"math/big"
 	"reflect"
+
+	"github.com/memvault/memvault/serde/pyvalue"
 )
 
 // assign stores the decoded generic value src into dst, converting numbers
@@ -116,7 +118,7 @@ func assign(dst reflect.Value, src any, depth int) error {
 		switch x := src.(type) {
 		case []any:
 			items = x
-		case Set:
+		case pyvalue.Set:
 			items = x
 		default:
 			return fmt.Errorf("cannot store %T in %s", src, t)
@@ -186,9 +188,9 @@ func assign(dst reflect.Value, src any, depth int) error {
 	case reflect.Struct:
 		fields, ok := src.(map[string]any)
 		if !ok {
-			if o, isObj := src.(PyObject); isObj && o.Fields() != nil {
+			if o, isObj := src.(pyvalue.PyObject); isObj && o.Fields() != nil {
 				fields = o.Fields()
-			} else if c, isC := src.(Constructor); isC && c.Kwargs != nil {
+			} else if c, isC := src.(pyvalue.Constructor); isC && c.Kwargs != nil {
 				fields = c.Kwargs
 			} else {
 				return fmt.Errorf("cannot store %T in %s", src, t)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/memvault/memvault/crypto"
 	"github.com/memvault/memvault/serde"
+	"github.com/memvault/memvault/serde/pyvalue"
 )
 
 type Order struct {
@@ -22,7 +23,7 @@ func ExampleJSONPlus() {
 	typ, data, _ := s.DumpsTyped(map[string]any{
 		"big":   int64(1) << 62,
 		"bytes": []byte("hi"),
-		"ids":   serde.Set{"a"},
+		"ids":   pyvalue.Set{"a"},
 	})
 	fmt.Println(typ, string(data))
 
@@ -31,7 +32,7 @@ func ExampleJSONPlus() {
 	fmt.Printf("%T %T %T\n", m["big"], m["bytes"], m["ids"])
 	// Output:
 	// json {"big":4611686018427387904,"bytes":{"lc":2,"type":"constructor","id":["Uint8Array"],"method":"from","args":[[104,105]],"kwargs":{}},"ids":{"lc":2,"type":"constructor","id":["Set"],"method":null,"args":[["a"]],"kwargs":{}}}
-	// int64 []uint8 serde.Set
+	// int64 []uint8 pyvalue.Set
 }
 
 func ExampleRegister() {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/memvault/memvault/crypto"
+	"github.com/memvault/memvault/serde/pyvalue"
 )
 
 // Golden files live in testdata/ and are only ever written by
@@ -49,20 +50,20 @@ var msgpackGolden = []struct {
 	{"ext0_uuid", "c7 2d 00" + // ext8, 45 bytes, EXT_CONSTRUCTOR_SINGLE_ARG
 		"93 a4 75756964 a4 55554944" + // ["uuid", "UUID",
 		"d9 20 3132333435363738313233343536373831323334353637383132333435363738", // "1234...5678"] (32 hex digits, str8)
-		UUID{0x12, 0x34, 0x56, 0x78, 0x12, 0x34, 0x56, 0x78, 0x12, 0x34, 0x56, 0x78, 0x12, 0x34, 0x56, 0x78}, true},
+		pyvalue.UUID{0x12, 0x34, 0x56, 0x78, 0x12, 0x34, 0x56, 0x78, 0x12, 0x34, 0x56, 0x78, 0x12, 0x34, 0x56, 0x78}, true},
 	{"ext0_decimal", "c7 16 00" + "93 a7 646563696d616c a7 446563696d616c a4 332e3134", // ["decimal","Decimal","3.14"]
-		Decimal("3.14"), true},
+		pyvalue.Decimal("3.14"), true},
 	{"ext0_set", "c7 11 00" + "93 a8 6275696c74696e73 a3 736574 92 01 02", // ["builtins","set",[1,2]]
-		Set{int64(1), int64(2)}, true},
+		pyvalue.Set{int64(1), int64(2)}, true},
 	{"ext0_enum", "c7 18 00" + "93 ac 6d796170702e636f6c6f7273 a5 436f6c6f72 a3 726564", // ["myapp.colors","Color","red"]
-		PyObject{Ext: 0, Module: "myapp.colors", Class: "Color", Arg: "red"}, true},
+		pyvalue.PyObject{Ext: 0, Module: "myapp.colors", Class: "Color", Arg: "red"}, true},
 	{"ext1_timedelta", "c7 18 01" + "93 a8 6461746574696d65 a9 74696d6564656c7461 93 01 02 03", // ["datetime","timedelta",[1,2,3]]
-		PyObject{Ext: 1, Module: "datetime", Class: "timedelta", Arg: []any{int64(1), int64(2), int64(3)}}, true},
+		pyvalue.PyObject{Ext: 1, Module: "datetime", Class: "timedelta", Arg: []any{int64(1), int64(2), int64(3)}}, true},
 	{"ext1_send", "c7 20 01" + "93 af 6c616e6767726170682e7479706573 a4 53656e64" + // ["langgraph.types","Send",
 		"92 a4 6e6f6465 81 a1 78 01", // ["node", {"x": 1}]]
-		PyObject{Ext: 1, Module: "langgraph.types", Class: "Send", Arg: []any{"node", map[string]any{"x": int64(1)}}}, true},
+		pyvalue.PyObject{Ext: 1, Module: "langgraph.types", Class: "Send", Arg: []any{"node", map[string]any{"x": int64(1)}}}, true},
 	{"ext2_dataclass", "c7 1b 02" + "93 ac 6d796170702e6d6f64656c73 a5 506f696e74 82 a1 78 01 a1 79 02", // ["myapp.models","Point",{"x":1,"y":2}]
-		PyObject{Ext: 2, Module: "myapp.models", Class: "Point", Arg: map[string]any{"x": int64(1), "y": int64(2)}}, true},
+		pyvalue.PyObject{Ext: 2, Module: "myapp.models", Class: "Point", Arg: map[string]any{"x": int64(1), "y": int64(2)}}, true},
 	{"ext2_registered", "c7 1b 02" + "93 ac 74657374732e676f6c64656e a5 506f696e74 82 a1 78 01 a1 79 02", // ["tests.golden","Point",{"x":1,"y":2}]
 		goldenPoint{1, 2}, true},
 	{"ext3_datetime", "c7 43 03" + "94 a8 6461746574696d65 a8 6461746574696d65" + // ["datetime","datetime",
@@ -78,15 +79,15 @@ var msgpackGolden = []struct {
 		"ad 66726f6d69736f666f726d6174",
 		time.Date(2024, 1, 2, 3, 4, 5, 0, time.UTC), false},
 	{"ext4_pydantic_v1", "c7 1d 04" + "93 ac 6d796170702e6d6f64656c73 a4 55736572 81 a4 6e616d65 a3 616e6e", // ["myapp.models","User",{"name":"ann"}]
-		PyObject{Ext: 4, Module: "myapp.models", Class: "User", Arg: map[string]any{"name": "ann"}}, true},
+		pyvalue.PyObject{Ext: 4, Module: "myapp.models", Class: "User", Arg: map[string]any{"name": "ann"}}, true},
 	{"ext5_aimessage", "c7 4e 05" + "94 ba 6c616e67636861696e5f636f72652e6d657373616765732e6169 a9 41494d657373616765" + // ["langchain_core.messages.ai","AIMessage",
 		"82 a7 636f6e74656e74 a2 6869 a4 74797065 a2 6169" + // {"content":"hi","type":"ai"},
 		"b3 6d6f64656c5f76616c69646174655f6a736f6e", // "model_validate_json"]
-		PyObject{Ext: 5, Module: "langchain_core.messages.ai", Class: "AIMessage", Arg: map[string]any{"content": "hi", "type": "ai"}, Method: "model_validate_json"}, true},
+		pyvalue.PyObject{Ext: 5, Module: "langchain_core.messages.ai", Class: "AIMessage", Arg: map[string]any{"content": "hi", "type": "ai"}, Method: "model_validate_json"}, true},
 	{"ext6_numpy", "c7 1b 06" + "94 a3 3c6638 91 02 a1 43 c4 10 000000000000f03f 0000000000000040", // ["<f8",[2],"C",bin(1.0, 2.0 little-endian)]
-		NumpyArray{DType: "<f8", Shape: []int64{2}, Order: "C", Data: []byte{0, 0, 0, 0, 0, 0, 0xf0, 0x3f, 0, 0, 0, 0, 0, 0, 0, 0x40}}, true},
+		pyvalue.NumpyArray{DType: "<f8", Shape: []int64{2}, Order: "C", Data: []byte{0, 0, 0, 0, 0, 0, 0xf0, 0x3f, 0, 0, 0, 0, 0, 0, 0, 0x40}}, true},
 	{"ext7_delta_snapshot", "c7 03 07" + "91 a1 61", // _DeltaSnapshot(["a"]): the packed value itself
-		DeltaSnapshot{Value: []any{"a"}}, true},
+		pyvalue.DeltaSnapshot{Value: []any{"a"}}, true},
 	{"non_str_keys", "82 01 a1 61 c0 c3", // {1: "a", None: True} (OPT_NON_STR_KEYS)
 		map[any]any{int64(1): "a", nil: true}, false},
 	{"scalars", "86 a1 66 cb 3ff8000000000000 a1 62 c4 02 0001 a1 6e d0 85 a3 626967 cf ffffffffffffffff a1 73 a5 c3a974c3a9 a1 7a c0",
@@ -95,7 +96,7 @@ var msgpackGolden = []struct {
 	{"timestamp_ext", "d6 ff 00000001", // msgpack timestamp32: 1 s after the epoch
 		time.Unix(1, 0).UTC(), false},
 	{"unknown_ext", "d4 2a 00", // fixext1 of code 42: kept raw
-		Ext{Code: 42, Data: []byte{0}}, true},
+		pyvalue.Ext{Code: 42, Data: []byte{0}}, true},
 }
 
 // jsonGolden are "json" payloads as LangGraph writes them: Python's legacy
@@ -107,31 +108,31 @@ var jsonGolden = []struct {
 	want any
 }{
 	{"lc1_aimessage", `{"lc": 1, "type": "constructor", "id": ["langchain", "schema", "messages", "AIMessage"], "kwargs": {"content": "hi", "tool_calls": [], "type": "ai"}}`,
-		Constructor{LC: 1, Type: "constructor", ID: []string{"langchain", "schema", "messages", "AIMessage"}, Kwargs: map[string]any{"content": "hi", "tool_calls": []any{}, "type": "ai"}}},
+		pyvalue.Constructor{LC: 1, Type: "constructor", ID: []string{"langchain", "schema", "messages", "AIMessage"}, Kwargs: map[string]any{"content": "hi", "tool_calls": []any{}, "type": "ai"}}},
 	{"lc1_secret", `{"lc":1,"type":"secret","id":["OPENAI_API_KEY"]}`,
-		Constructor{LC: 1, Type: "secret", ID: []string{"OPENAI_API_KEY"}}},
+		pyvalue.Constructor{LC: 1, Type: "secret", ID: []string{"OPENAI_API_KEY"}}},
 	{"lc1_not_implemented", `{"lc":1,"type":"not_implemented","id":["builtins","object"],"repr":"<object>"}`,
-		Constructor{LC: 1, Type: "not_implemented", ID: []string{"builtins", "object"}, Extra: map[string]any{"repr": "<object>"}}},
+		pyvalue.Constructor{LC: 1, Type: "not_implemented", ID: []string{"builtins", "object"}, Extra: map[string]any{"repr": "<object>"}}},
 	{"py_datetime", `{"lc": 2, "type": "constructor", "id": ["datetime", "datetime"], "method": "fromisoformat", "args": ["2024-01-02T03:04:05+00:00"], "kwargs": {}}`,
 		time.Date(2024, 1, 2, 3, 4, 5, 0, time.UTC)},
 	{"py_uuid", `{"lc": 2, "type": "constructor", "id": ["uuid", "UUID"], "method": null, "args": ["12345678123456781234567812345678"], "kwargs": {}}`,
-		UUID{0x12, 0x34, 0x56, 0x78, 0x12, 0x34, 0x56, 0x78, 0x12, 0x34, 0x56, 0x78, 0x12, 0x34, 0x56, 0x78}},
-	{"py_decimal", `{"lc": 2, "type": "constructor", "id": ["decimal", "Decimal"], "method": null, "args": ["1E+2"], "kwargs": {}}`, Decimal("1E+2")},
-	{"py_set", `{"lc": 2, "type": "constructor", "id": ["builtins", "set"], "method": null, "args": [[1, "a"]], "kwargs": {}}`, Set{int64(1), "a"}},
+		pyvalue.UUID{0x12, 0x34, 0x56, 0x78, 0x12, 0x34, 0x56, 0x78, 0x12, 0x34, 0x56, 0x78, 0x12, 0x34, 0x56, 0x78}},
+	{"py_decimal", `{"lc": 2, "type": "constructor", "id": ["decimal", "Decimal"], "method": null, "args": ["1E+2"], "kwargs": {}}`, pyvalue.Decimal("1E+2")},
+	{"py_set", `{"lc": 2, "type": "constructor", "id": ["builtins", "set"], "method": null, "args": [[1, "a"]], "kwargs": {}}`, pyvalue.Set{int64(1), "a"}},
 	{"py_bytes", `{"lc": 2, "type": "constructor", "id": ["builtins", "bytes"], "method": "fromhex", "args": ["00ff"], "kwargs": {}}`, []byte{0, 0xff}},
 	{"py_date", `{"lc": 2, "type": "constructor", "id": ["datetime", "date"], "method": "fromisoformat", "args": ["2024-01-02"], "kwargs": {}}`,
-		Constructor{LC: 2, Type: "constructor", ID: []string{"datetime", "date"}, Method: "fromisoformat", Args: []any{"2024-01-02"}, Kwargs: map[string]any{}}},
+		pyvalue.Constructor{LC: 2, Type: "constructor", ID: []string{"datetime", "date"}, Method: "fromisoformat", Args: []any{"2024-01-02"}, Kwargs: map[string]any{}}},
 	{"py_pydantic_v2", `{"lc": 2, "type": "constructor", "id": ["myapp", "models", "User"], "method": [null, "model_construct"], "args": [], "kwargs": {"name": "ann"}}`,
-		Constructor{LC: 2, Type: "constructor", ID: []string{"myapp", "models", "User"}, Args: []any{}, Kwargs: map[string]any{"name": "ann"}, Extra: map[string]any{"method": []any{nil, "model_construct"}}}},
+		pyvalue.Constructor{LC: 2, Type: "constructor", ID: []string{"myapp", "models", "User"}, Args: []any{}, Kwargs: map[string]any{"name": "ann"}, Extra: map[string]any{"method": []any{nil, "model_construct"}}}},
 	{"py_nan_tokens", `[NaN, Infinity, -Infinity, "NaN in a string"]`, []any{math.NaN(), math.Inf(1), math.Inf(-1), "NaN in a string"}},
 	{"py_float_record", `{"lc":2,"type":"constructor","id":["builtins","float"],"method":null,"args":["-inf"],"kwargs":{}}`, math.Inf(-1)},
-	{"js_set", `{"lc":2,"type":"constructor","id":["Set"],"method":null,"args":[[1,2]],"kwargs":{}}`, Set{int64(1), int64(2)}},
+	{"js_set", `{"lc":2,"type":"constructor","id":["Set"],"method":null,"args":[[1,2]],"kwargs":{}}`, pyvalue.Set{int64(1), int64(2)}},
 	{"js_map", `{"lc":2,"type":"constructor","id":["Map"],"method":null,"args":[[[1,"one"],["k",true]]],"kwargs":{}}`, map[any]any{int64(1): "one", "k": true}},
 	{"js_uint8array", `{"lc":2,"type":"constructor","id":["Uint8Array"],"method":"from","args":[[104,105]],"kwargs":{}}`, []byte("hi")},
 	{"js_undefined", `{"a":{"lc":2,"type":"undefined"}}`, map[string]any{"a": nil}},
-	{"js_delta_snapshot", `{"lc":2,"type":"delta_snapshot","value":[1]}`, DeltaSnapshot{Value: []any{int64(1)}}},
+	{"js_delta_snapshot", `{"lc":2,"type":"delta_snapshot","value":[1]}`, pyvalue.DeltaSnapshot{Value: []any{int64(1)}}},
 	{"js_checkpoint_messages", `{"messages":[{"lc":1,"type":"constructor","id":["langchain_core","messages","HumanMessage"],"kwargs":{"content":"hello","additional_kwargs":{},"response_metadata":{}}}],"step":-1}`,
-		map[string]any{"messages": []any{Constructor{LC: 1, Type: "constructor", ID: []string{"langchain_core", "messages", "HumanMessage"},
+		map[string]any{"messages": []any{pyvalue.Constructor{LC: 1, Type: "constructor", ID: []string{"langchain_core", "messages", "HumanMessage"},
 			Kwargs: map[string]any{"content": "hello", "additional_kwargs": map[string]any{}, "response_metadata": map[string]any{}}}}, "step": int64(-1)}},
 	{"registered", `{"lc":2,"type":"constructor","id":["tests","golden","Point"],"method":null,"args":[],"kwargs":{"x":1,"y":-2}}`, goldenPoint{1, -2}},
 	{"lc_lookalike", `{"lc":3,"type":"constructor","id":["x"]}`, map[string]any{"lc": int64(3), "type": "constructor", "id": []any{"x"}}},

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/memvault/memvault/serde/pyvalue"
 )
 
 // decodeJSON parses a "json" payload into Go values; see JSONPlus for the
@@ -47,7 +49,7 @@ func reviveLC(m map[string]any) (any, error) {
 		case "undefined":
 			return nil, nil
 		case "delta_snapshot":
-			return DeltaSnapshot{Value: m["value"]}, nil
+			return pyvalue.DeltaSnapshot{Value: m["value"]}, nil
 		}
 	}
 	if (lc != 1 && lc != 2) || typ == "" {
@@ -63,7 +65,7 @@ func reviveLC(m map[string]any) (any, error) {
 			return m, nil
 		}
 	}
-	c := Constructor{LC: int(lc), Type: typ, ID: id}
+	c := pyvalue.Constructor{LC: int(lc), Type: typ, ID: id}
 	extra := func(k string, v any) {
 		if c.Extra == nil {
 			c.Extra = map[string]any{}
@@ -107,7 +109,7 @@ func reviveLC(m map[string]any) (any, error) {
 
 // nativeConstructor maps the lc:2 records of well-known classes to Go
 // values; other records stay Constructors.
-func nativeConstructor(c Constructor) (any, error) {
+func nativeConstructor(c pyvalue.Constructor) (any, error) {
 	path := c.Path()
 	var arg any
 	oneArg := len(c.Args) == 1 && len(c.Kwargs) == 0
@@ -121,17 +123,17 @@ func nativeConstructor(c Constructor) (any, error) {
 			return t, nil
 		}
 	case path == "uuid.UUID" && c.Method == "" && isStr:
-		if u, err := ParseUUID(s); err == nil {
+		if u, err := pyvalue.ParseUUID(s); err == nil {
 			return u, nil
 		}
 	case path == "decimal.Decimal" && c.Method == "" && isStr:
-		return Decimal(s), nil
+		return pyvalue.Decimal(s), nil
 	case (path == "builtins.set" || path == "Set") && c.Method == "" && (oneArg || len(c.Args) == 0 && len(c.Kwargs) == 0):
 		if arg == nil {
-			return Set{}, nil
+			return pyvalue.Set{}, nil
 		}
 		if a, ok := arg.([]any); ok {
-			return Set(a), nil
+			return pyvalue.Set(a), nil
 		}
 	case path == "builtins.float" && c.Method == "" && isStr:
 		switch strings.ToLower(s) {
@@ -203,7 +205,7 @@ func pairsToMap(v any) (map[any]any, bool) {
 // hashable reports whether v can be a Go map key without panicking.
 func hashable(v any) bool {
 	switch v.(type) {
-	case nil, bool, int64, uint64, float64, string, UUID, Decimal, time.Time:
+	case nil, bool, int64, uint64, float64, string, pyvalue.UUID, pyvalue.Decimal, time.Time:
 		return true
 	}
 	return false

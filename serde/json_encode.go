@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/memvault/memvault/jsonvalue"
+	"github.com/memvault/memvault/serde/pyvalue"
 )
 
 // maxDepth bounds nesting when encoding (cycles) and decoding (hostile
@@ -57,26 +58,26 @@ func (e *jsonEncoder) encode(v any) error {
 		return e.constructor([]string{"Uint8Array"}, "from", []any{bytesToInts(x)}, nil)
 	case time.Time:
 		return e.constructor([]string{"datetime", "datetime"}, "fromisoformat", []any{formatISO(x)}, nil)
-	case UUID:
+	case pyvalue.UUID:
 		return e.constructor([]string{"uuid", "UUID"}, "", []any{x.Hex()}, nil)
-	case Decimal:
+	case pyvalue.Decimal:
 		return e.constructor([]string{"decimal", "Decimal"}, "", []any{string(x)}, nil)
-	case Set:
+	case pyvalue.Set:
 		return e.constructor([]string{"Set"}, "", []any{[]any(x)}, nil)
-	case Constructor:
+	case pyvalue.Constructor:
 		return e.constructorRecord(x)
-	case *Constructor:
+	case *pyvalue.Constructor:
 		if x != nil {
 			return e.constructorRecord(*x)
 		}
-	case PyObject:
+	case pyvalue.PyObject:
 		return e.pyObject(x)
-	case DeltaSnapshot:
+	case pyvalue.DeltaSnapshot:
 		return e.deltaSnapshot(x)
-	case NumpyArray:
+	case pyvalue.NumpyArray:
 		return e.constructor([]string{"numpy", "ndarray"}, "", nil, map[string]any{
 			"dtype": x.DType, "shape": int64sToAny(x.Shape), "order": x.Order, "data": x.Data})
-	case Ext:
+	case pyvalue.Ext:
 		return e.constructor([]string{"msgpack", "ExtType"}, "", []any{int64(x.Code), x.Data}, nil)
 	case *big.Int:
 		if x != nil {
@@ -189,9 +190,9 @@ func (e *jsonEncoder) reflectValue(v reflect.Value) error {
 // underlying type is time.Time is not special; these are exact types).
 func specialType(t reflect.Type) (func(reflect.Value) any, bool) {
 	switch t {
-	case timeType, reflect.TypeFor[UUID](), reflect.TypeFor[Decimal](), reflect.TypeFor[Set](),
-		reflect.TypeFor[Constructor](), reflect.TypeFor[PyObject](), reflect.TypeFor[DeltaSnapshot](),
-		reflect.TypeFor[NumpyArray](), reflect.TypeFor[Ext]():
+	case timeType, reflect.TypeFor[pyvalue.UUID](), reflect.TypeFor[pyvalue.Decimal](), reflect.TypeFor[pyvalue.Set](),
+		reflect.TypeFor[pyvalue.Constructor](), reflect.TypeFor[pyvalue.PyObject](), reflect.TypeFor[pyvalue.DeltaSnapshot](),
+		reflect.TypeFor[pyvalue.NumpyArray](), reflect.TypeFor[pyvalue.Ext]():
 		return func(v reflect.Value) any { return v.Interface() }, true
 	}
 	return nil, false
@@ -392,7 +393,7 @@ func (e *jsonEncoder) str(s string) error {
 	return nil
 }
 
-func (e *jsonEncoder) constructorRecord(c Constructor) error {
+func (e *jsonEncoder) constructorRecord(c pyvalue.Constructor) error {
 	if c.LC == 2 && c.Type == "constructor" {
 		if len(c.Extra) == 0 {
 			return e.constructor(c.ID, c.Method, c.Args, c.Kwargs)
@@ -402,7 +403,7 @@ func (e *jsonEncoder) constructorRecord(c Constructor) error {
 }
 
 // constructorMap is a constructor record as the JSON object it stands for.
-func constructorMap(c Constructor) map[string]any {
+func constructorMap(c pyvalue.Constructor) map[string]any {
 	m := make(map[string]any, len(c.Extra)+6)
 	for k, v := range c.Extra {
 		m[k] = v
@@ -442,35 +443,35 @@ func constructorMap(c Constructor) map[string]any {
 // become lc:1 records (what langchain_core writes and both Python's and
 // JS's loaders revive); everything else an lc:2 constructor of the same
 // class.
-func (e *jsonEncoder) pyObject(o PyObject) error {
+func (e *jsonEncoder) pyObject(o pyvalue.PyObject) error {
 	id := append(strings.Split(o.Module, "."), o.Class)
 	if o.Module == "" {
 		id = []string{o.Class}
 	}
 	switch o.Ext {
-	case ExtConstructorSingleArg:
+	case pyvalue.ExtConstructorSingleArg:
 		return e.constructor(id, "", []any{o.Arg}, nil)
-	case ExtConstructorPosArgs:
+	case pyvalue.ExtConstructorPosArgs:
 		args, _ := o.Arg.([]any)
 		return e.constructor(id, "", args, nil)
-	case ExtMethodSingleArg:
+	case pyvalue.ExtMethodSingleArg:
 		return e.constructor(id, o.Method, []any{o.Arg}, nil)
 	}
 	fields := o.Fields()
-	if o.Ext == ExtPydanticV2 && strings.HasPrefix(o.Module, "langchain_core.messages") {
+	if o.Ext == pyvalue.ExtPydanticV2 && strings.HasPrefix(o.Module, "langchain_core.messages") {
 		kw := make(map[string]any, len(fields))
 		for k, v := range fields {
 			if v != nil {
 				kw[k] = v
 			}
 		}
-		return e.constructorRecord(Constructor{LC: 1, Type: "constructor",
+		return e.constructorRecord(pyvalue.Constructor{LC: 1, Type: "constructor",
 			ID: []string{"langchain", "schema", "messages", o.Class}, Kwargs: kw})
 	}
 	return e.constructor(id, "", nil, fields)
 }
 
-func (e *jsonEncoder) deltaSnapshot(d DeltaSnapshot) error {
+func (e *jsonEncoder) deltaSnapshot(d pyvalue.DeltaSnapshot) error {
 	if err := e.enter(); err != nil {
 		return err
 	}

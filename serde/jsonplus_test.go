@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/memvault/memvault/serde/pyvalue"
 )
 
 type testAddress struct {
@@ -35,7 +37,7 @@ type testOrder struct {
 	Items   []testItem     `json:"items"`
 	Any     any            `json:"any"`
 	Fixed   [3]int         `json:"fixed"`
-	ID2     UUID           `json:"id2"`
+	ID2     pyvalue.UUID   `json:"id2"`
 	Skip    string         `json:"-"`
 	Extra   map[string]any `json:"extra,omitempty"`
 	//lint:ignore U1000 an unexported field the codec must ignore
@@ -64,7 +66,7 @@ func sampleOrder() testOrder {
 		Blob: []byte{0, 1, 254, 255}, Addr: testAddress{"Main", 12345}, AddrPtr: &testAddress{Street: "Side"},
 		Item: testItem{"pen", 2}, Items: []testItem{{"a", 1}, {"b", 2}},
 		Any:   map[string]any{"deep": []any{int64(1), "two", []byte("three")}},
-		Fixed: [3]int{1, 2, 3}, ID2: UUID{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16},
+		Fixed: [3]int{1, 2, 3}, ID2: pyvalue.UUID{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16},
 		Nested: map[string][]int8{"n": {-1, 0, 1}},
 	}
 }
@@ -124,16 +126,16 @@ func TestGenericRoundTrip(t *testing.T) {
 		[]any{[]byte{}, []byte("bytes")},
 		time.Date(2001, 1, 2, 3, 4, 5, 0, time.UTC),
 		time.Date(2001, 1, 2, 3, 4, 5, 6000, time.FixedZone("", -7*3600)),
-		UUID{0xde, 0xad}, Decimal("3.14159265358979323846"), Set{"a", int64(1)},
-		PyObject{Ext: 0, Module: "enum_mod", Class: "Color", Arg: "red"},
-		PyObject{Ext: 5, Module: "langchain_core.messages.ai", Class: "AIMessage", Arg: map[string]any{"content": "hi"}, Method: "model_validate_json"},
-		DeltaSnapshot{Value: []any{"x"}},
+		pyvalue.UUID{0xde, 0xad}, pyvalue.Decimal("3.14159265358979323846"), pyvalue.Set{"a", int64(1)},
+		pyvalue.PyObject{Ext: 0, Module: "enum_mod", Class: "Color", Arg: "red"},
+		pyvalue.PyObject{Ext: 5, Module: "langchain_core.messages.ai", Class: "AIMessage", Arg: map[string]any{"content": "hi"}, Method: "model_validate_json"},
+		pyvalue.DeltaSnapshot{Value: []any{"x"}},
 	}
 	for name, s := range codecs() {
 		for _, v := range values {
 			got := roundTrip(t, s, v)
 			if name == "json" {
-				if _, isPy := v.(PyObject); isPy {
+				if _, isPy := v.(pyvalue.PyObject); isPy {
 					continue // becomes a Constructor in JSON; tested below
 				}
 			}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/memvault/memvault/serde/pyvalue"
 )
 
 // decodeMsgpack parses a "msgpack" payload as LangGraph's Python
@@ -238,8 +240,8 @@ func (d *mpDecoder) ext(n, depth int) (any, error) {
 	if code == -1 {
 		return timestampExt(data)
 	}
-	if code < 0 || code > ExtDeltaSnapshot {
-		return Ext{Code: code, Data: append([]byte{}, data...)}, nil
+	if code < 0 || code > pyvalue.ExtDeltaSnapshot {
+		return pyvalue.Ext{Code: code, Data: append([]byte{}, data...)}, nil
 	}
 	sub := mpDecoder{b: data}
 	inner, err := sub.value(depth + 1)
@@ -249,14 +251,14 @@ func (d *mpDecoder) ext(n, depth int) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if code == ExtDeltaSnapshot {
-		return DeltaSnapshot{Value: inner}, nil
+	if code == pyvalue.ExtDeltaSnapshot {
+		return pyvalue.DeltaSnapshot{Value: inner}, nil
 	}
 	arr, ok := inner.([]any)
 	if !ok {
 		return nil, fmt.Errorf("%w: msgpack: ext %d payload is %T, not an array", ErrMalformed, code, inner)
 	}
-	if code == ExtNumpyArray {
+	if code == pyvalue.ExtNumpyArray {
 		return numpyExt(arr)
 	}
 	return pyExt(code, arr)
@@ -264,10 +266,10 @@ func (d *mpDecoder) ext(n, depth int) (any, error) {
 
 func pyExt(code int8, arr []any) (any, error) {
 	want := 3
-	if code == ExtMethodSingleArg || code == ExtPydanticV2 {
+	if code == pyvalue.ExtMethodSingleArg || code == pyvalue.ExtPydanticV2 {
 		want = 4
 	}
-	if len(arr) != want && !(code == ExtPydanticV2 && len(arr) == 3) {
+	if len(arr) != want && !(code == pyvalue.ExtPydanticV2 && len(arr) == 3) {
 		return nil, fmt.Errorf("%w: msgpack: ext %d payload has %d elements", ErrMalformed, code, len(arr))
 	}
 	mod, ok1 := arr[0].(string)
@@ -275,7 +277,7 @@ func pyExt(code int8, arr []any) (any, error) {
 	if !ok1 || !ok2 {
 		return nil, fmt.Errorf("%w: msgpack: ext %d: module and class must be strings", ErrMalformed, code)
 	}
-	o := PyObject{Ext: code, Module: mod, Class: cls, Arg: arr[2]}
+	o := pyvalue.PyObject{Ext: code, Module: mod, Class: cls, Arg: arr[2]}
 	if len(arr) == 4 {
 		m, ok := arr[3].(string)
 		if !ok {
@@ -284,11 +286,11 @@ func pyExt(code int8, arr []any) (any, error) {
 		o.Method = m
 	}
 	switch code {
-	case ExtConstructorPosArgs:
+	case pyvalue.ExtConstructorPosArgs:
 		if _, ok := o.Arg.([]any); !ok {
 			return nil, fmt.Errorf("%w: msgpack: ext 1 arguments are %T", ErrMalformed, o.Arg)
 		}
-	case ExtConstructorKwArgs, ExtPydanticV1, ExtPydanticV2:
+	case pyvalue.ExtConstructorKwArgs, pyvalue.ExtPydanticV1, pyvalue.ExtPydanticV2:
 		if _, ok := o.Arg.(map[string]any); !ok {
 			return nil, fmt.Errorf("%w: msgpack: ext %d fields are %T", ErrMalformed, code, o.Arg)
 		}
@@ -297,25 +299,25 @@ func pyExt(code int8, arr []any) (any, error) {
 }
 
 // nativePy maps well-known Python classes to Go values.
-func nativePy(o PyObject) (any, error) {
+func nativePy(o pyvalue.PyObject) (any, error) {
 	s, isStr := o.Arg.(string)
 	switch {
-	case o.Ext == ExtMethodSingleArg && o.Module == "datetime" && o.Class == "datetime" && o.Method == "fromisoformat" && isStr:
+	case o.Ext == pyvalue.ExtMethodSingleArg && o.Module == "datetime" && o.Class == "datetime" && o.Method == "fromisoformat" && isStr:
 		if t, err := parseISO(s); err == nil {
 			return t, nil
 		}
-	case o.Ext == ExtConstructorSingleArg && o.Module == "uuid" && o.Class == "UUID" && isStr:
-		if u, err := ParseUUID(s); err == nil {
+	case o.Ext == pyvalue.ExtConstructorSingleArg && o.Module == "uuid" && o.Class == "UUID" && isStr:
+		if u, err := pyvalue.ParseUUID(s); err == nil {
 			return u, nil
 		}
-	case o.Ext == ExtConstructorSingleArg && o.Module == "decimal" && o.Class == "Decimal" && isStr:
-		return Decimal(s), nil
-	case o.Ext == ExtConstructorSingleArg && o.Module == "builtins" && o.Class == "set":
+	case o.Ext == pyvalue.ExtConstructorSingleArg && o.Module == "decimal" && o.Class == "Decimal" && isStr:
+		return pyvalue.Decimal(s), nil
+	case o.Ext == pyvalue.ExtConstructorSingleArg && o.Module == "builtins" && o.Class == "set":
 		if a, ok := o.Arg.([]any); ok {
-			return Set(a), nil
+			return pyvalue.Set(a), nil
 		}
 	}
-	if o.Ext == ExtConstructorKwArgs || o.Ext == ExtPydanticV1 || o.Ext == ExtPydanticV2 {
+	if o.Ext == pyvalue.ExtConstructorKwArgs || o.Ext == pyvalue.ExtPydanticV1 || o.Ext == pyvalue.ExtPydanticV2 {
 		if t, ok := registeredType(o.Path()); ok {
 			return fromFields(t, o.Fields())
 		}
@@ -335,7 +337,7 @@ func numpyExt(arr []any) (any, error) {
 	if !ok1 || !ok2 || !ok3 || !ok4 {
 		return nil, bad
 	}
-	a := NumpyArray{DType: dt, Order: order, Data: buf, Shape: make([]int64, len(shape))}
+	a := pyvalue.NumpyArray{DType: dt, Order: order, Data: buf, Shape: make([]int64, len(shape))}
 	for i, s := range shape {
 		n, ok := s.(int64)
 		if !ok {

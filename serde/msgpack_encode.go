@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/memvault/memvault/jsonvalue"
+	"github.com/memvault/memvault/serde/pyvalue"
 )
 
 // mpEncoder writes msgpack as Python's JsonPlusSerializer does, so Python
@@ -69,28 +70,28 @@ func (e *mpEncoder) encode(v any) error {
 	case []any:
 		return e.array(len(x), func(i int) error { return e.encode(x[i]) })
 	case time.Time:
-		return e.py(PyObject{Ext: ExtMethodSingleArg, Module: "datetime", Class: "datetime", Arg: formatISO(x), Method: "fromisoformat"})
-	case UUID:
-		return e.py(PyObject{Ext: ExtConstructorSingleArg, Module: "uuid", Class: "UUID", Arg: x.Hex()})
-	case Decimal:
-		return e.py(PyObject{Ext: ExtConstructorSingleArg, Module: "decimal", Class: "Decimal", Arg: string(x)})
-	case Set:
-		return e.py(PyObject{Ext: ExtConstructorSingleArg, Module: "builtins", Class: "set", Arg: []any(x)})
-	case PyObject:
+		return e.py(pyvalue.PyObject{Ext: pyvalue.ExtMethodSingleArg, Module: "datetime", Class: "datetime", Arg: formatISO(x), Method: "fromisoformat"})
+	case pyvalue.UUID:
+		return e.py(pyvalue.PyObject{Ext: pyvalue.ExtConstructorSingleArg, Module: "uuid", Class: "UUID", Arg: x.Hex()})
+	case pyvalue.Decimal:
+		return e.py(pyvalue.PyObject{Ext: pyvalue.ExtConstructorSingleArg, Module: "decimal", Class: "Decimal", Arg: string(x)})
+	case pyvalue.Set:
+		return e.py(pyvalue.PyObject{Ext: pyvalue.ExtConstructorSingleArg, Module: "builtins", Class: "set", Arg: []any(x)})
+	case pyvalue.PyObject:
 		return e.py(x)
-	case NumpyArray:
-		return e.ext(ExtNumpyArray, []any{x.DType, int64sToAny(x.Shape), x.Order, x.Data})
-	case DeltaSnapshot:
+	case pyvalue.NumpyArray:
+		return e.ext(pyvalue.ExtNumpyArray, []any{x.DType, int64sToAny(x.Shape), x.Order, x.Data})
+	case pyvalue.DeltaSnapshot:
 		sub := mpEncoder{depth: e.depth}
 		if err := sub.encode(x.Value); err != nil {
 			return err
 		}
-		e.extRaw(ExtDeltaSnapshot, sub.b)
+		e.extRaw(pyvalue.ExtDeltaSnapshot, sub.b)
 		return nil
-	case Ext:
+	case pyvalue.Ext:
 		e.extRaw(x.Code, x.Data)
 		return nil
-	case Constructor:
+	case pyvalue.Constructor:
 		return e.constructor(x)
 	case json.Number:
 		// The number its literal names, as JSONPlus reads it back, not
@@ -180,7 +181,7 @@ func (e *mpEncoder) reflectValue(v reflect.Value) error {
 			if i := strings.LastIndexByte(name, '.'); i >= 0 {
 				mod, cls = name[:i], name[i+1:]
 			}
-			return e.py(PyObject{Ext: ExtConstructorKwArgs, Module: mod, Class: cls, Arg: kw})
+			return e.py(pyvalue.PyObject{Ext: pyvalue.ExtConstructorKwArgs, Module: mod, Class: cls, Arg: kw})
 		}
 		return e.stringMap(kw)
 	default:
@@ -326,9 +327,9 @@ func (e *mpEncoder) reflectMap(v reflect.Value) error {
 	return nil
 }
 
-func (e *mpEncoder) py(o PyObject) error {
+func (e *mpEncoder) py(o pyvalue.PyObject) error {
 	arr := []any{o.Module, o.Class, o.Arg}
-	if o.Method != "" || o.Ext == ExtMethodSingleArg || o.Ext == ExtPydanticV2 {
+	if o.Method != "" || o.Ext == pyvalue.ExtMethodSingleArg || o.Ext == pyvalue.ExtPydanticV2 {
 		arr = append(arr, o.Method)
 	}
 	return e.ext(o.Ext, arr)
@@ -365,21 +366,21 @@ func (e *mpEncoder) extRaw(code int8, data []byte) {
 // constructor writes a JSON constructor record as the msgpack ext Python
 // would have written for the same object, or, when there is none (lc:1
 // records, JS-only classes), as the record's JSON object.
-func (e *mpEncoder) constructor(c Constructor) error {
+func (e *mpEncoder) constructor(c pyvalue.Constructor) error {
 	if c.LC == 2 && c.Type == "constructor" && len(c.ID) >= 2 && len(c.Extra) == 0 {
-		o := PyObject{Module: strings.Join(c.ID[:len(c.ID)-1], "."), Class: c.ID[len(c.ID)-1]}
+		o := pyvalue.PyObject{Module: strings.Join(c.ID[:len(c.ID)-1], "."), Class: c.ID[len(c.ID)-1]}
 		switch {
 		case c.Method != "" && len(c.Args) == 1 && len(c.Kwargs) == 0:
-			o.Ext, o.Arg, o.Method = ExtMethodSingleArg, c.Args[0], c.Method
+			o.Ext, o.Arg, o.Method = pyvalue.ExtMethodSingleArg, c.Args[0], c.Method
 			return e.py(o)
 		case c.Method == "" && len(c.Args) == 0 && c.Kwargs != nil:
-			o.Ext, o.Arg = ExtConstructorKwArgs, c.Kwargs
+			o.Ext, o.Arg = pyvalue.ExtConstructorKwArgs, c.Kwargs
 			return e.py(o)
 		case c.Method == "" && len(c.Args) == 1 && len(c.Kwargs) == 0:
-			o.Ext, o.Arg = ExtConstructorSingleArg, c.Args[0]
+			o.Ext, o.Arg = pyvalue.ExtConstructorSingleArg, c.Args[0]
 			return e.py(o)
 		case c.Method == "" && len(c.Kwargs) == 0:
-			o.Ext, o.Arg = ExtConstructorPosArgs, append([]any{}, c.Args...)
+			o.Ext, o.Arg = pyvalue.ExtConstructorPosArgs, append([]any{}, c.Args...)
 			return e.py(o)
 		}
 	}

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/memvault/memvault/serde/pyvalue"
 )
 
 // rawJSON is a json.Marshaler whose output holds bytes that are not UTF-8.
@@ -27,12 +29,12 @@ func TestInvalidUTF8Refused(t *testing.T) {
 		"typed_map":    map[string]string{"secret\xc3(": "v"},
 		"non_str_key":  map[int]string{1: "secret\xed\xa0\x80"},
 		"struct":       struct{ Name string }{"secret\xff"},
-		"set":          Set{"secret\xff"},
-		"constructor":  Constructor{LC: 2, Type: "constructor", ID: []string{"m", "secret\xff"}},
-		"method":       Constructor{LC: 2, Type: "constructor", ID: []string{"m", "C"}, Method: "secret\xff", Args: []any{int64(1)}},
-		"py_object":    PyObject{Ext: ExtConstructorSingleArg, Module: "mod", Class: "secret\xff", Arg: "x"},
+		"set":          pyvalue.Set{"secret\xff"},
+		"constructor":  pyvalue.Constructor{LC: 2, Type: "constructor", ID: []string{"m", "secret\xff"}},
+		"method":       pyvalue.Constructor{LC: 2, Type: "constructor", ID: []string{"m", "C"}, Method: "secret\xff", Args: []any{int64(1)}},
+		"py_object":    pyvalue.PyObject{Ext: pyvalue.ExtConstructorSingleArg, Module: "mod", Class: "secret\xff", Arg: "x"},
 		"marshal_json": rawJSON("secret\xff"),
-		"delta":        DeltaSnapshot{Value: "secret\xff"},
+		"delta":        pyvalue.DeltaSnapshot{Value: "secret\xff"},
 	}
 	serializers := codecs()
 	serializers["envelope"] = encrypted(t, keyring(t, testKey))

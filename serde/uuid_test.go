@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/memvault/memvault/serde/pyvalue"
 )
 
 // TestPythonUUIDReadsAsItsCanonicalString: a uuid.UUID inside a Python
@@ -22,7 +24,7 @@ func TestPythonUUIDReadsAsItsCanonicalString(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	id, ok := v.(map[string]any)["id"].(UUID)
+	id, ok := v.(map[string]any)["id"].(pyvalue.UUID)
 	if !ok || id.String() != canonical {
 		t.Fatalf("decoded %#v, want UUID %s", v, canonical)
 	}
@@ -34,7 +36,7 @@ func TestPythonUUIDReadsAsItsCanonicalString(t *testing.T) {
 	if err != nil || !bytes.Equal(again, raw) {
 		t.Fatalf("re-encoded % x (%v), want % x", again, err, raw)
 	}
-	var back UUID
+	var back pyvalue.UUID
 	if err := json.Unmarshal([]byte(`"`+canonical+`"`), &back); err != nil || back != id {
 		t.Fatalf("UnmarshalText: %v %v", back, err)
 	}

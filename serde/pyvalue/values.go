@@ -1,14 +1,15 @@
-package serde
+package pyvalue
 
 import (
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"strings"
 )
 
-// The Go types below stand for values that have no native Go equivalent, or
-// whose origin must be kept so that they are written back unchanged. Both
-// codecs decode into them and encode them back to the form they came from.
+// ErrMalformed is wrapped by the errors of ParseUUID (and UUID's
+// UnmarshalText) for text that is not a UUID.
+var ErrMalformed = errors.New("pyvalue: malformed value")
 
 // UUID is a 128-bit UUID (Python's uuid.UUID). Its JSON form is the lc:2
 // constructor ["uuid","UUID"] with the 32-hex-digit string, its msgpack
