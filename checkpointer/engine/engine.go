@@ -149,7 +149,7 @@ func (s *Saver) putRows(ctx context.Context, cfg checkpointer.Config, cp *checkp
 		return nil, err
 	}
 	p := &checkpointer.PutRows{Thread: r.Thread, NS: r.NS, ID: r.ID, Parent: r.Parent, NeedsParent: r.NeedsParent,
-		V: cp.V, Versions: cp.ChannelVersions, Checkpoint: cp, Doc: r.Doc, Meta: r.Meta, Values: r.Blobs, Fence: core.WriteFence(s.codec, &r.Fence)}
+		V: cp.V, Versions: cp.ChannelVersions, Checkpoint: cp, Doc: r.Doc, Meta: r.Meta, Values: r.Blobs, Fence: r.WriteFence(s.codec)}
 	if s.caps.InlineParentValues && r.Parent != "" {
 		// Python LangGraph keeps primitive values inline in its
 		// documents: a put continuing one of its checkpoints would lose

@@ -10,7 +10,7 @@ import (
 // WriteFence is the checkpointer.WriteFence of rows sealed by c: the
 // engine hands it to drivers with every write.
 func WriteFence(c binding.Codec, f *binding.Fence) checkpointer.WriteFence {
-	return fence{c, f}
+	return &fence{c, f}
 }
 
 type fence struct {
@@ -18,9 +18,9 @@ type fence struct {
 	f *binding.Fence
 }
 
-func (f fence) Check(ctx context.Context) error { return f.c.Check(ctx, f.f) }
+func (f *fence) Check(ctx context.Context) error { return f.c.Check(ctx, f.f) }
 
-func (f fence) Statements() ([]checkpointer.FenceStatement, bool) {
+func (f *fence) Statements() ([]checkpointer.FenceStatement, bool) {
 	stmts, ok := f.c.Statements(f.f)
 	if len(stmts) == 0 {
 		return nil, ok

@@ -3,7 +3,6 @@ package core
 import (
 	"context"
 	"fmt"
-	"maps"
 	"slices"
 
 	"github.com/memvault/memvault/checkpointer/internal/checks"
@@ -31,6 +30,15 @@ type Checkpoint struct {
 	// Fence holds the data keys that sealed the rows; the driver runs it
 	// inside its write (binding.Fence).
 	Fence binding.Fence
+	// wf is Fence as the driver receives it (WriteFence), kept here so
+	// that handing it over allocates nothing.
+	wf fence
+}
+
+// WriteFence is the checkpointer.WriteFence of r's rows, sealed by c.
+func (r *Checkpoint) WriteFence(c binding.Codec) checkpointer.WriteFence {
+	r.wf = fence{c, &r.Fence}
+	return &r.wf
 }
 
 // Put validates a Put and prepares its rows. A channel of newVersions
@@ -58,7 +66,15 @@ func Put(ctx context.Context, c binding.Codec, style checkpointer.VersionStyle, 
 	}
 	out := &Checkpoint{Thread: cfg.ThreadID, NS: cfg.CheckpointNS, ID: cp.ID, Parent: cfg.CheckpointID, Doc: doc, Meta: meta,
 		NeedsParent: NeedsParent(cfg, cp, newVersions), Blobs: make([]Blob, 0, len(newVersions))}
-	for _, ch := range slices.Sorted(maps.Keys(newVersions)) {
+	// The rows go in channel order (two writers lock them in one
+	// order); a graph's few channels sort on the stack.
+	var buf [16]string
+	channels := buf[:0]
+	for ch := range newVersions {
+		channels = append(channels, ch)
+	}
+	slices.Sort(channels)
+	for _, ch := range channels {
 		b, err := SealBlob(ctx, c, cfg.ThreadID, cfg.CheckpointNS, ch, newVersions[ch], cp.ChannelValues, &out.Fence)
 		if err != nil {
 			return nil, err
