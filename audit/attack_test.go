@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/memvault/memvault/audit"
-	auditpostgres "github.com/memvault/memvault/audit/postgres"
-	auditsqlite "github.com/memvault/memvault/audit/sqlite"
+	"github.com/memvault/memvault/audit/pgaudit"
+	"github.com/memvault/memvault/audit/sqliteaudit"
 	"github.com/memvault/memvault/memvaulttest/pgtest"
 )
 
@@ -59,11 +59,11 @@ func backends() map[string]func(t *testing.T) backend {
 		"sqlite": func(t *testing.T) backend {
 			dir := t.TempDir()
 			path := filepath.Join(dir, "trail.db")
-			tb, err := auditsqlite.Open(t.Context(), path)
+			tb, err := sqliteaudit.Open(t.Context(), path)
 			must(t, err)
 			t.Cleanup(func() { tb.Close() })
 			data := filepath.Join(dir, "data.db")
-			id, err := auditsqlite.DatabaseID(t.Context(), data)
+			id, err := sqliteaudit.DatabaseID(t.Context(), data)
 			must(t, err)
 			raw, err := sql.Open("sqlite", path)
 			must(t, err)
@@ -80,15 +80,15 @@ func backends() map[string]func(t *testing.T) backend {
 					must(t, err)
 				}
 			}
-			return backend{table: tb, dbID: id, meta: auditsqlite.Meta(data), cut: cut, wipe: func(t *testing.T) { cut(t, 0) }, put: put}
+			return backend{table: tb, dbID: id, meta: sqliteaudit.Meta(data), cut: cut, wipe: func(t *testing.T) { cut(t, 0) }, put: put}
 		},
 		"postgres": func(t *testing.T) backend {
 			pool := pgtest.Pool(t)
-			tb, err := auditpostgres.New(pool, auditpostgres.Options{})
+			tb, err := pgaudit.New(pool, pgaudit.Options{})
 			must(t, err)
 			must(t, tb.Setup(t.Context()))
 			_, data := pgtest.Schema(t)
-			id, err := auditpostgres.DatabaseID(t.Context(), pool, data)
+			id, err := pgaudit.DatabaseID(t.Context(), pool, data)
 			must(t, err)
 			cut := func(t *testing.T, keep int64) {
 				_, err := pool.Exec(context.Background(), `DELETE FROM memvault_audit WHERE seq > $1`, keep)
@@ -102,7 +102,7 @@ func backends() map[string]func(t *testing.T) backend {
 					must(t, err)
 				}
 			}
-			return backend{table: tb, dbID: id, meta: auditpostgres.Meta(pool, data), cut: cut, wipe: func(t *testing.T) { cut(t, 0) }, put: put}
+			return backend{table: tb, dbID: id, meta: pgaudit.Meta(pool, data), cut: cut, wipe: func(t *testing.T) { cut(t, 0) }, put: put}
 		},
 	}
 }
@@ -125,15 +125,15 @@ func TestTrailOfAnotherDatabase(t *testing.T) {
 		dir := t.TempDir()
 		ids := map[string]string{}
 		for _, db := range []string{"a", "b"} {
-			id, err := auditsqlite.DatabaseID(ctx, filepath.Join(dir, db+".db"))
+			id, err := sqliteaudit.DatabaseID(ctx, filepath.Join(dir, db+".db"))
 			must(t, err)
-			again, err := auditsqlite.DatabaseID(ctx, filepath.Join(dir, db+".db"))
+			again, err := sqliteaudit.DatabaseID(ctx, filepath.Join(dir, db+".db"))
 			must(t, err)
 			if len(id) != 32 || again != id {
 				t.Fatalf("database id %q, then %q", id, again)
 			}
 			ids[db] = id
-			tb, err := auditsqlite.Open(ctx, filepath.Join(dir, db+".db.audit"))
+			tb, err := sqliteaudit.Open(ctx, filepath.Join(dir, db+".db.audit"))
 			must(t, err)
 			fill(t, newTrail(t, tb, id, key), map[string]int{"a": 17, "b": 14}[db])
 			must(t, tb.Close())
@@ -146,7 +146,7 @@ func TestTrailOfAnotherDatabase(t *testing.T) {
 		must(t, err)
 		must(t, os.WriteFile(filepath.Join(dir, "b.db.audit"), src, 0o600))
 		for db, wantOK := range map[string]bool{"a": true, "b": false} {
-			tb, err := auditsqlite.Open(ctx, filepath.Join(dir, db+".db.audit"))
+			tb, err := sqliteaudit.Open(ctx, filepath.Join(dir, db+".db.audit"))
 			must(t, err)
 			n, err := newTrail(t, tb, ids[db], key).Verify(ctx)
 			tb.Close()
@@ -164,15 +164,15 @@ func TestTrailOfAnotherDatabase(t *testing.T) {
 		_, dataB := pgtest.Schema(t)
 		_, trailA := pgtest.Schema(t)
 		_, trailB := pgtest.Schema(t)
-		idA, err := auditpostgres.DatabaseID(ctx, pool, dataA)
+		idA, err := pgaudit.DatabaseID(ctx, pool, dataA)
 		must(t, err)
-		idB, err := auditpostgres.DatabaseID(ctx, pool, dataB)
+		idB, err := pgaudit.DatabaseID(ctx, pool, dataB)
 		must(t, err)
-		if again, err := auditpostgres.DatabaseID(ctx, pool, dataA); err != nil || again != idA || idA == idB || len(idA) != 32 {
+		if again, err := pgaudit.DatabaseID(ctx, pool, dataA); err != nil || again != idA || idA == idB || len(idA) != 32 {
 			t.Fatalf("database ids %q %q %q, %v", idA, again, idB, err)
 		}
-		open := func(schema string) *auditpostgres.Table {
-			tb, err := auditpostgres.New(pool, auditpostgres.Options{Schema: schema})
+		open := func(schema string) *pgaudit.Table {
+			tb, err := pgaudit.New(pool, pgaudit.Options{Schema: schema})
 			must(t, err)
 			must(t, tb.Setup(ctx))
 			return tb

@@ -118,12 +118,12 @@ type Options struct {
 	// records the key change, authenticated under both.
 	Previous [][]byte
 	// DatabaseID binds the chain to the database whose operations it
-	// records (audit/sqlite.DatabaseID, audit/postgres.DatabaseID): the
+	// records (audit/sqliteaudit.DatabaseID, audit/pgaudit.DatabaseID): the
 	// trail of another database, copied here, fails Verify. Empty binds the
 	// trail to no database (in-memory databases, tests).
 	DatabaseID string
 	// Meta is where the data database records that the trail's hash chain
-	// began (audit/sqlite.Meta, audit/postgres.Meta: its memvault_meta
+	// began (audit/sqliteaudit.Meta, audit/pgaudit.Meta: its memvault_meta
 	// table, next to the database id, out of reach of whoever can only
 	// write the trail). The first writer of this version marks it; from
 	// then on a trail without a hash-chained record — this database's

@@ -11,10 +11,10 @@ import (
 	"time"
 
 	"github.com/memvault/memvault/audit"
-	auditpostgres "github.com/memvault/memvault/audit/postgres"
-	auditsqlite "github.com/memvault/memvault/audit/sqlite"
+	"github.com/memvault/memvault/audit/pgaudit"
+	"github.com/memvault/memvault/audit/sqliteaudit"
 	"github.com/memvault/memvault/checkpointer"
-	cpsqlite "github.com/memvault/memvault/checkpointer/sqlite"
+	"github.com/memvault/memvault/checkpointer/sqlitesaver"
 	"github.com/memvault/memvault/memvaulttest/pgtest"
 	"github.com/memvault/memvault/memvaulttest/testkeys"
 	"github.com/memvault/memvault/store"
@@ -108,10 +108,10 @@ func TestTamperingDetected(t *testing.T) {
 
 // tables opens the SQLite and PostgreSQL trails.
 func tables(t *testing.T) map[string]audit.Table {
-	sq, err := auditsqlite.Open(t.Context(), filepath.Join(t.TempDir(), "audit.db"))
+	sq, err := sqliteaudit.Open(t.Context(), filepath.Join(t.TempDir(), "audit.db"))
 	must(t, err)
 	t.Cleanup(func() { sq.Close() })
-	pg, err := auditpostgres.New(pgtest.Pool(t), auditpostgres.Options{})
+	pg, err := pgaudit.New(pgtest.Pool(t), pgaudit.Options{})
 	must(t, err)
 	must(t, pg.Setup(t.Context()))
 	return map[string]audit.Table{"memory": audit.NewMemoryTable(), "sqlite": sq, "postgres": pg}
@@ -177,7 +177,7 @@ func TestAuditedSaverAndStore(t *testing.T) {
 	dir := t.TempDir()
 	tb := audit.NewMemoryTable()
 	tr := trail(t, tb)
-	sv, err := cpsqlite.Open(ctx, filepath.Join(dir, "d.db"), cpsqlite.Options{Serde: testkeys.Encrypting(t)})
+	sv, err := sqlitesaver.Open(ctx, filepath.Join(dir, "d.db"), sqlitesaver.Options{Serde: testkeys.Encrypting(t)})
 	must(t, err)
 	defer sv.Close()
 	st, err := stsqlite.Open(ctx, filepath.Join(dir, "d.db"), stsqlite.Options{Serde: testkeys.Encrypting(t)})
@@ -248,12 +248,12 @@ func BenchmarkAudit(b *testing.B) {
 		}
 		b.Run(name, func(b *testing.B) {
 			dir := b.TempDir()
-			sv, err := cpsqlite.Open(ctx, filepath.Join(dir, "d.db"), cpsqlite.Options{Serde: testkeys.Encrypting(b)})
+			sv, err := sqlitesaver.Open(ctx, filepath.Join(dir, "d.db"), sqlitesaver.Options{Serde: testkeys.Encrypting(b)})
 			must(b, err)
 			defer sv.Close()
 			var s checkpointer.Saver = sv
 			if audited {
-				tb, err := auditsqlite.Open(ctx, filepath.Join(dir, "audit.db"))
+				tb, err := sqliteaudit.Open(ctx, filepath.Join(dir, "audit.db"))
 				must(b, err)
 				defer tb.Close()
 				s = audit.NewSaver(sv, trail(b, tb), nil)

@@ -7,8 +7,8 @@ import (
 	"github.com/memvault/memvault/audit"
 	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/checkpointer/checkpointertest"
-	cpmemory "github.com/memvault/memvault/checkpointer/memory"
-	cpsqlite "github.com/memvault/memvault/checkpointer/sqlite"
+	"github.com/memvault/memvault/checkpointer/memsaver"
+	"github.com/memvault/memvault/checkpointer/sqlitesaver"
 	"github.com/memvault/memvault/store"
 	stmemory "github.com/memvault/memvault/store/memory"
 	"github.com/memvault/memvault/store/storetest"
@@ -32,14 +32,14 @@ func auditedTrail(t *testing.T) *audit.Trail {
 func TestSaverConformance(t *testing.T) {
 	t.Run("memory", func(t *testing.T) {
 		checkpointertest.Run(t, func(t *testing.T) checkpointer.Saver {
-			inner, err := cpmemory.New(cpmemory.Options{})
+			inner, err := memsaver.New(memsaver.Options{})
 			must(t, err)
 			return audit.NewSaver(inner, auditedTrail(t), nil)
 		})
 	})
 	t.Run("sqlite", func(t *testing.T) {
 		checkpointertest.Run(t, func(t *testing.T) checkpointer.Saver {
-			inner, err := cpsqlite.Open(t.Context(), filepath.Join(t.TempDir(), "cp.db"), cpsqlite.Options{})
+			inner, err := sqlitesaver.Open(t.Context(), filepath.Join(t.TempDir(), "cp.db"), sqlitesaver.Options{})
 			must(t, err)
 			t.Cleanup(func() { inner.Close() })
 			return audit.NewSaver(inner, auditedTrail(t), nil)
@@ -69,7 +69,7 @@ type (
 // so that callers who look for one (a type assertion) fall back instead of
 // getting an error; the suites then skip those cases rather than fail.
 func TestDecoratorsClaimOnlyInnerCapabilities(t *testing.T) {
-	full, err := cpmemory.New(cpmemory.Options{})
+	full, err := memsaver.New(memsaver.Options{})
 	must(t, err)
 	fullStore, err := stmemory.New(stmemory.Options{})
 	must(t, err)
@@ -127,7 +127,7 @@ func is[I any](v any) bool { _, ok := v.(I); return ok }
 func TestBareDecoratorsConformance(t *testing.T) {
 	t.Run("saver", func(t *testing.T) {
 		checkpointertest.Run(t, func(t *testing.T) checkpointer.Saver {
-			inner, err := cpmemory.New(cpmemory.Options{})
+			inner, err := memsaver.New(memsaver.Options{})
 			must(t, err)
 			return audit.NewSaver(bareSaver{inner}, auditedTrail(t), nil)
 		})

@@ -9,8 +9,8 @@
 //
 // Records form a SHA-256 hash chain: each record's link hashes the previous
 // link and the record's fields, and the first record's previous link is
-// derived from the id of the data database (audit/sqlite.DatabaseID,
-// audit/postgres.DatabaseID; Options.DatabaseID), so the trail of another
+// derived from the id of the data database (audit/sqliteaudit.DatabaseID,
+// audit/pgaudit.DatabaseID; Options.DatabaseID), so the trail of another
 // database fails Verify here even under the same master key. Each record
 // carries an HMAC-SHA256 of its link under the audit key (derived from the
 // master key, keys.DeriveAuditKey); as the link commits to every record

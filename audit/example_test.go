@@ -10,7 +10,7 @@ import (
 	"path/filepath"
 
 	"github.com/memvault/memvault/audit"
-	auditsqlite "github.com/memvault/memvault/audit/sqlite"
+	"github.com/memvault/memvault/audit/sqliteaudit"
 )
 
 // Who did what is chained record to record; Verify finds any edit, here
@@ -20,7 +20,7 @@ func Example() {
 	dir, _ := os.MkdirTemp("", "audit")
 	defer os.RemoveAll(dir)
 	path := filepath.Join(dir, "audit.db")
-	table, _ := auditsqlite.Open(ctx, path) // or audit/postgres; audit.NewMemoryTable in memory
+	table, _ := sqliteaudit.Open(ctx, path) // or audit/pgaudit; audit.NewMemoryTable in memory
 	defer table.Close()
 	trail, _ := audit.New(table, bytes.Repeat([]byte{1}, 32)) // keys.DeriveAuditKey(master)
 	_ = trail.Log(ctx, audit.OpCheckpointRead, "carol:visit-1", "carol", "")
@@ -45,11 +45,11 @@ func ExampleTrail_Anchor() {
 	dir, _ := os.MkdirTemp("", "audit")
 	defer os.RemoveAll(dir)
 	path := filepath.Join(dir, "audit.db")
-	table, _ := auditsqlite.Open(ctx, path)
+	table, _ := sqliteaudit.Open(ctx, path)
 	defer table.Close()
 	trail, _ := audit.NewTrail(table, audit.Options{
 		Key:        bytes.Repeat([]byte{1}, 32),        // keys.DeriveAuditKey(master)
-		DatabaseID: "6f1e0c8a2b7d4e3f9a0b1c2d3e4f5a6b", // audit/sqlite.DatabaseID(ctx, dataFile)
+		DatabaseID: "6f1e0c8a2b7d4e3f9a0b1c2d3e4f5a6b", // audit/sqliteaudit.DatabaseID(ctx, dataFile)
 	})
 	_ = trail.Log(ctx, audit.OpItemRead, "users.carol/diet", "carol", "")
 	anchor, _ := trail.Anchor(ctx) // `memvault audit anchor --out FILE`

@@ -17,7 +17,7 @@ import (
 
 	"github.com/memvault/memvault/embeddings"
 	"github.com/memvault/memvault/keys"
-	keysqlite "github.com/memvault/memvault/keys/sqlite"
+	"github.com/memvault/memvault/keys/sqlitekeys"
 	"github.com/memvault/memvault/memvaulttest/pgtest"
 	"github.com/memvault/memvault/memvaulttest/testkeys"
 	"github.com/memvault/memvault/store"
@@ -363,7 +363,7 @@ func TestSubjectVectorsFromBeforeSpaces(t *testing.T) {
 
 	// The old store, as a build before subjects' spaces wrote it: the
 	// subjects' values under their keys, their vectors in the shared space.
-	table, err := keysqlite.Open(ctx, c.DBPath+".keys")
+	table, err := sqlitekeys.Open(ctx, c.DBPath+".keys")
 	if err != nil {
 		t.Fatal(err)
 	}

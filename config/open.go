@@ -11,19 +11,19 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/memvault/memvault/audit"
-	auditpostgres "github.com/memvault/memvault/audit/postgres"
-	auditsqlite "github.com/memvault/memvault/audit/sqlite"
+	"github.com/memvault/memvault/audit/pgaudit"
+	"github.com/memvault/memvault/audit/sqliteaudit"
 	"github.com/memvault/memvault/checkpointer"
-	pgsaver "github.com/memvault/memvault/checkpointer/postgres"
-	sqlitesaver "github.com/memvault/memvault/checkpointer/sqlite"
+	"github.com/memvault/memvault/checkpointer/pgsaver"
+	"github.com/memvault/memvault/checkpointer/sqlitesaver"
 	"github.com/memvault/memvault/crypto"
 	"github.com/memvault/memvault/embeddings"
 	"github.com/memvault/memvault/embeddings/openai"
 	"github.com/memvault/memvault/internal/sqlitedb"
 	"github.com/memvault/memvault/keys"
-	keymemory "github.com/memvault/memvault/keys/memory"
-	keypostgres "github.com/memvault/memvault/keys/postgres"
-	keysqlite "github.com/memvault/memvault/keys/sqlite"
+	"github.com/memvault/memvault/keys/memkeys"
+	"github.com/memvault/memvault/keys/pgkeys"
+	"github.com/memvault/memvault/keys/sqlitekeys"
 	"github.com/memvault/memvault/reencrypt"
 	"github.com/memvault/memvault/serde"
 	"github.com/memvault/memvault/store"
@@ -481,7 +481,7 @@ func openAudit(ctx context.Context, c Config, h *Handle) error {
 		if path == "" {
 			path = c.DBPath + ".audit"
 		}
-		t, err := auditsqlite.Open(ctx, path)
+		t, err := sqliteaudit.Open(ctx, path)
 		if err != nil {
 			return fmt.Errorf("config: MEMVAULT_AUDIT_TABLE: %w", err)
 		}
@@ -492,7 +492,7 @@ func openAudit(ctx context.Context, c Config, h *Handle) error {
 		if schema == "" {
 			schema = DefaultAuditSchema
 		}
-		t, err := auditpostgres.New(h.Pool, auditpostgres.Options{Schema: schema})
+		t, err := pgaudit.New(h.Pool, pgaudit.Options{Schema: schema})
 		if err != nil {
 			return fmt.Errorf("config: MEMVAULT_AUDIT_TABLE: %w", err)
 		}
@@ -533,9 +533,9 @@ func openAudit(ctx context.Context, c Config, h *Handle) error {
 func auditDatabaseID(ctx context.Context, c Config, h *Handle) (string, error) {
 	switch {
 	case h.Pool != nil:
-		return auditpostgres.DatabaseID(ctx, h.Pool, h.schema)
+		return pgaudit.DatabaseID(ctx, h.Pool, h.schema)
 	case c.DBPath != sqliteMemory:
-		return auditsqlite.DatabaseID(ctx, c.DBPath)
+		return sqliteaudit.DatabaseID(ctx, c.DBPath)
 	}
 	return "", nil
 }
@@ -545,9 +545,9 @@ func auditDatabaseID(ctx context.Context, c Config, h *Handle) (string, error) {
 func auditMeta(c Config, h *Handle) audit.Meta {
 	switch {
 	case h.Pool != nil:
-		return auditpostgres.Meta(h.Pool, h.schema)
+		return pgaudit.Meta(h.Pool, h.schema)
 	case c.DBPath != sqliteMemory:
-		return auditsqlite.Meta(c.DBPath)
+		return sqliteaudit.Meta(c.DBPath)
 	}
 	return nil
 }
@@ -623,13 +623,13 @@ func openKeys(ctx context.Context, c Config, h *Handle, pool *pgxpool.Pool) erro
 	}
 	if pool == nil && c.KeyTable == "" && c.DBPath == sqliteMemory {
 		// A private in-memory database: its keys die with it too.
-		table = keymemory.New()
+		table = memkeys.New()
 	} else if pool == nil {
 		path := c.KeyTable
 		if path == "" {
 			path = c.DBPath + ".keys"
 		}
-		t, err := keysqlite.Open(ctx, path)
+		t, err := sqlitekeys.Open(ctx, path)
 		if err != nil {
 			return fmt.Errorf("config: MEMVAULT_KEY_TABLE: %w", err)
 		}
@@ -645,7 +645,7 @@ func openKeys(ctx context.Context, c Config, h *Handle, pool *pgxpool.Pool) erro
 				return err
 			}
 		}
-		t, err := keypostgres.New(pool, keypostgres.Options{Schema: schema, ApartFromData: c.KeyDSN != "" && c.DSN != c.KeyDSN})
+		t, err := pgkeys.New(pool, pgkeys.Options{Schema: schema, ApartFromData: c.KeyDSN != "" && c.DSN != c.KeyDSN})
 		if err != nil {
 			return fmt.Errorf("config: MEMVAULT_KEY_TABLE: %w", err)
 		}

@@ -1,5 +1,5 @@
 // Package interop is test-only: it has no API. Its tests prove that memvault's PostgreSQL checkpointer
-// (checkpointer/postgres) shares its tables with the real JS LangGraph
+// (checkpointer/pgsaver) shares its tables with the real JS LangGraph
 // checkpointer, @langchain/langgraph-checkpoint-postgres 1.0.5 (with
 // @langchain/langgraph-checkpoint 1.2.2, @langchain/langgraph 1.7.3 and
 // @langchain/core 1.4.0, pinned in js/package.json), in both directions.

@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/memvault/memvault/checkpointer"
-	"github.com/memvault/memvault/checkpointer/postgres"
-	"github.com/memvault/memvault/checkpointer/sqlite"
+	"github.com/memvault/memvault/checkpointer/pgsaver"
+	"github.com/memvault/memvault/checkpointer/sqlitesaver"
 	"github.com/memvault/memvault/checkpointer/threadfile"
 	"github.com/memvault/memvault/memvaulttest/jsrows"
 	"github.com/memvault/memvault/memvaulttest/pgtest"
@@ -45,7 +45,7 @@ func TestExportImportJSThread(t *testing.T) {
 	var out writeOutput
 	runNode(t, &out, "write.mjs", srcSchema)
 	fixtureThreads(t, out)
-	src, err := postgres.New(srcPool, postgres.Options{Schema: srcSchema})
+	src, err := pgsaver.New(srcPool, pgsaver.Options{Schema: srcSchema})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +56,7 @@ func TestExportImportJSThread(t *testing.T) {
 	dstPool, dstSchema := pgtest.Schema(t)
 	// Default settings on the target (string versions): JS's integer
 	// versions must stay integers for JS to continue the copy.
-	dst, err := postgres.New(dstPool, postgres.Options{Schema: dstSchema})
+	dst, err := pgsaver.New(dstPool, pgsaver.Options{Schema: dstSchema})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +127,7 @@ func TestMemvaultNullJSReadable(t *testing.T) {
 	requireNode(t)
 	ctx := context.Background()
 	pool, schema := pgtest.Schema(t)
-	s, err := postgres.New(pool, postgres.Options{Schema: schema, VersionStyle: checkpointer.VersionInt})
+	s, err := pgsaver.New(pool, pgsaver.Options{Schema: schema, VersionStyle: checkpointer.VersionInt})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,7 +212,7 @@ func TestImportJSThreadDefaultSettings(t *testing.T) {
 	srcPool, srcSchema := pgtest.Schema(t)
 	var out writeOutput
 	runNode(t, &out, "write.mjs", srcSchema)
-	src, err := postgres.New(srcPool, postgres.Options{Schema: srcSchema})
+	src, err := pgsaver.New(srcPool, pgsaver.Options{Schema: srcSchema})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -220,13 +220,13 @@ func TestImportJSThreadDefaultSettings(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A SQLite file with default settings on the way.
-	mid, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "mid.db"), sqlite.Options{})
+	mid, err := sqlitesaver.Open(ctx, filepath.Join(t.TempDir(), "mid.db"), sqlitesaver.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer mid.Close()
 	dstPool, dstSchema := pgtest.Schema(t)
-	dst, err := postgres.New(dstPool, postgres.Options{Schema: dstSchema})
+	dst, err := pgsaver.New(dstPool, pgsaver.Options{Schema: dstSchema})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/memvault/memvault/checkpointer/postgres"
+	"github.com/memvault/memvault/checkpointer/pgsaver"
 	"github.com/memvault/memvault/memvaulttest/jsrows"
 	"github.com/memvault/memvault/memvaulttest/pgtest"
 )
@@ -49,7 +49,7 @@ func TestJSRowsFixture(t *testing.T) {
 	}
 	fixtureThreads(t, out)
 
-	s, err := postgres.New(pool, postgres.Options{Schema: schema})
+	s, err := pgsaver.New(pool, pgsaver.Options{Schema: schema})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/memvault/memvault/checkpointer"
-	"github.com/memvault/memvault/checkpointer/postgres"
+	"github.com/memvault/memvault/checkpointer/pgsaver"
 	"github.com/memvault/memvault/memvaulttest/jsrows"
 	"github.com/memvault/memvault/memvaulttest/pgtest"
 	"github.com/memvault/memvault/serde"
@@ -38,7 +38,7 @@ func TestJSGraphResumesAfterImport(t *testing.T) {
 		t.Fatalf("JS graph did not stop at the review interrupt: next %v, interrupts %v", started.Next, started.Interrupts)
 	}
 
-	src, err := postgres.New(srcPool, postgres.Options{Schema: srcSchema})
+	src, err := pgsaver.New(srcPool, pgsaver.Options{Schema: srcSchema})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +70,7 @@ func TestJSGraphResumesAfterImport(t *testing.T) {
 	}
 
 	dstPool, dstSchema := pgtest.Schema(t)
-	dst, err := postgres.New(dstPool, postgres.Options{Schema: dstSchema, Serde: serde.JSONPlus{}, VersionStyle: checkpointer.VersionInt})
+	dst, err := pgsaver.New(dstPool, pgsaver.Options{Schema: dstSchema, Serde: serde.JSONPlus{}, VersionStyle: checkpointer.VersionInt})
 	if err != nil {
 		t.Fatal(err)
 	}

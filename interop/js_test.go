@@ -12,7 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/memvault/memvault/checkpointer"
-	"github.com/memvault/memvault/checkpointer/postgres"
+	"github.com/memvault/memvault/checkpointer/pgsaver"
 	"github.com/memvault/memvault/memvaulttest/jsrows"
 	"github.com/memvault/memvault/memvaulttest/pgtest"
 	"github.com/memvault/memvault/serde"
@@ -34,7 +34,7 @@ func TestJSWritesMemvaultReads(t *testing.T) {
 		t.Fatalf("after JS setup: checkpoint_migrations = %v, want 0..4", got)
 	}
 
-	s, err := postgres.New(pool, postgres.Options{Schema: schema})
+	s, err := pgsaver.New(pool, pgsaver.Options{Schema: schema})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +73,7 @@ func TestJSWritesMemvaultReads(t *testing.T) {
 // checkJSThreads checks memvault's reading of the threads write.mjs wrote
 // (out is JS's own reading of them) through List and GetTuple, with every
 // filter, and the Go types of the values.
-func checkJSThreads(t *testing.T, s *postgres.Saver, out writeOutput) {
+func checkJSThreads(t *testing.T, s *pgsaver.Saver, out writeOutput) {
 	t.Helper()
 	ctx := context.Background()
 	for thread, want := range out.Tuples {
@@ -143,7 +143,7 @@ func checkJSThreads(t *testing.T, s *postgres.Saver, out writeOutput) {
 }
 
 // checkGraphTypes checks the Go values memvault decodes JS's values into.
-func checkGraphTypes(t *testing.T, s *postgres.Saver, ids map[string]string) {
+func checkGraphTypes(t *testing.T, s *pgsaver.Saver, ids map[string]string) {
 	t.Helper()
 	ctx := context.Background()
 	get := func(id string) *checkpointer.Tuple {
@@ -237,7 +237,7 @@ func checkGraphTypes(t *testing.T, s *postgres.Saver, ids map[string]string) {
 
 // checkSends checks the v1 checkpoint whose pending sends are its parent's
 // __pregel_tasks writes.
-func checkSends(t *testing.T, s *postgres.Saver, ids map[string]string) {
+func checkSends(t *testing.T, s *pgsaver.Saver, ids map[string]string) {
 	t.Helper()
 	tu, err := s.GetTuple(context.Background(), checkpointer.Config{ThreadID: jsrows.JSSendsThread, CheckpointID: ids["child"]})
 	if err != nil || tu == nil {
@@ -361,7 +361,7 @@ func TestMemvaultWritesJSReads(t *testing.T) {
 	requireNode(t)
 	ctx := context.Background()
 	pool, schema := pgtest.Schema(t)
-	s, err := postgres.New(pool, postgres.Options{Schema: schema, Serde: serde.JSONPlus{}, VersionStyle: checkpointer.VersionInt})
+	s, err := pgsaver.New(pool, pgsaver.Options{Schema: schema, Serde: serde.JSONPlus{}, VersionStyle: checkpointer.VersionInt})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -486,7 +486,7 @@ func TestStringVersionsJSReads(t *testing.T) {
 	requireNode(t)
 	ctx := context.Background()
 	pool, schema := pgtest.Schema(t)
-	s, err := postgres.New(pool, postgres.Options{Schema: schema})
+	s, err := pgsaver.New(pool, pgsaver.Options{Schema: schema})
 	if err != nil {
 		t.Fatal(err)
 	}

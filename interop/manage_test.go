@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/memvault/memvault/checkpointer"
-	"github.com/memvault/memvault/checkpointer/postgres"
+	"github.com/memvault/memvault/checkpointer/pgsaver"
 	"github.com/memvault/memvault/memvaulttest/jsrows"
 	"github.com/memvault/memvault/memvaulttest/pgtest"
 )
@@ -22,7 +22,7 @@ func TestMemvaultManagesJSThreads(t *testing.T) {
 	pool, schema := pgtest.Schema(t)
 	var out writeOutput
 	runNode(t, &out, "write.mjs", schema)
-	s, err := postgres.New(pool, postgres.Options{Schema: schema, VersionStyle: checkpointer.VersionInt})
+	s, err := pgsaver.New(pool, pgsaver.Options{Schema: schema, VersionStyle: checkpointer.VersionInt})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +83,7 @@ func TestPruneKeepsLegacyPendingSends(t *testing.T) {
 	if err := jsrows.Exec(ctx, pool, jsrows.JSRowsSQL); err != nil {
 		t.Fatal(err)
 	}
-	s, err := postgres.New(pool, postgres.Options{Schema: schema, VersionStyle: checkpointer.VersionInt})
+	s, err := pgsaver.New(pool, pgsaver.Options{Schema: schema, VersionStyle: checkpointer.VersionInt})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,8 +3,8 @@
 // key-encryption key (KEK) that a Provider holds and never hands out — the
 // environment's master key by default, a hardware security module through
 // PKCS#11 (github.com/memvault/memvault/keyproviders/pkcs11), or any other
-// Provider. Wrapped data keys live in a Table (keys/memory, keys/sqlite,
-// keys/postgres), which may live apart from the data; unwrapped ones in a
+// Provider. Wrapped data keys live in a Table (keys/memkeys, keys/sqlitekeys,
+// keys/pgkeys), which may live apart from the data; unwrapped ones in a
 // bounded in-memory cache.
 //
 // A Hierarchy is a serializer: give it to a checkpointer or a store as

@@ -229,7 +229,7 @@ func MergeKeyIDs(a, b []string) []string {
 
 // SQLFencer is an ErasureTable in the same SQL database as the data, which
 // gives a statement a write runs inside its own transaction to hold the
-// sealing key (keys/postgres: a row lock): an erasure then waits for that
+// sealing key (keys/pgkeys: a row lock): an erasure then waits for that
 // transaction, and a write after the erasure fails. The statement takes the
 // subject (for its message) and the key id as its two parameters and fails
 // with SQLSTATE FenceSQLState when no key of that id is left.

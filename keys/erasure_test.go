@@ -12,11 +12,11 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/memvault/memvault/checkpointer"
-	cpmemory "github.com/memvault/memvault/checkpointer/memory"
-	cppostgres "github.com/memvault/memvault/checkpointer/postgres"
-	cpsqlite "github.com/memvault/memvault/checkpointer/sqlite"
+	"github.com/memvault/memvault/checkpointer/memsaver"
+	"github.com/memvault/memvault/checkpointer/pgsaver"
+	"github.com/memvault/memvault/checkpointer/sqlitesaver"
 	"github.com/memvault/memvault/keys"
-	keysqlite "github.com/memvault/memvault/keys/sqlite"
+	"github.com/memvault/memvault/keys/sqlitekeys"
 	"github.com/memvault/memvault/memvaulttest/pgtest"
 	"github.com/memvault/memvault/memvaulttest/testkeys"
 	"github.com/memvault/memvault/reencrypt"
@@ -34,7 +34,7 @@ var subjects = keys.Subjects{ThreadSeparator: ":", NamespacePrefix: []string{"us
 // table in a SQLite file of its own (apart from the data).
 func hierarchy(t *testing.T, keyFile string) *keys.Hierarchy {
 	t.Helper()
-	tb, err := keysqlite.Open(t.Context(), keyFile)
+	tb, err := sqlitekeys.Open(t.Context(), keyFile)
 	must(t, err)
 	t.Cleanup(func() { tb.Close() })
 	h, err := keys.New(keys.Options{Master: testkeys.Encrypting(t), Table: tb, Subjects: subjects})
@@ -68,7 +68,7 @@ func backends(t *testing.T) []backend {
 			name: "memory",
 			open: func(t *testing.T, ser serde.Serializer) (checkpointer.Saver, store.Store) {
 				if mem == nil {
-					s, err := cpmemory.New(cpmemory.Options{Serde: ser})
+					s, err := memsaver.New(memsaver.Options{Serde: ser})
 					must(t, err)
 					mem = s
 				}
@@ -78,7 +78,7 @@ func backends(t *testing.T) []backend {
 		{
 			name: "sqlite",
 			open: func(t *testing.T, ser serde.Serializer) (checkpointer.Saver, store.Store) {
-				s, err := cpsqlite.Open(t.Context(), data, cpsqlite.Options{Serde: ser})
+				s, err := sqlitesaver.Open(t.Context(), data, sqlitesaver.Options{Serde: ser})
 				must(t, err)
 				st, err := stsqlite.Open(t.Context(), data, stsqlite.Options{Serde: ser})
 				must(t, err)
@@ -91,7 +91,7 @@ func backends(t *testing.T) []backend {
 		{
 			name: "postgres",
 			open: func(t *testing.T, ser serde.Serializer) (checkpointer.Saver, store.Store) {
-				s, err := cppostgres.New(pool, cppostgres.Options{Serde: ser})
+				s, err := pgsaver.New(pool, pgsaver.Options{Serde: ser})
 				must(t, err)
 				must(t, s.Setup(t.Context()))
 				st, err := stpostgres.New(pool, stpostgres.Options{Serde: ser})
@@ -262,7 +262,7 @@ func TestReencryptMovesLegacyValues(t *testing.T) {
 	dir := t.TempDir()
 	data := filepath.Join(dir, "data.db")
 	b := backend{open: func(t *testing.T, ser serde.Serializer) (checkpointer.Saver, store.Store) {
-		s, err := cpsqlite.Open(ctx, data, cpsqlite.Options{Serde: ser})
+		s, err := sqlitesaver.Open(ctx, data, sqlitesaver.Options{Serde: ser})
 		must(t, err)
 		st, err := stsqlite.Open(ctx, data, stsqlite.Options{Serde: ser})
 		must(t, err)
@@ -305,7 +305,7 @@ func TestForgetByMetadata(t *testing.T) {
 	for _, b := range backends(t) {
 		t.Run(b.name, func(t *testing.T) {
 			ctx := t.Context()
-			tb, err := keysqlite.Open(ctx, filepath.Join(t.TempDir(), "keys.db"))
+			tb, err := sqlitekeys.Open(ctx, filepath.Join(t.TempDir(), "keys.db"))
 			must(t, err)
 			t.Cleanup(func() { tb.Close() })
 			h, err := keys.New(keys.Options{Master: testkeys.Encrypting(t), Table: tb, Subjects: keys.Subjects{ThreadMetadataKey: "user_id"}})

@@ -6,10 +6,10 @@ import (
 	"fmt"
 
 	"github.com/memvault/memvault/checkpointer"
-	cpmemory "github.com/memvault/memvault/checkpointer/memory"
+	"github.com/memvault/memvault/checkpointer/memsaver"
 	"github.com/memvault/memvault/crypto"
 	"github.com/memvault/memvault/keys"
-	keymemory "github.com/memvault/memvault/keys/memory"
+	"github.com/memvault/memvault/keys/memkeys"
 	"github.com/memvault/memvault/serde"
 )
 
@@ -23,13 +23,13 @@ func Example() {
 	enc, _ := serde.NewEncrypted(nil, ring)
 	h, err := keys.New(keys.Options{
 		Master:   enc,
-		Table:    keymemory.New(), // keys/sqlite or keys/postgres, apart from the data, in production
+		Table:    memkeys.New(), // keys/sqlitekeys or keys/pgkeys, apart from the data, in production
 		Subjects: keys.Subjects{ThreadSeparator: ":"},
 	})
 	if err != nil {
 		panic(err)
 	}
-	saver, err := cpmemory.New(cpmemory.Options{Serde: h})
+	saver, err := memsaver.New(memsaver.Options{Serde: h})
 	if err != nil {
 		panic(err)
 	}

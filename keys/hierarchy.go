@@ -702,7 +702,7 @@ type KEKRotation struct {
 // It can be interrupted and run again; keys another process re-wrapped
 // meanwhile are left alone. progress, when not nil, is called after each
 // page. When done it compacts a key table that keeps images of rewritten
-// rows (keys/sqlite), so the previous KEK unwraps nothing in it any more.
+// rows (keys/sqlitekeys), so the previous KEK unwraps nothing in it any more.
 func (h *Hierarchy) RotateKEK(ctx context.Context, progress func(KEKRotation)) (KEKRotation, error) {
 	const page = 500
 	to := h.opts.Providers[0]
@@ -751,7 +751,7 @@ func (h *Hierarchy) RotateKEK(ctx context.Context, progress func(KEKRotation)) (
 }
 
 // compacter is a Table whose storage keeps images of rows rewritten in
-// place until it is compacted (keys/sqlite: the old pages stay in the
+// place until it is compacted (keys/sqlitekeys: the old pages stay in the
 // write-ahead log, and in the file until they are checkpointed).
 type compacter interface {
 	Compact(ctx context.Context) error

@@ -12,11 +12,11 @@ import (
 	"testing"
 
 	"github.com/memvault/memvault/checkpointer"
-	cpsqlite "github.com/memvault/memvault/checkpointer/sqlite"
+	"github.com/memvault/memvault/checkpointer/sqlitesaver"
 	"github.com/memvault/memvault/crypto"
 	"github.com/memvault/memvault/keys"
-	keymemory "github.com/memvault/memvault/keys/memory"
-	keysqlite "github.com/memvault/memvault/keys/sqlite"
+	"github.com/memvault/memvault/keys/memkeys"
+	"github.com/memvault/memvault/keys/sqlitekeys"
 	"github.com/memvault/memvault/memvaulttest/testkeys"
 	"github.com/memvault/memvault/serde"
 
@@ -64,7 +64,7 @@ func TestMoveToAnotherSubjectRefused(t *testing.T) {
 	dir := t.TempDir()
 	h := hierarchy(t, filepath.Join(dir, "keys.db"))
 	data := filepath.Join(dir, "data.db")
-	s, err := cpsqlite.Open(ctx, data, cpsqlite.Options{Serde: h})
+	s, err := sqlitesaver.Open(ctx, data, sqlitesaver.Options{Serde: h})
 	must(t, err)
 	defer s.Close()
 	write(t, s, nil, "carol:chat", nil, "carol's secret")
@@ -85,13 +85,13 @@ func TestMoveToAnotherSubjectRefused(t *testing.T) {
 func TestRotateKEK(t *testing.T) {
 	ctx := t.Context()
 	dir := t.TempDir()
-	tb := keymemory.New()
+	tb := memkeys.New()
 	oldRing := testkeys.Encrypting(t).Keyring()
 	oldMaster, _ := serde.NewEncrypted(nil, oldRing)
 	h, err := keys.New(keys.Options{Master: oldMaster, Table: tb, Subjects: subjects})
 	must(t, err)
 	data := filepath.Join(dir, "data.db")
-	s, err := cpsqlite.Open(ctx, data, cpsqlite.Options{Serde: h})
+	s, err := sqlitesaver.Open(ctx, data, sqlitesaver.Options{Serde: h})
 	must(t, err)
 	for i := range 3 {
 		write(t, s, nil, fmt.Sprintf("user%d:chat", i), nil, fmt.Sprintf("secret %d", i))
@@ -126,7 +126,7 @@ func TestRotateKEK(t *testing.T) {
 	onlyMaster, _ := serde.NewEncrypted(nil, only)
 	h3, err := keys.New(keys.Options{Master: onlyMaster, Table: tb, Subjects: subjects, Providers: mustProviders(t, newKey)})
 	must(t, err)
-	s, err = cpsqlite.Open(ctx, data, cpsqlite.Options{Serde: h3})
+	s, err = sqlitesaver.Open(ctx, data, sqlitesaver.Options{Serde: h3})
 	must(t, err)
 	defer s.Close()
 	for i := range 3 {
@@ -178,7 +178,7 @@ func TestTwoProcesses(t *testing.T) {
 	var ss [2]checkpointer.Saver
 	for i := range hs {
 		hs[i] = hierarchy(t, keyFile)
-		s, err := cpsqlite.Open(ctx, data, cpsqlite.Options{Serde: hs[i]})
+		s, err := sqlitesaver.Open(ctx, data, sqlitesaver.Options{Serde: hs[i]})
 		must(t, err)
 		t.Cleanup(func() { s.Close() })
 		ss[i] = s
@@ -229,21 +229,21 @@ func TestBadSubjects(t *testing.T) {
 // key still verifies once that key is only a previous one.
 func TestReceiptAfterMasterRotation(t *testing.T) {
 	old := testkeys.Encrypting(t)
-	h, err := keys.New(keys.Options{Master: old, Table: keymemory.New(), Subjects: subjects})
+	h, err := keys.New(keys.Options{Master: old, Table: memkeys.New(), Subjects: subjects})
 	must(t, err)
 	r, err := h.DestroyKeys(t.Context(), "carol")
 	must(t, err)
 	newKey, _ := crypto.NewKey(bytes.Repeat([]byte{9}, 32))
 	ring, _ := crypto.NewKeyring(newKey, old.Keyring().Keys()...)
 	master, _ := serde.NewEncrypted(nil, ring)
-	h2, err := keys.New(keys.Options{Master: master, Table: keymemory.New(), Subjects: subjects})
+	h2, err := keys.New(keys.Options{Master: master, Table: memkeys.New(), Subjects: subjects})
 	must(t, err)
 	if !h2.VerifyReceipt(r) {
 		t.Fatal("the receipt no longer verifies after the master key rotated")
 	}
 	only, _ := crypto.NewKeyring(newKey)
 	onlyNew, _ := serde.NewEncrypted(nil, only)
-	h3, _ := keys.New(keys.Options{Master: onlyNew, Table: keymemory.New(), Subjects: subjects})
+	h3, _ := keys.New(keys.Options{Master: onlyNew, Table: memkeys.New(), Subjects: subjects})
 	if h3.VerifyReceipt(r) {
 		t.Fatal("a receipt verified under a key that never signed it")
 	}
@@ -259,12 +259,12 @@ func TestMetadataBindingSeenByAnotherProcess(t *testing.T) {
 	sub := keys.Subjects{ThreadMetadataKey: "user_id"}
 	var ss [2]checkpointer.Saver
 	for i := range ss {
-		tb, err := keysqlite.Open(ctx, keyFile)
+		tb, err := sqlitekeys.Open(ctx, keyFile)
 		must(t, err)
 		t.Cleanup(func() { tb.Close() })
 		h, err := keys.New(keys.Options{Master: testkeys.Encrypting(t), Table: tb, Subjects: sub})
 		must(t, err)
-		s, err := cpsqlite.Open(ctx, data, cpsqlite.Options{Serde: h})
+		s, err := sqlitesaver.Open(ctx, data, sqlitesaver.Options{Serde: h})
 		must(t, err)
 		t.Cleanup(func() { s.Close() })
 		ss[i] = s
@@ -292,7 +292,7 @@ func TestMetadataBindingSeenByAnotherProcess(t *testing.T) {
 // receipts); no fmt verb prints them.
 func TestHierarchyPrintsNoKey(t *testing.T) {
 	master := testkeys.Encrypting(t)
-	h, err := keys.New(keys.Options{Master: master, Table: keymemory.New()})
+	h, err := keys.New(keys.Options{Master: master, Table: memkeys.New()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -316,7 +316,7 @@ func TestHierarchyPrintsNoKey(t *testing.T) {
 // once the subject is readmitted its new keys rotate otherwise.
 func TestSubjectRotation(t *testing.T) {
 	ctx := context.Background()
-	table := keymemory.New()
+	table := memkeys.New()
 	newHierarchy := func() *keys.Hierarchy {
 		h, err := keys.New(keys.Options{Master: testkeys.Encrypting(t), Table: table, Subjects: keys.Subjects{NamespacePrefix: []string{"users"}}})
 		must(t, err)
@@ -365,7 +365,7 @@ func TestSubjectRotation(t *testing.T) {
 // lowest version.)
 func TestSubjectRotationSurvivesThreadBindings(t *testing.T) {
 	ctx := context.Background()
-	table := keymemory.New()
+	table := memkeys.New()
 	newHierarchy := func() *keys.Hierarchy {
 		h, err := keys.New(keys.Options{Master: testkeys.Encrypting(t), Table: table,
 			Subjects: keys.Subjects{ThreadMetadataKey: "user_id", NamespacePrefix: []string{"users"}}})

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/memvault/memvault/keys"
-	keymemory "github.com/memvault/memvault/keys/memory"
+	"github.com/memvault/memvault/keys/memkeys"
 	"github.com/memvault/memvault/memvaulttest/testkeys"
 )
 
@@ -75,7 +75,7 @@ func TestBadNamespacePrefixes(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: Validate = %v, want an error saying %q", name, err, c.want)
 		}
-		if _, err := keys.New(keys.Options{Master: testkeys.Encrypting(t), Table: keymemory.New(), Subjects: c.s}); err == nil {
+		if _, err := keys.New(keys.Options{Master: testkeys.Encrypting(t), Table: memkeys.New(), Subjects: c.s}); err == nil {
 			t.Errorf("%s: keys.New accepted %+v", name, c.s)
 		}
 	}

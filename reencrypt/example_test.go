@@ -6,7 +6,7 @@ import (
 	"fmt"
 
 	"github.com/memvault/memvault/checkpointer"
-	"github.com/memvault/memvault/checkpointer/memory"
+	"github.com/memvault/memvault/checkpointer/memsaver"
 	"github.com/memvault/memvault/crypto"
 	"github.com/memvault/memvault/reencrypt"
 	"github.com/memvault/memvault/serde"
@@ -20,7 +20,7 @@ func Example() {
 	key, _ := crypto.ParseKey("0123456789abcdef0123456789abcdef")
 	ring, _ := crypto.NewKeyring(key)
 	sealed, _ := serde.NewEncrypted(nil, ring)
-	saver, _ := memory.New(memory.Options{Serde: sealed})
+	saver, _ := memsaver.New(memsaver.Options{Serde: sealed})
 	cp := &checkpointer.Checkpoint{V: 4, ID: checkpointer.NewID(0),
 		ChannelValues: map[string]any{"notes": "alice"}, ChannelVersions: map[string]string{"notes": saver.NextVersion("")}}
 	if _, err := saver.Put(ctx, checkpointer.Config{ThreadID: "t"}, cp, nil, cp.ChannelVersions); err != nil {

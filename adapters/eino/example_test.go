@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/memvault/memvault/adapters/eino"
-	"github.com/memvault/memvault/checkpointer/memory"
+	"github.com/memvault/memvault/checkpointer/memsaver"
 )
 
 // Each Set is a new checkpoint of the id: Get returns the latest, History
@@ -14,7 +14,7 @@ func Example() {
 	ctx := context.Background()
 	// sqlite.Open or postgres.New in production; pass the store to
 	// compose.WithCheckPointStore when compiling a graph.
-	saver, err := memory.New(memory.Options{})
+	saver, err := memsaver.New(memsaver.Options{})
 	if err != nil {
 		panic(err)
 	}

@@ -9,7 +9,7 @@ import (
 	"trpc.group/trpc-go/trpc-agent-go/session"
 
 	"github.com/memvault/memvault/adapters/trpcagent"
-	cpmemory "github.com/memvault/memvault/checkpointer/memory"
+	"github.com/memvault/memvault/checkpointer/memsaver"
 	"github.com/memvault/memvault/embeddings"
 	"github.com/memvault/memvault/store"
 	memstore "github.com/memvault/memvault/store/memory"
@@ -19,7 +19,7 @@ import (
 // postgres.New in production): pass it to graph.WithCheckpointSaver.
 func Example() {
 	ctx := context.Background()
-	mem, err := cpmemory.New(cpmemory.Options{})
+	mem, err := memsaver.New(memsaver.Options{})
 	if err != nil {
 		panic(err)
 	}

@@ -1,6 +1,6 @@
 // Package audittest is the conformance suite of audit tables
-// (audit.Table): every table — audit.MemoryTable, audit/sqlite,
-// audit/postgres, and any other — runs RunTable, which checks what the
+// (audit.Table): every table — audit.MemoryTable, audit/sqliteaudit,
+// audit/pgaudit, and any other — runs RunTable, which checks what the
 // trail needs of its table (records stored exactly as given, in order, one
 // appender at a time) and that every kind of tampering with the stored
 // records, done through the table's own storage, makes the trail fail to

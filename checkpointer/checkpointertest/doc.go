@@ -3,7 +3,7 @@
 //
 //	func TestConformance(t *testing.T) {
 //		checkpointertest.Run(t, func(t *testing.T) checkpointer.Saver {
-//			s, err := memory.New(memory.Options{})
+//			s, err := memsaver.New(memsaver.Options{})
 //			if err != nil {
 //				t.Fatal(err)
 //			}

@@ -8,7 +8,7 @@ import (
 	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/keys"
 	"github.com/memvault/memvault/keys/keystest"
-	keymemory "github.com/memvault/memvault/keys/memory"
+	"github.com/memvault/memvault/keys/memkeys"
 	"github.com/memvault/memvault/serde"
 )
 
@@ -28,7 +28,7 @@ func RunErasure(t *testing.T, table keys.Table, open func(t *testing.T, s serde.
 	t.Helper()
 	ctx := context.Background()
 	if table == nil {
-		table = keymemory.New()
+		table = memkeys.New()
 	}
 	process := func() (*keys.Hierarchy, checkpointer.Saver) {
 		h := keystest.NewHierarchy(t, table, keys.Subjects{ThreadSeparator: "-"})

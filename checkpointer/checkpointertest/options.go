@@ -9,8 +9,8 @@ import (
 	"github.com/memvault/memvault/checkpointer"
 )
 
-// OpenFunc builds a saver through a backend's own constructor (memory.New,
-// sqlite.Open or sqlite.New, postgres.New) with the given VersionStyle and
+// OpenFunc builds a saver through a backend's own constructor (memsaver.New,
+// sqlitesaver.Open or sqlitesaver.New, pgsaver.New) with the given VersionStyle and
 // Retention options and no other change, returning what the constructor
 // returns. The saver, when there is one, is closed by RunOptions if it
 // implements io.Closer.

@@ -6,7 +6,7 @@
 // the parent rule of a put, which rows a delete, prune, sweep or run
 // deletion removes, re-sealing on copy, atomic import — has one home.
 //
-// A backend package (checkpointer/memory, checkpointer/sqlite, …) writes
+// A backend package (checkpointer/memsaver, checkpointer/sqlitesaver, …) writes
 // the driver and returns an engine Saver on it, adding what only it has
 // (a transaction-bound twin, Close, DrainWrites).
 //
@@ -17,6 +17,6 @@
 // (checkpointertest.Run) on engine.New(yourDriver, …): the suite, not the
 // driver, is the specification. A driver stores and fetches rows and runs
 // the write fence inside each write; it never decodes a document, opens a
-// value or chooses which rows go. checkpointer/memory is the smallest
+// value or chooses which rows go. checkpointer/memsaver is the smallest
 // complete driver and the one to read first.
 package engine

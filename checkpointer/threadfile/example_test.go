@@ -6,18 +6,18 @@ import (
 	"fmt"
 
 	"github.com/memvault/memvault/checkpointer"
-	"github.com/memvault/memvault/checkpointer/memory"
+	"github.com/memvault/memvault/checkpointer/memsaver"
 	"github.com/memvault/memvault/checkpointer/threadfile"
 )
 
 // Example copies a thread from one saver to another through a thread file.
 func Example() {
 	ctx := context.Background()
-	src, err := memory.New(memory.Options{})
+	src, err := memsaver.New(memsaver.Options{})
 	if err != nil {
 		panic(err)
 	}
-	dst, err := memory.New(memory.Options{})
+	dst, err := memsaver.New(memsaver.Options{})
 	if err != nil {
 		panic(err)
 	}

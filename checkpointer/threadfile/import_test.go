@@ -11,9 +11,9 @@ import (
 	"testing"
 
 	"github.com/memvault/memvault/checkpointer"
-	"github.com/memvault/memvault/checkpointer/memory"
-	"github.com/memvault/memvault/checkpointer/postgres"
-	"github.com/memvault/memvault/checkpointer/sqlite"
+	"github.com/memvault/memvault/checkpointer/memsaver"
+	"github.com/memvault/memvault/checkpointer/pgsaver"
+	"github.com/memvault/memvault/checkpointer/sqlitesaver"
 	"github.com/memvault/memvault/checkpointer/threadfile"
 	"github.com/memvault/memvault/memvaulttest/pgtest"
 )
@@ -25,14 +25,14 @@ func TestMain(m *testing.M) { pgtest.Main(m) }
 func savers() map[string]func(t *testing.T) checkpointer.Saver {
 	return map[string]func(t *testing.T) checkpointer.Saver{
 		"memory": func(t *testing.T) checkpointer.Saver {
-			s, err := memory.New(memory.Options{})
+			s, err := memsaver.New(memsaver.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
 			return s
 		},
 		"sqlite": func(t *testing.T) checkpointer.Saver {
-			s, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "cp.db"), sqlite.Options{})
+			s, err := sqlitesaver.Open(context.Background(), filepath.Join(t.TempDir(), "cp.db"), sqlitesaver.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -40,7 +40,7 @@ func savers() map[string]func(t *testing.T) checkpointer.Saver {
 			return s
 		},
 		"postgres": func(t *testing.T) checkpointer.Saver {
-			s, err := postgres.New(pgtest.Pool(t), postgres.Options{})
+			s, err := pgsaver.New(pgtest.Pool(t), pgsaver.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -4,11 +4,10 @@ import (
 	"fmt"
 	"time"
 
-	sqlitesaver "github.com/memvault/memvault/checkpointer/sqlite"
-
 	"github.com/spf13/cobra"
 
 	"github.com/memvault/memvault/checkpointer"
+	"github.com/memvault/memvault/checkpointer/sqlitesaver"
 )
 
 // newSweepCmd is `threads sweep`: the retention policy of the environment

@@ -27,7 +27,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/memvault/memvault/checkpointer"
-	pgsaver "github.com/memvault/memvault/checkpointer/postgres"
+	"github.com/memvault/memvault/checkpointer/pgsaver"
 	"github.com/memvault/memvault/crypto"
 	"github.com/memvault/memvault/embeddings"
 	"github.com/memvault/memvault/serde"

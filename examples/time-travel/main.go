@@ -22,7 +22,7 @@ import (
 	"time"
 
 	"github.com/memvault/memvault/checkpointer"
-	"github.com/memvault/memvault/checkpointer/sqlite"
+	"github.com/memvault/memvault/checkpointer/sqlitesaver"
 )
 
 func main() {
@@ -32,7 +32,7 @@ func main() {
 		log.Fatal(err)
 	}
 	defer os.RemoveAll(dir)
-	saver, err := sqlite.Open(ctx, filepath.Join(dir, "trips.db"), sqlite.Options{})
+	saver, err := sqlitesaver.Open(ctx, filepath.Join(dir, "trips.db"), sqlitesaver.Options{})
 	if err != nil {
 		log.Fatalf("open: %v", err)
 	}

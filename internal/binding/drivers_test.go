@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"github.com/memvault/memvault/checkpointer"
-	cppg "github.com/memvault/memvault/checkpointer/postgres"
-	cpsqlite "github.com/memvault/memvault/checkpointer/sqlite"
+	"github.com/memvault/memvault/checkpointer/pgsaver"
+	"github.com/memvault/memvault/checkpointer/sqlitesaver"
 	"github.com/memvault/memvault/memvaulttest/pgtest"
 	"github.com/memvault/memvault/serde"
 	"github.com/memvault/memvault/store"
@@ -34,7 +34,7 @@ func drivers(t *testing.T) map[string]func(t *testing.T) driver {
 	return map[string]func(t *testing.T) driver{
 		"sqlite": func(t *testing.T) driver {
 			path := filepath.Join(t.TempDir(), "m.db")
-			sv, err := cpsqlite.Open(ctx, path, cpsqlite.Options{Serde: encrypted(t).Serializer()})
+			sv, err := sqlitesaver.Open(ctx, path, sqlitesaver.Options{Serde: encrypted(t).Serializer()})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -60,7 +60,7 @@ func drivers(t *testing.T) map[string]func(t *testing.T) driver {
 		},
 		"postgres": func(t *testing.T) driver {
 			pool, _ := pgtest.Schema(t)
-			sv, err := cppg.New(pool, cppg.Options{Serde: encrypted(t).Serializer()})
+			sv, err := pgsaver.New(pool, pgsaver.Options{Serde: encrypted(t).Serializer()})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -112,7 +112,7 @@ func copyCipher(t *testing.T, d driver, table string, cols []string, dst, src st
 // stored value to a location that differs in one coordinate, for every
 // coordinate, on every SQL driver, and reads it there: each read fails with
 // serde.ErrDecrypt. (The in-memory saver's rows are not reachable from
-// outside; checkpointer/memory's TestEncryptedValuesAreBoundToTheirLocation
+// outside; checkpointer/memsaver's TestEncryptedValuesAreBoundToTheirLocation
 // moves them in its own test.) Reading the untouched location first shows
 // the fixture is readable, so a failure is the binding's doing.
 func TestMovedRowsFailOnEveryDriver(t *testing.T) {

@@ -12,7 +12,7 @@ import (
 	"github.com/memvault/memvault/internal/pgfence"
 	"github.com/memvault/memvault/keys"
 	"github.com/memvault/memvault/keys/keystest"
-	keymemory "github.com/memvault/memvault/keys/memory"
+	"github.com/memvault/memvault/keys/memkeys"
 	"github.com/memvault/memvault/memvaulttest/pgtest"
 )
 
@@ -25,7 +25,7 @@ func TestMain(m *testing.M) { pgtest.Main(m) }
 func TestDrainWaitsForOlderTransactions(t *testing.T) {
 	ctx := t.Context()
 	pool, _ := pgtest.Schema(t)
-	codec := binding.New(keystest.NewHierarchy(t, keymemory.New(), keys.Subjects{ThreadSeparator: ":"}))
+	codec := binding.New(keystest.NewHierarchy(t, memkeys.New(), keys.Subjects{ThreadSeparator: ":"}))
 	if codec.FencesInSQL() {
 		t.Fatal("a key table in memory fences in SQL")
 	}

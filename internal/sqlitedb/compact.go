@@ -32,7 +32,7 @@ var ErrWALBusy = errors.New("sqlitedb: the write-ahead log is held by another co
 // so no copy of the database is written outside its directory; with a
 // temporary file it took about 40% of the CPU time). On a 49 MB file of
 // 10 000 checkpoints it took 1.6 s of CPU time, about as much as
-// re-encrypting the file (checkpointer/sqlite's
+// re-encrypting the file (checkpointer/sqlitesaver's
 // BenchmarkReencryptCompaction). A reader of another process
 // inside a read transaction keeps the log from being emptied: Compact
 // waits for it up to the busy timeout, then returns an error wrapping

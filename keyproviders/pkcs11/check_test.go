@@ -16,10 +16,10 @@ import (
 	p11 "github.com/miekg/pkcs11"
 
 	"github.com/memvault/memvault/checkpointer"
-	cpsqlite "github.com/memvault/memvault/checkpointer/sqlite"
+	"github.com/memvault/memvault/checkpointer/sqlitesaver"
 	"github.com/memvault/memvault/keyproviders/pkcs11"
 	"github.com/memvault/memvault/keys"
-	keymemory "github.com/memvault/memvault/keys/memory"
+	"github.com/memvault/memvault/keys/memkeys"
 	"github.com/memvault/memvault/memvaulttest/testkeys"
 )
 
@@ -333,12 +333,12 @@ func TestMoveOffUnfitKey(t *testing.T) {
 
 	// Before: the subjects' data keys wrapped under the unfit key.
 	master := testkeys.Encrypting(t)
-	table := keymemory.New()
+	table := memkeys.New()
 	subjects := keys.Subjects{ThreadSeparator: ":"}
 	data := filepath.Join(t.TempDir(), "data.db")
 	h1, err := keys.New(keys.Options{Master: master, Table: table, Subjects: subjects, Providers: []keys.Provider{stolen}})
 	must(t, err)
-	s, err := cpsqlite.Open(ctx, data, cpsqlite.Options{Serde: h1})
+	s, err := sqlitesaver.Open(ctx, data, sqlitesaver.Options{Serde: h1})
 	must(t, err)
 	for i := range 3 {
 		put(t, s, fmt.Sprintf("patient%d:visit", i), fmt.Sprintf("record %d", i))
@@ -372,7 +372,7 @@ func TestMoveOffUnfitKey(t *testing.T) {
 
 	h3, err := keys.New(keys.Options{Master: master, Table: table, Subjects: subjects, Providers: []keys.Provider{hsm}})
 	must(t, err)
-	s, err = cpsqlite.Open(ctx, data, cpsqlite.Options{Serde: h3})
+	s, err = sqlitesaver.Open(ctx, data, sqlitesaver.Options{Serde: h3})
 	must(t, err)
 	defer s.Close()
 	for i := range 3 {

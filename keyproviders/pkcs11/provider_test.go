@@ -13,10 +13,10 @@ import (
 	p11 "github.com/miekg/pkcs11"
 
 	"github.com/memvault/memvault/checkpointer"
-	cpsqlite "github.com/memvault/memvault/checkpointer/sqlite"
+	"github.com/memvault/memvault/checkpointer/sqlitesaver"
 	"github.com/memvault/memvault/keyproviders/pkcs11"
 	"github.com/memvault/memvault/keys"
-	keymemory "github.com/memvault/memvault/keys/memory"
+	"github.com/memvault/memvault/keys/memkeys"
 	"github.com/memvault/memvault/memvaulttest/testkeys"
 	"github.com/memvault/memvault/serde"
 )
@@ -169,14 +169,14 @@ func TestHierarchyOnHSM(t *testing.T) {
 	master := testkeys.Encrypting(t)
 	env, err := keys.EnvProviders(master.Keyring())
 	must(t, err)
-	table := keymemory.New()
+	table := memkeys.New()
 	subjects := keys.Subjects{ThreadSeparator: ":"}
 	data := filepath.Join(t.TempDir(), "data.db")
 
 	// Before the HSM: data keys wrapped by the environment KEK.
 	h, err := keys.New(keys.Options{Master: master, Table: table, Subjects: subjects, Providers: env})
 	must(t, err)
-	s, err := cpsqlite.Open(ctx, data, cpsqlite.Options{Serde: h})
+	s, err := sqlitesaver.Open(ctx, data, sqlitesaver.Options{Serde: h})
 	must(t, err)
 	for i := range 3 {
 		put(t, s, fmt.Sprintf("patient%d:visit", i), fmt.Sprintf("record %d", i))
@@ -203,7 +203,7 @@ func TestHierarchyOnHSM(t *testing.T) {
 	// The HSM alone now unwraps the data keys; new subjects get HSM-wrapped keys.
 	h3, err := keys.New(keys.Options{Master: master, Table: table, Subjects: subjects, Providers: []keys.Provider{hsm}})
 	must(t, err)
-	s, err = cpsqlite.Open(ctx, data, cpsqlite.Options{Serde: h3})
+	s, err = sqlitesaver.Open(ctx, data, sqlitesaver.Options{Serde: h3})
 	must(t, err)
 	defer s.Close()
 	for i := range 3 {

@@ -5,9 +5,9 @@ import (
 	"testing"
 
 	"github.com/memvault/memvault/checkpointer"
-	cpmemory "github.com/memvault/memvault/checkpointer/memory"
-	cppostgres "github.com/memvault/memvault/checkpointer/postgres"
-	cpsqlite "github.com/memvault/memvault/checkpointer/sqlite"
+	"github.com/memvault/memvault/checkpointer/memsaver"
+	"github.com/memvault/memvault/checkpointer/pgsaver"
+	"github.com/memvault/memvault/checkpointer/sqlitesaver"
 	"github.com/memvault/memvault/embeddings"
 	"github.com/memvault/memvault/memvaulttest/pgtest"
 	"github.com/memvault/memvault/memvaulttest/testkeys"
@@ -78,7 +78,7 @@ func Backends(t testing.TB, opt Options) []Backend {
 			},
 			Saver: func(t testing.TB) checkpointer.Saver {
 				if memSaver == nil {
-					s, err := cpmemory.New(cpmemory.Options{})
+					s, err := memsaver.New(memsaver.Options{})
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -96,7 +96,7 @@ func Backends(t testing.TB, opt Options) []Backend {
 				return s
 			},
 			Saver: func(t testing.TB) checkpointer.Saver {
-				s, err := cpsqlite.Open(t.Context(), saverFile, cpsqlite.Options{Serde: ser})
+				s, err := sqlitesaver.Open(t.Context(), saverFile, sqlitesaver.Options{Serde: ser})
 				check(t, err)
 				t.Cleanup(func() { s.Close() })
 				return s
@@ -113,7 +113,7 @@ func Backends(t testing.TB, opt Options) []Backend {
 				return s
 			},
 			Saver: func(t testing.TB) checkpointer.Saver {
-				s, err := cppostgres.New(pool, cppostgres.Options{Serde: ser})
+				s, err := pgsaver.New(pool, pgsaver.Options{Serde: ser})
 				check(t, err)
 				check(t, s.Setup(t.Context()))
 				return s

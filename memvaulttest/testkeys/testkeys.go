@@ -16,7 +16,7 @@ import (
 
 	"github.com/memvault/memvault/crypto"
 	"github.com/memvault/memvault/keys"
-	keymemory "github.com/memvault/memvault/keys/memory"
+	"github.com/memvault/memvault/keys/memkeys"
 	"github.com/memvault/memvault/serde"
 )
 
@@ -70,7 +70,7 @@ func Subjects(t testing.TB) *keys.Hierarchy {
 	t.Helper()
 	h, err := keys.New(keys.Options{
 		Master:   Encrypting(t),
-		Table:    keymemory.New(),
+		Table:    memkeys.New(),
 		Subjects: keys.Subjects{ThreadSeparator: "-", NamespacePrefix: []string{"users"}},
 	})
 	if err != nil {

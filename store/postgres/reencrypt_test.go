@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/memvault/memvault/keys"
-	keypostgres "github.com/memvault/memvault/keys/postgres"
+	"github.com/memvault/memvault/keys/pgkeys"
 	"github.com/memvault/memvault/memvaulttest/pgtest"
 	"github.com/memvault/memvault/serde"
 	"github.com/memvault/memvault/store"
@@ -36,7 +36,7 @@ func TestErasure(t *testing.T) {
 			pool, schema := pgtest.Schema(t)
 			var table keys.Table
 			if !apart {
-				kt, err := keypostgres.New(pool, keypostgres.Options{Schema: schema})
+				kt, err := pgkeys.New(pool, pgkeys.Options{Schema: schema})
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -18,7 +18,7 @@
 // to store that cascades deletes. Values are JSON text; embeddings are
 // little-endian float32 blobs; timestamps are Unix nanoseconds computed in
 // Go from Options.Now. The schema is versioned in memvault_migrations
-// (component "store"). A checkpointer/sqlite saver opened on the same file
+// (component "store"). A checkpointer/sqlitesaver saver opened on the same file
 // shares the connections (one writer, concurrent readers, WAL).
 //
 // # Values and encryption

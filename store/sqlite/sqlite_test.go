@@ -328,7 +328,7 @@ func TestSweeperStopsOnClose(t *testing.T) {
 }
 
 // TestSharesHandleWithSaver checks that the store uses the process-wide
-// handle of its file, the one checkpointer/sqlite opens on the same path.
+// handle of its file, the one checkpointer/sqlitesaver opens on the same path.
 func TestSharesHandleWithSaver(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "agent.db")
 	s := openStore(t, path, Options{})

@@ -74,7 +74,7 @@ var _ items.Rotatable = (*Store)(nil)
 type front = items.Front
 
 // Open opens (creating it if needed) the database file at path, sets up
-// the store's tables and returns a store on it. A checkpointer/sqlite saver
+// the store's tables and returns a store on it. A checkpointer/sqlitesaver saver
 // opened on the same file shares its connections. path ":memory:" gives a
 // private in-memory database (for tests).
 func Open(ctx context.Context, path string, opts Options) (*Store, error) {

@@ -7,7 +7,7 @@ import (
 
 	mvkeys "github.com/memvault/memvault/keys"
 	"github.com/memvault/memvault/keys/keystest"
-	keymemory "github.com/memvault/memvault/keys/memory"
+	"github.com/memvault/memvault/keys/memkeys"
 	"github.com/memvault/memvault/serde"
 	"github.com/memvault/memvault/store"
 )
@@ -27,7 +27,7 @@ func RunErasure(t *testing.T, table mvkeys.Table, open func(t *testing.T, s serd
 	t.Helper()
 	ctx := context.Background()
 	if table == nil {
-		table = keymemory.New()
+		table = memkeys.New()
 	}
 	process := func() (*mvkeys.Hierarchy, store.Store) {
 		h := keystest.NewHierarchy(t, table, mvkeys.Subjects{NamespacePrefix: []string{"users"}})

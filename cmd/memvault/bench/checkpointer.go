@@ -16,9 +16,9 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/memvault/memvault/audit"
-	auditpostgres "github.com/memvault/memvault/audit/postgres"
+	"github.com/memvault/memvault/audit/pgaudit"
 	"github.com/memvault/memvault/checkpointer"
-	pgsaver "github.com/memvault/memvault/checkpointer/postgres"
+	"github.com/memvault/memvault/checkpointer/pgsaver"
 	"github.com/memvault/memvault/config"
 	"github.com/memvault/memvault/crypto"
 	"github.com/memvault/memvault/keys"
@@ -249,7 +249,7 @@ const auditedMode = "audited"
 // benchTrail is an audit trail in the bench schema, chained under a key
 // derived from the bench key.
 func benchTrail(ctx context.Context, pool *pgxpool.Pool, schema string) (*audit.Trail, error) {
-	tb, err := auditpostgres.New(pool, auditpostgres.Options{Schema: schema})
+	tb, err := pgaudit.New(pool, pgaudit.Options{Schema: schema})
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,257 @@
+package pgaudit
+
+import (
+	"context"
+	"crypto/rand"
+	"embed"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash/fnv"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/memvault/memvault/audit"
+	"github.com/memvault/memvault/internal/pgmigrate"
+)
+
+// Options configures a Table. The zero value is usable.
+type Options struct {
+	// Schema holds the table; empty means the connection's search path.
+	Schema string
+}
+
+// Table is an audit.Table in PostgreSQL.
+type Table struct {
+	pool  *pgxpool.Pool
+	opts  Options
+	table string
+	name  pgx.Identifier // the table, for COPY
+	lock  int64          // advisory lock serialising appends
+}
+
+var _ audit.Table = (*Table)(nil)
+
+var columns = []string{"seq", "at", "principal", "op", "target", "subject", "key_id", "link", "mac"}
+
+const selectColumns = `seq, at, principal, op, target, subject, key_id, link, mac`
+
+// New returns the trail table on pool; call Setup once to create it.
+func New(pool *pgxpool.Pool, opts Options) (*Table, error) {
+	if pool == nil {
+		return nil, errors.New("audit/pgaudit: nil pool")
+	}
+	t := &Table{pool: pool, opts: opts, table: "memvault_audit", name: pgx.Identifier{"memvault_audit"}}
+	if opts.Schema != "" {
+		t.name = pgx.Identifier{opts.Schema, "memvault_audit"}
+		t.table = t.name.Sanitize()
+	}
+	h := fnv.New64a()
+	h.Write([]byte("memvault/audit/" + t.table))
+	t.lock = int64(h.Sum64())
+	return t, nil
+}
+
+// migrationFiles holds the DDL this package runs, one statement per file,
+// through internal/pgmigrate: migrations/audit/NN_*.sql is the trail
+// ({audit}), tracked in memvault_audit_migrations; migrations/meta/NN_*.sql
+// is memvault_meta ({meta}) in the data's schema, tracked in
+// memvault_meta_migrations. memvault's own tables; LangGraph has none.
+// Append new files; never edit a released one.
+//
+//go:embed migrations/audit/*.sql migrations/meta/*.sql
+var migrationFiles embed.FS
+
+// migrationSet is the trail's migrations with t's table name filled in.
+func (t *Table) migrationSet() (pgmigrate.Set, error) {
+	stmts, err := pgmigrate.Load(migrationFiles, "migrations/audit", map[string]string{"audit": t.table})
+	return pgmigrate.Set{Table: "memvault_audit_migrations", Statements: stmts}, err
+}
+
+// Setup creates the table when missing, or upgrades it; it is safe to run
+// concurrently. It holds memvault's one setup advisory lock
+// (internal/pgmigrate) on a connection of the pool, and returns without
+// waiting for it when the table is already set up.
+func (t *Table) Setup(ctx context.Context) error {
+	return t.setup(ctx, t.pool)
+}
+
+// SetupTx is Setup inside tx, a transaction the caller began on the
+// trail's database and commits or rolls back: the table and its migration
+// records are created with the caller's other writes, or not at all. It
+// holds the setup lock until tx ends (a transaction-scoped advisory lock),
+// so concurrent setups wait for the caller's commit or rollback.
+func (t *Table) SetupTx(ctx context.Context, tx pgx.Tx) error {
+	if tx == nil {
+		return fmt.Errorf("audit/pgaudit: setup: %w", ErrNilTx)
+	}
+	return t.setup(ctx, tx)
+}
+
+// ErrNilTx is returned by SetupTx without a transaction.
+var ErrNilTx = errors.New("audit/pgaudit: nil transaction")
+
+func (t *Table) setup(ctx context.Context, db any) error {
+	set, err := t.migrationSet()
+	if err != nil {
+		return fmt.Errorf("audit/pgaudit: setup: %w", err)
+	}
+	if err := pgmigrate.Run(ctx, db, t.opts.Schema, set); err != nil {
+		return fmt.Errorf("audit/pgaudit: setup: %w", err)
+	}
+	return nil
+}
+
+// Append implements audit.Table in one transaction holding an advisory
+// lock, so appenders of every process take turns.
+func (t *Table) Append(ctx context.Context, chain func(*audit.Record) ([]audit.Record, error)) error {
+	err := pgx.BeginFunc(ctx, t.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, t.lock); err != nil {
+			return err
+		}
+		var last *audit.Record
+		var r audit.Record
+		err := tx.QueryRow(ctx, `SELECT seq, link, mac FROM `+t.table+` ORDER BY seq DESC LIMIT 1`).Scan(&r.Seq, &r.Link, &r.MAC)
+		switch {
+		case err == nil:
+			last = &r
+		case !errors.Is(err, pgx.ErrNoRows):
+			return err
+		}
+		rs, err := chain(last)
+		if err != nil {
+			return err
+		}
+		rows := make([][]any, len(rs))
+		for i, r := range rs {
+			rows[i] = []any{r.Seq, r.Time, r.Principal, r.Op, r.Target, r.Subject, r.KeyID, r.Link, r.MAC}
+		}
+		_, err = tx.CopyFrom(ctx, t.name, columns, pgx.CopyFromRows(rows))
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("audit/pgaudit: %w", err)
+	}
+	return nil
+}
+
+func scan(row pgx.Row) (audit.Record, error) {
+	var a audit.Record
+	err := row.Scan(&a.Seq, &a.Time, &a.Principal, &a.Op, &a.Target, &a.Subject, &a.KeyID, &a.Link, &a.MAC)
+	a.Time = a.Time.UTC()
+	return a, err
+}
+
+// Page implements audit.Table.
+func (t *Table) Page(ctx context.Context, after int64, limit int) ([]audit.Record, error) {
+	rows, err := t.pool.Query(ctx, `SELECT `+selectColumns+` FROM `+t.table+` WHERE seq > $1 ORDER BY seq LIMIT $2`, after, limit)
+	if err != nil {
+		return nil, fmt.Errorf("audit/pgaudit: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (audit.Record, error) { return scan(r) })
+	if err != nil {
+		return nil, fmt.Errorf("audit/pgaudit: %w", err)
+	}
+	return out, nil
+}
+
+// DatabaseID returns the id of the data database memvault uses on pool in
+// schema ("" for the search path; the checkpointer's and the store's
+// schema, not the trail's): 32 random hex digits, created the first time in
+// the schema's memvault_meta table (migrated under the schema's migration
+// lock) and never changed. A trail bound to it (audit.Options.DatabaseID)
+// verifies next to this schema's data only.
+func DatabaseID(ctx context.Context, pool *pgxpool.Pool, schema string) (string, error) {
+	tbl := metaTable(schema)
+	var id string
+	var exists bool
+	if err := pool.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, tbl).Scan(&exists); err != nil {
+		return "", fmt.Errorf("audit/pgaudit: database id: %w", err)
+	}
+	if exists {
+		if err := pool.QueryRow(ctx, `SELECT value FROM `+tbl+` WHERE name = 'database_id'`).Scan(&id); err == nil {
+			return id, nil
+		}
+	}
+	if err := migrateMeta(ctx, pool, schema); err != nil {
+		return "", fmt.Errorf("audit/pgaudit: database id: %w", err)
+	}
+	fresh := make([]byte, 16)
+	_, _ = rand.Read(fresh)
+	// Of two processes creating the id at once, the first insert wins and
+	// both read its id.
+	if _, err := pool.Exec(ctx, `INSERT INTO `+tbl+` (name, value) VALUES ('database_id', $1) ON CONFLICT (name) DO NOTHING`, hex.EncodeToString(fresh)); err != nil {
+		return "", fmt.Errorf("audit/pgaudit: database id: %w", err)
+	}
+	if err := pool.QueryRow(ctx, `SELECT value FROM `+tbl+` WHERE name = 'database_id'`).Scan(&id); err != nil {
+		return "", fmt.Errorf("audit/pgaudit: database id: %w", err)
+	}
+	return id, nil
+}
+
+// metaTable is the memvault_meta table of schema, quoted.
+func metaTable(schema string) string {
+	if schema != "" {
+		return pgx.Identifier{schema, "memvault_meta"}.Sanitize()
+	}
+	return pgx.Identifier{"memvault_meta"}.Sanitize()
+}
+
+// metaSet is memvault_meta's migrations in schema.
+func metaSet(schema string) (pgmigrate.Set, error) {
+	stmts, err := pgmigrate.Load(migrationFiles, "migrations/meta", map[string]string{"meta": metaTable(schema)})
+	return pgmigrate.Set{Table: "memvault_meta_migrations", Statements: stmts}, err
+}
+
+// migrateMeta creates schema's memvault_meta table when missing.
+func migrateMeta(ctx context.Context, pool *pgxpool.Pool, schema string) error {
+	set, err := metaSet(schema)
+	if err != nil {
+		return err
+	}
+	return pgmigrate.Run(ctx, pool, schema, set)
+}
+
+// chainRow is the memvault_meta row that records that the trail's hash
+// chain (audit format 2) began; its value is the format.
+const chainRow = "audit_chain"
+
+// Meta returns the audit.Meta of the data database memvault uses on pool
+// in schema ("" for the search path; the checkpointer's and the store's
+// schema, not the trail's): a row of the schema's memvault_meta table,
+// next to the database id, that whoever can write only the trail cannot
+// remove.
+func Meta(pool *pgxpool.Pool, schema string) audit.Meta { return meta{pool, schema} }
+
+type meta struct {
+	pool   *pgxpool.Pool
+	schema string
+}
+
+// ChainBegan implements audit.Meta.
+func (m meta) ChainBegan(ctx context.Context) (bool, error) {
+	tbl := metaTable(m.schema)
+	var exists, began bool
+	if err := m.pool.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, tbl).Scan(&exists); err != nil {
+		return false, fmt.Errorf("audit/pgaudit: meta: %w", err)
+	}
+	if !exists {
+		return false, nil
+	}
+	if err := m.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM `+tbl+` WHERE name = $1)`, chainRow).Scan(&began); err != nil {
+		return false, fmt.Errorf("audit/pgaudit: meta: %w", err)
+	}
+	return began, nil
+}
+
+// MarkChainBegan implements audit.Meta.
+func (m meta) MarkChainBegan(ctx context.Context) error {
+	if err := migrateMeta(ctx, m.pool, m.schema); err != nil {
+		return fmt.Errorf("audit/pgaudit: meta: %w", err)
+	}
+	if _, err := m.pool.Exec(ctx, `INSERT INTO `+metaTable(m.schema)+` (name, value) VALUES ($1, '2') ON CONFLICT (name) DO NOTHING`, chainRow); err != nil {
+		return fmt.Errorf("audit/pgaudit: meta: %w", err)
+	}
+	return nil
+}

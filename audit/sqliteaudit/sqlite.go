@@ -1,0 +1,222 @@
+package sqliteaudit
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"embed"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/memvault/memvault/audit"
+	"github.com/memvault/memvault/internal/sqlitedb"
+)
+
+// migrationFiles holds the SQLite schemas this package makes, run by
+// sqlitedb.Migrate: migrations/audit/NN_*.sql (component "audit", the
+// trail's file) and migrations/meta/NN_*.sql (component "meta", in the data
+// database: memvault_meta). memvault's own tables; LangGraph has none.
+// Append new files; never edit a released one (schema_test.go holds them to
+// the steps of earlier builds).
+//
+//go:embed migrations/audit/*.sql migrations/meta/*.sql
+var migrationFiles embed.FS
+
+// migrations are the trail's schema steps, in order.
+var migrations = sqlitedb.MustLoad(migrationFiles, "migrations/audit")
+
+const columns = `seq, at, principal, op, target, subject, key_id, link, mac`
+
+// Table is an audit.Table in a SQLite database.
+type Table struct{ db *sqlitedb.DB }
+
+var _ audit.Table = (*Table)(nil)
+
+// Open opens (creating when missing) the trail in the SQLite file at path.
+func Open(ctx context.Context, path string) (*Table, error) {
+	db, err := sqlitedb.Open(path, sqlitedb.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("audit/sqliteaudit: %w", err)
+	}
+	if err := db.Migrate(ctx, "audit", migrations); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("audit/sqliteaudit: %w", err)
+	}
+	return &Table{db: db}, nil
+}
+
+// Close closes the table's database handle.
+func (t *Table) Close() error { return t.db.Close() }
+
+// Append implements audit.Table in one write transaction (SQLite runs one
+// at a time, across processes too).
+func (t *Table) Append(ctx context.Context, chain func(*audit.Record) ([]audit.Record, error)) error {
+	err := t.db.Write(ctx, func(tx *sql.Tx) error {
+		var last *audit.Record
+		var r audit.Record
+		err := tx.QueryRowContext(ctx, `SELECT seq, link, mac FROM memvault_audit ORDER BY seq DESC LIMIT 1`).Scan(&r.Seq, &r.Link, &r.MAC)
+		switch {
+		case err == nil:
+			last = &r
+		case !errors.Is(err, sql.ErrNoRows):
+			return err
+		}
+		rs, err := chain(last)
+		if err != nil {
+			return err
+		}
+		stmt, err := tx.PrepareContext(ctx, `INSERT INTO memvault_audit (`+columns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+		if err != nil {
+			return err
+		}
+		defer stmt.Close()
+		for _, r := range rs {
+			if _, err := stmt.ExecContext(ctx, r.Seq, r.Time.UTC().Format(time.RFC3339Nano), r.Principal, r.Op, r.Target, r.Subject, r.KeyID, r.Link, r.MAC); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("audit/sqliteaudit: %w", err)
+	}
+	return nil
+}
+
+// scan reads a record from a row of columns.
+func scan(row interface{ Scan(...any) error }) (audit.Record, error) {
+	var r audit.Record
+	var at string
+	if err := row.Scan(&r.Seq, &at, &r.Principal, &r.Op, &r.Target, &r.Subject, &r.KeyID, &r.Link, &r.MAC); err != nil {
+		return r, err
+	}
+	t, err := time.Parse(time.RFC3339Nano, at)
+	if err != nil {
+		return r, fmt.Errorf("record %d: bad time %q", r.Seq, at)
+	}
+	r.Time = t
+	return r, nil
+}
+
+// Page implements audit.Table.
+func (t *Table) Page(ctx context.Context, after int64, limit int) ([]audit.Record, error) {
+	var out []audit.Record
+	err := t.db.Read(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, `SELECT `+columns+` FROM memvault_audit WHERE seq > ? ORDER BY seq LIMIT ?`, after, limit)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			r, err := scan(rows)
+			if err != nil {
+				return err
+			}
+			out = append(out, r)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("audit/sqliteaudit: %w", err)
+	}
+	return out, nil
+}
+
+// metaMigrations create memvault_meta in a data database: memvault's facts
+// about the database itself, such as its id.
+var metaMigrations = sqlitedb.MustLoad(migrationFiles, "migrations/meta")
+
+// DatabaseID returns the id of the SQLite data database at path (the file
+// the checkpointer and the store use, not the trail's): 32 random hex
+// digits, created the first time in its memvault_meta table and never
+// changed. A trail bound to it (audit.Options.DatabaseID) verifies next to
+// this database only, and a copy of the file keeps it.
+func DatabaseID(ctx context.Context, path string) (string, error) {
+	db, err := sqlitedb.Open(path, sqlitedb.Options{})
+	if err != nil {
+		return "", fmt.Errorf("audit/sqliteaudit: database id: %w", err)
+	}
+	defer db.Close()
+	id, err := readID(ctx, db)
+	if err == nil {
+		return id, nil
+	}
+	if err := db.Migrate(ctx, "meta", metaMigrations); err != nil {
+		return "", fmt.Errorf("audit/sqliteaudit: database id: %w", err)
+	}
+	fresh := make([]byte, 16)
+	_, _ = rand.Read(fresh)
+	err = db.Write(ctx, func(tx *sql.Tx) error {
+		// Under the write lock: of two processes creating the id at
+		// once, the first wins and both read its id.
+		_, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO memvault_meta (name, value) VALUES ('database_id', ?)`, hex.EncodeToString(fresh))
+		return err
+	})
+	if err != nil {
+		return "", fmt.Errorf("audit/sqliteaudit: database id: %w", err)
+	}
+	if id, err = readID(ctx, db); err != nil {
+		return "", fmt.Errorf("audit/sqliteaudit: database id: %w", err)
+	}
+	return id, nil
+}
+
+func readID(ctx context.Context, db *sqlitedb.DB) (string, error) {
+	var id string
+	err := db.Read(ctx, func(tx *sql.Tx) error {
+		return tx.QueryRowContext(ctx, `SELECT value FROM memvault_meta WHERE name = 'database_id'`).Scan(&id)
+	})
+	return id, err
+}
+
+// chainRow is the memvault_meta row that records that the trail's hash
+// chain (audit format 2) began; its value is the format.
+const chainRow = "audit_chain"
+
+// Meta returns the audit.Meta of the SQLite data database at path (the
+// file the checkpointer and the store use, not the trail's): a row of its
+// memvault_meta table, next to the database id, that whoever can write
+// only the trail cannot remove. Each call opens the file; a trail reads it
+// when it verifies and until its first append, and marks it once.
+func Meta(path string) audit.Meta { return meta{path} }
+
+type meta struct{ path string }
+
+// ChainBegan implements audit.Meta.
+func (m meta) ChainBegan(ctx context.Context) (bool, error) {
+	var began bool
+	err := m.do(ctx, func(db *sqlitedb.DB) error {
+		return db.Read(ctx, func(tx *sql.Tx) error {
+			return tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM memvault_meta WHERE name = ?)`, chainRow).Scan(&began)
+		})
+	})
+	return began, err
+}
+
+// MarkChainBegan implements audit.Meta.
+func (m meta) MarkChainBegan(ctx context.Context) error {
+	return m.do(ctx, func(db *sqlitedb.DB) error {
+		return db.Write(ctx, func(tx *sql.Tx) error {
+			_, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO memvault_meta (name, value) VALUES (?, '2')`, chainRow)
+			return err
+		})
+	})
+}
+
+// do runs fn on the data database, its memvault_meta table created.
+func (m meta) do(ctx context.Context, fn func(*sqlitedb.DB) error) error {
+	db, err := sqlitedb.Open(m.path, sqlitedb.Options{})
+	if err != nil {
+		return fmt.Errorf("audit/sqliteaudit: meta: %w", err)
+	}
+	defer db.Close()
+	if err := db.Migrate(ctx, "meta", metaMigrations); err != nil {
+		return fmt.Errorf("audit/sqliteaudit: meta: %w", err)
+	}
+	if err := fn(db); err != nil {
+		return fmt.Errorf("audit/sqliteaudit: meta: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,142 @@
+package memsaver
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/memvault/memvault/checkpointer"
+	"github.com/memvault/memvault/crypto"
+	"github.com/memvault/memvault/reencrypt"
+	"github.com/memvault/memvault/serde"
+)
+
+func keyring(t *testing.T, keys ...string) *crypto.Keyring {
+	t.Helper()
+	ks := make([]*crypto.Key, len(keys))
+	for i, k := range keys {
+		var err error
+		if ks[i], err = crypto.NewKey([]byte(k)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, err := crypto.NewKeyring(ks[0], ks[1:]...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func newEnc(t *testing.T, r *crypto.Keyring, opts ...serde.EncryptedOption) *serde.Encrypted {
+	t.Helper()
+	e, err := serde.NewEncrypted(nil, r, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// fillForRotation stores 3 checkpoints (4 values: 3 steps of "c" and one
+// "base") and 2 writes, and returns the latest config.
+func fillForRotation(t *testing.T, s *InMemorySaver) checkpointer.Config {
+	t.Helper()
+	cfg := checkpointer.Config{ThreadID: "t", CheckpointNS: "ns"}
+	for i := range 3 {
+		v := s.NextVersion(map[int]string{0: "", 1: "1", 2: "2"}[i])
+		cp := &checkpointer.Checkpoint{V: 4, ID: checkpointer.NewID(i), ChannelValues: map[string]any{"c": i, "base": "b"}, ChannelVersions: map[string]string{"c": v, "base": "1"}}
+		nv := map[string]string{"c": v}
+		if i == 0 {
+			nv["base"] = "1"
+		}
+		var err error
+		if cfg, err = s.Put(t.Context(), cfg, cp, nil, nv); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.PutWrites(t.Context(), cfg, []checkpointer.Write{{Channel: "w", Value: "x"}, {Channel: "w", Value: []byte("y")}}, "task", ""); err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+func checkReadable(t *testing.T, s *InMemorySaver, cfg checkpointer.Config) {
+	t.Helper()
+	tp, err := s.GetTuple(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tp.Checkpoint.ChannelValues["base"] != "b" || len(tp.PendingWrites) != 2 || tp.PendingWrites[0].Value != "x" {
+		t.Fatalf("tuple after rotation: %+v", tp)
+	}
+}
+
+func TestReencryptRotatesKeys(t *testing.T) {
+	old := keyring(t, "old-key-0123456789abcdef")
+	s := mustNewSaver(t, Options{Serde: newEnc(t, old), VersionStyle: checkpointer.VersionInt})
+	cfg := fillForRotation(t, s)
+
+	// Restart with a new primary key, the old one kept for reading.
+	s = s.WithSerde(newEnc(t, keyring(t, "new-key-0123456789abcdef", "old-key-0123456789abcdef")))
+	var progress [][2]int64
+	stats, err := s.Reencrypt(t.Context(), reencrypt.Options{DryRun: true, BatchSize: 2})
+	if err != nil || stats != (reencrypt.Stats{Scanned: 6, Rewritten: 6}) {
+		t.Fatalf("dry run = %+v, %v; want 6 scanned, 6 to rewrite", stats, err)
+	}
+	stats, err = s.Reencrypt(t.Context(), reencrypt.Options{BatchSize: 4, Progress: func(a, b int64) { progress = append(progress, [2]int64{a, b}) }})
+	if err != nil || stats != (reencrypt.Stats{Scanned: 6, Rewritten: 6}) {
+		t.Fatalf("Reencrypt = %+v, %v; want 6 scanned and rewritten", stats, err)
+	}
+	if len(progress) != 2 || progress[0] != [2]int64{4, 6} || progress[1] != [2]int64{6, 6} {
+		t.Fatalf("progress calls %v", progress)
+	}
+	stats, err = s.Reencrypt(t.Context(), reencrypt.Options{})
+	if err != nil || stats.Rewritten != 0 {
+		t.Fatalf("second run = %+v, %v; want nothing rewritten", stats, err)
+	}
+	// Readable without the old key now.
+	s = s.WithSerde(newEnc(t, keyring(t, "new-key-0123456789abcdef")))
+	checkReadable(t, s, cfg)
+}
+
+func TestReencryptPlaintextDatabase(t *testing.T) {
+	s := mustNewSaver(t, Options{})
+	cfg := fillForRotation(t, s)
+	s = s.WithSerde(newEnc(t, keyring(t, "key-0123456789ab"), serde.WithDangerousPlaintextReads()))
+	stats, err := s.Reencrypt(t.Context(), reencrypt.Options{})
+	if err != nil || stats.Rewritten != 6 {
+		t.Fatalf("Reencrypt = %+v, %v", stats, err)
+	}
+	s = s.WithSerde(newEnc(t, keyring(t, "key-0123456789ab"))) // strict
+	checkReadable(t, s, cfg)
+}
+
+func TestReencryptErrors(t *testing.T) {
+	s := mustNewSaver(t, Options{})
+	fillForRotation(t, s)
+	if _, err := s.Reencrypt(t.Context(), reencrypt.Options{}); !errors.Is(err, ErrCannotReencrypt) {
+		t.Fatalf("Reencrypt with JSONPlus = %v, want ErrCannotReencrypt", err)
+	}
+	// Strict encryption refuses the plaintext rows: the run stops, nothing lost.
+	s = s.WithSerde(newEnc(t, keyring(t, "key-0123456789ab")))
+	if _, err := s.Reencrypt(t.Context(), reencrypt.Options{}); !errors.Is(err, serde.ErrPlaintextRefused) {
+		t.Fatalf("strict Reencrypt of plaintext = %v, want ErrPlaintextRefused", err)
+	}
+	// A key that is not in the ring: ErrDecrypt.
+	e := mustNewSaver(t, Options{Serde: newEnc(t, keyring(t, "key-A-0123456789"))})
+	fillForRotation(t, e)
+	e = e.WithSerde(newEnc(t, keyring(t, "key-B-0123456789")))
+	if _, err := e.Reencrypt(t.Context(), reencrypt.Options{}); !errors.Is(err, serde.ErrDecrypt) {
+		t.Fatalf("Reencrypt with a foreign key = %v, want ErrDecrypt", err)
+	}
+	ctx, cancel := contextCancelled(t)
+	defer cancel()
+	if _, err := e.Reencrypt(ctx, reencrypt.Options{}); err == nil {
+		t.Fatal("Reencrypt with a cancelled context succeeded")
+	}
+}
+
+func contextCancelled(t *testing.T) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	return ctx, cancel
+}

@@ -1,0 +1,665 @@
+package pgsaver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/memvault/memvault/checkpointer"
+	"github.com/memvault/memvault/internal/binding"
+	"github.com/memvault/memvault/internal/pgretry"
+)
+
+// driver is the PostgreSQL checkpointer.Driver: LangGraph's tables and
+// statements. Nothing is serialized in the process: the removals lock the
+// rows they remove (DriverTx.Lock) and a put locks the parent it inherits
+// from FOR KEY SHARE (queries.putCkpt).
+type driver struct {
+	db DB
+	q  *queries
+	// own: db is the saver's own pool or connection, so a statement
+	// PostgreSQL aborted to break a deadlock may be run again; a caller's
+	// transaction is aborted as a whole and the error goes back to it.
+	own bool
+}
+
+var _ checkpointer.Driver = (*driver)(nil)
+
+// Name implements checkpointer.Driver.
+func (*driver) Name() string { return "postgres" }
+
+// Capabilities implements checkpointer.Driver: metadata @> filter is
+// exact, and Python LangGraph shares the tables.
+func (*driver) Capabilities() checkpointer.DriverCapabilities {
+	return checkpointer.DriverCapabilities{ExactFilter: true, InlineParentValues: true}
+}
+
+func (d *driver) retry(ctx context.Context, fn func() error) error {
+	if !d.own {
+		return fn()
+	}
+	return pgretry.Do(ctx, fn)
+}
+
+// Load implements checkpointer.Driver with one statement: the checkpoint
+// row, its values (the blob rows at each channel's current version), its
+// writes and, before format 4, its pending sends.
+func (d *driver) Load(ctx context.Context, thread, ns, id string) (*checkpointer.StoredCheckpoint, error) {
+	var rows pgx.Rows
+	var err error
+	if id != "" {
+		rows, err = d.db.Query(ctx, d.q.getByID, thread, ns, id)
+	} else {
+		rows, err = d.db.Query(ctx, d.q.getLatest, thread, ns)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("get tuple: %w", err)
+	}
+	defer rows.Close()
+	if !rows.Next() {
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("get tuple: %w", err)
+		}
+		return nil, nil
+	}
+	var r rawTuple
+	if err := r.scan(rows); err != nil {
+		return nil, fmt.Errorf("get tuple: %w", err)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("get tuple: %w", err)
+	}
+	return r.stored()
+}
+
+// Scan implements checkpointer.Driver with one statement whose rows are
+// handed on as they arrive: memory stays bounded by one row whatever the
+// number of checkpoints, and breaking out of the loop closes the query.
+func (d *driver) Scan(ctx context.Context, q checkpointer.DriverQuery) iter.Seq2[*checkpointer.StoredCheckpoint, error] {
+	return func(yield func(*checkpointer.StoredCheckpoint, error) bool) {
+		sql, args, err := d.listQuery(q)
+		if err != nil {
+			yield(nil, fmt.Errorf("list: %w", err))
+			return
+		}
+		if sql == "" {
+			return // nothing can match
+		}
+		rows, err := d.db.Query(ctx, sql, args...)
+		if err != nil {
+			yield(nil, fmt.Errorf("list: %w", err))
+			return
+		}
+		defer rows.Close()
+		var r rawTuple
+		for rows.Next() {
+			if err := r.scan(rows); err != nil {
+				yield(nil, fmt.Errorf("list: %w", err))
+				return
+			}
+			st, err := r.stored()
+			if !yield(st, err) || err != nil {
+				return
+			}
+		}
+		if err := rows.Err(); err != nil {
+			yield(nil, fmt.Errorf("list: %w", err))
+		}
+	}
+}
+
+// listQuery builds a Scan's statement. An empty statement means no row can
+// match (a filter holding a NUL, which stored metadata never contains).
+func (d *driver) listQuery(q checkpointer.DriverQuery) (string, []any, error) {
+	var sb strings.Builder
+	sb.WriteString(d.q.selectTuple)
+	args := make([]any, 0, 6)
+	where := func(cond string, arg any) {
+		args = append(args, arg)
+		if len(args) == 1 {
+			sb.WriteString("\nWHERE ")
+		} else {
+			sb.WriteString(" AND ")
+		}
+		sb.WriteString(strings.Replace(cond, "?", "$"+strconv.Itoa(len(args)), 1))
+	}
+	if q.Thread != "" {
+		where("c.thread_id = ?", q.Thread)
+	}
+	if q.NS != nil {
+		where("c.checkpoint_ns = ?", *q.NS)
+	}
+	if q.ID != "" {
+		where("c.checkpoint_id = ?", q.ID)
+	}
+	if len(q.Filter) > 0 {
+		f, err := json.Marshal(q.Filter)
+		if err != nil {
+			return "", nil, fmt.Errorf("filter: %w", err)
+		}
+		if strings.Contains(string(f), `\u0000`) {
+			return "", nil, nil
+		}
+		where("c.metadata @> ?::jsonb", string(f))
+	}
+	if q.Before != "" {
+		where("c.checkpoint_id < ?", q.Before)
+	}
+	sb.WriteString("\nORDER BY c.checkpoint_id DESC")
+	if q.Limit > 0 {
+		// A literal, not a parameter: with a parameter, the generic plan of
+		// the prepared statement does not know the limit is small and may
+		// compute the value subqueries of every row before sorting.
+		sb.WriteString(" LIMIT " + strconv.Itoa(q.Limit))
+	}
+	return sb.String(), args, nil
+}
+
+// rawTuple is one row of selectTuple, reused across the rows of a Scan.
+type rawTuple struct {
+	threadID, ns, id string
+	parent           *string
+	checkpoint       []byte
+	metadata         []byte
+	// Two-dimensional bytea arrays, flattened row by row.
+	values pgtype.FlatArray[[]byte] // [channel, version, type, blob]...
+	writes pgtype.FlatArray[[]byte] // [task_id, idx, channel, type, blob]...
+	sends  pgtype.FlatArray[[]byte] // [task_id, idx, type, blob]...
+}
+
+func (r *rawTuple) scan(rows pgx.Rows) error {
+	r.parent, r.values, r.writes, r.sends = nil, nil, nil, nil
+	return rows.Scan(&r.threadID, &r.ns, &r.id, &r.parent, &r.checkpoint, &r.metadata, &r.values, &r.writes, &r.sends)
+}
+
+// rowsOf splits a flattened two-dimensional array into rows of width n.
+func rowsOf(flat []([]byte), n int) ([][][]byte, bool) {
+	if len(flat)%n != 0 {
+		return nil, false
+	}
+	out := make([][][]byte, 0, len(flat)/n)
+	for i := 0; i < len(flat); i += n {
+		out = append(out, flat[i:i+n:i+n])
+	}
+	return out, true
+}
+
+// stored splits the row's arrays into the driver's stored form.
+func (r *rawTuple) stored() (*checkpointer.StoredCheckpoint, error) {
+	st := &checkpointer.StoredCheckpoint{Thread: r.threadID, NS: r.ns, ID: r.id, Doc: r.checkpoint, Meta: r.metadata}
+	if r.parent != nil {
+		st.Parent = *r.parent
+	}
+	fail := func(what string) error { return fmt.Errorf("checkpoint %q: malformed %s", r.id, what) }
+	values, ok := rowsOf(r.values, 4)
+	if !ok {
+		return nil, fail("channel values")
+	}
+	st.Values = make([]checkpointer.ValueRow, len(values))
+	for i, e := range values {
+		st.Values[i] = checkpointer.ValueRow{Channel: string(e[0]), Version: string(e[1]), Type: string(e[2]), Data: e[3]}
+	}
+	writes, ok := rowsOf(r.writes, 5)
+	if !ok {
+		return nil, fail("pending writes")
+	}
+	st.Writes = make([]checkpointer.WriteRow, len(writes))
+	for i, e := range writes {
+		idx, err := strconv.Atoi(string(e[1]))
+		if err != nil {
+			return nil, fail("pending write index")
+		}
+		st.Writes[i] = checkpointer.WriteRow{Task: string(e[0]), Idx: idx, Channel: string(e[2]), Type: string(e[3]), Data: e[4]}
+	}
+	if len(r.sends) > 0 && r.parent != nil {
+		sends, ok := rowsOf(r.sends, 4)
+		if !ok {
+			return nil, fail("pending sends")
+		}
+		st.Sends = make([]checkpointer.WriteRow, len(sends))
+		for i, e := range sends {
+			idx, err := strconv.Atoi(string(e[1]))
+			if err != nil {
+				return nil, fail("pending send index")
+			}
+			st.Sends[i] = checkpointer.WriteRow{Task: string(e[0]), Idx: idx, Channel: checkpointer.ChannelTasks, Type: string(e[2]), Data: e[3]}
+		}
+	}
+	return st, nil
+}
+
+// Threads implements checkpointer.Driver: one range scan of the primary
+// key.
+func (d *driver) Threads(ctx context.Context, after string, limit int) ([]string, error) {
+	rows, err := d.db.Query(ctx, d.q.threads, after, limit)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[string])
+}
+
+// ThreadInfos implements checkpointer.Driver with one aggregate query,
+// streamed.
+func (d *driver) ThreadInfos(ctx context.Context) iter.Seq2[checkpointer.ThreadInfo, error] {
+	return func(yield func(checkpointer.ThreadInfo, error) bool) {
+		rows, err := d.db.Query(ctx, d.q.threadInfos)
+		if err != nil {
+			yield(checkpointer.ThreadInfo{}, fmt.Errorf("list threads: %w", err))
+			return
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var ti checkpointer.ThreadInfo
+			var n int64
+			if err := rows.Scan(&ti.ThreadID, &n, &ti.LatestCheckpointID); err != nil {
+				yield(ti, fmt.Errorf("list threads: %w", err))
+				return
+			}
+			ti.Checkpoints = int(n)
+			if !yield(ti, nil) {
+				return
+			}
+		}
+		if err := rows.Err(); err != nil {
+			yield(checkpointer.ThreadInfo{}, fmt.Errorf("list threads: %w", err))
+		}
+	}
+}
+
+// Put implements checkpointer.Driver: one statement (after the fence's),
+// one round trip.
+func (d *driver) Put(ctx context.Context, p *checkpointer.PutRows) error {
+	err := d.retry(ctx, func() error { return put(ctx, d.db, d.q, p) })
+	if err != nil {
+		return fmt.Errorf("put %s: %w", p.ID, err)
+	}
+	return nil
+}
+
+// put runs a put's batch on db: the fence's statements first (failing
+// before anything is written), then queries.putCkpt. Without SQL
+// statements (the key table lives elsewhere) the fence is checked in a
+// transaction of its own around the batch.
+func put(ctx context.Context, db DB, q *queries, p *checkpointer.PutRows) error {
+	b := &pgx.Batch{}
+	stmts, inSQL := p.Fence.Statements()
+	for _, st := range stmts {
+		b.Queue(st.SQL, st.Args...)
+	}
+	var parent *string
+	if p.Parent != "" {
+		parent = &p.Parent
+	}
+	blobs := p.Values
+	if len(p.Inline) > 0 {
+		// Concurrent puts to a thread lock rows in one order.
+		blobs = slices.SortedFunc(slices.Values(slices.Concat(p.Values, p.Inline)), func(a, b checkpointer.ValueRow) int {
+			return strings.Compare(a.Channel, b.Channel)
+		})
+	}
+	n := len(blobs)
+	chans, vers, types := make([]string, n), make([]string, n), make([]string, n)
+	data, inl := make([][]byte, n), make([]bool, n)
+	for i, bl := range blobs {
+		chans[i], vers[i], types[i], data[i] = bl.Channel, bl.Version, bl.Type, bl.Data
+		inl[i] = len(p.Inline) > 0 && isInline(p, bl)
+	}
+	b.Queue(q.putCkpt, p.Thread, p.NS, p.ID, parent, json.RawMessage(p.Doc), json.RawMessage(p.Meta),
+		chans, vers, types, data, inl, p.NeedsParent)
+	var tag pgconn.CommandTag // the checkpoint's insert, the batch's last statement
+	send := func(db DB) (err error) { tag, err = runBatchTag(ctx, db, b); return err }
+	var err error
+	if inSQL {
+		err = send(db)
+	} else {
+		err = pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
+			if err := p.Fence.Check(ctx); err != nil {
+				return err
+			}
+			return send(tx)
+		})
+	}
+	if err != nil {
+		return binding.FenceErr(err)
+	}
+	if tag.RowsAffected() == 0 { // the parent it inherits from is gone: nothing was stored
+		return p.ErrParentMissing()
+	}
+	return nil
+}
+
+// isInline reports whether bl is one of p's Inline rows.
+func isInline(p *checkpointer.PutRows, bl checkpointer.ValueRow) bool {
+	for _, v := range p.Inline {
+		if v.Channel == bl.Channel && v.Version == bl.Version {
+			return true
+		}
+	}
+	return false
+}
+
+// PutWrites implements checkpointer.Driver: one statement, one round trip
+// (with the fence's, when the rows are sealed under a subject's key).
+func (d *driver) PutWrites(ctx context.Context, w *checkpointer.WriteRows) error {
+	err := d.retry(ctx, func() error { return putWrites(ctx, d.db, d.q, w) })
+	if err != nil {
+		return fmt.Errorf("put writes: %w", err)
+	}
+	return nil
+}
+
+func putWrites(ctx context.Context, db DB, q *queries, w *checkpointer.WriteRows) error {
+	n := len(w.Rows)
+	idxs, chans, types, blobs := make([]int32, n), make([]string, n), make([]string, n), make([][]byte, n)
+	for i, r := range w.Rows {
+		idxs[i], chans[i], types[i], blobs[i] = int32(r.Idx), r.Channel, r.Type, r.Data
+	}
+	stmt := q.insertWrites
+	if w.Upsert {
+		stmt = q.upsertWrites
+	}
+	stmts, inSQL := w.Fence.Statements()
+	if len(stmts) == 0 && inSQL {
+		_, err := db.Exec(ctx, stmt, w.Thread, w.NS, w.Checkpoint, w.Task, w.Path, idxs, chans, types, blobs)
+		return err
+	}
+	// The fence and the rows in one implicit transaction.
+	b := &pgx.Batch{}
+	for _, st := range stmts {
+		b.Queue(st.SQL, st.Args...)
+	}
+	b.Queue(stmt, w.Thread, w.NS, w.Checkpoint, w.Task, w.Path, idxs, chans, types, blobs)
+	if inSQL {
+		return binding.FenceErr(runBatch(ctx, db, b))
+	}
+	return binding.FenceErr(pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
+		if err := w.Fence.Check(ctx); err != nil {
+			return err
+		}
+		return runBatch(ctx, tx, b)
+	}))
+}
+
+// Update implements checkpointer.Driver: fn runs in a transaction (a
+// savepoint of the caller's, on a saver bound to one), run again when
+// PostgreSQL aborted it to break a deadlock.
+func (d *driver) Update(ctx context.Context, fn func(checkpointer.DriverTx) error) error {
+	return d.retry(ctx, func() error {
+		return pgx.BeginFunc(ctx, d.db, func(tx pgx.Tx) error { return binding.FenceErr(fn(&pgTx{tx: tx, q: d.q})) })
+	})
+}
+
+// runBatch sends b and reads every result; the first error wins.
+func runBatch(ctx context.Context, db DB, b *pgx.Batch) error {
+	_, err := runBatchTag(ctx, db, b)
+	return err
+}
+
+// runBatchTag is runBatch returning the command tag of b's last statement.
+func runBatchTag(ctx context.Context, db DB, b *pgx.Batch) (pgconn.CommandTag, error) {
+	br := db.SendBatch(ctx, b)
+	var tag pgconn.CommandTag
+	for range b.Len() {
+		t, err := br.Exec()
+		if err != nil {
+			_ = br.Close()
+			return tag, err
+		}
+		tag = t
+	}
+	return tag, br.Close()
+}
+
+// pgTx is a transaction (checkpointer.DriverTx).
+type pgTx struct {
+	tx pgx.Tx
+	q  *queries
+}
+
+// Put implements checkpointer.DriverTx.
+func (t *pgTx) Put(ctx context.Context, p *checkpointer.PutRows) error {
+	return put(ctx, t.tx, t.q, p)
+}
+
+// PutWrites implements checkpointer.DriverTx.
+func (t *pgTx) PutWrites(ctx context.Context, w *checkpointer.WriteRows) error {
+	return putWrites(ctx, t.tx, t.q, w)
+}
+
+// Fence implements checkpointer.DriverTx: the statements in the
+// transaction, or the check when there are none.
+func (t *pgTx) Fence(ctx context.Context, f checkpointer.WriteFence) error {
+	stmts, inSQL := f.Statements()
+	if !inSQL {
+		return f.Check(ctx)
+	}
+	b := &pgx.Batch{}
+	for _, st := range stmts {
+		b.Queue(st.SQL, st.Args...)
+	}
+	if b.Len() == 0 {
+		return nil
+	}
+	return binding.FenceErr(runBatch(ctx, t.tx, b))
+}
+
+// Heads implements checkpointer.DriverTx: one statement, no lock.
+func (t *pgTx) Heads(ctx context.Context, sel checkpointer.HeadSelector) ([]checkpointer.Head, error) {
+	return heads(ctx, t.tx, t.q, sel)
+}
+
+// Heads implements checkpointer.Driver: one statement.
+func (d *driver) Heads(ctx context.Context, sel checkpointer.HeadSelector) ([]checkpointer.Head, error) {
+	return heads(ctx, d.db, d.q, sel)
+}
+
+func heads(ctx context.Context, db DB, q *queries, sel checkpointer.HeadSelector) ([]checkpointer.Head, error) {
+	sql, args := q.heads(sel)
+	rows, err := db.Query(ctx, sql, args...)
+	if err != nil {
+		return nil, err
+	}
+	return scanHeads(rows)
+}
+
+// heads is the statement and arguments of the heads sel selects.
+func (q *queries) heads(sel checkpointer.HeadSelector) (string, []any) {
+	if len(sel.RunIDs) > 0 {
+		return q.headsRuns, []any{sel.RunIDs}
+	}
+	return q.headsThreads, []any{sel.Threads, sel.NS}
+}
+
+func scanHeads(rows pgx.Rows) ([]checkpointer.Head, error) {
+	var out []checkpointer.Head
+	var h checkpointer.Head
+	var v int32
+	_, err := pgx.ForEachRow(rows, []any{&h.Thread, &h.NS, &h.ID, &h.Stored, &h.Parent, &v, &h.RunID}, func() error {
+		h.V = int(v)
+		out = append(out, h)
+		return nil
+	})
+	return out, err
+}
+
+// DeleteThreads implements checkpointer.Driver: one batch, one implicit
+// transaction, one round trip (see pgTx.DeleteThreads).
+func (d *driver) DeleteThreads(ctx context.Context, threads []string) error {
+	return d.retry(ctx, func() error { return runBatch(ctx, d.db, deleteThreadsBatch(d.q, threads, nil)) })
+}
+
+// deleteThreadsBatch locks the threads' checkpoints, deletes them with
+// their writes, then collects their values in a later statement; counts,
+// when not nil, receives the numbers of checkpoints, writes and values
+// removed.
+func deleteThreadsBatch(q *queries, threads []string, counts *checkpointer.SweepReport) *pgx.Batch {
+	b := &pgx.Batch{}
+	b.Queue(q.lockThreads, threads)
+	del := b.Queue(q.deleteThreads, threads)
+	gc := b.Queue(q.gcThreads, threads)
+	if counts != nil {
+		del.QueryRow(func(row pgx.Row) error { return row.Scan(&counts.Checkpoints, &counts.Writes) })
+		gc.QueryRow(func(row pgx.Row) error { return row.Scan(&counts.Blobs) })
+	}
+	return b
+}
+
+// columns splits removals into the columns of their rows, and of their
+// KeepSends, and lists their threads.
+func columns(rs []checkpointer.Removal) (threads, t, ns, id, kt, kns, kid []string) {
+	for _, r := range rs {
+		threads = append(threads, r.Thread)
+		for _, i := range r.IDs {
+			t, ns, id = append(t, r.Thread), append(ns, r.NS), append(id, i)
+		}
+		for _, i := range r.KeepSends {
+			kt, kns, kid = append(kt, r.Thread), append(kns, r.NS), append(kid, i)
+		}
+	}
+	slices.Sort(threads)
+	return slices.Compact(threads), t, ns, id, kt, kns, kid
+}
+
+// Lock implements checkpointer.DriverTx: queries.lock, then the heads in
+// a later statement of the same round trip, whose snapshot includes the
+// puts the lock waited for.
+func (t *pgTx) Lock(ctx context.Context, rs []checkpointer.Removal, sel checkpointer.HeadSelector) ([]checkpointer.Head, error) {
+	threads, ct, cns, cid, _, _, _ := columns(rs)
+	b := &pgx.Batch{}
+	b.Queue(t.q.lock, threads, ct, cns, cid)
+	var out []checkpointer.Head
+	q, args := t.q.heads(sel)
+	b.Queue(q, args...).Query(func(rows pgx.Rows) (err error) { out, err = scanHeads(rows); return err })
+	return out, t.tx.SendBatch(ctx, b).Close()
+}
+
+// errCountOnly rolls a counting removal's savepoint back.
+var errCountOnly = errors.New("count only")
+
+// Remove implements checkpointer.DriverTx: the deletes, then the value
+// collection in a later statement (queries.gcBlobs). Counting runs the
+// same statements in a savepoint rolled back.
+func (t *pgTx) Remove(ctx context.Context, rs []checkpointer.Removal, countOnly bool) (checkpointer.SweepReport, error) {
+	var rep checkpointer.SweepReport
+	threads, ct, cns, cid, kt, kns, kid := columns(rs)
+	nt, nns := make([]string, len(rs)), make([]string, len(rs))
+	for i, r := range rs {
+		nt[i], nns[i] = r.Thread, r.NS
+	}
+	err := t.counting(ctx, countOnly, func(tx pgx.Tx) error {
+		b := &pgx.Batch{}
+		b.Queue(t.q.remove, threads, ct, cns, cid, kt, kns, kid).QueryRow(func(row pgx.Row) error {
+			return row.Scan(&rep.Checkpoints, &rep.Writes)
+		})
+		b.Queue(t.q.gcBlobs, threads, nt, nns).QueryRow(func(row pgx.Row) error { return row.Scan(&rep.Blobs) })
+		return tx.SendBatch(ctx, b).Close()
+	})
+	return rep, err
+}
+
+// counting runs fn in tx, or with countOnly in a savepoint rolled back.
+func (t *pgTx) counting(ctx context.Context, countOnly bool, fn func(pgx.Tx) error) error {
+	if !countOnly {
+		return fn(t.tx)
+	}
+	err := pgx.BeginFunc(ctx, t.tx, func(sp pgx.Tx) error {
+		if err := fn(sp); err != nil {
+			return err
+		}
+		return errCountOnly
+	})
+	if errors.Is(err, errCountOnly) {
+		return nil
+	}
+	return err
+}
+
+// DeleteThreads implements checkpointer.DriverTx: lock, delete the
+// checkpoints and writes, collect the values (queries.deleteThreads).
+func (t *pgTx) DeleteThreads(ctx context.Context, threads []string, countOnly bool) (checkpointer.SweepReport, error) {
+	var rep checkpointer.SweepReport
+	err := t.counting(ctx, countOnly, func(tx pgx.Tx) error {
+		return tx.SendBatch(ctx, deleteThreadsBatch(t.q, threads, &rep)).Close()
+	})
+	return rep, err
+}
+
+// Rows implements checkpointer.DriverTx.
+func (t *pgTx) Rows(ctx context.Context, thread string) (*checkpointer.ThreadRows, error) {
+	out := &checkpointer.ThreadRows{}
+	var c checkpointer.PutRows
+	rows, _ := t.tx.Query(ctx, t.q.srcCkpts, thread)
+	if _, err := pgx.ForEachRow(rows, []any{&c.NS, &c.ID, &c.Parent, &c.Doc, &c.Meta, &c.Type}, func() error {
+		out.Checkpoints = append(out.Checkpoints, c)
+		c = checkpointer.PutRows{}
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	var v checkpointer.NamespacedValue
+	rows, _ = t.tx.Query(ctx, t.q.srcBlobs, thread)
+	if _, err := pgx.ForEachRow(rows, []any{&v.NS, &v.Channel, &v.Version, &v.Type, &v.Data}, func() error {
+		out.Values = append(out.Values, v)
+		v = checkpointer.NamespacedValue{}
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	var w checkpointer.NamespacedWrite
+	var idx int32
+	rows, _ = t.tx.Query(ctx, t.q.srcWrites, thread)
+	if _, err := pgx.ForEachRow(rows, []any{&w.NS, &w.Checkpoint, &w.Task, &w.Path, &idx, &w.Channel, &w.Type, &w.Data}, func() error {
+		w.Idx = int(idx)
+		out.Writes = append(out.Writes, w)
+		w = checkpointer.NamespacedWrite{}
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Overwrite implements checkpointer.DriverTx: one statement per table.
+func (t *pgTx) Overwrite(ctx context.Context, thread string, rows *checkpointer.ThreadRows) error {
+	b := &pgx.Batch{}
+	if n := len(rows.Checkpoints); n > 0 {
+		ns, id, parent, typ := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+		doc, md := make([]json.RawMessage, n), make([]json.RawMessage, n)
+		for i, c := range rows.Checkpoints {
+			ns[i], id[i], parent[i], doc[i], md[i], typ[i] = c.NS, c.ID, c.Parent, c.Doc, c.Meta, c.Type
+		}
+		b.Queue(t.q.putCkptsCopy, thread, ns, id, parent, doc, md, typ)
+	}
+	if n := len(rows.Values); n > 0 {
+		ns, ch, ver, typ, data := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([][]byte, n)
+		for i, v := range rows.Values {
+			ns[i], ch[i], ver[i], typ[i], data[i] = v.NS, v.Channel, v.Version, v.Type, v.Data
+		}
+		b.Queue(t.q.putBlobsCopy, thread, ns, ch, ver, typ, data)
+	}
+	if n := len(rows.Writes); n > 0 {
+		ns, cid, tid, tp, ch, typ := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+		idx, data := make([]int32, n), make([][]byte, n)
+		for i, w := range rows.Writes {
+			ns[i], cid[i], tid[i], tp[i], idx[i], ch[i], typ[i], data[i] = w.NS, w.Checkpoint, w.Task, w.Path, int32(w.Idx), w.Channel, w.Type, w.Data
+			if data[i] == nil {
+				data[i] = []byte{}
+			}
+		}
+		b.Queue(t.q.putWritesCopy, thread, ns, cid, tid, tp, idx, ch, typ, data)
+	}
+	if b.Len() == 0 {
+		return nil
+	}
+	return t.tx.SendBatch(ctx, b).Close()
+}

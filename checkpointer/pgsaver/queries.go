@@ -1,0 +1,252 @@
+package pgsaver
+
+import "strings"
+
+// queries holds every statement with the table names filled in, built once
+// per Saver so hot paths do no string work and pgx's statement cache sees the
+// same text each time.
+type queries struct {
+	schema                     string
+	checkpoints, blobs, writes string // table names, qualified and quoted when a schema is set
+
+	selectTuple   string // SELECT ... FROM checkpoints c, ready for a WHERE
+	getByID       string
+	getLatest     string
+	putCkpt       string
+	insertWrites  string
+	upsertWrites  string
+	threads       string
+	threadInfos   string
+	headsThreads  string
+	headsRuns     string
+	lock          string
+	remove        string
+	gcBlobs       string
+	gcThreads     string
+	lockThreads   string
+	deleteThreads string
+	srcCkpts      string
+	srcBlobs      string
+	srcWrites     string
+	putCkptsCopy  string
+	putBlobsCopy  string
+	putWritesCopy string
+}
+
+func buildQueries(schema string) queries {
+	q := queries{
+		schema:      schema,
+		checkpoints: ident(schema, "checkpoints"),
+		blobs:       ident(schema, "checkpoint_blobs"),
+		writes:      ident(schema, "checkpoint_writes"),
+	}
+	r := strings.NewReplacer("{checkpoints}", q.checkpoints, "{blobs}", q.blobs, "{writes}", q.writes)
+	f := r.Replace
+
+	// One statement returns a checkpoint with everything needed to rebuild
+	// it, as LangGraph's PostgresSaver does: channel values are the blob rows
+	// at each channel's *current* version (whichever checkpoint wrote them),
+	// pending writes are ordered by (task_id, idx), and v<4 checkpoints also
+	// get their parent's __pregel_tasks writes (pending sends). Text is
+	// turned into bytea with convert_to, not a ::bytea cast, so backslashes
+	// in channel names survive. The blob lookup is a LATERAL subquery kept
+	// apart by OFFSET 0 so that each channel is one primary-key probe: joined
+	// plainly, the planner (which guesses 100 rows for jsonb_each_text) hashes
+	// every blob row of the thread instead, a cost that grows with the
+	// thread's history.
+	q.selectTuple = f(`SELECT c.thread_id, c.checkpoint_ns, c.checkpoint_id, c.parent_checkpoint_id, c.checkpoint, c.metadata,
+	(SELECT array_agg(array[convert_to(cv.key, 'UTF8'), convert_to(cv.value, 'UTF8'), convert_to(bl.type, 'UTF8'), bl.blob])
+		FROM jsonb_each_text(c.checkpoint -> 'channel_versions') cv
+		CROSS JOIN LATERAL (SELECT b.type, b.blob FROM {blobs} b WHERE b.thread_id = c.thread_id AND b.checkpoint_ns = c.checkpoint_ns
+			AND b.channel = cv.key AND b.version = cv.value OFFSET 0) bl) AS channel_values,
+	(SELECT array_agg(array[convert_to(cw.task_id, 'UTF8'), convert_to(cw.idx::text, 'UTF8'), convert_to(cw.channel, 'UTF8'), convert_to(coalesce(cw.type, ''), 'UTF8'), cw.blob] ORDER BY cw.task_id, cw.idx)
+		FROM {writes} cw
+		WHERE cw.thread_id = c.thread_id AND cw.checkpoint_ns = c.checkpoint_ns AND cw.checkpoint_id = c.checkpoint_id) AS pending_writes,
+	CASE WHEN c.parent_checkpoint_id IS NOT NULL AND jsonb_typeof(c.checkpoint -> 'v') = 'number' AND (c.checkpoint -> 'v') < '4'::jsonb THEN
+	(SELECT array_agg(array[convert_to(ps.task_id, 'UTF8'), convert_to(ps.idx::text, 'UTF8'), convert_to(coalesce(ps.type, ''), 'UTF8'), ps.blob] ORDER BY ps.task_path, ps.task_id, ps.idx)
+		FROM {writes} ps
+		WHERE ps.thread_id = c.thread_id AND ps.checkpoint_ns = c.checkpoint_ns AND ps.checkpoint_id = c.parent_checkpoint_id
+			AND ps.channel = '__pregel_tasks') END AS pending_sends
+FROM {checkpoints} c`)
+	q.getByID = q.selectTuple + `
+WHERE c.thread_id = $1 AND c.checkpoint_ns = $2 AND c.checkpoint_id = $3`
+	q.getLatest = q.selectTuple + `
+WHERE c.thread_id = $1 AND c.checkpoint_ns = $2
+ORDER BY c.checkpoint_id DESC LIMIT 1`
+
+	// A Put in one statement (one cached statement whatever the number of
+	// channels): its blob rows, then its checkpoint row. First write wins
+	// for values: a (thread, ns, channel, version) names one value
+	// forever. Rows flagged inline ($11) are the parent's Python-inline
+	// values (see putBatch): they are inserted only when the parent's
+	// document holds the channel inline at that version.
+	//
+	// $12 says the checkpoint inherits values from its parent $4
+	// (core.Inherits): then the parent row is locked FOR KEY SHARE and,
+	// when it is gone, nothing is inserted and the statement reports no
+	// row (the driver returns checkpointer.ErrParentMissing). The lock is
+	// what makes the check hold until the commit: every statement that
+	// removes checkpoints (the sweep, Prune, DeleteThread,
+	// DeleteCheckpoint, DeleteForRuns) first locks the rows it removes FOR
+	// UPDATE, which conflicts with KEY SHARE, and works out which values
+	// stay in a later statement. So either the put locks the parent first
+	// and the remover, waiting for it, then sees the new checkpoint and
+	// keeps what it reads (a sweep also finds the thread active again), or
+	// the remover locks first and the put, waiting for it, finds the
+	// parent gone. A plain check (EXISTS) would not do under READ
+	// COMMITTED: a remover whose snapshot predates the put's commit
+	// deletes the values the new checkpoint shares with its parent.
+	//
+	// ok has exactly one row unless the put is refused; it is referenced
+	// twice, so PostgreSQL evaluates it once and both inserts see the
+	// same decision. The parent is found by its primary key, once per
+	// statement.
+	q.putCkpt = f(`WITH parent AS (
+	SELECT p.checkpoint AS doc FROM {checkpoints} p
+	WHERE $12::boolean AND p.thread_id = $1 AND p.checkpoint_ns = $2 AND p.checkpoint_id = $4
+	FOR KEY SHARE
+), ok AS (
+	SELECT parent.doc FROM (VALUES (1)) AS one(x) LEFT JOIN parent ON true
+	WHERE NOT $12::boolean OR parent.doc IS NOT NULL
+), values_ AS (
+	INSERT INTO {blobs} (thread_id, checkpoint_ns, channel, version, type, blob)
+	SELECT $1, $2, t.ch, t.ver, t.typ, t.bl
+	FROM unnest($7::text[], $8::text[], $9::text[], $10::bytea[], $11::boolean[]) AS t(ch, ver, typ, bl, inl), ok
+	WHERE NOT t.inl OR (ok.doc -> 'channel_values' ? t.ch AND ok.doc -> 'channel_versions' ->> t.ch = t.ver)
+	ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO NOTHING
+)
+INSERT INTO {checkpoints} (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata)
+SELECT $1, $2, $3, $4, $5, $6 FROM ok
+ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) DO UPDATE SET checkpoint = EXCLUDED.checkpoint, metadata = EXCLUDED.metadata`)
+
+	writesInsert := `INSERT INTO {writes} (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob)
+SELECT $1, $2, $3, $4, $5, i, ch, typ, bl FROM unnest($6::integer[], $7::text[], $8::text[], $9::bytea[]) AS t(i, ch, typ, bl)
+ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) `
+	q.insertWrites = f(writesInsert + `DO NOTHING`)
+	q.upsertWrites = f(writesInsert + `DO UPDATE SET channel = EXCLUDED.channel, type = EXCLUDED.type, blob = EXCLUDED.blob`)
+
+	// A page of thread ids after $1, from the primary key.
+	q.threads = f(`SELECT DISTINCT thread_id FROM {checkpoints} WHERE thread_id > $1 ORDER BY thread_id LIMIT $2`)
+	q.threadInfos = f(`SELECT thread_id, count(*), max(checkpoint_id) FROM {checkpoints}
+GROUP BY thread_id ORDER BY max(checkpoint_id) DESC, thread_id`)
+
+	// The heads of a removal: every checkpoint of the selected namespaces
+	// with what the engine's rules read, and every orphan write set. A
+	// document without a numeric v is read as current (4), as selectTuple
+	// reads it (no pending sends).
+	heads := func(where string) string {
+		return f(`SELECT thread_id, checkpoint_ns, checkpoint_id, true, coalesce(parent_checkpoint_id, ''),
+	CASE WHEN jsonb_typeof(checkpoint -> 'v') = 'number' THEN least(greatest(floor((checkpoint ->> 'v')::numeric), -1), 1000)::int ELSE 4 END,
+	CASE WHEN jsonb_typeof(metadata -> 'run_id') = 'string' THEN metadata ->> 'run_id' ELSE '' END
+FROM {checkpoints} WHERE ` + where + `
+UNION ALL
+SELECT thread_id, checkpoint_ns, checkpoint_id, false, '', 0, '' FROM (
+	SELECT thread_id, checkpoint_ns, checkpoint_id FROM {writes} WHERE ` + where + `
+	EXCEPT
+	SELECT thread_id, checkpoint_ns, checkpoint_id FROM {checkpoints} WHERE ` + where + `) orphans`)
+	}
+	// $2 NULL: every namespace.
+	q.headsThreads = heads(`thread_id = ANY($1) AND ($2::text IS NULL OR checkpoint_ns = $2)`)
+	q.headsRuns = heads(`(thread_id, checkpoint_ns) IN (SELECT thread_id, checkpoint_ns FROM {checkpoints} WHERE metadata ->> 'run_id' = ANY($1))`)
+
+	// The rows a removal is about to remove, FOR UPDATE and in key order
+	// (concurrent removers do not deadlock). A put continuing one of them
+	// holds it FOR KEY SHARE (see putCkpt), which conflicts: the lock
+	// waits for such a put, and a put coming later waits for the removal
+	// and finds its parent gone.
+	q.lock = f(`SELECT 1 FROM {checkpoints}
+WHERE thread_id = ANY($1) AND (thread_id, checkpoint_ns, checkpoint_id) IN (
+	SELECT * FROM unnest($2::text[], $3::text[], $4::text[]))
+ORDER BY thread_id, checkpoint_ns, checkpoint_id FOR UPDATE`)
+
+	// A removal: the checkpoints ($2, $3, $4: thread, namespace, id) and
+	// their writes, but for the __pregel_tasks writes of the ids $5, $6,
+	// $7 (a kept v<4 checkpoint reads its pending sends from them); $1
+	// their threads, so that each delete is an index range.
+	q.remove = f(`WITH d AS (
+	SELECT * FROM unnest($2::text[], $3::text[], $4::text[]) AS d(thread_id, checkpoint_ns, checkpoint_id)
+), c AS (
+	DELETE FROM {checkpoints} WHERE thread_id = ANY($1)
+		AND (thread_id, checkpoint_ns, checkpoint_id) IN (SELECT * FROM d)
+	RETURNING 1
+), w AS (
+	DELETE FROM {writes} WHERE thread_id = ANY($1)
+		AND (thread_id, checkpoint_ns, checkpoint_id) IN (SELECT * FROM d)
+		AND NOT (channel = '__pregel_tasks' AND (thread_id, checkpoint_ns, checkpoint_id) IN (
+			SELECT * FROM unnest($5::text[], $6::text[], $7::text[])))
+	RETURNING 1
+)
+SELECT (SELECT count(*) FROM c), (SELECT count(*) FROM w)`)
+
+	// Value garbage collection in the namespaces ($2, $3) of the threads
+	// $1: a value row lives while some checkpoint of its namespace has the
+	// channel at that version. It runs as a statement after the deletes,
+	// so its snapshot includes every put they waited for: a value a new
+	// checkpoint shares with a removed one stays. The dead values are an
+	// EXCEPT, which PostgreSQL hashes, not an anti-join it would run as a
+	// nested loop on its guess of one row.
+	q.gcBlobs = f(`WITH ns AS (
+	SELECT * FROM unnest($2::text[], $3::text[]) AS n(thread_id, checkpoint_ns)
+), dead AS (
+	SELECT b.thread_id, b.checkpoint_ns, b.channel, b.version FROM {blobs} b
+	WHERE b.thread_id = ANY($1) AND (b.thread_id, b.checkpoint_ns) IN (SELECT * FROM ns)
+	EXCEPT
+	SELECT c.thread_id, c.checkpoint_ns, cv.key, cv.value
+	FROM {checkpoints} c CROSS JOIN LATERAL jsonb_each_text(c.checkpoint -> 'channel_versions') cv
+	WHERE c.thread_id = ANY($1) AND (c.thread_id, c.checkpoint_ns) IN (SELECT * FROM ns)
+), b AS (
+	DELETE FROM {blobs} b USING dead d
+	WHERE b.thread_id = ANY($1) AND b.thread_id = d.thread_id AND b.checkpoint_ns = d.checkpoint_ns
+		AND b.channel = d.channel AND b.version = d.version
+	RETURNING 1
+)
+SELECT count(*) FROM b`)
+
+	// DeleteThread: lockThreads first (as q.lock), then the checkpoints
+	// and writes in one statement, then the values as garbage of the
+	// threads (gcThreads): a checkpoint stored after lockThreads's snapshot is not
+	// locked, so a put may continue it while the delete runs; the delete
+	// waits for that put, which then stays, and the collection keeps every
+	// value it reads.
+	q.lockThreads = f(`SELECT 1 FROM {checkpoints} WHERE thread_id = ANY($1)
+ORDER BY thread_id, checkpoint_ns, checkpoint_id FOR UPDATE`)
+	q.deleteThreads = f(`WITH c AS (
+	DELETE FROM {checkpoints} WHERE thread_id = ANY($1) RETURNING 1
+), w AS (
+	DELETE FROM {writes} WHERE thread_id = ANY($1) RETURNING 1
+)
+SELECT (SELECT count(*) FROM c), (SELECT count(*) FROM w)`)
+	q.gcThreads = f(`WITH live AS (
+	SELECT c.thread_id, c.checkpoint_ns, cv.key AS channel, cv.value AS version
+	FROM {checkpoints} c CROSS JOIN LATERAL jsonb_each_text(c.checkpoint -> 'channel_versions') cv
+	WHERE c.thread_id = ANY($1)
+), b AS (
+	DELETE FROM {blobs} b WHERE b.thread_id = ANY($1) AND NOT EXISTS (
+		SELECT 1 FROM live l WHERE l.thread_id = b.thread_id AND l.checkpoint_ns = b.checkpoint_ns
+			AND l.channel = b.channel AND l.version = b.version)
+	RETURNING 1
+)
+SELECT count(*) FROM b`)
+
+	// Every row of a thread (CopyThread), and their copies, replacing the
+	// destination's rows with the same keys.
+	q.srcCkpts = f(`SELECT checkpoint_ns, checkpoint_id, coalesce(parent_checkpoint_id, ''), checkpoint, metadata, coalesce(type, '')
+FROM {checkpoints} WHERE thread_id = $1`)
+	q.srcBlobs = f(`SELECT checkpoint_ns, channel, version, type, blob FROM {blobs} WHERE thread_id = $1`)
+	q.srcWrites = f(`SELECT checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, coalesce(type, ''), blob
+FROM {writes} WHERE thread_id = $1`)
+	q.putCkptsCopy = f(`INSERT INTO {checkpoints} (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata)
+SELECT $1, ns, id, nullif(p, ''), nullif(ty, ''), doc, md
+FROM unnest($2::text[], $3::text[], $4::text[], $5::jsonb[], $6::jsonb[], $7::text[]) AS t(ns, id, p, doc, md, ty)
+ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) DO UPDATE SET parent_checkpoint_id = EXCLUDED.parent_checkpoint_id, type = EXCLUDED.type,
+	checkpoint = EXCLUDED.checkpoint, metadata = EXCLUDED.metadata`)
+	q.putBlobsCopy = f(`INSERT INTO {blobs} (thread_id, checkpoint_ns, channel, version, type, blob)
+SELECT $1, ns, ch, ver, typ, bl FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::bytea[]) AS t(ns, ch, ver, typ, bl)
+ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO UPDATE SET type = EXCLUDED.type, blob = EXCLUDED.blob`)
+	q.putWritesCopy = f(`INSERT INTO {writes} (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob)
+SELECT $1, ns, cid, tid, tp, i, ch, typ, bl
+FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::integer[], $7::text[], $8::text[], $9::bytea[]) AS t(ns, cid, tid, tp, i, ch, typ, bl)
+ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) DO UPDATE SET task_path = EXCLUDED.task_path,
+	channel = EXCLUDED.channel, type = EXCLUDED.type, blob = EXCLUDED.blob`)
+	return q
+}

@@ -1,8 +1,0 @@
-//go:build !linux
-
-package sqlite
-
-import "time"
-
-// cpuTime is not measured here: the benchmarks report 0 for it.
-func cpuTime() time.Duration { return 0 }

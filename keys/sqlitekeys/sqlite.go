@@ -1,0 +1,486 @@
+package sqlitekeys
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/memvault/memvault/internal/sqlitedb"
+	"github.com/memvault/memvault/keys"
+)
+
+// migrationFiles holds the key table's schema steps, run by
+// sqlitedb.Migrate as component "keys": migrations/keys/NN_*.sql is step
+// NN. memvault's own tables (LangGraph has none for keys). Append new
+// files; never edit a released one (schema_test.go holds them to the steps
+// of earlier builds).
+//
+//go:embed migrations/keys/*.sql
+var migrationFiles embed.FS
+
+// migrations are the key table's schema steps, in order.
+var migrations = sqlitedb.MustLoad(migrationFiles, "migrations/keys")
+
+// Table is a keys.Table in a SQLite database.
+type Table struct {
+	db   *sqlitedb.DB
+	path string // the file, for Purge's check; "" for a database given by New-style wrapping
+}
+
+var (
+	_ keys.ThreadTable  = (*Table)(nil)
+	_ keys.ErasureTable = (*Table)(nil)
+)
+
+// Open opens (creating when missing) the key table in the SQLite file at
+// path.
+func Open(ctx context.Context, path string) (*Table, error) {
+	db, err := sqlitedb.Open(path, sqlitedb.Options{Synchronous: sqlitedb.SyncFull})
+	if err != nil {
+		return nil, fmt.Errorf("keys/sqlitekeys: %w", err)
+	}
+	if err := db.Migrate(ctx, "keys", migrations); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("keys/sqlitekeys: %w", err)
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil || path == sqlitedb.Memory {
+		abs = ""
+	}
+	return &Table{db: db, path: abs}, nil
+}
+
+// Close closes the table's database handle.
+func (t *Table) Close() error { return t.db.Close() }
+
+const cols = `subject, version, key_id, kek, wrapped, created_at`
+
+func scan(rows *sql.Rows) ([]keys.WrappedKey, error) {
+	defer rows.Close()
+	var out []keys.WrappedKey
+	for rows.Next() {
+		var k keys.WrappedKey
+		var created string
+		if err := rows.Scan(&k.Subject, &k.Version, &k.ID, &k.KEK, &k.Wrapped, &created); err != nil {
+			return nil, fmt.Errorf("keys/sqlitekeys: %w", err)
+		}
+		var err error
+		if k.Created, err = time.Parse(time.RFC3339Nano, created); err != nil {
+			return nil, fmt.Errorf("keys/sqlitekeys: key %d of %q: bad creation time: %w", k.Version, k.Subject, err)
+		}
+		out = append(out, k)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("keys/sqlitekeys: %w", err)
+	}
+	return out, nil
+}
+
+// Keys implements keys.Table.
+func (t *Table) Keys(ctx context.Context, subject string) ([]keys.WrappedKey, error) {
+	var out []keys.WrappedKey
+	err := t.db.Read(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, `SELECT `+cols+` FROM memvault_data_keys WHERE subject = ? ORDER BY version DESC`, subject)
+		if err != nil {
+			return fmt.Errorf("keys/sqlitekeys: %w", err)
+		}
+		out, err = scan(rows)
+		return err
+	})
+	return out, err
+}
+
+// Insert implements keys.Table.
+func (t *Table) Insert(ctx context.Context, k keys.WrappedKey) error {
+	return t.db.Write(ctx, func(tx *sql.Tx) error {
+		if err := refuseErasing(ctx, tx, k.Subject); err != nil {
+			return err
+		}
+		if th, ok := keys.ThreadOfKeyOwner(k.Subject); ok {
+			// A thread of an erased subject gets no key again.
+			var n int
+			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM memvault_thread_subjects b JOIN memvault_erasures e ON e.subject = b.subject
+WHERE b.thread_id = ? AND e.readmitted = 0`, th).Scan(&n); err != nil {
+				return fmt.Errorf("keys/sqlitekeys: %w", err)
+			}
+			if n > 0 {
+				return fmt.Errorf("keys/sqlitekeys: key of thread %q: %w", th, keys.ErrSubjectErased)
+			}
+		}
+		res, err := tx.ExecContext(ctx, `INSERT INTO memvault_data_keys (`+cols+`) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+			k.Subject, k.Version, k.ID, k.KEK, k.Wrapped, k.Created.UTC().Format(time.RFC3339Nano))
+		if err != nil {
+			return fmt.Errorf("keys/sqlitekeys: %w", err)
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return fmt.Errorf("keys/sqlitekeys: %w", err)
+		} else if n == 0 {
+			return keys.ErrKeyExists
+		}
+		return nil
+	})
+}
+
+// Destroy implements keys.Table: the rows are deleted (their pages
+// zeroed), then the write-ahead log is checkpointed and truncated so no
+// old copy of them stays in it. A reader holding the log open can delay
+// the truncation; the next Destroy retries it.
+func (t *Table) Destroy(ctx context.Context, subject string) ([]keys.WrappedKey, error) {
+	var out []keys.WrappedKey
+	err := t.db.Write(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, `DELETE FROM memvault_data_keys WHERE subject = ? RETURNING `+cols, subject)
+		if err != nil {
+			return fmt.Errorf("keys/sqlitekeys: %w", err)
+		}
+		out, err = scan(rows)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	for i := range out {
+		out[i].Wrapped = nil
+	}
+	// A reader keeping the log makes this fail rather than pass silently;
+	// StartErasure and Purge are the erasure's own path.
+	if err := t.db.Compact(ctx); err != nil {
+		return out, fmt.Errorf("keys/sqlitekeys: keys destroyed, a copy may remain in the file: %w: %w", keys.ErrErasurePending, err)
+	}
+	return out, nil
+}
+
+// Rewrap implements keys.Table.
+func (t *Table) Rewrap(ctx context.Context, subject string, version int, oldKEK, newKEK string, wrapped []byte) (bool, error) {
+	var n int64
+	err := t.db.Write(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE memvault_data_keys SET kek = ?, wrapped = ? WHERE subject = ? AND version = ? AND kek = ?`,
+			newKEK, wrapped, subject, version, oldKEK)
+		if err != nil {
+			return fmt.Errorf("keys/sqlitekeys: %w", err)
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	return n == 1, err
+}
+
+// Page implements keys.Table.
+func (t *Table) Page(ctx context.Context, afterSubject string, afterVersion, limit int) ([]keys.WrappedKey, error) {
+	var out []keys.WrappedKey
+	err := t.db.Read(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, `SELECT `+cols+` FROM memvault_data_keys WHERE (subject, version) > (?, ?) ORDER BY subject, version LIMIT ?`,
+			afterSubject, afterVersion, limit)
+		if err != nil {
+			return fmt.Errorf("keys/sqlitekeys: %w", err)
+		}
+		out, err = scan(rows)
+		return err
+	})
+	return out, err
+}
+
+// BindThread implements keys.ThreadTable.
+func (t *Table) BindThread(ctx context.Context, thread, subject string) (string, error) {
+	var bound string
+	err := t.db.Write(ctx, func(tx *sql.Tx) error {
+		err := tx.QueryRowContext(ctx, `SELECT subject FROM memvault_thread_subjects WHERE thread_id = ?`, thread).Scan(&bound)
+		if err == nil || !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
+		if err := refuseErasing(ctx, tx, subject); err != nil {
+			return err
+		}
+		bound = subject
+		_, err = tx.ExecContext(ctx, `INSERT INTO memvault_thread_subjects (thread_id, subject) VALUES (?, ?)`, thread, subject)
+		return err
+	})
+	if errors.Is(err, keys.ErrSubjectErased) {
+		return "", err
+	}
+	if err != nil {
+		return "", fmt.Errorf("keys/sqlitekeys: bind thread: %w", err)
+	}
+	return bound, nil
+}
+
+// BoundSubject implements keys.ThreadTable.
+func (t *Table) BoundSubject(ctx context.Context, thread string) (string, error) {
+	var s string
+	err := t.db.Read(ctx, func(tx *sql.Tx) error {
+		err := tx.QueryRowContext(ctx, `SELECT subject FROM memvault_thread_subjects WHERE thread_id = ?`, thread).Scan(&s)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil
+		}
+		return err
+	})
+	if err != nil {
+		return "", fmt.Errorf("keys/sqlitekeys: %w", err)
+	}
+	return s, nil
+}
+
+// SubjectThreads implements keys.ThreadTable.
+func (t *Table) SubjectThreads(ctx context.Context, subject string) ([]string, error) {
+	var out []string
+	err := t.db.Read(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, `SELECT thread_id FROM memvault_thread_subjects WHERE subject = ? ORDER BY thread_id`, subject)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var th string
+			if err := rows.Scan(&th); err != nil {
+				return err
+			}
+			out = append(out, th)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("keys/sqlitekeys: %w", err)
+	}
+	return out, nil
+}
+
+// UnbindThreads implements keys.ThreadTable.
+func (t *Table) UnbindThreads(ctx context.Context, subject string) error {
+	return t.db.Write(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `DELETE FROM memvault_thread_subjects WHERE subject = ?`, subject)
+		return err
+	})
+}
+
+// refuseErasing fails with keys.ErrSubjectErased when subject was erased
+// (or is being erased) and not readmitted: no key is made and no thread
+// bound for it.
+func refuseErasing(ctx context.Context, tx *sql.Tx, subject string) error {
+	var n int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM memvault_erasures WHERE subject = ? AND readmitted = 0`, subject).Scan(&n); err != nil {
+		return fmt.Errorf("keys/sqlitekeys: %w", err)
+	}
+	if n > 0 {
+		return fmt.Errorf("keys/sqlitekeys: subject %q: %w", subject, keys.ErrSubjectErased)
+	}
+	return nil
+}
+
+const erasureCols = `subject, started_at, key_ids, trace, threads, items, done, finished_at, readmitted`
+
+func scanErasure(row interface{ Scan(...any) error }) (*keys.Erasure, error) {
+	var (
+		e            keys.Erasure
+		started, ids string
+		finished     sql.NullString
+		done, readm  int
+	)
+	if err := row.Scan(&e.Subject, &started, &ids, &e.Trace, &e.Threads, &e.Items, &done, &finished, &readm); err != nil {
+		return nil, err
+	}
+	var err error
+	if e.Started, err = time.Parse(time.RFC3339Nano, started); err != nil {
+		return nil, fmt.Errorf("keys/sqlitekeys: erasure of %q: bad start time: %w", e.Subject, err)
+	}
+	if finished.Valid {
+		if e.Finished, err = time.Parse(time.RFC3339Nano, finished.String); err != nil {
+			return nil, fmt.Errorf("keys/sqlitekeys: erasure of %q: bad finish time: %w", e.Subject, err)
+		}
+	}
+	if ids != "" {
+		e.KeyIDs = strings.Split(ids, ",")
+	}
+	e.Done, e.Readmitted = done != 0, readm != 0
+	return &e, nil
+}
+
+// StartErasure implements keys.ErasureTable. The deleted rows' pages are
+// zeroed (secure_delete); Purge then rewrites the file and truncates the
+// log, and checks that no copy of the keys' bytes is left.
+func (t *Table) StartErasure(ctx context.Context, subject string, now time.Time) (keys.Erasure, error) {
+	var out keys.Erasure
+	err := t.db.Write(ctx, func(tx *sql.Tx) error {
+		e, err := scanErasure(tx.QueryRowContext(ctx, `SELECT `+erasureCols+` FROM memvault_erasures WHERE subject = ?`, subject))
+		if errors.Is(err, sql.ErrNoRows) || (err == nil && e.Readmitted) {
+			e, err = &keys.Erasure{Subject: subject, Started: now}, nil
+		}
+		if err != nil {
+			return fmt.Errorf("keys/sqlitekeys: %w", err)
+		}
+		// The subject's keys, and the own keys of every thread bound to it.
+		rows, err := tx.QueryContext(ctx, `DELETE FROM memvault_data_keys WHERE subject = ?
+	OR subject IN (SELECT ? || thread_id FROM memvault_thread_subjects WHERE subject = ?) RETURNING `+cols,
+			subject, keys.ThreadKeyOwner(""), subject)
+		if err != nil {
+			return fmt.Errorf("keys/sqlitekeys: %w", err)
+		}
+		gone, err := scan(rows)
+		if err != nil {
+			return err
+		}
+		var ids []string
+		for _, k := range gone {
+			ids = append(ids, k.ID)
+			e.Trace = keys.AppendFingerprints(e.Trace, keys.FingerprintOf(k.Wrapped))
+			clear(k.Wrapped)
+		}
+		e.KeyIDs = keys.MergeKeyIDs(e.KeyIDs, ids)
+		if e.Trace == nil {
+			e.Trace = []byte{}
+		}
+		e.Done, e.Finished = false, time.Time{}
+		_, err = tx.ExecContext(ctx, `INSERT OR REPLACE INTO memvault_erasures (`+erasureCols+`) VALUES (?, ?, ?, ?, ?, ?, 0, NULL, 0)`,
+			subject, e.Started.UTC().Format(time.RFC3339Nano), strings.Join(e.KeyIDs, ","), e.Trace, e.Threads, e.Items)
+		if err != nil {
+			return fmt.Errorf("keys/sqlitekeys: record erasure: %w", err)
+		}
+		out = *e
+		return nil
+	})
+	return out, err
+}
+
+// Erasure implements keys.ErasureTable.
+func (t *Table) Erasure(ctx context.Context, subject string) (*keys.Erasure, error) {
+	var out *keys.Erasure
+	err := t.db.Read(ctx, func(tx *sql.Tx) error {
+		e, err := scanErasure(tx.QueryRowContext(ctx, `SELECT `+erasureCols+` FROM memvault_erasures WHERE subject = ?`, subject))
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil
+		}
+		out = e
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("keys/sqlitekeys: %w", err)
+	}
+	return out, nil
+}
+
+// AddErased implements keys.ErasureTable.
+func (t *Table) AddErased(ctx context.Context, subject string, threads, items int) error {
+	return t.db.Write(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `UPDATE memvault_erasures SET threads = max(threads, ?), items = items + ? WHERE subject = ? AND done = 0`, threads, items, subject)
+		return err
+	})
+}
+
+// FinishErasure implements keys.ErasureTable.
+func (t *Table) FinishErasure(ctx context.Context, subject string, now time.Time) error {
+	return t.db.Write(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `UPDATE memvault_erasures SET done = 1, finished_at = ? WHERE subject = ? AND done = 0`, now.UTC().Format(time.RFC3339Nano), subject)
+		return err
+	})
+}
+
+// Readmit implements keys.ErasureTable.
+func (t *Table) Readmit(ctx context.Context, subject string) error {
+	return t.db.Write(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE memvault_erasures SET readmitted = 1 WHERE subject = ? AND done = 1`, subject)
+		if err != nil {
+			return fmt.Errorf("keys/sqlitekeys: %w", err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return keys.ErrNotErased
+		}
+		// The bindings of its threads were kept as tombstones until now.
+		_, err = tx.ExecContext(ctx, `DELETE FROM memvault_thread_subjects WHERE subject = ?`, subject)
+		return err
+	})
+}
+
+// LiveKey implements keys.ErasureTable.
+func (t *Table) LiveKey(ctx context.Context, _, keyID string) (bool, error) {
+	var n int
+	err := t.db.Read(ctx, func(tx *sql.Tx) error {
+		return tx.QueryRowContext(ctx, `SELECT count(*) FROM memvault_data_keys WHERE key_id = ?`, keyID).Scan(&n)
+	})
+	if err != nil {
+		return false, fmt.Errorf("keys/sqlitekeys: %w", err)
+	}
+	return n > 0, nil
+}
+
+// Purge implements keys.ErasureTable. It rewrites the file (VACUUM: pages
+// that held the keys before B-tree rebalancing moved them keep stale cell
+// images that secure_delete does not reach), checkpoints and truncates the
+// write-ahead log, and reads the file and its log back looking for each
+// destroyed key's bytes (keys.Fingerprint). A reader in another process
+// whose transaction began before the keys were destroyed keeps the log
+// from being truncated; Purge retries until opt's deadline, then reports
+// the erasure pending.
+func (t *Table) Purge(ctx context.Context, e keys.Erasure, opt keys.PurgeOptions) error {
+	fps, err := keys.ParseFingerprints(e.Trace)
+	if err != nil {
+		return err
+	}
+	if t.path == "" {
+		return nil // an in-memory database: nothing on disk
+	}
+	return opt.Retry(ctx, "keys/sqlitekeys", func(patience time.Duration) (string, error) {
+		return t.purgeOnce(ctx, fps, patience)
+	})
+}
+
+// purgeOnce compacts the file, truncates its log and checks both for the
+// fingerprints; it returns why the keys are not gone yet ("" when they are).
+func (t *Table) purgeOnce(ctx context.Context, fps []keys.Fingerprint, patience time.Duration) (string, error) {
+	w, err := t.db.Writer().Conn(ctx)
+	if err != nil {
+		return "", fmt.Errorf("keys/sqlitekeys: %w", err)
+	}
+	defer w.Close()
+	// A truncating checkpoint waits for readers through the busy handler:
+	// bound it by the purge's own patience, then restore the connection's.
+	var busyMS int
+	if err := w.QueryRowContext(ctx, `PRAGMA busy_timeout`).Scan(&busyMS); err != nil {
+		return "", fmt.Errorf("keys/sqlitekeys: %w", err)
+	}
+	if _, err := w.ExecContext(ctx, fmt.Sprintf(`PRAGMA busy_timeout = %d`, max(patience.Milliseconds(), 1))); err != nil {
+		return "", fmt.Errorf("keys/sqlitekeys: %w", err)
+	}
+	defer w.ExecContext(context.WithoutCancel(ctx), fmt.Sprintf(`PRAGMA busy_timeout = %d`, busyMS)) //nolint:errcheck // best effort; the pool's DSN sets it on new connections anyway
+	if _, err := w.ExecContext(ctx, `VACUUM`); err != nil {
+		return "", fmt.Errorf("keys/sqlitekeys: compact the key table: %w", err)
+	}
+	var busy, logFrames, done int
+	if err := w.QueryRowContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`).Scan(&busy, &logFrames, &done); err != nil {
+		return "", fmt.Errorf("keys/sqlitekeys: checkpoint the key table's log: %w", err)
+	}
+	for _, f := range []string{t.path, t.path + "-wal"} {
+		data, err := os.ReadFile(f)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return "", fmt.Errorf("keys/sqlitekeys: check the key table: %w", err)
+		}
+		if keys.FindFingerprints(data, fps) >= 0 {
+			return fmt.Sprintf("a copy of a destroyed key remains in %s", filepath.Base(f)), nil
+		}
+	}
+	// A log a reader kept from being truncated may hold older wrappings of
+	// the same keys (before a KEK rotation), which no fingerprint names.
+	if busy != 0 {
+		return fmt.Sprintf("a reader of %s (another process or connection) keeps its log, which may hold a copy of a destroyed key", filepath.Base(t.path)), nil
+	}
+	return "", nil
+}
+
+// Compact rewrites the key table's file so that it keeps no image of keys
+// rewritten or deleted before, and empties its write-ahead log
+// (sqlitedb.DB.Compact): a rewrapped key's old bytes otherwise stay in
+// the log, and in the file until the log is checkpointed. keys.Hierarchy
+// calls it when RotateKEK is done. It fails, wrapping sqlitedb.ErrWALBusy,
+// while another process is inside a read transaction on the table.
+func (t *Table) Compact(ctx context.Context) error {
+	if err := t.db.Compact(ctx); err != nil {
+		return fmt.Errorf("keys/sqlitekeys: %w", err)
+	}
+	return nil
+}
