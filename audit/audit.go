@@ -12,7 +12,7 @@ import (
 	"unicode/utf8"
 )
 
-// Operations recorded by Saver, Store and config.Handle.
+// Operations recorded by Saver, Store and vault.Handle.
 const (
 	OpCheckpointRead  = "checkpoint.read"
 	OpCheckpointWrite = "checkpoint.write"

@@ -2,7 +2,7 @@
 // table of records — time, principal (from the context), operation,
 // target (thread, namespace and key), subject and key id, never values.
 // Saver and Store wrap a checkpointer and a store so that every read, write
-// and delete is recorded; config.Handle records erasures, key rotations and
+// and delete is recorded; vault.Handle records erasures, key rotations and
 // re-encryptions too (MEMVAULT_AUDIT=on).
 //
 // # The chain

@@ -64,7 +64,7 @@ func (k Keys) MarshalJSON() ([]byte, error) {
 	}{k.Primary != "", len(k.Previous)})
 }
 
-// Config is everything Open needs. The zero value is not meaningful; start
+// Config is everything vault.Open needs. The zero value is not meaningful; start
 // from Default or FromEnv.
 type Config struct {
 	// DSN selects PostgreSQL (MEMVAULT_DSN, else DATABASE_URL). Empty means
@@ -178,18 +178,18 @@ type Config struct {
 	// SQLite a file (default: DBPath with ".audit" appended), with
 	// PostgreSQL a schema (default "memvault_audit").
 	AuditTable string
-	// MustExist makes Open open existing databases only (no environment
+	// MustExist makes vault.Open open existing databases only (no environment
 	// variable: a program or the CLI sets it, the CLI for every command
 	// that writes no new data). With SQLite, DBPath and, when they are
 	// used, the key file (KeyTable) and the audit file (AuditTable) must
 	// exist; with PostgreSQL, the schema must hold the checkpointer's or
 	// the store's tables (memvault's or LangGraph's), and the key and audit
-	// schemas their tables. Otherwise Open fails with an error wrapping
+	// schemas their tables. Otherwise vault.Open fails with an error wrapping
 	// ErrNotFound that names what is missing, before it creates anything:
 	// a mistyped path or schema is reported instead of being set up empty,
 	// and an audit trail or key table that went missing is not replaced by
 	// a new, empty one. Existing tables are still upgraded as usual.
-	// Default false: Open creates what is missing.
+	// Default false: vault.Open creates what is missing.
 	MustExist bool
 }
 
@@ -430,7 +430,7 @@ func (c Config) EffectiveEncryption() EncryptionMode {
 }
 
 // Validate checks values that do not need I/O. Key sizes are checked by
-// Open (with LangGraph's error text).
+// vault.Open (with LangGraph's error text).
 func (c Config) Validate() error {
 	if c.DSN == "" && c.DBPath == "" {
 		return fmt.Errorf("config: MEMVAULT_DB is empty and no MEMVAULT_DSN/DATABASE_URL is set")

@@ -1,67 +1,37 @@
 package config_test
 
 import (
-	"context"
 	"fmt"
 	"log"
-	"os"
-	"path/filepath"
 
-	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/config"
-	"github.com/memvault/memvault/store"
 )
 
+// FromLookup reads what FromEnv reads, from any source; DescribeKeys
+// reports the keys without revealing them (what `memvault keys check`
+// prints). vault.Open then wires the saver and the store.
 func Example() {
-	dir, err := os.MkdirTemp("", "memvault-example-")
+	env := map[string]string{
+		"MEMVAULT_DB":       "/var/lib/agent/agent.db",
+		"LANGGRAPH_AES_KEY": "0123456789abcdef0123456789abcdef",
+	}
+	cfg, err := config.FromLookup(func(name string) (string, bool) { v, ok := env[name]; return v, ok })
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer os.RemoveAll(dir)
+	fmt.Println(cfg.EffectiveEncryption(), cfg.Keys)
+	r, err := config.DescribeKeys(cfg)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(r.Keys[0].Role, r.Keys[0].Bytes)
 
-	// What FromEnv would read from MEMVAULT_DB and LANGGRAPH_AES_KEY.
-	cfg, err := config.FromLookup(func(name string) (string, bool) {
-		switch name {
-		case "MEMVAULT_DB":
-			return filepath.Join(dir, "agent.db"), true
-		case "LANGGRAPH_AES_KEY":
-			return "0123456789abcdef0123456789abcdef", true
-		}
-		return "", false
-	})
-	if err != nil {
-		log.Fatal(err)
-	}
-	ctx := context.Background()
-	h, err := config.Open(ctx, cfg)
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer h.Close()
-	fmt.Println(h.Backend, cfg.EffectiveEncryption(), h.Embedder.Name(), cfg.Keys)
-
-	cp := &checkpointer.Checkpoint{V: 4, ID: checkpointer.NewID(0),
-		ChannelValues:   map[string]any{"messages": []any{"hello"}},
-		ChannelVersions: map[string]string{"messages": h.Saver.NextVersion("")}}
-	if _, err := h.Saver.Put(ctx, checkpointer.Config{ThreadID: "t1"}, cp, checkpointer.Metadata{"step": 0}, cp.ChannelVersions); err != nil {
-		log.Fatal(err)
-	}
-	t, err := h.Saver.GetTuple(ctx, checkpointer.Config{ThreadID: "t1"})
-	if err != nil {
-		log.Fatal(err)
-	}
-	fmt.Println(t.Checkpoint.ChannelValues["messages"])
-
-	if err := h.Store.Put(ctx, store.Namespace{"users", "alice"}, "contact", map[string]any{"text": "prefers email"}); err != nil {
-		log.Fatal(err)
-	}
-	hits, err := h.Store.Search(ctx, store.Namespace{"users"}, store.SearchOptions{Query: "email", Limit: 1})
-	if err != nil {
-		log.Fatal(err)
-	}
-	fmt.Println(hits[0].Key, hits[0].Value["text"])
+	// A bad value names the variable.
+	env["MEMVAULT_ENCRYPTION"] = "rot13"
+	_, err = config.FromLookup(func(name string) (string, bool) { v, ok := env[name]; return v, ok })
+	fmt.Println(err != nil)
 	// Output:
-	// sqlite envelope hash:256+keyed:4e79a8eafcd4cf2e Keys{primary: set, previous: 0}
-	// [hello]
-	// contact prefers email
+	// envelope Keys{primary: set, previous: 0}
+	// primary 32
+	// true
 }

@@ -22,7 +22,7 @@
 // a destroyed key is ever acknowledged, and the subject stays erased until
 // Readmit. PurgeErasure shows the destroyed keys' bytes are gone from the
 // key table's storage (waiting for readers that still hold them), and
-// FinishErasure returns the signed receipt; config.Handle.ForgetWith runs
+// FinishErasure returns the signed receipt; vault.Handle.ForgetWith runs
 // the whole erasure, rows included. A thread not yet bound to a subject
 // (Subjects.ThreadMetadataKey) seals under keys of its own, which binding
 // hands over to the subject. RotateKEK re-wraps every data key under a new

@@ -650,7 +650,7 @@ func (h *Hierarchy) VerifyReceipt(r Receipt) bool {
 
 // DestroyKeys destroys subject's data keys (StartErasure) and returns the
 // receipt of the erasure so far, pending: it deletes no rows and does not
-// purge. config.Handle.Forget runs the whole erasure.
+// purge. vault.Handle.Forget runs the whole erasure.
 func (h *Hierarchy) DestroyKeys(ctx context.Context, subject string) (Receipt, error) {
 	e, err := h.StartErasure(ctx, subject)
 	if err != nil {

@@ -17,7 +17,7 @@ type Options struct {
 	// rewritten rows — still readable with the old key — that only a
 	// rebuild removes. A caller that rewrites more of the same file
 	// afterwards sets it and compacts once at the end, as
-	// config.Handle.Reencrypt does; set alone, it leaves those images.
+	// vault.Handle.Reencrypt does; set alone, it leaves those images.
 	DeferCompaction bool
 }
 

@@ -32,5 +32,5 @@ func SubjectNamespaces(prefix store.Namespace) [][]string {
 // Subject returns the data subject of an ADK user id under
 // SubjectNamespaces: the user id as a namespace label ("." and "%"
 // escaped as "%2E" and "%25"), which is what `memvault forget` and
-// config.Handle.Forget take.
+// vault.Handle.Forget take.
 func Subject(userID string) string { return labels.Escape(userID) }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/config"
+	"github.com/memvault/memvault/vault"
 )
 
 // forgedLine is what an id would print as, unescaped: a record of its own
@@ -45,7 +46,7 @@ func TestAuditShowEscapes(t *testing.T) {
 	cli(t, env, "", "store", "put", "users", "carol", "diet"+forgedLine, `{"v": 1}`).must(t, 0)
 	c := config.Default()
 	c.DBPath, c.Keys.Primary, c.Audit, c.Embeddings = db, testKey, true, "none"
-	h, err := config.Open(context.Background(), c)
+	h, err := vault.Open(context.Background(), c)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/memvault/memvault/memvaulttest/pgtest"
 	"github.com/memvault/memvault/memvaulttest/sqlitetest"
 	"github.com/memvault/memvault/store"
+	"github.com/memvault/memvault/vault"
 )
 
 var updateGolden = flag.Bool("update-golden", false, "rewrite testdata/*.golden (review the diff!)")
@@ -562,7 +563,7 @@ func TestForgetAndRotateKEK(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := config.Open(ctx, c)
+	h, err := vault.Open(ctx, c)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/memvault/memvault/config"
 	"github.com/memvault/memvault/reencrypt"
 	"github.com/memvault/memvault/store"
+	"github.com/memvault/memvault/vault"
 )
 
 func newDemoCmd(g *globals) *cobra.Command {
@@ -43,7 +44,7 @@ Without --db it works in a temporary directory that is removed afterwards (unles
 
 type demo struct {
 	out  io.Writer
-	h    *config.Handle
+	h    *vault.Handle
 	cfg  config.Config
 	path string
 	n    int
@@ -118,7 +119,7 @@ func runDemo(ctx context.Context, out io.Writer, g *globals, keep bool) (err err
 }
 
 func (d *demo) open(ctx context.Context) error {
-	h, err := config.Open(ctx, d.cfg)
+	h, err := vault.Open(ctx, d.cfg)
 	if err != nil {
 		return err
 	}

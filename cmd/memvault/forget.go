@@ -9,8 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/memvault/memvault/config"
 	"github.com/memvault/memvault/keys"
+	"github.com/memvault/memvault/vault"
 )
 
 // exitPending is the exit code of a command whose work is recorded but not
@@ -57,7 +57,7 @@ erasure window.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return withHandle(cmd.Context(), g, func(h *handle) error {
 				stderr := cmd.ErrOrStderr()
-				r, err := h.ForgetWith(cmd.Context(), args[0], config.ForgetOptions{Wait: wait, Progress: func(msg string) {
+				r, err := h.ForgetWith(cmd.Context(), args[0], vault.ForgetOptions{Wait: wait, Progress: func(msg string) {
 					fmt.Fprintln(stderr, "memvault: forget: "+msg)
 				}})
 				if r.Subject == "" { // nothing was started

@@ -8,14 +8,15 @@ import (
 	"os"
 
 	"github.com/memvault/memvault/config"
+	"github.com/memvault/memvault/vault"
 )
 
 // handle is the wired saver and store a command works on.
-type handle = config.Handle
+type handle = vault.Handle
 
 // withHandle opens the configured database, which must exist, runs fn and
 // closes it. Every command but those that write new data opens this way:
-// a mistyped --db, MEMVAULT_DB or schema is reported (config.ErrNotFound,
+// a mistyped --db, MEMVAULT_DB or schema is reported (vault.ErrNotFound,
 // naming the path) instead of being created empty and read as "no threads",
 // and a key or audit table that went missing is not replaced by an empty
 // one (which `audit verify` would call intact).
@@ -51,8 +52,8 @@ func withNewConfig(ctx context.Context, cfg config.Config, fn func(h *handle) er
 }
 
 func open(ctx context.Context, cfg config.Config, fn func(h *handle) error) (err error) {
-	h, err := config.Open(ctx, cfg)
-	if errors.Is(err, config.ErrNotFound) {
+	h, err := vault.Open(ctx, cfg)
+	if errors.Is(err, vault.ErrNotFound) {
 		return fmt.Errorf("%w (this command opens existing databases only; `memvault migrate` creates one)", err)
 	}
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/config"
 	"github.com/memvault/memvault/memvaulttest/pgtest"
+	"github.com/memvault/memvault/vault"
 )
 
 // seedSweep writes, through the configuration env names, an idle thread
@@ -26,7 +27,7 @@ func seedSweep(t *testing.T, env []string) {
 		t.Fatal(err)
 	}
 	c.Embeddings = "none"
-	h, err := config.Open(t.Context(), c)
+	h, err := vault.Open(t.Context(), c)
 	if err != nil {
 		t.Fatal(err)
 	}

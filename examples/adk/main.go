@@ -34,6 +34,7 @@ import (
 
 	memvaultadk "github.com/memvault/memvault/adapters/adk"
 	"github.com/memvault/memvault/config"
+	"github.com/memvault/memvault/vault"
 )
 
 const (
@@ -57,7 +58,7 @@ func demo(ctx context.Context, w io.Writer, path string) error {
 
 // run opens memvault as a fresh process would, runs the turns, and closes.
 func run(ctx context.Context, w io.Writer, cfg config.Config, create bool, turns ...string) error {
-	h, err := config.Open(ctx, cfg)
+	h, err := vault.Open(ctx, cfg)
 	if err != nil {
 		return fmt.Errorf("open: %w", err)
 	}

@@ -26,6 +26,7 @@ import (
 
 	memvaulteino "github.com/memvault/memvault/adapters/eino"
 	"github.com/memvault/memvault/config"
+	"github.com/memvault/memvault/vault"
 )
 
 func main() { demoenv.Main("eino.db", demo) }
@@ -46,7 +47,7 @@ func demo(ctx context.Context, w io.Writer, path string) error {
 // step opens memvault as a fresh process would and runs (resume empty) or
 // resumes the refund run, returning the id of the interrupt it stopped at.
 func step(ctx context.Context, w io.Writer, cfg config.Config, resume string) (string, error) {
-	h, err := config.Open(ctx, cfg)
+	h, err := vault.Open(ctx, cfg)
 	if err != nil {
 		return "", fmt.Errorf("open: %w", err)
 	}

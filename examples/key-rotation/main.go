@@ -29,6 +29,7 @@ import (
 	"github.com/memvault/memvault/reencrypt"
 	"github.com/memvault/memvault/serde"
 	"github.com/memvault/memvault/store"
+	"github.com/memvault/memvault/vault"
 )
 
 var (
@@ -51,7 +52,7 @@ func main() {
 	keyA, keyB := newKey(), newKey()
 
 	// 1. Write a checkpoint and a memory under key A.
-	with(ctx, cfg, config.Keys{Primary: keyA}, func(h *config.Handle) error {
+	with(ctx, cfg, config.Keys{Primary: keyA}, func(h *vault.Handle) error {
 		fmt.Printf("1. writing under key A (id %s)\n", h.KeyIDs()[0])
 		cp := &checkpointer.Checkpoint{
 			V: 4, ID: checkpointer.NewID(-1), TS: time.Now().UTC(),
@@ -65,7 +66,7 @@ func main() {
 	})
 
 	// 2. Rotate: B encrypts, A still decrypts. Re-encrypt every value under B.
-	with(ctx, cfg, config.Keys{Primary: keyB, Previous: []string{keyA}}, func(h *config.Handle) error {
+	with(ctx, cfg, config.Keys{Primary: keyB, Previous: []string{keyA}}, func(h *vault.Handle) error {
 		fmt.Printf("2. primary key B (id %s), previous key A\n", h.KeyIDs()[0])
 		saver, st, err := h.Reencrypt(ctx, reencrypt.Options{})
 		if err != nil {
@@ -76,7 +77,7 @@ func main() {
 	})
 
 	// 3. Key B alone reads everything.
-	with(ctx, cfg, config.Keys{Primary: keyB}, func(h *config.Handle) error {
+	with(ctx, cfg, config.Keys{Primary: keyB}, func(h *vault.Handle) error {
 		tup, err := h.Saver.GetTuple(ctx, thread)
 		if err != nil {
 			return err
@@ -90,7 +91,7 @@ func main() {
 	})
 
 	// 4. Key A alone reads nothing any more: it can be retired.
-	with(ctx, cfg, config.Keys{Primary: keyA}, func(h *config.Handle) error {
+	with(ctx, cfg, config.Keys{Primary: keyA}, func(h *vault.Handle) error {
 		_, cpErr := h.Saver.GetTuple(ctx, thread)
 		_, itErr := h.Store.Get(ctx, alice, "contact")
 		if !errors.Is(cpErr, serde.ErrDecrypt) || !errors.Is(itErr, serde.ErrDecrypt) {
@@ -107,9 +108,9 @@ func main() {
 }
 
 // with opens the database with keys, runs fn and closes the database.
-func with(ctx context.Context, cfg config.Config, keys config.Keys, fn func(*config.Handle) error) {
+func with(ctx context.Context, cfg config.Config, keys config.Keys, fn func(*vault.Handle) error) {
 	cfg.Keys = keys
-	h, err := config.Open(ctx, cfg)
+	h, err := vault.Open(ctx, cfg)
 	if err != nil {
 		log.Fatalf("open: %v", err)
 	}

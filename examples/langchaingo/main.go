@@ -28,6 +28,7 @@ import (
 
 	"github.com/memvault/memvault/adapters/langchaingo"
 	"github.com/memvault/memvault/config"
+	"github.com/memvault/memvault/vault"
 )
 
 func main() { demoenv.Main("chat.db", demo) }
@@ -45,7 +46,7 @@ func demo(ctx context.Context, w io.Writer, path string) error {
 
 // run opens memvault as a fresh process would, runs the turns, and closes.
 func run(ctx context.Context, w io.Writer, cfg config.Config, seed bool, turns ...string) error {
-	h, err := config.Open(ctx, cfg)
+	h, err := vault.Open(ctx, cfg)
 	if err != nil {
 		return fmt.Errorf("open: %w", err)
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/config"
 	"github.com/memvault/memvault/store"
+	"github.com/memvault/memvault/vault"
 )
 
 func main() {
@@ -36,7 +37,7 @@ func main() {
 		defer os.RemoveAll(dir)
 		cfg.DBPath = filepath.Join(dir, "quickstart.db")
 	}
-	h, err := config.Open(ctx, cfg)
+	h, err := vault.Open(ctx, cfg)
 	if err != nil {
 		log.Fatalf("open: %v", err)
 	}

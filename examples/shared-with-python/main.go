@@ -35,6 +35,7 @@ import (
 
 	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/config"
+	"github.com/memvault/memvault/vault"
 )
 
 const threadID = "shared-with-python"
@@ -54,7 +55,7 @@ func main() {
 		defer os.RemoveAll(dir)
 		cfg.DBPath = filepath.Join(dir, "shared.db")
 	}
-	h, err := config.Open(ctx, cfg)
+	h, err := vault.Open(ctx, cfg)
 	if err != nil {
 		log.Fatalf("open: %v", err)
 	}
@@ -157,7 +158,7 @@ type row interface{ Scan(dest ...any) error }
 
 // rawRows returns a function that queries the tables directly, as any other
 // client of the database would, and a function that closes what it opened.
-func rawRows(ctx context.Context, h *config.Handle, dbPath string) (queryRow func(query string, args ...any) row, close func()) {
+func rawRows(ctx context.Context, h *vault.Handle, dbPath string) (queryRow func(query string, args ...any) row, close func()) {
 	if h.Pool != nil {
 		return func(q string, args ...any) row { return h.Pool.QueryRow(ctx, q, args...) }, func() {}
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/memvault/memvault/adapters/trpcagent"
 	"github.com/memvault/memvault/config"
 	"github.com/memvault/memvault/examples/demoenv"
+	"github.com/memvault/memvault/vault"
 )
 
 func main() { demoenv.Main("trpc.db", demo) }
@@ -56,7 +57,7 @@ func demo(ctx context.Context, w io.Writer, path string) error {
 // step opens memvault as a fresh process would and runs the graph from
 // state until it stops or ends.
 func step(ctx context.Context, cfg config.Config, state graph.State) (*graph.PregelStepMetadata, map[string]any, error) {
-	h, err := config.Open(ctx, cfg)
+	h, err := vault.Open(ctx, cfg)
 	if err != nil {
 		return nil, nil, fmt.Errorf("open: %w", err)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/memvault/memvault/memvaulttest/testkeys"
 	"github.com/memvault/memvault/serde"
 	"github.com/memvault/memvault/store"
+	"github.com/memvault/memvault/vault"
 )
 
 // Erasure describes one adapter's erasure test (see Forget).
@@ -40,7 +41,7 @@ type Erasure struct {
 func Marker(user string) string { return "s3cr3t-of-" + user }
 
 // Forget is the erasure test of an adapter, on SQLite and PostgreSQL opened
-// through config.Open with per-subject keys on e.Prefixes and nothing else:
+// through vault.Open with per-subject keys on e.Prefixes and nothing else:
 // users "carol.smith" (a "." to escape) and "dave" write their data, a
 // copy of the data (not of the key table) is taken, and carol is
 // forgotten. Then:
@@ -156,9 +157,9 @@ type rowID struct {
 func (r rowID) String() string { return fmt.Sprintf("item %s/%s", r.ns, r.key) }
 
 // open opens c, closed when the test ends.
-func open(t *testing.T, c config.Config) *config.Handle {
+func open(t *testing.T, c config.Config) *vault.Handle {
 	t.Helper()
-	h, err := config.Open(t.Context(), c)
+	h, err := vault.Open(t.Context(), c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,7 +195,7 @@ func holds(v any, text string) bool {
 
 // rows lists the store's items (h's PostgreSQL schema, or c's SQLite
 // file), without decrypting them.
-func rows(t *testing.T, h *config.Handle, c config.Config) []rowID {
+func rows(t *testing.T, h *vault.Handle, c config.Config) []rowID {
 	t.Helper()
 	var (
 		rs interface {
@@ -241,7 +242,7 @@ func rows(t *testing.T, h *config.Handle, c config.Config) []rowID {
 // takeBackup copies the data, not the key table: the SQLite file into a
 // file beside it, or the PostgreSQL store tables (items and vectors)
 // into tables aside.
-func takeBackup(t *testing.T, h *config.Handle, c config.Config) string {
+func takeBackup(t *testing.T, h *vault.Handle, c config.Config) string {
 	t.Helper()
 	if h.Pool == nil {
 		bak := c.DBPath + ".bak"
@@ -266,7 +267,7 @@ func takeBackup(t *testing.T, h *config.Handle, c config.Config) string {
 // restoreBackup returns the configuration of the data restored from
 // backup, with the live key table: the SQLite copy itself, or the
 // PostgreSQL store tables with the copy's rows put back.
-func restoreBackup(t *testing.T, h *config.Handle, c config.Config, backup string) config.Config {
+func restoreBackup(t *testing.T, h *vault.Handle, c config.Config, backup string) config.Config {
 	t.Helper()
 	if h.Pool == nil {
 		c.DBPath = backup // c.KeyTable stays the live one

@@ -1,4 +1,4 @@
-package config
+package vault
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/memvault/memvault/config"
 	"github.com/memvault/memvault/keys"
 	"github.com/memvault/memvault/memvaulttest/pgtest"
 	"github.com/memvault/memvault/memvaulttest/testkeys"
@@ -19,7 +20,7 @@ import (
 // comma-separated list of dotted prefixes with "*" labels, and refuses a
 // leading "*", empty labels and prefixes giving one namespace two subjects.
 func TestSubjectNamespacesFromEnv(t *testing.T) {
-	c, err := FromLookup(lookup(map[string]string{
+	c, err := config.FromLookup(lookup(map[string]string{
 		"LANGGRAPH_AES_KEY":          testkeys.Key,
 		"MEMVAULT_SUBJECT_NAMESPACE": "users, adk.*.sessions,adk.*.memory",
 	}))
@@ -30,12 +31,12 @@ func TestSubjectNamespacesFromEnv(t *testing.T) {
 		t.Fatalf("prefixes %q", c.Subjects.Prefixes())
 	}
 	for _, v := range []string{"*.memory", "adk..memory", "users,", "users,users.*.x", "langgraph.*.x"} {
-		_, err := FromLookup(lookup(map[string]string{"LANGGRAPH_AES_KEY": testkeys.Key, "MEMVAULT_SUBJECT_NAMESPACE": v}))
+		_, err := config.FromLookup(lookup(map[string]string{"LANGGRAPH_AES_KEY": testkeys.Key, "MEMVAULT_SUBJECT_NAMESPACE": v}))
 		if err == nil || !strings.Contains(err.Error(), "MEMVAULT_SUBJECT_NAMESPACE") {
 			t.Errorf("MEMVAULT_SUBJECT_NAMESPACE=%s: %v, want an error naming the variable", v, err)
 		}
 	}
-	c = Default()
+	c = config.Default()
 	c.Keys.Primary = testkeys.Key
 	c.Subjects.NamespacePrefixes = [][]string{{"*", "memory"}}
 	if err := c.Validate(); err == nil {
@@ -49,12 +50,12 @@ func TestSubjectNamespacesFromEnv(t *testing.T) {
 // subject's items, and for the subject "*" only the namespace labelled
 // "*", not every subject's.
 func TestForgetNamespacePrefixes(t *testing.T) {
-	sqliteCfg := Default()
+	sqliteCfg := config.Default()
 	sqliteCfg.DBPath = filepath.Join(t.TempDir(), "agent.db")
-	pgCfg := Default()
+	pgCfg := config.Default()
 	pgCfg.DSN = pgtest.SchemaDSN(t)
 	pgCfg.KeyTable = fmt.Sprintf("keys_%d", time.Now().UnixNano())
-	for name, c := range map[string]Config{"sqlite": sqliteCfg, "postgres": pgCfg} {
+	for name, c := range map[string]config.Config{"sqlite": sqliteCfg, "postgres": pgCfg} {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
 			c.Keys.Primary = testkeys.Key
@@ -113,7 +114,7 @@ func TestForgetNamespacePrefixes(t *testing.T) {
 
 // storedPrefixes lists the namespaces of the store's rows, expired or
 // not, sorted.
-func storedPrefixes(t *testing.T, h *Handle, c Config) []string {
+func storedPrefixes(t *testing.T, h *Handle, c config.Config) []string {
 	t.Helper()
 	const q = `SELECT prefix FROM store ORDER BY prefix`
 	var out []string

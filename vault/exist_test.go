@@ -1,4 +1,4 @@
-package config
+package vault
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/memvault/memvault/config"
 	"github.com/memvault/memvault/memvaulttest/pgtest"
 	"github.com/memvault/memvault/memvaulttest/testkeys"
 )
@@ -20,7 +21,7 @@ import (
 func TestMustExistSQLite(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	c := Default()
+	c := config.Default()
 	c.DBPath = filepath.Join(dir, "typo.db")
 	c.Keys.Primary = testkeys.Key
 	c.Audit = true
@@ -101,7 +102,7 @@ func TestMustExistSQLite(t *testing.T) {
 // naming the schema, and creates no table and no schema.
 func TestMustExistPostgres(t *testing.T) {
 	ctx := context.Background()
-	c := Default()
+	c := config.Default()
 	c.DSN = pgtest.SchemaDSN(t)
 	c.Keys.Primary = testkeys.Key
 	c.MustExist = true

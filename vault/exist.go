@@ -1,4 +1,4 @@
-package config
+package vault
 
 import (
 	"context"
@@ -9,11 +9,12 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/memvault/memvault/config"
 )
 
 // ErrNotFound is wrapped by Open's error when Config.MustExist is set and
 // the database, or its key or audit table, does not exist.
-var ErrNotFound = errors.New("config: database not found")
+var ErrNotFound = errors.New("vault: database not found")
 
 // mustExistFile fails unless path is an existing file. what says which
 // file it is ("SQLite database", "key table", "audit trail") and name the
@@ -24,7 +25,7 @@ func mustExistFile(what, name, path string) error {
 	case errors.Is(err, fs.ErrNotExist):
 		return fmt.Errorf("%w: %s file %q (%s) does not exist", ErrNotFound, what, path, name)
 	case err != nil:
-		return fmt.Errorf("config: %s file %q (%s): %w", what, path, name, err)
+		return fmt.Errorf("vault: %s file %q (%s): %w", what, path, name, err)
 	case !fi.Mode().IsRegular():
 		return fmt.Errorf("%w: %s %q (%s) is not a file", ErrNotFound, what, path, name)
 	}
@@ -35,7 +36,7 @@ func mustExistFile(what, name, path string) error {
 // files the configuration uses exist: the database, the key file when
 // per-subject keys keep it in SQLite, the audit file when the trail is on.
 // A private in-memory database has nothing to find.
-func sqliteMustExist(c Config) error {
+func sqliteMustExist(c config.Config) error {
 	mem := c.DBPath == sqliteMemory
 	if !mem {
 		if err := mustExistFile("SQLite database", "MEMVAULT_DB", c.DBPath); err != nil {
@@ -76,7 +77,7 @@ func pgMustExist(ctx context.Context, pool *pgxpool.Pool, what, name, schema str
 		}
 		var found bool
 		if err := pool.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, id.Sanitize()).Scan(&found); err != nil {
-			return fmt.Errorf("config: look up the %s: %w", what, err)
+			return fmt.Errorf("vault: look up the %s: %w", what, err)
 		}
 		if found {
 			return nil

@@ -1,10 +1,9 @@
-package config
+package vault
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -16,9 +15,9 @@ import (
 	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/checkpointer/pgsaver"
 	"github.com/memvault/memvault/checkpointer/sqlitesaver"
+	"github.com/memvault/memvault/config"
 	"github.com/memvault/memvault/crypto"
 	"github.com/memvault/memvault/embeddings"
-	"github.com/memvault/memvault/embeddings/openai"
 	"github.com/memvault/memvault/internal/sqlitedb"
 	"github.com/memvault/memvault/keys"
 	"github.com/memvault/memvault/keys/memkeys"
@@ -29,12 +28,6 @@ import (
 	"github.com/memvault/memvault/store"
 	pgstore "github.com/memvault/memvault/store/postgres"
 	sqlitestore "github.com/memvault/memvault/store/sqlite"
-)
-
-// Backend names.
-const (
-	BackendSQLite   = "sqlite"
-	BackendPostgres = "postgres"
 )
 
 // Handle is a wired saver and store on one database. Close it when done.
@@ -116,7 +109,7 @@ func (h *Handle) KeyIDs() []string {
 // DangerousCompact's VACUUM FULL locks each table.
 func (h *Handle) Reencrypt(ctx context.Context, opt reencrypt.Options) (saver, st reencrypt.Stats, err error) {
 	if h.Keyring == nil {
-		return saver, st, fmt.Errorf("config: encryption is off (set LANGGRAPH_AES_KEY)")
+		return saver, st, fmt.Errorf("vault: encryption is off (set LANGGRAPH_AES_KEY)")
 	}
 	compact := !opt.DryRun && !opt.DeferCompaction
 	// The saver, the store and the re-embedding rewrite one file: compact
@@ -124,14 +117,14 @@ func (h *Handle) Reencrypt(ctx context.Context, opt reencrypt.Options) (saver, s
 	opt.DeferCompaction = true
 	r, ok := h.Saver.(checkpointer.Reencrypter)
 	if !ok {
-		return saver, st, fmt.Errorf("config: the %s saver cannot re-encrypt", h.Backend)
+		return saver, st, fmt.Errorf("vault: the %s saver cannot re-encrypt", h.Backend)
 	}
 	if saver, err = r.Reencrypt(ctx, opt); err != nil {
 		return saver, st, err
 	}
 	rs, ok := h.Store.(store.Reencrypter)
 	if !ok {
-		return saver, st, fmt.Errorf("config: the %s store cannot re-encrypt", h.Backend)
+		return saver, st, fmt.Errorf("vault: the %s store cannot re-encrypt", h.Backend)
 	}
 	if st, err = rs.Reencrypt(ctx, opt); err != nil {
 		return saver, st, err
@@ -141,9 +134,9 @@ func (h *Handle) Reencrypt(ctx context.Context, opt reencrypt.Options) (saver, s
 			return saver, st, err
 		}
 	}
-	if compact && h.Backend == BackendSQLite {
+	if compact && h.Backend == config.BackendSQLite {
 		if err := h.compactSQLite(ctx); err != nil {
-			return saver, st, fmt.Errorf("config: %w: %w", reencrypt.ErrCompactPending, err)
+			return saver, st, fmt.Errorf("vault: %w: %w", reencrypt.ErrCompactPending, err)
 		}
 	}
 	return saver, st, nil
@@ -182,251 +175,31 @@ func (h *Handle) Reembed(ctx context.Context, opt store.ReembedOptions) (int64, 
 	}
 	r, ok := h.Store.(store.Reembedder)
 	if !ok {
-		return 0, fmt.Errorf("config: the %s store cannot re-embed", h.Backend)
+		return 0, fmt.Errorf("vault: the %s store cannot re-embed", h.Backend)
 	}
 	return r.Reembed(ctx, h.target, opt)
-}
-
-// Keyring parses the configured keys exactly as LangGraph reads
-// LANGGRAPH_AES_KEY (raw characters, 16/24/32 bytes, LangGraph's error
-// texts), plus memvault's "base64:" and "hex:" forms. It returns nil, nil
-// when no key is set.
-func (c Config) Keyring() (*crypto.Keyring, error) {
-	if c.Keys.Primary == "" {
-		if len(c.Keys.Previous) > 0 {
-			return nil, fmt.Errorf("config: LANGGRAPH_AES_KEY_PREVIOUS is set but LANGGRAPH_AES_KEY is not")
-		}
-		return nil, nil
-	}
-	prev := strings.Join(c.Keys.Previous, ",")
-	return crypto.KeyringFromLookup(func(name string) (string, bool) {
-		switch name {
-		case "LANGGRAPH_AES_KEY":
-			return c.Keys.Primary, true
-		case "LANGGRAPH_AES_KEY_PREVIOUS":
-			return prev, prev != ""
-		}
-		return "", false
-	})
-}
-
-// Serializer returns the value serializer the configuration asks for:
-// JsonPlus, or JsonPlus inside an Encrypted serializer (memvault's
-// envelope, or LangGraph's "aes" format written with AES-GCM).
-func (c Config) Serializer() (serde.Serializer, error) {
-	s, _, err := c.serializer()
-	return s, err
-}
-
-func (c Config) serializer() (serde.Serializer, *crypto.Keyring, error) {
-	mode := c.EffectiveEncryption()
-	if mode == EncryptionOff {
-		return serde.JSONPlus{}, nil, nil
-	}
-	ring, err := c.Keyring()
-	if err != nil {
-		return nil, nil, err
-	}
-	if ring == nil {
-		return nil, nil, fmt.Errorf("config: MEMVAULT_ENCRYPTION=%s needs LANGGRAPH_AES_KEY", mode)
-	}
-	opts := c.readOptions()
-	if mode == EncryptionLangGraph {
-		opts = append(opts, serde.WithDangerousLangGraphAES(crypto.ModeGCM))
-	}
-	enc, err := serde.NewEncrypted(serde.JSONPlus{}, ring, opts...)
-	if err != nil {
-		return nil, nil, err
-	}
-	return enc, ring, nil
-}
-
-// readOptions are the serializer options for what encrypted serializers
-// accept when reading.
-func (c Config) readOptions() []serde.EncryptedOption {
-	var opts []serde.EncryptedOption
-	if c.DangerousAllowPlaintext {
-		opts = append(opts, serde.WithDangerousPlaintextReads())
-	}
-	if c.DangerouslyAcceptUnboundAES {
-		opts = append(opts, serde.WithDangerousUnboundAESReads())
-	}
-	return opts
-}
-
-// storeSerializer is the store's serializer (see Handle.StoreSerde): nil
-// without a keyring, else the envelope whatever the mode.
-func (c Config) storeSerializer(ring *crypto.Keyring) (serde.Serializer, error) {
-	if ring == nil {
-		return nil, nil
-	}
-	return serde.NewEncrypted(serde.JSONPlus{}, ring, c.readOptions()...)
-}
-
-// Embedder returns the configured embedder wrapped in an LRU cache, or nil
-// for "none". It is the public model: Open protects it with the primary key
-// when encryption is on (see ProtectedEmbedder).
-func (c Config) Embedder() (embeddings.Embedder, error) {
-	e, err := c.publicEmbedder()
-	if err != nil || e == nil {
-		return e, err
-	}
-	return c.cached(e)
-}
-
-func (c Config) publicEmbedder() (embeddings.Embedder, error) {
-	provider, args, err := parseEmbeddings(c.Embeddings)
-	if err != nil {
-		return nil, err
-	}
-	switch provider {
-	case "hash":
-		n, _ := strconv.Atoi(args[0])
-		return embeddings.NewUnkeyedHashing(n), nil
-	case "openai":
-		o := openai.Options{Model: args[0], APIKey: c.OpenAIAPIKey, BaseURL: c.OpenAIBaseURL}
-		if len(args) == 2 {
-			o.Dimensions, _ = strconv.Atoi(args[1])
-		}
-		oe, err := openai.New(o)
-		if err != nil {
-			return nil, fmt.Errorf("config: MEMVAULT_EMBEDDINGS=%q: %w", c.Embeddings, err)
-		}
-		return oe, nil
-	}
-	return nil, nil // "none"
-}
-
-func (c Config) cached(e embeddings.Embedder) (embeddings.Embedder, error) {
-	if c.EmbeddingCacheSize <= 0 {
-		return e, nil
-	}
-	return embeddings.NewCached(e, c.EmbeddingCacheSize)
-}
-
-// Purposes of the subkeys the embedders derive from a master key.
-const (
-	hashingKeyPurpose = "memvault embeddings: keyed hashing v1"
-	sealKeyPurpose    = "memvault embeddings: vector sealing v1"
-)
-
-// ProtectedEmbedder returns what the store's vectors are made with when
-// encryption is on: the offline hashing embedder keyed by a secret derived
-// from k, or any other embedder with its vectors sealed by a rotation
-// derived from k (see embeddings.NewKeyedHashing, embeddings.NewSealed).
-// Either way the stored vectors can no longer be compared with what the
-// public model computes for candidate texts.
-func ProtectedEmbedder(public embeddings.Embedder, k *crypto.Key) (embeddings.Embedder, error) {
-	if h, ok := public.(*embeddings.Hashing); ok && !h.Keyed() {
-		secret, err := k.DangerousDeriveSubkey(hashingKeyPurpose, embeddings.HashingKeySize)
-		if err != nil {
-			return nil, err
-		}
-		return embeddings.NewKeyedHashing(h.Dims(), secret, k.ID().String())
-	}
-	secret, err := k.DangerousDeriveSubkey(sealKeyPurpose, embeddings.SealKeySize)
-	if err != nil {
-		return nil, err
-	}
-	return embeddings.NewSealed(public, secret, k.ID().String())
-}
-
-// vectorEmbedder builds the store's embedder for the vectors recorded as
-// made by recorded ("" when the store has none yet): the public embedder
-// when encryption is off; else the protected one under the primary key, or
-// under the previous key that made the stored vectors (after a rotation,
-// until they are re-embedded), or — for vectors made before protection
-// existed — the public one, so that an existing store keeps working.
-// spaces is what the store adds to the embedder's name when data subjects'
-// vectors have spaces of their own ("+subjects:<prefix>", else ""): a
-// store whose vectors were recorded without it holds subjects' vectors in
-// the shared space, made before subjects had spaces, and is kept so
-// (shared) until re-embedded. The warning says what to do in those cases.
-func (c Config) vectorEmbedder(public embeddings.Embedder, ring *crypto.Keyring, recorded, spaces string) (e embeddings.Embedder, shared bool, warning string, err error) {
-	if public == nil || ring == nil {
-		return public, false, "", nil
-	}
-	protect := func(k *crypto.Key) (embeddings.Embedder, error) {
-		p, err := ProtectedEmbedder(public, k)
-		if err != nil {
-			return nil, err
-		}
-		return c.cached(p)
-	}
-	const shared1 = "data subjects' vectors are in the shared space, made before subjects had vector spaces of their own: a copy of the database and the master key still give a forgotten subject's words away"
-	e, err = protect(ring.Primary())
-	if err != nil || recorded == "" || recorded == e.Name()+spaces {
-		return e, false, "", err
-	}
-	if spaces != "" && recorded == e.Name() {
-		return e, true, "the store's " + shared1 + "; re-embed them (memvault store reembed, or keys reencrypt)", nil
-	}
-	for _, k := range ring.Keys()[1:] {
-		old, err := ProtectedEmbedder(public, k)
-		if err != nil {
-			continue
-		}
-		if recorded == old.Name()+spaces || (spaces != "" && recorded == old.Name()) {
-			shared = recorded == old.Name() && spaces != ""
-			warning = fmt.Sprintf("the store's vectors are keyed by the previous key %s: re-embed them under the primary key (memvault store reembed) before retiring it", k.ID())
-			if shared {
-				warning += "; " + shared1
-			}
-			e, err := protect(k)
-			return e, shared, warning, err
-		}
-	}
-	if recorded == public.Name() {
-		e, err := c.cached(public)
-		return e, spaces != "", fmt.Sprintf("the store's vectors were made by the public embedder %s, not keyed or sealed: whoever reads the database can match them against a dictionary and recover the words of encrypted memories; re-embed them (memvault store reembed)", public.Name()), err
-	}
-	return e, false, "", nil // let the store refuse the mismatch
-}
-
-// indexConfig is the store's index on e; shared keeps data subjects'
-// vectors in the shared space (see vectorEmbedder).
-func (c Config) indexConfig(e embeddings.Embedder, shared bool) *store.IndexConfig {
-	if e == nil {
-		return nil
-	}
-	fields := c.IndexFields
-	if len(fields) == 0 {
-		fields = []string{"$"}
-	}
-	dist := c.Distance
-	if dist == "" {
-		dist = store.Cosine
-	}
-	return &store.IndexConfig{Dims: e.Dims(), Embedder: e, Fields: fields, Distance: dist, DangerousSharedSubjectVectors: shared}
-}
-
-// ttlConfig is the store's TTL configuration: a copy of c.TTL, so that the
-// store never shares it with the caller's Config.
-func (c Config) ttlConfig() *store.TTLConfig {
-	t := c.TTL
-	return &t
 }
 
 // Open connects to the configured database, creates or upgrades its
 // tables, and returns the wired saver and store. With c.MustExist it
 // creates no database: a missing one is an error wrapping ErrNotFound.
-func Open(ctx context.Context, c Config) (*Handle, error) {
+func Open(ctx context.Context, c config.Config) (*Handle, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
-	ser, ring, err := c.serializer()
+	ser, ring, err := c.SerializerKeyring()
 	if err != nil {
 		return nil, err
 	}
-	public, err := c.publicEmbedder()
+	public, err := c.PublicEmbedder()
 	if err != nil {
 		return nil, err
 	}
-	emb, _, _, err := c.vectorEmbedder(public, ring, "", "")
+	emb, _, _, err := vectorEmbedder(c, public, ring, "", "")
 	if err != nil {
 		return nil, err
 	}
-	sser, err := c.storeSerializer(ring)
+	sser, err := c.StoreSerializer(ring)
 	if err != nil {
 		return nil, err
 	}
@@ -469,7 +242,7 @@ func (m masterSubjects) CurrentKeyID(string) string                          { r
 
 // openAudit opens the trail when the configuration asks for it, and wraps
 // the saver and the store so that they record every operation.
-func openAudit(ctx context.Context, c Config, h *Handle) error {
+func openAudit(ctx context.Context, c config.Config, h *Handle) error {
 	if !c.Audit {
 		return nil
 	}
@@ -483,7 +256,7 @@ func openAudit(ctx context.Context, c Config, h *Handle) error {
 		}
 		t, err := sqliteaudit.Open(ctx, path)
 		if err != nil {
-			return fmt.Errorf("config: MEMVAULT_AUDIT_TABLE: %w", err)
+			return fmt.Errorf("vault: MEMVAULT_AUDIT_TABLE: %w", err)
 		}
 		h.closers = append(h.closers, t.Close)
 		table = t
@@ -494,10 +267,10 @@ func openAudit(ctx context.Context, c Config, h *Handle) error {
 		}
 		t, err := pgaudit.New(h.Pool, pgaudit.Options{Schema: schema})
 		if err != nil {
-			return fmt.Errorf("config: MEMVAULT_AUDIT_TABLE: %w", err)
+			return fmt.Errorf("vault: MEMVAULT_AUDIT_TABLE: %w", err)
 		}
 		if err := t.Setup(ctx); err != nil {
-			return fmt.Errorf("config: MEMVAULT_AUDIT_TABLE: %w", err)
+			return fmt.Errorf("vault: MEMVAULT_AUDIT_TABLE: %w", err)
 		}
 		table = t
 	}
@@ -511,11 +284,11 @@ func openAudit(ctx context.Context, c Config, h *Handle) error {
 	}
 	dbID, err := auditDatabaseID(ctx, c, h)
 	if err != nil {
-		return fmt.Errorf("config: %w", err)
+		return fmt.Errorf("vault: %w", err)
 	}
 	trail, err := audit.NewTrail(table, audit.Options{Key: ks[0], Previous: ks[1:], DatabaseID: dbID, Meta: auditMeta(c, h)})
 	if err != nil {
-		return fmt.Errorf("config: %w", err)
+		return fmt.Errorf("vault: %w", err)
 	}
 	var subjects audit.Subjects = masterSubjects(h.Keyring.Primary().ID().String())
 	if h.Keys != nil {
@@ -530,7 +303,7 @@ func openAudit(ctx context.Context, c Config, h *Handle) error {
 // auditDatabaseID is the id of the data database the trail is bound to:
 // the SQLite data file's, or the PostgreSQL data schema's (created once);
 // none for a private in-memory database, which no trail outlives.
-func auditDatabaseID(ctx context.Context, c Config, h *Handle) (string, error) {
+func auditDatabaseID(ctx context.Context, c config.Config, h *Handle) (string, error) {
 	switch {
 	case h.Pool != nil:
 		return pgaudit.DatabaseID(ctx, h.Pool, h.schema)
@@ -542,7 +315,7 @@ func auditDatabaseID(ctx context.Context, c Config, h *Handle) (string, error) {
 
 // auditMeta is where the data database records that the trail's hash
 // chain began (nil for a private in-memory database).
-func auditMeta(c Config, h *Handle) audit.Meta {
+func auditMeta(c config.Config, h *Handle) audit.Meta {
 	switch {
 	case h.Pool != nil:
 		return pgaudit.Meta(h.Pool, h.schema)
@@ -604,19 +377,19 @@ const DefaultKeySchema = "memvault_keys"
 // openKeys builds the key hierarchy on the key table the configuration
 // names (SQLite: a file; PostgreSQL: a schema on pool), when per-subject
 // keys are on; h.Serde and h.StoreSerde become the hierarchy.
-func openKeys(ctx context.Context, c Config, h *Handle, pool *pgxpool.Pool) error {
+func openKeys(ctx context.Context, c config.Config, h *Handle, pool *pgxpool.Pool) error {
 	if !c.SubjectsOn() {
 		return nil
 	}
 	master, ok := h.Serde.(*serde.Encrypted)
 	if !ok {
-		return fmt.Errorf("config: per-subject keys need envelope encryption")
+		return fmt.Errorf("vault: per-subject keys need envelope encryption")
 	}
 	var table keys.Table
 	if c.KeyDSN != "" {
 		kp, err := pgxpool.New(ctx, c.KeyDSN)
 		if err != nil {
-			return fmt.Errorf("config: MEMVAULT_KEY_DSN: %w", err)
+			return fmt.Errorf("vault: MEMVAULT_KEY_DSN: %w", err)
 		}
 		h.closers = append(h.closers, func() error { kp.Close(); return nil })
 		pool = kp
@@ -631,7 +404,7 @@ func openKeys(ctx context.Context, c Config, h *Handle, pool *pgxpool.Pool) erro
 		}
 		t, err := sqlitekeys.Open(ctx, path)
 		if err != nil {
-			return fmt.Errorf("config: MEMVAULT_KEY_TABLE: %w", err)
+			return fmt.Errorf("vault: MEMVAULT_KEY_TABLE: %w", err)
 		}
 		h.closers = append(h.closers, t.Close)
 		table = t
@@ -647,16 +420,16 @@ func openKeys(ctx context.Context, c Config, h *Handle, pool *pgxpool.Pool) erro
 		}
 		t, err := pgkeys.New(pool, pgkeys.Options{Schema: schema, ApartFromData: c.KeyDSN != "" && c.DSN != c.KeyDSN})
 		if err != nil {
-			return fmt.Errorf("config: MEMVAULT_KEY_TABLE: %w", err)
+			return fmt.Errorf("vault: MEMVAULT_KEY_TABLE: %w", err)
 		}
 		if err := t.Setup(ctx); err != nil {
-			return fmt.Errorf("config: MEMVAULT_KEY_TABLE: %w", err)
+			return fmt.Errorf("vault: MEMVAULT_KEY_TABLE: %w", err)
 		}
 		table = t
 	}
 	hier, err := keys.New(keys.Options{Master: master, Table: table, Subjects: c.Subjects, Providers: c.KEKProviders})
 	if err != nil {
-		return fmt.Errorf("config: %w", err)
+		return fmt.Errorf("vault: %w", err)
 	}
 	h.Keys, h.Serde, h.StoreSerde = hier, hier, hier
 	return nil
@@ -680,7 +453,7 @@ func deleteThreads(ctx context.Context, s checkpointer.Saver, ids []string) erro
 }
 
 // ErrNoSubjects is returned by Forget when per-subject keys are off.
-var ErrNoSubjects = errors.New("config: per-subject keys are off (set MEMVAULT_SUBJECT_THREAD_SEPARATOR or MEMVAULT_SUBJECT_NAMESPACE)")
+var ErrNoSubjects = errors.New("vault: per-subject keys are off (set MEMVAULT_SUBJECT_THREAD_SEPARATOR or MEMVAULT_SUBJECT_NAMESPACE)")
 
 // ForgetOptions configures Handle.ForgetWith. The zero value is usable.
 type ForgetOptions struct {
@@ -750,14 +523,14 @@ func (h *Handle) ForgetWith(ctx context.Context, subject string, opt ForgetOptio
 			err = fmt.Errorf("%w: %w", keys.ErrErasurePending, err)
 		}
 		if err != nil {
-			return pending(fmt.Errorf("config: forget %q: keys destroyed; %w", subject, err))
+			return pending(fmt.Errorf("vault: forget %q: keys destroyed; %w", subject, err))
 		}
 	}
 	if err := h.forgetRows(ctx, subject); err != nil {
-		return pending(fmt.Errorf("config: forget %q: keys destroyed; %w", subject, err))
+		return pending(fmt.Errorf("vault: forget %q: keys destroyed; %w", subject, err))
 	}
 	if err := h.Keys.PurgeErasure(ctx, e, purge); err != nil {
-		return pending(fmt.Errorf("config: forget %q: keys destroyed, rows deleted; %w", subject, err))
+		return pending(fmt.Errorf("vault: forget %q: keys destroyed, rows deleted; %w", subject, err))
 	}
 	r, err := h.Keys.FinishErasure(ctx, subject)
 	if err != nil {
@@ -827,8 +600,8 @@ func (h *Handle) forgetRows(ctx context.Context, subject string) error {
 	return err
 }
 
-func openSQLite(ctx context.Context, c Config, h *Handle) error {
-	h.Backend, h.dbPath = BackendSQLite, c.DBPath
+func openSQLite(ctx context.Context, c config.Config, h *Handle) error {
+	h.Backend, h.dbPath = config.BackendSQLite, c.DBPath
 	if c.MustExist {
 		if err := sqliteMustExist(c); err != nil {
 			return err
@@ -845,7 +618,7 @@ func openSQLite(ctx context.Context, c Config, h *Handle) error {
 	h.Saver = sv
 	h.closers = append(h.closers, sv.Close)
 	return openStore(c, h, func() (store.Store, error) {
-		return sqlitestore.Open(ctx, c.DBPath, sqlitestore.Options{Index: c.indexConfig(h.Embedder, h.shared), TTL: c.ttlConfig(), Serde: h.StoreSerde})
+		return sqlitestore.Open(ctx, c.DBPath, sqlitestore.Options{Index: indexConfig(c, h.Embedder, h.shared), TTL: ttlConfig(c), Serde: h.StoreSerde})
 	})
 }
 
@@ -854,21 +627,21 @@ func openSQLite(ctx context.Context, c Config, h *Handle) error {
 // previous key's, or the public one of a store older than protection), or
 // before data subjects had vector spaces of their own, it opens it again
 // with that one (in the shared space) and records why in h.Warnings.
-func openStore(c Config, h *Handle, open func() (store.Store, error)) error {
+func openStore(c config.Config, h *Handle, open func() (store.Store, error)) error {
 	st, err := open()
 	var mismatch *store.EmbedderMismatchError
 	if errors.As(err, &mismatch) {
 		// What the store adds to the embedder's name: its data
 		// subjects' vector spaces.
 		spaces, _ := strings.CutPrefix(mismatch.Configured, h.Embedder.Name())
-		emb, shared, warning, verr := c.vectorEmbedder(h.public, h.Keyring, mismatch.Recorded, spaces)
+		emb, shared, warning, verr := vectorEmbedder(c, h.public, h.Keyring, mismatch.Recorded, spaces)
 		if verr != nil {
 			return verr
 		}
 		if warning == "" {
 			if _, ns, ok := strings.Cut(mismatch.Recorded, "+subjects:"); ok && spaces == "" {
 				// Subjects' spaces need the subjects' keys to search.
-				return fmt.Errorf("config: per-subject keys are off, but the store keeps data subjects' vectors in spaces of their own, which only their keys search (set MEMVAULT_SUBJECT_NAMESPACE=%s): %w", ns, err)
+				return fmt.Errorf("vault: per-subject keys are off, but the store keeps data subjects' vectors in spaces of their own, which only their keys search (set MEMVAULT_SUBJECT_NAMESPACE=%s): %w", ns, err)
 			}
 			return err
 		}
@@ -886,11 +659,11 @@ func openStore(c Config, h *Handle, open func() (store.Store, error)) error {
 	return nil
 }
 
-func openPostgres(ctx context.Context, c Config, h *Handle) error {
-	h.Backend, h.schema = BackendPostgres, c.Schema
+func openPostgres(ctx context.Context, c config.Config, h *Handle) error {
+	h.Backend, h.schema = config.BackendPostgres, c.Schema
 	pool, err := pgxpool.New(ctx, c.DSN)
 	if err != nil {
-		return fmt.Errorf("config: MEMVAULT_DSN: %w", err)
+		return fmt.Errorf("vault: MEMVAULT_DSN: %w", err)
 	}
 	h.Pool = pool
 	h.closers = append(h.closers, func() error { pool.Close(); return nil })
@@ -929,7 +702,7 @@ func openPostgres(ctx context.Context, c Config, h *Handle) error {
 		cache = -1
 	}
 	return openStore(c, h, func() (store.Store, error) {
-		st, err := pgstore.New(pool, pgstore.Options{Schema: c.Schema, Index: c.indexConfig(h.Embedder, h.shared), TTL: c.ttlConfig(), Serde: h.StoreSerde, CacheSize: cache})
+		st, err := pgstore.New(pool, pgstore.Options{Schema: c.Schema, Index: indexConfig(c, h.Embedder, h.shared), TTL: ttlConfig(c), Serde: h.StoreSerde, CacheSize: cache})
 		if err != nil {
 			return nil, err
 		}
@@ -939,40 +712,4 @@ func openPostgres(ctx context.Context, c Config, h *Handle) error {
 		}
 		return st, nil
 	})
-}
-
-// KeyInfo describes one configured key without revealing it.
-type KeyInfo struct {
-	Role  string `json:"role"`
-	ID    string `json:"id"`
-	Bytes int    `json:"bytes"`
-}
-
-// KeysReport is what `memvault keys check` prints.
-type KeysReport struct {
-	Mode EncryptionMode `json:"mode"`
-	Keys []KeyInfo      `json:"keys"`
-	// DangerousAllowPlaintext is Config.DangerousAllowPlaintext.
-	DangerousAllowPlaintext bool `json:"dangerous_allow_plaintext"`
-}
-
-// DescribeKeys parses the configured keys (failing as Open would) and
-// reports the mode, key ids and sizes, never key bytes.
-func DescribeKeys(c Config) (KeysReport, error) {
-	r := KeysReport{Mode: c.EffectiveEncryption(), Keys: []KeyInfo{}, DangerousAllowPlaintext: c.DangerousAllowPlaintext}
-	ring, err := c.Keyring()
-	if err != nil {
-		return r, err
-	}
-	if ring == nil {
-		return r, nil
-	}
-	for i, k := range ring.Keys() {
-		role := "previous"
-		if i == 0 {
-			role = "primary"
-		}
-		r.Keys = append(r.Keys, KeyInfo{Role: role, ID: k.ID().String(), Bytes: k.Len()})
-	}
-	return r, nil
 }

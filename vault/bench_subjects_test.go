@@ -1,4 +1,4 @@
-package config
+package vault
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/memvault/memvault/checkpointer"
+	"github.com/memvault/memvault/config"
 	"github.com/memvault/memvault/memvaulttest/pgtest"
 	"github.com/memvault/memvault/memvaulttest/testkeys"
 	"github.com/memvault/memvault/store"
@@ -14,7 +15,7 @@ import (
 
 // benchSubjects measures writes of a subject's values (a 500-byte checkpoint
 // value, a 500-byte memory): each checks its sealing key in its transaction.
-func benchSubjects(b *testing.B, c Config) {
+func benchSubjects(b *testing.B, c config.Config) {
 	ctx := context.Background()
 	c.Keys.Primary = testkeys.Key
 	c.Subjects.ThreadSeparator = ":"
@@ -49,13 +50,13 @@ func benchSubjects(b *testing.B, c Config) {
 }
 
 func BenchmarkSubjectWritesSQLite(b *testing.B) {
-	c := Default()
+	c := config.Default()
 	c.DBPath = filepath.Join(b.TempDir(), "b.db")
 	benchSubjects(b, c)
 }
 
 func BenchmarkSubjectWritesPostgres(b *testing.B) {
-	c := Default()
+	c := config.Default()
 	c.DSN = pgtest.SchemaDSN(b)
 	benchSubjects(b, c)
 }

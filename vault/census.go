@@ -1,4 +1,4 @@
-package config
+package vault
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/memvault/memvault/config"
 	"github.com/memvault/memvault/internal/aead"
 
 	"github.com/jackc/pgx/v5"
@@ -38,15 +39,15 @@ func (h *Handle) Census(ctx context.Context) ([]CensusRow, error) {
 	var raw []CensusRow
 	var err error
 	switch h.Backend {
-	case BackendSQLite:
+	case config.BackendSQLite:
 		raw, err = h.sqliteCensus(ctx)
-	case BackendPostgres:
+	case config.BackendPostgres:
 		raw, err = h.postgresCensus(ctx)
 	default:
-		return nil, fmt.Errorf("config: census: backend %q", h.Backend)
+		return nil, fmt.Errorf("vault: census: backend %q", h.Backend)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("config: census: %w", err)
+		return nil, fmt.Errorf("vault: census: %w", err)
 	}
 	merged := map[[3]string]int64{} // rows that name the same key
 	for _, r := range raw {
@@ -189,12 +190,12 @@ func censusRow(table, a, b string, n int64) CensusRow {
 // replicas and WAL archives keep what they hold.
 func (h *Handle) DangerousCompact(ctx context.Context) ([]string, error) {
 	switch h.Backend {
-	case BackendSQLite:
+	case config.BackendSQLite:
 		if err := h.compactSQLite(ctx); err != nil {
-			return nil, fmt.Errorf("config: compact: %w", err)
+			return nil, fmt.Errorf("vault: compact: %w", err)
 		}
 		return []string{h.dbPath}, nil
-	case BackendPostgres:
+	case config.BackendPostgres:
 		var done []string
 		for _, t := range []string{"checkpoint_blobs", "checkpoint_writes", "store", "store_vectors"} {
 			name := t
@@ -203,17 +204,17 @@ func (h *Handle) DangerousCompact(ctx context.Context) ([]string, error) {
 			}
 			var exists bool
 			if err := h.Pool.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, name).Scan(&exists); err != nil {
-				return done, fmt.Errorf("config: compact: %w", err)
+				return done, fmt.Errorf("vault: compact: %w", err)
 			}
 			if !exists {
 				continue
 			}
 			if _, err := h.Pool.Exec(ctx, `VACUUM FULL `+name); err != nil {
-				return done, fmt.Errorf("config: compact %s: %w", name, err)
+				return done, fmt.Errorf("vault: compact %s: %w", name, err)
 			}
 			done = append(done, name)
 		}
 		return done, nil
 	}
-	return nil, fmt.Errorf("config: compact: backend %q", h.Backend)
+	return nil, fmt.Errorf("vault: compact: backend %q", h.Backend)
 }

@@ -1,4 +1,4 @@
-package config
+package vault
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/memvault/memvault/config"
 	"github.com/memvault/memvault/internal/pgmigrate"
 	"github.com/memvault/memvault/memvaulttest/pgtest"
 	"github.com/memvault/memvault/memvaulttest/testkeys"
@@ -39,8 +40,8 @@ const (
 // firstOpenConfig is the configuration every opener uses: the checkpointer
 // and an indexed store in schema "agent", per-subject keys in
 // memvault_keys, the audit trail in memvault_audit, on dsn.
-func firstOpenConfig(dsn string) Config {
-	c := Default() // Embeddings hash:256: an index, so the embedder table
+func firstOpenConfig(dsn string) config.Config {
+	c := config.Default() // Embeddings hash:256: an index, so the embedder table
 	c.DSN = dsn
 	c.Schema = "agent"
 	c.Keys.Primary = testkeys.Key
@@ -51,7 +52,7 @@ func firstOpenConfig(dsn string) Config {
 }
 
 // openAt waits until start, then opens c and closes it again.
-func openAt(start time.Time, c Config) error {
+func openAt(start time.Time, c config.Config) error {
 	time.Sleep(time.Until(start))
 	h, err := Open(context.Background(), c)
 	if err != nil {

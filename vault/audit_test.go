@@ -1,4 +1,4 @@
-package config
+package vault
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/memvault/memvault/audit"
 	"github.com/memvault/memvault/checkpointer"
+	"github.com/memvault/memvault/config"
 	"github.com/memvault/memvault/memvaulttest/pgtest"
 	"github.com/memvault/memvault/memvaulttest/testkeys"
 	"github.com/memvault/memvault/reencrypt"
@@ -26,10 +27,10 @@ const newKey = "fedcba9876543210fedcba9876543210"
 // auditedConfigs returns, per backend, a function making the configuration
 // of a fresh audited database under the master key testkeys.Key, and a
 // function that runs SQL on that database's trail as whoever can write it.
-func auditedConfigs(t *testing.T) map[string]func(t *testing.T) (Config, func(t *testing.T, sql string)) {
-	return map[string]func(t *testing.T) (Config, func(t *testing.T, sql string)){
-		"sqlite": func(t *testing.T) (Config, func(t *testing.T, sql string)) {
-			c := Default()
+func auditedConfigs(t *testing.T) map[string]func(t *testing.T) (config.Config, func(t *testing.T, sql string)) {
+	return map[string]func(t *testing.T) (config.Config, func(t *testing.T, sql string)){
+		"sqlite": func(t *testing.T) (config.Config, func(t *testing.T, sql string)) {
+			c := config.Default()
 			c.DBPath = filepath.Join(t.TempDir(), "agent.db")
 			c.Keys.Primary = testkeys.Key
 			c.Audit = true
@@ -40,8 +41,8 @@ func auditedConfigs(t *testing.T) map[string]func(t *testing.T) (Config, func(t 
 				}
 			}
 		},
-		"postgres": func(t *testing.T) (Config, func(t *testing.T, sql string)) {
-			c := Default()
+		"postgres": func(t *testing.T) (config.Config, func(t *testing.T, sql string)) {
+			c := config.Default()
 			c.DSN = pgtest.SchemaDSN(t)
 			c.Keys.Primary = testkeys.Key
 			c.Audit = true
@@ -62,7 +63,7 @@ func auditedConfigs(t *testing.T) map[string]func(t *testing.T) (Config, func(t 
 }
 
 // use opens c, puts a memory and reads it back (three records), and closes.
-func use(t *testing.T, c Config) {
+func use(t *testing.T, c config.Config) {
 	t.Helper()
 	ctx := audit.WithPrincipal(context.Background(), "dr.smith")
 	h, err := Open(ctx, c)
@@ -83,7 +84,7 @@ func use(t *testing.T, c Config) {
 }
 
 // verifyWith opens c and verifies its trail.
-func verifyWith(t *testing.T, c Config) (int64, error) {
+func verifyWith(t *testing.T, c config.Config) (int64, error) {
 	t.Helper()
 	h, err := Open(context.Background(), c)
 	if err != nil {

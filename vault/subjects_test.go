@@ -1,4 +1,4 @@
-package config
+package vault
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/memvault/memvault/checkpointer"
+	"github.com/memvault/memvault/config"
 	"github.com/memvault/memvault/keys"
 	"github.com/memvault/memvault/memvaulttest/pgtest"
 	"github.com/memvault/memvault/memvaulttest/testkeys"
@@ -22,7 +23,7 @@ import (
 func TestMain(m *testing.M) { pgtest.Main(m) }
 
 func TestSubjectsFromEnv(t *testing.T) {
-	c, err := FromLookup(lookup(map[string]string{
+	c, err := config.FromLookup(lookup(map[string]string{
 		"LANGGRAPH_AES_KEY":                 testkeys.Key,
 		"MEMVAULT_SUBJECT_THREAD_SEPARATOR": ":",
 		"MEMVAULT_SUBJECT_NAMESPACE":        "tenants.users",
@@ -43,7 +44,7 @@ func TestSubjectsFromEnv(t *testing.T) {
 	} {
 		name, value, _ := strings.Cut(env, "=")
 		e := map[string]string{"LANGGRAPH_AES_KEY": testkeys.Key, "MEMVAULT_SUBJECT_THREAD_SEPARATOR": ":", name: value}
-		_, err := FromLookup(lookup(e))
+		_, err := config.FromLookup(lookup(e))
 		if want == "" {
 			if err != nil {
 				t.Errorf("%s: %v", env, err)
@@ -62,18 +63,18 @@ func TestSubjectsFromEnv(t *testing.T) {
 // and restored after it does not decrypt for carol.
 func TestForget(t *testing.T) {
 	dir := t.TempDir()
-	sqliteCfg := Default()
+	sqliteCfg := config.Default()
 	sqliteCfg.DBPath = filepath.Join(dir, "agent.db")
-	pgCfg := Default()
+	pgCfg := config.Default()
 	pgCfg.DSN = pgtest.SchemaDSN(t)
 	// Data in SQLite, keys in PostgreSQL (MEMVAULT_KEY_DSN).
-	apart := Default()
+	apart := config.Default()
 	apart.DBPath = filepath.Join(dir, "apart.db")
 	apart.KeyDSN = pgtest.SchemaDSN(t)
 	// Each case's PostgreSQL key table in a schema of its own.
 	pgCfg.KeyTable = fmt.Sprintf("keys_%d", time.Now().UnixNano())
 	apart.KeyTable = pgCfg.KeyTable + "_apart"
-	for name, c := range map[string]Config{"sqlite": sqliteCfg, "postgres": pgCfg, "sqlite+postgres-keys": apart} {
+	for name, c := range map[string]config.Config{"sqlite": sqliteCfg, "postgres": pgCfg, "sqlite+postgres-keys": apart} {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
 			c.Keys.Primary = testkeys.Key
@@ -139,7 +140,7 @@ func TestForget(t *testing.T) {
 
 // takeBackup copies the data (not the key table): the SQLite file, or the
 // PostgreSQL data tables into a schema aside.
-func takeBackup(t *testing.T, h *Handle, c Config) string {
+func takeBackup(t *testing.T, h *Handle, c config.Config) string {
 	t.Helper()
 	ctx := context.Background()
 	if h.Pool == nil {
@@ -160,7 +161,7 @@ func takeBackup(t *testing.T, h *Handle, c Config) string {
 }
 
 // restoreBackup closes h and puts the backup back over the data.
-func restoreBackup(t *testing.T, h *Handle, c Config, backup string) {
+func restoreBackup(t *testing.T, h *Handle, c config.Config, backup string) {
 	t.Helper()
 	ctx := context.Background()
 	if h.Pool == nil {
@@ -201,7 +202,7 @@ func restoreBackup(t *testing.T, h *Handle, c Config, backup string) {
 func TestSubjectsInMemory(t *testing.T) {
 	dir := t.TempDir()
 	t.Chdir(dir)
-	c := Default()
+	c := config.Default()
 	c.DBPath = ":memory:"
 	c.Keys.Primary = testkeys.Key
 	c.Subjects.ThreadSeparator = ":"
@@ -231,7 +232,7 @@ func TestSubjectsInMemory(t *testing.T) {
 // binds threads by their metadata; Forget deletes exactly the bound threads.
 func TestForgetByMetadataThroughConfig(t *testing.T) {
 	ctx := context.Background()
-	c, err := FromLookup(lookup(map[string]string{
+	c, err := config.FromLookup(lookup(map[string]string{
 		"MEMVAULT_DB":                      filepath.Join(t.TempDir(), "m.db"),
 		"LANGGRAPH_AES_KEY":                testkeys.Key,
 		"MEMVAULT_SUBJECT_THREAD_METADATA": "user_id",
@@ -298,14 +299,14 @@ func TestForgetByMetadataThroughConfig(t *testing.T) {
 // stayed under the master key and a restored backup showed them.
 func TestAnonymousThenLoginIsErased(t *testing.T) {
 	dir := t.TempDir()
-	cases := map[string]Config{"sqlite": {DBPath: filepath.Join(dir, "m.db")}}
+	cases := map[string]config.Config{"sqlite": {DBPath: filepath.Join(dir, "m.db")}}
 	if !testing.Short() {
-		cases["postgres"] = Config{DSN: pgtest.SchemaDSN(t), KeyTable: fmt.Sprintf("keys_login_%d", time.Now().UnixNano())}
+		cases["postgres"] = config.Config{DSN: pgtest.SchemaDSN(t), KeyTable: fmt.Sprintf("keys_login_%d", time.Now().UnixNano())}
 	}
 	for name, base := range cases {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
-			c := Default()
+			c := config.Default()
 			c.DBPath, c.DSN, c.KeyTable = base.DBPath, base.DSN, base.KeyTable
 			c.Keys.Primary = testkeys.Key
 			c.Subjects.ThreadMetadataKey = "user_id"

@@ -1,4 +1,4 @@
-package config
+package vault
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/memvault/memvault/config"
 	"github.com/memvault/memvault/internal/sqlitedb"
 )
 
@@ -20,7 +21,7 @@ type Migration struct {
 // Setup, so this is the state after migrating).
 func (h *Handle) Migrations(ctx context.Context) ([]Migration, error) {
 	var out []Migration
-	if h.Backend == BackendPostgres {
+	if h.Backend == config.BackendPostgres {
 		// Each component knows its own tables (internal/pgmigrate).
 		type versioned interface {
 			MigrationVersions(ctx context.Context) (map[string]int, error)
@@ -32,7 +33,7 @@ func (h *Handle) Migrations(ctx context.Context) ([]Migration, error) {
 			}
 			m, err := v.MigrationVersions(ctx)
 			if err != nil {
-				return nil, fmt.Errorf("config: %w", err)
+				return nil, fmt.Errorf("vault: %w", err)
 			}
 			for _, t := range slices.Sorted(maps.Keys(m)) {
 				out = append(out, Migration{Table: t, Version: m[t]})

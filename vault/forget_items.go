@@ -1,4 +1,4 @@
-package config
+package vault
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package config
+package vault
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/memvault/memvault/config"
 	"github.com/memvault/memvault/internal/envelope"
 	"github.com/memvault/memvault/reencrypt"
 
@@ -31,18 +32,18 @@ func lookup(env map[string]string) func(string) (string, bool) {
 }
 
 func TestFromLookupDefaults(t *testing.T) {
-	c, err := FromLookup(lookup(nil))
+	c, err := config.FromLookup(lookup(nil))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.DBPath != DefaultDBPath || c.DSN != "" || c.EffectiveEncryption() != EncryptionOff ||
-		c.Embeddings != DefaultEmbeddings || c.CacheSize != DefaultCacheSize || c.Versions != checkpointer.VersionString {
+	if c.DBPath != config.DefaultDBPath || c.DSN != "" || c.EffectiveEncryption() != config.EncryptionOff ||
+		c.Embeddings != config.DefaultEmbeddings || c.CacheSize != config.DefaultCacheSize || c.Versions != checkpointer.VersionString {
 		t.Fatalf("defaults = %+v", c)
 	}
 }
 
 func TestFromLookupValues(t *testing.T) {
-	c, err := FromLookup(lookup(map[string]string{
+	c, err := config.FromLookup(lookup(map[string]string{
 		"DATABASE_URL":               "postgres://b",
 		"MEMVAULT_DSN":               "postgres://a",
 		"LANGGRAPH_AES_KEY":          " 0123456789abcdef ", // raw: not trimmed
@@ -59,7 +60,7 @@ func TestFromLookupValues(t *testing.T) {
 		t.Fatal(err)
 	}
 	if c.DSN != "postgres://a" || c.Keys.Primary != " 0123456789abcdef " || strings.Join(c.Keys.Previous, "|") != "k1| k2" ||
-		c.Encryption != EncryptionLangGraph || strings.Join(c.IndexFields, "|") != "text|facts[*].text" ||
+		c.Encryption != config.EncryptionLangGraph || strings.Join(c.IndexFields, "|") != "text|facts[*].text" ||
 		c.Distance != store.L2 || c.CacheSize != 0 || c.Versions != checkpointer.VersionInt || !c.DangerousAllowPlaintext {
 		t.Fatalf("parsed = %+v", c)
 	}
@@ -78,7 +79,7 @@ func TestFromLookupErrorsNameTheVariable(t *testing.T) {
 		"MEMVAULT_DISTANCE":        {"MEMVAULT_DISTANCE": "manhattan"},
 		"LANGGRAPH_AES_KEY":        {"MEMVAULT_ENCRYPTION": "envelope"},
 	} {
-		if _, err := FromLookup(lookup(env)); err == nil || !strings.Contains(err.Error(), name) {
+		if _, err := config.FromLookup(lookup(env)); err == nil || !strings.Contains(err.Error(), name) {
 			t.Errorf("%v: err = %v, want it to name %s", env, err, name)
 		}
 	}
@@ -86,8 +87,8 @@ func TestFromLookupErrorsNameTheVariable(t *testing.T) {
 
 func TestSerializerModes(t *testing.T) {
 	const key = "0123456789abcdef0123456789abcdef"
-	for mode, wantTag := range map[EncryptionMode]string{EncryptionOff: "json", EncryptionEnvelope: "json+mvgcm", EncryptionLangGraph: "json+aes"} {
-		c := Default()
+	for mode, wantTag := range map[config.EncryptionMode]string{config.EncryptionOff: "json", config.EncryptionEnvelope: "json+mvgcm", config.EncryptionLangGraph: "json+aes"} {
+		c := config.Default()
 		c.Keys.Primary, c.Encryption = key, mode
 		s, err := c.Serializer()
 		if err != nil {
@@ -98,7 +99,7 @@ func TestSerializerModes(t *testing.T) {
 			t.Errorf("%s: tag %q, %v; want %q", mode, typ, err, wantTag)
 		}
 	}
-	c := Default()
+	c := config.Default()
 	c.Keys.Primary = "short"
 	if _, err := c.Serializer(); err == nil || !strings.Contains(err.Error(), "LANGGRAPH_AES_KEY must be 16, 24, or 32 bytes long.") || strings.Contains(err.Error(), "short") {
 		t.Fatalf("short key: %v", err)
@@ -107,7 +108,7 @@ func TestSerializerModes(t *testing.T) {
 
 func TestOpenSQLiteStrictAfterEncryption(t *testing.T) {
 	ctx := context.Background()
-	c := Default()
+	c := config.Default()
 	c.DBPath = filepath.Join(t.TempDir(), "m.db")
 	h, err := Open(ctx, c)
 	if err != nil {
@@ -160,8 +161,8 @@ func TestOpenSQLiteStrictAfterEncryption(t *testing.T) {
 // TestKeysNeverPrinted checks that no fmt verb and no JSON encoding of a
 // Config shows its keys (verbs such as %d skip Stringer and print fields).
 func TestKeysNeverPrinted(t *testing.T) {
-	c := Default()
-	c.Keys = Keys{Primary: "PRIMARYKEY-0123456789abcdef", Previous: []string{"PREVIOUSKEY-0123456789ab"}}
+	c := config.Default()
+	c.Keys = config.Keys{Primary: "PRIMARYKEY-0123456789abcdef", Previous: []string{"PREVIOUSKEY-0123456789ab"}}
 	var out []string
 	for _, verb := range []string{"%v", "%+v", "%#v", "%s", "%q", "%x", "%d", "%t", "%9.3f"} {
 		out = append(out, fmt.Sprintf(verb, c), fmt.Sprintf(verb, c.Keys), fmt.Sprintf(verb, &c))
@@ -190,7 +191,7 @@ func TestKeyTrailingNewlineSameInBothVariables(t *testing.T) {
 		{"LANGGRAPH_AES_KEY": raw},
 		{"LANGGRAPH_AES_KEY": "hex:000102030405060708090a0b0c0d0e0f", "LANGGRAPH_AES_KEY_PREVIOUS": raw},
 	} {
-		c, err := FromLookup(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+		c, err := config.FromLookup(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -206,7 +207,7 @@ func TestKeyTrailingNewlineSameInBothVariables(t *testing.T) {
 // MEMVAULT_TTL_REFRESH_ON_READ=false a read does not extend a TTL.
 func TestTTLThroughConfig(t *testing.T) {
 	ctx := t.Context()
-	c, err := FromLookup(lookup(map[string]string{
+	c, err := config.FromLookup(lookup(map[string]string{
 		"MEMVAULT_DB":                  filepath.Join(t.TempDir(), "ttl.db"),
 		"MEMVAULT_TTL_DEFAULT":         "150ms",
 		"MEMVAULT_TTL_REFRESH_ON_READ": "false",
@@ -273,7 +274,7 @@ func TestTTLConfigErrors(t *testing.T) {
 		"MEMVAULT_TTL_REFRESH_ON_READ": "sometimes",
 		"MEMVAULT_TTL_SWEEP_INTERVAL":  "0",
 	} {
-		if _, err := FromLookup(lookup(map[string]string{name: v})); err == nil || !strings.Contains(err.Error(), name) {
+		if _, err := config.FromLookup(lookup(map[string]string{name: v})); err == nil || !strings.Contains(err.Error(), name) {
 			t.Errorf("%s=%q: error %v, want one naming the variable", name, v, err)
 		}
 	}
@@ -287,10 +288,10 @@ func TestTTLConfigErrors(t *testing.T) {
 // LangGraph mode.
 func TestLeavingLangGraphMode(t *testing.T) {
 	ctx := t.Context()
-	c := Default()
+	c := config.Default()
 	c.DBPath = filepath.Join(t.TempDir(), "lg.db")
 	c.Keys.Primary = "0123456789abcdef0123456789abcdef"
-	c.Encryption = EncryptionLangGraph
+	c.Encryption = config.EncryptionLangGraph
 	c.Embeddings = "none"
 	h, err := Open(ctx, c)
 	if err != nil {
@@ -325,7 +326,7 @@ func TestLeavingLangGraphMode(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	c.Encryption = EncryptionEnvelope
+	c.Encryption = config.EncryptionEnvelope
 	h, err = Open(ctx, c)
 	if err != nil {
 		t.Fatal(err)
@@ -385,7 +386,7 @@ func openRaw(t *testing.T, path string) *sql.DB {
 // merely unreferenced.
 func TestReencryptLeavesNoOldCiphertextInTheFile(t *testing.T) {
 	ctx := t.Context()
-	c := Default()
+	c := config.Default()
 	c.DBPath = filepath.Join(t.TempDir(), "rot.db")
 	c.Keys.Primary = "0123456789abcdef0123456789abcdef"
 	c.Embeddings = "none"
@@ -413,7 +414,7 @@ func TestReencryptLeavesNoOldCiphertextInTheFile(t *testing.T) {
 		old = append(old, d[:40]) // a run of the base64 ciphertext
 	}
 	rows.Close()
-	c.Keys = Keys{Primary: "fedcba9876543210fedcba9876543210", Previous: []string{c.Keys.Primary}}
+	c.Keys = config.Keys{Primary: "fedcba9876543210fedcba9876543210", Previous: []string{c.Keys.Primary}}
 	h, err = Open(ctx, c)
 	if err != nil {
 		t.Fatal(err)
@@ -445,7 +446,7 @@ func TestReencryptLeavesNoOldCiphertextInTheFile(t *testing.T) {
 func TestReencryptFinishesOnlyWhenNoOldKeyRowRemains(t *testing.T) {
 	ctx := t.Context()
 	oldKey, newKey := "0123456789abcdef0123456789abcdef", "fedcba9876543210fedcba9876543210"
-	c := Default()
+	c := config.Default()
 	c.DBPath = filepath.Join(t.TempDir(), "race.db")
 	c.Embeddings = "none"
 	c.Keys.Primary = oldKey
@@ -459,7 +460,7 @@ func TestReencryptFinishesOnlyWhenNoOldKeyRowRemains(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	c.Keys = Keys{Primary: newKey, Previous: []string{oldKey}}
+	c.Keys = config.Keys{Primary: newKey, Previous: []string{oldKey}}
 	h, err := Open(ctx, c)
 	if err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package config
+package vault
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/memvault/memvault/config"
 	"github.com/memvault/memvault/embeddings"
 	"github.com/memvault/memvault/keys"
 	"github.com/memvault/memvault/keys/sqlitekeys"
@@ -50,12 +51,12 @@ type copiedVectors struct {
 // vector just no longer means anything.
 func TestForgottenSubjectsVectorsTellNothing(t *testing.T) {
 	dir := t.TempDir()
-	sqliteCfg := Default()
+	sqliteCfg := config.Default()
 	sqliteCfg.DBPath = filepath.Join(dir, "agent.db")
-	pgCfg := Default()
+	pgCfg := config.Default()
 	pgCfg.DSN = pgtest.SchemaDSN(t)
 	pgCfg.KeyTable = fmt.Sprintf("keys_%d", time.Now().UnixNano())
-	for name, c := range map[string]Config{"sqlite": sqliteCfg, "postgres": pgCfg} {
+	for name, c := range map[string]config.Config{"sqlite": sqliteCfg, "postgres": pgCfg} {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
 			c.Keys.Primary = testkeys.Key
@@ -96,7 +97,7 @@ func TestForgottenSubjectsVectorsTellNothing(t *testing.T) {
 
 			// The attacker's means: the keyed embedder of the master key,
 			// and every rotation the key table still selects.
-			keyed, err := ProtectedEmbedder(embeddings.NewUnkeyedHashing(256), h.Keyring.Primary())
+			keyed, err := config.ProtectedEmbedder(embeddings.NewUnkeyedHashing(256), h.Keyring.Primary())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -154,7 +155,7 @@ func TestForgottenSubjectsVectorsTellNothing(t *testing.T) {
 // copyVectors copies what the data holds of the store's vectors: from a
 // copy of the SQLite file (VACUUM INTO), or the store_vectors rows as a
 // data-only dump has them.
-func copyVectors(t *testing.T, h *Handle, c Config) copiedVectors {
+func copyVectors(t *testing.T, h *Handle, c config.Config) copiedVectors {
 	t.Helper()
 	ctx := context.Background()
 	out := copiedVectors{vectors: map[string][]float32{}, codes: map[string][]byte{}}
@@ -348,7 +349,7 @@ func recoveredFrom(text string, guesses []string) int {
 // no longer gives her words to the master key.
 func TestSubjectVectorsFromBeforeSpaces(t *testing.T) {
 	ctx := context.Background()
-	c := Default()
+	c := config.Default()
 	c.DBPath = filepath.Join(t.TempDir(), "old.db")
 	c.Keys.Primary = testkeys.Key
 	c.Subjects.NamespacePrefix = []string{"users"}
@@ -356,7 +357,7 @@ func TestSubjectVectorsFromBeforeSpaces(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	keyed, err := ProtectedEmbedder(embeddings.NewUnkeyedHashing(256), ring.Primary())
+	keyed, err := config.ProtectedEmbedder(embeddings.NewUnkeyedHashing(256), ring.Primary())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -465,7 +466,7 @@ func storedVectorOf(t *testing.T, path, ns string) []float32 {
 // set.
 func TestSubjectSpacesNeedSubjects(t *testing.T) {
 	ctx := context.Background()
-	c := Default()
+	c := config.Default()
 	c.DBPath = filepath.Join(t.TempDir(), "s.db")
 	c.Keys.Primary = testkeys.Key
 	c.Subjects.NamespacePrefix = []string{"tenants", "users"}

@@ -1,4 +1,4 @@
-package config
+package vault
 
 import (
 	"bufio"
@@ -19,6 +19,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/memvault/memvault/checkpointer"
+	"github.com/memvault/memvault/config"
 	"github.com/memvault/memvault/keys"
 	"github.com/memvault/memvault/memvaulttest/pgtest"
 	"github.com/memvault/memvault/memvaulttest/testkeys"
@@ -31,8 +32,8 @@ type raceConfig struct {
 	DB, DSN, KeyTable string
 }
 
-func (rc raceConfig) config() Config {
-	c := Default()
+func (rc raceConfig) config() config.Config {
+	c := config.Default()
 	c.DBPath, c.DSN, c.KeyTable = rc.DB, rc.DSN, rc.KeyTable
 	c.Keys.Primary = testkeys.Key
 	c.Subjects.ThreadSeparator = ":"

@@ -1,4 +1,4 @@
-package config
+package vault
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/memvault/memvault/config"
 	"github.com/memvault/memvault/crypto"
 	"github.com/memvault/memvault/embeddings"
 	"github.com/memvault/memvault/serde"
@@ -125,7 +126,7 @@ func TestDictionaryAttackOnStoredVectors(t *testing.T) {
 	t.Logf("public embedder: top 8 %v", guesses)
 
 	// Now: the default configuration with a key keys the embedder.
-	c := Default()
+	c := config.Default()
 	c.DBPath = filepath.Join(t.TempDir(), "keyed.db")
 	c.Keys.Primary = key
 	h, err := Open(ctx, c)
@@ -148,7 +149,7 @@ func TestDictionaryAttackOnStoredVectors(t *testing.T) {
 
 	// Sealing, for models that cannot be keyed (here the public hashing
 	// embedder stands for a public neural model).
-	sealed, err := ProtectedEmbedder(openAILike{public}, ring.Primary())
+	sealed, err := config.ProtectedEmbedder(openAILike{public}, ring.Primary())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,7 +172,7 @@ func TestSealingKeepsSearchResults(t *testing.T) {
 	ctx := context.Background()
 	public := embeddings.NewUnkeyedHashing(256)
 	ring, _ := crypto.KeyringFromLookup(func(string) (string, bool) { return "0123456789abcdef0123456789abcdef", true })
-	sealed, err := ProtectedEmbedder(openAILike{public}, ring.Primary())
+	sealed, err := config.ProtectedEmbedder(openAILike{public}, ring.Primary())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -240,7 +241,7 @@ func TestPublicVectorsStoreKeepsWorking(t *testing.T) {
 	}
 	st.Close()
 
-	c := Default()
+	c := config.Default()
 	c.DBPath, c.Keys.Primary = path, key
 	h, err := Open(ctx, c)
 	if err != nil {

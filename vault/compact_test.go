@@ -1,4 +1,4 @@
-package config
+package vault
 
 import (
 	"errors"
@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/memvault/memvault/checkpointer"
+	"github.com/memvault/memvault/config"
 	"github.com/memvault/memvault/crypto"
 	"github.com/memvault/memvault/internal/carve"
 	"github.com/memvault/memvault/memvaulttest/sqlitetest"
@@ -21,10 +22,10 @@ func TestReaderProcess(t *testing.T) { sqlitetest.ReaderProcess(t) }
 // database, re-encrypts them under K1 (values grow: cells move, pages are
 // rebalanced), and returns the configuration and the values as K1 sealed
 // them, for carve.Scan.
-func underK1(t *testing.T, n int) (Config, []carve.Value) {
+func underK1(t *testing.T, n int) (config.Config, []carve.Value) {
 	t.Helper()
 	ctx := t.Context()
-	c := Default()
+	c := config.Default()
 	c.DBPath = filepath.Join(t.TempDir(), "carve.db")
 	c.Embeddings = "none"
 	h, err := Open(ctx, c)
@@ -58,13 +59,13 @@ func underK1(t *testing.T, n int) (Config, []carve.Value) {
 	if err != nil || len(values) != 2*n {
 		t.Fatalf("%d values under K1: %v", len(values), err)
 	}
-	c.Keys, c.DangerousAllowPlaintext = Keys{Primary: carve.K2, Previous: []string{carve.K1}}, false
+	c.Keys, c.DangerousAllowPlaintext = config.Keys{Primary: carve.K2, Previous: []string{carve.K1}}, false
 	return c, values
 }
 
 // k1Images searches the database file and its log for envelopes under
 // K1, as whoever copies them and holds the retired K1 would.
-func k1Images(t *testing.T, c Config, values []carve.Value) carve.Found {
+func k1Images(t *testing.T, c config.Config, values []carve.Value) carve.Found {
 	t.Helper()
 	k1, err := crypto.ParseKey(carve.K1)
 	if err != nil {

@@ -1,4 +1,4 @@
-package config
+package vault
 
 import (
 	"path/filepath"
@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/memvault/memvault/checkpointer"
+	"github.com/memvault/memvault/config"
 )
 
 // TestRetentionThroughConfig: the MEMVAULT_RETENTION_* variables reach the
@@ -14,7 +15,7 @@ import (
 // stops when the handle is closed.
 func TestRetentionThroughConfig(t *testing.T) {
 	ctx := t.Context()
-	c, err := FromLookup(lookup(map[string]string{
+	c, err := config.FromLookup(lookup(map[string]string{
 		"MEMVAULT_DB":                       filepath.Join(t.TempDir(), "ret.db"),
 		"MEMVAULT_EMBEDDINGS":               "none",
 		"MEMVAULT_RETENTION_IDLE_TTL":       "24h",
@@ -64,16 +65,16 @@ func TestRetentionConfigErrors(t *testing.T) {
 		"MEMVAULT_RETENTION_KEEP_LATEST":    "-2",
 		"MEMVAULT_RETENTION_SWEEP_INTERVAL": "0",
 	} {
-		if _, err := FromLookup(lookup(map[string]string{name: v})); err == nil || !strings.Contains(err.Error(), name) {
+		if _, err := config.FromLookup(lookup(map[string]string{name: v})); err == nil || !strings.Contains(err.Error(), name) {
 			t.Errorf("%s=%q: error %v, want one naming the variable", name, v, err)
 		}
 	}
 	for _, v := range []string{"soon", "1.5"} {
-		if _, err := FromLookup(lookup(map[string]string{"MEMVAULT_RETENTION_KEEP_LATEST": v, "MEMVAULT_RETENTION_IDLE_TTL": "1h"})); err == nil {
+		if _, err := config.FromLookup(lookup(map[string]string{"MEMVAULT_RETENTION_KEEP_LATEST": v, "MEMVAULT_RETENTION_IDLE_TTL": "1h"})); err == nil {
 			t.Errorf("MEMVAULT_RETENTION_KEEP_LATEST=%q accepted", v)
 		}
 	}
-	c, err := FromLookup(lookup(map[string]string{"MEMVAULT_RETENTION_SWEEP_INTERVAL": "off"}))
+	c, err := config.FromLookup(lookup(map[string]string{"MEMVAULT_RETENTION_SWEEP_INTERVAL": "off"}))
 	if err != nil || c.RetentionSweepInterval >= 0 || !c.Retention.Empty() {
 		t.Fatalf("off: %+v every %v, %v", c.Retention, c.RetentionSweepInterval, err)
 	}
