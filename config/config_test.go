@@ -1,0 +1,145 @@
+package config
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/memvault/memvault/checkpointer"
+	"github.com/memvault/memvault/crypto"
+	"github.com/memvault/memvault/serde"
+	"github.com/memvault/memvault/store"
+
+	_ "modernc.org/sqlite"
+)
+
+func TestFromLookupDefaults(t *testing.T) {
+	c, err := FromLookup(lookup(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.DBPath != DefaultDBPath || c.DSN != "" || c.EffectiveEncryption() != EncryptionOff ||
+		c.Embeddings != DefaultEmbeddings || c.CacheSize != DefaultCacheSize || c.Versions != checkpointer.VersionString {
+		t.Fatalf("defaults = %+v", c)
+	}
+}
+
+func TestFromLookupValues(t *testing.T) {
+	c, err := FromLookup(lookup(map[string]string{
+		"DATABASE_URL":               "postgres://b",
+		"MEMVAULT_DSN":               "postgres://a",
+		"LANGGRAPH_AES_KEY":          " 0123456789abcdef ", // raw: not trimmed
+		"LANGGRAPH_AES_KEY_PREVIOUS": "k1, k2,,",           // kept as written: crypto judges white space
+		"MEMVAULT_ENCRYPTION":        "LangGraph",
+		"MEMVAULT_INDEX_FIELDS":      "text, facts[*].text",
+		"MEMVAULT_DISTANCE":          "l2",
+		"MEMVAULT_CACHE_SIZE":        "0",
+		"MEMVAULT_VERSIONS":          "int",
+		"MEMVAULT_ALLOW_PLAINTEXT":   "true",
+		"MEMVAULT_EMBEDDINGS":        "openai:text-embedding-3-small:512",
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.DSN != "postgres://a" || c.Keys.Primary != " 0123456789abcdef " || strings.Join(c.Keys.Previous, "|") != "k1| k2" ||
+		c.Encryption != EncryptionLangGraph || strings.Join(c.IndexFields, "|") != "text|facts[*].text" ||
+		c.Distance != store.L2 || c.CacheSize != 0 || c.Versions != checkpointer.VersionInt || !c.DangerousAllowPlaintext {
+		t.Fatalf("parsed = %+v", c)
+	}
+	if s := fmt.Sprintf("%v %+v %#v", c.Keys, c.Keys, c.Keys); strings.Contains(s, "0123456789abcdef") || strings.Contains(s, "k1") {
+		t.Fatalf("keys printed: %s", s)
+	}
+}
+
+func TestFromLookupErrorsNameTheVariable(t *testing.T) {
+	for name, env := range map[string]map[string]string{
+		"MEMVAULT_ENCRYPTION":      {"MEMVAULT_ENCRYPTION": "aes"},
+		"MEMVAULT_ALLOW_PLAINTEXT": {"MEMVAULT_ALLOW_PLAINTEXT": "sometimes"},
+		"MEMVAULT_CACHE_SIZE":      {"MEMVAULT_CACHE_SIZE": "-1"},
+		"MEMVAULT_VERSIONS":        {"MEMVAULT_VERSIONS": "float"},
+		"MEMVAULT_EMBEDDINGS":      {"MEMVAULT_EMBEDDINGS": "hash:x"},
+		"MEMVAULT_DISTANCE":        {"MEMVAULT_DISTANCE": "manhattan"},
+		"LANGGRAPH_AES_KEY":        {"MEMVAULT_ENCRYPTION": "envelope"},
+	} {
+		if _, err := FromLookup(lookup(env)); err == nil || !strings.Contains(err.Error(), name) {
+			t.Errorf("%v: err = %v, want it to name %s", env, err, name)
+		}
+	}
+}
+
+func TestSerializerModes(t *testing.T) {
+	const key = "0123456789abcdef0123456789abcdef"
+	for mode, wantTag := range map[EncryptionMode]string{EncryptionOff: "json", EncryptionEnvelope: "json+mvgcm", EncryptionLangGraph: "json+aes"} {
+		c := Default()
+		c.Keys.Primary, c.Encryption = key, mode
+		s, err := c.Serializer()
+		if err != nil {
+			t.Fatal(err)
+		}
+		typ, _, err := serde.DumpsWith(s, map[string]any{"a": 1}, []byte("row"))
+		if err != nil || typ != wantTag {
+			t.Errorf("%s: tag %q, %v; want %q", mode, typ, err, wantTag)
+		}
+	}
+	c := Default()
+	c.Keys.Primary = "short"
+	if _, err := c.Serializer(); err == nil || !strings.Contains(err.Error(), "LANGGRAPH_AES_KEY must be 16, 24, or 32 bytes long.") || strings.Contains(err.Error(), "short") {
+		t.Fatalf("short key: %v", err)
+	}
+}
+
+func TestKeysNeverPrinted(t *testing.T) {
+	c := Default()
+	c.Keys = Keys{Primary: "PRIMARYKEY-0123456789abcdef", Previous: []string{"PREVIOUSKEY-0123456789ab"}}
+	var out []string
+	for _, verb := range []string{"%v", "%+v", "%#v", "%s", "%q", "%x", "%d", "%t", "%9.3f"} {
+		out = append(out, fmt.Sprintf(verb, c), fmt.Sprintf(verb, c.Keys), fmt.Sprintf(verb, &c))
+	}
+	b, err := json.Marshal(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out = append(out, string(b))
+	for _, s := range out {
+		if strings.Contains(s, "PRIMARYKEY") || strings.Contains(s, "PREVIOUSKEY") {
+			t.Fatalf("keys printed: %s", s)
+		}
+	}
+	if !strings.Contains(string(b), `"Keys":{"primary_set":true,"previous":1}`) {
+		t.Fatalf("JSON = %s", b)
+	}
+}
+
+func TestKeyTrailingNewlineSameInBothVariables(t *testing.T) {
+	raw := "0123456789abcdef0123456789abcde\n" // 32 bytes with the newline
+	for _, env := range []map[string]string{
+		{"LANGGRAPH_AES_KEY": raw},
+		{"LANGGRAPH_AES_KEY": "hex:000102030405060708090a0b0c0d0e0f", "LANGGRAPH_AES_KEY_PREVIOUS": raw},
+	} {
+		c, err := FromLookup(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Keyring(); !errors.Is(err, crypto.ErrKeyWhitespace) {
+			t.Errorf("%v: Keyring() = %v, want crypto.ErrKeyWhitespace", env, err)
+		}
+	}
+}
+
+func TestTTLConfigErrors(t *testing.T) {
+	for name, v := range map[string]string{
+		"MEMVAULT_TTL_DEFAULT":         "-1h",
+		"MEMVAULT_TTL_REFRESH_ON_READ": "sometimes",
+		"MEMVAULT_TTL_SWEEP_INTERVAL":  "0",
+	} {
+		if _, err := FromLookup(lookup(map[string]string{name: v})); err == nil || !strings.Contains(err.Error(), name) {
+			t.Errorf("%s=%q: error %v, want one naming the variable", name, v, err)
+		}
+	}
+}
+
+func lookup(env map[string]string) func(string) (string, bool) {
+	return func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+}
