@@ -45,10 +45,13 @@
 // overwrite a thread's rows — and declares what its storage does itself
 // (DriverCapabilities). checkpointer/engine runs the Saver contract and
 // every capability on it, once: which rows a delete, prune, run deletion
-// or sweep removes, re-sealing on copy, atomic import, validation and
-// limits. A new driver returns engine.New(itsDriver, …) from its
-// constructor and runs checkpointertest.Run on it; memory is the smallest
-// complete driver, postgres the one for storage where several processes
-// write at once (Serialized false). The interface is unstable: do not
+// or sweep removes, re-sealing on copy, atomic import, re-encryption
+// after a key rotation (a thread at a time, compare and swap; a driver
+// whose threads may hold rows without a checkpoint also implements
+// engine.RowThreads), validation and limits. A new driver returns
+// engine.New(itsDriver, …) from its constructor and runs
+// checkpointertest.Run and checkpointertest.RunReencrypt on it; memsaver
+// is the smallest complete driver, pgsaver the one for storage where
+// several processes write at once (Serialized false). The interface is unstable: do not
 // implement it outside memvault yet.
 package checkpointer

@@ -21,6 +21,11 @@ type Options struct {
 	DeferCompaction bool
 }
 
+// ErrNotEncrypted is wrapped by Reencrypt when the saver's or store's
+// serializer does not encrypt (encryption is off): there is nothing to
+// re-encrypt under.
+var ErrNotEncrypted = errors.New("reencrypt: the serializer does not encrypt")
+
 // ErrCompactPending is wrapped by Reencrypt when every row was resealed
 // but the database file could not be compacted (on SQLite: most often a
 // reader in another process held the write-ahead log): images of the rows

@@ -60,10 +60,12 @@ type Saver struct {
 	front   *core.Front      // argument checks of the management calls
 }
 
-// Saver implements every saver interface but Reencrypter, which a driver
-// adds where its storage can re-seal rows in place.
+// Saver implements every saver interface, Reencrypter included (a thread
+// at a time over the driver; a SQL saver replaces it with its own run,
+// which re-seals rows in place and compacts the file).
 var _ interface {
 	checkpointer.Saver
+	checkpointer.Reencrypter
 	checkpointer.Pruner
 	checkpointer.Copier
 	checkpointer.RunDeleter

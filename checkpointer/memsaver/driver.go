@@ -316,6 +316,21 @@ func (s *storage) Threads(_ context.Context, after string, limit int) ([]string,
 	return ids[:min(limit, len(ids))], nil
 }
 
+// RowThreads implements engine.RowThreads: every thread holding any row,
+// for re-encryption.
+func (s *storage) RowThreads(_ context.Context, after string, limit int) ([]string, error) {
+	s.mu.RLock()
+	var ids []string
+	for thread := range s.threads {
+		if thread > after {
+			ids = append(ids, thread)
+		}
+	}
+	s.mu.RUnlock()
+	slices.Sort(ids)
+	return ids[:min(limit, len(ids))], nil
+}
+
 func holdsCheckpoint(t map[string]*namespace) bool {
 	for _, n := range t {
 		if len(n.checkpoints) > 0 {

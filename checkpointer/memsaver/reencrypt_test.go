@@ -3,6 +3,7 @@ package memsaver
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 
 	"github.com/memvault/memvault/checkpointer"
@@ -86,8 +87,11 @@ func TestReencryptRotatesKeys(t *testing.T) {
 	if err != nil || stats != (reencrypt.Stats{Scanned: 6, Rewritten: 6}) {
 		t.Fatalf("Reencrypt = %+v, %v; want 6 scanned and rewritten", stats, err)
 	}
-	if len(progress) != 2 || progress[0] != [2]int64{4, 6} || progress[1] != [2]int64{6, 6} {
-		t.Fatalf("progress calls %v", progress)
+	// Two passes (the second proves nothing under the old key was written
+	// meanwhile), each reporting per batch of 4; the second adds its rows
+	// to the total.
+	if want := [][2]int64{{4, 6}, {6, 6}, {10, 12}, {12, 12}}; !slices.Equal(progress, want) {
+		t.Fatalf("progress calls %v, want %v", progress, want)
 	}
 	stats, err = s.Reencrypt(t.Context(), reencrypt.Options{})
 	if err != nil || stats.Rewritten != 0 {
@@ -113,8 +117,8 @@ func TestReencryptPlaintextDatabase(t *testing.T) {
 func TestReencryptErrors(t *testing.T) {
 	s := mustNewSaver(t, Options{})
 	fillForRotation(t, s)
-	if _, err := s.Reencrypt(t.Context(), reencrypt.Options{}); !errors.Is(err, ErrCannotReencrypt) {
-		t.Fatalf("Reencrypt with JSONPlus = %v, want ErrCannotReencrypt", err)
+	if _, err := s.Reencrypt(t.Context(), reencrypt.Options{}); !errors.Is(err, reencrypt.ErrNotEncrypted) {
+		t.Fatalf("Reencrypt with JSONPlus = %v, want reencrypt.ErrNotEncrypted", err)
 	}
 	// Strict encryption refuses the plaintext rows: the run stops, nothing lost.
 	s = s.WithSerde(newEnc(t, keyring(t, "key-0123456789ab")))
@@ -139,4 +143,26 @@ func contextCancelled(t *testing.T) (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
 	return ctx, cancel
+}
+
+// Pending writes of a thread that holds no checkpoint (a copy keeps them,
+// and so does an interrupted run's thread) are resealed too: a rotation
+// that listed only threads with checkpoints left them under the old key.
+func TestReencryptReachesWritesWithoutCheckpoint(t *testing.T) {
+	old := keyring(t, "old-key-0123456789abcdef")
+	s := mustNewSaver(t, Options{Serde: newEnc(t, old)})
+	orphan := checkpointer.Config{ThreadID: "orphan", CheckpointID: checkpointer.NewID(7)}
+	if err := s.PutWrites(t.Context(), orphan, []checkpointer.Write{{Channel: "w", Value: "z"}}, "task", ""); err != nil {
+		t.Fatal(err)
+	}
+	fillForRotation(t, s)
+	s = s.WithSerde(newEnc(t, keyring(t, "new-key-0123456789abcdef", "old-key-0123456789abcdef")))
+	stats, err := s.Reencrypt(t.Context(), reencrypt.Options{})
+	if err != nil || stats != (reencrypt.Stats{Scanned: 7, Rewritten: 7}) {
+		t.Fatalf("Reencrypt = %+v, %v; want the 6 values of thread t and the orphan write", stats, err)
+	}
+	again, err := s.Reencrypt(t.Context(), reencrypt.Options{DryRun: true})
+	if err != nil || again.Rewritten != 0 {
+		t.Fatalf("dry run after = %+v, %v; want nothing under the old key", again, err)
+	}
 }

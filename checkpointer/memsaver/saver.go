@@ -5,7 +5,6 @@ import (
 
 	"github.com/memvault/memvault/checkpointer/engine"
 	"github.com/memvault/memvault/checkpointer/internal/core"
-	"github.com/memvault/memvault/internal/binding"
 	"github.com/memvault/memvault/serde"
 )
 
@@ -24,8 +23,7 @@ type Options = engine.Options
 // lock.
 type InMemorySaver struct {
 	*engine.Saver
-	st    *storage
-	codec binding.Codec // for Reencrypt
+	st *storage
 }
 
 // InMemorySaver implements every saver interface.
@@ -41,7 +39,7 @@ func New(opt Options) (*InMemorySaver, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &InMemorySaver{Saver: e, st: st, codec: binding.New(e.Serde())}, nil
+	return &InMemorySaver{Saver: e, st: st}, nil
 }
 
 // WithSerde returns a saver over the same stored data that encodes and
@@ -51,7 +49,7 @@ func New(opt Options) (*InMemorySaver, error) {
 // Reencrypt rewrites them. Both savers stay usable and share one lock.
 func (s *InMemorySaver) WithSerde(ser serde.Serializer) *InMemorySaver {
 	e := s.Saver.WithSerde(ser)
-	return &InMemorySaver{Saver: e, st: s.st, codec: binding.New(e.Serde())}
+	return &InMemorySaver{Saver: e, st: s.st}
 }
 
 // DrainWrites returns once every write that began before it has finished:

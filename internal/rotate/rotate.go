@@ -16,9 +16,9 @@ type Sealer interface {
 	Reencrypt(ctx context.Context, r Row) (string, []byte, bool, error)
 }
 
-// ErrNotEncrypted is returned when the backend's serializer cannot
-// re-encrypt (encryption is off).
-var ErrNotEncrypted = errors.New("reencrypt: the serializer does not encrypt")
+// ErrNotEncrypted is reencrypt.ErrNotEncrypted, returned when the
+// backend's serializer cannot re-encrypt (encryption is off).
+var ErrNotEncrypted = reencrypt.ErrNotEncrypted
 
 // Row is one stored value: its primary key (in the order the backend's
 // keyset query compares it), type tag, payload and associated data.
