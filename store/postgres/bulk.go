@@ -10,7 +10,6 @@ import (
 	"github.com/pgvector/pgvector-go"
 
 	"github.com/memvault/memvault/internal/pgfence"
-	"github.com/memvault/memvault/internal/pgretry"
 )
 
 // defaultCopyMin is how many items a write puts before it goes through
@@ -78,12 +77,7 @@ func (d *driver) writeBulk(ctx context.Context, q DB, owned bool, r *putRows, ve
 	run := func() error {
 		return pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error { return d.copyPuts(ctx, tx, r, vecs, now) })
 	}
-	if owned {
-		err = pgretry.Do(ctx, run) // as sendPuts: deadlocks and serialization failures
-	} else {
-		err = run()
-	}
-	if err != nil {
+	if err := retry(ctx, owned, run); err != nil {
 		return true, fmt.Errorf("postgres: put: %w", err)
 	}
 	return true, nil
@@ -95,8 +89,7 @@ func (d *driver) copyPuts(ctx context.Context, tx pgx.Tx, r *putRows, vecs [][]f
 		return err
 	}
 	if len(r.del.key) > 0 {
-		if _, err := tx.Exec(ctx, `DELETE FROM `+d.t.store+` s USING unnest($1::text[], $2::text[]) AS d(prefix, key)
-WHERE s.prefix = d.prefix AND s.key = d.key`, r.del.prefix, r.del.key); err != nil {
+		if _, err := tx.Exec(ctx, d.deleteItems(), r.del.prefix, r.del.key); err != nil {
 			return err
 		}
 	}
@@ -112,14 +105,7 @@ WHERE s.prefix = d.prefix AND s.key = d.key`, r.del.prefix, r.del.key); err != n
 		})); err != nil {
 		return err
 	}
-	if _, err := tx.Exec(ctx, `INSERT INTO `+d.t.store+` AS s (prefix, key, value, created_at, updated_at, expires_at, ttl_minutes)
-SELECT u.prefix, u.key, u.value::jsonb, $1, $1, u.expires_at, u.ttl_minutes
-FROM `+stageItems+` u ORDER BY u.ord
-ON CONFLICT (prefix, key) DO UPDATE SET
-    value = EXCLUDED.value,
-    updated_at = GREATEST(EXCLUDED.updated_at, s.updated_at + interval '1 microsecond'),
-    expires_at = EXCLUDED.expires_at,
-    ttl_minutes = EXCLUDED.ttl_minutes`, now); err != nil {
+	if _, err := tx.Exec(ctx, d.upsertItems(stageItems+` u ORDER BY u.ord`, "$1"), now); err != nil {
 		return err
 	}
 	if len(r.reidx.key) > 0 {
@@ -140,20 +126,11 @@ ON CONFLICT (prefix, key) DO UPDATE SET
 		}
 		// As queueVectors: the vectors of fields the items no longer
 		// have go.
-		if _, err := tx.Exec(ctx, `DELETE FROM `+d.t.vectors+` v USING `+stageItems+` r
-WHERE r.reindex AND v.prefix = r.prefix AND v.key = r.key
-  AND NOT EXISTS (
-    SELECT 1 FROM `+stageVectors+` n
-    WHERE n.prefix = v.prefix AND n.key = v.key AND n.field_name = v.field_name)`); err != nil {
+		if _, err := tx.Exec(ctx, d.deleteStaleVectors(stageItems+` r`, "r.reindex", stageVectors+` n`)); err != nil {
 			return err
 		}
 		if len(vecs) > 0 {
-			if _, err := tx.Exec(ctx, `INSERT INTO `+d.t.vectors+` (prefix, key, field_name, embedding, created_at, updated_at)
-SELECT n.prefix, n.key, n.field_name, n.embedding, $1, $1
-FROM `+stageVectors+` n ORDER BY n.ord
-ON CONFLICT (prefix, key, field_name) DO UPDATE SET
-    embedding = EXCLUDED.embedding,
-    updated_at = EXCLUDED.updated_at`, now); err != nil {
+			if _, err := tx.Exec(ctx, d.upsertVectors(stageVectors+` n ORDER BY n.ord`, "$1"), now); err != nil {
 				return err
 			}
 		}

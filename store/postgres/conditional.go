@@ -8,7 +8,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/memvault/memvault/internal/pgfence"
-	"github.com/memvault/memvault/internal/pgretry"
 	"github.com/memvault/memvault/store"
 )
 
@@ -43,13 +42,7 @@ WHERE s.prefix = $1 AND s.key = $2 AND s.updated_at = $7 AND (s.expires_at IS NU
 		if !ok {
 			return fmt.Errorf("postgres: put if: %T cannot begin a transaction", q)
 		}
-		attempt := func(f func() error) error { return f() }
-		if t.owned {
-			// The store's own transaction: run it again when PostgreSQL
-			// aborted it to break a deadlock. A caller's is the caller's.
-			attempt = func(f func() error) error { return pgretry.Do(ctx, f) }
-		}
-		return attempt(func() error {
+		return retry(ctx, t.owned, func() error {
 			tx, err := begin.Begin(ctx)
 			if err != nil {
 				return err

@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync/atomic"
 	"time"
@@ -59,12 +58,14 @@ func (d *driver) Caps() store.DriverCaps {
 	return store.DriverCaps{Transactions: true, RefreshInView: true, ANN: d.index != nil, UpsertVersions: true}
 }
 
-func (d *driver) Begin(_ context.Context, write bool) (store.DriverTx, error) {
-	return &pgTx{d: d, q: d.db, owned: true, write: write}, nil
+// Begin begins nothing on the server (see driver); a read-only and a write
+// transaction differ only in what the engine asks of them.
+func (d *driver) Begin(context.Context, bool) (store.DriverTx, error) {
+	return &pgTx{d: d, q: d.db, owned: true}, nil
 }
 
-func (b bound) Begin(_ context.Context, write bool) (store.DriverTx, error) {
-	return &pgTx{d: b.driver, q: b.tx, write: write}, nil
+func (b bound) Begin(context.Context, bool) (store.DriverTx, error) {
+	return &pgTx{d: b.driver, q: b.tx}, nil
 }
 
 // Close does nothing: the pool is the caller's.
@@ -84,7 +85,6 @@ type pgTx struct {
 	d     *driver
 	q     DB   // the pool, or the caller's transaction
 	owned bool // q is the pool: retry what PostgreSQL aborted
-	write bool
 	// A write transaction's queued work, sent at Commit.
 	puts    []store.RowWrite
 	dels    []store.RowKey
@@ -166,17 +166,12 @@ func (t *pgTx) Get(ctx context.Context, k store.RowKey) (store.Row, bool, error)
 }
 
 func (t *pgTx) Rows(ctx context.Context, keys []store.RowKey, dst []store.Row) ([]store.Row, error) {
-	prefixes, ks := splitKeys(keys)
-	return t.query(ctx, dst, `SELECT `+cols+` FROM `+t.d.t.store+` s
-JOIN unnest($1::text[], $2::text[]) AS r(prefix, key) ON s.prefix = r.prefix AND s.key = r.key`, prefixes, ks)
-}
-
-func splitKeys(keys []store.RowKey) (prefixes, ks []string) {
-	prefixes, ks = make([]string, len(keys)), make([]string, len(keys))
+	prefixes, ks := make([]string, len(keys)), make([]string, len(keys))
 	for i, k := range keys {
 		prefixes[i], ks[i] = k.NS, k.Key
 	}
-	return prefixes, ks
+	return t.query(ctx, dst, `SELECT `+cols+` FROM `+t.d.t.store+` s
+JOIN unnest($1::text[], $2::text[]) AS r(prefix, key) ON s.prefix = r.prefix AND s.key = r.key`, prefixes, ks)
 }
 
 func (t *pgTx) Scan(ctx context.Context, prefix store.Namespace, now time.Time, withoutVectors bool, after *store.ScanAfter, limit int) ([]store.Row, error) {
@@ -216,7 +211,11 @@ func (t *pgTx) Vectors(ctx context.Context, prefix store.Namespace, now time.Tim
 		return nil
 	}
 	var a args
-	rows, err := t.q.Query(ctx, `SELECT sv.prefix, sv.key, s.updated_at, sv.field_name, sv.embedding::`+t.d.realArray()+`
+	cast := "real[]" // halfvec casts to vector first
+	if t.d.index.vecType == "halfvec" {
+		cast = "vector::real[]"
+	}
+	rows, err := t.q.Query(ctx, `SELECT sv.prefix, sv.key, s.updated_at, sv.field_name, sv.embedding::`+cast+`
 FROM `+t.d.t.vectors+` sv JOIN `+t.d.t.store+` s ON s.prefix = sv.prefix AND s.key = sv.key
 WHERE `+nsCond(&a, "sv.prefix", prefix)+` AND `+live(&a, now)+` AND sv.embedding IS NOT NULL
 ORDER BY sv.prefix, sv.key`, a...)
@@ -250,14 +249,6 @@ ORDER BY sv.prefix, sv.key`, a...)
 		return fn(cur, updated, vs)
 	}
 	return nil
-}
-
-// realArray is the cast of an embedding to real[].
-func (d *driver) realArray() string {
-	if d.index.vecType == "halfvec" {
-		return "vector::real[]"
-	}
-	return "real[]"
 }
 
 func (t *pgTx) Page(ctx context.Context, ns, after string, limit int, now time.Time) ([]store.Row, error) {
@@ -357,8 +348,6 @@ func (d *driver) probe(ctx context.Context, v *atomic.Int32, sql string) bool {
 	}
 	return ok
 }
-
-var errReadOnly = errors.New("postgres: write in a read-only transaction")
 
 var (
 	_ engine.ANNTx    = (*pgTx)(nil)

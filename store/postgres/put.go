@@ -51,12 +51,10 @@ func (s *Store) PutIfTx(ctx context.Context, tx pgx.Tx, ns store.Namespace, key 
 	return s.on(tx).PutIf(ctx, ns, key, value, cond, opts...)
 }
 
-// Put queues a row for Commit, or, after PutCondition, writes it at once
+// Put queues a row for Commit (the engine writes only in write
+// transactions), or, after PutCondition, writes it at once
 // under the condition (see condPut).
 func (t *pgTx) Put(ctx context.Context, w store.RowWrite) error {
-	if !t.write {
-		return errReadOnly
-	}
 	if t.cond != nil {
 		cond := *t.cond
 		t.cond = nil
@@ -68,9 +66,6 @@ func (t *pgTx) Put(ctx context.Context, w store.RowWrite) error {
 
 // Delete queues a delete for Commit.
 func (t *pgTx) Delete(_ context.Context, k store.RowKey) error {
-	if !t.write {
-		return errReadOnly
-	}
 	t.dels = append(t.dels, k)
 	return nil
 }
@@ -144,6 +139,16 @@ func compareKeys(a, b store.RowKey) int {
 	return cmp.Or(strings.Compare(a.NS, b.NS), strings.Compare(a.Key, b.Key))
 }
 
+// retry runs f, and again when PostgreSQL aborted it to break a deadlock
+// or a serialization conflict if it is the store's own transaction
+// (owned); a caller's transaction is the caller's to retry.
+func retry(ctx context.Context, owned bool, f func() error) error {
+	if owned {
+		return pgretry.Do(ctx, f)
+	}
+	return f()
+}
+
 // write sends prepared puts on q, vectors in pgvector's binary format
 // where the connection has it registered. owned says q is the store's own
 // pool, whose aborted batches are retried.
@@ -183,20 +188,11 @@ func (d *driver) sendPuts(ctx context.Context, q Querier, owned bool, r *putRows
 	b := &pgx.Batch{}
 	inSQL := pgfence.Queue(d.codec, b, &r.fence)
 	if len(r.del.key) > 0 {
-		b.Queue(`DELETE FROM `+d.t.store+` s USING unnest($1::text[], $2::text[]) AS d(prefix, key)
-WHERE s.prefix = d.prefix AND s.key = d.key`, r.del.prefix, r.del.key)
+		b.Queue(d.deleteItems(), r.del.prefix, r.del.key)
 	}
 	if len(r.up.key) > 0 {
-		b.Queue(`INSERT INTO `+d.t.store+` AS s (prefix, key, value, created_at, updated_at, expires_at, ttl_minutes)
-SELECT u.prefix, u.key, u.value::jsonb, $4, $4, u.expires_at, u.ttl_minutes
-FROM unnest($1::text[], $2::text[], $3::text[], $5::timestamptz[], $6::int[]) AS u(prefix, key, value, expires_at, ttl_minutes)
-ON CONFLICT (prefix, key) DO UPDATE SET
-    value = EXCLUDED.value,
-    -- A write always moves updated_at forward, even within one clock
-    -- tick, so that it names a version (store.PutCondition).
-    updated_at = GREATEST(EXCLUDED.updated_at, s.updated_at + interval '1 microsecond'),
-    expires_at = EXCLUDED.expires_at,
-    ttl_minutes = EXCLUDED.ttl_minutes`, r.up.prefix, r.up.key, r.up.value, now, r.exp, r.ttlM)
+		b.Queue(d.upsertItems(`unnest($1::text[], $2::text[], $3::text[], $5::timestamptz[], $6::int[])
+    AS u(prefix, key, value, expires_at, ttl_minutes)`, "$4"), r.up.prefix, r.up.key, r.up.value, now, r.exp, r.ttlM)
 	}
 	d.queueVectors(b, r, vecs, binary, now)
 	if b.Len() == 0 {
@@ -212,16 +208,7 @@ ON CONFLICT (prefix, key) DO UPDATE SET
 			return pgfence.InTx(ctx, d.codec, begin, &r.fence, func(tx pgx.Tx) error { return tx.SendBatch(ctx, b).Close() })
 		}
 	}
-	var err error
-	if owned {
-		// The store's own implicit transaction: run it again when
-		// PostgreSQL aborted it to break a deadlock or a serialization
-		// conflict. A caller's transaction (PutTx) is the caller's to retry.
-		err = pgretry.Do(ctx, send)
-	} else {
-		err = send()
-	}
-	if err != nil {
+	if err := retry(ctx, owned, send); err != nil {
 		return fmt.Errorf("postgres: put: %w", binding.FenceErr(err))
 	}
 	return nil
@@ -231,24 +218,57 @@ ON CONFLICT (prefix, key) DO UPDATE SET
 // fields an item no longer embeds go, the new ones are upserted.
 func (d *driver) queueVectors(b *pgx.Batch, r *putRows, vecs [][]float32, binary bool, now time.Time) {
 	if len(r.reidx.key) > 0 {
-		// Vectors of fields the item no longer has (or all of them, for
-		// WithoutIndex) go; LangGraph leaves them behind, stale.
-		b.Queue(`DELETE FROM `+d.t.vectors+` v USING unnest($1::text[], $2::text[]) AS r(prefix, key)
-WHERE v.prefix = r.prefix AND v.key = r.key
-  AND NOT EXISTS (
-    SELECT 1 FROM unnest($3::text[], $4::text[], $5::text[]) AS n(prefix, key, field_name)
-    WHERE n.prefix = v.prefix AND n.key = v.key AND n.field_name = v.field_name)`,
+		b.Queue(d.deleteStaleVectors(`unnest($1::text[], $2::text[]) AS r(prefix, key)`, "TRUE",
+			`unnest($3::text[], $4::text[], $5::text[]) AS n(prefix, key, field_name)`),
 			r.reidx.prefix, r.reidx.key, r.vec.prefix, r.vec.key, r.vec.field)
 	}
 	if len(vecs) > 0 {
 		embs, arrayType := d.vectorBatch(binary, vecs)
-		b.Queue(`INSERT INTO `+d.t.vectors+` (prefix, key, field_name, embedding, created_at, updated_at)
-SELECT n.prefix, n.key, n.field_name, n.embedding::`+d.index.vecType+`, $5, $5
-FROM unnest($1::text[], $2::text[], $3::text[], $4::`+arrayType+`) AS n(prefix, key, field_name, embedding)
+		b.Queue(d.upsertVectors(`unnest($1::text[], $2::text[], $3::text[], $4::`+arrayType+`)
+    AS n(prefix, key, field_name, embedding)`, "$5"), r.vec.prefix, r.vec.key, r.vec.field, embs, now)
+	}
+}
+
+// The statements of a write, reading rows from a set of rows (unnest'ed
+// parameters, or COPY's staging tables), the time of the write in
+// parameter now.
+
+func (d *driver) deleteItems() string {
+	return `DELETE FROM ` + d.t.store + ` s USING unnest($1::text[], $2::text[]) AS d(prefix, key)
+WHERE s.prefix = d.prefix AND s.key = d.key`
+}
+
+// upsertItems writes the rows u (prefix, key, value, expires_at,
+// ttl_minutes), keeping created_at.
+func (d *driver) upsertItems(u, now string) string {
+	return `INSERT INTO ` + d.t.store + ` AS s (prefix, key, value, created_at, updated_at, expires_at, ttl_minutes)
+SELECT u.prefix, u.key, u.value::jsonb, ` + now + `, ` + now + `, u.expires_at, u.ttl_minutes FROM ` + u + `
+ON CONFLICT (prefix, key) DO UPDATE SET
+    value = EXCLUDED.value,
+    -- A write always moves updated_at forward, even within one clock
+    -- tick, so that it names a version (store.PutCondition).
+    updated_at = GREATEST(EXCLUDED.updated_at, s.updated_at + interval '1 microsecond'),
+    expires_at = EXCLUDED.expires_at,
+    ttl_minutes = EXCLUDED.ttl_minutes`
+}
+
+// deleteStaleVectors deletes the vectors of the items r (where cond) that
+// are not among the new vectors n: fields the item no longer has (or all
+// of them, for WithoutIndex). LangGraph leaves them behind, stale.
+func (d *driver) deleteStaleVectors(r, cond, n string) string {
+	return `DELETE FROM ` + d.t.vectors + ` v USING ` + r + `
+WHERE ` + cond + ` AND v.prefix = r.prefix AND v.key = r.key
+  AND NOT EXISTS (SELECT 1 FROM ` + n + `
+    WHERE n.prefix = v.prefix AND n.key = v.key AND n.field_name = v.field_name)`
+}
+
+// upsertVectors writes the vectors n (prefix, key, field_name, embedding).
+func (d *driver) upsertVectors(n, now string) string {
+	return `INSERT INTO ` + d.t.vectors + ` (prefix, key, field_name, embedding, created_at, updated_at)
+SELECT n.prefix, n.key, n.field_name, n.embedding::` + d.index.vecType + `, ` + now + `, ` + now + ` FROM ` + n + `
 ON CONFLICT (prefix, key, field_name) DO UPDATE SET
     embedding = EXCLUDED.embedding,
-    updated_at = EXCLUDED.updated_at`, r.vec.prefix, r.vec.key, r.vec.field, embs, now)
-	}
+    updated_at = EXCLUDED.updated_at`
 }
 
 // DrainWrites returns once every put that may have found a destroyed key
