@@ -108,7 +108,10 @@
 // serializer refuses plaintext rows (serde.ErrPlaintextRefused). Filters
 // then run in Go after decryption (the store engine's filter engine),
 // fetching rows in growing chunks until the page is full, so limit and
-// offset stay exact.
+// offset stay exact. The engine's cache of decoded values, keyed by item
+// and checked against the exact stored bytes, saves decryption and
+// decoding of unchanged rows without ever serving a stale value
+// (Options.CacheSize).
 //
 // What someone who can read the database (a backup, a replica, a DBA) sees
 // and does not see with encryption on:

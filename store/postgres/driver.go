@@ -8,6 +8,7 @@ import (
 
 	lru "github.com/hashicorp/golang-lru/v2"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/memvault/memvault/internal/binding"
 	"github.com/memvault/memvault/store"
@@ -60,12 +61,12 @@ func (d *driver) Caps() store.DriverCaps {
 
 // Begin begins nothing on the server (see driver); a read-only and a write
 // transaction differ only in what the engine asks of them.
-func (d *driver) Begin(context.Context, bool) (store.DriverTx, error) {
-	return &pgTx{d: d, q: d.db, owned: true}, nil
+func (d *driver) Begin(ctx context.Context, _ bool) (store.DriverTx, error) {
+	return &pgTx{ctx: ctx, d: d, q: d.db, owned: true}, nil
 }
 
-func (b bound) Begin(context.Context, bool) (store.DriverTx, error) {
-	return &pgTx{d: b.driver, q: b.tx}, nil
+func (b bound) Begin(ctx context.Context, _ bool) (store.DriverTx, error) {
+	return &pgTx{ctx: ctx, d: b.driver, q: b.tx}, nil
 }
 
 // Close does nothing: the pool is the caller's.
@@ -82,6 +83,7 @@ const maxCandidates = 1000
 
 // pgTx is a transaction of the driver (see driver).
 type pgTx struct {
+	ctx   context.Context // the operation's, for the statements of Commit
 	d     *driver
 	q     DB   // the pool, or the caller's transaction
 	owned bool // q is the pool: retry what PostgreSQL aborted
@@ -93,15 +95,19 @@ type pgTx struct {
 	cond    *store.PutCondition
 }
 
+// Commit sends the queued refreshes, then the queued rows: one batch, in
+// one implicit transaction (or the caller's), or COPY for many.
 func (t *pgTx) Commit() error {
-	ctx := context.Background()
-	if err := t.flushRefreshes(ctx); err != nil {
+	if err := t.flushRefreshes(t.ctx); err != nil || len(t.puts)+len(t.dels) == 0 {
 		return err
 	}
-	if len(t.puts)+len(t.dels) == 0 {
-		return nil
+	r, vecs, now, err := t.d.putRows(t.puts, t.dels)
+	if err != nil {
+		return err
 	}
-	return t.flush(ctx)
+	r.fence = t.fence
+	t.puts, t.dels = nil, nil
+	return t.d.write(t.ctx, t.q, t.owned, r, vecs, now)
 }
 
 func (t *pgTx) Rollback() error {
@@ -117,27 +123,31 @@ func live(a *args, now time.Time) string {
 	return "(s.expires_at IS NULL OR s.expires_at > " + a.add(pgTime(now)) + ")"
 }
 
-// scanRow scans cols (and any more destinations) into r.
-func scanRow(rows pgx.Rows, r *store.Row, more ...any) error {
-	var (
-		expires *time.Time
-		ttl     *int32
-		raw     []byte
-	)
-	dst := append([]any{&r.NS, &r.Key, &raw, &r.Created, &r.Updated, &expires, &ttl}, more...)
-	if err := rows.Scan(dst...); err != nil {
-		return err
+// rowScanner scans cols (and more destinations) into a row, with no
+// allocation per row but the row's own strings and value.
+type rowScanner struct {
+	r   store.Row
+	exp pgtype.Timestamptz
+	ttl pgtype.Int4
+	dst []any
+}
+
+func (s *rowScanner) scan(rows pgx.Rows, more ...any) (store.Row, error) {
+	if s.dst == nil {
+		s.dst = append([]any{&s.r.NS, &s.r.Key, &s.r.Value, &s.r.Created, &s.r.Updated, &s.exp, &s.ttl}, more...)
 	}
-	r.Value = raw // pgx returns a new slice per row for []byte
+	if err := rows.Scan(s.dst...); err != nil {
+		return store.Row{}, err
+	}
+	r := s.r
 	r.Created, r.Updated = r.Created.UTC(), r.Updated.UTC()
-	r.Expires, r.TTLMinutes = time.Time{}, 0
-	if expires != nil {
-		r.Expires = expires.UTC()
+	if s.exp.Valid {
+		r.Expires = s.exp.Time.UTC()
 	}
-	if ttl != nil {
-		r.TTLMinutes = int(*ttl)
+	if s.ttl.Valid {
+		r.TTLMinutes = int(s.ttl.Int32)
 	}
-	return nil
+	return r, nil
 }
 
 // query runs sql and appends its rows (cols) to dst.
@@ -147,9 +157,10 @@ func (t *pgTx) query(ctx context.Context, dst []store.Row, sql string, a ...any)
 		return dst, err
 	}
 	defer rows.Close()
+	var sc rowScanner
 	for rows.Next() {
-		var r store.Row
-		if err := scanRow(rows, &r); err != nil {
+		r, err := sc.scan(rows)
+		if err != nil {
 			return dst, err
 		}
 		dst = append(dst, r)

@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -77,9 +78,11 @@ type Options struct {
 	// search filters run in Go on the decoded values (the store core's filter engine),
 	// since SQL cannot see inside envelopes.
 	Serde serde.Serializer
-	// CacheSize was the number of decoded values kept in memory. Values
-	// are now opened by the store engine, like every backend's, and the
-	// field is ignored; it stays for compatibility.
+	// CacheSize is the number of decoded (and decrypted) values kept to
+	// skip decoding unchanged rows: an entry is used only when the stored
+	// bytes are exactly those it was decoded from, so it is never stale.
+	// Values stored in more than 64 KiB, and data subjects' values, are not
+	// kept. 0 means DefaultCacheSize, negative disables the cache.
 	CacheSize int
 	// QueryCacheSize is the number of query embeddings kept; 0 means
 	// DefaultQueryCacheSize, negative disables the cache.
@@ -139,7 +142,7 @@ func New(db DB, opts Options) (*Store, error) {
 		c := spec.cfg
 		c.Fields, c.Dims = spec.fields, spec.dims
 		emb := &indexEmbedder{Embedder: c.Embedder, dims: spec.dims}
-		if n := cacheSize(opts.QueryCacheSize, DefaultQueryCacheSize); n > 0 {
+		if n := cmp.Or(opts.QueryCacheSize, DefaultQueryCacheSize); n > 0 {
 			q, err := embeddings.NewCached(c.Embedder, n)
 			if err != nil {
 				return nil, fmt.Errorf("postgres: query cache: %w", err)
@@ -149,18 +152,12 @@ func New(db DB, opts Options) (*Store, error) {
 		c.Embedder = emb
 		idx = &c
 	}
-	e, err := engine.New(d, engine.Options{Index: idx, TTL: opts.TTL, Serde: opts.Serde, Now: opts.Now})
+	e, err := engine.New(d, engine.Options{Index: idx, TTL: opts.TTL, Serde: opts.Serde, Now: opts.Now,
+		ValueCacheSize: cmp.Or(opts.CacheSize, DefaultCacheSize)})
 	if err != nil {
 		return nil, err
 	}
 	return &Store{Engine: e, d: d, b: engine.Base(e), opts: opts}, nil
-}
-
-func cacheSize(n, def int) int {
-	if n == 0 {
-		return def
-	}
-	return n
 }
 
 // indexEmbedder is the index's embedder as the engine gets it: queries

@@ -80,18 +80,6 @@ func (t *pgTx) Fence(_ context.Context, f *binding.Fence) error {
 // PutCondition implements engine.CondTx.
 func (t *pgTx) PutCondition(cond store.PutCondition) { t.cond = &cond }
 
-// flush sends the queued rows: one batch, in one implicit transaction (or
-// the caller's), or COPY for many.
-func (t *pgTx) flush(ctx context.Context) error {
-	r, vecs, now, err := t.d.putRows(t.puts, t.dels)
-	if err != nil {
-		return err
-	}
-	r.fence = t.fence
-	t.puts, t.dels = nil, nil
-	return t.d.write(ctx, t.q, t.owned, r, vecs, now)
-}
-
 // putRows turns rows to write into the columns of a put's statements, in
 // key order: two batches putting the same keys in opposite orders would
 // otherwise each lock a row the other waits for.

@@ -9,6 +9,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/jackc/pgx/v5/pgtype"
+
 	"github.com/memvault/memvault/store"
 	"github.com/memvault/memvault/store/internal/engine"
 	"github.com/memvault/memvault/store/internal/vecindex"
@@ -40,8 +42,7 @@ func (t *pgTx) Nearest(ctx context.Context, q engine.ANNQuery) ([]engine.Candida
 		}
 		c := engine.Candidate{Scored: vecindex.Scored{Key: r.RowKey, Updated: r.Updated.UnixNano(), Score: d.score(*dist)}}
 		if r.Value != nil {
-			row := *r
-			c.Row = &row
+			c.Row = r
 		}
 		cands = append(cands, c)
 	})
@@ -163,14 +164,21 @@ func scanRows(ctx context.Context, q Querier, sql string, a args, f func(*store.
 	}
 	defer rows.Close()
 	n := 0
+	var (
+		dist pgtype.Float8
+		sc   rowScanner
+	)
 	for rows.Next() {
 		n++
-		var r store.Row
-		var dist *float64
-		if err := scanRow(rows, &r, &dist); err != nil {
+		r, err := sc.scan(rows, &dist)
+		if err != nil {
 			return n, err
 		}
-		f(&r, dist)
+		var d *float64
+		if dist.Valid {
+			d = &dist.Float64
+		}
+		f(&r, d)
 	}
 	return n, rows.Err()
 }

@@ -40,6 +40,10 @@ type Options struct {
 	// vecindex.DefaultBytes, negative disables it (codes are still
 	// written, and searches score every vector).
 	VectorIndexBytes int64
+	// ValueCacheSize is how many opened values the engine keeps, each
+	// checked against the exact stored bytes before use (see cache.go),
+	// for a driver whose rows come from outside the process; 0: none.
+	ValueCacheSize int
 }
 
 // Engine is a store.Store (with Sweeper, ConditionalPutter, Lister and
@@ -57,6 +61,8 @@ type Engine struct {
 	// ci is the code index of an indexed store on a driver that keeps
 	// codes (DriverCaps.CodeIndex); nil otherwise.
 	ci *codeIndex
+	// cache keeps opened values (Options.ValueCacheSize); nil: none.
+	cache *valueCache
 	// exact counts the searches a driver's ANN could not settle (see
 	// ExactSearches).
 	exact atomic.Int64
@@ -75,6 +81,7 @@ func New(d store.Driver, opt Options) (*Engine, error) {
 	b.UseSerializer(opt.Serde)
 	e := &Engine{b: b, d: d, caps: d.Caps(), vals: newValues(d.Name(), opt.Serde)}
 	e.docs = e.caps.InProcessValues && opt.Serde == nil
+	e.cache = newValueCache(opt.ValueCacheSize)
 	if e.caps.CodeIndex && b.Index != nil {
 		e.ci = newCodeIndex(opt.VectorIndexBytes, b.Index.Dims)
 	}
@@ -407,7 +414,7 @@ func (e *Engine) open(ctx context.Context, r *store.Row) (map[string]any, error)
 	if r.Value == nil && r.Doc != nil {
 		return jsonvalue.Copy(r.Doc).(map[string]any), nil
 	}
-	v, err := e.vals.Decode(ctx, r.RowKey, r.Value)
+	v, err := e.decode(ctx, r)
 	if err != nil {
 		return nil, fmt.Errorf("item %q/%q: %w", r.NS, r.Key, err)
 	}

@@ -71,7 +71,7 @@ func (e *Engine) scan(ctx context.Context, tx store.DriverTx, prefix store.Names
 // sweeper and is not closed: e owns both. A function, not a method, so that
 // it does not become one of the stores that embed an Engine.
 func On(e *Engine, d store.Driver) *Engine {
-	c := &Engine{b: e.b, d: d, caps: d.Caps(), vals: e.vals, docs: e.docs, ci: e.ci}
+	c := &Engine{b: e.b, d: d, caps: d.Caps(), vals: e.vals, docs: e.docs, ci: e.ci, cache: e.cache}
 	c.Front = items.NewFront(e.b, items.Hooks{Batch: c.Batch, ListItems: c.listItems, DeletePrefix: c.deletePrefix})
 	return c
 }
