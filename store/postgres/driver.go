@@ -222,44 +222,33 @@ func (t *pgTx) Vectors(ctx context.Context, prefix store.Namespace, now time.Tim
 		return nil
 	}
 	var a args
-	cast := "real[]" // halfvec casts to vector first
-	if t.d.index.vecType == "halfvec" {
-		cast = "vector::real[]"
-	}
-	rows, err := t.q.Query(ctx, `SELECT sv.prefix, sv.key, s.updated_at, sv.field_name, sv.embedding::`+cast+`
+	// (halfvec casts to real[] through vector.)
+	rows, err := t.q.Query(ctx, `SELECT sv.prefix, sv.key, s.updated_at, sv.field_name, sv.embedding::vector::real[]
 FROM `+t.d.t.vectors+` sv JOIN `+t.d.t.store+` s ON s.prefix = sv.prefix AND s.key = sv.key
 WHERE `+nsCond(&a, "sv.prefix", prefix)+` AND `+live(&a, now)+` AND sv.embedding IS NOT NULL
 ORDER BY sv.prefix, sv.key`, a...)
 	if err != nil {
 		return err
 	}
-	defer rows.Close()
 	var (
-		k, cur  store.RowKey
-		updated time.Time
-		vs      []store.Vector
+		k, cur              store.RowKey
+		updated, curUpdated time.Time
+		v                   store.Vector
+		vs                  []store.Vector
 	)
-	for rows.Next() {
-		var v store.Vector
-		if err := rows.Scan(&k.NS, &k.Key, &updated, &v.Field, &v.Vec); err != nil {
-			return err
-		}
+	_, err = pgx.ForEachRow(rows, []any{&k.NS, &k.Key, &updated, &v.Field, &v.Vec}, func() error {
+		var err error
 		if k != cur && len(vs) > 0 {
-			if err := fn(cur, updated, vs); err != nil {
-				return err
-			}
-			vs = vs[:0]
+			err, vs = fn(cur, curUpdated, vs), vs[:0]
 		}
-		cur = k
-		vs = append(vs, v)
-	}
-	if err := rows.Err(); err != nil {
+		cur, curUpdated, vs = k, updated, append(vs, v)
+		v.Vec = nil // scanned into a new slice
 		return err
+	})
+	if err == nil && len(vs) > 0 {
+		err = fn(cur, curUpdated, vs)
 	}
-	if len(vs) > 0 {
-		return fn(cur, updated, vs)
-	}
-	return nil
+	return err
 }
 
 func (t *pgTx) Page(ctx context.Context, ns, after string, limit int, now time.Time) ([]store.Row, error) {

@@ -9,6 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/memvault/memvault/store"
@@ -260,15 +261,33 @@ func isASCII(s string) bool {
 }
 
 // Scores implements engine.ScoreTx: each live item's best distance under
-// prefix, one row per item.
-func (t *pgTx) Scores(ctx context.Context, prefix store.Namespace, q []float32, now time.Time, fn func(vecindex.Scored)) error {
+// prefix, one row per item, in one query. Each vector is compared with
+// the query of its space (a VALUES table q of the spaces' queries, joined
+// by the space's label); no ANN index serves it, but it reads the prefix's
+// vectors once rather than a lookup per item.
+func (t *pgTx) Scores(ctx context.Context, prefix store.Namespace, sq engine.SpaceQueries, now time.Time, fn func(vecindex.Scored)) error {
 	d := t.d
 	var a args
-	qv := a.add(d.vectorParam(q)) + "::" + d.index.vecType
-	sql := `SELECT sv.prefix, sv.key, s.updated_at, min(sv.embedding ` + d.index.op + ` ` + qv + `)
-FROM ` + d.t.vectors + ` sv JOIN ` + d.t.store + ` s ON s.prefix = sv.prefix AND s.key = sv.key
-WHERE ` + nsCond(&a, "sv.prefix", prefix) + ` AND ` + live(&a, now) + ` AND sv.embedding IS NOT NULL
-GROUP BY sv.prefix, sv.key, s.updated_at`
+	names, vecs := []string{""}, []string{vectorText(sq.Shared)}
+	for subject, v := range sq.Subjects {
+		if v != nil { // nil: its keys are gone, its vectors score nothing
+			names, vecs = append(names, subject), append(vecs, vectorText(v))
+		}
+	}
+	space := "''"
+	if len(sq.SubjectPrefix) > 0 {
+		space = `CASE WHEN starts_with(sv.prefix, ` + a.add(sq.SubjectPrefix.String()+".") + `) THEN split_part(sv.prefix, '.', ` +
+			strconv.Itoa(len(sq.SubjectPrefix)+1) + `) ELSE '' END`
+	}
+	sql := `WITH q AS MATERIALIZED (SELECT u.space, u.vec::` + d.index.vecType + ` AS vec
+    FROM unnest(` + a.add(names) + `::text[], ` + a.add(vecs) + `::text[]) AS u(space, vec)),
+d AS MATERIALIZED (
+    SELECT sv.prefix, sv.key, min(sv.embedding ` + d.index.op + ` q.vec) AS dist, bool_or(q.vec IS NULL) AS lost
+    FROM ` + d.t.vectors + ` sv LEFT JOIN q ON q.space = (` + space + `)
+    WHERE ` + nsCond(&a, "sv.prefix", prefix) + ` AND sv.embedding IS NOT NULL
+    GROUP BY sv.prefix, sv.key)
+SELECT d.prefix, d.key, s.updated_at, d.dist FROM d JOIN ` + d.t.store + ` s ON s.prefix = d.prefix AND s.key = d.key
+WHERE NOT d.lost AND ` + live(&a, now)
 	if d.mode != 0 {
 		a = append(args{d.mode}, a...)
 	}
@@ -276,18 +295,15 @@ GROUP BY sv.prefix, sv.key, s.updated_at`
 	if err != nil {
 		return err
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var (
-			c       vecindex.Scored
-			updated time.Time
-			dist    float64
-		)
-		if err := rows.Scan(&c.Key.NS, &c.Key.Key, &updated, &dist); err != nil {
-			return err
-		}
+	var (
+		c       vecindex.Scored
+		updated time.Time
+		dist    float64
+	)
+	_, err = pgx.ForEachRow(rows, []any{&c.Key.NS, &c.Key.Key, &updated, &dist}, func() error {
 		c.Updated, c.Score = updated.UnixNano(), d.score(dist)
 		fn(c)
-	}
-	return rows.Err()
+		return nil
+	})
+	return err
 }

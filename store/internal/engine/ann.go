@@ -35,11 +35,52 @@ type ANNTx interface {
 // ranking scores as its ANN does (pgvector's single-precision arithmetic
 // differs from the engine's in the last digits, which would reorder near
 // ties between pages) and reads one score per item instead of every
-// vector. The engine uses it for a search in one vector space.
+// vector.
 type ScoreTx interface {
 	// Scores calls fn once per live item under prefix that has vectors,
-	// with its best score against q (as Nearest's) and its Updated.
-	Scores(ctx context.Context, prefix store.Namespace, q []float32, now time.Time, fn func(vecindex.Scored)) error
+	// with its best score (as Nearest's) against the query in its vector
+	// space, and its Updated; items whose space q has no query for (a
+	// data subject whose keys are gone) are left out.
+	Scores(ctx context.Context, prefix store.Namespace, q SpaceQueries, now time.Time, fn func(vecindex.Scored)) error
+}
+
+// SpaceQueries is a search's query in each vector space it meets (see
+// package spaces).
+type SpaceQueries struct {
+	// Shared is the query in the shared space: of every namespace when
+	// SubjectPrefix is nil, else of those not under it.
+	Shared []float32
+	// SubjectPrefix is the namespace prefix whose next label names a
+	// data subject; Subjects maps each subject under the search's prefix
+	// to the query in its space, nil when its keys are gone.
+	SubjectPrefix store.Namespace
+	Subjects      map[string][]float32
+}
+
+// spaceQueries returns qs for a driver that scores itself, reading the
+// namespaces under prefix to find the subjects a search spanning several
+// spaces meets.
+func (qs *queries) spaceQueries(ctx context.Context, tx store.DriverTx, prefix store.Namespace, now time.Time) (SpaceQueries, error) {
+	if qs.one != nil {
+		return SpaceQueries{Shared: qs.one.vec}, nil
+	}
+	all, err := tx.Namespaces(ctx, prefix, now)
+	if err != nil {
+		return SpaceQueries{}, err
+	}
+	sq := SpaceQueries{SubjectPrefix: qs.q.SubjectPrefix(), Subjects: map[string][]float32{}}
+	if sq.Shared, err = qs.q.Vector(ctx, ""); err != nil {
+		return sq, err
+	}
+	for _, ns := range all {
+		subject := qs.q.Subject(ns.String())
+		if _, ok := sq.Subjects[subject]; !ok && subject != "" {
+			if sq.Subjects[subject], err = qs.q.Vector(ctx, subject); err != nil {
+				return sq, err
+			}
+		}
+	}
+	return sq, nil
 }
 
 // ANNQuery is one query of ANNTx.Nearest.

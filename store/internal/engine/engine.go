@@ -648,8 +648,12 @@ func rowFinder(rows []store.Row) func(store.RowKey) int {
 // each by its best score; n is how many items it ranked.
 func (e *Engine) score(ctx context.Context, tx store.DriverTx, prefix store.Namespace, qs *queries, now time.Time, k int, last *vecindex.Scored) (top *items.TopK[vecindex.Scored], n int, err error) {
 	top = items.NewTopK(k, vecindex.CompareScored)
-	if stx, ok := tx.(ScoreTx); ok && qs.one != nil {
-		err = stx.Scores(ctx, prefix, qs.one.vec, now, func(c vecindex.Scored) {
+	if stx, ok := tx.(ScoreTx); ok {
+		sq, err := qs.spaceQueries(ctx, tx, prefix, now)
+		if err != nil {
+			return nil, 0, err
+		}
+		err = stx.Scores(ctx, prefix, sq, now, func(c vecindex.Scored) {
 			if last == nil || vecindex.CompareScored(c, *last) > 0 {
 				top.Push(c)
 				n++
