@@ -67,9 +67,11 @@
 // each item's best distance under the prefix, computed by pgvector in one
 // query served by the prefix index (engine.ScoreTx), then the items
 // without vectors in the no-query order. A search whose prefix spans
-// several data subjects' vector spaces (per-subject keys) is ranked
-// exactly by the engine from the vectors under the prefix. Scores are
-// cosine 1 - distance, l2 -distance, inner product the dot product.
+// several data subjects' vector spaces (per-subject keys) is always ranked
+// that way, each vector against the query in its own space (a table of
+// the spaces' queries joined by the subject's label), since the index
+// orders by distance to one vector. Scores are cosine 1 - distance, l2
+// -distance, inner product the dot product.
 //
 // Without a serializer, a search's filter also runs in SQL (JSONB
 // operators, engine.FilterTx) and the engine checks every row again; with
