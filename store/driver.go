@@ -96,6 +96,11 @@ type DriverCaps struct {
 	// ServerTTL: the storage deletes expired rows itself; the engine's
 	// sweeper then only calls DeleteExpired on demand. Reserved.
 	ServerTTL bool
+	// UpsertVersions: DriverTx.Put keeps the Created of the row it
+	// replaces and moves Updated past the replaced row's by the storage's
+	// own tick (PostgreSQL: one microsecond, in its ON CONFLICT DO
+	// UPDATE), so the engine does not read each row before it writes it.
+	UpsertVersions bool
 }
 
 // RowKey names a row: its namespace as stored (Namespace.String) and key.

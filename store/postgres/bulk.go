@@ -10,7 +10,6 @@ import (
 	"github.com/pgvector/pgvector-go"
 
 	"github.com/memvault/memvault/internal/pgfence"
-	"github.com/memvault/memvault/internal/pgretry"
 )
 
 // defaultCopyMin is how many items a write puts before it goes through
@@ -42,7 +41,7 @@ const (
 // done is false when q cannot COPY with binary vectors (the simple
 // protocol, a Querier of another kind): the caller then writes the
 // ordinary way.
-func (s *Store) writeBulk(ctx context.Context, q Querier, owned bool, r *putRows, vecs [][]float32, now time.Time) (done bool, err error) {
+func (d *driver) writeBulk(ctx context.Context, q DB, owned bool, r *putRows, vecs [][]float32, now time.Time) (done bool, err error) {
 	var (
 		conn   *pgx.Conn
 		callTx pgx.Tx // the caller's transaction, if q is one
@@ -70,38 +69,27 @@ func (s *Store) writeBulk(ctx context.Context, q Querier, owned bool, r *putRows
 	}
 	if callTx != nil {
 		// A caller's transaction is the caller's to retry.
-		if err := s.copyPuts(ctx, callTx, r, vecs, now); err != nil {
+		if err := d.copyPuts(ctx, callTx, r, vecs, now); err != nil {
 			return true, fmt.Errorf("postgres: put: %w", err)
 		}
 		return true, nil
 	}
 	run := func() error {
-		return pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error { return s.copyPuts(ctx, tx, r, vecs, now) })
+		return pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error { return d.copyPuts(ctx, tx, r, vecs, now) })
 	}
-	if owned {
-		err = pgretry.Do(ctx, run) // as sendPuts: deadlocks and serialization failures
-	} else {
-		err = run()
-	}
-	if err != nil {
+	if err := retry(ctx, owned, run); err != nil {
 		return true, fmt.Errorf("postgres: put: %w", err)
-	}
-	if s.values != nil {
-		for i := range r.del.key {
-			s.values.c.Remove(itemKey{r.del.prefix[i], r.del.key[i]})
-		}
 	}
 	return true, nil
 }
 
 // copyPuts runs a bulk write in tx (see writeBulk).
-func (s *Store) copyPuts(ctx context.Context, tx pgx.Tx, r *putRows, vecs [][]float32, now time.Time) error {
-	if err := pgfence.Exec(ctx, s.codec, tx, &r.fence); err != nil {
+func (d *driver) copyPuts(ctx context.Context, tx pgx.Tx, r *putRows, vecs [][]float32, now time.Time) error {
+	if err := pgfence.Exec(ctx, d.codec, tx, &r.fence); err != nil {
 		return err
 	}
 	if len(r.del.key) > 0 {
-		if _, err := tx.Exec(ctx, `DELETE FROM `+s.t.store+` s USING unnest($1::text[], $2::text[]) AS d(prefix, key)
-WHERE s.prefix = d.prefix AND s.key = d.key`, r.del.prefix, r.del.key); err != nil {
+		if _, err := tx.Exec(ctx, d.deleteItems(), r.del.prefix, r.del.key); err != nil {
 			return err
 		}
 	}
@@ -117,24 +105,17 @@ WHERE s.prefix = d.prefix AND s.key = d.key`, r.del.prefix, r.del.key); err != n
 		})); err != nil {
 		return err
 	}
-	if _, err := tx.Exec(ctx, `INSERT INTO `+s.t.store+` AS s (prefix, key, value, created_at, updated_at, expires_at, ttl_minutes)
-SELECT u.prefix, u.key, u.value::jsonb, $1, $1, u.expires_at, u.ttl_minutes
-FROM `+stageItems+` u ORDER BY u.ord
-ON CONFLICT (prefix, key) DO UPDATE SET
-    value = EXCLUDED.value,
-    updated_at = GREATEST(EXCLUDED.updated_at, s.updated_at + interval '1 microsecond'),
-    expires_at = EXCLUDED.expires_at,
-    ttl_minutes = EXCLUDED.ttl_minutes`, now); err != nil {
+	if _, err := tx.Exec(ctx, d.upsertItems(stageItems+` u ORDER BY u.ord`, "$1"), now); err != nil {
 		return err
 	}
 	if len(r.reidx.key) > 0 {
 		if _, err := tx.Exec(ctx, `CREATE TEMP TABLE `+stageVectors+` (
-    ord int, prefix text, key text, field_name text, embedding `+s.index.vecType+`
+    ord int, prefix text, key text, field_name text, embedding `+d.index.vecType+`
 ) ON COMMIT DROP`); err != nil {
 			return err
 		}
 		if len(vecs) > 0 {
-			embs := s.copyVectors(vecs)
+			embs := d.copyVectors(vecs)
 			if _, err := tx.CopyFrom(ctx, pgx.Identifier{"pg_temp", "memvault_stage_vectors"},
 				[]string{"ord", "prefix", "key", "field_name", "embedding"},
 				pgx.CopyFromSlice(len(vecs), func(i int) ([]any, error) {
@@ -145,20 +126,11 @@ ON CONFLICT (prefix, key) DO UPDATE SET
 		}
 		// As queueVectors: the vectors of fields the items no longer
 		// have go.
-		if _, err := tx.Exec(ctx, `DELETE FROM `+s.t.vectors+` v USING `+stageItems+` r
-WHERE r.reindex AND v.prefix = r.prefix AND v.key = r.key
-  AND NOT EXISTS (
-    SELECT 1 FROM `+stageVectors+` n
-    WHERE n.prefix = v.prefix AND n.key = v.key AND n.field_name = v.field_name)`); err != nil {
+		if _, err := tx.Exec(ctx, d.deleteStaleVectors(stageItems+` r`, "r.reindex", stageVectors+` n`)); err != nil {
 			return err
 		}
 		if len(vecs) > 0 {
-			if _, err := tx.Exec(ctx, `INSERT INTO `+s.t.vectors+` (prefix, key, field_name, embedding, created_at, updated_at)
-SELECT n.prefix, n.key, n.field_name, n.embedding, $1, $1
-FROM `+stageVectors+` n ORDER BY n.ord
-ON CONFLICT (prefix, key, field_name) DO UPDATE SET
-    embedding = EXCLUDED.embedding,
-    updated_at = EXCLUDED.updated_at`, now); err != nil {
+			if _, err := tx.Exec(ctx, d.upsertVectors(stageVectors+` n ORDER BY n.ord`, "$1"), now); err != nil {
 				return err
 			}
 		}
@@ -172,8 +144,8 @@ ON CONFLICT (prefix, key, field_name) DO UPDATE SET
 
 // copyVectors returns vector i of vecs as COPY sends it: pgvector-go's
 // binary value of the column's type.
-func (s *Store) copyVectors(vecs [][]float32) func(i int) any {
-	if s.index.vecType == "halfvec" {
+func (d *driver) copyVectors(vecs [][]float32) func(i int) any {
+	if d.index.vecType == "halfvec" {
 		return func(i int) any { return pgvector.NewHalfVector(vecs[i]) }
 	}
 	return func(i int) any { return pgvector.NewVector(vecs[i]) }

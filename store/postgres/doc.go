@@ -45,27 +45,37 @@
 //
 // # Search
 //
-// A search with a query asks the index for the nearest vectors under the
-// namespace prefix,
+// The store engine (store/internal/engine) runs searches, as on every
+// backend; this package's driver gives it what PostgreSQL does better. A
+// search with a query asks the index for the nearest vectors under the
+// namespace prefix (engine.ANNTx),
 //
 //	SELECT prefix, key, embedding <=> $q FROM store_vectors
 //	WHERE <prefix> ORDER BY embedding <=> $q LIMIT n
 //
 // with n = offset + limit + 1 when items have one vector, else (offset +
 // limit) × (vectors per item, from the configured fields) × 2 + 1 (+10
-// rather than +1 with a filter), joined with the items by primary key in
-// the same statement (one round trip, values only of the candidates that
-// pass the filter); the store then ranks them, keeps each item's best field
-// and pages. When some but too few
-// candidates pass the filter, it asks again for 4n (up to 1000) in a
-// transaction that raises HNSW's ef_search to n and, under a prefix,
-// turns on pgvector 0.8's iterative index scans, which keep looking until
-// n candidates pass the prefix. When that cannot settle the page (fewer
-// matches than the page needs, or items tied with the page's last one
-// beyond the candidates), the search falls back to an exact query over the
-// items under the prefix, served by the prefix index: cheap exactly when
-// the prefix is selective, and what small stores always get. Scores are
-// cosine 1 - distance, l2 -distance, inner product the dot product.
+// rather than +1 with a filter or TTLs), joined with the items by primary
+// key in the same statement (one round trip, values only of the candidates
+// that are live and pass the filter); the engine then ranks them, keeps
+// each item's best field and pages. When too few candidates pass, it asks
+// again for 4n (up to 1000) in a transaction that raises HNSW's ef_search
+// to n and, under a prefix, turns on pgvector 0.8's iterative index scans,
+// which keep looking until n candidates pass the prefix. When that cannot
+// settle the page (fewer matches than the page needs, or items tied with
+// the page's last one beyond the candidates), the engine ranks exactly:
+// each item's best distance under the prefix, computed by pgvector in one
+// query served by the prefix index (engine.ScoreTx), then the items
+// without vectors in the no-query order. A search whose prefix spans
+// several data subjects' vector spaces (per-subject keys) is always ranked
+// that way, each vector against the query in its own space (a table of
+// the spaces' queries joined by the subject's label), since the index
+// orders by distance to one vector. Scores are cosine 1 - distance, l2
+// -distance, inner product the dot product.
+//
+// Without a serializer, a search's filter also runs in SQL (JSONB
+// operators, engine.FilterTx) and the engine checks every row again; with
+// one, values are envelopes and filters run in Go after decryption.
 //
 // The plan must fit the prefix: the vector index for a broad one, the
 // prefix's own rows for a selective one. A cached statement taking the
@@ -98,11 +108,12 @@
 // a ciphertext copied to another row fails with serde.ErrDecrypt. Vectors
 // are computed from the plaintext before encryption. A strict encrypted
 // serializer refuses plaintext rows (serde.ErrPlaintextRefused). Filters
-// then run in Go after decryption (the store core's filter engine), fetching rows in
-// growing chunks until the page is full, so limit and offset stay exact.
-// A cache of decoded values, keyed by item and checked against the exact
-// stored bytes, saves decryption and decoding of unchanged rows without
-// ever serving a stale value (Options.CacheSize).
+// then run in Go after decryption (the store engine's filter engine),
+// fetching rows in growing chunks until the page is full, so limit and
+// offset stay exact. The engine's cache of decoded values, keyed by item
+// and checked against the exact stored bytes, saves decryption and
+// decoding of unchanged rows without ever serving a stale value
+// (Options.CacheSize).
 //
 // What someone who can read the database (a backup, a replica, a DBA) sees
 // and does not see with encryption on:
@@ -131,6 +142,14 @@
 // goroutine deletes expired items every SweepInterval until Close. TTLs are
 // kept in whole minutes (ttl_minutes) for refreshes, as in LangGraph.
 //
-// PutTx, PutBatchTx and DeleteTx write in the caller's transaction, so a
-// memory commits or rolls back with the caller's own rows.
+// # Writes
+//
+// A Put, Delete or Batch sends all its rows as one pgx batch (one round
+// trip, one implicit transaction; the fence of the keys that sealed the
+// values first), or, from 256 items, by COPY into temporary tables. The
+// upsert keeps created_at and moves updated_at forward itself (ON CONFLICT
+// DO UPDATE), so nothing is read before a write; PutIf is one conditional
+// statement. PutTx, PutBatchTx, PutIfTx and DeleteTx run the same engine on
+// the driver bound to the caller's transaction, so a memory commits or
+// rolls back with the caller's own rows.
 package postgres

@@ -24,19 +24,19 @@ import (
 // written into the record, once, when the Setup is accepted.
 func (s *Store) checkEmbedder(ctx context.Context, c Querier) error {
 	name := s.b.VectorName(s.embedder().Name())
-	dims := s.index.dims
+	dims := s.d.index.dims
 	// The column's type modifier is its size (-1: none given): the size
 	// of every stored vector, whatever the record says or lacks (a store
 	// set up by LangGraph has no record; a record made before sizes has
 	// none). Checked before the record is written, so that a refused
 	// Setup records nothing.
 	var stored int32
-	if err := c.QueryRow(ctx, `SELECT COALESCE((SELECT atttypmod FROM pg_attribute WHERE attrelid = to_regclass($1) AND attname = 'embedding' AND NOT attisdropped), -1)`, s.t.vectors).Scan(&stored); err != nil {
+	if err := c.QueryRow(ctx, `SELECT COALESCE((SELECT atttypmod FROM pg_attribute WHERE attrelid = to_regclass($1) AND attname = 'embedding' AND NOT attisdropped), -1)`, s.d.t.vectors).Scan(&stored); err != nil {
 		return fmt.Errorf("postgres: setup: %w", err)
 	}
 	if stored > 0 && int(stored) != dims {
 		var recorded string
-		if err := c.QueryRow(ctx, `SELECT name FROM `+s.t.embedder+` WHERE id = 0`).Scan(&recorded); err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		if err := c.QueryRow(ctx, `SELECT name FROM `+s.d.t.embedder+` WHERE id = 0`).Scan(&recorded); err != nil && !errors.Is(err, pgx.ErrNoRows) {
 			return fmt.Errorf("postgres: setup: %w", err)
 		}
 		return fmt.Errorf("postgres: %w", indexing.CheckEmbedder(recorded, int(stored), name, dims))
@@ -49,8 +49,8 @@ func (s *Store) checkEmbedder(ctx context.Context, c Querier) error {
 	// sees the snapshot from before that row: no rows. The next statement
 	// sees it.
 	for range 3 {
-		err = c.QueryRow(ctx, `WITH ins AS (INSERT INTO `+s.t.embedder+` (id, name, dims) VALUES (0, $1, $2) ON CONFLICT (id) DO NOTHING RETURNING name, dims)
-SELECT name, dims FROM ins UNION ALL SELECT name, dims FROM `+s.t.embedder+` WHERE id = 0 LIMIT 1`, name, dims).Scan(&recorded, &recordedDims)
+		err = c.QueryRow(ctx, `WITH ins AS (INSERT INTO `+s.d.t.embedder+` (id, name, dims) VALUES (0, $1, $2) ON CONFLICT (id) DO NOTHING RETURNING name, dims)
+SELECT name, dims FROM ins UNION ALL SELECT name, dims FROM `+s.d.t.embedder+` WHERE id = 0 LIMIT 1`, name, dims).Scan(&recorded, &recordedDims)
 		if !errors.Is(err, pgx.ErrNoRows) {
 			break
 		}
@@ -62,7 +62,7 @@ SELECT name, dims FROM ins UNION ALL SELECT name, dims FROM `+s.t.embedder+` WHE
 		if err := indexing.CheckEmbedder(recorded, max(int(stored), 0), name, dims); err != nil {
 			return fmt.Errorf("postgres: %w", err)
 		}
-		if _, err := c.Exec(ctx, `UPDATE `+s.t.embedder+` SET dims = $1 WHERE id = 0 AND dims IS NULL`, dims); err != nil {
+		if _, err := c.Exec(ctx, `UPDATE `+s.d.t.embedder+` SET dims = $1 WHERE id = 0 AND dims IS NULL`, dims); err != nil {
 			return fmt.Errorf("postgres: setup: %w", err)
 		}
 		return nil

@@ -49,15 +49,15 @@ func TestSearchUsesIndex(t *testing.T) {
 			if _, err := pool.Exec(ctx, `ANALYZE store; ANALYZE store_vectors`); err != nil {
 				t.Fatal(err)
 			}
-			q, err := s.embedQuery(ctx, "memory about topic 3")
+			q, err := s.embedder().EmbedQuery(ctx, "memory about topic 3")
 			if err != nil {
 				t.Fatal(err)
 			}
 			for _, prefix := range []store.Namespace{nil, {"users"}, {"users", "u3"}} {
 				var shapes [2]string // each plan without its query-vector lines
 				for i, prepared := range []bool{false, true} {
-					opt := store.SearchOptions{Query: "x", Limit: 10}
-					sql, a, _, err := s.buildQuery(opt, s.nowUTC(), s.annQuery(prefix, vectorText(q), candidates(10, 1, false), literal(prepared, prefix)))
+					// 11 candidates: the engine's first ask for a page of 10.
+					sql, a, err := s.d.buildQuery(nil, pgTime(time.Now()), s.d.annQuery(prefix, vectorText(q), 11, literal(prepared, prefix)))
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -102,12 +102,12 @@ func TestSearchUsesIndex(t *testing.T) {
 func explain(t *testing.T, s *Store, prepared bool, sql string, a args) string {
 	t.Helper()
 	ctx := context.Background()
-	tx, err := s.db.Begin(ctx)
+	tx, err := s.d.db.Begin(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer tx.Rollback(ctx)
-	for _, kv := range s.annSettings(ctx, 30, false) {
+	for _, kv := range s.d.annSettings(ctx, 30, false) {
 		if _, err := tx.Exec(ctx, `SELECT set_config($1, $2, true)`, kv[0], kv[1]); err != nil {
 			t.Fatal(err)
 		}

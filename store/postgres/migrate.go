@@ -30,22 +30,22 @@ var migrations embed.FS
 // migrationSets are the store's migrations for this store's tables and
 // index.
 func (s *Store) migrationSets() ([]pgmigrate.Set, error) {
-	vars := map[string]string{"store": s.t.store, "store_vectors": s.t.vectors}
+	vars := map[string]string{"store": s.d.t.store, "store_vectors": s.d.t.vectors}
 	stmts, err := pgmigrate.Load(migrations, "migrations/store", vars)
 	if err != nil {
 		return nil, err
 	}
 	sets := []pgmigrate.Set{{Table: "store_migrations", Statements: stmts}}
-	if s.index != nil {
-		vars["vector_type"] = s.index.vecType
-		vars["dims"] = strconv.Itoa(s.index.dims)
-		vars["vector_index"] = s.index.indexDDL(s.t)
+	if s.d.index != nil {
+		vars["vector_type"] = s.d.index.vecType
+		vars["dims"] = strconv.Itoa(s.d.index.dims)
+		vars["vector_index"] = s.d.index.indexDDL(s.d.t)
 		stmts, err := pgmigrate.Load(migrations, "migrations/vector", vars)
 		if err != nil {
 			return nil, err
 		}
 		sets = append(sets, pgmigrate.Set{Table: "vector_migrations", Statements: stmts})
-		stmts, err = pgmigrate.Load(migrations, "migrations/memvault_vector", map[string]string{"embedder": s.t.embedder})
+		stmts, err = pgmigrate.Load(migrations, "migrations/memvault_vector", map[string]string{"embedder": s.d.t.embedder})
 		if err != nil {
 			return nil, err
 		}
@@ -74,11 +74,11 @@ func (s *Store) Setup(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("postgres: setup: %w", err)
 	}
-	if err := pgmigrate.Run(ctx, s.db, s.opts.Schema, sets...); err != nil {
+	if err := pgmigrate.Run(ctx, s.d.db, s.opts.Schema, sets...); err != nil {
 		return fmt.Errorf("postgres: setup: %w", err)
 	}
-	if s.index != nil {
-		return s.checkEmbedder(ctx, s.db)
+	if s.d.index != nil {
+		return s.checkEmbedder(ctx, s.d.db)
 	}
 	return nil
 }
@@ -87,7 +87,7 @@ func (s *Store) Setup(ctx context.Context) error {
 // migration tables (store_migrations, vector_migrations,
 // memvault_vector_migrations); a table not created yet is left out.
 func (s *Store) MigrationVersions(ctx context.Context) (map[string]int, error) {
-	v, err := pgmigrate.Versions(ctx, s.db, s.opts.Schema, "store_migrations", "vector_migrations", "memvault_vector_migrations")
+	v, err := pgmigrate.Versions(ctx, s.d.db, s.opts.Schema, "store_migrations", "vector_migrations", "memvault_vector_migrations")
 	if err != nil {
 		return nil, fmt.Errorf("postgres: migration versions: %w", err)
 	}
@@ -100,8 +100,8 @@ func (s *Store) MigrationVersions(ctx context.Context) (map[string]int, error) {
 // already records.
 func (s *Store) SetupStatements() []string {
 	var out []string
-	if s.t.schema != "" {
-		out = append(out, `CREATE SCHEMA IF NOT EXISTS `+s.t.schema)
+	if s.d.t.schema != "" {
+		out = append(out, `CREATE SCHEMA IF NOT EXISTS `+s.d.t.schema)
 	}
 	sets, err := s.migrationSets()
 	if err != nil {
@@ -109,8 +109,8 @@ func (s *Store) SetupStatements() []string {
 	}
 	for _, set := range sets {
 		table := set.Table
-		if s.t.schema != "" {
-			table = s.t.schema + "." + table
+		if s.d.t.schema != "" {
+			table = s.d.t.schema + "." + table
 		}
 		out = append(out, oneLine(`CREATE TABLE IF NOT EXISTS `+table+` (v INTEGER PRIMARY KEY)`))
 		for v, m := range set.Statements {

@@ -18,6 +18,6 @@ import (
 func (s *Store) Reencrypt(ctx context.Context, opt reencrypt.Options) (reencrypt.Stats, error) {
 	// value::text of JSONB is canonical, so comparing it with what was read
 	// is an exact compare-and-swap.
-	return s.b.ReencryptSQL(ctx, pgdb.Exec{DB: s.db}, s.opts.Serde, opt, s.t.store,
+	return s.b.ReencryptSQL(ctx, pgdb.Exec{DB: s.d.db}, s.opts.Serde, opt, s.d.t.store,
 		items.ValueSQL{Read: "value::text", Set: "?::jsonb", Match: "value::text = ?"})
 }

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/memvault/memvault/store/internal/indexing"
-
 	"github.com/jackc/pgx/v5"
 
 	"github.com/memvault/memvault/store"
@@ -17,9 +15,6 @@ type tables struct {
 	store    string
 	vectors  string
 	embedder string // memvault_store_embedder: the vectors' embedder
-
-	sweep  string
-	delete string
 }
 
 func newTables(schema string) tables {
@@ -29,15 +24,7 @@ func newTables(schema string) tables {
 		quoted = pgx.Identifier{schema}.Sanitize()
 		q = func(name string) string { return quoted + "." + name }
 	}
-	t := tables{
-		schema:   quoted,
-		store:    q("store"),
-		vectors:  q("store_vectors"),
-		embedder: q("memvault_store_embedder"),
-	}
-	t.sweep = `DELETE FROM ` + t.store + ` WHERE expires_at IS NOT NULL AND expires_at < $1`
-	t.delete = `DELETE FROM ` + t.store + ` WHERE prefix = $1 AND key = $2`
-	return t
+	return tables{schema: quoted, store: q("store"), vectors: q("store_vectors"), embedder: q("memvault_store_embedder")}
 }
 
 // indexSpec is a validated IndexConfig with its SQL pieces.
@@ -114,12 +101,7 @@ func newIndexSpec(cfg store.IndexConfig, ann ANNConfig) (*indexSpec, error) {
 	if sp.fields == nil {
 		sp.fields = []string{"$"}
 	}
-	if err := indexing.ValidatePaths(sp.fields); err != nil {
-		return nil, err
-	}
-	if err := indexing.ValidateDistance(cfg.Distance); err != nil {
-		return nil, err
-	}
+	// The engine checks the paths (items.NewConfig).
 	sp.estimate = estimateVectors(sp.fields)
 	return sp, nil
 }

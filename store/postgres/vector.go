@@ -31,9 +31,9 @@ func vectorText(v []float32) string {
 // pgvector-go's codecs registered, else as text ("text[]"), which any
 // connection takes. Binary is 2.4× faster for a 1536-dimension insert
 // (BenchmarkVectorParam): PostgreSQL does not parse the digits.
-func (s *Store) vectorBatch(binary bool, vs [][]float32) (param any, arrayType string) {
+func (d *driver) vectorBatch(binary bool, vs [][]float32) (param any, arrayType string) {
 	if binary {
-		if s.index.vecType == "halfvec" {
+		if d.index.vecType == "halfvec" {
 			hv := make([]pgvector.HalfVector, len(vs))
 			for i, v := range vs {
 				hv[i] = pgvector.NewHalfVector(v)
@@ -57,8 +57,8 @@ func (s *Store) vectorBatch(binary bool, vs [][]float32) (param any, arrayType s
 // value, which a connection with its codecs registered (any connection the
 // store has written vectors on) sends in binary, and any other sends as
 // text through its driver.Valuer, so that it works everywhere.
-func (s *Store) vectorParam(v []float32) any {
-	if s.index.vecType == "halfvec" {
+func (d *driver) vectorParam(v []float32) any {
+	if d.index.vecType == "halfvec" {
 		return pgvector.NewHalfVector(v)
 	}
 	return pgvector.NewVector(v)

@@ -8,9 +8,11 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/memvault/memvault/internal/binding"
@@ -38,6 +40,10 @@ type Options struct {
 	// vecindex.DefaultBytes, negative disables it (codes are still
 	// written, and searches score every vector).
 	VectorIndexBytes int64
+	// ValueCacheSize is how many opened values the engine keeps, each
+	// checked against the exact stored bytes before use (see cache.go),
+	// for a driver whose rows come from outside the process; 0: none.
+	ValueCacheSize int
 }
 
 // Engine is a store.Store (with Sweeper, ConditionalPutter, Lister and
@@ -55,6 +61,11 @@ type Engine struct {
 	// ci is the code index of an indexed store on a driver that keeps
 	// codes (DriverCaps.CodeIndex); nil otherwise.
 	ci *codeIndex
+	// cache keeps opened values (Options.ValueCacheSize); nil: none.
+	cache *valueCache
+	// exact counts the searches a driver's ANN could not settle (see
+	// ExactSearches).
+	exact atomic.Int64
 }
 
 var _ items.Complete = (*Engine)(nil)
@@ -70,6 +81,7 @@ func New(d store.Driver, opt Options) (*Engine, error) {
 	b.UseSerializer(opt.Serde)
 	e := &Engine{b: b, d: d, caps: d.Caps(), vals: newValues(d.Name(), opt.Serde)}
 	e.docs = e.caps.InProcessValues && opt.Serde == nil
+	e.cache = newValueCache(opt.ValueCacheSize)
 	if e.caps.CodeIndex && b.Index != nil {
 		e.ci = newCodeIndex(opt.VectorIndexBytes, b.Index.Dims)
 	}
@@ -327,7 +339,7 @@ func (e *Engine) apply(ctx context.Context, tx store.DriverTx, puts []*write, no
 		for _, p := range puts {
 			fence.Merge(&p.fence)
 		}
-		if err := e.vals.codec.Check(ctx, &fence); err != nil {
+		if err := e.fence(ctx, tx, &fence); err != nil {
 			return err
 		}
 	}
@@ -358,14 +370,16 @@ func (e *Engine) apply(ctx context.Context, tx store.DriverTx, puts []*write, no
 		if p.TTL > 0 {
 			w.Expires = now.Add(p.TTL)
 		}
-		old, ok, err := tx.Get(ctx, p.k)
-		if err != nil {
-			return err
-		}
-		if ok {
-			w.Created = old.Created
-			if !w.Updated.After(old.Updated) {
-				w.Updated = old.Updated.Add(time.Nanosecond)
+		if !e.caps.UpsertVersions { // else the driver's Put keeps them
+			old, ok, err := tx.Get(ctx, p.k)
+			if err != nil {
+				return err
+			}
+			if ok {
+				w.Created = old.Created
+				if !w.Updated.After(old.Updated) {
+					w.Updated = old.Updated.Add(time.Nanosecond)
+				}
 			}
 		}
 		if p.Reindex && len(p.Vectors) > 0 {
@@ -400,7 +414,7 @@ func (e *Engine) open(ctx context.Context, r *store.Row) (map[string]any, error)
 	if r.Value == nil && r.Doc != nil {
 		return jsonvalue.Copy(r.Doc).(map[string]any), nil
 	}
-	v, err := e.vals.Decode(ctx, r.RowKey, r.Value)
+	v, err := e.decode(ctx, r)
 	if err != nil {
 		return nil, fmt.Errorf("item %q/%q: %w", r.NS, r.Key, err)
 	}
@@ -497,6 +511,9 @@ func (e *Engine) search(ctx context.Context, tx store.DriverTx, prefix store.Nam
 		if err != nil {
 			return nil, err
 		}
+		if page, ok, err := e.ann(ctx, tx, prefix, opt, qs, filter, now, refreshTTL, refreshes); ok || err != nil {
+			return page, err
+		}
 		// Rounds of a bounded selection: the best k scored items after the
 		// last one taken (the order is total), until the page is full or
 		// no item is left; more than one round only when the filter or
@@ -583,7 +600,7 @@ func (e *Engine) search(ctx context.Context, tx store.DriverTx, prefix store.Nam
 		if len(opt.Filter) > 0 {
 			limit = max(limit, 64)
 		}
-		page, err := tx.Scan(ctx, prefix, now, query != nil, after, limit)
+		page, err := e.scan(ctx, tx, prefix, now, query != nil, after, limit, opt.Filter)
 		if err != nil {
 			return nil, err
 		}
@@ -631,6 +648,19 @@ func rowFinder(rows []store.Row) func(store.RowKey) int {
 // each by its best score; n is how many items it ranked.
 func (e *Engine) score(ctx context.Context, tx store.DriverTx, prefix store.Namespace, qs *queries, now time.Time, k int, last *vecindex.Scored) (top *items.TopK[vecindex.Scored], n int, err error) {
 	top = items.NewTopK(k, vecindex.CompareScored)
+	if stx, ok := tx.(ScoreTx); ok {
+		sq, err := qs.spaceQueries(ctx, tx, prefix, now)
+		if err != nil {
+			return nil, 0, err
+		}
+		err = stx.Scores(ctx, prefix, sq, now, func(c vecindex.Scored) {
+			if last == nil || vecindex.CompareScored(c, *last) > 0 {
+				top.Push(c)
+				n++
+			}
+		})
+		return top, n, err
+	}
 	err = tx.Vectors(ctx, prefix, now, func(rk store.RowKey, updated time.Time, vs []store.Vector) error {
 		sq, err := qs.resolve(ctx, rk.NS)
 		if err != nil || sq == nil {
@@ -717,6 +747,10 @@ func (e *Engine) PutIf(ctx context.Context, ns store.Namespace, key string, valu
 	conflict := false
 	err = e.update(ctx, func(tx store.DriverTx) error {
 		now := e.b.Now()
+		if ctx2, ok := tx.(CondTx); ok {
+			ctx2.PutCondition(cond)
+			return e.apply(ctx, tx, []*write{p}, now) // store.ErrConflict: nothing written
+		}
 		r, ok, err := tx.Get(ctx, p.k)
 		if err != nil {
 			return err
@@ -728,6 +762,8 @@ func (e *Engine) PutIf(ctx context.Context, ns store.Namespace, key string, valu
 		return e.apply(ctx, tx, []*write{p}, now)
 	})
 	switch {
+	case errors.Is(err, store.ErrConflict):
+		return e.errorf("%w", store.ErrConflict)
 	case err != nil:
 		return e.errorf("%w", err)
 	case conflict:

@@ -30,6 +30,7 @@ func newSpaceQuery(dist store.Distance, vec []float32) *spaceQuery {
 // or under none) or one per subject (a search whose prefix spans several
 // subjects). It belongs to one search: not safe for concurrent use.
 type queries struct {
+	q    *spaces.Query
 	one  *spaceQuery                   // one space; nil with several
 	per  *spaces.PerSpace[*spaceQuery] // several spaces
 	nq   float64                       // |q|, the same in every space
@@ -47,7 +48,7 @@ func newQueries(ctx context.Context, b *items.Base, prefix store.Namespace, base
 	if err != nil {
 		return nil, err
 	}
-	qs := &queries{nq: indexing.VectorNorm(base), dims: len(base), dist: dist}
+	qs := &queries{q: q, nq: indexing.VectorNorm(base), dims: len(base), dist: dist}
 	switch {
 	case !single:
 		qs.per = spaces.NewPerSpace(q, func(v []float32) *spaceQuery { return newSpaceQuery(dist, v) })
