@@ -54,9 +54,10 @@ type Driver interface {
 	// write transaction's changes become visible at Commit, all at once,
 	// or never (Rollback, or a failed Commit), and its reads see no other
 	// writer's changes meanwhile; a read-only one sees one consistent
-	// state. A storage without transactions serializes write
-	// transactions. The engine ends every transaction it begins with
-	// exactly one Commit or Rollback.
+	// state — unless the driver declares DriverCaps.StatementReads. A
+	// storage without transactions serializes write transactions. The
+	// engine ends every transaction it begins with exactly one Commit or
+	// Rollback.
 	Begin(ctx context.Context, write bool) (DriverTx, error)
 	// Close releases the storage; the engine calls it once, after the
 	// last operation.
@@ -96,6 +97,17 @@ type DriverCaps struct {
 	// ServerTTL: the storage deletes expired rows itself; the engine's
 	// sweeper then only calls DeleteExpired on demand. Reserved.
 	ServerTTL bool
+	// StatementReads: a transaction's reads are statements of their own,
+	// each seeing what was committed before it, and its writes go to the
+	// storage together at Commit (PostgreSQL: one batch, so no connection
+	// is held between the engine's calls). The engine then makes no write
+	// depend on a read of the same transaction: the driver must also
+	// declare UpsertVersions, and its transactions implement
+	// engine.CondTx (a conditional put is one statement) and
+	// engine.FenceTx (the fence is sent with the writes). A search's
+	// rounds may then see rows written between them, as separate queries
+	// would.
+	StatementReads bool
 	// UpsertVersions: DriverTx.Put keeps the Created of the row it
 	// replaces and moves Updated past the replaced row's by the storage's
 	// own tick (PostgreSQL: one microsecond, in its ON CONFLICT DO

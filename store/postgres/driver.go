@@ -56,7 +56,7 @@ type bound struct {
 func (d *driver) Name() string { return "postgres" }
 
 func (d *driver) Caps() store.DriverCaps {
-	return store.DriverCaps{Transactions: true, RefreshInView: true, ANN: d.index != nil, UpsertVersions: true}
+	return store.DriverCaps{Transactions: true, StatementReads: true, RefreshInView: true, ANN: d.index != nil, UpsertVersions: true}
 }
 
 // Begin begins nothing on the server (see driver); a read-only and a write

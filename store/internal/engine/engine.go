@@ -80,6 +80,9 @@ func New(d store.Driver, opt Options) (*Engine, error) {
 	}
 	b.UseSerializer(opt.Serde)
 	e := &Engine{b: b, d: d, caps: d.Caps(), vals: newValues(d.Name(), opt.Serde)}
+	if e.caps.StatementReads && !e.caps.UpsertVersions {
+		return nil, fmt.Errorf("%s: %w", d.Name(), errStatementReads)
+	}
 	e.docs = e.caps.InProcessValues && opt.Serde == nil
 	e.cache = newValueCache(opt.ValueCacheSize)
 	if e.caps.CodeIndex && b.Index != nil {
@@ -750,6 +753,9 @@ func (e *Engine) PutIf(ctx context.Context, ns store.Namespace, key string, valu
 		if ctx2, ok := tx.(CondTx); ok {
 			ctx2.PutCondition(cond)
 			return e.apply(ctx, tx, []*write{p}, now) // store.ErrConflict: nothing written
+		}
+		if e.caps.StatementReads {
+			return errStatementReads
 		}
 		r, ok, err := tx.Get(ctx, p.k)
 		if err != nil {

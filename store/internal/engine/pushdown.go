@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/memvault/memvault/internal/binding"
@@ -49,8 +50,16 @@ func (e *Engine) fence(ctx context.Context, tx store.DriverTx, f *binding.Fence)
 	if ftx, ok := tx.(FenceTx); ok {
 		return ftx.Fence(ctx, f)
 	}
+	if e.caps.StatementReads {
+		return errStatementReads // a check before the writes would race the erasure
+	}
 	return e.vals.codec.Check(ctx, f)
 }
+
+// errStatementReads is the error of a driver that declares
+// store.DriverCaps.StatementReads without what it requires: a write of
+// its transactions cannot depend on their reads.
+var errStatementReads = errors.New("driver declares StatementReads without UpsertVersions, CondTx and FenceTx (a write would depend on a read of another snapshot)")
 
 // pushdown reports whether a search's filter may be pushed to the driver:
 // values are plain JSON.
