@@ -38,6 +38,11 @@ type Options struct {
 	// vecindex.DefaultBytes, negative disables it (codes are still
 	// written, and searches score every vector).
 	VectorIndexBytes int64
+	// FloatBytes, when positive, keeps an exact in-process copy of the
+	// vectors of a store whose vectors fit in this many bytes, beside the
+	// code index (while it is enabled), for a driver whose transactions
+	// are FloatSources: searches then score every vector from memory.
+	FloatBytes int64
 }
 
 // Engine is a store.Store (with Sweeper, ConditionalPutter, Lister and
@@ -71,7 +76,7 @@ func New(d store.Driver, opt Options) (*Engine, error) {
 	e := &Engine{b: b, d: d, caps: d.Caps(), vals: newValues(d.Name(), opt.Serde)}
 	e.docs = e.caps.InProcessValues && opt.Serde == nil
 	if e.caps.CodeIndex && b.Index != nil {
-		e.ci = newCodeIndex(opt.VectorIndexBytes, b.Index.Dims)
+		e.ci = newCodeIndex(opt.VectorIndexBytes, b.Index.Dims, opt.FloatBytes)
 	}
 	e.Front = items.NewFront(b, items.Hooks{Batch: e.Batch, ListItems: e.listItems, DeletePrefix: e.deletePrefix})
 	b.StartSweeper(e.Sweep)
@@ -155,7 +160,7 @@ func (e *Engine) Sweep(ctx context.Context) (int, error) {
 		for i, k := range gone {
 			changes[i] = vecindex.Change{Key: k, Deleted: true}
 		}
-		return e.ci.committed(ctx, itx, changes, now, false)
+		return e.ci.committed(ctx, itx, changes, now, false, false)
 	})
 	if err != nil {
 		return 0, e.errorf("sweep: %w", err)
@@ -204,7 +209,7 @@ func (e *Engine) changedAll(ctx context.Context, tx store.DriverTx, now time.Tim
 	if itx == nil {
 		return err
 	}
-	return e.ci.committed(ctx, itx, nil, now, true)
+	return e.ci.committed(ctx, itx, nil, now, true, false)
 }
 
 // refresh is an item whose TTL a read refreshed.
@@ -254,6 +259,7 @@ func (e *Engine) Batch(ctx context.Context, ops []store.Op) ([]store.Result, err
 		err = e.apply(ctx, tx, puts, now)
 	}
 	if err = end(tx, err); err == nil {
+		e.maintainIndex(ctx)
 		err = e.refreshAfter(ctx, refreshes)
 	}
 	if err != nil {
@@ -378,7 +384,7 @@ func (e *Engine) apply(ctx context.Context, tx store.DriverTx, puts []*write, no
 			if err := e.ci.code(ctx, itx, w.Vectors, &centre, &coded); err != nil {
 				return err
 			}
-			ch := vecindex.Change{Key: p.k, Codes: make([][]byte, len(w.Vectors))}
+			ch := vecindex.Change{Key: p.k, Codes: make([][]byte, len(w.Vectors)), Vectors: p.Vectors}
 			for i, v := range w.Vectors {
 				ch.Codes[i] = v.Code
 			}
@@ -389,7 +395,7 @@ func (e *Engine) apply(ctx context.Context, tx store.DriverTx, puts []*write, no
 		}
 	}
 	if itx != nil {
-		return e.ci.committed(ctx, itx, changes, now, false)
+		return e.ci.committed(ctx, itx, changes, now, false, coded && centre == nil)
 	}
 	return nil
 }
@@ -544,14 +550,16 @@ func (e *Engine) search(ctx context.Context, tx store.DriverTx, prefix store.Nam
 			return more, nil
 		}
 		more := qs != nil
+		var exact []vecindex.Scored // every item scored, from the float copy
 		if more && e.ci != nil {
-			// The code index proves the exact ranking's first items; the
-			// rounds below continue after them when the page needs more.
-			top, ok, err := e.ci.top(ctx, tx, prefix, qs, need)
-			if err != nil {
+			// The float copy scores every item; the code index proves the
+			// exact ranking's first items, and the rounds below continue
+			// after them when the page needs more.
+			var top []vecindex.Scored
+			if exact, _, top, err = e.ci.rank(ctx, tx, prefix, qs, need); err != nil {
 				return nil, err
 			}
-			if ok && len(top) > 0 {
+			if len(top) > 0 {
 				if more, err = takeRanked(top); err != nil {
 					return nil, err
 				}
@@ -559,7 +567,7 @@ func (e *Engine) search(ctx context.Context, tx store.DriverTx, prefix store.Nam
 			}
 		}
 		for k := max(4*need, 64); more; k *= 4 {
-			top, n, err := e.score(ctx, tx, prefix, qs, now, k, last)
+			top, n, err := e.score(ctx, tx, prefix, qs, now, k, last, exact)
 			if err != nil {
 				return nil, err
 			}
@@ -628,9 +636,19 @@ func rowFinder(rows []store.Row) func(store.RowKey) int {
 
 // score scores every vector under prefix against the query in its space
 // and keeps the best k items ranked after last (all when last is nil),
-// each by its best score; n is how many items it ranked.
-func (e *Engine) score(ctx context.Context, tx store.DriverTx, prefix store.Namespace, qs *queries, now time.Time, k int, last *vecindex.Scored) (top *items.TopK[vecindex.Scored], n int, err error) {
+// each by its best score; n is how many items it ranked. exact, when not
+// nil, is every item scored already (the float copy).
+func (e *Engine) score(ctx context.Context, tx store.DriverTx, prefix store.Namespace, qs *queries, now time.Time, k int, last *vecindex.Scored, exact []vecindex.Scored) (top *items.TopK[vecindex.Scored], n int, err error) {
 	top = items.NewTopK(k, vecindex.CompareScored)
+	if exact != nil {
+		for _, c := range exact {
+			if last == nil || vecindex.CompareScored(c, *last) > 0 {
+				top.Push(c)
+				n++
+			}
+		}
+		return top, n, nil
+	}
 	err = tx.Vectors(ctx, prefix, now, func(rk store.RowKey, updated time.Time, vs []store.Vector) error {
 		sq, err := qs.resolve(ctx, rk.NS)
 		if err != nil || sq == nil {
