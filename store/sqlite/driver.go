@@ -257,7 +257,14 @@ func (t *tx) exec(ctx context.Context, st *sql.Stmt, args ...any) (int64, error)
 	return res.RowsAffected()
 }
 
-func (t *tx) Put(ctx context.Context, w store.RowWrite) error {
+func (t *tx) Put(ctx context.Context, w store.RowWrite) error { return t.put(ctx, w, false) }
+
+// Replace is Put with the engine's replace rule in the upsert
+// (engine.Replacer): SQLite keeps created_at and moves updated_at past the
+// replaced row's, so that the engine does not read the row first.
+func (t *tx) Replace(ctx context.Context, w store.RowWrite) error { return t.put(ctx, w, true) }
+
+func (t *tx) put(ctx context.Context, w store.RowWrite, replace bool) error {
 	cw, err := t.codeWrite(ctx)
 	if err != nil {
 		return err
@@ -276,7 +283,12 @@ func (t *tx) Put(ctx context.Context, w store.RowWrite) error {
 			return err
 		}
 	}
-	if _, err := t.exec(ctx, t.d.st.upsert, w.NS, w.Key, w.Value, w.Created.UnixNano(), upd, exp, ttl); err != nil {
+	if replace {
+		// The vectors' and codes' updated_at is the row's, as stored.
+		if err := t.StmtContext(ctx, t.d.st.replace).QueryRowContext(ctx, w.NS, w.Key, w.Value, w.Created.UnixNano(), upd, exp, ttl).Scan(&upd); err != nil {
+			return err
+		}
+	} else if _, err := t.exec(ctx, t.d.st.upsert, w.NS, w.Key, w.Value, w.Created.UnixNano(), upd, exp, ttl); err != nil {
 		return err
 	}
 	coded := false
@@ -453,6 +465,7 @@ func keysIn(keys []store.RowKey) (string, []any) {
 var (
 	_ store.DriverTx     = (*tx)(nil)
 	_ engine.IndexTx     = (*tx)(nil)
+	_ engine.Replacer    = (*tx)(nil)
 	_ engine.IndexWriter = (*tx)(nil)
 	_ engine.FloatSource = (*tx)(nil)
 	_ store.Driver       = (*driver)(nil)

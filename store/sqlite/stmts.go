@@ -18,8 +18,8 @@ type readStmts struct {
 // (reader pool) or, in a batch with writes, in the write transaction
 // (writer pool), so the read statements exist on both.
 type stmts struct {
-	r, w                                           *readStmts
-	bump, delVec, delItem, upsert, insVec, refresh *sql.Stmt
+	r, w                                                    *readStmts
+	bump, delVec, delItem, upsert, replace, insVec, refresh *sql.Stmt
 	// the code index's (codes.go)
 	quant, delCodes, insCode, insLog, trimLog, setQuant *sql.Stmt
 	all                                                 []*sql.Stmt
@@ -37,6 +37,14 @@ const (
 		VALUES (?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (prefix, key) DO UPDATE SET value = excluded.value, created_at = excluded.created_at,
 			updated_at = excluded.updated_at, expires_at = excluded.expires_at, ttl_minutes = excluded.ttl_minutes`
+	// sqlReplace is engine.Replacer's rule: created_at stays, updated_at
+	// moves past the replaced row's.
+	sqlReplace = `INSERT INTO store (prefix, key, value, created_at, updated_at, expires_at, ttl_minutes)
+		VALUES (?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (prefix, key) DO UPDATE SET value = excluded.value,
+			updated_at = max(excluded.updated_at, store.updated_at + 1),
+			expires_at = excluded.expires_at, ttl_minutes = excluded.ttl_minutes
+		RETURNING updated_at`
 	sqlInsVec = `INSERT INTO store_vectors (prefix, key, field_name, embedding, created_at, updated_at)
 		VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (prefix, key, field_name) DO UPDATE SET
 		embedding = excluded.embedding, updated_at = excluded.updated_at`
@@ -75,6 +83,7 @@ func prepare(ctx context.Context, db *sqlitedb.DB) (*stmts, error) {
 	st.delVec = p(w, sqlDelVec)
 	st.delItem = p(w, sqlDelItem)
 	st.upsert = p(w, sqlUpsert)
+	st.replace = p(w, sqlReplace)
 	st.insVec = p(w, sqlInsVec)
 	st.refresh = p(w, sqlRefresh)
 	st.quant = p(w, sqlQuant)

@@ -341,6 +341,7 @@ func (e *Engine) apply(ctx context.Context, tx store.DriverTx, puts []*write, no
 	if err != nil {
 		return err
 	}
+	rp, replace := tx.(Replacer) // the driver keeps CreatedAt and moves UpdatedAt
 	var (
 		changes []vecindex.Change // for the code index
 		centre  []float32
@@ -364,14 +365,16 @@ func (e *Engine) apply(ctx context.Context, tx store.DriverTx, puts []*write, no
 		if p.TTL > 0 {
 			w.Expires = now.Add(p.TTL)
 		}
-		old, ok, err := tx.Get(ctx, p.k)
-		if err != nil {
-			return err
-		}
-		if ok {
-			w.Created = old.Created
-			if !w.Updated.After(old.Updated) {
-				w.Updated = old.Updated.Add(time.Nanosecond)
+		if !replace {
+			old, ok, err := tx.Get(ctx, p.k)
+			if err != nil {
+				return err
+			}
+			if ok {
+				w.Created = old.Created
+				if !w.Updated.After(old.Updated) {
+					w.Updated = old.Updated.Add(time.Nanosecond)
+				}
 			}
 		}
 		if p.Reindex && len(p.Vectors) > 0 {
@@ -390,7 +393,12 @@ func (e *Engine) apply(ctx context.Context, tx store.DriverTx, puts []*write, no
 			}
 			changes = append(changes, ch)
 		}
-		if err := tx.Put(ctx, w); err != nil {
+		if replace {
+			err = rp.Replace(ctx, w)
+		} else {
+			err = tx.Put(ctx, w)
+		}
+		if err != nil {
 			return err
 		}
 	}
