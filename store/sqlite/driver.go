@@ -435,13 +435,15 @@ func (t *tx) DeleteExpired(ctx context.Context, now time.Time) ([]store.RowKey, 
 // prefixCond selects the rows whose column col is prefix or under it. A
 // range on the stored text ('.' is followed by '/' in byte order) is exact,
 // needs no LIKE escaping, is case-sensitive (SQLite's LIKE is not) and
-// uses the primary key.
+// uses the primary key: one range, [p, p + "/"), filtered to p and
+// [p + ".", p + "/"), so that SQLite scans it in key order (an OR of the
+// two made it union two searches and sort them for a scan in key order).
 func prefixCond(col string, prefix store.Namespace) (string, []any) {
 	if len(prefix) == 0 {
 		return "1", nil
 	}
 	p := prefix.String()
-	return "(" + col + " = ? OR (" + col + " >= ? AND " + col + " < ?))", []any{p, p + ".", p + "/"}
+	return "(" + col + " >= ? AND " + col + " < ? AND (" + col + " = ? OR " + col + " >= ?))", []any{p, p + "/", p, p + "."}
 }
 
 // keysIn returns the condition "(prefix, key) IN (VALUES (?, ?), ...)"
