@@ -46,6 +46,14 @@ type codeWrite struct {
 	cov vecindex.StoredCoverage
 }
 
+// changed records items the transaction changed, for the log of a store
+// without index (the engine hands the changes to Bump otherwise).
+func (w *codeWrite) changed(t *tx, keys ...store.RowKey) {
+	if !t.d.codes {
+		w.keys = append(w.keys, keys...)
+	}
+}
+
 // codeWrite returns the transaction's bookkeeping, reading what it needs
 // at the first change.
 func (t *tx) codeWrite(ctx context.Context) (*codeWrite, error) {

@@ -269,7 +269,7 @@ func (t *tx) put(ctx context.Context, w store.RowWrite, replace bool) error {
 	if err != nil {
 		return err
 	}
-	cw.keys = append(cw.keys, w.RowKey)
+	cw.changed(t, w.RowKey)
 	var exp, ttl any
 	if !w.Expires.IsZero() {
 		exp = w.Expires.UnixNano()
@@ -327,7 +327,8 @@ func (t *tx) Delete(ctx context.Context, k store.RowKey) error {
 	if err != nil {
 		return err
 	}
-	cw.keys, cw.deleted = append(cw.keys, k), true
+	cw.changed(t, k)
+	cw.deleted = true
 	if err := t.dropVectors(ctx, cw, k); err != nil {
 		return err
 	}
@@ -428,7 +429,8 @@ func (t *tx) DeleteExpired(ctx context.Context, now time.Time) ([]store.RowKey, 
 	if _, err := t.ExecContext(ctx, `DELETE FROM store WHERE expires_at IS NOT NULL AND expires_at < ?`, cut); err != nil {
 		return nil, err
 	}
-	cw.keys, cw.deleted = append(cw.keys, gone...), true
+	cw.changed(t, gone...)
+	cw.deleted = true
 	return gone, nil
 }
 
