@@ -110,8 +110,10 @@ type DriverCaps struct {
 	StatementReads bool
 	// UpsertVersions: DriverTx.Put keeps the Created of the row it
 	// replaces and moves Updated past the replaced row's by the storage's
-	// own tick (PostgreSQL: one microsecond, in its ON CONFLICT DO
-	// UPDATE), so the engine does not read each row before it writes it.
+	// own tick when the engine's is not after it (SQLite: one nanosecond,
+	// PostgreSQL: one microsecond, in their ON CONFLICT DO UPDATE), so the
+	// engine does not read each row before it writes it: UpdatedAt names
+	// a version (store.PutCondition) even within one clock tick.
 	UpsertVersions bool
 }
 

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/memvault/memvault/store"
+	"github.com/memvault/memvault/store/internal/engine"
 )
 
 // TestVectorCacheDifferential runs the same random puts, re-puts, deletes
@@ -80,7 +81,7 @@ func vectorCacheDifferential(t *testing.T, floats bool) {
 		}
 	}
 	if floats {
-		if stores[0].floats.snap == nil {
+		if !engine.FloatsLoaded(stores[0].Engine) {
 			t.Fatal("the exact copy is not loaded after the run")
 		}
 		return

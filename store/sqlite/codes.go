@@ -3,11 +3,18 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"fmt"
+	"time"
 
 	"github.com/memvault/memvault/store"
 	"github.com/memvault/memvault/store/internal/vecindex"
 )
+
+// The code index's tables (package vecindex, driven by the engine): every
+// write transaction that changes items bumps store_generation.gen and
+// records the items it changed in store_vector_log, writes the codes the
+// engine made to store_vector_codes beside the vectors and keeps their
+// coverage in store_vector_quant; a read transaction reads them back
+// (vecindex.Source), seeing one generation of all of them.
 
 const (
 	// logKeep is how many generations store_vector_log keeps, or back to
@@ -19,204 +26,355 @@ const (
 	// more items logs a full marker, after which others reload every code
 	// (which then costs about as much as reading the changed ones).
 	maxLogItems = 1024
-	// centreMin is how many vectors the centre is computed from once
-	// there are that many: until then codes are uncentred.
-	centreMin = 1024
-	// centreSample bounds the vectors read to compute the centre.
-	centreSample = 4096
 )
 
-// codeWrite is a write transaction's bookkeeping of the search index.
+// codeWrite is a write transaction's bookkeeping of the code index.
 type codeWrite struct {
-	prevGen  int64     // the generation before this transaction
-	codesGen int64     // the codes' generation before it
-	centre   []float32 // the centre to code with (nil: none)
-	keys     []itemKey // items changed
-	vectors  bool      // some vector was written
-	full     bool      // every code changed: log a full marker
+	prevGen, codesGen int64 // the generation and the codes' before this transaction
+	snapGen           int64
+	centre            []float32      // the centre codes are made with (nil: none)
+	keys              []store.RowKey // items changed
+	full              bool           // every item may have changed: log a full marker
 	// deleted: some item went. The snapshot, which would keep its
 	// namespace, key and code in the file, is dropped (secure_delete
 	// zeroes its pages); the next load that reads every code writes a
 	// new one.
 	deleted bool
-	// forget purges the log rows naming items under this namespace and
-	// logs a full marker instead (DeletePrefix: what an erasure deletes
-	// leaves no name behind in the log either).
-	forget store.Namespace
-	// cov is the coverage of the items with code rows (see coverage.go),
-	// kept as the transaction writes and deletes codes, stored by
-	// finishCodes.
-	cov storedCoverage
+	bumped  bool // Bump ran
+	// cov is the coverage of the items with code rows (vecindex.Coverage),
+	// kept as the transaction writes and deletes codes, stored by Bump.
+	cov vecindex.StoredCoverage
 }
 
-// beginCodes reads what a write transaction needs to keep the codes.
-func (s *Store) beginCodes(ctx context.Context, tx *sql.Tx) (*codeWrite, error) {
+// changed records items the transaction changed, for the log of a store
+// without index (the engine hands the changes to Bump otherwise).
+func (w *codeWrite) changed(t *tx, keys ...store.RowKey) {
+	if !t.d.codes {
+		w.keys = append(w.keys, keys...)
+	}
+}
+
+// codeWrite returns the transaction's bookkeeping, reading what it needs
+// at the first change.
+func (t *tx) codeWrite(ctx context.Context) (*codeWrite, error) {
+	if !t.write {
+		return nil, errReadOnly
+	}
+	if t.cw != nil {
+		return t.cw, nil
+	}
 	w := &codeWrite{}
 	var (
 		raw        []byte
 		items, sum sql.NullInt64
 	)
-	if err := tx.StmtContext(ctx, s.st.quant).QueryRowContext(ctx).Scan(&w.prevGen, &w.codesGen, &raw, &items, &sum); err != nil {
+	if err := t.StmtContext(ctx, t.d.st.quant).QueryRowContext(ctx).Scan(&w.prevGen, &w.codesGen, &raw, &w.snapGen, &items, &sum); err != nil {
 		return nil, err
 	}
 	w.cov = scanCoverage(items, sum)
 	if len(raw) > 0 {
 		w.centre, _ = decodeVector(nil, raw)
 	}
+	t.cw = w
 	return w, nil
 }
 
-// finishCodes bumps the generation, logs the changed items, trims the log,
-// advances the codes' generation (when they were complete) and, once there
-// are enough vectors to centre codes and the store has no centre yet,
-// recodes every vector around their mean. It returns the new generation.
-func (s *Store) finishCodes(ctx context.Context, tx *sql.Tx, w *codeWrite) (int64, error) {
-	var gen int64
-	if err := tx.StmtContext(ctx, s.st.bump).QueryRowContext(ctx).Scan(&gen); err != nil {
+// coverage and storedCoverage are the codes' coverage (vecindex.Coverage)
+// and as read from store_vector_quant.
+type (
+	coverage       = vecindex.Coverage
+	storedCoverage = vecindex.StoredCoverage
+)
+
+// scanCoverage is the stored coverage of the columns' values: Known is
+// false until Open has computed it (a database from before the columns).
+func scanCoverage(items, sum sql.NullInt64) vecindex.StoredCoverage {
+	return vecindex.StoredCoverage{Cov: vecindex.Coverage{Items: items.Int64, Sum: uint64(sum.Int64)}, Known: items.Valid && sum.Valid}
+}
+
+// Bump ends the transaction's changes: it bumps the generation, logs the
+// changed items (or a full marker), trims the log, advances the codes'
+// generation (when they were complete) and stores their coverage.
+func (t *tx) Bump(ctx context.Context, changed []store.RowKey, full bool) (int64, error) {
+	w, err := t.codeWrite(ctx)
+	if err != nil {
 		return 0, err
 	}
-	current := w.codesGen == w.prevGen
-	if current && w.vectors && s.index != nil && vecindex.CentreOf(w.centre, s.index.Dims) == nil {
-		var n int
-		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM store_vector_codes`).Scan(&n); err != nil {
-			return 0, err
-		}
-		if n >= centreMin {
-			cov, err := s.recode(ctx, tx, gen)
-			if err != nil {
-				return 0, err
-			}
-			w.full = true
-			w.cov = storedCoverage{Cov: cov, Known: true}
-		}
+	w.bumped = true
+	var gen int64
+	if err := t.StmtContext(ctx, t.d.st.bump).QueryRowContext(ctx).Scan(&gen); err != nil {
+		return 0, err
 	}
 	if w.deleted {
-		if _, err := tx.ExecContext(ctx, `DELETE FROM store_vector_snapshot`); err != nil {
-			return 0, err
-		}
-		if _, err := tx.ExecContext(ctx, `UPDATE store_vector_quant SET snapshot_gen = -1 WHERE id = 0`); err != nil {
+		if err := t.dropSnapshot(ctx); err != nil {
 			return 0, err
 		}
 	}
-	if len(w.forget) > 0 {
-		cond, args := prefixCond("prefix", w.forget)
-		if _, err := tx.ExecContext(ctx, `DELETE FROM store_vector_log WHERE `+cond, args...); err != nil {
-			return 0, err
-		}
-		w.full = true
-	}
-	log := tx.StmtContext(ctx, s.st.insLog)
-	if w.full || len(w.keys) > maxLogItems {
-		w.full = true
-		if _, err := log.ExecContext(ctx, gen, nil, nil); err != nil {
+	if full = full || w.full || len(changed) > maxLogItems; full {
+		if _, err := t.exec(ctx, t.d.st.insLog, gen, nil, nil); err != nil {
 			return 0, err
 		}
 	} else {
-		for _, k := range w.keys {
-			if _, err := log.ExecContext(ctx, gen, k.NS, k.Key); err != nil {
+		for _, k := range changed {
+			if _, err := t.exec(ctx, t.d.st.insLog, gen, k.NS, k.Key); err != nil {
 				return 0, err
 			}
 		}
 	}
-	items, sum := coverageArgs(w.cov)
-	if _, err := tx.StmtContext(ctx, s.st.setQuant).ExecContext(ctx, w.prevGen, gen, gen-logKeep, gen-logKeepMax, items, sum); err != nil {
+	var items, sum any
+	if w.cov.Known {
+		items, sum = w.cov.Cov.Items, int64(w.cov.Cov.Sum)
+	}
+	if _, err := t.exec(ctx, t.d.st.setQuant, w.prevGen, gen, gen-logKeep, gen-logKeepMax, items, sum); err != nil {
 		return 0, err
 	}
-	if _, err := tx.StmtContext(ctx, s.st.trimLog).ExecContext(ctx); err != nil {
-		return 0, err
-	}
-	return gen, nil
+	_, err = t.exec(ctx, t.d.st.trimLog)
+	return gen, err
 }
 
-// putCodes writes the codes of an item's vectors (replacing its old ones)
-// and keeps them in p for the index of this process.
-func (s *Store) putCodes(ctx context.Context, tx *sql.Tx, w *codeWrite, p *put, ts int64) error {
-	p.codes = p.codes[:0]
-	w.keys = append(w.keys, p.k)
-	res, err := tx.StmtContext(ctx, s.st.delCodes).ExecContext(ctx, p.k.NS, p.k.Key)
-	if err != nil {
+func (t *tx) dropSnapshot(ctx context.Context) error {
+	if _, err := t.ExecContext(ctx, `DELETE FROM store_vector_snapshot`); err != nil {
 		return err
 	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return err
-	}
-	h := itemHash(p.k)
-	if n > 0 {
-		w.cov.Cov.Sub(h)
-	}
-	if p.encoded == nil {
-		w.deleted = true
-		return nil
-	}
-	if len(p.Vectors) > 0 {
-		w.cov.Cov.Add(h)
-	}
-	var ins *sql.Stmt
-	for i, v := range p.Vectors {
-		if ins == nil {
-			ins = tx.StmtContext(ctx, s.st.insCode)
+	_, err := t.ExecContext(ctx, `UPDATE store_vector_quant SET snapshot_gen = -1 WHERE id = 0`)
+	return err
+}
+
+func (t *tx) IndexState(ctx context.Context) (q vecindex.State, err error) {
+	var items, sum sql.NullInt64
+	err = t.StmtContext(ctx, t.rs.gen).QueryRowContext(ctx).Scan(&q.Gen, &q.CodesGen, &q.LogFloor, &items, &sum, &q.SnapshotGone)
+	q.Stored = scanCoverage(items, sum)
+	return q, err
+}
+
+func (t *tx) Quant(ctx context.Context) ([]float32, int64, error) {
+	if t.write {
+		// A write reads the centre with its bookkeeping.
+		w, err := t.codeWrite(ctx)
+		if err != nil {
+			return nil, 0, err
 		}
-		b := vecindex.EncodeCode(v, w.centre)
-		if _, err := ins.ExecContext(ctx, p.k.NS, p.k.Key, p.Texts[i].Field, ts, b); err != nil {
+		return w.centre, w.snapGen, nil
+	}
+	var (
+		raw     []byte
+		snapGen int64
+	)
+	if err := t.QueryRowContext(ctx, `SELECT centre, snapshot_gen FROM store_vector_quant WHERE id = 0`).Scan(&raw, &snapGen); err != nil {
+		return nil, 0, err
+	}
+	centre, _ := decodeVector(nil, raw)
+	return centre, snapGen, nil
+}
+
+func (t *tx) Changed(ctx context.Context, since int64, limit int) (keys []store.RowKey, full bool, err error) {
+	rs, err := t.QueryContext(ctx, `SELECT DISTINCT prefix, key FROM store_vector_log WHERE gen > ? LIMIT ?`, since, limit+1)
+	if err != nil {
+		return nil, false, err
+	}
+	defer rs.Close()
+	for rs.Next() {
+		var ns, key sql.NullString
+		if err := rs.Scan(&ns, &key); err != nil {
+			return nil, false, err
+		}
+		if !ns.Valid || !key.Valid || len(keys) == limit {
+			return nil, true, nil
+		}
+		keys = append(keys, store.RowKey{NS: ns.String, Key: key.String})
+	}
+	return keys, false, rs.Err()
+}
+
+func (t *tx) Codes(ctx context.Context, keys []store.RowKey, fn func(k store.RowKey, updated int64, code []byte)) error {
+	for start := 0; start < len(keys); start += 200 {
+		in, args := keysIn(keys[start:min(len(keys), start+200)])
+		rs, err := t.QueryContext(ctx, `SELECT prefix, key, updated_at, code FROM store_vector_codes WHERE `+in, args...)
+		if err != nil {
 			return err
 		}
-		p.codes = append(p.codes, b)
-		w.vectors = true
+		for rs.Next() {
+			var (
+				k   store.RowKey
+				upd int64
+				b   sql.RawBytes
+			)
+			if err := rs.Scan(&k.NS, &k.Key, &upd, &b); err != nil {
+				rs.Close()
+				return err
+			}
+			fn(k, upd, b)
+		}
+		err = rs.Err()
+		rs.Close()
+		if err != nil {
+			return err
+		}
 	}
 	return nil
 }
 
-// recode rewrites every code in tx, centred on the mean of (a sample of)
-// the vectors of the index's dimensions when there are centreMin of them,
-// and records that the codes are complete for generation gen, with their
-// coverage, which it returns.
-func (s *Store) recode(ctx context.Context, tx *sql.Tx, gen int64) (coverage, error) {
-	var cov coverage
-	dims := s.index.Dims
-	var (
-		sum  = make([]float64, dims)
-		n    int
-		buf  []float32
-		raw  []byte
-		more = true
-	)
-	rs, err := tx.QueryContext(ctx, `SELECT embedding FROM store_vectors LIMIT ?`, centreSample)
+func (t *tx) AllCodes(ctx context.Context, fn func(ns, key []byte, updated int64, code []byte) bool) error {
+	// In primary-key order, an item's codes together: WITHOUT ROWID, the
+	// scan is that order already, without sorting.
+	rs, err := t.QueryContext(ctx, `SELECT prefix, key, updated_at, code FROM store_vector_codes ORDER BY prefix, key, field_name`)
 	if err != nil {
-		return cov, err
+		return err
 	}
+	defer rs.Close()
+	var (
+		ns, key, b sql.RawBytes
+		upd        int64
+	)
+	for rs.Next() {
+		if err := rs.Scan(&ns, &key, &upd, &b); err != nil {
+			return err
+		}
+		if !fn(ns, key, upd, b) {
+			return nil
+		}
+	}
+	return rs.Err()
+}
+
+func (t *tx) SnapshotSize(ctx context.Context) (int64, error) {
+	// length() of a blob reads no content.
+	var total int64
+	err := t.QueryRowContext(ctx, `SELECT coalesce(sum(length(data)), 0) FROM store_vector_snapshot`).Scan(&total)
+	return total, err
+}
+
+func (t *tx) SnapshotParts(ctx context.Context, use func([]byte) bool) error {
+	return readParts(ctx, t.Tx.Tx, use)
+}
+
+func (t *tx) VectorsOf(ctx context.Context, keys []store.RowKey, fn func(store.RowKey, time.Time, []store.Vector) error) error {
+	for start := 0; start < len(keys); start += 200 {
+		in, args := keysIn(keys[start:min(len(keys), start+200)])
+		rs, err := t.QueryContext(ctx, `SELECT prefix, key, updated_at, embedding FROM store_vectors WHERE `+in+` ORDER BY prefix, key`, args...)
+		if err := t.vectors(rs, err, fn); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (t *tx) AllVectors(ctx context.Context, fn func(store.RowKey, time.Time, []store.Vector) error) error {
+	// WITHOUT ROWID: the scan is in primary-key order, an item's vectors
+	// together, without sorting.
+	rs, err := t.QueryContext(ctx, `SELECT prefix, key, updated_at, embedding FROM store_vectors ORDER BY prefix, key`)
+	return t.vectors(rs, err, fn)
+}
+
+func (t *tx) StorageBytes(ctx context.Context) (int64, error) {
+	var pages, pageSize int64
+	err := t.QueryRowContext(ctx, `SELECT page_count, page_size FROM pragma_page_count(), pragma_page_size()`).Scan(&pages, &pageSize)
+	return pages * pageSize, err
+}
+
+// current is the condition that generation ? is still the database's and
+// its codes'.
+const current = `codes_gen = ? AND (SELECT gen FROM store_generation WHERE id = 0) = ?`
+
+func (t *tx) PutSnapshot(ctx context.Context, gen int64, parts [][]byte) (bool, error) {
+	// Only the current generation is written: an index of an older one
+	// could hold an item deleted since, whose delete dropped the snapshot
+	// so that its name and code leave the file.
+	var ok bool
+	if err := t.QueryRowContext(ctx, `SELECT count(*) FROM store_vector_quant WHERE id = 0 AND `+current, gen, gen).Scan(&ok); err != nil || !ok {
+		return false, err
+	}
+	if _, err := t.ExecContext(ctx, `DELETE FROM store_vector_snapshot`); err != nil {
+		return false, err
+	}
+	for i, p := range parts {
+		if _, err := t.ExecContext(ctx, `INSERT INTO store_vector_snapshot (part, data) VALUES (?, ?)`, i, p); err != nil {
+			return false, err
+		}
+	}
+	_, err := t.ExecContext(ctx, `UPDATE store_vector_quant SET snapshot_gen = ? WHERE id = 0`, gen)
+	return err == nil, err
+}
+
+func (t *tx) PutCoverage(ctx context.Context, gen int64, cov vecindex.Coverage) (bool, error) {
+	res, err := t.ExecContext(ctx, `UPDATE store_vector_quant SET code_items = ?, code_sum = ? WHERE id = 0 AND `+current,
+		cov.Items, int64(cov.Sum), gen, gen)
+	if err != nil {
+		return false, err
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
+}
+
+func (t *tx) CountCoverage(ctx context.Context) error {
+	c, err := codedItems(ctx, t.Tx.Tx)
+	if err != nil {
+		return err
+	}
+	_, err = t.ExecContext(ctx, `UPDATE store_vector_quant SET code_items = ?, code_sum = ? WHERE id = 0`, c.Items, int64(c.Sum))
+	return err
+}
+
+// codedItems computes the coverage of the items with code rows in tx by
+// reading every key of store_vector_codes.
+func codedItems(ctx context.Context, tx *sql.Tx) (coverage, error) {
+	var c coverage
+	rs, err := tx.QueryContext(ctx, `SELECT prefix, key FROM store_vector_codes GROUP BY prefix, key`)
+	if err != nil {
+		return c, err
+	}
+	defer rs.Close()
+	var (
+		ns, key sql.RawBytes
+		lastNS  string
+		nh      = vecindex.NSHash("")
+	)
+	for rs.Next() {
+		if err := rs.Scan(&ns, &key); err != nil {
+			return c, err
+		}
+		if string(ns) != lastNS {
+			lastNS = string(ns)
+			nh = vecindex.NSHash(lastNS)
+		}
+		c.Add(vecindex.KeyHash(nh, []byte(key)))
+	}
+	return c, rs.Err()
+}
+
+func (t *tx) CodeRows(ctx context.Context) (n int64, err error) {
+	err = t.QueryRowContext(ctx, `SELECT count(*) FROM store_vector_codes`).Scan(&n)
+	return n, err
+}
+
+func (t *tx) SampleVectors(ctx context.Context, limit int, fn func([]float32)) error {
+	rs, err := t.QueryContext(ctx, `SELECT embedding FROM store_vectors LIMIT ?`, limit)
+	if err != nil {
+		return err
+	}
+	defer rs.Close()
+	var (
+		raw sql.RawBytes
+		buf []float32
+	)
 	for rs.Next() {
 		if err := rs.Scan(&raw); err != nil {
-			rs.Close()
-			return cov, err
+			return err
 		}
 		var ok bool
-		if buf, ok = decodeVector(buf, raw); ok && len(buf) == dims {
-			for i, x := range buf {
-				sum[i] += float64(x)
-			}
-			n++
+		if buf, ok = decodeVector(buf, raw); ok {
+			fn(buf)
 		}
 	}
-	rs.Close()
-	if err := rs.Err(); err != nil {
-		return cov, err
+	return rs.Err()
+}
+
+func (t *tx) Recode(ctx context.Context, gen int64, centre []float32, code func([]float32) []byte) error {
+	var cov vecindex.Coverage
+	if _, err := t.ExecContext(ctx, `DELETE FROM store_vector_codes`); err != nil {
+		return err
 	}
-	var centre []float32
-	if n >= centreMin {
-		centre = make([]float32, dims)
-		for i := range centre {
-			centre[i] = float32(sum[i] / float64(n))
-		}
-	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM store_vector_codes`); err != nil {
-		return cov, err
-	}
-	ins, err := tx.PrepareContext(ctx, `INSERT OR REPLACE INTO store_vector_codes (prefix, key, field_name, updated_at, code) VALUES (?, ?, ?, ?, ?)`)
-	if err != nil {
-		return cov, err
-	}
-	defer ins.Close()
+	ins := t.StmtContext(ctx, t.d.st.insCode)
 	type row struct {
 		ns, key, field string
 		upd            int64
@@ -224,36 +382,37 @@ func (s *Store) recode(ctx context.Context, tx *sql.Tx, gen int64) (coverage, er
 	}
 	var (
 		after [3]string
-		last  itemKey
+		last  store.RowKey
+		raw   []byte
+		buf   []float32
 	)
-	for first := true; more; first = false {
+	for first, more := true, true; more; first = false {
 		// Pages keep the statement and the inserts apart.
 		cond, args := `(prefix, key, field_name) > (?, ?, ?)`, []any{after[0], after[1], after[2]}
 		if first {
 			cond, args = "1", nil
 		}
-		q := `SELECT prefix, key, field_name, updated_at, embedding FROM store_vectors
-			WHERE ` + cond + ` ORDER BY prefix, key, field_name LIMIT 256`
-		rs, err := tx.QueryContext(ctx, q, args...)
+		rs, err := t.QueryContext(ctx, `SELECT prefix, key, field_name, updated_at, embedding FROM store_vectors
+			WHERE `+cond+` ORDER BY prefix, key, field_name LIMIT 256`, args...)
 		if err != nil {
-			return cov, err
+			return err
 		}
 		var page []row
 		for rs.Next() {
 			var r row
 			if err := rs.Scan(&r.ns, &r.key, &r.field, &r.upd, &raw); err != nil {
 				rs.Close()
-				return cov, err
+				return err
 			}
 			var ok bool
 			if buf, ok = decodeVector(buf, raw); ok {
-				r.code = vecindex.EncodeCode(buf, centre)
+				r.code = code(buf)
 			}
 			page = append(page, r)
 		}
 		rs.Close()
 		if err := rs.Err(); err != nil {
-			return cov, err
+			return err
 		}
 		more = len(page) == 256
 		for _, r := range page {
@@ -262,10 +421,10 @@ func (s *Store) recode(ctx context.Context, tx *sql.Tx, gen int64) (coverage, er
 				continue
 			}
 			if _, err := ins.ExecContext(ctx, r.ns, r.key, r.field, r.upd, r.code); err != nil {
-				return cov, err
+				return err
 			}
-			if k := (itemKey{NS: r.ns, Key: r.key}); cov.Items == 0 || k != last {
-				cov.Add(itemHash(k))
+			if k := (store.RowKey{NS: r.ns, Key: r.key}); cov.Items == 0 || k != last {
+				cov.Add(vecindex.ItemHash(k))
 				last = k
 			}
 		}
@@ -274,62 +433,13 @@ func (s *Store) recode(ctx context.Context, tx *sql.Tx, gen int64) (coverage, er
 	if centre != nil {
 		c = encodeVector(centre)
 	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM store_vector_snapshot`); err != nil {
-		return cov, err
+	if _, err := t.ExecContext(ctx, `DELETE FROM store_vector_snapshot`); err != nil {
+		return err
 	}
-	_, err = tx.ExecContext(ctx, `UPDATE store_vector_quant SET centre = ?, codes_gen = ?, snapshot_gen = -1,
+	if t.cw != nil {
+		t.cw.cov = vecindex.StoredCoverage{Cov: cov, Known: true}
+	}
+	_, err := t.ExecContext(ctx, `UPDATE store_vector_quant SET centre = ?, codes_gen = ?, snapshot_gen = -1,
 		code_items = ?, code_sum = ? WHERE id = 0`, c, gen, cov.Items, int64(cov.Sum))
-	return cov, err
-}
-
-// syncCodes recodes every vector when the codes are not complete for the
-// database's generation: on the first Open after the upgrade that added
-// them, or after a build without them wrote items. Searches scan SQLite
-// exactly until then. When only the codes' coverage is missing (the
-// first Open after the upgrade that added it), it counts it.
-func (s *Store) syncCodes(ctx context.Context) error {
-	if s.index == nil {
-		return nil
-	}
-	var (
-		gen, codesGen int64
-		known         bool
-	)
-	if err := s.db.Reader().QueryRowContext(ctx, `SELECT g.gen, q.codes_gen, q.code_items IS NOT NULL AND q.code_sum IS NOT NULL
-		FROM store_generation g, store_vector_quant q WHERE g.id = 0 AND q.id = 0`).Scan(&gen, &codesGen, &known); err != nil {
-		return err
-	}
-	if gen == codesGen && known {
-		return nil
-	}
-	err := s.db.Write(ctx, func(tx *sql.Tx) error {
-		w, err := s.beginCodes(ctx, tx)
-		if err != nil {
-			return err
-		}
-		if w.codesGen == w.prevGen {
-			if w.cov.Known {
-				return nil // another process did it
-			}
-			// The codes are complete: count their coverage, no new
-			// generation (nothing else changes).
-			cov, err := codedItems(ctx, tx)
-			if err != nil {
-				return err
-			}
-			_, err = tx.ExecContext(ctx, `UPDATE store_vector_quant SET code_items = ?, code_sum = ? WHERE id = 0`, cov.Items, int64(cov.Sum))
-			return err
-		}
-		w.full = true
-		gen, err := s.finishCodes(ctx, tx, w)
-		if err != nil {
-			return err
-		}
-		_, err = s.recode(ctx, tx, gen)
-		return err
-	})
-	if err != nil {
-		return fmt.Errorf("sqlite: coding vectors: %w", err)
-	}
-	return nil
+	return err
 }

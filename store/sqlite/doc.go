@@ -9,6 +9,19 @@
 //	...
 //	defer st.Close()
 //
+// # Driver
+//
+// Store is the store engine (store/internal/engine) on this package's
+// store.Driver: the package holds only storage — the SQL of the tables
+// below, their migrations, Begin-style transactions on one writer and
+// concurrent readers (internal/sqlitedb), and the tables of the code
+// index (codes, change log, snapshot, coverage) behind the engine's
+// optional interfaces (engine.IndexTx, engine.IndexWriter,
+// engine.FloatSource) and its upserts that keep created_at
+// (DriverCaps.UpsertVersions). Every rule of the Store contract,
+// the code index's ranking and upkeep and the exact float copy are the
+// engine's.
+//
 // # Tables
 //
 // The tables mirror LangGraph's PostgreSQL store: store(prefix, key,

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/memvault/memvault/store/internal/engine"
 	"github.com/memvault/memvault/store/internal/indexing"
 )
 
@@ -20,11 +21,12 @@ import (
 // from the embedder that opens it; the size is then written into the
 // record, once, when the open is accepted.
 func (s *Store) checkEmbedder(ctx context.Context) error {
-	if s.index == nil {
+	b := engine.BaseOf(s.Engine)
+	if b.Index == nil {
 		return nil
 	}
-	name := s.b.VectorName(s.index.Embedder.Name())
-	dims := s.index.Dims
+	name := b.VectorName(b.Index.Embedder.Name())
+	dims := b.Index.Dims
 	var checkErr error
 	err := s.db.Write(ctx, func(tx *sql.Tx) error {
 		var recorded string

@@ -7,6 +7,7 @@ import (
 
 	"github.com/memvault/memvault/serde"
 	"github.com/memvault/memvault/store"
+	"github.com/memvault/memvault/store/internal/engine"
 )
 
 // FuzzDecodeValue feeds arbitrary value columns to the plain and the
@@ -20,11 +21,14 @@ func FuzzDecodeValue(f *testing.F) {
 	} {
 		f.Add([]byte(seed))
 	}
-	plain := &Store{}
+	ps := openStore(f, ":memory:", Options{})
+	defer ps.Close()
 	encSerde := encrypted(f, serde.WithDangerousPlaintextReads())
-	enc := &Store{serde: encSerde, codec: codecOf(encSerde)}
+	es := openStore(f, ":memory:", Options{Serde: encSerde})
+	defer es.Close()
+	plain, enc := engine.Decoder(ps.Engine), engine.Decoder(es.Engine)
 	f.Fuzz(func(t *testing.T, raw []byte) {
-		if v, err := plain.decodeValue(context.Background(), "ns", "k", raw); err == nil {
+		if v, err := plain(context.Background(), "ns", "k", raw); err == nil {
 			if v == nil {
 				t.Fatal("nil object without error")
 			}
@@ -32,11 +36,11 @@ func FuzzDecodeValue(f *testing.F) {
 			if err != nil {
 				t.Fatalf("decoded value does not marshal: %v", err)
 			}
-			if _, err := decodePlain(b); err != nil {
+			if _, err := plain(context.Background(), "ns", "k", b); err != nil {
 				t.Fatalf("round trip: %v", err)
 			}
 		}
-		if v, err := enc.decodeValue(context.Background(), "ns", "k", raw); err == nil && v == nil {
+		if v, err := enc(context.Background(), "ns", "k", raw); err == nil && v == nil {
 			t.Fatal("nil object without error")
 		}
 	})

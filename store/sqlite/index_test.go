@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/memvault/memvault/store"
-	"github.com/memvault/memvault/store/internal/items"
+	"github.com/memvault/memvault/store/internal/vecindex"
 )
 
 // TestCommittedAllocatesNothing: handing a committed write to the index
@@ -19,11 +19,10 @@ func TestCommittedAllocatesNothing(t *testing.T) {
 	if !s.cache.Enabled() {
 		t.Fatal("the index is not enabled")
 	}
-	p := &put{Put: &items.Put{Prefix: "a", Key: "k"}, k: itemKey{NS: "a", Key: "k"}}
-	puts := []*put{p}
+	changes := []vecindex.Change{{Key: store.RowKey{NS: "a", Key: "k"}}}
 	gen := int64(1)
 	if n := testing.AllocsPerRun(100, func() {
-		s.committed(gen, puts, 1, false)
+		s.cache.Committed(gen, changes, 1, false)
 		gen++
 	}); n != 0 {
 		t.Errorf("committed allocated %v times per write, want 0", n)

@@ -3,11 +3,12 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"github.com/memvault/memvault/store/internal/vecindex"
 
 	"github.com/memvault/memvault/embeddings"
 	"github.com/memvault/memvault/store"
+	"github.com/memvault/memvault/store/internal/engine"
 	"github.com/memvault/memvault/store/internal/items"
+	"github.com/memvault/memvault/store/internal/vecindex"
 )
 
 // Reembed implements store.Reembedder: every stored vector is recomputed
@@ -17,7 +18,7 @@ import (
 // left as they are and counted in the error.
 func (s *Store) Reembed(ctx context.Context, to embeddings.Embedder, opt store.ReembedOptions) (int64, error) {
 	r := s.db.Reader()
-	return s.b.Reembed(ctx, items.Vectors{
+	return engine.BaseOf(s.Engine).Reembed(ctx, items.Vectors{
 		Count: func(ctx context.Context) (n int64, err error) {
 			err = r.QueryRowContext(ctx, `SELECT count(*) FROM store_vectors`).Scan(&n)
 			return n, err
@@ -41,43 +42,19 @@ ORDER BY v.prefix, v.key, v.field_name LIMIT ?`, after[0], after[1], after[2], l
 			}
 			return page, rs.Err()
 		},
-		Decode: s.decodeValue,
+		Decode: engine.Decoder(s.Engine),
 		Write: func(ctx context.Context, updates []items.VectorUpdate) error {
-			return s.db.Write(ctx, func(tx *sql.Tx) error {
-				cw, err := s.beginCodes(ctx, tx)
-				if err != nil {
-					return err
-				}
-				for _, u := range updates {
-					if _, err := tx.ExecContext(ctx, `UPDATE store_vectors SET embedding = ? WHERE prefix = ? AND key = ? AND field_name = ?`,
-						encodeVector(u.Vector), u.Prefix, u.Key, u.Field); err != nil {
-						return err
-					}
-					// The code of the new vector, with the vector's updated_at;
-					// an item that had no code row (its vectors unreadable)
-					// joins the codes' coverage.
-					var had bool
-					if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM store_vector_codes WHERE prefix = ? AND key = ?)`,
-						u.Prefix, u.Key).Scan(&had); err != nil {
-						return err
-					}
-					res, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO store_vector_codes (prefix, key, field_name, updated_at, code)
-						SELECT prefix, key, field_name, updated_at, ? FROM store_vectors WHERE prefix = ? AND key = ? AND field_name = ?`,
-						vecindex.EncodeCode(u.Vector, cw.centre), u.Prefix, u.Key, u.Field)
-					if err != nil {
-						return err
-					}
-					if n, err := res.RowsAffected(); err != nil {
-						return err
-					} else if n > 0 && !had {
-						cw.cov.Cov.Add(itemHash(itemKey{NS: u.Prefix, Key: u.Key}))
-					}
-					cw.keys = append(cw.keys, itemKey{NS: u.Prefix, Key: u.Key})
-					cw.vectors = true
-				}
-				_, err = s.finishCodes(ctx, tx, cw) // other searches refresh these items
+			dt, err := s.d.Begin(ctx, true)
+			if err != nil {
 				return err
-			})
+			}
+			t := dt.(*tx)
+			err = s.reembedWrite(ctx, t, updates)
+			if err != nil {
+				_ = t.Rollback()
+				return err
+			}
+			return t.Commit() // bumps: other searches refresh these items
 		},
 		Record: func(ctx context.Context, name string) error {
 			return s.db.Write(ctx, func(tx *sql.Tx) error {
@@ -86,4 +63,40 @@ ORDER BY v.prefix, v.key, v.field_name LIMIT ?`, after[0], after[1], after[2], l
 			})
 		},
 	}, to, opt)
+}
+
+// reembedWrite replaces the vectors of updates, with their codes, in t.
+func (s *Store) reembedWrite(ctx context.Context, t *tx, updates []items.VectorUpdate) error {
+	cw, err := t.codeWrite(ctx)
+	if err != nil {
+		return err
+	}
+	for _, u := range updates {
+		if _, err := t.ExecContext(ctx, `UPDATE store_vectors SET embedding = ? WHERE prefix = ? AND key = ? AND field_name = ?`,
+			encodeVector(u.Vector), u.Prefix, u.Key, u.Field); err != nil {
+			return err
+		}
+		// The code of the new vector, with the vector's updated_at; an
+		// item that had no code row (its vectors unreadable) joins the
+		// codes' coverage.
+		var had bool
+		if err := t.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM store_vector_codes WHERE prefix = ? AND key = ?)`,
+			u.Prefix, u.Key).Scan(&had); err != nil {
+			return err
+		}
+		res, err := t.ExecContext(ctx, `INSERT OR REPLACE INTO store_vector_codes (prefix, key, field_name, updated_at, code)
+			SELECT prefix, key, field_name, updated_at, ? FROM store_vectors WHERE prefix = ? AND key = ? AND field_name = ?`,
+			vecindex.EncodeCode(u.Vector, cw.centre), u.Prefix, u.Key, u.Field)
+		if err != nil {
+			return err
+		}
+		k := store.RowKey{NS: u.Prefix, Key: u.Key}
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n > 0 && !had {
+			cw.cov.Cov.Add(vecindex.ItemHash(k))
+		}
+		cw.keys = append(cw.keys, k)
+	}
+	return nil
 }

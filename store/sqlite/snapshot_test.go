@@ -123,7 +123,7 @@ func (f *snapFixture) finds(s *Store, ns store.Namespace, key string, vec int, l
 // forgeSnapshot rewrites the snapshot rows, through SQL, as the snapshot
 // of the stored one without the items remove and with those of add (one
 // code each): well formed, of the same generation.
-func (f *snapFixture) forgeSnapshot(remove []itemKey, add map[itemKey][]byte) {
+func (f *snapFixture) forgeSnapshot(remove []store.RowKey, add map[store.RowKey][]byte) {
 	f.t.Helper()
 	ctx := context.Background()
 	var gen int64
@@ -246,7 +246,7 @@ func TestSnapshotMissingAnItem(t *testing.T) {
 	ctx := context.Background()
 	t.Run("forged", func(t *testing.T) {
 		f := newSnapFixture(t)
-		f.forgeSnapshot([]itemKey{{NS: snapNS(42).String(), Key: "42"}}, nil)
+		f.forgeSnapshot([]store.RowKey{{NS: snapNS(42).String(), Key: "42"}}, nil)
 		fresh := f.open()
 		f.finds(fresh, snapNS(42), "42", 42, "the snapshot without item 42")
 		f.same(fresh, "the snapshot without item 42")
@@ -269,7 +269,7 @@ func TestSnapshotMissingAnItem(t *testing.T) {
 // loaded: the store reads every code.
 func TestSnapshotWithItemsNotStored(t *testing.T) {
 	f := newSnapFixture(t)
-	f.forgeSnapshot(nil, map[itemKey][]byte{{NS: "n.0", Key: "ghost"}: vecindex.EncodeCode(f.emb.item(7), nil)})
+	f.forgeSnapshot(nil, map[store.RowKey][]byte{{NS: "n.0", Key: "ghost"}: vecindex.EncodeCode(f.emb.item(7), nil)})
 	fresh := f.open()
 	got := results(t, fresh, nil, store.SearchOptions{Query: "v7", Limit: 5})
 	if strings.Contains(got, "ghost") {

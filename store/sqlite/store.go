@@ -6,13 +6,12 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/memvault/memvault/store/internal/items"
-	"github.com/memvault/memvault/store/internal/vecindex"
-
-	"github.com/memvault/memvault/internal/binding"
 	"github.com/memvault/memvault/internal/sqlitedb"
 	"github.com/memvault/memvault/serde"
 	"github.com/memvault/memvault/store"
+	"github.com/memvault/memvault/store/internal/engine"
+	"github.com/memvault/memvault/store/internal/items"
+	"github.com/memvault/memvault/store/internal/vecindex"
 )
 
 // Options configures a Store. The zero value is a store without semantic
@@ -47,31 +46,42 @@ type Options struct {
 	VectorCacheBytes int64
 }
 
+// DefaultVectorCacheBytes is the default Options.VectorCacheBytes.
+const DefaultVectorCacheBytes = vecindex.DefaultBytes
+
+// FloatCacheBytes is how many bytes of vectors a store keeps as an exact,
+// in-process float32 copy: a store whose vectors fit (10 000 of 256
+// dimensions take 10 MiB) scores every vector in memory, at memory speed,
+// instead of ranking by the code index. The code index pays off on large
+// stores of dense vectors; 1-bit codes of small, low-dimension or sparse
+// vectors (the offline hashing embedder's) bound scores too loosely, and
+// such a search read about every vector from SQLite (40 ms over 10 000 ×
+// 256 against 1-2 ms in memory).
+const FloatCacheBytes = 32 << 20
+
+// floatBudget is FloatCacheBytes, a variable so that the tests of the code
+// index can turn the copy off.
+var floatBudget int64 = FloatCacheBytes
+
 // Store is a store.Store on a SQLite database, safe for concurrent use, also
 // by several processes on one file. Close stops its TTL sweeper.
 //
-// Get, Put, Delete, Search and ListNamespaces are the store core's, one-op
-// batches of Batch (see store.Store for their contract), and so are
-// ListItems (store.Lister) and DeletePrefix (store.PrefixDeleter), around
-// this store's storage operations.
+// Every method of the Store contract is the store engine's
+// (store/internal/engine) on this package's store.Driver, which keeps only
+// storage: the SQL of the tables, their transactions and the code index's
+// tables (codes, change log, snapshot, coverage). Reencrypt, Reembed and
+// DrainWrites are this package's, in SQL.
 type Store struct {
-	*front
-	b      *items.Base // options, clock, closed state, sweeper
-	db     *sqlitedb.DB
-	index  *store.IndexConfig // b.Index: nil without index
-	ttl    *store.TTLConfig   // b.TTL
-	serde  serde.Serializer
-	codec  binding.Codec   // serde, binding values to their item (nil serde: unused)
-	cache  *vecindex.Cache // the code index
-	floats *floatCache     // the exact copy of a small store's vectors
-	st     *stmts
+	*engine.Engine
+	db    *sqlitedb.DB
+	d     *driver
+	serde serde.Serializer
+	// cache is the engine's code index (nil without an index), for tests.
+	cache *vecindex.Cache
 }
 
 // Store implements every store interface (items.Rotatable lists them).
 var _ items.Rotatable = (*Store)(nil)
-
-// front is the store core's side of the public methods (items.Front).
-type front = items.Front
 
 // Open opens (creating it if needed) the database file at path, sets up
 // the store's tables and returns a store on it. A checkpointer/sqlitesaver saver
@@ -110,146 +120,34 @@ func New(ctx context.Context, db *sql.DB, opts Options) (*Store, error) {
 }
 
 func newStore(ctx context.Context, db *sqlitedb.DB, opts Options) (*Store, error) {
-	b, err := items.NewBase("sqlite", opts.Index, opts.TTL, opts.Now)
-	if err != nil {
-		return nil, err
-	}
-	b.UseSerializer(opts.Serde)
-	s := &Store{b: b, db: db, index: b.Index, ttl: b.TTL, serde: opts.Serde, codec: codecOf(opts.Serde)}
-	s.front = items.NewFront(b, items.Hooks{Batch: s.Batch, ListItems: s.listItems, DeletePrefix: s.deletePrefix})
-	budget, dims := opts.VectorCacheBytes, 0
-	switch {
-	case s.index == nil || budget < 0:
-		budget = 0
-	case budget == 0:
-		budget = DefaultVectorCacheBytes
-	}
-	if s.index != nil {
-		dims = s.index.Dims
-	}
-	s.cache = vecindex.New(budget, dims)
-	if budget > 0 {
-		s.floats = newFloatCache(floatBudget, dims)
-	} else {
-		s.floats = newFloatCache(0, dims)
-	}
 	if err := db.Migrate(ctx, component, migrations); err != nil {
 		return nil, fmt.Errorf("sqlite: setup: %w", err)
-	}
-	if err := s.checkEmbedder(ctx); err != nil {
-		return nil, err
 	}
 	st, err := prepare(ctx, db)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: setup: %w", err)
 	}
-	s.st = st
-	if err := s.syncCodes(ctx); err != nil {
+	d := &driver{db: db, st: st, codes: opts.Index != nil, ttl: opts.TTL != nil}
+	floats := int64(0)
+	if opts.VectorCacheBytes >= 0 {
+		floats = floatBudget
+	}
+	e, err := engine.New(d, engine.Options{Index: opts.Index, TTL: opts.TTL, Serde: opts.Serde, Now: opts.Now,
+		VectorIndexBytes: opts.VectorCacheBytes, FloatBytes: floats})
+	if err != nil {
 		st.close()
 		return nil, err
 	}
-	b.StartSweeper(s.Sweep)
+	s := &Store{Engine: e, db: db, d: d, serde: opts.Serde, cache: engine.IndexCache(e)}
+	if err := s.checkEmbedder(ctx); err != nil {
+		s.Close()
+		return nil, err
+	}
+	if err := engine.SyncCodes(ctx, e); err != nil {
+		s.Close()
+		return nil, err
+	}
 	return s, nil
-}
-
-// Close stops the sweeper, releases the database handle and makes every
-// later call fail with store.ErrClosed. It is safe to call more than once.
-func (s *Store) Close() error {
-	return s.b.Close(func() error {
-		s.st.close()
-		return s.db.Close()
-	})
-}
-
-// Sweep deletes the items whose expiry is before the store's current time
-// (and their vectors) and returns how many it deleted.
-func (s *Store) Sweep(ctx context.Context) (int, error) {
-	if err := s.b.Check(ctx); err != nil {
-		return 0, err
-	}
-	now := s.b.Now().UnixNano()
-	var n int64
-	err := s.db.Write(ctx, func(tx *sql.Tx) error {
-		cw, err := s.beginCodes(ctx, tx)
-		if err != nil {
-			return err
-		}
-		// The swept items go to the log, so that every process's search
-		// index drops them.
-		rs, err := tx.QueryContext(ctx, `SELECT prefix, key FROM store WHERE expires_at IS NOT NULL AND expires_at < ?`, now)
-		if err != nil {
-			return err
-		}
-		for rs.Next() {
-			var k itemKey
-			if err := rs.Scan(&k.NS, &k.Key); err != nil {
-				rs.Close()
-				return err
-			}
-			cw.keys = append(cw.keys, k)
-		}
-		rs.Close()
-		if err := rs.Err(); err != nil || len(cw.keys) == 0 {
-			return err
-		}
-		// The items whose code rows go leave the codes' coverage.
-		gone, err := tx.QueryContext(ctx, `DELETE FROM store_vector_codes WHERE (prefix, key) IN
-			(SELECT prefix, key FROM store WHERE expires_at IS NOT NULL AND expires_at < ?) RETURNING prefix, key`, now)
-		if err != nil {
-			return err
-		}
-		seen := map[itemKey]bool{}
-		for gone.Next() {
-			var k itemKey
-			if err := gone.Scan(&k.NS, &k.Key); err != nil {
-				gone.Close()
-				return err
-			}
-			if !seen[k] {
-				seen[k] = true
-				cw.cov.Cov.Sub(itemHash(k))
-			}
-		}
-		gone.Close()
-		if err := gone.Err(); err != nil {
-			return err
-		}
-		// Explicit, in case a wrapped database runs without foreign keys.
-		if _, err := tx.ExecContext(ctx, `DELETE FROM store_vectors WHERE (prefix, key) IN
-			(SELECT prefix, key FROM store WHERE expires_at IS NOT NULL AND expires_at < ?)`, now); err != nil {
-			return err
-		}
-		res, err := tx.ExecContext(ctx, `DELETE FROM store WHERE expires_at IS NOT NULL AND expires_at < ?`, now)
-		if err != nil {
-			return err
-		}
-		if n, err = res.RowsAffected(); err != nil {
-			return err
-		}
-		cw.deleted = true
-		_, err = s.finishCodes(ctx, tx, cw)
-		return err
-	})
-	if n > 0 {
-		s.floats.invalidate()
-	}
-	if err != nil {
-		return 0, fmt.Errorf("sqlite: sweep: %w", err)
-	}
-	return int(n), nil
-}
-
-// mayExpire reports whether items of this store may carry an expiry, so
-// that the vector scan must skip expired ones (every read also checks the
-// expiry of the items it returns, whatever the configuration).
-func (s *Store) mayExpire() bool { return s.ttl != nil }
-
-// codecOf returns the codec of s, or the zero codec when there is none.
-func codecOf(s serde.Serializer) binding.Codec {
-	if s == nil {
-		return binding.Codec{}
-	}
-	return binding.New(s)
 }
 
 // DrainWrites returns once every write transaction on the file that began

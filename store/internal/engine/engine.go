@@ -44,6 +44,11 @@ type Options struct {
 	// checked against the exact stored bytes before use (see cache.go),
 	// for a driver whose rows come from outside the process; 0: none.
 	ValueCacheSize int
+	// FloatBytes, when positive, keeps an exact in-process copy of the
+	// vectors of a store whose vectors fit in this many bytes, beside the
+	// code index (while it is enabled), for a driver whose transactions
+	// are FloatSources: searches then score every vector from memory.
+	FloatBytes int64
 }
 
 // Engine is a store.Store (with Sweeper, ConditionalPutter, Lister and
@@ -86,7 +91,7 @@ func New(d store.Driver, opt Options) (*Engine, error) {
 	e.docs = e.caps.InProcessValues && opt.Serde == nil
 	e.cache = newValueCache(opt.ValueCacheSize)
 	if e.caps.CodeIndex && b.Index != nil {
-		e.ci = newCodeIndex(opt.VectorIndexBytes, b.Index.Dims)
+		e.ci = newCodeIndex(opt.VectorIndexBytes, b.Index.Dims, opt.FloatBytes)
 	}
 	e.Front = items.NewFront(b, items.Hooks{Batch: e.Batch, ListItems: e.listItems, DeletePrefix: e.deletePrefix})
 	b.StartSweeper(e.Sweep)
@@ -170,7 +175,7 @@ func (e *Engine) Sweep(ctx context.Context) (int, error) {
 		for i, k := range gone {
 			changes[i] = vecindex.Change{Key: k, Deleted: true}
 		}
-		return e.ci.committed(ctx, itx, changes, now, false)
+		return e.ci.committed(ctx, itx, changes, now, false, false)
 	})
 	if err != nil {
 		return 0, e.errorf("sweep: %w", err)
@@ -219,7 +224,7 @@ func (e *Engine) changedAll(ctx context.Context, tx store.DriverTx, now time.Tim
 	if itx == nil {
 		return err
 	}
-	return e.ci.committed(ctx, itx, nil, now, true)
+	return e.ci.committed(ctx, itx, nil, now, true, false)
 }
 
 // refresh is an item whose TTL a read refreshed.
@@ -269,6 +274,7 @@ func (e *Engine) Batch(ctx context.Context, ops []store.Op) ([]store.Result, err
 		err = e.apply(ctx, tx, puts, now)
 	}
 	if err = end(tx, err); err == nil {
+		e.maintainIndex(ctx)
 		err = e.refreshAfter(ctx, refreshes)
 	}
 	if err != nil {
@@ -395,7 +401,7 @@ func (e *Engine) apply(ctx context.Context, tx store.DriverTx, puts []*write, no
 			if err := e.ci.code(ctx, itx, w.Vectors, &centre, &coded); err != nil {
 				return err
 			}
-			ch := vecindex.Change{Key: p.k, Codes: make([][]byte, len(w.Vectors))}
+			ch := vecindex.Change{Key: p.k, Codes: make([][]byte, len(w.Vectors)), Vectors: p.Vectors}
 			for i, v := range w.Vectors {
 				ch.Codes[i] = v.Code
 			}
@@ -406,7 +412,7 @@ func (e *Engine) apply(ctx context.Context, tx store.DriverTx, puts []*write, no
 		}
 	}
 	if itx != nil {
-		return e.ci.committed(ctx, itx, changes, now, false)
+		return e.ci.committed(ctx, itx, changes, now, false, coded && centre == nil)
 	}
 	return nil
 }
@@ -564,14 +570,16 @@ func (e *Engine) search(ctx context.Context, tx store.DriverTx, prefix store.Nam
 			return more, nil
 		}
 		more := qs != nil
+		var exact []vecindex.Scored // every item scored, from the float copy
 		if more && e.ci != nil {
-			// The code index proves the exact ranking's first items; the
-			// rounds below continue after them when the page needs more.
-			top, ok, err := e.ci.top(ctx, tx, prefix, qs, need)
-			if err != nil {
+			// The float copy scores every item; the code index proves the
+			// exact ranking's first items, and the rounds below continue
+			// after them when the page needs more.
+			var top []vecindex.Scored
+			if exact, _, top, err = e.ci.rank(ctx, tx, prefix, qs, need); err != nil {
 				return nil, err
 			}
-			if ok && len(top) > 0 {
+			if len(top) > 0 {
 				if more, err = takeRanked(top); err != nil {
 					return nil, err
 				}
@@ -579,7 +587,7 @@ func (e *Engine) search(ctx context.Context, tx store.DriverTx, prefix store.Nam
 			}
 		}
 		for k := max(4*need, 64); more; k *= 4 {
-			top, n, err := e.score(ctx, tx, prefix, qs, now, k, last)
+			top, n, err := e.score(ctx, tx, prefix, qs, now, k, last, exact)
 			if err != nil {
 				return nil, err
 			}
@@ -648,9 +656,19 @@ func rowFinder(rows []store.Row) func(store.RowKey) int {
 
 // score scores every vector under prefix against the query in its space
 // and keeps the best k items ranked after last (all when last is nil),
-// each by its best score; n is how many items it ranked.
-func (e *Engine) score(ctx context.Context, tx store.DriverTx, prefix store.Namespace, qs *queries, now time.Time, k int, last *vecindex.Scored) (top *items.TopK[vecindex.Scored], n int, err error) {
+// each by its best score; n is how many items it ranked. exact, when not
+// nil, is every item scored already (the float copy).
+func (e *Engine) score(ctx context.Context, tx store.DriverTx, prefix store.Namespace, qs *queries, now time.Time, k int, last *vecindex.Scored, exact []vecindex.Scored) (top *items.TopK[vecindex.Scored], n int, err error) {
 	top = items.NewTopK(k, vecindex.CompareScored)
+	if exact != nil {
+		for _, c := range exact {
+			if last == nil || vecindex.CompareScored(c, *last) > 0 {
+				top.Push(c)
+				n++
+			}
+		}
+		return top, n, nil
+	}
 	if stx, ok := tx.(ScoreTx); ok {
 		sq, err := qs.spaceQueries(ctx, tx, prefix, now)
 		if err != nil {

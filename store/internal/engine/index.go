@@ -3,9 +3,11 @@ package engine
 import (
 	"context"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/memvault/memvault/store"
+	"github.com/memvault/memvault/store/internal/items"
 	"github.com/memvault/memvault/store/internal/vecindex"
 )
 
@@ -34,23 +36,70 @@ type IndexTx interface {
 	OnCommit(fn func())
 }
 
+// IndexWriter is what a write transaction of a driver that keeps its code
+// index's data for other processes (a snapshot, the codes' coverage, a
+// centre) offers beyond IndexTx. The engine decides when and what; the
+// driver stores it. A driver without it (store/memory) keeps no snapshot
+// and never centres its codes.
+type IndexWriter interface {
+	// PutSnapshot replaces the stored snapshot with parts, the index of
+	// generation gen (vecindex.Cache.TakeSnapshot), when gen is still the
+	// storage's generation and its codes'; it reports whether it did.
+	PutSnapshot(ctx context.Context, gen int64, parts [][]byte) (bool, error)
+	// PutCoverage stores cov as the coverage of the items with codes when
+	// gen is still the storage's generation and its codes'; it reports
+	// whether it did.
+	PutCoverage(ctx context.Context, gen int64, cov vecindex.Coverage) (bool, error)
+	// CountCoverage counts the coverage of the items with codes and stores
+	// it (codes written before the storage kept it).
+	CountCoverage(ctx context.Context) error
+	// CodeRows counts the stored codes.
+	CodeRows(ctx context.Context) (int64, error)
+	// SampleVectors calls fn with up to limit stored vectors (any of
+	// them), each valid only during the call.
+	SampleVectors(ctx context.Context, limit int, fn func(v []float32)) error
+	// Recode replaces every stored code with code(vector) (no code when
+	// it returns nil), stores centre (nil: none) as the codes' centre and
+	// their coverage, records the codes complete for generation gen and
+	// drops the snapshot.
+	Recode(ctx context.Context, gen int64, centre []float32, code func(v []float32) []byte) error
+}
+
+const (
+	// centreMin is how many vectors the centre is computed from once
+	// there are that many: until then codes are uncentred.
+	centreMin = 1024
+	// centreSample bounds the vectors read to compute the centre.
+	centreSample = 4096
+)
+
 // codeIndex is the engine's side of a driver's code index: the
-// in-process index and the codes of a write.
+// in-process index, the exact float copy of a small store, and the codes
+// of a write.
 type codeIndex struct {
-	cache *vecindex.Cache
+	cache  *vecindex.Cache
+	floats *floatCache // nil without (Options.FloatBytes)
+	// writer: the driver's transactions are IndexWriters (seen once):
+	// only then is a snapshot worth serializing.
+	writer atomic.Bool
 }
 
 // newCodeIndex returns the code index of a store of dims dimensions
 // within budget bytes (0: vecindex.DefaultBytes; negative: codes are
-// written, the index is not used).
-func newCodeIndex(budget int64, dims int) *codeIndex {
+// written, the index is not used), with an exact copy of vectors within
+// floatBytes (0: none) while the index is used.
+func newCodeIndex(budget int64, dims int, floatBytes int64) *codeIndex {
 	switch {
 	case budget < 0:
 		budget = 0
 	case budget == 0:
 		budget = vecindex.DefaultBytes
 	}
-	return &codeIndex{cache: vecindex.New(budget, dims)}
+	ci := &codeIndex{cache: vecindex.New(budget, dims)}
+	if budget > 0 && floatBytes > 0 {
+		ci.floats = &floatCache{budget: floatBytes, dims: dims}
+	}
+	return ci
 }
 
 // code fills the codes of a write's vectors around the driver's centre.
@@ -72,8 +121,28 @@ func (ci *codeIndex) code(ctx context.Context, itx IndexTx, vs []store.Vector, c
 }
 
 // committed bumps the generation of a write transaction that changed
-// items and hands the changes to the index at commit.
-func (ci *codeIndex) committed(ctx context.Context, itx IndexTx, changes []vecindex.Change, ts time.Time, full bool) error {
+// items and hands the changes to the index and the float copy at commit.
+// uncentred: the write coded vectors without a centre; once there are
+// centreMin codes and they are complete, every vector is recoded around
+// their mean (by a driver that is an IndexWriter).
+func (ci *codeIndex) committed(ctx context.Context, itx IndexTx, changes []vecindex.Change, ts time.Time, full, uncentred bool) error {
+	w, _ := itx.(IndexWriter)
+	ci.writer.Store(w != nil)
+	recode := false
+	if uncentred && !full && w != nil {
+		n, err := w.CodeRows(ctx)
+		if err != nil {
+			return err
+		}
+		if n >= centreMin {
+			st, err := itx.IndexState(ctx)
+			if err != nil {
+				return err
+			}
+			recode = st.CodesGen == st.Gen
+			full = recode
+		}
+	}
 	keys := make([]store.RowKey, len(changes))
 	for i, ch := range changes {
 		keys[i] = ch.Key
@@ -82,24 +151,94 @@ func (ci *codeIndex) committed(ctx context.Context, itx IndexTx, changes []vecin
 	if err != nil {
 		return err
 	}
-	itx.OnCommit(func() { ci.cache.Committed(gen, changes, ts.UnixNano(), full) })
+	if recode {
+		if err := ci.recode(ctx, w, gen); err != nil {
+			return err
+		}
+	}
+	itx.OnCommit(func() {
+		ci.cache.Committed(gen, changes, ts.UnixNano(), full)
+		if ci.floats != nil {
+			ci.floats.committed(gen, changes, ts.UnixNano(), full)
+		}
+	})
 	return nil
+}
+
+// recode rewrites every code in w's transaction (generation gen), centred
+// on the mean of (a sample of) the vectors of the index's dimensions when
+// there are centreMin of them.
+func (ci *codeIndex) recode(ctx context.Context, w IndexWriter, gen int64) error {
+	dims := ci.cache.Dims()
+	sum := make([]float64, dims)
+	n := 0
+	err := w.SampleVectors(ctx, centreSample, func(v []float32) {
+		if len(v) == dims {
+			for i, x := range v {
+				sum[i] += float64(x)
+			}
+			n++
+		}
+	})
+	if err != nil {
+		return err
+	}
+	var centre []float32
+	if n >= centreMin {
+		centre = make([]float32, dims)
+		for i := range centre {
+			centre[i] = float32(sum[i] / float64(n))
+		}
+	}
+	return w.Recode(ctx, gen, centre, func(v []float32) []byte { return vecindex.EncodeCode(v, centre) })
+}
+
+// rank ranks a search's items with vectors under prefix for the engine:
+// exact (ok) is every item scored exactly from the float copy of a small
+// store; otherwise top is the first need items of the exact ranking by
+// the code index (proved: nil when it cannot answer), and the caller ranks
+// the rest by exact scan.
+func (ci *codeIndex) rank(ctx context.Context, tx store.DriverTx, prefix store.Namespace, qs *queries, need int) (exact []vecindex.Scored, ok bool, top []vecindex.Scored, err error) {
+	itx, isIndex := tx.(IndexTx)
+	if !isIndex || qs.dims != ci.cache.Dims() {
+		return nil, false, nil, nil
+	}
+	var st *vecindex.State
+	if fs, isFS := tx.(FloatSource); isFS && ci.floats.enabled() {
+		s, err := itx.IndexState(ctx)
+		if err != nil {
+			return nil, false, nil, err
+		}
+		st = &s
+		if exact, ok, err = ci.floats.candidates(ctx, fs, s.Gen, prefix.String(), qs); ok || err != nil {
+			return exact, ok, nil, err
+		}
+	}
+	top, _, err = ci.top(ctx, itx, st, prefix, qs, need)
+	return nil, false, top, err
 }
 
 // top returns the first need items of the exact ranking under prefix by
 // the code index; ok is false when the index cannot answer (disabled, over
-// budget, of other dimensions, behind the codes, or its bounds too loose),
-// and the caller ranks by exact scan.
-func (ci *codeIndex) top(ctx context.Context, tx store.DriverTx, prefix store.Namespace, qs *queries, need int) ([]vecindex.Scored, bool, error) {
-	itx, ok := tx.(IndexTx)
-	if !ok || !ci.cache.Enabled() || qs.dims != ci.cache.Dims() {
+// budget, behind the codes, or its bounds too loose), and the caller ranks
+// by exact scan. st is the transaction's index state when read already.
+func (ci *codeIndex) top(ctx context.Context, itx IndexTx, st *vecindex.State, prefix store.Namespace, qs *queries, need int) ([]vecindex.Scored, bool, error) {
+	if !ci.cache.Enabled() {
 		return nil, false, nil
 	}
-	st, err := itx.IndexState(ctx)
-	if err != nil || st.CodesGen != st.Gen {
-		return nil, false, err
+	_, w := itx.(IndexWriter)
+	ci.writer.Store(w)
+	if st == nil {
+		s, err := itx.IndexState(ctx)
+		if err != nil {
+			return nil, false, err
+		}
+		st = &s
 	}
-	if ok, err := ci.cache.Refresh(ctx, itx, st); !ok || err != nil {
+	if st.CodesGen != st.Gen {
+		return nil, false, nil
+	}
+	if ok, err := ci.cache.Refresh(ctx, itx, *st); !ok || err != nil {
 		return nil, false, err
 	}
 	return ci.cache.Top(ctx, st.Gen, prefix.String(), rescorer{qs, itx, ci.cache.Dims()}, need)
@@ -132,4 +271,111 @@ func (r rescorer) Rescore(ctx context.Context, keys []vecindex.Key) ([]vecindex.
 	})
 	slices.SortFunc(cands, vecindex.CompareScored)
 	return cands, err
+}
+
+// maintainIndex stores what the last loads of the index asked for: the
+// coverage of the code rows a load counted when the stored one differs,
+// and the index as the snapshot. It is an optimisation of later opens:
+// its failure leaves the previous snapshot (or none) and coverage, which
+// loads remain correct with, and is not the caller's error.
+func (e *Engine) maintainIndex(ctx context.Context) {
+	ci := e.ci
+	if ci == nil || !ci.writer.Load() {
+		return
+	}
+	if r := ci.cache.TakeRepair(); r != nil {
+		done := false
+		err := e.update(ctx, func(tx store.DriverTx) (err error) {
+			if w, ok := tx.(IndexWriter); ok {
+				done, err = w.PutCoverage(ctx, r.Gen, r.Real)
+			}
+			return err
+		})
+		if err == nil && done {
+			ci.cache.Repaired(r)
+		}
+	}
+	if gen, parts, ok := ci.cache.TakeSnapshot(); ok {
+		_ = e.update(ctx, func(tx store.DriverTx) error {
+			if w, ok := tx.(IndexWriter); ok {
+				_, err := w.PutSnapshot(ctx, gen, parts)
+				return err
+			}
+			return nil
+		})
+	}
+}
+
+// SyncCodes recodes every vector of e's driver when the codes are not
+// complete for the storage's generation (a build that wrote no codes
+// wrote items), and counts the codes' coverage when the storage has none
+// yet; searches rank by exact scan until then. A driver calls it when it
+// opens; it does nothing without a code index or an IndexWriter.
+func SyncCodes(ctx context.Context, e *Engine) error {
+	if e.ci == nil {
+		return nil
+	}
+	synced := func(tx store.DriverTx) (IndexTx, IndexWriter, vecindex.State, bool, error) {
+		itx, ok := tx.(IndexTx)
+		w, isW := tx.(IndexWriter)
+		if !ok || !isW {
+			return nil, nil, vecindex.State{}, true, nil
+		}
+		st, err := itx.IndexState(ctx)
+		return itx, w, st, err == nil && st.CodesGen == st.Gen && st.Stored.Known, err
+	}
+	tx, err := e.begin(ctx, false)
+	if err != nil {
+		return e.errorf("coding vectors: %w", err)
+	}
+	_, _, _, done, err := synced(tx)
+	if err = end(tx, err); err != nil || done {
+		return err
+	}
+	err = e.update(ctx, func(tx store.DriverTx) error {
+		itx, w, st, done, err := synced(tx)
+		if err != nil || done {
+			return err // nil: another process did it
+		}
+		if st.CodesGen == st.Gen {
+			// The codes are complete: count their coverage, no new
+			// generation (nothing else changes).
+			return w.CountCoverage(ctx)
+		}
+		gen, err := itx.Bump(ctx, nil, true)
+		if err != nil {
+			return err
+		}
+		return e.ci.recode(ctx, w, gen)
+	})
+	if err != nil {
+		return e.errorf("coding vectors: %w", err)
+	}
+	return nil
+}
+
+// IndexCache returns e's code index (nil without one), for a driver's
+// tests. Like IndexStats it is a function, not a method.
+func IndexCache(e *Engine) *vecindex.Cache {
+	if e.ci == nil {
+		return nil
+	}
+	return e.ci.cache
+}
+
+// FloatsLoaded reports whether e's exact float copy is in memory (for
+// tests).
+func FloatsLoaded(e *Engine) bool { return e.ci != nil && e.ci.floats != nil && e.ci.floats.loaded() }
+
+// BaseOf returns e's core (options, clock, closed state), for a driver's
+// operations beyond the seam (re-encryption, re-embedding).
+func BaseOf(e *Engine) *items.Base { return e.b }
+
+// Decoder returns e's decoding of a stored value column (the inverse of
+// what the engine hands its driver), for a driver's operations beyond the
+// seam.
+func Decoder(e *Engine) func(ctx context.Context, ns, key string, raw []byte) (map[string]any, error) {
+	return func(ctx context.Context, ns, key string, raw []byte) (map[string]any, error) {
+		return e.vals.Decode(ctx, store.RowKey{NS: ns, Key: key}, raw)
+	}
 }

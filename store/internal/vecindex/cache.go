@@ -115,6 +115,10 @@ type Change struct {
 	Key     Key
 	Codes   [][]byte
 	Deleted bool
+	// Vectors are the item's new vectors, for an exact in-process copy
+	// kept beside the index (store/internal/engine's float copy); the
+	// index itself uses only Codes.
+	Vectors [][]float32
 }
 
 // Committed applies the changes of a committed transaction that produced
