@@ -199,6 +199,16 @@ func (d *driver) score(dist float64) float64 {
 	return sc
 }
 
+// nanDist is the distance that ranks as an undefined one (a cosine with an
+// all-zero vector), which score turns into 0: the ranking's order by
+// distance puts it there.
+func (d *driver) nanDist() string {
+	if d.index.op == "<=>" {
+		return "1"
+	}
+	return "0"
+}
+
 // seenPrefixesSize is how many recently searched prefixes a driver
 // remembers to tell the ones searched again.
 const seenPrefixesSize = 256
@@ -265,7 +275,7 @@ func isASCII(s string) bool {
 // the query of its space (a VALUES table q of the spaces' queries, joined
 // by the space's label); no ANN index serves it, but it reads the prefix's
 // vectors once rather than a lookup per item.
-func (t *pgTx) Scores(ctx context.Context, prefix store.Namespace, sq engine.SpaceQueries, now time.Time, fn func(vecindex.Scored)) error {
+func (t *pgTx) Scores(ctx context.Context, prefix store.Namespace, sq engine.SpaceQueries, now time.Time, limit int, fn func(vecindex.Scored)) error {
 	d := t.d
 	var a args
 	names, vecs := []string{""}, []string{vectorText(sq.Shared)}
@@ -287,7 +297,9 @@ d AS MATERIALIZED (
     WHERE ` + nsCond(&a, "sv.prefix", prefix) + ` AND sv.embedding IS NOT NULL
     GROUP BY sv.prefix, sv.key)
 SELECT d.prefix, d.key, s.updated_at, d.dist FROM d JOIN ` + d.t.store + ` s ON s.prefix = d.prefix AND s.key = d.key
-WHERE NOT d.lost AND ` + live(&a, now)
+WHERE NOT d.lost AND ` + live(&a, now) + `
+ORDER BY CASE WHEN d.dist = 'NaN' THEN ` + d.nanDist() + ` ELSE d.dist END, s.updated_at DESC, d.prefix COLLATE "C", d.key COLLATE "C"
+LIMIT ` + a.add(limit)
 	if d.mode != 0 {
 		a = append(args{d.mode}, a...)
 	}

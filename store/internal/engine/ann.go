@@ -40,8 +40,11 @@ type ScoreTx interface {
 	// Scores calls fn once per live item under prefix that has vectors,
 	// with its best score (as Nearest's) against the query in its vector
 	// space, and its Updated; items whose space q has no query for (a
-	// data subject whose keys are gone) are left out.
-	Scores(ctx context.Context, prefix store.Namespace, q SpaceQueries, now time.Time, fn func(vecindex.Scored)) error
+	// data subject whose keys are gone) are left out. Only the first
+	// limit items of the ranking (vecindex.CompareScored: best score, then
+	// newest, then namespace and key in byte order) are needed, in any
+	// order: the storage cuts the rest.
+	Scores(ctx context.Context, prefix store.Namespace, q SpaceQueries, now time.Time, limit int, fn func(vecindex.Scored)) error
 }
 
 // SpaceQueries is a search's query in each vector space it meets (see

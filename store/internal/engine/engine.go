@@ -529,8 +529,10 @@ func (e *Engine) search(ctx context.Context, tx store.DriverTx, prefix store.Nam
 		// expiries reject most of the best.
 		var (
 			last *vecindex.Scored
-			keys []store.RowKey
-			rows []store.Row
+			// before is how many items rank up to last.
+			before int
+			keys   []store.RowKey
+			rows   []store.Row
 		)
 		// takeRanked takes the items of ranked, best first, until the page
 		// is full (more false).
@@ -583,11 +585,11 @@ func (e *Engine) search(ctx context.Context, tx store.DriverTx, prefix store.Nam
 				if more, err = takeRanked(top); err != nil {
 					return nil, err
 				}
-				last = &top[len(top)-1]
+				last, before = &top[len(top)-1], len(top)
 			}
 		}
 		for k := max(4*need, 64); more; k *= 4 {
-			top, n, err := e.score(ctx, tx, prefix, qs, now, k, last, exact)
+			top, n, err := e.score(ctx, tx, prefix, qs, now, k, last, before, exact)
 			if err != nil {
 				return nil, err
 			}
@@ -598,7 +600,7 @@ func (e *Engine) search(ctx context.Context, tx store.DriverTx, prefix store.Nam
 			if n <= k || len(ranked) == 0 {
 				break
 			}
-			last = &ranked[len(ranked)-1]
+			last, before = &ranked[len(ranked)-1], before+len(ranked)
 		}
 		if seen >= need {
 			return out, nil
@@ -656,9 +658,11 @@ func rowFinder(rows []store.Row) func(store.RowKey) int {
 
 // score scores every vector under prefix against the query in its space
 // and keeps the best k items ranked after last (all when last is nil),
-// each by its best score; n is how many items it ranked. exact, when not
-// nil, is every item scored already (the float copy).
-func (e *Engine) score(ctx context.Context, tx store.DriverTx, prefix store.Namespace, qs *queries, now time.Time, k int, last *vecindex.Scored, exact []vecindex.Scored) (top *items.TopK[vecindex.Scored], n int, err error) {
+// each by its best score; n is how many items it ranked (a driver that
+// scores itself ranks at most k+1 of them: before is how many rank up to
+// last). exact, when not nil, is every item scored already (the float
+// copy).
+func (e *Engine) score(ctx context.Context, tx store.DriverTx, prefix store.Namespace, qs *queries, now time.Time, k int, last *vecindex.Scored, before int, exact []vecindex.Scored) (top *items.TopK[vecindex.Scored], n int, err error) {
 	top = items.NewTopK(k, vecindex.CompareScored)
 	if exact != nil {
 		for _, c := range exact {
@@ -674,7 +678,9 @@ func (e *Engine) score(ctx context.Context, tx store.DriverTx, prefix store.Name
 		if err != nil {
 			return nil, 0, err
 		}
-		err = stx.Scores(ctx, prefix, sq, now, func(c vecindex.Scored) {
+		// The before items up to last, the k after it and one more, which
+		// tells the round whether any are left.
+		err = stx.Scores(ctx, prefix, sq, now, before+k+1, func(c vecindex.Scored) {
 			if last == nil || vecindex.CompareScored(c, *last) > 0 {
 				top.Push(c)
 				n++
