@@ -18,7 +18,7 @@ import (
 	"github.com/memvault/memvault/memvaulttest/pgtest"
 	"github.com/memvault/memvault/memvaulttest/testkeys"
 	"github.com/memvault/memvault/store"
-	stsqlite "github.com/memvault/memvault/store/sqlite"
+	"github.com/memvault/memvault/store/sqlitestore"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -180,7 +180,7 @@ func TestAuditedSaverAndStore(t *testing.T) {
 	sv, err := sqlitesaver.Open(ctx, filepath.Join(dir, "d.db"), sqlitesaver.Options{Serde: testkeys.Encrypting(t)})
 	must(t, err)
 	defer sv.Close()
-	st, err := stsqlite.Open(ctx, filepath.Join(dir, "d.db"), stsqlite.Options{Serde: testkeys.Encrypting(t)})
+	st, err := sqlitestore.Open(ctx, filepath.Join(dir, "d.db"), sqlitestore.Options{Serde: testkeys.Encrypting(t)})
 	must(t, err)
 	defer st.Close()
 	s, m := audit.NewSaver(sv, tr, nil), audit.NewStore(st, tr, nil)

@@ -10,7 +10,7 @@ import (
 	"github.com/memvault/memvault/checkpointer/memsaver"
 	"github.com/memvault/memvault/checkpointer/sqlitesaver"
 	"github.com/memvault/memvault/store"
-	stmemory "github.com/memvault/memvault/store/memory"
+	"github.com/memvault/memvault/store/memstore"
 	"github.com/memvault/memvault/store/storetest"
 )
 
@@ -51,7 +51,7 @@ func TestSaverConformance(t *testing.T) {
 // conformance suite over the memory store.
 func TestStoreConformance(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, cfg storetest.Config) store.Store {
-		inner, err := stmemory.New(stmemory.Options{Index: cfg.Index, TTL: cfg.TTL, Now: cfg.Now})
+		inner, err := memstore.New(memstore.Options{Index: cfg.Index, TTL: cfg.TTL, Now: cfg.Now})
 		must(t, err)
 		return audit.NewStore(inner, auditedTrail(t), nil)
 	})
@@ -71,7 +71,7 @@ type (
 func TestDecoratorsClaimOnlyInnerCapabilities(t *testing.T) {
 	full, err := memsaver.New(memsaver.Options{})
 	must(t, err)
-	fullStore, err := stmemory.New(stmemory.Options{})
+	fullStore, err := memstore.New(memstore.Options{})
 	must(t, err)
 	tr := trail(t, audit.NewMemoryTable())
 	savers := map[string]checkpointer.Saver{"full": full, "bare": bareSaver{full}}
@@ -134,7 +134,7 @@ func TestBareDecoratorsConformance(t *testing.T) {
 	})
 	t.Run("store", func(t *testing.T) {
 		storetest.Run(t, func(t *testing.T, cfg storetest.Config) store.Store {
-			inner, err := stmemory.New(stmemory.Options{Index: cfg.Index, TTL: cfg.TTL, Now: cfg.Now})
+			inner, err := memstore.New(memstore.Options{Index: cfg.Index, TTL: cfg.TTL, Now: cfg.Now})
 			must(t, err)
 			return audit.NewStore(bareStore{inner}, auditedTrail(t), nil)
 		})

@@ -22,8 +22,8 @@ import (
 	"github.com/memvault/memvault/reencrypt"
 	"github.com/memvault/memvault/serde"
 	"github.com/memvault/memvault/store"
-	stpostgres "github.com/memvault/memvault/store/postgres"
-	stsqlite "github.com/memvault/memvault/store/sqlite"
+	"github.com/memvault/memvault/store/pgstore"
+	"github.com/memvault/memvault/store/sqlitestore"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -80,7 +80,7 @@ func backends(t *testing.T) []backend {
 			open: func(t *testing.T, ser serde.Serializer) (checkpointer.Saver, store.Store) {
 				s, err := sqlitesaver.Open(t.Context(), data, sqlitesaver.Options{Serde: ser})
 				must(t, err)
-				st, err := stsqlite.Open(t.Context(), data, stsqlite.Options{Serde: ser})
+				st, err := sqlitestore.Open(t.Context(), data, sqlitestore.Options{Serde: ser})
 				must(t, err)
 				t.Cleanup(func() { s.Close(); st.Close() })
 				return s, st
@@ -94,7 +94,7 @@ func backends(t *testing.T) []backend {
 				s, err := pgsaver.New(pool, pgsaver.Options{Serde: ser})
 				must(t, err)
 				must(t, s.Setup(t.Context()))
-				st, err := stpostgres.New(pool, stpostgres.Options{Serde: ser})
+				st, err := pgstore.New(pool, pgstore.Options{Serde: ser})
 				must(t, err)
 				must(t, st.Setup(t.Context()))
 				return s, st
@@ -264,7 +264,7 @@ func TestReencryptMovesLegacyValues(t *testing.T) {
 	b := backend{open: func(t *testing.T, ser serde.Serializer) (checkpointer.Saver, store.Store) {
 		s, err := sqlitesaver.Open(ctx, data, sqlitesaver.Options{Serde: ser})
 		must(t, err)
-		st, err := stsqlite.Open(ctx, data, stsqlite.Options{Serde: ser})
+		st, err := sqlitestore.Open(ctx, data, sqlitestore.Options{Serde: ser})
 		must(t, err)
 		t.Cleanup(func() { s.Close(); st.Close() })
 		return s, st

@@ -2,8 +2,8 @@
 // shared across threads, with optional semantic search and expiry,
 // compatible with LangGraph's BaseStore.
 //
-// The Store interface is implemented by store/memory (in process),
-// store/sqlite and store/postgres (LangGraph's store tables); store/cache
+// The Store interface is implemented by store/memstore (in process),
+// store/sqlitestore and store/pgstore (LangGraph's store tables); store/cache
 // wraps any of them with a read-through LRU, and store/storetest is the
 // conformance suite they all pass.
 //
@@ -55,7 +55,7 @@
 // the engine then ranks searches with the in-process index of
 // store/internal/vecindex and scores exactly only the best few items.
 //
-// store/memory is the reference driver (about 200 lines, 270 with the code
+// store/memstore is the reference driver (about 200 lines, 270 with the code
 // index's side); run storetest.Run on the new driver, and add a driver
 // method only when the seam lacks one, never a copy of a rule. The
 // interface is not for outside implementation until it is declared stable.

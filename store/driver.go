@@ -9,8 +9,8 @@ import (
 // engine, which owns every rule of the Store contract, and a database.
 //
 // DO NOT IMPLEMENT Driver outside this module yet. The interface is
-// written down so that the drivers of this module (store/memory today;
-// store/sqlite and store/postgres next, then MongoDB and Redis) implement
+// written down so that the drivers of this module (store/memstore today;
+// store/sqlitestore and store/pgstore next, then MongoDB and Redis) implement
 // one small, documented thing, but it will change while those drivers move
 // onto it: there is no compatibility promise for it until it is declared
 // stable. Program against Store and the optional interfaces instead.

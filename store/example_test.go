@@ -6,14 +6,14 @@ import (
 	"fmt"
 
 	"github.com/memvault/memvault/store"
-	"github.com/memvault/memvault/store/memory"
+	"github.com/memvault/memvault/store/memstore"
 )
 
 // Memories live under a namespace; Search finds them by filter (and, with
 // an index, by meaning), and PutIf updates one only if it is as last read.
 func Example() {
 	ctx := context.Background()
-	s, err := memory.New(memory.Options{})
+	s, err := memstore.New(memstore.Options{})
 	if err != nil {
 		panic(err)
 	}

@@ -7,13 +7,13 @@ import (
 	"testing"
 
 	"github.com/memvault/memvault/store"
-	"github.com/memvault/memvault/store/memory"
+	"github.com/memvault/memvault/store/memstore"
 )
 
 // TestUpdateEveryWriterLands: writers incrementing one counter at once all
 // land, each exactly once.
 func TestUpdateEveryWriterLands(t *testing.T) {
-	s, err := memory.New(memory.Options{})
+	s, err := memstore.New(memstore.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

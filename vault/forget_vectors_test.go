@@ -22,7 +22,7 @@ import (
 	"github.com/memvault/memvault/memvaulttest/pgtest"
 	"github.com/memvault/memvault/memvaulttest/testkeys"
 	"github.com/memvault/memvault/store"
-	sqlitestore "github.com/memvault/memvault/store/sqlite"
+	"github.com/memvault/memvault/store/sqlitestore"
 )
 
 const dave = "Dave is allergic to shellfish and takes metformin for his asthma"
@@ -271,7 +271,7 @@ func rankByCode(t *testing.T, words [][]float32, code []byte, centre []float32) 
 	if len(code) != header+8*((d+63)/64) || code[0] != 2 {
 		t.Fatalf("a code of %d bytes, format %d", len(code), code[0])
 	}
-	seed := sha256.Sum256([]byte("memvault store/sqlite code rotation v2"))
+	seed := sha256.Sum256([]byte("memvault store/sqlitestore code rotation v2"))
 	rot, err := embeddings.NewRotation(seed[:], d)
 	if err != nil {
 		t.Fatal(err)

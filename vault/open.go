@@ -26,8 +26,8 @@ import (
 	"github.com/memvault/memvault/reencrypt"
 	"github.com/memvault/memvault/serde"
 	"github.com/memvault/memvault/store"
-	pgstore "github.com/memvault/memvault/store/postgres"
-	sqlitestore "github.com/memvault/memvault/store/sqlite"
+	"github.com/memvault/memvault/store/pgstore"
+	"github.com/memvault/memvault/store/sqlitestore"
 )
 
 // Handle is a wired saver and store on one database. Close it when done.

@@ -15,7 +15,7 @@ import (
 	"github.com/memvault/memvault/embeddings"
 	"github.com/memvault/memvault/serde"
 	"github.com/memvault/memvault/store"
-	sqlitestore "github.com/memvault/memvault/store/sqlite"
+	"github.com/memvault/memvault/store/sqlitestore"
 )
 
 const carol = "Carol is allergic to peanuts and takes insulin for her diabetes"

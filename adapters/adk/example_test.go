@@ -7,14 +7,14 @@ import (
 	"google.golang.org/adk/session"
 
 	"github.com/memvault/memvault/adapters/adk"
-	"github.com/memvault/memvault/store/memory"
+	"github.com/memvault/memvault/store/memstore"
 )
 
 // An ADK session service on a memvault store: app and user state are
 // shared as ADK scopes them, temporary state is not stored.
 func Example() {
 	ctx := context.Background()
-	st, _ := memory.New(memory.Options{}) // sqlite.Open or postgres.New in production
+	st, _ := memstore.New(memstore.Options{}) // sqlitestore.Open or pgstore.New in production
 	defer st.Close()
 	sessions, err := adk.NewSessionService(st, adk.Options{})
 	if err != nil {

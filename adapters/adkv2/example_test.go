@@ -9,14 +9,14 @@ import (
 	"google.golang.org/adk/v2/session"
 
 	"github.com/memvault/memvault/adapters/adkv2"
-	"github.com/memvault/memvault/store/memory"
+	"github.com/memvault/memvault/store/memstore"
 )
 
 // An ADK session service on a memvault store: app and user state are
 // shared as ADK scopes them, temporary state is not stored.
 func Example() {
 	ctx := context.Background()
-	st, _ := memory.New(memory.Options{}) // sqlite.Open or postgres.New in production
+	st, _ := memstore.New(memstore.Options{}) // sqlitestore.Open or pgstore.New in production
 	defer st.Close()
 	sessions, err := adkv2.NewSessionService(st, adkv2.Options{})
 	if err != nil {

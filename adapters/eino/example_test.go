@@ -12,7 +12,7 @@ import (
 // lists them all, KeepLast bounds them.
 func Example() {
 	ctx := context.Background()
-	// sqlite.Open or postgres.New in production; pass the store to
+	// sqlitestore.Open or pgstore.New in production; pass the store to
 	// compose.WithCheckPointStore when compiling a graph.
 	saver, err := memsaver.New(memsaver.Options{})
 	if err != nil {

@@ -10,13 +10,13 @@ import (
 	"github.com/memvault/memvault/adapters/langchaingo"
 	"github.com/memvault/memvault/embeddings"
 	"github.com/memvault/memvault/store"
-	"github.com/memvault/memvault/store/memory"
+	"github.com/memvault/memvault/store/memstore"
 )
 
 // A conversation's history and a knowledge base in one memvault store.
 func Example() {
 	ctx := context.Background()
-	st, _ := memory.New(memory.Options{Index: &store.IndexConfig{Embedder: embeddings.NewUnkeyedHashing(256)}})
+	st, _ := memstore.New(memstore.Options{Index: &store.IndexConfig{Embedder: embeddings.NewUnkeyedHashing(256)}})
 	defer st.Close()
 
 	history, _ := langchaingo.NewChatMessageHistory(st, "carol", langchaingo.HistoryOptions{})

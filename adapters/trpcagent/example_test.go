@@ -12,11 +12,11 @@ import (
 	"github.com/memvault/memvault/checkpointer/memsaver"
 	"github.com/memvault/memvault/embeddings"
 	"github.com/memvault/memvault/store"
-	memstore "github.com/memvault/memvault/store/memory"
+	"github.com/memvault/memvault/store/memstore"
 )
 
-// A tRPC-Agent-Go checkpoint saver on a memvault saver (sqlite.Open or
-// postgres.New in production): pass it to graph.WithCheckpointSaver.
+// A tRPC-Agent-Go checkpoint saver on a memvault saver (sqlitesaver.Open or
+// pgsaver.New in production): pass it to graph.WithCheckpointSaver.
 func Example() {
 	ctx := context.Background()
 	mem, err := memsaver.New(memsaver.Options{})
@@ -41,7 +41,7 @@ func Example() {
 }
 
 // tRPC-Agent-Go's session and memory services on one memvault store (give
-// sqlite.Open or postgres.New a serde to encrypt): pass them to
+// sqlitestore.Open or pgstore.New a serde to encrypt): pass them to
 // runner.WithSessionService and runner.WithMemoryService.
 func ExampleNewSessionService() {
 	ctx := context.Background()

@@ -1,4 +1,4 @@
-// Package memory provides InMemorySaver, a checkpointer.Saver that keeps
+// Package memsaver provides InMemorySaver, a checkpointer.Saver that keeps
 // everything in process memory: for tests, examples and ephemeral agents.
 //
 // It stores what LangGraph's InMemorySaver stores. Checkpoints live under

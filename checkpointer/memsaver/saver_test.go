@@ -12,7 +12,7 @@ import (
 	"github.com/memvault/memvault/serde"
 )
 
-// mustNew returns memory.New(opt) or fails the test.
+// mustNew returns memsaver.New(opt) or fails the test.
 func mustNew(t testing.TB, opt memsaver.Options) *memsaver.InMemorySaver {
 	t.Helper()
 	s, err := memsaver.New(opt)

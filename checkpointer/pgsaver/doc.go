@@ -1,4 +1,4 @@
-// Package postgres is memvault's production checkpointer: LangGraph's
+// Package pgsaver is memvault's production checkpointer: LangGraph's
 // PostgresSaver on pgx/v5, over the very tables Python and JS LangGraph use,
 // so services in the three languages can share one database.
 //

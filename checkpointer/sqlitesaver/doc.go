@@ -1,4 +1,4 @@
-// Package sqlite is memvault's embedded checkpointer: a checkpointer.Saver
+// Package sqlitesaver is memvault's embedded checkpointer: a checkpointer.Saver
 // on a single SQLite file, with no server and no cgo (modernc.org/sqlite).
 // It is what runs when there is no PostgreSQL.
 //
@@ -35,7 +35,7 @@
 //
 // # Concurrency and durability
 //
-// Open keeps one handle per database file, shared with store/sqlite: a
+// Open keeps one handle per database file, shared with store/sqlitestore: a
 // single writer connection whose transactions take the write lock at BEGIN
 // (no SQLITE_BUSY half-way), and a pool of read-only connections; the file
 // is in WAL mode, so readers and the writer do not block each other. Other

@@ -69,7 +69,7 @@ var _ core.Complete = (*Saver)(nil)
 const SweepBatch = 10
 
 // Open opens (creating it if needed) the database file at path, sets up
-// its tables and returns a saver on it. A store/sqlite store opened on the
+// its tables and returns a saver on it. A store/sqlitestore store opened on the
 // same file shares the saver's connections. path ":memory:" gives a private
 // in-memory database (for tests). Close the saver when done.
 func Open(ctx context.Context, path string, opts Options) (*Saver, error) {

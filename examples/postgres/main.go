@@ -32,7 +32,7 @@ import (
 	"github.com/memvault/memvault/embeddings"
 	"github.com/memvault/memvault/serde"
 	"github.com/memvault/memvault/store"
-	pgstore "github.com/memvault/memvault/store/postgres"
+	"github.com/memvault/memvault/store/pgstore"
 )
 
 // app is the application: its pool and memvault's saver and store on it.

@@ -15,8 +15,8 @@ import (
 	"github.com/memvault/memvault/memvaulttest/pgtest"
 	"github.com/memvault/memvault/serde"
 	"github.com/memvault/memvault/store"
-	stpg "github.com/memvault/memvault/store/postgres"
-	stsqlite "github.com/memvault/memvault/store/sqlite"
+	"github.com/memvault/memvault/store/pgstore"
+	"github.com/memvault/memvault/store/sqlitestore"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -39,7 +39,7 @@ func drivers(t *testing.T) map[string]func(t *testing.T) driver {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { sv.Close() })
-			st, err := stsqlite.Open(ctx, path, stsqlite.Options{Serde: encrypted(t).Serializer()})
+			st, err := sqlitestore.Open(ctx, path, sqlitestore.Options{Serde: encrypted(t).Serializer()})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -67,7 +67,7 @@ func drivers(t *testing.T) map[string]func(t *testing.T) driver {
 			if err := sv.Setup(ctx); err != nil {
 				t.Fatal(err)
 			}
-			st, err := stpg.New(pool, stpg.Options{Serde: encrypted(t).Serializer()})
+			st, err := pgstore.New(pool, pgstore.Options{Serde: encrypted(t).Serializer()})
 			if err != nil {
 				t.Fatal(err)
 			}

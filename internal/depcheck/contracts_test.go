@@ -65,7 +65,7 @@ func TestContractsStayApart(t *testing.T) {
 
 // TestContractsImportNoDatabaseDriver: the contract packages and their
 // cores are storage-neutral; pgx, pgvector and the SQLite driver stay in
-// the driver packages (checkpointer/pgsaver, store/sqlite, …).
+// the driver packages (checkpointer/pgsaver, store/sqlitestore, …).
 func TestContractsImportNoDatabaseDriver(t *testing.T) {
 	forbid(t, "a contract or its core must not import a database driver",
 		[]string{"./checkpointer", "./checkpointer/internal/...", "./store", "./store/internal/...", "./reencrypt"},

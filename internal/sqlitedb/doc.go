@@ -1,5 +1,5 @@
 // Package sqlitedb opens SQLite databases for memvault's embedded backends
-// (checkpointer/sqlitesaver and store/sqlite) on modernc.org/sqlite, a pure-Go
+// (checkpointer/sqlitesaver and store/sqlitestore) on modernc.org/sqlite, a pure-Go
 // SQLite with no cgo.
 //
 // # One file, one handle

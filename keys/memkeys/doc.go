@@ -1,3 +1,3 @@
-// Package memory is an in-process keys.Table, for tests and for programs
+// Package memkeys is an in-process keys.Table, for tests and for programs
 // whose data is in memory too: its keys die with the process.
 package memkeys

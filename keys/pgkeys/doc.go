@@ -1,4 +1,4 @@
-// Package postgres keeps memvault's wrapped data keys (keys.Table) in a
+// Package pgkeys keeps memvault's wrapped data keys (keys.Table) in a
 // PostgreSQL table — best in a schema or database of its own, with its
 // own backups, so that a restored backup of the data cannot bring back a
 // forgotten subject's keys. Destroy vacuums the table, so the deleted

@@ -13,9 +13,9 @@ import (
 	"github.com/memvault/memvault/memvaulttest/testkeys"
 	"github.com/memvault/memvault/serde"
 	"github.com/memvault/memvault/store"
-	stmemory "github.com/memvault/memvault/store/memory"
-	stpostgres "github.com/memvault/memvault/store/postgres"
-	stsqlite "github.com/memvault/memvault/store/sqlite"
+	"github.com/memvault/memvault/store/memstore"
+	"github.com/memvault/memvault/store/pgstore"
+	"github.com/memvault/memvault/store/sqlitestore"
 )
 
 // Options picks how Backends opens each backend. The zero value gives
@@ -69,7 +69,7 @@ func Backends(t testing.TB, opt Options) []Backend {
 			Name: "memory",
 			Store: func(t testing.TB) store.Store {
 				if memStore == nil {
-					s, err := stmemory.New(stmemory.Options{Index: index()})
+					s, err := memstore.New(memstore.Options{Index: index()})
 					check(t, err)
 					t.Cleanup(func() { s.Close() })
 					memStore = s
@@ -90,7 +90,7 @@ func Backends(t testing.TB, opt Options) []Backend {
 		{
 			Name: "sqlite" + suffix,
 			Store: func(t testing.TB) store.Store {
-				s, err := stsqlite.Open(t.Context(), storeFile, stsqlite.Options{Index: index(), Serde: ser})
+				s, err := sqlitestore.Open(t.Context(), storeFile, sqlitestore.Options{Index: index(), Serde: ser})
 				check(t, err)
 				t.Cleanup(func() { s.Close() })
 				return s
@@ -106,7 +106,7 @@ func Backends(t testing.TB, opt Options) []Backend {
 		{
 			Name: "postgres" + suffix,
 			Store: func(t testing.TB) store.Store {
-				s, err := stpostgres.New(pool, stpostgres.Options{Index: index(), Serde: ser})
+				s, err := pgstore.New(pool, pgstore.Options{Index: index(), Serde: ser})
 				check(t, err)
 				check(t, s.Setup(t.Context()))
 				t.Cleanup(func() { s.Close() })

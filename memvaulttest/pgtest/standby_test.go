@@ -15,7 +15,7 @@ import (
 // while the WAL writer sleeps. CatchUp used to wait for the primary's WAL
 // write position, which the commit record lies beyond until the WAL writer
 // writes it (wal_writer_delay later): the standby reached that position
-// without the commit, and store/postgres's TestReadReplica read nothing on
+// without the commit, and store/pgstore's TestReadReplica read nothing on
 // the replica, 2 runs in 8 on a busy machine.
 func TestCatchUpSeesAsyncCommit(t *testing.T) {
 	ctx := context.Background()

@@ -12,12 +12,12 @@ import (
 
 	"github.com/memvault/memvault/store"
 	"github.com/memvault/memvault/store/cache"
-	"github.com/memvault/memvault/store/memory"
+	"github.com/memvault/memvault/store/memstore"
 	"github.com/memvault/memvault/store/storetest"
 )
 
 type fixture struct {
-	inner *memory.Store
+	inner *memstore.Store
 	c     cache.Cache
 	clock *storetest.Clock
 	ctx   context.Context
@@ -26,7 +26,7 @@ type fixture struct {
 func newFixture(t *testing.T, ttl *store.TTLConfig, opt cache.Options) *fixture {
 	t.Helper()
 	clock := storetest.NewClock()
-	inner, err := memory.New(memory.Options{TTL: ttl, Now: clock.Now})
+	inner, err := memstore.New(memstore.Options{TTL: ttl, Now: clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,7 +213,7 @@ func TestNoStaleFillAfterConcurrentWrites(t *testing.T) {
 type plain struct{ store.Store }
 
 func TestOptionsAndLifecycle(t *testing.T) {
-	inner, err := memory.New(memory.Options{})
+	inner, err := memstore.New(memstore.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -261,7 +261,7 @@ func (p *pausingGet) Get(ctx context.Context, ns store.Namespace, key string, op
 // the old item from the inner store, a Put completes, then the Get tries to
 // cache what it read. The old item must not be cached.
 func TestFillRacingWriteIsDropped(t *testing.T) {
-	inner, err := memory.New(memory.Options{})
+	inner, err := memstore.New(memstore.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,12 +7,12 @@ import (
 
 	"github.com/memvault/memvault/store"
 	"github.com/memvault/memvault/store/cache"
-	"github.com/memvault/memvault/store/memory"
+	"github.com/memvault/memvault/store/memstore"
 )
 
-func benchInner(b *testing.B) *memory.Store {
+func benchInner(b *testing.B) *memstore.Store {
 	b.Helper()
-	inner, err := memory.New(memory.Options{})
+	inner, err := memstore.New(memstore.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}

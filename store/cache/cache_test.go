@@ -5,13 +5,13 @@ import (
 
 	"github.com/memvault/memvault/store"
 	"github.com/memvault/memvault/store/cache"
-	"github.com/memvault/memvault/store/memory"
+	"github.com/memvault/memvault/store/memstore"
 	"github.com/memvault/memvault/store/storetest"
 )
 
 func TestConformance(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, cfg storetest.Config) store.Store {
-		inner, err := memory.New(memory.Options{Index: cfg.Index, TTL: cfg.TTL, Now: cfg.Now})
+		inner, err := memstore.New(memstore.Options{Index: cfg.Index, TTL: cfg.TTL, Now: cfg.Now})
 		if err != nil {
 			t.Fatal(err)
 		}

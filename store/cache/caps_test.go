@@ -9,7 +9,7 @@ import (
 
 	"github.com/memvault/memvault/store"
 	"github.com/memvault/memvault/store/cache"
-	"github.com/memvault/memvault/store/memory"
+	"github.com/memvault/memvault/store/memstore"
 )
 
 // TestCapsFollowInner: the cache offers an optional interface exactly when
@@ -17,7 +17,7 @@ import (
 // for ConditionalPutter, an erasure's for PrefixDeleter) tells the truth
 // instead of finding a method that can only fail.
 func TestCapsFollowInner(t *testing.T) {
-	inner, err := memory.New(memory.Options{})
+	inner, err := memstore.New(memstore.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,12 +6,12 @@ import (
 
 	"github.com/memvault/memvault/store"
 	"github.com/memvault/memvault/store/cache"
-	"github.com/memvault/memvault/store/memory"
+	"github.com/memvault/memvault/store/memstore"
 )
 
 func Example() {
 	ctx := context.Background()
-	inner, _ := memory.New(memory.Options{})
+	inner, _ := memstore.New(memstore.Options{})
 	s, err := cache.New(inner, cache.Options{Size: 1000})
 	if err != nil {
 		panic(err)

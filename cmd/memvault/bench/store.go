@@ -23,8 +23,8 @@ import (
 
 	"github.com/memvault/memvault/embeddings"
 	"github.com/memvault/memvault/store"
-	pgstore "github.com/memvault/memvault/store/postgres"
-	sqlitestore "github.com/memvault/memvault/store/sqlite"
+	"github.com/memvault/memvault/store/pgstore"
+	"github.com/memvault/memvault/store/sqlitestore"
 )
 
 // Fixed sizes of the store bench.
@@ -93,7 +93,7 @@ func newStoreWorkload(ctx context.Context, items, dims int) (*storeWorkload, err
 	for i := range benchPutKeys {
 		// The key in the text keeps vectors distinct: items with identical
 		// vectors tie, and ties make a search widen its candidates
-		// (see store/postgres).
+		// (see store/pgstore).
 		w.putTexts = append(w.putTexts, benchText(r)+" "+benchPutKey(i))
 	}
 	t0 := time.Now()

@@ -13,7 +13,7 @@ import (
 // FloatSource is what a transaction of a driver with a code index offers
 // the engine's exact float copy (Options.FloatBytes) beyond IndexTx.
 type FloatSource interface {
-	// StorageBytes is about how many bytes the storage holds (store/sqlite:
+	// StorageBytes is about how many bytes the storage holds (store/sqlitestore:
 	// the database file): a storage much larger than the copy's budget is
 	// not read to find out whether its vectors fit.
 	StorageBytes(ctx context.Context) (int64, error)

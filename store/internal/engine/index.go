@@ -39,7 +39,7 @@ type IndexTx interface {
 // IndexWriter is what a write transaction of a driver that keeps its code
 // index's data for other processes (a snapshot, the codes' coverage, a
 // centre) offers beyond IndexTx. The engine decides when and what; the
-// driver stores it. A driver without it (store/memory) keeps no snapshot
+// driver stores it. A driver without it (store/memstore) keeps no snapshot
 // and never centres its codes.
 type IndexWriter interface {
 	// PutSnapshot replaces the stored snapshot with parts, the index of

@@ -8,7 +8,7 @@ import (
 	"sync/atomic"
 )
 
-// DefaultBytes is the default budget of an index (store/sqlite's
+// DefaultBytes is the default budget of an index (store/sqlitestore's
 // DefaultVectorCacheBytes).
 const DefaultBytes = 256 << 20
 

@@ -34,7 +34,7 @@ import (
 // search rescored nearly every item. The rotation is orthogonal, so norms
 // and dot products, and the metadata below, are unchanged by it.
 
-// Code blob layout (the storage's code of a vector, store/sqlite's
+// Code blob layout (the storage's code of a vector, store/sqlitestore's
 // store_vector_codes.code), little-endian:
 //
 //	byte 0     codeFormat
@@ -94,7 +94,7 @@ func signBits(dst []uint64, v, c []float32) (uu, vc float64) {
 // the rotation protects nothing (codes are derived from the stored
 // vectors, which are stored beside them); it only spreads every vector
 // over all dimensions before its signs are taken.
-var codeRotationSeed = sha256.Sum256([]byte("memvault store/sqlite code rotation v2"))
+var codeRotationSeed = sha256.Sum256([]byte("memvault store/sqlitestore code rotation v2"))
 
 // rotations caches one rotation per dimension count.
 var rotations sync.Map // int → *embeddings.Rotation

@@ -35,7 +35,7 @@ func (c Coverage) Minus(o Coverage) Coverage { return Coverage{c.Items - o.Items
 
 // The item hash is FNV-1a over the namespace, then its length, then the
 // key, finished by splitmix64's mixer so that sums of similar keys do not
-// cancel out. It is part of the file format (store/sqlite's code_sum):
+// cancel out. It is part of the file format (store/sqlitestore's code_sum):
 // never change it without a migration that recomputes the column.
 const (
 	fnvOffset = 14695981039346656037

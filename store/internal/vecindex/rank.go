@@ -32,7 +32,7 @@ func CompareScored(a, b Scored) int {
 }
 
 // Rescorer is a search's exact scoring, which the driver does from its
-// storage (store/sqlite: the vectors in the search's read transaction).
+// storage (store/sqlitestore: the vectors in the search's read transaction).
 type Rescorer interface {
 	Queries
 	// Resolve makes the queries of namespaces, which Best reported

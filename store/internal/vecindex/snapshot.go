@@ -11,7 +11,7 @@ import (
 )
 
 // The snapshot is the code index of one generation serialized into
-// parts of about snapshotPart bytes (store/sqlite: store_vector_snapshot
+// parts of about snapshotPart bytes (store/sqlitestore: store_vector_snapshot
 // rows), so that opening
 // a store reads a few large rows instead of a row per vector, then the
 // codes of the items logged since. A process that had to read every code

@@ -1,6 +1,6 @@
 // Package vecindex is the in-process vector index of the stores whose
-// database has no vector search of its own (store/sqlite; store/memory
-// when asked: memory.Options.VectorIndexBytes): a 1-bit sign code per stored vector (codes.go), held in
+// database has no vector search of its own (store/sqlitestore; store/memstore
+// when asked: memstore.Options.VectorIndexBytes): a 1-bit sign code per stored vector (codes.go), held in
 // memory for one generation of the store (Cache), ranked by upper bounds
 // of the scores against the query (Estimator) so that a search reads and
 // scores exactly only the best few vectors, kept up to date from the
@@ -24,7 +24,7 @@ import (
 type Key = store.RowKey
 
 // State is what the index needs to know of the store at the generation a
-// search reads, read together with it (store/sqlite: one row, in the
+// search reads, read together with it (store/sqlitestore: one row, in the
 // search's read transaction).
 type State struct {
 	// Gen is the store's generation: every write that changes items
@@ -46,7 +46,7 @@ type State struct {
 }
 
 // Source is one consistent read of a store's index data at the
-// generation of a State read with it (store/sqlite: a read transaction).
+// generation of a State read with it (store/sqlitestore: a read transaction).
 // An implementation must guarantee that every method sees that same
 // state, whatever other writers do meanwhile, and that:
 //
