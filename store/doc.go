@@ -53,10 +53,20 @@
 // DriverCaps.CodeIndex and keeps, beside each vector, the code the engine
 // makes, a generation and (for several processes) a log of changed items:
 // the engine then ranks searches with the in-process index of
-// store/internal/vecindex and scores exactly only the best few items.
+// store/internal/vecindex and scores exactly only the best few items. A
+// storage that does some of the engine's work better declares it and the
+// engine uses it, keeping the rule: upserts that keep created_at
+// (DriverCaps.UpsertVersions), its own nearest-neighbour search and
+// scoring (DriverCaps.ANN, engine.ANNTx, engine.ScoreTx), filters in its
+// query language (engine.FilterTx, re-checked by the engine), the write
+// fence and conditional puts in its statements (engine.FenceTx,
+// engine.CondTx).
 //
-// store/memstore is the reference driver (about 200 lines, 270 with the code
-// index's side); run storetest.Run on the new driver, and add a driver
-// method only when the seam lacks one, never a copy of a rule. The
-// interface is not for outside implementation until it is declared stable.
+// store/memstore is the reference driver (about 200 lines, 270 with the
+// code index's side); store/sqlitestore the SQL driver with a code index
+// (about 1 200 lines with its schema), store/pgstore the one with
+// server-side vector search (about 1 600). Run storetest.Run on a new
+// driver, and add a driver method only when the seam lacks one, never a
+// copy of a rule. The interface is not for outside implementation until it
+// is declared stable.
 package store

@@ -199,16 +199,6 @@ func (d *driver) score(dist float64) float64 {
 	return sc
 }
 
-// nanDist is the distance that ranks as an undefined one (a cosine with an
-// all-zero vector), which score turns into 0: the ranking's order by
-// distance puts it there.
-func (d *driver) nanDist() string {
-	if d.index.op == "<=>" {
-		return "1"
-	}
-	return "0"
-}
-
 // seenPrefixesSize is how many recently searched prefixes a driver
 // remembers to tell the ones searched again.
 const seenPrefixesSize = 256
@@ -284,7 +274,9 @@ func (t *pgTx) Scores(ctx context.Context, prefix store.Namespace, sq engine.Spa
 			names, vecs = append(names, subject), append(vecs, vectorText(v))
 		}
 	}
-	space := "''"
+	// An undefined distance (a cosine with an all-zero vector) scores 0:
+	// it ranks as the distance that scores 0.
+	space, nan := "''", map[bool]string{true: "1", false: "0"}[d.index.op == "<=>"]
 	if len(sq.SubjectPrefix) > 0 {
 		space = `CASE WHEN starts_with(sv.prefix, ` + a.add(sq.SubjectPrefix.String()+".") + `) THEN split_part(sv.prefix, '.', ` +
 			strconv.Itoa(len(sq.SubjectPrefix)+1) + `) ELSE '' END`
@@ -298,7 +290,7 @@ d AS MATERIALIZED (
     GROUP BY sv.prefix, sv.key)
 SELECT d.prefix, d.key, s.updated_at, d.dist FROM d JOIN ` + d.t.store + ` s ON s.prefix = d.prefix AND s.key = d.key
 WHERE NOT d.lost AND ` + live(&a, now) + `
-ORDER BY CASE WHEN d.dist = 'NaN' THEN ` + d.nanDist() + ` ELSE d.dist END, s.updated_at DESC, d.prefix COLLATE "C", d.key COLLATE "C"
+ORDER BY CASE WHEN d.dist = 'NaN' THEN ` + nan + ` ELSE d.dist END, s.updated_at DESC, d.prefix COLLATE "C", d.key COLLATE "C"
 LIMIT ` + a.add(limit)
 	if d.mode != 0 {
 		a = append(args{d.mode}, a...)
