@@ -292,7 +292,8 @@ type Head struct {
 	Parent string
 	// V is the document's format version.
 	V int
-	// RunID is the metadata's run_id when it is a JSON string.
+	// RunID is the metadata's run_id when it is a JSON string; a driver
+	// may leave it empty unless the selector names RunIDs.
 	RunID string
 }
 

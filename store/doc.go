@@ -43,7 +43,7 @@
 // order, list namespaces, and declare its capabilities (DriverCaps). It
 // stores each value in the form the engine hands it, the value column's
 // bytes (JSON, or an envelope sealed to the item's namespace and key), and
-// never opens them. The store engine (store/internal/engine) implements
+// never opens them. The store engine (store/engine) implements
 // Store, Sweeper, ConditionalPutter, Lister and PrefixDeleter once on top
 // of it, so a new driver writes no rule of the contract: no validation,
 // TTL arithmetic, embedding, encoding or sealing, filtering, scoring,
@@ -53,7 +53,7 @@
 // DriverCaps.CodeIndex and keeps, beside each vector, the code the engine
 // makes, a generation and (for several processes) a log of changed items:
 // the engine then ranks searches with the in-process index of
-// store/internal/vecindex and scores exactly only the best few items. A
+// store/vecindex and scores exactly only the best few items. A
 // storage that does some of the engine's work better declares it and the
 // engine uses it, keeping the rule: upserts that keep created_at
 // (DriverCaps.UpsertVersions), its own nearest-neighbour search and

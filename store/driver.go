@@ -86,7 +86,7 @@ type DriverCaps struct {
 	// CodeIndex: the driver keeps a code beside each vector
 	// (Vector.Code, made by the engine), a generation bumped by every
 	// write that changes items, and hands them to the engine's in-process
-	// vector index (store/internal/vecindex): its transactions implement
+	// vector index (store/vecindex): its transactions implement
 	// engine.IndexTx, which names the index's types. Searches then rank by
 	// codes and score exactly only the best few items.
 	CodeIndex bool

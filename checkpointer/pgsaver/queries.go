@@ -134,10 +134,12 @@ GROUP BY thread_id ORDER BY max(checkpoint_id) DESC, thread_id`)
 	// with what the engine's rules read, and every orphan write set. A
 	// document without a numeric v is read as current (4), as selectTuple
 	// reads it (no pending sends).
-	heads := func(where string) string {
+	// The run ids only for a selection by run: a sweep's heads do not
+	// read every checkpoint's metadata.
+	heads := func(where, runID string) string {
 		return f(`SELECT thread_id, checkpoint_ns, checkpoint_id, true, coalesce(parent_checkpoint_id, ''),
 	CASE WHEN jsonb_typeof(checkpoint -> 'v') = 'number' THEN least(greatest(floor((checkpoint ->> 'v')::numeric), -1), 1000)::int ELSE 4 END,
-	CASE WHEN jsonb_typeof(metadata -> 'run_id') = 'string' THEN metadata ->> 'run_id' ELSE '' END
+	` + runID + `
 FROM {checkpoints} WHERE ` + where + `
 UNION ALL
 SELECT thread_id, checkpoint_ns, checkpoint_id, false, '', 0, '' FROM (
@@ -146,8 +148,9 @@ SELECT thread_id, checkpoint_ns, checkpoint_id, false, '', 0, '' FROM (
 	SELECT thread_id, checkpoint_ns, checkpoint_id FROM {checkpoints} WHERE ` + where + `) orphans`)
 	}
 	// $2 NULL: every namespace.
-	q.headsThreads = heads(`thread_id = ANY($1) AND ($2::text IS NULL OR checkpoint_ns = $2)`)
-	q.headsRuns = heads(`(thread_id, checkpoint_ns) IN (SELECT thread_id, checkpoint_ns FROM {checkpoints} WHERE metadata ->> 'run_id' = ANY($1))`)
+	q.headsThreads = heads(`thread_id = ANY($1) AND ($2::text IS NULL OR checkpoint_ns = $2)`, `''`)
+	q.headsRuns = heads(`(thread_id, checkpoint_ns) IN (SELECT thread_id, checkpoint_ns FROM {checkpoints} WHERE metadata ->> 'run_id' = ANY($1))`,
+		`CASE WHEN jsonb_typeof(metadata -> 'run_id') = 'string' THEN metadata ->> 'run_id' ELSE '' END`)
 
 	// The rows a removal is about to remove, FOR UPDATE and in key order
 	// (concurrent removers do not deadlock). A put continuing one of them

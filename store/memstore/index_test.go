@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/memvault/memvault/store"
-	"github.com/memvault/memvault/store/internal/engine"
+	"github.com/memvault/memvault/store/engine"
 	"github.com/memvault/memvault/store/memstore"
 	"github.com/memvault/memvault/store/storetest"
 )

@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/memvault/memvault/store"
-	"github.com/memvault/memvault/store/internal/engine"
+	"github.com/memvault/memvault/store/engine"
 	"github.com/memvault/memvault/store/internal/items"
-	"github.com/memvault/memvault/store/internal/vecindex"
+	"github.com/memvault/memvault/store/vecindex"
 )
 
 // Options configures a Store. The zero value is a store without semantic
@@ -40,7 +40,7 @@ type Options struct {
 // deep-copied on the way in and out, so callers never share memory with
 // stored state. Close stops its TTL sweeper.
 //
-// Every method is the store engine's (store/internal/engine), on this
+// Every method is the store engine's (store/engine), on this
 // package's store.Driver: a map of rows under a read-write lock. The store
 // has no serializer, so the driver keeps each value as the engine's
 // private copy of it (store.DriverCaps.InProcessValues) rather than its

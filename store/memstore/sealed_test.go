@@ -8,7 +8,7 @@ import (
 	"github.com/memvault/memvault/crypto"
 	"github.com/memvault/memvault/serde"
 	"github.com/memvault/memvault/store"
-	"github.com/memvault/memvault/store/internal/engine"
+	"github.com/memvault/memvault/store/engine"
 	"github.com/memvault/memvault/store/storetest"
 )
 

@@ -45,7 +45,7 @@
 //
 // # Search
 //
-// The store engine (store/internal/engine) runs searches, as on every
+// The store engine (store/engine) runs searches, as on every
 // backend; this package's driver gives it what PostgreSQL does better. A
 // search with a query asks the index for the nearest vectors under the
 // namespace prefix (engine.ANNTx),

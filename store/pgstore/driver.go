@@ -12,7 +12,7 @@ import (
 
 	"github.com/memvault/memvault/internal/binding"
 	"github.com/memvault/memvault/store"
-	"github.com/memvault/memvault/store/internal/engine"
+	"github.com/memvault/memvault/store/engine"
 )
 
 // driver is the PostgreSQL store.Driver: LangGraph's store and

@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/memvault/memvault/store"
-	"github.com/memvault/memvault/store/internal/engine"
+	"github.com/memvault/memvault/store/engine"
 )
 
 // SetCopyMin sets how many items a write puts before it goes through COPY,

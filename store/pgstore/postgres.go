@@ -17,7 +17,7 @@ import (
 	"github.com/memvault/memvault/internal/pgdb"
 	"github.com/memvault/memvault/serde"
 	"github.com/memvault/memvault/store"
-	"github.com/memvault/memvault/store/internal/engine"
+	"github.com/memvault/memvault/store/engine"
 	"github.com/memvault/memvault/store/internal/items"
 )
 
@@ -96,7 +96,7 @@ type Options struct {
 // tables. It is safe for concurrent use. Call Setup once per database before
 // use and Close when done.
 //
-// Every store method is the store engine's (store/internal/engine), on this
+// Every store method is the store engine's (store/engine), on this
 // package's store.Driver, which keeps only storage: SQL, the schema,
 // pgvector's index and COPY. The driver declares what PostgreSQL does
 // better than the engine's generic path, and the engine uses it: ranked

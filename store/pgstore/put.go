@@ -14,7 +14,7 @@ import (
 	"github.com/memvault/memvault/internal/pgfence"
 	"github.com/memvault/memvault/internal/pgretry"
 	"github.com/memvault/memvault/store"
-	"github.com/memvault/memvault/store/internal/engine"
+	"github.com/memvault/memvault/store/engine"
 )
 
 // on is the store's engine on the driver bound to a caller's transaction.

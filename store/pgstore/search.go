@@ -13,8 +13,8 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/memvault/memvault/store"
-	"github.com/memvault/memvault/store/internal/engine"
-	"github.com/memvault/memvault/store/internal/vecindex"
+	"github.com/memvault/memvault/store/engine"
+	"github.com/memvault/memvault/store/vecindex"
 )
 
 // Nearest implements engine.ANNTx: the query vector goes through an

@@ -9,7 +9,7 @@ import (
 	"github.com/memvault/memvault/internal/envelope"
 	"github.com/memvault/memvault/serde"
 	"github.com/memvault/memvault/store"
-	"github.com/memvault/memvault/store/internal/engine"
+	"github.com/memvault/memvault/store/engine"
 )
 
 // jsonb returns the JSON text stored in store.value for a value column the

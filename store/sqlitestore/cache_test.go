@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/memvault/memvault/store"
-	"github.com/memvault/memvault/store/internal/engine"
+	"github.com/memvault/memvault/store/engine"
 )
 
 // TestVectorCacheDifferential runs the same random puts, re-puts, deletes

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/memvault/memvault/store"
-	"github.com/memvault/memvault/store/internal/vecindex"
+	"github.com/memvault/memvault/store/vecindex"
 )
 
 // The code index's tables (package vecindex, driven by the engine): every

@@ -11,7 +11,7 @@
 //
 // # Driver
 //
-// Store is the store engine (store/internal/engine) on this package's
+// Store is the store engine (store/engine) on this package's
 // store.Driver: the package holds only storage — the SQL of the tables
 // below, their migrations, Begin-style transactions on one writer and
 // concurrent readers (internal/sqlitedb), and the tables of the code

@@ -9,8 +9,8 @@ import (
 
 	"github.com/memvault/memvault/internal/sqlitedb"
 	"github.com/memvault/memvault/store"
-	"github.com/memvault/memvault/store/internal/engine"
-	"github.com/memvault/memvault/store/internal/vecindex"
+	"github.com/memvault/memvault/store/engine"
+	"github.com/memvault/memvault/store/vecindex"
 )
 
 // driver is the SQLite store.Driver: the tables of migrations/store, one

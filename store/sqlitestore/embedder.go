@@ -6,7 +6,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/memvault/memvault/store/internal/engine"
+	"github.com/memvault/memvault/store/engine"
 	"github.com/memvault/memvault/store/internal/indexing"
 )
 

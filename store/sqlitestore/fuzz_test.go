@@ -7,7 +7,7 @@ import (
 
 	"github.com/memvault/memvault/serde"
 	"github.com/memvault/memvault/store"
-	"github.com/memvault/memvault/store/internal/engine"
+	"github.com/memvault/memvault/store/engine"
 )
 
 // FuzzDecodeValue feeds arbitrary value columns to the plain and the

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/memvault/memvault/store"
-	"github.com/memvault/memvault/store/internal/vecindex"
+	"github.com/memvault/memvault/store/vecindex"
 )
 
 // TestCommittedAllocatesNothing: handing a committed write to the index

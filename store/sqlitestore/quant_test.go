@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/memvault/memvault/store/internal/vecindex"
+	"github.com/memvault/memvault/store/vecindex"
 
 	"github.com/memvault/memvault/embeddings"
 	"github.com/memvault/memvault/store"

@@ -6,9 +6,9 @@ import (
 
 	"github.com/memvault/memvault/embeddings"
 	"github.com/memvault/memvault/store"
-	"github.com/memvault/memvault/store/internal/engine"
+	"github.com/memvault/memvault/store/engine"
 	"github.com/memvault/memvault/store/internal/items"
-	"github.com/memvault/memvault/store/internal/vecindex"
+	"github.com/memvault/memvault/store/vecindex"
 )
 
 // Reembed implements store.Reembedder: every stored vector is recomputed

@@ -5,7 +5,7 @@ import (
 
 	"github.com/memvault/memvault/internal/sqlexec"
 	"github.com/memvault/memvault/reencrypt"
-	"github.com/memvault/memvault/store/internal/engine"
+	"github.com/memvault/memvault/store/engine"
 	"github.com/memvault/memvault/store/internal/items"
 )
 

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/memvault/memvault/store/internal/vecindex"
+	"github.com/memvault/memvault/store/vecindex"
 
 	"github.com/memvault/memvault/store"
 	"github.com/memvault/memvault/store/storetest"

@@ -9,9 +9,9 @@ import (
 	"github.com/memvault/memvault/internal/sqlitedb"
 	"github.com/memvault/memvault/serde"
 	"github.com/memvault/memvault/store"
-	"github.com/memvault/memvault/store/internal/engine"
+	"github.com/memvault/memvault/store/engine"
 	"github.com/memvault/memvault/store/internal/items"
-	"github.com/memvault/memvault/store/internal/vecindex"
+	"github.com/memvault/memvault/store/vecindex"
 )
 
 // Options configures a Store. The zero value is a store without semantic
@@ -67,7 +67,7 @@ var floatBudget int64 = FloatCacheBytes
 // by several processes on one file. Close stops its TTL sweeper.
 //
 // Every method of the Store contract is the store engine's
-// (store/internal/engine) on this package's store.Driver, which keeps only
+// (store/engine) on this package's store.Driver, which keeps only
 // storage: the SQL of the tables, their transactions and the code index's
 // tables (codes, change log, snapshot, coverage). Reencrypt, Reembed and
 // DrainWrites are this package's, in SQL.

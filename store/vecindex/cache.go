@@ -116,7 +116,7 @@ type Change struct {
 	Codes   [][]byte
 	Deleted bool
 	// Vectors are the item's new vectors, for an exact in-process copy
-	// kept beside the index (store/internal/engine's float copy); the
+	// kept beside the index (store/engine's float copy); the
 	// index itself uses only Codes.
 	Vectors [][]float32
 }

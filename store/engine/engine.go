@@ -1,9 +1,3 @@
-// Package engine implements the public store contract (store.Store and the
-// optional interfaces every store of this module offers) once, on top of a
-// store.Driver: option and argument checks, TTL resolution, expiry and
-// refresh-on-read, embedding and vector spaces, encoding, sealing and
-// opening values, filters, scoring, ordering, paging, conditional puts, the
-// sweeper. A driver only stores and returns rows (see store.Driver).
 package engine
 
 import (
@@ -22,7 +16,7 @@ import (
 	"github.com/memvault/memvault/store/internal/filtering"
 	"github.com/memvault/memvault/store/internal/indexing"
 	"github.com/memvault/memvault/store/internal/items"
-	"github.com/memvault/memvault/store/internal/vecindex"
+	"github.com/memvault/memvault/store/vecindex"
 )
 
 // Options configures an Engine.

@@ -7,7 +7,7 @@ import (
 
 	"github.com/memvault/memvault/store"
 	"github.com/memvault/memvault/store/internal/indexing"
-	"github.com/memvault/memvault/store/internal/vecindex"
+	"github.com/memvault/memvault/store/vecindex"
 )
 
 // FloatSource is what a transaction of a driver with a code index offers

@@ -8,7 +8,7 @@ import (
 
 	"github.com/memvault/memvault/store"
 	"github.com/memvault/memvault/store/internal/items"
-	"github.com/memvault/memvault/store/internal/vecindex"
+	"github.com/memvault/memvault/store/vecindex"
 )
 
 // IndexTx is what a transaction of a driver that declares

@@ -8,7 +8,7 @@ import (
 	"github.com/memvault/memvault/store/internal/indexing"
 	"github.com/memvault/memvault/store/internal/items"
 	"github.com/memvault/memvault/store/internal/spaces"
-	"github.com/memvault/memvault/store/internal/vecindex"
+	"github.com/memvault/memvault/store/vecindex"
 )
 
 // spaceQuery is a search's query in one vector space (see package
