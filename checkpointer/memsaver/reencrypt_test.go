@@ -166,3 +166,44 @@ func TestReencryptReachesWritesWithoutCheckpoint(t *testing.T) {
 		t.Fatalf("dry run after = %+v, %v; want nothing under the old key", again, err)
 	}
 }
+
+// A write that lands while a run is under way wins: the run read the row
+// (and sealed it again) before the write, so it stores its copy only where
+// the row still holds what it read. Here the run reads the thread's rows
+// with its first batch (one row per batch), the interrupt is written again
+// under the new key from Progress after that batch, and the run reaches
+// the interrupt's row afterwards: without the compare and swap it would
+// put the old interrupt back.
+func TestReencryptLeavesAWriteMadeDuringTheRun(t *testing.T) {
+	ctx := t.Context()
+	s := mustNewSaver(t, Options{Serde: newEnc(t, keyring(t, "old-key-0123456789abcdef"))})
+	cp := &checkpointer.Checkpoint{V: 4, ID: checkpointer.NewID(1), ChannelValues: map[string]any{"c": "v"}, ChannelVersions: map[string]string{"c": "1"}}
+	cfg, err := s.Put(ctx, checkpointer.Config{ThreadID: "t"}, cp, nil, map[string]string{"c": "1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PutWrites(ctx, cfg, []checkpointer.Write{{Channel: checkpointer.ChannelInterrupt, Value: "old"}}, "task", ""); err != nil {
+		t.Fatal(err)
+	}
+	s = s.WithSerde(newEnc(t, keyring(t, "new-key-0123456789abcdef", "old-key-0123456789abcdef")))
+	written := false
+	_, err = s.Reencrypt(ctx, reencrypt.Options{BatchSize: 1, Progress: func(done, _ int64) {
+		if done == 1 && !written {
+			written = true
+			if err := s.PutWrites(ctx, cfg, []checkpointer.Write{{Channel: checkpointer.ChannelInterrupt, Value: "new"}}, "task", ""); err != nil {
+				t.Error(err)
+			}
+		}
+	}})
+	if err != nil || !written {
+		t.Fatalf("Reencrypt = %v (written during the run: %v)", err, written)
+	}
+	s = s.WithSerde(newEnc(t, keyring(t, "new-key-0123456789abcdef"))) // the old key retired
+	tp, err := s.GetTuple(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tp.PendingWrites) != 1 || tp.PendingWrites[0].Value != "new" {
+		t.Fatalf("pending writes after the run: %+v, want the interrupt written during it", tp.PendingWrites)
+	}
+}
