@@ -138,6 +138,26 @@ func TestQuickstart(t *testing.T) {
 			t.Fatalf("MEMVAULT_DB was not used: %v", err)
 		}
 	})
+	// An exported key seals what the quick start stores (it read no
+	// environment but MEMVAULT_DB before, and wrote plaintext).
+	t.Run("LANGGRAPH_AES_KEY", func(t *testing.T) {
+		dir := t.TempDir()
+		out := mustRun(t, bin, "MEMVAULT_DB="+filepath.Join(dir, "kept.db"), "LANGGRAPH_AES_KEY=0123456789abcdef0123456789abcdef")
+		wantMatch(t, out, `recalled contact: "prefers email, never phone calls" \(score 0\.\d\d\)`)
+		entries, err := os.ReadDir(dir)
+		if err != nil || len(entries) == 0 {
+			t.Fatalf("no database files: %v", err)
+		}
+		for _, e := range entries {
+			b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if bytes.Contains(b, []byte("never phone calls")) || bytes.Contains(b, []byte("parcel is late")) {
+				t.Fatalf("%s holds the quick start's words in clear", e.Name())
+			}
+		}
+	})
 }
 
 func TestTimeTravel(t *testing.T) {

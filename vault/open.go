@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
@@ -180,10 +181,38 @@ func (h *Handle) Reembed(ctx context.Context, opt store.ReembedOptions) (int64, 
 	return r.Reembed(ctx, h.target, opt)
 }
 
+// ErrKeyNotConfigured is what Open returns, before touching any database,
+// when LANGGRAPH_AES_KEY is set in the process environment but the
+// configuration has no key and no explicit encryption mode: the program
+// meant to encrypt (the key is there) but built its configuration without
+// reading the environment (config.Default does not), and would write
+// plaintext. Open with OpenEnv (or config.FromEnv), set Config.Keys, or
+// set Config.Encryption to config.EncryptionOff to write plaintext on
+// purpose.
+var ErrKeyNotConfigured = errors.New("vault: LANGGRAPH_AES_KEY is set in the environment, but the configuration has no key")
+
+// OpenEnv opens the configuration the process environment describes
+// (config.FromEnv: MEMVAULT_DB or MEMVAULT_DSN, LANGGRAPH_AES_KEY, …): the
+// shortest path, and the one that honours an exported key.
+func OpenEnv(ctx context.Context) (*Handle, error) {
+	c, err := config.FromEnv()
+	if err != nil {
+		return nil, err
+	}
+	return Open(ctx, c)
+}
+
 // Open connects to the configured database, creates or upgrades its
 // tables, and returns the wired saver and store. With c.MustExist it
 // creates no database: a missing one is an error wrapping ErrNotFound.
+// It refuses (ErrKeyNotConfigured) a configuration without a key or an
+// explicit encryption mode while LANGGRAPH_AES_KEY is exported.
 func Open(ctx context.Context, c config.Config) (*Handle, error) {
+	if c.Encryption == "" && c.Keys.Primary == "" {
+		if v, ok := os.LookupEnv("LANGGRAPH_AES_KEY"); ok && strings.TrimSpace(v) != "" {
+			return nil, fmt.Errorf("%w: config.Default() reads no environment; open with vault.OpenEnv (or config.FromEnv()), set Config.Keys, or set Config.Encryption = config.EncryptionOff to write plaintext on purpose", ErrKeyNotConfigured)
+		}
+	}
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}

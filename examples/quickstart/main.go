@@ -27,9 +27,14 @@ import (
 
 func main() {
 	ctx := context.Background()
-	cfg := config.Default() // SQLite, offline embeddings, no encryption until a key is set
-	cfg.DBPath = os.Getenv("MEMVAULT_DB")
-	if cfg.DBPath == "" {
+	// The environment's configuration (SQLite, offline embeddings, no
+	// encryption until LANGGRAPH_AES_KEY is exported), on a temporary
+	// file unless MEMVAULT_DB names one.
+	cfg, err := config.FromEnv()
+	if err != nil {
+		log.Fatal(err)
+	}
+	if os.Getenv("MEMVAULT_DB") == "" {
 		dir, err := os.MkdirTemp("", "memvault-quickstart-")
 		if err != nil {
 			log.Fatal(err)
