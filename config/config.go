@@ -87,6 +87,13 @@ type Config struct {
 	// database can then plant plaintext values that are read as if they had
 	// been sealed. Off by default: such rows are refused.
 	DangerousAllowPlaintext bool
+	// DangerousSkipKeyCheck opens a database whose values or vectors are
+	// under a key this configuration does not load (vault.ErrKeyNotLoaded
+	// otherwise): for `memvault keys census`, which decrypts nothing, and
+	// for deleting data whose key is lost (MEMVAULT_DANGEROUS_SKIP_KEY_CHECK=true).
+	// Dangerous: reads of such values fail, and with no key loaded new
+	// values are written in plaintext beside the sealed ones.
+	DangerousSkipKeyCheck bool
 	// DangerouslyAcceptUnboundAES lets envelope mode read values in
 	// LangGraph's "aes" format (MEMVAULT_DANGEROUSLY_ACCEPT_UNBOUND_AES=true),
 	// for the one `memvault keys reencrypt` that moves a database out of
@@ -267,6 +274,13 @@ func FromLookup(lookup func(string) (string, bool)) (Config, error) {
 			return c, fmt.Errorf("config: MEMVAULT_ALLOW_PLAINTEXT=%q: want true or false", v)
 		}
 		c.DangerousAllowPlaintext = b
+	}
+	if v, ok := get("MEMVAULT_DANGEROUS_SKIP_KEY_CHECK"); ok {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return c, fmt.Errorf("config: MEMVAULT_DANGEROUS_SKIP_KEY_CHECK=%q: want true or false", v)
+		}
+		c.DangerousSkipKeyCheck = b
 	}
 	if v, ok := get("MEMVAULT_DANGEROUSLY_ACCEPT_UNBOUND_AES"); ok {
 		b, err := strconv.ParseBool(v)

@@ -39,13 +39,15 @@ func TestFromLookupValues(t *testing.T) {
 		"MEMVAULT_VERSIONS":          "int",
 		"MEMVAULT_ALLOW_PLAINTEXT":   "true",
 		"MEMVAULT_EMBEDDINGS":        "openai:text-embedding-3-small:512",
+
+		"MEMVAULT_DANGEROUS_SKIP_KEY_CHECK": "1",
 	}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if c.DSN != "postgres://a" || c.Keys.Primary != " 0123456789abcdef " || strings.Join(c.Keys.Previous, "|") != "k1| k2" ||
 		c.Encryption != EncryptionLangGraph || strings.Join(c.IndexFields, "|") != "text|facts[*].text" ||
-		c.Distance != store.L2 || c.CacheSize != 0 || c.Versions != checkpointer.VersionInt || !c.DangerousAllowPlaintext {
+		c.Distance != store.L2 || c.CacheSize != 0 || c.Versions != checkpointer.VersionInt || !c.DangerousAllowPlaintext || !c.DangerousSkipKeyCheck {
 		t.Fatalf("parsed = %+v", c)
 	}
 	if s := fmt.Sprintf("%v %+v %#v", c.Keys, c.Keys, c.Keys); strings.Contains(s, "0123456789abcdef") || strings.Contains(s, "k1") {
@@ -55,13 +57,14 @@ func TestFromLookupValues(t *testing.T) {
 
 func TestFromLookupErrorsNameTheVariable(t *testing.T) {
 	for name, env := range map[string]map[string]string{
-		"MEMVAULT_ENCRYPTION":      {"MEMVAULT_ENCRYPTION": "aes"},
-		"MEMVAULT_ALLOW_PLAINTEXT": {"MEMVAULT_ALLOW_PLAINTEXT": "sometimes"},
-		"MEMVAULT_CACHE_SIZE":      {"MEMVAULT_CACHE_SIZE": "-1"},
-		"MEMVAULT_VERSIONS":        {"MEMVAULT_VERSIONS": "float"},
-		"MEMVAULT_EMBEDDINGS":      {"MEMVAULT_EMBEDDINGS": "hash:x"},
-		"MEMVAULT_DISTANCE":        {"MEMVAULT_DISTANCE": "manhattan"},
-		"LANGGRAPH_AES_KEY":        {"MEMVAULT_ENCRYPTION": "envelope"},
+		"MEMVAULT_ENCRYPTION":               {"MEMVAULT_ENCRYPTION": "aes"},
+		"MEMVAULT_ALLOW_PLAINTEXT":          {"MEMVAULT_ALLOW_PLAINTEXT": "sometimes"},
+		"MEMVAULT_DANGEROUS_SKIP_KEY_CHECK": {"MEMVAULT_DANGEROUS_SKIP_KEY_CHECK": "maybe"},
+		"MEMVAULT_CACHE_SIZE":               {"MEMVAULT_CACHE_SIZE": "-1"},
+		"MEMVAULT_VERSIONS":                 {"MEMVAULT_VERSIONS": "float"},
+		"MEMVAULT_EMBEDDINGS":               {"MEMVAULT_EMBEDDINGS": "hash:x"},
+		"MEMVAULT_DISTANCE":                 {"MEMVAULT_DISTANCE": "manhattan"},
+		"LANGGRAPH_AES_KEY":                 {"MEMVAULT_ENCRYPTION": "envelope"},
 	} {
 		if _, err := FromLookup(lookup(env)); err == nil || !strings.Contains(err.Error(), name) {
 			t.Errorf("%v: err = %v, want it to name %s", env, err, name)

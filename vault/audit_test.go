@@ -62,6 +62,25 @@ func auditedConfigs(t *testing.T) map[string]func(t *testing.T) (config.Config, 
 	}
 }
 
+// dataSQL runs q on c's data database (not its audit trail).
+func dataSQL(t *testing.T, c config.Config, q string) {
+	t.Helper()
+	if c.DSN == "" {
+		if _, err := openRaw(t, c.DBPath).Exec(q); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	pool, err := pgxpool.New(context.Background(), c.DSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	if _, err := pool.Exec(context.Background(), q); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // use opens c, puts a memory and reads it back (three records), and closes.
 func use(t *testing.T, c config.Config) {
 	t.Helper()
@@ -170,6 +189,17 @@ func TestAuditRotationByTheBook(t *testing.T) {
 			// (the data database records that the chain started), and the
 			// emptied trail does not verify.
 			sql(t, `DELETE FROM memvault_audit`)
+			// The retired key no longer opens the database (its values
+			// are under the new key), so the attacker deletes them too.
+			if h, err := Open(ctx, c1); !errors.Is(err, ErrKeyNotLoaded) {
+				if h != nil {
+					h.Close()
+				}
+				t.Fatalf("the retired key opened the database: %v", err)
+			}
+			for _, table := range []string{"store", "checkpoint_blobs", "checkpoint_writes"} {
+				dataSQL(t, c1, `DELETE FROM `+table)
+			}
 			h, err = Open(ctx, c1)
 			if err != nil {
 				t.Fatal(err)

@@ -247,6 +247,11 @@ func Open(ctx context.Context, c config.Config) (*Handle, error) {
 	if err != nil {
 		return nil, err
 	}
+	if !c.DangerousSkipKeyCheck {
+		if err := h.checkValueKeys(ctx); err != nil {
+			return nil, err
+		}
+	}
 	if err := openAudit(ctx, c, h); err != nil {
 		return nil, err
 	}
@@ -668,6 +673,11 @@ func openStore(c config.Config, h *Handle, open func() (store.Store, error)) err
 			return verr
 		}
 		if warning == "" {
+			if id := vectorKeyID(mismatch.Recorded); id != "" && !h.hasKey(id) && !c.DangerousSkipKeyCheck {
+				// Not another embedder: the key that made them is not
+				// loaded.
+				return h.keyNotLoaded("the store's vectors were made", id)
+			}
 			if _, ns, ok := strings.Cut(mismatch.Recorded, "+subjects:"); ok && spaces == "" {
 				// Subjects' spaces need the subjects' keys to search.
 				return fmt.Errorf("vault: per-subject keys are off, but the store keeps data subjects' vectors in spaces of their own, which only their keys search (set MEMVAULT_SUBJECT_NAMESPACE=%s): %w", ns, err)

@@ -46,6 +46,7 @@ func TestAuditShowEscapes(t *testing.T) {
 	cli(t, env, "", "store", "put", "users", "carol", "diet"+forgedLine, `{"v": 1}`).must(t, 0)
 	c := config.Default()
 	c.DBPath, c.Keys.Primary, c.Audit, c.Embeddings = db, testKey, true, "none"
+	c.Subjects.NamespacePrefix = []string{"users"} // as auditEnv: carol's memory is under her key
 	h, err := vault.Open(context.Background(), c)
 	if err != nil {
 		t.Fatal(err)

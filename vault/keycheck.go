@@ -1,0 +1,198 @@
+package vault
+
+import (
+	"context"
+	"database/sql"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/memvault/memvault/internal/aead"
+)
+
+// ErrKeyNotLoaded is what Open returns when the database holds data made
+// under a key the configuration does not load — a wrong LANGGRAPH_AES_KEY,
+// none at all, or a previous key left out of LANGGRAPH_AES_KEY_PREVIOUS.
+// The message names that key's id and the ids of the loaded keys (ids
+// only, never key bytes) and what to set; without this check the symptom
+// was a misleading "vectors were made by another embedder" or a bare
+// "decryption failed" on the first read.
+var ErrKeyNotLoaded = errors.New("vault: the database holds data under a key that is not loaded")
+
+// keyNotLoaded is ErrKeyNotLoaded about what (the store's vectors, the
+// stored values) under the key of id ("" when the format records none).
+func (h *Handle) keyNotLoaded(what, id string) error {
+	loaded := "no key is loaded (LANGGRAPH_AES_KEY is not set)"
+	if ids := h.KeyIDs(); len(ids) > 0 {
+		loaded = "the loaded keys are " + strings.Join(ids, ", ")
+	}
+	under := "under a key"
+	if id != "" {
+		under = "under key " + id
+	}
+	subjects := ""
+	if h.Keys == nil {
+		subjects = "; a data subject's key needs per-subject keys on (MEMVAULT_SUBJECT_NAMESPACE, MEMVAULT_SUBJECT_THREAD_SEPARATOR) as when it was written"
+	}
+	return fmt.Errorf("%w: %s %s, and %s: set LANGGRAPH_AES_KEY to that key, or, to move to a new key, set the new one there and that one in LANGGRAPH_AES_KEY_PREVIOUS, then run `memvault keys reencrypt`%s (a key that is lost: MEMVAULT_DANGEROUS_SKIP_KEY_CHECK=true opens anyway, to delete what it sealed)",
+		ErrKeyNotLoaded, what, under, loaded, subjects)
+}
+
+// hasKey reports whether a key of id is loaded.
+func (h *Handle) hasKey(id string) bool {
+	for _, k := range h.KeyIDs() {
+		if strings.EqualFold(k, id) {
+			return true
+		}
+	}
+	return false
+}
+
+// vectorKeyID returns the key id an embedder's recorded name says its
+// vectors were keyed or sealed under ("hash:256+keyed:<id>",
+// "<model>+sealed:<id>", either followed by "+subjects:…"); "" for vectors
+// of the public embedder.
+func vectorKeyID(name string) string {
+	for _, mark := range []string{"+keyed:", "+sealed:"} {
+		if _, rest, ok := strings.Cut(name, mark); ok {
+			id, _, _ := strings.Cut(rest, "+")
+			return id
+		}
+	}
+	return ""
+}
+
+// checkValueKeys reads the first stored value of each value table (one row
+// each: it scans nothing) and refuses to go on when one is sealed and no
+// key can open it: with no key loaded, any sealed value (a process
+// writing plaintext into an encrypted database would mix the two); with
+// master keys, a memvault envelope under a key id none of them has. With
+// per-subject keys a value's key id may be a subject's, which the keyring
+// does not list: then only the first case is checked.
+func (h *Handle) checkValueKeys(ctx context.Context) error {
+	var probes [][2]string // (type tag or cipher, key id)
+	var err error
+	switch {
+	case h.Pool != nil:
+		probes, err = h.postgresProbe(ctx)
+	case h.dbPath != "" && h.dbPath != sqliteMemory:
+		probes, err = h.sqliteProbe(ctx)
+	}
+	if err != nil {
+		return fmt.Errorf("vault: read the key of a stored value: %w", err)
+	}
+	for _, p := range probes {
+		cipher, id := p[0], p[1]
+		switch {
+		case cipher == "":
+			continue // plaintext
+		case h.Keyring == nil:
+			return h.keyNotLoaded("its values are encrypted ("+cipher+")", id)
+		case id != "" && h.Keys == nil && !h.hasKey(id):
+			return h.keyNotLoaded("its values are encrypted", id)
+		}
+	}
+	return nil
+}
+
+// The first value of each table: its cipher ("" for plaintext) and, for
+// the envelope, its key id (crypto/doc.go: bytes 1–8 of the sealed value;
+// the store keeps the envelope's base64 under "d").
+const (
+	probeBlobs  = `SELECT type, %s FROM %s LIMIT 1`
+	probeStore  = `SELECT value FROM %s LIMIT 1`
+	storeSealed = "__memvault_enc__"
+)
+
+func (h *Handle) sqliteProbe(ctx context.Context) ([][2]string, error) {
+	db, err := sql.Open("sqlite", "file:"+h.dbPath+"?mode=ro")
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	var out [][2]string
+	for _, table := range []string{"checkpoint_blobs", "checkpoint_writes"} {
+		var typ string
+		var head []byte
+		err := db.QueryRowContext(ctx, fmt.Sprintf(probeBlobs, "substr(blob, 1, 9)", table)).Scan(&typ, &head)
+		if err == nil {
+			out = append(out, blobKey(typ, head))
+		} else if !errors.Is(err, sql.ErrNoRows) && !strings.Contains(err.Error(), "no such table") {
+			return nil, fmt.Errorf("%s: %w", table, err)
+		}
+	}
+	var value []byte
+	err = db.QueryRowContext(ctx, fmt.Sprintf(probeStore, "store")).Scan(&value)
+	if err == nil {
+		out = append(out, storeKey(value))
+	} else if !errors.Is(err, sql.ErrNoRows) && !strings.Contains(err.Error(), "no such table") {
+		return nil, fmt.Errorf("store: %w", err)
+	}
+	return out, nil
+}
+
+func (h *Handle) postgresProbe(ctx context.Context) ([][2]string, error) {
+	ident := func(t string) string {
+		if h.schema == "" {
+			return pgx.Identifier{t}.Sanitize()
+		}
+		return pgx.Identifier{h.schema, t}.Sanitize()
+	}
+	var out [][2]string
+	for _, table := range []string{"checkpoint_blobs", "checkpoint_writes"} {
+		var typ string
+		var head []byte
+		err := h.Pool.QueryRow(ctx, fmt.Sprintf(probeBlobs, "substring(blob from 1 for 9)", ident(table))).Scan(&typ, &head)
+		if err == nil {
+			out = append(out, blobKey(typ, head))
+		} else if !errors.Is(err, pgx.ErrNoRows) {
+			return nil, fmt.Errorf("%s: %w", table, err)
+		}
+	}
+	var value []byte
+	err := h.Pool.QueryRow(ctx, fmt.Sprintf(probeStore, ident("store"))).Scan(&value)
+	if err == nil {
+		out = append(out, storeKey(value))
+	} else if !errors.Is(err, pgx.ErrNoRows) {
+		return nil, fmt.Errorf("store: %w", err)
+	}
+	return out, nil
+}
+
+// blobKey is the cipher and key id of a checkpoint value of type typ whose
+// sealed bytes start with head.
+func blobKey(typ string, head []byte) [2]string {
+	_, cipher, _ := strings.Cut(typ, "+")
+	if cipher == aead.EnvelopeName && len(head) == 9 {
+		return [2]string{cipher, hex.EncodeToString(head[1:9])}
+	}
+	return [2]string{cipher, ""}
+}
+
+// storeKey is the cipher and key id of a store value (JSON): a sealed one
+// is {"__memvault_enc__": …, "t": "<tag>+<cipher>", "d": "<base64>"}.
+func storeKey(value []byte) [2]string {
+	var sealed struct {
+		Mark *json.RawMessage `json:"__memvault_enc__"`
+		T    string           `json:"t"`
+		D    string           `json:"d"`
+	}
+	if json.Unmarshal(value, &sealed) != nil || sealed.Mark == nil {
+		return [2]string{}
+	}
+	_, cipher, _ := strings.Cut(sealed.T, "+")
+	if cipher == "" {
+		cipher = "sealed"
+	}
+	if n := min(len(sealed.D), 12); cipher == aead.EnvelopeName {
+		if raw, err := base64.StdEncoding.DecodeString(sealed.D[:n]); err == nil && len(raw) == 9 {
+			return [2]string{cipher, hex.EncodeToString(raw[1:9])}
+		}
+	}
+	return [2]string{cipher, ""}
+}
