@@ -283,4 +283,3 @@ func TestPublicVectorsStoreKeepsWorking(t *testing.T) {
 		t.Fatalf("open with another key: %v, want ErrKeyNotLoaded", err)
 	}
 }
-
