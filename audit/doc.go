@@ -3,7 +3,7 @@
 // target (thread, namespace and key), subject and key id, never values.
 // Saver and Store wrap a checkpointer and a store so that every read, write
 // and delete is recorded; vault.Handle records erasures, key rotations and
-// re-encryptions too (MEMVAULT_AUDIT=on).
+// re-encryptions too (MEMVAULT_AUDIT=true).
 //
 // # The chain
 //

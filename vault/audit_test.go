@@ -217,3 +217,36 @@ func TestAuditRotationByTheBook(t *testing.T) {
 		})
 	}
 }
+
+// TestAuditRequiredOnceBegun is issue 30's third finding: without
+// MEMVAULT_AUDIT a process wrote unrecorded on an audited database, and
+// `audit verify` still said intact. Now a database whose trail has begun
+// refuses every configuration that does not record, before any operation;
+// a database without a trail opens either way.
+func TestAuditRequiredOnceBegun(t *testing.T) {
+	ctx := context.Background()
+	for name, newConfig := range auditedConfigs(t) {
+		t.Run(name, func(t *testing.T) {
+			audited, _ := newConfig(t)
+			plain := audited
+			plain.Audit = false
+			// Before the trail begins, both open.
+			h, err := Open(ctx, plain)
+			if err != nil {
+				t.Fatalf("no trail yet, audit off: %v", err)
+			}
+			h.Close()
+			use(t, audited)
+			if h, err := Open(ctx, plain); !errors.Is(err, ErrAuditRequired) || !strings.Contains(err.Error(), "MEMVAULT_AUDIT=true") {
+				if h != nil {
+					h.Close()
+				}
+				t.Fatalf("audit off on an audited database: %v, want ErrAuditRequired", err)
+			}
+			use(t, audited)
+			if n, err := verifyWith(t, audited); err != nil || n != 6 {
+				t.Fatalf("the trail after a refused open: %d, %v", n, err)
+			}
+		})
+	}
+}

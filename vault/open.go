@@ -252,6 +252,9 @@ func Open(ctx context.Context, c config.Config) (*Handle, error) {
 			return nil, err
 		}
 	}
+	if err := requireAudit(ctx, c, h); err != nil {
+		return nil, err
+	}
 	if err := openAudit(ctx, c, h); err != nil {
 		return nil, err
 	}
@@ -273,6 +276,30 @@ type masterSubjects string
 func (masterSubjects) ThreadSubject(context.Context, string) (string, error) { return "", nil }
 func (masterSubjects) NamespaceSubject(string) string                        { return "" }
 func (m masterSubjects) CurrentKeyID(string) string                          { return string(m) }
+
+// ErrAuditRequired is what Open returns for a configuration that does not
+// record (MEMVAULT_AUDIT off) on a database whose audit trail has begun: a
+// process that did not record would leave operations out of the trail,
+// and `audit verify` could not tell. Once a database has a trail, every
+// process that opens it records, or none opens it.
+var ErrAuditRequired = errors.New("vault: this database has an audit trail, and the configuration does not record")
+
+// requireAudit refuses (ErrAuditRequired) a configuration without audit on
+// a database whose data records that its trail's hash chain began.
+func requireAudit(ctx context.Context, c config.Config, h *Handle) error {
+	meta := auditMeta(c, h)
+	if c.Audit || meta == nil {
+		return nil
+	}
+	began, err := meta.ChainBegan(ctx)
+	if err != nil {
+		return fmt.Errorf("vault: %w", err)
+	}
+	if began {
+		return fmt.Errorf("%w: set MEMVAULT_AUDIT=true (and MEMVAULT_AUDIT_TABLE to where the trail lives, when not the default), so that no operation goes unrecorded", ErrAuditRequired)
+	}
+	return nil
+}
 
 // openAudit opens the trail when the configuration asks for it, and wraps
 // the saver and the store so that they record every operation.

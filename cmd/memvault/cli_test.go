@@ -666,8 +666,11 @@ func TestAuditTrail(t *testing.T) {
 		t.Fatalf("verify after tampering: %+v", res)
 	}
 	// The trail off (the subjects stay on: the store's vectors are in the
-	// subjects' spaces, which only their keys search).
-	if res := cli(t, []string{"MEMVAULT_DB=" + db, "LANGGRAPH_AES_KEY=" + testKey, "MEMVAULT_SUBJECT_NAMESPACE=users"}, "", "audit", "verify"); res.code != 1 || !strings.Contains(res.stderr, "audit trail is off") {
-		t.Fatalf("verify with the trail off: %+v", res)
+	// subjects' spaces, which only their keys search): an audited database
+	// opens for no command that would not record.
+	for _, args := range [][]string{{"audit", "verify"}, {"threads", "list"}, {"store", "put", "users", "carol", "k9", `{"v": 1}`}} {
+		if res := cli(t, []string{"MEMVAULT_DB=" + db, "LANGGRAPH_AES_KEY=" + testKey, "MEMVAULT_SUBJECT_NAMESPACE=users"}, "", args...); res.code != 1 || !strings.Contains(res.stderr, "has an audit trail") || !strings.Contains(res.stderr, "MEMVAULT_AUDIT=true") {
+			t.Fatalf("%v with the trail off: %+v", args, res)
+		}
 	}
 }
