@@ -11,7 +11,7 @@ EACH       = set -e; for m in $(MODULES); do echo "== module $$m"; (cd $$m && GO
 FUZZTIME  ?= 5s
 BENCHTIME ?= 1s
 
-.PHONY: all setup demo example-adk example-langchaingo example-eino example-trpcagent test vet fmt-check staticcheck unit fuzz bench bench-pg lint build clean
+.PHONY: all setup demo example-adk example-langchaingo example-eino example-trpcagent test vet fmt-check staticcheck unit fuzz bench bench-pg lint build clean release-check
 
 all: build
 
@@ -69,6 +69,12 @@ bench:
 ## CP_ARGS / STORE_ARGS pass flags (e.g. STORE_ARGS="--dims 1536 --items 100000").
 bench-pg:
 	bash scripts/bench-pg.sh
+
+## release-check: build every module as its users will get it at VERSION
+## (no replace directives, memvault modules served at VERSION by a local
+## proxy), then `go install …/cmd/memvault@VERSION`; see README "Releasing".
+release-check:
+	bash scripts/release-check.sh $(VERSION)
 
 ## staticcheck: every module, clean (installed by `make setup`).
 STATICCHECK ?= $(shell command -v staticcheck 2>/dev/null || echo $$($(GO) env GOPATH)/bin/staticcheck)

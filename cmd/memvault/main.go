@@ -58,6 +58,7 @@ func newRootCmd(g *globals) *cobra.Command {
 		Short:         "Durable, encrypted state for AI agents (LangGraph-compatible checkpoints and memory)",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       version(),
 		PersistentPreRun: func(cmd *cobra.Command, _ []string) {
 			g.dbSet = cmd.Flags().Changed("db")
 			// Who acts, for the audit trail: MEMVAULT_PRINCIPAL, else the
