@@ -20,9 +20,11 @@ setup:
 	bash scripts/install-deps.sh
 
 ## demo: the main job — a support-agent session on the embedded default
-## (SQLite file, offline embedder, encryption on). No server needed.
+## (SQLite file, offline embedder, encryption on). No server needed. Built
+## from the CLI's own module (GOWORK=off), so the first run resolves only
+## what the CLI needs, not every adapter and example of the workspace.
 demo:
-	$(GO) run ./cmd/memvault demo
+	cd cmd/memvault && GOWORK=off $(GO) run . demo
 
 ## example-adk: a Google ADK agent whose sessions live in memvault (encrypted
 ## SQLite), run twice as two processes would; offline (scripted model).
