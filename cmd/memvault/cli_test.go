@@ -364,6 +364,8 @@ func TestReencryptJSON(t *testing.T) {
 		"dry_run":     false,
 		"checkpoints": map[string]any{"scanned": 0.0, "rewritten": 0.0},
 		"store":       map[string]any{"scanned": 1.0, "rewritten": 1.0},
+		// The vectors were keyed by the previous key: re-embedded too.
+		"vectors": map[string]any{"reembedded": 1.0},
 	}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("reencrypt --json = %v, want %v", got, want)

@@ -261,7 +261,9 @@ func reencryptAll(cmd *cobra.Command, g *globals, h *handle, batch int, dryRun, 
 			"store":       map[string]int64{"scanned": st.Scanned, "rewritten": st.Rewritten},
 		}
 		if needsReembed {
-			out["vectors"] = map[string]any{"needed_reembedding": true, "reembedded": reembedded}
+			// Only when the vectors were under another embedder: the run
+			// re-embedded them (a dry run would).
+			out["vectors"] = map[string]int64{"reembedded": reembedded}
 		}
 		if err := printJSON(cmd.OutOrStdout(), out); err != nil {
 			return err
