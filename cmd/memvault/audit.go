@@ -101,9 +101,10 @@ trail is shorter than an anchor or differs from it at the anchor's record.`,
 					return errAuditOff
 				}
 				w := cmd.OutOrStdout()
+				enc := json.NewEncoder(w) // JSON lines: one record a line
 				return h.Audit.Records(cmd.Context(), f, func(r audit.Record) error {
 					if g.json {
-						return printJSON(w, r)
+						return enc.Encode(r)
 					}
 					_, err := fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Seq, r.Time.Format(time.RFC3339Nano), printable(r.Principal),
 						printable(r.Op), printable(r.Target), printable(r.Subject), printable(r.KeyID))
@@ -141,9 +142,12 @@ undetected (every minute from a timer, say).`,
 					return err
 				}
 				line = append(line, '\n')
-				if out == "" {
-					_, err := cmd.OutOrStdout().Write(line)
-					return err
+				if out == "" || g.json {
+					// With --json the anchor is the command's one object,
+					// whether or not it is also appended to --out.
+					if _, err := cmd.OutOrStdout().Write(line); err != nil || out == "" {
+						return err
+					}
 				}
 				f, err := os.OpenFile(out, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 				if err != nil {

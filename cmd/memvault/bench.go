@@ -11,14 +11,16 @@ import (
 func newBenchCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "bench",
-		Short: "Measure the PostgreSQL backends next to a raw-pgx baseline",
+		Short: "Measure the backends (PostgreSQL, or SQLite with --backend sqlite) next to a raw-SQL baseline",
 		Long: `bench runs each operation sequentially and with 16 in flight, for the library
-(plaintext and encrypted) and for a baseline that sends equivalent SQL with pgx
-directly, and prints ops/s, p50 and p99. It creates its own tables in a schema of its
-own and drops them afterwards. It prints the cluster's durability settings first
-(fsync, synchronous_commit, full_page_writes, ...): figures are comparable only
-between runs on the same settings. --json prints one {"cluster":{...}} object and
-then one object per row. checkpointer --js interop/js adds a column for JS
+(plaintext and encrypted) and for a baseline that sends equivalent SQL directly
+(pgx on PostgreSQL, database/sql on SQLite), and prints ops/s, p50 and p99. On
+PostgreSQL (--dsn) it creates its own tables in a schema of its own and drops them
+afterwards, and prints the cluster's durability settings first (fsync,
+synchronous_commit, full_page_writes, ...): figures are comparable only between
+runs on the same settings. --backend sqlite measures a temporary SQLite file
+instead (store: every operation; checkpointer: --workload and --scale). --json
+prints JSON lines: one {"cluster":{...}} object, then one object per row. checkpointer --js interop/js adds a column for JS
 LangGraph's PostgresSaver run by node in the same alternating slices (its client
 CPU is node's); store --js interop/js adds one for JS LangGraph's PostgresStore,
 in a schema of its own with the same items, its embedding function looking up
@@ -30,7 +32,7 @@ in its column).`,
 	var sto bench.StoreOptions
 	cp := &cobra.Command{
 		Use:   "checkpointer",
-		Short: "put, put_writes, get_tuple and list(10) on PostgreSQL",
+		Short: "put, put_writes, get_tuple and list(10) on PostgreSQL; --workload and --scale also on SQLite (--backend sqlite)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := refuseZero(cmd); err != nil {
@@ -81,17 +83,21 @@ in its column).`,
 			return benchErr(bench.RunStore(cmd.Context(), cmd.OutOrStdout(), o))
 		},
 	}
-	var items int // the store's, in both commands' flags as before
 	for _, c := range []*cobra.Command{cp, st} {
 		c.Flags().DurationVar(&common.Duration, "duration", bench.DefaultDuration, "how long each row runs")
 		c.Flags().IntVar(&common.Concurrency, "concurrency", bench.DefaultConcurrency, "operations in flight for the concurrent rows")
 		c.Flags().StringSliceVar(&common.Ops, "ops", nil, "run only these operations (comma separated; default all)")
 	}
-	cp.Flags().IntVar(&items, "items", bench.DefaultItems, "store: items to search over")
-	st.Flags().IntVar(&sto.Items, "items", bench.DefaultItems, "store: items to search over")
+	// --items is the store's. The checkpointer accepted it once and
+	// ignored it: still accepted, so scripts that pass it run, but no
+	// longer listed in its help.
+	var ignoredItems int
+	cp.Flags().IntVar(&ignoredItems, "items", bench.DefaultItems, "ignored (bench store's)")
+	_ = cp.Flags().MarkDeprecated("items", "it sets bench store's item count; bench checkpointer ignores it")
+	st.Flags().IntVar(&sto.Items, "items", bench.DefaultItems, "items to search over")
 	st.Flags().StringVar(&common.JSDir, "js", "", "also measure JS LangGraph's PostgresStore (node; PostgreSQL only), from this directory holding bench.mjs and its node_modules (interop/js)")
-	st.Flags().IntVar(&sto.Dims, "dims", bench.DefaultDims, "store: embedding dimensions (offline hashing embedder)")
-	st.Flags().StringVar(&common.Backend, "backend", "postgres", "store: postgres (--dsn) or sqlite (a temporary file)")
+	st.Flags().IntVar(&sto.Dims, "dims", bench.DefaultDims, "embedding dimensions (offline hashing embedder)")
+	st.Flags().StringVar(&common.Backend, "backend", "postgres", "postgres (--dsn) or sqlite (a temporary file)")
 	cmd.AddCommand(cp, st)
 	return cmd
 }

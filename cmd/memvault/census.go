@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"text/tabwriter"
 
@@ -33,7 +34,13 @@ be left under it.`,
 					return err
 				}
 				if g.json {
-					return printJSON(cmd.OutOrStdout(), rows)
+					enc := json.NewEncoder(cmd.OutOrStdout()) // JSON lines: one row a line
+					for _, r := range rows {
+						if err := enc.Encode(r); err != nil {
+							return err
+						}
+					}
+					return nil
 				}
 				w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
 				fmt.Fprintln(w, "TABLE\tCIPHER\tKEY ID\tROLE\tROWS")

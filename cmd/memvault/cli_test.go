@@ -113,7 +113,7 @@ func TestExitCodes(t *testing.T) {
 		{"negative search offset", env, []string{"store", "search", "--offset", "-1"}, 2, "--offset"},
 		{"negative namespaces depth", env, []string{"store", "namespaces", "--max-depth", "-1"}, 2, "--max-depth"},
 		{"negative reencrypt batch", env, []string{"keys", "reencrypt", "--batch", "-5"}, 2, "--batch"},
-		{"invalid namespace", env, []string{"store", "put", "langgraph", "k", "{}"}, 1, "invalid namespace"},
+		{"invalid namespace", env, []string{"store", "put", "langgraph", "k", "{}"}, 2, "invalid namespace"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := cli(t, tc.env, "", tc.args...).must(t, tc.code)
@@ -231,22 +231,17 @@ func TestStoreCommands(t *testing.T) {
 	if it.Value["text"] != "prefers email, never phone" || strings.Join(it.Namespace, "/") != "users/alice" {
 		t.Fatalf("get = %+v", it)
 	}
-	var res []itemDoc
-	if err := json.Unmarshal([]byte(cli(t, env, "", "store", "search", "users", "--query", "how to contact by email", "--limit", "1", "--json").must(t, 0).stdout), &res); err != nil {
-		t.Fatal(err)
-	}
+	res := jsonLines[itemDoc](t, cli(t, env, "", "store", "search", "users", "--query", "how to contact by email", "--limit", "1", "--json").must(t, 0).stdout)
 	if len(res) != 1 || res[0].Key != "contact" || res[0].Score == nil {
 		t.Fatalf("search = %+v", res)
 	}
-	if err := json.Unmarshal([]byte(cli(t, env, "", "store", "search", "users", "--filter", `{"tier":{"$gt":2}}`, "--json").must(t, 0).stdout), &res); err != nil {
-		t.Fatal(err)
-	}
+	res = jsonLines[itemDoc](t, cli(t, env, "", "store", "search", "users", "--filter", `{"tier":{"$gt":2}}`, "--json").must(t, 0).stdout)
 	if len(res) != 1 || res[0].Key != "plan" || res[0].Namespace[1] != "alice" {
 		t.Fatalf("filtered search = %+v", res)
 	}
 	var nss [][]string
-	if err := json.Unmarshal([]byte(cli(t, env, "", "store", "namespaces", "--prefix", "users", "--json").must(t, 0).stdout), &nss); err != nil {
-		t.Fatal(err)
+	for _, l := range jsonLines[struct{ Namespace []string }](t, cli(t, env, "", "store", "namespaces", "--prefix", "users", "--json").must(t, 0).stdout) {
+		nss = append(nss, l.Namespace)
 	}
 	if fmt.Sprint(nss) != "[[users alice] [users bob]]" {
 		t.Fatalf("namespaces = %v", nss)
@@ -276,14 +271,17 @@ func TestSerdeDecode(t *testing.T) {
 
 func TestMigrate(t *testing.T) {
 	env := sqliteEnv(t)
-	var ms []struct {
-		Table   string
-		Version int
+	var ms struct {
+		Backend string
+		Tables  []struct {
+			Table   string
+			Version int
+		}
 	}
 	if err := json.Unmarshal([]byte(cli(t, env, "", "migrate", "--json").must(t, 0).stdout), &ms); err != nil {
 		t.Fatal(err)
 	}
-	if len(ms) < 2 {
+	if len(ms.Tables) < 2 || ms.Backend != "sqlite" {
 		t.Fatalf("migrate = %+v", ms)
 	}
 	env = []string{"MEMVAULT_DSN=" + pgtest.SchemaDSN(t)}
@@ -291,7 +289,7 @@ func TestMigrate(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := map[string]int{}
-	for _, m := range ms {
+	for _, m := range ms.Tables {
 		got[m.Table] = m.Version
 	}
 	if got["checkpoint_migrations"] != 9 || got["store_migrations"] != 3 || got["vector_migrations"] != 2 {
@@ -366,6 +364,8 @@ func TestReencryptJSON(t *testing.T) {
 		"dry_run":     false,
 		"checkpoints": map[string]any{"scanned": 0.0, "rewritten": 0.0},
 		"store":       map[string]any{"scanned": 1.0, "rewritten": 1.0},
+		// The vectors were keyed by the previous key: re-embedded too.
+		"vectors": map[string]any{"reembedded": 1.0},
 	}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("reencrypt --json = %v, want %v", got, want)
@@ -512,14 +512,11 @@ func TestKeysCensus(t *testing.T) {
 				cli(t, old, "", "store", "put", "users", "u", fmt.Sprint("k", i), `{"v":1}`).must(t, 0)
 			}
 			census := func(env []string) map[string]int64 {
-				var rows []struct {
+				rows := jsonLines[struct {
 					Table, Cipher, Role string
 					KeyID               string `json:"key_id"`
 					Rows                int64
-				}
-				if err := json.Unmarshal([]byte(cli(t, env, "", "keys", "census", "--json").must(t, 0).stdout), &rows); err != nil {
-					t.Fatal(err)
-				}
+				}](t, cli(t, env, "", "keys", "census", "--json").must(t, 0).stdout)
 				m := map[string]int64{}
 				for _, r := range rows {
 					m[r.Table+"/"+r.Cipher+"/"+r.Role] += r.Rows

@@ -32,7 +32,10 @@ fork (time travel), memories recalled semantically from a second thread, a key
 rotation with re-encryption, and a look at the raw database.
 
 Without --db it works in a temporary directory that is removed afterwards (unless
---keep). Without LANGGRAPH_AES_KEY it generates a demo key and says so.`,
+--keep); --db names a new file to create and keep (an existing file is refused).
+Without LANGGRAPH_AES_KEY it generates a demo key; for a database that is kept it
+prints the key to export to read it afterwards. The transcript is for people:
+there is no --json output.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runDemo(cmd.Context(), cmd.OutOrStdout(), g, keep)
@@ -43,6 +46,7 @@ Without --db it works in a temporary directory that is removed afterwards (unles
 }
 
 type demo struct {
+	kept bool // the database outlives the demo (--db, --keep)
 	out  io.Writer
 	h    *vault.Handle
 	cfg  config.Config
@@ -65,6 +69,19 @@ func runDemo(ctx context.Context, out io.Writer, g *globals, keep bool) (err err
 	}
 	if g.dsn != "" {
 		return usagef("demo runs on the embedded SQLite file only: use --db FILE, not --dsn")
+	}
+	if g.json {
+		return usagef("demo prints a transcript for people; it has no --json output")
+	}
+	if g.dbSet {
+		// The demo writes its own threads and memories and rotates the
+		// key: into a file of its own, never over someone's data (whose
+		// keys and embedder it would not have anyway).
+		if _, err := os.Lstat(g.db); err == nil {
+			return usagef("demo needs a new file: %s exists (give --db a path that does not exist, or no --db for a temporary one)", printable(g.db))
+		} else if !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("--db: %w", err)
+		}
 	}
 	// The demo is about the embedded default; a DSN in the environment must
 	// not make it write into a shared database unasked (cfg.DSN is cleared
@@ -89,12 +106,16 @@ func runDemo(ctx context.Context, out io.Writer, g *globals, keep bool) (err err
 		}
 		cfg.Keys.Primary = k
 		cfg.Encryption = config.EncryptionEnvelope
-		fmt.Fprintf(out, "LANGGRAPH_AES_KEY is not set: using a fresh demo key (export one to keep your data readable):\n   export LANGGRAPH_AES_KEY=%s\n", k)
+		if keep || g.dbSet {
+			fmt.Fprintf(out, "LANGGRAPH_AES_KEY is not set: using a fresh demo key (the key rotation below replaces it; the key to read the kept database is printed there)\n")
+		} else {
+			fmt.Fprintln(out, "LANGGRAPH_AES_KEY is not set: using a fresh demo key for this temporary database")
+		}
 	}
 	if cfg.EffectiveEncryption() == config.EncryptionOff {
 		fmt.Fprintln(out, "note: MEMVAULT_ENCRYPTION=off — values will be stored in plaintext")
 	}
-	d := &demo{out: out, cfg: cfg, path: path}
+	d := &demo{out: out, cfg: cfg, path: path, kept: keep || g.dbSet}
 	if err := d.open(ctx); err != nil {
 		return err
 	}
@@ -362,7 +383,9 @@ func (d *demo) rotation(ctx context.Context) error {
 		return err
 	}
 	d.say("with only the new key: latest checkpoint has %d channels; memory says %q", len(tup.Checkpoint.ChannelValues), it.Value["text"])
-	fmt.Fprintf(d.out, "   to keep this database: export LANGGRAPH_AES_KEY=%s\n", newKey)
+	if d.kept {
+		fmt.Fprintf(d.out, "   to read the kept database %s: export LANGGRAPH_AES_KEY=%s\n", d.path, newKey)
+	}
 	return nil
 }
 

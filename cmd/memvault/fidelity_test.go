@@ -104,16 +104,11 @@ func TestListDeletePrefixDeleteCheckpoint(t *testing.T) {
 	}
 	cli(t, env, "", "store", "put", "users", "u1", "chats", "x", `{}`).must(t, 0)
 	cli(t, env, "", "store", "put", "users", "u10", "a", `{}`).must(t, 0)
-	var page []itemDoc
-	if err := json.Unmarshal([]byte(cli(t, env, "", "store", "list", "users", "u1", "--limit", "2", "--json").must(t, 0).stdout), &page); err != nil {
-		t.Fatal(err)
-	}
+	page := jsonLines[itemDoc](t, cli(t, env, "", "store", "list", "users", "u1", "--limit", "2", "--json").must(t, 0).stdout)
 	if len(page) != 2 || page[0].Key != "a" || page[1].Key != "b" {
 		t.Fatalf("first page = %+v", page)
 	}
-	if err := json.Unmarshal([]byte(cli(t, env, "", "store", "list", "users", "u1", "--after", "b", "--json").must(t, 0).stdout), &page); err != nil {
-		t.Fatal(err)
-	}
+	page = jsonLines[itemDoc](t, cli(t, env, "", "store", "list", "users", "u1", "--after", "b", "--json").must(t, 0).stdout)
 	if len(page) != 1 || page[0].Key != "c" {
 		t.Fatalf("second page = %+v", page)
 	}

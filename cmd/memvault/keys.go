@@ -1,17 +1,15 @@
 package main
 
 import (
-	"errors"
 	"fmt"
-	"os"
 	"strings"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
+	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/config"
 	"github.com/memvault/memvault/reencrypt"
+	"github.com/memvault/memvault/store"
 )
 
 func newKeysCmd(g *globals) *cobra.Command {
@@ -97,59 +95,8 @@ exits 1; run it again once that process is done.`,
 			if batch < 0 {
 				return usagef("--batch must be >= 0")
 			}
-			return withHandle(cmd.Context(), g, func(h *handle) error {
-				// --compact compacts once, after the run, on either backend.
-				opt := reencrypt.Options{BatchSize: batch, DryRun: dryRun, DeferCompaction: compact}
-				var bar *progressbar.ProgressBar
-				if !g.json && term.IsTerminal(int(os.Stderr.Fd())) {
-					bar = progressbar.NewOptions64(-1, progressbar.OptionSetWriter(os.Stderr), progressbar.OptionSetDescription("re-encrypting"), progressbar.OptionShowCount(), progressbar.OptionClearOnFinish())
-					opt.Progress = func(done, total int64) {
-						bar.ChangeMax64(total)
-						_ = bar.Set64(done)
-					}
-				}
-				sv, st, err := h.Reencrypt(cmd.Context(), opt)
-				if bar != nil {
-					_ = bar.Finish()
-				}
-				// A compaction that could not finish is reported after the
-				// counts, and the command exits 1: the rows are resealed,
-				// their old images not yet gone.
-				var pending error
-				if errors.Is(err, reencrypt.ErrCompactPending) {
-					pending = fmt.Errorf("%w. Once the process reading the database has finished (or closed it), run `memvault keys reencrypt` again: it rewrites nothing and compacts. Do not retire the old key before it succeeds", err)
-					err = nil
-				}
-				if err != nil {
-					return err
-				}
-				if compact && !dryRun {
-					if h.Backend == config.BackendPostgres {
-						fmt.Fprintln(os.Stderr, "memvault: compacting: VACUUM FULL locks each table (ACCESS EXCLUSIVE) while it is rewritten; its readers and writers wait")
-					}
-					done, err := h.DangerousCompact(cmd.Context())
-					if err != nil {
-						pending = fmt.Errorf("%w: %w. Run `memvault keys reencrypt --compact` again once no other process reads the database; do not retire the old key before it succeeds", reencrypt.ErrCompactPending, err)
-					} else {
-						fmt.Fprintf(os.Stderr, "memvault: compacted %s\n", strings.Join(done, ", "))
-					}
-				}
-				if g.json {
-					if err := printJSON(cmd.OutOrStdout(), map[string]any{
-						"dry_run":     dryRun,
-						"checkpoints": map[string]int64{"scanned": sv.Scanned, "rewritten": sv.Rewritten},
-						"store":       map[string]int64{"scanned": st.Scanned, "rewritten": st.Rewritten},
-					}); err != nil {
-						return err
-					}
-					return pending
-				}
-				verb := "rewrote"
-				if dryRun {
-					verb = "would rewrite"
-				}
-				fmt.Fprintf(cmd.OutOrStdout(), "%s %d of %d checkpoint values/writes and %d of %d memories\n", verb, sv.Rewritten, sv.Scanned, st.Rewritten, st.Scanned)
-				return pending
+			return withHandleNote(cmd.Context(), g, reembedNote(dryRun), func(h *handle) error {
+				return reencryptAll(cmd, g, h, batch, dryRun, compact)
 			})
 		},
 	}
@@ -189,7 +136,10 @@ keys (values sealed under it directly still need keys reencrypt).`,
 				if err := h.RotateSubject(cmd.Context(), args[0]); err != nil {
 					return err
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "%s has a new data key; run keys reencrypt to move its values to it\n", args[0])
+				if g.json {
+					return printJSON(cmd.OutOrStdout(), map[string]any{"subject": args[0], "rotated": true})
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "%s has a new data key; run keys reencrypt to move its values to it\n", printable(args[0]))
 				return nil
 			})
 		},
@@ -208,7 +158,10 @@ returns under the same id). The erasure must have finished.`,
 				if err := h.Readmit(cmd.Context(), args[0]); err != nil {
 					return err
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "%s may have data keys again\n", args[0])
+				if g.json {
+					return printJSON(cmd.OutOrStdout(), map[string]any{"subject": args[0], "readmitted": true})
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "%s may have data keys again\n", printable(args[0]))
 				return nil
 			})
 		},
@@ -216,4 +169,118 @@ returns under the same id). The erasure must have finished.`,
 
 	cmd.AddCommand(gen, check, reenc, rotateKEK, rotateSubject, readmit, newCensusCmd(g))
 	return cmd
+}
+
+// reembedNote is what keys reencrypt says, instead of the warning Open
+// gives every other command ("re-embed them (memvault store reembed)"),
+// when the store's vectors need re-embedding: this command does it itself.
+// Other warnings are printed as they are.
+func reembedNote(dryRun bool) func(warning string) string {
+	return func(w string) string {
+		switch {
+		case !strings.Contains(w, "store reembed"):
+			return "warning: " + w
+		case dryRun:
+			return "the store's vectors are not made by the primary key's embedder: keys reencrypt without --dry-run re-embeds them after re-encrypting the values"
+		}
+		return "the store's vectors are not made by the primary key's embedder: this run re-embeds them after re-encrypting the values"
+	}
+}
+
+// reencryptAll is keys reencrypt: what vault.Handle.Reencrypt does, one
+// step at a time so that each shows its progress — the checkpoint values
+// and writes, the memories, the re-embedding of the store's vectors — then
+// compacts the file once (SQLite always, PostgreSQL with --compact).
+func reencryptAll(cmd *cobra.Command, g *globals, h *handle, batch int, dryRun, compact bool) error {
+	ctx, stderr := cmd.Context(), cmd.ErrOrStderr()
+	if h.Keyring == nil {
+		return fmt.Errorf("encryption is off (set LANGGRAPH_AES_KEY): there is no key to re-encrypt under")
+	}
+	rs, ok := h.Saver.(checkpointer.Reencrypter)
+	if !ok {
+		return fmt.Errorf("the %s saver cannot re-encrypt", h.Backend)
+	}
+	ss, ok := h.Store.(store.Reencrypter)
+	if !ok {
+		return fmt.Errorf("the %s store cannot re-encrypt", h.Backend)
+	}
+	verb := "re-encrypting"
+	if dryRun {
+		verb = "counting"
+	}
+	step := func(what string, run func(reencrypt.Options) (reencrypt.Stats, error)) (reencrypt.Stats, error) {
+		p := g.newProgress(stderr, verb+" "+what, "rows", -1)
+		// Every step leaves the file as it is: it is compacted once, at
+		// the end.
+		st, err := run(reencrypt.Options{BatchSize: batch, DryRun: dryRun, DeferCompaction: true, Progress: p.Set})
+		p.Finish()
+		return st, err
+	}
+	sv, err := step("checkpoint values and writes", func(o reencrypt.Options) (reencrypt.Stats, error) { return rs.Reencrypt(ctx, o) })
+	if err != nil {
+		return err
+	}
+	st, err := step("memories", func(o reencrypt.Options) (reencrypt.Stats, error) { return ss.Reencrypt(ctx, o) })
+	if err != nil {
+		return err
+	}
+	var reembedded int64
+	needsReembed := h.NeedsReembed()
+	if needsReembed && !dryRun {
+		p := g.newProgress(stderr, "re-embedding the store's vectors", "vectors", -1)
+		reembedded, err = h.Reembed(ctx, store.ReembedOptions{BatchSize: batch, Progress: p.Set})
+		p.Finish()
+		if err != nil {
+			return err
+		}
+	}
+	// A compaction that could not finish is reported after the counts,
+	// and the command exits 1: the rows are resealed, their old images not
+	// yet gone.
+	var pending error
+	if !dryRun && (compact || h.Backend == config.BackendSQLite) {
+		if h.Backend == config.BackendPostgres {
+			fmt.Fprintln(stderr, "memvault: compacting: VACUUM FULL locks each table (ACCESS EXCLUSIVE) while it is rewritten; its readers and writers wait")
+		}
+		p := g.newTicker(stderr, "compacting")
+		done, err := h.DangerousCompact(ctx)
+		p.Finish()
+		switch {
+		case err != nil && compact:
+			pending = fmt.Errorf("%w: %w. Run `memvault keys reencrypt --compact` again once no other process reads the database; do not retire the old key before it succeeds", reencrypt.ErrCompactPending, err)
+		case err != nil:
+			pending = fmt.Errorf("%w: %w. Once the process reading the database has finished (or closed it), run `memvault keys reencrypt` again: it rewrites nothing and compacts. Do not retire the old key before it succeeds", reencrypt.ErrCompactPending, err)
+		case compact:
+			fmt.Fprintf(stderr, "memvault: compacted %s\n", strings.Join(done, ", "))
+		}
+	}
+	if g.json {
+		out := map[string]any{
+			"dry_run":     dryRun,
+			"checkpoints": map[string]int64{"scanned": sv.Scanned, "rewritten": sv.Rewritten},
+			"store":       map[string]int64{"scanned": st.Scanned, "rewritten": st.Rewritten},
+		}
+		if needsReembed {
+			// Only when the vectors were under another embedder: the run
+			// re-embedded them (a dry run would).
+			out["vectors"] = map[string]int64{"reembedded": reembedded}
+		}
+		if err := printJSON(cmd.OutOrStdout(), out); err != nil {
+			return err
+		}
+		return pending
+	}
+	w := cmd.OutOrStdout()
+	if dryRun {
+		fmt.Fprintf(w, "would rewrite %d of %d checkpoint values/writes and %d of %d memories\n", sv.Rewritten, sv.Scanned, st.Rewritten, st.Scanned)
+		if needsReembed {
+			fmt.Fprintln(w, "would re-embed the store's vectors under the primary key")
+		}
+		return pending
+	}
+	fmt.Fprintf(w, "rewrote %d of %d checkpoint values/writes and %d of %d memories\n", sv.Rewritten, sv.Scanned, st.Rewritten, st.Scanned)
+	if needsReembed {
+		fmt.Fprintf(w, "re-embedded %d vectors under the primary key\n", reembedded)
+	}
+	return pending
 }

@@ -22,6 +22,7 @@ type globals struct {
 	dsn, db, schema string
 	dbSet           bool
 	json            bool
+	quiet           bool
 	lookup          func(string) (string, bool)
 }
 
@@ -77,7 +78,8 @@ func newRootCmd(g *globals) *cobra.Command {
 	pf.StringVar(&g.dsn, "dsn", "", "PostgreSQL connection string (default $MEMVAULT_DSN or $DATABASE_URL)")
 	pf.StringVar(&g.db, "db", "", "SQLite database file (default $MEMVAULT_DB or "+config.DefaultDBPath+")")
 	pf.StringVar(&g.schema, "schema", "", "PostgreSQL schema (default $MEMVAULT_SCHEMA or the search_path)")
-	pf.BoolVar(&g.json, "json", false, "print JSON for scripts instead of human output")
+	pf.BoolVar(&g.json, "json", false, "print JSON for scripts on stdout: JSON lines (one compact object per line) for commands that list (threads list/history/export, store search/list/namespaces, audit show, keys census, bench), one JSON object for the others")
+	pf.BoolVarP(&g.quiet, "quiet", "q", false, "print no progress on stderr (long commands print a bar on a terminal, a line every few seconds elsewhere)")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(
 		newDemoCmd(g),

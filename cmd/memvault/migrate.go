@@ -18,7 +18,7 @@ func newMigrateCmd(g *globals) *cobra.Command {
 					return err
 				}
 				if g.json {
-					return printJSON(cmd.OutOrStdout(), vs)
+					return printJSON(cmd.OutOrStdout(), map[string]any{"backend": h.Backend, "tables": vs})
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "%s database is up to date:\n", h.Backend)
 				for _, v := range vs {

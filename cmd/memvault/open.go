@@ -39,19 +39,31 @@ func withNewHandle(ctx context.Context, g *globals, fn func(h *handle) error) (e
 	return withNewConfig(ctx, cfg, fn)
 }
 
+// withHandleNote is withHandle for a command that fixes what Open warns
+// about (keys reencrypt re-embeds the vectors the warning tells to
+// re-embed): note rewrites each warning before it is printed.
+func withHandleNote(ctx context.Context, g *globals, note func(string) string, fn func(h *handle) error) (err error) {
+	cfg, err := g.config()
+	if err != nil {
+		return err
+	}
+	cfg.MustExist = true
+	return open(ctx, cfg, note, fn)
+}
+
 // withConfig is withHandle on a configuration the command adjusted.
 func withConfig(ctx context.Context, cfg config.Config, fn func(h *handle) error) (err error) {
 	cfg.MustExist = true
-	return open(ctx, cfg, fn)
+	return open(ctx, cfg, nil, fn)
 }
 
 // withNewConfig is withNewHandle on a configuration the command adjusted.
 func withNewConfig(ctx context.Context, cfg config.Config, fn func(h *handle) error) (err error) {
 	cfg.MustExist = false
-	return open(ctx, cfg, fn)
+	return open(ctx, cfg, nil, fn)
 }
 
-func open(ctx context.Context, cfg config.Config, fn func(h *handle) error) (err error) {
+func open(ctx context.Context, cfg config.Config, note func(string) string, fn func(h *handle) error) (err error) {
 	h, err := vault.Open(ctx, cfg)
 	if errors.Is(err, vault.ErrNotFound) {
 		return fmt.Errorf("%w (this command opens existing databases only; `memvault migrate` creates one)", err)
@@ -61,6 +73,10 @@ func open(ctx context.Context, cfg config.Config, fn func(h *handle) error) (err
 	}
 	defer func() { err = errors.Join(err, h.Close()) }()
 	for _, w := range h.Warnings {
+		if note != nil {
+			fmt.Fprintln(os.Stderr, "memvault:", note(w))
+			continue
+		}
 		fmt.Fprintln(os.Stderr, "memvault: warning:", w)
 	}
 	return fn(h)

@@ -2,11 +2,8 @@ package main
 
 import (
 	"fmt"
-	"os"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"github.com/memvault/memvault/store"
 )
@@ -35,31 +32,27 @@ interrupted run is simply run again.`,
 			}
 			return withHandle(cmd.Context(), g, func(h *handle) error {
 				if !h.NeedsReembed() {
+					if g.json {
+						return printJSON(cmd.OutOrStdout(), map[string]any{"needed": false, "reembedded": 0})
+					}
 					fmt.Fprintln(cmd.OutOrStdout(), "the store's vectors are already made by the configured embedder; nothing to do")
 					return nil
 				}
 				if dryRun {
+					if g.json {
+						return printJSON(cmd.OutOrStdout(), map[string]any{"needed": true, "dry_run": true, "reembedded": 0})
+					}
 					fmt.Fprintf(cmd.OutOrStdout(), "would re-embed the store's vectors from %s to %s\n", h.Embedder.Name(), "the primary key's embedder")
 					return nil
 				}
-				opt := store.ReembedOptions{BatchSize: batch}
-				var bar *progressbar.ProgressBar
-				if !g.json && term.IsTerminal(int(os.Stderr.Fd())) {
-					bar = progressbar.NewOptions64(-1, progressbar.OptionSetWriter(os.Stderr), progressbar.OptionSetDescription("re-embedding"), progressbar.OptionShowCount(), progressbar.OptionClearOnFinish())
-					opt.Progress = func(done, total int64) {
-						bar.ChangeMax64(total)
-						_ = bar.Set64(done)
-					}
-				}
-				n, err := h.Reembed(cmd.Context(), opt)
-				if bar != nil {
-					_ = bar.Finish()
-				}
+				p := g.newProgress(cmd.ErrOrStderr(), "re-embedding the store's vectors", "vectors", -1)
+				n, err := h.Reembed(cmd.Context(), store.ReembedOptions{BatchSize: batch, Progress: p.Set})
+				p.Finish()
 				if err != nil {
 					return err
 				}
 				if g.json {
-					return printJSON(cmd.OutOrStdout(), map[string]any{"reembedded": n})
+					return printJSON(cmd.OutOrStdout(), map[string]any{"needed": true, "reembedded": n})
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "re-embedded %d vectors\n", n)
 				return nil

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -23,6 +25,9 @@ func newStoreCmd(g *globals) *cobra.Command {
 		Args:  cobra.MinimumNArgs(3),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ns, key := store.Namespace(args[:len(args)-2]), args[len(args)-2]
+			if err := checkItem(ns, key, true); err != nil {
+				return err
+			}
 			v, err := jsonvalue.Unmarshal([]byte(args[len(args)-1]))
 			obj, ok := v.(map[string]any)
 			if err != nil || !ok {
@@ -44,7 +49,7 @@ func newStoreCmd(g *globals) *cobra.Command {
 				if g.json {
 					return printJSON(cmd.OutOrStdout(), map[string]any{"namespace": ns, "key": key, "stored": true})
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "stored %s/%s\n", printable(ns.String()), printable(key))
+				fmt.Fprintf(cmd.OutOrStdout(), "stored %s\n", itemPath(ns, key))
 				return nil
 			})
 		},
@@ -59,13 +64,16 @@ func newStoreCmd(g *globals) *cobra.Command {
 		Args:  cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ns, key := store.Namespace(args[:len(args)-1]), args[len(args)-1]
+			if err := checkItem(ns, key, false); err != nil {
+				return err
+			}
 			return withHandle(cmd.Context(), g, func(h *handle) error {
 				it, err := h.Store.Get(cmd.Context(), ns, key)
 				if err != nil {
 					return err
 				}
 				if it == nil {
-					return notFoundf("no item %s/%s", ns, key)
+					return notFoundf("no item %s", itemPath(ns, key))
 				}
 				return printJSON(cmd.OutOrStdout(), itemJSON(it, nil))
 			})
@@ -78,6 +86,9 @@ func newStoreCmd(g *globals) *cobra.Command {
 		Args:  cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ns, key := store.Namespace(args[:len(args)-1]), args[len(args)-1]
+			if err := checkItem(ns, key, false); err != nil {
+				return err
+			}
 			return withHandle(cmd.Context(), g, func(h *handle) error {
 				if err := h.Store.Delete(cmd.Context(), ns, key); err != nil {
 					return err
@@ -85,7 +96,7 @@ func newStoreCmd(g *globals) *cobra.Command {
 				if g.json {
 					return printJSON(cmd.OutOrStdout(), map[string]any{"namespace": ns, "key": key, "deleted": true})
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "deleted %s/%s\n", printable(ns.String()), printable(key))
+				fmt.Fprintf(cmd.OutOrStdout(), "deleted %s\n", itemPath(ns, key))
 				return nil
 			})
 		},
@@ -99,6 +110,9 @@ func newStoreCmd(g *globals) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if limit < 0 || offset < 0 {
 				return usagef("--limit and --offset must be >= 0")
+			}
+			if err := store.Namespace(args).ValidatePrefix(); err != nil {
+				return usageError{err}
 			}
 			opt := store.SearchOptions{Query: query, Limit: limit, Offset: offset}
 			if filter != "" {
@@ -115,11 +129,13 @@ func newStoreCmd(g *globals) *cobra.Command {
 					return err
 				}
 				if g.json {
-					out := make([]any, 0, len(res))
+					enc := json.NewEncoder(cmd.OutOrStdout())
 					for i := range res {
-						out = append(out, itemJSON(&res[i].Item, res[i].Score))
+						if err := enc.Encode(itemJSON(&res[i].Item, res[i].Score)); err != nil {
+							return err
+						}
 					}
-					return printJSON(cmd.OutOrStdout(), out)
+					return nil
 				}
 				if len(res) == 0 {
 					fmt.Fprintln(cmd.OutOrStdout(), "no items")
@@ -129,7 +145,7 @@ func newStoreCmd(g *globals) *cobra.Command {
 					if r.Score != nil {
 						score = fmt.Sprintf("%6.3f", *r.Score)
 					}
-					fmt.Fprintf(cmd.OutOrStdout(), "%s  %s/%s  %s\n", score, printable(r.Namespace.String()), printable(r.Key), clip(compactJSON(r.Value), 100))
+					fmt.Fprintf(cmd.OutOrStdout(), "%s  %s  %s\n", score, itemPath(r.Namespace, r.Key), clip(compactJSON(r.Value), 100))
 				}
 				return nil
 			})
@@ -157,14 +173,16 @@ func newStoreCmd(g *globals) *cobra.Command {
 					return err
 				}
 				if g.json {
-					out := make([][]string, 0, len(res))
+					enc := json.NewEncoder(cmd.OutOrStdout())
 					for _, ns := range res {
-						out = append(out, ns)
+						if err := enc.Encode(map[string]any{"namespace": []string(ns)}); err != nil {
+							return err
+						}
 					}
-					return printJSON(cmd.OutOrStdout(), out)
+					return nil
 				}
 				for _, ns := range res {
-					fmt.Fprintln(cmd.OutOrStdout(), printable(strings.Join(ns, "/")))
+					fmt.Fprintln(cmd.OutOrStdout(), nsPath(ns))
 				}
 				return nil
 			})
@@ -186,6 +204,14 @@ func newStoreCmd(g *globals) *cobra.Command {
 			if listLimit < 0 {
 				return usagef("--limit must be >= 0")
 			}
+			if err := store.Namespace(args).Validate(); err != nil {
+				return usageError{err}
+			}
+			if after != "" {
+				if err := store.ValidateKey(after); err != nil {
+					return usageError{fmt.Errorf("--after: %w", err)}
+				}
+			}
 			return withHandle(cmd.Context(), g, func(h *handle) error {
 				l, ok := h.Store.(store.Lister)
 				if !ok {
@@ -196,17 +222,33 @@ func newStoreCmd(g *globals) *cobra.Command {
 					return err
 				}
 				if g.json {
-					out := make([]any, 0, len(items))
+					enc := json.NewEncoder(cmd.OutOrStdout())
 					for i := range items {
-						out = append(out, itemJSON(&items[i], nil))
+						if err := enc.Encode(itemJSON(&items[i], nil)); err != nil {
+							return err
+						}
 					}
-					return printJSON(cmd.OutOrStdout(), out)
+					return nil
 				}
 				for _, it := range items {
 					fmt.Fprintf(cmd.OutOrStdout(), "%s  %s\n", printable(it.Key), clip(compactJSON(it.Value), 100))
 				}
-				if len(items) > 0 {
-					fmt.Fprintf(cmd.OutOrStdout(), "next page: --after %q\n", items[len(items)-1].Key)
+				page := listLimit
+				if page == 0 {
+					page = store.DefaultListItemsLimit
+				}
+				if len(items) < page {
+					return nil // the last page
+				}
+				// A full page: another follows only if a key comes after
+				// its last one.
+				last := items[len(items)-1].Key
+				more, err := l.ListItems(cmd.Context(), store.Namespace(args), store.ListItemsOptions{After: last, Limit: 1})
+				if err != nil {
+					return err
+				}
+				if len(more) > 0 {
+					fmt.Fprintf(cmd.OutOrStdout(), "next page: --after %s\n", shellQuote(last))
 				}
 				return nil
 			})
@@ -220,6 +262,9 @@ func newStoreCmd(g *globals) *cobra.Command {
 		Short: "Delete every item of a namespace and of the namespaces under it",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := store.Namespace(args).Validate(); err != nil {
+				return usageError{err}
+			}
 			return withHandle(cmd.Context(), g, func(h *handle) error {
 				d, ok := h.Store.(store.PrefixDeleter)
 				if !ok {
@@ -232,7 +277,7 @@ func newStoreCmd(g *globals) *cobra.Command {
 				if g.json {
 					return printJSON(cmd.OutOrStdout(), map[string]any{"prefix": args, "deleted": n})
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "deleted %d items under %s\n", n, printable(store.Namespace(args).String()))
+				fmt.Fprintf(cmd.OutOrStdout(), "deleted %d items under %s\n", n, nsPath(store.Namespace(args)))
 				return nil
 			})
 		},
@@ -240,6 +285,47 @@ func newStoreCmd(g *globals) *cobra.Command {
 
 	cmd.AddCommand(put, get, del, search, namespaces, list, deletePrefix, newReembedCmd(g))
 	return cmd
+}
+
+// checkItem refuses, as a usage error (exit 2), a namespace or key given
+// on the command line that no item can have: an empty one (an unset shell
+// variable), a label with a '.', the reserved root "langgraph".
+func checkItem(ns store.Namespace, key string, write bool) error {
+	if err := ns.Validate(); err != nil {
+		return usageError{err}
+	}
+	check := store.ValidateKey
+	if write {
+		check = store.ValidateStoredKey
+		if err := ns.ValidateStored(); err != nil {
+			return usageError{err}
+		}
+	}
+	if err := check(key); err != nil {
+		return usageError{err}
+	}
+	return nil
+}
+
+// nsPath is how human output prints a namespace: its labels joined with
+// '/', the form --prefix and --suffix take (labels cannot hold a '.' but
+// may hold a '/', so a label that does is printed Go-quoted).
+func nsPath(ns store.Namespace) string {
+	parts := make([]string, len(ns))
+	for i, l := range ns {
+		if strings.Contains(l, "/") {
+			parts[i] = strconv.Quote(l)
+		} else {
+			parts[i] = printable(l)
+		}
+	}
+	return strings.Join(parts, "/")
+}
+
+// itemPath is how human output prints an item: its namespace (nsPath),
+// then '/' and its key.
+func itemPath(ns store.Namespace, key string) string {
+	return nsPath(ns) + "/" + printable(key)
 }
 
 func splitNS(s string) store.Namespace {

@@ -59,7 +59,11 @@ keeps everything is refused. --dry-run reports what would be removed.`,
 					return fmt.Errorf("this saver (%T) cannot sweep", h.Saver)
 				}
 				start := time.Now()
+				// The sweep reports no counts while it runs: a spinner, or
+				// a line every few seconds saying it still does.
+				p := g.newTicker(cmd.ErrOrStderr(), "sweeping ("+policy.String()+")")
 				rep, err := sw.Sweep(cmd.Context(), policy, checkpointer.SweepOptions{DryRun: dryRun, BatchThreads: batch})
+				p.Finish()
 				if err != nil {
 					return err
 				}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -50,7 +51,7 @@ func newThreadsCmd(g *globals) *cobra.Command {
 					return err
 				}
 				if t == nil {
-					return notFoundf("thread %q has no checkpoint %s", args[0], orLatest(showID))
+					return showNotFound(cmd.Context(), h, args[0], showNS, showID)
 				}
 				return printJSON(cmd.OutOrStdout(), tupleJSON(t))
 			})
@@ -106,19 +107,47 @@ func newThreadsCmd(g *globals) *cobra.Command {
 	del := &cobra.Command{
 		Use:   "delete THREAD...",
 		Short: "Delete threads with every checkpoint, value and write",
-		Args:  threadArgs(cobra.MinimumNArgs(1)),
+		Long: `delete removes each named thread with every checkpoint, value and pending
+write. A thread that has no checkpoint is not deleted but reported as not
+found (exit 1), after the others are deleted; with --json the object lists
+both: {"deleted":[...],"not_found":[...]}.`,
+		Args: threadArgs(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return withHandle(cmd.Context(), g, func(h *handle) error {
+				deleted, missing := []string{}, []string{}
+				seen := map[string]bool{}
 				for _, id := range args {
+					if seen[id] {
+						continue
+					}
+					seen[id] = true
+					ok, err := threadExists(cmd.Context(), h, id)
+					if err != nil {
+						return err
+					}
+					if !ok {
+						missing = append(missing, id)
+						continue
+					}
 					if err := h.Saver.DeleteThread(cmd.Context(), id); err != nil {
 						return err
 					}
+					deleted = append(deleted, id)
 					if !g.json {
 						fmt.Fprintf(cmd.OutOrStdout(), "deleted thread %s\n", printable(id))
 					}
 				}
 				if g.json {
-					return printJSON(cmd.OutOrStdout(), map[string]any{"deleted": args})
+					if err := printJSON(cmd.OutOrStdout(), map[string]any{"deleted": deleted, "not_found": missing}); err != nil {
+						return err
+					}
+				}
+				if len(missing) > 0 {
+					quoted := make([]string, len(missing))
+					for i, id := range missing {
+						quoted[i] = strconv.Quote(id)
+					}
+					return notFoundf("no thread %s (nothing deleted for it)", strings.Join(quoted, ", "))
 				}
 				return nil
 			})
@@ -163,16 +192,23 @@ func newThreadsCmd(g *globals) *cobra.Command {
 				w := bufio.NewWriter(cmd.OutOrStdout())
 				// A thread named twice is written once: import refuses a
 				// checkpoint that is on two lines.
+				var ids []string
 				seen := map[string]bool{}
 				for _, id := range args {
-					if seen[id] {
-						continue
-					}
-					seen[id] = true
-					if _, err := threadfile.Export(cmd.Context(), w, h.Saver, id); err != nil {
-						return err
+					if !seen[id] {
+						seen[id] = true
+						ids = append(ids, id)
 					}
 				}
+				p := g.newProgress(cmd.ErrOrStderr(), "exporting threads", "threads", int64(len(ids)))
+				for i, id := range ids {
+					if _, err := threadfile.Export(cmd.Context(), w, h.Saver, id); err != nil {
+						p.Finish()
+						return err
+					}
+					p.Set(int64(i+1), int64(len(ids)))
+				}
+				p.Finish()
 				return w.Flush()
 			})
 		},
@@ -197,7 +233,18 @@ func newThreadsCmd(g *globals) *cobra.Command {
 				return err
 			}
 			return withNewHandle(cmd.Context(), g, func(h *handle) error {
-				st, err := threadfile.Import(cmd.Context(), r, h.Saver, threadfile.ImportOptions{IntVersions: cfg.Versions == checkpointer.VersionInt})
+				// The file is read and checked whole before anything is
+				// written; progress counts the checkpoints written out of
+				// the lines read.
+				lr := &lineCounter{r: r}
+				p := g.newProgress(cmd.ErrOrStderr(), "importing checkpoints", "checkpoints", -1)
+				var written int64
+				saver := progressSaver(h.Saver, func(n int) {
+					written += int64(n)
+					p.Set(written, lr.lines)
+				})
+				st, err := threadfile.Import(cmd.Context(), lr, saver, threadfile.ImportOptions{IntVersions: cfg.Versions == checkpointer.VersionInt})
+				p.Finish()
 				if err != nil {
 					return err
 				}
@@ -388,4 +435,103 @@ func threadArgs(count cobra.PositionalArgs) cobra.PositionalArgs {
 		}
 		return nil
 	}
+}
+
+// showNotFound is the error of `threads show` when the checkpoint asked
+// for is not there. A thread whose checkpoints are all in other
+// namespaces (Eino's are under "eino", a subgraph's under its task path)
+// looks empty from the root namespace: the error names the namespaces it
+// has and the --ns to give.
+func showNotFound(ctx context.Context, h *handle, thread, ns, id string) error {
+	var others []string
+	for t, err := range h.Saver.List(ctx, &checkpointer.Config{ThreadID: thread}, checkpointer.ListOptions{AllNamespaces: true}) {
+		if err != nil {
+			return err
+		}
+		if n := t.Config.CheckpointNS; n != ns && !slices.Contains(others, n) {
+			others = append(others, n)
+		}
+	}
+	where := "namespace " + strconv.Quote(ns)
+	if ns == "" {
+		where = "the root namespace"
+	}
+	if len(others) == 0 {
+		return notFoundf("thread %q has no checkpoint %s in %s", thread, orLatest(id), where)
+	}
+	slices.Sort(others)
+	hints := make([]string, len(others))
+	for i, n := range others {
+		hints[i] = "--ns " + shellQuote(n)
+	}
+	return notFoundf("thread %q has no checkpoint %s in %s, but has checkpoints in other namespaces: %s", thread, orLatest(id), where, strings.Join(hints, ", "))
+}
+
+// shellQuote returns s as a shell word: as is when it holds only
+// characters no shell treats specially, else in single quotes. A subgraph
+// namespace ("parent:task-id|child") holds a '|'.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.:/@+=,") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// threadExists reports whether thread has a checkpoint in any namespace.
+func threadExists(ctx context.Context, h *handle, thread string) (bool, error) {
+	for _, err := range h.Saver.List(ctx, &checkpointer.Config{ThreadID: thread}, checkpointer.ListOptions{AllNamespaces: true, Limit: 1}) {
+		if err != nil {
+			return false, err
+		}
+		return true, nil
+	}
+	return false, nil
+}
+
+// lineCounter counts the non-empty lines read through it: the lines of a
+// thread file, which threadfile.Import reads whole before writing.
+type lineCounter struct {
+	r      io.Reader
+	lines  int64
+	inLine bool
+}
+
+func (c *lineCounter) Read(b []byte) (int, error) {
+	n, err := c.r.Read(b)
+	for _, ch := range b[:n] {
+		switch {
+		case ch == '\n':
+			c.inLine = false
+		case !c.inLine && ch != ' ' && ch != '\t' && ch != '\r':
+			c.inLine = true
+			c.lines++
+		}
+	}
+	return n, err
+}
+
+// progressSaver returns saver, telling written how many checkpoints each
+// thread it imports as a unit wrote. The wrapper keeps the one optional
+// interface threadfile.Import looks for (checkpointer.ThreadImporter), so a
+// thread is still imported whole or not at all.
+func progressSaver(saver checkpointer.Saver, written func(n int)) checkpointer.Saver {
+	imp, ok := saver.(checkpointer.ThreadImporter)
+	if !ok {
+		return saver
+	}
+	return countingImporter{Saver: saver, imp: imp, written: written}
+}
+
+type countingImporter struct {
+	checkpointer.Saver
+	imp     checkpointer.ThreadImporter
+	written func(n int)
+}
+
+func (c countingImporter) ImportThread(ctx context.Context, items []checkpointer.ImportCheckpoint) error {
+	if err := c.imp.ImportThread(ctx, items); err != nil {
+		return err
+	}
+	c.written(len(items))
+	return nil
 }
