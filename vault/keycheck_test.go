@@ -13,6 +13,7 @@ import (
 	"github.com/memvault/memvault/config"
 	"github.com/memvault/memvault/memvaulttest/pgtest"
 	"github.com/memvault/memvault/memvaulttest/testkeys"
+	"github.com/memvault/memvault/reencrypt"
 	"github.com/memvault/memvault/serde"
 	"github.com/memvault/memvault/store"
 )
@@ -149,4 +150,53 @@ func TestPlaintextDatabaseOpensWithAKey(t *testing.T) {
 		t.Fatalf("a plaintext database under a key: %v", err)
 	}
 	h.Close()
+}
+
+// TestReencryptStepsReportsEachStep: the CLI's progress comes from
+// ReencryptSteps — each step named as it begins, in order, its progress
+// function called — and the report counts what each step did.
+func TestReencryptStepsReportsEachStep(t *testing.T) {
+	ctx := context.Background()
+	c := config.Default()
+	c.DBPath = filepath.Join(t.TempDir(), "agent.db")
+	c.Keys.Primary = testkeys.Key
+	h, err := Open(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Store.Put(ctx, store.Namespace{"users", "alice"}, "contact", map[string]any{"text": "prefers email"}); err != nil {
+		t.Fatal(err)
+	}
+	cp := &checkpointer.Checkpoint{V: 4, ID: checkpointer.NewID(0), ChannelValues: map[string]any{"m": "x"},
+		ChannelVersions: map[string]string{"m": h.Saver.NextVersion("")}}
+	if _, err := h.Saver.Put(ctx, checkpointer.Config{ThreadID: "t"}, cp, nil, cp.ChannelVersions); err != nil {
+		t.Fatal(err)
+	}
+	h.Close()
+	c.Keys = config.Keys{Primary: otherKey, Previous: []string{testkeys.Key}}
+	h, err = Open(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	var steps []string
+	calls := map[string]int{}
+	rep, err := h.ReencryptSteps(ctx, reencrypt.Options{}, func(step string) func(done, total int64) {
+		steps = append(steps, step)
+		return func(done, total int64) { calls[step]++ }
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{StepCheckpoints, StepMemories, StepReembed}; strings.Join(steps, "|") != strings.Join(want, "|") {
+		t.Fatalf("steps %q, want %q", steps, want)
+	}
+	for _, s := range steps {
+		if calls[s] == 0 {
+			t.Errorf("step %q reported no progress", s)
+		}
+	}
+	if rep.Saver.Rewritten != 1 || rep.Store.Rewritten != 1 || rep.Reembedded != 1 {
+		t.Fatalf("report %+v", rep)
+	}
 }

@@ -109,8 +109,48 @@ func (h *Handle) KeyIDs() []string {
 // reencrypt.ErrCompactPending. PostgreSQL is not compacted here:
 // DangerousCompact's VACUUM FULL locks each table.
 func (h *Handle) Reencrypt(ctx context.Context, opt reencrypt.Options) (saver, st reencrypt.Stats, err error) {
+	// opt.Progress follows the rows of both re-encryptions, as before.
+	r, err := h.ReencryptSteps(ctx, opt, func(step string) func(done, total int64) {
+		if step == StepReembed {
+			return nil
+		}
+		return opt.Progress
+	})
+	return r.Saver, r.Store, err
+}
+
+// ReencryptReport is what ReencryptSteps did.
+type ReencryptReport struct {
+	// Saver and Store count the checkpoint values and writes, and the
+	// memories, scanned and rewritten.
+	Saver, Store reencrypt.Stats
+	// Reembedded counts the vectors re-embedded (0 when they needed none,
+	// and on a dry run).
+	Reembedded int64
+}
+
+// The steps of ReencryptSteps, in order.
+const (
+	StepCheckpoints = "checkpoint values and writes"
+	StepMemories    = "memories"
+	StepReembed     = "re-embedding the store's vectors"
+)
+
+// ReencryptSteps is Reencrypt, telling step as each of its steps begins
+// (StepCheckpoints, StepMemories, then StepReembed when the vectors need
+// it and this is no dry run); the function step returns, when not nil,
+// receives that step's progress (opt.Progress is ignored). A nil step
+// reports nothing.
+func (h *Handle) ReencryptSteps(ctx context.Context, opt reencrypt.Options, step func(name string) func(done, total int64)) (ReencryptReport, error) {
+	var rep ReencryptReport
 	if h.Keyring == nil {
-		return saver, st, fmt.Errorf("vault: encryption is off (set LANGGRAPH_AES_KEY)")
+		return rep, fmt.Errorf("vault: encryption is off (set LANGGRAPH_AES_KEY)")
+	}
+	begin := func(name string) func(done, total int64) {
+		if step == nil {
+			return nil
+		}
+		return step(name)
 	}
 	compact := !opt.DryRun && !opt.DeferCompaction
 	// The saver, the store and the re-embedding rewrite one file: compact
@@ -118,29 +158,32 @@ func (h *Handle) Reencrypt(ctx context.Context, opt reencrypt.Options) (saver, s
 	opt.DeferCompaction = true
 	r, ok := h.Saver.(checkpointer.Reencrypter)
 	if !ok {
-		return saver, st, fmt.Errorf("vault: the %s saver cannot re-encrypt", h.Backend)
-	}
-	if saver, err = r.Reencrypt(ctx, opt); err != nil {
-		return saver, st, err
+		return rep, fmt.Errorf("vault: the %s saver cannot re-encrypt", h.Backend)
 	}
 	rs, ok := h.Store.(store.Reencrypter)
 	if !ok {
-		return saver, st, fmt.Errorf("vault: the %s store cannot re-encrypt", h.Backend)
+		return rep, fmt.Errorf("vault: the %s store cannot re-encrypt", h.Backend)
 	}
-	if st, err = rs.Reencrypt(ctx, opt); err != nil {
-		return saver, st, err
+	var err error
+	opt.Progress = begin(StepCheckpoints)
+	if rep.Saver, err = r.Reencrypt(ctx, opt); err != nil {
+		return rep, err
+	}
+	opt.Progress = begin(StepMemories)
+	if rep.Store, err = rs.Reencrypt(ctx, opt); err != nil {
+		return rep, err
 	}
 	if h.NeedsReembed() && !opt.DryRun {
-		if _, err := h.Reembed(ctx, store.ReembedOptions{BatchSize: opt.BatchSize}); err != nil {
-			return saver, st, err
+		if rep.Reembedded, err = h.Reembed(ctx, store.ReembedOptions{BatchSize: opt.BatchSize, Progress: begin(StepReembed)}); err != nil {
+			return rep, err
 		}
 	}
 	if compact && h.Backend == config.BackendSQLite {
 		if err := h.compactSQLite(ctx); err != nil {
-			return saver, st, fmt.Errorf("vault: %w: %w", reencrypt.ErrCompactPending, err)
+			return rep, fmt.Errorf("vault: %w: %w", reencrypt.ErrCompactPending, err)
 		}
 	}
-	return saver, st, nil
+	return rep, nil
 }
 
 // compactSQLite compacts the SQLite database file (sqlitedb.DB.Compact)

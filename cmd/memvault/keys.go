@@ -6,10 +6,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/config"
 	"github.com/memvault/memvault/reencrypt"
-	"github.com/memvault/memvault/store"
+	"github.com/memvault/memvault/vault"
 )
 
 func newKeysCmd(g *globals) *cobra.Command {
@@ -187,53 +186,36 @@ func reembedNote(dryRun bool) func(warning string) string {
 	}
 }
 
-// reencryptAll is keys reencrypt: what vault.Handle.Reencrypt does, one
-// step at a time so that each shows its progress — the checkpoint values
-// and writes, the memories, the re-embedding of the store's vectors — then
-// compacts the file once (SQLite always, PostgreSQL with --compact).
+// reencryptAll is keys reencrypt: vault.Handle.ReencryptSteps with the
+// progress of each step — the checkpoint values and writes, the memories,
+// the re-embedding of the store's vectors — then one compaction of the
+// file (SQLite always, PostgreSQL with --compact).
 func reencryptAll(cmd *cobra.Command, g *globals, h *handle, batch int, dryRun, compact bool) error {
 	ctx, stderr := cmd.Context(), cmd.ErrOrStderr()
 	if h.Keyring == nil {
 		return fmt.Errorf("encryption is off (set LANGGRAPH_AES_KEY): there is no key to re-encrypt under")
 	}
-	rs, ok := h.Saver.(checkpointer.Reencrypter)
-	if !ok {
-		return fmt.Errorf("the %s saver cannot re-encrypt", h.Backend)
-	}
-	ss, ok := h.Store.(store.Reencrypter)
-	if !ok {
-		return fmt.Errorf("the %s store cannot re-encrypt", h.Backend)
-	}
 	verb := "re-encrypting"
 	if dryRun {
 		verb = "counting"
 	}
-	step := func(what string, run func(reencrypt.Options) (reencrypt.Stats, error)) (reencrypt.Stats, error) {
-		p := g.newProgress(stderr, verb+" "+what, "rows", -1)
-		// Every step leaves the file as it is: it is compacted once, at
-		// the end.
-		st, err := run(reencrypt.Options{BatchSize: batch, DryRun: dryRun, DeferCompaction: true, Progress: p.Set})
-		p.Finish()
-		return st, err
-	}
-	sv, err := step("checkpoint values and writes", func(o reencrypt.Options) (reencrypt.Stats, error) { return rs.Reencrypt(ctx, o) })
-	if err != nil {
-		return err
-	}
-	st, err := step("memories", func(o reencrypt.Options) (reencrypt.Stats, error) { return ss.Reencrypt(ctx, o) })
-	if err != nil {
-		return err
-	}
-	var reembedded int64
 	needsReembed := h.NeedsReembed()
-	if needsReembed && !dryRun {
-		p := g.newProgress(stderr, "re-embedding the store's vectors", "vectors", -1)
-		reembedded, err = h.Reembed(ctx, store.ReembedOptions{BatchSize: batch, Progress: p.Set})
-		p.Finish()
-		if err != nil {
-			return err
+	// Every step leaves the file as it is: it is compacted once, below.
+	var cur *progress
+	rep, err := h.ReencryptSteps(ctx, reencrypt.Options{BatchSize: batch, DryRun: dryRun, DeferCompaction: true}, func(step string) func(done, total int64) {
+		cur.Finish()
+		if step == vault.StepReembed {
+			cur = g.newProgress(stderr, step, "vectors", -1)
+		} else {
+			cur = g.newProgress(stderr, verb+" "+step, "rows", -1)
 		}
+		return cur.Set
+	})
+	cur.Finish()
+	if err != nil {
+		return err
 	}
+	sv, st, reembedded := rep.Saver, rep.Store, rep.Reembedded
 	// A compaction that could not finish is reported after the counts,
 	// and the command exits 1: the rows are resealed, their old images not
 	// yet gone.
