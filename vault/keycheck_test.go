@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/config"
 	"github.com/memvault/memvault/memvaulttest/pgtest"
 	"github.com/memvault/memvault/memvaulttest/testkeys"
@@ -17,6 +16,18 @@ import (
 	"github.com/memvault/memvault/serde"
 	"github.com/memvault/memvault/store"
 )
+
+// writeSecrets opens c, stores secretWords as a memory and a checkpoint
+// value (putSecrets), and closes.
+func writeSecrets(t *testing.T, c config.Config) {
+	t.Helper()
+	h, err := Open(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	putSecrets(t, h)
+}
 
 // otherKey is a key that sealed nothing in these tests.
 const otherKey = "fedcba9876543210fedcba9876543210"
@@ -56,19 +67,7 @@ func TestWrongOrMissingKeyIsNamed(t *testing.T) {
 					c.DSN, c.Schema = dsn, fmt.Sprintf("keys_%s_%d", strings.ReplaceAll(emb, ":", ""), time.Now().UnixNano())
 				}
 				c.Keys.Primary = testkeys.Key
-				h, err := Open(ctx, c)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := h.Store.Put(ctx, store.Namespace{"users", "alice"}, "contact", map[string]any{"text": "prefers email"}); err != nil {
-					t.Fatal(err)
-				}
-				cp := &checkpointer.Checkpoint{V: 4, ID: checkpointer.NewID(0), ChannelValues: map[string]any{"m": "x"},
-					ChannelVersions: map[string]string{"m": h.Saver.NextVersion("")}}
-				if _, err := h.Saver.Put(ctx, checkpointer.Config{ThreadID: "t"}, cp, nil, cp.ChannelVersions); err != nil {
-					t.Fatal(err)
-				}
-				h.Close()
+				writeSecrets(t, c)
 
 				for _, tc := range []struct {
 					name string
@@ -120,7 +119,7 @@ func TestWrongOrMissingKeyIsNamed(t *testing.T) {
 					t.Fatalf("with the old key as previous: %v", err)
 				}
 				defer h.Close()
-				if it, err := h.Store.Get(ctx, store.Namespace{"users", "alice"}, "contact"); err != nil || it == nil || it.Value["text"] != "prefers email" {
+				if it, err := h.Store.Get(ctx, store.Namespace{"users", "alice"}, "contact"); err != nil || it == nil || it.Value["text"] != secretWords {
 					t.Fatalf("read with the old key as previous: %v, %v", it, err)
 				}
 			})
@@ -160,21 +159,9 @@ func TestReencryptStepsReportsEachStep(t *testing.T) {
 	c := config.Default()
 	c.DBPath = filepath.Join(t.TempDir(), "agent.db")
 	c.Keys.Primary = testkeys.Key
-	h, err := Open(ctx, c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := h.Store.Put(ctx, store.Namespace{"users", "alice"}, "contact", map[string]any{"text": "prefers email"}); err != nil {
-		t.Fatal(err)
-	}
-	cp := &checkpointer.Checkpoint{V: 4, ID: checkpointer.NewID(0), ChannelValues: map[string]any{"m": "x"},
-		ChannelVersions: map[string]string{"m": h.Saver.NextVersion("")}}
-	if _, err := h.Saver.Put(ctx, checkpointer.Config{ThreadID: "t"}, cp, nil, cp.ChannelVersions); err != nil {
-		t.Fatal(err)
-	}
-	h.Close()
+	writeSecrets(t, c)
 	c.Keys = config.Keys{Primary: otherKey, Previous: []string{testkeys.Key}}
-	h, err = Open(ctx, c)
+	h, err := Open(ctx, c)
 	if err != nil {
 		t.Fatal(err)
 	}
