@@ -114,7 +114,7 @@ func TestWrongOrMissingKeyIsNamed(t *testing.T) {
 
 				// The old key as a previous one opens, and reads.
 				c.Keys = config.Keys{Primary: otherKey, Previous: []string{testkeys.Key}}
-				h, err = Open(ctx, c)
+				h, err := Open(ctx, c)
 				if err != nil {
 					t.Fatalf("with the old key as previous: %v", err)
 				}
