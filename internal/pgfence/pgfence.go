@@ -1,10 +1,9 @@
-// Package pgfence runs binding.Fence on PostgreSQL, for the checkpointer's
-// and the store's drivers alike: the fence's statements first in a write's
-// batch or transaction (the key table in the same database holds the
-// sealing key's row until the write commits), or, with the key table in
-// another database, a check of the keys inside the write's transaction;
-// and Drain, which an erasure runs after destroying keys so that every
-// write that found them live has committed or failed.
+// Package pgfence holds Drain, which an erasure runs on PostgreSQL after
+// destroying keys so that every write that found them live has committed
+// or failed, for the checkpointer's and the store's drivers alike. The
+// fences themselves reach a driver through its contract's seam
+// (checkpointer.WriteFence, store.WriteFence), which it runs first in the
+// write's batch or transaction.
 package pgfence
 
 import (
@@ -12,52 +11,9 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/memvault/memvault/internal/binding"
 	"github.com/memvault/memvault/internal/pgdb"
 )
-
-// Queue queues f's statements in b, which must run as one transaction (a
-// batch's implicit one, or inside a transaction), before the write's rows.
-// It reports false when the key table is in another database: the write
-// must then run through InTx (or Exec, inside its transaction).
-func Queue(c binding.Codec, b *pgx.Batch, f *binding.Fence) bool {
-	stmts, ok := c.Statements(f)
-	for _, st := range stmts {
-		b.Queue(st.SQL, st.Args...)
-	}
-	return ok
-}
-
-// Exec runs f in tx, which began before: its statements, or a check of
-// the keys with a key table in another database.
-func Exec(ctx context.Context, c binding.Codec, tx pgx.Tx, f *binding.Fence) error {
-	b := &pgx.Batch{}
-	if !Queue(c, b, f) {
-		return c.Check(ctx, f)
-	}
-	if b.Len() == 0 {
-		return nil
-	}
-	return binding.FenceErr(tx.SendBatch(ctx, b).Close())
-}
-
-// Beginner begins a transaction (a pool, a connection, or a transaction,
-// whose Begin makes a savepoint).
-type Beginner = pgdb.DB
-
-// InTx runs write in a transaction on db that checks f's keys after it
-// began: an erasure then waits for it (Drain) or the check fails. For a key
-// table in another database than the data.
-func InTx(ctx context.Context, c binding.Codec, db Beginner, f *binding.Fence, write func(tx pgx.Tx) error) error {
-	return pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
-		if err := c.Check(ctx, f); err != nil {
-			return err
-		}
-		return write(tx)
-	})
-}
 
 // Querier is what Drain reads the server's activity with.
 type Querier = pgdb.Querier

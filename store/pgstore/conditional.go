@@ -7,7 +7,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/memvault/memvault/internal/pgfence"
 	"github.com/memvault/memvault/store"
 )
 
@@ -48,7 +47,7 @@ WHERE s.prefix = $1 AND s.key = $2 AND s.updated_at = $7 AND (s.expires_at IS NU
 				return err
 			}
 			defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // after Commit a no-op
-			if err := pgfence.Exec(ctx, t.d.codec, tx, &t.fence); err != nil {
+			if err := t.fence.exec(ctx, tx); err != nil {
 				return err
 			}
 			tag, err := tx.Exec(ctx, item, args...)
