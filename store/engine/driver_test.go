@@ -353,8 +353,18 @@ func TestStatementReadsGuards(t *testing.T) {
 	ctx := context.Background()
 	ns := store.Namespace{"users", "carol"}
 	v := map[string]any{"text": "prefers tea"}
-	noCond := func(tx *lockTx) store.DriverTx { return struct{ store.DriverTx; engine.FenceTx }{tx, tx} }
-	noFence := func(tx *lockTx) store.DriverTx { return struct{ store.DriverTx; engine.CondTx }{tx, tx} }
+	noCond := func(tx *lockTx) store.DriverTx {
+		return struct {
+			store.DriverTx
+			engine.FenceTx
+		}{tx, tx}
+	}
+	noFence := func(tx *lockTx) store.DriverTx {
+		return struct {
+			store.DriverTx
+			engine.CondTx
+		}{tx, tx}
+	}
 	reads := store.DriverCaps{StatementReads: true, UpsertVersions: true}
 
 	t.Run("New without UpsertVersions", func(t *testing.T) {

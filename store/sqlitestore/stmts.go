@@ -18,7 +18,7 @@ type readStmts struct {
 // (reader pool) or, in a batch with writes, in the write transaction
 // (writer pool), so the read statements exist on both.
 type stmts struct {
-	r, w                                            *readStmts
+	r, w                                                     *readStmts
 	bump, delVec, delItem, replace, insVec, putCode, refresh *sql.Stmt
 	// the code index's (codes.go)
 	quant, delCodes, insCode, insLog, trimLog, setQuant *sql.Stmt
