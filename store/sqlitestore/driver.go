@@ -83,21 +83,34 @@ var errReadOnly = errors.New("sqlite: write in a read-only transaction")
 
 const itemColumns = `prefix, key, value, created_at, updated_at, expires_at, ttl_minutes`
 
-// scanRow scans a row of itemColumns.
-func scanRow(rs interface{ Scan(...any) error }) (store.Row, error) {
-	var (
-		r                   store.Row
-		created, updated    int64
-		expires, ttlMinutes sql.NullInt64
-	)
-	if err := rs.Scan(&r.NS, &r.Key, &r.Value, &created, &updated, &expires, &ttlMinutes); err != nil {
-		return r, err
+// rowScanner scans rows of itemColumns. Scan's targets, and the argument
+// list naming them, escape to the heap: they are allocated once per query,
+// not once per row (Scan stores copies of strings and bytes, so reusing
+// them shares nothing between rows).
+type rowScanner struct {
+	r                   store.Row
+	created, updated    int64
+	expires, ttlMinutes sql.NullInt64
+	dest                [7]any
+}
+
+func newRowScanner() *rowScanner {
+	s := &rowScanner{}
+	s.dest = [7]any{&s.r.NS, &s.r.Key, &s.r.Value, &s.created, &s.updated, &s.expires, &s.ttlMinutes}
+	return s
+}
+
+// scan scans the current row of rs.
+func (s *rowScanner) scan(rs interface{ Scan(...any) error }) (store.Row, error) {
+	if err := rs.Scan(s.dest[:]...); err != nil {
+		return store.Row{}, err
 	}
-	r.Created, r.Updated = time.Unix(0, created), time.Unix(0, updated)
-	if expires.Valid {
-		r.Expires = time.Unix(0, expires.Int64)
+	r := s.r
+	r.Created, r.Updated = time.Unix(0, s.created), time.Unix(0, s.updated)
+	if s.expires.Valid {
+		r.Expires = time.Unix(0, s.expires.Int64)
 	}
-	r.TTLMinutes = int(ttlMinutes.Int64)
+	r.TTLMinutes = int(s.ttlMinutes.Int64)
 	return r, nil
 }
 
@@ -112,8 +125,12 @@ func rows(rs *sql.Rows, err error) ([]store.Row, error) {
 // appendRows appends every row of rs to dst.
 func appendRows(dst []store.Row, rs *sql.Rows) ([]store.Row, error) {
 	defer rs.Close()
+	var sc *rowScanner
 	for rs.Next() {
-		r, err := scanRow(rs)
+		if sc == nil {
+			sc = newRowScanner()
+		}
+		r, err := sc.scan(rs)
 		if err != nil {
 			return dst, err
 		}
@@ -123,7 +140,7 @@ func appendRows(dst []store.Row, rs *sql.Rows) ([]store.Row, error) {
 }
 
 func (t *tx) Get(ctx context.Context, k store.RowKey) (store.Row, bool, error) {
-	r, err := scanRow(t.StmtContext(ctx, t.rs.get).QueryRowContext(ctx, k.NS, k.Key))
+	r, err := newRowScanner().scan(t.StmtContext(ctx, t.rs.get).QueryRowContext(ctx, k.NS, k.Key))
 	if errors.Is(err, sql.ErrNoRows) {
 		return store.Row{}, false, nil
 	}
