@@ -8,6 +8,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/pgvector/pgvector-go"
+
+	"github.com/memvault/memvault/internal/pgfence"
 )
 
 // defaultCopyMin is how many items a write puts before it goes through
@@ -83,7 +85,7 @@ func (d *driver) writeBulk(ctx context.Context, q DB, owned bool, r *putRows, ve
 
 // copyPuts runs a bulk write in tx (see writeBulk).
 func (d *driver) copyPuts(ctx context.Context, tx pgx.Tx, r *putRows, vecs [][]float32, now time.Time) error {
-	if err := r.fence.exec(ctx, tx); err != nil {
+	if err := pgfence.Exec(ctx, tx, r.fence); err != nil {
 		return err
 	}
 	if len(r.del.key) > 0 {

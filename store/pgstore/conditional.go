@@ -7,6 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/memvault/memvault/internal/pgfence"
 	"github.com/memvault/memvault/store"
 )
 
@@ -47,7 +48,7 @@ WHERE s.prefix = $1 AND s.key = $2 AND s.updated_at = $7 AND (s.expires_at IS NU
 				return err
 			}
 			defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // after Commit a no-op
-			if err := t.fence.exec(ctx, tx); err != nil {
+			if err := pgfence.Exec(ctx, tx, t.fence); err != nil {
 				return err
 			}
 			tag, err := tx.Exec(ctx, item, args...)

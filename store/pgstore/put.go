@@ -71,67 +71,10 @@ func (t *pgTx) Delete(_ context.Context, k store.RowKey) error {
 }
 
 // Fence implements engine.FenceTx: the fence's statements go first in the
-// write's transaction, at Commit (see fences).
+// write's transaction, at Commit (pgfence).
 func (t *pgTx) Fence(_ context.Context, f store.WriteFence) error {
 	t.fence = append(t.fence, f)
 	return nil
-}
-
-// fences are the fences the engine handed a write transaction
-// (engine.FenceTx), run with its writes.
-type fences []store.WriteFence
-
-// queue queues the fences' statements in b, which must run as one
-// transaction (a batch's implicit one, or inside a transaction), before
-// the write's rows: the key table in the same database holds each sealing
-// key's row until the write commits, so an erasure waits for it. It
-// reports false when the key table is in another database: the write must
-// then check the keys inside its transaction (inTx, or exec).
-func (fs fences) queue(b *pgx.Batch) bool {
-	inSQL := true
-	for _, f := range fs {
-		stmts, ok := f.Statements()
-		inSQL = inSQL && ok
-		for _, st := range stmts {
-			b.Queue(st.SQL, st.Args...)
-		}
-	}
-	return inSQL
-}
-
-// check checks the fences' keys (a key table in another database).
-func (fs fences) check(ctx context.Context) error {
-	for _, f := range fs {
-		if err := f.Check(ctx); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// exec runs the fences in tx, which began before: their statements, or a
-// check of their keys.
-func (fs fences) exec(ctx context.Context, tx pgx.Tx) error {
-	b := &pgx.Batch{}
-	if !fs.queue(b) {
-		return fs.check(ctx)
-	}
-	if b.Len() == 0 {
-		return nil
-	}
-	return binding.FenceErr(tx.SendBatch(ctx, b).Close())
-}
-
-// inTx runs write in a transaction on db that checks the fences' keys
-// after it began: an erasure then waits for it (DrainWrites) or the check
-// fails. For a key table in another database than the data.
-func (fs fences) inTx(ctx context.Context, db DB, write func(tx pgx.Tx) error) error {
-	return pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
-		if err := fs.check(ctx); err != nil {
-			return err
-		}
-		return write(tx)
-	})
 }
 
 // PutCondition implements engine.CondTx.
@@ -222,7 +165,7 @@ type putRows struct {
 	ttlM  []*int32
 	reidx struct{ prefix, key []string }
 	vec   struct{ prefix, key, field []string } // one per vector in vecs
-	fence fences                                // the keys that sealed the values
+	fence []store.WriteFence                    // the keys that sealed the values
 }
 
 // sendPuts sends a put's statements as one batch (one implicit
@@ -231,7 +174,7 @@ type putRows struct {
 func (d *driver) sendPuts(ctx context.Context, q Querier, owned bool, r *putRows, vecs [][]float32, binary bool, now time.Time) error {
 
 	b := &pgx.Batch{}
-	inSQL := r.fence.queue(b)
+	inSQL := pgfence.Queue(b, r.fence)
 	if len(r.del.key) > 0 {
 		b.Queue(d.deleteItems(), r.del.prefix, r.del.key)
 	}
@@ -245,12 +188,12 @@ func (d *driver) sendPuts(ctx context.Context, q Querier, owned bool, r *putRows
 	}
 	send := func() error { return q.SendBatch(ctx, b).Close() }
 	if !inSQL {
-		begin, ok := q.(DB)
+		begin, ok := q.(pgfence.Beginner)
 		if !ok {
 			return fmt.Errorf("postgres: put: %T cannot begin the transaction that fences the put", q)
 		}
 		send = func() error {
-			return r.fence.inTx(ctx, begin, func(tx pgx.Tx) error { return tx.SendBatch(ctx, b).Close() })
+			return pgfence.InTx(ctx, begin, r.fence, func(tx pgx.Tx) error { return tx.SendBatch(ctx, b).Close() })
 		}
 	}
 	if err := retry(ctx, owned, send); err != nil {
