@@ -62,6 +62,17 @@
 // fence and conditional puts in its statements (engine.FenceTx,
 // engine.CondTx).
 //
+// The seam names exported types only (store.WriteFence is the erasure
+// fence a FenceTx runs), so a driver in another module implements it
+// whole. A storage whose transactions read by statement and send their
+// writes at commit declares DriverCaps.StatementReads; it must then also
+// declare UpsertVersions and offer engine.CondTx and engine.FenceTx, or
+// the engine refuses it (engine.ErrDriverCaps) rather than make a write
+// depend on a read of another snapshot. store/engine's driver_test.go is
+// such a driver, written through exported names only, in about 250 lines:
+// PostgreSQL's transaction model in memory, passing storetest.Run and
+// storetest.RunErasure.
+//
 // store/memstore is the reference driver (about 200 lines, 270 with the
 // code index's side); store/sqlitestore the SQL driver with a code index
 // (about 1 200 lines with its schema), store/pgstore the one with

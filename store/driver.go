@@ -223,3 +223,33 @@ type DriverTx interface {
 	// index: a sweep changes few items).
 	DeleteExpired(ctx context.Context, now time.Time) ([]RowKey, error)
 }
+
+// WriteFence keeps a write of an erased subject's values out (see
+// keys.Erase): the keys that sealed a write's values, which must still be
+// live when the write commits. The engine makes it and hands it to a
+// transaction that fences its writes itself (engine.FenceTx); otherwise it
+// checks the fence itself, before the writes, in a transaction that holds
+// its storage's write lock. Drivers only run it, inside the write's
+// critical section: a driver that commits under a lock of its own calls
+// Check under that lock; a SQL driver whose fence has Statements runs them
+// first in the write's transaction (the key table's row lock then makes an
+// erasure wait for the write). Its shape is checkpointer.WriteFence's, so
+// that a driver of both contracts runs both alike.
+type WriteFence interface {
+	// Check fails, wrapping keys.ErrSubjectErased, when a key that sealed
+	// the values was destroyed.
+	Check(ctx context.Context) error
+	// Statements are SQL statements to run first in the write's
+	// transaction instead of Check, when the key table lives in the same
+	// database (keys.SQLFencer); ok is false when it does not. A statement
+	// refused because its key is gone fails with SQLSTATE
+	// keys.FenceSQLState, which the driver reports wrapping
+	// keys.ErrSubjectErased.
+	Statements() (stmts []FenceStatement, ok bool)
+}
+
+// FenceStatement is one statement of a SQL fence, and its arguments.
+type FenceStatement struct {
+	SQL  string
+	Args []any
+}

@@ -1,10 +1,12 @@
-// Package pgfence runs binding.Fence on PostgreSQL, for the checkpointer's
-// and the store's drivers alike: the fence's statements first in a write's
-// batch or transaction (the key table in the same database holds the
-// sealing key's row until the write commits), or, with the key table in
-// another database, a check of the keys inside the write's transaction;
-// and Drain, which an erasure runs after destroying keys so that every
-// write that found them live has committed or failed.
+// Package pgfence runs a write's fences on PostgreSQL, for the
+// checkpointer's and the store's drivers alike: the fences reach a driver
+// through its contract's seam (checkpointer.WriteFence, store.WriteFence,
+// both of shape Fence), and the driver runs their statements first in the
+// write's batch or transaction (the key table in the same database holds
+// the sealing key's row until the write commits), or, with the key table
+// in another database, a check of the keys inside the write's transaction.
+// Drain is what an erasure runs after destroying keys so that every write
+// that found them live has committed or failed.
 package pgfence
 
 import (
@@ -18,24 +20,54 @@ import (
 	"github.com/memvault/memvault/internal/pgdb"
 )
 
-// Queue queues f's statements in b, which must run as one transaction (a
-// batch's implicit one, or inside a transaction), before the write's rows.
-// It reports false when the key table is in another database: the write
-// must then run through InTx (or Exec, inside its transaction).
-func Queue(c binding.Codec, b *pgx.Batch, f *binding.Fence) bool {
-	stmts, ok := c.Statements(f)
-	for _, st := range stmts {
-		b.Queue(st.SQL, st.Args...)
-	}
-	return ok
+// Statement is one statement of a SQL fence and its arguments: the
+// underlying type of checkpointer.FenceStatement and store.FenceStatement.
+type Statement = struct {
+	SQL  string
+	Args []any
 }
 
-// Exec runs f in tx, which began before: its statements, or a check of
-// the keys with a key table in another database.
-func Exec(ctx context.Context, c binding.Codec, tx pgx.Tx, f *binding.Fence) error {
+// Fence is a write's fence as a contract's seam hands it to a driver:
+// checkpointer.WriteFence and store.WriteFence are Fences, each with its
+// contract's statement type S.
+type Fence[S ~Statement] interface {
+	Check(ctx context.Context) error
+	Statements() ([]S, bool)
+}
+
+// Queue queues the statements of fs in b, which must run as one
+// transaction (a batch's implicit one, or inside a transaction), before
+// the write's rows. It reports false when the key table is in another
+// database: the write must then run through InTx (or Exec, inside its
+// transaction).
+func Queue[S ~Statement, F Fence[S]](b *pgx.Batch, fs []F) bool {
+	inSQL := true
+	for _, f := range fs {
+		stmts, ok := f.Statements()
+		inSQL = inSQL && ok
+		for _, st := range stmts {
+			b.Queue(Statement(st).SQL, Statement(st).Args...)
+		}
+	}
+	return inSQL
+}
+
+// Check checks the keys of fs (a key table in another database).
+func Check[S ~Statement, F Fence[S]](ctx context.Context, fs []F) error {
+	for _, f := range fs {
+		if err := f.Check(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Exec runs fs in tx, which began before: their statements, or a check of
+// their keys with a key table in another database.
+func Exec[S ~Statement, F Fence[S]](ctx context.Context, tx pgx.Tx, fs []F) error {
 	b := &pgx.Batch{}
-	if !Queue(c, b, f) {
-		return c.Check(ctx, f)
+	if !Queue[S](b, fs) {
+		return Check[S](ctx, fs)
 	}
 	if b.Len() == 0 {
 		return nil
@@ -47,12 +79,12 @@ func Exec(ctx context.Context, c binding.Codec, tx pgx.Tx, f *binding.Fence) err
 // whose Begin makes a savepoint).
 type Beginner = pgdb.DB
 
-// InTx runs write in a transaction on db that checks f's keys after it
-// began: an erasure then waits for it (Drain) or the check fails. For a key
-// table in another database than the data.
-func InTx(ctx context.Context, c binding.Codec, db Beginner, f *binding.Fence, write func(tx pgx.Tx) error) error {
+// InTx runs write in a transaction on db that checks the keys of fs after
+// it began: an erasure then waits for it (Drain) or the check fails. For a
+// key table in another database than the data.
+func InTx[S ~Statement, F Fence[S]](ctx context.Context, db Beginner, fs []F, write func(tx pgx.Tx) error) error {
 	return pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
-		if err := c.Check(ctx, f); err != nil {
+		if err := Check[S](ctx, fs); err != nil {
 			return err
 		}
 		return write(tx)

@@ -14,5 +14,8 @@
 // store/pgstore do. It is UNSTABLE, like store.Driver: do not build on it
 // outside memvault until it is declared stable. A store returns
 // New(itsDriver, Options{…}) embedded in its own type and runs
-// storetest.Run.
+// storetest.Run. The exported API names no internal type, so that a
+// driver outside this module can implement every optional interface; a
+// driver whose declared capabilities its transactions do not back is
+// refused with ErrDriverCaps.
 package engine

@@ -49,11 +49,15 @@ type Options struct {
 // PrefixDeleter) on a driver. It is safe for concurrent use as far as its
 // driver is.
 type Engine struct {
-	*items.Front
-	b    *items.Base
-	d    store.Driver
-	caps store.DriverCaps
-	vals values
+	// front is the core's side of the public methods that are one-op
+	// batches or checked storage operations (see front.go): a field, not
+	// an embedding, so that the engine's exported API names no internal
+	// type.
+	front *items.Front
+	b     *items.Base
+	d     store.Driver
+	caps  store.DriverCaps
+	vals  values
 	// docs: the driver keeps values as maps (DriverCaps.InProcessValues
 	// without serializer).
 	docs bool
@@ -87,7 +91,7 @@ func New(d store.Driver, opt Options) (*Engine, error) {
 	if e.caps.CodeIndex && b.Index != nil {
 		e.ci = newCodeIndex(opt.VectorIndexBytes, b.Index.Dims, opt.FloatBytes)
 	}
-	e.Front = items.NewFront(b, items.Hooks{Batch: e.Batch, ListItems: e.listItems, DeletePrefix: e.deletePrefix})
+	e.front = items.NewFront(b, items.Hooks{Batch: e.Batch, ListItems: e.listItems, DeletePrefix: e.deletePrefix})
 	b.StartSweeper(e.Sweep)
 	return e, nil
 }

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/memvault/memvault/store"
-	"github.com/memvault/memvault/store/internal/items"
 	"github.com/memvault/memvault/store/vecindex"
 )
 
@@ -366,10 +365,6 @@ func IndexCache(e *Engine) *vecindex.Cache {
 // FloatsLoaded reports whether e's exact float copy is in memory (for
 // tests).
 func FloatsLoaded(e *Engine) bool { return e.ci != nil && e.ci.floats != nil && e.ci.floats.loaded() }
-
-// BaseOf returns e's core (options, clock, closed state), for a driver's
-// operations beyond the seam (re-encryption, re-embedding).
-func BaseOf(e *Engine) *items.Base { return e.b }
 
 // Decoder returns e's decoding of a stored value column (the inverse of
 // what the engine hands its driver), for a driver's operations beyond the

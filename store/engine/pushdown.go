@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/memvault/memvault/internal/binding"
@@ -26,12 +27,17 @@ type FilterTx interface {
 }
 
 // FenceTx is a write transaction that fences its writes itself (see
-// binding.Fence): PostgreSQL queues the fence's statements in the write's
-// own transaction, so that an erasure in another process waits for it.
-// The engine hands it the fence of the keys that sealed the values it
-// writes instead of checking them in this process.
+// store.WriteFence): PostgreSQL queues the fence's statements in the
+// write's own transaction, so that an erasure in another process waits for
+// it; a storage that commits under a lock of its own checks the fence
+// under that lock. The engine hands it the fence of the keys that sealed
+// the values it writes, once per write transaction before its writes,
+// instead of checking them in this process.
 type FenceTx interface {
-	Fence(ctx context.Context, f *binding.Fence) error
+	// Fence runs f in the transaction, or keeps it to run at Commit,
+	// before the writes; a write it refuses fails wrapping
+	// keys.ErrSubjectErased, storing nothing.
+	Fence(ctx context.Context, f store.WriteFence) error
 }
 
 // CondTx is a write transaction that writes a conditional put in one
@@ -48,7 +54,7 @@ type CondTx interface {
 // fence checks, or hands the driver, the fence of a write's sealing keys.
 func (e *Engine) fence(ctx context.Context, tx store.DriverTx, f *binding.Fence) error {
 	if ftx, ok := tx.(FenceTx); ok {
-		return ftx.Fence(ctx, f)
+		return ftx.Fence(ctx, &writeFence{c: e.vals.codec, f: f})
 	}
 	if e.caps.StatementReads {
 		return errStatementReads // a check before the writes would race the erasure
@@ -56,10 +62,37 @@ func (e *Engine) fence(ctx context.Context, tx store.DriverTx, f *binding.Fence)
 	return e.vals.codec.Check(ctx, f)
 }
 
+// writeFence is the store.WriteFence of the keys recorded in f, sealed by
+// c: what the engine hands a FenceTx.
+type writeFence struct {
+	c binding.Codec
+	f *binding.Fence
+}
+
+func (w *writeFence) Check(ctx context.Context) error { return w.c.Check(ctx, w.f) }
+
+func (w *writeFence) Statements() ([]store.FenceStatement, bool) {
+	stmts, ok := w.c.Statements(w.f)
+	if len(stmts) == 0 {
+		return nil, ok
+	}
+	out := make([]store.FenceStatement, len(stmts))
+	for i, st := range stmts {
+		out[i] = store.FenceStatement{SQL: st.SQL, Args: st.Args}
+	}
+	return out, ok
+}
+
+// ErrDriverCaps is the error of a driver whose declared capabilities
+// (store.DriverCaps) its transactions do not back: the engine refuses to
+// run on it, or refuses the operation that would need what is missing,
+// rather than run a rule that would not hold on that storage.
+var ErrDriverCaps = errors.New("driver capabilities not backed by its transactions")
+
 // errStatementReads is the error of a driver that declares
 // store.DriverCaps.StatementReads without what it requires: a write of
 // its transactions cannot depend on their reads.
-var errStatementReads = errors.New("driver declares StatementReads without UpsertVersions, CondTx and FenceTx (a write would depend on a read of another snapshot)")
+var errStatementReads = fmt.Errorf("%w: StatementReads without UpsertVersions, CondTx and FenceTx (a write would depend on a read of another snapshot)", ErrDriverCaps)
 
 // pushdown reports whether a search's filter may be pushed to the driver:
 // values are plain JSON.
@@ -81,7 +114,7 @@ func (e *Engine) scan(ctx context.Context, tx store.DriverTx, prefix store.Names
 // it does not become one of the stores that embed an Engine.
 func On(e *Engine, d store.Driver) *Engine {
 	c := &Engine{b: e.b, d: d, caps: d.Caps(), vals: e.vals, docs: e.docs, ci: e.ci, cache: e.cache}
-	c.Front = items.NewFront(e.b, items.Hooks{Batch: c.Batch, ListItems: c.listItems, DeletePrefix: c.deletePrefix})
+	c.front = items.NewFront(e.b, items.Hooks{Batch: c.Batch, ListItems: c.listItems, DeletePrefix: c.deletePrefix})
 	return c
 }
 
@@ -97,8 +130,3 @@ func EncodeValue(ctx context.Context, e *Engine, k store.RowKey, v map[string]an
 func DecodeValue(ctx context.Context, e *Engine, k store.RowKey, raw []byte) (map[string]any, error) {
 	return e.vals.Decode(ctx, k, raw)
 }
-
-// Base returns e's core (options, clock, closed state), for a driver's
-// operations beyond the Store contract (setup, re-embedding,
-// re-encryption).
-func Base(e *Engine) *items.Base { return e.b }

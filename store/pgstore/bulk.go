@@ -85,7 +85,7 @@ func (d *driver) writeBulk(ctx context.Context, q DB, owned bool, r *putRows, ve
 
 // copyPuts runs a bulk write in tx (see writeBulk).
 func (d *driver) copyPuts(ctx context.Context, tx pgx.Tx, r *putRows, vecs [][]float32, now time.Time) error {
-	if err := pgfence.Exec(ctx, d.codec, tx, &r.fence); err != nil {
+	if err := pgfence.Exec(ctx, tx, r.fence); err != nil {
 		return err
 	}
 	if len(r.del.key) > 0 {

@@ -48,7 +48,7 @@ WHERE s.prefix = $1 AND s.key = $2 AND s.updated_at = $7 AND (s.expires_at IS NU
 				return err
 			}
 			defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // after Commit a no-op
-			if err := pgfence.Exec(ctx, t.d.codec, tx, &t.fence); err != nil {
+			if err := pgfence.Exec(ctx, tx, t.fence); err != nil {
 				return err
 			}
 			tag, err := tx.Exec(ctx, item, args...)

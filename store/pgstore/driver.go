@@ -90,7 +90,7 @@ type pgTx struct {
 	// A write transaction's queued work, sent at Commit.
 	puts    []store.RowWrite
 	dels    []store.RowKey
-	fence   binding.Fence
+	fence   []store.WriteFence
 	refresh []store.RowWrite // Row.RowKey and Row.Expires only
 	cond    *store.PutCondition
 }

@@ -157,7 +157,7 @@ func New(db DB, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Store{Engine: e, d: d, b: engine.Base(e), opts: opts}, nil
+	return &Store{Engine: e, d: d, b: items.EngineBase(e), opts: opts}, nil
 }
 
 // indexEmbedder is the index's embedder as the engine gets it: queries

@@ -71,9 +71,9 @@ func (t *pgTx) Delete(_ context.Context, k store.RowKey) error {
 }
 
 // Fence implements engine.FenceTx: the fence's statements go first in the
-// write's transaction (pgfence).
-func (t *pgTx) Fence(_ context.Context, f *binding.Fence) error {
-	t.fence.Merge(f)
+// write's transaction, at Commit (pgfence).
+func (t *pgTx) Fence(_ context.Context, f store.WriteFence) error {
+	t.fence = append(t.fence, f)
 	return nil
 }
 
@@ -165,7 +165,7 @@ type putRows struct {
 	ttlM  []*int32
 	reidx struct{ prefix, key []string }
 	vec   struct{ prefix, key, field []string } // one per vector in vecs
-	fence binding.Fence                         // the keys that sealed the values
+	fence []store.WriteFence                    // the keys that sealed the values
 }
 
 // sendPuts sends a put's statements as one batch (one implicit
@@ -174,7 +174,7 @@ type putRows struct {
 func (d *driver) sendPuts(ctx context.Context, q Querier, owned bool, r *putRows, vecs [][]float32, binary bool, now time.Time) error {
 
 	b := &pgx.Batch{}
-	inSQL := pgfence.Queue(d.codec, b, &r.fence)
+	inSQL := pgfence.Queue(b, r.fence)
 	if len(r.del.key) > 0 {
 		b.Queue(d.deleteItems(), r.del.prefix, r.del.key)
 	}
@@ -193,7 +193,7 @@ func (d *driver) sendPuts(ctx context.Context, q Querier, owned bool, r *putRows
 			return fmt.Errorf("postgres: put: %T cannot begin the transaction that fences the put", q)
 		}
 		send = func() error {
-			return pgfence.InTx(ctx, d.codec, begin, &r.fence, func(tx pgx.Tx) error { return tx.SendBatch(ctx, b).Close() })
+			return pgfence.InTx(ctx, begin, r.fence, func(tx pgx.Tx) error { return tx.SendBatch(ctx, b).Close() })
 		}
 	}
 	if err := retry(ctx, owned, send); err != nil {

@@ -47,6 +47,10 @@ type tx struct {
 	write bool
 	cw    *codeWrite // a write's bookkeeping, read at its first change
 	buf   []store.Vector
+	// argv holds exec's arguments: database/sql keeps none past the
+	// call, so one array per transaction serves all its statements
+	// instead of a slice per statement.
+	argv [8]any
 }
 
 func (d *driver) Begin(ctx context.Context, write bool) (store.DriverTx, error) {
@@ -79,21 +83,34 @@ var errReadOnly = errors.New("sqlite: write in a read-only transaction")
 
 const itemColumns = `prefix, key, value, created_at, updated_at, expires_at, ttl_minutes`
 
-// scanRow scans a row of itemColumns.
-func scanRow(rs interface{ Scan(...any) error }) (store.Row, error) {
-	var (
-		r                   store.Row
-		created, updated    int64
-		expires, ttlMinutes sql.NullInt64
-	)
-	if err := rs.Scan(&r.NS, &r.Key, &r.Value, &created, &updated, &expires, &ttlMinutes); err != nil {
-		return r, err
+// rowScanner scans rows of itemColumns. Scan's targets, and the argument
+// list naming them, escape to the heap: they are allocated once per query,
+// not once per row (Scan stores copies of strings and bytes, so reusing
+// them shares nothing between rows).
+type rowScanner struct {
+	r                   store.Row
+	created, updated    int64
+	expires, ttlMinutes sql.NullInt64
+	dest                [7]any
+}
+
+func newRowScanner() *rowScanner {
+	s := &rowScanner{}
+	s.dest = [7]any{&s.r.NS, &s.r.Key, &s.r.Value, &s.created, &s.updated, &s.expires, &s.ttlMinutes}
+	return s
+}
+
+// scan scans the current row of rs.
+func (s *rowScanner) scan(rs interface{ Scan(...any) error }) (store.Row, error) {
+	if err := rs.Scan(s.dest[:]...); err != nil {
+		return store.Row{}, err
 	}
-	r.Created, r.Updated = time.Unix(0, created), time.Unix(0, updated)
-	if expires.Valid {
-		r.Expires = time.Unix(0, expires.Int64)
+	r := s.r
+	r.Created, r.Updated = time.Unix(0, s.created), time.Unix(0, s.updated)
+	if s.expires.Valid {
+		r.Expires = time.Unix(0, s.expires.Int64)
 	}
-	r.TTLMinutes = int(ttlMinutes.Int64)
+	r.TTLMinutes = int(s.ttlMinutes.Int64)
 	return r, nil
 }
 
@@ -108,8 +125,12 @@ func rows(rs *sql.Rows, err error) ([]store.Row, error) {
 // appendRows appends every row of rs to dst.
 func appendRows(dst []store.Row, rs *sql.Rows) ([]store.Row, error) {
 	defer rs.Close()
+	var sc *rowScanner
 	for rs.Next() {
-		r, err := scanRow(rs)
+		if sc == nil {
+			sc = newRowScanner()
+		}
+		r, err := sc.scan(rs)
 		if err != nil {
 			return dst, err
 		}
@@ -119,7 +140,7 @@ func appendRows(dst []store.Row, rs *sql.Rows) ([]store.Row, error) {
 }
 
 func (t *tx) Get(ctx context.Context, k store.RowKey) (store.Row, bool, error) {
-	r, err := scanRow(t.StmtContext(ctx, t.rs.get).QueryRowContext(ctx, k.NS, k.Key))
+	r, err := newRowScanner().scan(t.StmtContext(ctx, t.rs.get).QueryRowContext(ctx, k.NS, k.Key))
 	if errors.Is(err, sql.ErrNoRows) {
 		return store.Row{}, false, nil
 	}
@@ -250,7 +271,9 @@ func (t *tx) Namespaces(ctx context.Context, prefix store.Namespace, now time.Ti
 
 // exec runs a statement of the writer pool in t.
 func (t *tx) exec(ctx context.Context, st *sql.Stmt, args ...any) (int64, error) {
+	args = append(t.argv[:0], args...)
 	res, err := t.StmtContext(ctx, st).ExecContext(ctx, args...)
+	clear(args) // keep no value alive through the transaction
 	if err != nil {
 		return 0, err
 	}
@@ -267,6 +290,9 @@ func (t *tx) Put(ctx context.Context, w store.RowWrite) error {
 		return err
 	}
 	cw.changed(t, w.RowKey)
+	// Boxed once for the item's statements (a string in an interface is
+	// an allocation).
+	ns, key := any(w.NS), any(w.Key)
 	var exp, ttl any
 	if !w.Expires.IsZero() {
 		exp = w.Expires.UnixNano()
@@ -274,23 +300,24 @@ func (t *tx) Put(ctx context.Context, w store.RowWrite) error {
 	if w.TTLMinutes > 0 {
 		ttl = w.TTLMinutes
 	}
-	upd := w.Updated.UnixNano()
 	if w.Reindex {
-		if err := t.dropVectors(ctx, cw, w.RowKey); err != nil {
+		if err := t.dropVectors(ctx, cw, w.RowKey, ns, key); err != nil {
 			return err
 		}
 	}
-	// The vectors' and codes' updated_at is the row's, as stored.
-	if err := t.StmtContext(ctx, t.d.st.replace).QueryRowContext(ctx, w.NS, w.Key, w.Value, w.Created.UnixNano(), upd, exp, ttl).Scan(&upd); err != nil {
+	if _, err := t.exec(ctx, t.d.st.replace, ns, key, w.Value, w.Created.UnixNano(), w.Updated.UnixNano(), exp, ttl); err != nil {
 		return err
 	}
+	// The vectors' and codes' updated_at is the row's, as stored (the
+	// statements read it).
 	coded := false
 	for _, v := range w.Vectors {
-		if _, err := t.exec(ctx, t.d.st.insVec, w.NS, w.Key, v.Field, encodeVector(v.Vec), upd, upd); err != nil {
+		field := any(v.Field)
+		if _, err := t.exec(ctx, t.d.st.insVec, ns, key, field, encodeVector(v.Vec)); err != nil {
 			return err
 		}
 		if v.Code != nil {
-			if _, err := t.exec(ctx, t.d.st.insCode, w.NS, w.Key, v.Field, upd, v.Code); err != nil {
+			if _, err := t.exec(ctx, t.d.st.putCode, ns, key, field, v.Code); err != nil {
 				return err
 			}
 			coded = true
@@ -302,13 +329,13 @@ func (t *tx) Put(ctx context.Context, w store.RowWrite) error {
 	return nil
 }
 
-// dropVectors deletes an item's vectors and codes; its codes leave the
-// coverage.
-func (t *tx) dropVectors(ctx context.Context, cw *codeWrite, k store.RowKey) error {
-	if _, err := t.exec(ctx, t.d.st.delVec, k.NS, k.Key); err != nil {
+// dropVectors deletes the vectors and codes of item k (ns and key: its
+// namespace and key, boxed); its codes leave the coverage.
+func (t *tx) dropVectors(ctx context.Context, cw *codeWrite, k store.RowKey, ns, key any) error {
+	if _, err := t.exec(ctx, t.d.st.delVec, ns, key); err != nil {
 		return err
 	}
-	n, err := t.exec(ctx, t.d.st.delCodes, k.NS, k.Key)
+	n, err := t.exec(ctx, t.d.st.delCodes, ns, key)
 	if n > 0 {
 		cw.cov.Cov.Sub(vecindex.ItemHash(k))
 	}
@@ -322,10 +349,11 @@ func (t *tx) Delete(ctx context.Context, k store.RowKey) error {
 	}
 	cw.changed(t, k)
 	cw.deleted = true
-	if err := t.dropVectors(ctx, cw, k); err != nil {
+	ns, key := any(k.NS), any(k.Key)
+	if err := t.dropVectors(ctx, cw, k, ns, key); err != nil {
 		return err
 	}
-	_, err = t.exec(ctx, t.d.st.delItem, k.NS, k.Key)
+	_, err = t.exec(ctx, t.d.st.delItem, ns, key)
 	return err
 }
 

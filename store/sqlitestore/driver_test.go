@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/memvault/memvault/store"
 )
@@ -67,5 +68,42 @@ func TestWriteWithoutIndexKeepsCodes(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestVectorsCarryTheRowsUpdatedAt: a replace within one clock tick moves
+// the item's updated_at past the replaced row's (the replace rule in the
+// upsert), and the item's vectors and codes carry the updated_at stored,
+// not the engine's clock: the code index and the exact ranking order ties
+// by it, and must agree with the item. The statements that write them
+// read it from the item's row.
+func TestVectorsCarryTheRowsUpdatedAt(t *testing.T) {
+	ctx := context.Background()
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	idx := &store.IndexConfig{Embedder: vecEmbedder{16}, Fields: []string{"text", "title"}}
+	s := openStore(t, filepath.Join(t.TempDir(), "ticks.db"), Options{Index: idx, Now: func() time.Time { return at }})
+	defer s.Close()
+	ns := store.Namespace{"u"}
+	for i := range 3 {
+		if err := s.Put(ctx, ns, "k", map[string]any{"text": fmt.Sprint("t", i), "title": "x"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var item int64
+	if err := s.db.Writer().QueryRowContext(ctx, `SELECT updated_at FROM store WHERE prefix = 'u' AND key = 'k'`).Scan(&item); err != nil {
+		t.Fatal(err)
+	}
+	if want := at.UnixNano() + 2; item != want {
+		t.Fatalf("item's updated_at after three puts in one tick = %d, want %d", item, want)
+	}
+	for _, table := range []string{"store_vectors", "store_vector_codes"} {
+		var n, other int
+		if err := s.db.Writer().QueryRowContext(ctx, `SELECT count(*), count(*) FILTER (WHERE updated_at <> ?) FROM `+table+`
+			WHERE prefix = 'u' AND key = 'k'`, item).Scan(&n, &other); err != nil {
+			t.Fatal(err)
+		}
+		if n != 2 || other != 0 {
+			t.Fatalf("%s: %d rows of the item, %d not at its updated_at %d; want 2, 0", table, n, other, item)
+		}
 	}
 }

@@ -6,8 +6,8 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/memvault/memvault/store/engine"
 	"github.com/memvault/memvault/store/internal/indexing"
+	"github.com/memvault/memvault/store/internal/items"
 )
 
 // checkEmbedder records the configured embedder's name (with the vector
@@ -21,7 +21,7 @@ import (
 // from the embedder that opens it; the size is then written into the
 // record, once, when the open is accepted.
 func (s *Store) checkEmbedder(ctx context.Context) error {
-	b := engine.BaseOf(s.Engine)
+	b := items.EngineBase(s.Engine)
 	if b.Index == nil {
 		return nil
 	}

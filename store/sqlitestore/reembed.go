@@ -18,7 +18,7 @@ import (
 // left as they are and counted in the error.
 func (s *Store) Reembed(ctx context.Context, to embeddings.Embedder, opt store.ReembedOptions) (int64, error) {
 	r := s.db.Reader()
-	return engine.BaseOf(s.Engine).Reembed(ctx, items.Vectors{
+	return items.EngineBase(s.Engine).Reembed(ctx, items.Vectors{
 		Count: func(ctx context.Context) (n int64, err error) {
 			err = r.QueryRowContext(ctx, `SELECT count(*) FROM store_vectors`).Scan(&n)
 			return n, err

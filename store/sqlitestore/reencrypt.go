@@ -5,7 +5,6 @@ import (
 
 	"github.com/memvault/memvault/internal/sqlexec"
 	"github.com/memvault/memvault/reencrypt"
-	"github.com/memvault/memvault/store/engine"
 	"github.com/memvault/memvault/store/internal/items"
 )
 
@@ -23,5 +22,5 @@ import (
 // Reencrypt again once it is done.
 func (s *Store) Reencrypt(ctx context.Context, opt reencrypt.Options) (reencrypt.Stats, error) {
 	db := sqlexec.SQLite{Read: s.db.Reader(), Write: s.db.Write, CompactFile: s.db.Compact}
-	return engine.BaseOf(s.Engine).ReencryptSQL(ctx, db, s.serde, opt, "store", items.ValueSQL{Read: "value", Set: "?", Match: "CAST(value AS BLOB) = ?"})
+	return items.EngineBase(s.Engine).ReencryptSQL(ctx, db, s.serde, opt, "store", items.ValueSQL{Read: "value", Set: "?", Match: "CAST(value AS BLOB) = ?"})
 }

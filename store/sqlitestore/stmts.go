@@ -18,8 +18,8 @@ type readStmts struct {
 // (reader pool) or, in a batch with writes, in the write transaction
 // (writer pool), so the read statements exist on both.
 type stmts struct {
-	r, w                                            *readStmts
-	bump, delVec, delItem, replace, insVec, refresh *sql.Stmt
+	r, w                                                     *readStmts
+	bump, delVec, delItem, replace, insVec, putCode, refresh *sql.Stmt
 	// the code index's (codes.go)
 	quant, delCodes, insCode, insLog, trimLog, setQuant *sql.Stmt
 	all                                                 []*sql.Stmt
@@ -39,11 +39,17 @@ const (
 		VALUES (?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (prefix, key) DO UPDATE SET value = excluded.value,
 			updated_at = max(excluded.updated_at, store.updated_at + 1),
-			expires_at = excluded.expires_at, ttl_minutes = excluded.ttl_minutes
-		RETURNING updated_at`
+			expires_at = excluded.expires_at, ttl_minutes = excluded.ttl_minutes`
+	// sqlInsVec and sqlPutCode write a vector and its code of the item
+	// sqlReplace wrote, with the item's updated_at as stored (which the
+	// replace rule may have moved past the engine's): taken in SQL, so
+	// that the replace is an exec, not a query returning it.
 	sqlInsVec = `INSERT INTO store_vectors (prefix, key, field_name, embedding, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (prefix, key, field_name) DO UPDATE SET
+		SELECT ?1, ?2, ?3, ?4, s.updated_at, s.updated_at FROM store s WHERE s.prefix = ?1 AND s.key = ?2
+		ON CONFLICT (prefix, key, field_name) DO UPDATE SET
 		embedding = excluded.embedding, updated_at = excluded.updated_at`
+	sqlPutCode = `INSERT OR REPLACE INTO store_vector_codes (prefix, key, field_name, updated_at, code)
+		SELECT ?1, ?2, ?3, s.updated_at, ?4 FROM store s WHERE s.prefix = ?1 AND s.key = ?2`
 	sqlRefresh = `UPDATE store SET expires_at = ? WHERE prefix = ? AND key = ? AND ttl_minutes > 0`
 
 	sqlQuant    = `SELECT g.gen, q.codes_gen, q.centre, q.snapshot_gen, q.code_items, q.code_sum FROM store_generation g, store_vector_quant q WHERE g.id = 0 AND q.id = 0`
@@ -80,6 +86,7 @@ func prepare(ctx context.Context, db *sqlitedb.DB) (*stmts, error) {
 	st.delItem = p(w, sqlDelItem)
 	st.replace = p(w, sqlReplace)
 	st.insVec = p(w, sqlInsVec)
+	st.putCode = p(w, sqlPutCode)
 	st.refresh = p(w, sqlRefresh)
 	st.quant = p(w, sqlQuant)
 	st.delCodes = p(w, sqlDelCodes)

@@ -39,6 +39,14 @@ func NewBase(driver string, index *store.IndexConfig, ttl *store.TTLConfig, now 
 	return &Base{Config: cfg, now: now, stop: make(chan struct{}), done: make(chan struct{})}, nil
 }
 
+// EngineBase returns the Base of a store engine (an *engine.Engine of
+// package store/engine, which sets this function when it is initialized;
+// it is given as any because this package is below the engine). The
+// drivers of this module use it for their operations beyond the seam
+// (setup, re-embedding, re-encryption); the engine's exported API names no
+// internal type, so that drivers in other modules can implement the seam.
+var EngineBase func(e any) *Base
+
 // Now is the store's clock.
 func (b *Base) Now() time.Time { return b.now() }
 
