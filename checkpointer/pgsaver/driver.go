@@ -458,7 +458,8 @@ func (t *pgTx) Heads(ctx context.Context, sel checkpointer.HeadSelector) ([]chec
 	return heads(ctx, t.tx, t.q, sel)
 }
 
-// Heads implements checkpointer.Driver: one statement.
+// Heads implements checkpointer.Driver: one statement. The engine
+// decides on them what it locks (pgTx.Lock).
 func (d *driver) Heads(ctx context.Context, sel checkpointer.HeadSelector) ([]checkpointer.Head, error) {
 	return heads(ctx, d.db, d.q, sel)
 }
@@ -475,9 +476,17 @@ func heads(ctx context.Context, db DB, q *queries, sel checkpointer.HeadSelector
 // heads is the statement and arguments of the heads sel selects.
 func (q *queries) heads(sel checkpointer.HeadSelector) (string, []any) {
 	if len(sel.RunIDs) > 0 {
-		return q.headsRuns, []any{sel.RunIDs}
+		return q.headsRuns[btoi(sel.Orphans)], []any{sel.RunIDs}
 	}
-	return q.headsThreads, []any{sel.Threads, sel.NS}
+	return q.headsThreads[btoi(sel.Orphans)], []any{sel.Threads, sel.NS}
+}
+
+// btoi is 1 for true, 0 for false.
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func scanHeads(rows pgx.Rows) ([]checkpointer.Head, error) {

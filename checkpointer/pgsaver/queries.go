@@ -17,8 +17,8 @@ type queries struct {
 	upsertWrites  string
 	threads       string
 	threadInfos   string
-	headsThreads  string
-	headsRuns     string
+	headsThreads  [2]string // without, with the orphan write sets
+	headsRuns     [2]string
 	lock          string
 	remove        string
 	gcBlobs       string
@@ -131,21 +131,25 @@ ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) `
 GROUP BY thread_id ORDER BY max(checkpoint_id) DESC, thread_id`)
 
 	// The heads of a removal: every checkpoint of the selected namespaces
-	// with what the engine's rules read, and every orphan write set. A
-	// document without a numeric v is read as current (4), as selectTuple
-	// reads it (no pending sends).
-	// The run ids only for a selection by run: a sweep's heads do not
-	// read every checkpoint's metadata.
-	heads := func(where, runID string) string {
-		return f(`SELECT thread_id, checkpoint_ns, checkpoint_id, true, coalesce(parent_checkpoint_id, ''),
-	CASE WHEN jsonb_typeof(checkpoint -> 'v') = 'number' THEN least(greatest(floor((checkpoint ->> 'v')::numeric), -1), 1000)::int ELSE 4 END,
+	// with what the engine's rules read and, when asked, every orphan
+	// write set. The rules read only whether a document's v is before 4:
+	// a v of 4 (every put's) is one comparison, not three; a document
+	// without a numeric v is read as current (4), as selectTuple reads
+	// it (no pending sends). The run ids only for a selection by run: a
+	// sweep's heads do not read every checkpoint's metadata. The orphans
+	// are the distinct write keys no checkpoint of the selection holds,
+	// each probed by primary key.
+	heads := func(where, runID string) [2]string {
+		ckpts := f(`SELECT thread_id, checkpoint_ns, checkpoint_id, true, coalesce(parent_checkpoint_id, ''),
+	CASE WHEN checkpoint -> 'v' < '4'::jsonb AND jsonb_typeof(checkpoint -> 'v') = 'number'
+		THEN greatest(floor((checkpoint ->> 'v')::numeric), -1)::int ELSE 4 END,
 	` + runID + `
-FROM {checkpoints} WHERE ` + where + `
+FROM {checkpoints} WHERE ` + where)
+		return [2]string{ckpts, ckpts + f(`
 UNION ALL
-SELECT thread_id, checkpoint_ns, checkpoint_id, false, '', 0, '' FROM (
-	SELECT thread_id, checkpoint_ns, checkpoint_id FROM {writes} WHERE ` + where + `
-	EXCEPT
-	SELECT thread_id, checkpoint_ns, checkpoint_id FROM {checkpoints} WHERE ` + where + `) orphans`)
+SELECT DISTINCT thread_id, checkpoint_ns, checkpoint_id, false, '', 0, '' FROM {writes} w WHERE `+where+`
+	AND NOT EXISTS (SELECT 1 FROM {checkpoints} c WHERE `+where+`
+		AND c.thread_id = w.thread_id AND c.checkpoint_ns = w.checkpoint_ns AND c.checkpoint_id = w.checkpoint_id)`)}
 	}
 	// $2 NULL: every namespace.
 	q.headsThreads = heads(`thread_id = ANY($1) AND ($2::text IS NULL OR checkpoint_ns = $2)`, `''`)
