@@ -1,6 +1,10 @@
 package pgsaver
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/memvault/memvault/checkpointer/internal/sqlrows"
+)
 
 // queries holds every statement with the table names filled in, built once
 // per Saver so hot paths do no string work and pgx's statement cache sees the
@@ -25,9 +29,7 @@ type queries struct {
 	gcThreads     string
 	lockThreads   string
 	deleteThreads string
-	srcCkpts      string
-	srcBlobs      string
-	srcWrites     string
+	thread        [3]string // every row of a thread (sqlrows.Thread)
 	putCkptsCopy  string
 	putBlobsCopy  string
 	putWritesCopy string
@@ -126,9 +128,8 @@ ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) `
 	q.upsertWrites = f(writesInsert + `DO UPDATE SET channel = EXCLUDED.channel, type = EXCLUDED.type, blob = EXCLUDED.blob`)
 
 	// A page of thread ids after $1, from the primary key.
-	q.threads = f(`SELECT DISTINCT thread_id FROM {checkpoints} WHERE thread_id > $1 ORDER BY thread_id LIMIT $2`)
-	q.threadInfos = f(`SELECT thread_id, count(*), max(checkpoint_id) FROM {checkpoints}
-GROUP BY thread_id ORDER BY max(checkpoint_id) DESC, thread_id`)
+	q.threads = sqlrows.ThreadsSQL(q.checkpoints, "$1", "$2")
+	q.threadInfos = sqlrows.ThreadInfosSQL(q.checkpoints)
 
 	// The heads of a removal: every checkpoint of the selected namespaces
 	// with what the engine's rules read and, when asked, every orphan
@@ -237,11 +238,7 @@ SELECT count(*) FROM b`)
 
 	// Every row of a thread (CopyThread), and their copies, replacing the
 	// destination's rows with the same keys.
-	q.srcCkpts = f(`SELECT checkpoint_ns, checkpoint_id, coalesce(parent_checkpoint_id, ''), checkpoint, metadata, coalesce(type, '')
-FROM {checkpoints} WHERE thread_id = $1`)
-	q.srcBlobs = f(`SELECT checkpoint_ns, channel, version, type, blob FROM {blobs} WHERE thread_id = $1`)
-	q.srcWrites = f(`SELECT checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, coalesce(type, ''), blob
-FROM {writes} WHERE thread_id = $1`)
+	q.thread = sqlrows.Tables{Checkpoints: q.checkpoints, Blobs: q.blobs, Writes: q.writes}.ThreadSQL("$1")
 	q.putCkptsCopy = f(`INSERT INTO {checkpoints} (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata)
 SELECT $1, ns, id, nullif(p, ''), nullif(ty, ''), doc, md
 FROM unnest($2::text[], $3::text[], $4::text[], $5::jsonb[], $6::jsonb[], $7::text[]) AS t(ns, id, p, doc, md, ty)
