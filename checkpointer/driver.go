@@ -67,9 +67,11 @@ type Driver interface {
 	// PutWrites stores w's rows atomically: a stored (task, idx) is kept,
 	// unless w.Upsert, which replaces it.
 	PutWrites(ctx context.Context, w *WriteRows) error
-	// Heads is DriverTx.Heads outside a transaction: a driver that is not
-	// Serialized answers it with one read, which spares a removal with
-	// nothing to remove its transaction.
+	// Heads is DriverTx.Heads outside a transaction. On a driver that is
+	// not Serialized the engine decides what to lock on it (Lock reads
+	// the heads again, after the wait), so a removal reads the heads
+	// twice, and one with nothing to remove costs one read and no
+	// transaction.
 	Heads(ctx context.Context, sel HeadSelector) ([]Head, error)
 	// DeleteThreads deletes every row of the threads atomically.
 	DeleteThreads(ctx context.Context, threads []string) error
@@ -82,9 +84,10 @@ type Driver interface {
 // DriverTx is a Driver's transaction (see Driver.Update). Its methods are
 // valid only inside the function given to Update.
 type DriverTx interface {
-	// Heads returns the head of every checkpoint and every orphan write set
-	// (writes of a checkpoint id not stored) of the namespaces sel names,
-	// as the storage holds them now.
+	// Heads returns the head of every checkpoint of the namespaces sel
+	// names and, when sel.Orphans, of every orphan write set (writes of a
+	// checkpoint id not stored), as the storage holds them now. The
+	// engine reads them in a transaction only on a Serialized driver.
 	Heads(ctx context.Context, sel HeadSelector) ([]Head, error)
 	// Lock takes the checkpoints rs names (not their namespaces) from
 	// concurrent puts — a put continuing one of them waits for the
@@ -281,6 +284,11 @@ type HeadSelector struct {
 	// RunIDs: every namespace holding a checkpoint whose metadata run_id
 	// is one of these (a JSON string).
 	RunIDs []string
+	// Orphans: the orphan write sets are wanted too. The engine asks only
+	// when its rule removes them (a prune, an idle thread of a sweep):
+	// finding them costs a SQL driver a pass over the writes. A driver
+	// may return them regardless.
+	Orphans bool
 }
 
 // Head is what the engine decides removals on: a checkpoint's coordinates
@@ -290,7 +298,8 @@ type Head struct {
 	// Stored is false for writes of a checkpoint id that is not stored.
 	Stored bool
 	Parent string
-	// V is the document's format version.
+	// V is the document's format version. The rules read only whether it
+	// is before 4, so a driver may report any version from 4 up as 4.
 	V int
 	// RunID is the metadata's run_id when it is a JSON string; a driver
 	// may leave it empty unless the selector names RunIDs.

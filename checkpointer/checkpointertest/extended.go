@@ -117,6 +117,26 @@ func (s *suite) testPrune(t *testing.T) {
 			w.writes = []pw{{"task", "ch", "val"}}
 			checkTuple(t, mustGetSome(t, sv, cfgOf(thread, ns, "")), w)
 		}},
+		{"keep_latest_removes_orphan_writes", func(t *testing.T, sv checkpointer.Saver, ns string) {
+			// Writes whose checkpoint is not stored are history like the
+			// checkpoints before the latest: they go. A driver is asked
+			// for them only when the rule removes them
+			// (HeadSelector.Orphans).
+			p := pruner(t, sv)
+			thread := newThreadID("prune")
+			chain := putChain(t, sv, thread, ns, 2)
+			orphan := checkpointer.NewID(7)
+			mustPutWrites(t, sv, cfgOf(thread, ns, orphan), []wr{{"ch", "orphan_val"}}, "task", "")
+			if err := p.Prune(t.Context(), []string{thread}, checkpointer.PruneKeepLatest); err != nil {
+				t.Fatal(err)
+			}
+			checkIDs(t, "after prune", idsOf(listThread(t, sv, thread, ns)), []string{chain[1].want.id})
+			// Writes would show once their checkpoint is stored.
+			cp := newCheckpoint(7, nil, nil)
+			cp.ID = orphan
+			mustPut(t, sv, cfgOf(thread, ns, ""), cp, nil, nil)
+			checkTuple(t, mustGetSome(t, sv, cfgOf(thread, ns, orphan)), want{thread: thread, ns: ns, id: orphan})
+		}},
 		{"delete_strategy", func(t *testing.T, sv checkpointer.Saver, ns string) {
 			p := pruner(t, sv)
 			thread := newThreadID("prune")

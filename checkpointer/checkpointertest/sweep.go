@@ -101,6 +101,27 @@ func (s *suite) testSweep(t *testing.T) {
 			t.Fatalf("mixed thread has %d root checkpoints, want 2", n)
 		}
 	})
+	t.Run("idle_thread_orphan_writes", func(t *testing.T) {
+		// An idle thread goes whole, the writes of checkpoint ids not
+		// stored too; a sweep without IdleTTL does not ask the driver for
+		// them (HeadSelector.Orphans).
+		sv := s.newSaver(t)
+		sw := sweeper(t, sv)
+		idle := newThreadID("sw-idle")
+		ids := agedIDs(48 * hour)
+		putChainIDs(t, sv, idle, "", 2, ids)
+		orphan := ids(7)
+		mustPutWrites(t, sv, cfgOf(idle, "", orphan), []wr{{"ch", "orphan_val"}}, "task", "")
+		rep := mustSweep(t, sw, checkpointer.RetentionPolicy{IdleTTL: 24 * hour}, checkpointer.SweepOptions{})
+		if rep.ThreadsDeleted != 1 || rep.Writes != 1 {
+			t.Fatalf("report %+v: want 1 thread and its 1 orphan write deleted", rep)
+		}
+		// The writes would show once their checkpoint is stored.
+		cp := newCheckpoint(7, nil, nil)
+		cp.ID = orphan
+		mustPut(t, sv, cfgOf(idle, "", ""), cp, nil, nil)
+		checkTuple(t, mustGetSome(t, sv, cfgOf(idle, "", orphan)), want{thread: idle, id: orphan})
+	})
 	t.Run("keep_latest", func(t *testing.T) {
 		sv := s.newSaver(t)
 		sw := sweeper(t, sv)

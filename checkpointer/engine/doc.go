@@ -18,5 +18,8 @@
 // driver, is the specification. A driver stores and fetches rows and runs
 // the write fence inside each write; it never decodes a document, opens a
 // value or chooses which rows go. checkpointer/memsaver is the smallest
-// complete driver and the one to read first.
+// complete driver and the one to read first. The SQL drivers of this
+// module share their row handling — thread pages, thread infos, heads, a
+// thread's rows, a scan's key conditions — in
+// checkpointer/internal/sqlrows, so that each keeps only its statements.
 package engine

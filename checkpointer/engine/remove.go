@@ -72,46 +72,60 @@ func (s *Saver) deleteThread(ctx context.Context, thread string) error {
 }
 
 // remove runs one removal in a transaction: decide picks the rows to
-// remove from the heads of sel. On a storage that is not serialized the
-// picked checkpoints are locked first, then the heads read again — a put
-// that continued one of them, which the lock waited for, is in them now
-// and may change the decision — and only locked rows go.
+// remove from the heads of sel.
 func (s *Saver) remove(ctx context.Context, sel checkpointer.HeadSelector, decide func([]checkpointer.Head) []checkpointer.Removal) error {
+	err := s.removal(ctx, sel, decide, func(tx checkpointer.DriverTx, rs []checkpointer.Removal) error {
+		_, err := tx.Remove(ctx, rs, false)
+		return err
+	})
+	if err != nil {
+		return s.wrap(err)
+	}
+	return nil
+}
+
+// removal is the protocol of every removal: decide picks the rows to
+// remove from the heads of sel, and apply removes them in one
+// transaction. On a Serialized storage the heads are read in the
+// transaction, where they stay true until it ends. On any other, they are
+// read once before it (nothing to remove: no transaction), the picked
+// checkpoints locked in it, and the heads read again after the lock —
+// a put that continued one of them, which the lock waited for, is in them
+// now and may change the decision; only locked rows go. A read of the
+// heads in the transaction before the lock would see no more than the one
+// before it: it would only cost another pass over the rows.
+func (s *Saver) removal(ctx context.Context, sel checkpointer.HeadSelector, decide func([]checkpointer.Head) []checkpointer.Removal,
+	apply func(tx checkpointer.DriverTx, rs []checkpointer.Removal) error) error {
+	var picked []checkpointer.Removal
 	if !s.caps.Serialized {
-		// Nothing to remove is known from one read, without a
-		// transaction.
 		heads, err := s.d.Heads(ctx, sel)
 		if err != nil {
-			return s.wrap(err)
+			return err
 		}
-		if len(decide(heads)) == 0 {
+		if picked = decide(heads); len(picked) == 0 {
 			return nil
 		}
 	}
-	return s.update(ctx, func(tx checkpointer.DriverTx) error {
-		rs, err := s.decide(ctx, tx, sel, decide)
-		if err != nil || len(rs) == 0 {
+	return s.d.Update(ctx, func(tx checkpointer.DriverTx) error {
+		var heads []checkpointer.Head
+		var err error
+		if s.caps.Serialized {
+			heads, err = tx.Heads(ctx, sel)
+		} else {
+			heads, err = tx.Lock(ctx, picked, sel)
+		}
+		if err != nil {
 			return err
 		}
-		_, err = tx.Remove(ctx, rs, false)
-		return err
+		rs := decide(heads)
+		if !s.caps.Serialized {
+			rs = intersect(rs, picked)
+		}
+		if len(rs) == 0 {
+			return nil
+		}
+		return apply(tx, rs)
 	})
-}
-
-// decide is remove's decision, in tx.
-func (s *Saver) decide(ctx context.Context, tx checkpointer.DriverTx, sel checkpointer.HeadSelector, decide func([]checkpointer.Head) []checkpointer.Removal) ([]checkpointer.Removal, error) {
-	heads, err := tx.Heads(ctx, sel)
-	if err != nil {
-		return nil, err
-	}
-	rs := decide(heads)
-	if len(rs) == 0 || s.caps.Serialized {
-		return rs, nil
-	}
-	if heads, err = tx.Lock(ctx, rs, sel); err != nil {
-		return nil, err
-	}
-	return intersect(decide(heads), rs), nil
 }
 
 // intersect keeps, of each removal of rs, the ids also in locked.
@@ -140,7 +154,8 @@ func (s *Saver) prune(ctx context.Context, threads []string, strategy checkpoint
 		}
 		return nil
 	}
-	return s.remove(ctx, checkpointer.HeadSelector{Threads: threads}, func(heads []checkpointer.Head) []checkpointer.Removal {
+	// Orphan write sets go too.
+	return s.remove(ctx, checkpointer.HeadSelector{Threads: threads, Orphans: true}, func(heads []checkpointer.Head) []checkpointer.Removal {
 		var rs []checkpointer.Removal
 		for _, ns := range byNamespace(heads) {
 			// The latest checkpoint stays; everything else of the
@@ -259,21 +274,18 @@ func (s *Saver) Sweep(ctx context.Context, policy checkpointer.RetentionPolicy, 
 
 func (s *Saver) sweepBatch(ctx context.Context, threads []string, rule core.SweepRule, dryRun bool) (checkpointer.SweepReport, error) {
 	var rep checkpointer.SweepReport
-	err := s.d.Update(ctx, func(tx checkpointer.DriverTx) error {
+	// Orphan write sets go only with an idle thread.
+	sel := checkpointer.HeadSelector{Threads: threads, Orphans: rule.Floor != ""}
+	// The idle threads go whole; the rest keep their newest checkpoints.
+	// Both are one decision, taken (and on a storage that is not
+	// serialized, taken again after the lock) on the same heads.
+	var idle []string
+	decide := func(heads []checkpointer.Head) []checkpointer.Removal {
+		idle = idleThreads(threads, heads, rule.Floor)
+		return sweepRemovals(heads, idle, rule)
+	}
+	err := s.removal(ctx, sel, decide, func(tx checkpointer.DriverTx, rs []checkpointer.Removal) error {
 		rep = checkpointer.SweepReport{}
-		sel := checkpointer.HeadSelector{Threads: threads}
-		// The idle threads go whole; the rest keep their newest
-		// checkpoints. Both are one decision, taken (and on a storage
-		// that is not serialized, taken again after the lock) on the
-		// same heads.
-		var idle []string
-		rs, err := s.decide(ctx, tx, sel, func(heads []checkpointer.Head) []checkpointer.Removal {
-			idle = idleThreads(threads, heads, rule.Floor)
-			return sweepRemovals(heads, idle, rule)
-		})
-		if err != nil {
-			return err
-		}
 		if len(idle) > 0 && s.caps.Serialized {
 			// Nothing else writes meanwhile: the idle threads go whole.
 			idleSet := map[string]bool{}

@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/memvault/memvault/checkpointer"
+	"github.com/memvault/memvault/checkpointer/internal/sqlrows"
 	"github.com/memvault/memvault/internal/binding"
 	"github.com/memvault/memvault/internal/pgretry"
 )
@@ -121,27 +122,7 @@ func (d *driver) Scan(ctx context.Context, q checkpointer.DriverQuery) iter.Seq2
 // listQuery builds a Scan's statement. An empty statement means no row can
 // match (a filter holding a NUL, which stored metadata never contains).
 func (d *driver) listQuery(q checkpointer.DriverQuery) (string, []any, error) {
-	var sb strings.Builder
-	sb.WriteString(d.q.selectTuple)
-	args := make([]any, 0, 6)
-	where := func(cond string, arg any) {
-		args = append(args, arg)
-		if len(args) == 1 {
-			sb.WriteString("\nWHERE ")
-		} else {
-			sb.WriteString(" AND ")
-		}
-		sb.WriteString(strings.Replace(cond, "?", "$"+strconv.Itoa(len(args)), 1))
-	}
-	if q.Thread != "" {
-		where("c.thread_id = ?", q.Thread)
-	}
-	if q.NS != nil {
-		where("c.checkpoint_ns = ?", *q.NS)
-	}
-	if q.ID != "" {
-		where("c.checkpoint_id = ?", q.ID)
-	}
+	conds, args := sqlrows.Where(q)
 	if len(q.Filter) > 0 {
 		f, err := json.Marshal(q.Filter)
 		if err != nil {
@@ -150,10 +131,18 @@ func (d *driver) listQuery(q checkpointer.DriverQuery) (string, []any, error) {
 		if strings.Contains(string(f), `\u0000`) {
 			return "", nil, nil
 		}
-		where("c.metadata @> ?::jsonb", string(f))
+		conds, args = append(conds, "c.metadata @> ?::jsonb"), append(args, string(f))
 	}
-	if q.Before != "" {
-		where("c.checkpoint_id < ?", q.Before)
+	var sb strings.Builder
+	sb.WriteString(d.q.selectTuple)
+	for i, cond := range conds {
+		// The conditions' columns are the outer row's (c): the value
+		// and write subqueries are in the select list.
+		sep := " AND "
+		if i == 0 {
+			sep = "\nWHERE "
+		}
+		sb.WriteString(sep + strings.Replace(cond, "?", "$"+strconv.Itoa(i+1), 1))
 	}
 	sb.WriteString("\nORDER BY c.checkpoint_id DESC")
 	if q.Limit > 0 {
@@ -245,34 +234,19 @@ func (d *driver) Threads(ctx context.Context, after string, limit int) ([]string
 	if err != nil {
 		return nil, err
 	}
-	return pgx.CollectRows(rows, pgx.RowTo[string])
+	return sqlrows.Strings(rows)
 }
 
 // ThreadInfos implements checkpointer.Driver with one aggregate query,
 // streamed.
 func (d *driver) ThreadInfos(ctx context.Context) iter.Seq2[checkpointer.ThreadInfo, error] {
-	return func(yield func(checkpointer.ThreadInfo, error) bool) {
-		rows, err := d.db.Query(ctx, d.q.threadInfos)
-		if err != nil {
-			yield(checkpointer.ThreadInfo{}, fmt.Errorf("list threads: %w", err))
-			return
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var ti checkpointer.ThreadInfo
-			var n int64
-			if err := rows.Scan(&ti.ThreadID, &n, &ti.LatestCheckpointID); err != nil {
-				yield(ti, fmt.Errorf("list threads: %w", err))
-				return
-			}
-			ti.Checkpoints = int(n)
-			if !yield(ti, nil) {
-				return
-			}
-		}
-		if err := rows.Err(); err != nil {
-			yield(checkpointer.ThreadInfo{}, fmt.Errorf("list threads: %w", err))
-		}
+	return sqlrows.ThreadInfos(ctx, query(d.db), d.q.threadInfos)
+}
+
+// query is sqlrows.Query on db.
+func query(db DB) sqlrows.Query {
+	return func(ctx context.Context, sql string, args ...any) (sqlrows.Rows, error) {
+		return db.Query(ctx, sql, args...)
 	}
 }
 
@@ -287,15 +261,9 @@ func (d *driver) Put(ctx context.Context, p *checkpointer.PutRows) error {
 }
 
 // put runs a put's batch on db: the fence's statements first (failing
-// before anything is written), then queries.putCkpt. Without SQL
-// statements (the key table lives elsewhere) the fence is checked in a
-// transaction of its own around the batch.
+// before anything is written), then queries.putCkpt (see sendFenced).
 func put(ctx context.Context, db DB, q *queries, p *checkpointer.PutRows) error {
-	b := &pgx.Batch{}
-	stmts, inSQL := p.Fence.Statements()
-	for _, st := range stmts {
-		b.Queue(st.SQL, st.Args...)
-	}
+	b, inSQL := fenceBatch(p.Fence)
 	var parent *string
 	if p.Parent != "" {
 		parent = &p.Parent
@@ -316,21 +284,9 @@ func put(ctx context.Context, db DB, q *queries, p *checkpointer.PutRows) error 
 	}
 	b.Queue(q.putCkpt, p.Thread, p.NS, p.ID, parent, json.RawMessage(p.Doc), json.RawMessage(p.Meta),
 		chans, vers, types, data, inl, p.NeedsParent)
-	var tag pgconn.CommandTag // the checkpoint's insert, the batch's last statement
-	send := func(db DB) (err error) { tag, err = runBatchTag(ctx, db, b); return err }
-	var err error
-	if inSQL {
-		err = send(db)
-	} else {
-		err = pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
-			if err := p.Fence.Check(ctx); err != nil {
-				return err
-			}
-			return send(tx)
-		})
-	}
+	tag, err := sendFenced(ctx, db, p.Fence, inSQL, b) // the checkpoint's insert is the last statement
 	if err != nil {
-		return binding.FenceErr(err)
+		return err
 	}
 	if tag.RowsAffected() == 0 { // the parent it inherits from is gone: nothing was stored
 		return p.ErrParentMissing()
@@ -368,26 +324,44 @@ func putWrites(ctx context.Context, db DB, q *queries, w *checkpointer.WriteRows
 	if w.Upsert {
 		stmt = q.upsertWrites
 	}
-	stmts, inSQL := w.Fence.Statements()
-	if len(stmts) == 0 && inSQL {
+	b, inSQL := fenceBatch(w.Fence)
+	if b.Len() == 0 && inSQL {
 		_, err := db.Exec(ctx, stmt, w.Thread, w.NS, w.Checkpoint, w.Task, w.Path, idxs, chans, types, blobs)
 		return err
 	}
-	// The fence and the rows in one implicit transaction.
+	b.Queue(stmt, w.Thread, w.NS, w.Checkpoint, w.Task, w.Path, idxs, chans, types, blobs)
+	_, err := sendFenced(ctx, db, w.Fence, inSQL, b)
+	return err
+}
+
+// fenceBatch returns a batch holding f's statements, and whether f has
+// SQL statements at all (see sendFenced).
+func fenceBatch(f checkpointer.WriteFence) (*pgx.Batch, bool) {
 	b := &pgx.Batch{}
+	stmts, inSQL := f.Statements()
 	for _, st := range stmts {
 		b.Queue(st.SQL, st.Args...)
 	}
-	b.Queue(stmt, w.Thread, w.NS, w.Checkpoint, w.Task, w.Path, idxs, chans, types, blobs)
+	return b, inSQL
+}
+
+// sendFenced sends b, which starts with f's statements (fenceBatch), in
+// one implicit transaction; when f has no SQL statements (the key table
+// lives elsewhere), f is checked in a transaction of its own around b. It
+// returns the command tag of b's last statement.
+func sendFenced(ctx context.Context, db DB, f checkpointer.WriteFence, inSQL bool, b *pgx.Batch) (tag pgconn.CommandTag, err error) {
 	if inSQL {
-		return binding.FenceErr(runBatch(ctx, db, b))
-	}
-	return binding.FenceErr(pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
-		if err := w.Fence.Check(ctx); err != nil {
+		tag, err = runBatchTag(ctx, db, b)
+	} else {
+		err = pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
+			if err := f.Check(ctx); err != nil {
+				return err
+			}
+			tag, err = runBatchTag(ctx, tx, b)
 			return err
-		}
-		return runBatch(ctx, tx, b)
-	}))
+		})
+	}
+	return tag, binding.FenceErr(err)
 }
 
 // Update implements checkpointer.Driver: fn runs in a transaction (a
@@ -439,13 +413,9 @@ func (t *pgTx) PutWrites(ctx context.Context, w *checkpointer.WriteRows) error {
 // Fence implements checkpointer.DriverTx: the statements in the
 // transaction, or the check when there are none.
 func (t *pgTx) Fence(ctx context.Context, f checkpointer.WriteFence) error {
-	stmts, inSQL := f.Statements()
+	b, inSQL := fenceBatch(f)
 	if !inSQL {
 		return f.Check(ctx)
-	}
-	b := &pgx.Batch{}
-	for _, st := range stmts {
-		b.Queue(st.SQL, st.Args...)
 	}
 	if b.Len() == 0 {
 		return nil
@@ -458,7 +428,8 @@ func (t *pgTx) Heads(ctx context.Context, sel checkpointer.HeadSelector) ([]chec
 	return heads(ctx, t.tx, t.q, sel)
 }
 
-// Heads implements checkpointer.Driver: one statement.
+// Heads implements checkpointer.Driver: one statement. The engine
+// decides on them what it locks (pgTx.Lock).
 func (d *driver) Heads(ctx context.Context, sel checkpointer.HeadSelector) ([]checkpointer.Head, error) {
 	return heads(ctx, d.db, d.q, sel)
 }
@@ -469,27 +440,23 @@ func heads(ctx context.Context, db DB, q *queries, sel checkpointer.HeadSelector
 	if err != nil {
 		return nil, err
 	}
-	return scanHeads(rows)
+	return sqlrows.Heads(rows)
 }
 
 // heads is the statement and arguments of the heads sel selects.
 func (q *queries) heads(sel checkpointer.HeadSelector) (string, []any) {
 	if len(sel.RunIDs) > 0 {
-		return q.headsRuns, []any{sel.RunIDs}
+		return q.headsRuns[btoi(sel.Orphans)], []any{sel.RunIDs}
 	}
-	return q.headsThreads, []any{sel.Threads, sel.NS}
+	return q.headsThreads[btoi(sel.Orphans)], []any{sel.Threads, sel.NS}
 }
 
-func scanHeads(rows pgx.Rows) ([]checkpointer.Head, error) {
-	var out []checkpointer.Head
-	var h checkpointer.Head
-	var v int32
-	_, err := pgx.ForEachRow(rows, []any{&h.Thread, &h.NS, &h.ID, &h.Stored, &h.Parent, &v, &h.RunID}, func() error {
-		h.V = int(v)
-		out = append(out, h)
-		return nil
-	})
-	return out, err
+// btoi is 1 for true, 0 for false.
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // DeleteThreads implements checkpointer.Driver: one batch, one implicit
@@ -539,7 +506,7 @@ func (t *pgTx) Lock(ctx context.Context, rs []checkpointer.Removal, sel checkpoi
 	b.Queue(t.q.lock, threads, ct, cns, cid)
 	var out []checkpointer.Head
 	q, args := t.q.heads(sel)
-	b.Queue(q, args...).Query(func(rows pgx.Rows) (err error) { out, err = scanHeads(rows); return err })
+	b.Queue(q, args...).Query(func(rows pgx.Rows) (err error) { out, err = sqlrows.Heads(rows); return err })
 	return out, t.tx.SendBatch(ctx, b).Close()
 }
 
@@ -596,37 +563,7 @@ func (t *pgTx) DeleteThreads(ctx context.Context, threads []string, countOnly bo
 
 // Rows implements checkpointer.DriverTx.
 func (t *pgTx) Rows(ctx context.Context, thread string) (*checkpointer.ThreadRows, error) {
-	out := &checkpointer.ThreadRows{}
-	var c checkpointer.PutRows
-	rows, _ := t.tx.Query(ctx, t.q.srcCkpts, thread)
-	if _, err := pgx.ForEachRow(rows, []any{&c.NS, &c.ID, &c.Parent, &c.Doc, &c.Meta, &c.Type}, func() error {
-		out.Checkpoints = append(out.Checkpoints, c)
-		c = checkpointer.PutRows{}
-		return nil
-	}); err != nil {
-		return nil, err
-	}
-	var v checkpointer.NamespacedValue
-	rows, _ = t.tx.Query(ctx, t.q.srcBlobs, thread)
-	if _, err := pgx.ForEachRow(rows, []any{&v.NS, &v.Channel, &v.Version, &v.Type, &v.Data}, func() error {
-		out.Values = append(out.Values, v)
-		v = checkpointer.NamespacedValue{}
-		return nil
-	}); err != nil {
-		return nil, err
-	}
-	var w checkpointer.NamespacedWrite
-	var idx int32
-	rows, _ = t.tx.Query(ctx, t.q.srcWrites, thread)
-	if _, err := pgx.ForEachRow(rows, []any{&w.NS, &w.Checkpoint, &w.Task, &w.Path, &idx, &w.Channel, &w.Type, &w.Data}, func() error {
-		w.Idx = int(idx)
-		out.Writes = append(out.Writes, w)
-		w = checkpointer.NamespacedWrite{}
-		return nil
-	}); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return sqlrows.Thread(ctx, query(t.tx), t.q.thread, thread)
 }
 
 // Overwrite implements checkpointer.DriverTx: one statement per table.

@@ -119,8 +119,9 @@ func TestQueryPlansUseIndexes(t *testing.T) {
 		{"delete_thread values", s.q.gcThreads, []any{lit("{t7}")}, nil},
 		// Heads, locks and removals probe the checkpoints of their
 		// threads through one of its indexes.
-		{"heads of a thread", s.q.headsThreads, []any{lit("{t7}"), lit("NULL")}, []string{ckptOrThread, "checkpoint_writes_pkey|checkpoint_writes_thread_id_idx"}},
-		{"heads of a namespace", s.q.headsThreads, []any{lit("{t7}"), ""}, []string{ckptOrThread}},
+		{"heads of a thread", s.q.headsThreads[0], []any{lit("{t7}"), lit("NULL")}, []string{ckptOrThread}},
+		{"heads of a thread, orphans", s.q.headsThreads[1], []any{lit("{t7}"), lit("NULL")}, []string{ckptOrThread, "checkpoint_writes_pkey|checkpoint_writes_thread_id_idx"}},
+		{"heads of a namespace", s.q.headsThreads[0], []any{lit("{t7}"), ""}, []string{ckptOrThread}},
 		{"lock", s.q.lock, []any{lit("{t7}"), lit("{t7}"), lit("{\"\"}"), lit("{00000012}")}, []string{ckptOrThread}},
 		{"remove", s.q.remove, []any{lit("{t7}"), lit("{t7}"), lit("{\"\"}"), lit("{00000012}"), lit("{}"), lit("{}"), lit("{}")},
 			[]string{ckptOrThread, "checkpoint_writes_pkey|checkpoint_writes_thread_id_idx"}},

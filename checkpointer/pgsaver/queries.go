@@ -1,6 +1,10 @@
 package pgsaver
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/memvault/memvault/checkpointer/internal/sqlrows"
+)
 
 // queries holds every statement with the table names filled in, built once
 // per Saver so hot paths do no string work and pgx's statement cache sees the
@@ -17,17 +21,15 @@ type queries struct {
 	upsertWrites  string
 	threads       string
 	threadInfos   string
-	headsThreads  string
-	headsRuns     string
+	headsThreads  [2]string // without, with the orphan write sets
+	headsRuns     [2]string
 	lock          string
 	remove        string
 	gcBlobs       string
 	gcThreads     string
 	lockThreads   string
 	deleteThreads string
-	srcCkpts      string
-	srcBlobs      string
-	srcWrites     string
+	thread        [3]string // every row of a thread (sqlrows.Thread)
 	putCkptsCopy  string
 	putBlobsCopy  string
 	putWritesCopy string
@@ -126,26 +128,29 @@ ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) `
 	q.upsertWrites = f(writesInsert + `DO UPDATE SET channel = EXCLUDED.channel, type = EXCLUDED.type, blob = EXCLUDED.blob`)
 
 	// A page of thread ids after $1, from the primary key.
-	q.threads = f(`SELECT DISTINCT thread_id FROM {checkpoints} WHERE thread_id > $1 ORDER BY thread_id LIMIT $2`)
-	q.threadInfos = f(`SELECT thread_id, count(*), max(checkpoint_id) FROM {checkpoints}
-GROUP BY thread_id ORDER BY max(checkpoint_id) DESC, thread_id`)
+	q.threads = sqlrows.ThreadsSQL(q.checkpoints, "$1", "$2")
+	q.threadInfos = sqlrows.ThreadInfosSQL(q.checkpoints)
 
 	// The heads of a removal: every checkpoint of the selected namespaces
-	// with what the engine's rules read, and every orphan write set. A
-	// document without a numeric v is read as current (4), as selectTuple
-	// reads it (no pending sends).
-	// The run ids only for a selection by run: a sweep's heads do not
-	// read every checkpoint's metadata.
-	heads := func(where, runID string) string {
-		return f(`SELECT thread_id, checkpoint_ns, checkpoint_id, true, coalesce(parent_checkpoint_id, ''),
-	CASE WHEN jsonb_typeof(checkpoint -> 'v') = 'number' THEN least(greatest(floor((checkpoint ->> 'v')::numeric), -1), 1000)::int ELSE 4 END,
+	// with what the engine's rules read and, when asked, every orphan
+	// write set. The rules read only whether a document's v is before 4:
+	// a v of 4 (every put's) is one comparison, not three; a document
+	// without a numeric v is read as current (4), as selectTuple reads
+	// it (no pending sends). The run ids only for a selection by run: a
+	// sweep's heads do not read every checkpoint's metadata. The orphans
+	// are the distinct write keys no checkpoint of the selection holds,
+	// each probed by primary key.
+	heads := func(where, runID string) [2]string {
+		ckpts := f(`SELECT thread_id, checkpoint_ns, checkpoint_id, true, coalesce(parent_checkpoint_id, ''),
+	CASE WHEN checkpoint -> 'v' < '4'::jsonb AND jsonb_typeof(checkpoint -> 'v') = 'number'
+		THEN greatest(floor((checkpoint ->> 'v')::numeric), -1)::int ELSE 4 END,
 	` + runID + `
-FROM {checkpoints} WHERE ` + where + `
+FROM {checkpoints} WHERE ` + where)
+		return [2]string{ckpts, ckpts + f(`
 UNION ALL
-SELECT thread_id, checkpoint_ns, checkpoint_id, false, '', 0, '' FROM (
-	SELECT thread_id, checkpoint_ns, checkpoint_id FROM {writes} WHERE ` + where + `
-	EXCEPT
-	SELECT thread_id, checkpoint_ns, checkpoint_id FROM {checkpoints} WHERE ` + where + `) orphans`)
+SELECT DISTINCT thread_id, checkpoint_ns, checkpoint_id, false, '', 0, '' FROM {writes} w WHERE `+where+`
+	AND NOT EXISTS (SELECT 1 FROM {checkpoints} c WHERE `+where+`
+		AND c.thread_id = w.thread_id AND c.checkpoint_ns = w.checkpoint_ns AND c.checkpoint_id = w.checkpoint_id)`)}
 	}
 	// $2 NULL: every namespace.
 	q.headsThreads = heads(`thread_id = ANY($1) AND ($2::text IS NULL OR checkpoint_ns = $2)`, `''`)
@@ -233,11 +238,7 @@ SELECT count(*) FROM b`)
 
 	// Every row of a thread (CopyThread), and their copies, replacing the
 	// destination's rows with the same keys.
-	q.srcCkpts = f(`SELECT checkpoint_ns, checkpoint_id, coalesce(parent_checkpoint_id, ''), checkpoint, metadata, coalesce(type, '')
-FROM {checkpoints} WHERE thread_id = $1`)
-	q.srcBlobs = f(`SELECT checkpoint_ns, channel, version, type, blob FROM {blobs} WHERE thread_id = $1`)
-	q.srcWrites = f(`SELECT checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, coalesce(type, ''), blob
-FROM {writes} WHERE thread_id = $1`)
+	q.thread = sqlrows.Tables{Checkpoints: q.checkpoints, Blobs: q.blobs, Writes: q.writes}.ThreadSQL("$1")
 	q.putCkptsCopy = f(`INSERT INTO {checkpoints} (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata)
 SELECT $1, ns, id, nullif(p, ''), nullif(ty, ''), doc, md
 FROM unnest($2::text[], $3::text[], $4::text[], $5::jsonb[], $6::jsonb[], $7::text[]) AS t(ns, id, p, doc, md, ty)

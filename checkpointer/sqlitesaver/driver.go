@@ -7,6 +7,7 @@ import (
 	"iter"
 
 	"github.com/memvault/memvault/checkpointer"
+	"github.com/memvault/memvault/checkpointer/internal/sqlrows"
 	"github.com/memvault/memvault/internal/sqlitedb"
 )
 
@@ -32,39 +33,17 @@ func (*driver) Capabilities() checkpointer.DriverCapabilities {
 
 // Threads implements checkpointer.Driver.
 func (d *driver) Threads(ctx context.Context, after string, limit int) ([]string, error) {
-	rs, err := d.db.Reader().QueryContext(ctx, `SELECT DISTINCT thread_id FROM checkpoints
-		WHERE thread_id > ? ORDER BY thread_id LIMIT ?`, after, limit)
+	rs, err := query(d.db.Reader())(ctx, sqlrows.ThreadsSQL("checkpoints", "?", "?"), after, limit)
 	if err != nil {
 		return nil, err
 	}
-	return scanStrings(rs)
+	return sqlrows.Strings(rs)
 }
 
 // ThreadInfos implements checkpointer.Driver in one aggregate query over
 // the primary key.
 func (d *driver) ThreadInfos(ctx context.Context) iter.Seq2[checkpointer.ThreadInfo, error] {
-	return func(yield func(checkpointer.ThreadInfo, error) bool) {
-		rs, err := d.db.Reader().QueryContext(ctx, `SELECT thread_id, count(*), max(checkpoint_id) FROM checkpoints
-			GROUP BY thread_id ORDER BY max(checkpoint_id) DESC, thread_id`)
-		if err != nil {
-			yield(checkpointer.ThreadInfo{}, err)
-			return
-		}
-		defer rs.Close()
-		for rs.Next() {
-			var ti checkpointer.ThreadInfo
-			if err := rs.Scan(&ti.ThreadID, &ti.Checkpoints, &ti.LatestCheckpointID); err != nil {
-				yield(ti, err)
-				return
-			}
-			if !yield(ti, nil) {
-				return
-			}
-		}
-		if err := rs.Err(); err != nil {
-			yield(checkpointer.ThreadInfo{}, err)
-		}
-	}
+	return sqlrows.ThreadInfos(ctx, query(d.db.Reader()), sqlrows.ThreadInfosSQL("checkpoints"))
 }
 
 // Put implements checkpointer.Driver: one write transaction.
@@ -205,7 +184,7 @@ func heads(ctx context.Context, tx *sql.Tx, sel checkpointer.HeadSelector) ([]ch
 			args = append(args, *sel.NS)
 		}
 	}
-	rs, err := tx.QueryContext(ctx, `SELECT thread_id, checkpoint_ns, checkpoint_id, 1, coalesce(parent_checkpoint_id, ''), `+docV+`,
+	rs, err := query(tx)(ctx, `SELECT thread_id, checkpoint_ns, checkpoint_id, 1, coalesce(parent_checkpoint_id, ''), `+docV+`,
 			CASE json_type(metadata, '$.run_id') WHEN 'text' THEN json_extract(metadata, '$.run_id') ELSE '' END
 		FROM checkpoints WHERE `+where+`
 		UNION ALL
@@ -216,16 +195,7 @@ func heads(ctx context.Context, tx *sql.Tx, sel checkpointer.HeadSelector) ([]ch
 	if err != nil {
 		return nil, err
 	}
-	defer rs.Close()
-	var out []checkpointer.Head
-	for rs.Next() {
-		var h checkpointer.Head
-		if err := rs.Scan(&h.Thread, &h.NS, &h.ID, &h.Stored, &h.Parent, &h.V, &h.RunID); err != nil {
-			return nil, err
-		}
-		out = append(out, h)
-	}
-	return out, rs.Err()
+	return sqlrows.Heads(rs)
 }
 
 // Remove implements checkpointer.DriverTx: per namespace, three
@@ -308,45 +278,11 @@ func deleteThreadSQL(table string) string {
 
 // Rows implements checkpointer.DriverTx.
 func (t *sqlTx) Rows(ctx context.Context, thread string) (*checkpointer.ThreadRows, error) {
-	out := &checkpointer.ThreadRows{}
-	err := query(ctx, t.tx, `SELECT checkpoint_ns, checkpoint_id, coalesce(parent_checkpoint_id, ''), checkpoint, metadata, coalesce(type, '')
-		FROM checkpoints WHERE thread_id = ?`, []any{thread}, func(scan func(...any) error) error {
-		var c checkpointer.PutRows
-		if err := scan(&c.NS, &c.ID, &c.Parent, &c.Doc, &c.Meta, &c.Type); err != nil {
-			return err
-		}
-		out.Checkpoints = append(out.Checkpoints, c)
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	err = query(ctx, t.tx, `SELECT checkpoint_ns, channel, version, type, blob FROM checkpoint_blobs WHERE thread_id = ?`,
-		[]any{thread}, func(scan func(...any) error) error {
-			var v checkpointer.NamespacedValue
-			if err := scan(&v.NS, &v.Channel, &v.Version, &v.Type, &v.Data); err != nil {
-				return err
-			}
-			out.Values = append(out.Values, v)
-			return nil
-		})
-	if err != nil {
-		return nil, err
-	}
-	err = query(ctx, t.tx, `SELECT checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, coalesce(type, ''), blob
-		FROM checkpoint_writes WHERE thread_id = ?`, []any{thread}, func(scan func(...any) error) error {
-		var w checkpointer.NamespacedWrite
-		if err := scan(&w.NS, &w.Checkpoint, &w.Task, &w.Path, &w.Idx, &w.Channel, &w.Type, &w.Data); err != nil {
-			return err
-		}
-		out.Writes = append(out.Writes, w)
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
+	return sqlrows.Thread(ctx, query(t.tx), threadSQL, thread)
 }
+
+// threadSQL are the statements of Rows.
+var threadSQL = sqlrows.Tables{Checkpoints: "checkpoints", Blobs: "checkpoint_blobs", Writes: "checkpoint_writes"}.ThreadSQL("?")
 
 // Overwrite implements checkpointer.DriverTx.
 func (t *sqlTx) Overwrite(ctx context.Context, thread string, rows *checkpointer.ThreadRows) error {
@@ -389,19 +325,24 @@ func (t *sqlTx) Overwrite(ctx context.Context, thread string, rows *checkpointer
 	return nil
 }
 
-// query runs q and calls row for each result row.
-func query(ctx context.Context, tx *sql.Tx, q string, args []any, row func(scan func(...any) error) error) error {
-	rs, err := tx.QueryContext(ctx, q, args...)
-	if err != nil {
-		return err
-	}
-	defer rs.Close()
-	for rs.Next() {
-		if err := row(rs.Scan); err != nil {
-			return err
+// rows adapts *sql.Rows to sqlrows.Rows.
+type rows struct{ *sql.Rows }
+
+// Close implements sqlrows.Rows: reading rows to the end reports their
+// errors (Err).
+func (r rows) Close() { _ = r.Rows.Close() }
+
+// query is sqlrows.Query on q, a pool or a transaction.
+func query(q interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}) sqlrows.Query {
+	return func(ctx context.Context, stmt string, args ...any) (sqlrows.Rows, error) {
+		rs, err := q.QueryContext(ctx, stmt, args...)
+		if err != nil {
+			return nil, err
 		}
+		return rows{rs}, nil
 	}
-	return rs.Err()
 }
 
 type execer interface {
@@ -415,17 +356,4 @@ func execN(ctx context.Context, e execer, query string, args ...any) (int64, err
 		return 0, err
 	}
 	return res.RowsAffected()
-}
-
-func scanStrings(rs *sql.Rows) ([]string, error) {
-	defer rs.Close()
-	var out []string
-	for rs.Next() {
-		var v string
-		if err := rs.Scan(&v); err != nil {
-			return nil, err
-		}
-		out = append(out, v)
-	}
-	return out, rs.Err()
 }

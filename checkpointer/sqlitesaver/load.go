@@ -10,6 +10,7 @@ import (
 
 	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/checkpointer/engine"
+	"github.com/memvault/memvault/checkpointer/internal/sqlrows"
 	"github.com/memvault/memvault/serde"
 )
 
@@ -271,22 +272,7 @@ func (d *driver) Scan(ctx context.Context, q checkpointer.DriverQuery) iter.Seq2
 // entries of the filter among them (a narrowing; the engine checks the
 // whole filter).
 func listWhere(q checkpointer.DriverQuery) (where []string, args []any) {
-	if q.Thread != "" {
-		where = append(where, "thread_id = ?")
-		args = append(args, q.Thread)
-	}
-	if q.NS != nil {
-		where = append(where, "checkpoint_ns = ?")
-		args = append(args, *q.NS)
-	}
-	if q.ID != "" {
-		where = append(where, "checkpoint_id = ?")
-		args = append(args, q.ID)
-	}
-	if q.Before != "" {
-		where = append(where, "checkpoint_id < ?")
-		args = append(args, q.Before)
-	}
+	where, args = sqlrows.Where(q)
 	for k, v := range q.Filter {
 		if cond, cargs, ok := pushdown(k, v); ok {
 			where = append(where, cond)

@@ -1,0 +1,139 @@
+package pgsaver_test
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/memvault/memvault/checkpointer"
+	"github.com/memvault/memvault/checkpointer/pgsaver"
+	"github.com/memvault/memvault/memvaulttest/pgtest"
+)
+
+// sqlLog records the text of every statement a pool sends, alone or in a
+// batch.
+type sqlLog struct {
+	mu   sync.Mutex
+	stmt []string
+}
+
+func (l *sqlLog) add(sql string) {
+	l.mu.Lock()
+	l.stmt = append(l.stmt, sql)
+	l.mu.Unlock()
+}
+
+func (l *sqlLog) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
+	l.add(d.SQL)
+	return ctx
+}
+func (l *sqlLog) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+func (l *sqlLog) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
+	return ctx
+}
+func (l *sqlLog) TraceBatchQuery(_ context.Context, _ *pgx.Conn, d pgx.TraceBatchQueryData) {
+	l.add(d.SQL)
+}
+func (l *sqlLog) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData) {}
+
+// heads returns the statements since the last call that read a removal's
+// heads (the engine's decision input), and forgets them all.
+func (l *sqlLog) heads() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []string
+	for _, s := range l.stmt {
+		if strings.HasPrefix(s, "SELECT thread_id, checkpoint_ns, checkpoint_id, true,") {
+			out = append(out, s)
+		}
+	}
+	l.stmt = nil
+	return out
+}
+
+// TestRemovalsReadHeadsTwice: a removal with something to remove reads
+// the heads of its threads twice — once to pick what to lock, once after
+// the lock — and not a third time in its transaction before the lock,
+// which would see nothing more (READ COMMITTED) and cost another pass over
+// every checkpoint of the threads. A sweep without IdleTTL does not look
+// for orphan write sets, which costs a pass over the writes: only an idle
+// thread's go.
+func TestRemovalsReadHeadsTwice(t *testing.T) {
+	ctx := context.Background()
+	cfg := pgtest.Pool(t).Config()
+	var log sqlLog
+	cfg.ConnConfig.Tracer = &log
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	s, err := pgsaver.New(pool, pgsaver.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Setup(ctx); err != nil {
+		t.Fatal(err)
+	}
+	chain := func(thread string, n int) {
+		t.Helper()
+		var last checkpointer.Config
+		last.ThreadID = thread
+		var cp *checkpointer.Checkpoint
+		for i := range n {
+			var nv map[string]string
+			cp, nv = step(i+1, cp, map[string]any{"a": i})
+			cp.ID = checkpointer.NewID(i)
+			if last, err = s.Put(ctx, last, cp, checkpointer.Metadata{"run_id": thread}, nv); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	ops := []struct {
+		name    string
+		fn      func() error
+		orphans bool
+	}{
+		{"Prune", func() error { return s.Prune(ctx, []string{"p"}, checkpointer.PruneKeepLatest) }, true},
+		{"DeleteForRuns", func() error { return s.DeleteForRuns(ctx, []string{"r"}) }, false},
+		{"DeleteCheckpoint", func() error {
+			tup, err := s.GetTuple(ctx, checkpointer.Config{ThreadID: "d"})
+			if err != nil {
+				return err
+			}
+			log.heads()
+			return s.DeleteCheckpoint(ctx, tup.Config)
+		}, false},
+		{"Sweep KeepLatest", func() error {
+			_, err := s.Sweep(ctx, checkpointer.RetentionPolicy{KeepLatest: 1}, checkpointer.SweepOptions{})
+			return err
+		}, false},
+		{"Sweep IdleTTL", func() error {
+			_, err := s.Sweep(ctx, checkpointer.RetentionPolicy{IdleTTL: time.Nanosecond}, checkpointer.SweepOptions{})
+			return err
+		}, true},
+	}
+	for _, op := range ops {
+		for _, th := range []string{"p", "r", "d"} {
+			chain(th, 3)
+		}
+		log.heads()
+		if err := op.fn(); err != nil {
+			t.Fatalf("%s: %v", op.name, err)
+		}
+		got := log.heads()
+		if len(got) != 2 {
+			t.Errorf("%s read the heads %d times, want 2:\n%s", op.name, len(got), strings.Join(got, "\n--\n"))
+		}
+		for _, h := range got {
+			if orphans := strings.Contains(h, "checkpoint_writes"); orphans != op.orphans {
+				t.Errorf("%s: heads read the writes (orphan write sets): %v, want %v", op.name, orphans, op.orphans)
+			}
+		}
+	}
+}
