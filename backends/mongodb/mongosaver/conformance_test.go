@@ -1,0 +1,29 @@
+package mongosaver_test
+
+import (
+	"testing"
+
+	"github.com/memvault/memvault/backends/mongodb/mongosaver"
+	"github.com/memvault/memvault/checkpointer"
+	"github.com/memvault/memvault/checkpointer/checkpointertest"
+	"github.com/memvault/memvault/memvaulttest/testkeys"
+)
+
+func TestConformance(t *testing.T) {
+	checkpointertest.Run(t, func(t *testing.T) checkpointer.Saver {
+		return newSaver(t, mongosaver.Options{})
+	})
+}
+
+func TestConformanceEncrypted(t *testing.T) {
+	checkpointertest.Run(t, func(t *testing.T) checkpointer.Saver {
+		return newSaver(t, mongosaver.Options{Serde: testkeys.Encrypting(t)})
+	})
+}
+
+// TestConformanceSubjects runs the suite with per-subject keys.
+func TestConformanceSubjects(t *testing.T) {
+	checkpointertest.Run(t, func(t *testing.T) checkpointer.Saver {
+		return newSaver(t, mongosaver.Options{Serde: testkeys.Subjects(t)})
+	})
+}
