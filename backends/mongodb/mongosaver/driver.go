@@ -66,11 +66,17 @@ func (d *driver) Load(ctx context.Context, thread, ns, id string) (*checkpointer
 // complete is doc as the engine reads it, with its writes and, before
 // format 4, its parent's pending sends.
 func (d *driver) complete(ctx context.Context, doc *cpDoc) (*checkpointer.StoredCheckpoint, error) {
-	st, err := doc.stored()
+	ws, err := d.findWrites(ctx, append(nsFilter(doc.Thread, doc.NS), bson.E{Key: fID, Value: doc.ID}))
 	if err != nil {
 		return nil, err
 	}
-	ws, err := d.findWrites(ctx, append(nsFilter(doc.Thread, doc.NS), bson.E{Key: fID, Value: doc.ID}))
+	return d.stored(ctx, doc, ws)
+}
+
+// stored is doc with its writes ws and, before format 4, its parent's
+// pending sends.
+func (d *driver) stored(ctx context.Context, doc *cpDoc, ws []writeDoc) (*checkpointer.StoredCheckpoint, error) {
+	st, err := doc.stored()
 	if err != nil {
 		return nil, err
 	}
@@ -138,21 +144,75 @@ func (d *driver) Scan(ctx context.Context, q checkpointer.DriverQuery) iter.Seq2
 			return
 		}
 		defer func() { _ = cur.Close(context.WithoutCancel(ctx)) }()
+		// A page at a time: the documents the cursor holds, and their
+		// writes in one query.
+		var page []cpDoc
 		for cur.Next(ctx) {
 			var doc cpDoc
 			if err := cur.Decode(&doc); err != nil {
 				yield(nil, fmt.Errorf("%w: list: %w", ErrDocument, err))
 				return
 			}
-			st, err := d.complete(ctx, &doc)
-			if !yield(st, err) || err != nil {
+			page = append(page, doc)
+			if cur.RemainingBatchLength() > 0 && len(page) < scanPage {
+				continue
+			}
+			if !d.yieldPage(ctx, page, yield) {
 				return
 			}
+			page = page[:0]
 		}
 		if err := cur.Err(); err != nil {
 			yield(nil, fmt.Errorf("list: %w", err))
+			return
+		}
+		if len(page) > 0 {
+			d.yieldPage(ctx, page, yield)
 		}
 	}
+}
+
+// scanPage caps the checkpoints whose writes one query reads.
+const scanPage = 64
+
+// yieldPage yields page's checkpoints, reading their writes in one
+// query; false when the caller stops or on an error.
+func (d *driver) yieldPage(ctx context.Context, page []cpDoc, yield func(*checkpointer.StoredCheckpoint, error) bool) bool {
+	type nsKey struct{ thread, ns string }
+	ids := map[nsKey][]string{}
+	var order []nsKey
+	for i := range page {
+		k := nsKey{page[i].Thread, page[i].NS}
+		if ids[k] == nil {
+			order = append(order, k)
+		}
+		ids[k] = append(ids[k], page[i].ID)
+	}
+	var or bson.A
+	for _, k := range order {
+		or = append(or, append(nsFilter(k.thread, k.ns), bson.E{Key: fID, Value: bson.D{{Key: "$in", Value: ids[k]}}}))
+	}
+	f := bson.D{{Key: "$or", Value: or}}
+	if len(or) == 1 {
+		f = or[0].(bson.D)
+	}
+	ws, err := d.findWrites(ctx, f)
+	if err != nil {
+		yield(nil, err)
+		return false
+	}
+	byCP := map[[3]string][]writeDoc{}
+	for _, w := range ws {
+		k := [3]string{w.Thread, w.NS, w.ID}
+		byCP[k] = append(byCP[k], w)
+	}
+	for i := range page {
+		st, err := d.stored(ctx, &page[i], byCP[[3]string{page[i].Thread, page[i].NS, page[i].ID}])
+		if !yield(st, err) || err != nil {
+			return false
+		}
+	}
+	return true
 }
 
 func (d *driver) Threads(ctx context.Context, after string, limit int) ([]string, error) {

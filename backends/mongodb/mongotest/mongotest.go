@@ -53,10 +53,12 @@ func Start() (*Server, error) {
 		return nil, fmt.Errorf("%w: %w", ErrStart, err)
 	}
 	f, err := ferretdb.New(&ferretdb.Config{
-		Listener:  ferretdb.ListenerConfig{TCP: "127.0.0.1:0"},
-		Logger:    slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Handler:   "sqlite",
-		SQLiteURL: "file:" + dir + "/",
+		Listener: ferretdb.ListenerConfig{TCP: "127.0.0.1:0"},
+		Logger:   slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Handler:  "sqlite",
+		// Test data is thrown away: no fsync (FerretDB adds WAL and a
+		// busy timeout itself).
+		SQLiteURL: "file:" + dir + "/?_pragma=synchronous(off)",
 	})
 	if err != nil {
 		_ = os.RemoveAll(dir)
