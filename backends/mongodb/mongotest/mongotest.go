@@ -1,32 +1,39 @@
 // Package mongotest runs a real MongoDB-protocol server for tests and
-// examples: FerretDB v1.24.2, embedded in the test process, listening on a
+// examples: FerretDB v1.24.2 (a Go module, built by the go command on
+// first use from ./ferretsrv) in a process of its own, listening on a
 // loopback port, with its SQLite backend in a temporary directory. No
-// mongod can be had on the machines memvault is built on, and FerretDB is
-// a Go module, so every `go test` gets a real server with nothing to
-// install. It is the MongoDB counterpart of memvaulttest/pgtest.
+// mongod can be had on the machines memvault is built on, so every
+// `go test` gets a real server with nothing to install. It is the MongoDB
+// counterpart of memvaulttest/pgtest. The server runs apart from the
+// tests so that `go test -race` does not instrument it (in-process, a
+// conformance run took over forty minutes).
 //
 // FerretDB v1 lacks multi-document transactions, change streams, TTL
 // indexes and $vectorSearch, and returns 0 for the second of two $sum
 // accumulators in one $group: code tested here must not rely on them.
 //
 // Use Main from a package's TestMain and Database in each test; Start is
-// for runnable examples and programs.
+// for runnable examples and programs. Start needs the go command and this
+// package's source (as `go test` has them).
 package mongotest
 
 import (
+	"bufio"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/FerretDB/FerretDB/ferretdb"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 )
@@ -39,65 +46,89 @@ type Server struct {
 	// URI is the server's mongodb:// URI (loopback, no credentials).
 	URI string
 
-	cancel context.CancelFunc
-	done   chan struct{}
-	dir    string
+	cmd   *exec.Cmd
+	stdin io.WriteCloser
+	dir   string
 }
 
-// Start starts FerretDB with its SQLite backend in a new temporary
-// directory, on a free loopback port. Stop it with Stop, which removes the
-// directory.
+// Start builds ferretsrv (the go command's build cache makes every build
+// but the first a link) and starts it with its SQLite backend in a new
+// temporary directory, on a free loopback port. Stop it with Stop, which
+// removes the directory; the server also stops when this process ends.
 func Start() (*Server, error) {
 	dir, err := os.MkdirTemp("", "memvault-ferretdb-")
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrStart, err)
 	}
-	f, err := ferretdb.New(&ferretdb.Config{
-		Listener: ferretdb.ListenerConfig{TCP: "127.0.0.1:0"},
-		Logger:   slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Handler:  "sqlite",
-		// Test data is thrown away: no fsync (FerretDB adds WAL and a
-		// busy timeout itself).
-		SQLiteURL: "file:" + dir + "/?_pragma=synchronous(off)",
-	})
-	if err != nil {
+	s := &Server{dir: dir}
+	if err := s.start(); err != nil {
 		_ = os.RemoveAll(dir)
 		return nil, fmt.Errorf("%w: %w", ErrStart, err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	s := &Server{cancel: cancel, done: make(chan struct{}), dir: dir}
-	go func() {
-		defer close(s.done)
-		_ = f.Run(ctx)
-	}()
-	// MongoDBURI knows the port once Run has bound the listener.
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		if s.URI = f.MongoDBURI(); s.URI != "" && !hasZeroPort(s.URI) {
-			break
-		}
-		if time.Now().After(deadline) {
-			s.Stop()
-			return nil, fmt.Errorf("%w: no listening address after 30s", ErrStart)
-		}
-		time.Sleep(5 * time.Millisecond)
 	}
 	return s, nil
 }
 
-func hasZeroPort(uri string) bool {
-	for i := len(uri) - 1; i > 0; i-- {
-		if uri[i] == ':' {
-			return len(uri) > i+1 && uri[i+1] == '0' && (len(uri) == i+2 || uri[i+2] == '/')
-		}
+func (s *Server) start() error {
+	_, file, _, ok := runtime.Caller(0)
+	if !ok {
+		return errors.New("no source location for ferretsrv")
 	}
-	return false
+	bin := filepath.Join(s.dir, "ferretsrv")
+	build := exec.Command("go", "build", "-o", bin, "./ferretsrv")
+	build.Dir = filepath.Dir(file)
+	// The server is built as a program, never with the tests' -race.
+	build.Env = append(os.Environ(), "GOFLAGS=")
+	if out, err := build.CombinedOutput(); err != nil {
+		return fmt.Errorf("go build ./ferretsrv: %w\n%s", err, out)
+	}
+	data := filepath.Join(s.dir, "data")
+	if err := os.Mkdir(data, 0o700); err != nil {
+		return err
+	}
+	s.cmd = exec.Command(bin, "-dir", data)
+	s.cmd.Stderr = os.Stderr
+	stdin, err := s.cmd.StdinPipe()
+	if err != nil {
+		return err
+	}
+	stdout, err := s.cmd.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	s.stdin = stdin
+	if err := s.cmd.Start(); err != nil {
+		return err
+	}
+	line := make(chan string, 1)
+	go func() {
+		l, _ := bufio.NewReader(stdout).ReadString('\n')
+		line <- strings.TrimSpace(l)
+		_, _ = io.Copy(io.Discard, stdout)
+	}()
+	select {
+	case s.URI = <-line:
+	case <-time.After(60 * time.Second):
+	}
+	if !strings.HasPrefix(s.URI, "mongodb://") {
+		s.Stop()
+		return fmt.Errorf("ferretsrv printed no URI (%q)", s.URI)
+	}
+	return nil
 }
 
 // Stop stops the server and removes its data.
 func (s *Server) Stop() {
-	s.cancel()
-	<-s.done
+	if s.cmd != nil && s.cmd.Process != nil {
+		_ = s.stdin.Close()
+		exited := make(chan struct{})
+		go func() { _ = s.cmd.Wait(); close(exited) }()
+		select {
+		case <-exited:
+		case <-time.After(10 * time.Second):
+			_ = s.cmd.Process.Kill()
+			<-exited
+		}
+	}
 	_ = os.RemoveAll(s.dir)
 }
 
