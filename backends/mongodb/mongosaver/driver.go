@@ -1,0 +1,310 @@
+package mongosaver
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"maps"
+	"slices"
+	"sync"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/memvault/memvault/checkpointer"
+)
+
+// driver is checkpointer.Driver over the two collections. MongoDB-protocol
+// servers may lack multi-document transactions (FerretDB has none; Python's
+// saver uses none), so the driver relies on single-document atomicity and
+// on the order of its writes, and serializes removals with the puts of
+// this process with mu (see doc.go).
+type driver struct {
+	cps, writes *mongo.Collection
+	// mu: puts and pending writes hold it shared, Update exclusively.
+	mu sync.RWMutex
+}
+
+var _ checkpointer.Driver = (*driver)(nil)
+
+func newDriver(db *mongo.Database) *driver {
+	return &driver{cps: db.Collection(checkpts), writes: db.Collection(writesCol)}
+}
+
+func (*driver) Name() string { return "mongodb" }
+
+// Capabilities: Serialized holds in one process only (doc.go).
+func (*driver) Capabilities() checkpointer.DriverCapabilities {
+	return checkpointer.DriverCapabilities{Serialized: true}
+}
+
+type chanVersion struct{ channel, version string }
+
+func nsFilter(thread, ns string) bson.D {
+	return bson.D{{Key: fThread, Value: thread}, {Key: fNS, Value: ns}}
+}
+
+func (d *driver) Load(ctx context.Context, thread, ns, id string) (*checkpointer.StoredCheckpoint, error) {
+	f := nsFilter(thread, ns)
+	if id != "" {
+		f = append(f, bson.E{Key: fID, Value: id})
+	}
+	var doc cpDoc
+	err := d.cps.FindOne(ctx, f, options.FindOne().SetSort(bson.D{{Key: fID, Value: -1}})).Decode(&doc)
+	if errors.Is(err, mongo.ErrNoDocuments) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("load: %w", err)
+	}
+	return d.complete(ctx, &doc)
+}
+
+// complete is doc as the engine reads it, with its writes and, before
+// format 4, its parent's pending sends.
+func (d *driver) complete(ctx context.Context, doc *cpDoc) (*checkpointer.StoredCheckpoint, error) {
+	ws, err := d.findWrites(ctx, append(nsFilter(doc.Thread, doc.NS), bson.E{Key: fID, Value: doc.ID}))
+	if err != nil {
+		return nil, err
+	}
+	return d.stored(ctx, doc, ws)
+}
+
+// stored is doc with its writes ws and, before format 4, its parent's
+// pending sends.
+func (d *driver) stored(ctx context.Context, doc *cpDoc, ws []writeDoc) (*checkpointer.StoredCheckpoint, error) {
+	st, err := doc.stored()
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(ws, func(a, b writeDoc) int { return cmp.Or(cmp.Compare(a.Task, b.Task), cmp.Compare(a.Idx, b.Idx)) })
+	for i := range ws {
+		st.Writes = append(st.Writes, ws[i].row())
+	}
+	v, err := doc.version()
+	if err != nil {
+		return nil, err
+	}
+	if v < 4 && st.Parent != "" {
+		sends, err := d.findWrites(ctx, append(nsFilter(doc.Thread, doc.NS), bson.E{Key: fID, Value: st.Parent},
+			bson.E{Key: fChannel, Value: checkpointer.ChannelTasks}))
+		if err != nil {
+			return nil, err
+		}
+		slices.SortFunc(sends, func(a, b writeDoc) int {
+			return cmp.Or(cmp.Compare(a.Path, b.Path), cmp.Compare(a.Task, b.Task), cmp.Compare(a.Idx, b.Idx))
+		})
+		st.Sends = []checkpointer.WriteRow{}
+		for i := range sends {
+			st.Sends = append(st.Sends, sends[i].row())
+		}
+	}
+	return st, nil
+}
+
+func (d *driver) findWrites(ctx context.Context, f bson.D) ([]writeDoc, error) {
+	cur, err := d.writes.Find(ctx, f)
+	if err != nil {
+		return nil, fmt.Errorf("read writes: %w", err)
+	}
+	var ws []writeDoc
+	if err := cur.All(ctx, &ws); err != nil {
+		return nil, fmt.Errorf("read writes: %w", err)
+	}
+	return ws, nil
+}
+
+func (d *driver) Scan(ctx context.Context, q checkpointer.DriverQuery) iter.Seq2[*checkpointer.StoredCheckpoint, error] {
+	return func(yield func(*checkpointer.StoredCheckpoint, error) bool) {
+		f := bson.D{}
+		if q.Thread != "" {
+			f = append(f, bson.E{Key: fThread, Value: q.Thread})
+		}
+		if q.NS != nil {
+			f = append(f, bson.E{Key: fNS, Value: *q.NS})
+		}
+		switch {
+		case q.ID != "" && q.Before != "":
+			f = append(f, bson.E{Key: fID, Value: bson.D{{Key: "$eq", Value: q.ID}, {Key: "$lt", Value: q.Before}}})
+		case q.ID != "":
+			f = append(f, bson.E{Key: fID, Value: q.ID})
+		case q.Before != "":
+			f = append(f, bson.E{Key: fID, Value: bson.D{{Key: "$lt", Value: q.Before}}})
+		}
+		opt := options.Find().SetSort(bson.D{{Key: fID, Value: -1}, {Key: fThread, Value: 1}, {Key: fNS, Value: 1}})
+		if q.Limit > 0 {
+			opt.SetLimit(int64(q.Limit))
+		}
+		cur, err := d.cps.Find(ctx, f, opt)
+		if err != nil {
+			yield(nil, fmt.Errorf("list: %w", err))
+			return
+		}
+		defer func() { _ = cur.Close(context.WithoutCancel(ctx)) }()
+		// A page at a time: the documents the cursor holds, and their
+		// writes in one query.
+		var page []cpDoc
+		for cur.Next(ctx) {
+			var doc cpDoc
+			if err := cur.Decode(&doc); err != nil {
+				yield(nil, fmt.Errorf("%w: list: %w", ErrDocument, err))
+				return
+			}
+			page = append(page, doc)
+			if cur.RemainingBatchLength() > 0 && len(page) < scanPage {
+				continue
+			}
+			if !d.yieldPage(ctx, page, yield) {
+				return
+			}
+			page = page[:0]
+		}
+		if err := cur.Err(); err != nil {
+			yield(nil, fmt.Errorf("list: %w", err))
+			return
+		}
+		if len(page) > 0 {
+			d.yieldPage(ctx, page, yield)
+		}
+	}
+}
+
+// scanPage caps the checkpoints whose writes one query reads.
+const scanPage = 64
+
+// yieldPage yields page's checkpoints, reading their writes in one
+// query; false when the caller stops or on an error.
+func (d *driver) yieldPage(ctx context.Context, page []cpDoc, yield func(*checkpointer.StoredCheckpoint, error) bool) bool {
+	type nsKey struct{ thread, ns string }
+	ids := map[nsKey][]string{}
+	var order []nsKey
+	for i := range page {
+		k := nsKey{page[i].Thread, page[i].NS}
+		if ids[k] == nil {
+			order = append(order, k)
+		}
+		ids[k] = append(ids[k], page[i].ID)
+	}
+	var or bson.A
+	for _, k := range order {
+		or = append(or, append(nsFilter(k.thread, k.ns), bson.E{Key: fID, Value: bson.D{{Key: "$in", Value: ids[k]}}}))
+	}
+	f := bson.D{{Key: "$or", Value: or}}
+	if len(or) == 1 {
+		f = or[0].(bson.D)
+	}
+	ws, err := d.findWrites(ctx, f)
+	if err != nil {
+		yield(nil, err)
+		return false
+	}
+	byCP := map[[3]string][]writeDoc{}
+	for _, w := range ws {
+		k := [3]string{w.Thread, w.NS, w.ID}
+		byCP[k] = append(byCP[k], w)
+	}
+	for i := range page {
+		st, err := d.stored(ctx, &page[i], byCP[[3]string{page[i].Thread, page[i].NS, page[i].ID}])
+		if !yield(st, err) || err != nil {
+			return false
+		}
+	}
+	return true
+}
+
+func (d *driver) Threads(ctx context.Context, after string, limit int) ([]string, error) {
+	res := d.cps.Distinct(ctx, fThread, bson.D{{Key: fThread, Value: bson.D{{Key: "$gt", Value: after}}}})
+	var ids []string
+	if err := res.Decode(&ids); err != nil {
+		return nil, fmt.Errorf("threads: %w", err)
+	}
+	slices.Sort(ids)
+	return ids[:min(limit, len(ids))], nil
+}
+
+func (d *driver) ThreadInfos(ctx context.Context) iter.Seq2[checkpointer.ThreadInfo, error] {
+	return func(yield func(checkpointer.ThreadInfo, error) bool) {
+		// Counted here: FerretDB v1 lacks $max in $group and returns 0
+		// for a second $sum.
+		cur, err := d.cps.Find(ctx, bson.D{}, options.Find().SetProjection(bson.D{{Key: fThread, Value: 1}, {Key: fID, Value: 1}}))
+		if err != nil {
+			yield(checkpointer.ThreadInfo{}, fmt.Errorf("threads: %w", err))
+			return
+		}
+		infos := map[string]*checkpointer.ThreadInfo{}
+		for cur.Next(ctx) {
+			var doc struct {
+				Thread string `bson:"thread_id"`
+				ID     string `bson:"checkpoint_id"`
+			}
+			if err := cur.Decode(&doc); err != nil {
+				yield(checkpointer.ThreadInfo{}, fmt.Errorf("%w: threads: %w", ErrDocument, err))
+				return
+			}
+			ti := infos[doc.Thread]
+			if ti == nil {
+				ti = &checkpointer.ThreadInfo{ThreadID: doc.Thread}
+				infos[doc.Thread] = ti
+			}
+			ti.Checkpoints++
+			ti.LatestCheckpointID = max(ti.LatestCheckpointID, doc.ID)
+		}
+		if err := cur.Err(); err != nil {
+			yield(checkpointer.ThreadInfo{}, fmt.Errorf("threads: %w", err))
+			return
+		}
+		out := slices.SortedFunc(maps.Values(infos), func(a, b *checkpointer.ThreadInfo) int {
+			return cmp.Or(cmp.Compare(b.LatestCheckpointID, a.LatestCheckpointID), cmp.Compare(a.ThreadID, b.ThreadID))
+		})
+		for _, ti := range out {
+			if !yield(*ti, nil) {
+				return
+			}
+		}
+	}
+}
+
+func (d *driver) Put(ctx context.Context, p *checkpointer.PutRows) error {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	return (&tx{d: d, direct: true}).Put(ctx, p)
+}
+
+func (d *driver) PutWrites(ctx context.Context, w *checkpointer.WriteRows) error {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	return (&tx{d: d, direct: true}).PutWrites(ctx, w)
+}
+
+func (d *driver) Heads(ctx context.Context, sel checkpointer.HeadSelector) ([]checkpointer.Head, error) {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	return (&tx{d: d, direct: true}).Heads(ctx, sel)
+}
+
+func (d *driver) DeleteThreads(ctx context.Context, threads []string) error {
+	return d.Update(ctx, func(t checkpointer.DriverTx) error {
+		_, err := t.DeleteThreads(ctx, threads, false)
+		return err
+	})
+}
+
+// Update runs fn holding mu exclusively. Its writes go to the server as
+// they are made; when fn fails, the threads it touched are restored from
+// the copies taken before their first change (doc.go says what this does
+// not cover).
+func (d *driver) Update(ctx context.Context, fn func(tx checkpointer.DriverTx) error) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	t := &tx{d: d}
+	if err := fn(t); err != nil {
+		if rbErr := t.rollback(context.WithoutCancel(ctx)); rbErr != nil {
+			return errors.Join(err, fmt.Errorf("mongodb: restoring the threads after the failure: %w", rbErr))
+		}
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,546 @@
+package mongosaver
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/memvault/memvault/checkpointer"
+)
+
+// tx is a DriverTx: writes go to the server at once; Update restores the
+// threads a failed function touched from the copies saved here.
+type tx struct {
+	d      *driver
+	direct bool                   // outside Update: nothing is saved
+	saved  map[string]*threadDocs // thread -> its documents before the first change
+}
+
+type threadDocs struct{ cps, writes []bson.Raw }
+
+// touch saves thread's documents before its first change in the
+// transaction.
+func (t *tx) touch(ctx context.Context, thread string) error {
+	if t.direct {
+		return nil
+	}
+	if _, ok := t.saved[thread]; ok {
+		return nil
+	}
+	var s threadDocs
+	for _, c := range []struct {
+		coll *mongo.Collection
+		out  *[]bson.Raw
+	}{{t.d.cps, &s.cps}, {t.d.writes, &s.writes}} {
+		cur, err := c.coll.Find(ctx, bson.D{{Key: fThread, Value: thread}})
+		if err != nil {
+			return fmt.Errorf("save thread %q: %w", thread, err)
+		}
+		for cur.Next(ctx) {
+			*c.out = append(*c.out, slices.Clone(cur.Current))
+		}
+		if err := cur.Err(); err != nil {
+			return fmt.Errorf("save thread %q: %w", thread, err)
+		}
+		_ = cur.Close(ctx)
+	}
+	if t.saved == nil {
+		t.saved = map[string]*threadDocs{}
+	}
+	t.saved[thread] = &s
+	return nil
+}
+
+// rollback puts the saved threads back: writes first, then checkpoints,
+// so that a crash during it leaves no checkpoint without its writes.
+func (t *tx) rollback(ctx context.Context) error {
+	for thread, s := range t.saved {
+		f := bson.D{{Key: fThread, Value: thread}}
+		if _, err := t.d.cps.DeleteMany(ctx, f); err != nil {
+			return err
+		}
+		if _, err := t.d.writes.DeleteMany(ctx, f); err != nil {
+			return err
+		}
+		if len(s.writes) > 0 {
+			if _, err := t.d.writes.InsertMany(ctx, s.writes); err != nil {
+				return err
+			}
+		}
+		if len(s.cps) > 0 {
+			if _, err := t.d.cps.InsertMany(ctx, s.cps); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (t *tx) Put(ctx context.Context, p *checkpointer.PutRows) error {
+	if err := p.Fence.Check(ctx); err != nil {
+		return err
+	}
+	ids := []string{p.ID}
+	if p.Parent != "" && p.Parent != p.ID {
+		ids = append(ids, p.Parent)
+	}
+	// One read: the checkpoint stored under this id, the parent, and any
+	// checkpoint of the namespace holding one of the new (channel,
+	// version) keys already (a fork re-using integer versions).
+	sel := bson.A{bson.D{{Key: fID, Value: bson.D{{Key: "$in", Value: ids}}}}}
+	if len(p.Values) > 0 {
+		keys := make(bson.A, len(p.Values))
+		for i, v := range p.Values {
+			keys[i] = valueKey(v.Channel, v.Version)
+		}
+		sel = append(sel, bson.D{{Key: fKeys, Value: bson.D{{Key: "$in", Value: keys}}}})
+	}
+	docs, err := t.d.findCPs(ctx, append(nsFilter(p.Thread, p.NS), bson.E{Key: "$or", Value: sel}),
+		options.Find().SetSort(bson.D{{Key: fID, Value: -1}}))
+	if err != nil {
+		return fmt.Errorf("put: %w", err)
+	}
+	var old, parent *cpDoc
+	for i := range docs {
+		if docs[i].ID == p.ID {
+			old = &docs[i]
+		}
+		if docs[i].ID == p.Parent {
+			parent = &docs[i]
+		}
+	}
+	if p.NeedsParent && parent == nil {
+		return p.ErrParentMissing()
+	}
+	// The document holds every value the checkpoint references: the
+	// put's new ones and the parent's at the versions it keeps. A value
+	// already stored at a (channel, version) keeps its first value.
+	// Newest first, each overriding: the oldest document's value wins.
+	have := map[chanVersion]checkpointer.ValueRow{}
+	for i := range docs {
+		for _, v := range docs[i].valueRows() {
+			have[chanVersion{v.Channel, v.Version}] = v
+		}
+	}
+	values := make([]checkpointer.ValueRow, 0, len(p.Versions))
+	fresh := map[string]bool{}
+	for _, v := range p.Values {
+		fresh[v.Channel] = true
+		if r, ok := have[chanVersion{v.Channel, v.Version}]; ok {
+			v = r
+		}
+		values = append(values, v)
+	}
+	for ch, ver := range p.Versions {
+		if r, ok := have[chanVersion{ch, ver}]; ok && !fresh[ch] {
+			values = append(values, r)
+		}
+	}
+	q := *p
+	if old != nil {
+		q.Parent = old.parent()
+	}
+	doc, err := newCPDoc(p.Thread, &q, values)
+	if err != nil {
+		return err
+	}
+	if err := t.touch(ctx, p.Thread); err != nil {
+		return err
+	}
+	return t.d.replaceCP(ctx, doc)
+}
+
+func (d *driver) findCPs(ctx context.Context, f bson.D, opts ...options.Lister[options.FindOptions]) ([]cpDoc, error) {
+	cur, err := d.cps.Find(ctx, f, opts...)
+	if err != nil {
+		return nil, err
+	}
+	var docs []cpDoc
+	if err := cur.All(ctx, &docs); err != nil {
+		return nil, err
+	}
+	return docs, nil
+}
+
+// replaceCP stores doc, replacing the document of its checkpoint: one
+// document, written atomically, holding the checkpoint and its values.
+func (d *driver) replaceCP(ctx context.Context, doc *cpDoc) error {
+	_, err := d.cps.ReplaceOne(ctx, bson.D{{Key: fThread, Value: doc.Thread}, {Key: fNS, Value: doc.NS}, {Key: fID, Value: doc.ID}},
+		doc, options.Replace().SetUpsert(true))
+	if err != nil {
+		return fmt.Errorf("put checkpoint %q: %w", doc.ID, err)
+	}
+	return nil
+}
+
+func (t *tx) PutWrites(ctx context.Context, w *checkpointer.WriteRows) error {
+	if err := w.Fence.Check(ctx); err != nil {
+		return err
+	}
+	if len(w.Rows) == 0 {
+		return nil
+	}
+	op := "$setOnInsert"
+	if w.Upsert {
+		op = "$set"
+	}
+	models := make([]mongo.WriteModel, len(w.Rows))
+	for i, r := range w.Rows {
+		data := r.Data
+		if data == nil {
+			data = []byte{}
+		}
+		models[i] = mongo.NewUpdateOneModel().SetUpsert(true).
+			SetFilter(bson.D{{Key: fThread, Value: w.Thread}, {Key: fNS, Value: w.NS}, {Key: fID, Value: w.Checkpoint},
+				{Key: fTask, Value: w.Task}, {Key: fIdx, Value: r.Idx}}).
+			SetUpdate(bson.D{{Key: op, Value: bson.D{{Key: fPath, Value: w.Path}, {Key: fChannel, Value: r.Channel},
+				{Key: fType, Value: r.Type}, {Key: fValue, Value: bson.Binary{Data: data}}}}})
+	}
+	if err := t.touch(ctx, w.Thread); err != nil {
+		return err
+	}
+	// Two upserts of one new key racing both insert; the server refuses
+	// the second (E11000) where MongoDB would retry it itself. Run again,
+	// the write finds the document and updates it or, for
+	// $setOnInsert, keeps it.
+	for attempt := 0; ; attempt++ {
+		_, err := t.d.writes.BulkWrite(ctx, models, options.BulkWrite().SetOrdered(true))
+		if err == nil {
+			return nil
+		}
+		if !mongo.IsDuplicateKeyError(err) || attempt == 3 {
+			return fmt.Errorf("put writes: %w", err)
+		}
+	}
+}
+
+func (t *tx) Fence(ctx context.Context, f checkpointer.WriteFence) error { return f.Check(ctx) }
+
+func (t *tx) Lock(ctx context.Context, _ []checkpointer.Removal, sel checkpointer.HeadSelector) ([]checkpointer.Head, error) {
+	return t.Heads(ctx, sel)
+}
+
+func (t *tx) Heads(ctx context.Context, sel checkpointer.HeadSelector) ([]checkpointer.Head, error) {
+	type nsKey struct{ thread, ns string }
+	var scopes []bson.D
+	if len(sel.RunIDs) > 0 {
+		leaves := make(bson.A, 0, len(sel.RunIDs))
+		for _, r := range sel.RunIDs {
+			l, err := metadataLeaf(r)
+			if err != nil {
+				return nil, err
+			}
+			leaves = append(leaves, l)
+		}
+		// Metadata stored as one binary (keys that cannot be field
+		// names) is matched here, decoded.
+		docs, err := t.d.findCPs(ctx, bson.D{{Key: "$or", Value: bson.A{
+			bson.D{{Key: fMeta + ".run_id", Value: bson.D{{Key: "$in", Value: leaves}}}},
+			bson.D{{Key: fMeta, Value: bson.D{{Key: "$type", Value: "binData"}}}},
+		}}}, options.Find().SetProjection(bson.D{{Key: fThread, Value: 1}, {Key: fNS, Value: 1}, {Key: fMeta, Value: 1}}))
+		if err != nil {
+			return nil, fmt.Errorf("heads: %w", err)
+		}
+		seen := map[nsKey]bool{}
+		for i := range docs {
+			d := &docs[i]
+			if !slices.Contains(sel.RunIDs, d.runID()) {
+				continue
+			}
+			if k := (nsKey{d.Thread, d.NS}); !seen[k] {
+				seen[k] = true
+				scopes = append(scopes, nsFilter(d.Thread, d.NS))
+			}
+		}
+	} else {
+		for _, th := range sel.Threads {
+			f := bson.D{{Key: fThread, Value: th}}
+			if sel.NS != nil {
+				f = append(f, bson.E{Key: fNS, Value: *sel.NS})
+			}
+			scopes = append(scopes, f)
+		}
+	}
+	var out []checkpointer.Head
+	for _, f := range scopes {
+		docs, err := t.d.findCPs(ctx, f, options.Find().SetProjection(bson.D{{Key: fValues, Value: 0}}))
+		if err != nil {
+			return nil, fmt.Errorf("heads: %w", err)
+		}
+		stored := map[[3]string]bool{}
+		for i := range docs {
+			d := &docs[i]
+			v, err := d.version()
+			if err != nil {
+				return nil, err
+			}
+			h := checkpointer.Head{Thread: d.Thread, NS: d.NS, ID: d.ID, Stored: true, Parent: d.parent(), V: v}
+			h.RunID = d.runID()
+			stored[[3]string{d.Thread, d.NS, d.ID}] = true
+			out = append(out, h)
+		}
+		ws, err := t.d.findWrites(ctx, f)
+		if err != nil {
+			return nil, err
+		}
+		for _, w := range ws {
+			k := [3]string{w.Thread, w.NS, w.ID}
+			if !stored[k] {
+				stored[k] = true
+				out = append(out, checkpointer.Head{Thread: w.Thread, NS: w.NS, ID: w.ID})
+			}
+		}
+	}
+	return out, nil
+}
+
+// removalFilter selects the writes of r that go.
+func removalFilter(r checkpointer.Removal) bson.D {
+	f := nsFilter(r.Thread, r.NS)
+	var plain []string
+	for _, id := range r.IDs {
+		if !slices.Contains(r.KeepSends, id) {
+			plain = append(plain, id)
+		}
+	}
+	if len(r.KeepSends) == 0 {
+		return append(f, bson.E{Key: fID, Value: bson.D{{Key: "$in", Value: r.IDs}}})
+	}
+	return append(f, bson.E{Key: "$or", Value: bson.A{
+		bson.D{{Key: fID, Value: bson.D{{Key: "$in", Value: append(plain, "\x00none")}}}},
+		bson.D{{Key: fID, Value: bson.D{{Key: "$in", Value: r.KeepSends}}}, {Key: fChannel, Value: bson.D{{Key: "$ne", Value: checkpointer.ChannelTasks}}}},
+	}})
+}
+
+func (t *tx) Remove(ctx context.Context, rs []checkpointer.Removal, countOnly bool) (checkpointer.SweepReport, error) {
+	var rep checkpointer.SweepReport
+	for _, r := range rs {
+		docs, err := t.d.findCPs(ctx, nsFilter(r.Thread, r.NS), options.Find().SetProjection(bson.D{{Key: fID, Value: 1}, {Key: fValues, Value: 1}}))
+		if err != nil {
+			return rep, fmt.Errorf("remove: %w", err)
+		}
+		all, live := map[chanVersion]bool{}, map[chanVersion]bool{}
+		for _, d := range docs {
+			gone := slices.Contains(r.IDs, d.ID)
+			if gone {
+				rep.Checkpoints++
+			}
+			for _, v := range d.Values {
+				k := chanVersion{v.Channel, v.Version}
+				all[k] = true
+				if !gone {
+					live[k] = true
+				}
+			}
+		}
+		rep.Blobs += int64(len(all) - len(live))
+		wf := removalFilter(r)
+		n, err := t.d.writes.CountDocuments(ctx, wf)
+		if err != nil {
+			return rep, fmt.Errorf("remove: %w", err)
+		}
+		rep.Writes += n
+		if countOnly {
+			continue
+		}
+		if err := t.touch(ctx, r.Thread); err != nil {
+			return rep, err
+		}
+		// Checkpoints first: a crash between the two leaves writes
+		// without a checkpoint (an orphan write set the next removal
+		// takes), never a checkpoint without its writes.
+		if _, err := t.d.cps.DeleteMany(ctx, append(nsFilter(r.Thread, r.NS), bson.E{Key: fID, Value: bson.D{{Key: "$in", Value: r.IDs}}})); err != nil {
+			return rep, fmt.Errorf("remove: %w", err)
+		}
+		if _, err := t.d.writes.DeleteMany(ctx, wf); err != nil {
+			return rep, fmt.Errorf("remove: %w", err)
+		}
+	}
+	return rep, nil
+}
+
+func (t *tx) DeleteThreads(ctx context.Context, threads []string, countOnly bool) (checkpointer.SweepReport, error) {
+	var rep checkpointer.SweepReport
+	for _, th := range threads {
+		f := bson.D{{Key: fThread, Value: th}}
+		docs, err := t.d.findCPs(ctx, f, options.Find().SetProjection(bson.D{{Key: fNS, Value: 1}, {Key: fValues, Value: 1}}))
+		if err != nil {
+			return rep, fmt.Errorf("delete thread: %w", err)
+		}
+		blobs := map[[3]string]bool{}
+		for _, d := range docs {
+			for _, v := range d.Values {
+				blobs[[3]string{d.NS, v.Channel, v.Version}] = true
+			}
+		}
+		n, err := t.d.writes.CountDocuments(ctx, f)
+		if err != nil {
+			return rep, fmt.Errorf("delete thread: %w", err)
+		}
+		rep.Checkpoints += int64(len(docs))
+		rep.Blobs += int64(len(blobs))
+		rep.Writes += n
+		if countOnly {
+			continue
+		}
+		if err := t.touch(ctx, th); err != nil {
+			return rep, err
+		}
+		if _, err := t.d.cps.DeleteMany(ctx, f); err != nil {
+			return rep, fmt.Errorf("delete thread: %w", err)
+		}
+		if _, err := t.d.writes.DeleteMany(ctx, f); err != nil {
+			return rep, fmt.Errorf("delete thread: %w", err)
+		}
+	}
+	return rep, nil
+}
+
+func (t *tx) Rows(ctx context.Context, thread string) (*checkpointer.ThreadRows, error) {
+	f := bson.D{{Key: fThread, Value: thread}}
+	docs, err := t.d.findCPs(ctx, f)
+	if err != nil {
+		return nil, fmt.Errorf("rows: %w", err)
+	}
+	rows := &checkpointer.ThreadRows{}
+	seen := map[[3]string]bool{}
+	for i := range docs {
+		d := &docs[i]
+		meta, err := decodeMetadata(d.Meta)
+		if err != nil {
+			return nil, err
+		}
+		dec, err := d.decoded()
+		if err != nil {
+			return nil, err
+		}
+		typ := d.Type
+		if typ == typeJSON {
+			typ = ""
+		}
+		rows.Checkpoints = append(rows.Checkpoints, checkpointer.PutRows{Thread: thread, NS: d.NS, ID: d.ID, Parent: d.parent(),
+			V: dec.V(), Doc: d.CP, Meta: meta, Type: typ, Versions: dec.ChannelVersions()})
+		for _, v := range d.valueRows() {
+			if k := [3]string{d.NS, v.Channel, v.Version}; !seen[k] {
+				seen[k] = true
+				rows.Values = append(rows.Values, checkpointer.NamespacedValue{NS: d.NS, ValueRow: v})
+			}
+		}
+	}
+	ws, err := t.d.findWrites(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	for i := range ws {
+		rows.Writes = append(rows.Writes, checkpointer.NamespacedWrite{NS: ws[i].NS, Checkpoint: ws[i].ID, WriteRow: ws[i].row()})
+	}
+	return rows, nil
+}
+
+func (t *tx) Overwrite(ctx context.Context, thread string, rows *checkpointer.ThreadRows) error {
+	if err := t.touch(ctx, thread); err != nil {
+		return err
+	}
+	// Writes first, checkpoints last: a crash in between leaves writes
+	// without a checkpoint, never a checkpoint without its data.
+	for _, w := range rows.Writes {
+		data := w.Data
+		if data == nil {
+			data = []byte{}
+		}
+		doc := writeDoc{Thread: thread, NS: w.NS, ID: w.Checkpoint, Task: w.Task, Path: w.Path, Idx: w.Idx, Channel: w.Channel, Type: w.Type, Value: data}
+		_, err := t.d.writes.ReplaceOne(ctx, bson.D{{Key: fThread, Value: thread}, {Key: fNS, Value: w.NS}, {Key: fID, Value: w.Checkpoint},
+			{Key: fTask, Value: w.Task}, {Key: fIdx, Value: w.Idx}}, doc, options.Replace().SetUpsert(true))
+		if err != nil {
+			return fmt.Errorf("overwrite writes: %w", err)
+		}
+	}
+	vals := map[string]map[chanVersion]checkpointer.ValueRow{}
+	for _, v := range rows.Values {
+		if vals[v.NS] == nil {
+			vals[v.NS] = map[chanVersion]checkpointer.ValueRow{}
+		}
+		vals[v.NS][chanVersion{v.Channel, v.Version}] = v.ValueRow
+	}
+	given := map[string][]checkpointer.PutRows{}
+	for _, c := range rows.Checkpoints {
+		given[c.NS] = append(given[c.NS], c)
+	}
+	nss := map[string]bool{}
+	for ns := range vals {
+		nss[ns] = true
+	}
+	for ns := range given {
+		nss[ns] = true
+	}
+	for ns := range nss {
+		existing, err := t.d.findCPs(ctx, nsFilter(thread, ns))
+		if err != nil {
+			return fmt.Errorf("overwrite: %w", err)
+		}
+		byID := map[string]*cpDoc{}
+		for i := range existing {
+			byID[existing[i].ID] = &existing[i]
+		}
+		replaced := map[string]bool{}
+		for _, c := range given[ns] {
+			versions := c.Versions
+			if versions == nil {
+				dec, err := (&cpDoc{Type: typeJSON, CP: c.Doc, ID: c.ID}).decoded()
+				if err != nil {
+					return err
+				}
+				versions = dec.ChannelVersions()
+			}
+			var old map[chanVersion]checkpointer.ValueRow
+			if e := byID[c.ID]; e != nil {
+				old = map[chanVersion]checkpointer.ValueRow{}
+				for _, v := range e.valueRows() {
+					old[chanVersion{v.Channel, v.Version}] = v
+				}
+			}
+			var values []checkpointer.ValueRow
+			for ch, ver := range versions {
+				k := chanVersion{ch, ver}
+				if v, ok := vals[ns][k]; ok {
+					values = append(values, v)
+				} else if v, ok := old[k]; ok {
+					values = append(values, v)
+				}
+			}
+			c.NS = ns
+			doc, err := newCPDoc(thread, &c, values)
+			if err != nil {
+				return err
+			}
+			if err := t.d.replaceCP(ctx, doc); err != nil {
+				return err
+			}
+			replaced[c.ID] = true
+		}
+		// Stored checkpoints not given keep their documents, with the
+		// values given at their (channel, version) replaced.
+		for id, e := range byID {
+			if replaced[id] {
+				continue
+			}
+			changed := false
+			for i, v := range e.Values {
+				if nv, ok := vals[ns][chanVersion{v.Channel, v.Version}]; ok {
+					e.Values[i] = valueDoc{Channel: nv.Channel, Version: nv.Version, Type: nv.Type, Data: nv.Data}
+					changed = true
+				}
+			}
+			if changed {
+				if err := t.d.replaceCP(ctx, e); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
