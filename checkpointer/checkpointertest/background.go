@@ -3,6 +3,8 @@ package checkpointertest
 import (
 	"runtime"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -19,16 +21,22 @@ type OpenWithRetention func(t *testing.T, policy checkpointer.RetentionPolicy, i
 // policy of the saver's Options by itself, reports to OnSweep, and its
 // goroutine is gone once Close returns.
 func RunBackgroundSweep(t *testing.T, open OpenWithRetention) {
-	type result struct {
-		r   checkpointer.SweepReport
-		err error
-	}
-	reports := make(chan result, 1)
+	// The sweeper reports from its own goroutine: count what it deleted
+	// there, so that no report is lost (a buffered channel that dropped
+	// reports once lost the one that deleted, and the test waited forever).
+	var deleted atomic.Int64
+	var mu sync.Mutex
+	var last error
+	ran := make(chan struct{}, 1)
 	sv, closeSaver := open(t, checkpointer.RetentionPolicy{IdleTTL: time.Hour}, 5*time.Millisecond,
 		func(r checkpointer.SweepReport, err error) {
+			deleted.Add(r.ThreadsDeleted)
+			mu.Lock()
+			last = err
+			mu.Unlock()
 			select {
-			case reports <- result{r, err}:
-			default: // the test reads one report at a time
+			case ran <- struct{}{}:
+			default: // a wake-up is pending already
 			}
 		})
 	idle, fresh := newThreadID("bg-idle"), newThreadID("bg-fresh")
@@ -39,15 +47,13 @@ func RunBackgroundSweep(t *testing.T, open OpenWithRetention) {
 	// A sweep may fail before the saver's tables exist (a PostgreSQL
 	// saver is created before Setup); the sweeper keeps going until the
 	// thread is gone.
-	var last error
-	for deleted, gone := false, false; !gone; {
+	for deadline := time.After(2 * time.Minute); deleted.Load() == 0 || snapshot(t, sv, idle) != ""; {
 		select {
-		case r := <-reports:
-			last = r.err
-			deleted = deleted || r.r.ThreadsDeleted > 0 // reports may be dropped: count any
-			gone = deleted && snapshot(t, sv, idle) == ""
-		case <-t.Context().Done():
-			t.Fatalf("the background sweeper never deleted the idle thread (last error: %v)", last)
+		case <-ran:
+		case <-deadline:
+			mu.Lock()
+			defer mu.Unlock()
+			t.Fatalf("the background sweeper did not delete the idle thread in 2 minutes (%d threads deleted; last error: %v)", deleted.Load(), last)
 		}
 	}
 	checkTuple(t, mustGetSome(t, sv, cfgOf(fresh, "", "")), fc[0].want)
