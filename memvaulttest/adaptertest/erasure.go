@@ -131,6 +131,16 @@ func Forget(t *testing.T, e Erasure) {
 			restored := restoreBackup(t, h, c, backup)
 			master := restored
 			master.Subjects = keys.Subjects{}
+			// With the master key alone the copy does not open (its
+			// values are under keys that are not loaded); the attacker
+			// opens it anyway.
+			if rh, err := vault.Open(ctx, master); !errors.Is(err, vault.ErrKeyNotLoaded) {
+				if rh != nil {
+					_ = rh.Close()
+				}
+				t.Fatalf("the restored copy with the master key alone: %v, want vault.ErrKeyNotLoaded", err)
+			}
+			master.DangerousSkipKeyCheck = true
 			for name, rc := range map[string]config.Config{"master key": master, "key table": restored} {
 				rh := open(t, rc)
 				for r := range hers {
