@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/memvault/memvault/crypto"
+	"github.com/memvault/memvault/memvaulttest/testkeys"
 	"github.com/memvault/memvault/serde"
 	"github.com/memvault/memvault/store"
 	"github.com/memvault/memvault/store/engine"
@@ -395,7 +395,7 @@ func TestStatementReadsGuards(t *testing.T) {
 
 	t.Run("fence without FenceTx", func(t *testing.T) {
 		s := newStorage()
-		e, err := engine.New(capsDriver{lockDriver{s}, reads, noFence}, engine.Options{Serde: encrypted(t)})
+		e, err := engine.New(capsDriver{lockDriver{s}, reads, noFence}, engine.Options{Serde: testkeys.Encrypting(t)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -410,7 +410,7 @@ func TestStatementReadsGuards(t *testing.T) {
 
 	t.Run("both present", func(t *testing.T) {
 		s := newStorage()
-		e, err := engine.New(lockDriver{s}, engine.Options{Serde: encrypted(t)})
+		e, err := engine.New(lockDriver{s}, engine.Options{Serde: testkeys.Encrypting(t)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -422,23 +422,4 @@ func TestStatementReadsGuards(t *testing.T) {
 			t.Fatalf("Get = %v, %v", it, err)
 		}
 	})
-}
-
-// encrypted is memvault's default encrypting serializer under a fixed
-// test key.
-func encrypted(t testing.TB) serde.Serializer {
-	t.Helper()
-	k, err := crypto.ParseRawKey("0123456789abcdef0123456789abcdef")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ring, err := crypto.NewKeyring(k)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := serde.NewEncrypted(nil, ring)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return e
 }
