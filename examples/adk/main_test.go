@@ -14,5 +14,5 @@ func TestDemo(t *testing.T) {
 		"agent: I have 3 message(s) from you: my order 1187 arrived broken / please send a replacement / any update?",
 		"stored events: 6",
 		"remembered: my order 1187 arrived broken",
-	}, "1187", "replacement", "any update")
+	}, "order 1187", "replacement", "any update")
 }

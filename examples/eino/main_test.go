@@ -12,5 +12,5 @@ func TestDemo(t *testing.T) {
 	demoenv.Check(t, "eino.db", demo, []string{
 		"stopped: a refund needs a human's approval",
 		"done: refund 49.90 EUR for order 1187 [checked] [refund sent, approved by Dana]",
-	}, "49.90", "order 1187")
+	}, "49.90 EUR", "order 1187")
 }

@@ -13,5 +13,5 @@ func TestDemo(t *testing.T) {
 		"agent: refunds take five working days",
 		"agent: parcels ship from lisbon",
 		"messages in memory: 6",
-	}, "1187", "refunds take", "ship from")
+	}, "parcel 1187", "refunds take", "ship from")
 }

@@ -12,5 +12,5 @@ func TestDemo(t *testing.T) {
 	demoenv.Check(t, "trpc.db", demo, []string{
 		"stopped in approve: a refund needs a human's approval",
 		"done: order 1187, 49.90 EUR, approved by Dana, refund sent",
-	}, "49.90", "order 1187", "approved by Dana")
+	}, "49.90 EUR", "order 1187", "approved by Dana")
 }
