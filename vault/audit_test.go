@@ -250,3 +250,21 @@ func TestAuditRequiredOnceBegun(t *testing.T) {
 		})
 	}
 }
+
+// TestAuditCheckAddsNoTable: the check that an audited database records
+// only reads — a SQLite database opened without audit gains no
+// memvault_meta table (it did, once the check ran on every open).
+func TestAuditCheckAddsNoTable(t *testing.T) {
+	c := config.Default()
+	c.DBPath = filepath.Join(t.TempDir(), "agent.db")
+	c.Embeddings = "none"
+	h, err := Open(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Close()
+	var n int
+	if err := openRaw(t, c.DBPath).QueryRow(`SELECT count(*) FROM sqlite_master WHERE name = 'memvault_meta'`).Scan(&n); err != nil || n != 0 {
+		t.Fatalf("memvault_meta tables after an open without audit: %d, %v", n, err)
+	}
+}

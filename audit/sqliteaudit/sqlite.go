@@ -184,15 +184,27 @@ func Meta(path string) audit.Meta { return meta{path} }
 
 type meta struct{ path string }
 
-// ChainBegan implements audit.Meta.
+// ChainBegan implements audit.Meta. It only reads: a database without a
+// memvault_meta table has no trail that began (vault.Open asks it of every
+// database, audited or not, and must not add a table to one that is not).
 func (m meta) ChainBegan(ctx context.Context) (bool, error) {
+	db, err := sqlitedb.Open(m.path, sqlitedb.Options{})
+	if err != nil {
+		return false, fmt.Errorf("audit/sqliteaudit: meta: %w", err)
+	}
+	defer db.Close()
 	var began bool
-	err := m.do(ctx, func(db *sqlitedb.DB) error {
-		return db.Read(ctx, func(tx *sql.Tx) error {
-			return tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM memvault_meta WHERE name = ?)`, chainRow).Scan(&began)
-		})
+	err = db.Read(ctx, func(tx *sql.Tx) error {
+		var tables int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'memvault_meta'`).Scan(&tables); err != nil || tables == 0 {
+			return err
+		}
+		return tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM memvault_meta WHERE name = ?)`, chainRow).Scan(&began)
 	})
-	return began, err
+	if err != nil {
+		return false, fmt.Errorf("audit/sqliteaudit: meta: %w", err)
+	}
+	return began, nil
 }
 
 // MarkChainBegan implements audit.Meta.
