@@ -170,12 +170,21 @@ func censusRow(table, a, b string, n int64) CensusRow {
 		return CensusRow{Table: table, Cipher: a, KeyID: b, Rows: n}
 	}
 	_, cipher, _ := strings.Cut(a, "+")
-	r := CensusRow{Table: table, Cipher: cipher, Rows: n}
-	// b is the base64 of the envelope's first 9 bytes: version, key id.
-	if raw, err := base64.StdEncoding.DecodeString(b); cipher == aead.EnvelopeName && err == nil && len(raw) == 9 {
-		r.KeyID = hex.EncodeToString(raw[1:9])
+	return CensusRow{Table: table, Cipher: cipher, KeyID: storeKeyID(cipher, b), Rows: n}
+}
+
+// storeKeyID is the key id of a sealed store value of cipher whose
+// base64 ("d") starts with b64: its first 12 characters are the
+// envelope's first 9 bytes, version and key id. "" for other ciphers.
+func storeKeyID(cipher, b64 string) string {
+	if cipher != aead.EnvelopeName || len(b64) < 12 {
+		return ""
 	}
-	return r
+	raw, err := base64.StdEncoding.DecodeString(b64[:12])
+	if err != nil || len(raw) != 9 {
+		return ""
+	}
+	return hex.EncodeToString(raw[1:9])
 }
 
 // DangerousCompact rewrites the database files so that the space rows left

@@ -3,7 +3,6 @@ package vault
 import (
 	"context"
 	"database/sql"
-	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -189,10 +188,5 @@ func storeKey(value []byte) [2]string {
 	if cipher == "" {
 		cipher = "sealed"
 	}
-	if n := min(len(sealed.D), 12); cipher == aead.EnvelopeName {
-		if raw, err := base64.StdEncoding.DecodeString(sealed.D[:n]); err == nil && len(raw) == 9 {
-			return [2]string{cipher, hex.EncodeToString(raw[1:9])}
-		}
-	}
-	return [2]string{cipher, ""}
+	return [2]string{cipher, storeKeyID(cipher, sealed.D)}
 }
