@@ -174,4 +174,11 @@ if [[ -f "$INTEROP_JS/package-lock.json" ]]; then
 	fi
 fi
 
+# ---------------------------------------------------------------------------
+# Citus for the Citus tests (go test -run Citus ./...): built from the source
+# MEMVAULT_CITUS_SRC names (.ci/run passes the vendored copy); without it,
+# nothing is installed and those tests skip (see scripts/install-citus.sh).
+# ---------------------------------------------------------------------------
+bash "$(dirname "${BASH_SOURCE[0]}")/install-citus.sh"
+
 log "done"

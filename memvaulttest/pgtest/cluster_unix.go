@@ -50,6 +50,7 @@ type cluster struct {
 	dsn  string              // connection string, over TCP on 127.0.0.1
 	port int                 // TCP port (and socket suffix) of the server
 	cred *syscall.Credential // user the server runs as; nil: this process's
+	conf string              // extra postgresql.conf lines (a Citus node's preload)
 
 	watchdog *exec.Cmd
 	release  *os.File // write end of the watchdog's pipe; closing it stops the cluster
@@ -57,11 +58,16 @@ type cluster struct {
 
 // startCluster initialises and starts a cluster in a new temporary directory.
 func startCluster(ctx context.Context) (*cluster, error) {
+	return startClusterConf(ctx, "")
+}
+
+// startClusterConf is startCluster with extra postgresql.conf lines.
+func startClusterConf(ctx context.Context, conf string) (*cluster, error) {
 	bin, err := findBinDir()
 	if err != nil {
 		return nil, err
 	}
-	c := &cluster{bin: bin}
+	c := &cluster{bin: bin, conf: conf}
 	base := os.TempDir()
 	if os.Geteuid() == 0 {
 		// PostgreSQL refuses to run as root: run it as the postgres user, in a
@@ -125,7 +131,7 @@ synchronous_commit = off
 full_page_writes = off
 shared_buffers = 64MB
 max_connections = 200
-`, strings.ReplaceAll(c.dir, "'", "''"))
+%s`, strings.ReplaceAll(c.dir, "'", "''"), c.conf)
 	f, err := os.OpenFile(filepath.Join(c.data, "postgresql.conf"), os.O_APPEND|os.O_WRONLY, 0)
 	if err == nil {
 		_, err = f.WriteString(conf)

@@ -31,6 +31,12 @@
 // [Standby.CatchUp] waits until the standby has replayed the primary's writes,
 // asynchronous commits included.
 //
+// [CitusSchema] and [CitusSchemaDSN] do the same on a throwaway Citus
+// cluster (a coordinator and two workers on loopback, started once per test
+// binary) for tests of the distributed case. Citus is not packaged by
+// Debian: scripts/install-citus.sh builds it from a source tarball. Without
+// it those tests skip, or fail when MEMVAULT_REQUIRE_CITUS=1 (as in CI).
+//
 // A cluster cannot outlive its test binary: a small watchdog process, started
 // with the cluster, stops it and removes its directory as soon as the test
 // binary exits, even when it is killed. Clusters left behind anyway (say, the

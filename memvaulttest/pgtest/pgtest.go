@@ -70,12 +70,17 @@ func Main(m *testing.M) {
 	os.Exit(code)
 }
 
-// shutdown releases the database and stops the cluster.
+// shutdown releases the databases and stops the clusters.
 func shutdown() error {
 	mu.Lock()
 	defer mu.Unlock()
+	var citusErr error
+	if citusEnv != nil {
+		citusErr = citusEnv.stop()
+		citusEnv = &citusEnvironment{err: errors.New("pgtest: the Citus cluster is shut down")}
+	}
 	if env == nil {
-		return nil
+		return citusErr
 	}
 	if env.admin != nil {
 		env.admin.Close()
@@ -85,7 +90,7 @@ func shutdown() error {
 		err = env.cluster.stop()
 	}
 	env = &environment{err: errors.New("pgtest: the database is shut down")}
-	return err
+	return errors.Join(err, citusErr)
 }
 
 // DSN returns the connection string of the test database, with the default
@@ -314,16 +319,23 @@ func createExtension(ctx context.Context, admin *pgxpool.Pool, name, where strin
 // newSchema creates a schema for t, dropped when t ends, and returns its name.
 func newSchema(t testing.TB, e *environment) string {
 	t.Helper()
-	name := schemaName(t.Name(), randomSuffix())
+	return createSchema(t, e.admin, t.Name())
+}
+
+// createSchema creates a schema named after testName through admin,
+// dropped when t ends, and returns its name.
+func createSchema(t testing.TB, admin *pgxpool.Pool, testName string) string {
+	t.Helper()
+	name := schemaName(testName, randomSuffix())
 	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
 	defer cancel()
-	if _, err := e.admin.Exec(ctx, "CREATE SCHEMA "+pgx.Identifier{name}.Sanitize()); err != nil {
+	if _, err := admin.Exec(ctx, "CREATE SCHEMA "+pgx.Identifier{name}.Sanitize()); err != nil {
 		t.Fatalf("pgtest: create schema %s: %v", name, err)
 	}
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
 		defer cancel()
-		if _, err := e.admin.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{name}.Sanitize()+" CASCADE"); err != nil {
+		if _, err := admin.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{name}.Sanitize()+" CASCADE"); err != nil {
 			t.Errorf("pgtest: drop schema %s: %v", name, err)
 		}
 	})
