@@ -80,7 +80,7 @@ func (in *Inspector) layout(tuples []*checkpointer.Tuple, sel *checkpointer.Tupl
 	x := func(l int) int { return laneMargin + min(l, maxLanes-1)*laneWidth }
 	y := func(i int) int { return topMargin + i*rowHeight }
 	tl := timeline{TextX: x(min(lanes, maxLanes)) + 6, Height: topMargin + len(tuples)*rowHeight}
-	tl.Width = tl.TextX + 560
+	tl.Width = tl.TextX + 430
 	for i, t := range tuples {
 		c := t.Config
 		if p := t.ParentConfig; p != nil && p.CheckpointID != "" {
