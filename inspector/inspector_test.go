@@ -5,16 +5,19 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"golang.org/x/net/html"
 
 	"github.com/memvault/memvault/audit"
 	"github.com/memvault/memvault/inspector"
+	"github.com/memvault/memvault/store"
 )
 
 // routes are the inspector's pages, for the tests that visit them all.
@@ -389,5 +392,92 @@ func TestNoInlineScriptOrStyle(t *testing.T) {
 	_, css := get(t, c, srv.URL+"/static/style.css")
 	if !bytes.Contains([]byte(css), []byte("svg#timeline")) {
 		t.Error("the stylesheet is not served")
+	}
+}
+
+// TestThreadPaging: a thread's checkpoints page by a cursor, across its
+// namespaces, each exactly once.
+func TestThreadPaging(t *testing.T) {
+	f := newFixture(t)
+	in, err := inspector.New(f.h, inspector.Options{PageSize: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(in)
+	defer srv.Close()
+	seen := map[string]bool{}
+	next := "/thread?id=" + url.QueryEscape(thread)
+	older := regexp.MustCompile(`<a rel="next" href="([^"]+)">older`)
+	ids := regexp.MustCompile(`<title>([0-9a-f-]{36})</title>`)
+	for pages := 0; next != ""; pages++ {
+		if pages > 5 {
+			t.Fatal("paging does not end")
+		}
+		_, body := get(t, srv.Client(), srv.URL+next)
+		for _, m := range ids.FindAllStringSubmatch(body, -1) {
+			if seen[m[1]] {
+				t.Errorf("checkpoint %s on two pages", m[1])
+			}
+			seen[m[1]] = true
+		}
+		next = ""
+		if m := older.FindStringSubmatch(body); m != nil {
+			next = strings.ReplaceAll(m[1], "&amp;", "&")
+		}
+	}
+	if len(seen) != 5 {
+		t.Errorf("paged through %d checkpoints, want 5", len(seen))
+	}
+}
+
+// TestReadsKeepTTL: looking at memories (the list, a search, the value
+// page) does not restart their TTL, though the store refreshes on read by
+// default: the inspector is read-only.
+func TestReadsKeepTTL(t *testing.T) {
+	f := newFixture(t)
+	srv, token := f.server(t)
+	c := login(t, srv, token)
+	ns := store.Namespace{"users", "carol"}
+	expiry := func() time.Time {
+		it, err := f.h.Store.(store.Lister).ListItems(context.Background(), ns, store.ListItemsOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, i := range it {
+			if i.Key == "session" {
+				return i.ExpiresAt
+			}
+		}
+		t.Fatal("no session item")
+		return time.Time{}
+	}
+	before := expiry()
+	time.Sleep(5 * time.Millisecond) // a refresh would move the expiry by this much at least
+	get(t, c, srv.URL+"/memories?ns=users&ns=carol")
+	get(t, c, srv.URL+"/memories?ns=users&q=short-lived")
+	get(t, c, srv.URL+"/value?ns=users&ns=carol&key=session")
+	if after := expiry(); !after.Equal(before) {
+		t.Errorf("viewing moved the expiry from %v to %v", before, after)
+	}
+}
+
+// TestSecureCookieWithTLS: behind TLS the session cookie is Secure.
+func TestSecureCookieWithTLS(t *testing.T) {
+	f := newFixture(t)
+	in, err := inspector.New(f.h, inspector.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gate, token, err := inspector.NewTokenGate(in, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewTLSServer(gate)
+	defer srv.Close()
+	c := srv.Client()
+	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	resp, _ := get(t, c, srv.URL+"/?token="+token)
+	if cs := resp.Cookies(); len(cs) != 1 || !cs[0].Secure || !cs[0].HttpOnly {
+		t.Errorf("cookies over TLS: %+v, want one Secure HttpOnly", cs)
 	}
 }
