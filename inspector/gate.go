@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync"
 )
 
@@ -71,7 +72,10 @@ func (g *TokenGate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			})
 		}
 		q.Del("token")
-		u := url.URL{Path: r.URL.Path, RawQuery: q.Encode()}
+		// Back to the same page of this host: a path starting "//" (or
+		// "/\", which browsers read alike) would send the browser to
+		// another host.
+		u := url.URL{Path: "/" + strings.TrimLeft(r.URL.Path, "/\\"), RawQuery: q.Encode()}
 		http.Redirect(w, r, u.String(), http.StatusSeeOther)
 		return
 	}

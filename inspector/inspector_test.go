@@ -481,3 +481,39 @@ func TestSecureCookieWithTLS(t *testing.T) {
 		t.Errorf("cookies over TLS: %+v, want one Secure HttpOnly", cs)
 	}
 }
+
+// TestTokenRedirectStaysOnSite: the redirect that drops the token never
+// leaves the inspector's host, whatever path the link had ("//evil.example"
+// would be a network-path reference to another host).
+func TestTokenRedirectStaysOnSite(t *testing.T) {
+	f := newFixture(t)
+	srv, token := f.server(t)
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	var session *http.Cookie
+	for _, p := range []string{"//evil.example/", "/\\evil.example/", "///evil.example/x", "/%2F%2Fevil.example/"} {
+		req, err := http.NewRequest("GET", srv.URL+"/?token="+url.QueryEscape(token), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.URL.Path = p
+		req.URL.RawPath = ""
+		if session != nil {
+			req.AddCookie(session) // the token is used: a logged-in browser follows such a link
+		}
+		resp, err := noRedirect.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if session == nil {
+			for _, c := range resp.Cookies() {
+				session = c
+			}
+		}
+		loc := resp.Header.Get("Location")
+		u, err := url.Parse(loc)
+		if resp.StatusCode != http.StatusSeeOther || err != nil || u.Host != "" || !strings.HasPrefix(loc, "/") || strings.HasPrefix(loc, "//") || strings.HasPrefix(loc, "/\\") {
+			t.Errorf("path %q: status %d, redirect to %q", p, resp.StatusCode, loc)
+		}
+	}
+}
