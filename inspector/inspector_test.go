@@ -517,3 +517,50 @@ func TestTokenRedirectStaysOnSite(t *testing.T) {
 		}
 	}
 }
+
+// TestMountedUnderPrefix: mounted in an admin server under a path with its
+// own principal, every link and asset stays under the path and reads are
+// recorded under that principal.
+func TestMountedUnderPrefix(t *testing.T) {
+	f := newFixture(t)
+	const base = "/admin/memvault"
+	in, err := inspector.New(f.h, inspector.Options{BasePath: base + "/", Principal: func(r *http.Request) string { return "inspector:" + r.Header.Get("X-User") }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle(base+"/", http.StripPrefix(base, in))
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	req, _ := http.NewRequest("GET", srv.URL+base+"/thread?id="+url.QueryEscape(thread), nil)
+	req.Header.Set("X-User", "alice")
+	resp, err := srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("status %d: %s", resp.StatusCode, b)
+	}
+	links := regexp.MustCompile(`(?:href|action)="([^"]*)"`).FindAllStringSubmatch(string(b), -1)
+	if len(links) < 10 {
+		t.Fatalf("only %d links", len(links))
+	}
+	for _, m := range links {
+		if !strings.HasPrefix(m[1], base+"/") {
+			t.Errorf("link %q outside %s", m[1], base)
+		}
+	}
+	if r, body := get(t, srv.Client(), srv.URL+base+"/static/style.css"); r.StatusCode != http.StatusOK || !strings.Contains(body, "svg#timeline") {
+		t.Errorf("stylesheet under the prefix: %d", r.StatusCode)
+	}
+	found := false
+	err = f.h.Audit.Records(context.Background(), audit.Filter{}, func(r audit.Record) error {
+		found = found || r.Principal == "inspector:alice" && r.Target == thread
+		return nil
+	})
+	if err != nil || !found {
+		t.Errorf("no read recorded under inspector:alice (%v)", err)
+	}
+}
