@@ -41,9 +41,16 @@ type fixture struct {
 	first  string // the checkpoint the main line continued with
 }
 
-func openVault(t testing.TB, dir string) *vault.Handle {
+// openVault opens an encrypted, audited vault: a SQLite file in dir, or
+// what env names (MEMVAULT_DSN for PostgreSQL).
+func openVault(t testing.TB, dir string, env ...map[string]string) *vault.Handle {
 	t.Helper()
 	cfg, err := config.FromLookup(func(name string) (string, bool) {
+		for _, e := range env {
+			if v, ok := e[name]; ok {
+				return v, true
+			}
+		}
 		switch name {
 		case "MEMVAULT_DB":
 			return filepath.Join(dir, "inspect.db"), true
@@ -84,10 +91,10 @@ func put(t testing.TB, h *vault.Handle, thread, ns, parent string, step int, val
 	return cfg.CheckpointID
 }
 
-func newFixture(t testing.TB) *fixture {
+func newFixture(t testing.TB, env ...map[string]string) *fixture {
 	t.Helper()
 	dir := t.TempDir()
-	h := openVault(t, dir)
+	h := openVault(t, dir, env...)
 	ctx := context.Background()
 	f := &fixture{h: h, dir: dir}
 	c0 := put(t, h, thread, "", "", -1, map[string]any{"messages": []any{"Where is my parcel 1187?"}})
