@@ -564,3 +564,24 @@ func TestMountedUnderPrefix(t *testing.T) {
 		t.Errorf("no read recorded under inspector:alice (%v)", err)
 	}
 }
+
+// TestKeysViewRetired: after a key rotation, the census page shows the
+// values still under the previous key and says to re-encrypt them.
+func TestKeysViewRetired(t *testing.T) {
+	f := newFixture(t)
+	h := openVault(t, f.dir, map[string]string{
+		"LANGGRAPH_AES_KEY":          "fedcba9876543210fedcba9876543210",
+		"LANGGRAPH_AES_KEY_PREVIOUS": "0123456789abcdef0123456789abcdef",
+	})
+	in, err := inspector.New(h, inspector.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(in)
+	defer srv.Close()
+	_, body := get(t, srv.Client(), srv.URL+"/keys")
+	if !strings.Contains(body, `<tr class="retired"><td>checkpoint_blobs</td><td>mvgcm</td><td class="id">4e79a8eafcd4cf2e</td><td>previous</td>`) ||
+		!regexp.MustCompile(`\d+ values are under a key that is not the primary`).MatchString(body) {
+		t.Errorf("keys page after a rotation:\n%s", body)
+	}
+}

@@ -41,6 +41,11 @@ nothing; with MEMVAULT_AUDIT=true every view that decrypts is recorded in the
 audit trail under the principal "inspector".`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if g.json {
+				// Its one line of output is the URL to open; what it serves
+				// is for people.
+				return usagef("inspect serves pages for people and prints their URL; it has no --json output")
+			}
 			if (certFile == "") != (keyFile == "") {
 				return usagef("--tls-cert and --tls-key go together")
 			}
