@@ -173,7 +173,10 @@ func TestBrowser(t *testing.T) {
 		t.Errorf("the fork point says %q", forked)
 	}
 	screenshot("thread.png")
-	run("follow the fork", chromedp.Click(chromedp.CSS(`a.child[href*="`+f.branch+`"]`)), chromedp.WaitVisible(chromedp.CSS(`#diff`)))
+	// Wait for what only the next page has: the page before matches
+	// "#diff" too, and reading it would race the navigation.
+	run("follow the fork", chromedp.Click(chromedp.CSS(`a.child[href*="`+f.branch+`"]`)),
+		chromedp.WaitVisible(chromedp.Search(`//span[@id="cp-id" and text()="`+f.branch+`"]`)))
 	if cp, diff := text("#cp-id"), text("#diff"); cp != f.branch || !strings.Contains(diff, "escalated") || !strings.Contains(diff, "looking") {
 		t.Errorf("following the fork: checkpoint %q (want %q), diff %q", cp, f.branch, diff)
 	}
@@ -183,7 +186,7 @@ func TestBrowser(t *testing.T) {
 		chromedp.Click(chromedp.Search(`//nav/a[text()="Memories"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`#namespaces`)),
 		chromedp.Click(chromedp.Search(`//ul[@id="namespaces"]//a[text()="users"]`)),
-		chromedp.WaitVisible(chromedp.CSS(`#memory-search input[name=q]`)),
+		chromedp.WaitVisible(chromedp.Search(`//p[@class="crumbs"]/a[text()="users"]`)),
 		chromedp.SendKeys(chromedp.CSS(`#memory-search input[name=q]`), "allergic to nuts"),
 		chromedp.Submit(chromedp.CSS(`#memory-search input[name=q]`)),
 		chromedp.WaitVisible(chromedp.CSS(`#items td.score`)))
