@@ -39,6 +39,7 @@ type fixture struct {
 	fork   string // the checkpoint forked from
 	branch string // the fork's new checkpoint
 	first  string // the checkpoint the main line continued with
+	gate   *inspector.TokenGate
 }
 
 // openVault opens an encrypted, audited vault: a SQLite file in dir, or
@@ -149,6 +150,7 @@ func (f *fixture) server(t testing.TB) (*httptest.Server, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	f.gate = gate
 	srv := httptest.NewServer(gate)
 	t.Cleanup(srv.Close)
 	return srv, token

@@ -4,13 +4,17 @@ import (
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/base64"
+	"encoding/hex"
 	"net/http"
 	"net/url"
 	"strings"
 	"sync"
 )
 
-// CookieName is the session cookie NewTokenGate sets.
+// CookieName starts the name of the session cookie NewTokenGate sets;
+// each gate adds a random suffix (TokenGate.CookieName), since browsers
+// keep cookies per host, not per port: two inspectors on 127.0.0.1 would
+// otherwise overwrite each other's session.
 const CookieName = "memvault_inspector"
 
 // TokenGate lets in one browser: the first request that presents the
@@ -24,6 +28,7 @@ type TokenGate struct {
 	next    http.Handler
 	token   string
 	session string
+	cookie  string
 	secure  bool
 
 	mu   sync.Mutex
@@ -41,8 +46,17 @@ func NewTokenGate(next http.Handler, secure bool) (*TokenGate, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	return &TokenGate{next: next, token: token, session: session, secure: secure}, token, nil
+	suffix := make([]byte, 6)
+	if _, err := rand.Read(suffix); err != nil {
+		return nil, "", err
+	}
+	g := &TokenGate{next: next, token: token, session: session, secure: secure,
+		cookie: CookieName + "_" + hex.EncodeToString(suffix)}
+	return g, token, nil
 }
+
+// CookieName returns the name of this gate's session cookie.
+func (g *TokenGate) CookieName() string { return g.cookie }
 
 func randomSecret() (string, error) {
 	b := make([]byte, 32)
@@ -56,7 +70,7 @@ func randomSecret() (string, error) {
 func (g *TokenGate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	setSecurityHeaders(w.Header())
 	hasCookie := false
-	if c, err := r.Cookie(CookieName); err == nil {
+	if c, err := r.Cookie(g.cookie); err == nil {
 		hasCookie = subtle.ConstantTimeCompare([]byte(c.Value), []byte(g.session)) == 1
 	}
 	q := r.URL.Query()
@@ -67,7 +81,7 @@ func (g *TokenGate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		if !hasCookie {
 			http.SetCookie(w, &http.Cookie{
-				Name: CookieName, Value: g.session, Path: "/",
+				Name: g.cookie, Value: g.session, Path: "/",
 				HttpOnly: true, Secure: g.secure, SameSite: http.SameSiteStrictMode,
 			})
 		}

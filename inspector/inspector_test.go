@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
 	"regexp"
@@ -97,7 +98,7 @@ func TestUnauthorizedWithoutCookie(t *testing.T) {
 	}
 	// A forged cookie is no session.
 	req, _ := http.NewRequest("GET", srv.URL+"/threads", nil)
-	req.AddCookie(&http.Cookie{Name: inspector.CookieName, Value: "forged"})
+	req.AddCookie(&http.Cookie{Name: f.gate.CookieName(), Value: "forged"})
 	resp, err := srv.Client().Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -128,7 +129,7 @@ func TestTokenSingleUse(t *testing.T) {
 		t.Fatalf("cookies %v, want one", cookies)
 	}
 	c := cookies[0]
-	if c.Name != inspector.CookieName || !c.HttpOnly || c.SameSite != http.SameSiteStrictMode || c.Path != "/" || c.Secure {
+	if c.Name != f.gate.CookieName() || !strings.HasPrefix(c.Name, inspector.CookieName+"_") || !c.HttpOnly || c.SameSite != http.SameSiteStrictMode || c.Path != "/" || c.Secure {
 		t.Errorf("cookie %+v: want HttpOnly, SameSite=Strict, Path=/, not Secure without TLS", c)
 	}
 	if strings.Contains(c.Value, token) {
@@ -583,5 +584,32 @@ func TestKeysViewRetired(t *testing.T) {
 	if !strings.Contains(body, `<tr class="retired"><td>checkpoint_blobs</td><td>mvgcm</td><td class="id">4e79a8eafcd4cf2e</td><td>previous</td>`) ||
 		!regexp.MustCompile(`\d+ values are under a key that is not the primary`).MatchString(body) {
 		t.Errorf("keys page after a rotation:\n%s", body)
+	}
+}
+
+// TestTwoInspectorsOneBrowser: cookies do not tell ports apart, so two
+// inspectors on 127.0.0.1 (two `memvault inspect`, two databases) share one
+// browser's cookies: logging in to the second must not log out of the first.
+func TestTwoInspectorsOneBrowser(t *testing.T) {
+	a, b := newFixture(t), newFixture(t)
+	srvA, tokA := a.server(t)
+	srvB, tokB := b.server(t)
+	jar, err := cookiejar.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &http.Client{Jar: jar}
+	for _, s := range []struct {
+		srv   *httptest.Server
+		token string
+	}{{srvA, tokA}, {srvB, tokB}} {
+		if resp, _ := get(t, c, s.srv.URL+"/?token="+s.token); resp.StatusCode != http.StatusOK {
+			t.Fatalf("login to %s: %d", s.srv.URL, resp.StatusCode)
+		}
+	}
+	for _, srv := range []*httptest.Server{srvA, srvB} {
+		if resp, _ := get(t, c, srv.URL+"/threads"); resp.StatusCode != http.StatusOK {
+			t.Errorf("%s after logging in to both: %d", srv.URL, resp.StatusCode)
+		}
 	}
 }
