@@ -181,4 +181,13 @@ fi
 # ---------------------------------------------------------------------------
 bash "$(dirname "${BASH_SOURCE[0]}")/install-citus.sh"
 
+# ---------------------------------------------------------------------------
+# Chromium, for the inspector's browser tests (inspector/browser_test.go, driven
+# headless through chromedp): Debian's own "chromium" package, nothing
+# downloaded by a test tool, and a font (fonts-dejavu-core) so that pages and
+# screenshots have text. Idempotent: ensure_pkgs installs only what is missing.
+# ---------------------------------------------------------------------------
+ensure_pkgs chromium fonts-dejavu-core
+log "chromium: $(chromium --version 2>/dev/null | head -n1 || echo installed)"
+
 log "done"

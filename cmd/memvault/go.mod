@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/memvault/memvault v0.0.0-00010101000000-000000000000
+	github.com/memvault/memvault/inspector v0.0.0-00010101000000-000000000000
 	github.com/pgvector/pgvector-go v0.3.0
 	github.com/schollz/progressbar/v3 v3.19.1
 	github.com/spf13/cobra v1.10.2
@@ -39,3 +40,7 @@ require (
 // The CLI is built from the library in the same repository (gopls does the
 // same with x/tools); go.work at the root ties both modules for development.
 replace github.com/memvault/memvault => ../..
+
+// The inspector is a module of its own (its browser tests' dependencies stay
+// out of the CLI's and the library's go.mod), in the same repository.
+replace github.com/memvault/memvault/inspector => ../../inspector

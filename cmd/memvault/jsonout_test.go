@@ -125,6 +125,7 @@ func TestJSONConvention(t *testing.T) {
 		{"threads delete", []string{"golden-thread"}, object, 0},
 		{"threads delete", []string{"golden-thread", "nosuch"}, object, 1},
 		{"serde decode", []string{"--type", "json", "--base64", blob}, object, 0},
+		{"inspect", nil, "", 2}, // pages for people, their URL on stdout: --json is refused
 		{"bench store", []string{"--backend", "sqlite", "--items", "20", "--dims", "8", "--ops", "get", "--duration", "50ms", "--concurrency", "1"}, lines, 0},
 		{"bench checkpointer", []string{"--backend", "sqlite", "--workload", "messages", "--ops", "get_messages_50", "--duration", "50ms", "--concurrency", "1"}, lines, 0},
 		{"demo", nil, "", 2}, // a transcript for people: --json is refused

@@ -91,6 +91,7 @@ func newRootCmd(g *globals) *cobra.Command {
 		newMigrateCmd(g),
 		newSerdeCmd(g),
 		newBenchCmd(g),
+		newInspectCmd(g),
 	)
 	return root
 }

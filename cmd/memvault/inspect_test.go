@@ -1,0 +1,194 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"fmt"
+	"io"
+	"math/big"
+	"net"
+	"net/http"
+	"net/http/cookiejar"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestInspectRefusesNetworkWithoutTLS: a non-loopback --listen without TLS
+// is a usage error, before any database is opened; half a TLS pair too.
+func TestInspectRefusesNetworkWithoutTLS(t *testing.T) {
+	env := sqliteEnv(t)
+	for _, addr := range []string{"0.0.0.0:0", ":0", "[::]:0", "192.0.2.1:0"} {
+		r := cli(t, env, "", "inspect", "--listen", addr).must(t, 2)
+		if !strings.Contains(r.stderr, "--tls-cert and --tls-key") || r.stdout != "" {
+			t.Errorf("--listen %s: stderr %q stdout %q", addr, r.stderr, r.stdout)
+		}
+	}
+	r := cli(t, env, "", "inspect", "--tls-cert", "x.pem").must(t, 2)
+	if !strings.Contains(r.stderr, "go together") {
+		t.Errorf("half a TLS pair: %q", r.stderr)
+	}
+}
+
+// selfSigned writes a certificate and key for 127.0.0.1 and returns their
+// files and a pool that trusts the certificate.
+func selfSigned(t *testing.T) (certFile, keyFile string, pool *x509.CertPool) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "memvault inspect test"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, KeyUsage: x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kder, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	certFile, keyFile = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: kder}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool = x509.NewCertPool()
+	pool.AddCert(cert)
+	return certFile, keyFile, pool
+}
+
+// startInspect runs `memvault inspect args…` on db and returns the URL line
+// it printed (without the newline) and a function that interrupts it and
+// returns its exit error.
+func startInspect(t *testing.T, env []string, args ...string) (string, func() error) {
+	t.Helper()
+	cmd := exec.Command(binary, append([]string{"inspect"}, args...)...)
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}, env...)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := false
+	t.Cleanup(func() {
+		if !exited {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
+	})
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		t.Fatalf("no URL line: %v (stderr %s)", err, stderr.String())
+	}
+	stop := func() error {
+		if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+			return err
+		}
+		err := cmd.Wait()
+		exited = true
+		if err != nil {
+			return fmt.Errorf("%w (stderr %s)", err, stderr.String())
+		}
+		return nil
+	}
+	return line, stop
+}
+
+// TestInspectTLS: with --tls-cert/--tls-key it serves HTTPS, prints an
+// https URL, and the session cookie is Secure.
+func TestInspectTLS(t *testing.T) {
+	env := sqliteEnv(t)
+	cli(t, env, "", "migrate").must(t, 0)
+	certFile, keyFile, pool := selfSigned(t)
+	line, stop := startInspect(t, env, "--listen", "127.0.0.1:0", "--tls-cert", certFile, "--tls-key", keyFile)
+	if !regexp.MustCompile(`^https://127\.0\.0\.1:[0-9]+/\?token=[A-Za-z0-9_-]{43}\n$`).MatchString(line) {
+		t.Fatalf("URL line %q", line)
+	}
+	c := &http.Client{Timeout: time.Minute, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := c.Get(strings.TrimSuffix(line, "\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if cs := resp.Cookies(); resp.StatusCode != http.StatusSeeOther || len(cs) != 1 || !cs[0].Secure || !cs[0].HttpOnly || cs[0].SameSite != http.SameSiteStrictMode {
+		t.Errorf("login over TLS: %d, cookies %+v", resp.StatusCode, resp.Cookies())
+	}
+	if err := stop(); err != nil {
+		t.Errorf("after an interrupt: %v", err)
+	}
+}
+
+// TestInspectServesDemo: on the demo's database, inspect prints the URL
+// with its token on a line of its own; the token logs in once, the thread
+// page shows a decrypted value, a request without the cookie gets 401, and
+// an interrupt stops the server with status 0.
+func TestInspectServesDemo(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "demo.db")
+	demo := cli(t, []string{"LANGGRAPH_AES_KEY=" + testKey}, "", "demo", "--db", db).must(t, 0)
+	_, newKey, ok := strings.Cut(demo.stdout, "export LANGGRAPH_AES_KEY=")
+	if !ok {
+		t.Fatalf("the demo did not print its rotated key:\n%s", demo.stdout)
+	}
+	line, stop := startInspect(t, []string{"MEMVAULT_DB=" + db, "LANGGRAPH_AES_KEY=" + strings.Fields(newKey)[0]})
+	m := regexp.MustCompile(`^(http://127\.0\.0\.1:[0-9]+)/\?token=([A-Za-z0-9_-]{43})\n$`).FindStringSubmatch(line)
+	if m == nil {
+		t.Fatalf("URL line %q", line)
+	}
+	base := m[1]
+	jar, _ := cookiejar.New(nil)
+	c := &http.Client{Jar: jar, Timeout: time.Minute}
+	body := func(c *http.Client, u string) (int, string) {
+		resp, err := c.Get(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if code, _ := body(c, strings.TrimSuffix(line, "\n")); code != http.StatusOK {
+		t.Fatalf("login: %d", code)
+	}
+	code, page := body(c, base+"/thread?id=support-7f3a")
+	if code != http.StatusOK || !strings.Contains(page, "charged twice for invoice INV-1042") || !strings.Contains(page, `id="timeline"`) {
+		t.Errorf("thread page: %d\n%s", code, page)
+	}
+	if code, _ := body(&http.Client{Timeout: time.Minute}, base+"/threads"); code != http.StatusUnauthorized {
+		t.Errorf("without the cookie: %d, want 401", code)
+	}
+	if code, _ := body(&http.Client{Timeout: time.Minute}, strings.TrimSuffix(line, "\n")); code != http.StatusUnauthorized {
+		t.Errorf("the token a second time: %d, want 401", code)
+	}
+	if err := stop(); err != nil {
+		t.Errorf("after an interrupt: %v", err)
+	}
+}

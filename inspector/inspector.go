@@ -1,0 +1,329 @@
+package inspector
+
+import (
+	"bytes"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/memvault/memvault/audit"
+	"github.com/memvault/memvault/jsonvalue"
+	"github.com/memvault/memvault/vault"
+)
+
+// ErrBadRequest is wrapped by the errors of a request whose parameters are
+// invalid (answered 400).
+var ErrBadRequest = errors.New("inspector: bad request")
+
+// ErrNotFound is wrapped by the errors of a request for a thread,
+// checkpoint, value or item that does not exist (answered 404).
+var ErrNotFound = errors.New("inspector: not found")
+
+// DefaultPrincipal is the audit principal of the inspector's reads.
+const DefaultPrincipal = "inspector"
+
+// DefaultMaxValueBytes is where a value shown in a list is cut.
+const DefaultMaxValueBytes = 4 << 10
+
+// DefaultPageSize is how many rows a page shows.
+const DefaultPageSize = 50
+
+// ContentSecurityPolicy is the policy of every response: nothing but the
+// inspector's own stylesheet and images; no script, no frame, no form
+// posting elsewhere.
+const ContentSecurityPolicy = "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+
+// Options configure the inspector.
+type Options struct {
+	// BasePath is the path the handler is mounted under ("" for the root,
+	// else such as "/admin/memvault", without a trailing slash); every link
+	// starts with it. The handler expects requests with it already
+	// stripped (http.StripPrefix).
+	BasePath string
+	// Principal names who reads, for the audit trail; nil records every
+	// read as DefaultPrincipal. A team mounting the inspector behind its
+	// own authentication returns "inspector:" + the user.
+	Principal func(*http.Request) string
+	// MaxValueBytes cuts values shown in lists (DefaultMaxValueBytes when
+	// 0); the value page shows them whole.
+	MaxValueBytes int
+	// PageSize is how many threads, checkpoints, items or audit records a
+	// page shows (DefaultPageSize when 0).
+	PageSize int
+}
+
+// Inspector is the inspector's http.Handler.
+type Inspector struct {
+	h     *vault.Handle
+	opt   Options
+	tmpl  map[string]*template.Template
+	mux   *http.ServeMux
+	asset http.Handler
+}
+
+//go:embed templates/*.html
+var templateFS embed.FS
+
+//go:embed static
+var staticFS embed.FS
+
+// New returns the inspector of h. It serves GET and HEAD only: this version
+// is read-only.
+func New(h *vault.Handle, opt Options) (*Inspector, error) {
+	if h == nil {
+		return nil, fmt.Errorf("%w: nil vault handle", ErrBadRequest)
+	}
+	if opt.MaxValueBytes <= 0 {
+		opt.MaxValueBytes = DefaultMaxValueBytes
+	}
+	if opt.PageSize <= 0 {
+		opt.PageSize = DefaultPageSize
+	}
+	opt.BasePath = strings.TrimRight(opt.BasePath, "/")
+	in := &Inspector{h: h, opt: opt, tmpl: map[string]*template.Template{}}
+	funcs := template.FuncMap{
+		"text": printableText,
+		// utf8 keeps a value sent back in a form as it was, but valid UTF-8.
+		"utf8": func(s string) string { return strings.ToValidUTF8(s, "\uFFFD") },
+		"link": in.link,
+		"add":  func(a, b int) int { return a + b },
+	}
+	pages, err := fs.Glob(templateFS, "templates/*.html")
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range pages {
+		name := strings.TrimSuffix(strings.TrimPrefix(p, "templates/"), ".html")
+		if name == "layout" {
+			continue
+		}
+		t, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", p)
+		if err != nil {
+			return nil, err
+		}
+		in.tmpl[name] = t
+	}
+	static, err := fs.Sub(staticFS, "static")
+	if err != nil {
+		return nil, err
+	}
+	in.asset = http.StripPrefix("/static/", http.FileServerFS(static))
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, in.link("/threads", nil), http.StatusSeeOther)
+	})
+	mux.Handle("GET /static/", in.asset)
+	mux.HandleFunc("GET /threads", in.page("threads", in.threads))
+	mux.HandleFunc("GET /thread", in.page("thread", in.thread))
+	mux.HandleFunc("GET /value", in.page("value", in.value))
+	mux.HandleFunc("GET /memories", in.page("memories", in.memories))
+	mux.HandleFunc("GET /keys", in.page("keys", in.keys))
+	mux.HandleFunc("GET /audit", in.page("audit", in.auditView))
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		in.fail(w, r, fmt.Errorf("%w: no page %s", ErrNotFound, r.URL.Path))
+	})
+	in.mux = mux
+	return in, nil
+}
+
+// ServeHTTP implements http.Handler: the security headers, then the page.
+func (in *Inspector) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	setSecurityHeaders(w.Header())
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		http.Error(w, "405 method not allowed: the inspector is read-only", http.StatusMethodNotAllowed)
+		return
+	}
+	principal := DefaultPrincipal
+	if in.opt.Principal != nil {
+		principal = in.opt.Principal(r)
+	}
+	in.mux.ServeHTTP(w, r.WithContext(audit.WithPrincipal(r.Context(), principal)))
+}
+
+func setSecurityHeaders(h http.Header) {
+	h.Set("Content-Security-Policy", ContentSecurityPolicy)
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("Cross-Origin-Opener-Policy", "same-origin")
+}
+
+// pageData is what every page template gets.
+type pageData struct {
+	Title   string
+	Nav     string
+	Base    string
+	Audited bool
+	View    any
+}
+
+// page adapts a view function (which returns the page's title and data) to
+// an http.HandlerFunc rendering template name.
+func (in *Inspector) page(name string, view func(*http.Request) (string, any, error)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		title, data, err := view(r)
+		if err != nil {
+			in.fail(w, r, err)
+			return
+		}
+		in.render(w, http.StatusOK, name, pageData{Title: title, Nav: name, Base: in.opt.BasePath, Audited: in.h.Audit != nil, View: data})
+	}
+}
+
+func (in *Inspector) render(w http.ResponseWriter, status int, name string, d pageData) {
+	var buf bytes.Buffer
+	if err := in.tmpl[name].Execute(&buf, d); err != nil {
+		http.Error(w, "500 rendering the page failed: "+printableText(err.Error()), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
+	_, _ = w.Write(buf.Bytes())
+}
+
+// fail renders err as an error page: 400 for bad parameters, 404 for what
+// does not exist, 500 otherwise.
+func (in *Inspector) fail(w http.ResponseWriter, _ *http.Request, err error) {
+	status := http.StatusInternalServerError
+	switch {
+	case errors.Is(err, ErrBadRequest):
+		status = http.StatusBadRequest
+	case errors.Is(err, ErrNotFound):
+		status = http.StatusNotFound
+	}
+	in.render(w, status, "error", pageData{Title: http.StatusText(status), Base: in.opt.BasePath, Audited: in.h.Audit != nil,
+		View: map[string]any{"Status": status, "Message": err.Error()}})
+}
+
+// link is the URL of path under BasePath with query q. Every link the
+// pages hold is made here: an id can only ever be a query value.
+func (in *Inspector) link(path string, q url.Values) string {
+	u := url.URL{Path: in.opt.BasePath + path, RawQuery: q.Encode()}
+	return u.String()
+}
+
+// printableText returns s with what must not reach a reader raw made
+// visible: invalid UTF-8 bytes as \xNN, and control, format (bidirectional
+// overrides, zero-width characters) and other non-printing runes as \u{…};
+// newlines and tabs stay. html/template escapes the result for HTML.
+func printableText(s string) string {
+	ok := utf8.ValidString(s)
+	if ok {
+		for _, r := range s {
+			if r != '\n' && r != '\t' && !unicode.IsPrint(r) && r != ' ' {
+				ok = false
+				break
+			}
+		}
+	}
+	if ok {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case r == '\n' || r == '\t' || r == ' ' || unicode.IsPrint(r):
+			b.WriteRune(r)
+		default:
+			fmt.Fprintf(&b, `\u{%04x}`, r)
+		}
+		i += size
+	}
+	return b.String()
+}
+
+// shown is a value rendered for a page: indented JSON, cut when long.
+type shown struct {
+	Text      string
+	Truncated bool
+	Bytes     int
+}
+
+// showValue renders v as indented JSON cut at max bytes (0: whole).
+func showValue(v any, max int) shown {
+	raw, err := jsonvalue.Marshal(v)
+	if err != nil {
+		return shown{Text: fmt.Sprintf("(cannot render: %v)", err)}
+	}
+	var ind bytes.Buffer
+	if err := json.Indent(&ind, raw, "", "  "); err == nil {
+		raw = ind.Bytes()
+	}
+	s := shown{Bytes: len(raw)}
+	if max > 0 && len(raw) > max {
+		cut := max
+		for cut > 0 && !utf8.RuneStart(raw[cut]) {
+			cut--
+		}
+		raw = raw[:cut]
+		s.Truncated = true
+	}
+	s.Text = printableText(string(raw))
+	return s
+}
+
+// pageParam reads the page number (from 0) of a paged view.
+func pageParam(q url.Values) (int, error) {
+	s := q.Get("page")
+	if s == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 || n > 1_000_000 {
+		return 0, fmt.Errorf("%w: page %q is not a page number", ErrBadRequest, s)
+	}
+	return n, nil
+}
+
+// pager is the links to the pages around the one shown.
+type pager struct {
+	Prev, Next string
+	Page       int
+}
+
+// pagerFor returns the pager of page of a view at path with query q.
+func (in *Inspector) pagerFor(path string, q url.Values, page int, more bool) pager {
+	p := pager{Page: page + 1}
+	if page > 0 {
+		pq := cloneValues(q)
+		pq.Set("page", strconv.Itoa(page-1))
+		p.Prev = in.link(path, pq)
+	}
+	if more {
+		nq := cloneValues(q)
+		nq.Set("page", strconv.Itoa(page+1))
+		p.Next = in.link(path, nq)
+	}
+	return p
+}
+
+func cloneValues(q url.Values) url.Values {
+	c := url.Values{}
+	for k, v := range q {
+		c[k] = append([]string(nil), v...)
+	}
+	return c
+}
+
+// when formats t for a page (UTC, seconds); "" for the zero time.
+func when(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format("2006-01-02 15:04:05Z")
+}

@@ -1,0 +1,615 @@
+package inspector_test
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"golang.org/x/net/html"
+
+	"github.com/memvault/memvault/audit"
+	"github.com/memvault/memvault/inspector"
+	"github.com/memvault/memvault/store"
+)
+
+// routes are the inspector's pages, for the tests that visit them all.
+func routes(f *fixture) []string {
+	return []string{
+		"/threads",
+		"/threads?q=support",
+		"/threads?meta=user_id=carol",
+		"/thread?id=" + url.QueryEscape(thread),
+		"/thread?id=" + url.QueryEscape(thread) + "&cp=" + f.fork + "&cpns=",
+		"/thread?id=" + url.QueryEscape(thread) + "&ns=tools:7f3a",
+		"/thread?id=hostile",
+		"/thread?id=" + url.QueryEscape(hostileTID),
+		"/value?thread=hostile&cpns=&cp=x&channel=big",
+		"/memories",
+		"/memories?ns=users&ns=carol",
+		"/memories?ns=users&q=nuts",
+		"/memories?ns=users&ns=" + url.QueryEscape(hostileImg),
+		"/keys",
+		"/audit",
+		"/audit?principal=inspector&op=checkpoint",
+		"/static/style.css",
+		"/no-such-page",
+		"/thread",                // 400: no id
+		"/threads?page=-1",       // 400
+		"/thread?id=nope",        // 404
+		"/audit?since=yesterday", // 400
+	}
+}
+
+func get(t *testing.T, c *http.Client, u string) (*http.Response, string) {
+	t.Helper()
+	resp, err := c.Get(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, string(b)
+}
+
+func checkHeaders(t *testing.T, what string, h http.Header) {
+	t.Helper()
+	want := map[string]string{
+		"Content-Security-Policy": inspector.ContentSecurityPolicy,
+		"Cache-Control":           "no-store",
+		"X-Content-Type-Options":  "nosniff",
+		"Referrer-Policy":         "no-referrer",
+	}
+	for k, v := range want {
+		if got := h.Get(k); got != v {
+			t.Errorf("%s: %s = %q, want %q", what, k, got, v)
+		}
+	}
+	if !strings.Contains(h.Get("Content-Security-Policy"), "default-src 'none'") {
+		t.Errorf("%s: CSP without default-src 'none'", what)
+	}
+}
+
+// TestUnauthorizedWithoutCookie: every route answers 401, with the security
+// headers, to a request without the session cookie; so does a wrong token.
+func TestUnauthorizedWithoutCookie(t *testing.T) {
+	f := newFixture(t)
+	srv, _ := f.server(t)
+	for _, r := range append(routes(f), "/", "/?token=wrong", "/?token=") {
+		resp, body := get(t, srv.Client(), srv.URL+r)
+		if resp.StatusCode != http.StatusUnauthorized {
+			t.Errorf("%s: status %d, want 401", r, resp.StatusCode)
+		}
+		checkHeaders(t, r, resp.Header)
+		if strings.Contains(body, secretPhrase) || strings.Contains(body, "carol") {
+			t.Errorf("%s: a 401 shows data: %q", r, body)
+		}
+	}
+	// A forged cookie is no session.
+	req, _ := http.NewRequest("GET", srv.URL+"/threads", nil)
+	req.AddCookie(&http.Cookie{Name: f.gate.CookieName(), Value: "forged"})
+	resp, err := srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("forged cookie: status %d, want 401", resp.StatusCode)
+	}
+}
+
+// TestTokenSingleUse: the token yields a cookie (HttpOnly, SameSite=Strict,
+// Path=/) and a redirect that drops it from the URL, once; a second browser
+// presenting it gets 401.
+func TestTokenSingleUse(t *testing.T) {
+	f := newFixture(t)
+	srv, token := f.server(t)
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, _ := get(t, noRedirect, srv.URL+"/?token="+url.QueryEscape(token))
+	if resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("token exchange: status %d, want 303", resp.StatusCode)
+	}
+	if loc := resp.Header.Get("Location"); strings.Contains(loc, "token") || loc != "/" {
+		t.Errorf("redirect to %q, want / (the token dropped)", loc)
+	}
+	checkHeaders(t, "exchange", resp.Header)
+	cookies := resp.Cookies()
+	if len(cookies) != 1 {
+		t.Fatalf("cookies %v, want one", cookies)
+	}
+	c := cookies[0]
+	if c.Name != f.gate.CookieName() || !strings.HasPrefix(c.Name, inspector.CookieName+"_") || !c.HttpOnly || c.SameSite != http.SameSiteStrictMode || c.Path != "/" || c.Secure {
+		t.Errorf("cookie %+v: want HttpOnly, SameSite=Strict, Path=/, not Secure without TLS", c)
+	}
+	if strings.Contains(c.Value, token) {
+		t.Error("the session cookie holds the token")
+	}
+	// The cookie opens the pages.
+	req, _ := http.NewRequest("GET", srv.URL+"/threads", nil)
+	req.AddCookie(c)
+	r2, err := noRedirect.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r2.Body.Close()
+	if r2.StatusCode != http.StatusOK {
+		t.Errorf("with the cookie: status %d, want 200", r2.StatusCode)
+	}
+	// The token again, from a browser without the cookie: refused.
+	resp, _ = get(t, noRedirect, srv.URL+"/?token="+url.QueryEscape(token))
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("token used twice: status %d, want 401", resp.StatusCode)
+	}
+	if len(resp.Cookies()) != 0 {
+		t.Error("a used token still sets a cookie")
+	}
+}
+
+// TestHeadersOnEveryRoute: every page, asset and error carries the headers.
+func TestHeadersOnEveryRoute(t *testing.T) {
+	f := newFixture(t)
+	srv, token := f.server(t)
+	c := login(t, srv, token)
+	for _, r := range routes(f) {
+		resp, body := get(t, c, srv.URL+r)
+		checkHeaders(t, r, resp.Header)
+		if resp.StatusCode >= 500 {
+			t.Errorf("%s: status %d: %s", r, resp.StatusCode, body)
+		}
+	}
+	resp, err := c.Post(srv.URL+"/threads", "text/plain", strings.NewReader("x"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	checkHeaders(t, "POST", resp.Header)
+	if resp.StatusCode != http.StatusMethodNotAllowed {
+		t.Errorf("POST: status %d, want 405 (read-only)", resp.StatusCode)
+	}
+}
+
+// injected returns the first piece of markup in page that a hostile value
+// could have injected: an element that runs or loads something, an event
+// handler or style attribute, a javascript: URL. The page is tokenized as
+// a browser would, so escaped text ("&lt;img onerror=…") is text.
+func injected(page string) string {
+	z := html.NewTokenizer(strings.NewReader(page))
+	for {
+		switch z.Next() {
+		case html.ErrorToken:
+			return ""
+		case html.StartTagToken, html.SelfClosingTagToken:
+			tok := z.Token()
+			switch tok.Data {
+			case "script", "img", "iframe", "object", "embed", "style", "base", "meta":
+				if tok.Data == "meta" && len(tok.Attr) > 0 && (tok.Attr[0].Key == "charset" || tok.Attr[0].Key == "name") {
+					continue
+				}
+				return tok.String()
+			}
+			for _, a := range tok.Attr {
+				v := strings.ToLower(strings.TrimSpace(a.Val))
+				if strings.HasPrefix(a.Key, "on") || a.Key == "style" || strings.HasPrefix(v, "javascript:") {
+					return tok.String()
+				}
+			}
+		}
+	}
+}
+
+// TestHostileRendersAsText: hostile values, keys, namespaces, thread ids and
+// query parameters come out escaped, printable and valid UTF-8.
+func TestHostileRendersAsText(t *testing.T) {
+	f := newFixture(t)
+	srv, token := f.server(t)
+	c := login(t, srv, token)
+	pages := append(routes(f),
+		"/threads?q="+url.QueryEscape(hostileScript+"\x00\xff"),
+		"/threads?meta="+url.QueryEscape(hostileImg+"="+hostileScript),
+		"/thread?id="+url.QueryEscape("\x00\xff"+hostileScript),
+		"/thread?id=hostile&cp="+url.QueryEscape(hostileImg)+"&cpns="+url.QueryEscape(hostileScript),
+		"/memories?ns="+url.QueryEscape("\xff\x00")+"&q="+url.QueryEscape(hostileImg),
+		"/audit?principal="+url.QueryEscape(hostileScript)+"&op="+url.QueryEscape(hostileImg),
+		"/value?ns=users&ns="+url.QueryEscape(hostileImg)+"&key="+url.QueryEscape(hostileScript),
+	)
+	sawEscaped := 0
+	for _, r := range pages {
+		if strings.HasPrefix(r, "/static/") {
+			continue
+		}
+		resp, body := get(t, c, srv.URL+r)
+		if m := injected(body); m != "" {
+			t.Errorf("%s (%d): markup injected: %s", r, resp.StatusCode, m)
+		}
+		if !utf8.ValidString(body) {
+			t.Errorf("%s: the page is not valid UTF-8", r)
+		}
+		if strings.ContainsRune(body, 0) || strings.ContainsRune(body, '\u202e') {
+			t.Errorf("%s: a NUL or a bidi override reaches the page raw", r)
+		}
+		if strings.Contains(body, "&lt;script&gt;") {
+			sawEscaped++
+		}
+	}
+	if sawEscaped < 5 {
+		t.Errorf("the hostile strings were shown escaped on %d pages, want them visible (as text) on most", sawEscaped)
+	}
+	// The value itself is there, as text, with its NUL and override made visible.
+	_, body := get(t, c, srv.URL+"/thread?id=hostile")
+	for _, want := range []string{`&lt;script&gt;alert(\&#34;pwned\&#34;)&lt;/script&gt;`, "javascript:alert(document.cookie)", `nul\u0000byte`, `\u{202e}gnp.exe`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("thread page lacks %q", want)
+		}
+	}
+}
+
+// TestThreadView: the decrypted value, the timeline with the fork, pending
+// writes with the interrupt, the namespaces and the diff against the parent.
+func TestThreadView(t *testing.T) {
+	f := newFixture(t)
+	srv, token := f.server(t)
+	c := login(t, srv, token)
+	_, body := get(t, c, srv.URL+"/thread?id="+url.QueryEscape(thread)+"&cp="+f.first+"&cpns=")
+	for _, want := range []string{secretPhrase, "refund 49.90 EUR?", `<svg xmlns="http://www.w3.org/2000/svg" id="timeline"`, "interrupt", "needs a human", "tools:7f3a", "changed", "root graph"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("thread page lacks %q", want)
+		}
+	}
+	// The fork point has two children on the page and is drawn as a fork.
+	_, body = get(t, c, srv.URL+"/thread?id="+url.QueryEscape(thread)+"&cp="+f.fork+"&cpns=")
+	if !strings.Contains(body, "fork: 2 branches") || !strings.Contains(body, `class="node fork`) {
+		t.Errorf("fork point not shown as a fork")
+	}
+	for _, id := range []string{f.first, f.branch} {
+		if !strings.Contains(body, `class="child" href="/thread?cp=`+id) {
+			t.Errorf("no link to child %s", id)
+		}
+	}
+	// The branch: its parent is the fork point, its diff shows the change.
+	_, body = get(t, c, srv.URL+"/thread?id="+url.QueryEscape(thread)+"&cp="+f.branch+"&cpns=")
+	if !strings.Contains(body, "escalated") || !strings.Contains(body, `class="parent" href="/thread?cp=`+f.fork) {
+		t.Errorf("branch page lacks its value or its parent link")
+	}
+}
+
+// TestLargeValueTruncated: a value over 4 KiB is cut on the thread page,
+// with a link to the value page, which shows it whole.
+func TestLargeValueTruncated(t *testing.T) {
+	f := newFixture(t)
+	srv, token := f.server(t)
+	c := login(t, srv, token)
+	_, body := get(t, c, srv.URL+"/thread?id=hostile")
+	big := strings.Repeat("0123456789abcdef", 600)
+	if strings.Contains(body, big) {
+		t.Fatal("the 9600-byte value is shown whole on the thread page")
+	}
+	m := regexp.MustCompile(`<a class="full" href="([^"]+)"`).FindStringSubmatch(body)
+	if m == nil {
+		t.Fatal("no link to the whole value")
+	}
+	href := strings.ReplaceAll(m[1], "&amp;", "&")
+	_, full := get(t, c, srv.URL+href)
+	if !strings.Contains(full, big) {
+		t.Errorf("the value page (%s) does not show the whole value", href)
+	}
+}
+
+// TestMemories: the namespace tree, items with TTL, and search with scores.
+func TestMemories(t *testing.T) {
+	f := newFixture(t)
+	srv, token := f.server(t)
+	c := login(t, srv, token)
+	_, body := get(t, c, srv.URL+"/memories?ns=users")
+	if !strings.Contains(body, `href="/memories?ns=users&amp;ns=carol"`) {
+		t.Errorf("tree lacks users.carol: %s", body)
+	}
+	_, body = get(t, c, srv.URL+"/memories?ns=users&ns=carol")
+	for _, want := range []string{"vegetarian, allergic to nuts", "prefers email", "short-lived", "(in "} {
+		if !strings.Contains(body, want) {
+			t.Errorf("items page lacks %q", want)
+		}
+	}
+	_, body = get(t, c, srv.URL+"/memories?ns=users&q="+url.QueryEscape("allergic to nuts"))
+	if !strings.Contains(body, "vegetarian, allergic to nuts") || !regexp.MustCompile(`class="num score">[0-9.-]+<`).MatchString(body) {
+		t.Errorf("search page lacks the item or its score")
+	}
+}
+
+// TestReadsAudited: the views that decrypt are recorded under the
+// inspector's principal; the census and the audit view record nothing.
+func TestReadsAudited(t *testing.T) {
+	f := newFixture(t)
+	srv, token := f.server(t)
+	c := login(t, srv, token)
+	count := func() map[string]int {
+		n := map[string]int{}
+		err := f.h.Audit.Records(context.Background(), audit.Filter{}, func(r audit.Record) error {
+			if r.Principal == inspector.DefaultPrincipal {
+				n[r.Op+" "+r.Target]++
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	before := count()
+	get(t, c, srv.URL+"/thread?id="+url.QueryEscape(thread))
+	get(t, c, srv.URL+"/memories?ns=users&q=nuts")
+	get(t, c, srv.URL+"/memories?ns=users&ns=carol")
+	after := count()
+	for _, want := range []string{audit.OpCheckpointRead + " " + thread, audit.OpItemSearch + " users"} {
+		if after[want] <= before[want] {
+			t.Errorf("no %q record by %q (have %v)", want, inspector.DefaultPrincipal, after)
+		}
+	}
+	total := func(m map[string]int) (n int) {
+		for _, v := range m {
+			n += v
+		}
+		return n
+	}
+	mid := total(count())
+	get(t, c, srv.URL+"/keys")
+	get(t, c, srv.URL+"/audit")
+	get(t, c, srv.URL+"/threads")
+	if got := total(count()); got != mid {
+		t.Errorf("views that decrypt nothing recorded %d reads", got-mid)
+	}
+	// The audit page shows the trail verified and the inspector's reads.
+	_, body := get(t, c, srv.URL+"/audit?principal=inspector")
+	if !strings.Contains(body, "Trail verified") || !strings.Contains(body, audit.OpCheckpointRead) {
+		t.Errorf("audit page lacks the verification or the records")
+	}
+}
+
+// TestNoInlineScriptOrStyle: the pages hold no script element, no inline
+// style and no event handler attribute, which the CSP would block anyway.
+func TestNoInlineScriptOrStyle(t *testing.T) {
+	f := newFixture(t)
+	srv, token := f.server(t)
+	c := login(t, srv, token)
+	for _, r := range routes(f) {
+		_, body := get(t, c, srv.URL+r)
+		if strings.HasPrefix(r, "/static/") {
+			continue
+		}
+		if m := injected(body); m != "" {
+			t.Errorf("%s: %s", r, m)
+		}
+	}
+	_, css := get(t, c, srv.URL+"/static/style.css")
+	if !bytes.Contains([]byte(css), []byte("svg#timeline")) {
+		t.Error("the stylesheet is not served")
+	}
+}
+
+// TestThreadPaging: a thread's checkpoints page by a cursor, across its
+// namespaces, each exactly once.
+func TestThreadPaging(t *testing.T) {
+	f := newFixture(t)
+	in, err := inspector.New(f.h, inspector.Options{PageSize: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(in)
+	defer srv.Close()
+	seen := map[string]bool{}
+	next := "/thread?id=" + url.QueryEscape(thread)
+	older := regexp.MustCompile(`<a rel="next" href="([^"]+)">older`)
+	ids := regexp.MustCompile(`<title>([0-9a-f-]{36})</title>`)
+	for pages := 0; next != ""; pages++ {
+		if pages > 5 {
+			t.Fatal("paging does not end")
+		}
+		_, body := get(t, srv.Client(), srv.URL+next)
+		for _, m := range ids.FindAllStringSubmatch(body, -1) {
+			if seen[m[1]] {
+				t.Errorf("checkpoint %s on two pages", m[1])
+			}
+			seen[m[1]] = true
+		}
+		next = ""
+		if m := older.FindStringSubmatch(body); m != nil {
+			next = strings.ReplaceAll(m[1], "&amp;", "&")
+		}
+	}
+	if len(seen) != 5 {
+		t.Errorf("paged through %d checkpoints, want 5", len(seen))
+	}
+}
+
+// TestReadsKeepTTL: looking at memories (the list, a search, the value
+// page) does not restart their TTL, though the store refreshes on read by
+// default: the inspector is read-only.
+func TestReadsKeepTTL(t *testing.T) {
+	f := newFixture(t)
+	srv, token := f.server(t)
+	c := login(t, srv, token)
+	ns := store.Namespace{"users", "carol"}
+	expiry := func() time.Time {
+		it, err := f.h.Store.(store.Lister).ListItems(context.Background(), ns, store.ListItemsOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, i := range it {
+			if i.Key == "session" {
+				return i.ExpiresAt
+			}
+		}
+		t.Fatal("no session item")
+		return time.Time{}
+	}
+	before := expiry()
+	time.Sleep(5 * time.Millisecond) // a refresh would move the expiry by this much at least
+	get(t, c, srv.URL+"/memories?ns=users&ns=carol")
+	get(t, c, srv.URL+"/memories?ns=users&q=short-lived")
+	get(t, c, srv.URL+"/value?ns=users&ns=carol&key=session")
+	if after := expiry(); !after.Equal(before) {
+		t.Errorf("viewing moved the expiry from %v to %v", before, after)
+	}
+}
+
+// TestSecureCookieWithTLS: behind TLS the session cookie is Secure.
+func TestSecureCookieWithTLS(t *testing.T) {
+	f := newFixture(t)
+	in, err := inspector.New(f.h, inspector.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gate, token, err := inspector.NewTokenGate(in, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewTLSServer(gate)
+	defer srv.Close()
+	c := srv.Client()
+	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	resp, _ := get(t, c, srv.URL+"/?token="+token)
+	if cs := resp.Cookies(); len(cs) != 1 || !cs[0].Secure || !cs[0].HttpOnly {
+		t.Errorf("cookies over TLS: %+v, want one Secure HttpOnly", cs)
+	}
+}
+
+// TestTokenRedirectStaysOnSite: the redirect that drops the token never
+// leaves the inspector's host, whatever path the link had ("//evil.example"
+// would be a network-path reference to another host).
+func TestTokenRedirectStaysOnSite(t *testing.T) {
+	f := newFixture(t)
+	srv, token := f.server(t)
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	var session *http.Cookie
+	for _, p := range []string{"//evil.example/", "/\\evil.example/", "///evil.example/x", "/%2F%2Fevil.example/"} {
+		req, err := http.NewRequest("GET", srv.URL+"/?token="+url.QueryEscape(token), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.URL.Path = p
+		req.URL.RawPath = ""
+		if session != nil {
+			req.AddCookie(session) // the token is used: a logged-in browser follows such a link
+		}
+		resp, err := noRedirect.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if session == nil {
+			for _, c := range resp.Cookies() {
+				session = c
+			}
+		}
+		loc := resp.Header.Get("Location")
+		u, err := url.Parse(loc)
+		if resp.StatusCode != http.StatusSeeOther || err != nil || u.Host != "" || !strings.HasPrefix(loc, "/") || strings.HasPrefix(loc, "//") || strings.HasPrefix(loc, "/\\") {
+			t.Errorf("path %q: status %d, redirect to %q", p, resp.StatusCode, loc)
+		}
+	}
+}
+
+// TestMountedUnderPrefix: mounted in an admin server under a path with its
+// own principal, every link and asset stays under the path and reads are
+// recorded under that principal.
+func TestMountedUnderPrefix(t *testing.T) {
+	f := newFixture(t)
+	const base = "/admin/memvault"
+	in, err := inspector.New(f.h, inspector.Options{BasePath: base + "/", Principal: func(r *http.Request) string { return "inspector:" + r.Header.Get("X-User") }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle(base+"/", http.StripPrefix(base, in))
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	req, _ := http.NewRequest("GET", srv.URL+base+"/thread?id="+url.QueryEscape(thread), nil)
+	req.Header.Set("X-User", "alice")
+	resp, err := srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("status %d: %s", resp.StatusCode, b)
+	}
+	links := regexp.MustCompile(`(?:href|action)="([^"]*)"`).FindAllStringSubmatch(string(b), -1)
+	if len(links) < 10 {
+		t.Fatalf("only %d links", len(links))
+	}
+	for _, m := range links {
+		if !strings.HasPrefix(m[1], base+"/") {
+			t.Errorf("link %q outside %s", m[1], base)
+		}
+	}
+	if r, body := get(t, srv.Client(), srv.URL+base+"/static/style.css"); r.StatusCode != http.StatusOK || !strings.Contains(body, "svg#timeline") {
+		t.Errorf("stylesheet under the prefix: %d", r.StatusCode)
+	}
+	found := false
+	err = f.h.Audit.Records(context.Background(), audit.Filter{}, func(r audit.Record) error {
+		found = found || r.Principal == "inspector:alice" && r.Target == thread
+		return nil
+	})
+	if err != nil || !found {
+		t.Errorf("no read recorded under inspector:alice (%v)", err)
+	}
+}
+
+// TestKeysViewRetired: after a key rotation, the census page shows the
+// values still under the previous key and says to re-encrypt them.
+func TestKeysViewRetired(t *testing.T) {
+	f := newFixture(t)
+	h := openVault(t, f.dir, map[string]string{
+		"LANGGRAPH_AES_KEY":          "fedcba9876543210fedcba9876543210",
+		"LANGGRAPH_AES_KEY_PREVIOUS": "0123456789abcdef0123456789abcdef",
+	})
+	in, err := inspector.New(h, inspector.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(in)
+	defer srv.Close()
+	_, body := get(t, srv.Client(), srv.URL+"/keys")
+	if !strings.Contains(body, `<tr class="retired"><td>checkpoint_blobs</td><td>mvgcm</td><td class="id">4e79a8eafcd4cf2e</td><td>previous</td>`) ||
+		!regexp.MustCompile(`\d+ values are under a key that is not the primary`).MatchString(body) {
+		t.Errorf("keys page after a rotation:\n%s", body)
+	}
+}
+
+// TestTwoInspectorsOneBrowser: cookies do not tell ports apart, so two
+// inspectors on 127.0.0.1 (two `memvault inspect`, two databases) share one
+// browser's cookies: logging in to the second must not log out of the first.
+func TestTwoInspectorsOneBrowser(t *testing.T) {
+	a, b := newFixture(t), newFixture(t)
+	srvA, tokA := a.server(t)
+	srvB, tokB := b.server(t)
+	jar, err := cookiejar.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &http.Client{Jar: jar}
+	for _, s := range []struct {
+		srv   *httptest.Server
+		token string
+	}{{srvA, tokA}, {srvB, tokB}} {
+		if resp, _ := get(t, c, s.srv.URL+"/?token="+s.token); resp.StatusCode != http.StatusOK {
+			t.Fatalf("login to %s: %d", s.srv.URL, resp.StatusCode)
+		}
+	}
+	for _, srv := range []*httptest.Server{srvA, srvB} {
+		if resp, _ := get(t, c, srv.URL+"/threads"); resp.StatusCode != http.StatusOK {
+			t.Errorf("%s after logging in to both: %d", srv.URL, resp.StatusCode)
+		}
+	}
+}
