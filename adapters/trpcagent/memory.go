@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -17,13 +18,16 @@ import (
 	"trpc.group/trpc-go/trpc-agent-go/tool"
 
 	"github.com/memvault/memvault/adapters/shared/labels"
+	"github.com/memvault/memvault/adapters/shared/recall"
 	"github.com/memvault/memvault/store"
 )
 
-// DefaultMinScore is MemoryService's default relevance threshold: the
-// similarity (higher is closer, see store.SearchItem.Score) a memory must
-// reach to be returned by SearchMemories.
-const DefaultMinScore = 0.25
+// DefaultMinScore is MemoryService's relevance threshold for a neural
+// embedder (an OpenAI-compatible model): the similarity (higher is
+// closer, see store.SearchItem.Score) a memory must reach to be returned
+// by SearchMemories. The default follows the store's embedder: see
+// MemoryOptions.MinScore.
+const DefaultMinScore = recall.NeuralMinScore
 
 // DefaultMaxResults is how many memories SearchMemories returns at most
 // when neither the call nor MemoryOptions say (tRPC's default).
@@ -39,8 +43,12 @@ type MemoryOptions struct {
 	// {"trpc"}. Each user's memories are under <prefix> <app> memories
 	// <user>.
 	Prefix store.Namespace
-	// MinScore is the default SimilarityThreshold of SearchMemories; 0
-	// means DefaultMinScore.
+	// MinScore is the default SimilarityThreshold of SearchMemories. 0
+	// means the default for the store's embedder (store.EmbedderNamer):
+	// 0.10 for memvault's offline hashing embedder, which scores a memory
+	// sharing one word with a short query about 0.12–0.30; DefaultMinScore
+	// (0.25) for an OpenAI-compatible model; for another embedder no
+	// threshold — the best MaxResults memories are returned, ranked.
 	MinScore float64
 	// MaxResults is the default MaxResults of SearchMemories; 0 means
 	// DefaultMaxResults.
@@ -95,7 +103,10 @@ func NewMemoryService(st store.Store, opts MemoryOptions) (*MemoryService, error
 	}
 	m := &MemoryService{st: st, del: del, prefix: prefix, minScore: opts.MinScore, maxResults: min(opts.MaxResults, store.MaxLimit)}
 	if m.minScore == 0 {
-		m.minScore = DefaultMinScore
+		m.minScore = math.Inf(-1) // an embedder not known: rank
+		if s, ok := recall.MinScore(st); ok {
+			m.minScore = s
+		}
 	}
 	if m.maxResults == 0 {
 		m.maxResults = DefaultMaxResults
