@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"trpc.group/trpc-go/trpc-agent-go/memory"
+	"trpc.group/trpc-go/trpc-agent-go/memory/extractor"
 	memorytool "trpc.group/trpc-go/trpc-agent-go/memory/tool"
-	"trpc.group/trpc-go/trpc-agent-go/session"
 	"trpc.group/trpc-go/trpc-agent-go/tool"
 
 	"github.com/memvault/memvault/adapters/shared/labels"
@@ -56,6 +56,14 @@ type MemoryOptions struct {
 	// Tools names the memory tools Tools returns (memory.AddToolName, …);
 	// nil means tRPC's defaults: add, update, search and load.
 	Tools []string
+	// Extractor, when set, extracts memories from each session the runner
+	// gives EnqueueAutoMemoryJob (tRPC's auto memory mode; its
+	// extractor.NewExtractor asks a model). nil: EnqueueAutoMemoryJob does
+	// nothing, as in a tRPC service without an extractor.
+	Extractor extractor.MemoryExtractor
+	// AutoMemoryTimeout bounds one extraction; 0 means
+	// DefaultAutoMemoryTimeout.
+	AutoMemoryTimeout time.Duration
 }
 
 // MemoryService is a tRPC-Agent-Go memory.Service on a memvault store with
@@ -70,6 +78,7 @@ type MemoryService struct {
 	minScore   float64
 	maxResults int
 	tools      []tool.Tool
+	auto       *autoMemory // nil without an extractor
 }
 
 var _ memory.Service = (*MemoryService)(nil)
@@ -123,6 +132,9 @@ func NewMemoryService(st store.Store, opts MemoryOptions) (*MemoryService, error
 			return nil, fmt.Errorf("trpcagent: unknown memory tool %q", n)
 		}
 		m.tools = append(m.tools, mk())
+	}
+	if opts.Extractor != nil {
+		m.auto = newAutoMemory(opts.Extractor, opts.AutoMemoryTimeout, m)
 	}
 	return m, nil
 }
@@ -380,15 +392,14 @@ func (m *MemoryService) SearchMemories(ctx context.Context, userKey memory.UserK
 // MemoryOptions.Tools; they reach this service through the invocation.
 func (m *MemoryService) Tools() []tool.Tool { return slices.Clone(m.tools) }
 
-// EnqueueAutoMemoryJob implements memory.Service. Automatic extraction
-// needs tRPC's extractor worker, which tRPC keeps internal to its own
-// services; like a tRPC service with no extractor, this one does nothing.
-// Let the agent write memories with the tools instead.
-func (m *MemoryService) EnqueueAutoMemoryJob(context.Context, *session.Session) error { return nil }
-
-// Close implements memory.Service; the store stays open (its owner closes
-// it).
-func (m *MemoryService) Close() error { return nil }
+// Close implements memory.Service: it waits for the extractions
+// EnqueueAutoMemoryJob queued; the store stays open (its owner closes it).
+func (m *MemoryService) Close() error {
+	if m.auto != nil {
+		m.auto.close()
+	}
+	return nil
+}
 
 // normalize canonicalizes episodic metadata as tRPC does: trimmed,
 // deduplicated (case-insensitively) and sorted participants, a trimmed
