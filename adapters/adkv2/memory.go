@@ -38,10 +38,10 @@ type MemoryOptions struct {
 	// always ranks something first: the threshold is what says "nothing
 	// matches". 0 means the default for the store's embedder
 	// (store.EmbedderNamer): 0.10 for memvault's offline hashing embedder,
-	// which scores a memory sharing one word with a short query about
-	// 0.12–0.30; DefaultMinScore (0.25) for an OpenAI-compatible model;
-	// for another embedder no threshold — the best Limit memories are
-	// returned, ranked.
+	// which scores a memory sharing one word with a short query from 0.12
+	// (a long memory) to 0.30; DefaultMinScore (0.25) for an
+	// OpenAI-compatible model; for another embedder no threshold — the
+	// best Limit memories are returned, ranked.
 	MinScore float64
 	// Limit caps the memories SearchMemory returns; 0 means 10, as ADK's
 	// in-memory service.

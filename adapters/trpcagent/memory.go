@@ -46,7 +46,8 @@ type MemoryOptions struct {
 	// MinScore is the default SimilarityThreshold of SearchMemories. 0
 	// means the default for the store's embedder (store.EmbedderNamer):
 	// 0.10 for memvault's offline hashing embedder, which scores a memory
-	// sharing one word with a short query about 0.12–0.30; DefaultMinScore
+	// sharing one word with a short query from 0.12 (a long memory) to
+	// 0.30; DefaultMinScore
 	// (0.25) for an OpenAI-compatible model; for another embedder no
 	// threshold — the best MaxResults memories are returned, ranked.
 	MinScore float64
