@@ -38,6 +38,12 @@ func NewStore(inner store.Store, trail *Trail, subjects Subjects) store.Store {
 // Unwrap returns the store Store audits.
 func (s *Store) Unwrap() store.Store { return s.inner }
 
+// EmbedderName implements store.EmbedderNamer with the audited store's
+// answer ("", false when it cannot tell); naming the embedder reads no
+// item, so nothing is recorded. It is always there (not one of the
+// generated capabilities): its ok already says whether inner knows.
+func (s *Store) EmbedderName() (string, bool) { return store.EmbedderNameOf(s.inner) }
+
 func (s *Store) log(ctx context.Context, op string, ns store.Namespace, key string) error {
 	return s.trail.LogAll(ctx, []Entry{s.entry(op, ns, key)})
 }

@@ -82,6 +82,11 @@ type SweepOptions struct {
 	BatchThreads int
 	// Now is the time IdleTTL counts back from; zero means time.Now().
 	Now time.Time
+	// Progress, when set, is called after each batch with the report so
+	// far (the counts of every batch done, ThreadsScanned among them), on
+	// the sweeping goroutine: a long sweep can show how far it got, since
+	// the number of threads is not known before the last batch. nil: none.
+	Progress func(SweepReport)
 }
 
 // DefaultSweepBatch is the number of threads a sweep handles per

@@ -58,3 +58,30 @@ type ReembedOptions struct {
 type Reembedder interface {
 	Reembed(ctx context.Context, to embeddings.Embedder, opt ReembedOptions) (vectors int64, err error)
 }
+
+// EmbedderNamer is implemented by stores that can say which embedder makes
+// the vectors of their semantic index, so that a caller can judge scores:
+// what counts as close differs by model (the offline hashing embedder
+// scores a sentence that shares one word with the query near 0.1–0.3, a
+// neural model one that means the same near 0.5–0.8). Every memvault store
+// implements it, and so does every decorator of one (store/cache, the
+// audited store), by asking the store it wraps: a decorator never hides
+// its inner store's answer nor makes one up.
+type EmbedderNamer interface {
+	// EmbedderName returns the Name of the index's embedder (for example
+	// "hash:256", "hash:256+keyed:<key id>" or
+	// "openai:<model>:<dims>+sealed:<key id>"), and false when the store
+	// has no semantic index or cannot tell (a decorator over a store that
+	// does not implement EmbedderNamer).
+	EmbedderName() (name string, ok bool)
+}
+
+// EmbedderNameOf returns st's embedder name when st is an EmbedderNamer
+// that knows it, and false otherwise.
+func EmbedderNameOf(st Store) (string, bool) {
+	n, ok := st.(EmbedderNamer)
+	if !ok {
+		return "", false
+	}
+	return n.EmbedderName()
+}

@@ -175,3 +175,44 @@ func code(l string) string {
 	}
 	return strings.TrimSpace(l)
 }
+
+// TestEveryREADMESnippetIsRun: every Go snippet of the README is run by a
+// test with the key exported and its files scanned for plaintext — the
+// first by ExampleOpenEnv (TestREADMEQuotesTheExample), each other by a
+// test that quotes it with readmetest.Quoted (the examples' modules have
+// the frameworks the adapters' snippets need). A snippet no test quotes
+// fails here.
+func TestEveryREADMESnippetIsRun(t *testing.T) {
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	quoted := regexp.MustCompile(`readmetest\.Quoted\(t, "\.\./\.\./README\.md", "([^"]+)"`)
+	tests, err := filepath.Glob("../examples/*/*_test.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	markers := map[string]string{}
+	for _, f := range tests {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range quoted.FindAllStringSubmatch(string(b), -1) {
+			markers[m[1]] = f
+		}
+	}
+	blocks := regexp.MustCompile("(?s)```go\n(.*?)```").FindAllStringSubmatch(string(readme), -1)
+	for i, b := range blocks[1:] {
+		run := false
+		for m := range markers {
+			run = run || strings.Contains(b[1], m)
+		}
+		if !run {
+			t.Errorf("README Go snippet %d is run by no test (quote it with readmetest.Quoted):\n%s", i+2, b[1])
+		}
+	}
+	if len(blocks) < 5 || len(markers) < 4 {
+		t.Fatalf("%d README snippets, %d quoted by the examples' tests (%v)", len(blocks), len(markers), markers)
+	}
+}

@@ -79,3 +79,45 @@ func TestRetentionConfigErrors(t *testing.T) {
 		t.Fatalf("off: %+v every %v, %v", c.Retention, c.RetentionSweepInterval, err)
 	}
 }
+
+// TestSweepProgress: SweepOptions.Progress is called after each batch with
+// the report so far, and its last call is the sweep's report.
+func TestSweepProgress(t *testing.T) {
+	ctx := t.Context()
+	c, err := config.FromLookup(lookup(map[string]string{
+		"MEMVAULT_DB":         filepath.Join(t.TempDir(), "progress.db"),
+		"MEMVAULT_EMBEDDINGS": "none",
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := Open(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	idle := checkpointer.IDFloor(time.Now().Add(-48 * time.Hour))[:19] + "8000-000000000001"
+	for i, th := range []string{"a", "b", "c", "d", "e"} {
+		id := idle
+		if i%2 == 1 { // b and d stay
+			id = checkpointer.IDFloor(time.Now())[:19] + "8000-000000000001"
+		}
+		if _, err := h.Saver.Put(ctx, checkpointer.Config{ThreadID: th}, &checkpointer.Checkpoint{V: 4, ID: id, TS: time.Now().UTC(),
+			ChannelValues: map[string]any{}, ChannelVersions: map[string]string{}}, checkpointer.Metadata{}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var seen []checkpointer.SweepReport
+	rep, err := h.Saver.(checkpointer.Sweeper).Sweep(ctx, checkpointer.RetentionPolicy{IdleTTL: 24 * time.Hour},
+		checkpointer.SweepOptions{BatchThreads: 2, Progress: func(r checkpointer.SweepReport) { seen = append(seen, r) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var scanned []int64
+	for _, r := range seen {
+		scanned = append(scanned, r.ThreadsScanned)
+	}
+	if len(seen) != 3 || scanned[0] != 2 || scanned[1] != 4 || scanned[2] != 5 || seen[2] != rep || rep.ThreadsDeleted != 3 {
+		t.Fatalf("progress %+v (scanned %v), report %+v", seen, scanned, rep)
+	}
+}

@@ -84,3 +84,57 @@ func TestMemoryService(t *testing.T) {
 		})
 	}
 }
+
+// TestMemoryRecallOfflineEmbedder: with the offline hashing embedder and
+// the default threshold, the first-hour questions find the memory that
+// answers them — and only it — where a 0.25 threshold returned nothing
+// (the matches score 0.174 and 0.172); an unrelated query still finds
+// nothing.
+func TestMemoryRecallOfflineEmbedder(t *testing.T) {
+	for _, b := range adaptertest.Backends(t, adaptertest.Options{Indexed: true}) {
+		st := b.Store(t)
+		t.Run(b.Name, func(t *testing.T) {
+			ctx := t.Context()
+			sessions, err := adk.NewSessionService(st, adk.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			mem, err := adk.NewMemoryService(st, adk.MemoryOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			const home, billing = "I have lived in Lisbon since 2019, in a small flat near the river.", "Bill my company card at the start of each month and email the receipt to finance."
+			c, err := sessions.Create(ctx, &session.CreateRequest{AppName: "desk", UserID: "erin", SessionID: "s1"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, text := range []string{home, billing, "My order 1187 arrived broken.", "I am allergic to peanuts."} {
+				ev := &session.Event{ID: "e" + string(rune('a'+i)), Author: "user"}
+				ev.Content = genai.NewContentFromText(text, genai.RoleUser)
+				if err := sessions.AppendEvent(ctx, c.Session, ev); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got, err := sessions.Get(ctx, &session.GetRequest{AppName: "desk", UserID: "erin", SessionID: "s1"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := mem.AddSessionToMemory(ctx, got.Session); err != nil {
+				t.Fatal(err)
+			}
+			for q, want := range map[string]string{"where do I live": home, "how do I bill you": billing, "quarterly tax filing deadline": ""} {
+				r, err := mem.SearchMemory(ctx, &memory.SearchRequest{AppName: "desk", UserID: "erin", Query: q})
+				if err != nil {
+					t.Fatal(err)
+				}
+				var texts []string
+				for _, e := range r.Memories {
+					texts = append(texts, e.Content.Parts[0].Text)
+				}
+				if (want == "" && len(texts) != 0) || (want != "" && (len(texts) != 1 || texts[0] != want)) {
+					t.Errorf("%q recalled %q, want %q", q, texts, want)
+				}
+			}
+		})
+	}
+}

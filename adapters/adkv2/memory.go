@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -15,13 +16,16 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/memvault/memvault/adapters/shared/labels"
+	"github.com/memvault/memvault/adapters/shared/recall"
 	"github.com/memvault/memvault/store"
 )
 
-// DefaultMinScore is MemoryService's default relevance threshold: the
-// cosine similarity (memvault's default distance) a memory's text must
-// reach to be returned.
-const DefaultMinScore = 0.25
+// DefaultMinScore is MemoryService's relevance threshold for a neural
+// embedder (an OpenAI-compatible model): the cosine similarity
+// (memvault's default distance) a memory's text must reach to be
+// returned. The default follows the store's embedder: see
+// MemoryOptions.MinScore.
+const DefaultMinScore = recall.NeuralMinScore
 
 // MemoryOptions configures a MemoryService. The zero value is usable.
 type MemoryOptions struct {
@@ -29,10 +33,15 @@ type MemoryOptions struct {
 	// (they are kept apart from sessions by the label after the app).
 	Prefix store.Namespace
 	// MinScore is the score a memory must reach to be returned by
-	// SearchMemory (higher is closer, see store.SearchItem.Score); 0 means
-	// DefaultMinScore. ADK expects an empty result when nothing matches,
-	// and semantic search always ranks something first: the threshold is
-	// what says "nothing matches".
+	// SearchMemory (higher is closer, see store.SearchItem.Score). ADK
+	// expects an empty result when nothing matches, and semantic search
+	// always ranks something first: the threshold is what says "nothing
+	// matches". 0 means the default for the store's embedder
+	// (store.EmbedderNamer): 0.10 for memvault's offline hashing embedder,
+	// which scores a memory sharing one word with a short query from 0.12
+	// (a long memory) to 0.30; DefaultMinScore (0.25) for an
+	// OpenAI-compatible model; for another embedder no threshold — the
+	// best Limit memories are returned, ranked.
 	MinScore float64
 	// Limit caps the memories SearchMemory returns; 0 means 10, as ADK's
 	// in-memory service.
@@ -71,7 +80,10 @@ func NewMemoryService(st store.Store, opts MemoryOptions) (*MemoryService, error
 	}
 	m := &MemoryService{st: st, del: del, prefix: prefix, minScore: opts.MinScore, limit: opts.Limit}
 	if m.minScore == 0 {
-		m.minScore = DefaultMinScore
+		m.minScore = math.Inf(-1) // an embedder not known: rank
+		if s, ok := recall.MinScore(st); ok {
+			m.minScore = s
+		}
 	}
 	if m.limit <= 0 {
 		m.limit = 10

@@ -51,9 +51,14 @@
 // keywords). Kind, KindFallback, TimeAfter/TimeBefore, MaxResults,
 // SimilarityThreshold and OrderByEventTime are honoured; hybrid search and
 // deduplication are refused with an error rather than ignored. Automatic
-// memory extraction (EnqueueAutoMemoryJob) needs tRPC's extractor worker,
-// which tRPC keeps internal: it does nothing here, as in a tRPC service
-// without an extractor; the memory tools (Tools) work.
+// memory extraction (tRPC's auto memory mode) runs when
+// MemoryOptions.Extractor is set — tRPC's extractor.NewExtractor(model),
+// or any extractor.MemoryExtractor: EnqueueAutoMemoryJob, which tRPC's
+// runner calls after each run, gives it the session's new messages and
+// the user's closest memories and applies the operations it returns, in
+// a background worker that Close waits for. Without an extractor it does
+// nothing, as in a tRPC service without one; the memory tools (Tools)
+// work either way.
 //
 // # Per-subject keys and erasure
 //

@@ -6,24 +6,28 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"sort"
 	"strings"
 	"time"
 
 	"trpc.group/trpc-go/trpc-agent-go/memory"
+	"trpc.group/trpc-go/trpc-agent-go/memory/extractor"
 	memorytool "trpc.group/trpc-go/trpc-agent-go/memory/tool"
-	"trpc.group/trpc-go/trpc-agent-go/session"
 	"trpc.group/trpc-go/trpc-agent-go/tool"
 
 	"github.com/memvault/memvault/adapters/shared/labels"
+	"github.com/memvault/memvault/adapters/shared/recall"
 	"github.com/memvault/memvault/store"
 )
 
-// DefaultMinScore is MemoryService's default relevance threshold: the
-// similarity (higher is closer, see store.SearchItem.Score) a memory must
-// reach to be returned by SearchMemories.
-const DefaultMinScore = 0.25
+// DefaultMinScore is MemoryService's relevance threshold for a neural
+// embedder (an OpenAI-compatible model): the similarity (higher is
+// closer, see store.SearchItem.Score) a memory must reach to be returned
+// by SearchMemories. The default follows the store's embedder: see
+// MemoryOptions.MinScore.
+const DefaultMinScore = recall.NeuralMinScore
 
 // DefaultMaxResults is how many memories SearchMemories returns at most
 // when neither the call nor MemoryOptions say (tRPC's default).
@@ -39,8 +43,13 @@ type MemoryOptions struct {
 	// {"trpc"}. Each user's memories are under <prefix> <app> memories
 	// <user>.
 	Prefix store.Namespace
-	// MinScore is the default SimilarityThreshold of SearchMemories; 0
-	// means DefaultMinScore.
+	// MinScore is the default SimilarityThreshold of SearchMemories. 0
+	// means the default for the store's embedder (store.EmbedderNamer):
+	// 0.10 for memvault's offline hashing embedder, which scores a memory
+	// sharing one word with a short query from 0.12 (a long memory) to
+	// 0.30; DefaultMinScore
+	// (0.25) for an OpenAI-compatible model; for another embedder no
+	// threshold — the best MaxResults memories are returned, ranked.
 	MinScore float64
 	// MaxResults is the default MaxResults of SearchMemories; 0 means
 	// DefaultMaxResults.
@@ -48,6 +57,14 @@ type MemoryOptions struct {
 	// Tools names the memory tools Tools returns (memory.AddToolName, …);
 	// nil means tRPC's defaults: add, update, search and load.
 	Tools []string
+	// Extractor, when set, extracts memories from each session the runner
+	// gives EnqueueAutoMemoryJob (tRPC's auto memory mode; its
+	// extractor.NewExtractor asks a model). nil: EnqueueAutoMemoryJob does
+	// nothing, as in a tRPC service without an extractor.
+	Extractor extractor.MemoryExtractor
+	// AutoMemoryTimeout bounds one extraction; 0 means
+	// DefaultAutoMemoryTimeout.
+	AutoMemoryTimeout time.Duration
 }
 
 // MemoryService is a tRPC-Agent-Go memory.Service on a memvault store with
@@ -62,6 +79,7 @@ type MemoryService struct {
 	minScore   float64
 	maxResults int
 	tools      []tool.Tool
+	auto       *autoMemory // nil without an extractor
 }
 
 var _ memory.Service = (*MemoryService)(nil)
@@ -95,7 +113,10 @@ func NewMemoryService(st store.Store, opts MemoryOptions) (*MemoryService, error
 	}
 	m := &MemoryService{st: st, del: del, prefix: prefix, minScore: opts.MinScore, maxResults: min(opts.MaxResults, store.MaxLimit)}
 	if m.minScore == 0 {
-		m.minScore = DefaultMinScore
+		m.minScore = math.Inf(-1) // an embedder not known: rank
+		if s, ok := recall.MinScore(st); ok {
+			m.minScore = s
+		}
 	}
 	if m.maxResults == 0 {
 		m.maxResults = DefaultMaxResults
@@ -112,6 +133,9 @@ func NewMemoryService(st store.Store, opts MemoryOptions) (*MemoryService, error
 			return nil, fmt.Errorf("trpcagent: unknown memory tool %q", n)
 		}
 		m.tools = append(m.tools, mk())
+	}
+	if opts.Extractor != nil {
+		m.auto = newAutoMemory(opts.Extractor, opts.AutoMemoryTimeout, m)
 	}
 	return m, nil
 }
@@ -369,15 +393,14 @@ func (m *MemoryService) SearchMemories(ctx context.Context, userKey memory.UserK
 // MemoryOptions.Tools; they reach this service through the invocation.
 func (m *MemoryService) Tools() []tool.Tool { return slices.Clone(m.tools) }
 
-// EnqueueAutoMemoryJob implements memory.Service. Automatic extraction
-// needs tRPC's extractor worker, which tRPC keeps internal to its own
-// services; like a tRPC service with no extractor, this one does nothing.
-// Let the agent write memories with the tools instead.
-func (m *MemoryService) EnqueueAutoMemoryJob(context.Context, *session.Session) error { return nil }
-
-// Close implements memory.Service; the store stays open (its owner closes
-// it).
-func (m *MemoryService) Close() error { return nil }
+// Close implements memory.Service: it waits for the extractions
+// EnqueueAutoMemoryJob queued; the store stays open (its owner closes it).
+func (m *MemoryService) Close() error {
+	if m.auto != nil {
+		m.auto.close()
+	}
+	return nil
+}
 
 // normalize canonicalizes episodic metadata as tRPC does: trimmed,
 // deduplicated (case-insensitively) and sorted participants, a trimmed

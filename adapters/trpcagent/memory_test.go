@@ -233,3 +233,36 @@ func TestMemoryValidationAndTools(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestMemoryRecallOfflineEmbedder: with the offline hashing embedder and
+// the default threshold, the first-hour questions find the memory that
+// answers them — and only it — where a 0.25 threshold returned nothing
+// (the matches score 0.174 and 0.172); an unrelated query still finds
+// nothing, and a caller's SimilarityThreshold still wins.
+func TestMemoryRecallOfflineEmbedder(t *testing.T) {
+	const home, billing = "I have lived in Lisbon since 2019, in a small flat near the river.", "Bill my company card at the start of each month and email the receipt to finance."
+	for name, svc := range memoryServices(t) {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			for _, text := range []string{home, billing, "My order 1187 arrived broken.", "I am allergic to peanuts."} {
+				must(t, svc.AddMemory(ctx, user, text, nil))
+			}
+			for q, want := range map[string]string{"where do I live": home, "how do I bill you": billing, "quarterly tax filing deadline": ""} {
+				got, err := svc.SearchMemories(ctx, user, q)
+				must(t, err)
+				var texts []string
+				for _, e := range got {
+					texts = append(texts, e.Memory.Memory)
+				}
+				if (want == "" && len(texts) != 0) || (want != "" && (len(texts) != 1 || texts[0] != want)) {
+					t.Errorf("%q recalled %q, want %q", q, texts, want)
+				}
+			}
+			got, err := svc.SearchMemories(ctx, user, "where do I live", memory.WithSearchOptions(memory.SearchOptions{Query: "where do I live", SimilarityThreshold: 0.25}))
+			must(t, err)
+			if len(got) != 0 {
+				t.Errorf("SimilarityThreshold 0.25 ignored: %d memories", len(got))
+			}
+		})
+	}
+}

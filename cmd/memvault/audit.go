@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/memvault/memvault/audit"
+	"github.com/memvault/memvault/store"
 )
 
 var errAuditOff = errors.New("the audit trail is off (set MEMVAULT_AUDIT=true)")
@@ -107,7 +109,7 @@ trail is shorter than an anchor or differs from it at the anchor's record.`,
 						return enc.Encode(r)
 					}
 					_, err := fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Seq, r.Time.Format(time.RFC3339Nano), printable(r.Principal),
-						printable(r.Op), printable(r.Target), printable(r.Subject), printable(r.KeyID))
+						printable(r.Op), auditTarget(r.Op, r.Target), printable(r.Subject), printable(r.KeyID))
 					return err
 				})
 			})
@@ -168,4 +170,27 @@ undetected (every minute from a timer, say).`,
 	anchor.Flags().StringVar(&out, "out", "", "append the anchor to this file instead of printing it")
 	cmd.AddCommand(verify, show, anchor)
 	return cmd
+}
+
+// auditTarget prints a record's target as the other commands print
+// namespaces and items (nsPath, itemPath: labels joined with '/'). A store
+// operation (item.*) records its namespace's labels joined with '.', then
+// '/' and the key when there is one; labels cannot hold a '.', so the part
+// before the first '/' is the namespace. (A label holding a '/' cannot be
+// told from the key: from that '/' on, the target prints as recorded.)
+// Other targets — thread ids, subjects — print as they are; --json keeps
+// every target as recorded.
+func auditTarget(op, target string) string {
+	if !strings.HasPrefix(op, "item.") {
+		return printable(target)
+	}
+	nsText, key, hasKey := strings.Cut(target, "/")
+	var ns store.Namespace
+	if nsText != "" {
+		ns = strings.Split(nsText, ".")
+	}
+	if !hasKey {
+		return nsPath(ns)
+	}
+	return itemPath(ns, key)
 }

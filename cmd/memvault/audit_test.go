@@ -62,7 +62,7 @@ func TestAuditShowEscapes(t *testing.T) {
 	if n := strings.Count(show, "\n"); n != 2 {
 		t.Fatalf("audit show prints %d lines for 2 records:\n%s", n, show)
 	}
-	if !strings.Contains(show, `"users.carol/diet\n999\t2025-01-01T00:00:00Z\tadmin\tsubject.erase\tcarol"`) {
+	if !strings.Contains(show, `users/carol/"diet\n999\t2025-01-01T00:00:00Z\tadmin\tsubject.erase\tcarol"`) {
 		t.Fatalf("audit show does not print the target escaped:\n%s", show)
 	}
 	noForgedLine(t, "threads list", cli(t, env, "", "threads", "list").must(t, 0).stdout, 0)

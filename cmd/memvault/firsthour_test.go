@@ -218,7 +218,7 @@ func TestProgressLines(t *testing.T) {
 	wantLines("threads import", cli(t, new, "", "threads", "import", file).must(t, 0),
 		"memvault: importing checkpoints…\n", "memvault: importing checkpoints: done, 3 checkpoints in ")
 	wantLines("threads sweep", cli(t, new, "", "threads", "sweep", "--keep-latest", "1").must(t, 0),
-		"memvault: sweeping (keep the latest 1 checkpoints per namespace)…\n", "memvault: sweeping (keep the latest 1 checkpoints per namespace): done in ")
+		"memvault: sweeping (keep the latest 1 checkpoints per namespace)…\n", "memvault: sweeping (keep the latest 1 checkpoints per namespace): done, 1 threads scanned (removed 0 threads, 1 checkpoints, 0 pending writes, 1 values) in ")
 	wantLines("store reembed", cli(t, new, "", "store", "reembed").must(t, 0))
 
 	if r := cli(t, new, "", "--quiet", "threads", "export", "golden-thread").must(t, 0); r.stderr != "" {

@@ -32,6 +32,7 @@ type progress struct {
 	mu          sync.Mutex
 	last        time.Time // the last line printed
 	done, total int64
+	note        string        // what else the step counted so far (SetNote)
 	stop        chan struct{} // ends the ticker of a step without counts
 	stopped     sync.WaitGroup
 }
@@ -109,6 +110,22 @@ func (p *progress) Set(done, total int64) {
 	}
 }
 
+// SetNote records done units (total unknown) and a note of the step's
+// other counts, printed after them — a sweep's scanned threads and what
+// it removed so far.
+func (p *progress) SetNote(done int64, note string) {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	p.note = note
+	if p.bar != nil {
+		p.bar.Describe(p.what + ": " + note)
+	}
+	p.mu.Unlock()
+	p.Set(done, -1)
+}
+
 // Add records n more units done.
 func (p *progress) Add(n int64) {
 	if p == nil {
@@ -144,11 +161,15 @@ func (p *progress) Finish() {
 func (p *progress) line(final bool) {
 	elapsed := time.Since(p.start).Round(100 * time.Millisecond)
 	defer func() { p.last = time.Now() }()
+	note := ""
+	if p.note != "" {
+		note = " (" + p.note + ")"
+	}
 	switch {
 	case final && p.unit == "":
 		fmt.Fprintf(p.w, "memvault: %s: done in %s\n", p.what, elapsed)
 	case final:
-		fmt.Fprintf(p.w, "memvault: %s: done, %d %s in %s\n", p.what, p.done, p.unit, elapsed)
+		fmt.Fprintf(p.w, "memvault: %s: done, %d %s%s in %s\n", p.what, p.done, p.unit, note, elapsed)
 	case p.last.IsZero():
 		fmt.Fprintf(p.w, "memvault: %s…\n", p.what)
 	case p.unit == "":
@@ -156,6 +177,6 @@ func (p *progress) line(final bool) {
 	case p.total > 0:
 		fmt.Fprintf(p.w, "memvault: %s: %d/%d %s (%d%%)\n", p.what, p.done, p.total, p.unit, p.done*100/p.total)
 	default:
-		fmt.Fprintf(p.w, "memvault: %s: %d %s\n", p.what, p.done, p.unit)
+		fmt.Fprintf(p.w, "memvault: %s: %d %s%s\n", p.what, p.done, p.unit, note)
 	}
 }

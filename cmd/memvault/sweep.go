@@ -59,10 +59,18 @@ keeps everything is refused. --dry-run reports what would be removed.`,
 					return fmt.Errorf("this saver (%T) cannot sweep", h.Saver)
 				}
 				start := time.Now()
-				// The sweep reports no counts while it runs: a spinner, or
-				// a line every few seconds saying it still does.
-				p := g.newTicker(cmd.ErrOrStderr(), "sweeping ("+policy.String()+")")
-				rep, err := sw.Sweep(cmd.Context(), policy, checkpointer.SweepOptions{DryRun: dryRun, BatchThreads: batch})
+				// The number of threads is known only at the end: the
+				// progress counts those scanned, after each batch, and
+				// notes what was removed so far.
+				verb := "removed"
+				if dryRun {
+					verb = "would remove"
+				}
+				p := g.newProgress(cmd.ErrOrStderr(), "sweeping ("+policy.String()+")", "threads scanned", -1)
+				rep, err := sw.Sweep(cmd.Context(), policy, checkpointer.SweepOptions{DryRun: dryRun, BatchThreads: batch,
+					Progress: func(r checkpointer.SweepReport) {
+						p.SetNote(r.ThreadsScanned, fmt.Sprintf("%s %d threads, %d checkpoints, %d pending writes, %d values", verb, r.ThreadsDeleted, r.Checkpoints, r.Writes, r.Blobs))
+					}})
 				p.Finish()
 				if err != nil {
 					return err
@@ -75,10 +83,6 @@ keeps everything is refused. --dry-run reports what would be removed.`,
 						Seconds    float64 `json:"seconds"`
 						checkpointer.SweepReport
 					}{policy.String(), durationOrEmpty(policy.IdleTTL), policy.KeepLatest, time.Since(start).Seconds(), rep})
-				}
-				verb := "removed"
-				if dryRun {
-					verb = "would remove"
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "policy: %s\n%s %d threads, %d checkpoints, %d pending writes, %d values (%d threads scanned in %d batches, %s)\n",
 					policy, verb, rep.ThreadsDeleted, rep.Checkpoints, rep.Writes, rep.Blobs, rep.ThreadsScanned, rep.Batches, time.Since(start).Round(time.Millisecond))

@@ -93,6 +93,11 @@ func TestThreadsSweep(t *testing.T) {
 			if want := "removed 1 threads, 5 checkpoints, 0 pending writes, 5 values"; !strings.Contains(r.stdout, want) {
 				t.Fatalf("sweep printed %q, want %q", r.stdout, want)
 			}
+			// The progress on stderr counts the threads scanned and what
+			// was removed, after each batch.
+			if want := "done, 2 threads scanned (removed 1 threads, 5 checkpoints, 0 pending writes, 5 values)"; !strings.Contains(r.stderr, want) {
+				t.Fatalf("sweep progress %q, want %q", r.stderr, want)
+			}
 			out := cli(t, env, "", "threads", "list", "--json").must(t, 0).stdout
 			if strings.Contains(out, "idle-thread") || !strings.Contains(out, "busy-thread") {
 				t.Fatalf("after sweep:\n%s", out)

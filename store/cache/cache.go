@@ -272,3 +272,10 @@ func (s *cached) Close() error {
 	}
 	return nil
 }
+
+// EmbedderName implements store.EmbedderNamer with the inner store's
+// answer ("", false when it cannot tell). Unlike the optional interfaces
+// of caps_gen.go it is always there: its ok already says whether the
+// inner store knows, and a seventh generated capability would double the
+// combinations for a method that cannot fail.
+func (s *cached) EmbedderName() (string, bool) { return store.EmbedderNameOf(s.inner) }

@@ -89,6 +89,9 @@ func Sweep(ctx context.Context, driver string, h SweepHooks, policy checkpointer
 		}
 		r.ThreadsScanned, r.Batches = int64(len(threads)), 1
 		rep.Add(r)
+		if opt.Progress != nil {
+			opt.Progress(rep)
+		}
 		if len(threads) < batch {
 			return rep, nil
 		}

@@ -1,0 +1,117 @@
+// Package readmetest lets a test run a Go snippet of the repository's
+// README: the test quotes the snippet's lines (in order, other lines
+// between them allowed) in one of its functions, runs them with the
+// environment a deployment exports (MEMVAULT_DB on a fresh file,
+// LANGGRAPH_AES_KEY), and checks that the files hold nothing it stored in
+// clear. Quoted fails the test when the README's snippet and the test's
+// function drift apart, so the README shows code that compiles and runs.
+//
+// It is one of memvault's test kits (see package memvaulttest): for
+// tests only.
+package readmetest
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/memvault/memvault/memvaulttest/testkeys"
+)
+
+// Env exports MEMVAULT_DB (a file in a new temporary directory) and
+// LANGGRAPH_AES_KEY (testkeys.Key) for the rest of t, as a deployment
+// would before calling vault.OpenEnv, and returns the directory.
+func Env(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	t.Setenv("MEMVAULT_DB", filepath.Join(dir, "agent.db"))
+	t.Setenv("LANGGRAPH_AES_KEY", testkeys.Key)
+	return dir
+}
+
+// NoPlaintext fails t when a file of dir (the database, its write-ahead
+// log, its audit file…) holds one of secrets as bytes.
+func NoPlaintext(t *testing.T, dir string, secrets ...string) {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) == 0 {
+		t.Fatalf("%s holds no file: the snippet stored nothing there", dir)
+	}
+	var files []string
+	for _, e := range entries {
+		files = append(files, filepath.Join(dir, e.Name()))
+	}
+	testkeys.NoPlaintext(t, files, secrets...)
+}
+
+var goBlock = regexp.MustCompile("(?s)```go\n(.*?)```")
+
+// Quoted fails t unless the README's Go snippet that contains marker is
+// quoted, line for line and in order, in function fn of the Go file src
+// (indentation and trailing comments aside). readme is the README's path
+// from the test's directory; when it does not exist — the module was
+// downloaded, not checked out with its repository — t is skipped.
+func Quoted(t *testing.T, readme, marker, src, fn string) {
+	t.Helper()
+	text, err := os.ReadFile(readme)
+	if os.IsNotExist(err) {
+		t.Skipf("%s is not here: the module is outside its repository", readme)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := string(code)
+	i := strings.Index(body, "func "+fn+"(")
+	if i < 0 {
+		t.Fatalf("%s has no function %s", src, fn)
+	}
+	body = body[i:]
+	if j := strings.Index(body, "\n}\n"); j >= 0 {
+		body = body[:j]
+	}
+	var lines []string
+	for _, l := range strings.Split(body, "\n") {
+		lines = append(lines, line(l))
+	}
+	var snippet string
+	for _, m := range goBlock.FindAllStringSubmatch(string(text), -1) {
+		if strings.Contains(m[1], marker) {
+			if snippet != "" {
+				t.Fatalf("%s has two Go snippets with %q", readme, marker)
+			}
+			snippet = m[1]
+		}
+	}
+	if snippet == "" {
+		t.Fatalf("%s has no Go snippet with %q", readme, marker)
+	}
+	at := 0
+	for _, l := range strings.Split(snippet, "\n") {
+		if l = line(l); l == "" {
+			continue
+		}
+		for at < len(lines) && lines[at] != l {
+			at++
+		}
+		if at == len(lines) {
+			t.Fatalf("the README's snippet line %q is not in %s (in the snippet's order)", l, fn)
+		}
+	}
+}
+
+// line is a Go line without indentation and trailing comment.
+func line(l string) string {
+	if i := strings.Index(l, "//"); i >= 0 {
+		l = l[:i]
+	}
+	return strings.TrimSpace(l)
+}
