@@ -22,10 +22,11 @@ var threadInsert = regexp.MustCompile(`(?s)^INSERT INTO \S+ \(thread_id,.*?(VALU
 // scale-out section names them. A new statement must either filter by
 // thread_id or be listed here with its reason.
 var fanOut = map[string]string{
-	"selectTuple": "a fragment: getByID, getLatest and List add the WHERE",
-	"headsRuns":   "DeleteForRuns finds the namespaces of its runs by metadata.run_id across threads (its lock and deletes then name their threads)",
-	"threads":     "a retention sweep pages through every thread id (its deletes then name their batch)",
-	"threadInfos": "ListThreads aggregates every thread",
+	"selectTuple":       "a fragment: List across threads adds the WHERE",
+	"selectTupleSpread": "a fragment: List across threads on Citus adds the WHERE",
+	"headsRuns":         "DeleteForRuns finds the namespaces of its runs by metadata.run_id across threads (its lock and deletes then name their threads)",
+	"threads":           "a retention sweep pages through every thread id (its deletes then name their batch)",
+	"threadInfos":       "ListThreads aggregates every thread",
 }
 
 // TestStatementsFilterByThread: every statement the saver runs names its

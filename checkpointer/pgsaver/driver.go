@@ -31,6 +31,8 @@ type driver struct {
 	// PostgreSQL aborted to break a deadlock may be run again; a caller's
 	// transaction is aborted as a whole and the error goes back to it.
 	own bool
+	// topo tells whether db is a Citus coordinator (nil: plain PostgreSQL).
+	topo *topology
 }
 
 var _ checkpointer.Driver = (*driver)(nil)
@@ -88,7 +90,9 @@ func (d *driver) Load(ctx context.Context, thread, ns, id string) (*checkpointer
 // number of checkpoints, and breaking out of the loop closes the query.
 func (d *driver) Scan(ctx context.Context, q checkpointer.DriverQuery) iter.Seq2[*checkpointer.StoredCheckpoint, error] {
 	return func(yield func(*checkpointer.StoredCheckpoint, error) bool) {
-		sql, args, err := d.listQuery(q)
+		// Across threads, Citus needs the statement in another form.
+		spread := q.Thread == "" && d.topo.distributed(ctx, d.db)
+		sql, args, err := d.buildList(q, spread)
 		if err != nil {
 			yield(nil, fmt.Errorf("list: %w", err))
 			return
@@ -119,9 +123,15 @@ func (d *driver) Scan(ctx context.Context, q checkpointer.DriverQuery) iter.Seq2
 	}
 }
 
-// listQuery builds a Scan's statement. An empty statement means no row can
-// match (a filter holding a NUL, which stored metadata never contains).
+// listQuery builds a Scan's statement for plain PostgreSQL.
 func (d *driver) listQuery(q checkpointer.DriverQuery) (string, []any, error) {
+	return d.buildList(q, false)
+}
+
+// buildList builds a Scan's statement; spread: in the form Citus runs
+// across shards (q names no thread). An empty statement means no row can
+// match (a filter holding a NUL, which stored metadata never contains).
+func (d *driver) buildList(q checkpointer.DriverQuery, spread bool) (string, []any, error) {
 	conds, args := sqlrows.Where(q)
 	if len(q.Filter) > 0 {
 		f, err := json.Marshal(q.Filter)
@@ -134,7 +144,14 @@ func (d *driver) listQuery(q checkpointer.DriverQuery) (string, []any, error) {
 		conds, args = append(conds, "c.metadata @> ?::jsonb"), append(args, string(f))
 	}
 	var sb strings.Builder
-	sb.WriteString(d.q.selectTuple)
+	switch {
+	case q.Thread != "":
+		sb.WriteString(d.q.selectTupleThread) // the thread is $1: sqlrows.Where's first condition
+	case spread:
+		sb.WriteString(d.q.selectTupleSpread)
+	default:
+		sb.WriteString(d.q.selectTuple)
+	}
 	for i, cond := range conds {
 		// The conditions' columns are the outer row's (c): the value
 		// and write subqueries are in the select list.
@@ -369,7 +386,10 @@ func sendFenced(ctx context.Context, db DB, f checkpointer.WriteFence, inSQL boo
 // PostgreSQL aborted it to break a deadlock.
 func (d *driver) Update(ctx context.Context, fn func(checkpointer.DriverTx) error) error {
 	return d.retry(ctx, func() error {
-		return pgx.BeginFunc(ctx, d.db, func(tx pgx.Tx) error { return binding.FenceErr(fn(&pgTx{tx: tx, q: d.q})) })
+		spread := d.topo.distributed(ctx, d.db)
+		return pgx.BeginFunc(ctx, d.db, func(tx pgx.Tx) error {
+			return binding.FenceErr(fn(&pgTx{tx: tx, q: d.q, spread: spread}))
+		})
 	})
 }
 
@@ -398,6 +418,9 @@ func runBatchTag(ctx context.Context, db DB, b *pgx.Batch) (pgconn.CommandTag, e
 type pgTx struct {
 	tx pgx.Tx
 	q  *queries
+	// spread: the tables are distributed (Citus), so row locks are taken
+	// by one statement per thread (see queries.lockOne).
+	spread bool
 }
 
 // Put implements checkpointer.DriverTx.
@@ -462,16 +485,24 @@ func btoi(b bool) int {
 // DeleteThreads implements checkpointer.Driver: one batch, one implicit
 // transaction, one round trip (see pgTx.DeleteThreads).
 func (d *driver) DeleteThreads(ctx context.Context, threads []string) error {
-	return d.retry(ctx, func() error { return runBatch(ctx, d.db, deleteThreadsBatch(d.q, threads, nil)) })
+	spread := d.topo.distributed(ctx, d.db)
+	return d.retry(ctx, func() error { return runBatch(ctx, d.db, deleteThreadsBatch(d.q, threads, spread, nil)) })
 }
 
-// deleteThreadsBatch locks the threads' checkpoints, deletes them with
-// their writes, then collects their values in a later statement; counts,
-// when not nil, receives the numbers of checkpoints, writes and values
-// removed.
-func deleteThreadsBatch(q *queries, threads []string, counts *checkpointer.SweepReport) *pgx.Batch {
+// deleteThreadsBatch locks the threads' checkpoints (one statement per
+// thread when spread, in the threads' order), deletes them with their
+// writes, then collects their values in a later statement; counts, when
+// not nil, receives the numbers of checkpoints, writes and values removed.
+func deleteThreadsBatch(q *queries, threads []string, spread bool, counts *checkpointer.SweepReport) *pgx.Batch {
 	b := &pgx.Batch{}
-	b.Queue(q.lockThreads, threads)
+	if spread {
+		sorted := slices.Sorted(slices.Values(threads))
+		for _, th := range slices.Compact(sorted) {
+			b.Queue(q.lockThread, th)
+		}
+	} else {
+		b.Queue(q.lockThreads, threads)
+	}
 	del := b.Queue(q.deleteThreads, threads)
 	gc := b.Queue(q.gcThreads, threads)
 	if counts != nil {
@@ -503,7 +534,19 @@ func columns(rs []checkpointer.Removal) (threads, t, ns, id, kt, kns, kid []stri
 func (t *pgTx) Lock(ctx context.Context, rs []checkpointer.Removal, sel checkpointer.HeadSelector) ([]checkpointer.Head, error) {
 	threads, ct, cns, cid, _, _, _ := columns(rs)
 	b := &pgx.Batch{}
-	b.Queue(t.q.lock, threads, ct, cns, cid)
+	if t.spread {
+		// One statement per thread, in the threads' order (columns sorts
+		// them), so concurrent removers still lock in one order.
+		ns, id := make(map[string][]string, len(threads)), make(map[string][]string, len(threads))
+		for i, th := range ct {
+			ns[th], id[th] = append(ns[th], cns[i]), append(id[th], cid[i])
+		}
+		for _, th := range threads {
+			b.Queue(t.q.lockOne, th, ns[th], id[th])
+		}
+	} else {
+		b.Queue(t.q.lock, threads, ct, cns, cid)
+	}
 	var out []checkpointer.Head
 	q, args := t.q.heads(sel)
 	b.Queue(q, args...).Query(func(rows pgx.Rows) (err error) { out, err = sqlrows.Heads(rows); return err })
@@ -556,7 +599,7 @@ func (t *pgTx) counting(ctx context.Context, countOnly bool, fn func(pgx.Tx) err
 func (t *pgTx) DeleteThreads(ctx context.Context, threads []string, countOnly bool) (checkpointer.SweepReport, error) {
 	var rep checkpointer.SweepReport
 	err := t.counting(ctx, countOnly, func(tx pgx.Tx) error {
-		return tx.SendBatch(ctx, deleteThreadsBatch(t.q, threads, &rep)).Close()
+		return tx.SendBatch(ctx, deleteThreadsBatch(t.q, threads, t.spread, &rep)).Close()
 	})
 	return rep, err
 }

@@ -123,6 +123,8 @@ func TestQueryPlansUseIndexes(t *testing.T) {
 		{"heads of a thread, orphans", s.q.headsThreads[1], []any{lit("{t7}"), lit("NULL")}, []string{ckptOrThread, "checkpoint_writes_pkey|checkpoint_writes_thread_id_idx"}},
 		{"heads of a namespace", s.q.headsThreads[0], []any{lit("{t7}"), ""}, []string{ckptOrThread}},
 		{"lock", s.q.lock, []any{lit("{t7}"), lit("{t7}"), lit("{\"\"}"), lit("{00000012}")}, []string{ckptOrThread}},
+		{"lock one thread (Citus)", s.q.lockOne, []any{"t7", lit("{\"\"}"), lit("{00000012}")}, []string{ckptOrThread}},
+		{"lock a thread (Citus)", s.q.lockThread, []any{"t7"}, []string{ckptOrThread}},
 		{"remove", s.q.remove, []any{lit("{t7}"), lit("{t7}"), lit("{\"\"}"), lit("{00000012}"), lit("{}"), lit("{}"), lit("{}")},
 			[]string{ckptOrThread, "checkpoint_writes_pkey|checkpoint_writes_thread_id_idx"}},
 		// The collection is bounded by the thread, not the table.

@@ -13,26 +13,32 @@ type queries struct {
 	schema                     string
 	checkpoints, blobs, writes string // table names, qualified and quoted when a schema is set
 
-	selectTuple   string // SELECT ... FROM checkpoints c, ready for a WHERE
-	getByID       string
-	getLatest     string
-	putCkpt       string
-	insertWrites  string
-	upsertWrites  string
-	threads       string
-	threadInfos   string
-	headsThreads  [2]string // without, with the orphan write sets
-	headsRuns     [2]string
-	lock          string
-	remove        string
-	gcBlobs       string
-	gcThreads     string
-	lockThreads   string
-	deleteThreads string
-	thread        [3]string // every row of a thread (sqlrows.Thread)
-	putCkptsCopy  string
-	putBlobsCopy  string
-	putWritesCopy string
+	selectTuple string // SELECT ... FROM checkpoints c, ready for a WHERE
+	// selectTupleThread is selectTuple for one thread, $1; selectTupleSpread
+	// is selectTuple in the form Citus runs across shards.
+	selectTupleThread, selectTupleSpread string
+	getByID                              string
+	getLatest                            string
+	putCkpt                              string
+	insertWrites                         string
+	upsertWrites                         string
+	threads                              string
+	threadInfos                          string
+	headsThreads                         [2]string // without, with the orphan write sets
+	headsRuns                            [2]string
+	lock                                 string
+	remove                               string
+	gcBlobs                              string
+	gcThreads                            string
+	lockThreads                          string
+	// lockOne and lockThread are lock and lockThreads for the one thread
+	// $1: Citus runs FOR UPDATE only in a statement routed to one shard.
+	lockOne, lockThread string
+	deleteThreads       string
+	thread              [3]string // every row of a thread (sqlrows.Thread)
+	putCkptsCopy        string
+	putBlobsCopy        string
+	putWritesCopy       string
 }
 
 func buildQueries(schema string) queries {
@@ -56,23 +62,45 @@ func buildQueries(schema string) queries {
 	// plainly, the planner (which guesses 100 rows for jsonb_each_text) hashes
 	// every blob row of the thread instead, a cost that grows with the
 	// thread's history.
-	q.selectTuple = f(`SELECT c.thread_id, c.checkpoint_ns, c.checkpoint_id, c.parent_checkpoint_id, c.checkpoint, c.metadata,
-	(SELECT array_agg(array[convert_to(cv.key, 'UTF8'), convert_to(cv.value, 'UTF8'), convert_to(bl.type, 'UTF8'), bl.blob])
+	//
+	// Each subquery names the thread itself ({thread}): the parameter $1
+	// when the statement reads one thread, which lets Citus route the whole
+	// statement to that thread's shard (it cannot push the LATERAL lookup
+	// down otherwise: "cannot push down this subquery"), and costs plain
+	// PostgreSQL nothing (the outer WHERE pins c.thread_id to the same
+	// value). Across threads it is the outer row's column.
+	lateralValues := `(SELECT array_agg(array[convert_to(cv.key, 'UTF8'), convert_to(cv.value, 'UTF8'), convert_to(bl.type, 'UTF8'), bl.blob])
 		FROM jsonb_each_text(c.checkpoint -> 'channel_versions') cv
-		CROSS JOIN LATERAL (SELECT b.type, b.blob FROM {blobs} b WHERE b.thread_id = c.thread_id AND b.checkpoint_ns = c.checkpoint_ns
-			AND b.channel = cv.key AND b.version = cv.value OFFSET 0) bl) AS channel_values,
+		CROSS JOIN LATERAL (SELECT b.type, b.blob FROM {blobs} b WHERE b.thread_id = {thread} AND b.checkpoint_ns = c.checkpoint_ns
+			AND b.channel = cv.key AND b.version = cv.value OFFSET 0) bl)`
+	// Across threads on Citus, whose planner refuses the LATERAL lookup
+	// over jsonb_each_text when the statement spans shards: the values are
+	// the value rows of the checkpoint's namespace at the channel's current
+	// version, a correlated subquery Citus pushes down to every shard. It
+	// reads every value row of the namespace for each checkpoint, so plain
+	// PostgreSQL keeps the LATERAL form.
+	spreadValues := `(SELECT array_agg(array[convert_to(b.channel, 'UTF8'), convert_to(b.version, 'UTF8'), convert_to(b.type, 'UTF8'), b.blob])
+		FROM {blobs} b WHERE b.thread_id = {thread} AND b.checkpoint_ns = c.checkpoint_ns
+			AND b.version = c.checkpoint -> 'channel_versions' ->> b.channel)`
+	tuple := func(values, thread string) string {
+		return strings.ReplaceAll(f(`SELECT c.thread_id, c.checkpoint_ns, c.checkpoint_id, c.parent_checkpoint_id, c.checkpoint, c.metadata,
+	`+values+` AS channel_values,
 	(SELECT array_agg(array[convert_to(cw.task_id, 'UTF8'), convert_to(cw.idx::text, 'UTF8'), convert_to(cw.channel, 'UTF8'), convert_to(coalesce(cw.type, ''), 'UTF8'), cw.blob] ORDER BY cw.task_id, cw.idx)
 		FROM {writes} cw
-		WHERE cw.thread_id = c.thread_id AND cw.checkpoint_ns = c.checkpoint_ns AND cw.checkpoint_id = c.checkpoint_id) AS pending_writes,
+		WHERE cw.thread_id = {thread} AND cw.checkpoint_ns = c.checkpoint_ns AND cw.checkpoint_id = c.checkpoint_id) AS pending_writes,
 	CASE WHEN c.parent_checkpoint_id IS NOT NULL AND jsonb_typeof(c.checkpoint -> 'v') = 'number' AND (c.checkpoint -> 'v') < '4'::jsonb THEN
 	(SELECT array_agg(array[convert_to(ps.task_id, 'UTF8'), convert_to(ps.idx::text, 'UTF8'), convert_to(coalesce(ps.type, ''), 'UTF8'), ps.blob] ORDER BY ps.task_path, ps.task_id, ps.idx)
 		FROM {writes} ps
-		WHERE ps.thread_id = c.thread_id AND ps.checkpoint_ns = c.checkpoint_ns AND ps.checkpoint_id = c.parent_checkpoint_id
+		WHERE ps.thread_id = {thread} AND ps.checkpoint_ns = c.checkpoint_ns AND ps.checkpoint_id = c.parent_checkpoint_id
 			AND ps.channel = '__pregel_tasks') END AS pending_sends
-FROM {checkpoints} c`)
-	q.getByID = q.selectTuple + `
+FROM {checkpoints} c`), "{thread}", thread)
+	}
+	q.selectTuple = tuple(lateralValues, "c.thread_id")
+	q.selectTupleThread = tuple(lateralValues, "$1")
+	q.selectTupleSpread = tuple(spreadValues, "c.thread_id")
+	q.getByID = q.selectTupleThread + `
 WHERE c.thread_id = $1 AND c.checkpoint_ns = $2 AND c.checkpoint_id = $3`
-	q.getLatest = q.selectTuple + `
+	q.getLatest = q.selectTupleThread + `
 WHERE c.thread_id = $1 AND c.checkpoint_ns = $2
 ORDER BY c.checkpoint_id DESC LIMIT 1`
 
@@ -166,6 +194,9 @@ SELECT DISTINCT thread_id, checkpoint_ns, checkpoint_id, false, '', 0, '' FROM {
 WHERE thread_id = ANY($1) AND (thread_id, checkpoint_ns, checkpoint_id) IN (
 	SELECT * FROM unnest($2::text[], $3::text[], $4::text[]))
 ORDER BY thread_id, checkpoint_ns, checkpoint_id FOR UPDATE`)
+	q.lockOne = f(`SELECT 1 FROM {checkpoints}
+WHERE thread_id = $1 AND (checkpoint_ns, checkpoint_id) IN (SELECT * FROM unnest($2::text[], $3::text[]))
+ORDER BY checkpoint_ns, checkpoint_id FOR UPDATE`)
 
 	// A removal: the checkpoints ($2, $3, $4: thread, namespace, id) and
 	// their writes, but for the __pregel_tasks writes of the ids $5, $6,
@@ -218,6 +249,8 @@ SELECT count(*) FROM b`)
 	// value it reads.
 	q.lockThreads = f(`SELECT 1 FROM {checkpoints} WHERE thread_id = ANY($1)
 ORDER BY thread_id, checkpoint_ns, checkpoint_id FOR UPDATE`)
+	q.lockThread = f(`SELECT 1 FROM {checkpoints} WHERE thread_id = $1
+ORDER BY checkpoint_ns, checkpoint_id FOR UPDATE`)
 	q.deleteThreads = f(`WITH c AS (
 	DELETE FROM {checkpoints} WHERE thread_id = ANY($1) RETURNING 1
 ), w AS (

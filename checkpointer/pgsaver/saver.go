@@ -77,6 +77,7 @@ type Saver struct {
 	codec binding.Codec // for DrainWrites
 	inTx  bool          // db is a transaction: no CONCURRENTLY, no session locks
 	q     queries
+	topo  *topology // whether db is a Citus coordinator, asked once
 }
 
 // Saver implements every saver interface.
@@ -94,13 +95,13 @@ func New(db DB, opts Options) (*Saver, error) {
 	if err := core.CheckOptions("postgres", opts.VersionStyle, opts.Retention); err != nil {
 		return nil, err
 	}
-	s := &Saver{db: db, q: buildQueries(opts.Schema)}
+	s := &Saver{db: db, q: buildQueries(opts.Schema), topo: &topology{}}
 	_, s.inTx = db.(pgx.Tx)
 	eo := engine.Options{Serde: opts.Serde, VersionStyle: opts.VersionStyle}
 	if !s.inTx {
 		eo.Retention, eo.SweepInterval, eo.OnSweep = opts.Retention, opts.SweepInterval, opts.OnSweep
 	}
-	e, err := engine.New(&driver{db: db, q: &s.q, own: !s.inTx}, eo)
+	e, err := engine.New(&driver{db: db, q: &s.q, own: !s.inTx, topo: s.topo}, eo)
 	if err != nil {
 		return nil, err
 	}
@@ -111,7 +112,7 @@ func New(db DB, opts Options) (*Saver, error) {
 
 // on is the saver's engine on the caller's transaction tx.
 func (s *Saver) on(tx pgx.Tx) *engine.Saver {
-	return s.Saver.On(&driver{db: tx, q: &s.q})
+	return s.Saver.On(&driver{db: tx, q: &s.q, topo: s.topo})
 }
 
 // PutTx is Put inside the caller's transaction: the checkpoint commits or

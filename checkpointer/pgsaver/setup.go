@@ -71,12 +71,19 @@ func (s *Saver) migrationSets() ([]pgmigrate.Set, error) {
 //
 // An index that an interrupted CREATE INDEX CONCURRENTLY left invalid is
 // dropped and built again rather than taken as done.
+//
+// On a Citus coordinator (the citus extension exists in the database),
+// Setup then distributes the three tables by thread_id, colocated; rows
+// already there move into the shards. See docs/scale-out.md.
 func (s *Saver) Setup(ctx context.Context) error {
 	sets, err := s.migrationSets()
 	if err != nil {
 		return fmt.Errorf("postgres: setup: %w", err)
 	}
 	if err := pgmigrate.Run(ctx, s.db, s.q.schema, sets...); err != nil {
+		return fmt.Errorf("postgres: setup: %w", err)
+	}
+	if err := s.distribute(ctx); err != nil {
 		return fmt.Errorf("postgres: setup: %w", err)
 	}
 	return nil
