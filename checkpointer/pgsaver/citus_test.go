@@ -2,7 +2,9 @@ package pgsaver_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -83,4 +85,82 @@ func TestReencryptCitus(t *testing.T) {
 		}
 		return sv
 	})
+}
+
+// BenchmarkCitusOverhead runs the bench workload (encrypted) on plain
+// PostgreSQL and on the Citus coordinator of the same machine, in one run:
+// the per-operation cost of distribution, which one machine can show
+// (scale-out gains it cannot). Put, PutWrites, GetTuple and List(10) of one
+// thread each route to one shard.
+func BenchmarkCitusOverhead(b *testing.B) {
+	for _, where := range []string{"postgres", "citus"} {
+		open := newSaver
+		if where == "citus" {
+			open = newCitusSaver
+		}
+		newEnv := func(b *testing.B) *benchEnv {
+			s, pool := open(b, pgsaver.Options{Serde: encrypted(b)})
+			return &benchEnv{pool: pool, s: s}
+		}
+		b.Run(where+"/put", func(b *testing.B) {
+			e := newEnv(b)
+			ctx := context.Background()
+			vals := benchValues()
+			versions := map[string]string{}
+			for ch := range vals {
+				versions[ch] = e.s.NextVersion("")
+			}
+			cfg := checkpointer.Config{ThreadID: "bench-put"}
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				nv := map[string]string{"messages": e.s.NextVersion(versions["messages"]), "step": e.s.NextVersion(versions["step"])}
+				versions["messages"], versions["step"] = nv["messages"], nv["step"]
+				cp := &checkpointer.Checkpoint{V: 4, ID: checkpointer.NewID(i), TS: time.Now(), ChannelValues: vals,
+					ChannelVersions: versions, VersionsSeen: map[string]map[string]string{"agent": versions}}
+				var err error
+				if cfg, err = e.s.Put(ctx, cfg, cp, checkpointer.Metadata{"source": "loop", "step": i}, nv); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(where+"/put_writes", func(b *testing.B) {
+			e := newEnv(b)
+			cfg := e.seed(b, "bench-writes", 1)
+			writes := []checkpointer.Write{{Channel: "messages", Value: benchValues()["messages"]}, {Channel: "step", Value: 4}}
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				if err := e.s.PutWrites(context.Background(), cfg, writes, fmt.Sprintf("task-%d", i), ""); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(where+"/get_tuple", func(b *testing.B) {
+			e := newEnv(b)
+			e.seed(b, "bench-get", 100)
+			b.ReportAllocs()
+			for b.Loop() {
+				if tu, err := e.s.GetTuple(context.Background(), checkpointer.Config{ThreadID: "bench-get"}); err != nil || tu == nil {
+					b.Fatal(tu, err)
+				}
+			}
+		})
+		b.Run(where+"/list10", func(b *testing.B) {
+			e := newEnv(b)
+			e.seed(b, "bench-list", 100)
+			cfg := &checkpointer.Config{ThreadID: "bench-list"}
+			b.ReportAllocs()
+			for b.Loop() {
+				n := 0
+				for _, err := range e.s.List(context.Background(), cfg, checkpointer.ListOptions{Limit: 10}) {
+					if err != nil {
+						b.Fatal(err)
+					}
+					n++
+				}
+				if n != 10 {
+					b.Fatal(n)
+				}
+			}
+		})
+	}
 }
