@@ -25,6 +25,9 @@ type driver struct {
 	rdb    redis.UniversalClient
 	prefix string
 	lease  time.Duration
+	// onWait, when set (by tests), is called each time a write outside
+	// Update finds its thread locked and waits.
+	onWait func()
 }
 
 var _ checkpointer.Driver = (*driver)(nil)
@@ -54,6 +57,10 @@ func newToken() string {
 type ref struct{ ns, id string }
 
 func (d *driver) Load(ctx context.Context, thread, ns, id string) (*checkpointer.StoredCheckpoint, error) {
+	return await(ctx, func(ctx context.Context) (*checkpointer.StoredCheckpoint, error) { return d.load(ctx, thread, ns, id) })
+}
+
+func (d *driver) load(ctx context.Context, thread, ns, id string) (*checkpointer.StoredCheckpoint, error) {
 	k := d.keys(thread)
 	if id == "" {
 		m, err := d.rdb.ZRevRangeByLex(ctx, k.byNS, &redis.ZRangeBy{Max: "(" + ns + "\x01", Min: "[" + ns + sep, Count: 1}).Result()
@@ -120,7 +127,10 @@ func (d *driver) loadMany(ctx context.Context, thread string, refs []ref) ([]*ch
 
 func (d *driver) loadRound(ctx context.Context, thread string, refs []ref) ([]*checkpointer.StoredCheckpoint, []bool, error) {
 	k := d.keys(thread)
-	type first struct{ cp, par, hd *redis.StringCmd; w *redis.MapStringStringCmd }
+	type first struct {
+		cp, par, hd *redis.StringCmd
+		w           *redis.MapStringStringCmd
+	}
 	r1 := make([]first, len(refs))
 	_, err := d.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		for i, r := range refs {
@@ -281,7 +291,9 @@ func writeRows(m map[string]string) ([]checkpointer.WriteRow, error) {
 		}
 		rows = append(rows, checkpointer.WriteRow{Task: task, Path: string(p[0]), Idx: idx, Channel: string(p[1]), Type: string(p[2]), Data: p[3]})
 	}
-	slices.SortFunc(rows, func(a, b checkpointer.WriteRow) int { return cmp.Or(cmp.Compare(a.Task, b.Task), cmp.Compare(a.Idx, b.Idx)) })
+	slices.SortFunc(rows, func(a, b checkpointer.WriteRow) int {
+		return cmp.Or(cmp.Compare(a.Task, b.Task), cmp.Compare(a.Idx, b.Idx))
+	})
 	return rows, nil
 }
 
@@ -295,7 +307,8 @@ func (d *driver) Scan(ctx context.Context, q checkpointer.DriverQuery) iter.Seq2
 			threads = []string{q.Thread}
 		} else {
 			var err error
-			if threads, err = d.rdb.ZRange(ctx, d.threadsKey(), 0, -1).Result(); err != nil {
+			threads, err = await(ctx, func(ctx context.Context) ([]string, error) { return d.rdb.ZRange(ctx, d.threadsKey(), 0, -1).Result() })
+			if err != nil {
 				yield(nil, fmt.Errorf("list: %w", err))
 				return
 			}
@@ -304,7 +317,7 @@ func (d *driver) Scan(ctx context.Context, q checkpointer.DriverQuery) iter.Seq2
 		// page at a time.
 		var items []scanItem
 		for _, th := range threads {
-			got, err := d.scanIDs(ctx, th, q)
+			got, err := await(ctx, func(ctx context.Context) ([]scanItem, error) { return d.scanIDs(ctx, th, q) })
 			if err != nil {
 				yield(nil, fmt.Errorf("list: %w", err))
 				return
@@ -328,7 +341,9 @@ func (d *driver) Scan(ctx context.Context, q checkpointer.DriverQuery) iter.Seq2
 			for i := range n {
 				refs[i] = ref{items[i].ns, items[i].id}
 			}
-			sts, err := d.loadMany(ctx, items[0].thread, refs)
+			sts, err := await(ctx, func(ctx context.Context) ([]*checkpointer.StoredCheckpoint, error) {
+				return d.loadMany(ctx, items[0].thread, refs)
+			})
 			if err != nil {
 				yield(nil, err)
 				return
@@ -390,6 +405,10 @@ func (d *driver) scanIDs(ctx context.Context, thread string, q checkpointer.Driv
 }
 
 func (d *driver) Threads(ctx context.Context, after string, limit int) ([]string, error) {
+	return await(ctx, func(ctx context.Context) ([]string, error) { return d.threads(ctx, after, limit) })
+}
+
+func (d *driver) threads(ctx context.Context, after string, limit int) ([]string, error) {
 	var out []string
 	min := "-"
 	if after != "" {
@@ -439,46 +458,54 @@ func (d *driver) live(ctx context.Context, threads []string) ([]int64, error) {
 
 func (d *driver) ThreadInfos(ctx context.Context) iter.Seq2[checkpointer.ThreadInfo, error] {
 	return func(yield func(checkpointer.ThreadInfo, error) bool) {
-		threads, err := d.rdb.ZRange(ctx, d.threadsKey(), 0, -1).Result()
+		infos, err := await(ctx, d.threadInfos)
 		if err != nil {
-			yield(checkpointer.ThreadInfo{}, fmt.Errorf("threads: %w", err))
+			yield(checkpointer.ThreadInfo{}, err)
 			return
 		}
-		var infos []checkpointer.ThreadInfo
-		for page := range slices.Chunk(threads, 256) {
-			type q struct {
-				n    *redis.IntCmd
-				last *redis.StringSliceCmd
-			}
-			qs := make([]q, len(page))
-			_, err := d.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-				for i, th := range page {
-					k := d.keys(th)
-					qs[i] = q{p.ZCard(ctx, k.byID), p.ZRevRangeByLex(ctx, k.byID, &redis.ZRangeBy{Min: "-", Max: "+", Count: 1})}
-				}
-				return nil
-			})
-			if err != nil {
-				yield(checkpointer.ThreadInfo{}, fmt.Errorf("threads: %w", err))
-				return
-			}
-			for i, th := range page {
-				if qs[i].n.Val() == 0 || len(qs[i].last.Val()) == 0 {
-					continue
-				}
-				id, _, _ := splitPair(qs[i].last.Val()[0])
-				infos = append(infos, checkpointer.ThreadInfo{ThreadID: th, Checkpoints: int(qs[i].n.Val()), LatestCheckpointID: id})
-			}
-		}
-		slices.SortFunc(infos, func(a, b checkpointer.ThreadInfo) int {
-			return cmp.Or(cmp.Compare(b.LatestCheckpointID, a.LatestCheckpointID), cmp.Compare(a.ThreadID, b.ThreadID))
-		})
 		for _, ti := range infos {
 			if !yield(ti, nil) {
 				return
 			}
 		}
 	}
+}
+
+// threadInfos are ThreadInfos' rows, in order.
+func (d *driver) threadInfos(ctx context.Context) ([]checkpointer.ThreadInfo, error) {
+	threads, err := d.rdb.ZRange(ctx, d.threadsKey(), 0, -1).Result()
+	if err != nil {
+		return nil, fmt.Errorf("threads: %w", err)
+	}
+	var infos []checkpointer.ThreadInfo
+	for page := range slices.Chunk(threads, 256) {
+		type q struct {
+			n    *redis.IntCmd
+			last *redis.StringSliceCmd
+		}
+		qs := make([]q, len(page))
+		_, err := d.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for i, th := range page {
+				k := d.keys(th)
+				qs[i] = q{p.ZCard(ctx, k.byID), p.ZRevRangeByLex(ctx, k.byID, &redis.ZRangeBy{Min: "-", Max: "+", Count: 1})}
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("threads: %w", err)
+		}
+		for i, th := range page {
+			if qs[i].n.Val() == 0 || len(qs[i].last.Val()) == 0 {
+				continue
+			}
+			id, _, _ := splitPair(qs[i].last.Val()[0])
+			infos = append(infos, checkpointer.ThreadInfo{ThreadID: th, Checkpoints: int(qs[i].n.Val()), LatestCheckpointID: id})
+		}
+	}
+	slices.SortFunc(infos, func(a, b checkpointer.ThreadInfo) int {
+		return cmp.Or(cmp.Compare(b.LatestCheckpointID, a.LatestCheckpointID), cmp.Compare(a.ThreadID, b.ThreadID))
+	})
+	return infos, nil
 }
 
 // runID is metadata's run_id when it is a JSON string.
@@ -603,18 +630,20 @@ func (d *driver) Put(ctx context.Context, p *checkpointer.PutRows) error {
 	if err := p.Fence.Check(ctx); err != nil {
 		return err
 	}
-	return d.put(ctx, "", p)
+	_, err := await(ctx, func(ctx context.Context) (struct{}, error) { return struct{}{}, d.put(ctx, "", p) })
+	return err
 }
 
 func (d *driver) PutWrites(ctx context.Context, w *checkpointer.WriteRows) error {
 	if err := w.Fence.Check(ctx); err != nil {
 		return err
 	}
-	return d.putWrites(ctx, "", w)
+	_, err := await(ctx, func(ctx context.Context) (struct{}, error) { return struct{}{}, d.putWrites(ctx, "", w) })
+	return err
 }
 
 func (d *driver) Heads(ctx context.Context, sel checkpointer.HeadSelector) ([]checkpointer.Head, error) {
-	return d.heads(ctx, sel)
+	return await(ctx, func(ctx context.Context) ([]checkpointer.Head, error) { return d.heads(ctx, sel) })
 }
 
 func (d *driver) DeleteThreads(ctx context.Context, threads []string) error {

@@ -150,6 +150,9 @@ func (d *driver) runDirect(ctx context.Context, b *batch) (string, error) {
 		if err != nil || r != replyLocked {
 			return r, err
 		}
+		if d.onWait != nil {
+			d.onWait()
+		}
 		if err := sleep(ctx, wait); err != nil {
 			return "", err
 		}
@@ -184,3 +187,32 @@ func replyErr(thread, r string) error {
 // lease on the thread ran out (the Update was stalled longer than
 // Options.Lease): nothing of that change was stored.
 var ErrLockLost = errors.New("redis: the lease on the thread ran out")
+
+// await runs fn and returns its result, or ctx's error as soon as ctx
+// ends. go-redis bounds a command by the context's deadline (with
+// ContextTimeoutEnabled) but not by its cancellation: a command waiting
+// on a server that does not answer holds on until the client's
+// ReadTimeout. The abandoned call finishes in the background; a write
+// may still be applied, as any write whose reply is lost. Update does
+// not use it: its changes must not outlive it (see tx).
+func await[T any](ctx context.Context, fn func(ctx context.Context) (T, error)) (T, error) {
+	if ctx.Done() == nil {
+		return fn(ctx)
+	}
+	type result struct {
+		v   T
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		v, err := fn(ctx)
+		ch <- result{v, err}
+	}()
+	select {
+	case r := <-ch:
+		return r.v, r.err
+	case <-ctx.Done():
+		var zero T
+		return zero, ctx.Err()
+	}
+}

@@ -31,7 +31,7 @@ type tx struct {
 	token string
 
 	mu    sync.Mutex
-	held  []string                    // threads locked, in the order taken
+	held  []string                     // threads locked, in the order taken
 	saved map[string]map[string][]byte // thread -> key -> DUMP ("" payload: the key did not exist)
 }
 
