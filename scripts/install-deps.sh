@@ -184,7 +184,8 @@ fi
 #   - Redis 8 (vector sets built in; no JSON or search modules) built from
 #     Debian's "redis" source package of $REDIS8_SUITE (bookworm has none; the
 #     trixie revision was 404 on the mirror) with the upstream Makefile into
-#     $REDIS8_PREFIX. The build takes 7-10 minutes on a loaded 2-core machine.
+#     $REDIS8_PREFIX. The build takes 7-10 minutes on a 2-core machine (28 with
+#     the machine loaded by other builds).
 # Idempotent: a rerun only checks the two `redis-server --version`s.
 #   REDIS7_PREFIX  default /opt/memvault/redis7
 #   REDIS8_PREFIX  default /opt/memvault/redis8
@@ -241,8 +242,9 @@ install_redis8() {
 	dir="$(find "$work/src" -mindepth 1 -maxdepth 1 -type d -name 'redis-*' | head -n1)"
 	[[ -n "$dir" ]] || die "apt-get source redis produced no source tree"
 	log "redis8: building $(basename "$dir") (7-10 minutes; upstream Makefile, bundled jemalloc)"
-	make -s -C "$dir" -j"$(nproc)" >/dev/null
-	"${SUDO[@]}" make -s -C "$dir" PREFIX="$REDIS8_PREFIX" install >/dev/null
+	# The build prints a line per file: kept in a log, shown when it fails.
+	make -s -C "$dir" -j"$(nproc)" >"$work/build.log" 2>&1 || { tail -n 40 "$work/build.log" >&2; die "redis8: build failed"; }
+	"${SUDO[@]}" make -s -C "$dir" PREFIX="$REDIS8_PREFIX" install >"$work/build.log" 2>&1 || { tail -n 40 "$work/build.log" >&2; die "redis8: make install failed"; }
 	rm -rf "$work"
 	trap - EXIT
 }
