@@ -111,6 +111,11 @@ type Server struct {
 // Start starts a redis-server with opt on a free loopback port. Stop it
 // with Stop.
 func Start(opt Options) (*Server, error) {
+	return startOn(opt, "")
+}
+
+// startOn starts a server on port ("" for a free one).
+func startOn(opt Options, port string) (*Server, error) {
 	if opt.Version == 0 {
 		opt.Version = 8
 	}
@@ -128,8 +133,11 @@ func Start(opt Options) (*Server, error) {
 	}
 	var last error
 	for range 5 { // a port taken between the probe and the bind: try another
-		if last = s.start(""); last == nil {
+		if last = s.start(port); last == nil {
 			return s, nil
+		}
+		if port != "" {
+			break
 		}
 	}
 	s.Stop()
