@@ -61,8 +61,9 @@ func TestHelperHoldThread(t *testing.T) {
 // TestTwoProcesses: while another process holds a checkpoint it is
 // removing, a put continuing that checkpoint (inheriting one of its
 // values) waits, and when the removal commits it stores nothing and
-// fails with ErrParentMissing. Without the lock the put would store a
-// checkpoint whose parent and inherited value the removal deletes.
+// fails with ErrParentMissing. Without the lock the put would land in
+// the middle of the removal, which decided on heads that did not have
+// it, and the new checkpoint's parent would be deleted under it.
 func TestTwoProcesses(t *testing.T) {
 	srv := redistest.Shared(t, 8)
 	prefix := redistest.Prefix()
