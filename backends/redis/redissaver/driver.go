@@ -82,7 +82,6 @@ func (d *driver) load(ctx context.Context, thread, ns, id string) (*checkpointer
 // loaded is one checkpoint as the first round of loadMany read it.
 type loaded struct {
 	cp, parent string
-	cpOK       bool
 	hd         *head
 	rec        [][]byte
 	writes     map[string]string
@@ -373,7 +372,10 @@ func (d *driver) scanIDs(ctx context.Context, thread string, q checkpointer.Driv
 		} else if q.Before != "" {
 			by.Max = "(" + nsID(ns, q.Before)
 		}
-		ms, err := d.rdb.ZRangeByLex(ctx, k.byNS, by).Result()
+		// Newest first, only what the limit takes (a page of a long
+		// thread reads that page, not the thread).
+		by.Count = int64(q.Limit)
+		ms, err := d.rdb.ZRevRangeByLex(ctx, k.byNS, &redis.ZRangeBy{Min: by.Min, Max: by.Max, Count: by.Count}).Result()
 		if err != nil {
 			return nil, err
 		}
@@ -391,9 +393,25 @@ func (d *driver) scanIDs(ctx context.Context, thread string, q checkpointer.Driv
 	} else if q.Before != "" {
 		by.Max = "(" + q.Before
 	}
-	ms, err := d.rdb.ZRangeByLex(ctx, k.byID, by).Result()
+	by.Count = int64(q.Limit)
+	ms, err := d.rdb.ZRevRangeByLex(ctx, k.byID, by).Result()
 	if err != nil {
 		return nil, err
+	}
+	if q.Limit > 0 && len(ms) == q.Limit {
+		// Members of one id come in descending namespace order: the
+		// namespaces of the last id beyond the limit may sort before
+		// those taken. Take them all; the caller sorts and cuts.
+		last, _, _ := splitPair(ms[len(ms)-1])
+		more, err := d.rdb.ZRangeByLex(ctx, k.byID, &redis.ZRangeBy{Min: "[" + last + sep, Max: "(" + last + "\x01"}).Result()
+		if err != nil {
+			return nil, err
+		}
+		for _, m := range more {
+			if !slices.Contains(ms, m) {
+				ms = append(ms, m)
+			}
+		}
 	}
 	for _, m := range ms {
 		id, ns, _ := splitPair(m)
@@ -532,6 +550,31 @@ func versionsOf(p *checkpointer.PutRows) (map[string]string, int, error) {
 	return doc.ChannelVersions(), doc.V(), nil
 }
 
+// indexAndRun sends ZADD <prefix>:threads thread and b's script in one
+// pipeline (one round trip), the ZADD first.
+func (d *driver) indexAndRun(ctx context.Context, token, thread string, b *batch) (string, error) {
+	var zadd *redis.IntCmd
+	var run *redis.Cmd
+	_, err := d.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		zadd = p.ZAdd(ctx, d.threadsKey(), redis.Z{Member: thread})
+		run = batchScript.EvalSha(ctx, p, b.keys, b.argv(token)...)
+		return nil
+	})
+	if zadd.Err() != nil {
+		return "", zadd.Err()
+	}
+	if err := run.Err(); err != nil {
+		if redis.HasErrorPrefix(err, "NOSCRIPT") {
+			return d.run(ctx, token, b) // loads the script
+		}
+		return "", err
+	}
+	if err != nil {
+		return "", err
+	}
+	return run.Text()
+}
+
 // putBatch is the script of a put: its guards and commands.
 func (d *driver) putBatch(p *checkpointer.PutRows) (*batch, error) {
 	versions, v, err := versionsOf(p)
@@ -579,16 +622,12 @@ func (d *driver) put(ctx context.Context, token string, p *checkpointer.PutRows)
 	if err != nil {
 		return err
 	}
-	// Indexed first: a crash after the script leaves no thread out of
-	// the index (an extra entry is skipped by readers).
-	if err := d.rdb.ZAdd(ctx, d.threadsKey(), redis.Z{Member: p.Thread}).Err(); err != nil {
-		return fmt.Errorf("put: %w", err)
-	}
-	var r string
-	if token == "" {
+	// Indexed first, in the same round trip: a crash after the script
+	// leaves no thread out of the index (an extra entry is skipped by
+	// readers).
+	r, err := d.indexAndRun(ctx, token, p.Thread, b)
+	if err == nil && r == replyLocked {
 		r, err = d.runDirect(ctx, b)
-	} else {
-		r, err = d.run(ctx, token, b)
 	}
 	if err != nil {
 		return fmt.Errorf("put: %w", err)
