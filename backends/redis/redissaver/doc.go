@@ -6,11 +6,12 @@
 //
 // # Usage
 //
-//	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"})
+//	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379", ContextTimeoutEnabled: true})
 //	saver, err := redissaver.New(rdb, redissaver.Options{})
 //
 // Nothing needs setting up on the server. A *redis.ClusterClient works the
-// same way. The Saver is a checkpointer.Saver with every optional
+// same way (the suite passes on a three-master cluster of each version).
+// The Saver is a checkpointer.Saver with every optional
 // capability (prune, copy, delete by run, retention sweep, import,
 // re-encryption); every rule comes from the engine, and
 // checkpointertest.Run passes on it in full on Redis 8.0.6 and Redis
@@ -98,6 +99,21 @@
 // always, a script's writes reach the disk before the reply: kill -9 of
 // the server loses no acknowledged checkpoint (tested). appendfsync
 // everysec loses at most about a second.
+//
+// # Cancellation and time-outs
+//
+// go-redis ends a command waiting on the server at the context's
+// deadline only when the client has ContextTimeoutEnabled (otherwise at
+// its ReadTimeout, 3 s by default), and never on a cancellation. So
+// reads, listings, puts and pending writes run their commands in a
+// goroutine and return the context's error as soon as it ends (tested
+// against a server that stops answering); the abandoned command finishes
+// or times out in the background, and a put abandoned so may still be
+// stored, as any write whose reply is lost. Waits for a thread's lock
+// end with the context too. Update (removals, copies, imports,
+// re-encryption) is not abandoned half-way: it stops at its next command,
+// bounded by the deadline with ContextTimeoutEnabled, and rolls back.
+// Create clients with ContextTimeoutEnabled: true.
 //
 // # Not LangGraph's layout
 //

@@ -22,7 +22,7 @@ func Example() {
 		return
 	}
 	defer srv.Stop()
-	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr})
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr, ContextTimeoutEnabled: true})
 	defer func() { _ = rdb.Close() }()
 
 	saver, err := redissaver.New(rdb, redissaver.Options{})
