@@ -190,4 +190,94 @@ bash "$(dirname "${BASH_SOURCE[0]}")/install-citus.sh"
 ensure_pkgs chromium fonts-dejavu-core
 log "chromium: $(chromium --version 2>/dev/null | head -n1 || echo installed)"
 
+# ---------------------------------------------------------------------------
+# Redis for backends/redis's tests (backends/redis/redistest finds both):
+#   - Redis 7 (bookworm's own, 7.0.x: no vector sets, no hash-field expiry):
+#     the redis-tools .deb (its redis-check-rdb is the server) fetched with `apt-get
+#     download` and unpacked with `dpkg -x` into $REDIS7_PREFIX, so no system
+#     service is installed, started or listening on 6379; its shared libraries
+#     come from apt.
+#   - Redis 8 (vector sets built in; no JSON or search modules) built from
+#     Debian's "redis" source package of $REDIS8_SUITE (bookworm has none; the
+#     trixie revision was 404 on the mirror) with the upstream Makefile into
+#     $REDIS8_PREFIX. The build takes 7-10 minutes on a 2-core machine (28 with
+#     the machine loaded by other builds).
+# Idempotent: a rerun only checks the two `redis-server --version`s.
+#   REDIS7_PREFIX  default /opt/memvault/redis7
+#   REDIS8_PREFIX  default /opt/memvault/redis8
+#   REDIS8_SUITE   default sid
+# ---------------------------------------------------------------------------
+REDIS7_PREFIX="${REDIS7_PREFIX:-/opt/memvault/redis7}"
+REDIS8_PREFIX="${REDIS8_PREFIX:-/opt/memvault/redis8}"
+REDIS8_SUITE="${REDIS8_SUITE:-sid}"
+
+# redis_version BIN prints the server version (e.g. 8.0.6) or nothing.
+redis_version() {
+	[[ -x "$1" ]] || return 0
+	"$1" --version 2>/dev/null | sed -n 's/.* v=\([0-9.]*\).*/\1/p'
+}
+
+install_redis7() {
+	local work deb
+	ensure_pkgs libatomic1 libjemalloc2 liblzf1 libssl3 libsystemd0
+	work="$(mktemp -d /tmp/memvault-redis7.XXXXXX)"
+	(cd "$work" && apt-get download -qq redis-tools >/dev/null 2>&1) || {
+		"${SUDO[@]}" apt-get update -qq
+		(cd "$work" && apt-get download -qq redis-tools >/dev/null)
+	}
+	deb="$(find "$work" -maxdepth 1 -name 'redis-tools_*.deb' | head -n1)"
+	[[ -n "$deb" ]] || die "apt-get download redis-tools produced no .deb"
+	dpkg -x "$deb" "$work/root"
+	"${SUDO[@]}" mkdir -p "$REDIS7_PREFIX/bin"
+	# Debian's redis-server package only adds the symlink redis-server ->
+	# redis-check-rdb (and a service); the binary picks its role from its name.
+	"${SUDO[@]}" cp "$work/root/usr/bin/redis-check-rdb" "$REDIS7_PREFIX/bin/redis-server"
+	"${SUDO[@]}" cp -L "$work/root/usr/bin/redis-cli" "$REDIS7_PREFIX/bin/redis-cli"
+	rm -rf "$work"
+}
+
+install_redis8() {
+	local mirror work dir
+	ensure_pkgs build-essential pkg-config dpkg-dev ca-certificates
+	mirror="$(debian_mirror)"
+	work="$(mktemp -d /tmp/memvault-redis8.XXXXXX)"
+	# shellcheck disable=SC2064
+	trap "rm -rf '$work'" EXIT
+	mkdir -p "$work/etc/sources.list.d" "$work/lists/partial" "$work/cache/archives/partial" "$work/src"
+	printf 'deb-src %s %s main\n' "$mirror" "$REDIS8_SUITE" >"$work/etc/sources.list"
+	local apt_opts=(
+		-o "Dir::Etc::SourceList=$work/etc/sources.list"
+		-o "Dir::Etc::SourceParts=$work/etc/sources.list.d"
+		-o "Dir::State::Lists=$work/lists"
+		-o "Dir::Cache=$work/cache"
+		-o "APT::Sandbox::User=$(id -un)"
+	)
+	log "redis8: fetching the redis source from $mirror $REDIS8_SUITE (private apt config)"
+	apt-get "${apt_opts[@]}" update -qq
+	(cd "$work/src" && apt-get "${apt_opts[@]}" source -qq redis >/dev/null)
+	dir="$(find "$work/src" -mindepth 1 -maxdepth 1 -type d -name 'redis-*' | head -n1)"
+	[[ -n "$dir" ]] || die "apt-get source redis produced no source tree"
+	log "redis8: building $(basename "$dir") (7-10 minutes; upstream Makefile, bundled jemalloc)"
+	# The build prints a line per file: kept in a log, shown when it fails.
+	make -s -C "$dir" -j"$(nproc)" >"$work/build.log" 2>&1 || { tail -n 40 "$work/build.log" >&2; die "redis8: build failed"; }
+	"${SUDO[@]}" make -s -C "$dir" PREFIX="$REDIS8_PREFIX" install >"$work/build.log" 2>&1 || { tail -n 40 "$work/build.log" >&2; die "redis8: make install failed"; }
+	rm -rf "$work"
+	trap - EXIT
+}
+
+if [[ "$(redis_version "$REDIS7_PREFIX/bin/redis-server")" == 7.* ]]; then
+	log "redis7: $(redis_version "$REDIS7_PREFIX/bin/redis-server") already in $REDIS7_PREFIX"
+else
+	install_redis7
+	[[ "$(redis_version "$REDIS7_PREFIX/bin/redis-server")" == 7.* ]] || die "redis7: $REDIS7_PREFIX/bin/redis-server is not Redis 7"
+	log "redis7: $(redis_version "$REDIS7_PREFIX/bin/redis-server") installed in $REDIS7_PREFIX"
+fi
+if [[ "$(redis_version "$REDIS8_PREFIX/bin/redis-server")" == 8.* ]]; then
+	log "redis8: $(redis_version "$REDIS8_PREFIX/bin/redis-server") already in $REDIS8_PREFIX"
+else
+	install_redis8
+	[[ "$(redis_version "$REDIS8_PREFIX/bin/redis-server")" == 8.* ]] || die "redis8: $REDIS8_PREFIX/bin/redis-server is not Redis 8"
+	log "redis8: $(redis_version "$REDIS8_PREFIX/bin/redis-server") installed in $REDIS8_PREFIX"
+fi
+
 log "done"

@@ -1,0 +1,126 @@
+// Package redissaver is memvault's checkpointer on Redis: the engine of
+// checkpointer/engine over a driver that keeps checkpoints in plain Redis
+// data types — hashes, sorted sets and strings — so it runs on any Redis
+// 7 or 8 server, a Redis Cluster, and servers speaking the same commands,
+// with no module (no RedisJSON, no RediSearch).
+//
+// # Usage
+//
+//	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379", ContextTimeoutEnabled: true})
+//	saver, err := redissaver.New(rdb, redissaver.Options{})
+//
+// Nothing needs setting up on the server. A *redis.ClusterClient works the
+// same way (the suite passes on a three-master cluster of each version).
+// The Saver is a checkpointer.Saver with every optional
+// capability (prune, copy, delete by run, retention sweep, import,
+// re-encryption); every rule comes from the engine, and
+// checkpointertest.Run passes on it in full on Redis 8.0.6 and Redis
+// 7.0.15, plaintext, encrypted and with per-subject keys (tests run real
+// servers, see backends/redis/redistest).
+//
+// # Layout
+//
+// Every key of a thread holds the thread's hash tag, so a thread lives in
+// one cluster slot and one script or MULTI can change all of it. With P
+// = "<prefix>:{<thread>}:" (prefix "memvault:cp" by default; '%' and '}'
+// in the thread id escaped as %25 and %7D) and "·" a NUL byte (no
+// identifier holds one):
+//
+//	P:cp            HASH  ns·id -> checkpoint record: type, document (JSON), metadata (JSON)
+//	P:par           HASH  ns·id -> parent checkpoint id ("" for none); the first one stays
+//	P:hd            HASH  ns·id -> head record: format version, metadata run_id,
+//	                      a stamp new at every write, the channel versions
+//	P:ns            ZSET  ns·id, score 0: a namespace's checkpoints in id order
+//	P:id            ZSET  id·ns, score 0: the thread's checkpoints in id order
+//	P:val           HASH  ns·channel·version -> value record: serde type, bytes
+//	P:wk            ZSET  ns·id, score 0: the checkpoints holding pending writes
+//	P:w:<ns>·<id>   HASH  task·idx -> write record: task path, channel, serde type, bytes
+//	P:lock          STRING the token of the operation holding the thread (a lease)
+//	<prefix>:threads ZSET thread ids, score 0
+//
+// Records are length-prefixed byte strings. Values and writes are stored
+// as the engine sealed them: encrypted and bound to their thread,
+// namespace, channel and version when the serializer encrypts. List pages
+// come from the sorted sets by lexical range (ZRANGEBYLEX): the latest
+// checkpoint of a namespace is the last member of P:ns under "ns·";
+// `before` is an exclusive upper bound; a listing reads the ids first,
+// then the records 64 at a time, two round trips per page. Listing every
+// thread, thread listings and deletion by run id go through
+// <prefix>:threads and read each thread's indexes: a pass over the
+// threads, as a SQL backend's over its rows.
+//
+// # Transactions on a server without rollback
+//
+// Redis has no rollback: a MULTI runs every command even when one fails,
+// and a Lua script that fails half-way keeps what it wrote. The driver
+// makes every change one Lua script on one thread's keys, written so that
+// it can only fail before its first write: the script checks the thread's
+// lock and its guards (the parent a put continues must be stored), then
+// writes. A put is one script (HSET, HSETNX for the first parent and for
+// values already stored, ZADD); so is a task's pending writes, and each
+// removal of one thread. Reads are MULTI blocks: a checkpoint's record,
+// parent and writes in one, its values and its head in a second; a
+// checkpoint written again or removed between the two (its stamp
+// changed) is read again, and since a removal deletes a checkpoint and
+// the values only it referenced in one script, a checkpoint seen
+// unchanged has all its values.
+//
+// Removals, copies, imports and re-encryption run in an Update, which
+// locks the threads it changes: SET P:lock <token> NX PX <lease>, renewed
+// every lease/3 while it runs (Options.Lease, 30 s by default). Every
+// script checks the lock: a put or pending writes from any process wait
+// while another operation holds the thread, and an Update's own scripts
+// carry its token, so a change made after its lease ran out (a stalled
+// process) is refused with ErrLockLost instead of interleaving with
+// another writer. Removals lock the threads named by the checkpoints
+// they picked, then read the heads again (DriverTx.Lock), so a put that
+// ran first is seen and one that comes later waits. Before the first
+// change of a thread, an Update saves its keys with DUMP; when the Update
+// fails, it puts them back with RESTORE in one script, still holding the
+// lock. What this does not cover: a process that dies in the middle of a
+// multi-thread Update leaves the threads it had finished changed (each
+// thread's change is whole); the lease then frees the rest.
+//
+// Two Updates locking the same threads in opposite orders (possible only
+// for a copy against a removal) would wait for each other: one holding a
+// lock waits at most one lease for another, then fails with ErrLockWait
+// and changes nothing.
+//
+// <prefix>:threads lies outside the threads' slots, so it is kept beside
+// the scripts, not in them: a thread is added before its first put (an
+// entry whose thread holds nothing is skipped by readers) and removed
+// under the thread's lock when the thread is deleted.
+//
+// # Durability
+//
+// A put is acknowledged when the server has applied it. With Redis'
+// defaults (RDB snapshots, no append-only file) a crash loses what was
+// written since the last snapshot. With appendonly yes and appendfsync
+// always, a script's writes reach the disk before the reply: kill -9 of
+// the server loses no acknowledged checkpoint (tested). appendfsync
+// everysec loses at most about a second.
+//
+// # Cancellation and time-outs
+//
+// go-redis ends a command waiting on the server at the context's
+// deadline only when the client has ContextTimeoutEnabled (otherwise at
+// its ReadTimeout, 3 s by default), and never on a cancellation. So
+// reads, listings, puts and pending writes run their commands in a
+// goroutine and return the context's error as soon as it ends (tested
+// against a server that stops answering); the abandoned command finishes
+// or times out in the background, and a put abandoned so may still be
+// stored, as any write whose reply is lost. Waits for a thread's lock
+// end with the context too. Update (removals, copies, imports,
+// re-encryption) is not abandoned half-way: it stops at its next command,
+// bounded by the deadline with ContextTimeoutEnabled, and rolls back.
+// Create clients with ContextTimeoutEnabled: true.
+//
+// # Not LangGraph's layout
+//
+// LangGraph's Redis packages (Python langgraph-checkpoint-redis, JS
+// @langchain/langgraph-checkpoint-redis) store JSON documents with
+// RedisJSON and find them with RediSearch indexes, so they need Redis
+// Stack or a Redis 8 built with those modules; the JS and Python layouts
+// also differ from each other. This layout needs neither, and neither
+// package reads it.
+package redissaver

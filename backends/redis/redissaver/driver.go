@@ -1,0 +1,693 @@
+package redissaver
+
+import (
+	"cmp"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/memvault/memvault/checkpointer"
+	"github.com/memvault/memvault/checkpointer/engine"
+)
+
+// driver is checkpointer.Driver over Redis (doc.go has the layout and
+// the transaction model).
+type driver struct {
+	rdb    redis.UniversalClient
+	prefix string
+	lease  time.Duration
+	// onWait, when set (by tests), is called each time a write outside
+	// Update finds its thread locked and waits.
+	onWait func()
+}
+
+var _ checkpointer.Driver = (*driver)(nil)
+
+func (*driver) Name() string { return "redis" }
+
+// Capabilities: not Serialized. An Update locks the threads it changes
+// (DriverTx.Lock for removals), not the whole database.
+func (*driver) Capabilities() checkpointer.DriverCapabilities {
+	return checkpointer.DriverCapabilities{}
+}
+
+// threadsKey is the sorted set of thread ids holding (or having held) a
+// checkpoint. It is outside every thread's slot, so it is maintained
+// beside the thread's scripts, not in them: a thread is added before its
+// first put and again after a put that made it new, and removed after its
+// deletion; readers skip an entry whose thread holds no checkpoint.
+func (d *driver) threadsKey() string { return d.prefix + ":threads" }
+
+func newToken() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// ref names a checkpoint of a thread.
+type ref struct{ ns, id string }
+
+func (d *driver) Load(ctx context.Context, thread, ns, id string) (*checkpointer.StoredCheckpoint, error) {
+	return await(ctx, func(ctx context.Context) (*checkpointer.StoredCheckpoint, error) { return d.load(ctx, thread, ns, id) })
+}
+
+func (d *driver) load(ctx context.Context, thread, ns, id string) (*checkpointer.StoredCheckpoint, error) {
+	k := d.keys(thread)
+	if id == "" {
+		m, err := d.rdb.ZRevRangeByLex(ctx, k.byNS, &redis.ZRangeBy{Max: "(" + ns + "\x01", Min: "[" + ns + sep, Count: 1}).Result()
+		if err != nil {
+			return nil, fmt.Errorf("load: %w", err)
+		}
+		if len(m) == 0 {
+			return nil, nil
+		}
+		id = m[0][len(ns)+1:]
+	}
+	st, err := d.loadMany(ctx, thread, []ref{{ns, id}})
+	if err != nil {
+		return nil, err
+	}
+	return st[0], nil
+}
+
+// loaded is one checkpoint as the first round of loadMany read it.
+type loaded struct {
+	cp, parent string
+	hd         *head
+	rec        [][]byte
+	writes     map[string]string
+}
+
+// loadMany reads the checkpoints refs of thread, nil for those not
+// stored, in two rounds of one MULTI each: the records and writes, then
+// the values and (before format 4) the parent's sends, with the heads
+// again. A checkpoint whose stamp changed between the rounds (written
+// again, or removed) is read again: a removal deletes a checkpoint with
+// the values only it referenced in one script, so a checkpoint the
+// second round still sees unchanged has every value it references.
+func (d *driver) loadMany(ctx context.Context, thread string, refs []ref) ([]*checkpointer.StoredCheckpoint, error) {
+	out := make([]*checkpointer.StoredCheckpoint, len(refs))
+	todo := slices.Clone(refs)
+	idx := make([]int, len(refs))
+	for i := range idx {
+		idx[i] = i
+	}
+	for attempt := 0; len(todo) > 0; attempt++ {
+		if attempt == 20 {
+			return nil, fmt.Errorf("load: thread %q changed under 20 reads in a row", thread)
+		}
+		var again []ref
+		var againIdx []int
+		sts, changed, err := d.loadRound(ctx, thread, todo)
+		if err != nil {
+			return nil, err
+		}
+		for i, st := range sts {
+			if changed[i] {
+				again = append(again, todo[i])
+				againIdx = append(againIdx, idx[i])
+				continue
+			}
+			out[idx[i]] = st
+		}
+		todo, idx = again, againIdx
+	}
+	return out, nil
+}
+
+func (d *driver) loadRound(ctx context.Context, thread string, refs []ref) ([]*checkpointer.StoredCheckpoint, []bool, error) {
+	k := d.keys(thread)
+	type first struct {
+		cp, par, hd *redis.StringCmd
+		w           *redis.MapStringStringCmd
+	}
+	r1 := make([]first, len(refs))
+	_, err := d.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		for i, r := range refs {
+			f := nsID(r.ns, r.id)
+			r1[i] = first{p.HGet(ctx, k.cp, f), p.HGet(ctx, k.par, f), p.HGet(ctx, k.hd, f), p.HGetAll(ctx, k.writes(r.ns, r.id))}
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return nil, nil, fmt.Errorf("load: %w", err)
+	}
+	ls := make([]*loaded, len(refs))
+	for i := range refs {
+		hb, err := r1[i].hd.Bytes()
+		if errors.Is(err, redis.Nil) {
+			continue
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("load: %w", err)
+		}
+		h, err := unpackHead(hb)
+		if err != nil {
+			return nil, nil, err
+		}
+		cb, err := r1[i].cp.Bytes()
+		if err != nil {
+			return nil, nil, fmt.Errorf("load: checkpoint %q: %w", refs[i].id, err)
+		}
+		rec, err := unpack(cb, 3)
+		if err != nil {
+			return nil, nil, err
+		}
+		ls[i] = &loaded{cp: refs[i].id, parent: r1[i].par.Val(), hd: h, rec: rec, writes: r1[i].w.Val()}
+	}
+	type second struct {
+		hd    *redis.StringCmd
+		vals  *redis.SliceCmd
+		sends *redis.MapStringStringCmd
+		vf    []string
+	}
+	r2 := make([]second, len(refs))
+	_, err = d.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		for i, l := range ls {
+			if l == nil {
+				continue
+			}
+			r := refs[i]
+			r2[i].hd = p.HGet(ctx, k.hd, nsID(r.ns, r.id))
+			for ch, ver := range l.hd.versions {
+				r2[i].vf = append(r2[i].vf, valField(r.ns, ch, ver))
+			}
+			if len(r2[i].vf) > 0 {
+				r2[i].vals = p.HMGet(ctx, k.val, r2[i].vf...)
+			}
+			if l.hd.v < 4 && l.parent != "" {
+				r2[i].sends = p.HGetAll(ctx, k.writes(r.ns, l.parent))
+			}
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return nil, nil, fmt.Errorf("load: %w", err)
+	}
+	out := make([]*checkpointer.StoredCheckpoint, len(refs))
+	changed := make([]bool, len(refs))
+	for i, l := range ls {
+		if l == nil {
+			continue
+		}
+		hb, err := r2[i].hd.Bytes()
+		if errors.Is(err, redis.Nil) {
+			continue // removed between the rounds: not stored
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("load: %w", err)
+		}
+		h, err := unpackHead(hb)
+		if err != nil {
+			return nil, nil, err
+		}
+		if h.stamp != l.hd.stamp {
+			changed[i] = true
+			continue
+		}
+		r := refs[i]
+		st := &checkpointer.StoredCheckpoint{Thread: thread, NS: r.ns, ID: r.id, Parent: l.parent, Doc: l.rec[1], Meta: l.rec[2]}
+		if r2[i].vals != nil {
+			for j, v := range r2[i].vals.Val() {
+				s, ok := v.(string)
+				if !ok {
+					continue // not stored
+				}
+				_, rest, _ := splitPair(r2[i].vf[j])
+				ch, ver, _ := splitPair(rest)
+				row, err := unpackValue(ch, ver, []byte(s))
+				if err != nil {
+					return nil, nil, err
+				}
+				st.Values = append(st.Values, row)
+			}
+		}
+		if st.Writes, err = writeRows(l.writes); err != nil {
+			return nil, nil, err
+		}
+		if r2[i].sends != nil {
+			all, err := writeRows(r2[i].sends.Val())
+			if err != nil {
+				return nil, nil, err
+			}
+			st.Sends = []checkpointer.WriteRow{}
+			for _, w := range all {
+				if w.Channel == checkpointer.ChannelTasks {
+					st.Sends = append(st.Sends, w)
+				}
+			}
+			slices.SortFunc(st.Sends, func(a, b checkpointer.WriteRow) int {
+				return cmp.Or(cmp.Compare(a.Path, b.Path), cmp.Compare(a.Task, b.Task), cmp.Compare(a.Idx, b.Idx))
+			})
+		}
+		out[i] = st
+	}
+	return out, changed, nil
+}
+
+// packValue is a value record: type, data (nil kept apart from empty).
+func packValue(v checkpointer.ValueRow) []byte { return pack([]byte(v.Type), v.Data) }
+
+func unpackValue(ch, ver string, b []byte) (checkpointer.ValueRow, error) {
+	p, err := unpack(b, 2)
+	if err != nil {
+		return checkpointer.ValueRow{}, err
+	}
+	return checkpointer.ValueRow{Channel: ch, Version: ver, Type: string(p[0]), Data: p[1]}, nil
+}
+
+// packWrite is a write record: path, channel, type, data.
+func packWrite(path string, r checkpointer.WriteRow) []byte {
+	data := r.Data
+	if data == nil {
+		data = []byte{}
+	}
+	return pack([]byte(path), []byte(r.Channel), []byte(r.Type), data)
+}
+
+// writeRows are the write records of one checkpoint, in (task, idx)
+// order.
+func writeRows(m map[string]string) ([]checkpointer.WriteRow, error) {
+	rows := make([]checkpointer.WriteRow, 0, len(m))
+	for f, rec := range m {
+		task, idxS, ok := splitPair(f)
+		idx, err := strconv.Atoi(idxS)
+		if !ok || err != nil {
+			return nil, fmt.Errorf("%w: write field %q", ErrRecord, f)
+		}
+		p, err := unpack([]byte(rec), 4)
+		if err != nil {
+			return nil, err
+		}
+		rows = append(rows, checkpointer.WriteRow{Task: task, Path: string(p[0]), Idx: idx, Channel: string(p[1]), Type: string(p[2]), Data: p[3]})
+	}
+	slices.SortFunc(rows, func(a, b checkpointer.WriteRow) int {
+		return cmp.Or(cmp.Compare(a.Task, b.Task), cmp.Compare(a.Idx, b.Idx))
+	})
+	return rows, nil
+}
+
+// scanItem is a checkpoint a Scan selected.
+type scanItem struct{ thread, ns, id string }
+
+func (d *driver) Scan(ctx context.Context, q checkpointer.DriverQuery) iter.Seq2[*checkpointer.StoredCheckpoint, error] {
+	return func(yield func(*checkpointer.StoredCheckpoint, error) bool) {
+		var threads []string
+		if q.Thread != "" {
+			threads = []string{q.Thread}
+		} else {
+			var err error
+			threads, err = await(ctx, func(ctx context.Context) ([]string, error) { return d.rdb.ZRange(ctx, d.threadsKey(), 0, -1).Result() })
+			if err != nil {
+				yield(nil, fmt.Errorf("list: %w", err))
+				return
+			}
+		}
+		// The ids first (members only, no records), then the records a
+		// page at a time.
+		var items []scanItem
+		for _, th := range threads {
+			got, err := await(ctx, func(ctx context.Context) ([]scanItem, error) { return d.scanIDs(ctx, th, q) })
+			if err != nil {
+				yield(nil, fmt.Errorf("list: %w", err))
+				return
+			}
+			items = append(items, got...)
+		}
+		slices.SortFunc(items, func(a, b scanItem) int {
+			return cmp.Or(cmp.Compare(b.id, a.id), cmp.Compare(a.thread, b.thread), cmp.Compare(a.ns, b.ns))
+		})
+		if q.Limit > 0 && len(items) > q.Limit {
+			items = items[:q.Limit]
+		}
+		for len(items) > 0 {
+			// A page: a run of one thread's checkpoints, read in one
+			// loadMany.
+			n := 1
+			for n < len(items) && n < scanPage && items[n].thread == items[0].thread {
+				n++
+			}
+			refs := make([]ref, n)
+			for i := range n {
+				refs[i] = ref{items[i].ns, items[i].id}
+			}
+			sts, err := await(ctx, func(ctx context.Context) ([]*checkpointer.StoredCheckpoint, error) {
+				return d.loadMany(ctx, items[0].thread, refs)
+			})
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+			for _, st := range sts {
+				if st != nil && !yield(st, nil) {
+					return
+				}
+			}
+			items = items[n:]
+		}
+	}
+}
+
+// scanPage caps the checkpoints one loadMany of a Scan reads.
+const scanPage = 64
+
+// scanIDs are the checkpoints of thread q selects, from its indexes.
+func (d *driver) scanIDs(ctx context.Context, thread string, q checkpointer.DriverQuery) ([]scanItem, error) {
+	k := d.keys(thread)
+	var out []scanItem
+	if q.NS != nil {
+		ns := *q.NS
+		by := &redis.ZRangeBy{Min: "[" + ns + sep, Max: "(" + ns + "\x01"}
+		if q.ID != "" {
+			by = &redis.ZRangeBy{Min: "[" + nsID(ns, q.ID), Max: "[" + nsID(ns, q.ID)}
+		} else if q.Before != "" {
+			by.Max = "(" + nsID(ns, q.Before)
+		}
+		// Newest first, only what the limit takes (a page of a long
+		// thread reads that page, not the thread).
+		by.Count = int64(q.Limit)
+		ms, err := d.rdb.ZRevRangeByLex(ctx, k.byNS, &redis.ZRangeBy{Min: by.Min, Max: by.Max, Count: by.Count}).Result()
+		if err != nil {
+			return nil, err
+		}
+		for _, m := range ms {
+			_, id, _ := splitPair(m)
+			if q.Before == "" || id < q.Before {
+				out = append(out, scanItem{thread, ns, id})
+			}
+		}
+		return out, nil
+	}
+	by := &redis.ZRangeBy{Min: "-", Max: "+"}
+	if q.ID != "" {
+		by = &redis.ZRangeBy{Min: "[" + q.ID + sep, Max: "(" + q.ID + "\x01"}
+	} else if q.Before != "" {
+		by.Max = "(" + q.Before
+	}
+	by.Count = int64(q.Limit)
+	ms, err := d.rdb.ZRevRangeByLex(ctx, k.byID, by).Result()
+	if err != nil {
+		return nil, err
+	}
+	if q.Limit > 0 && len(ms) == q.Limit {
+		// Members of one id come in descending namespace order: the
+		// namespaces of the last id beyond the limit may sort before
+		// those taken. Take them all; the caller sorts and cuts.
+		last, _, _ := splitPair(ms[len(ms)-1])
+		more, err := d.rdb.ZRangeByLex(ctx, k.byID, &redis.ZRangeBy{Min: "[" + last + sep, Max: "(" + last + "\x01"}).Result()
+		if err != nil {
+			return nil, err
+		}
+		for _, m := range more {
+			if !slices.Contains(ms, m) {
+				ms = append(ms, m)
+			}
+		}
+	}
+	for _, m := range ms {
+		id, ns, _ := splitPair(m)
+		if q.Before == "" || id < q.Before {
+			out = append(out, scanItem{thread, ns, id})
+		}
+	}
+	return out, nil
+}
+
+func (d *driver) Threads(ctx context.Context, after string, limit int) ([]string, error) {
+	return await(ctx, func(ctx context.Context) ([]string, error) { return d.threads(ctx, after, limit) })
+}
+
+func (d *driver) threads(ctx context.Context, after string, limit int) ([]string, error) {
+	var out []string
+	min := "-"
+	if after != "" {
+		min = "(" + after
+	}
+	for len(out) < limit {
+		page, err := d.rdb.ZRangeByLex(ctx, d.threadsKey(), &redis.ZRangeBy{Min: min, Max: "+", Count: int64(max(limit, 64))}).Result()
+		if err != nil {
+			return nil, fmt.Errorf("threads: %w", err)
+		}
+		if len(page) == 0 {
+			break
+		}
+		live, err := d.live(ctx, page)
+		if err != nil {
+			return nil, err
+		}
+		for i, th := range page {
+			if live[i] > 0 && len(out) < limit {
+				out = append(out, th)
+			}
+		}
+		min = "(" + page[len(page)-1]
+	}
+	return out, nil
+}
+
+// live counts the checkpoints of each thread (0: an index entry left by
+// a removal).
+func (d *driver) live(ctx context.Context, threads []string) ([]int64, error) {
+	cmds := make([]*redis.IntCmd, len(threads))
+	_, err := d.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, th := range threads {
+			cmds[i] = p.ZCard(ctx, d.keys(th).byID)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("threads: %w", err)
+	}
+	out := make([]int64, len(threads))
+	for i, c := range cmds {
+		out[i] = c.Val()
+	}
+	return out, nil
+}
+
+func (d *driver) ThreadInfos(ctx context.Context) iter.Seq2[checkpointer.ThreadInfo, error] {
+	return func(yield func(checkpointer.ThreadInfo, error) bool) {
+		infos, err := await(ctx, d.threadInfos)
+		if err != nil {
+			yield(checkpointer.ThreadInfo{}, err)
+			return
+		}
+		for _, ti := range infos {
+			if !yield(ti, nil) {
+				return
+			}
+		}
+	}
+}
+
+// threadInfos are ThreadInfos' rows, in order.
+func (d *driver) threadInfos(ctx context.Context) ([]checkpointer.ThreadInfo, error) {
+	threads, err := d.rdb.ZRange(ctx, d.threadsKey(), 0, -1).Result()
+	if err != nil {
+		return nil, fmt.Errorf("threads: %w", err)
+	}
+	var infos []checkpointer.ThreadInfo
+	for page := range slices.Chunk(threads, 256) {
+		type q struct {
+			n    *redis.IntCmd
+			last *redis.StringSliceCmd
+		}
+		qs := make([]q, len(page))
+		_, err := d.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for i, th := range page {
+				k := d.keys(th)
+				qs[i] = q{p.ZCard(ctx, k.byID), p.ZRevRangeByLex(ctx, k.byID, &redis.ZRangeBy{Min: "-", Max: "+", Count: 1})}
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("threads: %w", err)
+		}
+		for i, th := range page {
+			if qs[i].n.Val() == 0 || len(qs[i].last.Val()) == 0 {
+				continue
+			}
+			id, _, _ := splitPair(qs[i].last.Val()[0])
+			infos = append(infos, checkpointer.ThreadInfo{ThreadID: th, Checkpoints: int(qs[i].n.Val()), LatestCheckpointID: id})
+		}
+	}
+	slices.SortFunc(infos, func(a, b checkpointer.ThreadInfo) int {
+		return cmp.Or(cmp.Compare(b.LatestCheckpointID, a.LatestCheckpointID), cmp.Compare(a.ThreadID, b.ThreadID))
+	})
+	return infos, nil
+}
+
+// runID is metadata's run_id when it is a JSON string.
+func runID(meta []byte) string {
+	var m struct {
+		RunID any `json:"run_id"`
+	}
+	if json.Unmarshal(meta, &m) != nil {
+		return ""
+	}
+	s, _ := m.RunID.(string)
+	return s
+}
+
+// versionsOf are p's channel versions: p.Versions, else the document's.
+func versionsOf(p *checkpointer.PutRows) (map[string]string, int, error) {
+	if p.Versions != nil && p.V != 0 {
+		return p.Versions, p.V, nil
+	}
+	doc, err := engine.DecodeDocument(p.Doc)
+	if err != nil {
+		return nil, 0, fmt.Errorf("%w: checkpoint %q: %w", ErrRecord, p.ID, err)
+	}
+	return doc.ChannelVersions(), doc.V(), nil
+}
+
+// indexAndRun sends ZADD <prefix>:threads thread and b's script in one
+// pipeline (one round trip), the ZADD first.
+func (d *driver) indexAndRun(ctx context.Context, token, thread string, b *batch) (string, error) {
+	var zadd *redis.IntCmd
+	var run *redis.Cmd
+	_, err := d.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		zadd = p.ZAdd(ctx, d.threadsKey(), redis.Z{Member: thread})
+		run = batchScript.EvalSha(ctx, p, b.keys, b.argv(token)...)
+		return nil
+	})
+	if zadd.Err() != nil {
+		return "", zadd.Err()
+	}
+	if err := run.Err(); err != nil {
+		if redis.HasErrorPrefix(err, "NOSCRIPT") {
+			return d.run(ctx, token, b) // loads the script
+		}
+		return "", err
+	}
+	if err != nil {
+		return "", err
+	}
+	return run.Text()
+}
+
+// putBatch is the script of a put: its guards and commands.
+func (d *driver) putBatch(p *checkpointer.PutRows) (*batch, error) {
+	versions, v, err := versionsOf(p)
+	if err != nil {
+		return nil, err
+	}
+	k := d.keys(p.Thread)
+	b := newBatch(k)
+	if p.NeedsParent && p.Parent != "" && p.Parent != p.ID {
+		b.guard(k.cp, nsID(p.NS, p.Parent))
+	}
+	f := nsID(p.NS, p.ID)
+	h := head{v: v, runID: runID(p.Meta), stamp: newToken(), versions: versions}
+	b.cmd("HSET", k.cp, 2, f, pack([]byte(p.Type), p.Doc, p.Meta))
+	b.cmd("HSETNX", k.par, 2, f, p.Parent)
+	b.cmd("HSET", k.hd, 2, f, h.pack())
+	b.cmd("ZADD", k.byNS, 2, 0, f)
+	b.cmd("ZADD", k.byID, 2, 0, nsID(p.ID, p.NS))
+	for _, val := range p.Values {
+		// HSETNX: a stored (channel, version) keeps its first value.
+		b.cmd("HSETNX", k.val, 2, valField(p.NS, val.Channel, val.Version), packValue(val))
+	}
+	return b, nil
+}
+
+// writesBatch is the script of a PutWrites.
+func (d *driver) writesBatch(w *checkpointer.WriteRows) *batch {
+	k := d.keys(w.Thread)
+	b := newBatch(k)
+	op := "HSETNX"
+	if w.Upsert {
+		op = "HSET"
+	}
+	wk := k.writes(w.NS, w.Checkpoint)
+	for _, r := range w.Rows {
+		b.cmd(op, wk, 2, writeField(w.Task, r.Idx), packWrite(w.Path, r))
+	}
+	b.cmd("ZADD", k.wk, 2, 0, nsID(w.NS, w.Checkpoint))
+	return b
+}
+
+// put runs a put's script with token ("" outside Update).
+func (d *driver) put(ctx context.Context, token string, p *checkpointer.PutRows) error {
+	b, err := d.putBatch(p)
+	if err != nil {
+		return err
+	}
+	// Indexed first, in the same round trip: a crash after the script
+	// leaves no thread out of the index (an extra entry is skipped by
+	// readers).
+	r, err := d.indexAndRun(ctx, token, p.Thread, b)
+	if err == nil && r == replyLocked {
+		r, err = d.runDirect(ctx, b)
+	}
+	if err != nil {
+		return fmt.Errorf("put: %w", err)
+	}
+	if r == replyMissing {
+		return p.ErrParentMissing()
+	}
+	if err := replyErr(p.Thread, r); err != nil {
+		return err
+	}
+	if r == replyNew {
+		// A deletion of the thread may have taken the entry out since.
+		if err := d.rdb.ZAdd(ctx, d.threadsKey(), redis.Z{Member: p.Thread}).Err(); err != nil {
+			return fmt.Errorf("put: %w", err)
+		}
+	}
+	return nil
+}
+
+func (d *driver) putWrites(ctx context.Context, token string, w *checkpointer.WriteRows) error {
+	if len(w.Rows) == 0 {
+		return nil
+	}
+	b := d.writesBatch(w)
+	var r string
+	var err error
+	if token == "" {
+		r, err = d.runDirect(ctx, b)
+	} else {
+		r, err = d.run(ctx, token, b)
+	}
+	if err != nil {
+		return fmt.Errorf("put writes: %w", err)
+	}
+	return replyErr(w.Thread, r)
+}
+
+func (d *driver) Put(ctx context.Context, p *checkpointer.PutRows) error {
+	if err := p.Fence.Check(ctx); err != nil {
+		return err
+	}
+	_, err := await(ctx, func(ctx context.Context) (struct{}, error) { return struct{}{}, d.put(ctx, "", p) })
+	return err
+}
+
+func (d *driver) PutWrites(ctx context.Context, w *checkpointer.WriteRows) error {
+	if err := w.Fence.Check(ctx); err != nil {
+		return err
+	}
+	_, err := await(ctx, func(ctx context.Context) (struct{}, error) { return struct{}{}, d.putWrites(ctx, "", w) })
+	return err
+}
+
+func (d *driver) Heads(ctx context.Context, sel checkpointer.HeadSelector) ([]checkpointer.Head, error) {
+	return await(ctx, func(ctx context.Context) ([]checkpointer.Head, error) { return d.heads(ctx, sel) })
+}
+
+func (d *driver) DeleteThreads(ctx context.Context, threads []string) error {
+	return d.Update(ctx, func(t checkpointer.DriverTx) error {
+		_, err := t.DeleteThreads(ctx, threads, false)
+		return err
+	})
+}

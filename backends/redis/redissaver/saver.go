@@ -1,0 +1,94 @@
+package redissaver
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/memvault/memvault/checkpointer"
+	"github.com/memvault/memvault/checkpointer/engine"
+	"github.com/memvault/memvault/serde"
+)
+
+// ErrRecord is wrapped by the errors of stored records the saver cannot
+// read (written by something else under its prefix, or damaged).
+var ErrRecord = errors.New("redis: unreadable record")
+
+// ErrOptions is wrapped by the error of unusable Options.
+var ErrOptions = errors.New("redis: invalid options")
+
+// DefaultPrefix is the key prefix when Options.Prefix is "".
+const DefaultPrefix = "memvault:cp"
+
+// DefaultLease is the lock lease when Options.Lease is 0.
+const DefaultLease = 30 * time.Second
+
+// Options configures a Saver. The zero value is ready to use.
+type Options struct {
+	// Prefix starts every key the saver writes (DefaultPrefix when "").
+	// Savers with different prefixes share a server without seeing each
+	// other. It may not hold '{' or '}' (the thread's hash tag follows it).
+	Prefix string
+	// Lease is how long a removal, copy, import or re-encryption holds a
+	// thread's lock without renewing it (DefaultLease when 0). It is
+	// renewed every Lease/3 while the operation runs, so it only matters
+	// when the process dies or stalls: the thread's writers wait at most
+	// that long.
+	Lease time.Duration
+	// Serde encodes channel values and pending writes (engine.Options).
+	Serde serde.Serializer
+	// StringVersions makes NextVersion write Python's string versions.
+	// Default: integers.
+	StringVersions bool
+	// Retention, SweepInterval, OnSweep and SweepBatch are
+	// engine.Options'.
+	Retention     checkpointer.RetentionPolicy
+	SweepInterval time.Duration
+	OnSweep       func(checkpointer.SweepReport, error)
+	SweepBatch    int
+}
+
+// Saver is a checkpointer over a Redis server or cluster, in memvault's
+// own layout (see the package doc). It is safe for concurrent use, and
+// several processes may share one prefix.
+type Saver struct {
+	*engine.Saver
+	d *driver
+}
+
+// New returns a Saver storing under opt.Prefix through rdb: a
+// *redis.Client, a *redis.ClusterClient or any other UniversalClient.
+// Nothing needs setting up on the server; the Saver does not close rdb.
+func New(rdb redis.UniversalClient, opt Options) (*Saver, error) {
+	if rdb == nil {
+		return nil, fmt.Errorf("%w: no client", ErrOptions)
+	}
+	prefix := opt.Prefix
+	if prefix == "" {
+		prefix = DefaultPrefix
+	}
+	if strings.ContainsAny(prefix, "{}") {
+		return nil, fmt.Errorf("%w: prefix %q holds '{' or '}'", ErrOptions, prefix)
+	}
+	lease := opt.Lease
+	if lease == 0 {
+		lease = DefaultLease
+	}
+	if lease < 30*time.Millisecond {
+		return nil, fmt.Errorf("%w: lease %v is shorter than 30ms", ErrOptions, lease)
+	}
+	d := &driver{rdb: rdb, prefix: prefix, lease: lease}
+	style := checkpointer.VersionInt
+	if opt.StringVersions {
+		style = checkpointer.VersionString
+	}
+	e, err := engine.New(d, engine.Options{Serde: opt.Serde, VersionStyle: style, Retention: opt.Retention,
+		SweepInterval: opt.SweepInterval, OnSweep: opt.OnSweep, SweepBatch: opt.SweepBatch})
+	if err != nil {
+		return nil, err
+	}
+	return &Saver{Saver: e, d: d}, nil
+}

@@ -1,0 +1,218 @@
+package redissaver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// batchScript runs one change of one thread atomically: it checks the
+// thread's lock, then the guards, then runs the commands; a failed check
+// changes nothing. KEYS[1] is the thread's lock and KEYS[2] its id index
+// (the reply says whether the thread was new); the other keys are named
+// by index.
+//
+// ARGV: token, guard count, (key index, field) per guard, then per
+// command: name, key index, argument count, arguments.
+//
+// token "" (a write outside Update) needs the lock free: LOCKED
+// otherwise. Any other token needs the lock held with it: LOST otherwise
+// (the lease ran out and another writer may have been in). A guard is an
+// HEXISTS that must hold: MISSING otherwise. The reply is NEW when the
+// thread held no checkpoint before, else OK.
+//
+// The commands come from this package only: HSET, HSETNX, HDEL, ZADD,
+// ZREM, DEL and RESTORE, each of which can fail only on a wrong key type
+// (not in a thread's own keys) or memory, which Redis checks before a
+// script that writes starts.
+var batchScript = redis.NewScript(`
+local tok = ARGV[1]
+local held = redis.call('GET', KEYS[1])
+if tok == '' then
+  if held then return 'LOCKED' end
+elseif held ~= tok then
+  return 'LOST'
+end
+local i = 2
+local ng = tonumber(ARGV[i])
+i = i + 1
+for g = 1, ng do
+  if redis.call('HEXISTS', KEYS[tonumber(ARGV[i])], ARGV[i + 1]) == 0 then return 'MISSING' end
+  i = i + 2
+end
+local new = redis.call('EXISTS', KEYS[2]) == 0
+while i <= #ARGV do
+  local n = tonumber(ARGV[i + 2])
+  redis.call(ARGV[i], KEYS[tonumber(ARGV[i + 1])], unpack(ARGV, i + 3, i + 2 + n))
+  i = i + 3 + n
+end
+if new then return 'NEW' end
+return 'OK'
+`)
+
+// renewScript extends a lease held with the token.
+var renewScript = redis.NewScript(`
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return 0
+`)
+
+// releaseScript drops a lease held with the token.
+var releaseScript = redis.NewScript(`
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+`)
+
+// Replies of batchScript.
+const (
+	replyOK      = "OK"
+	replyNew     = "NEW"
+	replyLocked  = "LOCKED"
+	replyLost    = "LOST"
+	replyMissing = "MISSING"
+)
+
+// maxArgs caps one command's arguments in a batch: Lua's unpack has a
+// stack limit (8000 values); longer commands are split.
+const maxArgs = 1000
+
+// batch is one batchScript call being built.
+type batch struct {
+	keys   []string
+	kidx   map[string]int
+	guards []any
+	cmds   []any
+}
+
+func newBatch(k keys) *batch {
+	b := &batch{kidx: map[string]int{}}
+	b.key(k.lock)
+	b.key(k.byID)
+	return b
+}
+
+// key is k's index in KEYS (1-based, as Lua's).
+func (b *batch) key(k string) int {
+	if i, ok := b.kidx[k]; ok {
+		return i
+	}
+	b.keys = append(b.keys, k)
+	b.kidx[k] = len(b.keys)
+	return len(b.keys)
+}
+
+// guard makes the batch fail with MISSING unless HEXISTS key field.
+func (b *batch) guard(key, field string) {
+	b.guards = append(b.guards, b.key(key), field)
+}
+
+// cmd adds name key args…; args of stride-sized groups (a field and its
+// value: 2) are split into several commands when long.
+func (b *batch) cmd(name, key string, stride int, args ...any) {
+	ki := b.key(key)
+	for len(args) > 0 || name == "DEL" {
+		n := min(len(args), maxArgs-maxArgs%stride)
+		b.cmds = append(b.cmds, name, ki, n)
+		b.cmds = append(b.cmds, args[:n]...)
+		args = args[n:]
+		if name == "DEL" {
+			break
+		}
+	}
+}
+
+func (b *batch) empty() bool { return len(b.cmds) == 0 && len(b.guards) == 0 }
+
+func (b *batch) argv(token string) []any {
+	argv := make([]any, 0, 2+len(b.guards)+len(b.cmds))
+	argv = append(argv, token, len(b.guards)/2)
+	argv = append(argv, b.guards...)
+	return append(argv, b.cmds...)
+}
+
+// run runs b with token: its reply, or the error of the call.
+func (d *driver) run(ctx context.Context, token string, b *batch) (string, error) {
+	r, err := batchScript.Run(ctx, d.rdb, b.keys, b.argv(token)...).Text()
+	if err != nil {
+		return "", err
+	}
+	return r, nil
+}
+
+// runDirect runs b outside Update: while the thread is locked by an
+// Update it waits, polling, until the Update ends (or its lease runs
+// out) or ctx ends.
+func (d *driver) runDirect(ctx context.Context, b *batch) (string, error) {
+	for wait := time.Millisecond; ; wait = min(2*wait, 50*time.Millisecond) {
+		r, err := d.run(ctx, "", b)
+		if err != nil || r != replyLocked {
+			return r, err
+		}
+		if d.onWait != nil {
+			d.onWait()
+		}
+		if err := sleep(ctx, wait); err != nil {
+			return "", err
+		}
+	}
+}
+
+// sleep waits d or until ctx ends (its error then).
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// replyErr is the error of a reply other than OK and NEW.
+func replyErr(thread, r string) error {
+	switch r {
+	case replyOK, replyNew:
+		return nil
+	case replyLost:
+		return fmt.Errorf("%w: thread %q", ErrLockLost, thread)
+	default:
+		return fmt.Errorf("redis: unexpected script reply %q", r)
+	}
+}
+
+// ErrLockLost is wrapped by the error of a change made in an Update whose
+// lease on the thread ran out (the Update was stalled longer than
+// Options.Lease): nothing of that change was stored.
+var ErrLockLost = errors.New("redis: the lease on the thread ran out")
+
+// await runs fn and returns its result, or ctx's error as soon as ctx
+// ends. go-redis bounds a command by the context's deadline (with
+// ContextTimeoutEnabled) but not by its cancellation: a command waiting
+// on a server that does not answer holds on until the client's
+// ReadTimeout. The abandoned call finishes in the background; a write
+// may still be applied, as any write whose reply is lost. Update does
+// not use it: its changes must not outlive it (see tx).
+func await[T any](ctx context.Context, fn func(ctx context.Context) (T, error)) (T, error) {
+	if ctx.Done() == nil {
+		return fn(ctx)
+	}
+	type result struct {
+		v   T
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		v, err := fn(ctx)
+		ch <- result{v, err}
+	}()
+	select {
+	case r := <-ch:
+		return r.v, r.err
+	case <-ctx.Done():
+		var zero T
+		return zero, ctx.Err()
+	}
+}
