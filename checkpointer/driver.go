@@ -297,6 +297,8 @@ type Head struct {
 	Thread, NS, ID string
 	// Stored is false for writes of a checkpoint id that is not stored.
 	Stored bool
+	// Parent is the parent checkpoint's id. The rules read it only when V
+	// is before 4, so a driver may leave it empty from 4 up.
 	Parent string
 	// V is the document's format version. The rules read only whether it
 	// is before 4, so a driver may report any version from 4 up as 4.

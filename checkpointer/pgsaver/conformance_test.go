@@ -166,3 +166,18 @@ func TestTxRollback(t *testing.T) {
 		}
 	}
 }
+
+// TestForeignDocuments: documents another LangGraph writer stored read as
+// on every other backend (checkpointertest.RunForeignDocuments).
+func TestForeignDocuments(t *testing.T) {
+	checkpointertest.RunForeignDocuments(t, func(t *testing.T) (checkpointer.Saver, checkpointertest.StoreDocument) {
+		s, pool := newSaver(t, pgsaver.Options{})
+		return s, func(t *testing.T, thread, ns, id, parent string, doc []byte) {
+			_, err := pool.Exec(t.Context(), `INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata)
+				VALUES ($1, $2, $3, nullif($4, ''), $5, '{}')`, thread, ns, id, parent, string(doc))
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+}

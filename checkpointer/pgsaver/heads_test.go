@@ -62,7 +62,9 @@ func (l *sqlLog) heads() []string {
 // which would see nothing more (READ COMMITTED) and cost another pass over
 // every checkpoint of the threads. A sweep without IdleTTL does not look
 // for orphan write sets, which costs a pass over the writes: only an idle
-// thread's go.
+// thread's go. Where the rule removes them, only the first read looks for
+// them: the second keeps the first's (only locked rows go, and a write
+// set has no row to lock).
 func TestRemovalsReadHeadsTwice(t *testing.T) {
 	ctx := context.Background()
 	cfg := pgtest.Pool(t).Config()
@@ -130,9 +132,9 @@ func TestRemovalsReadHeadsTwice(t *testing.T) {
 		if len(got) != 2 {
 			t.Errorf("%s read the heads %d times, want 2:\n%s", op.name, len(got), strings.Join(got, "\n--\n"))
 		}
-		for _, h := range got {
-			if orphans := strings.Contains(h, "checkpoint_writes"); orphans != op.orphans {
-				t.Errorf("%s: heads read the writes (orphan write sets): %v, want %v", op.name, orphans, op.orphans)
+		for i, h := range got {
+			if orphans := strings.Contains(h, "checkpoint_writes"); orphans != (op.orphans && i == 0) {
+				t.Errorf("%s: heads read %d read the writes (orphan write sets): %v, want %v", op.name, i+1, orphans, op.orphans && i == 0)
 			}
 		}
 	}

@@ -164,14 +164,17 @@ ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) `
 	// write set. The rules read only whether a document's v is before 4:
 	// a v of 4 (every put's) is one comparison, not three; a document
 	// without a numeric v is read as current (4), as selectTuple reads
-	// it (no pending sends). The run ids only for a selection by run: a
+	// it (no pending sends). The parent only before 4, where the rules
+	// read it: a string less to send and decode per head. The run ids
+	// only for a selection by run: a
 	// sweep's heads do not read every checkpoint's metadata. The orphans
 	// are the distinct write keys no checkpoint of the selection holds,
 	// each probed by primary key.
 	heads := func(where, runID string) [2]string {
-		ckpts := f(`SELECT thread_id, checkpoint_ns, checkpoint_id, true, coalesce(parent_checkpoint_id, ''),
-	CASE WHEN checkpoint -> 'v' < '4'::jsonb AND jsonb_typeof(checkpoint -> 'v') = 'number'
-		THEN greatest(floor((checkpoint ->> 'v')::numeric), -1)::int ELSE 4 END,
+		before4 := `checkpoint -> 'v' < '4'::jsonb AND jsonb_typeof(checkpoint -> 'v') = 'number'`
+		ckpts := f(`SELECT thread_id, checkpoint_ns, checkpoint_id, true,
+	CASE WHEN ` + before4 + ` THEN coalesce(parent_checkpoint_id, '') ELSE '' END,
+	CASE WHEN ` + before4 + ` THEN greatest(floor((checkpoint ->> 'v')::numeric), -1)::int ELSE 4 END,
 	` + runID + `
 FROM {checkpoints} WHERE ` + where)
 		return [2]string{ckpts, ckpts + f(`

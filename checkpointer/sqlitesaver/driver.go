@@ -131,9 +131,12 @@ func (t *sqlTx) Fence(ctx context.Context, f checkpointer.WriteFence) error { re
 // the primary key per element.
 const inJSON = `(SELECT value FROM json_each(?))`
 
-// docV is the format version of a checkpoint document; 0 when it has
-// none, which reads its pending sends as a v<4 one does.
-const docV = `CASE json_type(checkpoint, '$.v') WHEN 'integer' THEN json_extract(checkpoint, '$.v') ELSE 0 END`
+// docV is the format version of a checkpoint document as the removal
+// rules read it (only whether it is before 4): a number below 4 as an
+// integer, anything else — no "v" included, the current format as the
+// engine decodes it — 4, as the PostgreSQL driver's heads read it.
+const docV = `CASE WHEN json_type(checkpoint, '$.v') IN ('integer', 'real') AND json_extract(checkpoint, '$.v') < 4
+	THEN CAST(json_extract(checkpoint, '$.v') AS INTEGER) ELSE 4 END`
 
 // Lock implements checkpointer.DriverTx: Update holds the only write
 // lock, so there is nothing more to take (the engine does not ask).

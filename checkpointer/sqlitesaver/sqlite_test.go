@@ -325,3 +325,21 @@ func TestOptions(t *testing.T) {
 		})
 	})
 }
+
+// TestForeignDocuments: documents another LangGraph writer stored read as
+// on every other backend (checkpointertest.RunForeignDocuments).
+func TestForeignDocuments(t *testing.T) {
+	checkpointertest.RunForeignDocuments(t, func(t *testing.T) (checkpointer.Saver, checkpointertest.StoreDocument) {
+		s := openSaver(t, filepath.Join(t.TempDir(), "foreign.db"), Options{})
+		return s, func(t *testing.T, thread, ns, id, parent string, doc []byte) {
+			err := s.d.db.Write(t.Context(), func(tx *sql.Tx) error {
+				_, err := tx.ExecContext(t.Context(), `INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata)
+					VALUES (?, ?, ?, nullif(?, ''), ?, '{}')`, thread, ns, id, parent, string(doc))
+				return err
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+}

@@ -52,8 +52,10 @@ type IndexWriter interface {
 	// CountCoverage counts the coverage of the items with codes and stores
 	// it (codes written before the storage kept it).
 	CountCoverage(ctx context.Context) error
-	// CodeRows counts the stored codes.
-	CodeRows(ctx context.Context) (int64, error)
+	// CodedItems returns how many items have codes, as the write
+	// transaction sees them: the coverage it keeps (vecindex.Coverage's
+	// Items), which costs no read, or a count where the storage has none.
+	CodedItems(ctx context.Context) (int64, error)
 	// SampleVectors calls fn with up to limit stored vectors (any of
 	// them), each valid only during the call.
 	SampleVectors(ctx context.Context, limit int, fn func(v []float32)) error
@@ -66,7 +68,9 @@ type IndexWriter interface {
 
 const (
 	// centreMin is how many vectors the centre is computed from once
-	// there are that many: until then codes are uncentred.
+	// there are that many: until then codes are uncentred. A write checks
+	// it on the items with codes (each has one vector or more), which the
+	// driver keeps as it writes, not on a count of the code rows.
 	centreMin = 1024
 	// centreSample bounds the vectors read to compute the centre.
 	centreSample = 4096
@@ -123,13 +127,14 @@ func (ci *codeIndex) code(ctx context.Context, itx IndexTx, vs []store.Vector, c
 // items and hands the changes to the index and the float copy at commit.
 // uncentred: the write coded vectors without a centre; once there are
 // centreMin codes and they are complete, every vector is recoded around
-// their mean (by a driver that is an IndexWriter).
+// their mean (by a driver that is an IndexWriter): once centreMin items
+// have codes.
 func (ci *codeIndex) committed(ctx context.Context, itx IndexTx, changes []vecindex.Change, ts time.Time, full, uncentred bool) error {
 	w, _ := itx.(IndexWriter)
 	ci.writer.Store(w != nil)
 	recode := false
 	if uncentred && !full && w != nil {
-		n, err := w.CodeRows(ctx)
+		n, err := w.CodedItems(ctx)
 		if err != nil {
 			return err
 		}

@@ -206,6 +206,7 @@ func BenchmarkPutIndexed(b *testing.B) {
 			ctx := context.Background()
 			ns := store.Namespace{"bench"}
 			b.ReportAllocs()
+			defer reportCPU(b)()
 			i := 0
 			for b.Loop() {
 				v := map[string]any{"text": fmt.Sprintf("memory %d", i%1000)}

@@ -342,8 +342,18 @@ func codedItems(ctx context.Context, tx *sql.Tx) (coverage, error) {
 	return c, rs.Err()
 }
 
-func (t *tx) CodeRows(ctx context.Context) (n int64, err error) {
-	err = t.QueryRowContext(ctx, `SELECT count(*) FROM store_vector_codes`).Scan(&n)
+// CodedItems implements engine.IndexWriter: the coverage the write
+// keeps (read with its bookkeeping, updated as it writes and deletes
+// codes), counted only in a file written before the coverage was kept.
+func (t *tx) CodedItems(ctx context.Context) (n int64, err error) {
+	w, err := t.codeWrite(ctx)
+	if err != nil {
+		return 0, err
+	}
+	if w.cov.Known {
+		return w.cov.Cov.Items, nil
+	}
+	err = t.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT DISTINCT prefix, key FROM store_vector_codes)`).Scan(&n)
 	return n, err
 }
 

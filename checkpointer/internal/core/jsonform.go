@@ -93,13 +93,21 @@ type DecodedCheckpoint struct {
 // DecodeCheckpointJSON parses a stored checkpoint document written by
 // memvault, Python or JS LangGraph. Numeric versions become their decimal
 // text; floats that are whole numbers (1.0) become integers.
+//
+// A document without "v" (or with "v": null) is of the current format,
+// 4, as LangGraph JS reads it (undefined < 4 is false) and as the SQL
+// drivers' statements read it: every backend returns the same V and
+// migrates no pending sends for it.
 func DecodeCheckpointJSON(b []byte) (*DecodedCheckpoint, error) {
-	var sc storedCheckpoint
+	sc := storedCheckpoint{V: noV}
 	if !scanStoredCheckpoint(b, &sc) {
-		sc = storedCheckpoint{}
+		sc = storedCheckpoint{V: noV}
 		if err := decodeStoredCheckpoint(b, &sc); err != nil {
 			return nil, fmt.Errorf("%w: checkpoint document: %v", checkpointer.ErrInvalidCheckpoint, err)
 		}
+	}
+	if sc.V == noV {
+		sc.V = CurrentV
 	}
 	cp := &checkpointer.Checkpoint{
 		V:               sc.V,
@@ -228,6 +236,14 @@ func decodeStoredCheckpoint(b []byte, sc *storedCheckpoint) error {
 	}
 	return noTrailingData(d)
 }
+
+// CurrentV is the format version LangGraph writes today, and the one a
+// document without "v" is read as.
+const CurrentV = 4
+
+// noV marks a decoded document's V as absent (the decoders leave V alone
+// when the key is missing or null): far below any version a writer stores.
+const noV = math.MinInt64
 
 // storedCheckpoint is the document LangGraph keeps in the checkpoints table
 // (checkpoints.checkpoint JSONB). Versions are raw JSON because Python writes
