@@ -9,6 +9,8 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"regexp"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -611,5 +613,69 @@ func TestTwoInspectorsOneBrowser(t *testing.T) {
 		if resp, _ := get(t, c, srv.URL+"/threads"); resp.StatusCode != http.StatusOK {
 			t.Errorf("%s after logging in to both: %d", srv.URL, resp.StatusCode)
 		}
+	}
+}
+
+// TestAuditPageNumberBoundsMemory: the page number of the audit view is
+// the reader's to choose; asking for page 100 000 of a short trail must not
+// allocate room for five million records (it did: 686 MB for this request).
+func TestAuditPageNumberBoundsMemory(t *testing.T) {
+	f := newFixture(t)
+	srv, token := f.server(t)
+	c := login(t, srv, token)
+	get(t, c, srv.URL+"/audit") // warm up: templates, the trail's first check
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	resp, body := get(t, c, srv.URL+"/audit?page=100000")
+	runtime.ReadMemStats(&after)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(body, "no records") {
+		t.Errorf("page 100000 of a short trail: status %d, want 200 and no records", resp.StatusCode)
+	}
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 32<<20 {
+		t.Errorf("page 100000 of a %d-record trail allocated %d MB", f.trailLen(t), grew>>20)
+	}
+}
+
+// TestAuditPaging: the audit view pages through the matching records newest
+// first, each exactly once, with the count of all that match.
+func TestAuditPaging(t *testing.T) {
+	f := newFixture(t)
+	var want []string
+	err := f.h.Audit.Records(context.Background(), audit.Filter{}, func(r audit.Record) error {
+		if r.Op == audit.OpCheckpointWrite {
+			want = append([]string{strconv.FormatInt(r.Seq, 10)}, want...)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := inspector.New(f.h, inspector.Options{PageSize: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(in)
+	defer srv.Close()
+	seq := regexp.MustCompile(`<tr><td class="num">(\d+)</td>`)
+	next := regexp.MustCompile(`<a rel="next" href="([^"]+)">older`)
+	var got []string
+	for u, pages := "/audit?op="+audit.OpCheckpointWrite, 0; u != ""; pages++ {
+		if pages > len(want) {
+			t.Fatal("paging does not end")
+		}
+		_, body := get(t, srv.Client(), srv.URL+u)
+		if !strings.Contains(body, strconv.Itoa(len(want))+" matching records") {
+			t.Errorf("%s: the count of matching records is not %d", u, len(want))
+		}
+		for _, m := range seq.FindAllStringSubmatch(body, -1) {
+			got = append(got, m[1])
+		}
+		u = ""
+		if m := next.FindStringSubmatch(body); m != nil {
+			u = strings.ReplaceAll(m[1], "&amp;", "&")
+		}
+	}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("paged through records %v, want %v (newest first)", got, want)
 	}
 }
