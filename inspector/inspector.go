@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"html/template"
 	"io/fs"
+	"mime"
 	"net/http"
 	"net/url"
+	"path"
 	"strconv"
 	"strings"
 	"time"
@@ -64,11 +66,10 @@ type Options struct {
 
 // Inspector is the inspector's http.Handler.
 type Inspector struct {
-	h     *vault.Handle
-	opt   Options
-	tmpl  map[string]*template.Template
-	mux   *http.ServeMux
-	asset http.Handler
+	h    *vault.Handle
+	opt  Options
+	tmpl map[string]*template.Template
+	mux  *http.ServeMux
 }
 
 //go:embed templates/*.html
@@ -113,16 +114,11 @@ func New(h *vault.Handle, opt Options) (*Inspector, error) {
 		}
 		in.tmpl[name] = t
 	}
-	static, err := fs.Sub(staticFS, "static")
-	if err != nil {
-		return nil, err
-	}
-	in.asset = http.StripPrefix("/static/", http.FileServerFS(static))
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, in.link("/threads", nil), http.StatusSeeOther)
 	})
-	mux.Handle("GET /static/", in.asset)
+	mux.HandleFunc("GET /static/{name}", in.static)
 	mux.HandleFunc("GET /threads", in.page("threads", in.threads))
 	mux.HandleFunc("GET /thread", in.page("thread", in.thread))
 	mux.HandleFunc("GET /value", in.page("value", in.value))
@@ -149,6 +145,20 @@ func (in *Inspector) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		principal = in.opt.Principal(r)
 	}
 	in.mux.ServeHTTP(w, r.WithContext(audit.WithPrincipal(r.Context(), principal)))
+}
+
+// static serves an embedded asset. Not http.FileServer: it drops
+// Cache-Control from its error responses and lists folders; here a missing
+// asset is the inspector's own 404, with every header.
+func (in *Inspector) static(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	b, err := fs.ReadFile(staticFS, "static/"+name)
+	if err != nil {
+		in.fail(w, r, fmt.Errorf("%w: no asset %s", ErrNotFound, name))
+		return
+	}
+	w.Header().Set("Content-Type", mime.TypeByExtension(path.Ext(name)))
+	_, _ = w.Write(b)
 }
 
 func setSecurityHeaders(h http.Header) {

@@ -679,3 +679,24 @@ func TestAuditPaging(t *testing.T) {
 		t.Errorf("paged through records %v, want %v (newest first)", got, want)
 	}
 }
+
+// TestStaticAssets: the stylesheet is served as CSS; a missing asset and
+// the folder answer 404 with every security header (the file server
+// dropped Cache-Control on its errors and listed the folder).
+func TestStaticAssets(t *testing.T) {
+	f := newFixture(t)
+	srv, token := f.server(t)
+	c := login(t, srv, token)
+	resp, css := get(t, c, srv.URL+"/static/style.css")
+	checkHeaders(t, "style.css", resp.Header)
+	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/css") || !strings.Contains(css, "svg#timeline") {
+		t.Errorf("style.css: status %d, type %q", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	for _, r := range []string{"/static/nope.css", "/static/", "/static/..%2fthreads", "/static/style.css/x"} {
+		resp, body := get(t, c, srv.URL+r)
+		checkHeaders(t, r, resp.Header)
+		if resp.StatusCode != http.StatusNotFound || strings.Contains(body, `href="style.css"`) {
+			t.Errorf("%s: status %d, want 404 (no listing): %.200s", r, resp.StatusCode, body)
+		}
+	}
+}
