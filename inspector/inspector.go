@@ -19,7 +19,11 @@ import (
 	"unicode/utf8"
 
 	"github.com/memvault/memvault/audit"
+	"github.com/memvault/memvault/checkpointer"
+	"github.com/memvault/memvault/crypto"
 	"github.com/memvault/memvault/jsonvalue"
+	"github.com/memvault/memvault/keys"
+	"github.com/memvault/memvault/store"
 	"github.com/memvault/memvault/vault"
 )
 
@@ -30,6 +34,11 @@ var ErrBadRequest = errors.New("inspector: bad request")
 // ErrNotFound is wrapped by the errors of a request for a thread,
 // checkpoint, value or item that does not exist (answered 404).
 var ErrNotFound = errors.New("inspector: not found")
+
+// DecryptFailedMessage is what a page says when the data it shows does not
+// decrypt, whatever the cause: it names no row, channel or key and does not
+// echo the backend's error (crypto's own ErrDecrypt is as generic).
+const DecryptFailedMessage = "a stored value does not decrypt with the keys loaded (a wrong or missing key, an erased subject, or data changed in the database)"
 
 // DefaultPrincipal is the audit principal of the inspector's reads.
 const DefaultPrincipal = "inspector"
@@ -203,18 +212,41 @@ func (in *Inspector) render(w http.ResponseWriter, status int, name string, d pa
 	_, _ = w.Write(buf.Bytes())
 }
 
-// fail renders err as an error page: 400 for bad parameters, 404 for what
-// does not exist, 500 otherwise.
+// fail renders err as an error page: 400 for bad parameters (the
+// inspector's own checks, and the saver's and store's invalid-input
+// errors), 404 for what does not exist, 500 otherwise; a value that does
+// not decrypt is DecryptFailedMessage, whatever the layer that said so.
 func (in *Inspector) fail(w http.ResponseWriter, _ *http.Request, err error) {
-	status := http.StatusInternalServerError
+	status, msg := http.StatusInternalServerError, err.Error()
 	switch {
-	case errors.Is(err, ErrBadRequest):
+	case undecryptable(err):
+		msg = DecryptFailedMessage
+	case errors.Is(err, ErrBadRequest) || invalidInput(err):
 		status = http.StatusBadRequest
 	case errors.Is(err, ErrNotFound):
 		status = http.StatusNotFound
 	}
 	in.render(w, status, "error", pageData{Title: http.StatusText(status), Base: in.opt.BasePath, Audited: in.h.Audit != nil,
-		View: map[string]any{"Status": status, "Message": err.Error()}})
+		View: map[string]any{"Status": status, "Message": msg}})
+}
+
+// undecryptable reports whether err is a value that does not open: a
+// failed authentication (wrong key, moved or altered ciphertext), a data
+// key that does not unwrap, or a subject whose keys were erased.
+func undecryptable(err error) bool {
+	return errors.Is(err, crypto.ErrDecrypt) || errors.Is(err, keys.ErrUnwrap) || errors.Is(err, keys.ErrSubjectErased)
+}
+
+// invalidInput reports whether err is the saver's or the store's refusal of
+// an id, namespace, key or option that came from the request.
+func invalidInput(err error) bool {
+	for _, target := range []error{checkpointer.ErrInvalidID, store.ErrInvalidNamespace, store.ErrInvalidKey,
+		store.ErrInvalidFilter, store.ErrInvalidArgument, store.ErrInvalidPath, store.ErrIDTooLong} {
+		if errors.Is(err, target) {
+			return true
+		}
+	}
+	return false
 }
 
 // link is the URL of path under BasePath with query q. Every link the

@@ -3,11 +3,13 @@ package inspector_test
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
+	"path/filepath"
 	"regexp"
 	"runtime"
 	"strconv"
@@ -21,6 +23,8 @@ import (
 	"github.com/memvault/memvault/audit"
 	"github.com/memvault/memvault/inspector"
 	"github.com/memvault/memvault/store"
+
+	_ "modernc.org/sqlite"
 )
 
 // routes are the inspector's pages, for the tests that visit them all.
@@ -697,6 +701,69 @@ func TestStaticAssets(t *testing.T) {
 		checkHeaders(t, r, resp.Header)
 		if resp.StatusCode != http.StatusNotFound || strings.Contains(body, `href="style.css"`) {
 			t.Errorf("%s: status %d, want 404 (no listing): %.200s", r, resp.StatusCode, body)
+		}
+	}
+}
+
+// TestUndecryptableValue: a value that does not decrypt (here, ciphertext
+// moved to another row, which the row binding refuses) gets one generic
+// message, 500 — not the backend's error text, and not a 400 that blames
+// the request (the memory value page said "bad request" for it).
+func TestUndecryptableValue(t *testing.T) {
+	f := newFixture(t)
+	db, err := sql.Open("sqlite", filepath.Join(f.dir, "inspect.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, q := range []string{
+		`UPDATE checkpoint_blobs SET blob = (SELECT blob FROM checkpoint_blobs WHERE thread_id = 'hostile' AND channel = 'big') WHERE thread_id = 'hostile' AND channel = 'messages'`,
+		`UPDATE store SET value = (SELECT value FROM store WHERE prefix = 'users.carol' AND key = 'contact') WHERE prefix = 'users.carol' AND key = 'diet'`,
+	} {
+		if res, err := db.Exec(q); err != nil {
+			t.Fatal(err)
+		} else if n, _ := res.RowsAffected(); n != 1 {
+			t.Fatalf("%s: %d rows", q, n)
+		}
+	}
+	srv, token := f.server(t)
+	c := login(t, srv, token)
+	for _, r := range []string{"/thread?id=hostile", "/threads?meta=step=0", "/value?ns=users&ns=carol&key=diet", "/memories?ns=users&ns=carol"} {
+		resp, body := get(t, c, srv.URL+r)
+		checkHeaders(t, r, resp.Header)
+		if resp.StatusCode != http.StatusInternalServerError || !strings.Contains(body, inspector.DecryptFailedMessage) {
+			t.Errorf("%s: status %d, want 500 with the generic message: %s", r, resp.StatusCode, errorText(body))
+		}
+		for _, leak := range []string{"sqlite", "serde", "crypto:", "messages", "diet"} {
+			if strings.Contains(errorText(body), leak) {
+				t.Errorf("%s: the error says %q: %s", r, leak, errorText(body))
+			}
+		}
+	}
+}
+
+// errorText is the message of an error page.
+func errorText(page string) string {
+	_, after, _ := strings.Cut(page, `<p class="error" id="error">`)
+	msg, _, _ := strings.Cut(after, "</p>")
+	return msg
+}
+
+// TestInvalidInputIs400: an id, namespace or key the saver or store
+// refuses is the request's fault (400), and says why.
+func TestInvalidInputIs400(t *testing.T) {
+	f := newFixture(t)
+	srv, token := f.server(t)
+	c := login(t, srv, token)
+	for r, why := range map[string]string{
+		"/memories?ns=&q=x":                     "invalid namespace",
+		"/memories?ns=a&after=%FF":              "invalid key",
+		"/value?ns=users&ns=&key=x":             "invalid namespace",
+		"/thread?id=" + url.QueryEscape("\xff"): "invalid",
+	} {
+		resp, body := get(t, c, srv.URL+r)
+		if resp.StatusCode != http.StatusBadRequest || !strings.Contains(errorText(body), why) {
+			t.Errorf("%s: status %d, want 400 saying %q: %s", r, resp.StatusCode, why, errorText(body))
 		}
 	}
 }

@@ -1,7 +1,6 @@
 package inspector
 
 import (
-	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -66,7 +65,7 @@ func (in *Inspector) memories(r *http.Request) (string, any, error) {
 	}
 	names, err := in.h.Store.ListNamespaces(ctx, store.ListNamespacesOptions{Prefix: ns, MaxDepth: len(ns) + 1, Limit: maxChildren + 1})
 	if err != nil {
-		return "", nil, fmt.Errorf("%w: %w", ErrBadRequest, err)
+		return "", nil, err
 	}
 	if len(names) > maxChildren {
 		names = names[:maxChildren]
@@ -102,7 +101,7 @@ func (in *Inspector) memories(r *http.Request) (string, any, error) {
 		v.Searched = true
 		items, err := in.h.Store.Search(ctx, ns, store.SearchOptions{Query: v.Query, Limit: ps + 1, Offset: page * ps, RefreshTTL: &noRefresh})
 		if err != nil {
-			return "", nil, fmt.Errorf("%w: %w", ErrBadRequest, err)
+			return "", nil, err
 		}
 		more := len(items) > ps
 		if more {
@@ -121,7 +120,7 @@ func (in *Inspector) memories(r *http.Request) (string, any, error) {
 		}
 		items, err := l.ListItems(ctx, ns, store.ListItemsOptions{After: q.Get("after"), Limit: ps + 1})
 		if err != nil {
-			return "", nil, fmt.Errorf("%w: %w", ErrBadRequest, err)
+			return "", nil, err
 		}
 		more := len(items) > ps
 		if more {

@@ -30,7 +30,7 @@ func (in *Inspector) value(r *http.Request) (string, any, error) {
 		key := q.Get("key")
 		it, err := in.h.Store.Get(ctx, ns, key, store.WithRefreshTTL(false))
 		if err != nil {
-			return "", nil, fmt.Errorf("%w: %w", ErrBadRequest, err)
+			return "", nil, err
 		}
 		if it == nil {
 			return "", nil, fmt.Errorf("%w: no memory %q in namespace %q", ErrNotFound, printableText(key), printableText(nsText(ns)))
