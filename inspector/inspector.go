@@ -2,6 +2,7 @@ package inspector
 
 import (
 	"bytes"
+	"cmp"
 	"embed"
 	"encoding/json"
 	"errors"
@@ -61,8 +62,8 @@ type Options struct {
 	// starts with it. The handler expects requests with it already
 	// stripped (http.StripPrefix).
 	BasePath string
-	// Principal names who reads, for the audit trail; nil records every
-	// read as DefaultPrincipal. A team mounting the inspector behind its
+	// Principal names who reads, for the audit trail; nil (or a function
+	// returning "") records the read as DefaultPrincipal. A team mounting the inspector behind its
 	// own authentication returns "inspector:" + the user.
 	Principal func(*http.Request) string
 	// MaxValueBytes cuts values shown in lists (DefaultMaxValueBytes when
@@ -151,7 +152,8 @@ func (in *Inspector) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	principal := DefaultPrincipal
 	if in.opt.Principal != nil {
-		principal = in.opt.Principal(r)
+		// An empty name would leave the reads unattributed in the trail.
+		principal = cmp.Or(in.opt.Principal(r), DefaultPrincipal)
 	}
 	in.mux.ServeHTTP(w, r.WithContext(audit.WithPrincipal(r.Context(), principal)))
 }

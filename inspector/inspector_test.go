@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -765,5 +766,36 @@ func TestInvalidInputIs400(t *testing.T) {
 		if resp.StatusCode != http.StatusBadRequest || !strings.Contains(errorText(body), why) {
 			t.Errorf("%s: status %d, want 400 saying %q: %s", r, resp.StatusCode, why, errorText(body))
 		}
+	}
+}
+
+// TestEmptyPrincipalRecordedAsInspector: a Principal function that names
+// no one (an admin server's request without a user) must not leave reads
+// unattributed: they are recorded as DefaultPrincipal.
+func TestEmptyPrincipalRecordedAsInspector(t *testing.T) {
+	f := newFixture(t)
+	in, err := inspector.New(f.h, inspector.Options{Principal: func(*http.Request) string { return "" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(in)
+	defer srv.Close()
+	const tid = "principal-check"
+	put(t, f.h, tid, "", "", 0, map[string]any{"x": 1})
+	if resp, _ := get(t, srv.Client(), srv.URL+"/thread?id="+tid); resp.StatusCode != http.StatusOK {
+		t.Fatalf("thread page: %d", resp.StatusCode)
+	}
+	var principals []string
+	err = f.h.Audit.Records(context.Background(), audit.Filter{}, func(r audit.Record) error {
+		if r.Target == tid && r.Op == audit.OpCheckpointRead {
+			principals = append(principals, r.Principal)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(principals) == 0 || slices.ContainsFunc(principals, func(p string) bool { return p != inspector.DefaultPrincipal }) {
+		t.Errorf("the reads were recorded under %q, want %q", principals, inspector.DefaultPrincipal)
 	}
 }
