@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"cmp"
 	"embed"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"html/template"
@@ -13,16 +12,11 @@ import (
 	"net/http"
 	"net/url"
 	"path"
-	"strconv"
 	"strings"
-	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/memvault/memvault/audit"
 	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/crypto"
-	"github.com/memvault/memvault/jsonvalue"
 	"github.com/memvault/memvault/keys"
 	"github.com/memvault/memvault/store"
 	"github.com/memvault/memvault/vault"
@@ -115,10 +109,10 @@ func New(h *vault.Handle, opt Options) (*Inspector, error) {
 	}
 	for _, p := range pages {
 		name := strings.TrimSuffix(strings.TrimPrefix(p, "templates/"), ".html")
-		if name == "layout" {
+		if name == "layout" || name == "parts" {
 			continue
 		}
-		t, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", p)
+		t, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/parts.html", p)
 		if err != nil {
 			return nil, err
 		}
@@ -256,118 +250,4 @@ func invalidInput(err error) bool {
 func (in *Inspector) link(path string, q url.Values) string {
 	u := url.URL{Path: in.opt.BasePath + path, RawQuery: q.Encode()}
 	return u.String()
-}
-
-// printableText returns s with what must not reach a reader raw made
-// visible: invalid UTF-8 bytes as \xNN, and control, format (bidirectional
-// overrides, zero-width characters) and other non-printing runes as \u{…};
-// newlines and tabs stay. html/template escapes the result for HTML.
-func printableText(s string) string {
-	ok := utf8.ValidString(s)
-	if ok {
-		for _, r := range s {
-			if r != '\n' && r != '\t' && !unicode.IsPrint(r) && r != ' ' {
-				ok = false
-				break
-			}
-		}
-	}
-	if ok {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			fmt.Fprintf(&b, `\x%02x`, s[i])
-		case r == '\n' || r == '\t' || r == ' ' || unicode.IsPrint(r):
-			b.WriteRune(r)
-		default:
-			fmt.Fprintf(&b, `\u{%04x}`, r)
-		}
-		i += size
-	}
-	return b.String()
-}
-
-// shown is a value rendered for a page: indented JSON, cut when long.
-type shown struct {
-	Text      string
-	Truncated bool
-	Bytes     int
-}
-
-// showValue renders v as indented JSON cut at max bytes (0: whole).
-func showValue(v any, max int) shown {
-	raw, err := jsonvalue.Marshal(v)
-	if err != nil {
-		return shown{Text: fmt.Sprintf("(cannot render: %v)", err)}
-	}
-	var ind bytes.Buffer
-	if err := json.Indent(&ind, raw, "", "  "); err == nil {
-		raw = ind.Bytes()
-	}
-	s := shown{Bytes: len(raw)}
-	if max > 0 && len(raw) > max {
-		cut := max
-		for cut > 0 && !utf8.RuneStart(raw[cut]) {
-			cut--
-		}
-		raw = raw[:cut]
-		s.Truncated = true
-	}
-	s.Text = printableText(string(raw))
-	return s
-}
-
-// pageParam reads the page number (from 0) of a paged view.
-func pageParam(q url.Values) (int, error) {
-	s := q.Get("page")
-	if s == "" {
-		return 0, nil
-	}
-	n, err := strconv.Atoi(s)
-	if err != nil || n < 0 || n > 1_000_000 {
-		return 0, fmt.Errorf("%w: page %q is not a page number", ErrBadRequest, s)
-	}
-	return n, nil
-}
-
-// pager is the links to the pages around the one shown.
-type pager struct {
-	Prev, Next string
-	Page       int
-}
-
-// pagerFor returns the pager of page of a view at path with query q.
-func (in *Inspector) pagerFor(path string, q url.Values, page int, more bool) pager {
-	p := pager{Page: page + 1}
-	if page > 0 {
-		pq := cloneValues(q)
-		pq.Set("page", strconv.Itoa(page-1))
-		p.Prev = in.link(path, pq)
-	}
-	if more {
-		nq := cloneValues(q)
-		nq.Set("page", strconv.Itoa(page+1))
-		p.Next = in.link(path, nq)
-	}
-	return p
-}
-
-func cloneValues(q url.Values) url.Values {
-	c := url.Values{}
-	for k, v := range q {
-		c[k] = append([]string(nil), v...)
-	}
-	return c
-}
-
-// when formats t for a page (UTC, seconds); "" for the zero time.
-func when(t time.Time) string {
-	if t.IsZero() {
-		return ""
-	}
-	return t.UTC().Format("2006-01-02 15:04:05Z")
 }

@@ -10,6 +10,8 @@ import (
 	"github.com/memvault/memvault/store"
 )
 
+// memoriesView is the memories page: the namespace tree at ns, and its
+// items or a search under it.
 type memoriesView struct {
 	NS       []string
 	NSText   string
@@ -25,6 +27,7 @@ type memoriesView struct {
 	Action       string
 }
 
+// itemRow is one memory as the page shows it.
 type itemRow struct {
 	Key, NS          string
 	Value            shown

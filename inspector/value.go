@@ -9,6 +9,7 @@ import (
 	"github.com/memvault/memvault/store"
 )
 
+// valueView is the page of one value, shown whole.
 type valueView struct {
 	What  string
 	Where string

@@ -9,35 +9,10 @@ import (
 	"time"
 
 	"github.com/memvault/memvault/audit"
-	"github.com/memvault/memvault/vault"
 )
 
-type keysView struct {
-	Encrypted bool
-	KeyIDs    []string
-	Subjects  bool
-	Rows      []vault.CensusRow
-	// Retired counts the values under a key that is not the primary: what
-	// must be re-encrypted before that key is retired.
-	Retired int64
-}
-
-// keys shows the key census: stored values per table, cipher and key id,
-// counted in SQL (nothing decrypted, nothing recorded).
-func (in *Inspector) keys(r *http.Request) (string, any, error) {
-	rows, err := in.h.Census(r.Context())
-	if err != nil {
-		return "", nil, err
-	}
-	v := &keysView{Encrypted: in.h.Keyring != nil, KeyIDs: in.h.KeyIDs(), Subjects: in.h.Keys != nil, Rows: rows}
-	for _, row := range rows {
-		if row.Role != "" && row.Role != "primary" && row.Cipher != "" {
-			v.Retired += row.Rows
-		}
-	}
-	return "Keys", v, nil
-}
-
+// auditView is the audit page: the filters, the verification, a page of
+// matching records.
 type auditView struct {
 	On                            bool
 	Principal, Subject, Op, Since string
@@ -55,6 +30,7 @@ type auditView struct {
 // errPageFull stops reading the trail once the page has its records.
 var errPageFull = errors.New("inspector: page full")
 
+// auditRow is one record as the page shows it (records hold no values).
 type auditRow struct {
 	Seq                                  int64
 	Time, Principal, Op, Target, Subject string
