@@ -24,7 +24,8 @@
 //     trail, under the principal Options.Principal names ("inspector" by
 //     default).
 //   - Large values are cut at Options.MaxValueBytes (4 KiB) with a link to a
-//     page holding the whole value.
+//     page holding the value, itself cut at 1 MiB with a link that downloads
+//     the whole value as a JSON file (an attachment: saved, never rendered).
 //
 // # Mounting
 //

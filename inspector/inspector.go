@@ -61,7 +61,7 @@ type Options struct {
 	// own authentication returns "inspector:" + the user.
 	Principal func(*http.Request) string
 	// MaxValueBytes cuts values shown in lists (DefaultMaxValueBytes when
-	// 0); the value page shows them whole.
+	// 0); the value page shows them up to 1 MiB, and downloads them whole.
 	MaxValueBytes int
 	// PageSize is how many threads, checkpoints, items or audit records a
 	// page shows (DefaultPageSize when 0).
@@ -126,6 +126,7 @@ func New(h *vault.Handle, opt Options) (*Inspector, error) {
 	mux.HandleFunc("GET /threads", in.page("threads", in.threads))
 	mux.HandleFunc("GET /thread", in.page("thread", in.thread))
 	mux.HandleFunc("GET /value", in.page("value", in.value))
+	mux.HandleFunc("GET /value.json", in.valueJSON)
 	mux.HandleFunc("GET /memories", in.page("memories", in.memories))
 	mux.HandleFunc("GET /keys", in.page("keys", in.keys))
 	mux.HandleFunc("GET /audit", in.page("audit", in.auditView))

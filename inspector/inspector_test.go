@@ -799,3 +799,40 @@ func TestEmptyPrincipalRecordedAsInspector(t *testing.T) {
 		t.Errorf("the reads were recorded under %q, want %q", principals, inspector.DefaultPrincipal)
 	}
 }
+
+// TestHugeValueDownload: a value too large for a page (here 1.5 MB; 100 MB
+// made a page of ~230 MB and some 3 GB of garbage) is cut on the value page
+// too, which links to a download of the whole value as JSON: an attachment
+// the browser saves, not renders, with every header, and the read audited.
+func TestHugeValueDownload(t *testing.T) {
+	f := newFixture(t)
+	huge := strings.Repeat("0123456789abcdef", 3<<15) // 1.5 MiB
+	cp := put(t, f.h, "huge", "", "", 0, map[string]any{"v": huge})
+	srv, token := f.server(t)
+	c := login(t, srv, token)
+	page := "/value?thread=huge&cpns=&cp=" + cp + "&channel=v"
+	resp, body := get(t, c, srv.URL+page)
+	if resp.StatusCode != http.StatusOK || strings.Contains(body, huge) || len(body) > 1<<20+16<<10 {
+		t.Fatalf("value page: status %d, %d bytes: want the value cut at 1 MiB", resp.StatusCode, len(body))
+	}
+	m := regexp.MustCompile(`<a class="download" href="([^"]+)"`).FindStringSubmatch(body)
+	if m == nil {
+		t.Fatal("the value page has no link to download the whole value")
+	}
+	resp, raw := get(t, c, srv.URL+strings.ReplaceAll(m[1], "&amp;", "&"))
+	checkHeaders(t, "download", resp.Header)
+	if resp.StatusCode != http.StatusOK || raw != `"`+huge+`"` ||
+		resp.Header.Get("Content-Type") != "application/json" || !strings.HasPrefix(resp.Header.Get("Content-Disposition"), "attachment") {
+		t.Errorf("download: status %d, %d bytes, type %q, disposition %q", resp.StatusCode, len(raw), resp.Header.Get("Content-Type"), resp.Header.Get("Content-Disposition"))
+	}
+	reads := 0
+	err := f.h.Audit.Records(context.Background(), audit.Filter{}, func(r audit.Record) error {
+		if r.Target == "huge" && r.Op == audit.OpCheckpointRead && r.Principal == inspector.DefaultPrincipal {
+			reads++
+		}
+		return nil
+	})
+	if err != nil || reads != 2 {
+		t.Errorf("%d reads of the huge thread recorded (%v), want 2: the page and the download", reads, err)
+	}
+}
