@@ -140,6 +140,10 @@ func New(h *vault.Handle, opt Options) (*Inspector, error) {
 // ServeHTTP implements http.Handler: the security headers, then the page.
 func (in *Inspector) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	setSecurityHeaders(w.Header())
+	if fromElsewhere(r) {
+		http.Error(w, "403 forbidden: another site's page asked for this one; open the inspector in a tab of its own", http.StatusForbidden)
+		return
+	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")
 		http.Error(w, "405 method not allowed: the inspector is read-only", http.StatusMethodNotAllowed)
@@ -165,6 +169,22 @@ func (in *Inspector) static(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", mime.TypeByExtension(path.Ext(name)))
 	_, _ = w.Write(b)
+}
+
+// fromElsewhere reports whether r is a browser's request, other than a
+// top-level navigation, made by a page of another origin (Fetch Metadata).
+// SameSite=Strict does not tell ports apart: any server on 127.0.0.1 is the
+// same site as the inspector, and its pages would load inspector URLs — as
+// images, scripts, fetches — with the session cookie; the responses stay
+// unreadable, but each is a decrypting read in the trail under the
+// inspector's name. Clients that send no Fetch Metadata (curl, older
+// browsers) are not refused.
+func fromElsewhere(r *http.Request) bool {
+	switch r.Header.Get("Sec-Fetch-Site") {
+	case "", "none", "same-origin":
+		return false
+	}
+	return r.Header.Get("Sec-Fetch-Mode") != "navigate" || r.Header.Get("Sec-Fetch-Dest") != "document"
 }
 
 func setSecurityHeaders(h http.Header) {

@@ -836,3 +836,44 @@ func TestHugeValueDownload(t *testing.T) {
 		t.Errorf("%d reads of the huge thread recorded (%v), want 2: the page and the download", reads, err)
 	}
 }
+
+// TestFetchMetadataIsolation: a page of another origin on the same site —
+// any other server on 127.0.0.1, whatever its port, to which SameSite=Strict
+// still sends the session cookie — cannot make the browser load inspector
+// pages as images or fetches (each a decrypting read in the trail under the
+// inspector's name); top-level navigations and the inspector's own requests
+// go through, and so do clients that send no Fetch Metadata.
+func TestFetchMetadataIsolation(t *testing.T) {
+	f := newFixture(t)
+	srv, token := f.server(t)
+	c := login(t, srv, token)
+	do := func(site, mode, dest string) (int, http.Header) {
+		req, err := http.NewRequest("GET", srv.URL+"/thread?id="+url.QueryEscape(thread), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k, v := range map[string]string{"Sec-Fetch-Site": site, "Sec-Fetch-Mode": mode, "Sec-Fetch-Dest": dest} {
+			if v != "" {
+				req.Header.Set(k, v)
+			}
+		}
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode, resp.Header
+	}
+	for _, h := range [][3]string{{"same-site", "no-cors", "image"}, {"cross-site", "cors", "empty"}, {"same-site", "navigate", "iframe"}, {"same-site", "no-cors", "script"}} {
+		code, hdr := do(h[0], h[1], h[2])
+		checkHeaders(t, "refused", hdr)
+		if code != http.StatusForbidden {
+			t.Errorf("%v: status %d, want 403", h, code)
+		}
+	}
+	for _, h := range [][3]string{{"", "", ""}, {"none", "navigate", "document"}, {"same-origin", "no-cors", "style"}, {"same-site", "navigate", "document"}, {"cross-site", "navigate", "document"}} {
+		if code, _ := do(h[0], h[1], h[2]); code != http.StatusOK {
+			t.Errorf("%v: status %d, want 200", h, code)
+		}
+	}
+}
