@@ -877,3 +877,30 @@ func TestFetchMetadataIsolation(t *testing.T) {
 		}
 	}
 }
+
+// TestTokenOnlyByGet: a HEAD (a link checker, a preview) or any other
+// method with the token neither uses it up nor gets a session; the GET a
+// browser sends then logs in.
+func TestTokenOnlyByGet(t *testing.T) {
+	f := newFixture(t)
+	srv, token := f.server(t)
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	for _, method := range []string{http.MethodHead, http.MethodOptions, http.MethodPost} {
+		req, err := http.NewRequest(method, srv.URL+"/?token="+url.QueryEscape(token), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := noRedirect.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusUnauthorized || len(resp.Cookies()) != 0 {
+			t.Errorf("%s with the token: status %d, cookies %v; want 401 and none", method, resp.StatusCode, resp.Cookies())
+		}
+	}
+	resp, _ := get(t, noRedirect, srv.URL+"/?token="+url.QueryEscape(token))
+	if resp.StatusCode != http.StatusSeeOther || len(resp.Cookies()) != 1 {
+		t.Errorf("GET with the token after the others: status %d, cookies %v; want 303 and the session", resp.StatusCode, resp.Cookies())
+	}
+}
