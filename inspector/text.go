@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -29,16 +30,26 @@ func printableText(s string) string {
 	if ok {
 		return s
 	}
+	// Escapes are appended by hand: fmt per escape allocated each time.
+	const hex = "0123456789abcdef"
 	var b strings.Builder
+	b.Grow(len(s) + len(s)/2)
 	for i := 0; i < len(s); {
 		r, size := utf8.DecodeRuneInString(s[i:])
 		switch {
 		case r == utf8.RuneError && size == 1:
-			fmt.Fprintf(&b, `\x%02x`, s[i])
+			b.WriteString(`\x`)
+			b.WriteByte(hex[s[i]>>4])
+			b.WriteByte(hex[s[i]&0xf])
 		case r == '\n' || r == '\t' || r == ' ' || unicode.IsPrint(r):
 			b.WriteRune(r)
 		default:
-			fmt.Fprintf(&b, `\u{%04x}`, r)
+			var digits [8]byte
+			d := strconv.AppendUint(digits[:0], uint64(r), 16)
+			b.WriteString(`\u{`)
+			b.WriteString("000"[:max(4-len(d), 0)])
+			b.Write(d)
+			b.WriteByte('}')
 		}
 		i += size
 	}
