@@ -904,3 +904,15 @@ func TestTokenOnlyByGet(t *testing.T) {
 		t.Errorf("GET with the token after the others: status %d, cookies %v; want 303 and the session", resp.StatusCode, resp.Cookies())
 	}
 }
+
+// TestThreadNamespaceNotFound: a namespace the thread does not have is a
+// 404 that names the namespace (it said the thread had no checkpoint).
+func TestThreadNamespaceNotFound(t *testing.T) {
+	f := newFixture(t)
+	srv, token := f.server(t)
+	c := login(t, srv, token)
+	resp, body := get(t, c, srv.URL+"/thread?id="+url.QueryEscape(thread)+"&ns=nope")
+	if msg := errorText(body); resp.StatusCode != http.StatusNotFound || !strings.Contains(msg, "namespace &#34;nope&#34;") {
+		t.Errorf("status %d: %s", resp.StatusCode, msg)
+	}
+}

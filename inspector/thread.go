@@ -131,6 +131,9 @@ func (in *Inspector) thread(r *http.Request) (string, any, error) {
 		v.Older = in.link("/thread", nq)
 	}
 	if len(tuples) == 0 && q.Get("before") == "" {
+		if !v.AllNS {
+			return "", nil, fmt.Errorf("%w: no checkpoint in namespace %q of thread %q", ErrNotFound, printableText(v.NS), printableText(id))
+		}
 		return "", nil, fmt.Errorf("%w: no checkpoint in thread %q", ErrNotFound, printableText(id))
 	}
 	v.Count = len(tuples)
