@@ -916,3 +916,33 @@ func TestThreadNamespaceNotFound(t *testing.T) {
 		t.Errorf("status %d: %s", resp.StatusCode, msg)
 	}
 }
+
+// TestMemoriesPaging: the items of a namespace page by key, each once.
+func TestMemoriesPaging(t *testing.T) {
+	f := newFixture(t)
+	in, err := inspector.New(f.h, inspector.Options{PageSize: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(in)
+	defer srv.Close()
+	key := regexp.MustCompile(`<tr><td class="key">([a-z]+)</td>`)
+	next := regexp.MustCompile(`<a rel="next" href="([^"]+)">next`)
+	var keys []string
+	for u, pages := "/memories?ns=users&ns=carol", 0; u != ""; pages++ {
+		if pages > 3 {
+			t.Fatal("paging does not end")
+		}
+		_, body := get(t, srv.Client(), srv.URL+u)
+		for _, m := range key.FindAllStringSubmatch(body, -1) {
+			keys = append(keys, m[1])
+		}
+		u = ""
+		if m := next.FindStringSubmatch(body); m != nil {
+			u = strings.ReplaceAll(m[1], "&amp;", "&")
+		}
+	}
+	if got := strings.Join(keys, " "); got != "contact diet session shipping" {
+		t.Errorf("paged through %q, want the four keys in order", got)
+	}
+}

@@ -106,10 +106,7 @@ func (in *Inspector) memories(r *http.Request) (string, any, error) {
 		if err != nil {
 			return "", nil, err
 		}
-		more := len(items) > ps
-		if more {
-			items = items[:ps]
-		}
+		items, more := onePage(items, ps)
 		for _, it := range items {
 			v.Items = append(v.Items, row(it.Item, it.Score))
 		}
@@ -125,10 +122,7 @@ func (in *Inspector) memories(r *http.Request) (string, any, error) {
 		if err != nil {
 			return "", nil, err
 		}
-		more := len(items) > ps
-		if more {
-			items = items[:ps]
-		}
+		items, more := onePage(items, ps)
 		for _, it := range items {
 			v.Items = append(v.Items, row(it, nil))
 		}

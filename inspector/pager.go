@@ -48,3 +48,12 @@ func cloneValues(q url.Values) url.Values {
 	}
 	return c
 }
+
+// onePage cuts items, read with a limit of n+1, to n, and reports whether
+// there was more: whether the page has a next.
+func onePage[T any](items []T, n int) ([]T, bool) {
+	if len(items) > n {
+		return items[:n], true
+	}
+	return items, false
+}
