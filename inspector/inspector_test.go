@@ -407,35 +407,47 @@ func TestNoInlineScriptOrStyle(t *testing.T) {
 // namespaces, each exactly once.
 func TestThreadPaging(t *testing.T) {
 	f := newFixture(t)
-	in, err := inspector.New(f.h, inspector.Options{PageSize: 2})
+	ids := pageThrough(t, f, 2, "/thread?id="+url.QueryEscape(thread), "older", regexp.MustCompile(`<title>([0-9a-f-]{36})</title>`), 6)
+	seen := map[string]bool{}
+	for _, id := range ids {
+		if seen[id] {
+			t.Errorf("checkpoint %s on two pages", id)
+		}
+		seen[id] = true
+	}
+	if len(seen) != 5 {
+		t.Errorf("paged through %d checkpoints, want 5", len(seen))
+	}
+}
+
+// pageThrough follows a paged view from first through its rel="next" links
+// (whose text starts with nextText), with a page size of size, and returns
+// the first group of item matched on each page, in order; it fails the
+// test when paging does not end within maxPages.
+func pageThrough(t *testing.T, f *fixture, size int, first, nextText string, item *regexp.Regexp, maxPages int) []string {
+	t.Helper()
+	in, err := inspector.New(f.h, inspector.Options{PageSize: size})
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv := httptest.NewServer(in)
 	defer srv.Close()
-	seen := map[string]bool{}
-	next := "/thread?id=" + url.QueryEscape(thread)
-	older := regexp.MustCompile(`<a rel="next" href="([^"]+)">older`)
-	ids := regexp.MustCompile(`<title>([0-9a-f-]{36})</title>`)
-	for pages := 0; next != ""; pages++ {
-		if pages > 5 {
-			t.Fatal("paging does not end")
+	next := regexp.MustCompile(`<a rel="next" href="([^"]+)">` + nextText)
+	var got []string
+	for u, pages := first, 0; u != ""; pages++ {
+		if pages >= maxPages {
+			t.Fatalf("%s: paging does not end", first)
 		}
-		_, body := get(t, srv.Client(), srv.URL+next)
-		for _, m := range ids.FindAllStringSubmatch(body, -1) {
-			if seen[m[1]] {
-				t.Errorf("checkpoint %s on two pages", m[1])
-			}
-			seen[m[1]] = true
+		_, body := get(t, srv.Client(), srv.URL+u)
+		for _, m := range item.FindAllStringSubmatch(body, -1) {
+			got = append(got, m[1])
 		}
-		next = ""
-		if m := older.FindStringSubmatch(body); m != nil {
-			next = strings.ReplaceAll(m[1], "&amp;", "&")
+		u = ""
+		if m := next.FindStringSubmatch(body); m != nil {
+			u = strings.ReplaceAll(m[1], "&amp;", "&")
 		}
 	}
-	if len(seen) != 5 {
-		t.Errorf("paged through %d checkpoints, want 5", len(seen))
-	}
+	return got
 }
 
 // TestReadsKeepTTL: looking at memories (the list, a search, the value
@@ -655,33 +667,14 @@ func TestAuditPaging(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in, err := inspector.New(f.h, inspector.Options{PageSize: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(in)
-	defer srv.Close()
-	seq := regexp.MustCompile(`<tr><td class="num">(\d+)</td>`)
-	next := regexp.MustCompile(`<a rel="next" href="([^"]+)">older`)
-	var got []string
-	for u, pages := "/audit?op="+audit.OpCheckpointWrite, 0; u != ""; pages++ {
-		if pages > len(want) {
-			t.Fatal("paging does not end")
-		}
-		_, body := get(t, srv.Client(), srv.URL+u)
-		if !strings.Contains(body, strconv.Itoa(len(want))+" matching records") {
-			t.Errorf("%s: the count of matching records is not %d", u, len(want))
-		}
-		for _, m := range seq.FindAllStringSubmatch(body, -1) {
-			got = append(got, m[1])
-		}
-		u = ""
-		if m := next.FindStringSubmatch(body); m != nil {
-			u = strings.ReplaceAll(m[1], "&amp;", "&")
-		}
-	}
+	got := pageThrough(t, f, 2, "/audit?op="+audit.OpCheckpointWrite, "older", regexp.MustCompile(`<tr><td class="num">(\d+)</td>`), len(want)+1)
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("paged through records %v, want %v (newest first)", got, want)
+	}
+	srv, token := f.server(t)
+	_, body := get(t, login(t, srv, token), srv.URL+"/audit?page=1&op="+audit.OpCheckpointWrite)
+	if !strings.Contains(body, strconv.Itoa(len(want))+" matching records") {
+		t.Errorf("a later page does not count all %d matching records", len(want))
 	}
 }
 
@@ -920,28 +913,7 @@ func TestThreadNamespaceNotFound(t *testing.T) {
 // TestMemoriesPaging: the items of a namespace page by key, each once.
 func TestMemoriesPaging(t *testing.T) {
 	f := newFixture(t)
-	in, err := inspector.New(f.h, inspector.Options{PageSize: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(in)
-	defer srv.Close()
-	key := regexp.MustCompile(`<tr><td class="key">([a-z]+)</td>`)
-	next := regexp.MustCompile(`<a rel="next" href="([^"]+)">next`)
-	var keys []string
-	for u, pages := "/memories?ns=users&ns=carol", 0; u != ""; pages++ {
-		if pages > 3 {
-			t.Fatal("paging does not end")
-		}
-		_, body := get(t, srv.Client(), srv.URL+u)
-		for _, m := range key.FindAllStringSubmatch(body, -1) {
-			keys = append(keys, m[1])
-		}
-		u = ""
-		if m := next.FindStringSubmatch(body); m != nil {
-			u = strings.ReplaceAll(m[1], "&amp;", "&")
-		}
-	}
+	keys := pageThrough(t, f, 3, "/memories?ns=users&ns=carol", "next", regexp.MustCompile(`<tr><td class="key">([a-z]+)</td>`), 4)
 	if got := strings.Join(keys, " "); got != "contact diet session shipping" {
 		t.Errorf("paged through %q, want the four keys in order", got)
 	}
