@@ -59,7 +59,9 @@ func benchVault(b *testing.B) *vault.Handle {
 
 // BenchmarkPages renders the heavy pages through the handler (no network,
 // no gate): a thread of 1 000 checkpoints, first page (50) and all of it on
-// one page; a namespace of 10 000 memories, first page and a semantic search.
+// one page; a namespace of 10 000 memories, first page and a semantic search;
+// a metadata search of the threads (which decrypts every checkpoint it
+// matches) and the audit view of a trail of about 1 000 records.
 func BenchmarkPages(b *testing.B) {
 	h := benchVault(b)
 	for _, bc := range []struct {
@@ -73,6 +75,9 @@ func BenchmarkPages(b *testing.B) {
 		{"memories10000/page50", 0, "/memories?ns=bench&ns=memories"},
 		{"memories10000/search", 0, "/memories?ns=bench&ns=memories&q=parcel+lockers+near+42"},
 		{"keys", 0, "/keys"},
+		{"threads/meta", 0, "/threads?meta=source=fork"},
+		{"audit", 0, "/audit"},
+		{"audit/page10", 0, "/audit?page=10"},
 	} {
 		in, err := inspector.New(h, inspector.Options{PageSize: bc.pageSize})
 		if err != nil {

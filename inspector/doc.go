@@ -19,12 +19,17 @@
 //     Content-Security-Policy, Cache-Control: no-store,
 //     X-Content-Type-Options: nosniff, Referrer-Policy: no-referrer and
 //     X-Frame-Options: DENY.
+//   - A browser request made by another origin's page, other than a
+//     top-level navigation (Fetch Metadata), answers 403: SameSite cookies do
+//     not tell the ports of 127.0.0.1 apart, so any local server's page could
+//     otherwise make the browser load inspector pages with the session.
 //   - Reads go through the handle's saver and store: when the vault audits
 //     (MEMVAULT_AUDIT=true) every view that decrypts is recorded in the
 //     trail, under the principal Options.Principal names ("inspector" by
 //     default).
 //   - Large values are cut at Options.MaxValueBytes (4 KiB) with a link to a
-//     page holding the whole value.
+//     page holding the value, itself cut at 1 MiB with a link that downloads
+//     the whole value as a JSON file (an attachment: saved, never rendered).
 //
 // # Mounting
 //

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/memvault/memvault/audit"
 	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/checkpointer/threadfile"
 	"github.com/memvault/memvault/config"
@@ -173,4 +174,14 @@ func login(t testing.TB, srv *httptest.Server, token string) *http.Client {
 		t.Fatalf("login: status %d", resp.StatusCode)
 	}
 	return c
+}
+
+// trailLen is how many records the fixture's audit trail holds.
+func (f *fixture) trailLen(t testing.TB) int {
+	t.Helper()
+	n := 0
+	if err := f.h.Audit.Records(context.Background(), audit.Filter{}, func(audit.Record) error { n++; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	return n
 }

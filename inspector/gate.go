@@ -17,7 +17,7 @@ import (
 // otherwise overwrite each other's session.
 const CookieName = "memvault_inspector"
 
-// TokenGate lets in one browser: the first request that presents the
+// TokenGate lets in one browser: the first GET that presents the
 // one-time token (/?token=…) gets a session cookie and is redirected to the
 // same URL without the token (so it leaves the address bar and the history);
 // every request without that cookie answers 401. The token works once:
@@ -75,7 +75,10 @@ func (g *TokenGate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	q := r.URL.Query()
 	if q.Has("token") {
-		if !hasCookie && !g.exchange(q.Get("token")) {
+		// Only a GET, what a browser opening the URL sends, uses the token:
+		// a HEAD from a link checker or a preview would use it up and lock
+		// the user out.
+		if !hasCookie && (r.Method != http.MethodGet || !g.exchange(q.Get("token"))) {
 			unauthorized(w)
 			return
 		}

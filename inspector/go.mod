@@ -11,6 +11,7 @@ require (
 	github.com/chromedp/chromedp v0.23.0
 	github.com/memvault/memvault v0.0.0-00010101000000-000000000000
 	golang.org/x/net v0.47.0
+	modernc.org/sqlite v1.61.1
 )
 
 require (
@@ -34,5 +35,4 @@ require (
 	modernc.org/libc v1.79.0 // indirect
 	modernc.org/mathutil v1.7.1 // indirect
 	modernc.org/memory v1.12.1 // indirect
-	modernc.org/sqlite v1.61.1 // indirect
 )

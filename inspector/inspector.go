@@ -2,22 +2,23 @@ package inspector
 
 import (
 	"bytes"
+	"cmp"
 	"embed"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"html/template"
 	"io/fs"
+	"mime"
 	"net/http"
 	"net/url"
-	"strconv"
+	"path"
 	"strings"
-	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/memvault/memvault/audit"
-	"github.com/memvault/memvault/jsonvalue"
+	"github.com/memvault/memvault/checkpointer"
+	"github.com/memvault/memvault/crypto"
+	"github.com/memvault/memvault/keys"
+	"github.com/memvault/memvault/store"
 	"github.com/memvault/memvault/vault"
 )
 
@@ -28,6 +29,11 @@ var ErrBadRequest = errors.New("inspector: bad request")
 // ErrNotFound is wrapped by the errors of a request for a thread,
 // checkpoint, value or item that does not exist (answered 404).
 var ErrNotFound = errors.New("inspector: not found")
+
+// DecryptFailedMessage is what a page says when the data it shows does not
+// decrypt, whatever the cause: it names no row, channel or key and does not
+// echo the backend's error (crypto's own ErrDecrypt is as generic).
+const DecryptFailedMessage = "a stored value does not decrypt with the keys loaded (a wrong or missing key, an erased subject, or data changed in the database)"
 
 // DefaultPrincipal is the audit principal of the inspector's reads.
 const DefaultPrincipal = "inspector"
@@ -50,12 +56,12 @@ type Options struct {
 	// starts with it. The handler expects requests with it already
 	// stripped (http.StripPrefix).
 	BasePath string
-	// Principal names who reads, for the audit trail; nil records every
-	// read as DefaultPrincipal. A team mounting the inspector behind its
+	// Principal names who reads, for the audit trail; nil (or a function
+	// returning "") records the read as DefaultPrincipal. A team mounting the inspector behind its
 	// own authentication returns "inspector:" + the user.
 	Principal func(*http.Request) string
 	// MaxValueBytes cuts values shown in lists (DefaultMaxValueBytes when
-	// 0); the value page shows them whole.
+	// 0); the value page shows them up to 1 MiB, and downloads them whole.
 	MaxValueBytes int
 	// PageSize is how many threads, checkpoints, items or audit records a
 	// page shows (DefaultPageSize when 0).
@@ -64,11 +70,10 @@ type Options struct {
 
 // Inspector is the inspector's http.Handler.
 type Inspector struct {
-	h     *vault.Handle
-	opt   Options
-	tmpl  map[string]*template.Template
-	mux   *http.ServeMux
-	asset http.Handler
+	h    *vault.Handle
+	opt  Options
+	tmpl map[string]*template.Template
+	mux  *http.ServeMux
 }
 
 //go:embed templates/*.html
@@ -104,28 +109,24 @@ func New(h *vault.Handle, opt Options) (*Inspector, error) {
 	}
 	for _, p := range pages {
 		name := strings.TrimSuffix(strings.TrimPrefix(p, "templates/"), ".html")
-		if name == "layout" {
+		if name == "layout" || name == "parts" {
 			continue
 		}
-		t, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", p)
+		t, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/parts.html", p)
 		if err != nil {
 			return nil, err
 		}
 		in.tmpl[name] = t
 	}
-	static, err := fs.Sub(staticFS, "static")
-	if err != nil {
-		return nil, err
-	}
-	in.asset = http.StripPrefix("/static/", http.FileServerFS(static))
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, in.link("/threads", nil), http.StatusSeeOther)
 	})
-	mux.Handle("GET /static/", in.asset)
+	mux.HandleFunc("GET /static/{name}", in.static)
 	mux.HandleFunc("GET /threads", in.page("threads", in.threads))
 	mux.HandleFunc("GET /thread", in.page("thread", in.thread))
 	mux.HandleFunc("GET /value", in.page("value", in.value))
+	mux.HandleFunc("GET /value.json", in.valueJSON)
 	mux.HandleFunc("GET /memories", in.page("memories", in.memories))
 	mux.HandleFunc("GET /keys", in.page("keys", in.keys))
 	mux.HandleFunc("GET /audit", in.page("audit", in.auditView))
@@ -139,6 +140,10 @@ func New(h *vault.Handle, opt Options) (*Inspector, error) {
 // ServeHTTP implements http.Handler: the security headers, then the page.
 func (in *Inspector) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	setSecurityHeaders(w.Header())
+	if fromElsewhere(r) {
+		http.Error(w, "403 forbidden: another site's page asked for this one; open the inspector in a tab of its own", http.StatusForbidden)
+		return
+	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")
 		http.Error(w, "405 method not allowed: the inspector is read-only", http.StatusMethodNotAllowed)
@@ -146,9 +151,40 @@ func (in *Inspector) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	principal := DefaultPrincipal
 	if in.opt.Principal != nil {
-		principal = in.opt.Principal(r)
+		// An empty name would leave the reads unattributed in the trail.
+		principal = cmp.Or(in.opt.Principal(r), DefaultPrincipal)
 	}
 	in.mux.ServeHTTP(w, r.WithContext(audit.WithPrincipal(r.Context(), principal)))
+}
+
+// static serves an embedded asset. Not http.FileServer: it drops
+// Cache-Control from its error responses and lists folders; here a missing
+// asset is the inspector's own 404, with every header.
+func (in *Inspector) static(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	b, err := fs.ReadFile(staticFS, "static/"+name)
+	if err != nil {
+		in.fail(w, r, fmt.Errorf("%w: no asset %s", ErrNotFound, name))
+		return
+	}
+	w.Header().Set("Content-Type", mime.TypeByExtension(path.Ext(name)))
+	_, _ = w.Write(b)
+}
+
+// fromElsewhere reports whether r is a browser's request, other than a
+// top-level navigation, made by a page of another origin (Fetch Metadata).
+// SameSite=Strict does not tell ports apart: any server on 127.0.0.1 is the
+// same site as the inspector, and its pages would load inspector URLs — as
+// images, scripts, fetches — with the session cookie; the responses stay
+// unreadable, but each is a decrypting read in the trail under the
+// inspector's name. Clients that send no Fetch Metadata (curl, older
+// browsers) are not refused.
+func fromElsewhere(r *http.Request) bool {
+	switch r.Header.Get("Sec-Fetch-Site") {
+	case "", "none", "same-origin":
+		return false
+	}
+	return r.Header.Get("Sec-Fetch-Mode") != "navigate" || r.Header.Get("Sec-Fetch-Dest") != "document"
 }
 
 func setSecurityHeaders(h http.Header) {
@@ -193,18 +229,41 @@ func (in *Inspector) render(w http.ResponseWriter, status int, name string, d pa
 	_, _ = w.Write(buf.Bytes())
 }
 
-// fail renders err as an error page: 400 for bad parameters, 404 for what
-// does not exist, 500 otherwise.
+// fail renders err as an error page: 400 for bad parameters (the
+// inspector's own checks, and the saver's and store's invalid-input
+// errors), 404 for what does not exist, 500 otherwise; a value that does
+// not decrypt is DecryptFailedMessage, whatever the layer that said so.
 func (in *Inspector) fail(w http.ResponseWriter, _ *http.Request, err error) {
-	status := http.StatusInternalServerError
+	status, msg := http.StatusInternalServerError, err.Error()
 	switch {
-	case errors.Is(err, ErrBadRequest):
+	case undecryptable(err):
+		msg = DecryptFailedMessage
+	case errors.Is(err, ErrBadRequest) || invalidInput(err):
 		status = http.StatusBadRequest
 	case errors.Is(err, ErrNotFound):
 		status = http.StatusNotFound
 	}
 	in.render(w, status, "error", pageData{Title: http.StatusText(status), Base: in.opt.BasePath, Audited: in.h.Audit != nil,
-		View: map[string]any{"Status": status, "Message": err.Error()}})
+		View: map[string]any{"Status": status, "Message": msg}})
+}
+
+// undecryptable reports whether err is a value that does not open: a
+// failed authentication (wrong key, moved or altered ciphertext), a data
+// key that does not unwrap, or a subject whose keys were erased.
+func undecryptable(err error) bool {
+	return errors.Is(err, crypto.ErrDecrypt) || errors.Is(err, keys.ErrUnwrap) || errors.Is(err, keys.ErrSubjectErased)
+}
+
+// invalidInput reports whether err is the saver's or the store's refusal of
+// an id, namespace, key or option that came from the request.
+func invalidInput(err error) bool {
+	for _, target := range []error{checkpointer.ErrInvalidID, store.ErrInvalidNamespace, store.ErrInvalidKey,
+		store.ErrInvalidFilter, store.ErrInvalidArgument, store.ErrInvalidPath, store.ErrIDTooLong} {
+		if errors.Is(err, target) {
+			return true
+		}
+	}
+	return false
 }
 
 // link is the URL of path under BasePath with query q. Every link the
@@ -212,118 +271,4 @@ func (in *Inspector) fail(w http.ResponseWriter, _ *http.Request, err error) {
 func (in *Inspector) link(path string, q url.Values) string {
 	u := url.URL{Path: in.opt.BasePath + path, RawQuery: q.Encode()}
 	return u.String()
-}
-
-// printableText returns s with what must not reach a reader raw made
-// visible: invalid UTF-8 bytes as \xNN, and control, format (bidirectional
-// overrides, zero-width characters) and other non-printing runes as \u{…};
-// newlines and tabs stay. html/template escapes the result for HTML.
-func printableText(s string) string {
-	ok := utf8.ValidString(s)
-	if ok {
-		for _, r := range s {
-			if r != '\n' && r != '\t' && !unicode.IsPrint(r) && r != ' ' {
-				ok = false
-				break
-			}
-		}
-	}
-	if ok {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			fmt.Fprintf(&b, `\x%02x`, s[i])
-		case r == '\n' || r == '\t' || r == ' ' || unicode.IsPrint(r):
-			b.WriteRune(r)
-		default:
-			fmt.Fprintf(&b, `\u{%04x}`, r)
-		}
-		i += size
-	}
-	return b.String()
-}
-
-// shown is a value rendered for a page: indented JSON, cut when long.
-type shown struct {
-	Text      string
-	Truncated bool
-	Bytes     int
-}
-
-// showValue renders v as indented JSON cut at max bytes (0: whole).
-func showValue(v any, max int) shown {
-	raw, err := jsonvalue.Marshal(v)
-	if err != nil {
-		return shown{Text: fmt.Sprintf("(cannot render: %v)", err)}
-	}
-	var ind bytes.Buffer
-	if err := json.Indent(&ind, raw, "", "  "); err == nil {
-		raw = ind.Bytes()
-	}
-	s := shown{Bytes: len(raw)}
-	if max > 0 && len(raw) > max {
-		cut := max
-		for cut > 0 && !utf8.RuneStart(raw[cut]) {
-			cut--
-		}
-		raw = raw[:cut]
-		s.Truncated = true
-	}
-	s.Text = printableText(string(raw))
-	return s
-}
-
-// pageParam reads the page number (from 0) of a paged view.
-func pageParam(q url.Values) (int, error) {
-	s := q.Get("page")
-	if s == "" {
-		return 0, nil
-	}
-	n, err := strconv.Atoi(s)
-	if err != nil || n < 0 || n > 1_000_000 {
-		return 0, fmt.Errorf("%w: page %q is not a page number", ErrBadRequest, s)
-	}
-	return n, nil
-}
-
-// pager is the links to the pages around the one shown.
-type pager struct {
-	Prev, Next string
-	Page       int
-}
-
-// pagerFor returns the pager of page of a view at path with query q.
-func (in *Inspector) pagerFor(path string, q url.Values, page int, more bool) pager {
-	p := pager{Page: page + 1}
-	if page > 0 {
-		pq := cloneValues(q)
-		pq.Set("page", strconv.Itoa(page-1))
-		p.Prev = in.link(path, pq)
-	}
-	if more {
-		nq := cloneValues(q)
-		nq.Set("page", strconv.Itoa(page+1))
-		p.Next = in.link(path, nq)
-	}
-	return p
-}
-
-func cloneValues(q url.Values) url.Values {
-	c := url.Values{}
-	for k, v := range q {
-		c[k] = append([]string(nil), v...)
-	}
-	return c
-}
-
-// when formats t for a page (UTC, seconds); "" for the zero time.
-func when(t time.Time) string {
-	if t.IsZero() {
-		return ""
-	}
-	return t.UTC().Format("2006-01-02 15:04:05Z")
 }

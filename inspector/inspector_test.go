@@ -3,12 +3,17 @@ package inspector_test
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
+	"path/filepath"
 	"regexp"
+	"runtime"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -19,6 +24,8 @@ import (
 	"github.com/memvault/memvault/audit"
 	"github.com/memvault/memvault/inspector"
 	"github.com/memvault/memvault/store"
+
+	_ "modernc.org/sqlite"
 )
 
 // routes are the inspector's pages, for the tests that visit them all.
@@ -400,35 +407,47 @@ func TestNoInlineScriptOrStyle(t *testing.T) {
 // namespaces, each exactly once.
 func TestThreadPaging(t *testing.T) {
 	f := newFixture(t)
-	in, err := inspector.New(f.h, inspector.Options{PageSize: 2})
+	ids := pageThrough(t, f, 2, "/thread?id="+url.QueryEscape(thread), "older", regexp.MustCompile(`<title>([0-9a-f-]{36})</title>`), 6)
+	seen := map[string]bool{}
+	for _, id := range ids {
+		if seen[id] {
+			t.Errorf("checkpoint %s on two pages", id)
+		}
+		seen[id] = true
+	}
+	if len(seen) != 5 {
+		t.Errorf("paged through %d checkpoints, want 5", len(seen))
+	}
+}
+
+// pageThrough follows a paged view from first through its rel="next" links
+// (whose text starts with nextText), with a page size of size, and returns
+// the first group of item matched on each page, in order; it fails the
+// test when paging does not end within maxPages.
+func pageThrough(t *testing.T, f *fixture, size int, first, nextText string, item *regexp.Regexp, maxPages int) []string {
+	t.Helper()
+	in, err := inspector.New(f.h, inspector.Options{PageSize: size})
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv := httptest.NewServer(in)
 	defer srv.Close()
-	seen := map[string]bool{}
-	next := "/thread?id=" + url.QueryEscape(thread)
-	older := regexp.MustCompile(`<a rel="next" href="([^"]+)">older`)
-	ids := regexp.MustCompile(`<title>([0-9a-f-]{36})</title>`)
-	for pages := 0; next != ""; pages++ {
-		if pages > 5 {
-			t.Fatal("paging does not end")
+	next := regexp.MustCompile(`<a rel="next" href="([^"]+)">` + nextText)
+	var got []string
+	for u, pages := first, 0; u != ""; pages++ {
+		if pages >= maxPages {
+			t.Fatalf("%s: paging does not end", first)
 		}
-		_, body := get(t, srv.Client(), srv.URL+next)
-		for _, m := range ids.FindAllStringSubmatch(body, -1) {
-			if seen[m[1]] {
-				t.Errorf("checkpoint %s on two pages", m[1])
-			}
-			seen[m[1]] = true
+		_, body := get(t, srv.Client(), srv.URL+u)
+		for _, m := range item.FindAllStringSubmatch(body, -1) {
+			got = append(got, m[1])
 		}
-		next = ""
-		if m := older.FindStringSubmatch(body); m != nil {
-			next = strings.ReplaceAll(m[1], "&amp;", "&")
+		u = ""
+		if m := next.FindStringSubmatch(body); m != nil {
+			u = strings.ReplaceAll(m[1], "&amp;", "&")
 		}
 	}
-	if len(seen) != 5 {
-		t.Errorf("paged through %d checkpoints, want 5", len(seen))
-	}
+	return got
 }
 
 // TestReadsKeepTTL: looking at memories (the list, a search, the value
@@ -611,5 +630,291 @@ func TestTwoInspectorsOneBrowser(t *testing.T) {
 		if resp, _ := get(t, c, srv.URL+"/threads"); resp.StatusCode != http.StatusOK {
 			t.Errorf("%s after logging in to both: %d", srv.URL, resp.StatusCode)
 		}
+	}
+}
+
+// TestAuditPageNumberBoundsMemory: the page number of the audit view is
+// the reader's to choose; asking for page 100 000 of a short trail must not
+// allocate room for five million records (it did: 686 MB for this request).
+func TestAuditPageNumberBoundsMemory(t *testing.T) {
+	f := newFixture(t)
+	srv, token := f.server(t)
+	c := login(t, srv, token)
+	get(t, c, srv.URL+"/audit") // warm up: templates, the trail's first check
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	resp, body := get(t, c, srv.URL+"/audit?page=100000")
+	runtime.ReadMemStats(&after)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(body, "no records") {
+		t.Errorf("page 100000 of a short trail: status %d, want 200 and no records", resp.StatusCode)
+	}
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 32<<20 {
+		t.Errorf("page 100000 of a %d-record trail allocated %d MB", f.trailLen(t), grew>>20)
+	}
+}
+
+// TestAuditPaging: the audit view pages through the matching records newest
+// first, each exactly once, with the count of all that match.
+func TestAuditPaging(t *testing.T) {
+	f := newFixture(t)
+	var want []string
+	err := f.h.Audit.Records(context.Background(), audit.Filter{}, func(r audit.Record) error {
+		if r.Op == audit.OpCheckpointWrite {
+			want = append([]string{strconv.FormatInt(r.Seq, 10)}, want...)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := pageThrough(t, f, 2, "/audit?op="+audit.OpCheckpointWrite, "older", regexp.MustCompile(`<tr><td class="num">(\d+)</td>`), len(want)+1)
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("paged through records %v, want %v (newest first)", got, want)
+	}
+	srv, token := f.server(t)
+	_, body := get(t, login(t, srv, token), srv.URL+"/audit?page=1&op="+audit.OpCheckpointWrite)
+	if !strings.Contains(body, strconv.Itoa(len(want))+" matching records") {
+		t.Errorf("a later page does not count all %d matching records", len(want))
+	}
+}
+
+// TestStaticAssets: the stylesheet is served as CSS; a missing asset and
+// the folder answer 404 with every security header (the file server
+// dropped Cache-Control on its errors and listed the folder).
+func TestStaticAssets(t *testing.T) {
+	f := newFixture(t)
+	srv, token := f.server(t)
+	c := login(t, srv, token)
+	resp, css := get(t, c, srv.URL+"/static/style.css")
+	checkHeaders(t, "style.css", resp.Header)
+	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/css") || !strings.Contains(css, "svg#timeline") {
+		t.Errorf("style.css: status %d, type %q", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	for _, r := range []string{"/static/nope.css", "/static/", "/static/..%2fthreads", "/static/style.css/x"} {
+		resp, body := get(t, c, srv.URL+r)
+		checkHeaders(t, r, resp.Header)
+		if resp.StatusCode != http.StatusNotFound || strings.Contains(body, `href="style.css"`) {
+			t.Errorf("%s: status %d, want 404 (no listing): %.200s", r, resp.StatusCode, body)
+		}
+	}
+}
+
+// TestUndecryptableValue: a value that does not decrypt (here, ciphertext
+// moved to another row, which the row binding refuses) gets one generic
+// message, 500 — not the backend's error text, and not a 400 that blames
+// the request (the memory value page said "bad request" for it).
+func TestUndecryptableValue(t *testing.T) {
+	f := newFixture(t)
+	db, err := sql.Open("sqlite", filepath.Join(f.dir, "inspect.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, q := range []string{
+		`UPDATE checkpoint_blobs SET blob = (SELECT blob FROM checkpoint_blobs WHERE thread_id = 'hostile' AND channel = 'big') WHERE thread_id = 'hostile' AND channel = 'messages'`,
+		`UPDATE store SET value = (SELECT value FROM store WHERE prefix = 'users.carol' AND key = 'contact') WHERE prefix = 'users.carol' AND key = 'diet'`,
+	} {
+		if res, err := db.Exec(q); err != nil {
+			t.Fatal(err)
+		} else if n, _ := res.RowsAffected(); n != 1 {
+			t.Fatalf("%s: %d rows", q, n)
+		}
+	}
+	srv, token := f.server(t)
+	c := login(t, srv, token)
+	for _, r := range []string{"/thread?id=hostile", "/threads?meta=step=0", "/value?ns=users&ns=carol&key=diet", "/memories?ns=users&ns=carol"} {
+		resp, body := get(t, c, srv.URL+r)
+		checkHeaders(t, r, resp.Header)
+		if resp.StatusCode != http.StatusInternalServerError || !strings.Contains(body, inspector.DecryptFailedMessage) {
+			t.Errorf("%s: status %d, want 500 with the generic message: %s", r, resp.StatusCode, errorText(body))
+		}
+		for _, leak := range []string{"sqlite", "serde", "crypto:", "messages", "diet"} {
+			if strings.Contains(errorText(body), leak) {
+				t.Errorf("%s: the error says %q: %s", r, leak, errorText(body))
+			}
+		}
+	}
+}
+
+// errorText is the message of an error page.
+func errorText(page string) string {
+	_, after, _ := strings.Cut(page, `<p class="error" id="error">`)
+	msg, _, _ := strings.Cut(after, "</p>")
+	return msg
+}
+
+// TestInvalidInputIs400: an id, namespace or key the saver or store
+// refuses is the request's fault (400), and says why.
+func TestInvalidInputIs400(t *testing.T) {
+	f := newFixture(t)
+	srv, token := f.server(t)
+	c := login(t, srv, token)
+	for r, why := range map[string]string{
+		"/memories?ns=&q=x":                     "invalid namespace",
+		"/memories?ns=a&after=%FF":              "invalid key",
+		"/value?ns=users&ns=&key=x":             "invalid namespace",
+		"/thread?id=" + url.QueryEscape("\xff"): "invalid",
+	} {
+		resp, body := get(t, c, srv.URL+r)
+		if resp.StatusCode != http.StatusBadRequest || !strings.Contains(errorText(body), why) {
+			t.Errorf("%s: status %d, want 400 saying %q: %s", r, resp.StatusCode, why, errorText(body))
+		}
+	}
+}
+
+// TestEmptyPrincipalRecordedAsInspector: a Principal function that names
+// no one (an admin server's request without a user) must not leave reads
+// unattributed: they are recorded as DefaultPrincipal.
+func TestEmptyPrincipalRecordedAsInspector(t *testing.T) {
+	f := newFixture(t)
+	in, err := inspector.New(f.h, inspector.Options{Principal: func(*http.Request) string { return "" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(in)
+	defer srv.Close()
+	const tid = "principal-check"
+	put(t, f.h, tid, "", "", 0, map[string]any{"x": 1})
+	if resp, _ := get(t, srv.Client(), srv.URL+"/thread?id="+tid); resp.StatusCode != http.StatusOK {
+		t.Fatalf("thread page: %d", resp.StatusCode)
+	}
+	var principals []string
+	err = f.h.Audit.Records(context.Background(), audit.Filter{}, func(r audit.Record) error {
+		if r.Target == tid && r.Op == audit.OpCheckpointRead {
+			principals = append(principals, r.Principal)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(principals) == 0 || slices.ContainsFunc(principals, func(p string) bool { return p != inspector.DefaultPrincipal }) {
+		t.Errorf("the reads were recorded under %q, want %q", principals, inspector.DefaultPrincipal)
+	}
+}
+
+// TestHugeValueDownload: a value too large for a page (here 1.5 MB; 100 MB
+// made a page of ~230 MB and some 3 GB of garbage) is cut on the value page
+// too, which links to a download of the whole value as JSON: an attachment
+// the browser saves, not renders, with every header, and the read audited.
+func TestHugeValueDownload(t *testing.T) {
+	f := newFixture(t)
+	huge := strings.Repeat("0123456789abcdef", 3<<15) // 1.5 MiB
+	cp := put(t, f.h, "huge", "", "", 0, map[string]any{"v": huge})
+	srv, token := f.server(t)
+	c := login(t, srv, token)
+	page := "/value?thread=huge&cpns=&cp=" + cp + "&channel=v"
+	resp, body := get(t, c, srv.URL+page)
+	if resp.StatusCode != http.StatusOK || strings.Contains(body, huge) || len(body) > 1<<20+16<<10 {
+		t.Fatalf("value page: status %d, %d bytes: want the value cut at 1 MiB", resp.StatusCode, len(body))
+	}
+	m := regexp.MustCompile(`<a class="download" href="([^"]+)"`).FindStringSubmatch(body)
+	if m == nil {
+		t.Fatal("the value page has no link to download the whole value")
+	}
+	resp, raw := get(t, c, srv.URL+strings.ReplaceAll(m[1], "&amp;", "&"))
+	checkHeaders(t, "download", resp.Header)
+	if resp.StatusCode != http.StatusOK || raw != `"`+huge+`"` ||
+		resp.Header.Get("Content-Type") != "application/json" || !strings.HasPrefix(resp.Header.Get("Content-Disposition"), "attachment") {
+		t.Errorf("download: status %d, %d bytes, type %q, disposition %q", resp.StatusCode, len(raw), resp.Header.Get("Content-Type"), resp.Header.Get("Content-Disposition"))
+	}
+	reads := 0
+	err := f.h.Audit.Records(context.Background(), audit.Filter{}, func(r audit.Record) error {
+		if r.Target == "huge" && r.Op == audit.OpCheckpointRead && r.Principal == inspector.DefaultPrincipal {
+			reads++
+		}
+		return nil
+	})
+	if err != nil || reads != 2 {
+		t.Errorf("%d reads of the huge thread recorded (%v), want 2: the page and the download", reads, err)
+	}
+}
+
+// TestFetchMetadataIsolation: a page of another origin on the same site —
+// any other server on 127.0.0.1, whatever its port, to which SameSite=Strict
+// still sends the session cookie — cannot make the browser load inspector
+// pages as images or fetches (each a decrypting read in the trail under the
+// inspector's name); top-level navigations and the inspector's own requests
+// go through, and so do clients that send no Fetch Metadata.
+func TestFetchMetadataIsolation(t *testing.T) {
+	f := newFixture(t)
+	srv, token := f.server(t)
+	c := login(t, srv, token)
+	do := func(site, mode, dest string) (int, http.Header) {
+		req, err := http.NewRequest("GET", srv.URL+"/thread?id="+url.QueryEscape(thread), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k, v := range map[string]string{"Sec-Fetch-Site": site, "Sec-Fetch-Mode": mode, "Sec-Fetch-Dest": dest} {
+			if v != "" {
+				req.Header.Set(k, v)
+			}
+		}
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode, resp.Header
+	}
+	for _, h := range [][3]string{{"same-site", "no-cors", "image"}, {"cross-site", "cors", "empty"}, {"same-site", "navigate", "iframe"}, {"same-site", "no-cors", "script"}} {
+		code, hdr := do(h[0], h[1], h[2])
+		checkHeaders(t, "refused", hdr)
+		if code != http.StatusForbidden {
+			t.Errorf("%v: status %d, want 403", h, code)
+		}
+	}
+	for _, h := range [][3]string{{"", "", ""}, {"none", "navigate", "document"}, {"same-origin", "no-cors", "style"}, {"same-site", "navigate", "document"}, {"cross-site", "navigate", "document"}} {
+		if code, _ := do(h[0], h[1], h[2]); code != http.StatusOK {
+			t.Errorf("%v: status %d, want 200", h, code)
+		}
+	}
+}
+
+// TestTokenOnlyByGet: a HEAD (a link checker, a preview) or any other
+// method with the token neither uses it up nor gets a session; the GET a
+// browser sends then logs in.
+func TestTokenOnlyByGet(t *testing.T) {
+	f := newFixture(t)
+	srv, token := f.server(t)
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	for _, method := range []string{http.MethodHead, http.MethodOptions, http.MethodPost} {
+		req, err := http.NewRequest(method, srv.URL+"/?token="+url.QueryEscape(token), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := noRedirect.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusUnauthorized || len(resp.Cookies()) != 0 {
+			t.Errorf("%s with the token: status %d, cookies %v; want 401 and none", method, resp.StatusCode, resp.Cookies())
+		}
+	}
+	resp, _ := get(t, noRedirect, srv.URL+"/?token="+url.QueryEscape(token))
+	if resp.StatusCode != http.StatusSeeOther || len(resp.Cookies()) != 1 {
+		t.Errorf("GET with the token after the others: status %d, cookies %v; want 303 and the session", resp.StatusCode, resp.Cookies())
+	}
+}
+
+// TestThreadNamespaceNotFound: a namespace the thread does not have is a
+// 404 that names the namespace (it said the thread had no checkpoint).
+func TestThreadNamespaceNotFound(t *testing.T) {
+	f := newFixture(t)
+	srv, token := f.server(t)
+	c := login(t, srv, token)
+	resp, body := get(t, c, srv.URL+"/thread?id="+url.QueryEscape(thread)+"&ns=nope")
+	if msg := errorText(body); resp.StatusCode != http.StatusNotFound || !strings.Contains(msg, "namespace &#34;nope&#34;") {
+		t.Errorf("status %d: %s", resp.StatusCode, msg)
+	}
+}
+
+// TestMemoriesPaging: the items of a namespace page by key, each once.
+func TestMemoriesPaging(t *testing.T) {
+	f := newFixture(t)
+	keys := pageThrough(t, f, 3, "/memories?ns=users&ns=carol", "next", regexp.MustCompile(`<tr><td class="key">([a-z]+)</td>`), 4)
+	if got := strings.Join(keys, " "); got != "contact diet session shipping" {
+		t.Errorf("paged through %q, want the four keys in order", got)
 	}
 }

@@ -1,7 +1,6 @@
 package inspector
 
 import (
-	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -11,6 +10,8 @@ import (
 	"github.com/memvault/memvault/store"
 )
 
+// memoriesView is the memories page: the namespace tree at ns, and its
+// items or a search under it.
 type memoriesView struct {
 	NS       []string
 	NSText   string
@@ -26,6 +27,7 @@ type memoriesView struct {
 	Action       string
 }
 
+// itemRow is one memory as the page shows it.
 type itemRow struct {
 	Key, NS          string
 	Value            shown
@@ -66,7 +68,7 @@ func (in *Inspector) memories(r *http.Request) (string, any, error) {
 	}
 	names, err := in.h.Store.ListNamespaces(ctx, store.ListNamespacesOptions{Prefix: ns, MaxDepth: len(ns) + 1, Limit: maxChildren + 1})
 	if err != nil {
-		return "", nil, fmt.Errorf("%w: %w", ErrBadRequest, err)
+		return "", nil, err
 	}
 	if len(names) > maxChildren {
 		names = names[:maxChildren]
@@ -102,12 +104,9 @@ func (in *Inspector) memories(r *http.Request) (string, any, error) {
 		v.Searched = true
 		items, err := in.h.Store.Search(ctx, ns, store.SearchOptions{Query: v.Query, Limit: ps + 1, Offset: page * ps, RefreshTTL: &noRefresh})
 		if err != nil {
-			return "", nil, fmt.Errorf("%w: %w", ErrBadRequest, err)
+			return "", nil, err
 		}
-		more := len(items) > ps
-		if more {
-			items = items[:ps]
-		}
+		items, more := onePage(items, ps)
 		for _, it := range items {
 			v.Items = append(v.Items, row(it.Item, it.Score))
 		}
@@ -121,12 +120,9 @@ func (in *Inspector) memories(r *http.Request) (string, any, error) {
 		}
 		items, err := l.ListItems(ctx, ns, store.ListItemsOptions{After: q.Get("after"), Limit: ps + 1})
 		if err != nil {
-			return "", nil, fmt.Errorf("%w: %w", ErrBadRequest, err)
+			return "", nil, err
 		}
-		more := len(items) > ps
-		if more {
-			items = items[:ps]
-		}
+		items, more := onePage(items, ps)
 		for _, it := range items {
 			v.Items = append(v.Items, row(it, nil))
 		}

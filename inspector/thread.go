@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/jsonvalue"
@@ -28,6 +30,7 @@ type threadView struct {
 	Selected   *checkpointView
 }
 
+// nsLink is a link to a namespace (of a thread or of the store).
 type nsLink struct {
 	Name    string
 	Link    string
@@ -49,22 +52,26 @@ type checkpointView struct {
 	Unchanged     int
 }
 
+// cpLink is a link to a checkpoint of the thread shown.
 type cpLink struct {
 	ID, NS, Link string
 }
 
+// channelRow is one channel value of a checkpoint.
 type channelRow struct {
 	Name, Version string
 	Value         shown
 	Full          string
 }
 
+// writeRow is one pending write (or interrupt) of a checkpoint.
 type writeRow struct {
 	TaskID, Channel, Kind string
 	Value                 shown
 	Full                  string
 }
 
+// diffRow is one channel that differs from the parent checkpoint.
 type diffRow struct {
 	Channel, Status string
 	Old, New        shown
@@ -113,7 +120,7 @@ func (in *Inspector) thread(r *http.Request) (string, any, error) {
 		tuples = append(tuples, t)
 	}
 	slices.SortStableFunc(tuples, func(a, b *checkpointer.Tuple) int {
-		return -cmpString(a.Config.CheckpointID, b.Config.CheckpointID)
+		return strings.Compare(b.Config.CheckpointID, a.Config.CheckpointID) // newest first
 	})
 	if len(tuples) > in.opt.PageSize {
 		tuples = tuples[:in.opt.PageSize]
@@ -124,6 +131,9 @@ func (in *Inspector) thread(r *http.Request) (string, any, error) {
 		v.Older = in.link("/thread", nq)
 	}
 	if len(tuples) == 0 && q.Get("before") == "" {
+		if !v.AllNS {
+			return "", nil, fmt.Errorf("%w: no checkpoint in namespace %q of thread %q", ErrNotFound, printableText(v.NS), printableText(id))
+		}
 		return "", nil, fmt.Errorf("%w: no checkpoint in thread %q", ErrNotFound, printableText(id))
 	}
 	v.Count = len(tuples)
@@ -189,16 +199,6 @@ func (in *Inspector) thread(r *http.Request) (string, any, error) {
 	return "Thread " + printableText(id), v, nil
 }
 
-func cmpString(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
 // cpHref links to checkpoint (ns, id) of the thread, keeping the page.
 func (in *Inspector) cpHref(base url.Values, ns, id string) string {
 	q := cloneValues(base)
@@ -230,7 +230,7 @@ func (in *Inspector) checkpoint(ctx context.Context, t *checkpointer.Tuple, page
 		return in.link("/value", fq)
 	}
 	if t.Checkpoint != nil {
-		for _, name := range sortedKeys(t.Checkpoint.ChannelValues) {
+		for _, name := range slices.Sorted(maps.Keys(t.Checkpoint.ChannelValues)) {
 			row := channelRow{Name: name, Version: t.Checkpoint.ChannelVersions[name], Value: showValue(t.Checkpoint.ChannelValues[name], max)}
 			if row.Value.Truncated {
 				row.Full = full(url.Values{"channel": {name}})
@@ -280,8 +280,8 @@ func (in *Inspector) checkpoint(ctx context.Context, t *checkpointer.Tuple, page
 // diffChannels compares two checkpoints' channel values: the channels
 // added, removed and changed, and how many are the same.
 func diffChannels(old, cur map[string]any, max int) ([]diffRow, int) {
-	names := sortedKeys(old)
-	for _, k := range sortedKeys(cur) {
+	names := slices.Collect(maps.Keys(old))
+	for k := range cur {
 		if _, ok := old[k]; !ok {
 			names = append(names, k)
 		}
@@ -308,13 +308,4 @@ func diffChannels(old, cur map[string]any, max int) ([]diffRow, int) {
 		}
 	}
 	return rows, same
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	slices.Sort(ks)
-	return ks
 }

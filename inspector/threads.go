@@ -20,6 +20,7 @@ type threadRow struct {
 	Updated     string
 }
 
+// threadsView is the threads page: the search and a page of threads.
 type threadsView struct {
 	Prefix, Meta string
 	// Matching says the counts are of checkpoints whose metadata matched.

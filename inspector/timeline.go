@@ -18,6 +18,7 @@ type timeline struct {
 	Edges         []edge
 }
 
+// node is one checkpoint drawn on the timeline.
 type node struct {
 	X, Y      int
 	Link      string
@@ -29,6 +30,7 @@ type node struct {
 	Namespace string
 }
 
+// edge is the line from a checkpoint to its parent.
 type edge struct {
 	Path  string
 	Class string

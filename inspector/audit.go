@@ -1,41 +1,18 @@
 package inspector
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/memvault/memvault/audit"
-	"github.com/memvault/memvault/vault"
 )
 
-type keysView struct {
-	Encrypted bool
-	KeyIDs    []string
-	Subjects  bool
-	Rows      []vault.CensusRow
-	// Retired counts the values under a key that is not the primary: what
-	// must be re-encrypted before that key is retired.
-	Retired int64
-}
-
-// keys shows the key census: stored values per table, cipher and key id,
-// counted in SQL (nothing decrypted, nothing recorded).
-func (in *Inspector) keys(r *http.Request) (string, any, error) {
-	rows, err := in.h.Census(r.Context())
-	if err != nil {
-		return "", nil, err
-	}
-	v := &keysView{Encrypted: in.h.Keyring != nil, KeyIDs: in.h.KeyIDs(), Subjects: in.h.Keys != nil, Rows: rows}
-	for _, row := range rows {
-		if row.Role != "" && row.Role != "primary" && row.Cipher != "" {
-			v.Retired += row.Rows
-		}
-	}
-	return "Keys", v, nil
-}
-
+// auditView is the audit page: the filters, the verification, a page of
+// matching records.
 type auditView struct {
 	On                            bool
 	Principal, Subject, Op, Since string
@@ -50,6 +27,10 @@ type auditView struct {
 	Action                        string
 }
 
+// errPageFull stops reading the trail once the page has its records.
+var errPageFull = errors.New("inspector: page full")
+
+// auditRow is one record as the page shows it (records hold no values).
 type auditRow struct {
 	Seq                                  int64
 	Time, Principal, Op, Target, Subject string
@@ -89,28 +70,22 @@ func (in *Inspector) auditView(r *http.Request) (string, any, error) {
 	if err != nil {
 		v.VerifyError = err.Error()
 	}
-	// Records come oldest first: keep the last (page+1)*size+1 that match,
-	// a window that slides, so memory stays bounded by the page asked for.
-	ps := in.opt.PageSize
-	keep := (page+1)*ps + 1
-	window := make([]audit.Record, 0, keep)
+	// Records come oldest first and the page is counted from the newest:
+	// one pass counts the matches, a second keeps the page's records. Two
+	// reads of the trail, but memory stays one page whatever ?page= asks
+	// (a window of (page+1)×size records was 686 MB for page 100 000).
+	match := func(rec audit.Record) bool {
+		return (v.Principal == "" || rec.Principal == v.Principal) &&
+			(v.Op == "" || rec.Op == v.Op || strings.HasPrefix(rec.Op, v.Op+"."))
+	}
 	err = in.h.Audit.Records(ctx, f, func(rec audit.Record) error {
 		if rec.Op == audit.OpAnchor {
 			a := rec
 			v.LastAnchor = &a
 		}
-		if v.Principal != "" && rec.Principal != v.Principal {
-			return nil
+		if match(rec) {
+			v.Matched++
 		}
-		if v.Op != "" && rec.Op != v.Op && !strings.HasPrefix(rec.Op, v.Op+".") {
-			return nil
-		}
-		v.Matched++
-		if len(window) == keep {
-			copy(window, window[1:])
-			window = window[:keep-1]
-		}
-		window = append(window, rec)
 		return nil
 	})
 	if err != nil {
@@ -119,12 +94,33 @@ func (in *Inspector) auditView(r *http.Request) (string, any, error) {
 	if v.LastAnchor != nil {
 		v.LastAnchorTime = when(v.LastAnchor.Time)
 	}
-	// Newest first: page p is window[len-1-p*ps] down.
-	hi := len(window) - page*ps
+	// Newest first, page p holds matches [Matched-(p+1)×size, Matched-p×size)
+	// counted from the oldest. Records appended since the count are newer
+	// than all of them and stop nothing.
+	ps := in.opt.PageSize
+	hi := v.Matched - page*ps
 	lo := max(hi-ps, 0)
-	for i := hi - 1; i >= lo && i >= 0; i-- {
-		rec := window[i]
-		v.Rows = append(v.Rows, auditRow{Seq: rec.Seq, Time: when(rec.Time), Principal: rec.Principal, Op: rec.Op, Target: rec.Target, Subject: rec.Subject, KeyID: rec.KeyID})
+	if hi > 0 {
+		rows := make([]auditRow, 0, hi-lo)
+		i := 0
+		err = in.h.Audit.Records(ctx, f, func(rec audit.Record) error {
+			if !match(rec) {
+				return nil
+			}
+			if i >= lo && i < hi {
+				rows = append(rows, auditRow{Seq: rec.Seq, Time: when(rec.Time), Principal: rec.Principal, Op: rec.Op, Target: rec.Target, Subject: rec.Subject, KeyID: rec.KeyID})
+			}
+			i++
+			if i >= hi {
+				return errPageFull
+			}
+			return nil
+		})
+		if err != nil && !errors.Is(err, errPageFull) {
+			return "", nil, err
+		}
+		slices.Reverse(rows)
+		v.Rows = rows
 	}
 	v.Pager = in.pagerFor("/audit", q, page, v.Matched > (page+1)*ps)
 	return "Audit", v, nil
