@@ -21,34 +21,56 @@
 //
 // A checkpoints document has Python's fields: thread_id, checkpoint_ns,
 // checkpoint_id, parent_checkpoint_id (a string, or null for none), type
-// and checkpoint (the checkpoint as one binary: memvault writes its JSON
-// document, type "json", which Python's JsonPlusSerializer reads), and
-// metadata as a nested document whose non-dict values are [type, binary]
-// pairs written by serde.MsgPack, byte-identical to Python's msgpack, so
-// Python's list(filter=...) matches what Go wrote. Channel versions are
-// integers by default, as both MongoDBSavers write them. Setup creates the
-// two unique compound indexes under the names Python's create_index gives
-// them, so Python's saver finds them and creates nothing.
+// and checkpoint (the whole checkpoint as one binary, channel values
+// inline, see below), and metadata as a nested document whose non-dict
+// values are [type, binary] pairs written by serde.MsgPack, byte-identical
+// to Python's msgpack, so Python's list(filter=...) matches what Go wrote.
+// Channel versions are integers by default, as both MongoDBSavers write
+// them. Setup creates the two unique compound indexes under the names
+// Python's create_index gives them, so Python's saver finds them and
+// creates nothing; where JS's setup() made its (non-unique) index on the
+// same keys, Setup keeps it.
+//
+// # What Python and JS read
+//
+// The checkpoint binary depends on the serializer (form.go):
+//
+//   - plaintext JSON (serde.JSONPlus, the default): type "json", the
+//     checkpoint with every value inline. Python's JsonPlusSerializer and
+//     JS's both read "json": Python reads and continues memvault's
+//     checkpoints, values included. JS reads the binary too, but not
+//     Python's metadata layout (it calls .value() on a document); with
+//     Options.JSLayout the metadata is written as JS writes it (one JSON
+//     binary plus metadata_search) and JS lists, reads and continues
+//     memvault's checkpoints — Python then cannot read their metadata.
+//   - plaintext msgpack (serde.MsgPack, or a continuation of a Python
+//     thread, whose values came as msgpack): type "msgpack", the whole
+//     checkpoint as Python writes it. Python reads it; JS cannot (its
+//     serializer reads "json" and "bytes" only).
+//   - encrypted (any encrypting serializer): no value inline. Each value
+//     is sealed bound to its thread, namespace, channel and version under
+//     keys only memvault holds, so neither Python nor JS can open it —
+//     not even with LangGraph's "aes" format, which would need the whole
+//     checkpoint encrypted as one value. The binary is memvault's
+//     document without values, typed "json+memvault", which Python's and
+//     JS's serializers refuse loudly rather than resuming from an empty
+//     state; pending writes are sealed too.
 //
 // Three fields are memvault's own, ignored by Python and JS:
-// memvault_values holds the checkpoint's channel values as the engine
-// sealed them (one entry per channel: channel, version, serde type,
-// bytes) — values are encrypted and bound to their thread, namespace,
-// channel and version when the serializer encrypts; memvault_keys names
-// them for lookups; memvault_v is the checkpoint format version.
-// A checkpoint_writes document is Python's: thread_id, checkpoint_ns,
-// checkpoint_id, task_id, task_path, idx, channel, type, value.
+// memvault_values holds the rows that are not inline (sealed values, and
+// channels with a version but no value), memvault_keys names every value
+// of the checkpoint (channel and version) for lookups, memvault_v is the
+// checkpoint format version. A checkpoint_writes document is Python's:
+// thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx,
+// channel, type, value.
 //
-// Metadata whose keys cannot be field names (holding '.' or NUL, starting
-// with '$', empty) is stored as JS's MongoDBSaver stores metadata, one
-// binary of JSON: memvault reads it, Python does not.
-//
-// What Python and JS see of a memvault checkpoint today: the document, the
-// metadata and the pending writes, but not the channel values, which live
-// in memvault_values (Python's checkpoint keeps them inline in the
-// checkpoint binary). Writing plaintext values inline for Python, and
-// reading checkpoints Python wrote (type "msgpack"), are not done yet;
-// such a checkpoint is refused with ErrDocument.
+// memvault reads, in one collection, its own documents, Python's (type
+// "msgpack", values inline, nested metadata, including leaves written
+// before langgraph-checkpoint-mongodb 0.2.2 as raw JSON) and JS's (type
+// "json", metadata one binary, metadata_search and upserted_at ignored,
+// writes without task_path). Metadata whose keys cannot be field names
+// (holding '.' or NUL, starting with '$', empty) is stored as one binary
+// of JSON whatever the layout.
 //
 // # Without transactions
 //

@@ -26,6 +26,9 @@ type driver struct {
 	cps, writes *mongo.Collection
 	// mu: puts and pending writes hold it shared, Update exclusively.
 	mu sync.RWMutex
+	// jsLayout: metadata is written as JS's MongoDBSaver writes it
+	// (Options.JSLayout).
+	jsLayout bool
 }
 
 var _ checkpointer.Driver = (*driver)(nil)

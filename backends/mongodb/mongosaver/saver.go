@@ -27,6 +27,13 @@ type Options struct {
 	// string versions. Default: integers, as Python's and JS's
 	// MongoDBSaver write them.
 	StringVersions bool
+	// JSLayout writes each checkpoint's metadata as LangGraph.js's
+	// MongoDBSaver does (one JSON binary, plus metadata_search), so that
+	// JS reads and lists memvault's checkpoints; Python's MongoDBSaver then
+	// cannot read them (it wants metadata as a document). Default:
+	// Python's layout, which JS cannot read (it calls .value() on the
+	// metadata). memvault reads both, in one collection, either way.
+	JSLayout bool
 	// Retention, SweepInterval, OnSweep and SweepBatch are
 	// engine.Options'.
 	Retention     checkpointer.RetentionPolicy
@@ -48,6 +55,7 @@ type Saver struct {
 // "checkpointing_db"). Call Setup once to create the indexes.
 func New(db *mongo.Database, opt Options) (*Saver, error) {
 	d := newDriver(db)
+	d.jsLayout = opt.JSLayout
 	style := checkpointer.VersionInt
 	if opt.StringVersions {
 		style = checkpointer.VersionString
@@ -74,20 +82,59 @@ func (s *Saver) Setup(ctx context.Context) error {
 }
 
 func (d *driver) setup(ctx context.Context) error {
-	_, err := d.cps.Indexes().CreateOne(ctx, mongo.IndexModel{
-		Keys:    bson.D{{Key: fThread, Value: 1}, {Key: fNS, Value: 1}, {Key: fID, Value: -1}},
-		Options: options.Index().SetUnique(true).SetName(checkpointsIndex),
-	})
-	if err != nil {
-		return fmt.Errorf("mongodb: setup: %s index: %w", checkpts, err)
-	}
-	_, err = d.writes.Indexes().CreateOne(ctx, mongo.IndexModel{
-		Keys: bson.D{{Key: fThread, Value: 1}, {Key: fNS, Value: 1}, {Key: fID, Value: -1},
-			{Key: fTask, Value: 1}, {Key: fIdx, Value: 1}},
-		Options: options.Index().SetUnique(true).SetName(writesIndex),
-	})
-	if err != nil {
-		return fmt.Errorf("mongodb: setup: %s index: %w", writesCol, err)
+	for _, ix := range []struct {
+		coll *mongo.Collection
+		name string
+		keys bson.D
+	}{
+		{d.cps, checkpointsIndex, bson.D{{Key: fThread, Value: 1}, {Key: fNS, Value: 1}, {Key: fID, Value: -1}}},
+		{d.writes, writesIndex, bson.D{{Key: fThread, Value: 1}, {Key: fNS, Value: 1}, {Key: fID, Value: -1}, {Key: fTask, Value: 1}, {Key: fIdx, Value: 1}}},
+	} {
+		// An index on the same keys under another name is JS's
+		// MongoDBSaver's (thread_ns_checkpoint_idx, not unique): the
+		// server refuses a second one (IndexOptionsConflict), and it
+		// serves the same queries, so it is kept. Python's find ours.
+		has, err := hasIndexOn(ctx, ix.coll, ix.keys)
+		if err != nil {
+			return fmt.Errorf("mongodb: setup: %s indexes: %w", ix.coll.Name(), err)
+		}
+		if has {
+			continue
+		}
+		_, err = ix.coll.Indexes().CreateOne(ctx, mongo.IndexModel{Keys: ix.keys, Options: options.Index().SetUnique(true).SetName(ix.name)})
+		if err != nil {
+			return fmt.Errorf("mongodb: setup: %s index: %w", ix.coll.Name(), err)
+		}
 	}
 	return nil
+}
+
+// hasIndexOn reports whether coll has an index whose key is keys.
+func hasIndexOn(ctx context.Context, coll *mongo.Collection, keys bson.D) (bool, error) {
+	cur, err := coll.Indexes().List(ctx)
+	if err != nil {
+		return false, err
+	}
+	var idx []struct {
+		Key bson.D `bson:"key"`
+	}
+	if err := cur.All(ctx, &idx); err != nil {
+		return false, err
+	}
+	for _, ix := range idx {
+		if len(ix.Key) != len(keys) {
+			continue
+		}
+		same := true
+		for i, e := range ix.Key {
+			if e.Key != keys[i].Key || fmt.Sprint(e.Value) != fmt.Sprint(keys[i].Value) {
+				same = false
+				break
+			}
+		}
+		if same {
+			return true, nil
+		}
+	}
+	return false, nil
 }

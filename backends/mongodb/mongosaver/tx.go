@@ -122,7 +122,11 @@ func (t *tx) Put(ctx context.Context, p *checkpointer.PutRows) error {
 	// Newest first, each overriding: the oldest document's value wins.
 	have := map[chanVersion]checkpointer.ValueRow{}
 	for i := range docs {
-		for _, v := range docs[i].valueRows() {
+		rows, err := docs[i].rows()
+		if err != nil {
+			return fmt.Errorf("put: %w", err)
+		}
+		for _, v := range rows {
 			have[chanVersion{v.Channel, v.Version}] = v
 		}
 	}
@@ -144,7 +148,7 @@ func (t *tx) Put(ctx context.Context, p *checkpointer.PutRows) error {
 	if old != nil {
 		q.Parent = old.parent()
 	}
-	doc, err := newCPDoc(p.Thread, &q, values)
+	doc, err := t.d.newCPDoc(p.Thread, &q, values)
 	if err != nil {
 		return err
 	}
@@ -319,18 +323,21 @@ func removalFilter(r checkpointer.Removal) bson.D {
 func (t *tx) Remove(ctx context.Context, rs []checkpointer.Removal, countOnly bool) (checkpointer.SweepReport, error) {
 	var rep checkpointer.SweepReport
 	for _, r := range rs {
-		docs, err := t.d.findCPs(ctx, nsFilter(r.Thread, r.NS), options.Find().SetProjection(bson.D{{Key: fID, Value: 1}, {Key: fValues, Value: 1}}))
+		// Values are counted by their keys (memvault_keys names every
+		// value of memvault's documents, inline or not); the inline
+		// values of Python's and JS's documents go with their documents
+		// and are not counted.
+		docs, err := t.d.findCPs(ctx, nsFilter(r.Thread, r.NS), options.Find().SetProjection(bson.D{{Key: fID, Value: 1}, {Key: fKeys, Value: 1}}))
 		if err != nil {
 			return rep, fmt.Errorf("remove: %w", err)
 		}
-		all, live := map[chanVersion]bool{}, map[chanVersion]bool{}
+		all, live := map[string]bool{}, map[string]bool{}
 		for _, d := range docs {
 			gone := slices.Contains(r.IDs, d.ID)
 			if gone {
 				rep.Checkpoints++
 			}
-			for _, v := range d.Values {
-				k := chanVersion{v.Channel, v.Version}
+			for _, k := range d.Keys {
 				all[k] = true
 				if !gone {
 					live[k] = true
@@ -367,14 +374,14 @@ func (t *tx) DeleteThreads(ctx context.Context, threads []string, countOnly bool
 	var rep checkpointer.SweepReport
 	for _, th := range threads {
 		f := bson.D{{Key: fThread, Value: th}}
-		docs, err := t.d.findCPs(ctx, f, options.Find().SetProjection(bson.D{{Key: fNS, Value: 1}, {Key: fValues, Value: 1}}))
+		docs, err := t.d.findCPs(ctx, f, options.Find().SetProjection(bson.D{{Key: fNS, Value: 1}, {Key: fKeys, Value: 1}}))
 		if err != nil {
 			return rep, fmt.Errorf("delete thread: %w", err)
 		}
-		blobs := map[[3]string]bool{}
+		blobs := map[[2]string]bool{}
 		for _, d := range docs {
-			for _, v := range d.Values {
-				blobs[[3]string{d.NS, v.Channel, v.Version}] = true
+			for _, key := range d.Keys {
+				blobs[[2]string{d.NS, key}] = true
 			}
 		}
 		n, err := t.d.writes.CountDocuments(ctx, f)
@@ -414,17 +421,19 @@ func (t *tx) Rows(ctx context.Context, thread string) (*checkpointer.ThreadRows,
 		if err != nil {
 			return nil, err
 		}
-		dec, err := d.decoded()
+		p, err := d.parse()
 		if err != nil {
 			return nil, err
 		}
-		typ := d.Type
-		if typ == typeJSON {
-			typ = ""
+		vals, err := d.rows()
+		if err != nil {
+			return nil, err
 		}
+		// The document without values (memvault's form, whatever wrote
+		// it): Overwrite puts the values back as a put does.
 		rows.Checkpoints = append(rows.Checkpoints, checkpointer.PutRows{Thread: thread, NS: d.NS, ID: d.ID, Parent: d.parent(),
-			V: dec.V(), Doc: d.CP, Meta: meta, Type: typ, Versions: dec.ChannelVersions()})
-		for _, v := range d.valueRows() {
+			V: p.dec.V(), Doc: p.doc, Meta: meta, Versions: p.dec.ChannelVersions()})
+		for _, v := range vals {
 			if k := [3]string{d.NS, v.Channel, v.Version}; !seen[k] {
 				seen[k] = true
 				rows.Values = append(rows.Values, checkpointer.NamespacedValue{NS: d.NS, ValueRow: v})
@@ -499,7 +508,11 @@ func (t *tx) Overwrite(ctx context.Context, thread string, rows *checkpointer.Th
 			var old map[chanVersion]checkpointer.ValueRow
 			if e := byID[c.ID]; e != nil {
 				old = map[chanVersion]checkpointer.ValueRow{}
-				for _, v := range e.valueRows() {
+				erows, err := e.rows()
+				if err != nil {
+					return err
+				}
+				for _, v := range erows {
 					old[chanVersion{v.Channel, v.Version}] = v
 				}
 			}
@@ -513,7 +526,7 @@ func (t *tx) Overwrite(ctx context.Context, thread string, rows *checkpointer.Th
 				}
 			}
 			c.NS = ns
-			doc, err := newCPDoc(thread, &c, values)
+			doc, err := t.d.newCPDoc(thread, &c, values)
 			if err != nil {
 				return err
 			}
@@ -528,17 +541,34 @@ func (t *tx) Overwrite(ctx context.Context, thread string, rows *checkpointer.Th
 			if replaced[id] {
 				continue
 			}
+			erows, err := e.rows()
+			if err != nil {
+				return err
+			}
 			changed := false
-			for i, v := range e.Values {
+			for i, v := range erows {
 				if nv, ok := vals[ns][chanVersion{v.Channel, v.Version}]; ok {
-					e.Values[i] = valueDoc{Channel: nv.Channel, Version: nv.Version, Type: nv.Type, Data: nv.Data}
+					erows[i] = nv
 					changed = true
 				}
 			}
-			if changed {
-				if err := t.d.replaceCP(ctx, e); err != nil {
-					return err
-				}
+			if !changed {
+				continue
+			}
+			p, err := e.parse()
+			if err != nil {
+				return err
+			}
+			meta, err := decodeMetadata(e.Meta)
+			if err != nil {
+				return err
+			}
+			nd, err := t.d.newCPDoc(thread, &checkpointer.PutRows{NS: ns, ID: e.ID, Parent: e.parent(), V: p.dec.V(), Doc: p.doc, Meta: meta}, erows)
+			if err != nil {
+				return err
+			}
+			if err := t.d.replaceCP(ctx, nd); err != nil {
+				return err
 			}
 		}
 	}
