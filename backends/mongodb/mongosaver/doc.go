@@ -95,16 +95,20 @@
 // The driver declares itself Serialized: Update (removals, copies,
 // imports, re-encryption) holds a lock that puts of the same Saver hold
 // shared, and when its function fails the threads it touched are restored
-// from copies read before their first change. That covers one process.
-// Across processes nothing is serialized: a removal may delete a
-// checkpoint another process is continuing (the put still stores its
-// document whole, with its inherited values, since it copies them from
-// the parent it read; only its parent link dangles), and a crash during
-// a multi-thread Update leaves the threads it had changed changed. Run
-// removals (prune, sweep, delete by run) from one process per database,
-// or give them a lease: a lease document per thread, taken with an
-// upsert before a removal and checked by puts, is the protocol a
-// multi-process deployment needs (DriverTx.Lock), not built yet.
+// from copies read before their first change. Across processes, a lease
+// document per thread (collection memvault_leases: owner, expiry, taken
+// with a conditional upsert; lease.go) is held by a put or a task's
+// writes from before their read to after their write, and by an Update
+// for every thread it reads or changes until it ends: a removal in one
+// process cannot interleave with a put in another. The price is two
+// round trips per put and per pending-writes call (Options.NoLeases
+// drops them where one process alone writes). What leases do not cover:
+// a process that dies during a multi-thread Update leaves the threads it
+// had changed changed (its leases expire after Options.LeaseTTL, during
+// which other writers of those threads wait); two Updates taking the
+// same threads in different orders make one give up (ErrLeaseBusy); and
+// a writer paused for longer than the lease TTL may find its lease taken
+// (there is no fencing token).
 //
 // # Servers
 //

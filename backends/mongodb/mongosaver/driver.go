@@ -29,6 +29,11 @@ type driver struct {
 	// jsLayout: metadata is written as JS's MongoDBSaver writes it
 	// (Options.JSLayout).
 	jsLayout bool
+	// leases serialize a thread's writers across processes (lease.go).
+	leases *leaser
+	// afterPutRead, when set (tests), runs in a put between its read and
+	// its write.
+	afterPutRead func()
 }
 
 var _ checkpointer.Driver = (*driver)(nil)
@@ -273,13 +278,16 @@ func (d *driver) ThreadInfos(ctx context.Context) iter.Seq2[checkpointer.ThreadI
 func (d *driver) Put(ctx context.Context, p *checkpointer.PutRows) error {
 	d.mu.RLock()
 	defer d.mu.RUnlock()
-	return (&tx{d: d, direct: true}).Put(ctx, p)
+	return d.leases.hold(ctx, p.Thread, func() error { return (&tx{d: d, direct: true}).Put(ctx, p) })
 }
 
 func (d *driver) PutWrites(ctx context.Context, w *checkpointer.WriteRows) error {
+	if len(w.Rows) == 0 {
+		return w.Fence.Check(ctx)
+	}
 	d.mu.RLock()
 	defer d.mu.RUnlock()
-	return (&tx{d: d, direct: true}).PutWrites(ctx, w)
+	return d.leases.hold(ctx, w.Thread, func() error { return (&tx{d: d, direct: true}).PutWrites(ctx, w) })
 }
 
 func (d *driver) Heads(ctx context.Context, sel checkpointer.HeadSelector) ([]checkpointer.Head, error) {
@@ -295,14 +303,20 @@ func (d *driver) DeleteThreads(ctx context.Context, threads []string) error {
 	})
 }
 
-// Update runs fn holding mu exclusively. Its writes go to the server as
-// they are made; when fn fails, the threads it touched are restored from
-// the copies taken before their first change (doc.go says what this does
-// not cover).
-func (d *driver) Update(ctx context.Context, fn func(tx checkpointer.DriverTx) error) error {
+// Update runs fn holding mu exclusively and, from before it reads or
+// changes a thread until it ends, that thread's lease (lease.go). Its
+// writes go to the server as they are made; when fn fails, the threads it
+// touched are restored from the copies taken before their first change
+// (doc.go says what this does not cover).
+func (d *driver) Update(ctx context.Context, fn func(tx checkpointer.DriverTx) error) (err error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	t := &tx{d: d}
+	t := &tx{d: d, leases: txLeases{l: d.leases}}
+	defer func() {
+		if rerr := t.leases.releaseAll(context.WithoutCancel(ctx)); rerr != nil && err == nil {
+			err = rerr
+		}
+	}()
 	if err := fn(t); err != nil {
 		if rbErr := t.rollback(context.WithoutCancel(ctx)); rbErr != nil {
 			return errors.Join(err, fmt.Errorf("mongodb: restoring the threads after the failure: %w", rbErr))

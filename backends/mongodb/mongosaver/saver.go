@@ -1,6 +1,7 @@
 package mongosaver
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -34,6 +35,14 @@ type Options struct {
 	// Python's layout, which JS cannot read (it calls .value() on the
 	// metadata). memvault reads both, in one collection, either way.
 	JSLayout bool
+	// LeaseTTL is how long a thread's lease outlives a process that died
+	// holding it (lease.go): the longest another process then waits.
+	// Default 30s.
+	LeaseTTL time.Duration
+	// NoLeases turns the per-thread leases off: only for a database that
+	// one process alone writes, where they cost two round trips per put
+	// and serialize nothing the process does not already.
+	NoLeases bool
 	// Retention, SweepInterval, OnSweep and SweepBatch are
 	// engine.Options'.
 	Retention     checkpointer.RetentionPolicy
@@ -56,6 +65,8 @@ type Saver struct {
 func New(db *mongo.Database, opt Options) (*Saver, error) {
 	d := newDriver(db)
 	d.jsLayout = opt.JSLayout
+	d.leases = newLeaser(db, cmp.Or(opt.LeaseTTL, defaultLeaseTTL), opt.NoLeases)
+	d.leases.cps, d.leases.writes = d.cps, d.writes
 	style := checkpointer.VersionInt
 	if opt.StringVersions {
 		style = checkpointer.VersionString
@@ -76,9 +87,14 @@ const (
 )
 
 // Setup creates the unique compound indexes Python's MongoDBSaver creates,
-// under the same names; it is idempotent.
+// under the same names, and removes the threads an import (or another
+// Update creating threads) was writing when its process died, once their
+// leases expired (lease.go); it is idempotent.
 func (s *Saver) Setup(ctx context.Context) error {
-	return s.d.setup(ctx)
+	if err := s.d.setup(ctx); err != nil {
+		return err
+	}
+	return s.d.leases.recoverAll(ctx)
 }
 
 func (d *driver) setup(ctx context.Context) error {

@@ -16,8 +16,18 @@ import (
 // threads a failed function touched from the copies saved here.
 type tx struct {
 	d      *driver
-	direct bool                   // outside Update: nothing is saved
+	direct bool                   // outside Update: nothing is saved, the caller holds the lease
 	saved  map[string]*threadDocs // thread -> its documents before the first change
+	leases txLeases               // in Update: the leases held
+}
+
+// lease takes thread's lease for the transaction (nothing outside one:
+// the driver's Put and PutWrites hold it themselves).
+func (t *tx) lease(ctx context.Context, thread string) error {
+	if t.direct {
+		return nil
+	}
+	return t.leases.take(ctx, thread)
 }
 
 type threadDocs struct{ cps, writes []bson.Raw }
@@ -27,6 +37,9 @@ type threadDocs struct{ cps, writes []bson.Raw }
 func (t *tx) touch(ctx context.Context, thread string) error {
 	if t.direct {
 		return nil
+	}
+	if err := t.lease(ctx, thread); err != nil {
+		return err
 	}
 	if _, ok := t.saved[thread]; ok {
 		return nil
@@ -47,6 +60,13 @@ func (t *tx) touch(ctx context.Context, thread string) error {
 			return fmt.Errorf("save thread %q: %w", thread, err)
 		}
 		_ = cur.Close(ctx)
+	}
+	if len(s.cps) == 0 && len(s.writes) == 0 && !t.leases.l.off {
+		// A thread this Update creates: absent again if the process
+		// dies before the Update ends (lease.go).
+		if err := t.leases.l.markCreated(ctx, thread); err != nil {
+			return err
+		}
 	}
 	if t.saved == nil {
 		t.saved = map[string]*threadDocs{}
@@ -84,6 +104,9 @@ func (t *tx) Put(ctx context.Context, p *checkpointer.PutRows) error {
 	if err := p.Fence.Check(ctx); err != nil {
 		return err
 	}
+	if err := t.lease(ctx, p.Thread); err != nil {
+		return err
+	}
 	ids := []string{p.ID}
 	if p.Parent != "" && p.Parent != p.ID {
 		ids = append(ids, p.Parent)
@@ -103,6 +126,9 @@ func (t *tx) Put(ctx context.Context, p *checkpointer.PutRows) error {
 		options.Find().SetSort(bson.D{{Key: fID, Value: -1}}))
 	if err != nil {
 		return fmt.Errorf("put: %w", err)
+	}
+	if t.d.afterPutRead != nil {
+		t.d.afterPutRead()
 	}
 	var old, parent *cpDoc
 	for i := range docs {
@@ -271,6 +297,12 @@ func (t *tx) Heads(ctx context.Context, sel checkpointer.HeadSelector) ([]checkp
 	}
 	var out []checkpointer.Head
 	for _, f := range scopes {
+		// The heads stay true while the transaction holds the lease.
+		if th, ok := f[0].Value.(string); ok && f[0].Key == fThread {
+			if err := t.lease(ctx, th); err != nil {
+				return nil, err
+			}
+		}
 		docs, err := t.d.findCPs(ctx, f, options.Find().SetProjection(bson.D{{Key: fValues, Value: 0}}))
 		if err != nil {
 			return nil, fmt.Errorf("heads: %w", err)
@@ -323,6 +355,9 @@ func removalFilter(r checkpointer.Removal) bson.D {
 func (t *tx) Remove(ctx context.Context, rs []checkpointer.Removal, countOnly bool) (checkpointer.SweepReport, error) {
 	var rep checkpointer.SweepReport
 	for _, r := range rs {
+		if err := t.lease(ctx, r.Thread); err != nil {
+			return rep, err
+		}
 		// Values are counted by their keys (memvault_keys names every
 		// value of memvault's documents, inline or not); the inline
 		// values of Python's and JS's documents go with their documents
@@ -373,6 +408,9 @@ func (t *tx) Remove(ctx context.Context, rs []checkpointer.Removal, countOnly bo
 func (t *tx) DeleteThreads(ctx context.Context, threads []string, countOnly bool) (checkpointer.SweepReport, error) {
 	var rep checkpointer.SweepReport
 	for _, th := range threads {
+		if err := t.lease(ctx, th); err != nil {
+			return rep, err
+		}
 		f := bson.D{{Key: fThread, Value: th}}
 		docs, err := t.d.findCPs(ctx, f, options.Find().SetProjection(bson.D{{Key: fNS, Value: 1}, {Key: fKeys, Value: 1}}))
 		if err != nil {
@@ -408,6 +446,9 @@ func (t *tx) DeleteThreads(ctx context.Context, threads []string, countOnly bool
 }
 
 func (t *tx) Rows(ctx context.Context, thread string) (*checkpointer.ThreadRows, error) {
+	if err := t.lease(ctx, thread); err != nil {
+		return nil, err
+	}
 	f := bson.D{{Key: fThread, Value: thread}}
 	docs, err := t.d.findCPs(ctx, f)
 	if err != nil {
