@@ -110,6 +110,14 @@
 // a writer paused for longer than the lease TTL may find its lease taken
 // (there is no fencing token).
 //
+// A MongoDB document is limited to 16 MiB (MaxDocumentSize; FerretDB
+// accepts more, so the driver checks the size itself). A checkpoint
+// whose document would exceed it is stored with its largest values moved
+// to memvault_big_values, in 8 MiB chunks written before the document
+// (big.go): memvault reads them back whole; Python and JS do not see
+// those values. A pending write over the limit, or a checkpoint over it
+// with every value moved out, fails with ErrTooLarge and stores nothing.
+//
 // # Servers
 //
 // MongoDB 6+ and Atlas, FerretDB, Azure Cosmos DB for MongoDB vCore and

@@ -59,6 +59,12 @@ type cpDoc struct {
 	// V is the document's format version, for removals that read heads
 	// without decoding documents; absent on documents Python wrote.
 	V *int `bson:"memvault_v,omitempty"`
+	// HasBig marks a document some of whose values are in
+	// memvault_big_values (big.go).
+	HasBig *bool `bson:"memvault_big,omitempty"`
+
+	big []checkpointer.ValueRow // values to write to memvault_big_values first
+	raw []byte                  // the document's encoding, checked for size
 
 	p *parsed // the checkpoint binary taken apart, once (form.go)
 }
@@ -68,6 +74,8 @@ type valueDoc struct {
 	Version string `bson:"v"`
 	Type    string `bson:"t"`
 	Data    []byte `bson:"d,omitempty"`
+	// Big: the value is in memvault_big_values (big.go).
+	Big bool `bson:"b,omitempty"`
 }
 
 type writeDoc struct {
@@ -102,6 +110,18 @@ func (dr *driver) newCPDoc(thread string, p *checkpointer.PutRows, values []chec
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint %q: %w", p.ID, err)
 	}
+	d, err := dr.buildDoc(thread, p, md, search, values)
+	if err != nil {
+		return nil, err
+	}
+	if err := dr.fitDocument(d, p, values); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// buildDoc is the document of p with values, metadata md and search.
+func (dr *driver) buildDoc(thread string, p *checkpointer.PutRows, md bson.RawValue, search any, values []checkpointer.ValueRow) (*cpDoc, error) {
 	typ, bin, rest, err := encodeCheckpoint(p.Doc, values)
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint %q: %w", p.ID, err)
@@ -119,12 +139,7 @@ func (dr *driver) newCPDoc(thread string, p *checkpointer.PutRows, values []chec
 	}
 	slices.SortFunc(d.Values, func(a, b valueDoc) int { return cmp.Compare(a.Channel, b.Channel) })
 	// Keys name every value, inline or not.
-	keys := make([]string, len(values))
-	for i, v := range values {
-		keys[i] = valueKey(v.Channel, v.Version)
-	}
-	slices.Sort(keys)
-	d.Keys = keys
+	d.Keys = valueKeys(values)
 	return d, nil
 }
 
@@ -166,16 +181,12 @@ func (d *cpDoc) version() (int, error) {
 
 // stored is d as the engine reads it (writes and sends added by the
 // caller).
-func (d *cpDoc) stored() (*checkpointer.StoredCheckpoint, error) {
+func (d *cpDoc) stored(rows []checkpointer.ValueRow) (*checkpointer.StoredCheckpoint, error) {
 	meta, err := decodeMetadata(d.Meta)
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint %q: %w", d.ID, err)
 	}
 	p, err := d.parse()
-	if err != nil {
-		return nil, err
-	}
-	rows, err := d.rows()
 	if err != nil {
 		return nil, err
 	}

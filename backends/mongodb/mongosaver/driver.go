@@ -24,6 +24,7 @@ import (
 // this process with mu (see doc.go).
 type driver struct {
 	cps, writes *mongo.Collection
+	big         *mongo.Collection // values too large for their document (big.go)
 	// mu: puts and pending writes hold it shared, Update exclusively.
 	mu sync.RWMutex
 	// jsLayout: metadata is written as JS's MongoDBSaver writes it
@@ -39,7 +40,7 @@ type driver struct {
 var _ checkpointer.Driver = (*driver)(nil)
 
 func newDriver(db *mongo.Database) *driver {
-	return &driver{cps: db.Collection(checkpts), writes: db.Collection(writesCol)}
+	return &driver{cps: db.Collection(checkpts), writes: db.Collection(writesCol), big: db.Collection(bigCol)}
 }
 
 func (*driver) Name() string { return "mongodb" }
@@ -84,7 +85,11 @@ func (d *driver) complete(ctx context.Context, doc *cpDoc) (*checkpointer.Stored
 // stored is doc with its writes ws and, before format 4, its parent's
 // pending sends.
 func (d *driver) stored(ctx context.Context, doc *cpDoc, ws []writeDoc) (*checkpointer.StoredCheckpoint, error) {
-	st, err := doc.stored()
+	rows, err := d.fullRows(ctx, doc)
+	if err != nil {
+		return nil, err
+	}
+	st, err := doc.stored(rows)
 	if err != nil {
 		return nil, err
 	}

@@ -55,11 +55,11 @@ const defaultLeaseTTL = 30 * time.Second
 
 type leaser struct {
 	coll *mongo.Collection
-	// cps and writes are the saver's collections, for recover.
-	cps, writes *mongo.Collection
-	owner       string // this process's (driver's) owner id
-	ttl         time.Duration
-	off         bool
+	// cps, writes and big are the saver's collections, for recover.
+	cps, writes, big *mongo.Collection
+	owner            string // this process's (driver's) owner id
+	ttl              time.Duration
+	off              bool
 
 	mu    sync.Mutex
 	local map[string]*localLock // thread -> in-process lock
@@ -184,6 +184,9 @@ func (l *leaser) recover(ctx context.Context, thread string) error {
 		return fmt.Errorf("lease on thread %q: removing an unfinished import: %w", thread, err)
 	}
 	if _, err := l.writes.DeleteMany(ctx, f); err != nil {
+		return fmt.Errorf("lease on thread %q: removing an unfinished import: %w", thread, err)
+	}
+	if _, err := l.big.DeleteMany(ctx, f); err != nil {
 		return fmt.Errorf("lease on thread %q: removing an unfinished import: %w", thread, err)
 	}
 	_, err := l.coll.UpdateOne(ctx, bson.D{{Key: "_id", Value: thread}, {Key: "owner", Value: l.owner}},

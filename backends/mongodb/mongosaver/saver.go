@@ -20,6 +20,18 @@ import (
 // or write (a checkpoint type it does not read, malformed metadata).
 var ErrDocument = errors.New("mongodb: unusable document")
 
+// ErrTooLarge is wrapped by the error of a put or pending write whose
+// document would exceed MaxDocumentSize even with its values moved out
+// (big.go); nothing of it is stored.
+var ErrTooLarge = errors.New("mongodb: document too large")
+
+// MaxDocumentSize is MongoDB's limit on one BSON document (16 MiB).
+const MaxDocumentSize = 16 << 20
+
+// writeMargin is room left in a pending write's document for its ids and
+// field names.
+const writeMargin = 64 << 10
+
 // Options configures a Saver. The zero value is ready to use.
 type Options struct {
 	// Serde encodes channel values and pending writes (engine.Options).
@@ -66,7 +78,7 @@ func New(db *mongo.Database, opt Options) (*Saver, error) {
 	d := newDriver(db)
 	d.jsLayout = opt.JSLayout
 	d.leases = newLeaser(db, cmp.Or(opt.LeaseTTL, defaultLeaseTTL), opt.NoLeases)
-	d.leases.cps, d.leases.writes = d.cps, d.writes
+	d.leases.cps, d.leases.writes, d.leases.big = d.cps, d.writes, d.big
 	style := checkpointer.VersionInt
 	if opt.StringVersions {
 		style = checkpointer.VersionString
@@ -105,6 +117,7 @@ func (d *driver) setup(ctx context.Context) error {
 	}{
 		{d.cps, checkpointsIndex, bson.D{{Key: fThread, Value: 1}, {Key: fNS, Value: 1}, {Key: fID, Value: -1}}},
 		{d.writes, writesIndex, bson.D{{Key: fThread, Value: 1}, {Key: fNS, Value: 1}, {Key: fID, Value: -1}, {Key: fTask, Value: 1}, {Key: fIdx, Value: 1}}},
+		{d.big, bigIndex, bson.D{{Key: fThread, Value: 1}, {Key: fNS, Value: 1}, {Key: "key", Value: 1}, {Key: "seq", Value: 1}}},
 	} {
 		// An index on the same keys under another name is JS's
 		// MongoDBSaver's (thread_ns_checkpoint_idx, not unique): the

@@ -30,7 +30,7 @@ func (t *tx) lease(ctx context.Context, thread string) error {
 	return t.leases.take(ctx, thread)
 }
 
-type threadDocs struct{ cps, writes []bson.Raw }
+type threadDocs struct{ cps, writes, big []bson.Raw }
 
 // touch saves thread's documents before its first change in the
 // transaction.
@@ -48,7 +48,7 @@ func (t *tx) touch(ctx context.Context, thread string) error {
 	for _, c := range []struct {
 		coll *mongo.Collection
 		out  *[]bson.Raw
-	}{{t.d.cps, &s.cps}, {t.d.writes, &s.writes}} {
+	}{{t.d.cps, &s.cps}, {t.d.writes, &s.writes}, {t.d.big, &s.big}} {
 		cur, err := c.coll.Find(ctx, bson.D{{Key: fThread, Value: thread}})
 		if err != nil {
 			return fmt.Errorf("save thread %q: %w", thread, err)
@@ -85,6 +85,14 @@ func (t *tx) rollback(ctx context.Context) error {
 		}
 		if _, err := t.d.writes.DeleteMany(ctx, f); err != nil {
 			return err
+		}
+		if _, err := t.d.big.DeleteMany(ctx, f); err != nil {
+			return err
+		}
+		if len(s.big) > 0 {
+			if _, err := t.d.big.InsertMany(ctx, s.big); err != nil {
+				return err
+			}
 		}
 		if len(s.writes) > 0 {
 			if _, err := t.d.writes.InsertMany(ctx, s.writes); err != nil {
@@ -148,7 +156,7 @@ func (t *tx) Put(ctx context.Context, p *checkpointer.PutRows) error {
 	// Newest first, each overriding: the oldest document's value wins.
 	have := map[chanVersion]checkpointer.ValueRow{}
 	for i := range docs {
-		rows, err := docs[i].rows()
+		rows, err := t.d.fullRows(ctx, &docs[i])
 		if err != nil {
 			return fmt.Errorf("put: %w", err)
 		}
@@ -181,7 +189,7 @@ func (t *tx) Put(ctx context.Context, p *checkpointer.PutRows) error {
 	if err := t.touch(ctx, p.Thread); err != nil {
 		return err
 	}
-	return t.d.replaceCP(ctx, doc)
+	return t.d.replaceCP(ctx, doc, true)
 }
 
 func (d *driver) findCPs(ctx context.Context, f bson.D, opts ...options.Lister[options.FindOptions]) ([]cpDoc, error) {
@@ -197,10 +205,26 @@ func (d *driver) findCPs(ctx context.Context, f bson.D, opts ...options.Lister[o
 }
 
 // replaceCP stores doc, replacing the document of its checkpoint: one
-// document, written atomically, holding the checkpoint and its values.
-func (d *driver) replaceCP(ctx context.Context, doc *cpDoc) error {
+// document, written atomically, holding the checkpoint and its values,
+// after the values moved out of it (big.go), which a put keeps when they
+// are stored (keepFirst) and an overwrite replaces.
+func (d *driver) replaceCP(ctx context.Context, doc *cpDoc, keepFirst bool) error {
+	raw := doc.raw
+	if raw == nil {
+		var err error
+		if raw, err = bson.Marshal(doc); err != nil {
+			return fmt.Errorf("%w: checkpoint %q: %w", ErrDocument, doc.ID, err)
+		}
+	}
+	if len(raw) > MaxDocumentSize {
+		return fmt.Errorf("%w: checkpoint %q of thread %q is %d bytes, over the %d-byte limit of a MongoDB document; nothing was stored",
+			ErrTooLarge, doc.ID, doc.Thread, len(raw), MaxDocumentSize)
+	}
+	if err := d.writeBig(ctx, doc, keepFirst); err != nil {
+		return err
+	}
 	_, err := d.cps.ReplaceOne(ctx, bson.D{{Key: fThread, Value: doc.Thread}, {Key: fNS, Value: doc.NS}, {Key: fID, Value: doc.ID}},
-		doc, options.Replace().SetUpsert(true))
+		bson.Raw(raw), options.Replace().SetUpsert(true))
 	if err != nil {
 		return fmt.Errorf("put checkpoint %q: %w", doc.ID, err)
 	}
@@ -223,6 +247,13 @@ func (t *tx) PutWrites(ctx context.Context, w *checkpointer.WriteRows) error {
 		data := r.Data
 		if data == nil {
 			data = []byte{}
+		}
+		// A write is one document in every layout: over the limit it
+		// cannot be stored (its other fields are ids, well under the
+		// margin).
+		if len(data) > MaxDocumentSize-writeMargin {
+			return fmt.Errorf("%w: pending write %d of task %q (thread %q) holds %d bytes, over the %d-byte limit of a MongoDB document; nothing was stored",
+				ErrTooLarge, r.Idx, w.Task, w.Thread, len(data), MaxDocumentSize)
 		}
 		models[i] = mongo.NewUpdateOneModel().SetUpsert(true).
 			SetFilter(bson.D{{Key: fThread, Value: w.Thread}, {Key: fNS, Value: w.NS}, {Key: fID, Value: w.Checkpoint},
@@ -362,15 +393,17 @@ func (t *tx) Remove(ctx context.Context, rs []checkpointer.Removal, countOnly bo
 		// value of memvault's documents, inline or not); the inline
 		// values of Python's and JS's documents go with their documents
 		// and are not counted.
-		docs, err := t.d.findCPs(ctx, nsFilter(r.Thread, r.NS), options.Find().SetProjection(bson.D{{Key: fID, Value: 1}, {Key: fKeys, Value: 1}}))
+		docs, err := t.d.findCPs(ctx, nsFilter(r.Thread, r.NS), options.Find().SetProjection(bson.D{{Key: fID, Value: 1}, {Key: fKeys, Value: 1}, {Key: fBig, Value: 1}}))
 		if err != nil {
 			return rep, fmt.Errorf("remove: %w", err)
 		}
 		all, live := map[string]bool{}, map[string]bool{}
+		big := false
 		for _, d := range docs {
 			gone := slices.Contains(r.IDs, d.ID)
 			if gone {
 				rep.Checkpoints++
+				big = big || d.HasBig != nil
 			}
 			for _, k := range d.Keys {
 				all[k] = true
@@ -401,6 +434,19 @@ func (t *tx) Remove(ctx context.Context, rs []checkpointer.Removal, countOnly bo
 		if _, err := t.d.writes.DeleteMany(ctx, wf); err != nil {
 			return rep, fmt.Errorf("remove: %w", err)
 		}
+		// Large values last: those no remaining checkpoint references.
+		if big {
+			var dead []string
+			for k := range all {
+				if !live[k] {
+					dead = append(dead, k)
+				}
+			}
+			ns := r.NS
+			if err := t.d.dropBig(ctx, r.Thread, &ns, dead); err != nil {
+				return rep, err
+			}
+		}
 	}
 	return rep, nil
 }
@@ -412,12 +458,14 @@ func (t *tx) DeleteThreads(ctx context.Context, threads []string, countOnly bool
 			return rep, err
 		}
 		f := bson.D{{Key: fThread, Value: th}}
-		docs, err := t.d.findCPs(ctx, f, options.Find().SetProjection(bson.D{{Key: fNS, Value: 1}, {Key: fKeys, Value: 1}}))
+		docs, err := t.d.findCPs(ctx, f, options.Find().SetProjection(bson.D{{Key: fNS, Value: 1}, {Key: fKeys, Value: 1}, {Key: fBig, Value: 1}}))
 		if err != nil {
 			return rep, fmt.Errorf("delete thread: %w", err)
 		}
 		blobs := map[[2]string]bool{}
+		big := false
 		for _, d := range docs {
+			big = big || d.HasBig != nil
 			for _, key := range d.Keys {
 				blobs[[2]string{d.NS, key}] = true
 			}
@@ -440,6 +488,11 @@ func (t *tx) DeleteThreads(ctx context.Context, threads []string, countOnly bool
 		}
 		if _, err := t.d.writes.DeleteMany(ctx, f); err != nil {
 			return rep, fmt.Errorf("delete thread: %w", err)
+		}
+		if big {
+			if err := t.d.dropBig(ctx, th, nil, nil); err != nil {
+				return rep, err
+			}
 		}
 	}
 	return rep, nil
@@ -466,7 +519,7 @@ func (t *tx) Rows(ctx context.Context, thread string) (*checkpointer.ThreadRows,
 		if err != nil {
 			return nil, err
 		}
-		vals, err := d.rows()
+		vals, err := t.d.fullRows(ctx, d)
 		if err != nil {
 			return nil, err
 		}
@@ -549,7 +602,7 @@ func (t *tx) Overwrite(ctx context.Context, thread string, rows *checkpointer.Th
 			var old map[chanVersion]checkpointer.ValueRow
 			if e := byID[c.ID]; e != nil {
 				old = map[chanVersion]checkpointer.ValueRow{}
-				erows, err := e.rows()
+				erows, err := t.d.fullRows(ctx, e)
 				if err != nil {
 					return err
 				}
@@ -571,7 +624,7 @@ func (t *tx) Overwrite(ctx context.Context, thread string, rows *checkpointer.Th
 			if err != nil {
 				return err
 			}
-			if err := t.d.replaceCP(ctx, doc); err != nil {
+			if err := t.d.replaceCP(ctx, doc, false); err != nil {
 				return err
 			}
 			replaced[c.ID] = true
@@ -582,7 +635,7 @@ func (t *tx) Overwrite(ctx context.Context, thread string, rows *checkpointer.Th
 			if replaced[id] {
 				continue
 			}
-			erows, err := e.rows()
+			erows, err := t.d.fullRows(ctx, e)
 			if err != nil {
 				return err
 			}
@@ -608,7 +661,7 @@ func (t *tx) Overwrite(ctx context.Context, thread string, rows *checkpointer.Th
 			if err != nil {
 				return err
 			}
-			if err := t.d.replaceCP(ctx, nd); err != nil {
+			if err := t.d.replaceCP(ctx, nd, false); err != nil {
 				return err
 			}
 		}
