@@ -38,3 +38,29 @@ func BenchmarkPut(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkGetTuple reads the latest checkpoint of a thread holding 20
+// messages of 200 bytes, with a pending write.
+func BenchmarkGetTuple(b *testing.B) {
+	ctx := context.Background()
+	s := newSaver(b, mongosaver.Options{})
+	msgs := make([]any, 20)
+	for i := range msgs {
+		msgs[i] = map[string]any{"role": "user", "content": fmt.Sprintf("%0200d", i)}
+	}
+	v := s.NextVersion("")
+	cp := &checkpointer.Checkpoint{V: 4, ID: checkpointer.NewID(0), TS: time.Now(),
+		ChannelValues: map[string]any{"messages": msgs, "step": 3}, ChannelVersions: map[string]string{"messages": v, "step": v}}
+	cfg, err := s.Put(ctx, checkpointer.Config{ThreadID: "read"}, cp, checkpointer.Metadata{"step": 3}, cp.ChannelVersions)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := s.PutWrites(ctx, cfg, []checkpointer.Write{{Channel: "messages", Value: "w"}}, "task", ""); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if tu, err := s.GetTuple(ctx, checkpointer.Config{ThreadID: "read"}); err != nil || len(tu.Checkpoint.ChannelValues["messages"].([]any)) != 20 {
+			b.Fatal(tu, err)
+		}
+	}
+}

@@ -118,8 +118,8 @@ func (d *driver) stored(ctx context.Context, doc *cpDoc, ws []writeDoc) (*checkp
 	return st, nil
 }
 
-func (d *driver) findWrites(ctx context.Context, f bson.D) ([]writeDoc, error) {
-	cur, err := d.writes.Find(ctx, f)
+func (d *driver) findWrites(ctx context.Context, f bson.D, opts ...options.Lister[options.FindOptions]) ([]writeDoc, error) {
+	cur, err := d.writes.Find(ctx, f, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("read writes: %w", err)
 	}

@@ -392,6 +392,30 @@ func TestReadsPythonAndJSDocuments(t *testing.T) {
 	if string(js.Values["__start__"]) != `{"messages":"hi"}` || !jsonEqual(js.Values["messages"], `["hi","ok"]`) || string(js.Versions["messages"]) != "3" {
 		t.Errorf("what JS reads of the continuation: values %s, versions %s", js.Values, js.Versions)
 	}
+
+	// memvault's removals on the mixed threads: the heads of Python's and
+	// JS's documents (no memvault_v) are read from their checkpoints.
+	if err := s.Prune(ctx, []string{"py", "js"}, checkpointer.PruneKeepLatest); err != nil {
+		t.Fatal(err)
+	}
+	for thread, want := range map[string]string{"py": "map[messages:[hi there go] step:1]", "js": "map[__start__:map[messages:hi] messages:[hi ok]]"} {
+		n := 0
+		for tu, err := range s.List(ctx, &checkpointer.Config{ThreadID: thread}, checkpointer.ListOptions{}) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			n++
+			if got := fmt.Sprint(tu.Checkpoint.ChannelValues); got != want {
+				t.Errorf("%s after the prune: %s, want %s", thread, got, want)
+			}
+		}
+		if n != 1 {
+			t.Errorf("%s after the prune: %d checkpoints, want 1", thread, n)
+		}
+	}
+	if n, err := writes.CountDocuments(ctx, bson.D{}); err != nil || n != 0 {
+		t.Errorf("%d writes left after the prune (%v), want 0: they belonged to pruned checkpoints", n, err)
+	}
 }
 
 func jsonEqual(a []byte, b string) bool {

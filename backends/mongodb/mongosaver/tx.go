@@ -192,6 +192,34 @@ func (t *tx) Put(ctx context.Context, p *checkpointer.PutRows) error {
 	return t.d.replaceCP(ctx, doc, true)
 }
 
+// foreignCheckpoints reads the type and checkpoint binary of the docs
+// without memvault_v (Python's and JS's), read without them.
+func (d *driver) foreignCheckpoints(ctx context.Context, docs []cpDoc) error {
+	type key struct{ thread, ns, id string }
+	var or bson.A
+	at := map[key]int{}
+	for i := range docs {
+		if docs[i].V == nil {
+			or = append(or, bson.D{{Key: fThread, Value: docs[i].Thread}, {Key: fNS, Value: docs[i].NS}, {Key: fID, Value: docs[i].ID}})
+			at[key{docs[i].Thread, docs[i].NS, docs[i].ID}] = i
+		}
+	}
+	if len(or) == 0 {
+		return nil
+	}
+	full, err := d.findCPs(ctx, bson.D{{Key: "$or", Value: or}}, options.Find().SetProjection(bson.D{{Key: fThread, Value: 1}, {Key: fNS, Value: 1},
+		{Key: fID, Value: 1}, {Key: fType, Value: 1}, {Key: fCP, Value: 1}}))
+	if err != nil {
+		return err
+	}
+	for _, f := range full {
+		if i, ok := at[key{f.Thread, f.NS, f.ID}]; ok {
+			docs[i].Type, docs[i].CP = f.Type, f.CP
+		}
+	}
+	return nil
+}
+
 func (d *driver) findCPs(ctx context.Context, f bson.D, opts ...options.Lister[options.FindOptions]) ([]cpDoc, error) {
 	cur, err := d.cps.Find(ctx, f, opts...)
 	if err != nil {
@@ -334,8 +362,14 @@ func (t *tx) Heads(ctx context.Context, sel checkpointer.HeadSelector) ([]checkp
 				return nil, err
 			}
 		}
-		docs, err := t.d.findCPs(ctx, f, options.Find().SetProjection(bson.D{{Key: fValues, Value: 0}}))
+		// Heads need no values: memvault's documents say their format
+		// (memvault_v); only the others' checkpoints are read for it.
+		docs, err := t.d.findCPs(ctx, f, options.Find().SetProjection(bson.D{{Key: fValues, Value: 0}, {Key: fCP, Value: 0},
+			{Key: fKeys, Value: 0}, {Key: "metadata_search", Value: 0}}))
 		if err != nil {
+			return nil, fmt.Errorf("heads: %w", err)
+		}
+		if err := t.d.foreignCheckpoints(ctx, docs); err != nil {
 			return nil, fmt.Errorf("heads: %w", err)
 		}
 		stored := map[[3]string]bool{}
@@ -350,7 +384,7 @@ func (t *tx) Heads(ctx context.Context, sel checkpointer.HeadSelector) ([]checkp
 			stored[[3]string{d.Thread, d.NS, d.ID}] = true
 			out = append(out, h)
 		}
-		ws, err := t.d.findWrites(ctx, f)
+		ws, err := t.d.findWrites(ctx, f, options.Find().SetProjection(bson.D{{Key: fThread, Value: 1}, {Key: fNS, Value: 1}, {Key: fID, Value: 1}}))
 		if err != nil {
 			return nil, err
 		}
