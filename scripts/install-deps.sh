@@ -280,4 +280,25 @@ else
 	log "redis8: $(redis_version "$REDIS8_PREFIX/bin/redis-server") installed in $REDIS8_PREFIX"
 fi
 
+# ---------------------------------------------------------------------------
+# backends/mongodb: JS LangGraph's MongoDBSaver for the MongoDB interop test
+# (backends/mongodb/mongosaver/testdata/js; cd backends/mongodb && go test
+# ./mongosaver -run TestJSInterop). Same rules as the interop/js block: `npm ci`
+# when node_modules is missing or older than package-lock.json; needs
+# Node.js >= 20 and npm, which this block does not install.
+# ---------------------------------------------------------------------------
+MONGO_JS="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/backends/mongodb/mongosaver/testdata/js"
+if [[ -f "$MONGO_JS/package-lock.json" ]]; then
+	if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+		log "warning: node or npm not found: the MongoDB JS interop test needs Node.js >= 20 and npm"
+	elif [[ "$(node -p 'process.versions.node.split(".")[0]')" -lt 20 ]]; then
+		log "warning: node $(node --version) is too old for the MongoDB JS interop test (it needs Node.js >= 20)"
+	elif [[ ! -f "$MONGO_JS/node_modules/.package-lock.json" || "$MONGO_JS/package-lock.json" -nt "$MONGO_JS/node_modules/.package-lock.json" ]]; then
+		log "backends/mongodb: npm ci (JS MongoDBSaver for the interop test)"
+		npm ci --prefix "$MONGO_JS" --no-audit --no-fund --loglevel=error
+	else
+		log "backends/mongodb: npm packages already installed"
+	fi
+fi
+
 log "done"

@@ -21,34 +21,56 @@
 //
 // A checkpoints document has Python's fields: thread_id, checkpoint_ns,
 // checkpoint_id, parent_checkpoint_id (a string, or null for none), type
-// and checkpoint (the checkpoint as one binary: memvault writes its JSON
-// document, type "json", which Python's JsonPlusSerializer reads), and
-// metadata as a nested document whose non-dict values are [type, binary]
-// pairs written by serde.MsgPack, byte-identical to Python's msgpack, so
-// Python's list(filter=...) matches what Go wrote. Channel versions are
-// integers by default, as both MongoDBSavers write them. Setup creates the
-// two unique compound indexes under the names Python's create_index gives
-// them, so Python's saver finds them and creates nothing.
+// and checkpoint (the whole checkpoint as one binary, channel values
+// inline, see below), and metadata as a nested document whose non-dict
+// values are [type, binary] pairs written by serde.MsgPack, byte-identical
+// to Python's msgpack, so Python's list(filter=...) matches what Go wrote.
+// Channel versions are integers by default, as both MongoDBSavers write
+// them. Setup creates the two unique compound indexes under the names
+// Python's create_index gives them, so Python's saver finds them and
+// creates nothing; where JS's setup() made its (non-unique) index on the
+// same keys, Setup keeps it.
+//
+// # What Python and JS read
+//
+// The checkpoint binary depends on the serializer (form.go):
+//
+//   - plaintext JSON (serde.JSONPlus, the default): type "json", the
+//     checkpoint with every value inline. Python's JsonPlusSerializer and
+//     JS's both read "json": Python reads and continues memvault's
+//     checkpoints, values included. JS reads the binary too, but not
+//     Python's metadata layout (it calls .value() on a document); with
+//     Options.JSLayout the metadata is written as JS writes it (one JSON
+//     binary plus metadata_search) and JS lists, reads and continues
+//     memvault's checkpoints — Python then cannot read their metadata.
+//   - plaintext msgpack (serde.MsgPack, or a continuation of a Python
+//     thread, whose values came as msgpack): type "msgpack", the whole
+//     checkpoint as Python writes it. Python reads it; JS cannot (its
+//     serializer reads "json" and "bytes" only).
+//   - encrypted (any encrypting serializer): no value inline. Each value
+//     is sealed bound to its thread, namespace, channel and version under
+//     keys only memvault holds, so neither Python nor JS can open it —
+//     not even with LangGraph's "aes" format, which would need the whole
+//     checkpoint encrypted as one value. The binary is memvault's
+//     document without values, typed "json+memvault", which Python's and
+//     JS's serializers refuse loudly rather than resuming from an empty
+//     state; pending writes are sealed too.
 //
 // Three fields are memvault's own, ignored by Python and JS:
-// memvault_values holds the checkpoint's channel values as the engine
-// sealed them (one entry per channel: channel, version, serde type,
-// bytes) — values are encrypted and bound to their thread, namespace,
-// channel and version when the serializer encrypts; memvault_keys names
-// them for lookups; memvault_v is the checkpoint format version.
-// A checkpoint_writes document is Python's: thread_id, checkpoint_ns,
-// checkpoint_id, task_id, task_path, idx, channel, type, value.
+// memvault_values holds the rows that are not inline (sealed values, and
+// channels with a version but no value), memvault_keys names every value
+// of the checkpoint (channel and version) for lookups, memvault_v is the
+// checkpoint format version. A checkpoint_writes document is Python's:
+// thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx,
+// channel, type, value.
 //
-// Metadata whose keys cannot be field names (holding '.' or NUL, starting
-// with '$', empty) is stored as JS's MongoDBSaver stores metadata, one
-// binary of JSON: memvault reads it, Python does not.
-//
-// What Python and JS see of a memvault checkpoint today: the document, the
-// metadata and the pending writes, but not the channel values, which live
-// in memvault_values (Python's checkpoint keeps them inline in the
-// checkpoint binary). Writing plaintext values inline for Python, and
-// reading checkpoints Python wrote (type "msgpack"), are not done yet;
-// such a checkpoint is refused with ErrDocument.
+// memvault reads, in one collection, its own documents, Python's (type
+// "msgpack", values inline, nested metadata, including leaves written
+// before langgraph-checkpoint-mongodb 0.2.2 as raw JSON) and JS's (type
+// "json", metadata one binary, metadata_search and upserted_at ignored,
+// writes without task_path). Metadata whose keys cannot be field names
+// (holding '.' or NUL, starting with '$', empty) is stored as one binary
+// of JSON whatever the layout.
 //
 // # Without transactions
 //
@@ -73,16 +95,28 @@
 // The driver declares itself Serialized: Update (removals, copies,
 // imports, re-encryption) holds a lock that puts of the same Saver hold
 // shared, and when its function fails the threads it touched are restored
-// from copies read before their first change. That covers one process.
-// Across processes nothing is serialized: a removal may delete a
-// checkpoint another process is continuing (the put still stores its
-// document whole, with its inherited values, since it copies them from
-// the parent it read; only its parent link dangles), and a crash during
-// a multi-thread Update leaves the threads it had changed changed. Run
-// removals (prune, sweep, delete by run) from one process per database,
-// or give them a lease: a lease document per thread, taken with an
-// upsert before a removal and checked by puts, is the protocol a
-// multi-process deployment needs (DriverTx.Lock), not built yet.
+// from copies read before their first change. Across processes, a lease
+// document per thread (collection memvault_leases: owner, expiry, taken
+// with a conditional upsert; lease.go) is held by a put or a task's
+// writes from before their read to after their write, and by an Update
+// for every thread it reads or changes until it ends: a removal in one
+// process cannot interleave with a put in another. The price is two
+// round trips per put and per pending-writes call (Options.NoLeases
+// drops them where one process alone writes). What leases do not cover:
+// a process that dies during a multi-thread Update leaves the threads it
+// had changed changed (its leases expire after Options.LeaseTTL, during
+// which other writers of those threads wait); two Updates taking the
+// same threads in different orders make one give up (ErrLeaseBusy); and
+// a writer paused for longer than the lease TTL may find its lease taken
+// (there is no fencing token).
+//
+// A MongoDB document is limited to 16 MiB (MaxDocumentSize; FerretDB
+// accepts more, so the driver checks the size itself). A checkpoint
+// whose document would exceed it is stored with its largest values moved
+// to memvault_big_values, in 8 MiB chunks written before the document
+// (big.go): memvault reads them back whole; Python and JS do not see
+// those values. A pending write over the limit, or a checkpoint over it
+// with every value moved out, fails with ErrTooLarge and stores nothing.
 //
 // # Servers
 //

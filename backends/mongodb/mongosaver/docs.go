@@ -11,6 +11,7 @@ import (
 	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/checkpointer/engine"
 	"github.com/memvault/memvault/jsonvalue"
+	"github.com/memvault/memvault/serde"
 )
 
 // Field names of Python's MongoDBSaver documents, and memvault's own.
@@ -30,7 +31,7 @@ const (
 	fValues   = "memvault_values"
 	fVersion  = "memvault_v"
 	fKeys     = "memvault_keys"
-	typeJSON  = "json"
+	typeJSON  = serde.TypeJSON
 	checkpts  = "checkpoints"
 	writesCol = "checkpoint_writes"
 )
@@ -45,6 +46,9 @@ type cpDoc struct {
 	Type   string        `bson:"type"`
 	CP     []byte        `bson:"checkpoint"`
 	Meta   bson.RawValue `bson:"metadata"`
+	// MetaSearch is JS's metadata_search, the metadata as plain BSON
+	// that JS's list(filter) matches; written in the JS layout only.
+	MetaSearch any `bson:"metadata_search,omitempty"`
 	// Values are the checkpoint's channel value rows, sealed as the
 	// engine sealed them (see doc.go).
 	Values []valueDoc `bson:"memvault_values,omitempty"`
@@ -55,6 +59,14 @@ type cpDoc struct {
 	// V is the document's format version, for removals that read heads
 	// without decoding documents; absent on documents Python wrote.
 	V *int `bson:"memvault_v,omitempty"`
+	// HasBig marks a document some of whose values are in
+	// memvault_big_values (big.go).
+	HasBig *bool `bson:"memvault_big,omitempty"`
+
+	big []checkpointer.ValueRow // values to write to memvault_big_values first
+	raw []byte                  // the document's encoding, checked for size
+
+	p *parsed // the checkpoint binary taken apart, once (form.go)
 }
 
 type valueDoc struct {
@@ -62,6 +74,8 @@ type valueDoc struct {
 	Version string `bson:"v"`
 	Type    string `bson:"t"`
 	Data    []byte `bson:"d,omitempty"`
+	// Big: the value is in memvault_big_values (big.go).
+	Big bool `bson:"b,omitempty"`
 }
 
 type writeDoc struct {
@@ -80,28 +94,52 @@ func (w *writeDoc) row() checkpointer.WriteRow {
 	return checkpointer.WriteRow{Task: w.Task, Path: w.Path, Idx: w.Idx, Channel: w.Channel, Type: w.Type, Data: w.Value}
 }
 
-// newCPDoc builds the document of p holding values.
-func newCPDoc(thread string, p *checkpointer.PutRows, values []checkpointer.ValueRow) (*cpDoc, error) {
-	md, err := encodeMetadata(p.Meta)
+// newCPDoc builds the document of p holding values: the checkpoint binary
+// with the values Python and JS can read inline, the others in
+// memvault_values (form.go); the metadata in Python's layout, or in JS's
+// when the driver writes it (Options.JSLayout).
+func (dr *driver) newCPDoc(thread string, p *checkpointer.PutRows, values []checkpointer.ValueRow) (*cpDoc, error) {
+	var md bson.RawValue
+	var search any
+	var err error
+	if dr.jsLayout {
+		md, search, err = jsMetadata(p.Meta)
+	} else {
+		md, err = encodeMetadata(p.Meta)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint %q: %w", p.ID, err)
 	}
-	d := &cpDoc{Thread: thread, NS: p.NS, ID: p.ID, Type: cmp.Or(p.Type, typeJSON), CP: p.Doc, Meta: md}
+	d, err := dr.buildDoc(thread, p, md, search, values)
+	if err != nil {
+		return nil, err
+	}
+	if err := dr.fitDocument(d, p, values); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// buildDoc is the document of p with values, metadata md and search.
+func (dr *driver) buildDoc(thread string, p *checkpointer.PutRows, md bson.RawValue, search any, values []checkpointer.ValueRow) (*cpDoc, error) {
+	typ, bin, rest, err := encodeCheckpoint(p.Doc, values)
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint %q: %w", p.ID, err)
+	}
+	d := &cpDoc{Thread: thread, NS: p.NS, ID: p.ID, Type: typ, CP: bin, Meta: md, MetaSearch: search}
 	if p.Parent != "" {
 		parent := p.Parent
 		d.Parent = &parent
 	}
 	v := p.V
 	d.V = &v
-	d.Values = make([]valueDoc, len(values))
-	for i, r := range values {
+	d.Values = make([]valueDoc, len(rest))
+	for i, r := range rest {
 		d.Values[i] = valueDoc{Channel: r.Channel, Version: r.Version, Type: r.Type, Data: r.Data}
 	}
 	slices.SortFunc(d.Values, func(a, b valueDoc) int { return cmp.Compare(a.Channel, b.Channel) })
-	d.Keys = make([]string, len(d.Values))
-	for i, v := range d.Values {
-		d.Keys[i] = valueKey(v.Channel, v.Version)
-	}
+	// Keys name every value, inline or not.
+	d.Keys = valueKeys(values)
 	return d, nil
 }
 
@@ -120,17 +158,13 @@ func (d *cpDoc) valueRows() []checkpointer.ValueRow {
 	return out
 }
 
-// decoded parses the checkpoint binary. Only "json" (memvault's, and
-// JS's) is read here.
+// decoded parses the checkpoint binary (form.go).
 func (d *cpDoc) decoded() (*engine.Document, error) {
-	if d.Type != typeJSON {
-		return nil, fmt.Errorf("%w: checkpoint %q of thread %q has type %q; this version reads \"json\" checkpoints only", ErrDocument, d.ID, d.Thread, d.Type)
-	}
-	doc, err := engine.DecodeDocument(d.CP)
+	p, err := d.parse()
 	if err != nil {
-		return nil, fmt.Errorf("%w: checkpoint %q: %w", ErrDocument, d.ID, err)
+		return nil, err
 	}
-	return doc, nil
+	return p.dec, nil
 }
 
 // version is the document's format version: memvault_v, else decoded.
@@ -147,17 +181,17 @@ func (d *cpDoc) version() (int, error) {
 
 // stored is d as the engine reads it (writes and sends added by the
 // caller).
-func (d *cpDoc) stored() (*checkpointer.StoredCheckpoint, error) {
+func (d *cpDoc) stored(rows []checkpointer.ValueRow) (*checkpointer.StoredCheckpoint, error) {
 	meta, err := decodeMetadata(d.Meta)
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint %q: %w", d.ID, err)
 	}
-	doc, err := d.decoded()
+	p, err := d.parse()
 	if err != nil {
 		return nil, err
 	}
-	return &checkpointer.StoredCheckpoint{Thread: d.Thread, NS: d.NS, ID: d.ID, Parent: d.parent(), Doc: d.CP, Meta: meta,
-		Decoded: doc, Values: d.valueRows()}, nil
+	return &checkpointer.StoredCheckpoint{Thread: d.Thread, NS: d.NS, ID: d.ID, Parent: d.parent(), Doc: p.doc, Meta: meta,
+		Decoded: p.dec, Values: rows}, nil
 }
 
 // runID is the metadata's run_id when it is a string.

@@ -24,14 +24,23 @@ import (
 // this process with mu (see doc.go).
 type driver struct {
 	cps, writes *mongo.Collection
+	big         *mongo.Collection // values too large for their document (big.go)
 	// mu: puts and pending writes hold it shared, Update exclusively.
 	mu sync.RWMutex
+	// jsLayout: metadata is written as JS's MongoDBSaver writes it
+	// (Options.JSLayout).
+	jsLayout bool
+	// leases serialize a thread's writers across processes (lease.go).
+	leases *leaser
+	// afterPutRead, when set (tests), runs in a put between its read and
+	// its write.
+	afterPutRead func()
 }
 
 var _ checkpointer.Driver = (*driver)(nil)
 
 func newDriver(db *mongo.Database) *driver {
-	return &driver{cps: db.Collection(checkpts), writes: db.Collection(writesCol)}
+	return &driver{cps: db.Collection(checkpts), writes: db.Collection(writesCol), big: db.Collection(bigCol)}
 }
 
 func (*driver) Name() string { return "mongodb" }
@@ -76,7 +85,11 @@ func (d *driver) complete(ctx context.Context, doc *cpDoc) (*checkpointer.Stored
 // stored is doc with its writes ws and, before format 4, its parent's
 // pending sends.
 func (d *driver) stored(ctx context.Context, doc *cpDoc, ws []writeDoc) (*checkpointer.StoredCheckpoint, error) {
-	st, err := doc.stored()
+	rows, err := d.fullRows(ctx, doc)
+	if err != nil {
+		return nil, err
+	}
+	st, err := doc.stored(rows)
 	if err != nil {
 		return nil, err
 	}
@@ -105,8 +118,8 @@ func (d *driver) stored(ctx context.Context, doc *cpDoc, ws []writeDoc) (*checkp
 	return st, nil
 }
 
-func (d *driver) findWrites(ctx context.Context, f bson.D) ([]writeDoc, error) {
-	cur, err := d.writes.Find(ctx, f)
+func (d *driver) findWrites(ctx context.Context, f bson.D, opts ...options.Lister[options.FindOptions]) ([]writeDoc, error) {
+	cur, err := d.writes.Find(ctx, f, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("read writes: %w", err)
 	}
@@ -270,13 +283,16 @@ func (d *driver) ThreadInfos(ctx context.Context) iter.Seq2[checkpointer.ThreadI
 func (d *driver) Put(ctx context.Context, p *checkpointer.PutRows) error {
 	d.mu.RLock()
 	defer d.mu.RUnlock()
-	return (&tx{d: d, direct: true}).Put(ctx, p)
+	return d.leases.hold(ctx, p.Thread, func() error { return (&tx{d: d, direct: true}).Put(ctx, p) })
 }
 
 func (d *driver) PutWrites(ctx context.Context, w *checkpointer.WriteRows) error {
+	if len(w.Rows) == 0 {
+		return w.Fence.Check(ctx)
+	}
 	d.mu.RLock()
 	defer d.mu.RUnlock()
-	return (&tx{d: d, direct: true}).PutWrites(ctx, w)
+	return d.leases.hold(ctx, w.Thread, func() error { return (&tx{d: d, direct: true}).PutWrites(ctx, w) })
 }
 
 func (d *driver) Heads(ctx context.Context, sel checkpointer.HeadSelector) ([]checkpointer.Head, error) {
@@ -292,14 +308,20 @@ func (d *driver) DeleteThreads(ctx context.Context, threads []string) error {
 	})
 }
 
-// Update runs fn holding mu exclusively. Its writes go to the server as
-// they are made; when fn fails, the threads it touched are restored from
-// the copies taken before their first change (doc.go says what this does
-// not cover).
-func (d *driver) Update(ctx context.Context, fn func(tx checkpointer.DriverTx) error) error {
+// Update runs fn holding mu exclusively and, from before it reads or
+// changes a thread until it ends, that thread's lease (lease.go). Its
+// writes go to the server as they are made; when fn fails, the threads it
+// touched are restored from the copies taken before their first change
+// (doc.go says what this does not cover).
+func (d *driver) Update(ctx context.Context, fn func(tx checkpointer.DriverTx) error) (err error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	t := &tx{d: d}
+	t := &tx{d: d, leases: txLeases{l: d.leases}}
+	defer func() {
+		if rerr := t.leases.releaseAll(context.WithoutCancel(ctx)); rerr != nil && err == nil {
+			err = rerr
+		}
+	}()
 	if err := fn(t); err != nil {
 		if rbErr := t.rollback(context.WithoutCancel(ctx)); rbErr != nil {
 			return errors.Join(err, fmt.Errorf("mongodb: restoring the threads after the failure: %w", rbErr))

@@ -75,8 +75,9 @@ func TestGoldenDocuments(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// Every value is inline (plaintext JSON): no memvault_values.
 	wantFields := []string{"_id", "thread_id", "checkpoint_ns", "checkpoint_id", "parent_checkpoint_id", "type", "checkpoint", "metadata",
-		"memvault_values", "memvault_keys", "memvault_v"}
+		"memvault_keys", "memvault_v"}
 	if got := keys(t, doc1); !sameSet(got, wantFields) {
 		t.Errorf("checkpoint fields %v, want %v (no created_at without TTL)", got, wantFields)
 	}
@@ -103,6 +104,7 @@ func TestGoldenDocuments(t *testing.T) {
 	}
 	var body struct {
 		ID       string                     `json:"id"`
+		Values   map[string]json.RawMessage `json:"channel_values"`
 		Versions map[string]json.RawMessage `json:"channel_versions"`
 	}
 	if err := json.Unmarshal(data, &body); err != nil {
@@ -110,6 +112,9 @@ func TestGoldenDocuments(t *testing.T) {
 	}
 	if body.ID != cfg2.CheckpointID || string(body.Versions["messages"]) != "2" {
 		t.Errorf("checkpoint binary: id %q, messages version %s; want %q and the integer 2", body.ID, body.Versions["messages"], cfg2.CheckpointID)
+	}
+	if string(body.Values["messages"]) != `["hi","there"]` {
+		t.Errorf("checkpoint binary: messages %s, want the value inline", body.Values["messages"])
 	}
 
 	// Metadata: dicts nested, every other value a [type, binary] pair

@@ -47,6 +47,28 @@ func encodeMetadata(meta []byte) (bson.RawValue, error) {
 	return bson.RawValue{Type: bson.TypeEmbeddedDocument, Value: raw}, nil
 }
 
+// jsMetadata is metadata as JS's MongoDBSaver stores it: one binary of
+// the JSON (read with the checkpoint's type, "json"), and metadata_search,
+// the same metadata as plain BSON for JS's list(filter) — left out when a
+// key cannot be a field name. Python cannot read it (its loads_metadata
+// wants a document).
+func jsMetadata(meta []byte) (bson.RawValue, any, error) {
+	v, err := jsonvalue.Unmarshal(meta)
+	if err != nil {
+		return bson.RawValue{}, nil, fmt.Errorf("%w: metadata: %w", ErrDocument, err)
+	}
+	typ, data, err := bson.MarshalValue(bson.Binary{Data: meta})
+	if err != nil {
+		return bson.RawValue{}, nil, fmt.Errorf("%w: metadata: %w", ErrDocument, err)
+	}
+	m, _ := v.(map[string]any)
+	var search any
+	if m != nil && fieldNames(m) {
+		search = m
+	}
+	return bson.RawValue{Type: typ, Value: data}, search, nil
+}
+
 // fieldNames reports whether every key of m, nested maps included, can be
 // a field name.
 func fieldNames(m map[string]any) bool {

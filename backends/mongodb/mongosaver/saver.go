@@ -1,6 +1,7 @@
 package mongosaver
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -19,6 +20,18 @@ import (
 // or write (a checkpoint type it does not read, malformed metadata).
 var ErrDocument = errors.New("mongodb: unusable document")
 
+// ErrTooLarge is wrapped by the error of a put or pending write whose
+// document would exceed MaxDocumentSize even with its values moved out
+// (big.go); nothing of it is stored.
+var ErrTooLarge = errors.New("mongodb: document too large")
+
+// MaxDocumentSize is MongoDB's limit on one BSON document (16 MiB).
+const MaxDocumentSize = 16 << 20
+
+// writeMargin is room left in a pending write's document for its ids and
+// field names.
+const writeMargin = 64 << 10
+
 // Options configures a Saver. The zero value is ready to use.
 type Options struct {
 	// Serde encodes channel values and pending writes (engine.Options).
@@ -27,6 +40,21 @@ type Options struct {
 	// string versions. Default: integers, as Python's and JS's
 	// MongoDBSaver write them.
 	StringVersions bool
+	// JSLayout writes each checkpoint's metadata as LangGraph.js's
+	// MongoDBSaver does (one JSON binary, plus metadata_search), so that
+	// JS reads and lists memvault's checkpoints; Python's MongoDBSaver then
+	// cannot read them (it wants metadata as a document). Default:
+	// Python's layout, which JS cannot read (it calls .value() on the
+	// metadata). memvault reads both, in one collection, either way.
+	JSLayout bool
+	// LeaseTTL is how long a thread's lease outlives a process that died
+	// holding it (lease.go): the longest another process then waits.
+	// Default 30s.
+	LeaseTTL time.Duration
+	// NoLeases turns the per-thread leases off: only for a database that
+	// one process alone writes, where they cost two round trips per put
+	// and serialize nothing the process does not already.
+	NoLeases bool
 	// Retention, SweepInterval, OnSweep and SweepBatch are
 	// engine.Options'.
 	Retention     checkpointer.RetentionPolicy
@@ -48,6 +76,9 @@ type Saver struct {
 // "checkpointing_db"). Call Setup once to create the indexes.
 func New(db *mongo.Database, opt Options) (*Saver, error) {
 	d := newDriver(db)
+	d.jsLayout = opt.JSLayout
+	d.leases = newLeaser(db, cmp.Or(opt.LeaseTTL, defaultLeaseTTL), opt.NoLeases)
+	d.leases.cps, d.leases.writes, d.leases.big = d.cps, d.writes, d.big
 	style := checkpointer.VersionInt
 	if opt.StringVersions {
 		style = checkpointer.VersionString
@@ -68,26 +99,71 @@ const (
 )
 
 // Setup creates the unique compound indexes Python's MongoDBSaver creates,
-// under the same names; it is idempotent.
+// under the same names, and removes the threads an import (or another
+// Update creating threads) was writing when its process died, once their
+// leases expired (lease.go); it is idempotent.
 func (s *Saver) Setup(ctx context.Context) error {
-	return s.d.setup(ctx)
+	if err := s.d.setup(ctx); err != nil {
+		return err
+	}
+	return s.d.leases.recoverAll(ctx)
 }
 
 func (d *driver) setup(ctx context.Context) error {
-	_, err := d.cps.Indexes().CreateOne(ctx, mongo.IndexModel{
-		Keys:    bson.D{{Key: fThread, Value: 1}, {Key: fNS, Value: 1}, {Key: fID, Value: -1}},
-		Options: options.Index().SetUnique(true).SetName(checkpointsIndex),
-	})
-	if err != nil {
-		return fmt.Errorf("mongodb: setup: %s index: %w", checkpts, err)
-	}
-	_, err = d.writes.Indexes().CreateOne(ctx, mongo.IndexModel{
-		Keys: bson.D{{Key: fThread, Value: 1}, {Key: fNS, Value: 1}, {Key: fID, Value: -1},
-			{Key: fTask, Value: 1}, {Key: fIdx, Value: 1}},
-		Options: options.Index().SetUnique(true).SetName(writesIndex),
-	})
-	if err != nil {
-		return fmt.Errorf("mongodb: setup: %s index: %w", writesCol, err)
+	for _, ix := range []struct {
+		coll *mongo.Collection
+		name string
+		keys bson.D
+	}{
+		{d.cps, checkpointsIndex, bson.D{{Key: fThread, Value: 1}, {Key: fNS, Value: 1}, {Key: fID, Value: -1}}},
+		{d.writes, writesIndex, bson.D{{Key: fThread, Value: 1}, {Key: fNS, Value: 1}, {Key: fID, Value: -1}, {Key: fTask, Value: 1}, {Key: fIdx, Value: 1}}},
+		{d.big, bigIndex, bson.D{{Key: fThread, Value: 1}, {Key: fNS, Value: 1}, {Key: "key", Value: 1}, {Key: "seq", Value: 1}}},
+	} {
+		// An index on the same keys under another name is JS's
+		// MongoDBSaver's (thread_ns_checkpoint_idx, not unique): the
+		// server refuses a second one (IndexOptionsConflict), and it
+		// serves the same queries, so it is kept. Python's find ours.
+		has, err := hasIndexOn(ctx, ix.coll, ix.keys)
+		if err != nil {
+			return fmt.Errorf("mongodb: setup: %s indexes: %w", ix.coll.Name(), err)
+		}
+		if has {
+			continue
+		}
+		_, err = ix.coll.Indexes().CreateOne(ctx, mongo.IndexModel{Keys: ix.keys, Options: options.Index().SetUnique(true).SetName(ix.name)})
+		if err != nil {
+			return fmt.Errorf("mongodb: setup: %s index: %w", ix.coll.Name(), err)
+		}
 	}
 	return nil
+}
+
+// hasIndexOn reports whether coll has an index whose key is keys.
+func hasIndexOn(ctx context.Context, coll *mongo.Collection, keys bson.D) (bool, error) {
+	cur, err := coll.Indexes().List(ctx)
+	if err != nil {
+		return false, err
+	}
+	var idx []struct {
+		Key bson.D `bson:"key"`
+	}
+	if err := cur.All(ctx, &idx); err != nil {
+		return false, err
+	}
+	for _, ix := range idx {
+		if len(ix.Key) != len(keys) {
+			continue
+		}
+		same := true
+		for i, e := range ix.Key {
+			if e.Key != keys[i].Key || fmt.Sprint(e.Value) != fmt.Sprint(keys[i].Value) {
+				same = false
+				break
+			}
+		}
+		if same {
+			return true, nil
+		}
+	}
+	return false, nil
 }

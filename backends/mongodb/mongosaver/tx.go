@@ -16,17 +16,30 @@ import (
 // threads a failed function touched from the copies saved here.
 type tx struct {
 	d      *driver
-	direct bool                   // outside Update: nothing is saved
+	direct bool                   // outside Update: nothing is saved, the caller holds the lease
 	saved  map[string]*threadDocs // thread -> its documents before the first change
+	leases txLeases               // in Update: the leases held
 }
 
-type threadDocs struct{ cps, writes []bson.Raw }
+// lease takes thread's lease for the transaction (nothing outside one:
+// the driver's Put and PutWrites hold it themselves).
+func (t *tx) lease(ctx context.Context, thread string) error {
+	if t.direct {
+		return nil
+	}
+	return t.leases.take(ctx, thread)
+}
+
+type threadDocs struct{ cps, writes, big []bson.Raw }
 
 // touch saves thread's documents before its first change in the
 // transaction.
 func (t *tx) touch(ctx context.Context, thread string) error {
 	if t.direct {
 		return nil
+	}
+	if err := t.lease(ctx, thread); err != nil {
+		return err
 	}
 	if _, ok := t.saved[thread]; ok {
 		return nil
@@ -35,7 +48,7 @@ func (t *tx) touch(ctx context.Context, thread string) error {
 	for _, c := range []struct {
 		coll *mongo.Collection
 		out  *[]bson.Raw
-	}{{t.d.cps, &s.cps}, {t.d.writes, &s.writes}} {
+	}{{t.d.cps, &s.cps}, {t.d.writes, &s.writes}, {t.d.big, &s.big}} {
 		cur, err := c.coll.Find(ctx, bson.D{{Key: fThread, Value: thread}})
 		if err != nil {
 			return fmt.Errorf("save thread %q: %w", thread, err)
@@ -47,6 +60,13 @@ func (t *tx) touch(ctx context.Context, thread string) error {
 			return fmt.Errorf("save thread %q: %w", thread, err)
 		}
 		_ = cur.Close(ctx)
+	}
+	if len(s.cps) == 0 && len(s.writes) == 0 && !t.leases.l.off {
+		// A thread this Update creates: absent again if the process
+		// dies before the Update ends (lease.go).
+		if err := t.leases.l.markCreated(ctx, thread); err != nil {
+			return err
+		}
 	}
 	if t.saved == nil {
 		t.saved = map[string]*threadDocs{}
@@ -66,6 +86,14 @@ func (t *tx) rollback(ctx context.Context) error {
 		if _, err := t.d.writes.DeleteMany(ctx, f); err != nil {
 			return err
 		}
+		if _, err := t.d.big.DeleteMany(ctx, f); err != nil {
+			return err
+		}
+		if len(s.big) > 0 {
+			if _, err := t.d.big.InsertMany(ctx, s.big); err != nil {
+				return err
+			}
+		}
 		if len(s.writes) > 0 {
 			if _, err := t.d.writes.InsertMany(ctx, s.writes); err != nil {
 				return err
@@ -82,6 +110,9 @@ func (t *tx) rollback(ctx context.Context) error {
 
 func (t *tx) Put(ctx context.Context, p *checkpointer.PutRows) error {
 	if err := p.Fence.Check(ctx); err != nil {
+		return err
+	}
+	if err := t.lease(ctx, p.Thread); err != nil {
 		return err
 	}
 	ids := []string{p.ID}
@@ -104,6 +135,9 @@ func (t *tx) Put(ctx context.Context, p *checkpointer.PutRows) error {
 	if err != nil {
 		return fmt.Errorf("put: %w", err)
 	}
+	if t.d.afterPutRead != nil {
+		t.d.afterPutRead()
+	}
 	var old, parent *cpDoc
 	for i := range docs {
 		if docs[i].ID == p.ID {
@@ -122,7 +156,11 @@ func (t *tx) Put(ctx context.Context, p *checkpointer.PutRows) error {
 	// Newest first, each overriding: the oldest document's value wins.
 	have := map[chanVersion]checkpointer.ValueRow{}
 	for i := range docs {
-		for _, v := range docs[i].valueRows() {
+		rows, err := t.d.fullRows(ctx, &docs[i])
+		if err != nil {
+			return fmt.Errorf("put: %w", err)
+		}
+		for _, v := range rows {
 			have[chanVersion{v.Channel, v.Version}] = v
 		}
 	}
@@ -144,14 +182,42 @@ func (t *tx) Put(ctx context.Context, p *checkpointer.PutRows) error {
 	if old != nil {
 		q.Parent = old.parent()
 	}
-	doc, err := newCPDoc(p.Thread, &q, values)
+	doc, err := t.d.newCPDoc(p.Thread, &q, values)
 	if err != nil {
 		return err
 	}
 	if err := t.touch(ctx, p.Thread); err != nil {
 		return err
 	}
-	return t.d.replaceCP(ctx, doc)
+	return t.d.replaceCP(ctx, doc, true)
+}
+
+// foreignCheckpoints reads the type and checkpoint binary of the docs
+// without memvault_v (Python's and JS's), read without them.
+func (d *driver) foreignCheckpoints(ctx context.Context, docs []cpDoc) error {
+	type key struct{ thread, ns, id string }
+	var or bson.A
+	at := map[key]int{}
+	for i := range docs {
+		if docs[i].V == nil {
+			or = append(or, bson.D{{Key: fThread, Value: docs[i].Thread}, {Key: fNS, Value: docs[i].NS}, {Key: fID, Value: docs[i].ID}})
+			at[key{docs[i].Thread, docs[i].NS, docs[i].ID}] = i
+		}
+	}
+	if len(or) == 0 {
+		return nil
+	}
+	full, err := d.findCPs(ctx, bson.D{{Key: "$or", Value: or}}, options.Find().SetProjection(bson.D{{Key: fThread, Value: 1}, {Key: fNS, Value: 1},
+		{Key: fID, Value: 1}, {Key: fType, Value: 1}, {Key: fCP, Value: 1}}))
+	if err != nil {
+		return err
+	}
+	for _, f := range full {
+		if i, ok := at[key{f.Thread, f.NS, f.ID}]; ok {
+			docs[i].Type, docs[i].CP = f.Type, f.CP
+		}
+	}
+	return nil
 }
 
 func (d *driver) findCPs(ctx context.Context, f bson.D, opts ...options.Lister[options.FindOptions]) ([]cpDoc, error) {
@@ -167,10 +233,26 @@ func (d *driver) findCPs(ctx context.Context, f bson.D, opts ...options.Lister[o
 }
 
 // replaceCP stores doc, replacing the document of its checkpoint: one
-// document, written atomically, holding the checkpoint and its values.
-func (d *driver) replaceCP(ctx context.Context, doc *cpDoc) error {
+// document, written atomically, holding the checkpoint and its values,
+// after the values moved out of it (big.go), which a put keeps when they
+// are stored (keepFirst) and an overwrite replaces.
+func (d *driver) replaceCP(ctx context.Context, doc *cpDoc, keepFirst bool) error {
+	raw := doc.raw
+	if raw == nil {
+		var err error
+		if raw, err = bson.Marshal(doc); err != nil {
+			return fmt.Errorf("%w: checkpoint %q: %w", ErrDocument, doc.ID, err)
+		}
+	}
+	if len(raw) > MaxDocumentSize {
+		return fmt.Errorf("%w: checkpoint %q of thread %q is %d bytes, over the %d-byte limit of a MongoDB document; nothing was stored",
+			ErrTooLarge, doc.ID, doc.Thread, len(raw), MaxDocumentSize)
+	}
+	if err := d.writeBig(ctx, doc, keepFirst); err != nil {
+		return err
+	}
 	_, err := d.cps.ReplaceOne(ctx, bson.D{{Key: fThread, Value: doc.Thread}, {Key: fNS, Value: doc.NS}, {Key: fID, Value: doc.ID}},
-		doc, options.Replace().SetUpsert(true))
+		bson.Raw(raw), options.Replace().SetUpsert(true))
 	if err != nil {
 		return fmt.Errorf("put checkpoint %q: %w", doc.ID, err)
 	}
@@ -193,6 +275,13 @@ func (t *tx) PutWrites(ctx context.Context, w *checkpointer.WriteRows) error {
 		data := r.Data
 		if data == nil {
 			data = []byte{}
+		}
+		// A write is one document in every layout: over the limit it
+		// cannot be stored (its other fields are ids, well under the
+		// margin).
+		if len(data) > MaxDocumentSize-writeMargin {
+			return fmt.Errorf("%w: pending write %d of task %q (thread %q) holds %d bytes, over the %d-byte limit of a MongoDB document; nothing was stored",
+				ErrTooLarge, r.Idx, w.Task, w.Thread, len(data), MaxDocumentSize)
 		}
 		models[i] = mongo.NewUpdateOneModel().SetUpsert(true).
 			SetFilter(bson.D{{Key: fThread, Value: w.Thread}, {Key: fNS, Value: w.NS}, {Key: fID, Value: w.Checkpoint},
@@ -267,8 +356,20 @@ func (t *tx) Heads(ctx context.Context, sel checkpointer.HeadSelector) ([]checkp
 	}
 	var out []checkpointer.Head
 	for _, f := range scopes {
-		docs, err := t.d.findCPs(ctx, f, options.Find().SetProjection(bson.D{{Key: fValues, Value: 0}}))
+		// The heads stay true while the transaction holds the lease.
+		if th, ok := f[0].Value.(string); ok && f[0].Key == fThread {
+			if err := t.lease(ctx, th); err != nil {
+				return nil, err
+			}
+		}
+		// Heads need no values: memvault's documents say their format
+		// (memvault_v); only the others' checkpoints are read for it.
+		docs, err := t.d.findCPs(ctx, f, options.Find().SetProjection(bson.D{{Key: fValues, Value: 0}, {Key: fCP, Value: 0},
+			{Key: fKeys, Value: 0}, {Key: "metadata_search", Value: 0}}))
 		if err != nil {
+			return nil, fmt.Errorf("heads: %w", err)
+		}
+		if err := t.d.foreignCheckpoints(ctx, docs); err != nil {
 			return nil, fmt.Errorf("heads: %w", err)
 		}
 		stored := map[[3]string]bool{}
@@ -283,7 +384,7 @@ func (t *tx) Heads(ctx context.Context, sel checkpointer.HeadSelector) ([]checkp
 			stored[[3]string{d.Thread, d.NS, d.ID}] = true
 			out = append(out, h)
 		}
-		ws, err := t.d.findWrites(ctx, f)
+		ws, err := t.d.findWrites(ctx, f, options.Find().SetProjection(bson.D{{Key: fThread, Value: 1}, {Key: fNS, Value: 1}, {Key: fID, Value: 1}}))
 		if err != nil {
 			return nil, err
 		}
@@ -319,18 +420,26 @@ func removalFilter(r checkpointer.Removal) bson.D {
 func (t *tx) Remove(ctx context.Context, rs []checkpointer.Removal, countOnly bool) (checkpointer.SweepReport, error) {
 	var rep checkpointer.SweepReport
 	for _, r := range rs {
-		docs, err := t.d.findCPs(ctx, nsFilter(r.Thread, r.NS), options.Find().SetProjection(bson.D{{Key: fID, Value: 1}, {Key: fValues, Value: 1}}))
+		if err := t.lease(ctx, r.Thread); err != nil {
+			return rep, err
+		}
+		// Values are counted by their keys (memvault_keys names every
+		// value of memvault's documents, inline or not); the inline
+		// values of Python's and JS's documents go with their documents
+		// and are not counted.
+		docs, err := t.d.findCPs(ctx, nsFilter(r.Thread, r.NS), options.Find().SetProjection(bson.D{{Key: fID, Value: 1}, {Key: fKeys, Value: 1}, {Key: fBig, Value: 1}}))
 		if err != nil {
 			return rep, fmt.Errorf("remove: %w", err)
 		}
-		all, live := map[chanVersion]bool{}, map[chanVersion]bool{}
+		all, live := map[string]bool{}, map[string]bool{}
+		big := false
 		for _, d := range docs {
 			gone := slices.Contains(r.IDs, d.ID)
 			if gone {
 				rep.Checkpoints++
+				big = big || d.HasBig != nil
 			}
-			for _, v := range d.Values {
-				k := chanVersion{v.Channel, v.Version}
+			for _, k := range d.Keys {
 				all[k] = true
 				if !gone {
 					live[k] = true
@@ -359,6 +468,19 @@ func (t *tx) Remove(ctx context.Context, rs []checkpointer.Removal, countOnly bo
 		if _, err := t.d.writes.DeleteMany(ctx, wf); err != nil {
 			return rep, fmt.Errorf("remove: %w", err)
 		}
+		// Large values last: those no remaining checkpoint references.
+		if big {
+			var dead []string
+			for k := range all {
+				if !live[k] {
+					dead = append(dead, k)
+				}
+			}
+			ns := r.NS
+			if err := t.d.dropBig(ctx, r.Thread, &ns, dead); err != nil {
+				return rep, err
+			}
+		}
 	}
 	return rep, nil
 }
@@ -366,15 +488,20 @@ func (t *tx) Remove(ctx context.Context, rs []checkpointer.Removal, countOnly bo
 func (t *tx) DeleteThreads(ctx context.Context, threads []string, countOnly bool) (checkpointer.SweepReport, error) {
 	var rep checkpointer.SweepReport
 	for _, th := range threads {
+		if err := t.lease(ctx, th); err != nil {
+			return rep, err
+		}
 		f := bson.D{{Key: fThread, Value: th}}
-		docs, err := t.d.findCPs(ctx, f, options.Find().SetProjection(bson.D{{Key: fNS, Value: 1}, {Key: fValues, Value: 1}}))
+		docs, err := t.d.findCPs(ctx, f, options.Find().SetProjection(bson.D{{Key: fNS, Value: 1}, {Key: fKeys, Value: 1}, {Key: fBig, Value: 1}}))
 		if err != nil {
 			return rep, fmt.Errorf("delete thread: %w", err)
 		}
-		blobs := map[[3]string]bool{}
+		blobs := map[[2]string]bool{}
+		big := false
 		for _, d := range docs {
-			for _, v := range d.Values {
-				blobs[[3]string{d.NS, v.Channel, v.Version}] = true
+			big = big || d.HasBig != nil
+			for _, key := range d.Keys {
+				blobs[[2]string{d.NS, key}] = true
 			}
 		}
 		n, err := t.d.writes.CountDocuments(ctx, f)
@@ -396,11 +523,19 @@ func (t *tx) DeleteThreads(ctx context.Context, threads []string, countOnly bool
 		if _, err := t.d.writes.DeleteMany(ctx, f); err != nil {
 			return rep, fmt.Errorf("delete thread: %w", err)
 		}
+		if big {
+			if err := t.d.dropBig(ctx, th, nil, nil); err != nil {
+				return rep, err
+			}
+		}
 	}
 	return rep, nil
 }
 
 func (t *tx) Rows(ctx context.Context, thread string) (*checkpointer.ThreadRows, error) {
+	if err := t.lease(ctx, thread); err != nil {
+		return nil, err
+	}
 	f := bson.D{{Key: fThread, Value: thread}}
 	docs, err := t.d.findCPs(ctx, f)
 	if err != nil {
@@ -414,17 +549,19 @@ func (t *tx) Rows(ctx context.Context, thread string) (*checkpointer.ThreadRows,
 		if err != nil {
 			return nil, err
 		}
-		dec, err := d.decoded()
+		p, err := d.parse()
 		if err != nil {
 			return nil, err
 		}
-		typ := d.Type
-		if typ == typeJSON {
-			typ = ""
+		vals, err := t.d.fullRows(ctx, d)
+		if err != nil {
+			return nil, err
 		}
+		// The document without values (memvault's form, whatever wrote
+		// it): Overwrite puts the values back as a put does.
 		rows.Checkpoints = append(rows.Checkpoints, checkpointer.PutRows{Thread: thread, NS: d.NS, ID: d.ID, Parent: d.parent(),
-			V: dec.V(), Doc: d.CP, Meta: meta, Type: typ, Versions: dec.ChannelVersions()})
-		for _, v := range d.valueRows() {
+			V: p.dec.V(), Doc: p.doc, Meta: meta, Versions: p.dec.ChannelVersions()})
+		for _, v := range vals {
 			if k := [3]string{d.NS, v.Channel, v.Version}; !seen[k] {
 				seen[k] = true
 				rows.Values = append(rows.Values, checkpointer.NamespacedValue{NS: d.NS, ValueRow: v})
@@ -499,7 +636,11 @@ func (t *tx) Overwrite(ctx context.Context, thread string, rows *checkpointer.Th
 			var old map[chanVersion]checkpointer.ValueRow
 			if e := byID[c.ID]; e != nil {
 				old = map[chanVersion]checkpointer.ValueRow{}
-				for _, v := range e.valueRows() {
+				erows, err := t.d.fullRows(ctx, e)
+				if err != nil {
+					return err
+				}
+				for _, v := range erows {
 					old[chanVersion{v.Channel, v.Version}] = v
 				}
 			}
@@ -513,11 +654,11 @@ func (t *tx) Overwrite(ctx context.Context, thread string, rows *checkpointer.Th
 				}
 			}
 			c.NS = ns
-			doc, err := newCPDoc(thread, &c, values)
+			doc, err := t.d.newCPDoc(thread, &c, values)
 			if err != nil {
 				return err
 			}
-			if err := t.d.replaceCP(ctx, doc); err != nil {
+			if err := t.d.replaceCP(ctx, doc, false); err != nil {
 				return err
 			}
 			replaced[c.ID] = true
@@ -528,17 +669,34 @@ func (t *tx) Overwrite(ctx context.Context, thread string, rows *checkpointer.Th
 			if replaced[id] {
 				continue
 			}
+			erows, err := t.d.fullRows(ctx, e)
+			if err != nil {
+				return err
+			}
 			changed := false
-			for i, v := range e.Values {
+			for i, v := range erows {
 				if nv, ok := vals[ns][chanVersion{v.Channel, v.Version}]; ok {
-					e.Values[i] = valueDoc{Channel: nv.Channel, Version: nv.Version, Type: nv.Type, Data: nv.Data}
+					erows[i] = nv
 					changed = true
 				}
 			}
-			if changed {
-				if err := t.d.replaceCP(ctx, e); err != nil {
-					return err
-				}
+			if !changed {
+				continue
+			}
+			p, err := e.parse()
+			if err != nil {
+				return err
+			}
+			meta, err := decodeMetadata(e.Meta)
+			if err != nil {
+				return err
+			}
+			nd, err := t.d.newCPDoc(thread, &checkpointer.PutRows{NS: ns, ID: e.ID, Parent: e.parent(), V: p.dec.V(), Doc: p.doc, Meta: meta}, erows)
+			if err != nil {
+				return err
+			}
+			if err := t.d.replaceCP(ctx, nd, false); err != nil {
+				return err
 			}
 		}
 	}

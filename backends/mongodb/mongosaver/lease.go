@@ -1,0 +1,291 @@
+package mongosaver
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"sync"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+)
+
+// Leases serialize the writers of a thread across processes, which share
+// no lock and, without multi-document transactions, no server-side one
+// either. A lease is one document per thread in memvault_leases,
+// {_id: thread, owner, expires}, taken with a conditional upsert: the
+// filter matches the thread's document only when it is expired or already
+// ours, so while another owner holds it the upsert tries to insert a
+// second document with the same _id and the server refuses it (E11000) —
+// the holder keeps it and the taker waits and tries again.
+//
+// A put or a task's pending writes hold their thread's lease from before
+// their read to after their write; Update (removals, copies, imports,
+// re-encryption) takes the lease of every thread before it reads or
+// changes it, and holds them all until it ends. So a removal cannot
+// interleave with a put of another process: the put that read the parent
+// writes before the removal reads, or reads after it (and fails with
+// ErrParentMissing when its parent is gone). Within a process, puts of one
+// thread queue on a local lock before the lease, and Update excludes puts
+// with the driver's mutex.
+//
+// A holder that dies leaves its lease until it expires (Options.LeaseTTL);
+// Update renews the leases it holds while it works. Expiry is judged on
+// each process's clock: clocks must agree to well within the TTL, and a
+// process paused longer than the TTL (a stopped VM) may find its lease
+// taken — the usual limit of leases without fencing tokens.
+
+const leasesCol = "memvault_leases"
+
+// ErrLeaseBusy is wrapped by the error of an Update that waited too long
+// for the lease of a thread while holding others: two processes taking
+// the same threads in different orders would otherwise wait for each
+// other until their leases expired. The Update is undone (see Update);
+// run it again.
+var ErrLeaseBusy = errors.New("mongodb: thread lease held by another process")
+
+// defaultLeaseTTL bounds how long a crashed holder blocks a thread.
+const defaultLeaseTTL = 30 * time.Second
+
+type leaser struct {
+	coll *mongo.Collection
+	// cps, writes and big are the saver's collections, for recover.
+	cps, writes, big *mongo.Collection
+	owner            string // this process's (driver's) owner id
+	ttl              time.Duration
+	off              bool
+
+	mu    sync.Mutex
+	local map[string]*localLock // thread -> in-process lock
+}
+
+type localLock struct {
+	mu sync.Mutex
+	n  int
+}
+
+func newLeaser(db *mongo.Database, ttl time.Duration, off bool) *leaser {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	host, _ := os.Hostname()
+	return &leaser{coll: db.Collection(leasesCol), owner: fmt.Sprintf("%s/%d/%s", host, os.Getpid(), hex.EncodeToString(b[:])),
+		ttl: max(ttl, time.Second), off: off, local: map[string]*localLock{}}
+}
+
+// lockLocal takes thread's in-process lock; the returned function frees
+// it.
+func (l *leaser) lockLocal(thread string) func() {
+	l.mu.Lock()
+	ll := l.local[thread]
+	if ll == nil {
+		ll = &localLock{}
+		l.local[thread] = ll
+	}
+	ll.n++
+	l.mu.Unlock()
+	ll.mu.Lock()
+	return func() {
+		ll.mu.Unlock()
+		l.mu.Lock()
+		if ll.n--; ll.n == 0 {
+			delete(l.local, thread)
+		}
+		l.mu.Unlock()
+	}
+}
+
+// hold runs fn holding thread's lease (and its in-process lock).
+func (l *leaser) hold(ctx context.Context, thread string, fn func() error) error {
+	if l.off {
+		return fn()
+	}
+	unlock := l.lockLocal(thread)
+	defer unlock()
+	if err := l.acquire(ctx, thread, 0); err != nil {
+		return err
+	}
+	err := fn()
+	if rerr := l.release(context.WithoutCancel(ctx), []string{thread}); rerr != nil && err == nil {
+		err = rerr
+	}
+	return err
+}
+
+// acquire takes thread's lease for l.owner, waiting while another owner
+// holds it: at most maxWait when it is not 0 (ErrLeaseBusy). A lease taken
+// over from a dead Update that was creating the thread (created: see
+// markCreated) first deletes what that Update stored: the thread did not
+// exist before it, so it is made absent again.
+func (l *leaser) acquire(ctx context.Context, thread string, maxWait time.Duration) error {
+	wait := 2 * time.Millisecond
+	start := time.Now()
+	for {
+		now := time.Now()
+		var prev leaseDoc
+		err := l.coll.FindOneAndUpdate(ctx,
+			bson.D{{Key: "_id", Value: thread}, {Key: "$or", Value: bson.A{
+				bson.D{{Key: "expires", Value: bson.D{{Key: "$lt", Value: now}}}},
+				bson.D{{Key: "owner", Value: l.owner}},
+			}}},
+			bson.D{{Key: "$set", Value: bson.D{{Key: "owner", Value: l.owner}, {Key: "expires", Value: now.Add(l.ttl)}}}},
+			options.FindOneAndUpdate().SetUpsert(true).SetReturnDocument(options.Before)).Decode(&prev)
+		if err == nil || errors.Is(err, mongo.ErrNoDocuments) {
+			if err == nil && prev.Owner != l.owner && prev.Created {
+				return l.recover(ctx, thread)
+			}
+			return nil
+		}
+		if !mongo.IsDuplicateKeyError(err) {
+			return fmt.Errorf("lease on thread %q: %w", thread, err)
+		}
+		if maxWait > 0 && time.Since(start) > maxWait {
+			return fmt.Errorf("%w: thread %q", ErrLeaseBusy, thread)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("lease on thread %q (held by another process): %w", thread, ctx.Err())
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 100*time.Millisecond)
+	}
+}
+
+type leaseDoc struct {
+	Owner   string    `bson:"owner"`
+	Expires time.Time `bson:"expires"`
+	Created bool      `bson:"created"`
+}
+
+// markCreated records in thread's lease, before an Update's first change
+// to it, that the thread did not exist: should the process die before the
+// Update ends, the next taker of the lease deletes the thread (acquire).
+func (l *leaser) markCreated(ctx context.Context, thread string) error {
+	_, err := l.coll.UpdateOne(ctx, bson.D{{Key: "_id", Value: thread}, {Key: "owner", Value: l.owner}},
+		bson.D{{Key: "$set", Value: bson.D{{Key: "created", Value: true}}}})
+	if err != nil {
+		return fmt.Errorf("lease on thread %q: %w", thread, err)
+	}
+	return nil
+}
+
+// recover deletes what a dead Update stored of a thread it was creating,
+// checkpoints first (a crash in between leaves writes without a
+// checkpoint, which reads ignore), then clears the mark. The caller holds
+// the lease.
+func (l *leaser) recover(ctx context.Context, thread string) error {
+	f := bson.D{{Key: fThread, Value: thread}}
+	if _, err := l.cps.DeleteMany(ctx, f); err != nil {
+		return fmt.Errorf("lease on thread %q: removing an unfinished import: %w", thread, err)
+	}
+	if _, err := l.writes.DeleteMany(ctx, f); err != nil {
+		return fmt.Errorf("lease on thread %q: removing an unfinished import: %w", thread, err)
+	}
+	if _, err := l.big.DeleteMany(ctx, f); err != nil {
+		return fmt.Errorf("lease on thread %q: removing an unfinished import: %w", thread, err)
+	}
+	_, err := l.coll.UpdateOne(ctx, bson.D{{Key: "_id", Value: thread}, {Key: "owner", Value: l.owner}},
+		bson.D{{Key: "$unset", Value: bson.D{{Key: "created", Value: ""}}}})
+	if err != nil {
+		return fmt.Errorf("lease on thread %q: %w", thread, err)
+	}
+	return nil
+}
+
+// recoverAll takes, and releases, every expired lease left marked created
+// by a dead Update, so that the threads it was creating are absent before
+// anything reads them (Setup).
+func (l *leaser) recoverAll(ctx context.Context) error {
+	if l.off {
+		return nil
+	}
+	cur, err := l.coll.Find(ctx, bson.D{{Key: "created", Value: true}, {Key: "expires", Value: bson.D{{Key: "$lt", Value: time.Now()}}}})
+	if err != nil {
+		return fmt.Errorf("leases: %w", err)
+	}
+	var docs []struct {
+		ID string `bson:"_id"`
+	}
+	if err := cur.All(ctx, &docs); err != nil {
+		return fmt.Errorf("leases: %w", err)
+	}
+	for _, d := range docs {
+		if err := l.hold(ctx, d.ID, func() error { return nil }); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// renew extends the leases of threads l.owner holds.
+func (l *leaser) renew(ctx context.Context, threads []string) error {
+	_, err := l.coll.UpdateMany(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: threads}}}, {Key: "owner", Value: l.owner}},
+		bson.D{{Key: "$set", Value: bson.D{{Key: "expires", Value: time.Now().Add(l.ttl)}}}})
+	if err != nil {
+		return fmt.Errorf("renew leases: %w", err)
+	}
+	return nil
+}
+
+// release gives up the leases of threads l.owner holds.
+func (l *leaser) release(ctx context.Context, threads []string) error {
+	if len(threads) == 0 {
+		return nil
+	}
+	_, err := l.coll.DeleteMany(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: threads}}}, {Key: "owner", Value: l.owner}})
+	if err != nil {
+		return fmt.Errorf("release leases: %w", err)
+	}
+	return nil
+}
+
+// txLeases are the leases an Update holds.
+type txLeases struct {
+	l       *leaser
+	held    []string
+	renewed time.Time
+}
+
+// take makes sure the transaction holds thread's lease, renewing those it
+// holds when a third of their time has passed.
+func (x *txLeases) take(ctx context.Context, thread string) error {
+	if x.l.off {
+		return nil
+	}
+	if len(x.held) > 0 && time.Since(x.renewed) > x.l.ttl/3 {
+		if err := x.l.renew(ctx, x.held); err != nil {
+			return err
+		}
+		x.renewed = time.Now()
+	}
+	if slices.Contains(x.held, thread) {
+		return nil
+	}
+	// Holding others, wait for this one less than they last: two
+	// Updates taking threads in different orders give up rather than
+	// wait for each other's leases to expire.
+	var maxWait time.Duration
+	if len(x.held) > 0 {
+		maxWait = x.l.ttl / 3
+	}
+	if err := x.l.acquire(ctx, thread, maxWait); err != nil {
+		return err
+	}
+	if len(x.held) == 0 {
+		x.renewed = time.Now()
+	}
+	x.held = append(x.held, thread)
+	return nil
+}
+
+func (x *txLeases) releaseAll(ctx context.Context) error {
+	if x.l.off {
+		return nil
+	}
+	return x.l.release(ctx, x.held)
+}

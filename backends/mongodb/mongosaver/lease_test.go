@@ -1,0 +1,145 @@
+package mongosaver_test
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/memvault/memvault/backends/mongodb/mongosaver"
+	"github.com/memvault/memvault/backends/mongodb/mongotest"
+	"github.com/memvault/memvault/checkpointer"
+)
+
+// leaseChildEnv carries "URI DATABASE THREAD PARENT-ID" to the child
+// process of TestLeaseSerializesProcesses.
+const leaseChildEnv = "MEMVAULT_MONGO_LEASE_CHILD"
+
+// TestLeaseSerializesProcesses races a removal in this process with a put
+// in another OS process (this test binary, re-executed): the child reads
+// the parent checkpoint and pauses before its write; meanwhile this
+// process deletes the thread. Without leases the delete runs in the pause
+// and the child then stores a checkpoint continuing one that is gone —
+// a put interleaved with a removal, the inherited values' source deleted
+// under it. With leases the delete waits for the child's put and removes
+// both: the thread is empty, and nothing stored continues a missing
+// checkpoint.
+func TestLeaseSerializesProcesses(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := mongotest.Database(t)
+	s, err := mongosaver.New(db, mongosaver.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const thread = "raced"
+	v := s.NextVersion("")
+	cp := &checkpointer.Checkpoint{V: 4, ID: checkpointer.NewID(0), TS: time.Now(),
+		ChannelValues: map[string]any{"a": "one", "b": "kept"}, ChannelVersions: map[string]string{"a": v, "b": v}}
+	parent, err := s.Put(ctx, checkpointer.Config{ThreadID: thread}, cp, checkpointer.Metadata{"step": 0}, cp.ChannelVersions)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	cmd := exec.Command(os.Args[0], "-test.run=^TestLeaseChild$", "-test.v")
+	cmd.Env = append(os.Environ(), leaseChildEnv+"="+strings.Join([]string{mongotest.URI(t), db.Name(), thread, parent.CheckpointID}, " "))
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := bufio.NewScanner(out)
+	result := ""
+	read := false
+	for lines.Scan() {
+		l := lines.Text()
+		switch {
+		case l == "READ":
+			// The child has read the parent and pauses: remove the
+			// thread now.
+			read = true
+			if err := s.DeleteThread(ctx, thread); err != nil {
+				t.Errorf("DeleteThread: %v", err)
+			}
+		case strings.HasPrefix(l, "PUT "):
+			result = strings.TrimPrefix(l, "PUT ")
+		}
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("child process: %v", err)
+	}
+	if !read || result == "" {
+		t.Fatalf("child process did not report (read %v, result %q)", read, result)
+	}
+	var left []string
+	for tu, err := range s.List(ctx, &checkpointer.Config{ThreadID: thread}, checkpointer.ListOptions{}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		left = append(left, tu.Config.CheckpointID)
+		if tu.ParentConfig != nil {
+			if p, err := s.GetTuple(ctx, *tu.ParentConfig); err != nil || p == nil {
+				t.Errorf("checkpoint %s (the other process's put: %s) continues %s, which the removal deleted before the put stored it: "+
+					"the put and the removal interleaved", tu.Config.CheckpointID, result, tu.ParentConfig.CheckpointID)
+			}
+		}
+	}
+	if result != "ok" && !strings.Contains(result, "ErrParentMissing") {
+		t.Errorf("the other process's put failed: %s", result)
+	}
+	t.Logf("child put: %s; left after the delete: %v", result, left)
+}
+
+// TestLeaseChild is the child process of TestLeaseSerializesProcesses.
+func TestLeaseChild(t *testing.T) {
+	arg := os.Getenv(leaseChildEnv)
+	if arg == "" {
+		t.Skip("run by TestLeaseSerializesProcesses")
+	}
+	f := strings.Fields(arg)
+	ctx := context.Background()
+	client, err := mongo.Connect(options.Client().ApplyURI(f[0]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = client.Disconnect(ctx) }()
+	s, err := mongosaver.New(client.Database(f[1]), mongosaver.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mongosaver.SetAfterPutRead(s, func() {
+		fmt.Println("READ")
+		// Long enough for the other process's delete to run here when
+		// nothing keeps it out.
+		time.Sleep(2 * time.Second)
+	})
+	cfg := checkpointer.Config{ThreadID: f[2], CheckpointID: f[3]}
+	tu, err := s.GetTuple(ctx, cfg)
+	if err != nil || tu == nil {
+		t.Fatalf("read parent: %v %v", tu, err)
+	}
+	cp := tu.Checkpoint
+	cp.ID, cp.TS = checkpointer.NewID(1), time.Now()
+	v := s.NextVersion(cp.ChannelVersions["a"])
+	cp.ChannelValues["a"], cp.ChannelVersions["a"] = "two", v
+	_, err = s.Put(ctx, cfg, cp, checkpointer.Metadata{"step": 1}, map[string]string{"a": v})
+	switch {
+	case err == nil:
+		fmt.Println("PUT ok")
+	case errors.Is(err, checkpointer.ErrParentMissing):
+		fmt.Println("PUT ErrParentMissing")
+	default:
+		fmt.Println("PUT error:", err)
+	}
+}
