@@ -61,7 +61,12 @@ func TestErasureCitus(t *testing.T) {
 	if err := kt.Setup(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	checkpointertest.RunErasure(t, kt, func(t *testing.T, s serde.Serializer) checkpointer.Saver {
+	checkpointertest.RunErasure(t, kt, saverOn(pool))
+}
+
+// saverOn opens set-up savers on pool with the serializer a suite gives.
+func saverOn(pool *pgxpool.Pool) func(t *testing.T, s serde.Serializer) checkpointer.Saver {
+	return func(t *testing.T, s serde.Serializer) checkpointer.Saver {
 		sv, err := pgsaver.New(pool, pgsaver.Options{Serde: s})
 		if err != nil {
 			t.Fatal(err)
@@ -70,21 +75,12 @@ func TestErasureCitus(t *testing.T) {
 			t.Fatal(err)
 		}
 		return sv
-	})
+	}
 }
 
 func TestReencryptCitus(t *testing.T) {
 	pool, _ := pgtest.CitusSchema(t)
-	checkpointertest.RunReencrypt(t, func(t *testing.T, s serde.Serializer) checkpointer.Saver {
-		sv, err := pgsaver.New(pool, pgsaver.Options{Serde: s})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := sv.Setup(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-		return sv
-	})
+	checkpointertest.RunReencrypt(t, saverOn(pool))
 }
 
 // BenchmarkCitusOverhead runs the bench workload (encrypted) on plain

@@ -1,30 +1,16 @@
 package pgsaver_test
 
 import (
-	"context"
 	"testing"
 
-	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/checkpointer/checkpointertest"
-	"github.com/memvault/memvault/checkpointer/pgsaver"
 	"github.com/memvault/memvault/keys"
 	"github.com/memvault/memvault/keys/pgkeys"
 	"github.com/memvault/memvault/memvaulttest/pgtest"
-	"github.com/memvault/memvault/serde"
 )
 
 func TestReencrypt(t *testing.T) {
-	pool := pgtest.Pool(t)
-	checkpointertest.RunReencrypt(t, func(t *testing.T, s serde.Serializer) checkpointer.Saver {
-		sv, err := pgsaver.New(pool, pgsaver.Options{Serde: s})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := sv.Setup(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-		return sv
-	})
+	checkpointertest.RunReencrypt(t, saverOn(pgtest.Pool(t)))
 }
 
 // TestErasure runs the erasure suite with the key table in memory (apart
@@ -45,16 +31,7 @@ func TestErasure(t *testing.T) {
 				}
 				table = kt
 			}
-			checkpointertest.RunErasure(t, table, func(t *testing.T, s serde.Serializer) checkpointer.Saver {
-				sv, err := pgsaver.New(pool, pgsaver.Options{Serde: s})
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := sv.Setup(context.Background()); err != nil {
-					t.Fatal(err)
-				}
-				return sv
-			})
+			checkpointertest.RunErasure(t, table, saverOn(pool))
 		})
 	}
 }

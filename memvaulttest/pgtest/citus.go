@@ -58,18 +58,7 @@ func CitusSchema(t testing.TB) (pool *pgxpool.Pool, schema string) {
 	t.Helper()
 	e := citusDatabase(t)
 	schema = createSchema(t, e.admin, t.Name())
-	cfg, err := pgxpool.ParseConfig(e.dsn)
-	if err != nil {
-		t.Fatalf("pgtest: parse connection string: %v", err)
-	}
-	cfg.ConnConfig.RuntimeParams["search_path"] = searchPath([]string{schema, "public"})
-	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
-	defer cancel()
-	if pool, err = pgxpool.NewWithConfig(ctx, cfg); err != nil {
-		t.Fatalf("pgtest: open pool: %v", err)
-	}
-	t.Cleanup(pool.Close)
-	return pool, schema
+	return schemaPool(t, e.dsn, schema), schema
 }
 
 // CitusSchemaDSN is [SchemaDSN] on the Citus coordinator of [CitusSchema].

@@ -112,20 +112,26 @@ func Schema(t testing.TB) (pool *pgxpool.Pool, schema string) {
 	t.Helper()
 	e := database(t)
 	schema = newSchema(t, e)
+	return schemaPool(t, e.dsn, schema), schema
+}
 
-	cfg, err := pgxpool.ParseConfig(e.dsn)
+// schemaPool opens a pool on dsn whose connections have search_path set
+// to schema then public, closed when t ends (before the schema is dropped).
+func schemaPool(t testing.TB, dsn, schema string) *pgxpool.Pool {
+	t.Helper()
+	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
 		t.Fatalf("pgtest: parse connection string: %v", err)
 	}
 	cfg.ConnConfig.RuntimeParams["search_path"] = searchPath([]string{schema, "public"})
 	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
 	defer cancel()
-	pool, err = pgxpool.NewWithConfig(ctx, cfg)
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		t.Fatalf("pgtest: open pool: %v", err)
 	}
 	t.Cleanup(pool.Close) // runs before the schema is dropped
-	return pool, schema
+	return pool
 }
 
 // Pool is [Schema] without the schema's name.
