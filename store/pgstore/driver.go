@@ -45,6 +45,7 @@ type driver struct {
 	seenPrefixes *lru.Cache[string, struct{}]
 	iterative    atomic.Int32 // pgvector iterative scans: 0 unknown, 1 yes, 2 no
 	utf8Server   atomic.Int32 // server_encoding is UTF8: 0 unknown, 1 yes, 2 no
+	citus        atomic.Int32 // a Citus coordinator: 0 unknown, 1 yes, 2 no
 }
 
 // bound is the driver on a caller's transaction (the …Tx methods).
@@ -182,7 +183,8 @@ func (t *pgTx) Rows(ctx context.Context, keys []store.RowKey, dst []store.Row) (
 		prefixes[i], ks[i] = k.NS, k.Key
 	}
 	return t.query(ctx, dst, `SELECT `+cols+` FROM `+t.d.t.store+` s
-JOIN unnest($1::text[], $2::text[]) AS r(prefix, key) ON s.prefix = r.prefix AND s.key = r.key`, prefixes, ks)
+JOIN unnest($1::text[], $2::text[]) AS r(prefix, key) ON s.prefix = r.prefix AND s.key = r.key
+WHERE s.prefix = ANY($1::text[])`, prefixes, ks) // shard pruning on Citus (see deleteItems)
 }
 
 func (t *pgTx) Scan(ctx context.Context, prefix store.Namespace, now time.Time, withoutVectors bool, after *store.ScanAfter, limit int) ([]store.Row, error) {
@@ -289,7 +291,8 @@ func (t *pgTx) flushRefreshes(ctx context.Context) error {
 	t.refresh = nil
 	_, err := t.q.Exec(ctx, `UPDATE `+t.d.t.store+` s SET expires_at = r.exp
 FROM unnest($1::text[], $2::text[], $3::timestamptz[]) AS r(prefix, key, exp)
-WHERE s.prefix = r.prefix AND s.key = r.key AND s.ttl_minutes IS NOT NULL`, prefixes, keys, exps)
+WHERE s.prefix = r.prefix AND s.key = r.key AND s.ttl_minutes IS NOT NULL
+    AND s.prefix = ANY($1::text[])`, prefixes, keys, exps) // shard pruning on Citus (see deleteItems)
 	if err != nil {
 		return fmt.Errorf("refresh ttl: %w", err)
 	}
@@ -326,6 +329,12 @@ FROM pg_extension WHERE extname = 'vector'`)
 // serverUTF8 reports whether the server encoding is UTF8; it asks once.
 func (d *driver) serverUTF8(ctx context.Context) bool {
 	return d.probe(ctx, &d.utf8Server, `SELECT current_setting('server_encoding') = 'UTF8'`)
+}
+
+// distributed reports whether the database is a Citus coordinator (the
+// citus extension exists; see citus.go); it asks once.
+func (d *driver) distributed(ctx context.Context) bool {
+	return d.probe(ctx, &d.citus, citusInstalledSQL)
 }
 
 // probe asks the server a yes-or-no question once, keeping the answer in

@@ -57,7 +57,7 @@ func TestSearchUsesIndex(t *testing.T) {
 				var shapes [2]string // each plan without its query-vector lines
 				for i, prepared := range []bool{false, true} {
 					// 11 candidates: the engine's first ask for a page of 10.
-					sql, a, err := s.d.buildQuery(nil, pgTime(time.Now()), s.d.annQuery(prefix, vectorText(q), 11, literal(prepared, prefix)))
+					sql, a, err := s.d.buildQuery(nil, pgTime(time.Now()), s.d.annQuery(prefix, vectorText(q), 11, literal(prepared, prefix), false))
 					if err != nil {
 						t.Fatal(err)
 					}

@@ -1,0 +1,103 @@
+package pgstore_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/memvault/memvault/keys/pgkeys"
+	"github.com/memvault/memvault/memvaulttest/pgtest"
+	"github.com/memvault/memvault/serde"
+	"github.com/memvault/memvault/store"
+	"github.com/memvault/memvault/store/pgstore"
+	"github.com/memvault/memvault/store/storetest"
+)
+
+// openCitus returns a set-up store in a fresh schema on the Citus
+// coordinator of pgtest.CitusSchema.
+func openCitus(t *testing.T, opts pgstore.Options) *pgstore.Store {
+	t.Helper()
+	pool, _ := pgtest.CitusSchema(t)
+	s, err := pgstore.New(pool, opts)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	if err := s.Setup(context.Background()); err != nil {
+		t.Fatalf("Setup: %v", err)
+	}
+	return s
+}
+
+// TestConformanceCitus runs the whole store suite on a Citus coordinator
+// with two workers, plaintext.
+func TestConformanceCitus(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, cfg storetest.Config) store.Store {
+		return openCitus(t, pgstore.Options{TTL: cfg.TTL, Now: cfg.Now, Index: cfg.Index})
+	})
+}
+
+// TestConformanceCitusEncrypted is TestConformanceCitus with sealed values.
+func TestConformanceCitusEncrypted(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, cfg storetest.Config) store.Store {
+		var s serde.Serializer = newSealed(t)
+		return openCitus(t, pgstore.Options{TTL: cfg.TTL, Now: cfg.Now, Index: cfg.Index, Serde: s})
+	})
+}
+
+// TestErasureCitus runs the erasure suite on a Citus coordinator with the
+// key table in the same database: the key table stays a local table of the
+// coordinator (pgkeys creates it so, and Setup distributes only store and
+// store_vectors), so a put's transaction holds its key's row FOR SHARE
+// there while its rows go to a worker, and an erasure waits for it.
+func TestErasureCitus(t *testing.T) {
+	pool, schema := pgtest.CitusSchema(t)
+	kt, err := pgkeys.New(pool, pgkeys.Options{Schema: schema})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := kt.Setup(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	storetest.RunErasure(t, kt, func(t *testing.T, s serde.Serializer) store.Store {
+		st, err := pgstore.New(pool, pgstore.Options{Serde: s})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		if err := st.Setup(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		return st
+	})
+	for _, table := range []string{"store", "memvault_keys"} {
+		t.Logf("%s: %s", table, citusTableType(t, pool, table))
+	}
+	if got := citusTableType(t, pool, "store"); got != "distributed by prefix" {
+		t.Errorf("store is %s, want distributed by prefix", got)
+	}
+	if got := citusTableType(t, pool, "memvault_keys"); got != "local" {
+		t.Errorf("memvault_keys is %s, want a local table of the coordinator", got)
+	}
+}
+
+// citusTableType says what Citus made of table: "local" (not in Citus's
+// metadata), "distributed by <column>", or its citus_table_type.
+func citusTableType(t testing.TB, pool *pgxpool.Pool, table string) string {
+	t.Helper()
+	var typ, col *string
+	err := pool.QueryRow(t.Context(), `SELECT citus_table_type, distribution_column FROM citus_tables WHERE table_name = to_regclass($1)`, table).Scan(&typ, &col)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "local"
+	}
+	if err != nil {
+		t.Fatalf("citus_tables: %v", err)
+	}
+	if *typ == "distributed" && col != nil {
+		return "distributed by " + *col
+	}
+	return *typ
+}
