@@ -101,3 +101,68 @@ func citusTableType(t testing.TB, pool *pgxpool.Pool, table string) string {
 	}
 	return *typ
 }
+
+// TestSetupDistributesExistingCitus: a database whose tables were created
+// and filled before Citus (here: Setup's tables turned back into local
+// tables, with items written into them) is distributed by the next Setup,
+// its items kept, readable and searchable; a Setup after that changes
+// nothing.
+func TestSetupDistributesExistingCitus(t *testing.T) {
+	ctx := t.Context()
+	pool, _ := pgtest.CitusSchema(t)
+	opts := pgstore.Options{Index: &store.IndexConfig{Embedder: storetest.NewAxisEmbedder("apple", "banana")}}
+	s, err := pgstore.New(pool, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	if err := s.Setup(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `SELECT undistribute_table('store', cascade_via_foreign_keys => true)`); err != nil {
+		t.Fatal(err)
+	}
+	for _, table := range []string{"store", "store_vectors"} {
+		if got := citusTableType(t, pool, table); got != "local" {
+			t.Fatalf("after undistribute_table, %s is %s", table, got)
+		}
+	}
+	nss := []store.Namespace{{"users", "a"}, {"users", "b"}, {"users", "c"}, {"users", "d"}}
+	for _, ns := range nss {
+		if err := s.Put(ctx, ns, "k", map[string]any{"text": "apple"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	for range 2 { // the second Setup finds everything done
+		again, err := pgstore.New(pool, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := again.Setup(ctx); err != nil {
+			t.Fatalf("Setup of an existing local database: %v", err)
+		}
+		for _, table := range []string{"store", "store_vectors"} {
+			if got := citusTableType(t, pool, table); got != "distributed by prefix" {
+				t.Fatalf("%s is %s after Setup, want distributed by prefix", table, got)
+			}
+		}
+		var colocated int
+		if err := pool.QueryRow(ctx, `SELECT count(DISTINCT colocation_id) FROM citus_tables WHERE table_name IN (to_regclass('store'), to_regclass('store_vectors'))`).Scan(&colocated); err != nil {
+			t.Fatal(err)
+		}
+		if colocated != 1 {
+			t.Fatalf("store and store_vectors in %d colocation groups, want 1", colocated)
+		}
+		for _, ns := range nss {
+			if it, err := again.Get(ctx, ns, "k"); err != nil || it == nil {
+				t.Fatalf("Get(%v) after distribution = %v, %v", ns, it, err)
+			}
+		}
+		res, err := again.Search(ctx, store.Namespace{"users"}, store.SearchOptions{Query: "apple", Limit: 10})
+		if err != nil || len(res) != len(nss) {
+			t.Fatalf("Search after distribution: %d results, %v; want %d", len(res), err, len(nss))
+		}
+		again.Close()
+	}
+}
