@@ -33,11 +33,25 @@ func openCitus(t *testing.T, opts pgstore.Options) *pgstore.Store {
 }
 
 // TestConformanceCitus runs the whole store suite on a Citus coordinator
-// with two workers, plaintext.
+// with two workers, plaintext: every write as one batch of statements, and
+// every write through COPY into temporary staging tables (the bulk path,
+// whose statements join coordinator-local tables with the shards).
 func TestConformanceCitus(t *testing.T) {
-	storetest.Run(t, func(t *testing.T, cfg storetest.Config) store.Store {
-		return openCitus(t, pgstore.Options{TTL: cfg.TTL, Now: cfg.Now, Index: cfg.Index})
-	})
+	for _, bulk := range []bool{false, true} {
+		name := "Batch"
+		if bulk {
+			name = "Bulk"
+		}
+		t.Run(name, func(t *testing.T) {
+			storetest.Run(t, func(t *testing.T, cfg storetest.Config) store.Store {
+				s := openCitus(t, pgstore.Options{TTL: cfg.TTL, Now: cfg.Now, Index: cfg.Index})
+				if bulk {
+					pgstore.SetCopyMin(s, 1)
+				}
+				return s
+			})
+		})
+	}
 }
 
 // TestConformanceCitusEncrypted is TestConformanceCitus with sealed values.

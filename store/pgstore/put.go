@@ -107,7 +107,6 @@ func (d *driver) putRows(puts []store.RowWrite, dels []store.RowKey) (r *putRows
 		} else {
 			r.exp, r.ttlM = append(r.exp, nil), append(r.ttlM, nil)
 		}
-		r.up.reindex = append(r.up.reindex, w.Reindex)
 		if !w.Reindex || d.index == nil {
 			continue // no store_vectors table: index options are moot
 		}
@@ -156,11 +155,8 @@ func (d *driver) write(ctx context.Context, q DB, owned bool, r *putRows, vecs [
 
 // putRows are the columns of one put's statements.
 type putRows struct {
-	del struct{ prefix, key []string }
-	up  struct {
-		prefix, key, value []string
-		reindex            []bool // the item's vectors are replaced (reidx holds it too)
-	}
+	del   struct{ prefix, key []string }
+	up    struct{ prefix, key, value []string }
 	exp   []*time.Time
 	ttlM  []*int32
 	reidx struct{ prefix, key []string }
@@ -206,11 +202,7 @@ func (d *driver) sendPuts(ctx context.Context, q Querier, owned bool, r *putRows
 // fields an item no longer embeds go, the new ones are upserted.
 func (d *driver) queueVectors(b *pgx.Batch, r *putRows, vecs [][]float32, binary bool, now time.Time) {
 	if len(r.reidx.key) > 0 {
-		// The prefixes again as a condition on v.prefix: shard pruning
-		// on Citus (see deleteItems).
-		b.Queue(d.deleteStaleVectors(`unnest($1::text[], $2::text[]) AS r(prefix, key)`, "v.prefix = ANY($1::text[])",
-			`unnest($3::text[], $4::text[], $5::text[]) AS n(prefix, key, field_name)`),
-			r.reidx.prefix, r.reidx.key, r.vec.prefix, r.vec.key, r.vec.field)
+		b.Queue(d.deleteStaleVectors(), r.reidx.prefix, r.reidx.key, r.vec.prefix, r.vec.key, r.vec.field)
 	}
 	if len(vecs) > 0 {
 		embs, arrayType := d.vectorBatch(binary, vecs)
@@ -259,13 +251,22 @@ func nextTick(col string) string {
 	return `((` + col + ` AT TIME ZONE 'UTC') + interval '1 microsecond') AT TIME ZONE 'UTC'`
 }
 
-// deleteStaleVectors deletes the vectors of the items r (where cond) that
-// are not among the new vectors n: fields the item no longer has (or all
-// of them, for WithoutIndex). LangGraph leaves them behind, stale.
-func (d *driver) deleteStaleVectors(r, cond, n string) string {
-	return `DELETE FROM ` + d.t.vectors + ` v USING ` + r + `
-WHERE ` + cond + ` AND v.prefix = r.prefix AND v.key = r.key
-  AND NOT EXISTS (SELECT 1 FROM ` + n + `
+// deleteStaleVectors deletes the vectors of the items $1, $2 (prefixes,
+// keys: the items whose vectors a put replaces) that are not among the new
+// vectors $3, $4, $5 (prefixes, keys, fields): fields the item no longer
+// has (or all of them, for WithoutIndex). LangGraph leaves them behind,
+// stale. The prefixes are repeated as a condition on v.prefix for shard
+// pruning on Citus (see deleteItems).
+//
+// The bulk path (copyPuts) sends the same statement with the same arrays,
+// keys only, rather than joining its staging tables: Citus refuses a
+// DELETE joining a distributed table with a local one, as the temporary
+// staging tables are (0A000 "relation memvault_stage_vectors is not
+// distributed").
+func (d *driver) deleteStaleVectors() string {
+	return `DELETE FROM ` + d.t.vectors + ` v USING unnest($1::text[], $2::text[]) AS r(prefix, key)
+WHERE v.prefix = ANY($1::text[]) AND v.prefix = r.prefix AND v.key = r.key
+  AND NOT EXISTS (SELECT 1 FROM unnest($3::text[], $4::text[], $5::text[]) AS n(prefix, key, field_name)
     WHERE n.prefix = v.prefix AND n.key = v.key AND n.field_name = v.field_name)`
 }
 
