@@ -3,11 +3,13 @@ package pgstore_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/memvault/memvault/embeddings"
 	"github.com/memvault/memvault/keys/pgkeys"
 	"github.com/memvault/memvault/memvaulttest/pgtest"
 	"github.com/memvault/memvault/serde"
@@ -179,4 +181,74 @@ func TestSetupDistributesExistingCitus(t *testing.T) {
 		}
 		again.Close()
 	}
+}
+
+// TestMaintenanceCitus runs the store's maintenance on a Citus
+// coordinator: the re-encryption suite, the embedder guard, and a
+// re-embedding of vectors spread over the shards.
+func TestMaintenanceCitus(t *testing.T) {
+	t.Run("Reencrypt", func(t *testing.T) {
+		pool, _ := pgtest.CitusSchema(t)
+		storetest.RunReencrypt(t, func(t *testing.T, s serde.Serializer) store.Store {
+			st, err := pgstore.New(pool, pgstore.Options{Serde: s})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := st.Setup(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			return st
+		})
+	})
+	t.Run("EmbedderGuard", func(t *testing.T) {
+		pool, _ := pgtest.CitusSchema(t)
+		storetest.RunEmbedderGuard(t, func(t *testing.T, idx *store.IndexConfig) (store.Store, error) {
+			st, err := pgstore.New(pool, pgstore.Options{Index: idx})
+			if err != nil {
+				return nil, err
+			}
+			if err := st.Setup(context.Background()); err != nil {
+				st.Close()
+				return nil, err
+			}
+			return st, nil
+		})
+	})
+	t.Run("Reembed", func(t *testing.T) {
+		ctx := t.Context()
+		pool, _ := pgtest.CitusSchema(t)
+		open := func(e embeddings.Embedder) *pgstore.Store {
+			st, err := pgstore.New(pool, pgstore.Options{Index: &store.IndexConfig{Embedder: e}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { st.Close() })
+			if err := st.Setup(ctx); err != nil {
+				t.Fatalf("Setup with %s: %v", e.Name(), err)
+			}
+			return st
+		}
+		s := open(storetest.NewAxisEmbedder("apple", "banana"))
+		for i := range 8 {
+			if err := s.Put(ctx, store.Namespace{"users", fmt.Sprint(i)}, "k", map[string]any{"text": "apple"}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// The same size, the axes swapped: under the new embedder
+		// "apple" lies on the first axis's place of "banana".
+		swapped := storetest.Renamed(storetest.NewAxisEmbedder("banana", "apple"), "swapped")
+		n, err := s.Reembed(ctx, swapped, store.ReembedOptions{BatchSize: 3})
+		if err != nil || n != 8 {
+			t.Fatalf("Reembed = %d, %v; want 8", n, err)
+		}
+		res, err := open(swapped).Search(ctx, store.Namespace{"users"}, store.SearchOptions{Query: "apple", Limit: 10})
+		if err != nil || len(res) != 8 {
+			t.Fatalf("Search after Reembed: %d results, %v; want 8", len(res), err)
+		}
+		for _, r := range res {
+			if r.Score == nil || *r.Score < 0.99 {
+				t.Fatalf("Search after Reembed: %v scores %v, want 1 (the vectors were not re-embedded)", r.Namespace, r.Score)
+			}
+		}
+	})
 }

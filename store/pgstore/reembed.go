@@ -42,7 +42,8 @@ ORDER BY v.prefix, v.key, v.field_name LIMIT $4`, after[0], after[1], after[2], 
 				embs, arrayType := s.d.vectorBatch(binary, vecs)
 				_, err := q.Exec(ctx, `UPDATE `+s.d.t.vectors+` v SET embedding = u.e::`+s.d.index.vecType+`
 FROM unnest($1::text[], $2::text[], $3::text[], $4::`+arrayType+`) AS u(p, k, f, e)
-WHERE v.prefix = u.p AND v.key = u.k AND v.field_name = u.f`, prefixes, keys, fields, embs)
+WHERE v.prefix = u.p AND v.key = u.k AND v.field_name = u.f
+    AND v.prefix = ANY($1::text[])`, prefixes, keys, fields, embs) // shard pruning on Citus (see deleteItems)
 				return err
 			})
 		},
