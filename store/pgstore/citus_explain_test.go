@@ -80,10 +80,10 @@ var (
 // TestStatementShardsCitus EXPLAINs, on a Citus coordinator, the statements
 // the store sends for each operation (recorded as sent, with their
 // arguments) and checks how many shards each touches (Citus's "Task
-// Count"): one for what names one namespace (Get, Put, Delete, ListItems
-// of the namespace itself), every shard for what does not (a search under
+// Count"): one for what names one namespace (Get, Put, Delete, PutIf,
+// ListItems of the namespace itself), every shard for what does not (a search under
 // a prefix, whose namespace's descendants live on other shards,
-// ListNamespaces, the TTL sweep). It logs the counts per statement.
+// ListNamespaces, DeletePrefix, the TTL sweep). It logs the counts per statement.
 func TestStatementShardsCitus(t *testing.T) {
 	ctx := t.Context()
 	base, _ := pgtest.CitusSchema(t)
@@ -134,6 +134,9 @@ func TestStatementShardsCitus(t *testing.T) {
 		{"Get", 1, func() error { _, err := s.Get(ctx, one, "k"); return err }},
 		{"Put", 1, func() error { return s.Put(ctx, one, "k2", map[string]any{"text": "cherry"}) }},
 		{"Delete", 1, func() error { return s.Delete(ctx, one, "k2") }},
+		{"PutIf (absent)", 1, func() error {
+			return s.PutIf(ctx, one, "k3", map[string]any{"text": "cherry"}, store.PutCondition{})
+		}},
 		{"ListItems of one namespace", 1, func() error {
 			_, err := s.ListItems(ctx, one, store.ListItemsOptions{Limit: 10})
 			return err
@@ -154,6 +157,7 @@ func TestStatementShardsCitus(t *testing.T) {
 			_, err := s.ListNamespaces(ctx, store.ListNamespacesOptions{Limit: 10})
 			return err
 		}},
+		{"DeletePrefix", all, func() error { _, err := s.DeletePrefix(ctx, store.Namespace{"users", "u4"}); return err }},
 		{"Sweep (TTL)", all, func() error { _, err := s.Sweep(ctx); return err }},
 	} {
 		stmts := log.record(func() {
