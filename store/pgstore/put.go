@@ -140,6 +140,7 @@ func retry(ctx context.Context, owned bool, f func() error) error {
 // where the connection has it registered. owned says q is the store's own
 // pool, whose aborted batches are retried.
 func (d *driver) write(ctx context.Context, q DB, owned bool, r *putRows, vecs [][]float32, now time.Time) error {
+	d.distributed(ctx) // for prune
 	if len(r.up.key) >= d.copyMin {
 		if done, err := d.writeBulk(ctx, q, owned, r, vecs, now); done {
 			return err
@@ -215,14 +216,10 @@ func (d *driver) queueVectors(b *pgx.Batch, r *putRows, vecs [][]float32, binary
 // parameters, or COPY's staging tables), the time of the write in
 // parameter now.
 
-// The prefixes ($1) are repeated as a condition on s.prefix, which the
-// join implies: on Citus, whose planner prunes shards by conditions on
-// the distribution column only, it keeps the statement on the shards of
-// those prefixes (one, for the items of one namespace) rather than on
-// every shard; on plain PostgreSQL it costs nothing measurable.
+// deleteItems deletes the items $1, $2 (prefixes, keys).
 func (d *driver) deleteItems() string {
 	return `DELETE FROM ` + d.t.store + ` s USING unnest($1::text[], $2::text[]) AS d(prefix, key)
-WHERE s.prefix = d.prefix AND s.key = d.key AND s.prefix = ANY($1::text[])`
+WHERE s.prefix = d.prefix AND s.key = d.key` + d.prune("s.prefix")
 }
 
 // upsertItems writes the rows u (prefix, key, value, expires_at,
@@ -255,8 +252,8 @@ func nextTick(col string) string {
 // keys: the items whose vectors a put replaces) that are not among the new
 // vectors $3, $4, $5 (prefixes, keys, fields): fields the item no longer
 // has (or all of them, for WithoutIndex). LangGraph leaves them behind,
-// stale. The prefixes are repeated as a condition on v.prefix for shard
-// pruning on Citus (see deleteItems).
+// stale. On Citus the prefixes are repeated as a condition on v.prefix
+// (see prune).
 //
 // The bulk path (copyPuts) sends the same statement with the same arrays,
 // keys only, rather than joining its staging tables: Citus refuses a
@@ -265,7 +262,7 @@ func nextTick(col string) string {
 // distributed").
 func (d *driver) deleteStaleVectors() string {
 	return `DELETE FROM ` + d.t.vectors + ` v USING unnest($1::text[], $2::text[]) AS r(prefix, key)
-WHERE v.prefix = ANY($1::text[]) AND v.prefix = r.prefix AND v.key = r.key
+WHERE v.prefix = r.prefix AND v.key = r.key` + d.prune("v.prefix") + `
   AND NOT EXISTS (SELECT 1 FROM unnest($3::text[], $4::text[], $5::text[]) AS n(prefix, key, field_name)
     WHERE n.prefix = v.prefix AND n.key = v.key AND n.field_name = v.field_name)`
 }
