@@ -25,7 +25,11 @@ import (
 // PostgreSQL's semantics (its one INSERT ... ON CONFLICT; a reference table
 // would make that write a two-phase commit to every node, for nothing).
 //
-// The statements are the same on Citus and on plain PostgreSQL.
+// The statements are those of plain PostgreSQL, with two differences on
+// Citus (driver.distributed): statements that take their rows from arrays
+// repeat their prefixes for shard pruning (driver.prune), and the item
+// lookup of a nearest-neighbour search goes without its LIMIT 1
+// (annQuery).
 
 // citusColumn is the distribution column of store and store_vectors.
 const citusColumn = "prefix"
