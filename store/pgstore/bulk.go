@@ -94,14 +94,14 @@ func (d *driver) copyPuts(ctx context.Context, tx pgx.Tx, r *putRows, vecs [][]f
 		}
 	}
 	if _, err := tx.Exec(ctx, `CREATE TEMP TABLE `+stageItems+` (
-    ord int, prefix text, key text, value text, expires_at timestamptz, ttl_minutes int, reindex bool
+    ord int, prefix text, key text, value text, expires_at timestamptz, ttl_minutes int
 ) ON COMMIT DROP`); err != nil {
 		return err
 	}
 	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"pg_temp", "memvault_stage_items"},
-		[]string{"ord", "prefix", "key", "value", "expires_at", "ttl_minutes", "reindex"},
+		[]string{"ord", "prefix", "key", "value", "expires_at", "ttl_minutes"},
 		pgx.CopyFromSlice(len(r.up.key), func(i int) ([]any, error) {
-			return []any{int32(i), r.up.prefix[i], r.up.key[i], r.up.value[i], r.exp[i], r.ttlM[i], r.up.reindex[i]}, nil
+			return []any{int32(i), r.up.prefix[i], r.up.key[i], r.up.value[i], r.exp[i], r.ttlM[i]}, nil
 		})); err != nil {
 		return err
 	}
@@ -125,8 +125,8 @@ func (d *driver) copyPuts(ctx context.Context, tx pgx.Tx, r *putRows, vecs [][]f
 			}
 		}
 		// As queueVectors: the vectors of fields the items no longer
-		// have go.
-		if _, err := tx.Exec(ctx, d.deleteStaleVectors(stageItems+` r`, "r.reindex", stageVectors+` n`)); err != nil {
+		// have go (the same statement: see deleteStaleVectors).
+		if _, err := tx.Exec(ctx, d.deleteStaleVectors(), r.reidx.prefix, r.reidx.key, r.vec.prefix, r.vec.key, r.vec.field); err != nil {
 			return err
 		}
 		if len(vecs) > 0 {

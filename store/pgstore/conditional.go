@@ -18,6 +18,7 @@ import (
 // UPDATE of the row at the expected updated_at otherwise); no row written
 // is store.ErrConflict and a rollback; then its vectors follow.
 func (t *pgTx) condPut(ctx context.Context, w store.RowWrite, cond store.PutCondition) error {
+	t.d.distributed(ctx) // for prune
 	r, vecs, now, err := t.d.putRows([]store.RowWrite{w}, nil)
 	if err != nil {
 		return err
@@ -28,12 +29,12 @@ func (t *pgTx) condPut(ctx context.Context, w store.RowWrite, cond store.PutCond
 		item = `INSERT INTO ` + t.d.t.store + ` AS s (prefix, key, value, created_at, updated_at, expires_at, ttl_minutes)
 VALUES ($1, $2, $3::jsonb, $4, $4, $5, $6)
 ON CONFLICT (prefix, key) DO UPDATE SET value = EXCLUDED.value, created_at = EXCLUDED.created_at,
-    updated_at = GREATEST(EXCLUDED.updated_at, s.updated_at + interval '1 microsecond'),
+    updated_at = GREATEST(EXCLUDED.updated_at, ` + nextTick("s.updated_at") + `),
     expires_at = EXCLUDED.expires_at, ttl_minutes = EXCLUDED.ttl_minutes
 WHERE s.expires_at IS NOT NULL AND s.expires_at <= $4`
 	} else {
 		item = `UPDATE ` + t.d.t.store + ` s SET value = $3::jsonb,
-    updated_at = GREATEST($4, s.updated_at + interval '1 microsecond'), expires_at = $5, ttl_minutes = $6
+    updated_at = GREATEST($4, ` + nextTick("s.updated_at") + `), expires_at = $5, ttl_minutes = $6
 WHERE s.prefix = $1 AND s.key = $2 AND s.updated_at = $7 AND (s.expires_at IS NULL OR s.expires_at > $4)`
 		args = append(args, cond.UpdatedAt)
 	}

@@ -152,4 +152,17 @@
 // statement. PutTx, PutBatchTx, PutIfTx and DeleteTx run the same engine on
 // the driver bound to the caller's transaction, so a memory commits or
 // rolls back with the caller's own rows.
+//
+// # Citus
+//
+// On a Citus coordinator (the citus extension exists in the database),
+// Setup distributes store by prefix and store_vectors colocated with it,
+// so that a namespace's items and vectors share a shard; a database set up
+// before is distributed by the next Setup. Get, Put, Delete, PutIf and
+// ListItems of one namespace then route to one shard; a Search (a
+// namespace's descendants live on other shards), ListNamespaces,
+// DeletePrefix and the TTL sweep run on every shard. The statements are
+// those of plain PostgreSQL but for two differences (see citus.go).
+// Keep plan_cache_mode at its default: forced generic plans are refused by
+// Citus for the store's INSERT ... SELECT and search statements.
 package pgstore

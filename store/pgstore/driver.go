@@ -45,6 +45,7 @@ type driver struct {
 	seenPrefixes *lru.Cache[string, struct{}]
 	iterative    atomic.Int32 // pgvector iterative scans: 0 unknown, 1 yes, 2 no
 	utf8Server   atomic.Int32 // server_encoding is UTF8: 0 unknown, 1 yes, 2 no
+	citus        atomic.Int32 // a Citus coordinator: 0 unknown, 1 yes, 2 no
 }
 
 // bound is the driver on a caller's transaction (the …Tx methods).
@@ -177,12 +178,14 @@ func (t *pgTx) Get(ctx context.Context, k store.RowKey) (store.Row, bool, error)
 }
 
 func (t *pgTx) Rows(ctx context.Context, keys []store.RowKey, dst []store.Row) ([]store.Row, error) {
+	t.d.distributed(ctx) // for prune
 	prefixes, ks := make([]string, len(keys)), make([]string, len(keys))
 	for i, k := range keys {
 		prefixes[i], ks[i] = k.NS, k.Key
 	}
 	return t.query(ctx, dst, `SELECT `+cols+` FROM `+t.d.t.store+` s
-JOIN unnest($1::text[], $2::text[]) AS r(prefix, key) ON s.prefix = r.prefix AND s.key = r.key`, prefixes, ks)
+JOIN unnest($1::text[], $2::text[]) AS r(prefix, key) ON s.prefix = r.prefix AND s.key = r.key
+`+t.d.prune("s.prefix"), prefixes, ks)
 }
 
 func (t *pgTx) Scan(ctx context.Context, prefix store.Namespace, now time.Time, withoutVectors bool, after *store.ScanAfter, limit int) ([]store.Row, error) {
@@ -282,6 +285,7 @@ func (t *pgTx) flushRefreshes(ctx context.Context) error {
 	if len(t.refresh) == 0 {
 		return nil
 	}
+	t.d.distributed(ctx) // for prune
 	prefixes, keys, exps := make([]string, len(t.refresh)), make([]string, len(t.refresh)), make([]time.Time, len(t.refresh))
 	for i, r := range t.refresh {
 		prefixes[i], keys[i], exps[i] = r.NS, r.Key, r.Expires
@@ -289,7 +293,8 @@ func (t *pgTx) flushRefreshes(ctx context.Context) error {
 	t.refresh = nil
 	_, err := t.q.Exec(ctx, `UPDATE `+t.d.t.store+` s SET expires_at = r.exp
 FROM unnest($1::text[], $2::text[], $3::timestamptz[]) AS r(prefix, key, exp)
-WHERE s.prefix = r.prefix AND s.key = r.key AND s.ttl_minutes IS NOT NULL`, prefixes, keys, exps)
+WHERE s.prefix = r.prefix AND s.key = r.key AND s.ttl_minutes IS NOT NULL
+`+t.d.prune("s.prefix"), prefixes, keys, exps)
 	if err != nil {
 		return fmt.Errorf("refresh ttl: %w", err)
 	}
@@ -326,6 +331,30 @@ FROM pg_extension WHERE extname = 'vector'`)
 // serverUTF8 reports whether the server encoding is UTF8; it asks once.
 func (d *driver) serverUTF8(ctx context.Context) bool {
 	return d.probe(ctx, &d.utf8Server, `SELECT current_setting('server_encoding') = 'UTF8'`)
+}
+
+// distributed reports whether the database is a Citus coordinator (the
+// citus extension exists; see citus.go); it asks once.
+func (d *driver) distributed(ctx context.Context) bool {
+	return d.probe(ctx, &d.citus, citusInstalledSQL)
+}
+
+// prune is the condition "AND col = ANY($1::text[])" on a Citus
+// coordinator, for statements whose rows come from arrays, $1 being their
+// prefixes, and "" on plain PostgreSQL. The condition is implied by the
+// statement's join on prefix, but Citus prunes shards only by conditions
+// on the distribution column: with it such a statement goes to the shards
+// of its prefixes (one, for the items of one namespace), without it to
+// every shard. On plain PostgreSQL it is left out: there the planner took
+// it for an index condition and read whole prefixes through
+// store_prefix_idx instead of looking keys up by primary key (a delete of
+// 10 keys among 30 000 items: 1.4-2.1 ms instead of 0.1-0.25 ms).
+// Callers ask distributed first, so that the answer is known.
+func (d *driver) prune(col string) string {
+	if d.citus.Load() != 1 {
+		return ""
+	}
+	return " AND " + col + " = ANY($1::text[])"
 }
 
 // probe asks the server a yes-or-no question once, keeping the answer in

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/memvault/memvault/embeddings"
 	"github.com/memvault/memvault/memvaulttest/pgtest"
 	"github.com/memvault/memvault/store"
@@ -57,7 +59,7 @@ func TestSearchUsesIndex(t *testing.T) {
 				var shapes [2]string // each plan without its query-vector lines
 				for i, prepared := range []bool{false, true} {
 					// 11 candidates: the engine's first ask for a page of 10.
-					sql, a, err := s.d.buildQuery(nil, pgTime(time.Now()), s.d.annQuery(prefix, vectorText(q), 11, literal(prepared, prefix)))
+					sql, a, err := s.d.buildQuery(nil, pgTime(time.Now()), s.d.annQuery(prefix, vectorText(q), 11, literal(prepared, prefix), false))
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -168,4 +170,44 @@ func literal(prepared bool, prefix store.Namespace) string {
 	}
 	cond, _ := nsCondLiteral("sv.prefix", prefix)
 	return cond
+}
+
+// TestDeleteItemsByPrimaryKey: on plain PostgreSQL a write's delete of
+// keys looks each up by primary key. A repeated prefix = ANY($1) condition
+// (Citus's shard pruning, see prune) made the planner read the whole
+// prefixes through store_prefix_idx instead, ten times slower; prune must
+// leave it out here.
+func TestDeleteItemsByPrimaryKey(t *testing.T) {
+	ctx := context.Background()
+	pool := pgtest.Pool(t)
+	s, err := New(pool, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.Setup(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `INSERT INTO store (prefix, key, value) SELECT 'users.u' || (i % 300), 'x' || i, '{}' FROM generate_series(1, 30000) i`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `ANALYZE store`); err != nil {
+		t.Fatal(err)
+	}
+	var prefixes, keys []string
+	for i := range 10 {
+		prefixes, keys = append(prefixes, fmt.Sprintf("users.u%d", i%3)), append(keys, fmt.Sprintf("x%d", i))
+	}
+	rows, err := pool.Query(ctx, "EXPLAIN "+s.d.deleteItems(), prefixes, keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Join(plan, "\n")
+	if !strings.Contains(text, "store_pkey") || strings.Contains(text, "store_prefix_idx") {
+		t.Fatalf("the delete of 10 keys does not look them up by primary key:\n%s", text)
+	}
 }

@@ -77,6 +77,9 @@ func (s *Store) Setup(ctx context.Context) error {
 	if err := pgmigrate.Run(ctx, s.d.db, s.opts.Schema, sets...); err != nil {
 		return fmt.Errorf("postgres: setup: %w", err)
 	}
+	if err := s.distribute(ctx); err != nil {
+		return err
+	}
 	if s.d.index != nil {
 		return s.checkEmbedder(ctx, s.d.db)
 	}

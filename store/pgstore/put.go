@@ -107,7 +107,6 @@ func (d *driver) putRows(puts []store.RowWrite, dels []store.RowKey) (r *putRows
 		} else {
 			r.exp, r.ttlM = append(r.exp, nil), append(r.ttlM, nil)
 		}
-		r.up.reindex = append(r.up.reindex, w.Reindex)
 		if !w.Reindex || d.index == nil {
 			continue // no store_vectors table: index options are moot
 		}
@@ -141,6 +140,7 @@ func retry(ctx context.Context, owned bool, f func() error) error {
 // where the connection has it registered. owned says q is the store's own
 // pool, whose aborted batches are retried.
 func (d *driver) write(ctx context.Context, q DB, owned bool, r *putRows, vecs [][]float32, now time.Time) error {
+	d.distributed(ctx) // for prune
 	if len(r.up.key) >= d.copyMin {
 		if done, err := d.writeBulk(ctx, q, owned, r, vecs, now); done {
 			return err
@@ -156,11 +156,8 @@ func (d *driver) write(ctx context.Context, q DB, owned bool, r *putRows, vecs [
 
 // putRows are the columns of one put's statements.
 type putRows struct {
-	del struct{ prefix, key []string }
-	up  struct {
-		prefix, key, value []string
-		reindex            []bool // the item's vectors are replaced (reidx holds it too)
-	}
+	del   struct{ prefix, key []string }
+	up    struct{ prefix, key, value []string }
 	exp   []*time.Time
 	ttlM  []*int32
 	reidx struct{ prefix, key []string }
@@ -206,9 +203,7 @@ func (d *driver) sendPuts(ctx context.Context, q Querier, owned bool, r *putRows
 // fields an item no longer embeds go, the new ones are upserted.
 func (d *driver) queueVectors(b *pgx.Batch, r *putRows, vecs [][]float32, binary bool, now time.Time) {
 	if len(r.reidx.key) > 0 {
-		b.Queue(d.deleteStaleVectors(`unnest($1::text[], $2::text[]) AS r(prefix, key)`, "TRUE",
-			`unnest($3::text[], $4::text[], $5::text[]) AS n(prefix, key, field_name)`),
-			r.reidx.prefix, r.reidx.key, r.vec.prefix, r.vec.key, r.vec.field)
+		b.Queue(d.deleteStaleVectors(), r.reidx.prefix, r.reidx.key, r.vec.prefix, r.vec.key, r.vec.field)
 	}
 	if len(vecs) > 0 {
 		embs, arrayType := d.vectorBatch(binary, vecs)
@@ -221,9 +216,10 @@ func (d *driver) queueVectors(b *pgx.Batch, r *putRows, vecs [][]float32, binary
 // parameters, or COPY's staging tables), the time of the write in
 // parameter now.
 
+// deleteItems deletes the items $1, $2 (prefixes, keys).
 func (d *driver) deleteItems() string {
 	return `DELETE FROM ` + d.t.store + ` s USING unnest($1::text[], $2::text[]) AS d(prefix, key)
-WHERE s.prefix = d.prefix AND s.key = d.key`
+WHERE s.prefix = d.prefix AND s.key = d.key` + d.prune("s.prefix")
 }
 
 // upsertItems writes the rows u (prefix, key, value, expires_at,
@@ -235,18 +231,39 @@ ON CONFLICT (prefix, key) DO UPDATE SET
     value = EXCLUDED.value,
     -- A write always moves updated_at forward, even within one clock
     -- tick, so that it names a version (store.PutCondition).
-    updated_at = GREATEST(EXCLUDED.updated_at, s.updated_at + interval '1 microsecond'),
+    updated_at = GREATEST(EXCLUDED.updated_at, ` + nextTick("s.updated_at") + `),
     expires_at = EXCLUDED.expires_at,
     ttl_minutes = EXCLUDED.ttl_minutes`
 }
 
-// deleteStaleVectors deletes the vectors of the items r (where cond) that
-// are not among the new vectors n: fields the item no longer has (or all
-// of them, for WithoutIndex). LangGraph leaves them behind, stale.
-func (d *driver) deleteStaleVectors(r, cond, n string) string {
-	return `DELETE FROM ` + d.t.vectors + ` v USING ` + r + `
-WHERE ` + cond + ` AND v.prefix = r.prefix AND v.key = r.key
-  AND NOT EXISTS (SELECT 1 FROM ` + n + `
+// nextTick is the SQL of timestamptz column col plus one microsecond,
+// the least updated_at a write after col's may take. It is computed in
+// UTC as a timestamp without time zone: timestamptz + interval is STABLE
+// (a day's length depends on the time zone), and Citus refuses any
+// function that is not IMMUTABLE in the DO UPDATE SET clause of an
+// INSERT on a distributed table (0A000); these conversions and
+// timestamp + interval are IMMUTABLE, and for a microsecond the result is
+// the same.
+func nextTick(col string) string {
+	return `((` + col + ` AT TIME ZONE 'UTC') + interval '1 microsecond') AT TIME ZONE 'UTC'`
+}
+
+// deleteStaleVectors deletes the vectors of the items $1, $2 (prefixes,
+// keys: the items whose vectors a put replaces) that are not among the new
+// vectors $3, $4, $5 (prefixes, keys, fields): fields the item no longer
+// has (or all of them, for WithoutIndex). LangGraph leaves them behind,
+// stale. On Citus the prefixes are repeated as a condition on v.prefix
+// (see prune).
+//
+// The bulk path (copyPuts) sends the same statement with the same arrays,
+// keys only, rather than joining its staging tables: Citus refuses a
+// DELETE joining a distributed table with a local one, as the temporary
+// staging tables are (0A000 "relation memvault_stage_vectors is not
+// distributed").
+func (d *driver) deleteStaleVectors() string {
+	return `DELETE FROM ` + d.t.vectors + ` v USING unnest($1::text[], $2::text[]) AS r(prefix, key)
+WHERE v.prefix = r.prefix AND v.key = r.key` + d.prune("v.prefix") + `
+  AND NOT EXISTS (SELECT 1 FROM unnest($3::text[], $4::text[], $5::text[]) AS n(prefix, key, field_name)
     WHERE n.prefix = v.prefix AND n.key = v.key AND n.field_name = v.field_name)`
 }
 

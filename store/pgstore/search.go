@@ -32,7 +32,7 @@ import (
 func (t *pgTx) Nearest(ctx context.Context, q engine.ANNQuery) ([]engine.Candidate, int, error) {
 	d := t.d
 	literalCond, prepared := d.preparedPrefix(ctx, q.Prefix)
-	sql, a, err := d.buildQuery(q.Filter, q.Now, d.annQuery(q.Prefix, d.vectorParam(q.Vector), q.N, literalCond))
+	sql, a, err := d.buildQuery(q.Filter, q.Now, d.annQuery(q.Prefix, d.vectorParam(q.Vector), q.N, literalCond, d.distributed(ctx)))
 	if err != nil {
 		return nil, 0, err
 	}
@@ -67,12 +67,25 @@ func (d *driver) buildQuery(filter map[string]any, now time.Time, build func(a *
 // passes the filter and expiry conditions (value is NOT NULL, so a NULL
 // marks a candidate that does not). The prefix condition is literalCond
 // when given (see preparedPrefix), else nsCond's, with parameters.
-func (d *driver) annQuery(prefix store.Namespace, qvec any, n int, literalCond string) func(a *args, where string) string {
+//
+// citus selects the one variant of the store's statements for a Citus
+// coordinator: the item lookup without its LIMIT 1. Citus refuses a LIMIT
+// (or OFFSET) in a lateral subquery that references the candidates, a
+// subquery it must gather from every shard first (0A000 "cannot push down
+// this subquery"); without it, Citus gathers the candidates and joins them
+// with store shard by shard, colocated (prefix, key). On plain PostgreSQL
+// the LIMIT 1 stays: without it the planner flattens the lateral subquery
+// into a join and may hash the whole store table.
+func (d *driver) annQuery(prefix store.Namespace, qvec any, n int, literalCond string, citus bool) func(a *args, where string) string {
 	return func(a *args, where string) string {
 		q := a.add(qvec)
 		cond := literalCond
 		if cond == "" {
 			cond = nsCond(a, "sv.prefix", prefix)
+		}
+		limit1 := " LIMIT 1"
+		if citus {
+			limit1 = ""
 		}
 		vec := q + "::" + d.index.vecType
 		return `SELECT v.prefix, v.key, CASE WHEN ` + where + ` THEN s.value END,
@@ -86,7 +99,7 @@ FROM (
 ) v CROSS JOIN LATERAL (
     -- LIMIT 1 keeps this a per-candidate primary key lookup: as a plain
     -- join the planner may hash the whole store table.
-    SELECT * FROM ` + d.t.store + ` s WHERE s.prefix = v.prefix AND s.key = v.key LIMIT 1) s`
+    SELECT * FROM ` + d.t.store + ` s WHERE s.prefix = v.prefix AND s.key = v.key` + limit1 + `) s`
 	}
 }
 
