@@ -4,6 +4,10 @@ import (
 	"context"
 	"fmt"
 	"sync/atomic"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/memvault/memvault/internal/pgmigrate"
 )
 
 // Citus (distributed PostgreSQL) support. On a Citus coordinator, Setup
@@ -55,30 +59,65 @@ func (t *topology) distributed(ctx context.Context, db DB) bool {
 
 // distribute makes the tables distributed tables on a Citus coordinator,
 // by thread_id and colocated with checkpoints; on plain PostgreSQL, or when
-// they are distributed already, it does nothing. Citus copies existing
-// rows into the shards, so an existing database can be distributed by
-// running Setup once Citus is installed.
+// they are distributed already, it does nothing after a few reads. Citus
+// copies the rows a table already holds into its shards, so a database set
+// up before Citus was installed is distributed by the next Setup; the
+// coordinator's own copy of those rows is then truncated
+// (truncate_local_data_after_distributing_table): left there, invisible to
+// every query, it would outlive a DeleteThread or an erasure. It runs in
+// one transaction holding memvault's setup lock (pgmigrate.LockKey), so
+// that concurrent Setups distribute each table once and the three tables
+// are distributed together or not at all.
 func (s *Saver) distribute(ctx context.Context) error {
 	if !s.topo.distributed(ctx, s.db) {
 		return nil
 	}
+	todo, err := s.undistributed(ctx, s.db)
+	if err != nil || len(todo) == 0 {
+		return err
+	}
+	return pgx.BeginFunc(ctx, s.db, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, pgmigrate.LockKey); err != nil {
+			return fmt.Errorf("citus: lock: %w", err)
+		}
+		todo, err := s.undistributed(ctx, tx) // again, under the lock
+		if err != nil {
+			return err
+		}
+		for _, table := range todo {
+			colocate := "default"
+			if table != s.q.checkpoints {
+				colocate = s.q.checkpoints
+			}
+			if _, err := tx.Exec(ctx, `SELECT create_distributed_table($1::regclass, $2, colocate_with => $3)`,
+				table, citusColumn, colocate); err != nil {
+				return fmt.Errorf("citus: distribute %s by %s: %w", table, citusColumn, err)
+			}
+		}
+		for _, table := range todo {
+			if _, err := tx.Exec(ctx, `SELECT truncate_local_data_after_distributing_table($1::regclass)`, table); err != nil {
+				return fmt.Errorf("citus: truncate the coordinator's copy of %s: %w", table, err)
+			}
+		}
+		return nil
+	})
+}
+
+// undistributed returns the saver's tables that are not distributed yet,
+// checkpoints first (the others are colocated with it).
+func (s *Saver) undistributed(ctx context.Context, q interface {
+	QueryRow(context.Context, string, ...any) pgx.Row
+}) ([]string, error) {
+	var todo []string
 	for _, table := range []string{s.q.checkpoints, s.q.blobs, s.q.writes} {
 		var done bool
-		if err := s.db.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_dist_partition WHERE logicalrelid = $1::regclass)`,
+		if err := q.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_dist_partition WHERE logicalrelid = $1::regclass)`,
 			table).Scan(&done); err != nil {
-			return fmt.Errorf("citus: is %s distributed: %w", table, err)
+			return nil, fmt.Errorf("citus: is %s distributed: %w", table, err)
 		}
-		if done {
-			continue
-		}
-		colocate := "default"
-		if table != s.q.checkpoints {
-			colocate = s.q.checkpoints
-		}
-		if _, err := s.db.Exec(ctx, `SELECT create_distributed_table($1::regclass, $2, colocate_with => $3)`,
-			table, citusColumn, colocate); err != nil {
-			return fmt.Errorf("citus: distribute %s by %s: %w", table, citusColumn, err)
+		if !done {
+			todo = append(todo, table)
 		}
 	}
-	return nil
+	return todo, nil
 }

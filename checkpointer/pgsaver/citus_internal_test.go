@@ -171,4 +171,16 @@ WHERE logicalrelid IN ($1::regclass, $2::regclass, $3::regclass) AND column_to_c
 	if err != nil || got == nil || got.Checkpoint.ChannelValues["k"] != "v" {
 		t.Fatalf("GetTuple after distributing = %+v, %v; want the checkpoint put before", got, err)
 	}
+	// The coordinator keeps no copy of the rows it moved into the shards:
+	// invisible to queries, such a copy would outlive DeleteThread and an
+	// erasure.
+	for _, tbl := range []string{s.q.checkpoints, s.q.blobs, s.q.writes} {
+		var size int64
+		if err := pool.QueryRow(ctx, "SELECT pg_relation_size($1::regclass)", tbl).Scan(&size); err != nil {
+			t.Fatal(err)
+		}
+		if size != 0 {
+			t.Errorf("%s: the coordinator keeps %d bytes of the rows it distributed", tbl, size)
+		}
+	}
 }
