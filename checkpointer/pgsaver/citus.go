@@ -2,12 +2,9 @@ package pgsaver
 
 import (
 	"context"
-	"fmt"
 	"sync/atomic"
 
-	"github.com/jackc/pgx/v5"
-
-	"github.com/memvault/memvault/internal/pgmigrate"
+	"github.com/memvault/memvault/internal/pgcitus"
 )
 
 // Citus (distributed PostgreSQL) support. On a Citus coordinator, Setup
@@ -27,11 +24,6 @@ type topology struct {
 	state atomic.Int32 // 0 not asked yet, 1 plain PostgreSQL, 2 Citus
 }
 
-// citusInstalledSQL reports whether the citus extension exists in the
-// database: it does on a coordinator (and on workers, which memvault is
-// never pointed at).
-const citusInstalledSQL = `SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_extension WHERE extname = 'citus')`
-
 // distributed reports whether db is a Citus coordinator. A failed check is
 // not remembered and reads as plain PostgreSQL: the statement that asked
 // then fails or succeeds on its own.
@@ -45,8 +37,8 @@ func (t *topology) distributed(ctx context.Context, db DB) bool {
 	case 2:
 		return true
 	}
-	var ok bool
-	if err := db.QueryRow(ctx, citusInstalledSQL).Scan(&ok); err != nil {
+	ok, err := pgcitus.Installed(ctx, db)
+	if err != nil {
 		return false
 	}
 	if ok {
@@ -57,67 +49,13 @@ func (t *topology) distributed(ctx context.Context, db DB) bool {
 	return ok
 }
 
-// distribute makes the tables distributed tables on a Citus coordinator,
-// by thread_id and colocated with checkpoints; on plain PostgreSQL, or when
-// they are distributed already, it does nothing after a few reads. Citus
-// copies the rows a table already holds into its shards, so a database set
-// up before Citus was installed is distributed by the next Setup; the
-// coordinator's own copy of those rows is then truncated
-// (truncate_local_data_after_distributing_table): left there, invisible to
-// every query, it would outlive a DeleteThread or an erasure. It runs in
-// one transaction holding memvault's setup lock (pgmigrate.LockKey), so
-// that concurrent Setups distribute each table once and the three tables
-// are distributed together or not at all.
+// distribute makes the three tables distributed tables on a Citus
+// coordinator, by thread_id, colocated with checkpoints (pgcitus.Distribute:
+// existing rows move into the shards and leave no copy on the coordinator);
+// on plain PostgreSQL, or when they are distributed already, it only reads.
 func (s *Saver) distribute(ctx context.Context) error {
 	if !s.topo.distributed(ctx, s.db) {
 		return nil
 	}
-	todo, err := s.undistributed(ctx, s.db)
-	if err != nil || len(todo) == 0 {
-		return err
-	}
-	return pgx.BeginFunc(ctx, s.db, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, pgmigrate.LockKey); err != nil {
-			return fmt.Errorf("citus: lock: %w", err)
-		}
-		todo, err := s.undistributed(ctx, tx) // again, under the lock
-		if err != nil {
-			return err
-		}
-		for _, table := range todo {
-			colocate := "default"
-			if table != s.q.checkpoints {
-				colocate = s.q.checkpoints
-			}
-			if _, err := tx.Exec(ctx, `SELECT create_distributed_table($1::regclass, $2, colocate_with => $3)`,
-				table, citusColumn, colocate); err != nil {
-				return fmt.Errorf("citus: distribute %s by %s: %w", table, citusColumn, err)
-			}
-		}
-		for _, table := range todo {
-			if _, err := tx.Exec(ctx, `SELECT truncate_local_data_after_distributing_table($1::regclass)`, table); err != nil {
-				return fmt.Errorf("citus: truncate the coordinator's copy of %s: %w", table, err)
-			}
-		}
-		return nil
-	})
-}
-
-// undistributed returns the saver's tables that are not distributed yet,
-// checkpoints first (the others are colocated with it).
-func (s *Saver) undistributed(ctx context.Context, q interface {
-	QueryRow(context.Context, string, ...any) pgx.Row
-}) ([]string, error) {
-	var todo []string
-	for _, table := range []string{s.q.checkpoints, s.q.blobs, s.q.writes} {
-		var done bool
-		if err := q.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_dist_partition WHERE logicalrelid = $1::regclass)`,
-			table).Scan(&done); err != nil {
-			return nil, fmt.Errorf("citus: is %s distributed: %w", table, err)
-		}
-		if !done {
-			todo = append(todo, table)
-		}
-	}
-	return todo, nil
+	return pgcitus.Distribute(ctx, s.db, citusColumn, s.q.checkpoints, s.q.blobs, s.q.writes)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/memvault/memvault/internal/binding"
+	"github.com/memvault/memvault/internal/pgcitus"
 	"github.com/memvault/memvault/store"
 	"github.com/memvault/memvault/store/engine"
 )
@@ -336,7 +337,7 @@ func (d *driver) serverUTF8(ctx context.Context) bool {
 // distributed reports whether the database is a Citus coordinator (the
 // citus extension exists; see citus.go); it asks once.
 func (d *driver) distributed(ctx context.Context) bool {
-	return d.probe(ctx, &d.citus, citusInstalledSQL)
+	return d.probe(ctx, &d.citus, pgcitus.InstalledSQL)
 }
 
 // prune is the condition "AND col = ANY($1::text[])" on a Citus

@@ -1,0 +1,80 @@
+package pgcitus_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/memvault/memvault/internal/pgcitus"
+	"github.com/memvault/memvault/memvaulttest/pgtest"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+func TestInstalled(t *testing.T) {
+	ctx := context.Background()
+	if ok, err := pgcitus.Installed(ctx, pgtest.Pool(t)); err != nil || ok {
+		t.Errorf("Installed on plain PostgreSQL = %v, %v; want false", ok, err)
+	}
+	pool, _ := pgtest.CitusSchema(t)
+	if ok, err := pgcitus.Installed(ctx, pool); err != nil || !ok {
+		t.Errorf("Installed on a Citus coordinator = %v, %v; want true", ok, err)
+	}
+}
+
+// TestDistribute: tables holding rows are distributed together by the
+// column, colocated with the first, by Setups racing each other; the rows
+// stay readable, the coordinator keeps no copy of them, and a second call
+// changes nothing.
+func TestDistribute(t *testing.T) {
+	ctx := context.Background()
+	pool, schema := pgtest.CitusSchema(t)
+	a, b := pgx.Identifier{schema, "a"}.Sanitize(), pgx.Identifier{schema, "b"}.Sanitize()
+	for _, sql := range []string{
+		"CREATE TABLE a (k text, v int, PRIMARY KEY (k, v))",
+		"CREATE TABLE b (k text, w int, PRIMARY KEY (k, w))",
+		"INSERT INTO a SELECT 'k' || i, i FROM generate_series(1, 50) i",
+		"INSERT INTO b SELECT 'k' || i, i FROM generate_series(1, 50) i",
+	} {
+		if _, err := pool.Exec(ctx, sql); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, 3)
+	for i := range errs {
+		wg.Go(func() { errs[i] = pgcitus.Distribute(ctx, pool, "k", a, b) })
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			t.Fatalf("Distribute (3 at once): %v", err)
+		}
+	}
+	var tables, groups int
+	if err := pool.QueryRow(ctx, `SELECT count(*), count(DISTINCT colocationid) FROM pg_dist_partition
+WHERE logicalrelid IN ($1::regclass, $2::regclass) AND column_to_column_name(logicalrelid, partkey) = 'k'`, a, b).Scan(&tables, &groups); err != nil {
+		t.Fatal(err)
+	}
+	if tables != 2 || groups != 1 {
+		t.Fatalf("%d tables distributed by k in %d colocation groups, want 2 in 1", tables, groups)
+	}
+	var n int
+	if err := pool.QueryRow(ctx, "SELECT count(*) FROM a JOIN b USING (k)").Scan(&n); err != nil || n != 50 {
+		t.Fatalf("rows after distributing: %d, %v; want 50", n, err)
+	}
+	for _, tbl := range []string{a, b} {
+		var size int64
+		if err := pool.QueryRow(ctx, "SELECT pg_relation_size($1::regclass)", tbl).Scan(&size); err != nil {
+			t.Fatal(err)
+		}
+		if size != 0 {
+			t.Errorf("%s: the coordinator keeps %d bytes of the rows it distributed", tbl, size)
+		}
+	}
+	if err := pgcitus.Distribute(ctx, pool, "k", a, b); err != nil {
+		t.Fatalf("Distribute again: %v", err)
+	}
+}
