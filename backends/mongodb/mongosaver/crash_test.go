@@ -337,3 +337,32 @@ func TestOwnMarkRecovered(t *testing.T) {
 		t.Fatalf("checkpoint of the unfinished creation after the recovering put: %v, %v; want it deleted", tu, err)
 	}
 }
+
+// TestImportLeaseLost: an import (an Update) whose lease is taken by
+// another process while it works must stop with ErrLockLost, leaving the
+// thread to the new holder (nothing restored over its work). (Before:
+// renewals ignored how many leases they matched, and the import went on
+// writing the other process's thread.)
+func TestImportLeaseLost(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, db := crashSaver(t, mongosaver.Options{LeaseTTL: time.Second})
+	puts := 0
+	mongosaver.SetAfterPutRead(s, func() {
+		if puts++; puts == 2 {
+			_, err := db.Collection("memvault_leases").UpdateOne(ctx, bson.D{{Key: "_id", Value: "imp-2"}},
+				bson.D{{Key: "$set", Value: bson.D{{Key: "owner", Value: "another process"}, {Key: "expires", Value: time.Now().Add(time.Hour)}}}})
+			if err != nil {
+				t.Error(err)
+			}
+			time.Sleep(700 * time.Millisecond) // two renewal periods
+		}
+	})
+	err := s.ImportThread(ctx, importItems(2))
+	if !errors.Is(err, mongosaver.ErrLockLost) {
+		t.Fatalf("ImportThread after its lease was taken: %v, want ErrLockLost", err)
+	}
+	if m := leaseDoc(t, db, "imp-2"); m == nil || m["owner"] != "another process" {
+		t.Fatalf("lease after the stopped import: %v; want the other process's, untouched", m)
+	}
+}

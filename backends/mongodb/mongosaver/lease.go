@@ -136,8 +136,13 @@ func (l *leaser) hold(ctx context.Context, thread string, fn func(context.Contex
 	cause := context.Cause(wctx)
 	cancel(nil)
 	if errors.Is(cause, ErrLockLost) {
-		// Not released: the lease is another process's.
-		return cause
+		// Not released: the lease is another process's. fn done
+		// without an error confirmed the lease before its last write
+		// (a put's check): the loss came after.
+		if err != nil {
+			return errors.Join(err, cause)
+		}
+		return nil
 	}
 	if rerr := l.release(context.WithoutCancel(ctx), []string{thread}); rerr != nil && err == nil {
 		err = rerr
