@@ -10,6 +10,7 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/memvault/memvault/backends/mongodb/mongosaver"
 	"github.com/memvault/memvault/backends/mongodb/mongotest"
@@ -364,5 +365,92 @@ func TestImportLeaseLost(t *testing.T) {
 	}
 	if m := leaseDoc(t, db, "imp-2"); m == nil || m["owner"] != "another process" {
 		t.Fatalf("lease after the stopped import: %v; want the other process's, untouched", m)
+	}
+}
+
+// TestBigLegacyChunks: large values stored before generations (chunks
+// without gen, documents naming none) still read whole after Setup, which
+// drops the old unique index that admits one generation per key; a
+// continuation stores the value under a generation, and a removal
+// collects the old chunks once no document written before generations
+// holds their key.
+func TestBigLegacyChunks(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, db := crashSaver(t, mongosaver.Options{})
+	const thread = "legacy"
+	big := bigString("fedcba9876543210")
+	cp := &checkpointer.Checkpoint{V: 4, ID: checkpointer.NewID(0), TS: time.Now(),
+		ChannelValues: map[string]any{"doc": big, "note": "a"}, ChannelVersions: map[string]string{"doc": "1", "note": "1"}}
+	cfg, err := s.Put(ctx, checkpointer.Config{ThreadID: thread}, cp, checkpointer.Metadata{}, cp.ChannelVersions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Make it what the version before generations wrote.
+	chunks, cps := db.Collection("memvault_big_values"), db.Collection("checkpoints")
+	if _, err := chunks.UpdateMany(ctx, bson.D{}, bson.D{{Key: "$unset", Value: bson.D{{Key: "gen", Value: ""}}}}); err != nil {
+		t.Fatal(err)
+	}
+	var doc bson.D
+	if err := cps.FindOne(ctx, bson.D{{Key: "checkpoint_id", Value: cp.ID}}).Decode(&doc); err != nil {
+		t.Fatal(err)
+	}
+	var legacy bson.D
+	for _, e := range doc {
+		switch e.Key {
+		case "memvault_big_gens":
+			continue
+		case "memvault_values":
+			var vs bson.A
+			for _, v := range e.Value.(bson.A) {
+				var kept bson.D
+				for _, f := range v.(bson.D) {
+					if f.Key != "g" {
+						kept = append(kept, f)
+					}
+				}
+				vs = append(vs, kept)
+			}
+			e.Value = vs
+		}
+		legacy = append(legacy, e)
+	}
+	if _, err := cps.ReplaceOne(ctx, bson.D{{Key: "checkpoint_id", Value: cp.ID}}, legacy); err != nil {
+		t.Fatal(err)
+	}
+	if err := chunks.Indexes().DropOne(ctx, "memvault_big_values_gen"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chunks.Indexes().CreateOne(ctx, mongo.IndexModel{Keys: bson.D{{Key: "thread_id", Value: 1}, {Key: "checkpoint_ns", Value: 1}, {Key: "key", Value: 1}, {Key: "seq", Value: 1}},
+		Options: options.Index().SetUnique(true).SetName("memvault_big_values_key")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Setup(ctx); err != nil {
+		t.Fatal(err)
+	}
+	specs, err := chunks.Indexes().ListSpecifications(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ix := range specs {
+		if ix.Name == "memvault_big_values_key" {
+			t.Fatal("Setup left the unique index of chunks before generations")
+		}
+	}
+	wantValue(t, s, cfg, big)
+
+	cp2 := &checkpointer.Checkpoint{V: 4, ID: checkpointer.NewID(1), TS: time.Now(),
+		ChannelValues: map[string]any{"doc": big, "note": "b"}, ChannelVersions: map[string]string{"doc": "1", "note": "2"}}
+	cfg2, err := s.Put(ctx, cfg, cp2, checkpointer.Metadata{}, map[string]string{"note": "2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantValue(t, s, cfg2, big)
+	if err := s.Prune(ctx, []string{thread}, checkpointer.PruneKeepLatest); err != nil {
+		t.Fatal(err)
+	}
+	wantValue(t, s, cfg2, big)
+	if n, err := chunks.CountDocuments(ctx, bson.D{}); err != nil || n != 3 {
+		t.Fatalf("%d chunks left after the removal, want the 3 of the value kept (%v)", n, err)
 	}
 }
