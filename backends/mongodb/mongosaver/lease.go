@@ -151,11 +151,11 @@ func (l *leaser) hold(ctx context.Context, thread string, fn func(context.Contex
 }
 
 // keepRenewed renews the leases held() names every third of the TTL until
-// the returned function is called (which waits for a renewal under way;
-// calling it again does nothing);
-// lost is called, and renewal stops, when one is found lost. A renewal
-// failing otherwise (the server unreachable) is tried again at the next
-// tick: the lease may still be ours.
+// the returned function is called (it waits for a renewal under way, and
+// does nothing when called again); lost is called, and renewal stops,
+// when one is found lost. A renewal failing otherwise (the server
+// unreachable) is tried again at the next tick: the lease may still be
+// ours.
 func (l *leaser) keepRenewed(ctx context.Context, held func() []string, lost func(error)) (stop func()) {
 	quit, done := make(chan struct{}), make(chan struct{})
 	go func() {

@@ -629,8 +629,10 @@ func (t *tx) Overwrite(ctx context.Context, thread string, rows *checkpointer.Th
 			return fmt.Errorf("overwrite: %w", err)
 		}
 		byID := map[string]*cpDoc{}
+		hadBig := false
 		for i := range existing {
 			byID[existing[i].ID] = &existing[i]
+			hadBig = hadBig || existing[i].HasBig != nil
 		}
 		replaced := map[string]bool{}
 		// The large values this overwrite stored, by (channel,
@@ -727,8 +729,10 @@ func (t *tx) Overwrite(ctx context.Context, thread string, rows *checkpointer.Th
 		// The documents reference the new generations now: the
 		// replaced ones go (a crash before leaves them, unreferenced,
 		// to the next collection).
-		if err := t.d.collectBig(ctx, thread, ns); err != nil {
-			return err
+		if hadBig || len(wrote) > 0 {
+			if err := t.d.collectBig(ctx, thread, ns); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
