@@ -4,11 +4,12 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"slices"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
-	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/memvault/memvault/checkpointer"
@@ -19,29 +20,44 @@ import (
 // the size itself). A checkpoint's document holds all its values, so when
 // it would exceed the limit its largest values move, one by one until it
 // fits, to memvault_big_values, in chunks of bigChunk bytes keyed by
-// (thread, namespace, channel, version, seq); the document keeps their
-// rows without data (valueDoc.Big) and memvault_big marks it. The chunks
-// are written before the document, so a crash between leaves chunks no
-// document references (deleted with their thread), never a document
-// without its values. Python and JS do not see such values (they could
-// not store them either); memvault reads them back whole.
+// (thread, namespace, channel, version, generation, seq); the document
+// keeps their rows without data (valueDoc.Big) naming the generation
+// (valueDoc.G, and every generation it references in memvault_big_gens),
+// and memvault_big marks it. A generation is random, new for each value a
+// write stores: a put re-using a stored (channel, version) references the
+// generation already stored, a put of a new one and an overwrite (import,
+// copy, re-encryption) write a new generation. Reads take only the
+// generation the document names. So chunks are never changed in place:
+// the chunks are written before the document, and a crash between leaves
+// a generation no document references — never a document without its
+// values, nor one reading another attempt's value (with integer versions
+// a re-run step stores the same version with another value) or a splice
+// of two. Python and JS do not see such values (they could not store them
+// either); memvault reads them back whole.
 //
-// A removal deletes the chunks of the values no remaining checkpoint of
-// the namespace references, after the documents; a pending write, one
-// document per write in every layout, over the limit is refused
-// (ErrTooLarge), as is a checkpoint whose document is over the limit
-// with every value moved out (its metadata alone).
+// Chunks of generations no document references are garbage: a removal in
+// a namespace holding large values, and an overwrite, delete those of
+// the namespace, after the documents; deleting a thread deletes all of
+// its chunks. A pending write, one document per write in every layout,
+// over the limit is refused (ErrTooLarge), as is a checkpoint whose
+// document is over the limit with every value moved out (its metadata
+// alone).
 const (
 	bigCol   = "memvault_big_values"
 	bigChunk = 8 << 20
 	fBig     = "memvault_big"
-	bigIndex = "memvault_big_values_key"
+	fBigGens = "memvault_big_gens"
+	bigIndex = "memvault_big_values_gen"
+	// oldBigIndex is the unique index before generations: (thread, ns,
+	// key, seq) admits one generation only, so Setup drops it.
+	oldBigIndex = "memvault_big_values_key"
 )
 
 type bigChunkDoc struct {
 	Thread string `bson:"thread_id"`
 	NS     string `bson:"checkpoint_ns"`
 	Key    string `bson:"key"`
+	Gen    string `bson:"gen,omitempty"` // absent on chunks written before generations
 	Seq    int    `bson:"seq"`
 	N      int    `bson:"n"`
 	Type   string `bson:"type"`
@@ -50,12 +66,17 @@ type bigChunkDoc struct {
 
 // fitDocument makes d fit in MaxDocumentSize, moving its largest values
 // out (d.big) as needed, and keeps its encoding in d.raw for replaceCP.
-func (dr *driver) fitDocument(d *cpDoc, p *checkpointer.PutRows, values []checkpointer.ValueRow) error {
+// A moved value whose (channel, version) known names a stored generation
+// of (a put keeping the first value) references it; the others get a new
+// generation, written by writeBig.
+func (dr *driver) fitDocument(d *cpDoc, p *checkpointer.PutRows, values []checkpointer.ValueRow, known map[chanVersion]string) error {
 	raw, err := bson.Marshal(d)
 	if err != nil {
 		return fmt.Errorf("%w: checkpoint %q: %w", ErrDocument, d.ID, err)
 	}
 	moved := map[string]bool{}
+	gens := map[string]string{} // channel -> generation
+	fresh := map[string]bool{}  // channels whose generation is new
 	for len(raw) > MaxDocumentSize {
 		best := -1
 		for i, v := range values {
@@ -80,14 +101,27 @@ func (dr *driver) fitDocument(d *cpDoc, p *checkpointer.PutRows, values []checkp
 		if err != nil {
 			return err
 		}
+		var refs []string
 		for _, v := range out {
-			nd.Values = append(nd.Values, valueDoc{Channel: v.Channel, Version: v.Version, Type: v.Type, Big: true})
+			g, ok := gens[v.Channel]
+			if !ok {
+				if g = known[chanVersion{v.Channel, v.Version}]; g == "" {
+					g = newGen()
+					fresh[v.Channel] = true
+				}
+				gens[v.Channel] = g
+			}
+			refs = append(refs, g)
+			nd.Values = append(nd.Values, valueDoc{Channel: v.Channel, Version: v.Version, Type: v.Type, Big: true, G: g})
 		}
+		slices.Sort(refs)
+		nd.BigGens = slices.Compact(refs)
 		slices.SortFunc(nd.Values, func(a, b valueDoc) int { return cmp.Compare(a.Channel, b.Channel) })
 		nd.Keys = valueKeys(values)
 		big := true
 		nd.HasBig = &big
 		nd.big = out
+		nd.bigFresh = fresh
 		*d = *nd
 		if raw, err = bson.Marshal(d); err != nil {
 			return fmt.Errorf("%w: checkpoint %q: %w", ErrDocument, d.ID, err)
@@ -97,30 +131,51 @@ func (dr *driver) fitDocument(d *cpDoc, p *checkpointer.PutRows, values []checkp
 	return nil
 }
 
-// writeBig stores the chunks of d's moved values: kept when already
-// stored (a put: a (channel, version) keeps its first value), or replacing
-// them (an overwrite).
-func (dr *driver) writeBig(ctx context.Context, d *cpDoc, keepFirst bool) error {
+// writeBig stores the chunks of d's moved values that have a new
+// generation (d.bigFresh); the others are stored already. Chunks are
+// only ever inserted, under a generation no document references yet.
+func (dr *driver) writeBig(ctx context.Context, d *cpDoc) error {
 	for _, v := range d.big {
-		key := valueKey(v.Channel, v.Version)
-		n := max(1, (len(v.Data)+bigChunk-1)/bigChunk)
-		f := bson.D{{Key: fThread, Value: d.Thread}, {Key: fNS, Value: d.NS}, {Key: "key", Value: key}}
-		if !keepFirst {
-			if _, err := dr.big.DeleteMany(ctx, f); err != nil {
-				return fmt.Errorf("put checkpoint %q: large value of %q: %w", d.ID, v.Channel, err)
+		if !d.bigFresh[v.Channel] {
+			continue
+		}
+		gen := ""
+		for _, vd := range d.Values {
+			if vd.Channel == v.Channel {
+				gen = vd.G
 			}
 		}
+		if dr.beforeBigChunks != nil {
+			dr.beforeBigChunks()
+		}
+		key := valueKey(v.Channel, v.Version)
+		n := max(1, (len(v.Data)+bigChunk-1)/bigChunk)
 		for seq := range n {
 			chunk := v.Data[seq*bigChunk : min(len(v.Data), (seq+1)*bigChunk)]
-			_, err := dr.big.UpdateOne(ctx, append(slices.Clone(f), bson.E{Key: "seq", Value: seq}),
-				bson.D{{Key: "$setOnInsert", Value: bson.D{{Key: "n", Value: n}, {Key: "type", Value: v.Type}, {Key: "data", Value: bson.Binary{Data: chunk}}}}},
-				options.UpdateOne().SetUpsert(true))
-			if err != nil && !mongo.IsDuplicateKeyError(err) {
+			_, err := dr.big.InsertOne(ctx, bigChunkDoc{Thread: d.Thread, NS: d.NS, Key: key, Gen: gen, Seq: seq, N: n, Type: v.Type, Data: chunk})
+			if err != nil {
 				return fmt.Errorf("put checkpoint %q: large value of %q: %w", d.ID, v.Channel, err)
 			}
 		}
 	}
 	return nil
+}
+
+// newGen is a new generation id for a large value's chunks.
+func newGen() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// bigGens are the generations doc's large values are stored under, by
+// (channel, version): a put re-using one of those values references them.
+func bigGens(doc *cpDoc, into map[chanVersion]string) {
+	for _, v := range doc.Values {
+		if v.Big && v.G != "" {
+			into[chanVersion{v.Channel, v.Version}] = v.G
+		}
+	}
 }
 
 // fullRows are doc's value rows with the data of its moved values read
@@ -130,13 +185,19 @@ func (dr *driver) fullRows(ctx context.Context, doc *cpDoc) ([]checkpointer.Valu
 	if err != nil || doc.HasBig == nil {
 		return rows, err
 	}
-	var keys []string
+	// Only the generation the document names: other generations of the
+	// same key are other attempts' (or garbage) values.
+	var or bson.A
 	for _, v := range doc.Values {
 		if v.Big {
-			keys = append(keys, valueKey(v.Channel, v.Version))
+			gen := any(v.G)
+			if v.G == "" {
+				gen = bson.D{{Key: "$exists", Value: false}}
+			}
+			or = append(or, bson.D{{Key: "key", Value: valueKey(v.Channel, v.Version)}, {Key: "gen", Value: gen}})
 		}
 	}
-	cur, err := dr.big.Find(ctx, bson.D{{Key: fThread, Value: doc.Thread}, {Key: fNS, Value: doc.NS}, {Key: "key", Value: bson.D{{Key: "$in", Value: keys}}}},
+	cur, err := dr.big.Find(ctx, bson.D{{Key: fThread, Value: doc.Thread}, {Key: fNS, Value: doc.NS}, {Key: "$or", Value: or}},
 		options.Find().SetSort(bson.D{{Key: "key", Value: 1}, {Key: "seq", Value: 1}}))
 	if err != nil {
 		return nil, fmt.Errorf("read large values of checkpoint %q: %w", doc.ID, err)
@@ -147,22 +208,23 @@ func (dr *driver) fullRows(ctx context.Context, doc *cpDoc) ([]checkpointer.Valu
 	}
 	for i := range rows {
 		r := &rows[i]
-		if !slices.ContainsFunc(doc.Values, func(v valueDoc) bool { return v.Big && v.Channel == r.Channel }) {
+		at := slices.IndexFunc(doc.Values, func(v valueDoc) bool { return v.Big && v.Channel == r.Channel })
+		if at < 0 {
 			continue
 		}
+		gen := doc.Values[at].G
 		key := valueKey(r.Channel, r.Version)
 		var buf bytes.Buffer
 		n, got := -1, 0
 		for _, c := range chunks {
-			if c.Key != key {
+			if c.Key != key || c.Gen != gen {
 				continue
 			}
 			if n < 0 {
 				n = c.N
 			}
-			// Chunks come in seq order; one beyond the first writer's
-			// count (a later writer of the same key that lost) is not
-			// the value's.
+			// Chunks come in seq order; one beyond the count (a
+			// writer before generations that lost) is not the value's.
 			if c.Seq == got && c.Seq < n {
 				buf.Write(c.Data)
 				got++
@@ -171,21 +233,49 @@ func (dr *driver) fullRows(ctx context.Context, doc *cpDoc) ([]checkpointer.Valu
 		if n < 0 || got != n {
 			return nil, fmt.Errorf("%w: checkpoint %q: the large value of channel %q (version %s) is missing", ErrDocument, doc.ID, r.Channel, r.Version)
 		}
-		r.Type = chunks[slices.IndexFunc(chunks, func(c bigChunkDoc) bool { return c.Key == key })].Type
+		r.Type = chunks[slices.IndexFunc(chunks, func(c bigChunkDoc) bool { return c.Key == key && c.Gen == gen })].Type
 		r.Data = buf.Bytes()
 	}
 	return rows, nil
 }
 
-// dropBig deletes the chunks of keys in (thread, ns); all of the thread's
-// when keys is nil.
-func (dr *driver) dropBig(ctx context.Context, thread string, ns *string, keys []string) error {
-	f := bson.D{{Key: fThread, Value: thread}}
-	if ns != nil {
-		f = append(f, bson.E{Key: fNS, Value: *ns}, bson.E{Key: "key", Value: bson.D{{Key: "$in", Value: keys}}})
-	}
-	if _, err := dr.big.DeleteMany(ctx, f); err != nil {
+// dropBig deletes every chunk of thread.
+func (dr *driver) dropBig(ctx context.Context, thread string) error {
+	if _, err := dr.big.DeleteMany(ctx, bson.D{{Key: fThread, Value: thread}}); err != nil {
 		return fmt.Errorf("delete large values: %w", err)
+	}
+	return nil
+}
+
+// collectBig deletes the chunks of (thread, ns) no document of the
+// namespace references: generations none names (a dead put's, an
+// overwrite's predecessors, removed checkpoints'), and chunks written
+// before generations whose key no document written before them holds.
+// The caller holds the lease.
+func (dr *driver) collectBig(ctx context.Context, thread, ns string) error {
+	docs, err := dr.findCPs(ctx, nsFilter(thread, ns), options.Find().SetProjection(bson.D{{Key: fKeys, Value: 1}, {Key: fBig, Value: 1}, {Key: fBigGens, Value: 1}}))
+	if err != nil {
+		return fmt.Errorf("collect large values: %w", err)
+	}
+	gens, keys := bson.A{}, bson.A{}
+	for _, d := range docs {
+		for _, g := range d.BigGens {
+			gens = append(gens, g)
+		}
+		// Only documents written before generations reference chunks
+		// without one (by key).
+		if d.HasBig != nil && len(d.BigGens) == 0 {
+			for _, k := range d.Keys {
+				keys = append(keys, k)
+			}
+		}
+	}
+	_, err = dr.big.DeleteMany(ctx, append(nsFilter(thread, ns), bson.E{Key: "$or", Value: bson.A{
+		bson.D{{Key: "gen", Value: bson.D{{Key: "$exists", Value: true}, {Key: "$nin", Value: gens}}}},
+		bson.D{{Key: "gen", Value: bson.D{{Key: "$exists", Value: false}}}, {Key: "key", Value: bson.D{{Key: "$nin", Value: keys}}}},
+	}}))
+	if err != nil {
+		return fmt.Errorf("collect large values: %w", err)
 	}
 	return nil
 }

@@ -100,22 +100,28 @@
 // with a conditional upsert; lease.go) is held by a put or a task's
 // writes from before their read to after their write, and by an Update
 // for every thread it reads or changes until it ends: a removal in one
-// process cannot interleave with a put in another. The price is two
-// round trips per put and per pending-writes call (Options.NoLeases
-// drops them where one process alone writes). What leases do not cover:
-// a process that dies during a multi-thread Update leaves the threads it
-// had changed changed (its leases expire after Options.LeaseTTL, during
-// which other writers of those threads wait); two Updates taking the
-// same threads in different orders make one give up (ErrLeaseBusy); and
-// a writer paused for longer than the lease TTL may find its lease taken
-// (there is no fencing token).
+// process cannot interleave with a put in another. Leases are renewed
+// every third of Options.LeaseTTL while held; a holder that finds its
+// lease taken (it was paused, or cut off from the server, longer than the
+// TTL) stops with ErrLockLost, and a put confirms its lease just before
+// it writes its document. The price is three round trips per put and two
+// per pending-writes call (Options.NoLeases drops them where one process
+// alone writes). What leases do not cover: a process that dies during a
+// multi-thread Update leaves the threads it had changed changed (its
+// leases expire after Options.LeaseTTL, during which other writers of
+// those threads wait; threads it was creating are deleted by the next
+// taker); two Updates taking the same threads in different orders make
+// one give up (ErrLeaseBusy); and, with no fencing token, a write already
+// sent when the lease ran out still lands.
 //
 // A MongoDB document is limited to 16 MiB (MaxDocumentSize; FerretDB
 // accepts more, so the driver checks the size itself). A checkpoint
 // whose document would exceed it is stored with its largest values moved
 // to memvault_big_values, in 8 MiB chunks written before the document
-// (big.go): memvault reads them back whole; Python and JS do not see
-// those values. A pending write over the limit, or a checkpoint over it
+// under a generation id the document names (big.go), never changed in
+// place: a crash leaves unreferenced chunks, collected later, never a
+// checkpoint reading another attempt's value. memvault reads them back
+// whole; Python and JS do not see those values. A pending write over the limit, or a checkpoint over it
 // with every value moved out, fails with ErrTooLarge and stores nothing.
 //
 // # Servers
@@ -123,6 +129,7 @@
 // MongoDB 6+ and Atlas, FerretDB, Azure Cosmos DB for MongoDB vCore and
 // Amazon DocumentDB speak the protocol; only FerretDB v1.24.2 (SQLite
 // backend) was tested. The driver uses no transaction, no TTL index, no
-// aggregation: finds with sort and limit, $in, $or, $ne, $type, distinct,
-// replace and bulk upserts.
+// aggregation: finds with sort and limit, $in, $nin, $or, $ne, $exists,
+// $type, distinct, replace and bulk upserts (and, in Setup, dropIndexes
+// of the chunks' index before generations).
 package mongosaver

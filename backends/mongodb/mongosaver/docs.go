@@ -62,9 +62,13 @@ type cpDoc struct {
 	// HasBig marks a document some of whose values are in
 	// memvault_big_values (big.go).
 	HasBig *bool `bson:"memvault_big,omitempty"`
+	// BigGens are the generations of the chunks its large values are
+	// stored under (valueDoc.G): what a removal keeps (big.go).
+	BigGens []string `bson:"memvault_big_gens,omitempty"`
 
-	big []checkpointer.ValueRow // values to write to memvault_big_values first
-	raw []byte                  // the document's encoding, checked for size
+	big      []checkpointer.ValueRow // values to write to memvault_big_values first
+	bigFresh map[string]bool         // channels of big whose generation is new (written)
+	raw      []byte                  // the document's encoding, checked for size
 
 	p *parsed // the checkpoint binary taken apart, once (form.go)
 }
@@ -76,6 +80,9 @@ type valueDoc struct {
 	Data    []byte `bson:"d,omitempty"`
 	// Big: the value is in memvault_big_values (big.go).
 	Big bool `bson:"b,omitempty"`
+	// G is the generation of its chunks (big.go); empty on documents
+	// written before generations.
+	G string `bson:"g,omitempty"`
 }
 
 type writeDoc struct {
@@ -98,7 +105,11 @@ func (w *writeDoc) row() checkpointer.WriteRow {
 // with the values Python and JS can read inline, the others in
 // memvault_values (form.go); the metadata in Python's layout, or in JS's
 // when the driver writes it (Options.JSLayout).
-func (dr *driver) newCPDoc(thread string, p *checkpointer.PutRows, values []checkpointer.ValueRow) (*cpDoc, error) {
+//
+// known names the stored generations of large values the document re-uses
+// (fitDocument): a put's, found in the documents it read; an overwrite's,
+// those it stored already.
+func (dr *driver) newCPDoc(thread string, p *checkpointer.PutRows, values []checkpointer.ValueRow, known map[chanVersion]string) (*cpDoc, error) {
 	var md bson.RawValue
 	var search any
 	var err error
@@ -114,7 +125,7 @@ func (dr *driver) newCPDoc(thread string, p *checkpointer.PutRows, values []chec
 	if err != nil {
 		return nil, err
 	}
-	if err := dr.fitDocument(d, p, values); err != nil {
+	if err := dr.fitDocument(d, p, values, known); err != nil {
 		return nil, err
 	}
 	return d, nil

@@ -35,6 +35,12 @@ type driver struct {
 	// afterPutRead, when set (tests), runs in a put between its read and
 	// its write.
 	afterPutRead func()
+	// beforeBigChunks, when set (tests), runs before the chunks of each
+	// new large value are written (big.go).
+	beforeBigChunks func()
+	// rollbackErr, when set (tests), is what restoring the threads after
+	// a failed Update returns, nothing restored.
+	rollbackErr error
 }
 
 var _ checkpointer.Driver = (*driver)(nil)
@@ -283,7 +289,15 @@ func (d *driver) ThreadInfos(ctx context.Context) iter.Seq2[checkpointer.ThreadI
 func (d *driver) Put(ctx context.Context, p *checkpointer.PutRows) error {
 	d.mu.RLock()
 	defer d.mu.RUnlock()
-	return d.leases.hold(ctx, p.Thread, func() error { return (&tx{d: d, direct: true}).Put(ctx, p) })
+	return d.leases.hold(ctx, p.Thread, func(ctx context.Context) error {
+		t := &tx{d: d, direct: true}
+		if !d.leases.off {
+			// Renewing confirms the lease is still ours, after
+			// the large values and before the document.
+			t.check = func(ctx context.Context) error { return d.leases.renew(ctx, []string{p.Thread}) }
+		}
+		return t.Put(ctx, p)
+	})
 }
 
 func (d *driver) PutWrites(ctx context.Context, w *checkpointer.WriteRows) error {
@@ -292,7 +306,7 @@ func (d *driver) PutWrites(ctx context.Context, w *checkpointer.WriteRows) error
 	}
 	d.mu.RLock()
 	defer d.mu.RUnlock()
-	return d.leases.hold(ctx, w.Thread, func() error { return (&tx{d: d, direct: true}).PutWrites(ctx, w) })
+	return d.leases.hold(ctx, w.Thread, func(ctx context.Context) error { return (&tx{d: d, direct: true}).PutWrites(ctx, w) })
 }
 
 func (d *driver) Heads(ctx context.Context, sel checkpointer.HeadSelector) ([]checkpointer.Head, error) {
@@ -309,24 +323,38 @@ func (d *driver) DeleteThreads(ctx context.Context, threads []string) error {
 }
 
 // Update runs fn holding mu exclusively and, from before it reads or
-// changes a thread until it ends, that thread's lease (lease.go). Its
-// writes go to the server as they are made; when fn fails, the threads it
-// touched are restored from the copies taken before their first change
-// (doc.go says what this does not cover).
-func (d *driver) Update(ctx context.Context, fn func(tx checkpointer.DriverTx) error) (err error) {
+// changes a thread until it ends, that thread's lease (lease.go), renewed
+// every third of the TTL. Its writes go to the server as they are made;
+// when fn fails, the threads it touched are restored from the copies
+// taken before their first change (doc.go says what this does not
+// cover). When the restore fails the leases are not released: they
+// expire, and the next taker of a thread this Update was creating
+// deletes it (lease.go). When a lease was lost (ErrLockLost) nothing is
+// restored: the thread is another process's.
+func (d *driver) Update(ctx context.Context, fn func(tx checkpointer.DriverTx) error) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	t := &tx{d: d, leases: txLeases{l: d.leases}}
-	defer func() {
-		if rerr := t.leases.releaseAll(context.WithoutCancel(ctx)); rerr != nil && err == nil {
-			err = rerr
-		}
-	}()
-	if err := fn(t); err != nil {
+	stop := func() {}
+	if !d.leases.off {
+		stop = d.leases.keepRenewed(context.WithoutCancel(ctx), t.leases.heldNow, t.leases.setLost)
+	}
+	defer stop() // should fn not return (a test's simulated crash)
+	err := fn(t)
+	stop()
+	if lost := t.leases.lostErr(); lost != nil {
+		return errors.Join(err, lost)
+	}
+	if err != nil {
 		if rbErr := t.rollback(context.WithoutCancel(ctx)); rbErr != nil {
-			return errors.Join(err, fmt.Errorf("mongodb: restoring the threads after the failure: %w", rbErr))
+			return errors.Join(err, fmt.Errorf("mongodb: restoring the threads after the failure (their leases are left to expire): %w", rbErr))
+		}
+		// Restored: a thread this Update was creating is absent again,
+		// so its mark can go with its lease.
+		if rerr := t.leases.release(context.WithoutCancel(ctx)); rerr != nil {
+			return errors.Join(err, rerr)
 		}
 		return err
 	}
-	return nil
+	return t.leases.releaseAll(context.WithoutCancel(ctx))
 }

@@ -3,3 +3,18 @@ package mongosaver
 // SetAfterPutRead makes every put of s run f between its read and its
 // write: the lease test widens that window to race a removal into it.
 func SetAfterPutRead(s *Saver, f func()) { s.d.afterPutRead = f }
+
+// SetBeforeBigChunks makes s run f before it writes the chunks of each
+// new large value: the tests stop a write there, as a crash would.
+func SetBeforeBigChunks(s *Saver, f func()) { s.d.beforeBigChunks = f }
+
+// SetBeforeRelease makes s's Updates run f before releasing their
+// leases, failing the release with f's error (a network failure).
+func SetBeforeRelease(s *Saver, f func() error) { s.d.leases.beforeRelease = f }
+
+// SetRollbackErr makes restoring the threads after a failed Update of s
+// fail with err, restoring nothing.
+func SetRollbackErr(s *Saver, err error) { s.d.rollbackErr = err }
+
+// LeaseOwner is s's owner id in memvault_leases.
+func LeaseOwner(s *Saver) string { return s.d.leases.owner }

@@ -36,7 +36,12 @@ import (
 // with the driver's mutex.
 //
 // A holder that dies leaves its lease until it expires (Options.LeaseTTL);
-// Update renews the leases it holds while it works. Expiry is judged on
+// a put and an Update renew the leases they hold every third of the TTL
+// while they work. A renewal that finds a lease no longer ours (expired
+// and taken: the process was paused, or the server unreachable, longer
+// than the TTL) stops the work with ErrLockLost, and a put confirms its
+// lease, renewing it, before it writes its document: its large values
+// may have taken longer than the TTL to write. Expiry is judged on
 // each process's clock: clocks must agree to well within the TTL, and a
 // process paused longer than the TTL (a stopped VM) may find its lease
 // taken — the usual limit of leases without fencing tokens.
@@ -49,6 +54,13 @@ const leasesCol = "memvault_leases"
 // other until their leases expired. The Update is undone (see Update);
 // run it again.
 var ErrLeaseBusy = errors.New("mongodb: thread lease held by another process")
+
+// ErrLockLost is wrapped by the error of a put, pending writes or Update
+// whose lease on a thread ran out and was taken by another process while
+// it worked: it stopped rather than interleave with that process. A put
+// stopped so stored nothing its checkpoint references; an Update stopped
+// so is not undone (the thread is another process's now): run it again.
+var ErrLockLost = errors.New("mongodb: the lease on the thread ran out")
 
 // defaultLeaseTTL bounds how long a crashed holder blocks a thread.
 const defaultLeaseTTL = 30 * time.Second
@@ -63,6 +75,11 @@ type leaser struct {
 
 	mu    sync.Mutex
 	local map[string]*localLock // thread -> in-process lock
+
+	// beforeRelease, when set (tests), runs before an Update releases
+	// its leases; an error it returns is the release's (a network
+	// failure).
+	beforeRelease func() error
 }
 
 type localLock struct {
@@ -100,21 +117,76 @@ func (l *leaser) lockLocal(thread string) func() {
 	}
 }
 
-// hold runs fn holding thread's lease (and its in-process lock).
-func (l *leaser) hold(ctx context.Context, thread string, fn func() error) error {
+// hold runs fn holding thread's lease (and its in-process lock), renewing
+// it every third of the TTL; when a renewal finds it lost, fn's context is
+// cancelled and hold returns ErrLockLost.
+func (l *leaser) hold(ctx context.Context, thread string, fn func(context.Context) error) error {
 	if l.off {
-		return fn()
+		return fn(ctx)
 	}
 	unlock := l.lockLocal(thread)
 	defer unlock()
 	if err := l.acquire(ctx, thread, 0); err != nil {
 		return err
 	}
-	err := fn()
+	wctx, cancel := context.WithCancelCause(ctx)
+	stop := l.keepRenewed(wctx, func() []string { return []string{thread} }, func(err error) { cancel(err) })
+	err := fn(wctx)
+	stop()
+	cause := context.Cause(wctx)
+	cancel(nil)
+	if errors.Is(cause, ErrLockLost) {
+		// Not released: the lease is another process's. fn done
+		// without an error confirmed the lease before its last write
+		// (a put's check): the loss came after.
+		if err != nil {
+			return errors.Join(err, cause)
+		}
+		return nil
+	}
 	if rerr := l.release(context.WithoutCancel(ctx), []string{thread}); rerr != nil && err == nil {
 		err = rerr
 	}
 	return err
+}
+
+// keepRenewed renews the leases held() names every third of the TTL until
+// the returned function is called (it waits for a renewal under way, and
+// does nothing when called again); lost is called, and renewal stops,
+// when one is found lost. A renewal failing otherwise (the server
+// unreachable) is tried again at the next tick: the lease may still be
+// ours.
+func (l *leaser) keepRenewed(ctx context.Context, held func() []string, lost func(error)) (stop func()) {
+	quit, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(max(l.ttl/3, time.Millisecond))
+		defer tick.Stop()
+		for {
+			select {
+			case <-quit:
+				return
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+			threads := held()
+			if len(threads) == 0 {
+				continue
+			}
+			if err := l.renew(ctx, threads); errors.Is(err, ErrLockLost) {
+				lost(err)
+				return
+			}
+		}
+	}()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			close(quit)
+			<-done
+		})
+	}
 }
 
 // acquire takes thread's lease for l.owner, waiting while another owner
@@ -136,7 +208,11 @@ func (l *leaser) acquire(ctx context.Context, thread string, maxWait time.Durati
 			bson.D{{Key: "$set", Value: bson.D{{Key: "owner", Value: l.owner}, {Key: "expires", Value: now.Add(l.ttl)}}}},
 			options.FindOneAndUpdate().SetUpsert(true).SetReturnDocument(options.Before)).Decode(&prev)
 		if err == nil || errors.Is(err, mongo.ErrNoDocuments) {
-			if err == nil && prev.Owner != l.owner && prev.Created {
+			// Ours too: the mark of an Update of this process
+			// whose restore failed, or whose recovery did, is
+			// only ever seen here by a later taker (an Update
+			// does not take again a lease it holds).
+			if err == nil && prev.Created {
 				return l.recover(ctx, thread)
 			}
 			return nil
@@ -215,21 +291,41 @@ func (l *leaser) recoverAll(ctx context.Context) error {
 		return fmt.Errorf("leases: %w", err)
 	}
 	for _, d := range docs {
-		if err := l.hold(ctx, d.ID, func() error { return nil }); err != nil {
+		if err := l.hold(ctx, d.ID, func(context.Context) error { return nil }); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// renew extends the leases of threads l.owner holds.
+// renew extends the leases of threads l.owner holds: ErrLockLost when one
+// of them is no longer ours.
 func (l *leaser) renew(ctx context.Context, threads []string) error {
-	_, err := l.coll.UpdateMany(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: threads}}}, {Key: "owner", Value: l.owner}},
+	res, err := l.coll.UpdateMany(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: threads}}}, {Key: "owner", Value: l.owner}},
 		bson.D{{Key: "$set", Value: bson.D{{Key: "expires", Value: time.Now().Add(l.ttl)}}}})
 	if err != nil {
 		return fmt.Errorf("renew leases: %w", err)
 	}
+	if res.MatchedCount < int64(len(threads)) {
+		return fmt.Errorf("%w: %d of the leases on threads %q are another process's", ErrLockLost, int64(len(threads))-res.MatchedCount, threads)
+	}
 	return nil
+}
+
+// unmark clears the created marks of threads (markCreated) once the
+// Update that set them succeeded, before their leases are released:
+// should the release fail, the leases expire with the threads complete,
+// not marked for deletion. Tried three times.
+func (l *leaser) unmark(ctx context.Context, threads []string) error {
+	var err error
+	for range 3 {
+		_, err = l.coll.UpdateMany(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: threads}}}, {Key: "owner", Value: l.owner}},
+			bson.D{{Key: "$unset", Value: bson.D{{Key: "created", Value: ""}}}})
+		if err == nil {
+			return nil
+		}
+	}
+	return fmt.Errorf("leases: clearing the mark of created threads %q: %w", threads, err)
 }
 
 // release gives up the leases of threads l.owner holds.
@@ -247,8 +343,30 @@ func (l *leaser) release(ctx context.Context, threads []string) error {
 // txLeases are the leases an Update holds.
 type txLeases struct {
 	l       *leaser
+	mu      sync.Mutex // held and lost: the renewer (keepRenewed) reads and sets them
 	held    []string
+	created []string // threads marked created (markCreated)
+	lost    error    // ErrLockLost, once a renewal found a lease lost
 	renewed time.Time
+}
+
+// heldNow is a copy of held, for the renewer.
+func (x *txLeases) heldNow() []string {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return slices.Clone(x.held)
+}
+
+func (x *txLeases) setLost(err error) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.lost = err
+}
+
+func (x *txLeases) lostErr() error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.lost
 }
 
 // take makes sure the transaction holds thread's lease, renewing those it
@@ -257,35 +375,64 @@ func (x *txLeases) take(ctx context.Context, thread string) error {
 	if x.l.off {
 		return nil
 	}
-	if len(x.held) > 0 && time.Since(x.renewed) > x.l.ttl/3 {
-		if err := x.l.renew(ctx, x.held); err != nil {
+	if err := x.lostErr(); err != nil {
+		return err
+	}
+	held := x.heldNow()
+	if len(held) > 0 && time.Since(x.renewed) > x.l.ttl/3 {
+		if err := x.l.renew(ctx, held); err != nil {
+			if errors.Is(err, ErrLockLost) {
+				x.setLost(err)
+			}
 			return err
 		}
 		x.renewed = time.Now()
 	}
-	if slices.Contains(x.held, thread) {
+	if slices.Contains(held, thread) {
 		return nil
 	}
 	// Holding others, wait for this one less than they last: two
 	// Updates taking threads in different orders give up rather than
 	// wait for each other's leases to expire.
 	var maxWait time.Duration
-	if len(x.held) > 0 {
+	if len(held) > 0 {
 		maxWait = x.l.ttl / 3
 	}
 	if err := x.l.acquire(ctx, thread, maxWait); err != nil {
 		return err
 	}
+	x.mu.Lock()
 	if len(x.held) == 0 {
 		x.renewed = time.Now()
 	}
 	x.held = append(x.held, thread)
+	x.mu.Unlock()
 	return nil
 }
 
+// releaseAll clears the created marks, then releases the leases.
 func (x *txLeases) releaseAll(ctx context.Context) error {
 	if x.l.off {
 		return nil
 	}
-	return x.l.release(ctx, x.held)
+	// A failed unmark is still worth the release: releasing deletes
+	// the lease, mark and all.
+	var uerr error
+	if len(x.created) > 0 {
+		uerr = x.l.unmark(ctx, x.created)
+	}
+	if x.l.beforeRelease != nil {
+		if err := x.l.beforeRelease(); err != nil {
+			return errors.Join(uerr, err)
+		}
+	}
+	return errors.Join(uerr, x.l.release(ctx, x.heldNow()))
+}
+
+// release releases the leases, marks and all.
+func (x *txLeases) release(ctx context.Context) error {
+	if x.l.off {
+		return nil
+	}
+	return x.l.release(ctx, x.heldNow())
 }

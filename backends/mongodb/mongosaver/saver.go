@@ -117,7 +117,7 @@ func (d *driver) setup(ctx context.Context) error {
 	}{
 		{d.cps, checkpointsIndex, bson.D{{Key: fThread, Value: 1}, {Key: fNS, Value: 1}, {Key: fID, Value: -1}}},
 		{d.writes, writesIndex, bson.D{{Key: fThread, Value: 1}, {Key: fNS, Value: 1}, {Key: fID, Value: -1}, {Key: fTask, Value: 1}, {Key: fIdx, Value: 1}}},
-		{d.big, bigIndex, bson.D{{Key: fThread, Value: 1}, {Key: fNS, Value: 1}, {Key: "key", Value: 1}, {Key: "seq", Value: 1}}},
+		{d.big, bigIndex, bson.D{{Key: fThread, Value: 1}, {Key: fNS, Value: 1}, {Key: "key", Value: 1}, {Key: "gen", Value: 1}, {Key: "seq", Value: 1}}},
 	} {
 		// An index on the same keys under another name is JS's
 		// MongoDBSaver's (thread_ns_checkpoint_idx, not unique): the
@@ -133,6 +133,19 @@ func (d *driver) setup(ctx context.Context) error {
 		_, err = ix.coll.Indexes().CreateOne(ctx, mongo.IndexModel{Keys: ix.keys, Options: options.Index().SetUnique(true).SetName(ix.name)})
 		if err != nil {
 			return fmt.Errorf("mongodb: setup: %s index: %w", ix.coll.Name(), err)
+		}
+	}
+	// The unique index of chunks before generations admits one
+	// generation of a key: it goes (the new one serves its queries).
+	names, err := d.big.Indexes().ListSpecifications(ctx)
+	if err != nil {
+		return fmt.Errorf("mongodb: setup: %s indexes: %w", bigCol, err)
+	}
+	for _, ix := range names {
+		if ix.Name == oldBigIndex {
+			if err := d.big.Indexes().DropOne(ctx, oldBigIndex); err != nil {
+				return fmt.Errorf("mongodb: setup: %s index: %w", bigCol, err)
+			}
 		}
 	}
 	return nil

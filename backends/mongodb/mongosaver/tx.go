@@ -3,6 +3,7 @@ package mongosaver
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -19,6 +20,9 @@ type tx struct {
 	direct bool                   // outside Update: nothing is saved, the caller holds the lease
 	saved  map[string]*threadDocs // thread -> its documents before the first change
 	leases txLeases               // in Update: the leases held
+	// check, in a direct put, confirms the lease before the document is
+	// written (replaceCP).
+	check func(context.Context) error
 }
 
 // lease takes thread's lease for the transaction (nothing outside one:
@@ -67,6 +71,7 @@ func (t *tx) touch(ctx context.Context, thread string) error {
 		if err := t.leases.l.markCreated(ctx, thread); err != nil {
 			return err
 		}
+		t.leases.created = append(t.leases.created, thread)
 	}
 	if t.saved == nil {
 		t.saved = map[string]*threadDocs{}
@@ -78,6 +83,9 @@ func (t *tx) touch(ctx context.Context, thread string) error {
 // rollback puts the saved threads back: writes first, then checkpoints,
 // so that a crash during it leaves no checkpoint without its writes.
 func (t *tx) rollback(ctx context.Context) error {
+	if t.d.rollbackErr != nil {
+		return t.d.rollbackErr
+	}
 	for thread, s := range t.saved {
 		f := bson.D{{Key: fThread, Value: thread}}
 		if _, err := t.d.cps.DeleteMany(ctx, f); err != nil {
@@ -155,7 +163,9 @@ func (t *tx) Put(ctx context.Context, p *checkpointer.PutRows) error {
 	// already stored at a (channel, version) keeps its first value.
 	// Newest first, each overriding: the oldest document's value wins.
 	have := map[chanVersion]checkpointer.ValueRow{}
+	known := map[chanVersion]string{}
 	for i := range docs {
+		bigGens(&docs[i], known)
 		rows, err := t.d.fullRows(ctx, &docs[i])
 		if err != nil {
 			return fmt.Errorf("put: %w", err)
@@ -182,14 +192,14 @@ func (t *tx) Put(ctx context.Context, p *checkpointer.PutRows) error {
 	if old != nil {
 		q.Parent = old.parent()
 	}
-	doc, err := t.d.newCPDoc(p.Thread, &q, values)
+	doc, err := t.d.newCPDoc(p.Thread, &q, values, known)
 	if err != nil {
 		return err
 	}
 	if err := t.touch(ctx, p.Thread); err != nil {
 		return err
 	}
-	return t.d.replaceCP(ctx, doc, true)
+	return t.d.replaceCP(ctx, doc, t.check)
 }
 
 // foreignCheckpoints reads the type and checkpoint binary of the docs
@@ -234,9 +244,10 @@ func (d *driver) findCPs(ctx context.Context, f bson.D, opts ...options.Lister[o
 
 // replaceCP stores doc, replacing the document of its checkpoint: one
 // document, written atomically, holding the checkpoint and its values,
-// after the values moved out of it (big.go), which a put keeps when they
-// are stored (keepFirst) and an overwrite replaces.
-func (d *driver) replaceCP(ctx context.Context, doc *cpDoc, keepFirst bool) error {
+// after the new generations of the values moved out of it (big.go). check,
+// when not nil, runs between the two: a direct put confirms there that it
+// still holds the thread's lease (lease.go).
+func (d *driver) replaceCP(ctx context.Context, doc *cpDoc, check func(context.Context) error) error {
 	raw := doc.raw
 	if raw == nil {
 		var err error
@@ -248,8 +259,13 @@ func (d *driver) replaceCP(ctx context.Context, doc *cpDoc, keepFirst bool) erro
 		return fmt.Errorf("%w: checkpoint %q of thread %q is %d bytes, over the %d-byte limit of a MongoDB document; nothing was stored",
 			ErrTooLarge, doc.ID, doc.Thread, len(raw), MaxDocumentSize)
 	}
-	if err := d.writeBig(ctx, doc, keepFirst); err != nil {
+	if err := d.writeBig(ctx, doc); err != nil {
 		return err
+	}
+	if check != nil {
+		if err := check(ctx); err != nil {
+			return err
+		}
 	}
 	_, err := d.cps.ReplaceOne(ctx, bson.D{{Key: fThread, Value: doc.Thread}, {Key: fNS, Value: doc.NS}, {Key: fID, Value: doc.ID}},
 		bson.Raw(raw), options.Replace().SetUpsert(true))
@@ -432,12 +448,14 @@ func (t *tx) Remove(ctx context.Context, rs []checkpointer.Removal, countOnly bo
 			return rep, fmt.Errorf("remove: %w", err)
 		}
 		all, live := map[string]bool{}, map[string]bool{}
+		// Any large value in the namespace: the removal collects its
+		// unreferenced chunks too (a dead put's).
 		big := false
 		for _, d := range docs {
+			big = big || d.HasBig != nil
 			gone := slices.Contains(r.IDs, d.ID)
 			if gone {
 				rep.Checkpoints++
-				big = big || d.HasBig != nil
 			}
 			for _, k := range d.Keys {
 				all[k] = true
@@ -470,14 +488,7 @@ func (t *tx) Remove(ctx context.Context, rs []checkpointer.Removal, countOnly bo
 		}
 		// Large values last: those no remaining checkpoint references.
 		if big {
-			var dead []string
-			for k := range all {
-				if !live[k] {
-					dead = append(dead, k)
-				}
-			}
-			ns := r.NS
-			if err := t.d.dropBig(ctx, r.Thread, &ns, dead); err != nil {
+			if err := t.d.collectBig(ctx, r.Thread, r.NS); err != nil {
 				return rep, err
 			}
 		}
@@ -497,9 +508,7 @@ func (t *tx) DeleteThreads(ctx context.Context, threads []string, countOnly bool
 			return rep, fmt.Errorf("delete thread: %w", err)
 		}
 		blobs := map[[2]string]bool{}
-		big := false
 		for _, d := range docs {
-			big = big || d.HasBig != nil
 			for _, key := range d.Keys {
 				blobs[[2]string{d.NS, key}] = true
 			}
@@ -523,10 +532,10 @@ func (t *tx) DeleteThreads(ctx context.Context, threads []string, countOnly bool
 		if _, err := t.d.writes.DeleteMany(ctx, f); err != nil {
 			return rep, fmt.Errorf("delete thread: %w", err)
 		}
-		if big {
-			if err := t.d.dropBig(ctx, th, nil, nil); err != nil {
-				return rep, err
-			}
+		// Always: chunks of a dead put may exist without any
+		// document marking large values.
+		if err := t.d.dropBig(ctx, th); err != nil {
+			return rep, err
 		}
 	}
 	return rep, nil
@@ -620,10 +629,15 @@ func (t *tx) Overwrite(ctx context.Context, thread string, rows *checkpointer.Th
 			return fmt.Errorf("overwrite: %w", err)
 		}
 		byID := map[string]*cpDoc{}
+		hadBig := false
 		for i := range existing {
 			byID[existing[i].ID] = &existing[i]
+			hadBig = hadBig || existing[i].HasBig != nil
 		}
 		replaced := map[string]bool{}
+		// The large values this overwrite stored, by (channel,
+		// version): the checkpoints after the first re-use them.
+		wrote := map[chanVersion]string{}
 		for _, c := range given[ns] {
 			versions := c.Versions
 			if versions == nil {
@@ -654,13 +668,14 @@ func (t *tx) Overwrite(ctx context.Context, thread string, rows *checkpointer.Th
 				}
 			}
 			c.NS = ns
-			doc, err := t.d.newCPDoc(thread, &c, values)
+			doc, err := t.d.newCPDoc(thread, &c, values, wrote)
 			if err != nil {
 				return err
 			}
-			if err := t.d.replaceCP(ctx, doc, false); err != nil {
+			if err := t.d.replaceCP(ctx, doc, nil); err != nil {
 				return err
 			}
+			bigGens(doc, wrote)
 			replaced[c.ID] = true
 		}
 		// Stored checkpoints not given keep their documents, with the
@@ -683,6 +698,13 @@ func (t *tx) Overwrite(ctx context.Context, thread string, rows *checkpointer.Th
 			if !changed {
 				continue
 			}
+			// Its unchanged large values stay where they are.
+			known := maps.Clone(wrote)
+			for _, v := range e.Values {
+				if _, ok := vals[ns][chanVersion{v.Channel, v.Version}]; v.Big && v.G != "" && !ok {
+					known[chanVersion{v.Channel, v.Version}] = v.G
+				}
+			}
 			p, err := e.parse()
 			if err != nil {
 				return err
@@ -691,11 +713,24 @@ func (t *tx) Overwrite(ctx context.Context, thread string, rows *checkpointer.Th
 			if err != nil {
 				return err
 			}
-			nd, err := t.d.newCPDoc(thread, &checkpointer.PutRows{NS: ns, ID: e.ID, Parent: e.parent(), V: p.dec.V(), Doc: p.doc, Meta: meta}, erows)
+			nd, err := t.d.newCPDoc(thread, &checkpointer.PutRows{NS: ns, ID: e.ID, Parent: e.parent(), V: p.dec.V(), Doc: p.doc, Meta: meta}, erows, known)
 			if err != nil {
 				return err
 			}
-			if err := t.d.replaceCP(ctx, nd, false); err != nil {
+			if err := t.d.replaceCP(ctx, nd, nil); err != nil {
+				return err
+			}
+			for _, v := range nd.Values {
+				if _, ok := vals[ns][chanVersion{v.Channel, v.Version}]; ok && v.Big {
+					wrote[chanVersion{v.Channel, v.Version}] = v.G
+				}
+			}
+		}
+		// The documents reference the new generations now: the
+		// replaced ones go (a crash before leaves them, unreferenced,
+		// to the next collection).
+		if hadBig || len(wrote) > 0 {
+			if err := t.d.collectBig(ctx, thread, ns); err != nil {
 				return err
 			}
 		}
