@@ -212,9 +212,17 @@ func TestPutRenewsLease(t *testing.T) {
 	var lease bson.M
 	var readAt time.Time
 	mongosaver.SetAfterPutRead(s, func() {
-		time.Sleep(1500 * time.Millisecond) // longer than the TTL
-		readAt = time.Now()
-		lease = leaseDoc(t, db, thread)
+		// Hold the put until the lease it took has been renewed past its
+		// first expiry, or a minute has gone by (a bound for liveness,
+		// not a timing assertion: without renewal the expiry never moves).
+		first, _ := leaseDoc(t, db, thread)["expires"].(bson.DateTime)
+		for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+			readAt = time.Now()
+			lease = leaseDoc(t, db, thread)
+			if exp, _ := lease["expires"].(bson.DateTime); exp.Time().After(first.Time()) && readAt.After(first.Time()) {
+				return
+			}
+		}
 	})
 	cp := &checkpointer.Checkpoint{V: 4, ID: checkpointer.NewID(0), TS: time.Now(),
 		ChannelValues: map[string]any{"a": "x"}, ChannelVersions: map[string]string{"a": "1"}}
