@@ -156,23 +156,28 @@ else
 fi
 
 # ---------------------------------------------------------------------------
-# JS LangGraph for the interop tests (interop/js, go test ./interop/): runs
-# `npm ci` when node_modules is missing or older than package-lock.json.
-# Needs Node.js >= 20 and npm, which this block does not install.
+# npm packages of the JS interop tests: `npm ci` in DIR when node_modules is
+# missing or older than package-lock.json. Needs Node.js >= 20 and npm, which
+# this script does not install (a warning says so).
+#   npm_ci DIR WHAT   (WHAT names the tests, for the messages)
 # ---------------------------------------------------------------------------
-INTEROP_JS="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/interop/js"
-if [[ -f "$INTEROP_JS/package-lock.json" ]]; then
+npm_ci() {
+	local dir="$1" what="$2"
+	[[ -f "$dir/package-lock.json" ]] || return 0
 	if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
-		log "warning: node or npm not found: the JS interop tests (go test ./interop/) need Node.js >= 20 and npm"
+		log "warning: node or npm not found: $what need Node.js >= 20 and npm"
 	elif [[ "$(node -p 'process.versions.node.split(".")[0]')" -lt 20 ]]; then
-		log "warning: node $(node --version) is too old for the JS interop tests (they need Node.js >= 20)"
-	elif [[ ! -f "$INTEROP_JS/node_modules/.package-lock.json" || "$INTEROP_JS/package-lock.json" -nt "$INTEROP_JS/node_modules/.package-lock.json" ]]; then
-		log "interop/js: npm ci (JS LangGraph for the interop tests)"
-		npm ci --prefix "$INTEROP_JS" --no-audit --no-fund --loglevel=error
+		log "warning: node $(node --version) is too old for $what (Node.js >= 20)"
+	elif [[ ! -f "$dir/node_modules/.package-lock.json" || "$dir/package-lock.json" -nt "$dir/node_modules/.package-lock.json" ]]; then
+		log "${dir#"$ROOT"/}: npm ci ($what)"
+		npm ci --prefix "$dir" --no-audit --no-fund --loglevel=error
 	else
-		log "interop/js: npm packages already installed"
+		log "${dir#"$ROOT"/}: npm packages already installed"
 	fi
-fi
+}
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# JS LangGraph's PostgresSaver (go test ./interop/).
+npm_ci "$ROOT/interop/js" "the JS interop tests (go test ./interop/)"
 
 # ---------------------------------------------------------------------------
 # Citus for the Citus tests (go test -run Citus ./...): built from the source
@@ -281,24 +286,9 @@ else
 fi
 
 # ---------------------------------------------------------------------------
-# backends/mongodb: JS LangGraph's MongoDBSaver for the MongoDB interop test
-# (backends/mongodb/mongosaver/testdata/js; cd backends/mongodb && go test
-# ./mongosaver -run TestJSInterop). Same rules as the interop/js block: `npm ci`
-# when node_modules is missing or older than package-lock.json; needs
-# Node.js >= 20 and npm, which this block does not install.
+# JS LangGraph's MongoDBSaver for the MongoDB interop test
+# (cd backends/mongodb && go test ./mongosaver -run TestJSInterop).
 # ---------------------------------------------------------------------------
-MONGO_JS="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/backends/mongodb/mongosaver/testdata/js"
-if [[ -f "$MONGO_JS/package-lock.json" ]]; then
-	if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
-		log "warning: node or npm not found: the MongoDB JS interop test needs Node.js >= 20 and npm"
-	elif [[ "$(node -p 'process.versions.node.split(".")[0]')" -lt 20 ]]; then
-		log "warning: node $(node --version) is too old for the MongoDB JS interop test (it needs Node.js >= 20)"
-	elif [[ ! -f "$MONGO_JS/node_modules/.package-lock.json" || "$MONGO_JS/package-lock.json" -nt "$MONGO_JS/node_modules/.package-lock.json" ]]; then
-		log "backends/mongodb: npm ci (JS MongoDBSaver for the interop test)"
-		npm ci --prefix "$MONGO_JS" --no-audit --no-fund --loglevel=error
-	else
-		log "backends/mongodb: npm packages already installed"
-	fi
-fi
+npm_ci "$ROOT/backends/mongodb/mongosaver/testdata/js" "the MongoDB JS interop test"
 
 log "done"
