@@ -545,6 +545,33 @@ func (s *suite) testMigration(t *testing.T) {
 				t.Fatalf("parent got a %s version", checkpointer.ChannelTasks)
 			}
 		}},
+		{"unset_v_is_current", func(t *testing.T, sv checkpointer.Saver, ns string) {
+			// A Go caller that leaves V at 0 writes the current format:
+			// the child reads back as v4 and never gets its parent's
+			// __pregel_tasks writes as pending sends, before or after a
+			// prune that keeps only the child.
+			thread := newThreadID("mig")
+			parent := newCheckpoint(0, nil, nil)
+			parent.V = 0
+			pcfg := mustPut(t, sv, cfgOf(thread, ns, ""), parent, nil, nil)
+			mustPutWrites(t, sv, pcfg, []wr{{checkpointer.ChannelTasks, "send-1"}}, "task-1", "")
+			child := newCheckpoint(1, nil, nil)
+			child.V = 0
+			mustPut(t, sv, pcfg, child, nil, nil)
+			c := cfgOf(thread, ns, "")
+			for how, tp := range map[string]*checkpointer.Tuple{
+				"GetTuple child":  mustGetSome(t, sv, cfgOf(thread, ns, child.ID)),
+				"GetTuple parent": mustGetSome(t, sv, pcfg),
+				"List":            mustList(t, sv, &c, checkpointer.ListOptions{Limit: 1})[0],
+			} {
+				if tp.Checkpoint.V != 4 {
+					t.Errorf("%s: Checkpoint.V = %d, want 4 (0 is the current format)", how, tp.Checkpoint.V)
+				}
+				if v, ok := tp.Checkpoint.ChannelValues[checkpointer.ChannelTasks]; ok {
+					t.Errorf("%s: a checkpoint put with V unset got its parent's sends: %#v", how, v)
+				}
+			}
+		}},
 		{"v4_child_not_migrated", func(t *testing.T, sv checkpointer.Saver, ns string) {
 			thread := newThreadID("mig")
 			parent := newCheckpoint(0, nil, nil)

@@ -146,6 +146,16 @@ func (s *Saver) Put(ctx context.Context, cfg checkpointer.Config, cp *checkpoint
 }
 
 func (s *Saver) putRows(ctx context.Context, cfg checkpointer.Config, cp *checkpointer.Checkpoint, md checkpointer.Metadata, newVersions map[string]string) (*checkpointer.PutRows, error) {
+	if cp != nil && cp.V == 0 {
+		// A Go caller's unset V is the current format (what
+		// core.ReadsParentSends assumes): it is stored as 4, never as
+		// "v": 0, which every reader — Python's too — takes as a format
+		// before 4 that reads its parent's __pregel_tasks writes as
+		// pending sends. The caller's checkpoint is not modified.
+		current := *cp
+		current.V = core.CurrentV
+		cp = &current
+	}
 	r, err := core.Put(ctx, s.codec, s.style, cfg, cp, md, newVersions, !s.caps.DecodedDocuments)
 	if err != nil {
 		return nil, err

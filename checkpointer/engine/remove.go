@@ -278,10 +278,28 @@ func (s *Saver) deleteCheckpoint(ctx context.Context, thread, ns, id string) err
 // stay: the parent of a kept checkpoint of a format before 4 reads its
 // pending sends from them.
 func sendsKept(removed []string, kept []checkpointer.Head) []string {
-	var out []string
+	// Only kept heads of a format before 4 matter, and there are none on a
+	// thread written by LangGraph 0.2+ or memvault: that case is one pass
+	// over kept. Otherwise a set of removed keeps the whole O(kept+removed),
+	// not O(kept × removed) as a prune of a long legacy thread would be.
+	var parents []string
 	for _, h := range kept {
-		if h.Parent != "" && h.V < 4 && slices.Contains(removed, h.Parent) && !slices.Contains(out, h.Parent) {
-			out = append(out, h.Parent)
+		if h.Parent != "" && h.V < 4 {
+			parents = append(parents, h.Parent)
+		}
+	}
+	if len(parents) == 0 {
+		return nil
+	}
+	gone := make(map[string]bool, len(removed))
+	for _, id := range removed {
+		gone[id] = true
+	}
+	var out []string
+	for _, p := range parents {
+		if gone[p] {
+			out = append(out, p)
+			gone[p] = false // once
 		}
 	}
 	return out
