@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"path"
 	"strings"
+	"time"
 
 	"github.com/memvault/memvault/audit"
 	"github.com/memvault/memvault/checkpointer"
@@ -66,6 +67,45 @@ type Options struct {
 	// PageSize is how many threads, checkpoints, items or audit records a
 	// page shows (DefaultPageSize when 0).
 	PageSize int
+	// Retention, when set, is the retention configuration the audit page
+	// shows (vault.Handle does not carry it; `memvault inspect` passes the
+	// configuration's). The inspector applies none of it.
+	Retention *Retention
+}
+
+// DefaultRetentionSweepInterval is the savers' background sweep interval
+// when the configuration sets none (config.Config.RetentionSweepInterval).
+const DefaultRetentionSweepInterval = time.Hour
+
+// Retention is the checkpoint retention configuration, as the audit page
+// shows it.
+type Retention struct {
+	// Policy is what a sweep removes.
+	Policy checkpointer.RetentionPolicy
+	// SweepInterval is how often the background sweeper runs it, as
+	// config.Config.RetentionSweepInterval says it: 0 is the default
+	// (DefaultRetentionSweepInterval), negative runs none (`memvault
+	// threads sweep` does, when run).
+	SweepInterval time.Duration
+}
+
+// rules says the policy in words, a line per rule.
+func (r *Retention) rules() []string {
+	var out []string
+	if r.Policy.IdleTTL > 0 {
+		out = append(out, "threads idle longer than "+r.Policy.IdleTTL.String()+" are deleted whole")
+	}
+	if r.Policy.KeepLatest > 0 {
+		out = append(out, fmt.Sprintf("only the newest %d checkpoints of each thread and namespace are kept", r.Policy.KeepLatest))
+	}
+	if len(out) == 0 {
+		out = append(out, "none: every checkpoint is kept")
+	} else if r.SweepInterval >= 0 {
+		out = append(out, "the background sweep runs every "+cmp.Or(r.SweepInterval, DefaultRetentionSweepInterval).String())
+	} else {
+		out = append(out, "no background sweep: `memvault threads sweep` applies it when run")
+	}
+	return out
 }
 
 // Inspector is the inspector's http.Handler.

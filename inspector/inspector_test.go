@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -15,6 +16,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -22,6 +24,7 @@ import (
 	"golang.org/x/net/html"
 
 	"github.com/memvault/memvault/audit"
+	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/inspector"
 	"github.com/memvault/memvault/store"
 
@@ -102,6 +105,29 @@ func TestUnauthorizedWithoutCookie(t *testing.T) {
 		if strings.Contains(body, secretPhrase) || strings.Contains(body, "carol") {
 			t.Errorf("%s: a 401 shows data: %q", r, body)
 		}
+	}
+	// Every method, on every path, also those no link names: no data
+	// without the cookie (a value's download, the write actions, a HEAD
+	// that would decrypt, a path the mux does not route).
+	for _, m := range []string{"HEAD", "POST", "PUT", "DELETE", "OPTIONS"} {
+		for _, r := range []string{"/value.json?thread=" + url.QueryEscape(thread) + "&cpns=&cp=" + f.first + "&channel=messages",
+			"/threads", "/thread?id=" + url.QueryEscape(thread), "/action/delete-thread", "/action/forget-subject", "//threads", "/static/",
+			"/%2e%2e/threads", "/memories?ns=users&ns=carol", "/audit"} {
+			req, _ := http.NewRequest(m, srv.URL+r, strings.NewReader("thread="+url.QueryEscape(thread)))
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			resp, err := srv.Client().Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusUnauthorized || strings.Contains(string(b), secretPhrase) || strings.Contains(string(b), "carol") {
+				t.Errorf("%s %s: status %d, want 401 and no data", m, r, resp.StatusCode)
+			}
+		}
+	}
+	if tup, err := f.h.Saver.GetTuple(context.Background(), checkpointer.Config{ThreadID: thread}); err != nil || tup == nil {
+		t.Errorf("the thread is not intact after the unauthenticated requests: %v", err)
 	}
 	// A forged cookie is no session.
 	req, _ := http.NewRequest("GET", srv.URL+"/threads", nil)
@@ -633,28 +659,40 @@ func TestTwoInspectorsOneBrowser(t *testing.T) {
 	}
 }
 
-// TestAuditPageNumberBoundsMemory: the page number of the audit view is
-// the reader's to choose; asking for page 100 000 of a short trail must not
-// allocate room for five million records (it did: 686 MB for this request).
+// TestAuditPageNumberBoundsMemory: the page cursor of the audit view is
+// the reader's to choose; asking for a page far beyond a short trail must
+// not allocate room for millions of records (a page number did: 686 MB
+// for page 100 000).
 func TestAuditPageNumberBoundsMemory(t *testing.T) {
 	f := newFixture(t)
 	srv, token := f.server(t)
 	c := login(t, srv, token)
 	get(t, c, srv.URL+"/audit") // warm up: templates, the trail's first check
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	resp, body := get(t, c, srv.URL+"/audit?page=100000")
-	runtime.ReadMemStats(&after)
-	if resp.StatusCode != http.StatusOK || !strings.Contains(body, "no records") {
-		t.Errorf("page 100000 of a short trail: status %d, want 200 and no records", resp.StatusCode)
+	for _, u := range []string{"/audit?after=9223372036854775807", "/audit?before=1", "/audit?page=100000"} {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		resp, body := get(t, c, srv.URL+u)
+		runtime.ReadMemStats(&after)
+		if resp.StatusCode != http.StatusOK {
+			t.Errorf("%s: status %d, want 200", u, resp.StatusCode)
+		}
+		if u != "/audit?page=100000" && !strings.Contains(body, "no records") {
+			t.Errorf("%s of a short trail shows records", u)
+		}
+		if grew := after.TotalAlloc - before.TotalAlloc; grew > 32<<20 {
+			t.Errorf("%s of a %d-record trail allocated %d MB", u, f.trailLen(t), grew>>20)
+		}
 	}
-	if grew := after.TotalAlloc - before.TotalAlloc; grew > 32<<20 {
-		t.Errorf("page 100000 of a %d-record trail allocated %d MB", f.trailLen(t), grew>>20)
+	for _, u := range []string{"/audit?before=-1", "/audit?after=x", "/audit?before=3&after=1"} {
+		if resp, _ := get(t, c, srv.URL+u); resp.StatusCode != http.StatusBadRequest {
+			t.Errorf("%s: status %d, want 400", u, resp.StatusCode)
+		}
 	}
 }
 
 // TestAuditPaging: the audit view pages through the matching records newest
-// first, each exactly once, with the count of all that match.
+// first, each exactly once, with the count of all that match; and back,
+// newer, to the first page.
 func TestAuditPaging(t *testing.T) {
 	f := newFixture(t)
 	var want []string
@@ -667,14 +705,116 @@ func TestAuditPaging(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := pageThrough(t, f, 2, "/audit?op="+audit.OpCheckpointWrite, "older", regexp.MustCompile(`<tr><td class="num">(\d+)</td>`), len(want)+1)
+	row := regexp.MustCompile(`<tr><td class="num">(\d+)</td>`)
+	got := pageThrough(t, f, 2, "/audit?op="+audit.OpCheckpointWrite, "older", row, len(want)+1)
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("paged through records %v, want %v (newest first)", got, want)
 	}
-	srv, token := f.server(t)
-	_, body := get(t, login(t, srv, token), srv.URL+"/audit?page=1&op="+audit.OpCheckpointWrite)
-	if !strings.Contains(body, strconv.Itoa(len(want))+" matching records") {
-		t.Errorf("a later page does not count all %d matching records", len(want))
+	// From the oldest page back to the newest, through the newer links.
+	in, err := inspector.New(f.h, inspector.Options{PageSize: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(in)
+	defer srv.Close()
+	oldest := want[len(want)-1]
+	seq, _ := strconv.Atoi(oldest)
+	u := "/audit?op=" + audit.OpCheckpointWrite + "&before=" + strconv.Itoa(seq+1)
+	newer := regexp.MustCompile(`<a rel="prev" href="([^"]+)">`)
+	var back []string
+	for pages := 0; u != ""; pages++ {
+		if pages > len(want) {
+			t.Fatal("paging newer does not end")
+		}
+		_, body := get(t, srv.Client(), srv.URL+u)
+		if !strings.Contains(body, strconv.Itoa(len(want))+" matching records") {
+			t.Errorf("%s does not count all %d matching records", u, len(want))
+		}
+		var page []string
+		for _, m := range row.FindAllStringSubmatch(body, -1) {
+			page = append(page, m[1])
+		}
+		back = append(page, back...)
+		u = ""
+		if m := newer.FindStringSubmatch(body); m != nil {
+			u = strings.ReplaceAll(m[1], "&amp;", "&")
+		}
+	}
+	if strings.Join(back, " ") != strings.Join(want, " ") {
+		t.Errorf("paged back through records %v, want %v", back, want)
+	}
+}
+
+// countingTable is an audit table that counts how often the trail is read
+// from its start.
+type countingTable struct {
+	*audit.MemoryTable
+	reads atomic.Int64
+}
+
+func (c *countingTable) Page(ctx context.Context, after int64, limit int) ([]audit.Record, error) {
+	if after == 0 {
+		c.reads.Add(1)
+	}
+	return c.MemoryTable.Page(ctx, after, limit)
+}
+
+// TestAuditViewReadsTrailOnce: a request of the audit page reads the trail
+// once, whatever page and filter it asks (it read it three times: the
+// verification, a count, the page).
+func TestAuditViewReadsTrailOnce(t *testing.T) {
+	f := newFixture(t)
+	tb := &countingTable{MemoryTable: audit.NewMemoryTable()}
+	trail, err := audit.New(tb, bytes.Repeat([]byte{7}, 32))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 12 {
+		if err := trail.Log(audit.WithPrincipal(context.Background(), "clerk"), audit.OpItemRead, fmt.Sprintf("users.carol/k%d", i), "carol", ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h := *f.h
+	h.Audit = trail
+	in, err := inspector.New(&h, inspector.Options{PageSize: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(in)
+	defer srv.Close()
+	for _, u := range []string{"/audit", "/audit?before=6", "/audit?after=2&subject=carol", "/audit?op=item"} {
+		before := tb.reads.Load()
+		resp, body := get(t, srv.Client(), srv.URL+u)
+		if resp.StatusCode != http.StatusOK || !strings.Contains(body, "Trail verified") {
+			t.Fatalf("%s: status %d, not verified", u, resp.StatusCode)
+		}
+		if n := tb.reads.Load() - before; n != 1 {
+			t.Errorf("%s read the trail %d times, want once", u, n)
+		}
+	}
+}
+
+// TestAuditRetentionAndLastDelete: the audit page shows the retention
+// settings it was given and the newest thread deletion in the trail.
+func TestAuditRetentionAndLastDelete(t *testing.T) {
+	f := newFixture(t)
+	ctx := audit.WithPrincipal(context.Background(), "sweeper")
+	if err := f.h.Saver.DeleteThread(ctx, "hostile"); err != nil {
+		t.Fatal(err)
+	}
+	in, err := inspector.New(f.h, inspector.Options{Retention: &inspector.Retention{
+		Policy: checkpointer.RetentionPolicy{IdleTTL: 720 * time.Hour, KeepLatest: 50}, SweepInterval: time.Hour}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(in)
+	defer srv.Close()
+	_, body := get(t, srv.Client(), srv.URL+"/audit?op=checkpoint.read")
+	for _, want := range []string{"threads idle longer than 720h0m0s are deleted whole", "only the newest 50 checkpoints", "every 1h0m0s",
+		`thread <span class="id">hostile</span> by sweeper`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("audit page without %q", want)
+		}
 	}
 }
 

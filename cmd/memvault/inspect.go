@@ -65,8 +65,13 @@ audit trail under the principal "inspector".`,
 				}
 				tlsConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 			}
-			return withHandle(cmd.Context(), g, func(h *handle) error {
-				in, err := inspector.New(h, inspector.Options{})
+			cfg, err := g.config()
+			if err != nil {
+				return err
+			}
+			return withConfig(cmd.Context(), cfg, func(h *handle) error {
+				in, err := inspector.New(h, inspector.Options{
+					Retention: &inspector.Retention{Policy: cfg.Retention, SweepInterval: cfg.RetentionSweepInterval}})
 				if err != nil {
 					return err
 				}
@@ -99,6 +104,24 @@ func isLoopback(addr string) (bool, error) {
 	return ip != nil && ip.IsLoopback(), nil
 }
 
+// inspectServer is the inspector's HTTP server: every phase of a request
+// is bounded, so that a client that opens connections and sends slowly (or
+// never reads) cannot hold the server's connections and goroutines. A page
+// is rendered whole before it is written (a thread of 1 000 checkpoints
+// takes well under a second); WriteTimeout leaves room for a large value's
+// download on a slow link.
+func inspectServer(ctx context.Context, h http.Handler) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      2 * time.Minute,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+		BaseContext:       func(net.Listener) context.Context { return ctx },
+	}
+}
+
 // serveInspector listens, prints the URL with the token on a line of its
 // own, and serves until ctx ends.
 func serveInspector(ctx context.Context, out, errw io.Writer, listen string, tlsConfig *tls.Config, h http.Handler, token string) error {
@@ -111,7 +134,7 @@ func serveInspector(ctx context.Context, out, errw io.Writer, listen string, tls
 		scheme = "https"
 		ln = tls.NewListener(ln, tlsConfig)
 	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, BaseContext: func(net.Listener) context.Context { return ctx }}
+	srv := inspectServer(ctx, h)
 	fmt.Fprintln(errw, "memvault: inspector serving (read-only); open this URL once, then press Ctrl-C to stop:")
 	fmt.Fprintf(out, "%s://%s/?token=%s\n", scheme, ln.Addr(), token)
 	done := make(chan error, 1)

@@ -192,3 +192,19 @@ func TestInspectServesDemo(t *testing.T) {
 		t.Errorf("after an interrupt: %v", err)
 	}
 }
+
+// TestInspectServerBounded: the inspector's server bounds every phase of a
+// request and the size of its headers (it bounded only the headers' time:
+// a client trickling a body or never reading held a connection forever).
+func TestInspectServerBounded(t *testing.T) {
+	srv := inspectServer(t.Context(), http.NotFoundHandler())
+	for name, d := range map[string]time.Duration{"ReadHeaderTimeout": srv.ReadHeaderTimeout, "ReadTimeout": srv.ReadTimeout,
+		"WriteTimeout": srv.WriteTimeout, "IdleTimeout": srv.IdleTimeout} {
+		if d <= 0 {
+			t.Errorf("%s is %v: unbounded", name, d)
+		}
+	}
+	if srv.MaxHeaderBytes <= 0 || srv.MaxHeaderBytes > 1<<20 {
+		t.Errorf("MaxHeaderBytes %d, want set and at most 1 MiB", srv.MaxHeaderBytes)
+	}
+}
