@@ -1058,3 +1058,63 @@ func TestMemoriesPaging(t *testing.T) {
 		t.Errorf("paged through %q, want the four keys in order", got)
 	}
 }
+
+// TestPendingWritesPaged: a checkpoint's pending writes are shown a page
+// at a time, each exactly once across the pages, with their count; a page
+// number beyond them shows none and sizes nothing (they were all rendered
+// on the thread's page, however many).
+func TestPendingWritesPaged(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	cp := put(t, f.h, "fan-out", "", "", 0, map[string]any{"x": 1})
+	var want []string
+	for i := range 7 {
+		task := fmt.Sprintf("task-%02d", i)
+		want = append(want, task)
+		if err := f.h.Saver.PutWrites(ctx, checkpointer.Config{ThreadID: "fan-out", CheckpointID: cp}, []checkpointer.Write{{Channel: "out", Value: i}}, task, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	in, err := inspector.New(f.h, inspector.Options{PageSize: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(in)
+	defer srv.Close()
+	row := regexp.MustCompile(`<tr><td class="id">(task-\d+)</td>`)
+	more := regexp.MustCompile(`<a href="([^"]+)" class="more-writes">`)
+	var got []string
+	for u, pages := "/thread?id=fan-out", 0; u != ""; pages++ {
+		if pages > 4 {
+			t.Fatal("paging the writes does not end")
+		}
+		_, body := get(t, srv.Client(), srv.URL+u)
+		rows := row.FindAllStringSubmatch(body, -1)
+		if len(rows) > 3 {
+			t.Errorf("%s shows %d writes, want at most a page of 3", u, len(rows))
+		}
+		for _, m := range rows {
+			got = append(got, m[1])
+		}
+		if !strings.Contains(body, "7 in all") {
+			t.Errorf("%s does not count the 7 writes", u)
+		}
+		u = ""
+		if m := more.FindStringSubmatch(body); m != nil {
+			u = strings.ReplaceAll(m[1], "&amp;", "&")
+		}
+	}
+	slices.Sort(got)
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("paged through writes %v, want %v", got, want)
+	}
+	resp, body := get(t, srv.Client(), srv.URL+"/thread?id=fan-out&wpage=1000000")
+	if resp.StatusCode != http.StatusOK || row.MatchString(body) {
+		t.Errorf("wpage beyond the writes: status %d, rows %v", resp.StatusCode, row.FindAllString(body, -1))
+	}
+	for _, u := range []string{"/thread?id=fan-out&wpage=-1", "/thread?id=fan-out&wpage=1000001", "/thread?id=fan-out&wpage=x"} {
+		if resp, _ := get(t, srv.Client(), srv.URL+u); resp.StatusCode != http.StatusBadRequest {
+			t.Errorf("%s: status %d, want 400", u, resp.StatusCode)
+		}
+	}
+}
