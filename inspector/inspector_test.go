@@ -27,6 +27,7 @@ import (
 	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/inspector"
 	"github.com/memvault/memvault/store"
+	"github.com/memvault/memvault/vault"
 
 	_ "modernc.org/sqlite"
 )
@@ -1116,5 +1117,57 @@ func TestPendingWritesPaged(t *testing.T) {
 		if resp, _ := get(t, srv.Client(), srv.URL+u); resp.StatusCode != http.StatusBadRequest {
 			t.Errorf("%s: status %d, want 400", u, resp.StatusCode)
 		}
+	}
+}
+
+// subjectVault opens a vault with per-subject keys (thread "carol:…" and
+// namespace ("users", "carol", …) are Carol's) holding the threads of
+// carol, dave, erin and a hostile subject.
+func subjectVault(t *testing.T) *vault.Handle {
+	t.Helper()
+	h := openVault(t, t.TempDir(), map[string]string{"MEMVAULT_SUBJECT_THREAD_SEPARATOR": ":", "MEMVAULT_SUBJECT_NAMESPACE": "users"})
+	for _, s := range []string{"carol", "dave", "erin", hostileImg} {
+		put(t, h, s+":chat", "", "", 0, map[string]any{"messages": []any{"hello from " + s}})
+	}
+	if err := h.Store.Put(context.Background(), store.Namespace{"users", "dave"}, "diet", map[string]any{"text": "vegan"}); err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// TestKeysViewSubjects: with per-subject keys, the keys page lists who has
+// keys a page at a time (ids and KEKs, never key bytes), and a subject
+// looked up shows its keys, or its erasure once erased.
+func TestKeysViewSubjects(t *testing.T) {
+	h := subjectVault(t)
+	ctx := context.Background()
+	if _, err := h.Forget(ctx, "dave"); err != nil {
+		t.Fatal(err)
+	}
+	in, err := inspector.New(h, inspector.Options{PageSize: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(in)
+	defer srv.Close()
+	got := pageThrough(t, &fixture{h: h}, 2, "/keys", "more subjects", regexp.MustCompile(`<tr><td><a href="[^"]+">([^<]+)</a></td><td class="num">1</td>`), 5)
+	for i := range got {
+		got[i] = html.UnescapeString(got[i])
+	}
+	want := []string{hostileImg, "carol", "erin"}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("subjects listed %q, want %q", got, want)
+	}
+	_, body := get(t, srv.Client(), srv.URL+"/keys?subject=dave")
+	if !strings.Contains(body, "ERASED") || !strings.Contains(body, "1 thread and 1 item deleted") {
+		t.Errorf("dave looked up: no erasure shown:\n%s", body)
+	}
+	_, body = get(t, srv.Client(), srv.URL+"/keys?subject=carol")
+	if !regexp.MustCompile(`<tr><td class="num">1</td><td class="id">[0-9a-f]+</td>`).MatchString(body) || strings.Contains(body, "ERASED") {
+		t.Errorf("carol looked up: no key version 1 shown:\n%s", body)
+	}
+	_, body = get(t, srv.Client(), srv.URL+"/keys?subject="+url.QueryEscape(hostileImg))
+	if inj := injected(body); inj != "" {
+		t.Errorf("hostile subject injected %s", inj)
 	}
 }
