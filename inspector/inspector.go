@@ -3,6 +3,7 @@ package inspector
 import (
 	"bytes"
 	"cmp"
+	"crypto/rand"
 	"embed"
 	"errors"
 	"fmt"
@@ -67,6 +68,13 @@ type Options struct {
 	// PageSize is how many threads, checkpoints, items or audit records a
 	// page shows (DefaultPageSize when 0).
 	PageSize int
+	// AllowWrite turns on the write actions (delete a thread, erase a
+	// data subject): each behind a confirmation page where the target is
+	// typed again, POST only, with a CSRF token bound to the session
+	// (WithSession) and a Fetch Metadata / Origin check, and recorded in
+	// the audit trail under the principal. Off, every action answers 403
+	// and no page offers one.
+	AllowWrite bool
 	// Retention, when set, is the retention configuration the audit page
 	// shows (vault.Handle does not carry it; `memvault inspect` passes the
 	// configuration's). The inspector applies none of it.
@@ -114,6 +122,8 @@ type Inspector struct {
 	opt  Options
 	tmpl map[string]*template.Template
 	mux  *http.ServeMux
+	// csrfKey keys the form tokens of the write actions.
+	csrfKey []byte
 }
 
 //go:embed templates/*.html
@@ -122,8 +132,8 @@ var templateFS embed.FS
 //go:embed static
 var staticFS embed.FS
 
-// New returns the inspector of h. It serves GET and HEAD only: this version
-// is read-only.
+// New returns the inspector of h. It serves GET and HEAD, and POST for the
+// write actions when Options.AllowWrite is set.
 func New(h *vault.Handle, opt Options) (*Inspector, error) {
 	if h == nil {
 		return nil, fmt.Errorf("%w: nil vault handle", ErrBadRequest)
@@ -135,7 +145,10 @@ func New(h *vault.Handle, opt Options) (*Inspector, error) {
 		opt.PageSize = DefaultPageSize
 	}
 	opt.BasePath = strings.TrimRight(opt.BasePath, "/")
-	in := &Inspector{h: h, opt: opt, tmpl: map[string]*template.Template{}}
+	in := &Inspector{h: h, opt: opt, tmpl: map[string]*template.Template{}, csrfKey: make([]byte, 32)}
+	if _, err := rand.Read(in.csrfKey); err != nil {
+		return nil, err
+	}
 	funcs := template.FuncMap{
 		"text": printableText,
 		// utf8 keeps a value sent back in a form as it was, but valid UTF-8.
@@ -170,6 +183,8 @@ func New(h *vault.Handle, opt Options) (*Inspector, error) {
 	mux.HandleFunc("GET /memories", in.page("memories", in.memories))
 	mux.HandleFunc("GET /keys", in.page("keys", in.keys))
 	mux.HandleFunc("GET /audit", in.page("audit", in.auditView))
+	mux.HandleFunc("GET /confirm/{action}", in.page("confirm", in.confirm))
+	mux.HandleFunc("POST /action/{action}", in.act)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		in.fail(w, r, fmt.Errorf("%w: no page %s", ErrNotFound, r.URL.Path))
 	})
@@ -184,9 +199,16 @@ func (in *Inspector) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "403 forbidden: another site's page asked for this one; open the inspector in a tab of its own", http.StatusForbidden)
 		return
 	}
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		w.Header().Set("Allow", "GET, HEAD")
-		http.Error(w, "405 method not allowed: the inspector is read-only", http.StatusMethodNotAllowed)
+	switch r.Method {
+	case http.MethodGet, http.MethodHead:
+	case http.MethodPost:
+		if !in.opt.AllowWrite {
+			in.fail(w, r, fmt.Errorf("%w: write actions are off (memvault inspect --allow-write turns them on)", ErrWriteForbidden))
+			return
+		}
+	default:
+		w.Header().Set("Allow", "GET, HEAD, POST")
+		http.Error(w, "405 method not allowed", http.StatusMethodNotAllowed)
 		return
 	}
 	principal := DefaultPrincipal
@@ -242,6 +264,7 @@ type pageData struct {
 	Nav     string
 	Base    string
 	Audited bool
+	Write   bool
 	View    any
 }
 
@@ -254,8 +277,13 @@ func (in *Inspector) page(name string, view func(*http.Request) (string, any, er
 			in.fail(w, r, err)
 			return
 		}
-		in.render(w, http.StatusOK, name, pageData{Title: title, Nav: name, Base: in.opt.BasePath, Audited: in.h.Audit != nil, View: data})
+		in.render(w, http.StatusOK, name, in.pageData(title, name, data))
 	}
+}
+
+// pageData is what the layout of a page with view data gets.
+func (in *Inspector) pageData(title, nav string, data any) pageData {
+	return pageData{Title: title, Nav: nav, Base: in.opt.BasePath, Audited: in.h.Audit != nil, Write: in.opt.AllowWrite, View: data}
 }
 
 func (in *Inspector) render(w http.ResponseWriter, status int, name string, d pageData) {
@@ -282,9 +310,10 @@ func (in *Inspector) fail(w http.ResponseWriter, _ *http.Request, err error) {
 		status = http.StatusBadRequest
 	case errors.Is(err, ErrNotFound):
 		status = http.StatusNotFound
+	case errors.Is(err, ErrWriteForbidden):
+		status = http.StatusForbidden
 	}
-	in.render(w, status, "error", pageData{Title: http.StatusText(status), Base: in.opt.BasePath, Audited: in.h.Audit != nil,
-		View: map[string]any{"Status": status, "Message": msg}})
+	in.render(w, status, "error", in.pageData(http.StatusText(status), "", map[string]any{"Status": status, "Message": msg}))
 }
 
 // undecryptable reports whether err is a value that does not open: a

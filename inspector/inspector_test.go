@@ -208,8 +208,18 @@ func TestHeadersOnEveryRoute(t *testing.T) {
 	}
 	resp.Body.Close()
 	checkHeaders(t, "POST", resp.Header)
+	if resp.StatusCode != http.StatusForbidden {
+		t.Errorf("POST: status %d, want 403 (read-only: write actions off)", resp.StatusCode)
+	}
+	req, _ := http.NewRequest("PUT", srv.URL+"/threads", strings.NewReader("x"))
+	resp, err = c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	checkHeaders(t, "PUT", resp.Header)
 	if resp.StatusCode != http.StatusMethodNotAllowed {
-		t.Errorf("POST: status %d, want 405 (read-only)", resp.StatusCode)
+		t.Errorf("PUT: status %d, want 405", resp.StatusCode)
 	}
 }
 

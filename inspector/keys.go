@@ -53,6 +53,9 @@ type subjectDetail struct {
 	Keys    []keyRow
 	Erased  bool
 	Erasure string
+	// Erase links to the confirmation of the subject's erasure (write
+	// actions on only).
+	Erase string
 }
 
 // keyRow is one data key (never its bytes).
@@ -89,6 +92,9 @@ func (in *Inspector) keys(r *http.Request) (string, any, error) {
 		if v.Lookup = q.Get("subject"); v.Lookup != "" {
 			if v.LookedUp, err = in.subject(ctx, v.Lookup); err != nil {
 				return "", nil, err
+			}
+			if in.opt.AllowWrite {
+				v.LookedUp.Erase = in.link("/confirm/erase-subject", url.Values{"subject": {v.Lookup}})
 			}
 		}
 	}

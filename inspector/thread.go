@@ -28,6 +28,9 @@ type threadView struct {
 	Newest     string // link to the first page ("" on it)
 	Older      string // link to the next page ("" on the last)
 	Selected   *checkpointView
+	// Delete links to the confirmation of the thread's deletion (write
+	// actions on only).
+	Delete string
 }
 
 // nsLink is a link to a namespace (of a thread or of the store).
@@ -106,6 +109,9 @@ func (in *Inspector) thread(r *http.Request) (string, any, error) {
 	}
 	ctx := r.Context()
 	v := &threadView{ID: id, NS: q.Get("ns"), AllNS: !q.Has("ns")}
+	if in.opt.AllowWrite {
+		v.Delete = in.link("/confirm/delete-thread", url.Values{"thread": {id}})
+	}
 	cfg := &checkpointer.Config{ThreadID: id, CheckpointNS: v.NS}
 	opt := checkpointer.ListOptions{AllNamespaces: v.AllNS, Limit: in.opt.PageSize + 1}
 	if b := q.Get("before"); b != "" {
