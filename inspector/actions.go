@@ -66,7 +66,12 @@ func (in *Inspector) checkWrite(w http.ResponseWriter, r *http.Request) error {
 	default:
 		return fmt.Errorf("%w: the form was not sent by an inspector page (Sec-Fetch-Site: %s)", ErrWriteForbidden, printableText(r.Header.Get("Sec-Fetch-Site")))
 	}
-	if o := r.Header.Get("Origin"); o != "" {
+	// Under the pages' Referrer-Policy: no-referrer a browser sends
+	// "Origin: null" with the form; Sec-Fetch-Site, which it sends too,
+	// then says where the form came from.
+	if o := r.Header.Get("Origin"); o == "null" && r.Header.Get("Sec-Fetch-Site") != "same-origin" {
+		return fmt.Errorf("%w: the form's origin is unknown", ErrWriteForbidden)
+	} else if o != "" && o != "null" {
 		u, err := url.Parse(o)
 		scheme := "http"
 		if r.TLS != nil {

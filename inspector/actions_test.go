@@ -177,6 +177,8 @@ func TestDeleteThreadAction(t *testing.T) {
 		{"cross-site", good, map[string]string{"Sec-Fetch-Site": "cross-site", "Origin": "http://evil.example"}, http.StatusForbidden},
 		{"same site, another port", good, map[string]string{"Sec-Fetch-Site": "same-site", "Origin": "http://127.0.0.1:1"}, http.StatusForbidden},
 		{"another origin, no fetch metadata", good, map[string]string{"Sec-Fetch-Site": "", "Origin": "http://127.0.0.1:1"}, http.StatusForbidden},
+		{"opaque origin, no fetch metadata", good, map[string]string{"Sec-Fetch-Site": "", "Origin": "null"}, http.StatusForbidden},
+		{"opaque origin, cross-site", good, map[string]string{"Sec-Fetch-Site": "cross-site", "Origin": "null"}, http.StatusForbidden},
 		{"not confirmed", with("confirm", ""), nil, http.StatusBadRequest},
 		{"confirmed another thread", with("confirm", "hostile"), nil, http.StatusBadRequest},
 	} {
@@ -192,7 +194,8 @@ func TestDeleteThreadAction(t *testing.T) {
 		t.Fatal("a deletion was recorded before any succeeded")
 	}
 
-	resp, body := post(t, c, srv.URL, "/action/delete-thread", good, nil)
+	// As Chromium sends it under Referrer-Policy: no-referrer.
+	resp, body := post(t, c, srv.URL, "/action/delete-thread", good, map[string]string{"Origin": "null"})
 	if resp.StatusCode != http.StatusOK || !strings.Contains(body, "deleted") {
 		t.Fatalf("confirmed deletion: status %d:\n%s", resp.StatusCode, body)
 	}
