@@ -9,8 +9,11 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strings"
 
 	"github.com/memvault/memvault/checkpointer"
+	"github.com/memvault/memvault/checkpointer/threadfile"
+	"github.com/memvault/memvault/jsonvalue"
 	"github.com/memvault/memvault/keys"
 	"github.com/memvault/memvault/vault"
 )
@@ -91,81 +94,136 @@ func (in *Inspector) checkWrite(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// action is a write action: what the confirmation page says, what the
-// user types to confirm, and what it does.
+// action is a write action: what the confirmation page says, the form
+// fields that name its target, and what it does.
 type action struct {
-	// Param names the target's form and query field.
-	Param string
+	// Params are the fields (form and query) naming the target; the
+	// user types the first again to confirm.
+	Params []string
+	// Values: the confirmation form asks for a JSON object of channel
+	// values (a fork's updates).
+	Values bool
 	// Title and Warning are what the confirmation page says.
 	Title   string
 	Warning string
-	// check validates the target before the confirmation is shown.
-	check func(in *Inspector, target string) error
-	// run does it and says what was done.
-	run func(in *Inspector, ctx context.Context, target string) (string, error)
+	// check validates the target before the confirmation is shown and
+	// before the action runs.
+	check func(in *Inspector, q url.Values) error
+	// run does it and says what was done, with a link to the result.
+	run func(in *Inspector, ctx context.Context, form url.Values) (string, string, error)
+}
+
+func checkThreadID(id string) error {
+	if err := checkpointer.ValidateThreadID(id); err != nil {
+		return fmt.Errorf("%w: %w", ErrBadRequest, err)
+	}
+	return nil
 }
 
 var actions = map[string]action{
 	"delete-thread": {
-		Param: "thread",
-		Title: "Delete a thread",
+		Params: []string{"thread"},
+		Title:  "Delete a thread",
 		Warning: "This deletes every checkpoint, channel value and pending write of the thread, in every namespace. " +
 			"It cannot be undone. The deletion is recorded in the audit trail under your name.",
-		check: func(_ *Inspector, id string) error {
-			if err := checkpointer.ValidateThreadID(id); err != nil {
-				return fmt.Errorf("%w: %w", ErrBadRequest, err)
-			}
-			return nil
-		},
-		run: func(in *Inspector, ctx context.Context, id string) (string, error) {
+		check: func(_ *Inspector, q url.Values) error { return checkThreadID(q.Get("thread")) },
+		run: func(in *Inspector, ctx context.Context, form url.Values) (string, string, error) {
+			id := form.Get("thread")
 			t, err := in.h.Saver.GetTuple(ctx, checkpointer.Config{ThreadID: id})
 			if err != nil && !undecryptable(err) {
-				return "", err
+				return "", "", err
 			}
 			if t == nil && err == nil {
-				return "", fmt.Errorf("%w: no thread %q", ErrNotFound, printableText(id))
+				return "", "", fmt.Errorf("%w: no thread %q", ErrNotFound, printableText(id))
 			}
 			if err := in.h.Saver.DeleteThread(ctx, id); err != nil {
-				return "", err
+				return "", "", err
 			}
-			return fmt.Sprintf("Thread %s deleted.", printableText(id)), nil
+			return fmt.Sprintf("Thread %s deleted.", printableText(id)), in.link("/threads", nil), nil
+		},
+	},
+	"fork-checkpoint": {
+		Params: []string{"thread", "cpns", "cp"},
+		Values: true,
+		Title:  "Fork a checkpoint",
+		Warning: "This stores a new checkpoint whose parent is this one, with the channel values you give changed " +
+			"(LangGraph's update_state from an earlier checkpoint: the graph resumes from the new branch). " +
+			"Nothing is deleted. The write is recorded in the audit trail under your name.",
+		check: func(_ *Inspector, q url.Values) error {
+			if q.Get("cp") == "" {
+				return fmt.Errorf("%w: no checkpoint (cp)", ErrBadRequest)
+			}
+			return checkThreadID(q.Get("thread"))
+		},
+		run: func(in *Inspector, ctx context.Context, form url.Values) (string, string, error) {
+			updates := map[string]any{}
+			if s := strings.TrimSpace(form.Get("values")); s != "" {
+				v, err := jsonvalue.Unmarshal([]byte(s))
+				m, ok := v.(map[string]any)
+				if err != nil || !ok {
+					return "", "", fmt.Errorf("%w: the values are not a JSON object of channel values", ErrBadRequest)
+				}
+				updates = m
+			}
+			from := checkpointer.Config{ThreadID: form.Get("thread"), CheckpointNS: form.Get("cpns"), CheckpointID: form.Get("cp")}
+			cfg, err := threadfile.Fork(ctx, in.h.Saver, from, updates)
+			if errors.Is(err, checkpointer.ErrNotFound) {
+				return "", "", fmt.Errorf("%w: no checkpoint %q in namespace %q of thread %q", ErrNotFound,
+					printableText(from.CheckpointID), printableText(from.CheckpointNS), printableText(from.ThreadID))
+			}
+			if err != nil {
+				return "", "", err
+			}
+			link := in.cpHref(url.Values{"id": {cfg.ThreadID}}, cfg.CheckpointNS, cfg.CheckpointID)
+			return fmt.Sprintf("Forked %s: new checkpoint %s.", printableText(from.CheckpointID), printableText(cfg.CheckpointID)), link, nil
 		},
 	},
 	"erase-subject": {
-		Param: "subject",
-		Title: "Erase a data subject",
+		Params: []string{"subject"},
+		Title:  "Erase a data subject",
 		Warning: "This destroys the subject's data keys, then deletes every thread and memory of the subject " +
 			"(what cannot be deleted, such as backups, can no longer be decrypted). It cannot be undone. " +
 			"The erasure is recorded in the audit trail under your name, with a signed receipt.",
-		check: func(in *Inspector, s string) error {
+		check: func(in *Inspector, q url.Values) error {
 			if in.h.Keys == nil {
 				return fmt.Errorf("%w: %w", ErrBadRequest, vault.ErrNoSubjects)
 			}
-			if err := in.h.Keys.Subjects().CheckSubject(s); err != nil {
+			if err := in.h.Keys.Subjects().CheckSubject(q.Get("subject")); err != nil {
 				return fmt.Errorf("%w: %w", ErrBadRequest, err)
 			}
 			return nil
 		},
-		run: func(in *Inspector, ctx context.Context, s string) (string, error) {
+		run: func(in *Inspector, ctx context.Context, form url.Values) (string, string, error) {
+			s := form.Get("subject")
+			back := in.link("/keys", url.Values{"subject": {s}}) + "#subject"
 			rc, err := in.h.Forget(ctx, s)
 			if err != nil {
 				if errors.Is(err, keys.ErrErasurePending) {
 					return fmt.Sprintf("Subject %s: keys destroyed, %d threads and %d items deleted; the erasure is pending (%s): erase it again to finish.",
-						printableText(s), rc.Threads, rc.Items, printableText(rc.PendingReason)), nil
+						printableText(s), rc.Threads, rc.Items, printableText(rc.PendingReason)), back, nil
 				}
-				return "", err
+				return "", "", err
 			}
 			return fmt.Sprintf("Subject %s erased: %d key%s destroyed, %d thread%s and %d item%s deleted.", printableText(s),
-				len(rc.KeyIDs), plural(len(rc.KeyIDs)), rc.Threads, plural(rc.Threads), rc.Items, plural(rc.Items)), nil
+				len(rc.KeyIDs), plural(len(rc.KeyIDs)), rc.Threads, plural(rc.Threads), rc.Items, plural(rc.Items)), back, nil
 		},
 	},
 }
 
 // confirmView is the confirmation page of a write action.
 type confirmView struct {
-	Name, Title, Warning, Param, Target string
-	Action, CSRF, Cancel                string
+	Name, Title, Warning string
+	// Fields are the target's fields, sent back hidden; Confirm names the
+	// one typed again, Target is its value.
+	Fields          []confirmField
+	Confirm, Target string
+	Values          bool
+	Action, CSRF    string
+	Cancel          string
 }
+
+// confirmField is one hidden field of a confirmation form.
+type confirmField struct{ Name, Value string }
 
 // confirm shows a write action's confirmation: what it does, and a form
 // (POST, with the session's CSRF token) where the user types the target
@@ -179,19 +237,24 @@ func (in *Inspector) confirm(r *http.Request) (string, any, error) {
 	if !ok {
 		return "", nil, fmt.Errorf("%w: no action %s", ErrNotFound, printableText(name))
 	}
-	target := r.URL.Query().Get(a.Param)
+	q := r.URL.Query()
+	target := q.Get(a.Params[0])
 	if target == "" {
-		return "", nil, fmt.Errorf("%w: no %s (?%s=)", ErrBadRequest, a.Param, a.Param)
+		return "", nil, fmt.Errorf("%w: no %s (?%s=)", ErrBadRequest, a.Params[0], a.Params[0])
 	}
-	if err := a.check(in, target); err != nil {
+	if err := a.check(in, q); err != nil {
 		return "", nil, err
 	}
-	return a.Title, &confirmView{Name: name, Title: a.Title, Warning: a.Warning, Param: a.Param, Target: target,
-		Action: in.link("/action/"+name, nil), CSRF: in.csrfToken(r), Cancel: in.link("/threads", nil)}, nil
+	v := &confirmView{Name: name, Title: a.Title, Warning: a.Warning, Confirm: a.Params[0], Target: target, Values: a.Values,
+		Action: in.link("/action/"+name, nil), CSRF: in.csrfToken(r), Cancel: in.link("/threads", nil)}
+	for _, p := range a.Params {
+		v.Fields = append(v.Fields, confirmField{Name: p, Value: q.Get(p)})
+	}
+	return a.Title, v, nil
 }
 
 // act runs a confirmed write action (POST /action/{action}): the form
-// holds the target, the same target typed again, and the CSRF token.
+// holds the target, its first field typed again, and the CSRF token.
 func (in *Inspector) act(w http.ResponseWriter, r *http.Request) {
 	if err := in.checkWrite(w, r); err != nil {
 		in.fail(w, r, err)
@@ -203,23 +266,24 @@ func (in *Inspector) act(w http.ResponseWriter, r *http.Request) {
 		in.fail(w, r, fmt.Errorf("%w: no action %s", ErrNotFound, printableText(name)))
 		return
 	}
-	target := r.PostForm.Get(a.Param)
+	form := r.PostForm
+	target := form.Get(a.Params[0])
 	if target == "" {
-		in.fail(w, r, fmt.Errorf("%w: no %s", ErrBadRequest, a.Param))
+		in.fail(w, r, fmt.Errorf("%w: no %s", ErrBadRequest, a.Params[0]))
 		return
 	}
-	if err := a.check(in, target); err != nil {
+	if err := a.check(in, form); err != nil {
 		in.fail(w, r, err)
 		return
 	}
-	if r.PostForm.Get("confirm") != target {
-		in.fail(w, r, fmt.Errorf("%w: not confirmed: type the %s exactly as shown", ErrBadRequest, a.Param))
+	if form.Get("confirm") != target {
+		in.fail(w, r, fmt.Errorf("%w: not confirmed: type the %s exactly as shown", ErrBadRequest, a.Params[0]))
 		return
 	}
-	msg, err := a.run(in, r.Context(), target)
+	msg, link, err := a.run(in, r.Context(), form)
 	if err != nil {
 		in.fail(w, r, err)
 		return
 	}
-	in.render(w, http.StatusOK, "done", in.pageData(a.Title, "", map[string]any{"Message": msg, "Threads": in.link("/threads", nil)}))
+	in.render(w, http.StatusOK, "done", in.pageData(a.Title, "", map[string]any{"Message": msg, "Link": link}))
 }

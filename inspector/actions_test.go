@@ -109,16 +109,17 @@ func TestWriteActionsOff(t *testing.T) {
 	f := newFixture(t)
 	srv, c := writeServer(t, f.h, inspector.Options{})
 	_, body := get(t, c, srv.URL+"/thread?id="+url.QueryEscape(thread))
-	if strings.Contains(body, "delete-thread") || !strings.Contains(body, "read-only") {
-		t.Error("the thread page offers a deletion with write actions off")
+	if strings.Contains(body, "delete-thread") || strings.Contains(body, "fork-checkpoint") || !strings.Contains(body, "read-only") {
+		t.Error("the thread page offers a write action with write actions off")
 	}
-	for _, u := range []string{"/confirm/delete-thread?thread=" + url.QueryEscape(thread), "/confirm/erase-subject?subject=carol"} {
+	for _, u := range []string{"/confirm/delete-thread?thread=" + url.QueryEscape(thread), "/confirm/erase-subject?subject=carol",
+		"/confirm/fork-checkpoint?thread=" + url.QueryEscape(thread) + "&cpns=&cp=" + f.first} {
 		if resp, _ := get(t, c, srv.URL+u); resp.StatusCode != http.StatusForbidden {
 			t.Errorf("GET %s: status %d, want 403", u, resp.StatusCode)
 		}
 	}
 	form := url.Values{"thread": {thread}, "confirm": {thread}, "csrf": {"anything"}}
-	for _, p := range []string{"/action/delete-thread", "/action/erase-subject", "/threads"} {
+	for _, p := range []string{"/action/delete-thread", "/action/erase-subject", "/action/fork-checkpoint", "/threads"} {
 		if resp, body := post(t, c, srv.URL, p, form, nil); resp.StatusCode != http.StatusForbidden || !strings.Contains(body, "--allow-write") {
 			t.Errorf("POST %s: status %d, want 403 naming --allow-write", p, resp.StatusCode)
 		}
@@ -247,5 +248,74 @@ func TestEraseSubjectAction(t *testing.T) {
 	}
 	if _, body := get(t, c, srv.URL+"/keys?subject=dave"); !strings.Contains(body, "ERASED") {
 		t.Error("the keys page does not show dave as erased")
+	}
+}
+
+// TestForkCheckpointAction: with AllowWrite, a checkpoint's page links to
+// the confirmation of a fork; the confirmed form stores a new checkpoint
+// whose parent is that one, with the channel values given, recorded under
+// the principal; a refused or malformed request stores nothing.
+func TestForkCheckpointAction(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	srv, c := writeServer(t, f.h, inspector.Options{AllowWrite: true, Principal: func(*http.Request) string { return "inspector:bob" }})
+	_, body := get(t, c, srv.URL+"/thread?id="+url.QueryEscape(thread)+"&cpns=&cp="+f.first)
+	link := regexp.MustCompile(`id="fork-checkpoint" href="([^"]+)"`).FindStringSubmatch(body)
+	if link == nil {
+		t.Fatal("the checkpoint has no fork link with write actions on")
+	}
+	token := confirmToken(t, c, srv.URL, strings.ReplaceAll(link[1], "&amp;", "&"))
+	count := func() int {
+		n := 0
+		for _, err := range f.h.Saver.List(ctx, &checkpointer.Config{ThreadID: thread}, checkpointer.ListOptions{}) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			n++
+		}
+		return n
+	}
+	before := count()
+	form := url.Values{"thread": {thread}, "cpns": {""}, "cp": {f.first}, "confirm": {thread}, "csrf": {token}, "values": {`{"status": "reopened"}`}}
+	for _, bad := range []struct {
+		name   string
+		edit   func(url.Values)
+		status int
+	}{
+		{"no token", func(v url.Values) { v.Del("csrf") }, http.StatusForbidden},
+		{"values not an object", func(v url.Values) { v.Set("values", `["x"]`) }, http.StatusBadRequest},
+		{"values not JSON", func(v url.Values) { v.Set("values", `{status: reopened}`) }, http.StatusBadRequest},
+		{"no such checkpoint", func(v url.Values) { v.Set("cp", "1f000000-0000-6000-8000-000000000000") }, http.StatusNotFound},
+		{"not confirmed", func(v url.Values) { v.Set("confirm", "x") }, http.StatusBadRequest},
+	} {
+		v := url.Values{}
+		for k, vs := range form {
+			v[k] = append([]string(nil), vs...)
+		}
+		bad.edit(v)
+		if resp, _ := post(t, c, srv.URL, "/action/fork-checkpoint", v, nil); resp.StatusCode != bad.status {
+			t.Errorf("%s: status %d, want %d", bad.name, resp.StatusCode, bad.status)
+		}
+	}
+	if n := count(); n != before {
+		t.Fatalf("refused forks stored %d checkpoints", n-before)
+	}
+	resp, body := post(t, c, srv.URL, "/action/fork-checkpoint", form, nil)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(body, "new checkpoint") {
+		t.Fatalf("confirmed fork: status %d:\n%s", resp.StatusCode, body)
+	}
+	tup, err := f.h.Saver.GetTuple(ctx, checkpointer.Config{ThreadID: thread})
+	if err != nil || tup == nil {
+		t.Fatal(tup, err)
+	}
+	if tup.ParentConfig == nil || tup.ParentConfig.CheckpointID != f.first || tup.Checkpoint.ChannelValues["status"] != "reopened" || tup.Metadata["source"] != "fork" {
+		t.Errorf("the newest checkpoint after the fork: parent %+v, status %v, source %v", tup.ParentConfig, tup.Checkpoint.ChannelValues["status"], tup.Metadata["source"])
+	}
+	if !recorded(t, f.h, audit.OpCheckpointWrite, thread, "inspector:bob") {
+		t.Error("the fork is not in the audit trail under inspector:bob")
+	}
+	res := regexp.MustCompile(`id="result" href="([^"]+)"`).FindStringSubmatch(body)
+	if res == nil || !strings.Contains(res[1], tup.Config.CheckpointID) {
+		t.Errorf("the result does not link to the new checkpoint %s", tup.Config.CheckpointID)
 	}
 }

@@ -68,8 +68,9 @@ type Options struct {
 	// PageSize is how many threads, checkpoints, items or audit records a
 	// page shows (DefaultPageSize when 0).
 	PageSize int
-	// AllowWrite turns on the write actions (delete a thread, erase a
-	// data subject): each behind a confirmation page where the target is
+	// AllowWrite turns on the write actions (delete a thread, fork a
+	// checkpoint with changed channel values, erase a data subject): each
+	// behind a confirmation page where the target is
 	// typed again, POST only, with a CSRF token bound to the session
 	// (WithSession) and a Fetch Metadata / Origin check, and recorded in
 	// the audit trail under the principal. Off, every action answers 403

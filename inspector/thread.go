@@ -51,8 +51,11 @@ type checkpointView struct {
 	Writes       []writeRow
 	// WritesCount is how many pending writes the checkpoint has; Writes
 	// is one page of them (?wpage=), WritesPager the links around it.
-	WritesCount   int
-	WritesPager   pager
+	WritesCount int
+	WritesPager pager
+	// Fork links to the confirmation of a fork of this checkpoint
+	// (write actions on only).
+	Fork          string
 	HasParent     bool
 	ParentMissing bool
 	Diff          []diffRow
@@ -228,6 +231,9 @@ func (in *Inspector) checkpoint(ctx context.Context, t *checkpointer.Tuple, page
 	max := in.opt.MaxValueBytes
 	c := t.Config
 	v := &checkpointView{ID: c.CheckpointID, NS: c.CheckpointNS, Metadata: showValue(map[string]any(t.Metadata), max)}
+	if in.opt.AllowWrite {
+		v.Fork = in.link("/confirm/fork-checkpoint", url.Values{"thread": {c.ThreadID}, "cpns": {c.CheckpointNS}, "cp": {c.CheckpointID}})
+	}
 	if t.Checkpoint != nil && !t.Checkpoint.TS.IsZero() {
 		v.TS = when(t.Checkpoint.TS)
 	}

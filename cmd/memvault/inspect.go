@@ -43,7 +43,8 @@ keys and shows a subject's erasure; the audit page shows the retention
 settings.
 
 It writes nothing unless --allow-write: then a thread's page can delete the
-thread and a subject looked up on the keys page can be erased, each after a
+thread, a checkpoint's can fork it with changed channel values, and a subject
+looked up on the keys page can be erased, each after a
 confirmation page where the target is typed again, by a POST carrying a
 per-session CSRF token from the inspector's own origin, and recorded in the
 audit trail. Without the flag every such request answers 403.`,
@@ -94,7 +95,7 @@ audit trail. Without the flag every such request answers 403.`,
 	cmd.Flags().StringVar(&listen, "listen", "127.0.0.1:0", "address to listen on (port 0: a free one)")
 	cmd.Flags().StringVar(&certFile, "tls-cert", "", "TLS certificate file (PEM): serve HTTPS")
 	cmd.Flags().StringVar(&keyFile, "tls-key", "", "TLS private key file (PEM)")
-	cmd.Flags().BoolVar(&allowWrite, "allow-write", false, "offer the write actions (delete a thread, erase a subject), each confirmed and audited")
+	cmd.Flags().BoolVar(&allowWrite, "allow-write", false, "offer the write actions (delete a thread, fork a checkpoint, erase a subject), each confirmed and audited")
 	cmd.Flags().BoolVar(&noTLS, "dangerously-listen-without-tls", false, "allow a non-loopback --listen without TLS: decrypted state and the token cross the network in clear text")
 	return cmd
 }
@@ -146,7 +147,7 @@ func serveInspector(ctx context.Context, out, errw io.Writer, listen string, tls
 	srv := inspectServer(ctx, h)
 	mode := "read-only"
 	if write {
-		mode = "WRITE ACTIONS ON: threads can be deleted and subjects erased"
+		mode = "WRITE ACTIONS ON: threads can be deleted or forked and subjects erased"
 	}
 	fmt.Fprintf(errw, "memvault: inspector serving (%s); open this URL once, then press Ctrl-C to stop:\n", mode)
 	fmt.Fprintf(out, "%s://%s/?token=%s\n", scheme, ln.Addr(), token)
