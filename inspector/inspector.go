@@ -201,7 +201,16 @@ func (in *Inspector) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	switch r.Method {
-	case http.MethodGet, http.MethodHead:
+	case http.MethodGet:
+	case http.MethodHead:
+		// A HEAD (a link checker, a chat app's preview of a pasted URL)
+		// gets the headers and no work: rendering the page would decrypt
+		// it and record a read nobody made. Assets are served as to a GET.
+		if !strings.HasPrefix(r.URL.Path, "/static/") {
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			w.WriteHeader(http.StatusOK)
+			return
+		}
 	case http.MethodPost:
 		if !in.opt.AllowWrite {
 			in.fail(w, r, fmt.Errorf("%w: write actions are off (memvault inspect --allow-write turns them on)", ErrWriteForbidden))

@@ -1181,3 +1181,31 @@ func TestKeysViewSubjects(t *testing.T) {
 		t.Errorf("hostile subject injected %s", inj)
 	}
 }
+
+// TestHeadReadsNothing: a HEAD of a page that decrypts (a link checker, a
+// preview of a pasted URL) is answered with the headers, decrypts nothing
+// and records no read (it rendered the page and recorded a read nobody
+// made).
+func TestHeadReadsNothing(t *testing.T) {
+	f := newFixture(t)
+	srv, token := f.server(t)
+	c := login(t, srv, token)
+	before := f.trailLen(t)
+	for _, u := range []string{"/thread?id=" + url.QueryEscape(thread), "/memories?ns=users&ns=carol", "/value?thread=hostile&cpns=&cp=x&channel=big"} {
+		resp, err := c.Head(srv.URL + u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		checkHeaders(t, "HEAD "+u, resp.Header)
+		if resp.StatusCode != http.StatusOK {
+			t.Errorf("HEAD %s: status %d", u, resp.StatusCode)
+		}
+	}
+	if after := f.trailLen(t); after != before {
+		t.Errorf("HEAD requests added %d records to the trail, want none", after-before)
+	}
+	if resp, err := c.Head(srv.URL + "/static/style.css"); err != nil || resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/css") {
+		t.Errorf("HEAD of the stylesheet: %v", err)
+	}
+}
