@@ -127,7 +127,7 @@ func (in *Inspector) subjectPage(ctx context.Context, q url.Values, v *keysView)
 			if cur == nil || cur.Subject != k.Subject {
 				flush()
 				if len(v.SubjectRows) == ps {
-					v.MoreSubjects = in.link("/keys", url.Values{"after": {v.SubjectRows[ps-1].Subject}})
+					v.MoreSubjects = in.link("/keys", url.Values{"after": {keyOwner(v.SubjectRows[ps-1])}})
 					return in.erasures(ctx, v)
 				}
 				cur = &subjectRow{Subject: k.Subject}
@@ -150,12 +150,27 @@ func (in *Inspector) subjectPage(ctx context.Context, q url.Values, v *keysView)
 			return in.erasures(ctx, v)
 		}
 	}
-	// A subject with more keys than a page scans: cut there, go on from it.
-	flush()
+	// More keys than a page scans: the page ends at the last owner read
+	// whole, and the next starts with the one cut (shown cut only when it
+	// is alone: an owner with more keys than a scan).
+	if len(v.SubjectRows) == 0 {
+		cur.Current += " (and more keys)"
+		flush()
+	}
+	cur = nil
 	if n := len(v.SubjectRows); n > 0 {
-		v.MoreSubjects = in.link("/keys", url.Values{"after": {v.SubjectRows[n-1].Subject}})
+		v.MoreSubjects = in.link("/keys", url.Values{"after": {keyOwner(v.SubjectRows[n-1])}})
 	}
 	return in.erasures(ctx, v)
+}
+
+// keyOwner is the key table's owner of row's keys: the subject, or a
+// thread's owner form.
+func keyOwner(row subjectRow) string {
+	if row.Thread {
+		return keys.ThreadKeyOwner(row.Subject)
+	}
+	return row.Subject
 }
 
 // erasures notes, for the subjects of the page, an erasure they were
