@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -12,7 +14,7 @@ import (
 )
 
 // auditView is the audit page: the filters, the verification, a page of
-// matching records.
+// matching records, the retention policy and the last deletion.
 type auditView struct {
 	On                            bool
 	Principal, Subject, Op, Since string
@@ -21,14 +23,17 @@ type auditView struct {
 	Report                        audit.Report
 	LastAnchor                    *audit.Record
 	LastAnchorTime                string
-	Rows                          []auditRow
-	Matched                       int
-	Pager                         pager
-	Action                        string
+	// LastDelete is the newest thread deletion in the trail: what a
+	// retention sweep (or anyone) deleted last. The trail records each
+	// deleted thread, not the sweep as such.
+	LastDelete     *auditRow
+	Retention      *Retention
+	RetentionRules []string
+	Rows           []auditRow
+	Matched        int
+	Pager          pager
+	Action         string
 }
-
-// errPageFull stops reading the trail once the page has its records.
-var errPageFull = errors.New("inspector: page full")
 
 // auditRow is one record as the page shows it (records hold no values).
 type auditRow struct {
@@ -37,16 +42,51 @@ type auditRow struct {
 	KeyID                                string
 }
 
+func rowOf(rec audit.Record) auditRow {
+	return auditRow{Seq: rec.Seq, Time: when(rec.Time), Principal: rec.Principal, Op: rec.Op, Target: rec.Target, Subject: rec.Subject, KeyID: rec.KeyID}
+}
+
+// seqParam reads a record number cursor (?before= or ?after=).
+func seqParam(q url.Values, name string) (int64, error) {
+	s := q.Get(name)
+	if s == "" {
+		return 0, nil
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("%w: %s %q is not a record number", ErrBadRequest, name, s)
+	}
+	return n, nil
+}
+
 // auditView shows the trail newest first with filters (?principal= ?subject=
 // ?op= ?since= a time or a duration), whether it verifies, and its last
 // anchor. It reads records (never values): nothing is recorded.
+//
+// The trail is read once per request (Trail.CheckRecords verifies it and
+// hands over the records in the same pass), and memory stays one page
+// whatever the request asks: pages are cursors on record numbers, not
+// page numbers — ?before=N shows the newest page of matches below record
+// N, ?after=N the page of matches just above it — so a ring of one page
+// keeps the page's records while the pass counts the rest.
 func (in *Inspector) auditView(r *http.Request) (string, any, error) {
 	q := r.URL.Query()
-	page, err := pageParam(q)
+	before, err := seqParam(q, "before")
 	if err != nil {
 		return "", nil, err
 	}
-	v := &auditView{On: in.h.Audit != nil, Principal: q.Get("principal"), Subject: q.Get("subject"), Op: q.Get("op"), Since: q.Get("since"), Action: in.link("/audit", nil)}
+	after, err := seqParam(q, "after")
+	if err != nil {
+		return "", nil, err
+	}
+	if before > 0 && after > 0 {
+		return "", nil, fmt.Errorf("%w: before and after together", ErrBadRequest)
+	}
+	v := &auditView{On: in.h.Audit != nil, Principal: q.Get("principal"), Subject: q.Get("subject"), Op: q.Get("op"), Since: q.Get("since"),
+		Action: in.link("/audit", nil), Retention: in.opt.Retention}
+	if v.Retention != nil {
+		v.RetentionRules = v.Retention.rules()
+	}
 	if !v.On {
 		return "Audit", v, nil
 	}
@@ -63,65 +103,90 @@ func (in *Inspector) auditView(r *http.Request) (string, any, error) {
 		}
 		f.Since = t
 	}
-	ctx := r.Context()
-	rep, err := in.h.Audit.Check(ctx, nil)
-	v.Report = rep
-	v.Verified = err == nil
-	if err != nil {
-		v.VerifyError = err.Error()
-	}
-	// Records come oldest first and the page is counted from the newest:
-	// one pass counts the matches, a second keeps the page's records. Two
-	// reads of the trail, but memory stays one page whatever ?page= asks
-	// (a window of (page+1)×size records was 686 MB for page 100 000).
 	match := func(rec audit.Record) bool {
 		return (v.Principal == "" || rec.Principal == v.Principal) &&
 			(v.Op == "" || rec.Op == v.Op || strings.HasPrefix(rec.Op, v.Op+"."))
 	}
-	err = in.h.Audit.Records(ctx, f, func(rec audit.Record) error {
-		if rec.Op == audit.OpAnchor {
+	ps := in.opt.PageSize
+	// ring keeps the newest ps matches below before (the ?before= and the
+	// first page); page keeps the first ps matches above after.
+	ring := make([]auditRow, 0, ps)
+	next := 0
+	var newer, older int // matches newer / older than the page
+	var lastAnchor, lastDelete *audit.Record
+	rep, err := in.h.Audit.CheckRecords(r.Context(), nil, audit.Filter{}, func(rec audit.Record) error {
+		switch rec.Op {
+		case audit.OpAnchor:
 			a := rec
-			v.LastAnchor = &a
+			lastAnchor = &a
+		case audit.OpThreadDelete:
+			d := rec
+			lastDelete = &d
 		}
-		if match(rec) {
-			v.Matched++
+		// The filter is applied here, not by CheckRecords: the anchor and
+		// the last deletion are the trail's, whatever the filter.
+		if (f.Subject != "" && rec.Subject != f.Subject) || (!f.Since.IsZero() && rec.Time.Before(f.Since)) || !match(rec) {
+			return nil
+		}
+		v.Matched++
+		switch {
+		case after > 0 && rec.Seq <= after:
+			older++
+		case after > 0:
+			if len(ring) < ps {
+				ring = append(ring, rowOf(rec))
+			} else {
+				newer++
+			}
+		case before > 0 && rec.Seq >= before:
+			newer++
+		default:
+			if len(ring) < ps {
+				ring = append(ring, rowOf(rec))
+			} else {
+				ring[next] = rowOf(rec)
+				older++
+			}
+			next = (next + 1) % ps
 		}
 		return nil
 	})
-	if err != nil {
+	switch {
+	case err == nil:
+		v.Verified = true
+	case errors.Is(err, audit.ErrTampered):
+		v.VerifyError = err.Error()
+	default:
 		return "", nil, err
 	}
-	if v.LastAnchor != nil {
-		v.LastAnchorTime = when(v.LastAnchor.Time)
+	v.Report = rep
+	if lastAnchor != nil {
+		v.LastAnchor, v.LastAnchorTime = lastAnchor, when(lastAnchor.Time)
 	}
-	// Newest first, page p holds matches [Matched-(p+1)×size, Matched-p×size)
-	// counted from the oldest. Records appended since the count are newer
-	// than all of them and stop nothing.
-	ps := in.opt.PageSize
-	hi := v.Matched - page*ps
-	lo := max(hi-ps, 0)
-	if hi > 0 {
-		rows := make([]auditRow, 0, hi-lo)
-		i := 0
-		err = in.h.Audit.Records(ctx, f, func(rec audit.Record) error {
-			if !match(rec) {
-				return nil
-			}
-			if i >= lo && i < hi {
-				rows = append(rows, auditRow{Seq: rec.Seq, Time: when(rec.Time), Principal: rec.Principal, Op: rec.Op, Target: rec.Target, Subject: rec.Subject, KeyID: rec.KeyID})
-			}
-			i++
-			if i >= hi {
-				return errPageFull
-			}
-			return nil
-		})
-		if err != nil && !errors.Is(err, errPageFull) {
-			return "", nil, err
-		}
-		slices.Reverse(rows)
-		v.Rows = rows
+	if lastDelete != nil {
+		d := rowOf(*lastDelete)
+		v.LastDelete = &d
 	}
-	v.Pager = in.pagerFor("/audit", q, page, v.Matched > (page+1)*ps)
+	// Oldest first in the ring (rotated at next once it wrapped), then
+	// newest first on the page.
+	rows := ring
+	if after == 0 && len(ring) == ps {
+		rows = append(slices.Clone(ring[next:]), ring[:next]...)
+	}
+	slices.Reverse(rows)
+	v.Rows = rows
+	v.Pager = pager{Page: (newer+ps-1)/ps + 1}
+	if len(rows) > 0 && newer > 0 {
+		pq := cloneValues(q)
+		pq.Del("before")
+		pq.Set("after", strconv.FormatInt(rows[0].Seq, 10))
+		v.Pager.Prev = in.link("/audit", pq)
+	}
+	if len(rows) > 0 && older > 0 {
+		nq := cloneValues(q)
+		nq.Del("after")
+		nq.Set("before", strconv.FormatInt(rows[len(rows)-1].Seq, 10))
+		v.Pager.Next = in.link("/audit", nq)
+	}
 	return "Audit", v, nil
 }

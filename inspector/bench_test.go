@@ -77,7 +77,7 @@ func BenchmarkPages(b *testing.B) {
 		{"keys", 0, "/keys"},
 		{"threads/meta", 0, "/threads?meta=source=fork"},
 		{"audit", 0, "/audit"},
-		{"audit/page10", 0, "/audit?page=10"},
+		{"audit/older", 0, "/audit?before=500"},
 	} {
 		in, err := inspector.New(h, inspector.Options{PageSize: bc.pageSize})
 		if err != nil {

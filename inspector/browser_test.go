@@ -3,6 +3,7 @@ package inspector_test
 import (
 	"context"
 	"flag"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +17,9 @@ import (
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+
+	"github.com/memvault/memvault/audit"
+	"github.com/memvault/memvault/inspector"
 )
 
 var updateScreenshots = flag.Bool("update-screenshots", false, "write the README's screenshots to testdata/screenshots")
@@ -220,6 +224,37 @@ func TestBrowser(t *testing.T) {
 	}
 	if n := count(`document.images.length + document.scripts.length`); n != 0 {
 		t.Errorf("%d images or scripts on the hostile thread's page", n)
+	}
+
+	// A write action, with the browser's own Fetch Metadata and Origin: an
+	// inspector with write actions on (another gate, another cookie),
+	// the thread's deletion link, the confirmation typed, the thread gone
+	// and the deletion in the trail.
+	win, err := inspector.New(f.h, inspector.Options{AllowWrite: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wgate, wtoken, err := inspector.NewTokenGate(win, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wsrv := httptest.NewServer(wgate)
+	defer wsrv.Close()
+	run("delete a thread",
+		chromedp.Navigate(wsrv.URL+"/?token="+wtoken), chromedp.WaitVisible(chromedp.CSS("#threads")),
+		chromedp.Navigate(wsrv.URL+"/thread?id=hostile"), chromedp.WaitVisible(chromedp.CSS("#delete-thread")),
+		chromedp.Click(chromedp.CSS("#delete-thread")), chromedp.WaitVisible(chromedp.CSS("#confirm-input")),
+		chromedp.SendKeys(chromedp.CSS("#confirm-input"), "hostile"))
+	screenshot("confirm.png")
+	run("confirm the deletion", chromedp.Click(chromedp.CSS("#confirm-button")), chromedp.WaitVisible(chromedp.CSS("#done, #error")))
+	if done := text("main"); !strings.Contains(done, "hostile deleted") {
+		t.Fatalf("after the confirmed deletion: %q", done)
+	}
+	if threadExists(t, f.h, "hostile") {
+		t.Error("the thread deleted in the browser is still there")
+	}
+	if !recorded(t, f.h, audit.OpThreadDelete, "hostile", inspector.DefaultPrincipal) {
+		t.Error("the deletion in the browser is not in the audit trail")
 	}
 	mu.Lock()
 	defer mu.Unlock()

@@ -2,13 +2,22 @@
 // a vault's threads (checkpoints as a server-drawn timeline with forks and
 // subgraph namespaces, decoded channel values, metadata, pending writes and
 // a diff against the parent), its memories (namespace tree, items with TTL,
-// semantic search with scores), the key census and the audit trail with its
-// verification status.
+// semantic search with scores), the key census and, with per-subject keys,
+// who has keys and who was erased, and the audit trail with its
+// verification status, the retention settings and the last deletion.
 //
 // # Safe by construction
 //
-//   - Read-only: this version has no action that writes. Store reads never
-//     refresh a TTL (an inspector looking must not keep a memory alive).
+//   - Read-only by default. Store reads never refresh a TTL (an inspector
+//     looking must not keep a memory alive); a HEAD renders nothing.
+//   - Write actions (delete a thread, fork a checkpoint, erase a data
+//     subject) only with Options.AllowWrite, else every POST answers 403.
+//     Each has a confirmation page where the target is typed again; the
+//     action is a POST carrying a CSRF token bound to the session
+//     (WithSession; an HMAC under a key drawn at New, compared in constant
+//     time), refused unless Fetch Metadata (Sec-Fetch-Site) and Origin say
+//     the form came from the inspector's own origin, and recorded in the
+//     audit trail under the principal like any write.
 //   - Every page is rendered on the server with html/template, which escapes
 //     every value, key, namespace and id; text is also made printable
 //     (invalid UTF-8, control and bidirectional-override characters are
@@ -36,5 +45,8 @@
 // New returns a handler with no authentication of its own: mount it behind
 // the admin server's authentication (with Options.BasePath when it is not
 // served at the root). NewTokenGate is the authentication `memvault
-// inspect` uses: a one-time token exchanged for a session cookie.
+// inspect` uses: a one-time token exchanged for a session cookie, which
+// also sets the session its CSRF tokens are bound to. Behind another
+// authentication, set the session with WithSession (or every session of
+// the handler shares one token).
 package inspector

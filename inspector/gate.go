@@ -100,7 +100,8 @@ func (g *TokenGate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		unauthorized(w)
 		return
 	}
-	g.next.ServeHTTP(w, r)
+	// The session binds the inspector's CSRF tokens (WithSession).
+	g.next.ServeHTTP(w, r.WithContext(WithSession(r.Context(), g.session)))
 }
 
 // exchange reports whether token is the unused one-time token, and uses it.

@@ -3,6 +3,7 @@ package inspector
 import (
 	"bytes"
 	"cmp"
+	"crypto/rand"
 	"embed"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"net/url"
 	"path"
 	"strings"
+	"time"
 
 	"github.com/memvault/memvault/audit"
 	"github.com/memvault/memvault/checkpointer"
@@ -66,6 +68,53 @@ type Options struct {
 	// PageSize is how many threads, checkpoints, items or audit records a
 	// page shows (DefaultPageSize when 0).
 	PageSize int
+	// AllowWrite turns on the write actions (delete a thread, fork a
+	// checkpoint with changed channel values, erase a data subject): each
+	// behind a confirmation page where the target is
+	// typed again, POST only, with a CSRF token bound to the session
+	// (WithSession) and a Fetch Metadata / Origin check, and recorded in
+	// the audit trail under the principal. Off, every action answers 403
+	// and no page offers one.
+	AllowWrite bool
+	// Retention, when set, is the retention configuration the audit page
+	// shows (vault.Handle does not carry it; `memvault inspect` passes the
+	// configuration's). The inspector applies none of it.
+	Retention *Retention
+}
+
+// DefaultRetentionSweepInterval is the savers' background sweep interval
+// when the configuration sets none (config.Config.RetentionSweepInterval).
+const DefaultRetentionSweepInterval = time.Hour
+
+// Retention is the checkpoint retention configuration, as the audit page
+// shows it.
+type Retention struct {
+	// Policy is what a sweep removes.
+	Policy checkpointer.RetentionPolicy
+	// SweepInterval is how often the background sweeper runs it, as
+	// config.Config.RetentionSweepInterval says it: 0 is the default
+	// (DefaultRetentionSweepInterval), negative runs none (`memvault
+	// threads sweep` does, when run).
+	SweepInterval time.Duration
+}
+
+// rules says the policy in words, a line per rule.
+func (r *Retention) rules() []string {
+	var out []string
+	if r.Policy.IdleTTL > 0 {
+		out = append(out, "threads idle longer than "+r.Policy.IdleTTL.String()+" are deleted whole")
+	}
+	if r.Policy.KeepLatest > 0 {
+		out = append(out, fmt.Sprintf("only the newest %d checkpoints of each thread and namespace are kept", r.Policy.KeepLatest))
+	}
+	if len(out) == 0 {
+		out = append(out, "none: every checkpoint is kept")
+	} else if r.SweepInterval >= 0 {
+		out = append(out, "the background sweep runs every "+cmp.Or(r.SweepInterval, DefaultRetentionSweepInterval).String())
+	} else {
+		out = append(out, "no background sweep: `memvault threads sweep` applies it when run")
+	}
+	return out
 }
 
 // Inspector is the inspector's http.Handler.
@@ -74,6 +123,8 @@ type Inspector struct {
 	opt  Options
 	tmpl map[string]*template.Template
 	mux  *http.ServeMux
+	// csrfKey keys the form tokens of the write actions.
+	csrfKey []byte
 }
 
 //go:embed templates/*.html
@@ -82,8 +133,8 @@ var templateFS embed.FS
 //go:embed static
 var staticFS embed.FS
 
-// New returns the inspector of h. It serves GET and HEAD only: this version
-// is read-only.
+// New returns the inspector of h. It serves GET and HEAD, and POST for the
+// write actions when Options.AllowWrite is set.
 func New(h *vault.Handle, opt Options) (*Inspector, error) {
 	if h == nil {
 		return nil, fmt.Errorf("%w: nil vault handle", ErrBadRequest)
@@ -95,7 +146,10 @@ func New(h *vault.Handle, opt Options) (*Inspector, error) {
 		opt.PageSize = DefaultPageSize
 	}
 	opt.BasePath = strings.TrimRight(opt.BasePath, "/")
-	in := &Inspector{h: h, opt: opt, tmpl: map[string]*template.Template{}}
+	in := &Inspector{h: h, opt: opt, tmpl: map[string]*template.Template{}, csrfKey: make([]byte, 32)}
+	if _, err := rand.Read(in.csrfKey); err != nil {
+		return nil, err
+	}
 	funcs := template.FuncMap{
 		"text": printableText,
 		// utf8 keeps a value sent back in a form as it was, but valid UTF-8.
@@ -130,6 +184,8 @@ func New(h *vault.Handle, opt Options) (*Inspector, error) {
 	mux.HandleFunc("GET /memories", in.page("memories", in.memories))
 	mux.HandleFunc("GET /keys", in.page("keys", in.keys))
 	mux.HandleFunc("GET /audit", in.page("audit", in.auditView))
+	mux.HandleFunc("GET /confirm/{action}", in.page("confirm", in.confirm))
+	mux.HandleFunc("POST /action/{action}", in.act)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		in.fail(w, r, fmt.Errorf("%w: no page %s", ErrNotFound, r.URL.Path))
 	})
@@ -144,9 +200,25 @@ func (in *Inspector) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "403 forbidden: another site's page asked for this one; open the inspector in a tab of its own", http.StatusForbidden)
 		return
 	}
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		w.Header().Set("Allow", "GET, HEAD")
-		http.Error(w, "405 method not allowed: the inspector is read-only", http.StatusMethodNotAllowed)
+	switch r.Method {
+	case http.MethodGet:
+	case http.MethodHead:
+		// A HEAD (a link checker, a chat app's preview of a pasted URL)
+		// gets the headers and no work: rendering the page would decrypt
+		// it and record a read nobody made. Assets are served as to a GET.
+		if !strings.HasPrefix(r.URL.Path, "/static/") {
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			w.WriteHeader(http.StatusOK)
+			return
+		}
+	case http.MethodPost:
+		if !in.opt.AllowWrite {
+			in.fail(w, r, fmt.Errorf("%w: write actions are off (memvault inspect --allow-write turns them on)", ErrWriteForbidden))
+			return
+		}
+	default:
+		w.Header().Set("Allow", "GET, HEAD, POST")
+		http.Error(w, "405 method not allowed", http.StatusMethodNotAllowed)
 		return
 	}
 	principal := DefaultPrincipal
@@ -202,6 +274,7 @@ type pageData struct {
 	Nav     string
 	Base    string
 	Audited bool
+	Write   bool
 	View    any
 }
 
@@ -214,8 +287,13 @@ func (in *Inspector) page(name string, view func(*http.Request) (string, any, er
 			in.fail(w, r, err)
 			return
 		}
-		in.render(w, http.StatusOK, name, pageData{Title: title, Nav: name, Base: in.opt.BasePath, Audited: in.h.Audit != nil, View: data})
+		in.render(w, http.StatusOK, name, in.pageData(title, name, data))
 	}
+}
+
+// pageData is what the layout of a page with view data gets.
+func (in *Inspector) pageData(title, nav string, data any) pageData {
+	return pageData{Title: title, Nav: nav, Base: in.opt.BasePath, Audited: in.h.Audit != nil, Write: in.opt.AllowWrite, View: data}
 }
 
 func (in *Inspector) render(w http.ResponseWriter, status int, name string, d pageData) {
@@ -242,9 +320,10 @@ func (in *Inspector) fail(w http.ResponseWriter, _ *http.Request, err error) {
 		status = http.StatusBadRequest
 	case errors.Is(err, ErrNotFound):
 		status = http.StatusNotFound
+	case errors.Is(err, ErrWriteForbidden):
+		status = http.StatusForbidden
 	}
-	in.render(w, status, "error", pageData{Title: http.StatusText(status), Base: in.opt.BasePath, Audited: in.h.Audit != nil,
-		View: map[string]any{"Status": status, "Message": msg}})
+	in.render(w, status, "error", in.pageData(http.StatusText(status), "", map[string]any{"Status": status, "Message": msg}))
 }
 
 // undecryptable reports whether err is a value that does not open: a

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -15,6 +16,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -22,8 +24,10 @@ import (
 	"golang.org/x/net/html"
 
 	"github.com/memvault/memvault/audit"
+	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/inspector"
 	"github.com/memvault/memvault/store"
+	"github.com/memvault/memvault/vault"
 
 	_ "modernc.org/sqlite"
 )
@@ -103,6 +107,29 @@ func TestUnauthorizedWithoutCookie(t *testing.T) {
 			t.Errorf("%s: a 401 shows data: %q", r, body)
 		}
 	}
+	// Every method, on every path, also those no link names: no data
+	// without the cookie (a value's download, the write actions, a HEAD
+	// that would decrypt, a path the mux does not route).
+	for _, m := range []string{"HEAD", "POST", "PUT", "DELETE", "OPTIONS"} {
+		for _, r := range []string{"/value.json?thread=" + url.QueryEscape(thread) + "&cpns=&cp=" + f.first + "&channel=messages",
+			"/threads", "/thread?id=" + url.QueryEscape(thread), "/action/delete-thread", "/action/forget-subject", "//threads", "/static/",
+			"/%2e%2e/threads", "/memories?ns=users&ns=carol", "/audit"} {
+			req, _ := http.NewRequest(m, srv.URL+r, strings.NewReader("thread="+url.QueryEscape(thread)))
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			resp, err := srv.Client().Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusUnauthorized || strings.Contains(string(b), secretPhrase) || strings.Contains(string(b), "carol") {
+				t.Errorf("%s %s: status %d, want 401 and no data", m, r, resp.StatusCode)
+			}
+		}
+	}
+	if tup, err := f.h.Saver.GetTuple(context.Background(), checkpointer.Config{ThreadID: thread}); err != nil || tup == nil {
+		t.Errorf("the thread is not intact after the unauthenticated requests: %v", err)
+	}
 	// A forged cookie is no session.
 	req, _ := http.NewRequest("GET", srv.URL+"/threads", nil)
 	req.AddCookie(&http.Cookie{Name: f.gate.CookieName(), Value: "forged"})
@@ -181,8 +208,18 @@ func TestHeadersOnEveryRoute(t *testing.T) {
 	}
 	resp.Body.Close()
 	checkHeaders(t, "POST", resp.Header)
+	if resp.StatusCode != http.StatusForbidden {
+		t.Errorf("POST: status %d, want 403 (read-only: write actions off)", resp.StatusCode)
+	}
+	req, _ := http.NewRequest("PUT", srv.URL+"/threads", strings.NewReader("x"))
+	resp, err = c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	checkHeaders(t, "PUT", resp.Header)
 	if resp.StatusCode != http.StatusMethodNotAllowed {
-		t.Errorf("POST: status %d, want 405 (read-only)", resp.StatusCode)
+		t.Errorf("PUT: status %d, want 405", resp.StatusCode)
 	}
 }
 
@@ -633,28 +670,40 @@ func TestTwoInspectorsOneBrowser(t *testing.T) {
 	}
 }
 
-// TestAuditPageNumberBoundsMemory: the page number of the audit view is
-// the reader's to choose; asking for page 100 000 of a short trail must not
-// allocate room for five million records (it did: 686 MB for this request).
+// TestAuditPageNumberBoundsMemory: the page cursor of the audit view is
+// the reader's to choose; asking for a page far beyond a short trail must
+// not allocate room for millions of records (a page number did: 686 MB
+// for page 100 000).
 func TestAuditPageNumberBoundsMemory(t *testing.T) {
 	f := newFixture(t)
 	srv, token := f.server(t)
 	c := login(t, srv, token)
 	get(t, c, srv.URL+"/audit") // warm up: templates, the trail's first check
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	resp, body := get(t, c, srv.URL+"/audit?page=100000")
-	runtime.ReadMemStats(&after)
-	if resp.StatusCode != http.StatusOK || !strings.Contains(body, "no records") {
-		t.Errorf("page 100000 of a short trail: status %d, want 200 and no records", resp.StatusCode)
+	for _, u := range []string{"/audit?after=9223372036854775807", "/audit?before=1", "/audit?page=100000"} {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		resp, body := get(t, c, srv.URL+u)
+		runtime.ReadMemStats(&after)
+		if resp.StatusCode != http.StatusOK {
+			t.Errorf("%s: status %d, want 200", u, resp.StatusCode)
+		}
+		if u != "/audit?page=100000" && !strings.Contains(body, "no records") {
+			t.Errorf("%s of a short trail shows records", u)
+		}
+		if grew := after.TotalAlloc - before.TotalAlloc; grew > 32<<20 {
+			t.Errorf("%s of a %d-record trail allocated %d MB", u, f.trailLen(t), grew>>20)
+		}
 	}
-	if grew := after.TotalAlloc - before.TotalAlloc; grew > 32<<20 {
-		t.Errorf("page 100000 of a %d-record trail allocated %d MB", f.trailLen(t), grew>>20)
+	for _, u := range []string{"/audit?before=-1", "/audit?after=x", "/audit?before=3&after=1"} {
+		if resp, _ := get(t, c, srv.URL+u); resp.StatusCode != http.StatusBadRequest {
+			t.Errorf("%s: status %d, want 400", u, resp.StatusCode)
+		}
 	}
 }
 
 // TestAuditPaging: the audit view pages through the matching records newest
-// first, each exactly once, with the count of all that match.
+// first, each exactly once, with the count of all that match; and back,
+// newer, to the first page.
 func TestAuditPaging(t *testing.T) {
 	f := newFixture(t)
 	var want []string
@@ -667,14 +716,116 @@ func TestAuditPaging(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := pageThrough(t, f, 2, "/audit?op="+audit.OpCheckpointWrite, "older", regexp.MustCompile(`<tr><td class="num">(\d+)</td>`), len(want)+1)
+	row := regexp.MustCompile(`<tr><td class="num">(\d+)</td>`)
+	got := pageThrough(t, f, 2, "/audit?op="+audit.OpCheckpointWrite, "older", row, len(want)+1)
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("paged through records %v, want %v (newest first)", got, want)
 	}
-	srv, token := f.server(t)
-	_, body := get(t, login(t, srv, token), srv.URL+"/audit?page=1&op="+audit.OpCheckpointWrite)
-	if !strings.Contains(body, strconv.Itoa(len(want))+" matching records") {
-		t.Errorf("a later page does not count all %d matching records", len(want))
+	// From the oldest page back to the newest, through the newer links.
+	in, err := inspector.New(f.h, inspector.Options{PageSize: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(in)
+	defer srv.Close()
+	oldest := want[len(want)-1]
+	seq, _ := strconv.Atoi(oldest)
+	u := "/audit?op=" + audit.OpCheckpointWrite + "&before=" + strconv.Itoa(seq+1)
+	newer := regexp.MustCompile(`<a rel="prev" href="([^"]+)">`)
+	var back []string
+	for pages := 0; u != ""; pages++ {
+		if pages > len(want) {
+			t.Fatal("paging newer does not end")
+		}
+		_, body := get(t, srv.Client(), srv.URL+u)
+		if !strings.Contains(body, strconv.Itoa(len(want))+" matching records") {
+			t.Errorf("%s does not count all %d matching records", u, len(want))
+		}
+		var page []string
+		for _, m := range row.FindAllStringSubmatch(body, -1) {
+			page = append(page, m[1])
+		}
+		back = append(page, back...)
+		u = ""
+		if m := newer.FindStringSubmatch(body); m != nil {
+			u = strings.ReplaceAll(m[1], "&amp;", "&")
+		}
+	}
+	if strings.Join(back, " ") != strings.Join(want, " ") {
+		t.Errorf("paged back through records %v, want %v", back, want)
+	}
+}
+
+// countingTable is an audit table that counts how often the trail is read
+// from its start.
+type countingTable struct {
+	*audit.MemoryTable
+	reads atomic.Int64
+}
+
+func (c *countingTable) Page(ctx context.Context, after int64, limit int) ([]audit.Record, error) {
+	if after == 0 {
+		c.reads.Add(1)
+	}
+	return c.MemoryTable.Page(ctx, after, limit)
+}
+
+// TestAuditViewReadsTrailOnce: a request of the audit page reads the trail
+// once, whatever page and filter it asks (it read it three times: the
+// verification, a count, the page).
+func TestAuditViewReadsTrailOnce(t *testing.T) {
+	f := newFixture(t)
+	tb := &countingTable{MemoryTable: audit.NewMemoryTable()}
+	trail, err := audit.New(tb, bytes.Repeat([]byte{7}, 32))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 12 {
+		if err := trail.Log(audit.WithPrincipal(context.Background(), "clerk"), audit.OpItemRead, fmt.Sprintf("users.carol/k%d", i), "carol", ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h := *f.h
+	h.Audit = trail
+	in, err := inspector.New(&h, inspector.Options{PageSize: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(in)
+	defer srv.Close()
+	for _, u := range []string{"/audit", "/audit?before=6", "/audit?after=2&subject=carol", "/audit?op=item"} {
+		before := tb.reads.Load()
+		resp, body := get(t, srv.Client(), srv.URL+u)
+		if resp.StatusCode != http.StatusOK || !strings.Contains(body, "Trail verified") {
+			t.Fatalf("%s: status %d, not verified", u, resp.StatusCode)
+		}
+		if n := tb.reads.Load() - before; n != 1 {
+			t.Errorf("%s read the trail %d times, want once", u, n)
+		}
+	}
+}
+
+// TestAuditRetentionAndLastDelete: the audit page shows the retention
+// settings it was given and the newest thread deletion in the trail.
+func TestAuditRetentionAndLastDelete(t *testing.T) {
+	f := newFixture(t)
+	ctx := audit.WithPrincipal(context.Background(), "sweeper")
+	if err := f.h.Saver.DeleteThread(ctx, "hostile"); err != nil {
+		t.Fatal(err)
+	}
+	in, err := inspector.New(f.h, inspector.Options{Retention: &inspector.Retention{
+		Policy: checkpointer.RetentionPolicy{IdleTTL: 720 * time.Hour, KeepLatest: 50}, SweepInterval: time.Hour}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(in)
+	defer srv.Close()
+	_, body := get(t, srv.Client(), srv.URL+"/audit?op=checkpoint.read")
+	for _, want := range []string{"threads idle longer than 720h0m0s are deleted whole", "only the newest 50 checkpoints", "every 1h0m0s",
+		`thread <span class="id">hostile</span> by sweeper`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("audit page without %q", want)
+		}
 	}
 }
 
@@ -916,5 +1067,145 @@ func TestMemoriesPaging(t *testing.T) {
 	keys := pageThrough(t, f, 3, "/memories?ns=users&ns=carol", "next", regexp.MustCompile(`<tr><td class="key">([a-z]+)</td>`), 4)
 	if got := strings.Join(keys, " "); got != "contact diet session shipping" {
 		t.Errorf("paged through %q, want the four keys in order", got)
+	}
+}
+
+// TestPendingWritesPaged: a checkpoint's pending writes are shown a page
+// at a time, each exactly once across the pages, with their count; a page
+// number beyond them shows none and sizes nothing (they were all rendered
+// on the thread's page, however many).
+func TestPendingWritesPaged(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	cp := put(t, f.h, "fan-out", "", "", 0, map[string]any{"x": 1})
+	var want []string
+	for i := range 7 {
+		task := fmt.Sprintf("task-%02d", i)
+		want = append(want, task)
+		if err := f.h.Saver.PutWrites(ctx, checkpointer.Config{ThreadID: "fan-out", CheckpointID: cp}, []checkpointer.Write{{Channel: "out", Value: i}}, task, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	in, err := inspector.New(f.h, inspector.Options{PageSize: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(in)
+	defer srv.Close()
+	row := regexp.MustCompile(`<tr><td class="id">(task-\d+)</td>`)
+	more := regexp.MustCompile(`<a href="([^"]+)" class="more-writes">`)
+	var got []string
+	for u, pages := "/thread?id=fan-out", 0; u != ""; pages++ {
+		if pages > 4 {
+			t.Fatal("paging the writes does not end")
+		}
+		_, body := get(t, srv.Client(), srv.URL+u)
+		rows := row.FindAllStringSubmatch(body, -1)
+		if len(rows) > 3 {
+			t.Errorf("%s shows %d writes, want at most a page of 3", u, len(rows))
+		}
+		for _, m := range rows {
+			got = append(got, m[1])
+		}
+		if !strings.Contains(body, "7 in all") {
+			t.Errorf("%s does not count the 7 writes", u)
+		}
+		u = ""
+		if m := more.FindStringSubmatch(body); m != nil {
+			u = strings.ReplaceAll(m[1], "&amp;", "&")
+		}
+	}
+	slices.Sort(got)
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("paged through writes %v, want %v", got, want)
+	}
+	resp, body := get(t, srv.Client(), srv.URL+"/thread?id=fan-out&wpage=1000000")
+	if resp.StatusCode != http.StatusOK || row.MatchString(body) {
+		t.Errorf("wpage beyond the writes: status %d, rows %v", resp.StatusCode, row.FindAllString(body, -1))
+	}
+	for _, u := range []string{"/thread?id=fan-out&wpage=-1", "/thread?id=fan-out&wpage=1000001", "/thread?id=fan-out&wpage=x"} {
+		if resp, _ := get(t, srv.Client(), srv.URL+u); resp.StatusCode != http.StatusBadRequest {
+			t.Errorf("%s: status %d, want 400", u, resp.StatusCode)
+		}
+	}
+}
+
+// subjectVault opens a vault with per-subject keys (thread "carol:…" and
+// namespace ("users", "carol", …) are Carol's) holding the threads of
+// carol, dave, erin and a hostile subject.
+func subjectVault(t *testing.T) *vault.Handle {
+	t.Helper()
+	h := openVault(t, t.TempDir(), map[string]string{"MEMVAULT_SUBJECT_THREAD_SEPARATOR": ":", "MEMVAULT_SUBJECT_NAMESPACE": "users"})
+	for _, s := range []string{"carol", "dave", "erin", hostileImg} {
+		put(t, h, s+":chat", "", "", 0, map[string]any{"messages": []any{"hello from " + s}})
+	}
+	if err := h.Store.Put(context.Background(), store.Namespace{"users", "dave"}, "diet", map[string]any{"text": "vegan"}); err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// TestKeysViewSubjects: with per-subject keys, the keys page lists who has
+// keys a page at a time (ids and KEKs, never key bytes), and a subject
+// looked up shows its keys, or its erasure once erased.
+func TestKeysViewSubjects(t *testing.T) {
+	h := subjectVault(t)
+	ctx := context.Background()
+	if _, err := h.Forget(ctx, "dave"); err != nil {
+		t.Fatal(err)
+	}
+	in, err := inspector.New(h, inspector.Options{PageSize: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(in)
+	defer srv.Close()
+	got := pageThrough(t, &fixture{h: h}, 2, "/keys", "more subjects", regexp.MustCompile(`<tr><td><a href="[^"]+">([^<]+)</a></td><td class="num">1</td>`), 5)
+	for i := range got {
+		got[i] = html.UnescapeString(got[i])
+	}
+	want := []string{hostileImg, "carol", "erin"}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("subjects listed %q, want %q", got, want)
+	}
+	_, body := get(t, srv.Client(), srv.URL+"/keys?subject=dave")
+	if !strings.Contains(body, "ERASED") || !strings.Contains(body, "1 thread and 1 item deleted") {
+		t.Errorf("dave looked up: no erasure shown:\n%s", body)
+	}
+	_, body = get(t, srv.Client(), srv.URL+"/keys?subject=carol")
+	if !regexp.MustCompile(`<tr><td class="num">1</td><td class="id">[0-9a-f]+</td>`).MatchString(body) || strings.Contains(body, "ERASED") {
+		t.Errorf("carol looked up: no key version 1 shown:\n%s", body)
+	}
+	_, body = get(t, srv.Client(), srv.URL+"/keys?subject="+url.QueryEscape(hostileImg))
+	if inj := injected(body); inj != "" {
+		t.Errorf("hostile subject injected %s", inj)
+	}
+}
+
+// TestHeadReadsNothing: a HEAD of a page that decrypts (a link checker, a
+// preview of a pasted URL) is answered with the headers, decrypts nothing
+// and records no read (it rendered the page and recorded a read nobody
+// made).
+func TestHeadReadsNothing(t *testing.T) {
+	f := newFixture(t)
+	srv, token := f.server(t)
+	c := login(t, srv, token)
+	before := f.trailLen(t)
+	for _, u := range []string{"/thread?id=" + url.QueryEscape(thread), "/memories?ns=users&ns=carol", "/value?thread=hostile&cpns=&cp=x&channel=big"} {
+		resp, err := c.Head(srv.URL + u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		checkHeaders(t, "HEAD "+u, resp.Header)
+		if resp.StatusCode != http.StatusOK {
+			t.Errorf("HEAD %s: status %d", u, resp.StatusCode)
+		}
+	}
+	if after := f.trailLen(t); after != before {
+		t.Errorf("HEAD requests added %d records to the trail, want none", after-before)
+	}
+	if resp, err := c.Head(srv.URL + "/static/style.css"); err != nil || resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/css") {
+		t.Errorf("HEAD of the stylesheet: %v", err)
 	}
 }

@@ -7,14 +7,17 @@ import (
 )
 
 // pageParam reads the page number (from 0) of a paged view.
-func pageParam(q url.Values) (int, error) {
-	s := q.Get("page")
+func pageParam(q url.Values) (int, error) { return intParam(q, "page") }
+
+// intParam reads the page number (from 0) in parameter name.
+func intParam(q url.Values, name string) (int, error) {
+	s := q.Get(name)
 	if s == "" {
 		return 0, nil
 	}
 	n, err := strconv.Atoi(s)
 	if err != nil || n < 0 || n > 1_000_000 {
-		return 0, fmt.Errorf("%w: page %q is not a page number", ErrBadRequest, s)
+		return 0, fmt.Errorf("%w: %s %q is not a page number", ErrBadRequest, name, s)
 	}
 	return n, nil
 }

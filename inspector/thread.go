@@ -28,6 +28,9 @@ type threadView struct {
 	Newest     string // link to the first page ("" on it)
 	Older      string // link to the next page ("" on the last)
 	Selected   *checkpointView
+	// Delete links to the confirmation of the thread's deletion (write
+	// actions on only).
+	Delete string
 }
 
 // nsLink is a link to a namespace (of a thread or of the store).
@@ -39,13 +42,20 @@ type nsLink struct {
 
 // checkpointView is one checkpoint decoded.
 type checkpointView struct {
-	ID, NS, TS    string
-	Step, Source  string
-	Parent        *cpLink
-	Children      []cpLink
-	Channels      []channelRow
-	Metadata      shown
-	Writes        []writeRow
+	ID, NS, TS   string
+	Step, Source string
+	Parent       *cpLink
+	Children     []cpLink
+	Channels     []channelRow
+	Metadata     shown
+	Writes       []writeRow
+	// WritesCount is how many pending writes the checkpoint has; Writes
+	// is one page of them (?wpage=), WritesPager the links around it.
+	WritesCount int
+	WritesPager pager
+	// Fork links to the confirmation of a fork of this checkpoint
+	// (write actions on only).
+	Fork          string
 	HasParent     bool
 	ParentMissing bool
 	Diff          []diffRow
@@ -102,6 +112,9 @@ func (in *Inspector) thread(r *http.Request) (string, any, error) {
 	}
 	ctx := r.Context()
 	v := &threadView{ID: id, NS: q.Get("ns"), AllNS: !q.Has("ns")}
+	if in.opt.AllowWrite {
+		v.Delete = in.link("/confirm/delete-thread", url.Values{"thread": {id}})
+	}
 	cfg := &checkpointer.Config{ThreadID: id, CheckpointNS: v.NS}
 	opt := checkpointer.ListOptions{AllNamespaces: v.AllNS, Limit: in.opt.PageSize + 1}
 	if b := q.Get("before"); b != "" {
@@ -190,7 +203,11 @@ func (in *Inspector) thread(r *http.Request) (string, any, error) {
 	}
 	v.Timeline = in.layout(tuples, sel, base)
 	if sel != nil {
-		cv, err := in.checkpoint(ctx, sel, tuples, base)
+		wpage, err := intParam(q, "wpage")
+		if err != nil {
+			return "", nil, err
+		}
+		cv, err := in.checkpoint(ctx, sel, tuples, base, wpage)
 		if err != nil {
 			return "", nil, err
 		}
@@ -207,12 +224,16 @@ func (in *Inspector) cpHref(base url.Values, ns, id string) string {
 	return in.link("/thread", q)
 }
 
-// checkpoint decodes t for its page: values, metadata, writes, the parent
-// and children links, and the diff against the parent.
-func (in *Inspector) checkpoint(ctx context.Context, t *checkpointer.Tuple, page []*checkpointer.Tuple, base url.Values) (*checkpointView, error) {
+// checkpoint decodes t for its page: values, metadata, page wpage of its
+// pending writes, the parent and children links, and the diff against the
+// parent.
+func (in *Inspector) checkpoint(ctx context.Context, t *checkpointer.Tuple, page []*checkpointer.Tuple, base url.Values, wpage int) (*checkpointView, error) {
 	max := in.opt.MaxValueBytes
 	c := t.Config
 	v := &checkpointView{ID: c.CheckpointID, NS: c.CheckpointNS, Metadata: showValue(map[string]any(t.Metadata), max)}
+	if in.opt.AllowWrite {
+		v.Fork = in.link("/confirm/fork-checkpoint", url.Values{"thread": {c.ThreadID}, "cpns": {c.CheckpointNS}, "cp": {c.CheckpointID}})
+	}
 	if t.Checkpoint != nil && !t.Checkpoint.TS.IsZero() {
 		v.TS = when(t.Checkpoint.TS)
 	}
@@ -238,13 +259,27 @@ func (in *Inspector) checkpoint(ctx context.Context, t *checkpointer.Tuple, page
 			v.Channels = append(v.Channels, row)
 		}
 	}
-	for i, w := range t.PendingWrites {
+	// A page of the writes: a step fanned out to thousands of tasks
+	// leaves thousands of writes on one checkpoint, each a value to
+	// decode and render. The page number only selects within the writes
+	// the saver returned: it sizes nothing.
+	ps := in.opt.PageSize
+	v.WritesCount = len(t.PendingWrites)
+	lo := min(wpage, len(t.PendingWrites)/ps+1) * ps
+	lo = min(lo, len(t.PendingWrites))
+	hi := min(lo+ps, len(t.PendingWrites))
+	for i := lo; i < hi; i++ {
+		w := t.PendingWrites[i]
 		row := writeRow{TaskID: w.TaskID, Channel: w.Channel, Kind: specialChannels[w.Channel], Value: showValue(w.Value, max)}
 		if row.Value.Truncated {
 			row.Full = full(url.Values{"write": {strconv.Itoa(i)}})
 		}
 		v.Writes = append(v.Writes, row)
 	}
+	wq := cloneValues(base)
+	wq.Set("cp", c.CheckpointID)
+	wq.Set("cpns", c.CheckpointNS)
+	v.WritesPager = in.writesPager(wq, lo/ps, hi < len(t.PendingWrites))
 	for _, o := range page {
 		if p := o.ParentConfig; p != nil && p.CheckpointID == c.CheckpointID && o.Config.CheckpointNS == c.CheckpointNS {
 			v.Children = append(v.Children, cpLink{ID: o.Config.CheckpointID, NS: o.Config.CheckpointNS, Link: in.cpHref(base, o.Config.CheckpointNS, o.Config.CheckpointID)})
@@ -308,4 +343,20 @@ func diffChannels(old, cur map[string]any, max int) ([]diffRow, int) {
 		}
 	}
 	return rows, same
+}
+
+// writesPager is the pager of a checkpoint's pending writes (?wpage=).
+func (in *Inspector) writesPager(q url.Values, page int, more bool) pager {
+	p := pager{Page: page + 1}
+	if page > 0 {
+		pq := cloneValues(q)
+		pq.Set("wpage", strconv.Itoa(page-1))
+		p.Prev = in.link("/thread", pq) + "#writes"
+	}
+	if more {
+		nq := cloneValues(q)
+		nq.Set("wpage", strconv.Itoa(page+1))
+		p.Next = in.link("/thread", nq) + "#writes"
+	}
+	return p
 }

@@ -23,10 +23,10 @@ var errNotLoopback = errors.New("inspect: listening on a non-loopback address ne
 // inspector) behind a one-time token, on loopback unless told otherwise.
 func newInspectCmd(g *globals) *cobra.Command {
 	var listen, certFile, keyFile string
-	var noTLS bool
+	var noTLS, allowWrite bool
 	cmd := &cobra.Command{
 		Use:   "inspect [--listen 127.0.0.1:0]",
-		Short: "Serve a read-only web inspector of threads, memories, keys and the audit trail (one-time token, loopback)",
+		Short: "Serve a web inspector of threads, memories, keys and the audit trail (read-only unless --allow-write; one-time token, loopback)",
 		Long: `inspect serves the web inspector of the configured database until interrupted:
 threads and their checkpoints (a timeline with forks, decrypted values, pending
 writes, a diff against the parent), memories (namespace tree, items, semantic
@@ -36,9 +36,18 @@ It prints the URL to open, with a one-time token, on a line of its own. The
 token is exchanged for a session cookie (HttpOnly, SameSite=Strict) on first use
 and works once; every request without the cookie answers 401. It listens on
 loopback (127.0.0.1, a free port) unless --listen names another address, which
-needs --tls-cert and --tls-key, or --dangerously-listen-without-tls. It writes
-nothing; with MEMVAULT_AUDIT=true every view that decrypts is recorded in the
-audit trail under the principal "inspector".`,
+needs --tls-cert and --tls-key, or --dangerously-listen-without-tls. With
+MEMVAULT_AUDIT=true every view that decrypts is recorded in the audit trail
+under the principal "inspector"; the keys page lists the subjects that have
+keys and shows a subject's erasure; the audit page shows the retention
+settings.
+
+It writes nothing unless --allow-write: then a thread's page can delete the
+thread, a checkpoint's can fork it with changed channel values, and a subject
+looked up on the keys page can be erased, each after a
+confirmation page where the target is typed again, by a POST carrying a
+per-session CSRF token from the inspector's own origin, and recorded in the
+audit trail. Without the flag every such request answers 403.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if g.json {
@@ -65,8 +74,13 @@ audit trail under the principal "inspector".`,
 				}
 				tlsConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 			}
-			return withHandle(cmd.Context(), g, func(h *handle) error {
-				in, err := inspector.New(h, inspector.Options{})
+			cfg, err := g.config()
+			if err != nil {
+				return err
+			}
+			return withConfig(cmd.Context(), cfg, func(h *handle) error {
+				in, err := inspector.New(h, inspector.Options{AllowWrite: allowWrite,
+					Retention: &inspector.Retention{Policy: cfg.Retention, SweepInterval: cfg.RetentionSweepInterval}})
 				if err != nil {
 					return err
 				}
@@ -74,13 +88,14 @@ audit trail under the principal "inspector".`,
 				if err != nil {
 					return err
 				}
-				return serveInspector(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), listen, tlsConfig, gate, token)
+				return serveInspector(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), listen, tlsConfig, gate, token, allowWrite)
 			})
 		},
 	}
 	cmd.Flags().StringVar(&listen, "listen", "127.0.0.1:0", "address to listen on (port 0: a free one)")
 	cmd.Flags().StringVar(&certFile, "tls-cert", "", "TLS certificate file (PEM): serve HTTPS")
 	cmd.Flags().StringVar(&keyFile, "tls-key", "", "TLS private key file (PEM)")
+	cmd.Flags().BoolVar(&allowWrite, "allow-write", false, "offer the write actions (delete a thread, fork a checkpoint, erase a subject), each confirmed and audited")
 	cmd.Flags().BoolVar(&noTLS, "dangerously-listen-without-tls", false, "allow a non-loopback --listen without TLS: decrypted state and the token cross the network in clear text")
 	return cmd
 }
@@ -99,9 +114,27 @@ func isLoopback(addr string) (bool, error) {
 	return ip != nil && ip.IsLoopback(), nil
 }
 
+// inspectServer is the inspector's HTTP server: every phase of a request
+// is bounded, so that a client that opens connections and sends slowly (or
+// never reads) cannot hold the server's connections and goroutines. A page
+// is rendered whole before it is written (a thread of 1 000 checkpoints
+// takes well under a second); WriteTimeout leaves room for a large value's
+// download on a slow link.
+func inspectServer(ctx context.Context, h http.Handler) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      2 * time.Minute,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+		BaseContext:       func(net.Listener) context.Context { return ctx },
+	}
+}
+
 // serveInspector listens, prints the URL with the token on a line of its
 // own, and serves until ctx ends.
-func serveInspector(ctx context.Context, out, errw io.Writer, listen string, tlsConfig *tls.Config, h http.Handler, token string) error {
+func serveInspector(ctx context.Context, out, errw io.Writer, listen string, tlsConfig *tls.Config, h http.Handler, token string, write bool) error {
 	ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", listen)
 	if err != nil {
 		return fmt.Errorf("inspect: %w", err)
@@ -111,8 +144,12 @@ func serveInspector(ctx context.Context, out, errw io.Writer, listen string, tls
 		scheme = "https"
 		ln = tls.NewListener(ln, tlsConfig)
 	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, BaseContext: func(net.Listener) context.Context { return ctx }}
-	fmt.Fprintln(errw, "memvault: inspector serving (read-only); open this URL once, then press Ctrl-C to stop:")
+	srv := inspectServer(ctx, h)
+	mode := "read-only"
+	if write {
+		mode = "WRITE ACTIONS ON: threads can be deleted or forked and subjects erased"
+	}
+	fmt.Fprintf(errw, "memvault: inspector serving (%s); open this URL once, then press Ctrl-C to stop:\n", mode)
 	fmt.Fprintf(out, "%s://%s/?token=%s\n", scheme, ln.Addr(), token)
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()

@@ -16,6 +16,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/cookiejar"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -185,8 +186,85 @@ func TestInspectServesDemo(t *testing.T) {
 	if code, _ := body(&http.Client{Timeout: time.Minute}, base+"/threads"); code != http.StatusUnauthorized {
 		t.Errorf("without the cookie: %d, want 401", code)
 	}
+	// Read-only without --allow-write: a deletion is refused.
+	resp, err := c.PostForm(base+"/action/delete-thread", url.Values{"thread": {"support-7f3a"}, "confirm": {"support-7f3a"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden {
+		t.Errorf("a deletion without --allow-write: %d, want 403", resp.StatusCode)
+	}
 	if code, _ := body(&http.Client{Timeout: time.Minute}, strings.TrimSuffix(line, "\n")); code != http.StatusUnauthorized {
 		t.Errorf("the token a second time: %d, want 401", code)
+	}
+	if err := stop(); err != nil {
+		t.Errorf("after an interrupt: %v", err)
+	}
+}
+
+// TestInspectServerBounded: the inspector's server bounds every phase of a
+// request and the size of its headers (it bounded only the headers' time:
+// a client trickling a body or never reading held a connection forever).
+func TestInspectServerBounded(t *testing.T) {
+	srv := inspectServer(t.Context(), http.NotFoundHandler())
+	for name, d := range map[string]time.Duration{"ReadHeaderTimeout": srv.ReadHeaderTimeout, "ReadTimeout": srv.ReadTimeout,
+		"WriteTimeout": srv.WriteTimeout, "IdleTimeout": srv.IdleTimeout} {
+		if d <= 0 {
+			t.Errorf("%s is %v: unbounded", name, d)
+		}
+	}
+	if srv.MaxHeaderBytes <= 0 || srv.MaxHeaderBytes > 1<<20 {
+		t.Errorf("MaxHeaderBytes %d, want set and at most 1 MiB", srv.MaxHeaderBytes)
+	}
+}
+
+// TestInspectAllowWrite: with --allow-write a thread is deleted through
+// its confirmation page (the form's CSRF token, the id typed again), and
+// the audit page shows the configured retention.
+func TestInspectAllowWrite(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "demo.db")
+	demo := cli(t, []string{"LANGGRAPH_AES_KEY=" + testKey}, "", "demo", "--db", db).must(t, 0)
+	_, newKey, _ := strings.Cut(demo.stdout, "export LANGGRAPH_AES_KEY=")
+	env := []string{"MEMVAULT_DB=" + db, "LANGGRAPH_AES_KEY=" + strings.Fields(newKey)[0],
+		"MEMVAULT_RETENTION_KEEP_LATEST=50", "MEMVAULT_RETENTION_SWEEP_INTERVAL=off"}
+	line, stop := startInspect(t, env, "--allow-write")
+	base, _, _ := strings.Cut(strings.TrimSuffix(line, "\n"), "/?token=")
+	jar, _ := cookiejar.New(nil)
+	c := &http.Client{Jar: jar, Timeout: time.Minute}
+	get := func(u string) (int, string) {
+		resp, err := c.Get(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if code, _ := get(strings.TrimSuffix(line, "\n")); code != http.StatusOK {
+		t.Fatalf("login: %d", code)
+	}
+	if _, page := get(base + "/audit"); !strings.Contains(page, "only the newest 50 checkpoints") || !strings.Contains(page, "no background sweep") {
+		t.Errorf("the audit page does not show the retention settings:\n%s", page)
+	}
+	_, page := get(base + "/confirm/delete-thread?thread=support-7f3a")
+	m := regexp.MustCompile(`name="csrf" value="([^"]+)"`).FindStringSubmatch(page)
+	if m == nil {
+		t.Fatalf("no confirmation form:\n%s", page)
+	}
+	req, _ := http.NewRequest("POST", base+"/action/delete-thread", strings.NewReader(url.Values{"thread": {"support-7f3a"}, "confirm": {"support-7f3a"}, "csrf": {m[1]}}.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Origin", base)
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("confirmed deletion: %d", resp.StatusCode)
+	}
+	if code, _ := get(base + "/thread?id=support-7f3a"); code != http.StatusNotFound {
+		t.Errorf("the deleted thread: %d, want 404", code)
 	}
 	if err := stop(); err != nil {
 		t.Errorf("after an interrupt: %v", err)
