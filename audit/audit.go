@@ -253,7 +253,10 @@ func (t *Trail) Log(ctx context.Context, op, target, subject, keyID string) erro
 
 // LogAll appends a record per entry, in order, in one transaction. When
 // the audit key changed since the last record, a key change record comes
-// first.
+// first. The transaction also holds the records of this Trail's other
+// callers that queued while the previous one committed (group commit); it
+// returns once that transaction committed, with its error when it did
+// not.
 func (t *Trail) LogAll(ctx context.Context, es []Entry) error {
 	if len(es) == 0 {
 		return nil
