@@ -161,6 +161,8 @@ type Trail struct {
 
 	mu     sync.Mutex
 	cursor *walkState // where catchUp left off (format-1 heads only)
+
+	group group // appenders waiting for a commit (group.go)
 }
 
 // New returns the trail of table, authenticated under key (at least 32
@@ -251,7 +253,10 @@ func (t *Trail) Log(ctx context.Context, op, target, subject, keyID string) erro
 
 // LogAll appends a record per entry, in order, in one transaction. When
 // the audit key changed since the last record, a key change record comes
-// first.
+// first. The transaction also holds the records of this Trail's other
+// callers that queued while the previous one committed (group commit); it
+// returns once that transaction committed, with its error when it did
+// not.
 func (t *Trail) LogAll(ctx context.Context, es []Entry) error {
 	if len(es) == 0 {
 		return nil
@@ -263,57 +268,6 @@ func (t *Trail) LogAll(ctx context.Context, es []Entry) error {
 	}
 	_, err := t.append(ctx, es)
 	return err
-}
-
-// append appends es (and a key change record first when needed) and
-// returns the records stored.
-func (t *Trail) append(ctx context.Context, es []Entry) ([]Record, error) {
-	who := Principal(ctx)
-	if err := CheckPrincipal(who); err != nil {
-		return nil, err
-	}
-	now := t.now().UTC().Truncate(time.Microsecond)
-	for attempt := 0; ; attempt++ {
-		// Read outside the table's lock (the data database may be
-		// another file or connection), before every attempt: a writer
-		// must not extend a trail without a hash-chained record once the
-		// chain began.
-		began, err := t.chainBegan(ctx)
-		if err != nil {
-			return nil, err
-		}
-		var out []Record
-		var chainErr error
-		err = t.table.Append(ctx, func(last *Record) ([]Record, error) {
-			out, chainErr = t.chain(last, es, now, who, began)
-			return out, chainErr
-		})
-		if errors.Is(chainErr, errCatchUp) && attempt < 8 {
-			// The last record is in format 1: find its link outside the
-			// table's lock, then try again.
-			if err := t.catchUp(ctx); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		if chainErr != nil {
-			return nil, chainErr
-		}
-		if err != nil {
-			return nil, fmt.Errorf("audit: %w", err)
-		}
-		// The trail now holds a hash-chained record: from here on the
-		// data database says so. After the commit, so that a crash in
-		// between cannot leave a mark without such a record (which would
-		// stop every writer); the next append marks it then.
-		if t.meta != nil && !t.began.Load() {
-			if err := t.meta.MarkChainBegan(ctx); err != nil {
-				return nil, fmt.Errorf("audit: record that the hash chain began: %w", err)
-			}
-			t.began.Store(true)
-		}
-		return out, nil
-	}
 }
 
 // chainBegan reports whether the data database records that the trail's

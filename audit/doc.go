@@ -17,6 +17,17 @@
 // before it, one MAC authenticates the whole prefix. An edited, deleted,
 // inserted or reordered record makes Verify fail.
 //
+// # Group commit
+//
+// Each audited operation waits until its record is durable. A Trail writes
+// the records of its callers that arrive while a commit runs together, in
+// the next transaction (one commit, one fsync, at most 256 callers): the
+// chain stays gap-free and in arrival order, every caller is answered once
+// its batch committed, and a batch that fails fails its callers only. At
+// one operation in flight nothing changes: the caller commits its record
+// itself. Several processes (several Trails) still take turns on the
+// table, each with its own batches.
+//
 // # Key changes
 //
 // Records are written in epochs, one per audit key. When the primary

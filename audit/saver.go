@@ -23,7 +23,9 @@ type Subjects interface {
 
 // Saver is a checkpointer whose every read, write and delete is recorded in
 // a trail before the result is returned. A record that cannot be written
-// fails the operation: nothing is read or changed unaudited. NewSaver
+// fails the operation: nothing is changed unaudited (a write waits for its
+// record), and nothing read is returned unaudited (GetTuple reads while its
+// record commits, and drops what it read when the record fails). NewSaver
 // returns it with exactly the optional checkpointer interfaces of the saver
 // it wraps.
 type Saver struct {
@@ -81,12 +83,12 @@ func (s *Saver) logAll(ctx context.Context, ops ...[2]string) error {
 	return s.trail.LogAll(ctx, es)
 }
 
-// GetTuple implements checkpointer.Saver (recorded as a read).
+// GetTuple implements checkpointer.Saver (recorded as a read, while the
+// read runs: the tuple is returned once its record is durable, and not
+// when the record fails).
 func (s *Saver) GetTuple(ctx context.Context, cfg checkpointer.Config) (*checkpointer.Tuple, error) {
-	if err := s.log(ctx, OpCheckpointRead, cfg.ThreadID); err != nil {
-		return nil, err
-	}
-	return s.inner.GetTuple(ctx, cfg)
+	return whileRecorded(ctx, func(ctx context.Context) error { return s.log(ctx, OpCheckpointRead, cfg.ThreadID) },
+		func(ctx context.Context) (*checkpointer.Tuple, error) { return s.inner.GetTuple(ctx, cfg) })
 }
 
 // List implements checkpointer.Saver: one read record per thread listed

@@ -138,6 +138,7 @@ func RunTable(t *testing.T, newBackend func(t *testing.T) Backend) {
 	t.Run("RoundTrip", s.testRoundTrip)
 	t.Run("AppendFailure", s.testAppendFailure)
 	t.Run("ConcurrentWriters", s.testConcurrent)
+	t.Run("GroupCommit", s.testGroupCommit)
 	t.Run("Tamper", s.testTamper)
 	t.Run("Anchors", s.testAnchors)
 	t.Run("OtherDatabase", s.testOtherDatabase)
@@ -256,6 +257,63 @@ func (s *suite) testConcurrent(t *testing.T) {
 	}
 	wg.Wait()
 	verified(t, e.trail(t, k1), 52)
+}
+
+// testGroupCommit: many goroutines of two processes (a trail each) append
+// at once, so that each trail's commits serve several callers; every
+// acknowledged record is stored once, each goroutine's in the order it
+// appended them, and the trail verifies.
+func (s *suite) testGroupCommit(t *testing.T) {
+	e := s.env(t)
+	const procs, writers, each = 2, 16, 12
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	acked := map[string]bool{}
+	want := int64(0)
+	for p := range procs {
+		tr := e.trail(t, k1)
+		for w := range writers {
+			wg.Go(func() {
+				ctx := audit.WithPrincipal(context.Background(), fmt.Sprintf("p%d-w%d", p, w))
+				for i := range each {
+					target := fmt.Sprintf("p%d/w%d/%03d", p, w, i)
+					es := []audit.Entry{{Op: audit.OpItemWrite, Target: target}}
+					if i%4 == 3 {
+						es = append(es, audit.Entry{Op: audit.OpItemRead, Target: target + "+"})
+					}
+					if err := tr.LogAll(ctx, es); err != nil {
+						t.Error(err)
+						return
+					}
+					mu.Lock()
+					for _, e := range es {
+						acked[e.Target] = true
+					}
+					want += int64(len(es))
+					mu.Unlock()
+				}
+			})
+		}
+	}
+	wg.Wait()
+	if t.Failed() {
+		return
+	}
+	verified(t, e.trail(t, k1), want)
+	last := map[string]string{} // principal: its last target
+	for _, r := range Records(t, e.Backend) {
+		if !acked[r.Target] {
+			t.Fatalf("record %d (%s) stored twice or never acknowledged", r.Seq, r.Target)
+		}
+		delete(acked, r.Target)
+		if r.Target <= last[r.Principal] {
+			t.Fatalf("record %d (%s) after %s of the same writer", r.Seq, r.Target, last[r.Principal])
+		}
+		last[r.Principal] = r.Target
+	}
+	if len(acked) != 0 {
+		t.Fatalf("%d acknowledged records missing", len(acked))
+	}
 }
 
 // testTamper: each kind of tampering with the stored records makes Verify

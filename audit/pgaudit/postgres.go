@@ -8,8 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/memvault/memvault/audit"
@@ -27,7 +29,7 @@ type Table struct {
 	pool  *pgxpool.Pool
 	opts  Options
 	table string
-	name  pgx.Identifier // the table, for COPY
+	name  pgx.Identifier // the table
 	lock  int64          // advisory lock serialising appends
 }
 
@@ -104,34 +106,77 @@ func (t *Table) setup(ctx context.Context, db any) error {
 }
 
 // Append implements audit.Table in one transaction holding an advisory
-// lock, so appenders of every process take turns.
+// lock, so appenders of every process take turns. It costs two round trips
+// and the commit: BEGIN, the lock and the read of the last record go
+// pipelined in one, the records (all of a group commit's, whatever their
+// number) and COMMIT in the other; the lock is taken before the read's
+// statement starts, so the read sees every record committed before it.
 func (t *Table) Append(ctx context.Context, chain func(*audit.Record) ([]audit.Record, error)) error {
-	err := pgx.BeginFunc(ctx, t.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, t.lock); err != nil {
-			return err
-		}
-		var last *audit.Record
-		var r audit.Record
-		err := tx.QueryRow(ctx, `SELECT seq, link, mac FROM `+t.table+` ORDER BY seq DESC LIMIT 1`).Scan(&r.Seq, &r.Link, &r.MAC)
+	conn, err := t.pool.Acquire(ctx)
+	if err != nil {
+		return fmt.Errorf("audit/pgaudit: %w", err)
+	}
+	defer conn.Release()
+	if err := t.append(ctx, conn.Conn(), chain); err != nil {
+		return fmt.Errorf("audit/pgaudit: %w", err)
+	}
+	return nil
+}
+
+// append runs the transaction on c. When it fails midway, c is left in
+// the transaction and the pool, on Release, closes it rather than keep a
+// connection that is not idle: the session's end rolls the transaction
+// back and frees the lock.
+func (t *Table) append(ctx context.Context, c *pgx.Conn, chain func(*audit.Record) ([]audit.Record, error)) error {
+	b := &pgx.Batch{}
+	b.Queue(`BEGIN`)
+	b.Queue(`SELECT pg_advisory_xact_lock($1)`, t.lock)
+	var last *audit.Record
+	var r audit.Record
+	b.Queue(`SELECT seq, link, mac FROM ` + t.table + ` ORDER BY seq DESC LIMIT 1`).QueryRow(func(row pgx.Row) error {
+		err := row.Scan(&r.Seq, &r.Link, &r.MAC)
 		switch {
 		case err == nil:
 			last = &r
 		case !errors.Is(err, pgx.ErrNoRows):
 			return err
 		}
-		rs, err := chain(last)
-		if err != nil {
-			return err
-		}
-		rows := make([][]any, len(rs))
-		for i, r := range rs {
-			rows[i] = []any{r.Seq, r.Time, r.Principal, r.Op, r.Target, r.Subject, r.KeyID, r.Link, r.MAC}
-		}
-		_, err = tx.CopyFrom(ctx, t.name, columns, pgx.CopyFromRows(rows))
-		return err
+		return nil
 	})
+	if err := c.SendBatch(ctx, b).Close(); err != nil {
+		return err
+	}
+	rs, err := chain(last)
 	if err != nil {
-		return fmt.Errorf("audit/pgaudit: %w", err)
+		return err
+	}
+	cols := make([]any, len(columns))
+	seq, at := make([]int64, len(rs)), make([]time.Time, len(rs))
+	text := make([][]string, len(columns)-2)
+	for i := range text {
+		text[i] = make([]string, len(rs))
+	}
+	for i, r := range rs {
+		seq[i], at[i] = r.Seq, r.Time
+		for j, v := range []string{r.Principal, r.Op, r.Target, r.Subject, r.KeyID, r.Link, r.MAC} {
+			text[j][i] = v
+		}
+	}
+	cols[0], cols[1] = seq, at
+	for i := range text {
+		cols[i+2] = text[i]
+	}
+	b = &pgx.Batch{}
+	b.Queue(`INSERT INTO `+t.table+` (`+selectColumns+`)
+SELECT * FROM unnest($1::bigint[], $2::timestamptz[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[])`, cols...)
+	var tag pgconn.CommandTag
+	b.Queue(`COMMIT`).Exec(func(ct pgconn.CommandTag) error { tag = ct; return nil })
+	if err := c.SendBatch(ctx, b).Close(); err != nil {
+		return err
+	}
+	if tag.String() != "COMMIT" {
+		// A transaction that failed answers COMMIT with ROLLBACK.
+		return fmt.Errorf("the transaction was rolled back (%s)", tag)
 	}
 	return nil
 }

@@ -88,8 +88,10 @@ type rawCP interface {
 // raw baseline on them.
 type cpEnv struct {
 	// pool and schema are the PostgreSQL environment's (nil, "" on SQLite).
-	pool    *pgxpool.Pool
-	schema  string
+	pool   *pgxpool.Pool
+	schema string
+	// path is the SQLite environment's file ("" on PostgreSQL).
+	path    string
 	savers  map[string]checkpointer.Saver
 	raw     rawCP
 	rawMode string
@@ -259,8 +261,11 @@ func benchMessages(ctx context.Context, p *benchPrinter, be *shapeBackend, bf pa
 	if err != nil {
 		return err
 	}
-	defer env.close()
-	modes = append([]string{env.rawMode}, modes...)
+	defer func() { env.close() }() // addAudited extends it
+	if err := addAudited(ctx, env); err != nil {
+		return err
+	}
+	modes = append([]string{env.rawMode}, append(modes, auditedMode)...)
 	f := newMsgFixture()
 	base := idBase()
 	var external map[string]sliceRunner
@@ -865,7 +870,7 @@ func sqliteShapeBackend(ctx context.Context) (*shapeBackend, error) {
 
 func openSQLiteEnv(ctx context.Context, path string, modes []string, sers map[string]serde.Serializer) (*cpEnv, error) {
 	var closers []func()
-	env := &cpEnv{savers: map[string]checkpointer.Saver{}, rawMode: "raw-sql"}
+	env := &cpEnv{path: path, savers: map[string]checkpointer.Saver{}, rawMode: "raw-sql"}
 	env.close = func() {
 		for i := len(closers) - 1; i >= 0; i-- {
 			closers[i]()

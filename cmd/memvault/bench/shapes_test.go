@@ -64,7 +64,7 @@ func shapeOptions(backend, dsn string) CheckpointerOptions {
 // reads back as the template thread the saver wrote.
 func TestShapesPostgres(t *testing.T) {
 	o := shapeOptions("postgres", pgtest.SchemaDSN(t))
-	modes := []string{"raw-pgx", "plaintext", "encrypted"}
+	modes := []string{"raw-pgx", "plaintext", "encrypted", auditedMode}
 	if jsDir, ok := jsAvailable(t); ok {
 		o.JSDir = jsDir
 		modes = append(modes, jsMode)
@@ -79,14 +79,15 @@ func TestShapesPostgres(t *testing.T) {
 }
 
 // TestShapesSQLite runs both workloads at tiny sizes on a temporary SQLite
-// file, with raw SQL on the same file.
+// file, with raw SQL on the same file (and the audited saver's trail in a
+// file beside it).
 func TestShapesSQLite(t *testing.T) {
 	o := shapeOptions("sqlite", "")
 	settings, rows := benchRows(t, runBench(t, func(ctx context.Context, w *bytes.Buffer) error { return RunCheckpointer(ctx, w, o) }))
 	if settings["journal_mode"] != "wal" {
 		t.Errorf("settings %v: journal_mode not wal", settings)
 	}
-	wantRows(t, rows, []string{"put_messages", "get_messages_50", "get_messages_200"}, []string{"raw-sql", "plaintext", "encrypted"}, 1, 2)
+	wantRows(t, rows, []string{"put_messages", "get_messages_50", "get_messages_200"}, []string{"raw-sql", "plaintext", "encrypted", auditedMode}, 1, 2)
 	wantRows(t, rows, []string{"get_tuple", "get_tuple_by_id", "list10", "put"},
 		[]string{"raw-sql@100", "plaintext@100", "raw-sql@600", "plaintext@600"}, 1, 2)
 }

@@ -1,0 +1,130 @@
+package audittest
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/memvault/memvault/audit"
+)
+
+// killWriters is how many goroutines of the killed process append at once:
+// enough that commits serve several callers each (group commit).
+const killWriters = 16
+
+// KillTrail returns the trail of table that WriteUntilKilled writes and
+// KillWriter checks, under the suite's key and database id.
+func KillTrail(table audit.Table) (*audit.Trail, error) {
+	return audit.NewTrail(table, audit.Options{Key: k1, DatabaseID: dbID})
+}
+
+// WriteUntilKilled is the body of the process KillWriter kills: it appends
+// to tr from several goroutines until it is killed, printing "ack <target>"
+// to stdout after each append returned (one write a line, so lines of
+// different goroutines do not mix). It returns only when an append fails,
+// with its error.
+func WriteUntilKilled(tr *audit.Trail) error {
+	ctx := audit.WithPrincipal(context.Background(), "kill-writer")
+	errs := make(chan error, killWriters)
+	for w := range killWriters {
+		go func() {
+			for i := 0; ; i++ {
+				target := fmt.Sprintf("w%d/%d", w, i)
+				var err error
+				if i%5 == 4 {
+					// Two records in one call: both or neither.
+					err = tr.LogAll(ctx, []audit.Entry{{Op: audit.OpItemRead, Target: target}, {Op: audit.OpItemWrite, Target: target + "+"}})
+				} else {
+					err = tr.Log(ctx, audit.OpItemWrite, target, "", "")
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+				if _, err := os.Stdout.WriteString("ack " + target + "\n"); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	return <-errs
+}
+
+// KillWriter starts cmd, a process running WriteUntilKilled on a table,
+// kills it (SIGKILL) once it acknowledged acks appends, and checks that
+// the trail of the table open returns then verifies and holds every
+// acknowledged record (both records of a two-record append), each once.
+func KillWriter(t *testing.T, cmd *exec.Cmd, acks int, open func(t *testing.T) audit.Table) {
+	t.Helper()
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var acked []string
+	killed := false
+	sc := bufio.NewScanner(out)
+	for sc.Scan() {
+		target, ok := strings.CutPrefix(sc.Text(), "ack ")
+		if !ok {
+			continue // the test framework's output
+		}
+		acked = append(acked, target)
+		if len(acked) == acks && !killed {
+			if err := cmd.Process.Kill(); err != nil {
+				t.Fatal(err)
+			}
+			killed = true
+		}
+	}
+	_ = cmd.Wait()
+	if !killed {
+		t.Fatalf("the writer stopped after %d acknowledged appends, before it was killed: %s", len(acked), stderr.String())
+	}
+	tr, err := KillTrail(open(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	n, err := tr.Verify(ctx)
+	if err != nil {
+		t.Fatalf("after the kill, Verify = %d, %v", n, err)
+	}
+	stored := map[string]int{}
+	var mu sync.Mutex
+	if err := tr.Records(ctx, audit.Filter{}, func(r audit.Record) error {
+		mu.Lock()
+		stored[r.Target]++
+		mu.Unlock()
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for _, target := range acked {
+		if stored[target] != 1 {
+			t.Fatalf("acknowledged record %s stored %d times", target, stored[target])
+		}
+		var w, i int
+		if _, err := fmt.Sscanf(target, "w%d/%d", &w, &i); err == nil && i%5 == 4 && stored[target+"+"] != 1 {
+			t.Fatalf("the second record of acknowledged append %s stored %d times", target, stored[target+"+"])
+		}
+	}
+	// The trail still takes records after the kill.
+	if err := tr.Log(ctx, audit.OpItemRead, "after-kill", "", ""); err != nil {
+		t.Fatal(err)
+	}
+	if m, err := tr.Verify(ctx); err != nil || m != n+1 {
+		t.Fatalf("after a record past the kill, Verify = %d, %v; want %d", m, err, n+1)
+	}
+	t.Logf("killed after %d acknowledged appends; %d records stored", len(acked), n)
+}

@@ -1,0 +1,207 @@
+package audit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Group commit. Each audited operation waits for its record to be durable
+// before it proceeds, and a table commits one transaction at a time (the
+// chain needs the previous record's link), so with one transaction per
+// record concurrent operations queue for the table's lock and pay a commit
+// each. Instead, records that arrive while a commit runs wait in a queue,
+// and the next commit writes all of them in one transaction (one fsync):
+// the caller that finds no commit running leads the first batch itself
+// (at concurrency 1 nothing changes), and whoever finishes a batch and
+// finds the queue non-empty starts a leader for the next one.
+//
+// Every caller is told its batch's outcome, and is told it only after that
+// transaction committed (and the chain's mark, when it is the first): no
+// audited operation proceeds on a record that is not durable. A batch
+// whose commit fails fails each of its callers and no other; the next
+// batch starts afresh from the table's last record, so the chain stays
+// gap-free and in order (a batch's records are numbered and linked in the
+// order its callers arrived, inside the one transaction that stores them).
+
+// maxBatch bounds how many callers one commit serves, so that one
+// transaction stays small when a burst queues thousands.
+const maxBatch = 256
+
+// request is one caller's entries waiting for a commit.
+type request struct {
+	ctx context.Context
+	es  []Entry
+	who string
+	now time.Time
+
+	out  []Record // the records stored for es (a key change first, maybe)
+	err  error
+	done chan struct{} // closed when out and err are set
+}
+
+// group is the queue of a Trail's appenders.
+type group struct {
+	mu    sync.Mutex
+	queue []*request
+	busy  bool // a leader is committing (or about to)
+	// batches counts the commits attempted, for the tests.
+	batches atomic.Int64
+}
+
+// append appends es (and a key change record first when needed) and
+// returns the records stored, once they are durable.
+func (t *Trail) append(ctx context.Context, es []Entry) ([]Record, error) {
+	who := Principal(ctx)
+	if err := CheckPrincipal(who); err != nil {
+		return nil, err
+	}
+	r := &request{ctx: ctx, es: es, who: who, done: make(chan struct{})}
+	g := &t.group
+	g.mu.Lock()
+	// Under the lock: records get their times in the order they are
+	// numbered, within a process.
+	r.now = t.now().UTC().Truncate(time.Microsecond)
+	g.queue = append(g.queue, r)
+	lead := !g.busy
+	g.busy = true
+	g.mu.Unlock()
+	if lead {
+		t.lead() // r is in the batch it commits
+	}
+	select {
+	case <-r.done:
+		return r.out, r.err
+	default:
+	}
+	select {
+	case <-r.done:
+		return r.out, r.err
+	case <-ctx.Done():
+		// The record may still be written by its batch (a record of an
+		// operation that then did not happen, as when the operation
+		// fails after its record): the operation does not proceed.
+		return nil, fmt.Errorf("audit: waiting for the record's commit: %w", context.Cause(ctx))
+	}
+}
+
+// lead commits the queue's first batch, answers its callers, and leaves
+// the rest of the queue to a new leader.
+func (t *Trail) lead() {
+	g := &t.group
+	g.mu.Lock()
+	n := min(len(g.queue), maxBatch)
+	batch := make([]*request, n)
+	copy(batch, g.queue)
+	g.queue = append(g.queue[:0:0], g.queue[n:]...)
+	g.mu.Unlock()
+
+	g.batches.Add(1)
+	err := t.commit(batch)
+	for _, r := range batch {
+		if err != nil {
+			r.out, r.err = nil, err
+		}
+		close(r.done)
+	}
+
+	g.mu.Lock()
+	more := len(g.queue) > 0
+	g.busy = more
+	g.mu.Unlock()
+	if more {
+		// Not this caller: it has its answer and returns now.
+		go t.lead()
+	}
+}
+
+// commit stores batch's records in one Table.Append, in the callers'
+// order, and marks the chain's beginning when it was not yet marked. The
+// error is every caller's.
+func (t *Trail) commit(batch []*request) error {
+	ctx, cancel := batchContext(batch)
+	defer cancel()
+	for attempt := 0; ; attempt++ {
+		// Read outside the table's lock (the data database may be
+		// another file or connection), before every attempt: a writer
+		// must not extend a trail without a hash-chained record once the
+		// chain began.
+		began, err := t.chainBegan(ctx)
+		if err != nil {
+			return err
+		}
+		var chainErr error
+		err = t.table.Append(ctx, func(last *Record) ([]Record, error) {
+			// Table may call chain again when it retries: start over.
+			chainErr = nil
+			var all []Record
+			for _, r := range batch {
+				rs, err := t.chain(last, r.es, r.now, r.who, began)
+				if err != nil {
+					chainErr = err
+					return nil, err
+				}
+				r.out = rs
+				all = append(all, rs...)
+				last = &rs[len(rs)-1]
+			}
+			return all, nil
+		})
+		if errors.Is(chainErr, errCatchUp) && attempt < 8 {
+			// The last record is in format 1: find its link outside the
+			// table's lock, then try again.
+			if err := t.catchUp(ctx); err != nil {
+				return err
+			}
+			continue
+		}
+		if chainErr != nil {
+			return chainErr
+		}
+		if err != nil {
+			return fmt.Errorf("audit: %w", err)
+		}
+		// The trail now holds a hash-chained record: from here on the
+		// data database says so. After the commit, so that a crash in
+		// between cannot leave a mark without such a record (which would
+		// stop every writer); the next append marks it then.
+		if t.meta != nil && !t.began.Load() {
+			if err := t.meta.MarkChainBegan(ctx); err != nil {
+				return fmt.Errorf("audit: record that the hash chain began: %w", err)
+			}
+			t.began.Store(true)
+		}
+		return nil
+	}
+}
+
+// batchContext is the context of a batch's commit: the first caller's
+// values, cancelled once every caller's context is done — not when one
+// caller gives up, which would fail the others' records.
+func batchContext(batch []*request) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancelCause(context.WithoutCancel(batch[0].ctx))
+	for _, r := range batch {
+		if r.ctx.Done() == nil {
+			// A caller that never gives up: neither does the batch.
+			return ctx, func() { cancel(nil) }
+		}
+	}
+	left := int64(len(batch))
+	stops := make([]func() bool, 0, len(batch))
+	for _, r := range batch {
+		stops = append(stops, context.AfterFunc(r.ctx, func() {
+			if atomic.AddInt64(&left, -1) == 0 {
+				cancel(context.Cause(r.ctx))
+			}
+		}))
+	}
+	return ctx, func() {
+		for _, stop := range stops {
+			stop()
+		}
+		cancel(nil)
+	}
+}

@@ -1,0 +1,69 @@
+package pgaudit_test
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/memvault/memvault/audit"
+	"github.com/memvault/memvault/audit/audittest"
+	"github.com/memvault/memvault/audit/pgaudit"
+	"github.com/memvault/memvault/memvaulttest/pgtest"
+)
+
+// killEnv holds the connection string (its search path the test's schema)
+// the re-executed test binary writes to in TestKillWriterChild.
+const killEnv = "MEMVAULT_PGAUDIT_KILL_DSN"
+
+// TestKillWriterChild is the process TestKillWriter kills: it appends to
+// the trail from many goroutines (group commits) until it is killed.
+func TestKillWriterChild(t *testing.T) {
+	dsn := os.Getenv(killEnv)
+	if dsn == "" {
+		t.Skip("child process of TestKillWriter")
+	}
+	pool, err := pgxpool.New(t.Context(), dsn)
+	if err == nil {
+		var tb *pgaudit.Table
+		if tb, err = pgaudit.New(pool, pgaudit.Options{}); err == nil {
+			var tr *audit.Trail
+			if tr, err = audittest.KillTrail(tb); err == nil {
+				err = audittest.WriteUntilKilled(tr)
+			}
+		}
+	}
+	fmt.Fprintln(os.Stderr, "writer:", err)
+	os.Exit(2)
+}
+
+// TestKillWriter kills (SIGKILL) a process in the middle of group commits
+// to a PostgreSQL trail: the trail verifies and holds every record whose
+// append had returned.
+func TestKillWriter(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns a child process")
+	}
+	for round := range 3 {
+		t.Run(fmt.Sprint(round), func(t *testing.T) {
+			dsn := pgtest.SchemaDSN(t)
+			setup, err := pgxpool.New(t.Context(), dsn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(setup.Close)
+			tb, err := pgaudit.New(setup, pgaudit.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := tb.Setup(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			cmd := exec.Command(os.Args[0], "-test.run=^TestKillWriterChild$", "-test.count=1")
+			cmd.Env = append(os.Environ(), killEnv+"="+dsn)
+			audittest.KillWriter(t, cmd, 300+round*250, func(*testing.T) audit.Table { return tb })
+		})
+	}
+}
