@@ -9,6 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/memvault/memvault/reencrypt"
 	"github.com/memvault/memvault/serde"
 	"github.com/memvault/memvault/store"
 	"github.com/memvault/memvault/store/engine"
@@ -137,4 +138,16 @@ func (s *Store) DrainWrites(ctx context.Context) error {
 		return fmt.Errorf("redis: drain writes: %w", err)
 	}
 	return tx.Rollback()
+}
+
+// Reencrypt implements store.Reencrypter: every item value not sealed
+// under the serializer's primary key (or still plaintext, when the
+// serializer reads plaintext) is sealed again, bound to its namespace and
+// key, a batch per write transaction (engine.Reencrypt). Vectors are
+// untouched: they never change with the key. Safe to run again after an
+// interruption. Redis keeps no old copies of a rewritten value in its
+// dataset, but an append-only file keeps the old envelopes until it is
+// rewritten (BGREWRITEAOF), and RDB snapshots taken before keep them too.
+func (s *Store) Reencrypt(ctx context.Context, opt reencrypt.Options) (reencrypt.Stats, error) {
+	return engine.Reencrypt(ctx, s.Engine, opt)
 }
