@@ -108,6 +108,9 @@ func New(ctx context.Context, rdb redis.UniversalClient, opt Options) (*Store, e
 		}
 		d.vsets, d.dims = ok && dims > 0, dims
 	}
+	if err := checkEmbedder(ctx, d, opt.Index); err != nil {
+		return nil, err
+	}
 	cache := opt.CacheSize
 	switch {
 	case cache == 0:
