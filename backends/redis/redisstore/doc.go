@@ -42,6 +42,9 @@
 //	                   is a hash of one prefix of the row's namespace
 //	{P}:lock    string the write lock: a lease holding a transaction's
 //	                   token
+//	{P}:embedder hash  name and dims of the embedder that made the
+//	                   vectors (a store with another is refused:
+//	                   store.ErrEmbedderMismatch)
 //
 // # Transactions
 //
