@@ -209,8 +209,8 @@ func BenchmarkStore(b *testing.B) {
 		}
 		return out
 	}
-	rawSearch := func(j int, values bool) []int {
-		els, err := rdb.Do(ctx, "VSIM", raw, "FP32", fp32le(queries[j]), "COUNT", 10).StringSlice()
+	rawSearch := func(j int, values bool, extra ...any) []int {
+		els, err := rdb.Do(ctx, append([]any{"VSIM", raw, "FP32", fp32le(queries[j]), "COUNT", 10}, extra...)...).StringSlice()
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -236,6 +236,9 @@ func BenchmarkStore(b *testing.B) {
 		{"store_search_k10", storeSearch},
 		{"raw_vsim_k10", func(j int) []int { return rawSearch(j, false) }},
 		{"raw_vsim_k10_values", func(j int) []int { return rawSearch(j, true) }},
+		// The store asks with EF 200 (see Nearest): the raw query at the
+		// same effort.
+		{"raw_vsim_k10_ef200_values", func(j int) []int { return rawSearch(j, true, "EF", 200) }},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			var r float64
