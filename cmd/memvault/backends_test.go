@@ -242,3 +242,63 @@ func TestRedisBackend(t *testing.T) {
 		t.Errorf("unreachable server: %q", r.stderr)
 	}
 }
+
+// TestBenchNoSQL runs a tiny `bench checkpointer` on Redis and on MongoDB,
+// selected by the DSN's scheme: JSON rows of the raw baseline and the
+// library's two modes for each operation asked, at concurrency 1 and 2.
+func TestBenchNoSQL(t *testing.T) {
+	redisDSN := "redis://" + redistest.StartT(t, redistest.Options{Version: 8}).Addr + "/0"
+	for name, c := range map[string]struct {
+		dsn, raw string
+		ops      string
+	}{
+		"redis": {redisDSN, "raw-redis", "get_tuple,list10,get_messages_50"},
+		// FerretDB (SQLite) takes ~0.3 s per operation here: no seeded reads.
+		"mongodb": {startMongo(t), "raw-mongo", "put,put_writes"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			out := cli(t, nil, "", "bench", "checkpointer", "--dsn", c.dsn, "--ops", c.ops, "--duration", "200ms", "--concurrency", "2", "--json").must(t, 0).stdout
+			lines := strings.Split(strings.TrimSpace(out), "\n")
+			if !strings.HasPrefix(lines[0], `{"cluster":`) {
+				t.Fatalf("first line %q, want the server's settings", lines[0])
+			}
+			got := map[string]bool{}
+			for _, l := range lines[1:] {
+				var r struct {
+					Op, Mode    string
+					Concurrency int
+					OpsPerS     float64 `json:"ops_per_s"`
+				}
+				if err := json.Unmarshal([]byte(l), &r); err != nil || r.OpsPerS <= 0 {
+					t.Fatalf("row %q: %v", l, err)
+				}
+				got[r.Op+"/"+r.Mode+"/"+string(rune('0'+r.Concurrency))] = true
+			}
+			for _, op := range strings.Split(c.ops, ",") {
+				for _, mode := range []string{c.raw, "plaintext", "encrypted"} {
+					for _, conc := range []string{"1", "2"} {
+						if !got[op+"/"+mode+"/"+conc] {
+							t.Errorf("no row %s %s at %s in flight:\n%s", op, mode, conc, out)
+						}
+					}
+				}
+			}
+			if len(lines) != 1+len(got) || len(got) != 6*len(strings.Split(c.ops, ",")) { // 3 modes × 2 concurrencies
+				t.Errorf("%d lines:\n%s", len(lines), out)
+			}
+		})
+	}
+	// Refused before anything runs: a backend that is not the DSN's, and
+	// what the MongoDB and Redis benches do not run.
+	for _, args := range [][]string{
+		{"--backend", "mongodb"},
+		{"--scale", "100"},
+		{"--js", "interop/js"},
+		{"--ops", "put_messages", "--workload", "nope"},
+	} {
+		r := cli(t, nil, "", append([]string{"bench", "checkpointer", "--dsn", redisDSN}, args...)...).must(t, 2)
+		if r.stderr == "" {
+			t.Errorf("%v: no message", args)
+		}
+	}
+}
