@@ -146,7 +146,7 @@ func (g *globals) benchDSN() (string, error) {
 		return "", err
 	}
 	if cfg.DSN == "" {
-		return "", usagef("bench needs a server: pass --dsn or set MEMVAULT_DSN (PostgreSQL, or MongoDB or Redis for bench checkpointer)")
+		return "", usagef("bench needs PostgreSQL (or, for bench checkpointer, MongoDB or Redis): pass --dsn or set MEMVAULT_DSN")
 	}
 	return cfg.DSN, nil
 }
