@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -300,5 +301,30 @@ func TestBenchNoSQL(t *testing.T) {
 		if r.stderr == "" {
 			t.Errorf("%v: no message", args)
 		}
+	}
+}
+
+// TestRedisClusterBackend runs the thread commands on a real three-master
+// Redis Cluster through a redis+cluster:// DSN seeded with one master and
+// the others as ?addr=.
+func TestRedisClusterBackend(t *testing.T) {
+	c := redistest.StartCluster(t, 8)
+	dsn := "MEMVAULT_DSN=redis+cluster://" + c.Addrs[0] + "?addr=" + strings.Join(c.Addrs[1:], "&addr=")
+	threadsGolden(t, []string{dsn, "MEMVAULT_SCHEMA=" + randomName("cl"), "LANGGRAPH_AES_KEY=" + testKey})
+	// Threads of many slots: they spread over the masters, and the
+	// listing finds them all.
+	env := []string{dsn, "MEMVAULT_SCHEMA=" + randomName("cl")}
+	export, err := os.ReadFile("testdata/thread.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all strings.Builder
+	for _, id := range []string{"a", "b", "c", "d", "e", "f", "g"} {
+		all.WriteString(strings.ReplaceAll(string(export), `"golden-thread"`, `"t-`+id+`"`))
+	}
+	cli(t, env, all.String(), "threads", "import", "-").must(t, 0)
+	out := cli(t, env, "", "threads", "list", "--json").must(t, 0).stdout
+	if n := strings.Count(out, `"thread_id":"t-`); n != 7 {
+		t.Fatalf("threads list found %d threads, want 7:\n%s", n, out)
 	}
 }
