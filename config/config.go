@@ -67,13 +67,19 @@ func (k Keys) MarshalJSON() ([]byte, error) {
 // Config is everything vault.Open needs. The zero value is not meaningful; start
 // from Default or FromEnv.
 type Config struct {
-	// DSN selects PostgreSQL (MEMVAULT_DSN, else DATABASE_URL). Empty means
-	// the embedded SQLite file DBPath.
+	// DSN selects the database server (MEMVAULT_DSN, else DATABASE_URL) by
+	// its scheme: PostgreSQL (postgres://, postgresql://, or a keyword/value
+	// string), MongoDB (mongodb://, mongodb+srv://) or Redis (redis://,
+	// rediss://, redis+cluster://), the last two served by backend modules
+	// a program imports (see vault.RegisterBackend; the memvault CLI
+	// imports both). Empty means the embedded SQLite file DBPath.
 	DSN string
 	// DBPath is the SQLite file (MEMVAULT_DB; default "memvault.db").
 	DBPath string
 	// Schema is the PostgreSQL schema (MEMVAULT_SCHEMA; default: none, so
-	// search_path decides, as LangGraph does).
+	// search_path decides, as LangGraph does). With MongoDB it is the
+	// database (default: the URI's, else "checkpointing_db", Python
+	// MongoDBSaver's); with Redis the key prefix (default "memvault:cp").
 	Schema string
 	// Keys are LANGGRAPH_AES_KEY and LANGGRAPH_AES_KEY_PREVIOUS (comma
 	// separated).
@@ -123,6 +129,12 @@ type Config struct {
 	// Versions is MEMVAULT_VERSIONS: "string" (Python LangGraph's channel
 	// versions, default) or "int" (what JS LangGraph reads).
 	Versions checkpointer.VersionStyle
+	// VersionsSet records that Versions was chosen (FromLookup sets it when
+	// MEMVAULT_VERSIONS is set; a program that sets Versions sets it too).
+	// Without it the MongoDB and Redis backends write integer versions, as
+	// Python's and JS's MongoDBSaver do, since Versions' zero value is
+	// "string".
+	VersionsSet bool
 	// TTL is the store's expiry configuration: MEMVAULT_TTL_DEFAULT (a Go
 	// duration such as "720h" applied to puts without their own TTL;
 	// default 0, no expiry), MEMVAULT_TTL_REFRESH_ON_READ (default true: a
@@ -418,6 +430,7 @@ func FromLookup(lookup func(string) (string, bool)) (Config, error) {
 		default:
 			return c, fmt.Errorf("config: MEMVAULT_VERSIONS=%q: want string or int", v)
 		}
+		c.VersionsSet = true
 	}
 	return c, c.Validate()
 }

@@ -44,7 +44,7 @@ func (h *Handle) Census(ctx context.Context) ([]CensusRow, error) {
 	case config.BackendPostgres:
 		raw, err = h.postgresCensus(ctx)
 	default:
-		return nil, fmt.Errorf("vault: census: backend %q", h.Backend)
+		return nil, h.unsupported("the key census (`memvault keys census`)")
 	}
 	if err != nil {
 		return nil, fmt.Errorf("vault: census: %w", err)
@@ -225,5 +225,5 @@ func (h *Handle) DangerousCompact(ctx context.Context) ([]string, error) {
 		}
 		return done, nil
 	}
-	return nil, fmt.Errorf("vault: compact: backend %q", h.Backend)
+	return nil, h.unsupported("compaction")
 }

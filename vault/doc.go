@@ -12,6 +12,11 @@
 // what each key sealed (Census), compaction (DangerousCompact) and the
 // schema versions (Migrations).
 //
+// MongoDB and Redis are served by backend modules outside the core (their
+// clients stay out of this module's go.mod): their wiring packages
+// register their DSN schemes with RegisterBackend, and Open picks the
+// backend by the scheme of Config.DSN (see backends.go).
+//
 // Package config parses the environment into a Config; this package is
 // where that configuration becomes databases, keys and files.
 package vault

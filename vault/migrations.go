@@ -15,12 +15,21 @@ import (
 type Migration struct {
 	Table   string `json:"table"`
 	Version int    `json:"version"`
+	// Indexes are the indexes a backend without versioned migrations
+	// (MongoDB) keeps on Table, a collection; Version is 0 then.
+	Indexes []string `json:"indexes,omitempty"`
 }
 
 // Migrations reports the applied schema versions (Open has already run
 // Setup, so this is the state after migrating).
 func (h *Handle) Migrations(ctx context.Context) ([]Migration, error) {
 	var out []Migration
+	if h.external != nil {
+		if h.external.Migrations == nil {
+			return nil, nil
+		}
+		return h.external.Migrations(ctx)
+	}
 	if h.Backend == config.BackendPostgres {
 		// Each component knows its own tables (internal/pgmigrate).
 		type versioned interface {

@@ -33,7 +33,8 @@ import (
 
 // Handle is a wired saver and store on one database. Close it when done.
 type Handle struct {
-	// Backend is BackendSQLite or BackendPostgres.
+	// Backend is config.BackendSQLite, config.BackendPostgres, or the Name
+	// of a backend registered with RegisterBackend ("mongodb", "redis").
 	Backend string
 	// Saver is the checkpointer.
 	Saver checkpointer.Saver
@@ -76,6 +77,9 @@ type Handle struct {
 	shared bool
 	dbPath string // SQLite file
 	schema string // PostgreSQL schema ("" = search_path)
+	// external is the connection of a registered backend (RegisterBackend),
+	// nil for SQLite and PostgreSQL.
+	external *BackendConn
 }
 
 // Close releases the saver, the store and the database connections.
@@ -160,8 +164,10 @@ func (h *Handle) ReencryptSteps(ctx context.Context, opt reencrypt.Options, step
 	if !ok {
 		return rep, fmt.Errorf("vault: the %s saver cannot re-encrypt", h.Backend)
 	}
+	// A registered backend without a store yet (Store nil) has no
+	// memories to re-encrypt; any store it has must re-encrypt.
 	rs, ok := h.Store.(store.Reencrypter)
-	if !ok {
+	if !ok && h.Store != nil {
 		return rep, fmt.Errorf("vault: the %s store cannot re-encrypt", h.Backend)
 	}
 	var err error
@@ -169,9 +175,11 @@ func (h *Handle) ReencryptSteps(ctx context.Context, opt reencrypt.Options, step
 	if rep.Saver, err = r.Reencrypt(ctx, opt); err != nil {
 		return rep, err
 	}
-	opt.Progress = begin(StepMemories)
-	if rep.Store, err = rs.Reencrypt(ctx, opt); err != nil {
-		return rep, err
+	if rs != nil {
+		opt.Progress = begin(StepMemories)
+		if rep.Store, err = rs.Reencrypt(ctx, opt); err != nil {
+			return rep, err
+		}
 	}
 	if h.NeedsReembed() && !opt.DryRun {
 		if rep.Reembedded, err = h.Reembed(ctx, store.ReembedOptions{BatchSize: opt.BatchSize, Progress: begin(StepReembed)}); err != nil {
@@ -259,6 +267,12 @@ func Open(ctx context.Context, c config.Config) (*Handle, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
+	// The DSN's scheme picks the backend before anything is built: a
+	// mongodb:// or redis:// DSN must not reach pgx.
+	ext, isExt, err := backendFor(c.DSN)
+	if err != nil {
+		return nil, err
+	}
 	ser, ring, err := c.SerializerKeyring()
 	if err != nil {
 		return nil, err
@@ -282,16 +296,23 @@ func Open(ctx context.Context, c config.Config) (*Handle, error) {
 			_ = h.Close()
 		}
 	}()
-	if c.DSN != "" {
+	switch {
+	case isExt:
+		err = openRegistered(ctx, c, h, ext)
+	case c.DSN != "":
 		err = openPostgres(ctx, c, h)
-	} else {
+	default:
 		err = openSQLite(ctx, c, h)
 	}
 	if err != nil {
 		return nil, err
 	}
 	if !c.DangerousSkipKeyCheck {
-		if err := h.checkValueKeys(ctx); err != nil {
+		check := h.checkValueKeys
+		if isExt {
+			check = h.checkExternalKeys
+		}
+		if err := check(ctx); err != nil {
 			return nil, err
 		}
 	}
@@ -421,6 +442,8 @@ func auditDatabaseID(ctx context.Context, c config.Config, h *Handle) (string, e
 // chain began (nil for a private in-memory database).
 func auditMeta(c config.Config, h *Handle) audit.Meta {
 	switch {
+	case h.external != nil:
+		return nil // refused at Open (refuseUnsupported)
 	case h.Pool != nil:
 		return pgaudit.Meta(h.Pool, h.schema)
 	case c.DBPath != sqliteMemory:

@@ -2,10 +2,12 @@ package main
 
 import (
 	"errors"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/memvault/memvault/cmd/memvault/bench"
+	"github.com/memvault/memvault/vault"
 )
 
 func newBenchCmd(g *globals) *cobra.Command {
@@ -41,16 +43,25 @@ in its column).`,
 			o := cpo
 			o.Options = common
 			o.JSON = g.json
-			// The options first, then the DSN: --backend sqlite needs none.
-			if err := o.Check(); err != nil {
-				return benchErr(err)
-			}
+			// The options first, then the DSN: --backend sqlite needs none,
+			// and a refused option is the error to report. A DSN's scheme
+			// selects MongoDB or Redis, whose options are checked once it
+			// is known.
 			if o.Backend != "sqlite" {
 				dsn, err := g.benchDSN()
 				if err != nil {
+					if cerr := o.Check(); cerr != nil {
+						return benchErr(cerr)
+					}
 					return err
 				}
 				o.DSN = dsn
+				if o.Backend, err = benchBackend(cmd, o.Backend, dsn); err != nil {
+					return err
+				}
+			}
+			if err := o.Check(); err != nil {
+				return benchErr(err)
 			}
 			return benchErr(bench.RunCheckpointer(cmd.Context(), cmd.OutOrStdout(), o))
 		},
@@ -60,7 +71,7 @@ in its column).`,
 	f.IntVar(&cpo.Scale, "scale", 0, "seed this many checkpoints (over --threads threads) and measure get_tuple, get_tuple_by_id, list10 and put next to --scale-base checkpoints of the same thread shape (0: off)")
 	f.IntVar(&cpo.Threads, "threads", bench.DefaultThreads, "with --scale: threads the checkpoints are spread over")
 	f.IntVar(&cpo.ScaleBase, "scale-base", bench.DefaultScaleBase, "with --scale: checkpoints of the small data set measured beside it")
-	f.StringVar(&common.Backend, "backend", "postgres", `"postgres" or "sqlite" (a temporary file; raw SQL on the same file as baseline) for --workload and --scale`)
+	f.StringVar(&common.Backend, "backend", "postgres", `"postgres", "sqlite" (a temporary file; raw SQL on the same file as baseline) for --workload and --scale, "mongodb" or "redis" (--dsn mongodb://… or redis://…, which also select them; the Go driver or go-redis as baseline)`)
 	f.StringVar(&common.JSDir, "js", "", "also measure JS LangGraph's PostgresSaver (node), from this directory holding bench.mjs and its node_modules (interop/js)")
 	st := &cobra.Command{
 		Use:   "store",
@@ -135,7 +146,29 @@ func (g *globals) benchDSN() (string, error) {
 		return "", err
 	}
 	if cfg.DSN == "" {
-		return "", usagef("bench needs PostgreSQL: pass --dsn or set MEMVAULT_DSN")
+		return "", usagef("bench needs PostgreSQL (or, for bench checkpointer, MongoDB or Redis): pass --dsn or set MEMVAULT_DSN")
 	}
 	return cfg.DSN, nil
+}
+
+// benchBackend is the checkpointer bench's backend: --backend when given
+// (its DSN must be of that server), else the one dsn's scheme names.
+func benchBackend(cmd *cobra.Command, backend, dsn string) (string, error) {
+	scheme := vault.DSNScheme(dsn)
+	var fromDSN string
+	switch {
+	case strings.HasPrefix(scheme, "mongodb"):
+		fromDSN = bench.BackendMongoDB
+	case strings.HasPrefix(scheme, "redis"):
+		fromDSN = bench.BackendRedis
+	default:
+		fromDSN = "postgres"
+	}
+	if !cmd.Flags().Changed("backend") {
+		return fromDSN, nil
+	}
+	if backend != fromDSN {
+		return "", usagef("--backend %s with a %s DSN (%s)", backend, fromDSN, vault.RedactDSN(dsn))
+	}
+	return backend, nil
 }

@@ -173,49 +173,54 @@ func TestThreadsGolden(t *testing.T) {
 		"postgres": {"MEMVAULT_DSN=" + pgtest.SchemaDSN(t), "LANGGRAPH_AES_KEY=" + testKey},
 	}
 	for name, env := range backends {
-		t.Run(name, func(t *testing.T) {
-			cli(t, env, "", "threads", "import", "testdata/thread.jsonl").must(t, 0)
-			r := cli(t, env, "", "threads", "import", "testdata/thread.jsonl", "--json").must(t, 0)
-			var st threadfile.ImportStats
-			if err := json.Unmarshal([]byte(r.stdout), &st); err != nil {
-				t.Fatal(err)
-			}
-			if st.Imported != 0 || st.Skipped != 3 {
-				t.Fatalf("second import = %+v, want a no-op", st)
-			}
-			golden(t, "history.golden", cli(t, env, "", "threads", "history", "golden-thread", "--json").must(t, 0).stdout)
-			golden(t, "history_root_limit1.golden", cli(t, env, "", "threads", "history", "golden-thread", "--ns", "", "--limit", "1", "--json").must(t, 0).stdout)
-			golden(t, "history_filter.golden", cli(t, env, "", "threads", "history", "golden-thread", "--filter", `{"user_id":"alice"}`, "--json").must(t, 0).stdout)
-			golden(t, "show.golden", cli(t, env, "", "threads", "show", "golden-thread", "--checkpoint", "1f0c6a2e-2222-6000-8000-000000000002", "--json").must(t, 0).stdout)
-
-			// Export and import into a fresh SQLite database: same history.
-			exp := cli(t, env, "", "threads", "export", "golden-thread").must(t, 0).stdout
-			other := sqliteEnv(t)
-			cli(t, other, exp, "threads", "import", "-").must(t, 0)
-			golden(t, "history.golden", cli(t, other, "", "threads", "history", "golden-thread", "--json").must(t, 0).stdout)
-
-			// Fork from the first checkpoint with a changed channel.
-			r = cli(t, env, "", "threads", "fork", "golden-thread", "--checkpoint", "1f0c6a2e-1111-6000-bfff-000000000001", "--set", `messages=[{"role":"user","content":"forked"}]`, "--json").must(t, 0)
-			var fork struct{ Configurable configurable }
-			if err := json.Unmarshal([]byte(r.stdout), &fork); err != nil {
-				t.Fatal(err)
-			}
-			var tup tupleDoc
-			show := cli(t, env, "", "threads", "show", "golden-thread", "--checkpoint", fork.Configurable.CheckpointID, "--json").must(t, 0).stdout
-			if err := json.Unmarshal([]byte(show), &tup); err != nil {
-				t.Fatal(err)
-			}
-			if tup.ParentConfig == nil || tup.ParentConfig.Configurable.CheckpointID != "1f0c6a2e-1111-6000-bfff-000000000001" || tup.Metadata["source"] != "fork" {
-				t.Fatalf("fork tuple = %s", show)
-			}
-			if msgs, _ := tup.Checkpoint.ChannelValues["messages"].([]any); len(msgs) != 1 {
-				t.Fatalf("forked messages = %v", tup.Checkpoint.ChannelValues["messages"])
-			}
-
-			cli(t, env, "", "threads", "delete", "golden-thread").must(t, 0)
-			cli(t, env, "", "threads", "show", "golden-thread").must(t, 1)
-		})
+		t.Run(name, func(t *testing.T) { threadsGolden(t, env) })
 	}
+}
+
+// threadsGolden is TestThreadsGolden on the database env names: import,
+// history, show, export, fork and delete through the CLI.
+func threadsGolden(t *testing.T, env []string) {
+	t.Helper()
+	cli(t, env, "", "threads", "import", "testdata/thread.jsonl").must(t, 0)
+	r := cli(t, env, "", "threads", "import", "testdata/thread.jsonl", "--json").must(t, 0)
+	var st threadfile.ImportStats
+	if err := json.Unmarshal([]byte(r.stdout), &st); err != nil {
+		t.Fatal(err)
+	}
+	if st.Imported != 0 || st.Skipped != 3 {
+		t.Fatalf("second import = %+v, want a no-op", st)
+	}
+	golden(t, "history.golden", cli(t, env, "", "threads", "history", "golden-thread", "--json").must(t, 0).stdout)
+	golden(t, "history_root_limit1.golden", cli(t, env, "", "threads", "history", "golden-thread", "--ns", "", "--limit", "1", "--json").must(t, 0).stdout)
+	golden(t, "history_filter.golden", cli(t, env, "", "threads", "history", "golden-thread", "--filter", `{"user_id":"alice"}`, "--json").must(t, 0).stdout)
+	golden(t, "show.golden", cli(t, env, "", "threads", "show", "golden-thread", "--checkpoint", "1f0c6a2e-2222-6000-8000-000000000002", "--json").must(t, 0).stdout)
+
+	// Export and import into a fresh SQLite database: same history.
+	exp := cli(t, env, "", "threads", "export", "golden-thread").must(t, 0).stdout
+	other := sqliteEnv(t)
+	cli(t, other, exp, "threads", "import", "-").must(t, 0)
+	golden(t, "history.golden", cli(t, other, "", "threads", "history", "golden-thread", "--json").must(t, 0).stdout)
+
+	// Fork from the first checkpoint with a changed channel.
+	r = cli(t, env, "", "threads", "fork", "golden-thread", "--checkpoint", "1f0c6a2e-1111-6000-bfff-000000000001", "--set", `messages=[{"role":"user","content":"forked"}]`, "--json").must(t, 0)
+	var fork struct{ Configurable configurable }
+	if err := json.Unmarshal([]byte(r.stdout), &fork); err != nil {
+		t.Fatal(err)
+	}
+	var tup tupleDoc
+	show := cli(t, env, "", "threads", "show", "golden-thread", "--checkpoint", fork.Configurable.CheckpointID, "--json").must(t, 0).stdout
+	if err := json.Unmarshal([]byte(show), &tup); err != nil {
+		t.Fatal(err)
+	}
+	if tup.ParentConfig == nil || tup.ParentConfig.Configurable.CheckpointID != "1f0c6a2e-1111-6000-bfff-000000000001" || tup.Metadata["source"] != "fork" {
+		t.Fatalf("fork tuple = %s", show)
+	}
+	if msgs, _ := tup.Checkpoint.ChannelValues["messages"].([]any); len(msgs) != 1 {
+		t.Fatalf("forked messages = %v", tup.Checkpoint.ChannelValues["messages"])
+	}
+
+	cli(t, env, "", "threads", "delete", "golden-thread").must(t, 0)
+	cli(t, env, "", "threads", "show", "golden-thread").must(t, 1)
 }
 
 func TestStoreCommands(t *testing.T) {

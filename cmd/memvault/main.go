@@ -75,9 +75,9 @@ func newRootCmd(g *globals) *cobra.Command {
 		},
 	}
 	pf := root.PersistentFlags()
-	pf.StringVar(&g.dsn, "dsn", "", "PostgreSQL connection string (default $MEMVAULT_DSN or $DATABASE_URL)")
+	pf.StringVar(&g.dsn, "dsn", "", "database server: postgres://…, mongodb://… or redis://… (rediss://, redis+cluster://) (default $MEMVAULT_DSN or $DATABASE_URL)")
 	pf.StringVar(&g.db, "db", "", "SQLite database file (default $MEMVAULT_DB or "+config.DefaultDBPath+")")
-	pf.StringVar(&g.schema, "schema", "", "PostgreSQL schema (default $MEMVAULT_SCHEMA or the search_path)")
+	pf.StringVar(&g.schema, "schema", "", "PostgreSQL schema, MongoDB database or Redis key prefix (default $MEMVAULT_SCHEMA; else the search_path, the URI's database or checkpointing_db, memvault:cp)")
 	pf.BoolVar(&g.json, "json", false, "print JSON for scripts on stdout: JSON lines (one compact object per line) for commands that list (threads list/history/export, store search/list/namespaces, audit show, keys census, bench), one JSON object for the others")
 	pf.BoolVarP(&g.quiet, "quiet", "q", false, "print no progress on stderr (long commands print a bar on a terminal, a line every few seconds elsewhere)")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })

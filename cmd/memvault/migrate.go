@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 )
@@ -9,7 +10,7 @@ import (
 func newMigrateCmd(g *globals) *cobra.Command {
 	return &cobra.Command{
 		Use:   "migrate",
-		Short: "Create or upgrade the saver and store tables, and print the applied versions",
+		Short: "Create or upgrade the saver and store tables (MongoDB: indexes), and print the applied versions",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return withNewHandle(cmd.Context(), g, func(h *handle) error {
@@ -22,7 +23,14 @@ func newMigrateCmd(g *globals) *cobra.Command {
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "%s database is up to date:\n", h.Backend)
 				for _, v := range vs {
-					fmt.Fprintf(cmd.OutOrStdout(), "  %-32s version %d\n", v.Table, v.Version)
+					switch {
+					case len(v.Indexes) > 0: // MongoDB: a collection and its indexes
+						fmt.Fprintf(cmd.OutOrStdout(), "  %-32s indexes %s\n", v.Table, strings.Join(v.Indexes, ", "))
+					case v.Version == 0:
+						fmt.Fprintf(cmd.OutOrStdout(), "  %-32s nothing to set up\n", v.Table)
+					default:
+						fmt.Fprintf(cmd.OutOrStdout(), "  %-32s version %d\n", v.Table, v.Version)
+					}
 				}
 				return nil
 			})

@@ -82,6 +82,18 @@ func open(ctx context.Context, cfg config.Config, note func(string) string, fn f
 	return fn(h)
 }
 
+// needStore runs fn when the handle has a store, and fails otherwise with
+// an error wrapping vault.ErrNoStore (a backend whose store is not there
+// yet: fn would find Handle.Store nil).
+func needStore(fn func(h *handle) error) func(h *handle) error {
+	return func(h *handle) error {
+		if err := h.NeedStore(); err != nil {
+			return err
+		}
+		return fn(h)
+	}
+}
+
 func compactJSON(v any) string {
 	b, err := json.Marshal(v)
 	if err != nil {

@@ -30,7 +30,7 @@ interrupted run is simply run again.`,
 			if batch < 0 {
 				return usagef("--batch must be >= 0")
 			}
-			return withHandle(cmd.Context(), g, func(h *handle) error {
+			return withHandle(cmd.Context(), g, needStore(func(h *handle) error {
 				if !h.NeedsReembed() {
 					if g.json {
 						return printJSON(cmd.OutOrStdout(), map[string]any{"needed": false, "reembedded": 0})
@@ -56,7 +56,7 @@ interrupted run is simply run again.`,
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "re-embedded %d vectors\n", n)
 				return nil
-			})
+			}))
 		},
 	}
 	cmd.Flags().IntVar(&batch, "batch", 256, "vectors per embedding call and transaction")

@@ -42,7 +42,7 @@ func newStoreCmd(g *globals) *cobra.Command {
 			} else if len(index) > 0 {
 				opts = append(opts, store.WithIndex(index...))
 			}
-			return withNewHandle(cmd.Context(), g, func(h *handle) error {
+			return withNewHandle(cmd.Context(), g, needStore(func(h *handle) error {
 				if err := h.Store.Put(cmd.Context(), ns, key, obj, opts...); err != nil {
 					return err
 				}
@@ -51,7 +51,7 @@ func newStoreCmd(g *globals) *cobra.Command {
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "stored %s\n", itemPath(ns, key))
 				return nil
-			})
+			}))
 		},
 	}
 	put.Flags().DurationVar(&ttl, "ttl", 0, "expire the item after this long (e.g. 24h)")
@@ -67,7 +67,7 @@ func newStoreCmd(g *globals) *cobra.Command {
 			if err := checkItem(ns, key, false); err != nil {
 				return err
 			}
-			return withHandle(cmd.Context(), g, func(h *handle) error {
+			return withHandle(cmd.Context(), g, needStore(func(h *handle) error {
 				it, err := h.Store.Get(cmd.Context(), ns, key)
 				if err != nil {
 					return err
@@ -76,7 +76,7 @@ func newStoreCmd(g *globals) *cobra.Command {
 					return notFoundf("no item %s", itemPath(ns, key))
 				}
 				return printJSON(cmd.OutOrStdout(), itemJSON(it, nil))
-			})
+			}))
 		},
 	}
 
@@ -89,7 +89,7 @@ func newStoreCmd(g *globals) *cobra.Command {
 			if err := checkItem(ns, key, false); err != nil {
 				return err
 			}
-			return withHandle(cmd.Context(), g, func(h *handle) error {
+			return withHandle(cmd.Context(), g, needStore(func(h *handle) error {
 				if err := h.Store.Delete(cmd.Context(), ns, key); err != nil {
 					return err
 				}
@@ -98,7 +98,7 @@ func newStoreCmd(g *globals) *cobra.Command {
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "deleted %s\n", itemPath(ns, key))
 				return nil
-			})
+			}))
 		},
 	}
 
@@ -123,7 +123,7 @@ func newStoreCmd(g *globals) *cobra.Command {
 				}
 				opt.Filter = m
 			}
-			return withHandle(cmd.Context(), g, func(h *handle) error {
+			return withHandle(cmd.Context(), g, needStore(func(h *handle) error {
 				res, err := h.Store.Search(cmd.Context(), store.Namespace(args), opt)
 				if err != nil {
 					return err
@@ -148,7 +148,7 @@ func newStoreCmd(g *globals) *cobra.Command {
 					fmt.Fprintf(cmd.OutOrStdout(), "%s  %s  %s\n", score, itemPath(r.Namespace, r.Key), clip(compactJSON(r.Value), 100))
 				}
 				return nil
-			})
+			}))
 		},
 	}
 	search.Flags().StringVar(&query, "query", "", "natural-language query (needs embeddings)")
@@ -167,7 +167,7 @@ func newStoreCmd(g *globals) *cobra.Command {
 				return usagef("--max-depth, --limit and --offset must be >= 0")
 			}
 			opt := store.ListNamespacesOptions{Prefix: splitNS(prefix), Suffix: splitNS(suffix), MaxDepth: maxDepth, Limit: nsLimit, Offset: nsOffset}
-			return withHandle(cmd.Context(), g, func(h *handle) error {
+			return withHandle(cmd.Context(), g, needStore(func(h *handle) error {
 				res, err := h.Store.ListNamespaces(cmd.Context(), opt)
 				if err != nil {
 					return err
@@ -185,7 +185,7 @@ func newStoreCmd(g *globals) *cobra.Command {
 					fmt.Fprintln(cmd.OutOrStdout(), nsPath(ns))
 				}
 				return nil
-			})
+			}))
 		},
 	}
 	namespaces.Flags().StringVar(&prefix, "prefix", "", "labels separated by '/', '*' matches one label (e.g. users/*)")
@@ -212,7 +212,7 @@ func newStoreCmd(g *globals) *cobra.Command {
 					return usageError{fmt.Errorf("--after: %w", err)}
 				}
 			}
-			return withHandle(cmd.Context(), g, func(h *handle) error {
+			return withHandle(cmd.Context(), g, needStore(func(h *handle) error {
 				l, ok := h.Store.(store.Lister)
 				if !ok {
 					return fmt.Errorf("this store (%T) cannot list items", h.Store)
@@ -251,7 +251,7 @@ func newStoreCmd(g *globals) *cobra.Command {
 					fmt.Fprintf(cmd.OutOrStdout(), "next page: --after %s\n", shellQuote(last))
 				}
 				return nil
-			})
+			}))
 		},
 	}
 	list.Flags().StringVar(&after, "after", "", "list keys after this one (the last key of the previous page)")
@@ -265,7 +265,7 @@ func newStoreCmd(g *globals) *cobra.Command {
 			if err := store.Namespace(args).Validate(); err != nil {
 				return usageError{err}
 			}
-			return withHandle(cmd.Context(), g, func(h *handle) error {
+			return withHandle(cmd.Context(), g, needStore(func(h *handle) error {
 				d, ok := h.Store.(store.PrefixDeleter)
 				if !ok {
 					return fmt.Errorf("this store (%T) cannot delete a prefix", h.Store)
@@ -279,7 +279,7 @@ func newStoreCmd(g *globals) *cobra.Command {
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "deleted %d items under %s\n", n, nsPath(store.Namespace(args)))
 				return nil
-			})
+			}))
 		},
 	}
 

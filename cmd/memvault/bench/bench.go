@@ -55,14 +55,18 @@ func optionf(format string, args ...any) error {
 // DefaultConcurrency in flight, and prints a table; DSN must be set for
 // PostgreSQL.
 type Options struct {
-	// DSN is the PostgreSQL connection string. The bench creates a schema
-	// of its own there and drops it afterwards. Unused with Backend
+	// DSN is the PostgreSQL connection string (MongoDB's or Redis's URL
+	// with those backends). The bench creates a schema (database, key
+	// prefix) of its own there and drops it afterwards. Unused with Backend
 	// "sqlite".
 	DSN string
 	// Backend is "postgres" (or "") or "sqlite": a temporary file, removed
 	// afterwards, with raw SQL on the same file as the baseline. The
 	// checkpointer bench runs on SQLite only the workloads of
-	// CheckpointerOptions.Workload and Scale.
+	// CheckpointerOptions.Workload and Scale. The checkpointer bench also
+	// takes BackendMongoDB and BackendRedis (DSN the server's URL): the
+	// classic operations and the growing-messages workload, next to the
+	// same operations through the Go driver or go-redis.
 	Backend string
 	// Duration is how long each row runs, in slices of about a second
 	// that alternate between the modes (see the README). Zero means
@@ -173,6 +177,9 @@ func (o CheckpointerOptions) Check() error {
 	if err := o.Options.check(); err != nil {
 		return err
 	}
+	if nosqlBackend(o.Backend) {
+		return o.checkNoSQL()
+	}
 	bf, sf := o.params(), o.shapes()
 	if !sf.active() {
 		return bf.checkOps("put", "put_writes", "get_tuple", "get_tuple_by_id", "list10")
@@ -250,6 +257,12 @@ func RunCheckpointer(ctx context.Context, w io.Writer, o CheckpointerOptions) er
 		return err
 	}
 	o = o.withDefaults()
+	if nosqlBackend(o.Backend) {
+		if o.DSN == "" {
+			return optionf("bench --backend %s needs its server: pass --dsn", o.Backend)
+		}
+		return benchNoSQL(ctx, w, o)
+	}
 	bf, sf := o.params(), o.shapes()
 	if sf.active() {
 		if sf.backend != "sqlite" {

@@ -333,11 +333,15 @@ VALUES ($1, '', $2, $3, $4, $5) ON CONFLICT (thread_id, checkpoint_ns, checkpoin
 	r.putWritesQ = `INSERT INTO ` + r.writesTable + ` (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob)
 SELECT $1, '', $2, $3, '', idx, ch, 'json', bl FROM unnest($4::int[], $5::text[], $6::bytea[]) AS t(idx, ch, bl)
 ON CONFLICT DO NOTHING`
+	// Every subquery names the thread ($1), as pgsaver's tuple query
+	// does: on Citus that routes the whole statement to the thread's
+	// shard (with c.thread_id alone, the lateral value lookup fails:
+	// "XX000 invalid attnum"); on plain PostgreSQL it is the same plan.
 	sel := `SELECT c.checkpoint_id, c.parent_checkpoint_id, c.checkpoint, c.metadata,
  (SELECT array_agg(array[bl.channel::bytea, bl.type::bytea, bl.blob]) FROM jsonb_each_text(c.checkpoint -> 'channel_versions') cv
-   JOIN ` + r.blobsTable + ` bl ON bl.thread_id = c.thread_id AND bl.checkpoint_ns = c.checkpoint_ns AND bl.channel = cv.key AND bl.version = cv.value),
+   JOIN ` + r.blobsTable + ` bl ON bl.thread_id = $1 AND bl.checkpoint_ns = c.checkpoint_ns AND bl.channel = cv.key AND bl.version = cv.value),
  (SELECT array_agg(array[cw.task_id::bytea, cw.channel::bytea, cw.type::bytea, cw.blob] ORDER BY cw.task_id, cw.idx) FROM ` + r.writesTable + ` cw
-   WHERE cw.thread_id = c.thread_id AND cw.checkpoint_ns = c.checkpoint_ns AND cw.checkpoint_id = c.checkpoint_id)
+   WHERE cw.thread_id = $1 AND cw.checkpoint_ns = c.checkpoint_ns AND cw.checkpoint_id = c.checkpoint_id)
 FROM ` + r.checkpoints + ` c WHERE c.thread_id = $1 AND c.checkpoint_ns = ''`
 	r.getQ = sel + ` ORDER BY c.checkpoint_id DESC LIMIT 1`
 	r.getByIDQ = sel + ` AND c.checkpoint_id = $2`

@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
@@ -178,6 +179,21 @@ func clusterSettings(ctx context.Context, pool *pgxpool.Pool) ([][2]string, erro
 			return nil, fmt.Errorf("read setting %s: %w", n, err)
 		}
 		out = append(out, [2]string{n, v})
+	}
+	// On a Citus coordinator the savers and stores distribute the bench's
+	// tables (pgsaver, pgstore Setup): say so, with the worker and shard
+	// counts, since every figure then includes distribution.
+	var citus *string
+	if err := pool.QueryRow(ctx, "SELECT extversion FROM pg_extension WHERE extname = 'citus'").Scan(&citus); err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		return nil, fmt.Errorf("look for citus: %w", err)
+	}
+	if citus != nil {
+		var workers int
+		var shards string
+		if err := pool.QueryRow(ctx, "SELECT count(*), current_setting('citus.shard_count') FROM pg_dist_node WHERE noderole = 'primary' AND groupid <> 0").Scan(&workers, &shards); err != nil {
+			return nil, fmt.Errorf("read the citus cluster: %w", err)
+		}
+		out = append(out, [2]string{"citus", *citus}, [2]string{"citus_workers", fmt.Sprint(workers)}, [2]string{"citus.shard_count", shards})
 	}
 	return out, nil
 }

@@ -1,0 +1,179 @@
+// Package mongovault wires the MongoDB backend into vault.Open: importing
+// it (the memvault CLI does) registers the mongodb:// and mongodb+srv://
+// schemes with vault.RegisterBackend, so that MEMVAULT_DSN (or the CLI's
+// --dsn) set to a MongoDB URI opens the MongoDB checkpointer (package
+// mongosaver) with the configured serializer — plaintext, envelope or
+// LangGraph encryption, as with SQLite and PostgreSQL — retention and
+// version style.
+//
+// The database is MEMVAULT_SCHEMA (Config.Schema) when set, else the
+// URI's ("mongodb://host/mydb"), else "checkpointing_db", Python
+// MongoDBSaver's default, so that Python agents share it as they are.
+// Open creates the saver's indexes (so `memvault migrate` does); with
+// Config.MustExist it first requires that the database holds a
+// collection, so that a mistyped database name is reported instead of
+// being read as empty.
+//
+// The store is the one hook OpenStore: nil until the MongoDB store lands,
+// and then the handle's Store is nil and store commands fail with
+// vault.ErrNoStore. Per-subject keys and the audit trail are refused by
+// vault.Open (vault.ErrUnsupported), as are the census and compaction.
+package mongovault
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+	"go.mongodb.org/mongo-driver/v2/x/mongo/driver/connstring"
+
+	"github.com/memvault/memvault/backends/mongodb/mongosaver"
+	"github.com/memvault/memvault/checkpointer"
+	"github.com/memvault/memvault/config"
+	"github.com/memvault/memvault/store"
+	"github.com/memvault/memvault/vault"
+)
+
+// Name is vault.Handle.Backend for MongoDB databases.
+const Name = "mongodb"
+
+// DefaultDatabase is the database when neither Config.Schema nor the URI
+// names one: Python MongoDBSaver's default.
+const DefaultDatabase = "checkpointing_db"
+
+// Schemes are the URI schemes registered for MongoDB.
+var Schemes = []string{"mongodb", "mongodb+srv"}
+
+// Backend is what this package registers.
+var Backend = vault.Backend{Name: Name, Open: open}
+
+// OpenStore is the hook that opens the MongoDB store on db with o. nil
+// while there is no MongoDB store: vault.Handle.Store is then nil. The
+// store's package sets it from its own wiring (one assignment, such as
+//
+//	mongovault.OpenStore = func(ctx context.Context, db *mongo.Database, o vault.StoreOptions) (store.Store, error) {
+//		s, err := mongostore.New(db, mongostore.Options{Serde: o.Serde, Index: o.Index, TTL: o.TTL})
+//		if err != nil {
+//			return nil, err
+//		}
+//		return s, s.Setup(ctx)
+//	}
+//
+// ), and a store it returns is closed with the handle when it has a Close
+// method. Set it before the first vault.Open.
+var OpenStore func(ctx context.Context, db *mongo.Database, o vault.StoreOptions) (store.Store, error)
+
+func init() {
+	for _, s := range Schemes {
+		vault.RegisterBackend(s, Backend)
+	}
+}
+
+// Database returns the database c names: c.Schema, else the URI's, else
+// DefaultDatabase.
+func Database(c config.Config) (string, error) {
+	if c.Schema != "" {
+		return c.Schema, nil
+	}
+	cs, err := connstring.Parse(c.DSN)
+	if err != nil {
+		return "", fmt.Errorf("mongovault: MEMVAULT_DSN %s: %w", vault.RedactDSN(c.DSN), err)
+	}
+	return cmp.Or(cs.Database, DefaultDatabase), nil
+}
+
+// pingTimeout bounds the first round trip when ctx has no deadline: an
+// unreachable server is reported instead of waiting for ever.
+const pingTimeout = 30 * time.Second
+
+func open(ctx context.Context, c config.Config, o vault.BackendOptions) (*vault.BackendConn, error) {
+	name, err := Database(c)
+	if err != nil {
+		return nil, err
+	}
+	client, err := mongo.Connect(options.Client().ApplyURI(c.DSN))
+	if err != nil {
+		return nil, fmt.Errorf("mongovault: MEMVAULT_DSN %s: %w", vault.RedactDSN(c.DSN), err)
+	}
+	closeClient := func() error {
+		cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		return client.Disconnect(cctx)
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			_ = closeClient()
+		}
+	}()
+	pctx, cancel := context.WithTimeout(ctx, pingTimeout)
+	err = client.Ping(pctx, nil)
+	cancel()
+	if err != nil {
+		return nil, fmt.Errorf("mongovault: MEMVAULT_DSN %s: %w", vault.RedactDSN(c.DSN), err)
+	}
+	db := client.Database(name)
+	if c.MustExist {
+		names, err := db.ListCollectionNames(ctx, bson.D{})
+		if err != nil {
+			return nil, fmt.Errorf("mongovault: list the collections of %q: %w", name, err)
+		}
+		if len(names) == 0 {
+			return nil, fmt.Errorf("%w: MongoDB database %q has no collections (MEMVAULT_SCHEMA or the URI's database)", vault.ErrNotFound, name)
+		}
+	}
+	style := checkpointer.VersionInt // what Python's and JS's MongoDBSaver write
+	if o.VersionsSet {
+		style = o.Versions
+	}
+	sv, err := mongosaver.New(db, mongosaver.Options{Serde: o.Serde, StringVersions: style == checkpointer.VersionString,
+		Retention: o.Retention, SweepInterval: o.RetentionSweepInterval})
+	if err != nil {
+		return nil, err
+	}
+	if err := sv.Setup(ctx); err != nil {
+		_ = sv.Close()
+		return nil, err
+	}
+	conn := &vault.BackendConn{
+		Saver:      sv,
+		Close:      closeClient,
+		Migrations: func(ctx context.Context) ([]vault.Migration, error) { return migrations(ctx, db) },
+	}
+	if open := OpenStore; open != nil {
+		conn.Store = func(ctx context.Context, so vault.StoreOptions) (store.Store, error) { return open(ctx, db, so) }
+	}
+	ok = true
+	return conn, nil
+}
+
+// migrations lists the indexes of every collection of db (_id's left
+// out): MongoDB has no migration versions, its set-up is its indexes.
+func migrations(ctx context.Context, db *mongo.Database) ([]vault.Migration, error) {
+	names, err := db.ListCollectionNames(ctx, bson.D{})
+	if err != nil {
+		return nil, fmt.Errorf("mongovault: %w", err)
+	}
+	slices.Sort(names)
+	var out []vault.Migration
+	for _, n := range names {
+		specs, err := db.Collection(n).Indexes().ListSpecifications(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("mongovault: indexes of %s: %w", n, err)
+		}
+		m := vault.Migration{Table: n}
+		for _, s := range specs {
+			if s.Name != "_id_" {
+				m.Indexes = append(m.Indexes, s.Name)
+			}
+		}
+		slices.Sort(m.Indexes)
+		out = append(out, m)
+	}
+	return out, nil
+}

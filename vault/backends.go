@@ -1,0 +1,285 @@
+package vault
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/memvault/memvault/checkpointer"
+	"github.com/memvault/memvault/config"
+	"github.com/memvault/memvault/crypto"
+	"github.com/memvault/memvault/serde"
+	"github.com/memvault/memvault/store"
+)
+
+// Backends outside the core module.
+//
+// The core module must not depend on the MongoDB or Redis clients, so
+// their backends live in modules of their own and reach vault.Open
+// through this seam: a wiring package of the backend's module
+// (github.com/memvault/memvault/backends/mongodb/mongovault,
+// …/backends/redis/redisvault) calls RegisterBackend from its init for
+// the URL schemes it serves, and a program that imports it (the memvault
+// CLI does) opens `MEMVAULT_DSN=mongodb://…` like any other database. A
+// DSN with a scheme nobody registered (and that is not PostgreSQL's) is
+// an error wrapping ErrBackendNotRegistered that names the package to
+// import, never a PostgreSQL connection attempt.
+//
+// What such a backend cannot do is refused, never dropped: Open refuses
+// per-subject keys and the audit trail (ErrUnsupported, naming the
+// feature) until the backend provides their tables; Census and
+// DangerousCompact refuse with ErrUnsupported; a backend without a store
+// yet opens with Handle.Store nil, and NeedStore says so (ErrNoStore).
+
+// ErrBackendNotRegistered is wrapped by Open's error for a DSN whose
+// scheme names a backend no imported package registered.
+var ErrBackendNotRegistered = errors.New("vault: no backend registered for this DSN")
+
+// ErrUnsupported is wrapped by the error of a feature the configured
+// backend does not have (per-subject keys, the audit trail, the census,
+// compaction): the message names the feature and the backend.
+var ErrUnsupported = errors.New("vault: not supported by this backend")
+
+// ErrNoStore is wrapped by NeedStore's error when the backend has no
+// long-term memory store (Handle.Store is nil).
+var ErrNoStore = errors.New("vault: this backend has no store")
+
+// Backend is a backend served by a module outside the core, registered
+// with RegisterBackend.
+type Backend struct {
+	// Name is Handle.Backend for its databases ("mongodb", "redis").
+	Name string
+	// Open connects to c.DSN and opens the checkpointer with o. It is
+	// called after the configuration is validated and the features the
+	// backend lacks are refused. With c.MustExist it must create nothing,
+	// and fail with an error wrapping ErrNotFound (naming what is
+	// missing) when the database was never set up.
+	Open func(ctx context.Context, c config.Config, o BackendOptions) (*BackendConn, error)
+}
+
+// BackendOptions is what vault.Open hands a Backend's Open: what the
+// configuration resolved to, so that every backend seals and keeps data
+// under the same rules.
+type BackendOptions struct {
+	// Serde is the checkpointer's serializer (JSONPlus, or the encrypted
+	// one of the configured mode).
+	Serde serde.Serializer
+	// Versions, Retention and RetentionSweepInterval are the
+	// configuration's (config.Config); VersionsSet is false when the
+	// configuration chose no version style (then the backend's default).
+	Versions               checkpointer.VersionStyle
+	VersionsSet            bool
+	Retention              checkpointer.RetentionPolicy
+	RetentionSweepInterval time.Duration
+}
+
+// StoreOptions is what a BackendConn's Store hook gets: the store's
+// serializer (nil: plain JSON), its index (nil: no semantic search),
+// expiry and cache size, as the SQLite and PostgreSQL stores get them.
+type StoreOptions struct {
+	Serde     serde.Serializer
+	Index     *store.IndexConfig
+	TTL       *store.TTLConfig
+	CacheSize int
+}
+
+// BackendConn is an opened backend database.
+type BackendConn struct {
+	// Saver is the checkpointer.
+	Saver checkpointer.Saver
+	// Store opens the backend's long-term memory store. It is the one
+	// hook for it: nil while the backend has none, and then
+	// Handle.Store is nil and NeedStore fails with ErrNoStore. vault.Open
+	// may call it twice (a second time with the embedder the store's
+	// vectors were made with).
+	Store func(ctx context.Context, o StoreOptions) (store.Store, error)
+	// Migrations reports what the backend set up (Handle.Migrations), such
+	// as MongoDB's indexes; nil reports nothing.
+	Migrations func(ctx context.Context) ([]Migration, error)
+	// Close releases the connection; the Saver and a store it opened are
+	// closed first.
+	Close func() error
+}
+
+var (
+	backendsMu sync.RWMutex
+	backends   = map[string]Backend{}
+)
+
+// RegisterBackend makes Open serve DSNs of scheme ("mongodb", the part
+// before "://", case-insensitive) with b. A backend module's wiring
+// package calls it from its init; registering a scheme twice, one of
+// PostgreSQL's, or an incomplete Backend panics, as that is a program
+// error found on the first run.
+func RegisterBackend(scheme string, b Backend) {
+	scheme = strings.ToLower(scheme)
+	if b.Name == "" || b.Open == nil || scheme == "" {
+		panic("vault: RegisterBackend: a scheme, a Name and an Open are needed")
+	}
+	if slices.Contains(postgresSchemes, scheme) {
+		panic("vault: RegisterBackend: " + scheme + " is PostgreSQL's")
+	}
+	backendsMu.Lock()
+	defer backendsMu.Unlock()
+	if _, dup := backends[scheme]; dup {
+		panic("vault: RegisterBackend: scheme " + scheme + " registered twice")
+	}
+	backends[scheme] = b
+}
+
+// postgresSchemes are the URL schemes pgx reads; a DSN without "://" is a
+// PostgreSQL keyword/value string ("host=… dbname=…").
+var postgresSchemes = []string{"postgres", "postgresql"}
+
+// knownSchemes name the package that serves a scheme memvault has a
+// backend for, for the error of a program that did not import it.
+var knownSchemes = map[string]string{
+	"mongodb":       "github.com/memvault/memvault/backends/mongodb/mongovault",
+	"mongodb+srv":   "github.com/memvault/memvault/backends/mongodb/mongovault",
+	"redis":         "github.com/memvault/memvault/backends/redis/redisvault",
+	"rediss":        "github.com/memvault/memvault/backends/redis/redisvault",
+	"redis+cluster": "github.com/memvault/memvault/backends/redis/redisvault",
+}
+
+// DSNScheme returns the lower-case URL scheme of dsn ("" for a PostgreSQL
+// keyword/value string or no DSN).
+func DSNScheme(dsn string) string {
+	scheme, _, ok := strings.Cut(strings.TrimSpace(dsn), "://")
+	if !ok || strings.ContainsAny(scheme, " =") {
+		return ""
+	}
+	return strings.ToLower(scheme)
+}
+
+// backendFor returns the registered backend of dsn's scheme; ok is false
+// for PostgreSQL's DSNs. A scheme that is neither is an error.
+func backendFor(dsn string) (Backend, bool, error) {
+	scheme := DSNScheme(dsn)
+	if scheme == "" || slices.Contains(postgresSchemes, scheme) {
+		return Backend{}, false, nil
+	}
+	backendsMu.RLock()
+	b, ok := backends[scheme]
+	backendsMu.RUnlock()
+	if ok {
+		return b, true, nil
+	}
+	if pkg := knownSchemes[scheme]; pkg != "" {
+		return Backend{}, false, fmt.Errorf("%w: MEMVAULT_DSN scheme %q: import %s (the memvault CLI does)", ErrBackendNotRegistered, scheme, pkg)
+	}
+	return Backend{}, false, fmt.Errorf("%w: MEMVAULT_DSN scheme %q: want postgres:// (or a keyword/value string), mongodb:// or redis://", ErrBackendNotRegistered, scheme)
+}
+
+// RedactDSN returns dsn with its password replaced by "xxxxx", for
+// messages; a DSN that is not a URL is returned as its scheme only.
+func RedactDSN(dsn string) string {
+	u, err := url.Parse(dsn)
+	if err != nil {
+		return DSNScheme(dsn) + "://…"
+	}
+	return u.Redacted()
+}
+
+// refuseUnsupported refuses what a registered backend cannot do, before
+// anything is opened: per-subject keys need a key table the backend
+// cannot hold (and erasure's write fence), the audit trail a table and
+// the data database's chain mark.
+func refuseUnsupported(c config.Config, name string) error {
+	if c.SubjectsOn() {
+		return fmt.Errorf("%w: per-subject keys (MEMVAULT_SUBJECT_THREAD_SEPARATOR, MEMVAULT_SUBJECT_THREAD_METADATA, MEMVAULT_SUBJECT_NAMESPACE) need a key table, which the %s backend does not have yet: use SQLite or PostgreSQL, or unset them", ErrUnsupported, name)
+	}
+	if c.Audit {
+		return fmt.Errorf("%w: the audit trail (MEMVAULT_AUDIT) needs an audit table, which the %s backend does not have yet: use SQLite or PostgreSQL, or unset it", ErrUnsupported, name)
+	}
+	return nil
+}
+
+// openRegistered opens a registered backend's saver, and its store when
+// it has one, into h.
+func openRegistered(ctx context.Context, c config.Config, h *Handle, b Backend) error {
+	h.Backend = b.Name
+	if err := refuseUnsupported(c, b.Name); err != nil {
+		return err
+	}
+	conn, err := b.Open(ctx, c, BackendOptions{Serde: h.Serde, Versions: c.Versions, VersionsSet: c.VersionsSet,
+		Retention: c.Retention, RetentionSweepInterval: c.RetentionSweepInterval})
+	if err != nil {
+		return err
+	}
+	if conn == nil || conn.Saver == nil {
+		if conn != nil && conn.Close != nil {
+			_ = conn.Close()
+		}
+		return fmt.Errorf("vault: the %s backend opened no saver", b.Name)
+	}
+	if conn.Close != nil {
+		h.closers = append(h.closers, conn.Close)
+	}
+	if cl, ok := conn.Saver.(interface{ Close() error }); ok {
+		h.closers = append(h.closers, cl.Close) // stops its sweeper before the connection closes
+	}
+	h.Saver, h.external = conn.Saver, conn
+	if conn.Store == nil {
+		return nil
+	}
+	cache := c.CacheSize
+	if cache == 0 {
+		cache = -1
+	}
+	return openStore(c, h, func() (store.Store, error) {
+		return conn.Store(ctx, StoreOptions{Serde: h.StoreSerde, Index: indexConfig(c, h.Embedder, h.shared), TTL: ttlConfig(c), CacheSize: cache})
+	})
+}
+
+// NeedStore returns nil when the handle has a store, else an error
+// wrapping ErrNoStore that names the backend.
+func (h *Handle) NeedStore() error {
+	if h.Store != nil {
+		return nil
+	}
+	return fmt.Errorf("%w: the %s backend has a checkpointer but no long-term memory store yet (store commands need SQLite or PostgreSQL)", ErrNoStore, h.Backend)
+}
+
+// unsupported is ErrUnsupported about feature on this handle's backend.
+func (h *Handle) unsupported(feature string) error {
+	return fmt.Errorf("%w: %s on the %s backend", ErrUnsupported, feature, h.Backend)
+}
+
+// checkExternalKeys is checkValueKeys for a registered backend, whose
+// values vault cannot read without its client: it decodes the latest
+// checkpoint of the first thread the saver lists (one thread, one tuple:
+// it scans nothing) and refuses to go on (ErrKeyNotLoaded) when its
+// values are sealed under a key no loaded key opens, or sealed while no
+// key is loaded.
+func (h *Handle) checkExternalKeys(ctx context.Context) error {
+	lister, ok := h.Saver.(checkpointer.ThreadLister)
+	if !ok {
+		return nil
+	}
+	var thread string
+	for th, err := range lister.ListThreads(ctx) {
+		if err != nil {
+			return fmt.Errorf("vault: read the key of a stored value: %w", err)
+		}
+		thread = th.ThreadID
+		break
+	}
+	if thread == "" {
+		return nil
+	}
+	_, err := h.Saver.GetTuple(ctx, checkpointer.Config{ThreadID: thread})
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, crypto.ErrDecrypt):
+		return h.keyNotLoaded("its values are encrypted", "")
+	case h.Keyring == nil && errors.Is(err, serde.ErrUnknownType):
+		return h.keyNotLoaded("its values are encrypted", "")
+	}
+	return fmt.Errorf("vault: read the key of a stored value: %w", err)
+}
