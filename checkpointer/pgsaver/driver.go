@@ -3,7 +3,6 @@ package pgsaver
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"iter"
 	"slices"
@@ -17,6 +16,7 @@ import (
 	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/checkpointer/internal/sqlrows"
 	"github.com/memvault/memvault/internal/binding"
+	"github.com/memvault/memvault/internal/pgdb"
 	"github.com/memvault/memvault/internal/pgretry"
 )
 
@@ -383,11 +383,14 @@ func sendFenced(ctx context.Context, db DB, f checkpointer.WriteFence, inSQL boo
 
 // Update implements checkpointer.Driver: fn runs in a transaction (a
 // savepoint of the caller's, on a saver bound to one), run again when
-// PostgreSQL aborted it to break a deadlock.
+// PostgreSQL aborted it to break a deadlock. The transaction spends no
+// round trip of its own (pgdb.Tx): a removal's BEGIN goes with its lock
+// (pgTx.Lock) and its COMMIT with its deletes (pgTx.Remove), so a prune
+// is three round trips: the heads, the lock, the removal.
 func (d *driver) Update(ctx context.Context, fn func(checkpointer.DriverTx) error) error {
 	return d.retry(ctx, func() error {
 		spread := d.topo.distributed(ctx, d.db)
-		return pgx.BeginFunc(ctx, d.db, func(tx pgx.Tx) error {
+		return pgdb.RunTx(ctx, d.db, func(tx *pgdb.Tx) error {
 			return binding.FenceErr(fn(&pgTx{tx: tx, q: d.q, spread: spread}))
 		})
 	})
@@ -416,7 +419,7 @@ func runBatchTag(ctx context.Context, db DB, b *pgx.Batch) (pgconn.CommandTag, e
 
 // pgTx is a transaction (checkpointer.DriverTx).
 type pgTx struct {
-	tx pgx.Tx
+	tx *pgdb.Tx
 	q  *queries
 	// spread: the tables are distributed (Citus), so row locks are taken
 	// by one statement per thread (see queries.lockOne).
@@ -425,12 +428,20 @@ type pgTx struct {
 
 // Put implements checkpointer.DriverTx.
 func (t *pgTx) Put(ctx context.Context, p *checkpointer.PutRows) error {
-	return put(ctx, t.tx, t.q, p)
+	tx, err := t.tx.Q(ctx)
+	if err != nil {
+		return err
+	}
+	return put(ctx, tx, t.q, p)
 }
 
 // PutWrites implements checkpointer.DriverTx.
 func (t *pgTx) PutWrites(ctx context.Context, w *checkpointer.WriteRows) error {
-	return putWrites(ctx, t.tx, t.q, w)
+	tx, err := t.tx.Q(ctx)
+	if err != nil {
+		return err
+	}
+	return putWrites(ctx, tx, t.q, w)
 }
 
 // Fence implements checkpointer.DriverTx: the statements in the
@@ -443,12 +454,20 @@ func (t *pgTx) Fence(ctx context.Context, f checkpointer.WriteFence) error {
 	if b.Len() == 0 {
 		return nil
 	}
-	return binding.FenceErr(runBatch(ctx, t.tx, b))
+	tx, err := t.tx.Q(ctx)
+	if err != nil {
+		return err
+	}
+	return binding.FenceErr(runBatch(ctx, tx, b))
 }
 
 // Heads implements checkpointer.DriverTx: one statement, no lock.
 func (t *pgTx) Heads(ctx context.Context, sel checkpointer.HeadSelector) ([]checkpointer.Head, error) {
-	return heads(ctx, t.tx, t.q, sel)
+	tx, err := t.tx.Q(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return heads(ctx, tx, t.q, sel)
 }
 
 // Heads implements checkpointer.Driver: one statement. The engine
@@ -486,15 +505,15 @@ func btoi(b bool) int {
 // transaction, one round trip (see pgTx.DeleteThreads).
 func (d *driver) DeleteThreads(ctx context.Context, threads []string) error {
 	spread := d.topo.distributed(ctx, d.db)
-	return d.retry(ctx, func() error { return runBatch(ctx, d.db, deleteThreadsBatch(d.q, threads, spread, nil)) })
+	return d.retry(ctx, func() error { return runBatch(ctx, d.db, deleteThreadsBatch(&pgx.Batch{}, d.q, threads, spread, nil)) })
 }
 
-// deleteThreadsBatch locks the threads' checkpoints (one statement per
-// thread when spread, in the threads' order), deletes them with their
-// writes, then collects their values in a later statement; counts, when
-// not nil, receives the numbers of checkpoints, writes and values removed.
-func deleteThreadsBatch(q *queries, threads []string, spread bool, counts *checkpointer.SweepReport) *pgx.Batch {
-	b := &pgx.Batch{}
+// deleteThreadsBatch queues to b the lock of the threads' checkpoints (one
+// statement per thread when spread, in the threads' order), their delete
+// with their writes, then the collection of their values in a later
+// statement; counts, when not nil, receives the numbers of checkpoints,
+// writes and values removed.
+func deleteThreadsBatch(b *pgx.Batch, q *queries, threads []string, spread bool, counts *checkpointer.SweepReport) *pgx.Batch {
 	if spread {
 		sorted := slices.Sorted(slices.Values(threads))
 		for _, th := range slices.Compact(sorted) {
@@ -530,10 +549,14 @@ func columns(rs []checkpointer.Removal) (threads, t, ns, id, kt, kns, kid []stri
 
 // Lock implements checkpointer.DriverTx: queries.lock, then the heads in
 // a later statement of the same round trip, whose snapshot includes the
-// puts the lock waited for.
+// puts the lock waited for; the transaction's BEGIN, when it is the
+// first, goes with them.
 func (t *pgTx) Lock(ctx context.Context, rs []checkpointer.Removal, sel checkpointer.HeadSelector) ([]checkpointer.Head, error) {
 	threads, ct, cns, cid, _, _, _ := columns(rs)
-	b := &pgx.Batch{}
+	b, err := t.tx.Batch(ctx)
+	if err != nil {
+		return nil, err
+	}
 	if t.spread {
 		// One statement per thread, in the threads' order (columns sorts
 		// them), so concurrent removers still lock in one order.
@@ -550,15 +573,13 @@ func (t *pgTx) Lock(ctx context.Context, rs []checkpointer.Removal, sel checkpoi
 	var out []checkpointer.Head
 	q, args := t.q.heads(sel)
 	b.Queue(q, args...).Query(func(rows pgx.Rows) (err error) { out, err = sqlrows.Heads(rows); return err })
-	return out, t.tx.SendBatch(ctx, b).Close()
+	return out, t.tx.Send(ctx, b, false)
 }
 
-// errCountOnly rolls a counting removal's savepoint back.
-var errCountOnly = errors.New("count only")
-
 // Remove implements checkpointer.DriverTx: the deletes, then the value
-// collection in a later statement (queries.gcBlobs). Counting runs the
-// same statements in a savepoint rolled back.
+// collection in a later statement (queries.gcBlobs), and the COMMIT in
+// the same round trip (Remove is the transaction's last call). Counting
+// runs the same statements in a savepoint rolled back.
 func (t *pgTx) Remove(ctx context.Context, rs []checkpointer.Removal, countOnly bool) (checkpointer.SweepReport, error) {
 	var rep checkpointer.SweepReport
 	threads, ct, cns, cid, kt, kns, kid := columns(rs)
@@ -566,52 +587,59 @@ func (t *pgTx) Remove(ctx context.Context, rs []checkpointer.Removal, countOnly 
 	for i, r := range rs {
 		nt[i], nns[i] = r.Thread, r.NS
 	}
-	err := t.counting(ctx, countOnly, func(tx pgx.Tx) error {
-		b := &pgx.Batch{}
+	err := t.counting(ctx, countOnly, true, func(b *pgx.Batch) {
 		b.Queue(t.q.remove, threads, ct, cns, cid, kt, kns, kid).QueryRow(func(row pgx.Row) error {
 			return row.Scan(&rep.Checkpoints, &rep.Writes)
 		})
 		b.Queue(t.q.gcBlobs, threads, nt, nns).QueryRow(func(row pgx.Row) error { return row.Scan(&rep.Blobs) })
-		return tx.SendBatch(ctx, b).Close()
 	})
 	return rep, err
 }
 
-// counting runs fn in tx, or with countOnly in a savepoint rolled back.
-func (t *pgTx) counting(ctx context.Context, countOnly bool, fn func(pgx.Tx) error) error {
-	if !countOnly {
-		return fn(t.tx)
+// counting sends the statements fill queues in one batch of the
+// transaction (its last, with last) or, with countOnly, in a savepoint
+// of it rolled back in the same batch.
+func (t *pgTx) counting(ctx context.Context, countOnly, last bool, fill func(*pgx.Batch)) error {
+	b, err := t.tx.Batch(ctx)
+	if err != nil {
+		return err
 	}
-	err := pgx.BeginFunc(ctx, t.tx, func(sp pgx.Tx) error {
-		if err := fn(sp); err != nil {
-			return err
-		}
-		return errCountOnly
-	})
-	if errors.Is(err, errCountOnly) {
-		return nil
+	if countOnly {
+		b.Queue("SAVEPOINT memvault_count")
 	}
-	return err
+	fill(b)
+	if countOnly {
+		b.Queue("ROLLBACK TO SAVEPOINT memvault_count")
+	}
+	return t.tx.Send(ctx, b, last)
 }
 
 // DeleteThreads implements checkpointer.DriverTx: lock, delete the
 // checkpoints and writes, collect the values (queries.deleteThreads).
 func (t *pgTx) DeleteThreads(ctx context.Context, threads []string, countOnly bool) (checkpointer.SweepReport, error) {
 	var rep checkpointer.SweepReport
-	err := t.counting(ctx, countOnly, func(tx pgx.Tx) error {
-		return tx.SendBatch(ctx, deleteThreadsBatch(t.q, threads, t.spread, &rep)).Close()
-	})
+	err := t.counting(ctx, countOnly, false, func(b *pgx.Batch) { deleteThreadsBatch(b, t.q, threads, t.spread, &rep) })
 	return rep, err
 }
 
 // Rows implements checkpointer.DriverTx.
 func (t *pgTx) Rows(ctx context.Context, thread string) (*checkpointer.ThreadRows, error) {
-	return sqlrows.Thread(ctx, query(t.tx), t.q.thread, thread)
+	tx, err := t.tx.Q(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return sqlrows.Thread(ctx, query(tx), t.q.thread, thread)
 }
 
 // Overwrite implements checkpointer.DriverTx: one statement per table.
 func (t *pgTx) Overwrite(ctx context.Context, thread string, rows *checkpointer.ThreadRows) error {
-	b := &pgx.Batch{}
+	if len(rows.Checkpoints)+len(rows.Values)+len(rows.Writes) == 0 {
+		return nil
+	}
+	b, err := t.tx.Batch(ctx)
+	if err != nil {
+		return err
+	}
 	if n := len(rows.Checkpoints); n > 0 {
 		ns, id, parent, typ := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 		doc, md := make([]json.RawMessage, n), make([]json.RawMessage, n)
@@ -638,8 +666,5 @@ func (t *pgTx) Overwrite(ctx context.Context, thread string, rows *checkpointer.
 		}
 		b.Queue(t.q.putWritesCopy, thread, ns, cid, tid, tp, idx, ch, typ, data)
 	}
-	if b.Len() == 0 {
-		return nil
-	}
-	return t.tx.SendBatch(ctx, b).Close()
+	return t.tx.Send(ctx, b, false)
 }
