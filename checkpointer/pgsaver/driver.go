@@ -428,20 +428,12 @@ type pgTx struct {
 
 // Put implements checkpointer.DriverTx.
 func (t *pgTx) Put(ctx context.Context, p *checkpointer.PutRows) error {
-	tx, err := t.tx.Q(ctx)
-	if err != nil {
-		return err
-	}
-	return put(ctx, tx, t.q, p)
+	return put(ctx, t.tx, t.q, p)
 }
 
 // PutWrites implements checkpointer.DriverTx.
 func (t *pgTx) PutWrites(ctx context.Context, w *checkpointer.WriteRows) error {
-	tx, err := t.tx.Q(ctx)
-	if err != nil {
-		return err
-	}
-	return putWrites(ctx, tx, t.q, w)
+	return putWrites(ctx, t.tx, t.q, w)
 }
 
 // Fence implements checkpointer.DriverTx: the statements in the
@@ -454,20 +446,12 @@ func (t *pgTx) Fence(ctx context.Context, f checkpointer.WriteFence) error {
 	if b.Len() == 0 {
 		return nil
 	}
-	tx, err := t.tx.Q(ctx)
-	if err != nil {
-		return err
-	}
-	return binding.FenceErr(runBatch(ctx, tx, b))
+	return binding.FenceErr(runBatch(ctx, t.tx, b))
 }
 
 // Heads implements checkpointer.DriverTx: one statement, no lock.
 func (t *pgTx) Heads(ctx context.Context, sel checkpointer.HeadSelector) ([]checkpointer.Head, error) {
-	tx, err := t.tx.Q(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return heads(ctx, tx, t.q, sel)
+	return heads(ctx, t.tx, t.q, sel)
 }
 
 // Heads implements checkpointer.Driver: one statement. The engine
@@ -624,11 +608,7 @@ func (t *pgTx) DeleteThreads(ctx context.Context, threads []string, countOnly bo
 
 // Rows implements checkpointer.DriverTx.
 func (t *pgTx) Rows(ctx context.Context, thread string) (*checkpointer.ThreadRows, error) {
-	tx, err := t.tx.Q(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return sqlrows.Thread(ctx, query(tx), t.q.thread, thread)
+	return sqlrows.Thread(ctx, query(t.tx), t.q.thread, thread)
 }
 
 // Overwrite implements checkpointer.DriverTx: one statement per table.

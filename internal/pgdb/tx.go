@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
@@ -19,7 +20,9 @@ const savepoint = "memvault_tx"
 // statements may not share a connection, it begins with DB's Begin and
 // ends with the transaction's Commit or Rollback.
 //
-// RunTx runs one, as pgx.BeginFunc does.
+// RunTx runs one, as pgx.BeginFunc does. A Tx is a DB: a statement sent
+// by its methods begins the transaction first (one round trip) when no
+// batch has, and its Begin makes a savepoint.
 type Tx struct {
 	db DB
 	// conn is the connection the transaction runs on (nil: DB is a
@@ -86,9 +89,11 @@ func (t *Tx) end(commit bool) string {
 	return "ROLLBACK"
 }
 
-// Q returns the transaction for statements of its own, beginning it (one
-// round trip) when no batch has yet. Its Begin makes a savepoint.
-func (t *Tx) Q(ctx context.Context) (pgx.Tx, error) {
+var _ DB = (*Tx)(nil)
+
+// begin returns the transaction, beginning it (one round trip) when no
+// batch has yet.
+func (t *Tx) begin(ctx context.Context) (pgx.Tx, error) {
 	if t.done {
 		return nil, pgx.ErrTxClosed
 	}
@@ -127,7 +132,7 @@ func (t *Tx) Batch(ctx context.Context) (*pgx.Batch, error) {
 		b.BeginTx(pgx.TxOptions{})
 		t.pending = true
 	default:
-		if _, err := t.Q(ctx); err != nil {
+		if _, err := t.begin(ctx); err != nil {
 			return nil, err
 		}
 	}
@@ -157,3 +162,54 @@ func (t *Tx) Send(ctx context.Context, b *pgx.Batch, last bool) error {
 	t.done = last && err == nil && (t.sp || t.conn != nil)
 	return err
 }
+
+// Exec implements Querier.
+func (t *Tx) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
+	tx, err := t.begin(ctx)
+	if err != nil {
+		return pgconn.CommandTag{}, err
+	}
+	return tx.Exec(ctx, sql, args...)
+}
+
+// Query implements Querier.
+func (t *Tx) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
+	tx, err := t.begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return tx.Query(ctx, sql, args...)
+}
+
+// QueryRow implements Querier.
+func (t *Tx) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
+	tx, err := t.begin(ctx)
+	if err != nil {
+		return errRow{err}
+	}
+	return tx.QueryRow(ctx, sql, args...)
+}
+
+// SendBatch implements Querier; Batch and Send save the BEGIN's round
+// trip.
+func (t *Tx) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults {
+	tx, err := t.begin(ctx)
+	if err != nil {
+		return pgx.FailedBatchResults(b, err)
+	}
+	return tx.SendBatch(ctx, b)
+}
+
+// Begin implements DB: a savepoint in the transaction.
+func (t *Tx) Begin(ctx context.Context) (pgx.Tx, error) {
+	tx, err := t.begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return tx.Begin(ctx)
+}
+
+// errRow is a pgx.Row whose Scan fails with err.
+type errRow struct{ err error }
+
+func (r errRow) Scan(...any) error { return r.err }
