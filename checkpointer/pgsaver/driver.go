@@ -16,6 +16,7 @@ import (
 	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/checkpointer/internal/sqlrows"
 	"github.com/memvault/memvault/internal/binding"
+	"github.com/memvault/memvault/internal/pgcitus"
 	"github.com/memvault/memvault/internal/pgdb"
 	"github.com/memvault/memvault/internal/pgretry"
 )
@@ -31,8 +32,8 @@ type driver struct {
 	// PostgreSQL aborted to break a deadlock may be run again; a caller's
 	// transaction is aborted as a whole and the error goes back to it.
 	own bool
-	// topo tells whether db is a Citus coordinator (nil: plain PostgreSQL).
-	topo *topology
+	// topo tells whether db is a Citus coordinator.
+	topo *pgcitus.Topology
 }
 
 var _ checkpointer.Driver = (*driver)(nil)
@@ -91,7 +92,7 @@ func (d *driver) Load(ctx context.Context, thread, ns, id string) (*checkpointer
 func (d *driver) Scan(ctx context.Context, q checkpointer.DriverQuery) iter.Seq2[*checkpointer.StoredCheckpoint, error] {
 	return func(yield func(*checkpointer.StoredCheckpoint, error) bool) {
 		// Across threads, Citus needs the statement in another form.
-		spread := q.Thread == "" && d.topo.distributed(ctx, d.db)
+		spread := q.Thread == "" && d.topo.Distributed(ctx, d.db)
 		sql, args, err := d.buildList(q, spread)
 		if err != nil {
 			yield(nil, fmt.Errorf("list: %w", err))
@@ -389,7 +390,7 @@ func sendFenced(ctx context.Context, db DB, f checkpointer.WriteFence, inSQL boo
 // is three round trips: the heads, the lock, the removal.
 func (d *driver) Update(ctx context.Context, fn func(checkpointer.DriverTx) error) error {
 	return d.retry(ctx, func() error {
-		spread := d.topo.distributed(ctx, d.db)
+		spread := d.topo.Distributed(ctx, d.db)
 		return pgdb.RunTx(ctx, d.db, func(tx *pgdb.Tx) error {
 			return binding.FenceErr(fn(&pgTx{tx: tx, q: d.q, spread: spread}))
 		})
@@ -488,7 +489,7 @@ func btoi(b bool) int {
 // DeleteThreads implements checkpointer.Driver: one batch, one implicit
 // transaction, one round trip (see pgTx.DeleteThreads).
 func (d *driver) DeleteThreads(ctx context.Context, threads []string) error {
-	spread := d.topo.distributed(ctx, d.db)
+	spread := d.topo.Distributed(ctx, d.db)
 	return d.retry(ctx, func() error { return runBatch(ctx, d.db, deleteThreadsBatch(&pgx.Batch{}, d.q, threads, spread, nil)) })
 }
 
@@ -499,10 +500,7 @@ func (d *driver) DeleteThreads(ctx context.Context, threads []string) error {
 // writes and values removed.
 func deleteThreadsBatch(b *pgx.Batch, q *queries, threads []string, spread bool, counts *checkpointer.SweepReport) *pgx.Batch {
 	if spread {
-		sorted := slices.Sorted(slices.Values(threads))
-		for _, th := range slices.Compact(sorted) {
-			b.Queue(q.lockThread, th)
-		}
+		pgcitus.EachValue(threads, func(th string) { b.Queue(q.lockThread, th) })
 	} else {
 		b.Queue(q.lockThreads, threads)
 	}
@@ -542,15 +540,12 @@ func (t *pgTx) Lock(ctx context.Context, rs []checkpointer.Removal, sel checkpoi
 		return nil, err
 	}
 	if t.spread {
-		// One statement per thread, in the threads' order (columns sorts
-		// them), so concurrent removers still lock in one order.
+		// One statement per thread (pgcitus.EachValue).
 		ns, id := make(map[string][]string, len(threads)), make(map[string][]string, len(threads))
 		for i, th := range ct {
 			ns[th], id[th] = append(ns[th], cns[i]), append(id[th], cid[i])
 		}
-		for _, th := range threads {
-			b.Queue(t.q.lockOne, th, ns[th], id[th])
-		}
+		pgcitus.EachValue(threads, func(th string) { b.Queue(t.q.lockOne, th, ns[th], id[th]) })
 	} else {
 		b.Queue(t.q.lock, threads, ct, cns, cid)
 	}

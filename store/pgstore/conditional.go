@@ -18,7 +18,7 @@ import (
 // UPDATE of the row at the expected updated_at otherwise); no row written
 // is store.ErrConflict and a rollback; then its vectors follow.
 func (t *pgTx) condPut(ctx context.Context, w store.RowWrite, cond store.PutCondition) error {
-	t.d.distributed(ctx) // for prune
+	t.d.topo.Distributed(ctx, t.d.db) // for ShardFilter
 	r, vecs, now, err := t.d.putRows([]store.RowWrite{w}, nil)
 	if err != nil {
 		return err
