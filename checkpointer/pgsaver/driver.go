@@ -47,13 +47,6 @@ func (*driver) Capabilities() checkpointer.DriverCapabilities {
 	return checkpointer.DriverCapabilities{ExactFilter: true, InlineParentValues: true}
 }
 
-func (d *driver) retry(ctx context.Context, fn func() error) error {
-	if !d.own {
-		return fn()
-	}
-	return pgretry.Do(ctx, fn)
-}
-
 // Load implements checkpointer.Driver with one statement: the checkpoint
 // row, its values (the blob rows at each channel's current version), its
 // writes and, before format 4, its pending sends.
@@ -271,7 +264,7 @@ func query(db DB) sqlrows.Query {
 // Put implements checkpointer.Driver: one statement (after the fence's),
 // one round trip.
 func (d *driver) Put(ctx context.Context, p *checkpointer.PutRows) error {
-	err := d.retry(ctx, func() error { return put(ctx, d.db, d.q, p) })
+	err := pgretry.Owned(ctx, d.own, func() error { return put(ctx, d.db, d.q, p) })
 	if err != nil {
 		return fmt.Errorf("put %s: %w", p.ID, err)
 	}
@@ -325,7 +318,7 @@ func isInline(p *checkpointer.PutRows, bl checkpointer.ValueRow) bool {
 // PutWrites implements checkpointer.Driver: one statement, one round trip
 // (with the fence's, when the rows are sealed under a subject's key).
 func (d *driver) PutWrites(ctx context.Context, w *checkpointer.WriteRows) error {
-	err := d.retry(ctx, func() error { return putWrites(ctx, d.db, d.q, w) })
+	err := pgretry.Owned(ctx, d.own, func() error { return putWrites(ctx, d.db, d.q, w) })
 	if err != nil {
 		return fmt.Errorf("put writes: %w", err)
 	}
@@ -389,7 +382,7 @@ func sendFenced(ctx context.Context, db DB, f checkpointer.WriteFence, inSQL boo
 // (pgTx.Lock) and its COMMIT with its deletes (pgTx.Remove), so a prune
 // is three round trips: the heads, the lock, the removal.
 func (d *driver) Update(ctx context.Context, fn func(checkpointer.DriverTx) error) error {
-	return d.retry(ctx, func() error {
+	return pgretry.Owned(ctx, d.own, func() error {
 		spread := d.topo.Distributed(ctx, d.db)
 		return pgdb.RunTx(ctx, d.db, func(tx *pgdb.Tx) error {
 			return binding.FenceErr(fn(&pgTx{tx: tx, q: d.q, spread: spread}))
@@ -490,7 +483,7 @@ func btoi(b bool) int {
 // transaction, one round trip (see pgTx.DeleteThreads).
 func (d *driver) DeleteThreads(ctx context.Context, threads []string) error {
 	spread := d.topo.Distributed(ctx, d.db)
-	return d.retry(ctx, func() error { return runBatch(ctx, d.db, deleteThreadsBatch(&pgx.Batch{}, d.q, threads, spread, nil)) })
+	return pgretry.Owned(ctx, d.own, func() error { return runBatch(ctx, d.db, deleteThreadsBatch(&pgx.Batch{}, d.q, threads, spread, nil)) })
 }
 
 // deleteThreadsBatch queues to b the lock of the threads' checkpoints (one

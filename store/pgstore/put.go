@@ -126,16 +126,6 @@ func compareKeys(a, b store.RowKey) int {
 	return cmp.Or(strings.Compare(a.NS, b.NS), strings.Compare(a.Key, b.Key))
 }
 
-// retry runs f, and again when PostgreSQL aborted it to break a deadlock
-// or a serialization conflict if it is the store's own transaction
-// (owned); a caller's transaction is the caller's to retry.
-func retry(ctx context.Context, owned bool, f func() error) error {
-	if owned {
-		return pgretry.Do(ctx, f)
-	}
-	return f()
-}
-
 // write sends prepared puts on q, vectors in pgvector's binary format
 // where the connection has it registered. owned says q is the store's own
 // pool, whose aborted batches are retried.
@@ -193,7 +183,7 @@ func (d *driver) sendPuts(ctx context.Context, q Querier, owned bool, r *putRows
 			return pgfence.InTx(ctx, begin, r.fence, func(tx pgx.Tx) error { return tx.SendBatch(ctx, b).Close() })
 		}
 	}
-	if err := retry(ctx, owned, send); err != nil {
+	if err := pgretry.Owned(ctx, owned, send); err != nil {
 		return fmt.Errorf("postgres: put: %w", binding.FenceErr(err))
 	}
 	return nil
