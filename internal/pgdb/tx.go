@@ -16,9 +16,10 @@ const savepoint = "memvault_tx"
 // batch its user says is the last, so a transaction of two batches costs
 // two round trips where pgx.BeginFunc costs four. Inside a caller's
 // transaction (DB is a pgx.Tx) it is a savepoint, opened and released the
-// same way. On a DB other than a pool, a connection or a transaction, whose
-// statements may not share a connection, it begins with DB's Begin and
-// ends with the transaction's Commit or Rollback.
+// same way. On a DB other than a pool, a connection (pgx's or the
+// pool's) or a transaction, whose statements may not share a connection,
+// it begins with DB's Begin and ends with the transaction's Commit or
+// Rollback.
 //
 // RunTx runs one, as pgx.BeginFunc does. A Tx is a DB: a statement sent
 // by its methods begins the transaction first (one round trip) when no
@@ -46,6 +47,8 @@ func RunTx(ctx context.Context, db DB, fn func(*Tx) error) error {
 		t.tx, t.sp = c, true
 	case *pgx.Conn:
 		t.conn = c
+	case *pgxpool.Conn:
+		t.conn = c.Conn()
 	case *pgxpool.Pool:
 		pc, err := c.Acquire(ctx)
 		if err != nil {

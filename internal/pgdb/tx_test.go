@@ -13,11 +13,11 @@ import (
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
 
-// TestRunTx: on a pool, a connection and a caller's transaction, a Tx
-// whose BEGIN and COMMIT travel with its batches keeps all its rows or
-// none — fn failing after a batch, the last batch failing midway, a
-// statement of its own first — and leaves no transaction open but the
-// caller's; nothing runs in it once the last batch committed.
+// TestRunTx: on a pool, a connection (pgx's, the pool's) and a caller's
+// transaction, a Tx whose BEGIN and COMMIT travel with its batches keeps
+// all its rows or none — fn failing after a batch, the last batch failing
+// midway, a statement of its own first — and leaves no transaction open
+// but the caller's; nothing runs in it once the last batch committed.
 func TestRunTx(t *testing.T) {
 	ctx := context.Background()
 	pool := pgtest.Pool(t)
@@ -75,7 +75,7 @@ func TestRunTx(t *testing.T) {
 			return insert(tx, k+"-2", false)
 		}, false, true},
 	}
-	for _, kind := range []string{"pool", "conn", "caller's tx"} {
+	for _, kind := range []string{"pool", "conn", "pool conn", "caller's tx"} {
 		for _, c := range cases {
 			k := kind + "/" + c.name
 			var db pgdb.DB = pool
@@ -83,6 +83,8 @@ func TestRunTx(t *testing.T) {
 			switch kind {
 			case "conn":
 				db = conn.Conn()
+			case "pool conn":
+				db = conn
 			case "caller's tx":
 				if caller, err = conn.Begin(ctx); err != nil {
 					t.Fatal(err)
