@@ -563,7 +563,7 @@ func (t *pgTx) Remove(ctx context.Context, rs []checkpointer.Removal, countOnly 
 		b.Queue(t.q.remove, threads, ct, cns, cid, kt, kns, kid).QueryRow(func(row pgx.Row) error {
 			return row.Scan(&rep.Checkpoints, &rep.Writes)
 		})
-		b.Queue(t.q.gcBlobs, threads, nt, nns).QueryRow(func(row pgx.Row) error { return row.Scan(&rep.Blobs) })
+		b.Queue(t.q.gcBlobs[btoi(t.spread)], threads, nt, nns).QueryRow(func(row pgx.Row) error { return row.Scan(&rep.Blobs) })
 	})
 	return rep, err
 }
