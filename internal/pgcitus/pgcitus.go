@@ -37,15 +37,19 @@ type Topology struct {
 }
 
 // Distributed reports whether the database q reaches is a Citus
-// coordinator, asking it the first time (see Topology).
+// coordinator, asking it the first time (see Topology). A nil Topology
+// is plain PostgreSQL's.
 func (t *Topology) Distributed(ctx context.Context, q pgdb.Querier) bool {
+	if t == nil {
+		return false
+	}
 	ok, _ := t.citus.Ask(ctx, q, InstalledSQL)
 	return ok
 }
 
 // Known reports the answer Distributed (or Setup) got, without asking:
 // false until one has.
-func (t *Topology) Known() bool { return t.citus.Yes() }
+func (t *Topology) Known() bool { return t != nil && t.citus.Yes() }
 
 // Setup is a backend's Setup step on Citus: on a coordinator it
 // distributes tables by column (Distribute); on plain PostgreSQL it only

@@ -81,7 +81,8 @@ WHERE logicalrelid IN ($1::regclass, $2::regclass) AND column_to_column_name(log
 
 // TestTopology: the topology is asked once and remembered; Setup only asks
 // on plain PostgreSQL and distributes on a coordinator, leaving out a
-// table that does not exist; ShardFilter is empty but on a coordinator.
+// table that does not exist; ShardFilter is empty but on a coordinator;
+// a nil Topology is plain PostgreSQL's.
 func TestTopology(t *testing.T) {
 	ctx := context.Background()
 	var plain pgcitus.Topology
@@ -91,6 +92,10 @@ func TestTopology(t *testing.T) {
 	}
 	if err := plain.Setup(ctx, pool, "k", "no_such_table"); err != nil {
 		t.Errorf("Setup on plain PostgreSQL: %v", err)
+	}
+	var none *pgcitus.Topology
+	if none.Distributed(ctx, pool) || none.Known() {
+		t.Error("a nil Topology reads as a Citus coordinator")
 	}
 	if f := plain.ShardFilter("a.k", "$1::text[]"); f != "" {
 		t.Errorf("ShardFilter on plain PostgreSQL = %q, want none", f)
