@@ -100,7 +100,10 @@ type DriverTx interface {
 	// and their writes (all but the ChannelTasks writes of KeepSends), then
 	// the value rows no checkpoint of the namespace still references, and
 	// counts the rows. With countOnly it deletes nothing and counts what
-	// it would.
+	// it would. It is the last call of its transaction: the engine returns
+	// its error from the function given to Update right after, so a driver
+	// may commit with it (PostgreSQL's sends the COMMIT in the same round
+	// trip).
 	Remove(ctx context.Context, rs []Removal, countOnly bool) (SweepReport, error)
 	// DeleteThreads deletes every row of the threads and counts them;
 	// with countOnly it only counts.

@@ -3,7 +3,6 @@ package pgsaver
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"iter"
 	"slices"
@@ -17,6 +16,8 @@ import (
 	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/checkpointer/internal/sqlrows"
 	"github.com/memvault/memvault/internal/binding"
+	"github.com/memvault/memvault/internal/pgcitus"
+	"github.com/memvault/memvault/internal/pgdb"
 	"github.com/memvault/memvault/internal/pgretry"
 )
 
@@ -31,8 +32,8 @@ type driver struct {
 	// PostgreSQL aborted to break a deadlock may be run again; a caller's
 	// transaction is aborted as a whole and the error goes back to it.
 	own bool
-	// topo tells whether db is a Citus coordinator (nil: plain PostgreSQL).
-	topo *topology
+	// topo tells whether db is a Citus coordinator.
+	topo *pgcitus.Topology
 }
 
 var _ checkpointer.Driver = (*driver)(nil)
@@ -44,13 +45,6 @@ func (*driver) Name() string { return "postgres" }
 // exact, and Python LangGraph shares the tables.
 func (*driver) Capabilities() checkpointer.DriverCapabilities {
 	return checkpointer.DriverCapabilities{ExactFilter: true, InlineParentValues: true}
-}
-
-func (d *driver) retry(ctx context.Context, fn func() error) error {
-	if !d.own {
-		return fn()
-	}
-	return pgretry.Do(ctx, fn)
 }
 
 // Load implements checkpointer.Driver with one statement: the checkpoint
@@ -91,7 +85,7 @@ func (d *driver) Load(ctx context.Context, thread, ns, id string) (*checkpointer
 func (d *driver) Scan(ctx context.Context, q checkpointer.DriverQuery) iter.Seq2[*checkpointer.StoredCheckpoint, error] {
 	return func(yield func(*checkpointer.StoredCheckpoint, error) bool) {
 		// Across threads, Citus needs the statement in another form.
-		spread := q.Thread == "" && d.topo.distributed(ctx, d.db)
+		spread := q.Thread == "" && d.topo.Distributed(ctx, d.db)
 		sql, args, err := d.buildList(q, spread)
 		if err != nil {
 			yield(nil, fmt.Errorf("list: %w", err))
@@ -270,7 +264,7 @@ func query(db DB) sqlrows.Query {
 // Put implements checkpointer.Driver: one statement (after the fence's),
 // one round trip.
 func (d *driver) Put(ctx context.Context, p *checkpointer.PutRows) error {
-	err := d.retry(ctx, func() error { return put(ctx, d.db, d.q, p) })
+	err := pgretry.Owned(ctx, d.own, func() error { return put(ctx, d.db, d.q, p) })
 	if err != nil {
 		return fmt.Errorf("put %s: %w", p.ID, err)
 	}
@@ -324,7 +318,7 @@ func isInline(p *checkpointer.PutRows, bl checkpointer.ValueRow) bool {
 // PutWrites implements checkpointer.Driver: one statement, one round trip
 // (with the fence's, when the rows are sealed under a subject's key).
 func (d *driver) PutWrites(ctx context.Context, w *checkpointer.WriteRows) error {
-	err := d.retry(ctx, func() error { return putWrites(ctx, d.db, d.q, w) })
+	err := pgretry.Owned(ctx, d.own, func() error { return putWrites(ctx, d.db, d.q, w) })
 	if err != nil {
 		return fmt.Errorf("put writes: %w", err)
 	}
@@ -383,11 +377,14 @@ func sendFenced(ctx context.Context, db DB, f checkpointer.WriteFence, inSQL boo
 
 // Update implements checkpointer.Driver: fn runs in a transaction (a
 // savepoint of the caller's, on a saver bound to one), run again when
-// PostgreSQL aborted it to break a deadlock.
+// PostgreSQL aborted it to break a deadlock. The transaction spends no
+// round trip of its own (pgdb.Tx): a removal's BEGIN goes with its lock
+// (pgTx.Lock) and its COMMIT with its deletes (pgTx.Remove), so a prune
+// is three round trips: the heads, the lock, the removal.
 func (d *driver) Update(ctx context.Context, fn func(checkpointer.DriverTx) error) error {
-	return d.retry(ctx, func() error {
-		spread := d.topo.distributed(ctx, d.db)
-		return pgx.BeginFunc(ctx, d.db, func(tx pgx.Tx) error {
+	return pgretry.Owned(ctx, d.own, func() error {
+		spread := d.topo.Distributed(ctx, d.db)
+		return pgdb.RunTx(ctx, d.db, func(tx *pgdb.Tx) error {
 			return binding.FenceErr(fn(&pgTx{tx: tx, q: d.q, spread: spread}))
 		})
 	})
@@ -416,7 +413,7 @@ func runBatchTag(ctx context.Context, db DB, b *pgx.Batch) (pgconn.CommandTag, e
 
 // pgTx is a transaction (checkpointer.DriverTx).
 type pgTx struct {
-	tx pgx.Tx
+	tx *pgdb.Tx
 	q  *queries
 	// spread: the tables are distributed (Citus), so row locks are taken
 	// by one statement per thread (see queries.lockOne).
@@ -485,21 +482,18 @@ func btoi(b bool) int {
 // DeleteThreads implements checkpointer.Driver: one batch, one implicit
 // transaction, one round trip (see pgTx.DeleteThreads).
 func (d *driver) DeleteThreads(ctx context.Context, threads []string) error {
-	spread := d.topo.distributed(ctx, d.db)
-	return d.retry(ctx, func() error { return runBatch(ctx, d.db, deleteThreadsBatch(d.q, threads, spread, nil)) })
+	spread := d.topo.Distributed(ctx, d.db)
+	return pgretry.Owned(ctx, d.own, func() error { return runBatch(ctx, d.db, deleteThreadsBatch(&pgx.Batch{}, d.q, threads, spread, nil)) })
 }
 
-// deleteThreadsBatch locks the threads' checkpoints (one statement per
-// thread when spread, in the threads' order), deletes them with their
-// writes, then collects their values in a later statement; counts, when
-// not nil, receives the numbers of checkpoints, writes and values removed.
-func deleteThreadsBatch(q *queries, threads []string, spread bool, counts *checkpointer.SweepReport) *pgx.Batch {
-	b := &pgx.Batch{}
+// deleteThreadsBatch queues to b the lock of the threads' checkpoints (one
+// statement per thread when spread, in the threads' order), their delete
+// with their writes, then the collection of their values in a later
+// statement; counts, when not nil, receives the numbers of checkpoints,
+// writes and values removed.
+func deleteThreadsBatch(b *pgx.Batch, q *queries, threads []string, spread bool, counts *checkpointer.SweepReport) *pgx.Batch {
 	if spread {
-		sorted := slices.Sorted(slices.Values(threads))
-		for _, th := range slices.Compact(sorted) {
-			b.Queue(q.lockThread, th)
-		}
+		pgcitus.EachValue(threads, func(th string) { b.Queue(q.lockThread, th) })
 	} else {
 		b.Queue(q.lockThreads, threads)
 	}
@@ -530,35 +524,34 @@ func columns(rs []checkpointer.Removal) (threads, t, ns, id, kt, kns, kid []stri
 
 // Lock implements checkpointer.DriverTx: queries.lock, then the heads in
 // a later statement of the same round trip, whose snapshot includes the
-// puts the lock waited for.
+// puts the lock waited for; the transaction's BEGIN, when it is the
+// first, goes with them.
 func (t *pgTx) Lock(ctx context.Context, rs []checkpointer.Removal, sel checkpointer.HeadSelector) ([]checkpointer.Head, error) {
 	threads, ct, cns, cid, _, _, _ := columns(rs)
-	b := &pgx.Batch{}
+	b, err := t.tx.Batch(ctx)
+	if err != nil {
+		return nil, err
+	}
 	if t.spread {
-		// One statement per thread, in the threads' order (columns sorts
-		// them), so concurrent removers still lock in one order.
+		// One statement per thread (pgcitus.EachValue).
 		ns, id := make(map[string][]string, len(threads)), make(map[string][]string, len(threads))
 		for i, th := range ct {
 			ns[th], id[th] = append(ns[th], cns[i]), append(id[th], cid[i])
 		}
-		for _, th := range threads {
-			b.Queue(t.q.lockOne, th, ns[th], id[th])
-		}
+		pgcitus.EachValue(threads, func(th string) { b.Queue(t.q.lockOne, th, ns[th], id[th]) })
 	} else {
 		b.Queue(t.q.lock, threads, ct, cns, cid)
 	}
 	var out []checkpointer.Head
 	q, args := t.q.heads(sel)
 	b.Queue(q, args...).Query(func(rows pgx.Rows) (err error) { out, err = sqlrows.Heads(rows); return err })
-	return out, t.tx.SendBatch(ctx, b).Close()
+	return out, t.tx.Send(ctx, b, false)
 }
 
-// errCountOnly rolls a counting removal's savepoint back.
-var errCountOnly = errors.New("count only")
-
 // Remove implements checkpointer.DriverTx: the deletes, then the value
-// collection in a later statement (queries.gcBlobs). Counting runs the
-// same statements in a savepoint rolled back.
+// collection in a later statement (queries.gcBlobs), and the COMMIT in
+// the same round trip (Remove is the transaction's last call). Counting
+// runs the same statements in a savepoint rolled back.
 func (t *pgTx) Remove(ctx context.Context, rs []checkpointer.Removal, countOnly bool) (checkpointer.SweepReport, error) {
 	var rep checkpointer.SweepReport
 	threads, ct, cns, cid, kt, kns, kid := columns(rs)
@@ -566,41 +559,38 @@ func (t *pgTx) Remove(ctx context.Context, rs []checkpointer.Removal, countOnly 
 	for i, r := range rs {
 		nt[i], nns[i] = r.Thread, r.NS
 	}
-	err := t.counting(ctx, countOnly, func(tx pgx.Tx) error {
-		b := &pgx.Batch{}
+	err := t.counting(ctx, countOnly, true, func(b *pgx.Batch) {
 		b.Queue(t.q.remove, threads, ct, cns, cid, kt, kns, kid).QueryRow(func(row pgx.Row) error {
 			return row.Scan(&rep.Checkpoints, &rep.Writes)
 		})
-		b.Queue(t.q.gcBlobs, threads, nt, nns).QueryRow(func(row pgx.Row) error { return row.Scan(&rep.Blobs) })
-		return tx.SendBatch(ctx, b).Close()
+		b.Queue(t.q.gcBlobs[btoi(t.spread)], threads, nt, nns).QueryRow(func(row pgx.Row) error { return row.Scan(&rep.Blobs) })
 	})
 	return rep, err
 }
 
-// counting runs fn in tx, or with countOnly in a savepoint rolled back.
-func (t *pgTx) counting(ctx context.Context, countOnly bool, fn func(pgx.Tx) error) error {
-	if !countOnly {
-		return fn(t.tx)
+// counting sends the statements fill queues in one batch of the
+// transaction (its last, with last) or, with countOnly, in a savepoint
+// of it rolled back in the same batch.
+func (t *pgTx) counting(ctx context.Context, countOnly, last bool, fill func(*pgx.Batch)) error {
+	b, err := t.tx.Batch(ctx)
+	if err != nil {
+		return err
 	}
-	err := pgx.BeginFunc(ctx, t.tx, func(sp pgx.Tx) error {
-		if err := fn(sp); err != nil {
-			return err
-		}
-		return errCountOnly
-	})
-	if errors.Is(err, errCountOnly) {
-		return nil
+	if countOnly {
+		b.Queue("SAVEPOINT memvault_count")
 	}
-	return err
+	fill(b)
+	if countOnly {
+		b.Queue("ROLLBACK TO SAVEPOINT memvault_count")
+	}
+	return t.tx.Send(ctx, b, last)
 }
 
 // DeleteThreads implements checkpointer.DriverTx: lock, delete the
 // checkpoints and writes, collect the values (queries.deleteThreads).
 func (t *pgTx) DeleteThreads(ctx context.Context, threads []string, countOnly bool) (checkpointer.SweepReport, error) {
 	var rep checkpointer.SweepReport
-	err := t.counting(ctx, countOnly, func(tx pgx.Tx) error {
-		return tx.SendBatch(ctx, deleteThreadsBatch(t.q, threads, t.spread, &rep)).Close()
-	})
+	err := t.counting(ctx, countOnly, false, func(b *pgx.Batch) { deleteThreadsBatch(b, t.q, threads, t.spread, &rep) })
 	return rep, err
 }
 
@@ -611,7 +601,13 @@ func (t *pgTx) Rows(ctx context.Context, thread string) (*checkpointer.ThreadRow
 
 // Overwrite implements checkpointer.DriverTx: one statement per table.
 func (t *pgTx) Overwrite(ctx context.Context, thread string, rows *checkpointer.ThreadRows) error {
-	b := &pgx.Batch{}
+	if len(rows.Checkpoints)+len(rows.Values)+len(rows.Writes) == 0 {
+		return nil
+	}
+	b, err := t.tx.Batch(ctx)
+	if err != nil {
+		return err
+	}
 	if n := len(rows.Checkpoints); n > 0 {
 		ns, id, parent, typ := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 		doc, md := make([]json.RawMessage, n), make([]json.RawMessage, n)
@@ -638,8 +634,5 @@ func (t *pgTx) Overwrite(ctx context.Context, thread string, rows *checkpointer.
 		}
 		b.Queue(t.q.putWritesCopy, thread, ns, cid, tid, tp, idx, ch, typ, data)
 	}
-	if b.Len() == 0 {
-		return nil
-	}
-	return t.tx.SendBatch(ctx, b).Close()
+	return t.tx.Send(ctx, b, false)
 }

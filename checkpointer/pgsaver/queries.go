@@ -28,7 +28,7 @@ type queries struct {
 	headsRuns                            [2]string
 	lock                                 string
 	remove                               string
-	gcBlobs                              string
+	gcBlobs                              [2]string // plain PostgreSQL, Citus
 	gcThreads                            string
 	lockThreads                          string
 	// lockOne and lockThread are lock and lockThreads for the one thread
@@ -226,8 +226,13 @@ SELECT (SELECT count(*) FROM c), (SELECT count(*) FROM w)`)
 	// so its snapshot includes every put they waited for: a value a new
 	// checkpoint shares with a removed one stays. The dead values are an
 	// EXCEPT, which PostgreSQL hashes, not an anti-join it would run as a
-	// nested loop on its guess of one row.
-	q.gcBlobs = f(`WITH ns AS (
+	// nested loop on its guess of one row. Each dead value is deleted by
+	// primary key. On Citus the delete also names its threads ($1), the
+	// condition Citus routes it by; plain PostgreSQL, given it, estimates
+	// the thread index at one row and probes it for each dead value,
+	// filtering the thread's every value row (a one-thread Prune of 100
+	// checkpoints: 14-31 ms instead of 1.7-2.1 ms).
+	gcBlobs := f(`WITH ns AS (
 	SELECT * FROM unnest($2::text[], $3::text[]) AS n(thread_id, checkpoint_ns)
 ), dead AS (
 	SELECT b.thread_id, b.checkpoint_ns, b.channel, b.version FROM {blobs} b
@@ -238,11 +243,12 @@ SELECT (SELECT count(*) FROM c), (SELECT count(*) FROM w)`)
 	WHERE c.thread_id = ANY($1) AND (c.thread_id, c.checkpoint_ns) IN (SELECT * FROM ns)
 ), b AS (
 	DELETE FROM {blobs} b USING dead d
-	WHERE b.thread_id = ANY($1) AND b.thread_id = d.thread_id AND b.checkpoint_ns = d.checkpoint_ns
-		AND b.channel = d.channel AND b.version = d.version
+	WHERE b.thread_id = d.thread_id AND b.checkpoint_ns = d.checkpoint_ns
+		AND b.channel = d.channel AND b.version = d.version{citus}
 	RETURNING 1
 )
 SELECT count(*) FROM b`)
+	q.gcBlobs = [2]string{strings.Replace(gcBlobs, "{citus}", "", 1), strings.Replace(gcBlobs, "{citus}", " AND b.thread_id = ANY($1)", 1)}
 
 	// DeleteThread: lockThreads first (as q.lock), then the checkpoints
 	// and writes in one statement, then the values as garbage of the

@@ -9,6 +9,7 @@ import (
 
 	"github.com/memvault/memvault/checkpointer/engine"
 	"github.com/memvault/memvault/checkpointer/internal/core"
+	"github.com/memvault/memvault/internal/pgcitus"
 	"github.com/memvault/memvault/internal/pgdb"
 	"github.com/memvault/memvault/internal/pgfence"
 	"github.com/memvault/memvault/reencrypt"
@@ -77,7 +78,7 @@ type Saver struct {
 	codec binding.Codec // for DrainWrites
 	inTx  bool          // db is a transaction: no CONCURRENTLY, no session locks
 	q     queries
-	topo  *topology // whether db is a Citus coordinator, asked once
+	topo  *pgcitus.Topology // whether db is a Citus coordinator, asked once
 }
 
 // Saver implements every saver interface.
@@ -95,7 +96,7 @@ func New(db DB, opts Options) (*Saver, error) {
 	if err := core.CheckOptions("postgres", opts.VersionStyle, opts.Retention); err != nil {
 		return nil, err
 	}
-	s := &Saver{db: db, q: buildQueries(opts.Schema), topo: &topology{}}
+	s := &Saver{db: db, q: buildQueries(opts.Schema), topo: &pgcitus.Topology{}}
 	_, s.inTx = db.(pgx.Tx)
 	eo := engine.Options{Serde: opts.Serde, VersionStyle: opts.VersionStyle}
 	if !s.inTx {

@@ -3,6 +3,7 @@ package pgcitus
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/jackc/pgx/v5"
 
@@ -23,11 +24,82 @@ func Installed(ctx context.Context, q pgdb.Querier) (bool, error) {
 	return ok, err
 }
 
+// Topology is what a backend knows of its database's topology: whether it
+// is a Citus coordinator. A backend value (a Saver, a Store) holds one,
+// shared by the drivers it makes, including those on a caller's
+// transaction. The question is asked once, the first time a statement
+// needs the answer, and the answer kept: a database becomes a coordinator
+// by CREATE EXTENSION citus before Setup, not under running processes. A
+// question that failed is not remembered and reads as plain PostgreSQL:
+// the statement that asked then fails or succeeds on its own.
+type Topology struct {
+	citus pgdb.Probe
+}
+
+// Distributed reports whether the database q reaches is a Citus
+// coordinator, asking it the first time (see Topology). A nil Topology
+// is plain PostgreSQL's.
+func (t *Topology) Distributed(ctx context.Context, q pgdb.Querier) bool {
+	if t == nil {
+		return false
+	}
+	ok, _ := t.citus.Ask(ctx, q, InstalledSQL)
+	return ok
+}
+
+// Known reports the answer Distributed (or Setup) got, without asking:
+// false until one has.
+func (t *Topology) Known() bool { return t != nil && t.citus.Yes() }
+
+// Setup is a backend's Setup step on Citus: on a coordinator it
+// distributes tables by column (Distribute); on plain PostgreSQL it only
+// asks. Unlike Distributed, a failed question is an error.
+func (t *Topology) Setup(ctx context.Context, db pgdb.DB, column string, tables ...string) error {
+	ok, err := t.citus.Ask(ctx, db, InstalledSQL)
+	if err != nil {
+		return fmt.Errorf("citus: is the extension installed: %w", err)
+	}
+	if !ok {
+		return nil
+	}
+	return Distribute(ctx, db, column, tables...)
+}
+
+// ShardFilter is the condition " AND col = ANY(param)" on a coordinator
+// and "" otherwise (Known: ask Distributed first), param being the
+// distribution values of a statement's rows. A statement whose rows come
+// from arrays names its distribution column only through a join, and
+// Citus prunes shards only by conditions on that column itself: with the
+// condition the statement goes to the shards of its values, without it
+// to every shard. It is left out on plain PostgreSQL, whose planner may
+// take it for an index condition: in pgstore it read whole prefixes
+// through store_prefix_idx instead of looking keys up by primary key (a
+// delete of 10 keys among 30 000 items: 1.4-2.1 ms instead of 0.1-0.25
+// ms).
+func (t *Topology) ShardFilter(col, param string) string {
+	if !t.Known() {
+		return ""
+	}
+	return " AND " + col + " = ANY(" + param + ")"
+}
+
+// EachValue calls queue for each distinct value of values, in sorted
+// order. Citus runs a statement that locks rows (FOR UPDATE) only when it
+// routes to one shard, so a lock over several distribution values is one
+// statement per value; every locker sends them in one order, so that
+// concurrent lockers do not deadlock.
+func EachValue(values []string, queue func(value string)) {
+	for _, v := range slices.Compact(slices.Sorted(slices.Values(values))) {
+		queue(v)
+	}
+}
+
 // Distribute makes tables (qualified names, as SQL spells them) Citus
 // distributed tables by column: the first in a colocation group of its
 // own kind, the others colocated with it, so that the rows of one value of
-// column live on one shard in every table. Tables already distributed are
-// left as they are; with none left it only reads. Citus copies the rows a
+// column live on one shard in every table (the first must exist). Tables
+// already distributed, and tables that do not exist (a backend's optional
+// ones), are left as they are; with none left it only reads. Citus copies the rows a
 // table holds into its shards, so a database set up before Citus is
 // distributed by the next Setup; the coordinator's own copy of those rows
 // is then truncated (truncate_local_data_after_distributing_table): left
@@ -67,16 +139,17 @@ func Distribute(ctx context.Context, db pgdb.DB, column string, tables ...string
 	})
 }
 
-// undistributed returns the tables that are not distributed yet, in order.
+// undistributed returns the tables that exist and are not distributed
+// yet, in order.
 func undistributed(ctx context.Context, q pgdb.Querier, tables []string) ([]string, error) {
 	var todo []string
 	for _, table := range tables {
-		var done bool
-		if err := q.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_dist_partition WHERE logicalrelid = to_regclass($1))`,
-			table).Scan(&done); err != nil {
+		var exists, done bool
+		if err := q.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL, EXISTS (SELECT 1 FROM pg_dist_partition WHERE logicalrelid = to_regclass($1))`,
+			table).Scan(&exists, &done); err != nil {
 			return nil, fmt.Errorf("citus: is %s distributed: %w", table, err)
 		}
-		if !done {
+		if exists && !done {
 			todo = append(todo, table)
 		}
 	}

@@ -78,3 +78,45 @@ WHERE logicalrelid IN ($1::regclass, $2::regclass) AND column_to_column_name(log
 		t.Fatalf("Distribute again: %v", err)
 	}
 }
+
+// TestTopology: the topology is asked once and remembered; Setup only asks
+// on plain PostgreSQL and distributes on a coordinator, leaving out a
+// table that does not exist; ShardFilter is empty but on a coordinator;
+// a nil Topology is plain PostgreSQL's.
+func TestTopology(t *testing.T) {
+	ctx := context.Background()
+	var plain pgcitus.Topology
+	pool := pgtest.Pool(t)
+	if plain.Known() || plain.Distributed(ctx, pool) || plain.Known() {
+		t.Error("plain PostgreSQL reads as a Citus coordinator")
+	}
+	if err := plain.Setup(ctx, pool, "k", "no_such_table"); err != nil {
+		t.Errorf("Setup on plain PostgreSQL: %v", err)
+	}
+	var none *pgcitus.Topology
+	if none.Distributed(ctx, pool) || none.Known() {
+		t.Error("a nil Topology reads as a Citus coordinator")
+	}
+	if f := plain.ShardFilter("a.k", "$1::text[]"); f != "" {
+		t.Errorf("ShardFilter on plain PostgreSQL = %q, want none", f)
+	}
+	cpool, schema := pgtest.CitusSchema(t)
+	if _, err := cpool.Exec(ctx, "CREATE TABLE a (k text PRIMARY KEY)"); err != nil {
+		t.Fatal(err)
+	}
+	var citus pgcitus.Topology
+	a, absent := pgx.Identifier{schema, "a"}.Sanitize(), pgx.Identifier{schema, "absent"}.Sanitize()
+	if err := citus.Setup(ctx, cpool, "k", a, absent); err != nil {
+		t.Fatalf("Setup with a table that does not exist: %v", err)
+	}
+	if !citus.Known() || !citus.Distributed(ctx, cpool) {
+		t.Error("a Citus coordinator reads as plain PostgreSQL")
+	}
+	var n int
+	if err := cpool.QueryRow(ctx, "SELECT count(*) FROM pg_dist_partition WHERE logicalrelid = $1::regclass", a).Scan(&n); err != nil || n != 1 {
+		t.Errorf("a distributed: %d, %v", n, err)
+	}
+	if f := citus.ShardFilter("a.k", "$1::text[]"); f != " AND a.k = ANY($1::text[])" {
+		t.Errorf("ShardFilter on Citus = %q", f)
+	}
+}

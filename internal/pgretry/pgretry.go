@@ -18,6 +18,16 @@ func Retryable(err error) bool {
 	return errors.As(err, &pe) && (pe.Code == "40P01" || pe.Code == "40001")
 }
 
+// Owned is Do when owned — fn runs a transaction of the library's own, on
+// its own pool or connection — and one run of fn otherwise: a caller's
+// transaction is aborted as a whole, and the caller's to retry.
+func Owned(ctx context.Context, owned bool, fn func() error) error {
+	if owned {
+		return Do(ctx, fn)
+	}
+	return fn()
+}
+
 // Do runs fn until it succeeds, fails with an error that is not
 // Retryable, or has run Attempts times; between attempts it waits a
 // short, growing, jittered pause (so the two sides of a deadlock do not

@@ -10,6 +10,7 @@ import (
 	"github.com/pgvector/pgvector-go"
 
 	"github.com/memvault/memvault/internal/pgfence"
+	"github.com/memvault/memvault/internal/pgretry"
 )
 
 // defaultCopyMin is how many items a write puts before it goes through
@@ -77,7 +78,7 @@ func (d *driver) writeBulk(ctx context.Context, q DB, owned bool, r *putRows, ve
 	run := func() error {
 		return pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error { return d.copyPuts(ctx, tx, r, vecs, now) })
 	}
-	if err := retry(ctx, owned, run); err != nil {
+	if err := pgretry.Owned(ctx, owned, run); err != nil {
 		return true, fmt.Errorf("postgres: put: %w", err)
 	}
 	return true, nil

@@ -3,8 +3,6 @@ package pgstore
 import (
 	"context"
 	"fmt"
-
-	"github.com/memvault/memvault/internal/pgcitus"
 )
 
 // Citus (distributed PostgreSQL). On a Citus coordinator Setup distributes
@@ -24,8 +22,8 @@ import (
 // would make that write a two-phase commit to every node, for nothing).
 //
 // The statements are those of plain PostgreSQL, with two differences on
-// Citus (driver.distributed): statements that take their rows from arrays
-// repeat their prefixes for shard pruning (driver.prune), and the item
+// Citus (driver.topo): statements that take their rows from arrays repeat
+// their prefixes for shard pruning (pgcitus.Topology.ShardFilter), and the item
 // lookup of a nearest-neighbour search goes without its LIMIT 1
 // (annQuery).
 
@@ -34,11 +32,13 @@ const citusColumn = "prefix"
 
 // citusTables are the tables Setup distributes, in order (store_vectors
 // is colocated with store, which must be distributed first).
+// store_vectors is named even without an index: an earlier Setup with one
+// may have created it, and left local its foreign key to store would stop
+// store's distribution (XX000 "cannot truncate a table referenced in a
+// foreign key constraint by a local table"); pgcitus.Distribute leaves it
+// out when it does not exist.
 func (s *Store) citusTables() []string {
-	if s.d.index != nil {
-		return []string{s.d.t.store, s.d.t.vectors}
-	}
-	return []string{s.d.t.store}
+	return []string{s.d.t.store, s.d.t.vectors}
 }
 
 // distribute makes store and store_vectors distributed tables on a Citus
@@ -46,16 +46,7 @@ func (s *Store) citusTables() []string {
 // the shards and leave no copy on the coordinator); on plain PostgreSQL, or
 // when they are distributed already, it only reads.
 func (s *Store) distribute(ctx context.Context) error {
-	citus, err := pgcitus.Installed(ctx, s.d.db)
-	if err != nil {
-		return fmt.Errorf("postgres: setup: is citus installed: %w", err)
-	}
-	if !citus {
-		s.d.citus.Store(2)
-		return nil
-	}
-	s.d.citus.Store(1)
-	if err := pgcitus.Distribute(ctx, s.d.db, citusColumn, s.citusTables()...); err != nil {
+	if err := s.d.topo.Setup(ctx, s.d.db, citusColumn, s.citusTables()...); err != nil {
 		return fmt.Errorf("postgres: setup: %w", err)
 	}
 	return nil

@@ -252,3 +252,67 @@ func TestMaintenanceCitus(t *testing.T) {
 		}
 	})
 }
+
+// TestSetupWithoutIndexCitus: a Setup with no index configured on a Citus
+// coordinator distributes store alone when nothing else exists, and
+// store_vectors with it, colocated, when an earlier Setup with an index
+// left one — whether the tables are local (from before Citus) or
+// distributed already. Items written before stay readable.
+func TestSetupWithoutIndexCitus(t *testing.T) {
+	ctx := t.Context()
+	indexed := pgstore.Options{Index: &store.IndexConfig{Embedder: storetest.NewAxisEmbedder("apple", "banana")}}
+	setup := func(t *testing.T, pool *pgxpool.Pool, opts pgstore.Options) *pgstore.Store {
+		t.Helper()
+		s, err := pgstore.New(pool, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		if err := s.Setup(ctx); err != nil {
+			t.Fatalf("Setup (index %v): %v", opts.Index != nil, err)
+		}
+		return s
+	}
+	t.Run("fresh", func(t *testing.T) {
+		pool, _ := pgtest.CitusSchema(t)
+		setup(t, pool, pgstore.Options{})
+		if got := citusTableType(t, pool, "store"); got != "distributed by prefix" {
+			t.Errorf("store is %s, want distributed by prefix", got)
+		}
+		var vectors *string
+		if err := pool.QueryRow(ctx, `SELECT to_regclass('store_vectors')::text`).Scan(&vectors); err != nil || vectors != nil {
+			t.Errorf("store_vectors: %v, %v; want none", vectors, err)
+		}
+	})
+	for _, local := range []bool{true, false} {
+		t.Run(fmt.Sprintf("vectors left, local %v", local), func(t *testing.T) {
+			pool, _ := pgtest.CitusSchema(t)
+			s := setup(t, pool, indexed)
+			if local {
+				if _, err := pool.Exec(ctx, `SELECT undistribute_table('store', cascade_via_foreign_keys => true)`); err != nil {
+					t.Fatal(err)
+				}
+			}
+			ns := store.Namespace{"users", "a"}
+			if err := s.Put(ctx, ns, "k", map[string]any{"text": "apple"}); err != nil {
+				t.Fatal(err)
+			}
+			plain := setup(t, pool, pgstore.Options{})
+			for _, table := range []string{"store", "store_vectors"} {
+				if got := citusTableType(t, pool, table); got != "distributed by prefix" {
+					t.Errorf("%s is %s after a Setup without index, want distributed by prefix", table, got)
+				}
+			}
+			var groups int
+			if err := pool.QueryRow(ctx, `SELECT count(DISTINCT colocation_id) FROM citus_tables WHERE table_name IN (to_regclass('store'), to_regclass('store_vectors'))`).Scan(&groups); err != nil || groups != 1 {
+				t.Errorf("store and store_vectors in %d colocation groups (%v), want 1", groups, err)
+			}
+			if it, err := plain.Get(ctx, ns, "k"); err != nil || it == nil {
+				t.Errorf("Get after the Setup without index = %v, %v", it, err)
+			}
+			if err := plain.Put(ctx, ns, "k2", map[string]any{"text": "banana"}); err != nil {
+				t.Errorf("Put without index after it: %v", err)
+			}
+		})
+	}
+}

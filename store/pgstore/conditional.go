@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/memvault/memvault/internal/pgfence"
+	"github.com/memvault/memvault/internal/pgretry"
 	"github.com/memvault/memvault/store"
 )
 
@@ -18,7 +19,7 @@ import (
 // UPDATE of the row at the expected updated_at otherwise); no row written
 // is store.ErrConflict and a rollback; then its vectors follow.
 func (t *pgTx) condPut(ctx context.Context, w store.RowWrite, cond store.PutCondition) error {
-	t.d.distributed(ctx) // for prune
+	t.d.topo.Distributed(ctx, t.d.db) // for ShardFilter
 	r, vecs, now, err := t.d.putRows([]store.RowWrite{w}, nil)
 	if err != nil {
 		return err
@@ -43,7 +44,7 @@ WHERE s.prefix = $1 AND s.key = $2 AND s.updated_at = $7 AND (s.expires_at IS NU
 		if !ok {
 			return fmt.Errorf("postgres: put if: %T cannot begin a transaction", q)
 		}
-		return retry(ctx, t.owned, func() error {
+		return pgretry.Owned(ctx, t.owned, func() error {
 			tx, err := begin.Begin(ctx)
 			if err != nil {
 				return err

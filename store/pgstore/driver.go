@@ -3,7 +3,6 @@ package pgstore
 import (
 	"context"
 	"fmt"
-	"sync/atomic"
 	"time"
 
 	lru "github.com/hashicorp/golang-lru/v2"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/memvault/memvault/internal/binding"
 	"github.com/memvault/memvault/internal/pgcitus"
+	"github.com/memvault/memvault/internal/pgdb"
 	"github.com/memvault/memvault/store"
 	"github.com/memvault/memvault/store/engine"
 )
@@ -44,9 +44,9 @@ type driver struct {
 	// seenPrefixes holds the prefixes searched lately, to tell the ones
 	// searched again (see preparedPrefix); nil when mode is 0.
 	seenPrefixes *lru.Cache[string, struct{}]
-	iterative    atomic.Int32 // pgvector iterative scans: 0 unknown, 1 yes, 2 no
-	utf8Server   atomic.Int32 // server_encoding is UTF8: 0 unknown, 1 yes, 2 no
-	citus        atomic.Int32 // a Citus coordinator: 0 unknown, 1 yes, 2 no
+	iterative    pgdb.Probe       // pgvector has iterative scans
+	utf8Server   pgdb.Probe       // server_encoding is UTF8
+	topo         pgcitus.Topology // whether db is a Citus coordinator
 }
 
 // bound is the driver on a caller's transaction (the …Tx methods).
@@ -179,14 +179,14 @@ func (t *pgTx) Get(ctx context.Context, k store.RowKey) (store.Row, bool, error)
 }
 
 func (t *pgTx) Rows(ctx context.Context, keys []store.RowKey, dst []store.Row) ([]store.Row, error) {
-	t.d.distributed(ctx) // for prune
+	t.d.topo.Distributed(ctx, t.d.db) // for ShardFilter
 	prefixes, ks := make([]string, len(keys)), make([]string, len(keys))
 	for i, k := range keys {
 		prefixes[i], ks[i] = k.NS, k.Key
 	}
 	return t.query(ctx, dst, `SELECT `+cols+` FROM `+t.d.t.store+` s
 JOIN unnest($1::text[], $2::text[]) AS r(prefix, key) ON s.prefix = r.prefix AND s.key = r.key
-`+t.d.prune("s.prefix"), prefixes, ks)
+`+t.d.topo.ShardFilter("s.prefix", "$1::text[]"), prefixes, ks)
 }
 
 func (t *pgTx) Scan(ctx context.Context, prefix store.Namespace, now time.Time, withoutVectors bool, after *store.ScanAfter, limit int) ([]store.Row, error) {
@@ -286,7 +286,7 @@ func (t *pgTx) flushRefreshes(ctx context.Context) error {
 	if len(t.refresh) == 0 {
 		return nil
 	}
-	t.d.distributed(ctx) // for prune
+	t.d.topo.Distributed(ctx, t.d.db) // for ShardFilter
 	prefixes, keys, exps := make([]string, len(t.refresh)), make([]string, len(t.refresh)), make([]time.Time, len(t.refresh))
 	for i, r := range t.refresh {
 		prefixes[i], keys[i], exps[i] = r.NS, r.Key, r.Expires
@@ -295,7 +295,7 @@ func (t *pgTx) flushRefreshes(ctx context.Context) error {
 	_, err := t.q.Exec(ctx, `UPDATE `+t.d.t.store+` s SET expires_at = r.exp
 FROM unnest($1::text[], $2::text[], $3::timestamptz[]) AS r(prefix, key, exp)
 WHERE s.prefix = r.prefix AND s.key = r.key AND s.ttl_minutes IS NOT NULL
-`+t.d.prune("s.prefix"), prefixes, keys, exps)
+`+t.d.topo.ShardFilter("s.prefix", "$1::text[]"), prefixes, keys, exps)
 	if err != nil {
 		return fmt.Errorf("refresh ttl: %w", err)
 	}
@@ -325,57 +325,14 @@ func (t *pgTx) DeleteExpired(ctx context.Context, now time.Time) ([]store.RowKey
 // iterativeScans reports whether the server's pgvector (0.8 or later) has
 // iterative index scans; it asks once.
 func (d *driver) iterativeScans(ctx context.Context) bool {
-	return d.probe(ctx, &d.iterative, `SELECT coalesce(string_to_array(extversion, '.')::int[] >= '{0,8}', false)
+	ok, _ := d.iterative.Ask(ctx, d.db, `SELECT coalesce(string_to_array(extversion, '.')::int[] >= '{0,8}', false)
 FROM pg_extension WHERE extname = 'vector'`)
+	return ok
 }
 
 // serverUTF8 reports whether the server encoding is UTF8; it asks once.
 func (d *driver) serverUTF8(ctx context.Context) bool {
-	return d.probe(ctx, &d.utf8Server, `SELECT current_setting('server_encoding') = 'UTF8'`)
-}
-
-// distributed reports whether the database is a Citus coordinator (the
-// citus extension exists; see citus.go); it asks once.
-func (d *driver) distributed(ctx context.Context) bool {
-	return d.probe(ctx, &d.citus, pgcitus.InstalledSQL)
-}
-
-// prune is the condition "AND col = ANY($1::text[])" on a Citus
-// coordinator, for statements whose rows come from arrays, $1 being their
-// prefixes, and "" on plain PostgreSQL. The condition is implied by the
-// statement's join on prefix, but Citus prunes shards only by conditions
-// on the distribution column: with it such a statement goes to the shards
-// of its prefixes (one, for the items of one namespace), without it to
-// every shard. On plain PostgreSQL it is left out: there the planner took
-// it for an index condition and read whole prefixes through
-// store_prefix_idx instead of looking keys up by primary key (a delete of
-// 10 keys among 30 000 items: 1.4-2.1 ms instead of 0.1-0.25 ms).
-// Callers ask distributed first, so that the answer is known.
-func (d *driver) prune(col string) string {
-	if d.citus.Load() != 1 {
-		return ""
-	}
-	return " AND " + col + " = ANY($1::text[])"
-}
-
-// probe asks the server a yes-or-no question once, keeping the answer in
-// v (0 unknown, 1 yes, 2 no); a failed question is asked again next time.
-func (d *driver) probe(ctx context.Context, v *atomic.Int32, sql string) bool {
-	switch v.Load() {
-	case 1:
-		return true
-	case 2:
-		return false
-	}
-	var ok bool
-	if err := d.db.QueryRow(ctx, sql).Scan(&ok); err != nil {
-		return false
-	}
-	if ok {
-		v.Store(1)
-	} else {
-		v.Store(2)
-	}
+	ok, _ := d.utf8Server.Ask(ctx, d.db, `SELECT current_setting('server_encoding') = 'UTF8'`)
 	return ok
 }
 

@@ -126,21 +126,11 @@ func compareKeys(a, b store.RowKey) int {
 	return cmp.Or(strings.Compare(a.NS, b.NS), strings.Compare(a.Key, b.Key))
 }
 
-// retry runs f, and again when PostgreSQL aborted it to break a deadlock
-// or a serialization conflict if it is the store's own transaction
-// (owned); a caller's transaction is the caller's to retry.
-func retry(ctx context.Context, owned bool, f func() error) error {
-	if owned {
-		return pgretry.Do(ctx, f)
-	}
-	return f()
-}
-
 // write sends prepared puts on q, vectors in pgvector's binary format
 // where the connection has it registered. owned says q is the store's own
 // pool, whose aborted batches are retried.
 func (d *driver) write(ctx context.Context, q DB, owned bool, r *putRows, vecs [][]float32, now time.Time) error {
-	d.distributed(ctx) // for prune
+	d.topo.Distributed(ctx, d.db) // for ShardFilter
 	if len(r.up.key) >= d.copyMin {
 		if done, err := d.writeBulk(ctx, q, owned, r, vecs, now); done {
 			return err
@@ -193,7 +183,7 @@ func (d *driver) sendPuts(ctx context.Context, q Querier, owned bool, r *putRows
 			return pgfence.InTx(ctx, begin, r.fence, func(tx pgx.Tx) error { return tx.SendBatch(ctx, b).Close() })
 		}
 	}
-	if err := retry(ctx, owned, send); err != nil {
+	if err := pgretry.Owned(ctx, owned, send); err != nil {
 		return fmt.Errorf("postgres: put: %w", binding.FenceErr(err))
 	}
 	return nil
@@ -219,7 +209,7 @@ func (d *driver) queueVectors(b *pgx.Batch, r *putRows, vecs [][]float32, binary
 // deleteItems deletes the items $1, $2 (prefixes, keys).
 func (d *driver) deleteItems() string {
 	return `DELETE FROM ` + d.t.store + ` s USING unnest($1::text[], $2::text[]) AS d(prefix, key)
-WHERE s.prefix = d.prefix AND s.key = d.key` + d.prune("s.prefix")
+WHERE s.prefix = d.prefix AND s.key = d.key` + d.topo.ShardFilter("s.prefix", "$1::text[]")
 }
 
 // upsertItems writes the rows u (prefix, key, value, expires_at,
@@ -253,7 +243,7 @@ func nextTick(col string) string {
 // vectors $3, $4, $5 (prefixes, keys, fields): fields the item no longer
 // has (or all of them, for WithoutIndex). LangGraph leaves them behind,
 // stale. On Citus the prefixes are repeated as a condition on v.prefix
-// (see prune).
+// (pgcitus.Topology.ShardFilter).
 //
 // The bulk path (copyPuts) sends the same statement with the same arrays,
 // keys only, rather than joining its staging tables: Citus refuses a
@@ -262,7 +252,7 @@ func nextTick(col string) string {
 // distributed").
 func (d *driver) deleteStaleVectors() string {
 	return `DELETE FROM ` + d.t.vectors + ` v USING unnest($1::text[], $2::text[]) AS r(prefix, key)
-WHERE v.prefix = r.prefix AND v.key = r.key` + d.prune("v.prefix") + `
+WHERE v.prefix = r.prefix AND v.key = r.key` + d.topo.ShardFilter("v.prefix", "$1::text[]") + `
   AND NOT EXISTS (SELECT 1 FROM unnest($3::text[], $4::text[], $5::text[]) AS n(prefix, key, field_name)
     WHERE n.prefix = v.prefix AND n.key = v.key AND n.field_name = v.field_name)`
 }

@@ -38,12 +38,12 @@ ORDER BY v.prefix, v.key, v.field_name LIMIT $4`, after[0], after[1], after[2], 
 			for i, u := range updates {
 				prefixes[i], keys[i], fields[i], vecs[i] = u.Prefix, u.Key, u.Field, u.Vector
 			}
-			s.d.distributed(ctx) // for prune
+			s.d.topo.Distributed(ctx, s.d.db) // for ShardFilter
 			return vectorConn(ctx, s.d.db, func(q Querier, binary bool) error {
 				embs, arrayType := s.d.vectorBatch(binary, vecs)
 				_, err := q.Exec(ctx, `UPDATE `+s.d.t.vectors+` v SET embedding = u.e::`+s.d.index.vecType+`
 FROM unnest($1::text[], $2::text[], $3::text[], $4::`+arrayType+`) AS u(p, k, f, e)
-WHERE v.prefix = u.p AND v.key = u.k AND v.field_name = u.f`+s.d.prune("v.prefix"), prefixes, keys, fields, embs)
+WHERE v.prefix = u.p AND v.key = u.k AND v.field_name = u.f`+s.d.topo.ShardFilter("v.prefix", "$1::text[]"), prefixes, keys, fields, embs)
 				return err
 			})
 		},

@@ -32,7 +32,7 @@ import (
 func (t *pgTx) Nearest(ctx context.Context, q engine.ANNQuery) ([]engine.Candidate, int, error) {
 	d := t.d
 	literalCond, prepared := d.preparedPrefix(ctx, q.Prefix)
-	sql, a, err := d.buildQuery(q.Filter, q.Now, d.annQuery(q.Prefix, d.vectorParam(q.Vector), q.N, literalCond, d.distributed(ctx)))
+	sql, a, err := d.buildQuery(q.Filter, q.Now, d.annQuery(q.Prefix, d.vectorParam(q.Vector), q.N, literalCond, d.topo.Distributed(ctx, d.db)))
 	if err != nil {
 		return nil, 0, err
 	}
