@@ -318,7 +318,7 @@ func (in *Inspector) fail(w http.ResponseWriter, _ *http.Request, err error) {
 		msg = DecryptFailedMessage
 	case errors.Is(err, ErrBadRequest) || invalidInput(err):
 		status = http.StatusBadRequest
-	case errors.Is(err, ErrNotFound):
+	case errors.Is(err, ErrNotFound) || errors.Is(err, vault.ErrNoStore):
 		status = http.StatusNotFound
 	case errors.Is(err, ErrWriteForbidden):
 		status = http.StatusForbidden

@@ -1209,3 +1209,22 @@ func TestHeadReadsNothing(t *testing.T) {
 		t.Errorf("HEAD of the stylesheet: %v", err)
 	}
 }
+
+// TestNoStore: on a backend without a long-term memory store (the handle's
+// Store is nil, as vault.Open leaves it for one that has none) the memory
+// views answer 404 naming what is missing; nothing panics.
+func TestNoStore(t *testing.T) {
+	f := newFixture(t)
+	f.h.Store = nil
+	srv, token := f.server(t)
+	c := login(t, srv, token)
+	for _, u := range []string{"/memories", "/memories?ns=users&q=nuts", "/value?ns=users&ns=carol&key=diet"} {
+		resp, body := get(t, c, srv.URL+u)
+		if resp.StatusCode != http.StatusNotFound || !strings.Contains(body, "no long-term memory store") {
+			t.Errorf("%s: status %d, want 404 saying there is no store: %s", u, resp.StatusCode, body)
+		}
+	}
+	if resp, _ := get(t, c, srv.URL+"/thread?id="+url.QueryEscape(thread)); resp.StatusCode != http.StatusOK {
+		t.Errorf("the thread view without a store: status %d, want 200", resp.StatusCode)
+	}
+}

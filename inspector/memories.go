@@ -59,6 +59,9 @@ func (in *Inspector) memories(r *http.Request) (string, any, error) {
 	if err != nil {
 		return "", nil, err
 	}
+	if err := in.h.NeedStore(); err != nil {
+		return "", nil, err
+	}
 	ctx := r.Context()
 	ns := store.Namespace(q["ns"])
 	v := &memoriesView{NS: ns, NSText: nsText(ns), Query: q.Get("q"), Indexed: in.h.Embedder != nil, Action: in.link("/memories", nil)}

@@ -75,6 +75,9 @@ func (in *Inspector) find(r *http.Request) (*found, error) {
 		if len(ns) == 0 {
 			return nil, fmt.Errorf("%w: a memory needs its namespace (?ns=label&ns=label…)", ErrBadRequest)
 		}
+		if err := in.h.NeedStore(); err != nil {
+			return nil, err
+		}
 		key := q.Get("key")
 		it, err := in.h.Store.Get(ctx, ns, key, store.WithRefreshTTL(false))
 		if err != nil {

@@ -242,7 +242,7 @@ func (h *Handle) NeedStore() error {
 	if h.Store != nil {
 		return nil
 	}
-	return fmt.Errorf("%w: the %s backend has a checkpointer but no long-term memory store yet (store commands need SQLite or PostgreSQL)", ErrNoStore, h.Backend)
+	return fmt.Errorf("%w: the %s backend has a checkpointer but no long-term memory store", ErrNoStore, h.Backend)
 }
 
 // unsupported is ErrUnsupported about feature on this handle's backend.

@@ -40,8 +40,10 @@ func startMongo(t *testing.T) string {
 }
 
 // refusedFeatures checks, on the database env names, that what the
-// backend cannot do is refused with an error naming it.
-func refusedFeatures(t *testing.T, env []string, backend string) {
+// backend cannot do is refused with an error naming it; hasStore: the
+// backend has a long-term memory store (the store commands are not
+// refused).
+func refusedFeatures(t *testing.T, env []string, backend string, hasStore bool) {
 	t.Helper()
 	for _, c := range []struct {
 		extra []string
@@ -54,6 +56,9 @@ func refusedFeatures(t *testing.T, env []string, backend string) {
 		{nil, []string{"store", "put", "users", "alice", "k", `{"text":"x"}`}, "this backend has no store: the " + backend + " backend has a checkpointer but no long-term memory store"},
 		{nil, []string{"store", "get", "users", "alice", "k"}, "this backend has no store"},
 	} {
+		if hasStore && c.args[0] == "store" {
+			continue
+		}
 		r := cli(t, append(append([]string{}, env...), c.extra...), "", c.args...).must(t, 1)
 		if !strings.Contains(r.stderr, c.want) {
 			t.Errorf("%v with %v: stderr %q, want %q", c.args, c.extra, r.stderr, c.want)
@@ -147,7 +152,7 @@ func TestMongoDBBackend(t *testing.T) {
 		t.Error("a plaintext configuration: values not found in clear (the check above proves nothing)")
 	}
 
-	refusedFeatures(t, env, "mongodb")
+	refusedFeatures(t, env, "mongodb", false)
 	wrongKey(t, []string{"MEMVAULT_DSN=" + uri, "MEMVAULT_SCHEMA=" + dbName})
 }
 
@@ -204,6 +209,36 @@ func redisHoldsPlaintext(t *testing.T, ctx context.Context, rdb *redis.Client, p
 	return false
 }
 
+// redisStoreHolds reports whether a key of the store under schema holds
+// secret in clear, reading each key by its type (DUMP may compress).
+func redisStoreHolds(t *testing.T, ctx context.Context, rdb *redis.Client, schema, secret string) bool {
+	t.Helper()
+	keys, err := rdb.Keys(ctx, "{"+schema+":store}*").Result()
+	if err != nil || len(keys) == 0 {
+		t.Fatalf("the store wrote no keys under {%s:store}: %v, %v", schema, keys, err)
+	}
+	for _, k := range keys {
+		var fields []string
+		switch typ := rdb.Type(ctx, k).Val(); typ {
+		case "hash":
+			for f, v := range rdb.HGetAll(ctx, k).Val() {
+				fields = append(fields, f, v)
+			}
+		case "string":
+			fields = append(fields, rdb.Get(ctx, k).Val())
+		case "zset":
+			fields = rdb.ZRange(ctx, k, 0, -1).Val()
+		default: // a vector set holds vectors and tags, no value
+		}
+		for _, f := range fields {
+			if strings.Contains(f, secret) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // TestRedisBackend runs the CLI on Redis 8 through MEMVAULT_DSN: the thread
 // commands put and read checkpoints sealed as configured, migrate has
 // nothing to create, what Redis cannot do is refused.
@@ -234,7 +269,23 @@ func TestRedisBackend(t *testing.T) {
 		t.Error("a plaintext configuration: values not found in clear (the check above proves nothing)")
 	}
 
-	refusedFeatures(t, env, "redis")
+	refusedFeatures(t, env, "redis", true)
+
+	// The store: a memory put through the CLI reads back, sealed in Redis
+	// under the store's own prefix (never the checkpointer's keys).
+	secret := "lives in Lisbon, " + randomName("marker")
+	cli(t, env, "", "store", "put", "users", "alice", "k", `{"text":"`+secret+`"}`).must(t, 0)
+	got := cli(t, env, "", "store", "get", "users", "alice", "k").must(t, 0).stdout
+	if !strings.Contains(got, secret) {
+		t.Errorf("store get = %q, want the value put", got)
+	}
+	if redisStoreHolds(t, ctx, rdb, prefix, secret) {
+		t.Error("an encrypted configuration stored a memory in clear")
+	}
+	cli(t, []string{dsn, "MEMVAULT_SCHEMA=" + plain}, "", "store", "put", "users", "alice", "k", `{"text":"`+secret+`"}`).must(t, 0)
+	if !redisStoreHolds(t, ctx, rdb, plain, secret) {
+		t.Error("a plaintext configuration: the memory not found in clear (the check above proves nothing)")
+	}
 	wrongKey(t, []string{dsn, "MEMVAULT_SCHEMA=" + prefix})
 
 	// A server that does not answer is reported, not waited on for ever.

@@ -15,9 +15,9 @@
 // checks the same (a prefix has no existence of its own to check: a
 // mistyped one reads as empty).
 //
-// The store is the one hook OpenStore: nil until the Redis store lands,
-// and then the handle's Store is nil and store commands fail with
-// vault.ErrNoStore. Per-subject keys and the audit trail are refused by
+// The store is package redisstore under StorePrefix(MEMVAULT_SCHEMA),
+// with the configured serializer, semantic search (vector sets on Redis 8)
+// and TTL. Per-subject keys and the audit trail are refused by
 // vault.Open (vault.ErrUnsupported), as are the census and compaction.
 package redisvault
 
@@ -31,6 +31,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/memvault/memvault/backends/redis/redissaver"
+	"github.com/memvault/memvault/backends/redis/redisstore"
 	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/config"
 	"github.com/memvault/memvault/store"
@@ -46,18 +47,15 @@ var Schemes = []string{"redis", "rediss", "redis+cluster", "rediss+cluster"}
 // Backend is what this package registers.
 var Backend = vault.Backend{Name: Name, Open: open}
 
-// OpenStore is the hook that opens the Redis store on rdb under the
-// key prefix (Config.Schema, "" for the store's default) with o. nil
-// while there is no Redis store: vault.Handle.Store is then nil. The
-// store's package sets it from its own wiring (one assignment, such as
-//
-//	redisvault.OpenStore = func(ctx context.Context, rdb redis.UniversalClient, prefix string, o vault.StoreOptions) (store.Store, error) {
-//		return redisstore.New(rdb, redisstore.Options{Prefix: prefix, Serde: o.Serde, Index: o.Index, TTL: o.TTL})
-//	}
-//
-// ), and a store it returns is closed with the handle when it has a Close
-// method. Set it before the first vault.Open.
-var OpenStore func(ctx context.Context, rdb redis.UniversalClient, prefix string, o vault.StoreOptions) (store.Store, error)
+// StorePrefix is the Redis store's key prefix for a MEMVAULT_SCHEMA of
+// schema: redisstore.DefaultPrefix for "", else schema + ":store", so the
+// checkpointer (under schema itself) and the store never share a key.
+func StorePrefix(schema string) string {
+	if schema == "" {
+		return redisstore.DefaultPrefix
+	}
+	return schema + ":store"
+}
 
 func init() {
 	for _, s := range Schemes {
@@ -120,10 +118,8 @@ func open(ctx context.Context, c config.Config, o vault.BackendOptions) (*vault.
 			return []vault.Migration{{Table: "keys under " + cmp.Or(c.Schema, redissaver.DefaultPrefix)}}, nil
 		},
 	}
-	if open := OpenStore; open != nil {
-		conn.Store = func(ctx context.Context, so vault.StoreOptions) (store.Store, error) {
-			return open(ctx, rdb, c.Schema, so)
-		}
+	conn.Store = func(ctx context.Context, so vault.StoreOptions) (store.Store, error) {
+		return redisstore.New(ctx, rdb, redisstore.Options{Prefix: StorePrefix(c.Schema), Serde: so.Serde, Index: so.Index, TTL: so.TTL, CacheSize: so.CacheSize})
 	}
 	ok = true
 	return conn, nil
