@@ -1,0 +1,60 @@
+package mongostore_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/memvault/memvault/backends/mongodb/mongostore"
+	"github.com/memvault/memvault/backends/mongodb/mongotest"
+	"github.com/memvault/memvault/crypto"
+	"github.com/memvault/memvault/serde"
+	"github.com/memvault/memvault/store"
+	"github.com/memvault/memvault/store/storetest"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+)
+
+func TestMain(m *testing.M) { mongotest.Main(m) }
+
+// newStore returns a store on db, closed at the end of the test.
+func newStore(t testing.TB, db *mongo.Database, opts mongostore.Options) *mongostore.Store {
+	t.Helper()
+	s, err := mongostore.New(context.Background(), db, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+// encrypted returns memvault's default encrypting serializer under a fixed
+// test key.
+func encrypted(t testing.TB) serde.Serializer {
+	t.Helper()
+	k, err := crypto.ParseRawKey("0123456789abcdef0123456789abcdef")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ring, err := crypto.NewKeyring(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := serde.NewEncrypted(nil, ring)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+func runConformance(t *testing.T, sd func(t testing.TB) serde.Serializer) {
+	storetest.Run(t, func(t *testing.T, cfg storetest.Config) store.Store {
+		return newStore(t, mongotest.Database(t), mongostore.Options{Index: cfg.Index, TTL: cfg.TTL, Now: cfg.Now, Serde: sd(t)})
+	})
+}
+
+func TestConformance(t *testing.T) {
+	runConformance(t, func(testing.TB) serde.Serializer { return nil })
+}
+
+func TestConformanceEncrypted(t *testing.T) {
+	runConformance(t, encrypted)
+}
