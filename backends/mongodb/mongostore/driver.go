@@ -157,14 +157,18 @@ func (doc *itemDoc) row() (store.Row, error) {
 	if doc.Created != nil {
 		r.Created = time.Unix(0, *doc.Created)
 	}
-	if doc.Updated != nil {
+	// memvault's exact time, unless Python's updated_at moved since
+	// (Python's $set leaves memvault's fields as they were).
+	if doc.Updated != nil && time.Unix(0, *doc.Updated).UnixMilli() == doc.UpdatedAt.UnixMilli() {
 		r.Updated = time.Unix(0, *doc.Updated)
 	}
 	if doc.Expires != nil {
 		r.Expires = time.Unix(0, *doc.Expires)
 	}
+	// memvault writes one of the two; a "value" beside memvault_value is
+	// Python's later $set.
 	switch {
-	case doc.MVValue != nil:
+	case doc.MVValue != nil && doc.Value == nil:
 		r.Value = doc.MVValue
 	case doc.Value != nil:
 		v, err := bsonJSON(doc.Value)

@@ -7,6 +7,7 @@ import (
 	"github.com/memvault/memvault/backends/mongodb/mongostore"
 	"github.com/memvault/memvault/backends/mongodb/mongotest"
 	"github.com/memvault/memvault/crypto"
+	"github.com/memvault/memvault/memvaulttest/testkeys"
 	"github.com/memvault/memvault/serde"
 	"github.com/memvault/memvault/store"
 	"github.com/memvault/memvault/store/storetest"
@@ -57,4 +58,29 @@ func TestConformance(t *testing.T) {
 
 func TestConformanceEncrypted(t *testing.T) {
 	runConformance(t, encrypted)
+}
+
+// TestConformanceSubjects runs the suite with per-subject keys: each
+// namespace's values sealed under the data key of the subject it names,
+// its vectors in the subject's space.
+func TestConformanceSubjects(t *testing.T) {
+	runConformance(t, func(t testing.TB) serde.Serializer { return testkeys.Subjects(t) })
+}
+
+func TestReencrypt(t *testing.T) {
+	db := mongotest.Database(t)
+	storetest.RunReencrypt(t, func(t *testing.T, s serde.Serializer) store.Store {
+		st, err := mongostore.New(context.Background(), db, mongostore.Options{Serde: s})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st
+	})
+}
+
+func TestErasure(t *testing.T) {
+	db := mongotest.Database(t)
+	storetest.RunErasure(t, nil, func(t *testing.T, s serde.Serializer) store.Store {
+		return newStore(t, db, mongostore.Options{Serde: s})
+	})
 }

@@ -50,7 +50,8 @@ type Options struct {
 // disconnect the client.
 type Store struct {
 	*engine.Engine
-	d *driver
+	d     *driver
+	serde serde.Serializer
 }
 
 // itemsIndex is the name of the unique index on (namespace_str, key):
@@ -75,7 +76,7 @@ func New(ctx context.Context, db *mongo.Database, opts Options) (*Store, error) 
 	if err != nil {
 		return nil, err
 	}
-	return &Store{Engine: e, d: d}, nil
+	return &Store{Engine: e, d: d, serde: opts.Serde}, nil
 }
 
 func (d *driver) setup(ctx context.Context) error {
