@@ -15,6 +15,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/memvault/memvault/store"
+	"github.com/memvault/memvault/store/vecindex"
 )
 
 // Field names of an item document: Python's MongoDBStore's, then
@@ -38,6 +39,7 @@ const (
 	// Vector documents.
 	fField     = "field"
 	fEmbedding = "embedding"
+	fCode      = "code"
 )
 
 // sep joins a namespace's labels in namespace_str, as Python's
@@ -68,6 +70,12 @@ func nsStr(ns string) (string, bool) {
 // from each other (as with Python's store): see doc.go.
 type driver struct {
 	items, vecs *mongo.Collection
+	// The code index's collections (index.go).
+	index, log, snaps *mongo.Collection
+	// codes: the store has an index; its writes keep codes and the
+	// index's data (store.DriverCaps.CodeIndex). dims: its dimensions.
+	codes bool
+	dims  int
 	// sealed: values are envelopes of a serializer, stored as bytes
 	// (memvault_value), never as a "value" document.
 	sealed bool
@@ -81,7 +89,7 @@ func (d *driver) Name() string { return "mongodb" }
 // a read; Put keeps created and moves updated forward at Commit, from
 // the rows it reads there under mu.
 func (d *driver) Caps() store.DriverCaps {
-	return store.DriverCaps{RefreshInView: true, UpsertVersions: true}
+	return store.DriverCaps{RefreshInView: true, UpsertVersions: true, CodeIndex: d.codes}
 }
 
 func (d *driver) Close() error { return nil }
@@ -103,6 +111,7 @@ type tx struct {
 	ops   []store.RowWrite // a delete is a RowWrite with deleted set
 	dels  map[int]bool
 	over  map[store.RowKey]int // the last op of a key
+	iw    *idxWrite            // the code index's bookkeeping (index.go)
 }
 
 var errReadOnly = errors.New("mongodb: write in a read-only transaction")
@@ -121,12 +130,38 @@ func (t *tx) Rollback() error {
 
 func (t *tx) Commit() error {
 	defer t.end()
-	if len(t.ops) == 0 {
-		return nil
-	}
 	// Commit has no context of its own: the writes are bounded by the
 	// driver's timeouts, like a SQL COMMIT.
-	return t.d.apply(context.Background(), t.ops, t.dels)
+	ctx := context.Background()
+	if len(t.ops) > 0 {
+		if t.d.codes && (t.iw == nil || t.iw.gen == 0) {
+			// Changes the engine did not log (a store's puts without
+			// vectors): logged all the same, for the indexes of other
+			// processes.
+			keys := make([]store.RowKey, len(t.ops))
+			for i, op := range t.ops {
+				keys[i] = op.RowKey
+			}
+			if _, err := t.Bump(ctx, keys, false); err != nil {
+				return err
+			}
+		}
+		if err := t.d.apply(ctx, t.ops, t.dels, t.iw); err != nil {
+			return err
+		}
+	}
+	if t.iw == nil {
+		return nil
+	}
+	if t.iw.gen != 0 {
+		if err := t.d.commitIndex(ctx, t.iw); err != nil {
+			return err
+		}
+	}
+	for _, fn := range t.iw.commit {
+		fn()
+	}
+	return nil
 }
 
 // itemDoc is an item document as read.
@@ -492,6 +527,24 @@ func (t *tx) DeletePrefix(ctx context.Context, prefix store.Namespace) (int, err
 	if !ok {
 		return 0, nil
 	}
+	if t.d.codes {
+		// The coverage loses the items with codes; the log keeps no
+		// name under prefix (an erasure leaves none behind): the engine
+		// logs that every item may have changed.
+		w, err := t.idx(ctx)
+		if err != nil {
+			return 0, err
+		}
+		if err := t.forIndexed(ctx, and(pc, bson.E{Key: fMVIndexed, Value: true}), func(k store.RowKey) {
+			w.cov.Cov.Sub(vecindex.ItemHash(k))
+		}); err != nil {
+			return 0, err
+		}
+		w.deleted = true
+		if _, err := t.d.log.DeleteMany(ctx, and(pc)); err != nil {
+			return 0, err
+		}
+	}
 	if _, err := t.d.vecs.DeleteMany(ctx, and(pc)); err != nil {
 		return 0, err
 	}
@@ -502,14 +555,32 @@ func (t *tx) DeletePrefix(ctx context.Context, prefix store.Namespace) (int, err
 	return int(res.DeletedCount), nil
 }
 
+// forIndexed calls fn with the key of every item document f selects.
+func (t *tx) forIndexed(ctx context.Context, f bson.D, fn func(store.RowKey)) error {
+	cur, err := t.d.items.Find(ctx, f, options.Find().SetProjection(bson.D{{Key: fNSStr, Value: 1}, {Key: fKey, Value: 1}}))
+	if err != nil {
+		return err
+	}
+	defer cur.Close(ctx)
+	for cur.Next(ctx) {
+		var doc vecDoc
+		if err := cur.Decode(&doc); err != nil {
+			return err
+		}
+		fn(store.RowKey{NS: strings.ReplaceAll(doc.NSStr, sep, "."), Key: doc.Key})
+	}
+	return cur.Err()
+}
+
 // DeleteExpired deletes at once, as DeletePrefix does.
 func (t *tx) DeleteExpired(ctx context.Context, now time.Time) ([]store.RowKey, error) {
 	if !t.write {
 		return nil, errReadOnly
 	}
 	expired := bson.D{{Key: fMVExpires, Value: bson.D{{Key: "$lt", Value: now.UnixNano()}}}}
-	cur, err := t.d.items.Find(ctx, expired, options.Find().SetProjection(bson.D{{Key: fNSStr, Value: 1}, {Key: fKey, Value: 1}, {Key: fNamespace, Value: 1}}))
-	var gone []store.RowKey
+	cur, err := t.d.items.Find(ctx, expired, options.Find().SetProjection(bson.D{{Key: fNSStr, Value: 1}, {Key: fKey, Value: 1},
+		{Key: fNamespace, Value: 1}, {Key: fMVIndexed, Value: 1}}))
+	var gone, indexed []store.RowKey
 	if err != nil {
 		return nil, err
 	}
@@ -521,11 +592,24 @@ func (t *tx) DeleteExpired(ctx context.Context, now time.Time) ([]store.RowKey, 
 		}
 		r, _ := (&itemDoc{NSStr: doc.NSStr, Key: doc.Key, Namespace: doc.Namespace, MVValue: []byte{}}).row()
 		gone = append(gone, r.RowKey)
+		if doc.Indexed {
+			indexed = append(indexed, r.RowKey)
+		}
 	}
 	err = cur.Err()
 	cur.Close(ctx)
 	if err != nil || len(gone) == 0 {
 		return nil, err
+	}
+	if t.d.codes {
+		w, err := t.idx(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, k := range indexed {
+			w.cov.Cov.Sub(vecindex.ItemHash(k))
+		}
+		w.deleted = w.deleted || len(indexed) > 0
 	}
 	for start := 0; start < len(gone); start += 200 {
 		f, n := keysCond(gone[start:min(len(gone), start+200)])
@@ -549,7 +633,16 @@ func (t *tx) DeleteExpired(ctx context.Context, now time.Time) ([]store.RowKey, 
 // theirs (store.DriverCaps.UpsertVersions); the vectors of reindexed and
 // deleted items go and the new ones are inserted; then the items are
 // replaced or deleted in one ordered bulk write.
-func (d *driver) apply(ctx context.Context, ops []store.RowWrite, dels map[int]bool) error {
+func (d *driver) apply(ctx context.Context, ops []store.RowWrite, dels map[int]bool, iw *idxWrite) error {
+	cov := func(k store.RowKey, add bool) {
+		if iw != nil {
+			if add {
+				iw.cov.Cov.Add(vecindex.ItemHash(k))
+			} else {
+				iw.cov.Cov.Sub(vecindex.ItemHash(k))
+			}
+		}
+	}
 	var keys []store.RowKey
 	for i, w := range ops {
 		if !dels[i] {
@@ -594,6 +687,10 @@ func (d *driver) apply(ctx context.Context, ops []store.RowWrite, dels map[int]b
 	for i, w := range ops {
 		f, _ := keyFilter(w.RowKey)
 		if dels[i] {
+			if old[w.RowKey].indexed && iw != nil {
+				cov(w.RowKey, false)
+				iw.deleted = true
+			}
 			delete(old, w.RowKey)
 			dropVecs = append(dropVecs, w.RowKey)
 			models = append(models, mongo.NewDeleteOneModel().SetFilter(f))
@@ -608,12 +705,24 @@ func (d *driver) apply(ctx context.Context, ops []store.RowWrite, dels map[int]b
 		}
 		indexed := p.indexed
 		if w.Reindex {
+			if p.indexed {
+				cov(w.RowKey, false)
+			}
 			indexed = len(w.Vectors) > 0
 			dropVecs = append(dropVecs, w.RowKey)
+			coded := false
 			for _, v := range w.Vectors {
-				newVecs = append(newVecs, bson.D{{Key: fNSStr, Value: f[0].Value}, {Key: fKey, Value: w.Key},
+				vd := bson.D{{Key: fNSStr, Value: f[0].Value}, {Key: fKey, Value: w.Key},
 					{Key: fField, Value: v.Field}, {Key: fMVUpdated, Value: w.Updated.UnixNano()},
-					{Key: fEmbedding, Value: bson.Binary{Data: encodeVector(v.Vec)}}})
+					{Key: fEmbedding, Value: bson.Binary{Data: encodeVector(v.Vec)}}}
+				if v.Code != nil {
+					vd = append(vd, bson.E{Key: fCode, Value: bson.Binary{Data: v.Code}})
+					coded = true
+				}
+				newVecs = append(newVecs, vd)
+			}
+			if coded {
+				cov(w.RowKey, true)
 			}
 		}
 		old[w.RowKey] = prev{w.Created, w.Updated, indexed}

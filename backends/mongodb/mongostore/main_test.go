@@ -84,3 +84,19 @@ func TestErasure(t *testing.T) {
 		return newStore(t, db, mongostore.Options{Serde: s})
 	})
 }
+
+// TestConformanceCodeIndex runs the suite with searches ranked by the code
+// index, as large stores are (the suite's stores are small enough for the
+// exact in-process copy).
+func TestConformanceCodeIndex(t *testing.T) {
+	mongostore.NoFloatCopy(t)
+	runConformance(t, func(testing.TB) serde.Serializer { return nil })
+}
+
+// TestConformanceNoVectorIndex runs the suite with searches scoring every
+// vector read from the server.
+func TestConformanceNoVectorIndex(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, cfg storetest.Config) store.Store {
+		return newStore(t, mongotest.Database(t), mongostore.Options{Index: cfg.Index, TTL: cfg.TTL, Now: cfg.Now, VectorIndexBytes: -1})
+	})
+}

@@ -43,6 +43,12 @@ type Options struct {
 	Serde serde.Serializer
 	// Now is the clock of every timestamp and expiry; nil means time.Now.
 	Now func() time.Time
+	// VectorIndexBytes bounds the in-process code index (a sign code per
+	// vector, d/8 + 16 bytes): searches rank items by it, then read and
+	// score exactly only the best few vectors. 0 means
+	// vecindex.DefaultBytes; negative disables it (every search reads
+	// every vector under its prefix).
+	VectorIndexBytes int64
 }
 
 // Store is a store.Store on a MongoDB database (see the package doc),
@@ -68,15 +74,29 @@ const vectorsIndex = "memvault_vectors_item"
 func New(ctx context.Context, db *mongo.Database, opts Options) (*Store, error) {
 	coll := cmp.Or(opts.Collection, DefaultCollection)
 	d := &driver{items: db.Collection(coll), vecs: db.Collection(cmp.Or(opts.VectorsCollection, coll+".vectors")),
-		sealed: opts.Serde != nil, ttl: opts.TTL != nil}
+		index: db.Collection(coll + ".index"), log: db.Collection(coll + ".index_log"), snaps: db.Collection(coll + ".index_snapshot"),
+		sealed: opts.Serde != nil, ttl: opts.TTL != nil, codes: opts.Index != nil}
+	if opts.Index != nil {
+		d.dims = opts.Index.Dims
+	}
 	if err := d.setup(ctx); err != nil {
 		return nil, fmt.Errorf("mongodb: setup: %w", err)
 	}
-	e, err := engine.New(d, engine.Options{Index: opts.Index, TTL: opts.TTL, Serde: opts.Serde, Now: opts.Now})
+	floats := int64(0)
+	if opts.VectorIndexBytes >= 0 {
+		floats = floatBudget
+	}
+	e, err := engine.New(d, engine.Options{Index: opts.Index, TTL: opts.TTL, Serde: opts.Serde, Now: opts.Now,
+		VectorIndexBytes: opts.VectorIndexBytes, FloatBytes: floats})
 	if err != nil {
 		return nil, err
 	}
-	return &Store{Engine: e, d: d, serde: opts.Serde}, nil
+	s := &Store{Engine: e, d: d, serde: opts.Serde}
+	if err := engine.SyncCodes(ctx, e); err != nil {
+		_ = s.Close()
+		return nil, err
+	}
+	return s, nil
 }
 
 func (d *driver) setup(ctx context.Context) error {
