@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -305,15 +306,40 @@ func (t *tx) Get(ctx context.Context, k store.RowKey) (store.Row, bool, error) {
 	return r, err == nil, err
 }
 
-// keysCond selects the documents of keys (those a document can hold).
+// keysCond selects the documents of keys (those a document can hold) and
+// returns how many keys it names: per namespace, {namespace_str, key:
+// {$in}}, several namespaces under $or. (An $or of one (namespace_str,
+// key) pair per key is what a server with indexes serves as well, but
+// FerretDB evaluates it document by document: 200 pairs took 7–11 s over
+// 1 500 documents, the $in form 0.2 s.)
 func keysCond(keys []store.RowKey) (bson.D, int) {
-	var or bson.A
+	var (
+		order []string
+		byNS  = map[string]bson.A{}
+		n     int
+	)
 	for _, k := range keys {
-		if f, ok := keyFilter(k); ok {
-			or = append(or, f)
+		s, ok := nsStr(k.NS)
+		if !ok {
+			continue
 		}
+		if _, seen := byNS[s]; !seen {
+			order = append(order, s)
+		}
+		byNS[s] = append(byNS[s], k.Key)
+		n++
 	}
-	return bson.D{{Key: "$or", Value: or}}, len(or)
+	group := func(s string) bson.D {
+		return bson.D{{Key: fNSStr, Value: s}, {Key: fKey, Value: bson.D{{Key: "$in", Value: byNS[s]}}}}
+	}
+	if len(order) == 1 {
+		return group(order[0]), n
+	}
+	or := make(bson.A, len(order))
+	for i, s := range order {
+		or[i] = group(s)
+	}
+	return bson.D{{Key: "$or", Value: or}}, n
 }
 
 func (t *tx) Rows(ctx context.Context, keys []store.RowKey, dst []store.Row) ([]store.Row, error) {
@@ -580,7 +606,10 @@ func (t *tx) DeleteExpired(ctx context.Context, now time.Time) ([]store.RowKey, 
 	expired := bson.D{{Key: fMVExpires, Value: bson.D{{Key: "$lt", Value: now.UnixNano()}}}}
 	cur, err := t.d.items.Find(ctx, expired, options.Find().SetProjection(bson.D{{Key: fNSStr, Value: 1}, {Key: fKey, Value: 1},
 		{Key: fNamespace, Value: 1}, {Key: fMVIndexed, Value: 1}}))
-	var gone, indexed []store.RowKey
+	var (
+		gone, indexed []store.RowKey
+		ids           bson.A
+	)
 	if err != nil {
 		return nil, err
 	}
@@ -592,6 +621,7 @@ func (t *tx) DeleteExpired(ctx context.Context, now time.Time) ([]store.RowKey, 
 		}
 		r, _ := (&itemDoc{NSStr: doc.NSStr, Key: doc.Key, Namespace: doc.Namespace, MVValue: []byte{}}).row()
 		gone = append(gone, r.RowKey)
+		ids = append(ids, docID(cur))
 		if doc.Indexed {
 			indexed = append(indexed, r.RowKey)
 		}
@@ -611,17 +641,14 @@ func (t *tx) DeleteExpired(ctx context.Context, now time.Time) ([]store.RowKey, 
 		}
 		w.deleted = w.deleted || len(indexed) > 0
 	}
-	for start := 0; start < len(gone); start += 200 {
-		f, n := keysCond(gone[start:min(len(gone), start+200)])
-		if n == 0 {
-			continue
-		}
-		if _, err := t.d.vecs.DeleteMany(ctx, f); err != nil {
-			return nil, err
-		}
-		// The expiry again: this process's writers wait on mu, but a
-		// refresh of another may have moved it.
-		if _, err := t.d.items.DeleteMany(ctx, and(f[0], expired[0])); err != nil {
+	if err := t.d.dropVectors(ctx, indexed); err != nil {
+		return nil, err
+	}
+	// By _id (see apply), and the expiry again: this process's writers
+	// wait on mu, but a refresh of another may have moved it.
+	for start := 0; start < len(ids); start += 500 {
+		f := bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids[start:min(len(ids), start+500)]}}}, expired[0]}
+		if _, err := t.d.items.DeleteMany(ctx, f); err != nil {
 			return nil, err
 		}
 	}
@@ -643,13 +670,12 @@ func (d *driver) apply(ctx context.Context, ops []store.RowWrite, dels map[int]b
 			}
 		}
 	}
-	var keys []store.RowKey
+	keys := make([]store.RowKey, len(ops))
 	for i, w := range ops {
-		if !dels[i] {
-			keys = append(keys, w.RowKey)
-		}
+		keys[i] = w.RowKey
 	}
 	type prev struct {
+		id               any // the document's _id
 		created, updated time.Time
 		indexed          bool
 	}
@@ -671,7 +697,7 @@ func (d *driver) apply(ctx context.Context, ops []store.RowWrite, dels map[int]b
 			}
 			doc.MVValue = []byte{}
 			r, _ := doc.row()
-			old[r.RowKey] = prev{r.Created, r.Updated, doc.Indexed}
+			old[r.RowKey] = prev{docID(cur), r.Created, r.Updated, doc.Indexed}
 		}
 		err = cur.Err()
 		cur.Close(ctx)
@@ -687,13 +713,17 @@ func (d *driver) apply(ctx context.Context, ops []store.RowWrite, dels map[int]b
 	for i, w := range ops {
 		f, _ := keyFilter(w.RowKey)
 		if dels[i] {
-			if old[w.RowKey].indexed && iw != nil {
+			p, had := old[w.RowKey]
+			if !had {
+				continue
+			}
+			if p.indexed && iw != nil {
 				cov(w.RowKey, false)
 				iw.deleted = true
 			}
 			delete(old, w.RowKey)
 			dropVecs = append(dropVecs, w.RowKey)
-			models = append(models, mongo.NewDeleteOneModel().SetFilter(f))
+			models = append(models, mongo.NewDeleteOneModel().SetFilter(bson.D{{Key: "_id", Value: p.id}}))
 			continue
 		}
 		p, had := old[w.RowKey]
@@ -725,29 +755,65 @@ func (d *driver) apply(ctx context.Context, ops []store.RowWrite, dels map[int]b
 				cov(w.RowKey, true)
 			}
 		}
-		old[w.RowKey] = prev{w.Created, w.Updated, indexed}
 		doc, err := d.itemDocument(w, f, indexed)
 		if err != nil {
 			return err
 		}
-		models = append(models, mongo.NewReplaceOneModel().SetFilter(f).SetReplacement(doc).SetUpsert(true))
+		// By _id, read above: servers without query planning (FerretDB)
+		// find a document by _id without reading the others. A new
+		// item is inserted: under the lock no writer of this process
+		// races it, and the unique index refuses another's.
+		if had {
+			models = append(models, mongo.NewReplaceOneModel().SetFilter(bson.D{{Key: "_id", Value: p.id}}).SetReplacement(doc))
+		} else {
+			p.id = bson.NewObjectID()
+			models = append(models, mongo.NewInsertOneModel().SetDocument(append(bson.D{{Key: "_id", Value: p.id}}, doc...)))
+		}
+		old[w.RowKey] = prev{p.id, w.Created, w.Updated, indexed}
 	}
-	for start := 0; start < len(dropVecs); start += 200 {
-		f, n := keysCond(dropVecs[start:min(len(dropVecs), start+200)])
-		if n == 0 {
-			continue
-		}
-		if _, err := d.vecs.DeleteMany(ctx, f); err != nil {
-			return err
-		}
+	if err := d.dropVectors(ctx, dropVecs); err != nil {
+		return err
 	}
 	if len(newVecs) > 0 {
 		if _, err := d.vecs.InsertMany(ctx, newVecs); err != nil {
 			return err
 		}
 	}
+	if len(models) == 0 {
+		return nil
+	}
 	_, err := d.items.BulkWrite(ctx, models, options.BulkWrite().SetOrdered(true))
 	return err
+}
+
+// dropVectors deletes the vector documents of keys, by their _ids (see
+// apply).
+func (d *driver) dropVectors(ctx context.Context, keys []store.RowKey) error {
+	for start := 0; start < len(keys); start += 200 {
+		f, n := keysCond(keys[start:min(len(keys), start+200)])
+		if n == 0 {
+			continue
+		}
+		cur, err := d.vecs.Find(ctx, f, options.Find().SetProjection(bson.D{{Key: "_id", Value: 1}}))
+		if err != nil {
+			return err
+		}
+		var ids bson.A
+		for cur.Next(ctx) {
+			ids = append(ids, docID(cur))
+		}
+		err = cur.Err()
+		cur.Close(ctx)
+		if err != nil {
+			return err
+		}
+		if len(ids) > 0 {
+			if _, err := d.vecs.DeleteMany(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}}); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // itemDocument is the document of w: Python's fields, then memvault's.
@@ -811,3 +877,11 @@ var (
 	_ store.Driver   = (*driver)(nil)
 	_ store.DriverTx = (*tx)(nil)
 )
+
+// docID is the _id of cur's current document, copied out of the cursor's
+// buffer.
+func docID(cur *mongo.Cursor) bson.RawValue {
+	v := cur.Current.Lookup("_id")
+	v.Value = slices.Clone(v.Value)
+	return v
+}
