@@ -330,6 +330,9 @@ func keysCond(keys []store.RowKey) (bson.D, int) {
 		n++
 	}
 	group := func(s string) bson.D {
+		if ks := byNS[s]; len(ks) == 1 {
+			return bson.D{{Key: fNSStr, Value: s}, {Key: fKey, Value: ks[0]}} // equality: FerretDB pushes it down
+		}
 		return bson.D{{Key: fNSStr, Value: s}, {Key: fKey, Value: bson.D{{Key: "$in", Value: byNS[s]}}}}
 	}
 	if len(order) == 1 {
