@@ -1,0 +1,134 @@
+// Package mongostore is a store.Store on MongoDB (tested on FerretDB
+// v1.24.2; any server speaking the MongoDB protocol with unique compound
+// indexes, $or, $in, sort and limit), in the document layout of
+// LangGraph's Python MongoDBStore (langgraph-store-mongodb 0.4), so that
+// Python agents read what Go wrote in plaintext mode.
+//
+//	st, err := mongostore.New(ctx, client.Database("checkpointing_db"), mongostore.Options{
+//		Index: &store.IndexConfig{Embedder: embeddings.NewUnkeyedHashing(256)},
+//		TTL:   &store.TTLConfig{DefaultTTL: 30 * 24 * time.Hour},
+//	})
+//
+// # Driver
+//
+// Store is the store engine (store/engine) on this package's
+// store.Driver, which only stores documents: every rule of the Store
+// contract (namespaces, keys, limits, TTL resolution and refresh,
+// encoding and sealing, filters, scoring, paging, conditional puts, the
+// erasure fence, the sweeper) is the engine's, as on SQLite and
+// PostgreSQL. MongoDB-protocol servers may lack multi-document
+// transactions (FerretDB has none; Python's store uses none), so a write
+// transaction holds a lock of this process and keeps its puts and
+// deletes until Commit, which reads the items it replaces once (to keep
+// created_at, move the exact updated time forward and learn their _id),
+// then deletes the vectors of re-embedded and deleted items, inserts the
+// new vectors and writes the items in one ordered bulk write: a replace
+// or delete by _id, an insert of a new item (with a new ObjectId, as
+// Python's upsert makes). Writing by _id matters on FerretDB, which reads
+// every document for an update by other fields (a replace by
+// (namespace_str, key) took 22 ms at 1 500 items, by _id 6 ms), and keys
+// are looked up with {namespace_str, key: {$in}} per namespace, never an
+// $or of pairs (200 pairs: 7–11 s on FerretDB, the $in form 0.2 s). A rolled-back transaction
+// writes nothing. Consequences: a crash during Commit can leave the last
+// batch's vectors written and its items not (the item keeps its old value
+// with the new vectors, or, deleted, loses its vectors first) — nothing
+// acknowledged is lost, and the next put of the item repairs it; several
+// processes writing one collection are not isolated from each other, as
+// with Python's store (a PutIf is a read and a write under this
+// process's lock: run one writing process per store, or accept last
+// writer wins between processes; a put of a new item racing another
+// writer's insert of the same key fails on the unique index, storing
+// nothing, and can be retried).
+//
+// # Layout
+//
+// Items live in Options.Collection ("persistent-store", Python's default,
+// in the database the caller picks: Python's default is
+// "checkpointing_db"), one document per item:
+//
+//	namespace_str     labels joined with "/" (Python's sep), e.g. "users/alice/prefs"
+//	key               the item's key
+//	namespace         the labels, as an array
+//	value             the value as a BSON document (plaintext mode, see below)
+//	created_at        BSON date (milliseconds), kept on replace
+//	updated_at        BSON date (milliseconds)
+//	memvault_value    the value as bytes, when it is not stored in "value"
+//	memvault_created  Unix nanoseconds: the exact CreatedAt
+//	memvault_updated  Unix nanoseconds: the exact UpdatedAt (a version for PutIf)
+//	memvault_expires  Unix nanoseconds of the expiry (absent: never)
+//	memvault_ttl      the TTL in minutes a read refreshes (absent: none)
+//	memvault_indexed  true when the item has vectors
+//
+// with Python's unique index on (namespace_str, key) under Python's name,
+// namespace_str_1_key_1 (an index on the same keys under another name is
+// kept). A namespace label holding "/" cannot be stored (store.ErrInvalidNamespace,
+// as Python refuses it): namespace_str could not tell it apart. Prefixes
+// are matched as a byte range on namespace_str (p, or [p+"/", p+"0")),
+// exact whatever the labels hold, with no regular expression.
+//
+// Vectors live in Options.VectorsCollection (Collection + ".vectors"),
+// one document per embedded field: {namespace_str, key, field,
+// memvault_updated, embedding: little-endian float32 bytes}, indexed on
+// (namespace_str, key). Python keeps its embedding inside the item and
+// searches it with $vectorSearch; memvault does not write Python's
+// embedding or namespace_prefix fields (see Search).
+//
+// # What Python reads
+//
+// Without Options.Serde, "value" is the item's value as a BSON document
+// (int64, double, string, bool, null, binary, documents, arrays), which
+// Python's MongoDBStore returns as is, and memvault reads documents Python
+// wrote (int32 as an integer, dates as RFC 3339 text, ObjectIds as hex).
+// A value with no exact BSON form — an integer beyond int64, a key holding
+// '.' or NUL or starting with '$', a string holding NUL, an array directly
+// inside an array (FerretDB v1 refuses them), nesting deeper than 90 —
+// is stored as its JSON text in memvault_value instead, and such an item
+// has no "value" for Python. With a serializer (encryption), every value
+// is an envelope sealed to its namespace and key, in memvault_value:
+// Python cannot read it and fails on the missing "value" rather than
+// seeing a wrong one. Namespaces, keys, timestamps and vectors stay in
+// plaintext; vectors are stored as the engine hands them, in their data
+// subject's space when subjects are configured, exactly as on SQLite.
+//
+// # Filters
+//
+// The engine checks every filter on every item it returns. Without a
+// serializer, the query also leaves out items whose "value" fails an
+// equality on a string or boolean (see Store's ScanFilter); numbers,
+// ordering operators and $ne run in the engine only, because MongoDB's
+// number comparison and its matching of arrays differ from the store's
+// filter semantics.
+//
+// # Search
+//
+// Without a query, searches list items by memvault_updated descending,
+// then namespace and key, as every memvault store does. With a query the
+// engine ranks as on SQLite (store/vecindex), scoring exactly (cosine, L2
+// or inner product, each item by its best field): a store whose vectors
+// fit 32 MiB scores every vector from an exact in-process copy; a larger
+// one ranks items by sign codes kept beside each vector (code) in an
+// in-process index (Options.VectorIndexBytes) and reads and scores
+// exactly only the best few. The index's data — a state document
+// (generation, codes' generation, centre, coverage), a change log and a
+// snapshot, in Collection+".index", ".index_log" and ".index_snapshot" —
+// is written at Commit after the items and vectors, the state last, so a
+// reader never sees a generation before its data; another process's
+// index follows through the log. Several processes may search; the index
+// assumes one writing process (two could number the same generation).
+// With VectorIndexBytes negative every search reads and scores every
+// vector under the prefix. Server-side $vectorSearch (Atlas, or Community with mongot)
+// is not available on any server tested here and is not shipped; it
+// would plug in as the driver's engine.ANNTx (ranked candidates from a
+// $vectorSearch stage over the vectors collection, filtered by
+// namespace_str), with the engine rescoring exactly, as pgvector does
+// for store/pgstore.
+//
+// # TTL
+//
+// Expiry is memvault's: memvault_expires, computed by the engine from
+// Options.Now, refreshed by reads when configured, hidden from every read
+// once passed, and deleted (with the item's vectors) by the engine's
+// sweeper every SweepInterval. No TTL index is created: FerretDB has
+// none, and Python's TTL index (on updated_at, in seconds) would delete
+// memvault's items on Python's schedule, not memvault's.
+package mongostore

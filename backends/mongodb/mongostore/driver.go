@@ -1,0 +1,890 @@
+package mongostore
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/memvault/memvault/store"
+	"github.com/memvault/memvault/store/vecindex"
+)
+
+// Field names of an item document: Python's MongoDBStore's, then
+// memvault's own (see doc.go).
+const (
+	fNSStr     = "namespace_str"
+	fKey       = "key"
+	fNamespace = "namespace"
+	fValue     = "value"
+	fCreatedAt = "created_at"
+	fUpdatedAt = "updated_at"
+	// memvault's: the value as stored when it is not a plain BSON
+	// document, exact timestamps, expiry and TTL, and whether the item
+	// has vectors.
+	fMVValue   = "memvault_value"
+	fMVCreated = "memvault_created"
+	fMVUpdated = "memvault_updated"
+	fMVExpires = "memvault_expires"
+	fMVTTL     = "memvault_ttl"
+	fMVIndexed = "memvault_indexed"
+	// Vector documents.
+	fField     = "field"
+	fEmbedding = "embedding"
+	fCode      = "code"
+)
+
+// sep joins a namespace's labels in namespace_str, as Python's
+// MongoDBStore does by default.
+const sep = "/"
+
+// errSlashLabel is wrapped (with store.ErrInvalidNamespace) by a put whose
+// namespace has a label holding sep: namespace_str could not tell it from
+// two labels (Python's MongoDBStore refuses such labels too).
+var errSlashLabel = errors.New("a namespace label holds '/', the separator of namespace_str")
+
+// nsStr is the namespace_str of a namespace as the engine names it
+// (labels joined with '.'); ok is false when a label holds sep.
+func nsStr(ns string) (string, bool) {
+	if strings.Contains(ns, sep) {
+		return "", false
+	}
+	return strings.ReplaceAll(ns, ".", sep), true
+}
+
+// driver is the store.Driver over an items and a vectors collection.
+// MongoDB-protocol servers may lack multi-document transactions (FerretDB
+// has none; Python's store uses none): a write transaction holds mu, keeps
+// its puts and deletes and applies them at Commit (vectors first, then the
+// items, in one ordered bulk write each), so that a rolled-back one writes
+// nothing and this process's writers are serialized. Reads are statements
+// of their own. Several processes writing one collection are not isolated
+// from each other (as with Python's store): see doc.go.
+type driver struct {
+	items, vecs *mongo.Collection
+	// The code index's collections (index.go).
+	index, log, snaps *mongo.Collection
+	// codes: the store has an index; its writes keep codes and the
+	// index's data (store.DriverCaps.CodeIndex). dims: its dimensions.
+	codes bool
+	dims  int
+	// sealed: values are envelopes of a serializer, stored as bytes
+	// (memvault_value), never as a "value" document.
+	sealed bool
+	ttl    bool // items may expire: vector scans skip expired items
+	mu     sync.Mutex
+}
+
+func (d *driver) Name() string { return "mongodb" }
+
+// Caps: the refresh of an expiry is one single-document update, safe in
+// a read; Put keeps created and moves updated forward at Commit, from
+// the rows it reads there under mu.
+func (d *driver) Caps() store.DriverCaps {
+	return store.DriverCaps{RefreshInView: true, UpsertVersions: true, CodeIndex: d.codes}
+}
+
+func (d *driver) Close() error { return nil }
+
+func (d *driver) Begin(_ context.Context, write bool) (store.DriverTx, error) {
+	if write {
+		d.mu.Lock()
+	}
+	return &tx{d: d, write: write}, nil
+}
+
+// tx is a transaction: a read-only one reads the server directly; a write
+// one keeps its puts and deletes (ops, and the rows they leave in over,
+// which its Gets read first) until Commit.
+type tx struct {
+	d     *driver
+	write bool
+	done  bool
+	ops   []store.RowWrite // a delete is a RowWrite with deleted set
+	dels  map[int]bool
+	over  map[store.RowKey]int // the last op of a key
+	iw    *idxWrite            // the code index's bookkeeping (index.go)
+}
+
+var errReadOnly = errors.New("mongodb: write in a read-only transaction")
+
+func (t *tx) end() {
+	if !t.done && t.write {
+		t.d.mu.Unlock()
+	}
+	t.done = true
+}
+
+func (t *tx) Rollback() error {
+	t.end()
+	return nil
+}
+
+func (t *tx) Commit() error {
+	defer t.end()
+	// Commit has no context of its own: the writes are bounded by the
+	// driver's timeouts, like a SQL COMMIT.
+	ctx := context.Background()
+	if len(t.ops) > 0 {
+		if t.d.codes && (t.iw == nil || t.iw.gen == 0) {
+			// Changes the engine did not log (a store's puts without
+			// vectors): logged all the same, for the indexes of other
+			// processes.
+			keys := make([]store.RowKey, len(t.ops))
+			for i, op := range t.ops {
+				keys[i] = op.RowKey
+			}
+			if _, err := t.Bump(ctx, keys, false); err != nil {
+				return err
+			}
+		}
+		if err := t.d.apply(ctx, t.ops, t.dels, t.iw); err != nil {
+			return err
+		}
+	}
+	if t.iw == nil {
+		return nil
+	}
+	if t.iw.gen != 0 {
+		if err := t.d.commitIndex(ctx, t.iw); err != nil {
+			return err
+		}
+	}
+	for _, fn := range t.iw.commit {
+		fn()
+	}
+	return nil
+}
+
+// itemDoc is an item document as read.
+type itemDoc struct {
+	NSStr     string    `bson:"namespace_str"`
+	Key       string    `bson:"key"`
+	Namespace []string  `bson:"namespace"`
+	Value     bson.Raw  `bson:"value"`
+	MVValue   []byte    `bson:"memvault_value"`
+	CreatedAt time.Time `bson:"created_at"`
+	UpdatedAt time.Time `bson:"updated_at"`
+	Created   *int64    `bson:"memvault_created"`
+	Updated   *int64    `bson:"memvault_updated"`
+	Expires   *int64    `bson:"memvault_expires"`
+	TTL       int32     `bson:"memvault_ttl"`
+	Indexed   bool      `bson:"memvault_indexed"`
+}
+
+// row is the store.Row of a document: its value column as memvault wrote
+// it, or the JSON of Python's "value" document.
+func (doc *itemDoc) row() (store.Row, error) {
+	r := store.Row{RowKey: store.RowKey{NS: strings.ReplaceAll(doc.NSStr, sep, "."), Key: doc.Key},
+		Created: doc.CreatedAt, Updated: doc.UpdatedAt, TTLMinutes: int(doc.TTL)}
+	if len(doc.Namespace) > 0 {
+		r.Namespace = store.Namespace(doc.Namespace)
+		r.NS = r.Namespace.String()
+	}
+	if doc.Created != nil {
+		r.Created = time.Unix(0, *doc.Created)
+	}
+	// memvault's exact time, unless Python's updated_at moved since
+	// (Python's $set leaves memvault's fields as they were).
+	if doc.Updated != nil && time.Unix(0, *doc.Updated).UnixMilli() == doc.UpdatedAt.UnixMilli() {
+		r.Updated = time.Unix(0, *doc.Updated)
+	}
+	if doc.Expires != nil {
+		r.Expires = time.Unix(0, *doc.Expires)
+	}
+	// memvault writes one of the two; a "value" beside memvault_value is
+	// Python's later $set.
+	switch {
+	case doc.MVValue != nil && doc.Value == nil:
+		r.Value = doc.MVValue
+	case doc.Value != nil:
+		v, err := bsonJSON(doc.Value)
+		if err != nil {
+			return r, fmt.Errorf("item %q/%q: value: %w", r.NS, r.Key, err)
+		}
+		r.Value = v
+	default:
+		r.Value = []byte("{}")
+	}
+	return r, nil
+}
+
+// keyFilter selects the document of k.
+func keyFilter(k store.RowKey) (bson.D, bool) {
+	s, ok := nsStr(k.NS)
+	return bson.D{{Key: fNSStr, Value: s}, {Key: fKey, Value: k.Key}}, ok
+}
+
+// liveCond is the condition of documents live at now.
+func liveCond(now time.Time) bson.E {
+	return bson.E{Key: "$or", Value: bson.A{
+		bson.D{{Key: fMVExpires, Value: bson.D{{Key: "$exists", Value: false}}}},
+		bson.D{{Key: fMVExpires, Value: bson.D{{Key: "$gt", Value: now.UnixNano()}}}},
+	}}
+}
+
+// prefixCond selects namespace_str prefix or under it: a range on the
+// text, exact whatever the labels hold (no regular expression), as
+// store/sqlitestore does ('0' follows '/').
+func prefixCond(prefix store.Namespace) (bson.E, bool) {
+	if len(prefix) == 0 {
+		return bson.E{}, true
+	}
+	p, ok := nsStr(prefix.String())
+	if !ok {
+		return bson.E{}, false
+	}
+	return bson.E{Key: "$or", Value: bson.A{
+		bson.D{{Key: fNSStr, Value: p}},
+		bson.D{{Key: fNSStr, Value: bson.D{{Key: "$gte", Value: p + sep}, {Key: "$lt", Value: p + "0"}}}},
+	}}, true
+}
+
+// and joins conditions (empty ones skipped) with $and, so that several
+// $or conditions do not collide.
+func and(conds ...bson.E) bson.D {
+	var parts bson.A
+	for _, c := range conds {
+		if c.Key != "" {
+			parts = append(parts, bson.D{c})
+		}
+	}
+	if len(parts) == 0 {
+		return bson.D{}
+	}
+	return bson.D{{Key: "$and", Value: parts}}
+}
+
+func decodeRows(ctx context.Context, cur *mongo.Cursor, err error, dst []store.Row) ([]store.Row, error) {
+	if err != nil {
+		return dst, err
+	}
+	defer cur.Close(ctx)
+	for cur.Next(ctx) {
+		var doc itemDoc
+		if err := cur.Decode(&doc); err != nil {
+			return dst, err
+		}
+		r, err := doc.row()
+		if err != nil {
+			return dst, err
+		}
+		dst = append(dst, r)
+	}
+	return dst, cur.Err()
+}
+
+func (t *tx) Get(ctx context.Context, k store.RowKey) (store.Row, bool, error) {
+	if i, ok := t.over[k]; ok {
+		if t.dels[i] {
+			return store.Row{}, false, nil
+		}
+		return t.ops[i].Row, true, nil
+	}
+	f, ok := keyFilter(k)
+	if !ok {
+		return store.Row{}, false, nil
+	}
+	var doc itemDoc
+	err := t.d.items.FindOne(ctx, f).Decode(&doc)
+	if errors.Is(err, mongo.ErrNoDocuments) {
+		return store.Row{}, false, nil
+	}
+	if err != nil {
+		return store.Row{}, false, err
+	}
+	r, err := doc.row()
+	return r, err == nil, err
+}
+
+// keysCond selects the documents of keys (those a document can hold) and
+// returns how many keys it names: per namespace, {namespace_str, key:
+// {$in}}, several namespaces under $or. (An $or of one (namespace_str,
+// key) pair per key is what a server with indexes serves as well, but
+// FerretDB evaluates it document by document: 200 pairs took 7–11 s over
+// 1 500 documents, the $in form 0.2 s.)
+func keysCond(keys []store.RowKey) (bson.D, int) {
+	var (
+		order []string
+		byNS  = map[string]bson.A{}
+		n     int
+	)
+	for _, k := range keys {
+		s, ok := nsStr(k.NS)
+		if !ok {
+			continue
+		}
+		if _, seen := byNS[s]; !seen {
+			order = append(order, s)
+		}
+		byNS[s] = append(byNS[s], k.Key)
+		n++
+	}
+	group := func(s string) bson.D {
+		if ks := byNS[s]; len(ks) == 1 {
+			return bson.D{{Key: fNSStr, Value: s}, {Key: fKey, Value: ks[0]}} // equality: FerretDB pushes it down
+		}
+		return bson.D{{Key: fNSStr, Value: s}, {Key: fKey, Value: bson.D{{Key: "$in", Value: byNS[s]}}}}
+	}
+	if len(order) == 1 {
+		return group(order[0]), n
+	}
+	or := make(bson.A, len(order))
+	for i, s := range order {
+		or[i] = group(s)
+	}
+	return bson.D{{Key: "$or", Value: or}}, n
+}
+
+func (t *tx) Rows(ctx context.Context, keys []store.RowKey, dst []store.Row) ([]store.Row, error) {
+	var read []store.RowKey
+	for _, k := range keys {
+		if i, ok := t.over[k]; ok {
+			if !t.dels[i] {
+				dst = append(dst, t.ops[i].Row)
+			}
+			continue
+		}
+		read = append(read, k)
+	}
+	for start := 0; start < len(read); start += 200 {
+		f, n := keysCond(read[start:min(len(read), start+200)])
+		if n == 0 {
+			continue
+		}
+		cur, err := t.d.items.Find(ctx, f)
+		if dst, err = decodeRows(ctx, cur, err, dst); err != nil {
+			return dst, err
+		}
+	}
+	return dst, nil
+}
+
+func (t *tx) Scan(ctx context.Context, prefix store.Namespace, now time.Time, withoutVectors bool, after *store.ScanAfter, limit int) ([]store.Row, error) {
+	return t.scan(ctx, prefix, now, withoutVectors, after, limit, bson.E{})
+}
+
+// scan is Scan with an extra condition (empty: none).
+func (t *tx) scan(ctx context.Context, prefix store.Namespace, now time.Time, withoutVectors bool, after *store.ScanAfter, limit int, extra bson.E) ([]store.Row, error) {
+	pc, ok := prefixCond(prefix)
+	if !ok {
+		return nil, nil
+	}
+	conds := []bson.E{pc, liveCond(now), extra}
+	if withoutVectors {
+		conds = append(conds, bson.E{Key: fMVIndexed, Value: bson.D{{Key: "$ne", Value: true}}})
+	}
+	if after != nil {
+		s, _ := nsStr(after.NS)
+		u := after.Updated.UnixNano()
+		conds = append(conds, bson.E{Key: "$or", Value: bson.A{
+			bson.D{{Key: fMVUpdated, Value: bson.D{{Key: "$lt", Value: u}}}},
+			bson.D{{Key: fMVUpdated, Value: u}, {Key: fNSStr, Value: bson.D{{Key: "$gt", Value: s}}}},
+			bson.D{{Key: fMVUpdated, Value: u}, {Key: fNSStr, Value: s}, {Key: fKey, Value: bson.D{{Key: "$gt", Value: after.Key}}}},
+		}})
+	}
+	opt := options.Find().SetSort(bson.D{{Key: fMVUpdated, Value: -1}, {Key: fNSStr, Value: 1}, {Key: fKey, Value: 1}}).SetLimit(int64(limit))
+	cur, err := t.d.items.Find(ctx, and(conds...), opt)
+	return decodeRows(ctx, cur, err, nil)
+}
+
+// vecDoc is a vector document as read.
+type vecDoc struct {
+	NSStr     string `bson:"namespace_str"`
+	Key       string `bson:"key"`
+	Updated   int64  `bson:"memvault_updated"`
+	Embedding []byte `bson:"embedding"`
+}
+
+// vectors calls fn once per item of the vector documents of cur (sorted by
+// item) whose key live accepts (nil: every one).
+func vectors(ctx context.Context, cur *mongo.Cursor, err error, live map[store.RowKey]bool, fn func(store.RowKey, time.Time, []store.Vector) error) error {
+	if err != nil {
+		return err
+	}
+	defer cur.Close(ctx)
+	var (
+		cur0 store.RowKey
+		upd  int64
+		vs   []store.Vector
+	)
+	flush := func() error {
+		if len(vs) == 0 {
+			return nil
+		}
+		err := fn(cur0, time.Unix(0, upd), vs)
+		vs = vs[:0]
+		return err
+	}
+	for cur.Next(ctx) {
+		var doc vecDoc
+		if err := cur.Decode(&doc); err != nil {
+			return err
+		}
+		k := store.RowKey{NS: strings.ReplaceAll(doc.NSStr, sep, "."), Key: doc.Key}
+		if live != nil && !live[k] {
+			continue
+		}
+		if k != cur0 {
+			if err := flush(); err != nil {
+				return err
+			}
+			cur0, upd = k, doc.Updated
+		}
+		if v, ok := decodeVector(doc.Embedding); ok {
+			vs = append(vs, store.Vector{Vec: v})
+		}
+	}
+	if err := cur.Err(); err != nil {
+		return err
+	}
+	return flush()
+}
+
+func (t *tx) Vectors(ctx context.Context, prefix store.Namespace, now time.Time, fn func(store.RowKey, time.Time, []store.Vector) error) error {
+	pc, ok := prefixCond(prefix)
+	if !ok {
+		return nil
+	}
+	var live map[store.RowKey]bool
+	if t.d.ttl {
+		// The items live now, then their vectors: no join.
+		cur, err := t.d.items.Find(ctx, and(pc, liveCond(now), bson.E{Key: fMVIndexed, Value: true}),
+			options.Find().SetProjection(bson.D{{Key: fNSStr, Value: 1}, {Key: fKey, Value: 1}}))
+		if err != nil {
+			return err
+		}
+		live = map[store.RowKey]bool{}
+		for cur.Next(ctx) {
+			var doc vecDoc
+			if err := cur.Decode(&doc); err != nil {
+				cur.Close(ctx)
+				return err
+			}
+			live[store.RowKey{NS: strings.ReplaceAll(doc.NSStr, sep, "."), Key: doc.Key}] = true
+		}
+		err = cur.Err()
+		cur.Close(ctx)
+		if err != nil {
+			return err
+		}
+	}
+	cur, err := t.d.vecs.Find(ctx, and(pc), options.Find().SetSort(bson.D{{Key: fNSStr, Value: 1}, {Key: fKey, Value: 1}}))
+	return vectors(ctx, cur, err, live, fn)
+}
+
+func (t *tx) Page(ctx context.Context, ns, after string, limit int, now time.Time) ([]store.Row, error) {
+	s, ok := nsStr(ns)
+	if !ok {
+		return nil, nil
+	}
+	f := and(bson.E{Key: fNSStr, Value: s}, bson.E{Key: fKey, Value: bson.D{{Key: "$gt", Value: after}}}, liveCond(now))
+	cur, err := t.d.items.Find(ctx, f, options.Find().SetSort(bson.D{{Key: fKey, Value: 1}}).SetLimit(int64(limit)))
+	return decodeRows(ctx, cur, err, nil)
+}
+
+func (t *tx) Namespaces(ctx context.Context, prefix store.Namespace, now time.Time) ([]store.Namespace, error) {
+	pc, ok := prefixCond(prefix)
+	if !ok {
+		return nil, nil
+	}
+	res := t.d.items.Distinct(ctx, fNSStr, and(pc, liveCond(now)))
+	var all []string
+	if err := res.Decode(&all); err != nil {
+		return nil, err
+	}
+	out := make([]store.Namespace, len(all))
+	for i, s := range all {
+		out[i] = store.Namespace(strings.Split(s, sep))
+	}
+	return out, nil
+}
+
+// record keeps a write op until Commit.
+func (t *tx) record(w store.RowWrite, deleted bool) error {
+	if !t.write {
+		return errReadOnly
+	}
+	if t.over == nil {
+		t.over, t.dels = map[store.RowKey]int{}, map[int]bool{}
+	}
+	t.over[w.RowKey] = len(t.ops)
+	if deleted {
+		t.dels[len(t.ops)] = true
+	}
+	t.ops = append(t.ops, w)
+	return nil
+}
+
+func (t *tx) Put(_ context.Context, w store.RowWrite) error {
+	if _, ok := nsStr(w.NS); !ok {
+		return fmt.Errorf("%w: %w", store.ErrInvalidNamespace, errSlashLabel)
+	}
+	return t.record(w, false)
+}
+
+func (t *tx) Delete(_ context.Context, k store.RowKey) error {
+	return t.record(store.RowWrite{Row: store.Row{RowKey: k}}, true)
+}
+
+func (t *tx) Refresh(ctx context.Context, k store.RowKey, expires time.Time) error {
+	f, ok := keyFilter(k)
+	if !ok {
+		return nil
+	}
+	_, err := t.d.items.UpdateOne(ctx, f, bson.D{{Key: "$set", Value: bson.D{{Key: fMVExpires, Value: expires.UnixNano()}}}})
+	return err
+}
+
+// DeletePrefix deletes at once, not at Commit: the engine's transaction
+// holds nothing else (its count is the result). Vectors go first, so
+// that no vector outlives its item.
+func (t *tx) DeletePrefix(ctx context.Context, prefix store.Namespace) (int, error) {
+	if !t.write {
+		return 0, errReadOnly
+	}
+	pc, ok := prefixCond(prefix)
+	if !ok {
+		return 0, nil
+	}
+	if t.d.codes {
+		// The coverage loses the items with codes; the log keeps no
+		// name under prefix (an erasure leaves none behind): the engine
+		// logs that every item may have changed.
+		w, err := t.idx(ctx)
+		if err != nil {
+			return 0, err
+		}
+		if err := t.forIndexed(ctx, and(pc, bson.E{Key: fMVIndexed, Value: true}), func(k store.RowKey) {
+			w.cov.Cov.Sub(vecindex.ItemHash(k))
+		}); err != nil {
+			return 0, err
+		}
+		w.deleted = true
+		if _, err := t.d.log.DeleteMany(ctx, and(pc)); err != nil {
+			return 0, err
+		}
+	}
+	if _, err := t.d.vecs.DeleteMany(ctx, and(pc)); err != nil {
+		return 0, err
+	}
+	res, err := t.d.items.DeleteMany(ctx, and(pc))
+	if err != nil {
+		return 0, err
+	}
+	return int(res.DeletedCount), nil
+}
+
+// forIndexed calls fn with the key of every item document f selects.
+func (t *tx) forIndexed(ctx context.Context, f bson.D, fn func(store.RowKey)) error {
+	cur, err := t.d.items.Find(ctx, f, options.Find().SetProjection(bson.D{{Key: fNSStr, Value: 1}, {Key: fKey, Value: 1}}))
+	if err != nil {
+		return err
+	}
+	defer cur.Close(ctx)
+	for cur.Next(ctx) {
+		var doc vecDoc
+		if err := cur.Decode(&doc); err != nil {
+			return err
+		}
+		fn(store.RowKey{NS: strings.ReplaceAll(doc.NSStr, sep, "."), Key: doc.Key})
+	}
+	return cur.Err()
+}
+
+// DeleteExpired deletes at once, as DeletePrefix does.
+func (t *tx) DeleteExpired(ctx context.Context, now time.Time) ([]store.RowKey, error) {
+	if !t.write {
+		return nil, errReadOnly
+	}
+	expired := bson.D{{Key: fMVExpires, Value: bson.D{{Key: "$lt", Value: now.UnixNano()}}}}
+	cur, err := t.d.items.Find(ctx, expired, options.Find().SetProjection(bson.D{{Key: fNSStr, Value: 1}, {Key: fKey, Value: 1},
+		{Key: fNamespace, Value: 1}, {Key: fMVIndexed, Value: 1}}))
+	var (
+		gone, indexed []store.RowKey
+		ids           bson.A
+	)
+	if err != nil {
+		return nil, err
+	}
+	for cur.Next(ctx) {
+		var doc itemDoc
+		if err := cur.Decode(&doc); err != nil {
+			cur.Close(ctx)
+			return nil, err
+		}
+		r, _ := (&itemDoc{NSStr: doc.NSStr, Key: doc.Key, Namespace: doc.Namespace, MVValue: []byte{}}).row()
+		gone = append(gone, r.RowKey)
+		ids = append(ids, docID(cur))
+		if doc.Indexed {
+			indexed = append(indexed, r.RowKey)
+		}
+	}
+	err = cur.Err()
+	cur.Close(ctx)
+	if err != nil || len(gone) == 0 {
+		return nil, err
+	}
+	if t.d.codes {
+		w, err := t.idx(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, k := range indexed {
+			w.cov.Cov.Sub(vecindex.ItemHash(k))
+		}
+		w.deleted = w.deleted || len(indexed) > 0
+	}
+	if err := t.d.dropVectors(ctx, indexed); err != nil {
+		return nil, err
+	}
+	// By _id (see apply), and the expiry again: this process's writers
+	// wait on mu, but a refresh of another may have moved it.
+	for start := 0; start < len(ids); start += 500 {
+		f := bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids[start:min(len(ids), start+500)]}}}, expired[0]}
+		if _, err := t.d.items.DeleteMany(ctx, f); err != nil {
+			return nil, err
+		}
+	}
+	return gone, nil
+}
+
+// apply writes a transaction's ops: the rows they replace are read (one
+// query per 200 keys) to keep their created_at and move updated past
+// theirs (store.DriverCaps.UpsertVersions); the vectors of reindexed and
+// deleted items go and the new ones are inserted; then the items are
+// replaced or deleted in one ordered bulk write.
+func (d *driver) apply(ctx context.Context, ops []store.RowWrite, dels map[int]bool, iw *idxWrite) error {
+	cov := func(k store.RowKey, add bool) {
+		if iw != nil {
+			if add {
+				iw.cov.Cov.Add(vecindex.ItemHash(k))
+			} else {
+				iw.cov.Cov.Sub(vecindex.ItemHash(k))
+			}
+		}
+	}
+	keys := make([]store.RowKey, len(ops))
+	for i, w := range ops {
+		keys[i] = w.RowKey
+	}
+	type prev struct {
+		id               any // the document's _id
+		created, updated time.Time
+		indexed          bool
+	}
+	old := map[store.RowKey]prev{}
+	for start := 0; start < len(keys); start += 200 {
+		f, n := keysCond(keys[start:min(len(keys), start+200)])
+		if n == 0 {
+			continue
+		}
+		cur, err := d.items.Find(ctx, f, options.Find().SetProjection(bson.D{{Key: fValue, Value: 0}, {Key: fMVValue, Value: 0}}))
+		if err != nil {
+			return err
+		}
+		for cur.Next(ctx) {
+			var doc itemDoc
+			if err := cur.Decode(&doc); err != nil {
+				cur.Close(ctx)
+				return err
+			}
+			doc.MVValue = []byte{}
+			r, _ := doc.row()
+			old[r.RowKey] = prev{docID(cur), r.Created, r.Updated, doc.Indexed}
+		}
+		err = cur.Err()
+		cur.Close(ctx)
+		if err != nil {
+			return err
+		}
+	}
+	var (
+		dropVecs []store.RowKey
+		newVecs  []any
+		models   []mongo.WriteModel
+	)
+	for i, w := range ops {
+		f, _ := keyFilter(w.RowKey)
+		if dels[i] {
+			p, had := old[w.RowKey]
+			if !had {
+				continue
+			}
+			if p.indexed && iw != nil {
+				cov(w.RowKey, false)
+				iw.deleted = true
+			}
+			delete(old, w.RowKey)
+			dropVecs = append(dropVecs, w.RowKey)
+			models = append(models, mongo.NewDeleteOneModel().SetFilter(bson.D{{Key: "_id", Value: p.id}}))
+			continue
+		}
+		p, had := old[w.RowKey]
+		if had {
+			w.Created = p.created
+			if !w.Updated.After(p.updated) {
+				w.Updated = p.updated.Add(time.Nanosecond)
+			}
+		}
+		indexed := p.indexed
+		if w.Reindex {
+			if p.indexed {
+				cov(w.RowKey, false)
+			}
+			indexed = len(w.Vectors) > 0
+			dropVecs = append(dropVecs, w.RowKey)
+			coded := false
+			for _, v := range w.Vectors {
+				vd := bson.D{{Key: fNSStr, Value: f[0].Value}, {Key: fKey, Value: w.Key},
+					{Key: fField, Value: v.Field}, {Key: fMVUpdated, Value: w.Updated.UnixNano()},
+					{Key: fEmbedding, Value: bson.Binary{Data: encodeVector(v.Vec)}}}
+				if v.Code != nil {
+					vd = append(vd, bson.E{Key: fCode, Value: bson.Binary{Data: v.Code}})
+					coded = true
+				}
+				newVecs = append(newVecs, vd)
+			}
+			if coded {
+				cov(w.RowKey, true)
+			}
+		}
+		doc, err := d.itemDocument(w, f, indexed)
+		if err != nil {
+			return err
+		}
+		// By _id, read above: servers without query planning (FerretDB)
+		// find a document by _id without reading the others. A new
+		// item is inserted: under the lock no writer of this process
+		// races it, and the unique index refuses another's.
+		if had {
+			models = append(models, mongo.NewReplaceOneModel().SetFilter(bson.D{{Key: "_id", Value: p.id}}).SetReplacement(doc))
+		} else {
+			p.id = bson.NewObjectID()
+			models = append(models, mongo.NewInsertOneModel().SetDocument(append(bson.D{{Key: "_id", Value: p.id}}, doc...)))
+		}
+		old[w.RowKey] = prev{p.id, w.Created, w.Updated, indexed}
+	}
+	if err := d.dropVectors(ctx, dropVecs); err != nil {
+		return err
+	}
+	if len(newVecs) > 0 {
+		if _, err := d.vecs.InsertMany(ctx, newVecs); err != nil {
+			return err
+		}
+	}
+	if len(models) == 0 {
+		return nil
+	}
+	_, err := d.items.BulkWrite(ctx, models, options.BulkWrite().SetOrdered(true))
+	return err
+}
+
+// dropVectors deletes the vector documents of keys, by their _ids (see
+// apply).
+func (d *driver) dropVectors(ctx context.Context, keys []store.RowKey) error {
+	for start := 0; start < len(keys); start += 200 {
+		f, n := keysCond(keys[start:min(len(keys), start+200)])
+		if n == 0 {
+			continue
+		}
+		cur, err := d.vecs.Find(ctx, f, options.Find().SetProjection(bson.D{{Key: "_id", Value: 1}}))
+		if err != nil {
+			return err
+		}
+		var ids bson.A
+		for cur.Next(ctx) {
+			ids = append(ids, docID(cur))
+		}
+		err = cur.Err()
+		cur.Close(ctx)
+		if err != nil {
+			return err
+		}
+		if len(ids) > 0 {
+			if _, err := d.vecs.DeleteMany(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}}); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// itemDocument is the document of w: Python's fields, then memvault's.
+func (d *driver) itemDocument(w store.RowWrite, f bson.D, indexed bool) (bson.D, error) {
+	ns := w.Namespace
+	if ns == nil {
+		ns = store.ParseNamespace(w.NS)
+	}
+	doc := bson.D{f[0], f[1], {Key: fNamespace, Value: []string(ns)}}
+	stored := false
+	if !d.sealed {
+		v, err := plainBSON(w.Value)
+		switch {
+		case err == nil:
+			doc = append(doc, bson.E{Key: fValue, Value: v})
+			stored = true
+		case !errors.Is(err, errNotBSON):
+			return nil, err
+		}
+	}
+	if !stored {
+		doc = append(doc, bson.E{Key: fMVValue, Value: bson.Binary{Data: w.Value}})
+	}
+	doc = append(doc,
+		bson.E{Key: fCreatedAt, Value: w.Created}, bson.E{Key: fUpdatedAt, Value: w.Updated},
+		bson.E{Key: fMVCreated, Value: w.Created.UnixNano()}, bson.E{Key: fMVUpdated, Value: w.Updated.UnixNano()})
+	if !w.Expires.IsZero() {
+		doc = append(doc, bson.E{Key: fMVExpires, Value: w.Expires.UnixNano()})
+	}
+	if w.TTLMinutes > 0 {
+		doc = append(doc, bson.E{Key: fMVTTL, Value: int32(w.TTLMinutes)})
+	}
+	if indexed {
+		doc = append(doc, bson.E{Key: fMVIndexed, Value: true})
+	}
+	return doc, nil
+}
+
+// encodeVector is a vector as little-endian float32s, as
+// store/sqlitestore stores it.
+func encodeVector(v []float32) []byte {
+	b := make([]byte, 4*len(v))
+	for i, f := range v {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(f))
+	}
+	return b
+}
+
+func decodeVector(b []byte) ([]float32, bool) {
+	if len(b)%4 != 0 {
+		return nil, false
+	}
+	v := make([]float32, len(b)/4)
+	for i := range v {
+		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return v, true
+}
+
+var (
+	_ store.Driver   = (*driver)(nil)
+	_ store.DriverTx = (*tx)(nil)
+)
+
+// docID is the _id of cur's current document, copied out of the cursor's
+// buffer.
+func docID(cur *mongo.Cursor) bson.RawValue {
+	v := cur.Current.Lookup("_id")
+	v.Value = slices.Clone(v.Value)
+	return v
+}

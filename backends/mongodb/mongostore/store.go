@@ -1,0 +1,169 @@
+package mongostore
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/memvault/memvault/serde"
+	"github.com/memvault/memvault/store"
+	"github.com/memvault/memvault/store/engine"
+)
+
+// DefaultCollection is the items collection of Python's MongoDBStore
+// (its default database is "checkpointing_db").
+const DefaultCollection = "persistent-store"
+
+// Options configures a Store. The zero value is a store on
+// "persistent-store" without semantic search or TTLs, with values Python's
+// MongoDBStore reads, on the system clock.
+type Options struct {
+	// Collection names the items collection; empty means
+	// DefaultCollection.
+	Collection string
+	// VectorsCollection names the collection of vectors; empty means
+	// Collection + ".vectors".
+	VectorsCollection string
+	// Index enables semantic search; nil disables it (queries are then
+	// ignored and searches list items newest first).
+	Index *store.IndexConfig
+	// TTL enables expiry; nil means puts may not carry a TTL
+	// (store.ErrNoTTL) and no sweeper runs.
+	TTL *store.TTLConfig
+	// Serde, when set, encodes item values: an envelope {"t": type tag,
+	// "d": payload}, bound to the item's namespace and key by a
+	// serde.BoundSerializer such as an encrypting one, stored as bytes in
+	// memvault_value; the document then has no "value" and Python cannot
+	// read it. nil stores each value as the BSON document Python reads.
+	Serde serde.Serializer
+	// Now is the clock of every timestamp and expiry; nil means time.Now.
+	Now func() time.Time
+	// VectorIndexBytes bounds the in-process code index (a sign code per
+	// vector, d/8 + 16 bytes): searches rank items by it, then read and
+	// score exactly only the best few vectors. 0 means
+	// vecindex.DefaultBytes; negative disables it (every search reads
+	// every vector under its prefix).
+	VectorIndexBytes int64
+}
+
+// Store is a store.Store on a MongoDB database (see the package doc),
+// safe for concurrent use. Close stops its TTL sweeper; it does not
+// disconnect the client.
+type Store struct {
+	*engine.Engine
+	d     *driver
+	serde serde.Serializer
+}
+
+// itemsIndex is the name of the unique index on (namespace_str, key):
+// the default name of Python's create_index for those keys, so that
+// Python finds it in place.
+const itemsIndex = "namespace_str_1_key_1"
+
+// vectorsIndex is the name of the vectors' index on (namespace_str, key).
+const vectorsIndex = "memvault_vectors_item"
+
+// New returns a store on db, after creating its indexes (idempotent):
+// Python's unique (namespace_str, key) index on the items, one on
+// (namespace_str, key) on the vectors.
+func New(ctx context.Context, db *mongo.Database, opts Options) (*Store, error) {
+	coll := cmp.Or(opts.Collection, DefaultCollection)
+	d := &driver{items: db.Collection(coll), vecs: db.Collection(cmp.Or(opts.VectorsCollection, coll+".vectors")),
+		index: db.Collection(coll + ".index"), log: db.Collection(coll + ".index_log"), snaps: db.Collection(coll + ".index_snapshot"),
+		sealed: opts.Serde != nil, ttl: opts.TTL != nil, codes: opts.Index != nil}
+	if opts.Index != nil {
+		d.dims = opts.Index.Dims
+	}
+	if err := d.setup(ctx); err != nil {
+		return nil, fmt.Errorf("mongodb: setup: %w", err)
+	}
+	floats := int64(0)
+	if opts.VectorIndexBytes >= 0 {
+		floats = floatBudget
+	}
+	e, err := engine.New(d, engine.Options{Index: opts.Index, TTL: opts.TTL, Serde: opts.Serde, Now: opts.Now,
+		VectorIndexBytes: opts.VectorIndexBytes, FloatBytes: floats})
+	if err != nil {
+		return nil, err
+	}
+	s := &Store{Engine: e, d: d, serde: opts.Serde}
+	if err := engine.SyncCodes(ctx, e); err != nil {
+		_ = s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (d *driver) setup(ctx context.Context) error {
+	keys := bson.D{{Key: fNSStr, Value: 1}, {Key: fKey, Value: 1}}
+	has, err := hasIndexOn(ctx, d.items, keys)
+	if err != nil {
+		return fmt.Errorf("%s indexes: %w", d.items.Name(), err)
+	}
+	if !has {
+		if _, err := d.items.Indexes().CreateOne(ctx, mongo.IndexModel{Keys: keys,
+			Options: options.Index().SetUnique(true).SetName(itemsIndex)}); err != nil {
+			return fmt.Errorf("%s index: %w", d.items.Name(), err)
+		}
+	}
+	if has, err = hasIndexOn(ctx, d.vecs, keys); err != nil {
+		return fmt.Errorf("%s indexes: %w", d.vecs.Name(), err)
+	}
+	if !has {
+		if _, err := d.vecs.Indexes().CreateOne(ctx, mongo.IndexModel{Keys: keys,
+			Options: options.Index().SetName(vectorsIndex)}); err != nil {
+			return fmt.Errorf("%s index: %w", d.vecs.Name(), err)
+		}
+	}
+	return nil
+}
+
+// hasIndexOn reports whether coll has an index whose key is keys (under
+// any name: Python's, or one made by hand, serves the same queries).
+func hasIndexOn(ctx context.Context, coll *mongo.Collection, keys bson.D) (bool, error) {
+	cur, err := coll.Indexes().List(ctx)
+	if err != nil {
+		return false, err
+	}
+	var idx []struct {
+		Key bson.D `bson:"key"`
+	}
+	if err := cur.All(ctx, &idx); err != nil {
+		return false, err
+	}
+	for _, ix := range idx {
+		if len(ix.Key) != len(keys) {
+			continue
+		}
+		same := true
+		for i, e := range ix.Key {
+			if e.Key != keys[i].Key || fmt.Sprint(e.Value) != fmt.Sprint(keys[i].Value) {
+				same = false
+				break
+			}
+		}
+		if same {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// DrainWrites returns once every write transaction of this process that
+// began before it has finished: it takes the write lock once. An erasure
+// calls it after destroying a subject's keys, so that the items it then
+// deletes include every put that found those keys live (puts check them
+// holding the lock).
+func (s *Store) DrainWrites(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.d.mu.Lock()
+	s.d.mu.Unlock() //nolint:staticcheck // taking the lock once is the point
+	return nil
+}
