@@ -56,8 +56,7 @@ type Options struct {
 // disconnect the client.
 type Store struct {
 	*engine.Engine
-	d     *driver
-	serde serde.Serializer
+	d *driver
 }
 
 // itemsIndex is the name of the unique index on (namespace_str, key):
@@ -91,7 +90,7 @@ func New(ctx context.Context, db *mongo.Database, opts Options) (*Store, error) 
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{Engine: e, d: d, serde: opts.Serde}
+	s := &Store{Engine: e, d: d}
 	if err := engine.SyncCodes(ctx, e); err != nil {
 		_ = s.Close()
 		return nil, err
@@ -164,6 +163,7 @@ func (s *Store) DrainWrites(ctx context.Context) error {
 		return err
 	}
 	s.d.mu.Lock()
-	s.d.mu.Unlock() //nolint:staticcheck // taking the lock once is the point
+	//lint:ignore SA2001 taking the lock once is the point
+	s.d.mu.Unlock()
 	return nil
 }

@@ -83,14 +83,6 @@ func (h header) live(now time.Time) bool {
 	return h.expires == 0 || h.expires > now.UnixNano()
 }
 
-func metaOf(updated, expires int64, vectors bool) string {
-	v := "0"
-	if vectors {
-		v = "1"
-	}
-	return strconv.FormatInt(updated, 10) + " " + strconv.FormatInt(expires, 10) + " " + v
-}
-
 func parseMeta(id, m string) (header, error) {
 	k, ok := splitID(id)
 	f := strings.Fields(m)
@@ -221,10 +213,8 @@ func vectorAttrs(ns string) string {
 	return string(b)
 }
 
-// elementID is the vector set element of vector i of row id.
-func elementID(id string, i int) string { return id + "\x00" + strconv.Itoa(i) }
-
-// splitElement is the inverse of elementID.
+// splitElement splits a vector set element, "<row id>\x00<i>" for
+// vector i of the row (the commit script names them so), into its parts.
 func splitElement(e string) (id string, i int, ok bool) {
 	j := strings.LastIndexByte(e, 0)
 	if j < 0 {
