@@ -152,7 +152,26 @@ func TestMongoDBBackend(t *testing.T) {
 		t.Error("a plaintext configuration: values not found in clear (the check above proves nothing)")
 	}
 
-	refusedFeatures(t, env, "mongodb", false)
+	refusedFeatures(t, env, "mongodb", true)
+
+	// The store (Python MongoDBStore's persistent-store): a memory put
+	// through the CLI reads back, sealed in the database; the same check
+	// finds it in a plaintext configuration.
+	secret := "lives in Lisbon, " + randomName("marker")
+	cli(t, env, "", "store", "put", "users", "alice", "k", `{"text":"`+secret+`"}`).must(t, 0)
+	if got := cli(t, env, "", "store", "get", "users", "alice", "k").must(t, 0).stdout; !strings.Contains(got, secret) {
+		t.Errorf("store get = %q, want the value put", got)
+	}
+	if n, err := db.Collection("persistent-store").CountDocuments(ctx, bson.D{{Key: "namespace_str", Value: "users/alice"}, {Key: "key", Value: "k"}}); err != nil || n != 1 {
+		t.Errorf("persistent-store documents of users/alice k: %d, %v; want 1", n, err)
+	}
+	if mongoHolds(t, ctx, db, secret) {
+		t.Error("an encrypted configuration stored a memory in clear")
+	}
+	cli(t, []string{"MEMVAULT_DSN=" + uri, "MEMVAULT_SCHEMA=" + plainDB}, "", "store", "put", "users", "alice", "k", `{"text":"`+secret+`"}`).must(t, 0)
+	if !mongoHolds(t, ctx, client.Database(plainDB), secret) {
+		t.Error("a plaintext configuration: the memory not found in clear (the check above proves nothing)")
+	}
 	wrongKey(t, []string{"MEMVAULT_DSN=" + uri, "MEMVAULT_SCHEMA=" + dbName})
 }
 
@@ -165,6 +184,13 @@ var plaintextValues = []string{"hi! \U0001F44B", "approve?"}
 // plaintextValues in clear.
 func mongoHoldsPlaintext(t *testing.T, ctx context.Context, db *mongo.Database) bool {
 	t.Helper()
+	return mongoHolds(t, ctx, db, plaintextValues...)
+}
+
+// mongoHolds reports whether a document of db holds one of values in
+// clear.
+func mongoHolds(t *testing.T, ctx context.Context, db *mongo.Database, values ...string) bool {
+	t.Helper()
 	names, err := db.ListCollectionNames(ctx, bson.D{})
 	if err != nil {
 		t.Fatal(err)
@@ -175,7 +201,7 @@ func mongoHoldsPlaintext(t *testing.T, ctx context.Context, db *mongo.Database) 
 			t.Fatal(err)
 		}
 		for cur.Next(ctx) {
-			for _, v := range plaintextValues {
+			for _, v := range values {
 				if strings.Contains(string(cur.Current), v) {
 					_ = cur.Close(ctx)
 					return true

@@ -14,9 +14,9 @@
 // collection, so that a mistyped database name is reported instead of
 // being read as empty.
 //
-// The store is the one hook OpenStore: nil until the MongoDB store lands,
-// and then the handle's Store is nil and store commands fail with
-// vault.ErrNoStore. Per-subject keys and the audit trail are refused by
+// The store is package mongostore in the same database (Python
+// MongoDBStore's persistent-store collection), with the configured
+// serializer, semantic search and TTL. Per-subject keys and the audit trail are refused by
 // vault.Open (vault.ErrUnsupported), as are the census and compaction.
 package mongovault
 
@@ -33,6 +33,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/x/mongo/driver/connstring"
 
 	"github.com/memvault/memvault/backends/mongodb/mongosaver"
+	"github.com/memvault/memvault/backends/mongodb/mongostore"
 	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/config"
 	"github.com/memvault/memvault/store"
@@ -51,22 +52,6 @@ var Schemes = []string{"mongodb", "mongodb+srv"}
 
 // Backend is what this package registers.
 var Backend = vault.Backend{Name: Name, Open: open}
-
-// OpenStore is the hook that opens the MongoDB store on db with o. nil
-// while there is no MongoDB store: vault.Handle.Store is then nil. The
-// store's package sets it from its own wiring (one assignment, such as
-//
-//	mongovault.OpenStore = func(ctx context.Context, db *mongo.Database, o vault.StoreOptions) (store.Store, error) {
-//		s, err := mongostore.New(db, mongostore.Options{Serde: o.Serde, Index: o.Index, TTL: o.TTL})
-//		if err != nil {
-//			return nil, err
-//		}
-//		return s, s.Setup(ctx)
-//	}
-//
-// ), and a store it returns is closed with the handle when it has a Close
-// method. Set it before the first vault.Open.
-var OpenStore func(ctx context.Context, db *mongo.Database, o vault.StoreOptions) (store.Store, error)
 
 func init() {
 	for _, s := range Schemes {
@@ -145,8 +130,8 @@ func open(ctx context.Context, c config.Config, o vault.BackendOptions) (*vault.
 		Close:      closeClient,
 		Migrations: func(ctx context.Context) ([]vault.Migration, error) { return migrations(ctx, db) },
 	}
-	if open := OpenStore; open != nil {
-		conn.Store = func(ctx context.Context, so vault.StoreOptions) (store.Store, error) { return open(ctx, db, so) }
+	conn.Store = func(ctx context.Context, so vault.StoreOptions) (store.Store, error) {
+		return mongostore.New(ctx, db, mongostore.Options{Serde: so.Serde, Index: so.Index, TTL: so.TTL})
 	}
 	ok = true
 	return conn, nil
