@@ -120,6 +120,12 @@ func TestRemovalRoundTrips(t *testing.T) {
 				}
 			}
 			if tx != nil {
+				// The saver's planner setting for its own removals stays
+				// out of the caller's transaction.
+				var pcm string
+				if err := tx.QueryRow(ctx, "SHOW plan_cache_mode").Scan(&pcm); err != nil || pcm != "auto" {
+					t.Errorf("%s (%s): the caller's transaction has plan_cache_mode %q (%v), want auto", r.name, mode, pcm, err)
+				}
 				if err := tx.Commit(ctx); err != nil {
 					t.Fatal(err)
 				}

@@ -119,6 +119,10 @@ func (t *Tx) begin(ctx context.Context) (pgx.Tx, error) {
 	return t.tx, nil
 }
 
+// Nested reports whether t is a savepoint in the caller's transaction:
+// a SET LOCAL sent on it would outlive it, into the caller's statements.
+func (t *Tx) Nested() bool { return t.sp }
+
 // Batch returns a batch that opens the transaction first when nothing has
 // yet; send it with Send.
 func (t *Tx) Batch(ctx context.Context) (*pgx.Batch, error) {
