@@ -11,6 +11,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
+	"github.com/memvault/memvault/backends/mongodb/internal/mongoindex"
 	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/checkpointer/engine"
 	"github.com/memvault/memvault/serde"
@@ -123,7 +124,7 @@ func (d *driver) setup(ctx context.Context) error {
 		// MongoDBSaver's (thread_ns_checkpoint_idx, not unique): the
 		// server refuses a second one (IndexOptionsConflict), and it
 		// serves the same queries, so it is kept. Python's find ours.
-		has, err := hasIndexOn(ctx, ix.coll, ix.keys)
+		has, err := mongoindex.HasIndexOn(ctx, ix.coll, ix.keys)
 		if err != nil {
 			return fmt.Errorf("mongodb: setup: %s indexes: %w", ix.coll.Name(), err)
 		}
@@ -149,34 +150,4 @@ func (d *driver) setup(ctx context.Context) error {
 		}
 	}
 	return nil
-}
-
-// hasIndexOn reports whether coll has an index whose key is keys.
-func hasIndexOn(ctx context.Context, coll *mongo.Collection, keys bson.D) (bool, error) {
-	cur, err := coll.Indexes().List(ctx)
-	if err != nil {
-		return false, err
-	}
-	var idx []struct {
-		Key bson.D `bson:"key"`
-	}
-	if err := cur.All(ctx, &idx); err != nil {
-		return false, err
-	}
-	for _, ix := range idx {
-		if len(ix.Key) != len(keys) {
-			continue
-		}
-		same := true
-		for i, e := range ix.Key {
-			if e.Key != keys[i].Key || fmt.Sprint(e.Value) != fmt.Sprint(keys[i].Value) {
-				same = false
-				break
-			}
-		}
-		if same {
-			return true, nil
-		}
-	}
-	return false, nil
 }

@@ -10,6 +10,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
+	"github.com/memvault/memvault/backends/mongodb/internal/mongoindex"
 	"github.com/memvault/memvault/serde"
 	"github.com/memvault/memvault/store"
 	"github.com/memvault/memvault/store/engine"
@@ -100,7 +101,7 @@ func New(ctx context.Context, db *mongo.Database, opts Options) (*Store, error) 
 
 func (d *driver) setup(ctx context.Context) error {
 	keys := bson.D{{Key: fNSStr, Value: 1}, {Key: fKey, Value: 1}}
-	has, err := hasIndexOn(ctx, d.items, keys)
+	has, err := mongoindex.HasIndexOn(ctx, d.items, keys)
 	if err != nil {
 		return fmt.Errorf("%s indexes: %w", d.items.Name(), err)
 	}
@@ -110,7 +111,7 @@ func (d *driver) setup(ctx context.Context) error {
 			return fmt.Errorf("%s index: %w", d.items.Name(), err)
 		}
 	}
-	if has, err = hasIndexOn(ctx, d.vecs, keys); err != nil {
+	if has, err = mongoindex.HasIndexOn(ctx, d.vecs, keys); err != nil {
 		return fmt.Errorf("%s indexes: %w", d.vecs.Name(), err)
 	}
 	if !has {
@@ -120,37 +121,6 @@ func (d *driver) setup(ctx context.Context) error {
 		}
 	}
 	return nil
-}
-
-// hasIndexOn reports whether coll has an index whose key is keys (under
-// any name: Python's, or one made by hand, serves the same queries).
-func hasIndexOn(ctx context.Context, coll *mongo.Collection, keys bson.D) (bool, error) {
-	cur, err := coll.Indexes().List(ctx)
-	if err != nil {
-		return false, err
-	}
-	var idx []struct {
-		Key bson.D `bson:"key"`
-	}
-	if err := cur.All(ctx, &idx); err != nil {
-		return false, err
-	}
-	for _, ix := range idx {
-		if len(ix.Key) != len(keys) {
-			continue
-		}
-		same := true
-		for i, e := range ix.Key {
-			if e.Key != keys[i].Key || fmt.Sprint(e.Value) != fmt.Sprint(keys[i].Value) {
-				same = false
-				break
-			}
-		}
-		if same {
-			return true, nil
-		}
-	}
-	return false, nil
 }
 
 // DrainWrites returns once every write transaction of this process that
