@@ -88,13 +88,134 @@ type loaded struct {
 }
 
 // loadMany reads the checkpoints refs of thread, nil for those not
+// stored: one readScript per checkpoint, all in one pipeline (one round
+// trip), each atomic. A checkpoint of a format before 4 with a parent
+// also needs its parent's sends, whose key the script cannot name before
+// it has read the parent: those go through loadTwoRounds.
+func (d *driver) loadMany(ctx context.Context, thread string, refs []ref) ([]*checkpointer.StoredCheckpoint, error) {
+	k := d.keys(thread)
+	run := func(ctx context.Context, eval func(p redis.Pipeliner, keys []string, args ...any) *redis.Cmd) ([]*redis.Cmd, error) {
+		cmds := make([]*redis.Cmd, len(refs))
+		_, err := d.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for i, r := range refs {
+				cmds[i] = eval(p, []string{k.cp, k.par, k.hd, k.val, k.writes(r.ns, r.id)}, nsID(r.ns, r.id), r.ns)
+			}
+			return nil
+		})
+		return cmds, err
+	}
+	cmds, err := run(ctx, func(p redis.Pipeliner, keys []string, args ...any) *redis.Cmd {
+		return readScript.EvalSha(ctx, p, keys, args...)
+	})
+	if slices.ContainsFunc(cmds, func(c *redis.Cmd) bool { return redis.HasErrorPrefix(c.Err(), "NOSCRIPT") }) {
+		// Not loaded on this server yet (or flushed): send the source.
+		cmds, err = run(ctx, func(p redis.Pipeliner, keys []string, args ...any) *redis.Cmd {
+			return readScript.Eval(ctx, p, keys, args...)
+		})
+	}
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return nil, fmt.Errorf("load: %w", err)
+	}
+	out := make([]*checkpointer.StoredCheckpoint, len(refs))
+	var legacy []ref
+	var legacyIdx []int
+	for i, c := range cmds {
+		st, old, err := readReply(thread, refs[i], c)
+		if err != nil {
+			return nil, err
+		}
+		if old {
+			legacy = append(legacy, refs[i])
+			legacyIdx = append(legacyIdx, i)
+			continue
+		}
+		out[i] = st
+	}
+	if len(legacy) > 0 {
+		sts, err := d.loadTwoRounds(ctx, thread, legacy)
+		if err != nil {
+			return nil, err
+		}
+		for j, st := range sts {
+			out[legacyIdx[j]] = st
+		}
+	}
+	return out, nil
+}
+
+// readReply is the checkpoint r of a readScript reply (nil: not stored);
+// old when it is of a format before 4 with a parent (loadMany reads it
+// the other way).
+func readReply(thread string, r ref, c *redis.Cmd) (st *checkpointer.StoredCheckpoint, old bool, err error) {
+	v, err := c.Result()
+	if errors.Is(err, redis.Nil) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("load: %w", err)
+	}
+	a, ok := v.([]any)
+	if !ok || len(a) != 6 {
+		return nil, false, fmt.Errorf("%w: checkpoint %q: read reply %v", ErrRecord, r.id, v)
+	}
+	cb, _ := a[0].(string)
+	parent, _ := a[1].(string)
+	hb, _ := a[2].(string)
+	h, err := unpackHead([]byte(hb))
+	if err != nil {
+		return nil, false, err
+	}
+	if h.v < 4 && parent != "" {
+		return nil, true, nil
+	}
+	rec, err := unpack([]byte(cb), 3)
+	if err != nil {
+		return nil, false, err
+	}
+	st = &checkpointer.StoredCheckpoint{Thread: thread, NS: r.ns, ID: r.id, Parent: parent, Doc: rec[1], Meta: rec[2]}
+	wf, _ := a[3].([]any)
+	if len(wf)%2 != 0 {
+		return nil, false, fmt.Errorf("%w: checkpoint %q: odd write list", ErrRecord, r.id)
+	}
+	ws := make(map[string]string, len(wf)/2)
+	for j := 0; j < len(wf); j += 2 {
+		f, _ := wf[j].(string)
+		rec, _ := wf[j+1].(string)
+		ws[f] = rec
+	}
+	if st.Writes, err = writeRows(ws); err != nil {
+		return nil, false, err
+	}
+	fields, _ := a[4].([]any)
+	vals, _ := a[5].([]any)
+	if len(vals) != len(fields) {
+		return nil, false, fmt.Errorf("%w: checkpoint %q: %d values for %d fields", ErrRecord, r.id, len(vals), len(fields))
+	}
+	for j, f := range fields {
+		s, ok := vals[j].(string)
+		if !ok {
+			continue // not stored
+		}
+		fs, _ := f.(string)
+		_, rest, _ := splitPair(fs)
+		ch, ver, _ := splitPair(rest)
+		row, err := unpackValue(ch, ver, []byte(s))
+		if err != nil {
+			return nil, false, err
+		}
+		st.Values = append(st.Values, row)
+	}
+	return st, false, nil
+}
+
+// loadTwoRounds reads the checkpoints refs of thread, nil for those not
 // stored, in two rounds of one MULTI each: the records and writes, then
 // the values and (before format 4) the parent's sends, with the heads
 // again. A checkpoint whose stamp changed between the rounds (written
 // again, or removed) is read again: a removal deletes a checkpoint with
 // the values only it referenced in one script, so a checkpoint the
 // second round still sees unchanged has every value it references.
-func (d *driver) loadMany(ctx context.Context, thread string, refs []ref) ([]*checkpointer.StoredCheckpoint, error) {
+func (d *driver) loadTwoRounds(ctx context.Context, thread string, refs []ref) ([]*checkpointer.StoredCheckpoint, error) {
 	out := make([]*checkpointer.StoredCheckpoint, len(refs))
 	todo := slices.Clone(refs)
 	idx := make([]int, len(refs))

@@ -216,3 +216,56 @@ func await[T any](ctx context.Context, fn func(ctx context.Context) (T, error)) 
 		return zero, ctx.Err()
 	}
 }
+
+// readScript reads one checkpoint atomically: its record, parent, head,
+// pending writes and the values its head references, in one call, so a
+// read is one round trip and needs no second look at the head (nothing
+// can change between the reads of one script). KEYS: cp, par, hd, val,
+// the checkpoint's writes; ARGV[1] its ns·id field, ARGV[2] its
+// namespace. The reply is nil when the checkpoint is not stored, BAD for
+// an unreadable head, else {record, parent, head, writes (field, record…),
+// value fields, values (nil for one not stored)}. The head is parsed as
+// pack writes it (layout.go): per part a flag byte (0: nil), a uvarint
+// length and the bytes; its fourth part is the packed channel versions.
+var readScript = redis.NewScript(`#!lua flags=no-writes
+local function parts(s)
+  local out, i, n = {}, 1, #s
+  while i <= n do
+    local flag = string.byte(s, i)
+    i = i + 1
+    if flag == 0 then
+      out[#out + 1] = ''
+    else
+      local len, mul, b = 0, 1, 128
+      while b >= 128 do
+        b = string.byte(s, i)
+        if b == nil then return nil end
+        i = i + 1
+        len = len + (b % 128) * mul
+        mul = mul * 128
+      end
+      if i + len - 1 > n then return nil end
+      out[#out + 1] = string.sub(s, i, i + len - 1)
+      i = i + len
+    end
+  end
+  return out
+end
+local hd = redis.call('HGET', KEYS[3], ARGV[1])
+if not hd then return false end
+local h = parts(hd)
+if h == nil or #h ~= 4 then return 'BAD' end
+local vers = parts(h[4])
+if vers == nil or #vers % 2 ~= 0 then return 'BAD' end
+local fields = {}
+for j = 1, #vers, 2 do
+  fields[#fields + 1] = ARGV[2] .. '\0' .. vers[j] .. '\0' .. vers[j + 1]
+end
+local vals = {}
+for j = 1, #fields, 1000 do
+  local got = redis.call('HMGET', KEYS[4], unpack(fields, j, math.min(j + 999, #fields)))
+  for _, v in ipairs(got) do vals[#vals + 1] = v end
+end
+return {redis.call('HGET', KEYS[1], ARGV[1]), redis.call('HGET', KEYS[2], ARGV[1]) or '', hd,
+  redis.call('HGETALL', KEYS[5]), fields, vals}
+`)
