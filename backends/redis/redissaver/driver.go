@@ -28,6 +28,9 @@ type driver struct {
 	// onWait, when set (by tests), is called each time a write outside
 	// Update finds its thread locked and waits.
 	onWait func()
+	// seen remembers the heads this driver wrote or read last, so that a
+	// read can fetch the values in its first round (see loadRound).
+	seen headCache
 }
 
 var _ checkpointer.Driver = (*driver)(nil)
@@ -85,137 +88,21 @@ type loaded struct {
 	hd         *head
 	rec        [][]byte
 	writes     map[string]string
+	// oneRound: vals (nil for no fields) are the values of fields read
+	// with the head in one MULTI, complete; no second round needed.
+	oneRound bool
+	vals     *redis.SliceCmd
+	fields   []string
 }
 
 // loadMany reads the checkpoints refs of thread, nil for those not
-// stored: one readScript per checkpoint, all in one pipeline (one round
-// trip), each atomic. A checkpoint of a format before 4 with a parent
-// also needs its parent's sends, whose key the script cannot name before
-// it has read the parent: those go through loadTwoRounds.
-func (d *driver) loadMany(ctx context.Context, thread string, refs []ref) ([]*checkpointer.StoredCheckpoint, error) {
-	k := d.keys(thread)
-	run := func(ctx context.Context, eval func(p redis.Pipeliner, keys []string, args ...any) *redis.Cmd) ([]*redis.Cmd, error) {
-		cmds := make([]*redis.Cmd, len(refs))
-		_, err := d.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-			for i, r := range refs {
-				cmds[i] = eval(p, []string{k.cp, k.par, k.hd, k.val, k.writes(r.ns, r.id)}, nsID(r.ns, r.id), r.ns)
-			}
-			return nil
-		})
-		return cmds, err
-	}
-	cmds, err := run(ctx, func(p redis.Pipeliner, keys []string, args ...any) *redis.Cmd {
-		return readScript.EvalSha(ctx, p, keys, args...)
-	})
-	if slices.ContainsFunc(cmds, func(c *redis.Cmd) bool { return redis.HasErrorPrefix(c.Err(), "NOSCRIPT") }) {
-		// Not loaded on this server yet (or flushed): send the source.
-		cmds, err = run(ctx, func(p redis.Pipeliner, keys []string, args ...any) *redis.Cmd {
-			return readScript.Eval(ctx, p, keys, args...)
-		})
-	}
-	if err != nil && !errors.Is(err, redis.Nil) {
-		return nil, fmt.Errorf("load: %w", err)
-	}
-	out := make([]*checkpointer.StoredCheckpoint, len(refs))
-	var legacy []ref
-	var legacyIdx []int
-	for i, c := range cmds {
-		st, old, err := readReply(thread, refs[i], c)
-		if err != nil {
-			return nil, err
-		}
-		if old {
-			legacy = append(legacy, refs[i])
-			legacyIdx = append(legacyIdx, i)
-			continue
-		}
-		out[i] = st
-	}
-	if len(legacy) > 0 {
-		sts, err := d.loadTwoRounds(ctx, thread, legacy)
-		if err != nil {
-			return nil, err
-		}
-		for j, st := range sts {
-			out[legacyIdx[j]] = st
-		}
-	}
-	return out, nil
-}
-
-// readReply is the checkpoint r of a readScript reply (nil: not stored);
-// old when it is of a format before 4 with a parent (loadMany reads it
-// the other way).
-func readReply(thread string, r ref, c *redis.Cmd) (st *checkpointer.StoredCheckpoint, old bool, err error) {
-	v, err := c.Result()
-	if errors.Is(err, redis.Nil) {
-		return nil, false, nil
-	}
-	if err != nil {
-		return nil, false, fmt.Errorf("load: %w", err)
-	}
-	a, ok := v.([]any)
-	if !ok || len(a) != 6 {
-		return nil, false, fmt.Errorf("%w: checkpoint %q: read reply %v", ErrRecord, r.id, v)
-	}
-	cb, _ := a[0].(string)
-	parent, _ := a[1].(string)
-	hb, _ := a[2].(string)
-	h, err := unpackHead([]byte(hb))
-	if err != nil {
-		return nil, false, err
-	}
-	if h.v < 4 && parent != "" {
-		return nil, true, nil
-	}
-	rec, err := unpack([]byte(cb), 3)
-	if err != nil {
-		return nil, false, err
-	}
-	st = &checkpointer.StoredCheckpoint{Thread: thread, NS: r.ns, ID: r.id, Parent: parent, Doc: rec[1], Meta: rec[2]}
-	wf, _ := a[3].([]any)
-	if len(wf)%2 != 0 {
-		return nil, false, fmt.Errorf("%w: checkpoint %q: odd write list", ErrRecord, r.id)
-	}
-	ws := make(map[string]string, len(wf)/2)
-	for j := 0; j < len(wf); j += 2 {
-		f, _ := wf[j].(string)
-		rec, _ := wf[j+1].(string)
-		ws[f] = rec
-	}
-	if st.Writes, err = writeRows(ws); err != nil {
-		return nil, false, err
-	}
-	fields, _ := a[4].([]any)
-	vals, _ := a[5].([]any)
-	if len(vals) != len(fields) {
-		return nil, false, fmt.Errorf("%w: checkpoint %q: %d values for %d fields", ErrRecord, r.id, len(vals), len(fields))
-	}
-	for j, f := range fields {
-		s, ok := vals[j].(string)
-		if !ok {
-			continue // not stored
-		}
-		fs, _ := f.(string)
-		_, rest, _ := splitPair(fs)
-		ch, ver, _ := splitPair(rest)
-		row, err := unpackValue(ch, ver, []byte(s))
-		if err != nil {
-			return nil, false, err
-		}
-		st.Values = append(st.Values, row)
-	}
-	return st, false, nil
-}
-
-// loadTwoRounds reads the checkpoints refs of thread, nil for those not
 // stored, in two rounds of one MULTI each: the records and writes, then
 // the values and (before format 4) the parent's sends, with the heads
 // again. A checkpoint whose stamp changed between the rounds (written
 // again, or removed) is read again: a removal deletes a checkpoint with
 // the values only it referenced in one script, so a checkpoint the
 // second round still sees unchanged has every value it references.
-func (d *driver) loadTwoRounds(ctx context.Context, thread string, refs []ref) ([]*checkpointer.StoredCheckpoint, error) {
+func (d *driver) loadMany(ctx context.Context, thread string, refs []ref) ([]*checkpointer.StoredCheckpoint, error) {
 	out := make([]*checkpointer.StoredCheckpoint, len(refs))
 	todo := slices.Clone(refs)
 	idx := make([]int, len(refs))
@@ -250,12 +137,23 @@ func (d *driver) loadRound(ctx context.Context, thread string, refs []ref) ([]*c
 	type first struct {
 		cp, par, hd *redis.StringCmd
 		w           *redis.MapStringStringCmd
+		// The values of the head seen last, read in the same MULTI:
+		// when the head still holds that stamp, they are the
+		// checkpoint's values and the second round is not needed.
+		seen *seenHead
+		vals *redis.SliceCmd
 	}
 	r1 := make([]first, len(refs))
 	_, err := d.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		for i, r := range refs {
 			f := nsID(r.ns, r.id)
-			r1[i] = first{p.HGet(ctx, k.cp, f), p.HGet(ctx, k.par, f), p.HGet(ctx, k.hd, f), p.HGetAll(ctx, k.writes(r.ns, r.id))}
+			r1[i] = first{cp: p.HGet(ctx, k.cp, f), par: p.HGet(ctx, k.par, f), hd: p.HGet(ctx, k.hd, f), w: p.HGetAll(ctx, k.writes(r.ns, r.id))}
+			if sh := d.seen.get(thread, f); sh != nil {
+				r1[i].seen = sh
+				if len(sh.fields) > 0 {
+					r1[i].vals = p.HMGet(ctx, k.val, sh.fields...)
+				}
+			}
 		}
 		return nil
 	})
@@ -284,6 +182,9 @@ func (d *driver) loadRound(ctx context.Context, thread string, refs []ref) ([]*c
 			return nil, nil, err
 		}
 		ls[i] = &loaded{cp: refs[i].id, parent: r1[i].par.Val(), hd: h, rec: rec, writes: r1[i].w.Val()}
+		if sh := r1[i].seen; sh != nil && sh.stamp == h.stamp && h.v >= 4 {
+			ls[i].oneRound, ls[i].vals, ls[i].fields = true, r1[i].vals, sh.fields
+		}
 	}
 	type second struct {
 		hd    *redis.StringCmd
@@ -292,25 +193,28 @@ func (d *driver) loadRound(ctx context.Context, thread string, refs []ref) ([]*c
 		vf    []string
 	}
 	r2 := make([]second, len(refs))
-	_, err = d.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		for i, l := range ls {
-			if l == nil {
-				continue
+	need := slices.ContainsFunc(ls, func(l *loaded) bool { return l != nil && !l.oneRound })
+	if need {
+		_, err = d.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+			for i, l := range ls {
+				if l == nil || l.oneRound {
+					continue
+				}
+				r := refs[i]
+				r2[i].hd = p.HGet(ctx, k.hd, nsID(r.ns, r.id))
+				for ch, ver := range l.hd.versions {
+					r2[i].vf = append(r2[i].vf, valField(r.ns, ch, ver))
+				}
+				if len(r2[i].vf) > 0 {
+					r2[i].vals = p.HMGet(ctx, k.val, r2[i].vf...)
+				}
+				if l.hd.v < 4 && l.parent != "" {
+					r2[i].sends = p.HGetAll(ctx, k.writes(r.ns, l.parent))
+				}
 			}
-			r := refs[i]
-			r2[i].hd = p.HGet(ctx, k.hd, nsID(r.ns, r.id))
-			for ch, ver := range l.hd.versions {
-				r2[i].vf = append(r2[i].vf, valField(r.ns, ch, ver))
-			}
-			if len(r2[i].vf) > 0 {
-				r2[i].vals = p.HMGet(ctx, k.val, r2[i].vf...)
-			}
-			if l.hd.v < 4 && l.parent != "" {
-				r2[i].sends = p.HGetAll(ctx, k.writes(r.ns, l.parent))
-			}
-		}
-		return nil
-	})
+			return nil
+		})
+	}
 	if err != nil && !errors.Is(err, redis.Nil) {
 		return nil, nil, fmt.Errorf("load: %w", err)
 	}
@@ -320,20 +224,26 @@ func (d *driver) loadRound(ctx context.Context, thread string, refs []ref) ([]*c
 		if l == nil {
 			continue
 		}
-		hb, err := r2[i].hd.Bytes()
-		if errors.Is(err, redis.Nil) {
-			continue // removed between the rounds: not stored
-		}
-		if err != nil {
-			return nil, nil, fmt.Errorf("load: %w", err)
-		}
-		h, err := unpackHead(hb)
-		if err != nil {
-			return nil, nil, err
-		}
-		if h.stamp != l.hd.stamp {
-			changed[i] = true
-			continue
+		if l.oneRound {
+			// Values read with the head: one round was enough.
+			r2[i].vals, r2[i].vf = l.vals, l.fields
+		} else {
+			hb, err := r2[i].hd.Bytes()
+			if errors.Is(err, redis.Nil) {
+				continue // removed between the rounds: not stored
+			}
+			if err != nil {
+				return nil, nil, fmt.Errorf("load: %w", err)
+			}
+			h, err := unpackHead(hb)
+			if err != nil {
+				return nil, nil, err
+			}
+			if h.stamp != l.hd.stamp {
+				changed[i] = true
+				continue
+			}
+			d.seen.put(thread, refs[i], h)
 		}
 		r := refs[i]
 		st := &checkpointer.StoredCheckpoint{Thread: thread, NS: r.ns, ID: r.id, Parent: l.parent, Doc: l.rec[1], Meta: l.rec[2]}
@@ -696,11 +606,12 @@ func (d *driver) indexAndRun(ctx context.Context, token, thread string, b *batch
 	return run.Text()
 }
 
-// putBatch is the script of a put: its guards and commands.
-func (d *driver) putBatch(p *checkpointer.PutRows) (*batch, error) {
+// putBatch is the script of a put: its guards and commands, and the
+// head it writes.
+func (d *driver) putBatch(p *checkpointer.PutRows) (*batch, *head, error) {
 	versions, v, err := versionsOf(p)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	k := d.keys(p.Thread)
 	b := newBatch(k)
@@ -718,7 +629,7 @@ func (d *driver) putBatch(p *checkpointer.PutRows) (*batch, error) {
 		// HSETNX: a stored (channel, version) keeps its first value.
 		b.cmd("HSETNX", k.val, 2, valField(p.NS, val.Channel, val.Version), packValue(val))
 	}
-	return b, nil
+	return b, &h, nil
 }
 
 // writesBatch is the script of a PutWrites.
@@ -739,7 +650,7 @@ func (d *driver) writesBatch(w *checkpointer.WriteRows) *batch {
 
 // put runs a put's script with token ("" outside Update).
 func (d *driver) put(ctx context.Context, token string, p *checkpointer.PutRows) error {
-	b, err := d.putBatch(p)
+	b, h, err := d.putBatch(p)
 	if err != nil {
 		return err
 	}
@@ -759,6 +670,7 @@ func (d *driver) put(ctx context.Context, token string, p *checkpointer.PutRows)
 	if err := replyErr(p.Thread, r); err != nil {
 		return err
 	}
+	d.seen.put(p.Thread, ref{p.NS, p.ID}, h)
 	if r == replyNew {
 		// A deletion of the thread may have taken the entry out since.
 		if err := d.rdb.ZAdd(ctx, d.threadsKey(), redis.Z{Member: p.Thread}).Err(); err != nil {
