@@ -64,6 +64,13 @@
 // changed) is read again, and since a removal deletes a checkpoint and
 // the values only it referenced in one script, a checkpoint seen
 // unchanged has all its values.
+// A Saver remembers the heads it wrote or read last (a few thousand):
+// reading one of those checkpoints again, it asks for the values that
+// head references in the first MULTI, and uses them only when the head
+// read there holds the same stamp, so a read after a put of the same
+// process is one round trip (the latest: two, its id first), and a
+// checkpoint changed by another process costs the second MULTI, never a
+// wrong read.
 //
 // Removals, copies, imports and re-encryption run in an Update, which
 // locks the threads it changes: SET P:lock <token> NX PX <lease>, renewed

@@ -28,6 +28,9 @@ type driver struct {
 	// onWait, when set (by tests), is called each time a write outside
 	// Update finds its thread locked and waits.
 	onWait func()
+	// seen remembers the heads this driver wrote or read last, so that a
+	// read can fetch the values in its first round (see loadRound).
+	seen headCache
 }
 
 var _ checkpointer.Driver = (*driver)(nil)
@@ -85,6 +88,11 @@ type loaded struct {
 	hd         *head
 	rec        [][]byte
 	writes     map[string]string
+	// oneRound: vals (nil for no fields) are the values of fields read
+	// with the head in one MULTI, complete; no second round needed.
+	oneRound bool
+	vals     *redis.SliceCmd
+	fields   []string
 }
 
 // loadMany reads the checkpoints refs of thread, nil for those not
@@ -129,12 +137,23 @@ func (d *driver) loadRound(ctx context.Context, thread string, refs []ref) ([]*c
 	type first struct {
 		cp, par, hd *redis.StringCmd
 		w           *redis.MapStringStringCmd
+		// The values of the head seen last, read in the same MULTI:
+		// when the head still holds that stamp, they are the
+		// checkpoint's values and the second round is not needed.
+		seen *seenHead
+		vals *redis.SliceCmd
 	}
 	r1 := make([]first, len(refs))
 	_, err := d.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		for i, r := range refs {
 			f := nsID(r.ns, r.id)
-			r1[i] = first{p.HGet(ctx, k.cp, f), p.HGet(ctx, k.par, f), p.HGet(ctx, k.hd, f), p.HGetAll(ctx, k.writes(r.ns, r.id))}
+			r1[i] = first{cp: p.HGet(ctx, k.cp, f), par: p.HGet(ctx, k.par, f), hd: p.HGet(ctx, k.hd, f), w: p.HGetAll(ctx, k.writes(r.ns, r.id))}
+			if sh := d.seen.get(thread, f); sh != nil {
+				r1[i].seen = sh
+				if len(sh.fields) > 0 {
+					r1[i].vals = p.HMGet(ctx, k.val, sh.fields...)
+				}
+			}
 		}
 		return nil
 	})
@@ -163,6 +182,9 @@ func (d *driver) loadRound(ctx context.Context, thread string, refs []ref) ([]*c
 			return nil, nil, err
 		}
 		ls[i] = &loaded{cp: refs[i].id, parent: r1[i].par.Val(), hd: h, rec: rec, writes: r1[i].w.Val()}
+		if sh := r1[i].seen; sh != nil && sh.stamp == h.stamp && h.v >= 4 {
+			ls[i].oneRound, ls[i].vals, ls[i].fields = true, r1[i].vals, sh.fields
+		}
 	}
 	type second struct {
 		hd    *redis.StringCmd
@@ -171,25 +193,28 @@ func (d *driver) loadRound(ctx context.Context, thread string, refs []ref) ([]*c
 		vf    []string
 	}
 	r2 := make([]second, len(refs))
-	_, err = d.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		for i, l := range ls {
-			if l == nil {
-				continue
+	need := slices.ContainsFunc(ls, func(l *loaded) bool { return l != nil && !l.oneRound })
+	if need {
+		_, err = d.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+			for i, l := range ls {
+				if l == nil || l.oneRound {
+					continue
+				}
+				r := refs[i]
+				r2[i].hd = p.HGet(ctx, k.hd, nsID(r.ns, r.id))
+				for ch, ver := range l.hd.versions {
+					r2[i].vf = append(r2[i].vf, valField(r.ns, ch, ver))
+				}
+				if len(r2[i].vf) > 0 {
+					r2[i].vals = p.HMGet(ctx, k.val, r2[i].vf...)
+				}
+				if l.hd.v < 4 && l.parent != "" {
+					r2[i].sends = p.HGetAll(ctx, k.writes(r.ns, l.parent))
+				}
 			}
-			r := refs[i]
-			r2[i].hd = p.HGet(ctx, k.hd, nsID(r.ns, r.id))
-			for ch, ver := range l.hd.versions {
-				r2[i].vf = append(r2[i].vf, valField(r.ns, ch, ver))
-			}
-			if len(r2[i].vf) > 0 {
-				r2[i].vals = p.HMGet(ctx, k.val, r2[i].vf...)
-			}
-			if l.hd.v < 4 && l.parent != "" {
-				r2[i].sends = p.HGetAll(ctx, k.writes(r.ns, l.parent))
-			}
-		}
-		return nil
-	})
+			return nil
+		})
+	}
 	if err != nil && !errors.Is(err, redis.Nil) {
 		return nil, nil, fmt.Errorf("load: %w", err)
 	}
@@ -199,20 +224,26 @@ func (d *driver) loadRound(ctx context.Context, thread string, refs []ref) ([]*c
 		if l == nil {
 			continue
 		}
-		hb, err := r2[i].hd.Bytes()
-		if errors.Is(err, redis.Nil) {
-			continue // removed between the rounds: not stored
-		}
-		if err != nil {
-			return nil, nil, fmt.Errorf("load: %w", err)
-		}
-		h, err := unpackHead(hb)
-		if err != nil {
-			return nil, nil, err
-		}
-		if h.stamp != l.hd.stamp {
-			changed[i] = true
-			continue
+		if l.oneRound {
+			// Values read with the head: one round was enough.
+			r2[i].vals, r2[i].vf = l.vals, l.fields
+		} else {
+			hb, err := r2[i].hd.Bytes()
+			if errors.Is(err, redis.Nil) {
+				continue // removed between the rounds: not stored
+			}
+			if err != nil {
+				return nil, nil, fmt.Errorf("load: %w", err)
+			}
+			h, err := unpackHead(hb)
+			if err != nil {
+				return nil, nil, err
+			}
+			if h.stamp != l.hd.stamp {
+				changed[i] = true
+				continue
+			}
+			d.seen.put(thread, refs[i], h)
 		}
 		r := refs[i]
 		st := &checkpointer.StoredCheckpoint{Thread: thread, NS: r.ns, ID: r.id, Parent: l.parent, Doc: l.rec[1], Meta: l.rec[2]}
@@ -575,11 +606,12 @@ func (d *driver) indexAndRun(ctx context.Context, token, thread string, b *batch
 	return run.Text()
 }
 
-// putBatch is the script of a put: its guards and commands.
-func (d *driver) putBatch(p *checkpointer.PutRows) (*batch, error) {
+// putBatch is the script of a put: its guards and commands, and the
+// head it writes.
+func (d *driver) putBatch(p *checkpointer.PutRows) (*batch, *head, error) {
 	versions, v, err := versionsOf(p)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	k := d.keys(p.Thread)
 	b := newBatch(k)
@@ -597,7 +629,7 @@ func (d *driver) putBatch(p *checkpointer.PutRows) (*batch, error) {
 		// HSETNX: a stored (channel, version) keeps its first value.
 		b.cmd("HSETNX", k.val, 2, valField(p.NS, val.Channel, val.Version), packValue(val))
 	}
-	return b, nil
+	return b, &h, nil
 }
 
 // writesBatch is the script of a PutWrites.
@@ -618,7 +650,7 @@ func (d *driver) writesBatch(w *checkpointer.WriteRows) *batch {
 
 // put runs a put's script with token ("" outside Update).
 func (d *driver) put(ctx context.Context, token string, p *checkpointer.PutRows) error {
-	b, err := d.putBatch(p)
+	b, h, err := d.putBatch(p)
 	if err != nil {
 		return err
 	}
@@ -638,6 +670,7 @@ func (d *driver) put(ctx context.Context, token string, p *checkpointer.PutRows)
 	if err := replyErr(p.Thread, r); err != nil {
 		return err
 	}
+	d.seen.put(p.Thread, ref{p.NS, p.ID}, h)
 	if r == replyNew {
 		// A deletion of the thread may have taken the entry out since.
 		if err := d.rdb.ZAdd(ctx, d.threadsKey(), redis.Z{Member: p.Thread}).Err(); err != nil {
