@@ -24,9 +24,12 @@ type auditView struct {
 	LastAnchor                    *audit.Record
 	LastAnchorTime                string
 	// LastDelete is the newest thread deletion in the trail: what a
-	// retention sweep (or anyone) deleted last. The trail records each
-	// deleted thread, not the sweep as such.
-	LastDelete     *auditRow
+	// retention sweep (or anyone) deleted last.
+	LastDelete *auditRow
+	// LastSweep is the newest retention sweep that could delete: its
+	// record (target "retention:" and the policy), written before it ran,
+	// by `memvault threads sweep` or by the background sweeper.
+	LastSweep      *auditRow
 	Retention      *Retention
 	RetentionRules []string
 	Rows           []auditRow
@@ -113,7 +116,7 @@ func (in *Inspector) auditView(r *http.Request) (string, any, error) {
 	ring := make([]auditRow, 0, ps)
 	next := 0
 	var newer, older int // matches newer / older than the page
-	var lastAnchor, lastDelete *audit.Record
+	var lastAnchor, lastDelete, lastSweep *audit.Record
 	rep, err := in.h.Audit.CheckRecords(r.Context(), nil, audit.Filter{}, func(rec audit.Record) error {
 		switch rec.Op {
 		case audit.OpAnchor:
@@ -122,6 +125,9 @@ func (in *Inspector) auditView(r *http.Request) (string, any, error) {
 		case audit.OpThreadDelete:
 			d := rec
 			lastDelete = &d
+			if strings.HasPrefix(rec.Target, "retention:") {
+				lastSweep = &d
+			}
 		}
 		// The filter is applied here, not by CheckRecords: the anchor and
 		// the last deletion are the trail's, whatever the filter.
@@ -166,6 +172,10 @@ func (in *Inspector) auditView(r *http.Request) (string, any, error) {
 	if lastDelete != nil {
 		d := rowOf(*lastDelete)
 		v.LastDelete = &d
+	}
+	if lastSweep != nil {
+		sw := rowOf(*lastSweep)
+		v.LastSweep = &sw
 	}
 	// Oldest first in the ring (rotated at next once it wrapped), then
 	// newest first on the page.

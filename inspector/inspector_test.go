@@ -810,9 +810,6 @@ func TestAuditViewReadsTrailOnce(t *testing.T) {
 func TestAuditRetentionAndLastDelete(t *testing.T) {
 	f := newFixture(t)
 	ctx := audit.WithPrincipal(context.Background(), "sweeper")
-	if err := f.h.Saver.DeleteThread(ctx, "hostile"); err != nil {
-		t.Fatal(err)
-	}
 	in, err := inspector.New(f.h, inspector.Options{Retention: &inspector.Retention{
 		Policy: checkpointer.RetentionPolicy{IdleTTL: 720 * time.Hour, KeepLatest: 50}, SweepInterval: time.Hour}})
 	if err != nil {
@@ -820,9 +817,19 @@ func TestAuditRetentionAndLastDelete(t *testing.T) {
 	}
 	srv := httptest.NewServer(in)
 	defer srv.Close()
+	if _, body := get(t, srv.Client(), srv.URL+"/audit"); !strings.Contains(body, "No retention sweep recorded.") {
+		t.Errorf("audit page before any sweep lacks %q", "No retention sweep recorded.")
+	}
+	// A sweep (recorded before it runs), then a deletion by hand.
+	if _, err := f.h.Saver.(checkpointer.Sweeper).Sweep(ctx, checkpointer.RetentionPolicy{KeepLatest: 50}, checkpointer.SweepOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.h.Saver.DeleteThread(ctx, "hostile"); err != nil {
+		t.Fatal(err)
+	}
 	_, body := get(t, srv.Client(), srv.URL+"/audit?op=checkpoint.read")
 	for _, want := range []string{"threads idle longer than 720h0m0s are deleted whole", "only the newest 50 checkpoints", "every 1h0m0s",
-		`thread <span class="id">hostile</span> by sweeper`} {
+		`thread <span class="id">hostile</span> by sweeper`, `Last retention sweep: record`, `policy <span class="id">retention:`} {
 		if !strings.Contains(body, want) {
 			t.Errorf("audit page without %q", want)
 		}

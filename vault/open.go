@@ -296,13 +296,21 @@ func Open(ctx context.Context, c config.Config) (*Handle, error) {
 			_ = h.Close()
 		}
 	}()
+	// With the audit trail on, the retention policy's background sweeps
+	// run over the audited saver (startAuditedSweeper), so that their
+	// deletions are recorded as `threads sweep`'s are; the inner saver gets
+	// no sweeper of its own, which would delete unrecorded.
+	inner := c
+	if c.Audit {
+		inner.Retention = checkpointer.RetentionPolicy{}
+	}
 	switch {
 	case isExt:
-		err = openRegistered(ctx, c, h, ext)
+		err = openRegistered(ctx, inner, h, ext)
 	case c.DSN != "":
-		err = openPostgres(ctx, c, h)
+		err = openPostgres(ctx, inner, h)
 	default:
-		err = openSQLite(ctx, c, h)
+		err = openSQLite(ctx, inner, h)
 	}
 	if err != nil {
 		return nil, err
@@ -322,8 +330,29 @@ func Open(ctx context.Context, c config.Config) (*Handle, error) {
 	if err := openAudit(ctx, c, h); err != nil {
 		return nil, err
 	}
+	if err := startAuditedSweeper(c, h); err != nil {
+		return nil, err
+	}
 	ok = true
 	return h, nil
+}
+
+// startAuditedSweeper starts the retention policy's background sweeper over
+// the audited saver when the audit trail is on (see Open): every sweep that
+// may delete is recorded before it runs. Close stops it before the saver
+// closes.
+func startAuditedSweeper(c config.Config, h *Handle) error {
+	if !c.Audit || c.Retention.Empty() {
+		return nil
+	}
+	sw, ok := h.Saver.(checkpointer.Sweeper)
+	if !ok {
+		return fmt.Errorf("vault: MEMVAULT_RETENTION_*: the %s saver cannot sweep", h.Backend)
+	}
+	if b := checkpointer.StartSweeper(c.Retention, c.RetentionSweepInterval, sw.Sweep, nil); b != nil {
+		h.closers = append(h.closers, func() error { b.Stop(); return nil })
+	}
+	return nil
 }
 
 // sqliteMemory is the DBPath of a private in-memory SQLite database.

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/memvault/memvault/audit"
 	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/config"
 )
@@ -119,5 +120,60 @@ func TestSweepProgress(t *testing.T) {
 	}
 	if len(seen) != 3 || scanned[0] != 2 || scanned[1] != 4 || scanned[2] != 5 || seen[2] != rep || rep.ThreadsDeleted != 3 {
 		t.Fatalf("progress %+v (scanned %v), report %+v", seen, scanned, rep)
+	}
+}
+
+// TestBackgroundSweepAudited: with the audit trail on, the background
+// retention sweeper's deletions are recorded like `threads sweep`'s — a
+// "retention:" thread.delete record before the sweep deletes — never
+// done unaudited by the inner saver.
+func TestBackgroundSweepAudited(t *testing.T) {
+	ctx := t.Context()
+	c, err := config.FromLookup(lookup(map[string]string{
+		"MEMVAULT_DB":                       filepath.Join(t.TempDir(), "ret.db"),
+		"MEMVAULT_EMBEDDINGS":               "none",
+		"LANGGRAPH_AES_KEY":                 "0123456789abcdef0123456789abcdef",
+		"MEMVAULT_AUDIT":                    "true",
+		"MEMVAULT_RETENTION_IDLE_TTL":       "24h",
+		"MEMVAULT_RETENTION_SWEEP_INTERVAL": "10ms",
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := Open(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	old := checkpointer.IDFloor(time.Now().Add(-48 * time.Hour))[:19] + "8000-000000000001"
+	cfg := checkpointer.Config{ThreadID: "idle-thread"}
+	if _, err := h.Saver.Put(ctx, cfg, &checkpointer.Checkpoint{V: 4, ID: old, TS: time.Now().UTC(),
+		ChannelValues: map[string]any{}, ChannelVersions: map[string]string{}}, checkpointer.Metadata{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	for { // the sweeper deletes it (the test binary's timeout bounds the wait)
+		tp, err := h.Saver.GetTuple(ctx, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tp == nil {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	var sweeps int
+	if err := h.Audit.Records(ctx, audit.Filter{}, func(r audit.Record) error {
+		if r.Op == audit.OpThreadDelete && strings.HasPrefix(r.Target, "retention:") {
+			sweeps++
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if sweeps == 0 {
+		t.Fatal("the background sweeper deleted a thread and the trail holds no retention record")
+	}
+	if _, err := h.Audit.Verify(ctx); err != nil {
+		t.Fatal(err)
 	}
 }

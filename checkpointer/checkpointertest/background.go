@@ -66,7 +66,7 @@ func RunBackgroundSweep(t *testing.T, open OpenWithRetention) {
 	buf := make([]byte, 1<<20)
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
 		stacks := string(buf[:runtime.Stack(buf, true)])
-		if !strings.Contains(stacks, "core.StartSweeper.func") {
+		if !strings.Contains(stacks, "checkpointer.StartSweeper.func") {
 			break
 		}
 		if time.Now().After(deadline) {

@@ -56,8 +56,8 @@ type Saver struct {
 	reader  core.Reader
 	style   checkpointer.VersionStyle
 	batch   int
-	sweeper *core.Background // nil without a retention policy
-	front   *core.Front      // argument checks of the management calls
+	sweeper *checkpointer.BackgroundSweeper // nil without a retention policy
+	front   *core.Front                     // argument checks of the management calls
 }
 
 // Saver implements every saver interface, Reencrypter included (a thread
@@ -84,7 +84,7 @@ func New(d checkpointer.Driver, opt Options) (*Saver, error) {
 		return nil, err
 	}
 	s := newSaver(d, opt.Serde, opt.VersionStyle, opt.SweepBatch)
-	s.sweeper = core.StartSweeper(opt.Retention, opt.SweepInterval, s.Sweep, opt.OnSweep)
+	s.sweeper = checkpointer.StartSweeper(opt.Retention, opt.SweepInterval, s.Sweep, opt.OnSweep)
 	return s, nil
 }
 

@@ -56,7 +56,7 @@ type Options struct {
 	// are correct but waste work. Default: keep everything, no goroutine.
 	Retention checkpointer.RetentionPolicy
 	// SweepInterval is how often the Retention policy runs: 0 means an
-	// hour (core.DefaultSweepEvery), a negative value never (call Sweep
+	// hour (checkpointer.DefaultSweepInterval), a negative value never (call Sweep
 	// yourself).
 	SweepInterval time.Duration
 	// OnSweep, when set, receives the report or error of every background

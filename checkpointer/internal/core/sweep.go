@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/memvault/memvault/checkpointer"
@@ -97,66 +96,6 @@ func Sweep(ctx context.Context, driver string, h SweepHooks, policy checkpointer
 		}
 		after = threads[len(threads)-1]
 	}
-}
-
-// DefaultSweepEvery is how often a background sweeper runs when its
-// interval is 0.
-const DefaultSweepEvery = time.Hour
-
-// Background runs a saver's retention policy periodically until Stop.
-type Background struct {
-	cancel context.CancelFunc
-	done   chan struct{}
-	once   sync.Once
-}
-
-// StartSweeper starts a goroutine that calls sweep every interval (0:
-// DefaultSweepEvery) with policy, first after one interval, and hands each
-// report to onSweep when it is not nil. It returns nil, starting nothing,
-// for an empty policy or a negative interval. Errors do not stop it: the
-// next tick tries again.
-func StartSweeper(policy checkpointer.RetentionPolicy, interval time.Duration,
-	sweep func(context.Context, checkpointer.RetentionPolicy, checkpointer.SweepOptions) (checkpointer.SweepReport, error),
-	onSweep func(checkpointer.SweepReport, error)) *Background {
-	if policy.Empty() || interval < 0 {
-		return nil
-	}
-	if interval == 0 {
-		interval = DefaultSweepEvery
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	b := &Background{cancel: cancel, done: make(chan struct{})}
-	go func() {
-		defer close(b.done)
-		tick := time.NewTicker(interval)
-		defer tick.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-			}
-			rep, err := sweep(ctx, policy, checkpointer.SweepOptions{})
-			if ctx.Err() != nil {
-				return // stopped mid-sweep: not a failure to report
-			}
-			if onSweep != nil {
-				onSweep(rep, err)
-			}
-		}
-	}()
-	return b
-}
-
-// Stop cancels the sweeper (an unfinished sweep stops at its current
-// batch, whose transaction rolls back) and waits for its goroutine to
-// return. It is safe on a nil Background and when called twice.
-func (b *Background) Stop() {
-	if b == nil {
-		return
-	}
-	b.once.Do(b.cancel)
-	<-b.done
 }
 
 // CheckOptions is the check every saver's constructor runs on the options

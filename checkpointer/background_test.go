@@ -1,4 +1,4 @@
-package core
+package checkpointer
 
 import (
 	"context"
@@ -6,32 +6,30 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/memvault/memvault/checkpointer"
 )
 
 // sweeperRunning reports whether a background sweeper goroutine exists.
 func sweeperRunning() bool {
 	buf := make([]byte, 1<<20)
-	return strings.Contains(string(buf[:runtime.Stack(buf, true)]), "core.StartSweeper.func")
+	return strings.Contains(string(buf[:runtime.Stack(buf, true)]), "checkpointer.StartSweeper.func")
 }
 
 func TestStartSweeperStops(t *testing.T) {
-	if b := StartSweeper(checkpointer.RetentionPolicy{}, time.Millisecond, nil, nil); b != nil {
+	if b := StartSweeper(RetentionPolicy{}, time.Millisecond, nil, nil); b != nil {
 		t.Fatal("an empty policy started a sweeper")
 	}
-	if b := StartSweeper(checkpointer.RetentionPolicy{KeepLatest: 1}, -1, nil, nil); b != nil {
+	if b := StartSweeper(RetentionPolicy{KeepLatest: 1}, -1, nil, nil); b != nil {
 		t.Fatal("a negative interval started a sweeper")
 	}
 	started := make(chan struct{})
 	var reports int
-	b := StartSweeper(checkpointer.RetentionPolicy{KeepLatest: 1}, time.Millisecond,
-		func(ctx context.Context, _ checkpointer.RetentionPolicy, _ checkpointer.SweepOptions) (checkpointer.SweepReport, error) {
+	b := StartSweeper(RetentionPolicy{KeepLatest: 1}, time.Millisecond,
+		func(ctx context.Context, _ RetentionPolicy, _ SweepOptions) (SweepReport, error) {
 			close(started)
 			<-ctx.Done() // a sweep that runs until stopped
-			return checkpointer.SweepReport{}, ctx.Err()
+			return SweepReport{}, ctx.Err()
 		},
-		func(checkpointer.SweepReport, error) { reports++ })
+		func(SweepReport, error) { reports++ })
 	<-started
 	b.Stop()
 	b.Stop() // twice is fine
@@ -47,6 +45,6 @@ func TestStartSweeperStops(t *testing.T) {
 	if reports != 0 {
 		t.Fatalf("a sweep cut short by Stop was reported %d times", reports)
 	}
-	var nilB *Background
+	var nilB *BackgroundSweeper
 	nilB.Stop()
 }
