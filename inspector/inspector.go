@@ -322,6 +322,8 @@ func (in *Inspector) fail(w http.ResponseWriter, _ *http.Request, err error) {
 		status = http.StatusNotFound
 	case errors.Is(err, ErrWriteForbidden):
 		status = http.StatusForbidden
+	case errors.Is(err, vault.ErrUnsupported):
+		status = http.StatusNotImplemented // what this backend lacks (the census on MongoDB, Redis)
 	}
 	in.render(w, status, "error", in.pageData(http.StatusText(status), "", map[string]any{"Status": status, "Message": msg}))
 }

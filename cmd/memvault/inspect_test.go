@@ -25,6 +25,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/memvault/memvault/backends/redis/redistest"
 )
 
 // TestInspectRefusesNetworkWithoutTLS: a non-loopback --listen without TLS
@@ -268,5 +270,57 @@ func TestInspectAllowWrite(t *testing.T) {
 	}
 	if err := stop(); err != nil {
 		t.Errorf("after an interrupt: %v", err)
+	}
+}
+
+// TestInspectMongoDBAndRedis: `memvault inspect` serves a MongoDB and a
+// Redis database as it serves SQLite: a thread's decrypted values, the
+// memories; the key census, which these backends do not have, is a page
+// that says so (not a server error).
+func TestInspectMongoDBAndRedis(t *testing.T) {
+	redisSrv := redistest.StartT(t, redistest.Options{Version: 8})
+	for name, dsn := range map[string]string{
+		"mongodb": startMongo(t),
+		"redis":   "redis://" + redisSrv.Addr + "/0",
+	} {
+		t.Run(name, func(t *testing.T) {
+			env := []string{"MEMVAULT_DSN=" + dsn, "MEMVAULT_SCHEMA=" + randomName("insp"), "LANGGRAPH_AES_KEY=" + testKey}
+			cli(t, env, "", "threads", "import", "testdata/thread.jsonl").must(t, 0)
+			cli(t, env, "", "store", "put", "users", "alice", "diet", `{"text":"vegetarian, allergic to nuts"}`).must(t, 0)
+			line, stop := startInspect(t, env)
+			m := regexp.MustCompile(`^(http://127\.0\.0\.1:[0-9]+)/\?token=`).FindStringSubmatch(line)
+			if m == nil {
+				t.Fatalf("URL line %q", line)
+			}
+			jar, _ := cookiejar.New(nil)
+			c := &http.Client{Jar: jar, Timeout: time.Minute}
+			get := func(u string) (int, string) {
+				resp, err := c.Get(u)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer resp.Body.Close()
+				b, _ := io.ReadAll(resp.Body)
+				return resp.StatusCode, string(b)
+			}
+			if code, _ := get(strings.TrimSuffix(line, "\n")); code != http.StatusOK {
+				t.Fatalf("login: %d", code)
+			}
+			for _, p := range []struct{ path, want string }{
+				{"/threads", "golden-thread"},
+				{"/thread?id=golden-thread&cp=1f0c6a2e-2222-6000-8000-000000000002&cpns=", "approve?"},
+				{"/memories?ns=users&ns=alice", "vegetarian, allergic to nuts"},
+			} {
+				if code, page := get(m[1] + p.path); code != http.StatusOK || !strings.Contains(page, p.want) {
+					t.Errorf("%s: %d, want 200 showing %q\n%.6000s", p.path, code, p.want, page)
+				}
+			}
+			if code, page := get(m[1] + "/keys"); code == http.StatusInternalServerError || !strings.Contains(page, "not supported by this backend") {
+				t.Errorf("/keys: %d, want a page saying the census is not supported\n%.2000s", code, page)
+			}
+			if err := stop(); err != nil {
+				t.Errorf("after an interrupt: %v", err)
+			}
+		})
 	}
 }
