@@ -196,6 +196,14 @@ ensure_pkgs chromium fonts-dejavu-core
 log "chromium: $(chromium --version 2>/dev/null | head -n1 || echo installed)"
 
 # ---------------------------------------------------------------------------
+# Python's msgpack, for the MongoDB saver's metadata test
+# (backends/mongodb/mongosaver TestPythonMsgpackLeaves): the bytes memvault
+# writes for metadata leaves are compared with what Python's msgpack packs
+# (LangGraph's ormsgpack packs these types the same way).
+# ---------------------------------------------------------------------------
+ensure_pkgs python3 python3-msgpack
+
+# ---------------------------------------------------------------------------
 # Redis for backends/redis's tests (backends/redis/redistest finds both):
 #   - Redis 7 (bookworm's own, 7.0.x: no vector sets, no hash-field expiry):
 #     the redis-tools .deb (its redis-check-rdb is the server) fetched with `apt-get

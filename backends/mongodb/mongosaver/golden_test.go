@@ -5,6 +5,9 @@ import (
 	"context"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
 	"slices"
 	"strings"
 	"testing"
@@ -239,4 +242,59 @@ func keys(t *testing.T, d bson.Raw) []string {
 
 func sameSet(a, b []string) bool {
 	return slices.Equal(slices.Sorted(slices.Values(a)), slices.Sorted(slices.Values(b)))
+}
+
+// TestPythonMsgpackLeaves packs the golden metadata values with Python's
+// msgpack (Debian's python3-msgpack, installed by scripts/install-deps.sh)
+// and compares them with pythonLeaves, which TestGoldenDocuments compares
+// with what memvault stores: memvault's leaves are Python's bytes, checked
+// against Python itself, not only against a recorded table. In CI a
+// missing python3-msgpack fails the test; elsewhere it skips.
+func TestPythonMsgpackLeaves(t *testing.T) {
+	const script = `import json, sys, msgpack
+for k, v in json.load(sys.stdin).items():
+    print(k, msgpack.packb(v, use_bin_type=True).hex())`
+	// Debian's interpreter first: python3-msgpack is installed for it, and
+	// a python3 earlier on PATH (pyenv, a virtualenv) may lack the module.
+	var py string
+	err := errors.New("no python3")
+	for _, cand := range []string{"/usr/bin/python3", "python3"} {
+		if p, lerr := exec.LookPath(cand); lerr == nil {
+			if err = exec.Command(p, "-c", "import msgpack").Run(); err == nil {
+				py = p
+				break
+			}
+		}
+	}
+	if py == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("python3 with msgpack is needed (scripts/install-deps.sh installs python3-msgpack): %v", err)
+		}
+		t.Skipf("python3 with msgpack not found (scripts/install-deps.sh installs it): %v", err)
+	}
+	values := map[string]any{"source": "loop", "step": 3, "run_id": "r-1", "score": 0.5, "flag": true, "big": 300,
+		"neg": -40, "tags": []any{"a", 1}, "long": strings.Repeat("x", 40)}
+	in, err := json.Marshal(values)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(py, "-c", script)
+	cmd.Stdin = bytes.NewReader(in)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("python3: %v", err)
+	}
+	got := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		k, v, _ := strings.Cut(line, " ")
+		got[k] = v
+	}
+	if len(got) != len(pythonLeaves) {
+		t.Fatalf("python3 packed %d values, want %d: %q", len(got), len(pythonLeaves), out)
+	}
+	for k, want := range pythonLeaves {
+		if got[k] != want {
+			t.Errorf("Python packs %s as %s, the golden table says %s", k, got[k], want)
+		}
+	}
 }
