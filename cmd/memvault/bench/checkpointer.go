@@ -144,7 +144,7 @@ func benchCheckpointer(ctx context.Context, out io.Writer, dsn string, asJSON bo
 	// Read fixtures: one thread per mode with 100 checkpoints of 3 writes.
 	readIDs := map[string][]string{}
 	for _, mode := range []string{"plaintext", "encrypted", auditedMode, "raw-pgx"} {
-		ids, err := seedReadThread(ctx, mode, savers, raw, fx)
+		ids, err := seedReadThread(ctx, mode, "raw-pgx", savers, raw, fx)
 		if err != nil {
 			return err
 		}
@@ -278,7 +278,7 @@ func benchVersions(i int64) map[string]string {
 
 // seedReadThread writes 100 checkpoints with 3 writes each to thread
 // "read-<mode>" and returns their ids.
-func seedReadThread(ctx context.Context, mode string, savers map[string]checkpointer.Saver, raw *rawCheckpointer, fx cpFixture) ([]string, error) {
+func seedReadThread(ctx context.Context, mode, rawMode string, savers map[string]checkpointer.Saver, raw rawWriter, fx cpFixture) ([]string, error) {
 	thread := "read-" + mode
 	var ids []string
 	parent := ""
@@ -292,7 +292,7 @@ func seedReadThread(ctx context.Context, mode string, savers map[string]checkpoi
 		md := checkpointer.Metadata{"source": "loop", "step": i}
 		ws := []checkpointer.Write{{Channel: "messages", Value: "w1"}, {Channel: "scratch", Value: "w2"}, {Channel: "summary", Value: "w3"}}
 		cfg := checkpointer.Config{ThreadID: thread, CheckpointID: cp.ID}
-		if mode == "raw-pgx" {
+		if mode == rawMode {
 			if err := raw.putWithParent(ctx, thread, parent, cp, md, nv); err != nil {
 				return nil, err
 			}

@@ -112,35 +112,11 @@ func benchClassicEnv(ctx context.Context, p *benchPrinter, be *shapeBackend, bf 
 		if !reads {
 			break // no read thread to seed
 		}
-		thread := "read-" + mode
-		parent := ""
-		for i := int64(0); i < 100; i++ {
-			vers := benchVersions(i)
-			cp := fx.checkpoint(int(i), vers)
-			nv := map[string]string{"messages": vers["messages"], "scratch": vers["scratch"]}
-			if i == 0 {
-				nv = vers
-			}
-			md := checkpointer.Metadata{"source": "loop", "step": i}
-			ws := []checkpointer.Write{{Channel: "messages", Value: "w1"}, {Channel: "scratch", Value: "w2"}, {Channel: "summary", Value: "w3"}}
-			cfg := checkpointer.Config{ThreadID: thread, CheckpointID: cp.ID}
-			if mode == env.rawMode {
-				err = env.raw.putWithParent(ctx, thread, parent, cp, md, nv)
-				if err == nil {
-					err = env.raw.putWrites(ctx, cfg, ws, "task")
-				}
-			} else {
-				_, err = env.savers[mode].Put(ctx, checkpointer.Config{ThreadID: thread, CheckpointID: parent}, cp, md, nv)
-				if err == nil {
-					err = env.savers[mode].PutWrites(ctx, cfg, ws, "task", "")
-				}
-			}
-			if err != nil {
-				return fmt.Errorf("seed %s: %w", thread, err)
-			}
-			parent = cp.ID
-			readIDs[mode] = append(readIDs[mode], cp.ID)
+		ids, err := seedReadThread(ctx, mode, env.rawMode, env.savers, env.raw, fx)
+		if err != nil {
+			return fmt.Errorf("seed read-%s: %w", mode, err)
 		}
+		readIDs[mode] = ids
 	}
 	ops := []namedOp{
 		{"put", func(mode string) benchOp {

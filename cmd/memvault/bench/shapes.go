@@ -75,11 +75,16 @@ func (sf shapeParams) check() error {
 	return nil
 }
 
+// rawWriter is what a baseline client writes with.
+type rawWriter interface {
+	putWithParent(ctx context.Context, thread, parent string, cp *checkpointer.Checkpoint, md checkpointer.Metadata, nv map[string]string) error
+	putWrites(ctx context.Context, cfg checkpointer.Config, ws []checkpointer.Write, task string) error
+}
+
 // rawCP is a baseline client: equivalent SQL sent directly, values decoded
 // with encoding/json.
 type rawCP interface {
-	putWithParent(ctx context.Context, thread, parent string, cp *checkpointer.Checkpoint, md checkpointer.Metadata, nv map[string]string) error
-	putWrites(ctx context.Context, cfg checkpointer.Config, ws []checkpointer.Write, task string) error
+	rawWriter
 	getTuple(ctx context.Context, thread, id string) error
 	list(ctx context.Context, thread string, limit int) error
 }
