@@ -206,6 +206,12 @@ func (in *Inspector) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// A HEAD (a link checker, a chat app's preview of a pasted URL)
 		// gets the headers and no work: rendering the page would decrypt
 		// it and record a read nobody made. Assets are served as to a GET.
+		// A path no page serves answers 404 as its GET would: the route
+		// is known without reading anything.
+		if !in.routed(r) {
+			in.fail(w, r, fmt.Errorf("%w: no page %s", ErrNotFound, r.URL.Path))
+			return
+		}
 		if !strings.HasPrefix(r.URL.Path, "/static/") {
 			w.Header().Set("Content-Type", "text/html; charset=utf-8")
 			w.WriteHeader(http.StatusOK)
@@ -227,6 +233,15 @@ func (in *Inspector) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		principal = cmp.Or(in.opt.Principal(r), DefaultPrincipal)
 	}
 	in.mux.ServeHTTP(w, r.WithContext(audit.WithPrincipal(r.Context(), principal)))
+}
+
+// routed reports whether a GET of r's URL reaches a page, not the
+// catch-all 404 (nor a redirect of a path the mux cleans).
+func (in *Inspector) routed(r *http.Request) bool {
+	get := r.Clone(r.Context())
+	get.Method = http.MethodGet
+	_, pattern := in.mux.Handler(get)
+	return pattern != "" && pattern != "/"
 }
 
 // static serves an embedded asset. Not http.FileServer: it drops

@@ -1215,6 +1215,18 @@ func TestHeadReadsNothing(t *testing.T) {
 	if resp, err := c.Head(srv.URL + "/static/style.css"); err != nil || resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/css") {
 		t.Errorf("HEAD of the stylesheet: %v", err)
 	}
+	// A HEAD answers as its GET would where that needs no read: a path no
+	// page serves is 404 (it answered 200 for any path).
+	for _, u := range []string{"/no-such-page", "/static/no-such.css", "/thread/extra"} {
+		resp, err := c.Head(srv.URL + u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusNotFound {
+			t.Errorf("HEAD %s: status %d, want 404 as its GET", u, resp.StatusCode)
+		}
+	}
 }
 
 // TestNoStore: on a backend without a long-term memory store (the handle's
