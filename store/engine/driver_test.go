@@ -423,3 +423,67 @@ func TestStatementReadsGuards(t *testing.T) {
 		}
 	})
 }
+
+// countingTx counts a transaction's row reads.
+type countingTx struct {
+	*lockTx
+	gets, rows *atomic.Int64
+}
+
+func (t countingTx) Get(ctx context.Context, k store.RowKey) (store.Row, bool, error) {
+	t.gets.Add(1)
+	return t.lockTx.Get(ctx, k)
+}
+
+func (t countingTx) Rows(ctx context.Context, keys []store.RowKey, dst []store.Row) ([]store.Row, error) {
+	t.rows.Add(1)
+	return t.lockTx.Rows(ctx, keys, dst)
+}
+
+// TestBatchReadsReplacedRowsOnce: on a driver whose Put does not keep the
+// replaced row's versions (no UpsertVersions: MongoDB, Redis, memory), a
+// batch reads the rows it replaces in one request, not one Get per put (a
+// 200-item batch was 200 round trips), and a replaced item still keeps its
+// CreatedAt (a key put twice in the batch included).
+func TestBatchReadsReplacedRowsOnce(t *testing.T) {
+	ctx := context.Background()
+	var gets, rows atomic.Int64
+	d := capsDriver{lockDriver{newStorage()}, store.DriverCaps{}, func(tx *lockTx) store.DriverTx {
+		return countingTx{tx, &gets, &rows}
+	}}
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	e, err := engine.New(d, engine.Options{Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	ns := store.Namespace{"users", "carol"}
+	batch := func(n int) []store.Op {
+		var ops []store.Op
+		for i := range n {
+			ops = append(ops, store.PutOp{Namespace: ns, Key: "k" + string(rune('a'+i%26)) + string(rune('a'+i/26)), Value: map[string]any{"i": i}})
+		}
+		return ops
+	}
+	if _, err := e.Batch(ctx, batch(50)); err != nil {
+		t.Fatal(err)
+	}
+	first := now
+	now = now.Add(time.Hour)
+	gets.Store(0)
+	rows.Store(0)
+	ops := append(batch(50), store.PutOp{Namespace: ns, Key: "kaa", Value: map[string]any{"i": "again"}})
+	if _, err := e.Batch(ctx, ops); err != nil {
+		t.Fatal(err)
+	}
+	if g, r := gets.Load(), rows.Load(); g != 0 || r != 1 {
+		t.Errorf("a 51-put batch read %d rows one by one and made %d batch reads, want 0 and 1", g, r)
+	}
+	it, err := e.Get(ctx, ns, "kaa")
+	if err != nil || it == nil {
+		t.Fatalf("Get = %v, %v", it, err)
+	}
+	if !it.CreatedAt.Equal(first) || it.UpdatedAt.Before(now) || it.Value["i"] != "again" {
+		t.Errorf("replaced twice in one batch: created %v (want %v), updated %v (want from %v), value %v", it.CreatedAt, first, it.UpdatedAt, now, it.Value)
+	}
+}
