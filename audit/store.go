@@ -202,8 +202,17 @@ func (s *Store) reencrypt(ctx context.Context, opt reencrypt.Options) (reencrypt
 	return r.Reencrypt(ctx, opt)
 }
 
-// sweep implements store.Sweeper (expired items are deleted unaudited:
-// the store's own TTL decides).
+// TargetTTLSweep is the target of the item.delete record a sweep of
+// expired items writes before it runs: which items it deletes is not known
+// before it runs (they are the items expired at that moment), and
+// recording each would cost a row per item.
+const TargetTTLSweep = "ttl:expired"
+
+// sweep implements store.Sweeper: a sweep is one item.delete record,
+// target TargetTTLSweep, written before it deletes anything. A store opened
+// with an audit trail must run its background sweeps through this method
+// (store.StartSweeper over the audited store, its inner sweeper off), or
+// they delete unrecorded; vault.Open does so.
 func (s *Store) sweep(ctx context.Context) (int, error) {
 	if s.closed.Load() {
 		return 0, errClosed
@@ -211,6 +220,9 @@ func (s *Store) sweep(ctx context.Context) (int, error) {
 	sw, ok := s.inner.(store.Sweeper)
 	if !ok {
 		return 0, unsupported(s.inner, "sweep")
+	}
+	if err := s.trail.Log(ctx, OpItemDelete, TargetTTLSweep, "", ""); err != nil {
+		return 0, err
 	}
 	return sw.Sweep(ctx)
 }

@@ -300,9 +300,11 @@ func Open(ctx context.Context, c config.Config) (*Handle, error) {
 	// run over the audited saver (startAuditedSweeper), so that their
 	// deletions are recorded as `threads sweep`'s are; the inner saver gets
 	// no sweeper of its own, which would delete unrecorded.
+	// The store's TTL sweeps likewise (startAuditedSweeper).
 	inner := c
 	if c.Audit {
 		inner.Retention = checkpointer.RetentionPolicy{}
+		inner.TTL.SweepInterval = -1
 	}
 	switch {
 	case isExt:
@@ -338,11 +340,18 @@ func Open(ctx context.Context, c config.Config) (*Handle, error) {
 }
 
 // startAuditedSweeper starts the retention policy's background sweeper over
-// the audited saver when the audit trail is on (see Open): every sweep that
-// may delete is recorded before it runs. Close stops it before the saver
-// closes.
+// the audited saver, and the TTL sweeper over the audited store, when the
+// audit trail is on (see Open): every sweep that may delete is recorded
+// before it runs. Close stops them before the saver and store close.
 func startAuditedSweeper(c config.Config, h *Handle) error {
-	if !c.Audit || c.Retention.Empty() {
+	if !c.Audit {
+		return nil
+	}
+	if sw, ok := h.Store.(store.Sweeper); ok {
+		stop := store.StartSweeper(c.TTL.SweepEvery(), sw.Sweep)
+		h.closers = append(h.closers, func() error { stop(); return nil })
+	}
+	if c.Retention.Empty() {
 		return nil
 	}
 	sw, ok := h.Saver.(checkpointer.Sweeper)

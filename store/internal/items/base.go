@@ -62,7 +62,7 @@ func (b *Base) Refresh(override *bool) bool {
 func (b *Base) StartSweeper(sweep func(context.Context) (int, error)) {
 	if b.TTL != nil {
 		if every := b.TTL.SweepEvery(); every > 0 {
-			go SweepLoop(every, b.stop, b.done, sweep)
+			go store.SweepLoop(every, b.stop, b.done, sweep)
 			return
 		}
 	}

@@ -1,10 +1,8 @@
 package items
 
 import (
-	"context"
 	"fmt"
 	"slices"
-	"time"
 
 	"github.com/memvault/memvault/store"
 	"github.com/memvault/memvault/store/internal/indexing"
@@ -60,23 +58,4 @@ func resolveIndex(idx store.IndexConfig) (store.IndexConfig, error) {
 		idx.Distance = store.Cosine
 	}
 	return idx, nil
-}
-
-// SweepLoop calls sweep every interval until stop is closed, then closes
-// done. A failed sweep (a busy database) is retried at the next tick: a
-// library logs nothing, and callers who want errors call Sweep themselves.
-func SweepLoop(every time.Duration, stop <-chan struct{}, done chan<- struct{}, sweep func(context.Context) (int, error)) {
-	defer close(done)
-	tick := time.NewTicker(every)
-	defer tick.Stop()
-	for {
-		select {
-		case <-stop:
-			return
-		case <-tick.C:
-			ctx, cancel := context.WithTimeout(context.Background(), every)
-			_, _ = sweep(ctx)
-			cancel()
-		}
-	}
 }
