@@ -1,0 +1,3 @@
+package durable_test
+
+func crashChild() bool { return false }
