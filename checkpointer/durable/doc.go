@@ -39,6 +39,29 @@
 // is gone (checkpointer.ErrParentMissing), an erased subject, a lost
 // connection — surfaces at the next call on the thread.
 //
+// A put continuing a checkpoint is queued only when that checkpoint is
+// the one this saver last queued (or wrote) on the thread and namespace,
+// and no removal went through this saver since (DeleteThread, Prune,
+// DeleteCheckpoint on the thread; DeleteForRuns or a Sweep on any). Any
+// other continuing put — the first step after a resume, a fork, a put
+// after a removal — waits for the thread's queue and is written before
+// Put returns, so checkpointer.ErrParentMissing is reported by Put itself
+// where it can arise. Removals this saver does not see (another process,
+// the inner saver's own Retention sweeper) are reported at the next call:
+// run retention through the decorator instead
+// (checkpointer.StartSweeper(policy, interval, d.Sweep, nil)).
+//
+// # Batches and audit trails
+//
+// Consecutive queued writes of a thread go to the inner saver's
+// ImportThread, one transaction for up to Options.MaxBatch of them, when
+// they carry no run config (Config.Extra, Config.Metadata) and no task
+// path, which ImportThread does not take; the others are written one by
+// one, in order. A batch that fails is written again one by one, so the
+// writes before the failing one are stored. Put an audit.Saver outside
+// the decorator (audit.NewSaver(durableSaver, …)): it records each call
+// when it is made; inside, a batch would be recorded as one import.
+//
 // # The loss window
 //
 // A process that dies (kill -9, power loss) loses at most the writes still
