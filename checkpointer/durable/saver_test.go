@@ -30,10 +30,18 @@ func step(sv checkpointer.Saver, i int, versions map[string]string) (*checkpoint
 // fails in the background; the error is returned by the next call on the
 // thread and every later one until Flush returns it, the writes queued
 // after it are discarded (not stored), other threads go on, and the
-// thread accepts writes again after Flush.
+// thread accepts writes again after Flush. With MaxBatch 1 the discarded
+// writes are still in the queue when the put fails; by default they are
+// in its batch.
 func TestQueuedFailure(t *testing.T) {
+	for _, batch := range []int{1, 0} {
+		t.Run(fmt.Sprint("batch=", batch), func(t *testing.T) { testQueuedFailure(t, batch) })
+	}
+}
+
+func testQueuedFailure(t *testing.T, batch int) {
 	inner := newSQLite(t, "")
-	sv := wrap(t, inner, durable.Options{Mode: durable.Exit})
+	sv := wrap(t, inner, durable.Options{Mode: durable.Exit, MaxBatch: batch})
 	ctx := t.Context()
 	versions := map[string]string{}
 	cp0, nv := step(sv, 0, versions)
