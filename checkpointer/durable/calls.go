@@ -1,0 +1,204 @@
+package durable
+
+import (
+	"context"
+	"iter"
+
+	"github.com/memvault/memvault/checkpointer"
+	"github.com/memvault/memvault/reencrypt"
+)
+
+// Every interface of checkpointer, as the package doc promises.
+var _ interface {
+	checkpointer.Saver
+	checkpointer.Reencrypter
+	checkpointer.Pruner
+	checkpointer.Copier
+	checkpointer.RunDeleter
+	checkpointer.CheckpointDeleter
+	checkpointer.ThreadLister
+	checkpointer.ThreadImporter
+	checkpointer.Sweeper
+} = (*Saver)(nil)
+
+// waitThreads waits for each named thread's queue and returns the first
+// error one of them holds. Empty ids are left to the inner saver to
+// refuse.
+func (s *Saver) waitThreads(ctx context.Context, ids ...string) error {
+	for _, id := range ids {
+		if id == "" {
+			continue
+		}
+		if err := s.wait(ctx, id); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// removing waits for the queues of the threads a removal names, after
+// forgetting what they last queued (see forget).
+func (s *Saver) removing(ctx context.Context, ids ...string) error {
+	s.mu.Lock()
+	s.forget(false, ids...)
+	s.mu.Unlock()
+	return s.waitThreads(ctx, ids...)
+}
+
+// GetTuple implements checkpointer.Saver after the thread's queue is
+// written.
+func (s *Saver) GetTuple(ctx context.Context, cfg checkpointer.Config) (*checkpointer.Tuple, error) {
+	if err := s.waitThreads(ctx, cfg.ThreadID); err != nil {
+		return nil, err
+	}
+	return s.inner.GetTuple(ctx, cfg)
+}
+
+// List implements checkpointer.Saver after the thread's queue is written
+// (every queue, for a list across threads).
+func (s *Saver) List(ctx context.Context, cfg *checkpointer.Config, opt checkpointer.ListOptions) iter.Seq2[*checkpointer.Tuple, error] {
+	return func(yield func(*checkpointer.Tuple, error) bool) {
+		var err error
+		if cfg != nil && cfg.ThreadID != "" {
+			err = s.wait(ctx, cfg.ThreadID)
+		} else {
+			err = s.waitAll(ctx, false)
+		}
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		for tp, err := range s.inner.List(ctx, cfg, opt) {
+			if !yield(tp, err) {
+				return
+			}
+		}
+	}
+}
+
+// DeleteThread implements checkpointer.Saver after the thread's queue is
+// written.
+func (s *Saver) DeleteThread(ctx context.Context, threadID string) error {
+	if err := s.removing(ctx, threadID); err != nil {
+		return err
+	}
+	return s.inner.DeleteThread(ctx, threadID)
+}
+
+// Prune implements checkpointer.Pruner after the threads' queues are
+// written.
+func (s *Saver) Prune(ctx context.Context, threadIDs []string, strategy checkpointer.PruneStrategy) error {
+	p, ok := s.inner.(checkpointer.Pruner)
+	if !ok {
+		return ErrUnsupported
+	}
+	if err := s.removing(ctx, threadIDs...); err != nil {
+		return err
+	}
+	return p.Prune(ctx, threadIDs, strategy)
+}
+
+// CopyThread implements checkpointer.Copier after both threads' queues
+// are written.
+func (s *Saver) CopyThread(ctx context.Context, srcThreadID, dstThreadID string) error {
+	c, ok := s.inner.(checkpointer.Copier)
+	if !ok {
+		return ErrUnsupported
+	}
+	if err := s.waitThreads(ctx, srcThreadID, dstThreadID); err != nil {
+		return err
+	}
+	return c.CopyThread(ctx, srcThreadID, dstThreadID)
+}
+
+// DeleteCheckpoint implements checkpointer.CheckpointDeleter after the
+// thread's queue is written.
+func (s *Saver) DeleteCheckpoint(ctx context.Context, cfg checkpointer.Config) error {
+	d, ok := s.inner.(checkpointer.CheckpointDeleter)
+	if !ok {
+		return ErrUnsupported
+	}
+	if err := s.removing(ctx, cfg.ThreadID); err != nil {
+		return err
+	}
+	return d.DeleteCheckpoint(ctx, cfg)
+}
+
+// DeleteForRuns implements checkpointer.RunDeleter after every queue is
+// written (a run's checkpoints may be on any thread).
+func (s *Saver) DeleteForRuns(ctx context.Context, runIDs []string) error {
+	d, ok := s.inner.(checkpointer.RunDeleter)
+	if !ok {
+		return ErrUnsupported
+	}
+	if err := s.waitAll(ctx, true); err != nil {
+		return err
+	}
+	return d.DeleteForRuns(ctx, runIDs)
+}
+
+// ListThreads implements checkpointer.ThreadLister after every queue is
+// written.
+func (s *Saver) ListThreads(ctx context.Context) iter.Seq2[checkpointer.ThreadInfo, error] {
+	return func(yield func(checkpointer.ThreadInfo, error) bool) {
+		l, ok := s.inner.(checkpointer.ThreadLister)
+		if !ok {
+			yield(checkpointer.ThreadInfo{}, ErrUnsupported)
+			return
+		}
+		if err := s.waitAll(ctx, false); err != nil {
+			yield(checkpointer.ThreadInfo{}, err)
+			return
+		}
+		for ti, err := range l.ListThreads(ctx) {
+			if !yield(ti, err) {
+				return
+			}
+		}
+	}
+}
+
+// ImportThread implements checkpointer.ThreadImporter after the queues of
+// the threads it writes are written; the import itself is synchronous.
+func (s *Saver) ImportThread(ctx context.Context, items []checkpointer.ImportCheckpoint) error {
+	im, ok := s.inner.(checkpointer.ThreadImporter)
+	if !ok {
+		return ErrUnsupported
+	}
+	seen := map[string]bool{}
+	for _, it := range items {
+		if seen[it.ThreadID] {
+			continue
+		}
+		seen[it.ThreadID] = true
+		if err := s.waitThreads(ctx, it.ThreadID); err != nil {
+			return err
+		}
+	}
+	return im.ImportThread(ctx, items)
+}
+
+// Sweep implements checkpointer.Sweeper after every queue is written.
+func (s *Saver) Sweep(ctx context.Context, policy checkpointer.RetentionPolicy, opt checkpointer.SweepOptions) (checkpointer.SweepReport, error) {
+	sw, ok := s.inner.(checkpointer.Sweeper)
+	if !ok {
+		return checkpointer.SweepReport{}, ErrUnsupported
+	}
+	if err := s.waitAll(ctx, !opt.DryRun); err != nil {
+		return checkpointer.SweepReport{}, err
+	}
+	return sw.Sweep(ctx, policy, opt)
+}
+
+// Reencrypt implements checkpointer.Reencrypter after every queue is
+// written.
+func (s *Saver) Reencrypt(ctx context.Context, opt reencrypt.Options) (reencrypt.Stats, error) {
+	re, ok := s.inner.(checkpointer.Reencrypter)
+	if !ok {
+		return reencrypt.Stats{}, ErrUnsupported
+	}
+	if err := s.waitAll(ctx, false); err != nil {
+		return reencrypt.Stats{}, err
+	}
+	return re.Reencrypt(ctx, opt)
+}
