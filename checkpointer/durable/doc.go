@@ -72,7 +72,9 @@
 // checkpoint without its parent chain, never writes without their
 // checkpoint.
 //
-// The queue holds references: a caller must not modify a checkpoint's
-// values, its metadata values or a write's value after queuing it and
-// before the thread is next waited for (the maps themselves are copied).
+// A queued write keeps what its caller passed: its values, metadata and
+// writes are copied when queued (maps, slices, arrays, pointers and
+// exported struct fields, to a depth of 100), so a caller may change them
+// after Put returns. Channels, functions, unexported struct fields and
+// anything nested deeper are kept by reference; no serializer stores them.
 package durable
