@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/memvault/memvault/checkpointer"
+	"github.com/memvault/memvault/checkpointer/durable"
 	"github.com/memvault/memvault/keys"
 	"github.com/memvault/memvault/store"
 )
@@ -158,6 +159,14 @@ type Config struct {
 	// program's own schedule, which is what a fleet of processes sharing
 	// one PostgreSQL database should do).
 	RetentionSweepInterval time.Duration
+	// Durability is when a checkpoint write reaches the database
+	// (MEMVAULT_DURABILITY: sync, async or exit; package
+	// checkpointer/durable): Sync (the zero value) returns from Put once
+	// it is committed; Async once it is queued, each thread's queue
+	// written in order in the background; Exit holds a thread's writes
+	// until its next call, Flush or Close. A crash loses at most the
+	// queued writes; Handle.Close writes them.
+	Durability durable.Mode
 	// Subjects turns on per-subject data keys (package keys): a thread's
 	// subject is the part of its id before MEMVAULT_SUBJECT_THREAD_SEPARATOR
 	// (such as ":"), or the value of the checkpoint metadata key
@@ -379,6 +388,13 @@ func FromLookup(lookup func(string) (string, bool)) (Config, error) {
 			}
 			c.RetentionSweepInterval = d
 		}
+	}
+	if v, ok := get("MEMVAULT_DURABILITY"); ok {
+		m, err := durable.ParseMode(v)
+		if err != nil {
+			return c, fmt.Errorf("config: MEMVAULT_DURABILITY=%q: want sync, async or exit", v)
+		}
+		c.Durability = m
 	}
 	if v, ok := lookup("MEMVAULT_SUBJECT_THREAD_SEPARATOR"); ok && v != "" {
 		c.Subjects.ThreadSeparator = v // not trimmed: " " is a separator

@@ -14,6 +14,7 @@ import (
 	"github.com/memvault/memvault/audit/pgaudit"
 	"github.com/memvault/memvault/audit/sqliteaudit"
 	"github.com/memvault/memvault/checkpointer"
+	"github.com/memvault/memvault/checkpointer/durable"
 	"github.com/memvault/memvault/checkpointer/pgsaver"
 	"github.com/memvault/memvault/checkpointer/sqlitesaver"
 	"github.com/memvault/memvault/config"
@@ -300,10 +301,15 @@ func Open(ctx context.Context, c config.Config) (*Handle, error) {
 	// run over the audited saver (startAuditedSweeper), so that their
 	// deletions are recorded as `threads sweep`'s are; the inner saver gets
 	// no sweeper of its own, which would delete unrecorded.
-	// The store's TTL sweeps likewise (startAuditedSweeper).
+	// The store's TTL sweeps likewise (startAuditedSweeper). With a
+	// durability mode other than sync, retention runs over the durable
+	// saver too: a removal it does not see would fail the thread's next
+	// queued put.
 	inner := c
-	if c.Audit {
+	if c.Audit || c.Durability != durable.Sync {
 		inner.Retention = checkpointer.RetentionPolicy{}
+	}
+	if c.Audit {
 		inner.TTL.SweepInterval = -1
 	}
 	switch {
@@ -326,6 +332,16 @@ func Open(ctx context.Context, c config.Config) (*Handle, error) {
 			return nil, err
 		}
 	}
+	if c.Durability != durable.Sync {
+		// Inside the audit trail: the trail records each call when it
+		// is made, not the batch the durable saver writes later.
+		d, err := durable.New(h.Saver, durable.Options{Mode: c.Durability})
+		if err != nil {
+			return nil, err
+		}
+		h.Saver = d
+		h.closers = append(h.closers, d.Close) // writes the queues before the saver closes
+	}
 	if err := requireAudit(ctx, c, h); err != nil {
 		return nil, err
 	}
@@ -342,16 +358,17 @@ func Open(ctx context.Context, c config.Config) (*Handle, error) {
 // startAuditedSweeper starts the retention policy's background sweeper over
 // the audited saver, and the TTL sweeper over the audited store, when the
 // audit trail is on (see Open): every sweep that may delete is recorded
-// before it runs. Close stops them before the saver and store close.
+// before it runs. With a durability mode other than sync, the retention
+// sweeper runs over the durable saver, which then sees its removals.
+// Close stops them before the saver and store close.
 func startAuditedSweeper(c config.Config, h *Handle) error {
-	if !c.Audit {
-		return nil
+	if c.Audit {
+		if sw, ok := h.Store.(store.Sweeper); ok {
+			stop := store.StartSweeper(c.TTL.SweepEvery(), sw.Sweep)
+			h.closers = append(h.closers, func() error { stop(); return nil })
+		}
 	}
-	if sw, ok := h.Store.(store.Sweeper); ok {
-		stop := store.StartSweeper(c.TTL.SweepEvery(), sw.Sweep)
-		h.closers = append(h.closers, func() error { stop(); return nil })
-	}
-	if c.Retention.Empty() {
+	if (!c.Audit && c.Durability == durable.Sync) || c.Retention.Empty() {
 		return nil
 	}
 	sw, ok := h.Saver.(checkpointer.Sweeper)
