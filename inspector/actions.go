@@ -57,8 +57,8 @@ func (in *Inspector) csrfToken(r *http.Request) string {
 // Origin) and its form holds the session's CSRF token (compared in
 // constant time). It parses the form (bounded).
 func (in *Inspector) checkWrite(w http.ResponseWriter, r *http.Request) error {
-	if !in.opt.AllowWrite {
-		return fmt.Errorf("%w: write actions are off (memvault inspect --allow-write turns them on)", ErrWriteForbidden)
+	if err := in.writesOn(r); err != nil {
+		return err
 	}
 	// A POST from another origin: even SameSite=Strict sends the cookie
 	// from another port of the same host. Browsers send Sec-Fetch-Site on
@@ -90,6 +90,20 @@ func (in *Inspector) checkWrite(w http.ResponseWriter, r *http.Request) error {
 	}
 	if !hmac.Equal([]byte(r.PostForm.Get("csrf")), []byte(in.csrfToken(r))) {
 		return fmt.Errorf("%w: the form's token is missing or not this session's (reload the page and try again)", ErrWriteForbidden)
+	}
+	return nil
+}
+
+// writesOn refuses a write action, or its confirmation page, unless write
+// actions are on and the request names its browser session (WithSession):
+// the CSRF token is bound to the session, and without one every user of
+// the handler would share one token for the life of the process.
+func (in *Inspector) writesOn(r *http.Request) error {
+	if !in.opt.AllowWrite {
+		return fmt.Errorf("%w: write actions are off (memvault inspect --allow-write turns them on)", ErrWriteForbidden)
+	}
+	if sessionOf(r.Context()) == "" {
+		return fmt.Errorf("%w: write actions need the request's browser session (inspector.WithSession in the authentication in front of the inspector), which binds their CSRF tokens", ErrWriteForbidden)
 	}
 	return nil
 }
@@ -129,11 +143,11 @@ var actions = map[string]action{
 		check: func(_ *Inspector, q url.Values) error { return checkThreadID(q.Get("thread")) },
 		run: func(in *Inspector, ctx context.Context, form url.Values) (string, string, error) {
 			id := form.Get("thread")
-			t, err := in.h.Saver.GetTuple(ctx, checkpointer.Config{ThreadID: id})
-			if err != nil && !undecryptable(err) {
+			found, err := in.threadExists(ctx, id)
+			if err != nil {
 				return "", "", err
 			}
-			if t == nil && err == nil {
+			if !found {
 				return "", "", fmt.Errorf("%w: no thread %q", ErrNotFound, printableText(id))
 			}
 			if err := in.h.Saver.DeleteThread(ctx, id); err != nil {
@@ -229,8 +243,8 @@ type confirmField struct{ Name, Value string }
 // (POST, with the session's CSRF token) where the user types the target
 // again. Only with write actions on.
 func (in *Inspector) confirm(r *http.Request) (string, any, error) {
-	if !in.opt.AllowWrite {
-		return "", nil, fmt.Errorf("%w: write actions are off (memvault inspect --allow-write turns them on)", ErrWriteForbidden)
+	if err := in.writesOn(r); err != nil {
+		return "", nil, err
 	}
 	name := r.PathValue("action")
 	a, ok := actions[name]
@@ -286,4 +300,17 @@ func (in *Inspector) act(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	in.render(w, http.StatusOK, "done", in.pageData(a.Title, "", map[string]any{"Message": msg, "Link": link}))
+}
+
+// threadExists reports whether thread id holds a checkpoint in any
+// namespace (one whose checkpoints are all in a subgraph's namespace
+// too); a checkpoint that cannot be opened still counts.
+func (in *Inspector) threadExists(ctx context.Context, id string) (bool, error) {
+	for _, err := range in.h.Saver.List(ctx, &checkpointer.Config{ThreadID: id}, checkpointer.ListOptions{AllNamespaces: true, Limit: 1}) {
+		if err != nil && !undecryptable(err) {
+			return false, err
+		}
+		return true, nil
+	}
+	return false, nil
 }

@@ -47,6 +47,6 @@
 // served at the root). NewTokenGate is the authentication `memvault
 // inspect` uses: a one-time token exchanged for a session cookie, which
 // also sets the session its CSRF tokens are bound to. Behind another
-// authentication, set the session with WithSession (or every session of
-// the handler shares one token).
+// authentication, set the session with WithSession: write actions are
+// refused on a request without one (their CSRF tokens are bound to it).
 package inspector
