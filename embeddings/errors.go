@@ -12,3 +12,8 @@ var ErrCountMismatch = errors.New("embeddings: wrong number of vectors")
 
 // ErrInvalidCacheSize reports a non-positive cache size passed to NewCached.
 var ErrInvalidCacheSize = errors.New("embeddings: cache size must be positive")
+
+// ErrNonFinite reports a vector holding NaN or an infinity: it would score
+// NaN against every query (which breaks ranking and cannot be encoded as
+// JSON), so stores refuse it.
+var ErrNonFinite = errors.New("embeddings: vector holds NaN or an infinity")

@@ -3,6 +3,7 @@ package storetest
 import (
 	"context"
 	"fmt"
+	"math"
 	"strings"
 	"sync/atomic"
 	"unicode"
@@ -75,3 +76,36 @@ func (e *AxisEmbedder) Name() string { return fmt.Sprintf("axis:%d", len(e.words
 
 // DocumentTexts is how many texts EmbedDocuments has embedded.
 func (e *AxisEmbedder) DocumentTexts() int64 { return e.docTexts.Load() }
+
+// poisonEmbedder is an AxisEmbedder whose vector of a text holding
+// "poison" has a NaN component and of one holding "overflow" an infinity,
+// as a faulty model or endpoint might return.
+type poisonEmbedder struct{ *AxisEmbedder }
+
+func (e poisonEmbedder) poison(text string, v []float32) []float32 {
+	switch {
+	case strings.Contains(text, "poison"):
+		v[0] = float32(math.NaN())
+	case strings.Contains(text, "overflow"):
+		v[0] = float32(math.Inf(1))
+	}
+	return v
+}
+
+// EmbedDocuments implements embeddings.Embedder.
+func (e poisonEmbedder) EmbedDocuments(ctx context.Context, texts []string) ([][]float32, error) {
+	vs, err := e.AxisEmbedder.EmbedDocuments(ctx, texts)
+	for i := range vs {
+		vs[i] = e.poison(texts[i], vs[i])
+	}
+	return vs, err
+}
+
+// EmbedQuery implements embeddings.Embedder.
+func (e poisonEmbedder) EmbedQuery(ctx context.Context, text string) ([]float32, error) {
+	v, err := e.AxisEmbedder.EmbedQuery(ctx, text)
+	if v != nil {
+		v = e.poison(text, v)
+	}
+	return v, err
+}

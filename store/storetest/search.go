@@ -1,11 +1,13 @@
 package storetest
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"testing"
 	"time"
 
+	"github.com/memvault/memvault/embeddings"
 	"github.com/memvault/memvault/store"
 )
 
@@ -169,6 +171,34 @@ func (r *runner) testVectorSearch(t *testing.T) {
 			}
 		}
 	}
+	t.Run("NonFiniteVectorRefused", func(t *testing.T) {
+		// An embedder's NaN or infinite component is refused with
+		// embeddings.ErrNonFinite: the put (and its whole batch) stores
+		// nothing, a query fails; it was stored and scored NaN.
+		e := r.open(t, Config{Index: &store.IndexConfig{Embedder: poisonEmbedder{NewAxisEmbedder(Vocabulary...)}, Distance: store.Cosine}})
+		e.put(ns("v"), "good", map[string]any{"text": "apple"})
+		for _, bad := range []string{"apple poison", "apple overflow"} {
+			_, err := e.s.Batch(e.ctx, []store.Op{
+				store.PutOp{Namespace: ns("v"), Key: "fine", Value: map[string]any{"text": "banana"}},
+				store.PutOp{Namespace: ns("v"), Key: "bad", Value: map[string]any{"text": bad}},
+			})
+			if !errors.Is(err, embeddings.ErrNonFinite) {
+				t.Fatalf("Batch with a vector of %q = %v, want embeddings.ErrNonFinite", bad, err)
+			}
+			if err := e.s.Put(e.ctx, ns("v"), "bad", map[string]any{"text": bad}); !errors.Is(err, embeddings.ErrNonFinite) {
+				t.Fatalf("Put of %q = %v, want embeddings.ErrNonFinite", bad, err)
+			}
+			if _, err := e.s.Search(e.ctx, ns("v"), store.SearchOptions{Query: bad}); !errors.Is(err, embeddings.ErrNonFinite) {
+				t.Fatalf("Search for %q = %v, want embeddings.ErrNonFinite", bad, err)
+			}
+		}
+		for _, k := range []string{"fine", "bad"} {
+			if it := e.get(ns("v"), k); it != nil {
+				t.Errorf("%q was stored by a refused batch", k)
+			}
+		}
+		checkScores(t, e.search(ns("v"), store.SearchOptions{Query: "apple"}), scoreCase{"good": 1})
+	})
 	t.Run("DefaultDistanceIsCosine", func(t *testing.T) {
 		e := r.indexed(t, "", "text")
 		for _, d := range docs {
