@@ -13,6 +13,7 @@ import (
 	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/config"
 	"github.com/memvault/memvault/crypto"
+	"github.com/memvault/memvault/internal/envelope"
 	"github.com/memvault/memvault/serde"
 	"github.com/memvault/memvault/store"
 )
@@ -269,16 +270,44 @@ func (h *Handle) checkExternalKeys(ctx context.Context) error {
 		thread = th.ThreadID
 		break
 	}
-	if thread == "" {
+	if thread != "" {
+		_, err := h.Saver.GetTuple(ctx, checkpointer.Config{ThreadID: thread})
+		if err := h.classifyProbe(err); err != nil {
+			return err
+		}
+	}
+	return h.checkExternalStoreKey(ctx)
+}
+
+// checkExternalStoreKey opens one memory of the store, as
+// checkExternalKeys opens one checkpoint: a database holding only sealed
+// memories opened without their key would otherwise fail every read and
+// write new memories in plaintext beside them.
+func (h *Handle) checkExternalStoreKey(ctx context.Context) error {
+	if h.Store == nil {
 		return nil
 	}
-	_, err := h.Saver.GetTuple(ctx, checkpointer.Config{ThreadID: thread})
+	nss, err := h.Store.ListNamespaces(ctx, store.ListNamespacesOptions{Limit: 1})
+	if err != nil || len(nss) == 0 {
+		return h.classifyProbe(err)
+	}
+	_, err = h.Store.Search(ctx, nss[0], store.SearchOptions{Limit: 1})
+	return h.classifyProbe(err)
+}
+
+// classifyProbe turns the error of reading a stored value at Open into
+// ErrKeyNotLoaded when it says the value is sealed under a key the handle
+// does not hold.
+func (h *Handle) classifyProbe(err error) error {
 	switch {
 	case err == nil:
 		return nil
 	case errors.Is(err, crypto.ErrDecrypt):
 		return h.keyNotLoaded("its values are encrypted", "")
-	case h.Keyring == nil && errors.Is(err, serde.ErrUnknownType):
+	case h.Keyring == nil && (errors.Is(err, serde.ErrUnknownType) || errors.Is(err, envelope.ErrMalformed)):
+		// Without a key a sealed value's envelope is one the store
+		// cannot read: "value is json+mvgcm and the store has no
+		// serializer".
 		return h.keyNotLoaded("its values are encrypted", "")
 	}
 	return fmt.Errorf("vault: read the key of a stored value: %w", err)
