@@ -81,7 +81,14 @@ type driver struct {
 	// (memvault_value), never as a "value" document.
 	sealed bool
 	ttl    bool // items may expire: vector scans skip expired items
-	mu     sync.Mutex
+	// mu serializes this process's write transactions; lease, those of
+	// every process (lease.go).
+	mu    sync.Mutex
+	lease writerLease
+	// beforeCommit, when set (tests), runs at the start of a write
+	// transaction's Commit that has writes: after the engine checked
+	// the keys that sealed them, before anything is written.
+	beforeCommit func()
 }
 
 func (d *driver) Name() string { return "mongodb" }
@@ -95,11 +102,17 @@ func (d *driver) Caps() store.DriverCaps {
 
 func (d *driver) Close() error { return nil }
 
-func (d *driver) Begin(_ context.Context, write bool) (store.DriverTx, error) {
-	if write {
-		d.mu.Lock()
+func (d *driver) Begin(ctx context.Context, write bool) (store.DriverTx, error) {
+	if !write {
+		return &tx{d: d}, nil
 	}
-	return &tx{d: d, write: write}, nil
+	d.mu.Lock()
+	h, err := d.lease.acquire(ctx)
+	if err != nil {
+		d.mu.Unlock()
+		return nil, err
+	}
+	return &tx{d: d, write: true, lease: h}, nil
 }
 
 // tx is a transaction: a read-only one reads the server directly; a write
@@ -113,15 +126,26 @@ type tx struct {
 	dels  map[int]bool
 	over  map[store.RowKey]int // the last op of a key
 	iw    *idxWrite            // the code index's bookkeeping (index.go)
+	lease *held                // a write transaction's writer lease
 }
 
 var errReadOnly = errors.New("mongodb: write in a read-only transaction")
 
 func (t *tx) end() {
 	if !t.done && t.write {
+		t.lease.release()
 		t.d.mu.Unlock()
 	}
 	t.done = true
+}
+
+// confirm makes sure a write transaction still holds the writer lease
+// before it writes (see lease.go).
+func (t *tx) confirm(ctx context.Context) error {
+	if !t.write {
+		return errReadOnly
+	}
+	return t.lease.confirm(ctx)
 }
 
 func (t *tx) Rollback() error {
@@ -134,6 +158,14 @@ func (t *tx) Commit() error {
 	// Commit has no context of its own: the writes are bounded by the
 	// driver's timeouts, like a SQL COMMIT.
 	ctx := context.Background()
+	if len(t.ops) > 0 && t.d.beforeCommit != nil {
+		t.d.beforeCommit()
+	}
+	if len(t.ops) > 0 || (t.iw != nil && t.iw.gen != 0) {
+		if err := t.confirm(ctx); err != nil {
+			return err
+		}
+	}
 	if len(t.ops) > 0 {
 		if t.d.codes && (t.iw == nil || t.iw.gen == 0) {
 			// Changes the engine did not log (a store's puts without
@@ -549,8 +581,8 @@ func (t *tx) Refresh(ctx context.Context, k store.RowKey, expires time.Time) err
 // holds nothing else (its count is the result). Vectors go first, so
 // that no vector outlives its item.
 func (t *tx) DeletePrefix(ctx context.Context, prefix store.Namespace) (int, error) {
-	if !t.write {
-		return 0, errReadOnly
+	if err := t.confirm(ctx); err != nil {
+		return 0, err
 	}
 	pc, ok := prefixCond(prefix)
 	if !ok {
@@ -603,8 +635,8 @@ func (t *tx) forIndexed(ctx context.Context, f bson.D, fn func(store.RowKey)) er
 
 // DeleteExpired deletes at once, as DeletePrefix does.
 func (t *tx) DeleteExpired(ctx context.Context, now time.Time) ([]store.RowKey, error) {
-	if !t.write {
-		return nil, errReadOnly
+	if err := t.confirm(ctx); err != nil {
+		return nil, err
 	}
 	expired := bson.D{{Key: fMVExpires, Value: bson.D{{Key: "$lt", Value: now.UnixNano()}}}}
 	cur, err := t.d.items.Find(ctx, expired, options.Find().SetProjection(bson.D{{Key: fNSStr, Value: 1}, {Key: fKey, Value: 1},

@@ -9,3 +9,8 @@ func NoFloatCopy(t testing.TB) {
 	floatBudget = 0
 	t.Cleanup(func() { floatBudget = old })
 }
+
+// SetBeforeCommit makes s's write transactions run f at Commit, after the
+// engine checked the keys that sealed their values and before they write:
+// the erasure test widens that window to race an erasure into it.
+func SetBeforeCommit(s *Store, f func()) { s.d.beforeCommit = f }
