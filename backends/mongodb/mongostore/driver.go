@@ -63,12 +63,12 @@ func nsStr(ns string) (string, bool) {
 
 // driver is the store.Driver over an items and a vectors collection.
 // MongoDB-protocol servers may lack multi-document transactions (FerretDB
-// has none; Python's store uses none): a write transaction holds mu, keeps
-// its puts and deletes and applies them at Commit (vectors first, then the
-// items, in one ordered bulk write each), so that a rolled-back one writes
-// nothing and this process's writers are serialized. Reads are statements
-// of their own. Several processes writing one collection are not isolated
-// from each other (as with Python's store): see doc.go.
+// has none; Python's store uses none): a write transaction holds mu and
+// the store's writer lease (lease.go), keeps its puts and deletes and
+// applies them at Commit (vectors first, then the items, in one ordered
+// bulk write each), so that a rolled-back one writes nothing and the
+// writers of every process are serialized. Reads are statements of their
+// own. Python's writers take no lease: see doc.go.
 type driver struct {
 	items, vecs *mongo.Collection
 	// The code index's collections (index.go).
@@ -85,10 +85,11 @@ type driver struct {
 	// every process (lease.go).
 	mu    sync.Mutex
 	lease writerLease
-	// beforeCommit, when set (tests), runs at the start of a write
-	// transaction's Commit that has writes: after the engine checked
-	// the keys that sealed them, before anything is written.
-	beforeCommit func()
+	// beforeWrite, when set (tests), runs in a write transaction's
+	// Commit after the engine checked the keys that sealed its values
+	// and after Commit read the items it replaces, before anything is
+	// written.
+	beforeWrite func()
 }
 
 func (d *driver) Name() string { return "mongodb" }
@@ -158,9 +159,6 @@ func (t *tx) Commit() error {
 	// Commit has no context of its own: the writes are bounded by the
 	// driver's timeouts, like a SQL COMMIT.
 	ctx := context.Background()
-	if len(t.ops) > 0 && t.d.beforeCommit != nil {
-		t.d.beforeCommit()
-	}
 	if len(t.ops) > 0 || (t.iw != nil && t.iw.gen != 0) {
 		if err := t.confirm(ctx); err != nil {
 			return err
@@ -710,9 +708,18 @@ func (d *driver) apply(ctx context.Context, ops []store.RowWrite, dels map[int]b
 		keys[i] = w.RowKey
 	}
 	type prev struct {
-		id               any // the document's _id
+		id               any    // the document's _id
+		ver              *int64 // its memvault_updated as read (nil: none)
 		created, updated time.Time
 		indexed          bool
+	}
+	// version is the condition that a document read above is unchanged:
+	// its _id and memvault_updated (every memvault write moves it).
+	version := func(p prev) bson.D {
+		if p.ver == nil {
+			return bson.D{{Key: "_id", Value: p.id}, {Key: fMVUpdated, Value: bson.D{{Key: "$exists", Value: false}}}}
+		}
+		return bson.D{{Key: "_id", Value: p.id}, {Key: fMVUpdated, Value: *p.ver}}
 	}
 	old := map[store.RowKey]prev{}
 	for start := 0; start < len(keys); start += 200 {
@@ -732,13 +739,16 @@ func (d *driver) apply(ctx context.Context, ops []store.RowWrite, dels map[int]b
 			}
 			doc.MVValue = []byte{}
 			r, _ := doc.row()
-			old[r.RowKey] = prev{docID(cur), r.Created, r.Updated, doc.Indexed}
+			old[r.RowKey] = prev{docID(cur), doc.Updated, r.Created, r.Updated, doc.Indexed}
 		}
 		err = cur.Err()
 		cur.Close(ctx)
 		if err != nil {
 			return err
 		}
+	}
+	if d.beforeWrite != nil {
+		d.beforeWrite()
 	}
 	var (
 		dropVecs []store.RowKey
@@ -758,7 +768,7 @@ func (d *driver) apply(ctx context.Context, ops []store.RowWrite, dels map[int]b
 			}
 			delete(old, w.RowKey)
 			dropVecs = append(dropVecs, w.RowKey)
-			models = append(models, mongo.NewDeleteOneModel().SetFilter(bson.D{{Key: "_id", Value: p.id}}))
+			models = append(models, mongo.NewDeleteOneModel().SetFilter(version(p)))
 			continue
 		}
 		p, had := old[w.RowKey]
@@ -796,15 +806,20 @@ func (d *driver) apply(ctx context.Context, ops []store.RowWrite, dels map[int]b
 		}
 		// By _id, read above: servers without query planning (FerretDB)
 		// find a document by _id without reading the others. A new
-		// item is inserted: under the lock no writer of this process
-		// races it, and the unique index refuses another's.
+		// item is inserted: under the lease no writer races it, and
+		// the unique index refuses another's.
+		// The replace is conditional on the version read: the writer
+		// lease keeps other processes' writers out, and should it have
+		// been lost meanwhile, the write fails rather than overwrite
+		// theirs.
 		if had {
-			models = append(models, mongo.NewReplaceOneModel().SetFilter(bson.D{{Key: "_id", Value: p.id}}).SetReplacement(doc))
+			models = append(models, mongo.NewReplaceOneModel().SetFilter(version(p)).SetReplacement(doc))
 		} else {
 			p.id = bson.NewObjectID()
 			models = append(models, mongo.NewInsertOneModel().SetDocument(append(bson.D{{Key: "_id", Value: p.id}}, doc...)))
 		}
-		old[w.RowKey] = prev{p.id, w.Created, w.Updated, indexed}
+		u := w.Updated.UnixNano()
+		old[w.RowKey] = prev{p.id, &u, w.Created, w.Updated, indexed}
 	}
 	if err := d.dropVectors(ctx, dropVecs); err != nil {
 		return err
@@ -817,8 +832,19 @@ func (d *driver) apply(ctx context.Context, ops []store.RowWrite, dels map[int]b
 	if len(models) == 0 {
 		return nil
 	}
-	_, err := d.items.BulkWrite(ctx, models, options.BulkWrite().SetOrdered(true))
-	return err
+	res, err := d.items.BulkWrite(ctx, models, options.BulkWrite().SetOrdered(true))
+	if err != nil {
+		if mongo.IsDuplicateKeyError(err) {
+			// Another process inserted the key since the read:
+			// only a writer whose lease was lost meets one.
+			return fmt.Errorf("%w: %w: %w", store.ErrConflict, ErrLeaseLost, err)
+		}
+		return err
+	}
+	if n := res.InsertedCount + res.MatchedCount + res.DeletedCount; n < int64(len(models)) {
+		return fmt.Errorf("%w: %w: %d of %d items changed by another writer since they were read", store.ErrConflict, ErrLeaseLost, int64(len(models))-n, len(models))
+	}
+	return nil
 }
 
 // dropVectors deletes the vector documents of keys, by their _ids (see

@@ -10,7 +10,8 @@ func NoFloatCopy(t testing.TB) {
 	t.Cleanup(func() { floatBudget = old })
 }
 
-// SetBeforeCommit makes s's write transactions run f at Commit, after the
-// engine checked the keys that sealed their values and before they write:
-// the erasure test widens that window to race an erasure into it.
-func SetBeforeCommit(s *Store, f func()) { s.d.beforeCommit = f }
+// SetBeforeWrite makes s's write transactions run f at Commit, after the
+// engine checked the keys that sealed their values and Commit read the
+// items they replace, before they write: the tests widen that window to
+// race an erasure or another writer into it.
+func SetBeforeWrite(s *Store, f func()) { s.d.beforeWrite = f }
