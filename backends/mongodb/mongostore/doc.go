@@ -146,7 +146,26 @@
 // Expiry is memvault's: memvault_expires, computed by the engine from
 // Options.Now, refreshed by reads when configured, hidden from every read
 // once passed, and deleted (with the item's vectors) by the engine's
-// sweeper every SweepInterval. No TTL index is created: FerretDB has
-// none, and Python's TTL index (on updated_at, in seconds) would delete
+// sweeper every SweepInterval. That is the tested path. Python's TTL index
+// (on updated_at, in seconds) is never created: it would delete
 // memvault's items on Python's schedule, not memvault's.
+//
+// With Options.TTLIndex the store also asks the server for a TTL index
+// (expireAfterSeconds 0) on memvault_expires_at, a BSON date copy of the
+// expiry written on items (and refreshed with it), so that expired items
+// are deleted while no memvault process runs. New probes: FerretDB v1
+// refuses the option (NotImplemented), and the store then runs without it
+// — Store.TTLIndex says so and why, and a warning goes to slog's default
+// logger; MongoDB 5+ and Atlas accept it (not tested here: no mongod could
+// be had). A TTL index deletes one document at a time, about once a
+// minute, on the server's clock: an item's document goes, while its
+// vector documents (another collection) and the code index's count of it
+// stay, so every vector document also records the expiry it was written
+// with and the sweeper deletes the vectors of such items whose document is
+// gone (logging them for the code index). Until the next sweep those
+// vectors only cost space: searches drop items without a live document.
+// The same per-document deletion is why memvault's saver (mongosaver)
+// creates no TTL index: it would leave threads half deleted (a checkpoint
+// without its writes, or a child without the parent whose values it
+// shares), the Python saver's known problem.
 package mongostore

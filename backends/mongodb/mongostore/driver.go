@@ -37,6 +37,9 @@ const (
 	fMVExpires = "memvault_expires"
 	fMVTTL     = "memvault_ttl"
 	fMVIndexed = "memvault_indexed"
+	// The expiry as a BSON date, for the server's TTL index
+	// (Options.TTLIndex), on items and their vectors.
+	fMVExpiresAt = "memvault_expires_at"
 	// Vector documents.
 	fField     = "field"
 	fEmbedding = "embedding"
@@ -81,6 +84,12 @@ type driver struct {
 	// (memvault_value), never as a "value" document.
 	sealed bool
 	ttl    bool // items may expire: vector scans skip expired items
+	// ttlIndexed: the server has the TTL index on items
+	// (Options.TTLIndex, ttlindex.go): documents carry
+	// memvault_expires_at, and sweeps also delete the vectors of items
+	// the server deleted.
+	ttlIndexed bool
+	ttlStatus  TTLIndexStatus
 	// mu serializes this process's write transactions; lease, those of
 	// every process (lease.go).
 	mu    sync.Mutex
@@ -571,7 +580,11 @@ func (t *tx) Refresh(ctx context.Context, k store.RowKey, expires time.Time) err
 	if !ok {
 		return nil
 	}
-	_, err := t.d.items.UpdateOne(ctx, f, bson.D{{Key: "$set", Value: bson.D{{Key: fMVExpires, Value: expires.UnixNano()}}}})
+	set := bson.D{{Key: fMVExpires, Value: expires.UnixNano()}}
+	if t.d.ttlIndexed {
+		set = append(set, bson.E{Key: fMVExpiresAt, Value: expires})
+	}
+	_, err := t.d.items.UpdateOne(ctx, f, bson.D{{Key: "$set", Value: set}})
 	return err
 }
 
@@ -661,8 +674,19 @@ func (t *tx) DeleteExpired(ctx context.Context, now time.Time) ([]store.RowKey, 
 	}
 	err = cur.Err()
 	cur.Close(ctx)
-	if err != nil || len(gone) == 0 {
+	if err != nil {
 		return nil, err
+	}
+	if t.d.ttlIndexed {
+		orphans, coded, err := t.d.orphans(ctx, now)
+		if err != nil {
+			return nil, err
+		}
+		gone = append(gone, orphans...)
+		indexed = append(indexed, coded...)
+	}
+	if len(gone) == 0 {
+		return nil, nil
 	}
 	if t.d.codes {
 		w, err := t.idx(ctx)
@@ -790,6 +814,12 @@ func (d *driver) apply(ctx context.Context, ops []store.RowWrite, dels map[int]b
 				vd := bson.D{{Key: fNSStr, Value: f[0].Value}, {Key: fKey, Value: w.Key},
 					{Key: fField, Value: v.Field}, {Key: fMVUpdated, Value: w.Updated.UnixNano()},
 					{Key: fEmbedding, Value: bson.Binary{Data: encodeVector(v.Vec)}}}
+				if d.ttlIndexed && !w.Expires.IsZero() {
+					// The item's expiry as written: a sweep looks
+					// for vectors the server's TTL index orphaned
+					// among those past it (ttlindex.go).
+					vd = append(vd, bson.E{Key: fMVExpires, Value: w.Expires.UnixNano()})
+				}
 				if v.Code != nil {
 					vd = append(vd, bson.E{Key: fCode, Value: bson.Binary{Data: v.Code}})
 					coded = true
@@ -903,6 +933,9 @@ func (d *driver) itemDocument(w store.RowWrite, f bson.D, indexed bool) (bson.D,
 		bson.E{Key: fMVCreated, Value: w.Created.UnixNano()}, bson.E{Key: fMVUpdated, Value: w.Updated.UnixNano()})
 	if !w.Expires.IsZero() {
 		doc = append(doc, bson.E{Key: fMVExpires, Value: w.Expires.UnixNano()})
+		if d.ttlIndexed {
+			doc = append(doc, bson.E{Key: fMVExpiresAt, Value: w.Expires})
+		}
 	}
 	if w.TTLMinutes > 0 {
 		doc = append(doc, bson.E{Key: fMVTTL, Value: int32(w.TTLMinutes)})

@@ -15,3 +15,8 @@ func NoFloatCopy(t testing.TB) {
 // items they replace, before they write: the tests widen that window to
 // race an erasure or another writer into it.
 func SetBeforeWrite(s *Store, f func()) { s.d.beforeWrite = f }
+
+// AssumeTTLIndex makes s write and sweep as on a server that has the TTL
+// index (FerretDB refuses it): the tests then delete an item's document
+// as the server's TTL monitor would.
+func AssumeTTLIndex(s *Store) { s.d.ttlIndexed = true }

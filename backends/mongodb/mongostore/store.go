@@ -54,6 +54,16 @@ type Options struct {
 	// process that died blocks the other writers; 0 means
 	// DefaultLeaseTTL. A write transaction renews it every third of it.
 	LeaseTTL time.Duration
+	// TTLIndex, with TTL, also asks the server to delete expired items
+	// by itself, with a TTL index on a date copy of their expiry
+	// (memvault_expires_at), where the server accepts one (MongoDB,
+	// Atlas); New probes, and a server that refuses it (FerretDB v1)
+	// leaves the store without it, saying why in Store.TTLIndex and a
+	// warning on slog's default logger. Either way memvault's sweeper
+	// keeps running and reads hide expired items. The server deletes
+	// one document at a time, on its own clock (not Options.Now), about
+	// once a minute: see the package doc's TTL section.
+	TTLIndex bool
 }
 
 // Store is a store.Store on a MongoDB database (see the package doc),
@@ -86,6 +96,11 @@ func New(ctx context.Context, db *mongo.Database, opts Options) (*Store, error) 
 	}
 	if err := d.setup(ctx); err != nil {
 		return nil, fmt.Errorf("mongodb: setup: %w", err)
+	}
+	if opts.TTLIndex && opts.TTL != nil {
+		if err := d.setupTTLIndex(ctx); err != nil {
+			return nil, fmt.Errorf("mongodb: setup: %w", err)
+		}
 	}
 	floats := int64(0)
 	if opts.VectorIndexBytes >= 0 {
