@@ -26,9 +26,11 @@ import (
 //
 // A write transaction takes the lease at Begin (after this process's
 // mutex) and holds it to its end, renewing it every third of the TTL;
-// Commit confirms it, renewing it, before its first write, and fails with
+// Commit confirms it before its first write — renewing it unless it was
+// taken or renewed less than a third of the TTL ago — and fails with
 // ErrLeaseLost rather than write when it was lost (the process paused,
-// or the server unreachable, longer than the TTL). Expiry is judged on
+// or the server unreachable, longer than the TTL). Taking and releasing
+// cost a write transaction two round trips. Expiry is judged on
 // each process's clock: clocks must agree to well within the TTL, and a
 // process paused longer than the TTL between that confirmation and its
 // writes can still write after another took the lease — the limit of
@@ -58,6 +60,9 @@ type held struct {
 	done  chan struct{}
 	mu    sync.Mutex
 	lost  bool
+	// renewed is when the lease was last taken or renewed: it is ours
+	// until renewed + ttl, unless taken from us after that.
+	renewed time.Time
 }
 
 // acquire takes the lease, waiting while another process holds it.
@@ -71,7 +76,7 @@ func (l *writerLease) acquire(ctx context.Context) (*held, error) {
 			bson.D{{Key: "$set", Value: bson.D{{Key: "token", Value: token}, {Key: "expires", Value: now.Add(l.ttl)}}}},
 			options.UpdateOne().SetUpsert(true))
 		if err == nil {
-			h := &held{l: l, token: token, quit: make(chan struct{}), done: make(chan struct{})}
+			h := &held{l: l, token: token, quit: make(chan struct{}), done: make(chan struct{}), renewed: now}
 			go h.keepRenewed()
 			return h, nil
 		}
@@ -89,28 +94,36 @@ func (l *writerLease) acquire(ctx context.Context) (*held, error) {
 
 // renew extends the lease: ErrLeaseLost when it is no longer ours.
 func (h *held) renew(ctx context.Context) error {
+	now := time.Now()
 	res, err := h.l.coll.UpdateOne(ctx, bson.D{{Key: "_id", Value: leaseID}, {Key: "token", Value: h.token}},
-		bson.D{{Key: "$set", Value: bson.D{{Key: "expires", Value: time.Now().Add(h.l.ttl)}}}})
+		bson.D{{Key: "$set", Value: bson.D{{Key: "expires", Value: now.Add(h.l.ttl)}}}})
 	if err != nil {
 		return fmt.Errorf("mongodb: renew the writer lease: %w", err)
 	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
 	if res.MatchedCount == 0 {
-		h.mu.Lock()
 		h.lost = true
-		h.mu.Unlock()
 		return ErrLeaseLost
 	}
+	h.renewed = now
 	return nil
 }
 
-// confirm renews the lease before a commit writes: ErrLeaseLost when a
-// renewal found it lost or it is lost now.
+// confirm makes sure the lease is ours before a commit writes:
+// ErrLeaseLost when a renewal found it lost. A lease taken or renewed
+// less than a third of the TTL ago is ours for two thirds of it still
+// (no round trip); an older one is renewed, which finds it lost or keeps
+// it.
 func (h *held) confirm(ctx context.Context) error {
 	h.mu.Lock()
-	lost := h.lost
+	lost, fresh := h.lost, time.Since(h.renewed) < h.l.ttl/3
 	h.mu.Unlock()
 	if lost {
 		return ErrLeaseLost
+	}
+	if fresh {
+		return nil
 	}
 	return h.renew(ctx)
 }
