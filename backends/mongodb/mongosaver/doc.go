@@ -114,6 +114,15 @@
 // one give up (ErrLeaseBusy); and, with no fencing token, a write already
 // sent when the lease ran out still lands.
 //
+// Every taking of a lease writes a new token. An erasure (vault.Forget)
+// calls DrainWrites after destroying a subject's keys: it waits until
+// every lease held when it began has been released, taken again or has
+// expired, so that every put or pending write that found the keys live —
+// in any process, into a thread the erasure will list or into a new one —
+// has written before the erasure lists and deletes the subject's threads,
+// and every later one fails with keys.ErrSubjectErased (writes check the
+// keys holding their thread's lease).
+//
 // A MongoDB document is limited to 16 MiB (MaxDocumentSize; FerretDB
 // accepts more, so the driver checks the size itself). A checkpoint
 // whose document would exceed it is stored with its largest values moved
@@ -128,8 +137,11 @@
 //
 // MongoDB 6+ and Atlas, FerretDB, Azure Cosmos DB for MongoDB vCore and
 // Amazon DocumentDB speak the protocol; only FerretDB v1.24.2 (SQLite
-// backend) was tested. The driver uses no transaction, no TTL index, no
-// aggregation: finds with sort and limit, $in, $nin, $or, $ne, $exists,
+// backend) was tested. The driver uses no transaction, no TTL index (a
+// TTL index deletes one document at a time and would leave threads half
+// deleted — a checkpoint without its writes, a child without the parent
+// whose values it shares —, Python's saver's known problem; memvault's
+// retention sweeper deletes whole threads), no aggregation: finds with sort and limit, $in, $nin, $or, $ne, $exists,
 // $type, distinct, replace and bulk upserts (and, in Setup, dropIndexes
 // of the chunks' index before generations).
 package mongosaver

@@ -205,7 +205,10 @@ func (l *leaser) acquire(ctx context.Context, thread string, maxWait time.Durati
 				bson.D{{Key: "expires", Value: bson.D{{Key: "$lt", Value: now}}}},
 				bson.D{{Key: "owner", Value: l.owner}},
 			}}},
-			bson.D{{Key: "$set", Value: bson.D{{Key: "owner", Value: l.owner}, {Key: "expires", Value: now.Add(l.ttl)}}}},
+			// A new token per taking: DrainWrites tells a lease
+			// held since before it from one taken since.
+			bson.D{{Key: "$set", Value: bson.D{{Key: "owner", Value: l.owner}, {Key: "expires", Value: now.Add(l.ttl)},
+				{Key: "token", Value: bson.NewObjectID()}}}},
 			options.FindOneAndUpdate().SetUpsert(true).SetReturnDocument(options.Before)).Decode(&prev)
 		if err == nil || errors.Is(err, mongo.ErrNoDocuments) {
 			// Ours too: the mark of an Update of this process
@@ -233,6 +236,8 @@ func (l *leaser) acquire(ctx context.Context, thread string, maxWait time.Durati
 }
 
 type leaseDoc struct {
+	ID      string    `bson:"_id"`
+	Token   any       `bson:"token"`
 	Owner   string    `bson:"owner"`
 	Expires time.Time `bson:"expires"`
 	Created bool      `bson:"created"`
@@ -435,4 +440,65 @@ func (x *txLeases) release(ctx context.Context) error {
 		return nil
 	}
 	return x.l.release(ctx, x.heldNow())
+}
+
+// drain returns once every lease held when it began (by any process) has
+// been released, taken again (a new token) or has expired: every put,
+// pending write and Update that held one then has ended, or can no longer
+// write (a put confirms its lease before its write). Those begun since
+// took their lease after drain began.
+func (l *leaser) drain(ctx context.Context) error {
+	if l.off {
+		return nil
+	}
+	cur, err := l.coll.Find(ctx, bson.D{{Key: "expires", Value: bson.D{{Key: "$gte", Value: time.Now()}}}})
+	if err != nil {
+		return fmt.Errorf("leases: %w", err)
+	}
+	var held []leaseDoc
+	if err := cur.All(ctx, &held); err != nil {
+		return fmt.Errorf("leases: %w", err)
+	}
+	wait := 2 * time.Millisecond
+	for len(held) > 0 {
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for %d thread leases of writes under way (%s first): %w", len(held), held[0].ID, ctx.Err())
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 100*time.Millisecond)
+		ids := make(bson.A, len(held))
+		for i, h := range held {
+			ids[i] = h.ID
+		}
+		cur, err := l.coll.Find(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}})
+		if err != nil {
+			return fmt.Errorf("leases: %w", err)
+		}
+		var now []leaseDoc
+		if err := cur.All(ctx, &now); err != nil {
+			return fmt.Errorf("leases: %w", err)
+		}
+		byID := make(map[string]leaseDoc, len(now))
+		for _, d := range now {
+			byID[d.ID] = d
+		}
+		t := time.Now()
+		held = slices.DeleteFunc(held, func(h leaseDoc) bool {
+			d, ok := byID[h.ID]
+			return !ok || d.Expires.Before(t) || !sameToken(d.Token, h.Token)
+		})
+	}
+	return nil
+}
+
+// sameToken compares two lease tokens as decoded (ObjectIDs; nil for a
+// lease written without one).
+func sameToken(a, b any) bool {
+	x, okx := a.(bson.ObjectID)
+	y, oky := b.(bson.ObjectID)
+	if okx != oky {
+		return false
+	}
+	return !okx || x == y
 }

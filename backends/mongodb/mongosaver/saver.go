@@ -151,3 +151,23 @@ func (d *driver) setup(ctx context.Context) error {
 	}
 	return nil
 }
+
+// DrainWrites returns once every put, pending write and Update of any
+// process that held a thread's lease when it began has ended (or lost its
+// lease): an erasure calls it after destroying a subject's keys, so that
+// the threads it then lists and deletes include every write that found
+// those keys live (writes check them holding their thread's lease, in
+// whichever process they run). It also waits for this process's writes
+// (the driver's lock), which is all it can do with Options.NoLeases.
+func (s *Saver) DrainWrites(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.d.mu.Lock()
+	//lint:ignore SA2001 taking the lock once is the point
+	s.d.mu.Unlock()
+	if err := s.d.leases.drain(ctx); err != nil {
+		return fmt.Errorf("mongodb: drain writes: %w", err)
+	}
+	return nil
+}

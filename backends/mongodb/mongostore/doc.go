@@ -18,27 +18,43 @@
 // erasure fence, the sweeper) is the engine's, as on SQLite and
 // PostgreSQL. MongoDB-protocol servers may lack multi-document
 // transactions (FerretDB has none; Python's store uses none), so a write
-// transaction holds a lock of this process and keeps its puts and
-// deletes until Commit, which reads the items it replaces once (to keep
-// created_at, move the exact updated time forward and learn their _id),
-// then deletes the vectors of re-embedded and deleted items, inserts the
-// new vectors and writes the items in one ordered bulk write: a replace
-// or delete by _id, an insert of a new item (with a new ObjectId, as
-// Python's upsert makes). Writing by _id matters on FerretDB, which reads
-// every document for an update by other fields (a replace by
-// (namespace_str, key) took 22 ms at 1 500 items, by _id 6 ms), and keys
-// are looked up with {namespace_str, key: {$in}} per namespace, never an
-// $or of pairs (200 pairs: 7–11 s on FerretDB, the $in form 0.2 s). A rolled-back transaction
-// writes nothing. Consequences: a crash during Commit can leave the last
-// batch's vectors written and its items not (the item keeps its old value
-// with the new vectors, or, deleted, loses its vectors first) — nothing
-// acknowledged is lost, and the next put of the item repairs it; several
-// processes writing one collection are not isolated from each other, as
-// with Python's store (a PutIf is a read and a write under this
-// process's lock: run one writing process per store, or accept last
-// writer wins between processes; a put of a new item racing another
-// writer's insert of the same key fails on the unique index, storing
-// nothing, and can be retried).
+// transaction holds the store's writer lease — one document in
+// Collection+".lease", taken with a conditional upsert and renewed while
+// held (see ErrLeaseLost and Options.LeaseTTL) — from Begin to its end,
+// after a lock of this process; so write transactions of every process
+// are serialized, and a conditional put (PutIf, store.Update) or a
+// re-encryption's compare-and-swap, read and written under the lease,
+// cannot interleave with another process's write. A write transaction
+// keeps its puts and deletes until Commit, which confirms the lease, then
+// reads the items it replaces once (to keep created_at, move the exact
+// updated time forward and learn their _id), deletes the vectors of
+// re-embedded and deleted items, inserts the new vectors and writes the
+// items in one ordered bulk write: a replace or delete by _id and the
+// memvault_updated it read (a conditional update: should the lease have
+// been lost since, the write fails with store.ErrConflict rather than
+// overwrite another writer's), an insert of a new item (with a new
+// ObjectId, as Python's upsert makes; the unique index refuses another's).
+// Writing by _id matters on FerretDB, which reads every document for an
+// update by other fields (a replace by (namespace_str, key) took 22 ms at
+// 1 500 items, by _id 6 ms), and keys are looked up with {namespace_str,
+// key: {$in}} per namespace, never an $or of pairs (200 pairs: 7–11 s on
+// FerretDB, the $in form 0.2 s). A rolled-back transaction writes nothing.
+// Consequences: a crash during Commit can leave the last batch's vectors
+// written and its items not (the item keeps its old value with the new
+// vectors, or, deleted, loses its vectors first) — nothing acknowledged is
+// lost, and the next put of the item repairs it; a writer that dies
+// holding the lease blocks the others until it expires (LeaseTTL, 30 s by
+// default); leases are judged on each process's clock, and a process
+// paused longer than the TTL between confirming its lease and its last
+// write can still write after another took it (conditional writes then
+// refuse what changed) — the limit of leases without fencing tokens.
+// Python's MongoDBStore takes no lease: its writes are not serialized with
+// memvault's (last writer wins between them, as between Python writers).
+//
+// An erasure (vault.Forget) calls DrainWrites after destroying a subject's
+// keys: it takes the lease once, so every put that found those keys live,
+// in any process, has written before the erasure deletes the subject's
+// items, and every later one fails with keys.ErrSubjectErased.
 //
 // # Layout
 //
@@ -113,8 +129,10 @@
 // snapshot, in Collection+".index", ".index_log" and ".index_snapshot" —
 // is written at Commit after the items and vectors, the state last, so a
 // reader never sees a generation before its data; another process's
-// index follows through the log. Several processes may search; the index
-// assumes one writing process (two could number the same generation).
+// index follows through the log. Writers of every process number
+// generations from the state they read under the writer lease, so any
+// number of processes may write and search: each process's index
+// follows the generations of the others through the log.
 // With VectorIndexBytes negative every search reads and scores every
 // vector under the prefix. Server-side $vectorSearch (Atlas, or Community with mongot)
 // is not available on any server tested here and is not shipped; it
@@ -128,7 +146,26 @@
 // Expiry is memvault's: memvault_expires, computed by the engine from
 // Options.Now, refreshed by reads when configured, hidden from every read
 // once passed, and deleted (with the item's vectors) by the engine's
-// sweeper every SweepInterval. No TTL index is created: FerretDB has
-// none, and Python's TTL index (on updated_at, in seconds) would delete
+// sweeper every SweepInterval. That is the tested path. Python's TTL index
+// (on updated_at, in seconds) is never created: it would delete
 // memvault's items on Python's schedule, not memvault's.
+//
+// With Options.TTLIndex the store also asks the server for a TTL index
+// (expireAfterSeconds 0) on memvault_expires_at, a BSON date copy of the
+// expiry written on items (and refreshed with it), so that expired items
+// are deleted while no memvault process runs. New probes: FerretDB v1
+// refuses the option (NotImplemented), and the store then runs without it
+// — Store.TTLIndex says so and why, and a warning goes to slog's default
+// logger; MongoDB 5+ and Atlas accept it (not tested here: no mongod could
+// be had). A TTL index deletes one document at a time, about once a
+// minute, on the server's clock: an item's document goes, while its
+// vector documents (another collection) and the code index's count of it
+// stay, so every vector document also records the expiry it was written
+// with and the sweeper deletes the vectors of such items whose document is
+// gone (logging them for the code index). Until the next sweep those
+// vectors only cost space: searches drop items without a live document.
+// The same per-document deletion is why memvault's saver (mongosaver)
+// creates no TTL index: it would leave threads half deleted (a checkpoint
+// without its writes, or a child without the parent whose values it
+// shares), the Python saver's known problem.
 package mongostore

@@ -37,6 +37,9 @@ const (
 	fMVExpires = "memvault_expires"
 	fMVTTL     = "memvault_ttl"
 	fMVIndexed = "memvault_indexed"
+	// The expiry as a BSON date, for the server's TTL index
+	// (Options.TTLIndex), on items and their vectors.
+	fMVExpiresAt = "memvault_expires_at"
 	// Vector documents.
 	fField     = "field"
 	fEmbedding = "embedding"
@@ -63,12 +66,12 @@ func nsStr(ns string) (string, bool) {
 
 // driver is the store.Driver over an items and a vectors collection.
 // MongoDB-protocol servers may lack multi-document transactions (FerretDB
-// has none; Python's store uses none): a write transaction holds mu, keeps
-// its puts and deletes and applies them at Commit (vectors first, then the
-// items, in one ordered bulk write each), so that a rolled-back one writes
-// nothing and this process's writers are serialized. Reads are statements
-// of their own. Several processes writing one collection are not isolated
-// from each other (as with Python's store): see doc.go.
+// has none; Python's store uses none): a write transaction holds mu and
+// the store's writer lease (lease.go), keeps its puts and deletes and
+// applies them at Commit (vectors first, then the items, in one ordered
+// bulk write each), so that a rolled-back one writes nothing and the
+// writers of every process are serialized. Reads are statements of their
+// own. Python's writers take no lease: see doc.go.
 type driver struct {
 	items, vecs *mongo.Collection
 	// The code index's collections (index.go).
@@ -81,7 +84,21 @@ type driver struct {
 	// (memvault_value), never as a "value" document.
 	sealed bool
 	ttl    bool // items may expire: vector scans skip expired items
-	mu     sync.Mutex
+	// ttlIndexed: the server has the TTL index on items
+	// (Options.TTLIndex, ttlindex.go): documents carry
+	// memvault_expires_at, and sweeps also delete the vectors of items
+	// the server deleted.
+	ttlIndexed bool
+	ttlStatus  TTLIndexStatus
+	// mu serializes this process's write transactions; lease, those of
+	// every process (lease.go).
+	mu    sync.Mutex
+	lease writerLease
+	// beforeWrite, when set (tests), runs in a write transaction's
+	// Commit after the engine checked the keys that sealed its values
+	// and after Commit read the items it replaces, before anything is
+	// written.
+	beforeWrite func()
 }
 
 func (d *driver) Name() string { return "mongodb" }
@@ -95,11 +112,17 @@ func (d *driver) Caps() store.DriverCaps {
 
 func (d *driver) Close() error { return nil }
 
-func (d *driver) Begin(_ context.Context, write bool) (store.DriverTx, error) {
-	if write {
-		d.mu.Lock()
+func (d *driver) Begin(ctx context.Context, write bool) (store.DriverTx, error) {
+	if !write {
+		return &tx{d: d}, nil
 	}
-	return &tx{d: d, write: write}, nil
+	d.mu.Lock()
+	h, err := d.lease.acquire(ctx)
+	if err != nil {
+		d.mu.Unlock()
+		return nil, err
+	}
+	return &tx{d: d, write: true, lease: h}, nil
 }
 
 // tx is a transaction: a read-only one reads the server directly; a write
@@ -113,15 +136,26 @@ type tx struct {
 	dels  map[int]bool
 	over  map[store.RowKey]int // the last op of a key
 	iw    *idxWrite            // the code index's bookkeeping (index.go)
+	lease *held                // a write transaction's writer lease
 }
 
 var errReadOnly = errors.New("mongodb: write in a read-only transaction")
 
 func (t *tx) end() {
 	if !t.done && t.write {
+		t.lease.release()
 		t.d.mu.Unlock()
 	}
 	t.done = true
+}
+
+// confirm makes sure a write transaction still holds the writer lease
+// before it writes (see lease.go).
+func (t *tx) confirm(ctx context.Context) error {
+	if !t.write {
+		return errReadOnly
+	}
+	return t.lease.confirm(ctx)
 }
 
 func (t *tx) Rollback() error {
@@ -134,6 +168,11 @@ func (t *tx) Commit() error {
 	// Commit has no context of its own: the writes are bounded by the
 	// driver's timeouts, like a SQL COMMIT.
 	ctx := context.Background()
+	if len(t.ops) > 0 || (t.iw != nil && t.iw.gen != 0) {
+		if err := t.confirm(ctx); err != nil {
+			return err
+		}
+	}
 	if len(t.ops) > 0 {
 		if t.d.codes && (t.iw == nil || t.iw.gen == 0) {
 			// Changes the engine did not log (a store's puts without
@@ -541,7 +580,11 @@ func (t *tx) Refresh(ctx context.Context, k store.RowKey, expires time.Time) err
 	if !ok {
 		return nil
 	}
-	_, err := t.d.items.UpdateOne(ctx, f, bson.D{{Key: "$set", Value: bson.D{{Key: fMVExpires, Value: expires.UnixNano()}}}})
+	set := bson.D{{Key: fMVExpires, Value: expires.UnixNano()}}
+	if t.d.ttlIndexed {
+		set = append(set, bson.E{Key: fMVExpiresAt, Value: expires})
+	}
+	_, err := t.d.items.UpdateOne(ctx, f, bson.D{{Key: "$set", Value: set}})
 	return err
 }
 
@@ -549,8 +592,8 @@ func (t *tx) Refresh(ctx context.Context, k store.RowKey, expires time.Time) err
 // holds nothing else (its count is the result). Vectors go first, so
 // that no vector outlives its item.
 func (t *tx) DeletePrefix(ctx context.Context, prefix store.Namespace) (int, error) {
-	if !t.write {
-		return 0, errReadOnly
+	if err := t.confirm(ctx); err != nil {
+		return 0, err
 	}
 	pc, ok := prefixCond(prefix)
 	if !ok {
@@ -603,8 +646,8 @@ func (t *tx) forIndexed(ctx context.Context, f bson.D, fn func(store.RowKey)) er
 
 // DeleteExpired deletes at once, as DeletePrefix does.
 func (t *tx) DeleteExpired(ctx context.Context, now time.Time) ([]store.RowKey, error) {
-	if !t.write {
-		return nil, errReadOnly
+	if err := t.confirm(ctx); err != nil {
+		return nil, err
 	}
 	expired := bson.D{{Key: fMVExpires, Value: bson.D{{Key: "$lt", Value: now.UnixNano()}}}}
 	cur, err := t.d.items.Find(ctx, expired, options.Find().SetProjection(bson.D{{Key: fNSStr, Value: 1}, {Key: fKey, Value: 1},
@@ -631,8 +674,19 @@ func (t *tx) DeleteExpired(ctx context.Context, now time.Time) ([]store.RowKey, 
 	}
 	err = cur.Err()
 	cur.Close(ctx)
-	if err != nil || len(gone) == 0 {
+	if err != nil {
 		return nil, err
+	}
+	if t.d.ttlIndexed {
+		orphans, coded, err := t.d.orphans(ctx, now)
+		if err != nil {
+			return nil, err
+		}
+		gone = append(gone, orphans...)
+		indexed = append(indexed, coded...)
+	}
+	if len(gone) == 0 {
+		return nil, nil
 	}
 	if t.d.codes {
 		w, err := t.idx(ctx)
@@ -678,9 +732,18 @@ func (d *driver) apply(ctx context.Context, ops []store.RowWrite, dels map[int]b
 		keys[i] = w.RowKey
 	}
 	type prev struct {
-		id               any // the document's _id
+		id               any    // the document's _id
+		ver              *int64 // its memvault_updated as read (nil: none)
 		created, updated time.Time
 		indexed          bool
+	}
+	// version is the condition that a document read above is unchanged:
+	// its _id and memvault_updated (every memvault write moves it).
+	version := func(p prev) bson.D {
+		if p.ver == nil {
+			return bson.D{{Key: "_id", Value: p.id}, {Key: fMVUpdated, Value: bson.D{{Key: "$exists", Value: false}}}}
+		}
+		return bson.D{{Key: "_id", Value: p.id}, {Key: fMVUpdated, Value: *p.ver}}
 	}
 	old := map[store.RowKey]prev{}
 	for start := 0; start < len(keys); start += 200 {
@@ -700,13 +763,16 @@ func (d *driver) apply(ctx context.Context, ops []store.RowWrite, dels map[int]b
 			}
 			doc.MVValue = []byte{}
 			r, _ := doc.row()
-			old[r.RowKey] = prev{docID(cur), r.Created, r.Updated, doc.Indexed}
+			old[r.RowKey] = prev{docID(cur), doc.Updated, r.Created, r.Updated, doc.Indexed}
 		}
 		err = cur.Err()
 		cur.Close(ctx)
 		if err != nil {
 			return err
 		}
+	}
+	if d.beforeWrite != nil {
+		d.beforeWrite()
 	}
 	var (
 		dropVecs []store.RowKey
@@ -726,7 +792,7 @@ func (d *driver) apply(ctx context.Context, ops []store.RowWrite, dels map[int]b
 			}
 			delete(old, w.RowKey)
 			dropVecs = append(dropVecs, w.RowKey)
-			models = append(models, mongo.NewDeleteOneModel().SetFilter(bson.D{{Key: "_id", Value: p.id}}))
+			models = append(models, mongo.NewDeleteOneModel().SetFilter(version(p)))
 			continue
 		}
 		p, had := old[w.RowKey]
@@ -748,6 +814,12 @@ func (d *driver) apply(ctx context.Context, ops []store.RowWrite, dels map[int]b
 				vd := bson.D{{Key: fNSStr, Value: f[0].Value}, {Key: fKey, Value: w.Key},
 					{Key: fField, Value: v.Field}, {Key: fMVUpdated, Value: w.Updated.UnixNano()},
 					{Key: fEmbedding, Value: bson.Binary{Data: encodeVector(v.Vec)}}}
+				if d.ttlIndexed && !w.Expires.IsZero() {
+					// The item's expiry as written: a sweep looks
+					// for vectors the server's TTL index orphaned
+					// among those past it (ttlindex.go).
+					vd = append(vd, bson.E{Key: fMVExpires, Value: w.Expires.UnixNano()})
+				}
 				if v.Code != nil {
 					vd = append(vd, bson.E{Key: fCode, Value: bson.Binary{Data: v.Code}})
 					coded = true
@@ -764,15 +836,20 @@ func (d *driver) apply(ctx context.Context, ops []store.RowWrite, dels map[int]b
 		}
 		// By _id, read above: servers without query planning (FerretDB)
 		// find a document by _id without reading the others. A new
-		// item is inserted: under the lock no writer of this process
-		// races it, and the unique index refuses another's.
+		// item is inserted: under the lease no writer races it, and
+		// the unique index refuses another's.
+		// The replace is conditional on the version read: the writer
+		// lease keeps other processes' writers out, and should it have
+		// been lost meanwhile, the write fails rather than overwrite
+		// theirs.
 		if had {
-			models = append(models, mongo.NewReplaceOneModel().SetFilter(bson.D{{Key: "_id", Value: p.id}}).SetReplacement(doc))
+			models = append(models, mongo.NewReplaceOneModel().SetFilter(version(p)).SetReplacement(doc))
 		} else {
 			p.id = bson.NewObjectID()
 			models = append(models, mongo.NewInsertOneModel().SetDocument(append(bson.D{{Key: "_id", Value: p.id}}, doc...)))
 		}
-		old[w.RowKey] = prev{p.id, w.Created, w.Updated, indexed}
+		u := w.Updated.UnixNano()
+		old[w.RowKey] = prev{p.id, &u, w.Created, w.Updated, indexed}
 	}
 	if err := d.dropVectors(ctx, dropVecs); err != nil {
 		return err
@@ -785,8 +862,19 @@ func (d *driver) apply(ctx context.Context, ops []store.RowWrite, dels map[int]b
 	if len(models) == 0 {
 		return nil
 	}
-	_, err := d.items.BulkWrite(ctx, models, options.BulkWrite().SetOrdered(true))
-	return err
+	res, err := d.items.BulkWrite(ctx, models, options.BulkWrite().SetOrdered(true))
+	if err != nil {
+		if mongo.IsDuplicateKeyError(err) {
+			// Another process inserted the key since the read:
+			// only a writer whose lease was lost meets one.
+			return fmt.Errorf("%w: %w: %w", store.ErrConflict, ErrLeaseLost, err)
+		}
+		return err
+	}
+	if n := res.InsertedCount + res.MatchedCount + res.DeletedCount; n < int64(len(models)) {
+		return fmt.Errorf("%w: %w: %d of %d items changed by another writer since they were read", store.ErrConflict, ErrLeaseLost, int64(len(models))-n, len(models))
+	}
+	return nil
 }
 
 // dropVectors deletes the vector documents of keys, by their _ids (see
@@ -845,6 +933,9 @@ func (d *driver) itemDocument(w store.RowWrite, f bson.D, indexed bool) (bson.D,
 		bson.E{Key: fMVCreated, Value: w.Created.UnixNano()}, bson.E{Key: fMVUpdated, Value: w.Updated.UnixNano()})
 	if !w.Expires.IsZero() {
 		doc = append(doc, bson.E{Key: fMVExpires, Value: w.Expires.UnixNano()})
+		if d.ttlIndexed {
+			doc = append(doc, bson.E{Key: fMVExpiresAt, Value: w.Expires})
+		}
 	}
 	if w.TTLMinutes > 0 {
 		doc = append(doc, bson.E{Key: fMVTTL, Value: int32(w.TTLMinutes)})

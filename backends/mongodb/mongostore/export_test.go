@@ -9,3 +9,14 @@ func NoFloatCopy(t testing.TB) {
 	floatBudget = 0
 	t.Cleanup(func() { floatBudget = old })
 }
+
+// SetBeforeWrite makes s's write transactions run f at Commit, after the
+// engine checked the keys that sealed their values and Commit read the
+// items they replace, before they write: the tests widen that window to
+// race an erasure or another writer into it.
+func SetBeforeWrite(s *Store, f func()) { s.d.beforeWrite = f }
+
+// AssumeTTLIndex makes s write and sweep as on a server that has the TTL
+// index (FerretDB refuses it): the tests then delete an item's document
+// as the server's TTL monitor would.
+func AssumeTTLIndex(s *Store) { s.d.ttlIndexed = true }

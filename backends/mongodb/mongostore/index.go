@@ -30,10 +30,10 @@ import (
 // items and vectors, the state last: a reader that reads the state, then
 // codes, sees codes at least as new as the state, which the log's replay
 // then reads again (the index never misses a change; it may read one
-// twice). Without multi-document transactions this holds for the
-// writers of one process (the driver's lock); several writing processes
-// may each compute the same next generation, so the index is for stores
-// written by one process (readers in other processes are fine).
+// twice). Without multi-document transactions this holds because every
+// write transaction, in any process, holds the store's writer lease
+// (lease.go) from before it reads the state to after it writes it: the
+// next generation is numbered from the state as the last writer left it.
 
 const (
 	// logKeep is how many generations the log keeps: a process further

@@ -14,8 +14,9 @@ import (
 // sealed again into memvault_value, bound to its namespace and key, a
 // batch per write transaction in (namespace, key) order. An item is
 // rewritten only when it still holds the bytes read, under the store's
-// write lock, so a put meanwhile wins; vectors, timestamps and TTLs are
-// untouched. MongoDB keeps no row images a compaction would have to
+// writer lease (every process's writers hold it) and by a replace
+// conditional on the version read, so a put meanwhile wins; vectors,
+// timestamps and TTLs are untouched. MongoDB keeps no row images a compaction would have to
 // remove.
 func (s *Store) Reencrypt(ctx context.Context, opt reencrypt.Options) (reencrypt.Stats, error) {
 	return engine.Reencrypt(ctx, s.Engine, opt)

@@ -50,6 +50,20 @@ type Options struct {
 	// vecindex.DefaultBytes; negative disables it (every search reads
 	// every vector under its prefix).
 	VectorIndexBytes int64
+	// LeaseTTL is how long the writer lease (see the package doc) of a
+	// process that died blocks the other writers; 0 means
+	// DefaultLeaseTTL. A write transaction renews it every third of it.
+	LeaseTTL time.Duration
+	// TTLIndex, with TTL, also asks the server to delete expired items
+	// by itself, with a TTL index on a date copy of their expiry
+	// (memvault_expires_at), where the server accepts one (MongoDB,
+	// Atlas); New probes, and a server that refuses it (FerretDB v1)
+	// leaves the store without it, saying why in Store.TTLIndex and a
+	// warning on slog's default logger. Either way memvault's sweeper
+	// keeps running and reads hide expired items. The server deletes
+	// one document at a time, on its own clock (not Options.Now), about
+	// once a minute: see the package doc's TTL section.
+	TTLIndex bool
 }
 
 // Store is a store.Store on a MongoDB database (see the package doc),
@@ -75,12 +89,18 @@ func New(ctx context.Context, db *mongo.Database, opts Options) (*Store, error) 
 	coll := cmp.Or(opts.Collection, DefaultCollection)
 	d := &driver{items: db.Collection(coll), vecs: db.Collection(cmp.Or(opts.VectorsCollection, coll+".vectors")),
 		index: db.Collection(coll + ".index"), log: db.Collection(coll + ".index_log"), snaps: db.Collection(coll + ".index_snapshot"),
-		sealed: opts.Serde != nil, ttl: opts.TTL != nil, codes: opts.Index != nil}
+		sealed: opts.Serde != nil, ttl: opts.TTL != nil, codes: opts.Index != nil,
+		lease: writerLease{coll: db.Collection(coll + ".lease"), ttl: max(cmp.Or(opts.LeaseTTL, DefaultLeaseTTL), time.Second)}}
 	if opts.Index != nil {
 		d.dims = opts.Index.Dims
 	}
 	if err := d.setup(ctx); err != nil {
 		return nil, fmt.Errorf("mongodb: setup: %w", err)
+	}
+	if opts.TTLIndex && opts.TTL != nil {
+		if err := d.setupTTLIndex(ctx); err != nil {
+			return nil, fmt.Errorf("mongodb: setup: %w", err)
+		}
 	}
 	floats := int64(0)
 	if opts.VectorIndexBytes >= 0 {
@@ -123,17 +143,22 @@ func (d *driver) setup(ctx context.Context) error {
 	return nil
 }
 
-// DrainWrites returns once every write transaction of this process that
-// began before it has finished: it takes the write lock once. An erasure
-// calls it after destroying a subject's keys, so that the items it then
-// deletes include every put that found those keys live (puts check them
-// holding the lock).
+// DrainWrites returns once every write transaction of any process that
+// began before it has finished: it takes this process's write lock and
+// the store's writer lease once. An erasure calls it after destroying a
+// subject's keys, so that the items it then deletes include every put
+// that found those keys live (puts check them holding the lease, in
+// whichever process they run).
 func (s *Store) DrainWrites(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	s.d.mu.Lock()
-	//lint:ignore SA2001 taking the lock once is the point
-	s.d.mu.Unlock()
+	defer s.d.mu.Unlock()
+	h, err := s.d.lease.acquire(ctx)
+	if err != nil {
+		return err
+	}
+	h.release()
 	return nil
 }

@@ -49,8 +49,11 @@ func (o CheckpointerOptions) checkNoSQL() error {
 	if o.Scale > 0 {
 		return optionf("--scale runs on postgres and sqlite, not --backend %s", o.Backend)
 	}
-	if o.JSDir != "" {
-		return optionf("--js measures JS LangGraph's PostgresSaver: not with --backend %s", o.Backend)
+	if o.JSDir != "" && o.Backend != BackendMongoDB {
+		return optionf("--js measures JS LangGraph's PostgresSaver (on MongoDB its MongoDBSaver): not with --backend %s", o.Backend)
+	}
+	if o.JSDir != "" && o.Workload != "" {
+		return optionf("--js on MongoDB measures JS's MongoDBSaver on the classic operations: not with --workload %s", o.Workload)
 	}
 	if o.Workload != "" && o.Workload != "messages" {
 		return optionf("--workload: %q (want messages)", o.Workload)
@@ -67,8 +70,13 @@ func benchNoSQL(ctx context.Context, out io.Writer, o CheckpointerOptions) error
 	bf := o.params()
 	var be *shapeBackend
 	var err error
+	var js *mongoJS
 	if o.Backend == BackendMongoDB {
-		be, err = mongoShapeBackend(ctx, o.DSN, bf.concurrency)
+		var run string
+		be, run, err = mongoShapeBackend(ctx, o.DSN, bf.concurrency)
+		if o.JSDir != "" {
+			js = &mongoJS{dir: o.JSDir, uri: o.DSN, db: run + "_cp"}
+		}
 	} else {
 		be, err = redisShapeBackend(ctx, o.DSN)
 	}
@@ -84,7 +92,7 @@ func benchNoSQL(ctx context.Context, out io.Writer, o CheckpointerOptions) error
 		return err
 	}
 	if o.Workload == "" && slices.ContainsFunc(classicOps, bf.wants) {
-		if err := benchClassicEnv(ctx, p, be, bf); err != nil {
+		if err := benchClassicEnv(ctx, p, be, bf, js); err != nil {
 			return err
 		}
 	}
@@ -94,10 +102,36 @@ func benchNoSQL(ctx context.Context, out io.Writer, o CheckpointerOptions) error
 	return nil
 }
 
+// mongoJS is where the JS column of the MongoDB bench runs: node on
+// dir/bench.mjs (backends/mongodb/mongosaver/testdata/js, with its
+// node_modules), JS LangGraph's MongoDBSaver on the server at uri, in the
+// classic bench's database db (the same collections as memvault's and the
+// raw baseline's, its threads named for its mode).
+type mongoJS struct{ dir, uri, db string }
+
+// start starts node, which seeds its read thread with fixture's values.
+func (m *mongoJS) start(ctx context.Context, maxConc int, fixture map[string]any) (*jsBench, string, error) {
+	j, err := startNode(ctx, m.dir)
+	if err != nil {
+		return nil, "", err
+	}
+	var ok struct {
+		OK      bool   `json:"ok"`
+		Version string `json:"version"`
+	}
+	// The URI travels on stdin, not in argv: it may hold a password.
+	if err := j.call(map[string]any{"cmd": "init", "uri": m.uri, "db": m.db, "max_conc": maxConc, "fixture": fixture}, &ok); err != nil {
+		_ = j.Close()
+		return nil, "", err
+	}
+	return j, ok.Version, nil
+}
+
 // benchClassicEnv is the classic bench (benchCheckpointer's operations)
 // on an environment of be: a thread of 100 checkpoints with 3 writes each
-// per mode for the reads, seeded when a read is asked for.
-func benchClassicEnv(ctx context.Context, p *benchPrinter, be *shapeBackend, bf params) error {
+// per mode for the reads, seeded when a read is asked for; with js, JS
+// LangGraph's MongoDBSaver in a column of its own.
+func benchClassicEnv(ctx context.Context, p *benchPrinter, be *shapeBackend, bf params, js *mongoJS) error {
 	modes := []string{"plaintext", "encrypted"}
 	env, err := be.open(ctx, "cp", modes)
 	if err != nil {
@@ -157,7 +191,20 @@ func benchClassicEnv(ctx context.Context, p *benchPrinter, be *shapeBackend, bf 
 			return func(ctx context.Context, _ int64) error { return env.list(ctx, mode, "read-"+mode, 10) }
 		}},
 	}
-	if err := p.compareOps(ctx, "checkpointer", ops, modes, bf, nil); err != nil {
+	var external map[string]sliceRunner
+	if js != nil {
+		j, version, err := js.start(ctx, bf.concurrency, fx.values)
+		if err != nil {
+			return err
+		}
+		defer j.Close()
+		if !p.json {
+			fmt.Fprintf(p.out, "%s: JS LangGraph's MongoDBSaver %s (node), database %s, its own threads\n", jsMode, version, js.db)
+		}
+		modes = append(modes, jsMode)
+		external = map[string]sliceRunner{jsMode: j.run}
+	}
+	if err := p.compareOps(ctx, "checkpointer", ops, modes, bf, external); err != nil {
 		return err
 	}
 	p.summary(env.rawMode)
@@ -176,10 +223,12 @@ func randomSuffix() string {
 // its own (memvault_bench_<random>_<label>), dropped by its close. The
 // library's savers are as vault.Open makes them (leases on, integer
 // versions); the raw baseline writes the same collections.
-func mongoShapeBackend(ctx context.Context, dsn string, conc int) (*shapeBackend, error) {
+// It also returns the prefix of the environments' databases (an
+// environment labelled l is in database prefix_l).
+func mongoShapeBackend(ctx context.Context, dsn string, conc int) (*shapeBackend, string, error) {
 	client, err := mongo.Connect(options.Client().ApplyURI(dsn).SetMaxPoolSize(uint64(max(conc*2, 8))))
 	if err != nil {
-		return nil, optionf("--dsn: %v", err)
+		return nil, "", optionf("--dsn: %v", err)
 	}
 	disconnect := func() {
 		c, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -189,7 +238,7 @@ func mongoShapeBackend(ctx context.Context, dsn string, conc int) (*shapeBackend
 	var info bson.M
 	if err := client.Database("admin").RunCommand(ctx, bson.D{{Key: "buildInfo", Value: 1}}).Decode(&info); err != nil {
 		disconnect()
-		return nil, fmt.Errorf("mongodb buildInfo: %w", err)
+		return nil, "", fmt.Errorf("mongodb buildInfo: %w", err)
 	}
 	settings := [][2]string{{"version", fmt.Sprint(info["version"])}}
 	if fe, ok := info["ferretdb"].(bson.M); ok {
@@ -205,7 +254,7 @@ func mongoShapeBackend(ctx context.Context, dsn string, conc int) (*shapeBackend
 	sers, err := benchSerializers()
 	if err != nil {
 		disconnect()
-		return nil, err
+		return nil, "", err
 	}
 	run := "memvault_bench_" + randomSuffix()
 	be := &shapeBackend{name: "MongoDB (database " + run + "_*)", settings: settings, close: disconnect}
@@ -237,7 +286,7 @@ func mongoShapeBackend(ctx context.Context, dsn string, conc int) (*shapeBackend
 		}
 		return env, nil
 	}
-	return be, nil
+	return be, run, nil
 }
 
 // rawMongo is the MongoDB baseline: the documents of Python's
