@@ -72,7 +72,7 @@ in its column).`,
 	f.IntVar(&cpo.Threads, "threads", bench.DefaultThreads, "with --scale: threads the checkpoints are spread over")
 	f.IntVar(&cpo.ScaleBase, "scale-base", bench.DefaultScaleBase, "with --scale: checkpoints of the small data set measured beside it")
 	f.StringVar(&common.Backend, "backend", "postgres", `"postgres", "sqlite" (a temporary file; raw SQL on the same file as baseline) for --workload and --scale, "mongodb" or "redis" (--dsn mongodb://… or redis://…, which also select them; the Go driver or go-redis as baseline)`)
-	f.StringVar(&common.JSDir, "js", "", "also measure JS LangGraph's PostgresSaver (node), from this directory holding bench.mjs and its node_modules (interop/js)")
+	f.StringVar(&common.JSDir, "js", "", "also measure JS LangGraph's saver (node): PostgresSaver from interop/js, or on mongodb:// MongoDBSaver from backends/mongodb/mongosaver/testdata/js — a directory holding bench.mjs and its node_modules")
 	st := &cobra.Command{
 		Use:   "store",
 		Short: "put (with embedding), get and search k=10 over 10 000 items on PostgreSQL + pgvector (or SQLite)",

@@ -226,6 +226,13 @@ func (doc *itemDoc) row() (store.Row, error) {
 	r := store.Row{RowKey: store.RowKey{NS: strings.ReplaceAll(doc.NSStr, sep, "."), Key: doc.Key},
 		Created: doc.CreatedAt, Updated: doc.UpdatedAt, TTLMinutes: int(doc.TTL)}
 	if len(doc.Namespace) > 0 {
+		// The array names the labels exactly (a label may hold '.'), but
+		// the document was found by namespace_str: they must agree, or a
+		// value sealed to another namespace, moved in with its array,
+		// would be opened as the other namespace's item.
+		if strings.Join(doc.Namespace, sep) != doc.NSStr {
+			return r, fmt.Errorf("%w: item %q/%q: its namespace array %q is not its namespace_str", ErrDocument, doc.NSStr, doc.Key, doc.Namespace)
+		}
 		r.Namespace = store.Namespace(doc.Namespace)
 		r.NS = r.Namespace.String()
 	}
@@ -834,6 +841,9 @@ func (d *driver) apply(ctx context.Context, ops []store.RowWrite, dels map[int]b
 		if err != nil {
 			return err
 		}
+		if err := checkDocumentSize(w, doc); err != nil {
+			return err // before anything of the batch is written
+		}
 		// By _id, read above: servers without query planning (FerretDB)
 		// find a document by _id without reading the others. A new
 		// item is inserted: under the lease no writer races it, and
@@ -903,6 +913,29 @@ func (d *driver) dropVectors(ctx context.Context, keys []store.RowKey) error {
 				return err
 			}
 		}
+	}
+	return nil
+}
+
+// MaxDocumentSize is MongoDB's limit on one BSON document (16 MiB).
+// FerretDB stores larger ones; MongoDB refuses them, so the store keeps to
+// the limit itself.
+const MaxDocumentSize = 16 << 20
+
+// checkDocumentSize fails, wrapping ErrTooLarge, when the item document of
+// w would be over MaxDocumentSize. A value's JSON becomes at most ~9 times
+// larger as BSON (an array of small numbers), so only values over 1 MiB
+// are measured.
+func checkDocumentSize(w store.RowWrite, doc bson.D) error {
+	if len(w.Value) <= 1<<20 {
+		return nil
+	}
+	raw, err := bson.Marshal(doc)
+	if err != nil {
+		return err
+	}
+	if n := len(raw) + 64; n > MaxDocumentSize { // 64: the _id an insert adds
+		return fmt.Errorf("%w: item %q/%q: its document would be %d bytes, over MongoDB's %d", ErrTooLarge, w.NS, w.Key, n, MaxDocumentSize)
 	}
 	return nil
 }

@@ -41,6 +41,14 @@ import (
 // it worked: it stored nothing. Run it again.
 var ErrLeaseLost = errors.New("mongodb: the store's writer lease ran out")
 
+// ErrDocument is wrapped by a read of an item document memvault cannot use
+// as it is (its namespace array disagrees with its namespace_str).
+var ErrDocument = errors.New("mongodb: store: unusable item document")
+
+// ErrTooLarge is wrapped by a put whose item document would be over
+// MongoDB's 16 MiB limit (MaxDocumentSize); its batch stores nothing.
+var ErrTooLarge = errors.New("mongodb: store: item document too large")
+
 // DefaultLeaseTTL bounds how long a writer that died blocks the store's
 // other writers.
 const DefaultLeaseTTL = 30 * time.Second
