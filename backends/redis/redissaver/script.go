@@ -15,12 +15,15 @@ import (
 // (the reply says whether the thread was new); the other keys are named
 // by index.
 //
-// ARGV: token, guard count, (key index, field) per guard, then per
-// command: name, key index, argument count, arguments.
+// ARGV: token, fence key index (0: none), fence value, guard count, (key
+// index, field) per guard, then per command: name, key index, argument
+// count, arguments.
 //
 // token "" (a write outside Update) needs the lock free: LOCKED
 // otherwise. Any other token needs the lock held with it: LOST otherwise
-// (the lease ran out and another writer may have been in). A guard is an
+// (the lease ran out and another writer may have been in). A fenced
+// write needs the fence counter (fence.go) to hold the value it saw
+// before checking its keys: FENCED:<value> otherwise. A guard is an
 // HEXISTS that must hold: MISSING otherwise. The reply is NEW when the
 // thread held no checkpoint before, else OK.
 //
@@ -36,7 +39,12 @@ if tok == '' then
 elseif held ~= tok then
   return 'LOST'
 end
-local i = 2
+local fk = tonumber(ARGV[2])
+if fk > 0 then
+  local cur = redis.call('GET', KEYS[fk]) or '0'
+  if cur ~= ARGV[3] then return 'FENCED:' .. cur end
+end
+local i = 4
 local ng = tonumber(ARGV[i])
 i = i + 1
 for g = 1, ng do
@@ -72,6 +80,7 @@ const (
 	replyLocked  = "LOCKED"
 	replyLost    = "LOST"
 	replyMissing = "MISSING"
+	replyFenced  = "FENCED:"
 )
 
 // maxArgs caps one command's arguments in a batch: Lua's unpack has a
@@ -80,10 +89,12 @@ const maxArgs = 1000
 
 // batch is one batchScript call being built.
 type batch struct {
-	keys   []string
-	kidx   map[string]int
-	guards []any
-	cmds   []any
+	fenceKey int // index in keys, 0 for none
+	fenceVal int64
+	keys     []string
+	kidx     map[string]int
+	guards   []any
+	cmds     []any
 }
 
 func newBatch(k keys) *batch {
@@ -125,9 +136,15 @@ func (b *batch) cmd(name, key string, stride int, args ...any) {
 
 func (b *batch) empty() bool { return len(b.cmds) == 0 && len(b.guards) == 0 }
 
+// fence makes the batch fail with FENCED unless the fence counter key
+// holds v.
+func (b *batch) fence(key string, v int64) {
+	b.fenceKey, b.fenceVal = b.key(key), v
+}
+
 func (b *batch) argv(token string) []any {
-	argv := make([]any, 0, 2+len(b.guards)+len(b.cmds))
-	argv = append(argv, token, len(b.guards)/2)
+	argv := make([]any, 0, 4+len(b.guards)+len(b.cmds))
+	argv = append(argv, token, b.fenceKey, b.fenceVal, len(b.guards)/2)
 	argv = append(argv, b.guards...)
 	return append(argv, b.cmds...)
 }
