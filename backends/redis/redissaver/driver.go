@@ -590,7 +590,7 @@ func (d *driver) indexAndRun(ctx context.Context, token, thread string, b *batch
 	var run *redis.Cmd
 	_, err := d.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		zadd = p.ZAdd(ctx, d.threadsKey(), redis.Z{Member: thread})
-		run = batchScript.EvalSha(ctx, p, b.keys, b.argv(token)...)
+		run = b.run().EvalSha(ctx, p, b.keys, b.argv(token)...)
 		return nil
 	})
 	if zadd.Err() != nil {
@@ -608,45 +608,42 @@ func (d *driver) indexAndRun(ctx context.Context, token, thread string, b *batch
 	return run.Text()
 }
 
-// putBatch is the script of a put: its guards and commands, and the
-// head it writes.
+// putBatch is the script of a put (putScript), and the head it writes.
 func (d *driver) putBatch(p *checkpointer.PutRows) (*batch, *head, error) {
 	versions, v, err := versionsOf(p)
 	if err != nil {
 		return nil, nil, err
 	}
 	k := d.keys(p.Thread)
-	b := newBatch(k)
+	b := &batch{script: putScript, keys: []string{k.lock, k.cp, k.par, k.hd, k.byNS, k.byID, k.val}}
+	guard := ""
 	if p.NeedsParent && p.Parent != "" && p.Parent != p.ID {
-		b.guard(k.cp, nsID(p.NS, p.Parent))
+		guard = nsID(p.NS, p.Parent)
 	}
 	f := nsID(p.NS, p.ID)
 	h := head{v: v, runID: runID(p.Meta), stamp: newToken(), versions: versions}
-	b.cmd("HSET", k.cp, 2, f, pack([]byte(p.Type), p.Doc, p.Meta))
-	b.cmd("HSETNX", k.par, 2, f, p.Parent)
-	b.cmd("HSET", k.hd, 2, f, h.pack())
-	b.cmd("ZADD", k.byNS, 2, 0, f)
-	b.cmd("ZADD", k.byID, 2, 0, nsID(p.ID, p.NS))
+	b.args = make([]any, 0, 6+2*len(p.Values))
+	b.args = append(b.args, guard, f, pack([]byte(p.Type), p.Doc, p.Meta), p.Parent, h.pack(), nsID(p.ID, p.NS))
 	for _, val := range p.Values {
 		// HSETNX: a stored (channel, version) keeps its first value.
-		b.cmd("HSETNX", k.val, 2, valField(p.NS, val.Channel, val.Version), packValue(val))
+		b.args = append(b.args, valField(p.NS, val.Channel, val.Version), packValue(val))
 	}
 	return b, &h, nil
 }
 
-// writesBatch is the script of a PutWrites.
+// writesBatch is the script of a PutWrites (writesScript).
 func (d *driver) writesBatch(w *checkpointer.WriteRows) *batch {
 	k := d.keys(w.Thread)
-	b := newBatch(k)
-	op := "HSETNX"
+	b := &batch{script: writesScript, keys: []string{k.lock, k.wk, k.writes(w.NS, w.Checkpoint)}}
+	upsert := 0
 	if w.Upsert {
-		op = "HSET"
+		upsert = 1
 	}
-	wk := k.writes(w.NS, w.Checkpoint)
+	b.args = make([]any, 0, 2+2*len(w.Rows))
+	b.args = append(b.args, upsert, nsID(w.NS, w.Checkpoint))
 	for _, r := range w.Rows {
-		b.cmd(op, wk, 2, writeField(w.Task, r.Idx), packWrite(w.Path, r))
+		b.args = append(b.args, writeField(w.Task, r.Idx), packWrite(w.Path, r))
 	}
-	b.cmd("ZADD", k.wk, 2, 0, nsID(w.NS, w.Checkpoint))
 	return b
 }
 
