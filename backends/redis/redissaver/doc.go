@@ -56,7 +56,8 @@
 // Redis has no rollback: a MULTI runs every command even when one fails,
 // and a Lua script that fails half-way keeps what it wrote. The driver
 // makes every change one Lua script on one thread's keys, written so that
-// it can only fail before its first write: the script checks the thread's
+// it can only fail before its first write (a server out of memory
+// refuses a script's first write, never a later one): the script checks the thread's
 // lock and its guards (the parent a put continues must be stored), then
 // writes. A put is one script (HSET, HSETNX for the first parent and for
 // values already stored, ZADD); so is a task's pending writes, and each

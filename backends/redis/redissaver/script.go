@@ -30,8 +30,11 @@ import (
 //
 // The commands come from this package only: HSET, HSETNX, HDEL, ZADD,
 // ZREM, DEL and RESTORE, each of which can fail only on a wrong key type
-// (not in a thread's own keys) or memory, which Redis checks before a
-// script that writes starts.
+// (not in a thread's own keys) or memory. Redis refuses a script's write
+// for memory (maxmemory) only when it is the script's first write — a
+// script that has written goes on, past the limit, to stay atomic — and
+// every script here checks before its first write, so an out-of-memory
+// server fails a script whole (TestScriptOOM).
 var batchScript = redis.NewScript(`
 local tok = ARGV[1]
 local held = redis.call('GET', KEYS[1])
