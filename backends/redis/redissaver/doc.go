@@ -37,6 +37,8 @@
 //	P:w:<ns>·<id>   HASH  task·idx -> write record: task path, channel, serde type, bytes
 //	P:lock          STRING the token of the operation holding the thread (a lease)
 //	<prefix>:threads ZSET thread ids, score 0
+//	<prefix>:fence  STRING the erasure fence counter (per slot on a cluster:
+//	                <prefix>:fence:{tag}; see Erasure)
 //
 // Records are length-prefixed byte strings. Values and writes are stored
 // as the engine sealed them: encrypted and bound to their thread,
@@ -54,7 +56,8 @@
 // Redis has no rollback: a MULTI runs every command even when one fails,
 // and a Lua script that fails half-way keeps what it wrote. The driver
 // makes every change one Lua script on one thread's keys, written so that
-// it can only fail before its first write: the script checks the thread's
+// it can only fail before its first write (a server out of memory
+// refuses a script's first write, never a later one): the script checks the thread's
 // lock and its guards (the parent a put continues must be stored), then
 // writes. A put is one script (HSET, HSETNX for the first parent and for
 // values already stored, ZADD); so is a task's pending writes, and each
@@ -92,6 +95,26 @@
 // for a copy against a removal) would wait for each other: one holding a
 // lock waits at most one lease for another, then fails with ErrLockWait
 // and changes nothing.
+//
+// # Erasure
+//
+// With per-subject keys, a write of a subject's values checks that the
+// keys that sealed them are live (the key table is outside Redis), then
+// runs its script. So that an erasure in any process cannot fall between
+// the two, every fenced script also checks a fence counter (<prefix>:fence
+// on one server; on a cluster <prefix>:fence:{tag} for every slot, tag
+// chosen to hash to that slot, so a thread's script reaches its slot's
+// counter): the write reads the value it last saw before checking its
+// keys, and the script changes nothing (and the write checks again and
+// retries) unless the counter still holds it. Saver.DrainWrites, which an
+// erasure calls after destroying the keys and before deleting the
+// subject's threads, increments every counter: from then on a write
+// stores only after a key check that sees the keys gone, in every
+// process. A refused put takes its thread out of the thread index again
+// before it returns. Writes of a serializer without per-subject keys
+// carry no fence and check nothing. The counters must not be evicted
+// (run Redis with maxmemory-policy noeviction, as memvault's data needs
+// anyway).
 //
 // <prefix>:threads lies outside the threads' slots, so it is kept beside
 // the scripts, not in them: a thread is added before its first put (an

@@ -31,6 +31,8 @@ type driver struct {
 	// seen remembers the heads this driver wrote or read last, so that a
 	// read can fetch the values in its first round (see loadRound).
 	seen headCache
+	// fc is the erasure fence's cache (fence.go).
+	fc *fenceCache
 }
 
 var _ checkpointer.Driver = (*driver)(nil)
@@ -588,7 +590,7 @@ func (d *driver) indexAndRun(ctx context.Context, token, thread string, b *batch
 	var run *redis.Cmd
 	_, err := d.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		zadd = p.ZAdd(ctx, d.threadsKey(), redis.Z{Member: thread})
-		run = batchScript.EvalSha(ctx, p, b.keys, b.argv(token)...)
+		run = b.run().EvalSha(ctx, p, b.keys, b.argv(token)...)
 		return nil
 	})
 	if zadd.Err() != nil {
@@ -606,112 +608,192 @@ func (d *driver) indexAndRun(ctx context.Context, token, thread string, b *batch
 	return run.Text()
 }
 
-// putBatch is the script of a put: its guards and commands, and the
-// head it writes.
+// putBatch is the script of a put (putScript), and the head it writes.
 func (d *driver) putBatch(p *checkpointer.PutRows) (*batch, *head, error) {
 	versions, v, err := versionsOf(p)
 	if err != nil {
 		return nil, nil, err
 	}
 	k := d.keys(p.Thread)
-	b := newBatch(k)
+	b := &batch{script: putScript, keys: []string{k.lock, k.cp, k.par, k.hd, k.byNS, k.byID, k.val}}
+	guard := ""
 	if p.NeedsParent && p.Parent != "" && p.Parent != p.ID {
-		b.guard(k.cp, nsID(p.NS, p.Parent))
+		guard = nsID(p.NS, p.Parent)
 	}
 	f := nsID(p.NS, p.ID)
 	h := head{v: v, runID: runID(p.Meta), stamp: newToken(), versions: versions}
-	b.cmd("HSET", k.cp, 2, f, pack([]byte(p.Type), p.Doc, p.Meta))
-	b.cmd("HSETNX", k.par, 2, f, p.Parent)
-	b.cmd("HSET", k.hd, 2, f, h.pack())
-	b.cmd("ZADD", k.byNS, 2, 0, f)
-	b.cmd("ZADD", k.byID, 2, 0, nsID(p.ID, p.NS))
+	b.args = make([]any, 0, 6+2*len(p.Values))
+	b.args = append(b.args, guard, f, pack([]byte(p.Type), p.Doc, p.Meta), p.Parent, h.pack(), nsID(p.ID, p.NS))
 	for _, val := range p.Values {
 		// HSETNX: a stored (channel, version) keeps its first value.
-		b.cmd("HSETNX", k.val, 2, valField(p.NS, val.Channel, val.Version), packValue(val))
+		b.args = append(b.args, valField(p.NS, val.Channel, val.Version), packValue(val))
 	}
 	return b, &h, nil
 }
 
-// writesBatch is the script of a PutWrites.
+// writesBatch is the script of a PutWrites (writesScript).
 func (d *driver) writesBatch(w *checkpointer.WriteRows) *batch {
 	k := d.keys(w.Thread)
-	b := newBatch(k)
-	op := "HSETNX"
+	b := &batch{script: writesScript, keys: []string{k.lock, k.wk, k.writes(w.NS, w.Checkpoint)}}
+	upsert := 0
 	if w.Upsert {
-		op = "HSET"
+		upsert = 1
 	}
-	wk := k.writes(w.NS, w.Checkpoint)
+	b.args = make([]any, 0, 2+2*len(w.Rows))
+	b.args = append(b.args, upsert, nsID(w.NS, w.Checkpoint))
 	for _, r := range w.Rows {
-		b.cmd(op, wk, 2, writeField(w.Task, r.Idx), packWrite(w.Path, r))
+		b.args = append(b.args, writeField(w.Task, r.Idx), packWrite(w.Path, r))
 	}
-	b.cmd("ZADD", k.wk, 2, 0, nsID(w.NS, w.Checkpoint))
 	return b
 }
 
-// put runs a put's script with token ("" outside Update).
-func (d *driver) put(ctx context.Context, token string, p *checkpointer.PutRows) error {
+// put runs a put's script with token ("" outside Update), fenced by fs
+// (see fence.go).
+func (d *driver) put(ctx context.Context, token string, p *checkpointer.PutRows, fs *fences) error {
 	b, h, err := d.putBatch(p)
 	if err != nil {
 		return err
 	}
-	// Indexed first, in the same round trip: a crash after the script
-	// leaves no thread out of the index (an extra entry is skipped by
-	// readers).
-	r, err := d.indexAndRun(ctx, token, p.Thread, b)
-	if err == nil && r == replyLocked {
-		r, err = d.runDirect(ctx, b)
-	}
-	if err != nil {
-		return fmt.Errorf("put: %w", err)
+	k := d.keys(p.Thread)
+	var r string
+	for indexed := false; ; indexed = true {
+		if err := d.fenceBatch(ctx, b, k, fs); err != nil {
+			if indexed {
+				_ = d.settleIndex(ctx, p.Thread, k)
+			}
+			return err
+		}
+		// Indexed first, in the same round trip: a crash after the script
+		// leaves no thread out of the index (an extra entry is skipped by
+		// readers).
+		r, err = d.indexAndRun(ctx, token, p.Thread, b)
+		if err == nil && r == replyLocked {
+			r, err = d.runDirect(ctx, b)
+		}
+		if err != nil {
+			_ = d.settleIndex(context.WithoutCancel(ctx), p.Thread, k)
+			return fmt.Errorf("put: %w", err)
+		}
+		if !d.refused(r, k) {
+			break
+		}
 	}
 	if r == replyMissing {
+		_ = d.settleIndex(ctx, p.Thread, k)
 		return p.ErrParentMissing()
 	}
 	if err := replyErr(p.Thread, r); err != nil {
+		_ = d.settleIndex(ctx, p.Thread, k)
 		return err
 	}
 	d.seen.put(p.Thread, ref{p.NS, p.ID}, h)
 	if r == replyNew {
-		// A deletion of the thread may have taken the entry out since.
-		if err := d.rdb.ZAdd(ctx, d.threadsKey(), redis.Z{Member: p.Thread}).Err(); err != nil {
+		// A deletion of the thread may have taken the entry out since
+		// the pipeline's ZADD, or may take the thread since the script.
+		err := d.rdb.ZAdd(ctx, d.threadsKey(), redis.Z{Member: p.Thread}).Err()
+		if err == nil {
+			err = d.settleIndex(ctx, p.Thread, k)
+		}
+		if err != nil {
 			return fmt.Errorf("put: %w", err)
 		}
 	}
 	return nil
 }
 
-func (d *driver) putWrites(ctx context.Context, token string, w *checkpointer.WriteRows) error {
+// settleIndex leaves thread in the thread index exactly when it holds a
+// checkpoint, after a put added it (its pipeline ZADD, its re-add after
+// a NEW reply) and a deletion or a refusal may have left the entry
+// naming nothing — a thread of an erased subject included. Another put
+// making the thread new meanwhile adds it after its script, and the
+// second check here keeps it when that script ran before.
+func (d *driver) settleIndex(ctx context.Context, thread string, k keys) error {
+	if n, err := d.rdb.Exists(ctx, k.byID).Result(); err != nil || n > 0 {
+		return err
+	}
+	if err := d.rdb.ZRem(ctx, d.threadsKey(), thread).Err(); err != nil {
+		return err
+	}
+	if n, err := d.rdb.Exists(ctx, k.byID).Result(); err != nil || n == 0 {
+		return err
+	}
+	return d.rdb.ZAdd(ctx, d.threadsKey(), redis.Z{Member: thread}).Err()
+}
+
+// fenceBatch makes b check the fence counter of k's slot, when fs holds
+// a fence, after checking fs's keys (again when needed).
+func (d *driver) fenceBatch(ctx context.Context, b *batch, k keys, fs *fences) error {
+	if fs == nil {
+		return nil
+	}
+	slot := d.fc.slot(k)
+	v, ok, err := fs.value(ctx, slot)
+	if err != nil || !ok {
+		return err
+	}
+	b.fence(d.fc.key(slot), v)
+	return nil
+}
+
+// refused reports whether r is the fence's refusal, recording the value
+// it found: the script changed nothing and is run again.
+func (d *driver) refused(r string, k keys) bool {
+	v, ok := fenceReply(r)
+	if ok {
+		d.fc.saw(d.fc.slot(k), v)
+	}
+	return ok
+}
+
+func (d *driver) putWrites(ctx context.Context, token string, w *checkpointer.WriteRows, fs *fences) error {
 	if len(w.Rows) == 0 {
 		return nil
 	}
 	b := d.writesBatch(w)
-	var r string
-	var err error
-	if token == "" {
-		r, err = d.runDirect(ctx, b)
-	} else {
-		r, err = d.run(ctx, token, b)
+	k := d.keys(w.Thread)
+	for {
+		if err := d.fenceBatch(ctx, b, k, fs); err != nil {
+			return err
+		}
+		var r string
+		var err error
+		if token == "" {
+			r, err = d.runDirect(ctx, b)
+		} else {
+			r, err = d.run(ctx, token, b)
+		}
+		if err != nil {
+			return fmt.Errorf("put writes: %w", err)
+		}
+		if !d.refused(r, k) {
+			return replyErr(w.Thread, r)
+		}
 	}
-	if err != nil {
-		return fmt.Errorf("put writes: %w", err)
-	}
-	return replyErr(w.Thread, r)
 }
 
 func (d *driver) Put(ctx context.Context, p *checkpointer.PutRows) error {
-	if err := p.Fence.Check(ctx); err != nil {
-		return err
-	}
-	_, err := await(ctx, func(ctx context.Context) (struct{}, error) { return struct{}{}, d.put(ctx, "", p) })
+	_, err := await(ctx, func(ctx context.Context) (struct{}, error) {
+		return struct{}{}, d.put(ctx, "", p, d.newFences(p.Fence))
+	})
 	return err
 }
 
 func (d *driver) PutWrites(ctx context.Context, w *checkpointer.WriteRows) error {
-	if err := w.Fence.Check(ctx); err != nil {
-		return err
-	}
-	_, err := await(ctx, func(ctx context.Context) (struct{}, error) { return struct{}{}, d.putWrites(ctx, "", w) })
+	_, err := await(ctx, func(ctx context.Context) (struct{}, error) {
+		return struct{}{}, d.putWrites(ctx, "", w, d.newFences(w.Fence))
+	})
 	return err
+}
+
+// newFences are the fences of one write outside Update: nil when f needs
+// no check.
+func (d *driver) newFences(f checkpointer.WriteFence) *fences {
+	if !fenced(f) {
+		return nil
+	}
+	fs := &fences{c: d.fc}
+	fs.add(f)
+	return fs
 }
 
 func (d *driver) Heads(ctx context.Context, sel checkpointer.HeadSelector) ([]checkpointer.Head, error) {

@@ -1,6 +1,7 @@
 package redissaver
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -80,7 +81,7 @@ func New(rdb redis.UniversalClient, opt Options) (*Saver, error) {
 	if lease < 30*time.Millisecond {
 		return nil, fmt.Errorf("%w: lease %v is shorter than 30ms", ErrOptions, lease)
 	}
-	d := &driver{rdb: rdb, prefix: prefix, lease: lease}
+	d := &driver{rdb: rdb, prefix: prefix, lease: lease, fc: newFenceCache(rdb, prefix)}
 	style := checkpointer.VersionInt
 	if opt.StringVersions {
 		style = checkpointer.VersionString
@@ -91,4 +92,19 @@ func New(rdb redis.UniversalClient, opt Options) (*Saver, error) {
 		return nil, err
 	}
 	return &Saver{Saver: e, d: d}, nil
+}
+
+// DrainWrites makes every write of a data subject's values that checked
+// its keys before now fail, in any process, unless its script already ran:
+// it increments the fence counters every such script checks (one on a
+// single server, one per slot on a cluster; see the package doc). An
+// erasure calls it after destroying the subject's keys (vault.Handle
+// calls it through ForgetWith), so that the threads it then deletes hold
+// every write that found those keys live, and no write sealed with them
+// lands afterwards.
+func (s *Saver) DrainWrites(ctx context.Context) error {
+	if err := s.d.fc.drain(ctx, s.d.rdb); err != nil {
+		return fmt.Errorf("redis: drain writes: %w", err)
+	}
+	return nil
 }

@@ -33,12 +33,15 @@ type tx struct {
 	mu    sync.Mutex
 	held  []string                     // threads locked, in the order taken
 	saved map[string]map[string][]byte // thread -> key -> DUMP ("" payload: the key did not exist)
+	// fs are the fences of the Update's writes so far (Fence, Put,
+	// PutWrites): every later script of the Update checks them (fence.go).
+	fs fences
 }
 
 // Update runs fn as one transaction over the threads it changes (see
 // tx); a lease renewer keeps their locks while fn runs.
 func (d *driver) Update(ctx context.Context, fn func(tx checkpointer.DriverTx) error) error {
-	t := &tx{d: d, token: newToken()}
+	t := &tx{d: d, token: newToken(), fs: fences{c: d.fc}}
 	stop := make(chan struct{})
 	renewed := make(chan struct{})
 	go t.renew(ctx, stop, renewed)
@@ -222,39 +225,59 @@ func (t *tx) rollback(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// apply runs b on thread, which touch has locked and saved.
+// apply runs b on thread, which touch has locked and saved, fenced by
+// the Update's fences.
 func (t *tx) apply(ctx context.Context, thread string, b *batch) (string, error) {
 	if b.empty() {
 		return replyOK, nil
 	}
-	r, err := t.d.run(ctx, t.token, b)
-	if err != nil {
-		return "", fmt.Errorf("thread %q: %w", thread, err)
+	k := t.d.keys(thread)
+	for {
+		if err := t.d.fenceBatch(ctx, b, k, &t.fs); err != nil {
+			return "", fmt.Errorf("thread %q: %w", thread, err)
+		}
+		r, err := t.d.run(ctx, t.token, b)
+		if err != nil {
+			return "", fmt.Errorf("thread %q: %w", thread, err)
+		}
+		if !t.d.refused(r, k) {
+			return r, nil
+		}
 	}
-	return r, nil
 }
 
 func (t *tx) Put(ctx context.Context, p *checkpointer.PutRows) error {
-	if err := p.Fence.Check(ctx); err != nil {
+	t.fs.add(p.Fence)
+	if _, _, err := t.fs.value(ctx, 0); err != nil {
 		return err
 	}
 	if err := t.touch(ctx, p.Thread); err != nil {
 		return err
 	}
-	return t.d.put(ctx, t.token, p)
+	return t.d.put(ctx, t.token, p, &t.fs)
 }
 
 func (t *tx) PutWrites(ctx context.Context, w *checkpointer.WriteRows) error {
-	if err := w.Fence.Check(ctx); err != nil {
+	t.fs.add(w.Fence)
+	if _, _, err := t.fs.value(ctx, 0); err != nil {
 		return err
 	}
 	if err := t.touch(ctx, w.Thread); err != nil {
 		return err
 	}
-	return t.d.putWrites(ctx, t.token, w)
+	return t.d.putWrites(ctx, t.token, w, &t.fs)
 }
 
-func (t *tx) Fence(ctx context.Context, f checkpointer.WriteFence) error { return f.Check(ctx) }
+// Fence checks f now and adds it to the fences every later script of the
+// Update checks.
+func (t *tx) Fence(ctx context.Context, f checkpointer.WriteFence) error {
+	if !fenced(f) {
+		return f.Check(ctx)
+	}
+	t.fs.add(f)
+	_, _, err := t.fs.value(ctx, 0)
+	return err
+}
 
 // Lock takes the threads of rs: a put to them waits for the Update, and
 // the puts that ran before are in the heads read after.

@@ -49,7 +49,8 @@
 // # Transactions
 //
 // A write transaction takes the store's lock (SET NX with a lease,
-// Options.Lease), keeps its changes in memory (its own reads see them)
+// Options.Lease, renewed every lease/3 while the transaction runs, only
+// while the lock still holds its token), keeps its changes in memory (its own reads see them)
 // and sends them at Commit as one Lua script that first checks the lock
 // still holds its token, then applies every change and releases the
 // lock: all of a transaction's changes become visible at once, or none

@@ -79,7 +79,34 @@ func (d *driver) Begin(ctx context.Context, write bool) (store.DriverTx, error) 
 	}
 	t.write, t.ctx = true, ctx
 	t.state = map[string]*pending{}
+	t.stop, t.renewed = make(chan struct{}), make(chan struct{})
+	go t.renew()
 	return t, nil
+}
+
+// renew extends the transaction's lease every lease/3 until it ends (or
+// its context does), so that a long transaction — a batch embedding
+// hundreds of vectors on a loaded machine — keeps the lock. Only a lock
+// still holding the token is extended: a lease that ran out anyway (the
+// process stalled longer than the lease) stays lost, and Commit fails
+// with ErrLeaseLost.
+func (t *tx) renew() {
+	defer close(t.renewed)
+	tick := time.NewTicker(t.d.lease / 3)
+	defer tick.Stop()
+	for {
+		select {
+		case <-t.stop:
+			return
+		case <-t.ctx.Done():
+			return
+		case <-tick.C:
+		}
+		ok, err := renewScript.Run(t.ctx, t.d.rdb, []string{t.d.k.lock}, t.token, t.d.lease.Milliseconds()).Int()
+		if err == nil && ok == 0 {
+			return // lost: Commit reports it
+		}
+	}
 }
 
 // ErrLeaseLost is wrapped by the error of a Commit whose transaction held
@@ -106,8 +133,10 @@ type tx struct {
 	done  bool
 	ctx   context.Context
 	token string
-	args  []any // the changes, as commitScript's ARGV after base and token
-	state map[string]*pending
+	// stop ends the lease's renewal; renewed is closed when it has.
+	stop, renewed chan struct{}
+	args          []any // the changes, as commitScript's ARGV after base and token
+	state         map[string]*pending
 	// cleared are prefixes deleted by the transaction: committed rows
 	// under them are gone unless state says otherwise.
 	cleared []store.Namespace
@@ -120,11 +149,22 @@ func (t *tx) release() {
 	}
 }
 
+// stopRenewal ends the lease renewal before the commit or rollback: the
+// lease left covers them.
+func (t *tx) stopRenewal() {
+	if t.stop != nil {
+		close(t.stop)
+		<-t.renewed
+		t.stop = nil
+	}
+}
+
 func (t *tx) Commit() error {
 	if !t.write || t.done {
 		return nil
 	}
 	defer t.release()
+	t.stopRenewal()
 	ctx := context.WithoutCancel(t.ctx)
 	argv := append([]any{t.d.k.base, t.token}, t.args...)
 	err := commitScript.Run(ctx, t.d.rdb, []string{t.d.k.lock}, argv...).Err()
@@ -143,6 +183,7 @@ func (t *tx) Rollback() error {
 		return nil
 	}
 	defer t.release()
+	t.stopRenewal()
 	return unlockScript.Run(context.WithoutCancel(t.ctx), t.d.rdb, []string{t.d.k.lock}, t.token).Err()
 }
 

@@ -85,3 +85,55 @@ func TestBeginHonoursContext(t *testing.T) {
 		t.Fatal("Rollback left the lock held")
 	}
 }
+
+// TestLeaseRenewed: a write transaction that runs longer than its lease
+// (a batch embedding many vectors on a loaded machine) keeps the lock —
+// another writer cannot take it meanwhile — and commits; the renewal
+// never takes back a lock another holder took over.
+func TestLeaseRenewed(t *testing.T) {
+	ctx := context.Background()
+	const lease = 60 * time.Millisecond
+	s, err := New(ctx, redistest.Shared(t, 8).Client(t), Options{Prefix: redistest.Prefix(), Lease: lease})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	d := s.d
+	tx, err := d.Begin(ctx, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	row := store.RowWrite{Row: store.Row{RowKey: store.RowKey{NS: "n", Key: "a"}, Value: []byte(`{}`), Created: now, Updated: now}}
+	if err := tx.Put(ctx, row); err != nil {
+		t.Fatal(err)
+	}
+	for range 5 {
+		time.Sleep(lease)
+		if ok, err := d.rdb.SetNX(ctx, d.k.lock, "another", time.Minute).Result(); err != nil || ok {
+			t.Fatalf("another writer took the lock of a running transaction past its lease (%v)", err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatalf("Commit of a transaction that outlived its lease: %v", err)
+	}
+	if it, err := s.Get(ctx, store.Namespace{"n"}, "a"); err != nil || it == nil {
+		t.Fatalf("the committed row: %v, %v", it, err)
+	}
+
+	tx, err = d.Begin(ctx, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.rdb.Set(ctx, d.k.lock, "another", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(lease) // renewals run and must leave the other holder's lock alone
+	if ttl, err := d.rdb.PTTL(ctx, d.k.lock).Result(); err != nil || ttl >= 0 {
+		t.Fatalf("the renewal extended another holder's lock: TTL %v, %v", ttl, err)
+	}
+	if err := tx.Commit(); !errors.Is(err, ErrLeaseLost) {
+		t.Fatalf("Commit after the lock was taken over: %v, want ErrLeaseLost", err)
+	}
+	_ = d.rdb.Del(ctx, d.k.lock)
+}

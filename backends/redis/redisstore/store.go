@@ -51,10 +51,12 @@ type Options struct {
 	Serde serde.Serializer
 	// Now is the clock of every timestamp and expiry; nil means time.Now.
 	Now func() time.Time
-	// Lease is how long a write transaction may hold the store's lock
-	// (DefaultLease when 0): a process that dies holding it blocks the
-	// store's writers that long. A transaction that outlives it fails at
-	// Commit with ErrLeaseLost and writes nothing.
+	// Lease is how long a write transaction holds the store's lock
+	// without renewing it (DefaultLease when 0). It is renewed every
+	// Lease/3 while the transaction runs, so it only matters when the
+	// process dies or stalls: a process that dies holding it blocks the
+	// store's writers that long, and a transaction stalled past it fails
+	// at Commit with ErrLeaseLost and writes nothing.
 	Lease time.Duration
 	// NoVectorSets keeps semantic search off Redis 8's vector sets even
 	// where the server has them: searches then score every vector under

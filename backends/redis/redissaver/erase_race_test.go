@@ -1,0 +1,197 @@
+package redissaver_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/memvault/memvault/backends/redis/redissaver"
+	"github.com/memvault/memvault/backends/redis/redistest"
+	"github.com/memvault/memvault/checkpointer"
+	"github.com/memvault/memvault/keys"
+	"github.com/memvault/memvault/keys/keystest"
+	"github.com/memvault/memvault/keys/sqlitekeys"
+)
+
+// raceSpec tells TestHelperEraseRaceWriter where to write.
+type raceSpec struct{ Addr, Prefix, KeyFile string }
+
+const raceEnv = "MEMVAULT_REDIS_ERASE_RACE"
+
+// stalledTable is a key table whose key checks return late: the writer
+// stalls between its fence check and its write, as any process may (a
+// pause, a slow network, a busy machine), which is the window an erasure
+// must close.
+type stalledTable struct{ *sqlitekeys.Table }
+
+func (s stalledTable) LiveKey(ctx context.Context, subject, keyID string) (bool, error) {
+	live, err := s.Table.LiveKey(ctx, subject, keyID)
+	time.Sleep(100 * time.Millisecond)
+	return live, err
+}
+
+// TestHelperEraseRaceWriter is the other process of TestEraseRace: it
+// writes checkpoints and pending writes of subject carol's threads in a
+// loop until stdin closes, says "writing" after its first put, and prints
+// how many writes were stored and refused.
+func TestHelperEraseRaceWriter(t *testing.T) {
+	raw := os.Getenv(raceEnv)
+	if raw == "" {
+		t.Skip("the other process of TestEraseRace")
+	}
+	var spec raceSpec
+	if err := json.Unmarshal([]byte(raw), &spec); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	table, err := sqlitekeys.Open(ctx, spec.KeyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = table.Close() }()
+	h := keystest.NewHierarchy(t, stalledTable{table}, keys.Subjects{ThreadSeparator: "-"})
+	rdb := redis.NewClient(&redis.Options{Addr: spec.Addr})
+	defer func() { _ = rdb.Close() }()
+	s, err := redissaver.New(rdb, redissaver.Options{Prefix: spec.Prefix, Serde: h})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { _, _ = io.Copy(io.Discard, os.Stdin); close(done) }()
+	stored, refused := 0, 0
+	for n := 0; ; n++ {
+		select {
+		case <-done:
+			fmt.Printf("stored %d refused %d\n", stored, refused)
+			return
+		default:
+		}
+		thread := fmt.Sprintf("carol-%d", n%3)
+		cp := &checkpointer.Checkpoint{V: 4, ID: checkpointer.NewID(n), TS: time.Now(),
+			ChannelValues:   map[string]any{"notes": "carol is allergic to peanuts"},
+			ChannelVersions: map[string]string{"notes": s.NextVersion("")}}
+		cfg, err := s.Put(ctx, checkpointer.Config{ThreadID: thread}, cp, nil, cp.ChannelVersions)
+		if err == nil {
+			err = s.PutWrites(ctx, cfg, []checkpointer.Write{{Channel: "notes", Value: "takes insulin"}}, "task", "")
+		}
+		switch {
+		case err == nil:
+			if stored == 0 {
+				fmt.Println("writing")
+			}
+			stored++
+		case errors.Is(err, keys.ErrSubjectErased):
+			refused++
+		default:
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestEraseRace: while another process writes a subject's checkpoints and
+// pending writes in a loop, an erasure (destroy the keys, drain the
+// writes, delete the subject's threads — as vault.Handle.ForgetWith)
+// leaves nothing of the subject behind: no key of its threads appears
+// afterwards. A write that checked its key before the destruction and
+// ran its script after the deletion would bring a sealed value back.
+func TestEraseRace(t *testing.T) {
+	srv := redistest.Shared(t, 8)
+	prefix := redistest.Prefix()
+	ctx := context.Background()
+	keyFile := filepath.Join(t.TempDir(), "keys.db")
+	table, err := sqlitekeys.Open(ctx, keyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = table.Close() })
+	h := keystest.NewHierarchy(t, table, keys.Subjects{ThreadSeparator: "-"})
+	rdb := srv.Client(t)
+	s, err := redissaver.New(rdb, redissaver.Options{Prefix: prefix, Serde: h})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	spec, _ := json.Marshal(raceSpec{Addr: srv.Addr, Prefix: prefix, KeyFile: keyFile})
+	child := exec.Command(os.Args[0], "-test.run=^TestHelperEraseRaceWriter$", "-test.count=1")
+	child.Env = append(os.Environ(), raceEnv+"="+string(spec))
+	child.Stderr = os.Stderr
+	stdin, err := child.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := child.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = stdin.Close(); _ = child.Wait() })
+	out := bufio.NewReader(stdout)
+	if line, err := out.ReadString('\n'); err != nil || strings.TrimSpace(line) != "writing" {
+		t.Fatalf("the writer process: %q, %v", line, err)
+	}
+
+	// The erasure, step by step as vault.Handle.ForgetWith runs it.
+	if _, err := h.StartErasure(ctx, "carol"); err != nil {
+		t.Fatal(err)
+	}
+	if d, ok := any(s).(interface{ DrainWrites(context.Context) error }); ok {
+		if err := d.DrainWrites(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	threads := []string{"carol-0", "carol-1", "carol-2"}
+	for _, th := range threads {
+		if err := s.DeleteThread(ctx, th); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// The writer goes on (its writes now refused); nothing may appear.
+	for range 20 {
+		time.Sleep(50 * time.Millisecond)
+		ks, err := rdb.Keys(ctx, prefix+":{carol-*").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ks) > 0 {
+			t.Fatalf("after the erasure, another process stored keys of the erased subject: %v", ks)
+		}
+		for _, th := range threads {
+			tup, err := s.GetTuple(ctx, checkpointer.Config{ThreadID: th})
+			if err == nil && tup != nil {
+				t.Fatalf("after the erasure, thread %s holds checkpoint %s", th, tup.Checkpoint.ID)
+			}
+		}
+	}
+	_ = stdin.Close()
+	rest, _ := io.ReadAll(out)
+	if err := child.Wait(); err != nil {
+		t.Fatalf("the writer process: %v\n%s", err, rest)
+	}
+	// A put refused by the fence takes its thread out of the index
+	// again before it returns: once the writer has stopped, the index
+	// names no thread of the subject.
+	for _, th := range threads {
+		if err := rdb.ZScore(ctx, prefix+":threads", th).Err(); !errors.Is(err, redis.Nil) {
+			t.Fatalf("after the erasure, the thread index names %s (%v)", th, err)
+		}
+	}
+	var stored, refused int
+	if _, err := fmt.Sscanf(string(rest), "stored %d refused %d", &stored, &refused); err != nil || refused == 0 {
+		t.Fatalf("the writer process: %q (%v): it must have gone on writing through the erasure", rest, err)
+	}
+	t.Logf("writer: %d stored before the erasure, %d refused after", stored, refused)
+}

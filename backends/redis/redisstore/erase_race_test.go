@@ -1,0 +1,166 @@
+package redisstore_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/memvault/memvault/backends/redis/redisstore"
+	"github.com/memvault/memvault/backends/redis/redistest"
+	"github.com/memvault/memvault/keys"
+	"github.com/memvault/memvault/keys/keystest"
+	"github.com/memvault/memvault/keys/sqlitekeys"
+	"github.com/memvault/memvault/store"
+)
+
+// raceSpec tells TestHelperEraseRaceWriter where to write.
+type raceSpec struct{ Addr, Prefix, KeyFile string }
+
+const raceEnv = "MEMVAULT_REDIS_STORE_ERASE_RACE"
+
+// stalledTable is a key table whose key checks return late: the writer
+// stalls between its fence check and its commit, the window an erasure
+// must close.
+type stalledTable struct{ *sqlitekeys.Table }
+
+func (s stalledTable) LiveKey(ctx context.Context, subject, keyID string) (bool, error) {
+	live, err := s.Table.LiveKey(ctx, subject, keyID)
+	time.Sleep(100 * time.Millisecond)
+	return live, err
+}
+
+var carol = store.Namespace{"users", "carol", "notes"}
+
+// TestHelperEraseRaceWriter is the other process of TestEraseRace: it
+// puts items of subject carol in a loop until stdin closes, says
+// "writing" after its first put, and prints how many were stored and
+// refused.
+func TestHelperEraseRaceWriter(t *testing.T) {
+	raw := os.Getenv(raceEnv)
+	if raw == "" {
+		t.Skip("the other process of TestEraseRace")
+	}
+	var spec raceSpec
+	if err := json.Unmarshal([]byte(raw), &spec); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	table, err := sqlitekeys.Open(ctx, spec.KeyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = table.Close() }()
+	h := keystest.NewHierarchy(t, stalledTable{table}, keys.Subjects{NamespacePrefix: []string{"users"}})
+	rdb := redis.NewClient(&redis.Options{Addr: spec.Addr})
+	defer func() { _ = rdb.Close() }()
+	s, err := redisstore.New(ctx, rdb, redisstore.Options{Prefix: spec.Prefix, Serde: h})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { _, _ = io.Copy(io.Discard, os.Stdin); close(done) }()
+	stored, refused := 0, 0
+	for n := 0; ; n++ {
+		select {
+		case <-done:
+			fmt.Printf("stored %d refused %d\n", stored, refused)
+			return
+		default:
+		}
+		err := s.Put(ctx, carol, fmt.Sprintf("k%d", n%3), map[string]any{"text": "carol is allergic to peanuts"})
+		switch {
+		case err == nil:
+			if stored == 0 {
+				fmt.Println("writing")
+			}
+			stored++
+		case errors.Is(err, keys.ErrSubjectErased):
+			refused++
+		default:
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestEraseRace: while another process puts a subject's items in a loop,
+// an erasure (destroy the keys, drain the writes, delete the subject's
+// namespace — as vault.Handle.ForgetWith) leaves no item of the subject
+// behind. The store's writes check the fence holding the store's lock,
+// which DrainWrites takes once.
+func TestEraseRace(t *testing.T) {
+	srv := redistest.Shared(t, 8)
+	prefix := redistest.Prefix()
+	ctx := context.Background()
+	keyFile := filepath.Join(t.TempDir(), "keys.db")
+	table, err := sqlitekeys.Open(ctx, keyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = table.Close() })
+	h := keystest.NewHierarchy(t, table, keys.Subjects{NamespacePrefix: []string{"users"}})
+	rdb := srv.Client(t)
+	s := newStore(t, rdb, redisstore.Options{Prefix: prefix, Serde: h})
+
+	spec, _ := json.Marshal(raceSpec{Addr: srv.Addr, Prefix: prefix, KeyFile: keyFile})
+	child := exec.Command(os.Args[0], "-test.run=^TestHelperEraseRaceWriter$", "-test.count=1")
+	child.Env = append(os.Environ(), raceEnv+"="+string(spec))
+	child.Stderr = os.Stderr
+	stdin, err := child.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := child.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = stdin.Close(); _ = child.Wait() })
+	out := bufio.NewReader(stdout)
+	if line, err := out.ReadString('\n'); err != nil || strings.TrimSpace(line) != "writing" {
+		t.Fatalf("the writer process: %q, %v", line, err)
+	}
+
+	if _, err := h.StartErasure(ctx, "carol"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DrainWrites(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.DeletePrefix(ctx, store.Namespace{"users", "carol"}); err != nil {
+		t.Fatal(err)
+	}
+	plain := newStore(t, rdb, redisstore.Options{Prefix: prefix})
+	for range 20 {
+		time.Sleep(50 * time.Millisecond)
+		items, err := plain.Search(ctx, store.Namespace{"users", "carol"}, store.SearchOptions{Limit: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(items) > 0 {
+			t.Fatalf("after the erasure, another process stored items of the erased subject: %d, first %s", len(items), items[0].Key)
+		}
+	}
+	_ = stdin.Close()
+	rest, _ := io.ReadAll(out)
+	if err := child.Wait(); err != nil {
+		t.Fatalf("the writer process: %v\n%s", err, rest)
+	}
+	var stored, refused int
+	if _, err := fmt.Sscanf(string(rest), "stored %d refused %d", &stored, &refused); err != nil || refused == 0 {
+		t.Fatalf("the writer process: %q (%v): it must have gone on writing through the erasure", rest, err)
+	}
+	t.Logf("writer: %d stored before the erasure, %d refused after", stored, refused)
+}
