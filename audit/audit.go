@@ -311,8 +311,12 @@ type Filter struct {
 }
 
 // Records calls fn with each record f keeps, in order. It verifies
-// nothing: Verify does.
+// nothing: Verify does. Pending records (PendingTable) are chained first
+// when they can be, so that a write's record is listed once the write
+// returned; when chaining fails, the chained records are listed all the
+// same (Check says why the rest is not).
 func (t *Trail) Records(ctx context.Context, f Filter, fn func(Record) error) error {
+	_ = t.Flush(ctx)
 	var last int64
 	for {
 		page, err := t.table.Page(ctx, last, pageSize)

@@ -157,10 +157,12 @@ func (t *Trail) appendWith(ctx context.Context, run func(context.Context, func(*
 			return err
 		}
 		var chainErr error
+		stored := false
 		err = run(ctx, func(last *Record, pending []Pending) ([]Record, error) {
 			// Table may call chain again when it retries: start over.
-			chainErr = nil
+			chainErr, stored = nil, false
 			var all []Record
+			defer func() { stored = len(all) > 0 }()
 			add := func(es []Entry, now time.Time, who string) ([]Record, error) {
 				rs, err := t.chain(last, es, now, who, began)
 				if err != nil {
@@ -204,11 +206,12 @@ func (t *Trail) appendWith(ctx context.Context, run func(context.Context, func(*
 		if err != nil {
 			return fmt.Errorf("audit: %w", err)
 		}
-		// The trail now holds a hash-chained record: from here on the
-		// data database says so. After the commit, so that a crash in
+		// The trail now holds a hash-chained record (when this
+		// transaction stored one: a chainer may have found nothing to
+		// chain): from here on the data database says so. After the commit, so that a crash in
 		// between cannot leave a mark without such a record (which would
 		// stop every writer); the next append marks it then.
-		if t.meta != nil && !t.began.Load() {
+		if stored && t.meta != nil && !t.began.Load() {
 			if err := t.meta.MarkChainBegan(ctx); err != nil {
 				return fmt.Errorf("audit: record that the hash chain began: %w", err)
 			}

@@ -298,10 +298,13 @@ func (s *Saver) importThread(ctx context.Context, items []checkpointer.ImportChe
 	return im.ImportThread(ctx, items)
 }
 
-// Close closes the wrapped saver when it can be closed.
+// Close chains the records still pending (writes recorded in their own
+// transactions), so that a process that shuts down cleanly leaves none
+// for the next one, and closes the wrapped saver when it can be closed.
 func (s *Saver) Close() error {
+	ferr := s.trail.Flush(context.Background())
 	if c, ok := s.inner.(interface{ Close() error }); ok {
-		return c.Close()
+		return errors.Join(ferr, c.Close())
 	}
-	return nil
+	return ferr
 }
