@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -20,8 +19,6 @@ import (
 	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/checkpointer/pgsaver"
 	"github.com/memvault/memvault/config"
-	"github.com/memvault/memvault/crypto"
-	"github.com/memvault/memvault/keys"
 	"github.com/memvault/memvault/serde"
 )
 
@@ -256,15 +253,7 @@ func benchTrail(ctx context.Context, pool *pgxpool.Pool, schema string) (*audit.
 	if err := tb.Setup(ctx); err != nil {
 		return nil, err
 	}
-	k, err := crypto.NewKey(bytes.Repeat([]byte{0x42}, 32))
-	if err != nil {
-		return nil, err
-	}
-	ak, err := keys.DeriveAuditKey(k)
-	if err != nil {
-		return nil, err
-	}
-	return audit.New(tb, ak)
+	return auditTrail(tb, true)
 }
 
 // benchVersions are the channel versions of checkpoint i: "messages" and
