@@ -132,6 +132,13 @@ type Options struct {
 	// extended. nil (no data database, tests): such a trail verifies as a
 	// trail written before the hash chain.
 	Meta Meta
+	// WritesInTx: the data the trail records operations on lives in the
+	// trail's database (the same PostgreSQL database, the same SQLite
+	// file), so an audited write inserts its record in its own
+	// transaction (RecordInTx) instead of committing it first — one
+	// commit for both. Only with a table that keeps pending records
+	// (PendingTable); leave it unset when the data lives elsewhere.
+	WritesInTx bool
 }
 
 // Meta keeps, in the data database the trail is bound to, the one fact
@@ -163,6 +170,9 @@ type Trail struct {
 	cursor *walkState // where catchUp left off (format-1 heads only)
 
 	group group // appenders waiting for a commit (group.go)
+
+	writesInTx bool    // Options.WritesInTx
+	chaining   chainer // pending records' chaining (pending.go)
 }
 
 // New returns the trail of table, authenticated under key (at least 32
@@ -177,7 +187,7 @@ func NewTrail(table Table, opts Options) (*Trail, error) {
 	if table == nil {
 		return nil, errors.New("audit: nil table")
 	}
-	t := &Trail{table: table, dbID: opts.DatabaseID, meta: opts.Meta, now: time.Now}
+	t := &Trail{table: table, dbID: opts.DatabaseID, meta: opts.Meta, now: time.Now, writesInTx: opts.WritesInTx}
 	for _, k := range append([][]byte{opts.Key}, opts.Previous...) {
 		if len(k) < 32 {
 			return nil, fmt.Errorf("audit: key of %d bytes, want at least 32", len(k))
@@ -266,6 +276,9 @@ func (t *Trail) LogAll(ctx context.Context, es []Entry) error {
 			return fmt.Errorf("%w %q", ErrReservedOp, e.Op)
 		}
 	}
+	if err := t.readyToRecord(ctx, es); err != nil {
+		return err
+	}
 	_, err := t.append(ctx, es)
 	return err
 }
@@ -298,8 +311,12 @@ type Filter struct {
 }
 
 // Records calls fn with each record f keeps, in order. It verifies
-// nothing: Verify does.
+// nothing: Verify does. Pending records (PendingTable) are chained first
+// when they can be, so that a write's record is listed once the write
+// returned; when chaining fails, the chained records are listed all the
+// same (Check says why the rest is not).
 func (t *Trail) Records(ctx context.Context, f Filter, fn func(Record) error) error {
+	_ = t.Flush(ctx)
 	var last int64
 	for {
 		page, err := t.table.Page(ctx, last, pageSize)

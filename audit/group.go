@@ -118,12 +118,35 @@ func (t *Trail) lead() {
 	}
 }
 
-// commit stores batch's records in one Table.Append, in the callers'
+// commit stores batch's records in one transaction, in the callers'
 // order, and marks the chain's beginning when it was not yet marked. The
-// error is every caller's.
+// error is every caller's. On a PendingTable the same transaction chains
+// the pending records first (those of writes that recorded in their own
+// transactions): whoever appends chains them.
 func (t *Trail) commit(batch []*request) error {
 	ctx, cancel := batchContext(batch)
 	defer cancel()
+	if _, ok := t.pendingTable(); ok {
+		t.chaining.mu.Lock()
+		defer t.chaining.mu.Unlock()
+		n, err := t.chainPending(ctx, batch)
+		for err == nil && n == chainBatch {
+			n, err = t.chainPending(ctx, nil)
+		}
+		if err != nil {
+			return err
+		}
+		t.chaining.failed.Store(nil)
+		return nil
+	}
+	return t.appendWith(ctx, func(ctx context.Context, chain func(*Record, []Pending) ([]Record, error)) error {
+		return t.table.Append(ctx, func(last *Record) ([]Record, error) { return chain(last, nil) })
+	}, batch)
+}
+
+// appendWith runs one appending transaction (run: the table's Append or
+// AppendPending), chaining the pending records it is given, then batch's.
+func (t *Trail) appendWith(ctx context.Context, run func(context.Context, func(*Record, []Pending) ([]Record, error)) error, batch []*request) error {
 	for attempt := 0; ; attempt++ {
 		// Read outside the table's lock (the data database may be
 		// another file or connection), before every attempt: a writer
@@ -134,19 +157,38 @@ func (t *Trail) commit(batch []*request) error {
 			return err
 		}
 		var chainErr error
-		err = t.table.Append(ctx, func(last *Record) ([]Record, error) {
+		stored := false
+		err = run(ctx, func(last *Record, pending []Pending) ([]Record, error) {
 			// Table may call chain again when it retries: start over.
-			chainErr = nil
+			chainErr, stored = nil, false
 			var all []Record
-			for _, r := range batch {
-				rs, err := t.chain(last, r.es, r.now, r.who, began)
+			defer func() { stored = len(all) > 0 }()
+			add := func(es []Entry, now time.Time, who string) ([]Record, error) {
+				rs, err := t.chain(last, es, now, who, began)
 				if err != nil {
 					chainErr = err
 					return nil, err
 				}
-				r.out = rs
 				all = append(all, rs...)
 				last = &rs[len(rs)-1]
+				return rs, nil
+			}
+			for i := range pending {
+				p := &pending[i]
+				if err := t.checkPending(p); err != nil {
+					chainErr = err
+					return nil, err
+				}
+				if _, err := add([]Entry{{Op: p.Op, Target: p.Target, Subject: p.Subject, KeyID: p.KeyID}}, p.Time, p.Principal); err != nil {
+					return nil, err
+				}
+			}
+			for _, r := range batch {
+				rs, err := add(r.es, r.now, r.who)
+				if err != nil {
+					return nil, err
+				}
+				r.out = rs
 			}
 			return all, nil
 		})
@@ -164,11 +206,12 @@ func (t *Trail) commit(batch []*request) error {
 		if err != nil {
 			return fmt.Errorf("audit: %w", err)
 		}
-		// The trail now holds a hash-chained record: from here on the
-		// data database says so. After the commit, so that a crash in
+		// The trail now holds a hash-chained record (when this
+		// transaction stored one: a chainer may have found nothing to
+		// chain): from here on the data database says so. After the commit, so that a crash in
 		// between cannot leave a mark without such a record (which would
 		// stop every writer); the next append marks it then.
-		if t.meta != nil && !t.began.Load() {
+		if stored && t.meta != nil && !t.began.Load() {
 			if err := t.meta.MarkChainBegan(ctx); err != nil {
 				return fmt.Errorf("audit: record that the hash chain began: %w", err)
 			}

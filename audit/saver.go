@@ -111,20 +111,66 @@ func (s *Saver) List(ctx context.Context, cfg *checkpointer.Config, opt checkpoi
 	}
 }
 
-// Put implements checkpointer.Saver (recorded as a write).
+// Put implements checkpointer.Saver (recorded as a write: in the put's own
+// transaction when the trail can, see writeCtx).
 func (s *Saver) Put(ctx context.Context, cfg checkpointer.Config, cp *checkpointer.Checkpoint, md checkpointer.Metadata, nv map[string]string) (checkpointer.Config, error) {
-	if err := s.log(ctx, OpCheckpointWrite, cfg.ThreadID); err != nil {
+	wctx, inTx, err := s.writeCtx(ctx, OpCheckpointWrite, cfg.ThreadID)
+	if err != nil {
 		return checkpointer.Config{}, err
 	}
-	return s.inner.Put(ctx, cfg, cp, md, nv)
+	out, err := s.inner.Put(wctx, cfg, cp, md, nv)
+	if inTx && err == nil {
+		s.trail.Recorded()
+	}
+	return out, err
 }
 
-// PutWrites implements checkpointer.Saver (recorded as a write).
+// PutWrites implements checkpointer.Saver (recorded as a write, as Put).
 func (s *Saver) PutWrites(ctx context.Context, cfg checkpointer.Config, writes []checkpointer.Write, taskID, taskPath string) error {
-	if err := s.log(ctx, OpWritesWrite, cfg.ThreadID); err != nil {
+	if len(writes) == 0 {
+		// Nothing is written, so no transaction would carry the
+		// record: it commits by itself, as it always did.
+		if err := s.log(ctx, OpWritesWrite, cfg.ThreadID); err != nil {
+			return err
+		}
+		return s.inner.PutWrites(ctx, cfg, writes, taskID, taskPath)
+	}
+	wctx, inTx, err := s.writeCtx(ctx, OpWritesWrite, cfg.ThreadID)
+	if err != nil {
 		return err
 	}
-	return s.inner.PutWrites(ctx, cfg, writes, taskID, taskPath)
+	err = s.inner.PutWrites(wctx, cfg, writes, taskID, taskPath)
+	if inTx && err == nil {
+		s.trail.Recorded()
+	}
+	return err
+}
+
+// writeCtx records op on thread for a write about to run with the
+// returned context. When the data lives in the trail's database
+// (Options.WritesInTx) and the saver inserts records in its writes'
+// transactions (checkpointer.TxRecorder), the context carries the record
+// (inTx): the write and its record commit together, and a write that
+// fails leaves no record. Otherwise the record commits first, as a change
+// must not happen unless its record is durable.
+func (s *Saver) writeCtx(ctx context.Context, op, thread string) (_ context.Context, inTx bool, _ error) {
+	e, err := s.entry(ctx, op, thread)
+	if err != nil {
+		return nil, false, err
+	}
+	if r, ok := s.inner.(checkpointer.TxRecorder); ok && r.RecordsInTx() {
+		row, ok, err := s.trail.RecordInTx(ctx, e)
+		if err != nil {
+			return nil, false, err
+		}
+		if ok {
+			return checkpointer.WithRecord(ctx, row), true, nil
+		}
+	}
+	if err := s.trail.LogAll(ctx, []Entry{e}); err != nil {
+		return nil, false, err
+	}
+	return ctx, false, nil
 }
 
 // DeleteThread implements checkpointer.Saver (recorded as a delete).
@@ -252,10 +298,13 @@ func (s *Saver) importThread(ctx context.Context, items []checkpointer.ImportChe
 	return im.ImportThread(ctx, items)
 }
 
-// Close closes the wrapped saver when it can be closed.
+// Close chains the records still pending (writes recorded in their own
+// transactions), so that a process that shuts down cleanly leaves none
+// for the next one, and closes the wrapped saver when it can be closed.
 func (s *Saver) Close() error {
+	ferr := s.trail.Flush(context.Background())
 	if c, ok := s.inner.(interface{ Close() error }); ok {
-		return c.Close()
+		return errors.Join(ferr, c.Close())
 	}
-	return nil
+	return ferr
 }

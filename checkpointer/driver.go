@@ -142,6 +142,11 @@ type DriverCapabilities struct {
 	// never reads PutRows.Doc, so the engine does not encode documents
 	// for it; it returns them as StoredCheckpoint.Decoded.
 	DecodedDocuments bool
+	// TxRecords: Put and PutWrites insert PutRows.Record and
+	// WriteRows.Record in the write's own transaction (a SQL driver). The
+	// engine refuses a recorded write on a driver without it rather than
+	// store it unrecorded.
+	TxRecords bool
 	// ExactFilter: Scan applies DriverQuery.Filter exactly (JSON
 	// containment, as LangGraph's `metadata @> filter`), so the engine
 	// neither checks it again nor withholds the Limit.
@@ -241,6 +246,10 @@ type PutRows struct {
 	Inline []ValueRow
 	// Fence is run inside the write (Driver).
 	Fence WriteFence
+	// Record, when not nil, is the audit record of the put: the driver
+	// inserts it in the put's transaction, so that the put and its record
+	// commit together or not at all (see RecordRow).
+	Record *RecordRow
 }
 
 // WriteRows is what a PutWrites stores: the writes of one task.
@@ -254,6 +263,8 @@ type WriteRows struct {
 	Upsert bool
 	// Fence is run inside the write (Driver).
 	Fence WriteFence
+	// Record is as PutRows.Record: inserted in the write's transaction.
+	Record *RecordRow
 }
 
 // ThreadRows is every row of one thread (DriverTx.Rows).
@@ -346,4 +357,44 @@ type FenceStatement struct {
 func (p *PutRows) ErrParentMissing() error {
 	return fmt.Errorf("%w: checkpoint %q of thread %q (namespace %q) was removed (swept, pruned or deleted) since it was read; "+
 		"nothing was stored: read the thread again and continue from what it holds", ErrParentMissing, p.Parent, p.Thread, p.NS)
+}
+
+// RecordRow is an audit record that a write inserts in its own
+// transaction, when the audit trail lives in the write's database
+// (audit.Options.WritesInTx): one commit makes the write and its record
+// durable together, and a write that fails rolls its record back. The
+// audit package makes it; a SQL driver only inserts it, after the write's
+// rows and only when they are stored (a put whose parent is gone stores
+// neither).
+type RecordRow struct {
+	// Table is the table's name, quoted (and qualified) as the driver's
+	// SQL needs it.
+	Table string
+	// Columns are the columns Values go to, in order.
+	Columns []string
+	// Values are the row's values (text, or a time.Time).
+	Values []any
+}
+
+type recordKey struct{}
+
+// WithRecord returns ctx carrying r, the audit record of the Put or
+// PutWrites called with it: a saver on a driver with TxRecords
+// (checkpointer/engine) inserts it in the write's transaction, and any
+// other saver must refuse the write (RecordsInTx tells which is which).
+func WithRecord(ctx context.Context, r *RecordRow) context.Context {
+	return context.WithValue(ctx, recordKey{}, r)
+}
+
+// RecordOf returns the record WithRecord put in ctx, or nil.
+func RecordOf(ctx context.Context) *RecordRow {
+	r, _ := ctx.Value(recordKey{}).(*RecordRow)
+	return r
+}
+
+// TxRecorder is a Saver that inserts a Put's or PutWrites' audit record
+// (WithRecord) in the write's own transaction.
+type TxRecorder interface {
+	// RecordsInTx reports whether it does (its driver has TxRecords).
+	RecordsInTx() bool
 }

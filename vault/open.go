@@ -466,7 +466,11 @@ func openAudit(ctx context.Context, c config.Config, h *Handle) error {
 	if err != nil {
 		return fmt.Errorf("vault: %w", err)
 	}
-	trail, err := audit.NewTrail(table, audit.Options{Key: ks[0], Previous: ks[1:], DatabaseID: dbID, Meta: auditMeta(c, h)})
+	// A write records in its own transaction where the trail lives in
+	// the data's database: PostgreSQL (the same pool), or a SQLite trail
+	// in the data file itself (MEMVAULT_AUDIT_TABLE set to it).
+	inTx := h.Pool != nil || (c.AuditTable != "" && c.AuditTable == c.DBPath && c.DBPath != sqliteMemory)
+	trail, err := audit.NewTrail(table, audit.Options{Key: ks[0], Previous: ks[1:], DatabaseID: dbID, Meta: auditMeta(c, h), WritesInTx: inTx})
 	if err != nil {
 		return fmt.Errorf("vault: %w", err)
 	}
@@ -475,6 +479,9 @@ func openAudit(ctx context.Context, c config.Config, h *Handle) error {
 		subjects = h.Keys
 	}
 	h.Audit = trail
+	// Closers run last first: the records still pending are chained
+	// before the database closes, so a clean shutdown leaves none.
+	h.closers = append(h.closers, func() error { return trail.Flush(context.Background()) })
 	h.Saver = audit.NewSaver(h.Saver, trail, subjects)
 	h.Store = audit.NewStore(h.Store, trail, subjects)
 	return nil

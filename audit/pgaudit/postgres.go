@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/memvault/memvault/audit"
+	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/internal/pgmigrate"
 )
 
@@ -26,14 +27,15 @@ type Options struct {
 
 // Table is an audit.Table in PostgreSQL.
 type Table struct {
-	pool  *pgxpool.Pool
-	opts  Options
-	table string
-	name  pgx.Identifier // the table
-	lock  int64          // advisory lock serialising appends
+	pool    *pgxpool.Pool
+	opts    Options
+	table   string
+	name    pgx.Identifier // the table
+	pending string         // the pending records' table (audit.PendingTable), quoted
+	lock    int64          // advisory lock serialising appends
 }
 
-var _ audit.Table = (*Table)(nil)
+var _ audit.PendingTable = (*Table)(nil)
 
 var columns = []string{"seq", "at", "principal", "op", "target", "subject", "key_id", "link", "mac"}
 
@@ -44,10 +46,11 @@ func New(pool *pgxpool.Pool, opts Options) (*Table, error) {
 	if pool == nil {
 		return nil, errors.New("audit/pgaudit: nil pool")
 	}
-	t := &Table{pool: pool, opts: opts, table: "memvault_audit", name: pgx.Identifier{"memvault_audit"}}
+	t := &Table{pool: pool, opts: opts, table: "memvault_audit", name: pgx.Identifier{"memvault_audit"}, pending: "memvault_audit_pending"}
 	if opts.Schema != "" {
 		t.name = pgx.Identifier{opts.Schema, "memvault_audit"}
 		t.table = t.name.Sanitize()
+		t.pending = pgx.Identifier{opts.Schema, "memvault_audit_pending"}.Sanitize()
 	}
 	h := fnv.New64a()
 	h.Write([]byte("memvault/audit/" + t.table))
@@ -67,7 +70,7 @@ var migrationFiles embed.FS
 
 // migrationSet is the trail's migrations with t's table name filled in.
 func (t *Table) migrationSet() (pgmigrate.Set, error) {
-	stmts, err := pgmigrate.Load(migrationFiles, "migrations/audit", map[string]string{"audit": t.table})
+	stmts, err := pgmigrate.Load(migrationFiles, "migrations/audit", map[string]string{"audit": t.table, "pending": t.pending})
 	return pgmigrate.Set{Table: "memvault_audit_migrations", Statements: stmts}, err
 }
 
@@ -123,11 +126,106 @@ func (t *Table) Append(ctx context.Context, chain func(*audit.Record) ([]audit.R
 	return nil
 }
 
+// pendingColumns are the pending table's columns, in Pending's order.
+var pendingColumns = []string{"id", "at", "principal", "op", "target", "subject", "key_id", "mac"}
+
+// AddPending implements audit.PendingTable: one INSERT, one commit.
+func (t *Table) AddPending(ctx context.Context, ps []audit.Pending) error {
+	cols := make([][]string, len(pendingColumns)-1)
+	at := make([]time.Time, len(ps))
+	for i := range cols {
+		cols[i] = make([]string, len(ps))
+	}
+	for i, p := range ps {
+		at[i] = p.Time
+		for j, v := range []string{p.ID, p.Principal, p.Op, p.Target, p.Subject, p.KeyID, p.MAC} {
+			cols[j][i] = v
+		}
+	}
+	_, err := t.pool.Exec(ctx, `INSERT INTO `+t.pending+` (id, at, principal, op, target, subject, key_id, mac)
+SELECT * FROM unnest($1::text[], $2::timestamptz[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[])`,
+		cols[0], at, cols[1], cols[2], cols[3], cols[4], cols[5], cols[6])
+	if err != nil {
+		return fmt.Errorf("audit/pgaudit: pending records: %w", err)
+	}
+	return nil
+}
+
+// PendingRow implements audit.PendingTable.
+func (t *Table) PendingRow(p audit.Pending) *checkpointer.RecordRow {
+	return &checkpointer.RecordRow{Table: t.pending, Columns: pendingColumns,
+		Values: []any{p.ID, p.Time, p.Principal, p.Op, p.Target, p.Subject, p.KeyID, p.MAC}}
+}
+
+// AppendPending implements audit.PendingTable as Append does, in two
+// round trips and the commit: BEGIN, the lock, the last record and the
+// oldest pending records in one (read after the lock is held, so no other
+// chainer has them: it chained and deleted them before, or waits); the
+// chained records, the pending rows' delete and COMMIT in the other.
+func (t *Table) AppendPending(ctx context.Context, limit int, chain func(*audit.Record, []audit.Pending) ([]audit.Record, error)) error {
+	conn, err := t.pool.Acquire(ctx)
+	if err != nil {
+		return fmt.Errorf("audit/pgaudit: %w", err)
+	}
+	defer conn.Release()
+	var pending []audit.Pending
+	err = t.appendFn(ctx, conn.Conn(), func(b *pgx.Batch) {
+		b.Queue(`SELECT id, at, principal, op, target, subject, key_id, mac FROM `+t.pending+` ORDER BY at, id LIMIT $1`, limit).Query(func(rows pgx.Rows) error {
+			var err error
+			pending, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (audit.Pending, error) {
+				var p audit.Pending
+				err := r.Scan(&p.ID, &p.Time, &p.Principal, &p.Op, &p.Target, &p.Subject, &p.KeyID, &p.MAC)
+				p.Time = p.Time.UTC()
+				return p, err
+			})
+			return err
+		})
+	}, func(last *audit.Record) ([]audit.Record, error) { return chain(last, pending) }, func(b *pgx.Batch) {
+		if len(pending) == 0 {
+			return
+		}
+		ids := make([]string, len(pending))
+		for i, p := range pending {
+			ids[i] = p.ID
+		}
+		b.Queue(`DELETE FROM `+t.pending+` WHERE id = ANY($1)`, ids)
+	})
+	if err != nil {
+		return fmt.Errorf("audit/pgaudit: %w", err)
+	}
+	return nil
+}
+
+// PagePending implements audit.PendingTable.
+func (t *Table) PagePending(ctx context.Context, afterTime time.Time, afterID string, limit int) ([]audit.Pending, error) {
+	rows, err := t.pool.Query(ctx, `SELECT id, at, principal, op, target, subject, key_id, mac FROM `+t.pending+`
+WHERE (at, id) > ($1, $2) ORDER BY at, id LIMIT $3`, afterTime, afterID, limit)
+	if err != nil {
+		return nil, fmt.Errorf("audit/pgaudit: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (audit.Pending, error) {
+		var p audit.Pending
+		err := r.Scan(&p.ID, &p.Time, &p.Principal, &p.Op, &p.Target, &p.Subject, &p.KeyID, &p.MAC)
+		p.Time = p.Time.UTC()
+		return p, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("audit/pgaudit: %w", err)
+	}
+	return out, nil
+}
+
 // append runs the transaction on c. When it fails midway, c is left in
 // the transaction and the pool, on Release, closes it rather than keep a
 // connection that is not idle: the session's end rolls the transaction
 // back and frees the lock.
 func (t *Table) append(ctx context.Context, c *pgx.Conn, chain func(*audit.Record) ([]audit.Record, error)) error {
+	return t.appendFn(ctx, c, nil, chain, nil)
+}
+
+// appendFn is append with read queuing more reads after the last
+// record's, and write more statements before COMMIT.
+func (t *Table) appendFn(ctx context.Context, c *pgx.Conn, read func(*pgx.Batch), chain func(*audit.Record) ([]audit.Record, error), write func(*pgx.Batch)) error {
 	b := &pgx.Batch{}
 	b.Queue(`BEGIN`)
 	b.Queue(`SELECT pg_advisory_xact_lock($1)`, t.lock)
@@ -143,6 +241,9 @@ func (t *Table) append(ctx context.Context, c *pgx.Conn, chain func(*audit.Recor
 		}
 		return nil
 	})
+	if read != nil {
+		read(b)
+	}
 	if err := c.SendBatch(ctx, b).Close(); err != nil {
 		return err
 	}
@@ -169,6 +270,9 @@ func (t *Table) append(ctx context.Context, c *pgx.Conn, chain func(*audit.Recor
 	b = &pgx.Batch{}
 	b.Queue(`INSERT INTO `+t.table+` (`+selectColumns+`)
 SELECT * FROM unnest($1::bigint[], $2::timestamptz[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[])`, cols...)
+	if write != nil {
+		write(b)
+	}
 	var tag pgconn.CommandTag
 	b.Queue(`COMMIT`).Exec(func(ct pgconn.CommandTag) error { tag = ct; return nil })
 	if err := c.SendBatch(ctx, b).Close(); err != nil {

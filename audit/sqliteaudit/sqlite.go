@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/memvault/memvault/audit"
+	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/internal/sqlitedb"
 )
 
@@ -32,7 +33,7 @@ const columns = `seq, at, principal, op, target, subject, key_id, link, mac`
 // Table is an audit.Table in a SQLite database.
 type Table struct{ db *sqlitedb.DB }
 
-var _ audit.Table = (*Table)(nil)
+var _ audit.PendingTable = (*Table)(nil)
 
 // Open opens (creating when missing) the trail in the SQLite file at path.
 func Open(ctx context.Context, path string) (*Table, error) {
@@ -53,6 +54,12 @@ func (t *Table) Close() error { return t.db.Close() }
 // Append implements audit.Table in one write transaction (SQLite runs one
 // at a time, across processes too).
 func (t *Table) Append(ctx context.Context, chain func(*audit.Record) ([]audit.Record, error)) error {
+	return t.append(ctx, func(_ *sql.Tx, last *audit.Record) ([]audit.Record, error) { return chain(last) })
+}
+
+// append runs one write transaction: it reads the last record, calls
+// chain, and stores the records chain returns.
+func (t *Table) append(ctx context.Context, chain func(*sql.Tx, *audit.Record) ([]audit.Record, error)) error {
 	err := t.db.Write(ctx, func(tx *sql.Tx) error {
 		var last *audit.Record
 		var r audit.Record
@@ -63,9 +70,12 @@ func (t *Table) Append(ctx context.Context, chain func(*audit.Record) ([]audit.R
 		case !errors.Is(err, sql.ErrNoRows):
 			return err
 		}
-		rs, err := chain(last)
+		rs, err := chain(tx, last)
 		if err != nil {
 			return err
+		}
+		if len(rs) == 0 {
+			return nil
 		}
 		stmt, err := tx.PrepareContext(ctx, `INSERT INTO memvault_audit (`+columns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 		if err != nil {
@@ -83,6 +93,113 @@ func (t *Table) Append(ctx context.Context, chain func(*audit.Record) ([]audit.R
 		return fmt.Errorf("audit/sqliteaudit: %w", err)
 	}
 	return nil
+}
+
+// pendingColumns are the pending table's columns, in Pending's order.
+var pendingColumns = []string{"id", "at", "principal", "op", "target", "subject", "key_id", "mac"}
+
+const pendingSelect = `SELECT id, at, principal, op, target, subject, key_id, mac FROM memvault_audit_pending`
+
+// pendingValues is p's row, in pendingColumns' order.
+func pendingValues(p audit.Pending) []any {
+	return []any{p.ID, p.Time.UTC().Format(time.RFC3339Nano), p.Principal, p.Op, p.Target, p.Subject, p.KeyID, p.MAC}
+}
+
+// AddPending implements audit.PendingTable in one write transaction.
+func (t *Table) AddPending(ctx context.Context, ps []audit.Pending) error {
+	err := t.db.Write(ctx, func(tx *sql.Tx) error {
+		for _, p := range ps {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO memvault_audit_pending (id, at, principal, op, target, subject, key_id, mac)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, pendingValues(p)...); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("audit/sqliteaudit: pending records: %w", err)
+	}
+	return nil
+}
+
+// PendingRow implements audit.PendingTable: the row a write of the data
+// file inserts, when the trail lives in that file.
+func (t *Table) PendingRow(p audit.Pending) *checkpointer.RecordRow {
+	return &checkpointer.RecordRow{Table: "memvault_audit_pending", Columns: pendingColumns, Values: pendingValues(p)}
+}
+
+// scanPending reads the rows of pendingSelect.
+func scanPending(rows *sql.Rows) ([]audit.Pending, error) {
+	defer rows.Close()
+	var out []audit.Pending
+	for rows.Next() {
+		var p audit.Pending
+		var at string
+		if err := rows.Scan(&p.ID, &at, &p.Principal, &p.Op, &p.Target, &p.Subject, &p.KeyID, &p.MAC); err != nil {
+			return nil, err
+		}
+		tm, err := time.Parse(time.RFC3339Nano, at)
+		if err != nil {
+			return nil, fmt.Errorf("pending record %s: bad time %q", p.ID, at)
+		}
+		p.Time = tm.UTC()
+		out = append(out, p)
+	}
+	return out, rows.Err()
+}
+
+// AppendPending implements audit.PendingTable in one write transaction,
+// as Append.
+func (t *Table) AppendPending(ctx context.Context, limit int, chain func(*audit.Record, []audit.Pending) ([]audit.Record, error)) error {
+	return t.append(ctx, func(tx *sql.Tx, last *audit.Record) ([]audit.Record, error) {
+		rows, err := tx.QueryContext(ctx, pendingSelect+` ORDER BY julianday(at), id LIMIT ?`, limit)
+		if err != nil {
+			return nil, err
+		}
+		pending, err := scanPending(rows)
+		if err != nil {
+			return nil, err
+		}
+		rs, err := chain(last, pending)
+		if err != nil {
+			return nil, err
+		}
+		st, err := tx.PrepareContext(ctx, `DELETE FROM memvault_audit_pending WHERE id = ?`)
+		if err != nil {
+			return nil, err
+		}
+		defer st.Close()
+		for _, p := range pending {
+			if _, err := st.ExecContext(ctx, p.ID); err != nil {
+				return nil, err
+			}
+		}
+		return rs, nil
+	})
+}
+
+// PagePending implements audit.PendingTable.
+func (t *Table) PagePending(ctx context.Context, afterTime time.Time, afterID string, limit int) ([]audit.Pending, error) {
+	var out []audit.Pending
+	err := t.db.Read(ctx, func(tx *sql.Tx) error {
+		after := ""
+		if !afterTime.IsZero() {
+			after = afterTime.UTC().Format(time.RFC3339Nano)
+		}
+		// Times are stored as RFC 3339 text with varying fractions: order
+		// and compare them as the julian day, then by id.
+		rows, err := tx.QueryContext(ctx, pendingSelect+` WHERE ? = '' OR (julianday(at), id) > (julianday(?), ?) ORDER BY julianday(at), id LIMIT ?`,
+			after, after, afterID, limit)
+		if err != nil {
+			return err
+		}
+		out, err = scanPending(rows)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("audit/sqliteaudit: %w", err)
+	}
+	return out, nil
 }
 
 // scan reads a record from a row of columns.

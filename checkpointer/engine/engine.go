@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"iter"
 	"maps"
@@ -139,6 +140,9 @@ func (s *Saver) Put(ctx context.Context, cfg checkpointer.Config, cp *checkpoint
 	if err != nil {
 		return checkpointer.Config{}, s.wrap(err)
 	}
+	if p.Record, err = s.record(ctx); err != nil {
+		return checkpointer.Config{}, s.wrap(err)
+	}
 	if err := s.d.Put(ctx, p); err != nil {
 		return checkpointer.Config{}, s.wrap(err)
 	}
@@ -204,10 +208,29 @@ func (s *Saver) PutWrites(ctx context.Context, cfg checkpointer.Config, writes [
 		}
 		return err
 	}
+	if w.Record, err = s.record(ctx); err != nil {
+		return s.wrap(err)
+	}
 	if err := s.d.PutWrites(ctx, w); err != nil {
 		return s.wrap(err)
 	}
 	return nil
+}
+
+// RecordsInTx implements checkpointer.TxRecorder: a Put or PutWrites
+// whose context carries an audit record (checkpointer.WithRecord) inserts
+// it in the write's transaction when the driver can.
+func (s *Saver) RecordsInTx() bool { return s.caps.TxRecords }
+
+// record is the audit record ctx carries for the write, nil for none; an
+// error when the driver cannot insert it in the write's transaction (the
+// write must not happen unrecorded).
+func (s *Saver) record(ctx context.Context) (*checkpointer.RecordRow, error) {
+	r := checkpointer.RecordOf(ctx)
+	if r != nil && !s.caps.TxRecords {
+		return nil, fmt.Errorf("the write carries an audit record, which this driver cannot insert in its transaction: %w", errors.ErrUnsupported)
+	}
+	return r, nil
 }
 
 // writeRows prepares a PutWrites; nil, nil for no writes.

@@ -42,9 +42,10 @@ var _ checkpointer.Driver = (*driver)(nil)
 func (*driver) Name() string { return "postgres" }
 
 // Capabilities implements checkpointer.Driver: metadata @> filter is
-// exact, and Python LangGraph shares the tables.
+// exact, Python LangGraph shares the tables, and a write inserts its audit
+// record in its own statement (put) or batch (put_writes).
 func (*driver) Capabilities() checkpointer.DriverCapabilities {
-	return checkpointer.DriverCapabilities{ExactFilter: true, InlineParentValues: true}
+	return checkpointer.DriverCapabilities{ExactFilter: true, InlineParentValues: true, TxRecords: true}
 }
 
 // Load implements checkpointer.Driver with one statement: the checkpoint
@@ -293,8 +294,16 @@ func put(ctx context.Context, db DB, q *queries, p *checkpointer.PutRows) error 
 		chans[i], vers[i], types[i], data[i] = bl.Channel, bl.Version, bl.Type, bl.Data
 		inl[i] = len(p.Inline) > 0 && isInline(p, bl)
 	}
-	b.Queue(q.putCkpt, p.Thread, p.NS, p.ID, parent, json.RawMessage(p.Doc), json.RawMessage(p.Meta),
-		chans, vers, types, data, inl, p.NeedsParent)
+	stmt, args := q.putCkpt, []any{p.Thread, p.NS, p.ID, parent, json.RawMessage(p.Doc), json.RawMessage(p.Meta),
+		chans, vers, types, data, inl, p.NeedsParent}
+	if p.Record != nil {
+		// The record is one more CTE of the put's statement, inserted
+		// from the same one-row "ok" as the checkpoint: it is stored
+		// exactly when the put is, in the same commit.
+		stmt = recordedPut(stmt, p.Record, len(args))
+		args = append(args, p.Record.Values...)
+	}
+	b.Queue(stmt, args...)
 	tag, err := sendFenced(ctx, db, p.Fence, inSQL, b) // the checkpoint's insert is the last statement
 	if err != nil {
 		return err
@@ -303,6 +312,27 @@ func put(ctx context.Context, db DB, q *queries, p *checkpointer.PutRows) error 
 		return p.ErrParentMissing()
 	}
 	return nil
+}
+
+// recordInsert is the INSERT of r's row, its parameters numbered after
+// the first n (the FROM clause, if any, is the caller's).
+func recordInsert(r *checkpointer.RecordRow, n int) string {
+	params := make([]string, len(r.Values))
+	for i := range params {
+		params[i] = fmt.Sprintf("$%d", n+i+1)
+	}
+	cols := make([]string, len(r.Columns))
+	for i, c := range r.Columns {
+		cols[i] = pgx.Identifier{c}.Sanitize()
+	}
+	return `INSERT INTO ` + r.Table + ` (` + strings.Join(cols, ", ") + `) SELECT ` + strings.Join(params, ", ")
+}
+
+// recordedPut is the put statement putCkpt with r's insert as one more
+// CTE, selecting from "ok" (one row exactly when the put stores the
+// checkpoint); its parameters follow putCkpt's n.
+func recordedPut(putCkpt string, r *checkpointer.RecordRow, n int) string {
+	return strings.Replace(putCkpt, "), values_ AS (", "), record_ AS (\n\t"+recordInsert(r, n)+" FROM ok\n), values_ AS (", 1)
 }
 
 // isInline reports whether bl is one of p's Inline rows.
@@ -336,6 +366,11 @@ func putWrites(ctx context.Context, db DB, q *queries, w *checkpointer.WriteRows
 		stmt = q.upsertWrites
 	}
 	b, inSQL := fenceBatch(w.Fence)
+	if w.Record != nil {
+		// In the batch's one implicit transaction: the writes and their
+		// record commit together, or neither does.
+		b.Queue(recordInsert(w.Record, 0), w.Record.Values...)
+	}
 	if b.Len() == 0 && inSQL {
 		_, err := db.Exec(ctx, stmt, w.Thread, w.NS, w.Checkpoint, w.Task, w.Path, idxs, chans, types, blobs)
 		return err

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"iter"
+	"strings"
 
 	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/checkpointer/internal/sqlrows"
@@ -28,7 +29,7 @@ func (*driver) Name() string { return "sqlite" }
 // Capabilities implements checkpointer.Driver: scalar filters narrow the
 // scan in SQL; the engine checks the rest.
 func (*driver) Capabilities() checkpointer.DriverCapabilities {
-	return checkpointer.DriverCapabilities{Serialized: true}
+	return checkpointer.DriverCapabilities{Serialized: true, TxRecords: true}
 }
 
 // Threads implements checkpointer.Driver.
@@ -91,8 +92,10 @@ func (t *sqlTx) Put(ctx context.Context, p *checkpointer.PutRows) error {
 		parent = p.Parent
 	}
 	if !p.NeedsParent {
-		_, err := t.tx.StmtContext(ctx, t.d.st.putCheckpoint).ExecContext(ctx, p.Thread, p.NS, p.ID, parent, p.Doc, p.Meta)
-		return err
+		if _, err := t.tx.StmtContext(ctx, t.d.st.putCheckpoint).ExecContext(ctx, p.Thread, p.NS, p.ID, parent, p.Doc, p.Meta); err != nil {
+			return err
+		}
+		return t.record(ctx, p.Record)
 	}
 	res, err := t.tx.StmtContext(ctx, t.d.st.putChild).ExecContext(ctx, p.Thread, p.NS, p.ID, parent, p.Doc, p.Meta)
 	if err != nil {
@@ -103,7 +106,23 @@ func (t *sqlTx) Put(ctx context.Context, p *checkpointer.PutRows) error {
 	} else if n == 0 {
 		return p.ErrParentMissing()
 	}
-	return nil
+	return t.record(ctx, p.Record)
+}
+
+// record inserts a write's audit record (nil: none) in its transaction,
+// after its rows: the file's one commit makes both durable, and a write
+// that fails rolls its record back.
+func (t *sqlTx) record(ctx context.Context, r *checkpointer.RecordRow) error {
+	if r == nil {
+		return nil
+	}
+	cols := make([]string, len(r.Columns))
+	for i, c := range r.Columns {
+		cols[i] = `"` + strings.ReplaceAll(c, `"`, `""`) + `"`
+	}
+	marks := strings.TrimSuffix(strings.Repeat("?, ", len(r.Values)), ", ")
+	_, err := t.tx.ExecContext(ctx, `INSERT INTO `+r.Table+` (`+strings.Join(cols, ", ")+`) VALUES (`+marks+`)`, r.Values...)
+	return err
 }
 
 // PutWrites implements checkpointer.DriverTx.
@@ -121,7 +140,7 @@ func (t *sqlTx) PutWrites(ctx context.Context, w *checkpointer.WriteRows) error 
 			return err
 		}
 	}
-	return nil
+	return t.record(ctx, w.Record)
 }
 
 // Fence implements checkpointer.DriverTx: the write lock is held.

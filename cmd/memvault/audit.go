@@ -53,7 +53,10 @@ trail is shorter than an anchor or differs from it at the anchor's record.`,
 				rep, err := h.Audit.Check(cmd.Context(), anchors)
 				if g.json {
 					out := map[string]any{"records": rep.Records, "ok": err == nil, "vouched": rep.Vouched,
-						"anchors": rep.Anchors, "seq": rep.Seq, "link": rep.Link, "database_id": h.Audit.DatabaseID()}
+						"anchors": rep.Anchors, "seq": rep.Seq, "link": rep.Link, "database_id": h.Audit.DatabaseID(), "pending": rep.Pending}
+					if rep.Pending > 0 {
+						out["oldest_pending"] = rep.OldestPending
+					}
 					if err != nil {
 						out["error"] = err.Error()
 					}
@@ -67,6 +70,13 @@ trail is shorter than an anchor or differs from it at the anchor's record.`,
 				}
 				w := cmd.OutOrStdout()
 				fmt.Fprintf(w, "audit trail intact: %d records\n", rep.Records)
+				if rep.Pending > 0 {
+					// Durable records of writes, MACs checked, that no
+					// chainer had linked yet: this command's exit chains
+					// them (as every audited process's does).
+					fmt.Fprintf(w, "%d more records are pending (durable, authenticated, not yet chained; the oldest from %s)\n",
+						rep.Pending, rep.OldestPending.Format(time.RFC3339))
+				}
 				if rep.Vouched > 0 {
 					fmt.Fprintf(w, "%d of them are under an audit key no longer configured, authenticated by the key change after them\n", rep.Vouched)
 				}

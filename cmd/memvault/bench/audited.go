@@ -13,11 +13,13 @@ import (
 )
 
 // addAudited adds the audited column to env: its encrypted saver with
-// every operation recorded first in an audit trail (audit.Saver), where
-// vault.Open puts it — on PostgreSQL a memvault_audit table in env's
-// schema, on SQLite a file of its own beside the data (<file>.audit). The
-// column sits beside encrypted in the same run, so that their ratio is
-// the trail's cost (group commits included) on this machine.
+// every operation recorded in an audit trail (audit.Saver) in the data's
+// own database — on PostgreSQL a memvault_audit table in env's schema, on
+// SQLite the data file (MEMVAULT_AUDIT_TABLE set to it) — so that a
+// write's record commits in the write's own transaction
+// (audit.Options.WritesInTx) and a read's in a group commit. The column
+// sits beside encrypted in the same run, so that their ratio is the
+// trail's cost on this machine.
 func addAudited(ctx context.Context, env *cpEnv) error {
 	enc := env.savers["encrypted"]
 	if enc == nil {
@@ -35,7 +37,7 @@ func addAudited(ctx context.Context, env *cpEnv) error {
 		}
 		table = t
 	case env.path != "":
-		t, err := sqliteaudit.Open(ctx, env.path+".audit")
+		t, err := sqliteaudit.Open(ctx, env.path)
 		if err != nil {
 			return err
 		}
@@ -45,7 +47,7 @@ func addAudited(ctx context.Context, env *cpEnv) error {
 	default:
 		return errors.New("bench: the audited column needs a PostgreSQL schema or a SQLite file")
 	}
-	tr, err := auditTrail(table)
+	tr, err := auditTrail(table, true)
 	if err != nil {
 		return err
 	}
@@ -54,8 +56,9 @@ func addAudited(ctx context.Context, env *cpEnv) error {
 }
 
 // auditTrail is the trail of table under an audit key derived, as
-// vault.Open derives it, from a fixed bench master key.
-func auditTrail(table audit.Table) (*audit.Trail, error) {
+// vault.Open derives it, from a fixed bench master key; inTx: the data
+// lives in the trail's database (audit.Options.WritesInTx).
+func auditTrail(table audit.Table, inTx bool) (*audit.Trail, error) {
 	k, err := crypto.NewKey(bytes.Repeat([]byte{0x42}, 32))
 	if err != nil {
 		return nil, err
@@ -64,5 +67,5 @@ func auditTrail(table audit.Table) (*audit.Trail, error) {
 	if err != nil {
 		return nil, err
 	}
-	return audit.New(table, ak)
+	return audit.NewTrail(table, audit.Options{Key: ak, WritesInTx: inTx})
 }

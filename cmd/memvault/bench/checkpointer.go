@@ -253,7 +253,7 @@ func benchTrail(ctx context.Context, pool *pgxpool.Pool, schema string) (*audit.
 	if err := tb.Setup(ctx); err != nil {
 		return nil, err
 	}
-	return auditTrail(tb)
+	return auditTrail(tb, true)
 }
 
 // benchVersions are the channel versions of checkpoint i: "messages" and

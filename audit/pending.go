@@ -1,0 +1,224 @@
+package audit
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/memvault/memvault/checkpointer"
+)
+
+// Pending records. A table that keeps them (PendingTable) lets an audited
+// write make its record durable in the write's own transaction, when the
+// data lives in the trail's database (Options.WritesInTx): one INSERT of
+// an unchained, MACed row, committed with the write — one commit for
+// both, no wait for the trail's lock, and a write that fails leaves no
+// record. No audited write returns before its record is durable. A
+// chainer then moves pending records into the hash chain, oldest first,
+// under the trail's lock, in one transaction that deletes the rows it
+// chained: a pending record is either pending or chained, never neither.
+// It runs shortly after a write (chainDelay), in every append (LogAll,
+// Anchor: their records follow the pending ones), and in Flush; pending
+// rows a killed process left are chained by the next chainer of any
+// process.
+//
+// Check counts pending records as part of the trail: each must hold its
+// MAC (under a configured audit key, bound to the database), and the
+// report says how many there are and how old the oldest is, so that a
+// pending record that never gets chained does not go unnoticed.
+
+// Pending is a record made durable but not chained yet.
+type Pending struct {
+	// ID is random and unique (the pending row's key): a copied pending
+	// row cannot be chained twice.
+	ID        string
+	Time      time.Time
+	Principal string
+	Op        string
+	Target    string
+	Subject   string
+	KeyID     string
+	// MAC is "<audit key id>:<hex HMAC-SHA256>" over the other fields and
+	// the trail's database id.
+	MAC string
+}
+
+// PendingTable is a Table that also keeps pending records (see above).
+type PendingTable interface {
+	Table
+	// AddPending stores ps in one transaction.
+	AddPending(ctx context.Context, ps []Pending) error
+	// PendingRow is p as a row that a write of the trail's database
+	// inserts in its own transaction (checkpointer.WithRecord).
+	PendingRow(p Pending) *checkpointer.RecordRow
+	// AppendPending is Append, with chain also given up to limit pending
+	// records, oldest first, read under the same lock: the transaction
+	// deletes them with storing what chain returns.
+	AppendPending(ctx context.Context, limit int, chain func(last *Record, pending []Pending) ([]Record, error)) error
+	// PagePending returns up to limit pending records, oldest first
+	// (by time, then id), after (time, id) of the last one returned
+	// before (the zero time and "" for the first page).
+	PagePending(ctx context.Context, afterTime time.Time, afterID string, limit int) ([]Pending, error)
+}
+
+// labelPending is the domain label of pending records' MACs.
+const labelPending = "memvault/audit-pending/v2"
+
+// chainDelay is how long after a pending record is made the chainer runs:
+// the records made meanwhile are chained by one transaction.
+const chainDelay = 20 * time.Millisecond
+
+// chainBatch is how many pending records one chaining transaction moves.
+const chainBatch = 1000
+
+// pendingMAC is p's MAC under k, bound to database dbID.
+func pendingMAC(k *auditKey, dbID string, p *Pending) string {
+	return k.id + ":" + k.mac(labelPending, dbID, p.ID, p.Time.UTC().Format(time.RFC3339Nano),
+		p.Principal, p.Op, p.Target, p.Subject, p.KeyID)
+}
+
+// checkPending returns ErrTampered (or ErrUnverifiable) when p does not
+// hold its MAC under a configured key.
+func (t *Trail) checkPending(p *Pending) error {
+	id, _, ok := cutMAC(p.MAC)
+	if !ok {
+		return tampered("pending record %s has a malformed MAC", p.ID)
+	}
+	k := t.key(id)
+	if k == nil {
+		return unverifiable("pending record %s is under audit key %s, which is not configured", p.ID, id)
+	}
+	if pendingMAC(k, t.dbID, p) != p.MAC {
+		return tampered("pending record %s does not match its MAC (edited, or copied from another database's trail)", p.ID)
+	}
+	return nil
+}
+
+func cutMAC(s string) (id, mac string, ok bool) {
+	for i := 0; i < len(s); i++ {
+		if s[i] == ':' {
+			id, mac = s[:i], s[i+1:]
+			return id, mac, len(id) == 16 && len(mac) == 64 && isHex(id) && isHex(mac)
+		}
+	}
+	return "", "", false
+}
+
+// pendingOf is the pending record of e by who at now.
+func (t *Trail) pendingOf(e Entry, who string, now time.Time) Pending {
+	var id [16]byte
+	_, _ = rand.Read(id[:])
+	p := Pending{ID: hex.EncodeToString(id[:]), Time: now, Principal: who, Op: e.Op, Target: e.Target, Subject: e.Subject, KeyID: e.KeyID}
+	p.MAC = pendingMAC(&t.keys[0], t.dbID, &p)
+	return p
+}
+
+// chainer is a Trail's state of chaining pending records.
+type chainer struct {
+	mu    sync.Mutex // one chaining run at a time in the process
+	armed atomic.Bool
+	// failed holds the error of the last chaining run that failed (nil
+	// when the last one succeeded): while it is set, records are not
+	// made before a chaining run succeeds, so a writer does not go on
+	// recording past a trail it refuses to extend.
+	failed atomic.Pointer[error]
+}
+
+// pendingTable returns the table as a PendingTable, when it is one.
+func (t *Trail) pendingTable() (PendingTable, bool) {
+	pt, ok := t.table.(PendingTable)
+	return pt, ok
+}
+
+// RecordInTx returns the record of e by ctx's principal as a row to
+// insert in a write's own transaction (checkpointer.WithRecord); ok is
+// false when the trail cannot take it so (its table keeps no pending
+// records, or Options.WritesInTx is not set: the data lives elsewhere).
+// Once the write committed, call Recorded.
+func (t *Trail) RecordInTx(ctx context.Context, e Entry) (row *checkpointer.RecordRow, ok bool, err error) {
+	pt, isPending := t.pendingTable()
+	if !isPending || !t.writesInTx {
+		return nil, false, nil
+	}
+	if err := t.readyToRecord(ctx, []Entry{e}); err != nil {
+		return nil, true, err
+	}
+	who := Principal(ctx)
+	if err := CheckPrincipal(who); err != nil {
+		return nil, true, err
+	}
+	p := t.pendingOf(e, who, t.now().UTC().Truncate(time.Microsecond))
+	return pt.PendingRow(p), true, nil
+}
+
+// Recorded tells the trail a pending record was made (by a write that
+// committed a RecordInTx row): the chainer will link it.
+func (t *Trail) Recorded() { t.chainSoon() }
+
+// readyToRecord refuses reserved operations and, when the last chaining
+// run failed, chains first: a trail the writer will not extend (tampered,
+// unverifiable) gets no more records.
+func (t *Trail) readyToRecord(ctx context.Context, es []Entry) error {
+	for _, e := range es {
+		if len(e.Op) >= len(reservedOps) && e.Op[:len(reservedOps)] == reservedOps {
+			return fmt.Errorf("%w %q", ErrReservedOp, e.Op)
+		}
+	}
+	if t.chaining.failed.Load() != nil {
+		return t.Flush(ctx)
+	}
+	return nil
+}
+
+// chainSoon runs the chainer chainDelay from now, unless it is already
+// due.
+func (t *Trail) chainSoon() {
+	if !t.chaining.armed.CompareAndSwap(false, true) {
+		return
+	}
+	time.AfterFunc(chainDelay, func() {
+		t.chaining.armed.Store(false)
+		_ = t.Flush(context.Background()) // its error is kept in failed
+	})
+}
+
+// Flush links every pending record into the chain now (of every process:
+// those a killed process left too), and returns once they are. A trail
+// whose table keeps no pending records has nothing to do.
+func (t *Trail) Flush(ctx context.Context) error {
+	if _, ok := t.pendingTable(); !ok {
+		return nil
+	}
+	t.chaining.mu.Lock()
+	defer t.chaining.mu.Unlock()
+	for {
+		n, err := t.chainPending(ctx, nil)
+		if err != nil {
+			t.chaining.failed.Store(&err)
+			return err
+		}
+		if n < chainBatch {
+			t.chaining.failed.Store(nil)
+			return nil
+		}
+	}
+}
+
+// chainPending runs one chaining transaction: up to chainBatch pending
+// records, then batch's (direct appends, such as an anchor), and returns
+// how many pending records it chained.
+func (t *Trail) chainPending(ctx context.Context, batch []*request) (int, error) {
+	pt, _ := t.pendingTable()
+	n := 0
+	err := t.appendWith(ctx, func(ctx context.Context, chain func(last *Record, pending []Pending) ([]Record, error)) error {
+		return pt.AppendPending(ctx, chainBatch, func(last *Record, pending []Pending) ([]Record, error) {
+			n = len(pending)
+			return chain(last, pending)
+		})
+	}, batch)
+	return n, err
+}

@@ -1,0 +1,114 @@
+package pgaudit_test
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/memvault/memvault/audit"
+	"github.com/memvault/memvault/audit/audittest"
+	"github.com/memvault/memvault/audit/pgaudit"
+	"github.com/memvault/memvault/checkpointer/pgsaver"
+	"github.com/memvault/memvault/memvaulttest/pgtest"
+)
+
+// inTx is a pgsaver and a trail in the same schema of pool, the saver
+// audited with WritesInTx.
+func inTx(t *testing.T, pool *pgxpool.Pool) audittest.InTx {
+	t.Helper()
+	ctx := t.Context()
+	inner, err := pgsaver.New(pool, pgsaver.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb, err := pgaudit.New(pool, pgaudit.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := inner.Setup(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := tb.Setup(ctx); err != nil {
+		t.Fatal(err)
+	}
+	tr, err := audittest.InTxTrail(tb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exec := func(t *testing.T, sql string, args ...any) {
+		t.Helper()
+		if _, err := pool.Exec(ctx, sql, args...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return audittest.InTx{Inner: inner, Saver: audit.NewSaver(inner, tr, nil), Trail: tr, Table: tb,
+		RemoveCheckpoint: func(t *testing.T, thread, id string) {
+			exec(t, `DELETE FROM checkpoints WHERE thread_id = $1 AND checkpoint_id = $2`, thread, id)
+		},
+		RefuseRecords: func(t *testing.T, target string) {
+			name := pgx.Identifier{"refuse_" + target}.Sanitize()
+			exec(t, `ALTER TABLE memvault_audit_pending ADD CONSTRAINT `+name+` CHECK (target <> '`+strings.ReplaceAll(target, "'", "''")+`')`)
+		}}
+}
+
+// TestWritesInTx: on PostgreSQL, a put's and a put_writes' record commit
+// in the write's own statement or batch (audittest.RunWritesInTx).
+func TestWritesInTx(t *testing.T) {
+	audittest.RunWritesInTx(t, func(t *testing.T) audittest.InTx { return inTx(t, pgtest.Pool(t)) })
+}
+
+// killInTxEnv holds the connection string TestKillAuditedWriterChild
+// writes to.
+const killInTxEnv = "MEMVAULT_PGAUDIT_KILL_INTX_DSN"
+
+// TestKillAuditedWriterChild is the process TestKillAuditedWriter kills.
+func TestKillAuditedWriterChild(t *testing.T) {
+	dsn := os.Getenv(killInTxEnv)
+	if dsn == "" {
+		t.Skip("child process of TestKillAuditedWriter")
+	}
+	pool, err := pgxpool.New(t.Context(), dsn)
+	if err == nil {
+		var inner *pgsaver.Saver
+		var tb *pgaudit.Table
+		var tr *audit.Trail
+		if inner, err = pgsaver.New(pool, pgsaver.Options{}); err == nil {
+			if tb, err = pgaudit.New(pool, pgaudit.Options{}); err == nil {
+				if tr, err = audittest.InTxTrail(tb); err == nil {
+					err = audittest.WriteCheckpointsUntilKilled(audit.NewSaver(inner, tr, nil))
+				}
+			}
+		}
+	}
+	fmt.Fprintln(os.Stderr, "writer:", err)
+	os.Exit(2)
+}
+
+// TestKillAuditedWriter kills (SIGKILL) a process in the middle of audited
+// puts and put_writes on PostgreSQL: every acknowledged write is stored
+// with its record, no record names a write that is not stored, and the
+// trail verifies once what was left pending is chained.
+func TestKillAuditedWriter(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns a child process")
+	}
+	for round := range 3 {
+		t.Run(fmt.Sprint(round), func(t *testing.T) {
+			dsn := pgtest.SchemaDSN(t)
+			pool, err := pgxpool.New(t.Context(), dsn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(pool.Close)
+			e := inTx(t, pool)
+			cmd := exec.Command(os.Args[0], "-test.run=^TestKillAuditedWriterChild$", "-test.count=1")
+			cmd.Env = append(os.Environ(), killInTxEnv+"="+dsn)
+			audittest.KillCheckpointWriter(t, cmd, 300+round*250, func(*testing.T) audittest.InTx { return e })
+		})
+	}
+}

@@ -1,0 +1,106 @@
+package sqliteaudit_test
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/memvault/memvault/audit"
+	"github.com/memvault/memvault/audit/audittest"
+	"github.com/memvault/memvault/audit/sqliteaudit"
+	"github.com/memvault/memvault/checkpointer/sqlitesaver"
+	"github.com/memvault/memvault/internal/sqlitedb"
+)
+
+// inTx is a sqlitesaver and a trail in the same file, the saver audited
+// with WritesInTx.
+func inTx(t *testing.T, path string) audittest.InTx {
+	t.Helper()
+	ctx := t.Context()
+	inner, err := sqlitesaver.Open(ctx, path, sqlitesaver.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { inner.Close() })
+	tb, err := sqliteaudit.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tb.Close() })
+	tr, err := audittest.InTxTrail(tb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exec := func(t *testing.T, stmt string, args ...any) {
+		t.Helper()
+		db, err := sqlitedb.Open(path, sqlitedb.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		if err := db.Write(context.Background(), func(tx *sql.Tx) error {
+			_, err := tx.Exec(stmt, args...)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return audittest.InTx{Inner: inner, Saver: audit.NewSaver(inner, tr, nil), Trail: tr, Table: tb,
+		RemoveCheckpoint: func(t *testing.T, thread, id string) {
+			exec(t, `DELETE FROM checkpoints WHERE thread_id = ? AND checkpoint_id = ?`, thread, id)
+		},
+		RefuseRecords: func(t *testing.T, target string) {
+			lit := "'" + strings.ReplaceAll(target, "'", "''") + "'"
+			exec(t, `CREATE TRIGGER "refuse_`+target+`" BEFORE INSERT ON memvault_audit_pending WHEN NEW.target = `+lit+`
+BEGIN SELECT RAISE(ABORT, 'refused by the test'); END`)
+		}}
+}
+
+// TestWritesInTx: on SQLite, with the trail in the data file, a put's and
+// a put_writes' record commit in the write's own transaction
+// (audittest.RunWritesInTx).
+func TestWritesInTx(t *testing.T) {
+	audittest.RunWritesInTx(t, func(t *testing.T) audittest.InTx {
+		return inTx(t, filepath.Join(t.TempDir(), "data.db"))
+	})
+}
+
+// killInTxEnv names the data file TestKillAuditedWriterChild writes to.
+const killInTxEnv = "MEMVAULT_SQLITEAUDIT_KILL_INTX_DB"
+
+// TestKillAuditedWriterChild is the process TestKillAuditedWriter kills.
+func TestKillAuditedWriterChild(t *testing.T) {
+	path := os.Getenv(killInTxEnv)
+	if path == "" {
+		t.Skip("child process of TestKillAuditedWriter")
+	}
+	e := inTx(t, path)
+	err := audittest.WriteCheckpointsUntilKilled(e.Saver)
+	fmt.Fprintln(os.Stderr, "writer:", err)
+	os.Exit(2)
+}
+
+// TestKillAuditedWriter kills (SIGKILL) a process in the middle of audited
+// puts and put_writes on a SQLite file holding the trail: every
+// acknowledged write is stored with its record, no record names a write
+// that is not stored, and the trail verifies once what was left pending
+// is chained.
+func TestKillAuditedWriter(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns a child process")
+	}
+	for round := range 3 {
+		t.Run(fmt.Sprint(round), func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "data.db")
+			inTx(t, path) // creates the tables before the child starts
+			cmd := exec.Command(os.Args[0], "-test.run=^TestKillAuditedWriterChild$", "-test.count=1")
+			cmd.Env = append(os.Environ(), killInTxEnv+"="+path)
+			audittest.KillCheckpointWriter(t, cmd, 300+round*250, func(t *testing.T) audittest.InTx { return inTx(t, path) })
+		})
+	}
+}
