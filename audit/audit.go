@@ -2,6 +2,7 @@ package audit
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"strings"
@@ -105,6 +106,10 @@ var (
 	// ErrReservedOp is returned when a caller logs an "audit." operation,
 	// which only the trail itself writes.
 	ErrReservedOp = errors.New("audit: reserved operation")
+	// ErrInvalidEntry is returned, and nothing recorded, for an entry
+	// holding a NUL byte or invalid UTF-8 (which a PostgreSQL trail cannot
+	// store: it failed every caller of its group commit).
+	ErrInvalidEntry = errors.New("audit: invalid entry")
 )
 
 // Options configures NewTrail. Key is required.
@@ -256,6 +261,42 @@ type Entry struct {
 	Op, Target, Subject, KeyID string
 }
 
+// MaxTargetBytes bounds the target a record keeps: a longer one (a read of
+// a huge id, which no write can store) is kept as its first bytes, its
+// length and its SHA-256, so that reads cannot grow the append-only trail
+// by what a caller sends.
+const MaxTargetBytes = 1024
+
+// normalized checks e's text and bounds its target (MaxTargetBytes).
+func (e Entry) normalized() (Entry, error) {
+	for _, f := range [...]struct{ name, v string }{{"operation", e.Op}, {"target", e.Target}, {"subject", e.Subject}, {"key id", e.KeyID}} {
+		if strings.IndexByte(f.v, 0) >= 0 || !utf8.ValidString(f.v) {
+			return e, fmt.Errorf("%w: its %s holds a NUL byte or invalid UTF-8", ErrInvalidEntry, f.name)
+		}
+	}
+	if len(e.Target) > MaxTargetBytes {
+		cut := 256
+		for cut > 0 && !utf8.RuneStart(e.Target[cut]) {
+			cut--
+		}
+		sum := sha256.Sum256([]byte(e.Target))
+		e.Target = fmt.Sprintf("%s…[%d bytes, sha256 %x]", e.Target[:cut], len(e.Target), sum)
+	}
+	return e, nil
+}
+
+// normalizedAll is normalized of each entry, in a new slice.
+func normalizedAll(es []Entry) ([]Entry, error) {
+	out := make([]Entry, len(es))
+	for i, e := range es {
+		var err error
+		if out[i], err = e.normalized(); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
 // Log appends a record of op on target by ctx's principal.
 func (t *Trail) Log(ctx context.Context, op, target, subject, keyID string) error {
 	return t.LogAll(ctx, []Entry{{Op: op, Target: target, Subject: subject, KeyID: keyID}})
@@ -271,6 +312,10 @@ func (t *Trail) LogAll(ctx context.Context, es []Entry) error {
 	if len(es) == 0 {
 		return nil
 	}
+	es, err := normalizedAll(es)
+	if err != nil {
+		return err
+	}
 	for _, e := range es {
 		if strings.HasPrefix(e.Op, reservedOps) {
 			return fmt.Errorf("%w %q", ErrReservedOp, e.Op)
@@ -279,7 +324,7 @@ func (t *Trail) LogAll(ctx context.Context, es []Entry) error {
 	if err := t.readyToRecord(ctx, es); err != nil {
 		return err
 	}
-	_, err := t.append(ctx, es)
+	_, err = t.append(ctx, es)
 	return err
 }
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -296,5 +297,36 @@ func BenchmarkAuditLogMemory(b *testing.B) {
 		if err := tr.Log(ctx, audit.OpCheckpointRead, "carol:visit-1", "carol", "00aa11bb22cc33dd"); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestEntryTextChecked: an entry holding a NUL byte or invalid UTF-8 is
+// refused with ErrInvalidEntry before it joins a commit, and a target over
+// MaxTargetBytes is kept as its first bytes, its length and its SHA-256,
+// on every table.
+func TestEntryTextChecked(t *testing.T) {
+	ctx := t.Context()
+	for name, tb := range tables(t) {
+		t.Run(name, func(t *testing.T) {
+			tr := trail(t, tb)
+			for _, e := range []audit.Entry{{Op: "item.read", Target: "a\x00b"}, {Op: "item.read", Target: "a\xffb"}, {Op: "item.read", Target: "t", Subject: "s\x00"}} {
+				if err := tr.LogAll(ctx, []audit.Entry{e}); !errors.Is(err, audit.ErrInvalidEntry) {
+					t.Errorf("LogAll(%q) = %v, want audit.ErrInvalidEntry", e, err)
+				}
+			}
+			huge := strings.Repeat("é", 4<<20) // 8 MiB, two bytes a rune
+			must(t, tr.Log(ctx, "item.read", huge, "", ""))
+			var got []string
+			must(t, tr.Records(ctx, audit.Filter{}, func(r audit.Record) error { got = append(got, r.Target); return nil }))
+			if len(got) != 1 {
+				t.Fatalf("%d records, want 1", len(got))
+			}
+			if len(got[0]) > audit.MaxTargetBytes || !strings.HasPrefix(got[0], strings.Repeat("é", 128)) || !strings.Contains(got[0], "8388608 bytes, sha256 ") {
+				t.Errorf("a huge target was recorded as %d bytes: %.300q", len(got[0]), got[0])
+			}
+			if _, err := tr.Verify(ctx); err != nil {
+				t.Fatal(err)
+			}
+		})
 	}
 }

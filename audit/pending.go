@@ -144,6 +144,9 @@ func (t *Trail) RecordInTx(ctx context.Context, e Entry) (row *checkpointer.Reco
 	if !isPending || !t.writesInTx {
 		return nil, false, nil
 	}
+	if e, err = e.normalized(); err != nil {
+		return nil, true, err
+	}
 	if err := t.readyToRecord(ctx, []Entry{e}); err != nil {
 		return nil, true, err
 	}

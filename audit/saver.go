@@ -59,6 +59,12 @@ func (s *Saver) log(ctx context.Context, op, thread string) error {
 
 // entry is the record of op on thread, its subject and key resolved.
 func (s *Saver) entry(ctx context.Context, op, thread string) (Entry, error) {
+	// A thread id no saver can hold fails as the saver would fail it
+	// (checkpointer.ErrInvalidID), before anything is recorded: nothing
+	// was read.
+	if err := checkpointer.ValidateText("thread id", thread); err != nil {
+		return Entry{}, err
+	}
 	e := Entry{Op: op, Target: thread}
 	if s.subjects != nil {
 		var err error

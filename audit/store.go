@@ -45,11 +45,26 @@ func (s *Store) Unwrap() store.Store { return s.inner }
 func (s *Store) EmbedderName() (string, bool) { return store.EmbedderNameOf(s.inner) }
 
 func (s *Store) log(ctx context.Context, op string, ns store.Namespace, key string) error {
-	return s.trail.LogAll(ctx, []Entry{s.entry(op, ns, key)})
+	e, err := s.entry(op, ns, key)
+	if err != nil {
+		return err
+	}
+	return s.trail.LogAll(ctx, []Entry{e})
 }
 
-// entry is the record of op on ns/key, its subject and key resolved.
-func (s *Store) entry(op string, ns store.Namespace, key string) Entry {
+// entry is the record of op on ns/key, its subject and key resolved. A
+// namespace or key no store can hold fails as the store would fail it
+// (store.ErrInvalidNamespace, store.ErrInvalidKey), before anything is
+// recorded: nothing was read.
+func (s *Store) entry(op string, ns store.Namespace, key string) (Entry, error) {
+	if err := ns.ValidatePrefix(); err != nil {
+		return Entry{}, err
+	}
+	if key != "" {
+		if err := store.ValidateKey(key); err != nil {
+			return Entry{}, err
+		}
+	}
 	text := ns.String()
 	e := Entry{Op: op, Target: text}
 	if key != "" {
@@ -59,7 +74,7 @@ func (s *Store) entry(op string, ns store.Namespace, key string) Entry {
 		e.Subject = s.subjects.NamespaceSubject(text)
 		e.KeyID = s.subjects.CurrentKeyID(e.Subject)
 	}
-	return e
+	return e, nil
 }
 
 // Get implements store.Store.
@@ -123,18 +138,28 @@ func (s *Store) Batch(ctx context.Context, ops []store.Op) ([]store.Result, erro
 	}
 	es := make([]Entry, 0, len(ops))
 	for _, op := range ops {
+		var (
+			e   Entry
+			err error
+		)
 		switch o := op.(type) {
 		case store.GetOp:
-			es = append(es, s.entry(OpItemRead, o.Namespace, o.Key))
+			e, err = s.entry(OpItemRead, o.Namespace, o.Key)
 		case store.PutOp:
 			if o.Value == nil {
-				es = append(es, s.entry(OpItemDelete, o.Namespace, o.Key))
+				e, err = s.entry(OpItemDelete, o.Namespace, o.Key)
 			} else {
-				es = append(es, s.entry(OpItemWrite, o.Namespace, o.Key))
+				e, err = s.entry(OpItemWrite, o.Namespace, o.Key)
 			}
 		case store.SearchOp:
-			es = append(es, s.entry(OpItemSearch, o.Prefix, ""))
+			e, err = s.entry(OpItemSearch, o.Prefix, "")
+		default:
+			continue
 		}
+		if err != nil {
+			return nil, err
+		}
+		es = append(es, e)
 	}
 	if err := s.trail.LogAll(ctx, es); err != nil {
 		return nil, err
