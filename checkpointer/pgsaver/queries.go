@@ -168,8 +168,11 @@ ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) `
 	// read it: a string less to send and decode per head. The run ids
 	// only for a selection by run: a
 	// sweep's heads do not read every checkpoint's metadata. The orphans
-	// are the distinct write keys no checkpoint of the selection holds,
-	// each probed by primary key.
+	// are the write keys of the selection EXCEPT its checkpoints' keys: one
+	// hashed pass over each table. As an anti join, PostgreSQL probed the
+	// checkpoints once per write or merged the two on thread_id alone,
+	// pairing every write with every checkpoint of its thread (3.5 ms of
+	// a 100-checkpoint thread's prune; TestHeadsOrphansOnePass).
 	heads := func(where, runID string) [2]string {
 		before4 := `checkpoint -> 'v' < '4'::jsonb AND jsonb_typeof(checkpoint -> 'v') = 'number'`
 		ckpts := f(`SELECT thread_id, checkpoint_ns, checkpoint_id, true,
@@ -179,9 +182,10 @@ ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) `
 FROM {checkpoints} WHERE ` + where)
 		return [2]string{ckpts, ckpts + f(`
 UNION ALL
-SELECT DISTINCT thread_id, checkpoint_ns, checkpoint_id, false, '', 0, '' FROM {writes} w WHERE `+where+`
-	AND NOT EXISTS (SELECT 1 FROM {checkpoints} c WHERE `+where+`
-		AND c.thread_id = w.thread_id AND c.checkpoint_ns = w.checkpoint_ns AND c.checkpoint_id = w.checkpoint_id)`)}
+SELECT thread_id, checkpoint_ns, checkpoint_id, false, '', 0, '' FROM (
+	SELECT thread_id, checkpoint_ns, checkpoint_id FROM {writes} WHERE `+where+`
+	EXCEPT
+	SELECT thread_id, checkpoint_ns, checkpoint_id FROM {checkpoints} WHERE `+where+`) o`)}
 	}
 	// $2 NULL: every namespace.
 	q.headsThreads = heads(`thread_id = ANY($1) AND ($2::text IS NULL OR checkpoint_ns = $2)`, `''`)
