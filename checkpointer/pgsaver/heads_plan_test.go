@@ -51,7 +51,7 @@ FROM generate_series(1, $1::int) th, generate_series(1, $2::int) c, generate_ser
 		t.Fatal(err)
 	}
 	defer conn.Release()
-	if _, err := conn.Exec(ctx, "PREPARE heads AS "+s.q.headsThreads[1]); err != nil {
+	if _, err := conn.Exec(ctx, "PREPARE heads AS "+s.q.headsThreads[true]); err != nil {
 		t.Fatal(err)
 	}
 	for _, plan := range []string{"force_custom_plan", "force_generic_plan"} {
