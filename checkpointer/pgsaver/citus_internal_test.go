@@ -36,15 +36,16 @@ func TestCitusStatementsRouteToOneShard(t *testing.T) {
 
 	d := &driver{q: &s.q}
 	ns := ""
-	list, listArgs, err := d.buildList(checkpointer.DriverQuery{Thread: "t7", NS: &ns, Limit: 10}, false)
+	list, listArgs, err := d.buildList(checkpointer.DriverQuery{Thread: "t7", NS: &ns, Limit: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
-	allNS, allNSArgs, err := d.buildList(checkpointer.DriverQuery{Thread: "t7", Limit: 10}, false)
+	allNS, allNSArgs, err := d.buildList(checkpointer.DriverQuery{Thread: "t7", Limit: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
-	spread, spreadArgs, err := d.buildList(checkpointer.DriverQuery{Limit: 10}, true)
+	d.topo = s.topo // a coordinator (Setup asked): the Citus form across threads
+	spread, spreadArgs, err := d.buildList(checkpointer.DriverQuery{Limit: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,9 +66,11 @@ func TestCitusStatementsRouteToOneShard(t *testing.T) {
 		{"put", s.q.putCkpt, []any{"t7", "", "00000099", "00000025", "{}", "{}", []string{"messages"}, []string{"99"},
 			[]string{"json"}, [][]byte{[]byte("1")}, []bool{false}, true}, one},
 		{"put_writes", s.q.insertWrites, []any{"t7", "", "00000025", "task2", "", []int32{0}, []string{"messages"}, []string{"json"}, [][]byte{[]byte("1")}}, ""},
-		{"heads of a thread", s.q.headsThreads[1], []any{[]string{"t7"}, nil}, one},
-		{"lock one thread", s.q.lockOne, []any{"t7", []string{""}, []string{"00000012"}}, one},
-		{"lock a thread", s.q.lockThread, []any{"t7"}, one},
+		{"heads of a thread", s.q.headsThreads[true], []any{[]string{"t7"}, nil}, one},
+		// Citus runs FOR UPDATE only routed to one shard: the removals
+		// lock each thread in a statement of its own.
+		{"lock one thread", s.q.lock, []any{[]string{"t7"}, []string{"t7"}, []string{""}, []string{"00000012"}}, one},
+		{"lock a thread", s.q.lockThreads, []any{[]string{"t7"}}, one},
 		{"remove", s.q.remove, []any{[]string{"t7"}, []string{"t7"}, []string{""}, []string{"00000012"}, []string{}, []string{}, []string{}}, one},
 		{"delete_thread", s.q.deleteThreads, []any{[]string{"t7"}}, one},
 		{"collect values", s.q.gcBlobs[1], []any{[]string{"t7"}, []string{"t7"}, []string{""}}, one},

@@ -22,11 +22,10 @@ var threadInsert = regexp.MustCompile(`(?s)^INSERT INTO \S+ \(thread_id,.*?(VALU
 // scale-out section names them. A new statement must either filter by
 // thread_id or be listed here with its reason.
 var fanOut = map[string]string{
-	"selectTuple":       "a fragment: List across threads adds the WHERE",
-	"selectTupleSpread": "a fragment: List across threads on Citus adds the WHERE",
-	"headsRuns":         "DeleteForRuns finds the namespaces of its runs by metadata.run_id across threads (its lock and deletes then name their threads)",
-	"threads":           "a retention sweep pages through every thread id (its deletes then name their batch)",
-	"threadInfos":       "ListThreads aggregates every thread",
+	"selectTuple": "a fragment: List across threads adds the WHERE (both forms: plain PostgreSQL's and Citus's)",
+	"headsRuns":   "DeleteForRuns finds the namespaces of its runs by metadata.run_id across threads (its lock and deletes then name their threads)",
+	"threads":     "a retention sweep pages through every thread id (its deletes then name their batch)",
+	"threadInfos": "ListThreads aggregates every thread",
 }
 
 // TestStatementsFilterByThread: every statement the saver runs names its
@@ -42,13 +41,19 @@ func TestStatementsFilterByThread(t *testing.T) {
 		case "schema", "checkpoints", "blobs", "writes": // names, not statements
 			continue
 		}
-		// A field is a statement or an array of variants of one (say,
-		// with and without a part); every variant is checked.
+		// A field is a statement or an array or map of variants of one
+		// (say, with and without a part); every variant is checked.
 		stmts := []reflect.Value{v.Field(i)}
-		if v.Field(i).Kind() == reflect.Array {
+		switch v.Field(i).Kind() {
+		case reflect.Array:
 			stmts = stmts[:0]
 			for j := range v.Field(i).Len() {
 				stmts = append(stmts, v.Field(i).Index(j))
+			}
+		case reflect.Map:
+			stmts = stmts[:0]
+			for _, k := range v.Field(i).MapKeys() {
+				stmts = append(stmts, v.Field(i).MapIndex(k))
 			}
 		}
 		_, listed := fanOut[f.Name]

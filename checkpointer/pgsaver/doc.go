@@ -95,4 +95,18 @@
 // versions, types, task ids and paths, and metadata stay plaintext (they
 // are what the queries select and filter on); so do the inline values of
 // rows Python wrote.
+//
+// # Citus
+//
+// On a Citus (distributed PostgreSQL) coordinator, Setup distributes the
+// three tables by thread_id, colocated, so that every row of a thread
+// lives on one shard: a statement that names one thread routes to that
+// shard, and a transaction on one thread is local to one worker. Existing
+// rows move into the shards and leave no copy on the coordinator
+// (pgcitus.Distribute). The statements are those of plain PostgreSQL,
+// written so that Citus can run them (see queries.go), but for two
+// forms: a list across threads (queries.selectTuple, a pgcitus.Forms)
+// and the removals' row locks, one statement per thread (pgcitus.EachGroup,
+// pgcitus.EachValue). Whether the database is a coordinator is asked once
+// per Saver (pgcitus.Topology).
 package pgsaver

@@ -52,32 +52,20 @@ func (*driver) Capabilities() checkpointer.DriverCapabilities {
 // row, its values (the blob rows at each channel's current version), its
 // writes and, before format 4, its pending sends.
 func (d *driver) Load(ctx context.Context, thread, ns, id string) (*checkpointer.StoredCheckpoint, error) {
-	var rows pgx.Rows
-	var err error
+	sql, args := d.q.getLatest, []any{thread, ns}
 	if id != "" {
-		rows, err = d.db.Query(ctx, d.q.getByID, thread, ns, id)
-	} else {
-		rows, err = d.db.Query(ctx, d.q.getLatest, thread, ns)
+		sql, args = d.q.getByID, []any{thread, ns, id}
 	}
+	var st *checkpointer.StoredCheckpoint
+	var err error
+	eachTuple(ctx, d.db, sql, args, func(s *checkpointer.StoredCheckpoint, e error) bool {
+		st, err = s, e // one row at most: read to the end, where a late error shows
+		return true
+	})
 	if err != nil {
 		return nil, fmt.Errorf("get tuple: %w", err)
 	}
-	defer rows.Close()
-	if !rows.Next() {
-		if err := rows.Err(); err != nil {
-			return nil, fmt.Errorf("get tuple: %w", err)
-		}
-		return nil, nil
-	}
-	var r rawTuple
-	if err := r.scan(rows); err != nil {
-		return nil, fmt.Errorf("get tuple: %w", err)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("get tuple: %w", err)
-	}
-	return r.stored()
+	return st, nil
 }
 
 // Scan implements checkpointer.Driver with one statement whose rows are
@@ -85,9 +73,11 @@ func (d *driver) Load(ctx context.Context, thread, ns, id string) (*checkpointer
 // number of checkpoints, and breaking out of the loop closes the query.
 func (d *driver) Scan(ctx context.Context, q checkpointer.DriverQuery) iter.Seq2[*checkpointer.StoredCheckpoint, error] {
 	return func(yield func(*checkpointer.StoredCheckpoint, error) bool) {
-		// Across threads, Citus needs the statement in another form.
-		spread := q.Thread == "" && d.topo.Distributed(ctx, d.db)
-		sql, args, err := d.buildList(q, spread)
+		if q.Thread == "" {
+			// Across threads, Citus needs the statement in another form.
+			d.topo.Distributed(ctx, d.db) // for Form
+		}
+		sql, args, err := d.buildList(q)
 		if err != nil {
 			yield(nil, fmt.Errorf("list: %w", err))
 			return
@@ -95,38 +85,46 @@ func (d *driver) Scan(ctx context.Context, q checkpointer.DriverQuery) iter.Seq2
 		if sql == "" {
 			return // nothing can match
 		}
-		rows, err := d.db.Query(ctx, sql, args...)
-		if err != nil {
-			yield(nil, fmt.Errorf("list: %w", err))
-			return
-		}
-		defer rows.Close()
-		var r rawTuple
-		for rows.Next() {
-			if err := r.scan(rows); err != nil {
-				yield(nil, fmt.Errorf("list: %w", err))
-				return
+		eachTuple(ctx, d.db, sql, args, func(st *checkpointer.StoredCheckpoint, err error) bool {
+			if err != nil {
+				err = fmt.Errorf("list: %w", err)
 			}
-			st, err := r.stored()
-			if !yield(st, err) || err != nil {
-				return
-			}
-		}
-		if err := rows.Err(); err != nil {
-			yield(nil, fmt.Errorf("list: %w", err))
-		}
+			return yield(st, err)
+		})
 	}
 }
 
-// listQuery builds a Scan's statement for plain PostgreSQL.
-func (d *driver) listQuery(q checkpointer.DriverQuery) (string, []any, error) {
-	return d.buildList(q, false)
+// eachTuple runs sql, a selectTuple statement, and hands each row to
+// yield, decoded, as it arrives, until yield returns false or after an
+// error (handed on last).
+func eachTuple(ctx context.Context, db DB, sql string, args []any, yield func(*checkpointer.StoredCheckpoint, error) bool) {
+	rows, err := db.Query(ctx, sql, args...)
+	if err != nil {
+		yield(nil, err)
+		return
+	}
+	defer rows.Close()
+	var r rawTuple
+	for rows.Next() {
+		if err := r.scan(rows); err != nil {
+			yield(nil, err)
+			return
+		}
+		st, err := r.stored()
+		if !yield(st, err) || err != nil {
+			return
+		}
+	}
+	if err := rows.Err(); err != nil {
+		yield(nil, err)
+	}
 }
 
-// buildList builds a Scan's statement; spread: in the form Citus runs
-// across shards (q names no thread). An empty statement means no row can
-// match (a filter holding a NUL, which stored metadata never contains).
-func (d *driver) buildList(q checkpointer.DriverQuery, spread bool) (string, []any, error) {
+// buildList builds a Scan's statement, across threads in the form for the
+// database (pgcitus.Topology.Form: ask Distributed first). An empty
+// statement means no row can match (a filter holding a NUL, which stored
+// metadata never contains).
+func (d *driver) buildList(q checkpointer.DriverQuery) (string, []any, error) {
 	conds, args := sqlrows.Where(q)
 	if len(q.Filter) > 0 {
 		f, err := json.Marshal(q.Filter)
@@ -139,13 +137,10 @@ func (d *driver) buildList(q checkpointer.DriverQuery, spread bool) (string, []a
 		conds, args = append(conds, "c.metadata @> ?::jsonb"), append(args, string(f))
 	}
 	var sb strings.Builder
-	switch {
-	case q.Thread != "":
+	if q.Thread != "" {
 		sb.WriteString(d.q.selectTupleThread) // the thread is $1: sqlrows.Where's first condition
-	case spread:
-		sb.WriteString(d.q.selectTupleSpread)
-	default:
-		sb.WriteString(d.q.selectTuple)
+	} else {
+		sb.WriteString(d.topo.Form(d.q.selectTuple))
 	}
 	for i, cond := range conds {
 		// The conditions' columns are the outer row's (c): the value
@@ -175,7 +170,7 @@ type rawTuple struct {
 	// Two-dimensional bytea arrays, flattened row by row.
 	values pgtype.FlatArray[[]byte] // [channel, version, type, blob]...
 	writes pgtype.FlatArray[[]byte] // [task_id, idx, channel, type, blob]...
-	sends  pgtype.FlatArray[[]byte] // [task_id, idx, type, blob]...
+	sends  pgtype.FlatArray[[]byte] // [task_id, idx, channel, type, blob]...
 }
 
 func (r *rawTuple) scan(rows pgx.Rows) error {
@@ -210,33 +205,33 @@ func (r *rawTuple) stored() (*checkpointer.StoredCheckpoint, error) {
 	for i, e := range values {
 		st.Values[i] = checkpointer.ValueRow{Channel: string(e[0]), Version: string(e[1]), Type: string(e[2]), Data: e[3]}
 	}
-	writes, ok := rowsOf(r.writes, 5)
-	if !ok {
+	if st.Writes, ok = writeRows(r.writes); !ok {
 		return nil, fail("pending writes")
 	}
-	st.Writes = make([]checkpointer.WriteRow, len(writes))
-	for i, e := range writes {
-		idx, err := strconv.Atoi(string(e[1]))
-		if err != nil {
-			return nil, fail("pending write index")
-		}
-		st.Writes[i] = checkpointer.WriteRow{Task: string(e[0]), Idx: idx, Channel: string(e[2]), Type: string(e[3]), Data: e[4]}
-	}
 	if len(r.sends) > 0 && r.parent != nil {
-		sends, ok := rowsOf(r.sends, 4)
-		if !ok {
+		if st.Sends, ok = writeRows(r.sends); !ok {
 			return nil, fail("pending sends")
-		}
-		st.Sends = make([]checkpointer.WriteRow, len(sends))
-		for i, e := range sends {
-			idx, err := strconv.Atoi(string(e[1]))
-			if err != nil {
-				return nil, fail("pending send index")
-			}
-			st.Sends[i] = checkpointer.WriteRow{Task: string(e[0]), Idx: idx, Channel: checkpointer.ChannelTasks, Type: string(e[2]), Data: e[3]}
 		}
 	}
 	return st, nil
+}
+
+// writeRows decodes the rows of a flattened [task_id, idx, channel,
+// type, blob] array: the pending writes, and the pending sends.
+func writeRows(flat [][]byte) ([]checkpointer.WriteRow, bool) {
+	rows, ok := rowsOf(flat, 5)
+	if !ok {
+		return nil, false
+	}
+	out := make([]checkpointer.WriteRow, len(rows))
+	for i, e := range rows {
+		idx, err := strconv.Atoi(string(e[1]))
+		if err != nil {
+			return nil, false
+		}
+		out[i] = checkpointer.WriteRow{Task: string(e[0]), Idx: idx, Channel: string(e[2]), Type: string(e[3]), Data: e[4]}
+	}
+	return out, true
 }
 
 // Threads implements checkpointer.Driver: one range scan of the primary
@@ -418,9 +413,9 @@ func sendFenced(ctx context.Context, db DB, f checkpointer.WriteFence, inSQL boo
 // is three round trips: the heads, the lock, the removal.
 func (d *driver) Update(ctx context.Context, fn func(checkpointer.DriverTx) error) error {
 	return pgretry.Owned(ctx, d.own, func() error {
-		spread := d.topo.Distributed(ctx, d.db)
+		d.topo.Distributed(ctx, d.db) // for the statements' forms
 		return pgdb.RunTx(ctx, d.db, func(tx *pgdb.Tx) error {
-			return binding.FenceErr(fn(&pgTx{tx: tx, q: d.q, spread: spread}))
+			return binding.FenceErr(fn(&pgTx{tx: tx, q: d.q, topo: d.topo}))
 		})
 	})
 }
@@ -450,9 +445,8 @@ func runBatchTag(ctx context.Context, db DB, b *pgx.Batch) (pgconn.CommandTag, e
 type pgTx struct {
 	tx *pgdb.Tx
 	q  *queries
-	// spread: the tables are distributed (Citus), so row locks are taken
-	// by one statement per thread (see queries.lockOne).
-	spread bool
+	// topo: whether the tables are distributed (Citus), asked by Update.
+	topo *pgcitus.Topology
 }
 
 // Put implements checkpointer.DriverTx.
@@ -501,37 +495,25 @@ func heads(ctx context.Context, db DB, q *queries, sel checkpointer.HeadSelector
 // heads is the statement and arguments of the heads sel selects.
 func (q *queries) heads(sel checkpointer.HeadSelector) (string, []any) {
 	if len(sel.RunIDs) > 0 {
-		return q.headsRuns[btoi(sel.Orphans)], []any{sel.RunIDs}
+		return q.headsRuns[sel.Orphans], []any{sel.RunIDs}
 	}
-	return q.headsThreads[btoi(sel.Orphans)], []any{sel.Threads, sel.NS}
-}
-
-// btoi is 1 for true, 0 for false.
-func btoi(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
+	return q.headsThreads[sel.Orphans], []any{sel.Threads, sel.NS}
 }
 
 // DeleteThreads implements checkpointer.Driver: one batch, one implicit
 // transaction, one round trip (see pgTx.DeleteThreads).
 func (d *driver) DeleteThreads(ctx context.Context, threads []string) error {
-	spread := d.topo.Distributed(ctx, d.db)
-	return pgretry.Owned(ctx, d.own, func() error { return runBatch(ctx, d.db, deleteThreadsBatch(&pgx.Batch{}, d.q, threads, spread, nil)) })
+	d.topo.Distributed(ctx, d.db) // for QueueLock
+	return pgretry.Owned(ctx, d.own, func() error { return runBatch(ctx, d.db, deleteThreadsBatch(&pgx.Batch{}, d.q, d.topo, threads, nil)) })
 }
 
 // deleteThreadsBatch queues to b the lock of the threads' checkpoints (one
-// statement per thread when spread, in the threads' order), their delete
+// statement per thread on Citus: pgcitus.Topology.QueueLock), their delete
 // with their writes, then the collection of their values in a later
 // statement; counts, when not nil, receives the numbers of checkpoints,
 // writes and values removed.
-func deleteThreadsBatch(b *pgx.Batch, q *queries, threads []string, spread bool, counts *checkpointer.SweepReport) *pgx.Batch {
-	if spread {
-		pgcitus.EachValue(threads, func(th string) { b.Queue(q.lockThread, th) })
-	} else {
-		b.Queue(q.lockThreads, threads)
-	}
+func deleteThreadsBatch(b *pgx.Batch, q *queries, topo *pgcitus.Topology, threads []string, counts *checkpointer.SweepReport) *pgx.Batch {
+	topo.QueueLock(b, q.lockThreads, threads)
 	del := b.Queue(q.deleteThreads, threads)
 	gc := b.Queue(q.gcThreads, threads)
 	if counts != nil {
@@ -575,16 +557,7 @@ func (t *pgTx) Lock(ctx context.Context, rs []checkpointer.Removal, sel checkpoi
 		// saver's own: in a caller's it would outlive the savepoint.
 		b.Queue("SET LOCAL plan_cache_mode = force_custom_plan")
 	}
-	if t.spread {
-		// One statement per thread (pgcitus.EachValue).
-		ns, id := make(map[string][]string, len(threads)), make(map[string][]string, len(threads))
-		for i, th := range ct {
-			ns[th], id[th] = append(ns[th], cns[i]), append(id[th], cid[i])
-		}
-		pgcitus.EachValue(threads, func(th string) { b.Queue(t.q.lockOne, th, ns[th], id[th]) })
-	} else {
-		b.Queue(t.q.lock, threads, ct, cns, cid)
-	}
+	t.topo.QueueLock(b, t.q.lock, threads, ct, cns, cid) // on Citus, one statement per thread
 	var out []checkpointer.Head
 	q, args := t.q.heads(sel)
 	b.Queue(q, args...).Query(func(rows pgx.Rows) (err error) { out, err = sqlrows.Heads(rows); return err })
@@ -606,7 +579,7 @@ func (t *pgTx) Remove(ctx context.Context, rs []checkpointer.Removal, countOnly 
 		b.Queue(t.q.remove, threads, ct, cns, cid, kt, kns, kid).QueryRow(func(row pgx.Row) error {
 			return row.Scan(&rep.Checkpoints, &rep.Writes)
 		})
-		b.Queue(t.q.gcBlobs[btoi(t.spread)], threads, nt, nns).QueryRow(func(row pgx.Row) error { return row.Scan(&rep.Blobs) })
+		b.Queue(t.topo.Form(t.q.gcBlobs), threads, nt, nns).QueryRow(func(row pgx.Row) error { return row.Scan(&rep.Blobs) })
 	})
 	return rep, err
 }
@@ -633,7 +606,7 @@ func (t *pgTx) counting(ctx context.Context, countOnly, last bool, fill func(*pg
 // checkpoints and writes, collect the values (queries.deleteThreads).
 func (t *pgTx) DeleteThreads(ctx context.Context, threads []string, countOnly bool) (checkpointer.SweepReport, error) {
 	var rep checkpointer.SweepReport
-	err := t.counting(ctx, countOnly, false, func(b *pgx.Batch) { deleteThreadsBatch(b, t.q, threads, t.spread, &rep) })
+	err := t.counting(ctx, countOnly, false, func(b *pgx.Batch) { deleteThreadsBatch(b, t.q, t.topo, threads, &rep) })
 	return rep, err
 }
 

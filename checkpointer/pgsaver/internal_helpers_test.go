@@ -10,7 +10,7 @@ import (
 // listQuery is the statement the engine's List has this saver's driver run
 // for cfg and opt (the engine maps them to a DriverQuery this way).
 func (s *Saver) listQuery(cfg *checkpointer.Config, opt checkpointer.ListOptions) (string, []any, error) {
-	return (&driver{q: &s.q}).listQuery(engine.ListQuery(cfg, opt))
+	return (&driver{q: &s.q}).buildList(engine.ListQuery(cfg, opt))
 }
 
 // rowDriver serves one stored row to the engine's GetTuple.

@@ -82,15 +82,15 @@ func TestQueryPlansUseIndexes(t *testing.T) {
 
 	d := &driver{q: &s.q}
 	ns := ""
-	list, listArgs, err := d.listQuery(checkpointer.DriverQuery{Thread: "t7", NS: &ns, Limit: 10})
+	list, listArgs, err := d.buildList(checkpointer.DriverQuery{Thread: "t7", NS: &ns, Limit: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
-	before, beforeArgs, err := d.listQuery(checkpointer.DriverQuery{Thread: "t7", NS: &ns, Limit: 10, Before: "00000020"})
+	before, beforeArgs, err := d.buildList(checkpointer.DriverQuery{Thread: "t7", NS: &ns, Limit: 10, Before: "00000020"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	allNS, allNSArgs, err := d.listQuery(checkpointer.DriverQuery{Thread: "t7", Limit: 10})
+	allNS, allNSArgs, err := d.buildList(checkpointer.DriverQuery{Thread: "t7", Limit: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,12 +119,11 @@ func TestQueryPlansUseIndexes(t *testing.T) {
 		{"delete_thread values", s.q.gcThreads, []any{lit("{t7}")}, nil},
 		// Heads, locks and removals probe the checkpoints of their
 		// threads through one of its indexes.
-		{"heads of a thread", s.q.headsThreads[0], []any{lit("{t7}"), lit("NULL")}, []string{ckptOrThread}},
-		{"heads of a thread, orphans", s.q.headsThreads[1], []any{lit("{t7}"), lit("NULL")}, []string{ckptOrThread, "checkpoint_writes_pkey|checkpoint_writes_thread_id_idx"}},
-		{"heads of a namespace", s.q.headsThreads[0], []any{lit("{t7}"), ""}, []string{ckptOrThread}},
+		{"heads of a thread", s.q.headsThreads[false], []any{lit("{t7}"), lit("NULL")}, []string{ckptOrThread}},
+		{"heads of a thread, orphans", s.q.headsThreads[true], []any{lit("{t7}"), lit("NULL")}, []string{ckptOrThread, "checkpoint_writes_pkey|checkpoint_writes_thread_id_idx"}},
+		{"heads of a namespace", s.q.headsThreads[false], []any{lit("{t7}"), ""}, []string{ckptOrThread}},
 		{"lock", s.q.lock, []any{lit("{t7}"), lit("{t7}"), lit("{\"\"}"), lit("{00000012}")}, []string{ckptOrThread}},
-		{"lock one thread (Citus)", s.q.lockOne, []any{"t7", lit("{\"\"}"), lit("{00000012}")}, []string{ckptOrThread}},
-		{"lock a thread (Citus)", s.q.lockThread, []any{"t7"}, []string{ckptOrThread}},
+		{"lock a thread's checkpoints", s.q.lockThreads, []any{lit("{t7}")}, []string{ckptOrThread}},
 		{"remove", s.q.remove, []any{lit("{t7}"), lit("{t7}"), lit("{\"\"}"), lit("{00000012}"), lit("{}"), lit("{}"), lit("{}")},
 			[]string{ckptOrThread, "checkpoint_writes_pkey|checkpoint_writes_thread_id_idx"}},
 		// The collection is bounded by the thread, not the table, and

@@ -4,6 +4,8 @@ import (
 	"strings"
 
 	"github.com/memvault/memvault/checkpointer/internal/sqlrows"
+	"github.com/memvault/memvault/internal/pgcitus"
+	"github.com/memvault/memvault/internal/pgdb"
 )
 
 // queries holds every statement with the table names filled in, built once
@@ -13,40 +15,41 @@ type queries struct {
 	schema                     string
 	checkpoints, blobs, writes string // table names, qualified and quoted when a schema is set
 
-	selectTuple string // SELECT ... FROM checkpoints c, ready for a WHERE
-	// selectTupleThread is selectTuple for one thread, $1; selectTupleSpread
-	// is selectTuple in the form Citus runs across shards.
-	selectTupleThread, selectTupleSpread string
-	getByID                              string
-	getLatest                            string
-	putCkpt                              string
-	insertWrites                         string
-	upsertWrites                         string
-	threads                              string
-	threadInfos                          string
-	headsThreads                         [2]string // without, with the orphan write sets
-	headsRuns                            [2]string
-	lock                                 string
-	remove                               string
-	gcBlobs                              [2]string // plain PostgreSQL, Citus
-	gcThreads                            string
-	lockThreads                          string
-	// lockOne and lockThread are lock and lockThreads for the one thread
-	// $1: Citus runs FOR UPDATE only in a statement routed to one shard.
-	lockOne, lockThread string
-	deleteThreads       string
-	thread              [3]string // every row of a thread (sqlrows.Thread)
-	putCkptsCopy        string
-	putBlobsCopy        string
-	putWritesCopy       string
+	// selectTuple is SELECT ... FROM checkpoints c, ready for a WHERE, in
+	// the forms of plain PostgreSQL and Citus (which runs the statement
+	// across shards in another form); selectTupleThread is its form for
+	// one thread, $1, which both run.
+	selectTuple       pgcitus.Forms
+	selectTupleThread string
+	getByID           string
+	getLatest         string
+	putCkpt           string
+	insertWrites      string
+	upsertWrites      string
+	threads           string
+	threadInfos       string
+	headsThreads      map[bool]string // by whether with the orphan write sets
+	headsRuns         map[bool]string
+	// lock and lockThreads run once per thread on Citus, which runs FOR
+	// UPDATE only in a statement routed to one shard.
+	lock          string
+	remove        string
+	gcBlobs       pgcitus.Forms
+	gcThreads     string
+	lockThreads   string
+	deleteThreads string
+	thread        [3]string // every row of a thread (sqlrows.Thread)
+	putCkptsCopy  string
+	putBlobsCopy  string
+	putWritesCopy string
 }
 
 func buildQueries(schema string) queries {
 	q := queries{
 		schema:      schema,
-		checkpoints: ident(schema, "checkpoints"),
-		blobs:       ident(schema, "checkpoint_blobs"),
-		writes:      ident(schema, "checkpoint_writes"),
+		checkpoints: pgdb.Ident(schema, "checkpoints"),
+		blobs:       pgdb.Ident(schema, "checkpoint_blobs"),
+		writes:      pgdb.Ident(schema, "checkpoint_writes"),
 	}
 	r := strings.NewReplacer("{checkpoints}", q.checkpoints, "{blobs}", q.blobs, "{writes}", q.writes)
 	f := r.Replace
@@ -89,15 +92,14 @@ func buildQueries(schema string) queries {
 		FROM {writes} cw
 		WHERE cw.thread_id = {thread} AND cw.checkpoint_ns = c.checkpoint_ns AND cw.checkpoint_id = c.checkpoint_id) AS pending_writes,
 	CASE WHEN c.parent_checkpoint_id IS NOT NULL AND jsonb_typeof(c.checkpoint -> 'v') = 'number' AND (c.checkpoint -> 'v') < '4'::jsonb THEN
-	(SELECT array_agg(array[convert_to(ps.task_id, 'UTF8'), convert_to(ps.idx::text, 'UTF8'), convert_to(coalesce(ps.type, ''), 'UTF8'), ps.blob] ORDER BY ps.task_path, ps.task_id, ps.idx)
+	(SELECT array_agg(array[convert_to(ps.task_id, 'UTF8'), convert_to(ps.idx::text, 'UTF8'), convert_to(ps.channel, 'UTF8'), convert_to(coalesce(ps.type, ''), 'UTF8'), ps.blob] ORDER BY ps.task_path, ps.task_id, ps.idx)
 		FROM {writes} ps
 		WHERE ps.thread_id = {thread} AND ps.checkpoint_ns = c.checkpoint_ns AND ps.checkpoint_id = c.parent_checkpoint_id
 			AND ps.channel = '__pregel_tasks') END AS pending_sends
 FROM {checkpoints} c`), "{thread}", thread)
 	}
-	q.selectTuple = tuple(lateralValues, "c.thread_id")
+	q.selectTuple = pgcitus.Forms{tuple(lateralValues, "c.thread_id"), tuple(spreadValues, "c.thread_id")}
 	q.selectTupleThread = tuple(lateralValues, "$1")
-	q.selectTupleSpread = tuple(spreadValues, "c.thread_id")
 	q.getByID = q.selectTupleThread + `
 WHERE c.thread_id = $1 AND c.checkpoint_ns = $2 AND c.checkpoint_id = $3`
 	q.getLatest = q.selectTupleThread + `
@@ -168,20 +170,24 @@ ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) `
 	// read it: a string less to send and decode per head. The run ids
 	// only for a selection by run: a
 	// sweep's heads do not read every checkpoint's metadata. The orphans
-	// are the distinct write keys no checkpoint of the selection holds,
-	// each probed by primary key.
-	heads := func(where, runID string) [2]string {
+	// are the write keys of the selection EXCEPT its checkpoints' keys: one
+	// hashed pass over each table. As an anti join, PostgreSQL probed the
+	// checkpoints once per write or merged the two on thread_id alone,
+	// pairing every write with every checkpoint of its thread (3.5 ms of
+	// a 100-checkpoint thread's prune; TestHeadsOrphansOnePass).
+	heads := func(where, runID string) map[bool]string {
 		before4 := `checkpoint -> 'v' < '4'::jsonb AND jsonb_typeof(checkpoint -> 'v') = 'number'`
 		ckpts := f(`SELECT thread_id, checkpoint_ns, checkpoint_id, true,
 	CASE WHEN ` + before4 + ` THEN coalesce(parent_checkpoint_id, '') ELSE '' END,
 	CASE WHEN ` + before4 + ` THEN greatest(floor((checkpoint ->> 'v')::numeric), -1)::int ELSE 4 END,
 	` + runID + `
 FROM {checkpoints} WHERE ` + where)
-		return [2]string{ckpts, ckpts + f(`
+		return map[bool]string{false: ckpts, true: ckpts + f(`
 UNION ALL
-SELECT DISTINCT thread_id, checkpoint_ns, checkpoint_id, false, '', 0, '' FROM {writes} w WHERE `+where+`
-	AND NOT EXISTS (SELECT 1 FROM {checkpoints} c WHERE `+where+`
-		AND c.thread_id = w.thread_id AND c.checkpoint_ns = w.checkpoint_ns AND c.checkpoint_id = w.checkpoint_id)`)}
+SELECT thread_id, checkpoint_ns, checkpoint_id, false, '', 0, '' FROM (
+	SELECT thread_id, checkpoint_ns, checkpoint_id FROM {writes} WHERE `+where+`
+	EXCEPT
+	SELECT thread_id, checkpoint_ns, checkpoint_id FROM {checkpoints} WHERE `+where+`) o`)}
 	}
 	// $2 NULL: every namespace.
 	q.headsThreads = heads(`thread_id = ANY($1) AND ($2::text IS NULL OR checkpoint_ns = $2)`, `''`)
@@ -197,9 +203,6 @@ SELECT DISTINCT thread_id, checkpoint_ns, checkpoint_id, false, '', 0, '' FROM {
 WHERE thread_id = ANY($1) AND (thread_id, checkpoint_ns, checkpoint_id) IN (
 	SELECT * FROM unnest($2::text[], $3::text[], $4::text[]))
 ORDER BY thread_id, checkpoint_ns, checkpoint_id FOR UPDATE`)
-	q.lockOne = f(`SELECT 1 FROM {checkpoints}
-WHERE thread_id = $1 AND (checkpoint_ns, checkpoint_id) IN (SELECT * FROM unnest($2::text[], $3::text[]))
-ORDER BY checkpoint_ns, checkpoint_id FOR UPDATE`)
 
 	// A removal: the checkpoints ($2, $3, $4: thread, namespace, id) and
 	// their writes, but for the __pregel_tasks writes of the ids $5, $6,
@@ -248,7 +251,7 @@ SELECT (SELECT count(*) FROM c), (SELECT count(*) FROM w)`)
 	RETURNING 1
 )
 SELECT count(*) FROM b`)
-	q.gcBlobs = [2]string{strings.Replace(gcBlobs, "{citus}", "", 1), strings.Replace(gcBlobs, "{citus}", " AND b.thread_id = ANY($1)", 1)}
+	q.gcBlobs = pgcitus.Forms{strings.Replace(gcBlobs, "{citus}", "", 1), strings.Replace(gcBlobs, "{citus}", " AND b.thread_id = ANY($1)", 1)}
 
 	// DeleteThread: lockThreads first (as q.lock), then the checkpoints
 	// and writes in one statement, then the values as garbage of the
@@ -258,8 +261,6 @@ SELECT count(*) FROM b`)
 	// value it reads.
 	q.lockThreads = f(`SELECT 1 FROM {checkpoints} WHERE thread_id = ANY($1)
 ORDER BY thread_id, checkpoint_ns, checkpoint_id FOR UPDATE`)
-	q.lockThread = f(`SELECT 1 FROM {checkpoints} WHERE thread_id = $1
-ORDER BY checkpoint_ns, checkpoint_id FOR UPDATE`)
 	q.deleteThreads = f(`WITH c AS (
 	DELETE FROM {checkpoints} WHERE thread_id = ANY($1) RETURNING 1
 ), w AS (

@@ -170,11 +170,3 @@ func (s *Saver) DrainWrites(ctx context.Context) error {
 func (s *Saver) Reencrypt(ctx context.Context, opt reencrypt.Options) (reencrypt.Stats, error) {
 	return core.ReencryptSQL(ctx, "postgres", pgdb.Exec{DB: s.db}, s.serde, opt, s.q.blobs, s.q.writes)
 }
-
-// ident quotes a table name, qualified by schema when one is set.
-func ident(schema, table string) string {
-	if schema == "" {
-		return table
-	}
-	return pgx.Identifier{schema, table}.Sanitize()
-}

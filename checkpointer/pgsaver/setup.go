@@ -5,6 +5,7 @@ import (
 	"embed"
 	"fmt"
 
+	"github.com/memvault/memvault/internal/pgdb"
 	"github.com/memvault/memvault/internal/pgmigrate"
 )
 
@@ -37,8 +38,8 @@ var migrationTables = []string{"checkpoint_migrations", "memvault_checkpoint_mig
 
 func (s *Saver) migrationSets() ([]pgmigrate.Set, error) {
 	vars := map[string]string{
-		"checkpoint_migrations":          ident(s.q.schema, "checkpoint_migrations"),
-		"memvault_checkpoint_migrations": ident(s.q.schema, "memvault_checkpoint_migrations"),
+		"checkpoint_migrations":          pgdb.Ident(s.q.schema, "checkpoint_migrations"),
+		"memvault_checkpoint_migrations": pgdb.Ident(s.q.schema, "memvault_checkpoint_migrations"),
 		"checkpoints":                    s.q.checkpoints,
 		"checkpoint_blobs":               s.q.blobs,
 		"checkpoint_writes":              s.q.writes,
@@ -83,7 +84,8 @@ func (s *Saver) Setup(ctx context.Context) error {
 	if err := pgmigrate.Run(ctx, s.db, s.q.schema, sets...); err != nil {
 		return fmt.Errorf("postgres: setup: %w", err)
 	}
-	if err := s.distribute(ctx); err != nil {
+	// On Citus, the tables are distributed by thread_id (see the package doc).
+	if err := s.topo.Setup(ctx, s.db, "thread_id", s.q.checkpoints, s.q.blobs, s.q.writes); err != nil {
 		return fmt.Errorf("postgres: setup: %w", err)
 	}
 	return nil

@@ -83,6 +83,24 @@ func (t *Topology) ShardFilter(col, param string) string {
 	return " AND " + col + " = ANY(" + param + ")"
 }
 
+// Forms is a statement in two forms: [0] for plain PostgreSQL, [1] for a
+// Citus coordinator. A backend builds both once, with its table names,
+// and picks one per call (Topology.Form): Citus refuses some plain forms
+// (a LATERAL lookup across shards, FOR UPDATE over several shards) or
+// routes them to every shard, and the Citus form may cost plain
+// PostgreSQL a worse plan (see ShardFilter).
+type Forms [2]string
+
+// Form returns f's form for the database: the Citus one once Distributed
+// (or Setup) has found a coordinator (Known: ask Distributed first), the
+// plain one otherwise, and on a nil Topology.
+func (t *Topology) Form(f Forms) string {
+	if t.Known() {
+		return f[1]
+	}
+	return f[0]
+}
+
 // EachValue calls queue for each distinct value of values, in sorted
 // order. Citus runs a statement that locks rows (FOR UPDATE) only when it
 // routes to one shard, so a lock over several distribution values is one
@@ -91,6 +109,52 @@ func (t *Topology) ShardFilter(col, param string) string {
 func EachValue(values []string, queue func(value string)) {
 	for _, v := range slices.Compact(slices.Sorted(slices.Values(values))) {
 		queue(v)
+	}
+}
+
+// EachGroup is EachValue for rows given as columns of equal length, the
+// first holding their distribution values: queue gets, for each distinct
+// value in sorted order, the columns of the rows that hold it, in their
+// order. A statement taking its rows from arrays then runs once per value,
+// routed to one shard.
+func EachGroup(cols [][]string, queue func(group [][]string)) {
+	at := make(map[string][]int)
+	for i, v := range cols[0] {
+		at[v] = append(at[v], i)
+	}
+	EachValue(cols[0], func(v string) {
+		group := make([][]string, len(cols))
+		for _, i := range at[v] {
+			for c := range cols {
+				group[c] = append(group[c], cols[c][i])
+			}
+		}
+		queue(group)
+	})
+}
+
+// QueueLock queues to b a statement sql that locks rows (FOR UPDATE)
+// named by arrays: $1 the distinct distribution values of the rows, then
+// cols, the rows' columns, the first holding their distribution values
+// (none: every row of the values). On plain PostgreSQL it is one
+// statement; on a coordinator (Known: ask Distributed first), which runs
+// FOR UPDATE only in a statement routed to one shard, one per value with
+// that value's rows, in sorted order (EachValue, EachGroup).
+func (t *Topology) QueueLock(b *pgx.Batch, sql string, values []string, cols ...[]string) {
+	queue := func(values []string, cols [][]string) {
+		args := []any{values}
+		for _, c := range cols {
+			args = append(args, c)
+		}
+		b.Queue(sql, args...)
+	}
+	switch {
+	case !t.Known():
+		queue(values, cols)
+	case len(cols) == 0:
+		EachValue(values, func(v string) { queue([]string{v}, nil) })
+	default:
+		EachGroup(cols, func(g [][]string) { queue(g[0][:1], g) })
 	}
 }
 

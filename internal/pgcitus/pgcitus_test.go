@@ -2,6 +2,7 @@ package pgcitus_test
 
 import (
 	"context"
+	"reflect"
 	"sync"
 	"testing"
 
@@ -118,5 +119,33 @@ func TestTopology(t *testing.T) {
 	}
 	if f := citus.ShardFilter("a.k", "$1::text[]"); f != " AND a.k = ANY($1::text[])" {
 		t.Errorf("ShardFilter on Citus = %q", f)
+	}
+	forms := pgcitus.Forms{"plain", "citus"}
+	if plain.Form(forms) != "plain" || none.Form(forms) != "plain" || citus.Form(forms) != "citus" {
+		t.Errorf("Form: plain %q, nil %q, Citus %q", plain.Form(forms), none.Form(forms), citus.Form(forms))
+	}
+
+	// QueueLock: one statement on plain PostgreSQL; on Citus one per
+	// value, in sorted order, with that value's rows (in their order).
+	rows := [][]string{{"b", "a", "b", "a"}, {"1", "2", "3", "4"}}
+	for _, c := range []struct {
+		topo *pgcitus.Topology
+		cols [][]string
+		want [][]any
+	}{
+		{&plain, rows, [][]any{{[]string{"a", "b"}, rows[0], rows[1]}}},
+		{&plain, nil, [][]any{{[]string{"a", "b"}}}},
+		{&citus, rows, [][]any{{[]string{"a"}, []string{"a", "a"}, []string{"2", "4"}}, {[]string{"b"}, []string{"b", "b"}, []string{"1", "3"}}}},
+		{&citus, nil, [][]any{{[]string{"a"}}, {[]string{"b"}}}},
+	} {
+		b := &pgx.Batch{}
+		c.topo.QueueLock(b, "LOCK", []string{"a", "b"}, c.cols...)
+		var got [][]any
+		for _, q := range b.QueuedQueries {
+			got = append(got, q.Arguments)
+		}
+		if !reflect.DeepEqual(got, c.want) {
+			t.Errorf("QueueLock (Citus %v, %d columns): %v, want %v", c.topo.Known(), len(c.cols), got, c.want)
+		}
 	}
 }

@@ -15,6 +15,15 @@ import (
 	"github.com/memvault/memvault/internal/sqlexec"
 )
 
+// Ident is the name of table in schema as SQL spells it, quoted: schema
+// qualified, or bare (found through the search_path) when schema is "".
+func Ident(schema, table string) string {
+	if schema == "" {
+		return pgx.Identifier{table}.Sanitize()
+	}
+	return pgx.Identifier{schema, table}.Sanitize()
+}
+
 // Querier runs statements: *pgxpool.Pool, *pgxpool.Conn, *pgx.Conn and
 // pgx.Tx implement it. It and DB are the one interface over pgx that
 // every memvault PostgreSQL package takes.

@@ -196,7 +196,7 @@ func migrated(ctx context.Context, q Querier, schema string, sets []Set) (bool, 
 // migrate creates the set's tracking table, then runs every statement
 // above the highest recorded version, recording each after it ran.
 func migrate(ctx context.Context, conn Conn, inTx bool, schema string, set Set) error {
-	tbl := ident(schema, set.Table)
+	tbl := pgdb.Ident(schema, set.Table)
 	if _, err := conn.Exec(ctx, `CREATE TABLE IF NOT EXISTS `+tbl+` (v INTEGER PRIMARY KEY)`, pgx.QueryExecModeSimpleProtocol); err != nil {
 		return fmt.Errorf("%s: %w", set.Table, err)
 	}
@@ -250,7 +250,7 @@ WHERE c.relname = $1 AND n.nspname = coalesce(nullif($2, ''), current_schema())`
 	if err != nil {
 		return err
 	}
-	_, err = conn.Exec(ctx, `DROP INDEX CONCURRENTLY IF EXISTS `+ident(schema, m[1]), pgx.QueryExecModeSimpleProtocol)
+	_, err = conn.Exec(ctx, `DROP INDEX CONCURRENTLY IF EXISTS `+pgdb.Ident(schema, m[1]), pgx.QueryExecModeSimpleProtocol)
 	return err
 }
 
@@ -301,13 +301,6 @@ func lockKey(name string) int64 {
 	return int64(h.Sum64())
 }
 
-func ident(schema, table string) string {
-	if schema == "" {
-		return pgx.Identifier{table}.Sanitize()
-	}
-	return pgx.Identifier{schema, table}.Sanitize()
-}
-
 // Querier runs a query; *pgxpool.Pool, *pgx.Conn and pgx.Tx implement it.
 type Querier = pgdb.Querier
 
@@ -317,14 +310,14 @@ func Versions(ctx context.Context, q Querier, schema string, tables ...string) (
 	out := map[string]int{}
 	for _, t := range slices.Sorted(slices.Values(tables)) {
 		var exists bool
-		if err := q.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, ident(schema, t)).Scan(&exists); err != nil {
+		if err := q.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, pgdb.Ident(schema, t)).Scan(&exists); err != nil {
 			return nil, fmt.Errorf("%s: %w", t, err)
 		}
 		if !exists {
 			continue
 		}
 		var v *int
-		if err := q.QueryRow(ctx, `SELECT max(v) FROM `+ident(schema, t)).Scan(&v); err != nil {
+		if err := q.QueryRow(ctx, `SELECT max(v) FROM `+pgdb.Ident(schema, t)).Scan(&v); err != nil {
 			return nil, fmt.Errorf("%s: %w", t, err)
 		}
 		if v != nil {

@@ -162,7 +162,32 @@
 // ListItems of one namespace then route to one shard; a Search (a
 // namespace's descendants live on other shards), ListNamespaces,
 // DeletePrefix and the TTL sweep run on every shard. The statements are
-// those of plain PostgreSQL but for two differences (see citus.go).
+// those of plain PostgreSQL but for two differences (see "Citus" below).
 // Keep plan_cache_mode at its default: forced generic plans are refused by
 // Citus for the store's INSERT ... SELECT and search statements.
+//
+// # Citus
+//
+// On a Citus coordinator Setup distributes store by prefix and
+// store_vectors by prefix, colocated with store: all the items of one
+// namespace, and their vectors, live on one shard, so a statement naming
+// one namespace (Get, Put, Delete, a Search or a listing of one whole
+// namespace) routes to one shard, and the foreign key of store_vectors,
+// which holds prefix, is enforced inside each shard. What names no single
+// namespace fans out to every shard: a Search or listing under a shorter
+// prefix, ListNamespaces, DeletePrefix of a shorter prefix and the TTL
+// sweep.
+//
+// memvault_store_embedder (one row, read and written by Setup only) and
+// the migration tables stay local tables of the coordinator: no statement
+// joins them with the distributed tables, and a local table keeps plain
+// PostgreSQL's semantics (its one INSERT ... ON CONFLICT; a reference
+// table would make that write a two-phase commit to every node, for
+// nothing).
+//
+// The statements are those of plain PostgreSQL, with two differences on
+// Citus (driver.topo): statements that take their rows from arrays repeat
+// their prefixes for shard pruning (pgcitus.Topology.ShardFilter), and the
+// item lookup of a nearest-neighbour search goes without its LIMIT 1
+// (annQuery).
 package pgstore

@@ -77,8 +77,16 @@ func (s *Store) Setup(ctx context.Context) error {
 	if err := pgmigrate.Run(ctx, s.d.db, s.opts.Schema, sets...); err != nil {
 		return fmt.Errorf("postgres: setup: %w", err)
 	}
-	if err := s.distribute(ctx); err != nil {
-		return err
+	// On Citus, store and store_vectors are distributed by prefix,
+	// colocated (see the package doc; pgcitus.Distribute: existing rows
+	// move into the shards and leave no copy on the coordinator).
+	// store_vectors is named even without an index: an earlier Setup with
+	// one may have created it, and left local its foreign key to store
+	// would stop store's distribution (XX000 "cannot truncate a table
+	// referenced in a foreign key constraint by a local table");
+	// pgcitus.Distribute leaves it out when it does not exist.
+	if err := s.d.topo.Setup(ctx, s.d.db, "prefix", s.d.t.store, s.d.t.vectors); err != nil {
+		return fmt.Errorf("postgres: setup: %w", err)
 	}
 	if s.d.index != nil {
 		return s.checkEmbedder(ctx, s.d.db)
