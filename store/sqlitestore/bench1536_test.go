@@ -50,7 +50,7 @@ func newClustered(items, dims int) *clustered {
 	g := &clustered{dims: dims, items: items}
 	r := rand.New(rand.NewPCG(7, 7))
 	g.common = unitGauss(r, dims)
-	for range max(items/100, 4) {
+	for range benchEnvInt("MEMVAULT_BENCH_TOPICS", max(items/100, 4)) {
 		g.centroids = append(g.centroids, unitGauss(r, dims))
 	}
 	return g
@@ -208,7 +208,7 @@ func BenchmarkSearch1536(b *testing.B) {
 	const k, queries = 10, 100
 	// The name carries the code and snapshot formats: a build whose index
 	// formats changed builds a database of its own.
-	path := filepath.Join(os.TempDir(), fmt.Sprintf("memvault-bench-sqlite-%dx%d-%s.db", items, dims, vecindex.FormatTag()))
+	path := filepath.Join(os.TempDir(), fmt.Sprintf("memvault-bench-sqlite-%dx%d-t%d-%s.db", items, dims, len(newClustered(items, dims).centroids), vecindex.FormatTag()))
 	if _, err := os.Stat(path); err != nil {
 		b.Logf("building %s", path)
 		cmd := exec.Command(os.Args[0], "-test.run=^TestBuildBench1536$", "-test.count=1")
