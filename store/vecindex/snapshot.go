@@ -250,4 +250,4 @@ func RewriteSnapshot(parts [][]byte, dims int, gen int64, remove []Key, add map[
 // FormatTag names the code and snapshot formats ("c2-mvcs3"): a file
 // built for benchmarks carries it, so that a build whose formats changed
 // builds a file of its own.
-func FormatTag() string { return "c" + strconv.Itoa(codeFormat) + "-" + snapshotMagic }
+func FormatTag() string { return "c" + strconv.Itoa(codeFormatFine) + "-" + snapshotMagic }
