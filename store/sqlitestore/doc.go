@@ -70,9 +70,9 @@
 // one dense topic, whose items share most sign bits, only these tell the
 // items apart), then reads from store_vectors and scores exactly the
 // items of highest bound until no remaining bound can beat the page's
-// last exact score (about 20 reads for k = 10 at 100 000 items in 80
-// dense topics, where the sign bits alone left a whole topic, over a
-// thousand), so results equal the exact scan's unless a code misjudges
+// last exact score (about 20 reads for k = 10 at 20 000 items in 16
+// dense topics of 1 250, where the sign bits alone left the whole
+// topic), so results equal the exact scan's unless a code misjudges
 // an item by more than four (sign bits) or six (8-bit part) standard
 // deviations; code rows of the earlier format (sign bits only) still
 // rank, by their sign bits; when the bounds stay loose
