@@ -37,11 +37,11 @@ func denseStore(t *testing.T, items, dims int) (s, exact *Store, g *clustered, p
 // through the code index: the pages must equal the exact scan's, scores
 // included, and each search must read and score exactly only a few items.
 // Bounded by sign bits alone, a search read nearly all of the query's
-// topic (about 800 of 1 600 items here; at 100 000 × 1 536 in 80 topics,
+// topic (416 of 1 200 items here; at 100 000 × 1 536 in 80 topics,
 // 131–152 ms a search); the fine parts of the candidates' code rows bound
 // all but a few below the page.
 func TestDenseTopicSearchReadsFewVectors(t *testing.T) {
-	const items, dims, k, queries = 1600, 384, 10, 20
+	const items, dims, k, queries = 1200, 256, 10, 8
 	s, exact, _, _ := denseStore(t, items, dims)
 	r0 := s.cache.Stats.Rescored.Load()
 	for j := range queries {
@@ -65,7 +65,7 @@ func TestDenseTopicSearchReadsFewVectors(t *testing.T) {
 // their sign bits, alone or beside rows of format 3: pages equal the
 // exact scan's, in a store opened on them as in the one that wrote them.
 func TestFormat2CodesStillRank(t *testing.T) {
-	const items, dims, k = 1600, 384, 10
+	const items, dims, k = 1200, 256, 10
 	s, exact, g, path := denseStore(t, items, dims)
 	ctx := context.Background()
 	// Every other item's rows as the previous build wrote them: format
@@ -80,7 +80,7 @@ func TestFormat2CodesStillRank(t *testing.T) {
 	}
 	opened := openStore(t, path, Options{Index: g.index()})
 	defer opened.Close()
-	for j := range 10 {
+	for j := range 5 {
 		for _, st := range []*Store{s, opened} {
 			opt := store.SearchOptions{Query: fmt.Sprint("q", j), Limit: k}
 			if got, want := results(t, st, store.Namespace{"u"}, opt), results(t, exact, store.Namespace{"u"}, opt); got != want {

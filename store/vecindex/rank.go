@@ -168,6 +168,7 @@ func (c *Cache) Top(ctx context.Context, gen int64, prefix string, r Rescorer, n
 				if err := c.refine(ctx, cr, r, part); err != nil {
 					return nil, false, err
 				}
+				c.Stats.Refined.Add(int64(n))
 			}
 			keys, bounds = keys[n:], bounds[n:]
 			pool = append(pool, part...)
