@@ -58,7 +58,7 @@ type CodeReader interface {
 
 // RescoreBatch is how many items Top reads and scores exactly at a
 // time; MaxBounded bounds the items it ranks by bound per scan of the
-// index; RefineBatch is how many items' codes it reads at a time to bound
+// index; RefineBatch is the most items' codes it reads at a time to bound
 // them by their fine parts.
 const (
 	RescoreBatch = 64
@@ -128,6 +128,7 @@ func (c *Cache) Top(ctx context.Context, gen int64, prefix string, r Rescorer, n
 		pool []candidate // bounded by fine parts (or kept), best first
 	)
 	budget, refineBudget := max(512, total/10), max(2*MaxBounded, total/2)
+	refineBatch := RescoreBatch
 	for rescored, refined := 0, 0; ; {
 		if len(keys) == 0 && more {
 			var left int
@@ -154,7 +155,10 @@ func (c *Cache) Top(ctx context.Context, gen int64, prefix string, r Rescorer, n
 			// A sign bits' bound leads: bound the next items finely.
 			n := min(len(keys), RescoreBatch)
 			if refine {
-				n = min(len(keys), RefineBatch)
+				// From RescoreBatch up, doubling: spread-out data needs
+				// about one batch, a dense topic all of its items.
+				n = min(len(keys), refineBatch)
+				refineBatch = min(2*refineBatch, RefineBatch)
 			}
 			if refined += n; refined > refineBudget {
 				c.Stats.Abandoned.Add(1)
