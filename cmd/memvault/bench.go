@@ -109,6 +109,7 @@ in its column).`,
 	st.Flags().StringVar(&common.JSDir, "js", "", "also measure JS LangGraph's PostgresStore (node; PostgreSQL only), from this directory holding bench.mjs and its node_modules (interop/js)")
 	st.Flags().IntVar(&sto.Dims, "dims", bench.DefaultDims, "embedding dimensions (offline hashing embedder)")
 	st.Flags().StringVar(&common.Backend, "backend", "postgres", "postgres (--dsn) or sqlite (a temporary file)")
+	st.Flags().IntVar(&sto.Topics, "topics", 0, "sqlite: instead of the throughput rows, search latency, first search after open, recall@10 and RSS over --items vectors in this many dense topics, beside the same count spread over items/100 topics (0: off)")
 	cmd.AddCommand(cp, st)
 	return cmd
 }

@@ -20,6 +20,17 @@ func TestBenchFlags(t *testing.T) {
 			t.Errorf("bench store output lacks %q:\n%s", want, out)
 		}
 	}
+	// The clustered mode: search figures for both data sets, exact.
+	out = cli(t, nil, "", "bench", "store", "--backend", "sqlite", "--dims", "24", "--items", "300", "--topics", "2").must(t, 0).stdout
+	for _, want := range []string{"search k=10 over 300 items of 24 dims, spread over 3 topics and clustered in 2",
+		"spread       3 topics: first search after open", "clustered    2 topics: first search after open"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("bench store --topics output lacks %q:\n%s", want, out)
+		}
+	}
+	if n := strings.Count(out, "recall@10 1.000"); n != 2 {
+		t.Errorf("bench store --topics: %d data sets at recall@10 1.000, want 2:\n%s", n, out)
+	}
 	out = cli(t, nil, "", "bench", "checkpointer", "--backend", "sqlite", "--workload", "messages", "--ops", "get_messages_50",
 		"--duration", "200ms", "--concurrency", "2", "--json").must(t, 0).stdout
 	lines := strings.Split(strings.TrimSpace(out), "\n")
@@ -59,6 +70,8 @@ func TestBenchFlagsRefused(t *testing.T) {
 		{[]string{"store", "--backend", "sqlite", "--concurrency", "0"}, "--concurrency 0: want at least 1"},
 		{[]string{"store", "--backend", "sqlite", "--ops", "nope"}, `unknown operation "nope" (known: put, get, search_k10)`},
 		{[]string{"store", "--backend", "sqlite", "--js", "interop/js"}, "--js measures JS LangGraph's PostgresStore"},
+		{[]string{"store", "--backend", "sqlite", "--topics", "-1"}, "--topics -1: want 0 (off), or at least 1 with --backend sqlite"},
+		{[]string{"store", "--topics", "80", "--dsn", "postgres://nobody@127.0.0.1:1/x"}, "--topics 80: want 0 (off), or at least 1 with --backend sqlite"},
 		{[]string{"store", "--backend", "oracle", "--dsn", "postgres://nobody@127.0.0.1:1/x"}, `--backend "oracle": want postgres or sqlite`},
 	} {
 		r := cli(t, nil, "", append([]string{"bench"}, tc.args...)...)

@@ -255,6 +255,12 @@ type rescorer struct {
 	dims int
 }
 
+// Codes reads the stored codes of keys in the search's read, so that the
+// index bounds its candidates by their fine parts (vecindex.CodeReader).
+func (r rescorer) Codes(ctx context.Context, keys []vecindex.Key, fn func(k vecindex.Key, updated int64, code []byte)) error {
+	return r.itx.Codes(ctx, keys, fn)
+}
+
 func (r rescorer) Rescore(ctx context.Context, keys []vecindex.Key) ([]vecindex.Scored, error) {
 	cands := make([]vecindex.Scored, 0, len(keys))
 	err := r.itx.VectorsOf(ctx, keys, func(k store.RowKey, updated time.Time, vs []store.Vector) error {

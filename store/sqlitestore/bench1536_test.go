@@ -50,7 +50,7 @@ func newClustered(items, dims int) *clustered {
 	g := &clustered{dims: dims, items: items}
 	r := rand.New(rand.NewPCG(7, 7))
 	g.common = unitGauss(r, dims)
-	for range max(items/100, 4) {
+	for range benchEnvInt("MEMVAULT_BENCH_TOPICS", max(items/100, 4)) {
 		g.centroids = append(g.centroids, unitGauss(r, dims))
 	}
 	return g
@@ -208,7 +208,7 @@ func BenchmarkSearch1536(b *testing.B) {
 	const k, queries = 10, 100
 	// The name carries the code and snapshot formats: a build whose index
 	// formats changed builds a database of its own.
-	path := filepath.Join(os.TempDir(), fmt.Sprintf("memvault-bench-sqlite-%dx%d-%s.db", items, dims, vecindex.FormatTag()))
+	path := filepath.Join(os.TempDir(), fmt.Sprintf("memvault-bench-sqlite-%dx%d-t%d-%s.db", items, dims, len(newClustered(items, dims).centroids), vecindex.FormatTag()))
 	if _, err := os.Stat(path); err != nil {
 		b.Logf("building %s", path)
 		cmd := exec.Command(os.Args[0], "-test.run=^TestBuildBench1536$", "-test.count=1")
@@ -236,13 +236,14 @@ func BenchmarkSearch1536(b *testing.B) {
 	defer s.Close()
 	open := time.Since(t0)
 	_, first := search(s, 0)
-	resc0 := s.cache.Stats.Rescored.Load()
+	resc0, ref0 := s.cache.Stats.Rescored.Load(), s.cache.Stats.Refined.Load()
 	got := make([][]store.SearchItem, queries)
 	lat := make([]time.Duration, queries)
 	for j := range queries {
 		got[j], lat[j] = search(s, j+1)
 	}
 	rescored := float64(s.cache.Stats.Rescored.Load()-resc0) / queries
+	refined := float64(s.cache.Stats.Refined.Load()-ref0) / queries
 	rss, hwm, anon, file := procStatus("VmRSS"), procStatus("VmHWM"), procStatus("RssAnon"), procStatus("RssFile")
 
 	// Another store on the file stands for another process: it rewrites
@@ -339,6 +340,7 @@ func BenchmarkSearch1536(b *testing.B) {
 	b.ReportMetric(percentile(lat, 0.99), "p99-ms")
 	b.ReportMetric(float64(found)/float64(queries*k), "recall@10")
 	b.ReportMetric(rescored, "rescored/search")
+	b.ReportMetric(refined, "refined/search")
 	b.ReportMetric(ms(refresh), "refresh-search-ms")
 	b.ReportMetric(float64(refreshRows), "refresh-code-rows")
 	b.ReportMetric(rss, "rss-MB")

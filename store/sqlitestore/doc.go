@@ -63,12 +63,19 @@
 // the store's mean vector, with three norms;
 // store_vector_codes, written in the vector's transaction), which an
 // in-process index keeps in contiguous arrays (about 208 bytes per
-// 1536-dimension vector, Options.VectorCacheBytes). A search bounds every
-// item's score from its codes, then reads from store_vectors and scores
-// exactly the items of highest bound until no remaining bound can beat
-// the page's last exact score (about 130 reads for k = 10 at 100 000
-// items), so results equal the exact scan's unless a code misjudges an
-// item by more than four standard deviations; when the bounds stay loose
+// 1536-dimension vector, Options.VectorCacheBytes). A code row also
+// holds an 8-bit quantization of the rotated vector (d bytes, not kept in
+// memory). A search bounds every item's score from its sign bits, bounds
+// the best of them again from the 8-bit part of their code rows (inside
+// one dense topic, whose items share most sign bits, only these tell the
+// items apart), then reads from store_vectors and scores exactly the
+// items of highest bound until no remaining bound can beat the page's
+// last exact score (about 20 reads for k = 10 at 20 000 items in 16
+// dense topics of 1 250, where the sign bits alone left the whole
+// topic), so results equal the exact scan's unless a code misjudges
+// an item by more than four (sign bits) or six (8-bit part) standard
+// deviations; code rows of the earlier format (sign bits only) still
+// rank, by their sign bits; when the bounds stay loose
 // (low-dimension, sparse vectors), a search stops after a tenth of the
 // items and ranks by one exact scan. Each item-changing
 // transaction bumps a generation and logs the items it changed

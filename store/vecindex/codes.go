@@ -42,10 +42,16 @@ import (
 //	bytes 2-13 float32 |v|, |u|, v·c
 //	then       ceil(d/64) uint64 words of sign bits, bit i of word i/64
 //	           for dimension i, padding bits zero
+//
+// Format 3 (codeFormatFine, what EncodeCode writes) is format 2's layout
+// followed by the fine part (see fine.go); format 2 codes, written
+// before it, are still read, and bound their vectors by the sign bits
+// alone. The snapshot holds the format 2 part of every code.
 const (
-	codeFormat  = 2 // 1: signs of u itself, unrotated (read as no code; Open recodes)
-	codeCentred = 1
-	codeHeader  = 14
+	codeFormat     = 2 // 1: signs of u itself, unrotated (read as no code; Open recodes)
+	codeFormatFine = 3
+	codeCentred    = 1
+	codeHeader     = 14
 )
 
 // codeWords is the number of 64-bit words of a d-dimension code.
@@ -62,11 +68,11 @@ func CentreOf(c []float32, d int) []float32 {
 
 // signBits sets dst (codeWords(len(v)) words) to the signs of R(v - c)
 // (of R(v) when c is nil), R being rotationFor(len(v)), and returns
-// |v - c|² and v·c.
-func signBits(dst []uint64, v, c []float32) (uu, vc float64) {
+// R(v - c), |v - c|² and v·c.
+func signBits(dst []uint64, v, c []float32) (r []float32, uu, vc float64) {
 	clear(dst)
 	if len(v) == 0 {
-		return 0, 0
+		return nil, 0, 0
 	}
 	u := make([]float32, len(v))
 	for i, x := range v {
@@ -87,7 +93,7 @@ func signBits(dst []uint64, v, c []float32) (uu, vc float64) {
 			dst[i>>6] |= 1 << (uint(i) & 63)
 		}
 	}
-	return uu, vc
+	return r, uu, vc
 }
 
 // codeRotationSeed selects the codes' rotation. It is public on purpose:
@@ -116,13 +122,13 @@ func rotationFor(d int) *embeddings.Rotation {
 func EncodeCode(v, c []float32) []byte {
 	c = CentreOf(c, len(v))
 	w := make([]uint64, codeWords(len(v)))
-	uu, vc := signBits(w, v, c)
+	r, uu, vc := signBits(w, v, c)
 	var vv float64
 	for _, x := range v {
 		vv += float64(x) * float64(x)
 	}
-	b := make([]byte, codeHeader+8*len(w))
-	b[0] = codeFormat
+	b := make([]byte, codeHeader+8*len(w), codeHeader+8*len(w)+fineHeader+fineBytes(len(v)))
+	b[0] = codeFormatFine
 	if c != nil {
 		b[1] = codeCentred
 	}
@@ -132,7 +138,7 @@ func EncodeCode(v, c []float32) []byte {
 	for i, x := range w {
 		binary.LittleEndian.PutUint64(b[codeHeader+8*i:], x)
 	}
-	return b
+	return appendFine(b, r)
 }
 
 // codeMeta is the per-vector part of a code beside its bits.
@@ -147,7 +153,15 @@ type codeMeta struct {
 // bits set), which the caller skips.
 func decodeCode(words []uint64, b []byte, d int) (_ []uint64, m codeMeta, ok bool) {
 	n := codeWords(d)
-	if d <= 0 || len(b) != codeHeader+8*n || b[0] != codeFormat || b[1]&^codeCentred != 0 {
+	if d <= 0 || len(b) < 2 || b[1]&^codeCentred != 0 {
+		return words, m, false
+	}
+	switch {
+	case b[0] == codeFormat && len(b) == codeHeader+8*n:
+	case b[0] == codeFormatFine && len(b) == codeHeader+8*n+fineHeader+fineBytes(d):
+		// The fine part is read from the storage when a search needs it
+		// (see fine.go), not held in memory.
+	default:
 		return words, m, false
 	}
 	m.centred = b[1]&codeCentred != 0
@@ -192,6 +206,10 @@ type queryCode struct {
 	bits []uint64
 	nw   float32 // |w|
 	off  float32 // q·c - |c|²
+	// rot is R(w), the rotated query the fine codes are scored against
+	// (see fine.go), and rotSum the sum of its coordinates.
+	rot    []float32
+	rotSum float64
 }
 
 // cosBounds caches cosBound's tables by dimension count.
@@ -227,8 +245,12 @@ func NewEstimator(dist store.Distance, q, c []float32) *Estimator {
 		}
 		qc := &e.q[i]
 		qc.bits = make([]uint64, e.words)
-		ww, vc := signBits(qc.bits, q, cc)
+		r, ww, vc := signBits(qc.bits, q, cc)
 		qc.nw = float32(math.Sqrt(ww))
+		qc.rot = r
+		for _, x := range r {
+			qc.rotSum += float64(x)
+		}
 		var c2 float64
 		for _, x := range cc {
 			c2 += float64(x) * float64(x)
@@ -258,7 +280,12 @@ func (e *Estimator) estimate(w []uint64, m *codeMeta) float32 {
 	// damaged file), whose squares and products overflow float32 into
 	// Inf - Inf = NaN; in float64 they stay finite, and the result is at
 	// worst ±Inf, which only decides whether the item is rescored.
-	dot := float64(m.nu)*float64(qc.nw)*float64(e.cos[h]) + float64(m.vc) + float64(qc.off)
+	return e.scale(float64(m.nu)*float64(qc.nw)*float64(e.cos[h])+float64(m.vc)+float64(qc.off), m)
+}
+
+// scale maps dot, a bound of v·q for the vector of metadata m, to the
+// scale of proxy for the estimator's distance.
+func (e *Estimator) scale(dot float64, m *codeMeta) float32 {
 	switch e.dist {
 	case store.InnerProduct:
 		return float32(dot)

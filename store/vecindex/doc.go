@@ -2,8 +2,11 @@
 // database has no vector search of its own (store/sqlitestore; store/memstore
 // when asked: memstore.Options.VectorIndexBytes): a 1-bit sign code per stored vector (codes.go), held in
 // memory for one generation of the store (Cache), ranked by upper bounds
-// of the scores against the query (Estimator) so that a search reads and
-// scores exactly only the best few vectors, kept up to date from the
+// of the scores against the query (Estimator); the best of them bounded
+// again, more tightly, by the 8-bit fine part of their stored codes
+// (fine.go), read from the storage, so that a search reads and scores
+// exactly only the best few vectors even inside one dense topic, whose
+// items share most sign bits; kept up to date from the
 // store's change log, loaded from a snapshot (snapshot.go) and checked
 // against the store's coverage (coverage.go).
 //

@@ -3,6 +3,7 @@ package vecindex
 import (
 	"cmp"
 	"context"
+	"math"
 	"slices"
 	"strings"
 )
@@ -48,30 +49,57 @@ type Rescorer interface {
 	Proxy(score float64) float32
 }
 
+// CodeReader is a Rescorer that can also read the stored codes of items
+// (Source.Codes, in the search's read): Top then bounds each candidate by
+// the fine part of its codes (see fine.go) before reading its vectors.
+type CodeReader interface {
+	Codes(ctx context.Context, keys []Key, fn func(k Key, updated int64, code []byte)) error
+}
+
 // RescoreBatch is how many items Top reads and scores exactly at a
 // time; MaxBounded bounds the items it ranks by bound per scan of the
-// index.
+// index; RefineBatch is the most items' codes it reads at a time to bound
+// them by their fine parts.
 const (
 	RescoreBatch = 64
 	MaxBounded   = 4096
+	RefineBatch  = 256
 )
 
+// candidate is an item Top may rescore, and its bound.
+type candidate struct {
+	key   Key
+	bound float32
+}
+
 // Top returns the first need (≥ 1) items of the exact ranking of the
-// items under prefix at generation gen: items are rescored (r.Rescore) in
-// the order of their bounds, a batch at a time, until the next bound is
-// below the need-th best exact score found, and the best need rescored
-// are then the exact ranking's first. ok is false when the index cannot
-// answer, and the caller ranks by exact scan instead: it does not hold
-// gen (the caller's process wrote since its snapshot), or its bounds are
-// too loose (past a tenth of the items, one exact scan is cheaper; codes
-// of sparse vectors, as the offline hashing embedder's, bound loosely).
+// items under prefix at generation gen. Items are ranked by the bounds of
+// their sign bits (Best); when r is a CodeReader, the best of them are
+// bounded again by the fine parts of their stored codes, RefineBatch at a
+// time, as long as a sign bits' bound is above every fine one and above
+// the need-th best exact score found; items are rescored (r.Rescore) in
+// the order of their tightest bounds, a batch at a time, until every
+// bound left, of either kind, is below the need-th best exact score
+// found, and the best need rescored are then the exact ranking's first.
+// ok is false when the index cannot answer, and the caller ranks by exact
+// scan instead: it does not hold gen (the caller's process wrote since
+// its snapshot), or its bounds are too loose (past a tenth of the items
+// rescored, or half of them refined, one exact scan is cheaper; codes of
+// sparse vectors, as the offline hashing embedder's, bound loosely).
 func (c *Cache) Top(ctx context.Context, gen int64, prefix string, r Rescorer, need int) (top []Scored, ok bool, err error) {
 	need = max(need, 1)
+	cr, refine := r.(CodeReader)
+	want := min(MaxBounded, max(4*need, 256))
+	if refine {
+		// Refining is cheap next to rescoring: rank enough by sign bits
+		// for a dense topic in one scan of the index.
+		want = MaxBounded / 2
+	}
 	emitted := map[Key]bool{} // ranked by bound so far
 	fill := func() (keys []Key, bounds []float32, left int, ok bool, err error) {
 		var missing []string
 		for range 2 {
-			keys, bounds, left, missing, ok = c.Best(gen, prefix, r, min(MaxBounded, max(4*need, 256)), emitted)
+			keys, bounds, left, missing, ok = c.Best(gen, prefix, r, want, emitted)
 			if !ok || len(missing) == 0 {
 				break
 			}
@@ -95,26 +123,13 @@ func (c *Cache) Top(ctx context.Context, gen int64, prefix string, r Rescorer, n
 		return nil, false, err
 	}
 	more := total > len(keys)
-	var got []Scored
-	budget := max(512, total/10)
-	for rescored := 0; len(keys) > 0; {
-		if rescored >= budget {
-			c.Stats.Abandoned.Add(1)
-			return nil, false, nil
-		}
-		n := min(len(keys), RescoreBatch)
-		part, err := r.Rescore(ctx, keys[:n])
-		if err != nil {
-			return nil, false, err
-		}
-		c.Stats.Rescored.Add(int64(n))
-		rescored += n
-		keys, bounds = keys[n:], bounds[n:]
-		got = append(got, part...)
-		slices.SortFunc(got, CompareScored)
-		if len(got) >= need && len(bounds) > 0 && bounds[0] < r.Proxy(got[need-1].Score) {
-			break
-		}
+	var (
+		got  []Scored
+		pool []candidate // bounded by fine parts (or kept), best first
+	)
+	budget, refineBudget := max(512, total/10), max(2*MaxBounded, total/2)
+	refineBatch := RescoreBatch
+	for rescored, refined := 0, 0; ; {
 		if len(keys) == 0 && more {
 			var left int
 			if keys, bounds, left, ok, err = fill(); !ok || err != nil {
@@ -122,6 +137,131 @@ func (c *Cache) Top(ctx context.Context, gen int64, prefix string, r Rescorer, n
 			}
 			more = left > len(keys)
 		}
+		next, best := float32(math.Inf(-1)), float32(math.Inf(-1))
+		if len(keys) > 0 {
+			next = bounds[0]
+		}
+		if len(pool) > 0 {
+			best = pool[0].bound
+		}
+		th := float32(math.Inf(-1))
+		if len(got) >= need {
+			th = r.Proxy(got[need-1].Score)
+			if best < th && next < th {
+				break
+			}
+		}
+		if len(keys) > 0 && next >= th && (next > best || len(pool) == 0) {
+			// A sign bits' bound leads: bound the next items finely.
+			n := min(len(keys), RescoreBatch)
+			if refine {
+				// From RescoreBatch up, doubling: spread-out data needs
+				// about one batch, a dense topic all of its items.
+				n = min(len(keys), refineBatch)
+				refineBatch = min(2*refineBatch, RefineBatch)
+			}
+			if refined += n; refined > refineBudget {
+				c.Stats.Abandoned.Add(1)
+				return nil, false, nil
+			}
+			part := make([]candidate, n)
+			for i := range n {
+				part[i] = candidate{keys[i], bounds[i]}
+			}
+			if refine {
+				if err := c.refine(ctx, cr, r, part); err != nil {
+					return nil, false, err
+				}
+				c.Stats.Refined.Add(int64(n))
+			}
+			keys, bounds = keys[n:], bounds[n:]
+			pool = append(pool, part...)
+			slices.SortFunc(pool, func(a, b candidate) int { return cmp.Compare(b.bound, a.bound) })
+			continue
+		}
+		if len(pool) == 0 {
+			break // nothing left to rank
+		}
+		// Fine bounds are close to the scores: the first need or so
+		// rescored are nearly always the page, and the bound of the next
+		// below its last score.
+		batch := RescoreBatch
+		if refine {
+			batch = max(need, 16)
+		}
+		n := 0
+		for n < min(len(pool), batch) && pool[n].bound >= th {
+			n++
+		}
+		if rescored >= budget {
+			c.Stats.Abandoned.Add(1)
+			return nil, false, nil
+		}
+		keys := make([]Key, n)
+		for i := range keys {
+			keys[i] = pool[i].key
+		}
+		pool = pool[n:]
+		part, err := r.Rescore(ctx, keys)
+		if err != nil {
+			return nil, false, err
+		}
+		c.Stats.Rescored.Add(int64(n))
+		rescored += n
+		got = append(got, part...)
+		slices.SortFunc(got, CompareScored)
 	}
 	return got[:min(len(got), need)], true, nil
+}
+
+// refine replaces the bounds of cands by those of the fine parts of their
+// stored codes (the best of an item's codes; a code without a fine part,
+// of format 2, bounds by its sign bits), leaving an item none of whose
+// codes could be read with its bound.
+func (c *Cache) refine(ctx context.Context, cr CodeReader, qs Queries, cands []candidate) error {
+	c.mu.RLock()
+	var centre []float32
+	if c.snap != nil {
+		centre = c.snap.centre
+	}
+	dims := c.dims
+	c.mu.RUnlock()
+	at := make(map[Key]int, len(cands))
+	seen := make([]bool, len(cands))
+	keys := make([]Key, len(cands))
+	for i, cd := range cands {
+		at[cd.key] = i
+		keys[i] = cd.key
+	}
+	ests := map[string]*Estimator{}
+	var words []uint64
+	err := cr.Codes(ctx, keys, func(k Key, _ int64, b []byte) {
+		i, ok := at[k]
+		if !ok {
+			return
+		}
+		e, ok := ests[k.NS]
+		if !ok {
+			e, _ = qs.Estimator(k.NS, centre)
+			ests[k.NS] = e
+		}
+		if e == nil {
+			return
+		}
+		var est float32
+		if f, m, ok := decodeFine(b, dims); ok {
+			est = e.estimateFine(&f, &m)
+		} else if w, m, ok := decodeCode(words[:0], b, dims); ok {
+			words = w
+			est = e.estimate(w, &m)
+		} else {
+			return
+		}
+		if !seen[i] {
+			cands[i].bound, seen[i] = est, true
+		} else {
+			cands[i].bound = max(cands[i].bound, est)
+		}
+	})
+	return err
 }

@@ -247,7 +247,7 @@ func RewriteSnapshot(parts [][]byte, dims int, gen int64, remove []Key, add map[
 	return t.serialize(gen), nil
 }
 
-// FormatTag names the code and snapshot formats ("c2-mvcs3"): a file
+// FormatTag names the code and snapshot formats ("c3-mvcs3"): a file
 // built for benchmarks carries it, so that a build whose formats changed
 // builds a file of its own.
-func FormatTag() string { return "c" + strconv.Itoa(codeFormat) + "-" + snapshotMagic }
+func FormatTag() string { return "c" + strconv.Itoa(codeFormatFine) + "-" + snapshotMagic }

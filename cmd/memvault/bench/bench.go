@@ -125,6 +125,11 @@ type StoreOptions struct {
 	// Dims is the embedding dimensions of the offline hashing embedder, 1
 	// to MaxDims. Zero means DefaultDims.
 	Dims int
+	// Topics, when not zero (SQLite only), runs the clustered mode
+	// instead: search k=10 latency, first search after open, recall@10
+	// and memory over Items generated vectors in Topics dense topics,
+	// beside the same count spread over Items/100 topics.
+	Topics int
 }
 
 // withDefaults replaces the zero values by the defaults they stand for.
@@ -210,6 +215,9 @@ func (o StoreOptions) Check() error {
 	if o.Items <= 0 {
 		return optionf("--items %d: want at least 1", o.Items)
 	}
+	if o.Topics < 0 || (o.Topics > 0 && o.Backend != "sqlite") {
+		return optionf("--topics %d: want 0 (off), or at least 1 with --backend sqlite", o.Topics)
+	}
 	if err := o.Options.check(); err != nil {
 		return err
 	}
@@ -294,6 +302,9 @@ func RunStore(ctx context.Context, w io.Writer, o StoreOptions) error {
 	}
 	bf := o.params()
 	bf.items, bf.dims = o.Items, o.Dims
+	if o.Backend == "sqlite" && o.Topics > 0 {
+		return benchStoreSQLiteTopics(ctx, w, o.JSON, bf, o.Topics)
+	}
 	if o.Backend == "sqlite" {
 		return benchStoreSQLite(ctx, w, o.JSON, bf)
 	}

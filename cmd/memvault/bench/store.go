@@ -12,6 +12,8 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"time"
@@ -662,4 +664,290 @@ func (s *rawStoreSQLite) search(ctx context.Context, i int64) error {
 		return fmt.Errorf("raw search found %d items", len(top))
 	}
 	return nil
+}
+
+// topicVectors generates the clustered mode's vectors (see
+// benchStoreSQLiteTopics): each item is a shared direction (the common
+// component every embedding model leaves in its outputs) plus one of
+// topics topic centroids plus gaussian noise, normalised, so that the
+// items of a topic have cosines near 0.8 and unrelated items near 0.4;
+// queries are items with noise added (a paraphrase of a stored memory).
+// It is an embeddings.Embedder mapping "v<i>" to item i and "q<j>" to
+// query j, so that the bench measures the store, not an embedder. The
+// generator is the one of store/sqlitestore's BenchmarkSearch1536.
+type topicVectors struct {
+	dims, items int
+	common      []float32
+	centroids   [][]float32
+}
+
+func newTopicVectors(items, dims, topics int) *topicVectors {
+	g := &topicVectors{dims: dims, items: items}
+	r := rand.New(rand.NewPCG(7, 7))
+	g.common = unitGauss(r, dims)
+	for range topics {
+		g.centroids = append(g.centroids, unitGauss(r, dims))
+	}
+	return g
+}
+
+func unitGauss(r *rand.Rand, d int) []float32 {
+	v := make([]float32, d)
+	var n float64
+	for i := range v {
+		x := r.NormFloat64()
+		v[i] = float32(x)
+		n += x * x
+	}
+	n = math.Sqrt(n)
+	for i := range v {
+		v[i] /= float32(n)
+	}
+	return v
+}
+
+func (g *topicVectors) mix(r *rand.Rand, base []float32, noise float32) []float32 {
+	v := unitGauss(r, g.dims)
+	var n float64
+	for i := range v {
+		v[i] = base[i] + noise*v[i]
+		n += float64(v[i]) * float64(v[i])
+	}
+	n = math.Sqrt(n)
+	for i := range v {
+		v[i] /= float32(n)
+	}
+	return v
+}
+
+func (g *topicVectors) item(i int) []float32 {
+	r := rand.New(rand.NewPCG(uint64(i), 1))
+	c := g.centroids[r.IntN(len(g.centroids))]
+	base := make([]float32, g.dims)
+	for j := range base {
+		base[j] = 0.6*g.common[j] + 0.6*c[j]
+	}
+	return g.mix(r, base, 0.45)
+}
+
+func (g *topicVectors) query(j int) []float32 {
+	r := rand.New(rand.NewPCG(uint64(j), 2))
+	return g.mix(r, g.item(r.IntN(g.items)), 0.35)
+}
+
+func (g *topicVectors) vec(t string) []float32 {
+	var n int
+	fmt.Sscan(t[1:], &n)
+	if t[0] == 'q' {
+		return g.query(n)
+	}
+	return g.item(n)
+}
+
+// EmbedDocuments implements embeddings.Embedder.
+func (g *topicVectors) EmbedDocuments(_ context.Context, texts []string) ([][]float32, error) {
+	out := make([][]float32, len(texts))
+	for i, t := range texts {
+		out[i] = g.vec(t)
+	}
+	return out, nil
+}
+
+// EmbedQuery implements embeddings.Embedder.
+func (g *topicVectors) EmbedQuery(_ context.Context, text string) ([]float32, error) {
+	return g.vec(text), nil
+}
+
+// Dims implements embeddings.Embedder.
+func (g *topicVectors) Dims() int { return g.dims }
+
+// Name implements embeddings.Embedder.
+func (g *topicVectors) Name() string {
+	return fmt.Sprintf("topics:%dx%dx%d", g.items, g.dims, len(g.centroids))
+}
+
+// topicResult is one data set's figures in the clustered mode.
+type topicResult struct {
+	Data          string  `json:"data"`
+	Topics        int     `json:"topics"`
+	Items         int     `json:"items"`
+	Dims          int     `json:"dims"`
+	FirstSearchMS float64 `json:"first_search_ms"`
+	P50MS         float64 `json:"p50_ms"`
+	P95MS         float64 `json:"p95_ms"`
+	RecallAt10    float64 `json:"recall_at_10"`
+	RSSMB         float64 `json:"rss_mb"`
+}
+
+// benchStoreSQLiteTopics is the store bench's clustered mode on SQLite:
+// search k=10 over bf.items items of bf.dims dimensions whose vectors
+// fall into topics dense topics (one user's memories), beside the same
+// count spread over items/100 topics (the README's data), in the same
+// run. For each data set it seeds a file, closes it, opens it again and
+// reports the first search after the open, p50/p95 of 100 searches,
+// recall@10 against brute force over the generated vectors, and the
+// process's resident memory after them (the other data set's store
+// closed and its memory returned first).
+func benchStoreSQLiteTopics(ctx context.Context, out io.Writer, asJSON bool, bf params, topics int) error {
+	dir, err := os.MkdirTemp("", "memvault-bench-store-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	if !asJSON {
+		fmt.Fprintf(out, "store bench (sqlite, files in %s): search k=10 over %d items of %d dims, spread over %d topics and clustered in %d\n\n",
+			os.TempDir(), bf.items, bf.dims, max(bf.items/100, 1), topics)
+	}
+	var results []topicResult
+	for _, set := range []struct {
+		name   string
+		topics int
+	}{{"spread", max(bf.items/100, 1)}, {"clustered", topics}} {
+		res, err := benchTopicSet(ctx, filepath.Join(dir, set.name+".db"), bf, set.topics)
+		if err != nil {
+			return fmt.Errorf("%s data: %w", set.name, err)
+		}
+		res.Data = set.name
+		results = append(results, res)
+		if !asJSON {
+			fmt.Fprintf(out, "%-9s %4d topics: first search after open %7.1f ms, p50 %6.1f ms, p95 %6.1f ms, recall@10 %.3f, RSS %5.0f MB\n",
+				res.Data, res.Topics, res.FirstSearchMS, res.P50MS, res.P95MS, res.RecallAt10, res.RSSMB)
+		}
+	}
+	if asJSON {
+		return json.NewEncoder(out).Encode(map[string]any{"bench": "store", "backend": "sqlite", "search_k10": results})
+	}
+	return nil
+}
+
+// benchTopicSet seeds path with one data set of benchStoreSQLiteTopics and
+// measures its searches.
+func benchTopicSet(ctx context.Context, path string, bf params, topics int) (topicResult, error) {
+	const k, queries = 10, 100
+	res := topicResult{Topics: topics, Items: bf.items, Dims: bf.dims}
+	g := newTopicVectors(bf.items, bf.dims, topics)
+	o := sqlitestore.Options{Index: &store.IndexConfig{Dims: bf.dims, Embedder: g, Fields: []string{"text"}}}
+	st, err := sqlitestore.Open(ctx, path, o)
+	if err != nil {
+		return res, err
+	}
+	ns := store.Namespace{"users", "u1", "memories"}
+	for i := 0; i < bf.items; i += benchSeedBatch {
+		var ops []store.Op
+		for j := i; j < min(bf.items, i+benchSeedBatch); j++ {
+			ops = append(ops, store.PutOp{Namespace: ns, Key: fmt.Sprint(j), Value: map[string]any{"text": fmt.Sprint("v", j)}})
+		}
+		if _, err := st.Batch(ctx, ops); err != nil {
+			st.Close()
+			return res, err
+		}
+	}
+	// The first search reads every code and stores the index's snapshot,
+	// which the open below loads, as a process opening the file later does.
+	if _, err := st.Search(ctx, ns, store.SearchOptions{Query: "q0", Limit: k}); err != nil {
+		st.Close()
+		return res, err
+	}
+	if err := st.Close(); err != nil {
+		return res, err
+	}
+	runtime.GC()
+	debug.FreeOSMemory()
+
+	if st, err = sqlitestore.Open(ctx, path, o); err != nil {
+		return res, err
+	}
+	defer st.Close()
+	search := func(j int) ([]store.SearchItem, time.Duration, error) {
+		t0 := time.Now()
+		items, err := st.Search(ctx, ns, store.SearchOptions{Query: fmt.Sprint("q", j), Limit: k})
+		return items, time.Since(t0), err
+	}
+	_, first, err := search(0)
+	if err != nil {
+		return res, err
+	}
+	res.FirstSearchMS = benchMS(first)
+	got := make([][]store.SearchItem, queries)
+	lat := make([]time.Duration, queries)
+	for j := range queries {
+		if got[j], lat[j], err = search(j + 1); err != nil {
+			return res, err
+		}
+	}
+	res.RSSMB = vmRSSMB()
+	slices.Sort(lat)
+	res.P50MS, res.P95MS = benchMS(lat[queries/2]), benchMS(lat[queries*95/100])
+
+	// Recall against brute force over the generated vectors, by cosine
+	// (the index's default distance).
+	type hit struct {
+		key   string
+		score float64
+	}
+	qs := make([][]float32, queries)
+	truth := make([][]hit, queries)
+	for j := range qs {
+		qs[j] = g.query(j + 1)
+	}
+	for i := range bf.items {
+		v := g.item(i)
+		for j, q := range qs {
+			var dot, vv, qq float64
+			for d := range v {
+				dot += float64(v[d]) * float64(q[d])
+				vv += float64(v[d]) * float64(v[d])
+				qq += float64(q[d]) * float64(q[d])
+			}
+			h := hit{fmt.Sprint(i), dot / math.Sqrt(vv*qq)}
+			t := truth[j]
+			if len(t) < k || h.score > t[len(t)-1].score {
+				t = append(t, h)
+				slices.SortFunc(t, func(a, b hit) int { return cmpDesc(a.score, b.score) })
+				truth[j] = t[:min(len(t), k)]
+			}
+		}
+	}
+	found := 0
+	for j := range queries {
+		want := map[string]bool{}
+		for _, h := range truth[j] {
+			want[h.key] = true
+		}
+		for _, it := range got[j] {
+			if want[it.Key] {
+				found++
+			}
+		}
+	}
+	res.RecallAt10 = float64(found) / float64(queries*k)
+	return res, nil
+}
+
+func cmpDesc(a, b float64) int {
+	switch {
+	case a > b:
+		return -1
+	case a < b:
+		return 1
+	}
+	return 0
+}
+
+func benchMS(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// vmRSSMB is the process's resident memory in MB (0 off Linux).
+func vmRSSMB() float64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for line := range strings.Lines(string(b)) {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			var kb float64
+			fmt.Sscan(strings.TrimSpace(rest), &kb)
+			return kb / 1024
+		}
+	}
+	return 0
 }
