@@ -161,7 +161,6 @@ type batch struct {
 	fenceVal int64
 	keys     []string
 	kidx     map[string]int
-	guards   []any
 	cmds     []any
 }
 
@@ -182,11 +181,6 @@ func (b *batch) key(k string) int {
 	return len(b.keys)
 }
 
-// guard makes the batch fail with MISSING unless HEXISTS key field.
-func (b *batch) guard(key, field string) {
-	b.guards = append(b.guards, b.key(key), field)
-}
-
 // cmd adds name key args…; args of stride-sized groups (a field and its
 // value: 2) are split into several commands when long.
 func (b *batch) cmd(name, key string, stride int, args ...any) {
@@ -202,7 +196,7 @@ func (b *batch) cmd(name, key string, stride int, args ...any) {
 	}
 }
 
-func (b *batch) empty() bool { return len(b.cmds) == 0 && len(b.guards) == 0 }
+func (b *batch) empty() bool { return len(b.cmds) == 0 }
 
 // fence makes the batch fail with FENCED unless the fence counter key
 // holds v.
@@ -228,9 +222,10 @@ func (b *batch) argv(token string) []any {
 		}
 		return append([]any{token, fv}, b.args...)
 	}
-	argv := make([]any, 0, 4+len(b.guards)+len(b.cmds))
-	argv = append(argv, token, b.fenceKey, b.fenceVal, len(b.guards)/2)
-	argv = append(argv, b.guards...)
+	// No batch has guards since puts have their own script (putScript
+	// checks the parent); batchScript still takes a count of them.
+	argv := make([]any, 0, 4+len(b.cmds))
+	argv = append(argv, token, b.fenceKey, b.fenceVal, 0)
 	return append(argv, b.cmds...)
 }
 
