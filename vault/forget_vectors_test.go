@@ -299,13 +299,24 @@ func rankWords(words [][]float32, stored []float32) []string {
 
 // rankByCode ranks the dictionary against a SQLite code, as whoever knows
 // its format (public) would: the code holds the signs of R(v - c), R the
-// codes' public rotation and c the stored centre; a word w scores the
-// correlation of those signs with R(w - c).
+// codes' public rotation and c the stored centre, and since format 3 an
+// 8-bit quantization of R(v - c) itself (levels n_i, step Δ: r_i ≈
+// (n_i - 127.5)·Δ), the stronger attack; a word w scores the correlation
+// of those signs, or of that quantized vector, with R(w - c).
 func rankByCode(t *testing.T, words [][]float32, code []byte, centre []float32) []string {
 	t.Helper()
 	const header = 14
 	d := len(words[0])
-	if len(code) != header+8*((d+63)/64) || code[0] != 2 {
+	signs := 8 * ((d + 63) / 64)
+	var levels []byte
+	var delta float64
+	switch {
+	case code[0] == 2 && len(code) == header+signs:
+	case code[0] == 3 && len(code) == header+signs+8+d:
+		fine := code[header+signs:]
+		delta = float64(math.Float32frombits(binary.LittleEndian.Uint32(fine)))
+		levels = fine[8:]
+	default:
 		t.Fatalf("a code of %d bytes, format %d", len(code), code[0])
 	}
 	seed := sha256.Sum256([]byte("memvault store/sqlitestore code rotation v2"))
@@ -328,10 +339,12 @@ func rankByCode(t *testing.T, words [][]float32, code []byte, centre []float32) 
 		}
 		var dot, norm float64
 		for j, f := range x {
-			bit := binary.LittleEndian.Uint64(code[header+8*(j/64):])>>(uint(j)%64)&1 == 1
-			if bit {
+			switch {
+			case levels != nil:
+				dot += (float64(levels[j]) - 127.5) * delta * float64(f)
+			case binary.LittleEndian.Uint64(code[header+8*(j/64):])>>(uint(j)%64)&1 == 1:
 				dot += float64(f)
-			} else {
+			default:
 				dot -= float64(f)
 			}
 			norm += float64(f) * float64(f)
