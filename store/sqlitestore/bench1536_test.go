@@ -4,8 +4,6 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"math"
-	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/memvault/memvault/memvaulttest/topicvec"
 	"github.com/memvault/memvault/store/vecindex"
 
 	"github.com/memvault/memvault/store"
@@ -39,93 +38,20 @@ func benchEnvInt(name string, def int) int {
 	return def
 }
 
-// clustered generates the benchmark's vectors.
-type clustered struct {
-	dims, items int
-	common      []float32
-	centroids   [][]float32
-}
+// clustered is the benchmark's vectors (memvaulttest/topicvec), in
+// MEMVAULT_BENCH_TOPICS topics (default items/100, at least 4).
+type clustered struct{ *topicvec.Set }
 
 func newClustered(items, dims int) *clustered {
-	g := &clustered{dims: dims, items: items}
-	r := rand.New(rand.NewPCG(7, 7))
-	g.common = unitGauss(r, dims)
-	for range benchEnvInt("MEMVAULT_BENCH_TOPICS", max(items/100, 4)) {
-		g.centroids = append(g.centroids, unitGauss(r, dims))
-	}
-	return g
+	return newTopics(items, dims, benchEnvInt("MEMVAULT_BENCH_TOPICS", max(items/100, 4)))
 }
 
-func unitGauss(r *rand.Rand, d int) []float32 {
-	v := make([]float32, d)
-	var n float64
-	for i := range v {
-		x := r.NormFloat64()
-		v[i] = float32(x)
-		n += x * x
-	}
-	n = math.Sqrt(n)
-	for i := range v {
-		v[i] /= float32(n)
-	}
-	return v
+func newTopics(items, dims, topics int) *clustered {
+	return &clustered{topicvec.New(items, dims, topics)}
 }
-
-func (g *clustered) mix(r *rand.Rand, base []float32, noise float32) []float32 {
-	v := unitGauss(r, g.dims)
-	var n float64
-	for i := range v {
-		v[i] = base[i] + noise*v[i]
-		n += float64(v[i]) * float64(v[i])
-	}
-	n = math.Sqrt(n)
-	for i := range v {
-		v[i] /= float32(n)
-	}
-	return v
-}
-
-// item is the vector of item i.
-func (g *clustered) item(i int) []float32 {
-	r := rand.New(rand.NewPCG(uint64(i), 1))
-	c := g.centroids[r.IntN(len(g.centroids))]
-	base := make([]float32, g.dims)
-	for j := range base {
-		base[j] = 0.6*g.common[j] + 0.6*c[j]
-	}
-	return g.mix(r, base, 0.45)
-}
-
-// query is the vector of query j: an item with noise.
-func (g *clustered) query(j int) []float32 {
-	r := rand.New(rand.NewPCG(uint64(j), 2))
-	return g.mix(r, g.item(r.IntN(g.items)), 0.35)
-}
-
-// EmbedDocuments and EmbedQuery map "v<i>" to item i and "q<j>" to query
-// j, so that the benchmark measures the store, not an embedder.
-func (g *clustered) EmbedDocuments(_ context.Context, texts []string) ([][]float32, error) {
-	out := make([][]float32, len(texts))
-	for i, t := range texts {
-		out[i] = g.vec(t)
-	}
-	return out, nil
-}
-func (g *clustered) EmbedQuery(_ context.Context, text string) ([]float32, error) {
-	return g.vec(text), nil
-}
-func (g *clustered) vec(t string) []float32 {
-	n, _ := strconv.Atoi(t[1:])
-	if t[0] == 'q' {
-		return g.query(n)
-	}
-	return g.item(n)
-}
-func (g *clustered) Dims() int    { return g.dims }
-func (g *clustered) Name() string { return fmt.Sprintf("clustered:%dx%d", g.items, g.dims) }
 
 func (g *clustered) index() *store.IndexConfig {
-	return &store.IndexConfig{Embedder: g, Dims: g.dims, Fields: []string{"text"}}
+	return &store.IndexConfig{Embedder: g, Dims: g.Dims(), Fields: []string{"text"}}
 }
 
 // TestBuildBench1536 builds the benchmark's database when
@@ -208,7 +134,7 @@ func BenchmarkSearch1536(b *testing.B) {
 	const k, queries = 10, 100
 	// The name carries the code and snapshot formats: a build whose index
 	// formats changed builds a database of its own.
-	path := filepath.Join(os.TempDir(), fmt.Sprintf("memvault-bench-sqlite-%dx%d-t%d-%s.db", items, dims, len(newClustered(items, dims).centroids), vecindex.FormatTag()))
+	path := filepath.Join(os.TempDir(), fmt.Sprintf("memvault-bench-sqlite-%s-%s.db", strings.ReplaceAll(newClustered(items, dims).Name(), ":", "-"), vecindex.FormatTag()))
 	if _, err := os.Stat(path); err != nil {
 		b.Logf("building %s", path)
 		cmd := exec.Command(os.Args[0], "-test.run=^TestBuildBench1536$", "-test.count=1")
@@ -275,10 +201,10 @@ func BenchmarkSearch1536(b *testing.B) {
 	truth := make([][]hit, queries)
 	scorers := make([]*indexing.QueryScorer, queries)
 	for j := range scorers {
-		scorers[j] = indexing.NewQueryScorer(store.Cosine, g.query(j+1))
+		scorers[j] = indexing.NewQueryScorer(store.Cosine, g.Query(j+1))
 	}
 	for i := range items {
-		v := g.item(i)
+		v := g.Item(i)
 		norm := indexing.VectorNorm(v)
 		for j, sc := range scorers {
 			h := hit{fmt.Sprint(i), sc.Score(v, norm)}

@@ -15,8 +15,7 @@ import (
 func denseStore(t *testing.T, items, dims int) (s, exact *Store, g *clustered, path string) {
 	t.Helper()
 	codeIndexOnly(t)
-	g = newClustered(items, dims)
-	g.centroids = g.centroids[:2]
+	g = newTopics(items, dims, 2)
 	path = filepath.Join(t.TempDir(), "dense.db")
 	s = openStore(t, path, Options{Index: g.index()})
 	t.Cleanup(func() { s.Close() })

@@ -193,7 +193,7 @@ func TestCodesAfterOlderBuild(t *testing.T) {
 	want := results(t, s, nil, opt)
 	// An older build replaces item 0's vector without its code.
 	if _, err := s.db.Writer().ExecContext(ctx, `UPDATE store_vectors SET embedding = ? WHERE key = '0';
-		UPDATE store_generation SET gen = gen + 1`, encodeVector(emb.query(1))); err != nil {
+		UPDATE store_generation SET gen = gen + 1`, encodeVector(emb.Query(1))); err != nil {
 		t.Fatal(err)
 	}
 	got := results(t, s, nil, opt)

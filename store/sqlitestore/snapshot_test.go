@@ -270,7 +270,7 @@ func TestSnapshotMissingAnItem(t *testing.T) {
 // loaded: the store reads every code.
 func TestSnapshotWithItemsNotStored(t *testing.T) {
 	f := newSnapFixture(t)
-	f.forgeSnapshot(nil, map[store.RowKey][]byte{{NS: "n.0", Key: "ghost"}: vecindex.EncodeCode(f.emb.item(7), nil)})
+	f.forgeSnapshot(nil, map[store.RowKey][]byte{{NS: "n.0", Key: "ghost"}: vecindex.EncodeCode(f.emb.Item(7), nil)})
 	fresh := f.open()
 	got := results(t, fresh, nil, store.SearchOptions{Query: "v7", Limit: 5})
 	if strings.Contains(got, "ghost") {

@@ -24,6 +24,7 @@ import (
 	pgxvec "github.com/pgvector/pgvector-go/pgx"
 
 	"github.com/memvault/memvault/embeddings"
+	"github.com/memvault/memvault/memvaulttest/topicvec"
 	"github.com/memvault/memvault/store"
 	"github.com/memvault/memvault/store/pgstore"
 	"github.com/memvault/memvault/store/sqlitestore"
@@ -666,106 +667,6 @@ func (s *rawStoreSQLite) search(ctx context.Context, i int64) error {
 	return nil
 }
 
-// topicVectors generates the clustered mode's vectors (see
-// benchStoreSQLiteTopics): each item is a shared direction (the common
-// component every embedding model leaves in its outputs) plus one of
-// topics topic centroids plus gaussian noise, normalised, so that the
-// items of a topic have cosines near 0.8 and unrelated items near 0.4;
-// queries are items with noise added (a paraphrase of a stored memory).
-// It is an embeddings.Embedder mapping "v<i>" to item i and "q<j>" to
-// query j, so that the bench measures the store, not an embedder. The
-// generator is the one of store/sqlitestore's BenchmarkSearch1536.
-type topicVectors struct {
-	dims, items int
-	common      []float32
-	centroids   [][]float32
-}
-
-func newTopicVectors(items, dims, topics int) *topicVectors {
-	g := &topicVectors{dims: dims, items: items}
-	r := rand.New(rand.NewPCG(7, 7))
-	g.common = unitGauss(r, dims)
-	for range topics {
-		g.centroids = append(g.centroids, unitGauss(r, dims))
-	}
-	return g
-}
-
-func unitGauss(r *rand.Rand, d int) []float32 {
-	v := make([]float32, d)
-	var n float64
-	for i := range v {
-		x := r.NormFloat64()
-		v[i] = float32(x)
-		n += x * x
-	}
-	n = math.Sqrt(n)
-	for i := range v {
-		v[i] /= float32(n)
-	}
-	return v
-}
-
-func (g *topicVectors) mix(r *rand.Rand, base []float32, noise float32) []float32 {
-	v := unitGauss(r, g.dims)
-	var n float64
-	for i := range v {
-		v[i] = base[i] + noise*v[i]
-		n += float64(v[i]) * float64(v[i])
-	}
-	n = math.Sqrt(n)
-	for i := range v {
-		v[i] /= float32(n)
-	}
-	return v
-}
-
-func (g *topicVectors) item(i int) []float32 {
-	r := rand.New(rand.NewPCG(uint64(i), 1))
-	c := g.centroids[r.IntN(len(g.centroids))]
-	base := make([]float32, g.dims)
-	for j := range base {
-		base[j] = 0.6*g.common[j] + 0.6*c[j]
-	}
-	return g.mix(r, base, 0.45)
-}
-
-func (g *topicVectors) query(j int) []float32 {
-	r := rand.New(rand.NewPCG(uint64(j), 2))
-	return g.mix(r, g.item(r.IntN(g.items)), 0.35)
-}
-
-func (g *topicVectors) vec(t string) []float32 {
-	var n int
-	fmt.Sscan(t[1:], &n)
-	if t[0] == 'q' {
-		return g.query(n)
-	}
-	return g.item(n)
-}
-
-// EmbedDocuments implements embeddings.Embedder.
-func (g *topicVectors) EmbedDocuments(_ context.Context, texts []string) ([][]float32, error) {
-	out := make([][]float32, len(texts))
-	for i, t := range texts {
-		out[i] = g.vec(t)
-	}
-	return out, nil
-}
-
-// EmbedQuery implements embeddings.Embedder.
-func (g *topicVectors) EmbedQuery(_ context.Context, text string) ([]float32, error) {
-	return g.vec(text), nil
-}
-
-// Dims implements embeddings.Embedder.
-func (g *topicVectors) Dims() int { return g.dims }
-
-// Name implements embeddings.Embedder.
-func (g *topicVectors) Name() string {
-	return fmt.Sprintf("topics:%dx%dx%d", g.items, g.dims, len(g.centroids))
-}
-
 // topicResult is one data set's figures in the clustered mode.
 type topicResult struct {
 	Data          string  `json:"data"`
@@ -825,7 +726,7 @@ func benchStoreSQLiteTopics(ctx context.Context, out io.Writer, asJSON bool, bf 
 func benchTopicSet(ctx context.Context, path string, bf params, topics int) (topicResult, error) {
 	const k, queries = 10, 100
 	res := topicResult{Topics: topics, Items: bf.items, Dims: bf.dims}
-	g := newTopicVectors(bf.items, bf.dims, topics)
+	g := topicvec.New(bf.items, bf.dims, topics) // an embedder of "v<i>" and "q<j>": the bench measures the store
 	o := sqlitestore.Options{Index: &store.IndexConfig{Dims: bf.dims, Embedder: g, Fields: []string{"text"}}}
 	st, err := sqlitestore.Open(ctx, path, o)
 	if err != nil {
@@ -888,10 +789,10 @@ func benchTopicSet(ctx context.Context, path string, bf params, topics int) (top
 	qs := make([][]float32, queries)
 	truth := make([][]hit, queries)
 	for j := range qs {
-		qs[j] = g.query(j + 1)
+		qs[j] = g.Query(j + 1)
 	}
 	for i := range bf.items {
-		v := g.item(i)
+		v := g.Item(i)
 		for j, q := range qs {
 			var dot, vv, qq float64
 			for d := range v {
