@@ -1,59 +1,16 @@
 package mongovault_test
 
 import (
-	"errors"
 	"testing"
 
 	"github.com/memvault/memvault/backends/mongodb/mongotest"
-	"github.com/memvault/memvault/config"
-	"github.com/memvault/memvault/store"
-	"github.com/memvault/memvault/vault"
+	"github.com/memvault/memvault/vault/vaulttest"
 )
 
 func TestMain(m *testing.M) { mongotest.Main(m) }
 
-// TestStoreOnlyKeyCheck: vault.Open probes the store's memories as well as
-// a thread for the key they are sealed under, as on SQLite and PostgreSQL:
-// a database holding encrypted memories and no thread, opened without the
-// key, is refused with vault.ErrKeyNotLoaded (it opened, every read of a
-// memory failed, and new memories were written in plaintext beside them).
+// TestStoreOnlyKeyCheck: a MongoDB database holding only sealed memories,
+// opened without their key, is refused (vaulttest.StoreOnlyKeyCheck).
 func TestStoreOnlyKeyCheck(t *testing.T) {
-	ctx := t.Context()
-	db := mongotest.Database(t)
-	uri := mongotest.URI(t)
-	env := map[string]string{
-		"MEMVAULT_DSN":        uri,
-		"MEMVAULT_SCHEMA":     db.Name(),
-		"MEMVAULT_EMBEDDINGS": "none",
-		"LANGGRAPH_AES_KEY":   "0123456789abcdef0123456789abcdef",
-	}
-	open := func(env map[string]string) (*vault.Handle, error) {
-		c, err := config.FromLookup(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
-		if err != nil {
-			t.Fatal(err)
-		}
-		return vault.Open(ctx, c)
-	}
-	h, err := open(env)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ns := store.Namespace{"users", "ann"}
-	if err := h.Store.Put(ctx, ns, "diet", map[string]any{"text": "no peanuts"}); err != nil {
-		t.Fatal(err)
-	}
-	_ = h.Close()
-
-	delete(env, "LANGGRAPH_AES_KEY")
-	h, err = open(env)
-	if errors.Is(err, vault.ErrKeyNotLoaded) {
-		return
-	}
-	if err != nil {
-		t.Fatalf("Open without the key: %v, want vault.ErrKeyNotLoaded", err)
-	}
-	defer h.Close()
-	_, getErr := h.Store.Get(ctx, ns, "diet")
-	putErr := h.Store.Put(ctx, ns, "new", map[string]any{"text": "written in plaintext"})
-	t.Fatalf("Open without the key of the stored memories succeeded (want vault.ErrKeyNotLoaded); then Get of a sealed memory: %.200v; Put of a new one: %v", getErr, putErr)
+	vaulttest.StoreOnlyKeyCheck(t, map[string]string{"MEMVAULT_DSN": mongotest.URI(t), "MEMVAULT_SCHEMA": mongotest.Database(t).Name()})
 }

@@ -1,59 +1,18 @@
 package redisvault_test
 
 import (
-	"errors"
 	"testing"
 
 	"github.com/memvault/memvault/backends/redis/redistest"
 	_ "github.com/memvault/memvault/backends/redis/redisvault"
-	"github.com/memvault/memvault/config"
-	"github.com/memvault/memvault/store"
-	"github.com/memvault/memvault/vault"
+	"github.com/memvault/memvault/vault/vaulttest"
 )
 
 func TestMain(m *testing.M) { redistest.Main(m) }
 
-// TestStoreOnlyKeyCheck: vault.Open probes the store's memories as well as
-// a thread for the key they are sealed under, as on SQLite and PostgreSQL:
-// a database holding encrypted memories and no thread, opened without the
-// key, is refused with vault.ErrKeyNotLoaded (it opened, every read of a
-// memory failed, and new memories were written in plaintext beside them).
+// TestStoreOnlyKeyCheck: a Redis database holding only sealed memories,
+// opened without their key, is refused (vaulttest.StoreOnlyKeyCheck).
 func TestStoreOnlyKeyCheck(t *testing.T) {
-	ctx := t.Context()
 	srv := redistest.Shared(t, 8)
-	env := map[string]string{
-		"MEMVAULT_DSN":        "redis://" + srv.Addr,
-		"MEMVAULT_SCHEMA":     redistest.Prefix(),
-		"MEMVAULT_EMBEDDINGS": "none",
-		"LANGGRAPH_AES_KEY":   "0123456789abcdef0123456789abcdef",
-	}
-	open := func(env map[string]string) (*vault.Handle, error) {
-		c, err := config.FromLookup(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
-		if err != nil {
-			t.Fatal(err)
-		}
-		return vault.Open(ctx, c)
-	}
-	h, err := open(env)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ns := store.Namespace{"users", "ann"}
-	if err := h.Store.Put(ctx, ns, "diet", map[string]any{"text": "no peanuts"}); err != nil {
-		t.Fatal(err)
-	}
-	_ = h.Close()
-
-	delete(env, "LANGGRAPH_AES_KEY")
-	h, err = open(env)
-	if errors.Is(err, vault.ErrKeyNotLoaded) {
-		return
-	}
-	if err != nil {
-		t.Fatalf("Open without the key: %v, want vault.ErrKeyNotLoaded", err)
-	}
-	defer h.Close()
-	_, getErr := h.Store.Get(ctx, ns, "diet")
-	putErr := h.Store.Put(ctx, ns, "new", map[string]any{"text": "written in plaintext"})
-	t.Fatalf("Open without the key of the stored memories succeeded (want vault.ErrKeyNotLoaded); then Get of a sealed memory: %v; Put of a new one: %v", getErr, putErr)
+	vaulttest.StoreOnlyKeyCheck(t, map[string]string{"MEMVAULT_DSN": "redis://" + srv.Addr, "MEMVAULT_SCHEMA": redistest.Prefix()})
 }
