@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -285,13 +286,20 @@ func (e Entry) normalized() (Entry, error) {
 	return e, nil
 }
 
-// normalizedAll is normalized of each entry, in a new slice.
+// normalizedAll is normalized of each entry: es itself when none changes
+// (the common case, no copy on every append), else a new slice.
 func normalizedAll(es []Entry) ([]Entry, error) {
-	out := make([]Entry, len(es))
+	out := es
 	for i, e := range es {
-		var err error
-		if out[i], err = e.normalized(); err != nil {
+		n, err := e.normalized()
+		if err != nil {
 			return nil, err
+		}
+		if n != e {
+			if &out[0] == &es[0] {
+				out = slices.Clone(es) // the caller's slice stays as it is
+			}
+			out[i] = n
 		}
 	}
 	return out, nil
