@@ -1,15 +1,10 @@
 package vault
 
 import (
-	"bufio"
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -21,6 +16,7 @@ import (
 	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/config"
 	"github.com/memvault/memvault/keys"
+	"github.com/memvault/memvault/memvaulttest/childproc"
 	"github.com/memvault/memvault/memvaulttest/pgtest"
 	"github.com/memvault/memvault/memvaulttest/testkeys"
 	"github.com/memvault/memvault/serde"
@@ -45,20 +41,16 @@ func (rc raceConfig) config() config.Config {
 // that keeps writing carol's checkpoints and memories with her key cached,
 // and a reader that holds a transaction open on the key table.
 func TestErasureChild(t *testing.T) {
-	role := os.Getenv("MEMVAULT_TEST_ERASURE_ROLE")
-	if role == "" {
+	var arg struct {
+		Role string
+		RC   raceConfig
+	}
+	if !childproc.Arg(t, &arg) {
 		t.Skip("a child process of TestErasureRace")
 	}
-	var rc raceConfig
-	if err := json.Unmarshal([]byte(os.Getenv("MEMVAULT_TEST_ERASURE_CFG")), &rc); err != nil {
-		t.Fatal(err)
-	}
+	role, rc := arg.Role, arg.RC
 	ctx := context.Background()
-	out := bufio.NewWriter(os.Stdout)
-	say := func(format string, args ...any) {
-		fmt.Fprintf(out, format+"\n", args...)
-		out.Flush()
-	}
+	say := childproc.Say
 	switch role {
 	case "erase":
 		// A forget killed right after it destroyed the keys.
@@ -104,7 +96,7 @@ func TestErasureChild(t *testing.T) {
 			}
 		}
 		say("ready")
-		_, _ = io.Copy(io.Discard, os.Stdin)
+		<-childproc.StdinClosed()
 	case "writer":
 		h, err := Open(ctx, rc.config())
 		if err != nil {
@@ -112,8 +104,9 @@ func TestErasureChild(t *testing.T) {
 		}
 		defer h.Close()
 		var marked atomic.Bool
+		stdinClosed := childproc.StdinClosed() // the parent closes it once Forget returned
 		go func() {
-			_, _ = io.Copy(io.Discard, os.Stdin) // the parent closes it once Forget returned
+			<-stdinClosed
 			marked.Store(true)
 		}()
 		after := -1 // writes attempted after the mark
@@ -146,63 +139,15 @@ func TestErasureChild(t *testing.T) {
 	}
 }
 
-// lastChild is the process child started last.
-var lastChild *exec.Cmd
-
-// cmdKill kills the last child process with SIGKILL and reaps it.
-func cmdKill(t *testing.T) {
-	t.Helper()
-	if err := lastChild.Process.Kill(); err != nil {
-		t.Fatal(err)
-	}
-	_ = lastChild.Wait()
-}
-
 // child starts a child process of TestErasureChild in role; closing its
-// standard input (the returned function) tells it to stop (the reader) or
-// marks the moment Forget returned (the writer).
-func child(t *testing.T, role string, rc raceConfig) (lines <-chan string, closeIn func(), wait func()) {
+// standard input (Child.CloseStdin) tells it to stop (the reader) or marks
+// the moment Forget returned (the writer).
+func child(t *testing.T, role string, rc raceConfig) *childproc.Child {
 	t.Helper()
-	cfg, _ := json.Marshal(rc)
-	cmd := exec.Command(os.Args[0], "-test.run=^TestErasureChild$", "-test.count=1")
-	cmd.Env = append(os.Environ(), "MEMVAULT_TEST_ERASURE_ROLE="+role, "MEMVAULT_TEST_ERASURE_CFG="+string(cfg))
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	ch := make(chan string, 1<<16)
-	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			ch <- sc.Text()
-		}
-		close(ch)
-	}()
-	lastChild = cmd
-	var closed atomic.Bool
-	closeIn = func() {
-		if closed.CompareAndSwap(false, true) {
-			in.Close()
-		}
-	}
-	waited := false
-	wait = func() {
-		closeIn()
-		if !waited {
-			waited = true
-			_ = cmd.Wait()
-		}
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); wait() })
-	return ch, closeIn, wait
+	return childproc.Start(t, "TestErasureChild", struct {
+		Role string
+		RC   raceConfig
+	}{role, rc})
 }
 
 // TestErasureRace runs forget the way an attacker who keeps the master key
@@ -241,7 +186,8 @@ func TestErasureRace(t *testing.T) {
 			}
 			backup := takeBackup(t, h, c)
 
-			wlines, mark, wwait := child(t, "writer", rc)
+			writer := child(t, "writer", rc)
+			wlines := writer.Lines
 			acks := 0
 			for line := range wlines {
 				if strings.HasPrefix(line, "ack ") {
@@ -252,20 +198,21 @@ func TestErasureRace(t *testing.T) {
 					t.Fatalf("writer before forget: %s", line)
 				}
 			}
-			rlines, _, rwait := child(t, "reader", rc)
+			reader := child(t, "reader", rc)
+			rlines := reader.Lines
 			if l := <-rlines; l != "ready" {
 				t.Fatalf("reader: %q", l)
 			}
 
 			r, err := h.ForgetWith(ctx, "carol", ForgetOptions{Wait: 500 * time.Millisecond})
-			mark()
+			writer.CloseStdin() // the mark: Forget returned
 			if !errors.Is(err, keys.ErrErasurePending) || !r.Pending || r.PendingReason == "" {
 				t.Fatalf("forget with a reader holding the key: receipt %+v, %v; want it pending", r, err)
 			}
 			if len(r.KeyIDs) != 1 || !h.Keys.VerifyReceipt(r) {
 				t.Fatalf("pending receipt %+v", r)
 			}
-			rwait()
+			_ = reader.Wait()
 			r2, err := h.Forget(ctx, "carol")
 			if err != nil || r2.Pending {
 				t.Fatalf("forget again after the reader ended: %+v, %v", r2, err)
@@ -275,7 +222,7 @@ func TestErasureRace(t *testing.T) {
 			}
 
 			// The writer: nothing acknowledged after forget returned.
-			wwait()
+			_ = writer.Wait()
 			marked, lateAcks, refused := false, 0, 0
 			for line := range wlines {
 				switch {
@@ -355,12 +302,12 @@ func TestKilledForgetIsFinished(t *testing.T) {
 	if err := h.Keys.RotateSubject(ctx, "carol"); err != nil { // two keys
 		t.Fatal(err)
 	}
-	lines, _, _ := child(t, "erase", rc)
-	if l := <-lines; l != "destroyed" {
+	eraser := child(t, "erase", rc)
+	if l := <-eraser.Lines; l != "destroyed" {
 		t.Fatalf("eraser: %q", l)
 	}
 	// The child is killed, not stopped: no deferred work runs.
-	cmdKill(t)
+	eraser.Kill()
 	r, err := h.Forget(ctx, "carol")
 	if err != nil {
 		t.Fatal(err)

@@ -4,9 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/url"
-	"os"
-	"os/exec"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -17,17 +14,19 @@ import (
 
 	"github.com/memvault/memvault/config"
 	"github.com/memvault/memvault/internal/pgmigrate"
+	"github.com/memvault/memvault/memvaulttest/childproc"
 	"github.com/memvault/memvault/memvaulttest/pgtest"
 	"github.com/memvault/memvault/memvaulttest/testkeys"
 	"github.com/memvault/memvault/store"
 )
 
-// Environment of TestFirstOpenChild, the other processes of
-// TestConcurrentFirstOpen.
-const (
-	envFirstOpenDSN   = "MEMVAULT_TEST_FIRST_OPEN_DSN"
-	envFirstOpenStart = "MEMVAULT_TEST_FIRST_OPEN_START" // unix nanoseconds
-)
+// firstOpenArg is what TestFirstOpenChild, the other processes of
+// TestConcurrentFirstOpen, are given: the database and the moment to open
+// it (unix nanoseconds).
+type firstOpenArg struct {
+	DSN   string
+	Start int64
+}
 
 // Goroutines of TestConcurrentFirstOpen in this process (each its own
 // pool), and processes and goroutines per process besides.
@@ -65,19 +64,16 @@ func openAt(start time.Time, c config.Config) error {
 // TestConcurrentFirstOpen from firstOpenersPerKid goroutines at the given
 // moment, and prints one line per failed open.
 func TestFirstOpenChild(t *testing.T) {
-	dsn := os.Getenv(envFirstOpenDSN)
-	if dsn == "" {
+	var arg firstOpenArg
+	if !childproc.Arg(t, &arg) {
 		t.Skip("a child of TestConcurrentFirstOpen")
 	}
-	ns, err := strconv.ParseInt(os.Getenv(envFirstOpenStart), 10, 64)
-	if err != nil {
-		t.Fatal(err)
-	}
+	dsn := arg.DSN
 	var wg sync.WaitGroup
 	for range firstOpenersPerKid {
 		wg.Go(func() {
-			if err := openAt(time.Unix(0, ns), firstOpenConfig(dsn)); err != nil {
-				fmt.Printf("open failed: %v\n", err)
+			if err := openAt(time.Unix(0, arg.Start), firstOpenConfig(dsn)); err != nil {
+				childproc.Say("open failed: %v", err)
 			}
 		})
 	}
@@ -172,24 +168,16 @@ func dropTrigger(t *testing.T, dsn string) {
 // from the embedder table's CREATE TABLE IF NOT EXISTS, run outside the
 // lock (1 of 60 per round under -race on 2 busy cores).
 func TestConcurrentFirstOpen(t *testing.T) {
-	if os.Getenv(envFirstOpenDSN) != "" {
+	if childproc.IsChild() {
 		t.Skip("in a child")
 	}
 	for round := range 2 {
 		t.Run(fmt.Sprintf("round%d", round), func(t *testing.T) {
 			dsn, plain := freshDatabase(t)
 			start := time.Now().Add(2 * time.Second) // the children are up by then
-			var kids []*exec.Cmd
-			var outs []*strings.Builder
+			var kids []*childproc.Child
 			for range firstOpenChildren {
-				cmd := exec.Command(os.Args[0], "-test.run=^TestFirstOpenChild$", "-test.count=1")
-				cmd.Env = append(os.Environ(), envFirstOpenDSN+"="+dsn, envFirstOpenStart+"="+strconv.FormatInt(start.UnixNano(), 10))
-				out := &strings.Builder{}
-				cmd.Stdout, cmd.Stderr = out, out
-				if err := cmd.Start(); err != nil {
-					t.Fatal(err)
-				}
-				kids, outs = append(kids, cmd), append(outs, out)
+				kids = append(kids, childproc.Start(t, "TestFirstOpenChild", firstOpenArg{DSN: dsn, Start: start.UnixNano()}))
 			}
 			errs := make([]error, firstOpeners)
 			var wg sync.WaitGroup
@@ -204,16 +192,18 @@ func TestConcurrentFirstOpen(t *testing.T) {
 					t.Errorf("opener %d: %v", i, err)
 				}
 			}
-			for i, cmd := range kids {
-				err := cmd.Wait()
-				for _, line := range strings.Split(outs[i].String(), "\n") {
+			for i, kid := range kids {
+				err := kid.Wait()
+				var out []string
+				for line := range kid.Lines {
 					if strings.HasPrefix(line, "open failed: ") {
 						failed++
 						t.Errorf("process %d: %s", i, line)
 					}
+					out = append(out, line)
 				}
 				if err != nil {
-					t.Errorf("process %d: %v\n%s", i, err, outs[i])
+					t.Errorf("process %d: %v\n%s", i, err, strings.Join(out, "\n"))
 				}
 			}
 			if failed > 0 {

@@ -1,16 +1,12 @@
 package durable_test
 
 import (
-	"bufio"
 	"context"
 	"database/sql"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -19,24 +15,25 @@ import (
 	"github.com/memvault/memvault/checkpointer/durable"
 	"github.com/memvault/memvault/checkpointer/pgsaver"
 	"github.com/memvault/memvault/checkpointer/sqlitesaver"
+	"github.com/memvault/memvault/memvaulttest/childproc"
 	"github.com/memvault/memvault/memvaulttest/pgtest"
 )
 
-// The writer the kill -9 test re-executes this binary as.
+// The writer of the kill -9 test (TestKill9Child).
 const (
-	crashEnv      = "DURABLE_CRASH_CHILD" // "sqlite <path>" or "postgres <dsn>"
 	crashThreads  = 4
 	crashQueued   = 64 // the writer's MaxQueued
 	crashFlushes  = 10 // the writer flushes after every crashFlushes steps
 	crashMinFlush = 3  // flushes per thread the parent waits for before the kill
 )
 
-// crashChild runs the writer when this binary was started as one: it
-// never returns (the parent kills it).
-func crashChild() bool {
-	spec := os.Getenv(crashEnv)
-	if spec == "" {
-		return false
+// TestKill9Child is TestKill9's writer, in a process of its own (spec:
+// "sqlite <path>" or "postgres <dsn>"): it never returns (the parent kills
+// it).
+func TestKill9Child(t *testing.T) {
+	var spec string
+	if !childproc.Arg(t, &spec) {
+		t.Skip("a child process of TestKill9")
 	}
 	backend, target, _ := strings.Cut(spec, " ")
 	ctx := context.Background()
@@ -54,20 +51,13 @@ func crashChild() bool {
 		err = fmt.Errorf("unknown backend %q", backend)
 	}
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "child:", err)
-		os.Exit(2)
+		t.Fatal(err)
 	}
 	d, err := durable.New(inner, durable.Options{Mode: durable.Async, MaxQueued: crashQueued, MaxBatch: 8})
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "child:", err)
-		os.Exit(2)
+		t.Fatal(err)
 	}
-	var out sync.Mutex // one line per write(2): the parent reads whole lines
-	say := func(format string, a ...any) {
-		out.Lock()
-		_, _ = fmt.Fprintf(os.Stdout, format+"\n", a...)
-		out.Unlock()
-	}
+	say := childproc.Say
 	for th := range crashThreads {
 		go func() {
 			thread := fmt.Sprintf("crash-%d", th)
@@ -181,21 +171,11 @@ var lastCrash crash
 // every thread has flushed crashMinFlush times and queued more since.
 func killWriter(t *testing.T, spec string) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), crashEnv+"="+spec)
-	cmd.Stderr = os.Stderr
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	writer := childproc.Start(t, "TestKill9Child", spec)
 	c := crash{}
 	for i := range c.queued {
 		c.queued[i], c.flushed[i] = -1, -1
 	}
-	sc := bufio.NewScanner(stdout)
 	ready := func() bool {
 		for i := range crashThreads {
 			if c.flushed[i] < crashMinFlush*crashFlushes-1 || c.queued[i] <= c.flushed[i]+3 {
@@ -204,34 +184,41 @@ func killWriter(t *testing.T, spec string) {
 		}
 		return true
 	}
-	for sc.Scan() {
+	// apply reads one line of the writer into c.
+	apply := func(line string) error {
 		var kind string
 		var th, step int
 		var id string
-		line := sc.Text()
-		if _, err := fmt.Sscanf(line, "%s %d %d", &kind, &th, &step); err != nil || kind == "E" {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-			t.Fatalf("writer: %s", line)
+		if _, err := fmt.Sscanf(line, "%s %d %d", &kind, &th, &step); err != nil || kind == "E" || th < 0 || th >= crashThreads {
+			return fmt.Errorf("writer: %s", line)
 		}
 		switch kind {
 		case "Q":
 			if _, err := fmt.Sscanf(line, "Q %d %d %s", &th, &step, &id); err != nil {
-				t.Fatalf("writer: %q: %v", line, err)
+				return fmt.Errorf("writer: %q: %v", line, err)
 			}
 			c.queued[th] = step
 			c.ids[th] = append(c.ids[th], id)
 		case "F":
 			c.flushed[th] = step
 		}
+		return nil
+	}
+	for line := range writer.Lines {
+		if err := apply(line); err != nil {
+			writer.Kill()
+			t.Fatal(err)
+		}
 		if ready() {
 			break
 		}
 	}
-	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
+	writer.Kill()
+	// The lines the writer wrote before it died and the loop above did
+	// not read: what it had queued and flushed by then.
+	for line := range writer.Lines {
+		_ = apply(line) // the last may be cut short by the kill
 	}
-	_ = cmd.Wait()
 	if !ready() {
 		t.Fatalf("writer stopped before it was killed: %+v", c.flushed)
 	}
