@@ -1,37 +1,30 @@
 package sqlitesaver
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/memvault/memvault/checkpointer"
+	"github.com/memvault/memvault/memvaulttest/childproc"
 )
-
-// childEnv names the database a re-executed test binary writes to in
-// TestDurabilityChild.
-const childEnv = "MEMVAULT_SQLITE_DURABILITY_DB"
 
 // TestDurabilityChild is the child process of TestDurability: it puts
 // checkpoints (with a value and a pending write each) until it is killed,
 // printing each checkpoint id after its Put returned.
 func TestDurabilityChild(t *testing.T) {
-	path := os.Getenv(childEnv)
-	if path == "" {
+	var path string
+	if !childproc.Arg(t, &path) {
 		t.Skip("child process of TestDurability")
 	}
 	ctx := context.Background()
 	s, err := Open(ctx, path, Options{})
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "open:", err)
-		os.Exit(2)
+		t.Fatal(err)
 	}
 	cfg := checkpointer.Config{ThreadID: "durable"}
 	ver := ""
@@ -45,15 +38,13 @@ func TestDurabilityChild(t *testing.T) {
 		}
 		next, err := s.Put(ctx, cfg, cp, checkpointer.Metadata{"step": step}, map[string]string{"state": ver})
 		if err != nil {
-			fmt.Fprintln(os.Stderr, "put:", err)
-			os.Exit(2)
+			t.Fatal(err)
 		}
 		if err := s.PutWrites(ctx, next, []checkpointer.Write{{Channel: "out", Value: step}}, "task", ""); err != nil {
-			fmt.Fprintln(os.Stderr, "put writes:", err)
-			os.Exit(2)
+			t.Fatal(err)
 		}
-		// Unbuffered: the id reaches the pipe only after Put returned.
-		fmt.Fprintln(os.Stdout, next.CheckpointID)
+		// The id reaches the parent only after Put returned.
+		childproc.Say("%s", next.CheckpointID)
 		cfg = next
 	}
 }
@@ -68,37 +59,23 @@ func TestDurability(t *testing.T) {
 	for round := range 3 {
 		t.Run(fmt.Sprint(round), func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "durable.db")
-			cmd := exec.Command(os.Args[0], "-test.run=^TestDurabilityChild$", "-test.count=1")
-			cmd.Env = append(os.Environ(), childEnv+"="+path)
-			var stderr strings.Builder
-			cmd.Stderr = &stderr
-			out, err := cmd.StdoutPipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
+			child := childproc.Start(t, "TestDurabilityChild", path)
 			killAt := 200 + rand.IntN(200)
-			var ids []string
-			sc := bufio.NewScanner(out)
+			var ids, other []string
 			killed := false
-			for sc.Scan() {
-				line := sc.Text()
+			for line := range child.Lines {
 				if _, ok := checkpointer.IDTime(line); !ok {
-					continue // test framework output
+					other = append(other, line) // test framework output
+					continue
 				}
 				ids = append(ids, line)
 				if len(ids) == killAt && !killed {
-					if err := cmd.Process.Kill(); err != nil {
-						t.Fatal(err)
-					}
+					child.Kill() // the lines it wrote before it died stay in Lines
 					killed = true
 				}
 			}
-			_ = cmd.Wait()
 			if !killed {
-				t.Fatalf("child exited after %d puts before it was killed: %s", len(ids), stderr.String())
+				t.Fatalf("child exited after %d puts before it was killed: %s", len(ids), strings.Join(other, "\n"))
 			}
 
 			s := openSaver(t, path, Options{})
