@@ -1,21 +1,12 @@
 package sqlitetest
 
 import (
-	"bufio"
 	"database/sql"
-	"fmt"
-	"io"
-	"os"
-	"os/exec"
-	"strings"
 	"testing"
 
+	"github.com/memvault/memvault/memvaulttest/childproc"
 	_ "modernc.org/sqlite" // the reader process's driver
 )
-
-// readerEnv names the database file a test binary re-executed by
-// StartReader holds a read transaction on.
-const readerEnv = "MEMVAULT_SQLITETEST_READER"
 
 // ReaderProcess is the body of the test StartReader re-executes: a package
 // that uses StartReader declares
@@ -27,8 +18,8 @@ const readerEnv = "MEMVAULT_SQLITETEST_READER"
 // backup tool reading the live file would), says "ready" and keeps it until
 // its standard input closes.
 func ReaderProcess(t *testing.T) {
-	path := os.Getenv(readerEnv)
-	if path == "" {
+	var path string
+	if !childproc.Arg(t, &path) {
 		t.Skip("run by sqlitetest.StartReader only")
 	}
 	db, err := sql.Open("sqlite", path)
@@ -45,8 +36,8 @@ func ReaderProcess(t *testing.T) {
 	if err := tx.QueryRow(`SELECT count(*) FROM sqlite_master`).Scan(&n); err != nil {
 		t.Fatal(err)
 	}
-	fmt.Println("ready")
-	_, _ = io.Copy(io.Discard, os.Stdin)
+	childproc.Say("ready")
+	<-childproc.StdinClosed()
 }
 
 // StartReader starts another process — this test binary, running the
@@ -55,35 +46,11 @@ func ReaderProcess(t *testing.T) {
 // the test's cleanup does, if not called).
 func StartReader(t *testing.T, path string) (stop func()) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestReaderProcess$", "-test.count=1")
-	cmd.Env = append(os.Environ(), readerEnv+"="+path)
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := false
-	stop = func() {
-		if done {
-			return
-		}
-		done = true
-		in.Close()
-		_ = cmd.Wait()
-	}
-	t.Cleanup(stop)
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil || strings.TrimSpace(line) != "ready" {
+	reader := childproc.Start(t, "TestReaderProcess", path)
+	stop = func() { _ = reader.Wait() }
+	if line := <-reader.Lines; line != "ready" {
 		stop()
-		t.Fatalf("reader process: %q %v", line, err)
+		t.Fatalf("reader process: %q", line)
 	}
-	go func() { _, _ = io.Copy(io.Discard, out) }()
 	return stop
 }
