@@ -58,3 +58,48 @@ func TestReviewForgetWithQueuedWrite(t *testing.T) {
 		t.Fatalf("carol's thread after Forget: %v, %v", tp.Config, err)
 	}
 }
+
+// TestReviewQueuedPutOutlivesErasure: with subjects by metadata
+// (MEMVAULT_SUBJECT_THREAD_METADATA) Forget finds a subject's threads by
+// their bindings, which a thread gets when its first checkpoint is
+// written — so it waits for no queue of a thread not written yet. With
+// MEMVAULT_DURABILITY=exit, carol's put of a new thread, queued before
+// Forget("carol"), is still queued when Forget returns its receipt; once
+// carol is readmitted (she signs up again), the queue is written, under
+// her new keys: her state from before the erasure is stored after it,
+// outside the receipt. The same sequence in sync mode stores nothing.
+func TestReviewQueuedPutOutlivesErasure(t *testing.T) {
+	for _, mode := range []durable.Mode{durable.Sync, durable.Exit} {
+		t.Run(mode.String(), func(t *testing.T) {
+			ctx := context.Background()
+			c := config.Default()
+			c.DBPath = filepath.Join(t.TempDir(), "agent.db")
+			c.Keys.Primary = testkeys.Key
+			c.Subjects.ThreadMetadataKey = "user_id"
+			c.Durability = mode
+			h, err := Open(ctx, c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer h.Close()
+			cp := &checkpointer.Checkpoint{V: 4, ID: checkpointer.NewID(0), ChannelValues: map[string]any{"notes": "carol, before her erasure"},
+				ChannelVersions: map[string]string{"notes": h.Saver.NextVersion("")}}
+			if _, err := h.Saver.Put(ctx, checkpointer.Config{ThreadID: "chat-1"}, cp, checkpointer.Metadata{"user_id": "carol"}, cp.ChannelVersions); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := h.Forget(ctx, "carol"); err != nil {
+				t.Fatal(err)
+			}
+			if err := h.Readmit(ctx, "carol"); err != nil {
+				t.Fatal(err)
+			}
+			tp, err := h.Saver.GetTuple(ctx, checkpointer.Config{ThreadID: "chat-1"})
+			if err != nil {
+				t.Logf("GetTuple after readmit: %v", err)
+			}
+			if tp != nil {
+				t.Fatalf("durability %s: a put of carol's queued before Forget(carol) returned was stored after it: thread chat-1 reads %q", mode, tp.Checkpoint.ChannelValues["notes"])
+			}
+		})
+	}
+}
