@@ -262,28 +262,37 @@ type Entry struct {
 	Op, Target, Subject, KeyID string
 }
 
-// MaxTargetBytes bounds the target a record keeps: a longer one (a read of
-// a huge id, which no write can store) is kept as its first bytes, its
+// MaxTargetBytes bounds each text a record keeps — its target, subject
+// and key id: a longer one (from a read of a huge id, which no write can
+// store: stored ids are at most 512 bytes) is kept as its first bytes, its
 // length and its SHA-256, so that reads cannot grow the append-only trail
 // by what a caller sends.
 const MaxTargetBytes = 1024
 
-// normalized checks e's text and bounds its target (MaxTargetBytes).
+// normalized checks e's text and bounds its target, subject and key id
+// (MaxTargetBytes).
 func (e Entry) normalized() (Entry, error) {
 	for _, f := range [...]struct{ name, v string }{{"operation", e.Op}, {"target", e.Target}, {"subject", e.Subject}, {"key id", e.KeyID}} {
 		if strings.IndexByte(f.v, 0) >= 0 || !utf8.ValidString(f.v) {
 			return e, fmt.Errorf("%w: its %s holds a NUL byte or invalid UTF-8", ErrInvalidEntry, f.name)
 		}
 	}
-	if len(e.Target) > MaxTargetBytes {
-		cut := 256
-		for cut > 0 && !utf8.RuneStart(e.Target[cut]) {
-			cut--
-		}
-		sum := sha256.Sum256([]byte(e.Target))
-		e.Target = fmt.Sprintf("%s…[%d bytes, sha256 %x]", e.Target[:cut], len(e.Target), sum)
-	}
+	e.Target, e.Subject, e.KeyID = bounded(e.Target), bounded(e.Subject), bounded(e.KeyID)
 	return e, nil
+}
+
+// bounded is s, or when longer than MaxTargetBytes its first 256 bytes (at
+// most: whole characters), its length and its SHA-256.
+func bounded(s string) string {
+	if len(s) <= MaxTargetBytes {
+		return s
+	}
+	cut := 256
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	sum := sha256.Sum256([]byte(s))
+	return fmt.Sprintf("%s…[%d bytes, sha256 %x]", s[:cut], len(s), sum)
 }
 
 // normalizedAll is normalized of each entry: es itself when none changes

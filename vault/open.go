@@ -332,21 +332,28 @@ func Open(ctx context.Context, c config.Config) (*Handle, error) {
 			return nil, err
 		}
 	}
+	var dur *durable.Saver
 	if c.Durability != durable.Sync {
-		// Inside the audit trail: the trail records each call when it
-		// is made, not the batch the durable saver writes later.
-		d, err := durable.New(h.Saver, durable.Options{Mode: c.Durability})
-		if err != nil {
+		// Inside the audit trail: the trail records each call (in the
+		// queued write's transaction when the saver records in its
+		// transactions), not the batch the durable saver writes later.
+		if dur, err = durable.New(h.Saver, durable.Options{Mode: c.Durability}); err != nil {
 			return nil, err
 		}
-		h.Saver = d
-		h.closers = append(h.closers, d.Close) // writes the queues before the saver closes
+		h.Saver = dur
 	}
 	if err := requireAudit(ctx, c, h); err != nil {
 		return nil, err
 	}
 	if err := openAudit(ctx, c, h); err != nil {
 		return nil, err
+	}
+	if dur != nil {
+		// Closed after the sweepers stop and before the trail flushes:
+		// the queues are written, with the audit records they carry,
+		// then chained. (On an error before this, the saver's own
+		// closer runs: nothing was queued yet.)
+		h.closers = append(h.closers, dur.Close)
 	}
 	if err := startAuditedSweeper(c, h); err != nil {
 		return nil, err

@@ -2,6 +2,7 @@ package durable
 
 import (
 	"context"
+	"errors"
 	"iter"
 
 	"github.com/memvault/memvault/checkpointer"
@@ -37,12 +38,38 @@ func (s *Saver) waitThreads(ctx context.Context, ids ...string) error {
 }
 
 // removing waits for the queues of the threads a removal names, after
-// forgetting what they last queued (see forget).
-func (s *Saver) removing(ctx context.Context, ids ...string) error {
+// forgetting what they last queued (see forget). A queued write that
+// failed does not stop a removal, which works on what is stored: its
+// error stays for Flush and, unless the removal deletes the whole thread
+// (whole), for the thread's next calls. A deleted thread starts afresh
+// — an erasure deleting a subject's threads must not be refused forever
+// by the put that failed because the subject's keys were destroyed.
+func (s *Saver) removing(ctx context.Context, whole bool, ids ...string) error {
 	s.mu.Lock()
 	s.forget(false, ids...)
 	s.mu.Unlock()
-	return s.waitThreads(ctx, ids...)
+	for _, id := range ids {
+		if id == "" {
+			continue
+		}
+		err := s.wait(ctx, id)
+		var we *writeError
+		if !errors.As(err, &we) {
+			if err != nil {
+				return err
+			}
+			continue
+		}
+		if whole {
+			s.mu.Lock()
+			if th := s.threads[id]; th != nil && th.err == err {
+				th.err = nil
+				s.detached = append(s.detached, err)
+			}
+			s.mu.Unlock()
+		}
+	}
+	return nil
 }
 
 // GetTuple implements checkpointer.Saver after the thread's queue is
@@ -79,7 +106,7 @@ func (s *Saver) List(ctx context.Context, cfg *checkpointer.Config, opt checkpoi
 // DeleteThread implements checkpointer.Saver after the thread's queue is
 // written.
 func (s *Saver) DeleteThread(ctx context.Context, threadID string) error {
-	if err := s.removing(ctx, threadID); err != nil {
+	if err := s.removing(ctx, true, threadID); err != nil {
 		return err
 	}
 	return s.inner.DeleteThread(ctx, threadID)
@@ -92,7 +119,7 @@ func (s *Saver) Prune(ctx context.Context, threadIDs []string, strategy checkpoi
 	if !ok {
 		return ErrUnsupported
 	}
-	if err := s.removing(ctx, threadIDs...); err != nil {
+	if err := s.removing(ctx, strategy == checkpointer.PruneDelete, threadIDs...); err != nil {
 		return err
 	}
 	return p.Prune(ctx, threadIDs, strategy)
@@ -118,7 +145,7 @@ func (s *Saver) DeleteCheckpoint(ctx context.Context, cfg checkpointer.Config) e
 	if !ok {
 		return ErrUnsupported
 	}
-	if err := s.removing(ctx, cfg.ThreadID); err != nil {
+	if err := s.removing(ctx, false, cfg.ThreadID); err != nil {
 		return err
 	}
 	return d.DeleteCheckpoint(ctx, cfg)
@@ -201,4 +228,33 @@ func (s *Saver) Reencrypt(ctx context.Context, opt reencrypt.Options) (reencrypt
 		return reencrypt.Stats{}, err
 	}
 	return re.Reencrypt(ctx, opt)
+}
+
+// DrainWrites writes every queue queued before it and then lets the inner
+// saver finish the writes that began before (its own DrainWrites, when it
+// has one). An erasure (vault.Forget) calls it after destroying a
+// subject's keys: a write of the subject still queued is written now —
+// and refused, its keys being gone — instead of after the erasure listed
+// the subject's threads, where it would be stored outside the receipt
+// (under the subject's new keys, once readmitted). It returns no
+// thread's error: those surface on their threads and at Flush.
+func (s *Saver) DrainWrites(ctx context.Context) error {
+	if err := s.waitAll(ctx, false); err != nil {
+		return err
+	}
+	if d, ok := s.inner.(interface{ DrainWrites(context.Context) error }); ok {
+		return d.DrainWrites(ctx)
+	}
+	return nil
+}
+
+// RecordsInTx implements checkpointer.TxRecorder when the inner saver
+// does: an audit record given with a Put or PutWrites
+// (checkpointer.WithRecord) is queued with the write and inserted in the
+// transaction that stores it, so that a queued write that fails, or is
+// lost in a crash, leaves no record, as with the inner saver alone. Such
+// writes are stored one by one, not in batches.
+func (s *Saver) RecordsInTx() bool {
+	r, ok := s.inner.(checkpointer.TxRecorder)
+	return ok && r.RecordsInTx()
 }

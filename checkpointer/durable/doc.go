@@ -55,12 +55,20 @@
 //
 // Consecutive queued writes of a thread go to the inner saver's
 // ImportThread, one transaction for up to Options.MaxBatch of them, when
-// they carry no run config (Config.Extra, Config.Metadata) and no task
-// path, which ImportThread does not take; the others are written one by
-// one, in order. A batch that fails is written again one by one, so the
-// writes before the failing one are stored. Put an audit.Saver outside
-// the decorator (audit.NewSaver(durableSaver, …)): it records each call
-// when it is made; inside, a batch would be recorded as one import.
+// they carry no run config (Config.Extra, Config.Metadata), no task path
+// and no audit record, which ImportThread does not take; the others are
+// written one by one, in order. A batch that fails is written again one
+// by one, so the writes before the failing one are stored.
+//
+// Put an audit.Saver outside the decorator (audit.NewSaver(durableSaver,
+// …)); inside, a batch would be recorded as one import. When the inner
+// saver inserts audit records in its writes' transactions
+// (checkpointer.TxRecorder: PostgreSQL, SQLite with the trail in the data
+// file), so does the decorator: a queued write's record is queued with it
+// and committed with it, so a queued write that fails or is lost in a
+// crash leaves no record, and a record becomes durable when its write
+// does, not when Put returns. Otherwise the trail records each call when
+// it is made.
 //
 // # The loss window
 //

@@ -102,10 +102,13 @@ type Saver struct {
 
 	mu      sync.Mutex
 	threads map[string]*thread
-	queued  int           // writes queued or being written, all threads
-	space   chan struct{} // closed (and replaced) whenever queued drops
-	closed  bool
-	wg      sync.WaitGroup // writers
+	queued  int // writes queued or being written, all threads
+	// detached are the errors of threads a removal deleted since (see
+	// removing), for Flush and Close.
+	detached []error
+	space    chan struct{} // closed (and replaced) whenever queued drops
+	closed   bool
+	wg       sync.WaitGroup // writers
 }
 
 // thread is one thread's queue. Fields are guarded by Saver.mu.
@@ -491,8 +494,11 @@ func (s *Saver) writeOne(o *op) error {
 // batchable reports whether o can go through ImportThread and be stored
 // exactly as Put or PutWrites would store it: ImportThread takes no run
 // config (merged into metadata, and naming the subject a value is sealed
-// for) and no task path.
+// for), no task path and no audit record (RecordsInTx).
 func batchable(o *op) bool {
+	if checkpointer.RecordOf(o.ctx) != nil {
+		return false // its audit record goes in its own transaction
+	}
 	if o.put {
 		return len(o.cfg.Extra) == 0 && len(o.cfg.Metadata) == 0
 	}
@@ -604,7 +610,8 @@ func (s *Saver) Flush(ctx context.Context) error {
 func (s *Saver) takeErrors() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var errs []error
+	errs := s.detached
+	s.detached = nil
 	for _, id := range slices.Sorted(maps.Keys(s.threads)) {
 		th := s.threads[id]
 		if th.err != nil {

@@ -11,7 +11,7 @@ import (
 	"github.com/memvault/memvault/memvaulttest/testkeys"
 )
 
-// TestReviewForgetWithQueuedWrite: with MEMVAULT_DURABILITY=exit (or async:
+// TestForgetWithQueuedWrite: with MEMVAULT_DURABILITY=exit (or async:
 // exit only makes the timing certain) and per-subject keys, a put of
 // carol's thread still queued when Forget("carol") begins is written after
 // her keys are destroyed, so it fails (keys.ErrSubjectErased). The durable
@@ -21,7 +21,7 @@ import (
 // promises finishes the same erasure) fails the same way: her rows are
 // never deleted and the erasure never finishes, though nothing but the
 // erasure itself made the put fail.
-func TestReviewForgetWithQueuedWrite(t *testing.T) {
+func TestForgetWithQueuedWrite(t *testing.T) {
 	ctx := context.Background()
 	c := config.Default()
 	c.DBPath = filepath.Join(t.TempDir(), "agent.db")
@@ -59,7 +59,7 @@ func TestReviewForgetWithQueuedWrite(t *testing.T) {
 	}
 }
 
-// TestReviewQueuedPutOutlivesErasure: with subjects by metadata
+// TestQueuedPutDoesNotOutliveErasure: with subjects by metadata
 // (MEMVAULT_SUBJECT_THREAD_METADATA) Forget finds a subject's threads by
 // their bindings, which a thread gets when its first checkpoint is
 // written — so it waits for no queue of a thread not written yet. With
@@ -68,7 +68,7 @@ func TestReviewForgetWithQueuedWrite(t *testing.T) {
 // carol is readmitted (she signs up again), the queue is written, under
 // her new keys: her state from before the erasure is stored after it,
 // outside the receipt. The same sequence in sync mode stores nothing.
-func TestReviewQueuedPutOutlivesErasure(t *testing.T) {
+func TestQueuedPutDoesNotOutliveErasure(t *testing.T) {
 	for _, mode := range []durable.Mode{durable.Sync, durable.Exit} {
 		t.Run(mode.String(), func(t *testing.T) {
 			ctx := context.Background()

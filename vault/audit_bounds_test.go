@@ -16,14 +16,14 @@ import (
 	"github.com/memvault/memvault/store"
 )
 
-// TestReviewHugeReadSubjectBounded: session 18 bounded a record's target
+// TestHugeReadSubjectBounded: session 18 bounded a record's target
 // (audit.MaxTargetBytes: "a caller who picks ids cannot grow the
 // append-only trail by megabytes per read"), but not its subject. With
 // per-subject keys by thread separator (or namespace prefix) a read's
 // subject is a part of the id the caller picks, so a GetTuple of thread
 // "<8 MiB>:x" — or a Get under ("users", "<8 MiB>") — still appends
 // megabytes to the trail per read, which nothing can ever delete.
-func TestReviewHugeReadSubjectBounded(t *testing.T) {
+func TestHugeReadSubjectBounded(t *testing.T) {
 	ctx := context.Background()
 	c := config.Default()
 	c.DBPath = filepath.Join(t.TempDir(), "agent.db")
@@ -58,7 +58,7 @@ func TestReviewHugeReadSubjectBounded(t *testing.T) {
 	}
 }
 
-// TestReviewDurableFailedWriteRecorded: the README promises that where the
+// TestDurableFailedWriteLeavesNoRecord: the README promises that where the
 // trail shares the data's database (PostgreSQL always, SQLite when
 // MEMVAULT_AUDIT_TABLE is the data file) "a write that stores nothing ...
 // or fails leaves no record". With MEMVAULT_DURABILITY=async or exit,
@@ -66,7 +66,7 @@ func TestReviewHugeReadSubjectBounded(t *testing.T) {
 // recorded when it is queued: one the database then refuses is never
 // stored, its failure surfaces at the next call, and the trail keeps a
 // checkpoint.write record of it. Sync is the control.
-func TestReviewDurableFailedWriteRecorded(t *testing.T) {
+func TestDurableFailedWriteLeavesNoRecord(t *testing.T) {
 	for _, mode := range []durable.Mode{durable.Sync, durable.Exit} {
 		t.Run(mode.String(), func(t *testing.T) {
 			ctx := context.Background()
