@@ -30,7 +30,11 @@
 // ErrWriteFailed and the inner saver's error, naming the write and how
 // many later ones were discarded — is returned by every later call on that
 // thread until Flush returns it. Flush returns every pending error once and
-// clears it; the thread then accepts writes again.
+// clears it; the thread then accepts writes again. Removals are the
+// exception: they work on what is stored, so the error does not refuse
+// them; one that deletes the whole thread (DeleteThread, Prune with
+// PruneDelete — as an erasure does) starts the thread afresh and leaves
+// the error for Flush.
 //
 // Arguments are checked before a write is queued (the same validation the
 // savers apply, the metadata encoded, each new value encoded once with the
