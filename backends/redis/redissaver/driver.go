@@ -1,6 +1,7 @@
 package redissaver
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"crypto/rand"
@@ -11,7 +12,9 @@ import (
 	"iter"
 	"slices"
 	"strconv"
+	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/redis/go-redis/v9"
 
@@ -33,6 +36,16 @@ type driver struct {
 	seen headCache
 	// fc is the erasure fence's cache (fence.go).
 	fc *fenceCache
+	// stampBase and stampN make head stamps: a random base per driver and
+	// a counter, unique without reading the system's random source at
+	// every put (newStamp).
+	stampBase string
+	stampN    atomic.Uint64
+	// single: rdb is one server (a *redis.Client), where a put's script
+	// also adds the thread to the thread index (putScript), atomically;
+	// on a cluster the index lies in another slot and is kept beside the
+	// script (indexAndRun, settleIndex).
+	single bool
 }
 
 var _ checkpointer.Driver = (*driver)(nil)
@@ -51,6 +64,12 @@ func (*driver) Capabilities() checkpointer.DriverCapabilities {
 // first put and again after a put that made it new, and removed after its
 // deletion; readers skip an entry whose thread holds no checkpoint.
 func (d *driver) threadsKey() string { return d.prefix + ":threads" }
+
+// newStamp is a head stamp never made before, in any process: the
+// driver's random base (128 bits) and its count of stamps.
+func (d *driver) newStamp() string {
+	return d.stampBase + strconv.FormatUint(d.stampN.Add(1), 36)
+}
 
 func newToken() string {
 	var b [16]byte
@@ -559,8 +578,13 @@ func (d *driver) threadInfos(ctx context.Context) ([]checkpointer.ThreadInfo, er
 	return infos, nil
 }
 
-// runID is metadata's run_id when it is a JSON string.
+// runID is metadata's run_id when it is a JSON string (as json.Unmarshal
+// into a struct with a run_id field reads it: the last key matching
+// run_id in any case; "" for anything else or invalid JSON).
 func runID(meta []byte) string {
+	if s, ok := scanRunID(meta); ok {
+		return s
+	}
 	var m struct {
 		RunID any `json:"run_id"`
 	}
@@ -569,6 +593,97 @@ func runID(meta []byte) string {
 	}
 	s, _ := m.RunID.(string)
 	return s
+}
+
+// scanRunID is runID without reflection, for the metadata the engine
+// writes (a compact object whose keys and run id need no unescaping): a
+// put's metadata went through json.Unmarshal only for this, a tenth of a
+// put's client CPU. ok is false when it cannot tell (an escaped key, a
+// run id escaped or not UTF-8), and runID decodes.
+func scanRunID(b []byte) (string, bool) {
+	if !json.Valid(b) {
+		return "", true
+	}
+	i := skipSpace(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return "", true // not an object: no field to read
+	}
+	i++
+	val := ""
+	for {
+		i = skipSpace(b, i)
+		if b[i] == '}' {
+			return val, true
+		}
+		if b[i] == ',' {
+			i = skipSpace(b, i+1)
+		}
+		end := skipString(b, i)
+		key := b[i+1 : end-1]
+		if bytes.IndexByte(key, '\\') >= 0 {
+			return "", false
+		}
+		i = skipSpace(b, end)
+		i = skipSpace(b, i+1) // the colon
+		vend := skipValue(b, i)
+		if bytes.EqualFold(key, []byte("run_id")) {
+			val = ""
+			if b[i] == '"' {
+				raw := b[i+1 : vend-1]
+				if bytes.IndexByte(raw, '\\') >= 0 || !utf8.Valid(raw) {
+					return "", false
+				}
+				val = string(raw)
+			}
+		}
+		i = vend
+	}
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipString is the index past the string starting at b[i] (valid JSON).
+func skipString(b []byte, i int) int {
+	for i++; b[i] != '"'; i++ {
+		if b[i] == '\\' {
+			i++
+		}
+	}
+	return i + 1
+}
+
+// skipValue is the index past the value starting at b[i] (valid JSON).
+func skipValue(b []byte, i int) int {
+	switch b[i] {
+	case '"':
+		return skipString(b, i)
+	case '{', '[':
+		depth := 0
+		for {
+			switch b[i] {
+			case '"':
+				i = skipString(b, i)
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return i + 1
+				}
+			}
+			i++
+		}
+	}
+	for i < len(b) && b[i] != ',' && b[i] != '}' && b[i] != ']' && b[i] != ' ' && b[i] != '\t' && b[i] != '\n' && b[i] != '\r' {
+		i++
+	}
+	return i
 }
 
 // versionsOf are p's channel versions: p.Versions, else the document's.
@@ -621,9 +736,17 @@ func (d *driver) putBatch(p *checkpointer.PutRows) (*batch, *head, error) {
 		guard = nsID(p.NS, p.Parent)
 	}
 	f := nsID(p.NS, p.ID)
-	h := head{v: v, runID: runID(p.Meta), stamp: newToken(), versions: versions}
-	b.args = make([]any, 0, 6+2*len(p.Values))
-	b.args = append(b.args, guard, f, pack([]byte(p.Type), p.Doc, p.Meta), p.Parent, h.pack(), nsID(p.ID, p.NS))
+	h := head{v: v, runID: runID(p.Meta), stamp: d.newStamp(), versions: versions}
+	index := ""
+	if d.single {
+		// The script adds the thread to the index itself (putScript).
+		b.keys = append(b.keys, d.threadsKey())
+		index = p.Thread
+	}
+	b.args = make([]any, 2, 9+2*len(p.Values))
+	rec := make([]byte, 0, partLen(len(p.Type))+partLen(len(p.Doc))+partLen(len(p.Meta)))
+	rec = appendPart(appendPart(appendStrPart(rec, p.Type), p.Doc), p.Meta)
+	b.args = append(b.args, guard, f, rec, p.Parent, h.pack(), nsID(p.ID, p.NS), index)
 	for _, val := range p.Values {
 		// HSETNX: a stored (channel, version) keeps its first value.
 		b.args = append(b.args, valField(p.NS, val.Channel, val.Version), packValue(val))
@@ -639,7 +762,7 @@ func (d *driver) writesBatch(w *checkpointer.WriteRows) *batch {
 	if w.Upsert {
 		upsert = 1
 	}
-	b.args = make([]any, 0, 2+2*len(w.Rows))
+	b.args = make([]any, 2, 4+2*len(w.Rows))
 	b.args = append(b.args, upsert, nsID(w.NS, w.Checkpoint))
 	for _, r := range w.Rows {
 		b.args = append(b.args, writeField(w.Task, r.Idx), packWrite(w.Path, r))
@@ -655,6 +778,9 @@ func (d *driver) put(ctx context.Context, token string, p *checkpointer.PutRows,
 		return err
 	}
 	k := d.keys(p.Thread)
+	if d.single {
+		return d.putSingle(ctx, token, p, b, h, k, fs)
+	}
 	var r string
 	for indexed := false; ; indexed = true {
 		if err := d.fenceBatch(ctx, b, k, fs); err != nil {
@@ -698,6 +824,39 @@ func (d *driver) put(ctx context.Context, token string, p *checkpointer.PutRows,
 			return fmt.Errorf("put: %w", err)
 		}
 	}
+	return nil
+}
+
+// putSingle is put on one server: the script adds the thread to the
+// index with its writes, atomically, so a put is one command and a
+// refused or failed put leaves the index as it was (a deletion removes
+// the entry while it holds the thread's lock, which the script checks).
+func (d *driver) putSingle(ctx context.Context, token string, p *checkpointer.PutRows, b *batch, h *head, k keys, fs *fences) error {
+	var r string
+	for {
+		if err := d.fenceBatch(ctx, b, k, fs); err != nil {
+			return err
+		}
+		var err error
+		if token == "" {
+			r, err = d.runDirect(ctx, b)
+		} else {
+			r, err = d.run(ctx, token, b)
+		}
+		if err != nil {
+			return fmt.Errorf("put: %w", err)
+		}
+		if !d.refused(r, k) {
+			break
+		}
+	}
+	if r == replyMissing {
+		return p.ErrParentMissing()
+	}
+	if err := replyErr(p.Thread, r); err != nil {
+		return err
+	}
+	d.seen.put(p.Thread, ref{p.NS, p.ID}, h)
 	return nil
 }
 

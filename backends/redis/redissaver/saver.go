@@ -81,7 +81,7 @@ func New(rdb redis.UniversalClient, opt Options) (*Saver, error) {
 	if lease < 30*time.Millisecond {
 		return nil, fmt.Errorf("%w: lease %v is shorter than 30ms", ErrOptions, lease)
 	}
-	d := &driver{rdb: rdb, prefix: prefix, lease: lease, fc: newFenceCache(rdb, prefix)}
+	d := newDriver(rdb, prefix, lease)
 	style := checkpointer.VersionInt
 	if opt.StringVersions {
 		style = checkpointer.VersionString
@@ -92,6 +92,12 @@ func New(rdb redis.UniversalClient, opt Options) (*Saver, error) {
 		return nil, err
 	}
 	return &Saver{Saver: e, d: d}, nil
+}
+
+// newDriver is the driver of a Saver (New checked the options).
+func newDriver(rdb redis.UniversalClient, prefix string, lease time.Duration) *driver {
+	_, single := rdb.(*redis.Client)
+	return &driver{rdb: rdb, prefix: prefix, lease: lease, fc: newFenceCache(rdb, prefix), stampBase: newToken() + ".", single: single}
 }
 
 // DrainWrites makes every write of a data subject's values that checked
