@@ -366,14 +366,10 @@ func (d *driver) Scan(ctx context.Context, q checkpointer.DriverQuery) iter.Seq2
 		}
 		// The ids first (members only, no records), then the records a
 		// page at a time.
-		var items []scanItem
-		for _, th := range threads {
-			got, err := await(ctx, func(ctx context.Context) ([]scanItem, error) { return d.scanIDs(ctx, th, q) })
-			if err != nil {
-				yield(nil, fmt.Errorf("list: %w", err))
-				return
-			}
-			items = append(items, got...)
+		items, err := await(ctx, func(ctx context.Context) ([]scanItem, error) { return d.scanIDs(ctx, threads, q) })
+		if err != nil {
+			yield(nil, fmt.Errorf("list: %w", err))
+			return
 		}
 		slices.SortFunc(items, func(a, b scanItem) int {
 			return cmp.Or(cmp.Compare(b.id, a.id), cmp.Compare(a.thread, b.thread), cmp.Compare(a.ns, b.ns))
@@ -412,66 +408,104 @@ func (d *driver) Scan(ctx context.Context, q checkpointer.DriverQuery) iter.Seq2
 // scanPage caps the checkpoints one loadMany of a Scan reads.
 const scanPage = 64
 
-// scanIDs are the checkpoints of thread q selects, from its indexes.
-func (d *driver) scanIDs(ctx context.Context, thread string, q checkpointer.DriverQuery) ([]scanItem, error) {
-	k := d.keys(thread)
+// scanThreadsPage caps the threads whose ids one pipeline of scanIDs
+// reads.
+const scanThreadsPage = 256
+
+// scanIDs are the checkpoints of threads q selects, from their indexes:
+// one pipeline per scanThreadsPage threads (a listing across threads was
+// one request per thread), and one more for the threads whose last id
+// needs its other namespaces.
+func (d *driver) scanIDs(ctx context.Context, threads []string, q checkpointer.DriverQuery) ([]scanItem, error) {
 	var out []scanItem
+	for page := range slices.Chunk(threads, scanThreadsPage) {
+		cmds := make([]*redis.StringSliceCmd, len(page))
+		_, err := d.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for i, th := range page {
+				key, by := d.scanRange(th, q)
+				cmds[i] = p.ZRevRangeByLex(ctx, key, by)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		var more []*redis.StringSliceCmd
+		var moreIdx []int
+		if q.NS == nil && q.Limit > 0 {
+			// Members of one id come in descending namespace order: the
+			// namespaces of the last id beyond the limit may sort before
+			// those taken. Take them all; the caller sorts and cuts.
+			_, err = d.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+				for i, c := range cmds {
+					if ms := c.Val(); len(ms) == q.Limit {
+						last, _, _ := splitPair(ms[len(ms)-1])
+						more = append(more, p.ZRangeByLex(ctx, d.keys(page[i]).byID, &redis.ZRangeBy{Min: "[" + last + sep, Max: "(" + last + "\x01"}))
+						moreIdx = append(moreIdx, i)
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				return nil, err
+			}
+		}
+		for i, c := range cmds {
+			ms := c.Val()
+			if j := slices.Index(moreIdx, i); j >= 0 {
+				for _, m := range more[j].Val() {
+					if !slices.Contains(ms, m) {
+						ms = append(ms, m)
+					}
+				}
+			}
+			out = append(out, scanMembers(page[i], q, ms)...)
+		}
+	}
+	return out, nil
+}
+
+// scanRange is the sorted set of thread that q reads (its namespace's
+// ids, or all its ids) and the range, newest first: only what the limit
+// takes (a page of a long thread reads that page, not the thread).
+func (d *driver) scanRange(thread string, q checkpointer.DriverQuery) (string, *redis.ZRangeBy) {
+	k := d.keys(thread)
 	if q.NS != nil {
 		ns := *q.NS
-		by := &redis.ZRangeBy{Min: "[" + ns + sep, Max: "(" + ns + "\x01"}
+		by := &redis.ZRangeBy{Min: "[" + ns + sep, Max: "(" + ns + "\x01", Count: int64(q.Limit)}
 		if q.ID != "" {
-			by = &redis.ZRangeBy{Min: "[" + nsID(ns, q.ID), Max: "[" + nsID(ns, q.ID)}
+			by.Min, by.Max = "["+nsID(ns, q.ID), "["+nsID(ns, q.ID)
 		} else if q.Before != "" {
 			by.Max = "(" + nsID(ns, q.Before)
 		}
-		// Newest first, only what the limit takes (a page of a long
-		// thread reads that page, not the thread).
-		by.Count = int64(q.Limit)
-		ms, err := d.rdb.ZRevRangeByLex(ctx, k.byNS, &redis.ZRangeBy{Min: by.Min, Max: by.Max, Count: by.Count}).Result()
-		if err != nil {
-			return nil, err
-		}
-		for _, m := range ms {
-			_, id, _ := splitPair(m)
-			if q.Before == "" || id < q.Before {
-				out = append(out, scanItem{thread, ns, id})
-			}
-		}
-		return out, nil
+		return k.byNS, by
 	}
-	by := &redis.ZRangeBy{Min: "-", Max: "+"}
+	by := &redis.ZRangeBy{Min: "-", Max: "+", Count: int64(q.Limit)}
 	if q.ID != "" {
-		by = &redis.ZRangeBy{Min: "[" + q.ID + sep, Max: "(" + q.ID + "\x01"}
+		by.Min, by.Max = "["+q.ID+sep, "("+q.ID+"\x01"
 	} else if q.Before != "" {
 		by.Max = "(" + q.Before
 	}
-	by.Count = int64(q.Limit)
-	ms, err := d.rdb.ZRevRangeByLex(ctx, k.byID, by).Result()
-	if err != nil {
-		return nil, err
-	}
-	if q.Limit > 0 && len(ms) == q.Limit {
-		// Members of one id come in descending namespace order: the
-		// namespaces of the last id beyond the limit may sort before
-		// those taken. Take them all; the caller sorts and cuts.
-		last, _, _ := splitPair(ms[len(ms)-1])
-		more, err := d.rdb.ZRangeByLex(ctx, k.byID, &redis.ZRangeBy{Min: "[" + last + sep, Max: "(" + last + "\x01"}).Result()
-		if err != nil {
-			return nil, err
-		}
-		for _, m := range more {
-			if !slices.Contains(ms, m) {
-				ms = append(ms, m)
-			}
-		}
-	}
+	return k.byID, by
+}
+
+// scanMembers are the checkpoints of thread named by the members ms of
+// the set scanRange read.
+func scanMembers(thread string, q checkpointer.DriverQuery, ms []string) []scanItem {
+	out := make([]scanItem, 0, len(ms))
 	for _, m := range ms {
-		id, ns, _ := splitPair(m)
+		var ns, id string
+		if q.NS != nil {
+			_, id, _ = splitPair(m)
+			ns = *q.NS
+		} else {
+			id, ns, _ = splitPair(m)
+		}
 		if q.Before == "" || id < q.Before {
 			out = append(out, scanItem{thread, ns, id})
 		}
 	}
-	return out, nil
+	return out
 }
 
 func (d *driver) Threads(ctx context.Context, after string, limit int) ([]string, error) {
