@@ -41,6 +41,8 @@ type driver struct {
 	// every put (newStamp).
 	stampBase string
 	stampN    atomic.Uint64
+	// inline: Options.CallerGoroutine (see callCtx).
+	inline bool
 	// single: rdb is one server (a *redis.Client), where a put's script
 	// also adds the thread to the thread index (putScript), atomically;
 	// on a cluster the index lies in another slot and is kept beside the
@@ -65,6 +67,23 @@ func (*driver) Capabilities() checkpointer.DriverCapabilities {
 // deletion; readers skip an entry whose thread holds no checkpoint.
 func (d *driver) threadsKey() string { return d.prefix + ":threads" }
 
+// callCtx is the context await runs a call with: ctx, or with
+// Options.CallerGoroutine ctx without its Done channel, so that await runs
+// the call in the caller's goroutine (its deadline and values stay: go-redis
+// ends a command at the deadline with ContextTimeoutEnabled).
+func (d *driver) callCtx(ctx context.Context) context.Context {
+	if !d.inline || ctx.Done() == nil {
+		return ctx
+	}
+	return noDone{ctx}
+}
+
+// noDone is its parent without a Done channel: its deadline, values and
+// Err stay (a wait for a thread's lock checks Err between its polls).
+type noDone struct{ context.Context }
+
+func (noDone) Done() <-chan struct{} { return nil }
+
 // newStamp is a head stamp never made before, in any process: the
 // driver's random base (128 bits) and its count of stamps.
 func (d *driver) newStamp() string {
@@ -81,7 +100,7 @@ func newToken() string {
 type ref struct{ ns, id string }
 
 func (d *driver) Load(ctx context.Context, thread, ns, id string) (*checkpointer.StoredCheckpoint, error) {
-	return await(ctx, func(ctx context.Context) (*checkpointer.StoredCheckpoint, error) { return d.load(ctx, thread, ns, id) })
+	return await(d.callCtx(ctx), func(ctx context.Context) (*checkpointer.StoredCheckpoint, error) { return d.load(ctx, thread, ns, id) })
 }
 
 func (d *driver) load(ctx context.Context, thread, ns, id string) (*checkpointer.StoredCheckpoint, error) {
@@ -358,7 +377,7 @@ func (d *driver) Scan(ctx context.Context, q checkpointer.DriverQuery) iter.Seq2
 			threads = []string{q.Thread}
 		} else {
 			var err error
-			threads, err = await(ctx, func(ctx context.Context) ([]string, error) { return d.rdb.ZRange(ctx, d.threadsKey(), 0, -1).Result() })
+			threads, err = await(d.callCtx(ctx), func(ctx context.Context) ([]string, error) { return d.rdb.ZRange(ctx, d.threadsKey(), 0, -1).Result() })
 			if err != nil {
 				yield(nil, fmt.Errorf("list: %w", err))
 				return
@@ -366,7 +385,7 @@ func (d *driver) Scan(ctx context.Context, q checkpointer.DriverQuery) iter.Seq2
 		}
 		// The ids first (members only, no records), then the records a
 		// page at a time.
-		items, err := await(ctx, func(ctx context.Context) ([]scanItem, error) { return d.scanIDs(ctx, threads, q) })
+		items, err := await(d.callCtx(ctx), func(ctx context.Context) ([]scanItem, error) { return d.scanIDs(ctx, threads, q) })
 		if err != nil {
 			yield(nil, fmt.Errorf("list: %w", err))
 			return
@@ -388,7 +407,7 @@ func (d *driver) Scan(ctx context.Context, q checkpointer.DriverQuery) iter.Seq2
 			for i := range n {
 				refs[i] = ref{items[i].ns, items[i].id}
 			}
-			sts, err := await(ctx, func(ctx context.Context) ([]*checkpointer.StoredCheckpoint, error) {
+			sts, err := await(d.callCtx(ctx), func(ctx context.Context) ([]*checkpointer.StoredCheckpoint, error) {
 				return d.loadMany(ctx, items[0].thread, refs)
 			})
 			if err != nil {
@@ -509,7 +528,7 @@ func scanMembers(thread string, q checkpointer.DriverQuery, ms []string) []scanI
 }
 
 func (d *driver) Threads(ctx context.Context, after string, limit int) ([]string, error) {
-	return await(ctx, func(ctx context.Context) ([]string, error) { return d.threads(ctx, after, limit) })
+	return await(d.callCtx(ctx), func(ctx context.Context) ([]string, error) { return d.threads(ctx, after, limit) })
 }
 
 func (d *driver) threads(ctx context.Context, after string, limit int) ([]string, error) {
@@ -562,7 +581,7 @@ func (d *driver) live(ctx context.Context, threads []string) ([]int64, error) {
 
 func (d *driver) ThreadInfos(ctx context.Context) iter.Seq2[checkpointer.ThreadInfo, error] {
 	return func(yield func(checkpointer.ThreadInfo, error) bool) {
-		infos, err := await(ctx, d.threadInfos)
+		infos, err := await(d.callCtx(ctx), d.threadInfos)
 		if err != nil {
 			yield(checkpointer.ThreadInfo{}, err)
 			return
@@ -965,14 +984,14 @@ func (d *driver) putWrites(ctx context.Context, token string, w *checkpointer.Wr
 }
 
 func (d *driver) Put(ctx context.Context, p *checkpointer.PutRows) error {
-	_, err := await(ctx, func(ctx context.Context) (struct{}, error) {
+	_, err := await(d.callCtx(ctx), func(ctx context.Context) (struct{}, error) {
 		return struct{}{}, d.put(ctx, "", p, d.newFences(p.Fence))
 	})
 	return err
 }
 
 func (d *driver) PutWrites(ctx context.Context, w *checkpointer.WriteRows) error {
-	_, err := await(ctx, func(ctx context.Context) (struct{}, error) {
+	_, err := await(d.callCtx(ctx), func(ctx context.Context) (struct{}, error) {
 		return struct{}{}, d.putWrites(ctx, "", w, d.newFences(w.Fence))
 	})
 	return err
@@ -990,7 +1009,7 @@ func (d *driver) newFences(f checkpointer.WriteFence) *fences {
 }
 
 func (d *driver) Heads(ctx context.Context, sel checkpointer.HeadSelector) ([]checkpointer.Head, error) {
-	return await(ctx, func(ctx context.Context) ([]checkpointer.Head, error) { return d.heads(ctx, sel) })
+	return await(d.callCtx(ctx), func(ctx context.Context) ([]checkpointer.Head, error) { return d.heads(ctx, sel) })
 }
 
 func (d *driver) DeleteThreads(ctx context.Context, threads []string) error {

@@ -271,6 +271,9 @@ func (d *driver) runDirect(ctx context.Context, b *batch) (string, error) {
 
 // sleep waits d or until ctx ends (its error then).
 func sleep(ctx context.Context, d time.Duration) error {
+	if err := ctx.Err(); err != nil {
+		return err // ended, possibly without a Done channel (noDone)
+	}
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
