@@ -61,7 +61,7 @@ func (c *tripCounter) count(fn func()) []string {
 
 // TestRoundTrips counts the round trips of the hot operations on a real
 // server, once the scripts are loaded: a put and a task's pending writes
-// are one each (one script, the thread index in the same pipeline); a
+// are one each (one script, which on one server also indexes the thread); a
 // read of a checkpoint this Saver wrote or read before is one MULTI
 // (record, parent, head, writes and the values the head it knows
 // references; the head's stamp tells they are its values), the latest
