@@ -158,12 +158,7 @@ func unpack(b []byte, want int) ([][]byte, error) {
 	return parts, nil
 }
 
-// packVersions is a channel-version map as pack parts (channel, version…).
-func packVersions(v map[string]string) []byte {
-	return appendVersions(make([]byte, 0, versionsLen(v)), v)
-}
-
-// versionsLen is the exact length of packVersions(v).
+// versionsLen is the exact length of appendVersions(nil, v).
 func versionsLen(v map[string]string) int {
 	n := 0
 	for ch, ver := range v {
@@ -172,6 +167,8 @@ func versionsLen(v map[string]string) int {
 	return n
 }
 
+// appendVersions appends a channel-version map as pack parts (channel,
+// version…), which unpackVersions reads.
 func appendVersions(b []byte, v map[string]string) []byte {
 	for ch, ver := range v {
 		b = appendStrPart(b, ch)
@@ -205,7 +202,8 @@ type head struct {
 }
 
 // pack is the head's record, in one allocation: pack of the format, the
-// run id, the stamp and packVersions, written in place.
+// run id, the stamp and the version list (appendVersions), written in
+// place.
 func (h *head) pack() []byte {
 	var num [20]byte
 	v := strconv.AppendInt(num[:0], int64(h.v), 10)
