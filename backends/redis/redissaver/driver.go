@@ -1,6 +1,7 @@
 package redissaver
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"crypto/rand"
@@ -11,7 +12,9 @@ import (
 	"iter"
 	"slices"
 	"strconv"
+	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/redis/go-redis/v9"
 
@@ -33,6 +36,18 @@ type driver struct {
 	seen headCache
 	// fc is the erasure fence's cache (fence.go).
 	fc *fenceCache
+	// stampBase and stampN make head stamps: a random base per driver and
+	// a counter, unique without reading the system's random source at
+	// every put (newStamp).
+	stampBase string
+	stampN    atomic.Uint64
+	// inline: Options.CallerGoroutine (see callCtx).
+	inline bool
+	// single: rdb is one server (a *redis.Client), where a put's script
+	// also adds the thread to the thread index (putScript), atomically;
+	// on a cluster the index lies in another slot and is kept beside the
+	// script (indexAndRun, settleIndex).
+	single bool
 }
 
 var _ checkpointer.Driver = (*driver)(nil)
@@ -52,6 +67,29 @@ func (*driver) Capabilities() checkpointer.DriverCapabilities {
 // deletion; readers skip an entry whose thread holds no checkpoint.
 func (d *driver) threadsKey() string { return d.prefix + ":threads" }
 
+// callCtx is the context await runs a call with: ctx, or with
+// Options.CallerGoroutine ctx without its Done channel, so that await runs
+// the call in the caller's goroutine (its deadline and values stay: go-redis
+// ends a command at the deadline with ContextTimeoutEnabled).
+func (d *driver) callCtx(ctx context.Context) context.Context {
+	if !d.inline || ctx.Done() == nil {
+		return ctx
+	}
+	return noDone{ctx}
+}
+
+// noDone is its parent without a Done channel: its deadline, values and
+// Err stay (a wait for a thread's lock checks Err between its polls).
+type noDone struct{ context.Context }
+
+func (noDone) Done() <-chan struct{} { return nil }
+
+// newStamp is a head stamp never made before, in any process: the
+// driver's random base (128 bits) and its count of stamps.
+func (d *driver) newStamp() string {
+	return d.stampBase + strconv.FormatUint(d.stampN.Add(1), 36)
+}
+
 func newToken() string {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
@@ -62,7 +100,7 @@ func newToken() string {
 type ref struct{ ns, id string }
 
 func (d *driver) Load(ctx context.Context, thread, ns, id string) (*checkpointer.StoredCheckpoint, error) {
-	return await(ctx, func(ctx context.Context) (*checkpointer.StoredCheckpoint, error) { return d.load(ctx, thread, ns, id) })
+	return await(d.callCtx(ctx), func(ctx context.Context) (*checkpointer.StoredCheckpoint, error) { return d.load(ctx, thread, ns, id) })
 }
 
 func (d *driver) load(ctx context.Context, thread, ns, id string) (*checkpointer.StoredCheckpoint, error) {
@@ -339,7 +377,7 @@ func (d *driver) Scan(ctx context.Context, q checkpointer.DriverQuery) iter.Seq2
 			threads = []string{q.Thread}
 		} else {
 			var err error
-			threads, err = await(ctx, func(ctx context.Context) ([]string, error) { return d.rdb.ZRange(ctx, d.threadsKey(), 0, -1).Result() })
+			threads, err = await(d.callCtx(ctx), func(ctx context.Context) ([]string, error) { return d.rdb.ZRange(ctx, d.threadsKey(), 0, -1).Result() })
 			if err != nil {
 				yield(nil, fmt.Errorf("list: %w", err))
 				return
@@ -347,14 +385,10 @@ func (d *driver) Scan(ctx context.Context, q checkpointer.DriverQuery) iter.Seq2
 		}
 		// The ids first (members only, no records), then the records a
 		// page at a time.
-		var items []scanItem
-		for _, th := range threads {
-			got, err := await(ctx, func(ctx context.Context) ([]scanItem, error) { return d.scanIDs(ctx, th, q) })
-			if err != nil {
-				yield(nil, fmt.Errorf("list: %w", err))
-				return
-			}
-			items = append(items, got...)
+		items, err := await(d.callCtx(ctx), func(ctx context.Context) ([]scanItem, error) { return d.scanIDs(ctx, threads, q) })
+		if err != nil {
+			yield(nil, fmt.Errorf("list: %w", err))
+			return
 		}
 		slices.SortFunc(items, func(a, b scanItem) int {
 			return cmp.Or(cmp.Compare(b.id, a.id), cmp.Compare(a.thread, b.thread), cmp.Compare(a.ns, b.ns))
@@ -373,7 +407,7 @@ func (d *driver) Scan(ctx context.Context, q checkpointer.DriverQuery) iter.Seq2
 			for i := range n {
 				refs[i] = ref{items[i].ns, items[i].id}
 			}
-			sts, err := await(ctx, func(ctx context.Context) ([]*checkpointer.StoredCheckpoint, error) {
+			sts, err := await(d.callCtx(ctx), func(ctx context.Context) ([]*checkpointer.StoredCheckpoint, error) {
 				return d.loadMany(ctx, items[0].thread, refs)
 			})
 			if err != nil {
@@ -393,70 +427,108 @@ func (d *driver) Scan(ctx context.Context, q checkpointer.DriverQuery) iter.Seq2
 // scanPage caps the checkpoints one loadMany of a Scan reads.
 const scanPage = 64
 
-// scanIDs are the checkpoints of thread q selects, from its indexes.
-func (d *driver) scanIDs(ctx context.Context, thread string, q checkpointer.DriverQuery) ([]scanItem, error) {
-	k := d.keys(thread)
+// scanThreadsPage caps the threads whose ids one pipeline of scanIDs
+// reads.
+const scanThreadsPage = 256
+
+// scanIDs are the checkpoints of threads q selects, from their indexes:
+// one pipeline per scanThreadsPage threads (a listing across threads was
+// one request per thread), and one more for the threads whose last id
+// needs its other namespaces.
+func (d *driver) scanIDs(ctx context.Context, threads []string, q checkpointer.DriverQuery) ([]scanItem, error) {
 	var out []scanItem
-	if q.NS != nil {
-		ns := *q.NS
-		by := &redis.ZRangeBy{Min: "[" + ns + sep, Max: "(" + ns + "\x01"}
-		if q.ID != "" {
-			by = &redis.ZRangeBy{Min: "[" + nsID(ns, q.ID), Max: "[" + nsID(ns, q.ID)}
-		} else if q.Before != "" {
-			by.Max = "(" + nsID(ns, q.Before)
-		}
-		// Newest first, only what the limit takes (a page of a long
-		// thread reads that page, not the thread).
-		by.Count = int64(q.Limit)
-		ms, err := d.rdb.ZRevRangeByLex(ctx, k.byNS, &redis.ZRangeBy{Min: by.Min, Max: by.Max, Count: by.Count}).Result()
+	for page := range slices.Chunk(threads, scanThreadsPage) {
+		cmds := make([]*redis.StringSliceCmd, len(page))
+		_, err := d.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for i, th := range page {
+				key, by := d.scanRange(th, q)
+				cmds[i] = p.ZRevRangeByLex(ctx, key, by)
+			}
+			return nil
+		})
 		if err != nil {
 			return nil, err
 		}
-		for _, m := range ms {
-			_, id, _ := splitPair(m)
-			if q.Before == "" || id < q.Before {
-				out = append(out, scanItem{thread, ns, id})
+		var more []*redis.StringSliceCmd
+		var moreIdx []int
+		if q.NS == nil && q.Limit > 0 {
+			// Members of one id come in descending namespace order: the
+			// namespaces of the last id beyond the limit may sort before
+			// those taken. Take them all; the caller sorts and cuts.
+			_, err = d.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+				for i, c := range cmds {
+					if ms := c.Val(); len(ms) == q.Limit {
+						last, _, _ := splitPair(ms[len(ms)-1])
+						more = append(more, p.ZRangeByLex(ctx, d.keys(page[i]).byID, &redis.ZRangeBy{Min: "[" + last + sep, Max: "(" + last + "\x01"}))
+						moreIdx = append(moreIdx, i)
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				return nil, err
 			}
 		}
-		return out, nil
-	}
-	by := &redis.ZRangeBy{Min: "-", Max: "+"}
-	if q.ID != "" {
-		by = &redis.ZRangeBy{Min: "[" + q.ID + sep, Max: "(" + q.ID + "\x01"}
-	} else if q.Before != "" {
-		by.Max = "(" + q.Before
-	}
-	by.Count = int64(q.Limit)
-	ms, err := d.rdb.ZRevRangeByLex(ctx, k.byID, by).Result()
-	if err != nil {
-		return nil, err
-	}
-	if q.Limit > 0 && len(ms) == q.Limit {
-		// Members of one id come in descending namespace order: the
-		// namespaces of the last id beyond the limit may sort before
-		// those taken. Take them all; the caller sorts and cuts.
-		last, _, _ := splitPair(ms[len(ms)-1])
-		more, err := d.rdb.ZRangeByLex(ctx, k.byID, &redis.ZRangeBy{Min: "[" + last + sep, Max: "(" + last + "\x01"}).Result()
-		if err != nil {
-			return nil, err
-		}
-		for _, m := range more {
-			if !slices.Contains(ms, m) {
-				ms = append(ms, m)
+		for i, c := range cmds {
+			ms := c.Val()
+			if j := slices.Index(moreIdx, i); j >= 0 {
+				for _, m := range more[j].Val() {
+					if !slices.Contains(ms, m) {
+						ms = append(ms, m)
+					}
+				}
 			}
-		}
-	}
-	for _, m := range ms {
-		id, ns, _ := splitPair(m)
-		if q.Before == "" || id < q.Before {
-			out = append(out, scanItem{thread, ns, id})
+			out = append(out, scanMembers(page[i], q, ms)...)
 		}
 	}
 	return out, nil
 }
 
+// scanRange is the sorted set of thread that q reads (its namespace's
+// ids, or all its ids) and the range, newest first: only what the limit
+// takes (a page of a long thread reads that page, not the thread).
+func (d *driver) scanRange(thread string, q checkpointer.DriverQuery) (string, *redis.ZRangeBy) {
+	k := d.keys(thread)
+	if q.NS != nil {
+		ns := *q.NS
+		by := &redis.ZRangeBy{Min: "[" + ns + sep, Max: "(" + ns + "\x01", Count: int64(q.Limit)}
+		if q.ID != "" {
+			by.Min, by.Max = "["+nsID(ns, q.ID), "["+nsID(ns, q.ID)
+		} else if q.Before != "" {
+			by.Max = "(" + nsID(ns, q.Before)
+		}
+		return k.byNS, by
+	}
+	by := &redis.ZRangeBy{Min: "-", Max: "+", Count: int64(q.Limit)}
+	if q.ID != "" {
+		by.Min, by.Max = "["+q.ID+sep, "("+q.ID+"\x01"
+	} else if q.Before != "" {
+		by.Max = "(" + q.Before
+	}
+	return k.byID, by
+}
+
+// scanMembers are the checkpoints of thread named by the members ms of
+// the set scanRange read.
+func scanMembers(thread string, q checkpointer.DriverQuery, ms []string) []scanItem {
+	out := make([]scanItem, 0, len(ms))
+	for _, m := range ms {
+		var ns, id string
+		if q.NS != nil {
+			_, id, _ = splitPair(m)
+			ns = *q.NS
+		} else {
+			id, ns, _ = splitPair(m)
+		}
+		if q.Before == "" || id < q.Before {
+			out = append(out, scanItem{thread, ns, id})
+		}
+	}
+	return out
+}
+
 func (d *driver) Threads(ctx context.Context, after string, limit int) ([]string, error) {
-	return await(ctx, func(ctx context.Context) ([]string, error) { return d.threads(ctx, after, limit) })
+	return await(d.callCtx(ctx), func(ctx context.Context) ([]string, error) { return d.threads(ctx, after, limit) })
 }
 
 func (d *driver) threads(ctx context.Context, after string, limit int) ([]string, error) {
@@ -509,7 +581,7 @@ func (d *driver) live(ctx context.Context, threads []string) ([]int64, error) {
 
 func (d *driver) ThreadInfos(ctx context.Context) iter.Seq2[checkpointer.ThreadInfo, error] {
 	return func(yield func(checkpointer.ThreadInfo, error) bool) {
-		infos, err := await(ctx, d.threadInfos)
+		infos, err := await(d.callCtx(ctx), d.threadInfos)
 		if err != nil {
 			yield(checkpointer.ThreadInfo{}, err)
 			return
@@ -559,8 +631,13 @@ func (d *driver) threadInfos(ctx context.Context) ([]checkpointer.ThreadInfo, er
 	return infos, nil
 }
 
-// runID is metadata's run_id when it is a JSON string.
+// runID is metadata's run_id when it is a JSON string (as json.Unmarshal
+// into a struct with a run_id field reads it: the last key matching
+// run_id in any case; "" for anything else or invalid JSON).
 func runID(meta []byte) string {
+	if s, ok := scanRunID(meta); ok {
+		return s
+	}
 	var m struct {
 		RunID any `json:"run_id"`
 	}
@@ -569,6 +646,97 @@ func runID(meta []byte) string {
 	}
 	s, _ := m.RunID.(string)
 	return s
+}
+
+// scanRunID is runID without reflection, for the metadata the engine
+// writes (a compact object whose keys and run id need no unescaping): a
+// put's metadata went through json.Unmarshal only for this, a tenth of a
+// put's client CPU. ok is false when it cannot tell (an escaped key, a
+// run id escaped or not UTF-8), and runID decodes.
+func scanRunID(b []byte) (string, bool) {
+	if !json.Valid(b) {
+		return "", true
+	}
+	i := skipSpace(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return "", true // not an object: no field to read
+	}
+	i++
+	val := ""
+	for {
+		i = skipSpace(b, i)
+		if b[i] == '}' {
+			return val, true
+		}
+		if b[i] == ',' {
+			i = skipSpace(b, i+1)
+		}
+		end := skipString(b, i)
+		key := b[i+1 : end-1]
+		if bytes.IndexByte(key, '\\') >= 0 {
+			return "", false
+		}
+		i = skipSpace(b, end)
+		i = skipSpace(b, i+1) // the colon
+		vend := skipValue(b, i)
+		if bytes.EqualFold(key, []byte("run_id")) {
+			val = ""
+			if b[i] == '"' {
+				raw := b[i+1 : vend-1]
+				if bytes.IndexByte(raw, '\\') >= 0 || !utf8.Valid(raw) {
+					return "", false
+				}
+				val = string(raw)
+			}
+		}
+		i = vend
+	}
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipString is the index past the string starting at b[i] (valid JSON).
+func skipString(b []byte, i int) int {
+	for i++; b[i] != '"'; i++ {
+		if b[i] == '\\' {
+			i++
+		}
+	}
+	return i + 1
+}
+
+// skipValue is the index past the value starting at b[i] (valid JSON).
+func skipValue(b []byte, i int) int {
+	switch b[i] {
+	case '"':
+		return skipString(b, i)
+	case '{', '[':
+		depth := 0
+		for {
+			switch b[i] {
+			case '"':
+				i = skipString(b, i)
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return i + 1
+				}
+			}
+			i++
+		}
+	}
+	for i < len(b) && b[i] != ',' && b[i] != '}' && b[i] != ']' && b[i] != ' ' && b[i] != '\t' && b[i] != '\n' && b[i] != '\r' {
+		i++
+	}
+	return i
 }
 
 // versionsOf are p's channel versions: p.Versions, else the document's.
@@ -621,9 +789,17 @@ func (d *driver) putBatch(p *checkpointer.PutRows) (*batch, *head, error) {
 		guard = nsID(p.NS, p.Parent)
 	}
 	f := nsID(p.NS, p.ID)
-	h := head{v: v, runID: runID(p.Meta), stamp: newToken(), versions: versions}
-	b.args = make([]any, 0, 6+2*len(p.Values))
-	b.args = append(b.args, guard, f, pack([]byte(p.Type), p.Doc, p.Meta), p.Parent, h.pack(), nsID(p.ID, p.NS))
+	h := head{v: v, runID: runID(p.Meta), stamp: d.newStamp(), versions: versions}
+	index := ""
+	if d.single {
+		// The script adds the thread to the index itself (putScript).
+		b.keys = append(b.keys, d.threadsKey())
+		index = p.Thread
+	}
+	b.args = make([]any, 2, 9+2*len(p.Values))
+	rec := make([]byte, 0, partLen(len(p.Type))+partLen(len(p.Doc))+partLen(len(p.Meta)))
+	rec = appendPart(appendPart(appendStrPart(rec, p.Type), p.Doc), p.Meta)
+	b.args = append(b.args, guard, f, rec, p.Parent, h.pack(), nsID(p.ID, p.NS), index)
 	for _, val := range p.Values {
 		// HSETNX: a stored (channel, version) keeps its first value.
 		b.args = append(b.args, valField(p.NS, val.Channel, val.Version), packValue(val))
@@ -639,7 +815,7 @@ func (d *driver) writesBatch(w *checkpointer.WriteRows) *batch {
 	if w.Upsert {
 		upsert = 1
 	}
-	b.args = make([]any, 0, 2+2*len(w.Rows))
+	b.args = make([]any, 2, 4+2*len(w.Rows))
 	b.args = append(b.args, upsert, nsID(w.NS, w.Checkpoint))
 	for _, r := range w.Rows {
 		b.args = append(b.args, writeField(w.Task, r.Idx), packWrite(w.Path, r))
@@ -655,6 +831,9 @@ func (d *driver) put(ctx context.Context, token string, p *checkpointer.PutRows,
 		return err
 	}
 	k := d.keys(p.Thread)
+	if d.single {
+		return d.putSingle(ctx, token, p, b, h, k, fs)
+	}
 	var r string
 	for indexed := false; ; indexed = true {
 		if err := d.fenceBatch(ctx, b, k, fs); err != nil {
@@ -698,6 +877,39 @@ func (d *driver) put(ctx context.Context, token string, p *checkpointer.PutRows,
 			return fmt.Errorf("put: %w", err)
 		}
 	}
+	return nil
+}
+
+// putSingle is put on one server: the script adds the thread to the
+// index with its writes, atomically, so a put is one command and a
+// refused or failed put leaves the index as it was (a deletion removes
+// the entry while it holds the thread's lock, which the script checks).
+func (d *driver) putSingle(ctx context.Context, token string, p *checkpointer.PutRows, b *batch, h *head, k keys, fs *fences) error {
+	var r string
+	for {
+		if err := d.fenceBatch(ctx, b, k, fs); err != nil {
+			return err
+		}
+		var err error
+		if token == "" {
+			r, err = d.runDirect(ctx, b)
+		} else {
+			r, err = d.run(ctx, token, b)
+		}
+		if err != nil {
+			return fmt.Errorf("put: %w", err)
+		}
+		if !d.refused(r, k) {
+			break
+		}
+	}
+	if r == replyMissing {
+		return p.ErrParentMissing()
+	}
+	if err := replyErr(p.Thread, r); err != nil {
+		return err
+	}
+	d.seen.put(p.Thread, ref{p.NS, p.ID}, h)
 	return nil
 }
 
@@ -772,14 +984,14 @@ func (d *driver) putWrites(ctx context.Context, token string, w *checkpointer.Wr
 }
 
 func (d *driver) Put(ctx context.Context, p *checkpointer.PutRows) error {
-	_, err := await(ctx, func(ctx context.Context) (struct{}, error) {
+	_, err := await(d.callCtx(ctx), func(ctx context.Context) (struct{}, error) {
 		return struct{}{}, d.put(ctx, "", p, d.newFences(p.Fence))
 	})
 	return err
 }
 
 func (d *driver) PutWrites(ctx context.Context, w *checkpointer.WriteRows) error {
-	_, err := await(ctx, func(ctx context.Context) (struct{}, error) {
+	_, err := await(d.callCtx(ctx), func(ctx context.Context) (struct{}, error) {
 		return struct{}{}, d.putWrites(ctx, "", w, d.newFences(w.Fence))
 	})
 	return err
@@ -797,7 +1009,7 @@ func (d *driver) newFences(f checkpointer.WriteFence) *fences {
 }
 
 func (d *driver) Heads(ctx context.Context, sel checkpointer.HeadSelector) ([]checkpointer.Head, error) {
-	return await(ctx, func(ctx context.Context) ([]checkpointer.Head, error) { return d.heads(ctx, sel) })
+	return await(d.callCtx(ctx), func(ctx context.Context) ([]checkpointer.Head, error) { return d.heads(ctx, sel) })
 }
 
 func (d *driver) DeleteThreads(ctx context.Context, threads []string) error {

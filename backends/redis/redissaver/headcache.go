@@ -1,6 +1,7 @@
 package redissaver
 
 import (
+	"strings"
 	"sync"
 )
 
@@ -42,9 +43,28 @@ func (c *headCache) put(thread string, r ref, h *head) {
 	if h.v < 4 {
 		return
 	}
-	fields := make([]string, 0, len(h.versions))
+	// The fields are substrings of one string: two allocations for the
+	// entry's fields instead of one per channel.
+	n := 0
 	for ch, ver := range h.versions {
-		fields = append(fields, valField(r.ns, ch, ver))
+		n += len(r.ns) + len(ch) + len(ver) + 2
+	}
+	var sb strings.Builder
+	sb.Grow(n)
+	ends := make([]int, 0, len(h.versions))
+	for ch, ver := range h.versions {
+		sb.WriteString(r.ns)
+		sb.WriteString(sep)
+		sb.WriteString(ch)
+		sb.WriteString(sep)
+		sb.WriteString(ver)
+		ends = append(ends, sb.Len())
+	}
+	all := sb.String()
+	fields := make([]string, len(ends))
+	start := 0
+	for i, end := range ends {
+		fields[i], start = all[start:end], end
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()

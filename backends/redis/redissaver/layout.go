@@ -40,9 +40,33 @@ func tag(thread string) string {
 }
 
 func (d *driver) keys(thread string) keys {
-	p := d.prefix + ":{" + tag(thread) + "}:"
-	return keys{lock: p + "lock", cp: p + "cp", par: p + "par", hd: p + "hd", byNS: p + "ns", byID: p + "id",
-		val: p + "val", wk: p + "wk", w: p + "w:"}
+	// Every key is a substring of one string: one allocation for the nine
+	// keys, which every call builds (a put's client work is a few
+	// allocations; nine concatenations were a twentieth of it).
+	t := tag(thread)
+	names := [...]string{"lock", "cp", "par", "hd", "ns", "id", "val", "wk", "w:"}
+	p := len(d.prefix) + len(t) + 4 // prefix ":{" tag "}:"
+	var sb strings.Builder
+	sb.Grow(len(names)*p + 20)
+	var ends [len(names)]int
+	for i, n := range names {
+		sb.WriteString(d.prefix)
+		sb.WriteString(":{")
+		sb.WriteString(t)
+		sb.WriteString("}:")
+		sb.WriteString(n)
+		ends[i] = sb.Len()
+	}
+	all := sb.String()
+	key := func(i int) string {
+		start := 0
+		if i > 0 {
+			start = ends[i-1]
+		}
+		return all[start:ends[i]]
+	}
+	return keys{lock: key(0), cp: key(1), par: key(2), hd: key(3), byNS: key(4), byID: key(5),
+		val: key(6), wk: key(7), w: key(8)}
 }
 
 // writes is the key of the writes of checkpoint id of namespace ns.
@@ -71,19 +95,43 @@ func writeField(task string, idx int) string { return task + sep + strconv.Itoa(
 func pack(parts ...[]byte) []byte {
 	n := 0
 	for _, p := range parts {
-		n += len(p) + binary.MaxVarintLen64 + 1
+		n += partLen(len(p))
 	}
 	b := make([]byte, 0, n)
 	for _, p := range parts {
-		if p == nil {
-			b = append(b, 0)
-			continue
-		}
-		b = append(b, 1)
-		b = binary.AppendUvarint(b, uint64(len(p)))
-		b = append(b, p...)
+		b = appendPart(b, p)
 	}
 	return b
+}
+
+// partLen is the most a part of n bytes takes in a pack.
+func partLen(n int) int { return 1 + binary.MaxVarintLen64 + n }
+
+// appendPart appends p as pack writes a part.
+func appendPart(b, p []byte) []byte {
+	if p == nil {
+		return append(b, 0)
+	}
+	b = append(b, 1)
+	b = binary.AppendUvarint(b, uint64(len(p)))
+	return append(b, p...)
+}
+
+// appendStrPart appends s as a (non-nil) part: pack's []byte(s) without
+// the conversion's copy.
+func appendStrPart(b []byte, s string) []byte {
+	b = append(b, 1)
+	b = binary.AppendUvarint(b, uint64(len(s)))
+	return append(b, s...)
+}
+
+// uvarintLen is the length of n as a uvarint.
+func uvarintLen(n int) int {
+	l := 1
+	for u := uint64(n); u >= 0x80; u >>= 7 {
+		l++
+	}
+	return l
 }
 
 // unpack splits what pack joined into want parts (any number when want
@@ -110,13 +158,23 @@ func unpack(b []byte, want int) ([][]byte, error) {
 	return parts, nil
 }
 
-// packVersions is a channel-version map as pack parts (channel, version…).
-func packVersions(v map[string]string) []byte {
-	parts := make([][]byte, 0, 2*len(v))
+// versionsLen is the exact length of appendVersions(nil, v).
+func versionsLen(v map[string]string) int {
+	n := 0
 	for ch, ver := range v {
-		parts = append(parts, []byte(ch), []byte(ver))
+		n += 2 + uvarintLen(len(ch)) + len(ch) + uvarintLen(len(ver)) + len(ver)
 	}
-	return pack(parts...)
+	return n
+}
+
+// appendVersions appends a channel-version map as pack parts (channel,
+// version…), which unpackVersions reads.
+func appendVersions(b []byte, v map[string]string) []byte {
+	for ch, ver := range v {
+		b = appendStrPart(b, ch)
+		b = appendStrPart(b, ver)
+	}
+	return b
 }
 
 func unpackVersions(b []byte) (map[string]string, error) {
@@ -143,8 +201,20 @@ type head struct {
 	versions map[string]string
 }
 
+// pack is the head's record, in one allocation: pack of the format, the
+// run id, the stamp and the version list (appendVersions), written in
+// place.
 func (h *head) pack() []byte {
-	return pack([]byte(strconv.Itoa(h.v)), []byte(h.runID), []byte(h.stamp), packVersions(h.versions))
+	var num [20]byte
+	v := strconv.AppendInt(num[:0], int64(h.v), 10)
+	vl := versionsLen(h.versions)
+	b := make([]byte, 0, partLen(len(v))+partLen(len(h.runID))+partLen(len(h.stamp))+partLen(vl))
+	b = appendPart(b, v)
+	b = appendStrPart(b, h.runID)
+	b = appendStrPart(b, h.stamp)
+	b = append(b, 1)
+	b = binary.AppendUvarint(b, uint64(vl))
+	return appendVersions(b, h.versions)
 }
 
 func unpackHead(b []byte) (*head, error) {

@@ -2,6 +2,7 @@ package redissaver_test
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -60,7 +61,7 @@ func (c *tripCounter) count(fn func()) []string {
 
 // TestRoundTrips counts the round trips of the hot operations on a real
 // server, once the scripts are loaded: a put and a task's pending writes
-// are one each (one script, the thread index in the same pipeline); a
+// are one each (one script, which on one server also indexes the thread); a
 // read of a checkpoint this Saver wrote or read before is one MULTI
 // (record, parent, head, writes and the values the head it knows
 // references; the head's stamp tells they are its values), the latest
@@ -169,5 +170,57 @@ func TestReadSeesRewriteByAnother(t *testing.T) {
 	}
 	if tup, err := a.GetTuple(ctx, cfg); err != nil || tup != nil {
 		t.Fatalf("read after the other Saver's deletion: %+v, %v", tup, err)
+	}
+}
+
+// TestListAcrossThreadsRoundTrips: a listing across threads reads the
+// ids of every thread in one pipeline (per 256 threads), not one request
+// per thread. Counted with a go-redis hook on a real server: 40 threads,
+// listed with and without a limit and with a limit a thread fills (which
+// also reads the last id's other namespaces).
+func TestListAcrossThreadsRoundTrips(t *testing.T) {
+	srv := redistest.Shared(t, 8)
+	base := srv.Client(t)
+	rdb := redis.NewClient(&redis.Options{Addr: base.Options().Addr, ContextTimeoutEnabled: true})
+	t.Cleanup(func() { _ = rdb.Close() })
+	c := &tripCounter{}
+	rdb.AddHook(c)
+	s, err := redissaver.New(rdb, redissaver.Options{Prefix: redistest.Prefix()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	const threads = 40
+	for th := range threads {
+		cfg := checkpointer.Config{ThreadID: "list-" + strconv.Itoa(th)}
+		for n := range 2 {
+			cp := newCheckpoint(s, n)
+			if cfg, err = s.Put(ctx, cfg, cp, checkpointer.Metadata{"step": n}, cp.ChannelVersions); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, limit := range []int{0, 3, 2} {
+		var got int
+		trips := c.count(func() {
+			for _, err := range s.List(ctx, nil, checkpointer.ListOptions{Limit: limit}) {
+				if err != nil {
+					t.Fatal(err)
+				}
+				got++
+			}
+		})
+		if want := limit; limit == 0 && got != 2*threads || limit > 0 && got != want {
+			t.Fatalf("limit %d: listed %d checkpoints", limit, got)
+		}
+		idReads := 0
+		for _, trip := range trips {
+			if strings.Contains(trip, "zrevrangebylex") {
+				idReads++
+			}
+		}
+		if idReads != 1 {
+			t.Errorf("limit %d: the ids of %d threads read in %d round trips, want 1: %q", limit, threads, idReads, trips)
+		}
 	}
 }

@@ -39,6 +39,18 @@ type Options struct {
 	// when the process dies or stalls: the thread's writers wait at most
 	// that long.
 	Lease time.Duration
+	// CallerGoroutine runs the commands of reads, listings, puts and
+	// pending writes in the caller's goroutine. By default each such call
+	// runs them in a goroutine of its own and returns as soon as its
+	// context is cancelled, since go-redis ends a command waiting on the
+	// server only at the context's deadline (with ContextTimeoutEnabled)
+	// or at its ReadTimeout, never at a cancellation; that hand-off costs
+	// about 25 µs of CPU and of latency per call on a loaded 2-core
+	// machine, as much as a raw go-redis command. With CallerGoroutine a
+	// call does not end at a cancellation: a call to a server that stops
+	// answering ends at the context's deadline (clients created with
+	// ContextTimeoutEnabled) or at the client's ReadTimeout.
+	CallerGoroutine bool
 	// Serde encodes channel values and pending writes (engine.Options).
 	Serde serde.Serializer
 	// StringVersions makes NextVersion write Python's string versions.
@@ -81,7 +93,8 @@ func New(rdb redis.UniversalClient, opt Options) (*Saver, error) {
 	if lease < 30*time.Millisecond {
 		return nil, fmt.Errorf("%w: lease %v is shorter than 30ms", ErrOptions, lease)
 	}
-	d := &driver{rdb: rdb, prefix: prefix, lease: lease, fc: newFenceCache(rdb, prefix)}
+	d := newDriver(rdb, prefix, lease)
+	d.inline = opt.CallerGoroutine
 	style := checkpointer.VersionInt
 	if opt.StringVersions {
 		style = checkpointer.VersionString
@@ -92,6 +105,12 @@ func New(rdb redis.UniversalClient, opt Options) (*Saver, error) {
 		return nil, err
 	}
 	return &Saver{Saver: e, d: d}, nil
+}
+
+// newDriver is the driver of a Saver (New checked the options).
+func newDriver(rdb redis.UniversalClient, prefix string, lease time.Duration) *driver {
+	_, single := rdb.(*redis.Client)
+	return &driver{rdb: rdb, prefix: prefix, lease: lease, fc: newFenceCache(rdb, prefix), stampBase: newToken() + ".", single: single}
 }
 
 // DrainWrites makes every write of a data subject's values that checked

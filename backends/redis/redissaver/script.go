@@ -85,11 +85,13 @@ end
 // putScript is a put's own script: batchScript's checks (the lock, the
 // fence, the parent's guard) and a put's commands, without the generic
 // decoding (INFO commandstats put the generic script at 21.5 µs of
-// server time per put). KEYS: lock, cp, par, hd, ns, id, val, then the
-// fence counter when fenced (the last key). ARGV: token, fence value (""
-// for none), the parent's field ("" for none), the checkpoint's field
-// ns·id, its record, its parent, its head, its id·ns member, then a field
-// and a record per value. Replies as batchScript's.
+// server time per put). KEYS: lock, cp, par, hd, ns, id, val, then on a
+// single server the thread index, then the fence counter when fenced (the
+// last key). ARGV: token, fence value ("" for none), the parent's field
+// ("" for none), the checkpoint's field ns·id, its record, its parent,
+// its head, its id·ns member, the thread id to add to the index (KEYS[8];
+// "" on a cluster, where the index is in another slot), then a field and
+// a record per value. Replies as batchScript's.
 var putScript = redis.NewScript(guardLua + `
 if ARGV[3] ~= '' and redis.call('HEXISTS', KEYS[2], ARGV[3]) == 0 then return 'MISSING' end
 local new = redis.call('EXISTS', KEYS[6]) == 0
@@ -99,7 +101,8 @@ redis.call('HSETNX', KEYS[3], f, ARGV[6])
 redis.call('HSET', KEYS[4], f, ARGV[7])
 redis.call('ZADD', KEYS[5], 0, f)
 redis.call('ZADD', KEYS[6], 0, ARGV[8])
-for i = 9, #ARGV, 2 do
+if ARGV[9] ~= '' then redis.call('ZADD', KEYS[8], 0, ARGV[9]) end
+for i = 10, #ARGV, 2 do
   redis.call('HSETNX', KEYS[7], ARGV[i], ARGV[i + 1])
 end
 if new then return 'NEW' end
@@ -154,7 +157,8 @@ const maxArgs = 1000
 // batch is one batchScript call being built.
 type batch struct {
 	// script, when set, runs the batch instead of batchScript, with
-	// ARGV token, fence value and args (putScript, writesScript).
+	// ARGV args, whose first two (the token and the fence value) argv
+	// sets (putScript, writesScript).
 	script   *redis.Script
 	args     []any
 	fenceKey int // index in keys, 0 for none
@@ -220,7 +224,8 @@ func (b *batch) argv(token string) []any {
 		if b.fenceKey > 0 {
 			fv = strconv.FormatInt(b.fenceVal, 10)
 		}
-		return append([]any{token, fv}, b.args...)
+		b.args[0], b.args[1] = token, fv
+		return b.args
 	}
 	// No batch has guards since puts have their own script (putScript
 	// checks the parent); batchScript still takes a count of them.
@@ -266,6 +271,9 @@ func (d *driver) runDirect(ctx context.Context, b *batch) (string, error) {
 
 // sleep waits d or until ctx ends (its error then).
 func sleep(ctx context.Context, d time.Duration) error {
+	if err := ctx.Err(); err != nil {
+		return err // ended, possibly without a Done channel (noDone)
+	}
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {

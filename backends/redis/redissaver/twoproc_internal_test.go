@@ -40,7 +40,7 @@ func TestHelperHoldThread(t *testing.T) {
 	ctx := context.Background()
 	rdb := redis.NewClient(&redis.Options{Addr: h.Addr})
 	defer func() { _ = rdb.Close() }()
-	d := &driver{rdb: rdb, prefix: h.Prefix, lease: DefaultLease}
+	d := newDriver(rdb, h.Prefix, DefaultLease)
 	err := d.Update(ctx, func(tx checkpointer.DriverTx) error {
 		rs := []checkpointer.Removal{{Thread: h.Thread, NS: h.NS, IDs: []string{h.ID}}}
 		if _, err := tx.Lock(ctx, rs, checkpointer.HeadSelector{Threads: []string{h.Thread}}); err != nil {

@@ -607,7 +607,7 @@ func (t *tx) Overwrite(ctx context.Context, thread string, rows *checkpointer.Th
 			versions, v = doc.ChannelVersions(), doc.V()
 		}
 		f := nsID(c.NS, c.ID)
-		h := head{v: v, runID: runID(c.Meta), stamp: newToken(), versions: versions}
+		h := head{v: v, runID: runID(c.Meta), stamp: t.d.newStamp(), versions: versions}
 		b.cmd("HSET", k.cp, 2, f, pack([]byte(c.Type), c.Doc, c.Meta))
 		b.cmd("HSET", k.par, 2, f, c.Parent)
 		b.cmd("HSET", k.hd, 2, f, h.pack())
