@@ -62,6 +62,17 @@ type Options struct {
 	// OnSweep, when set, receives the report or error of every background
 	// sweep; the library logs nothing by itself.
 	OnSweep func(checkpointer.SweepReport, error)
+	// GroupCommit, 2 or more, commits concurrent callers' Put and
+	// PutWrites calls — any threads — together: a write arriving while
+	// another of this saver commits waits, and up to GroupCommit of those
+	// waiting are then sent as one batch, one transaction, one round trip
+	// and one commit; one that fails (its parent gone, an erased subject's
+	// fence) fails alone and the others are stored. A write with no commit
+	// in flight commits alone at once. Every write still returns only once
+	// it is committed. Ignored on a transaction (pgx.Tx). 0 or 1: each
+	// write is its own transaction, concurrent ones on their own
+	// connections.
+	GroupCommit int
 }
 
 // Saver is LangGraph's PostgresSaver on pgx: the same tables, rows and SQL
@@ -101,6 +112,7 @@ func New(db DB, opts Options) (*Saver, error) {
 	eo := engine.Options{Serde: opts.Serde, VersionStyle: opts.VersionStyle}
 	if !s.inTx {
 		eo.Retention, eo.SweepInterval, eo.OnSweep = opts.Retention, opts.SweepInterval, opts.OnSweep
+		eo.GroupCommit = opts.GroupCommit
 	}
 	e, err := engine.New(&driver{db: db, q: &s.q, own: !s.inTx, topo: s.topo}, eo)
 	if err != nil {
