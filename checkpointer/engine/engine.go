@@ -52,6 +52,13 @@ type Options struct {
 	// own. A write with no commit in flight commits alone at once. 0 or 1:
 	// every write commits alone.
 	GroupCommit int
+	// GroupCommitFlights is how many commits of group commit may be in
+	// flight at once (0 means 1): a write arriving while fewer are
+	// commits alone at once, one arriving while that many are waits for
+	// the next group. More than one suits a driver whose writes run in
+	// parallel (PostgreSQL's, on several connections); a SQLite file has
+	// one writer.
+	GroupCommitFlights int
 }
 
 // Saver is a checkpointer on a Driver. It is safe for concurrent use when
@@ -94,7 +101,7 @@ func New(d checkpointer.Driver, opt Options) (*Saver, error) {
 		return nil, err
 	}
 	s := newSaver(d, opt.Serde, opt.VersionStyle, opt.SweepBatch)
-	s.group = newCommitter(d, opt.GroupCommit)
+	s.group = newCommitter(d, opt.GroupCommit, opt.GroupCommitFlights)
 	s.sweeper = checkpointer.StartSweeper(opt.Retention, opt.SweepInterval, s.Sweep, opt.OnSweep)
 	return s, nil
 }

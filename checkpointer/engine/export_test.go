@@ -18,5 +18,5 @@ func Busy(s *Saver) bool {
 	}
 	s.group.mu.Lock()
 	defer s.group.mu.Unlock()
-	return s.group.busy
+	return s.group.flying > 0
 }

@@ -8,27 +8,23 @@ import (
 	"github.com/memvault/memvault/checkpointer"
 )
 
-// DefaultGroupCommit is the bound on the writes of one group commit a
-// driver's Options take when they turn it on without choosing one.
-const DefaultGroupCommit = 64
-
-// committer is group commit (Options.GroupCommit) as a leader and its
-// followers: a write that finds no commit in flight commits alone, at
-// once, on the driver's own path, so a lone writer waits for nothing it
-// did not wait for before. Writes arriving while a commit is in flight
-// queue; when it ends, its caller hands up to max of them, oldest first,
-// to the first of them, who commits them as one group
-// (checkpointer.GroupWriter) and hands on the next. Only one commit of
-// the saver is in flight at a time: the driver's commit, not the
-// callers, sets the pace, and every caller waits for its own write's
-// commit and no other.
+// committer is group commit (Options.GroupCommit) as leaders and their
+// followers: a write that finds fewer than flights commits in flight
+// commits alone, at once, on the driver's own path, so a lone writer
+// waits for nothing it did not wait for before. Writes arriving while
+// flights commits are in flight queue; when one ends, its caller hands up
+// to max of them, oldest first, to the first of them, who commits them as
+// one group (checkpointer.GroupWriter) and hands on the next. The
+// driver's commits, not the callers, set the pace, and every caller
+// waits for its own write's commit and no other.
 type committer struct {
-	w   checkpointer.GroupWriter
-	max int
+	w       checkpointer.GroupWriter
+	max     int
+	flights int // commits in flight at most
 
-	mu    sync.Mutex
-	busy  bool       // a commit is in flight
-	queue []*groupOp // waiting, oldest first
+	mu     sync.Mutex
+	flying int        // commits in flight
+	queue  []*groupOp // waiting, oldest first
 }
 
 // groupOp is one caller's write waiting in a committer.
@@ -46,14 +42,15 @@ type groupOp struct {
 	lead []*groupOp
 }
 
-// newCommitter returns a committer of groups of at most max writes on
-// d, or nil when d cannot write groups or max < 2.
-func newCommitter(d checkpointer.Driver, max int) *committer {
+// newCommitter returns a committer of groups of at most size writes on
+// d, at most flights (at least 1) in flight, or nil when d cannot write
+// groups or size < 2.
+func newCommitter(d checkpointer.Driver, size, flights int) *committer {
 	w, ok := d.(checkpointer.GroupWriter)
-	if !ok || max < 2 {
+	if !ok || size < 2 {
 		return nil
 	}
-	return &committer{w: w, max: max}
+	return &committer{w: w, max: size, flights: max(1, flights)}
 }
 
 // do stores op: alone by solo (the driver's Put or PutWrites, with the
@@ -63,8 +60,8 @@ func newCommitter(d checkpointer.Driver, max int) *committer {
 // its outcome.
 func (c *committer) do(ctx context.Context, op checkpointer.GroupOp, solo func() error) error {
 	c.mu.Lock()
-	if !c.busy {
-		c.busy = true
+	if c.flying < c.flights {
+		c.flying++
 		c.mu.Unlock()
 		err := solo()
 		c.handOn()
@@ -98,7 +95,7 @@ func (c *committer) do(ctx context.Context, op checkpointer.GroupOp, solo func()
 func (c *committer) handOn() {
 	c.mu.Lock()
 	if len(c.queue) == 0 {
-		c.busy = false
+		c.flying--
 		c.mu.Unlock()
 		return
 	}

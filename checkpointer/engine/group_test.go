@@ -171,7 +171,9 @@ func holdSQLite(t *testing.T, path string) func() func() {
 // transaction (their rows' xmin).
 func TestGroupCommitPostgres(t *testing.T) {
 	pool := pgtest.Pool(t)
-	s, err := pgsaver.New(pool, pgsaver.Options{GroupCommit: 64})
+	// One flight: the 15 arrive while writer 0's commit is the one in
+	// flight.
+	s, err := pgsaver.New(pool, pgsaver.Options{GroupCommit: 64, GroupCommitFlights: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
