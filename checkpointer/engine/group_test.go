@@ -104,9 +104,14 @@ func runGroup(t *testing.T, s checkpointer.Saver, e *engine.Saver, missing int, 
 }
 
 // checkGroup checks runGroup's outcome: only writer missing failed, with
-// ErrParentMissing, and every other writer's checkpoint is stored whole.
-func checkGroup(t *testing.T, s checkpointer.Saver, missing int, errs []error, firsts []checkpointer.Config, ids []string) {
+// ErrParentMissing, storing nothing (blobs counts a thread's value rows
+// of channel "b", which only the second checkpoint writes), and every
+// other writer's checkpoint is stored whole.
+func checkGroup(t *testing.T, s checkpointer.Saver, missing int, errs []error, firsts []checkpointer.Config, ids []string, blobs func(thread string) int) {
 	t.Helper()
+	if n := blobs(fmt.Sprintf("g-%d", missing)); n != 0 {
+		t.Errorf("writer %d (parent missing): %d value rows of its put stored, want 0", missing, n)
+	}
 	for i, err := range errs {
 		thread := fmt.Sprintf("g-%d", i)
 		tp, gerr := s.GetTuple(t.Context(), checkpointer.Config{ThreadID: thread})
@@ -144,7 +149,17 @@ func TestGroupCommitSQLite(t *testing.T) {
 	defer s.Close()
 	const missing = 7
 	errs, firsts, ids := runGroup(t, s, s.Saver, missing, holdSQLite(t, path))
-	checkGroup(t, s, missing, errs, firsts, ids)
+	db, err := sqlitedb.Open(path, sqlitedb.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	checkGroup(t, s, missing, errs, firsts, ids, func(thread string) (n int) {
+		if err := db.Reader().QueryRow(`SELECT count(*) FROM checkpoint_blobs WHERE thread_id = ? AND channel = 'b'`, thread).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	})
 }
 
 // holdSQLite holds the write lock of the file at path (the process's
@@ -194,7 +209,12 @@ func TestGroupCommitPostgres(t *testing.T) {
 		return func() { _ = tx.Rollback(context.Background()) }
 	}
 	errs, firsts, ids := runGroup(t, s, s.Saver, missing, hold)
-	checkGroup(t, s, missing, errs, firsts, ids)
+	checkGroup(t, s, missing, errs, firsts, ids, func(thread string) (n int) {
+		if err := pool.QueryRow(t.Context(), `SELECT count(*) FROM checkpoint_blobs WHERE thread_id = $1 AND channel = 'b'`, thread).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	})
 	var group []string
 	for i, id := range ids {
 		if i != 0 && i != missing {
