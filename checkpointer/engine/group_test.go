@@ -271,4 +271,12 @@ func TestGroupCommitCancelQueued(t *testing.T) {
 	if tp.Checkpoint.ID != cfg1.CheckpointID {
 		t.Fatalf("the cancelled write was stored: %s", tp.Checkpoint.ID)
 	}
+	// The committer is free again: a write commits (the bound only
+	// turns a stuck committer into a failure instead of a hang).
+	wctx, stop := context.WithTimeout(context.Background(), time.Minute)
+	defer stop()
+	cp, nv := second()
+	if _, err := s.Put(wctx, cfg1, cp, nil, nv); err != nil {
+		t.Fatalf("a write after the cancelled one: %v", err)
+	}
 }
