@@ -20,8 +20,9 @@ func (d *driver) WriteGroup(ctx context.Context, ops []checkpointer.GroupOp) []e
 	errs := make([]error, len(ops))
 	err := d.db.Write(ctx, func(tx *sql.Tx) error {
 		t := &sqlTx{d, tx}
+		savepoint, rollbackTo, release := tx.StmtContext(ctx, d.st.savepoint), tx.StmtContext(ctx, d.st.rollbackTo), tx.StmtContext(ctx, d.st.release)
 		for i, op := range ops {
-			if _, err := tx.ExecContext(ctx, `SAVEPOINT memvault_group`); err != nil {
+			if _, err := savepoint.ExecContext(ctx); err != nil {
 				return err
 			}
 			if op.Put != nil {
@@ -30,11 +31,11 @@ func (d *driver) WriteGroup(ctx context.Context, ops []checkpointer.GroupOp) []e
 				errs[i] = t.PutWrites(ctx, op.Writes)
 			}
 			if errs[i] != nil {
-				if _, err := tx.ExecContext(ctx, `ROLLBACK TO memvault_group`); err != nil {
+				if _, err := rollbackTo.ExecContext(ctx); err != nil {
 					return err
 				}
 			}
-			if _, err := tx.ExecContext(ctx, `RELEASE memvault_group`); err != nil {
+			if _, err := release.ExecContext(ctx); err != nil {
 				return err
 			}
 		}
