@@ -44,6 +44,21 @@ type Options struct {
 	// SweepBatch is the number of threads per sweep transaction when
 	// SweepOptions.BatchThreads is 0; 0 means checkpointer.DefaultSweepBatch.
 	SweepBatch int
+	// GroupCommit, when 2 or more and the driver is a
+	// checkpointer.GroupWriter, turns group commit on: a Put or PutWrites
+	// arriving while another write commits waits, and is committed with
+	// the others that arrived meanwhile — up to GroupCommit of them — in
+	// one transaction (one commit), each failing or succeeding on its
+	// own. A write with no commit in flight commits alone at once. 0 or 1:
+	// every write commits alone.
+	GroupCommit int
+	// GroupCommitFlights is how many commits of group commit may be in
+	// flight at once (0 means 1): a write arriving while fewer are
+	// commits alone at once, one arriving while that many are waits for
+	// the next group. More than one suits a driver whose writes run in
+	// parallel (PostgreSQL's, on several connections); a SQLite file has
+	// one writer.
+	GroupCommitFlights int
 }
 
 // Saver is a checkpointer on a Driver. It is safe for concurrent use when
@@ -59,6 +74,7 @@ type Saver struct {
 	batch   int
 	sweeper *checkpointer.BackgroundSweeper // nil without a retention policy
 	front   *core.Front                     // argument checks of the management calls
+	group   *committer                      // nil: every write commits alone
 }
 
 // Saver implements every saver interface, Reencrypter included (a thread
@@ -85,6 +101,7 @@ func New(d checkpointer.Driver, opt Options) (*Saver, error) {
 		return nil, err
 	}
 	s := newSaver(d, opt.Serde, opt.VersionStyle, opt.SweepBatch)
+	s.group = newCommitter(d, opt.GroupCommit, opt.GroupCommitFlights)
 	s.sweeper = checkpointer.StartSweeper(opt.Retention, opt.SweepInterval, s.Sweep, opt.OnSweep)
 	return s, nil
 }
@@ -143,7 +160,7 @@ func (s *Saver) Put(ctx context.Context, cfg checkpointer.Config, cp *checkpoint
 	if p.Record, err = s.record(ctx); err != nil {
 		return checkpointer.Config{}, s.wrap(err)
 	}
-	if err := s.d.Put(ctx, p); err != nil {
+	if err := s.put(ctx, p); err != nil {
 		return checkpointer.Config{}, s.wrap(err)
 	}
 	return checkpointer.Config{ThreadID: p.Thread, CheckpointNS: p.NS, CheckpointID: p.ID}, nil
@@ -211,7 +228,7 @@ func (s *Saver) PutWrites(ctx context.Context, cfg checkpointer.Config, writes [
 	if w.Record, err = s.record(ctx); err != nil {
 		return s.wrap(err)
 	}
-	if err := s.d.PutWrites(ctx, w); err != nil {
+	if err := s.putWrites(ctx, w); err != nil {
 		return s.wrap(err)
 	}
 	return nil

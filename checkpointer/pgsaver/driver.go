@@ -271,6 +271,23 @@ func (d *driver) Put(ctx context.Context, p *checkpointer.PutRows) error {
 // before anything is written), then queries.putCkpt (see sendFenced).
 func put(ctx context.Context, db DB, q *queries, p *checkpointer.PutRows) error {
 	b, inSQL := fenceBatch(p.Fence)
+	stmt, args := putStatement(q, p)
+	b.Queue(stmt, args...)
+	tag, err := sendFenced(ctx, db, p.Fence, inSQL, b) // the checkpoint's insert is the last statement
+	if err != nil {
+		return err
+	}
+	if tag.RowsAffected() == 0 { // the parent it inherits from is gone: nothing was stored
+		return p.ErrParentMissing()
+	}
+	return nil
+}
+
+// putStatement is the statement of a put (queries.putCkpt, with its
+// record's insert when p has one) and its arguments. It inserts the
+// checkpoint row, and reports one row changed, exactly when it stores
+// anything: a put whose parent is gone stores nothing.
+func putStatement(q *queries, p *checkpointer.PutRows) (string, []any) {
 	var parent *string
 	if p.Parent != "" {
 		parent = &p.Parent
@@ -298,15 +315,7 @@ func put(ctx context.Context, db DB, q *queries, p *checkpointer.PutRows) error 
 		stmt = recordedPut(stmt, p.Record, len(args))
 		args = append(args, p.Record.Values...)
 	}
-	b.Queue(stmt, args...)
-	tag, err := sendFenced(ctx, db, p.Fence, inSQL, b) // the checkpoint's insert is the last statement
-	if err != nil {
-		return err
-	}
-	if tag.RowsAffected() == 0 { // the parent it inherits from is gone: nothing was stored
-		return p.ErrParentMissing()
-	}
-	return nil
+	return stmt, args
 }
 
 // recordInsert is the INSERT of r's row, its parameters numbered after
@@ -351,6 +360,30 @@ func (d *driver) PutWrites(ctx context.Context, w *checkpointer.WriteRows) error
 }
 
 func putWrites(ctx context.Context, db DB, q *queries, w *checkpointer.WriteRows) error {
+	b, inSQL := fenceBatch(w.Fence)
+	if b.Len() == 0 && inSQL && w.Record == nil {
+		stmt, args := writesStatement(q, w)
+		_, err := db.Exec(ctx, stmt, args...)
+		return err
+	}
+	queueWrites(b, q, w)
+	_, err := sendFenced(ctx, db, w.Fence, inSQL, b)
+	return err
+}
+
+// queueWrites queues w's record insert, if any, then its rows' insert to
+// b (after its fence's statements): in the batch's one transaction, the
+// writes and their record commit together, or neither does.
+func queueWrites(b *pgx.Batch, q *queries, w *checkpointer.WriteRows) {
+	if w.Record != nil {
+		b.Queue(recordInsert(w.Record, 0), w.Record.Values...)
+	}
+	stmt, args := writesStatement(q, w)
+	b.Queue(stmt, args...)
+}
+
+// writesStatement is the insert of w's rows and its arguments.
+func writesStatement(q *queries, w *checkpointer.WriteRows) (string, []any) {
 	n := len(w.Rows)
 	idxs, chans, types, blobs := make([]int32, n), make([]string, n), make([]string, n), make([][]byte, n)
 	for i, r := range w.Rows {
@@ -360,19 +393,7 @@ func putWrites(ctx context.Context, db DB, q *queries, w *checkpointer.WriteRows
 	if w.Upsert {
 		stmt = q.upsertWrites
 	}
-	b, inSQL := fenceBatch(w.Fence)
-	if w.Record != nil {
-		// In the batch's one implicit transaction: the writes and their
-		// record commit together, or neither does.
-		b.Queue(recordInsert(w.Record, 0), w.Record.Values...)
-	}
-	if b.Len() == 0 && inSQL {
-		_, err := db.Exec(ctx, stmt, w.Thread, w.NS, w.Checkpoint, w.Task, w.Path, idxs, chans, types, blobs)
-		return err
-	}
-	b.Queue(stmt, w.Thread, w.NS, w.Checkpoint, w.Task, w.Path, idxs, chans, types, blobs)
-	_, err := sendFenced(ctx, db, w.Fence, inSQL, b)
-	return err
+	return stmt, []any{w.Thread, w.NS, w.Checkpoint, w.Task, w.Path, idxs, chans, types, blobs}
 }
 
 // fenceBatch returns a batch holding f's statements, and whether f has

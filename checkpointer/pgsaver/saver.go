@@ -62,7 +62,31 @@ type Options struct {
 	// OnSweep, when set, receives the report or error of every background
 	// sweep; the library logs nothing by itself.
 	OnSweep func(checkpointer.SweepReport, error)
+	// GroupCommit, 2 or more, commits concurrent callers' Put and
+	// PutWrites calls — any threads — together: a write arriving while
+	// another of this saver commits waits, and up to GroupCommit of those
+	// waiting are then sent as one batch, one transaction, one round trip
+	// and one commit; one that fails (its parent gone, an erased subject's
+	// fence) fails alone and the others are stored. A write with no commit
+	// in flight commits alone at once. Every write still returns only once
+	// it is committed. Ignored on a transaction (pgx.Tx). 0 or 1: each
+	// write is its own transaction, concurrent ones on their own
+	// connections.
+	//
+	// PostgreSQL already shares one WAL flush among the commits of
+	// concurrent connections, so a group saves round trips and
+	// per-transaction work, not fsyncs; and a group's statements run one
+	// after the other on one connection. Measure before turning it on.
+	GroupCommit int
+	// GroupCommitFlights is how many groups may commit at once, each on
+	// a connection of its own (0 means DefaultGroupCommitFlights): with
+	// one, every write of 16 in flight waited for one server process and
+	// put ran at 0.35–0.45× the saver without group commit.
+	GroupCommitFlights int
 }
+
+// DefaultGroupCommitFlights is Options.GroupCommitFlights' default.
+const DefaultGroupCommitFlights = 4
 
 // Saver is LangGraph's PostgresSaver on pgx: the same tables, rows and SQL
 // semantics, so Python and JS LangGraph services can share the database. It
@@ -101,6 +125,11 @@ func New(db DB, opts Options) (*Saver, error) {
 	eo := engine.Options{Serde: opts.Serde, VersionStyle: opts.VersionStyle}
 	if !s.inTx {
 		eo.Retention, eo.SweepInterval, eo.OnSweep = opts.Retention, opts.SweepInterval, opts.OnSweep
+		eo.GroupCommit = opts.GroupCommit
+		eo.GroupCommitFlights = opts.GroupCommitFlights
+		if eo.GroupCommitFlights == 0 {
+			eo.GroupCommitFlights = DefaultGroupCommitFlights
+		}
 	}
 	e, err := engine.New(&driver{db: db, q: &s.q, own: !s.inTx, topo: s.topo}, eo)
 	if err != nil {

@@ -46,6 +46,15 @@ type Options struct {
 	// OnSweep, when set, receives the report or error of every background
 	// sweep; the library logs nothing by itself.
 	OnSweep func(checkpointer.SweepReport, error)
+	// GroupCommit, 2 or more, commits concurrent callers' Put and
+	// PutWrites calls — any threads — together: a write arriving while
+	// another commits waits, and up to GroupCommit of those waiting are
+	// then stored in one write transaction, one commit, each under a
+	// savepoint of its own (one that fails, its parent gone say, stores
+	// nothing and fails alone). A write with no commit in flight commits
+	// alone at once. Every write still returns only once it is committed.
+	// 0 or 1: each write is its own transaction.
+	GroupCommit int
 }
 
 // Saver is a checkpointer.Saver on a SQLite database. It is safe for
@@ -119,7 +128,7 @@ func newSaver(ctx context.Context, db *sqlitedb.DB, opts Options) (*Saver, error
 	}
 	d := &driver{db: db, st: st}
 	e, err := engine.New(d, engine.Options{Serde: opts.Serde, VersionStyle: opts.VersionStyle, Retention: opts.Retention,
-		SweepInterval: opts.SweepInterval, OnSweep: opts.OnSweep, SweepBatch: SweepBatch})
+		SweepInterval: opts.SweepInterval, OnSweep: opts.OnSweep, SweepBatch: SweepBatch, GroupCommit: opts.GroupCommit})
 	if err != nil {
 		st.close()
 		return nil, err

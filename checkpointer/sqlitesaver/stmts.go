@@ -16,6 +16,8 @@ type stmts struct {
 	latest, byID, blobs, writes, sends *sql.Stmt
 	// Writer pool.
 	putBlob, putCheckpoint, putChild, insertWrite, upsertWrite *sql.Stmt
+	// The savepoint of each write of a group (driver.WriteGroup).
+	savepoint, rollbackTo, release *sql.Stmt
 }
 
 const (
@@ -72,6 +74,9 @@ func prepare(ctx context.Context, db *sqlitedb.DB) (*stmts, error) {
 	st.putChild = p(w, sqlPutChild)
 	st.insertWrite = p(w, sqlInsertWrite)
 	st.upsertWrite = p(w, sqlUpsertWrite)
+	st.savepoint = p(w, `SAVEPOINT memvault_group`)
+	st.rollbackTo = p(w, `ROLLBACK TO memvault_group`)
+	st.release = p(w, `RELEASE memvault_group`)
 	if err := errors.Join(errs...); err != nil {
 		st.close()
 		return nil, err
@@ -81,7 +86,7 @@ func prepare(ctx context.Context, db *sqlitedb.DB) (*stmts, error) {
 
 func (st *stmts) close() {
 	for _, s := range []*sql.Stmt{st.latest, st.byID, st.blobs, st.writes, st.sends,
-		st.putBlob, st.putCheckpoint, st.putChild, st.insertWrite, st.upsertWrite} {
+		st.putBlob, st.putCheckpoint, st.putChild, st.insertWrite, st.upsertWrite, st.savepoint, st.rollbackTo, st.release} {
 		if s != nil {
 			s.Close()
 		}

@@ -65,7 +65,21 @@ func benchSerializers() (map[string]serde.Serializer, error) {
 	if err != nil {
 		return nil, err
 	}
-	return map[string]serde.Serializer{"plaintext": serde.JSONPlus{}, "encrypted": enc}, nil
+	return map[string]serde.Serializer{"plaintext": serde.JSONPlus{}, "encrypted": enc, groupedMode: enc}, nil
+}
+
+// groupedMode is the bench column of the encrypted saver with group
+// commit on (GroupCommit groupCommit): at concurrency 1 it commits every
+// write alone, at more it commits concurrent writes together.
+const groupedMode = "grouped"
+
+// groupCommit is the GroupCommit option of the grouped column's saver:
+// 0, no group commit, for any other mode.
+func groupCommit(mode string) int {
+	if mode == groupedMode {
+		return 64
+	}
+	return 0
 }
 
 // cpFixture is the shape the issue fixes: 5 channels of ~1 KiB in all, 2 of
@@ -117,8 +131,8 @@ func benchCheckpointer(ctx context.Context, out io.Writer, dsn string, asJSON bo
 	}
 	fx := newCPFixture()
 	savers := map[string]checkpointer.Saver{}
-	for _, mode := range []string{"plaintext", "encrypted"} {
-		s, err := pgsaver.New(pool, pgsaver.Options{Schema: schema, Serde: sers[mode]})
+	for _, mode := range []string{"plaintext", "encrypted", groupedMode} {
+		s, err := pgsaver.New(pool, pgsaver.Options{Schema: schema, Serde: sers[mode], GroupCommit: groupCommit(mode)})
 		if err != nil {
 			return err
 		}
@@ -140,14 +154,14 @@ func benchCheckpointer(ctx context.Context, out io.Writer, dsn string, asJSON bo
 
 	// Read fixtures: one thread per mode with 100 checkpoints of 3 writes.
 	readIDs := map[string][]string{}
-	for _, mode := range []string{"plaintext", "encrypted", auditedMode, "raw-pgx"} {
+	for _, mode := range []string{"plaintext", "encrypted", auditedMode, groupedMode, "raw-pgx"} {
 		ids, err := seedReadThread(ctx, mode, "raw-pgx", savers, raw, fx)
 		if err != nil {
 			return err
 		}
 		readIDs[mode] = ids
 	}
-	modes := []string{"raw-pgx", "plaintext", "encrypted", auditedMode}
+	modes := []string{"raw-pgx", "plaintext", "encrypted", auditedMode, groupedMode}
 	var external map[string]sliceRunner
 	if jsDir != "" {
 		js, err := startJSBench(ctx, jsDir, pool, schema, bf.concurrency, fx.values)

@@ -268,12 +268,17 @@ func benchMessages(ctx context.Context, p *benchPrinter, be *shapeBackend, bf pa
 	}
 	defer func() { env.close() }() // addAudited extends it
 	// The audited column where vault.Open would keep a trail: MongoDB and
-	// Redis have no audit table.
+	// Redis have no audit table. The grouped column where the saver
+	// commits concurrent writes together: the SQL backends.
 	if env.pool != nil || env.path != "" {
 		if err := addAudited(ctx, env); err != nil {
 			return err
 		}
 		modes = append(modes, auditedMode)
+		if err := addGrouped(ctx, env); err != nil {
+			return err
+		}
+		modes = append(modes, groupedMode)
 	}
 	modes = append([]string{env.rawMode}, modes...)
 	f := newMsgFixture()

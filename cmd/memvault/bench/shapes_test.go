@@ -64,7 +64,7 @@ func shapeOptions(backend, dsn string) CheckpointerOptions {
 // reads back as the template thread the saver wrote.
 func TestShapesPostgres(t *testing.T) {
 	o := shapeOptions("postgres", pgtest.SchemaDSN(t))
-	modes := []string{"raw-pgx", "plaintext", "encrypted", auditedMode}
+	modes := []string{"raw-pgx", "plaintext", "encrypted", auditedMode, groupedMode}
 	if jsDir, ok := jsAvailable(t); ok {
 		o.JSDir = jsDir
 		modes = append(modes, jsMode)
@@ -87,7 +87,7 @@ func TestShapesSQLite(t *testing.T) {
 	if settings["journal_mode"] != "wal" {
 		t.Errorf("settings %v: journal_mode not wal", settings)
 	}
-	wantRows(t, rows, []string{"put_messages", "get_messages_50", "get_messages_200"}, []string{"raw-sql", "plaintext", "encrypted", auditedMode}, 1, 2)
+	wantRows(t, rows, []string{"put_messages", "get_messages_50", "get_messages_200"}, []string{"raw-sql", "plaintext", "encrypted", auditedMode, groupedMode}, 1, 2)
 	wantRows(t, rows, []string{"get_tuple", "get_tuple_by_id", "list10", "put"},
 		[]string{"raw-sql@100", "plaintext@100", "raw-sql@600", "plaintext@600"}, 1, 2)
 }

@@ -1,0 +1,101 @@
+package pgsaver_test
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/memvault/memvault/audit"
+	"github.com/memvault/memvault/audit/audittest"
+	"github.com/memvault/memvault/audit/pgaudit"
+	"github.com/memvault/memvault/checkpointer/pgsaver"
+	"github.com/memvault/memvault/memvaulttest/pgtest"
+)
+
+// groupedAudited is a saver with group commit on and a trail in the same
+// schema of pool, the saver audited (its records inserted in the writes'
+// statements, so in the groups' batches).
+func groupedAudited(t *testing.T, pool *pgxpool.Pool, setup bool) (audittest.InTx, error) {
+	inner, err := pgsaver.New(pool, pgsaver.Options{GroupCommit: 64})
+	if err != nil {
+		return audittest.InTx{}, err
+	}
+	tb, err := pgaudit.New(pool, pgaudit.Options{})
+	if err != nil {
+		return audittest.InTx{}, err
+	}
+	if setup {
+		if err := inner.Setup(t.Context()); err != nil {
+			return audittest.InTx{}, err
+		}
+		if err := tb.Setup(t.Context()); err != nil {
+			return audittest.InTx{}, err
+		}
+	}
+	tr, err := audittest.InTxTrail(tb)
+	if err != nil {
+		return audittest.InTx{}, err
+	}
+	return audittest.InTx{Inner: inner, Saver: audit.NewSaver(inner, tr, nil), Trail: tr, Table: tb}, nil
+}
+
+// killGroupEnv holds the connection string TestKillGroupCommitChild
+// writes to.
+const killGroupEnv = "MEMVAULT_PGSAVER_KILL_GROUP_DSN"
+
+// TestKillGroupCommitChild is the process TestKillGroupCommit kills.
+func TestKillGroupCommitChild(t *testing.T) {
+	dsn := os.Getenv(killGroupEnv)
+	if dsn == "" {
+		t.Skip("child process of TestKillGroupCommit")
+	}
+	pool, err := pgxpool.New(t.Context(), dsn)
+	if err == nil {
+		var e audittest.InTx
+		if e, err = groupedAudited(t, pool, false); err == nil {
+			err = audittest.WriteCheckpointsUntilKilled(e.Saver)
+		}
+	}
+	fmt.Fprintln(os.Stderr, "writer:", err)
+	os.Exit(2)
+}
+
+// TestKillGroupCommit kills (SIGKILL) a process whose 16 writers' audited
+// puts and put_writes are group-committed on PostgreSQL: every
+// acknowledged write is stored with its record, no record names a write
+// that is not stored, and the trail verifies.
+func TestKillGroupCommit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns a child process")
+	}
+	for round := range 2 {
+		t.Run(fmt.Sprint(round), func(t *testing.T) {
+			dsn := pgtest.SchemaDSN(t)
+			pool, err := pgxpool.New(t.Context(), dsn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(pool.Close)
+			e, err := groupedAudited(t, pool, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cmd := exec.Command(os.Args[0], "-test.run=^TestKillGroupCommitChild$", "-test.count=1")
+			cmd.Env = append(os.Environ(), killGroupEnv+"="+dsn)
+			audittest.KillCheckpointWriter(t, cmd, 300+round*250, func(*testing.T) audittest.InTx { return e })
+			// The writers' checkpoints shared commits: fewer
+			// transactions stored them than there are.
+			var n, txs int
+			if err := pool.QueryRow(t.Context(), `SELECT count(*), count(DISTINCT xmin::text) FROM checkpoints`).Scan(&n, &txs); err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%d checkpoints stored by %d transactions", n, txs)
+			if txs >= n {
+				t.Errorf("%d checkpoints stored by %d transactions: no group commit", n, txs)
+			}
+		})
+	}
+}

@@ -1,0 +1,26 @@
+package sqlitesaver
+
+import (
+	"context"
+
+	"github.com/memvault/memvault/checkpointer"
+	"github.com/memvault/memvault/checkpointer/engine"
+)
+
+// EveryWriteGrouped returns a saver on s's database whose every Put and
+// PutWrites goes through the driver's WriteGroup, a group of one: the
+// conformance suite then checks WriteGroup's rules write by write.
+func EveryWriteGrouped(s *Saver) (*engine.Saver, error) {
+	return engine.New(groupOfOne{s.d}, engine.Options{Serde: s.serde})
+}
+
+// groupOfOne is the driver with Put and PutWrites run by WriteGroup.
+type groupOfOne struct{ *driver }
+
+func (g groupOfOne) Put(ctx context.Context, p *checkpointer.PutRows) error {
+	return g.WriteGroup(ctx, []checkpointer.GroupOp{{Put: p}})[0]
+}
+
+func (g groupOfOne) PutWrites(ctx context.Context, w *checkpointer.WriteRows) error {
+	return g.WriteGroup(ctx, []checkpointer.GroupOp{{Writes: w}})[0]
+}
