@@ -339,6 +339,11 @@ func TestOwnMarkRecovered(t *testing.T) {
 	if _, err := s.Put(ctx, checkpointer.Config{ThreadID: thread}, cp, checkpointer.Metadata{}, cp.ChannelVersions); err != nil {
 		t.Fatal(err)
 	}
+	// The put kept its lease (sticky.go); the Update that left the mark
+	// would have taken it over. Let it go, as DrainWrites does.
+	if err := s.DrainWrites(ctx); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := db.Collection("memvault_leases").InsertOne(ctx, bson.D{{Key: "_id", Value: thread}, {Key: "owner", Value: mongosaver.LeaseOwner(s)},
 		{Key: "expires", Value: time.Now().Add(time.Minute)}, {Key: "created", Value: true}}); err != nil {
 		t.Fatal(err)
