@@ -32,8 +32,9 @@ import (
 // import, never a PostgreSQL connection attempt.
 //
 // What such a backend cannot do is refused, never dropped: Open refuses
-// per-subject keys and the audit trail (ErrUnsupported, naming the
-// feature) until the backend provides their tables; Census and
+// per-subject keys (unless the backend drains writes for erasure,
+// Backend.Subjects, and a key table apart is named) and the audit trail
+// (ErrUnsupported, naming the feature); Census and
 // DangerousCompact refuse with ErrUnsupported; a backend without a store
 // yet opens with Handle.Store nil, and NeedStore says so (ErrNoStore).
 
@@ -61,6 +62,13 @@ type Backend struct {
 	// and fail with an error wrapping ErrNotFound (naming what is
 	// missing) when the database was never set up.
 	Open func(ctx context.Context, c config.Config, o BackendOptions) (*BackendConn, error)
+	// Subjects says the backend's saver and store make an erasure wait
+	// for the writes under way in every process (DrainWrites), so that
+	// per-subject keys may be configured; their key table is then apart
+	// from the data: MEMVAULT_KEY_DSN (a PostgreSQL database) or
+	// MEMVAULT_KEY_TABLE (a SQLite file, for processes of one host).
+	// Without it they are refused (ErrUnsupported).
+	Subjects bool
 }
 
 // BackendOptions is what vault.Open hands a Backend's Open: what the
@@ -187,12 +195,17 @@ func RedactDSN(dsn string) string {
 }
 
 // refuseUnsupported refuses what a registered backend cannot do, before
-// anything is opened: per-subject keys need a key table the backend
-// cannot hold (and erasure's write fence), the audit trail a table and
-// the data database's chain mark.
-func refuseUnsupported(c config.Config, name string) error {
-	if c.SubjectsOn() {
+// anything is opened: per-subject keys need erasure's write fence (a
+// backend without Subjects) and a key table the backend cannot hold (one
+// apart must be named), the audit trail a table and the data database's
+// chain mark.
+func refuseUnsupported(c config.Config, b Backend) error {
+	name := b.Name
+	if c.SubjectsOn() && !b.Subjects {
 		return fmt.Errorf("%w: per-subject keys (MEMVAULT_SUBJECT_THREAD_SEPARATOR, MEMVAULT_SUBJECT_THREAD_METADATA, MEMVAULT_SUBJECT_NAMESPACE) need a key table, which the %s backend does not have yet: use SQLite or PostgreSQL, or unset them", ErrUnsupported, name)
+	}
+	if c.SubjectsOn() && c.KeyDSN == "" && c.KeyTable == "" {
+		return fmt.Errorf("%w: per-subject keys on the %s backend keep their key table apart from the data: set MEMVAULT_KEY_DSN (a PostgreSQL database every process reaches) or MEMVAULT_KEY_TABLE (a SQLite file, for processes of one host)", ErrUnsupported, name)
 	}
 	if c.Audit {
 		return fmt.Errorf("%w: the audit trail (MEMVAULT_AUDIT) needs an audit table, which the %s backend does not have yet: use SQLite or PostgreSQL, or unset it", ErrUnsupported, name)
@@ -204,7 +217,11 @@ func refuseUnsupported(c config.Config, name string) error {
 // it has one, into h.
 func openRegistered(ctx context.Context, c config.Config, h *Handle, b Backend) error {
 	h.Backend = b.Name
-	if err := refuseUnsupported(c, b.Name); err != nil {
+	if err := refuseUnsupported(c, b); err != nil {
+		return err
+	}
+	// The key hierarchy, when on, is the serializer the backend gets.
+	if err := openKeys(ctx, c, h, nil); err != nil {
 		return err
 	}
 	conn, err := b.Open(ctx, c, BackendOptions{Serde: h.Serde, Versions: c.Versions, VersionsSet: c.VersionsSet,

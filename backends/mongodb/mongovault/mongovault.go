@@ -16,8 +16,16 @@
 //
 // The store is package mongostore in the same database (Python
 // MongoDBStore's persistent-store collection), with the configured
-// serializer, semantic search and TTL. Per-subject keys and the audit trail are refused by
-// vault.Open (vault.ErrUnsupported), as are the census and compaction.
+// serializer, semantic search and TTL.
+//
+// Per-subject keys (MEMVAULT_SUBJECT_*) work with their key table apart
+// from MongoDB: MEMVAULT_KEY_DSN names a PostgreSQL database (schema
+// MEMVAULT_KEY_TABLE, default memvault_keys) that every process reaches,
+// or MEMVAULT_KEY_TABLE alone a SQLite file (processes of one host only);
+// with neither vault.Open refuses (vault.ErrUnsupported). vault.Forget
+// drains the writes of every process (thread leases, the store's writer
+// lease) before it lists and deletes the subject's data. The audit trail
+// is refused (vault.ErrUnsupported), as are the census and compaction.
 package mongovault
 
 import (
@@ -51,7 +59,9 @@ const DefaultDatabase = "checkpointing_db"
 var Schemes = []string{"mongodb", "mongodb+srv"}
 
 // Backend is what this package registers.
-var Backend = vault.Backend{Name: Name, Open: open}
+// Subjects: the saver and the store drain the writes of every process for
+// an erasure (mongosaver.Saver.DrainWrites, mongostore.Store.DrainWrites).
+var Backend = vault.Backend{Name: Name, Open: open, Subjects: true}
 
 func init() {
 	for _, s := range Schemes {
