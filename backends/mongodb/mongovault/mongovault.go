@@ -16,7 +16,9 @@
 //
 // The store is package mongostore in the same database (Python
 // MongoDBStore's persistent-store collection), with the configured
-// serializer, semantic search and TTL.
+// serializer, semantic search and TTL; the URI parameter
+// memvault_ttl_index=true (TTLIndexParam) also asks the server for a TTL
+// index on expired items (mongostore.Options.TTLIndex).
 //
 // Per-subject keys (MEMVAULT_SUBJECT_*) work with their key table apart
 // from MongoDB: MEMVAULT_KEY_DSN names a PostgreSQL database (schema
@@ -31,8 +33,11 @@ package mongovault
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -69,13 +74,58 @@ func init() {
 	}
 }
 
+// TTLIndexParam is the URI parameter of memvault's own
+// ("mongodb://host/db?memvault_ttl_index=true") that sets the store's
+// mongostore.Options.TTLIndex: with a TTL (MEMVAULT_TTL_DEFAULT) the store
+// also asks the server for a TTL index on expired items. A server that
+// refuses it (FerretDB v1) leaves the store without it, saying why in a
+// warning; the sweeper deletes expired items either way. The parameter is
+// removed before the URI reaches the driver.
+const TTLIndexParam = "memvault_ttl_index"
+
+// ErrURI is wrapped by the error of a MongoDB URI whose memvault parameter
+// (TTLIndexParam) is not a boolean.
+var ErrURI = errors.New("mongovault: bad MongoDB URI parameter")
+
+// splitDSN returns dsn without memvault's parameters, for the driver, and
+// whether it asked for the TTL index. It edits the query string as text:
+// a MongoDB URI may list several hosts, which net/url does not parse.
+func splitDSN(dsn string) (string, bool, error) {
+	base, query, ok := strings.Cut(dsn, "?")
+	if !ok {
+		return dsn, false, nil
+	}
+	var kept []string
+	ttl := false
+	for _, p := range strings.Split(query, "&") {
+		k, v, _ := strings.Cut(p, "=")
+		if !strings.EqualFold(k, TTLIndexParam) {
+			kept = append(kept, p)
+			continue
+		}
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return "", false, fmt.Errorf("%w: %s=%q: want true or false", ErrURI, TTLIndexParam, v)
+		}
+		ttl = b
+	}
+	if len(kept) == 0 {
+		return base, ttl, nil
+	}
+	return base + "?" + strings.Join(kept, "&"), ttl, nil
+}
+
 // Database returns the database c names: c.Schema, else the URI's, else
 // DefaultDatabase.
 func Database(c config.Config) (string, error) {
 	if c.Schema != "" {
 		return c.Schema, nil
 	}
-	cs, err := connstring.Parse(c.DSN)
+	dsn, _, err := splitDSN(c.DSN)
+	if err != nil {
+		return "", err
+	}
+	cs, err := connstring.Parse(dsn)
 	if err != nil {
 		return "", fmt.Errorf("mongovault: MEMVAULT_DSN %s: %w", vault.RedactDSN(c.DSN), err)
 	}
@@ -91,7 +141,11 @@ func open(ctx context.Context, c config.Config, o vault.BackendOptions) (*vault.
 	if err != nil {
 		return nil, err
 	}
-	client, err := mongo.Connect(options.Client().ApplyURI(c.DSN))
+	dsn, ttlIndex, err := splitDSN(c.DSN)
+	if err != nil {
+		return nil, err
+	}
+	client, err := mongo.Connect(options.Client().ApplyURI(dsn))
 	if err != nil {
 		return nil, fmt.Errorf("mongovault: MEMVAULT_DSN %s: %w", vault.RedactDSN(c.DSN), err)
 	}
@@ -141,7 +195,7 @@ func open(ctx context.Context, c config.Config, o vault.BackendOptions) (*vault.
 		Migrations: func(ctx context.Context) ([]vault.Migration, error) { return migrations(ctx, db) },
 	}
 	conn.Store = func(ctx context.Context, so vault.StoreOptions) (store.Store, error) {
-		return mongostore.New(ctx, db, mongostore.Options{Serde: so.Serde, Index: so.Index, TTL: so.TTL})
+		return mongostore.New(ctx, db, mongostore.Options{Serde: so.Serde, Index: so.Index, TTL: so.TTL, TTLIndex: ttlIndex})
 	}
 	ok = true
 	return conn, nil
