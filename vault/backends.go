@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/memvault/memvault/audit"
 	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/config"
 	"github.com/memvault/memvault/crypto"
@@ -62,6 +63,11 @@ type Backend struct {
 	// and fail with an error wrapping ErrNotFound (naming what is
 	// missing) when the database was never set up.
 	Open func(ctx context.Context, c config.Config, o BackendOptions) (*BackendConn, error)
+	// Audit says the backend's connections (BackendConn) carry AuditMeta
+	// and DatabaseID, so that the audit trail may be configured; its
+	// table is then a SQLite file named by MEMVAULT_AUDIT_TABLE. Without
+	// it the trail is refused (ErrUnsupported).
+	Audit bool
 	// Subjects says the backend's saver and store make an erasure wait
 	// for the writes under way in every process (DrainWrites), so that
 	// per-subject keys may be configured; their key table is then apart
@@ -110,6 +116,13 @@ type BackendConn struct {
 	// Migrations reports what the backend set up (Handle.Migrations), such
 	// as MongoDB's indexes; nil reports nothing.
 	Migrations func(ctx context.Context) ([]Migration, error)
+	// AuditMeta and DatabaseID bind an audit trail to this database
+	// (Backend.Audit): the mark that its hash chain began, which makes
+	// every later Open record (ErrAuditRequired), and the database's id,
+	// created once, which the trail's records name. AuditMeta must only
+	// read when asked whether the chain began.
+	AuditMeta  audit.Meta
+	DatabaseID func(ctx context.Context) (string, error)
 	// Close releases the connection; the Saver and a store it opened are
 	// closed first.
 	Close func() error
@@ -207,8 +220,11 @@ func refuseUnsupported(c config.Config, b Backend) error {
 	if c.SubjectsOn() && c.KeyDSN == "" && c.KeyTable == "" {
 		return fmt.Errorf("%w: per-subject keys on the %s backend keep their key table apart from the data: set MEMVAULT_KEY_DSN (a PostgreSQL database every process reaches) or MEMVAULT_KEY_TABLE (a SQLite file, for processes of one host)", ErrUnsupported, name)
 	}
-	if c.Audit {
+	if c.Audit && !b.Audit {
 		return fmt.Errorf("%w: the audit trail (MEMVAULT_AUDIT) needs an audit table, which the %s backend does not have yet: use SQLite or PostgreSQL, or unset it", ErrUnsupported, name)
+	}
+	if c.Audit && c.AuditTable == "" {
+		return fmt.Errorf("%w: the audit trail on the %s backend lives in a SQLite file apart from the data: set MEMVAULT_AUDIT_TABLE to its path", ErrUnsupported, name)
 	}
 	return nil
 }

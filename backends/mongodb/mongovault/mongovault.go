@@ -26,13 +26,23 @@
 // or MEMVAULT_KEY_TABLE alone a SQLite file (processes of one host only);
 // with neither vault.Open refuses (vault.ErrUnsupported). vault.Forget
 // drains the writes of every process (thread leases, the store's writer
-// lease) before it lists and deletes the subject's data. The audit trail
-// is refused (vault.ErrUnsupported), as are the census and compaction.
+// lease) before it lists and deletes the subject's data.
+//
+// The audit trail (MEMVAULT_AUDIT) lives in a SQLite file named by
+// MEMVAULT_AUDIT_TABLE (required: processes of one host share it), bound
+// to the MongoDB database by an id and a mark that the chain began, kept in
+// its memvault_meta collection; once the mark is there, vault.Open refuses
+// a configuration that does not record (vault.ErrAuditRequired). Records
+// are not written in the operation's transaction (there is none across a
+// SQLite file and MongoDB), as with a SQLite trail in a file of its own.
+// The census and compaction are refused (vault.ErrUnsupported).
 package mongovault
 
 import (
 	"cmp"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"slices"
@@ -66,7 +76,9 @@ var Schemes = []string{"mongodb", "mongodb+srv"}
 // Backend is what this package registers.
 // Subjects: the saver and the store drain the writes of every process for
 // an erasure (mongosaver.Saver.DrainWrites, mongostore.Store.DrainWrites).
-var Backend = vault.Backend{Name: Name, Open: open, Subjects: true}
+// Audit: the database's id and the mark that its audit trail began are
+// documents of memvault_meta (auditMeta).
+var Backend = vault.Backend{Name: Name, Open: open, Subjects: true, Audit: true}
 
 func init() {
 	for _, s := range Schemes {
@@ -189,10 +201,13 @@ func open(ctx context.Context, c config.Config, o vault.BackendOptions) (*vault.
 		_ = sv.Close()
 		return nil, err
 	}
+	am := auditMeta{db.Collection(metaCol)}
 	conn := &vault.BackendConn{
 		Saver:      sv,
 		Close:      closeClient,
 		Migrations: func(ctx context.Context) ([]vault.Migration, error) { return migrations(ctx, db) },
+		AuditMeta:  am,
+		DatabaseID: am.databaseID,
 	}
 	conn.Store = func(ctx context.Context, so vault.StoreOptions) (store.Store, error) {
 		return mongostore.New(ctx, db, mongostore.Options{Serde: so.Serde, Index: so.Index, TTL: so.TTL, TTLIndex: ttlIndex})
@@ -225,4 +240,64 @@ func migrations(ctx context.Context, db *mongo.Database) ([]vault.Migration, err
 		out = append(out, m)
 	}
 	return out, nil
+}
+
+// metaCol holds memvault's facts about the database: its id and whether
+// its audit trail began (the memvault_meta table of SQLite and
+// PostgreSQL).
+const metaCol = "memvault_meta"
+
+// auditMeta is audit.Meta, and the database id, on metaCol.
+type auditMeta struct{ coll *mongo.Collection }
+
+const (
+	idDoc    = "database_id"
+	chainDoc = "audit_chain_began"
+)
+
+// ChainBegan implements audit.Meta; it only reads.
+func (m auditMeta) ChainBegan(ctx context.Context) (bool, error) {
+	n, err := m.coll.CountDocuments(ctx, bson.D{{Key: "_id", Value: chainDoc}})
+	if err != nil {
+		return false, fmt.Errorf("mongovault: audit mark: %w", err)
+	}
+	return n > 0, nil
+}
+
+// MarkChainBegan implements audit.Meta: an upsert, idempotent.
+func (m auditMeta) MarkChainBegan(ctx context.Context) error {
+	_, err := m.coll.UpdateOne(ctx, bson.D{{Key: "_id", Value: chainDoc}},
+		bson.D{{Key: "$setOnInsert", Value: bson.D{{Key: "at", Value: time.Now()}}}}, options.UpdateOne().SetUpsert(true))
+	if err != nil {
+		return fmt.Errorf("mongovault: audit mark: %w", err)
+	}
+	return nil
+}
+
+// databaseID returns the database's id, creating it once: of two
+// processes creating it at once, the first insert wins and both read its
+// id.
+func (m auditMeta) databaseID(ctx context.Context) (string, error) {
+	fresh := make([]byte, 16)
+	_, _ = rand.Read(fresh)
+	for attempt := 0; ; attempt++ {
+		_, err := m.coll.UpdateOne(ctx, bson.D{{Key: "_id", Value: idDoc}},
+			bson.D{{Key: "$setOnInsert", Value: bson.D{{Key: "value", Value: hex.EncodeToString(fresh)}}}}, options.UpdateOne().SetUpsert(true))
+		// Two upserts racing: the server refuses the second insert
+		// (E11000); the id is there to read.
+		if err != nil && (!mongo.IsDuplicateKeyError(err) || attempt == 3) {
+			return "", fmt.Errorf("mongovault: database id: %w", err)
+		}
+		var doc struct {
+			Value string `bson:"value"`
+		}
+		if err := m.coll.FindOne(ctx, bson.D{{Key: "_id", Value: idDoc}}).Decode(&doc); err == nil && doc.Value != "" {
+			return doc.Value, nil
+		} else if err != nil && !errors.Is(err, mongo.ErrNoDocuments) {
+			return "", fmt.Errorf("mongovault: database id: %w", err)
+		}
+		if attempt == 3 {
+			return "", fmt.Errorf("mongovault: database id: %s holds no id", metaCol)
+		}
+	}
 }
