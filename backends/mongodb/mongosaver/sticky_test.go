@@ -10,10 +10,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/event"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
@@ -233,5 +235,62 @@ func TestStickyChild(t *testing.T) {
 		default:
 			fmt.Println("> error:", strings.ReplaceAll(err.Error(), "\n", " "))
 		}
+	}
+}
+
+// TestSteadyPutsTakeNoLease: puts following each other on one thread
+// send no command to the lease collection but the renewer's reads: the
+// first put takes the lease and keeps it (sticky.go). (Before: every put
+// took, confirmed and released it — three round trips, a findAndModify,
+// an update and a delete, per put.)
+func TestSteadyPutsTakeNoLease(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := mongotest.Database(t)
+	var mu sync.Mutex
+	counting, writes := false, map[string]int{}
+	mon := &event.CommandMonitor{Started: func(_ context.Context, e *event.CommandStartedEvent) {
+		if coll, ok := e.Command.Lookup(e.CommandName).StringValueOK(); ok && coll == "memvault_leases" && e.CommandName != "find" {
+			mu.Lock()
+			if counting {
+				writes[e.CommandName]++
+			}
+			mu.Unlock()
+		}
+	}}
+	client, err := mongo.Connect(options.Client().ApplyURI(mongotest.URI(t)).SetMonitor(mon))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = client.Disconnect(ctx) }()
+	// A renewal every 100 s: none during the puts.
+	s, err := mongosaver.New(client.Database(db.Name()), mongosaver.Options{LeaseTTL: 5 * time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	cfg := checkpointer.Config{ThreadID: "steady"}
+	put := func(i int) {
+		v := s.NextVersion("")
+		for range i {
+			v = s.NextVersion(v)
+		}
+		cp := &checkpointer.Checkpoint{V: 4, ID: checkpointer.NewID(i), TS: time.Now(),
+			ChannelValues: map[string]any{"a": i}, ChannelVersions: map[string]string{"a": v}}
+		if cfg, err = s.Put(ctx, cfg, cp, checkpointer.Metadata{"step": i}, cp.ChannelVersions); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put(0)
+	mu.Lock()
+	counting = true
+	mu.Unlock()
+	for i := 1; i <= 3; i++ {
+		put(i)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(writes) > 0 {
+		t.Fatalf("3 puts after the first sent %v to memvault_leases; want nothing (the lease kept)", writes)
 	}
 }
