@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/memvault/memvault/audit"
 	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/config"
 	"github.com/memvault/memvault/crypto"
@@ -32,8 +33,9 @@ import (
 // import, never a PostgreSQL connection attempt.
 //
 // What such a backend cannot do is refused, never dropped: Open refuses
-// per-subject keys and the audit trail (ErrUnsupported, naming the
-// feature) until the backend provides their tables; Census and
+// per-subject keys (unless the backend drains writes for erasure,
+// Backend.Subjects, and a key table apart is named) and the audit trail
+// (ErrUnsupported, naming the feature); Census and
 // DangerousCompact refuse with ErrUnsupported; a backend without a store
 // yet opens with Handle.Store nil, and NeedStore says so (ErrNoStore).
 
@@ -61,6 +63,18 @@ type Backend struct {
 	// and fail with an error wrapping ErrNotFound (naming what is
 	// missing) when the database was never set up.
 	Open func(ctx context.Context, c config.Config, o BackendOptions) (*BackendConn, error)
+	// Audit says the backend's connections (BackendConn) carry AuditMeta
+	// and DatabaseID, so that the audit trail may be configured; its
+	// table is then a SQLite file named by MEMVAULT_AUDIT_TABLE. Without
+	// it the trail is refused (ErrUnsupported).
+	Audit bool
+	// Subjects says the backend's saver and store make an erasure wait
+	// for the writes under way in every process (DrainWrites), so that
+	// per-subject keys may be configured; their key table is then apart
+	// from the data: MEMVAULT_KEY_DSN (a PostgreSQL database) or
+	// MEMVAULT_KEY_TABLE (a SQLite file, for processes of one host).
+	// Without it they are refused (ErrUnsupported).
+	Subjects bool
 }
 
 // BackendOptions is what vault.Open hands a Backend's Open: what the
@@ -102,6 +116,13 @@ type BackendConn struct {
 	// Migrations reports what the backend set up (Handle.Migrations), such
 	// as MongoDB's indexes; nil reports nothing.
 	Migrations func(ctx context.Context) ([]Migration, error)
+	// AuditMeta and DatabaseID bind an audit trail to this database
+	// (Backend.Audit): the mark that its hash chain began, which makes
+	// every later Open record (ErrAuditRequired), and the database's id,
+	// created once, which the trail's records name. AuditMeta must only
+	// read when asked whether the chain began.
+	AuditMeta  audit.Meta
+	DatabaseID func(ctx context.Context) (string, error)
 	// Close releases the connection; the Saver and a store it opened are
 	// closed first.
 	Close func() error
@@ -187,15 +208,23 @@ func RedactDSN(dsn string) string {
 }
 
 // refuseUnsupported refuses what a registered backend cannot do, before
-// anything is opened: per-subject keys need a key table the backend
-// cannot hold (and erasure's write fence), the audit trail a table and
-// the data database's chain mark.
-func refuseUnsupported(c config.Config, name string) error {
-	if c.SubjectsOn() {
+// anything is opened: per-subject keys need erasure's write fence (a
+// backend without Subjects) and a key table the backend cannot hold (one
+// apart must be named), the audit trail a table and the data database's
+// chain mark.
+func refuseUnsupported(c config.Config, b Backend) error {
+	name := b.Name
+	if c.SubjectsOn() && !b.Subjects {
 		return fmt.Errorf("%w: per-subject keys (MEMVAULT_SUBJECT_THREAD_SEPARATOR, MEMVAULT_SUBJECT_THREAD_METADATA, MEMVAULT_SUBJECT_NAMESPACE) need a key table, which the %s backend does not have yet: use SQLite or PostgreSQL, or unset them", ErrUnsupported, name)
 	}
-	if c.Audit {
+	if c.SubjectsOn() && c.KeyDSN == "" && c.KeyTable == "" {
+		return fmt.Errorf("%w: per-subject keys on the %s backend keep their key table apart from the data: set MEMVAULT_KEY_DSN (a PostgreSQL database every process reaches) or MEMVAULT_KEY_TABLE (a SQLite file, for processes of one host)", ErrUnsupported, name)
+	}
+	if c.Audit && !b.Audit {
 		return fmt.Errorf("%w: the audit trail (MEMVAULT_AUDIT) needs an audit table, which the %s backend does not have yet: use SQLite or PostgreSQL, or unset it", ErrUnsupported, name)
+	}
+	if c.Audit && c.AuditTable == "" {
+		return fmt.Errorf("%w: the audit trail on the %s backend lives in a SQLite file apart from the data: set MEMVAULT_AUDIT_TABLE to its path", ErrUnsupported, name)
 	}
 	return nil
 }
@@ -204,7 +233,11 @@ func refuseUnsupported(c config.Config, name string) error {
 // it has one, into h.
 func openRegistered(ctx context.Context, c config.Config, h *Handle, b Backend) error {
 	h.Backend = b.Name
-	if err := refuseUnsupported(c, b.Name); err != nil {
+	if err := refuseUnsupported(c, b); err != nil {
+		return err
+	}
+	// The key hierarchy, when on, is the serializer the backend gets.
+	if err := openKeys(ctx, c, h, nil); err != nil {
 		return err
 	}
 	conn, err := b.Open(ctx, c, BackendOptions{Serde: h.Serde, Versions: c.Versions, VersionsSet: c.VersionsSet,

@@ -476,7 +476,7 @@ func openAudit(ctx context.Context, c config.Config, h *Handle) error {
 	// A write records in its own transaction where the trail lives in
 	// the data's database: PostgreSQL (the same pool), or a SQLite trail
 	// in the data file itself (MEMVAULT_AUDIT_TABLE set to it).
-	inTx := h.Pool != nil || (c.AuditTable != "" && c.AuditTable == c.DBPath && c.DBPath != sqliteMemory)
+	inTx := h.Pool != nil || (h.external == nil && c.AuditTable != "" && c.AuditTable == c.DBPath && c.DBPath != sqliteMemory)
 	trail, err := audit.NewTrail(table, audit.Options{Key: ks[0], Previous: ks[1:], DatabaseID: dbID, Meta: auditMeta(c, h), WritesInTx: inTx})
 	if err != nil {
 		return fmt.Errorf("vault: %w", err)
@@ -499,6 +499,11 @@ func openAudit(ctx context.Context, c config.Config, h *Handle) error {
 // none for a private in-memory database, which no trail outlives.
 func auditDatabaseID(ctx context.Context, c config.Config, h *Handle) (string, error) {
 	switch {
+	case h.external != nil:
+		if h.external.DatabaseID == nil {
+			return "", fmt.Errorf("%w: the audit trail on the %s backend (no database id)", ErrUnsupported, h.Backend)
+		}
+		return h.external.DatabaseID(ctx)
 	case h.Pool != nil:
 		return pgaudit.DatabaseID(ctx, h.Pool, h.schema)
 	case c.DBPath != sqliteMemory:
@@ -512,7 +517,7 @@ func auditDatabaseID(ctx context.Context, c config.Config, h *Handle) (string, e
 func auditMeta(c config.Config, h *Handle) audit.Meta {
 	switch {
 	case h.external != nil:
-		return nil // refused at Open (refuseUnsupported)
+		return h.external.AuditMeta // nil: the trail is refused at Open (refuseUnsupported)
 	case h.Pool != nil:
 		return pgaudit.Meta(h.Pool, h.schema)
 	case c.DBPath != sqliteMemory:

@@ -45,12 +45,17 @@ func startMongo(t *testing.T) string {
 // refused).
 func refusedFeatures(t *testing.T, env []string, backend string, hasStore bool) {
 	t.Helper()
+	audit := "the audit trail (MEMVAULT_AUDIT) needs an audit table, which the " + backend + " backend does not have"
+	if backend == "mongodb" {
+		// MongoDB has the trail, in a SQLite file that must be named.
+		audit = "the audit trail on the mongodb backend lives in a SQLite file apart from the data: set MEMVAULT_AUDIT_TABLE"
+	}
 	for _, c := range []struct {
 		extra []string
 		args  []string
 		want  string
 	}{
-		{[]string{"MEMVAULT_AUDIT=true"}, []string{"threads", "list"}, "the audit trail (MEMVAULT_AUDIT) needs an audit table, which the " + backend + " backend does not have"},
+		{[]string{"MEMVAULT_AUDIT=true"}, []string{"threads", "list"}, audit},
 		{[]string{"MEMVAULT_SUBJECT_THREAD_SEPARATOR=:"}, []string{"threads", "list"}, "per-subject keys"},
 		{nil, []string{"keys", "census"}, "not supported by this backend: the key census"},
 		{nil, []string{"store", "put", "users", "alice", "k", `{"text":"x"}`}, "this backend has no store: the " + backend + " backend has a checkpointer but no long-term memory store"},

@@ -173,11 +173,15 @@ func leaseDoc(t *testing.T, db *mongo.Database, thread string) bson.M {
 // TestPutLeaseLost: a put whose lease is taken by another process while
 // it works (its lease expired) must fail with ErrLockLost and store no
 // checkpoint. (Before: the put never looked at its lease again and
-// stored its checkpoint interleaved with the new holder.)
+// stored its checkpoint interleaved with the new holder.) The put's time
+// runs out for real: a lease whose expiry this process set more than a
+// third of the TTL ahead is confirmed by the clock alone (sticky.go), so
+// a takeover before the expiry — which no process following the protocol
+// makes — would not be seen.
 func TestPutLeaseLost(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s, db := crashSaver(t, mongosaver.Options{})
+	s, db := crashSaver(t, mongosaver.Options{LeaseTTL: time.Second})
 	const thread = "stolen"
 	mongosaver.SetAfterPutRead(s, func() {
 		_, err := db.Collection("memvault_leases").UpdateOne(ctx, bson.D{{Key: "_id", Value: thread}},
@@ -185,6 +189,8 @@ func TestPutLeaseLost(t *testing.T) {
 		if err != nil {
 			t.Error(err)
 		}
+		// The put works past its lease's expiry (paused, say).
+		time.Sleep(1100 * time.Millisecond)
 	})
 	cp := &checkpointer.Checkpoint{V: 4, ID: checkpointer.NewID(0), TS: time.Now(),
 		ChannelValues: map[string]any{"a": "x"}, ChannelVersions: map[string]string{"a": "1"}}
@@ -331,6 +337,11 @@ func TestOwnMarkRecovered(t *testing.T) {
 	cp := &checkpointer.Checkpoint{V: 4, ID: checkpointer.NewID(0), TS: time.Now(),
 		ChannelValues: map[string]any{"a": "half"}, ChannelVersions: map[string]string{"a": "1"}}
 	if _, err := s.Put(ctx, checkpointer.Config{ThreadID: thread}, cp, checkpointer.Metadata{}, cp.ChannelVersions); err != nil {
+		t.Fatal(err)
+	}
+	// The put kept its lease (sticky.go); the Update that left the mark
+	// would have taken it over. Let it go, as DrainWrites does.
+	if err := s.DrainWrites(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := db.Collection("memvault_leases").InsertOne(ctx, bson.D{{Key: "_id", Value: thread}, {Key: "owner", Value: mongosaver.LeaseOwner(s)},

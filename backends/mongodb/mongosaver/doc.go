@@ -104,9 +104,16 @@
 // every third of Options.LeaseTTL while held; a holder that finds its
 // lease taken (it was paused, or cut off from the server, longer than the
 // TTL) stops with ErrLockLost, and a put confirms its lease just before
-// it writes its document. The price is three round trips per put and two
-// per pending-writes call (Options.NoLeases drops them where one process
-// alone writes). What leases do not cover: a process that dies during a
+// it writes its document. A put or pending write keeps its lease after it
+// ends (sticky.go): the next write of the thread in this process pays no
+// round trip for it, and the confirmation is a look at the clock while the
+// lease is far from its expiry. A background renewal keeps the leases and
+// lets go of one that is idle, or that another process asked for (a
+// removal waiting for it, DrainWrites), within Options.LeaseTTL/6 (200 ms
+// at most) once the write using it ends. So a steady writer of a thread
+// pays no lease round trip, and the first write of a thread two (take,
+// then release when idle, off the write's path); Options.NoLeases drops
+// the leases where one process alone writes. What leases do not cover: a process that dies during a
 // multi-thread Update leaves the threads it had changed changed (its
 // leases expire after Options.LeaseTTL, during which other writers of
 // those threads wait; threads it was creating are deleted by the next

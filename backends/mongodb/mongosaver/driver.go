@@ -289,14 +289,10 @@ func (d *driver) ThreadInfos(ctx context.Context) iter.Seq2[checkpointer.ThreadI
 func (d *driver) Put(ctx context.Context, p *checkpointer.PutRows) error {
 	d.mu.RLock()
 	defer d.mu.RUnlock()
-	return d.leases.hold(ctx, p.Thread, func(ctx context.Context) error {
-		t := &tx{d: d, direct: true}
-		if !d.leases.off {
-			// Renewing confirms the lease is still ours, after
-			// the large values and before the document.
-			t.check = func(ctx context.Context) error { return d.leases.renew(ctx, []string{p.Thread}) }
-		}
-		return t.Put(ctx, p)
+	return d.leases.hold(ctx, p.Thread, true, func(ctx context.Context, confirm func(context.Context) error) error {
+		// The lease is confirmed still ours after the large values and
+		// before the document.
+		return (&tx{d: d, direct: true, check: confirm}).Put(ctx, p)
 	})
 }
 
@@ -306,7 +302,9 @@ func (d *driver) PutWrites(ctx context.Context, w *checkpointer.WriteRows) error
 	}
 	d.mu.RLock()
 	defer d.mu.RUnlock()
-	return d.leases.hold(ctx, w.Thread, func(ctx context.Context) error { return (&tx{d: d, direct: true}).PutWrites(ctx, w) })
+	return d.leases.hold(ctx, w.Thread, true, func(ctx context.Context, _ func(context.Context) error) error {
+		return (&tx{d: d, direct: true}).PutWrites(ctx, w)
+	})
 }
 
 func (d *driver) Heads(ctx context.Context, sel checkpointer.HeadSelector) ([]checkpointer.Head, error) {

@@ -37,11 +37,12 @@ import (
 //
 // A holder that dies leaves its lease until it expires (Options.LeaseTTL);
 // a put and an Update renew the leases they hold every third of the TTL
-// while they work. A renewal that finds a lease no longer ours (expired
-// and taken: the process was paused, or the server unreachable, longer
-// than the TTL) stops the work with ErrLockLost, and a put confirms its
-// lease, renewing it, before it writes its document: its large values
-// may have taken longer than the TTL to write. Expiry is judged on
+// while they work, and a put keeps its lease after it ends until idle or
+// asked for (sticky.go). A renewal that finds a lease no longer ours
+// (expired and taken: the process was paused, or the server unreachable,
+// longer than the TTL) stops the work with ErrLockLost, and a put confirms
+// its lease before it writes its document: its large values may have
+// taken longer than the TTL to write (sticky.go's confirm). Expiry is judged on
 // each process's clock: clocks must agree to well within the TTL, and a
 // process paused longer than the TTL (a stopped VM) may find its lease
 // taken — the usual limit of leases without fencing tokens.
@@ -75,6 +76,11 @@ type leaser struct {
 
 	mu    sync.Mutex
 	local map[string]*localLock // thread -> in-process lock
+	// sticky: the leases kept between writes (sticky.go); renewing: its
+	// renewLoop runs; closed: the Saver closed, nothing is kept.
+	sticky   map[string]*sticky
+	renewing bool
+	closed   bool
 
 	// beforeRelease, when set (tests), runs before an Update releases
 	// its leases; an error it returns is the release's (a network
@@ -117,37 +123,25 @@ func (l *leaser) lockLocal(thread string) func() {
 	}
 }
 
-// hold runs fn holding thread's lease (and its in-process lock), renewing
-// it every third of the TTL; when a renewal finds it lost, fn's context is
-// cancelled and hold returns ErrLockLost.
-func (l *leaser) hold(ctx context.Context, thread string, fn func(context.Context) error) error {
+// hold runs fn holding thread's lease (and its in-process lock). fn gets
+// confirm, to call just before its last write: ErrLockLost when the
+// lease was lost. With keep, the lease stays held after fn (sticky.go):
+// the next put or pending write of the thread in this process uses it
+// without a round trip.
+func (l *leaser) hold(ctx context.Context, thread string, keep bool, fn func(ctx context.Context, confirm func(context.Context) error) error) error {
 	if l.off {
-		return fn(ctx)
+		return fn(ctx, nil)
 	}
 	unlock := l.lockLocal(thread)
 	defer unlock()
-	if err := l.acquire(ctx, thread, 0); err != nil {
+	wctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	e, err := l.use(ctx, thread, cancel)
+	if err != nil {
 		return err
 	}
-	wctx, cancel := context.WithCancelCause(ctx)
-	stop := l.keepRenewed(wctx, func() []string { return []string{thread} }, func(err error) { cancel(err) })
-	err := fn(wctx)
-	stop()
-	cause := context.Cause(wctx)
-	cancel(nil)
-	if errors.Is(cause, ErrLockLost) {
-		// Not released: the lease is another process's. fn done
-		// without an error confirmed the lease before its last write
-		// (a put's check): the loss came after.
-		if err != nil {
-			return errors.Join(err, cause)
-		}
-		return nil
-	}
-	if rerr := l.release(context.WithoutCancel(ctx), []string{thread}); rerr != nil && err == nil {
-		err = rerr
-	}
-	return err
+	err = fn(wctx, func(ctx context.Context) error { return l.confirm(ctx, thread, e) })
+	return l.done(context.WithoutCancel(ctx), thread, e, keep, err)
 }
 
 // keepRenewed renews the leases held() names every third of the TTL until
@@ -195,10 +189,18 @@ func (l *leaser) keepRenewed(ctx context.Context, held func() []string, lost fun
 // markCreated) first deletes what that Update stored: the thread did not
 // exist before it, so it is made absent again.
 func (l *leaser) acquire(ctx context.Context, thread string, maxWait time.Duration) error {
+	_, _, err := l.take(ctx, thread, maxWait)
+	return err
+}
+
+// take is acquire returning the lease's token and its expiry by this
+// process's clock.
+func (l *leaser) take(ctx context.Context, thread string, maxWait time.Duration) (bson.ObjectID, time.Time, error) {
 	wait := 2 * time.Millisecond
 	start := time.Now()
 	for {
 		now := time.Now()
+		token := bson.NewObjectID()
 		var prev leaseDoc
 		err := l.coll.FindOneAndUpdate(ctx,
 			bson.D{{Key: "_id", Value: thread}, {Key: "$or", Value: bson.A{
@@ -207,8 +209,10 @@ func (l *leaser) acquire(ctx context.Context, thread string, maxWait time.Durati
 			}}},
 			// A new token per taking: DrainWrites tells a lease
 			// held since before it from one taken since.
+			// A request to let go (want) was for the previous
+			// holder.
 			bson.D{{Key: "$set", Value: bson.D{{Key: "owner", Value: l.owner}, {Key: "expires", Value: now.Add(l.ttl)},
-				{Key: "token", Value: bson.NewObjectID()}}}},
+				{Key: "token", Value: token}}}, {Key: "$unset", Value: bson.D{{Key: "want", Value: ""}}}},
 			options.FindOneAndUpdate().SetUpsert(true).SetReturnDocument(options.Before)).Decode(&prev)
 		if err == nil || errors.Is(err, mongo.ErrNoDocuments) {
 			// Ours too: the mark of an Update of this process
@@ -216,19 +220,24 @@ func (l *leaser) acquire(ctx context.Context, thread string, maxWait time.Durati
 			// only ever seen here by a later taker (an Update
 			// does not take again a lease it holds).
 			if err == nil && prev.Created {
-				return l.recover(ctx, thread)
+				return token, now.Add(l.ttl), l.recover(ctx, thread)
 			}
-			return nil
+			return token, now.Add(l.ttl), nil
 		}
 		if !mongo.IsDuplicateKeyError(err) {
-			return fmt.Errorf("lease on thread %q: %w", thread, err)
+			return token, now, fmt.Errorf("lease on thread %q: %w", thread, err)
 		}
 		if maxWait > 0 && time.Since(start) > maxWait {
-			return fmt.Errorf("%w: thread %q", ErrLeaseBusy, thread)
+			return token, now, fmt.Errorf("%w: thread %q", ErrLeaseBusy, thread)
+		}
+		// Held by another process: ask it to hand the lease over (a
+		// put's lease stays held after the put, sticky.go).
+		if err := l.ask(ctx, thread); err != nil {
+			return token, now, err
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("lease on thread %q (held by another process): %w", thread, ctx.Err())
+			return token, now, fmt.Errorf("lease on thread %q (held by another process): %w", thread, ctx.Err())
 		case <-time.After(wait):
 		}
 		wait = min(2*wait, 100*time.Millisecond)
@@ -241,6 +250,9 @@ type leaseDoc struct {
 	Owner   string    `bson:"owner"`
 	Expires time.Time `bson:"expires"`
 	Created bool      `bson:"created"`
+	// Want is a request to let go (sticky.go): the owner id of a
+	// process waiting for the lease, or true (DrainWrites).
+	Want any `bson:"want,omitempty"`
 }
 
 // markCreated records in thread's lease, before an Update's first change
@@ -296,7 +308,7 @@ func (l *leaser) recoverAll(ctx context.Context) error {
 		return fmt.Errorf("leases: %w", err)
 	}
 	for _, d := range docs {
-		if err := l.hold(ctx, d.ID, func(context.Context) error { return nil }); err != nil {
+		if err := l.hold(ctx, d.ID, false, func(context.Context, func(context.Context) error) error { return nil }); err != nil {
 			return err
 		}
 	}
@@ -396,6 +408,9 @@ func (x *txLeases) take(ctx context.Context, thread string) error {
 	if slices.Contains(held, thread) {
 		return nil
 	}
+	// Kept by a put of this process (none runs during an Update): the
+	// Update takes it over and releases it when it ends.
+	x.l.forget(thread)
 	// Holding others, wait for this one less than they last: two
 	// Updates taking threads in different orders give up rather than
 	// wait for each other's leases to expire.
@@ -458,6 +473,18 @@ func (l *leaser) drain(ctx context.Context) error {
 	var held []leaseDoc
 	if err := cur.All(ctx, &held); err != nil {
 		return fmt.Errorf("leases: %w", err)
+	}
+	if len(held) > 0 {
+		// Leases kept between writes (sticky.go) are let go when asked
+		// for; a write using one ends first.
+		ids := make(bson.A, len(held))
+		for i, h := range held {
+			ids[i] = h.ID
+		}
+		if _, err := l.coll.UpdateMany(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}},
+			bson.D{{Key: "$set", Value: bson.D{{Key: "want", Value: true}}}}); err != nil {
+			return fmt.Errorf("leases: %w", err)
+		}
 	}
 	wait := 2 * time.Millisecond
 	for len(held) > 0 {

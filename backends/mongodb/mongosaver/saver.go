@@ -53,8 +53,9 @@ type Options struct {
 	// Default 30s.
 	LeaseTTL time.Duration
 	// NoLeases turns the per-thread leases off: only for a database that
-	// one process alone writes, where they cost two round trips per put
-	// and serialize nothing the process does not already.
+	// one process alone writes, where they serialize nothing the process
+	// does not already (a thread's first write in a while takes its
+	// lease, a round trip; later ones keep it, see sticky.go).
 	NoLeases bool
 	// Retention, SweepInterval, OnSweep and SweepBatch are
 	// engine.Options'.
@@ -152,6 +153,20 @@ func (d *driver) setup(ctx context.Context) error {
 	return nil
 }
 
+// Close stops the retention sweeper, if any, and lets go of the thread
+// leases this Saver kept between writes (sticky.go), so that other
+// processes need not wait for them to expire. It does not disconnect the
+// client.
+func (s *Saver) Close() error {
+	err := s.Saver.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if lerr := s.d.leases.close(ctx); lerr != nil {
+		return errors.Join(err, fmt.Errorf("mongodb: close: %w", lerr))
+	}
+	return err
+}
+
 // DrainWrites returns once every put, pending write and Update of any
 // process that held a thread's lease when it began has ended (or lost its
 // lease): an erasure calls it after destroying a subject's keys, so that
@@ -163,9 +178,14 @@ func (s *Saver) DrainWrites(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	// With the lock, no write of this process runs: the leases it kept
+	// (sticky.go) go at once.
 	s.d.mu.Lock()
-	//lint:ignore SA2001 taking the lock once is the point
+	err := s.d.leases.releaseKept(ctx)
 	s.d.mu.Unlock()
+	if err != nil {
+		return fmt.Errorf("mongodb: drain writes: %w", err)
+	}
 	if err := s.d.leases.drain(ctx); err != nil {
 		return fmt.Errorf("mongodb: drain writes: %w", err)
 	}

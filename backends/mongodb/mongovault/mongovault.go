@@ -16,15 +16,38 @@
 //
 // The store is package mongostore in the same database (Python
 // MongoDBStore's persistent-store collection), with the configured
-// serializer, semantic search and TTL. Per-subject keys and the audit trail are refused by
-// vault.Open (vault.ErrUnsupported), as are the census and compaction.
+// serializer, semantic search and TTL; the URI parameter
+// memvault_ttl_index=true (TTLIndexParam) also asks the server for a TTL
+// index on expired items (mongostore.Options.TTLIndex).
+//
+// Per-subject keys (MEMVAULT_SUBJECT_*) work with their key table apart
+// from MongoDB: MEMVAULT_KEY_DSN names a PostgreSQL database (schema
+// MEMVAULT_KEY_TABLE, default memvault_keys) that every process reaches,
+// or MEMVAULT_KEY_TABLE alone a SQLite file (processes of one host only);
+// with neither vault.Open refuses (vault.ErrUnsupported). vault.Forget
+// drains the writes of every process (thread leases, the store's writer
+// lease) before it lists and deletes the subject's data.
+//
+// The audit trail (MEMVAULT_AUDIT) lives in a SQLite file named by
+// MEMVAULT_AUDIT_TABLE (required: processes of one host share it), bound
+// to the MongoDB database by an id and a mark that the chain began, kept in
+// its memvault_meta collection; once the mark is there, vault.Open refuses
+// a configuration that does not record (vault.ErrAuditRequired). Records
+// are not written in the operation's transaction (there is none across a
+// SQLite file and MongoDB), as with a SQLite trail in a file of its own.
+// The census and compaction are refused (vault.ErrUnsupported).
 package mongovault
 
 import (
 	"cmp"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
 	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -51,12 +74,57 @@ const DefaultDatabase = "checkpointing_db"
 var Schemes = []string{"mongodb", "mongodb+srv"}
 
 // Backend is what this package registers.
-var Backend = vault.Backend{Name: Name, Open: open}
+// Subjects: the saver and the store drain the writes of every process for
+// an erasure (mongosaver.Saver.DrainWrites, mongostore.Store.DrainWrites).
+// Audit: the database's id and the mark that its audit trail began are
+// documents of memvault_meta (auditMeta).
+var Backend = vault.Backend{Name: Name, Open: open, Subjects: true, Audit: true}
 
 func init() {
 	for _, s := range Schemes {
 		vault.RegisterBackend(s, Backend)
 	}
+}
+
+// TTLIndexParam is the URI parameter of memvault's own
+// ("mongodb://host/db?memvault_ttl_index=true") that sets the store's
+// mongostore.Options.TTLIndex: with a TTL (MEMVAULT_TTL_DEFAULT) the store
+// also asks the server for a TTL index on expired items. A server that
+// refuses it (FerretDB v1) leaves the store without it, saying why in a
+// warning; the sweeper deletes expired items either way. The parameter is
+// removed before the URI reaches the driver.
+const TTLIndexParam = "memvault_ttl_index"
+
+// ErrURI is wrapped by the error of a MongoDB URI whose memvault parameter
+// (TTLIndexParam) is not a boolean.
+var ErrURI = errors.New("mongovault: bad MongoDB URI parameter")
+
+// splitDSN returns dsn without memvault's parameters, for the driver, and
+// whether it asked for the TTL index. It edits the query string as text:
+// a MongoDB URI may list several hosts, which net/url does not parse.
+func splitDSN(dsn string) (string, bool, error) {
+	base, query, ok := strings.Cut(dsn, "?")
+	if !ok {
+		return dsn, false, nil
+	}
+	var kept []string
+	ttl := false
+	for _, p := range strings.Split(query, "&") {
+		k, v, _ := strings.Cut(p, "=")
+		if !strings.EqualFold(k, TTLIndexParam) {
+			kept = append(kept, p)
+			continue
+		}
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return "", false, fmt.Errorf("%w: %s=%q: want true or false", ErrURI, TTLIndexParam, v)
+		}
+		ttl = b
+	}
+	if len(kept) == 0 {
+		return base, ttl, nil
+	}
+	return base + "?" + strings.Join(kept, "&"), ttl, nil
 }
 
 // Database returns the database c names: c.Schema, else the URI's, else
@@ -65,7 +133,11 @@ func Database(c config.Config) (string, error) {
 	if c.Schema != "" {
 		return c.Schema, nil
 	}
-	cs, err := connstring.Parse(c.DSN)
+	dsn, _, err := splitDSN(c.DSN)
+	if err != nil {
+		return "", err
+	}
+	cs, err := connstring.Parse(dsn)
 	if err != nil {
 		return "", fmt.Errorf("mongovault: MEMVAULT_DSN %s: %w", vault.RedactDSN(c.DSN), err)
 	}
@@ -81,7 +153,11 @@ func open(ctx context.Context, c config.Config, o vault.BackendOptions) (*vault.
 	if err != nil {
 		return nil, err
 	}
-	client, err := mongo.Connect(options.Client().ApplyURI(c.DSN))
+	dsn, ttlIndex, err := splitDSN(c.DSN)
+	if err != nil {
+		return nil, err
+	}
+	client, err := mongo.Connect(options.Client().ApplyURI(dsn))
 	if err != nil {
 		return nil, fmt.Errorf("mongovault: MEMVAULT_DSN %s: %w", vault.RedactDSN(c.DSN), err)
 	}
@@ -125,13 +201,16 @@ func open(ctx context.Context, c config.Config, o vault.BackendOptions) (*vault.
 		_ = sv.Close()
 		return nil, err
 	}
+	am := auditMeta{db.Collection(metaCol)}
 	conn := &vault.BackendConn{
 		Saver:      sv,
 		Close:      closeClient,
 		Migrations: func(ctx context.Context) ([]vault.Migration, error) { return migrations(ctx, db) },
+		AuditMeta:  am,
+		DatabaseID: am.databaseID,
 	}
 	conn.Store = func(ctx context.Context, so vault.StoreOptions) (store.Store, error) {
-		return mongostore.New(ctx, db, mongostore.Options{Serde: so.Serde, Index: so.Index, TTL: so.TTL})
+		return mongostore.New(ctx, db, mongostore.Options{Serde: so.Serde, Index: so.Index, TTL: so.TTL, TTLIndex: ttlIndex})
 	}
 	ok = true
 	return conn, nil
@@ -161,4 +240,64 @@ func migrations(ctx context.Context, db *mongo.Database) ([]vault.Migration, err
 		out = append(out, m)
 	}
 	return out, nil
+}
+
+// metaCol holds memvault's facts about the database: its id and whether
+// its audit trail began (the memvault_meta table of SQLite and
+// PostgreSQL).
+const metaCol = "memvault_meta"
+
+// auditMeta is audit.Meta, and the database id, on metaCol.
+type auditMeta struct{ coll *mongo.Collection }
+
+const (
+	idDoc    = "database_id"
+	chainDoc = "audit_chain_began"
+)
+
+// ChainBegan implements audit.Meta; it only reads.
+func (m auditMeta) ChainBegan(ctx context.Context) (bool, error) {
+	n, err := m.coll.CountDocuments(ctx, bson.D{{Key: "_id", Value: chainDoc}})
+	if err != nil {
+		return false, fmt.Errorf("mongovault: audit mark: %w", err)
+	}
+	return n > 0, nil
+}
+
+// MarkChainBegan implements audit.Meta: an upsert, idempotent.
+func (m auditMeta) MarkChainBegan(ctx context.Context) error {
+	_, err := m.coll.UpdateOne(ctx, bson.D{{Key: "_id", Value: chainDoc}},
+		bson.D{{Key: "$setOnInsert", Value: bson.D{{Key: "at", Value: time.Now()}}}}, options.UpdateOne().SetUpsert(true))
+	if err != nil {
+		return fmt.Errorf("mongovault: audit mark: %w", err)
+	}
+	return nil
+}
+
+// databaseID returns the database's id, creating it once: of two
+// processes creating it at once, the first insert wins and both read its
+// id.
+func (m auditMeta) databaseID(ctx context.Context) (string, error) {
+	fresh := make([]byte, 16)
+	_, _ = rand.Read(fresh)
+	for attempt := 0; ; attempt++ {
+		_, err := m.coll.UpdateOne(ctx, bson.D{{Key: "_id", Value: idDoc}},
+			bson.D{{Key: "$setOnInsert", Value: bson.D{{Key: "value", Value: hex.EncodeToString(fresh)}}}}, options.UpdateOne().SetUpsert(true))
+		// Two upserts racing: the server refuses the second insert
+		// (E11000); the id is there to read.
+		if err != nil && (!mongo.IsDuplicateKeyError(err) || attempt == 3) {
+			return "", fmt.Errorf("mongovault: database id: %w", err)
+		}
+		var doc struct {
+			Value string `bson:"value"`
+		}
+		if err := m.coll.FindOne(ctx, bson.D{{Key: "_id", Value: idDoc}}).Decode(&doc); err == nil && doc.Value != "" {
+			return doc.Value, nil
+		} else if err != nil && !errors.Is(err, mongo.ErrNoDocuments) {
+			return "", fmt.Errorf("mongovault: database id: %w", err)
+		}
+		if attempt == 3 {
+			return "", fmt.Errorf("mongovault: database id: %s holds no id", metaCol)
+		}
+	}
 }

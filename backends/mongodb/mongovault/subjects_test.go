@@ -1,0 +1,97 @@
+package mongovault_test
+
+import (
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/memvault/memvault/backends/mongodb/mongotest"
+	_ "github.com/memvault/memvault/backends/mongodb/mongovault"
+	"github.com/memvault/memvault/checkpointer"
+	"github.com/memvault/memvault/config"
+	"github.com/memvault/memvault/keys"
+	"github.com/memvault/memvault/store"
+	"github.com/memvault/memvault/vault"
+)
+
+// openEnv opens vault.Open on the configuration env describes.
+func openEnv(t *testing.T, env map[string]string) (*vault.Handle, error) {
+	t.Helper()
+	c, err := config.FromLookup(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return vault.Open(t.Context(), c)
+}
+
+// TestSubjectKeysThroughConfig: per-subject keys configured through the
+// environment on a mongodb:// DSN, the key table in a SQLite file apart
+// (MEMVAULT_KEY_TABLE): vault.Open opens them (before: refused with
+// vault.ErrUnsupported), checkpoints and memories are sealed under each
+// subject's key, and Forget erases one subject's threads and memories and
+// leaves the other's readable. Without a key table named, Open refuses,
+// naming the two settings.
+func TestSubjectKeysThroughConfig(t *testing.T) {
+	ctx := t.Context()
+	env := map[string]string{
+		"MEMVAULT_DSN":                      mongotest.URI(t),
+		"MEMVAULT_SCHEMA":                   mongotest.Database(t).Name(),
+		"MEMVAULT_EMBEDDINGS":               "none",
+		"LANGGRAPH_AES_KEY":                 "0123456789abcdef0123456789abcdef",
+		"MEMVAULT_SUBJECT_THREAD_SEPARATOR": ":",
+		"MEMVAULT_SUBJECT_NAMESPACE":        "users",
+	}
+	if _, err := openEnv(t, env); !errors.Is(err, vault.ErrUnsupported) || !strings.Contains(err.Error(), "MEMVAULT_KEY_DSN") {
+		t.Fatalf("Open with per-subject keys and no key table: %v; want ErrUnsupported naming MEMVAULT_KEY_DSN", err)
+	}
+	env["MEMVAULT_KEY_TABLE"] = filepath.Join(t.TempDir(), "keys.db")
+	h, err := openEnv(t, env)
+	if err != nil {
+		t.Fatalf("Open with per-subject keys on MongoDB: %v", err)
+	}
+	defer h.Close()
+	if h.Keys == nil {
+		t.Fatal("Open with per-subject keys: no key hierarchy")
+	}
+	for _, subject := range []string{"ann", "bob"} {
+		cp := &checkpointer.Checkpoint{V: 4, ID: checkpointer.NewID(0), TS: time.Now(),
+			ChannelValues: map[string]any{"notes": subject + " is allergic to peanuts"}, ChannelVersions: map[string]string{"notes": h.Saver.NextVersion("")}}
+		if _, err := h.Saver.Put(ctx, checkpointer.Config{ThreadID: subject + ":1"}, cp, checkpointer.Metadata{}, cp.ChannelVersions); err != nil {
+			t.Fatal(err)
+		}
+		if err := h.Store.Put(ctx, store.Namespace{"users", subject}, "diet", map[string]any{"text": "no peanuts"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := h.Forget(ctx, "ann"); err != nil {
+		t.Fatalf("Forget: %v", err)
+	}
+	if tu, err := h.Saver.GetTuple(ctx, checkpointer.Config{ThreadID: "ann:1"}); err != nil || tu != nil {
+		t.Fatalf("ann's thread after Forget: %v, %v; want none", tu, err)
+	}
+	if it, err := h.Store.Get(ctx, store.Namespace{"users", "ann"}, "diet"); err != nil || it != nil {
+		t.Fatalf("ann's memory after Forget: %v, %v; want none", it, err)
+	}
+	cp := &checkpointer.Checkpoint{V: 4, ID: checkpointer.NewID(1), TS: time.Now(),
+		ChannelValues: map[string]any{"notes": "again"}, ChannelVersions: map[string]string{"notes": h.Saver.NextVersion("")}}
+	if _, err := h.Saver.Put(ctx, checkpointer.Config{ThreadID: "ann:2"}, cp, checkpointer.Metadata{}, cp.ChannelVersions); !errors.Is(err, keys.ErrSubjectErased) {
+		t.Fatalf("put of the erased subject: %v; want keys.ErrSubjectErased", err)
+	}
+	tu, err := h.Saver.GetTuple(ctx, checkpointer.Config{ThreadID: "bob:1"})
+	if err != nil || tu == nil || tu.Checkpoint.ChannelValues["notes"] != "bob is allergic to peanuts" {
+		t.Fatalf("bob's thread after ann's erasure: %v, %v", tu, err)
+	}
+	if it, err := h.Store.Get(ctx, store.Namespace{"users", "bob"}, "diet"); err != nil || it == nil {
+		t.Fatalf("bob's memory after ann's erasure: %v, %v", it, err)
+	}
+	_ = h.Close()
+	// A process without the subject's key table opens nothing sealed
+	// under it: the key check refuses.
+	env["MEMVAULT_KEY_TABLE"] = filepath.Join(t.TempDir(), "other-keys.db")
+	if h2, err := openEnv(t, env); err == nil {
+		_ = h2.Close()
+		t.Fatal("Open with an empty key table over data sealed under subjects' keys succeeded")
+	}
+}
