@@ -167,6 +167,18 @@ type Config struct {
 	// until its next call, Flush or Close. A crash loses at most the
 	// queued writes; Handle.Close writes them.
 	Durability durable.Mode
+	// GroupCommit, 2 or more, commits concurrent callers' checkpoint
+	// writes — any threads — together, up to GroupCommit in one
+	// transaction, each succeeding or failing on its own
+	// (MEMVAULT_GROUP_COMMIT; 0, the default, commits each write alone;
+	// sqlitesaver.Options.GroupCommit, pgsaver.Options.GroupCommit). It
+	// pays where each commit syncs the disk: SQLite with SQLiteFullSync.
+	GroupCommit int
+	// SQLiteFullSync syncs SQLite's write-ahead log on every commit
+	// (MEMVAULT_SQLITE_FULL_SYNC=true; sqlitesaver.Options.FullSync): a
+	// power loss then loses no acknowledged write. Off, a crash of the
+	// process loses none, a power loss the last commits.
+	SQLiteFullSync bool
 	// Subjects turns on per-subject data keys (package keys): a thread's
 	// subject is the part of its id before MEMVAULT_SUBJECT_THREAD_SEPARATOR
 	// (such as ":"), or the value of the checkpoint metadata key
@@ -225,6 +237,10 @@ type Config struct {
 func (c Config) SubjectsOn() bool {
 	return c.Subjects.ThreadSeparator != "" || c.Subjects.ThreadMetadataKey != "" || len(c.Subjects.Prefixes()) > 0
 }
+
+// MaxGroupCommit bounds MEMVAULT_GROUP_COMMIT: more writes per
+// transaction only lengthen the wait of the first.
+const MaxGroupCommit = 1024
 
 // Defaults used by Default and FromEnv.
 const (
@@ -395,6 +411,20 @@ func FromLookup(lookup func(string) (string, bool)) (Config, error) {
 			return c, fmt.Errorf("config: MEMVAULT_DURABILITY=%q: want sync, async or exit", v)
 		}
 		c.Durability = m
+	}
+	if v, ok := get("MEMVAULT_GROUP_COMMIT"); ok && v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 || n == 1 || n > MaxGroupCommit {
+			return c, fmt.Errorf("config: MEMVAULT_GROUP_COMMIT=%q: want 0 (off) or a number of writes from 2 to %d", v, MaxGroupCommit)
+		}
+		c.GroupCommit = n
+	}
+	if v, ok := get("MEMVAULT_SQLITE_FULL_SYNC"); ok && v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return c, fmt.Errorf("config: MEMVAULT_SQLITE_FULL_SYNC=%q: want true or false", v)
+		}
+		c.SQLiteFullSync = b
 	}
 	if v, ok := lookup("MEMVAULT_SUBJECT_THREAD_SEPARATOR"); ok && v != "" {
 		c.Subjects.ThreadSeparator = v // not trimmed: " " is a separator

@@ -64,9 +64,13 @@ func TestFromLookupErrorsNameTheVariable(t *testing.T) {
 		"MEMVAULT_VERSIONS":                 {"MEMVAULT_VERSIONS": "float"},
 		"MEMVAULT_EMBEDDINGS":               {"MEMVAULT_EMBEDDINGS": "hash:x"},
 		"MEMVAULT_DISTANCE":                 {"MEMVAULT_DISTANCE": "manhattan"},
+		"MEMVAULT_GROUP_COMMIT":             {"MEMVAULT_GROUP_COMMIT": "1"},
+		"MEMVAULT_GROUP_COMMIT ":            {"MEMVAULT_GROUP_COMMIT": "-2"},
+		"MEMVAULT_GROUP_COMMIT  ":           {"MEMVAULT_GROUP_COMMIT": "99999999999999999999"},
+		"MEMVAULT_SQLITE_FULL_SYNC":         {"MEMVAULT_SQLITE_FULL_SYNC": "always"},
 		"LANGGRAPH_AES_KEY":                 {"MEMVAULT_ENCRYPTION": "envelope"},
 	} {
-		if _, err := FromLookup(lookup(env)); err == nil || !strings.Contains(err.Error(), name) {
+		if _, err := FromLookup(lookup(env)); err == nil || !strings.Contains(err.Error(), strings.TrimSpace(name)) {
 			t.Errorf("%v: err = %v, want it to name %s", env, err, name)
 		}
 	}

@@ -812,6 +812,7 @@ func openSQLite(ctx context.Context, c config.Config, h *Handle) error {
 		return err
 	}
 	sv, err := sqlitesaver.Open(ctx, c.DBPath, sqlitesaver.Options{Serde: h.Serde, VersionStyle: c.Versions,
+		GroupCommit: c.GroupCommit, FullSync: c.SQLiteFullSync,
 		Retention: c.Retention, SweepInterval: c.RetentionSweepInterval})
 	if err != nil {
 		return err
@@ -893,7 +894,7 @@ func openPostgres(ctx context.Context, c config.Config, h *Handle) error {
 	if err := openKeys(ctx, c, h, pool); err != nil {
 		return err
 	}
-	sv, err := pgsaver.New(pool, pgsaver.Options{Schema: c.Schema, Serde: h.Serde, VersionStyle: c.Versions,
+	sv, err := pgsaver.New(pool, pgsaver.Options{Schema: c.Schema, Serde: h.Serde, VersionStyle: c.Versions, GroupCommit: c.GroupCommit,
 		Retention: c.Retention, SweepInterval: c.RetentionSweepInterval})
 	if err != nil {
 		return err

@@ -151,3 +151,13 @@ func (s *Saver) putWrites(ctx context.Context, w *checkpointer.WriteRows) error 
 	}
 	return s.group.do(ctx, checkpointer.GroupOp{Writes: w}, func() error { return s.d.PutWrites(ctx, w) })
 }
+
+// GroupCommit returns how many writes one group commit stores at most;
+// 0 when group commit is off (Options.GroupCommit below 2, or a driver
+// that cannot write groups).
+func (s *Saver) GroupCommit() int {
+	if s.group == nil {
+		return 0
+	}
+	return s.group.max
+}
