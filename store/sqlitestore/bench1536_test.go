@@ -132,9 +132,10 @@ func percentile(d []time.Duration, p float64) float64 {
 func BenchmarkSearch1536(b *testing.B) {
 	items, dims := benchEnvInt("MEMVAULT_BENCH_ITEMS", 2000), benchEnvInt("MEMVAULT_BENCH_DIMS", 1536)
 	const k, queries = 10, 100
-	// The name carries the code and snapshot formats: a build whose index
-	// formats changed builds a database of its own.
-	path := filepath.Join(os.TempDir(), fmt.Sprintf("memvault-bench-sqlite-%s-%s.db", strings.ReplaceAll(newClustered(items, dims).Name(), ":", "-"), vecindex.FormatTag()))
+	// The name carries the code and snapshot formats and the schema
+	// version: a build whose index formats or tables changed builds a
+	// database of its own.
+	path := filepath.Join(os.TempDir(), fmt.Sprintf("memvault-bench-sqlite-%s-%s-s%d.db", strings.ReplaceAll(newClustered(items, dims).Name(), ":", "-"), vecindex.FormatTag(), len(migrations)))
 	if _, err := os.Stat(path); err != nil {
 		b.Logf("building %s", path)
 		cmd := exec.Command(os.Args[0], "-test.run=^TestBuildBench1536$", "-test.count=1")
