@@ -252,10 +252,12 @@ func BenchmarkSearch1536(b *testing.B) {
 	}
 
 	j := 0
+	cpu := reportCPU(b) // the process's CPU time a search: less sensitive to a loaded machine than its latency
 	for b.Loop() {
 		search(s, 1+j%queries)
 		j++
 	}
+	cpu()
 	// Below vecindex.SnapshotMinCodes no snapshot is written: the store reads every
 	// code row, which is quick at that size.
 	if want := min(1, int64(items/vecindex.SnapshotMinCodes)); s.cache.Stats.Snapshots.Load() != want {
@@ -274,6 +276,9 @@ func BenchmarkSearch1536(b *testing.B) {
 	b.ReportMetric(hwm, "hwm-MB")
 	b.ReportMetric(anon, "rss-anon-MB")
 	b.ReportMetric(file, "rss-file-MB")
+	if fi, err := os.Stat(path); err == nil {
+		b.ReportMetric(float64(fi.Size())/1e6, "db-MB")
+	}
 	b.ReportMetric(ms(baseLat[0]), "exact-first-ms")
 	b.ReportMetric(percentile(baseLat, 0.5), "exact-p50-ms")
 

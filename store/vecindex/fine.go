@@ -20,8 +20,9 @@ import (
 // dense topic, which share most of their sign bits (one user's memories;
 // issue 32), and read the vectors of only those that can still rank.
 // The fine part is not held in memory (d bytes a vector, 8 times the
-// sign bits): a search reads it from the code rows of the candidates the
-// sign bits leave, a few hundred rows of under 2 KiB, in its read.
+// sign bits): a search reads it from the storage (Source.Codes) for the
+// candidates the sign bits leave, about the items of the query's topic
+// (1 450 a search at 20 000 × 1 536 in 16 topics), in its read.
 // Four bits a dimension bounded about 200 items of a 1 250-item topic
 // above the tenth score (each then read and scored exactly); eight bound
 // a few.
