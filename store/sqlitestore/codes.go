@@ -206,16 +206,32 @@ func (t *tx) putCode(ctx context.Context, st *sql.Stmt, code []byte, args ...any
 	return n, err
 }
 
+// codesBatch is how many items tx.Codes reads in one query.
+const codesBatch = 200
+
+// sqlCodes reads the code rows of codesBatch items with their fine parts.
+var sqlCodes = func() string {
+	in, _ := keysIn(make([]store.RowKey, codesBatch))
+	return `SELECT c.prefix, c.key, c.updated_at, c.code, f.fine
+		FROM store_vector_codes c LEFT JOIN store_vector_fine f
+		ON f.prefix = c.prefix AND f.key = c.key AND f.field_name = c.field_name
+		WHERE ` + strings.Replace(in, "(prefix, key)", "(c.prefix, c.key)", 1)
+}()
+
 // Codes reads the code rows of keys with their fine parts, in one query
 // a batch, and hands each as the blob EncodeCode made (vecindex.JoinCode).
 func (t *tx) Codes(ctx context.Context, keys []store.RowKey, fn func(k store.RowKey, updated int64, code []byte)) error {
 	var joined []byte
-	for start := 0; start < len(keys); start += 200 {
-		in, args := keysIn(keys[start:min(len(keys), start+200)])
-		rs, err := t.QueryContext(ctx, `SELECT c.prefix, c.key, c.updated_at, c.code, f.fine
-			FROM store_vector_codes c LEFT JOIN store_vector_fine f
-			ON f.prefix = c.prefix AND f.key = c.key AND f.field_name = c.field_name
-			WHERE `+strings.Replace(in, "(prefix, key)", "(c.prefix, c.key)", 1), args...)
+	st := t.StmtContext(ctx, t.rs.codes)
+	args := make([]any, 2*codesBatch)
+	for start := 0; start < len(keys); start += codesBatch {
+		batch := keys[start:min(len(keys), start+codesBatch)]
+		for i := range codesBatch {
+			// A short batch repeats its last key: IN matches each row once.
+			k := batch[min(i, len(batch)-1)]
+			args[2*i], args[2*i+1] = k.NS, k.Key
+		}
+		rs, err := st.QueryContext(ctx, args...)
 		if err != nil {
 			return err
 		}

@@ -12,6 +12,10 @@ import (
 // transaction reuses each connection's compiled copy (sql.Tx.StmtContext).
 type readStmts struct {
 	get, gen *sql.Stmt
+	// codes reads codesBatch items' code rows with their fine parts
+	// (tx.Codes): prepared once, where building the statement for each
+	// batch of a search was a sixth of the time it spent reading codes.
+	codes *sql.Stmt
 }
 
 // stmts are the store's hot statements. Reads run in read transactions
@@ -82,7 +86,7 @@ func prepare(ctx context.Context, db *sqlitedb.DB) (*stmts, error) {
 		return s
 	}
 	reads := func(pool *sql.DB) *readStmts {
-		return &readStmts{get: p(pool, sqlGet), gen: p(pool, sqlGen)}
+		return &readStmts{get: p(pool, sqlGet), gen: p(pool, sqlGen), codes: p(pool, sqlCodes)}
 	}
 	r, w := db.Reader(), db.Writer()
 	st.w = reads(w)
