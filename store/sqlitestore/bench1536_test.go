@@ -132,9 +132,10 @@ func percentile(d []time.Duration, p float64) float64 {
 func BenchmarkSearch1536(b *testing.B) {
 	items, dims := benchEnvInt("MEMVAULT_BENCH_ITEMS", 2000), benchEnvInt("MEMVAULT_BENCH_DIMS", 1536)
 	const k, queries = 10, 100
-	// The name carries the code and snapshot formats: a build whose index
-	// formats changed builds a database of its own.
-	path := filepath.Join(os.TempDir(), fmt.Sprintf("memvault-bench-sqlite-%s-%s.db", strings.ReplaceAll(newClustered(items, dims).Name(), ":", "-"), vecindex.FormatTag()))
+	// The name carries the code and snapshot formats and the schema
+	// version: a build whose index formats or tables changed builds a
+	// database of its own.
+	path := filepath.Join(os.TempDir(), fmt.Sprintf("memvault-bench-sqlite-%s-%s-s%d.db", strings.ReplaceAll(newClustered(items, dims).Name(), ":", "-"), vecindex.FormatTag(), len(migrations)))
 	if _, err := os.Stat(path); err != nil {
 		b.Logf("building %s", path)
 		cmd := exec.Command(os.Args[0], "-test.run=^TestBuildBench1536$", "-test.count=1")
@@ -251,10 +252,12 @@ func BenchmarkSearch1536(b *testing.B) {
 	}
 
 	j := 0
+	cpu := reportCPU(b) // the process's CPU time a search: less sensitive to a loaded machine than its latency
 	for b.Loop() {
 		search(s, 1+j%queries)
 		j++
 	}
+	cpu()
 	// Below vecindex.SnapshotMinCodes no snapshot is written: the store reads every
 	// code row, which is quick at that size.
 	if want := min(1, int64(items/vecindex.SnapshotMinCodes)); s.cache.Stats.Snapshots.Load() != want {
@@ -273,6 +276,9 @@ func BenchmarkSearch1536(b *testing.B) {
 	b.ReportMetric(hwm, "hwm-MB")
 	b.ReportMetric(anon, "rss-anon-MB")
 	b.ReportMetric(file, "rss-file-MB")
+	if fi, err := os.Stat(path); err == nil {
+		b.ReportMetric(float64(fi.Size())/1e6, "db-MB")
+	}
 	b.ReportMetric(ms(baseLat[0]), "exact-first-ms")
 	b.ReportMetric(percentile(baseLat, 0.5), "exact-p50-ms")
 

@@ -3,6 +3,7 @@ package sqlitestore
 import (
 	"context"
 	"database/sql"
+	"strings"
 	"time"
 
 	"github.com/memvault/memvault/store"
@@ -186,24 +187,66 @@ func (t *tx) Changed(ctx context.Context, since int64, limit int) (keys []store.
 	return keys, false, rs.Err()
 }
 
+// putCode writes a code EncodeCode made as a code row of its sign bits
+// (format 2, which fits the page) with st, whose arguments are args
+// (prefix, key, field_name first) and the code, and its fine part to
+// store_vector_fine (see migrations/store/07_fine_table.sql); a code
+// without fine part leaves none behind. It returns the code rows written.
+func (t *tx) putCode(ctx context.Context, st *sql.Stmt, code []byte, args ...any) (int64, error) {
+	signs, fine := vecindex.SplitCode(code)
+	n, err := t.exec(ctx, st, append(args, signs)...)
+	if err != nil || n == 0 {
+		return n, err
+	}
+	if fine == nil {
+		_, err = t.ExecContext(ctx, `DELETE FROM store_vector_fine WHERE prefix = ? AND key = ? AND field_name = ?`, args[0], args[1], args[2])
+		return n, err
+	}
+	_, err = t.exec(ctx, t.d.st.putFine, args[0], args[1], args[2], fine)
+	return n, err
+}
+
+// codesBatch is how many items tx.Codes reads in one query.
+const codesBatch = 200
+
+// sqlCodes reads the code rows of codesBatch items with their fine parts.
+var sqlCodes = func() string {
+	in, _ := keysIn(make([]store.RowKey, codesBatch))
+	return `SELECT c.prefix, c.key, c.updated_at, c.code, f.fine
+		FROM store_vector_codes c LEFT JOIN store_vector_fine f
+		ON f.prefix = c.prefix AND f.key = c.key AND f.field_name = c.field_name
+		WHERE ` + strings.Replace(in, "(prefix, key)", "(c.prefix, c.key)", 1)
+}()
+
+// Codes reads the code rows of keys with their fine parts, in one query
+// a batch, and hands each as the blob EncodeCode made (vecindex.JoinCode).
 func (t *tx) Codes(ctx context.Context, keys []store.RowKey, fn func(k store.RowKey, updated int64, code []byte)) error {
-	for start := 0; start < len(keys); start += 200 {
-		in, args := keysIn(keys[start:min(len(keys), start+200)])
-		rs, err := t.QueryContext(ctx, `SELECT prefix, key, updated_at, code FROM store_vector_codes WHERE `+in, args...)
+	var joined []byte
+	st := t.StmtContext(ctx, t.rs.codes)
+	args := make([]any, 2*codesBatch)
+	for start := 0; start < len(keys); start += codesBatch {
+		batch := keys[start:min(len(keys), start+codesBatch)]
+		for i := range codesBatch {
+			// A short batch repeats its last key: IN matches each row once.
+			k := batch[min(i, len(batch)-1)]
+			args[2*i], args[2*i+1] = k.NS, k.Key
+		}
+		rs, err := st.QueryContext(ctx, args...)
 		if err != nil {
 			return err
 		}
 		for rs.Next() {
 			var (
-				k   store.RowKey
-				upd int64
-				b   sql.RawBytes
+				k       store.RowKey
+				upd     int64
+				b, fine sql.RawBytes
 			)
-			if err := rs.Scan(&k.NS, &k.Key, &upd, &b); err != nil {
+			if err := rs.Scan(&k.NS, &k.Key, &upd, &b, &fine); err != nil {
 				rs.Close()
 				return err
 			}
-			fn(k, upd, b)
+			joined = vecindex.JoinCode(joined[:0], b, fine)
+			fn(k, upd, joined)
 		}
 		err = rs.Err()
 		rs.Close()
@@ -381,10 +424,14 @@ func (t *tx) SampleVectors(ctx context.Context, limit int, fn func([]float32)) e
 
 func (t *tx) Recode(ctx context.Context, gen int64, centre []float32, code func([]float32) []byte) error {
 	var cov vecindex.Coverage
+	// The fine parts first, in one pass: the trigger that deletes a code
+	// row's fine part then finds none.
+	if _, err := t.ExecContext(ctx, `DELETE FROM store_vector_fine`); err != nil {
+		return err
+	}
 	if _, err := t.ExecContext(ctx, `DELETE FROM store_vector_codes`); err != nil {
 		return err
 	}
-	ins := t.StmtContext(ctx, t.d.st.insCode)
 	type row struct {
 		ns, key, field string
 		upd            int64
@@ -430,7 +477,7 @@ func (t *tx) Recode(ctx context.Context, gen int64, centre []float32, code func(
 			if r.code == nil {
 				continue
 			}
-			if _, err := ins.ExecContext(ctx, r.ns, r.key, r.field, r.upd, r.code); err != nil {
+			if _, err := t.putCode(ctx, t.d.st.insCode, r.code, r.ns, r.key, r.field, r.upd); err != nil {
 				return err
 			}
 			if k := (store.RowKey{NS: r.ns, Key: r.key}); cov.Items == 0 || k != last {

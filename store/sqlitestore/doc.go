@@ -63,10 +63,12 @@
 // the store's mean vector, with three norms;
 // store_vector_codes, written in the vector's transaction), which an
 // in-process index keeps in contiguous arrays (about 208 bytes per
-// 1536-dimension vector, Options.VectorCacheBytes). A code row also
-// holds an 8-bit quantization of the rotated vector (d bytes, not kept in
-// memory). A search bounds every item's score from its sign bits, bounds
-// the best of them again from the 8-bit part of their code rows (inside
+// 1536-dimension vector, Options.VectorCacheBytes). Each code also has
+// an 8-bit quantization of the rotated vector (d + 8 bytes, not kept in
+// memory), in a table of its own keyed as the code row
+// (store_vector_fine), so that code rows fit SQLite's page. A search
+// bounds every item's score from its sign bits, bounds the best of them
+// again from their 8-bit parts, read by key in one query a batch (inside
 // one dense topic, whose items share most sign bits, only these tell the
 // items apart), then reads from store_vectors and scores exactly the
 // items of highest bound until no remaining bound can beat the page's

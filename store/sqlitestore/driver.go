@@ -317,7 +317,7 @@ func (t *tx) Put(ctx context.Context, w store.RowWrite) error {
 			return err
 		}
 		if v.Code != nil {
-			if _, err := t.exec(ctx, t.d.st.putCode, ns, key, field, v.Code); err != nil {
+			if _, err := t.putCode(ctx, t.d.st.putCode, v.Code, ns, key, field); err != nil {
 				return err
 			}
 			coded = true

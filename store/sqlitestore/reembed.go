@@ -84,16 +84,12 @@ func (s *Store) reembedWrite(ctx context.Context, t *tx, updates []items.VectorU
 			u.Prefix, u.Key).Scan(&had); err != nil {
 			return err
 		}
-		res, err := t.ExecContext(ctx, `INSERT OR REPLACE INTO store_vector_codes (prefix, key, field_name, updated_at, code)
-			SELECT prefix, key, field_name, updated_at, ? FROM store_vectors WHERE prefix = ? AND key = ? AND field_name = ?`,
-			vecindex.EncodeCode(u.Vector, cw.centre), u.Prefix, u.Key, u.Field)
+		n, err := t.putCode(ctx, t.d.st.reembedCode, vecindex.EncodeCode(u.Vector, cw.centre), u.Prefix, u.Key, u.Field)
 		if err != nil {
 			return err
 		}
 		k := store.RowKey{NS: u.Prefix, Key: u.Key}
-		if n, err := res.RowsAffected(); err != nil {
-			return err
-		} else if n > 0 && !had {
+		if n > 0 && !had {
 			cw.cov.Cov.Add(vecindex.ItemHash(k))
 		}
 		cw.keys = append(cw.keys, k)

@@ -1,6 +1,7 @@
 package vecindex
 
 import (
+	"bytes"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -142,6 +143,59 @@ func FuzzDecodeFine(f *testing.F) {
 			e := NewEstimator(dist, q, nil)
 			if est := e.estimateFine(&fn, &m); math.IsNaN(float64(est)) {
 				t.Fatalf("%s estimate is NaN", dist)
+			}
+		}
+	})
+}
+
+// FuzzSplitJoinCode feeds arbitrary blobs to SplitCode and arbitrary
+// halves to JoinCode (the rows of a storage that keeps the fine parts
+// apart, which a damaged or hostile file may hold): neither panics, a
+// split blob joins back to itself, the sign half of a split is a format-2
+// code of the same dimensions, and a join of halves that do not fit
+// returns the code half unchanged.
+func FuzzSplitJoinCode(f *testing.F) {
+	r := rand.New(rand.NewPCG(4, 4))
+	for _, d := range []int{1, 63, 64, 65, 1536} {
+		b := EncodeCode(unitGauss(r, d), unitGauss(r, d))
+		code, fine := SplitCode(b)
+		f.Add(b, code, fine)
+	}
+	f.Add([]byte{3, 0}, []byte{2, 0}, []byte{})
+	f.Fuzz(func(t *testing.T, b, code, fine []byte) {
+		c, fn := SplitCode(b)
+		if fn == nil {
+			if !bytes.Equal(c, b) {
+				t.Fatal("a blob without fine part split into something else")
+			}
+		} else {
+			if j := JoinCode(nil, c, fn); !bytes.Equal(j, b) {
+				t.Fatalf("split and joined: %x, want %x", j, b)
+			}
+			if c[0] != codeFormat || b[0] != codeFormatFine {
+				t.Fatalf("split a format %d blob into a format %d code", b[0], c[0])
+			}
+			d := len(fn) - fineHeader
+			if _, _, ok := decodeCode(nil, b, d); ok {
+				if _, _, ok := decodeCode(nil, c, d); !ok {
+					t.Fatal("the sign half of a valid code does not decode")
+				}
+			}
+		}
+		j := JoinCode([]byte{9}, code, fine)
+		if j[0] != 9 {
+			t.Fatal("JoinCode overwrote dst")
+		}
+		if !bytes.Equal(j[1:], code) {
+			w, d := (len(code)-codeHeader)/8, len(fine)-fineHeader
+			if len(j) != 1+len(code)+len(fine) || j[1] != codeFormatFine || code[0] != codeFormat || codeWords(d) != w {
+				t.Fatalf("joined %d and %d bytes into %d", len(code), len(fine), len(j)-1)
+			}
+		}
+		if fn, m, ok := decodeFine(j[1:], len(fine)-fineHeader); ok {
+			e := NewEstimator(store.Cosine, append(make([]float32, len(fn.levels)-1), 1), nil)
+			if est := e.estimateFine(&fn, &m); math.IsNaN(float64(est)) {
+				t.Fatal("estimate is NaN")
 			}
 		}
 	})
