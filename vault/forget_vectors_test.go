@@ -23,6 +23,7 @@ import (
 	"github.com/memvault/memvault/memvaulttest/testkeys"
 	"github.com/memvault/memvault/store"
 	"github.com/memvault/memvault/store/sqlitestore"
+	"github.com/memvault/memvault/store/vecindex"
 )
 
 const dave = "Dave is allergic to shellfish and takes metformin for his asthma"
@@ -240,17 +241,27 @@ func copyVectors(t *testing.T, h *Handle, c config.Config) copiedVectors {
 		out.vectors[ns+"/"+key] = floats(blob)
 	}
 	rows.Close()
-	rows, err = db.Query(`SELECT prefix, key, code FROM store_vector_codes`)
+	// A code's sign bits and its 8-bit part live in two tables; the
+	// attacker joins them back into the format-3 code.
+	withFine := 0
+	rows, err = db.Query(`SELECT c.prefix, c.key, c.code, f.fine FROM store_vector_codes c
+		LEFT JOIN store_vector_fine f ON f.prefix = c.prefix AND f.key = c.key AND f.field_name = c.field_name`)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for rows.Next() {
 		var ns, key string
-		var code []byte
-		if err := rows.Scan(&ns, &key, &code); err != nil {
+		var code, fine []byte
+		if err := rows.Scan(&ns, &key, &code, &fine); err != nil {
 			t.Fatal(err)
 		}
-		out.codes[ns+"/"+key] = code
+		out.codes[ns+"/"+key] = vecindex.JoinCode(nil, code, fine)
+		if fine != nil {
+			withFine++
+		}
+	}
+	if withFine == 0 && len(out.codes) > 0 {
+		t.Fatal("no stored code has its 8-bit part: the attack would read sign bits only")
 	}
 	rows.Close()
 	var centre []byte
