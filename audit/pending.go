@@ -225,3 +225,34 @@ func (t *Trail) chainPending(ctx context.Context, batch []*request) (int, error)
 	}, batch)
 	return n, err
 }
+
+// recordRead makes e, the record of a read, durable as a pending record
+// committed by itself (PendingTable.AddPending: one INSERT, one commit),
+// and has the chainer link it shortly after. A read changes nothing, so
+// its record need not commit with anything; as a pending row it takes no
+// trail lock and reads no chain head, so concurrent readers' records
+// commit side by side (on PostgreSQL the server groups their WAL flushes)
+// instead of queueing for the chain's one appender. ok is false when the
+// table keeps no pending records: the caller appends instead (LogAll).
+func (t *Trail) recordRead(ctx context.Context, e Entry) (ok bool, err error) {
+	pt, isPending := t.pendingTable()
+	if !isPending {
+		return false, nil
+	}
+	if e, err = e.normalized(); err != nil {
+		return true, err
+	}
+	if err := t.readyToRecord(ctx, []Entry{e}); err != nil {
+		return true, err
+	}
+	who := Principal(ctx)
+	if err := CheckPrincipal(who); err != nil {
+		return true, err
+	}
+	p := t.pendingOf(e, who, t.now().UTC().Truncate(time.Microsecond))
+	if err := pt.AddPending(ctx, []Pending{p}); err != nil {
+		return true, fmt.Errorf("audit: record of a read: %w", err)
+	}
+	t.chainSoon()
+	return true, nil
+}

@@ -52,6 +52,15 @@ func (s *Store) log(ctx context.Context, op string, ns store.Namespace, key stri
 	return s.trail.LogAll(ctx, []Entry{e})
 }
 
+// logRead records e, a read or a search, as Saver.logRead does: pending,
+// committed by itself, when the trail keeps pending records.
+func (s *Store) logRead(ctx context.Context, e Entry) error {
+	if ok, err := s.trail.recordRead(ctx, e); ok {
+		return err
+	}
+	return s.trail.LogAll(ctx, []Entry{e})
+}
+
 // entry is the record of op on ns/key, its subject and key resolved. A
 // namespace or key no store can hold fails as the store would fail it
 // (store.ErrInvalidNamespace, store.ErrInvalidKey), before anything is
@@ -77,15 +86,19 @@ func (s *Store) entry(op string, ns store.Namespace, key string) (Entry, error) 
 	return e, nil
 }
 
-// Get implements store.Store.
+// Get implements store.Store: recorded as a read while the read runs;
+// the item is returned once its record is durable, and not when the
+// record fails (as Saver.GetTuple). Search and ListItems alike.
 func (s *Store) Get(ctx context.Context, ns store.Namespace, key string, opts ...store.GetOption) (*store.Item, error) {
 	if s.closed.Load() {
 		return nil, errClosed
 	}
-	if err := s.log(ctx, OpItemRead, ns, key); err != nil {
+	e, err := s.entry(OpItemRead, ns, key)
+	if err != nil {
 		return nil, err
 	}
-	return s.inner.Get(ctx, ns, key, opts...)
+	return whileRecorded(ctx, func(ctx context.Context) error { return s.logRead(ctx, e) },
+		func(ctx context.Context) (*store.Item, error) { return s.inner.Get(ctx, ns, key, opts...) })
 }
 
 // Put implements store.Store.
@@ -115,10 +128,12 @@ func (s *Store) Search(ctx context.Context, prefix store.Namespace, opt store.Se
 	if s.closed.Load() {
 		return nil, errClosed
 	}
-	if err := s.log(ctx, OpItemSearch, prefix, ""); err != nil {
+	e, err := s.entry(OpItemSearch, prefix, "")
+	if err != nil {
 		return nil, err
 	}
-	return s.inner.Search(ctx, prefix, opt)
+	return whileRecorded(ctx, func(ctx context.Context) error { return s.logRead(ctx, e) },
+		func(ctx context.Context) ([]store.SearchItem, error) { return s.inner.Search(ctx, prefix, opt) })
 }
 
 // ListNamespaces implements store.Store; it decrypts nothing and is not
@@ -176,10 +191,12 @@ func (s *Store) listItems(ctx context.Context, ns store.Namespace, opt store.Lis
 	if !ok {
 		return nil, unsupported(s.inner, "list items")
 	}
-	if err := s.log(ctx, OpItemRead, ns, ""); err != nil {
+	e, err := s.entry(OpItemRead, ns, "")
+	if err != nil {
 		return nil, err
 	}
-	return l.ListItems(ctx, ns, opt)
+	return whileRecorded(ctx, func(ctx context.Context) error { return s.logRead(ctx, e) },
+		func(ctx context.Context) ([]store.Item, error) { return l.ListItems(ctx, ns, opt) })
 }
 
 // deletePrefix implements store.PrefixDeleter.

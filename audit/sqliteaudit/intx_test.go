@@ -104,3 +104,45 @@ func TestKillAuditedWriter(t *testing.T) {
 		})
 	}
 }
+
+// TestReads: on SQLite, with the trail in the data file, a read's record
+// is a pending record committed by itself (audittest.RunReads).
+func TestReads(t *testing.T) {
+	audittest.RunReads(t, func(t *testing.T) audittest.InTx {
+		return inTx(t, filepath.Join(t.TempDir(), "data.db"))
+	})
+}
+
+// killReadEnv names the data file TestKillAuditedReaderChild reads.
+const killReadEnv = "MEMVAULT_SQLITEAUDIT_KILL_READ_DB"
+
+// TestKillAuditedReaderChild is the process TestKillAuditedReader kills.
+func TestKillAuditedReaderChild(t *testing.T) {
+	path := os.Getenv(killReadEnv)
+	if path == "" {
+		t.Skip("child process of TestKillAuditedReader")
+	}
+	e := inTx(t, path)
+	err := audittest.ReadCheckpointsUntilKilled(e.Saver)
+	fmt.Fprintln(os.Stderr, "reader:", err)
+	os.Exit(2)
+}
+
+// TestKillAuditedReader kills (SIGKILL) a process in the middle of audited
+// reads on a SQLite file holding the trail: the trail verifies as left,
+// and every acknowledged read has its record once what was left pending
+// is chained.
+func TestKillAuditedReader(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns a child process")
+	}
+	for round := range 3 {
+		t.Run(fmt.Sprint(round), func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "data.db")
+			inTx(t, path) // creates the tables before the child starts
+			cmd := exec.Command(os.Args[0], "-test.run=^TestKillAuditedReaderChild$", "-test.count=1")
+			cmd.Env = append(os.Environ(), killReadEnv+"="+path)
+			audittest.KillCheckpointReader(t, cmd, 300+round*250, func(t *testing.T) audittest.InTx { return inTx(t, path) })
+		})
+	}
+}
