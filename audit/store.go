@@ -101,15 +101,21 @@ func (s *Store) Get(ctx context.Context, ns store.Namespace, key string, opts ..
 		func(ctx context.Context) (*store.Item, error) { return s.inner.Get(ctx, ns, key, opts...) })
 }
 
-// Put implements store.Store.
+// Put implements store.Store (recorded as a write: in the put's own
+// transaction when the trail can, see writeCtx). Delete and PutIf alike.
 func (s *Store) Put(ctx context.Context, ns store.Namespace, key string, value map[string]any, opts ...store.PutOption) error {
 	if s.closed.Load() {
 		return errClosed
 	}
-	if err := s.log(ctx, OpItemWrite, ns, key); err != nil {
+	wctx, inTx, err := s.writeCtx(ctx, OpItemWrite, ns, key)
+	if err != nil {
 		return err
 	}
-	return s.inner.Put(ctx, ns, key, value, opts...)
+	err = s.inner.Put(wctx, ns, key, value, opts...)
+	if inTx && err == nil {
+		s.trail.Recorded()
+	}
+	return err
 }
 
 // Delete implements store.Store.
@@ -117,10 +123,42 @@ func (s *Store) Delete(ctx context.Context, ns store.Namespace, key string) erro
 	if s.closed.Load() {
 		return errClosed
 	}
-	if err := s.log(ctx, OpItemDelete, ns, key); err != nil {
+	wctx, inTx, err := s.writeCtx(ctx, OpItemDelete, ns, key)
+	if err != nil {
 		return err
 	}
-	return s.inner.Delete(ctx, ns, key)
+	err = s.inner.Delete(wctx, ns, key)
+	if inTx && err == nil {
+		s.trail.Recorded()
+	}
+	return err
+}
+
+// writeCtx records op on ns/key for a write about to run with the
+// returned context, as Saver.writeCtx does: when the items live in the
+// trail's database (Options.WritesInTx) and the store inserts records in
+// its writes' transactions (store.TxRecorder), the context carries the
+// record (inTx) and it commits with the write — one commit for both, and
+// a write that fails (a conditional put whose condition does not hold)
+// leaves none. Otherwise the record commits first.
+func (s *Store) writeCtx(ctx context.Context, op string, ns store.Namespace, key string) (_ context.Context, inTx bool, _ error) {
+	e, err := s.entry(op, ns, key)
+	if err != nil {
+		return nil, false, err
+	}
+	if r, ok := s.inner.(store.TxRecorder); ok && r.RecordsInTx() {
+		row, ok, err := s.trail.RecordInTx(ctx, e)
+		if err != nil {
+			return nil, false, err
+		}
+		if ok {
+			return store.WithRecord(ctx, &store.RecordRow{Table: row.Table, Columns: row.Columns, Values: row.Values}), true, nil
+		}
+	}
+	if err := s.trail.LogAll(ctx, []Entry{e}); err != nil {
+		return nil, false, err
+	}
+	return ctx, false, nil
 }
 
 // Search implements store.Store (one record for the prefix searched).
@@ -223,10 +261,15 @@ func (s *Store) putIf(ctx context.Context, ns store.Namespace, key string, value
 	if !ok {
 		return unsupported(s.inner, "put conditionally")
 	}
-	if err := s.log(ctx, OpItemWrite, ns, key); err != nil {
+	wctx, inTx, err := s.writeCtx(ctx, OpItemWrite, ns, key)
+	if err != nil {
 		return err
 	}
-	return c.PutIf(ctx, ns, key, value, cond, opts...)
+	err = c.PutIf(wctx, ns, key, value, cond, opts...)
+	if inTx && err == nil {
+		s.trail.Recorded()
+	}
+	return err
 }
 
 // reencrypt implements store.Reencrypter.

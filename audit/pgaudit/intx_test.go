@@ -15,6 +15,7 @@ import (
 	"github.com/memvault/memvault/audit/pgaudit"
 	"github.com/memvault/memvault/checkpointer/pgsaver"
 	"github.com/memvault/memvault/memvaulttest/pgtest"
+	"github.com/memvault/memvault/store/pgstore"
 )
 
 // inTx is a pgsaver and a trail in the same schema of pool, the saver
@@ -180,4 +181,22 @@ func TestKillAuditedReader(t *testing.T) {
 			audittest.KillCheckpointReader(t, cmd, 300+round*250, func(*testing.T) audittest.InTx { return e })
 		})
 	}
+}
+
+// TestStoreWritesInTx: on PostgreSQL, a store item write's record commits
+// in the write's own batch (audittest.RunStoreWritesInTx).
+func TestStoreWritesInTx(t *testing.T) {
+	audittest.RunStoreWritesInTx(t, func(t *testing.T) audittest.StoreInTx {
+		pool := pgtest.Pool(t)
+		inner, err := pgstore.New(pool, pgstore.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := inner.Setup(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		e := inTx(t, pool)
+		return audittest.StoreInTx{Inner: inner, Store: audit.NewStore(inner, e.Trail, nil), Trail: e.Trail, Table: e.Table,
+			RefuseRecords: e.RefuseRecords}
+	})
 }

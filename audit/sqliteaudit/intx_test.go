@@ -15,6 +15,7 @@ import (
 	"github.com/memvault/memvault/audit/sqliteaudit"
 	"github.com/memvault/memvault/checkpointer/sqlitesaver"
 	"github.com/memvault/memvault/internal/sqlitedb"
+	"github.com/memvault/memvault/store/sqlitestore"
 )
 
 // inTx is a sqlitesaver and a trail in the same file, the saver audited
@@ -145,4 +146,22 @@ func TestKillAuditedReader(t *testing.T) {
 			audittest.KillCheckpointReader(t, cmd, 300+round*250, func(t *testing.T) audittest.InTx { return inTx(t, path) })
 		})
 	}
+}
+
+// TestStoreWritesInTx: on SQLite, with the trail in the data file, a
+// store item write's record commits in the write's own transaction
+// (audittest.RunStoreWritesInTx).
+func TestStoreWritesInTx(t *testing.T) {
+	audittest.RunStoreWritesInTx(t, func(t *testing.T) audittest.StoreInTx {
+		ctx := t.Context()
+		path := filepath.Join(t.TempDir(), "data.db")
+		inner, err := sqlitestore.Open(ctx, path, sqlitestore.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { inner.Close() })
+		e := inTx(t, path)
+		return audittest.StoreInTx{Inner: inner, Store: audit.NewStore(inner, e.Trail, nil), Trail: e.Trail, Table: e.Table,
+			RefuseRecords: e.RefuseRecords}
+	})
 }
