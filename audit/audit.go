@@ -177,8 +177,9 @@ type Trail struct {
 
 	group group // appenders waiting for a commit (group.go)
 
-	writesInTx bool    // Options.WritesInTx
-	chaining   chainer // pending records' chaining (pending.go)
+	writesInTx bool         // Options.WritesInTx
+	chaining   chainer      // pending records' chaining (pending.go)
+	pending    pendingGroup // readers' pending records waiting for an INSERT (pending.go)
 }
 
 // New returns the trail of table, authenticated under key (at least 32

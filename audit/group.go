@@ -225,19 +225,29 @@ func (t *Trail) appendWith(ctx context.Context, run func(context.Context, func(*
 // values, cancelled once every caller's context is done — not when one
 // caller gives up, which would fail the others' records.
 func batchContext(batch []*request) (context.Context, context.CancelFunc) {
-	ctx, cancel := context.WithCancelCause(context.WithoutCancel(batch[0].ctx))
-	for _, r := range batch {
-		if r.ctx.Done() == nil {
+	ctxs := make([]context.Context, len(batch))
+	for i, r := range batch {
+		ctxs[i] = r.ctx
+	}
+	return sharedContext(ctxs)
+}
+
+// sharedContext is the context of a commit serving callers with ctxs:
+// the first one's values, cancelled once every one is done.
+func sharedContext(ctxs []context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancelCause(context.WithoutCancel(ctxs[0]))
+	for _, c := range ctxs {
+		if c.Done() == nil {
 			// A caller that never gives up: neither does the batch.
 			return ctx, func() { cancel(nil) }
 		}
 	}
-	left := int64(len(batch))
-	stops := make([]func() bool, 0, len(batch))
-	for _, r := range batch {
-		stops = append(stops, context.AfterFunc(r.ctx, func() {
+	left := int64(len(ctxs))
+	stops := make([]func() bool, 0, len(ctxs))
+	for _, c := range ctxs {
+		stops = append(stops, context.AfterFunc(c, func() {
 			if atomic.AddInt64(&left, -1) == 0 {
-				cancel(context.Cause(r.ctx))
+				cancel(context.Cause(c))
 			}
 		}))
 	}

@@ -225,3 +225,110 @@ func (t *Trail) chainPending(ctx context.Context, batch []*request) (int, error)
 	}, batch)
 	return n, err
 }
+
+// recordRead makes e, the record of a read, durable as a pending record
+// committed by itself (PendingTable.AddPending: one INSERT, one commit),
+// and has the chainer link it shortly after. A read changes nothing, so
+// its record need not commit with anything; as a pending row it takes no
+// trail lock and reads no chain head, so readers do not queue behind the
+// chain's appender (or a chaining run). Concurrent readers' records share
+// INSERTs (pendingGroup). ok is false when the table keeps no pending
+// records: the caller appends instead (LogAll).
+func (t *Trail) recordRead(ctx context.Context, e Entry) (ok bool, err error) {
+	pt, isPending := t.pendingTable()
+	if !isPending {
+		return false, nil
+	}
+	if e, err = e.normalized(); err != nil {
+		return true, err
+	}
+	if err := t.readyToRecord(ctx, []Entry{e}); err != nil {
+		return true, err
+	}
+	who := Principal(ctx)
+	if err := CheckPrincipal(who); err != nil {
+		return true, err
+	}
+	p := t.pendingOf(e, who, t.now().UTC().Truncate(time.Microsecond))
+	if err := t.addPending(ctx, pt, p); err != nil {
+		return true, fmt.Errorf("audit: record of a read: %w", err)
+	}
+	t.chainSoon()
+	return true, nil
+}
+
+// pendingGroup is the queue of a Trail's readers' pending records: as
+// group.go does for appends, the records that arrive while an INSERT
+// commits wait, and the next INSERT stores all of them (one commit, one
+// WAL flush, for up to maxBatch reads), led by the caller that finds none
+// running. Each caller is told its INSERT's outcome once it committed or
+// failed.
+type pendingGroup struct {
+	mu    sync.Mutex
+	queue []*pendingReq
+	busy  bool
+}
+
+// pendingReq is one reader's record waiting for its INSERT.
+type pendingReq struct {
+	ctx  context.Context
+	p    Pending
+	err  error
+	done chan struct{}
+}
+
+// addPending stores p with the other readers' records queued meanwhile,
+// and returns once that INSERT committed (or with its error).
+func (t *Trail) addPending(ctx context.Context, pt PendingTable, p Pending) error {
+	r := &pendingReq{ctx: ctx, p: p, done: make(chan struct{})}
+	g := &t.pending
+	g.mu.Lock()
+	g.queue = append(g.queue, r)
+	lead := !g.busy
+	g.busy = true
+	g.mu.Unlock()
+	if lead {
+		t.leadPending(pt)
+	}
+	select {
+	case <-r.done:
+		return r.err
+	case <-ctx.Done():
+		// The record may still be stored by its INSERT: a record of a
+		// read that then returns nothing, which is allowed.
+		return fmt.Errorf("audit: waiting for the record's commit: %w", context.Cause(ctx))
+	}
+}
+
+// leadPending stores the queue's first batch, answers its callers, and
+// leaves the rest to a new leader.
+func (t *Trail) leadPending(pt PendingTable) {
+	g := &t.pending
+	g.mu.Lock()
+	n := min(len(g.queue), maxBatch)
+	batch := make([]*pendingReq, n)
+	copy(batch, g.queue)
+	g.queue = append(g.queue[:0:0], g.queue[n:]...)
+	g.mu.Unlock()
+
+	ps := make([]Pending, n)
+	ctxs := make([]context.Context, n)
+	for i, r := range batch {
+		ps[i], ctxs[i] = r.p, r.ctx
+	}
+	ctx, cancel := sharedContext(ctxs)
+	err := pt.AddPending(ctx, ps)
+	cancel()
+	for _, r := range batch {
+		r.err = err
+		close(r.done)
+	}
+
+	g.mu.Lock()
+	more := len(g.queue) > 0
+	g.busy = more
+	g.mu.Unlock()
+	if more {
+		go t.leadPending(pt)
+	}
+}

@@ -57,6 +57,20 @@ func (s *Saver) log(ctx context.Context, op, thread string) error {
 	return s.trail.LogAll(ctx, []Entry{e})
 }
 
+// logRead records a read of thread: as a pending record committed by
+// itself when the trail keeps them (Trail.recordRead: no trail lock, no
+// chain append), else appended.
+func (s *Saver) logRead(ctx context.Context, thread string) error {
+	e, err := s.entry(ctx, OpCheckpointRead, thread)
+	if err != nil {
+		return err
+	}
+	if ok, err := s.trail.recordRead(ctx, e); ok {
+		return err
+	}
+	return s.trail.LogAll(ctx, []Entry{e})
+}
+
 // entry is the record of op on thread, its subject and key resolved.
 func (s *Saver) entry(ctx context.Context, op, thread string) (Entry, error) {
 	// A thread id no saver can hold fails as the saver would fail it
@@ -93,27 +107,43 @@ func (s *Saver) logAll(ctx context.Context, ops ...[2]string) error {
 // read runs: the tuple is returned once its record is durable, and not
 // when the record fails).
 func (s *Saver) GetTuple(ctx context.Context, cfg checkpointer.Config) (*checkpointer.Tuple, error) {
-	return whileRecorded(ctx, func(ctx context.Context) error { return s.log(ctx, OpCheckpointRead, cfg.ThreadID) },
+	return whileRecorded(ctx, func(ctx context.Context) error { return s.logRead(ctx, cfg.ThreadID) },
 		func(ctx context.Context) (*checkpointer.Tuple, error) { return s.inner.GetTuple(ctx, cfg) })
 }
 
 // List implements checkpointer.Saver: one read record per thread listed
-// (all threads: "*").
+// (all threads: "*"), committed while the listing reads, before its first
+// tuple (or its end) is returned; when the record fails, the listing
+// yields its error and nothing else.
 func (s *Saver) List(ctx context.Context, cfg *checkpointer.Config, opt checkpointer.ListOptions) iter.Seq2[*checkpointer.Tuple, error] {
 	thread := "*"
 	if cfg != nil && !opt.AllThreads {
 		thread = cfg.ThreadID
 	}
 	return func(yield func(*checkpointer.Tuple, error) bool) {
-		if err := s.log(ctx, OpCheckpointRead, thread); err != nil {
-			yield(nil, err)
-			return
+		// The record commits while the first page is read (as GetTuple's),
+		// and nothing is yielded before it is durable.
+		recorded := make(chan error, 1)
+		go func() { recorded <- s.logRead(ctx, thread) }()
+		waited := false
+		wait := func() bool {
+			if waited {
+				return true
+			}
+			waited = true
+			if err := <-recorded; err != nil {
+				yield(nil, err)
+				return false
+			}
+			return true
 		}
 		for t, err := range s.inner.List(ctx, cfg, opt) {
-			if !yield(t, err) {
+			if !wait() || !yield(t, err) {
 				return
 			}
 		}
+		// An empty listing tells what the threads hold too.
+		wait()
 	}
 }
 

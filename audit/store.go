@@ -52,6 +52,15 @@ func (s *Store) log(ctx context.Context, op string, ns store.Namespace, key stri
 	return s.trail.LogAll(ctx, []Entry{e})
 }
 
+// logRead records e, a read or a search, as Saver.logRead does: pending,
+// committed by itself, when the trail keeps pending records.
+func (s *Store) logRead(ctx context.Context, e Entry) error {
+	if ok, err := s.trail.recordRead(ctx, e); ok {
+		return err
+	}
+	return s.trail.LogAll(ctx, []Entry{e})
+}
+
 // entry is the record of op on ns/key, its subject and key resolved. A
 // namespace or key no store can hold fails as the store would fail it
 // (store.ErrInvalidNamespace, store.ErrInvalidKey), before anything is
@@ -77,26 +86,36 @@ func (s *Store) entry(op string, ns store.Namespace, key string) (Entry, error) 
 	return e, nil
 }
 
-// Get implements store.Store.
+// Get implements store.Store: recorded as a read while the read runs;
+// the item is returned once its record is durable, and not when the
+// record fails (as Saver.GetTuple). Search and ListItems alike.
 func (s *Store) Get(ctx context.Context, ns store.Namespace, key string, opts ...store.GetOption) (*store.Item, error) {
 	if s.closed.Load() {
 		return nil, errClosed
 	}
-	if err := s.log(ctx, OpItemRead, ns, key); err != nil {
+	e, err := s.entry(OpItemRead, ns, key)
+	if err != nil {
 		return nil, err
 	}
-	return s.inner.Get(ctx, ns, key, opts...)
+	return whileRecorded(ctx, func(ctx context.Context) error { return s.logRead(ctx, e) },
+		func(ctx context.Context) (*store.Item, error) { return s.inner.Get(ctx, ns, key, opts...) })
 }
 
-// Put implements store.Store.
+// Put implements store.Store (recorded as a write: in the put's own
+// transaction when the trail can, see writeCtx). Delete and PutIf alike.
 func (s *Store) Put(ctx context.Context, ns store.Namespace, key string, value map[string]any, opts ...store.PutOption) error {
 	if s.closed.Load() {
 		return errClosed
 	}
-	if err := s.log(ctx, OpItemWrite, ns, key); err != nil {
+	wctx, inTx, err := s.writeCtx(ctx, OpItemWrite, ns, key)
+	if err != nil {
 		return err
 	}
-	return s.inner.Put(ctx, ns, key, value, opts...)
+	err = s.inner.Put(wctx, ns, key, value, opts...)
+	if inTx && err == nil {
+		s.trail.Recorded()
+	}
+	return err
 }
 
 // Delete implements store.Store.
@@ -104,10 +123,42 @@ func (s *Store) Delete(ctx context.Context, ns store.Namespace, key string) erro
 	if s.closed.Load() {
 		return errClosed
 	}
-	if err := s.log(ctx, OpItemDelete, ns, key); err != nil {
+	wctx, inTx, err := s.writeCtx(ctx, OpItemDelete, ns, key)
+	if err != nil {
 		return err
 	}
-	return s.inner.Delete(ctx, ns, key)
+	err = s.inner.Delete(wctx, ns, key)
+	if inTx && err == nil {
+		s.trail.Recorded()
+	}
+	return err
+}
+
+// writeCtx records op on ns/key for a write about to run with the
+// returned context, as Saver.writeCtx does: when the items live in the
+// trail's database (Options.WritesInTx) and the store inserts records in
+// its writes' transactions (store.TxRecorder), the context carries the
+// record (inTx) and it commits with the write — one commit for both, and
+// a write that fails (a conditional put whose condition does not hold)
+// leaves none. Otherwise the record commits first.
+func (s *Store) writeCtx(ctx context.Context, op string, ns store.Namespace, key string) (_ context.Context, inTx bool, _ error) {
+	e, err := s.entry(op, ns, key)
+	if err != nil {
+		return nil, false, err
+	}
+	if r, ok := s.inner.(store.TxRecorder); ok && r.RecordsInTx() {
+		row, ok, err := s.trail.RecordInTx(ctx, e)
+		if err != nil {
+			return nil, false, err
+		}
+		if ok {
+			return store.WithRecord(ctx, &store.RecordRow{Table: row.Table, Columns: row.Columns, Values: row.Values}), true, nil
+		}
+	}
+	if err := s.trail.LogAll(ctx, []Entry{e}); err != nil {
+		return nil, false, err
+	}
+	return ctx, false, nil
 }
 
 // Search implements store.Store (one record for the prefix searched).
@@ -115,10 +166,12 @@ func (s *Store) Search(ctx context.Context, prefix store.Namespace, opt store.Se
 	if s.closed.Load() {
 		return nil, errClosed
 	}
-	if err := s.log(ctx, OpItemSearch, prefix, ""); err != nil {
+	e, err := s.entry(OpItemSearch, prefix, "")
+	if err != nil {
 		return nil, err
 	}
-	return s.inner.Search(ctx, prefix, opt)
+	return whileRecorded(ctx, func(ctx context.Context) error { return s.logRead(ctx, e) },
+		func(ctx context.Context) ([]store.SearchItem, error) { return s.inner.Search(ctx, prefix, opt) })
 }
 
 // ListNamespaces implements store.Store; it decrypts nothing and is not
@@ -176,10 +229,12 @@ func (s *Store) listItems(ctx context.Context, ns store.Namespace, opt store.Lis
 	if !ok {
 		return nil, unsupported(s.inner, "list items")
 	}
-	if err := s.log(ctx, OpItemRead, ns, ""); err != nil {
+	e, err := s.entry(OpItemRead, ns, "")
+	if err != nil {
 		return nil, err
 	}
-	return l.ListItems(ctx, ns, opt)
+	return whileRecorded(ctx, func(ctx context.Context) error { return s.logRead(ctx, e) },
+		func(ctx context.Context) ([]store.Item, error) { return l.ListItems(ctx, ns, opt) })
 }
 
 // deletePrefix implements store.PrefixDeleter.
@@ -206,10 +261,15 @@ func (s *Store) putIf(ctx context.Context, ns store.Namespace, key string, value
 	if !ok {
 		return unsupported(s.inner, "put conditionally")
 	}
-	if err := s.log(ctx, OpItemWrite, ns, key); err != nil {
+	wctx, inTx, err := s.writeCtx(ctx, OpItemWrite, ns, key)
+	if err != nil {
 		return err
 	}
-	return c.PutIf(ctx, ns, key, value, cond, opts...)
+	err = c.PutIf(wctx, ns, key, value, cond, opts...)
+	if inTx && err == nil {
+		s.trail.Recorded()
+	}
+	return err
 }
 
 // reencrypt implements store.Reencrypter.

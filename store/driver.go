@@ -115,6 +115,10 @@ type DriverCaps struct {
 	// engine does not read each row before it writes it: UpdatedAt names
 	// a version (store.PutCondition) even within one clock tick.
 	UpsertVersions bool
+	// TxRecords: the driver's write transactions implement
+	// engine.RecordTx, inserting an audit record (store.WithRecord) with
+	// the write's rows, in the same commit.
+	TxRecords bool
 }
 
 // RowKey names a row: its namespace as stored (Namespace.String) and key.

@@ -32,6 +32,10 @@ type InTx struct {
 	// target is target (a constraint, a trigger): a write carrying one
 	// fails.
 	RefuseRecords func(t *testing.T, target string)
+	// BlockChain, when the storage can, holds off every append to the
+	// chain (pending records still commit) until the returned function
+	// is called; nil when it cannot (SQLite: one writer for both).
+	BlockChain func(t *testing.T) (release func())
 }
 
 // InTxKey is the audit key of the trails InTx savers use.

@@ -15,6 +15,7 @@ import (
 	"github.com/memvault/memvault/audit/pgaudit"
 	"github.com/memvault/memvault/checkpointer/pgsaver"
 	"github.com/memvault/memvault/memvaulttest/pgtest"
+	"github.com/memvault/memvault/store/pgstore"
 )
 
 // inTx is a pgsaver and a trail in the same schema of pool, the saver
@@ -53,6 +54,18 @@ func inTx(t *testing.T, pool *pgxpool.Pool) audittest.InTx {
 		RefuseRecords: func(t *testing.T, target string) {
 			name := pgx.Identifier{"refuse_" + target}.Sanitize()
 			exec(t, `ALTER TABLE memvault_audit_pending ADD CONSTRAINT `+name+` CHECK (target <> '`+strings.ReplaceAll(target, "'", "''")+`')`)
+		},
+		BlockChain: func(t *testing.T) func() {
+			// Appends insert into memvault_audit: a lock that lets
+			// readers of the table on, but no inserter.
+			tx, err := pool.Begin(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := tx.Exec(ctx, `LOCK TABLE memvault_audit IN SHARE ROW EXCLUSIVE MODE`); err != nil {
+				t.Fatal(err)
+			}
+			return func() { _ = tx.Rollback(ctx) }
 		}}
 }
 
@@ -111,4 +124,79 @@ func TestKillAuditedWriter(t *testing.T) {
 			audittest.KillCheckpointWriter(t, cmd, 300+round*250, func(*testing.T) audittest.InTx { return e })
 		})
 	}
+}
+
+// TestReads: on PostgreSQL, a read's record is a pending record committed
+// by itself, which waits for no appender of the chain
+// (audittest.RunReads).
+func TestReads(t *testing.T) {
+	audittest.RunReads(t, func(t *testing.T) audittest.InTx { return inTx(t, pgtest.Pool(t)) })
+}
+
+// killReadEnv holds the connection string TestKillAuditedReaderChild
+// reads.
+const killReadEnv = "MEMVAULT_PGAUDIT_KILL_READ_DSN"
+
+// TestKillAuditedReaderChild is the process TestKillAuditedReader kills.
+func TestKillAuditedReaderChild(t *testing.T) {
+	dsn := os.Getenv(killReadEnv)
+	if dsn == "" {
+		t.Skip("child process of TestKillAuditedReader")
+	}
+	pool, err := pgxpool.New(t.Context(), dsn)
+	if err == nil {
+		var inner *pgsaver.Saver
+		var tb *pgaudit.Table
+		var tr *audit.Trail
+		if inner, err = pgsaver.New(pool, pgsaver.Options{}); err == nil {
+			if tb, err = pgaudit.New(pool, pgaudit.Options{}); err == nil {
+				if tr, err = audittest.InTxTrail(tb); err == nil {
+					err = audittest.ReadCheckpointsUntilKilled(audit.NewSaver(inner, tr, nil))
+				}
+			}
+		}
+	}
+	fmt.Fprintln(os.Stderr, "reader:", err)
+	os.Exit(2)
+}
+
+// TestKillAuditedReader kills (SIGKILL) a process in the middle of audited
+// reads on PostgreSQL: the trail verifies as left, and every acknowledged
+// read has its record once what was left pending is chained.
+func TestKillAuditedReader(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns a child process")
+	}
+	for round := range 3 {
+		t.Run(fmt.Sprint(round), func(t *testing.T) {
+			dsn := pgtest.SchemaDSN(t)
+			pool, err := pgxpool.New(t.Context(), dsn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(pool.Close)
+			e := inTx(t, pool)
+			cmd := exec.Command(os.Args[0], "-test.run=^TestKillAuditedReaderChild$", "-test.count=1")
+			cmd.Env = append(os.Environ(), killReadEnv+"="+dsn)
+			audittest.KillCheckpointReader(t, cmd, 300+round*250, func(*testing.T) audittest.InTx { return e })
+		})
+	}
+}
+
+// TestStoreWritesInTx: on PostgreSQL, a store item write's record commits
+// in the write's own batch (audittest.RunStoreWritesInTx).
+func TestStoreWritesInTx(t *testing.T) {
+	audittest.RunStoreWritesInTx(t, func(t *testing.T) audittest.StoreInTx {
+		pool := pgtest.Pool(t)
+		inner, err := pgstore.New(pool, pgstore.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := inner.Setup(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		e := inTx(t, pool)
+		return audittest.StoreInTx{Inner: inner, Store: audit.NewStore(inner, e.Trail, nil), Trail: e.Trail, Table: e.Table,
+			RefuseRecords: e.RefuseRecords}
+	})
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/memvault/memvault/audit/sqliteaudit"
 	"github.com/memvault/memvault/checkpointer/sqlitesaver"
 	"github.com/memvault/memvault/internal/sqlitedb"
+	"github.com/memvault/memvault/store/sqlitestore"
 )
 
 // inTx is a sqlitesaver and a trail in the same file, the saver audited
@@ -103,4 +104,64 @@ func TestKillAuditedWriter(t *testing.T) {
 			audittest.KillCheckpointWriter(t, cmd, 300+round*250, func(t *testing.T) audittest.InTx { return inTx(t, path) })
 		})
 	}
+}
+
+// TestReads: on SQLite, with the trail in the data file, a read's record
+// is a pending record committed by itself (audittest.RunReads).
+func TestReads(t *testing.T) {
+	audittest.RunReads(t, func(t *testing.T) audittest.InTx {
+		return inTx(t, filepath.Join(t.TempDir(), "data.db"))
+	})
+}
+
+// killReadEnv names the data file TestKillAuditedReaderChild reads.
+const killReadEnv = "MEMVAULT_SQLITEAUDIT_KILL_READ_DB"
+
+// TestKillAuditedReaderChild is the process TestKillAuditedReader kills.
+func TestKillAuditedReaderChild(t *testing.T) {
+	path := os.Getenv(killReadEnv)
+	if path == "" {
+		t.Skip("child process of TestKillAuditedReader")
+	}
+	e := inTx(t, path)
+	err := audittest.ReadCheckpointsUntilKilled(e.Saver)
+	fmt.Fprintln(os.Stderr, "reader:", err)
+	os.Exit(2)
+}
+
+// TestKillAuditedReader kills (SIGKILL) a process in the middle of audited
+// reads on a SQLite file holding the trail: the trail verifies as left,
+// and every acknowledged read has its record once what was left pending
+// is chained.
+func TestKillAuditedReader(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns a child process")
+	}
+	for round := range 3 {
+		t.Run(fmt.Sprint(round), func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "data.db")
+			inTx(t, path) // creates the tables before the child starts
+			cmd := exec.Command(os.Args[0], "-test.run=^TestKillAuditedReaderChild$", "-test.count=1")
+			cmd.Env = append(os.Environ(), killReadEnv+"="+path)
+			audittest.KillCheckpointReader(t, cmd, 300+round*250, func(t *testing.T) audittest.InTx { return inTx(t, path) })
+		})
+	}
+}
+
+// TestStoreWritesInTx: on SQLite, with the trail in the data file, a
+// store item write's record commits in the write's own transaction
+// (audittest.RunStoreWritesInTx).
+func TestStoreWritesInTx(t *testing.T) {
+	audittest.RunStoreWritesInTx(t, func(t *testing.T) audittest.StoreInTx {
+		ctx := t.Context()
+		path := filepath.Join(t.TempDir(), "data.db")
+		inner, err := sqlitestore.Open(ctx, path, sqlitestore.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { inner.Close() })
+		e := inTx(t, path)
+		return audittest.StoreInTx{Inner: inner, Store: audit.NewStore(inner, e.Trail, nil), Trail: e.Trail, Table: e.Table,
+			RefuseRecords: e.RefuseRecords}
+	})
 }

@@ -350,6 +350,9 @@ func (e *Engine) apply(ctx context.Context, tx store.DriverTx, puts []*write, no
 			return err
 		}
 	}
+	if err := e.record(ctx, tx); err != nil {
+		return err
+	}
 	itx, err := e.indexTx(tx)
 	if err != nil {
 		return err
@@ -421,6 +424,32 @@ func (e *Engine) apply(ctx context.Context, tx store.DriverTx, puts []*write, no
 		return e.ci.committed(ctx, itx, changes, now, false, coded && centre == nil)
 	}
 	return nil
+}
+
+// RecordTx is a write transaction that inserts an audit record with its
+// rows (store.DriverCaps.TxRecords): in the same commit, before them.
+type RecordTx interface {
+	Record(ctx context.Context, r *store.RecordRow) error
+}
+
+// RecordsInTx implements store.TxRecorder: a write whose context carries
+// an audit record (store.WithRecord) inserts it in its own transaction
+// when the driver can.
+func (e *Engine) RecordsInTx() bool { return e.caps.TxRecords }
+
+// record inserts the audit record ctx carries, if any, in tx; a write
+// that carries one to a driver that cannot insert it fails (it must not
+// happen unrecorded).
+func (e *Engine) record(ctx context.Context, tx store.DriverTx) error {
+	r := store.RecordOf(ctx)
+	if r == nil {
+		return nil
+	}
+	rt, ok := tx.(RecordTx)
+	if !ok || !e.caps.TxRecords {
+		return fmt.Errorf("the write carries an audit record, which this driver cannot insert in its transaction: %w", errors.ErrUnsupported)
+	}
+	return rt.Record(ctx, r)
 }
 
 // version is what a replacing put keeps of the row it replaces.

@@ -53,6 +53,14 @@ WHERE s.prefix = $1 AND s.key = $2 AND s.updated_at = $7 AND (s.expires_at IS NU
 			if err := pgfence.Exec(ctx, tx, t.fence); err != nil {
 				return err
 			}
+			if len(t.records) > 0 {
+				// Rolled back with the put when its condition fails.
+				b := &pgx.Batch{}
+				queueRecords(b, t.records)
+				if err := tx.SendBatch(ctx, b).Close(); err != nil {
+					return err
+				}
+			}
 			tag, err := tx.Exec(ctx, item, args...)
 			if err != nil {
 				return err

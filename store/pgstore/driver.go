@@ -58,7 +58,7 @@ type bound struct {
 func (d *driver) Name() string { return "postgres" }
 
 func (d *driver) Caps() store.DriverCaps {
-	return store.DriverCaps{Transactions: true, StatementReads: true, RefreshInView: true, ANN: d.index != nil, UpsertVersions: true}
+	return store.DriverCaps{Transactions: true, StatementReads: true, RefreshInView: true, ANN: d.index != nil, UpsertVersions: true, TxRecords: true}
 }
 
 // Begin begins nothing on the server (see driver); a read-only and a write
@@ -95,6 +95,7 @@ type pgTx struct {
 	fence   []store.WriteFence
 	refresh []store.RowWrite // Row.RowKey and Row.Expires only
 	cond    *store.PutCondition
+	records []*store.RecordRow // audit records, sent first with the rows
 }
 
 // Commit sends the queued refreshes, then the queued rows: one batch, in
@@ -107,13 +108,13 @@ func (t *pgTx) Commit() error {
 	if err != nil {
 		return err
 	}
-	r.fence = t.fence
-	t.puts, t.dels = nil, nil
+	r.fence, r.records = t.fence, t.records
+	t.puts, t.dels, t.records = nil, nil, nil
 	return t.d.write(t.ctx, t.q, t.owned, r, vecs, now)
 }
 
 func (t *pgTx) Rollback() error {
-	t.puts, t.dels, t.refresh = nil, nil, nil
+	t.puts, t.dels, t.refresh, t.records = nil, nil, nil, nil
 	return nil
 }
 

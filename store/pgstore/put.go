@@ -77,6 +77,21 @@ func (t *pgTx) Fence(_ context.Context, f store.WriteFence) error {
 	return nil
 }
 
+// Record implements engine.RecordTx: the record goes with the rows, in
+// their batch's one transaction (or the conditional put's), after the
+// fence and before the rows.
+func (t *pgTx) Record(_ context.Context, r *store.RecordRow) error {
+	t.records = append(t.records, r)
+	return nil
+}
+
+// queueRecords queues the inserts of records in b.
+func queueRecords(b *pgx.Batch, records []*store.RecordRow) {
+	for _, r := range records {
+		b.Queue(r.InsertSQL(func(i int) string { return fmt.Sprintf("$%d", i+1) }), r.Values...)
+	}
+}
+
 // PutCondition implements engine.CondTx.
 func (t *pgTx) PutCondition(cond store.PutCondition) { t.cond = &cond }
 
@@ -130,8 +145,8 @@ func compareKeys(a, b store.RowKey) int {
 // where the connection has it registered. owned says q is the store's own
 // pool, whose aborted batches are retried.
 func (d *driver) write(ctx context.Context, q DB, owned bool, r *putRows, vecs [][]float32, now time.Time) error {
-	d.topo.Distributed(ctx, d.db) // for ShardFilter
-	if len(r.up.key) >= d.copyMin {
+	d.topo.Distributed(ctx, d.db)                          // for ShardFilter
+	if len(r.up.key) >= d.copyMin && len(r.records) == 0 { // a record goes in the batch
 		if done, err := d.writeBulk(ctx, q, owned, r, vecs, now); done {
 			return err
 		}
@@ -146,13 +161,14 @@ func (d *driver) write(ctx context.Context, q DB, owned bool, r *putRows, vecs [
 
 // putRows are the columns of one put's statements.
 type putRows struct {
-	del   struct{ prefix, key []string }
-	up    struct{ prefix, key, value []string }
-	exp   []*time.Time
-	ttlM  []*int32
-	reidx struct{ prefix, key []string }
-	vec   struct{ prefix, key, field []string } // one per vector in vecs
-	fence []store.WriteFence                    // the keys that sealed the values
+	del     struct{ prefix, key []string }
+	up      struct{ prefix, key, value []string }
+	exp     []*time.Time
+	ttlM    []*int32
+	reidx   struct{ prefix, key []string }
+	vec     struct{ prefix, key, field []string } // one per vector in vecs
+	fence   []store.WriteFence                    // the keys that sealed the values
+	records []*store.RecordRow                    // audit records of the write
 }
 
 // sendPuts sends a put's statements as one batch (one implicit
@@ -162,6 +178,7 @@ func (d *driver) sendPuts(ctx context.Context, q Querier, owned bool, r *putRows
 
 	b := &pgx.Batch{}
 	inSQL := pgfence.Queue(b, r.fence)
+	queueRecords(b, r.records)
 	if len(r.del.key) > 0 {
 		b.Queue(d.deleteItems(), r.del.prefix, r.del.key)
 	}

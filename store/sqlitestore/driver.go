@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 
@@ -30,7 +31,7 @@ type driver struct {
 func (d *driver) Name() string { return "sqlite" }
 
 func (d *driver) Caps() store.DriverCaps {
-	return store.DriverCaps{Transactions: true, CodeIndex: d.codes, UpsertVersions: true}
+	return store.DriverCaps{Transactions: true, CodeIndex: d.codes, UpsertVersions: true, TxRecords: true}
 }
 
 func (d *driver) Close() error {
@@ -51,6 +52,18 @@ type tx struct {
 	// call, so one array per transaction serves all its statements
 	// instead of a slice per statement.
 	argv [8]any
+}
+
+// Record implements engine.RecordTx: the record's row, inserted in the
+// write's transaction (its table is the trail's, in this file, when
+// the trail lives here; otherwise the insert fails, and so does the
+// write).
+func (t *tx) Record(ctx context.Context, r *store.RecordRow) error {
+	_, err := t.ExecContext(ctx, r.InsertSQL(func(int) string { return "?" }), r.Values...)
+	if err != nil {
+		return fmt.Errorf("audit record: %w", err)
+	}
+	return nil
 }
 
 func (d *driver) Begin(ctx context.Context, write bool) (store.DriverTx, error) {

@@ -1,0 +1,193 @@
+package audittest
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/memvault/memvault/audit"
+	"github.com/memvault/memvault/checkpointer"
+)
+
+// RunReads checks that an audited read records as a pending record
+// committed by itself: a read whose record is refused returns no data
+// (GetTuple no tuple, List nothing but the error), and a read does not
+// wait for the chain's appender (when the storage can block it).
+func RunReads(t *testing.T, open func(t *testing.T) InTx) {
+	t.Run("a read whose record fails returns nothing", func(t *testing.T) {
+		e := open(t)
+		ctx := context.Background()
+		cfg, err := e.Saver.Put(ctx, checkpointer.Config{ThreadID: "secret"}, checkpoint(1), checkpointer.Metadata{}, map[string]string{"a": "1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := e.Trail.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+		e.RefuseRecords(t, "secret")
+		if tp, err := e.Saver.GetTuple(ctx, cfg); err == nil || tp != nil {
+			t.Fatalf("GetTuple whose record is refused = %v, %v; want no tuple and an error", tp, err)
+		}
+		n := 0
+		for tp, err := range e.Saver.List(ctx, &checkpointer.Config{ThreadID: "secret"}, checkpointer.ListOptions{}) {
+			if tp != nil || err == nil {
+				t.Fatalf("List whose record is refused yielded %v, %v; want only an error", tp, err)
+			}
+			n++
+		}
+		if n != 1 {
+			t.Fatalf("List whose record is refused yielded %d errors, want 1", n)
+		}
+		// The refusal was the record's: the trail is whole, and other
+		// threads' reads go on.
+		if _, err := e.Trail.Verify(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.Saver.GetTuple(ctx, checkpointer.Config{ThreadID: "other"}); err != nil {
+			t.Fatalf("a read of another thread: %v", err)
+		}
+	})
+	t.Run("a read does not wait for the chain", func(t *testing.T) {
+		e := open(t)
+		if e.BlockChain == nil {
+			t.Skip("the storage cannot block the chain without blocking pending records")
+		}
+		ctx := context.Background()
+		cfg, err := e.Saver.Put(ctx, checkpointer.Config{ThreadID: "r"}, checkpoint(1), checkpointer.Metadata{}, map[string]string{"a": "1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := e.Trail.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+		release := e.BlockChain(t)
+		// A guard, not a figure of speed: a read that waits for the
+		// blocked chain would otherwise hang.
+		guard, cancel := context.WithTimeout(ctx, time.Minute)
+		tp, err := e.Saver.GetTuple(guard, cfg)
+		listed := 0
+		for tp, lerr := range e.Saver.List(guard, &cfg, checkpointer.ListOptions{}) {
+			if lerr != nil {
+				err = errors.Join(err, lerr)
+				break
+			}
+			if tp != nil {
+				listed++
+			}
+		}
+		cancel()
+		release()
+		if err != nil || tp == nil || listed != 1 {
+			t.Fatalf("reads while the chain is blocked: GetTuple %v, List %d tuples, %v", tp, listed, err)
+		}
+		rep, err := e.Trail.Check(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := writeRecords(t, e.Trail, audit.OpCheckpointRead)["r"]; n != 2 {
+			t.Fatalf("%d records of the two reads (%d were pending), want 2", n, rep.Pending)
+		}
+	})
+}
+
+// ReadCheckpointsUntilKilled is the body of the process
+// KillCheckpointReader kills: 16 goroutines read through s (audited)
+// threads of their own, by GetTuple and, every fourth, List, printing
+// "ack <thread>" after each read returned. It returns only when a read
+// fails.
+func ReadCheckpointsUntilKilled(s checkpointer.Saver) error {
+	ctx := audit.WithPrincipal(context.Background(), "kill-reader")
+	errs := make(chan error, killWriters)
+	for w := range killWriters {
+		go func() {
+			for i := 0; ; i++ {
+				thread := fmt.Sprintf("r%d-%d", w, i)
+				var err error
+				if i%4 == 3 {
+					for _, lerr := range s.List(ctx, &checkpointer.Config{ThreadID: thread}, checkpointer.ListOptions{}) {
+						if lerr != nil {
+							err = lerr
+							break
+						}
+					}
+				} else {
+					_, err = s.GetTuple(ctx, checkpointer.Config{ThreadID: thread})
+				}
+				if err == nil {
+					_, err = os.Stdout.WriteString("ack " + thread + "\n")
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	return <-errs
+}
+
+// KillCheckpointReader starts cmd, a process running
+// ReadCheckpointsUntilKilled, kills it (SIGKILL) once it acknowledged
+// acks reads, and checks what open returns then: the trail verifies as
+// the killed process left it (pending records included), and once those
+// are chained, every acknowledged read has exactly one record.
+func KillCheckpointReader(t *testing.T, cmd *exec.Cmd, acks int, open func(t *testing.T) InTx) {
+	t.Helper()
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var acked []string
+	killed := false
+	sc := bufio.NewScanner(out)
+	for sc.Scan() {
+		thread, ok := strings.CutPrefix(sc.Text(), "ack ")
+		if !ok {
+			continue
+		}
+		acked = append(acked, thread)
+		if len(acked) == acks && !killed {
+			if err := cmd.Process.Kill(); err != nil {
+				t.Fatal(err)
+			}
+			killed = true
+		}
+	}
+	_ = cmd.Wait()
+	if !killed {
+		t.Fatalf("the reader stopped after %d acknowledged reads, before it was killed: %s", len(acked), stderr.String())
+	}
+	e := open(t)
+	ctx := context.Background()
+	before, err := e.Trail.Check(ctx, nil)
+	if err != nil {
+		t.Fatalf("after the kill, before chaining: Check = %+v, %v", before, err)
+	}
+	reads := writeRecords(t, e.Trail, audit.OpCheckpointRead) // chains what was left pending
+	rep, err := e.Trail.Check(ctx, nil)
+	if err != nil || rep.Pending != 0 {
+		t.Fatalf("after the kill and chaining: Check = %+v, %v", rep, err)
+	}
+	for _, thread := range acked {
+		if reads[thread] != 1 {
+			t.Fatalf("acknowledged read of %s: %d records, want 1", thread, reads[thread])
+		}
+	}
+	for thread, n := range reads {
+		if n != 1 {
+			t.Fatalf("read of %s: %d records, want at most 1", thread, n)
+		}
+	}
+	t.Logf("killed after %d acknowledged reads; %d pending records left, %d records chained", len(acked), before.Pending, rep.Records)
+}
