@@ -33,8 +33,10 @@ import (
 
 // Pending is a record made durable but not chained yet.
 type Pending struct {
-	// ID is random and unique (the pending row's key): a copied pending
-	// row cannot be chained twice.
+	// ID is random and unique (the pending row's key): two pending rows
+	// never share it. The chain does not keep it: a pending row copied
+	// and inserted again after it was chained is chained again (see the
+	// package doc on what pending records do not have).
 	ID        string
 	Time      time.Time
 	Principal string
