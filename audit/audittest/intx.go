@@ -1,12 +1,10 @@
 package audittest
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"strings"
 	"sync"
 	"testing"
@@ -14,6 +12,7 @@ import (
 
 	"github.com/memvault/memvault/audit"
 	"github.com/memvault/memvault/checkpointer"
+	"github.com/memvault/memvault/memvaulttest/childproc"
 )
 
 // InTx is a saver on the trail's own database, audited with
@@ -203,43 +202,15 @@ func WriteCheckpointsUntilKilled(s checkpointer.Saver) error {
 	return <-errs
 }
 
-// KillCheckpointWriter starts cmd, a process running
-// WriteCheckpointsUntilKilled, kills it (SIGKILL) once it acknowledged
-// acks writes, and checks what open returns then: after chaining what the
-// killed process left pending, the trail verifies, every acknowledged
-// write is stored with exactly one record, and every record of a write
-// names a write that is stored (no record of a write that did not commit).
-func KillCheckpointWriter(t *testing.T, cmd *exec.Cmd, acks int, open func(t *testing.T) InTx) {
+// KillCheckpointWriter kills (SIGKILL) child, a process running
+// WriteCheckpointsUntilKilled, once it acknowledged acks writes, and checks
+// what open returns then: after chaining what the killed process left
+// pending, the trail verifies, every acknowledged write is stored with
+// exactly one record, and every record of a write names a write that is
+// stored (no record of a write that did not commit).
+func KillCheckpointWriter(t *testing.T, child *childproc.Child, acks int, open func(t *testing.T) InTx) {
 	t.Helper()
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	var acked []string
-	killed := false
-	sc := bufio.NewScanner(out)
-	for sc.Scan() {
-		ack, ok := strings.CutPrefix(sc.Text(), "ack ")
-		if !ok {
-			continue
-		}
-		acked = append(acked, ack)
-		if len(acked) == acks && !killed {
-			if err := cmd.Process.Kill(); err != nil {
-				t.Fatal(err)
-			}
-			killed = true
-		}
-	}
-	_ = cmd.Wait()
-	if !killed {
-		t.Fatalf("the writer stopped after %d acknowledged writes, before it was killed: %s", len(acked), stderr.String())
-	}
+	acked := killAfterAcks(t, child, acks, "writer")
 	e := open(t)
 	ctx := context.Background()
 	before, err := e.Trail.Check(ctx, nil)

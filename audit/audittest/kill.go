@@ -1,17 +1,41 @@
 package audittest
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/memvault/memvault/audit"
+	"github.com/memvault/memvault/memvaulttest/childproc"
 )
+
+// killAfterAcks reads child's "ack <x>" lines, kills it (SIGKILL) once it
+// acknowledged acks of them, and returns every x it acknowledged before it
+// died (what of lines it wrote before the kill the loop had not read yet).
+func killAfterAcks(t *testing.T, child *childproc.Child, acks int, who string) []string {
+	t.Helper()
+	var acked, other []string
+	killed := false
+	for line := range child.Lines {
+		x, ok := strings.CutPrefix(line, "ack ")
+		if !ok {
+			other = append(other, line) // the test framework's output
+			continue
+		}
+		acked = append(acked, x)
+		if len(acked) == acks && !killed {
+			child.Kill() // the lines it wrote before it died stay in Lines
+			killed = true
+		}
+	}
+	if !killed {
+		t.Fatalf("the %s stopped after %d acknowledged operations, before it was killed: %s", who, len(acked), strings.Join(other, "\n"))
+	}
+	return acked
+}
 
 // killWriters is how many goroutines of the killed process append at once:
 // enough that commits serve several callers each (group commit).
@@ -56,41 +80,13 @@ func WriteUntilKilled(tr *audit.Trail) error {
 	return <-errs
 }
 
-// KillWriter starts cmd, a process running WriteUntilKilled on a table,
-// kills it (SIGKILL) once it acknowledged acks appends, and checks that
-// the trail of the table open returns then verifies and holds every
-// acknowledged record (both records of a two-record append), each once.
-func KillWriter(t *testing.T, cmd *exec.Cmd, acks int, open func(t *testing.T) audit.Table) {
+// KillWriter kills (SIGKILL) child, a process running WriteUntilKilled on
+// a table, once it acknowledged acks appends, and checks that the trail of
+// the table open returns then verifies and holds every acknowledged record
+// (both records of a two-record append), each once.
+func KillWriter(t *testing.T, child *childproc.Child, acks int, open func(t *testing.T) audit.Table) {
 	t.Helper()
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	var acked []string
-	killed := false
-	sc := bufio.NewScanner(out)
-	for sc.Scan() {
-		target, ok := strings.CutPrefix(sc.Text(), "ack ")
-		if !ok {
-			continue // the test framework's output
-		}
-		acked = append(acked, target)
-		if len(acked) == acks && !killed {
-			if err := cmd.Process.Kill(); err != nil {
-				t.Fatal(err)
-			}
-			killed = true
-		}
-	}
-	_ = cmd.Wait()
-	if !killed {
-		t.Fatalf("the writer stopped after %d acknowledged appends, before it was killed: %s", len(acked), stderr.String())
-	}
+	acked := killAfterAcks(t, child, acks, "writer")
 	tr, err := KillTrail(open(t))
 	if err != nil {
 		t.Fatal(err)

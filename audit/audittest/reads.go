@@ -1,18 +1,16 @@
 package audittest
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/memvault/memvault/audit"
 	"github.com/memvault/memvault/checkpointer"
+	"github.com/memvault/memvault/memvaulttest/childproc"
 )
 
 // RunReads checks that an audited read records as a pending record
@@ -132,42 +130,14 @@ func ReadCheckpointsUntilKilled(s checkpointer.Saver) error {
 	return <-errs
 }
 
-// KillCheckpointReader starts cmd, a process running
-// ReadCheckpointsUntilKilled, kills it (SIGKILL) once it acknowledged
-// acks reads, and checks what open returns then: the trail verifies as
-// the killed process left it (pending records included), and once those
-// are chained, every acknowledged read has exactly one record.
-func KillCheckpointReader(t *testing.T, cmd *exec.Cmd, acks int, open func(t *testing.T) InTx) {
+// KillCheckpointReader kills (SIGKILL) child, a process running
+// ReadCheckpointsUntilKilled, once it acknowledged acks reads, and checks
+// what open returns then: the trail verifies as the killed process left it
+// (pending records included), and once those are chained, every
+// acknowledged read has exactly one record.
+func KillCheckpointReader(t *testing.T, child *childproc.Child, acks int, open func(t *testing.T) InTx) {
 	t.Helper()
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	var acked []string
-	killed := false
-	sc := bufio.NewScanner(out)
-	for sc.Scan() {
-		thread, ok := strings.CutPrefix(sc.Text(), "ack ")
-		if !ok {
-			continue
-		}
-		acked = append(acked, thread)
-		if len(acked) == acks && !killed {
-			if err := cmd.Process.Kill(); err != nil {
-				t.Fatal(err)
-			}
-			killed = true
-		}
-	}
-	_ = cmd.Wait()
-	if !killed {
-		t.Fatalf("the reader stopped after %d acknowledged reads, before it was killed: %s", len(acked), stderr.String())
-	}
+	acked := killAfterAcks(t, child, acks, "reader")
 	e := open(t)
 	ctx := context.Background()
 	before, err := e.Trail.Check(ctx, nil)

@@ -3,7 +3,6 @@ package pgaudit_test
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"strings"
 	"testing"
 
@@ -14,6 +13,7 @@ import (
 	"github.com/memvault/memvault/audit/audittest"
 	"github.com/memvault/memvault/audit/pgaudit"
 	"github.com/memvault/memvault/checkpointer/pgsaver"
+	"github.com/memvault/memvault/memvaulttest/childproc"
 	"github.com/memvault/memvault/memvaulttest/pgtest"
 	"github.com/memvault/memvault/store/pgstore"
 )
@@ -75,14 +75,10 @@ func TestWritesInTx(t *testing.T) {
 	audittest.RunWritesInTx(t, func(t *testing.T) audittest.InTx { return inTx(t, pgtest.Pool(t)) })
 }
 
-// killInTxEnv holds the connection string TestKillAuditedWriterChild
-// writes to.
-const killInTxEnv = "MEMVAULT_PGAUDIT_KILL_INTX_DSN"
-
 // TestKillAuditedWriterChild is the process TestKillAuditedWriter kills.
 func TestKillAuditedWriterChild(t *testing.T) {
-	dsn := os.Getenv(killInTxEnv)
-	if dsn == "" {
+	var dsn string
+	if !childproc.Arg(t, &dsn) {
 		t.Skip("child process of TestKillAuditedWriter")
 	}
 	pool, err := pgxpool.New(t.Context(), dsn)
@@ -119,9 +115,8 @@ func TestKillAuditedWriter(t *testing.T) {
 			}
 			t.Cleanup(pool.Close)
 			e := inTx(t, pool)
-			cmd := exec.Command(os.Args[0], "-test.run=^TestKillAuditedWriterChild$", "-test.count=1")
-			cmd.Env = append(os.Environ(), killInTxEnv+"="+dsn)
-			audittest.KillCheckpointWriter(t, cmd, 300+round*250, func(*testing.T) audittest.InTx { return e })
+			child := childproc.Start(t, "TestKillAuditedWriterChild", dsn)
+			audittest.KillCheckpointWriter(t, child, 300+round*250, func(*testing.T) audittest.InTx { return e })
 		})
 	}
 }
@@ -133,14 +128,10 @@ func TestReads(t *testing.T) {
 	audittest.RunReads(t, func(t *testing.T) audittest.InTx { return inTx(t, pgtest.Pool(t)) })
 }
 
-// killReadEnv holds the connection string TestKillAuditedReaderChild
-// reads.
-const killReadEnv = "MEMVAULT_PGAUDIT_KILL_READ_DSN"
-
 // TestKillAuditedReaderChild is the process TestKillAuditedReader kills.
 func TestKillAuditedReaderChild(t *testing.T) {
-	dsn := os.Getenv(killReadEnv)
-	if dsn == "" {
+	var dsn string
+	if !childproc.Arg(t, &dsn) {
 		t.Skip("child process of TestKillAuditedReader")
 	}
 	pool, err := pgxpool.New(t.Context(), dsn)
@@ -176,9 +167,8 @@ func TestKillAuditedReader(t *testing.T) {
 			}
 			t.Cleanup(pool.Close)
 			e := inTx(t, pool)
-			cmd := exec.Command(os.Args[0], "-test.run=^TestKillAuditedReaderChild$", "-test.count=1")
-			cmd.Env = append(os.Environ(), killReadEnv+"="+dsn)
-			audittest.KillCheckpointReader(t, cmd, 300+round*250, func(*testing.T) audittest.InTx { return e })
+			child := childproc.Start(t, "TestKillAuditedReaderChild", dsn)
+			audittest.KillCheckpointReader(t, child, 300+round*250, func(*testing.T) audittest.InTx { return e })
 		})
 	}
 }

@@ -3,7 +3,6 @@ package pgaudit_test
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -11,18 +10,15 @@ import (
 	"github.com/memvault/memvault/audit"
 	"github.com/memvault/memvault/audit/audittest"
 	"github.com/memvault/memvault/audit/pgaudit"
+	"github.com/memvault/memvault/memvaulttest/childproc"
 	"github.com/memvault/memvault/memvaulttest/pgtest"
 )
-
-// killEnv holds the connection string (its search path the test's schema)
-// the re-executed test binary writes to in TestKillWriterChild.
-const killEnv = "MEMVAULT_PGAUDIT_KILL_DSN"
 
 // TestKillWriterChild is the process TestKillWriter kills: it appends to
 // the trail from many goroutines (group commits) until it is killed.
 func TestKillWriterChild(t *testing.T) {
-	dsn := os.Getenv(killEnv)
-	if dsn == "" {
+	var dsn string
+	if !childproc.Arg(t, &dsn) {
 		t.Skip("child process of TestKillWriter")
 	}
 	pool, err := pgxpool.New(t.Context(), dsn)
@@ -61,9 +57,8 @@ func TestKillWriter(t *testing.T) {
 			if err := tb.Setup(t.Context()); err != nil {
 				t.Fatal(err)
 			}
-			cmd := exec.Command(os.Args[0], "-test.run=^TestKillWriterChild$", "-test.count=1")
-			cmd.Env = append(os.Environ(), killEnv+"="+dsn)
-			audittest.KillWriter(t, cmd, 300+round*250, func(*testing.T) audit.Table { return tb })
+			child := childproc.Start(t, "TestKillWriterChild", dsn)
+			audittest.KillWriter(t, child, 300+round*250, func(*testing.T) audit.Table { return tb })
 		})
 	}
 }

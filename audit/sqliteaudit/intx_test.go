@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -15,6 +14,7 @@ import (
 	"github.com/memvault/memvault/audit/sqliteaudit"
 	"github.com/memvault/memvault/checkpointer/sqlitesaver"
 	"github.com/memvault/memvault/internal/sqlitedb"
+	"github.com/memvault/memvault/memvaulttest/childproc"
 	"github.com/memvault/memvault/store/sqlitestore"
 )
 
@@ -71,13 +71,10 @@ func TestWritesInTx(t *testing.T) {
 	})
 }
 
-// killInTxEnv names the data file TestKillAuditedWriterChild writes to.
-const killInTxEnv = "MEMVAULT_SQLITEAUDIT_KILL_INTX_DB"
-
 // TestKillAuditedWriterChild is the process TestKillAuditedWriter kills.
 func TestKillAuditedWriterChild(t *testing.T) {
-	path := os.Getenv(killInTxEnv)
-	if path == "" {
+	var path string
+	if !childproc.Arg(t, &path) {
 		t.Skip("child process of TestKillAuditedWriter")
 	}
 	e := inTx(t, path)
@@ -99,9 +96,8 @@ func TestKillAuditedWriter(t *testing.T) {
 		t.Run(fmt.Sprint(round), func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "data.db")
 			inTx(t, path) // creates the tables before the child starts
-			cmd := exec.Command(os.Args[0], "-test.run=^TestKillAuditedWriterChild$", "-test.count=1")
-			cmd.Env = append(os.Environ(), killInTxEnv+"="+path)
-			audittest.KillCheckpointWriter(t, cmd, 300+round*250, func(t *testing.T) audittest.InTx { return inTx(t, path) })
+			child := childproc.Start(t, "TestKillAuditedWriterChild", path)
+			audittest.KillCheckpointWriter(t, child, 300+round*250, func(t *testing.T) audittest.InTx { return inTx(t, path) })
 		})
 	}
 }
@@ -114,13 +110,10 @@ func TestReads(t *testing.T) {
 	})
 }
 
-// killReadEnv names the data file TestKillAuditedReaderChild reads.
-const killReadEnv = "MEMVAULT_SQLITEAUDIT_KILL_READ_DB"
-
 // TestKillAuditedReaderChild is the process TestKillAuditedReader kills.
 func TestKillAuditedReaderChild(t *testing.T) {
-	path := os.Getenv(killReadEnv)
-	if path == "" {
+	var path string
+	if !childproc.Arg(t, &path) {
 		t.Skip("child process of TestKillAuditedReader")
 	}
 	e := inTx(t, path)
@@ -141,9 +134,8 @@ func TestKillAuditedReader(t *testing.T) {
 		t.Run(fmt.Sprint(round), func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "data.db")
 			inTx(t, path) // creates the tables before the child starts
-			cmd := exec.Command(os.Args[0], "-test.run=^TestKillAuditedReaderChild$", "-test.count=1")
-			cmd.Env = append(os.Environ(), killReadEnv+"="+path)
-			audittest.KillCheckpointReader(t, cmd, 300+round*250, func(t *testing.T) audittest.InTx { return inTx(t, path) })
+			child := childproc.Start(t, "TestKillAuditedReaderChild", path)
+			audittest.KillCheckpointReader(t, child, 300+round*250, func(t *testing.T) audittest.InTx { return inTx(t, path) })
 		})
 	}
 }

@@ -3,24 +3,20 @@ package sqliteaudit_test
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 
 	"github.com/memvault/memvault/audit"
 	"github.com/memvault/memvault/audit/audittest"
 	"github.com/memvault/memvault/audit/sqliteaudit"
+	"github.com/memvault/memvault/memvaulttest/childproc"
 )
-
-// killEnv names the trail file the re-executed test binary writes to in
-// TestKillWriterChild.
-const killEnv = "MEMVAULT_SQLITEAUDIT_KILL_DB"
 
 // TestKillWriterChild is the process TestKillWriter kills: it appends to
 // the trail from many goroutines (group commits) until it is killed.
 func TestKillWriterChild(t *testing.T) {
-	path := os.Getenv(killEnv)
-	if path == "" {
+	var path string
+	if !childproc.Arg(t, &path) {
 		t.Skip("child process of TestKillWriter")
 	}
 	tb, err := sqliteaudit.Open(t.Context(), path)
@@ -44,9 +40,8 @@ func TestKillWriter(t *testing.T) {
 	for round := range 3 {
 		t.Run(fmt.Sprint(round), func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "audit.db")
-			cmd := exec.Command(os.Args[0], "-test.run=^TestKillWriterChild$", "-test.count=1")
-			cmd.Env = append(os.Environ(), killEnv+"="+path)
-			audittest.KillWriter(t, cmd, 300+round*250, func(t *testing.T) audit.Table {
+			child := childproc.Start(t, "TestKillWriterChild", path)
+			audittest.KillWriter(t, child, 300+round*250, func(t *testing.T) audit.Table {
 				tb, err := sqliteaudit.Open(t.Context(), path)
 				if err != nil {
 					t.Fatal(err)

@@ -3,7 +3,6 @@ package pgsaver_test
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -12,6 +11,7 @@ import (
 	"github.com/memvault/memvault/audit/audittest"
 	"github.com/memvault/memvault/audit/pgaudit"
 	"github.com/memvault/memvault/checkpointer/pgsaver"
+	"github.com/memvault/memvault/memvaulttest/childproc"
 	"github.com/memvault/memvault/memvaulttest/pgtest"
 )
 
@@ -42,14 +42,10 @@ func groupedAudited(t *testing.T, pool *pgxpool.Pool, setup bool) (audittest.InT
 	return audittest.InTx{Inner: inner, Saver: audit.NewSaver(inner, tr, nil), Trail: tr, Table: tb}, nil
 }
 
-// killGroupEnv holds the connection string TestKillGroupCommitChild
-// writes to.
-const killGroupEnv = "MEMVAULT_PGSAVER_KILL_GROUP_DSN"
-
 // TestKillGroupCommitChild is the process TestKillGroupCommit kills.
 func TestKillGroupCommitChild(t *testing.T) {
-	dsn := os.Getenv(killGroupEnv)
-	if dsn == "" {
+	var dsn string
+	if !childproc.Arg(t, &dsn) {
 		t.Skip("child process of TestKillGroupCommit")
 	}
 	pool, err := pgxpool.New(t.Context(), dsn)
@@ -83,9 +79,8 @@ func TestKillGroupCommit(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			cmd := exec.Command(os.Args[0], "-test.run=^TestKillGroupCommitChild$", "-test.count=1")
-			cmd.Env = append(os.Environ(), killGroupEnv+"="+dsn)
-			audittest.KillCheckpointWriter(t, cmd, 300+round*250, func(*testing.T) audittest.InTx { return e })
+			child := childproc.Start(t, "TestKillGroupCommitChild", dsn)
+			audittest.KillCheckpointWriter(t, child, 300+round*250, func(*testing.T) audittest.InTx { return e })
 			// The writers' checkpoints shared commits: fewer
 			// transactions stored them than there are.
 			var n, txs int

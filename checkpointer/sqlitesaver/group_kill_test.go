@@ -3,7 +3,6 @@ package sqlitesaver_test
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -11,6 +10,7 @@ import (
 	"github.com/memvault/memvault/audit/audittest"
 	"github.com/memvault/memvault/audit/sqliteaudit"
 	"github.com/memvault/memvault/checkpointer/sqlitesaver"
+	"github.com/memvault/memvault/memvaulttest/childproc"
 )
 
 // groupedAudited is a saver with group commit on and a trail in the
@@ -36,13 +36,10 @@ func groupedAudited(t *testing.T, path string) audittest.InTx {
 	return audittest.InTx{Inner: inner, Saver: audit.NewSaver(inner, tr, nil), Trail: tr, Table: tb}
 }
 
-// killGroupEnv names the data file TestKillGroupCommitChild writes to.
-const killGroupEnv = "MEMVAULT_SQLITESAVER_KILL_GROUP_DB"
-
 // TestKillGroupCommitChild is the process TestKillGroupCommit kills.
 func TestKillGroupCommitChild(t *testing.T) {
-	path := os.Getenv(killGroupEnv)
-	if path == "" {
+	var path string
+	if !childproc.Arg(t, &path) {
 		t.Skip("child process of TestKillGroupCommit")
 	}
 	err := audittest.WriteCheckpointsUntilKilled(groupedAudited(t, path).Saver)
@@ -62,9 +59,8 @@ func TestKillGroupCommit(t *testing.T) {
 		t.Run(fmt.Sprint(round), func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "data.db")
 			groupedAudited(t, path) // the tables, before the child starts
-			cmd := exec.Command(os.Args[0], "-test.run=^TestKillGroupCommitChild$", "-test.count=1")
-			cmd.Env = append(os.Environ(), killGroupEnv+"="+path)
-			audittest.KillCheckpointWriter(t, cmd, 300+round*250, func(t *testing.T) audittest.InTx { return groupedAudited(t, path) })
+			child := childproc.Start(t, "TestKillGroupCommitChild", path)
+			audittest.KillCheckpointWriter(t, child, 300+round*250, func(t *testing.T) audittest.InTx { return groupedAudited(t, path) })
 		})
 	}
 }
