@@ -1,14 +1,9 @@
 package redissaver_test
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -22,12 +17,11 @@ import (
 	"github.com/memvault/memvault/keys"
 	"github.com/memvault/memvault/keys/keystest"
 	"github.com/memvault/memvault/keys/sqlitekeys"
+	"github.com/memvault/memvault/memvaulttest/childproc"
 )
 
 // raceSpec tells TestHelperEraseRaceWriter where to write.
 type raceSpec struct{ Addr, Prefix, KeyFile string }
-
-const raceEnv = "MEMVAULT_REDIS_ERASE_RACE"
 
 // stalledTable is a key table whose key checks return late: the writer
 // stalls between its fence check and its write, as any process may (a
@@ -46,13 +40,9 @@ func (s stalledTable) LiveKey(ctx context.Context, subject, keyID string) (bool,
 // loop until stdin closes, says "writing" after its first put, and prints
 // how many writes were stored and refused.
 func TestHelperEraseRaceWriter(t *testing.T) {
-	raw := os.Getenv(raceEnv)
-	if raw == "" {
-		t.Skip("the other process of TestEraseRace")
-	}
 	var spec raceSpec
-	if err := json.Unmarshal([]byte(raw), &spec); err != nil {
-		t.Fatal(err)
+	if !childproc.Arg(t, &spec) {
+		t.Skip("the other process of TestEraseRace")
 	}
 	ctx := context.Background()
 	table, err := sqlitekeys.Open(ctx, spec.KeyFile)
@@ -67,13 +57,12 @@ func TestHelperEraseRaceWriter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan struct{})
-	go func() { _, _ = io.Copy(io.Discard, os.Stdin); close(done) }()
+	done := childproc.StdinClosed()
 	stored, refused := 0, 0
 	for n := 0; ; n++ {
 		select {
 		case <-done:
-			fmt.Printf("stored %d refused %d\n", stored, refused)
+			childproc.Say("stored %d refused %d", stored, refused)
 			return
 		default:
 		}
@@ -88,7 +77,7 @@ func TestHelperEraseRaceWriter(t *testing.T) {
 		switch {
 		case err == nil:
 			if stored == 0 {
-				fmt.Println("writing")
+				childproc.Say("writing")
 			}
 			stored++
 		case errors.Is(err, keys.ErrSubjectErased):
@@ -122,25 +111,9 @@ func TestEraseRace(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	spec, _ := json.Marshal(raceSpec{Addr: srv.Addr, Prefix: prefix, KeyFile: keyFile})
-	child := exec.Command(os.Args[0], "-test.run=^TestHelperEraseRaceWriter$", "-test.count=1")
-	child.Env = append(os.Environ(), raceEnv+"="+string(spec))
-	child.Stderr = os.Stderr
-	stdin, err := child.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := child.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := child.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = stdin.Close(); _ = child.Wait() })
-	out := bufio.NewReader(stdout)
-	if line, err := out.ReadString('\n'); err != nil || strings.TrimSpace(line) != "writing" {
-		t.Fatalf("the writer process: %q, %v", line, err)
+	child := childproc.Start(t, "TestHelperEraseRaceWriter", raceSpec{Addr: srv.Addr, Prefix: prefix, KeyFile: keyFile})
+	if line := <-child.Lines; line != "writing" {
+		t.Fatalf("the writer process: %q", line)
 	}
 
 	// The erasure, step by step as vault.Handle.ForgetWith runs it.
@@ -176,9 +149,13 @@ func TestEraseRace(t *testing.T) {
 			}
 		}
 	}
-	_ = stdin.Close()
-	rest, _ := io.ReadAll(out)
-	if err := child.Wait(); err != nil {
+	err = child.Wait()
+	var lines []string
+	for line := range child.Lines {
+		lines = append(lines, line)
+	}
+	rest := strings.Join(lines, "\n")
+	if err != nil {
 		t.Fatalf("the writer process: %v\n%s", err, rest)
 	}
 	// A put refused by the fence takes its thread out of the index
@@ -190,7 +167,7 @@ func TestEraseRace(t *testing.T) {
 		}
 	}
 	var stored, refused int
-	if _, err := fmt.Sscanf(string(rest), "stored %d refused %d", &stored, &refused); err != nil || refused == 0 {
+	if _, err := fmt.Sscanf(rest, "stored %d refused %d", &stored, &refused); err != nil || refused == 0 {
 		t.Fatalf("the writer process: %q (%v): it must have gone on writing through the erasure", rest, err)
 	}
 	t.Logf("writer: %d stored before the erasure, %d refused after", stored, refused)

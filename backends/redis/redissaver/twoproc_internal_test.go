@@ -1,14 +1,8 @@
 package redissaver
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
-	"io"
-	"os"
-	"os/exec"
 	"strings"
 	"sync"
 	"testing"
@@ -18,24 +12,19 @@ import (
 
 	"github.com/memvault/memvault/backends/redis/redistest"
 	"github.com/memvault/memvault/checkpointer"
+	"github.com/memvault/memvault/memvaulttest/childproc"
 )
 
 // holdSpec tells TestHelperHoldThread what to hold.
 type holdSpec struct{ Addr, Prefix, Thread, NS, ID string }
 
-const holdEnv = "MEMVAULT_REDIS_HOLD"
-
 // TestHelperHoldThread is the other process of TestTwoProcesses: it
-// locks a checkpoint for removal, says "locked", waits for a line on
-// stdin, removes the checkpoint and ends its Update.
+// locks a checkpoint for removal, says "locked", waits for its stdin to
+// close, removes the checkpoint and ends its Update.
 func TestHelperHoldThread(t *testing.T) {
-	raw := os.Getenv(holdEnv)
-	if raw == "" {
-		t.Skip("the other process of TestTwoProcesses")
-	}
 	var h holdSpec
-	if err := json.Unmarshal([]byte(raw), &h); err != nil {
-		t.Fatal(err)
+	if !childproc.Arg(t, &h) {
+		t.Skip("the other process of TestTwoProcesses")
 	}
 	ctx := context.Background()
 	rdb := redis.NewClient(&redis.Options{Addr: h.Addr})
@@ -46,10 +35,8 @@ func TestHelperHoldThread(t *testing.T) {
 		if _, err := tx.Lock(ctx, rs, checkpointer.HeadSelector{Threads: []string{h.Thread}}); err != nil {
 			return err
 		}
-		fmt.Println("locked")
-		if _, err := bufio.NewReader(os.Stdin).ReadString('\n'); err != nil {
-			return err
-		}
+		childproc.Say("locked")
+		<-childproc.StdinClosed()
 		_, err := tx.Remove(ctx, rs, false)
 		return err
 	})
@@ -81,34 +68,18 @@ func TestTwoProcesses(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	spec, _ := json.Marshal(holdSpec{Addr: srv.Addr, Prefix: prefix, Thread: "t", NS: "", ID: c1.ID})
-	child := exec.Command(os.Args[0], "-test.run=^TestHelperHoldThread$", "-test.count=1")
-	child.Env = append(os.Environ(), holdEnv+"="+string(spec))
-	child.Stderr = os.Stderr
-	stdin, err := child.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := child.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := child.Start(); err != nil {
-		t.Fatal(err)
-	}
-	out := bufio.NewReader(stdout)
-	for {
-		line, err := out.ReadString('\n')
-		if err != nil {
-			_ = child.Wait()
-			t.Fatalf("the other process ended before locking: %v", err)
-		}
-		if strings.TrimSpace(line) == "locked" {
+	child := childproc.Start(t, "TestHelperHoldThread", holdSpec{Addr: srv.Addr, Prefix: prefix, Thread: "t", NS: "", ID: c1.ID})
+	locked := false
+	for line := range child.Lines {
+		if line == "locked" {
+			locked = true
 			break
 		}
 	}
-	rest := make(chan string, 1)
-	go func() { b, _ := io.ReadAll(out); rest <- string(b) }()
+	if !locked {
+		_ = child.Wait()
+		t.Fatal("the other process ended before locking")
+	}
 
 	waited := make(chan struct{})
 	var once sync.Once
@@ -125,16 +96,17 @@ func TestTwoProcesses(t *testing.T) {
 	select {
 	case <-waited:
 	case err := <-res:
-		_ = stdin.Close()
 		_ = child.Wait()
 		t.Fatalf("a put continuing a checkpoint another process holds for removal returned (%v) without waiting", err)
 	}
-	if _, err := io.WriteString(stdin, "go\n"); err != nil {
-		t.Fatal(err)
-	}
+	child.CloseStdin() // go on: remove and commit
 	err = <-res
 	if werr := child.Wait(); werr != nil {
-		t.Fatalf("the other process: %v\n%s", werr, <-rest)
+		var rest []string
+		for line := range child.Lines {
+			rest = append(rest, line)
+		}
+		t.Fatalf("the other process: %v\n%s", werr, strings.Join(rest, "\n"))
 	}
 	if !errors.Is(err, checkpointer.ErrParentMissing) {
 		t.Fatalf("put after the other process removed its parent: %v, want ErrParentMissing", err)

@@ -1,14 +1,9 @@
 package redisstore_test
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -21,13 +16,12 @@ import (
 	"github.com/memvault/memvault/keys"
 	"github.com/memvault/memvault/keys/keystest"
 	"github.com/memvault/memvault/keys/sqlitekeys"
+	"github.com/memvault/memvault/memvaulttest/childproc"
 	"github.com/memvault/memvault/store"
 )
 
 // raceSpec tells TestHelperEraseRaceWriter where to write.
 type raceSpec struct{ Addr, Prefix, KeyFile string }
-
-const raceEnv = "MEMVAULT_REDIS_STORE_ERASE_RACE"
 
 // stalledTable is a key table whose key checks return late: the writer
 // stalls between its fence check and its commit, the window an erasure
@@ -47,13 +41,9 @@ var carol = store.Namespace{"users", "carol", "notes"}
 // "writing" after its first put, and prints how many were stored and
 // refused.
 func TestHelperEraseRaceWriter(t *testing.T) {
-	raw := os.Getenv(raceEnv)
-	if raw == "" {
-		t.Skip("the other process of TestEraseRace")
-	}
 	var spec raceSpec
-	if err := json.Unmarshal([]byte(raw), &spec); err != nil {
-		t.Fatal(err)
+	if !childproc.Arg(t, &spec) {
+		t.Skip("the other process of TestEraseRace")
 	}
 	ctx := context.Background()
 	table, err := sqlitekeys.Open(ctx, spec.KeyFile)
@@ -68,13 +58,12 @@ func TestHelperEraseRaceWriter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan struct{})
-	go func() { _, _ = io.Copy(io.Discard, os.Stdin); close(done) }()
+	done := childproc.StdinClosed()
 	stored, refused := 0, 0
 	for n := 0; ; n++ {
 		select {
 		case <-done:
-			fmt.Printf("stored %d refused %d\n", stored, refused)
+			childproc.Say("stored %d refused %d", stored, refused)
 			return
 		default:
 		}
@@ -82,7 +71,7 @@ func TestHelperEraseRaceWriter(t *testing.T) {
 		switch {
 		case err == nil:
 			if stored == 0 {
-				fmt.Println("writing")
+				childproc.Say("writing")
 			}
 			stored++
 		case errors.Is(err, keys.ErrSubjectErased):
@@ -112,25 +101,9 @@ func TestEraseRace(t *testing.T) {
 	rdb := srv.Client(t)
 	s := newStore(t, rdb, redisstore.Options{Prefix: prefix, Serde: h})
 
-	spec, _ := json.Marshal(raceSpec{Addr: srv.Addr, Prefix: prefix, KeyFile: keyFile})
-	child := exec.Command(os.Args[0], "-test.run=^TestHelperEraseRaceWriter$", "-test.count=1")
-	child.Env = append(os.Environ(), raceEnv+"="+string(spec))
-	child.Stderr = os.Stderr
-	stdin, err := child.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := child.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := child.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = stdin.Close(); _ = child.Wait() })
-	out := bufio.NewReader(stdout)
-	if line, err := out.ReadString('\n'); err != nil || strings.TrimSpace(line) != "writing" {
-		t.Fatalf("the writer process: %q, %v", line, err)
+	child := childproc.Start(t, "TestHelperEraseRaceWriter", raceSpec{Addr: srv.Addr, Prefix: prefix, KeyFile: keyFile})
+	if line := <-child.Lines; line != "writing" {
+		t.Fatalf("the writer process: %q", line)
 	}
 
 	if _, err := h.StartErasure(ctx, "carol"); err != nil {
@@ -153,13 +126,17 @@ func TestEraseRace(t *testing.T) {
 			t.Fatalf("after the erasure, another process stored items of the erased subject: %d, first %s", len(items), items[0].Key)
 		}
 	}
-	_ = stdin.Close()
-	rest, _ := io.ReadAll(out)
-	if err := child.Wait(); err != nil {
+	err = child.Wait()
+	var lines []string
+	for line := range child.Lines {
+		lines = append(lines, line)
+	}
+	rest := strings.Join(lines, "\n")
+	if err != nil {
 		t.Fatalf("the writer process: %v\n%s", err, rest)
 	}
 	var stored, refused int
-	if _, err := fmt.Sscanf(string(rest), "stored %d refused %d", &stored, &refused); err != nil || refused == 0 {
+	if _, err := fmt.Sscanf(rest, "stored %d refused %d", &stored, &refused); err != nil || refused == 0 {
 		t.Fatalf("the writer process: %q (%v): it must have gone on writing through the erasure", rest, err)
 	}
 	t.Logf("writer: %d stored before the erasure, %d refused after", stored, refused)
