@@ -34,9 +34,10 @@ func TestBenchFlags(t *testing.T) {
 	out = cli(t, nil, "", "bench", "checkpointer", "--backend", "sqlite", "--workload", "messages", "--ops", "get_messages_50",
 		"--duration", "200ms", "--concurrency", "2", "--json").must(t, 0).stdout
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	// Rows: raw-sql, plaintext, encrypted and audited at concurrency 1 and 2.
-	if len(lines) != 1+4*2 || !strings.HasPrefix(lines[0], `{"cluster":`) {
-		t.Fatalf("bench checkpointer printed %d lines, want the settings and 8 rows:\n%s", len(lines), out)
+	// Rows: raw-sql, plaintext, encrypted, audited and grouped at
+	// concurrency 1 and 2.
+	if len(lines) != 1+5*2 || !strings.HasPrefix(lines[0], `{"cluster":`) {
+		t.Fatalf("bench checkpointer printed %d lines, want the settings and 10 rows:\n%s", len(lines), out)
 	}
 	for _, l := range lines[1:] {
 		var r bench.Row
