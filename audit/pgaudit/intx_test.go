@@ -116,7 +116,7 @@ func TestKillAuditedWriter(t *testing.T) {
 			t.Cleanup(pool.Close)
 			e := inTx(t, pool)
 			child := childproc.Start(t, "TestKillAuditedWriterChild", dsn)
-			audittest.KillCheckpointWriter(t, child, 300+round*250, func(*testing.T) audittest.InTx { return e })
+			audittest.KillCheckpointWriter(t, child, 300+round*250, func(t *testing.T) audittest.InTx { pgtest.WaitQuiet(t, pool); return e })
 		})
 	}
 }
@@ -168,7 +168,7 @@ func TestKillAuditedReader(t *testing.T) {
 			t.Cleanup(pool.Close)
 			e := inTx(t, pool)
 			child := childproc.Start(t, "TestKillAuditedReaderChild", dsn)
-			audittest.KillCheckpointReader(t, child, 300+round*250, func(*testing.T) audittest.InTx { return e })
+			audittest.KillCheckpointReader(t, child, 300+round*250, func(t *testing.T) audittest.InTx { pgtest.WaitQuiet(t, pool); return e })
 		})
 	}
 }

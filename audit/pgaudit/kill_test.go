@@ -58,7 +58,7 @@ func TestKillWriter(t *testing.T) {
 				t.Fatal(err)
 			}
 			child := childproc.Start(t, "TestKillWriterChild", dsn)
-			audittest.KillWriter(t, child, 300+round*250, func(*testing.T) audit.Table { return tb })
+			audittest.KillWriter(t, child, 300+round*250, func(t *testing.T) audit.Table { pgtest.WaitQuiet(t, setup); return tb })
 		})
 	}
 }

@@ -80,7 +80,7 @@ func TestKillGroupCommit(t *testing.T) {
 				t.Fatal(err)
 			}
 			child := childproc.Start(t, "TestKillGroupCommitChild", dsn)
-			audittest.KillCheckpointWriter(t, child, 300+round*250, func(*testing.T) audittest.InTx { return e })
+			audittest.KillCheckpointWriter(t, child, 300+round*250, func(t *testing.T) audittest.InTx { pgtest.WaitQuiet(t, pool); return e })
 			// The writers' checkpoints shared commits: fewer
 			// transactions stored them than there are.
 			var n, txs int

@@ -384,3 +384,31 @@ func schemaName(testName, suffix string) string {
 	}
 	return prefix + mid + "_" + suffix
 }
+
+// WaitQuiet waits until no other connection to pool's database is running
+// a statement or holding a transaction open. After a test kills a client
+// process (kill -9), the server may still be executing — even committing —
+// the statement the process sent last, until it notices the connection is
+// gone; a test that checks what the killed process left calls WaitQuiet
+// first, so that nothing lands after its check. It fails t after 30 s.
+func WaitQuiet(t testing.TB, pool *pgxpool.Pool) {
+	t.Helper()
+	ctx := context.Background()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var busy int
+		err := pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
+			WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'
+			AND state IN ('active', 'idle in transaction', 'idle in transaction (aborted)', 'fastpath function call')`).Scan(&busy)
+		if err != nil {
+			t.Fatalf("pgtest: WaitQuiet: %v", err)
+		}
+		if busy == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("pgtest: WaitQuiet: %d other connections still busy after 30 s", busy)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
