@@ -75,52 +75,6 @@ func TestWritesInTx(t *testing.T) {
 	audittest.RunWritesInTx(t, func(t *testing.T) audittest.InTx { return inTx(t, pgtest.Pool(t)) })
 }
 
-// TestKillAuditedWriterChild is the process TestKillAuditedWriter kills.
-func TestKillAuditedWriterChild(t *testing.T) {
-	var dsn string
-	if !childproc.Arg(t, &dsn) {
-		t.Skip("child process of TestKillAuditedWriter")
-	}
-	pool, err := pgxpool.New(t.Context(), dsn)
-	if err == nil {
-		var inner *pgsaver.Saver
-		var tb *pgaudit.Table
-		var tr *audit.Trail
-		if inner, err = pgsaver.New(pool, pgsaver.Options{}); err == nil {
-			if tb, err = pgaudit.New(pool, pgaudit.Options{}); err == nil {
-				if tr, err = audittest.InTxTrail(tb); err == nil {
-					err = audittest.WriteCheckpointsUntilKilled(audit.NewSaver(inner, tr, nil))
-				}
-			}
-		}
-	}
-	fmt.Fprintln(os.Stderr, "writer:", err)
-	os.Exit(2)
-}
-
-// TestKillAuditedWriter kills (SIGKILL) a process in the middle of audited
-// puts and put_writes on PostgreSQL: every acknowledged write is stored
-// with its record, no record names a write that is not stored, and the
-// trail verifies once what was left pending is chained.
-func TestKillAuditedWriter(t *testing.T) {
-	if testing.Short() {
-		t.Skip("spawns a child process")
-	}
-	for round := range 3 {
-		t.Run(fmt.Sprint(round), func(t *testing.T) {
-			dsn := pgtest.SchemaDSN(t)
-			pool, err := pgxpool.New(t.Context(), dsn)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(pool.Close)
-			e := inTx(t, pool)
-			child := childproc.Start(t, "TestKillAuditedWriterChild", dsn)
-			audittest.KillCheckpointWriter(t, child, 300+round*250, func(t *testing.T) audittest.InTx { pgtest.WaitQuiet(t, pool); return e })
-		})
-	}
-}
-
 // TestReads: on PostgreSQL, a read's record is a pending record committed
 // by itself, which waits for no appender of the chain
 // (audittest.RunReads).
@@ -128,48 +82,59 @@ func TestReads(t *testing.T) {
 	audittest.RunReads(t, func(t *testing.T) audittest.InTx { return inTx(t, pgtest.Pool(t)) })
 }
 
-// TestKillAuditedReaderChild is the process TestKillAuditedReader kills.
-func TestKillAuditedReaderChild(t *testing.T) {
-	var dsn string
-	if !childproc.Arg(t, &dsn) {
-		t.Skip("child process of TestKillAuditedReader")
+// killArg is what TestKillAuditedChild is given: its role ("writer" or
+// "reader") and its database.
+type killArg struct{ Role, DSN string }
+
+// TestKillAuditedChild is the process TestKillAudited kills: audited puts
+// and put_writes (writer) or reads (reader) until it is killed.
+func TestKillAuditedChild(t *testing.T) {
+	var arg killArg
+	if !childproc.Arg(t, &arg) {
+		t.Skip("child process of TestKillAudited")
 	}
-	pool, err := pgxpool.New(t.Context(), dsn)
-	if err == nil {
-		var inner *pgsaver.Saver
-		var tb *pgaudit.Table
-		var tr *audit.Trail
-		if inner, err = pgsaver.New(pool, pgsaver.Options{}); err == nil {
-			if tb, err = pgaudit.New(pool, pgaudit.Options{}); err == nil {
-				if tr, err = audittest.InTxTrail(tb); err == nil {
-					err = audittest.ReadCheckpointsUntilKilled(audit.NewSaver(inner, tr, nil))
-				}
-			}
-		}
+	pool, err := pgxpool.New(t.Context(), arg.DSN)
+	if err != nil {
+		t.Fatal(err)
 	}
-	fmt.Fprintln(os.Stderr, "reader:", err)
+	e := inTx(t, pool)
+	if arg.Role == "reader" {
+		err = audittest.ReadCheckpointsUntilKilled(e.Saver)
+	} else {
+		err = audittest.WriteCheckpointsUntilKilled(e.Saver)
+	}
+	fmt.Fprintln(os.Stderr, arg.Role+":", err)
 	os.Exit(2)
 }
 
-// TestKillAuditedReader kills (SIGKILL) a process in the middle of audited
-// reads on PostgreSQL: the trail verifies as left, and every acknowledged
-// read has its record once what was left pending is chained.
-func TestKillAuditedReader(t *testing.T) {
+// TestKillAudited kills (SIGKILL) a process in the middle of audited
+// writes, and one in the middle of audited reads, on PostgreSQL. Writer:
+// every acknowledged write is stored with its record, no record names a
+// write that is not stored, and the trail verifies once what was left
+// pending is chained. Reader: the trail verifies as left, and every
+// acknowledged read has its record once that is chained.
+func TestKillAudited(t *testing.T) {
 	if testing.Short() {
 		t.Skip("spawns a child process")
 	}
-	for round := range 3 {
-		t.Run(fmt.Sprint(round), func(t *testing.T) {
-			dsn := pgtest.SchemaDSN(t)
-			pool, err := pgxpool.New(t.Context(), dsn)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(pool.Close)
-			e := inTx(t, pool)
-			child := childproc.Start(t, "TestKillAuditedReaderChild", dsn)
-			audittest.KillCheckpointReader(t, child, 300+round*250, func(t *testing.T) audittest.InTx { pgtest.WaitQuiet(t, pool); return e })
-		})
+	for _, role := range []string{"writer", "reader"} {
+		check := audittest.KillCheckpointWriter
+		if role == "reader" {
+			check = audittest.KillCheckpointReader
+		}
+		for round := range 3 {
+			t.Run(fmt.Sprint(role, "/", round), func(t *testing.T) {
+				dsn := pgtest.SchemaDSN(t)
+				pool, err := pgxpool.New(t.Context(), dsn)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(pool.Close)
+				e := inTx(t, pool)
+				child := childproc.Start(t, "TestKillAuditedChild", killArg{role, dsn})
+				check(t, child, 300+round*250, func(t *testing.T) audittest.InTx { pgtest.WaitQuiet(t, pool); return e })
+			})
+		}
 	}
 }
 

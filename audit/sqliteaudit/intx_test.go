@@ -71,37 +71,6 @@ func TestWritesInTx(t *testing.T) {
 	})
 }
 
-// TestKillAuditedWriterChild is the process TestKillAuditedWriter kills.
-func TestKillAuditedWriterChild(t *testing.T) {
-	var path string
-	if !childproc.Arg(t, &path) {
-		t.Skip("child process of TestKillAuditedWriter")
-	}
-	e := inTx(t, path)
-	err := audittest.WriteCheckpointsUntilKilled(e.Saver)
-	fmt.Fprintln(os.Stderr, "writer:", err)
-	os.Exit(2)
-}
-
-// TestKillAuditedWriter kills (SIGKILL) a process in the middle of audited
-// puts and put_writes on a SQLite file holding the trail: every
-// acknowledged write is stored with its record, no record names a write
-// that is not stored, and the trail verifies once what was left pending
-// is chained.
-func TestKillAuditedWriter(t *testing.T) {
-	if testing.Short() {
-		t.Skip("spawns a child process")
-	}
-	for round := range 3 {
-		t.Run(fmt.Sprint(round), func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), "data.db")
-			inTx(t, path) // creates the tables before the child starts
-			child := childproc.Start(t, "TestKillAuditedWriterChild", path)
-			audittest.KillCheckpointWriter(t, child, 300+round*250, func(t *testing.T) audittest.InTx { return inTx(t, path) })
-		})
-	}
-}
-
 // TestReads: on SQLite, with the trail in the data file, a read's record
 // is a pending record committed by itself (audittest.RunReads).
 func TestReads(t *testing.T) {
@@ -110,33 +79,51 @@ func TestReads(t *testing.T) {
 	})
 }
 
-// TestKillAuditedReaderChild is the process TestKillAuditedReader kills.
-func TestKillAuditedReaderChild(t *testing.T) {
-	var path string
-	if !childproc.Arg(t, &path) {
-		t.Skip("child process of TestKillAuditedReader")
+// killArg is what TestKillAuditedChild is given: its role ("writer" or
+// "reader") and its data file.
+type killArg struct{ Role, Path string }
+
+// TestKillAuditedChild is the process TestKillAudited kills: audited puts
+// and put_writes (writer) or reads (reader) until it is killed.
+func TestKillAuditedChild(t *testing.T) {
+	var arg killArg
+	if !childproc.Arg(t, &arg) {
+		t.Skip("child process of TestKillAudited")
 	}
-	e := inTx(t, path)
-	err := audittest.ReadCheckpointsUntilKilled(e.Saver)
-	fmt.Fprintln(os.Stderr, "reader:", err)
+	e := inTx(t, arg.Path)
+	var err error
+	if arg.Role == "reader" {
+		err = audittest.ReadCheckpointsUntilKilled(e.Saver)
+	} else {
+		err = audittest.WriteCheckpointsUntilKilled(e.Saver)
+	}
+	fmt.Fprintln(os.Stderr, arg.Role+":", err)
 	os.Exit(2)
 }
 
-// TestKillAuditedReader kills (SIGKILL) a process in the middle of audited
-// reads on a SQLite file holding the trail: the trail verifies as left,
-// and every acknowledged read has its record once what was left pending
-// is chained.
-func TestKillAuditedReader(t *testing.T) {
+// TestKillAudited kills (SIGKILL) a process in the middle of audited
+// writes, and one in the middle of audited reads, on a SQLite file holding
+// the trail. Writer: every acknowledged write is stored with its record,
+// no record names a write that is not stored, and the trail verifies once
+// what was left pending is chained. Reader: the trail verifies as left,
+// and every acknowledged read has its record once that is chained.
+func TestKillAudited(t *testing.T) {
 	if testing.Short() {
 		t.Skip("spawns a child process")
 	}
-	for round := range 3 {
-		t.Run(fmt.Sprint(round), func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), "data.db")
-			inTx(t, path) // creates the tables before the child starts
-			child := childproc.Start(t, "TestKillAuditedReaderChild", path)
-			audittest.KillCheckpointReader(t, child, 300+round*250, func(t *testing.T) audittest.InTx { return inTx(t, path) })
-		})
+	for _, role := range []string{"writer", "reader"} {
+		check := audittest.KillCheckpointWriter
+		if role == "reader" {
+			check = audittest.KillCheckpointReader
+		}
+		for round := range 3 {
+			t.Run(fmt.Sprint(role, "/", round), func(t *testing.T) {
+				path := filepath.Join(t.TempDir(), "data.db")
+				inTx(t, path) // creates the tables before the child starts
+				child := childproc.Start(t, "TestKillAuditedChild", killArg{role, path})
+				check(t, child, 300+round*250, func(t *testing.T) audittest.InTx { return inTx(t, path) })
+			})
+		}
 	}
 }
 
