@@ -1,7 +1,6 @@
 package config
 
 import (
-	"fmt"
 	"strconv"
 	"strings"
 
@@ -24,7 +23,7 @@ const (
 func (c Config) Keyring() (*crypto.Keyring, error) {
 	if c.Keys.Primary == "" {
 		if len(c.Keys.Previous) > 0 {
-			return nil, fmt.Errorf("config: LANGGRAPH_AES_KEY_PREVIOUS is set but LANGGRAPH_AES_KEY is not")
+			return nil, missingf("config: LANGGRAPH_AES_KEY_PREVIOUS is set but LANGGRAPH_AES_KEY is not")
 		}
 		return nil, nil
 	}
@@ -60,7 +59,7 @@ func (c Config) SerializerKeyring() (serde.Serializer, *crypto.Keyring, error) {
 		return nil, nil, err
 	}
 	if ring == nil {
-		return nil, nil, fmt.Errorf("config: MEMVAULT_ENCRYPTION=%s needs LANGGRAPH_AES_KEY", mode)
+		return nil, nil, missingf("config: MEMVAULT_ENCRYPTION=%s needs LANGGRAPH_AES_KEY", mode)
 	}
 	opts := c.readOptions()
 	if mode == EncryptionLangGraph {
@@ -128,7 +127,7 @@ func (c Config) PublicEmbedder() (embeddings.Embedder, error) {
 		}
 		oe, err := openai.New(o)
 		if err != nil {
-			return nil, fmt.Errorf("config: MEMVAULT_EMBEDDINGS=%q: %w", c.Embeddings, err)
+			return nil, invalidf("config: MEMVAULT_EMBEDDINGS=%q: %w", c.Embeddings, err)
 		}
 		return oe, nil
 	}

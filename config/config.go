@@ -308,21 +308,21 @@ func FromLookup(lookup func(string) (string, bool)) (Config, error) {
 	if v, ok := get("MEMVAULT_ALLOW_PLAINTEXT"); ok {
 		b, err := strconv.ParseBool(v)
 		if err != nil {
-			return c, fmt.Errorf("config: MEMVAULT_ALLOW_PLAINTEXT=%q: want true or false", v)
+			return c, invalidf("config: MEMVAULT_ALLOW_PLAINTEXT=%q: want true or false", v)
 		}
 		c.DangerousAllowPlaintext = b
 	}
 	if v, ok := get("MEMVAULT_DANGEROUS_SKIP_KEY_CHECK"); ok {
 		b, err := strconv.ParseBool(v)
 		if err != nil {
-			return c, fmt.Errorf("config: MEMVAULT_DANGEROUS_SKIP_KEY_CHECK=%q: want true or false", v)
+			return c, invalidf("config: MEMVAULT_DANGEROUS_SKIP_KEY_CHECK=%q: want true or false", v)
 		}
 		c.DangerousSkipKeyCheck = b
 	}
 	if v, ok := get("MEMVAULT_DANGEROUSLY_ACCEPT_UNBOUND_AES"); ok {
 		b, err := strconv.ParseBool(v)
 		if err != nil {
-			return c, fmt.Errorf("config: MEMVAULT_DANGEROUSLY_ACCEPT_UNBOUND_AES=%q: want true or false", v)
+			return c, invalidf("config: MEMVAULT_DANGEROUSLY_ACCEPT_UNBOUND_AES=%q: want true or false", v)
 		}
 		c.DangerouslyAcceptUnboundAES = b
 	}
@@ -350,7 +350,7 @@ func FromLookup(lookup func(string) (string, bool)) (Config, error) {
 		if v, ok := get(name); ok {
 			n, err := strconv.Atoi(v)
 			if err != nil || n < 0 {
-				return c, fmt.Errorf("config: %s=%q: want a whole number >= 0", name, v)
+				return c, invalidf("config: %s=%q: want a whole number >= 0", name, v)
 			}
 			*dst = n
 		}
@@ -358,14 +358,14 @@ func FromLookup(lookup func(string) (string, bool)) (Config, error) {
 	if v, ok := get("MEMVAULT_TTL_DEFAULT"); ok {
 		d, err := time.ParseDuration(v)
 		if err != nil || d < 0 {
-			return c, fmt.Errorf("config: MEMVAULT_TTL_DEFAULT=%q: want a duration >= 0 such as 24h or 90m (0: no expiry)", v)
+			return c, invalidf("config: MEMVAULT_TTL_DEFAULT=%q: want a duration >= 0 such as 24h or 90m (0: no expiry)", v)
 		}
 		c.TTL.DefaultTTL = d
 	}
 	if v, ok := get("MEMVAULT_TTL_REFRESH_ON_READ"); ok {
 		b, err := strconv.ParseBool(v)
 		if err != nil {
-			return c, fmt.Errorf("config: MEMVAULT_TTL_REFRESH_ON_READ=%q: want true or false", v)
+			return c, invalidf("config: MEMVAULT_TTL_REFRESH_ON_READ=%q: want true or false", v)
 		}
 		c.TTL.DisableRefreshOnRead = !b
 	}
@@ -375,7 +375,7 @@ func FromLookup(lookup func(string) (string, bool)) (Config, error) {
 		} else {
 			d, err := time.ParseDuration(v)
 			if err != nil || d <= 0 {
-				return c, fmt.Errorf("config: MEMVAULT_TTL_SWEEP_INTERVAL=%q: want a duration > 0 such as 5m, or off", v)
+				return c, invalidf("config: MEMVAULT_TTL_SWEEP_INTERVAL=%q: want a duration > 0 such as 5m, or off", v)
 			}
 			c.TTL.SweepInterval = d
 		}
@@ -383,14 +383,14 @@ func FromLookup(lookup func(string) (string, bool)) (Config, error) {
 	if v, ok := get("MEMVAULT_RETENTION_IDLE_TTL"); ok {
 		d, err := time.ParseDuration(v)
 		if err != nil || d < 0 {
-			return c, fmt.Errorf("config: MEMVAULT_RETENTION_IDLE_TTL=%q: want a duration >= 0 such as 720h (0: keep idle threads)", v)
+			return c, invalidf("config: MEMVAULT_RETENTION_IDLE_TTL=%q: want a duration >= 0 such as 720h (0: keep idle threads)", v)
 		}
 		c.Retention.IdleTTL = d
 	}
 	if v, ok := get("MEMVAULT_RETENTION_KEEP_LATEST"); ok {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 0 {
-			return c, fmt.Errorf("config: MEMVAULT_RETENTION_KEEP_LATEST=%q: want an integer >= 0 such as 50 (0: keep every checkpoint)", v)
+			return c, invalidf("config: MEMVAULT_RETENTION_KEEP_LATEST=%q: want an integer >= 0 such as 50 (0: keep every checkpoint)", v)
 		}
 		c.Retention.KeepLatest = n
 	}
@@ -400,7 +400,7 @@ func FromLookup(lookup func(string) (string, bool)) (Config, error) {
 		} else {
 			d, err := time.ParseDuration(v)
 			if err != nil || d <= 0 {
-				return c, fmt.Errorf("config: MEMVAULT_RETENTION_SWEEP_INTERVAL=%q: want a duration > 0 such as 1h, or off", v)
+				return c, invalidf("config: MEMVAULT_RETENTION_SWEEP_INTERVAL=%q: want a duration > 0 such as 1h, or off", v)
 			}
 			c.RetentionSweepInterval = d
 		}
@@ -408,21 +408,21 @@ func FromLookup(lookup func(string) (string, bool)) (Config, error) {
 	if v, ok := get("MEMVAULT_DURABILITY"); ok {
 		m, err := durable.ParseMode(v)
 		if err != nil {
-			return c, fmt.Errorf("config: MEMVAULT_DURABILITY=%q: want sync, async or exit", v)
+			return c, invalidf("config: MEMVAULT_DURABILITY=%q: want sync, async or exit", v)
 		}
 		c.Durability = m
 	}
 	if v, ok := get("MEMVAULT_GROUP_COMMIT"); ok && v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 0 || n == 1 || n > MaxGroupCommit {
-			return c, fmt.Errorf("config: MEMVAULT_GROUP_COMMIT=%q: want 0 (off) or a number of writes from 2 to %d", v, MaxGroupCommit)
+			return c, invalidf("config: MEMVAULT_GROUP_COMMIT=%q: want 0 (off) or a number of writes from 2 to %d", v, MaxGroupCommit)
 		}
 		c.GroupCommit = n
 	}
 	if v, ok := get("MEMVAULT_SQLITE_FULL_SYNC"); ok && v != "" {
 		b, err := strconv.ParseBool(v)
 		if err != nil {
-			return c, fmt.Errorf("config: MEMVAULT_SQLITE_FULL_SYNC=%q: want true or false", v)
+			return c, invalidf("config: MEMVAULT_SQLITE_FULL_SYNC=%q: want true or false", v)
 		}
 		c.SQLiteFullSync = b
 	}
@@ -434,7 +434,7 @@ func FromLookup(lookup func(string) (string, bool)) (Config, error) {
 	}
 	if v, ok := get("MEMVAULT_SUBJECT_NAMESPACE"); ok {
 		bad := func(err error) error {
-			return fmt.Errorf("config: MEMVAULT_SUBJECT_NAMESPACE=%q: want comma-separated dotted namespace prefixes such as users or adk.*.sessions,adk.*.memory: %w", v, err)
+			return invalidf("config: MEMVAULT_SUBJECT_NAMESPACE=%q: want comma-separated dotted namespace prefixes such as users or adk.*.sessions,adk.*.memory: %w", v, err)
 		}
 		for _, p := range strings.Split(v, ",") {
 			prefix := strings.Split(strings.TrimSpace(p), ".")
@@ -460,7 +460,7 @@ func FromLookup(lookup func(string) (string, bool)) (Config, error) {
 	if v, ok := get("MEMVAULT_AUDIT"); ok {
 		b, err := strconv.ParseBool(v)
 		if err != nil {
-			return c, fmt.Errorf("config: MEMVAULT_AUDIT=%q: want true or false", v)
+			return c, invalidf("config: MEMVAULT_AUDIT=%q: want true or false", v)
 		}
 		c.Audit = b
 	}
@@ -474,7 +474,7 @@ func FromLookup(lookup func(string) (string, bool)) (Config, error) {
 		case "int":
 			c.Versions = checkpointer.VersionInt
 		default:
-			return c, fmt.Errorf("config: MEMVAULT_VERSIONS=%q: want string or int", v)
+			return c, invalidf("config: MEMVAULT_VERSIONS=%q: want string or int", v)
 		}
 		c.VersionsSet = true
 	}
@@ -487,7 +487,7 @@ func ParseEncryption(v string) (EncryptionMode, error) {
 	case EncryptionEnvelope, EncryptionLangGraph, EncryptionOff:
 		return m, nil
 	}
-	return "", fmt.Errorf("config: MEMVAULT_ENCRYPTION=%q: want envelope, langgraph or off", v)
+	return "", invalidf("config: MEMVAULT_ENCRYPTION=%q: want envelope, langgraph or off", v)
 }
 
 // EffectiveEncryption is the mode in force: Encryption when set, otherwise
@@ -506,19 +506,19 @@ func (c Config) EffectiveEncryption() EncryptionMode {
 // vault.Open (with LangGraph's error text).
 func (c Config) Validate() error {
 	if c.DSN == "" && c.DBPath == "" {
-		return fmt.Errorf("config: MEMVAULT_DB is empty and no MEMVAULT_DSN/DATABASE_URL is set")
+		return missingf("config: MEMVAULT_DB is empty and no MEMVAULT_DSN/DATABASE_URL is set")
 	}
 	if m := c.EffectiveEncryption(); m != EncryptionOff && c.Keys.Primary == "" {
-		return fmt.Errorf("config: MEMVAULT_ENCRYPTION=%s needs LANGGRAPH_AES_KEY", m)
+		return missingf("config: MEMVAULT_ENCRYPTION=%s needs LANGGRAPH_AES_KEY", m)
 	}
 	if c.Audit && c.Keys.Primary == "" {
-		return fmt.Errorf("config: MEMVAULT_AUDIT needs LANGGRAPH_AES_KEY (the trail is chained under a key derived from it)")
+		return missingf("config: MEMVAULT_AUDIT needs LANGGRAPH_AES_KEY (the trail is chained under a key derived from it)")
 	}
 	if err := c.Subjects.Validate(); err != nil {
-		return fmt.Errorf("config: MEMVAULT_SUBJECT_NAMESPACE: %w", err)
+		return invalidf("config: MEMVAULT_SUBJECT_NAMESPACE: %w", err)
 	}
 	if c.SubjectsOn() && c.EffectiveEncryption() != EncryptionEnvelope {
-		return fmt.Errorf("config: per-subject keys (MEMVAULT_SUBJECT_THREAD_SEPARATOR, MEMVAULT_SUBJECT_NAMESPACE) need MEMVAULT_ENCRYPTION=envelope and LANGGRAPH_AES_KEY, not %s", c.EffectiveEncryption())
+		return missingf("config: per-subject keys (MEMVAULT_SUBJECT_THREAD_SEPARATOR, MEMVAULT_SUBJECT_NAMESPACE) need MEMVAULT_ENCRYPTION=envelope and LANGGRAPH_AES_KEY, not %s", c.EffectiveEncryption())
 	}
 	if _, _, err := parseEmbeddings(c.Embeddings); err != nil {
 		return err
@@ -526,7 +526,7 @@ func (c Config) Validate() error {
 	switch c.Distance {
 	case "", store.Cosine, store.L2, store.InnerProduct:
 	default:
-		return fmt.Errorf("config: MEMVAULT_DISTANCE=%q: want cosine, l2 or inner_product", c.Distance)
+		return invalidf("config: MEMVAULT_DISTANCE=%q: want cosine, l2 or inner_product", c.Distance)
 	}
 	return nil
 }
@@ -537,7 +537,7 @@ func parseEmbeddings(v string) (provider string, args []string, err error) {
 		v = DefaultEmbeddings
 	}
 	parts := strings.Split(v, ":")
-	bad := fmt.Errorf("config: MEMVAULT_EMBEDDINGS=%q: want hash:<dims>, openai:<model>[:<dims>] or none", v)
+	bad := invalidf("config: MEMVAULT_EMBEDDINGS=%q: want hash:<dims>, openai:<model>[:<dims>] or none", v)
 	switch parts[0] {
 	case "none":
 		if len(parts) != 1 {

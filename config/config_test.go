@@ -70,8 +70,16 @@ func TestFromLookupErrorsNameTheVariable(t *testing.T) {
 		"MEMVAULT_SQLITE_FULL_SYNC":         {"MEMVAULT_SQLITE_FULL_SYNC": "always"},
 		"LANGGRAPH_AES_KEY":                 {"MEMVAULT_ENCRYPTION": "envelope"},
 	} {
-		if _, err := FromLookup(lookup(env)); err == nil || !strings.Contains(err.Error(), strings.TrimSpace(name)) {
+		_, err := FromLookup(lookup(env))
+		if err == nil || !strings.Contains(err.Error(), strings.TrimSpace(name)) {
 			t.Errorf("%v: err = %v, want it to name %s", env, err, name)
+		}
+		kind := ErrInvalidSetting
+		if name == "LANGGRAPH_AES_KEY" {
+			kind = ErrMissingSetting
+		}
+		if !errors.Is(err, kind) {
+			t.Errorf("%v: err = %v, want it to wrap %v", env, err, kind)
 		}
 	}
 }
@@ -141,8 +149,9 @@ func TestTTLConfigErrors(t *testing.T) {
 		"MEMVAULT_TTL_REFRESH_ON_READ": "sometimes",
 		"MEMVAULT_TTL_SWEEP_INTERVAL":  "0",
 	} {
-		if _, err := FromLookup(lookup(map[string]string{name: v})); err == nil || !strings.Contains(err.Error(), name) {
-			t.Errorf("%s=%q: error %v, want one naming the variable", name, v, err)
+		_, err := FromLookup(lookup(map[string]string{name: v}))
+		if err == nil || !strings.Contains(err.Error(), name) || !errors.Is(err, ErrInvalidSetting) {
+			t.Errorf("%s=%q: error %v, want one naming the variable and wrapping ErrInvalidSetting", name, v, err)
 		}
 	}
 }

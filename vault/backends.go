@@ -236,6 +236,11 @@ func openRegistered(ctx context.Context, c config.Config, h *Handle, b Backend) 
 	if err := refuseUnsupported(c, b); err != nil {
 		return err
 	}
+	if c.MustExist {
+		if err := registeredMustExist(c); err != nil {
+			return err
+		}
+	}
 	// The key hierarchy, when on, is the serializer the backend gets.
 	if err := openKeys(ctx, c, h, nil); err != nil {
 		return err

@@ -66,6 +66,25 @@ func sqliteMustExist(c config.Config) error {
 	return nil
 }
 
+// registeredMustExist checks, before anything is opened, the SQLite files
+// a registered backend's configuration names apart from its data: the key
+// table (MEMVAULT_KEY_TABLE, when no MEMVAULT_KEY_DSN) and the audit trail
+// (MEMVAULT_AUDIT_TABLE). Without it a mistyped path would become a new,
+// empty key table or trail.
+func registeredMustExist(c config.Config) error {
+	if c.SubjectsOn() && c.KeyDSN == "" {
+		if err := mustExistFile("key table", "MEMVAULT_KEY_TABLE", c.KeyTable); err != nil {
+			return err
+		}
+	}
+	if c.Audit {
+		if err := mustExistFile("audit trail", "MEMVAULT_AUDIT_TABLE", c.AuditTable); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // pgMustExist fails unless one of tables exists in schema ("" = the
 // search_path) of pool's database. what says what the tables hold and name
 // the variable that sets the schema.
