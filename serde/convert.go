@@ -13,7 +13,7 @@ import (
 // (with overflow checks), slices, maps and structs (by field name) to dst's
 // type. It is how registered structs come back as their Go type.
 func assign(dst reflect.Value, src any, depth int) error {
-	if depth > maxDepth {
+	if depth > MaxDepth {
 		return errTooDeep
 	}
 	t := dst.Type()

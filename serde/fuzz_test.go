@@ -82,16 +82,16 @@ func FuzzJSON(f *testing.F) {
 // TestDeepNesting checks that hostile nesting is an error, not a stack
 // overflow (kept out of the fuzz seeds: large seeds slow minimization).
 func TestDeepNesting(t *testing.T) {
-	if _, err := decodeMsgpack(bytes.Repeat([]byte{0x91}, maxDepth+10)); !errors.Is(err, ErrMalformed) {
+	if _, err := decodeMsgpack(bytes.Repeat([]byte{0x91}, MaxDepth+10)); !errors.Is(err, ErrMalformed) {
 		t.Fatalf("msgpack: %v", err)
 	}
-	deep := bytes.Repeat([]byte("["), maxDepth+10)
-	deep = append(deep, bytes.Repeat([]byte("]"), maxDepth+10)...)
+	deep := bytes.Repeat([]byte("["), MaxDepth+10)
+	deep = append(deep, bytes.Repeat([]byte("]"), MaxDepth+10)...)
 	if _, err := decodeJSON(deep); !errors.Is(err, ErrMalformed) {
 		t.Fatalf("json: %v", err)
 	}
 	var v any = "leaf"
-	for range maxDepth + 10 {
+	for range MaxDepth + 10 {
 		v = []any{v}
 	}
 	for name, s := range codecs() {

@@ -37,7 +37,7 @@ func parseNumber(s string) (any, error) {
 	return f, nil
 }
 
-var errTooDeep = fmt.Errorf("%w: nested deeper than %d", ErrMalformed, maxDepth)
+var errTooDeep = fmt.Errorf("%w: nested deeper than %d", ErrMalformed, MaxDepth)
 
 // reviveLC turns an object with an "lc" key into a Go value. Objects that do
 // not have the shape of a LangChain / LangGraph record stay maps.

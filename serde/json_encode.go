@@ -16,9 +16,11 @@ import (
 	"github.com/memvault/memvault/serde/pyvalue"
 )
 
-// maxDepth bounds nesting when encoding (cycles) and decoding (hostile
-// input), so neither can exhaust the stack.
-const maxDepth = 10000
+// MaxDepth is the deepest nesting of maps, slices and structs a
+// serializer encodes or decodes: deeper values (a cycle, hostile input)
+// fail with ErrUnsupportedValue or ErrMalformed, so neither can exhaust
+// the stack.
+const MaxDepth = 10000
 
 type jsonEncoder struct {
 	b     []byte
@@ -96,8 +98,8 @@ func (e *jsonEncoder) encode(v any) error {
 
 func (e *jsonEncoder) enter() error {
 	e.depth++
-	if e.depth > maxDepth {
-		return fmt.Errorf("%w: nested deeper than %d (cycle?)", ErrUnsupportedValue, maxDepth)
+	if e.depth > MaxDepth {
+		return fmt.Errorf("%w: nested deeper than %d (cycle?)", ErrUnsupportedValue, MaxDepth)
 	}
 	return nil
 }

@@ -56,7 +56,7 @@ func (p *jsonParser) literal(s string) bool {
 }
 
 func (p *jsonParser) value(depth int) (any, error) {
-	if depth > maxDepth {
+	if depth > MaxDepth {
 		return nil, errTooDeep
 	}
 	if p.off >= len(p.b) {

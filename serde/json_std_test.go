@@ -82,7 +82,7 @@ func replaceNonFinite(data []byte) ([]byte, bool) {
 // revive converts encoding/json's generic values: numbers to int64 /
 // uint64 / *big.Int / float64, and lc records to Go values.
 func reviveStd(v any, depth int) (any, error) {
-	if depth > maxDepth {
+	if depth > MaxDepth {
 		return nil, errTooDeep
 	}
 	switch x := v.(type) {

@@ -56,7 +56,7 @@ func (d *mpDecoder) uint(n int) (uint64, error) {
 }
 
 func (d *mpDecoder) value(depth int) (any, error) {
-	if depth > maxDepth {
+	if depth > MaxDepth {
 		return nil, errTooDeep
 	}
 	p, err := d.take(1)

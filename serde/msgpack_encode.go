@@ -32,8 +32,8 @@ var errIntBeyond64Bits = fmt.Errorf("%w: integer does not fit 64 bits", ErrUnsup
 
 func (e *mpEncoder) enter() error {
 	e.depth++
-	if e.depth > maxDepth {
-		return fmt.Errorf("%w: nested deeper than %d (cycle?)", ErrUnsupportedValue, maxDepth)
+	if e.depth > MaxDepth {
+		return fmt.Errorf("%w: nested deeper than %d (cycle?)", ErrUnsupportedValue, MaxDepth)
 	}
 	return nil
 }

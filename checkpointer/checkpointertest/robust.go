@@ -216,6 +216,20 @@ func (s *suite) testBadInput(t *testing.T) {
 				t.Fatalf("failed Put stored %s", tp.Config.CheckpointID)
 			}
 		}},
+		{"put_cyclic_metadata", func(t *testing.T, sv checkpointer.Saver, ns string) {
+			// A map that holds itself: the put fails with an error, it
+			// does not exhaust the stack (the NUL stripping of metadata
+			// recursed without bound and killed the process).
+			thread := newThreadID("bad")
+			loop := map[string]any{}
+			loop["self"] = loop
+			if _, err := sv.Put(t.Context(), cfgOf(thread, ns, ""), newCheckpoint(0, nil, nil), checkpointer.Metadata{"loop": loop}, nil); err == nil {
+				t.Fatal("Put with cyclic metadata succeeded")
+			}
+			if tp := mustGet(t, sv, cfgOf(thread, ns, "")); tp != nil {
+				t.Fatalf("failed Put stored %s", tp.Config.CheckpointID)
+			}
+		}},
 		{"put_writes_missing_thread_id", func(t *testing.T, sv checkpointer.Saver, ns string) {
 			err := sv.PutWrites(t.Context(), cfgOf("", ns, checkpointer.NewID(0)), toWrites([]wr{{"ch", 1}}), "task", "")
 			if !errors.Is(err, checkpointer.ErrMissingThreadID) {

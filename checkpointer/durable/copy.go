@@ -1,79 +1,117 @@
 package durable
 
-import "reflect"
+import (
+	"fmt"
+	"reflect"
 
-// maxCopyDepth bounds deepCopy's recursion: a value nested deeper (or a
-// cycle) is kept by reference below it, as no serializer stores it anyway.
-const maxCopyDepth = 100
+	"github.com/memvault/memvault/serde"
+)
+
+// maxCopyDepth bounds deepCopy's recursion, counted in maps, slices,
+// arrays, pointers and structs (interfaces do not count): twice the
+// nesting a serializer stores (serde.MaxDepth), so that every value a
+// synchronous put would store is copied whole, and a deeper one (or a
+// cycle) fails its put instead of being queued by reference.
+const maxCopyDepth = 2 * serde.MaxDepth
 
 // deepCopy copies v's maps, slices, arrays, pointers and the exported
 // fields of its structs, so that a queued write keeps the value its caller
 // passed even if the caller changes it afterwards, as a synchronous put
 // would have stored it. Channels, functions and unexported fields are kept
-// by reference.
-func deepCopy[T any](v T) T {
+// by reference. A value nested deeper than maxCopyDepth fails with
+// serde.ErrUnsupportedValue.
+func deepCopy[T any](v T) (T, error) {
 	rv := reflect.ValueOf(&v).Elem()
-	rv.Set(copyValue(rv, 0))
-	return v
+	c, err := copyValue(rv, 0)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	rv.Set(c)
+	return v, nil
 }
 
-func copyValue(v reflect.Value, depth int) reflect.Value {
-	if depth > maxCopyDepth {
-		return v
+func copyValue(v reflect.Value, depth int) (reflect.Value, error) {
+	switch v.Kind() {
+	case reflect.Map, reflect.Slice, reflect.Array, reflect.Pointer, reflect.Struct:
+		if depth++; depth > maxCopyDepth {
+			return v, fmt.Errorf("%w: nested deeper than %d (cycle?)", serde.ErrUnsupportedValue, maxCopyDepth)
+		}
 	}
 	switch v.Kind() {
 	case reflect.Interface:
 		if v.IsNil() {
-			return v
+			return v, nil
 		}
-		c := copyValue(v.Elem(), depth+1)
+		c, err := copyValue(v.Elem(), depth)
+		if err != nil {
+			return v, err
+		}
 		out := reflect.New(v.Type()).Elem()
 		out.Set(c)
-		return out
+		return out, nil
 	case reflect.Map:
 		if v.IsNil() {
-			return v
+			return v, nil
 		}
 		out := reflect.MakeMapWithSize(v.Type(), v.Len())
 		for it := v.MapRange(); it.Next(); {
-			out.SetMapIndex(it.Key(), copyValue(it.Value(), depth+1))
+			c, err := copyValue(it.Value(), depth)
+			if err != nil {
+				return v, err
+			}
+			out.SetMapIndex(it.Key(), c)
 		}
-		return out
+		return out, nil
 	case reflect.Slice:
 		if v.IsNil() {
-			return v
+			return v, nil
 		}
 		out := reflect.MakeSlice(v.Type(), v.Len(), v.Len())
 		if v.Type().Elem().Kind() == reflect.Uint8 {
 			reflect.Copy(out, v)
-			return out
+			return out, nil
 		}
-		for i := range v.Len() {
-			out.Index(i).Set(copyValue(v.Index(i), depth+1))
-		}
-		return out
+		return out, copyElems(out, v, depth)
 	case reflect.Array:
 		out := reflect.New(v.Type()).Elem()
-		for i := range v.Len() {
-			out.Index(i).Set(copyValue(v.Index(i), depth+1))
-		}
-		return out
+		return out, copyElems(out, v, depth)
 	case reflect.Pointer:
 		if v.IsNil() {
-			return v
+			return v, nil
+		}
+		c, err := copyValue(v.Elem(), depth)
+		if err != nil {
+			return v, err
 		}
 		out := reflect.New(v.Type().Elem())
-		out.Elem().Set(copyValue(v.Elem(), depth+1))
-		return out
+		out.Elem().Set(c)
+		return out, nil
 	case reflect.Struct:
 		out := reflect.New(v.Type()).Elem()
 		out.Set(v)
 		for i := range v.NumField() {
 			if f := out.Field(i); f.CanSet() {
-				f.Set(copyValue(v.Field(i), depth+1))
+				c, err := copyValue(v.Field(i), depth)
+				if err != nil {
+					return v, err
+				}
+				f.Set(c)
 			}
 		}
-		return out
+		return out, nil
 	}
-	return v
+	return v, nil
+}
+
+// copyElems sets out's elements to copies of v's.
+func copyElems(out, v reflect.Value, depth int) error {
+	for i := range v.Len() {
+		c, err := copyValue(v.Index(i), depth)
+		if err != nil {
+			return err
+		}
+		out.Index(i).Set(c)
+	}
+	return nil
 }

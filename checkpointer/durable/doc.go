@@ -86,7 +86,9 @@
 //
 // A queued write keeps what its caller passed: its values, metadata and
 // writes are copied when queued (maps, slices, arrays, pointers and
-// exported struct fields, to a depth of 100), so a caller may change them
-// after Put returns. Channels, functions, unexported struct fields and
-// anything nested deeper are kept by reference; no serializer stores them.
+// exported struct fields), so a caller may change them after Put returns.
+// Channels, functions and unexported struct fields (a *big.Int's digits)
+// are kept by reference. A value nested deeper than twice what a
+// serializer stores (serde.MaxDepth), or a cycle, fails its Put or
+// PutWrites with serde.ErrUnsupportedValue, as a synchronous put fails.
 package durable

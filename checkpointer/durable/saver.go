@@ -11,6 +11,7 @@ import (
 	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/checkpointer/internal/checks"
 	"github.com/memvault/memvault/checkpointer/internal/core"
+	"github.com/memvault/memvault/internal/binding"
 	"github.com/memvault/memvault/serde"
 )
 
@@ -192,8 +193,19 @@ func (s *Saver) Put(ctx context.Context, cfg checkpointer.Config, cp *checkpoint
 	if err := s.checkPut(cfg, cp, md, newVersions); err != nil {
 		return checkpointer.Config{}, err
 	}
-	o := &op{ctx: context.WithoutCancel(ctx), put: true, cfg: cfg, cp: copyCheckpoint(cp), md: deepCopy(md), nv: maps.Clone(newVersions)}
-	o.cfg.Extra, o.cfg.Metadata = deepCopy(cfg.Extra), deepCopy(cfg.Metadata)
+	o := &op{ctx: context.WithoutCancel(ctx), put: true, cfg: cfg, nv: maps.Clone(newVersions)}
+	var err error
+	if o.cp, err = copyCheckpoint(cp); err == nil {
+		if o.md, err = deepCopy(md); err == nil {
+			err = copyConfig(&o.cfg)
+		}
+	}
+	if err == nil {
+		o.ctx, err = binding.PinThread(o.ctx, s.ser, cfg.ThreadID, md)
+	}
+	if err != nil {
+		return checkpointer.Config{}, fmt.Errorf("durable: put %s: %w", cp.ID, err)
+	}
 	queued, err := s.enqueue(ctx, cfg.ThreadID, o, core.NeedsParent(cfg, cp, newVersions))
 	if err != nil {
 		return checkpointer.Config{}, err
@@ -246,10 +258,29 @@ func (s *Saver) PutWrites(ctx context.Context, cfg checkpointer.Config, writes [
 	}
 	o := &op{ctx: context.WithoutCancel(ctx), cfg: cfg, writes: slices.Clone(writes), task: taskID, path: taskPath}
 	for i := range o.writes {
-		o.writes[i].Value = deepCopy(o.writes[i].Value)
+		v, err := deepCopy(o.writes[i].Value)
+		if err != nil {
+			return fmt.Errorf("durable: write %d (channel %q): %w", i, writes[i].Channel, err)
+		}
+		o.writes[i].Value = v
 	}
-	o.cfg.Extra, o.cfg.Metadata = deepCopy(cfg.Extra), deepCopy(cfg.Metadata)
-	_, err := s.enqueue(ctx, cfg.ThreadID, o, false)
+	if err := copyConfig(&o.cfg); err != nil {
+		return fmt.Errorf("durable: put writes: %w", err)
+	}
+	var err error
+	if o.ctx, err = binding.PinThread(o.ctx, s.ser, cfg.ThreadID, nil); err != nil {
+		return fmt.Errorf("durable: put writes: %w", err)
+	}
+	_, err = s.enqueue(ctx, cfg.ThreadID, o, false)
+	return err
+}
+
+// copyConfig replaces cfg's Extra and Metadata with copies (deepCopy).
+func copyConfig(cfg *checkpointer.Config) (err error) {
+	if cfg.Extra, err = deepCopy(cfg.Extra); err != nil {
+		return err
+	}
+	cfg.Metadata, err = deepCopy(cfg.Metadata)
 	return err
 }
 
@@ -280,9 +311,12 @@ func (s *Saver) checkPut(cfg checkpointer.Config, cp *checkpointer.Checkpoint, m
 // copyCheckpoint copies the checkpoint, its maps and its values' maps,
 // slices and pointers (deepCopy): a caller changing them after Put
 // returns does not change what the queued put stores.
-func copyCheckpoint(cp *checkpointer.Checkpoint) *checkpointer.Checkpoint {
+func copyCheckpoint(cp *checkpointer.Checkpoint) (*checkpointer.Checkpoint, error) {
 	c := *cp
-	c.ChannelValues = deepCopy(cp.ChannelValues)
+	var err error
+	if c.ChannelValues, err = deepCopy(cp.ChannelValues); err != nil {
+		return nil, err
+	}
 	c.ChannelVersions = maps.Clone(cp.ChannelVersions)
 	if cp.VersionsSeen != nil {
 		c.VersionsSeen = make(map[string]map[string]string, len(cp.VersionsSeen))
@@ -291,7 +325,7 @@ func copyCheckpoint(cp *checkpointer.Checkpoint) *checkpointer.Checkpoint {
 		}
 	}
 	c.UpdatedChannels = slices.Clone(cp.UpdatedChannels)
-	return &c
+	return &c, nil
 }
 
 func (s *Saver) open() error {

@@ -218,7 +218,7 @@ func (c Codec) SealFenced(ctx context.Context, at Location, v any, f *Fence) (st
 		return "", nil, err
 	}
 	if subject != "" {
-		f.add(subject, b)
+		f.add(ctx, subject, b)
 	}
 	return b.DumpsTypedWith(v, AAD(at))
 }

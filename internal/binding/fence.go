@@ -9,6 +9,7 @@ import (
 
 	"github.com/memvault/memvault/crypto"
 	"github.com/memvault/memvault/keys"
+	"github.com/memvault/memvault/serde"
 )
 
 // Fence is what a write must check, inside its own critical section, so
@@ -30,20 +31,77 @@ type fenceSeal struct{ subject, keyID string }
 // first.
 type keyringer interface{ Keyring() *crypto.Keyring }
 
-// add records that b sealed a value of subject. A nil fence records
-// nothing.
-func (f *Fence) add(subject string, b any) {
+// add records that b sealed a value of subject, and the keys ctx pinned
+// (PinThread). A nil fence records nothing.
+func (f *Fence) add(ctx context.Context, subject string, b any) {
 	if f == nil {
 		return
 	}
-	kr, ok := b.(keyringer)
-	if !ok {
-		return
+	if kr, ok := b.(keyringer); ok {
+		f.addSeal(fenceSeal{subject, kr.Keyring().Primary().ID().String()})
 	}
-	s := fenceSeal{subject, kr.Keyring().Primary().ID().String()}
+	if pins, ok := ctx.Value(pinsKey{}).([]fenceSeal); ok {
+		for _, p := range pins {
+			f.addSeal(p)
+		}
+	}
+}
+
+func (f *Fence) addSeal(s fenceSeal) {
 	if !slices.Contains(f.seals, s) {
 		f.seals = append(f.seals, s)
 	}
+}
+
+// pinsKey is the context key of the keys PinThread pinned.
+type pinsKey struct{}
+
+// metadataSubjects is what keys.Hierarchy offers besides SubjectKeys: the
+// rule that names a thread's subject in its checkpoint metadata.
+type metadataSubjects interface{ Subjects() keys.Subjects }
+
+// PinThread returns ctx carrying the data keys that seal a write of thread
+// now — the thread's key set's newest key and, when md names the thread's
+// subject (keys.Subjects.ThreadMetadataKey), that subject's — for a write
+// made later with it: a queued write (checkpointer/durable). The write is
+// then fenced by those keys as well as by the ones that seal it when it is
+// made, so an erasure in between refuses it (keys.ErrSubjectErased), even
+// when the subject was readmitted with new keys meanwhile; key rotation,
+// which keeps older keys, does not. A subject erased now fails here, as a
+// synchronous write would. Without per-subject keys ctx is returned as it
+// is.
+func PinThread(ctx context.Context, s serde.Serializer, thread string, md map[string]any) (context.Context, error) {
+	sk, ok := s.(SubjectKeys)
+	if !ok {
+		return ctx, nil
+	}
+	var pins []fenceSeal
+	pin := func(subject string) error {
+		if subject == "" {
+			return nil
+		}
+		b, err := sk.SubjectSerializer(ctx, subject, true)
+		if err != nil {
+			return err
+		}
+		if kr, ok := b.(keyringer); ok {
+			pins = append(pins, fenceSeal{subject, kr.Keyring().Primary().ID().String()})
+		}
+		return nil
+	}
+	owner, err := sk.ThreadKeySubject(ctx, thread)
+	if err == nil {
+		err = pin(owner)
+	}
+	if ms, ok := s.(metadataSubjects); ok && err == nil {
+		if name, _ := md[ms.Subjects().ThreadMetadataKey].(string); name != "" && name != owner && ms.Subjects().ThreadMetadataKey != "" {
+			err = pin(name)
+		}
+	}
+	if err != nil || len(pins) == 0 {
+		return ctx, err
+	}
+	return context.WithValue(ctx, pinsKey{}, pins), nil
 }
 
 // Merge adds o's keys to f.
@@ -77,7 +135,7 @@ func (c Codec) FenceThread(ctx context.Context, thread string, f *Fence) error {
 	if err != nil {
 		return err
 	}
-	f.add(subject, b)
+	f.add(ctx, subject, b)
 	return nil
 }
 
@@ -94,7 +152,7 @@ func (c Codec) FenceItem(ctx context.Context, ns string, f *Fence) error {
 	if err != nil {
 		return err
 	}
-	f.add(subject, b)
+	f.add(ctx, subject, b)
 	return nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/memvault/memvault/checkpointer"
+	"github.com/memvault/memvault/serde"
 
 	"github.com/memvault/memvault/jsonvalue"
 )
@@ -71,26 +72,35 @@ func stripNUL(s string) string {
 	return strings.ReplaceAll(s, "\x00", "")
 }
 
-func stripNULDeep(v any) any {
+func stripNULDeep(v any) any { return stripNULAt(v, 0) }
+
+// stripNULAt is stripNULDeep at nesting depth: below serde.MaxDepth (a
+// cycle) it returns v as it is, and encoding the metadata then fails with
+// serde.ErrUnsupportedValue instead of the recursion exhausting the stack.
+func stripNULAt(v any, depth int) any {
+	if depth > serde.MaxDepth {
+		return v
+	}
+	depth++
 	switch x := v.(type) {
 	case string:
 		return stripNUL(x)
 	case map[string]any:
 		m := make(map[string]any, len(x))
 		for k, e := range x {
-			m[stripNUL(k)] = stripNULDeep(e)
+			m[stripNUL(k)] = stripNULAt(e, depth)
 		}
 		return m
 	case checkpointer.Metadata:
 		m := make(map[string]any, len(x))
 		for k, e := range x {
-			m[stripNUL(k)] = stripNULDeep(e)
+			m[stripNUL(k)] = stripNULAt(e, depth)
 		}
 		return m
 	case []any:
 		s := make([]any, len(x))
 		for i, e := range x {
-			s[i] = stripNULDeep(e)
+			s[i] = stripNULAt(e, depth)
 		}
 		return s
 	case []string:
