@@ -573,9 +573,11 @@ type Report struct {
 
 // Check reads the whole trail in order and checks every record's place,
 // link and MAC, its key against its epoch's, and the trail against every
-// anchor (none is fine). It returns what it checked, and ErrTampered
-// (possibly also ErrUnverifiable) naming the first thing that does not
-// hold.
+// anchor (none is fine), then the pending records (each holds its MAC and
+// names no pending record chained already). It returns what it checked —
+// with the records chained late, which is no error (Report.Late) — and
+// ErrTampered (possibly also ErrUnverifiable) naming the first thing that
+// does not hold.
 func (t *Trail) Check(ctx context.Context, anchors []Anchor) (Report, error) {
 	ac, err := t.newAnchorCheck(anchors)
 	if err != nil {
