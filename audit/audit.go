@@ -67,6 +67,13 @@ type Record struct {
 	// them separated by a comma on a key change (the new key's first).
 	// Format-1 records hold a bare hex HMAC chained to the previous MAC.
 	MAC string `json:"mac"`
+	// PendingID is the id of the pending record (Pending.ID) this record
+	// was chained from, "" for a record appended directly (and for every
+	// record chained before memvault kept it). Its link covers it, so the
+	// chain itself says which pending records it consumed: a pending row
+	// copied and inserted again once chained is refused by the chainer
+	// and reported by Check, never chained twice (see PendingTable).
+	PendingID string `json:"pending_id,omitempty"`
 }
 
 // Table stores the trail. Implementations are safe for concurrent use, also
@@ -145,6 +152,9 @@ type Options struct {
 	// commit for both. Only with a table that keeps pending records
 	// (PendingTable); leave it unset when the data lives elsewhere.
 	WritesInTx bool
+	// Now is the clock records are timed by; nil is time.Now. Tests set
+	// it to make records older than they are (Report.Late).
+	Now func() time.Time
 }
 
 // Meta keeps, in the data database the trail is bound to, the one fact
@@ -195,6 +205,9 @@ func NewTrail(table Table, opts Options) (*Trail, error) {
 		return nil, errors.New("audit: nil table")
 	}
 	t := &Trail{table: table, dbID: opts.DatabaseID, meta: opts.Meta, now: time.Now, writesInTx: opts.WritesInTx}
+	if opts.Now != nil {
+		t.now = opts.Now
+	}
 	for _, k := range append([][]byte{opts.Key}, opts.Previous...) {
 		if len(k) < 32 {
 			return nil, fmt.Errorf("audit: key of %d bytes, want at least 32", len(k))

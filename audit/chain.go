@@ -32,10 +32,13 @@ import (
 const (
 	labelGenesis = "memvault/audit-genesis/v2"
 	labelLink    = "memvault/audit-link/v2"
-	labelMAC     = "memvault/audit-mac/v2"
-	labelKeyID   = "memvault/audit-key-id/v2"
-	labelAnchor  = "memvault/audit-anchor/v2"
-	labelV1      = "memvault/audit-record/v1"
+	// labelLinkPending is the link of a record chained from a pending
+	// record: its fields and its pending id.
+	labelLinkPending = "memvault/audit-link-pending/v2"
+	labelMAC         = "memvault/audit-mac/v2"
+	labelKeyID       = "memvault/audit-key-id/v2"
+	labelAnchor      = "memvault/audit-anchor/v2"
+	labelV1          = "memvault/audit-record/v1"
 )
 
 // auditKey is a configured audit key and its public id.
@@ -107,10 +110,20 @@ func genesis(dbID string) string {
 }
 
 // linkOf is r's link after prev; legacyMAC is r's MAC for a format-1
-// record, "" for a format-2 one (whose MAC is computed from the link).
+// record, "" for a format-2 one (whose MAC is computed from the link). A
+// record chained from a pending record commits to its pending id under a
+// label of its own (labelLinkPending), so that the links of every record
+// without one — all records chained before memvault kept the ids — stay
+// what they were, and no record with an id can pass for one without.
 func linkOf(prev string, r *Record, legacyMAC string) string {
-	sum := sha256.Sum256(encodeFields(labelLink, prev, strconv.FormatInt(r.Seq, 10), r.Time.UTC().Format(time.RFC3339Nano),
-		r.Principal, r.Op, r.Target, r.Subject, r.KeyID, legacyMAC))
+	var sum [sha256.Size]byte
+	if r.PendingID != "" {
+		sum = sha256.Sum256(encodeFields(labelLinkPending, prev, strconv.FormatInt(r.Seq, 10), r.Time.UTC().Format(time.RFC3339Nano),
+			r.Principal, r.Op, r.Target, r.Subject, r.KeyID, legacyMAC, r.PendingID))
+	} else {
+		sum = sha256.Sum256(encodeFields(labelLink, prev, strconv.FormatInt(r.Seq, 10), r.Time.UTC().Format(time.RFC3339Nano),
+			r.Principal, r.Op, r.Target, r.Subject, r.KeyID, legacyMAC))
+	}
 	return hex.EncodeToString(sum[:])
 }
 
@@ -170,8 +183,10 @@ var errCatchUp = errors.New("audit: the last record's link is not known")
 // last for es, by who at now — a key change record first when the trail's
 // last record is under another audit key than the current one. began: the
 // data database records that the hash chain began, so the trail must hold
-// a hash-chained record already.
-func (t *Trail) chain(last *Record, es []Entry, now time.Time, who string, began bool) ([]Record, error) {
+// a hash-chained record already. pendingID is the id of the pending record
+// es (one entry) comes from, "" for a direct append: the entry's record
+// commits to it.
+func (t *Trail) chain(last *Record, es []Entry, now time.Time, who, pendingID string, began bool) ([]Record, error) {
 	var seq int64
 	var prev, epoch string
 	var head []authenticator
@@ -224,7 +239,7 @@ func (t *Trail) chain(last *Record, es []Entry, now time.Time, who string, began
 		seq, prev = r.Seq, r.Link
 	}
 	for _, e := range es {
-		r := Record{Seq: seq + 1, Time: now, Principal: who, Op: e.Op, Target: e.Target, Subject: e.Subject, KeyID: e.KeyID}
+		r := Record{Seq: seq + 1, Time: now, Principal: who, Op: e.Op, Target: e.Target, Subject: e.Subject, KeyID: e.KeyID, PendingID: pendingID}
 		r.Link = linkOf(prev, &r, "")
 		r.MAC = cur.auth(r.Link)
 		out = append(out, r)
@@ -300,7 +315,10 @@ type walker struct {
 	pending     int64 // how many records since pendingFrom no MAC authenticated
 	vouched     int64 // records authenticated by a later record's MAC only
 	anchors     *anchorCheck
-	began       bool // the data database records that the hash chain began
+	began       bool      // the data database records that the hash chain began
+	latest      time.Time // the latest time of the records walked
+	late        int64     // records of pending records chained more than LateAfter after a later one
+	firstLate   int64
 }
 
 func (t *Trail) newWalker(strict bool, anchors *anchorCheck) *walker {
@@ -344,6 +362,18 @@ func (w *walker) step(r *Record) error {
 			return err
 		}
 	}
+	// Only a pending record can be withheld: a direct append is made
+	// and chained in one transaction. Its lateness is measured against
+	// every record chained before it, direct ones included.
+	if r.PendingID != "" && r.Time.Add(LateAfter).Before(w.latest) {
+		if w.late == 0 {
+			w.firstLate = r.Seq
+		}
+		w.late++
+	}
+	if r.Time.After(w.latest) {
+		w.latest = r.Time
+	}
 	w.last, w.link, w.prevMAC = r.Seq, link, r.MAC
 	w.n++
 	return nil
@@ -353,6 +383,10 @@ func (w *walker) step(r *Record) error {
 // configured key (as memvault always did); after, under its epoch's key
 // only, so that a retired key cannot add records in the old format.
 func (w *walker) stepV1(r *Record) (string, error) {
+	if r.PendingID != "" {
+		// Format 1 predates pending records.
+		return "", tampered("record %d (format 1) names a pending record", r.Seq)
+	}
 	link := linkOf(w.link, r, r.MAC)
 	if w.hashed {
 		k := w.t.key(w.epoch)
@@ -527,13 +561,23 @@ type Report struct {
 	// process wrote, or chaining fails): Trail.Flush chains them.
 	Pending       int64     `json:"pending"`
 	OldestPending time.Time `json:"oldest_pending,omitzero"`
+	// Late is how many records chained from pending records were made
+	// more than LateAfter before a record chained ahead of them, and
+	// FirstLate the first one's sequence number (0 for none). Not an
+	// error: a pending row withheld and inserted later shows so, but so
+	// does a write that took that long to commit (see the package doc,
+	// Pending records); look them up.
+	Late      int64 `json:"late"`
+	FirstLate int64 `json:"first_late,omitempty"`
 }
 
 // Check reads the whole trail in order and checks every record's place,
 // link and MAC, its key against its epoch's, and the trail against every
-// anchor (none is fine). It returns what it checked, and ErrTampered
-// (possibly also ErrUnverifiable) naming the first thing that does not
-// hold.
+// anchor (none is fine), then the pending records (each holds its MAC and
+// names no pending record chained already). It returns what it checked —
+// with the records chained late, which is no error (Report.Late) — and
+// ErrTampered (possibly also ErrUnverifiable) naming the first thing that
+// does not hold.
 func (t *Trail) Check(ctx context.Context, anchors []Anchor) (Report, error) {
 	ac, err := t.newAnchorCheck(anchors)
 	if err != nil {
@@ -547,7 +591,7 @@ func (t *Trail) Check(ctx context.Context, anchors []Anchor) (Report, error) {
 	if err == nil {
 		err = w.finish()
 	}
-	rep := Report{Records: w.n, Vouched: w.vouched, Anchors: len(anchors), Seq: w.last, Link: w.link}
+	rep := Report{Records: w.n, Vouched: w.vouched, Anchors: len(anchors), Seq: w.last, Link: w.link, Late: w.late, FirstLate: w.firstLate}
 	if err == nil {
 		err = t.checkAllPending(ctx, &rep)
 	}

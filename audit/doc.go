@@ -75,6 +75,45 @@
 // next writer to make it); a trail written by this version before the mark
 // existed verifies and is marked by its next writer.
 //
+// # Pending records
+//
+// When the data lives in the trail's database (Options.WritesInTx), a
+// write's record is first a pending row (PendingTable), committed with the
+// write and MACed (bound to the database and a random row id); a chainer
+// links pending rows into the chain shortly after, deleting them in the
+// same transaction, and Check checks those not chained yet.
+//
+// What someone with write access to the trail's database can do with
+// pending rows, and what shows it:
+//
+//   - Replay: copy a pending row and insert it again once it was chained.
+//     It holds its MAC, but each chained record commits to its pending id
+//     (Record.PendingID, covered by its link), the tables keep a unique
+//     index on the chained records' pending ids, and a table reads, with
+//     each pending row, the chained record that holds its id
+//     (Pending.Chained). The chainer refuses such a row, as it refuses a
+//     forged one: the run fails with ErrTampered, and records are not made
+//     until it succeeds (fail closed: someone removes the row once looked
+//     into); Check reports it as ErrTampered. A row is never chained twice:
+//     the id's check and the chain's insert are in the one transaction that
+//     deletes the pending rows it chains, under the trail's lock.
+//   - Withholding: delete a pending row before it is chained and insert it
+//     later. It is chained then, after records made later than it. That is
+//     not proof of tampering: a write's record is timed when the write
+//     begins and committed with it, so a slow transaction (or a write kept
+//     queued by checkpointer/durable's Exit mode, or a process whose clock
+//     is behind the others') commits a record older than records already
+//     chained. Check counts the records chained more than LateAfter after
+//     a record made later than them (Report.Late) and names the first: a
+//     row withheld longer than that shows; one withheld for less, or while
+//     no other record was chained, does not.
+//   - Deletion: a pending row deleted before it is chained leaves no trace,
+//     as records cut off the chain's end leave none without an anchor: an
+//     anchor taken after a record was chained covers it.
+//
+// Records chained before memvault kept pending ids carry none: a copy of
+// one of those rows, inserted again, is chained again.
+//
 // What the trail cannot show: operations of a process that bypasses
 // memvault, and anything rewritten by whoever holds the current master key
 // and can write the table (anchors kept elsewhere detect that too).

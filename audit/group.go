@@ -163,8 +163,8 @@ func (t *Trail) appendWith(ctx context.Context, run func(context.Context, func(*
 			chainErr, stored = nil, false
 			var all []Record
 			defer func() { stored = len(all) > 0 }()
-			add := func(es []Entry, now time.Time, who string) ([]Record, error) {
-				rs, err := t.chain(last, es, now, who, began)
+			add := func(es []Entry, now time.Time, who, pendingID string) ([]Record, error) {
+				rs, err := t.chain(last, es, now, who, pendingID, began)
 				if err != nil {
 					chainErr = err
 					return nil, err
@@ -179,12 +179,12 @@ func (t *Trail) appendWith(ctx context.Context, run func(context.Context, func(*
 					chainErr = err
 					return nil, err
 				}
-				if _, err := add([]Entry{{Op: p.Op, Target: p.Target, Subject: p.Subject, KeyID: p.KeyID}}, p.Time, p.Principal); err != nil {
+				if _, err := add([]Entry{{Op: p.Op, Target: p.Target, Subject: p.Subject, KeyID: p.KeyID}}, p.Time, p.Principal, p.ID); err != nil {
 					return nil, err
 				}
 			}
 			for _, r := range batch {
-				rs, err := add(r.es, r.now, r.who)
+				rs, err := add(r.es, r.now, r.who, "")
 				if err != nil {
 					return nil, err
 				}

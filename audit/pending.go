@@ -2,7 +2,9 @@ package audit
 
 import (
 	"context"
+	"crypto/hmac"
 	"crypto/rand"
+	"encoding/binary"
 	"encoding/hex"
 	"fmt"
 	"sync"
@@ -29,14 +31,15 @@ import (
 // Check counts pending records as part of the trail: each must hold its
 // MAC (under a configured audit key, bound to the database), and the
 // report says how many there are and how old the oldest is, so that a
-// pending record that never gets chained does not go unnoticed.
+// pending record that never gets chained does not go unnoticed. What a
+// pending row copied, withheld or deleted shows: see the package doc
+// (Pending records).
 
 // Pending is a record made durable but not chained yet.
 type Pending struct {
 	// ID is random and unique (the pending row's key): two pending rows
-	// never share it. The chain does not keep it: a pending row copied
-	// and inserted again after it was chained is chained again (see the
-	// package doc on what pending records do not have).
+	// never share it, and the record chained from it keeps it
+	// (Record.PendingID), so that it is chained once only.
 	ID        string
 	Time      time.Time
 	Principal string
@@ -47,6 +50,11 @@ type Pending struct {
 	// MAC is "<audit key id>:<hex HMAC-SHA256>" over the other fields and
 	// the trail's database id.
 	MAC string
+	// Chained is not stored with the row: the table sets it when it reads
+	// the row (AppendPending, PagePending) to the sequence number of the
+	// chained record that holds ID (Record.PendingID), 0 when none does.
+	// A pending row whose id was chained already is a copy inserted again.
+	Chained int64
 }
 
 // PendingTable is a Table that also keeps pending records (see above).
@@ -58,12 +66,16 @@ type PendingTable interface {
 	// inserts in its own transaction (checkpointer.WithRecord).
 	PendingRow(p Pending) *checkpointer.RecordRow
 	// AppendPending is Append, with chain also given up to limit pending
-	// records, oldest first, read under the same lock: the transaction
-	// deletes them with storing what chain returns.
+	// records, oldest first, read under the same lock, each with Chained
+	// set: the transaction deletes them with storing what chain returns.
+	// The table stores each record's PendingID, and refuses (fails the
+	// transaction) a record whose PendingID a stored record holds already
+	// (a unique index).
 	AppendPending(ctx context.Context, limit int, chain func(last *Record, pending []Pending) ([]Record, error)) error
 	// PagePending returns up to limit pending records, oldest first
 	// (by time, then id), after (time, id) of the last one returned
-	// before (the zero time and "" for the first page).
+	// before (the zero time and "" for the first page), each with Chained
+	// set.
 	PagePending(ctx context.Context, afterTime time.Time, afterID string, limit int) ([]Pending, error)
 }
 
@@ -94,11 +106,23 @@ func (t *Trail) checkPending(p *Pending) error {
 	if k == nil {
 		return unverifiable("pending record %s is under audit key %s, which is not configured", p.ID, id)
 	}
-	if pendingMAC(k, t.dbID, p) != p.MAC {
+	if !hmac.Equal([]byte(pendingMAC(k, t.dbID, p)), []byte(p.MAC)) {
 		return tampered("pending record %s does not match its MAC (edited, or copied from another database's trail)", p.ID)
+	}
+	if p.Chained != 0 {
+		return tampered("pending record %s was chained already, as record %d: it was copied and inserted again "+
+			"(records are not made until it is removed from the pending records' table)", p.ID, p.Chained)
 	}
 	return nil
 }
+
+// LateAfter is how much older than a record chained before it a record
+// chained from a pending record may be before Check counts it as late
+// (Report.Late): longer than an audited write's transaction should take
+// from its record's time to its commit, plus the difference between the
+// clocks of the processes writing the trail. See the package doc
+// (Pending records) on withheld pending rows.
+const LateAfter = 10 * time.Minute
 
 func cutMAC(s string) (id, mac string, ok bool) {
 	for i := 0; i < len(s); i++ {
@@ -110,10 +134,18 @@ func cutMAC(s string) (id, mac string, ok bool) {
 	return "", "", false
 }
 
-// pendingOf is the pending record of e by who at now.
+// pendingOf is the pending record of e by who at now. Its id is its time
+// (microseconds, big-endian) then 8 random bytes: unique as a random id
+// (two records of one microsecond differ in 64 random bits), and ordered
+// by time, so that the chain's unique index on pending ids grows at its
+// end instead of dirtying a page anywhere in it for each record (SQLite,
+// 20 000 audited puts: 44 050 bytes written per put with random ids,
+// 38 900 with these, 38 370 before the index). Nothing relies on an id
+// being unpredictable: a pending row is authenticated by its MAC.
 func (t *Trail) pendingOf(e Entry, who string, now time.Time) Pending {
 	var id [16]byte
-	_, _ = rand.Read(id[:])
+	binary.BigEndian.PutUint64(id[:8], uint64(now.UnixMicro()))
+	_, _ = rand.Read(id[8:])
 	p := Pending{ID: hex.EncodeToString(id[:]), Time: now, Principal: who, Op: e.Op, Target: e.Target, Subject: e.Subject, KeyID: e.KeyID}
 	p.MAC = pendingMAC(&t.keys[0], t.dbID, &p)
 	return p

@@ -2,6 +2,8 @@ package pgaudit_test
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -10,6 +12,7 @@ import (
 	"github.com/memvault/memvault/audit"
 	"github.com/memvault/memvault/audit/audittest"
 	"github.com/memvault/memvault/audit/pgaudit"
+	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/memvaulttest/pgtest"
 )
 
@@ -40,8 +43,12 @@ func put(t *testing.T, pool *pgxpool.Pool, rs []audit.Record) {
 			return err
 		}
 		for _, r := range rs {
-			if _, err := tx.Exec(ctx, `INSERT INTO memvault_audit (seq, at, principal, op, target, subject, key_id, link, mac) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-				r.Seq, r.Time, r.Principal, r.Op, r.Target, r.Subject, r.KeyID, r.Link, r.MAC); err != nil {
+			var pending *string // NULL for none
+			if r.PendingID != "" {
+				pending = &r.PendingID
+			}
+			if _, err := tx.Exec(ctx, `INSERT INTO memvault_audit (seq, at, principal, op, target, subject, key_id, link, mac, pending_id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+				r.Seq, r.Time, r.Principal, r.Op, r.Target, r.Subject, r.KeyID, r.Link, r.MAC, pending); err != nil {
 				return err
 			}
 		}
@@ -50,4 +57,37 @@ func put(t *testing.T, pool *pgxpool.Pool, rs []audit.Record) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestPending runs the pending records' suite on PostgreSQL: replayed and
+// withheld pending rows, inserted and deleted through SQL
+// (audittest.RunPending).
+func TestPending(t *testing.T) {
+	audittest.RunPending(t, func(t *testing.T) audittest.PendingBackend {
+		pool := pgtest.Pool(t)
+		tb, err := pgaudit.New(pool, pgaudit.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tb.Setup(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		exec := func(t *testing.T, stmt string, args ...any) {
+			t.Helper()
+			if _, err := pool.Exec(context.Background(), stmt, args...); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return audittest.PendingBackend{
+			Backend: audittest.Backend{Table: tb, Put: func(t *testing.T, rs []audit.Record) { put(t, pool, rs) }},
+			InsertRow: func(t *testing.T, row *checkpointer.RecordRow) {
+				params := make([]string, len(row.Values))
+				for i := range params {
+					params[i] = fmt.Sprintf("$%d", i+1)
+				}
+				exec(t, `INSERT INTO `+row.Table+` (`+strings.Join(row.Columns, ", ")+`) VALUES (`+strings.Join(params, ", ")+`)`, row.Values...)
+			},
+			DeletePending: func(t *testing.T, id string) { exec(t, `DELETE FROM memvault_audit_pending WHERE id = $1`, id) },
+		}
+	})
 }

@@ -37,9 +37,9 @@ type Table struct {
 
 var _ audit.PendingTable = (*Table)(nil)
 
-var columns = []string{"seq", "at", "principal", "op", "target", "subject", "key_id", "link", "mac"}
+var columns = []string{"seq", "at", "principal", "op", "target", "subject", "key_id", "link", "mac", "pending_id"}
 
-const selectColumns = `seq, at, principal, op, target, subject, key_id, link, mac`
+const selectColumns = `seq, at, principal, op, target, subject, key_id, link, mac, pending_id`
 
 // New returns the trail table on pool; call Setup once to create it.
 func New(pool *pgxpool.Pool, opts Options) (*Table, error) {
@@ -158,7 +158,10 @@ func (t *Table) PendingRow(p audit.Pending) *checkpointer.RecordRow {
 }
 
 // AppendPending implements audit.PendingTable as Append does, in two
-// round trips and the commit: BEGIN, the lock, the last record and the
+// round trips and the commit (the pending table's index on (at, id),
+// migration 05, serves its ORDER BY: the table's deleted rows stay until
+// vacuumed, and a scan would read them every run; about 100 bytes of WAL
+// per record): BEGIN, the lock, the last record and the
 // oldest pending records in one (read after the lock is held, so no other
 // chainer has them: it chained and deleted them before, or waits); the
 // chained records, the pending rows' delete and COMMIT in the other.
@@ -170,14 +173,9 @@ func (t *Table) AppendPending(ctx context.Context, limit int, chain func(*audit.
 	defer conn.Release()
 	var pending []audit.Pending
 	err = t.appendFn(ctx, conn.Conn(), func(b *pgx.Batch) {
-		b.Queue(`SELECT id, at, principal, op, target, subject, key_id, mac FROM `+t.pending+` ORDER BY at, id LIMIT $1`, limit).Query(func(rows pgx.Rows) error {
+		b.Queue(t.pendingSelect()+` ORDER BY p.at, p.id LIMIT $1`, limit).Query(func(rows pgx.Rows) error {
 			var err error
-			pending, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (audit.Pending, error) {
-				var p audit.Pending
-				err := r.Scan(&p.ID, &p.Time, &p.Principal, &p.Op, &p.Target, &p.Subject, &p.KeyID, &p.MAC)
-				p.Time = p.Time.UTC()
-				return p, err
-			})
+			pending, err = pgx.CollectRows(rows, scanPending)
 			return err
 		})
 	}, func(last *audit.Record) ([]audit.Record, error) { return chain(last, pending) }, func(b *pgx.Batch) {
@@ -196,19 +194,30 @@ func (t *Table) AppendPending(ctx context.Context, limit int, chain func(*audit.
 	return nil
 }
 
+// pendingSelect reads pending rows p, each with the sequence number of the
+// chained record that holds its id (0: none; the trail's unique index on
+// pending_id makes it one lookup).
+func (t *Table) pendingSelect() string {
+	return `SELECT p.id, p.at, p.principal, p.op, p.target, p.subject, p.key_id, p.mac, coalesce(a.seq, 0)
+FROM ` + t.pending + ` p LEFT JOIN ` + t.table + ` a ON a.pending_id = p.id`
+}
+
+// scanPending reads a row of pendingSelect.
+func scanPending(r pgx.CollectableRow) (audit.Pending, error) {
+	var p audit.Pending
+	err := r.Scan(&p.ID, &p.Time, &p.Principal, &p.Op, &p.Target, &p.Subject, &p.KeyID, &p.MAC, &p.Chained)
+	p.Time = p.Time.UTC()
+	return p, err
+}
+
 // PagePending implements audit.PendingTable.
 func (t *Table) PagePending(ctx context.Context, afterTime time.Time, afterID string, limit int) ([]audit.Pending, error) {
-	rows, err := t.pool.Query(ctx, `SELECT id, at, principal, op, target, subject, key_id, mac FROM `+t.pending+`
-WHERE (at, id) > ($1, $2) ORDER BY at, id LIMIT $3`, afterTime, afterID, limit)
+	rows, err := t.pool.Query(ctx, t.pendingSelect()+`
+WHERE (p.at, p.id) > ($1, $2) ORDER BY p.at, p.id LIMIT $3`, afterTime, afterID, limit)
 	if err != nil {
 		return nil, fmt.Errorf("audit/pgaudit: %w", err)
 	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (audit.Pending, error) {
-		var p audit.Pending
-		err := r.Scan(&p.ID, &p.Time, &p.Principal, &p.Op, &p.Target, &p.Subject, &p.KeyID, &p.MAC)
-		p.Time = p.Time.UTC()
-		return p, err
-	})
+	out, err := pgx.CollectRows(rows, scanPending)
 	if err != nil {
 		return nil, fmt.Errorf("audit/pgaudit: %w", err)
 	}
@@ -253,23 +262,30 @@ func (t *Table) appendFn(ctx context.Context, c *pgx.Conn, read func(*pgx.Batch)
 	}
 	cols := make([]any, len(columns))
 	seq, at := make([]int64, len(rs)), make([]time.Time, len(rs))
-	text := make([][]string, len(columns)-2)
+	text := make([][]string, len(columns)-3)
 	for i := range text {
 		text[i] = make([]string, len(rs))
 	}
+	// NULL for a record appended directly: the unique index on
+	// pending_id lets every such record have none.
+	pendingIDs := make([]*string, len(rs))
 	for i, r := range rs {
 		seq[i], at[i] = r.Seq, r.Time
 		for j, v := range []string{r.Principal, r.Op, r.Target, r.Subject, r.KeyID, r.Link, r.MAC} {
 			text[j][i] = v
+		}
+		if r.PendingID != "" {
+			pendingIDs[i] = &rs[i].PendingID
 		}
 	}
 	cols[0], cols[1] = seq, at
 	for i := range text {
 		cols[i+2] = text[i]
 	}
+	cols[len(cols)-1] = pendingIDs
 	b = &pgx.Batch{}
 	b.Queue(`INSERT INTO `+t.table+` (`+selectColumns+`)
-SELECT * FROM unnest($1::bigint[], $2::timestamptz[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[])`, cols...)
+SELECT * FROM unnest($1::bigint[], $2::timestamptz[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[])`, cols...)
 	if write != nil {
 		write(b)
 	}
@@ -287,8 +303,12 @@ SELECT * FROM unnest($1::bigint[], $2::timestamptz[], $3::text[], $4::text[], $5
 
 func scan(row pgx.Row) (audit.Record, error) {
 	var a audit.Record
-	err := row.Scan(&a.Seq, &a.Time, &a.Principal, &a.Op, &a.Target, &a.Subject, &a.KeyID, &a.Link, &a.MAC)
+	var pending *string
+	err := row.Scan(&a.Seq, &a.Time, &a.Principal, &a.Op, &a.Target, &a.Subject, &a.KeyID, &a.Link, &a.MAC, &pending)
 	a.Time = a.Time.UTC()
+	if pending != nil {
+		a.PendingID = *pending
+	}
 	return a, err
 }
 

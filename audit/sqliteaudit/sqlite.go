@@ -28,7 +28,7 @@ var migrationFiles embed.FS
 // migrations are the trail's schema steps, in order.
 var migrations = sqlitedb.MustLoad(migrationFiles, "migrations/audit")
 
-const columns = `seq, at, principal, op, target, subject, key_id, link, mac`
+const columns = `seq, at, principal, op, target, subject, key_id, link, mac, pending_id`
 
 // Table is an audit.Table in a SQLite database.
 type Table struct{ db *sqlitedb.DB }
@@ -77,13 +77,14 @@ func (t *Table) append(ctx context.Context, chain func(*sql.Tx, *audit.Record) (
 		if len(rs) == 0 {
 			return nil
 		}
-		stmt, err := tx.PrepareContext(ctx, `INSERT INTO memvault_audit (`+columns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+		stmt, err := tx.PrepareContext(ctx, `INSERT INTO memvault_audit (`+columns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 		if err != nil {
 			return err
 		}
 		defer stmt.Close()
 		for _, r := range rs {
-			if _, err := stmt.ExecContext(ctx, r.Seq, r.Time.UTC().Format(time.RFC3339Nano), r.Principal, r.Op, r.Target, r.Subject, r.KeyID, r.Link, r.MAC); err != nil {
+			if _, err := stmt.ExecContext(ctx, r.Seq, r.Time.UTC().Format(time.RFC3339Nano), r.Principal, r.Op, r.Target, r.Subject, r.KeyID, r.Link, r.MAC,
+				pendingIDValue(r.PendingID)); err != nil {
 				return err
 			}
 		}
@@ -98,7 +99,11 @@ func (t *Table) append(ctx context.Context, chain func(*sql.Tx, *audit.Record) (
 // pendingColumns are the pending table's columns, in Pending's order.
 var pendingColumns = []string{"id", "at", "principal", "op", "target", "subject", "key_id", "mac"}
 
-const pendingSelect = `SELECT id, at, principal, op, target, subject, key_id, mac FROM memvault_audit_pending`
+// pendingSelect reads pending rows p, each with the sequence number of the
+// chained record that holds its id (0: none; memvault_audit's unique
+// index on pending_id makes it one lookup).
+const pendingSelect = `SELECT p.id, p.at, p.principal, p.op, p.target, p.subject, p.key_id, p.mac, coalesce(a.seq, 0)
+FROM memvault_audit_pending p LEFT JOIN memvault_audit a ON a.pending_id = p.id`
 
 // pendingValues is p's row, in pendingColumns' order.
 func pendingValues(p audit.Pending) []any {
@@ -135,7 +140,7 @@ func scanPending(rows *sql.Rows) ([]audit.Pending, error) {
 	for rows.Next() {
 		var p audit.Pending
 		var at string
-		if err := rows.Scan(&p.ID, &at, &p.Principal, &p.Op, &p.Target, &p.Subject, &p.KeyID, &p.MAC); err != nil {
+		if err := rows.Scan(&p.ID, &at, &p.Principal, &p.Op, &p.Target, &p.Subject, &p.KeyID, &p.MAC, &p.Chained); err != nil {
 			return nil, err
 		}
 		tm, err := time.Parse(time.RFC3339Nano, at)
@@ -149,10 +154,15 @@ func scanPending(rows *sql.Rows) ([]audit.Pending, error) {
 }
 
 // AppendPending implements audit.PendingTable in one write transaction,
-// as Append.
+// as Append. Its ORDER BY sorts the pending table, which has no index on
+// (time, id), unlike PostgreSQL's: it holds the records of the last few
+// milliseconds (records are not made while chaining fails), and a deleted
+// row leaves no dead tuple to scan, whereas such an index costs every
+// audited put one more page in the WAL (measured: 43 744 against 38 937
+// bytes written per put).
 func (t *Table) AppendPending(ctx context.Context, limit int, chain func(*audit.Record, []audit.Pending) ([]audit.Record, error)) error {
 	return t.append(ctx, func(tx *sql.Tx, last *audit.Record) ([]audit.Record, error) {
-		rows, err := tx.QueryContext(ctx, pendingSelect+` ORDER BY julianday(at), id LIMIT ?`, limit)
+		rows, err := tx.QueryContext(ctx, pendingSelect+` ORDER BY julianday(p.at), p.id LIMIT ?`, limit)
 		if err != nil {
 			return nil, err
 		}
@@ -188,7 +198,7 @@ func (t *Table) PagePending(ctx context.Context, afterTime time.Time, afterID st
 		}
 		// Times are stored as RFC 3339 text with varying fractions: order
 		// and compare them as the julian day, then by id.
-		rows, err := tx.QueryContext(ctx, pendingSelect+` WHERE ? = '' OR (julianday(at), id) > (julianday(?), ?) ORDER BY julianday(at), id LIMIT ?`,
+		rows, err := tx.QueryContext(ctx, pendingSelect+` WHERE ? = '' OR (julianday(p.at), p.id) > (julianday(?), ?) ORDER BY julianday(p.at), p.id LIMIT ?`,
 			after, after, afterID, limit)
 		if err != nil {
 			return err
@@ -202,13 +212,25 @@ func (t *Table) PagePending(ctx context.Context, afterTime time.Time, afterID st
 	return out, nil
 }
 
+// pendingIDValue is the pending_id column's value of a record whose
+// PendingID is id: NULL for none, so that the unique index on it lets
+// every record appended directly have none.
+func pendingIDValue(id string) any {
+	if id == "" {
+		return nil
+	}
+	return id
+}
+
 // scan reads a record from a row of columns.
 func scan(row interface{ Scan(...any) error }) (audit.Record, error) {
 	var r audit.Record
 	var at string
-	if err := row.Scan(&r.Seq, &at, &r.Principal, &r.Op, &r.Target, &r.Subject, &r.KeyID, &r.Link, &r.MAC); err != nil {
+	var pending sql.NullString
+	if err := row.Scan(&r.Seq, &at, &r.Principal, &r.Op, &r.Target, &r.Subject, &r.KeyID, &r.Link, &r.MAC, &pending); err != nil {
 		return r, err
 	}
+	r.PendingID = pending.String
 	t, err := time.Parse(time.RFC3339Nano, at)
 	if err != nil {
 		return r, fmt.Errorf("record %d: bad time %q", r.Seq, at)

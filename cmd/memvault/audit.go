@@ -29,6 +29,10 @@ MAC under the audit key of its epoch, derived from LANGGRAPH_AES_KEY or, for rec
 written before a key change, from a key in LANGGRAPH_AES_KEY_PREVIOUS. Records under
 a key no longer configured are authenticated by the key change record after them.
 
+A pending record (a write's, committed with it and chained shortly after) copied and
+inserted again once chained fails verify; records of writes chained long after records
+made later than them (withheld, or slow to commit) are counted in a warning.
+
 Records cut off the end cannot be told from a trail that simply ended there: with
 --anchor FILE (lines written by 'memvault audit anchor') verify also fails when the
 trail is shorter than an anchor or differs from it at the anchor's record.`,
@@ -57,6 +61,10 @@ trail is shorter than an anchor or differs from it at the anchor's record.`,
 					if rep.Pending > 0 {
 						out["oldest_pending"] = rep.OldestPending
 					}
+					out["late"] = rep.Late
+					if rep.Late > 0 {
+						out["first_late"] = rep.FirstLate
+					}
 					if err != nil {
 						out["error"] = err.Error()
 					}
@@ -79,6 +87,14 @@ trail is shorter than an anchor or differs from it at the anchor's record.`,
 				}
 				if rep.Vouched > 0 {
 					fmt.Fprintf(w, "%d of them are under an audit key no longer configured, authenticated by the key change after them\n", rep.Vouched)
+				}
+				if rep.Late > 0 {
+					// Not proof of tampering (audit.LateAfter): a
+					// reviewer looks them up.
+					fmt.Fprintf(w, "warning: %d records of writes were chained more than %s after a record made later than them (the first: record %d): "+
+						"a pending record withheld and inserted later shows so, as does a write that took that long to commit "+
+						"(a stalled transaction, a write queued by durability mode exit) or a process whose clock is that far behind\n",
+						rep.Late, audit.LateAfter, rep.FirstLate)
 				}
 				if anchorFile != "" {
 					fmt.Fprintf(w, "it extends all %d anchors in %s\n", rep.Anchors, printable(anchorFile))

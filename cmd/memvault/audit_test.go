@@ -8,9 +8,13 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/memvault/memvault/audit"
+	"github.com/memvault/memvault/audit/sqliteaudit"
 	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/config"
+	"github.com/memvault/memvault/keys"
 	"github.com/memvault/memvault/vault"
 )
 
@@ -167,5 +171,81 @@ func TestAuditVerifyAfterRotation(t *testing.T) {
 	// The old key alone no longer verifies what came after it.
 	if res := cli(t, env, "", "audit", "verify"); res.code != 1 || !strings.Contains(res.stderr, "not configured") {
 		t.Fatalf("verify with the retired key: %+v", res)
+	}
+}
+
+// TestAuditVerifyPendingRecords: `audit verify` fails on a pending record
+// copied and inserted again once chained (replay), and warns, exit 0, of
+// a record of a write chained long after records made later than it (a
+// pending record withheld, or a write that slow to commit).
+func TestAuditVerifyPendingRecords(t *testing.T) {
+	db, env := auditEnv(t)
+	cli(t, env, "", "store", "put", "users", "carol", "diet", `{"v": 1}`).must(t, 0)
+	ctx := audit.WithPrincipal(context.Background(), "mallory")
+	// A write's record as the vault's trail makes it, an hour old: made
+	// with the trail's key and database id.
+	c := config.Default()
+	c.DBPath, c.Keys.Primary, c.Audit, c.Embeddings = db, testKey, true, "none"
+	c.Subjects.NamespacePrefix = []string{"users"} // as auditEnv
+	h, err := vault.Open(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ak, err := keys.DeriveAuditKey(h.Keyring.Primary())
+	if err != nil {
+		t.Fatal(err)
+	}
+	dbID := h.Audit.DatabaseID()
+	h.Close()
+	tb, err := sqliteaudit.Open(ctx, db+".audit")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tb.Close()
+	tr, err := audit.NewTrail(tb, audit.Options{Key: ak, DatabaseID: dbID, WritesInTx: true,
+		Now: func() time.Time { return time.Now().Add(-time.Hour) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	row, ok, err := tr.RecordInTx(ctx, audit.Entry{Op: audit.OpCheckpointWrite, Target: "withheld"})
+	if err != nil || !ok {
+		t.Fatalf("RecordInTx = %v, %v", ok, err)
+	}
+	raw, err := sql.Open("sqlite", db+".audit")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	marks := strings.TrimSuffix(strings.Repeat("?, ", len(row.Values)), ", ")
+	if _, err := raw.Exec(`INSERT INTO `+row.Table+` (`+strings.Join(row.Columns, ", ")+`) VALUES (`+marks+`)`, row.Values...); err != nil {
+		t.Fatal(err)
+	}
+	copied, err := tb.PagePending(ctx, time.Time{}, "", 10)
+	if err != nil || len(copied) != 1 {
+		t.Fatalf("PagePending = %v, %v", copied, err)
+	}
+	if err := tr.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	out := cli(t, env, "", "audit", "verify").must(t, 0).stdout
+	if !strings.Contains(out, "audit trail intact: 2 records") || !strings.Contains(out, "warning: 1 records of writes were chained more than 10m0s after a record made later than them (the first: record 2)") {
+		t.Fatalf("verify with a late record:\n%s", out)
+	}
+	var v struct {
+		OK        bool  `json:"ok"`
+		Late      int64 `json:"late"`
+		FirstLate int64 `json:"first_late"`
+	}
+	if js := cli(t, env, "", "--json", "audit", "verify").must(t, 0).stdout; json.Unmarshal([]byte(js), &v) != nil || !v.OK || v.Late != 1 || v.FirstLate != 2 {
+		t.Fatalf("verify --json with a late record: %s", js)
+	}
+
+	if err := tb.AddPending(ctx, copied); err != nil {
+		t.Fatal(err)
+	}
+	res := cli(t, env, "", "audit", "verify")
+	if res.code != 1 || !strings.Contains(res.stderr, "was chained already, as record 2") {
+		t.Fatalf("verify with a replayed pending record: %+v", res)
 	}
 }

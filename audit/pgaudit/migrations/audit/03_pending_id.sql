@@ -1,0 +1,1 @@
+ALTER TABLE {audit} ADD COLUMN IF NOT EXISTS pending_id TEXT

@@ -1,0 +1,1 @@
+CREATE INDEX IF NOT EXISTS memvault_audit_pending_at ON {pending} (at, id)
