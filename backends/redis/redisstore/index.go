@@ -43,14 +43,11 @@ import (
 // early is logged under a later generation and read again (the index
 // never misses one; it may read one twice).
 
-const (
-	// logKeep is how many generations the log keeps: a process further
-	// behind reloads every code.
-	logKeep = 512
-	// maxLogItems bounds the items one commit logs: one that changes
-	// more logs that every item changed.
-	maxLogItems = 1024
-)
+// maxLogItems bounds the items one commit logs: one that changes more
+// logs that every item changed. The log keeps the last 512 generations
+// (the commit script trims it every 64): a process further behind reloads
+// every code.
+const maxLogItems = 1024
 
 // floatBudget is engine.Options.FloatBytes: a store whose vectors fit
 // scores them from an exact in-process copy.
