@@ -41,7 +41,8 @@ type driver struct {
 	// every put (newStamp).
 	stampBase string
 	stampN    atomic.Uint64
-	// inline: Options.CallerGoroutine (see callCtx).
+	// inline: commands run in the caller's goroutine (Options.ReturnOnCancel
+	// unset; see callCtx).
 	inline bool
 	// single: rdb is one server (a *redis.Client), where a put's script
 	// also adds the thread to the thread index (putScript), atomically;
@@ -67,10 +68,11 @@ func (*driver) Capabilities() checkpointer.DriverCapabilities {
 // deletion; readers skip an entry whose thread holds no checkpoint.
 func (d *driver) threadsKey() string { return d.prefix + ":threads" }
 
-// callCtx is the context await runs a call with: ctx, or with
-// Options.CallerGoroutine ctx without its Done channel, so that await runs
-// the call in the caller's goroutine (its deadline and values stay: go-redis
-// ends a command at the deadline with ContextTimeoutEnabled).
+// callCtx is the context await runs a call with: with
+// Options.ReturnOnCancel ctx, else ctx without its Done channel, so that
+// await runs the call in the caller's goroutine (its deadline and values
+// stay: go-redis ends a command at the deadline with
+// ContextTimeoutEnabled).
 func (d *driver) callCtx(ctx context.Context) context.Context {
 	if !d.inline || ctx.Done() == nil {
 		return ctx
