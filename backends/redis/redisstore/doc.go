@@ -48,6 +48,8 @@
 //	{P}:ixs     list   the code index's snapshot parts
 //	{P}:lock    string the write lock: a lease holding a transaction's
 //	                   token
+//	{P}:done:<token>   string, for 10 minutes: that transaction committed
+//	                   (a commit sent again by the client is a no-op)
 //	{P}:embedder hash  name and dims of the embedder that made the
 //	                   vectors (a store with another is refused:
 //	                   store.ErrEmbedderMismatch)

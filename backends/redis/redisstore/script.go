@@ -63,9 +63,17 @@ return out
 // ("1": the lock is kept for a recode that follows), the number of
 // logged row ids and the ids. The coverage of the items with codes is
 // kept from each row's hash ("hi:lo", two 32-bit halves of a 64-bit
-// wrapping sum, as Lua numbers are doubles).
+// wrapping sum, as Lua numbers are doubles). The script leaves a marker
+// {P}:done:<token> for 10 minutes, and a run that finds it changes
+// nothing and succeeds: go-redis sends a command again when its reply
+// does not come within the client's ReadTimeout (a large commit on a
+// loaded server), and that second run would otherwise find the lock
+// released by the first and report ErrLeaseLost for a committed
+// transaction.
 var commitScript = redis.NewScript(`
 local base = ARGV[1]
+local done = base .. 'done:' .. ARGV[2]
+if redis.call('EXISTS', done) == 1 then return 1 end
 if redis.call('GET', KEYS[1]) ~= ARGV[2] then
   return redis.error_reply('LEASELOST the store lock is no longer held by this transaction')
 end
@@ -225,6 +233,7 @@ if prev then
     redis.call('HSET', ix, 'sgen', '-1', 'ssize', '0')
   end
 end
+redis.call('SET', done, '1', 'PX', 600000)
 if recode ~= '1' then redis.call('DEL', KEYS[1]) end
 return 1
 `)
