@@ -82,9 +82,9 @@ func (f *freezer) freeze() {
 	f.mu.Unlock()
 }
 
-// TestCancelBlockedServer: a read, a put and a listing waiting on a
-// server that does not answer return when their context is cancelled,
-// with the context's error.
+// TestCancelBlockedServer: with Options.ReturnOnCancel a read, a put and
+// a listing waiting on a server that does not answer return when their
+// context is cancelled, with the context's error.
 func TestCancelBlockedServer(t *testing.T) {
 	srv := redistest.Shared(t, 7)
 	f := newFreezer(t, srv.Addr)
@@ -94,7 +94,7 @@ func TestCancelBlockedServer(t *testing.T) {
 	// No read time-out: only the context can end a call.
 	rdb := redis.NewClient(&redis.Options{Addr: f.l.Addr().String(), ContextTimeoutEnabled: true, ReadTimeout: -1})
 	t.Cleanup(func() { _ = rdb.Close() })
-	s, err := redissaver.New(rdb, redissaver.Options{Prefix: redistest.Prefix()})
+	s, err := redissaver.New(rdb, redissaver.Options{Prefix: redistest.Prefix(), ReturnOnCancel: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,6 +139,61 @@ func TestCancelBlockedServer(t *testing.T) {
 		}
 		if !errors.Is(err, context.Canceled) {
 			t.Errorf("%s on a server that does not answer, cancelled: %v, want context.Canceled", c.name, err)
+		}
+	}
+}
+
+// TestCancelDefault: by default (commands in the caller's goroutine) a
+// read, a put and a listing waiting on a server that does not answer end
+// as a go-redis command does, whose client has a read time-out: a
+// cancellation does not end them, the client's ReadTimeout does, with a
+// network time-out.
+func TestCancelDefault(t *testing.T) {
+	srv := redistest.Shared(t, 7)
+	f := newFreezer(t, srv.Addr)
+	rdb := redis.NewClient(&redis.Options{Addr: f.l.Addr().String(), ContextTimeoutEnabled: true, ReadTimeout: 300 * time.Millisecond, MaxRetries: -1})
+	t.Cleanup(func() { _ = rdb.Close() })
+	s, err := redissaver.New(rdb, redissaver.Options{Prefix: redistest.Prefix()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	cfg := checkpointer.Config{ThreadID: "t"}
+	cp := newCheckpoint(s, 0)
+	if _, err := s.Put(ctx, cfg, cp, checkpointer.Metadata{"step": 0}, cp.ChannelVersions); err != nil {
+		t.Fatal(err)
+	}
+	f.freeze()
+	calls := map[string]func(context.Context) error{
+		"GetTuple": func(ctx context.Context) error { _, err := s.GetTuple(ctx, cfg); return err },
+		"Put": func(ctx context.Context) error {
+			cp := newCheckpoint(s, 1)
+			_, err := s.Put(ctx, cfg, cp, checkpointer.Metadata{"step": 1}, cp.ChannelVersions)
+			return err
+		},
+		"List": func(ctx context.Context) error {
+			for _, err := range s.List(ctx, &cfg, checkpointer.ListOptions{}) {
+				if err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+	}
+	for name, call := range calls {
+		ctx, cancel := context.WithCancel(ctx)
+		done := make(chan error, 1)
+		go func() { done <- call(ctx) }()
+		<-f.held // the command is sent and will not be answered
+		cancel()
+		var err error
+		select {
+		case err = <-done:
+		case <-time.After(30 * time.Second): // a liveness bound, not a measure
+			t.Fatalf("%s on a server that does not answer did not end at the client's read time-out", name)
+		}
+		if !isTimeout(err) {
+			t.Errorf("%s on a server that does not answer, cancelled: %v, want the client's read time-out", name, err)
 		}
 	}
 }

@@ -138,22 +138,22 @@
 //
 // go-redis ends a command waiting on the server at the context's
 // deadline only when the client has ContextTimeoutEnabled (otherwise at
-// its ReadTimeout, 3 s by default), and never on a cancellation. So
-// reads, listings, puts and pending writes run their commands in a
-// goroutine and return the context's error as soon as it ends (tested
-// against a server that stops answering); the abandoned command finishes
-// or times out in the background, and a put abandoned so may still be
-// stored, as any write whose reply is lost. Waits for a thread's lock
-// end with the context too. Update (removals, copies, imports,
-// re-encryption) is not abandoned half-way: it stops at its next command,
-// bounded by the deadline with ContextTimeoutEnabled, and rolls back.
-// Create clients with ContextTimeoutEnabled: true.
-//
-// The goroutine costs a hand-off per call (about 25 µs of CPU and of
-// latency on a loaded two-core machine, as much as a raw command).
-// Options.CallerGoroutine runs the commands in the caller's goroutine
-// instead: a call then ends at its context's deadline or the client's
-// ReadTimeout, not at a cancellation.
+// its ReadTimeout, 3 s by default), and never on a cancellation. By
+// default reads, listings, puts and pending writes run their commands in
+// the caller's goroutine, as a go-redis command does: a cancelled call
+// ends when the server answers, at its context's deadline or at the
+// client's ReadTimeout (TestCancelDefault). With Options.ReturnOnCancel
+// each runs its commands in a goroutine of its own and returns the
+// context's error as soon as it ends (TestCancelBlockedServer, against a
+// server that stops answering); the abandoned command finishes or times
+// out in the background, and a put abandoned so may still be stored, as
+// any write whose reply is lost. That hand-off costs about 25 µs of CPU
+// and of latency per call on a loaded two-core machine, as much as a raw
+// command, which is why it is not the default. Waits for a thread's lock
+// end with the context either way. Update (removals, copies, imports,
+// re-encryption) is not abandoned half-way: it stops at its next
+// command, bounded by the deadline with ContextTimeoutEnabled, and rolls
+// back. Create clients with ContextTimeoutEnabled: true.
 //
 // # Not LangGraph's layout
 //

@@ -41,7 +41,8 @@ type driver struct {
 	// every put (newStamp).
 	stampBase string
 	stampN    atomic.Uint64
-	// inline: Options.CallerGoroutine (see callCtx).
+	// inline: commands run in the caller's goroutine (Options.ReturnOnCancel
+	// unset; see callCtx).
 	inline bool
 	// single: rdb is one server (a *redis.Client), where a put's script
 	// also adds the thread to the thread index (putScript), atomically;
@@ -67,10 +68,11 @@ func (*driver) Capabilities() checkpointer.DriverCapabilities {
 // deletion; readers skip an entry whose thread holds no checkpoint.
 func (d *driver) threadsKey() string { return d.prefix + ":threads" }
 
-// callCtx is the context await runs a call with: ctx, or with
-// Options.CallerGoroutine ctx without its Done channel, so that await runs
-// the call in the caller's goroutine (its deadline and values stay: go-redis
-// ends a command at the deadline with ContextTimeoutEnabled).
+// callCtx is the context await runs a call with: with
+// Options.ReturnOnCancel ctx, else ctx without its Done channel, so that
+// await runs the call in the caller's goroutine (its deadline and values
+// stay: go-redis ends a command at the deadline with
+// ContextTimeoutEnabled).
 func (d *driver) callCtx(ctx context.Context) context.Context {
 	if !d.inline || ctx.Done() == nil {
 		return ctx
@@ -122,7 +124,7 @@ func (d *driver) load(ctx context.Context, thread, ns, id string) (*checkpointer
 	return st[0], nil
 }
 
-// loaded is one checkpoint as the first round of loadMany read it.
+// loaded is one checkpoint as the first round of loadRefs read it.
 type loaded struct {
 	cp, parent string
 	hd         *head
@@ -135,14 +137,32 @@ type loaded struct {
 	fields   []string
 }
 
+// tref names a checkpoint of any thread.
+type tref struct {
+	thread string
+	ref
+}
+
 // loadMany reads the checkpoints refs of thread, nil for those not
-// stored, in two rounds of one MULTI each: the records and writes, then
-// the values and (before format 4) the parent's sends, with the heads
-// again. A checkpoint whose stamp changed between the rounds (written
-// again, or removed) is read again: a removal deletes a checkpoint with
-// the values only it referenced in one script, so a checkpoint the
-// second round still sees unchanged has every value it references.
+// stored (see loadRefs).
 func (d *driver) loadMany(ctx context.Context, thread string, refs []ref) ([]*checkpointer.StoredCheckpoint, error) {
+	trs := make([]tref, len(refs))
+	for i, r := range refs {
+		trs[i] = tref{thread, r}
+	}
+	return d.loadRefs(ctx, trs)
+}
+
+// loadRefs reads the checkpoints refs, nil for those not stored, in two
+// rounds of one MULTI each: the records and writes, then the values and
+// (before format 4) the parent's sends, with the heads again. A
+// checkpoint whose stamp changed between the rounds (written again, or
+// removed) is read again: a removal deletes a checkpoint with the values
+// only it referenced in one script, so a checkpoint the second round
+// still sees unchanged has every value it references. The refs may name
+// several threads only on one server (d.single): a cluster's MULTI is
+// one slot's.
+func (d *driver) loadRefs(ctx context.Context, refs []tref) ([]*checkpointer.StoredCheckpoint, error) {
 	out := make([]*checkpointer.StoredCheckpoint, len(refs))
 	todo := slices.Clone(refs)
 	idx := make([]int, len(refs))
@@ -151,11 +171,11 @@ func (d *driver) loadMany(ctx context.Context, thread string, refs []ref) ([]*ch
 	}
 	for attempt := 0; len(todo) > 0; attempt++ {
 		if attempt == 20 {
-			return nil, fmt.Errorf("load: thread %q changed under 20 reads in a row", thread)
+			return nil, fmt.Errorf("load: thread %q changed under 20 reads in a row", todo[0].thread)
 		}
-		var again []ref
+		var again []tref
 		var againIdx []int
-		sts, changed, err := d.loadRound(ctx, thread, todo)
+		sts, changed, err := d.loadRound(ctx, todo)
 		if err != nil {
 			return nil, err
 		}
@@ -172,8 +192,7 @@ func (d *driver) loadMany(ctx context.Context, thread string, refs []ref) ([]*ch
 	return out, nil
 }
 
-func (d *driver) loadRound(ctx context.Context, thread string, refs []ref) ([]*checkpointer.StoredCheckpoint, []bool, error) {
-	k := d.keys(thread)
+func (d *driver) loadRound(ctx context.Context, refs []tref) ([]*checkpointer.StoredCheckpoint, []bool, error) {
 	type first struct {
 		cp, par, hd *redis.StringCmd
 		w           *redis.MapStringStringCmd
@@ -184,11 +203,20 @@ func (d *driver) loadRound(ctx context.Context, thread string, refs []ref) ([]*c
 		vals *redis.SliceCmd
 	}
 	r1 := make([]first, len(refs))
+	ks := make([]keys, len(refs))
+	for i, r := range refs {
+		if i > 0 && r.thread == refs[i-1].thread {
+			ks[i] = ks[i-1]
+		} else {
+			ks[i] = d.keys(r.thread)
+		}
+	}
 	_, err := d.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		for i, r := range refs {
+			k := ks[i]
 			f := nsID(r.ns, r.id)
 			r1[i] = first{cp: p.HGet(ctx, k.cp, f), par: p.HGet(ctx, k.par, f), hd: p.HGet(ctx, k.hd, f), w: p.HGetAll(ctx, k.writes(r.ns, r.id))}
-			if sh := d.seen.get(thread, f); sh != nil {
+			if sh := d.seen.get(r.thread, f); sh != nil {
 				r1[i].seen = sh
 				if len(sh.fields) > 0 {
 					r1[i].vals = p.HMGet(ctx, k.val, sh.fields...)
@@ -240,7 +268,7 @@ func (d *driver) loadRound(ctx context.Context, thread string, refs []ref) ([]*c
 				if l == nil || l.oneRound {
 					continue
 				}
-				r := refs[i]
+				r, k := refs[i], ks[i]
 				r2[i].hd = p.HGet(ctx, k.hd, nsID(r.ns, r.id))
 				for ch, ver := range l.hd.versions {
 					r2[i].vf = append(r2[i].vf, valField(r.ns, ch, ver))
@@ -283,10 +311,10 @@ func (d *driver) loadRound(ctx context.Context, thread string, refs []ref) ([]*c
 				changed[i] = true
 				continue
 			}
-			d.seen.put(thread, refs[i], h)
+			d.seen.put(refs[i].thread, refs[i].ref, h)
 		}
 		r := refs[i]
-		st := &checkpointer.StoredCheckpoint{Thread: thread, NS: r.ns, ID: r.id, Parent: l.parent, Doc: l.rec[1], Meta: l.rec[2]}
+		st := &checkpointer.StoredCheckpoint{Thread: r.thread, NS: r.ns, ID: r.id, Parent: l.parent, Doc: l.rec[1], Meta: l.rec[2]}
 		if r2[i].vals != nil {
 			for j, v := range r2[i].vals.Val() {
 				s, ok := v.(string)
@@ -397,18 +425,21 @@ func (d *driver) Scan(ctx context.Context, q checkpointer.DriverQuery) iter.Seq2
 			items = items[:q.Limit]
 		}
 		for len(items) > 0 {
-			// A page: a run of one thread's checkpoints, read in one
-			// loadMany.
+			// A page: up to scanPage checkpoints, read in one loadRefs —
+			// of any threads on one server (a listing across threads
+			// read one thread's run per round trip, one checkpoint each
+			// when the threads' ids interleave), of one thread's run on
+			// a cluster.
 			n := 1
-			for n < len(items) && n < scanPage && items[n].thread == items[0].thread {
+			for n < len(items) && n < scanPage && (d.single || items[n].thread == items[0].thread) {
 				n++
 			}
-			refs := make([]ref, n)
+			refs := make([]tref, n)
 			for i := range n {
-				refs[i] = ref{items[i].ns, items[i].id}
+				refs[i] = tref{items[i].thread, ref{items[i].ns, items[i].id}}
 			}
 			sts, err := await(d.callCtx(ctx), func(ctx context.Context) ([]*checkpointer.StoredCheckpoint, error) {
-				return d.loadMany(ctx, items[0].thread, refs)
+				return d.loadRefs(ctx, refs)
 			})
 			if err != nil {
 				yield(nil, err)
@@ -424,7 +455,7 @@ func (d *driver) Scan(ctx context.Context, q checkpointer.DriverQuery) iter.Seq2
 	}
 }
 
-// scanPage caps the checkpoints one loadMany of a Scan reads.
+// scanPage caps the checkpoints one loadRefs of a Scan reads.
 const scanPage = 64
 
 // scanThreadsPage caps the threads whose ids one pipeline of scanIDs

@@ -17,7 +17,7 @@ import (
 // doneRecorder is a go-redis hook recording whether each command ran
 // with a context that can be cancelled: a call run in a goroutine of its
 // own (await) passes the caller's context; one run in the caller's
-// goroutine (Options.CallerGoroutine) passes it without its Done channel.
+// goroutine (the default) passes it without its Done channel.
 type doneRecorder struct {
 	mu       sync.Mutex
 	withDone int
@@ -43,10 +43,11 @@ func (r *doneRecorder) ProcessPipelineHook(next redis.ProcessPipelineHook) redis
 	return next
 }
 
-// TestCallerGoroutine: with Options.CallerGoroutine a put and a read run
-// their commands in the caller's goroutine (the commands see a context
-// without a Done channel), and a call to a server that stops answering
-// still ends, at its context's deadline; without it they run as before.
+// TestCallerGoroutine: by default a put and a read run their commands in
+// the caller's goroutine (the commands see a context without a Done
+// channel), and a call to a server that stops answering still ends, at
+// its context's deadline; with Options.ReturnOnCancel they run in a
+// goroutine of their own, with the caller's context.
 func TestCallerGoroutine(t *testing.T) {
 	srv := redistest.Shared(t, 8)
 	for _, inline := range []bool{false, true} {
@@ -55,7 +56,7 @@ func TestCallerGoroutine(t *testing.T) {
 		t.Cleanup(func() { _ = rdb.Close() })
 		rec := &doneRecorder{}
 		rdb.AddHook(rec)
-		s, err := redissaver.New(rdb, redissaver.Options{Prefix: redistest.Prefix(), CallerGoroutine: inline})
+		s, err := redissaver.New(rdb, redissaver.Options{Prefix: redistest.Prefix(), ReturnOnCancel: !inline})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -70,14 +71,14 @@ func TestCallerGoroutine(t *testing.T) {
 		}
 		cancel()
 		if inline && (rec.without == 0 || rec.withDone != 0) || !inline && rec.withDone == 0 {
-			t.Errorf("CallerGoroutine %v: %d commands with a cancellable context, %d without", inline, rec.withDone, rec.without)
+			t.Errorf("caller goroutine %v: %d commands with a cancellable context, %d without", inline, rec.withDone, rec.without)
 		}
 		f.freeze()
 		dctx, dcancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 		_, err = s.GetTuple(dctx, cfg)
 		dcancel()
 		if !errors.Is(err, context.DeadlineExceeded) && !isTimeout(err) {
-			t.Errorf("CallerGoroutine %v: a read of a server that does not answer, past its deadline: %v", inline, err)
+			t.Errorf("caller goroutine %v: a read of a server that does not answer, past its deadline: %v", inline, err)
 		}
 	}
 }

@@ -224,3 +224,60 @@ func TestListAcrossThreadsRoundTrips(t *testing.T) {
 		}
 	}
 }
+
+// TestListAcrossThreadsLoadsPages: a listing across threads whose
+// checkpoints interleave (each thread's ids between other threads') reads
+// the records of up to 64 checkpoints of any threads per round trip on
+// one server, each listed with its own thread's values.
+func TestListAcrossThreadsLoadsPages(t *testing.T) {
+	srv := redistest.Shared(t, 8)
+	base := srv.Client(t)
+	rdb := redis.NewClient(&redis.Options{Addr: base.Options().Addr, ContextTimeoutEnabled: true})
+	t.Cleanup(func() { _ = rdb.Close() })
+	c := &tripCounter{}
+	rdb.AddHook(c)
+	s, err := redissaver.New(rdb, redissaver.Options{Prefix: redistest.Prefix()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	const threads = 40
+	cfgs := make([]checkpointer.Config, threads)
+	for n := range 2 {
+		for th := range threads {
+			if n == 0 {
+				cfgs[th] = checkpointer.Config{ThreadID: "page-" + strconv.Itoa(th)}
+			}
+			cp := newCheckpoint(s, n)
+			cp.ChannelValues["thread"] = cfgs[th].ThreadID
+			cp.ChannelVersions["thread"] = cp.ChannelVersions["step"]
+			if cfgs[th], err = s.Put(ctx, cfgs[th], cp, checkpointer.Metadata{"step": n}, cp.ChannelVersions); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	var got int
+	trips := c.count(func() {
+		for tup, err := range s.List(ctx, nil, checkpointer.ListOptions{}) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v := tup.Checkpoint.ChannelValues["thread"]; v != tup.Config.ThreadID {
+				t.Fatalf("checkpoint %s of thread %s holds the values of %v", tup.Config.CheckpointID, tup.Config.ThreadID, v)
+			}
+			got++
+		}
+	})
+	if got != 2*threads {
+		t.Fatalf("listed %d checkpoints, want %d", got, 2*threads)
+	}
+	loads := 0
+	for _, trip := range trips {
+		if strings.Contains(trip, "hgetall") {
+			loads++
+		}
+	}
+	if loads > 2 {
+		t.Errorf("the records of %d checkpoints of %d threads read in %d round trips, want 2 (64 a trip)", 2*threads, threads, loads)
+	}
+}

@@ -39,18 +39,19 @@ type Options struct {
 	// when the process dies or stalls: the thread's writers wait at most
 	// that long.
 	Lease time.Duration
-	// CallerGoroutine runs the commands of reads, listings, puts and
-	// pending writes in the caller's goroutine. By default each such call
-	// runs them in a goroutine of its own and returns as soon as its
-	// context is cancelled, since go-redis ends a command waiting on the
-	// server only at the context's deadline (with ContextTimeoutEnabled)
-	// or at its ReadTimeout, never at a cancellation; that hand-off costs
-	// about 25 µs of CPU and of latency per call on a loaded 2-core
-	// machine, as much as a raw go-redis command. With CallerGoroutine a
-	// call does not end at a cancellation: a call to a server that stops
-	// answering ends at the context's deadline (clients created with
-	// ContextTimeoutEnabled) or at the client's ReadTimeout.
-	CallerGoroutine bool
+	// ReturnOnCancel makes reads, listings, puts and pending writes
+	// return as soon as their context is cancelled, even while the server
+	// has not answered: each such call then runs its commands in a
+	// goroutine of its own (about 25 µs of CPU and of latency per call on
+	// a loaded 2-core machine, as much as a raw go-redis command) and
+	// abandons it at the cancellation. By default they run in the
+	// caller's goroutine, as a go-redis command does, and a cancelled call
+	// ends as a go-redis command ends: when the server answers, at the
+	// context's deadline (clients created with ContextTimeoutEnabled) or
+	// at the client's ReadTimeout (3 s by default) — go-redis does not
+	// watch a cancellation. Removals, copies, imports and re-encryption
+	// stop at their next command either way.
+	ReturnOnCancel bool
 	// Serde encodes channel values and pending writes (engine.Options).
 	Serde serde.Serializer
 	// StringVersions makes NextVersion write Python's string versions.
@@ -94,7 +95,7 @@ func New(rdb redis.UniversalClient, opt Options) (*Saver, error) {
 		return nil, fmt.Errorf("%w: lease %v is shorter than 30ms", ErrOptions, lease)
 	}
 	d := newDriver(rdb, prefix, lease)
-	d.inline = opt.CallerGoroutine
+	d.inline = !opt.ReturnOnCancel
 	style := checkpointer.VersionInt
 	if opt.StringVersions {
 		style = checkpointer.VersionString

@@ -37,13 +37,13 @@ func BenchmarkShape(b *testing.B) {
 	// every call wait for its command in a goroutine: see await).
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	// "+caller": with Options.CallerGoroutine.
-	for _, mode := range []string{"plaintext", "encrypted", "plaintext+caller", "encrypted+caller"} {
+	// "+goroutine": with Options.ReturnOnCancel.
+	for _, mode := range []string{"plaintext", "encrypted", "plaintext+goroutine", "encrypted+goroutine"} {
 		var ser serde.Serializer = serde.JSONPlus{}
 		if strings.HasPrefix(mode, "encrypted") {
 			ser = testkeys.Encrypting(b)
 		}
-		s := newSaver(b, 8, redissaver.Options{Serde: ser, CallerGoroutine: strings.HasSuffix(mode, "+caller")})
+		s := newSaver(b, 8, redissaver.Options{Serde: ser, ReturnOnCancel: strings.HasSuffix(mode, "+goroutine")})
 		b.Run(mode+"/put", func(b *testing.B) {
 			defer clientCPU(b)()
 			for i := 0; b.Loop(); i++ {

@@ -30,7 +30,9 @@
 //	                   item by the serializer), c created, u updated,
 //	                   e expires (Unix ns, 0: never), t TTL minutes,
 //	                   x the item's vectors (count; per vector its field,
-//	                   norm and float32s, little-endian), n their count
+//	                   norm and float32s, little-endian), n their count,
+//	                   q and f their codes' sign and fine parts (the code
+//	                   index's, store/vecindex), h the item's coverage hash
 //	{P}:k       zset   every row id, score 0: ZRANGEBYLEX gives the rows
 //	                   of a namespace prefix ([ns NUL, ns \x01) and
 //	                   [ns '.', ns '/')) and a namespace's keys in order
@@ -40,8 +42,14 @@
 //	{P}:vs      vector set (Redis 8): element <id> NUL <i> for vector i
 //	                   of the row, attributes {"p": [tags]} where each tag
 //	                   is a hash of one prefix of the row's namespace
+//	{P}:ix      hash   the code index's state: generation, the codes'
+//	                   generation, log floor, centre, coverage, snapshot
+//	{P}:ixl     zset   row ids by the last generation that changed them
+//	{P}:ixs     list   the code index's snapshot parts
 //	{P}:lock    string the write lock: a lease holding a transaction's
 //	                   token
+//	{P}:done:<token>   string, for 10 minutes: that transaction committed
+//	                   (a commit sent again by the client is a no-op)
 //	{P}:embedder hash  name and dims of the embedder that made the
 //	                   vectors (a store with another is refused:
 //	                   store.ErrEmbedderMismatch)
@@ -71,16 +79,31 @@
 // their rows in one script and scores each candidate exactly from the
 // float32s in the row (VSIM's own scores come from 8-bit quantized copies).
 // How many candidates, when to widen and when to rank exactly instead are
-// the engine's (engine.ANNPolicy). On Redis 7, with Options.NoVectorSets,
-// with an L2 or inner-product index, and for a search spanning several
-// data subjects' spaces, searches score every vector under the prefix
-// exactly.
+// the engine's (engine.ANNPolicy).
+//
+// Every other search with a query — on Redis 7, with Options.NoVectorSets,
+// with an L2 or inner-product index, and across several data subjects'
+// vector spaces — ranks by memvault's vector index (store/vecindex,
+// driven by the engine): each vector's code (sign bits and an 8-bit fine
+// part) is written beside it in the item's hash by the commit script
+// that writes the item, so an item and its codes never disagree, and
+// the generation, change log and coverage the index follows are written
+// by that same script. A process keeps the sign codes in memory
+// (Options.VectorIndexBytes), follows other processes' commits through
+// the log, reads the fine parts of the few candidates they leave and
+// scores exactly only the best; a store whose vectors fit 32 MiB scores
+// every vector from an exact in-process copy instead. The codes are
+// centred on the vectors' mean once 1 024 items have codes (one recode,
+// holding the lock; searches meanwhile rank exactly), and rows written
+// before codes existed are coded when a store with an index opens.
 //
 // Vectors are stored as the engine hands them, like every backend's: in
 // the data subject's rotated space when the serializer keeps per-subject
 // keys, and from the keyed embedder when encryption is on — never a
 // vector a plaintext embedding could be compared with once the subject's
-// keys are gone. The vector set holds the same vectors, quantized.
+// keys are gone. The vector set holds the same vectors, quantized, and
+// the codes are computed from them: they tell nothing the stored vectors
+// do not.
 //
 // # TTL
 //

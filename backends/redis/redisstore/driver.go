@@ -25,6 +25,9 @@ type driver struct {
 	// Options.NoVectorSets unset); the engine then asks Nearest.
 	vsets bool
 	dims  int
+	// codes: the store has an index, so the driver keeps the engine's
+	// code index data (index.go; store.DriverCaps.CodeIndex).
+	codes bool
 	// sem serializes this process's write transactions, so that they
 	// queue here instead of polling the server's lock.
 	sem chan struct{}
@@ -34,9 +37,9 @@ func (d *driver) Name() string { return "redis" }
 
 // Caps: write transactions are isolated by the store's lock on the server
 // (several processes may share a store); ANN when vector sets serve the
-// store's distance.
+// store's distance; a code index (the engine's, index.go) with an index.
 func (d *driver) Caps() store.DriverCaps {
-	return store.DriverCaps{Transactions: true, ANN: d.vsets}
+	return store.DriverCaps{Transactions: true, ANN: d.vsets, CodeIndex: d.codes}
 }
 
 func (d *driver) Close() error { return nil }
@@ -140,6 +143,14 @@ type tx struct {
 	// cleared are prefixes deleted by the transaction: committed rows
 	// under them are gone unless state says otherwise.
 	cleared []store.Namespace
+	// touched are the rows the transaction put or deleted, in order
+	// (repeats possible); coded counts its puts with codes.
+	touched []store.RowKey
+	coded   int
+	// iw is a write transaction's code index bookkeeping (index.go); st
+	// a read-only one's index state, read once.
+	iw *idxWrite
+	st *ixState
 }
 
 func (t *tx) release() {
@@ -166,8 +177,14 @@ func (t *tx) Commit() error {
 	defer t.release()
 	t.stopRenewal()
 	ctx := context.WithoutCancel(t.ctx)
-	argv := append([]any{t.d.k.base, t.token}, t.args...)
-	err := commitScript.Run(ctx, t.d.rdb, []string{t.d.k.lock}, argv...).Err()
+	ix, err := t.indexArgs(ctx)
+	if err != nil {
+		_ = unlockScript.Run(ctx, t.d.rdb, []string{t.d.k.lock}, t.token).Err()
+		return fmt.Errorf("redis: commit: %w", err)
+	}
+	argv := make([]any, 0, 2+len(ix)+len(t.args))
+	argv = append(append(append(argv, t.d.k.base, t.token), ix...), t.args...)
+	err = commitScript.Run(ctx, t.d.rdb, []string{t.d.k.lock}, argv...).Err()
 	if err != nil {
 		if strings.HasPrefix(err.Error(), "LEASELOST") {
 			return fmt.Errorf("%w (%v)", ErrLeaseLost, t.d.lease)
@@ -175,7 +192,69 @@ func (t *tx) Commit() error {
 		_ = unlockScript.Run(ctx, t.d.rdb, []string{t.d.k.lock}, t.token).Err()
 		return fmt.Errorf("redis: commit: %w", err)
 	}
+	if t.iw == nil {
+		return nil
+	}
+	if t.iw.recode != nil && t.iw.gen != 0 {
+		// The changes are committed (and the lock kept): a failed recode
+		// leaves the codes behind the generation, so searches rank
+		// exactly until the next open recodes (engine.SyncCodes); the
+		// commit itself succeeded.
+		if err := t.runRecode(ctx, t.iw.recode, t.iw.gen); err != nil {
+			_ = unlockScript.Run(ctx, t.d.rdb, []string{t.d.k.lock}, t.token).Err()
+		}
+	}
+	for _, fn := range t.iw.commit {
+		fn()
+	}
 	return nil
+}
+
+// indexArgs returns the commit script's index arguments (see
+// commitScript): "" when the transaction changes no row; "L" when a
+// store without index changes rows (the codes of an index kept by
+// another configuration fall behind); else "I", the new generation,
+// full, recode and the logged row ids. Changes the engine did not log (a
+// put without vectors) are logged all the same, for other processes'
+// indexes.
+func (t *tx) indexArgs(ctx context.Context) ([]any, error) {
+	changes := len(t.touched) > 0 || len(t.cleared) > 0
+	if !t.d.codes {
+		if changes {
+			return []any{"L"}, nil
+		}
+		return []any{""}, nil
+	}
+	if t.iw == nil || t.iw.gen == 0 {
+		if !changes {
+			return []any{""}, nil
+		}
+		if _, err := t.Bump(ctx, t.touched, len(t.cleared) > 0); err != nil {
+			return nil, err
+		}
+	}
+	w := t.iw
+	if len(t.cleared) > 0 {
+		w.full = true
+	}
+	ids := make([]any, 0, len(w.keys))
+	if !w.full && len(w.keys) <= maxLogItems {
+		seen := make(map[store.RowKey]bool, len(w.keys))
+		for _, k := range w.keys {
+			if !seen[k] {
+				seen[k] = true
+				ids = append(ids, rowID(k))
+			}
+		}
+	}
+	full, re := "0", "0"
+	if w.full || len(w.keys) > maxLogItems {
+		full = "1"
+	}
+	if w.recode != nil {
+		re = "1"
+	}
+	return append([]any{"I", w.gen, full, re, len(ids)}, ids...), nil
 }
 
 func (t *tx) Rollback() error {
@@ -574,7 +653,19 @@ func (t *tx) Put(ctx context.Context, w store.RowWrite) error {
 	if reindex == "1" {
 		n = len(np.vecs)
 	}
-	t.args = append(t.args, "P", id, w.Value, unixNano(w.Created), unixNano(w.Updated), e, w.TTLMinutes, reindex, x, n, es)
+	var q, f []byte
+	h := ""
+	if t.d.codes && n > 0 {
+		// The vectors carry their codes (the engine's, or an earlier put
+		// of this transaction's whose vectors this one keeps).
+		q, f = appendCodes(nil, nil, np.vecs)
+		h = hashArg(w.RowKey)
+		if w.Reindex {
+			t.coded++
+		}
+	}
+	t.touched = append(t.touched, w.RowKey)
+	t.args = append(t.args, "P", id, w.Value, unixNano(w.Created), unixNano(w.Updated), e, w.TTLMinutes, reindex, x, n, es, q, f, h)
 	if n > 0 {
 		attrs := vectorAttrs(w.NS)
 		for _, v := range np.vecs {
@@ -594,6 +685,7 @@ func (t *tx) Delete(ctx context.Context, k store.RowKey) error {
 	}
 	id := rowID(k)
 	t.state[id] = &pending{deleted: true, vecsSet: true}
+	t.touched = append(t.touched, k)
 	t.args = append(t.args, "D", id)
 	return nil
 }

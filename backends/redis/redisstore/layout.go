@@ -25,11 +25,14 @@ type keys struct {
 	vset  string // vector set (Redis 8)
 	lock  string // the write lock: a lease holding a transaction's token
 	items string // prefix of the item hashes: items + row id
+	ix    string // hash: the code index's state (index.go)
+	snap  string // list: the code index's snapshot parts
 }
 
 func newKeys(prefix string) keys {
 	b := "{" + prefix + "}:"
-	return keys{base: b, lex: b + "k", meta: b + "m", exp: b + "x", vset: b + "vs", lock: b + "lock", items: b + "r:"}
+	return keys{base: b, lex: b + "k", meta: b + "m", exp: b + "x", vset: b + "vs", lock: b + "lock", items: b + "r:",
+		ix: b + "ix", snap: b + "ixs"}
 }
 
 // rowID is a row's member in the sorted set of rows: its namespace, a NUL

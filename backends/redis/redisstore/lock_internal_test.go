@@ -3,8 +3,12 @@ package redisstore
 import (
 	"context"
 	"errors"
+	"slices"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/memvault/memvault/backends/redis/redistest"
 	"github.com/memvault/memvault/store"
@@ -136,4 +140,74 @@ func TestLeaseRenewed(t *testing.T) {
 		t.Fatalf("Commit after the lock was taken over: %v, want ErrLeaseLost", err)
 	}
 	_ = d.rdb.Del(ctx, d.k.lock)
+}
+
+// evalRecorder records the arguments of the commit script's runs.
+type evalRecorder struct {
+	mu   sync.Mutex
+	args [][]any
+}
+
+func (r *evalRecorder) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (r *evalRecorder) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if a := cmd.Args(); len(a) > 1 && a[0] == "evalsha" && a[1] == commitScript.Hash() {
+			r.mu.Lock()
+			r.args = append(r.args, slices.Clone(a))
+			r.mu.Unlock()
+		}
+		return next(ctx, cmd)
+	}
+}
+
+func (r *evalRecorder) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+// TestCommitSentAgain: go-redis sends a command again when its reply is
+// late (past the client's ReadTimeout: a large commit on a loaded
+// server); a commit script run again after it committed succeeds and
+// changes nothing — the transaction did commit — where it failed with
+// ErrLeaseLost, whose doc says nothing was written. Here the second run
+// comes after another transaction deleted one of the items.
+func TestCommitSentAgain(t *testing.T) {
+	ctx := context.Background()
+	srv := redistest.Shared(t, 7)
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr})
+	t.Cleanup(func() { _ = rdb.Close() })
+	rec := &evalRecorder{}
+	rdb.AddHook(rec)
+	s, err := New(ctx, rdb, Options{Prefix: redistest.Prefix()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ns := store.Namespace{"n"}
+	if _, err := s.Batch(ctx, []store.Op{store.PutOp{Namespace: ns, Key: "a", Value: map[string]any{"x": 1}},
+		store.PutOp{Namespace: ns, Key: "b", Value: map[string]any{"x": 2}}}); err != nil {
+		t.Fatal(err)
+	}
+	rec.mu.Lock()
+	if len(rec.args) != 1 {
+		t.Fatalf("%d commit scripts for one batch", len(rec.args))
+	}
+	again := rec.args[0]
+	rec.mu.Unlock()
+	if err := s.Delete(ctx, ns, "a"); err != nil {
+		t.Fatal(err)
+	}
+	n, err := rdb.Do(ctx, again...).Int()
+	if err != nil || n != 1 {
+		t.Fatalf("the commit script sent again: %d, %v; want 1 (committed)", n, err)
+	}
+	if it, err := s.Get(ctx, ns, "a"); err != nil || it != nil {
+		t.Fatalf("the commit sent again put back a deleted item: %v, %v", it, err)
+	}
+	if it, err := s.Get(ctx, ns, "b"); err != nil || it == nil {
+		t.Fatalf("item b: %v, %v", it, err)
+	}
+	if v, err := rdb.Exists(ctx, s.d.k.lock).Result(); err != nil || v != 0 {
+		t.Fatalf("the lock after the commit sent again: %d, %v", v, err)
+	}
 }

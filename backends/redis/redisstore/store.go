@@ -65,6 +65,14 @@ type Options struct {
 	// CacheSize is how many opened values the store keeps
 	// (DefaultCacheSize when 0; negative: none).
 	CacheSize int
+	// VectorIndexBytes bounds memvault's in-process vector index (sign
+	// codes kept beside each item's vectors; store/vecindex), which ranks
+	// the searches vector sets do not serve: on Redis 7, with
+	// NoVectorSets, with an L2 or inner-product index, and across several
+	// data subjects' vector spaces. 0 means vecindex.DefaultBytes (256
+	// MiB); negative turns it off (codes are still written, and those
+	// searches score every vector under their prefix).
+	VectorIndexBytes int64
 }
 
 // Store is a store.Store on a Redis server or cluster, in the layout of
@@ -79,6 +87,12 @@ type Store struct {
 // *redis.ClusterClient or any other UniversalClient). Nothing needs
 // setting up on the server; New asks it whether it has vector sets.
 func New(ctx context.Context, rdb redis.UniversalClient, opt Options) (*Store, error) {
+	return open(ctx, rdb, opt, floatBudget)
+}
+
+// open is New with an exact float copy of floats bytes (tests turn it
+// off, so that searches rank by the code index).
+func open(ctx context.Context, rdb redis.UniversalClient, opt Options, floats int64) (*Store, error) {
 	if rdb == nil {
 		return nil, fmt.Errorf("%w: no client", ErrOptions)
 	}
@@ -96,19 +110,21 @@ func New(ctx context.Context, rdb redis.UniversalClient, opt Options) (*Store, e
 	if lease < 30*time.Millisecond {
 		return nil, fmt.Errorf("%w: lease %v is shorter than 30ms", ErrOptions, lease)
 	}
-	d := &driver{rdb: rdb, k: newKeys(prefix), lease: lease, sem: make(chan struct{}, 1)}
-	// Vector sets rank by cosine similarity only: a store of another
-	// distance scores exactly.
-	if opt.Index != nil && !opt.NoVectorSets && (opt.Index.Distance == "" || opt.Index.Distance == store.Cosine) {
-		dims := opt.Index.Dims
-		if dims == 0 && opt.Index.Embedder != nil {
-			dims = opt.Index.Embedder.Dims()
+	d := &driver{rdb: rdb, k: newKeys(prefix), lease: lease, sem: make(chan struct{}, 1), codes: opt.Index != nil}
+	if opt.Index != nil {
+		d.dims = opt.Index.Dims
+		if d.dims == 0 && opt.Index.Embedder != nil {
+			d.dims = opt.Index.Embedder.Dims()
 		}
+	}
+	// Vector sets rank by cosine similarity only: a store of another
+	// distance ranks by the code index.
+	if opt.Index != nil && !opt.NoVectorSets && (opt.Index.Distance == "" || opt.Index.Distance == store.Cosine) {
 		ok, err := hasVectorSets(ctx, rdb)
 		if err != nil {
 			return nil, err
 		}
-		d.vsets, d.dims = ok && dims > 0, dims
+		d.vsets = ok && d.dims > 0
 	}
 	if err := checkEmbedder(ctx, d, opt.Index); err != nil {
 		return nil, err
@@ -120,11 +136,21 @@ func New(ctx context.Context, rdb redis.UniversalClient, opt Options) (*Store, e
 	case cache < 0:
 		cache = 0
 	}
-	e, err := engine.New(d, engine.Options{Index: opt.Index, TTL: opt.TTL, Serde: opt.Serde, Now: opt.Now, ValueCacheSize: cache})
+	if opt.VectorIndexBytes < 0 {
+		floats = 0
+	}
+	e, err := engine.New(d, engine.Options{Index: opt.Index, TTL: opt.TTL, Serde: opt.Serde, Now: opt.Now, ValueCacheSize: cache,
+		VectorIndexBytes: opt.VectorIndexBytes, FloatBytes: floats})
 	if err != nil {
 		return nil, err
 	}
-	return &Store{Engine: e, d: d}, nil
+	s := &Store{Engine: e, d: d}
+	// Rows an older build wrote have no codes: code them once.
+	if err := engine.SyncCodes(ctx, e); err != nil {
+		_ = s.Close()
+		return nil, err
+	}
+	return s, nil
 }
 
 // VectorSets reports whether searches with a query rank through the
