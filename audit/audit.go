@@ -181,6 +181,10 @@ type Trail struct {
 	// began caches that meta records the chain's beginning (which never
 	// goes back), so that each process reads and marks it once.
 	began atomic.Bool
+	// headSeen is set once this trail found its table holding the chain
+	// the data database says began, or found that it has not begun
+	// (headCheck).
+	headSeen atomic.Bool
 
 	mu     sync.Mutex
 	cursor *walkState // where catchUp left off (format-1 heads only)

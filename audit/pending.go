@@ -205,9 +205,43 @@ func (t *Trail) readyToRecord(ctx context.Context, es []Entry) error {
 			return fmt.Errorf("%w %q", ErrReservedOp, e.Op)
 		}
 	}
+	if err := t.headCheck(ctx); err != nil {
+		return err
+	}
 	if t.chaining.failed.Load() != nil {
 		return t.Flush(ctx)
 	}
+	return nil
+}
+
+// headCheck refuses to record through a table that holds no record while
+// the data database says the chain began: the trail was wiped or replaced
+// (MEMVAULT_AUDIT_TABLE naming a new file or schema). An append finds
+// that out as it links, but a pending record — a write's in its own
+// transaction, a read's — is made without reading the chain, so without
+// this check the first operations through a replaced trail succeeded and
+// only the chainer noticed. It reads once per trail: once the table is
+// seen holding records, or the chain has not begun (this trail then
+// begins it), later records are checked by the chainer.
+func (t *Trail) headCheck(ctx context.Context) error {
+	if t.headSeen.Load() {
+		return nil
+	}
+	began, err := t.chainBegan(ctx)
+	if err != nil {
+		return err
+	}
+	if began {
+		first, err := t.table.Page(ctx, 0, 1)
+		if err != nil {
+			return fmt.Errorf("audit: read the trail's first record: %w", err)
+		}
+		if len(first) == 0 {
+			return tampered("the trail is empty, but the data database records that its hash chain began: " +
+				"the trail was wiped or replaced; refusing to record through it (restore it, or see the README to start a new trail on purpose)")
+		}
+	}
+	t.headSeen.Store(true)
 	return nil
 }
 
