@@ -437,7 +437,14 @@ func (r *rawMongo) read(ctx context.Context, thread string, cps []rawCkptDoc) er
 		}
 		ids[i] = c.ID
 	}
-	filter := bson.D{{Key: "thread_id", Value: thread}, {Key: "checkpoint_ns", Value: ""}, {Key: "checkpoint_id", Value: bson.D{{Key: "$in", Value: ids}}}}
+	// One checkpoint's writes by equality, as Python's MongoDBSaver asks
+	// for them (FerretDB hands equality filters to its backend; with $in
+	// it decodes every write of the thread itself).
+	var idFilter any = bson.D{{Key: "$in", Value: ids}}
+	if len(ids) == 1 {
+		idFilter = ids[0]
+	}
+	filter := bson.D{{Key: "thread_id", Value: thread}, {Key: "checkpoint_ns", Value: ""}, {Key: "checkpoint_id", Value: idFilter}}
 	cur, err := r.writes.Find(ctx, filter, options.Find().SetSort(bson.D{{Key: "checkpoint_id", Value: -1}, {Key: "task_id", Value: 1}, {Key: "idx", Value: 1}}))
 	if err != nil {
 		return err
