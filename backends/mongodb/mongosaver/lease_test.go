@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-
 	"github.com/memvault/memvault/backends/mongodb/mongosaver"
 	"github.com/memvault/memvault/backends/mongodb/mongotest"
 	"github.com/memvault/memvault/checkpointer"
