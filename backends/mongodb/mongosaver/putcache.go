@@ -41,12 +41,14 @@ import (
 // memvault_keys, which the read does not look at either).
 
 // Bounds of what one lease knows: beyond them the namespace is read as
-// before.
+// before. A process keeps at most maxSticky leases, so what it knows is
+// bounded too: maxKnownNS namespaces a lease, each with one document of up
+// to maxKnownDoc bytes and up to maxKnownKeys keys.
 const (
-	maxKnownIDs  = 10000   // checkpoints of a namespace scanned for ids and keys
-	maxKnownKeys = 20000   // distinct keys kept
-	maxKnownDoc  = 1 << 20 // bytes of the last document kept
-	maxKnownNS   = 64      // namespaces of a thread known under one lease
+	maxKnownIDs  = 10000     // checkpoints of a namespace scanned for ids and keys
+	maxKnownKeys = 4096      // distinct keys kept
+	maxKnownDoc  = 256 << 10 // bytes of the last document kept
+	maxKnownNS   = 8         // namespaces of a thread known under one lease
 )
 
 // putCache is what a lease's holder knows of one namespace of its thread.
