@@ -11,7 +11,7 @@ EACH       = set -e; for m in $(MODULES); do echo "== module $$m"; (cd $$m && GO
 FUZZTIME  ?= 5s
 BENCHTIME ?= 1s
 
-.PHONY: all setup demo example-adk example-langchaingo example-eino example-trpcagent test vet fmt-check staticcheck unit fuzz bench bench-pg lint build clean release-check
+.PHONY: all setup demo example-adk example-langchaingo example-eino example-trpcagent test vet fmt-check staticcheck unit fuzz bench bench-pg bench-mongo lint build clean release-check
 
 all: build
 
@@ -71,6 +71,13 @@ bench:
 ## CP_ARGS / STORE_ARGS pass flags (e.g. STORE_ARGS="--dims 1536 --items 100000").
 bench-pg:
 	bash scripts/bench-pg.sh
+
+## bench-mongo: memvault bench checkpointer on MongoDB — FerretDB on a
+## throwaway PostgreSQL (its SQLite backend, the tests', is the bottleneck)
+## — with LangGraph.js's MongoDBSaver when its node_modules are installed
+## (npm ci in backends/mongodb/mongosaver/testdata/js); CP_ARGS passes flags.
+bench-mongo:
+	bash scripts/bench-mongo.sh
 
 ## release-check: build every module as its users will get it at VERSION
 ## (no replace directives, memvault modules served at VERSION by a local

@@ -328,7 +328,8 @@ func TestRedisBackend(t *testing.T) {
 
 // TestBenchNoSQL runs a tiny `bench checkpointer` on Redis and on MongoDB,
 // selected by the DSN's scheme: JSON rows of the raw baseline and the
-// library's two modes for each operation asked, at concurrency 1 and 2.
+// library's two modes for each operation asked, at concurrency 1 and 2;
+// on MongoDB each row counts the commands an operation sent.
 func TestBenchNoSQL(t *testing.T) {
 	redisDSN := "redis://" + redistest.StartT(t, redistest.Options{Version: 8}).Addr + "/0"
 	for name, c := range map[string]struct {
@@ -337,7 +338,7 @@ func TestBenchNoSQL(t *testing.T) {
 	}{
 		"redis": {redisDSN, "raw-redis", "get_tuple,list10,get_messages_50"},
 		// FerretDB (SQLite) takes ~0.3 s per operation here: no seeded reads.
-		"mongodb": {startMongo(t), "raw-mongo", "put,put_writes"},
+		"mongodb": {startMongo(t), "raw-mongo", "put,put_steady,put_writes"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			out := cli(t, nil, "", "bench", "checkpointer", "--dsn", c.dsn, "--ops", c.ops, "--duration", "200ms", "--concurrency", "2", "--json").must(t, 0).stdout
@@ -351,9 +352,13 @@ func TestBenchNoSQL(t *testing.T) {
 					Op, Mode    string
 					Concurrency int
 					OpsPerS     float64 `json:"ops_per_s"`
+					CmdsPerOp   float64 `json:"cmds_per_op"`
 				}
 				if err := json.Unmarshal([]byte(l), &r); err != nil || r.OpsPerS <= 0 {
 					t.Fatalf("row %q: %v", l, err)
+				}
+				if (name == "mongodb") != (r.CmdsPerOp >= 1) {
+					t.Errorf("row %q: commands per operation %v", l, r.CmdsPerOp)
 				}
 				got[r.Op+"/"+r.Mode+"/"+string(rune('0'+r.Concurrency))] = true
 			}

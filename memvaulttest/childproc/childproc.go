@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -32,6 +33,7 @@ type Child struct {
 	cmd       *exec.Cmd
 	stdin     io.WriteCloser
 	readDone  chan struct{} // the output was read to its end
+	sendMu    sync.Mutex    // one Send's line at a time
 	closeOnce sync.Once
 	waitOnce  sync.Once
 	waitErr   error
@@ -115,6 +117,24 @@ func Say(format string, args ...any) {
 	_, _ = io.WriteString(os.Stdout, line)
 }
 
+// Commands returns the lines of the child's standard input — the
+// parent's commands, sent one a line with Child.Send — in order; the
+// channel is closed once the input ends (the parent called CloseStdin,
+// Wait, or died). A child reads its input with Commands or with
+// StdinClosed, not both, and calls Commands once.
+func Commands() <-chan string {
+	cmds := make(chan string)
+	go func() {
+		defer close(cmds)
+		sc := bufio.NewScanner(os.Stdin)
+		sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
+		for sc.Scan() {
+			cmds <- sc.Text()
+		}
+	}()
+	return cmds
+}
+
 // StdinClosed returns a channel closed once the child's standard input
 // ends: the parent called CloseStdin, Wait, or died.
 func StdinClosed() <-chan struct{} {
@@ -124,6 +144,21 @@ func StdinClosed() <-chan struct{} {
 		_, _ = io.Copy(io.Discard, os.Stdin)
 	}()
 	return done
+}
+
+// Send writes line, which must not hold a newline, to the child's
+// standard input as one command for its Commands. It fails once the input
+// is closed or the child is gone.
+func (c *Child) Send(line string) error {
+	if strings.ContainsAny(line, "\r\n") {
+		return fmt.Errorf("childproc: a command is one line, not %q", line)
+	}
+	c.sendMu.Lock()
+	defer c.sendMu.Unlock()
+	if _, err := io.WriteString(c.stdin, line+"\n"); err != nil {
+		return fmt.Errorf("childproc: send %q: %w", line, err)
+	}
+	return nil
 }
 
 // CloseStdin closes the child's standard input (see StdinClosed); calling

@@ -14,6 +14,7 @@ import (
 type childArg struct {
 	Lines int  // lines to say before waiting
 	Loop  bool // say lines until killed
+	Echo  bool // answer each command until the input ends
 }
 
 // TestChild is the child of the tests below.
@@ -32,6 +33,13 @@ func TestChild(t *testing.T) {
 		for i := 0; ; i++ {
 			childproc.Say("loop %d", i)
 		}
+	}
+	if arg.Echo {
+		for cmd := range childproc.Commands() {
+			childproc.Say("got %s", cmd)
+		}
+		childproc.Say("commands ended")
+		return
 	}
 	<-childproc.StdinClosed()
 	childproc.Say("stdin closed")
@@ -90,5 +98,36 @@ func TestKill(t *testing.T) {
 func TestArgOfAnotherTest(t *testing.T) {
 	if childproc.Arg(t, nil) {
 		t.Fatal("Arg is true in a test no child was started for")
+	}
+}
+
+// TestSend: commands reach the child one line each, in order, each
+// answered before the next is sent; closing the input ends the child's
+// Commands; a command of two lines is refused, and one sent after the
+// input is closed fails.
+func TestSend(t *testing.T) {
+	if childproc.IsChild() {
+		t.Skip("in a child")
+	}
+	c := childproc.Start(t, "TestChild", childArg{Echo: true})
+	for _, cmd := range []string{"put a", "", "put b with spaces"} {
+		if err := c.Send(cmd); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := <-c.Lines, "got "+cmd; got != want {
+			t.Fatalf("answer to %q = %q, want %q", cmd, got, want)
+		}
+	}
+	if err := c.Send("two\nlines"); err == nil {
+		t.Fatal("Send of two lines: no error")
+	}
+	if err := c.Wait(); err != nil {
+		t.Fatalf("Wait: %v", err)
+	}
+	if got := <-c.Lines; got != "commands ended" {
+		t.Fatalf("line after the input closed = %q, want %q", got, "commands ended")
+	}
+	if err := c.Send("late"); err == nil {
+		t.Fatal("Send after Wait: no error")
 	}
 }

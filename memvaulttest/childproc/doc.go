@@ -13,5 +13,7 @@
 // passes over it. The child reports with Say (one flushed line of its
 // standard output per call), which the parent reads from Child.Lines;
 // closing the child's standard input (Child.CloseStdin) is the parent's
-// signal to it (StdinClosed).
+// signal to it (StdinClosed). A parent that drives its child step by step
+// sends it commands, one line each (Child.Send), which the child reads in
+// order from Commands and answers with Say.
 package childproc

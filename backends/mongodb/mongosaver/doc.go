@@ -112,8 +112,13 @@
 // removal waiting for it, DrainWrites), within Options.LeaseTTL/6 (200 ms
 // at most) once the write using it ends. So a steady writer of a thread
 // pays no lease round trip, and the first write of a thread two (take,
-// then release when idle, off the write's path); Options.NoLeases drops
-// the leases where one process alone writes. What leases do not cover: a process that dies during a
+// then release when idle, off the write's path). While it keeps the
+// lease, the process also knows what a put's read would find (the
+// namespace's ids and value keys, and the document it wrote last;
+// putcache.go): from the third put of a thread on, a put continuing the
+// last one sends its document alone, one command as the raw driver's
+// upsert. Options.NoLeases drops the leases where one process alone
+// writes (every put then reads). What leases do not cover: a process that dies during a
 // multi-thread Update leaves the threads it had changed changed (its
 // leases expire after Options.LeaseTTL, during which other writers of
 // those threads wait; threads it was creating are deleted by the next

@@ -289,10 +289,10 @@ func (d *driver) ThreadInfos(ctx context.Context) iter.Seq2[checkpointer.ThreadI
 func (d *driver) Put(ctx context.Context, p *checkpointer.PutRows) error {
 	d.mu.RLock()
 	defer d.mu.RUnlock()
-	return d.leases.hold(ctx, p.Thread, true, func(ctx context.Context, confirm func(context.Context) error) error {
+	return d.leases.hold(ctx, p.Thread, true, func(ctx context.Context, confirm func(context.Context) error, e *sticky) error {
 		// The lease is confirmed still ours after the large values and
 		// before the document.
-		return (&tx{d: d, direct: true, check: confirm}).Put(ctx, p)
+		return (&tx{d: d, direct: true, check: confirm, kept: e}).Put(ctx, p)
 	})
 }
 
@@ -302,7 +302,7 @@ func (d *driver) PutWrites(ctx context.Context, w *checkpointer.WriteRows) error
 	}
 	d.mu.RLock()
 	defer d.mu.RUnlock()
-	return d.leases.hold(ctx, w.Thread, true, func(ctx context.Context, _ func(context.Context) error) error {
+	return d.leases.hold(ctx, w.Thread, true, func(ctx context.Context, _ func(context.Context) error, _ *sticky) error {
 		return (&tx{d: d, direct: true}).PutWrites(ctx, w)
 	})
 }

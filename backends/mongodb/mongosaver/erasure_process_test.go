@@ -1,20 +1,15 @@
 package mongosaver_test
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
-	"go.mongodb.org/mongo-driver/v2/mongo"
-	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/memvault/memvault/backends/mongodb/mongosaver"
 	"github.com/memvault/memvault/backends/mongodb/mongotest"
@@ -22,11 +17,8 @@ import (
 	mvkeys "github.com/memvault/memvault/keys"
 	"github.com/memvault/memvault/keys/keystest"
 	"github.com/memvault/memvault/keys/sqlitekeys"
+	"github.com/memvault/memvault/memvaulttest/childproc"
 )
-
-// erasureChildEnv carries "URI DATABASE KEYS-FILE" to the child process
-// of TestErasureAgainstAnotherProcess.
-const erasureChildEnv = "MEMVAULT_MONGO_ERASURE_CHILD"
 
 // threadSubjects is a process's key hierarchy over the key table in the
 // SQLite file at path, a thread's subject the part of its id before "-".
@@ -69,21 +61,10 @@ func TestErasureAgainstAnotherProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	cmd := exec.Command(os.Args[0], "-test.run=^TestErasureChild$", "-test.v")
-	cmd.Env = append(os.Environ(), erasureChildEnv+"="+strings.Join([]string{mongotest.URI(t), db.Name(), keysPath}, " "))
-	cmd.Stderr = os.Stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill() })
-	lines := bufio.NewScanner(out)
+	child := startChild(t, "TestErasureChild", db, childArg{Keys: keysPath})
 	read, result := 0, ""
-	for lines.Scan() {
-		switch l := lines.Text(); {
+	for l := range child.Lines {
+		switch {
 		case l == "READ":
 			if read++; read != 3 {
 				continue
@@ -114,7 +95,7 @@ func TestErasureAgainstAnotherProcess(t *testing.T) {
 			result = strings.TrimPrefix(l, "DONE ")
 		}
 	}
-	if err := cmd.Wait(); err != nil {
+	if err := child.Wait(); err != nil {
 		t.Fatalf("child process: %v", err)
 	}
 	if result != "erased" {
@@ -140,24 +121,18 @@ func TestErasureAgainstAnotherProcess(t *testing.T) {
 
 // TestErasureChild is the child process of TestErasureAgainstAnotherProcess.
 func TestErasureChild(t *testing.T) {
-	arg := os.Getenv(erasureChildEnv)
-	if arg == "" {
-		t.Skip("run by TestErasureAgainstAnotherProcess")
+	arg, db, ok := childDatabase(t)
+	if !ok {
+		t.Skip("a child process of TestErasureAgainstAnotherProcess")
 	}
-	f := strings.Fields(arg)
 	ctx := context.Background()
-	client, err := mongo.Connect(options.Client().ApplyURI(f[0]))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = client.Disconnect(ctx) }()
-	s, err := mongosaver.New(client.Database(f[1]), mongosaver.Options{Serde: threadSubjects(t, f[2])})
+	s, err := mongosaver.New(db, mongosaver.Options{Serde: threadSubjects(t, arg.Keys)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
 	mongosaver.SetAfterPutRead(s, func() {
-		fmt.Println("READ")
+		childproc.Say("READ")
 		time.Sleep(300 * time.Millisecond)
 	})
 	for i := range 100 {
@@ -166,12 +141,12 @@ func TestErasureChild(t *testing.T) {
 		_, err := s.Put(ctx, checkpointer.Config{ThreadID: fmt.Sprintf("carol-w%d", i)}, cp, nil, cp.ChannelVersions)
 		switch {
 		case errors.Is(err, mvkeys.ErrSubjectErased):
-			fmt.Println("DONE erased")
+			childproc.Say("DONE erased")
 			return
 		case err != nil:
-			fmt.Println("DONE error:", err)
+			childproc.Say("DONE error: %v", strings.ReplaceAll(err.Error(), "\n", " "))
 			return
 		}
 	}
-	fmt.Println("DONE never refused")
+	childproc.Say("DONE never refused")
 }

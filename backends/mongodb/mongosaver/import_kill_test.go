@@ -1,30 +1,24 @@
 package mongosaver_test
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"os"
-	"os/exec"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
-	"go.mongodb.org/mongo-driver/v2/mongo"
-	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/memvault/memvault/backends/mongodb/mongosaver"
 	"github.com/memvault/memvault/backends/mongodb/mongotest"
 	"github.com/memvault/memvault/checkpointer"
+	"github.com/memvault/memvault/memvaulttest/childproc"
 )
 
 const (
-	importChildEnv = "MEMVAULT_MONGO_IMPORT_CHILD"
-	importThreads  = 4  // the child imports threads imp-0 .. imp-3
-	importDepth    = 12 // checkpoints per thread, each with a pending write
-	killedThread   = 2  // killed while importing this one
+	importThreads = 4  // the child imports threads imp-0 .. imp-3
+	importDepth   = 12 // checkpoints per thread, each with a pending write
+	killedThread  = 2  // killed while importing this one
 )
 
 // importItems is thread imp-k as an import: importDepth checkpoints, each
@@ -60,27 +54,16 @@ func TestImportKilled(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	db := mongotest.Database(t)
-	cmd := exec.Command(os.Args[0], "-test.run=^TestImportChild$", "-test.v")
-	cmd.Env = append(os.Environ(), importChildEnv+"="+mongotest.URI(t)+" "+db.Name())
-	cmd.Stderr = os.Stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	child := startChild(t, "TestImportChild", db, childArg{})
 	killed := false
-	for lines := bufio.NewScanner(out); lines.Scan(); {
-		if lines.Text() == "MID" {
-			if err := cmd.Process.Kill(); err != nil {
-				t.Fatal(err)
-			}
+	for l := range child.Lines {
+		if l == "MID" {
+			child.Kill()
 			killed = true
 			break
 		}
 	}
-	_ = cmd.Wait()
+	_ = child.Wait()
 	if !killed {
 		t.Fatal("the child process ended without reaching the middle of its import")
 	}
@@ -90,7 +73,7 @@ func TestImportKilled(t *testing.T) {
 	var lease struct {
 		Expires time.Time `bson:"expires"`
 	}
-	err = db.Collection("memvault_leases").FindOne(ctx, bson.D{{Key: "_id", Value: fmt.Sprintf("imp-%d", killedThread)}}).Decode(&lease)
+	err := db.Collection("memvault_leases").FindOne(ctx, bson.D{{Key: "_id", Value: fmt.Sprintf("imp-%d", killedThread)}}).Decode(&lease)
 	if err == nil {
 		time.Sleep(time.Until(lease.Expires) + 100*time.Millisecond)
 	}
@@ -122,17 +105,12 @@ func TestImportKilled(t *testing.T) {
 
 // TestImportChild is the child process of TestImportKilled.
 func TestImportChild(t *testing.T) {
-	arg := os.Getenv(importChildEnv)
-	if arg == "" {
-		t.Skip("run by TestImportKilled")
+	_, db, ok := childDatabase(t)
+	if !ok {
+		t.Skip("a child process of TestImportKilled")
 	}
-	f := strings.Fields(arg)
 	ctx := context.Background()
-	client, err := mongo.Connect(options.Client().ApplyURI(f[0]))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := mongosaver.New(client.Database(f[1]), mongosaver.Options{LeaseTTL: 2 * time.Second})
+	s, err := mongosaver.New(db, mongosaver.Options{LeaseTTL: 2 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +120,7 @@ func TestImportChild(t *testing.T) {
 	importing, puts := -1, 0
 	mongosaver.SetAfterPutRead(s, func() {
 		if puts++; importing == killedThread && puts == importDepth/2 {
-			fmt.Println("MID")
+			childproc.Say("MID")
 			time.Sleep(time.Hour) // killed here
 		}
 	})
@@ -151,6 +129,6 @@ func TestImportChild(t *testing.T) {
 		if err := s.ImportThread(ctx, importItems(k)); err != nil {
 			t.Fatal(err)
 		}
-		fmt.Println("DONE", k)
+		childproc.Say("DONE %d", k)
 	}
 }

@@ -125,12 +125,14 @@ func (l *leaser) lockLocal(thread string) func() {
 
 // hold runs fn holding thread's lease (and its in-process lock). fn gets
 // confirm, to call just before its last write: ErrLockLost when the
-// lease was lost. With keep, the lease stays held after fn (sticky.go):
-// the next put or pending write of the thread in this process uses it
-// without a round trip.
-func (l *leaser) hold(ctx context.Context, thread string, keep bool, fn func(ctx context.Context, confirm func(context.Context) error) error) error {
+// lease was lost; and the lease's entry, whose knowledge of the thread's
+// checkpoints (putcache.go) is fn's alone while it runs (nil without
+// leases). With keep, the lease stays held after fn (sticky.go): the next
+// put or pending write of the thread in this process uses it without a
+// round trip.
+func (l *leaser) hold(ctx context.Context, thread string, keep bool, fn func(ctx context.Context, confirm func(context.Context) error, e *sticky) error) error {
 	if l.off {
-		return fn(ctx, nil)
+		return fn(ctx, nil, nil)
 	}
 	unlock := l.lockLocal(thread)
 	defer unlock()
@@ -140,7 +142,7 @@ func (l *leaser) hold(ctx context.Context, thread string, keep bool, fn func(ctx
 	if err != nil {
 		return err
 	}
-	err = fn(wctx, func(ctx context.Context) error { return l.confirm(ctx, thread, e) })
+	err = fn(wctx, func(ctx context.Context) error { return l.confirm(ctx, thread, e) }, e)
 	return l.done(context.WithoutCancel(ctx), thread, e, keep, err)
 }
 
@@ -308,7 +310,7 @@ func (l *leaser) recoverAll(ctx context.Context) error {
 		return fmt.Errorf("leases: %w", err)
 	}
 	for _, d := range docs {
-		if err := l.hold(ctx, d.ID, false, func(context.Context, func(context.Context) error) error { return nil }); err != nil {
+		if err := l.hold(ctx, d.ID, false, func(context.Context, func(context.Context) error, *sticky) error { return nil }); err != nil {
 			return err
 		}
 	}

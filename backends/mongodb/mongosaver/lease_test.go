@@ -1,27 +1,17 @@
 package mongosaver_test
 
 import (
-	"bufio"
 	"context"
 	"errors"
-	"fmt"
-	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
 
-	"go.mongodb.org/mongo-driver/v2/mongo"
-	"go.mongodb.org/mongo-driver/v2/mongo/options"
-
 	"github.com/memvault/memvault/backends/mongodb/mongosaver"
 	"github.com/memvault/memvault/backends/mongodb/mongotest"
 	"github.com/memvault/memvault/checkpointer"
+	"github.com/memvault/memvault/memvaulttest/childproc"
 )
-
-// leaseChildEnv carries "URI DATABASE THREAD PARENT-ID" to the child
-// process of TestLeaseSerializesProcesses.
-const leaseChildEnv = "MEMVAULT_MONGO_LEASE_CHILD"
 
 // TestLeaseSerializesProcesses races a removal in this process with a put
 // in another OS process (this test binary, re-executed): the child reads
@@ -49,21 +39,10 @@ func TestLeaseSerializesProcesses(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	cmd := exec.Command(os.Args[0], "-test.run=^TestLeaseChild$", "-test.v")
-	cmd.Env = append(os.Environ(), leaseChildEnv+"="+strings.Join([]string{mongotest.URI(t), db.Name(), thread, parent.CheckpointID}, " "))
-	cmd.Stderr = os.Stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	lines := bufio.NewScanner(out)
+	child := startChild(t, "TestLeaseChild", db, childArg{Thread: thread, Parent: parent.CheckpointID})
 	result := ""
 	read := false
-	for lines.Scan() {
-		l := lines.Text()
+	for l := range child.Lines {
 		switch {
 		case l == "READ":
 			// The child has read the parent and pauses: remove the
@@ -76,7 +55,7 @@ func TestLeaseSerializesProcesses(t *testing.T) {
 			result = strings.TrimPrefix(l, "PUT ")
 		}
 	}
-	if err := cmd.Wait(); err != nil {
+	if err := child.Wait(); err != nil {
 		t.Fatalf("child process: %v", err)
 	}
 	if !read || result == "" {
@@ -103,28 +82,22 @@ func TestLeaseSerializesProcesses(t *testing.T) {
 
 // TestLeaseChild is the child process of TestLeaseSerializesProcesses.
 func TestLeaseChild(t *testing.T) {
-	arg := os.Getenv(leaseChildEnv)
-	if arg == "" {
-		t.Skip("run by TestLeaseSerializesProcesses")
+	arg, db, ok := childDatabase(t)
+	if !ok {
+		t.Skip("a child process of TestLeaseSerializesProcesses")
 	}
-	f := strings.Fields(arg)
 	ctx := context.Background()
-	client, err := mongo.Connect(options.Client().ApplyURI(f[0]))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = client.Disconnect(ctx) }()
-	s, err := mongosaver.New(client.Database(f[1]), mongosaver.Options{})
+	s, err := mongosaver.New(db, mongosaver.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	mongosaver.SetAfterPutRead(s, func() {
-		fmt.Println("READ")
+		childproc.Say("READ")
 		// Long enough for the other process's delete to run here when
 		// nothing keeps it out.
 		time.Sleep(2 * time.Second)
 	})
-	cfg := checkpointer.Config{ThreadID: f[2], CheckpointID: f[3]}
+	cfg := checkpointer.Config{ThreadID: arg.Thread, CheckpointID: arg.Parent}
 	tu, err := s.GetTuple(ctx, cfg)
 	if err != nil || tu == nil {
 		t.Fatalf("read parent: %v %v", tu, err)
@@ -136,10 +109,10 @@ func TestLeaseChild(t *testing.T) {
 	_, err = s.Put(ctx, cfg, cp, checkpointer.Metadata{"step": 1}, map[string]string{"a": v})
 	switch {
 	case err == nil:
-		fmt.Println("PUT ok")
+		childproc.Say("PUT ok")
 	case errors.Is(err, checkpointer.ErrParentMissing):
-		fmt.Println("PUT ErrParentMissing")
+		childproc.Say("PUT ErrParentMissing")
 	default:
-		fmt.Println("PUT error:", err)
+		childproc.Say("PUT error: %v", strings.ReplaceAll(err.Error(), "\n", " "))
 	}
 }

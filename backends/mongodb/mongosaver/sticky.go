@@ -62,6 +62,11 @@ type sticky struct {
 	lost    bool      // the renewer found it another process's
 	want    any       // a request to let go (the asker's owner id, or true)
 	cancel  context.CancelCauseFunc
+	// known is what this process knows of the thread's checkpoints, by
+	// namespace, while it holds this lease (putcache.go). Only the write
+	// holding the lease (hold, under the thread's in-process lock) reads
+	// or changes it; a lease taken again is a new entry, knowing nothing.
+	known map[string]*putCache
 }
 
 // use returns thread's kept lease when it can serve a write (not lost, not

@@ -1,13 +1,8 @@
 package mongosaver_test
 
 import (
-	"bufio"
 	"context"
 	"errors"
-	"fmt"
-	"io"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -23,52 +18,28 @@ import (
 	"github.com/memvault/memvault/backends/mongodb/mongotest"
 	"github.com/memvault/memvault/checkpointer"
 	mvkeys "github.com/memvault/memvault/keys"
+	"github.com/memvault/memvault/memvaulttest/childproc"
 )
 
-// stickyChildEnv carries "URI DATABASE KEYS-FILE" (KEYS-FILE "-" for
-// plaintext) to the child process of the sticky lease tests.
-const stickyChildEnv = "MEMVAULT_MONGO_STICKY_CHILD"
-
 // stickyChild is a writer in another OS process (this test binary,
-// re-executed) whose leases last ten minutes: a test that waits for one
-// of them to expire times out instead. Commands go to its standard input
-// one a line ("put THREAD", "slowput THREAD": the put pauses a second
-// after its read, printing READ); each prints one line of result.
+// started again by childproc) whose leases last ten minutes: a test that
+// waits for one of them to expire times out instead. Commands go to it one
+// a line ("put THREAD", "slowput THREAD": the put pauses a second after
+// its read, saying READ); each is answered with one line of result.
 type stickyChild struct {
-	t     *testing.T
-	cmd   *exec.Cmd
-	in    io.WriteCloser
-	lines *bufio.Scanner
+	t *testing.T
+	c *childproc.Child
 }
 
 func startStickyChild(t *testing.T, db *mongo.Database, keysPath string) *stickyChild {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestStickyChild$", "-test.v")
-	cmd.Env = append(os.Environ(), stickyChildEnv+"="+strings.Join([]string{mongotest.URI(t), db.Name(), keysPath}, " "))
-	cmd.Stderr = os.Stderr
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	c := &stickyChild{t: t, cmd: cmd, in: in, lines: bufio.NewScanner(out)}
-	t.Cleanup(func() {
-		_ = in.Close()
-		_ = cmd.Wait()
-	})
-	return c
+	return &stickyChild{t: t, c: startChild(t, "TestStickyChild", db, childArg{Keys: keysPath})}
 }
 
 // send gives the child a command and returns its next line of output.
 func (c *stickyChild) send(command string) string {
 	c.t.Helper()
-	if _, err := fmt.Fprintln(c.in, command); err != nil {
+	if err := c.c.Send(command); err != nil {
 		c.t.Fatal(err)
 	}
 	return c.next()
@@ -76,12 +47,12 @@ func (c *stickyChild) send(command string) string {
 
 func (c *stickyChild) next() string {
 	c.t.Helper()
-	for c.lines.Scan() {
-		if l := c.lines.Text(); strings.HasPrefix(l, "> ") {
-			return strings.TrimPrefix(l, "> ")
+	for l := range c.c.Lines {
+		if r, ok := strings.CutPrefix(l, "> "); ok {
+			return r
 		}
 	}
-	c.t.Fatalf("child process ended: %v", c.lines.Err())
+	c.t.Fatalf("child process ended: %v", c.c.Wait())
 	return ""
 }
 
@@ -101,7 +72,7 @@ func TestStickyLeaseAgainstAnotherProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	child := startStickyChild(t, db, "-")
+	child := startStickyChild(t, db, "")
 	const thread = "kept"
 	if r := child.send("put " + thread); r != "ok" {
 		t.Fatalf("child put: %s", r)
@@ -184,22 +155,16 @@ func TestErasureWhileLeaseKept(t *testing.T) {
 
 // TestStickyChild is the child process of the sticky lease tests.
 func TestStickyChild(t *testing.T) {
-	arg := os.Getenv(stickyChildEnv)
-	if arg == "" {
-		t.Skip("run by the sticky lease tests")
+	arg, db, ok := childDatabase(t)
+	if !ok {
+		t.Skip("a child process of the sticky lease tests")
 	}
-	f := strings.Fields(arg)
 	ctx := context.Background()
-	client, err := mongo.Connect(options.Client().ApplyURI(f[0]))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = client.Disconnect(ctx) }()
 	opt := mongosaver.Options{LeaseTTL: 10 * time.Minute}
-	if f[2] != "-" {
-		opt.Serde = threadSubjects(t, f[2])
+	if arg.Keys != "" {
+		opt.Serde = threadSubjects(t, arg.Keys)
 	}
-	s, err := mongosaver.New(client.Database(f[1]), opt)
+	s, err := mongosaver.New(db, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,13 +172,12 @@ func TestStickyChild(t *testing.T) {
 	slow := false
 	mongosaver.SetAfterPutRead(s, func() {
 		if slow {
-			fmt.Println("> READ")
+			childproc.Say("> READ")
 			time.Sleep(time.Second)
 		}
 	})
-	in := bufio.NewScanner(os.Stdin)
-	for in.Scan() {
-		cmd, thread, _ := strings.Cut(in.Text(), " ")
+	for line := range childproc.Commands() {
+		cmd, thread, _ := strings.Cut(line, " ")
 		slow = cmd == "slowput"
 		cfg := checkpointer.Config{ThreadID: thread}
 		cp := &checkpointer.Checkpoint{V: 4, ID: checkpointer.NewID(0), TS: time.Now(),
@@ -229,11 +193,11 @@ func TestStickyChild(t *testing.T) {
 		}
 		switch {
 		case err == nil:
-			fmt.Println("> ok")
+			childproc.Say("> ok")
 		case errors.Is(err, mvkeys.ErrSubjectErased):
-			fmt.Println("> erased")
+			childproc.Say("> erased")
 		default:
-			fmt.Println("> error:", strings.ReplaceAll(err.Error(), "\n", " "))
+			childproc.Say("> error: %s", strings.ReplaceAll(err.Error(), "\n", " "))
 		}
 	}
 }

@@ -23,6 +23,10 @@ type tx struct {
 	// check, in a direct put, confirms the lease before the document is
 	// written (replaceCP).
 	check func(context.Context) error
+	// kept, in a direct put, is the thread's lease the put holds (nil
+	// without leases): what it knows of the thread saves the put's read
+	// (putcache.go).
+	kept *sticky
 }
 
 // lease takes thread's lease for the transaction (nothing outside one:
@@ -123,25 +127,16 @@ func (t *tx) Put(ctx context.Context, p *checkpointer.PutRows) error {
 	if err := t.lease(ctx, p.Thread); err != nil {
 		return err
 	}
-	ids := []string{p.ID}
-	if p.Parent != "" && p.Parent != p.ID {
-		ids = append(ids, p.Parent)
-	}
-	// One read: the checkpoint stored under this id, the parent, and any
-	// checkpoint of the namespace holding one of the new (channel,
-	// version) keys already (a fork re-using integer versions).
-	sel := bson.A{bson.D{{Key: fID, Value: bson.D{{Key: "$in", Value: ids}}}}}
-	if len(p.Values) > 0 {
-		keys := make(bson.A, len(p.Values))
-		for i, v := range p.Values {
-			keys[i] = valueKey(v.Channel, v.Version)
-		}
-		sel = append(sel, bson.D{{Key: fKeys, Value: bson.D{{Key: "$in", Value: keys}}}})
-	}
-	docs, err := t.d.findCPs(ctx, append(nsFilter(p.Thread, p.NS), bson.E{Key: "$or", Value: sel}),
-		options.Find().SetSort(bson.D{{Key: fID, Value: -1}}))
+	// What this process knows of the thread under its lease may stand
+	// for the read (putcache.go).
+	served, docs, err := t.kept.knownFor(p.NS).servedWithoutRead(ctx, t.d, p)
 	if err != nil {
-		return fmt.Errorf("put: %w", err)
+		return err
+	}
+	if !served {
+		if docs, err = t.d.putRead(ctx, p); err != nil {
+			return err
+		}
 	}
 	if t.d.afterPutRead != nil {
 		t.d.afterPutRead()
@@ -199,7 +194,39 @@ func (t *tx) Put(ctx context.Context, p *checkpointer.PutRows) error {
 	if err := t.touch(ctx, p.Thread); err != nil {
 		return err
 	}
-	return t.d.replaceCP(ctx, doc, t.check)
+	if err := t.d.replaceCP(ctx, doc, t.check); err != nil {
+		t.kept.forgetNS(p.NS)
+		return err
+	}
+	if t.kept != nil {
+		t.kept.wrote(doc)
+	}
+	return nil
+}
+
+// putRead is a put's read: the checkpoint stored under its id, its
+// parent, and any checkpoint of the namespace holding one of its new
+// (channel, version) keys already (a fork re-using integer versions),
+// newest first.
+func (d *driver) putRead(ctx context.Context, p *checkpointer.PutRows) ([]cpDoc, error) {
+	ids := []string{p.ID}
+	if p.Parent != "" && p.Parent != p.ID {
+		ids = append(ids, p.Parent)
+	}
+	sel := bson.A{bson.D{{Key: fID, Value: bson.D{{Key: "$in", Value: ids}}}}}
+	if len(p.Values) > 0 {
+		keys := make(bson.A, len(p.Values))
+		for i, v := range p.Values {
+			keys[i] = valueKey(v.Channel, v.Version)
+		}
+		sel = append(sel, bson.D{{Key: fKeys, Value: bson.D{{Key: "$in", Value: keys}}}})
+	}
+	docs, err := d.findCPs(ctx, append(nsFilter(p.Thread, p.NS), bson.E{Key: "$or", Value: sel}),
+		options.Find().SetSort(bson.D{{Key: fID, Value: -1}}))
+	if err != nil {
+		return nil, fmt.Errorf("put: %w", err)
+	}
+	return docs, nil
 }
 
 // foreignCheckpoints reads the type and checkpoint binary of the docs

@@ -1,12 +1,9 @@
 package mongostore_test
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -22,29 +19,22 @@ import (
 	mvkeys "github.com/memvault/memvault/keys"
 	"github.com/memvault/memvault/keys/keystest"
 	"github.com/memvault/memvault/keys/sqlitekeys"
+	"github.com/memvault/memvault/memvaulttest/childproc"
 	"github.com/memvault/memvault/store"
 )
 
-// storeChildEnv carries "MODE URI DATABASE ARG" to the child processes of
-// the tests below (this test binary, re-executed).
-const storeChildEnv = "MEMVAULT_MONGOSTORE_CHILD"
+// storeChildArg is the argument of TestStoreChild, the child process of
+// the tests below (this test binary, started again by childproc).
+type storeChildArg struct {
+	Mode    string // "erase" or "write"
+	URI, DB string
+	Keys    string // erase: the SQLite key table of the subjects' keys
+}
 
-// startChild runs TestStoreChild in a new process with args and returns
-// its standard output, line by line, and a function that waits for it.
-func startChild(t *testing.T, args ...string) (*bufio.Scanner, func() error) {
+// startChild runs TestStoreChild in a new process in mode on db.
+func startChild(t *testing.T, mode string, db *mongo.Database, keys string) *childproc.Child {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestStoreChild$", "-test.v")
-	cmd.Env = append(os.Environ(), storeChildEnv+"="+strings.Join(args, " "))
-	cmd.Stderr = os.Stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill() })
-	return bufio.NewScanner(out), cmd.Wait
+	return childproc.Start(t, "TestStoreChild", storeChildArg{Mode: mode, URI: mongotest.URI(t), DB: db.Name(), Keys: keys})
 }
 
 var carol = store.Namespace{"users", "carol", "notes"}
@@ -81,10 +71,10 @@ func TestErasureAgainstAnotherProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	lines, wait := startChild(t, "erase", mongotest.URI(t), db.Name(), keysPath)
+	child := startChild(t, "erase", db, keysPath)
 	fenced, result := 0, ""
-	for lines.Scan() {
-		switch l := lines.Text(); {
+	for l := range child.Lines {
+		switch {
 		case l == "FENCED":
 			if fenced++; fenced != 3 {
 				continue
@@ -104,7 +94,7 @@ func TestErasureAgainstAnotherProcess(t *testing.T) {
 			result = strings.TrimPrefix(l, "DONE ")
 		}
 	}
-	if err := wait(); err != nil {
+	if err := child.Wait(); err != nil {
 		t.Fatalf("child process: %v", err)
 	}
 	if result != "erased" {
@@ -131,41 +121,40 @@ func TestErasureAgainstAnotherProcess(t *testing.T) {
 
 // TestStoreChild is the child process of the tests above.
 func TestStoreChild(t *testing.T) {
-	arg := os.Getenv(storeChildEnv)
-	if arg == "" {
-		t.Skip("run by the multi-process tests")
+	var arg storeChildArg
+	if !childproc.Arg(t, &arg) {
+		t.Skip("a child process of the multi-process tests")
 	}
-	f := strings.Fields(arg)
 	ctx := context.Background()
-	client, err := mongo.Connect(options.Client().ApplyURI(f[1]))
+	client, err := mongo.Connect(options.Client().ApplyURI(arg.URI))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer func() { _ = client.Disconnect(ctx) }()
-	db := client.Database(f[2])
-	switch f[0] {
+	db := client.Database(arg.DB)
+	switch arg.Mode {
 	case "erase":
-		st, err := mongostore.New(ctx, db, mongostore.Options{Serde: subjectHierarchy(t, f[3])})
+		st, err := mongostore.New(ctx, db, mongostore.Options{Serde: subjectHierarchy(t, arg.Keys)})
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer st.Close()
 		mongostore.SetBeforeWrite(st, func() {
-			fmt.Println("FENCED")
+			childproc.Say("FENCED")
 			time.Sleep(300 * time.Millisecond)
 		})
 		for i := range 100 {
 			err := st.Put(ctx, carol, fmt.Sprintf("k%d", i), map[string]any{"text": "allergic to peanuts", "i": i})
 			switch {
 			case errors.Is(err, mvkeys.ErrSubjectErased):
-				fmt.Println("DONE erased")
+				childproc.Say("DONE erased")
 				return
 			case err != nil:
-				fmt.Println("DONE error:", err)
+				childproc.Say("DONE error: %s", strings.ReplaceAll(err.Error(), "\n", " "))
 				return
 			}
 		}
-		fmt.Println("DONE never refused")
+		childproc.Say("DONE never refused")
 	case "write":
 		mongostore.NoFloatCopy(t)
 		st, err := mongostore.New(ctx, db, mongostore.Options{Index: twoWritersIndex})
@@ -173,14 +162,14 @@ func TestStoreChild(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer st.Close()
-		fmt.Println("READY")
+		childproc.Say("READY")
 		if err := writeLoop(ctx, st, "p1"); err != nil {
-			fmt.Println("DONE error:", err)
+			childproc.Say("DONE error: %s", strings.ReplaceAll(err.Error(), "\n", " "))
 			return
 		}
-		fmt.Println("DONE ok")
+		childproc.Say("DONE ok")
 	default:
-		t.Fatalf("unknown mode %q", f[0])
+		t.Fatalf("unknown mode %q", arg.Mode)
 	}
 }
 
@@ -239,18 +228,18 @@ func TestTwoWritingProcesses(t *testing.T) {
 	ctx := context.Background()
 	db := mongotest.Database(t)
 	a := newStore(t, db, mongostore.Options{Index: twoWritersIndex})
-	lines, wait := startChild(t, "write", mongotest.URI(t), db.Name(), "-")
+	child := startChild(t, "write", db, "")
 	var werr error
 	result := ""
-	for lines.Scan() {
-		switch l := lines.Text(); {
+	for l := range child.Lines {
+		switch {
 		case l == "READY":
 			werr = writeLoop(ctx, a, "p0")
 		case strings.HasPrefix(l, "DONE "):
 			result = strings.TrimPrefix(l, "DONE ")
 		}
 	}
-	if err := wait(); err != nil {
+	if err := child.Wait(); err != nil {
 		t.Fatalf("child process: %v", err)
 	}
 	if werr != nil || result != "ok" {

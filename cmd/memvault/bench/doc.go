@@ -20,7 +20,12 @@
 // with an error wrapping [ErrOptions] before anything runs, its message
 // naming the memvault bench flag that sets the option.
 //
+// On MongoDB (and Redis) the baseline is the Go driver (go-redis) without
+// memvault, and the MongoDB rows also count the commands each operation
+// sends (CmdsPerOp: the Go driver's command monitor, and node's for the JS
+// column).
+//
 // The command in package main only parses flags into these options (see
-// cmd/memvault/bench.go); scripts/bench-pg.sh runs it for the README's
-// tables.
+// cmd/memvault/bench.go); scripts/bench-pg.sh and scripts/bench-mongo.sh
+// run it for the README's tables.
 package bench

@@ -37,6 +37,22 @@ type Row struct {
 	// steadier on a busy machine than throughput. The server's share is
 	// not in it.
 	ClientCPUus float64 `json:"client_cpu_us"`
+	// CmdsPerOp is the commands sent to the server per operation, where
+	// the client counts them (MongoDB: the driver's command monitor, and
+	// the JS driver's); absent elsewhere.
+	CmdsPerOp float64 `json:"cmds_per_op,omitempty"`
+}
+
+// cmdCounterKey is the context key of the counter a slice's commands are
+// counted in (countCmd).
+type cmdCounterKey struct{}
+
+// countCmd counts one command sent by the operation of ctx, if its slice
+// counts them.
+func countCmd(ctx context.Context) {
+	if c, ok := ctx.Value(cmdCounterKey{}).(*atomic.Int64); ok {
+		c.Add(1)
+	}
 }
 
 // benchOp runs one operation; i is a sequence number unique within a row.
@@ -47,12 +63,15 @@ type sample struct {
 	lat     []time.Duration
 	elapsed time.Duration
 	cpu     time.Duration // process CPU time
+	cmds    int64         // commands sent to the server, where counted
 }
 
 // measure runs op for d with conc workers.
 func measure(ctx context.Context, conc int, d time.Duration, fn benchOp) (sample, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	var cmds atomic.Int64
+	ctx = context.WithValue(ctx, cmdCounterKey{}, &cmds)
 	var seq atomic.Int64
 	var mu sync.Mutex
 	var s sample
@@ -88,6 +107,7 @@ func measure(ctx context.Context, conc int, d time.Duration, fn benchOp) (sample
 	wg.Wait()
 	s.elapsed = time.Since(start)
 	s.cpu = processCPU() - cpu0
+	s.cmds = cmds.Load()
 	if firstErr != nil {
 		return s, firstErr
 	}
@@ -128,6 +148,7 @@ func compare(ctx context.Context, suite, op string, modes []string, conc int, d 
 		m.lat = append(m.lat, s.lat...)
 		m.elapsed += s.elapsed
 		m.cpu += s.cpu
+		m.cmds += s.cmds
 		return nil
 	}
 	for r := range rounds {
@@ -150,6 +171,7 @@ func compare(ctx context.Context, suite, op string, modes []string, conc int, d 
 			P50ms:       ms(s.lat[len(s.lat)*50/100]),
 			P99ms:       ms(s.lat[min(len(s.lat)-1, len(s.lat)*99/100)]),
 			ClientCPUus: float64(s.cpu.Nanoseconds()) / 1000 / float64(len(s.lat)),
+			CmdsPerOp:   float64(s.cmds) / float64(len(s.lat)),
 		})
 	}
 	return rows, nil
@@ -193,6 +215,9 @@ type benchPrinter struct {
 	json   bool
 	header bool
 	rows   []Row
+	// cmds: the table has a column of commands per operation (the
+	// MongoDB bench counts them).
+	cmds bool
 }
 
 func (p *benchPrinter) print(r Row) error {
@@ -202,9 +227,19 @@ func (p *benchPrinter) print(r Row) error {
 	}
 	if !p.header {
 		p.header = true
-		fmt.Fprintf(p.out, "%-13s %-16s %-16s %4s %12s %9s %9s %12s\n", "SUITE", "OP", "MODE", "CONC", "OPS/S", "P50 ms", "P99 ms", "CLIENT CPU µs")
+		fmt.Fprintf(p.out, "%-13s %-16s %-16s %4s %12s %9s %9s %12s", "SUITE", "OP", "MODE", "CONC", "OPS/S", "P50 ms", "P99 ms", "CLIENT CPU µs")
+		if p.cmds {
+			fmt.Fprintf(p.out, " %8s", "CMDS/OP")
+		}
+		fmt.Fprintln(p.out)
 	}
-	_, err := fmt.Fprintf(p.out, "%-13s %-16s %-16s %4d %12.0f %9.3f %9.3f %12.1f\n", r.Suite, r.Op, r.Mode, r.Concurrency, r.OpsPerS, r.P50ms, r.P99ms, r.ClientCPUus)
+	_, err := fmt.Fprintf(p.out, "%-13s %-16s %-16s %4d %12.0f %9.3f %9.3f %12.1f", r.Suite, r.Op, r.Mode, r.Concurrency, r.OpsPerS, r.P50ms, r.P99ms, r.ClientCPUus)
+	if err == nil && p.cmds {
+		_, err = fmt.Fprintf(p.out, " %8.2f", r.CmdsPerOp)
+	}
+	if err == nil {
+		_, err = fmt.Fprintln(p.out)
+	}
 	return err
 }
 

@@ -136,6 +136,7 @@ func (j *jsBench) run(_ context.Context, op string, conc int, d time.Duration) (
 		LatUS     []float64 `json:"lat_us"`
 		ElapsedUS float64   `json:"elapsed_us"`
 		CPUUS     float64   `json:"cpu_us"`
+		Cmds      int64     `json:"cmds"` // where node counts them
 	}
 	if err := j.call(map[string]any{"cmd": "run", "op": op, "conc": conc, "ms": d.Milliseconds()}, &r); err != nil {
 		return sample{}, err
@@ -143,7 +144,7 @@ func (j *jsBench) run(_ context.Context, op string, conc int, d time.Duration) (
 	if len(r.LatUS) == 0 {
 		return sample{}, errors.New("--js: no operation completed")
 	}
-	s := sample{lat: make([]time.Duration, len(r.LatUS)), elapsed: usDuration(r.ElapsedUS), cpu: usDuration(r.CPUUS)}
+	s := sample{lat: make([]time.Duration, len(r.LatUS)), elapsed: usDuration(r.ElapsedUS), cpu: usDuration(r.CPUUS), cmds: r.Cmds}
 	for i, l := range r.LatUS {
 		s.lat[i] = usDuration(l)
 	}

@@ -9,10 +9,12 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/event"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
@@ -42,7 +44,7 @@ const (
 func nosqlBackend(backend string) bool { return backend == BackendMongoDB || backend == BackendRedis }
 
 // classicOps are the classic bench's operations.
-var classicOps = []string{"put", "put_writes", "get_tuple", "get_tuple_by_id", "list10"}
+var classicOps = []string{"put", "put_steady", "put_writes", "get_tuple", "get_tuple_by_id", "list10"}
 
 // checkNoSQL refuses what the MongoDB and Redis benches cannot run.
 func (o CheckpointerOptions) checkNoSQL() error {
@@ -51,9 +53,6 @@ func (o CheckpointerOptions) checkNoSQL() error {
 	}
 	if o.JSDir != "" && o.Backend != BackendMongoDB {
 		return optionf("--js measures JS LangGraph's PostgresSaver (on MongoDB its MongoDBSaver): not with --backend %s", o.Backend)
-	}
-	if o.JSDir != "" && o.Workload != "" {
-		return optionf("--js on MongoDB measures JS's MongoDBSaver on the classic operations: not with --workload %s", o.Workload)
 	}
 	if o.Workload != "" && o.Workload != "messages" {
 		return optionf("--workload: %q (want messages)", o.Workload)
@@ -75,7 +74,7 @@ func benchNoSQL(ctx context.Context, out io.Writer, o CheckpointerOptions) error
 		var run string
 		be, run, err = mongoShapeBackend(ctx, o.DSN, bf.concurrency)
 		if o.JSDir != "" {
-			js = &mongoJS{dir: o.JSDir, uri: o.DSN, db: run + "_cp"}
+			js = &mongoJS{dir: o.JSDir, uri: o.DSN, run: run}
 		}
 	} else {
 		be, err = redisShapeBackend(ctx, o.DSN)
@@ -84,7 +83,7 @@ func benchNoSQL(ctx context.Context, out io.Writer, o CheckpointerOptions) error
 		return err
 	}
 	defer be.close()
-	p := &benchPrinter{out: out, json: o.JSON}
+	p := &benchPrinter{out: out, json: o.JSON, cmds: o.Backend == BackendMongoDB}
 	if !o.JSON {
 		fmt.Fprintf(out, "checkpointer bench on %s: %s per row, concurrency 1 and %d\n", be.name, bf.duration, bf.concurrency)
 	}
@@ -97,7 +96,13 @@ func benchNoSQL(ctx context.Context, out io.Writer, o CheckpointerOptions) error
 		}
 	}
 	if slices.ContainsFunc([]string{"put_messages", "get_messages_50", "get_messages_200"}, bf.wants) {
-		return benchMessages(ctx, p, be, bf, "")
+		var startJS messagesJS
+		if js != nil {
+			startJS = func(ctx context.Context, _ *cpEnv, f msgFixture) (*jsBench, error) {
+				return js.startMessages(ctx, bf.concurrency, f)
+			}
+		}
+		return benchMessages(ctx, p, be, bf, startJS)
 	}
 	return nil
 }
@@ -105,12 +110,18 @@ func benchNoSQL(ctx context.Context, out io.Writer, o CheckpointerOptions) error
 // mongoJS is where the JS column of the MongoDB bench runs: node on
 // dir/bench.mjs (backends/mongodb/mongosaver/testdata/js, with its
 // node_modules), JS LangGraph's MongoDBSaver on the server at uri, in the
-// classic bench's database db (the same collections as memvault's and the
-// raw baseline's, its threads named for its mode).
-type mongoJS struct{ dir, uri, db string }
+// database of the workload's environment (run_cp for the classic
+// operations, run_msg for the growing-messages workload: the same
+// collections as memvault's and the raw baseline's, its threads named for
+// its mode).
+type mongoJS struct{ dir, uri, run string }
 
-// start starts node, which seeds its read thread with fixture's values.
-func (m *mongoJS) start(ctx context.Context, maxConc int, fixture map[string]any) (*jsBench, string, error) {
+// db is the database of the environment labelled label.
+func (m *mongoJS) db(label string) string { return m.run + "_" + label }
+
+// start starts node on the environment labelled label; with fixture,
+// node seeds its read thread with fixture's values.
+func (m *mongoJS) start(ctx context.Context, label string, maxConc int, fixture map[string]any) (*jsBench, string, error) {
 	j, err := startNode(ctx, m.dir)
 	if err != nil {
 		return nil, "", err
@@ -120,11 +131,31 @@ func (m *mongoJS) start(ctx context.Context, maxConc int, fixture map[string]any
 		Version string `json:"version"`
 	}
 	// The URI travels on stdin, not in argv: it may hold a password.
-	if err := j.call(map[string]any{"cmd": "init", "uri": m.uri, "db": m.db, "max_conc": maxConc, "fixture": fixture}, &ok); err != nil {
+	if err := j.call(map[string]any{"cmd": "init", "uri": m.uri, "db": m.db(label), "max_conc": maxConc, "fixture": fixture}, &ok); err != nil {
 		_ = j.Close()
 		return nil, "", err
 	}
 	return j, ok.Version, nil
+}
+
+// startMessages starts node for the growing-messages workload: JS's
+// MongoDBSaver seeds its threads of 50 and messagesSteps steps with f's
+// messages.
+func (m *mongoJS) startMessages(ctx context.Context, maxConc int, f msgFixture) (*jsBench, error) {
+	j, _, err := m.start(ctx, "msg", maxConc, nil)
+	if err != nil {
+		return nil, err
+	}
+	var ok struct {
+		OK bool `json:"ok"`
+	}
+	init := map[string]any{"cmd": "init_messages", "steps": messagesSteps,
+		"fixture": map[string]any{"messages": f.msgs, "context": f.context, "summary": f.summary}}
+	if err := j.call(init, &ok); err != nil {
+		_ = j.Close()
+		return nil, err
+	}
+	return j, nil
 }
 
 // benchClassicEnv is the classic bench (benchCheckpointer's operations)
@@ -140,6 +171,13 @@ func benchClassicEnv(ctx context.Context, p *benchPrinter, be *shapeBackend, bf 
 	defer env.close()
 	modes = append([]string{env.rawMode}, modes...)
 	fx := newCPFixture()
+	base := idBase()
+	putSeq := map[string]*atomic.Int64{}
+	steady := map[string]*growingThreads{}
+	for _, m := range modes {
+		steady[m] = &growingThreads{}
+		putSeq[m] = &atomic.Int64{}
+	}
 	readIDs := map[string][]string{}
 	reads := slices.ContainsFunc([]string{"get_tuple", "get_tuple_by_id", "list10"}, bf.wants)
 	for _, mode := range modes {
@@ -154,7 +192,13 @@ func benchClassicEnv(ctx context.Context, p *benchPrinter, be *shapeBackend, bf 
 	}
 	ops := []namedOp{
 		{"put", func(mode string) benchOp {
-			return func(ctx context.Context, i int64) error {
+			seq := putSeq[mode]
+			return func(ctx context.Context, _ int64) error {
+				// Numbered across the row's slices (measure numbers each
+				// slice from 1): a thread's versions keep growing, as a
+				// graph's do, instead of repeating ones stored already
+				// (which a saver keeps the first value of).
+				i := seq.Add(1)
 				thread := fmt.Sprintf("put-%s-%d", mode, i%64)
 				vers := benchVersions(i)
 				cp := fx.checkpoint(int(i), vers)
@@ -164,6 +208,40 @@ func benchClassicEnv(ctx context.Context, p *benchPrinter, be *shapeBackend, bf 
 					return env.raw.putWithParent(ctx, thread, "", cp, md, nv)
 				}
 				_, err := env.savers[mode].Put(ctx, checkpointer.Config{ThreadID: thread}, cp, md, nv)
+				return err
+			}
+		}},
+		{"put_steady", func(mode string) benchOp {
+			g := steady[mode]
+			return func(ctx context.Context, _ int64) error {
+				// A steady writer: one thread per operation in flight,
+				// each written step after step on the one before, as a
+				// graph run writes its thread (put rotates over 64 threads,
+				// each put without a parent).
+				t := g.take()
+				defer g.put(t)
+				n := g.seq.Add(1) - 1
+				thread := fmt.Sprintf("steady-%s-%d", mode, t.k)
+				vers := benchVersions(int64(t.step))
+				cp := fx.checkpoint(t.step, vers)
+				cp.ID = benchID(base, n, t.step)
+				nv := map[string]string{"messages": vers["messages"], "scratch": vers["scratch"]}
+				parent := ""
+				if t.step > 0 {
+					parent = benchID(base, t.last, t.step-1)
+				} else {
+					nv = vers
+				}
+				md := checkpointer.Metadata{"source": "loop", "step": t.step, "run_id": "bench"}
+				var err error
+				if mode == env.rawMode {
+					err = env.raw.putWithParent(ctx, thread, parent, cp, md, nv)
+				} else {
+					_, err = env.savers[mode].Put(ctx, checkpointer.Config{ThreadID: thread, CheckpointID: parent}, cp, md, nv)
+				}
+				if err == nil {
+					t.last, t.step = n, t.step+1
+				}
 				return err
 			}
 		}},
@@ -193,13 +271,13 @@ func benchClassicEnv(ctx context.Context, p *benchPrinter, be *shapeBackend, bf 
 	}
 	var external map[string]sliceRunner
 	if js != nil {
-		j, version, err := js.start(ctx, bf.concurrency, fx.values)
+		j, version, err := js.start(ctx, "cp", bf.concurrency, fx.values)
 		if err != nil {
 			return err
 		}
 		defer j.Close()
 		if !p.json {
-			fmt.Fprintf(p.out, "%s: JS LangGraph's MongoDBSaver %s (node), database %s, its own threads\n", jsMode, version, js.db)
+			fmt.Fprintf(p.out, "%s: JS LangGraph's MongoDBSaver %s (node), database %s, its own threads\n", jsMode, version, js.db("cp"))
 		}
 		modes = append(modes, jsMode)
 		external = map[string]sliceRunner{jsMode: j.run}
@@ -226,7 +304,11 @@ func randomSuffix() string {
 // It also returns the prefix of the environments' databases (an
 // environment labelled l is in database prefix_l).
 func mongoShapeBackend(ctx context.Context, dsn string, conc int) (*shapeBackend, string, error) {
-	client, err := mongo.Connect(options.Client().ApplyURI(dsn).SetMaxPoolSize(uint64(max(conc*2, 8))))
+	// Every command an operation sends is counted in its slice (the
+	// CMDS/OP column); the leases' background renewals run on contexts
+	// of their own and are not.
+	mon := &event.CommandMonitor{Started: func(ctx context.Context, _ *event.CommandStartedEvent) { countCmd(ctx) }}
+	client, err := mongo.Connect(options.Client().ApplyURI(dsn).SetMaxPoolSize(uint64(max(conc*2, 8))).SetMonitor(mon))
 	if err != nil {
 		return nil, "", optionf("--dsn: %v", err)
 	}
@@ -355,7 +437,14 @@ func (r *rawMongo) read(ctx context.Context, thread string, cps []rawCkptDoc) er
 		}
 		ids[i] = c.ID
 	}
-	filter := bson.D{{Key: "thread_id", Value: thread}, {Key: "checkpoint_ns", Value: ""}, {Key: "checkpoint_id", Value: bson.D{{Key: "$in", Value: ids}}}}
+	// One checkpoint's writes by equality, as Python's MongoDBSaver asks
+	// for them (FerretDB hands equality filters to its backend; with $in
+	// it decodes every write of the thread itself).
+	var idFilter any = bson.D{{Key: "$in", Value: ids}}
+	if len(ids) == 1 {
+		idFilter = ids[0]
+	}
+	filter := bson.D{{Key: "thread_id", Value: thread}, {Key: "checkpoint_ns", Value: ""}, {Key: "checkpoint_id", Value: idFilter}}
 	cur, err := r.writes.Find(ctx, filter, options.Find().SetSort(bson.D{{Key: "checkpoint_id", Value: -1}, {Key: "task_id", Value: 1}, {Key: "idx", Value: 1}}))
 	if err != nil {
 		return err

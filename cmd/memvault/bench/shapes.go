@@ -138,7 +138,13 @@ func benchShapes(ctx context.Context, out io.Writer, dsn string, asJSON bool, bf
 		return err
 	}
 	if sf.workload == "messages" {
-		if err := benchMessages(ctx, p, be, bf, jsDir); err != nil {
+		var js messagesJS
+		if jsDir != "" {
+			js = func(ctx context.Context, env *cpEnv, f msgFixture) (*jsBench, error) {
+				return startJSMessages(ctx, jsDir, be, env, f)
+			}
+		}
+		if err := benchMessages(ctx, p, be, bf, js); err != nil {
 			return err
 		}
 	}
@@ -260,7 +266,11 @@ func (e *cpEnv) list(ctx context.Context, mode, thread string, limit int) error 
 // average over the growth: the messages blob is 1 to 200 messages, ~50 KB
 // on average); get_messages_50 and get_messages_200 read the latest
 // checkpoint of a thread grown to 50 and to 200 messages.
-func benchMessages(ctx context.Context, p *benchPrinter, be *shapeBackend, bf params, jsDir string) error {
+// messagesJS starts JS LangGraph's saver on env for the growing-messages
+// workload, seeded with f's messages.
+type messagesJS func(ctx context.Context, env *cpEnv, f msgFixture) (*jsBench, error)
+
+func benchMessages(ctx context.Context, p *benchPrinter, be *shapeBackend, bf params, startJS messagesJS) error {
 	modes := []string{"plaintext", "encrypted"}
 	env, err := be.open(ctx, "msg", modes)
 	if err != nil {
@@ -284,8 +294,8 @@ func benchMessages(ctx context.Context, p *benchPrinter, be *shapeBackend, bf pa
 	f := newMsgFixture()
 	base := idBase()
 	var external map[string]sliceRunner
-	if jsDir != "" {
-		js, err := startJSMessages(ctx, jsDir, be, env, f)
+	if startJS != nil {
+		js, err := startJS(ctx, env, f)
 		if err != nil {
 			return err
 		}

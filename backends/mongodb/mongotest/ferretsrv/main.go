@@ -1,8 +1,17 @@
 // Command ferretsrv is the test server mongotest starts in a process of
-// its own: FerretDB v1.24.2 with its SQLite backend in -dir, listening on
-// a free loopback port. It prints its mongodb:// URI on the first line of
-// standard output and runs until its standard input closes, so it never
-// outlives the test process that started it, however that process ends.
+// its own: FerretDB v1.24.2 with its SQLite backend in -dir (or, with
+// -postgresql-url, its PostgreSQL backend in that database), listening on
+// a free loopback port (or -listen). It prints its mongodb:// URI on the
+// first line of standard output and runs until its standard input closes,
+// so it never outlives the test process that started it, however that
+// process ends.
+//
+// The SQLite backend pushes no filter but one on _id down to SQLite: every
+// other query and upsert decodes every document of the collection in Go,
+// so an operation costs in proportion to the collection (100+ ms at a few
+// thousand checkpoints). The PostgreSQL backend sends equality filters on
+// top-level fields to PostgreSQL, which is what scripts/bench-mongo.sh
+// uses to measure clients rather than the server.
 //
 // It runs apart from the tests so that `go test -race` does not
 // instrument FerretDB and its SQLite, which made a conformance run take
@@ -24,19 +33,25 @@ import (
 
 func main() {
 	dir := flag.String("dir", "", "directory of the SQLite backend's files")
+	pgURL := flag.String("postgresql-url", "", "PostgreSQL database of the PostgreSQL backend (instead of -dir)")
+	listen := flag.String("listen", "127.0.0.1:0", "TCP address to listen on")
 	flag.Parse()
-	if *dir == "" {
-		fmt.Fprintln(os.Stderr, "ferretsrv: -dir is required")
+	if (*dir == "") == (*pgURL == "") {
+		fmt.Fprintln(os.Stderr, "ferretsrv: one of -dir and -postgresql-url is required")
 		os.Exit(2)
 	}
-	f, err := ferretdb.New(&ferretdb.Config{
-		Listener: ferretdb.ListenerConfig{TCP: "127.0.0.1:0"},
+	cfg := &ferretdb.Config{
+		Listener: ferretdb.ListenerConfig{TCP: *listen},
 		Logger:   slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Handler:  "sqlite",
 		// Test data is thrown away: no fsync (FerretDB adds WAL and a
 		// busy timeout itself).
 		SQLiteURL: "file:" + *dir + "/?_pragma=synchronous(off)",
-	})
+	}
+	if *pgURL != "" {
+		cfg.Handler, cfg.SQLiteURL, cfg.PostgreSQLURL = "postgresql", "", *pgURL
+	}
+	f, err := ferretdb.New(cfg)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "ferretsrv:", err)
 		os.Exit(1)
