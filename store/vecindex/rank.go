@@ -96,10 +96,13 @@ func (c *Cache) Top(ctx context.Context, gen int64, prefix string, r Rescorer, n
 		want = MaxBounded / 2
 	}
 	emitted := map[Key]bool{} // ranked by bound so far
-	fill := func() (keys []Key, bounds []float32, left int, ok bool, err error) {
+	// fill ranks the next want items by bound (see best): queue, best
+	// first, and rest, the bound of every item not ranked yet (-Inf when
+	// none is left).
+	fill := func() (queue []candidate, rest float32, left int, ok bool, err error) {
 		var missing []string
 		for range 2 {
-			keys, bounds, left, missing, ok = c.Best(gen, prefix, r, want, emitted)
+			queue, rest, left, missing, ok = c.best(gen, prefix, r, want, emitted)
 			if !ok || len(missing) == 0 {
 				break
 			}
@@ -107,22 +110,24 @@ func (c *Cache) Top(ctx context.Context, gen int64, prefix string, r Rescorer, n
 			// outside the index's lock (they may read keys), then it
 			// ranks again.
 			if err := r.Resolve(ctx, missing); err != nil {
-				return nil, nil, 0, false, err
+				return nil, 0, 0, false, err
 			}
 		}
 		if !ok || len(missing) > 0 {
-			return nil, nil, 0, false, nil
+			return nil, 0, 0, false, nil
 		}
-		for _, k := range keys {
-			emitted[k] = true
+		for _, cd := range queue {
+			emitted[cd.key] = true
 		}
-		return keys, bounds, left, true, nil
+		if left <= len(queue) {
+			rest = float32(math.Inf(-1))
+		}
+		return queue, rest, left, true, nil
 	}
-	keys, bounds, total, ok, err := fill()
+	queue, rest, total, ok, err := fill()
 	if !ok || err != nil {
 		return nil, false, err
 	}
-	more := total > len(keys)
 	var (
 		got  []Scored
 		pool []candidate // bounded by fine parts (or kept), best first
@@ -130,16 +135,9 @@ func (c *Cache) Top(ctx context.Context, gen int64, prefix string, r Rescorer, n
 	budget, refineBudget := max(512, total/10), max(2*MaxBounded, total/2)
 	refineBatch := RescoreBatch
 	for rescored, refined := 0, 0; ; {
-		if len(keys) == 0 && more {
-			var left int
-			if keys, bounds, left, ok, err = fill(); !ok || err != nil {
-				return nil, false, err
-			}
-			more = left > len(keys)
-		}
 		next, best := float32(math.Inf(-1)), float32(math.Inf(-1))
-		if len(keys) > 0 {
-			next = bounds[0]
+		if len(queue) > 0 {
+			next = queue[0].bound
 		}
 		if len(pool) > 0 {
 			best = pool[0].bound
@@ -147,34 +145,46 @@ func (c *Cache) Top(ctx context.Context, gen int64, prefix string, r Rescorer, n
 		th := float32(math.Inf(-1))
 		if len(got) >= need {
 			th = r.Proxy(got[need-1].Score)
-			if best < th && next < th {
-				break
-			}
 		}
-		if len(keys) > 0 && next >= th && (next > best || len(pool) == 0) {
-			// A sign bits' bound leads: bound the next items finely.
-			n := min(len(keys), RescoreBatch)
+		if rest >= th && rest > next && rest > best {
+			// Items not ranked yet may bound above every ranked one.
+			more, r2, _, ok, err := fill()
+			if !ok || err != nil {
+				return nil, false, err
+			}
+			queue, rest = mergeCandidates(queue, more), r2
+			continue
+		}
+		if len(got) >= need && best < th && next < th {
+			break
+		}
+		if len(queue) > 0 && next >= th && (next > best || len(pool) == 0) {
+			// A sign bits' (or middle part's) bound leads: bound the next
+			// items finely.
+			n := min(len(queue), RescoreBatch)
 			if refine {
 				// From RescoreBatch up, doubling: spread-out data needs
-				// about one batch, a dense topic all of its items.
-				n = min(len(keys), refineBatch)
+				// about one batch, a dense topic all of its items. Items
+				// bounded below the need-th score found are not: they
+				// cannot rank.
+				n = min(len(queue), refineBatch)
 				refineBatch = min(2*refineBatch, RefineBatch)
+				for n > 1 && queue[n-1].bound < th {
+					n--
+				}
 			}
 			if refined += n; refined > refineBudget {
 				c.Stats.Abandoned.Add(1)
 				return nil, false, nil
 			}
-			part := make([]candidate, n)
-			for i := range n {
-				part[i] = candidate{keys[i], bounds[i]}
-			}
+			part := slices.Clone(queue[:n])
 			if refine {
 				if err := c.refine(ctx, cr, r, part); err != nil {
 					return nil, false, err
 				}
 				c.Stats.Refined.Add(int64(n))
 			}
-			keys, bounds = keys[n:], bounds[n:]
+			queue = queue[n:]
 			pool = append(pool, part...)
 			slices.SortFunc(pool, func(a, b candidate) int { return cmp.Compare(b.bound, a.bound) })
 			continue
@@ -212,6 +222,63 @@ func (c *Cache) Top(ctx context.Context, gen int64, prefix string, r Rescorer, n
 		slices.SortFunc(got, CompareScored)
 	}
 	return got[:min(len(got), need)], true, nil
+}
+
+// mergeCandidates merges b into a, both best first.
+func mergeCandidates(a, b []candidate) []candidate {
+	if len(a) == 0 {
+		return b
+	}
+	out := append(slices.Clone(a), b...)
+	slices.SortStableFunc(out, func(x, y candidate) int { return cmp.Compare(y.bound, x.bound) })
+	return out
+}
+
+// best is Best for Top: the r items of highest bound by sign bits, each
+// bounded again by the middle parts of its codes (see mid.go) where they
+// have them, returned best first by that bound, and rest, the lowest
+// sign bits' bound among them, above which no item not returned bounds.
+func (c *Cache) best(gen int64, prefix string, qs Queries, r int, skip map[Key]bool) (queue []candidate, rest float32, left int, missing []string, ok bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	t := c.snap
+	if t == nil || c.gen != gen {
+		return nil, 0, 0, nil, false
+	}
+	ests, missing := t.estimators(prefix, qs)
+	if len(missing) > 0 {
+		return nil, 0, 0, missing, true
+	}
+	all := t.estimateAll(ests, skip)
+	n := min(r, len(all))
+	TopK(all, n, compareApprox)
+	rest = float32(math.Inf(-1))
+	if n > 0 {
+		rest = all[n-1].est
+	}
+	queue = make([]candidate, 0, n)
+	for _, a := range all[:n] {
+		s := &t.slots[a.slot]
+		bound := a.est
+		if t.mid != nil {
+			e := ests[s.ns]
+			w := t.words
+			tight := float32(math.Inf(-1))
+			for j := int(s.first); j < int(s.first+s.n); j++ {
+				b := e.estimate(t.bits[j*w:(j+1)*w], &t.meta[j])
+				if lv, mm, ok := t.midOf(j); ok {
+					b = min(b, e.estimateMid(lv, mm, &t.meta[j]))
+				}
+				tight = max(tight, b)
+			}
+			bound = min(bound, tight)
+		}
+		queue = append(queue, candidate{key: t.itemOf(s), bound: bound})
+	}
+	if t.mid != nil {
+		slices.SortStableFunc(queue, func(x, y candidate) int { return cmp.Compare(y.bound, x.bound) })
+	}
+	return queue, rest, len(all), nil, true
 }
 
 // refine replaces the bounds of cands by those of the fine parts of their
