@@ -52,6 +52,7 @@ type codeIndex struct {
 	// bytes a code, and mids its scale, while some code has one (nil
 	// until then); midOff: the index keeps none (over budget with them).
 	mid    []byte
+	midMem *arena // mid's memory: appends stay within its capacity (midRoom)
 	mids   []midMeta
 	midOff bool
 }
@@ -95,12 +96,14 @@ func (t *codeIndex) pushMid(f *fine, lv []byte, mm midMeta) {
 			return
 		}
 		n := len(t.meta) - 1
-		t.mid = make([]byte, n*mb, max(cap(t.meta), n+1)*mb)
+		t.midRoom(n*mb, max(cap(t.meta), n+1)*mb)
+		t.mid = t.mid[:n*mb] // zeroed
 		t.mids = make([]midMeta, n, max(cap(t.meta), n+1))
 		for i := range t.mids {
 			t.mids[i] = noMid
 		}
 	}
+	t.midRoom(mb, 0)
 	switch {
 	case f != nil:
 		t.mid, mm = appendMid(t.mid, f)
@@ -118,7 +121,7 @@ func (t *codeIndex) pushMid(f *fine, lv []byte, mm midMeta) {
 // dropMid drops the middle parts, for good: the index keeps the sign bits
 // alone (over budget with them).
 func (t *codeIndex) dropMid() {
-	t.mid, t.mids, t.midOff = nil, nil, true
+	t.mid, t.midMem, t.mids, t.midOff = nil, nil, nil, true
 }
 
 // midOf returns code j's middle part, ok false when it has none.

@@ -175,13 +175,14 @@ func (t *codeIndex) deserializeMid(p []byte, gen int64) error {
 		if len(t.mids) != 0 || len(t.meta) == 0 {
 			return ErrSnapshot
 		}
-		t.mid = make([]byte, 0, len(t.meta)*mb)
+		t.midRoom(len(t.meta)*mb, 0)
 		t.mids = make([]midMeta, 0, len(t.meta))
 	}
 	for len(rest) > 0 {
 		if len(t.mids) == len(t.meta) {
 			return ErrSnapshot // more middle parts than codes
 		}
+		t.midRoom(mb, 0)
 		switch rest[0] {
 		case 0:
 			at := len(t.mid)
@@ -291,17 +292,22 @@ func (c *Cache) loadSnapshot(ctx context.Context, src Source, centre []float32, 
 	t := newCodeIndex(c.dims, centre)
 	// Size the index from the snapshot's bytes, at most the cache's
 	// budget: each code takes at least its code bytes plus a few of key
-	// and header.
+	// and header; and at most the items with codes (an item has one code
+	// a field), which the middle parts' bytes, if any, do not inflate.
 	total, err := src.SnapshotSize(ctx)
 	if err != nil {
 		return false, err
 	}
 	perCode := int64(codeHeader + 8*t.words + 8)
+	codes := min(total, c.budget) / perCode
+	if q.Stored.Known && q.Stored.Cov.Items > 0 {
+		codes = min(codes, q.Stored.Cov.Items)
+	}
 	refused := false // malformed, or over budget
 	err = src.SnapshotParts(ctx, func(p []byte) bool {
 		if len(t.slots) == 0 {
 			// Here, not before: the next part is being read meanwhile.
-			t.reserve(int(min(total, c.budget) / perCode))
+			t.reserve(int(codes))
 		}
 		refused = t.deserialize(p, snapGen) != nil || !t.fits(c.budget)
 		return !refused
