@@ -210,6 +210,11 @@ type queryCode struct {
 	// (see fine.go), and rotSum the sum of its coordinates.
 	rot    []float32
 	rotSum float64
+	// plane is the sums of rot over the set bits of each byte value at
+	// each byte of a middle part's bit plane (see mid.go), made at its
+	// first use.
+	planeOnce sync.Once
+	plane     []float32
 }
 
 // cosBounds caches cosBound's tables by dimension count.
