@@ -197,7 +197,7 @@ func (c *Cache) Top(ctx context.Context, gen int64, prefix string, r Rescorer, n
 		// below its last score.
 		batch := RescoreBatch
 		if refine {
-			batch = max(need, 16)
+			batch = need
 		}
 		n := 0
 		for n < min(len(pool), batch) && pool[n].bound >= th {
