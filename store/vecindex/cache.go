@@ -14,7 +14,9 @@ const DefaultBytes = 256 << 20
 
 // Cache is the in-process index of the stored vectors' codes (see
 // codes.go): about d/8 + 16 bytes per vector (208 at 1536 dimensions)
-// plus the item keys, in contiguous arrays, so that a search estimates
+// plus the item keys, in contiguous arrays, and the codes' middle parts
+// (mid.go: 5d/8 + 8 bytes, 968 at 1536 dimensions, off the Go heap; the
+// first to go when the index would exceed its budget), so that a search estimates
 // every item's score at memory bandwidth without reading its vector, then
 // reads and scores exactly only the best few. It is valid for one
 // generation of the store (see Source): writes of this process apply

@@ -74,10 +74,13 @@ type candidate struct {
 
 // Top returns the first need (≥ 1) items of the exact ranking of the
 // items under prefix at generation gen. Items are ranked by the bounds of
-// their sign bits (Best); when r is a CodeReader, the best of them are
-// bounded again by the fine parts of their stored codes, RefineBatch at a
-// time, as long as a sign bits' bound is above every fine one and above
-// the need-th best exact score found; items are rescored (r.Rescore) in
+// their sign bits (Best), the best of them bounded again by their codes'
+// middle parts where the index holds them (mid.go; an item of the rest
+// still bounds above every unranked one: see best); when r is a
+// CodeReader, the best of them are bounded again by the fine parts of
+// their stored codes, RefineBatch at a time (only those still at or above
+// the need-th best exact score found), as long as such a bound is above
+// every fine one and above that score; items are rescored (r.Rescore) in
 // the order of their tightest bounds, a batch at a time, until every
 // bound left, of either kind, is below the need-th best exact score
 // found, and the best need rescored are then the exact ranking's first.
