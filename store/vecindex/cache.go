@@ -64,6 +64,7 @@ type Stats struct {
 	CodeRows    atomic.Int64 // code rows read, by either
 	Rescored    atomic.Int64 // items searches scored exactly
 	Refined     atomic.Int64 // items searches bounded by their codes' fine parts
+	MidBounded  atomic.Int64 // items searches bounded by their codes' middle parts
 	Abandoned   atomic.Int64 // searches whose bounds were too loose: exact scan instead
 	Snapshots   atomic.Int64 // loads from the snapshot
 	Uncovered   atomic.Int64 // indexes dropped: they did not cover the store

@@ -70,7 +70,14 @@ const (
 type candidate struct {
 	key   Key
 	bound float32
+	slot  int32 // its slot in the index best ranked it in
 }
+
+// midChunk is how many items, in the order of their sign bits' bounds,
+// Top bounds again by their middle parts at a time: those whose sign
+// bits already bound them below every bound ahead of them, or below the
+// need-th score found, never are.
+const midChunk = 256
 
 // Top returns the first need (≥ 1) items of the exact ranking of the
 // items under prefix at generation gen. Items are ranked by the bounds of
@@ -99,13 +106,17 @@ func (c *Cache) Top(ctx context.Context, gen int64, prefix string, r Rescorer, n
 		want = MaxBounded / 2
 	}
 	emitted := map[Key]bool{} // ranked by bound so far
-	// fill ranks the next want items by bound (see best): queue, best
-	// first, and rest, the bound of every item not ranked yet (-Inf when
-	// none is left).
-	fill := func() (queue []candidate, rest float32, left int, ok bool, err error) {
+	var (
+		held *codeIndex   // the index best ranked in
+		ests []*Estimator // its estimators, by namespace
+	)
+	// fill ranks the next want items by their sign bits' bounds (see
+	// best): signs, best first, and rest, the bound of every item not
+	// ranked yet (-Inf when none is left).
+	fill := func() (signs []candidate, rest float32, left int, ok bool, err error) {
 		var missing []string
 		for range 2 {
-			queue, rest, left, missing, ok = c.best(gen, prefix, r, want, emitted)
+			signs, held, ests, rest, left, missing, ok = c.best(gen, prefix, r, want, emitted)
 			if !ok || len(missing) == 0 {
 				break
 			}
@@ -119,24 +130,25 @@ func (c *Cache) Top(ctx context.Context, gen int64, prefix string, r Rescorer, n
 		if !ok || len(missing) > 0 {
 			return nil, 0, 0, false, nil
 		}
-		for _, cd := range queue {
+		for _, cd := range signs {
 			emitted[cd.key] = true
 		}
-		if left <= len(queue) {
+		if left <= len(signs) {
 			rest = float32(math.Inf(-1))
 		}
-		return queue, rest, left, true, nil
+		return signs, rest, left, true, nil
 	}
-	queue, rest, total, ok, err := fill()
+	signs, rest, total, ok, err := fill()
 	if !ok || err != nil {
 		return nil, false, err
 	}
+	var queue []candidate // bounded by middle parts (or kept), best first
 	var (
 		got  []Scored
 		pool []candidate // bounded by fine parts (or kept), best first
 	)
 	budget, refineBudget := max(512, total/10), max(2*MaxBounded, total/2)
-	refineBatch := RescoreBatch
+	refineBatch := max(need, 16)
 	for rescored, refined := 0, 0; ; {
 		next, best := float32(math.Inf(-1)), float32(math.Inf(-1))
 		if len(queue) > 0 {
@@ -149,16 +161,29 @@ func (c *Cache) Top(ctx context.Context, gen int64, prefix string, r Rescorer, n
 		if len(got) >= need {
 			th = r.Proxy(got[need-1].Score)
 		}
-		if rest >= th && rest > next && rest > best {
-			// Items not ranked yet may bound above every ranked one.
-			more, r2, _, ok, err := fill()
-			if !ok || err != nil {
-				return nil, false, err
+		front := rest
+		if len(signs) > 0 {
+			front = signs[0].bound
+		}
+		if front >= th && front > next && front > best {
+			// Items bounded by sign bits alone bound above every other.
+			if len(signs) == 0 {
+				// Items not ranked yet.
+				if signs, rest, _, ok, err = fill(); !ok || err != nil {
+					return nil, false, err
+				}
+				continue
 			}
-			queue, rest = mergeCandidates(queue, more), r2
+			n := min(len(signs), midChunk)
+			part := slices.Clone(signs[:n])
+			signs = signs[n:]
+			if !c.midBound(gen, held, ests, part) {
+				return nil, false, nil // the index changed: the caller scans
+			}
+			queue = mergeCandidates(queue, part)
 			continue
 		}
-		if len(got) >= need && best < th && next < th {
+		if len(got) >= need && best < th && next < th && front < th {
 			break
 		}
 		if len(queue) > 0 && next >= th && (next > best || len(pool) == 0) {
@@ -237,20 +262,20 @@ func mergeCandidates(a, b []candidate) []candidate {
 	return out
 }
 
-// best is Best for Top: the r items of highest bound by sign bits, each
-// bounded again by the middle parts of its codes (see mid.go) where they
-// have them, returned best first by that bound, and rest, the lowest
-// sign bits' bound among them, above which no item not returned bounds.
-func (c *Cache) best(gen int64, prefix string, qs Queries, r int, skip map[Key]bool) (queue []candidate, rest float32, left int, missing []string, ok bool) {
+// best is Best for Top: the r items of highest bound by sign bits, best
+// first, with their slots in t, the index they were ranked in, and the
+// estimators of its namespaces (see midBound); rest is the lowest bound
+// among them, above which no item not returned bounds.
+func (c *Cache) best(gen int64, prefix string, qs Queries, r int, skip map[Key]bool) (signs []candidate, t *codeIndex, ests []*Estimator, rest float32, left int, missing []string, ok bool) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	t := c.snap
+	t = c.snap
 	if t == nil || c.gen != gen {
-		return nil, 0, 0, nil, false
+		return nil, nil, nil, 0, 0, nil, false
 	}
-	ests, missing := t.estimators(prefix, qs)
+	ests, missing = t.estimators(prefix, qs)
 	if len(missing) > 0 {
-		return nil, 0, 0, missing, true
+		return nil, nil, nil, 0, 0, missing, true
 	}
 	all := t.estimateAll(ests, skip)
 	n := min(r, len(all))
@@ -259,29 +284,44 @@ func (c *Cache) best(gen int64, prefix string, qs Queries, r int, skip map[Key]b
 	if n > 0 {
 		rest = all[n-1].est
 	}
-	queue = make([]candidate, 0, n)
+	signs = make([]candidate, 0, n)
 	for _, a := range all[:n] {
-		s := &t.slots[a.slot]
-		bound := a.est
-		if t.mid != nil {
-			e := ests[s.ns]
-			w := t.words
-			tight := float32(math.Inf(-1))
-			for j := int(s.first); j < int(s.first+s.n); j++ {
-				b := e.estimate(t.bits[j*w:(j+1)*w], &t.meta[j])
-				if lv, mm, ok := t.midOf(j); ok {
-					b = min(b, e.estimateMid(lv, mm, &t.meta[j]))
-				}
-				tight = max(tight, b)
+		signs = append(signs, candidate{key: t.itemOf(&t.slots[a.slot]), bound: a.est, slot: a.slot})
+	}
+	return signs, t, ests, rest, len(all), nil, true
+}
+
+// midBound bounds cands, ranked by best in index t at generation gen,
+// again by the middle parts of their codes where they have them (the
+// best of an item's codes, each by the tighter of its two bounds), and
+// sorts them best first. It reports false when the cache no longer holds
+// t at gen (the slots may then name other items).
+func (c *Cache) midBound(gen int64, t *codeIndex, ests []*Estimator, cands []candidate) bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if c.snap != t || c.gen != gen {
+		return false
+	}
+	if t.mid == nil {
+		return true // sorted by sign bits already
+	}
+	w := t.words
+	for i := range cands {
+		s := &t.slots[cands[i].slot]
+		e := ests[s.ns]
+		tight := float32(math.Inf(-1))
+		for j := int(s.first); j < int(s.first+s.n); j++ {
+			b := e.estimate(t.bits[j*w:(j+1)*w], &t.meta[j])
+			if lv, mm, ok := t.midOf(j); ok {
+				b = min(b, e.estimateMid(lv, mm, &t.meta[j]))
 			}
-			bound = min(bound, tight)
+			tight = max(tight, b)
 		}
-		queue = append(queue, candidate{key: t.itemOf(s), bound: bound})
+		cands[i].bound = min(cands[i].bound, tight)
 	}
-	if t.mid != nil {
-		slices.SortStableFunc(queue, func(x, y candidate) int { return cmp.Compare(y.bound, x.bound) })
-	}
-	return queue, rest, len(all), nil, true
+	c.Stats.MidBounded.Add(int64(len(cands)))
+	slices.SortStableFunc(cands, func(x, y candidate) int { return cmp.Compare(y.bound, x.bound) })
+	return true
 }
 
 // refine replaces the bounds of cands by those of the fine parts of their
