@@ -223,7 +223,7 @@ func TestFinePartsGoWithTheirCodes(t *testing.T) {
 // read from SQLite, where the sign bits left it most of the topic; a
 // store whose budget holds the sign bits but not the middle parts drops
 // them and reads them all, and both return the exact scan's pages. Built
-// without middle parts, both read 704 fine parts a search here (64 and
+// without middle parts, both read 704 fine parts a search here (46 and
 // 603 with them).
 func TestDenseTopicSearchRefinesFew(t *testing.T) {
 	const items, dims, k, queries = 1200, 256, 10, 8
