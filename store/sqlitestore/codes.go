@@ -259,21 +259,28 @@ func (t *tx) Codes(ctx context.Context, keys []store.RowKey, fn func(k store.Row
 
 func (t *tx) AllCodes(ctx context.Context, fn func(ns, key []byte, updated int64, code []byte) bool) error {
 	// In primary-key order, an item's codes together: WITHOUT ROWID, the
-	// scan is that order already, without sorting.
-	rs, err := t.QueryContext(ctx, `SELECT prefix, key, updated_at, code FROM store_vector_codes ORDER BY prefix, key, field_name`)
+	// scan is that order already, without sorting. Each code comes with
+	// its fine part (vecindex.JoinCode), from which the index derives the
+	// middle part it holds in memory.
+	rs, err := t.QueryContext(ctx, `SELECT c.prefix, c.key, c.updated_at, c.code, f.fine
+		FROM store_vector_codes c LEFT JOIN store_vector_fine f
+		ON f.prefix = c.prefix AND f.key = c.key AND f.field_name = c.field_name
+		ORDER BY c.prefix, c.key, c.field_name`)
 	if err != nil {
 		return err
 	}
 	defer rs.Close()
 	var (
-		ns, key, b sql.RawBytes
-		upd        int64
+		ns, key, b, fine sql.RawBytes
+		upd              int64
+		joined           []byte
 	)
 	for rs.Next() {
-		if err := rs.Scan(&ns, &key, &upd, &b); err != nil {
+		if err := rs.Scan(&ns, &key, &upd, &b, &fine); err != nil {
 			return err
 		}
-		if !fn(ns, key, upd, b) {
+		joined = vecindex.JoinCode(joined[:0], b, fine)
+		if !fn(ns, key, upd, joined) {
 			return nil
 		}
 	}

@@ -257,8 +257,9 @@ func TestIndexSnapshot(t *testing.T) {
 	}
 }
 
-// TestBadSnapshotLoadsEveryCode: a snapshot that cannot serve (a part
-// repeated after the first, so keys out of order; a part of format 1,
+// TestBadSnapshotLoadsEveryCode: a snapshot that cannot serve (its first
+// part repeated after the last, so keys out of order and sign bits after
+// the middle parts; a part of format 1,
 // without header; the codes of other dimensions) is not loaded, even
 // when its first part is sound: the store reads every code row, searches
 // exactly, and stores a sound snapshot, which the next store loads.
@@ -271,10 +272,10 @@ func TestBadSnapshotLoadsEveryCode(t *testing.T) {
 	idx := &store.IndexConfig{Embedder: emb, Dims: 128, Fields: []string{"a"}}
 	opt := store.SearchOptions{Query: "q5", Limit: 6}
 	for name, damage := range map[string]string{
-		"repeated part":  `INSERT INTO store_vector_snapshot (part, data) SELECT part + 1, data FROM store_vector_snapshot`,
+		"repeated part":  `INSERT INTO store_vector_snapshot (part, data) SELECT (SELECT max(part) FROM store_vector_snapshot) + 1, data FROM store_vector_snapshot WHERE part = 0`,
 		"format 1 part":  `UPDATE store_vector_snapshot SET data = substr(data, ` + fmt.Sprint(len(snapshotMagic)+3) + `)`,
 		"other dims":     `UPDATE store_vector_snapshot SET data = CAST(? AS BLOB) || substr(data, ` + fmt.Sprint(len(snapshotMagic)+3) + `)`,
-		"repeated twice": `INSERT INTO store_vector_snapshot (part, data) SELECT part + n, data FROM store_vector_snapshot, (SELECT 1 AS n UNION SELECT 2)`,
+		"repeated twice": `INSERT INTO store_vector_snapshot (part, data) SELECT (SELECT max(part) FROM store_vector_snapshot) + n, data FROM store_vector_snapshot, (SELECT 1 AS n UNION SELECT 2) WHERE part = 0`,
 	} {
 		t.Run(name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "snap.db")
@@ -468,7 +469,7 @@ func TestLooseBoundsFallBackToOneScan(t *testing.T) {
 
 // snapshotMagic begins each snapshot part (vecindex's format, which the
 // tests damage through SQL).
-const snapshotMagic = "mvcs3"
+const snapshotMagic = "mvcs4"
 
 // codeIndexOnly turns the exact in-process copy of small stores off for
 // the test, so that its searches go through the code index.

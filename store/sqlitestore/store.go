@@ -38,11 +38,14 @@ type Options struct {
 	// The first Open of a file decides; New ignores it.
 	FullSync bool
 	// VectorCacheBytes bounds the in-memory search index: a sign code per
-	// stored vector (d/8 + 16 bytes, 208 at 1536 dimensions) plus the item
-	// keys; searches rank items by it, then read and score exactly only
-	// the best few vectors. 0 means DefaultVectorCacheBytes, negative
-	// disables the index. When the index does not fit, every search scans
-	// the vectors in SQLite exactly.
+	// stored vector (d/8 + 16 bytes, 208 at 1536 dimensions) and its
+	// 5-bit middle part (5d/8 + 8 bytes, 968 at 1536 dimensions, held
+	// outside the Go heap) plus the item keys; searches rank items by it,
+	// then read and score exactly only the best few vectors. 0 means
+	// DefaultVectorCacheBytes, negative disables the index. When the index
+	// does not fit, it drops the middle parts (searches inside dense
+	// topics then read more fine parts from SQLite); when the sign codes
+	// alone do not fit, every search scans the vectors in SQLite exactly.
 	VectorCacheBytes int64
 }
 

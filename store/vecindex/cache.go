@@ -14,7 +14,9 @@ const DefaultBytes = 256 << 20
 
 // Cache is the in-process index of the stored vectors' codes (see
 // codes.go): about d/8 + 16 bytes per vector (208 at 1536 dimensions)
-// plus the item keys, in contiguous arrays, so that a search estimates
+// plus the item keys, in contiguous arrays, and the codes' middle parts
+// (mid.go: 5d/8 + 8 bytes, 968 at 1536 dimensions, off the Go heap; the
+// first to go when the index would exceed its budget), so that a search estimates
 // every item's score at memory bandwidth without reading its vector, then
 // reads and scores exactly only the best few. It is valid for one
 // generation of the store (see Source): writes of this process apply
@@ -62,6 +64,7 @@ type Stats struct {
 	CodeRows    atomic.Int64 // code rows read, by either
 	Rescored    atomic.Int64 // items searches scored exactly
 	Refined     atomic.Int64 // items searches bounded by their codes' fine parts
+	MidBounded  atomic.Int64 // items searches bounded by their codes' middle parts
 	Abandoned   atomic.Int64 // searches whose bounds were too loose: exact scan instead
 	Snapshots   atomic.Int64 // loads from the snapshot
 	Uncovered   atomic.Int64 // indexes dropped: they did not cover the store
@@ -71,6 +74,22 @@ type Stats struct {
 type code struct {
 	bits []uint64
 	meta codeMeta
+	mid  []byte // the middle part (see mid.go); nil: none
+	mm   midMeta
+}
+
+// decodeFull decodes a code blob of d dimensions with its middle part
+// (see mid.go), derived from its fine part when it has one.
+func decodeFull(b []byte, d int) (code, bool) {
+	bits, m, ok := decodeCode(nil, b, d)
+	if !ok {
+		return code{}, false
+	}
+	c := code{bits: bits, meta: m}
+	if f, ok := fineTail(b, d); ok {
+		c.mid, c.mm = appendMid(make([]byte, 0, midBytes(d)), &f)
+	}
+	return c, true
 }
 
 // New returns an index of vectors of dims dimensions within budget bytes
@@ -136,8 +155,8 @@ func (c *Cache) Committed(gen int64, changes []Change, ts int64, full bool) {
 		var codes []code
 		if !ch.Deleted {
 			for _, b := range ch.Codes {
-				if bits, m, ok := decodeCode(nil, b, t.dims); ok {
-					codes = append(codes, code{bits, m})
+				if cd, ok := decodeFull(b, t.dims); ok {
+					codes = append(codes, cd)
 				}
 			}
 		}
@@ -145,7 +164,7 @@ func (c *Cache) Committed(gen int64, changes []Change, ts int64, full bool) {
 	}
 	t.compact()
 	c.gen = gen
-	if t.bytes() > c.budget {
+	if !t.fits(c.budget) {
 		c.snap, c.tooBig = nil, true
 	}
 }
@@ -262,7 +281,7 @@ func (c *Cache) readCodes(ctx context.Context, src Source, keys []Key) (map[Key]
 	got := map[Key]*changedItem{}
 	err := src.Codes(ctx, keys, func(k Key, upd int64, b []byte) {
 		c.Stats.CodeRows.Add(1)
-		bits, m, ok := decodeCode(nil, b, c.dims)
+		cd, ok := decodeFull(b, c.dims)
 		if !ok {
 			return
 		}
@@ -272,7 +291,7 @@ func (c *Cache) readCodes(ctx context.Context, src Source, keys []Key) (map[Key]
 			got[k] = it
 		}
 		it.updated = upd
-		it.codes = append(it.codes, code{bits, m})
+		it.codes = append(it.codes, cd)
 	})
 	return got, err
 }
@@ -305,7 +324,7 @@ func (c *Cache) applyChanged(ctx context.Context, src Source, from, gen int64, k
 	t.apply(keys, got)
 	c.gen = gen
 	c.Stats.Incremental.Add(1)
-	if t.bytes() > c.budget {
+	if !t.fits(c.budget) {
 		c.snap, c.tooBig = nil, true
 		return false, nil
 	}
@@ -388,15 +407,20 @@ func (c *Cache) loadCodes(ctx context.Context, src Source, q State, centre []flo
 			open = int32(len(t.slots) - 1)
 		}
 		t.meta = append(t.meta, m)
+		if f, ok := fineTail(b, c.dims); ok {
+			t.pushMid(&f, nil, midMeta{})
+		} else {
+			t.pushMid(nil, nil, noMid)
+		}
 		t.slots[open].n++
-		over = rows%1024 == 0 && t.bytes() > c.budget
+		over = rows%1024 == 0 && !t.fits(c.budget)
 		return !over
 	})
 	c.Stats.CodeRows.Add(rows)
 	if err != nil {
 		return false, err
 	}
-	if over || t.bytes() > c.budget {
+	if over || !t.fits(c.budget) {
 		c.mu.Lock()
 		c.tooBig = true
 		c.mu.Unlock()

@@ -210,6 +210,11 @@ type queryCode struct {
 	// (see fine.go), and rotSum the sum of its coordinates.
 	rot    []float32
 	rotSum float64
+	// plane is the sums of rot over the set bits of each byte value at
+	// each byte of a middle part's bit plane (see mid.go), made at its
+	// first use.
+	planeOnce sync.Once
+	plane     []float32
 }
 
 // cosBounds caches cosBound's tables by dimension count.
@@ -272,10 +277,21 @@ func (e *Estimator) estimate(w []uint64, m *codeMeta) float32 {
 	if m.centred {
 		qc = &e.q[1]
 	}
-	h := 0
-	for i, x := range w {
-		h += bits.OnesCount64(x ^ qc.bits[i])
+	// Four sums, and the query's words cut to w's length (no bounds
+	// checks): the loop runs for every item of every search.
+	qb := qc.bits[:len(w)]
+	var h0, h1, h2, h3 int
+	i := 0
+	for ; i+4 <= len(w); i += 4 {
+		h0 += bits.OnesCount64(w[i] ^ qb[i])
+		h1 += bits.OnesCount64(w[i+1] ^ qb[i+1])
+		h2 += bits.OnesCount64(w[i+2] ^ qb[i+2])
+		h3 += bits.OnesCount64(w[i+3] ^ qb[i+3])
 	}
+	for ; i < len(w); i++ {
+		h0 += bits.OnesCount64(w[i] ^ qb[i])
+	}
+	h := h0 + h1 + h2 + h3
 	// In float64: a code's norms may be any finite float32 (a hostile or
 	// damaged file), whose squares and products overflow float32 into
 	// Inf - Inf = NaN; in float64 they stay finite, and the result is at

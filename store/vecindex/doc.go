@@ -3,7 +3,8 @@
 // when asked: memstore.Options.VectorIndexBytes): a 1-bit sign code per stored vector (codes.go), held in
 // memory for one generation of the store (Cache), ranked by upper bounds
 // of the scores against the query (Estimator); the best of them bounded
-// again, more tightly, by the 8-bit fine part of their stored codes
+// again in memory by the 5-bit middle part of their codes (mid.go), and
+// those still above the page by the 8-bit fine part of their stored codes
 // (fine.go), read from the storage, so that a search reads and scores
 // exactly only the best few vectors even inside one dense topic, whose
 // items share most sign bits; kept up to date from the

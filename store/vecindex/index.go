@@ -48,6 +48,13 @@ type codeIndex struct {
 	// cov is the coverage of the live items (see coverage.go), kept as
 	// slots come and go.
 	cov Coverage
+	// mid holds the middle part of each code (see mid.go), midBytes(dims)
+	// bytes a code, and mids its scale, while some code has one (nil
+	// until then); midOff: the index keeps none (over budget with them).
+	mid    []byte
+	midMem *arena // mid's memory: appends stay within its capacity (midRoom)
+	mids   []midMeta
+	midOff bool
 }
 
 type codeSlot struct {
@@ -73,6 +80,67 @@ func (t *codeIndex) reserve(codes int) {
 	t.bits = slices.Grow(t.bits, codes*t.words)
 	t.meta = slices.Grow(t.meta, codes)
 	t.slots = slices.Grow(t.slots, codes)
+}
+
+// pushMid records the middle part of the code just appended to meta:
+// derived from fine part f, or raw levels lv with scale mm, or none (both
+// nil). The arrays are made at the first code that has one, room for as
+// many codes as meta has.
+func (t *codeIndex) pushMid(f *fine, lv []byte, mm midMeta) {
+	if t.midOff {
+		return
+	}
+	mb := midBytes(t.dims)
+	if t.mid == nil {
+		if f == nil && lv == nil {
+			return
+		}
+		n := len(t.meta) - 1
+		t.midRoom(n*mb, max(cap(t.meta), n+1)*mb)
+		t.mid = t.mid[:n*mb] // zeroed
+		t.mids = make([]midMeta, n, max(cap(t.meta), n+1))
+		for i := range t.mids {
+			t.mids[i] = noMid
+		}
+	}
+	t.midRoom(mb, 0)
+	switch {
+	case f != nil:
+		t.mid, mm = appendMid(t.mid, f)
+	case lv != nil:
+		t.mid = append(t.mid, lv[:mb]...)
+	default:
+		at := len(t.mid)
+		t.mid = slices.Grow(t.mid, mb)[:at+mb]
+		clear(t.mid[at:])
+		mm = noMid
+	}
+	t.mids = append(t.mids, mm)
+}
+
+// dropMid drops the middle parts, for good: the index keeps the sign bits
+// alone (over budget with them).
+func (t *codeIndex) dropMid() {
+	t.mid, t.midMem, t.mids, t.midOff = nil, nil, nil, true
+}
+
+// midOf returns code j's middle part, ok false when it has none.
+func (t *codeIndex) midOf(j int) (lv []byte, mm *midMeta, ok bool) {
+	if t.mid == nil || t.mids[j].enorm < 0 {
+		return nil, nil, false
+	}
+	mb := midBytes(t.dims)
+	return t.mid[j*mb : (j+1)*mb], &t.mids[j], true
+}
+
+// fits reports whether t fits in budget bytes, dropping its middle parts
+// first when that makes it fit.
+func (t *codeIndex) fits(budget int64) bool {
+	if t.bytes() <= budget {
+		return true
+	}
+	t.dropMid()
+	return t.bytes() <= budget
 }
 
 func (t *codeIndex) intern(ns string) int32 {
@@ -191,6 +259,11 @@ func (t *codeIndex) add(ns, key string, updated int64, codes []code) {
 	for _, c := range codes {
 		t.bits = append(t.bits, c.bits...)
 		t.meta = append(t.meta, c.meta)
+		if c.mid != nil {
+			t.pushMid(nil, c.mid, c.mm)
+		} else {
+			t.pushMid(nil, nil, noMid)
+		}
 	}
 }
 
@@ -218,6 +291,7 @@ func (t *codeIndex) compact() {
 		return
 	}
 	c := newCodeIndex(t.dims, t.centre)
+	c.midOff = t.midOff
 	c.slots = make([]codeSlot, 0, t.live)
 	c.keys = make([]byte, 0, len(t.keys))
 	c.bits = make([]uint64, 0, len(t.bits)-t.dead*t.words)
@@ -227,7 +301,14 @@ func (t *codeIndex) compact() {
 		ns := c.intern(t.names[s.ns])
 		c.appendSorted(t.keyOf(s), codeSlot{updated: s.updated, ns: ns, first: int32(len(c.meta)), n: s.n})
 		c.bits = append(c.bits, t.bits[int(s.first)*t.words:int(s.first+s.n)*t.words]...)
-		c.meta = append(c.meta, t.meta[s.first:s.first+s.n]...)
+		for j := int(s.first); j < int(s.first+s.n); j++ {
+			c.meta = append(c.meta, t.meta[j])
+			if lv, mm, ok := t.midOf(j); ok {
+				c.pushMid(nil, lv, *mm)
+			} else {
+				c.pushMid(nil, nil, noMid)
+			}
+		}
 	}
 	*t = *c
 }
@@ -251,7 +332,7 @@ func (t *codeIndex) liveInKeyOrder() []int32 {
 
 // bytes approximates the index's memory.
 func (t *codeIndex) bytes() int64 {
-	return int64(8*len(t.bits)+16*len(t.meta)+len(t.keys)+t.tailKeyBytes) + int64(len(t.slots))*40 + int64(len(t.tail))*64
+	return int64(8*len(t.bits)+16*len(t.meta)+len(t.keys)+t.tailKeyBytes+len(t.mid)+8*len(t.mids)) + int64(len(t.slots))*40 + int64(len(t.tail))*64
 }
 
 // approx is an item's estimated score.

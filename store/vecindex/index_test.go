@@ -34,7 +34,7 @@ func TestCodeIndexCompact(t *testing.T) {
 		if !ok {
 			t.Fatal("code does not decode")
 		}
-		return code{bits, m}
+		return code{bits: bits, meta: m}
 	}
 	for i := range 10 {
 		tb.add("n", fmt.Sprint(i), int64(i), []code{cd([]float32{float32(i), 1}), cd([]float32{1, float32(i)})})
@@ -74,7 +74,7 @@ func TestCodeIndexFindsItsItems(t *testing.T) {
 		v := make([]float32, dims)
 		v[tag%dims] = float32(tag + 1)
 		bits, m, _ := decodeCode(nil, EncodeCode(v, nil), dims)
-		return code{bits, m}
+		return code{bits: bits, meta: m}
 	}
 	keyOf := func(i int) Key { return Key{NS: fmt.Sprint("ns.", i%3), Key: fmt.Sprintf("k%03d", i)} }
 	model := map[Key]int64{}
@@ -244,7 +244,7 @@ func TestSnapshotPartsHoldAnyItem(t *testing.T) {
 	v := make([]float32, dims)
 	v[0] = 1
 	bits, m, _ := decodeCode(nil, EncodeCode(v, nil), dims)
-	c := code{bits, m}
+	c := code{bits: bits, meta: m}
 	for _, tc := range []struct {
 		name      string
 		n, keyLen func(int) int
@@ -285,7 +285,7 @@ func FuzzSnapshotPart(f *testing.F) {
 	t0 := newCodeIndex(70, nil)
 	for i := range 3 {
 		bits, m, _ := decodeCode(nil, EncodeCode(unitGauss(r, 70), nil), 70)
-		t0.add("ns", fmt.Sprint(i), int64(i), []code{{bits, m}})
+		t0.add("ns", fmt.Sprint(i), int64(i), []code{{bits: bits, meta: m}})
 	}
 	for _, p := range t0.serialize(1) {
 		f.Add(p)

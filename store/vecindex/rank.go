@@ -70,14 +70,24 @@ const (
 type candidate struct {
 	key   Key
 	bound float32
+	slot  int32 // its slot in the index best ranked it in
 }
+
+// midChunk is how many items, in the order of their sign bits' bounds,
+// Top bounds again by their middle parts at a time: those whose sign
+// bits already bound them below every bound ahead of them, or below the
+// need-th score found, never are.
+const midChunk = 256
 
 // Top returns the first need (≥ 1) items of the exact ranking of the
 // items under prefix at generation gen. Items are ranked by the bounds of
-// their sign bits (Best); when r is a CodeReader, the best of them are
-// bounded again by the fine parts of their stored codes, RefineBatch at a
-// time, as long as a sign bits' bound is above every fine one and above
-// the need-th best exact score found; items are rescored (r.Rescore) in
+// their sign bits (Best), the best of them bounded again by their codes'
+// middle parts where the index holds them (mid.go; an item of the rest
+// still bounds above every unranked one: see best); when r is a
+// CodeReader, the best of them are bounded again by the fine parts of
+// their stored codes, RefineBatch at a time (only those still at or above
+// the need-th best exact score found), as long as such a bound is above
+// every fine one and above that score; items are rescored (r.Rescore) in
 // the order of their tightest bounds, a batch at a time, until every
 // bound left, of either kind, is below the need-th best exact score
 // found, and the best need rescored are then the exact ranking's first.
@@ -96,10 +106,17 @@ func (c *Cache) Top(ctx context.Context, gen int64, prefix string, r Rescorer, n
 		want = MaxBounded / 2
 	}
 	emitted := map[Key]bool{} // ranked by bound so far
-	fill := func() (keys []Key, bounds []float32, left int, ok bool, err error) {
+	var (
+		held *codeIndex   // the index best ranked in
+		ests []*Estimator // its estimators, by namespace
+	)
+	// fill ranks the next want items by their sign bits' bounds (see
+	// best): signs, best first, and rest, the bound of every item not
+	// ranked yet (-Inf when none is left).
+	fill := func() (signs []candidate, rest float32, left int, ok bool, err error) {
 		var missing []string
 		for range 2 {
-			keys, bounds, left, missing, ok = c.Best(gen, prefix, r, want, emitted)
+			signs, held, ests, rest, left, missing, ok = c.best(gen, prefix, r, want, emitted)
 			if !ok || len(missing) == 0 {
 				break
 			}
@@ -107,39 +124,35 @@ func (c *Cache) Top(ctx context.Context, gen int64, prefix string, r Rescorer, n
 			// outside the index's lock (they may read keys), then it
 			// ranks again.
 			if err := r.Resolve(ctx, missing); err != nil {
-				return nil, nil, 0, false, err
+				return nil, 0, 0, false, err
 			}
 		}
 		if !ok || len(missing) > 0 {
-			return nil, nil, 0, false, nil
+			return nil, 0, 0, false, nil
 		}
-		for _, k := range keys {
-			emitted[k] = true
+		for _, cd := range signs {
+			emitted[cd.key] = true
 		}
-		return keys, bounds, left, true, nil
+		if left <= len(signs) {
+			rest = float32(math.Inf(-1))
+		}
+		return signs, rest, left, true, nil
 	}
-	keys, bounds, total, ok, err := fill()
+	signs, rest, total, ok, err := fill()
 	if !ok || err != nil {
 		return nil, false, err
 	}
-	more := total > len(keys)
+	var queue []candidate // bounded by middle parts (or kept), best first
 	var (
 		got  []Scored
 		pool []candidate // bounded by fine parts (or kept), best first
 	)
 	budget, refineBudget := max(512, total/10), max(2*MaxBounded, total/2)
-	refineBatch := RescoreBatch
+	refineBatch := max(need, 16)
 	for rescored, refined := 0, 0; ; {
-		if len(keys) == 0 && more {
-			var left int
-			if keys, bounds, left, ok, err = fill(); !ok || err != nil {
-				return nil, false, err
-			}
-			more = left > len(keys)
-		}
 		next, best := float32(math.Inf(-1)), float32(math.Inf(-1))
-		if len(keys) > 0 {
-			next = bounds[0]
+		if len(queue) > 0 {
+			next = queue[0].bound
 		}
 		if len(pool) > 0 {
 			best = pool[0].bound
@@ -147,34 +160,59 @@ func (c *Cache) Top(ctx context.Context, gen int64, prefix string, r Rescorer, n
 		th := float32(math.Inf(-1))
 		if len(got) >= need {
 			th = r.Proxy(got[need-1].Score)
-			if best < th && next < th {
-				break
-			}
 		}
-		if len(keys) > 0 && next >= th && (next > best || len(pool) == 0) {
-			// A sign bits' bound leads: bound the next items finely.
-			n := min(len(keys), RescoreBatch)
+		front := rest
+		if len(signs) > 0 {
+			front = signs[0].bound
+		}
+		if front >= th && front > next && front > best {
+			// Items bounded by sign bits alone bound above every other.
+			if len(signs) == 0 {
+				// Items not ranked yet.
+				if signs, rest, _, ok, err = fill(); !ok || err != nil {
+					return nil, false, err
+				}
+				continue
+			}
+			n := min(len(signs), midChunk)
+			part := slices.Clone(signs[:n])
+			signs = signs[n:]
+			if !c.midBound(gen, held, ests, part) {
+				return nil, false, nil // the index changed: the caller scans
+			}
+			queue = mergeCandidates(queue, part)
+			continue
+		}
+		if len(got) >= need && best < th && next < th && front < th {
+			break
+		}
+		if len(queue) > 0 && next >= th && (next > best || len(pool) == 0) {
+			// A sign bits' (or middle part's) bound leads: bound the next
+			// items finely.
+			n := min(len(queue), RescoreBatch)
 			if refine {
 				// From RescoreBatch up, doubling: spread-out data needs
-				// about one batch, a dense topic all of its items.
-				n = min(len(keys), refineBatch)
+				// about one batch, a dense topic all of its items. Items
+				// bounded below the need-th score found are not: they
+				// cannot rank.
+				n = min(len(queue), refineBatch)
 				refineBatch = min(2*refineBatch, RefineBatch)
+				for n > 1 && queue[n-1].bound < th {
+					n--
+				}
 			}
 			if refined += n; refined > refineBudget {
 				c.Stats.Abandoned.Add(1)
 				return nil, false, nil
 			}
-			part := make([]candidate, n)
-			for i := range n {
-				part[i] = candidate{keys[i], bounds[i]}
-			}
+			part := slices.Clone(queue[:n])
 			if refine {
 				if err := c.refine(ctx, cr, r, part); err != nil {
 					return nil, false, err
 				}
 				c.Stats.Refined.Add(int64(n))
 			}
-			keys, bounds = keys[n:], bounds[n:]
+			queue = queue[n:]
 			pool = append(pool, part...)
 			slices.SortFunc(pool, func(a, b candidate) int { return cmp.Compare(b.bound, a.bound) })
 			continue
@@ -187,7 +225,7 @@ func (c *Cache) Top(ctx context.Context, gen int64, prefix string, r Rescorer, n
 		// below its last score.
 		batch := RescoreBatch
 		if refine {
-			batch = max(need, 16)
+			batch = need
 		}
 		n := 0
 		for n < min(len(pool), batch) && pool[n].bound >= th {
@@ -212,6 +250,78 @@ func (c *Cache) Top(ctx context.Context, gen int64, prefix string, r Rescorer, n
 		slices.SortFunc(got, CompareScored)
 	}
 	return got[:min(len(got), need)], true, nil
+}
+
+// mergeCandidates merges b into a, both best first.
+func mergeCandidates(a, b []candidate) []candidate {
+	if len(a) == 0 {
+		return b
+	}
+	out := append(slices.Clone(a), b...)
+	slices.SortStableFunc(out, func(x, y candidate) int { return cmp.Compare(y.bound, x.bound) })
+	return out
+}
+
+// best is Best for Top: the r items of highest bound by sign bits, best
+// first, with their slots in t, the index they were ranked in, and the
+// estimators of its namespaces (see midBound); rest is the lowest bound
+// among them, above which no item not returned bounds.
+func (c *Cache) best(gen int64, prefix string, qs Queries, r int, skip map[Key]bool) (signs []candidate, t *codeIndex, ests []*Estimator, rest float32, left int, missing []string, ok bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	t = c.snap
+	if t == nil || c.gen != gen {
+		return nil, nil, nil, 0, 0, nil, false
+	}
+	ests, missing = t.estimators(prefix, qs)
+	if len(missing) > 0 {
+		return nil, nil, nil, 0, 0, missing, true
+	}
+	all := t.estimateAll(ests, skip)
+	n := min(r, len(all))
+	TopK(all, n, compareApprox)
+	rest = float32(math.Inf(-1))
+	if n > 0 {
+		rest = all[n-1].est
+	}
+	signs = make([]candidate, 0, n)
+	for _, a := range all[:n] {
+		signs = append(signs, candidate{key: t.itemOf(&t.slots[a.slot]), bound: a.est, slot: a.slot})
+	}
+	return signs, t, ests, rest, len(all), nil, true
+}
+
+// midBound bounds cands, ranked by best in index t at generation gen,
+// again by the middle parts of their codes where they have them (the
+// best of an item's codes, each by the tighter of its two bounds), and
+// sorts them best first. It reports false when the cache no longer holds
+// t at gen (the slots may then name other items).
+func (c *Cache) midBound(gen int64, t *codeIndex, ests []*Estimator, cands []candidate) bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if c.snap != t || c.gen != gen {
+		return false
+	}
+	if t.mid == nil {
+		return true // sorted by sign bits already
+	}
+	w := t.words
+	for i := range cands {
+		s := &t.slots[cands[i].slot]
+		e := ests[s.ns]
+		tight := float32(math.Inf(-1))
+		for j := int(s.first); j < int(s.first+s.n); j++ {
+			b := e.estimate(t.bits[j*w:(j+1)*w], &t.meta[j])
+			if lv, mm, ok := t.midOf(j); ok {
+				b = min(b, e.estimateMid(lv, mm, &t.meta[j]))
+			}
+			tight = max(tight, b)
+		}
+		cands[i].bound = min(cands[i].bound, tight)
+	}
+	c.Stats.MidBounded.Add(int64(len(cands)))
+	slices.SortStableFunc(cands, func(x, y candidate) int { return cmp.Compare(y.bound, x.bound) })
+	return true
 }
 
 // refine replaces the bounds of cands by those of the fine parts of their

@@ -40,10 +40,21 @@ import (
 // row, and the next write stores a new snapshot (TakeSnapshot).
 const snapshotPart = 1 << 20
 
-// snapshotMagic begins every part of the current format (format 1 had no
-// header; format 2 no generation: both read as malformed, and the load
-// that then reads every code writes a new snapshot).
-const snapshotMagic = "mvcs3"
+// snapshotMagic begins every part of sign bits of the current format
+// (format 1 had no header; format 2 no generation; format 3 no middle
+// parts: all read as malformed, and the load that then reads every code
+// writes a new snapshot).
+const snapshotMagic = "mvcs4"
+
+// The middle parts of the codes (see mid.go), when the index holds them,
+// follow the parts of sign bits in parts of their own: a header of
+// midMagic, the uvarint dimension count, the uvarint generation and the
+// uvarint position of the part's first code among the snapshot's codes
+// (in the order of the parts of sign bits), then per code a byte 1 and
+// float32 Δ', |e'| and midBytes(d) levels, or a byte 0 for a code
+// without middle part. A snapshot whose middle parts do not cover its
+// codes, one after the other, is malformed.
+const midMagic = "mvcm4"
 
 // SnapshotMinCodes is the fewest codes worth a snapshot (reading fewer
 // rows is quick); a variable so that tests can lower it.
@@ -103,14 +114,117 @@ func (t *codeIndex) serialize(gen int64) [][]byte {
 	if cur != nil {
 		parts = append(parts, cur)
 	}
+	if t.mid == nil {
+		return parts
+	}
+	mb := midBytes(t.dims)
+	at := 0 // position of the next code
+	cur = nil
+	for _, i := range order {
+		s := &t.slots[i]
+		if cur == nil {
+			cur = binary.AppendUvarint(binary.AppendUvarint(binary.AppendUvarint([]byte(midMagic), uint64(t.dims)), uint64(gen)), uint64(at))
+			cur = slices.Grow(cur, snapshotPart+(9+mb)*int(s.n))
+		}
+		for j := int(s.first); j < int(s.first+s.n); j++ {
+			lv, mm, ok := t.midOf(j)
+			if !ok {
+				cur = append(cur, 0)
+				continue
+			}
+			cur = append(cur, 1)
+			cur = binary.LittleEndian.AppendUint32(cur, math.Float32bits(mm.delta))
+			cur = binary.LittleEndian.AppendUint32(cur, math.Float32bits(mm.enorm))
+			cur = append(cur, lv...)
+		}
+		at += int(s.n)
+		if len(cur) >= snapshotPart {
+			parts = append(parts, cur)
+			cur = nil
+		}
+	}
+	if cur != nil {
+		parts = append(parts, cur)
+	}
 	return parts
+}
+
+// deserializeMid reads a part of middle parts of the snapshot of
+// generation gen into t, whose parts of sign bits are all read.
+func (t *codeIndex) deserializeMid(p []byte, gen int64) error {
+	rest, _ := bytes.CutPrefix(p, []byte(midMagic))
+	var h [3]uint64
+	for i := range h {
+		v, k := binary.Uvarint(rest)
+		if k <= 0 {
+			return ErrSnapshot
+		}
+		h[i], rest = v, rest[k:]
+	}
+	mb := midBytes(t.dims)
+	if h[0] != uint64(t.dims) || gen < 0 || h[1] != uint64(gen) {
+		return ErrSnapshot
+	}
+	if t.midOff {
+		return nil // over budget: the index keeps none
+	}
+	if h[2] != uint64(len(t.mids)) {
+		return ErrSnapshot
+	}
+	if t.mid == nil {
+		if len(t.mids) != 0 || len(t.meta) == 0 {
+			return ErrSnapshot
+		}
+		t.midRoom(len(t.meta)*mb, 0)
+		t.mids = make([]midMeta, 0, len(t.meta))
+	}
+	for len(rest) > 0 {
+		if len(t.mids) == len(t.meta) {
+			return ErrSnapshot // more middle parts than codes
+		}
+		t.midRoom(mb, 0)
+		switch rest[0] {
+		case 0:
+			at := len(t.mid)
+			t.mid = slices.Grow(t.mid, mb)[:at+mb]
+			clear(t.mid[at:])
+			t.mids = append(t.mids, noMid)
+			rest = rest[1:]
+		case 1:
+			if len(rest) < 9+mb {
+				return ErrSnapshot
+			}
+			mm := midMeta{math.Float32frombits(binary.LittleEndian.Uint32(rest[1:])), math.Float32frombits(binary.LittleEndian.Uint32(rest[5:]))}
+			for _, x := range []float32{mm.delta, mm.enorm} {
+				if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) || x < 0 {
+					return ErrSnapshot
+				}
+			}
+			t.mid = append(t.mid, rest[9:9+mb]...)
+			t.mids = append(t.mids, mm)
+			rest = rest[9+mb:]
+		default:
+			return ErrSnapshot
+		}
+	}
+	return nil
+}
+
+// midComplete reports whether t's middle parts, after a snapshot's, are
+// none or one per code.
+func (t *codeIndex) midComplete() bool {
+	return t.mid == nil || len(t.mids) == len(t.meta)
 }
 
 // deserialize appends the items of a part of the snapshot of generation
 // gen to t.
 func (t *codeIndex) deserialize(p []byte, gen int64) error {
+	if bytes.HasPrefix(p, []byte(midMagic)) {
+		return t.deserializeMid(p, gen)
+	}
 	rest, ok := bytes.CutPrefix(p, []byte(snapshotMagic))
-	if !ok {
+	if !ok || t.mid != nil {
+		// Parts of sign bits come before every part of middle parts.
 		return ErrSnapshot
 	}
 	d, k := binary.Uvarint(rest)
@@ -178,22 +292,27 @@ func (c *Cache) loadSnapshot(ctx context.Context, src Source, centre []float32, 
 	t := newCodeIndex(c.dims, centre)
 	// Size the index from the snapshot's bytes, at most the cache's
 	// budget: each code takes at least its code bytes plus a few of key
-	// and header.
+	// and header; and at most the items with codes (an item has one code
+	// a field), which the middle parts' bytes, if any, do not inflate.
 	total, err := src.SnapshotSize(ctx)
 	if err != nil {
 		return false, err
 	}
 	perCode := int64(codeHeader + 8*t.words + 8)
+	codes := min(total, c.budget) / perCode
+	if q.Stored.Known && q.Stored.Cov.Items > 0 {
+		codes = min(codes, q.Stored.Cov.Items)
+	}
 	refused := false // malformed, or over budget
 	err = src.SnapshotParts(ctx, func(p []byte) bool {
 		if len(t.slots) == 0 {
 			// Here, not before: the next part is being read meanwhile.
-			t.reserve(int(min(total, c.budget) / perCode))
+			t.reserve(int(codes))
 		}
-		refused = t.deserialize(p, snapGen) != nil || t.bytes() > c.budget
+		refused = t.deserialize(p, snapGen) != nil || !t.fits(c.budget)
 		return !refused
 	})
-	if err != nil || refused {
+	if err != nil || refused || !t.midComplete() {
 		// The per-row load then reads every code (and marks the cache too
 		// big if it is).
 		return false, err
@@ -207,7 +326,7 @@ func (c *Cache) loadSnapshot(ctx context.Context, src Source, centre []float32, 
 		return false, err
 	}
 	t.apply(keys, got)
-	if t.bytes() > c.budget {
+	if !t.fits(c.budget) {
 		return false, nil
 	}
 	if t.cov != q.Stored.Cov {
@@ -233,15 +352,18 @@ func RewriteSnapshot(parts [][]byte, dims int, gen int64, remove []Key, add map[
 			return nil, err
 		}
 	}
+	if !t.midComplete() {
+		return nil, ErrSnapshot
+	}
 	for _, k := range remove {
 		t.remove(k)
 	}
 	for k, b := range add {
-		bits, m, ok := decodeCode(nil, b, dims)
+		cd, ok := decodeFull(b, dims)
 		if !ok {
 			return nil, ErrSnapshot
 		}
-		t.add(k.NS, k.Key, 1, []code{{bits, m}})
+		t.add(k.NS, k.Key, 1, []code{cd})
 	}
 	t.compact()
 	return t.serialize(gen), nil

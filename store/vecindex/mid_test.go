@@ -1,0 +1,163 @@
+package vecindex
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/memvault/memvault/store"
+)
+
+// TestMidBoundsOnDenseTopics checks the middle parts' bounds (mid.go) on
+// vectors in two dense topics, under every distance and at dimension
+// counts with and without a partial nibble or plane byte: every bound is
+// at least the vector's exact score (a search prunes by them), and they
+// leave at most a tenth as many items above the tenth best score as the
+// sign bits do (what spares a search the fine parts of most of a topic).
+// Leaving the bit plane out of the sum, or the fine part's rounding from
+// the middle part's error norm, fails the first check.
+func TestMidBoundsOnDenseTopics(t *testing.T) {
+	for _, d := range []int{384, 77} {
+		t.Run(fmt.Sprint(d), func(t *testing.T) {
+			r := rand.New(rand.NewPCG(8, uint64(d)))
+			const n, k = 2000, 10
+			items, qs := denseTopics(r, n, d, 6)
+			centre := make([]float32, d)
+			for _, v := range items {
+				for j, x := range v {
+					centre[j] += x / n
+				}
+			}
+			codes := make([]code, n)
+			for i, v := range items {
+				c, ok := decodeFull(EncodeCode(v, centre), d)
+				if !ok || len(c.mid) != midBytes(d) || c.mm.enorm < 0 {
+					t.Fatal("EncodeCode's code has no middle part")
+				}
+				codes[i] = c
+			}
+			for _, dist := range []store.Distance{store.Cosine, store.L2, store.InnerProduct} {
+				for qi, q := range qs {
+					e := NewEstimator(dist, q, centre)
+					exact := make([]float64, n)
+					midB, signB := make([]float32, n), make([]float32, n)
+					for i, v := range items {
+						var dot, vv, qq float64
+						for j := range v {
+							dot += float64(v[j]) * float64(q[j])
+							vv += float64(v[j]) * float64(v[j])
+							qq += float64(q[j]) * float64(q[j])
+						}
+						switch dist {
+						case store.InnerProduct:
+							exact[i] = dot
+						case store.L2:
+							exact[i] = 2*dot - vv
+						default:
+							exact[i] = dot / math.Sqrt(vv*qq)
+						}
+						c := &codes[i]
+						midB[i] = e.estimateMid(c.mid, &c.mm, &c.meta)
+						signB[i] = e.estimate(c.bits, &c.meta)
+						if float64(midB[i]) < exact[i] {
+							t.Fatalf("%s query %d: item %d's middle bound %v is below its score %v", dist, qi, i, midB[i], exact[i])
+						}
+					}
+					s := slices.Clone(exact)
+					slices.Sort(s)
+					th := s[n-k]
+					midAbove, signAbove := 0, 0
+					for i := range exact {
+						if float64(midB[i]) >= th {
+							midAbove++
+						}
+						if float64(signB[i]) >= th {
+							signAbove++
+						}
+					}
+					if d >= 384 && 10*midAbove > signAbove {
+						t.Fatalf("%s query %d: %d middle bounds and %d sign bits' bounds at or above the %dth score, want at most a tenth",
+							dist, qi, midAbove, signAbove, k)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestSnapshotKeepsMiddleParts: the middle parts round-trip through the
+// snapshot, across parts, beside codes without any (format 2); parts of
+// middle parts out of place, or too few, make a malformed snapshot; and
+// an index over its budget with them drops them and keeps the sign bits.
+func TestSnapshotKeepsMiddleParts(t *testing.T) {
+	const dims = 1536
+	r := rand.New(rand.NewPCG(9, 9))
+	ix := newCodeIndex(dims, nil)
+	for i := range 3000 {
+		b := EncodeCode(unitGauss(r, dims), nil)
+		if i%7 == 3 {
+			b, _ = SplitCode(b) // format 2: no middle part
+		}
+		c, ok := decodeFull(b, dims)
+		if !ok {
+			t.Fatal("code does not decode")
+		}
+		ix.add("ns", fmt.Sprintf("%05d", i), 1, []code{c})
+	}
+	parts := ix.serialize(4)
+	var mids int
+	for _, p := range parts {
+		if string(p[:len(midMagic)]) == midMagic {
+			mids++
+		}
+	}
+	if mids < 2 {
+		t.Fatalf("%d parts of middle parts: the test needs a boundary between them", mids)
+	}
+	load := func(parts [][]byte) (*codeIndex, error) {
+		again := newCodeIndex(dims, nil)
+		for _, p := range parts {
+			if err := again.deserialize(p, 4); err != nil {
+				return again, err
+			}
+		}
+		if !again.midComplete() {
+			return again, ErrSnapshot
+		}
+		return again, nil
+	}
+	again, err := load(parts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(again.mid, ix.mid) || !slices.Equal(again.mids, ix.mids) || !slices.Equal(again.bits, ix.bits) {
+		t.Fatal("the middle parts changed in a round trip")
+	}
+	n := len(parts)
+	for name, bad := range map[string][][]byte{
+		"a part of middle parts missing": append(slices.Clone(parts[:n-2]), parts[n-1]),
+		"the last part missing":          parts[:n-1],
+		"middle parts before sign bits":  append([][]byte{parts[n-mids]}, parts...),
+	} {
+		if _, err := load(bad); !errors.Is(err, ErrSnapshot) {
+			t.Errorf("%s: %v, want ErrSnapshot", name, err)
+		}
+	}
+
+	// Over budget with middle parts, within it without: they go.
+	small, fit := newCodeIndex(dims, nil), ix.bytes()-int64(len(ix.mid))
+	for _, p := range parts {
+		if err := small.deserialize(p, 4); err != nil {
+			t.Fatal(err)
+		}
+		if !small.fits(fit) {
+			t.Fatal("the sign bits alone do not fit")
+		}
+	}
+	if small.mid != nil || !small.midOff || len(small.meta) != len(ix.meta) {
+		t.Fatalf("over budget: %d bytes of middle parts kept, %d codes", len(small.mid), len(small.meta))
+	}
+}
