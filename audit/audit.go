@@ -259,16 +259,28 @@ func Principal(ctx context.Context) string {
 	return p
 }
 
+// recordPrincipal is the principal ctx names as a record keeps it:
+// checked (CheckPrincipal) and bounded as its target is (MaxTargetBytes),
+// so that a caller-supplied name cannot grow the append-only trail by
+// its size.
+func recordPrincipal(ctx context.Context) (string, error) {
+	who := Principal(ctx)
+	if err := CheckPrincipal(who); err != nil {
+		return "", err
+	}
+	return bounded(who), nil
+}
+
 // CheckPrincipal returns ErrInvalidPrincipal, saying why, when p is not
 // valid UTF-8 or holds a control character or a bidirectional-text
 // control (which reorders what a terminal shows).
 func CheckPrincipal(p string) error {
 	if !utf8.ValidString(p) {
-		return fmt.Errorf("%w %q: not valid UTF-8", ErrInvalidPrincipal, p)
+		return fmt.Errorf("%w %q: not valid UTF-8", ErrInvalidPrincipal, bounded(p))
 	}
 	for _, r := range p {
 		if unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r) {
-			return fmt.Errorf("%w %q: it holds the control character %U", ErrInvalidPrincipal, p, r)
+			return fmt.Errorf("%w %q: it holds the control character %U", ErrInvalidPrincipal, bounded(p), r)
 		}
 	}
 	return nil

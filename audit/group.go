@@ -55,8 +55,8 @@ type group struct {
 // append appends es (and a key change record first when needed) and
 // returns the records stored, once they are durable.
 func (t *Trail) append(ctx context.Context, es []Entry) ([]Record, error) {
-	who := Principal(ctx)
-	if err := CheckPrincipal(who); err != nil {
+	who, err := recordPrincipal(ctx)
+	if err != nil {
 		return nil, err
 	}
 	r := &request{ctx: ctx, es: es, who: who, done: make(chan struct{})}

@@ -184,8 +184,8 @@ func (t *Trail) RecordInTx(ctx context.Context, e Entry) (row *checkpointer.Reco
 	if err := t.readyToRecord(ctx, []Entry{e}); err != nil {
 		return nil, true, err
 	}
-	who := Principal(ctx)
-	if err := CheckPrincipal(who); err != nil {
+	who, err := recordPrincipal(ctx)
+	if err != nil {
 		return nil, true, err
 	}
 	p := t.pendingOf(e, who, t.now().UTC().Truncate(time.Microsecond))
@@ -313,8 +313,8 @@ func (t *Trail) recordRead(ctx context.Context, e Entry) (ok bool, err error) {
 	if err := t.readyToRecord(ctx, []Entry{e}); err != nil {
 		return true, err
 	}
-	who := Principal(ctx)
-	if err := CheckPrincipal(who); err != nil {
+	who, err := recordPrincipal(ctx)
+	if err != nil {
 		return true, err
 	}
 	p := t.pendingOf(e, who, t.now().UTC().Truncate(time.Microsecond))

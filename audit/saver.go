@@ -326,8 +326,24 @@ func (s *Saver) importThread(ctx context.Context, items []checkpointer.ImportChe
 	if !ok {
 		return unsupported(s.inner, "import threads")
 	}
-	if len(items) > 0 {
-		if err := s.log(ctx, OpCheckpointWrite, items[0].ThreadID); err != nil {
+	// One write record per thread the items name, all in one append: an
+	// import may hold several threads' checkpoints (recording only the
+	// first thread's left the others' writes out of the trail).
+	var es []Entry
+	seen := map[string]bool{}
+	for _, it := range items {
+		if seen[it.ThreadID] {
+			continue
+		}
+		seen[it.ThreadID] = true
+		e, err := s.entry(ctx, OpCheckpointWrite, it.ThreadID)
+		if err != nil {
+			return err
+		}
+		es = append(es, e)
+	}
+	if len(es) > 0 {
+		if err := s.trail.LogAll(ctx, es); err != nil {
 			return err
 		}
 	}

@@ -345,6 +345,9 @@ func Open(ctx context.Context, c config.Config) (*Handle, error) {
 	if err := requireAudit(ctx, c, h); err != nil {
 		return nil, err
 	}
+	if err := requireSubjects(ctx, c, h); err != nil {
+		return nil, err
+	}
 	if err := openAudit(ctx, c, h); err != nil {
 		return nil, err
 	}
@@ -423,6 +426,51 @@ func requireAudit(ctx context.Context, c config.Config, h *Handle) error {
 	}
 	if began {
 		return fmt.Errorf("%w: set MEMVAULT_AUDIT=true (and MEMVAULT_AUDIT_TABLE to where the trail lives, when not the default), so that no operation goes unrecorded", ErrAuditRequired)
+	}
+	return nil
+}
+
+// ErrSubjectsRequired is what Open returns for a configuration without
+// per-subject keys on a database that has kept data subjects' values under
+// their own keys: such a process would seal an erased subject's values
+// under the master key, out of reach of the erasure's key destruction
+// (a cron job, a second service, a shell where MEMVAULT_SUBJECT_* was not
+// exported). Once a database has per-subject keys, every process that
+// opens it has them, or none opens it; MEMVAULT_DANGEROUS_SKIP_KEY_CHECK
+// opens it anyway.
+var ErrSubjectsRequired = errors.New("vault: this database keeps data subjects' values under their own keys, and the configuration has no per-subject keys")
+
+// subjectsMark is the memvault_meta row that records that per-subject keys
+// were configured on the database.
+const subjectsMark = "subject_keys"
+
+// dataMarks is what the data database's meta table offers besides
+// audit.Meta (sqliteaudit.Meta, pgaudit.Meta): marks of what was
+// configured on it.
+type dataMarks interface {
+	Marked(ctx context.Context, name string) (bool, error)
+	Mark(ctx context.Context, name, value string) error
+}
+
+// requireSubjects marks a database opened with per-subject keys, and
+// refuses (ErrSubjectsRequired) a configuration without them on a marked
+// one. A backend whose meta table keeps no marks is not checked.
+func requireSubjects(ctx context.Context, c config.Config, h *Handle) error {
+	marks, ok := auditMeta(c, h).(dataMarks)
+	if !ok || (!c.SubjectsOn() && c.DangerousSkipKeyCheck) {
+		return nil
+	}
+	marked, err := marks.Marked(ctx, subjectsMark)
+	if err != nil {
+		return fmt.Errorf("vault: %w", err)
+	}
+	switch {
+	case c.SubjectsOn() && !marked:
+		if err := marks.Mark(ctx, subjectsMark, "1"); err != nil {
+			return fmt.Errorf("vault: %w", err)
+		}
+	case !c.SubjectsOn() && marked:
+		return fmt.Errorf("%w: set MEMVAULT_SUBJECT_THREAD_SEPARATOR, MEMVAULT_SUBJECT_THREAD_METADATA or MEMVAULT_SUBJECT_NAMESPACE (and MEMVAULT_KEY_TABLE or MEMVAULT_KEY_DSN) as the processes that wrote it do", ErrSubjectsRequired)
 	}
 	return nil
 }

@@ -399,27 +399,36 @@ type meta struct {
 }
 
 // ChainBegan implements audit.Meta.
-func (m meta) ChainBegan(ctx context.Context) (bool, error) {
+func (m meta) ChainBegan(ctx context.Context) (bool, error) { return m.Marked(ctx, chainRow) }
+
+// MarkChainBegan implements audit.Meta.
+func (m meta) MarkChainBegan(ctx context.Context) error { return m.Mark(ctx, chainRow, "2") }
+
+// Marked reports whether the data schema's memvault_meta table holds the
+// row name (a mark such as the audit chain's beginning). It only reads: a
+// schema without the table holds no mark.
+func (m meta) Marked(ctx context.Context, name string) (bool, error) {
 	tbl := metaTable(m.schema)
-	var exists, began bool
+	var exists, marked bool
 	if err := m.pool.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, tbl).Scan(&exists); err != nil {
 		return false, fmt.Errorf("audit/pgaudit: meta: %w", err)
 	}
 	if !exists {
 		return false, nil
 	}
-	if err := m.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM `+tbl+` WHERE name = $1)`, chainRow).Scan(&began); err != nil {
+	if err := m.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM `+tbl+` WHERE name = $1)`, name).Scan(&marked); err != nil {
 		return false, fmt.Errorf("audit/pgaudit: meta: %w", err)
 	}
-	return began, nil
+	return marked, nil
 }
 
-// MarkChainBegan implements audit.Meta.
-func (m meta) MarkChainBegan(ctx context.Context) error {
+// Mark records, for good, the row name with value in the data schema's
+// memvault_meta table (a row already there keeps its value).
+func (m meta) Mark(ctx context.Context, name, value string) error {
 	if err := migrateMeta(ctx, m.pool, m.schema); err != nil {
 		return fmt.Errorf("audit/pgaudit: meta: %w", err)
 	}
-	if _, err := m.pool.Exec(ctx, `INSERT INTO `+metaTable(m.schema)+` (name, value) VALUES ($1, '2') ON CONFLICT (name) DO NOTHING`, chainRow); err != nil {
+	if _, err := m.pool.Exec(ctx, `INSERT INTO `+metaTable(m.schema)+` (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING`, name, value); err != nil {
 		return fmt.Errorf("audit/pgaudit: meta: %w", err)
 	}
 	return nil

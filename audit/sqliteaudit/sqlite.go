@@ -326,31 +326,40 @@ type meta struct{ path string }
 // ChainBegan implements audit.Meta. It only reads: a database without a
 // memvault_meta table has no trail that began (vault.Open asks it of every
 // database, audited or not, and must not add a table to one that is not).
-func (m meta) ChainBegan(ctx context.Context) (bool, error) {
+func (m meta) ChainBegan(ctx context.Context) (bool, error) { return m.Marked(ctx, chainRow) }
+
+// MarkChainBegan implements audit.Meta.
+func (m meta) MarkChainBegan(ctx context.Context) error { return m.Mark(ctx, chainRow, "2") }
+
+// Marked reports whether the data database's memvault_meta table holds
+// the row name (a mark such as the audit chain's beginning). It only
+// reads: a database without the table holds no mark.
+func (m meta) Marked(ctx context.Context, name string) (bool, error) {
 	db, err := sqlitedb.Open(m.path, sqlitedb.Options{})
 	if err != nil {
 		return false, fmt.Errorf("audit/sqliteaudit: meta: %w", err)
 	}
 	defer db.Close()
-	var began bool
+	var marked bool
 	err = db.Read(ctx, func(tx *sql.Tx) error {
 		var tables int
 		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'memvault_meta'`).Scan(&tables); err != nil || tables == 0 {
 			return err
 		}
-		return tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM memvault_meta WHERE name = ?)`, chainRow).Scan(&began)
+		return tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM memvault_meta WHERE name = ?)`, name).Scan(&marked)
 	})
 	if err != nil {
 		return false, fmt.Errorf("audit/sqliteaudit: meta: %w", err)
 	}
-	return began, nil
+	return marked, nil
 }
 
-// MarkChainBegan implements audit.Meta.
-func (m meta) MarkChainBegan(ctx context.Context) error {
+// Mark records, for good, the row name with value in the data database's
+// memvault_meta table (a row already there keeps its value).
+func (m meta) Mark(ctx context.Context, name, value string) error {
 	return m.do(ctx, func(db *sqlitedb.DB) error {
 		return db.Write(ctx, func(tx *sql.Tx) error {
-			_, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO memvault_meta (name, value) VALUES (?, '2')`, chainRow)
+			_, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO memvault_meta (name, value) VALUES (?, ?)`, name, value)
 			return err
 		})
 	})

@@ -19,16 +19,12 @@ import (
 )
 
 // TestReadThroughReplacedTrailRefused: once a database's audit trail began
-// (the mark in memvault_meta), "a trail without a linked record, or an
-// empty one, fails Verify and no writer extends it" and vault.Open
-// "refuses a configuration that does not record". A process opened with
-// MEMVAULT_AUDIT_TABLE pointing at a new, empty trail — a typo, or a
-// trail moved aside — is not refused at Open, and its reads are recorded
-// as pending rows in that empty trail (no chain head is read, so nothing
-// notices the replacement) and return the data: the real trail never
-// records them. Only the chainer, ~20 ms later, finds the trail replaced
-// and later operations fail. A write through the same handle (recorded by
-// an append, which checks the chain) is refused: the control.
+// (the mark in memvault_meta), a process opened with MEMVAULT_AUDIT_TABLE
+// naming a new, empty trail (a typo, a trail moved aside) reads nothing
+// through it: the trail checks that its table holds the chain before its
+// first pending record (found by review: reads, recorded as pending rows
+// without reading the chain, returned the data until the chainer ran).
+// A write through the same handle is refused too.
 func TestReadThroughReplacedTrailRefused(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -69,15 +65,13 @@ func TestReadThroughReplacedTrailRefused(t *testing.T) {
 	}
 }
 
-// TestWriteThroughReplacedTrailRefused: as TestReviewReadThroughReplacedTrail,
+// TestWriteThroughReplacedTrailRefused: as TestReadThroughReplacedTrailRefused,
 // for writes on PostgreSQL, where a write's record is a pending row inserted
-// by the write's own statement (audit.Options.WritesInTx). With
+// by the write's own statement (audit.Options.WritesInTx): with
 // MEMVAULT_AUDIT_TABLE naming a new, empty schema after the database's
-// chain began (a typo, or the trail moved aside), Open succeeds and the
-// first writes commit — values stored, their only records pending rows of
-// the empty trail, which never verifies — until the chainer finds the
-// replacement. A trail in its own SQLite file refuses the same write (the
-// record is appended, after checking the chain): the control.
+// chain began, checkpoint and store writes are refused (found by review:
+// they committed, their only records pending rows of the empty trail,
+// until the chainer found the replacement).
 func TestWriteThroughReplacedTrailRefused(t *testing.T) {
 	ctx := context.Background()
 	c := config.Default()
@@ -117,12 +111,9 @@ func TestWriteThroughReplacedTrailRefused(t *testing.T) {
 	}
 }
 
-// TestImportOfTwoThreadsRecordsBoth: the audit trail records every
-// write. checkpointer.ThreadImporter.ImportThread takes items of any
-// threads (the savers store them all, in one transaction; the durable
-// saver waits for each thread's queue), but the audited saver records one
-// checkpoint.write, for items[0]'s thread: the other threads' checkpoints
-// are stored with no record of their write.
+// TestImportOfTwoThreadsRecordsBoth: an audited ImportThread of items of
+// two threads records a write of each (found by review: only the first
+// item's thread was recorded).
 func TestImportOfTwoThreadsRecordsBoth(t *testing.T) {
 	ctx := context.Background()
 	c := config.Default()
@@ -166,14 +157,9 @@ func TestImportOfTwoThreadsRecordsBoth(t *testing.T) {
 	}
 }
 
-// TestHugePrincipalBounded: a record keeps at most
-// audit.MaxTargetBytes of its target, subject and key id, "so that reads
-// cannot grow the append-only trail by what a caller sends" (session 19
-// bounded the subject and key id after a review). The principal is the
-// fourth text of a record and is not bounded: an application that records
-// its users by the name they sign in with (audit.WithPrincipal) lets one
-// user with an 8 MiB name add 8 MiB to the trail per read, which nothing
-// can ever delete.
+// TestHugePrincipalBounded: a record keeps at most audit.MaxTargetBytes of
+// its principal, as of its target, subject and key id (found by review:
+// two reads by an 8 MiB principal added 16 MiB to the append-only trail).
 func TestHugePrincipalBounded(t *testing.T) {
 	c := config.Default()
 	c.DBPath = filepath.Join(t.TempDir(), "agent.db")
@@ -206,18 +192,12 @@ func TestHugePrincipalBounded(t *testing.T) {
 	}
 }
 
-// TestSubjectsRequired: erasure step 2 of
-// the README: "Every write of S's values, by any process, fails with
-// keys.ErrSubjectErased … S stays erased: no key is made for S again, so
-// a stale process cannot bring S back, until readmit". A process of the
-// same deployment started without MEMVAULT_SUBJECT_THREAD_SEPARATOR (a
-// cron job, a second service, a shell where the variable was not
-// exported) opens the database — the key check judges only the first
-// stored value, under the master key — and writes carol's thread under
-// the master key after her erasure: stored, readable, and out of reach of
-// any later erasure's key destruction (a backup keeps it readable).
-// A database that records its audit trail refuses a process that does not
-// record (vault.ErrAuditRequired); per-subject keys have no such guard.
+// TestSubjectsRequired: a database opened once with per-subject keys is
+// marked, and a process without them (a cron job, a second service, a
+// shell where MEMVAULT_SUBJECT_THREAD_SEPARATOR was not exported) is
+// refused at Open with vault.ErrSubjectsRequired (found by review: it
+// opened — the key check judges one stored value, under the master key —
+// and stored a write of erased carol under the master key).
 func TestSubjectsRequired(t *testing.T) {
 	ctx := context.Background()
 	c := config.Default()
@@ -251,9 +231,11 @@ func TestSubjectsRequired(t *testing.T) {
 	stale := c
 	stale.Subjects = keys.Subjects{} // MEMVAULT_SUBJECT_THREAD_SEPARATOR not exported
 	h2, err := Open(ctx, stale)
-	if err != nil {
-		t.Logf("Open without the subjects' configuration: %v (refused: holds)", err)
+	if errors.Is(err, ErrSubjectsRequired) {
 		return
+	}
+	if err != nil {
+		t.Fatalf("Open without the subjects' configuration: %v; want ErrSubjectsRequired", err)
 	}
 	defer h2.Close()
 	werr := put(h2, "carol:2", "carol, after her erasure")
