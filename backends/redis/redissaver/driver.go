@@ -782,29 +782,19 @@ func versionsOf(p *checkpointer.PutRows) (map[string]string, int, error) {
 	return doc.ChannelVersions(), doc.V(), nil
 }
 
-// indexAndRun sends ZADD <prefix>:threads thread and b's script in one
-// pipeline (one round trip), the ZADD first.
+// indexAndRun adds thread to the thread index, then runs b. On a cluster
+// the index lives in a slot of its own, on another node, so the two are
+// separate commands, and the index goes first: a put whose index entry the
+// server refuses (its node out of memory) then stores nothing and fails —
+// sent together, the put was stored and reported failed, and its thread,
+// missing from the index, was never listed nor swept by retention
+// (TestIndexRefusedStoresNothing). An entry whose put then fails is
+// harmless: listings skip threads that hold no checkpoint (live).
 func (d *driver) indexAndRun(ctx context.Context, token, thread string, b *batch) (string, error) {
-	var zadd *redis.IntCmd
-	var run *redis.Cmd
-	_, err := d.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		zadd = p.ZAdd(ctx, d.threadsKey(), redis.Z{Member: thread})
-		run = b.run().EvalSha(ctx, p, b.keys, b.argv(token)...)
-		return nil
-	})
-	if zadd.Err() != nil {
-		return "", zadd.Err()
-	}
-	if err := run.Err(); err != nil {
-		if redis.HasErrorPrefix(err, "NOSCRIPT") {
-			return d.run(ctx, token, b) // loads the script
-		}
+	if err := d.rdb.ZAdd(ctx, d.threadsKey(), redis.Z{Member: thread}).Err(); err != nil {
 		return "", err
 	}
-	if err != nil {
-		return "", err
-	}
-	return run.Text()
+	return d.run(ctx, token, b)
 }
 
 // putBatch is the script of a put (putScript), and the head it writes.
@@ -873,9 +863,9 @@ func (d *driver) put(ctx context.Context, token string, p *checkpointer.PutRows,
 			}
 			return err
 		}
-		// Indexed first, in the same round trip: a crash after the script
-		// leaves no thread out of the index (an extra entry is skipped by
-		// readers).
+		// Indexed first: a crash after the script leaves no thread out of
+		// the index (an extra entry is skipped by readers), and a refused
+		// index entry stores nothing (indexAndRun).
 		r, err = d.indexAndRun(ctx, token, p.Thread, b)
 		if err == nil && r == replyLocked {
 			r, err = d.runDirect(ctx, b)
