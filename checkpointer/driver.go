@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"iter"
+	"strings"
 )
 
 // Driver is the storage under a checkpointer: what a backend implements so
@@ -374,6 +375,21 @@ type RecordRow struct {
 	Columns []string
 	// Values are the row's values (text, or a time.Time).
 	Values []any
+}
+
+// InsertSQL is the INSERT of r's row, INSERT ... SELECT with param(i)
+// the placeholder of the i-th value (0-based): "?" for SQLite, "$n" for
+// PostgreSQL. A driver may append a FROM clause, so that the row is
+// inserted exactly when another statement's row exists.
+func (r *RecordRow) InsertSQL(param func(i int) string) string {
+	cols, params := make([]string, len(r.Columns)), make([]string, len(r.Values))
+	for i, c := range r.Columns {
+		cols[i] = `"` + strings.ReplaceAll(c, `"`, `""`) + `"`
+	}
+	for i := range params {
+		params[i] = param(i)
+	}
+	return `INSERT INTO ` + r.Table + ` (` + strings.Join(cols, ", ") + `) SELECT ` + strings.Join(params, ", ")
 }
 
 type recordKey struct{}

@@ -18,6 +18,7 @@ import (
 	"github.com/memvault/memvault/internal/binding"
 	"github.com/memvault/memvault/internal/pgcitus"
 	"github.com/memvault/memvault/internal/pgdb"
+	"github.com/memvault/memvault/internal/pgfence"
 	"github.com/memvault/memvault/internal/pgretry"
 )
 
@@ -270,14 +271,18 @@ func (d *driver) Put(ctx context.Context, p *checkpointer.PutRows) error {
 // put runs a put's batch on db: the fence's statements first (failing
 // before anything is written), then queries.putCkpt (see sendFenced).
 func put(ctx context.Context, db DB, q *queries, p *checkpointer.PutRows) error {
-	b, inSQL := fenceBatch(p.Fence)
+	b := &pgx.Batch{}
+	inSQL := pgfence.Queue(b, []checkpointer.WriteFence{p.Fence})
+	stored := false
 	stmt, args := putStatement(q, p)
-	b.Queue(stmt, args...)
-	tag, err := sendFenced(ctx, db, p.Fence, inSQL, b) // the checkpoint's insert is the last statement
-	if err != nil {
+	b.Queue(stmt, args...).Exec(func(tag pgconn.CommandTag) error {
+		stored = tag.RowsAffected() > 0 // none: the parent it inherits from is gone
+		return nil
+	})
+	if err := sendFenced(ctx, db, p.Fence, inSQL, b); err != nil {
 		return err
 	}
-	if tag.RowsAffected() == 0 { // the parent it inherits from is gone: nothing was stored
+	if !stored {
 		return p.ErrParentMissing()
 	}
 	return nil
@@ -312,31 +317,12 @@ func putStatement(q *queries, p *checkpointer.PutRows) (string, []any) {
 		// The record is one more CTE of the put's statement, inserted
 		// from the same one-row "ok" as the checkpoint: it is stored
 		// exactly when the put is, in the same commit.
-		stmt = recordedPut(stmt, p.Record, len(args))
+		n := len(args)
+		insert := p.Record.InsertSQL(func(i int) string { return "$" + strconv.Itoa(n+i+1) })
+		stmt = strings.Replace(stmt, "), values_ AS (", "), record_ AS (\n\t"+insert+" FROM ok\n), values_ AS (", 1)
 		args = append(args, p.Record.Values...)
 	}
 	return stmt, args
-}
-
-// recordInsert is the INSERT of r's row, its parameters numbered after
-// the first n (the FROM clause, if any, is the caller's).
-func recordInsert(r *checkpointer.RecordRow, n int) string {
-	params := make([]string, len(r.Values))
-	for i := range params {
-		params[i] = fmt.Sprintf("$%d", n+i+1)
-	}
-	cols := make([]string, len(r.Columns))
-	for i, c := range r.Columns {
-		cols[i] = pgx.Identifier{c}.Sanitize()
-	}
-	return `INSERT INTO ` + r.Table + ` (` + strings.Join(cols, ", ") + `) SELECT ` + strings.Join(params, ", ")
-}
-
-// recordedPut is the put statement putCkpt with r's insert as one more
-// CTE, selecting from "ok" (one row exactly when the put stores the
-// checkpoint); its parameters follow putCkpt's n.
-func recordedPut(putCkpt string, r *checkpointer.RecordRow, n int) string {
-	return strings.Replace(putCkpt, "), values_ AS (", "), record_ AS (\n\t"+recordInsert(r, n)+" FROM ok\n), values_ AS (", 1)
 }
 
 // isInline reports whether bl is one of p's Inline rows.
@@ -360,15 +346,15 @@ func (d *driver) PutWrites(ctx context.Context, w *checkpointer.WriteRows) error
 }
 
 func putWrites(ctx context.Context, db DB, q *queries, w *checkpointer.WriteRows) error {
-	b, inSQL := fenceBatch(w.Fence)
+	b := &pgx.Batch{}
+	inSQL := pgfence.Queue(b, []checkpointer.WriteFence{w.Fence})
 	if b.Len() == 0 && inSQL && w.Record == nil {
 		stmt, args := writesStatement(q, w)
 		_, err := db.Exec(ctx, stmt, args...)
 		return err
 	}
 	queueWrites(b, q, w)
-	_, err := sendFenced(ctx, db, w.Fence, inSQL, b)
-	return err
+	return sendFenced(ctx, db, w.Fence, inSQL, b)
 }
 
 // queueWrites queues w's record insert, if any, then its rows' insert to
@@ -376,7 +362,7 @@ func putWrites(ctx context.Context, db DB, q *queries, w *checkpointer.WriteRows
 // writes and their record commit together, or neither does.
 func queueWrites(b *pgx.Batch, q *queries, w *checkpointer.WriteRows) {
 	if w.Record != nil {
-		b.Queue(recordInsert(w.Record, 0), w.Record.Values...)
+		b.Queue(w.Record.InsertSQL(func(i int) string { return "$" + strconv.Itoa(i+1) }), w.Record.Values...)
 	}
 	stmt, args := writesStatement(q, w)
 	b.Queue(stmt, args...)
@@ -396,34 +382,17 @@ func writesStatement(q *queries, w *checkpointer.WriteRows) (string, []any) {
 	return stmt, []any{w.Thread, w.NS, w.Checkpoint, w.Task, w.Path, idxs, chans, types, blobs}
 }
 
-// fenceBatch returns a batch holding f's statements, and whether f has
-// SQL statements at all (see sendFenced).
-func fenceBatch(f checkpointer.WriteFence) (*pgx.Batch, bool) {
-	b := &pgx.Batch{}
-	stmts, inSQL := f.Statements()
-	for _, st := range stmts {
-		b.Queue(st.SQL, st.Args...)
-	}
-	return b, inSQL
-}
-
-// sendFenced sends b, which starts with f's statements (fenceBatch), in
-// one implicit transaction; when f has no SQL statements (the key table
-// lives elsewhere), f is checked in a transaction of its own around b. It
-// returns the command tag of b's last statement.
-func sendFenced(ctx context.Context, db DB, f checkpointer.WriteFence, inSQL bool, b *pgx.Batch) (tag pgconn.CommandTag, err error) {
+// sendFenced sends b, which starts with f's statements (pgfence.Queue),
+// in one implicit transaction; when f has no SQL statements (the key
+// table lives elsewhere), f is checked in a transaction of its own around
+// b (pgfence.InTx).
+func sendFenced(ctx context.Context, db DB, f checkpointer.WriteFence, inSQL bool, b *pgx.Batch) error {
 	if inSQL {
-		tag, err = runBatchTag(ctx, db, b)
-	} else {
-		err = pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
-			if err := f.Check(ctx); err != nil {
-				return err
-			}
-			tag, err = runBatchTag(ctx, tx, b)
-			return err
-		})
+		return binding.FenceErr(db.SendBatch(ctx, b).Close())
 	}
-	return tag, binding.FenceErr(err)
+	return binding.FenceErr(pgfence.InTx(ctx, db, []checkpointer.WriteFence{f}, func(tx pgx.Tx) error {
+		return tx.SendBatch(ctx, b).Close()
+	}))
 }
 
 // Update implements checkpointer.Driver: fn runs in a transaction (a
@@ -439,27 +408,6 @@ func (d *driver) Update(ctx context.Context, fn func(checkpointer.DriverTx) erro
 			return binding.FenceErr(fn(&pgTx{tx: tx, q: d.q, topo: d.topo}))
 		})
 	})
-}
-
-// runBatch sends b and reads every result; the first error wins.
-func runBatch(ctx context.Context, db DB, b *pgx.Batch) error {
-	_, err := runBatchTag(ctx, db, b)
-	return err
-}
-
-// runBatchTag is runBatch returning the command tag of b's last statement.
-func runBatchTag(ctx context.Context, db DB, b *pgx.Batch) (pgconn.CommandTag, error) {
-	br := db.SendBatch(ctx, b)
-	var tag pgconn.CommandTag
-	for range b.Len() {
-		t, err := br.Exec()
-		if err != nil {
-			_ = br.Close()
-			return tag, err
-		}
-		tag = t
-	}
-	return tag, br.Close()
 }
 
 // pgTx is a transaction (checkpointer.DriverTx).
@@ -481,16 +429,9 @@ func (t *pgTx) PutWrites(ctx context.Context, w *checkpointer.WriteRows) error {
 }
 
 // Fence implements checkpointer.DriverTx: the statements in the
-// transaction, or the check when there are none.
+// transaction, or the check when there are none (pgfence.Exec).
 func (t *pgTx) Fence(ctx context.Context, f checkpointer.WriteFence) error {
-	b, inSQL := fenceBatch(f)
-	if !inSQL {
-		return f.Check(ctx)
-	}
-	if b.Len() == 0 {
-		return nil
-	}
-	return binding.FenceErr(runBatch(ctx, t.tx, b))
+	return pgfence.Exec(ctx, t.tx, []checkpointer.WriteFence{f})
 }
 
 // Heads implements checkpointer.DriverTx: one statement, no lock.
@@ -525,7 +466,9 @@ func (q *queries) heads(sel checkpointer.HeadSelector) (string, []any) {
 // transaction, one round trip (see pgTx.DeleteThreads).
 func (d *driver) DeleteThreads(ctx context.Context, threads []string) error {
 	d.topo.Distributed(ctx, d.db) // for QueueLock
-	return pgretry.Owned(ctx, d.own, func() error { return runBatch(ctx, d.db, deleteThreadsBatch(&pgx.Batch{}, d.q, d.topo, threads, nil)) })
+	return pgretry.Owned(ctx, d.own, func() error {
+		return d.db.SendBatch(ctx, deleteThreadsBatch(&pgx.Batch{}, d.q, d.topo, threads, nil)).Close()
+	})
 }
 
 // deleteThreadsBatch queues to b the lock of the threads' checkpoints (one
