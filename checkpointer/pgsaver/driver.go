@@ -143,14 +143,11 @@ func (d *driver) buildList(q checkpointer.DriverQuery) (string, []any, error) {
 	} else {
 		sb.WriteString(d.topo.Form(d.q.selectTuple))
 	}
-	for i, cond := range conds {
+	if len(conds) > 0 {
 		// The conditions' columns are the outer row's (c): the value
-		// and write subqueries are in the select list.
-		sep := " AND "
-		if i == 0 {
-			sep = "\nWHERE "
-		}
-		sb.WriteString(sep + strings.Replace(cond, "?", "$"+strconv.Itoa(i+1), 1))
+		// and write subqueries are in the select list. Their "?" are
+		// the statement's only ones (pgdb.Rebind).
+		sb.WriteString("\nWHERE " + pgdb.Rebind(strings.Join(conds, " AND ")))
 	}
 	sb.WriteString("\nORDER BY c.checkpoint_id DESC")
 	if q.Limit > 0 {
@@ -436,30 +433,50 @@ func (t *pgTx) Fence(ctx context.Context, f checkpointer.WriteFence) error {
 
 // Heads implements checkpointer.DriverTx: one statement, no lock.
 func (t *pgTx) Heads(ctx context.Context, sel checkpointer.HeadSelector) ([]checkpointer.Head, error) {
-	return heads(ctx, t.tx, t.q, sel)
-}
-
-// Heads implements checkpointer.Driver: one statement. The engine
-// decides on them what it locks (pgTx.Lock).
-func (d *driver) Heads(ctx context.Context, sel checkpointer.HeadSelector) ([]checkpointer.Head, error) {
-	return heads(ctx, d.db, d.q, sel)
-}
-
-func heads(ctx context.Context, db DB, q *queries, sel checkpointer.HeadSelector) ([]checkpointer.Head, error) {
-	sql, args := q.heads(sel)
-	rows, err := db.Query(ctx, sql, args...)
+	var out []checkpointer.Head
+	b, err := t.tx.Batch(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return sqlrows.Heads(rows)
+	queueHeads(b, t.q, sel, &out)
+	return out, t.tx.Send(ctx, b, false)
 }
 
-// heads is the statement and arguments of the heads sel selects.
-func (q *queries) heads(sel checkpointer.HeadSelector) (string, []any) {
-	if len(sel.RunIDs) > 0 {
-		return q.headsRuns[sel.Orphans], []any{sel.RunIDs}
+// removalSettings are the settings of a removal's statements, local to
+// the transaction (an implicit one: the batch of Driver.Heads). They are
+// written for the plans PostgreSQL caches for any arguments
+// (queries.lock): planned for each call's arguments they cost a third of
+// a one-thread prune's server CPU. The value collection's estimate (a
+// hundred versions per checkpoint, the planner's guess for
+// jsonb_each_text) passes JIT's threshold from a few hundred threads
+// (compiling cost 0.6 s of CPU, the collection itself 0.3 s) and, in the
+// cached plan, sized its hash of the live versions for four batches in
+// temporary files. Only in a transaction of the saver's own: in a
+// caller's they would outlive the savepoint.
+const removalSettings = `SELECT set_config('plan_cache_mode', 'force_generic_plan', true), set_config('jit', 'off', true),
+	set_config('work_mem', '32MB', true)`
+
+// Heads implements checkpointer.Driver: one statement (after the
+// settings, on the saver's own pool: removalSettings), one round trip.
+// The engine decides on them what it locks (pgTx.Lock).
+func (d *driver) Heads(ctx context.Context, sel checkpointer.HeadSelector) ([]checkpointer.Head, error) {
+	var out []checkpointer.Head
+	b := &pgx.Batch{}
+	if d.own {
+		b.Queue(removalSettings)
 	}
-	return q.headsThreads[sel.Orphans], []any{sel.Threads, sel.NS}
+	queueHeads(b, d.q, sel, &out)
+	return out, d.db.SendBatch(ctx, b).Close()
+}
+
+// queueHeads queues to b the statement of the heads sel selects, its rows
+// read into out.
+func queueHeads(b *pgx.Batch, q *queries, sel checkpointer.HeadSelector, out *[]checkpointer.Head) {
+	sql, args := q.headsThreads[sel.Orphans], []any{sel.Threads, sel.NS}
+	if len(sel.RunIDs) > 0 {
+		sql, args = q.headsRuns[sel.Orphans], []any{sel.RunIDs}
+	}
+	b.Queue(sql, args...).Query(func(rows pgx.Rows) (err error) { *out, err = sqlrows.Heads(rows); return err })
 }
 
 // DeleteThreads implements checkpointer.Driver: one batch, one implicit
@@ -488,10 +505,9 @@ func deleteThreadsBatch(b *pgx.Batch, q *queries, topo *pgcitus.Topology, thread
 }
 
 // columns splits removals into the columns of their rows, and of their
-// KeepSends, and lists their threads.
-func columns(rs []checkpointer.Removal) (threads, t, ns, id, kt, kns, kid []string) {
+// KeepSends.
+func columns(rs []checkpointer.Removal) (t, ns, id, kt, kns, kid []string) {
 	for _, r := range rs {
-		threads = append(threads, r.Thread)
 		for _, i := range r.IDs {
 			t, ns, id = append(t, r.Thread), append(ns, r.NS), append(id, i)
 		}
@@ -499,8 +515,7 @@ func columns(rs []checkpointer.Removal) (threads, t, ns, id, kt, kns, kid []stri
 			kt, kns, kid = append(kt, r.Thread), append(kns, r.NS), append(kid, i)
 		}
 	}
-	slices.Sort(threads)
-	return slices.Compact(threads), t, ns, id, kt, kns, kid
+	return t, ns, id, kt, kns, kid
 }
 
 // Lock implements checkpointer.DriverTx: queries.lock, then the heads in
@@ -508,23 +523,17 @@ func columns(rs []checkpointer.Removal) (threads, t, ns, id, kt, kns, kid []stri
 // puts the lock waited for; the transaction's BEGIN, when it is the
 // first, goes with them.
 func (t *pgTx) Lock(ctx context.Context, rs []checkpointer.Removal, sel checkpointer.HeadSelector) ([]checkpointer.Head, error) {
-	threads, ct, cns, cid, _, _, _ := columns(rs)
+	ct, cns, cid, _, _, _ := columns(rs)
 	b, err := t.tx.Batch(ctx)
 	if err != nil {
 		return nil, err
 	}
 	if !t.tx.Nested() {
-		// The lock, heads and removal statements take arrays of ids: after
-		// five executions PostgreSQL's generic plan for them (which cannot
-		// see how many ids an array holds) cost a one-thread prune ~3×
-		// the server CPU of a custom plan. Only in a transaction of the
-		// saver's own: in a caller's it would outlive the savepoint.
-		b.Queue("SET LOCAL plan_cache_mode = force_custom_plan")
+		b.Queue(removalSettings)
 	}
-	t.topo.QueueLock(b, t.q.lock, threads, ct, cns, cid) // on Citus, one statement per thread
+	t.topo.QueueLock(b, t.topo.Form(t.q.lock), ct, cns, cid) // on Citus, one statement per thread
 	var out []checkpointer.Head
-	q, args := t.q.heads(sel)
-	b.Queue(q, args...).Query(func(rows pgx.Rows) (err error) { out, err = sqlrows.Heads(rows); return err })
+	queueHeads(b, t.q, sel, &out)
 	return out, t.tx.Send(ctx, b, false)
 }
 
@@ -534,16 +543,14 @@ func (t *pgTx) Lock(ctx context.Context, rs []checkpointer.Removal, sel checkpoi
 // runs the same statements in a savepoint rolled back.
 func (t *pgTx) Remove(ctx context.Context, rs []checkpointer.Removal, countOnly bool) (checkpointer.SweepReport, error) {
 	var rep checkpointer.SweepReport
-	threads, ct, cns, cid, kt, kns, kid := columns(rs)
-	nt, nns := make([]string, len(rs)), make([]string, len(rs))
-	for i, r := range rs {
-		nt[i], nns[i] = r.Thread, r.NS
-	}
+	ct, cns, cid, kt, kns, kid := columns(rs)
+	threads := slices.Compact(slices.Sorted(slices.Values(ct)))
+	namespaces := slices.Compact(slices.Sorted(slices.Values(cns)))
 	err := t.counting(ctx, countOnly, true, func(b *pgx.Batch) {
-		b.Queue(t.q.remove, threads, ct, cns, cid, kt, kns, kid).QueryRow(func(row pgx.Row) error {
+		b.Queue(t.topo.Form(t.q.remove), ct, cns, cid, kt, kns, kid).QueryRow(func(row pgx.Row) error {
 			return row.Scan(&rep.Checkpoints, &rep.Writes)
 		})
-		b.Queue(t.topo.Form(t.q.gcBlobs), threads, nt, nns).QueryRow(func(row pgx.Row) error { return row.Scan(&rep.Blobs) })
+		b.Queue(t.q.gcBlobs, threads, namespaces).QueryRow(func(row pgx.Row) error { return row.Scan(&rep.Blobs) })
 	})
 	return rep, err
 }
