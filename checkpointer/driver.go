@@ -99,8 +99,10 @@ type DriverTx interface {
 	Lock(ctx context.Context, rs []Removal, sel HeadSelector) ([]Head, error)
 	// Remove deletes, in each removal's namespace, the named checkpoints
 	// and their writes (all but the ChannelTasks writes of KeepSends), then
-	// the value rows no checkpoint of the namespace still references, and
-	// counts the rows. With countOnly it deletes nothing and counts what
+	// the value rows no checkpoint of the namespace still references (a
+	// driver may collect such rows of other namespaces of the removals'
+	// threads too: they are garbage as well), and counts the rows. With
+	// countOnly it deletes nothing and counts what
 	// it would. It is the last call of its transaction: the engine returns
 	// its error from the function given to Update right after, so a driver
 	// may commit with it (PostgreSQL's sends the COMMIT in the same round
