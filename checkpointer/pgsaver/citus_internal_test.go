@@ -69,9 +69,9 @@ func TestCitusStatementsRouteToOneShard(t *testing.T) {
 		{"heads of a thread", s.q.headsThreads[true], []any{[]string{"t7"}, nil}, one},
 		// Citus runs FOR UPDATE only routed to one shard: the removals
 		// lock each thread in a statement of its own.
-		{"lock one thread", s.q.lock[1], []any{[]string{"t7"}, []string{""}, []string{"00000012"}}, one},
+		{"lock one thread", s.q.lock, []any{[]string{"t7"}, []string{"t7"}, []string{""}, []string{"00000012"}}, one},
 		{"lock a thread", s.q.lockThreads, []any{[]string{"t7"}}, one},
-		{"remove", s.q.remove[1], []any{[]string{"t7"}, []string{""}, []string{"00000012"}, []string{}, []string{}, []string{}}, one},
+		{"remove", s.q.remove, []any{[]string{"t7"}, []string{"t7"}, []string{""}, []string{"00000012"}, []string{}, []string{}, []string{}}, one},
 		{"delete_thread", s.q.deleteThreads, []any{[]string{"t7"}}, one},
 		{"collect values", s.q.gcBlobs, []any{[]string{"t7"}, []string{""}}, one},
 		{"collect a thread's values", s.q.gcThreads, []any{[]string{"t7"}}, one},

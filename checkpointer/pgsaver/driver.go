@@ -442,28 +442,35 @@ func (t *pgTx) Heads(ctx context.Context, sel checkpointer.HeadSelector) ([]chec
 	return out, t.tx.Send(ctx, b, false)
 }
 
-// removalSettings are the settings of a removal's statements, local to
-// the transaction (an implicit one: the batch of Driver.Heads). They are
-// written for the plans PostgreSQL caches for any arguments
-// (queries.lock): planned for each call's arguments they cost a third of
-// a one-thread prune's server CPU. The value collection's estimate (a
+// headsSettings and removalSettings are the settings of a removal's
+// statements, local to their transaction (the first heads read's is an
+// implicit one: the batch of Driver.Heads). The heads statements plan
+// the same for any arguments, so they run on the plan PostgreSQL caches
+// (planned per call, a fifth of a one-thread prune's server CPU went to
+// planning). The lock and removal statements take arrays of ids: the
+// generic plan for them (which cannot see how many ids an array holds)
+// cost a one-thread prune ~3× the server CPU of a custom plan, so they
+// are planned for their arguments. The value collection's estimate (a
 // hundred versions per checkpoint, the planner's guess for
 // jsonb_each_text) passes JIT's threshold from a few hundred threads
-// (compiling cost 0.6 s of CPU, the collection itself 0.3 s) and, in the
-// cached plan, sized its hash of the live versions for four batches in
-// temporary files. Only in a transaction of the saver's own: in a
-// caller's they would outlive the savepoint.
-const removalSettings = `SELECT set_config('plan_cache_mode', 'force_generic_plan', true), set_config('jit', 'off', true),
+// (compiling cost 0.6 s of CPU, the collection itself 0.3 s) and sized
+// its hash of the live versions for several batches in temporary files.
+// Only in the saver's own transactions: in a caller's they would outlive
+// the savepoint.
+const (
+	headsSettings   = `SELECT set_config('plan_cache_mode', 'force_generic_plan', true), set_config('jit', 'off', true)`
+	removalSettings = `SELECT set_config('plan_cache_mode', 'force_custom_plan', true), set_config('jit', 'off', true),
 	set_config('work_mem', '32MB', true)`
+)
 
 // Heads implements checkpointer.Driver: one statement (after the
-// settings, on the saver's own pool: removalSettings), one round trip.
+// settings, on the saver's own pool: headsSettings), one round trip.
 // The engine decides on them what it locks (pgTx.Lock).
 func (d *driver) Heads(ctx context.Context, sel checkpointer.HeadSelector) ([]checkpointer.Head, error) {
 	var out []checkpointer.Head
 	b := &pgx.Batch{}
 	if d.own {
-		b.Queue(removalSettings)
+		b.Queue(headsSettings)
 	}
 	queueHeads(b, d.q, sel, &out)
 	return out, d.db.SendBatch(ctx, b).Close()
@@ -505,9 +512,10 @@ func deleteThreadsBatch(b *pgx.Batch, q *queries, topo *pgcitus.Topology, thread
 }
 
 // columns splits removals into the columns of their rows, and of their
-// KeepSends.
-func columns(rs []checkpointer.Removal) (t, ns, id, kt, kns, kid []string) {
+// KeepSends, and lists their threads.
+func columns(rs []checkpointer.Removal) (threads, t, ns, id, kt, kns, kid []string) {
 	for _, r := range rs {
+		threads = append(threads, r.Thread)
 		for _, i := range r.IDs {
 			t, ns, id = append(t, r.Thread), append(ns, r.NS), append(id, i)
 		}
@@ -515,7 +523,8 @@ func columns(rs []checkpointer.Removal) (t, ns, id, kt, kns, kid []string) {
 			kt, kns, kid = append(kt, r.Thread), append(kns, r.NS), append(kid, i)
 		}
 	}
-	return t, ns, id, kt, kns, kid
+	slices.Sort(threads)
+	return slices.Compact(threads), t, ns, id, kt, kns, kid
 }
 
 // Lock implements checkpointer.DriverTx: queries.lock, then the heads in
@@ -523,7 +532,7 @@ func columns(rs []checkpointer.Removal) (t, ns, id, kt, kns, kid []string) {
 // puts the lock waited for; the transaction's BEGIN, when it is the
 // first, goes with them.
 func (t *pgTx) Lock(ctx context.Context, rs []checkpointer.Removal, sel checkpointer.HeadSelector) ([]checkpointer.Head, error) {
-	ct, cns, cid, _, _, _ := columns(rs)
+	threads, ct, cns, cid, _, _, _ := columns(rs)
 	b, err := t.tx.Batch(ctx)
 	if err != nil {
 		return nil, err
@@ -531,7 +540,7 @@ func (t *pgTx) Lock(ctx context.Context, rs []checkpointer.Removal, sel checkpoi
 	if !t.tx.Nested() {
 		b.Queue(removalSettings)
 	}
-	t.topo.QueueLock(b, t.topo.Form(t.q.lock), ct, cns, cid) // on Citus, one statement per thread
+	t.topo.QueueLock(b, t.q.lock, threads, ct, cns, cid) // on Citus, one statement per thread
 	var out []checkpointer.Head
 	queueHeads(b, t.q, sel, &out)
 	return out, t.tx.Send(ctx, b, false)
@@ -543,11 +552,10 @@ func (t *pgTx) Lock(ctx context.Context, rs []checkpointer.Removal, sel checkpoi
 // runs the same statements in a savepoint rolled back.
 func (t *pgTx) Remove(ctx context.Context, rs []checkpointer.Removal, countOnly bool) (checkpointer.SweepReport, error) {
 	var rep checkpointer.SweepReport
-	ct, cns, cid, kt, kns, kid := columns(rs)
-	threads := slices.Compact(slices.Sorted(slices.Values(ct)))
+	threads, ct, cns, cid, kt, kns, kid := columns(rs)
 	namespaces := slices.Compact(slices.Sorted(slices.Values(cns)))
 	err := t.counting(ctx, countOnly, true, func(b *pgx.Batch) {
-		b.Queue(t.topo.Form(t.q.remove), ct, cns, cid, kt, kns, kid).QueryRow(func(row pgx.Row) error {
+		b.Queue(t.q.remove, threads, ct, cns, cid, kt, kns, kid).QueryRow(func(row pgx.Row) error {
 			return row.Scan(&rep.Checkpoints, &rep.Writes)
 		})
 		b.Queue(t.q.gcBlobs, threads, namespaces).QueryRow(func(row pgx.Row) error { return row.Scan(&rep.Blobs) })

@@ -122,10 +122,10 @@ func TestQueryPlansUseIndexes(t *testing.T) {
 		{"heads of a thread", s.q.headsThreads[false], []any{lit("{t7}"), lit("NULL")}, []string{ckptOrThread}},
 		{"heads of a thread, orphans", s.q.headsThreads[true], []any{lit("{t7}"), lit("NULL")}, []string{ckptOrThread, "checkpoint_writes_pkey|checkpoint_writes_thread_id_idx"}},
 		{"heads of a namespace", s.q.headsThreads[false], []any{lit("{t7}"), ""}, []string{ckptOrThread}},
-		{"lock", s.q.lock[0], []any{lit("{t7}"), lit("{\"\"}"), lit("{00000012}")}, []string{ckpt}},
+		{"lock", s.q.lock, []any{lit("{t7}"), lit("{t7}"), lit("{\"\"}"), lit("{00000012}")}, []string{ckptOrThread}},
 		{"lock a thread's checkpoints", s.q.lockThreads, []any{lit("{t7}")}, []string{ckptOrThread}},
-		{"remove", s.q.remove[0], []any{lit("{t7}"), lit("{\"\"}"), lit("{00000012}"), lit("{}"), lit("{}"), lit("{}")},
-			[]string{ckpt, "checkpoint_writes_pkey"}},
+		{"remove", s.q.remove, []any{lit("{t7}"), lit("{t7}"), lit("{\"\"}"), lit("{00000012}"), lit("{}"), lit("{}"), lit("{}")},
+			[]string{ckptOrThread, "checkpoint_writes_pkey|checkpoint_writes_thread_id_idx"}},
 		// The collection is bounded by the thread, not the table.
 		{"collect values", s.q.gcBlobs, []any{lit("{t7}"), lit("{\"\"}")}, []string{"checkpoint_blobs_pkey|checkpoint_blobs_thread_id_idx"}},
 	}

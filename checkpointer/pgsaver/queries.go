@@ -32,8 +32,8 @@ type queries struct {
 	headsRuns         map[bool]string
 	// lock and lockThreads run once per thread on Citus, which runs FOR
 	// UPDATE only in a statement routed to one shard.
-	lock          pgcitus.Forms
-	remove        pgcitus.Forms
+	lock          string
+	remove        string
 	gcBlobs       string
 	gcThreads     string
 	lockThreads   string
@@ -194,56 +194,34 @@ SELECT thread_id, checkpoint_ns, checkpoint_id, false, '', 0, '' FROM (
 	q.headsRuns = heads(`(thread_id, checkpoint_ns) IN (SELECT thread_id, checkpoint_ns FROM {checkpoints} WHERE metadata ->> 'run_id' = ANY($1))`,
 		`CASE WHEN jsonb_typeof(metadata -> 'run_id') = 'string' THEN metadata ->> 'run_id' ELSE '' END`)
 
-	// The rows a removal is about to remove ($1, $2, $3: thread,
-	// namespace, id), FOR UPDATE and in key order (concurrent removers do
-	// not deadlock). A put continuing one of them holds it FOR KEY SHARE
-	// (see putCkpt), which conflicts: the lock waits for such a put, and a
-	// put coming later waits for the removal and finds its parent gone.
-	// Each row is found by its key, joined to the arrays: the plan
-	// PostgreSQL caches for any number of ids (which cannot see how many
-	// an array holds) probes the index once per id. Given the threads too,
-	// it probed each thread's every checkpoint once per id (5 100 buffers
-	// instead of 300 for 99 ids of one thread); as an IN over the arrays
-	// it hashed them first (twice the CPU for 19 800 ids). Citus, which
-	// prunes shards only by a condition on thread_id itself and runs FOR
-	// UPDATE only in a statement routed to one shard, gets the threads
-	// (the per-row thread column $1) in the form its tests run, and runs
-	// lock once per thread.
-	q.lock = pgcitus.Forms{f(`SELECT 1 FROM {checkpoints} r, unnest($1::text[], $2::text[], $3::text[]) AS d(t, n, i)
-WHERE r.thread_id = d.t AND r.checkpoint_ns = d.n AND r.checkpoint_id = d.i
-ORDER BY r.thread_id, r.checkpoint_ns, r.checkpoint_id FOR UPDATE OF r`), f(`SELECT 1 FROM {checkpoints}
-WHERE thread_id = ANY($1) AND (thread_id, checkpoint_ns, checkpoint_id) IN (SELECT * FROM unnest($1::text[], $2::text[], $3::text[]))
-ORDER BY thread_id, checkpoint_ns, checkpoint_id FOR UPDATE`)}
+	// The rows a removal is about to remove, FOR UPDATE and in key order
+	// (concurrent removers do not deadlock). A put continuing one of them
+	// holds it FOR KEY SHARE (see putCkpt), which conflicts: the lock
+	// waits for such a put, and a put coming later waits for the removal
+	// and finds its parent gone.
+	q.lock = f(`SELECT 1 FROM {checkpoints}
+WHERE thread_id = ANY($1) AND (thread_id, checkpoint_ns, checkpoint_id) IN (
+	SELECT * FROM unnest($2::text[], $3::text[], $4::text[]))
+ORDER BY thread_id, checkpoint_ns, checkpoint_id FOR UPDATE`)
 
-	// A removal: the checkpoints ($1, $2, $3: thread, namespace, id) and
-	// their writes, but for the __pregel_tasks writes of the ids $4, $5,
-	// $6 (a kept v<4 checkpoint reads its pending sends from them), each
-	// found by its key (as lock).
-	remove := `WITH c AS (
-	DELETE FROM {checkpoints} r USING unnest($1::text[], $2::text[], $3::text[]) AS d(t, n, i)
-	WHERE r.thread_id = d.t AND r.checkpoint_ns = d.n AND r.checkpoint_id = d.i
-	RETURNING 1
-), w AS (
-	DELETE FROM {writes} r USING unnest($1::text[], $2::text[], $3::text[]) AS d(t, n, i)
-	WHERE r.thread_id = d.t AND r.checkpoint_ns = d.n AND r.checkpoint_id = d.i
-		AND NOT (r.channel = '__pregel_tasks' AND (r.thread_id, r.checkpoint_ns, r.checkpoint_id) IN (
-			SELECT * FROM unnest($4::text[], $5::text[], $6::text[])))
-	RETURNING 1
-)
-SELECT (SELECT count(*) FROM c), (SELECT count(*) FROM w)`
-	citusRemove := `WITH d AS (
-	SELECT * FROM unnest($1::text[], $2::text[], $3::text[]) AS d(thread_id, checkpoint_ns, checkpoint_id)
+	// A removal: the checkpoints ($2, $3, $4: thread, namespace, id) and
+	// their writes, but for the __pregel_tasks writes of the ids $5, $6,
+	// $7 (a kept v<4 checkpoint reads its pending sends from them); $1
+	// their threads, so that each delete is an index range.
+	q.remove = f(`WITH d AS (
+	SELECT * FROM unnest($2::text[], $3::text[], $4::text[]) AS d(thread_id, checkpoint_ns, checkpoint_id)
 ), c AS (
-	DELETE FROM {checkpoints} WHERE thread_id = ANY($1) AND (thread_id, checkpoint_ns, checkpoint_id) IN (SELECT * FROM d)
+	DELETE FROM {checkpoints} WHERE thread_id = ANY($1)
+		AND (thread_id, checkpoint_ns, checkpoint_id) IN (SELECT * FROM d)
 	RETURNING 1
 ), w AS (
-	DELETE FROM {writes} WHERE thread_id = ANY($1) AND (thread_id, checkpoint_ns, checkpoint_id) IN (SELECT * FROM d)
+	DELETE FROM {writes} WHERE thread_id = ANY($1)
+		AND (thread_id, checkpoint_ns, checkpoint_id) IN (SELECT * FROM d)
 		AND NOT (channel = '__pregel_tasks' AND (thread_id, checkpoint_ns, checkpoint_id) IN (
-			SELECT * FROM unnest($4::text[], $5::text[], $6::text[])))
+			SELECT * FROM unnest($5::text[], $6::text[], $7::text[])))
 	RETURNING 1
 )
-SELECT (SELECT count(*) FROM c), (SELECT count(*) FROM w)`
-	q.remove = pgcitus.Forms{f(remove), f(citusRemove)}
+SELECT (SELECT count(*) FROM c), (SELECT count(*) FROM w)`)
 
 	// Value garbage collection in the threads $1 and namespaces $2 of a
 	// removal: a value row lives while some checkpoint of its thread and

@@ -134,27 +134,27 @@ func EachGroup(cols [][]string, queue func(group [][]string)) {
 }
 
 // QueueLock queues to b a statement sql that locks rows (FOR UPDATE)
-// named by arrays: cols, the rows' columns ($1, $2, …), the first holding
-// their distribution values (alone: every row of those values). On plain
-// PostgreSQL it is one statement; on a coordinator (Known: ask Distributed
-// first), which runs FOR UPDATE only in a statement routed to one shard,
-// one per value with that value's rows, in sorted order (EachValue,
-// EachGroup).
-func (t *Topology) QueueLock(b *pgx.Batch, sql string, cols ...[]string) {
-	queue := func(cols [][]string) {
-		args := make([]any, len(cols))
-		for i, c := range cols {
-			args[i] = c
+// named by arrays: $1 the distinct distribution values of the rows, then
+// cols, the rows' columns, the first holding their distribution values
+// (none: every row of the values). On plain PostgreSQL it is one
+// statement; on a coordinator (Known: ask Distributed first), which runs
+// FOR UPDATE only in a statement routed to one shard, one per value with
+// that value's rows, in sorted order (EachValue, EachGroup).
+func (t *Topology) QueueLock(b *pgx.Batch, sql string, values []string, cols ...[]string) {
+	queue := func(values []string, cols [][]string) {
+		args := []any{values}
+		for _, c := range cols {
+			args = append(args, c)
 		}
 		b.Queue(sql, args...)
 	}
 	switch {
 	case !t.Known():
-		queue(cols)
-	case len(cols) == 1:
-		EachValue(cols[0], func(v string) { queue([][]string{{v}}) })
+		queue(values, cols)
+	case len(cols) == 0:
+		EachValue(values, func(v string) { queue([]string{v}, nil) })
 	default:
-		EachGroup(cols, queue)
+		EachGroup(cols, func(g [][]string) { queue(g[0][:1], g) })
 	}
 }
 

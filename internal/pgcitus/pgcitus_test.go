@@ -133,13 +133,13 @@ func TestTopology(t *testing.T) {
 		cols [][]string
 		want [][]any
 	}{
-		{&plain, rows, [][]any{{rows[0], rows[1]}}},
-		{&plain, [][]string{{"b", "a"}}, [][]any{{[]string{"b", "a"}}}},
-		{&citus, rows, [][]any{{[]string{"a", "a"}, []string{"2", "4"}}, {[]string{"b", "b"}, []string{"1", "3"}}}},
-		{&citus, [][]string{{"b", "a", "b"}}, [][]any{{[]string{"a"}}, {[]string{"b"}}}},
+		{&plain, rows, [][]any{{[]string{"a", "b"}, rows[0], rows[1]}}},
+		{&plain, nil, [][]any{{[]string{"a", "b"}}}},
+		{&citus, rows, [][]any{{[]string{"a"}, []string{"a", "a"}, []string{"2", "4"}}, {[]string{"b"}, []string{"b", "b"}, []string{"1", "3"}}}},
+		{&citus, nil, [][]any{{[]string{"a"}}, {[]string{"b"}}}},
 	} {
 		b := &pgx.Batch{}
-		c.topo.QueueLock(b, "LOCK", c.cols...)
+		c.topo.QueueLock(b, "LOCK", []string{"a", "b"}, c.cols...)
 		var got [][]any
 		for _, q := range b.QueuedQueries {
 			got = append(got, q.Arguments)
