@@ -131,7 +131,7 @@ func TestKillAudited(t *testing.T) {
 				}
 				t.Cleanup(pool.Close)
 				e := inTx(t, pool)
-				child := childproc.Start(t, "TestKillAuditedChild", killArg{role, dsn})
+				child := childproc.Start(t, "TestKillAuditedChild", killArg{role, pgtest.ChildDSN(dsn)})
 				check(t, child, 300+round*250, func(t *testing.T) audittest.InTx { pgtest.WaitQuiet(t, pool); return e })
 			})
 		}

@@ -57,7 +57,7 @@ func TestKillWriter(t *testing.T) {
 			if err := tb.Setup(t.Context()); err != nil {
 				t.Fatal(err)
 			}
-			child := childproc.Start(t, "TestKillWriterChild", dsn)
+			child := childproc.Start(t, "TestKillWriterChild", pgtest.ChildDSN(dsn))
 			audittest.KillWriter(t, child, 300+round*250, func(t *testing.T) audit.Table { pgtest.WaitQuiet(t, setup); return tb })
 		})
 	}

@@ -79,7 +79,7 @@ func TestKillGroupCommit(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			child := childproc.Start(t, "TestKillGroupCommitChild", dsn)
+			child := childproc.Start(t, "TestKillGroupCommitChild", pgtest.ChildDSN(dsn))
 			audittest.KillCheckpointWriter(t, child, 300+round*250, func(t *testing.T) audittest.InTx { pgtest.WaitQuiet(t, pool); return e })
 			// The writers' checkpoints shared commits: fewer
 			// transactions stored them than there are.

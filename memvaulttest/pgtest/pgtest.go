@@ -385,12 +385,35 @@ func schemaName(testName, suffix string) string {
 	return prefix + mid + "_" + suffix
 }
 
+// ChildApp is the application_name ChildDSN gives a child process's
+// connections, so that WaitQuiet can wait until they are gone.
+const ChildApp = "memvault_test_child"
+
+// ChildDSN returns dsn (a URL or a key/value string) with its
+// application_name set to ChildApp: the connection string to hand a child
+// process that a test kills.
+func ChildDSN(dsn string) string {
+	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
+		if u, err := url.Parse(dsn); err == nil {
+			q := u.Query()
+			q.Set("application_name", ChildApp)
+			u.RawQuery = strings.ReplaceAll(q.Encode(), "+", "%20")
+			return u.String()
+		}
+	}
+	return dsn + " application_name=" + ChildApp
+}
+
 // WaitQuiet waits until no other connection to pool's database is running
-// a statement or holding a transaction open. After a test kills a client
-// process (kill -9), the server may still be executing — even committing —
-// the statement the process sent last, until it notices the connection is
-// gone; a test that checks what the killed process left calls WaitQuiet
-// first, so that nothing lands after its check. It fails t after 30 s.
+// a statement or holding a transaction open, and no connection of a child
+// process (ChildDSN) is left. After a test kills a client process (kill
+// -9), the server may still be executing — even committing — the
+// statement the process sent last, until it notices the connection is
+// gone, and it may not have read that statement yet: the connection then
+// shows as idle while the batch waits in its socket, and commits after a
+// check of the state alone. A test that checks what the killed process
+// left hands the child ChildDSN and calls WaitQuiet first, so that nothing
+// lands after its check. It fails t after 30 s.
 func WaitQuiet(t testing.TB, pool *pgxpool.Pool) {
 	t.Helper()
 	ctx := context.Background()
@@ -399,7 +422,8 @@ func WaitQuiet(t testing.TB, pool *pgxpool.Pool) {
 		var busy int
 		err := pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
 			WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'
-			AND state IN ('active', 'idle in transaction', 'idle in transaction (aborted)', 'fastpath function call')`).Scan(&busy)
+			AND (state IN ('active', 'idle in transaction', 'idle in transaction (aborted)', 'fastpath function call')
+				OR application_name = $1)`, ChildApp).Scan(&busy)
 		if err != nil {
 			t.Fatalf("pgtest: WaitQuiet: %v", err)
 		}
