@@ -23,22 +23,14 @@ func TestQueuedWriteAfterErasureRefused(t *testing.T) {
 	for _, mode := range []durable.Mode{durable.Sync, durable.Exit} {
 		t.Run(mode.String(), func(t *testing.T) {
 			ctx := context.Background()
-			c := config.Default()
-			c.DBPath = filepath.Join(t.TempDir(), "agent.db")
-			c.Keys.Primary = testkeys.Key
-			c.Subjects.ThreadSeparator = ":"
+			c := subjectsByThreadID(t)
 			c.Durability = mode
 			h, err := Open(ctx, c)
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer h.Close()
-			put := func(thread, text string, n int) error {
-				cp := &checkpointer.Checkpoint{V: 4, ID: checkpointer.NewID(n), ChannelValues: map[string]any{"notes": text},
-					ChannelVersions: map[string]string{"notes": h.Saver.NextVersion("")}}
-				_, err := h.Saver.Put(ctx, checkpointer.Config{ThreadID: thread}, cp, nil, cp.ChannelVersions)
-				return err
-			}
+			put := func(thread, text string, n int) error { return putNotes(ctx, h.Saver, thread, text, n) }
 			if err := put("carol:chat", "carol, before her erasure", 0); err != nil {
 				t.Fatal(err)
 			}
@@ -82,10 +74,7 @@ func TestQueuedPutDoesNotOutliveForgetOfAnotherProcess(t *testing.T) {
 	for _, mode := range []durable.Mode{durable.Sync, durable.Exit} {
 		t.Run(mode.String(), func(t *testing.T) {
 			ctx := context.Background()
-			c := config.Default()
-			c.DBPath = filepath.Join(t.TempDir(), "agent.db")
-			c.Keys.Primary = testkeys.Key
-			c.Subjects.ThreadSeparator = ":"
+			c := subjectsByThreadID(t)
 			cli := c
 			c.Durability = mode
 			agent, err := Open(ctx, c)
@@ -93,9 +82,7 @@ func TestQueuedPutDoesNotOutliveForgetOfAnotherProcess(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer agent.Close()
-			cp := &checkpointer.Checkpoint{V: 4, ID: checkpointer.NewID(0), ChannelValues: map[string]any{"notes": "carol, before her erasure"},
-				ChannelVersions: map[string]string{"notes": agent.Saver.NextVersion("")}}
-			if _, err := agent.Saver.Put(ctx, checkpointer.Config{ThreadID: "carol:chat"}, cp, nil, cp.ChannelVersions); err != nil {
+			if err := putNotes(ctx, agent.Saver, "carol:chat", "carol, before her erasure", 0); err != nil {
 				t.Fatal(err)
 			}
 
@@ -130,10 +117,7 @@ func TestQueuedPutDoesNotOutliveForgetOfAnotherProcess(t *testing.T) {
 // the old one, so the put is stored.
 func TestQueuedPutSurvivesKeyRotation(t *testing.T) {
 	ctx := context.Background()
-	c := config.Default()
-	c.DBPath = filepath.Join(t.TempDir(), "agent.db")
-	c.Keys.Primary = testkeys.Key
-	c.Subjects.ThreadSeparator = ":"
+	c := subjectsByThreadID(t)
 	cli := c
 	c.Durability = durable.Exit
 	agent, err := Open(ctx, c)
@@ -141,9 +125,7 @@ func TestQueuedPutSurvivesKeyRotation(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer agent.Close()
-	cp := &checkpointer.Checkpoint{V: 4, ID: checkpointer.NewID(0), ChannelValues: map[string]any{"notes": "carol's plan"},
-		ChannelVersions: map[string]string{"notes": agent.Saver.NextVersion("")}}
-	if _, err := agent.Saver.Put(ctx, checkpointer.Config{ThreadID: "carol:chat"}, cp, nil, cp.ChannelVersions); err != nil {
+	if err := putNotes(ctx, agent.Saver, "carol:chat", "carol's plan", 0); err != nil {
 		t.Fatal(err)
 	}
 	h, err := Open(ctx, cli)
@@ -158,4 +140,22 @@ func TestQueuedPutSurvivesKeyRotation(t *testing.T) {
 	if err != nil || tp == nil || tp.Checkpoint.ChannelValues["notes"] != "carol's plan" {
 		t.Fatalf("the queued put after a rotation of carol's keys: %v, %v; want it stored", tp, err)
 	}
+}
+
+// subjectsByThreadID is a SQLite configuration with per-subject keys taken
+// from the thread id's prefix ("carol:chat" is carol's).
+func subjectsByThreadID(t *testing.T) config.Config {
+	c := config.Default()
+	c.DBPath = filepath.Join(t.TempDir(), "agent.db")
+	c.Keys.Primary = testkeys.Key
+	c.Subjects.ThreadSeparator = ":"
+	return c
+}
+
+// putNotes puts checkpoint n of thread holding text in its "notes" channel.
+func putNotes(ctx context.Context, s checkpointer.Saver, thread, text string, n int) error {
+	cp := &checkpointer.Checkpoint{V: 4, ID: checkpointer.NewID(n), ChannelValues: map[string]any{"notes": text},
+		ChannelVersions: map[string]string{"notes": s.NextVersion("")}}
+	_, err := s.Put(ctx, checkpointer.Config{ThreadID: thread}, cp, nil, cp.ChannelVersions)
+	return err
 }
