@@ -211,7 +211,7 @@ func RedactDSN(dsn string) string {
 // anything is opened: per-subject keys need erasure's write fence (a
 // backend without Subjects) and a key table the backend cannot hold (one
 // apart must be named), the audit trail a table and the data database's
-// chain mark.
+// chain mark; settings only the SQL savers have are refused, not ignored.
 func refuseUnsupported(c config.Config, b Backend) error {
 	name := b.Name
 	if c.SubjectsOn() && !b.Subjects {
@@ -225,6 +225,14 @@ func refuseUnsupported(c config.Config, b Backend) error {
 	}
 	if c.Audit && c.AuditTable == "" {
 		return fmt.Errorf("%w: the audit trail on the %s backend lives in a SQLite file apart from the data: set MEMVAULT_AUDIT_TABLE to its path", ErrUnsupported, name)
+	}
+	// Settings of the SQL savers are refused rather than ignored: a
+	// careless operator who turned them on believes they hold.
+	if c.GroupCommit != 0 {
+		return fmt.Errorf("%w: group commit (MEMVAULT_GROUP_COMMIT) is a SQLite and PostgreSQL saver setting; the %s backend commits each write alone: unset it", ErrUnsupported, name)
+	}
+	if c.SQLiteFullSync {
+		return fmt.Errorf("%w: MEMVAULT_SQLITE_FULL_SYNC is a SQLite setting; the %s backend's durability is its server's: unset it", ErrUnsupported, name)
 	}
 	return nil
 }

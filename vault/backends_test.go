@@ -138,8 +138,9 @@ func TestRegisteredBackendStoreHook(t *testing.T) {
 	}
 }
 
-// TestRegisteredBackendRefuses: per-subject keys and the audit trail are
-// refused before the backend is opened, with an error naming the feature.
+// TestRegisteredBackendRefuses: per-subject keys, the audit trail and the
+// SQL savers' settings (group commit, SQLite full sync) are refused before
+// the backend is opened, with an error naming the feature.
 func TestRegisteredBackendRefuses(t *testing.T) {
 	ctx := context.Background()
 	const key = "0123456789abcdef0123456789abcdef"
@@ -147,7 +148,16 @@ func TestRegisteredBackendRefuses(t *testing.T) {
 	audit.Audit = true
 	subjects := memConfig("memsaver://refused", key)
 	subjects.Subjects.ThreadSeparator = ":"
-	for want, c := range map[string]config.Config{"the audit trail (MEMVAULT_AUDIT)": audit, "per-subject keys": subjects} {
+	grouped := memConfig("memsaver://refused", key)
+	grouped.GroupCommit = 16
+	fullSync := memConfig("memsaver://refused", key)
+	fullSync.SQLiteFullSync = true
+	for want, c := range map[string]config.Config{
+		"the audit trail (MEMVAULT_AUDIT)":     audit,
+		"per-subject keys":                     subjects,
+		"group commit (MEMVAULT_GROUP_COMMIT)": grouped,
+		"MEMVAULT_SQLITE_FULL_SYNC":            fullSync,
+	} {
 		memBackend.Lock()
 		before := memBackend.opens
 		memBackend.Unlock()

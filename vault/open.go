@@ -635,6 +635,13 @@ func openKeys(ctx context.Context, c config.Config, h *Handle, pool *pgxpool.Poo
 		return fmt.Errorf("vault: per-subject keys need envelope encryption")
 	}
 	var table keys.Table
+	// Errors name the setting the operator must look at: with a key DSN
+	// the table's schema lives in that database, and a failure to reach
+	// it is the DSN's (redacted), not the table name's.
+	setting := "MEMVAULT_KEY_TABLE"
+	if c.KeyDSN != "" {
+		setting = "MEMVAULT_KEY_DSN (" + RedactDSN(c.KeyDSN) + ")"
+	}
 	if c.KeyDSN != "" {
 		kp, err := pgxpool.New(ctx, c.KeyDSN)
 		if err != nil {
@@ -669,10 +676,10 @@ func openKeys(ctx context.Context, c config.Config, h *Handle, pool *pgxpool.Poo
 		}
 		t, err := pgkeys.New(pool, pgkeys.Options{Schema: schema, ApartFromData: c.KeyDSN != "" && c.DSN != c.KeyDSN})
 		if err != nil {
-			return fmt.Errorf("vault: MEMVAULT_KEY_TABLE: %w", err)
+			return fmt.Errorf("vault: %s: %w", setting, err)
 		}
 		if err := t.Setup(ctx); err != nil {
-			return fmt.Errorf("vault: MEMVAULT_KEY_TABLE: %w", err)
+			return fmt.Errorf("vault: %s: %w", setting, err)
 		}
 		table = t
 	}

@@ -355,3 +355,22 @@ func TestAnonymousThenLoginIsErased(t *testing.T) {
 		})
 	}
 }
+
+// TestUnreachableKeyDSNNamed: when the key database cannot be reached, the
+// error names MEMVAULT_KEY_DSN, redacted — not MEMVAULT_KEY_TABLE, which
+// sent an operator to the wrong setting, and never the password.
+func TestUnreachableKeyDSNNamed(t *testing.T) {
+	c := config.Default()
+	c.DBPath = filepath.Join(t.TempDir(), "agent.db")
+	c.Keys.Primary = testkeys.Key
+	c.Subjects.ThreadSeparator = ":"
+	c.KeyDSN = "postgres://keys:hunter2secret@127.0.0.1:1/keys?connect_timeout=2"
+	h, err := Open(context.Background(), c)
+	if err == nil {
+		h.Close()
+		t.Fatal("Open with an unreachable MEMVAULT_KEY_DSN succeeded")
+	}
+	if msg := err.Error(); !strings.Contains(msg, "MEMVAULT_KEY_DSN") || strings.Contains(msg, "MEMVAULT_KEY_TABLE") || strings.Contains(msg, "hunter2secret") {
+		t.Fatalf("Open = %q: want MEMVAULT_KEY_DSN named, redacted", msg)
+	}
+}
