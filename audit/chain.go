@@ -591,7 +591,7 @@ func (t *Trail) Check(ctx context.Context, anchors []Anchor) (Report, error) {
 	if err == nil {
 		err = w.finish()
 	}
-	rep := Report{Records: w.n, Vouched: w.vouched, Anchors: len(anchors), Seq: w.last, Link: w.link, Late: w.late, FirstLate: w.firstLate}
+	rep := w.report(anchors)
 	if err == nil {
 		err = t.checkAllPending(ctx, &rep)
 	}

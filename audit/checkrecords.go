@@ -50,10 +50,14 @@ func (t *Trail) CheckRecords(ctx context.Context, anchors []Anchor, f Filter, fn
 	if failed == nil {
 		failed = w.finish()
 	}
-	return w.report(anchors), failed
+	rep := w.report(anchors)
+	if failed == nil {
+		failed = t.checkAllPending(ctx, &rep)
+	}
+	return rep, failed
 }
 
 // report is what the walker checked, as Check returns it.
 func (w *walker) report(anchors []Anchor) Report {
-	return Report{Records: w.n, Vouched: w.vouched, Anchors: len(anchors), Seq: w.last, Link: w.link}
+	return Report{Records: w.n, Vouched: w.vouched, Anchors: len(anchors), Seq: w.last, Link: w.link, Late: w.late, FirstLate: w.firstLate}
 }

@@ -21,8 +21,10 @@ type auditView struct {
 	Verified                      bool
 	VerifyError                   string
 	Report                        audit.Report
-	LastAnchor                    *audit.Record
-	LastAnchorTime                string
+	// LateAfter is audit.LateAfter, for the warning of Report.Late.
+	LateAfter      time.Duration
+	LastAnchor     *audit.Record
+	LastAnchorTime string
 	// LastDelete is the newest thread deletion in the trail: what a
 	// retention sweep (or anyone) deleted last.
 	LastDelete *auditRow
@@ -165,7 +167,7 @@ func (in *Inspector) auditView(r *http.Request) (string, any, error) {
 	default:
 		return "", nil, err
 	}
-	v.Report = rep
+	v.Report, v.LateAfter = rep, audit.LateAfter
 	if lastAnchor != nil {
 		v.LastAnchor, v.LastAnchorTime = lastAnchor, when(lastAnchor.Time)
 	}

@@ -24,6 +24,7 @@ import (
 	"golang.org/x/net/html"
 
 	"github.com/memvault/memvault/audit"
+	"github.com/memvault/memvault/audit/sqliteaudit"
 	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/inspector"
 	"github.com/memvault/memvault/store"
@@ -1245,5 +1246,72 @@ func TestNoStore(t *testing.T) {
 	}
 	if resp, _ := get(t, c, srv.URL+"/thread?id="+url.QueryEscape(thread)); resp.StatusCode != http.StatusOK {
 		t.Errorf("the thread view without a store: status %d, want 200", resp.StatusCode)
+	}
+}
+
+// TestAuditPageWarnsOfLateAndPending: the audit page says what `memvault
+// audit verify` says of records chained late (a pending record withheld
+// and inserted later looks so) and of records still pending; before, it
+// said only "Trail verified".
+func TestAuditPageWarnsOfLateAndPending(t *testing.T) {
+	ctx := audit.WithPrincipal(context.Background(), "clerk")
+	f := newFixture(t)
+	path := filepath.Join(t.TempDir(), "trail.db")
+	tb, err := sqliteaudit.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tb.Close()
+	key := bytes.Repeat([]byte{7}, 32)
+	now, err := audit.NewTrail(tb, audit.Options{Key: key, DatabaseID: "db-1", WritesInTx: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hourAgo, err := audit.NewTrail(tb, audit.Options{Key: key, DatabaseID: "db-1", WritesInTx: true,
+		Now: func() time.Time { return time.Now().Add(-time.Hour) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	// commit stores a write's pending record as its transaction would.
+	commit := func(tr *audit.Trail, target string) {
+		row, ok, err := tr.RecordInTx(ctx, audit.Entry{Op: audit.OpCheckpointWrite, Target: target})
+		if err != nil || !ok {
+			t.Fatalf("RecordInTx = %v, %v", ok, err)
+		}
+		marks := strings.TrimSuffix(strings.Repeat("?, ", len(row.Values)), ", ")
+		if _, err := raw.Exec(`INSERT INTO `+row.Table+` (`+strings.Join(row.Columns, ", ")+`) VALUES (`+marks+`)`, row.Values...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	commit(now, "on-time")
+	if err := now.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	commit(hourAgo, "withheld") // made an hour ago, chained after a record of now
+	if err := now.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	commit(now, "not-chained-yet")
+
+	h := *f.h
+	h.Audit = now
+	in, err := inspector.New(&h, inspector.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(in)
+	defer srv.Close()
+	_, body := get(t, srv.Client(), srv.URL+"/audit")
+	for _, want := range []string{"Trail verified: 2 records intact",
+		"Warning: 1 records of writes were chained more than 10m0s after a record made later than them (the first: record 2)",
+		"1 more records are pending"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("audit page without %q", want)
+		}
 	}
 }

@@ -189,6 +189,11 @@ func RunPending(t *testing.T, open func(t *testing.T) PendingBackend) {
 		if rep, err := tr.Check(ctx, nil); !errors.Is(err, audit.ErrTampered) {
 			t.Fatalf("Check with a replayed pending record = %+v, %v; want ErrTampered", rep, err)
 		}
+		// The viewer's check (the inspector's) says the same: it
+		// reported this trail verified.
+		if rep, err := tr.CheckRecords(ctx, nil, audit.Filter{}, func(audit.Record) error { return nil }); !errors.Is(err, audit.ErrTampered) {
+			t.Fatalf("CheckRecords with a replayed pending record = %+v, %v; want ErrTampered", rep, err)
+		}
 		if err := tr.Flush(ctx); !errors.Is(err, audit.ErrTampered) {
 			t.Fatalf("chaining a replayed pending record = %v, want ErrTampered", err)
 		}
@@ -268,6 +273,10 @@ func RunPending(t *testing.T, open func(t *testing.T) PendingBackend) {
 		rep, err := tr.Check(ctx, nil)
 		if err != nil || rep.Records != 4 || rep.Late != 1 || rep.FirstLate != 4 {
 			t.Fatalf("Check after a withheld pending record = %+v, %v; want 4 records, 1 late: record 4", rep, err)
+		}
+		viewed, err := tr.CheckRecords(ctx, nil, audit.Filter{}, func(audit.Record) error { return nil })
+		if err != nil || viewed != rep {
+			t.Fatalf("CheckRecords after a withheld pending record = %+v, %v; want Check's %+v", viewed, err, rep)
 		}
 	})
 }
