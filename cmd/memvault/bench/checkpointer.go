@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -176,9 +177,19 @@ func benchCheckpointer(ctx context.Context, out io.Writer, dsn string, asJSON bo
 		return err
 	}
 
+	putSeq := map[string]*atomic.Int64{}
+	for _, m := range modes {
+		putSeq[m] = &atomic.Int64{}
+	}
 	ops := []namedOp{
 		{"put", func(mode string) benchOp {
-			return func(ctx context.Context, i int64) error {
+			seq := putSeq[mode] // fn runs once per slice
+			return func(ctx context.Context, _ int64) error {
+				// Numbered across the row's slices (measure numbers each
+				// slice from 1): a thread's versions keep growing, as a
+				// graph's do, instead of repeating blobs stored already
+				// (which every saver, raw too, skips).
+				i := seq.Add(1)
 				thread := fmt.Sprintf("put-%s-%d", mode, i%64)
 				vers := benchVersions(i)
 				cp := fx.checkpoint(int(i), vers)
