@@ -242,12 +242,12 @@ func migrations(ctx context.Context, db *mongo.Database) ([]vault.Migration, err
 	return out, nil
 }
 
-// metaCol holds memvault's facts about the database: its id and whether
-// its audit trail began (the memvault_meta table of SQLite and
-// PostgreSQL).
+// metaCol holds memvault's facts about the database: its id, whether its
+// audit trail began and what was configured on it (marks) — the
+// memvault_meta table of SQLite and PostgreSQL.
 const metaCol = "memvault_meta"
 
-// auditMeta is audit.Meta, and the database id, on metaCol.
+// auditMeta is audit.Meta, the database id and the marks, on metaCol.
 type auditMeta struct{ coll *mongo.Collection }
 
 const (
@@ -270,6 +270,31 @@ func (m auditMeta) MarkChainBegan(ctx context.Context) error {
 		bson.D{{Key: "$setOnInsert", Value: bson.D{{Key: "at", Value: time.Now()}}}}, options.UpdateOne().SetUpsert(true))
 	if err != nil {
 		return fmt.Errorf("mongovault: audit mark: %w", err)
+	}
+	return nil
+}
+
+// markPrefix begins the _id of a mark's document (Marked, Mark).
+const markPrefix = "mark:"
+
+// Marked tells whether the database holds the mark name: what was
+// configured on it (per-subject keys), as memvault_meta's marks on SQLite
+// and PostgreSQL; vault.Open refuses a configuration without it.
+func (m auditMeta) Marked(ctx context.Context, name string) (bool, error) {
+	n, err := m.coll.CountDocuments(ctx, bson.D{{Key: "_id", Value: markPrefix + name}})
+	if err != nil {
+		return false, fmt.Errorf("mongovault: mark %q: %w", name, err)
+	}
+	return n > 0, nil
+}
+
+// Mark records the mark name with value, once: a mark is never changed
+// or removed by memvault (an upsert that sets only on insert).
+func (m auditMeta) Mark(ctx context.Context, name, value string) error {
+	_, err := m.coll.UpdateOne(ctx, bson.D{{Key: "_id", Value: markPrefix + name}},
+		bson.D{{Key: "$setOnInsert", Value: bson.D{{Key: "value", Value: value}, {Key: "at", Value: time.Now()}}}}, options.UpdateOne().SetUpsert(true))
+	if err != nil && !mongo.IsDuplicateKeyError(err) { // two processes marking at once: one insert wins
+		return fmt.Errorf("mongovault: mark %q: %w", name, err)
 	}
 	return nil
 }

@@ -95,3 +95,46 @@ func TestSubjectKeysThroughConfig(t *testing.T) {
 		t.Fatal("Open with an empty key table over data sealed under subjects' keys succeeded")
 	}
 }
+
+// TestSubjectsRequiredOnMongoDB: a database opened once with per-subject
+// keys refuses a process without them (vault.ErrSubjectsRequired) — a
+// cron job or a shell where MEMVAULT_SUBJECT_* was not exported would seal
+// an erased subject's values under the master key, beyond the erasure.
+// Before, MongoDB's meta kept no marks, so such a process opened and wrote
+// "carol, after her erasure" readable under the master key.
+func TestSubjectsRequiredOnMongoDB(t *testing.T) {
+	env := map[string]string{
+		"MEMVAULT_DSN":                      mongotest.URI(t),
+		"MEMVAULT_SCHEMA":                   mongotest.Database(t).Name(),
+		"MEMVAULT_EMBEDDINGS":               "none",
+		"LANGGRAPH_AES_KEY":                 "0123456789abcdef0123456789abcdef",
+		"MEMVAULT_SUBJECT_THREAD_SEPARATOR": ":",
+		"MEMVAULT_KEY_TABLE":                filepath.Join(t.TempDir(), "keys.db"),
+	}
+	h, err := openEnv(t, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Forget(t.Context(), "carol"); err != nil {
+		t.Fatal(err)
+	}
+	h.Close()
+	// A second open with them finds its own mark and opens.
+	if h, err = openEnv(t, env); err != nil {
+		t.Fatalf("reopen with per-subject keys: %v", err)
+	}
+	h.Close()
+
+	stale := map[string]string{}
+	for k, v := range env {
+		if !strings.HasPrefix(k, "MEMVAULT_SUBJECT_") {
+			stale[k] = v
+		}
+	}
+	if h, err := openEnv(t, stale); !errors.Is(err, vault.ErrSubjectsRequired) {
+		if err == nil {
+			h.Close()
+		}
+		t.Fatalf("Open without per-subject keys on a database that has them: %v; want vault.ErrSubjectsRequired", err)
+	}
+}
