@@ -44,6 +44,17 @@ type ThreadTable interface {
 	UnbindThreads(ctx context.Context, subject string) error
 }
 
+// Identified is a Table with an id of its own, random and made once when
+// the table is created: a data database records the id of the table that
+// holds its subjects' keys, so that a process pointed at another table —
+// a new, empty one that knows nothing of past erasures — is refused
+// (vault.ErrSubjectsChanged). The SQLite and PostgreSQL tables implement
+// it; an in-memory table has no id.
+type Identified interface {
+	// TableID returns the table's id.
+	TableID(ctx context.Context) (string, error)
+}
+
 // Table keeps wrapped data keys. Implementations are safe for concurrent
 // use, also by several processes sharing the table. Keep it apart from the
 // data (another SQLite file, PostgreSQL schema or database) when erasure

@@ -2,9 +2,11 @@ package vault
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -81,6 +83,10 @@ type Handle struct {
 	// external is the connection of a registered backend (RegisterBackend),
 	// nil for SQLite and PostgreSQL.
 	external *BackendConn
+	// keyTableID is the id of the key table holding the subjects' keys
+	// (keys.Identified); "" without per-subject keys or for a table
+	// without an id (in memory).
+	keyTableID string
 }
 
 // Close releases the saver, the store and the database connections.
@@ -440,16 +446,78 @@ func requireAudit(ctx context.Context, c config.Config, h *Handle) error {
 // opens it anyway.
 var ErrSubjectsRequired = errors.New("vault: this database keeps data subjects' values under their own keys, and the configuration has no per-subject keys")
 
-// subjectsMark is the memvault_meta row that records that per-subject keys
-// were configured on the database.
-const subjectsMark = "subject_keys"
+// ErrSubjectsChanged is what Open returns for a configuration whose
+// per-subject keys differ from those the database's values were kept
+// under: another subject mapping (MEMVAULT_SUBJECT_* — a process that does
+// not see carol in ("users", "carol") seals her items under the master
+// key, beyond her erasure) or another key table (MEMVAULT_KEY_TABLE or
+// MEMVAULT_KEY_DSN naming a new, empty table, or a SQLite database opened
+// through another path whose default key file is new: that table knows
+// nothing of past erasures and makes erased subjects keys again).
+// MEMVAULT_DANGEROUS_SKIP_KEY_CHECK opens it anyway; to change the mapping
+// or move the keys on purpose, stop every process and delete the mark's
+// row (subject_mapping or subject_key_table) from memvault_meta.
+var ErrSubjectsChanged = errors.New("vault: this database keeps data subjects' values under another per-subject key configuration")
+
+// The memvault_meta rows that record the per-subject keys configured on
+// the database: that there were any, their mapping, and the key table.
+const (
+	subjectsMark        = "subject_keys"
+	subjectMappingMark  = "subject_mapping"
+	subjectKeyTableMark = "subject_key_table"
+)
 
 // dataMarks is what the data database's meta table offers besides
 // audit.Meta (sqliteaudit.Meta, pgaudit.Meta): marks of what was
-// configured on it.
+// configured on it. A mark is written once and never changed.
 type dataMarks interface {
 	Marked(ctx context.Context, name string) (bool, error)
+	MarkValue(ctx context.Context, name string) (string, bool, error)
 	Mark(ctx context.Context, name, value string) error
+}
+
+// subjectMapping is the canonical text of a subject mapping, as its mark
+// holds it: the same for every spelling of the same mapping (prefixes in
+// any order, NamespacePrefix or NamespacePrefixes).
+func subjectMapping(s keys.Subjects) string {
+	var prefixes [][]string
+	for _, p := range append([][]string{s.NamespacePrefix}, s.NamespacePrefixes...) {
+		if len(p) > 0 {
+			prefixes = append(prefixes, p)
+		}
+	}
+	slices.SortFunc(prefixes, slices.Compare)
+	prefixes = slices.CompactFunc(prefixes, slices.Equal)
+	b, _ := json.Marshal(struct {
+		ThreadSeparator   string     `json:"thread_separator,omitempty"`
+		ThreadMetadataKey string     `json:"thread_metadata_key,omitempty"`
+		NamespacePrefixes [][]string `json:"namespace_prefixes,omitempty"`
+	}{s.ThreadSeparator, s.ThreadMetadataKey, prefixes})
+	return string(b)
+}
+
+// pinMark returns nil when the database's mark name holds want, marking it
+// first when the database has none (the first process with per-subject
+// keys, or a database marked before this mark existed), and
+// ErrSubjectsChanged naming what differs otherwise. Of two processes
+// marking at once, the first write wins and the other compares with it.
+func pinMark(ctx context.Context, marks dataMarks, name, want, what string) error {
+	got, ok, err := marks.MarkValue(ctx, name)
+	if err != nil {
+		return fmt.Errorf("vault: %w", err)
+	}
+	if !ok {
+		if err := marks.Mark(ctx, name, want); err != nil {
+			return fmt.Errorf("vault: %w", err)
+		}
+		if got, _, err = marks.MarkValue(ctx, name); err != nil {
+			return fmt.Errorf("vault: %w", err)
+		}
+	}
+	if got != want {
+		return fmt.Errorf("%w: its %s is %s, the configuration's %s (every process must open it with the same MEMVAULT_SUBJECT_* settings and key table)", ErrSubjectsChanged, what, got, want)
+	}
+	return nil
 }
 
 // requireSubjects marks a database opened with per-subject keys, and
@@ -471,6 +539,17 @@ func requireSubjects(ctx context.Context, c config.Config, h *Handle) error {
 		}
 	case !c.SubjectsOn() && marked:
 		return fmt.Errorf("%w: set MEMVAULT_SUBJECT_THREAD_SEPARATOR, MEMVAULT_SUBJECT_THREAD_METADATA or MEMVAULT_SUBJECT_NAMESPACE (and MEMVAULT_KEY_TABLE or MEMVAULT_KEY_DSN) as the processes that wrote it do", ErrSubjectsRequired)
+	}
+	if !c.SubjectsOn() || c.DangerousSkipKeyCheck {
+		return nil
+	}
+	if err := pinMark(ctx, marks, subjectMappingMark, subjectMapping(c.Subjects), "subject mapping"); err != nil {
+		return err
+	}
+	if h.keyTableID != "" {
+		if err := pinMark(ctx, marks, subjectKeyTableMark, h.keyTableID, "key table's id"); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -682,6 +761,13 @@ func openKeys(ctx context.Context, c config.Config, h *Handle, pool *pgxpool.Poo
 			return fmt.Errorf("vault: %s: %w", setting, err)
 		}
 		table = t
+	}
+	if id, ok := table.(keys.Identified); ok {
+		tableID, err := id.TableID(ctx)
+		if err != nil {
+			return fmt.Errorf("vault: %s: %w", setting, err)
+		}
+		h.keyTableID = tableID
 	}
 	hier, err := keys.New(keys.Options{Master: master, Table: table, Subjects: c.Subjects, Providers: c.KEKProviders})
 	if err != nil {

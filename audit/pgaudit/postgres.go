@@ -408,18 +408,30 @@ func (m meta) MarkChainBegan(ctx context.Context) error { return m.Mark(ctx, cha
 // row name (a mark such as the audit chain's beginning). It only reads: a
 // schema without the table holds no mark.
 func (m meta) Marked(ctx context.Context, name string) (bool, error) {
+	_, ok, err := m.MarkValue(ctx, name)
+	return ok, err
+}
+
+// MarkValue returns the value of the mark name, and whether the data
+// schema holds it. It only reads.
+func (m meta) MarkValue(ctx context.Context, name string) (string, bool, error) {
 	tbl := metaTable(m.schema)
-	var exists, marked bool
+	var exists bool
 	if err := m.pool.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, tbl).Scan(&exists); err != nil {
-		return false, fmt.Errorf("audit/pgaudit: meta: %w", err)
+		return "", false, fmt.Errorf("audit/pgaudit: meta: %w", err)
 	}
 	if !exists {
-		return false, nil
+		return "", false, nil
 	}
-	if err := m.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM `+tbl+` WHERE name = $1)`, name).Scan(&marked); err != nil {
-		return false, fmt.Errorf("audit/pgaudit: meta: %w", err)
+	var value string
+	err := m.pool.QueryRow(ctx, `SELECT value FROM `+tbl+` WHERE name = $1`, name).Scan(&value)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", false, nil
 	}
-	return marked, nil
+	if err != nil {
+		return "", false, fmt.Errorf("audit/pgaudit: meta: %w", err)
+	}
+	return value, true, nil
 }
 
 // Mark records, for good, the row name with value in the data schema's

@@ -335,23 +335,34 @@ func (m meta) MarkChainBegan(ctx context.Context) error { return m.Mark(ctx, cha
 // the row name (a mark such as the audit chain's beginning). It only
 // reads: a database without the table holds no mark.
 func (m meta) Marked(ctx context.Context, name string) (bool, error) {
+	_, ok, err := m.MarkValue(ctx, name)
+	return ok, err
+}
+
+// MarkValue returns the value of the mark name, and whether the data
+// database holds it. It only reads.
+func (m meta) MarkValue(ctx context.Context, name string) (string, bool, error) {
 	db, err := sqlitedb.Open(m.path, sqlitedb.Options{})
 	if err != nil {
-		return false, fmt.Errorf("audit/sqliteaudit: meta: %w", err)
+		return "", false, fmt.Errorf("audit/sqliteaudit: meta: %w", err)
 	}
 	defer db.Close()
-	var marked bool
+	var value sql.NullString
 	err = db.Read(ctx, func(tx *sql.Tx) error {
 		var tables int
 		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'memvault_meta'`).Scan(&tables); err != nil || tables == 0 {
 			return err
 		}
-		return tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM memvault_meta WHERE name = ?)`, name).Scan(&marked)
+		err := tx.QueryRowContext(ctx, `SELECT value FROM memvault_meta WHERE name = ?`, name).Scan(&value)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil
+		}
+		return err
 	})
 	if err != nil {
-		return false, fmt.Errorf("audit/sqliteaudit: meta: %w", err)
+		return "", false, fmt.Errorf("audit/sqliteaudit: meta: %w", err)
 	}
-	return marked, nil
+	return value.String, value.Valid, nil
 }
 
 // Mark records, for good, the row name with value in the data database's

@@ -39,12 +39,14 @@ type Table struct {
 	threads  string // the thread bindings' table, qualified
 	erasures string // the erasure records' table, qualified
 	fence    string // the fence function, qualified
+	meta     string // the table's own facts (its id), qualified
 }
 
 var (
 	_ keys.ThreadTable  = (*Table)(nil)
 	_ keys.ErasureTable = (*Table)(nil)
 	_ keys.SQLFencer    = (*Table)(nil)
+	_ keys.Identified   = (*Table)(nil)
 )
 
 // New returns the key table on pool; call Setup once to create it.
@@ -53,12 +55,13 @@ func New(pool *pgxpool.Pool, opts Options) (*Table, error) {
 		return nil, fmt.Errorf("keys/pgkeys: nil pool")
 	}
 	t := &Table{pool: pool, opts: opts, table: "memvault_data_keys", threads: "memvault_thread_subjects",
-		erasures: "memvault_erasures", fence: "memvault_key_fence"}
+		erasures: "memvault_erasures", fence: "memvault_key_fence", meta: "memvault_keys_meta"}
 	if opts.Schema != "" {
 		t.table = pgx.Identifier{opts.Schema, "memvault_data_keys"}.Sanitize()
 		t.threads = pgx.Identifier{opts.Schema, "memvault_thread_subjects"}.Sanitize()
 		t.erasures = pgx.Identifier{opts.Schema, "memvault_erasures"}.Sanitize()
 		t.fence = pgx.Identifier{opts.Schema, "memvault_key_fence"}.Sanitize()
+		t.meta = pgx.Identifier{opts.Schema, "memvault_keys_meta"}.Sanitize()
 	}
 	return t, nil
 }
@@ -87,6 +90,7 @@ func (t *Table) migrationSet() (pgmigrate.Set, error) {
 		"erasures":        t.erasures,
 		"fence":           t.fence,
 		"fence_sqlstate":  keys.FenceSQLState,
+		"meta":            t.meta,
 	})
 	return pgmigrate.Set{Table: "memvault_keys_migrations", Statements: stmts}, err
 }
@@ -124,6 +128,26 @@ func (t *Table) setup(ctx context.Context, db any) error {
 		return fmt.Errorf("keys/pgkeys: setup: %w", err)
 	}
 	return nil
+}
+
+// TableID implements keys.Identified: the id the first call made (a
+// random 128 bits in the schema's memvault_keys_meta), the same for every
+// process and every later call.
+func (t *Table) TableID(ctx context.Context) (string, error) {
+	var id string
+	err := t.pool.QueryRow(ctx, `WITH made AS (
+	INSERT INTO `+t.meta+` (name, value) VALUES ('table_id', replace(gen_random_uuid()::text, '-', ''))
+	ON CONFLICT (name) DO NOTHING RETURNING value)
+SELECT value FROM made UNION ALL SELECT value FROM `+t.meta+` WHERE name = 'table_id'`).Scan(&id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		// Another process inserted it while this statement ran (its
+		// snapshot predates that row): it is there now.
+		err = t.pool.QueryRow(ctx, `SELECT value FROM `+t.meta+` WHERE name = 'table_id'`).Scan(&id)
+	}
+	if err != nil {
+		return "", fmt.Errorf("keys/pgkeys: table id: %w", err)
+	}
+	return id, nil
 }
 
 const cols = `subject, version, key_id, kek, wrapped, created_at`

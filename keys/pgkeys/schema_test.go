@@ -26,10 +26,10 @@ func TestMigrationFiles(t *testing.T) {
 			t.Errorf("tracking table %q", set.Table)
 		}
 		old := oldStatements(tb)
-		if len(set.Statements) != len(old) {
+		if len(set.Statements) < len(old) {
 			t.Fatalf("schema %q: %d statements, the earlier build ran %d", schema, len(set.Statements), len(old))
 		}
-		for v, stmt := range set.Statements {
+		for v, stmt := range set.Statements[:len(old)] {
 			if got := strings.TrimSuffix(stmt, ";"); got != old[v] {
 				t.Errorf("schema %q: v%d:\n%s\nthe earlier build ran:\n%s", schema, v, got, old[v])
 			}

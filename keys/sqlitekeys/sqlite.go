@@ -36,6 +36,7 @@ type Table struct {
 var (
 	_ keys.ThreadTable  = (*Table)(nil)
 	_ keys.ErasureTable = (*Table)(nil)
+	_ keys.Identified   = (*Table)(nil)
 )
 
 // Open opens (creating when missing) the key table in the SQLite file at
@@ -54,6 +55,23 @@ func Open(ctx context.Context, path string) (*Table, error) {
 		abs = ""
 	}
 	return &Table{db: db, path: abs}, nil
+}
+
+// TableID implements keys.Identified: the id the first call made (a
+// random 128 bits in the table's memvault_keys_meta), the same for every
+// process and every later call.
+func (t *Table) TableID(ctx context.Context) (string, error) {
+	var id string
+	err := t.db.Write(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO memvault_keys_meta (name, value) VALUES ('table_id', lower(hex(randomblob(16))))`); err != nil {
+			return err
+		}
+		return tx.QueryRowContext(ctx, `SELECT value FROM memvault_keys_meta WHERE name = 'table_id'`).Scan(&id)
+	})
+	if err != nil {
+		return "", fmt.Errorf("keys/sqlitekeys: table id: %w", err)
+	}
+	return id, nil
 }
 
 // Close closes the table's database handle.

@@ -281,11 +281,24 @@ const markPrefix = "mark:"
 // configured on it (per-subject keys), as memvault_meta's marks on SQLite
 // and PostgreSQL; vault.Open refuses a configuration without it.
 func (m auditMeta) Marked(ctx context.Context, name string) (bool, error) {
-	n, err := m.coll.CountDocuments(ctx, bson.D{{Key: "_id", Value: markPrefix + name}})
-	if err != nil {
-		return false, fmt.Errorf("mongovault: mark %q: %w", name, err)
+	_, ok, err := m.MarkValue(ctx, name)
+	return ok, err
+}
+
+// MarkValue returns the value of the mark name, and whether the database
+// holds it.
+func (m auditMeta) MarkValue(ctx context.Context, name string) (string, bool, error) {
+	var doc struct {
+		Value string `bson:"value"`
 	}
-	return n > 0, nil
+	err := m.coll.FindOne(ctx, bson.D{{Key: "_id", Value: markPrefix + name}}).Decode(&doc)
+	if errors.Is(err, mongo.ErrNoDocuments) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, fmt.Errorf("mongovault: mark %q: %w", name, err)
+	}
+	return doc.Value, true, nil
 }
 
 // Mark records the mark name with value, once: a mark is never changed
