@@ -25,6 +25,16 @@ func TestConformance(t *testing.T) {
 	})
 }
 
+// TestConformanceSoleWriter: the suite with steady puts served from what
+// a kept lease remembers (Options.DangerousAssumeSoleWriter; the suite's
+// savers are the only writers).
+func TestConformanceSoleWriter(t *testing.T) {
+	t.Parallel()
+	checkpointertest.Run(t, func(t *testing.T) checkpointer.Saver {
+		return newSaver(t, mongosaver.Options{DangerousAssumeSoleWriter: true})
+	})
+}
+
 func TestConformanceEncrypted(t *testing.T) {
 	t.Parallel()
 	checkpointertest.Run(t, func(t *testing.T) checkpointer.Saver {

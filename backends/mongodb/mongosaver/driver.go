@@ -30,6 +30,9 @@ type driver struct {
 	// jsLayout: metadata is written as JS's MongoDBSaver writes it
 	// (Options.JSLayout).
 	jsLayout bool
+	// soleWriter: a kept lease's knowledge may stand for a put's read
+	// (Options.DangerousAssumeSoleWriter).
+	soleWriter bool
 	// leases serialize a thread's writers across processes (lease.go).
 	leases *leaser
 	// afterPutRead, when set (tests), runs in a put between its read and

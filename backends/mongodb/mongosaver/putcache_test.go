@@ -85,7 +85,7 @@ func (st *stepper) put(value any) checkpointer.Config {
 func TestSteadyPutsSendOneCommand(t *testing.T) {
 	t.Parallel()
 	c := newCountingDB(t)
-	s, err := mongosaver.New(c.db, mongosaver.Options{LeaseTTL: 5 * time.Minute})
+	s, err := mongosaver.New(c.db, mongosaver.Options{LeaseTTL: 5 * time.Minute, DangerousAssumeSoleWriter: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,12 +119,12 @@ func TestKnownThreadForgottenOnHandOver(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	db := mongotest.Database(t)
-	a, err := mongosaver.New(db, mongosaver.Options{})
+	a, err := mongosaver.New(db, mongosaver.Options{DangerousAssumeSoleWriter: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	b, err := mongosaver.New(db, mongosaver.Options{})
+	b, err := mongosaver.New(db, mongosaver.Options{DangerousAssumeSoleWriter: true})
 	if err != nil {
 		t.Fatal(err)
 	}

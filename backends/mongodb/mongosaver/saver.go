@@ -57,6 +57,17 @@ type Options struct {
 	// does not already (a thread's first write in a while takes its
 	// lease, a round trip; later ones keep it, see sticky.go).
 	NoLeases bool
+	// DangerousAssumeSoleWriter promises that nothing but memvault savers
+	// writes or deletes these collections — no Python or JS MongoDBSaver
+	// (their deleteThread takes no lease), no TTL index, no script: then
+	// a steady writer's put sends its document alone, one command instead
+	// of a read and the document, trusting what its lease remembers of
+	// the thread (putcache.go). Broken, the promise costs deleted data:
+	// a put continuing a thread another program deleted copies the
+	// deleted checkpoint's values into the new one, and the thread reads
+	// again. Default off: every put reads first, and finds its parent gone
+	// (checkpointer.ErrParentMissing).
+	DangerousAssumeSoleWriter bool
 	// Retention, SweepInterval, OnSweep and SweepBatch are
 	// engine.Options'.
 	Retention     checkpointer.RetentionPolicy
@@ -79,6 +90,7 @@ type Saver struct {
 func New(db *mongo.Database, opt Options) (*Saver, error) {
 	d := newDriver(db)
 	d.jsLayout = opt.JSLayout
+	d.soleWriter = opt.DangerousAssumeSoleWriter
 	d.leases = newLeaser(db, cmp.Or(opt.LeaseTTL, defaultLeaseTTL), opt.NoLeases)
 	d.leases.cps, d.leases.writes, d.leases.big = d.cps, d.writes, d.big
 	style := checkpointer.VersionInt

@@ -128,10 +128,15 @@ func (t *tx) Put(ctx context.Context, p *checkpointer.PutRows) error {
 		return err
 	}
 	// What this process knows of the thread under its lease may stand
-	// for the read (putcache.go).
-	served, docs, err := t.kept.knownFor(p.NS).servedWithoutRead(ctx, t.d, p)
-	if err != nil {
-		return err
+	// for the read (putcache.go) — only when nothing else deletes
+	// (Options.DangerousAssumeSoleWriter).
+	var served bool
+	var docs []cpDoc
+	var err error
+	if t.d.soleWriter {
+		if served, docs, err = t.kept.knownFor(p.NS).servedWithoutRead(ctx, t.d, p); err != nil {
+			return err
+		}
 	}
 	if !served {
 		if docs, err = t.d.putRead(ctx, p); err != nil {
