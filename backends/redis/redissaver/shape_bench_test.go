@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -142,8 +143,20 @@ func clientCPU(b *testing.B, rdb *redis.Client) func() {
 			b.Fatal(err)
 		}
 	}
+	// MEMVAULT_BENCH_CALLGRIND=1, with the server run under valgrind's
+	// callgrind (MEMVAULT_REDIS8 naming a wrapper), reports the server's
+	// instructions per op: a count the machine's load does not disturb.
+	cg := rdb != nil && os.Getenv("MEMVAULT_BENCH_CALLGRIND") != ""
+	var pid string
+	if cg {
+		pid = serverPID(b, rdb)
+		callgrind(b, "-z", pid)
+	}
 	start := cpuNow()
 	return func() {
+		if cg {
+			b.ReportMetric(callgrind(b, "-d", pid)/float64(b.N), "server-instr/op")
+		}
 		if rdb != nil && dir != "" {
 			info, err := rdb.Info(context.Background(), "commandstats").Result()
 			if err != nil {
@@ -159,6 +172,54 @@ func clientCPU(b *testing.B, rdb *redis.Client) func() {
 			b.ReportMetric(float64((serverCPU(b, rdb)-srv).Microseconds())/float64(b.N), "server-cpu-µs/op")
 		}
 	}
+}
+
+// serverPID is the server's process id (INFO server).
+func serverPID(b *testing.B, rdb *redis.Client) string {
+	info, err := rdb.Info(context.Background(), "server").Result()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, line := range strings.Split(info, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "process_id:"); ok {
+			return v
+		}
+	}
+	b.Fatal("INFO server: no process_id")
+	return ""
+}
+
+// callgrind runs callgrind_control op on pid: -z zeroes the counts, -d
+// dumps them and returns the instructions counted since.
+func callgrind(b *testing.B, op, pid string) float64 {
+	out, err := exec.Command("callgrind_control", op, pid).CombinedOutput()
+	if err != nil {
+		b.Fatalf("callgrind_control %s %s: %v: %s", op, pid, err, out)
+	}
+	if op != "-d" {
+		return 0
+	}
+	// The newest dump of pid holds the counts since the zeroing.
+	files, _ := filepath.Glob("/tmp/s21cg/cg." + pid + ".*")
+	var newest string
+	var mt time.Time
+	for _, f := range files {
+		if st, err := os.Stat(f); err == nil && st.ModTime().After(mt) {
+			newest, mt = f, st.ModTime()
+		}
+	}
+	data, err := os.ReadFile(newest)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "summary: "); ok {
+			f, _ := strconv.ParseFloat(strings.Fields(v)[0], 64)
+			return f
+		}
+	}
+	b.Fatalf("%s: no summary", newest)
+	return 0
 }
 
 // serverCPU is the server's CPU time so far (INFO cpu), 0 without rdb.
