@@ -143,19 +143,23 @@ func clientCPU(b *testing.B, rdb *redis.Client) func() {
 			b.Fatal(err)
 		}
 	}
-	// MEMVAULT_BENCH_CALLGRIND=1, with the server run under valgrind's
-	// callgrind (MEMVAULT_REDIS8 naming a wrapper), reports the server's
-	// instructions per op: a count the machine's load does not disturb.
-	cg := rdb != nil && os.Getenv("MEMVAULT_BENCH_CALLGRIND") != ""
+	// MEMVAULT_BENCH_CALLGRIND=dir, with the server run under valgrind's
+	// callgrind writing its dumps to dir/cg.<pid>.<n> (MEMVAULT_REDIS8
+	// naming a wrapper script that runs `valgrind --tool=callgrind
+	// --callgrind-out-file=dir/cg.%p redis-server "$@" --hz 1`), reports
+	// the server's user-space instructions per op: a count the machine's
+	// load does not disturb.
+	cgDir := os.Getenv("MEMVAULT_BENCH_CALLGRIND")
+	cg := rdb != nil && cgDir != ""
 	var pid string
 	if cg {
 		pid = serverPID(b, rdb)
-		callgrind(b, "-z", pid)
+		callgrind(b, cgDir, "-z", pid)
 	}
 	start := cpuNow()
 	return func() {
 		if cg {
-			b.ReportMetric(callgrind(b, "-d", pid)/float64(b.N), "server-instr/op")
+			b.ReportMetric(callgrind(b, cgDir, "-d", pid)/float64(b.N), "server-instr/op")
 		}
 		if rdb != nil && dir != "" {
 			info, err := rdb.Info(context.Background(), "commandstats").Result()
@@ -190,8 +194,8 @@ func serverPID(b *testing.B, rdb *redis.Client) string {
 }
 
 // callgrind runs callgrind_control op on pid: -z zeroes the counts, -d
-// dumps them and returns the instructions counted since.
-func callgrind(b *testing.B, op, pid string) float64 {
+// dumps them (to dir) and returns the instructions counted since.
+func callgrind(b *testing.B, dir, op, pid string) float64 {
 	out, err := exec.Command("callgrind_control", op, pid).CombinedOutput()
 	if err != nil {
 		b.Fatalf("callgrind_control %s %s: %v: %s", op, pid, err, out)
@@ -200,7 +204,7 @@ func callgrind(b *testing.B, op, pid string) float64 {
 		return 0
 	}
 	// The newest dump of pid holds the counts since the zeroing.
-	files, _ := filepath.Glob("/tmp/s21cg/cg." + pid + ".*")
+	files, _ := filepath.Glob(filepath.Join(dir, "cg."+pid+".*"))
 	var newest string
 	var mt time.Time
 	for _, f := range files {
