@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -42,6 +41,10 @@ type Row struct {
 	// the client counts them (MongoDB: the driver's command monitor, and
 	// the JS driver's); absent elsewhere.
 	CmdsPerOp float64 `json:"cmds_per_op,omitempty"`
+	// TripsPerOp is the round trips to the server per operation, where
+	// the client counts them (Redis: a pipeline or MULTI/EXEC is one);
+	// absent elsewhere.
+	TripsPerOp float64 `json:"round_trips_per_op,omitempty"`
 	// ServerCPUus is the server's CPU time (user + system) per operation,
 	// in microseconds, where the server reports it (Redis: INFO cpu
 	// before and after each slice, every slice running one mode only);
@@ -262,16 +265,19 @@ type benchPrinter struct {
 	header bool
 	rows   []Row
 	// cmds: the table has a column of commands per operation (the
-	// MongoDB bench counts them; cmdsLabel, when set, names it: Redis
-	// counts round trips).
-	cmds      bool
-	cmdsLabel string
+	// MongoDB bench counts them); trips: what was counted is round trips
+	// (Redis), printed as TRIPS/OP and TripsPerOp.
+	cmds  bool
+	trips bool
 	// server: the table has columns of the server's CPU time and bytes
 	// received per operation, and the summary total CPU ratios.
 	server bool
 }
 
 func (p *benchPrinter) print(r Row) error {
+	if p.trips {
+		r.TripsPerOp, r.CmdsPerOp = r.CmdsPerOp, 0
+	}
 	p.rows = append(p.rows, r)
 	if p.json {
 		return json.NewEncoder(p.out).Encode(r)
@@ -280,7 +286,11 @@ func (p *benchPrinter) print(r Row) error {
 		p.header = true
 		fmt.Fprintf(p.out, "%-13s %-16s %-16s %4s %12s %9s %9s %12s", "SUITE", "OP", "MODE", "CONC", "OPS/S", "P50 ms", "P99 ms", "CLIENT CPU µs")
 		if p.cmds {
-			fmt.Fprintf(p.out, " %8s", cmp.Or(p.cmdsLabel, "CMDS/OP"))
+			label := "CMDS/OP"
+			if p.trips {
+				label = "TRIPS/OP"
+			}
+			fmt.Fprintf(p.out, " %8s", label)
 		}
 		if p.server {
 			fmt.Fprintf(p.out, " %13s %8s", "SERVER CPU µs", "B IN/OP")
@@ -289,7 +299,7 @@ func (p *benchPrinter) print(r Row) error {
 	}
 	_, err := fmt.Fprintf(p.out, "%-13s %-16s %-16s %4d %12.0f %9.3f %9.3f %12.1f", r.Suite, r.Op, r.Mode, r.Concurrency, r.OpsPerS, r.P50ms, r.P99ms, r.ClientCPUus)
 	if err == nil && p.cmds {
-		_, err = fmt.Fprintf(p.out, " %8.2f", r.CmdsPerOp)
+		_, err = fmt.Fprintf(p.out, " %8.2f", r.CmdsPerOp+r.TripsPerOp)
 	}
 	if err == nil && p.server {
 		_, err = fmt.Fprintf(p.out, " %13.1f %8.0f", r.ServerCPUus, r.BytesInPerOp)

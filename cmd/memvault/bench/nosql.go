@@ -84,10 +84,7 @@ func benchNoSQL(ctx context.Context, out io.Writer, o CheckpointerOptions) error
 		return err
 	}
 	defer be.close()
-	p := &benchPrinter{out: out, json: o.JSON, cmds: o.Backend == BackendMongoDB || be.trips, server: be.probe != nil}
-	if be.trips {
-		p.cmdsLabel = "TRIPS/OP"
-	}
+	p := &benchPrinter{out: out, json: o.JSON, cmds: o.Backend == BackendMongoDB || be.trips, trips: be.trips, server: be.probe != nil}
 	if be.probe != nil {
 		ctx = context.WithValue(ctx, serverProbeKey{}, be.probe)
 	}
