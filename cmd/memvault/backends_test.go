@@ -329,7 +329,8 @@ func TestRedisBackend(t *testing.T) {
 // TestBenchNoSQL runs a tiny `bench checkpointer` on Redis and on MongoDB,
 // selected by the DSN's scheme: JSON rows of the raw baseline and the
 // library's two modes for each operation asked, at concurrency 1 and 2;
-// on MongoDB each row counts the commands an operation sent.
+// on MongoDB each row counts the commands an operation sent, on Redis its
+// round trips and the server's CPU time and bytes received.
 func TestBenchNoSQL(t *testing.T) {
 	redisDSN := "redis://" + redistest.StartT(t, redistest.Options{Version: 8}).Addr + "/0"
 	for name, c := range map[string]struct {
@@ -353,12 +354,18 @@ func TestBenchNoSQL(t *testing.T) {
 					Concurrency int
 					OpsPerS     float64 `json:"ops_per_s"`
 					CmdsPerOp   float64 `json:"cmds_per_op"`
+					TripsPerOp  float64 `json:"round_trips_per_op"`
+					ServerCPUus float64 `json:"server_cpu_us"`
+					BytesIn     float64 `json:"bytes_in_per_op"`
 				}
 				if err := json.Unmarshal([]byte(l), &r); err != nil || r.OpsPerS <= 0 {
 					t.Fatalf("row %q: %v", l, err)
 				}
 				if (name == "mongodb") != (r.CmdsPerOp >= 1) {
 					t.Errorf("row %q: commands per operation %v", l, r.CmdsPerOp)
+				}
+				if (name == "redis") != (r.TripsPerOp >= 1 && r.ServerCPUus > 0 && r.BytesIn > 0) {
+					t.Errorf("row %q: round trips %v, server CPU %v µs, %v bytes in per operation", l, r.TripsPerOp, r.ServerCPUus, r.BytesIn)
 				}
 				got[r.Op+"/"+r.Mode+"/"+string(rune('0'+r.Concurrency))] = true
 			}

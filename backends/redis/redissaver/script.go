@@ -91,10 +91,15 @@ end
 // ("" for none), the checkpoint's field ns·id, its record, its parent,
 // its head, its id·ns member, the thread id to add to the index (KEYS[8];
 // "" on a cluster, where the index is in another slot), then a field and
-// a record per value. Replies as batchScript's.
+// a record per value. Replies as batchScript's, but on a single server
+// (ARGV[9] set) always OK for NEW: the script indexes the thread itself,
+// so no caller needs to know, and the EXISTS that tells is left out (one
+// command of ~10; INFO commandstats: EXISTS 0.26 µs plus ~0.35 µs of
+// redis.call per call).
 var putScript = redis.NewScript(guardLua + `
 if ARGV[3] ~= '' and redis.call('HEXISTS', KEYS[2], ARGV[3]) == 0 then return 'MISSING' end
-local new = redis.call('EXISTS', KEYS[6]) == 0
+local new = false
+if ARGV[9] == '' then new = redis.call('EXISTS', KEYS[6]) == 0 end
 local f = ARGV[4]
 redis.call('HSET', KEYS[2], f, ARGV[5])
 redis.call('HSETNX', KEYS[3], f, ARGV[6])

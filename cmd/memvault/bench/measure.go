@@ -41,7 +41,34 @@ type Row struct {
 	// the client counts them (MongoDB: the driver's command monitor, and
 	// the JS driver's); absent elsewhere.
 	CmdsPerOp float64 `json:"cmds_per_op,omitempty"`
+	// TripsPerOp is the round trips to the server per operation, where
+	// the client counts them (Redis: a pipeline or MULTI/EXEC is one);
+	// absent elsewhere.
+	TripsPerOp float64 `json:"round_trips_per_op,omitempty"`
+	// ServerCPUus is the server's CPU time (user + system) per operation,
+	// in microseconds, where the server reports it (Redis: INFO cpu
+	// before and after each slice, every slice running one mode only);
+	// absent elsewhere. With ClientCPUus it is an operation's whole cost,
+	// which the machine's load disturbs far less than throughput.
+	ServerCPUus float64 `json:"server_cpu_us,omitempty"`
+	// BytesInPerOp is the bytes the server received per operation (Redis:
+	// INFO stats), where ServerCPUus is reported.
+	BytesInPerOp float64 `json:"bytes_in_per_op,omitempty"`
 }
+
+// serverStats is a server's cumulative CPU time and bytes received.
+type serverStats struct {
+	cpu     time.Duration
+	bytesIn int64
+}
+
+// serverProbeKey is the context key of the func a slice reads the
+// server's statistics with before and after it runs (a serverProbe), on
+// backends whose server reports them.
+type serverProbeKey struct{}
+
+// serverProbe reads a server's cumulative statistics.
+type serverProbe func(ctx context.Context) (serverStats, error)
 
 // cmdCounterKey is the context key of the counter a slice's commands are
 // counted in (countCmd).
@@ -64,6 +91,7 @@ type sample struct {
 	elapsed time.Duration
 	cpu     time.Duration // process CPU time
 	cmds    int64         // commands sent to the server, where counted
+	server  serverStats   // the server's share, where probed
 }
 
 // measure runs op for d with conc workers.
@@ -77,6 +105,16 @@ func measure(ctx context.Context, conc int, d time.Duration, fn benchOp) (sample
 	var s sample
 	var firstErr error
 	var wg sync.WaitGroup
+	// The probe runs outside the client's CPU window; its own INFO is in
+	// the server's share, a few µs per slice of thousands of operations.
+	probe, _ := ctx.Value(serverProbeKey{}).(serverProbe)
+	var srv0 serverStats
+	if probe != nil {
+		var err error
+		if srv0, err = probe(ctx); err != nil {
+			return s, err
+		}
+	}
 	cpu0 := processCPU()
 	deadline := time.Now().Add(d)
 	start := time.Now()
@@ -108,6 +146,13 @@ func measure(ctx context.Context, conc int, d time.Duration, fn benchOp) (sample
 	s.elapsed = time.Since(start)
 	s.cpu = processCPU() - cpu0
 	s.cmds = cmds.Load()
+	if probe != nil && firstErr == nil {
+		srv1, err := probe(ctx)
+		if err != nil {
+			return s, err
+		}
+		s.server = serverStats{cpu: srv1.cpu - srv0.cpu, bytesIn: srv1.bytesIn - srv0.bytesIn}
+	}
 	if firstErr != nil {
 		return s, firstErr
 	}
@@ -149,6 +194,8 @@ func compare(ctx context.Context, suite, op string, modes []string, conc int, d 
 		m.elapsed += s.elapsed
 		m.cpu += s.cpu
 		m.cmds += s.cmds
+		m.server.cpu += s.server.cpu
+		m.server.bytesIn += s.server.bytesIn
 		return nil
 	}
 	for r := range rounds {
@@ -167,11 +214,13 @@ func compare(ctx context.Context, suite, op string, modes []string, conc int, d 
 		slices.Sort(s.lat)
 		rows = append(rows, Row{
 			Suite: suite, Op: op, Mode: mode, Concurrency: conc,
-			OpsPerS:     float64(len(s.lat)) / s.elapsed.Seconds(),
-			P50ms:       ms(s.lat[len(s.lat)*50/100]),
-			P99ms:       ms(s.lat[min(len(s.lat)-1, len(s.lat)*99/100)]),
-			ClientCPUus: float64(s.cpu.Nanoseconds()) / 1000 / float64(len(s.lat)),
-			CmdsPerOp:   float64(s.cmds) / float64(len(s.lat)),
+			OpsPerS:      float64(len(s.lat)) / s.elapsed.Seconds(),
+			P50ms:        ms(s.lat[len(s.lat)*50/100]),
+			P99ms:        ms(s.lat[min(len(s.lat)-1, len(s.lat)*99/100)]),
+			ClientCPUus:  float64(s.cpu.Nanoseconds()) / 1000 / float64(len(s.lat)),
+			CmdsPerOp:    float64(s.cmds) / float64(len(s.lat)),
+			ServerCPUus:  float64(s.server.cpu.Nanoseconds()) / 1000 / float64(len(s.lat)),
+			BytesInPerOp: float64(s.server.bytesIn) / float64(len(s.lat)),
 		})
 	}
 	return rows, nil
@@ -216,11 +265,19 @@ type benchPrinter struct {
 	header bool
 	rows   []Row
 	// cmds: the table has a column of commands per operation (the
-	// MongoDB bench counts them).
-	cmds bool
+	// MongoDB bench counts them); trips: what was counted is round trips
+	// (Redis), printed as TRIPS/OP and TripsPerOp.
+	cmds  bool
+	trips bool
+	// server: the table has columns of the server's CPU time and bytes
+	// received per operation, and the summary total CPU ratios.
+	server bool
 }
 
 func (p *benchPrinter) print(r Row) error {
+	if p.trips {
+		r.TripsPerOp, r.CmdsPerOp = r.CmdsPerOp, 0
+	}
 	p.rows = append(p.rows, r)
 	if p.json {
 		return json.NewEncoder(p.out).Encode(r)
@@ -229,13 +286,23 @@ func (p *benchPrinter) print(r Row) error {
 		p.header = true
 		fmt.Fprintf(p.out, "%-13s %-16s %-16s %4s %12s %9s %9s %12s", "SUITE", "OP", "MODE", "CONC", "OPS/S", "P50 ms", "P99 ms", "CLIENT CPU µs")
 		if p.cmds {
-			fmt.Fprintf(p.out, " %8s", "CMDS/OP")
+			label := "CMDS/OP"
+			if p.trips {
+				label = "TRIPS/OP"
+			}
+			fmt.Fprintf(p.out, " %8s", label)
+		}
+		if p.server {
+			fmt.Fprintf(p.out, " %13s %8s", "SERVER CPU µs", "B IN/OP")
 		}
 		fmt.Fprintln(p.out)
 	}
 	_, err := fmt.Fprintf(p.out, "%-13s %-16s %-16s %4d %12.0f %9.3f %9.3f %12.1f", r.Suite, r.Op, r.Mode, r.Concurrency, r.OpsPerS, r.P50ms, r.P99ms, r.ClientCPUus)
 	if err == nil && p.cmds {
-		_, err = fmt.Fprintf(p.out, " %8.2f", r.CmdsPerOp)
+		_, err = fmt.Fprintf(p.out, " %8.2f", r.CmdsPerOp+r.TripsPerOp)
+	}
+	if err == nil && p.server {
+		_, err = fmt.Fprintf(p.out, " %13.1f %8.0f", r.ServerCPUus, r.BytesInPerOp)
 	}
 	if err == nil {
 		_, err = fmt.Fprintln(p.out)
@@ -268,6 +335,9 @@ func (p *benchPrinter) summary(baseline string) {
 		return
 	}
 	p.ratios(baseline, func(r Row) bool { return r.Mode != baseline })
+	if p.server {
+		p.cpuRatios(baseline)
+	}
 	if slices.ContainsFunc(p.rows, func(r Row) bool { return r.Mode == jsMode }) {
 		// Every memvault mode: the checkpointer's "plaintext", the store's
 		// "plaintext/hnsw" and the like.
@@ -307,6 +377,27 @@ func (p *benchPrinter) ratios(base string, keep func(Row) bool) {
 			continue
 		}
 		fmt.Fprintf(p.out, "  %-16s %-16s c=%-3d %5.2fx\n", r.Op, r.Mode, r.Concurrency, r.OpsPerS/p.rows[i].OpsPerS)
+	}
+}
+
+// cpuRatios prints each library row's CPU time per operation, client and
+// server together, relative to the baseline row of the same op and
+// concurrency.
+func (p *benchPrinter) cpuRatios(base string) {
+	fmt.Fprintf(p.out, "\ntotal CPU per operation (client + server) relative to %s:\n", base)
+	for _, r := range p.rows {
+		if r.Mode == base {
+			continue
+		}
+		i := slices.IndexFunc(p.rows, func(b Row) bool {
+			return b.Mode == base && b.Op == r.Op && b.Concurrency == r.Concurrency
+		})
+		if i < 0 {
+			continue
+		}
+		b := p.rows[i]
+		fmt.Fprintf(p.out, "  %-16s %-16s c=%-3d %5.2fx  (%.1f + %.1f µs vs %.1f + %.1f µs)\n", r.Op, r.Mode, r.Concurrency,
+			(r.ClientCPUus+r.ServerCPUus)/(b.ClientCPUus+b.ServerCPUus), r.ClientCPUus, r.ServerCPUus, b.ClientCPUus, b.ServerCPUus)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -83,7 +84,10 @@ func benchNoSQL(ctx context.Context, out io.Writer, o CheckpointerOptions) error
 		return err
 	}
 	defer be.close()
-	p := &benchPrinter{out: out, json: o.JSON, cmds: o.Backend == BackendMongoDB}
+	p := &benchPrinter{out: out, json: o.JSON, cmds: o.Backend == BackendMongoDB || be.trips, trips: be.trips, server: be.probe != nil}
+	if be.probe != nil {
+		ctx = context.WithValue(ctx, serverProbeKey{}, be.probe)
+	}
 	if !o.JSON {
 		fmt.Fprintf(out, "checkpointer bench on %s: %s per row, concurrency 1 and %d\n", be.name, bf.duration, bf.concurrency)
 	}
@@ -523,7 +527,16 @@ func redisShapeBackend(ctx context.Context, dsn string) (*shapeBackend, error) {
 		return nil, err
 	}
 	run := "memvault-bench-" + randomSuffix()
-	be := &shapeBackend{name: "Redis (prefix " + run + "-*)", settings: settings, close: func() { _ = rdb.Close() }}
+	be := &shapeBackend{name: "Redis (prefix " + run + "-*)", settings: settings, close: func() { _ = rdb.Close() }, trips: true}
+	// Every round trip an operation makes is counted in its slice (a
+	// pipeline or MULTI/EXEC is one); the savers' lease renewals run on
+	// contexts of their own and are not.
+	rdb.AddHook(tripHook{})
+	if c, ok := rdb.(*redis.Client); ok {
+		// On one server, its CPU time per operation: a cluster's INFO
+		// would read one node of several.
+		be.probe = func(ctx context.Context) (serverStats, error) { return redisServerStats(ctx, c) }
+	}
 	be.open = func(ctx context.Context, label string, modes []string) (*cpEnv, error) {
 		prefix := run + "-" + label
 		env := &cpEnv{savers: map[string]checkpointer.Saver{}, raw: &rawRedis{rdb: rdb, prefix: prefix + "-raw"},
@@ -546,6 +559,64 @@ func redisShapeBackend(ctx context.Context, dsn string) (*shapeBackend, error) {
 		return env, nil
 	}
 	return be, nil
+}
+
+// tripHook counts each command and each pipeline a Redis operation sends
+// as one round trip (countCmd).
+type tripHook struct{}
+
+func (tripHook) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (tripHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		countCmd(ctx)
+		return next(ctx, cmd)
+	}
+}
+
+func (tripHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		countCmd(ctx)
+		return next(ctx, cmds)
+	}
+}
+
+// redisServerStats reads the server's CPU time (INFO cpu: used_cpu_user
+// and used_cpu_sys, every thread of the server, to the microsecond) and
+// the bytes it received (INFO stats: total_net_input_bytes).
+func redisServerStats(ctx context.Context, c *redis.Client) (serverStats, error) {
+	info, err := c.Info(ctx, "cpu", "stats").Result()
+	if err != nil {
+		return serverStats{}, fmt.Errorf("redis INFO: %w", err)
+	}
+	var st serverStats
+	var seen int
+	for _, line := range strings.Split(info, "\n") {
+		k, v, ok := strings.Cut(strings.TrimSpace(line), ":")
+		if !ok {
+			continue
+		}
+		switch k {
+		case "used_cpu_user", "used_cpu_sys":
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				return serverStats{}, fmt.Errorf("redis INFO %s: %q", k, v)
+			}
+			st.cpu += time.Duration(f * float64(time.Second))
+			seen++
+		case "total_net_input_bytes":
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				return serverStats{}, fmt.Errorf("redis INFO %s: %q", k, v)
+			}
+			st.bytesIn = n
+			seen++
+		}
+	}
+	if seen != 3 {
+		return serverStats{}, fmt.Errorf("redis INFO: no CPU or network statistics")
+	}
+	return st, nil
 }
 
 // deleteRedisPrefix deletes every key that starts with prefix, on every

@@ -114,6 +114,11 @@ type shapeBackend struct {
 	settings [][2]string
 	open     func(ctx context.Context, label string, modes []string) (*cpEnv, error)
 	close    func()
+	// probe, when set, reads the server's CPU time and bytes received
+	// around each slice (Redis on one server).
+	probe serverProbe
+	// trips: operations count their round trips to the server (Redis).
+	trips bool
 }
 
 // benchShapes runs the workloads sf selects; Check has checked the
