@@ -183,8 +183,11 @@ func (s *Store) ListNamespaces(ctx context.Context, opt store.ListNamespacesOpti
 	return s.inner.ListNamespaces(ctx, opt)
 }
 
-// Batch implements store.Store: a record per operation, all appended at
-// once, then the batch.
+// Batch implements store.Store: a record per operation. A batch that
+// writes records in its own transaction when the trail can (see
+// writeCtx): its records commit with it, and a batch that fails leaves
+// none. Otherwise (and for a batch that only reads) the records are all
+// appended at once, then the batch runs.
 func (s *Store) Batch(ctx context.Context, ops []store.Op) ([]store.Result, error) {
 	if s.closed.Load() {
 		return nil, errClosed
@@ -214,10 +217,40 @@ func (s *Store) Batch(ctx context.Context, ops []store.Op) ([]store.Result, erro
 		}
 		es = append(es, e)
 	}
+	if r, ok := s.inner.(store.TxRecorder); ok && r.RecordsInTx() && batchWrites(ops) {
+		rows := make([]*store.RecordRow, 0, len(es))
+		for _, e := range es {
+			row, ok, err := s.trail.RecordInTx(ctx, e)
+			if err != nil {
+				return nil, err
+			}
+			if !ok {
+				break // the trail keeps no pending records
+			}
+			rows = append(rows, &store.RecordRow{Table: row.Table, Columns: row.Columns, Values: row.Values})
+		}
+		if len(rows) == len(es) {
+			res, err := s.inner.Batch(store.WithRecords(ctx, rows), ops)
+			if err == nil && len(rows) > 0 {
+				s.trail.Recorded()
+			}
+			return res, err
+		}
+	}
 	if err := s.trail.LogAll(ctx, es); err != nil {
 		return nil, err
 	}
 	return s.inner.Batch(ctx, ops)
+}
+
+// batchWrites reports whether ops hold a put or a delete.
+func batchWrites(ops []store.Op) bool {
+	for _, op := range ops {
+		if _, ok := op.(store.PutOp); ok {
+			return true
+		}
+	}
+	return false
 }
 
 // listItems implements store.Lister (a read of the namespace).

@@ -23,13 +23,20 @@ type recordKey struct{}
 // true inserts it in the write's transaction; a write that carries one
 // to a store that cannot fails rather than go unrecorded.
 func WithRecord(ctx context.Context, r *RecordRow) context.Context {
-	return context.WithValue(ctx, recordKey{}, r)
+	return WithRecords(ctx, []*RecordRow{r})
 }
 
-// RecordOf returns the record WithRecord put in ctx, or nil.
-func RecordOf(ctx context.Context) *RecordRow {
-	r, _ := ctx.Value(recordKey{}).(*RecordRow)
-	return r
+// WithRecords is WithRecord for a Batch that writes: the records of
+// every op of the batch, inserted in its transaction.
+func WithRecords(ctx context.Context, rs []*RecordRow) context.Context {
+	return context.WithValue(ctx, recordKey{}, rs)
+}
+
+// RecordsOf returns the records WithRecord or WithRecords put in ctx, or
+// none.
+func RecordsOf(ctx context.Context) []*RecordRow {
+	rs, _ := ctx.Value(recordKey{}).([]*RecordRow)
+	return rs
 }
 
 // TxRecorder is a store that inserts an audit record (WithRecord) in its

@@ -27,7 +27,7 @@ type StoreInTx struct {
 }
 
 // RunStoreWritesInTx checks that an audited store's item writes (Put,
-// Delete, PutIf) record in their own transaction: a record is stored
+// Delete, PutIf, a Batch that writes) record in their own transaction: a record is stored
 // exactly when the write is (a conditional put whose condition fails
 // leaves none, a record that cannot be stored fails the write and changes
 // nothing), pending records are chained and verify, and a forged pending
@@ -102,6 +102,67 @@ func RunStoreWritesInTx(t *testing.T, open func(t *testing.T) StoreInTx) {
 		}
 		if _, err := e.Trail.Verify(ctx); err != nil {
 			t.Fatal(err)
+		}
+	})
+	t.Run("a batch records in its transaction", func(t *testing.T) {
+		e := open(t)
+		ctx := context.Background()
+		if err := e.Store.Put(ctx, ns, "old", map[string]any{"v": 1}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.Store.Batch(ctx, []store.Op{
+			store.PutOp{Namespace: ns, Key: "batch-new", Value: map[string]any{"v": 2}},
+			store.GetOp{Namespace: ns, Key: "old"},
+			store.PutOp{Namespace: ns, Key: "old"}, // a delete
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if n := records(t, e.Trail, audit.OpItemWrite)["users.carol/batch-new"]; n != 1 {
+			t.Fatalf("the batch's put: %d records, want 1", n)
+		}
+		if n := records(t, e.Trail, audit.OpItemRead)["users.carol/old"]; n != 1 {
+			t.Fatalf("the batch's get: %d records, want 1", n)
+		}
+		if n := records(t, e.Trail, audit.OpItemDelete)["users.carol/old"]; n != 1 {
+			t.Fatalf("the batch's delete: %d records, want 1", n)
+		}
+		if _, err := e.Trail.Verify(ctx); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Run("a batch that fails leaves no record", func(t *testing.T) {
+		// Before, the records were appended first: a batch refused
+		// (here, a value that cannot be encoded) left records of writes
+		// that never happened.
+		e := open(t)
+		ctx := context.Background()
+		if _, err := e.Store.Batch(ctx, []store.Op{
+			store.PutOp{Namespace: ns, Key: "fine", Value: map[string]any{"v": 1}},
+			store.PutOp{Namespace: ns, Key: "unencodable", Value: map[string]any{"v": make(chan int)}},
+		}); err == nil {
+			t.Fatal("a batch with an unencodable value succeeded")
+		}
+		if n := len(records(t, e.Trail, audit.OpItemWrite)); n != 0 {
+			t.Fatalf("the refused batch left %d records of writes, want none", n)
+		}
+	})
+	t.Run("a batch whose record fails writes nothing", func(t *testing.T) {
+		e := open(t)
+		ctx := context.Background()
+		e.RefuseRecords(t, "users.carol/refused")
+		if _, err := e.Store.Batch(ctx, []store.Op{
+			store.PutOp{Namespace: ns, Key: "fine", Value: map[string]any{"v": 1}},
+			store.PutOp{Namespace: ns, Key: "refused", Value: map[string]any{"v": 1}},
+		}); err == nil {
+			t.Fatal("a batch whose record is refused succeeded")
+		}
+		for _, k := range []string{"fine", "refused"} {
+			if it, err := e.Inner.Get(ctx, ns, k); err != nil || it != nil {
+				t.Fatalf("the batch whose record was refused stored %s: %v (%v)", k, it, err)
+			}
+		}
+		if n := len(records(t, e.Trail, audit.OpItemWrite)); n != 0 {
+			t.Fatalf("the refused batch left %d records of writes, want none", n)
 		}
 	})
 	t.Run("a forged pending record", func(t *testing.T) {

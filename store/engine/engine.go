@@ -437,19 +437,24 @@ type RecordTx interface {
 // when the driver can.
 func (e *Engine) RecordsInTx() bool { return e.caps.TxRecords }
 
-// record inserts the audit record ctx carries, if any, in tx; a write
+// record inserts the audit records ctx carries, if any, in tx; a write
 // that carries one to a driver that cannot insert it fails (it must not
 // happen unrecorded).
 func (e *Engine) record(ctx context.Context, tx store.DriverTx) error {
-	r := store.RecordOf(ctx)
-	if r == nil {
+	rs := store.RecordsOf(ctx)
+	if len(rs) == 0 {
 		return nil
 	}
 	rt, ok := tx.(RecordTx)
 	if !ok || !e.caps.TxRecords {
 		return fmt.Errorf("the write carries an audit record, which this driver cannot insert in its transaction: %w", errors.ErrUnsupported)
 	}
-	return rt.Record(ctx, r)
+	for _, r := range rs {
+		if err := rt.Record(ctx, r); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // version is what a replacing put keeps of the row it replaces.
