@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -195,16 +194,6 @@ func backendFor(dsn string) (Backend, bool, error) {
 		return Backend{}, false, fmt.Errorf("%w: MEMVAULT_DSN scheme %q: import %s (the memvault CLI does)", ErrBackendNotRegistered, scheme, pkg)
 	}
 	return Backend{}, false, fmt.Errorf("%w: MEMVAULT_DSN scheme %q: want postgres:// (or a keyword/value string), mongodb:// or redis://", ErrBackendNotRegistered, scheme)
-}
-
-// RedactDSN returns dsn with its password replaced by "xxxxx", for
-// messages; a DSN that is not a URL is returned as its scheme only.
-func RedactDSN(dsn string) string {
-	u, err := url.Parse(dsn)
-	if err != nil {
-		return DSNScheme(dsn) + "://…"
-	}
-	return u.Redacted()
 }
 
 // refuseUnsupported refuses what a registered backend cannot do, before

@@ -266,6 +266,14 @@ func OpenEnv(ctx context.Context) (*Handle, error) {
 // It refuses (ErrKeyNotConfigured) a configuration without a key or an
 // explicit encryption mode while LANGGRAPH_AES_KEY is exported.
 func Open(ctx context.Context, c config.Config) (*Handle, error) {
+	h, err := open(ctx, c)
+	// Drivers quote DSNs in their errors; none of their secrets may
+	// reach a log or a terminal.
+	return h, scrubSecrets(err, c.DSN, c.KeyDSN)
+}
+
+// open is Open, its errors not yet scrubbed of the DSNs' secrets.
+func open(ctx context.Context, c config.Config) (*Handle, error) {
 	if c.Encryption == "" && c.Keys.Primary == "" {
 		if v, ok := os.LookupEnv("LANGGRAPH_AES_KEY"); ok && strings.TrimSpace(v) != "" {
 			return nil, fmt.Errorf("%w: config.Default() reads no environment; open with vault.OpenEnv (or config.FromEnv()), set Config.Keys, or set Config.Encryption = config.EncryptionOff to write plaintext on purpose", ErrKeyNotConfigured)
