@@ -53,8 +53,11 @@ names every key the erasure destroyed.
 Erasure holds against restored backups of the data only if no copy of the key
 table from before survives: keep the key table's backups shorter than your
 erasure window.`,
-		Args: cobra.ExactArgs(1),
+		Args: subjectArg,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if wait < 0 {
+				return usagef("--wait %s: want 0s (do not wait) or more", wait)
+			}
 			return withHandle(cmd.Context(), g, func(h *handle) error {
 				stderr := cmd.ErrOrStderr()
 				r, err := h.ForgetWith(cmd.Context(), args[0], vault.ForgetOptions{Wait: wait, Progress: func(msg string) {

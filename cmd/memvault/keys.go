@@ -129,7 +129,7 @@ keys (values sealed under it directly still need keys reencrypt).`,
 	rotateSubject := &cobra.Command{
 		Use:   "rotate-subject SUBJECT",
 		Short: "Give a subject a new data key (then keys reencrypt moves its values to it)",
-		Args:  cobra.ExactArgs(1),
+		Args:  subjectArg,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return withHandle(cmd.Context(), g, func(h *handle) error {
 				if err := h.RotateSubject(cmd.Context(), args[0]); err != nil {
@@ -151,7 +151,7 @@ keys (values sealed under it directly still need keys reencrypt).`,
 process, fails, so that a process that still holds the subject's data cannot
 bring it back. readmit lets the subject start again under new keys (a user who
 returns under the same id). The erasure must have finished.`,
-		Args: cobra.ExactArgs(1),
+		Args: subjectArg,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return withHandle(cmd.Context(), g, func(h *handle) error {
 				if err := h.Readmit(cmd.Context(), args[0]); err != nil {

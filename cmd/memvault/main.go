@@ -8,13 +8,16 @@ import (
 	"os"
 	"os/signal"
 	"os/user"
+	"slices"
 	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
 
 	"github.com/memvault/memvault/audit"
+	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/config"
+	"github.com/memvault/memvault/store"
 )
 
 // globals are the flags every command takes.
@@ -52,6 +55,23 @@ func (e usageError) Error() string { return e.err.Error() }
 func (e usageError) Unwrap() error { return e.err }
 
 func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
+
+// subjectArg takes one data subject, not empty (a usage error: exit 2).
+func subjectArg(cmd *cobra.Command, args []string) error {
+	if err := cobra.ExactArgs(1)(cmd, args); err != nil {
+		return err
+	}
+	if args[0] == "" {
+		return usagef("empty subject: name the data subject (the part of a thread id before the separator, or the namespace label)")
+	}
+	return nil
+}
+
+// invalidInput are the errors of arguments the library refuses (a
+// namespace, key, filter, field path or thread id given on the command
+// line): usage errors, exit 2, whichever command they came through.
+var invalidInput = []error{store.ErrInvalidNamespace, store.ErrInvalidKey, store.ErrInvalidFilter,
+	store.ErrInvalidArgument, store.ErrInvalidPath, checkpointer.ErrInvalidID}
 
 func newRootCmd(g *globals) *cobra.Command {
 	root := &cobra.Command{
@@ -98,6 +118,7 @@ func newRootCmd(g *globals) *cobra.Command {
 
 // run executes the CLI and returns the process exit code.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer, lookup func(string) (string, bool)) int {
+	silenceRedis()
 	g := &globals{lookup: lookup}
 	root := newRootCmd(g)
 	root.SetArgs(args)
@@ -110,7 +131,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, lookup fu
 	msg := printable(strings.ReplaceAll(err.Error(), "\n", " "))
 	fmt.Fprintln(stderr, "memvault: "+msg)
 	var ue usageError
-	if errors.As(err, &ue) || isCobraUsage(err) {
+	if errors.As(err, &ue) || isCobraUsage(err) || slices.ContainsFunc(invalidInput, func(e error) bool { return errors.Is(err, e) }) {
 		return 2
 	}
 	if isPending(err) {
