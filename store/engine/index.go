@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"sync/atomic"
 	"time"
@@ -195,6 +196,26 @@ func (ci *codeIndex) recode(ctx context.Context, w IndexWriter, gen int64) error
 		}
 	}
 	return w.Recode(ctx, gen, centre, func(v []float32) []byte { return vecindex.EncodeCode(v, centre) })
+}
+
+// errNoIndexTx is indexReader's error for a driver whose read transaction
+// is not an IndexTx (the index is not used with it).
+var errNoIndexTx = errors.New("read transaction without code index")
+
+// indexReader opens a read transaction for the code index's work in the
+// background (vecindex.Cache.SetReader: the middle parts of a snapshot
+// load, read behind the search that loaded it).
+func (e *Engine) indexReader(ctx context.Context) (vecindex.Source, func(), error) {
+	tx, err := e.begin(ctx, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	itx, ok := tx.(IndexTx)
+	if !ok {
+		_ = tx.Rollback()
+		return nil, nil, errNoIndexTx
+	}
+	return itx, func() { _ = tx.Rollback() }, nil
 }
 
 // rank ranks a search's items with vectors under prefix for the engine:
