@@ -163,3 +163,46 @@ func TestCloseStopsFill(t *testing.T) {
 		}
 	}
 }
+
+// TestFillAfterSnapshotDropped: a delete by another process between a
+// load from the snapshot and the fill of its middle parts drops the
+// snapshot; the fill then derives them from the code rows' fine parts
+// (each code from the row with its sign bits), instead of dropping the
+// index and reading every code row again at the next search (before:
+// '0 fills in, 1 failed', and that search made a full load).
+func TestFillAfterSnapshotDropped(t *testing.T) {
+	idx, path, exact := fillStore(t)
+	s := openStore(t, path, Options{Index: idx})
+	defer s.Close()
+	other := openStore(t, path, Options{Index: idx})
+	defer other.Close()
+	// The fill's read opens after the other store's delete committed.
+	s.cache.SetReader(func(ctx context.Context) (vecindex.Source, func(), error) {
+		if err := other.Delete(ctx, store.Namespace{"u", "1"}, "5"); err != nil {
+			return nil, nil, err
+		}
+		tx, err := s.d.Begin(ctx, false)
+		if err != nil {
+			return nil, nil, err
+		}
+		return tx.(vecindex.Source), func() { _ = tx.Rollback() }, nil
+	})
+	opt := store.SearchOptions{Query: "q3", Limit: 10}
+	if got, want := results(t, s, nil, opt), results(t, exact, nil, opt); got != want {
+		t.Fatalf("first search: the index returned\n%s\nthe exact scan\n%s", got, want)
+	}
+	s.cache.WaitFill()
+	st := &s.cache.Stats
+	if st.MidFills.Load() != 1 || st.MidFailed.Load() != 0 {
+		t.Fatalf("%d fills in, %d failed; want 1, 0", st.MidFills.Load(), st.MidFailed.Load())
+	}
+	if got, want := results(t, s, nil, opt), results(t, exact, nil, opt); got != want {
+		t.Fatalf("after the fill: the index returned\n%s\nthe exact scan\n%s", got, want)
+	}
+	if held, codes := s.cache.MidParts(); held != codes || codes != 600+3-1 {
+		t.Fatalf("%d of %d codes have middle parts; want all of %d", held, codes, 600+3-1)
+	}
+	if st.FullLoads.Load() != 0 || st.Snapshots.Load() != 1 {
+		t.Fatalf("%d full loads, %d snapshot loads; want 0, 1", st.FullLoads.Load(), st.Snapshots.Load())
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"slices"
 )
 
 // A load from the snapshot of a cache with a Reader (SetReader) reads the
@@ -74,6 +75,12 @@ func (c *Cache) startFill() {
 func (c *Cache) fillMid(t *codeIndex, snapGen int64, codes int) {
 	defer c.bg.Done()
 	f, err := c.readMid(c.bgCtx, t.dims, snapGen, codes)
+	if errors.Is(err, errSnapshotMoved) {
+		// A write dropped or replaced the snapshot since the load (a
+		// delete drops it): the code rows have the fine parts.
+		f.midMem.free()
+		f, err = c.readMidFromCodes(c.bgCtx, t, codes)
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if err != nil {
@@ -165,4 +172,84 @@ func (c *Cache) readMid(ctx context.Context, dims int, snapGen int64, codes int)
 		return f, ErrSnapshot
 	}
 	return f, nil
+}
+
+// readMidFromCodes derives the middle parts of the first codes codes of t
+// from the fine parts of the store's code rows, on a read of c's Reader:
+// the fill of a load whose snapshot a write dropped or replaced since. A
+// code gets the middle part of the row of its item whose sign bits and
+// metadata are its own (an item rewritten since has other codes, which
+// writes add to t with their middle parts); the others get none.
+func (c *Cache) readMidFromCodes(ctx context.Context, t *codeIndex, codes int) (*codeIndex, error) {
+	// What of t the rows are matched against: the slots of the load's
+	// codes copied (a write's remove flips live in place), the rest read
+	// in place, where writes only append beyond codes.
+	c.mu.RLock()
+	var slots []codeSlot
+	for i := range t.slots {
+		if s := t.slots[i]; s.live && int(s.first) < codes {
+			slots = append(slots, s)
+		}
+	}
+	names, keys, bits, meta := t.names[:len(t.names):len(t.names)], t.keys[:len(t.keys):len(t.keys)], t.bits[:codes*t.words], t.meta[:codes]
+	dims, words := t.dims, t.words
+	c.mu.RUnlock()
+	less := func(s *codeSlot, ns, key []byte) int {
+		if c := bytes.Compare([]byte(names[s.ns]), ns); c != 0 {
+			return c
+		}
+		return bytes.Compare(keys[s.keyAt:s.keyAt+int(s.keyLen)], key)
+	}
+	slices.SortFunc(slots, func(a, b codeSlot) int {
+		return less(&a, []byte(names[b.ns]), keys[b.keyAt:b.keyAt+int(b.keyLen)])
+	})
+	f := newCodeIndex(dims, nil)
+	mb := midBytes(dims)
+	f.midRoom((codes+midSlack(codes))*mb, 0)
+	f.mid = f.mid[:codes*mb]
+	f.mids = make([]midMeta, codes, codes+midSlack(codes))
+	for i := range f.mids {
+		f.mids[i] = noMid
+	}
+	src, done, err := c.reader(ctx)
+	if err != nil {
+		return f, err
+	}
+	defer done()
+	var (
+		at int // slots[at] is the first slot not below the row
+		w  []uint64
+	)
+	err = src.AllCodes(ctx, func(ns, key []byte, _ int64, b []byte) bool {
+		if ctx.Err() != nil {
+			return false
+		}
+		for at < len(slots) && less(&slots[at], ns, key) < 0 {
+			at++
+		}
+		if at == len(slots) || less(&slots[at], ns, key) != 0 {
+			return true
+		}
+		fn, ok := fineTail(b, dims)
+		if !ok {
+			return true
+		}
+		var m codeMeta
+		if w, m, ok = decodeCode(w[:0], b, dims); !ok {
+			return true
+		}
+		s := &slots[at]
+		for j := int(s.first); j < int(s.first+s.n); j++ {
+			if f.mids[j] == noMid && meta[j] == m && slices.Equal(bits[j*words:(j+1)*words], w) {
+				// In place: the slice's capacity runs on to the arena's end.
+				_, f.mids[j] = appendMid(f.mid[j*mb:j*mb], &fn)
+				break
+			}
+		}
+		return true
+	})
+	if err == nil {
+		err = ctx.Err()
+	}
+	return f, err
 }
