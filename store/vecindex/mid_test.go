@@ -199,3 +199,52 @@ func TestSnapshotLoadLeavesRoom(t *testing.T) {
 		t.Fatal("the added code has no middle part")
 	}
 }
+
+// FuzzMidPart feeds arbitrary parts of middle parts to the decoder a fill
+// uses (fill.go: into an index that holds middle parts alone, for codes
+// codes): it loads or refuses them, never panics, never holds more middle
+// parts than codes, and what it loads has a finite, non-negative scale.
+func FuzzMidPart(f *testing.F) {
+	const dims = 70
+	r := rand.New(rand.NewPCG(6, 6))
+	t0 := newCodeIndex(dims, nil)
+	for i := range 3 {
+		b := EncodeCode(unitGauss(r, dims), nil)
+		if i == 1 {
+			b, _ = SplitCode(b) // no middle part
+		}
+		c, ok := decodeFull(b, dims)
+		if !ok {
+			f.Fatal("code does not decode")
+		}
+		t0.add("ns", fmt.Sprint(i), int64(i), []code{c})
+	}
+	for _, p := range t0.serialize(1) {
+		if string(p[:len(midMagic)]) == midMagic {
+			f.Add(p, uint8(3))
+			f.Add(p, uint8(2))
+		}
+	}
+	f.Add([]byte(midMagic), uint8(1))
+	f.Add(append([]byte(midMagic), dims, 1, 0, 0), uint8(1))
+	f.Fuzz(func(t *testing.T, p []byte, codes uint8) {
+		ix := newCodeIndex(dims, nil)
+		if err := ix.deserializeMid(p, 1, int(codes)); err != nil {
+			return
+		}
+		mb := midBytes(dims)
+		if len(ix.mids) > int(codes) || len(ix.mid) != len(ix.mids)*mb {
+			t.Fatalf("%d middle parts (%d bytes) for %d codes", len(ix.mids), len(ix.mid), codes)
+		}
+		for _, mm := range ix.mids {
+			if mm == noMid {
+				continue
+			}
+			for _, x := range []float32{mm.delta, mm.enorm} {
+				if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) || x < 0 {
+					t.Fatalf("a middle part's scale %v was loaded", mm)
+				}
+			}
+		}
+	})
+}
