@@ -266,7 +266,23 @@ func (ci *codeIndex) top(ctx context.Context, itx IndexTx, st *vecindex.State, p
 	if ok, err := ci.cache.Refresh(ctx, itx, *st); !ok || err != nil {
 		return nil, false, err
 	}
-	return ci.cache.Top(ctx, st.Gen, prefix.String(), rescorer{qs, itx, ci.cache.Dims()}, need)
+	var r vecindex.Rescorer = rescorer{qs, itx, ci.cache.Dims()}
+	if fr, ok := itx.(vecindex.FineReader); ok {
+		r = fineRescorer{r.(rescorer), fr}
+	}
+	return ci.cache.Top(ctx, st.Gen, prefix.String(), r, need)
+}
+
+// fineRescorer is rescorer for a driver whose transactions read the fine
+// parts of codes alone (vecindex.FineReader).
+type fineRescorer struct {
+	rescorer
+	fr vecindex.FineReader
+}
+
+// Fines reads the fine parts of the codes of keys in the search's read.
+func (r fineRescorer) Fines(ctx context.Context, keys []vecindex.Key, fn func(k vecindex.Key, fine []byte)) error {
+	return r.fr.Fines(ctx, keys, fn)
 }
 
 // rescorer is a search's exact scoring for the index (vecindex.Rescorer).

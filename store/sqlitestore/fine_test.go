@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/memvault/memvault/store"
+	"github.com/memvault/memvault/store/vecindex"
 )
 
 // denseStore seeds a store of items × dims vectors in two dense topics
@@ -284,5 +285,44 @@ func TestFormat2CodesRecoded(t *testing.T) {
 	read()
 	if gen != before || codesGen != gen {
 		t.Fatalf("a later Open changed the generation %d -> %d (codes %d)", before, gen, codesGen)
+	}
+}
+
+// TestFinePartsAloneBoundItemsOfTwoFields: a search bounds its candidates
+// by their fine parts read alone (tx.Fines), scored against the
+// metadata of the item's codes in the index; an item of two indexed
+// fields has two fine parts and two codes, whose pairs it takes the best
+// of, and pages equal the exact scan's, scores included.
+func TestFinePartsAloneBoundItemsOfTwoFields(t *testing.T) {
+	codeIndexOnly(t)
+	const items, dims, k = 800, 128, 10
+	ctx := context.Background()
+	g := newTopics(2*items, dims, 2)
+	idx := &store.IndexConfig{Embedder: g, Dims: dims, Fields: []string{"a", "b"}}
+	path := filepath.Join(t.TempDir(), "two.db")
+	s := openStore(t, path, Options{Index: idx})
+	defer s.Close()
+	var ops []store.Op
+	for i := range items {
+		ops = append(ops, store.PutOp{Namespace: store.Namespace{"u"}, Key: fmt.Sprint(i),
+			Value: map[string]any{"a": fmt.Sprint("v", i), "b": fmt.Sprint("v", items+i)}})
+	}
+	if _, err := s.Batch(ctx, ops); err != nil {
+		t.Fatal(err)
+	}
+	exact := openStore(t, path, Options{Index: idx, VectorCacheBytes: -1})
+	defer exact.Close()
+	if _, ok := any(&tx{}).(vecindex.FineReader); !ok {
+		t.Fatal("the store's transactions do not read fine parts alone")
+	}
+	f0 := s.cache.Stats.Refined.Load()
+	for j := range 6 {
+		opt := store.SearchOptions{Query: fmt.Sprint("q", j), Limit: k}
+		if got, want := results(t, s, nil, opt), results(t, exact, nil, opt); got != want {
+			t.Fatalf("query %d: the index returned\n%s\nthe exact scan\n%s", j, got, want)
+		}
+	}
+	if !s.cache.Loaded() || s.cache.Stats.Refined.Load() == f0 {
+		t.Fatal("the searches did not bound candidates by fine parts through the code index")
 	}
 }
