@@ -35,6 +35,12 @@ func (c *Cache) installFilling(t *codeIndex, gen, snapGen int64, codes int) bool
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.snap == nil || c.gen < gen {
+		if j := c.fill; j != nil {
+			// The fill of the index t replaces, not started yet: dropped.
+			j.t.filling = false
+			c.fill = nil
+			c.bg.Done()
+		}
 		c.snap, c.gen, c.skew = t, gen, Coverage{}
 		switch {
 		case c.closed || t.midOff:
@@ -63,6 +69,12 @@ func (c *Cache) startFill() {
 	c.mu.Lock()
 	j := c.fill
 	c.fill = nil
+	if j != nil && c.snap != j.t {
+		// The index was replaced meanwhile: nothing to fill.
+		j.t.filling = false
+		j = nil
+		c.bg.Done()
+	}
 	c.mu.Unlock()
 	if j != nil {
 		go c.fillMid(j.t, j.snapGen, j.codes)
