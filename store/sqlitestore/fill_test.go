@@ -11,9 +11,9 @@ import (
 )
 
 // fillStore is a store of items in two dense topics whose snapshot has
-// middle parts, with 3 items written since the snapshot (in its log), and
-// the exact scan of its file.
-func fillStore(t *testing.T) (idx *store.IndexConfig, path string, exact *Store) {
+// middle parts, with late items written since the snapshot (in its log),
+// and the exact scan of its file.
+func fillStore(t *testing.T, late int) (idx *store.IndexConfig, path string, exact *Store) {
 	t.Helper()
 	codeIndexOnly(t)
 	n := vecindex.SnapshotMinCodes
@@ -33,7 +33,7 @@ func fillStore(t *testing.T) (idx *store.IndexConfig, path string, exact *Store)
 		t.Fatal(err)
 	}
 	results(t, s, nil, store.SearchOptions{Query: "q0", Limit: 5}) // reads every code, stores the snapshot
-	for i := range 3 {
+	for i := range late {
 		if err := s.Put(ctx, store.Namespace{"u", "0"}, fmt.Sprint("late", i), map[string]any{"text": fmt.Sprint("v", 700+i)}); err != nil {
 			t.Fatal(err)
 		}
@@ -56,7 +56,7 @@ func fillStore(t *testing.T) (idx *store.IndexConfig, path string, exact *Store)
 // the first search could rank (two thirds of its ~300 ms of CPU at
 // 100 000 × 1 536); MidParts and WaitFill did not exist.
 func TestSnapshotFillsMiddlePartsBehind(t *testing.T) {
-	idx, path, exact := fillStore(t)
+	idx, path, exact := fillStore(t, 3)
 	ctx := context.Background()
 	s := openStore(t, path, Options{Index: idx})
 	defer s.Close()
@@ -106,7 +106,7 @@ func TestSnapshotFillsMiddlePartsBehind(t *testing.T) {
 // next search reads every code row (and answers exactly), and stores a
 // sound snapshot, which a store opened later loads and fills.
 func TestMalformedMiddlePartsFoundBehind(t *testing.T) {
-	idx, path, exact := fillStore(t)
+	idx, path, exact := fillStore(t, 3)
 	ctx := context.Background()
 	w := openStore(t, path, Options{Index: idx})
 	if _, err := w.db.Writer().ExecContext(ctx, `UPDATE store_vector_snapshot SET data = substr(data, 1, length(data) - 1)
@@ -146,7 +146,7 @@ func TestMalformedMiddlePartsFoundBehind(t *testing.T) {
 // it (the race detector watches), and the file opens again with the
 // snapshot intact.
 func TestCloseStopsFill(t *testing.T) {
-	idx, path, exact := fillStore(t)
+	idx, path, exact := fillStore(t, 3)
 	opt := store.SearchOptions{Query: "q2", Limit: 6}
 	for range 3 {
 		s := openStore(t, path, Options{Index: idx})
@@ -171,7 +171,7 @@ func TestCloseStopsFill(t *testing.T) {
 // index and reading every code row again at the next search (before:
 // '0 fills in, 1 failed', and that search made a full load).
 func TestFillAfterSnapshotDropped(t *testing.T) {
-	idx, path, exact := fillStore(t)
+	idx, path, exact := fillStore(t, 3)
 	s := openStore(t, path, Options{Index: idx})
 	defer s.Close()
 	other := openStore(t, path, Options{Index: idx})
@@ -204,5 +204,26 @@ func TestFillAfterSnapshotDropped(t *testing.T) {
 	}
 	if st.FullLoads.Load() != 0 || st.Snapshots.Load() != 1 {
 		t.Fatalf("%d full loads, %d snapshot loads; want 0, 1", st.FullLoads.Load(), st.Snapshots.Load())
+	}
+}
+
+// TestNoFillOverBudget: a store whose index fits its budget with sign bits
+// alone, not with middle parts, reads none behind its snapshot load (as a
+// load that reads them drops them) and searches exactly (before: the fill
+// read them all and dropped them, '1 fills').
+func TestNoFillOverBudget(t *testing.T) {
+	idx, path, exact := fillStore(t, 0)
+	s := openStore(t, path, Options{Index: idx, VectorCacheBytes: 70_000})
+	defer s.Close()
+	opt := store.SearchOptions{Query: "q5", Limit: 10}
+	for range 2 {
+		if got, want := results(t, s, nil, opt), results(t, exact, nil, opt); got != want {
+			t.Fatalf("the index returned\n%s\nthe exact scan\n%s", got, want)
+		}
+		s.cache.WaitFill()
+	}
+	st := &s.cache.Stats
+	if held, _ := s.cache.MidParts(); st.MidFills.Load() != 0 || held != 0 || st.Snapshots.Load() != 1 || !s.cache.Loaded() {
+		t.Fatalf("%d fills, %d middle parts held, %d snapshot loads, loaded %v; want 0, 0, 1, true", st.MidFills.Load(), held, st.Snapshots.Load(), s.cache.Loaded())
 	}
 }

@@ -46,6 +46,11 @@ func (c *Cache) installFilling(t *codeIndex, gen, snapGen int64, codes int) bool
 		case c.closed || t.midOff:
 			// Closing, or over budget with middle parts: none to read.
 			t.filling = false
+		case t.bytes()+int64(codes)*int64(midBytes(t.dims)+8) > c.budget:
+			// They would not fit: the index keeps the sign bits alone,
+			// as a load that read them drops them (codeIndex.fits).
+			t.filling = false
+			t.dropMid()
 		default:
 			// Started when the search that loaded t has ranked (Top:
 			// startFill), so that it does not share the machine's cores
