@@ -90,6 +90,7 @@ func New(d store.Driver, opt Options) (*Engine, error) {
 	e.cache = newValueCache(opt.ValueCacheSize)
 	if e.caps.CodeIndex && b.Index != nil {
 		e.ci = newCodeIndex(opt.VectorIndexBytes, b.Index.Dims, opt.FloatBytes)
+		e.ci.cache.SetReader(e.indexReader)
 	}
 	e.front = items.NewFront(b, items.Hooks{Batch: e.Batch, ListItems: e.listItems, DeletePrefix: e.deletePrefix})
 	b.StartSweeper(e.Sweep)
@@ -108,7 +109,13 @@ func IndexStats(e *Engine) *vecindex.Stats {
 
 // Close stops the sweeper, closes the driver and makes every later call
 // fail with store.ErrClosed. It is safe to call more than once.
-func (e *Engine) Close() error { return e.b.Close(e.d.Close) }
+func (e *Engine) Close() error {
+	if e.ci != nil {
+		// Before the driver: a fill of the index holds a read of it.
+		e.ci.cache.Close()
+	}
+	return e.b.Close(e.d.Close)
+}
 
 // errorf prefixes err with the driver's name, unless the message has it
 // already (the core's checks prefix their errors).

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"sync/atomic"
 	"time"
@@ -197,6 +198,26 @@ func (ci *codeIndex) recode(ctx context.Context, w IndexWriter, gen int64) error
 	return w.Recode(ctx, gen, centre, func(v []float32) []byte { return vecindex.EncodeCode(v, centre) })
 }
 
+// errNoIndexTx is indexReader's error for a driver whose read transaction
+// is not an IndexTx (the index is not used with it).
+var errNoIndexTx = errors.New("read transaction without code index")
+
+// indexReader opens a read transaction for the code index's work in the
+// background (vecindex.Cache.SetReader: the middle parts of a snapshot
+// load, read behind the search that loaded it).
+func (e *Engine) indexReader(ctx context.Context) (vecindex.Source, func(), error) {
+	tx, err := e.begin(ctx, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	itx, ok := tx.(IndexTx)
+	if !ok {
+		_ = tx.Rollback()
+		return nil, nil, errNoIndexTx
+	}
+	return itx, func() { _ = tx.Rollback() }, nil
+}
+
 // rank ranks a search's items with vectors under prefix for the engine:
 // exact (ok) is every item scored exactly from the float copy of a small
 // store; otherwise top is the first need items of the exact ranking by
@@ -245,7 +266,23 @@ func (ci *codeIndex) top(ctx context.Context, itx IndexTx, st *vecindex.State, p
 	if ok, err := ci.cache.Refresh(ctx, itx, *st); !ok || err != nil {
 		return nil, false, err
 	}
-	return ci.cache.Top(ctx, st.Gen, prefix.String(), rescorer{qs, itx, ci.cache.Dims()}, need)
+	var r vecindex.Rescorer = rescorer{qs, itx, ci.cache.Dims()}
+	if fr, ok := itx.(vecindex.FineReader); ok {
+		r = fineRescorer{r.(rescorer), fr}
+	}
+	return ci.cache.Top(ctx, st.Gen, prefix.String(), r, need)
+}
+
+// fineRescorer is rescorer for a driver whose transactions read the fine
+// parts of codes alone (vecindex.FineReader).
+type fineRescorer struct {
+	rescorer
+	fr vecindex.FineReader
+}
+
+// Fines reads the fine parts of the codes of keys in the search's read.
+func (r fineRescorer) Fines(ctx context.Context, keys []vecindex.Key, fn func(k vecindex.Key, fine []byte)) error {
+	return r.fr.Fines(ctx, keys, fn)
 }
 
 // rescorer is a search's exact scoring for the index (vecindex.Rescorer).

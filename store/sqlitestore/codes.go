@@ -218,6 +218,51 @@ var sqlCodes = func() string {
 		WHERE ` + strings.Replace(in, "(prefix, key)", "(c.prefix, c.key)", 1)
 }()
 
+// sqlFines reads the fine parts of codesBatch items.
+var sqlFines = func() string {
+	in, _ := keysIn(make([]store.RowKey, codesBatch))
+	return `SELECT prefix, key, fine FROM store_vector_fine WHERE ` + in
+}()
+
+// Fines reads the fine parts of the codes of keys alone, in one query a
+// batch (vecindex.FineReader): a search bounds its candidates by them
+// against the sign bits and metadata its index holds, without reading
+// the code rows (a third of the pages a candidate, in the first search
+// after opening a store, whose pages are not cached yet).
+func (t *tx) Fines(ctx context.Context, keys []store.RowKey, fn func(k store.RowKey, fine []byte)) error {
+	st := t.StmtContext(ctx, t.rs.fines)
+	args := make([]any, 2*codesBatch)
+	for start := 0; start < len(keys); start += codesBatch {
+		batch := keys[start:min(len(keys), start+codesBatch)]
+		for i := range codesBatch {
+			// A short batch repeats its last key: IN matches each row once.
+			k := batch[min(i, len(batch)-1)]
+			args[2*i], args[2*i+1] = k.NS, k.Key
+		}
+		rs, err := st.QueryContext(ctx, args...)
+		if err != nil {
+			return err
+		}
+		for rs.Next() {
+			var (
+				k    store.RowKey
+				fine sql.RawBytes
+			)
+			if err := rs.Scan(&k.NS, &k.Key, &fine); err != nil {
+				rs.Close()
+				return err
+			}
+			fn(k, fine)
+		}
+		err = rs.Err()
+		rs.Close()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Codes reads the code rows of keys with their fine parts, in one query
 // a batch, and hands each as the blob EncodeCode made (vecindex.JoinCode).
 func (t *tx) Codes(ctx context.Context, keys []store.RowKey, fn func(k store.RowKey, updated int64, code []byte)) error {

@@ -83,7 +83,12 @@
 // transaction bumps a generation and logs the items it changed
 // (store_vector_log): another process's index reads only those items'
 // codes, and opening loads a serialized snapshot of the index
-// (store_vector_snapshot) plus the log since. Beside the codes the store
+// (store_vector_snapshot) plus the log since: the first search after
+// opening reads the snapshot's sign bits (a sixth of its bytes at 1 536
+// dimensions) and bounds its candidates by their fine parts, while a
+// goroutine reads the codes' middle parts in a read transaction of its
+// own (Close stops it and waits for it); later searches bound by them.
+// Beside the codes the store
 // keeps their coverage (how many items have codes and a checksum of their
 // keys, updated by every write): an index whose own coverage differs (its
 // snapshot's rows deleted or rewritten, log rows deleted, by hand or by a

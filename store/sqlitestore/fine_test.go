@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/memvault/memvault/store"
+	"github.com/memvault/memvault/store/vecindex"
 )
 
 // denseStore seeds a store of items × dims vectors in two dense topics
@@ -160,7 +161,7 @@ func TestFormat3RowsMigrate(t *testing.T) {
 			WHERE (f.prefix, f.key, f.field_name) = (store_vector_codes.prefix, store_vector_codes.key, store_vector_codes.field_name)) AS BLOB);
 		DROP TRIGGER store_vector_fine_gone;
 		DROP TABLE store_vector_fine;
-		DELETE FROM memvault_migrations WHERE component = 'store' AND v = 7`); err != nil {
+		DELETE FROM memvault_migrations WHERE component = 'store' AND v >= 7`); err != nil {
 		t.Fatal(err)
 	}
 	var whole int
@@ -248,5 +249,80 @@ func TestDenseTopicSearchRefinesFew(t *testing.T) {
 	t.Logf("fine parts read a search: %.0f with middle parts, %.0f without", mid, signs)
 	if mid > signs/3 {
 		t.Fatalf("%.0f fine parts read a search with middle parts, %.0f without: want at most a third", mid, signs)
+	}
+}
+
+// TestFormat2CodesRecoded: a file with code rows of format 2 (no fine
+// part, as builds before the fine parts wrote them) is recoded once at
+// Open by migration 8: every code row then has its fine part, searches
+// bound by it and equal the exact scan, and a later Open recodes nothing.
+// Before, those rows kept sign bits alone until their items were
+// rewritten ('600 fine parts for 1200 code rows after Open').
+func TestFormat2CodesRecoded(t *testing.T) {
+	const items, dims = 1200, 256
+	s, exact, g, path := denseStore(t, items, dims)
+	ctx := context.Background()
+	if _, err := s.db.Writer().ExecContext(ctx, `DELETE FROM store_vector_fine WHERE CAST(key AS INTEGER) % 2 = 0;
+		DELETE FROM memvault_migrations WHERE component = 'store' AND v = 8`); err != nil {
+		t.Fatal(err)
+	}
+	opened := openStore(t, path, Options{Index: g.index()})
+	defer opened.Close()
+	if _, codes, _, fines := pageStats(t, opened); codes != items || fines != items {
+		t.Fatalf("%d fine parts for %d code rows after Open", fines, codes)
+	}
+	searchDense(t, opened, exact, 6, 10)
+	var gen, codesGen int64
+	read := func() {
+		if err := opened.db.Reader().QueryRowContext(ctx, `SELECT (SELECT gen FROM store_generation WHERE id = 0), codes_gen FROM store_vector_quant WHERE id = 0`).Scan(&gen, &codesGen); err != nil {
+			t.Fatal(err)
+		}
+	}
+	read()
+	before := gen
+	again := openStore(t, path, Options{Index: g.index()})
+	defer again.Close()
+	read()
+	if gen != before || codesGen != gen {
+		t.Fatalf("a later Open changed the generation %d -> %d (codes %d)", before, gen, codesGen)
+	}
+}
+
+// TestFinePartsAloneBoundItemsOfTwoFields: a search bounds its candidates
+// by their fine parts read alone (tx.Fines), scored against the
+// metadata of the item's codes in the index; an item of two indexed
+// fields has two fine parts and two codes, whose pairs it takes the best
+// of, and pages equal the exact scan's, scores included.
+func TestFinePartsAloneBoundItemsOfTwoFields(t *testing.T) {
+	codeIndexOnly(t)
+	const items, dims, k = 800, 128, 10
+	ctx := context.Background()
+	g := newTopics(2*items, dims, 2)
+	idx := &store.IndexConfig{Embedder: g, Dims: dims, Fields: []string{"a", "b"}}
+	path := filepath.Join(t.TempDir(), "two.db")
+	s := openStore(t, path, Options{Index: idx})
+	defer s.Close()
+	var ops []store.Op
+	for i := range items {
+		ops = append(ops, store.PutOp{Namespace: store.Namespace{"u"}, Key: fmt.Sprint(i),
+			Value: map[string]any{"a": fmt.Sprint("v", i), "b": fmt.Sprint("v", items+i)}})
+	}
+	if _, err := s.Batch(ctx, ops); err != nil {
+		t.Fatal(err)
+	}
+	exact := openStore(t, path, Options{Index: idx, VectorCacheBytes: -1})
+	defer exact.Close()
+	if _, ok := any(&tx{}).(vecindex.FineReader); !ok {
+		t.Fatal("the store's transactions do not read fine parts alone")
+	}
+	f0 := s.cache.Stats.Refined.Load()
+	for j := range 6 {
+		opt := store.SearchOptions{Query: fmt.Sprint("q", j), Limit: k}
+		if got, want := results(t, s, nil, opt), results(t, exact, nil, opt); got != want {
+			t.Fatalf("query %d: the index returned\n%s\nthe exact scan\n%s", j, got, want)
+		}
+	}
+	if !s.cache.Loaded() || s.cache.Stats.Refined.Load() == f0 {
+		t.Fatal("the searches did not bound candidates by fine parts through the code index")
 	}
 }

@@ -16,6 +16,8 @@ type readStmts struct {
 	// (tx.Codes): prepared once, where building the statement for each
 	// batch of a search was a sixth of the time it spent reading codes.
 	codes *sql.Stmt
+	// fines reads codesBatch items' fine parts alone (tx.Fines).
+	fines *sql.Stmt
 }
 
 // stmts are the store's hot statements. Reads run in read transactions
@@ -86,7 +88,7 @@ func prepare(ctx context.Context, db *sqlitedb.DB) (*stmts, error) {
 		return s
 	}
 	reads := func(pool *sql.DB) *readStmts {
-		return &readStmts{get: p(pool, sqlGet), gen: p(pool, sqlGen), codes: p(pool, sqlCodes)}
+		return &readStmts{get: p(pool, sqlGet), gen: p(pool, sqlGen), codes: p(pool, sqlCodes), fines: p(pool, sqlFines)}
 	}
 	r, w := db.Reader(), db.Writer()
 	st.w = reads(w)

@@ -67,7 +67,8 @@ const FloatCacheBytes = 32 << 20
 var floatBudget int64 = FloatCacheBytes
 
 // Store is a store.Store on a SQLite database, safe for concurrent use, also
-// by several processes on one file. Close stops its TTL sweeper.
+// by several processes on one file. Close stops its TTL sweeper and the
+// search index's reading of the snapshot's middle parts, if under way.
 //
 // Every method of the Store contract is the store engine's
 // (store/engine) on this package's store.Driver, which keeps only

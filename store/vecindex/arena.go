@@ -49,3 +49,8 @@ func (t *codeIndex) midRoom(n, want int) {
 	t.mid, t.midMem = b, a
 	old.free()
 }
+
+// midSlack is the room for more codes an arena of middle parts sized for
+// codes codes gets: unused room costs address space, not memory (the
+// arena's pages are mapped as they are first written).
+func midSlack(codes int) int { return codes/16 + 64 }

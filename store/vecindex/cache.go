@@ -47,6 +47,84 @@ type Cache struct {
 	// counted, differing from the stored one (written by a build that
 	// did not keep it): the next write stores it (see TakeRepair).
 	repair atomic.Pointer[Repair]
+
+	// reader, when set (SetReader), opens reads of the store for the
+	// cache's work in the background: a load from the snapshot then
+	// installs the sign bits and fills the middle parts in behind
+	// (fillMid). bgCtx ends that work (Close); bg waits for it.
+	reader Reader
+	bgCtx  context.Context
+	bgStop context.CancelFunc
+	bg     sync.WaitGroup
+	closed bool     // under mu: Close ran, no work starts
+	fill   *fillJob // under mu: a fill to start (startFill), counted in bg
+	// syncMid: a fill failed; loads read the middle parts before they
+	// return again (which falls back to every code row when the
+	// snapshot's are malformed).
+	syncMid atomic.Bool
+}
+
+// Reader opens a read of the store (one consistent state, as Source
+// requires) for work the cache does after the search that asked for it
+// returned; done ends the read.
+type Reader func(ctx context.Context) (src Source, done func(), err error)
+
+// SetReader lets the cache read the store on its own, before its first
+// use: a load from the snapshot then returns once it holds the sign bits
+// (about a sixth of the snapshot's bytes at 1 536 dimensions) and the
+// middle parts are read behind it, on a read of r's, while searches bound
+// by sign bits and fine parts as without them. Without a reader (the
+// default) a load reads the middle parts before it returns. Close stops
+// and waits for that work.
+func (c *Cache) SetReader(r Reader) {
+	c.reader = r
+	c.bgCtx, c.bgStop = context.WithCancel(context.Background())
+}
+
+// Close stops the cache's work in the background, if any, and waits for
+// it. The cache stays usable (loads then read everything themselves).
+func (c *Cache) Close() {
+	c.mu.Lock()
+	c.closed = true
+	stop := c.bgStop
+	c.mu.Unlock()
+	if stop != nil {
+		stop()
+	}
+	// A fill not started yet runs and stops at once (its context is done).
+	c.startFill()
+	c.bg.Wait()
+}
+
+// WaitFill waits for the middle parts being read behind a load, if any
+// (for tests and benchmarks).
+func (c *Cache) WaitFill() {
+	c.startFill()
+	c.bg.Wait()
+}
+
+// MidParts returns how many live codes of the index hold a middle part,
+// and how many live codes it holds (for tests).
+func (c *Cache) MidParts() (held, codes int) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	t := c.snap
+	if t == nil {
+		return 0, 0
+	}
+	for i := range t.slots {
+		s := &t.slots[i]
+		if !s.live {
+			continue
+		}
+		for j := int(s.first); j < int(s.first+s.n); j++ {
+			codes++
+			if _, _, ok := t.midOf(j); ok {
+				held++
+			}
+		}
+	}
+	return held, codes
 }
 
 // Repair is the coverage of generation Gen's code rows, counted (Real),
@@ -68,6 +146,8 @@ type Stats struct {
 	Abandoned   atomic.Int64 // searches whose bounds were too loose: exact scan instead
 	Snapshots   atomic.Int64 // loads from the snapshot
 	Uncovered   atomic.Int64 // indexes dropped: they did not cover the store
+	MidFills    atomic.Int64 // middle parts read behind a load from the snapshot
+	MidFailed   atomic.Int64 // of those, given up (the index was dropped)
 }
 
 // code is one decoded vector code.
@@ -471,12 +551,17 @@ func (c *Cache) Repaired(r *Repair) {
 // generation and its snapshot parts, for the caller to store if that is
 // still the store's generation; ok is false otherwise.
 func (c *Cache) TakeSnapshot() (gen int64, parts [][]byte, ok bool) {
-	if !c.wantSnapshot.CompareAndSwap(true, false) {
+	if !c.wantSnapshot.Load() {
 		return 0, nil, false
 	}
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	if c.snap == nil {
+	if c.snap != nil && c.snap.filling {
+		// Not yet: the snapshot would lack the middle parts being read.
+		// A call after the fill takes it.
+		return 0, nil, false
+	}
+	if !c.wantSnapshot.CompareAndSwap(true, false) || c.snap == nil {
 		return 0, nil, false
 	}
 	return c.gen, c.snap.serialize(c.gen), true

@@ -179,3 +179,21 @@ func fineSplit(n int) (w, d int, ok bool) {
 	d = m - 8*w
 	return w, d, d >= 1 && codeWords(d) == w
 }
+
+// decodeFinePart decodes a fine part as SplitCode cut it from a code of d
+// dimensions (Δ, |e| and d levels; levels aliases b); ok is false for
+// anything else (another length, Δ or |e| negative or not finite).
+func decodeFinePart(b []byte, d int) (f fine, ok bool) {
+	if d <= 0 || len(b) != fineHeader+fineBytes(d) {
+		return f, false
+	}
+	f.delta = math.Float32frombits(binary.LittleEndian.Uint32(b))
+	f.enorm = math.Float32frombits(binary.LittleEndian.Uint32(b[4:]))
+	for _, x := range []float32{f.delta, f.enorm} {
+		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) || x < 0 {
+			return f, false
+		}
+	}
+	f.levels = b[fineHeader:]
+	return f, true
+}

@@ -200,3 +200,44 @@ func FuzzSplitJoinCode(f *testing.F) {
 		}
 	})
 }
+
+// FuzzDecodeFinePart feeds arbitrary fine parts and dimension counts to
+// the decoder of a fine part read alone (FineReader): it rejects or
+// decodes, never panics, what it decodes has d levels and is what the
+// joined code's decoder reads, and it estimates to a score that is not
+// NaN.
+func FuzzDecodeFinePart(f *testing.F) {
+	r := rand.New(rand.NewPCG(7, 7))
+	for _, d := range []int{1, 64, 65} {
+		_, fine := SplitCode(EncodeCode(unitGauss(r, d), unitGauss(r, d)))
+		f.Add(fine, d)
+	}
+	f.Add([]byte{0, 0, 0, 0, 0, 0, 0xc0, 0x7f, 1}, 1)
+	f.Fuzz(func(t *testing.T, b []byte, d int) {
+		if d > 1<<16 {
+			d = 1 << 16
+		}
+		fn, ok := decodeFinePart(b, d)
+		if !ok {
+			return
+		}
+		if len(fn.levels) != d {
+			t.Fatalf("%d levels for %d dimensions", len(fn.levels), d)
+		}
+		// A format-2 code of d dimensions, all zero (no rotation made:
+		// the fuzzer tries many dimension counts).
+		signs := make([]byte, codeHeader+8*codeWords(d))
+		signs[0] = codeFormat
+		whole, m, ok := decodeFine(JoinCode(nil, signs, b), d)
+		if !ok || whole.delta != fn.delta || whole.enorm != fn.enorm || !bytes.Equal(whole.levels, fn.levels) {
+			t.Fatalf("the joined code decodes to %+v (%v), the part alone to %+v", whole, ok, fn)
+		}
+		q := make([]float32, d)
+		q[0] = 1
+		for _, dist := range []store.Distance{store.Cosine, store.L2, store.InnerProduct} {
+			if est := NewEstimator(dist, q, nil).estimateFine(&fn, &m); math.IsNaN(float64(est)) {
+				t.Fatalf("%s estimate is NaN", dist)
+			}
+		}
+	})
+}

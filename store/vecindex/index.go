@@ -55,6 +55,10 @@ type codeIndex struct {
 	midMem *arena // mid's memory: appends stay within its capacity (midRoom)
 	mids   []midMeta
 	midOff bool
+	// filling: the middle parts of the codes a snapshot load read (the
+	// first of meta) are being read behind (see fillMid); until they are
+	// in, those codes have none, and compact leaves every code where it is.
+	filling bool
 }
 
 type codeSlot struct {
@@ -287,7 +291,7 @@ func (t *codeIndex) remove(k Key) {
 // so that a long-lived index, whose rewritten items all land in the tail,
 // does not drift back into a map of every key.
 func (t *codeIndex) compact() {
-	if t.dead == 0 || 2*t.dead < len(t.meta) {
+	if t.filling || t.dead == 0 || 2*t.dead < len(t.meta) {
 		return
 	}
 	c := newCodeIndex(t.dims, t.centre)

@@ -150,8 +150,10 @@ func (t *codeIndex) serialize(gen int64) [][]byte {
 }
 
 // deserializeMid reads a part of middle parts of the snapshot of
-// generation gen into t, whose parts of sign bits are all read.
-func (t *codeIndex) deserializeMid(p []byte, gen int64) error {
+// generation gen, whose parts of sign bits hold codes codes, into t: the
+// index those parts were read into, or one that holds the middle parts
+// alone (fillMid).
+func (t *codeIndex) deserializeMid(p []byte, gen int64, codes int) error {
 	rest, _ := bytes.CutPrefix(p, []byte(midMagic))
 	var h [3]uint64
 	for i := range h {
@@ -172,14 +174,18 @@ func (t *codeIndex) deserializeMid(p []byte, gen int64) error {
 		return ErrSnapshot
 	}
 	if t.mid == nil {
-		if len(t.mids) != 0 || len(t.meta) == 0 {
+		if len(t.mids) != 0 || codes == 0 {
 			return ErrSnapshot
 		}
-		t.midRoom(len(t.meta)*mb, 0)
-		t.mids = make([]midMeta, 0, len(t.meta))
+		// Room for the codes the log and later writes add too: growing
+		// the arena copies every middle part (80 ms of a first search at
+		// 100 000 × 1 536 when the log since the snapshot added one code).
+		room := codes + midSlack(codes)
+		t.midRoom(room*mb, 0)
+		t.mids = make([]midMeta, 0, room)
 	}
 	for len(rest) > 0 {
-		if len(t.mids) == len(t.meta) {
+		if len(t.mids) == codes {
 			return ErrSnapshot // more middle parts than codes
 		}
 		t.midRoom(mb, 0)
@@ -210,6 +216,16 @@ func (t *codeIndex) deserializeMid(p []byte, gen int64) error {
 	return nil
 }
 
+// midPartsFit reports whether n bytes can be the parts of middle parts of
+// codes codes of dims dimensions: each code takes 1 or 9 + midBytes bytes,
+// each part a header, and every part but the last at least snapshotPart
+// bytes (see serialize).
+func midPartsFit(n int64, codes, dims int) bool {
+	header := int64(len(midMagic) + 3*binary.MaxVarintLen64)
+	most := int64(codes)*int64(9+midBytes(dims)) + (n/snapshotPart+1)*header
+	return n >= int64(codes) && n <= most
+}
+
 // midComplete reports whether t's middle parts, after a snapshot's, are
 // none or one per code.
 func (t *codeIndex) midComplete() bool {
@@ -220,7 +236,7 @@ func (t *codeIndex) midComplete() bool {
 // gen to t.
 func (t *codeIndex) deserialize(p []byte, gen int64) error {
 	if bytes.HasPrefix(p, []byte(midMagic)) {
-		return t.deserializeMid(p, gen)
+		return t.deserializeMid(p, gen, len(t.meta))
 	}
 	rest, ok := bytes.CutPrefix(p, []byte(snapshotMagic))
 	if !ok || t.mid != nil {
@@ -303,12 +319,28 @@ func (c *Cache) loadSnapshot(ctx context.Context, src Source, centre []float32, 
 	if q.Stored.Known && q.Stored.Cov.Items > 0 {
 		codes = min(codes, q.Stored.Cov.Items)
 	}
-	refused := false // malformed, or over budget
+	var (
+		refused = false // malformed, or over budget
+		behind  = c.reader != nil && !c.syncMid.Load()
+		midAt   = -1  // codes before the first part of middle parts, when left behind
+		read    int64 // bytes of the parts read
+	)
 	err = src.SnapshotParts(ctx, func(p []byte) bool {
 		if len(t.slots) == 0 {
 			// Here, not before: the next part is being read meanwhile.
 			t.reserve(int(codes))
 		}
+		if behind && bytes.HasPrefix(p, []byte(midMagic)) {
+			// The rest is middle parts (five sixths of the bytes at 1 536
+			// dimensions): read behind the search (fillMid).
+			midAt = len(t.meta)
+			// The bytes left must be those of middle parts of midAt
+			// codes: a snapshot with more (a part of sign bits after
+			// them) is malformed, found here rather than by the fill.
+			refused = !midPartsFit(total-read, midAt, t.dims)
+			return false
+		}
+		read += int64(len(p))
 		refused = t.deserialize(p, snapGen) != nil || !t.fits(c.budget)
 		return !refused
 	})
@@ -317,6 +349,9 @@ func (c *Cache) loadSnapshot(ctx context.Context, src Source, centre []float32, 
 		// big if it is).
 		return false, err
 	}
+	// The codes stay where the parts put them until the fill is in (the
+	// log's removals below leave dead slots, not moved ones).
+	t.filling = midAt > 0
 	keys, full, err := src.Changed(ctx, snapGen, MaxLogRefresh)
 	if err != nil || full {
 		return false, err
@@ -338,7 +373,10 @@ func (c *Cache) loadSnapshot(ctx context.Context, src Source, centre []float32, 
 		c.wantSnapshot.Store(true)
 	}
 	c.Stats.Snapshots.Add(1)
-	return c.install(t, gen, Coverage{}), nil
+	if !t.filling {
+		return c.install(t, gen, Coverage{}), nil
+	}
+	return c.installFilling(t, gen, snapGen, midAt), nil
 }
 
 // RewriteSnapshot decodes the snapshot parts of generation gen of an
