@@ -2,6 +2,8 @@ package main
 
 import (
 	"net"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -99,5 +101,22 @@ func TestCarelessNegativeForgetWait(t *testing.T) {
 	}
 	if strings.Contains(r.stdout, "erasure receipt") {
 		t.Fatalf("forget --wait -5s ran an erasure:\n%s", r.stdout)
+	}
+}
+
+// TestCarelessTypoDBMessageAsREADME: README's CLI section quotes the error
+// of `memvault --db typo.db threads list` word for word ("fails with
+// `config: database not found: SQLite database file "typo.db" (MEMVAULT_DB)
+// does not exist` and exit code 1, and creates nothing"). A user greps
+// their logs for what the README shows.
+func TestCarelessTypoDBMessageAsREADME(t *testing.T) {
+	dir := t.TempDir()
+	r := cli(t, []string{"LANGGRAPH_AES_KEY=" + testKey}, "", "--db", filepath.Join(dir, "typo.db"), "threads", "list").must(t, 1)
+	want := `config: database not found: SQLite database file "` + filepath.Join(dir, "typo.db") + `" (MEMVAULT_DB) does not exist`
+	if !strings.Contains(r.stderr, want) {
+		t.Errorf("stderr does not hold README's message\n got: %s\nwant: %s", r.stderr, want)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("a missing database made %d files", len(entries))
 	}
 }
