@@ -28,7 +28,7 @@ func TestCarelessREADMEConfigTable(t *testing.T) {
 		section = section[:end]
 	}
 	inTable := map[string]bool{}
-	row := regexp.MustCompile("(?m)^\\| ([^|]+) \\|")
+	row := regexp.MustCompile(`(?m)^\| ([^|]+) \|`)
 	name := regexp.MustCompile("`([A-Z][A-Z0-9_]+)`")
 	for _, r := range row.FindAllStringSubmatch(section, -1) {
 		for _, n := range name.FindAllStringSubmatch(r[1], -1) {
