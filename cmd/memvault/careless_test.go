@@ -120,3 +120,30 @@ func TestCarelessTypoDBMessageAsREADME(t *testing.T) {
 		t.Errorf("a missing database made %d files", len(entries))
 	}
 }
+
+// TestCarelessBadArgumentIsUsage: README: exit 2 for "a bad flag or
+// argument". A negative --ttl and an over-long namespace or key are exit 2
+// today; an over-long or malformed --index path, a --filter with an
+// unknown operator and a --prefix label with a dot are the same kind of
+// mistake and must be too (a script tells "fix the call" from "retry").
+func TestCarelessBadArgumentIsUsage(t *testing.T) {
+	env := sqliteEnv(t)
+	cli(t, env, "", "store", "put", "users", "alice", "k", `{"a":1}`).must(t, 0)
+	long := strings.Repeat("Q", 600)
+	for _, args := range [][]string{
+		// exit 2 today, kept so a regression shows
+		{"store", "put", "users", long, "k", `{}`},
+		{"store", "put", "users", "alice", long, `{}`},
+		{"store", "put", "--ttl", "-5m", "users", "alice", "k2", `{}`},
+		// exit 1 today
+		{"store", "put", "--index", long, "users", "alice", "k", `{"a":1}`},
+		{"store", "put", "--index", "a[[", "users", "alice", "k", `{"a":1}`},
+		{"store", "search", "users", "--filter", `{"a":{"$bogus":1}}`},
+		{"store", "namespaces", "--prefix", "../.."},
+	} {
+		r := cli(t, env, "", args...)
+		if r.code != 2 {
+			t.Errorf("memvault %q: exit %d, want 2 (usage error); stderr: %s", args, r.code, r.stderr)
+		}
+	}
+}
