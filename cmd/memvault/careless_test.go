@@ -147,3 +147,24 @@ func TestCarelessBadArgumentIsUsage(t *testing.T) {
 		}
 	}
 }
+
+// TestCarelessKeyDSNPasswordNeverPrinted: the same for MEMVAULT_KEY_DSN,
+// the key table's own database (per-subject keys on).
+func TestCarelessKeyDSNPasswordNeverPrinted(t *testing.T) {
+	const pw = "hunter2secret"
+	env := sqliteEnv(t)
+	env = append(env, "MEMVAULT_SUBJECT_THREAD_SEPARATOR=:")
+	cli(t, append(env, "MEMVAULT_KEY_TABLE="+filepath.Join(t.TempDir(), "k.db")), "", "migrate").must(t, 0)
+	for _, kd := range []string{
+		"postgres://bob:" + pw + "@127.0.0.1:1/db?sslmode=disabel", // redacted today
+		"host=127.0.0.1 port=1 user=bob password = " + pw + " sslmode=nope",
+	} {
+		r := cli(t, append(env, "MEMVAULT_KEY_DSN="+kd), "", "threads", "list")
+		if r.code == 0 {
+			t.Errorf("%q: exit 0", kd)
+		}
+		if strings.Contains(r.stdout+r.stderr, pw) {
+			t.Errorf("MEMVAULT_KEY_DSN password printed:\n%s", r.stderr)
+		}
+	}
+}
