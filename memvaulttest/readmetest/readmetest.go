@@ -192,3 +192,25 @@ func NoPlaintextPostgres(t *testing.T, dsn string, secrets ...string) {
 		}
 	}
 }
+
+// VectorNamespacesPostgres returns the distinct namespaces (dotted, as
+// stored) that hold a row in the store_vectors table of dsn's schema: the
+// items the store embedded.
+func VectorNamespacesPostgres(t *testing.T, dsn string) []string {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	rows, err := conn.Query(ctx, `SELECT DISTINCT prefix FROM store_vectors ORDER BY prefix`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prefixes, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return prefixes
+}
