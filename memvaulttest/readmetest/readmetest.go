@@ -11,12 +11,16 @@
 package readmetest
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
+
+	"github.com/memvault/memvault/memvaulttest/pgtest"
 	"github.com/memvault/memvault/memvaulttest/testkeys"
 )
 
@@ -114,4 +118,99 @@ func line(l string) string {
 		l = l[:i]
 	}
 	return strings.TrimSpace(l)
+}
+
+// EnvPostgres is Env on PostgreSQL: it exports MEMVAULT_DSN (a schema of
+// the test's own, from pgtest.SchemaDSN) and LANGGRAPH_AES_KEY, and
+// returns the DSN. The package's TestMain must call pgtest.Main.
+func EnvPostgres(t *testing.T) string {
+	t.Helper()
+	dsn := pgtest.SchemaDSN(t)
+	t.Setenv("MEMVAULT_DB", "")
+	t.Setenv("MEMVAULT_DSN", dsn)
+	t.Setenv("LANGGRAPH_AES_KEY", testkeys.Key)
+	return dsn
+}
+
+// NoPlaintextPostgres fails t when a row of a table in dsn's schema holds
+// one of secrets, read as the row's text and each bytea column's bytes.
+func NoPlaintextPostgres(t *testing.T, dsn string, secrets ...string) {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	rows, err := conn.Query(ctx, `SELECT quote_ident(table_name) FROM information_schema.tables
+		WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tables, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tables) == 0 {
+		t.Fatal("the test's schema holds no table: the snippet stored nothing there")
+	}
+	for _, tb := range tables {
+		rows, err := conn.Query(ctx, `SELECT t::text FROM `+tb+` t`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		texts, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			t.Fatal(err)
+		}
+		cols, err := conn.Query(ctx, `SELECT quote_ident(column_name) FROM information_schema.columns
+			WHERE table_schema = current_schema() AND quote_ident(table_name) = $1 AND data_type = 'bytea'`, tb)
+		if err != nil {
+			t.Fatal(err)
+		}
+		names, err := pgx.CollectRows(cols, pgx.RowTo[string])
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range names {
+			rows, err := conn.Query(ctx, `SELECT encode(`+c+`, 'escape') FROM `+tb+` WHERE `+c+` IS NOT NULL`)
+			if err != nil {
+				t.Fatal(err)
+			}
+			vals, err := pgx.CollectRows(rows, pgx.RowTo[string])
+			if err != nil {
+				t.Fatal(err)
+			}
+			texts = append(texts, vals...)
+		}
+		all := strings.Join(texts, "\n")
+		for _, s := range secrets {
+			if i := strings.Index(all, s); i >= 0 {
+				lo, hi := max(0, i-100), min(len(all), i+len(s)+40)
+				t.Errorf("table %s holds %q in plaintext: …%q…", tb, s, all[lo:hi])
+			}
+		}
+	}
+}
+
+// VectorNamespacesPostgres returns the distinct namespaces (dotted, as
+// stored) that hold a row in the store_vectors table of dsn's schema: the
+// items the store embedded.
+func VectorNamespacesPostgres(t *testing.T, dsn string) []string {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	rows, err := conn.Query(ctx, `SELECT DISTINCT prefix FROM store_vectors ORDER BY prefix`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prefixes, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return prefixes
 }

@@ -1,0 +1,42 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/memvault/memvault/memvaulttest/pgtest"
+	"github.com/memvault/memvault/memvaulttest/readmetest"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+// TestREADMESnippetPostgres runs the README's snippet as TestREADMESnippet
+// does, but with MEMVAULT_DSN exported instead of MEMVAULT_DB: README's
+// adapters section says each adapter "runs on every memvault store
+// (SQLite by default, PostgreSQL in production) and is encrypted when the
+// store is". Every table of the schema is then read as raw rows.
+func TestREADMESnippetPostgres(t *testing.T) {
+	dsn := readmetest.EnvPostgres(t)
+	runREADMESnippet(t)
+	readmetest.NoPlaintextPostgres(t, dsn, "parcel 1187", "five working days")
+}
+
+// TestREADMESnippetVectorsOnlyWhereListed: README's langchaingo section lists the
+// plaintext parts; among vectors it names only the documents' vectors. After the snippet
+// runs, store_vectors must hold rows only under namespaces starting with
+// "langchaingo.docs." — an item embedded elsewhere is a plaintext part (keyed vectors
+// that show which items resemble each other) README does not list, and an
+// embedding computed on every write.
+func TestREADMESnippetVectorsOnlyWhereListed(t *testing.T) {
+	dsn := readmetest.EnvPostgres(t)
+	runREADMESnippet(t)
+	got := readmetest.VectorNamespacesPostgres(t, dsn)
+	if len(got) == 0 {
+		t.Fatal("no vector at all: the snippet embedded nothing")
+	}
+	for _, ns := range got {
+		if !strings.HasPrefix(ns, "langchaingo.docs.") {
+			t.Errorf("store_vectors holds vectors of namespace %q (all: %q); README lists only the documents' vectors", ns, got)
+		}
+	}
+}
