@@ -371,7 +371,7 @@ func (s *SessionService) Create(ctx context.Context, req *session.CreateRequest)
 	}
 	app, user, own := splitState(req.State)
 	r := &record{rev: 1, updated: platform.Now(ctx), state: own}
-	err := s.cas.PutIf(ctx, s.sessionsNS(req.AppName, req.UserID), id, r.value(), store.PutCondition{})
+	err := s.cas.PutIf(ctx, s.sessionsNS(req.AppName, req.UserID), id, r.value(), store.PutCondition{}, store.WithoutIndex())
 	if errors.Is(err, store.ErrConflict) {
 		return nil, fmt.Errorf("adk: session %q already exists", id)
 	}
@@ -572,7 +572,7 @@ func (s *SessionService) AppendEvent(ctx context.Context, cur session.Session, e
 	}
 	maps.Copy(r.state, own)
 	next := &record{rev: r.rev + 1, updated: event.Timestamp, state: r.state, seq: seq, last: prev}
-	err = s.cas.PutIf(ctx, s.sessionsNS(h.app, h.user), h.id, next.value(), store.PutCondition{UpdatedAt: version})
+	err = s.cas.PutIf(ctx, s.sessionsNS(h.app, h.user), h.id, next.value(), store.PutCondition{UpdatedAt: version}, store.WithoutIndex())
 	if errors.Is(err, store.ErrConflict) {
 		s.discard(ctx, puts)
 		return fmt.Errorf("%w: session %q", ErrStaleSession, h.id)
@@ -699,7 +699,7 @@ func (s *SessionService) mergeState(ctx context.Context, ns store.Namespace, key
 	err := store.Update(ctx, s.st, ns, key, func(it *store.Item) (map[string]any, error) {
 		merged = merge(it, delta)
 		return map[string]any{"state": merged}, nil
-	})
+	}, store.WithoutIndex()) // state is looked up by key, never searched
 	if err != nil {
 		return nil, fmt.Errorf("adk: write state: %w", err)
 	}
@@ -716,7 +716,7 @@ func (s *SessionService) mergeUserState(ctx context.Context, app, user string, d
 	err := relocate.Update(ctx, s.st, s.userStatePlace(app, user), s.oldUserStatePlace(app, user), func(it *store.Item) (map[string]any, error) {
 		merged = merge(it, delta)
 		return map[string]any{"state": merged}, nil
-	})
+	}, store.WithoutIndex()) // state is looked up by key, never searched
 	if err != nil {
 		return nil, fmt.Errorf("adk: write state: %w", err)
 	}

@@ -142,7 +142,7 @@ func (h *ChatMessageHistory) update(ctx context.Context, change func([]stored) [
 			return nil, fmt.Errorf("langchaingo: encode history: %w", err)
 		}
 		return map[string]any{"messages": b}, nil
-	})
+	}, store.WithoutIndex()) // a conversation is read whole, never searched: no vectors of it
 	if err != nil {
 		return fmt.Errorf("langchaingo: write history: %w", err)
 	}
