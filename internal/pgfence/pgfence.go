@@ -64,7 +64,7 @@ func Check[S ~Statement, F Fence[S]](ctx context.Context, fs []F) error {
 
 // Exec runs fs in tx, which began before: their statements, or a check of
 // their keys with a key table in another database.
-func Exec[S ~Statement, F Fence[S]](ctx context.Context, tx pgx.Tx, fs []F) error {
+func Exec[S ~Statement, F Fence[S]](ctx context.Context, tx Querier, fs []F) error {
 	b := &pgx.Batch{}
 	if !Queue[S](b, fs) {
 		return Check[S](ctx, fs)
