@@ -456,12 +456,16 @@ func (t *pgTx) Heads(ctx context.Context, sel checkpointer.HeadSelector) ([]chec
 // (compiling cost 0.6 s of CPU, the collection itself 0.3 s) and sized
 // its hash of the live versions for several batches in temporary files.
 // Only in the saver's own transactions: in a caller's they would outlive
-// the savepoint.
-const (
-	headsSettings   = `SELECT set_config('plan_cache_mode', 'force_generic_plan', true), set_config('jit', 'off', true)`
-	removalSettings = `SELECT set_config('plan_cache_mode', 'force_custom_plan', true), set_config('jit', 'off', true),
+// the savepoint. A Citus coordinator cannot make a distributed plan of a
+// generic one ("could not create distributed plan": the parameters pick
+// the shards), so there the heads are planned per call.
+var headsSettings = pgcitus.Forms{
+	`SELECT set_config('plan_cache_mode', 'force_generic_plan', true), set_config('jit', 'off', true)`,
+	`SELECT set_config('jit', 'off', true)`,
+}
+
+const removalSettings = `SELECT set_config('plan_cache_mode', 'force_custom_plan', true), set_config('jit', 'off', true),
 	set_config('work_mem', '32MB', true)`
-)
 
 // Heads implements checkpointer.Driver: one statement (after the
 // settings, on the saver's own pool: headsSettings), one round trip.
@@ -470,7 +474,8 @@ func (d *driver) Heads(ctx context.Context, sel checkpointer.HeadSelector) ([]ch
 	var out []checkpointer.Head
 	b := &pgx.Batch{}
 	if d.own {
-		b.Queue(headsSettings)
+		d.topo.Distributed(ctx, d.db) // for Form
+		b.Queue(d.topo.Form(headsSettings))
 	}
 	queueHeads(b, d.q, sel, &out)
 	return out, d.db.SendBatch(ctx, b).Close()
