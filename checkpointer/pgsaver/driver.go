@@ -59,10 +59,9 @@ func (d *driver) Load(ctx context.Context, thread, ns, id string) (*checkpointer
 	}
 	var st *checkpointer.StoredCheckpoint
 	var err error
-	eachTuple(ctx, d.db, sql, args, func(s *checkpointer.StoredCheckpoint, e error) bool {
+	for s, e := range tuples(ctx, d.db, sql, args) {
 		st, err = s, e // one row at most: read to the end, where a late error shows
-		return true
-	})
+	}
 	if err != nil {
 		return nil, fmt.Errorf("get tuple: %w", err)
 	}
@@ -86,39 +85,27 @@ func (d *driver) Scan(ctx context.Context, q checkpointer.DriverQuery) iter.Seq2
 		if sql == "" {
 			return // nothing can match
 		}
-		eachTuple(ctx, d.db, sql, args, func(st *checkpointer.StoredCheckpoint, err error) bool {
+		for st, err := range tuples(ctx, d.db, sql, args) {
 			if err != nil {
 				err = fmt.Errorf("list: %w", err)
 			}
-			return yield(st, err)
-		})
+			if !yield(st, err) {
+				return
+			}
+		}
 	}
 }
 
-// eachTuple runs sql, a selectTuple statement, and hands each row to
-// yield, decoded, as it arrives, until yield returns false or after an
-// error (handed on last).
-func eachTuple(ctx context.Context, db DB, sql string, args []any, yield func(*checkpointer.StoredCheckpoint, error) bool) {
-	rows, err := db.Query(ctx, sql, args...)
-	if err != nil {
-		yield(nil, err)
-		return
-	}
-	defer rows.Close()
+// tuples runs sql, a selectTuple statement, and yields its rows decoded
+// (pgdb.Seq), one rawTuple reused across them.
+func tuples(ctx context.Context, db DB, sql string, args []any) iter.Seq2[*checkpointer.StoredCheckpoint, error] {
 	var r rawTuple
-	for rows.Next() {
+	return pgdb.Seq(ctx, db, sql, args, func(rows pgx.Rows) (*checkpointer.StoredCheckpoint, error) {
 		if err := r.scan(rows); err != nil {
-			yield(nil, err)
-			return
+			return nil, err
 		}
-		st, err := r.stored()
-		if !yield(st, err) || err != nil {
-			return
-		}
-	}
-	if err := rows.Err(); err != nil {
-		yield(nil, err)
-	}
+		return r.stored()
+	})
 }
 
 // buildList builds a Scan's statement, across threads in the form for the
@@ -176,18 +163,6 @@ func (r *rawTuple) scan(rows pgx.Rows) error {
 	return rows.Scan(&r.threadID, &r.ns, &r.id, &r.parent, &r.checkpoint, &r.metadata, &r.values, &r.writes, &r.sends)
 }
 
-// rowsOf splits a flattened two-dimensional array into rows of width n.
-func rowsOf(flat []([]byte), n int) ([][][]byte, bool) {
-	if len(flat)%n != 0 {
-		return nil, false
-	}
-	out := make([][][]byte, 0, len(flat)/n)
-	for i := 0; i < len(flat); i += n {
-		out = append(out, flat[i:i+n:i+n])
-	}
-	return out, true
-}
-
 // stored splits the row's arrays into the driver's stored form.
 func (r *rawTuple) stored() (*checkpointer.StoredCheckpoint, error) {
 	st := &checkpointer.StoredCheckpoint{Thread: r.threadID, NS: r.ns, ID: r.id, Doc: r.checkpoint, Meta: r.metadata}
@@ -195,7 +170,7 @@ func (r *rawTuple) stored() (*checkpointer.StoredCheckpoint, error) {
 		st.Parent = *r.parent
 	}
 	fail := func(what string) error { return fmt.Errorf("checkpoint %q: malformed %s", r.id, what) }
-	values, ok := rowsOf(r.values, 4)
+	values, ok := pgdb.SplitRows(r.values, 4)
 	if !ok {
 		return nil, fail("channel values")
 	}
@@ -217,7 +192,7 @@ func (r *rawTuple) stored() (*checkpointer.StoredCheckpoint, error) {
 // writeRows decodes the rows of a flattened [task_id, idx, channel,
 // type, blob] array: the pending writes, and the pending sends.
 func writeRows(flat [][]byte) ([]checkpointer.WriteRow, bool) {
-	rows, ok := rowsOf(flat, 5)
+	rows, ok := pgdb.SplitRows(flat, 5)
 	if !ok {
 		return nil, false
 	}
@@ -266,7 +241,7 @@ func (d *driver) Put(ctx context.Context, p *checkpointer.PutRows) error {
 }
 
 // put runs a put's batch on db: the fence's statements first (failing
-// before anything is written), then queries.putCkpt (see sendFenced).
+// before anything is written), then queries.putCkpt (see pgfence.Send).
 func put(ctx context.Context, db DB, q *queries, p *checkpointer.PutRows) error {
 	b := &pgx.Batch{}
 	inSQL := pgfence.Queue(b, []checkpointer.WriteFence{p.Fence})
@@ -276,7 +251,7 @@ func put(ctx context.Context, db DB, q *queries, p *checkpointer.PutRows) error 
 		stored = tag.RowsAffected() > 0 // none: the parent it inherits from is gone
 		return nil
 	})
-	if err := sendFenced(ctx, db, p.Fence, inSQL, b); err != nil {
+	if err := pgfence.Send(ctx, db, []checkpointer.WriteFence{p.Fence}, inSQL, b); err != nil {
 		return err
 	}
 	if !stored {
@@ -351,7 +326,7 @@ func putWrites(ctx context.Context, db DB, q *queries, w *checkpointer.WriteRows
 		return err
 	}
 	queueWrites(b, q, w)
-	return sendFenced(ctx, db, w.Fence, inSQL, b)
+	return pgfence.Send(ctx, db, []checkpointer.WriteFence{w.Fence}, inSQL, b)
 }
 
 // queueWrites queues w's record insert, if any, then its rows' insert to
@@ -377,19 +352,6 @@ func writesStatement(q *queries, w *checkpointer.WriteRows) (string, []any) {
 		stmt = q.upsertWrites
 	}
 	return stmt, []any{w.Thread, w.NS, w.Checkpoint, w.Task, w.Path, idxs, chans, types, blobs}
-}
-
-// sendFenced sends b, which starts with f's statements (pgfence.Queue),
-// in one implicit transaction; when f has no SQL statements (the key
-// table lives elsewhere), f is checked in a transaction of its own around
-// b (pgfence.InTx).
-func sendFenced(ctx context.Context, db DB, f checkpointer.WriteFence, inSQL bool, b *pgx.Batch) error {
-	if inSQL {
-		return binding.FenceErr(db.SendBatch(ctx, b).Close())
-	}
-	return binding.FenceErr(pgfence.InTx(ctx, db, []checkpointer.WriteFence{f}, func(tx pgx.Tx) error {
-		return tx.SendBatch(ctx, b).Close()
-	}))
 }
 
 // Update implements checkpointer.Driver: fn runs in a transaction (a
@@ -554,12 +516,12 @@ func (t *pgTx) Lock(ctx context.Context, rs []checkpointer.Removal, sel checkpoi
 // Remove implements checkpointer.DriverTx: the deletes, then the value
 // collection in a later statement (queries.gcBlobs), and the COMMIT in
 // the same round trip (Remove is the transaction's last call). Counting
-// runs the same statements in a savepoint rolled back.
+// runs the same statements in a savepoint rolled back (pgdb.Tx.SendQueued).
 func (t *pgTx) Remove(ctx context.Context, rs []checkpointer.Removal, countOnly bool) (checkpointer.SweepReport, error) {
 	var rep checkpointer.SweepReport
 	threads, ct, cns, cid, kt, kns, kid := columns(rs)
 	namespaces := slices.Compact(slices.Sorted(slices.Values(cns)))
-	err := t.counting(ctx, countOnly, true, func(b *pgx.Batch) {
+	err := t.tx.SendQueued(ctx, true, countOnly, func(b *pgx.Batch) {
 		b.Queue(t.q.remove, threads, ct, cns, cid, kt, kns, kid).QueryRow(func(row pgx.Row) error {
 			return row.Scan(&rep.Checkpoints, &rep.Writes)
 		})
@@ -568,29 +530,11 @@ func (t *pgTx) Remove(ctx context.Context, rs []checkpointer.Removal, countOnly 
 	return rep, err
 }
 
-// counting sends the statements fill queues in one batch of the
-// transaction (its last, with last) or, with countOnly, in a savepoint
-// of it rolled back in the same batch.
-func (t *pgTx) counting(ctx context.Context, countOnly, last bool, fill func(*pgx.Batch)) error {
-	b, err := t.tx.Batch(ctx)
-	if err != nil {
-		return err
-	}
-	if countOnly {
-		b.Queue("SAVEPOINT memvault_count")
-	}
-	fill(b)
-	if countOnly {
-		b.Queue("ROLLBACK TO SAVEPOINT memvault_count")
-	}
-	return t.tx.Send(ctx, b, last)
-}
-
 // DeleteThreads implements checkpointer.DriverTx: lock, delete the
 // checkpoints and writes, collect the values (queries.deleteThreads).
 func (t *pgTx) DeleteThreads(ctx context.Context, threads []string, countOnly bool) (checkpointer.SweepReport, error) {
 	var rep checkpointer.SweepReport
-	err := t.counting(ctx, countOnly, false, func(b *pgx.Batch) { deleteThreadsBatch(b, t.q, t.topo, threads, &rep) })
+	err := t.tx.SendQueued(ctx, false, countOnly, func(b *pgx.Batch) { deleteThreadsBatch(b, t.q, t.topo, threads, &rep) })
 	return rep, err
 }
 

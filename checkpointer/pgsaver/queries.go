@@ -234,18 +234,22 @@ SELECT (SELECT count(*) FROM c), (SELECT count(*) FROM w)`)
 	// against the live versions. Paired (a semi join on unnest), the
 	// planner guessed few rows and probed the checkpoints of the thread for
 	// each value (a one-thread Prune of 100 checkpoints: 10 000 buffers
-	// instead of 400).
-	q.gcBlobs = f(`WITH live AS (
+	// instead of 400). where selects the rows of both tables, {t} standing
+	// for the table's alias (gcThreads has no namespace list).
+	gc := func(where string) string {
+		return f(`WITH live AS (
 	SELECT c.thread_id, c.checkpoint_ns, cv.key AS channel, cv.value AS version
 	FROM {checkpoints} c CROSS JOIN LATERAL jsonb_each_text(c.checkpoint -> 'channel_versions') cv
-	WHERE c.thread_id = ANY($1) AND c.checkpoint_ns = ANY($2)
+	WHERE ` + strings.ReplaceAll(where, "{t}", "c") + `
 ), b AS (
-	DELETE FROM {blobs} b WHERE b.thread_id = ANY($1) AND b.checkpoint_ns = ANY($2) AND NOT EXISTS (
+	DELETE FROM {blobs} b WHERE ` + strings.ReplaceAll(where, "{t}", "b") + ` AND NOT EXISTS (
 		SELECT 1 FROM live l WHERE l.thread_id = b.thread_id AND l.checkpoint_ns = b.checkpoint_ns
 			AND l.channel = b.channel AND l.version = b.version)
 	RETURNING 1
 )
 SELECT count(*) FROM b`)
+	}
+	q.gcBlobs = gc(`{t}.thread_id = ANY($1) AND {t}.checkpoint_ns = ANY($2)`)
 
 	// DeleteThread: lockThreads first (as q.lock), then the checkpoints
 	// and writes in one statement, then the values as garbage of the
@@ -261,17 +265,7 @@ ORDER BY thread_id, checkpoint_ns, checkpoint_id FOR UPDATE`)
 	DELETE FROM {writes} WHERE thread_id = ANY($1) RETURNING 1
 )
 SELECT (SELECT count(*) FROM c), (SELECT count(*) FROM w)`)
-	q.gcThreads = f(`WITH live AS (
-	SELECT c.thread_id, c.checkpoint_ns, cv.key AS channel, cv.value AS version
-	FROM {checkpoints} c CROSS JOIN LATERAL jsonb_each_text(c.checkpoint -> 'channel_versions') cv
-	WHERE c.thread_id = ANY($1)
-), b AS (
-	DELETE FROM {blobs} b WHERE b.thread_id = ANY($1) AND NOT EXISTS (
-		SELECT 1 FROM live l WHERE l.thread_id = b.thread_id AND l.checkpoint_ns = b.checkpoint_ns
-			AND l.channel = b.channel AND l.version = b.version)
-	RETURNING 1
-)
-SELECT count(*) FROM b`)
+	q.gcThreads = gc(`{t}.thread_id = ANY($1)`)
 
 	// Every row of a thread (CopyThread), and their copies, replacing the
 	// destination's rows with the same keys.

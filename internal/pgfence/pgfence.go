@@ -91,6 +91,20 @@ func InTx[S ~Statement, F Fence[S]](ctx context.Context, db Beginner, fs []F, wr
 	})
 }
 
+// Send sends b, a write's batch that starts with the statements of fs
+// (Queue reported inSQL), as one implicit transaction on db; when fs has
+// no SQL statements (the key table lives in another database), b runs in
+// a transaction of InTx. A refusing fence's error comes back as
+// binding.FenceErr makes it, whichever way it ran.
+func Send[S ~Statement, F Fence[S]](ctx context.Context, db Beginner, fs []F, inSQL bool, b *pgx.Batch) error {
+	if inSQL {
+		return binding.FenceErr(db.SendBatch(ctx, b).Close())
+	}
+	return binding.FenceErr(InTx[S](ctx, db, fs, func(tx pgx.Tx) error {
+		return tx.SendBatch(ctx, b).Close()
+	}))
+}
+
 // Querier is what Drain reads the server's activity with.
 type Querier = pgdb.Querier
 
