@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"iter"
+	"strings"
 )
 
 // Driver is the storage under a checkpointer: what a backend implements so
@@ -98,8 +99,10 @@ type DriverTx interface {
 	Lock(ctx context.Context, rs []Removal, sel HeadSelector) ([]Head, error)
 	// Remove deletes, in each removal's namespace, the named checkpoints
 	// and their writes (all but the ChannelTasks writes of KeepSends), then
-	// the value rows no checkpoint of the namespace still references, and
-	// counts the rows. With countOnly it deletes nothing and counts what
+	// the value rows no checkpoint of the namespace still references (a
+	// driver may collect such rows of other namespaces of the removals'
+	// threads too: they are garbage as well), and counts the rows. With
+	// countOnly it deletes nothing and counts what
 	// it would. It is the last call of its transaction: the engine returns
 	// its error from the function given to Update right after, so a driver
 	// may commit with it (PostgreSQL's sends the COMMIT in the same round
@@ -374,6 +377,21 @@ type RecordRow struct {
 	Columns []string
 	// Values are the row's values (text, or a time.Time).
 	Values []any
+}
+
+// InsertSQL is the INSERT of r's row, INSERT ... SELECT with param(i)
+// the placeholder of the i-th value (0-based): "?" for SQLite, "$n" for
+// PostgreSQL. A driver may append a FROM clause, so that the row is
+// inserted exactly when another statement's row exists.
+func (r *RecordRow) InsertSQL(param func(i int) string) string {
+	cols, params := make([]string, len(r.Columns)), make([]string, len(r.Values))
+	for i, c := range r.Columns {
+		cols[i] = `"` + strings.ReplaceAll(c, `"`, `""`) + `"`
+	}
+	for i := range params {
+		params[i] = param(i)
+	}
+	return `INSERT INTO ` + r.Table + ` (` + strings.Join(cols, ", ") + `) SELECT ` + strings.Join(params, ", ")
 }
 
 type recordKey struct{}

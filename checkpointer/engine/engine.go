@@ -119,14 +119,20 @@ func newSaver(d checkpointer.Driver, ser serde.Serializer, style checkpointer.Ve
 
 // WithSerde returns a Saver on the same driver that encodes and decodes
 // with ser (nil means serde.JSONPlus{}), as a restarted process
-// configured with another serializer would. It runs no sweeper.
+// configured with another serializer would. It runs no sweeper; its
+// writes go through this saver's group committer, if any (the rows a
+// write hands it are sealed already, and one committer per driver keeps
+// GroupCommitFlights a bound on the driver's commits).
 func (s *Saver) WithSerde(ser serde.Serializer) *Saver {
-	return newSaver(s.d, ser, s.style, s.batch)
+	e := newSaver(s.d, ser, s.style, s.batch)
+	e.group = s.group
+	return e
 }
 
 // On returns a Saver running on d — the same driver bound to a caller's
 // transaction, say — with this one's serializer and options; it runs no
-// sweeper.
+// sweeper and commits no groups: each write is d's own (a caller's
+// transaction takes its writes one at a time, in it).
 func (s *Saver) On(d checkpointer.Driver) *Saver {
 	return newSaver(d, s.serde, s.style, s.batch)
 }

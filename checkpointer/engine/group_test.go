@@ -280,3 +280,17 @@ func TestGroupCommitCancelQueued(t *testing.T) {
 		t.Fatalf("a write after the cancelled one: %v", err)
 	}
 }
+
+// TestWithSerdeKeepsGroupCommit: a saver WithSerde makes is the same
+// saver with another serializer, so its writes go through the same group
+// committer (it had none: every write committed alone).
+func TestWithSerdeKeepsGroupCommit(t *testing.T) {
+	s, err := sqlitesaver.Open(t.Context(), filepath.Join(t.TempDir(), "w.db"), sqlitesaver.Options{GroupCommit: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if got := s.Saver.WithSerde(nil).GroupCommit(); got != 64 {
+		t.Errorf("WithSerde: GroupCommit() = %d, want 64 as the saver it came from", got)
+	}
+}

@@ -73,7 +73,7 @@ func TestCitusStatementsRouteToOneShard(t *testing.T) {
 		{"lock a thread", s.q.lockThreads, []any{[]string{"t7"}}, one},
 		{"remove", s.q.remove, []any{[]string{"t7"}, []string{"t7"}, []string{""}, []string{"00000012"}, []string{}, []string{}, []string{}}, one},
 		{"delete_thread", s.q.deleteThreads, []any{[]string{"t7"}}, one},
-		{"collect values", s.q.gcBlobs[1], []any{[]string{"t7"}, []string{"t7"}, []string{""}}, one},
+		{"collect values", s.q.gcBlobs, []any{[]string{"t7"}, []string{""}}, one},
 		{"collect a thread's values", s.q.gcThreads, []any{[]string{"t7"}}, one},
 		{"list across threads", spread, spreadArgs, all},
 	}

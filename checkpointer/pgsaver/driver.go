@@ -18,6 +18,7 @@ import (
 	"github.com/memvault/memvault/internal/binding"
 	"github.com/memvault/memvault/internal/pgcitus"
 	"github.com/memvault/memvault/internal/pgdb"
+	"github.com/memvault/memvault/internal/pgfence"
 	"github.com/memvault/memvault/internal/pgretry"
 )
 
@@ -58,10 +59,9 @@ func (d *driver) Load(ctx context.Context, thread, ns, id string) (*checkpointer
 	}
 	var st *checkpointer.StoredCheckpoint
 	var err error
-	eachTuple(ctx, d.db, sql, args, func(s *checkpointer.StoredCheckpoint, e error) bool {
+	for s, e := range tuples(ctx, d.db, sql, args) {
 		st, err = s, e // one row at most: read to the end, where a late error shows
-		return true
-	})
+	}
 	if err != nil {
 		return nil, fmt.Errorf("get tuple: %w", err)
 	}
@@ -85,39 +85,27 @@ func (d *driver) Scan(ctx context.Context, q checkpointer.DriverQuery) iter.Seq2
 		if sql == "" {
 			return // nothing can match
 		}
-		eachTuple(ctx, d.db, sql, args, func(st *checkpointer.StoredCheckpoint, err error) bool {
+		for st, err := range tuples(ctx, d.db, sql, args) {
 			if err != nil {
 				err = fmt.Errorf("list: %w", err)
 			}
-			return yield(st, err)
-		})
+			if !yield(st, err) {
+				return
+			}
+		}
 	}
 }
 
-// eachTuple runs sql, a selectTuple statement, and hands each row to
-// yield, decoded, as it arrives, until yield returns false or after an
-// error (handed on last).
-func eachTuple(ctx context.Context, db DB, sql string, args []any, yield func(*checkpointer.StoredCheckpoint, error) bool) {
-	rows, err := db.Query(ctx, sql, args...)
-	if err != nil {
-		yield(nil, err)
-		return
-	}
-	defer rows.Close()
+// tuples runs sql, a selectTuple statement, and yields its rows decoded
+// (pgdb.Seq), one rawTuple reused across them.
+func tuples(ctx context.Context, db DB, sql string, args []any) iter.Seq2[*checkpointer.StoredCheckpoint, error] {
 	var r rawTuple
-	for rows.Next() {
+	return pgdb.Seq(ctx, db, sql, args, func(rows pgx.Rows) (*checkpointer.StoredCheckpoint, error) {
 		if err := r.scan(rows); err != nil {
-			yield(nil, err)
-			return
+			return nil, err
 		}
-		st, err := r.stored()
-		if !yield(st, err) || err != nil {
-			return
-		}
-	}
-	if err := rows.Err(); err != nil {
-		yield(nil, err)
-	}
+		return r.stored()
+	})
 }
 
 // buildList builds a Scan's statement, across threads in the form for the
@@ -142,14 +130,11 @@ func (d *driver) buildList(q checkpointer.DriverQuery) (string, []any, error) {
 	} else {
 		sb.WriteString(d.topo.Form(d.q.selectTuple))
 	}
-	for i, cond := range conds {
+	if len(conds) > 0 {
 		// The conditions' columns are the outer row's (c): the value
-		// and write subqueries are in the select list.
-		sep := " AND "
-		if i == 0 {
-			sep = "\nWHERE "
-		}
-		sb.WriteString(sep + strings.Replace(cond, "?", "$"+strconv.Itoa(i+1), 1))
+		// and write subqueries are in the select list. Their "?" are
+		// the statement's only ones (pgdb.Rebind).
+		sb.WriteString("\nWHERE " + pgdb.Rebind(strings.Join(conds, " AND ")))
 	}
 	sb.WriteString("\nORDER BY c.checkpoint_id DESC")
 	if q.Limit > 0 {
@@ -178,18 +163,6 @@ func (r *rawTuple) scan(rows pgx.Rows) error {
 	return rows.Scan(&r.threadID, &r.ns, &r.id, &r.parent, &r.checkpoint, &r.metadata, &r.values, &r.writes, &r.sends)
 }
 
-// rowsOf splits a flattened two-dimensional array into rows of width n.
-func rowsOf(flat []([]byte), n int) ([][][]byte, bool) {
-	if len(flat)%n != 0 {
-		return nil, false
-	}
-	out := make([][][]byte, 0, len(flat)/n)
-	for i := 0; i < len(flat); i += n {
-		out = append(out, flat[i:i+n:i+n])
-	}
-	return out, true
-}
-
 // stored splits the row's arrays into the driver's stored form.
 func (r *rawTuple) stored() (*checkpointer.StoredCheckpoint, error) {
 	st := &checkpointer.StoredCheckpoint{Thread: r.threadID, NS: r.ns, ID: r.id, Doc: r.checkpoint, Meta: r.metadata}
@@ -197,7 +170,7 @@ func (r *rawTuple) stored() (*checkpointer.StoredCheckpoint, error) {
 		st.Parent = *r.parent
 	}
 	fail := func(what string) error { return fmt.Errorf("checkpoint %q: malformed %s", r.id, what) }
-	values, ok := rowsOf(r.values, 4)
+	values, ok := pgdb.SplitRows(r.values, 4)
 	if !ok {
 		return nil, fail("channel values")
 	}
@@ -219,7 +192,7 @@ func (r *rawTuple) stored() (*checkpointer.StoredCheckpoint, error) {
 // writeRows decodes the rows of a flattened [task_id, idx, channel,
 // type, blob] array: the pending writes, and the pending sends.
 func writeRows(flat [][]byte) ([]checkpointer.WriteRow, bool) {
-	rows, ok := rowsOf(flat, 5)
+	rows, ok := pgdb.SplitRows(flat, 5)
 	if !ok {
 		return nil, false
 	}
@@ -268,16 +241,20 @@ func (d *driver) Put(ctx context.Context, p *checkpointer.PutRows) error {
 }
 
 // put runs a put's batch on db: the fence's statements first (failing
-// before anything is written), then queries.putCkpt (see sendFenced).
+// before anything is written), then queries.putCkpt (see pgfence.Send).
 func put(ctx context.Context, db DB, q *queries, p *checkpointer.PutRows) error {
-	b, inSQL := fenceBatch(p.Fence)
+	b := &pgx.Batch{}
+	inSQL := pgfence.Queue(b, []checkpointer.WriteFence{p.Fence})
+	stored := false
 	stmt, args := putStatement(q, p)
-	b.Queue(stmt, args...)
-	tag, err := sendFenced(ctx, db, p.Fence, inSQL, b) // the checkpoint's insert is the last statement
-	if err != nil {
+	b.Queue(stmt, args...).Exec(func(tag pgconn.CommandTag) error {
+		stored = tag.RowsAffected() > 0 // none: the parent it inherits from is gone
+		return nil
+	})
+	if err := pgfence.Send(ctx, db, []checkpointer.WriteFence{p.Fence}, inSQL, b); err != nil {
 		return err
 	}
-	if tag.RowsAffected() == 0 { // the parent it inherits from is gone: nothing was stored
+	if !stored {
 		return p.ErrParentMissing()
 	}
 	return nil
@@ -312,31 +289,12 @@ func putStatement(q *queries, p *checkpointer.PutRows) (string, []any) {
 		// The record is one more CTE of the put's statement, inserted
 		// from the same one-row "ok" as the checkpoint: it is stored
 		// exactly when the put is, in the same commit.
-		stmt = recordedPut(stmt, p.Record, len(args))
+		n := len(args)
+		insert := p.Record.InsertSQL(func(i int) string { return "$" + strconv.Itoa(n+i+1) })
+		stmt = strings.Replace(stmt, "), values_ AS (", "), record_ AS (\n\t"+insert+" FROM ok\n), values_ AS (", 1)
 		args = append(args, p.Record.Values...)
 	}
 	return stmt, args
-}
-
-// recordInsert is the INSERT of r's row, its parameters numbered after
-// the first n (the FROM clause, if any, is the caller's).
-func recordInsert(r *checkpointer.RecordRow, n int) string {
-	params := make([]string, len(r.Values))
-	for i := range params {
-		params[i] = fmt.Sprintf("$%d", n+i+1)
-	}
-	cols := make([]string, len(r.Columns))
-	for i, c := range r.Columns {
-		cols[i] = pgx.Identifier{c}.Sanitize()
-	}
-	return `INSERT INTO ` + r.Table + ` (` + strings.Join(cols, ", ") + `) SELECT ` + strings.Join(params, ", ")
-}
-
-// recordedPut is the put statement putCkpt with r's insert as one more
-// CTE, selecting from "ok" (one row exactly when the put stores the
-// checkpoint); its parameters follow putCkpt's n.
-func recordedPut(putCkpt string, r *checkpointer.RecordRow, n int) string {
-	return strings.Replace(putCkpt, "), values_ AS (", "), record_ AS (\n\t"+recordInsert(r, n)+" FROM ok\n), values_ AS (", 1)
 }
 
 // isInline reports whether bl is one of p's Inline rows.
@@ -360,15 +318,15 @@ func (d *driver) PutWrites(ctx context.Context, w *checkpointer.WriteRows) error
 }
 
 func putWrites(ctx context.Context, db DB, q *queries, w *checkpointer.WriteRows) error {
-	b, inSQL := fenceBatch(w.Fence)
+	b := &pgx.Batch{}
+	inSQL := pgfence.Queue(b, []checkpointer.WriteFence{w.Fence})
 	if b.Len() == 0 && inSQL && w.Record == nil {
 		stmt, args := writesStatement(q, w)
 		_, err := db.Exec(ctx, stmt, args...)
 		return err
 	}
 	queueWrites(b, q, w)
-	_, err := sendFenced(ctx, db, w.Fence, inSQL, b)
-	return err
+	return pgfence.Send(ctx, db, []checkpointer.WriteFence{w.Fence}, inSQL, b)
 }
 
 // queueWrites queues w's record insert, if any, then its rows' insert to
@@ -376,7 +334,7 @@ func putWrites(ctx context.Context, db DB, q *queries, w *checkpointer.WriteRows
 // writes and their record commit together, or neither does.
 func queueWrites(b *pgx.Batch, q *queries, w *checkpointer.WriteRows) {
 	if w.Record != nil {
-		b.Queue(recordInsert(w.Record, 0), w.Record.Values...)
+		b.Queue(w.Record.InsertSQL(func(i int) string { return "$" + strconv.Itoa(i+1) }), w.Record.Values...)
 	}
 	stmt, args := writesStatement(q, w)
 	b.Queue(stmt, args...)
@@ -396,36 +354,6 @@ func writesStatement(q *queries, w *checkpointer.WriteRows) (string, []any) {
 	return stmt, []any{w.Thread, w.NS, w.Checkpoint, w.Task, w.Path, idxs, chans, types, blobs}
 }
 
-// fenceBatch returns a batch holding f's statements, and whether f has
-// SQL statements at all (see sendFenced).
-func fenceBatch(f checkpointer.WriteFence) (*pgx.Batch, bool) {
-	b := &pgx.Batch{}
-	stmts, inSQL := f.Statements()
-	for _, st := range stmts {
-		b.Queue(st.SQL, st.Args...)
-	}
-	return b, inSQL
-}
-
-// sendFenced sends b, which starts with f's statements (fenceBatch), in
-// one implicit transaction; when f has no SQL statements (the key table
-// lives elsewhere), f is checked in a transaction of its own around b. It
-// returns the command tag of b's last statement.
-func sendFenced(ctx context.Context, db DB, f checkpointer.WriteFence, inSQL bool, b *pgx.Batch) (tag pgconn.CommandTag, err error) {
-	if inSQL {
-		tag, err = runBatchTag(ctx, db, b)
-	} else {
-		err = pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
-			if err := f.Check(ctx); err != nil {
-				return err
-			}
-			tag, err = runBatchTag(ctx, tx, b)
-			return err
-		})
-	}
-	return tag, binding.FenceErr(err)
-}
-
 // Update implements checkpointer.Driver: fn runs in a transaction (a
 // savepoint of the caller's, on a saver bound to one), run again when
 // PostgreSQL aborted it to break a deadlock. The transaction spends no
@@ -439,27 +367,6 @@ func (d *driver) Update(ctx context.Context, fn func(checkpointer.DriverTx) erro
 			return binding.FenceErr(fn(&pgTx{tx: tx, q: d.q, topo: d.topo}))
 		})
 	})
-}
-
-// runBatch sends b and reads every result; the first error wins.
-func runBatch(ctx context.Context, db DB, b *pgx.Batch) error {
-	_, err := runBatchTag(ctx, db, b)
-	return err
-}
-
-// runBatchTag is runBatch returning the command tag of b's last statement.
-func runBatchTag(ctx context.Context, db DB, b *pgx.Batch) (pgconn.CommandTag, error) {
-	br := db.SendBatch(ctx, b)
-	var tag pgconn.CommandTag
-	for range b.Len() {
-		t, err := br.Exec()
-		if err != nil {
-			_ = br.Close()
-			return tag, err
-		}
-		tag = t
-	}
-	return tag, br.Close()
 }
 
 // pgTx is a transaction (checkpointer.DriverTx).
@@ -481,51 +388,78 @@ func (t *pgTx) PutWrites(ctx context.Context, w *checkpointer.WriteRows) error {
 }
 
 // Fence implements checkpointer.DriverTx: the statements in the
-// transaction, or the check when there are none.
+// transaction, or the check when there are none (pgfence.Exec).
 func (t *pgTx) Fence(ctx context.Context, f checkpointer.WriteFence) error {
-	b, inSQL := fenceBatch(f)
-	if !inSQL {
-		return f.Check(ctx)
-	}
-	if b.Len() == 0 {
-		return nil
-	}
-	return binding.FenceErr(runBatch(ctx, t.tx, b))
+	return pgfence.Exec(ctx, t.tx, []checkpointer.WriteFence{f})
 }
 
 // Heads implements checkpointer.DriverTx: one statement, no lock.
 func (t *pgTx) Heads(ctx context.Context, sel checkpointer.HeadSelector) ([]checkpointer.Head, error) {
-	return heads(ctx, t.tx, t.q, sel)
-}
-
-// Heads implements checkpointer.Driver: one statement. The engine
-// decides on them what it locks (pgTx.Lock).
-func (d *driver) Heads(ctx context.Context, sel checkpointer.HeadSelector) ([]checkpointer.Head, error) {
-	return heads(ctx, d.db, d.q, sel)
-}
-
-func heads(ctx context.Context, db DB, q *queries, sel checkpointer.HeadSelector) ([]checkpointer.Head, error) {
-	sql, args := q.heads(sel)
-	rows, err := db.Query(ctx, sql, args...)
+	var out []checkpointer.Head
+	b, err := t.tx.Batch(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return sqlrows.Heads(rows)
+	queueHeads(b, t.q, sel, &out)
+	return out, t.tx.Send(ctx, b, false)
 }
 
-// heads is the statement and arguments of the heads sel selects.
-func (q *queries) heads(sel checkpointer.HeadSelector) (string, []any) {
-	if len(sel.RunIDs) > 0 {
-		return q.headsRuns[sel.Orphans], []any{sel.RunIDs}
+// headsSettings and removalSettings are the settings of a removal's
+// statements, local to their transaction (the first heads read's is an
+// implicit one: the batch of Driver.Heads). The heads statements plan
+// the same for any arguments, so they run on the plan PostgreSQL caches
+// (planned per call, a fifth of a one-thread prune's server CPU went to
+// planning). The lock and removal statements take arrays of ids: the
+// generic plan for them (which cannot see how many ids an array holds)
+// cost a one-thread prune ~3× the server CPU of a custom plan, so they
+// are planned for their arguments. The value collection's estimate (a
+// hundred versions per checkpoint, the planner's guess for
+// jsonb_each_text) passes JIT's threshold from a few hundred threads
+// (compiling cost 0.6 s of CPU, the collection itself 0.3 s) and sized
+// its hash of the live versions for several batches in temporary files.
+// Only in the saver's own transactions: in a caller's they would outlive
+// the savepoint. A Citus coordinator cannot make a distributed plan of a
+// generic one ("could not create distributed plan": the parameters pick
+// the shards), so there the heads are planned per call.
+var headsSettings = pgcitus.Forms{
+	`SELECT set_config('plan_cache_mode', 'force_generic_plan', true), set_config('jit', 'off', true)`,
+	`SELECT set_config('jit', 'off', true)`,
+}
+
+const removalSettings = `SELECT set_config('plan_cache_mode', 'force_custom_plan', true), set_config('jit', 'off', true),
+	set_config('work_mem', '32MB', true)`
+
+// Heads implements checkpointer.Driver: one statement (after the
+// settings, on the saver's own pool: headsSettings), one round trip.
+// The engine decides on them what it locks (pgTx.Lock).
+func (d *driver) Heads(ctx context.Context, sel checkpointer.HeadSelector) ([]checkpointer.Head, error) {
+	var out []checkpointer.Head
+	b := &pgx.Batch{}
+	if d.own {
+		d.topo.Distributed(ctx, d.db) // for Form
+		b.Queue(d.topo.Form(headsSettings))
 	}
-	return q.headsThreads[sel.Orphans], []any{sel.Threads, sel.NS}
+	queueHeads(b, d.q, sel, &out)
+	return out, d.db.SendBatch(ctx, b).Close()
+}
+
+// queueHeads queues to b the statement of the heads sel selects, its rows
+// read into out.
+func queueHeads(b *pgx.Batch, q *queries, sel checkpointer.HeadSelector, out *[]checkpointer.Head) {
+	sql, args := q.headsThreads[sel.Orphans], []any{sel.Threads, sel.NS}
+	if len(sel.RunIDs) > 0 {
+		sql, args = q.headsRuns[sel.Orphans], []any{sel.RunIDs}
+	}
+	b.Queue(sql, args...).Query(func(rows pgx.Rows) (err error) { *out, err = sqlrows.Heads(rows); return err })
 }
 
 // DeleteThreads implements checkpointer.Driver: one batch, one implicit
 // transaction, one round trip (see pgTx.DeleteThreads).
 func (d *driver) DeleteThreads(ctx context.Context, threads []string) error {
 	d.topo.Distributed(ctx, d.db) // for QueueLock
-	return pgretry.Owned(ctx, d.own, func() error { return runBatch(ctx, d.db, deleteThreadsBatch(&pgx.Batch{}, d.q, d.topo, threads, nil)) })
+	return pgretry.Owned(ctx, d.own, func() error {
+		return d.db.SendBatch(ctx, deleteThreadsBatch(&pgx.Batch{}, d.q, d.topo, threads, nil)).Close()
+	})
 }
 
 // deleteThreadsBatch queues to b the lock of the threads' checkpoints (one
@@ -571,63 +505,36 @@ func (t *pgTx) Lock(ctx context.Context, rs []checkpointer.Removal, sel checkpoi
 		return nil, err
 	}
 	if !t.tx.Nested() {
-		// The lock, heads and removal statements take arrays of ids: after
-		// five executions PostgreSQL's generic plan for them (which cannot
-		// see how many ids an array holds) cost a one-thread prune ~3×
-		// the server CPU of a custom plan. Only in a transaction of the
-		// saver's own: in a caller's it would outlive the savepoint.
-		b.Queue("SET LOCAL plan_cache_mode = force_custom_plan")
+		b.Queue(removalSettings)
 	}
 	t.topo.QueueLock(b, t.q.lock, threads, ct, cns, cid) // on Citus, one statement per thread
 	var out []checkpointer.Head
-	q, args := t.q.heads(sel)
-	b.Queue(q, args...).Query(func(rows pgx.Rows) (err error) { out, err = sqlrows.Heads(rows); return err })
+	queueHeads(b, t.q, sel, &out)
 	return out, t.tx.Send(ctx, b, false)
 }
 
 // Remove implements checkpointer.DriverTx: the deletes, then the value
 // collection in a later statement (queries.gcBlobs), and the COMMIT in
 // the same round trip (Remove is the transaction's last call). Counting
-// runs the same statements in a savepoint rolled back.
+// runs the same statements in a savepoint rolled back (pgdb.Tx.SendQueued).
 func (t *pgTx) Remove(ctx context.Context, rs []checkpointer.Removal, countOnly bool) (checkpointer.SweepReport, error) {
 	var rep checkpointer.SweepReport
 	threads, ct, cns, cid, kt, kns, kid := columns(rs)
-	nt, nns := make([]string, len(rs)), make([]string, len(rs))
-	for i, r := range rs {
-		nt[i], nns[i] = r.Thread, r.NS
-	}
-	err := t.counting(ctx, countOnly, true, func(b *pgx.Batch) {
+	namespaces := slices.Compact(slices.Sorted(slices.Values(cns)))
+	err := t.tx.SendQueued(ctx, true, countOnly, func(b *pgx.Batch) {
 		b.Queue(t.q.remove, threads, ct, cns, cid, kt, kns, kid).QueryRow(func(row pgx.Row) error {
 			return row.Scan(&rep.Checkpoints, &rep.Writes)
 		})
-		b.Queue(t.topo.Form(t.q.gcBlobs), threads, nt, nns).QueryRow(func(row pgx.Row) error { return row.Scan(&rep.Blobs) })
+		b.Queue(t.q.gcBlobs, threads, namespaces).QueryRow(func(row pgx.Row) error { return row.Scan(&rep.Blobs) })
 	})
 	return rep, err
-}
-
-// counting sends the statements fill queues in one batch of the
-// transaction (its last, with last) or, with countOnly, in a savepoint
-// of it rolled back in the same batch.
-func (t *pgTx) counting(ctx context.Context, countOnly, last bool, fill func(*pgx.Batch)) error {
-	b, err := t.tx.Batch(ctx)
-	if err != nil {
-		return err
-	}
-	if countOnly {
-		b.Queue("SAVEPOINT memvault_count")
-	}
-	fill(b)
-	if countOnly {
-		b.Queue("ROLLBACK TO SAVEPOINT memvault_count")
-	}
-	return t.tx.Send(ctx, b, last)
 }
 
 // DeleteThreads implements checkpointer.DriverTx: lock, delete the
 // checkpoints and writes, collect the values (queries.deleteThreads).
 func (t *pgTx) DeleteThreads(ctx context.Context, threads []string, countOnly bool) (checkpointer.SweepReport, error) {
 	var rep checkpointer.SweepReport
-	err := t.counting(ctx, countOnly, false, func(b *pgx.Batch) { deleteThreadsBatch(b, t.q, t.topo, threads, &rep) })
+	err := t.tx.SendQueued(ctx, false, countOnly, func(b *pgx.Batch) { deleteThreadsBatch(b, t.q, t.topo, threads, &rep) })
 	return rep, err
 }
 

@@ -19,7 +19,9 @@ import (
 // BenchmarkPruneKeepLatest measures Prune(KeepLatest) of 200 old threads
 // of 100 checkpoints each (seedOld's shape: a value per checkpoint, one
 // shared, two writes each), all threads in one call and one call per
-// thread; each iteration seeds the tables again, untimed. Besides the
+// thread; each iteration seeds the tables again, untimed. "nothing" is
+// one call per thread on threads already pruned (pruned untimed after the
+// seeding): a removal that finds nothing to remove. Besides the
 // wall time it reports the CPU time of the benchmark process (client-ms)
 // and of the PostgreSQL cluster's processes (server-ms) per prune: on a
 // loaded machine they compare better than the wall time.
@@ -32,12 +34,17 @@ func BenchmarkPruneKeepLatest(b *testing.B) {
 		ids[i] = fmt.Sprintf("old-%06d", i)
 	}
 	server := clusterCPU(b, e.pool)
-	for _, mode := range []string{"one-call", "per-thread"} {
+	for _, mode := range []string{"one-call", "per-thread", "nothing"} {
 		b.Run(mode, func(b *testing.B) {
 			var client, srv time.Duration
 			for b.Loop() {
 				b.StopTimer()
 				seedOld(b, e, threads, per)
+				if mode == "nothing" {
+					if err := e.s.Prune(ctx, ids, checkpointer.PruneKeepLatest); err != nil {
+						b.Fatal(err)
+					}
+				}
 				s0, c0 := server(), processCPU()
 				b.StartTimer()
 				if mode == "one-call" {

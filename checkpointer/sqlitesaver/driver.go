@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"iter"
-	"strings"
 
 	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/checkpointer/internal/sqlrows"
@@ -116,12 +115,7 @@ func (t *sqlTx) record(ctx context.Context, r *checkpointer.RecordRow) error {
 	if r == nil {
 		return nil
 	}
-	cols := make([]string, len(r.Columns))
-	for i, c := range r.Columns {
-		cols[i] = `"` + strings.ReplaceAll(c, `"`, `""`) + `"`
-	}
-	marks := strings.TrimSuffix(strings.Repeat("?, ", len(r.Values)), ", ")
-	_, err := t.tx.ExecContext(ctx, `INSERT INTO `+r.Table+` (`+strings.Join(cols, ", ")+`) VALUES (`+marks+`)`, r.Values...)
+	_, err := t.tx.ExecContext(ctx, r.InsertSQL(func(int) string { return "?" }), r.Values...)
 	return err
 }
 

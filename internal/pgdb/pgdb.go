@@ -6,6 +6,7 @@ package pgdb
 
 import (
 	"context"
+	"iter"
 	"strconv"
 	"strings"
 
@@ -103,4 +104,46 @@ func Rebind(q string) string {
 		b.WriteByte(c)
 	}
 	return b.String()
+}
+
+// SplitRows splits a two-dimensional array as pgtype.FlatArray scans it
+// (row after row) into its rows of n elements, each a subslice of flat;
+// false when flat does not hold whole rows. A statement returns a row's
+// parts this way (array_agg(array[...])) in one column, where one row per
+// part would repeat the row's other columns.
+func SplitRows[T any](flat []T, n int) ([][]T, bool) {
+	if n <= 0 || len(flat)%n != 0 {
+		return nil, false
+	}
+	out := make([][]T, 0, len(flat)/n)
+	for i := 0; i < len(flat); i += n {
+		out = append(out, flat[i:i+n:i+n])
+	}
+	return out, true
+}
+
+// Seq runs sql on q and yields each row as decode makes it, as the rows
+// arrive: memory stays bounded by one row whatever their number, and
+// breaking out of the loop closes the query. An error (the query's, a
+// row's decoding, or a late one the server sends after the last row)
+// is yielded last.
+func Seq[T any](ctx context.Context, q Querier, sql string, args []any, decode func(pgx.Rows) (T, error)) iter.Seq2[T, error] {
+	return func(yield func(T, error) bool) {
+		var zero T
+		rows, err := q.Query(ctx, sql, args...)
+		if err != nil {
+			yield(zero, err)
+			return
+		}
+		defer rows.Close()
+		for rows.Next() {
+			v, err := decode(rows)
+			if !yield(v, err) || err != nil {
+				return
+			}
+		}
+		if err := rows.Err(); err != nil {
+			yield(zero, err)
+		}
+	}
 }

@@ -14,3 +14,15 @@ func TestRebind(t *testing.T) {
 		}
 	}
 }
+
+func TestSplitRows(t *testing.T) {
+	rows, ok := SplitRows([]string{"a", "b", "c", "d", "e", "f"}, 3)
+	if !ok || len(rows) != 2 || rows[1][0] != "d" || len(rows[0]) != 3 || cap(rows[0]) != 3 {
+		t.Errorf("SplitRows(6 by 3) = %v, %v", rows, ok)
+	}
+	for _, n := range []int{4, 0, -1} {
+		if _, ok := SplitRows([]string{"a", "b", "c"}, n); ok {
+			t.Errorf("SplitRows(3 by %d) took a partial row", n)
+		}
+	}
+}

@@ -170,6 +170,26 @@ func (t *Tx) Send(ctx context.Context, b *pgx.Batch, last bool) error {
 	return err
 }
 
+// SendQueued sends the statements queue queues as one batch of the
+// transaction, as Send does (last: its last batch, with the COMMIT); with
+// dryRun, inside a savepoint rolled back in the same batch, so that they
+// run, their results are read, and nothing they change stays: a removal
+// counts what it would delete this way.
+func (t *Tx) SendQueued(ctx context.Context, last, dryRun bool, queue func(*pgx.Batch)) error {
+	b, err := t.Batch(ctx)
+	if err != nil {
+		return err
+	}
+	if dryRun {
+		b.Queue("SAVEPOINT memvault_dry_run")
+	}
+	queue(b)
+	if dryRun {
+		b.Queue("ROLLBACK TO SAVEPOINT memvault_dry_run")
+	}
+	return t.Send(ctx, b, last)
+}
+
 // Exec implements Querier.
 func (t *Tx) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
 	tx, err := t.begin(ctx)

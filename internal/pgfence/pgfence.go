@@ -64,7 +64,7 @@ func Check[S ~Statement, F Fence[S]](ctx context.Context, fs []F) error {
 
 // Exec runs fs in tx, which began before: their statements, or a check of
 // their keys with a key table in another database.
-func Exec[S ~Statement, F Fence[S]](ctx context.Context, tx pgx.Tx, fs []F) error {
+func Exec[S ~Statement, F Fence[S]](ctx context.Context, tx Querier, fs []F) error {
 	b := &pgx.Batch{}
 	if !Queue[S](b, fs) {
 		return Check[S](ctx, fs)
@@ -89,6 +89,20 @@ func InTx[S ~Statement, F Fence[S]](ctx context.Context, db Beginner, fs []F, wr
 		}
 		return write(tx)
 	})
+}
+
+// Send sends b, a write's batch that starts with the statements of fs
+// (Queue reported inSQL), as one implicit transaction on db; when fs has
+// no SQL statements (the key table lives in another database), b runs in
+// a transaction of InTx. A refusing fence's error comes back as
+// binding.FenceErr makes it, whichever way it ran.
+func Send[S ~Statement, F Fence[S]](ctx context.Context, db Beginner, fs []F, inSQL bool, b *pgx.Batch) error {
+	if inSQL {
+		return binding.FenceErr(db.SendBatch(ctx, b).Close())
+	}
+	return binding.FenceErr(InTx[S](ctx, db, fs, func(tx pgx.Tx) error {
+		return tx.SendBatch(ctx, b).Close()
+	}))
 }
 
 // Querier is what Drain reads the server's activity with.
