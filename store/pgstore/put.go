@@ -10,7 +10,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/memvault/memvault/internal/binding"
 	"github.com/memvault/memvault/internal/pgfence"
 	"github.com/memvault/memvault/internal/pgretry"
 	"github.com/memvault/memvault/store"
@@ -175,7 +174,6 @@ type putRows struct {
 // transaction) on q. owned says q is the store's own pool, whose aborted
 // batches are retried; vectors go in binary when binary is set.
 func (d *driver) sendPuts(ctx context.Context, q Querier, owned bool, r *putRows, vecs [][]float32, binary bool, now time.Time) error {
-
 	b := &pgx.Batch{}
 	inSQL := pgfence.Queue(b, r.fence)
 	queueRecords(b, r.records)
@@ -190,18 +188,12 @@ func (d *driver) sendPuts(ctx context.Context, q Querier, owned bool, r *putRows
 	if b.Len() == 0 {
 		return nil
 	}
-	send := func() error { return q.SendBatch(ctx, b).Close() }
-	if !inSQL {
-		begin, ok := q.(pgfence.Beginner)
-		if !ok {
-			return fmt.Errorf("postgres: put: %T cannot begin the transaction that fences the put", q)
-		}
-		send = func() error {
-			return pgfence.InTx(ctx, begin, r.fence, func(tx pgx.Tx) error { return tx.SendBatch(ctx, b).Close() })
-		}
+	db, ok := q.(pgfence.Beginner) // every Querier memvault is given can begin
+	if !ok {
+		return fmt.Errorf("postgres: put: %T cannot begin the transaction that fences the put", q)
 	}
-	if err := pgretry.Owned(ctx, owned, send); err != nil {
-		return fmt.Errorf("postgres: put: %w", binding.FenceErr(err))
+	if err := pgretry.Owned(ctx, owned, func() error { return pgfence.Send(ctx, db, r.fence, inSQL, b) }); err != nil {
+		return fmt.Errorf("postgres: put: %w", err)
 	}
 	return nil
 }
