@@ -39,7 +39,7 @@ func fillStore(t *testing.T, late int) (idx *store.IndexConfig, path string, exa
 		}
 	}
 	var parts int
-	if err := s.db.Reader().QueryRowContext(ctx, `SELECT count(*) FROM store_vector_snapshot WHERE substr(data, 1, 5) = CAST('mvcm4' AS BLOB)`).Scan(&parts); err != nil || parts == 0 {
+	if err := s.db.Reader().QueryRowContext(ctx, `SELECT count(*) FROM store_vector_snapshot WHERE substr(data, 1, 5) = CAST('mvcm5' AS BLOB)`).Scan(&parts); err != nil || parts == 0 {
 		t.Fatalf("no snapshot with middle parts stored: %d parts, %v", parts, err)
 	}
 	exact = openStore(t, path, Options{Index: idx, VectorCacheBytes: -1})

@@ -469,7 +469,7 @@ func TestLooseBoundsFallBackToOneScan(t *testing.T) {
 
 // snapshotMagic begins each snapshot part (vecindex's format, which the
 // tests damage through SQL).
-const snapshotMagic = "mvcs4"
+const snapshotMagic = "mvcs5"
 
 // codeIndexOnly turns the exact in-process copy of small stores off for
 // the test, so that its searches go through the code index.

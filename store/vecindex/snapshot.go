@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"hash/crc32"
 	"math"
 	"slices"
 	"strconv"
@@ -18,7 +19,8 @@ import (
 // (no snapshot, or one too old) stores a new one after its search, in its
 // own write transaction; a recode drops it.
 //
-// A part is a header, then a sequence of items, each
+// A part is a header, then a sequence of items, then a checksum (see
+// sealPart); each item is
 //
 //	uvarint len(namespace), namespace, uvarint len(key), key,
 //	varint updated_at, uvarint n, then n codes of the index's dimensions,
@@ -42,9 +44,32 @@ const snapshotPart = 1 << 20
 
 // snapshotMagic begins every part of sign bits of the current format
 // (format 1 had no header; format 2 no generation; format 3 no middle
-// parts: all read as malformed, and the load that then reads every code
-// writes a new snapshot).
-const snapshotMagic = "mvcs4"
+// parts; format 4 no checksum: all read as malformed, and the load that
+// then reads every code writes a new snapshot).
+const snapshotMagic = "mvcs5"
+
+// Every part, of sign bits or of middle parts, ends with the CRC-32C
+// (Castagnoli, little-endian) of the bytes before it: a bit flipped on
+// disk in a code — which the coverage, of keys only, does not see —
+// makes the part malformed, so the load reads every code row instead of
+// ranking with a wrong code (an item then missed by its own vector). It
+// guards against damage, not against a writer of the database: a tool
+// that rewrites a part can write its checksum too (see coverage.go).
+var partCRC = crc32.MakeTable(crc32.Castagnoli)
+
+// sealPart appends p's checksum to p.
+func sealPart(p []byte) []byte {
+	return binary.LittleEndian.AppendUint32(p, crc32.Checksum(p, partCRC))
+}
+
+// openPart returns p without its checksum, and whether the checksum holds.
+func openPart(p []byte) ([]byte, bool) {
+	if len(p) < 4 {
+		return nil, false
+	}
+	body := p[:len(p)-4]
+	return body, crc32.Checksum(body, partCRC) == binary.LittleEndian.Uint32(p[len(p)-4:])
+}
 
 // The middle parts of the codes (see mid.go), when the index holds them,
 // follow the parts of sign bits in parts of their own: a header of
@@ -54,7 +79,7 @@ const snapshotMagic = "mvcs4"
 // float32 Δ', |e'| and midBytes(d) levels, or a byte 0 for a code
 // without middle part. A snapshot whose middle parts do not cover its
 // codes, one after the other, is malformed.
-const midMagic = "mvcm4"
+const midMagic = "mvcm5"
 
 // SnapshotMinCodes is the fewest codes worth a snapshot (reading fewer
 // rows is quick); a variable so that tests can lower it.
@@ -107,12 +132,12 @@ func (t *codeIndex) serialize(gen int64) [][]byte {
 			cur = cur[:len(cur)+size]
 		}
 		if len(cur) >= snapshotPart {
-			parts = append(parts, cur)
+			parts = append(parts, sealPart(cur))
 			cur = nil
 		}
 	}
 	if cur != nil {
-		parts = append(parts, cur)
+		parts = append(parts, sealPart(cur))
 	}
 	if t.mid == nil {
 		return parts
@@ -139,12 +164,12 @@ func (t *codeIndex) serialize(gen int64) [][]byte {
 		}
 		at += int(s.n)
 		if len(cur) >= snapshotPart {
-			parts = append(parts, cur)
+			parts = append(parts, sealPart(cur))
 			cur = nil
 		}
 	}
 	if cur != nil {
-		parts = append(parts, cur)
+		parts = append(parts, sealPart(cur))
 	}
 	return parts
 }
@@ -154,6 +179,10 @@ func (t *codeIndex) serialize(gen int64) [][]byte {
 // index those parts were read into, or one that holds the middle parts
 // alone (fillMid).
 func (t *codeIndex) deserializeMid(p []byte, gen int64, codes int) error {
+	p, ok := openPart(p)
+	if !ok {
+		return ErrSnapshot
+	}
 	rest, _ := bytes.CutPrefix(p, []byte(midMagic))
 	var h [3]uint64
 	for i := range h {
@@ -221,7 +250,7 @@ func (t *codeIndex) deserializeMid(p []byte, gen int64, codes int) error {
 // each part a header, and every part but the last at least snapshotPart
 // bytes (see serialize).
 func midPartsFit(n int64, codes, dims int) bool {
-	header := int64(len(midMagic) + 3*binary.MaxVarintLen64)
+	header := int64(len(midMagic) + 3*binary.MaxVarintLen64 + 4) // and the checksum
 	most := int64(codes)*int64(9+midBytes(dims)) + (n/snapshotPart+1)*header
 	return n >= int64(codes) && n <= most
 }
@@ -237,6 +266,10 @@ func (t *codeIndex) midComplete() bool {
 func (t *codeIndex) deserialize(p []byte, gen int64) error {
 	if bytes.HasPrefix(p, []byte(midMagic)) {
 		return t.deserializeMid(p, gen, len(t.meta))
+	}
+	p, ok := openPart(p)
+	if !ok {
+		return ErrSnapshot
 	}
 	rest, ok := bytes.CutPrefix(p, []byte(snapshotMagic))
 	if !ok || t.mid != nil {
