@@ -12,6 +12,7 @@ import (
 
 	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/memvaulttest/pgtest"
+	"github.com/memvault/memvault/memvaulttest/readmetest"
 	"github.com/memvault/memvault/memvaulttest/testkeys"
 	"github.com/memvault/memvault/store"
 )
@@ -109,6 +110,18 @@ func TestCarelessWhatIsEncrypted(t *testing.T) {
 				t.Fatal(err)
 			}
 			raw.Write(b)
+		}
+		check(t, raw.String())
+	})
+
+	t.Run("postgres", func(t *testing.T) {
+		dsn := pgtest.SchemaDSN(t)
+		t.Setenv("MEMVAULT_DSN", dsn)
+		t.Setenv("LANGGRAPH_AES_KEY", testkeys.Key)
+		write(t)
+		var raw strings.Builder
+		for tb, rows := range readmetest.DumpPostgres(t, dsn) {
+			raw.WriteString(tb + ": " + rows + "\n")
 		}
 		check(t, raw.String())
 	})

@@ -136,54 +136,7 @@ func EnvPostgres(t *testing.T) string {
 // one of secrets, read as the row's text and each bytea column's bytes.
 func NoPlaintextPostgres(t *testing.T, dsn string, secrets ...string) {
 	t.Helper()
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	rows, err := conn.Query(ctx, `SELECT quote_ident(table_name) FROM information_schema.tables
-		WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tables, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(tables) == 0 {
-		t.Fatal("the test's schema holds no table: the snippet stored nothing there")
-	}
-	for _, tb := range tables {
-		rows, err := conn.Query(ctx, `SELECT t::text FROM `+tb+` t`)
-		if err != nil {
-			t.Fatal(err)
-		}
-		texts, err := pgx.CollectRows(rows, pgx.RowTo[string])
-		if err != nil {
-			t.Fatal(err)
-		}
-		cols, err := conn.Query(ctx, `SELECT quote_ident(column_name) FROM information_schema.columns
-			WHERE table_schema = current_schema() AND quote_ident(table_name) = $1 AND data_type = 'bytea'`, tb)
-		if err != nil {
-			t.Fatal(err)
-		}
-		names, err := pgx.CollectRows(cols, pgx.RowTo[string])
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, c := range names {
-			rows, err := conn.Query(ctx, `SELECT encode(`+c+`, 'escape') FROM `+tb+` WHERE `+c+` IS NOT NULL`)
-			if err != nil {
-				t.Fatal(err)
-			}
-			vals, err := pgx.CollectRows(rows, pgx.RowTo[string])
-			if err != nil {
-				t.Fatal(err)
-			}
-			texts = append(texts, vals...)
-		}
-		all := strings.Join(texts, "\n")
+	for tb, all := range DumpPostgres(t, dsn) {
 		for _, s := range secrets {
 			if i := strings.Index(all, s); i >= 0 {
 				lo, hi := max(0, i-100), min(len(all), i+len(s)+40)
@@ -193,10 +146,53 @@ func NoPlaintextPostgres(t *testing.T, dsn string, secrets ...string) {
 	}
 }
 
-// VectorNamespacesPostgres returns the distinct namespaces (dotted, as
-// stored) that hold a row in the store_vectors table of dsn's schema: the
-// items the store embedded.
-func VectorNamespacesPostgres(t *testing.T, dsn string) []string {
+// DumpPostgres returns, by table, what each table of dsn's schema holds as
+// an attacker with a copy of the database reads it: every row's text,
+// then each bytea column's bytes (a row's text shows them as hex, which
+// hides plaintext kept in them). It fails t when the schema has no table.
+func DumpPostgres(t *testing.T, dsn string) map[string]string {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	collect := func(sql string, args ...any) []string {
+		rows, err := conn.Query(ctx, sql, args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	tables := collect(`SELECT quote_ident(table_name) FROM information_schema.tables
+		WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'`)
+	if len(tables) == 0 {
+		t.Fatal("the test's schema holds no table: nothing was stored there")
+	}
+	dump := map[string]string{}
+	for _, tb := range tables {
+		texts := collect(`SELECT t::text FROM ` + tb + ` t`)
+		for _, c := range collect(`SELECT quote_ident(column_name) FROM information_schema.columns
+			WHERE table_schema = current_schema() AND quote_ident(table_name) = $1 AND data_type = 'bytea'`, tb) {
+			texts = append(texts, collect(`SELECT encode(`+c+`, 'escape') FROM `+tb+` WHERE `+c+` IS NOT NULL`)...)
+		}
+		dump[tb] = strings.Join(texts, "\n")
+	}
+	return dump
+}
+
+// VectorsOnlyUnderPostgres fails t unless the store_vectors table of
+// dsn's schema holds vectors, all of items under the dotted namespace
+// prefix: the only items README says the adapter embeds (what, as README
+// names them). A vector elsewhere is a plaintext part README does not
+// list (keyed vectors still show which items resemble each other), and
+// an embedding computed on every write.
+func VectorsOnlyUnderPostgres(t *testing.T, dsn, prefix, what string) {
 	t.Helper()
 	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, dsn)
@@ -208,9 +204,16 @@ func VectorNamespacesPostgres(t *testing.T, dsn string) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	prefixes, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	got, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	if err != nil {
 		t.Fatal(err)
 	}
-	return prefixes
+	if len(got) == 0 {
+		t.Fatal("no vector at all: the snippet embedded nothing")
+	}
+	for _, ns := range got {
+		if !strings.HasPrefix(ns, prefix) {
+			t.Errorf("store_vectors holds vectors of namespace %q (all: %q); README lists only %s", ns, got, what)
+		}
+	}
 }
