@@ -230,44 +230,41 @@ var sqlFines = func() string {
 // the code rows (a third of the pages a candidate, in the first search
 // after opening a store, whose pages are not cached yet).
 func (t *tx) Fines(ctx context.Context, keys []store.RowKey, fn func(k store.RowKey, fine []byte)) error {
-	st := t.StmtContext(ctx, t.rs.fines)
-	args := make([]any, 2*codesBatch)
-	for start := 0; start < len(keys); start += codesBatch {
-		batch := keys[start:min(len(keys), start+codesBatch)]
-		for i := range codesBatch {
-			// A short batch repeats its last key: IN matches each row once.
-			k := batch[min(i, len(batch)-1)]
-			args[2*i], args[2*i+1] = k.NS, k.Key
-		}
-		rs, err := st.QueryContext(ctx, args...)
-		if err != nil {
+	var (
+		k    store.RowKey
+		fine sql.RawBytes
+	)
+	return byKeyBatches(ctx, t.StmtContext(ctx, t.rs.fines), keys, func(rs *sql.Rows) error {
+		if err := rs.Scan(&k.NS, &k.Key, &fine); err != nil {
 			return err
 		}
-		for rs.Next() {
-			var (
-				k    store.RowKey
-				fine sql.RawBytes
-			)
-			if err := rs.Scan(&k.NS, &k.Key, &fine); err != nil {
-				rs.Close()
-				return err
-			}
-			fn(k, fine)
-		}
-		err = rs.Err()
-		rs.Close()
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+		fn(k, fine)
+		return nil
+	})
 }
 
 // Codes reads the code rows of keys with their fine parts, in one query
 // a batch, and hands each as the blob EncodeCode made (vecindex.JoinCode).
 func (t *tx) Codes(ctx context.Context, keys []store.RowKey, fn func(k store.RowKey, updated int64, code []byte)) error {
-	var joined []byte
-	st := t.StmtContext(ctx, t.rs.codes)
+	var (
+		joined  []byte
+		k       store.RowKey
+		upd     int64
+		b, fine sql.RawBytes
+	)
+	return byKeyBatches(ctx, t.StmtContext(ctx, t.rs.codes), keys, func(rs *sql.Rows) error {
+		if err := rs.Scan(&k.NS, &k.Key, &upd, &b, &fine); err != nil {
+			return err
+		}
+		joined = vecindex.JoinCode(joined[:0], b, fine)
+		fn(k, upd, joined)
+		return nil
+	})
+}
+
+// byKeyBatches runs st — a query taking codesBatch (namespace, key)
+// pairs — over keys a batch at a time, and scan on each row it returns.
+func byKeyBatches(ctx context.Context, st *sql.Stmt, keys []store.RowKey, scan func(*sql.Rows) error) error {
 	args := make([]any, 2*codesBatch)
 	for start := 0; start < len(keys); start += codesBatch {
 		batch := keys[start:min(len(keys), start+codesBatch)]
@@ -281,17 +278,10 @@ func (t *tx) Codes(ctx context.Context, keys []store.RowKey, fn func(k store.Row
 			return err
 		}
 		for rs.Next() {
-			var (
-				k       store.RowKey
-				upd     int64
-				b, fine sql.RawBytes
-			)
-			if err := rs.Scan(&k.NS, &k.Key, &upd, &b, &fine); err != nil {
+			if err := scan(rs); err != nil {
 				rs.Close()
 				return err
 			}
-			joined = vecindex.JoinCode(joined[:0], b, fine)
-			fn(k, upd, joined)
 		}
 		err = rs.Err()
 		rs.Close()
