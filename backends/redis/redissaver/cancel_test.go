@@ -151,28 +151,43 @@ func TestCancelBlockedServer(t *testing.T) {
 func TestCancelDefault(t *testing.T) {
 	srv := redistest.Shared(t, 7)
 	f := newFreezer(t, srv.Addr)
-	rdb := redis.NewClient(&redis.Options{Addr: f.l.Addr().String(), ContextTimeoutEnabled: true, ReadTimeout: 300 * time.Millisecond, MaxRetries: -1})
-	t.Cleanup(func() { _ = rdb.Close() })
-	s, err := redissaver.New(rdb, redissaver.Options{Prefix: redistest.Prefix()})
-	if err != nil {
-		t.Fatal(err)
+	prefix := redistest.Prefix()
+	// A saver per call, each on one connection made before the server
+	// freezes: a call's command is then the only thing its connection
+	// sends (a connection dialled while frozen would send its handshake,
+	// and a call cancelled during the handshake ends with the context's
+	// error — which is not what this test is about).
+	saver := func() *redissaver.Saver {
+		rdb := redis.NewClient(&redis.Options{Addr: f.l.Addr().String(), ContextTimeoutEnabled: true, ReadTimeout: 300 * time.Millisecond,
+			MaxRetries: -1, PoolSize: 1})
+		t.Cleanup(func() { _ = rdb.Close() })
+		if err := rdb.Ping(context.Background()).Err(); err != nil {
+			t.Fatal(err)
+		}
+		s, err := redissaver.New(rdb, redissaver.Options{Prefix: prefix})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
 	}
 	ctx := context.Background()
 	cfg := checkpointer.Config{ThreadID: "t"}
+	s := saver()
 	cp := newCheckpoint(s, 0)
 	if _, err := s.Put(ctx, cfg, cp, checkpointer.Metadata{"step": 0}, cp.ChannelVersions); err != nil {
 		t.Fatal(err)
 	}
+	get, put, list := saver(), saver(), saver()
 	f.freeze()
 	calls := map[string]func(context.Context) error{
-		"GetTuple": func(ctx context.Context) error { _, err := s.GetTuple(ctx, cfg); return err },
+		"GetTuple": func(ctx context.Context) error { _, err := get.GetTuple(ctx, cfg); return err },
 		"Put": func(ctx context.Context) error {
-			cp := newCheckpoint(s, 1)
-			_, err := s.Put(ctx, cfg, cp, checkpointer.Metadata{"step": 1}, cp.ChannelVersions)
+			cp := newCheckpoint(put, 1)
+			_, err := put.Put(ctx, cfg, cp, checkpointer.Metadata{"step": 1}, cp.ChannelVersions)
 			return err
 		},
 		"List": func(ctx context.Context) error {
-			for _, err := range s.List(ctx, &cfg, checkpointer.ListOptions{}) {
+			for _, err := range list.List(ctx, &cfg, checkpointer.ListOptions{}) {
 				if err != nil {
 					return err
 				}
@@ -181,6 +196,11 @@ func TestCancelDefault(t *testing.T) {
 		},
 	}
 	for name, call := range calls {
+		// What the call before sent is all held by now (it ended at its
+		// time-out): its signals are not this call's.
+		for len(f.held) > 0 {
+			<-f.held
+		}
 		ctx, cancel := context.WithCancel(ctx)
 		done := make(chan error, 1)
 		go func() { done <- call(ctx) }()
