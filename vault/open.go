@@ -269,7 +269,7 @@ func Open(ctx context.Context, c config.Config) (*Handle, error) {
 	h, err := open(ctx, c)
 	// Drivers quote DSNs in their errors; none of their secrets may
 	// reach a log or a terminal.
-	return h, scrubSecrets(err, c.DSN, c.KeyDSN)
+	return h, ScrubSecrets(err, c.DSN, c.KeyDSN)
 }
 
 // open is Open, its errors not yet scrubbed of the DSNs' secrets.

@@ -85,11 +85,13 @@ type scrubbedError struct {
 func (e *scrubbedError) Error() string { return e.msg }
 func (e *scrubbedError) Unwrap() error { return e.err }
 
-// scrubSecrets returns err with every secret of the dsns replaced in its
-// message: drivers quote a DSN they cannot parse or use whole (pgx's
-// "cannot parse `host=… password = x`", MongoDB's and go-redis's option
-// errors), and the message reaches logs and terminals.
-func scrubSecrets(err error, dsns ...string) error {
+// ScrubSecrets returns err with every secret of the dsns replaced in its
+// message (see RedactDSN), still wrapping err: drivers quote a DSN they
+// cannot parse or use whole (pgx's "cannot parse `host=… password = x`",
+// MongoDB's and go-redis's option errors), and the message reaches logs
+// and terminals. Open applies it to its errors; a program that connects
+// with a DSN itself applies it to its own.
+func ScrubSecrets(err error, dsns ...string) error {
 	if err == nil {
 		return nil
 	}

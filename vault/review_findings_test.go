@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -19,13 +20,34 @@ import (
 )
 
 // TestReadThroughReplacedTrailRefused: once a database's audit trail began
-// (the mark in memvault_meta), a process opened with MEMVAULT_AUDIT_TABLE
-// naming a new, empty trail (a typo, a trail moved aside) reads nothing
-// through it: the trail checks that its table holds the chain before its
-// first pending record (found by review: reads, recorded as pending rows
-// without reading the chain, returned the data until the chainer ran).
-// A write through the same handle is refused too.
+// (the mark in memvault_meta), a process opened on a new, empty trail —
+// MEMVAULT_AUDIT_TABLE naming another file (a typo, a trail moved aside),
+// or the database opened through a symlink, whose default trail beside the
+// link is new (session 21 review) — reads nothing through it: the trail
+// checks that its table holds the chain before its first pending record
+// (found by review: reads, recorded as pending rows without reading the
+// chain, returned the data until the chainer ran). A write through the
+// same handle is refused too.
 func TestReadThroughReplacedTrailRefused(t *testing.T) {
+	for name, replace := range map[string]func(t *testing.T, c config.Config, dir string) config.Config{
+		"MEMVAULT_AUDIT_TABLE names a new file": func(_ *testing.T, c config.Config, dir string) config.Config {
+			c.AuditTable = filepath.Join(dir, "elsewhere.audit")
+			return c
+		},
+		"the database through a symlink": func(t *testing.T, c config.Config, dir string) config.Config {
+			link := filepath.Join(dir, "current.db")
+			if err := os.Symlink(c.DBPath, link); err != nil {
+				t.Fatal(err)
+			}
+			c.DBPath = link
+			return c
+		},
+	} {
+		t.Run(name, func(t *testing.T) { readThroughReplacedTrail(t, replace) })
+	}
+}
+
+func readThroughReplacedTrail(t *testing.T, replace func(t *testing.T, c config.Config, dir string) config.Config) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	c := config.Default()
@@ -45,8 +67,7 @@ func TestReadThroughReplacedTrailRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	c.AuditTable = filepath.Join(dir, "elsewhere.audit")
-	h, err = Open(ctx, c)
+	h, err = Open(ctx, replace(t, c, dir))
 	if err != nil {
 		t.Logf("Open with the trail replaced by an empty one: %v (refused: holds)", err)
 		return

@@ -31,6 +31,11 @@ func TestCarelessDSNPasswordNeverPrinted(t *testing.T) {
 	} {
 		for _, json := range []bool{false, true} {
 			args := []string{"--dsn", dsn, "threads", "list"}
+			if strings.HasPrefix(dsn, "host=") {
+				// The bench connects with --dsn itself, not through
+				// vault.Open: its pgx error quoted the DSN whole.
+				args = []string{"--dsn", dsn, "bench", "checkpointer", "--duration", "1s"}
+			}
 			if json {
 				args = append([]string{"--json"}, args...)
 			}

@@ -18,6 +18,7 @@ import (
 	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/config"
 	"github.com/memvault/memvault/store"
+	"github.com/memvault/memvault/vault"
 )
 
 // globals are the flags every command takes.
@@ -128,6 +129,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, lookup fu
 	if err == nil {
 		return 0
 	}
+	// Every command's error, not only vault.Open's (the bench connects
+	// with --dsn itself): no DSN secret is printed.
+	dsns := []string{g.dsn}
+	for _, k := range []string{"MEMVAULT_DSN", "DATABASE_URL", "MEMVAULT_KEY_DSN"} {
+		if v, ok := lookup(k); ok {
+			dsns = append(dsns, v)
+		}
+	}
+	err = vault.ScrubSecrets(err, dsns...)
 	msg := printable(strings.ReplaceAll(err.Error(), "\n", " "))
 	fmt.Fprintln(stderr, "memvault: "+msg)
 	var ue usageError

@@ -203,7 +203,7 @@ func (t *tx) Put(ctx context.Context, p *checkpointer.PutRows) error {
 		t.kept.forgetNS(p.NS)
 		return err
 	}
-	if t.kept != nil {
+	if t.kept != nil && t.d.soleWriter { // nothing else reads what it knows
 		t.kept.wrote(doc)
 	}
 	return nil

@@ -14,6 +14,7 @@ import (
 	"github.com/memvault/memvault/memvaulttest/testkeys"
 	"github.com/memvault/memvault/store"
 	"github.com/memvault/memvault/store/vecindex"
+	"github.com/redis/go-redis/v9"
 )
 
 // TestSearchAfterErasureOnCodeIndex (review, session 21; holds): on Redis 7
@@ -100,32 +101,10 @@ func TestSearchAfterErasureOnCodeIndex(t *testing.T) {
 // loaded by a store opened after, whose search with k004's own text then
 // misses it, unlike the exact scan.
 func TestRedisSnapshotWithWrongCodeNotTrusted(t *testing.T) {
-	minCodes := vecindex.SnapshotMinCodes
-	vecindex.SnapshotMinCodes = 64
-	t.Cleanup(func() { vecindex.SnapshotMinCodes = minCodes })
-	ctx := context.Background()
-	srv := redistest.Shared(t, 7)
-	rdb := srv.Client(t)
 	const dims = 64
 	emb := denseEmbedder{dims}
-	idx := &store.IndexConfig{Embedder: emb, Fields: []string{"text"}}
-	p := redistest.Prefix()
-	open := func() *redisstore.Store {
-		s, err := redisstore.NewNoFloatCopy(ctx, rdb, redisstore.Options{Prefix: p, Index: idx})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = s.Close() })
-		return s
-	}
+	ctx, rdb, p, open := snapshotStore(t, emb)
 	w := open()
-	var ops []store.Op
-	for i := range 300 {
-		ops = append(ops, store.PutOp{Namespace: store.Namespace{"docs"}, Key: fmt.Sprintf("k%03d", i), Value: map[string]any{"text": fmt.Sprintf("text %d", i)}})
-	}
-	if _, err := w.Batch(ctx, ops); err != nil {
-		t.Fatal(err)
-	}
 	finds := func(s *redisstore.Store, label string) {
 		t.Helper()
 		res, err := s.Search(ctx, store.Namespace{"docs"}, store.SearchOptions{Query: "text 4", Limit: 3})
@@ -199,30 +178,8 @@ func TestRedisSnapshotWithWrongCodeNotTrusted(t *testing.T) {
 // file"). ssize alone is capped by the true item count (holds). Measured
 // as bytes allocated by the first search (runtime.MemStats.TotalAlloc).
 func TestRedisIndexStateClaimsSizeAllocation(t *testing.T) {
-	minCodes := vecindex.SnapshotMinCodes
-	vecindex.SnapshotMinCodes = 64
-	t.Cleanup(func() { vecindex.SnapshotMinCodes = minCodes })
-	ctx := context.Background()
-	srv := redistest.Shared(t, 7)
-	rdb := srv.Client(t)
-	idx := &store.IndexConfig{Embedder: denseEmbedder{64}, Fields: []string{"text"}}
-	p := redistest.Prefix()
-	open := func() *redisstore.Store {
-		s, err := redisstore.NewNoFloatCopy(ctx, rdb, redisstore.Options{Prefix: p, Index: idx})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = s.Close() })
-		return s
-	}
+	ctx, rdb, p, open := snapshotStore(t, denseEmbedder{64})
 	w := open()
-	var ops []store.Op
-	for i := range 300 {
-		ops = append(ops, store.PutOp{Namespace: store.Namespace{"docs"}, Key: fmt.Sprintf("k%03d", i), Value: map[string]any{"text": fmt.Sprintf("text %d", i)}})
-	}
-	if _, err := w.Batch(ctx, ops); err != nil {
-		t.Fatal(err)
-	}
 	if _, err := w.Search(ctx, nil, store.SearchOptions{Query: "text 4", Limit: 3}); err != nil {
 		t.Fatal(err)
 	}
@@ -256,4 +213,35 @@ func TestRedisIndexStateClaimsSizeAllocation(t *testing.T) {
 		t.Fatalf("stored claims ssize = items = 2^40 made a fresh store's first search allocate %.1f MiB (%.1f MiB with the true size) for a store of 300 items",
 			float64(claimed)/(1<<20), float64(honest)/(1<<20))
 	}
+}
+
+// snapshotStore stores 300 items of one namespace ("docs", keys k000…)
+// on Redis 7 with a snapshot threshold low enough for them to get one,
+// and returns open, which opens another store on them (its own index,
+// loaded at its first search).
+func snapshotStore(t *testing.T, emb denseEmbedder) (context.Context, *redis.Client, string, func() *redisstore.Store) {
+	t.Helper()
+	minCodes := vecindex.SnapshotMinCodes
+	vecindex.SnapshotMinCodes = 64
+	t.Cleanup(func() { vecindex.SnapshotMinCodes = minCodes })
+	ctx := context.Background()
+	rdb := redistest.Shared(t, 7).Client(t)
+	idx := &store.IndexConfig{Embedder: emb, Fields: []string{"text"}}
+	p := redistest.Prefix()
+	open := func() *redisstore.Store {
+		s, err := redisstore.NewNoFloatCopy(ctx, rdb, redisstore.Options{Prefix: p, Index: idx})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = s.Close() })
+		return s
+	}
+	var ops []store.Op
+	for i := range 300 {
+		ops = append(ops, store.PutOp{Namespace: store.Namespace{"docs"}, Key: fmt.Sprintf("k%03d", i), Value: map[string]any{"text": fmt.Sprintf("text %d", i)}})
+	}
+	if _, err := open().Batch(ctx, ops); err != nil {
+		t.Fatal(err)
+	}
+	return ctx, rdb, p, open
 }
