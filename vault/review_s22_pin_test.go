@@ -2,6 +2,7 @@ package vault
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"os"
 	"path/filepath"
@@ -103,5 +104,51 @@ func TestReviewS22CopiedKeyTableAccepted(t *testing.T) {
 	got, err := putCarolS22(ctx, stale, "carol:2", "carol takes insulin (after erasure)")
 	if err == nil {
 		t.Fatalf("a process on a copy of the key table made before Forget(carol) was opened, wrote carol:2 after the erasure and reads it back: %q", got)
+	}
+}
+
+// TestReviewS22UnpinnedDatabaseTakesEmptyKeyTable (session 22 review): a
+// database marked subject_keys whose key table is not pinned — a backup
+// restored from before the pins (session 21), or the two rows deleted by
+// whoever can write memvault_meta — is pinned by its next open to
+// whatever key table that process has (TestSubjectMarksOfAnOlderDatabase
+// shows the re-pinning). A process whose MEMVAULT_KEY_TABLE names a new,
+// empty file is then accepted, makes erased carol a key again and writes
+// carol:2, which reads back after Forget(carol) — the very mistake the pin
+// exists to refuse ("a mistyped MEMVAULT_KEY_TABLE"), and the rightful
+// processes are the ones refused from then on. A database that has used
+// per-subject keys cannot rightly meet an empty key table.
+func TestReviewS22UnpinnedDatabaseTakesEmptyKeyTable(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	c := config.Default()
+	c.DBPath = filepath.Join(dir, "agent.db")
+	c.Keys.Primary = testkeys.Key
+	c.Embeddings = "none"
+	c.Subjects.ThreadSeparator = ":"
+	c.Subjects.NamespacePrefix = []string{"users"}
+	erasedCarol(t, c)
+	db, err := sql.Open("sqlite", c.DBPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`DELETE FROM memvault_meta WHERE name IN ('subject_mapping', 'subject_key_table')`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+
+	typo := c
+	typo.KeyTable = filepath.Join(dir, "agent-keys.db") // a new, empty key table
+	h, err := Open(ctx, typo)
+	if err != nil {
+		if errors.Is(err, ErrSubjectsChanged) {
+			return // refused: the promise holds
+		}
+		t.Fatal(err)
+	}
+	defer h.Close()
+	got, err := putCarolS22(ctx, h, "carol:2", "carol takes insulin (after erasure)")
+	if err == nil {
+		t.Fatalf("a database marked subject_keys without its key table pin opened with a new, empty key table, wrote erased carol's carol:2 and reads it back: %q", got)
 	}
 }
