@@ -37,10 +37,13 @@ func TestReviewS22PinsOnMongoDB(t *testing.T) {
 	}
 	h.Close()
 	for name, edit := range map[string]func(map[string]string){
-		"another thread separator":     func(e map[string]string) { e["MEMVAULT_SUBJECT_THREAD_SEPARATOR"] = "/" },
-		"namespace prefix not set":     func(e map[string]string) { delete(e, "MEMVAULT_SUBJECT_NAMESPACE") },
-		"a new key table":              func(e map[string]string) { e["MEMVAULT_KEY_TABLE"] = filepath.Join(t.TempDir(), "keys.db") },
-		"thread metadata instead of :": func(e map[string]string) { delete(e, "MEMVAULT_SUBJECT_THREAD_SEPARATOR"); e["MEMVAULT_SUBJECT_THREAD_METADATA"] = "user_id" },
+		"another thread separator": func(e map[string]string) { e["MEMVAULT_SUBJECT_THREAD_SEPARATOR"] = "/" },
+		"namespace prefix not set": func(e map[string]string) { delete(e, "MEMVAULT_SUBJECT_NAMESPACE") },
+		"a new key table":          func(e map[string]string) { e["MEMVAULT_KEY_TABLE"] = filepath.Join(t.TempDir(), "keys.db") },
+		"thread metadata instead of :": func(e map[string]string) {
+			delete(e, "MEMVAULT_SUBJECT_THREAD_SEPARATOR")
+			e["MEMVAULT_SUBJECT_THREAD_METADATA"] = "user_id"
+		},
 	} {
 		other := maps.Clone(env)
 		edit(other)
