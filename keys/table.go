@@ -50,9 +50,18 @@ type ThreadTable interface {
 // a new, empty one that knows nothing of past erasures — is refused
 // (vault.ErrSubjectsChanged). The SQLite and PostgreSQL tables implement
 // it; an in-memory table has no id.
+//
+// Its count of erasures tells a copy or a backup of the table from the
+// table itself once an erasure ran on either: the data database records
+// the count it has seen (vault), and a table that counts fewer is one that
+// still holds keys an erasure destroyed.
 type Identified interface {
 	// TableID returns the table's id.
 	TableID(ctx context.Context) (string, error)
+	// Erasures returns how many erasures the table has started, ever:
+	// StartErasure counts each call, a run finishing a killed one
+	// included, in its own transaction.
+	Erasures(ctx context.Context) (int64, error)
 }
 
 // Table keeps wrapped data keys. Implementations are safe for concurrent

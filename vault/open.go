@@ -87,6 +87,12 @@ type Handle struct {
 	// (keys.Identified); "" without per-subject keys or for a table
 	// without an id (in memory).
 	keyTableID string
+	// keyTable is that table, nil when it has no id.
+	keyTable keys.Identified
+	// erasureMarks is the data database's record of the key table's
+	// erasure count, nil when per-subject keys are off or the database
+	// keeps no such record.
+	erasureMarks erasureMarks
 }
 
 // Close releases the saver, the store and the database connections.
@@ -484,6 +490,78 @@ type dataMarks interface {
 	Mark(ctx context.Context, name, value string) error
 }
 
+// erasureMarks are the data database's marks that only grow: the key
+// table's count of erasures (keys.Identified.Erasures) it has seen.
+type erasureMarks interface {
+	AdvanceMark(ctx context.Context, name string, n int64) error
+	MarkCount(ctx context.Context, name string) (int64, error)
+}
+
+// keyErasuresMark is the memvault_meta row holding the greatest count of
+// erasures the key table reported to a process of the database.
+const keyErasuresMark = "subject_key_erasures"
+
+// checkKeyErasures refuses a key table that has started fewer erasures
+// than the data database has seen it start — a copy or a backup of it
+// made before an erasure, which still holds keys the erasure destroyed:
+// a process on it would read and write an erased subject's values
+// (ErrSubjectsChanged). The id pin cannot tell: a copy keeps the id. A
+// table that counts more (an erasure whose process died before telling
+// the database, or a database restored from an older backup) moves the
+// mark up.
+func checkKeyErasures(ctx context.Context, marks erasureMarks, t keys.Identified) error {
+	have, err := t.Erasures(ctx)
+	if err != nil {
+		return fmt.Errorf("vault: %w", err)
+	}
+	seen, err := marks.MarkCount(ctx, keyErasuresMark)
+	if err != nil {
+		return fmt.Errorf("vault: %w", err)
+	}
+	if have < seen {
+		return fmt.Errorf("%w: the key table has started %d erasures and the database has seen %d: it is a copy or a backup "+
+			"of the key table taken before an erasure, and still holds keys that erasure destroyed (point every process at the "+
+			"key table the erasures ran on, and never copy a live key table: move it)", ErrSubjectsChanged, have, seen)
+	}
+	if have > seen {
+		if err := marks.AdvanceMark(ctx, keyErasuresMark, have); err != nil {
+			return fmt.Errorf("vault: %w", err)
+		}
+	}
+	return nil
+}
+
+// refuseEmptyKeyTable refuses a key table that holds no key and never
+// erased anyone, for a database that used per-subject keys before and has
+// no key table pinned (a database marked before the pin existed, or whose
+// pin was deleted): pinning it would make erased subjects keys again. The
+// way out, for a database that never had a subject's key: pin the table's
+// id by hand.
+func refuseEmptyKeyTable(ctx context.Context, marks dataMarks, h *Handle) error {
+	if _, pinned, err := marks.MarkValue(ctx, subjectKeyTableMark); err != nil || pinned {
+		return err
+	}
+	table, ok := h.keyTable.(keys.Table)
+	if !ok {
+		return nil
+	}
+	some, err := table.Page(ctx, "", 0, 1)
+	if err != nil {
+		return fmt.Errorf("vault: %w", err)
+	}
+	erasures, err := h.keyTable.Erasures(ctx)
+	if err != nil {
+		return fmt.Errorf("vault: %w", err)
+	}
+	if len(some) == 0 && erasures == 0 {
+		return fmt.Errorf("%w: this database kept data subjects' values under per-subject keys, and the key table given "+
+			"holds no key and has erased no one: it is not the table the database used (a mistyped MEMVAULT_KEY_TABLE or "+
+			"MEMVAULT_KEY_DSN?); to start this table for a database that never held a subject's key, insert the row "+
+			"(name %q, value %q) into its memvault_meta", ErrSubjectsChanged, subjectKeyTableMark, h.keyTableID)
+	}
+	return nil
+}
+
 // subjectMapping is the canonical text of a subject mapping, as its mark
 // holds it: the same for every spelling of the same mapping (prefixes in
 // any order, NamespacePrefix or NamespacePrefixes).
@@ -555,8 +633,19 @@ func requireSubjects(ctx context.Context, c config.Config, h *Handle) error {
 		return err
 	}
 	if h.keyTableID != "" {
+		if marked {
+			if err := refuseEmptyKeyTable(ctx, marks, h); err != nil {
+				return err
+			}
+		}
 		if err := pinMark(ctx, marks, subjectKeyTableMark, h.keyTableID, "key table's id"); err != nil {
 			return err
+		}
+		if em, ok := marks.(erasureMarks); ok {
+			if err := checkKeyErasures(ctx, em, h.keyTable); err != nil {
+				return err
+			}
+			h.erasureMarks = em
 		}
 	}
 	return nil
@@ -775,7 +864,7 @@ func openKeys(ctx context.Context, c config.Config, h *Handle, pool *pgxpool.Poo
 		if err != nil {
 			return fmt.Errorf("vault: %s: %w", setting, err)
 		}
-		h.keyTableID = tableID
+		h.keyTableID, h.keyTable = tableID, id
 	}
 	hier, err := keys.New(keys.Options{Master: master, Table: table, Subjects: c.Subjects, Providers: c.KEKProviders})
 	if err != nil {
@@ -857,6 +946,14 @@ func (h *Handle) ForgetWith(ctx context.Context, subject string, opt ForgetOptio
 	e, err := h.Keys.StartErasure(ctx, subject)
 	if err != nil {
 		return keys.Receipt{}, err
+	}
+	if h.erasureMarks != nil {
+		// From now on a copy of the key table taken before is refused
+		// (checkKeyErasures); a run that dies here leaves it to the next
+		// process that opens the database, as a rerun does.
+		if err := checkKeyErasures(ctx, h.erasureMarks, h.keyTable); err != nil {
+			return keys.Receipt{}, fmt.Errorf("vault: forget %q: keys destroyed; %w", subject, err)
+		}
 	}
 	pending := func(err error) (keys.Receipt, error) {
 		if cur, rerr := h.Keys.Erasure(ctx, subject); rerr == nil && cur != nil {

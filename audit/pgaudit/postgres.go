@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -444,4 +445,33 @@ func (m meta) Mark(ctx context.Context, name, value string) error {
 		return fmt.Errorf("audit/pgaudit: meta: %w", err)
 	}
 	return nil
+}
+
+// AdvanceMark records the count n under the row name of the data schema's
+// memvault_meta table, unless the row holds a greater count already: a
+// mark that only grows (the key table's erasures, see vault).
+func (m meta) AdvanceMark(ctx context.Context, name string, n int64) error {
+	if err := migrateMeta(ctx, m.pool, m.schema); err != nil {
+		return fmt.Errorf("audit/pgaudit: meta: %w", err)
+	}
+	tbl := metaTable(m.schema)
+	if _, err := m.pool.Exec(ctx, `INSERT INTO `+tbl+` (name, value) VALUES ($1, $2)
+ON CONFLICT (name) DO UPDATE SET value = excluded.value WHERE `+tbl+`.value::bigint < excluded.value::bigint`, name, strconv.FormatInt(n, 10)); err != nil {
+		return fmt.Errorf("audit/pgaudit: meta: %w", err)
+	}
+	return nil
+}
+
+// MarkCount returns the count AdvanceMark recorded under the row name; 0
+// when there is none.
+func (m meta) MarkCount(ctx context.Context, name string) (int64, error) {
+	v, ok, err := m.MarkValue(ctx, name)
+	if err != nil || !ok {
+		return 0, err
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("audit/pgaudit: meta: mark %q holds %q, not a count", name, v)
+	}
+	return n, nil
 }

@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/memvault/memvault/audit"
@@ -374,6 +375,33 @@ func (m meta) Mark(ctx context.Context, name, value string) error {
 			return err
 		})
 	})
+}
+
+// AdvanceMark records the count n under the row name of the data
+// database's memvault_meta table, unless the row holds a greater count
+// already: a mark that only grows (the key table's erasures, see vault).
+func (m meta) AdvanceMark(ctx context.Context, name string, n int64) error {
+	return m.do(ctx, func(db *sqlitedb.DB) error {
+		return db.Write(ctx, func(tx *sql.Tx) error {
+			_, err := tx.ExecContext(ctx, `INSERT INTO memvault_meta (name, value) VALUES (?, ?)
+	ON CONFLICT (name) DO UPDATE SET value = excluded.value WHERE CAST(value AS INTEGER) < CAST(excluded.value AS INTEGER)`, name, strconv.FormatInt(n, 10))
+			return err
+		})
+	})
+}
+
+// MarkCount returns the count AdvanceMark recorded under the row name; 0
+// when there is none.
+func (m meta) MarkCount(ctx context.Context, name string) (int64, error) {
+	v, ok, err := m.MarkValue(ctx, name)
+	if err != nil || !ok {
+		return 0, err
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("audit/sqliteaudit: meta: mark %q holds %q, not a count", name, v)
+	}
+	return n, nil
 }
 
 // do runs fn on the data database, its memvault_meta table created.

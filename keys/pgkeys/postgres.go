@@ -150,6 +150,19 @@ SELECT value FROM made UNION ALL SELECT value FROM `+t.meta+` WHERE name = 'tabl
 	return id, nil
 }
 
+// Erasures implements keys.Identified.
+func (t *Table) Erasures(ctx context.Context) (int64, error) {
+	var n int64
+	err := t.pool.QueryRow(ctx, `SELECT value::bigint FROM `+t.meta+` WHERE name = 'erasures'`).Scan(&n)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("keys/pgkeys: erasures: %w", err)
+	}
+	return n, nil
+}
+
 const cols = `subject, version, key_id, kek, wrapped, created_at`
 
 func (t *Table) query(ctx context.Context, sql string, args ...any) ([]keys.WrappedKey, error) {
@@ -416,6 +429,12 @@ ON CONFLICT (subject) DO UPDATE SET started_at = excluded.started_at, key_ids = 
 	threads = excluded.threads, items = excluded.items, done = false, finished_at = NULL, readmitted = false`,
 			subject, e.Started, e.KeyIDs, e.Trace, e.Threads, e.Items)
 		if err != nil {
+			return fmt.Errorf("keys/pgkeys: record erasure: %w", err)
+		}
+		// Counted for keys.Identified: a copy of the table made before
+		// now counts fewer.
+		if _, err := tx.Exec(ctx, `INSERT INTO `+t.meta+` (name, value) VALUES ('erasures', '1')
+ON CONFLICT (name) DO UPDATE SET value = (`+t.meta+`.value::bigint + 1)::text`); err != nil {
 			return fmt.Errorf("keys/pgkeys: record erasure: %w", err)
 		}
 		out = *e

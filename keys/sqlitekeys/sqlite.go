@@ -74,10 +74,30 @@ func (t *Table) TableID(ctx context.Context) (string, error) {
 	return id, nil
 }
 
+// Erasures implements keys.Identified.
+func (t *Table) Erasures(ctx context.Context) (int64, error) {
+	var n int64
+	err := t.db.Read(ctx, func(tx *sql.Tx) error {
+		err := tx.QueryRowContext(ctx, `SELECT CAST(value AS INTEGER) FROM memvault_keys_meta WHERE name = 'erasures'`).Scan(&n)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil
+		}
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("keys/sqlitekeys: erasures: %w", err)
+	}
+	return n, nil
+}
+
 // Close closes the table's database handle.
 func (t *Table) Close() error { return t.db.Close() }
 
 const cols = `subject, version, key_id, kek, wrapped, created_at`
+
+// countErasure counts an erasure in the table's meta (keys.Identified).
+const countErasure = `INSERT INTO memvault_keys_meta (name, value) VALUES ('erasures', '1')
+	ON CONFLICT (name) DO UPDATE SET value = CAST(value AS INTEGER) + 1`
 
 func scan(rows *sql.Rows) ([]keys.WrappedKey, error) {
 	defer rows.Close()
@@ -355,6 +375,9 @@ func (t *Table) StartErasure(ctx context.Context, subject string, now time.Time)
 		_, err = tx.ExecContext(ctx, `INSERT OR REPLACE INTO memvault_erasures (`+erasureCols+`) VALUES (?, ?, ?, ?, ?, ?, 0, NULL, 0)`,
 			subject, e.Started.UTC().Format(time.RFC3339Nano), strings.Join(e.KeyIDs, ","), e.Trace, e.Threads, e.Items)
 		if err != nil {
+			return fmt.Errorf("keys/sqlitekeys: record erasure: %w", err)
+		}
+		if _, err := tx.ExecContext(ctx, countErasure); err != nil {
 			return fmt.Errorf("keys/sqlitekeys: record erasure: %w", err)
 		}
 		out = *e

@@ -312,6 +312,42 @@ func (m auditMeta) Mark(ctx context.Context, name, value string) error {
 	return nil
 }
 
+// AdvanceMark records the count n under the mark name, unless the mark
+// holds a greater count already: a mark that only grows (the key table's
+// erasures, see vault).
+func (m auditMeta) AdvanceMark(ctx context.Context, name string, n int64) error {
+	advance := func() error {
+		_, err := m.coll.UpdateOne(ctx, bson.D{{Key: "_id", Value: markPrefix + name}},
+			bson.D{{Key: "$max", Value: bson.D{{Key: "count", Value: n}}}, {Key: "$set", Value: bson.D{{Key: "at", Value: time.Now()}}}},
+			options.UpdateOne().SetUpsert(true))
+		return err
+	}
+	err := advance()
+	if mongo.IsDuplicateKeyError(err) { // another process inserted it first: $max on its document now
+		err = advance()
+	}
+	if err != nil {
+		return fmt.Errorf("mongovault: mark %q: %w", name, err)
+	}
+	return nil
+}
+
+// MarkCount returns the count AdvanceMark recorded under the mark name; 0
+// when there is none.
+func (m auditMeta) MarkCount(ctx context.Context, name string) (int64, error) {
+	var doc struct {
+		Count int64 `bson:"count"`
+	}
+	err := m.coll.FindOne(ctx, bson.D{{Key: "_id", Value: markPrefix + name}}).Decode(&doc)
+	if errors.Is(err, mongo.ErrNoDocuments) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("mongovault: mark %q: %w", name, err)
+	}
+	return doc.Count, nil
+}
+
 // databaseID returns the database's id, creating it once: of two
 // processes creating it at once, the first insert wins and both read its
 // id.
