@@ -206,7 +206,44 @@ func (t *tx) Put(ctx context.Context, p *checkpointer.PutRows) error {
 	if t.kept != nil && t.d.soleWriter { // nothing else reads what it knows
 		t.kept.wrote(doc)
 	}
+	if p.NeedsParent && !t.d.soleWriter {
+		return t.d.parentKept(ctx, p, doc)
+	}
 	return nil
+}
+
+// parentKept confirms, after a put stored doc, that its parent is still
+// stored, and takes doc back when it is not. The put's read and its write
+// are two commands: a thread deleted between them by a writer that takes
+// no lease (LangGraph's deleteThread, a deleteMany) is not seen by the
+// read, and doc holds the deleted parent's values it inherits. Read again
+// after the write, the parent's absence is seen, and a delete landing
+// after this read removes doc with the rest of the thread. A process
+// killed between the write and taking doc back leaves it stored.
+func (d *driver) parentKept(ctx context.Context, p *checkpointer.PutRows, doc *cpDoc) error {
+	n, err := d.cps.CountDocuments(ctx, bson.D{{Key: fThread, Value: p.Thread}, {Key: fNS, Value: p.NS}, {Key: fID, Value: p.Parent}},
+		options.Count().SetLimit(1))
+	if err != nil {
+		return fmt.Errorf("put checkpoint %q: parent %q: %w", p.ID, p.Parent, err)
+	}
+	if n > 0 {
+		return nil
+	}
+	if _, err := d.cps.DeleteOne(ctx, bson.D{{Key: fThread, Value: doc.Thread}, {Key: fNS, Value: doc.NS}, {Key: fID, Value: doc.ID}}); err != nil {
+		return fmt.Errorf("put checkpoint %q: its parent was deleted meanwhile, and taking it back failed: %w", p.ID, err)
+	}
+	var fresh bson.A
+	for _, v := range doc.Values {
+		if v.Big && doc.bigFresh[v.Channel] {
+			fresh = append(fresh, v.G)
+		}
+	}
+	if len(fresh) > 0 {
+		if _, err := d.big.DeleteMany(ctx, bson.D{{Key: "thread_id", Value: doc.Thread}, {Key: "gen", Value: bson.D{{Key: "$in", Value: fresh}}}}); err != nil {
+			return fmt.Errorf("put checkpoint %q: its parent was deleted meanwhile, and taking its large values back failed: %w", p.ID, err)
+		}
+	}
+	return p.ErrParentMissing()
 }
 
 // putRead is a put's read: the checkpoint stored under its id, its
