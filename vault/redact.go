@@ -4,6 +4,7 @@ import (
 	"net/url"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -12,13 +13,24 @@ const redacted = "xxxxx"
 
 // secretKey tells the names of DSN options that hold secrets: password
 // (libpq's password and sslpassword, MongoDB's and Redis's password query
-// options), and anything named like a secret or a token.
-var secretKey = regexp.MustCompile(`(?i)pass|pwd|secret|token`)
+// options), anything named like a secret or a token, and MongoDB's
+// authMechanismProperties (an AWS session token).
+var secretKey = regexp.MustCompile(`(?i)pass|pwd|secret|token|authmechanismproperties`)
 
 // keywordSecret matches a libpq keyword/value pair whose keyword names a
-// secret: `password=x`, `password = 'x y'` (spaces around "=" allowed,
-// single quotes with backslash escapes).
-var keywordSecret = regexp.MustCompile(`(?i)\b(\w*(?:pass|pwd|secret|token)\w*)(\s*=\s*)('(?:\\.|[^'\\])*'|[^\s']\S*)`)
+// secret: `password=x`, `password = 'x y'`, `password=x\ y` (spaces around
+// "=" allowed; backslash escapes in a value, quoted or not, as libpq
+// reads them).
+var keywordSecret = regexp.MustCompile(`(?i)\b(\w*(?:pass|pwd|secret|token)\w*)(\s*=\s*)('(?:\\.|[^'\\])*'|(?:\\.|[^\s'\\])(?:\\.|[^\s\\])*)`)
+
+// backslashEscape is one backslash escape of a libpq value.
+var backslashEscape = regexp.MustCompile(`\\(.)`)
+
+// minPiece is the shortest part of a secret ScrubSecrets replaces alone:
+// a driver that redacts a value up to its first space prints the rest,
+// but replacing every "a" of a message would garble it and tell the
+// secret's letters.
+const minPiece = 3
 
 // RedactDSN returns dsn with every secret it holds replaced by "xxxxx",
 // for messages: a URL's user password and its secret query options
@@ -46,33 +58,58 @@ func RedactDSN(dsn string) string {
 	return u.Redacted()
 }
 
-// dsnSecrets returns the secrets dsn holds (see RedactDSN), longest first.
+// dsnSecrets returns the secrets dsn holds (see RedactDSN), longest
+// first: each as written, unescaped, quoted as Go's %q quotes it, and its
+// space-separated pieces (drivers redact a value up to its first space).
 func dsnSecrets(dsn string) []string {
-	var out []string
+	dsn = strings.TrimSpace(dsn)
+	var found []string
 	if DSNScheme(dsn) == "" {
 		for _, m := range keywordSecret.FindAllStringSubmatch(dsn, -1) {
 			v := m[3]
-			if strings.HasPrefix(v, "'") {
-				out = append(out, v, strings.ReplaceAll(strings.Trim(v, "'"), `\'`, `'`))
-			} else {
-				out = append(out, v)
-			}
+			found = append(found, v, backslashEscape.ReplaceAllString(strings.Trim(v, "'"), "$1"))
 		}
 	} else if u, err := url.Parse(dsn); err == nil {
 		if p, ok := u.User.Password(); ok {
-			out = append(out, p, url.QueryEscape(p), url.PathEscape(p))
+			found = append(found, p, url.QueryEscape(p), url.PathEscape(p))
 		}
 		for k, vs := range u.Query() {
 			if secretKey.MatchString(k) {
 				for _, v := range vs {
-					out = append(out, v, url.QueryEscape(v))
+					found = append(found, v, url.QueryEscape(v))
 				}
+			}
+		}
+	} else if p := userinfoPassword(dsn); p != "" {
+		// A URL net/url refuses, and quotes whole in its error.
+		found = append(found, p)
+	}
+	var out []string
+	for _, s := range found {
+		out = append(out, s, strings.Trim(strconv.Quote(s), `"`))
+		for _, piece := range strings.Fields(s) {
+			if len(piece) >= minPiece {
+				out = append(out, piece)
 			}
 		}
 	}
 	out = slices.DeleteFunc(out, func(s string) bool { return s == "" })
 	slices.SortFunc(out, func(a, b string) int { return len(b) - len(a) })
 	return slices.Compact(out)
+}
+
+// userinfoPassword returns the password of a URL's userinfo found by
+// hand, for a URL net/url refuses: what follows the first ":" of what
+// precedes the last "@". At worst it takes more than the password, which
+// only hides more of a message.
+func userinfoPassword(dsn string) string {
+	_, rest, ok := strings.Cut(dsn, "://")
+	at := strings.LastIndex(rest, "@")
+	if !ok || at < 0 {
+		return ""
+	}
+	_, pass, _ := strings.Cut(rest[:at], ":")
+	return pass
 }
 
 // scrubbedError is an error whose message had a DSN's secrets replaced;
