@@ -235,6 +235,13 @@ func (t *tx) AllCodes(ctx context.Context, fn func(ns, key []byte, updated int64
 	return cur.Err()
 }
 
+// SnapshotSize implements vecindex.Source: the sizes stored with the
+// parts, but never more than the parts can hold — the index reserves
+// memory by this number, and stored sizes alone (damaged or hostile)
+// made a 300-item store's first search allocate 550 MiB. vecindex cuts
+// its parts at about 1 MiB (a part ends with the code that crosses it),
+// so no honest part reaches maxSnapshotPart; FerretDB has no $binarySize
+// to sum the real bytes on the server.
 func (t *tx) SnapshotSize(ctx context.Context) (int64, error) {
 	cur, err := t.d.snaps.Find(ctx, bson.D{}, options.Find().SetProjection(bson.D{{Key: "size", Value: 1}}))
 	if err != nil {
@@ -248,10 +255,14 @@ func (t *tx) SnapshotSize(ctx context.Context) (int64, error) {
 	}
 	var n int64
 	for _, p := range parts {
-		n += p.Size
+		n += max(0, min(p.Size, maxSnapshotPart))
 	}
 	return n, nil
 }
+
+// maxSnapshotPart bounds the size a snapshot part may claim (see
+// SnapshotSize).
+const maxSnapshotPart = 2 << 20
 
 func (t *tx) SnapshotParts(ctx context.Context, use func([]byte) bool) error {
 	cur, err := t.d.snaps.Find(ctx, bson.D{}, options.Find().SetSort(bson.D{{Key: "part", Value: 1}}))
