@@ -117,3 +117,130 @@ func TestCarelessImportLineLimit(t *testing.T) {
 		t.Fatalf("imported %d checkpoints, want 3", n)
 	}
 }
+
+// TestCarelessErrorsArePlainText: an error for people is printed as text,
+// not Go-quoted whole because one of its characters is a tab (pgx joins
+// the addresses it tried with "\n\t": a connection refused was printed as
+// "…\t127.0.0.1:1 …" between double quotes). What could forge output — an
+// escape sequence in a typo'd flag — is still escaped, alone.
+func TestCarelessErrorsArePlainText(t *testing.T) {
+	r := cli(t, []string{"LANGGRAPH_AES_KEY=" + testKey}, "", "--dsn", "postgres://127.0.0.1:1/db?connect_timeout=5", "threads", "list").must(t, 1)
+	if strings.HasPrefix(r.stderr, `memvault: "`) || strings.Contains(r.stderr, `\t`) || strings.Contains(r.stderr, "\t") {
+		t.Errorf("connection refused is not printed as plain text: %s", r.stderr)
+	}
+	if !strings.Contains(r.stderr, "connection refused") {
+		t.Errorf("stderr %q does not say the connection was refused", r.stderr)
+	}
+	r = cli(t, nil, "", "threads", "list", "--bogus\x1b[2Jflag").must(t, 2)
+	if strings.Contains(r.stderr, "\x1b") || !strings.Contains(r.stderr, `unknown flag: --bogus\x1b[2Jflag`) || strings.HasPrefix(r.stderr, `memvault: "`) {
+		t.Errorf("an escape sequence in an error is not escaped alone: %q", r.stderr)
+	}
+}
+
+// TestCarelessErrorsNameWhatWasGiven: an error about the database names
+// the flag the user gave (--db, --dsn, --schema), not the environment
+// variable they did not set; DATABASE_URL when that is where the DSN came
+// from; the variable when it was the variable.
+func TestCarelessErrorsNameWhatWasGiven(t *testing.T) {
+	dir := t.TempDir()
+	key := "LANGGRAPH_AES_KEY=" + testKey
+	badDSN := "postgres://127.0.0.1:1/db?sslmode=bogus"
+	for _, tc := range []struct {
+		env       []string
+		args      []string
+		want, not string
+	}{
+		{nil, []string{"--db", filepath.Join(dir, "typo.db")}, `does not exist`, "MEMVAULT_DB"},
+		{nil, []string{"--db", filepath.Join(dir, "typo.db")}, `(--db)`, ""},
+		{[]string{"MEMVAULT_DB=" + filepath.Join(dir, "typo.db")}, nil, `(MEMVAULT_DB)`, "--db"},
+		{nil, []string{"--dsn", badDSN}, `vault: --dsn: cannot parse`, "MEMVAULT_DSN"},
+		{[]string{"DATABASE_URL=" + badDSN}, nil, `vault: DATABASE_URL: cannot parse`, "MEMVAULT_DSN"},
+		{[]string{"MEMVAULT_DSN=" + badDSN}, nil, `vault: MEMVAULT_DSN: cannot parse`, "--dsn"},
+		{[]string{"MEMVAULT_DSN=" + badDSN}, []string{"--dsn", badDSN}, `vault: --dsn: cannot parse`, "MEMVAULT_DSN"},
+		{nil, []string{"--dsn", pgtest.DSN(t), "--schema", "nosuchschema"}, `(--schema;`, "MEMVAULT_SCHEMA"},
+	} {
+		r := cli(t, append([]string{key}, tc.env...), "", append(tc.args, "threads", "list")...).must(t, 1)
+		if !strings.Contains(r.stderr, tc.want) || tc.not != "" && strings.Contains(r.stderr, tc.not) {
+			t.Errorf("env %q args %q:\n got: %s want it to hold %q and not %q", tc.env, tc.args, r.stderr, tc.want, tc.not)
+		}
+	}
+}
+
+// TestCarelessJSONVersion: --json --version prints one JSON object (the
+// CLI's convention for a command that does not list); --version alone
+// stays text.
+func TestCarelessJSONVersion(t *testing.T) {
+	for _, args := range [][]string{{"--json", "--version"}, {"--version", "--json"}} {
+		r := cli(t, nil, "", args...).must(t, 0)
+		got := jsonObject(t, r.stdout)
+		if v, _ := got["version"].(string); v == "" {
+			t.Errorf("%q: no version in %s", args, r.stdout)
+		}
+		if g, _ := got["go"].(string); !strings.HasPrefix(g, "go1.") {
+			t.Errorf("%q: no Go version in %s", args, r.stdout)
+		}
+	}
+	r := cli(t, nil, "", "--version").must(t, 0)
+	if strings.HasPrefix(r.stdout, "{") {
+		t.Errorf("--version without --json printed JSON: %s", r.stdout)
+	}
+}
+
+// TestCarelessPreviousKeyErrorNamesItsVariable: a bad entry of
+// LANGGRAPH_AES_KEY_PREVIOUS is reported under that name only; a key of 44
+// characters that is the base64 of a 32-byte key, given without its
+// "base64:" prefix, gets the hint — and no error prints any of the key.
+func TestCarelessPreviousKeyErrorNamesItsVariable(t *testing.T) {
+	db := "MEMVAULT_DB=" + filepath.Join(t.TempDir(), "m.db")
+	r := cli(t, []string{db, "LANGGRAPH_AES_KEY=" + testKey, "LANGGRAPH_AES_KEY_PREVIOUS=shortkey"}, "", "threads", "list").must(t, 1)
+	if !strings.Contains(r.stderr, "LANGGRAPH_AES_KEY_PREVIOUS") || strings.Contains(strings.ReplaceAll(r.stderr, "LANGGRAPH_AES_KEY_PREVIOUS", ""), "LANGGRAPH_AES_KEY") {
+		t.Errorf("a bad previous key is blamed on another variable: %s", r.stderr)
+	}
+	if strings.Contains(r.stderr, "shortkey") {
+		t.Errorf("key bytes printed: %s", r.stderr)
+	}
+	b64 := "q83vASNFZ4mrze8BI0VniavN7wEjRWeJq83vASNFZ4k=" // base64 of 32 bytes
+	for _, v := range []string{"LANGGRAPH_AES_KEY", "LANGGRAPH_AES_KEY_PREVIOUS"} {
+		env := []string{db, "LANGGRAPH_AES_KEY=" + testKey, v + "=" + b64}
+		r := cli(t, env, "", "threads", "list").must(t, 1)
+		if !strings.Contains(r.stderr, `"base64:"`) || !strings.Contains(r.stderr, v+" ") && !strings.Contains(r.stderr, v+":") {
+			t.Errorf("%s of 44 base64 characters: no hint naming the variable and base64: %s", v, r.stderr)
+		}
+		for i := 0; i+6 <= len(b64); i++ {
+			if strings.Contains(r.stderr, b64[i:i+6]) {
+				t.Fatalf("%s: part of the key printed (%q): %s", v, b64[i:i+6], r.stderr)
+			}
+		}
+	}
+}
+
+// TestCarelessShowCheckpointHint: `threads show --checkpoint ID` with an id
+// that is in no namespace of the thread says so (and how to list its
+// checkpoints), instead of suggesting another namespace where it is not
+// either; an id that is in another namespace gets that --ns.
+func TestCarelessShowCheckpointHint(t *testing.T) {
+	env := sqliteEnv(t)
+	cli(t, env, "", "threads", "import", "testdata/thread.jsonl").must(t, 0)
+	r := cli(t, env, "", "threads", "show", "golden-thread", "--checkpoint", "nope").must(t, 1)
+	if strings.Contains(r.stderr, "--ns") || !strings.Contains(r.stderr, "threads history golden-thread") {
+		t.Errorf("a checkpoint id in no namespace: %s", r.stderr)
+	}
+	out := cli(t, env, "", "--json", "threads", "history", "golden-thread", "--ns", "sub:1").must(t, 0).stdout
+	var id string
+	for line := range strings.Lines(out) {
+		id, _ = jsonObject(t, line)["config"].(map[string]any)["configurable"].(map[string]any)["checkpoint_id"].(string)
+		break
+	}
+	if id == "" {
+		t.Fatalf("no checkpoint in namespace sub:1: %s", out)
+	}
+	r = cli(t, env, "", "threads", "show", "golden-thread", "--checkpoint", id).must(t, 1)
+	if !strings.Contains(r.stderr, "--ns sub:1") {
+		t.Errorf("a checkpoint id in another namespace: no --ns sub:1 hint: %s", r.stderr)
+	}
+	// Without --checkpoint the namespaces hint stays.
+	r = cli(t, env, "", "threads", "show", "golden-thread", "--ns", "nope").must(t, 1)
+	if !strings.Contains(r.stderr, "--ns sub:1") {
+		t.Errorf("latest in a namespace the thread lacks: %s", r.stderr)
+	}
+}

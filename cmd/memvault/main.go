@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"os/user"
+	"regexp"
 	"slices"
 	"strings"
 	"syscall"
@@ -95,6 +96,7 @@ func newRootCmd(g *globals) *cobra.Command {
 			cmd.SetContext(audit.WithPrincipal(cmd.Context(), principal))
 		},
 	}
+	root.SetVersionTemplate(`{{memvaultVersion .}}`)
 	pf := root.PersistentFlags()
 	pf.StringVar(&g.dsn, "dsn", "", "database server: postgres://…, mongodb://… or redis://… (rediss://, redis+cluster://) (default $MEMVAULT_DSN or $DATABASE_URL)")
 	pf.StringVar(&g.db, "db", "", "SQLite database file (default $MEMVAULT_DB or "+config.DefaultDBPath+")")
@@ -138,7 +140,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, lookup fu
 		}
 	}
 	err = vault.ScrubSecrets(err, dsns...)
-	msg := printable(strings.ReplaceAll(err.Error(), "\n", " "))
+	msg := errorText(g.nameSources(err.Error()))
 	fmt.Fprintln(stderr, "memvault: "+msg)
 	var ue usageError
 	if errors.As(err, &ue) || isCobraUsage(err) || slices.ContainsFunc(invalidInput, func(e error) bool { return errors.Is(err, e) }) {
@@ -148,6 +150,42 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, lookup fu
 		return exitPending
 	}
 	return 1
+}
+
+// settingName matches a setting's environment variable in a message, not
+// as part of a longer name ("MEMVAULT_DSN/DATABASE_URL" names both and is
+// left alone).
+var settingName = regexp.MustCompile(`\b(MEMVAULT_DSN|MEMVAULT_DB|MEMVAULT_SCHEMA)\b(/DATABASE_URL)?`)
+
+// nameSources rewrites the names of the database settings in msg to where
+// the user gave them: the library names the environment variable
+// (vault: MEMVAULT_DSN: cannot parse…, "typo.db" (MEMVAULT_DB) does not
+// exist), which is the wrong thing to look for after `--dsn`, `--db` or
+// `--schema`, or when the DSN came from DATABASE_URL.
+func (g *globals) nameSources(msg string) string {
+	set := func(k string) bool {
+		v, ok := g.lookup(k)
+		return ok && strings.TrimSpace(v) != ""
+	}
+	names := map[string]string{}
+	switch {
+	case g.dsn != "":
+		names["MEMVAULT_DSN"] = "--dsn"
+	case !set("MEMVAULT_DSN") && set("DATABASE_URL"):
+		names["MEMVAULT_DSN"] = "DATABASE_URL"
+	}
+	if g.dbSet {
+		names["MEMVAULT_DB"] = "--db"
+	}
+	if g.schema != "" {
+		names["MEMVAULT_SCHEMA"] = "--schema"
+	}
+	return settingName.ReplaceAllStringFunc(msg, func(m string) string {
+		if n, ok := names[m]; ok {
+			return n
+		}
+		return m
+	})
 }
 
 // isCobraUsage recognises the argument errors cobra produces itself.
