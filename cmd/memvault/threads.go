@@ -396,19 +396,34 @@ func threadArgs(count cobra.PositionalArgs) cobra.PositionalArgs {
 // namespaces (Eino's are under "eino", a subgraph's under its task path)
 // looks empty from the root namespace: the error names the namespaces it
 // has and the --ns to give.
+//
+// A checkpoint asked for by id is looked for in the other namespaces: the
+// hint is the --ns of the one that has it, or, when none has it, how to
+// list the thread's checkpoints (naming namespaces where the id is not
+// either sent the user on a search that could not succeed).
 func showNotFound(ctx context.Context, h *handle, thread, ns, id string) error {
-	var others []string
+	var others, holding []string
 	for t, err := range h.Saver.List(ctx, &checkpointer.Config{ThreadID: thread}, checkpointer.ListOptions{AllNamespaces: true}) {
 		if err != nil {
 			return err
 		}
-		if n := t.Config.CheckpointNS; n != ns && !slices.Contains(others, n) {
+		n := t.Config.CheckpointNS
+		if n != ns && !slices.Contains(others, n) {
 			others = append(others, n)
+		}
+		if id != "" && t.Config.CheckpointID == id && n != ns && !slices.Contains(holding, n) {
+			holding = append(holding, n)
 		}
 	}
 	where := "namespace " + strconv.Quote(ns)
 	if ns == "" {
 		where = "the root namespace"
+	}
+	if id != "" {
+		if len(holding) == 0 {
+			return notFoundf("thread %q has no checkpoint %s in any namespace (`memvault threads history %s` lists its checkpoints)", thread, printable(id), shellQuote(thread))
+		}
+		others = holding
 	}
 	if len(others) == 0 {
 		return notFoundf("thread %q has no checkpoint %s in %s", thread, orLatest(id), where)
@@ -417,6 +432,9 @@ func showNotFound(ctx context.Context, h *handle, thread, ns, id string) error {
 	hints := make([]string, len(others))
 	for i, n := range others {
 		hints[i] = "--ns " + shellQuote(n)
+	}
+	if id != "" {
+		return notFoundf("thread %q has no checkpoint %s in %s, but has it in another namespace: %s", thread, printable(id), where, strings.Join(hints, ", "))
 	}
 	return notFoundf("thread %q has no checkpoint %s in %s, but has checkpoints in other namespaces: %s", thread, orLatest(id), where, strings.Join(hints, ", "))
 }
