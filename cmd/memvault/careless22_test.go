@@ -244,3 +244,16 @@ func TestCarelessShowCheckpointHint(t *testing.T) {
 		t.Errorf("latest in a namespace the thread lacks: %s", r.stderr)
 	}
 }
+
+// TestCarelessShowMissingThread: `threads show` of a thread that does not
+// exist says so, not that a checkpoint is missing from a namespace.
+func TestCarelessShowMissingThread(t *testing.T) {
+	env := sqliteEnv(t)
+	cli(t, env, "", "threads", "import", "testdata/thread.jsonl").must(t, 0)
+	for _, args := range [][]string{{"nosuch"}, {"nosuch", "--checkpoint", "nope"}, {"nosuch", "--ns", "x"}} {
+		r := cli(t, env, "", append([]string{"threads", "show"}, args...)...).must(t, 1)
+		if !strings.Contains(r.stderr, `no thread "nosuch"`) {
+			t.Errorf("show %q: %s", args, r.stderr)
+		}
+	}
+}

@@ -403,10 +403,12 @@ func threadArgs(count cobra.PositionalArgs) cobra.PositionalArgs {
 // either sent the user on a search that could not succeed).
 func showNotFound(ctx context.Context, h *handle, thread, ns, id string) error {
 	var others, holding []string
+	exists := false
 	for t, err := range h.Saver.List(ctx, &checkpointer.Config{ThreadID: thread}, checkpointer.ListOptions{AllNamespaces: true}) {
 		if err != nil {
 			return err
 		}
+		exists = true
 		n := t.Config.CheckpointNS
 		if n != ns && !slices.Contains(others, n) {
 			others = append(others, n)
@@ -418,6 +420,9 @@ func showNotFound(ctx context.Context, h *handle, thread, ns, id string) error {
 	where := "namespace " + strconv.Quote(ns)
 	if ns == "" {
 		where = "the root namespace"
+	}
+	if !exists {
+		return notFoundf("no thread %q (`memvault threads list` lists the threads)", thread)
 	}
 	if id != "" {
 		if len(holding) == 0 {
