@@ -257,3 +257,38 @@ func TestCarelessShowMissingThread(t *testing.T) {
 		}
 	}
 }
+
+// TestCarelessDemoSaysWhichDatabase: a user who exported MEMVAULT_DB or
+// MEMVAULT_DSN for their own database and runs the demo is told, plainly,
+// that the demo does not use them and runs on its own database (named);
+// their file is not touched, and the demo still succeeds (README: `make
+// demo` is one command on a fresh clone).
+func TestCarelessDemoSaysWhichDatabase(t *testing.T) {
+	dir := t.TempDir()
+	mine := filepath.Join(dir, "mine.db")
+	for _, tc := range []struct {
+		env  []string
+		want string
+	}{
+		{[]string{"MEMVAULT_DB=" + mine}, "MEMVAULT_DB"},
+		{[]string{"MEMVAULT_DSN=postgres://127.0.0.1:1/mine"}, "MEMVAULT_DSN"},
+		{[]string{"DATABASE_URL=postgres://127.0.0.1:1/mine"}, "DATABASE_URL"},
+	} {
+		r := cli(t, tc.env, "", "demo").must(t, 0)
+		head, _, _ := strings.Cut(r.stdout, "── 1.")
+		if !strings.Contains(head, tc.want+" is set") || !strings.Contains(head, "the demo does not use it") || !strings.Contains(head, "memvault-demo-") {
+			t.Errorf("%q: the demo does not say it ignores %s and where it runs:\n%s", tc.env, tc.want, head)
+		}
+		if strings.Contains(r.stdout+r.stderr, "127.0.0.1:1") {
+			t.Errorf("the note prints the DSN (it may hold a password): %s", head)
+		}
+	}
+	if got := dirNames(t, dir); len(got) != 0 {
+		t.Errorf("the demo wrote beside MEMVAULT_DB: %q", got)
+	}
+	// Without them, no such note.
+	r := cli(t, nil, "", "demo").must(t, 0)
+	if strings.Contains(r.stdout, "does not use") {
+		t.Errorf("a note without MEMVAULT_DB/MEMVAULT_DSN set:\n%s", r.stdout)
+	}
+}
