@@ -2,6 +2,7 @@ package vaulttest
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -122,4 +123,54 @@ func WhatIsEncrypted(t *testing.T, env map[string]string, dump func(t *testing.T
 			t.Errorf("%q (README: plaintext) not found in the raw database: the dump does not see the data", s)
 		}
 	}
+}
+
+// PlaintextWithKeyCheck: a database of the backend written in plaintext
+// (no key) and then opened with a key is refused with
+// vault.ErrPlaintextData unless plaintext is allowed (the migration mode,
+// MEMVAULT_ALLOW_PLAINTEXT=true), which opens it. env configures a fresh,
+// empty database of the backend, as for WhatIsEncrypted.
+func PlaintextWithKeyCheck(t *testing.T, env map[string]string) {
+	t.Helper()
+	ctx := context.Background()
+	vars := map[string]string{"MEMVAULT_EMBEDDINGS": "none"}
+	for _, k := range []string{"MEMVAULT_DSN", "MEMVAULT_SCHEMA", "MEMVAULT_DB"} {
+		if v, ok := env[k]; ok {
+			vars[k] = v
+		}
+	}
+	open := func() (*vault.Handle, error) {
+		c, err := config.FromLookup(func(k string) (string, bool) { v, ok := vars[k]; return v, ok })
+		if err != nil {
+			return nil, err
+		}
+		return vault.Open(ctx, c)
+	}
+	h, err := open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp := &checkpointer.Checkpoint{V: 4, ID: checkpointer.NewID(0), TS: time.Now().UTC(),
+		ChannelValues: map[string]any{"messages": []any{"plain"}}, ChannelVersions: map[string]string{"messages": h.Saver.NextVersion("")}}
+	_, err = h.Saver.Put(ctx, checkpointer.Config{ThreadID: "t1"}, cp, checkpointer.Metadata{"source": "input", "step": -1}, cp.ChannelVersions)
+	if err == nil {
+		err = h.Store.Put(ctx, store.Namespace{"users", "a"}, "k", map[string]any{"text": "plain"})
+	}
+	h.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	vars["LANGGRAPH_AES_KEY"] = "0123456789abcdef0123456789abcdef"
+	if h, err := open(); !errors.Is(err, vault.ErrPlaintextData) {
+		if err == nil {
+			h.Close()
+		}
+		t.Fatalf("a plaintext database opened with a key: %v, want vault.ErrPlaintextData", err)
+	}
+	vars["MEMVAULT_ALLOW_PLAINTEXT"] = "true"
+	h, err = open()
+	if err != nil {
+		t.Fatalf("plaintext allowed: %v", err)
+	}
+	h.Close()
 }

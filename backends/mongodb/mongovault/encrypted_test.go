@@ -45,3 +45,9 @@ func TestWhatIsEncrypted(t *testing.T) {
 		return raw.String()
 	})
 }
+
+// TestPlaintextWithKey: a plaintext MongoDB database opened with a key is
+// refused unless plaintext is allowed (vaulttest.PlaintextWithKeyCheck).
+func TestPlaintextWithKey(t *testing.T) {
+	vaulttest.PlaintextWithKeyCheck(t, map[string]string{"MEMVAULT_DSN": mongotest.URI(t), "MEMVAULT_SCHEMA": mongotest.Database(t).Name()})
+}

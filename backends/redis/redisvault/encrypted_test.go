@@ -100,3 +100,10 @@ func TestWhatIsEncrypted(t *testing.T) {
 		return raw.String()
 	})
 }
+
+// TestPlaintextWithKey: a plaintext Redis database opened with a key is
+// refused unless plaintext is allowed (vaulttest.PlaintextWithKeyCheck).
+func TestPlaintextWithKey(t *testing.T) {
+	srv := redistest.Shared(t, 8)
+	vaulttest.PlaintextWithKeyCheck(t, map[string]string{"MEMVAULT_DSN": "redis://" + srv.Addr, "MEMVAULT_SCHEMA": redistest.Prefix()})
+}
