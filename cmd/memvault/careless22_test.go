@@ -292,3 +292,29 @@ func TestCarelessDemoSaysWhichDatabase(t *testing.T) {
 		t.Errorf("a note without MEMVAULT_DB/MEMVAULT_DSN set:\n%s", r.stdout)
 	}
 }
+
+// TestCarelessTypoSubcommandIsUsage: a typo'd subcommand (`threads lst`)
+// is a usage error (exit 2) with a suggestion, as a typo'd command is
+// (`thread list`): it printed the group's help and exited 0, which a
+// script takes for success. The group alone still prints its help.
+func TestCarelessTypoSubcommandIsUsage(t *testing.T) {
+	env := sqliteEnv(t)
+	for _, tc := range []struct {
+		args    []string
+		suggest string
+	}{
+		{[]string{"threads", "lst"}, "list"},
+		{[]string{"store", "serch", "users"}, "search"},
+		{[]string{"keys", "rotate"}, ""},
+		{[]string{"audit", "verfy"}, "verify"},
+		{[]string{"bench", "chekpointer"}, "checkpointer"},
+	} {
+		r := cli(t, env, "", tc.args...)
+		if r.code != 2 || r.stdout != "" || !strings.Contains(r.stderr, `unknown command "`+tc.args[1]+`"`) || !strings.Contains(r.stderr, tc.suggest) {
+			t.Errorf("memvault %q: exit %d, want 2 with the error (suggesting %q)\nstdout: %.200s\nstderr: %s", tc.args, r.code, tc.suggest, r.stdout, r.stderr)
+		}
+	}
+	if r := cli(t, env, "", "threads").must(t, 0); !strings.Contains(r.stdout, "Available Commands") {
+		t.Errorf("memvault threads: no help: %s", r.stdout)
+	}
+}

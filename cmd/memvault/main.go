@@ -116,7 +116,40 @@ func newRootCmd(g *globals) *cobra.Command {
 		newBenchCmd(g),
 		newInspectCmd(g),
 	)
+	groupArgs(root)
 	return root
+}
+
+// groupArgs makes an argument of every command group (a command that only
+// holds subcommands: threads, store, keys…) a usage error naming the
+// subcommands it is close to. Cobra prints such a group's help and exits 0
+// for `memvault threads lst`, which a script takes for success; the root
+// already refuses an unknown command.
+func groupArgs(cmd *cobra.Command) {
+	for _, c := range cmd.Commands() {
+		if c.HasSubCommands() && !c.Runnable() && c.Args == nil {
+			c.Args = unknownSubcommand
+			// Cobra calls Args only for a command it runs: one that
+			// printed its help instead would never see the argument.
+			c.RunE = func(c *cobra.Command, _ []string) error { return c.Help() }
+		}
+		groupArgs(c)
+	}
+}
+
+// unknownSubcommand refuses any argument of a command group.
+func unknownSubcommand(cmd *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
+	if cmd.SuggestionsMinimumDistance <= 0 {
+		cmd.SuggestionsMinimumDistance = 2 // cobra's default, set only on the root
+	}
+	if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+		msg += "; did you mean " + strings.Join(s, " or ") + "?"
+	}
+	return usagef("%s (memvault %s --help lists its commands)", msg, cmd.Name())
 }
 
 // run executes the CLI and returns the process exit code.
