@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -316,5 +317,69 @@ func TestCarelessTypoSubcommandIsUsage(t *testing.T) {
 	}
 	if r := cli(t, env, "", "threads").must(t, 0); !strings.Contains(r.stdout, "Available Commands") {
 		t.Errorf("memvault threads: no help: %s", r.stdout)
+	}
+}
+
+// TestCarelessTypoEnvVarWarned: a typo'd variable (MEMVAULT_DB_PATH,
+// LANGGRAPH_AES_KEYS, MEMVAULT_KEY for the key) was ignored without a
+// word: the command ran on ./memvault.db, or in plaintext. Each is now
+// named in a warning with what it was likely meant as (never its value);
+// the variables memvault reads, and those of its own tests and benchmarks,
+// are not.
+func TestCarelessTypoEnvVarWarned(t *testing.T) {
+	dir := t.TempDir()
+	env := []string{"MEMVAULT_DB=" + filepath.Join(dir, "m.db"), "LANGGRAPH_AES_KEY=" + testKey, "MEMVAULT_BENCH_ITEMS=5", "MEMVAULT_PRINCIPAL=ann"}
+	r := cli(t, env, "", "store", "put", "users", "alice", "k", `{"text":"x"}`).must(t, 0)
+	if strings.Contains(r.stderr, "warning") {
+		t.Errorf("a warning with only known variables set: %s", r.stderr)
+	}
+	for _, tc := range []struct{ name, suggest string }{
+		{"MEMVAULT_DB_PATH", "MEMVAULT_DB"},
+		{"MEMVAULT_KEY", "LANGGRAPH_AES_KEY"},
+		{"LANGGRAPH_AES_KEYS", "LANGGRAPH_AES_KEY"},
+		{"MEMVALT_DSN", "MEMVAULT_DSN"},
+		{"MEMVAULT_ENCRYPTON", "MEMVAULT_ENCRYPTION"},
+	} {
+		r := cli(t, append(env, tc.name+"=valuenotprinted"), "", "store", "get", "users", "alice", "k").must(t, 0)
+		want := "warning: " + tc.name + " is set, but memvault reads no such variable (did you mean " + tc.suggest
+		if !strings.Contains(r.stderr, want) || strings.Contains(r.stderr, "valuenotprinted") {
+			t.Errorf("%s: stderr %q, want %q", tc.name, r.stderr, want)
+		}
+	}
+}
+
+// TestKnownVariablesCoverConfig: every variable config reads and every one
+// README's configuration table lists is known to the typo check, so it is
+// never warned about.
+func TestKnownVariablesCoverConfig(t *testing.T) {
+	var src strings.Builder
+	files, _ := filepath.Glob("../../config/*.go")
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		src.Write(b)
+	}
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, table, _ := strings.Cut(string(readme), "| variable | default | meaning |")
+	table, _, _ = strings.Cut(table, "\n\n")
+	found := 0
+	for _, text := range []string{src.String(), table} {
+		for _, m := range regexp.MustCompile("[\"`]((?:MEMVAULT|LANGGRAPH)_[A-Z0-9_]+)[\"`]").FindAllStringSubmatch(text, -1) {
+			found++
+			if !slices.Contains(knownVariables, m[1]) {
+				t.Errorf("%s is read by config or listed in README but not in knownVariables", m[1])
+			}
+		}
+	}
+	if found < 30 {
+		t.Fatalf("found %d variable names: the scan does not see them", found)
 	}
 }

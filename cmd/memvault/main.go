@@ -234,6 +234,9 @@ func isCobraUsage(err error) bool {
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	for _, w := range envWarnings(os.Environ()) {
+		fmt.Fprintln(os.Stderr, "memvault: warning:", w)
+	}
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr, os.LookupEnv)
 	stop()
 	os.Exit(code)
