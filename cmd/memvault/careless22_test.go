@@ -383,3 +383,17 @@ func TestKnownVariablesCoverConfig(t *testing.T) {
 		t.Fatalf("found %d variable names: the scan does not see them", found)
 	}
 }
+
+// TestCarelessDBAndDSNBothGiven: `--db x.db --dsn postgres://…` names two
+// databases; the command ran on the server and --db was silently ignored.
+// It is a usage error naming both flags, before anything is opened.
+func TestCarelessDBAndDSNBothGiven(t *testing.T) {
+	dir := t.TempDir()
+	r := cli(t, []string{"LANGGRAPH_AES_KEY=" + testKey}, "", "--db", filepath.Join(dir, "x.db"), "--dsn", "postgres://127.0.0.1:1/x", "migrate").must(t, 2)
+	if !strings.Contains(r.stderr, "--db") || !strings.Contains(r.stderr, "--dsn") || strings.Contains(r.stderr, "connect") {
+		t.Errorf("stderr %q: want a usage error naming --db and --dsn", r.stderr)
+	}
+	if got := dirNames(t, dir); len(got) != 0 {
+		t.Errorf("files made: %q", got)
+	}
+}

@@ -33,6 +33,10 @@ type globals struct {
 
 // config reads the environment and applies the flags on top.
 func (g *globals) config() (config.Config, error) {
+	if g.dsn != "" && g.dbSet {
+		// Two databases: the server would be used and --db ignored.
+		return config.Config{}, usagef("--db and --dsn both name a database: give --db for a SQLite file or --dsn for a server, not both")
+	}
 	c, err := config.FromLookup(g.lookup)
 	if err != nil {
 		return c, err
