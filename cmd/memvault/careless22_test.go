@@ -397,3 +397,20 @@ func TestCarelessDBAndDSNBothGiven(t *testing.T) {
 		t.Errorf("files made: %q", got)
 	}
 }
+
+// TestImportIntoDatabaseMissingOnlyItsAuditTrail: the database exists but
+// the audit trail just turned on has no table yet (Open with MustExist
+// says "not found"). Import is not into a new database: it sees the
+// checkpoints already there (a re-import is a no-op) and creates the
+// trail, as before.
+func TestImportIntoDatabaseMissingOnlyItsAuditTrail(t *testing.T) {
+	env := sqliteEnv(t)
+	cli(t, env, "", "threads", "import", "testdata/thread.jsonl").must(t, 0)
+	export := cli(t, env, "", "threads", "export", "golden-thread").must(t, 0).stdout
+	env = append(env, "MEMVAULT_AUDIT=true")
+	r := cli(t, env, export, "threads", "import", "-").must(t, 0)
+	if !strings.Contains(r.stdout, "imported 0 checkpoints (3 already present)") {
+		t.Errorf("re-import into the existing database: %s", r.stdout)
+	}
+	cli(t, env, "", "audit", "verify").must(t, 0)
+}

@@ -15,6 +15,7 @@ import (
 	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/checkpointer/threadfile"
 	"github.com/memvault/memvault/config"
+	"github.com/memvault/memvault/keys"
 	"github.com/memvault/memvault/vault"
 )
 
@@ -104,11 +105,34 @@ func runImport(cmd *cobra.Command, g *globals, path string, maxLine int64) error
 	if opened || !errors.Is(err, vault.ErrNotFound) {
 		return err
 	}
+	if dataExists(ctx, cfg) {
+		// Only a key table or an audit trail just turned on is missing:
+		// import writes into the data there and creates them, as
+		// `memvault migrate` would.
+		return withNewConfig(ctx, cfg, func(h *handle) error { return run(h.Saver) })
+	}
 	// The target does not exist: it is created by the first write, which
 	// comes only after the whole file passed its checks.
 	t := &newTarget{ctx: ctx, cfg: cfg}
 	err = run(t)
 	return errors.Join(err, t.close())
+}
+
+// dataExists reports whether cfg's checkpoints and memories exist, apart
+// from the key table and audit trail (which Open also requires of an
+// existing database): it opens them alone, creating nothing. Any answer
+// but "not found" counts as existing, so the error is reported by the
+// ordinary open.
+func dataExists(ctx context.Context, cfg config.Config) bool {
+	cfg.MustExist = true
+	cfg.Audit = false
+	cfg.Subjects = keys.Subjects{}
+	cfg.DangerousSkipKeyCheck = true
+	h, err := vault.Open(ctx, cfg)
+	if err == nil {
+		h.Close()
+	}
+	return !errors.Is(err, vault.ErrNotFound)
 }
 
 // newTarget is the saver import writes to when the target database does
