@@ -414,3 +414,19 @@ func TestImportIntoDatabaseMissingOnlyItsAuditTrail(t *testing.T) {
 	}
 	cli(t, env, "", "audit", "verify").must(t, 0)
 }
+
+// TestCarelessFailedStepPrintsNoDone: a long command that fails does not
+// print "…: done, N …" before its error (`threads export nosuch` printed
+// "exporting threads: done, 0 threads in 0s", then the error).
+func TestCarelessFailedStepPrintsNoDone(t *testing.T) {
+	env := sqliteEnv(t)
+	cli(t, env, "", "threads", "import", "testdata/thread.jsonl").must(t, 0)
+	for _, args := range [][]string{
+		{"threads", "export", "golden-thread", "nosuch"},
+	} {
+		r := cli(t, env, "", args...).must(t, 1)
+		if strings.Contains(r.stderr, ": done") {
+			t.Errorf("memvault %q failed after a done line:\n%s", args, r.stderr)
+		}
+	}
+}

@@ -174,6 +174,15 @@ func (p *progress) Fail() {
 	}
 }
 
+// End ends the step: Finish when err is nil, else Fail.
+func (p *progress) End(err error) {
+	if err != nil {
+		p.Fail()
+		return
+	}
+	p.Finish()
+}
+
 // line prints one plain progress line; p.mu is held.
 func (p *progress) line(final bool) {
 	elapsed := time.Since(p.start).Round(100 * time.Millisecond)

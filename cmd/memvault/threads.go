@@ -202,7 +202,7 @@ both: {"deleted":[...],"not_found":[...]}.`,
 				p := g.newProgress(cmd.ErrOrStderr(), "exporting threads", "threads", int64(len(ids)))
 				for i, id := range ids {
 					if _, err := threadfile.Export(cmd.Context(), w, h.Saver, id); err != nil {
-						p.Finish()
+						p.Fail()
 						return err
 					}
 					p.Set(int64(i+1), int64(len(ids)))
