@@ -47,6 +47,21 @@ func TestKeyringFromEnv(t *testing.T) {
 		t.Fatalf("previous: %v", err)
 	}
 	assertNoSecret(t, err, "bad-secret")
+	// The size error of a previous key names LANGGRAPH_AES_KEY_PREVIOUS
+	// only (it ended with LangGraph's "LANGGRAPH_AES_KEY must be…").
+	if strings.Contains(strings.ReplaceAll(err.Error(), EnvPreviousKey, ""), EnvKey) {
+		t.Fatalf("previous key's error names %s: %v", EnvKey, err)
+	}
+	// A 32-byte key in base64 without its prefix: a hint, no key bytes.
+	b64 := "q83vASNFZ4mrze8BI0VniavN7wEjRWeJq83vASNFZ4k="
+	for _, name := range []string{EnvKey, EnvPreviousKey} {
+		vars := map[string]string{EnvKey: katKey, name: b64}
+		_, err := KeyringFromLookup(env(vars))
+		if !errors.Is(err, ErrKeySize) || !strings.Contains(err.Error(), `base64 of a 32-byte key: write it as "base64:"`) {
+			t.Fatalf("%s of base64 without prefix: %v", name, err)
+		}
+		assertNoSecret(t, err, b64)
+	}
 
 	r, err := KeyringFromLookup(env(map[string]string{
 		EnvKey:         "hex:000102030405060708090a0b0c0d0e0f",

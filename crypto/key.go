@@ -44,7 +44,7 @@ func newKey(b []byte) (*Key, error) {
 	switch len(b) {
 	case 16, 24, 32:
 	default:
-		return nil, fmt.Errorf("key of %d bytes: %w", len(b), ErrKeySize)
+		return nil, &keySizeError{n: len(b)}
 	}
 	k := &Key{b: append([]byte(nil), b...)}
 	m := hmac.New(sha256.New, k.b)
@@ -52,6 +52,48 @@ func newKey(b []byte) (*Key, error) {
 	copy(k.id[:], m.Sum(nil))
 	return k, nil
 }
+
+// keySizeError is ErrKeySize about a key of n bytes. LangGraph's text
+// names LANGGRAPH_AES_KEY whichever key it is about: a key from another
+// variable (name) gets a text naming that variable, so the error does not
+// send the operator to a variable that is right.
+type keySizeError struct {
+	n    int
+	name string // the variable the key came from; "" or EnvKey: LangGraph's text
+	hint string // what the key looks like it was meant as; never its bytes
+}
+
+func (e *keySizeError) Error() string {
+	s := fmt.Sprintf("key of %d bytes", e.n)
+	if e.hint != "" {
+		s += " (" + e.hint + ")"
+	}
+	if e.name == "" || e.name == EnvKey {
+		return s + ": " + ErrKeySize.Error()
+	}
+	return s + ": " + e.name + " keys must be 16, 24, or 32 bytes long"
+}
+
+// Is makes errors.Is(err, ErrKeySize) hold.
+func (e *keySizeError) Is(target error) bool { return target == ErrKeySize }
+
+// encodedHint says what a raw key of the wrong size looks like it was
+// meant as: the base64 or hex encoding of a key of a valid size, given
+// without its "base64:" or "hex:" prefix (a generated 32-byte key in base64
+// is 44 characters). It names only the encoding and the size.
+func encodedHint(s string) string {
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding, base64.RawStdEncoding, base64.RawURLEncoding} {
+		if b, err := enc.DecodeString(s); err == nil && validKeySize(len(b)) {
+			return fmt.Sprintf("it is the base64 of a %d-byte key: write it as \"base64:\" followed by the key", len(b))
+		}
+	}
+	if b, err := hex.DecodeString(s); err == nil && validKeySize(len(b)) {
+		return fmt.Sprintf("it is the hex of a %d-byte key: write it as \"hex:\" followed by the key", len(b))
+	}
+	return ""
+}
+
+func validKeySize(n int) bool { return n == 16 || n == 24 || n == 32 }
 
 // ParseRawKey reads s exactly as LangGraph reads LANGGRAPH_AES_KEY: its UTF-8
 // bytes are the key.

@@ -1,6 +1,7 @@
 package crypto
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -50,7 +51,7 @@ func KeyringFromLookup(lookup func(string) (string, bool)) (*Keyring, error) {
 	if !ok || v == "" {
 		return nil, fmt.Errorf("crypto: %w", ErrKeyNotSet)
 	}
-	primary, err := parseEnvKey(v)
+	primary, err := parseEnvKey(EnvKey, v)
 	if err != nil {
 		return nil, fmt.Errorf("crypto: %s: %w", EnvKey, err)
 	}
@@ -60,7 +61,7 @@ func KeyringFromLookup(lookup func(string) (string, bool)) (*Keyring, error) {
 			if strings.TrimSpace(s) == "" {
 				continue
 			}
-			k, err := parseEnvKey(s)
+			k, err := parseEnvKey(EnvPreviousKey, s)
 			if err != nil {
 				return nil, fmt.Errorf("crypto: %s entry %d: %w", EnvPreviousKey, i+1, err)
 			}
@@ -76,15 +77,29 @@ func KeyringFromLookup(lookup func(string) (string, bool)) (*Keyring, error) {
 // of it and is ignored; a raw key is its bytes exactly, as LangGraph reads
 // it, and one that starts or ends with white space is refused
 // (ErrKeyWhitespace) rather than trimmed into another key.
-func parseEnvKey(s string) (*Key, error) {
+//
+// A key of the wrong size is reported under name, the variable it came
+// from, with a hint when a raw key is the base64 or hex of a key of a
+// valid size.
+func parseEnvKey(name, s string) (*Key, error) {
 	t := strings.TrimSpace(s)
 	if strings.HasPrefix(t, "base64:") || strings.HasPrefix(t, "hex:") {
-		return parseKey(t)
+		k, err := parseKey(t)
+		var se *keySizeError
+		if errors.As(err, &se) {
+			se.name = name
+		}
+		return k, err
 	}
 	if t != s {
 		return nil, ErrKeyWhitespace
 	}
-	return parseKey(s)
+	k, err := parseKey(s)
+	var se *keySizeError
+	if errors.As(err, &se) {
+		se.name, se.hint = name, encodedHint(s)
+	}
+	return k, err
 }
 
 // Primary returns the key used to encrypt.

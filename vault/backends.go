@@ -292,7 +292,10 @@ func (h *Handle) unsupported(feature string) error {
 // it scans nothing) and refuses to go on (ErrKeyNotLoaded) when its
 // values are sealed under a key no loaded key opens, or sealed while no
 // key is loaded.
-func (h *Handle) checkExternalKeys(ctx context.Context) error {
+//
+// allowPlaintext is checkValueKeys's: without it a plaintext value read
+// with a key loaded (serde.ErrPlaintextRefused) is ErrPlaintextData.
+func (h *Handle) checkExternalKeys(ctx context.Context, _ bool) error {
 	lister, ok := h.Saver.(checkpointer.ThreadLister)
 	if !ok {
 		return nil
@@ -339,6 +342,10 @@ func (h *Handle) classifyProbe(err error) error {
 		return nil
 	case errors.Is(err, crypto.ErrDecrypt):
 		return h.keyNotLoaded("its values are encrypted", "")
+	case errors.Is(err, serde.ErrPlaintextRefused):
+		// Only a strict configuration refuses plaintext: one that allows
+		// it (the migration mode) reads it.
+		return plaintextData()
 	case h.Keyring == nil && (errors.Is(err, serde.ErrUnknownType) || errors.Is(err, envelope.ErrMalformed)):
 		// Without a key a sealed value's envelope is one the store
 		// cannot read: "value is json+mvgcm and the store has no

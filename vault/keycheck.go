@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/memvault/memvault/internal/aead"
+	"github.com/memvault/memvault/serde"
 )
 
 // ErrKeyNotLoaded is what Open returns when the database holds data made
@@ -22,6 +23,15 @@ import (
 // was a misleading "vectors were made by another embedder" or a bare
 // "decryption failed" on the first read.
 var ErrKeyNotLoaded = errors.New("vault: the database holds data under a key that is not loaded")
+
+// ErrPlaintextData is what Open returns when encryption is on and the
+// database holds plaintext values (written before a key was set), unless
+// the configuration allows plaintext (config.Config.DangerousAllowPlaintext,
+// MEMVAULT_ALLOW_PLAINTEXT, the migration mode). It wraps
+// serde.ErrPlaintextRefused. Without it such a database opened, every read
+// of its plaintext rows failed, and new writes went in encrypted beside
+// them, which a reader without the key could no longer read either.
+var ErrPlaintextData = errors.New("vault: the database holds plaintext values and encryption is on")
 
 // keyNotLoaded is ErrKeyNotLoaded about what (the store's vectors, the
 // stored values) under the key of id ("" when the format records none).
@@ -73,7 +83,11 @@ func vectorKeyID(name string) string {
 // master keys, a memvault envelope under a key id none of them has. With
 // per-subject keys a value's key id may be a subject's, which the keyring
 // does not list: then only the first case is checked.
-func (h *Handle) checkValueKeys(ctx context.Context) error {
+//
+// With a key loaded, a plaintext value is refused too (ErrPlaintextData)
+// unless allowPlaintext: the database was written before encryption was
+// turned on, and its migration is the way to use it with the key.
+func (h *Handle) checkValueKeys(ctx context.Context, allowPlaintext bool) error {
 	var probes [][2]string // (type tag or cipher, key id)
 	var err error
 	switch {
@@ -88,8 +102,10 @@ func (h *Handle) checkValueKeys(ctx context.Context) error {
 	for _, p := range probes {
 		cipher, id := p[0], p[1]
 		switch {
+		case cipher == "" && h.Keyring != nil && !allowPlaintext:
+			return plaintextData()
 		case cipher == "":
-			continue // plaintext
+			continue // plaintext, read as such
 		case h.Keyring == nil:
 			return h.keyNotLoaded("its values are encrypted ("+cipher+")", id)
 		case id != "" && h.Keys == nil && !h.hasKey(id):
@@ -99,11 +115,27 @@ func (h *Handle) checkValueKeys(ctx context.Context) error {
 	return nil
 }
 
+// plaintextData is ErrPlaintextData with the two ways out; it is
+// serde.ErrPlaintextRefused too, the error each read would have returned.
+func plaintextData() error {
+	return plaintextDataError{ErrPlaintextData.Error() + ": to encrypt them, run `memvault keys reencrypt` once with MEMVAULT_ALLOW_PLAINTEXT=true (config.Config.DangerousAllowPlaintext), then go on without it; to keep the database in plaintext, unset LANGGRAPH_AES_KEY (or set MEMVAULT_ENCRYPTION=off)"}
+}
+
+type plaintextDataError struct{ msg string }
+
+func (e plaintextDataError) Error() string { return e.msg }
+
+func (e plaintextDataError) Is(target error) bool {
+	return target == ErrPlaintextData || target == serde.ErrPlaintextRefused
+}
+
 // The first value of each table: its cipher ("" for plaintext) and, for
 // the envelope, its key id (crypto/doc.go: bytes 1–8 of the sealed value;
-// the store keeps the envelope's base64 under "d").
+// the store keeps the envelope's base64 under "d"). A blob row of type
+// "empty" (a channel without a value, which LangGraph writes unsealed in
+// every mode) holds no value and is passed over.
 const (
-	probeBlobs  = `SELECT type, %s FROM %s LIMIT 1`
+	probeBlobs  = `SELECT type, %s FROM %s WHERE type <> 'empty' LIMIT 1`
 	probeStore  = `SELECT value FROM %s LIMIT 1`
 	storeSealed = "__memvault_enc__"
 )

@@ -348,7 +348,7 @@ func open(ctx context.Context, c config.Config) (*Handle, error) {
 		if isExt {
 			check = h.checkExternalKeys
 		}
-		if err := check(ctx); err != nil {
+		if err := check(ctx, c.DangerousAllowPlaintext); err != nil {
 			return nil, err
 		}
 	}

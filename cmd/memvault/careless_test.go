@@ -111,14 +111,15 @@ func TestCarelessNegativeForgetWait(t *testing.T) {
 
 // TestCarelessTypoDBMessageAsREADME: README's CLI section quotes the error
 // of `memvault --db typo.db threads list` word for word ("fails with
-// `vault: database not found: SQLite database file "typo.db" (MEMVAULT_DB)
+// `vault: database not found: SQLite database file "typo.db" (--db)
 // does not exist` and exit code 1, and creates nothing"; it said
 // "config:", which the message never had). A user greps their logs for
 // what the README shows.
 func TestCarelessTypoDBMessageAsREADME(t *testing.T) {
 	dir := t.TempDir()
 	r := cli(t, []string{"LANGGRAPH_AES_KEY=" + testKey}, "", "--db", filepath.Join(dir, "typo.db"), "threads", "list").must(t, 1)
-	want := `vault: database not found: SQLite database file "` + filepath.Join(dir, "typo.db") + `" (MEMVAULT_DB) does not exist`
+	// It names --db, which the user gave (session 22: it said MEMVAULT_DB).
+	want := `vault: database not found: SQLite database file "` + filepath.Join(dir, "typo.db") + `" (--db) does not exist`
 	if !strings.Contains(r.stderr, want) {
 		t.Errorf("stderr does not hold README's message\n got: %s\nwant: %s", r.stderr, want)
 	}

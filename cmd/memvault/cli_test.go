@@ -478,8 +478,9 @@ func TestImportValidatesThenCompletes(t *testing.T) {
 		if r.code == 0 || !strings.Contains(r.stderr, tc.msg) {
 			t.Fatalf("%s: exit %d, stderr %q; want a failure naming %q", name, r.code, r.stderr, tc.msg)
 		}
-		if out := cli(t, dstEnv, "", "threads", "list", "--json").must(t, 0).stdout; strings.Contains(out, demoThread) {
-			t.Fatalf("%s: a refused file wrote to the target: %s", name, out)
+		// A refused file creates nothing: the target is still missing.
+		if r := cli(t, dstEnv, "", "threads", "list", "--json").must(t, 1); !strings.Contains(r.stderr, "database not found") {
+			t.Fatalf("%s: a refused file created the target: %s", name, r.stderr)
 		}
 	}
 

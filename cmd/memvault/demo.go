@@ -99,6 +99,19 @@ func runDemo(ctx context.Context, out io.Writer, g *globals, keep bool) (err err
 	}
 	cfg.DBPath = path
 	cfg.DSN = ""
+	// A user who exported their own database's settings is told the demo
+	// leaves them alone, and where it runs instead (never the values: a
+	// DSN may hold a password).
+	for _, k := range []string{"MEMVAULT_DB", "MEMVAULT_DSN", "DATABASE_URL"} {
+		if v, ok := g.lookup(k); !ok || strings.TrimSpace(v) == "" || k == "MEMVAULT_DB" && g.dbSet {
+			continue
+		}
+		if g.dbSet {
+			fmt.Fprintf(out, "note: %s is set; the demo does not use it: it runs on SQLite only, in %s\n", k, path)
+		} else {
+			fmt.Fprintf(out, "note: %s is set; the demo does not use it: it runs on its own temporary SQLite database, %s (--db FILE names a new file to keep)\n", k, path)
+		}
+	}
 	if cfg.Keys.Primary == "" && cfg.Encryption != config.EncryptionOff {
 		k, err := config.GenerateKey()
 		if err != nil {

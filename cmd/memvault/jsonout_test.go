@@ -62,7 +62,9 @@ func leafCommands(c *cobra.Command, prefix string) []string {
 			continue
 		}
 		path := strings.TrimSpace(prefix + " " + sub.Name())
-		if sub.RunE != nil {
+		// A group (threads, store…) runs only to print its help or refuse
+		// an unknown subcommand: its leaves are the commands.
+		if sub.RunE != nil && !sub.HasSubCommands() {
 			out = append(out, path)
 		}
 		out = append(out, leafCommands(sub, path)...)

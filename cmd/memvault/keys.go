@@ -211,7 +211,7 @@ func reencryptAll(cmd *cobra.Command, g *globals, h *handle, batch int, dryRun, 
 		}
 		return cur.Set
 	})
-	cur.Finish()
+	cur.End(err)
 	if err != nil {
 		return err
 	}
@@ -226,7 +226,7 @@ func reencryptAll(cmd *cobra.Command, g *globals, h *handle, batch int, dryRun, 
 		}
 		p := g.newTicker(stderr, "compacting")
 		done, err := h.DangerousCompact(ctx)
-		p.Finish()
+		p.End(err)
 		switch {
 		case err != nil && compact:
 			pending = fmt.Errorf("%w: %w. Run `memvault keys reencrypt --compact` again once no other process reads the database; do not retire the old key before it succeeds", reencrypt.ErrCompactPending, err)

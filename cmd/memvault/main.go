@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"os/user"
+	"regexp"
 	"slices"
 	"strings"
 	"syscall"
@@ -32,6 +33,10 @@ type globals struct {
 
 // config reads the environment and applies the flags on top.
 func (g *globals) config() (config.Config, error) {
+	if g.dsn != "" && g.dbSet {
+		// Two databases: the server would be used and --db ignored.
+		return config.Config{}, usagef("--db and --dsn both name a database: give --db for a SQLite file or --dsn for a server, not both")
+	}
 	c, err := config.FromLookup(g.lookup)
 	if err != nil {
 		return c, err
@@ -95,6 +100,7 @@ func newRootCmd(g *globals) *cobra.Command {
 			cmd.SetContext(audit.WithPrincipal(cmd.Context(), principal))
 		},
 	}
+	root.SetVersionTemplate(`{{memvaultVersion .}}`)
 	pf := root.PersistentFlags()
 	pf.StringVar(&g.dsn, "dsn", "", "database server: postgres://…, mongodb://… or redis://… (rediss://, redis+cluster://) (default $MEMVAULT_DSN or $DATABASE_URL)")
 	pf.StringVar(&g.db, "db", "", "SQLite database file (default $MEMVAULT_DB or "+config.DefaultDBPath+")")
@@ -114,7 +120,40 @@ func newRootCmd(g *globals) *cobra.Command {
 		newBenchCmd(g),
 		newInspectCmd(g),
 	)
+	groupArgs(root)
 	return root
+}
+
+// groupArgs makes an argument of every command group (a command that only
+// holds subcommands: threads, store, keys…) a usage error naming the
+// subcommands it is close to. Cobra prints such a group's help and exits 0
+// for `memvault threads lst`, which a script takes for success; the root
+// already refuses an unknown command.
+func groupArgs(cmd *cobra.Command) {
+	for _, c := range cmd.Commands() {
+		if c.HasSubCommands() && !c.Runnable() && c.Args == nil {
+			c.Args = unknownSubcommand
+			// Cobra calls Args only for a command it runs: one that
+			// printed its help instead would never see the argument.
+			c.RunE = func(c *cobra.Command, _ []string) error { return c.Help() }
+		}
+		groupArgs(c)
+	}
+}
+
+// unknownSubcommand refuses any argument of a command group.
+func unknownSubcommand(cmd *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
+	if cmd.SuggestionsMinimumDistance <= 0 {
+		cmd.SuggestionsMinimumDistance = 2 // cobra's default, set only on the root
+	}
+	if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+		msg += "; did you mean " + strings.Join(s, " or ") + "?"
+	}
+	return usagef("%s (memvault %s --help lists its commands)", msg, cmd.Name())
 }
 
 // run executes the CLI and returns the process exit code.
@@ -138,7 +177,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, lookup fu
 		}
 	}
 	err = vault.ScrubSecrets(err, dsns...)
-	msg := printable(strings.ReplaceAll(err.Error(), "\n", " "))
+	msg := errorText(g.nameSources(err.Error()))
 	fmt.Fprintln(stderr, "memvault: "+msg)
 	var ue usageError
 	if errors.As(err, &ue) || isCobraUsage(err) || slices.ContainsFunc(invalidInput, func(e error) bool { return errors.Is(err, e) }) {
@@ -148,6 +187,42 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, lookup fu
 		return exitPending
 	}
 	return 1
+}
+
+// settingName matches a setting's environment variable in a message, not
+// as part of a longer name ("MEMVAULT_DSN/DATABASE_URL" names both and is
+// left alone).
+var settingName = regexp.MustCompile(`\b(MEMVAULT_DSN|MEMVAULT_DB|MEMVAULT_SCHEMA)\b(/DATABASE_URL)?`)
+
+// nameSources rewrites the names of the database settings in msg to where
+// the user gave them: the library names the environment variable
+// (vault: MEMVAULT_DSN: cannot parse…, "typo.db" (MEMVAULT_DB) does not
+// exist), which is the wrong thing to look for after `--dsn`, `--db` or
+// `--schema`, or when the DSN came from DATABASE_URL.
+func (g *globals) nameSources(msg string) string {
+	set := func(k string) bool {
+		v, ok := g.lookup(k)
+		return ok && strings.TrimSpace(v) != ""
+	}
+	names := map[string]string{}
+	switch {
+	case g.dsn != "":
+		names["MEMVAULT_DSN"] = "--dsn"
+	case !set("MEMVAULT_DSN") && set("DATABASE_URL"):
+		names["MEMVAULT_DSN"] = "DATABASE_URL"
+	}
+	if g.dbSet {
+		names["MEMVAULT_DB"] = "--db"
+	}
+	if g.schema != "" {
+		names["MEMVAULT_SCHEMA"] = "--schema"
+	}
+	return settingName.ReplaceAllStringFunc(msg, func(m string) string {
+		if n, ok := names[m]; ok {
+			return n
+		}
+		return m
+	})
 }
 
 // isCobraUsage recognises the argument errors cobra produces itself.
@@ -163,6 +238,9 @@ func isCobraUsage(err error) bool {
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	for _, w := range envWarnings(os.Environ()) {
+		fmt.Fprintln(os.Stderr, "memvault: warning:", w)
+	}
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr, os.LookupEnv)
 	stop()
 	os.Exit(code)

@@ -72,6 +72,13 @@ func open(ctx context.Context, cfg config.Config, note func(string) string, fn f
 		return err
 	}
 	defer func() { err = errors.Join(err, h.Close()) }()
+	printWarnings(h, note)
+	return fn(h)
+}
+
+// printWarnings prints what Open warns about on stderr, each warning
+// rewritten by note when it is not nil.
+func printWarnings(h *handle, note func(string) string) {
 	for _, w := range h.Warnings {
 		if note != nil {
 			fmt.Fprintln(os.Stderr, "memvault:", note(w))
@@ -79,7 +86,6 @@ func open(ctx context.Context, cfg config.Config, note func(string) string, fn f
 		}
 		fmt.Fprintln(os.Stderr, "memvault: warning:", w)
 	}
-	return fn(h)
 }
 
 // needStore runs fn when the handle has a store, and fails otherwise with

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"fmt"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -23,4 +25,32 @@ func printable(s string) string {
 		}
 	}
 	return s
+}
+
+// errorText returns an error message as the CLI prints it for people: on
+// one line, as plain text. Line breaks and tabs (pgx joins the addresses
+// it tried with "\n\t") become spaces; every other character that could
+// forge output — a carriage return, an escape sequence, a bidirectional
+// control, a byte that is not UTF-8 — is escaped where it stands, as Go
+// escapes it ("\x1b"), and the rest is left as it is. Quoting the whole
+// message for one such character (as printable does for an id) printed a
+// connection refused as a Go string literal.
+func errorText(s string) string {
+	var b strings.Builder
+	for i, w := 0, 0; i < len(s); i += w {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		w = size
+		switch {
+		case r == utf8.RuneError && size == 1:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case r == '\n' || r == '\t':
+			b.WriteByte(' ')
+		case strconv.IsPrint(r):
+			b.WriteRune(r)
+		default:
+			q := strconv.QuoteRune(r) // 'x' with x escaped
+			b.WriteString(q[1 : len(q)-1])
+		}
+	}
+	return b.String()
 }

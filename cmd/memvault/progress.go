@@ -157,6 +157,32 @@ func (p *progress) Finish() {
 	p.line(true)
 }
 
+// Fail ends a step that failed: the bar is cleared and no "done" line is
+// printed, so the error the command prints next is not preceded by what
+// reads as a success.
+func (p *progress) Fail() {
+	if p == nil {
+		return
+	}
+	if p.stop != nil {
+		close(p.stop)
+		p.stopped.Wait()
+		p.stop = nil
+	}
+	if p.bar != nil {
+		_ = p.bar.Clear()
+	}
+}
+
+// End ends the step: Finish when err is nil, else Fail.
+func (p *progress) End(err error) {
+	if err != nil {
+		p.Fail()
+		return
+	}
+	p.Finish()
+}
+
 // line prints one plain progress line; p.mu is held.
 func (p *progress) line(final bool) {
 	elapsed := time.Since(p.start).Round(100 * time.Millisecond)

@@ -47,7 +47,7 @@ interrupted run is simply run again.`,
 				}
 				p := g.newProgress(cmd.ErrOrStderr(), "re-embedding the store's vectors", "vectors", -1)
 				n, err := h.Reembed(cmd.Context(), store.ReembedOptions{BatchSize: batch, Progress: p.Set})
-				p.Finish()
+				p.End(err)
 				if err != nil {
 					return err
 				}

@@ -71,7 +71,7 @@ keeps everything is refused. --dry-run reports what would be removed.`,
 					Progress: func(r checkpointer.SweepReport) {
 						p.SetNote(r.ThreadsScanned, fmt.Sprintf("%s %d threads, %d checkpoints, %d pending writes, %d values", verb, r.ThreadsDeleted, r.Checkpoints, r.Writes, r.Blobs))
 					}})
-				p.Finish()
+				p.End(err)
 				if err != nil {
 					return err
 				}

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -203,7 +202,7 @@ both: {"deleted":[...],"not_found":[...]}.`,
 				p := g.newProgress(cmd.ErrOrStderr(), "exporting threads", "threads", int64(len(ids)))
 				for i, id := range ids {
 					if _, err := threadfile.Export(cmd.Context(), w, h.Saver, id); err != nil {
-						p.Finish()
+						p.Fail()
 						return err
 					}
 					p.Set(int64(i+1), int64(len(ids)))
@@ -214,52 +213,7 @@ both: {"deleted":[...],"not_found":[...]}.`,
 		},
 	}
 
-	imp := &cobra.Command{
-		Use:   "import FILE.jsonl",
-		Short: "Import exported threads, re-serialized (and re-encrypted) under this database's settings",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			var r io.Reader = cmd.InOrStdin()
-			if args[0] != "-" {
-				f, err := os.Open(args[0])
-				if err != nil {
-					return err
-				}
-				defer f.Close()
-				r = f
-			}
-			cfg, err := g.config()
-			if err != nil {
-				return err
-			}
-			return withNewHandle(cmd.Context(), g, func(h *handle) error {
-				// The file is read and checked whole before anything is
-				// written; progress counts the checkpoints written out of
-				// the lines read.
-				lr := &lineCounter{r: r}
-				p := g.newProgress(cmd.ErrOrStderr(), "importing checkpoints", "checkpoints", -1)
-				var written int64
-				saver := progressSaver(h.Saver, func(n int) {
-					written += int64(n)
-					p.Set(written, lr.lines)
-				})
-				st, err := threadfile.Import(cmd.Context(), lr, saver, threadfile.ImportOptions{IntVersions: cfg.Versions == checkpointer.VersionInt})
-				p.Finish()
-				if err != nil {
-					return err
-				}
-				if g.json {
-					return printJSON(cmd.OutOrStdout(), st)
-				}
-				fmt.Fprintf(cmd.OutOrStdout(), "imported %d checkpoints (%d already present) and %d pending writes into %d threads\n", st.Imported, st.Skipped, st.Writes, len(st.Threads))
-				if st.Note != "" {
-					fmt.Fprintln(cmd.ErrOrStderr(), "note:", st.Note)
-				}
-				return nil
-			})
-		},
-	}
-	cmd.AddCommand(list, history, show, fork, del, delCkpt, export, imp, newSweepCmd(g))
+	cmd.AddCommand(list, history, show, fork, del, delCkpt, export, newImportCmd(g), newSweepCmd(g))
 	return cmd
 }
 
@@ -442,19 +396,39 @@ func threadArgs(count cobra.PositionalArgs) cobra.PositionalArgs {
 // namespaces (Eino's are under "eino", a subgraph's under its task path)
 // looks empty from the root namespace: the error names the namespaces it
 // has and the --ns to give.
+//
+// A checkpoint asked for by id is looked for in the other namespaces: the
+// hint is the --ns of the one that has it, or, when none has it, how to
+// list the thread's checkpoints (naming namespaces where the id is not
+// either sent the user on a search that could not succeed).
 func showNotFound(ctx context.Context, h *handle, thread, ns, id string) error {
-	var others []string
+	var others, holding []string
+	exists := false
 	for t, err := range h.Saver.List(ctx, &checkpointer.Config{ThreadID: thread}, checkpointer.ListOptions{AllNamespaces: true}) {
 		if err != nil {
 			return err
 		}
-		if n := t.Config.CheckpointNS; n != ns && !slices.Contains(others, n) {
+		exists = true
+		n := t.Config.CheckpointNS
+		if n != ns && !slices.Contains(others, n) {
 			others = append(others, n)
+		}
+		if id != "" && t.Config.CheckpointID == id && n != ns && !slices.Contains(holding, n) {
+			holding = append(holding, n)
 		}
 	}
 	where := "namespace " + strconv.Quote(ns)
 	if ns == "" {
 		where = "the root namespace"
+	}
+	if !exists {
+		return notFoundf("no thread %q (`memvault threads list` lists the threads)", thread)
+	}
+	if id != "" {
+		if len(holding) == 0 {
+			return notFoundf("thread %q has no checkpoint %s in any namespace (`memvault threads history %s` lists its checkpoints)", thread, printable(id), shellQuote(thread))
+		}
+		others = holding
 	}
 	if len(others) == 0 {
 		return notFoundf("thread %q has no checkpoint %s in %s", thread, orLatest(id), where)
@@ -463,6 +437,9 @@ func showNotFound(ctx context.Context, h *handle, thread, ns, id string) error {
 	hints := make([]string, len(others))
 	for i, n := range others {
 		hints[i] = "--ns " + shellQuote(n)
+	}
+	if id != "" {
+		return notFoundf("thread %q has no checkpoint %s in %s, but has it in another namespace: %s", thread, printable(id), where, strings.Join(hints, ", "))
 	}
 	return notFoundf("thread %q has no checkpoint %s in %s, but has checkpoints in other namespaces: %s", thread, orLatest(id), where, strings.Join(hints, ", "))
 }
@@ -486,52 +463,4 @@ func threadExists(ctx context.Context, h *handle, thread string) (bool, error) {
 		return true, nil
 	}
 	return false, nil
-}
-
-// lineCounter counts the non-empty lines read through it: the lines of a
-// thread file, which threadfile.Import reads whole before writing.
-type lineCounter struct {
-	r      io.Reader
-	lines  int64
-	inLine bool
-}
-
-func (c *lineCounter) Read(b []byte) (int, error) {
-	n, err := c.r.Read(b)
-	for _, ch := range b[:n] {
-		switch {
-		case ch == '\n':
-			c.inLine = false
-		case !c.inLine && ch != ' ' && ch != '\t' && ch != '\r':
-			c.inLine = true
-			c.lines++
-		}
-	}
-	return n, err
-}
-
-// progressSaver returns saver, telling written how many checkpoints each
-// thread it imports as a unit wrote. The wrapper keeps the one optional
-// interface threadfile.Import looks for (checkpointer.ThreadImporter), so a
-// thread is still imported whole or not at all.
-func progressSaver(saver checkpointer.Saver, written func(n int)) checkpointer.Saver {
-	imp, ok := saver.(checkpointer.ThreadImporter)
-	if !ok {
-		return saver
-	}
-	return countingImporter{Saver: saver, imp: imp, written: written}
-}
-
-type countingImporter struct {
-	checkpointer.Saver
-	imp     checkpointer.ThreadImporter
-	written func(n int)
-}
-
-func (c countingImporter) ImportThread(ctx context.Context, items []checkpointer.ImportCheckpoint) error {
-	if err := c.imp.ImportThread(ctx, items); err != nil {
-		return err
-	}
-	c.written(len(items))
-	return nil
 }
