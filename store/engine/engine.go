@@ -282,6 +282,11 @@ func (e *Engine) Batch(ctx context.Context, ops []store.Op) ([]store.Result, err
 		e.maintainIndex(ctx)
 		err = e.refreshAfter(ctx, refreshes)
 	}
+	if e.ci != nil {
+		// The middle parts a load from the snapshot left to read behind
+		// the batch's searches (vecindex.Cache.StartFill): after them.
+		e.ci.cache.StartFill()
+	}
 	if err != nil {
 		return nil, e.errorf("%w", err)
 	}

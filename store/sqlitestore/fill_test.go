@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 
 	"github.com/memvault/memvault/store"
@@ -225,5 +226,42 @@ func TestNoFillOverBudget(t *testing.T) {
 	st := &s.cache.Stats
 	if held, _ := s.cache.MidParts(); st.MidFills.Load() != 0 || held != 0 || st.Snapshots.Load() != 1 || !s.cache.Loaded() {
 		t.Fatalf("%d fills, %d middle parts held, %d snapshot loads, loaded %v; want 0, 0, 1, true", st.MidFills.Load(), held, st.Snapshots.Load(), s.cache.Loaded())
+	}
+}
+
+// TestFillStartsAfterSearch: the fill of the middle parts starts once the
+// search that loaded the index from the snapshot has returned, so that it
+// does not take that search's cores (before, it started when the search
+// had ranked, while it still read its results' values: 'the fill opened
+// its read before the first search returned').
+func TestFillStartsAfterSearch(t *testing.T) {
+	idx, path, _ := fillStore(t, 3)
+	s := openStore(t, path, Options{Index: idx})
+	defer s.Close()
+	var returned, early atomic.Bool
+	s.cache.SetReader(func(ctx context.Context) (vecindex.Source, func(), error) {
+		if !returned.Load() {
+			early.Store(true)
+		}
+		tx, err := s.d.Begin(ctx, false)
+		if err != nil {
+			return nil, nil, err
+		}
+		return tx.(vecindex.Source), func() { _ = tx.Rollback() }, nil
+	})
+	for i := range 20 {
+		// A value read after the ranking widens the window the old
+		// code left: a page of 10 results.
+		results(t, s, nil, store.SearchOptions{Query: fmt.Sprint("q", i), Limit: 10})
+		if i == 0 {
+			returned.Store(true)
+		}
+	}
+	s.cache.WaitFill()
+	if early.Load() {
+		t.Fatal("the fill opened its read before the first search returned")
+	}
+	if st := &s.cache.Stats; st.Snapshots.Load() != 1 || st.MidFills.Load() != 1 {
+		t.Fatalf("%d snapshot loads, %d fills; want 1, 1", st.Snapshots.Load(), st.MidFills.Load())
 	}
 }
