@@ -91,6 +91,7 @@ func New(d store.Driver, opt Options) (*Engine, error) {
 	if e.caps.CodeIndex && b.Index != nil {
 		e.ci = newCodeIndex(opt.VectorIndexBytes, b.Index.Dims, opt.FloatBytes)
 		e.ci.cache.SetReader(e.indexReader)
+		e.ci.cache.SetSnapshotWriter(e.putSnapshotBehind)
 	}
 	e.front = items.NewFront(b, items.Hooks{Batch: e.Batch, ListItems: e.listItems, DeletePrefix: e.deletePrefix})
 	b.StartSweeper(e.Sweep)

@@ -62,6 +62,15 @@ type Cache struct {
 	// return again (which falls back to every code row when the
 	// snapshot's are malformed).
 	syncMid atomic.Bool
+
+	// snapWriter, when set (SetSnapshotWriter), stores a snapshot of the
+	// index behind a write that deleted items (resnap.go): resnap asks
+	// for it, snapping (under mu) while it is written, snapAgain (under
+	// mu) when a delete came meanwhile.
+	snapWriter SnapshotWriter
+	resnap     atomic.Bool
+	snapping   bool
+	snapAgain  bool
 }
 
 // Reader opens a read of the store (one consistent state, as Source
@@ -233,6 +242,10 @@ func (c *Cache) Committed(gen int64, changes []Change, ts int64, full bool) {
 	t := c.snap
 	for _, ch := range changes {
 		var codes []code
+		if ch.Deleted && c.snapWriter != nil {
+			// The driver dropped the snapshot (resnap.go).
+			c.resnap.Store(true)
+		}
 		if !ch.Deleted {
 			for _, b := range ch.Codes {
 				if cd, ok := decodeFull(b, t.dims); ok {
@@ -246,6 +259,10 @@ func (c *Cache) Committed(gen int64, changes []Change, ts int64, full bool) {
 	c.gen = gen
 	if !t.fits(c.budget) {
 		c.snap, c.tooBig = nil, true
+		return
+	}
+	if len(t.meta)-t.dead >= SnapshotMinCodes {
+		c.resnapLocked()
 	}
 }
 

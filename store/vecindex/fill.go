@@ -154,7 +154,10 @@ func (c *Cache) fillMid(t *codeIndex, snapGen int64, codes int) {
 	c.Stats.MidFills.Add(1)
 	if !t.fits(c.budget) {
 		c.snap, c.tooBig = nil, true
+		return
 	}
+	// A delete while the fill was under way asked for a snapshot.
+	c.resnapLocked()
 }
 
 // readMid reads the snapshot's middle parts of codes codes, on a read of

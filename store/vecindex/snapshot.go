@@ -440,6 +440,23 @@ func RewriteSnapshot(parts [][]byte, dims int, gen int64, remove []Key, add map[
 	return t.serialize(gen), nil
 }
 
+// SnapshotKeys returns the items the snapshot parts of generation gen of
+// an index of dims dimensions hold, in order: tests check with it that a
+// snapshot holds no deleted item.
+func SnapshotKeys(parts [][]byte, dims int, gen int64) ([]Key, error) {
+	t := newCodeIndex(dims, nil)
+	for _, p := range parts {
+		if err := t.deserialize(p, gen); err != nil {
+			return nil, err
+		}
+	}
+	keys := make([]Key, 0, len(t.slots))
+	for i := range t.slots {
+		keys = append(keys, t.itemOf(&t.slots[i]))
+	}
+	return keys, nil
+}
+
 // FormatTag names the code and snapshot formats ("c3-mvcs3"): a file
 // built for benchmarks carries it, so that a build whose formats changed
 // builds a file of its own.
