@@ -143,7 +143,7 @@ func (t *tx) dropSnapshot(ctx context.Context) error {
 
 func (t *tx) IndexState(ctx context.Context) (q vecindex.State, err error) {
 	var items, sum sql.NullInt64
-	err = t.StmtContext(ctx, t.rs.gen).QueryRowContext(ctx).Scan(&q.Gen, &q.CodesGen, &q.LogFloor, &items, &sum, &q.SnapshotGone)
+	err = t.StmtContext(ctx, t.rs.gen).QueryRowContext(ctx).Scan(&q.Gen, &q.CodesGen, &q.LogFloor, &items, &sum, &q.SnapshotGone, &q.NoSnapshot)
 	q.Stored = scanCoverage(items, sum)
 	return q, err
 }

@@ -300,9 +300,12 @@ func snapshotParts(t *testing.T, s *Store) (snapGen, gen int64, parts [][]byte) 
 // TTL sweeper's deletes and for a delete while the fill of the middle
 // parts is under way (the snapshot is stored after it). Before, the
 // snapshot was gone until a load read every code: 'after the delete the
-// snapshot is at generation -1 of 5, 0 parts' (each case).
+// snapshot is at generation -1 of 5, 0 parts' (each case). A delete by a
+// process that holds no index ("other-process") leaves the snapshot to
+// the next process whose index, refreshed past it, finds none stored
+// (State.NoSnapshot).
 func TestDeleteStoresSnapshotBehind(t *testing.T) {
-	for _, mode := range []string{"delete", "during-fill", "sweeper"} {
+	for _, mode := range []string{"delete", "during-fill", "sweeper", "other-process"} {
 		t.Run(mode, func(t *testing.T) {
 			idx, path, exact := fillStore(t, 3)
 			ctx := context.Background()
@@ -353,6 +356,18 @@ func TestDeleteStoresSnapshotBehind(t *testing.T) {
 				if err := s.Delete(ctx, store.Namespace{"u", "1"}, "5"); err != nil {
 					t.Fatal(err)
 				}
+			case "other-process":
+				// A process without index deletes; the search of this
+				// one, which refreshes its index from the log past the
+				// delete, finds no snapshot and stores one behind it.
+				o := openStore(t, path, Options{Index: idx})
+				if err := o.Delete(ctx, store.Namespace{"u", "1"}, "5"); err != nil {
+					t.Fatal(err)
+				}
+				if err := o.Close(); err != nil {
+					t.Fatal(err)
+				}
+				results(t, s, nil, opt)
 			}
 			if err := s.Close(); err != nil { // waits for the snapshot behind
 				t.Fatal(err)

@@ -71,6 +71,7 @@ type Cache struct {
 	resnap     atomic.Bool
 	snapping   bool
 	snapAgain  bool
+	resnapOf   *codeIndex // under mu: the index resnapMissing asked for last
 }
 
 // Reader opens a read of the store (one consistent state, as Source
@@ -334,7 +335,14 @@ func (c *Cache) coversLocked(q State) (held, ok bool) {
 // reports false when the index cannot serve that generation (over
 // budget, or this process already holds a newer one): the search then
 // scans exactly.
-func (c *Cache) Refresh(ctx context.Context, src Source, q State) (bool, error) {
+func (c *Cache) Refresh(ctx context.Context, src Source, q State) (ok bool, err error) {
+	if q.NoSnapshot && c.snapWriter != nil {
+		defer func() {
+			if ok && err == nil {
+				c.resnapMissing(q.Gen)
+			}
+		}()
+	}
 	c.mu.RLock()
 	have, g := c.snap != nil, c.gen
 	c.mu.RUnlock()

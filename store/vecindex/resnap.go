@@ -87,3 +87,21 @@ func (c *Cache) takeResnap() (gen int64, parts [][]byte, ok bool) {
 	}
 	return c.gen, c.snap.serialize(c.gen), true
 }
+
+// resnapMissing asks for the index, loaded at generation gen by a search
+// that found no snapshot stored, to be stored as one behind it (once per
+// index: the writer stores it or finds one stored meanwhile). A load
+// that read every code asks for one already (wantSnapshot); this covers
+// an index refreshed from the log past a delete of another process that
+// held no index of its own.
+func (c *Cache) resnapMissing(gen int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t := c.snap
+	if t == nil || c.gen != gen || c.wantSnapshot.Load() || len(t.meta)-t.dead < SnapshotMinCodes || t == c.resnapOf {
+		return
+	}
+	c.resnapOf = t
+	c.resnap.Store(true)
+	c.resnapLocked()
+}
