@@ -95,13 +95,24 @@ func (c *Cache) takeResnap() (gen int64, parts [][]byte, ok bool) {
 // an index refreshed from the log past a delete of another process that
 // held no index of its own.
 func (c *Cache) resnapMissing(gen int64) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	t := c.snap
-	if t == nil || c.gen != gen || c.wantSnapshot.Load() || len(t.meta)-t.dead < SnapshotMinCodes || t == c.resnapOf {
+	asks := func() bool {
+		t := c.snap
+		return t != nil && c.gen == gen && !c.wantSnapshot.Load() && len(t.meta)-t.dead >= SnapshotMinCodes && t != c.resnapOf
+	}
+	// Every search of a store below SnapshotMinCodes finds none: the
+	// read lock, which searches share, tells it.
+	c.mu.RLock()
+	ok := asks()
+	c.mu.RUnlock()
+	if !ok {
 		return
 	}
-	c.resnapOf = t
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !asks() {
+		return
+	}
+	c.resnapOf = c.snap
 	c.resnap.Store(true)
 	c.resnapLocked()
 }
