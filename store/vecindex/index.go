@@ -81,16 +81,6 @@ func (t *codeIndex) reserve(codes int) {
 	if codes <= 0 {
 		return
 	}
-	if len(t.bits) == 0 && len(t.meta) == 0 && len(t.slots) == 0 {
-		// make, not slices.Grow: Grow zeroes the room it adds, and the
-		// load writes every byte of it again; fresh memory from the
-		// system needs no zeroing (memclr was 14 % of the first search's
-		// CPU after opening a store of 100 000 × 1 536).
-		t.bits = make([]uint64, 0, codes*t.words)
-		t.meta = make([]codeMeta, 0, codes)
-		t.slots = make([]codeSlot, 0, codes)
-		return
-	}
 	t.bits = slices.Grow(t.bits, codes*t.words)
 	t.meta = slices.Grow(t.meta, codes)
 	t.slots = slices.Grow(t.slots, codes)
