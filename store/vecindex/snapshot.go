@@ -17,7 +17,8 @@ import (
 // a store reads a few large rows instead of a row per vector, then the
 // codes of the items logged since. A process that had to read every code
 // (no snapshot, or one too old) stores a new one after its search, in its
-// own write transaction; a recode drops it.
+// own write transaction; a recode drops it, and so does a delete, behind
+// which the process that deleted stores a new one (resnap.go).
 //
 // A part is a header, then a sequence of items, then a checksum (see
 // sealPart); each item is
