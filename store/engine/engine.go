@@ -91,6 +91,7 @@ func New(d store.Driver, opt Options) (*Engine, error) {
 	if e.caps.CodeIndex && b.Index != nil {
 		e.ci = newCodeIndex(opt.VectorIndexBytes, b.Index.Dims, opt.FloatBytes)
 		e.ci.cache.SetReader(e.indexReader)
+		e.ci.cache.SetSnapshotWriter(e.putSnapshotBehind)
 	}
 	e.front = items.NewFront(b, items.Hooks{Batch: e.Batch, ListItems: e.listItems, DeletePrefix: e.deletePrefix})
 	b.StartSweeper(e.Sweep)
@@ -281,6 +282,11 @@ func (e *Engine) Batch(ctx context.Context, ops []store.Op) ([]store.Result, err
 	if err = end(tx, err); err == nil {
 		e.maintainIndex(ctx)
 		err = e.refreshAfter(ctx, refreshes)
+	}
+	if e.ci != nil {
+		// The middle parts a load from the snapshot left to read behind
+		// the batch's searches (vecindex.Cache.StartFill): after them.
+		e.ci.cache.StartFill()
 	}
 	if err != nil {
 		return nil, e.errorf("%w", err)

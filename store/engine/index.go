@@ -353,6 +353,39 @@ func (e *Engine) maintainIndex(ctx context.Context) {
 	}
 }
 
+// putSnapshotBehind stores the index's snapshot (take) when the driver
+// is an IndexWriter that holds none, behind a write that deleted items
+// (vecindex.SnapshotWriter). A driver that keeps its snapshot across
+// deletes holds one: nothing is serialized.
+func (e *Engine) putSnapshotBehind(ctx context.Context, take func() (int64, [][]byte, bool)) (bool, error) {
+	if !e.ci.writer.Load() {
+		return true, nil // no snapshot to keep
+	}
+	tx, err := e.begin(ctx, false)
+	if err != nil {
+		return false, err
+	}
+	var snapGen int64 = -1
+	if itx, ok := tx.(IndexTx); ok {
+		_, snapGen, err = itx.Quant(ctx)
+	}
+	if err = end(tx, err); err != nil || snapGen >= 0 {
+		return err == nil, err
+	}
+	gen, parts, ok := take()
+	if !ok {
+		return false, nil
+	}
+	held := false
+	err = e.update(ctx, func(tx store.DriverTx) (err error) {
+		if w, ok := tx.(IndexWriter); ok {
+			held, err = w.PutSnapshot(ctx, gen, parts)
+		}
+		return err
+	})
+	return held, err
+}
+
 // SyncCodes recodes every vector of e's driver when the codes are not
 // complete for the storage's generation (a build that wrote no codes
 // wrote items), and counts the codes' coverage when the storage has none

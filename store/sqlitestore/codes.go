@@ -38,8 +38,10 @@ type codeWrite struct {
 	full              bool           // every item may have changed: log a full marker
 	// deleted: some item went. The snapshot, which would keep its
 	// namespace, key and code in the file, is dropped (secure_delete
-	// zeroes its pages); the next load that reads every code writes a
-	// new one.
+	// zeroes its pages); the process that deleted stores a new one of
+	// its index behind the commit when it holds one (vecindex
+	// resnap.go), else the next that searches, or a load that reads
+	// every code, does.
 	deleted bool
 	bumped  bool // Bump ran
 	// cov is the coverage of the items with code rows (vecindex.Coverage),
@@ -143,7 +145,7 @@ func (t *tx) dropSnapshot(ctx context.Context) error {
 
 func (t *tx) IndexState(ctx context.Context) (q vecindex.State, err error) {
 	var items, sum sql.NullInt64
-	err = t.StmtContext(ctx, t.rs.gen).QueryRowContext(ctx).Scan(&q.Gen, &q.CodesGen, &q.LogFloor, &items, &sum, &q.SnapshotGone)
+	err = t.StmtContext(ctx, t.rs.gen).QueryRowContext(ctx).Scan(&q.Gen, &q.CodesGen, &q.LogFloor, &items, &sum, &q.SnapshotGone, &q.NoSnapshot)
 	q.Stored = scanCoverage(items, sum)
 	return q, err
 }

@@ -87,7 +87,13 @@
 // opening reads the snapshot's sign bits (a sixth of its bytes at 1 536
 // dimensions) and bounds its candidates by their fine parts, while a
 // goroutine reads the codes' middle parts in a read transaction of its
-// own (Close stops it and waits for it); later searches bound by them.
+// own, started once that search has returned (Close stops it and waits
+// for it); later searches bound by them. A delete drops the snapshot (it
+// held the item's name and code); the store that deleted, when it holds
+// the index, stores a new one of it behind the delete, at the
+// generation the delete made (Close waits for it), and otherwise the
+// next store whose search finds none does, so that a store that deletes
+// (its TTL sweeper too) still opens from a snapshot.
 // Beside the codes the store
 // keeps their coverage (how many items have codes and a checksum of their
 // keys, updated by every write): an index whose own coverage differs (its

@@ -1,10 +1,14 @@
 package sqlitestore
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/memvault/memvault/store"
 	"github.com/memvault/memvault/store/vecindex"
@@ -225,5 +229,176 @@ func TestNoFillOverBudget(t *testing.T) {
 	st := &s.cache.Stats
 	if held, _ := s.cache.MidParts(); st.MidFills.Load() != 0 || held != 0 || st.Snapshots.Load() != 1 || !s.cache.Loaded() {
 		t.Fatalf("%d fills, %d middle parts held, %d snapshot loads, loaded %v; want 0, 0, 1, true", st.MidFills.Load(), held, st.Snapshots.Load(), s.cache.Loaded())
+	}
+}
+
+// TestFillStartsAfterSearch: the fill of the middle parts starts once the
+// batch of the search that loaded the index from the snapshot has ended
+// its read (the engine calls StartFill), so that it does not take that
+// search's cores (before, it started when the search had ranked, while
+// it still read its results' values: 'the fill opened its read while the
+// first search's read was open').
+func TestFillStartsAfterSearch(t *testing.T) {
+	idx, path, _ := fillStore(t, 3)
+	s := openStore(t, path, Options{Index: idx})
+	defer s.Close()
+	var early atomic.Bool
+	s.cache.SetReader(func(ctx context.Context) (vecindex.Source, func(), error) {
+		// The search's read holds a connection of the reading pool
+		// until its batch ends.
+		if s.db.Reader().Stats().InUse > 0 {
+			early.Store(true)
+		}
+		tx, err := s.d.Begin(ctx, false)
+		if err != nil {
+			return nil, nil, err
+		}
+		return tx.(vecindex.Source), func() { _ = tx.Rollback() }, nil
+	})
+	results(t, s, nil, store.SearchOptions{Query: "q1", Limit: 10})
+	s.cache.WaitFill()
+	if early.Load() {
+		t.Fatal("the fill opened its read while the first search's read was open")
+	}
+	if st := &s.cache.Stats; st.Snapshots.Load() != 1 || st.MidFills.Load() != 1 {
+		t.Fatalf("%d snapshot loads, %d fills; want 1, 1", st.Snapshots.Load(), st.MidFills.Load())
+	}
+}
+
+// snapshotParts reads the stored snapshot: its generation (-1: none), the
+// store's generation and the parts.
+func snapshotParts(t *testing.T, s *Store) (snapGen, gen int64, parts [][]byte) {
+	t.Helper()
+	ctx := context.Background()
+	if err := s.db.Reader().QueryRowContext(ctx, `SELECT q.snapshot_gen, g.gen FROM store_vector_quant q, store_generation g`).Scan(&snapGen, &gen); err != nil {
+		t.Fatal(err)
+	}
+	rs, err := s.db.Reader().QueryContext(ctx, `SELECT data FROM store_vector_snapshot ORDER BY part`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rs.Close()
+	for rs.Next() {
+		var p []byte
+		if err := rs.Scan(&p); err != nil {
+			t.Fatal(err)
+		}
+		parts = append(parts, p)
+	}
+	if err := rs.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return snapGen, gen, parts
+}
+
+// TestDeleteStoresSnapshotBehind: a delete drops the snapshot (it held the
+// item's name and code); the store that deleted, which holds the index,
+// stores a new one of its index behind the delete, at the store's
+// generation and without the deleted item (neither its key nor its code's
+// bytes in any part), so that a store opened later loads it and reads no
+// code row, and searches equal the exact scan. The same holds for the
+// TTL sweeper's deletes and for a delete while the fill of the middle
+// parts is under way (the snapshot is stored after it). Before, the
+// snapshot was gone until a load read every code: 'after the delete the
+// snapshot is at generation -1 of 5, 0 parts' (each case). A delete by a
+// process that holds no index ("other-process") leaves the snapshot to
+// the next process whose index, refreshed past it, finds none stored
+// (State.NoSnapshot).
+func TestDeleteStoresSnapshotBehind(t *testing.T) {
+	for _, mode := range []string{"delete", "during-fill", "sweeper", "other-process"} {
+		t.Run(mode, func(t *testing.T) {
+			idx, path, exact := fillStore(t, 3)
+			ctx := context.Background()
+			now := time.Now()
+			opts := Options{Index: idx}
+			if mode == "sweeper" {
+				// No sweeper of its own: the test sweeps, with a clock
+				// moved past the item's expiry.
+				opts.TTL = &store.TTLConfig{SweepInterval: -1}
+				opts.Now = func() time.Time { return now }
+			}
+			s := openStore(t, path, opts)
+			defer s.Close()
+			victim := store.RowKey{NS: "u.1", Key: "5"}
+			if mode == "sweeper" {
+				if err := s.Put(ctx, store.Namespace{"u", "1"}, "5", map[string]any{"text": "v5"}, store.WithTTL(time.Minute)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var code []byte
+			if err := s.db.Reader().QueryRowContext(ctx, `SELECT code FROM store_vector_codes WHERE prefix = ? AND key = ?`, victim.NS, victim.Key).Scan(&code); err != nil {
+				t.Fatal(err)
+			}
+			if mode == "during-fill" {
+				// The delete commits once the fill has started, before it
+				// opens its read.
+				s.cache.SetReader(func(ctx context.Context) (vecindex.Source, func(), error) {
+					if err := s.Delete(ctx, store.Namespace{"u", "1"}, "5"); err != nil {
+						return nil, nil, err
+					}
+					tx, err := s.d.Begin(ctx, false)
+					if err != nil {
+						return nil, nil, err
+					}
+					return tx.(vecindex.Source), func() { _ = tx.Rollback() }, nil
+				})
+			}
+			opt := store.SearchOptions{Query: "q5", Limit: 10}
+			results(t, s, nil, opt) // loads the index
+			s.cache.WaitFill()
+			switch mode {
+			case "sweeper":
+				now = now.Add(2 * time.Minute)
+				if n, err := s.Sweep(ctx); err != nil || n != 1 {
+					t.Fatalf("swept %d items: %v", n, err)
+				}
+			case "delete":
+				if err := s.Delete(ctx, store.Namespace{"u", "1"}, "5"); err != nil {
+					t.Fatal(err)
+				}
+			case "other-process":
+				// A process without index deletes; the search of this
+				// one, which refreshes its index from the log past the
+				// delete, finds no snapshot and stores one behind it.
+				o := openStore(t, path, Options{Index: idx})
+				if err := o.Delete(ctx, store.Namespace{"u", "1"}, "5"); err != nil {
+					t.Fatal(err)
+				}
+				if err := o.Close(); err != nil {
+					t.Fatal(err)
+				}
+				results(t, s, nil, opt)
+			}
+			if err := s.Close(); err != nil { // waits for the snapshot behind
+				t.Fatal(err)
+			}
+			later := openStore(t, path, Options{Index: idx})
+			defer later.Close()
+			snapGen, gen, parts := snapshotParts(t, later)
+			if snapGen != gen || len(parts) == 0 {
+				t.Fatalf("after the delete the snapshot is at generation %d of %d, %d parts", snapGen, gen, len(parts))
+			}
+			keys, err := vecindex.SnapshotKeys(parts, 128, snapGen)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(keys) != 602 || slices.Contains(keys, victim) {
+				t.Fatalf("the snapshot holds %d items, the deleted one: %v", len(keys), slices.Contains(keys, victim))
+			}
+			bits := code[len(code)-16:] // the sign bits of 128 dimensions
+			for i, p := range parts {
+				if bytes.Contains(p, bits) {
+					t.Fatalf("part %d holds the deleted item's code", i)
+				}
+			}
+			if got, want := results(t, later, nil, opt), results(t, exact, nil, opt); got != want {
+				t.Fatalf("the index returned\n%s\nthe exact scan\n%s", got, want)
+			}
+			st := &later.cache.Stats
+			if st.FullLoads.Load() != 0 || st.Snapshots.Load() != 1 || st.CodeRows.Load() != 0 {
+				t.Fatalf("the store opened after the delete made %d full loads (%d code rows), %d snapshot loads",
+					st.FullLoads.Load(), st.CodeRows.Load(), st.Snapshots.Load())
+			}
+		})
 	}
 }

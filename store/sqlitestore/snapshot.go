@@ -11,7 +11,8 @@ import (
 // snapshot_gen: a process that had to read every code (no snapshot, or
 // one too old) stores a new one after its search, in its own write
 // transaction (the engine's maintainIndex, through PutSnapshot); a recode
-// or a delete drops it.
+// or a delete drops it, and the process that deleted stores a new one
+// of its index behind the delete (vecindex.Cache.SetSnapshotWriter).
 
 // readParts calls use with each part of the snapshot, in order, until it
 // returns false. It reads the next part from SQLite while use decodes the

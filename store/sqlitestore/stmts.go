@@ -34,7 +34,7 @@ type stmts struct {
 const (
 	sqlGet = `SELECT ` + itemColumns + ` FROM store WHERE prefix = ? AND key = ?`
 	sqlGen = `SELECT g.gen, q.codes_gen, q.log_floor, q.code_items, q.code_sum,
-		q.snapshot_gen >= 0 AND NOT EXISTS (SELECT 1 FROM store_vector_snapshot)
+		q.snapshot_gen >= 0 AND NOT EXISTS (SELECT 1 FROM store_vector_snapshot), q.snapshot_gen < 0
 		FROM store_generation g, store_vector_quant q WHERE g.id = 0 AND q.id = 0`
 	sqlBump    = `UPDATE store_generation SET gen = gen + 1 WHERE id = 0 RETURNING gen`
 	sqlDelVec  = `DELETE FROM store_vectors WHERE prefix = ? AND key = ?`

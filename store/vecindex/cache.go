@@ -62,6 +62,16 @@ type Cache struct {
 	// return again (which falls back to every code row when the
 	// snapshot's are malformed).
 	syncMid atomic.Bool
+
+	// snapWriter, when set (SetSnapshotWriter), stores a snapshot of the
+	// index behind a write that deleted items (resnap.go): resnap asks
+	// for it, snapping (under mu) while it is written, snapAgain (under
+	// mu) when a delete came meanwhile.
+	snapWriter SnapshotWriter
+	resnap     atomic.Bool
+	snapping   bool
+	snapAgain  bool
+	resnapOf   *codeIndex // under mu: the index resnapMissing asked for last
 }
 
 // Reader opens a read of the store (one consistent state, as Source
@@ -233,6 +243,10 @@ func (c *Cache) Committed(gen int64, changes []Change, ts int64, full bool) {
 	t := c.snap
 	for _, ch := range changes {
 		var codes []code
+		if ch.Deleted && c.snapWriter != nil {
+			// The driver dropped the snapshot (resnap.go).
+			c.resnap.Store(true)
+		}
 		if !ch.Deleted {
 			for _, b := range ch.Codes {
 				if cd, ok := decodeFull(b, t.dims); ok {
@@ -246,6 +260,10 @@ func (c *Cache) Committed(gen int64, changes []Change, ts int64, full bool) {
 	c.gen = gen
 	if !t.fits(c.budget) {
 		c.snap, c.tooBig = nil, true
+		return
+	}
+	if len(t.meta)-t.dead >= SnapshotMinCodes {
+		c.resnapLocked()
 	}
 }
 
@@ -317,7 +335,14 @@ func (c *Cache) coversLocked(q State) (held, ok bool) {
 // reports false when the index cannot serve that generation (over
 // budget, or this process already holds a newer one): the search then
 // scans exactly.
-func (c *Cache) Refresh(ctx context.Context, src Source, q State) (bool, error) {
+func (c *Cache) Refresh(ctx context.Context, src Source, q State) (ok bool, err error) {
+	if q.NoSnapshot && c.snapWriter != nil {
+		defer func() {
+			if ok && err == nil {
+				c.resnapMissing(q.Gen)
+			}
+		}()
+	}
 	c.mu.RLock()
 	have, g := c.snap != nil, c.gen
 	c.mu.RUnlock()

@@ -52,15 +52,24 @@ func (c *Cache) installFilling(t *codeIndex, gen, snapGen int64, codes int) bool
 			t.filling = false
 			t.dropMid()
 		default:
-			// Started when the search that loaded t has ranked (Top:
-			// startFill), so that it does not share the machine's cores
-			// with the fill.
+			// Started when the search that loaded t has returned
+			// (StartFill), so that it does not share the machine's
+			// cores with the fill.
 			c.bg.Add(1)
 			c.fill = &fillJob{t: t, snapGen: snapGen, codes: codes}
 		}
 	}
 	return c.gen == gen
 }
+
+// StartFill starts reading the middle parts a load from the snapshot left
+// behind (see installFilling), if any. The caller of Refresh and Top calls
+// it once its search has returned, not before: the fill reads the
+// snapshot's middle parts on both of a small machine's cores, and started
+// while the search that loaded the index was still reading the values of
+// its results it made that first search pay for part of it. Close and
+// WaitFill start a fill left pending too.
+func (c *Cache) StartFill() { c.startFill() }
 
 // fillJob is a fill installFilling made and startFill starts.
 type fillJob struct {
@@ -145,7 +154,10 @@ func (c *Cache) fillMid(t *codeIndex, snapGen int64, codes int) {
 	c.Stats.MidFills.Add(1)
 	if !t.fits(c.budget) {
 		c.snap, c.tooBig = nil, true
+		return
 	}
+	// A delete while the fill was under way asked for a snapshot.
+	c.resnapLocked()
 }
 
 // readMid reads the snapshot's middle parts of codes codes, on a read of

@@ -106,8 +106,6 @@ const midChunk = 256
 // rescored, or half of them refined, one exact scan is cheaper; codes of
 // sparse vectors, as the offline hashing embedder's, bound loosely).
 func (c *Cache) Top(ctx context.Context, gen int64, prefix string, r Rescorer, need int) (top []Scored, ok bool, err error) {
-	// The middle parts a load left to read behind this search (fill.go).
-	defer c.startFill()
 	need = max(need, 1)
 	cr, refine := r.(CodeReader)
 	want := min(MaxBounded, max(4*need, 256))

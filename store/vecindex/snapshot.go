@@ -17,7 +17,8 @@ import (
 // a store reads a few large rows instead of a row per vector, then the
 // codes of the items logged since. A process that had to read every code
 // (no snapshot, or one too old) stores a new one after its search, in its
-// own write transaction; a recode drops it.
+// own write transaction; a recode drops it, and so does a delete, behind
+// which the process that deleted stores a new one (resnap.go).
 //
 // A part is a header, then a sequence of items, then a checksum (see
 // sealPart); each item is
@@ -438,6 +439,23 @@ func RewriteSnapshot(parts [][]byte, dims int, gen int64, remove []Key, add map[
 	}
 	t.compact()
 	return t.serialize(gen), nil
+}
+
+// SnapshotKeys returns the items the snapshot parts of generation gen of
+// an index of dims dimensions hold, in order: tests check with it that a
+// snapshot holds no deleted item.
+func SnapshotKeys(parts [][]byte, dims int, gen int64) ([]Key, error) {
+	t := newCodeIndex(dims, nil)
+	for _, p := range parts {
+		if err := t.deserialize(p, gen); err != nil {
+			return nil, err
+		}
+	}
+	keys := make([]Key, 0, len(t.slots))
+	for i := range t.slots {
+		keys = append(keys, t.itemOf(&t.slots[i]))
+	}
+	return keys, nil
 }
 
 // FormatTag names the code and snapshot formats ("c3-mvcs3"): a file

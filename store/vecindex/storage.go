@@ -30,6 +30,12 @@ type State struct {
 	// parts are gone (deleted by hand or a tool, not by a write of the
 	// store, which resets it).
 	SnapshotGone bool
+	// NoSnapshot: the storage holds no snapshot (a delete or a recode
+	// dropped it, or none was ever stored). An index of the generation,
+	// loaded, then stores one behind the search (with a SnapshotWriter):
+	// a delete by a process that held no index leaves none otherwise.
+	// A driver that does not report it leaves it false.
+	NoSnapshot bool
 }
 
 // Source is one consistent read of a store's index data at the
