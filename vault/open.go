@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -492,9 +493,30 @@ type dataMarks interface {
 
 // erasureMarks are the data database's marks that only grow: the key
 // table's count of erasures (keys.Identified.Erasures) it has seen.
+// A count is read through MarkCount where the marks keep it as a
+// number (MongoDB), else as MarkValue's text.
 type erasureMarks interface {
+	dataMarks
 	AdvanceMark(ctx context.Context, name string, n int64) error
-	MarkCount(ctx context.Context, name string) (int64, error)
+}
+
+// markCount reads the count AdvanceMark keeps under name; 0 when there is
+// none.
+func markCount(ctx context.Context, marks erasureMarks, name string) (int64, error) {
+	if c, ok := marks.(interface {
+		MarkCount(ctx context.Context, name string) (int64, error)
+	}); ok {
+		return c.MarkCount(ctx, name)
+	}
+	v, ok, err := marks.MarkValue(ctx, name)
+	if err != nil || !ok {
+		return 0, err
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("mark %q holds %q, not a count", name, v)
+	}
+	return n, nil
 }
 
 // keyErasuresMark is the memvault_meta row holding the greatest count of
@@ -514,7 +536,7 @@ func checkKeyErasures(ctx context.Context, marks erasureMarks, t keys.Identified
 	if err != nil {
 		return fmt.Errorf("vault: %w", err)
 	}
-	seen, err := marks.MarkCount(ctx, keyErasuresMark)
+	seen, err := markCount(ctx, marks, keyErasuresMark)
 	if err != nil {
 		return fmt.Errorf("vault: %w", err)
 	}

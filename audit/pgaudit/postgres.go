@@ -461,17 +461,3 @@ ON CONFLICT (name) DO UPDATE SET value = excluded.value WHERE `+tbl+`.value::big
 	}
 	return nil
 }
-
-// MarkCount returns the count AdvanceMark recorded under the row name; 0
-// when there is none.
-func (m meta) MarkCount(ctx context.Context, name string) (int64, error) {
-	v, ok, err := m.MarkValue(ctx, name)
-	if err != nil || !ok {
-		return 0, err
-	}
-	n, err := strconv.ParseInt(v, 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("audit/pgaudit: meta: mark %q holds %q, not a count", name, v)
-	}
-	return n, nil
-}

@@ -390,20 +390,6 @@ func (m meta) AdvanceMark(ctx context.Context, name string, n int64) error {
 	})
 }
 
-// MarkCount returns the count AdvanceMark recorded under the row name; 0
-// when there is none.
-func (m meta) MarkCount(ctx context.Context, name string) (int64, error) {
-	v, ok, err := m.MarkValue(ctx, name)
-	if err != nil || !ok {
-		return 0, err
-	}
-	n, err := strconv.ParseInt(v, 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("audit/sqliteaudit: meta: mark %q holds %q, not a count", name, v)
-	}
-	return n, nil
-}
-
 // do runs fn on the data database, its memvault_meta table created.
 func (m meta) do(ctx context.Context, fn func(*sqlitedb.DB) error) error {
 	db, err := sqlitedb.Open(m.path, sqlitedb.Options{})
