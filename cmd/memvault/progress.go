@@ -143,11 +143,7 @@ func (p *progress) Finish() {
 	if p == nil {
 		return
 	}
-	if p.stop != nil {
-		close(p.stop)
-		p.stopped.Wait()
-		p.stop = nil
-	}
+	p.stopTicker()
 	if p.bar != nil {
 		_ = p.bar.Finish()
 		return
@@ -164,13 +160,19 @@ func (p *progress) Fail() {
 	if p == nil {
 		return
 	}
+	p.stopTicker()
+	if p.bar != nil {
+		_ = p.bar.Clear()
+	}
+}
+
+// stopTicker stops the goroutine that prints a line every few seconds,
+// if one runs, and waits for it.
+func (p *progress) stopTicker() {
 	if p.stop != nil {
 		close(p.stop)
 		p.stopped.Wait()
 		p.stop = nil
-	}
-	if p.bar != nil {
-		_ = p.bar.Clear()
 	}
 }
 
