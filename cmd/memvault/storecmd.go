@@ -108,8 +108,8 @@ func newStoreCmd(g *globals) *cobra.Command {
 		Use:   "search [NS...]",
 		Short: "Search items under a namespace prefix, semantically with --query",
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if limit < 0 || offset < 0 {
-				return usagef("--limit and --offset must be >= 0")
+			if limit < 1 || offset < 0 {
+				return usagef("--limit must be >= 1 and --offset >= 0")
 			}
 			if err := store.Namespace(args).ValidatePrefix(); err != nil {
 				return usageError{err}
@@ -163,8 +163,8 @@ func newStoreCmd(g *globals) *cobra.Command {
 		Short: "List namespaces holding items",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if maxDepth < 0 || nsLimit < 0 || nsOffset < 0 {
-				return usagef("--max-depth, --limit and --offset must be >= 0")
+			if maxDepth < 0 || nsLimit < 1 || nsOffset < 0 {
+				return usagef("--limit must be >= 1, --max-depth and --offset >= 0")
 			}
 			opt := store.ListNamespacesOptions{Prefix: splitNS(prefix), Suffix: splitNS(suffix), MaxDepth: maxDepth, Limit: nsLimit, Offset: nsOffset}
 			return withHandle(cmd.Context(), g, needStore(func(h *handle) error {
@@ -201,8 +201,8 @@ func newStoreCmd(g *globals) *cobra.Command {
 		Short: "List the items of one namespace in key order, a page at a time",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if listLimit < 0 {
-				return usagef("--limit must be >= 0")
+			if listLimit < 1 {
+				return usagef("--limit must be >= 1")
 			}
 			if err := store.Namespace(args).Validate(); err != nil {
 				return usageError{err}
