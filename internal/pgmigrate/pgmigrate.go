@@ -155,7 +155,7 @@ func Run(ctx context.Context, db any, schema string, sets ...Set) (err error) {
 			return fmt.Errorf("look up schema: %w", err)
 		}
 		if !exists {
-			if _, err := conn.Exec(ctx, `CREATE SCHEMA IF NOT EXISTS `+pgx.Identifier{schema}.Sanitize()); err != nil {
+			if _, err := conn.Exec(ctx, createSchema(schema)); err != nil {
 				return fmt.Errorf("create schema: %w", err)
 			}
 		}
@@ -193,11 +193,53 @@ func migrated(ctx context.Context, q Querier, schema string, sets []Set) (bool, 
 	return true, nil
 }
 
+// createSchema is the statement that creates schema.
+func createSchema(schema string) string {
+	return `CREATE SCHEMA IF NOT EXISTS ` + pgx.Identifier{schema}.Sanitize()
+}
+
+// trackingTable is the statement that creates a set's tracking table tbl
+// (quoted as the statement needs it).
+func trackingTable(tbl string) string {
+	return `CREATE TABLE IF NOT EXISTS ` + tbl + ` (v INTEGER PRIMARY KEY)`
+}
+
+// Statements lists the DDL Run runs for sets on an empty database, one
+// statement per line, for review or for applying by hand: the schema's
+// creation (schema "" : none), then each set's tracking table and its
+// migrations, each prefixed with the set's table and version. A tracking
+// table is named as a backend's own statements name tables: the schema
+// quoted, the table as the set names it.
+func Statements(schema string, sets ...Set) []string {
+	var out []string
+	prefix := ""
+	if schema != "" {
+		prefix = pgx.Identifier{schema}.Sanitize() + "."
+		out = append(out, createSchema(schema))
+	}
+	for _, set := range sets {
+		out = append(out, trackingTable(prefix+set.Table))
+		for v, m := range set.Statements {
+			if m != "" {
+				out = append(out, fmt.Sprintf("%s %d: %s", set.Table, v, oneLine(m)))
+			}
+		}
+	}
+	return out
+}
+
+// oneLine collapses whitespace runs to single spaces.
+func oneLine(sql string) string {
+	sql = strings.Join(strings.Fields(sql), " ")
+	sql = strings.ReplaceAll(sql, "( ", "(")
+	return strings.ReplaceAll(sql, " )", ")")
+}
+
 // migrate creates the set's tracking table, then runs every statement
 // above the highest recorded version, recording each after it ran.
 func migrate(ctx context.Context, conn Conn, inTx bool, schema string, set Set) error {
 	tbl := pgdb.Ident(schema, set.Table)
-	if _, err := conn.Exec(ctx, `CREATE TABLE IF NOT EXISTS `+tbl+` (v INTEGER PRIMARY KEY)`, pgx.QueryExecModeSimpleProtocol); err != nil {
+	if _, err := conn.Exec(ctx, trackingTable(tbl), pgx.QueryExecModeSimpleProtocol); err != nil {
 		return fmt.Errorf("%s: %w", set.Table, err)
 	}
 	version := -1

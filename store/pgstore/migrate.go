@@ -5,7 +5,6 @@ import (
 	"embed"
 	"fmt"
 	"strconv"
-	"strings"
 
 	"github.com/memvault/memvault/internal/pgmigrate"
 )
@@ -107,35 +106,12 @@ func (s *Store) MigrationVersions(ctx context.Context) (map[string]int, error) {
 
 // SetupStatements lists the DDL Setup runs on an empty database, one
 // statement per line, each migration prefixed with its table and version,
-// for review or for applying by hand. Setup skips the migrations a database
-// already records.
+// for review or for applying by hand (pgmigrate.Statements). Setup skips
+// the migrations a database already records.
 func (s *Store) SetupStatements() []string {
-	var out []string
-	if s.d.t.schema != "" {
-		out = append(out, `CREATE SCHEMA IF NOT EXISTS `+s.d.t.schema)
-	}
 	sets, err := s.migrationSets()
 	if err != nil {
-		return append(out, "-- "+err.Error()) // the embedded files are broken: a build defect
+		return []string{"-- " + err.Error()} // the embedded files are broken: a build defect
 	}
-	for _, set := range sets {
-		table := set.Table
-		if s.d.t.schema != "" {
-			table = s.d.t.schema + "." + table
-		}
-		out = append(out, oneLine(`CREATE TABLE IF NOT EXISTS `+table+` (v INTEGER PRIMARY KEY)`))
-		for v, m := range set.Statements {
-			if m != "" {
-				out = append(out, fmt.Sprintf("%s %d: %s", set.Table, v, oneLine(m)))
-			}
-		}
-	}
-	return out
-}
-
-// oneLine collapses whitespace runs to single spaces.
-func oneLine(sql string) string {
-	sql = strings.Join(strings.Fields(sql), " ")
-	sql = strings.ReplaceAll(sql, "( ", "(")
-	return strings.ReplaceAll(sql, " )", ")")
+	return pgmigrate.Statements(s.opts.Schema, sets...)
 }
