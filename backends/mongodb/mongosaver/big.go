@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"slices"
+	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
@@ -245,6 +246,45 @@ func (dr *driver) dropBig(ctx context.Context, thread string) error {
 		return fmt.Errorf("delete large values: %w", err)
 	}
 	return nil
+}
+
+// orphanChunkGrace is how old the chunks of a thread that holds no
+// checkpoint must be before a sweep drops them (dropOrphanBig): a put
+// writes its chunks before its checkpoint, so younger ones may be those
+// of a put still under way.
+const orphanChunkGrace = time.Hour
+
+// dropOrphanBig deletes the chunks, written before now-orphanChunkGrace,
+// of threads that hold no checkpoint, and returns how many went. A thread
+// deleted by a writer that knows nothing of them — LangGraph's
+// deleteThread deletes checkpoints and writes only — or a first put that
+// died before its checkpoint leaves them, and no removal finds them: a
+// removal collects the chunks of the threads it finds by their
+// checkpoints. Three commands however many threads, 1 000 threads a
+// round.
+func (dr *driver) dropOrphanBig(ctx context.Context, now time.Time) (int64, error) {
+	old := bson.D{{Key: "_id", Value: bson.D{{Key: "$lt", Value: bson.NewObjectIDFromTimestamp(now.Add(-orphanChunkGrace))}}}}
+	var threads []string
+	if err := dr.big.Distinct(ctx, fThread, old).Decode(&threads); err != nil {
+		return 0, fmt.Errorf("large values of deleted threads: %w", err)
+	}
+	var dropped int64
+	for batch := range slices.Chunk(threads, 1000) {
+		var live []string
+		if err := dr.cps.Distinct(ctx, fThread, bson.D{{Key: fThread, Value: bson.D{{Key: "$in", Value: batch}}}}).Decode(&live); err != nil {
+			return dropped, fmt.Errorf("large values of deleted threads: %w", err)
+		}
+		gone := slices.DeleteFunc(slices.Clone(batch), func(th string) bool { return slices.Contains(live, th) })
+		if len(gone) == 0 {
+			continue
+		}
+		res, err := dr.big.DeleteMany(ctx, append(slices.Clone(old), bson.E{Key: fThread, Value: bson.D{{Key: "$in", Value: gone}}}))
+		if err != nil {
+			return dropped, fmt.Errorf("large values of deleted threads: %w", err)
+		}
+		dropped += res.DeletedCount
+	}
+	return dropped, nil
 }
 
 // collectBig deletes the chunks of (thread, ns) no document of the

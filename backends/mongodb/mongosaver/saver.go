@@ -81,7 +81,8 @@ type Options struct {
 // for concurrent use.
 type Saver struct {
 	*engine.Saver
-	d *driver
+	d       *driver
+	sweeper *checkpointer.BackgroundSweeper
 }
 
 // New returns a Saver on db's "checkpoints" and "checkpoint_writes"
@@ -97,12 +98,18 @@ func New(db *mongo.Database, opt Options) (*Saver, error) {
 	if opt.StringVersions {
 		style = checkpointer.VersionString
 	}
-	e, err := engine.New(d, engine.Options{Serde: opt.Serde, VersionStyle: style, Retention: opt.Retention,
-		SweepInterval: opt.SweepInterval, OnSweep: opt.OnSweep, SweepBatch: opt.SweepBatch})
+	if err := opt.Retention.Validate(); err != nil {
+		return nil, fmt.Errorf("mongodb: %w", err)
+	}
+	// The engine starts no sweeper: this Saver's own runs Sweep below,
+	// which also drops what LangGraph's deletes leave behind.
+	e, err := engine.New(d, engine.Options{Serde: opt.Serde, VersionStyle: style, SweepBatch: opt.SweepBatch})
 	if err != nil {
 		return nil, err
 	}
-	return &Saver{Saver: e, d: d}, nil
+	s := &Saver{Saver: e, d: d}
+	s.sweeper = checkpointer.StartSweeper(opt.Retention, opt.SweepInterval, s.Sweep, opt.OnSweep)
+	return s, nil
 }
 
 // Index names: Python's create_index default names for its key lists, so
@@ -165,11 +172,31 @@ func (d *driver) setup(ctx context.Context) error {
 	return nil
 }
 
+// Sweep is engine.Saver.Sweep, then, unless opt.DryRun, drops the large-
+// value chunks of threads that hold no checkpoint, written over an hour
+// before opt.Now: LangGraph's deleteThread leaves them behind, and no
+// removal finds them (dropOrphanBig).
+func (s *Saver) Sweep(ctx context.Context, policy checkpointer.RetentionPolicy, opt checkpointer.SweepOptions) (checkpointer.SweepReport, error) {
+	rep, err := s.Saver.Sweep(ctx, policy, opt)
+	if err != nil || opt.DryRun {
+		return rep, err
+	}
+	now := opt.Now
+	if now.IsZero() {
+		now = time.Now()
+	}
+	if _, err := s.d.dropOrphanBig(ctx, now); err != nil {
+		return rep, fmt.Errorf("mongodb: sweep: %w", err)
+	}
+	return rep, nil
+}
+
 // Close stops the retention sweeper, if any, and lets go of the thread
 // leases this Saver kept between writes (sticky.go), so that other
 // processes need not wait for them to expire. It does not disconnect the
 // client.
 func (s *Saver) Close() error {
+	s.sweeper.Stop()
 	err := s.Saver.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
