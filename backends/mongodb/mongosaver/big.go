@@ -274,7 +274,11 @@ func (dr *driver) dropOrphanBig(ctx context.Context, now time.Time) (int64, erro
 		if err := dr.cps.Distinct(ctx, fThread, bson.D{{Key: fThread, Value: bson.D{{Key: "$in", Value: batch}}}}).Decode(&live); err != nil {
 			return dropped, fmt.Errorf("large values of deleted threads: %w", err)
 		}
-		gone := slices.DeleteFunc(slices.Clone(batch), func(th string) bool { return slices.Contains(live, th) })
+		held := make(map[string]bool, len(live))
+		for _, th := range live {
+			held[th] = true
+		}
+		gone := slices.DeleteFunc(slices.Clone(batch), func(th string) bool { return held[th] })
 		if len(gone) == 0 {
 			continue
 		}
