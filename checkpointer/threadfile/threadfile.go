@@ -169,18 +169,37 @@ type ImportStats struct {
 	Note string `json:"note,omitempty"`
 }
 
-// ImportOptions adjust Import. The zero value imports versions as they are.
+// DefaultMaxLine is the longest line Read and Import accept unless told
+// otherwise: one checkpoint with all its channel values and pending
+// writes. Parsing a line holds it several times over in memory (a 50 MB
+// line cost 247 MB of RSS), and a file that is not a thread file may be
+// one endless line.
+const DefaultMaxLine = 16 << 20
+
+// MaxMaxLine is the largest ImportOptions.MaxLine.
+const MaxMaxLine = 1 << 30
+
+// ImportOptions adjust Import. The zero value imports versions as they are
+// and accepts lines up to DefaultMaxLine.
 type ImportOptions struct {
 	// IntVersions renumbers channel versions that are not integers as
 	// integers first, for a target shared with JS LangGraph, which needs
 	// integer versions to continue a thread (see the package documentation).
 	IntVersions bool
+	// MaxLine is the longest line accepted, in bytes: a longer one fails
+	// the import with ErrInvalidFile naming it, before anything is
+	// written. 0 means DefaultMaxLine; at most MaxMaxLine.
+	MaxLine int
 }
 
 // Import reads a thread file and stores it through saver, one thread at a
 // time; see importThreads.
 func Import(ctx context.Context, r io.Reader, saver checkpointer.Saver, opts ImportOptions) (ImportStats, error) {
-	return importThreads(ctx, r, saver, opts.IntVersions)
+	maxLine := cmp.Or(opts.MaxLine, DefaultMaxLine)
+	if maxLine < 0 || maxLine > MaxMaxLine {
+		return ImportStats{Threads: []string{}}, fmt.Errorf("threadfile: ImportOptions.MaxLine %d is not between 1 and %d", opts.MaxLine, MaxMaxLine)
+	}
+	return importThreads(ctx, r, saver, opts.IntVersions, maxLine)
 }
 
 // importThreads reads export lines and stores them through saver, one
@@ -194,9 +213,9 @@ func Import(ctx context.Context, r io.Reader, saver checkpointer.Saver, opts Imp
 // With toInt (a target shared with JS LangGraph, which needs integer
 // channel versions to continue a thread), versions that are not integers
 // are renumbered first (see intVersions).
-func importThreads(ctx context.Context, r io.Reader, saver checkpointer.Saver, toInt bool) (ImportStats, error) {
+func importThreads(ctx context.Context, r io.Reader, saver checkpointer.Saver, toInt bool, maxLine int) (ImportStats, error) {
 	st := ImportStats{Threads: []string{}}
-	lines, err := Read(r)
+	lines, err := read(r, maxLine)
 	if err != nil {
 		return st, err
 	}
@@ -326,13 +345,26 @@ func importItem(ctx context.Context, saver checkpointer.Saver, l *Line) (checkpo
 
 // Read parses every line of a thread file, checking each line's format and
 // ids; Import validates more (versions, parents, values) before it writes.
+// A line longer than DefaultMaxLine fails it with ErrInvalidFile.
 func Read(r io.Reader) ([]Line, error) {
+	return read(r, DefaultMaxLine)
+}
+
+// read is Read with a bound on a line's length.
+func read(r io.Reader, maxLine int) ([]Line, error) {
 	var lines []Line
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 1<<20), 1<<30)
+	// The buffer starts small and grows with the longest line, up to the
+	// bound (plus the newline the scanner holds with it).
+	sc.Buffer(make([]byte, 0, min(64<<10, maxLine+1)), maxLine+1)
 	lineNo := 0
 	for sc.Scan() {
 		lineNo++
+		if len(sc.Bytes()) > maxLine {
+			// The last line, without a newline, may fill the buffer
+			// a byte past the bound.
+			return nil, fmt.Errorf("line %d: %w: longer than %d bytes, the limit of a line (ImportOptions.MaxLine)", lineNo, ErrInvalidFile, maxLine)
+		}
 		if len(strings.TrimSpace(sc.Text())) == 0 {
 			continue
 		}
@@ -349,7 +381,12 @@ func Read(r io.Reader) ([]Line, error) {
 		l.lineNo = lineNo
 		lines = append(lines, l)
 	}
-	return lines, sc.Err()
+	if err := sc.Err(); errors.Is(err, bufio.ErrTooLong) {
+		return nil, fmt.Errorf("line %d: %w: longer than %d bytes, the limit of a line (ImportOptions.MaxLine)", lineNo+1, ErrInvalidFile, maxLine)
+	} else if err != nil {
+		return nil, err
+	}
+	return lines, nil
 }
 
 // intVersions renumbers channel versions as integers, per thread,

@@ -19,14 +19,12 @@ import (
 	"github.com/memvault/memvault/vault"
 )
 
-// defaultMaxLine bounds a thread file's line (one checkpoint with all its
-// channel values and pending writes): parsing a line holds it several
-// times over in memory (a 50 MB line cost 247 MB of RSS), and a file that
-// is not a thread file may be one endless line.
-const defaultMaxLine = 16 << 20
+// defaultMaxLine bounds a thread file's line unless --max-line says
+// otherwise (threadfile.DefaultMaxLine says why).
+const defaultMaxLine = threadfile.DefaultMaxLine
 
-// maxMaxLine is the largest --max-line: the line reader's own bound.
-const maxMaxLine = 1 << 30
+// maxMaxLine is the largest --max-line: the thread file reader's own bound.
+const maxMaxLine = threadfile.MaxMaxLine
 
 func newImportCmd(g *globals) *cobra.Command {
 	maxLine := byteSize(defaultMaxLine)
@@ -77,7 +75,7 @@ func runImport(cmd *cobra.Command, g *globals, path string, maxLine int64) error
 			written += int64(n)
 			p.Set(written, lr.lines)
 		})
-		st, err := threadfile.Import(ctx, lr, saver, threadfile.ImportOptions{IntVersions: cfg.Versions == checkpointer.VersionInt})
+		st, err := threadfile.Import(ctx, lr, saver, threadfile.ImportOptions{IntVersions: cfg.Versions == checkpointer.VersionInt, MaxLine: int(maxLine)})
 		if lr.err != nil {
 			// The line reader stopped the file: the parser's error is
 			// about the line it was given cut short.
