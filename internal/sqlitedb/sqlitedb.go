@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -172,7 +174,7 @@ func openFile(abs string, opts Options) (*shared, error) {
 	// The first connection creates the file and switches it to WAL.
 	if err := w.PingContext(context.Background()); err != nil {
 		w.Close()
-		return nil, fmt.Errorf("sqlitedb: open %s: %w", abs, err)
+		return nil, fmt.Errorf("sqlitedb: open %s: %w%s", abs, err, whyNotOpened(abs))
 	}
 	r, err := sql.Open(DriverName, base+"&_pragma=query_only(1)")
 	if err != nil {
@@ -192,6 +194,23 @@ func openFile(abs string, opts Options) (*shared, error) {
 		return nil, fmt.Errorf("sqlitedb: open %s: %w", abs, err)
 	}
 	return &shared{w: w, r: r, sem: make(chan struct{}, 1), immediate: true, owned: true}, nil
+}
+
+// whyNotOpened says what the file system tells of a path SQLite could not
+// open, for the cases SQLite reports only as "unable to open database
+// file": a directory, or a file in a directory that does not exist
+// (Open creates the file, never its directory).
+func whyNotOpened(abs string) string {
+	if fi, err := os.Stat(abs); err == nil && fi.IsDir() {
+		return " (it is a directory: give the path of a database file in it)"
+	}
+	dir := filepath.Dir(abs)
+	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+		return fmt.Sprintf(" (the directory %s does not exist: create it first)", dir)
+	} else if err != nil {
+		return fmt.Sprintf(" (%v)", err)
+	}
+	return ""
 }
 
 func openMemory(opts Options) (*shared, error) {

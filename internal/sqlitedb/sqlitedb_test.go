@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -107,6 +108,27 @@ func TestOpenInvalidPath(t *testing.T) {
 	for _, p := range []string{"", "a?b", "a#b"} {
 		if _, err := Open(p, Options{}); !errors.Is(err, ErrInvalidPath) {
 			t.Errorf("Open(%q) = %v, want ErrInvalidPath", p, err)
+		}
+	}
+}
+
+// TestOpenSaysWhyNot: SQLite reports a directory, or a file in a missing
+// directory, as "unable to open database file" alone; the error now says
+// which (before: "sqlitedb: open /tmp/x: unable to open database file
+// (14)" for both).
+func TestOpenSaysWhyNot(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct{ path, want string }{
+		{dir, "it is a directory"},
+		{filepath.Join(dir, "missing", "x.db"), "the directory " + filepath.Join(dir, "missing") + " does not exist"},
+	} {
+		d, err := Open(tc.path, Options{})
+		if err == nil {
+			d.Close()
+			t.Fatalf("Open(%q) = nil error", tc.path)
+		}
+		if !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Open(%q) = %v, want it to say %q", tc.path, err, tc.want)
 		}
 	}
 }
