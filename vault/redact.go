@@ -140,11 +140,49 @@ func ScrubSecrets(err error, dsns ...string) error {
 		}
 		scrubbed = strings.ReplaceAll(scrubbed, dsn, RedactDSN(dsn))
 		for _, s := range dsnSecrets(dsn) {
-			scrubbed = strings.ReplaceAll(scrubbed, s, redacted)
+			if len(s) < minPiece {
+				scrubbed = replaceStandalone(scrubbed, s)
+			} else {
+				scrubbed = strings.ReplaceAll(scrubbed, s, redacted)
+			}
 		}
 	}
 	if scrubbed == msg {
 		return err
 	}
 	return &scrubbedError{msg: scrubbed, err: err}
+}
+
+// replaceStandalone replaces the occurrences of a short secret that no
+// letter or digit touches on either side: a one-letter password replaced
+// everywhere would garble every word of the message holding that letter
+// ("cxxxxxnnot pxxxxxrse"), and tell which letter it is.
+func replaceStandalone(msg, secret string) string {
+	var b strings.Builder
+	rest := msg
+	for {
+		i := strings.Index(rest, secret)
+		if i < 0 {
+			b.WriteString(rest)
+			return b.String()
+		}
+		end := i + len(secret)
+		before := len(msg) - len(rest) + i
+		if !alnumAt(msg, before-1) && !alnumAt(msg, before+len(secret)) {
+			b.WriteString(rest[:i])
+			b.WriteString(redacted)
+		} else {
+			b.WriteString(rest[:end])
+		}
+		rest = rest[end:]
+	}
+}
+
+// alnumAt reports whether s has an ASCII letter or digit at byte i.
+func alnumAt(s string, i int) bool {
+	if i < 0 || i >= len(s) {
+		return false
+	}
+	c := s[i]
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
 }

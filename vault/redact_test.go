@@ -65,3 +65,20 @@ func TestOpenErrorsNeverQuoteDSNSecrets(t *testing.T) {
 		}
 	}
 }
+
+// TestScrubShortSecret: a secret shorter than minPiece is replaced where
+// it stands alone, not inside words (before: a one-letter password "a"
+// turned "cannot parse" into "cxxxxxnnot pxxxxxrse", telling the letter).
+func TestScrubShortSecret(t *testing.T) {
+	for _, tc := range []struct{ dsn, msg, want string }{
+		{"host=db password=a", "cannot parse `host=db password=a`: failed", "cannot parse `host=db password=xxxxx`: failed"},
+		{"host=db password=a", "dial db: password a was refused", "dial db: password xxxxx was refused"},
+		{"postgres://bob:!@db/app", "cannot parse \"postgres://bob:!@db/app\": bad", "cannot parse \"postgres://bob:xxxxx@db/app\": bad"},
+		{"host=db password=ab", "a abc ab-cd", "a abc xxxxx-cd"},
+	} {
+		got := ScrubSecrets(errors.New(tc.msg), tc.dsn).Error()
+		if got != tc.want {
+			t.Errorf("ScrubSecrets(%q, %q) = %q, want %q", tc.msg, tc.dsn, got, tc.want)
+		}
+	}
+}
