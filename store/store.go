@@ -231,13 +231,6 @@ type TTLConfig struct {
 	// DisableRefreshOnRead stops Get and Search from extending the TTL of
 	// the items they return (LangGraph's refresh_on_read, default on).
 	DisableRefreshOnRead bool
-	// OmitExpired is kept so that code setting it compiles.
-	//
-	// Deprecated: expired items are never served, on any path and every
-	// backend, whether or not the sweeper has deleted them yet (LangGraph
-	// serves them until swept unless omit_expired is set; memvault treats
-	// that as a defect: an expired memory must be gone).
-	OmitExpired bool
 	// SweepInterval is how often expired items are deleted; 0 means 5
 	// minutes; negative disables the sweeper.
 	SweepInterval time.Duration

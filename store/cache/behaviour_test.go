@@ -1,7 +1,5 @@
 package cache_test
 
-//lint:file-ignore SA1019 the cases set the deprecated OmitExpired to show it changes nothing: expired items are never served
-
 import (
 	"context"
 	"errors"
@@ -147,7 +145,7 @@ func TestMaxAgeBoundsStaleness(t *testing.T) {
 }
 
 func TestTTLItems(t *testing.T) {
-	f := newFixture(t, &store.TTLConfig{OmitExpired: true, SweepInterval: -1}, cache.Options{MaxAge: time.Hour})
+	f := newFixture(t, &store.TTLConfig{SweepInterval: -1}, cache.Options{MaxAge: time.Hour})
 	if err := f.c.Put(f.ctx, ns, "k", map[string]any{}, store.WithTTL(10*time.Minute)); err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,7 @@
 //   - Filters compare numbers numerically and never match missing fields,
 //     not even with $ne (#8365, #8366).
 //   - TTLs are supported (expiry from the injected clock, refresh on read,
-//     OmitExpired, a sweeper goroutine stopped by Close).
+//     expired items never served, a sweeper goroutine stopped by Close).
 //   - created_at survives a replace; negative limits and offsets are
 //     errors.
 //

@@ -1,7 +1,5 @@
 package storetest
 
-//lint:file-ignore SA1019 the cases set the deprecated OmitExpired to show it changes nothing: expired items are never served
-
 import (
 	"context"
 	"testing"
@@ -38,7 +36,7 @@ func (r *runner) testTTL(t *testing.T) {
 		sameTime(t, "own", e.mustGet(ns("t"), "own", store.WithRefreshTTL(false)).ExpiresAt, Epoch.Add(time.Hour))
 	})
 	t.Run("RePutWithoutTTLClearsIt", func(t *testing.T) {
-		e := r.withTTL(t, store.TTLConfig{OmitExpired: true})
+		e := r.withTTL(t, store.TTLConfig{})
 		e.put(ns("t"), "k", map[string]any{"v": 1}, store.WithTTL(ttl))
 		e.put(ns("t"), "k", map[string]any{"v": 2})
 		e.clock.Advance(time.Hour)
@@ -53,7 +51,7 @@ func (r *runner) testTTL(t *testing.T) {
 		wantErr(t, "Put", err, store.ErrInvalidArgument)
 	})
 	t.Run("OmitExpired", func(t *testing.T) {
-		e := r.withTTL(t, store.TTLConfig{OmitExpired: true})
+		e := r.withTTL(t, store.TTLConfig{})
 		e.put(ns("t"), "k", map[string]any{}, store.WithTTL(ttl))
 		e.put(ns("t"), "keep", map[string]any{})
 		e.put(ns("gone"), "k", map[string]any{}, store.WithTTL(ttl))
@@ -67,7 +65,7 @@ func (r *runner) testTTL(t *testing.T) {
 		equalStrings(t, "namespaces", nsStrings(e.list(store.ListNamespacesOptions{})), []string{"t"})
 	})
 	t.Run("OmitExpiredAtExpiryInstant", func(t *testing.T) {
-		e := r.withTTL(t, store.TTLConfig{OmitExpired: true})
+		e := r.withTTL(t, store.TTLConfig{})
 		e.put(ns("t"), "k", map[string]any{}, store.WithTTL(ttl))
 		e.clock.Advance(ttl)
 		if it := e.get(ns("t"), "k"); it != nil {
@@ -79,9 +77,8 @@ func (r *runner) testTTL(t *testing.T) {
 	// set): and reading it must not bring it back by refreshing its TTL.
 	t.Run("ExpiredNeverServedBeforeSweep", func(t *testing.T) {
 		for name, cfg := range map[string]store.TTLConfig{
-			"default":            {},
-			"omit_expired_false": {OmitExpired: false},
-			"no_refresh":         {DisableRefreshOnRead: true},
+			"default":    {},
+			"no_refresh": {DisableRefreshOnRead: true},
 		} {
 			t.Run(name, func(t *testing.T) {
 				e := r.withTTL(t, cfg)
@@ -136,7 +133,7 @@ func (r *runner) testTTL(t *testing.T) {
 	}
 	for _, rf := range refreshers {
 		t.Run("RefreshOn"+rf.name, func(t *testing.T) {
-			e := r.withTTL(t, store.TTLConfig{OmitExpired: true})
+			e := r.withTTL(t, store.TTLConfig{})
 			e.put(ns("t"), "k", map[string]any{}, store.WithTTL(ttl))
 			e.clock.Advance(8 * time.Minute)
 			rf.read(e)
@@ -155,17 +152,17 @@ func (r *runner) testTTL(t *testing.T) {
 		cfg  store.TTLConfig
 		read func(e *env)
 	}{
-		{"GetFalse", store.TTLConfig{OmitExpired: true}, func(e *env) { e.mustGet(ns("t"), "k", store.WithRefreshTTL(false)) }},
-		{"SearchFalse", store.TTLConfig{OmitExpired: true}, func(e *env) {
+		{"GetFalse", store.TTLConfig{}, func(e *env) { e.mustGet(ns("t"), "k", store.WithRefreshTTL(false)) }},
+		{"SearchFalse", store.TTLConfig{}, func(e *env) {
 			e.search(ns("t"), store.SearchOptions{RefreshTTL: ptr(false)})
 		}},
-		{"BatchGetOpFalse", store.TTLConfig{OmitExpired: true}, func(e *env) {
+		{"BatchGetOpFalse", store.TTLConfig{}, func(e *env) {
 			if _, err := e.s.Batch(e.ctx, []store.Op{store.GetOp{Namespace: ns("t"), Key: "k", RefreshTTL: ptr(false)}}); err != nil {
 				e.t.Fatal(err)
 			}
 		}},
-		{"ConfigDisabledGet", store.TTLConfig{OmitExpired: true, DisableRefreshOnRead: true}, func(e *env) { e.mustGet(ns("t"), "k") }},
-		{"ConfigDisabledSearch", store.TTLConfig{OmitExpired: true, DisableRefreshOnRead: true}, func(e *env) {
+		{"ConfigDisabledGet", store.TTLConfig{DisableRefreshOnRead: true}, func(e *env) { e.mustGet(ns("t"), "k") }},
+		{"ConfigDisabledSearch", store.TTLConfig{DisableRefreshOnRead: true}, func(e *env) {
 			e.search(ns("t"), store.SearchOptions{})
 		}},
 	}
@@ -182,7 +179,7 @@ func (r *runner) testTTL(t *testing.T) {
 		})
 	}
 	t.Run("ConfigDisabledExplicitRefresh", func(t *testing.T) {
-		e := r.withTTL(t, store.TTLConfig{OmitExpired: true, DisableRefreshOnRead: true})
+		e := r.withTTL(t, store.TTLConfig{DisableRefreshOnRead: true})
 		e.put(ns("t"), "k", map[string]any{}, store.WithTTL(ttl))
 		e.clock.Advance(8 * time.Minute)
 		e.mustGet(ns("t"), "k", store.WithRefreshTTL(true))
@@ -246,7 +243,7 @@ func (r *runner) testTTL(t *testing.T) {
 	t.Run("OmitExpiredInVectorSearch", func(t *testing.T) {
 		e := r.open(t, Config{
 			Index: &store.IndexConfig{Embedder: NewAxisEmbedder(Vocabulary...), Fields: []string{"text"}},
-			TTL:   &store.TTLConfig{OmitExpired: true, SweepInterval: -1},
+			TTL:   &store.TTLConfig{SweepInterval: -1},
 		})
 		e.put(ns("v"), "short", map[string]any{"text": "apple"}, store.WithTTL(time.Minute))
 		e.put(ns("v"), "long", map[string]any{"text": "apple banana"}, store.WithTTL(time.Hour))
