@@ -191,3 +191,68 @@ func TestReviewS23UnpinnedDatabaseTakesAnotherAppsKeyTable(t *testing.T) {
 			"wrote erased carol's carol:2 and reads it back: %q", got)
 	}
 }
+
+// TestReviewS23ErasureBeforeUpgradeUncounted (session 23 review): key
+// tables count erasures since session 22 only. An erasure run by an
+// earlier memvault left a key table whose memvault_erasures records it but
+// whose count is 0 (no 'erasures' row), and a data database without the
+// subject_key_erasures mark: simulated here by deleting both after a
+// Forget. A backup of the key table from before that erasure, restored
+// afterwards, counts 0 against the database's 0 and is accepted: carol's
+// key is back and carol:2 reads back — TestKeyTableBackupRefused's
+// promise does not cover an upgraded installation until its next erasure.
+func TestReviewS23ErasureBeforeUpgradeUncounted(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	c := s23Config(dir)
+	h, err := Open(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := putCarolS22(ctx, h, "carol:1", "carol takes insulin"); err != nil {
+		t.Fatal(err)
+	}
+	h.Close()
+	backup, restore := keyTableBackup(t, c, dir, "")
+	backup()
+	h, err = Open(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Forget(ctx, "carol"); err != nil {
+		t.Fatal(err)
+	}
+	h.Close()
+	// What an earlier memvault left: no count on either side.
+	for file, q := range map[string]string{
+		c.DBPath:           `DELETE FROM memvault_meta WHERE name = 'subject_key_erasures'`,
+		c.DBPath + ".keys": `DELETE FROM memvault_keys_meta WHERE name = 'erasures'`,
+	} {
+		db, err := sql.Open("sqlite", file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+		db.Close()
+	}
+	if h, err = Open(ctx, c); err != nil { // the upgraded process, once
+		t.Fatal(err)
+	}
+	h.Close()
+
+	restore()
+	h, err = Open(ctx, c)
+	if err != nil {
+		if errors.Is(err, ErrSubjectsChanged) {
+			return // refused: the promise holds
+		}
+		t.Fatal(err)
+	}
+	defer h.Close()
+	got, err := putCarolS22(ctx, h, "carol:2", "carol takes insulin (after erasure)")
+	if err == nil {
+		t.Fatalf("a key table backup from before an erasure run by an earlier memvault was accepted after the upgrade; carol:2 reads back: %q", got)
+	}
+}
