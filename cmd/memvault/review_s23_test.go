@@ -31,3 +31,29 @@ func TestReviewS23EnvDBAndDatabaseURLBothSet(t *testing.T) {
 	t.Fatalf("MEMVAULT_DB=%s and DATABASE_URL both set: threads import exit %d, stdout %q, stderr %q; %s exists: %v — "+
 		"the threads went to DATABASE_URL's server and MEMVAULT_DB was ignored without a word", db, r.code, r.stdout, r.stderr, db, statErr == nil)
 }
+
+// TestReviewS23FailedExportPipedIntoImportSucceeds (session 23 review):
+// `memvault threads export a typo | memvault --db new.db threads import -`
+// — the migration pipeline README's export/import suggests. Export fails
+// on the typo (exit 1) and, its output buffered, writes nothing of "a";
+// import reads the empty stream and reports success: "imported 0
+// checkpoints … into 0 threads", exit 0 — the pipeline's status without
+// pipefail (new.db is at least not created). A successful export always holds a line
+// (a thread with no checkpoint is refused), so an empty thread file can
+// only be a failure upstream: it deserves an error, not a success.
+func TestReviewS23FailedExportPipedIntoImportSucceeds(t *testing.T) {
+	env := sqliteEnv(t)
+	cli(t, env, "", "threads", "import", writeLines(t, chainExport(t, "a", 2))).must(t, 0)
+	exp := cli(t, env, "", "threads", "export", "a", "typo")
+	if exp.code == 0 {
+		t.Fatalf("export of a missing thread: exit 0")
+	}
+	target := filepath.Join(t.TempDir(), "new.db")
+	r := cli(t, []string{"MEMVAULT_DB=" + target, "LANGGRAPH_AES_KEY=" + testKey}, exp.stdout, "threads", "import", "-")
+	if r.code != 0 {
+		return // refused: the promise holds
+	}
+	_, err := os.Stat(target)
+	t.Fatalf("export failed (exit %d, %d bytes on stdout: %q); import of its output: exit 0, %q, and %s created: %v",
+		exp.code, len(exp.stdout), strings.TrimSpace(exp.stderr), strings.TrimSpace(r.stdout), filepath.Base(target), err == nil)
+}
