@@ -34,7 +34,8 @@ func TestReviewS23EnvDBAndDatabaseURLBothSet(t *testing.T) {
 
 // TestReviewS23FailedExportPipedIntoImportSucceeds (session 23 review):
 // `memvault threads export a typo | memvault --db new.db threads import -`
-// — the migration pipeline README's export/import suggests. Export fails
+// (or README's `export … > f.jsonl` then `import f.jsonl` in a script
+// without set -e; import reads - as stdin). Export fails
 // on the typo (exit 1) and, its output buffered, writes nothing of "a";
 // import reads the empty stream and reports success: "imported 0
 // checkpoints … into 0 threads", exit 0 — the pipeline's status without
