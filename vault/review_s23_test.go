@@ -4,12 +4,15 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/memvault/memvault/audit"
 	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/config"
+	"github.com/memvault/memvault/memvaulttest/pgtest"
 	"github.com/memvault/memvault/memvaulttest/testkeys"
 )
 
@@ -42,49 +45,59 @@ func s23Config(dir string) config.Config {
 // then the handle is closed: the state a kill -9 right after
 // ForgetWith's StartErasure returned leaves.
 func TestReviewS23ForgetKilledBeforeMarkThenKeyTableRestored(t *testing.T) {
-	ctx := context.Background()
-	dir := t.TempDir()
-	c := s23Config(dir)
-	h, err := Open(ctx, c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := putCarolS22(ctx, h, "carol:1", "carol takes insulin"); err != nil {
-		t.Fatal(err)
-	}
-	h.Close()
-	backup, restore := keyTableBackup(t, c, dir, "")
-	backup()
+	for _, pg := range []bool{false, true} {
+		t.Run(map[bool]string{false: "SQLite", true: "PostgreSQL"}[pg], func(t *testing.T) {
+			ctx := context.Background()
+			dir := t.TempDir()
+			c := s23Config(dir)
+			var keySchema string
+			if pg {
+				c.DSN = pgtest.SchemaDSN(t)
+				keySchema = fmt.Sprintf("keys_%d", time.Now().UnixNano())
+				c.KeyTable = keySchema
+			}
+			h, err := Open(ctx, c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := putCarolS22(ctx, h, "carol:1", "carol takes insulin"); err != nil {
+				t.Fatal(err)
+			}
+			h.Close()
+			backup, restore := keyTableBackup(t, c, dir, keySchema)
+			backup()
 
-	h, err = Open(ctx, c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := h.log(ctx, audit.OpSubjectErase, "carol", "carol"); err != nil { // ForgetWith's first step
-		t.Fatal(err)
-	}
-	if _, err := h.Keys.StartErasure(ctx, "carol"); err != nil { // its second; killed right after
-		t.Fatal(err)
-	}
-	h.Close()
+			h, err = Open(ctx, c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := h.log(ctx, audit.OpSubjectErase, "carol", "carol"); err != nil { // ForgetWith's first step
+				t.Fatal(err)
+			}
+			if _, err := h.Keys.StartErasure(ctx, "carol"); err != nil { // its second; killed right after
+				t.Fatal(err)
+			}
+			h.Close()
 
-	restore()
-	h, err = Open(ctx, c)
-	if err != nil {
-		if errors.Is(err, ErrSubjectsChanged) {
-			return // refused: the promise holds
-		}
-		t.Fatal(err)
-	}
-	defer h.Close()
-	tup, err := h.Saver.GetTuple(ctx, checkpointer.Config{ThreadID: "carol:1"})
-	if err == nil && tup != nil {
-		t.Fatalf("after a Forget(carol) killed once carol's keys were destroyed, the key table restored from a backup taken before "+
-			"was accepted by Open and carol:1 reads back: %q", tup.Checkpoint.ChannelValues["notes"])
-	}
-	got, perr := putCarolS22(ctx, h, "carol:2", "carol takes insulin (after erasure)")
-	if perr == nil {
-		t.Fatalf("after a killed Forget(carol) and a key table restore, Open accepted the table and carol:2 reads back: %q", got)
+			restore()
+			h, err = Open(ctx, c)
+			if err != nil {
+				if errors.Is(err, ErrSubjectsChanged) {
+					return // refused: the promise holds
+				}
+				t.Fatal(err)
+			}
+			defer h.Close()
+			tup, err := h.Saver.GetTuple(ctx, checkpointer.Config{ThreadID: "carol:1"})
+			if err == nil && tup != nil {
+				t.Fatalf("after a Forget(carol) killed once carol's keys were destroyed, the key table restored from a backup taken before "+
+					"was accepted by Open and carol:1 reads back: %q", tup.Checkpoint.ChannelValues["notes"])
+			}
+			got, perr := putCarolS22(ctx, h, "carol:2", "carol takes insulin (after erasure)")
+			if perr == nil {
+				t.Fatalf("after a killed Forget(carol) and a key table restore, Open accepted the table and carol:2 reads back: %q", got)
+			}
+		})
 	}
 }
 
