@@ -1,6 +1,8 @@
 package mongovault_test
 
 import (
+	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -9,6 +11,8 @@ import (
 
 	"github.com/memvault/memvault/backends/mongodb/mongotest"
 	"github.com/memvault/memvault/checkpointer"
+	"github.com/memvault/memvault/store"
+	"github.com/memvault/memvault/vault"
 )
 
 // TestReviewS23ErasureMarkHostileType (session 23 review, held): the
@@ -152,4 +156,67 @@ func TestReviewS23ErasureMarkFrozenByBoolean(t *testing.T) {
 	}
 	t.Fatalf("memvault_meta's erasure count set to false once: the key table backup from before Forget(carol) is accepted after two "+
 		"more opens and Forget(dave) (count still %#v), and carol:2 reads back: %q; want vault.ErrSubjectsChanged", doc["count"], tup.Checkpoint.ChannelValues["notes"])
+}
+
+// TestReviewS23MixedDatabaseOpenedWithoutKey (session 23 review): on
+// MongoDB Open's key check (vault's checkExternalKeys) decodes the latest
+// checkpoint of the first thread listed — the thread with the newest
+// checkpoint — and one memory of the first namespace. A rolling deploy
+// that turns encryption on in the documented migration mode (new
+// processes: key + MEMVAULT_ALLOW_PLAINTEXT; old ones still running
+// without a key) holds sealed values of new threads and plaintext values
+// of the old processes' threads. When the newest checkpoint is an old
+// process's, a process starting without LANGGRAPH_AES_KEY is accepted
+// and writes a new secret in the clear beside carol's sealed values —
+// what ErrKeyNotLoaded exists to stop ("sealed while no key is loaded").
+// (With the newest checkpoint a sealed one it is refused.) vault's
+// TestReviewS23MixedDatabaseOpenedWithoutKey shows the same on SQLite.
+func TestReviewS23MixedDatabaseOpenedWithoutKey(t *testing.T) {
+	db := mongotest.Database(t)
+	env := map[string]string{"MEMVAULT_DSN": mongotest.URI(t), "MEMVAULT_SCHEMA": db.Name(), "MEMVAULT_EMBEDDINGS": "none"}
+	put := func(h *vault.Handle, thread, text string) {
+		t.Helper()
+		cp := &checkpointer.Checkpoint{V: 4, ID: checkpointer.NewID(0), ChannelValues: map[string]any{"notes": text},
+			ChannelVersions: map[string]string{"notes": h.Saver.NextVersion("")}}
+		if _, err := h.Saver.Put(t.Context(), checkpointer.Config{ThreadID: thread}, cp, checkpointer.Metadata{}, cp.ChannelVersions); err != nil {
+			t.Fatal(err)
+		}
+		if err := h.Store.Put(t.Context(), store.Namespace{thread}, "k", map[string]any{"text": text}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old, err := openEnv(t, env) // an old process, no key, still running
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer old.Close()
+	put(old, "a-old", "plain before encryption")
+	keyed := map[string]string{"LANGGRAPH_AES_KEY": "0123456789abcdef0123456789abcdef", "MEMVAULT_ALLOW_PLAINTEXT": "true"}
+	for k, v := range env {
+		keyed[k] = v
+	}
+	h, err := openEnv(t, keyed) // a new one
+	if err != nil {
+		t.Fatal(err)
+	}
+	put(h, "carol", "carol takes insulin (encrypted)")
+	h.Close()
+	put(old, "b-old", "the old process writes on")
+
+	h, err = openEnv(t, env) // no key
+	if err != nil {
+		if errors.Is(err, vault.ErrKeyNotLoaded) {
+			t.Logf("refused: %v", err)
+			return // refused: the promise holds
+		}
+		t.Fatal(err)
+	}
+	defer h.Close()
+	put(h, "dave", "dave's new secret")
+	raw, err := db.Collection("checkpoints").FindOne(t.Context(), bson.D{{Key: "thread_id", Value: "dave"}}).Raw()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Fatalf("a MongoDB database holding encrypted values (carol's), its newest checkpoint plaintext, opened without a key (Open = nil), "+
+		"and the keyless process stored a new secret in the clear (in the raw document: %v)", bytes.Contains(raw, []byte("dave's new secret")))
 }
