@@ -60,3 +60,43 @@ func TestReviewS23OpenDuringForgetRefused(t *testing.T) {
 		t.Fatalf("a process opening the database with the key table the erasures run on, while another forgets, is refused: %v", refused)
 	}
 }
+
+// TestReviewS23ConcurrentForgetsRefused (session 23 review): the same
+// two reads in ForgetWith, right after StartErasure destroyed the keys:
+// two processes forgetting two subjects at once (an erasure queue worked
+// by two workers) — one reads the key table's count, the other counts
+// and advances the mark, the first reads the mark — and the first Forget
+// fails half-way ("keys destroyed; … it is a copy or a backup of the key
+// table"), its subject's rows not deleted until a rerun. A race by nature:
+// the test runs two streams of Forgets and fails on the first refusal.
+func TestReviewS23ConcurrentForgetsRefused(t *testing.T) {
+	ctx := context.Background()
+	c := s23Config(t.TempDir())
+	var refused atomic.Value
+	var wg sync.WaitGroup
+	for w := range 2 {
+		h, err := Open(ctx, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer h.Close()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 150 && refused.Load() == nil; i++ {
+				_, err := h.ForgetWith(ctx, fmt.Sprintf("w%d-s%d", w, i), ForgetOptions{Wait: 10 * time.Second})
+				switch {
+				case errors.Is(err, ErrSubjectsChanged):
+					refused.Store(err)
+				case err != nil && !errors.Is(err, keys.ErrErasurePending):
+					t.Errorf("forget: %v", err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if err, _ := refused.Load().(error); err != nil {
+		t.Fatalf("two processes forgetting two subjects at once, on the one key table: a Forget failed half-way: %v", err)
+	}
+}
