@@ -58,3 +58,19 @@ func TestReviewS23FailedExportPipedIntoImportSucceeds(t *testing.T) {
 	t.Fatalf("export failed (exit %d, %d bytes on stdout: %q); import of its output: exit 0, %q, and %s created: %v",
 		exp.code, len(exp.stdout), strings.TrimSpace(exp.stderr), strings.TrimSpace(r.stdout), filepath.Base(target), err == nil)
 }
+
+// TestReviewS23ThreadsListNegativeLimit (session 23 review): `threads
+// history --limit -1` and `store search --limit -1` are usage errors
+// (exit 2); `threads list --limit -1` lists every thread and exits 0 —
+// a typo'd "--limit -10" for "--limit 10" prints the whole database.
+func TestReviewS23ThreadsListNegativeLimit(t *testing.T) {
+	env := sqliteEnv(t)
+	for _, th := range []string{"a", "b", "c"} {
+		cli(t, env, "", "threads", "import", writeLines(t, chainExport(t, th, 1))).must(t, 0)
+	}
+	cli(t, env, "", "threads", "history", "a", "--limit", "-1").must(t, 2)
+	r := cli(t, env, "", "threads", "list", "--limit", "-1")
+	if r.code != 2 {
+		t.Fatalf("threads list --limit -1: exit %d, stdout %q; want a usage error (exit 2) as threads history gives", r.code, r.stdout)
+	}
+}
