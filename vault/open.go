@@ -532,11 +532,14 @@ const keyErasuresMark = "subject_key_erasures"
 // the database, or a database restored from an older backup) moves the
 // mark up.
 func checkKeyErasures(ctx context.Context, marks erasureMarks, t keys.Identified) error {
-	have, err := t.Erasures(ctx)
+	// The database's count first: a Forget moves the table's count before
+	// the database's, so read in the other order a Forget running between
+	// the two reads made the rightful table look like a backup.
+	seen, err := markCount(ctx, marks, keyErasuresMark)
 	if err != nil {
 		return fmt.Errorf("vault: %w", err)
 	}
-	seen, err := markCount(ctx, marks, keyErasuresMark)
+	have, err := t.Erasures(ctx)
 	if err != nil {
 		return fmt.Errorf("vault: %w", err)
 	}

@@ -153,10 +153,11 @@ SELECT value FROM made UNION ALL SELECT value FROM `+t.meta+` WHERE name = 'tabl
 // Erasures implements keys.Identified.
 func (t *Table) Erasures(ctx context.Context) (int64, error) {
 	var n int64
-	err := t.pool.QueryRow(ctx, `SELECT value::bigint FROM `+t.meta+` WHERE name = 'erasures'`).Scan(&n)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return 0, nil
-	}
+	// The count, or the erasures recorded when more: as sqlitekeys'
+	// countedErasures (the count starts with the records, migration v7).
+	err := t.pool.QueryRow(ctx, `SELECT greatest(
+	coalesce((SELECT value::bigint FROM `+t.meta+` WHERE name = 'erasures'), 0),
+	(SELECT count(*) FROM `+t.erasures+`))`).Scan(&n)
 	if err != nil {
 		return 0, fmt.Errorf("keys/pgkeys: erasures: %w", err)
 	}

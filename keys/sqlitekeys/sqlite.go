@@ -78,11 +78,8 @@ func (t *Table) TableID(ctx context.Context) (string, error) {
 func (t *Table) Erasures(ctx context.Context) (int64, error) {
 	var n int64
 	err := t.db.Read(ctx, func(tx *sql.Tx) error {
-		err := tx.QueryRowContext(ctx, `SELECT CAST(value AS INTEGER) FROM memvault_keys_meta WHERE name = 'erasures'`).Scan(&n)
-		if errors.Is(err, sql.ErrNoRows) {
-			return nil
-		}
-		return err
+		// The count, or the erasures recorded when more (countedErasures).
+		return tx.QueryRowContext(ctx, countedErasures).Scan(&n)
 	})
 	if err != nil {
 		return 0, fmt.Errorf("keys/sqlitekeys: erasures: %w", err)
@@ -94,6 +91,16 @@ func (t *Table) Erasures(ctx context.Context) (int64, error) {
 func (t *Table) Close() error { return t.db.Close() }
 
 const cols = `subject, version, key_id, kek, wrapped, created_at`
+
+// countedErasures is the table's count of the erasures it started, or the
+// number of erasures it records when that is more: the count starts with
+// the erasures recorded before it existed (migration v5), and grows by one
+// with each erasure while the records grow by one at most (an erased,
+// readmitted and erased again subject keeps one record), so the records
+// outnumber the count only where its row was deleted or edited.
+const countedErasures = `SELECT max(
+	coalesce((SELECT CAST(value AS INTEGER) FROM memvault_keys_meta WHERE name = 'erasures'), 0),
+	(SELECT count(*) FROM memvault_erasures))`
 
 // countErasure counts an erasure in the table's meta (keys.Identified).
 const countErasure = `INSERT INTO memvault_keys_meta (name, value) VALUES ('erasures', '1')
