@@ -11,6 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/memvault/memvault/config"
 	"github.com/memvault/memvault/internal/aead"
 	"github.com/memvault/memvault/serde"
 )
@@ -221,4 +222,38 @@ func storeKey(value []byte) [2]string {
 		cipher = "sealed"
 	}
 	return [2]string{cipher, storeKeyID(cipher, sealed.D)}
+}
+
+// keyedMark is the memvault_meta row a process with a key writes at its
+// first Open of a database: from then on a process without one is
+// refused (ErrKeyNotLoaded) however its probe of the stored values reads.
+// The probe reads a first row only, and a database moving to encryption
+// (a key with MEMVAULT_ALLOW_PLAINTEXT, before `keys reencrypt`), or one
+// where someone put a plaintext row first, showed it plaintext: a
+// keyless process then wrote its secrets in the clear beside the sealed
+// ones.
+const keyedMark = "values_sealed"
+
+// requireKeyOnKeyedDatabase marks a database a keyed configuration opens
+// (keyedMark) and refuses a keyless one on a marked database.
+// MEMVAULT_DANGEROUS_SKIP_KEY_CHECK opens it anyway, without a key, as it
+// opens one whose values are sealed.
+func requireKeyOnKeyedDatabase(ctx context.Context, c config.Config, h *Handle) error {
+	marks, ok := auditMeta(c, h).(dataMarks)
+	if !ok {
+		return nil
+	}
+	marked, err := marks.Marked(ctx, keyedMark)
+	if err != nil {
+		return fmt.Errorf("vault: %w", err)
+	}
+	switch {
+	case h.Keyring != nil && !marked:
+		if err := marks.Mark(ctx, keyedMark, "1"); err != nil {
+			return fmt.Errorf("vault: %w", err)
+		}
+	case h.Keyring == nil && marked && !c.DangerousSkipKeyCheck:
+		return h.keyNotLoaded("a process with a key has written to it: its values are encrypted", "")
+	}
+	return nil
 }

@@ -353,6 +353,9 @@ func open(ctx context.Context, c config.Config) (*Handle, error) {
 			return nil, err
 		}
 	}
+	if err := requireKeyOnKeyedDatabase(ctx, c, h); err != nil {
+		return nil, err
+	}
 	var dur *durable.Saver
 	if c.Durability != durable.Sync {
 		// Inside the audit trail: the trail records each call (in the

@@ -336,7 +336,7 @@ func (m auditMeta) AdvanceMark(ctx context.Context, name string, n int64) error 
 // when there is none.
 func (m auditMeta) MarkCount(ctx context.Context, name string) (int64, error) {
 	var doc struct {
-		Count int64 `bson:"count"`
+		Count bson.RawValue `bson:"count"`
 	}
 	err := m.coll.FindOne(ctx, bson.D{{Key: "_id", Value: markPrefix + name}}).Decode(&doc)
 	if errors.Is(err, mongo.ErrNoDocuments) {
@@ -345,7 +345,16 @@ func (m auditMeta) MarkCount(ctx context.Context, name string) (int64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("mongovault: mark %q: %w", name, err)
 	}
-	return doc.Count, nil
+	// An integer only: the driver would read a boolean false as 0, and
+	// booleans sort above numbers, so $max would never move such a count
+	// again — one write of {count: false} would turn the check off.
+	if n, ok := doc.Count.Int64OK(); ok {
+		return n, nil
+	}
+	if n, ok := doc.Count.Int32OK(); ok {
+		return int64(n), nil
+	}
+	return 0, fmt.Errorf("mongovault: mark %q holds a %s, not an integer count", name, doc.Count.Type)
 }
 
 // databaseID returns the database's id, creating it once: of two

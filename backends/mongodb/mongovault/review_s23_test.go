@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -121,7 +122,12 @@ func TestReviewS23ErasureMarkFrozenByBoolean(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Rightful processes open and forget again: the count stays false.
+	// (Or the open refuses the count that is no integer, as SQLite and
+	// PostgreSQL refuse one: fail closed, the promise holds.)
 	if h, err = openEnv(t, env); err != nil {
+		if strings.Contains(err.Error(), "not an integer count") {
+			return
+		}
 		t.Fatal(err)
 	}
 	if _, err := h.Forget(t.Context(), "dave"); err != nil {
