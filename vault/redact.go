@@ -17,11 +17,71 @@ const redacted = "xxxxx"
 // authMechanismProperties (an AWS session token).
 var secretKey = regexp.MustCompile(`(?i)pass|pwd|secret|token|authmechanismproperties`)
 
-// keywordSecret matches a libpq keyword/value pair whose keyword names a
-// secret: `password=x`, `password = 'x y'`, `password=x\ y` (spaces around
-// "=" allowed; backslash escapes in a value, quoted or not, as libpq
-// reads them).
-var keywordSecret = regexp.MustCompile(`(?i)\b(\w*(?:pass|pwd|secret|token)\w*)(\s*=\s*)('(?:\\.|[^'\\])*'|(?:\\.|[^\s'\\])(?:\\.|[^\s\\])*)`)
+// secretKeyword matches a libpq keyword naming a secret and its "="
+// (spaces around it allowed); keywordValue finds the value after it.
+var secretKeyword = regexp.MustCompile(`(?i)\b\w*(?:pass|pwd|secret|token)\w*\s*=\s*`)
+
+// keywordSecrets returns the [start, end) spans of the values of a libpq
+// keyword/value string's secret keywords: `password=x`, `password = 'x
+// y'`, `password=x\ y` (backslash escapes, quoted or not, as libpq reads
+// them). An unquoted value runs on over the words after it that hold no
+// "=": libpq refuses `password=x y` or `password="x y"` (shells and YAML
+// teach double quotes), and pgx then quotes the whole string, the
+// password's later words included.
+func keywordSecrets(dsn string) [][2]int {
+	var spans [][2]int
+	for _, m := range secretKeyword.FindAllStringIndex(dsn, -1) {
+		start := m[1]
+		if start == len(dsn) || (len(spans) > 0 && m[0] < spans[len(spans)-1][1]) {
+			continue
+		}
+		end := start
+		if dsn[start] == '\'' {
+			end = scanWord(dsn, start+1, true)
+			if end < len(dsn) {
+				end++ // the closing quote
+			}
+		} else {
+			end = scanWord(dsn, start, false)
+			for {
+				next := end
+				for next < len(dsn) && isSpace(dsn[next]) {
+					next++
+				}
+				if next == end || next == len(dsn) {
+					break
+				}
+				w := scanWord(dsn, next, false)
+				if strings.Contains(dsn[next:w], "=") {
+					break
+				}
+				end = w
+			}
+		}
+		spans = append(spans, [2]int{start, end})
+	}
+	return spans
+}
+
+// scanWord returns the end of the word of s at i: up to a space, or in
+// quotes up to the closing quote; a backslash escapes the byte after it.
+func scanWord(s string, i int, quoted bool) int {
+	for i < len(s) {
+		switch c := s[i]; {
+		case c == '\\' && i+1 < len(s):
+			i += 2
+			continue
+		case quoted && c == '\'':
+			return i
+		case !quoted && isSpace(c):
+			return i
+		}
+		i++
+	}
+	return i
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v' }
 
 // backslashEscape is one backslash escape of a libpq value.
 var backslashEscape = regexp.MustCompile(`\\(.)`)
@@ -38,7 +98,15 @@ const minPiece = 3
 // password = … pairs.
 func RedactDSN(dsn string) string {
 	if DSNScheme(dsn) == "" {
-		return keywordSecret.ReplaceAllString(dsn, "${1}${2}"+redacted)
+		var b strings.Builder
+		last := 0
+		for _, sp := range keywordSecrets(dsn) {
+			b.WriteString(dsn[last:sp[0]])
+			b.WriteString(redacted)
+			last = sp[1]
+		}
+		b.WriteString(dsn[last:])
+		return b.String()
 	}
 	u, err := url.Parse(dsn)
 	if err != nil {
@@ -65,8 +133,8 @@ func dsnSecrets(dsn string) []string {
 	dsn = strings.TrimSpace(dsn)
 	var found []string
 	if DSNScheme(dsn) == "" {
-		for _, m := range keywordSecret.FindAllStringSubmatch(dsn, -1) {
-			v := m[3]
+		for _, sp := range keywordSecrets(dsn) {
+			v := dsn[sp[0]:sp[1]]
 			found = append(found, v, backslashEscape.ReplaceAllString(strings.Trim(v, "'"), "$1"))
 		}
 	} else if u, err := url.Parse(dsn); err == nil {
@@ -89,7 +157,7 @@ func dsnSecrets(dsn string) []string {
 		out = append(out, s, strings.Trim(strconv.Quote(s), `"`))
 		for _, piece := range strings.Fields(s) {
 			if len(piece) >= minPiece {
-				out = append(out, piece)
+				out = append(out, piece, strings.Trim(strconv.Quote(piece), `"`))
 			}
 		}
 	}

@@ -82,3 +82,21 @@ func TestScrubShortSecret(t *testing.T) {
 		}
 	}
 }
+
+// TestRedactKeywordValues: a libpq value runs to the next keyword when
+// unquoted (libpq would refuse the words between, and pgx quotes the
+// string whole), to its closing quote when quoted, escapes included.
+func TestRedactKeywordValues(t *testing.T) {
+	for dsn, want := range map[string]string{
+		`password=a b c host=x`:                 `password=xxxxx host=x`,
+		`password="hunter2 tail" sslmode=x`:     `password=xxxxx sslmode=x`,
+		`password='it\'s here' user=bob`:        `password=xxxxx user=bob`,
+		`password=x\ y user=bob`:                `password=xxxxx user=bob`,
+		`host=db password=`:                     `host=db password=`,
+		`user=bob password = s1 sslpassword=s2`: `user=bob password = xxxxx sslpassword=xxxxx`,
+	} {
+		if got := RedactDSN(dsn); got != want {
+			t.Errorf("RedactDSN(%q) = %q, want %q", dsn, got, want)
+		}
+	}
+}
