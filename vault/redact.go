@@ -81,7 +81,9 @@ func scanWord(s string, i int, quoted bool) int {
 	return i
 }
 
-func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v' }
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'
+}
 
 // backslashEscape is one backslash escape of a libpq value.
 var backslashEscape = regexp.MustCompile(`\\(.)`)
