@@ -275,12 +275,23 @@ func FromLookup(lookup func(string) (string, bool)) (Config, error) {
 		v = strings.TrimSpace(v)
 		return v, ok && v != ""
 	}
+	dsnFrom := ""
 	if v, ok := get("MEMVAULT_DSN"); ok {
-		c.DSN = v
+		c.DSN, dsnFrom = v, "MEMVAULT_DSN"
 	} else if v, ok := get("DATABASE_URL"); ok {
-		c.DSN = v
+		c.DSN, dsnFrom = v, "DATABASE_URL"
 	}
 	if v, ok := get("MEMVAULT_DB"); ok {
+		switch dsnFrom {
+		case "MEMVAULT_DSN":
+			// The server would be used and the file ignored.
+			return c, fmt.Errorf("%w: MEMVAULT_DB and MEMVAULT_DSN both name a database: set MEMVAULT_DB for a SQLite file or MEMVAULT_DSN for a server, not both", ErrInvalidSetting)
+		case "DATABASE_URL":
+			// A variable named for memvault wins over the generic one,
+			// which another program of the environment may have set
+			// (PaaS set it for the application's own database).
+			c.DSN = ""
+		}
 		c.DBPath = v
 	}
 	if v, ok := get("MEMVAULT_SCHEMA"); ok {

@@ -159,3 +159,38 @@ func TestTTLConfigErrors(t *testing.T) {
 func lookup(env map[string]string) func(string) (string, bool) {
 	return func(k string) (string, bool) { v, ok := env[k]; return v, ok }
 }
+
+// TestDatabaseVariablesPrecedence: MEMVAULT_DB wins over the generic
+// DATABASE_URL another program may have exported (session 23 review:
+// import wrote into DATABASE_URL's server, the named file never made),
+// MEMVAULT_DSN over DATABASE_URL, and MEMVAULT_DB with MEMVAULT_DSN is an
+// error naming both.
+func TestDatabaseVariablesPrecedence(t *testing.T) {
+	for _, tc := range []struct {
+		env      map[string]string
+		dsn, db  string
+		errNames []string
+	}{
+		{env: map[string]string{"MEMVAULT_DB": "a.db", "DATABASE_URL": "postgres://h/app"}, db: "a.db"},
+		{env: map[string]string{"MEMVAULT_DSN": "postgres://h/mv", "DATABASE_URL": "postgres://h/app"}, dsn: "postgres://h/mv", db: DefaultDBPath},
+		{env: map[string]string{"DATABASE_URL": "postgres://h/app"}, dsn: "postgres://h/app", db: DefaultDBPath},
+		{env: map[string]string{"MEMVAULT_DB": "a.db", "MEMVAULT_DSN": "postgres://h/mv"}, errNames: []string{"MEMVAULT_DB", "MEMVAULT_DSN"}},
+	} {
+		c, err := FromLookup(lookup(tc.env))
+		if tc.errNames != nil {
+			if !errors.Is(err, ErrInvalidSetting) {
+				t.Errorf("%v: %v, want ErrInvalidSetting", tc.env, err)
+				continue
+			}
+			for _, n := range tc.errNames {
+				if !strings.Contains(err.Error(), n) {
+					t.Errorf("%v: %v does not name %s", tc.env, err, n)
+				}
+			}
+			continue
+		}
+		if err != nil || c.DSN != tc.dsn || c.DBPath != tc.db {
+			t.Errorf("%v: DSN %q, DBPath %q, %v; want %q, %q", tc.env, c.DSN, c.DBPath, err, tc.dsn, tc.db)
+		}
+	}
+}

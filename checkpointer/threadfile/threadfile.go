@@ -219,6 +219,12 @@ func importThreads(ctx context.Context, r io.Reader, saver checkpointer.Saver, t
 	if err != nil {
 		return st, err
 	}
+	if len(lines) == 0 {
+		// Export writes a line per checkpoint and refuses a thread without
+		// one: an empty file is what a failed export leaves (`export typo
+		// | import -`), and reporting "0 imported" would hide it.
+		return st, fmt.Errorf("%w: the file holds no line (an export that failed?)", ErrInvalidFile)
+	}
 	// The whole file is checked before anything is written, so a bad line
 	// never leaves the checkpoints before it behind.
 	if err := validate(ctx, lines, saver); err != nil {

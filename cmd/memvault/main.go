@@ -37,7 +37,18 @@ func (g *globals) config() (config.Config, error) {
 		// Two databases: the server would be used and --db ignored.
 		return config.Config{}, usagef("--db and --dsn both name a database: give --db for a SQLite file or --dsn for a server, not both")
 	}
-	c, err := config.FromLookup(g.lookup)
+	lookup := g.lookup
+	if g.dsn != "" || g.dbSet {
+		// The flag names the database: the environment's database
+		// variables, which it overrides, cannot conflict with it.
+		lookup = func(k string) (string, bool) {
+			if k == "MEMVAULT_DB" || k == "MEMVAULT_DSN" || k == "DATABASE_URL" {
+				return "", false
+			}
+			return g.lookup(k)
+		}
+	}
+	c, err := config.FromLookup(lookup)
 	if err != nil {
 		return c, err
 	}

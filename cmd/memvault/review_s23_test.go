@@ -27,6 +27,14 @@ func TestReviewS23EnvDBAndDatabaseURLBothSet(t *testing.T) {
 	if r.code == 2 || strings.Contains(r.stderr, "MEMVAULT_DB") {
 		return // refused, or the user is told: the promise holds
 	}
+	// Or MEMVAULT_DB, named for memvault, wins over the generic
+	// DATABASE_URL: the threads are in the file the user named.
+	if r.code == 0 {
+		l := cli(t, []string{"MEMVAULT_DB=" + db, "LANGGRAPH_AES_KEY=" + testKey}, "", "threads", "list")
+		if l.code == 0 && strings.Contains(l.stdout, "env-both") {
+			return
+		}
+	}
 	_, statErr := os.Stat(db)
 	t.Fatalf("MEMVAULT_DB=%s and DATABASE_URL both set: threads import exit %d, stdout %q, stderr %q; %s exists: %v — "+
 		"the threads went to DATABASE_URL's server and MEMVAULT_DB was ignored without a word", db, r.code, r.stdout, r.stderr, db, statErr == nil)

@@ -65,6 +65,9 @@ func newThreadsCmd(g *globals) *cobra.Command {
 		Short: "List threads with their checkpoint counts and latest checkpoint",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if listLimit < 0 {
+				return usagef("--limit must be >= 0")
+			}
 			return withHandle(cmd.Context(), g, func(h *handle) error {
 				return listThreads(cmd.Context(), cmd.OutOrStdout(), h, g.json, listLimit)
 			})
