@@ -534,7 +534,15 @@ const keyErasuresMark = "subject_key_erasures"
 // table that counts more (an erasure whose process died before telling
 // the database, or a database restored from an older backup) moves the
 // mark up.
-func checkKeyErasures(ctx context.Context, marks erasureMarks, t keys.Identified) error {
+//
+// Then it finishes, with erase, every erasure ForgetWith recorded the
+// intent of (erasureIntentMark) beyond the table's count: an erasure the
+// table does not record — its Forget killed before the key transaction,
+// or after it and the table then restored from a backup taken before
+// (which counts as many erasures as the database has seen, and holds the
+// destroyed keys). Without it, such a backup gave the erased subject's
+// values back. erase nil checks only.
+func checkKeyErasures(ctx context.Context, marks erasureMarks, t keys.Identified, erase func(context.Context, string) error) error {
 	// The database's count first: a Forget moves the table's count before
 	// the database's, so read in the other order a Forget running between
 	// the two reads made the rightful table look like a backup.
@@ -551,6 +559,21 @@ func checkKeyErasures(ctx context.Context, marks erasureMarks, t keys.Identified
 			"of the key table taken before an erasure, and still holds keys that erasure destroyed (point every process at the "+
 			"key table the erasures ran on, and never copy a live key table: move it)", ErrSubjectsChanged, have, seen)
 	}
+	for n, tries := have+1, 0; erase != nil && tries < maxIntents; n, tries = n+1, tries+1 {
+		subject, ok, err := marks.MarkValue(ctx, erasureIntentMark(n))
+		if err != nil {
+			return fmt.Errorf("vault: %w", err)
+		}
+		if !ok {
+			break
+		}
+		if err := erase(ctx, subject); err != nil {
+			return fmt.Errorf("vault: finish the erasure of %q the key table does not record (a Forget killed, or the key table restored from a backup): %w", subject, err)
+		}
+		if have, err = t.Erasures(ctx); err != nil {
+			return fmt.Errorf("vault: %w", err)
+		}
+	}
 	if have > seen {
 		if err := marks.AdvanceMark(ctx, keyErasuresMark, have); err != nil {
 			return fmt.Errorf("vault: %w", err)
@@ -559,13 +582,56 @@ func checkKeyErasures(ctx context.Context, marks erasureMarks, t keys.Identified
 	return nil
 }
 
-// refuseEmptyKeyTable refuses a key table that holds no key and never
-// erased anyone, for a database that used per-subject keys before and has
-// no key table pinned (a database marked before the pin existed, or whose
-// pin was deleted): pinning it would make erased subjects keys again. The
-// way out, for a database that never had a subject's key: pin the table's
-// id by hand.
-func refuseEmptyKeyTable(ctx context.Context, marks dataMarks, h *Handle) error {
+// maxIntents bounds the intents one check or claim walks: more erasures
+// begun at once than this are not told apart (each claim tries the next).
+const maxIntents = 1000
+
+// erasureIntentMark names the memvault_meta row ForgetWith writes, before
+// it destroys any key, to say which subject the n-th erasure of the key
+// table erases (the subject's id, as the audit trail and the key table's
+// erasure record keep it): checkKeyErasures finishes, in the key table, an
+// erasure the table does not count.
+func erasureIntentMark(n int64) string { return "subject_erasure_" + strconv.FormatInt(n, 10) }
+
+// claimErasure records the intent to erase subject (erasureIntentMark)
+// under the first number past both counts that no other erasure claimed:
+// of two Forgets claiming at once the first write wins the number and the
+// other takes the next.
+func claimErasure(ctx context.Context, marks erasureMarks, t keys.Identified, subject string) error {
+	seen, err := markCount(ctx, marks, keyErasuresMark)
+	if err != nil {
+		return fmt.Errorf("vault: %w", err)
+	}
+	have, err := t.Erasures(ctx)
+	if err != nil {
+		return fmt.Errorf("vault: %w", err)
+	}
+	for n, tries := max(seen, have)+1, 0; tries < maxIntents; n, tries = n+1, tries+1 {
+		name := erasureIntentMark(n)
+		if err := marks.Mark(ctx, name, subject); err != nil {
+			return fmt.Errorf("vault: %w", err)
+		}
+		if got, ok, err := marks.MarkValue(ctx, name); err != nil {
+			return fmt.Errorf("vault: %w", err)
+		} else if ok && got == subject {
+			return nil
+		}
+	}
+	return fmt.Errorf("vault: record the erasure of %q: %d erasures begun at once", subject, maxIntents)
+}
+
+// refuseUnprovenKeyTable refuses a key table not shown to be the one the
+// data's values were sealed with, for a database that used per-subject
+// keys before and has no key table pinned (a database marked before the
+// pin existed, or whose pin was deleted): pinning another table (a
+// mistyped MEMVAULT_KEY_TABLE or MEMVAULT_KEY_DSN, another application's)
+// would make erased subjects keys again. The proof is a stored value
+// sealed under a subject's key the table holds; the key census reads the
+// values' key ids (SQLite and PostgreSQL). Where there is none to read — a
+// backend without the census, or no subject's value left — the table must
+// not be empty. The way out, for a table known to be the right one: pin
+// its id by hand.
+func refuseUnprovenKeyTable(ctx context.Context, marks dataMarks, h *Handle) error {
 	if _, pinned, err := marks.MarkValue(ctx, subjectKeyTableMark); err != nil || pinned {
 		return err
 	}
@@ -573,21 +639,66 @@ func refuseEmptyKeyTable(ctx context.Context, marks dataMarks, h *Handle) error 
 	if !ok {
 		return nil
 	}
-	some, err := table.Page(ctx, "", 0, 1)
+	refuse := func(why string) error {
+		return fmt.Errorf("%w: this database kept data subjects' values under per-subject keys and has no key table pinned, "+
+			"and %s: it may not be the table the database used (a mistyped MEMVAULT_KEY_TABLE or MEMVAULT_KEY_DSN?); if it is, "+
+			"insert the row (name %q, value %q) into the database's memvault_meta", ErrSubjectsChanged, why, subjectKeyTableMark, h.keyTableID)
+	}
+	sealed, err := subjectKeyIDs(ctx, h)
 	if err != nil {
-		return fmt.Errorf("vault: %w", err)
+		return err
 	}
-	erasures, err := h.keyTable.Erasures(ctx)
+	if len(sealed) == 0 {
+		some, err := table.Page(ctx, "", 0, 1)
+		if err != nil {
+			return fmt.Errorf("vault: %w", err)
+		}
+		erasures, err := h.keyTable.Erasures(ctx)
+		if err != nil {
+			return fmt.Errorf("vault: %w", err)
+		}
+		if len(some) == 0 && erasures == 0 {
+			return refuse("the key table given holds no key and has erased no one")
+		}
+		return nil
+	}
+	// A page at a time, up to the first key of a stored value.
+	subject, version := "", 0
+	for {
+		page, err := table.Page(ctx, subject, version, 1000)
+		if err != nil {
+			return fmt.Errorf("vault: %w", err)
+		}
+		for _, k := range page {
+			if sealed[strings.ToLower(k.ID)] {
+				return nil
+			}
+		}
+		if len(page) < 1000 {
+			return refuse("the key table given holds none of the keys its values are sealed under")
+		}
+		subject, version = page[len(page)-1].Subject, page[len(page)-1].Version
+	}
+}
+
+// subjectKeyIDs returns the key ids the stored values are sealed under,
+// the loaded (master) keys left out: those of subjects' data keys. It is
+// empty where the backend has no key census.
+func subjectKeyIDs(ctx context.Context, h *Handle) (map[string]bool, error) {
+	if h.Backend != config.BackendSQLite && h.Backend != config.BackendPostgres {
+		return nil, nil
+	}
+	rows, err := h.Census(ctx)
 	if err != nil {
-		return fmt.Errorf("vault: %w", err)
+		return nil, err
 	}
-	if len(some) == 0 && erasures == 0 {
-		return fmt.Errorf("%w: this database kept data subjects' values under per-subject keys, and the key table given "+
-			"holds no key and has erased no one: it is not the table the database used (a mistyped MEMVAULT_KEY_TABLE or "+
-			"MEMVAULT_KEY_DSN?); to start this table for a database that never held a subject's key, insert the row "+
-			"(name %q, value %q) into its memvault_meta", ErrSubjectsChanged, subjectKeyTableMark, h.keyTableID)
+	ids := map[string]bool{}
+	for _, r := range rows {
+		if r.KeyID != "" && r.Role == "unknown" {
+			ids[r.KeyID] = true
+		}
 	}
-	return nil
+	return ids, nil
 }
 
 // subjectMapping is the canonical text of a subject mapping, as its mark
@@ -646,35 +757,51 @@ func requireSubjects(ctx context.Context, c config.Config, h *Handle) error {
 	if err != nil {
 		return fmt.Errorf("vault: %w", err)
 	}
-	switch {
-	case c.SubjectsOn() && !marked:
+	if !c.SubjectsOn() {
+		if marked {
+			return fmt.Errorf("%w: set MEMVAULT_SUBJECT_THREAD_SEPARATOR, MEMVAULT_SUBJECT_THREAD_METADATA or MEMVAULT_SUBJECT_NAMESPACE (and MEMVAULT_KEY_TABLE or MEMVAULT_KEY_DSN) as the processes that wrote it do", ErrSubjectsRequired)
+		}
+		return nil
+	}
+	if !c.DangerousSkipKeyCheck {
+		if err := pinSubjectKeys(ctx, marks, h, c.Subjects, marked); err != nil {
+			return err
+		}
+	}
+	// Marked last: a process that finds the mark finds the pins too (one
+	// opening the database at the same moment as the first, which found
+	// the mark and not yet the key table's pin, took the key table for
+	// an unproven one).
+	if !marked {
 		if err := marks.Mark(ctx, subjectsMark, "1"); err != nil {
 			return fmt.Errorf("vault: %w", err)
 		}
-	case !c.SubjectsOn() && marked:
-		return fmt.Errorf("%w: set MEMVAULT_SUBJECT_THREAD_SEPARATOR, MEMVAULT_SUBJECT_THREAD_METADATA or MEMVAULT_SUBJECT_NAMESPACE (and MEMVAULT_KEY_TABLE or MEMVAULT_KEY_DSN) as the processes that wrote it do", ErrSubjectsRequired)
 	}
-	if !c.SubjectsOn() || c.DangerousSkipKeyCheck {
-		return nil
-	}
-	if err := pinMark(ctx, marks, subjectMappingMark, subjectMapping(c.Subjects), "subject mapping"); err != nil {
+	return nil
+}
+
+// pinSubjectKeys pins the subject mapping and the key table on the
+// database, or checks them against the pins there (requireSubjects).
+func pinSubjectKeys(ctx context.Context, marks dataMarks, h *Handle, subjects keys.Subjects, marked bool) error {
+	if err := pinMark(ctx, marks, subjectMappingMark, subjectMapping(subjects), "subject mapping"); err != nil {
 		return err
 	}
-	if h.keyTableID != "" {
-		if marked {
-			if err := refuseEmptyKeyTable(ctx, marks, h); err != nil {
-				return err
-			}
-		}
-		if err := pinMark(ctx, marks, subjectKeyTableMark, h.keyTableID, "key table's id"); err != nil {
+	if h.keyTableID == "" {
+		return nil
+	}
+	if marked {
+		if err := refuseUnprovenKeyTable(ctx, marks, h); err != nil {
 			return err
 		}
-		if em, ok := marks.(erasureMarks); ok {
-			if err := checkKeyErasures(ctx, em, h.keyTable); err != nil {
-				return err
-			}
-			h.erasureMarks = em
+	}
+	if err := pinMark(ctx, marks, subjectKeyTableMark, h.keyTableID, "key table's id"); err != nil {
+		return err
+	}
+	if em, ok := marks.(erasureMarks); ok {
+		if err := checkKeyErasures(ctx, em, h.keyTable, h.eraseKeys); err != nil {
+			return err
 		}
+		h.erasureMarks = em
 	}
 	return nil
 }
@@ -971,7 +1098,7 @@ func (h *Handle) ForgetWith(ctx context.Context, subject string, opt ForgetOptio
 	if err := h.log(ctx, audit.OpSubjectErase, subject, subject); err != nil {
 		return keys.Receipt{}, err
 	}
-	e, err := h.Keys.StartErasure(ctx, subject)
+	e, err := h.beginErasure(ctx, subject)
 	if err != nil {
 		return keys.Receipt{}, err
 	}
@@ -979,7 +1106,7 @@ func (h *Handle) ForgetWith(ctx context.Context, subject string, opt ForgetOptio
 		// From now on a copy of the key table taken before is refused
 		// (checkKeyErasures); a run that dies here leaves it to the next
 		// process that opens the database, as a rerun does.
-		if err := checkKeyErasures(ctx, h.erasureMarks, h.keyTable); err != nil {
+		if err := checkKeyErasures(ctx, h.erasureMarks, h.keyTable, h.eraseKeys); err != nil {
 			return keys.Receipt{}, fmt.Errorf("vault: forget %q: keys destroyed; %w", subject, err)
 		}
 	}
@@ -1012,6 +1139,29 @@ func (h *Handle) ForgetWith(ctx context.Context, subject string, opt ForgetOptio
 		return pending(err)
 	}
 	return r, nil
+}
+
+// beginErasure is ForgetWith's first step after its audit record: the
+// intent written to the data database (claimErasure), then the erasure
+// recorded and the keys destroyed in the key table's transaction.
+func (h *Handle) beginErasure(ctx context.Context, subject string) (keys.Erasure, error) {
+	if h.erasureMarks != nil {
+		if err := h.Keys.Subjects().CheckSubject(subject); err != nil {
+			return keys.Erasure{}, err
+		}
+		if err := claimErasure(ctx, h.erasureMarks, h.keyTable, subject); err != nil {
+			return keys.Erasure{}, err
+		}
+	}
+	return h.Keys.StartErasure(ctx, subject)
+}
+
+// eraseKeys records subject's erasure and destroys its keys in the key
+// table (checkKeyErasures finishing an erasure the table does not record;
+// the rows go when Forget runs again, as after any killed erasure).
+func (h *Handle) eraseKeys(ctx context.Context, subject string) error {
+	_, err := h.Keys.StartErasure(ctx, subject)
+	return err
 }
 
 // drainWrites lets v (a saver or a store, possibly wrapped) finish the
