@@ -1,0 +1,225 @@
+package redissaver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/memvault/memvault/backends/redis/redistest"
+	"github.com/memvault/memvault/checkpointer"
+	"github.com/memvault/memvault/checkpointer/checkpointertest"
+	"github.com/memvault/memvault/memvaulttest/testkeys"
+)
+
+// checkedSaver is a Saver whose every put and pending writes take the
+// large path (a MULTI: EVAL of a check, then plain writes; see bigPut).
+func checkedSaver(t testing.TB, rdb redis.UniversalClient, opt Options) *Saver {
+	t.Helper()
+	opt.Prefix = redistest.Prefix()
+	s, err := New(rdb, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.d.bigPut, s.d.bigWrites = -1, -1
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+// TestConformanceLarge: the conformance suite with every put and pending
+// writes on the large path, on both servers, plaintext and with
+// per-subject keys (fenced writes), and on a cluster.
+func TestConformanceLarge(t *testing.T) {
+	for _, v := range redistest.Versions {
+		t.Run(fmt.Sprintf("redis%d", v), func(t *testing.T) {
+			t.Parallel()
+			rdb := redistest.Shared(t, v).Client(t)
+			t.Run("plaintext", func(t *testing.T) {
+				checkpointertest.Run(t, func(t *testing.T) checkpointer.Saver { return checkedSaver(t, rdb, Options{}) })
+			})
+			t.Run("subjects", func(t *testing.T) {
+				checkpointertest.Run(t, func(t *testing.T) checkpointer.Saver {
+					return checkedSaver(t, rdb, Options{Serde: testkeys.Subjects(t)})
+				})
+			})
+		})
+	}
+	t.Run("cluster8", func(t *testing.T) {
+		t.Parallel()
+		rdb := redistest.StartCluster(t, 8).Client(t)
+		checkpointertest.Run(t, func(t *testing.T) checkpointer.Saver { return checkedSaver(t, rdb, Options{}) })
+	})
+}
+
+// TestRefusedLargeWriteLeavesNothing: a large put or pending writes whose
+// check refuses — the thread locked by another operation (LOCKED), a
+// lease run out (LOST), the erasure fence moved (FENCED), the parent gone
+// (MISSING) — changes nothing: the values and writes the MULTI carried
+// after the check fail on the poisoned key, which is back as it was, and
+// no hold key remains; on a thread holding data and on one holding none,
+// on both servers.
+func TestRefusedLargeWriteLeavesNothing(t *testing.T) {
+	for _, v := range redistest.Versions {
+		t.Run(fmt.Sprintf("redis%d", v), func(t *testing.T) {
+			ctx := context.Background()
+			rdb := redistest.Shared(t, v).Client(t)
+			s := checkedSaver(t, rdb, Options{})
+			d := s.d
+			big := strings.Repeat("v", 100)
+			cfg, err := s.Put(ctx, checkpointer.Config{ThreadID: "full"}, newValues(s, 0, big), nil, map[string]string{"a": "1", "b": "1"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := s.PutWrites(ctx, cfg, []checkpointer.Write{{Channel: "w", Value: big}}, "task", ""); err != nil {
+				t.Fatal(err)
+			}
+			for _, thread := range []string{"full", "empty"} {
+				k := d.keys(thread)
+				put := func(parent string, needs bool) *batch {
+					p := &checkpointer.PutRows{Thread: thread, ID: checkpointer.NewID(9), Parent: parent, NeedsParent: needs, V: 4,
+						Type: "json", Doc: []byte(`{"v":4}`), Meta: []byte(`{}`), Versions: map[string]string{"a": "9", "b": "9"},
+						Values: []checkpointer.ValueRow{{Channel: "a", Version: "9", Type: "json", Data: []byte(`"new a"`)},
+							{Channel: "b", Version: "9", Type: "json", Data: []byte(`"new b"`)}}}
+					b, _, err := d.putBatch(p)
+					if err != nil {
+						t.Fatal(err)
+					}
+					return b
+				}
+				writes := func(upsert bool) *batch {
+					return d.writesBatch(&checkpointer.WriteRows{Thread: thread, Checkpoint: cfg.CheckpointID, Task: "task2", Upsert: upsert,
+						Rows: []checkpointer.WriteRow{{Idx: 0, Channel: "w", Type: "json", Data: []byte(`"new w"`)},
+							{Idx: 1, Channel: "x", Type: "json", Data: []byte(`"new x"`)}}})
+				}
+				fenced := func(b *batch) *batch {
+					b.fence(d.fc.key(d.fc.slot(k)), 12345)
+					return b
+				}
+				before := snapshotAll(t, s, thread)
+				for _, c := range []struct {
+					name, token, lock, want string
+					b                       *batch
+				}{
+					{"put locked", "", "other", replyLocked, put("", false)},
+					{"put lost", "mine", "", replyLost, put("", false)},
+					{"put lost to another", "mine", "other", replyLost, put("", false)},
+					{"put fenced", "", "", replyFenced, fenced(put("", false))},
+					{"put missing", "", "", replyMissing, put("gone", true)},
+					{"writes locked", "", "other", replyLocked, writes(false)},
+					{"upserts locked", "", "other", replyLocked, writes(true)},
+					{"writes lost", "mine", "", replyLost, writes(false)},
+					{"writes fenced", "", "", replyFenced, fenced(writes(true))},
+				} {
+					if c.b.check == "" {
+						t.Fatalf("%s: not on the large path", c.name)
+					}
+					if c.lock != "" {
+						if err := rdb.Set(ctx, k.lock, c.lock, time.Minute).Err(); err != nil {
+							t.Fatal(err)
+						}
+					}
+					r, err := d.run(ctx, c.token, c.b)
+					if err != nil || !strings.HasPrefix(r, c.want) {
+						t.Fatalf("%s on thread %q: %q, %v; want %s", c.name, thread, r, err, c.want)
+					}
+					if err := rdb.Del(ctx, k.lock).Err(); err != nil {
+						t.Fatal(err)
+					}
+					if after := snapshotAll(t, s, thread); !maps.EqualFunc(before, after, slices.Equal) {
+						t.Fatalf("%s on thread %q changed it:\nbefore %q\nafter  %q", c.name, thread, before, after)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestLargeWriteAfterScriptFlush: with the server's script cache empty
+// (a restart, a failover, SCRIPT FLUSH), a large put's check still runs
+// (EVAL, not EVALSHA, whose NOSCRIPT inside MULTI would leave the writes
+// after it unchecked): a put whose parent is gone stores nothing, and a
+// put and pending writes that pass are stored, on both servers.
+func TestLargeWriteAfterScriptFlush(t *testing.T) {
+	for _, v := range redistest.Versions {
+		t.Run(fmt.Sprintf("redis%d", v), func(t *testing.T) {
+			ctx := context.Background()
+			rdb := redistest.Shared(t, v).Client(t)
+			s := checkedSaver(t, rdb, Options{})
+			if err := rdb.ScriptFlush(ctx).Err(); err != nil {
+				t.Fatal(err)
+			}
+			gone := checkpointer.Config{ThreadID: "t", CheckpointID: checkpointer.NewID(0)}
+			// Channel b inherited: the put needs its parent.
+			_, err := s.Put(ctx, gone, newValues(s, 1, "x"), nil, map[string]string{"a": "1"})
+			if !errors.Is(err, checkpointer.ErrParentMissing) {
+				t.Fatalf("a put after a missing parent: %v, want ErrParentMissing", err)
+			}
+			if n, err := rdb.Exists(ctx, s.d.keys("t").fixed()...).Result(); err != nil || n != 0 {
+				t.Fatalf("the refused put left %d keys (%v)", n, err)
+			}
+			if err := rdb.ScriptFlush(ctx).Err(); err != nil {
+				t.Fatal(err)
+			}
+			cfg, err := s.Put(ctx, checkpointer.Config{ThreadID: "t"}, newValues(s, 2, "y"), nil, map[string]string{"a": "1", "b": "1"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := s.PutWrites(ctx, cfg, []checkpointer.Write{{Channel: "w", Value: "z"}}, "task", ""); err != nil {
+				t.Fatal(err)
+			}
+			tup, err := s.GetTuple(ctx, cfg)
+			if err != nil || tup == nil || tup.Checkpoint.ChannelValues["a"] != "y" || len(tup.PendingWrites) != 1 {
+				t.Fatalf("the put after SCRIPT FLUSH reads as %+v, %v", tup, err)
+			}
+		})
+	}
+}
+
+// newValues is checkpoint n with channels a and b holding value.
+func newValues(s *Saver, n int, value string) *checkpointer.Checkpoint {
+	return &checkpointer.Checkpoint{V: 4, ID: checkpointer.NewID(n), TS: time.Now(),
+		ChannelValues: map[string]any{"a": value, "b": value}, ChannelVersions: map[string]string{"a": "1", "b": "1"}}
+}
+
+// snapshotAll is snapshotThread with the writes hashes of the test's
+// checkpoints, the lock and every hold key (which must not exist).
+func snapshotAll(t *testing.T, s *Saver, thread string) map[string][]string {
+	t.Helper()
+	ctx := context.Background()
+	out := snapshotThread(t, s, thread)
+	k := s.d.keys(thread)
+	holds := []string{k.lock}
+	for _, key := range append(k.fixed(), k.lock) {
+		holds = append(holds, key+sep)
+	}
+	keys, err := s.d.rdb.Keys(ctx, s.d.prefix+":{"+thread+"}:*").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range append(keys, holds...) {
+		if _, ok := out[key]; ok {
+			continue
+		}
+		typ, err := s.d.rdb.Type(ctx, key).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[key] = []string{typ}
+		if typ == "hash" {
+			m, err := s.d.rdb.HGetAll(ctx, key).Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, f := range slices.Sorted(maps.Keys(m)) {
+				out[key] = append(out[key], f, m[f])
+			}
+		}
+	}
+	return out
+}
