@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -222,4 +223,100 @@ func snapshotAll(t *testing.T, s *Saver, thread string) map[string][]string {
 		}
 	}
 	return out
+}
+
+// txRecorder keeps the commands of every MULTI/EXEC whose first command
+// is an EVAL of a check script, as sent.
+type txRecorder struct {
+	mu  sync.Mutex
+	txs [][][]any
+}
+
+func (r *txRecorder) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (r *txRecorder) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+
+func (r *txRecorder) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		if len(cmds) > 2 && cmds[0].Name() == "multi" {
+			if a := cmds[1].Args(); len(a) > 1 && a[0] == "eval" && (a[1] == putCheckLua || a[1] == writesCheckLua) {
+				var tx [][]any
+				for _, c := range cmds[1 : len(cmds)-1] {
+					tx = append(tx, slices.Clone(c.Args()))
+				}
+				r.mu.Lock()
+				r.txs = append(r.txs, tx)
+				r.mu.Unlock()
+			}
+		}
+		return next(ctx, cmds)
+	}
+}
+
+// TestLargePutSentAgain is TestPutSentAgain on the large path: a put's
+// and a pending write's MULTI/EXEC sent again after they were applied —
+// and after the thread moved on — reply OK and change nothing (the check
+// passes again, its writes and the plain HSETNX and HSET are idempotent),
+// on both servers.
+func TestLargePutSentAgain(t *testing.T) {
+	for _, v := range redistest.Versions {
+		t.Run(fmt.Sprintf("redis%d", v), func(t *testing.T) {
+			ctx := context.Background()
+			rdb := redistest.Shared(t, v).Client(t)
+			rec := &txRecorder{}
+			rdb.AddHook(rec)
+			s := checkedSaver(t, rdb, Options{})
+			cfg := checkpointer.Config{ThreadID: "t"}
+			ver := ""
+			var second checkpointer.Config
+			for n := range 3 {
+				ver = s.NextVersion(ver)
+				cp := &checkpointer.Checkpoint{V: 4, ID: checkpointer.NewID(n),
+					ChannelValues: map[string]any{"n": float64(n)}, ChannelVersions: map[string]string{"n": ver}}
+				var err error
+				if cfg, err = s.Put(ctx, cfg, cp, checkpointer.Metadata{"step": n}, cp.ChannelVersions); err != nil {
+					t.Fatal(err)
+				}
+				if n == 1 {
+					second = cfg
+				}
+				ws := []checkpointer.Write{{Channel: "out", Value: float64(n)}, {Channel: checkpointer.ChannelError, Value: "e"}}
+				if err := s.PutWrites(ctx, cfg, ws[:1], "task", ""); err != nil {
+					t.Fatal(err)
+				}
+				if err := s.PutWrites(ctx, cfg, ws[1:], "task", ""); err != nil {
+					t.Fatal(err)
+				}
+			}
+			rec.mu.Lock()
+			sent := slices.Clone(rec.txs)
+			rec.mu.Unlock()
+			if len(sent) != 9 {
+				t.Fatalf("%d transactions recorded for 3 puts and 6 writes", len(sent))
+			}
+			before := snapshotThread(t, s, "t")
+			for i, tx := range sent {
+				var check *redis.Cmd
+				if _, err := rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+					check = p.Do(ctx, tx[0]...)
+					for _, a := range tx[1:] {
+						p.Do(ctx, a...)
+					}
+					return nil
+				}); err != nil && !strings.Contains(err.Error(), "no such key") {
+					t.Fatalf("transaction %d sent again: %v", i, err)
+				}
+				if r, err := check.Text(); err != nil || r != replyOK {
+					t.Fatalf("transaction %d sent again: %q, %v; want OK", i, r, err)
+				}
+			}
+			if after := snapshotThread(t, s, "t"); !maps.EqualFunc(before, after, slices.Equal) {
+				t.Fatalf("the transactions sent again changed the thread:\nbefore %q\nafter  %q", before, after)
+			}
+			tup, err := s.GetTuple(ctx, second)
+			if err != nil || tup == nil || tup.Checkpoint.ChannelValues["n"] != float64(1) || len(tup.PendingWrites) != 2 || tup.ParentConfig == nil {
+				t.Fatalf("checkpoint 1 after the transactions sent again: %+v, %v", tup, err)
+			}
+		})
+	}
 }
