@@ -320,3 +320,64 @@ func TestLargePutSentAgain(t *testing.T) {
 		})
 	}
 }
+
+// TestRefusedLargeWriteCluster: on a Redis 7 and a Redis 8 cluster, a
+// refused large put and pending writes (the check renames and poisons
+// keys it was not given, in its thread's slot) leave the thread's values
+// and writes as they were, and no hold key.
+func TestRefusedLargeWriteCluster(t *testing.T) {
+	for _, v := range redistest.Versions {
+		t.Run(fmt.Sprintf("redis%d", v), func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			rdb := redistest.StartCluster(t, v).Client(t)
+			s := checkedSaver(t, rdb, Options{})
+			cfg, err := s.Put(ctx, checkpointer.Config{ThreadID: "t"}, newValues(s, 0, "old"), nil, map[string]string{"a": "1", "b": "1"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := s.PutWrites(ctx, cfg, []checkpointer.Write{{Channel: "w", Value: "old"}}, "task", ""); err != nil {
+				t.Fatal(err)
+			}
+			k := s.d.keys("t")
+			wk := k.writes("", cfg.CheckpointID)
+			read := func() []map[string]string {
+				var out []map[string]string
+				for _, key := range []string{k.val, wk} {
+					m, err := rdb.HGetAll(ctx, key).Result()
+					if err != nil {
+						t.Fatal(err)
+					}
+					out = append(out, m)
+				}
+				return out
+			}
+			before := read()
+			if err := rdb.Set(ctx, k.lock, "other", time.Minute).Err(); err != nil {
+				t.Fatal(err)
+			}
+			p := &checkpointer.PutRows{Thread: "t", ID: checkpointer.NewID(1), V: 4, Doc: []byte(`{"v":4}`), Meta: []byte(`{}`),
+				Versions: map[string]string{"a": "2"}, Values: []checkpointer.ValueRow{{Channel: "a", Version: "2", Type: "json", Data: []byte(`"new"`)}}}
+			b, _, err := s.d.putBatch(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wb := s.d.writesBatch(&checkpointer.WriteRows{Thread: "t", Checkpoint: cfg.CheckpointID, Task: "task2",
+				Rows: []checkpointer.WriteRow{{Idx: 0, Channel: "w", Type: "json", Data: []byte(`"new"`)}}})
+			for _, b := range []*batch{b, wb} {
+				if r, err := s.d.run(ctx, "", b); err != nil || r != replyLocked {
+					t.Fatalf("a large write on a locked thread: %q, %v; want LOCKED", r, err)
+				}
+			}
+			if after := read(); !slices.EqualFunc(before, after, maps.Equal) {
+				t.Fatalf("the refused writes changed the thread: before %v, after %v", before, after)
+			}
+			if n, err := rdb.Exists(ctx, k.val+sep).Result(); err != nil || n != 0 {
+				t.Fatalf("a hold key remains (%d, %v)", n, err)
+			}
+			if n, err := rdb.Exists(ctx, wk+sep).Result(); err != nil || n != 0 {
+				t.Fatalf("a hold key remains (%d, %v)", n, err)
+			}
+		})
+	}
+}
