@@ -62,7 +62,32 @@
 // lock and its guards (the parent a put continues must be stored), then
 // writes. A put is one script (HSET, HSETNX for the first parent and for
 // values already stored, ZADD); so is a task's pending writes, and each
-// removal of one thread. Reads are MULTI blocks: a checkpoint's record,
+// removal of one thread.
+//
+// A large put (more than 6 KiB of new values) or task's pending writes
+// (more than 3 KiB of records) is one MULTI/EXEC instead, so that its
+// bytes do not enter Lua (each costs the server ~12 instructions there,
+// ~1.2 as a plain command's argument): EVAL of a check script (the same
+// checks and small writes, without the values or writes), then the
+// values (HSETNX) or writes (HSETNX, or HSET to replace) as plain
+// commands, then RENAME P:val· P:val and HDEL P:val "" (the writes hash
+// likewise). When the check refuses (LOCKED, LOST, FENCED, MISSING), it
+// poisons that key first: it adds the empty field "", renames the key to
+// its hold name (the key and a NUL byte) and sets the key to a string,
+// so the plain writes fail with WRONGTYPE; the RENAME then puts the hash
+// back over the string and the HDEL drops the empty field (and the key,
+// when it held nothing before). A refused write therefore leaves nothing
+// behind: no value or write field, no hold key, no string — no orphan to
+// sweep, nothing sealed under an erased subject's keys. EXEC runs it all
+// with no other client in between, so no reader sees a poisoned key. When
+// the check passes, the RENAME fails (no hold key; expected) and the HDEL
+// finds nothing. The check is sent with EVAL, not EVALSHA: inside MULTI a
+// script missing from the server's cache (after a restart, a failover,
+// SCRIPT FLUSH) fails with NOSCRIPT and the commands after it run
+// anyway, unchecked. A server out of memory refuses the whole EXEC.
+// Small writes keep one EVALSHA: MULTI costs ~5 000 instructions per
+// queued command and EVAL ~45 000 for hashing its source, more than the
+// bench's ~2.5 KB put spends on its bytes in Lua. Reads are MULTI blocks: a checkpoint's record,
 // parent and writes in one, its values and its head in a second; a
 // checkpoint written again or removed between the two (its stamp
 // changed) is read again, and since a removal deletes a checkpoint and

@@ -49,6 +49,10 @@ type driver struct {
 	// on a cluster the index lies in another slot and is kept beside the
 	// script (indexAndRun, settleIndex).
 	single bool
+	// bigPut, bigWrites: a put whose values, or pending writes whose
+	// records, hold more bytes go as a MULTI with plain writes (bigPut in
+	// script.go; tests lower them).
+	bigPut, bigWrites int
 }
 
 var _ checkpointer.Driver = (*driver)(nil)
@@ -821,6 +825,19 @@ func (d *driver) putBatch(p *checkpointer.PutRows) (*batch, *head, error) {
 	rec := make([]byte, 0, partLen(len(p.Type))+partLen(len(p.Doc))+partLen(len(p.Meta)))
 	rec = appendPart(appendPart(appendStrPart(rec, p.Type), p.Doc), p.Meta)
 	b.args = append(b.args, guard, f, rec, p.Parent, h.pack(), nsID(p.ID, p.NS), index)
+	size := 0
+	for _, val := range p.Values {
+		size += len(val.Data)
+	}
+	if size > d.bigPut {
+		// The values go as plain HSETNX after putCheckLua (see bigPut).
+		b.script, b.check, b.poison = nil, putCheckLua, k.val
+		b.writes = make([]write, 0, len(p.Values))
+		for _, val := range p.Values {
+			b.writes = append(b.writes, write{nx: true, field: valField(p.NS, val.Channel, val.Version), value: packValue(val)})
+		}
+		return b, &h, nil
+	}
 	for _, val := range p.Values {
 		// HSETNX: a stored (channel, version) keeps its first value.
 		b.args = append(b.args, valField(p.NS, val.Channel, val.Version), packValue(val))
@@ -835,6 +852,29 @@ func (d *driver) writesBatch(w *checkpointer.WriteRows) *batch {
 	upsert := 0
 	if w.Upsert {
 		upsert = 1
+	}
+	size := 0
+	for _, r := range w.Rows {
+		size += len(r.Data)
+	}
+	if size > d.bigWrites {
+		// The writes go as plain commands after writesCheckLua (see
+		// bigPut).
+		b.script, b.check, b.poison = nil, writesCheckLua, b.keys[2]
+		b.args = append(make([]any, 2, 3), nsID(w.NS, w.Checkpoint))
+		if w.Upsert {
+			fv := make([]any, 0, 2*len(w.Rows))
+			for _, r := range w.Rows {
+				fv = append(fv, writeField(w.Task, r.Idx), packWrite(w.Path, r))
+			}
+			b.writes = []write{{fv: fv}}
+			return b
+		}
+		b.writes = make([]write, 0, len(w.Rows))
+		for _, r := range w.Rows {
+			b.writes = append(b.writes, write{nx: true, field: writeField(w.Task, r.Idx), value: packWrite(w.Path, r)})
+		}
+		return b
 	}
 	b.args = make([]any, 2, 4+2*len(w.Rows))
 	b.args = append(b.args, upsert, nsID(w.NS, w.Checkpoint))

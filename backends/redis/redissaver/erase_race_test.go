@@ -20,8 +20,13 @@ import (
 	"github.com/memvault/memvault/memvaulttest/childproc"
 )
 
-// raceSpec tells TestHelperEraseRaceWriter where to write.
-type raceSpec struct{ Addr, Prefix, KeyFile string }
+// raceSpec tells TestHelperEraseRaceWriter where to write, and how many
+// bytes to add to each value (Pad: 8 KB takes the large path of puts and
+// pending writes).
+type raceSpec struct {
+	Addr, Prefix, KeyFile string
+	Pad                   int
+}
 
 // stalledTable is a key table whose key checks return late: the writer
 // stalls between its fence check and its write, as any process may (a
@@ -58,6 +63,7 @@ func TestHelperEraseRaceWriter(t *testing.T) {
 		t.Fatal(err)
 	}
 	done := childproc.StdinClosed()
+	pad := strings.Repeat(".", spec.Pad)
 	stored, refused := 0, 0
 	for n := 0; ; n++ {
 		select {
@@ -68,11 +74,11 @@ func TestHelperEraseRaceWriter(t *testing.T) {
 		}
 		thread := fmt.Sprintf("carol-%d", n%3)
 		cp := &checkpointer.Checkpoint{V: 4, ID: checkpointer.NewID(n), TS: time.Now(),
-			ChannelValues:   map[string]any{"notes": "carol is allergic to peanuts"},
+			ChannelValues:   map[string]any{"notes": "carol is allergic to peanuts" + pad},
 			ChannelVersions: map[string]string{"notes": s.NextVersion("")}}
 		cfg, err := s.Put(ctx, checkpointer.Config{ThreadID: thread}, cp, nil, cp.ChannelVersions)
 		if err == nil {
-			err = s.PutWrites(ctx, cfg, []checkpointer.Write{{Channel: "notes", Value: "takes insulin"}}, "task", "")
+			err = s.PutWrites(ctx, cfg, []checkpointer.Write{{Channel: "notes", Value: "takes insulin" + pad}}, "task", "")
 		}
 		switch {
 		case err == nil:
@@ -94,7 +100,16 @@ func TestHelperEraseRaceWriter(t *testing.T) {
 // leaves nothing of the subject behind: no key of its threads appears
 // afterwards. A write that checked its key before the destruction and
 // ran its script after the deletion would bring a sealed value back.
+// "large": values and writes of 8 KB more, on the large path (a
+// MULTI/EXEC whose check, refused by the fence, poisons the key the
+// values go to).
 func TestEraseRace(t *testing.T) {
+	t.Run("small", func(t *testing.T) { eraseRace(t, 0) })
+	t.Run("large", func(t *testing.T) { eraseRace(t, 8<<10) })
+}
+
+// eraseRace is TestEraseRace with pad bytes added to every value.
+func eraseRace(t *testing.T, pad int) {
 	srv := redistest.Shared(t, 8)
 	prefix := redistest.Prefix()
 	ctx := context.Background()
@@ -111,7 +126,7 @@ func TestEraseRace(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	child := childproc.Start(t, "TestHelperEraseRaceWriter", raceSpec{Addr: srv.Addr, Prefix: prefix, KeyFile: keyFile})
+	child := childproc.Start(t, "TestHelperEraseRaceWriter", raceSpec{Addr: srv.Addr, Prefix: prefix, KeyFile: keyFile, Pad: pad})
 	if line := <-child.Lines; line != "writing" {
 		t.Fatalf("the writer process: %q", line)
 	}

@@ -111,7 +111,7 @@ func New(rdb redis.UniversalClient, opt Options) (*Saver, error) {
 // newDriver is the driver of a Saver (New checked the options).
 func newDriver(rdb redis.UniversalClient, prefix string, lease time.Duration) *driver {
 	_, single := rdb.(*redis.Client)
-	return &driver{rdb: rdb, prefix: prefix, lease: lease, fc: newFenceCache(rdb, prefix), stampBase: newToken() + ".", single: single}
+	return &driver{rdb: rdb, prefix: prefix, lease: lease, fc: newFenceCache(rdb, prefix), stampBase: newToken() + ".", single: single, bigPut: bigPut, bigWrites: bigWrites}
 }
 
 // DrainWrites makes every write of a data subject's values that checked

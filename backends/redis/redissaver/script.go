@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -133,6 +134,111 @@ redis.call('ZADD', KEYS[2], 0, ARGV[4])
 return 'OK'
 `)
 
+// # Large puts and pending writes: the bytes stay out of Lua
+//
+// A put whose new values hold more than bigPut bytes, or a task's pending
+// writes whose records hold more than bigWrites, is one MULTI/EXEC instead: EVAL of a check
+// script, then the values or the writes as plain commands (HSETNX, HSET),
+// then RENAME hold key and HDEL key "" for the key they go to. Callgrind
+// (server instructions per op, Redis 8) put ~12 instructions on every
+// byte that enters Lua as an argument (each Lua string is hashed whole as
+// it is interned), ~1.2 on a plain command's argument, and ~5 000 on
+// every command a MULTI queues: for the bench's put (~2.5 KB) the script
+// costs 146 k and the MULTI 150 k (195 k with EVAL), but at ~28 KB of new
+// values the script costs 537 k and the MULTI with EVAL 254 k.
+//
+// A refused check must leave the values or writes unwritten, but MULTI
+// runs every queued command. So the check, when it refuses, poisons the
+// key they go to (checkGuardLua's refuse): it adds an empty field (so
+// that the key exists), renames the key to its hold name (the key and a
+// NUL byte: no key of the layout holds one), and sets the key to a
+// string; the plain writes after it then fail with WRONGTYPE and store
+// nothing, and RENAME hold key and HDEL key "" put the key back as it
+// was. When the check passes, that RENAME finds no hold key (an error the
+// driver expects) and the HDEL no field. EXEC runs it all without another
+// client in between, so no one sees a poisoned key. The check is EVAL,
+// not EVALSHA: a script missing from the server's cache (a restart, a
+// failover, SCRIPT FLUSH) fails with NOSCRIPT inside MULTI and the plain
+// writes after it would run unchecked; EVAL costs hashing the source
+// (SHA1, twice: ~45 k instructions for ~900 bytes), which is why small
+// writes keep their one EVALSHA.
+
+// bigPut and bigWrites are the sizes (bytes of a put's new values, of a
+// task's write records) above which a put or pending writes is a MULTI
+// with plain writes rather than one script (see above): where the two
+// cost the same server instructions, measured with callgrind on Redis 8
+// (a put at ~5.6 KB of values, pending writes at ~3 KB of records).
+const (
+	bigPut    = 6 << 10
+	bigWrites = 3 << 10
+)
+
+// checkGuardLua opens the check scripts: refuse (which poisons KEYS[P]
+// and returns its reply), then the lock and fence checks as guardLua's.
+const checkGuardLua = `
+local function refuse(r)
+  local k = KEYS[P]
+  redis.call('HSETNX', k, '', '')
+  redis.call('RENAME', k, k .. '\0')
+  redis.call('SET', k, '')
+  return r
+end
+local tok = ARGV[1]
+local held = redis.call('GET', KEYS[1])
+if tok == '' then
+  if held then return refuse('LOCKED') end
+elseif held ~= tok then
+  return refuse('LOST')
+end
+if ARGV[2] ~= '' then
+  local cur = redis.call('GET', KEYS[#KEYS]) or '0'
+  if cur ~= ARGV[2] then return refuse('FENCED:' .. cur) end
+end
+`
+
+// putCheckLua is a large put's check: putScript without its values,
+// which follow as plain HSETNX; it poisons the values hash (KEYS[7]) when
+// it refuses. KEYS and ARGV as putScript's, without the values.
+var putCheckLua = compactLua(`local P = 7` + checkGuardLua + `
+if ARGV[3] ~= '' and redis.call('HEXISTS', KEYS[2], ARGV[3]) == 0 then return refuse('MISSING') end
+local new = false
+if ARGV[9] == '' then new = redis.call('EXISTS', KEYS[6]) == 0 end
+local f = ARGV[4]
+redis.call('HSET', KEYS[2], f, ARGV[5])
+redis.call('HSETNX', KEYS[3], f, ARGV[6])
+redis.call('HSET', KEYS[4], f, ARGV[7])
+redis.call('ZADD', KEYS[5], 0, f)
+redis.call('ZADD', KEYS[6], 0, ARGV[8])
+if ARGV[9] ~= '' then redis.call('ZADD', KEYS[8], 0, ARGV[9]) end
+if new then return 'NEW' end
+return 'OK'
+`)
+
+// writesCheckLua is a large pending writes' check: writesScript without
+// its writes, which follow as plain HSET (replace) or HSETNX (keep); it
+// poisons the writes hash (KEYS[3]) when it refuses. KEYS as
+// writesScript's; ARGV: token, fence value ("" for none), the member
+// ns·id.
+var writesCheckLua = compactLua(`local P = 3` + checkGuardLua + `
+redis.call('ZADD', KEYS[2], 0, ARGV[3])
+return 'OK'
+`)
+
+// compactLua is src without its indentation and line breaks: EVAL hashes
+// the source at every call.
+func compactLua(src string) string {
+	var b strings.Builder
+	for line := range strings.Lines(src) {
+		if line = strings.TrimSpace(line); line != "" {
+			if b.Len() > 0 {
+				b.WriteByte(' ')
+			}
+			b.WriteString(line)
+		}
+	}
+	return b.String()
+}
+
 // renewScript extends a lease held with the token.
 var renewScript = redis.NewScript(`
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
@@ -159,12 +265,20 @@ const (
 // stack limit (8000 values); longer commands are split.
 const maxArgs = 1000
 
-// batch is one batchScript call being built.
+// batch is one batchScript call being built, or a put's or pending
+// writes' own script (script), or their check and plain writes (check).
 type batch struct {
 	// script, when set, runs the batch instead of batchScript, with
 	// ARGV args, whose first two (the token and the fence value) argv
 	// sets (putScript, writesScript).
-	script   *redis.Script
+	script *redis.Script
+	// check, when set, is the source of a check script (putCheckLua,
+	// writesCheckLua) run with EVAL in a MULTI/EXEC before writes, with
+	// ARGV args as script's; poison is the key it poisons when it
+	// refuses, the key of writes.
+	check    string
+	writes   []write
+	poison   string
 	args     []any
 	fenceKey int // index in keys, 0 for none
 	fenceVal int64
@@ -172,6 +286,20 @@ type batch struct {
 	kidx     map[string]int
 	cmds     []any
 }
+
+// write is one plain command of a checked batch: HSETNX field value when
+// nx, else HSET field value [field value ...] (fv), on the batch's
+// poison key.
+type write struct {
+	nx    bool
+	field string
+	value any
+	fv    []any
+}
+
+// dedicated reports whether b runs a script of its own (script or
+// check) rather than batchScript.
+func (b *batch) dedicated() bool { return b.script != nil || b.check != "" }
 
 func newBatch(k keys) *batch {
 	b := &batch{kidx: map[string]int{}}
@@ -210,7 +338,7 @@ func (b *batch) empty() bool { return len(b.cmds) == 0 }
 // fence makes the batch fail with FENCED unless the fence counter key
 // holds v.
 func (b *batch) fence(key string, v int64) {
-	if b.script != nil {
+	if b.dedicated() {
 		// The dedicated scripts find the counter last in KEYS; a retry
 		// names the same one (the thread's slot does not change).
 		if b.fenceKey == 0 {
@@ -224,7 +352,7 @@ func (b *batch) fence(key string, v int64) {
 }
 
 func (b *batch) argv(token string) []any {
-	if b.script != nil {
+	if b.dedicated() {
 		fv := ""
 		if b.fenceKey > 0 {
 			fv = strconv.FormatInt(b.fenceVal, 10)
@@ -249,11 +377,71 @@ func (b *batch) run() *redis.Script {
 
 // run runs b with token: its reply, or the error of the call.
 func (d *driver) run(ctx context.Context, token string, b *batch) (string, error) {
+	if b.check != "" {
+		return d.runChecked(ctx, token, b)
+	}
 	r, err := b.run().Run(ctx, d.rdb, b.keys, b.argv(token)...).Text()
 	if err != nil {
 		return "", err
 	}
 	return r, nil
+}
+
+// runChecked runs a checked batch: MULTI, EVAL of its check, its writes,
+// RENAME hold key and HDEL key "" for its poison key (see bigPut),
+// EXEC. Its reply is the check's.
+func (d *driver) runChecked(ctx context.Context, token string, b *batch) (string, error) {
+	var check *redis.Cmd
+	var restore *redis.StatusCmd
+	writes := make([]redis.Cmder, 0, len(b.writes))
+	cmds, err := d.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		check = p.Eval(ctx, b.check, b.keys, b.argv(token)...)
+		for _, w := range b.writes {
+			if w.nx {
+				writes = append(writes, p.HSetNX(ctx, b.poison, w.field, w.value))
+			} else {
+				writes = append(writes, p.HSet(ctx, b.poison, w.fv...))
+			}
+		}
+		restore = p.Rename(ctx, b.poison+sep, b.poison)
+		p.HDel(ctx, b.poison, "")
+		return nil
+	})
+	if check == nil || check.Err() != nil {
+		// Nothing ran (a connection error; EXECABORT: a command refused
+		// as queued, for memory say) or the check failed as a script.
+		return "", firstErr(cmds, err)
+	}
+	r, _ := check.Val().(string)
+	switch r {
+	case replyOK, replyNew:
+		for _, w := range writes {
+			if err := w.Err(); err != nil {
+				return "", fmt.Errorf("redis: a write after its check: %w", err)
+			}
+		}
+	default:
+		// Refused: the writes failed on the poisoned key, which must be
+		// back.
+		if err := restore.Err(); err != nil {
+			return "", fmt.Errorf("redis: restoring a key after a refused write: %w", err)
+		}
+	}
+	return r, nil
+}
+
+// firstErr is the first error of cmds that says why a transaction was
+// discarded (a command refused as queued, not EXECABORT), else err.
+func firstErr(cmds []redis.Cmder, err error) error {
+	for _, c := range cmds {
+		if e := c.Err(); e != nil && !strings.HasPrefix(e.Error(), "EXECABORT") {
+			return e
+		}
+	}
+	if err == nil {
+		err = errors.New("redis: the transaction ran nothing")
+	}
+	return err
 }
 
 // runDirect runs b outside Update: while the thread is locked by an

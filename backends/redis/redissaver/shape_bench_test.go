@@ -31,7 +31,13 @@ import (
 // one HSET). Each reports the client's CPU time per op and the server's
 // (INFO cpu): run with -count 3 for modes interleaved by rounds.
 func BenchmarkShape(b *testing.B) {
-	text := strings.Repeat("The quick brown fox jumps over the lazy dog. ", 4)
+	// MEMVAULT_BENCH_TEXT=n repeats the sentence n times (4 by
+	// default): larger states.
+	rep := 4
+	if n, err := strconv.Atoi(os.Getenv("MEMVAULT_BENCH_TEXT")); err == nil && n > 0 {
+		rep = n
+	}
+	text := strings.Repeat("The quick brown fox jumps over the lazy dog. ", rep)
 	values := map[string]any{
 		"messages": []any{map[string]any{"role": "user", "content": text}, map[string]any{"role": "assistant", "content": text}},
 		"context":  map[string]any{"user_id": "u-123", "plan": "premium", "notes": text},
