@@ -287,15 +287,26 @@ func (h *Handle) unsupported(feature string) error {
 }
 
 // checkExternalKeys is checkValueKeys for a registered backend, whose
-// values vault cannot read without its client: it decodes the latest
-// checkpoint of the first thread the saver lists (one thread, one tuple:
-// it scans nothing) and refuses to go on (ErrKeyNotLoaded) when its
+// values vault cannot read without its client: it decodes one stored
+// checkpoint — the saver's SampleTuple where it has one (MongoDB: the
+// first document found), else the latest of the first thread it lists
+// (Redis: its thread index) — and refuses to go on (ErrKeyNotLoaded) when its
 // values are sealed under a key no loaded key opens, or sealed while no
 // key is loaded.
 //
 // allowPlaintext is checkValueKeys's: without it a plaintext value read
 // with a key loaded (serde.ErrPlaintextRefused) is ErrPlaintextData.
 func (h *Handle) checkExternalKeys(ctx context.Context, _ bool) error {
+	if s, ok := h.Saver.(interface {
+		SampleTuple(ctx context.Context) (*checkpointer.Tuple, error)
+	}); ok {
+		// A value found without reading every thread (MongoDB).
+		_, err := s.SampleTuple(ctx)
+		if err := h.classifyProbe(err); err != nil {
+			return err
+		}
+		return h.checkExternalStoreKey(ctx)
+	}
 	lister, ok := h.Saver.(checkpointer.ThreadLister)
 	if !ok {
 		return nil

@@ -191,6 +191,27 @@ func (s *Saver) Sweep(ctx context.Context, policy checkpointer.RetentionPolicy, 
 	return rep, nil
 }
 
+// SampleTuple returns the latest checkpoint of the thread and namespace of
+// the first checkpoint document the server finds — no sort, no scan — or
+// nil when the collection holds none: a stored value to decrypt, for
+// vault's check at Open that the configured key opens the database's
+// values. (ListThreads, which that check used, reads every checkpoint
+// document's ids to order the threads.)
+func (s *Saver) SampleTuple(ctx context.Context) (*checkpointer.Tuple, error) {
+	var doc struct {
+		Thread string `bson:"thread_id"`
+		NS     string `bson:"checkpoint_ns"`
+	}
+	err := s.d.cps.FindOne(ctx, bson.D{}, options.FindOne().SetProjection(bson.D{{Key: fThread, Value: 1}, {Key: fNS, Value: 1}})).Decode(&doc)
+	if errors.Is(err, mongo.ErrNoDocuments) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("mongosaver: sample: %w", err)
+	}
+	return s.GetTuple(ctx, checkpointer.Config{ThreadID: doc.Thread, CheckpointNS: doc.NS})
+}
+
 // Close stops the retention sweeper, if any, and lets go of the thread
 // leases this Saver kept between writes (sticky.go), so that other
 // processes need not wait for them to expire. It does not disconnect the
