@@ -21,7 +21,8 @@ PostgreSQL (--dsn) it creates its own tables in a schema of its own and drops th
 afterwards, and prints the cluster's durability settings first (fsync,
 synchronous_commit, full_page_writes, ...): figures are comparable only between
 runs on the same settings. --backend sqlite measures a temporary SQLite file
-instead (store: every operation; checkpointer: --workload and --scale). --json
+instead (store: every operation; checkpointer: the classic operations with the
+audited column, --workload and --scale). --json
 prints JSON lines: one {"cluster":{...}} object, then one object per row. checkpointer --js interop/js adds a column for JS
 LangGraph's PostgresSaver run by node in the same alternating slices (its client
 CPU is node's); store --js interop/js adds one for JS LangGraph's PostgresStore,
@@ -34,7 +35,7 @@ in its column).`,
 	var sto bench.StoreOptions
 	cp := &cobra.Command{
 		Use:   "checkpointer",
-		Short: "put, put_writes, get_tuple and list(10) on PostgreSQL; --workload and --scale also on SQLite (--backend sqlite)",
+		Short: "put, put_writes, get_tuple and list(10) on PostgreSQL or SQLite (--backend sqlite); --workload and --scale",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := refuseZero(cmd); err != nil {
@@ -71,7 +72,7 @@ in its column).`,
 	f.IntVar(&cpo.Scale, "scale", 0, "seed this many checkpoints (over --threads threads) and measure get_tuple, get_tuple_by_id, list10 and put next to --scale-base checkpoints of the same thread shape (0: off)")
 	f.IntVar(&cpo.Threads, "threads", bench.DefaultThreads, "with --scale: threads the checkpoints are spread over")
 	f.IntVar(&cpo.ScaleBase, "scale-base", bench.DefaultScaleBase, "with --scale: checkpoints of the small data set measured beside it")
-	f.StringVar(&common.Backend, "backend", "postgres", `"postgres", "sqlite" (a temporary file; raw SQL on the same file as baseline) for --workload and --scale, "mongodb" or "redis" (--dsn mongodb://… or redis://…, which also select them; the Go driver or go-redis as baseline)`)
+	f.StringVar(&common.Backend, "backend", "postgres", `"postgres", "sqlite" (a temporary file; raw SQL on the same file as baseline), "mongodb" or "redis" (--dsn mongodb://… or redis://…, which also select them; the Go driver or go-redis as baseline)`)
 	f.StringVar(&common.JSDir, "js", "", "also measure JS LangGraph's saver (node): PostgresSaver from interop/js, or on mongodb:// MongoDBSaver from backends/mongodb/mongosaver/testdata/js — a directory holding bench.mjs and its node_modules")
 	st := &cobra.Command{
 		Use:   "store",

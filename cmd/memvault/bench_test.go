@@ -57,7 +57,7 @@ func TestBenchFlagsRefused(t *testing.T) {
 	}{
 		{[]string{"checkpointer", "--backend", "mysql", "--workload", "messages"}, `--backend: "mysql" (want postgres or sqlite)`},
 		{[]string{"checkpointer", "--workload", "bigger"}, `--workload: "bigger" (want messages)`},
-		{[]string{"checkpointer", "--backend", "sqlite"}, "--backend sqlite runs --workload messages and/or --scale N"},
+		{[]string{"checkpointer", "--backend", "sqlite", "--js", "interop/js"}, "--js measures JS LangGraph's PostgresSaver"},
 		{[]string{"checkpointer", "--backend", "sqlite", "--scale", "100", "--threads", "1000"}, "--scale 100 over --threads 1000"},
 		{[]string{"checkpointer", "--backend", "sqlite", "--scale", "1000000", "--threads", "10"}, "--scale 1000000 over --threads 10"},
 		{[]string{"checkpointer", "--backend", "sqlite", "--workload", "messages", "--ops", "list"}, `unknown operation "list"`},

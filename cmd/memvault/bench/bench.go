@@ -61,9 +61,10 @@ type Options struct {
 	// "sqlite".
 	DSN string
 	// Backend is "postgres" (or "") or "sqlite": a temporary file, removed
-	// afterwards, with raw SQL on the same file as the baseline. The
-	// checkpointer bench runs on SQLite only the workloads of
-	// CheckpointerOptions.Workload and Scale. The checkpointer bench also
+	// afterwards, with raw SQL on the same file as the baseline: the
+	// checkpointer bench's classic operations (with the audited column),
+	// or the workloads of CheckpointerOptions.Workload and Scale. The
+	// checkpointer bench also
 	// takes BackendMongoDB and BackendRedis (DSN the server's URL): the
 	// classic operations and the growing-messages workload, next to the
 	// same operations through the Go driver or go-redis.
@@ -187,6 +188,9 @@ func (o CheckpointerOptions) Check() error {
 	}
 	bf, sf := o.params(), o.shapes()
 	if !sf.active() {
+		if o.Backend == "sqlite" && o.JSDir != "" {
+			return optionf("--js measures JS LangGraph's PostgresSaver: not with --backend sqlite")
+		}
 		return bf.checkOps("put", "put_writes", "get_tuple", "get_tuple_by_id", "list10")
 	}
 	if err := sf.check(); err != nil {
@@ -279,6 +283,9 @@ func RunCheckpointer(ctx context.Context, w io.Writer, o CheckpointerOptions) er
 			}
 		}
 		return benchShapes(ctx, w, o.DSN, o.JSON, bf, sf, o.JSDir)
+	}
+	if o.Backend == "sqlite" {
+		return benchClassicSQLite(ctx, w, o.JSON, bf)
 	}
 	if err := o.needDSN(); err != nil {
 		return err

@@ -206,3 +206,14 @@ func storeRun(o StoreOptions) func(ctx context.Context, w *bytes.Buffer) error {
 func cpRun(o CheckpointerOptions) func(ctx context.Context, w *bytes.Buffer) error {
 	return func(ctx context.Context, w *bytes.Buffer) error { return RunCheckpointer(ctx, w, o) }
 }
+
+// TestCheckpointerSQLiteClassic runs the classic operations on SQLite:
+// every op at both concurrencies for raw SQL, the library's savers and
+// the audited column (its trail in the data's file).
+func TestCheckpointerSQLiteClassic(t *testing.T) {
+	o := CheckpointerOptions{Options: Options{Backend: "sqlite", Duration: 300 * time.Millisecond, Concurrency: 2,
+		Ops: []string{"put", "put_writes", "get_tuple", "list10"}, JSON: true}}
+	out := runBench(t, cpRun(o))
+	_, rows := benchRows(t, out)
+	wantRows(t, rows, o.Ops, []string{"raw-sql", "plaintext", "encrypted", auditedMode}, 1, 2)
+}

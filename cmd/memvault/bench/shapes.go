@@ -46,9 +46,10 @@ const (
 )
 
 // active reports whether the shape workloads run instead of the classic
-// bench.
+// bench (which runs on PostgreSQL and SQLite; check refuses other
+// backends).
 func (sf shapeParams) active() bool {
-	return sf.workload != "" || sf.scale > 0 || (sf.backend != "" && sf.backend != "postgres")
+	return sf.workload != "" || sf.scale > 0 || (sf.backend != "" && sf.backend != "postgres" && sf.backend != "sqlite")
 }
 
 // check refuses shapes the workloads cannot run.

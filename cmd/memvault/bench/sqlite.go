@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 
 	"github.com/memvault/memvault/checkpointer"
 )
@@ -366,4 +367,24 @@ func (r *rawSQLite) seedTemplate(ctx context.Context, t *template, n int) error 
 		}
 	}
 	return nil
+}
+
+// benchClassicSQLite is the classic checkpointer bench (put, put_steady,
+// put_writes, get_tuple, get_tuple_by_id, list10) on a temporary SQLite
+// file: the library's savers and the audited column next to raw SQL on
+// the same file.
+func benchClassicSQLite(ctx context.Context, out io.Writer, asJSON bool, bf params) error {
+	be, err := sqliteShapeBackend(ctx)
+	if err != nil {
+		return err
+	}
+	defer be.close()
+	p := &benchPrinter{out: out, json: asJSON}
+	if !asJSON {
+		fmt.Fprintf(out, "checkpointer bench on %s: %s per row, concurrency 1 and %d\n", be.name, bf.duration, bf.concurrency)
+	}
+	if err := p.settings(be.settings); err != nil {
+		return err
+	}
+	return benchClassicEnv(ctx, p, be, bf, nil)
 }
