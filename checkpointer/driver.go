@@ -154,6 +154,51 @@ type DriverCapabilities struct {
 	// containment, as LangGraph's `metadata @> filter`), so the engine
 	// neither checks it again nor withholds the Limit.
 	ExactFilter bool
+	// KeepLatest: the Driver is a LatestKeeper, which removes all but the
+	// newest checkpoint of each namespace in one call (a storage that
+	// runs it as one round trip declares it). The engine then prunes with
+	// it instead of reading heads and removing what its rule picks.
+	KeepLatest bool
+}
+
+// LatestKeeper is a Driver that runs a KeepLatest removal itself (see
+// DriverCapabilities.KeepLatest). The rule is the engine's: it says when
+// to prune and passes every parameter the driver needs, so the driver
+// holds no LangGraph constant.
+type LatestKeeper interface {
+	// KeepLatest removes, atomically, in every namespace of k.Threads:
+	//   - every checkpoint but the newest (greatest id) stored when the
+	//     removal begins, with its writes;
+	//   - every write set whose checkpoint is not stored when the writes
+	//     are removed (an orphan), in any namespace of the threads;
+	// except the k.SendsChannel writes of a removed checkpoint (or an
+	// orphan) that is the parent of a checkpoint still stored whose
+	// format ("v" of its document, a JSON number) is below k.SendsBefore:
+	// that checkpoint reads its pending sends from them. Then it removes
+	// the value rows of the threads that no stored checkpoint of their
+	// namespace references at their version.
+	//
+	// It is safe against concurrent puts as Lock and Remove together
+	// are: a put continuing a checkpoint it removes either commits first,
+	// and then the new checkpoint, its writes and the values it
+	// references stay, or waits for the removal and fails with
+	// ErrParentMissing, storing nothing; the newest checkpoint of a
+	// namespace is not locked, so a put continuing it never waits for
+	// the removal nor fails because of it. Unknown threads are no error.
+	KeepLatest(ctx context.Context, k KeepLatest) error
+}
+
+// KeepLatest is a LatestKeeper's removal.
+type KeepLatest struct {
+	// Threads are the threads pruned, sorted, each once.
+	Threads []string
+	// SendsChannel is the channel of the writes a checkpoint before
+	// format SendsBefore reads from its parent as its pending sends
+	// (ChannelTasks).
+	SendsChannel string
+	// SendsBefore is the first format that keeps its pending sends as
+	// its own writes (4).
+	SendsBefore int
 }
 
 // DriverQuery selects the checkpoints of a Scan.

@@ -37,16 +37,20 @@ type driver struct {
 	topo *pgcitus.Topology
 }
 
-var _ checkpointer.Driver = (*driver)(nil)
+var (
+	_ checkpointer.Driver       = (*driver)(nil)
+	_ checkpointer.LatestKeeper = (*driver)(nil)
+)
 
 // Name implements checkpointer.Driver.
 func (*driver) Name() string { return "postgres" }
 
 // Capabilities implements checkpointer.Driver: metadata @> filter is
-// exact, Python LangGraph shares the tables, and a write inserts its audit
-// record in its own statement (put) or batch (put_writes).
+// exact, Python LangGraph shares the tables, a write inserts its audit
+// record in its own statement (put) or batch (put_writes), and a prune is
+// one batch (KeepLatest).
 func (*driver) Capabilities() checkpointer.DriverCapabilities {
-	return checkpointer.DriverCapabilities{ExactFilter: true, InlineParentValues: true, TxRecords: true}
+	return checkpointer.DriverCapabilities{ExactFilter: true, InlineParentValues: true, TxRecords: true, KeepLatest: true}
 }
 
 // Load implements checkpointer.Driver with one statement: the checkpoint
@@ -426,6 +430,11 @@ var headsSettings = pgcitus.Forms{
 	`SELECT set_config('jit', 'off', true)`,
 }
 
+var pruneSettings = pgcitus.Forms{
+	`SELECT set_config('plan_cache_mode', 'force_generic_plan', true), set_config('jit', 'off', true), set_config('work_mem', '32MB', true)`,
+	`SELECT set_config('jit', 'off', true), set_config('work_mem', '32MB', true)`,
+}
+
 const removalSettings = `SELECT set_config('plan_cache_mode', 'force_custom_plan', true), set_config('jit', 'off', true),
 	set_config('work_mem', '32MB', true)`
 
@@ -476,6 +485,28 @@ func deleteThreadsBatch(b *pgx.Batch, q *queries, topo *pgcitus.Topology, thread
 		gc.QueryRow(func(row pgx.Row) error { return row.Scan(&counts.Blobs) })
 	}
 	return b
+}
+
+// KeepLatest implements checkpointer.LatestKeeper with one batch, one
+// round trip, one implicit transaction (see queries.keepLatest): the lock
+// and delete of the older checkpoints (one statement per thread on
+// Citus), then the orphan writes and the values in later statements.
+func (d *driver) KeepLatest(ctx context.Context, k checkpointer.KeepLatest) error {
+	d.topo.Distributed(ctx, d.db) // for QueueLock
+	err := pgretry.Owned(ctx, d.own, func() error {
+		b := &pgx.Batch{}
+		if d.own {
+			b.Queue(d.topo.Form(pruneSettings))
+		}
+		d.topo.QueueLock(b, d.q.keepLatest, k.Threads)
+		b.Queue(d.q.orphanWrites, k.Threads, k.SendsChannel, k.SendsBefore)
+		b.Queue(d.q.gcThreads, k.Threads)
+		return d.db.SendBatch(ctx, b).Close()
+	})
+	if err != nil {
+		return fmt.Errorf("prune: %w", err)
+	}
+	return nil
 }
 
 // columns splits removals into the columns of their rows, and of their
