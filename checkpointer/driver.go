@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"iter"
+	"slices"
 	"strings"
 )
 
@@ -397,6 +398,24 @@ type WriteFence interface {
 type FenceStatement struct {
 	SQL  string
 	Args []any
+}
+
+// Blobs returns p's Values and Inline rows together and, for each,
+// whether it is one of Inline: sorted by channel when there are Inline
+// rows, so that concurrent puts to a thread take their rows' locks in one
+// order (Values alone are by channel already).
+func (p *PutRows) Blobs() ([]ValueRow, []bool) {
+	if len(p.Inline) == 0 {
+		return p.Values, make([]bool, len(p.Values))
+	}
+	rows := slices.SortedFunc(slices.Values(slices.Concat(p.Values, p.Inline)), func(a, b ValueRow) int {
+		return strings.Compare(a.Channel, b.Channel)
+	})
+	inline := make([]bool, len(rows))
+	for i, r := range rows {
+		inline[i] = slices.ContainsFunc(p.Inline, func(v ValueRow) bool { return v.Channel == r.Channel && v.Version == r.Version })
+	}
+	return rows, inline
 }
 
 // ErrParentMissing is the error a driver returns when p.NeedsParent and

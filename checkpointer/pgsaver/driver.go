@@ -213,11 +213,7 @@ func writeRows(flat [][]byte) ([]checkpointer.WriteRow, bool) {
 // Threads implements checkpointer.Driver: one range scan of the primary
 // key.
 func (d *driver) Threads(ctx context.Context, after string, limit int) ([]string, error) {
-	rows, err := d.db.Query(ctx, d.q.threads, after, limit)
-	if err != nil {
-		return nil, err
-	}
-	return sqlrows.Strings(rows)
+	return sqlrows.Threads(ctx, query(d.db), d.q.threads, after, limit)
 }
 
 // ThreadInfos implements checkpointer.Driver with one aggregate query,
@@ -227,11 +223,7 @@ func (d *driver) ThreadInfos(ctx context.Context) iter.Seq2[checkpointer.ThreadI
 }
 
 // query is sqlrows.Query on db.
-func query(db DB) sqlrows.Query {
-	return func(ctx context.Context, sql string, args ...any) (sqlrows.Rows, error) {
-		return db.Query(ctx, sql, args...)
-	}
-}
+func query(db DB) sqlrows.Query { return sqlrows.QueryOf(db.Query) }
 
 // Put implements checkpointer.Driver: one statement (after the fence's),
 // one round trip.
@@ -272,19 +264,11 @@ func putStatement(q *queries, p *checkpointer.PutRows) (string, []any) {
 	if p.Parent != "" {
 		parent = &p.Parent
 	}
-	blobs := p.Values
-	if len(p.Inline) > 0 {
-		// Concurrent puts to a thread lock rows in one order.
-		blobs = slices.SortedFunc(slices.Values(slices.Concat(p.Values, p.Inline)), func(a, b checkpointer.ValueRow) int {
-			return strings.Compare(a.Channel, b.Channel)
-		})
-	}
+	blobs, inl := p.Blobs()
 	n := len(blobs)
-	chans, vers, types := make([]string, n), make([]string, n), make([]string, n)
-	data, inl := make([][]byte, n), make([]bool, n)
+	chans, vers, types, data := make([]string, n), make([]string, n), make([]string, n), make([][]byte, n)
 	for i, bl := range blobs {
 		chans[i], vers[i], types[i], data[i] = bl.Channel, bl.Version, bl.Type, bl.Data
-		inl[i] = len(p.Inline) > 0 && isInline(p, bl)
 	}
 	stmt, args := q.putCkpt, []any{p.Thread, p.NS, p.ID, parent, json.RawMessage(p.Doc), json.RawMessage(p.Meta),
 		chans, vers, types, data, inl, p.NeedsParent}
@@ -298,16 +282,6 @@ func putStatement(q *queries, p *checkpointer.PutRows) (string, []any) {
 		args = append(args, p.Record.Values...)
 	}
 	return stmt, args
-}
-
-// isInline reports whether bl is one of p's Inline rows.
-func isInline(p *checkpointer.PutRows, bl checkpointer.ValueRow) bool {
-	for _, v := range p.Inline {
-		if v.Channel == bl.Channel && v.Version == bl.Version {
-			return true
-		}
-	}
-	return false
 }
 
 // PutWrites implements checkpointer.Driver: one statement, one round trip
