@@ -39,8 +39,8 @@ type queries struct {
 	lockThreads   string
 	deleteThreads string
 	// keepLatest runs once per thread on Citus, as lock does.
-	keepLatest   string
-	orphanWrites string
+	keepLatest    string
+	orphanWrites  string
 	thread        [3]string // every row of a thread (sqlrows.Thread)
 	putCkptsCopy  string
 	putBlobsCopy  string
