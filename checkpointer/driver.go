@@ -16,6 +16,9 @@ import (
 // __pregel_tasks writes a kept v<4 checkpoint reads), re-sealing on copy,
 // atomic import — and hands the driver rows to store, rows to fetch and
 // sets of rows to delete. A driver stores and fetches; it decides nothing.
+// A driver may declare a capability that runs a whole rule in the storage
+// (DriverCapabilities.KeepLatest): the engine still says when, with every
+// parameter, and the conformance suite holds it to the engine's rule.
 //
 // The interface is UNSTABLE: it changes as the MongoDB and Redis drivers
 // land. DO NOT IMPLEMENT IT outside memvault yet; depend on the Saver
@@ -348,7 +351,8 @@ type HeadSelector struct {
 	// is one of these (a JSON string).
 	RunIDs []string
 	// Orphans: the orphan write sets are wanted too. The engine asks only
-	// when its rule removes them (a prune, an idle thread of a sweep):
+	// when its rule removes them (a prune without KeepLatest, an idle
+	// thread of a sweep):
 	// finding them costs a SQL driver a pass over the writes. A driver
 	// may return them regardless.
 	Orphans bool

@@ -335,8 +335,10 @@ func writesStatement(q *queries, w *checkpointer.WriteRows) (string, []any) {
 // savepoint of the caller's, on a saver bound to one), run again when
 // PostgreSQL aborted it to break a deadlock. The transaction spends no
 // round trip of its own (pgdb.Tx): a removal's BEGIN goes with its lock
-// (pgTx.Lock) and its COMMIT with its deletes (pgTx.Remove), so a prune
-// is three round trips: the heads, the lock, the removal.
+// (pgTx.Lock) and its COMMIT with its deletes (pgTx.Remove), so a
+// removal (a sweep's batch, DeleteForRuns, DeleteCheckpoint) is three
+// round trips: the heads, the lock, the removal. A prune is one
+// (KeepLatest).
 func (d *driver) Update(ctx context.Context, fn func(checkpointer.DriverTx) error) error {
 	return pgretry.Owned(ctx, d.own, func() error {
 		d.topo.Distributed(ctx, d.db) // for the statements' forms
@@ -461,7 +463,7 @@ func deleteThreadsBatch(b *pgx.Batch, q *queries, topo *pgcitus.Topology, thread
 // KeepLatest implements checkpointer.LatestKeeper with one batch, one
 // round trip, one implicit transaction (see queries.keepLatest): the lock
 // and delete of the older checkpoints (one statement per thread on
-// Citus), then the orphan writes and the values in later statements.
+// Citus), then the orphan writes and the values in a later statement.
 func (d *driver) KeepLatest(ctx context.Context, k checkpointer.KeepLatest) error {
 	d.topo.Distributed(ctx, d.db) // for Form and QueueLock
 	return pgretry.Owned(ctx, d.own, func() error {
@@ -471,7 +473,6 @@ func (d *driver) KeepLatest(ctx context.Context, k checkpointer.KeepLatest) erro
 		}
 		d.topo.QueueLock(b, d.q.keepLatest, k.Threads)
 		b.Queue(d.q.orphanWrites, k.Threads, k.SendsChannel, k.SendsBefore)
-		b.Queue(d.q.gcThreads, k.Threads)
 		return d.db.SendBatch(ctx, b).Close()
 	})
 }

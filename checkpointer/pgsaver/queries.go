@@ -38,13 +38,13 @@ type queries struct {
 	gcThreads     string
 	lockThreads   string
 	deleteThreads string
-	// keepLatest runs once per thread on Citus, as lock does.
-	keepLatest    string
-	orphanWrites  string
-	thread        [3]string // every row of a thread (sqlrows.Thread)
-	putCkptsCopy  string
-	putBlobsCopy  string
-	putWritesCopy string
+	// keepLatest runs once per thread on Citus, as lock does; orphanWrites
+	// (a prune's writes and values) once.
+	keepLatest, orphanWrites string
+	thread                   [3]string // every row of a thread (sqlrows.Thread)
+	putCkptsCopy             string
+	putBlobsCopy             string
+	putWritesCopy            string
 }
 
 func buildQueries(schema string) queries {
@@ -280,7 +280,9 @@ SELECT (SELECT count(*) FROM c), (SELECT count(*) FROM w)`)
 	// of the threads whose checkpoint is not stored, but for the $2
 	// (sends) writes of the parent of a stored checkpoint whose format is
 	// before $3: a v<4 checkpoint a put stored during the wait reads them
-	// too. gcThreads collects the values last.
+	// too; in the same statement, as gcThreads, the values no stored
+	// checkpoint references go (one snapshot for both: they touch
+	// different tables).
 	q.keepLatest = f(`WITH keep AS (
 	SELECT DISTINCT ON (thread_id, checkpoint_ns) thread_id, checkpoint_ns, checkpoint_id FROM {checkpoints}
 	WHERE thread_id = ANY($1) ORDER BY thread_id, checkpoint_ns, checkpoint_id DESC
@@ -291,11 +293,13 @@ SELECT (SELECT count(*) FROM c), (SELECT count(*) FROM w)`)
 )
 DELETE FROM {checkpoints} WHERE thread_id = ANY($1) AND (thread_id, checkpoint_ns, checkpoint_id) NOT IN (SELECT * FROM keep)
 	AND (SELECT count(*) FROM locked) >= 0`)
-	q.orphanWrites = f(`DELETE FROM {writes} w WHERE w.thread_id = ANY($1) AND NOT EXISTS (
-	SELECT 1 FROM {checkpoints} c WHERE c.thread_id = w.thread_id AND c.checkpoint_ns = w.checkpoint_ns AND c.checkpoint_id = w.checkpoint_id
-) AND NOT (w.channel = $2 AND EXISTS (
-	SELECT 1 FROM {checkpoints} k WHERE k.thread_id = w.thread_id AND k.checkpoint_ns = w.checkpoint_ns AND k.parent_checkpoint_id = w.checkpoint_id
-		AND jsonb_typeof(k.checkpoint -> 'v') = 'number' AND k.checkpoint -> 'v' < to_jsonb($3::int)))`)
+	q.orphanWrites = strings.Replace(q.gcThreads, "WITH live AS (", f(`WITH w AS (
+	DELETE FROM {writes} w WHERE w.thread_id = ANY($1) AND NOT EXISTS (
+		SELECT 1 FROM {checkpoints} c WHERE c.thread_id = w.thread_id AND c.checkpoint_ns = w.checkpoint_ns AND c.checkpoint_id = w.checkpoint_id
+	) AND NOT (w.channel = $2 AND EXISTS (
+		SELECT 1 FROM {checkpoints} k WHERE k.thread_id = w.thread_id AND k.checkpoint_ns = w.checkpoint_ns AND k.parent_checkpoint_id = w.checkpoint_id
+			AND jsonb_typeof(k.checkpoint -> 'v') = 'number' AND k.checkpoint -> 'v' < to_jsonb($3::int)))
+), live AS (`), 1)
 
 	// Every row of a thread (CopyThread), and their copies, replacing the
 	// destination's rows with the same keys.
