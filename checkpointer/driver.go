@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"iter"
+	"slices"
 	"strings"
 )
 
@@ -15,6 +16,9 @@ import (
 // __pregel_tasks writes a kept v<4 checkpoint reads), re-sealing on copy,
 // atomic import — and hands the driver rows to store, rows to fetch and
 // sets of rows to delete. A driver stores and fetches; it decides nothing.
+// A driver may declare a capability that runs a whole rule in the storage
+// (DriverCapabilities.KeepLatest): the engine still says when, with every
+// parameter, and the conformance suite holds it to the engine's rule.
 //
 // The interface is UNSTABLE: it changes as the MongoDB and Redis drivers
 // land. DO NOT IMPLEMENT IT outside memvault yet; depend on the Saver
@@ -154,6 +158,51 @@ type DriverCapabilities struct {
 	// containment, as LangGraph's `metadata @> filter`), so the engine
 	// neither checks it again nor withholds the Limit.
 	ExactFilter bool
+	// KeepLatest: the Driver is a LatestKeeper, which removes all but the
+	// newest checkpoint of each namespace in one call (a storage that
+	// runs it as one round trip declares it). The engine then prunes with
+	// it instead of reading heads and removing what its rule picks.
+	KeepLatest bool
+}
+
+// LatestKeeper is a Driver that runs a KeepLatest removal itself (see
+// DriverCapabilities.KeepLatest). The rule is the engine's: it says when
+// to prune and passes every parameter the driver needs, so the driver
+// holds no LangGraph constant.
+type LatestKeeper interface {
+	// KeepLatest removes, atomically, in every namespace of k.Threads:
+	//   - every checkpoint but the newest (greatest id) stored when the
+	//     removal begins, with its writes;
+	//   - every write set whose checkpoint is not stored when the writes
+	//     are removed (an orphan), in any namespace of the threads;
+	// except the k.SendsChannel writes of a removed checkpoint (or an
+	// orphan) that is the parent of a checkpoint still stored whose
+	// format ("v" of its document, a JSON number) is below k.SendsBefore:
+	// that checkpoint reads its pending sends from them. Then it removes
+	// the value rows of the threads that no stored checkpoint of their
+	// namespace references at their version.
+	//
+	// It is safe against concurrent puts as Lock and Remove together
+	// are: a put continuing a checkpoint it removes either commits first,
+	// and then the new checkpoint, its writes and the values it
+	// references stay, or waits for the removal and fails with
+	// ErrParentMissing, storing nothing; the newest checkpoint of a
+	// namespace is not locked, so a put continuing it never waits for
+	// the removal nor fails because of it. Unknown threads are no error.
+	KeepLatest(ctx context.Context, k KeepLatest) error
+}
+
+// KeepLatest is a LatestKeeper's removal.
+type KeepLatest struct {
+	// Threads are the threads pruned, sorted, each once.
+	Threads []string
+	// SendsChannel is the channel of the writes a checkpoint before
+	// format SendsBefore reads from its parent as its pending sends
+	// (ChannelTasks).
+	SendsChannel string
+	// SendsBefore is the first format that keeps its pending sends as
+	// its own writes (4).
+	SendsBefore int
 }
 
 // DriverQuery selects the checkpoints of a Scan.
@@ -302,7 +351,8 @@ type HeadSelector struct {
 	// is one of these (a JSON string).
 	RunIDs []string
 	// Orphans: the orphan write sets are wanted too. The engine asks only
-	// when its rule removes them (a prune, an idle thread of a sweep):
+	// when its rule removes them (a prune without KeepLatest, an idle
+	// thread of a sweep):
 	// finding them costs a SQL driver a pass over the writes. A driver
 	// may return them regardless.
 	Orphans bool
@@ -352,6 +402,24 @@ type WriteFence interface {
 type FenceStatement struct {
 	SQL  string
 	Args []any
+}
+
+// Blobs returns p's Values and Inline rows together and, for each,
+// whether it is one of Inline: sorted by channel when there are Inline
+// rows, so that concurrent puts to a thread take their rows' locks in one
+// order (Values alone are by channel already).
+func (p *PutRows) Blobs() ([]ValueRow, []bool) {
+	if len(p.Inline) == 0 {
+		return p.Values, make([]bool, len(p.Values))
+	}
+	rows := slices.SortedFunc(slices.Values(slices.Concat(p.Values, p.Inline)), func(a, b ValueRow) int {
+		return strings.Compare(a.Channel, b.Channel)
+	})
+	inline := make([]bool, len(rows))
+	for i, r := range rows {
+		inline[i] = slices.ContainsFunc(p.Inline, func(v ValueRow) bool { return v.Channel == r.Channel && v.Version == r.Version })
+	}
+	return rows, inline
 }
 
 // ErrParentMissing is the error a driver returns when p.NeedsParent and

@@ -32,3 +32,11 @@ type GroupOp struct {
 	Put    *PutRows
 	Writes *WriteRows
 }
+
+// Fence is the op's WriteFence (of Put or of Writes).
+func (op GroupOp) Fence() WriteFence {
+	if op.Put != nil {
+		return op.Put.Fence
+	}
+	return op.Writes.Fence
+}

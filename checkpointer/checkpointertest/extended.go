@@ -210,6 +210,43 @@ func (s *suite) testPrune(t *testing.T) {
 				t.Fatalf("pending sends after prune = %#v, want [send-1 send-2]", got.Checkpoint.ChannelValues[checkpointer.ChannelTasks])
 			}
 		}},
+		{"keep_latest_legacy_chain_and_orphan_namespace", func(t *testing.T, sv checkpointer.Saver, ns string) {
+			// v1 chain a -> b -> c: c stays and reads its pending sends
+			// from b's ChannelTasks writes, which stay; a's go, as do its
+			// other writes and a namespace holding writes and no
+			// checkpoint. Re-stored under their ids, a and the orphan
+			// show no writes.
+			p := pruner(t, sv)
+			thread := newThreadID("prune")
+			var chain []*checkpointer.Checkpoint
+			cfg := cfgOf(thread, ns, "")
+			for i, send := range []string{"send-a", "send-b", ""} {
+				cp := newCheckpoint(i, nil, nil)
+				cp.V = 1
+				cfg = mustPut(t, sv, cfg, cp, checkpointer.Metadata{"source": "loop", "step": i}, nil)
+				if send != "" {
+					mustPutWrites(t, sv, cfg, []wr{{checkpointer.ChannelTasks, send}, {"ch", "w-" + send}}, "task-1", "")
+				}
+				chain = append(chain, cp)
+			}
+			orphan := checkpointer.NewID(8)
+			mustPutWrites(t, sv, cfgOf(thread, "orphans:9", orphan), []wr{{"ch", "orphan_val"}}, "task", "")
+			if err := p.Prune(t.Context(), []string{thread}, checkpointer.PruneKeepLatest); err != nil {
+				t.Fatal(err)
+			}
+			c := chain[2]
+			checkIDs(t, "after prune", idsOf(listThread(t, sv, thread, ns)), []string{c.ID})
+			got := mustGetSome(t, sv, cfgOf(thread, ns, c.ID))
+			if !Equal([]any{"send-b"}, got.Checkpoint.ChannelValues[checkpointer.ChannelTasks]) {
+				t.Fatalf("pending sends after prune = %#v, want [send-b]", got.Checkpoint.ChannelValues[checkpointer.ChannelTasks])
+			}
+			for _, re := range []struct{ ns, id string }{{ns, chain[0].ID}, {"orphans:9", orphan}} {
+				cp := newCheckpoint(9, nil, nil)
+				cp.ID = re.id
+				mustPut(t, sv, cfgOf(thread, re.ns, ""), cp, nil, nil)
+				checkTuple(t, mustGetSome(t, sv, cfgOf(thread, re.ns, re.id)), want{thread: thread, ns: re.ns, id: re.id})
+			}
+		}},
 		{"keep_latest_then_continue", func(t *testing.T, sv checkpointer.Saver, ns string) {
 			p := pruner(t, sv)
 			thread := newThreadID("prune")

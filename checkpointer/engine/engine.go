@@ -100,6 +100,9 @@ func New(d checkpointer.Driver, opt Options) (*Saver, error) {
 	if err := core.CheckOptions(d.Name(), opt.VersionStyle, opt.Retention); err != nil {
 		return nil, err
 	}
+	if _, ok := d.(checkpointer.LatestKeeper); d.Capabilities().KeepLatest && !ok {
+		return nil, fmt.Errorf("%s: the driver declares KeepLatest but is no checkpointer.LatestKeeper", d.Name())
+	}
 	s := newSaver(d, opt.Serde, opt.VersionStyle, opt.SweepBatch)
 	s.group = newCommitter(d, opt.GroupCommit, opt.GroupCommitFlights)
 	s.sweeper = checkpointer.StartSweeper(opt.Retention, opt.SweepInterval, s.Sweep, opt.OnSweep)

@@ -197,6 +197,15 @@ func (s *Saver) prune(ctx context.Context, threads []string, strategy checkpoint
 		}
 		return nil
 	}
+	if s.caps.KeepLatest {
+		// The same rule, run by the storage in one call.
+		k := checkpointer.KeepLatest{Threads: slices.Compact(slices.Sorted(slices.Values(threads))),
+			SendsChannel: checkpointer.ChannelTasks, SendsBefore: sendsBefore}
+		if err := s.d.(checkpointer.LatestKeeper).KeepLatest(ctx, k); err != nil {
+			return s.wrap(err)
+		}
+		return nil
+	}
 	// Orphan write sets go too.
 	return s.remove(ctx, checkpointer.HeadSelector{Threads: threads, Orphans: true}, func(heads []checkpointer.Head) []checkpointer.Removal {
 		var rs []checkpointer.Removal
@@ -274,6 +283,11 @@ func (s *Saver) deleteCheckpoint(ctx context.Context, thread, ns, id string) err
 	})
 }
 
+// sendsBefore is the first checkpoint format that keeps its pending
+// sends as its own writes: one before it reads its parent's ChannelTasks
+// writes.
+const sendsBefore = 4
+
 // sendsKept returns the ids among removed whose ChannelTasks writes must
 // stay: the parent of a kept checkpoint of a format before 4 reads its
 // pending sends from them.
@@ -284,7 +298,7 @@ func sendsKept(removed []string, kept []checkpointer.Head) []string {
 	// not O(kept × removed) as a prune of a long legacy thread would be.
 	var parents []string
 	for _, h := range kept {
-		if h.Parent != "" && h.V < 4 {
+		if h.Parent != "" && h.V < sendsBefore {
 			parents = append(parents, h.Parent)
 		}
 	}

@@ -39,14 +39,17 @@ type driver struct {
 
 var _ checkpointer.Driver = (*driver)(nil)
 
+var _ checkpointer.LatestKeeper = (*driver)(nil)
+
 // Name implements checkpointer.Driver.
 func (*driver) Name() string { return "postgres" }
 
 // Capabilities implements checkpointer.Driver: metadata @> filter is
-// exact, Python LangGraph shares the tables, and a write inserts its audit
-// record in its own statement (put) or batch (put_writes).
+// exact, Python LangGraph shares the tables, a write inserts its audit
+// record in its own statement (put) or batch (put_writes), and a prune is
+// one batch (KeepLatest).
 func (*driver) Capabilities() checkpointer.DriverCapabilities {
-	return checkpointer.DriverCapabilities{ExactFilter: true, InlineParentValues: true, TxRecords: true}
+	return checkpointer.DriverCapabilities{ExactFilter: true, InlineParentValues: true, TxRecords: true, KeepLatest: true}
 }
 
 // Load implements checkpointer.Driver with one statement: the checkpoint
@@ -210,11 +213,7 @@ func writeRows(flat [][]byte) ([]checkpointer.WriteRow, bool) {
 // Threads implements checkpointer.Driver: one range scan of the primary
 // key.
 func (d *driver) Threads(ctx context.Context, after string, limit int) ([]string, error) {
-	rows, err := d.db.Query(ctx, d.q.threads, after, limit)
-	if err != nil {
-		return nil, err
-	}
-	return sqlrows.Strings(rows)
+	return sqlrows.Threads(ctx, query(d.db), d.q.threads, after, limit)
 }
 
 // ThreadInfos implements checkpointer.Driver with one aggregate query,
@@ -224,11 +223,7 @@ func (d *driver) ThreadInfos(ctx context.Context) iter.Seq2[checkpointer.ThreadI
 }
 
 // query is sqlrows.Query on db.
-func query(db DB) sqlrows.Query {
-	return func(ctx context.Context, sql string, args ...any) (sqlrows.Rows, error) {
-		return db.Query(ctx, sql, args...)
-	}
-}
+func query(db DB) sqlrows.Query { return sqlrows.QueryOf(db.Query) }
 
 // Put implements checkpointer.Driver: one statement (after the fence's),
 // one round trip.
@@ -269,19 +264,11 @@ func putStatement(q *queries, p *checkpointer.PutRows) (string, []any) {
 	if p.Parent != "" {
 		parent = &p.Parent
 	}
-	blobs := p.Values
-	if len(p.Inline) > 0 {
-		// Concurrent puts to a thread lock rows in one order.
-		blobs = slices.SortedFunc(slices.Values(slices.Concat(p.Values, p.Inline)), func(a, b checkpointer.ValueRow) int {
-			return strings.Compare(a.Channel, b.Channel)
-		})
-	}
+	blobs, inl := p.Blobs()
 	n := len(blobs)
-	chans, vers, types := make([]string, n), make([]string, n), make([]string, n)
-	data, inl := make([][]byte, n), make([]bool, n)
+	chans, vers, types, data := make([]string, n), make([]string, n), make([]string, n), make([][]byte, n)
 	for i, bl := range blobs {
 		chans[i], vers[i], types[i], data[i] = bl.Channel, bl.Version, bl.Type, bl.Data
-		inl[i] = len(p.Inline) > 0 && isInline(p, bl)
 	}
 	stmt, args := q.putCkpt, []any{p.Thread, p.NS, p.ID, parent, json.RawMessage(p.Doc), json.RawMessage(p.Meta),
 		chans, vers, types, data, inl, p.NeedsParent}
@@ -295,16 +282,6 @@ func putStatement(q *queries, p *checkpointer.PutRows) (string, []any) {
 		args = append(args, p.Record.Values...)
 	}
 	return stmt, args
-}
-
-// isInline reports whether bl is one of p's Inline rows.
-func isInline(p *checkpointer.PutRows, bl checkpointer.ValueRow) bool {
-	for _, v := range p.Inline {
-		if v.Channel == bl.Channel && v.Version == bl.Version {
-			return true
-		}
-	}
-	return false
 }
 
 // PutWrites implements checkpointer.Driver: one statement, one round trip
@@ -358,8 +335,10 @@ func writesStatement(q *queries, w *checkpointer.WriteRows) (string, []any) {
 // savepoint of the caller's, on a saver bound to one), run again when
 // PostgreSQL aborted it to break a deadlock. The transaction spends no
 // round trip of its own (pgdb.Tx): a removal's BEGIN goes with its lock
-// (pgTx.Lock) and its COMMIT with its deletes (pgTx.Remove), so a prune
-// is three round trips: the heads, the lock, the removal.
+// (pgTx.Lock) and its COMMIT with its deletes (pgTx.Remove), so a
+// removal (a sweep's batch, DeleteForRuns, DeleteCheckpoint) is three
+// round trips: the heads, the lock, the removal. A prune is one
+// (KeepLatest).
 func (d *driver) Update(ctx context.Context, fn func(checkpointer.DriverTx) error) error {
 	return pgretry.Owned(ctx, d.own, func() error {
 		d.topo.Distributed(ctx, d.db) // for the statements' forms
@@ -420,10 +399,13 @@ func (t *pgTx) Heads(ctx context.Context, sel checkpointer.HeadSelector) ([]chec
 // Only in the saver's own transactions: in a caller's they would outlive
 // the savepoint. A Citus coordinator cannot make a distributed plan of a
 // generic one ("could not create distributed plan": the parameters pick
-// the shards), so there the heads are planned per call.
+// the shards), so there the heads are planned per call. A prune
+// (KeepLatest) runs with headsSettings: its statements take the threads
+// alone, like the heads, and planned per call their planning was a third
+// of a one-thread prune's server CPU.
 var headsSettings = pgcitus.Forms{
-	`SELECT set_config('plan_cache_mode', 'force_generic_plan', true), set_config('jit', 'off', true)`,
-	`SELECT set_config('jit', 'off', true)`,
+	`SELECT set_config('plan_cache_mode', 'force_generic_plan', true), set_config('jit', 'off', true), set_config('work_mem', '32MB', true)`,
+	`SELECT set_config('jit', 'off', true), set_config('work_mem', '32MB', true)`,
 }
 
 const removalSettings = `SELECT set_config('plan_cache_mode', 'force_custom_plan', true), set_config('jit', 'off', true),
@@ -476,6 +458,23 @@ func deleteThreadsBatch(b *pgx.Batch, q *queries, topo *pgcitus.Topology, thread
 		gc.QueryRow(func(row pgx.Row) error { return row.Scan(&counts.Blobs) })
 	}
 	return b
+}
+
+// KeepLatest implements checkpointer.LatestKeeper with one batch, one
+// round trip, one implicit transaction (see queries.keepLatest): the lock
+// and delete of the older checkpoints (one statement per thread on
+// Citus), then the orphan writes and the values in a later statement.
+func (d *driver) KeepLatest(ctx context.Context, k checkpointer.KeepLatest) error {
+	d.topo.Distributed(ctx, d.db) // for Form and QueueLock
+	return pgretry.Owned(ctx, d.own, func() error {
+		b := &pgx.Batch{}
+		if d.own {
+			b.Queue(d.topo.Form(headsSettings))
+		}
+		d.topo.QueueLock(b, d.q.keepLatest, k.Threads)
+		b.Queue(d.q.orphanWrites, k.Threads, k.SendsChannel, k.SendsBefore)
+		return d.db.SendBatch(ctx, b).Close()
+	})
 }
 
 // columns splits removals into the columns of their rows, and of their

@@ -27,7 +27,7 @@ func (d *driver) WriteGroup(ctx context.Context, ops []checkpointer.GroupOp) []e
 	errs := make([]error, len(ops))
 	var group []int // the ops stored together
 	for i, op := range ops {
-		if _, inSQL := opFence(op).Statements(); inSQL {
+		if _, inSQL := op.Fence().Statements(); inSQL {
 			group = append(group, i)
 		} else if op.Put != nil {
 			errs[i] = d.Put(ctx, op.Put)
@@ -37,7 +37,7 @@ func (d *driver) WriteGroup(ctx context.Context, ops []checkpointer.GroupOp) []e
 	}
 	tags, gerrs := pgdb.Group(ctx, d.db, d.own, len(group), func(b *pgx.Batch, k int) {
 		op := ops[group[k]]
-		pgfence.Queue(b, []checkpointer.WriteFence{opFence(op)})
+		pgfence.Queue(b, []checkpointer.WriteFence{op.Fence()})
 		if op.Put != nil {
 			stmt, args := putStatement(d.q, op.Put)
 			b.Queue(stmt, args...)
@@ -56,14 +56,6 @@ func (d *driver) WriteGroup(ctx context.Context, ops []checkpointer.GroupOp) []e
 		}
 	}
 	return errs
-}
-
-// opFence is op's fence.
-func opFence(op checkpointer.GroupOp) checkpointer.WriteFence {
-	if op.Put != nil {
-		return op.Put.Fence
-	}
-	return op.Writes.Fence
 }
 
 // opErr is err as Put or PutWrites would return it for op.

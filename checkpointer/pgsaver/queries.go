@@ -38,10 +38,13 @@ type queries struct {
 	gcThreads     string
 	lockThreads   string
 	deleteThreads string
-	thread        [3]string // every row of a thread (sqlrows.Thread)
-	putCkptsCopy  string
-	putBlobsCopy  string
-	putWritesCopy string
+	// keepLatest runs once per thread on Citus, as lock does; orphanWrites
+	// (a prune's writes and values) once.
+	keepLatest, orphanWrites string
+	thread                   [3]string // every row of a thread (sqlrows.Thread)
+	putCkptsCopy             string
+	putBlobsCopy             string
+	putWritesCopy            string
 }
 
 func buildQueries(schema string) queries {
@@ -266,6 +269,37 @@ ORDER BY thread_id, checkpoint_ns, checkpoint_id FOR UPDATE`)
 )
 SELECT (SELECT count(*) FROM c), (SELECT count(*) FROM w)`)
 	q.gcThreads = gc(`{t}.thread_id = ANY($1)`)
+
+	// A prune (driver.KeepLatest), as the single batch before the driver
+	// seam: keepLatest locks every checkpoint of the threads $1 but the
+	// newest of its namespace, FOR UPDATE in key order as q.lock (the
+	// lock waits for the puts continuing them; later ones find their
+	// parent gone), and deletes them. The newest is not locked: a put
+	// continuing it never waits. orphanWrites, a later statement whose
+	// snapshot includes the puts the lock waited for, deletes the writes
+	// of the threads whose checkpoint is not stored, but for the $2
+	// (sends) writes of the parent of a stored checkpoint whose format is
+	// before $3: a v<4 checkpoint a put stored during the wait reads them
+	// too; in the same statement, as gcThreads, the values no stored
+	// checkpoint references go (one snapshot for both: they touch
+	// different tables).
+	q.keepLatest = f(`WITH keep AS (
+	SELECT DISTINCT ON (thread_id, checkpoint_ns) thread_id, checkpoint_ns, checkpoint_id FROM {checkpoints}
+	WHERE thread_id = ANY($1) ORDER BY thread_id, checkpoint_ns, checkpoint_id DESC
+), locked AS (
+	SELECT 1 FROM {checkpoints}
+	WHERE thread_id = ANY($1) AND (thread_id, checkpoint_ns, checkpoint_id) NOT IN (SELECT * FROM keep)
+	ORDER BY thread_id, checkpoint_ns, checkpoint_id FOR UPDATE
+)
+DELETE FROM {checkpoints} WHERE thread_id = ANY($1) AND (thread_id, checkpoint_ns, checkpoint_id) NOT IN (SELECT * FROM keep)
+	AND (SELECT count(*) FROM locked) >= 0`)
+	q.orphanWrites = strings.Replace(q.gcThreads, "WITH live AS (", f(`WITH w AS (
+	DELETE FROM {writes} w WHERE w.thread_id = ANY($1) AND NOT EXISTS (
+		SELECT 1 FROM {checkpoints} c WHERE c.thread_id = w.thread_id AND c.checkpoint_ns = w.checkpoint_ns AND c.checkpoint_id = w.checkpoint_id
+	) AND NOT (w.channel = $2 AND EXISTS (
+		SELECT 1 FROM {checkpoints} k WHERE k.thread_id = w.thread_id AND k.checkpoint_ns = w.checkpoint_ns AND k.parent_checkpoint_id = w.checkpoint_id
+			AND jsonb_typeof(k.checkpoint -> 'v') = 'number' AND k.checkpoint -> 'v' < to_jsonb($3::int)))
+), live AS (`), 1)
 
 	// Every row of a thread (CopyThread), and their copies, replacing the
 	// destination's rows with the same keys.

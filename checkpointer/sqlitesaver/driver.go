@@ -33,11 +33,7 @@ func (*driver) Capabilities() checkpointer.DriverCapabilities {
 
 // Threads implements checkpointer.Driver.
 func (d *driver) Threads(ctx context.Context, after string, limit int) ([]string, error) {
-	rs, err := query(d.db.Reader())(ctx, sqlrows.ThreadsSQL("checkpoints", "?", "?"), after, limit)
-	if err != nil {
-		return nil, err
-	}
-	return sqlrows.Strings(rs)
+	return sqlrows.Threads(ctx, query(d.db.Reader()), sqlrows.ThreadsSQL("checkpoints", "?", "?"), after, limit)
 }
 
 // ThreadInfos implements checkpointer.Driver in one aggregate query over

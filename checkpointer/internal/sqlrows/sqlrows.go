@@ -27,6 +27,27 @@ type Rows interface {
 // connection or transaction.
 type Query func(ctx context.Context, sql string, args ...any) (Rows, error)
 
+// QueryOf is f, whose rows are Rows (pgx's, say), as a Query.
+func QueryOf[R Rows](f func(ctx context.Context, sql string, args ...any) (R, error)) Query {
+	return func(ctx context.Context, sql string, args ...any) (Rows, error) {
+		rs, err := f(ctx, sql, args...)
+		if err != nil {
+			return nil, err
+		}
+		return rs, nil
+	}
+}
+
+// Threads runs stmt, a ThreadsSQL statement, with after and limit on q:
+// a driver's Threads.
+func Threads(ctx context.Context, q Query, stmt, after string, limit int) ([]string, error) {
+	rs, err := q(ctx, stmt, after, limit)
+	if err != nil {
+		return nil, err
+	}
+	return Strings(rs)
+}
+
 // Each scans every row of rs into dest and calls row after each, then
 // closes rs. The first error wins.
 func Each(rs Rows, dest []any, row func() error) error {
