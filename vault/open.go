@@ -543,16 +543,9 @@ const keyErasuresMark = "subject_key_erasures"
 // destroyed keys). Without it, such a backup gave the erased subject's
 // values back. erase nil checks only.
 func checkKeyErasures(ctx context.Context, marks erasureMarks, t keys.Identified, erase func(context.Context, string) error) error {
-	// The database's count first: a Forget moves the table's count before
-	// the database's, so read in the other order a Forget running between
-	// the two reads made the rightful table look like a backup.
-	seen, err := markCount(ctx, marks, keyErasuresMark)
+	seen, have, err := erasureCounts(ctx, marks, t)
 	if err != nil {
-		return fmt.Errorf("vault: %w", err)
-	}
-	have, err := t.Erasures(ctx)
-	if err != nil {
-		return fmt.Errorf("vault: %w", err)
+		return err
 	}
 	if have < seen {
 		return fmt.Errorf("%w: the key table has started %d erasures and the database has seen %d: it is a copy or a backup "+
@@ -582,6 +575,21 @@ func checkKeyErasures(ctx context.Context, marks erasureMarks, t keys.Identified
 	return nil
 }
 
+// erasureCounts reads the count of erasures the database has seen and the
+// count the key table has started. The database's first: a Forget moves
+// the table's count before the database's, so read in the other order a
+// Forget running between the two reads made the rightful table look like
+// a backup.
+func erasureCounts(ctx context.Context, marks erasureMarks, t keys.Identified) (seen, have int64, err error) {
+	if seen, err = markCount(ctx, marks, keyErasuresMark); err != nil {
+		return 0, 0, fmt.Errorf("vault: %w", err)
+	}
+	if have, err = t.Erasures(ctx); err != nil {
+		return 0, 0, fmt.Errorf("vault: %w", err)
+	}
+	return seen, have, nil
+}
+
 // maxIntents bounds the intents one check or claim walks: more erasures
 // begun at once than this are not told apart (each claim tries the next).
 const maxIntents = 1000
@@ -598,13 +606,9 @@ func erasureIntentMark(n int64) string { return "subject_erasure_" + strconv.For
 // of two Forgets claiming at once the first write wins the number and the
 // other takes the next.
 func claimErasure(ctx context.Context, marks erasureMarks, t keys.Identified, subject string) error {
-	seen, err := markCount(ctx, marks, keyErasuresMark)
+	seen, have, err := erasureCounts(ctx, marks, t)
 	if err != nil {
-		return fmt.Errorf("vault: %w", err)
-	}
-	have, err := t.Erasures(ctx)
-	if err != nil {
-		return fmt.Errorf("vault: %w", err)
+		return err
 	}
 	for n, tries := max(seen, have)+1, 0; tries < maxIntents; n, tries = n+1, tries+1 {
 		name := erasureIntentMark(n)
