@@ -33,6 +33,14 @@ type GroupOp struct {
 	Writes *WriteRows
 }
 
+// Record is the op's audit record (of Put or of Writes), nil for none.
+func (op GroupOp) Record() *RecordRow {
+	if op.Put != nil {
+		return op.Put.Record
+	}
+	return op.Writes.Record
+}
+
 // Fence is the op's WriteFence (of Put or of Writes).
 func (op GroupOp) Fence() WriteFence {
 	if op.Put != nil {

@@ -44,11 +44,13 @@ func (d *driver) ThreadInfos(ctx context.Context) iter.Seq2[checkpointer.ThreadI
 
 // Put implements checkpointer.Driver: one write transaction.
 func (d *driver) Put(ctx context.Context, p *checkpointer.PutRows) error {
+	d.st.prepareRecord(ctx, d.db.Writer(), p.Record)
 	return d.db.Write(ctx, func(tx *sql.Tx) error { return (&sqlTx{d, tx}).Put(ctx, p) })
 }
 
 // PutWrites implements checkpointer.Driver: one write transaction.
 func (d *driver) PutWrites(ctx context.Context, w *checkpointer.WriteRows) error {
+	d.st.prepareRecord(ctx, d.db.Writer(), w.Record)
 	return d.db.Write(ctx, func(tx *sql.Tx) error { return (&sqlTx{d, tx}).PutWrites(ctx, w) })
 }
 
@@ -111,7 +113,7 @@ func (t *sqlTx) record(ctx context.Context, r *checkpointer.RecordRow) error {
 	if r == nil {
 		return nil
 	}
-	_, err := t.tx.ExecContext(ctx, r.InsertSQL(func(int) string { return "?" }), r.Values...)
+	_, err := t.d.st.records.Exec(ctx, t.tx, recordSQL(r), r.Values...)
 	return err
 }
 

@@ -18,6 +18,9 @@ var _ checkpointer.GroupWriter = (*driver)(nil)
 // the transaction is rolled back, nothing is stored.
 func (d *driver) WriteGroup(ctx context.Context, ops []checkpointer.GroupOp) []error {
 	errs := make([]error, len(ops))
+	for _, op := range ops {
+		d.st.prepareRecord(ctx, d.db.Writer(), op.Record())
+	}
 	err := d.db.Write(ctx, func(tx *sql.Tx) error {
 		t := &sqlTx{d, tx}
 		savepoint, rollbackTo, release := tx.StmtContext(ctx, d.st.savepoint), tx.StmtContext(ctx, d.st.rollbackTo), tx.StmtContext(ctx, d.st.release)
