@@ -43,6 +43,16 @@ type fixture struct {
 	gate   *inspector.TokenGate
 }
 
+// lookupAny reports the value of name in the first of env that has it.
+func lookupAny(env []map[string]string, name string) (string, bool) {
+	for _, e := range env {
+		if v, ok := e[name]; ok {
+			return v, true
+		}
+	}
+	return "", false
+}
+
 // openVault opens an encrypted, audited vault: a SQLite file in dir, or
 // what env names (MEMVAULT_DSN for PostgreSQL).
 func openVault(t testing.TB, dir string, env ...map[string]string) *vault.Handle {
@@ -53,9 +63,11 @@ func openVault(t testing.TB, dir string, env ...map[string]string) *vault.Handle
 				return v, true
 			}
 		}
+		_, server := lookupAny(env, "MEMVAULT_DSN")
 		switch name {
 		case "MEMVAULT_DB":
-			return filepath.Join(dir, "inspect.db"), true
+			// A file unless env names a server: both are refused.
+			return filepath.Join(dir, "inspect.db"), !server
 		case "LANGGRAPH_AES_KEY":
 			return "0123456789abcdef0123456789abcdef", true
 		case "MEMVAULT_AUDIT":
