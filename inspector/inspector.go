@@ -327,6 +327,7 @@ func (in *Inspector) render(w http.ResponseWriter, status int, name string, d pa
 // errors), 404 for what does not exist, 500 otherwise; a value that does
 // not decrypt is DecryptFailedMessage, whatever the layer that said so.
 func (in *Inspector) fail(w http.ResponseWriter, _ *http.Request, err error) {
+	err = in.h.ScrubSecrets(err) // a driver's message may quote the DSN
 	status, msg := http.StatusInternalServerError, err.Error()
 	switch {
 	case undecryptable(err):

@@ -73,6 +73,9 @@ type Handle struct {
 	Audit *audit.Trail
 
 	closers []func() error
+	// dsns are the configuration's connection strings, whose secrets
+	// ScrubSecrets takes out of an error's message.
+	dsns []string
 	public  embeddings.Embedder // the configured model, unprotected
 	target  embeddings.Embedder // what new vectors should be made with
 	// shared: the store keeps data subjects' vectors in the shared space
@@ -274,10 +277,19 @@ func OpenEnv(ctx context.Context) (*Handle, error) {
 // explicit encryption mode while LANGGRAPH_AES_KEY is exported.
 func Open(ctx context.Context, c config.Config) (*Handle, error) {
 	h, err := open(ctx, c)
+	if h != nil {
+		h.dsns = []string{c.DSN, c.KeyDSN}
+	}
 	// Drivers quote DSNs in their errors; none of their secrets may
 	// reach a log or a terminal.
 	return h, ScrubSecrets(err, c.DSN, c.KeyDSN)
 }
+
+// ScrubSecrets returns err with the secrets of the handle's DSNs (the
+// database's and the key table's) taken out of its message, still wrapping
+// err (see the package function ScrubSecrets): for an error of a saver,
+// store or Forget call on its way to a web page, a log or a receipt.
+func (h *Handle) ScrubSecrets(err error) error { return ScrubSecrets(err, h.dsns...) }
 
 // open is Open, its errors not yet scrubbed of the DSNs' secrets.
 func open(ctx context.Context, c config.Config) (*Handle, error) {
@@ -1118,6 +1130,7 @@ func (h *Handle) ForgetWith(ctx context.Context, subject string, opt ForgetOptio
 		if cur, rerr := h.Keys.Erasure(ctx, subject); rerr == nil && cur != nil {
 			e = *cur
 		}
+		err = h.ScrubSecrets(err)
 		return h.Keys.ErasureReceipt(e, err.Error()), err
 	}
 	purge := keys.PurgeOptions{Wait: opt.Wait, Progress: opt.Progress}

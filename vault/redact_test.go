@@ -3,11 +3,15 @@ package vault
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net/url"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/config"
+	"github.com/memvault/memvault/memvaulttest/pgtest"
 	"github.com/memvault/memvault/memvaulttest/testkeys"
 )
 
@@ -98,5 +102,36 @@ func TestRedactKeywordValues(t *testing.T) {
 		if got := RedactDSN(dsn); got != want {
 			t.Errorf("RedactDSN(%q) = %q, want %q", dsn, got, want)
 		}
+	}
+}
+
+// TestHandleScrubSecrets: an error met after Open (a saver's, a store's, a
+// Forget's on its way to a receipt or the inspector's error page) loses the
+// secrets of the DSN the handle was opened with, and still wraps what it
+// wrapped. The server here trusts local connections, so the password in the
+// DSN is sent and ignored: the handle opens with it as a deployment's would.
+func TestHandleScrubSecrets(t *testing.T) {
+	ctx := context.Background()
+	u, err := url.Parse(pgtest.SchemaDSN(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const password = "s3cret-Pa55word"
+	u.User = url.UserPassword(u.User.Username(), password)
+	h, err := Open(ctx, config.Config{DSN: u.String(), Encryption: config.EncryptionOff})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	driverErr := fmt.Errorf("cannot use %s: %w", u.String(), checkpointer.ErrInvalidID)
+	got := h.ScrubSecrets(driverErr)
+	if strings.Contains(got.Error(), password) {
+		t.Fatalf("scrubbed error still holds the password: %v", got)
+	}
+	if !errors.Is(got, checkpointer.ErrInvalidID) {
+		t.Fatalf("scrubbed error lost what it wrapped: %v", got)
+	}
+	if clean := errors.New("no secret here"); h.ScrubSecrets(clean) != clean {
+		t.Fatalf("an error without a secret was rewrapped")
 	}
 }
