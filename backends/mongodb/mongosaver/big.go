@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/memvault/memvault/checkpointer"
@@ -260,35 +261,74 @@ const orphanChunkGrace = time.Hour
 // deleteThread deletes checkpoints and writes only — or a first put that
 // died before its checkpoint leaves them, and no removal finds them: a
 // removal collects the chunks of the threads it finds by their
-// checkpoints. Three commands however many threads, 1 000 threads a
-// round.
+// checkpoints. Two commands a round of 1 000 threads, besides the
+// cursor's.
 func (dr *driver) dropOrphanBig(ctx context.Context, now time.Time) (int64, error) {
 	old := bson.D{{Key: "_id", Value: bson.D{{Key: "$lt", Value: bson.NewObjectIDFromTimestamp(now.Add(-orphanChunkGrace))}}}}
-	var threads []string
-	if err := dr.big.Distinct(ctx, fThread, old).Decode(&threads); err != nil {
+	// The threads come through a cursor, not one distinct command, whose
+	// reply must fit in one 16 MB document: ~370 000 thread ids.
+	cur, err := dr.big.Aggregate(ctx, mongo.Pipeline{
+		{{Key: "$match", Value: old}},
+		{{Key: "$group", Value: bson.D{{Key: "_id", Value: "$" + fThread}}}},
+	})
+	if err != nil {
 		return 0, fmt.Errorf("large values of deleted threads: %w", err)
 	}
+	defer cur.Close(ctx)
 	var dropped int64
-	for batch := range slices.Chunk(threads, 1000) {
-		var live []string
-		if err := dr.cps.Distinct(ctx, fThread, bson.D{{Key: fThread, Value: bson.D{{Key: "$in", Value: batch}}}}).Decode(&live); err != nil {
-			return dropped, fmt.Errorf("large values of deleted threads: %w", err)
+	batch := make([]string, 0, orphanBatch)
+	for {
+		more := cur.Next(ctx)
+		if more {
+			var g struct {
+				Thread string `bson:"_id"`
+			}
+			if err := cur.Decode(&g); err != nil {
+				return dropped, fmt.Errorf("large values of deleted threads: %w", err)
+			}
+			batch = append(batch, g.Thread)
 		}
-		held := make(map[string]bool, len(live))
-		for _, th := range live {
-			held[th] = true
+		if len(batch) == orphanBatch || (!more && len(batch) > 0) {
+			n, err := dr.dropOrphanBatch(ctx, old, batch)
+			dropped += n
+			if err != nil {
+				return dropped, err
+			}
+			batch = batch[:0]
 		}
-		gone := slices.DeleteFunc(slices.Clone(batch), func(th string) bool { return held[th] })
-		if len(gone) == 0 {
-			continue
+		if !more {
+			break
 		}
-		res, err := dr.big.DeleteMany(ctx, append(slices.Clone(old), bson.E{Key: fThread, Value: bson.D{{Key: "$in", Value: gone}}}))
-		if err != nil {
-			return dropped, fmt.Errorf("large values of deleted threads: %w", err)
-		}
-		dropped += res.DeletedCount
+	}
+	if err := cur.Err(); err != nil {
+		return dropped, fmt.Errorf("large values of deleted threads: %w", err)
 	}
 	return dropped, nil
+}
+
+// orphanBatch is how many threads dropOrphanBig asks about at once.
+const orphanBatch = 1000
+
+// dropOrphanBatch deletes the chunks matching old of the threads of batch
+// that hold no checkpoint.
+func (dr *driver) dropOrphanBatch(ctx context.Context, old bson.D, batch []string) (int64, error) {
+	var live []string
+	if err := dr.cps.Distinct(ctx, fThread, bson.D{{Key: fThread, Value: bson.D{{Key: "$in", Value: batch}}}}).Decode(&live); err != nil {
+		return 0, fmt.Errorf("large values of deleted threads: %w", err)
+	}
+	held := make(map[string]bool, len(live))
+	for _, th := range live {
+		held[th] = true
+	}
+	gone := slices.DeleteFunc(slices.Clone(batch), func(th string) bool { return held[th] })
+	if len(gone) == 0 {
+		return 0, nil
+	}
+	res, err := dr.big.DeleteMany(ctx, append(slices.Clone(old), bson.E{Key: fThread, Value: bson.D{{Key: "$in", Value: gone}}}))
+	if err != nil {
+		return 0, fmt.Errorf("large values of deleted threads: %w", err)
+	}
+	return res.DeletedCount, nil
 }
 
 // collectBig deletes the chunks of (thread, ns) no document of the

@@ -2,6 +2,7 @@ package mongosaver_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -79,5 +80,46 @@ func TestSweepDropsLargeValuesOfThreadsDeletedElsewhere(t *testing.T) {
 	tup, err := s.GetTuple(ctx, checkpointer.Config{ThreadID: "kept"})
 	if err != nil || tup == nil || tup.Checkpoint.ChannelValues["doc"] != big {
 		t.Fatalf("the live thread after the sweep: %v, %v", tup != nil, err)
+	}
+}
+
+// TestSweepDropsOrphanChunksOfManyThreads: the sweep finds the threads of
+// old chunks through a cursor, a round of threads at a time (one distinct
+// reply could not hold ~370 000 ids), so every round's orphans go and a
+// live thread in a later round keeps its chunks.
+func TestSweepDropsOrphanChunksOfManyThreads(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := mongotest.Database(t)
+	s, err := mongosaver.New(db, mongosaver.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.Setup(ctx); err != nil {
+		t.Fatal(err)
+	}
+	const threads, live = 2500, "t01777"
+	var docs []any
+	for i := range threads {
+		docs = append(docs, bson.D{{Key: "thread_id", Value: fmt.Sprintf("t%05d", i)}, {Key: "checkpoint_ns", Value: ""},
+			{Key: "key", Value: "k"}, {Key: "seq", Value: 0}, {Key: "data", Value: []byte("chunk")}})
+	}
+	if _, err := db.Collection("memvault_big_values").InsertMany(ctx, docs); err != nil {
+		t.Fatal(err)
+	}
+	cp := &checkpointer.Checkpoint{V: 4, ID: checkpointer.NewID(0), TS: time.Now(), ChannelValues: map[string]any{}, ChannelVersions: map[string]string{}}
+	if _, err := s.Put(ctx, checkpointer.Config{ThreadID: live}, cp, checkpointer.Metadata{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Sweep(ctx, checkpointer.RetentionPolicy{KeepLatest: 5}, checkpointer.SweepOptions{Now: time.Now().Add(2 * time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	if err := db.Collection("memvault_big_values").Distinct(ctx, "thread_id", bson.D{}).Decode(&ids); err != nil {
+		t.Fatal(err)
+	}
+	if len(ids) != 1 || ids[0] != live {
+		t.Fatalf("after the sweep the chunks of %d threads are left (want only %s): first %v", len(ids), live, ids[:min(len(ids), 5)])
 	}
 }
