@@ -43,13 +43,7 @@ var pythonLeaves = map[string]string{
 func TestGoldenDocuments(t *testing.T) {
 	ctx := context.Background()
 	db := mongotest.Database(t)
-	s, err := mongosaver.New(db, mongosaver.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Setup(ctx); err != nil {
-		t.Fatal(err)
-	}
+	s := newSaverOn(t, db, mongosaver.Options{})
 	md := checkpointer.Metadata{"source": "loop", "step": 3, "run_id": "r-1", "score": 0.5, "flag": true, "big": 300,
 		"neg": -40, "tags": []any{"a", 1}, "long": strings.Repeat("x", 40), "extra": map[string]any{"node": map[string]any{"k": "v"}}, "parents": map[string]any{},
 		"none": nil}

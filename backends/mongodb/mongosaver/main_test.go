@@ -6,6 +6,7 @@ import (
 
 	"github.com/memvault/memvault/backends/mongodb/mongosaver"
 	"github.com/memvault/memvault/backends/mongodb/mongotest"
+	"go.mongodb.org/mongo-driver/v2/mongo"
 )
 
 func TestMain(m *testing.M) { mongotest.Main(m) }
@@ -14,7 +15,13 @@ func TestMain(m *testing.M) { mongotest.Main(m) }
 // test FerretDB.
 func newSaver(t testing.TB, opt mongosaver.Options) *mongosaver.Saver {
 	t.Helper()
-	s, err := mongosaver.New(mongotest.Database(t), opt)
+	return newSaverOn(t, mongotest.Database(t), opt)
+}
+
+// newSaverOn returns a set-up Saver over db, closed when the test ends.
+func newSaverOn(t testing.TB, db *mongo.Database, opt mongosaver.Options) *mongosaver.Saver {
+	t.Helper()
+	s, err := mongosaver.New(db, opt)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,14 +25,7 @@ func TestSweepDropsLargeValuesOfThreadsDeletedElsewhere(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	db := mongotest.Database(t)
-	s, err := mongosaver.New(db, mongosaver.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	if err := s.Setup(ctx); err != nil {
-		t.Fatal(err)
-	}
+	s := newSaverOn(t, db, mongosaver.Options{})
 	big := strings.Repeat("0123456789abcdef", (mongosaver.MaxDocumentSize+1<<20)/16) // 17 MiB: moved out
 	for _, thread := range []string{"gone", "kept"} {
 		v := s.NextVersion("")
@@ -91,14 +84,7 @@ func TestSweepDropsOrphanChunksOfManyThreads(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	db := mongotest.Database(t)
-	s, err := mongosaver.New(db, mongosaver.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	if err := s.Setup(ctx); err != nil {
-		t.Fatal(err)
-	}
+	s := newSaverOn(t, db, mongosaver.Options{})
 	const threads, live = 2500, "t01777"
 	var docs []any
 	for i := range threads {

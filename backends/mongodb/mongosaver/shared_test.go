@@ -243,18 +243,12 @@ func TestReadsPythonAndJSDocuments(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	db := mongotest.Database(t)
-	s, err := mongosaver.New(db, mongosaver.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Setup(ctx); err != nil {
-		t.Fatal(err)
-	}
+	s := newSaverOn(t, db, mongosaver.Options{})
 	cps, writes := db.Collection("checkpoints"), db.Collection("checkpoint_writes")
 	py1, py2 := checkpointer.NewID(0), checkpointer.NewID(1)
 	js1 := checkpointer.NewID(2)
 	now := time.Now().UTC().Truncate(time.Millisecond)
-	_, err = cps.InsertMany(ctx, []any{
+	_, err := cps.InsertMany(ctx, []any{
 		bson.D{{Key: "thread_id", Value: "py"}, {Key: "checkpoint_ns", Value: ""}, {Key: "checkpoint_id", Value: py1},
 			{Key: "parent_checkpoint_id", Value: nil}, {Key: "type", Value: "msgpack"},
 			{Key: "checkpoint", Value: bson.Binary{Data: pyCheckpoint(py1, []string{"hi"}, 1, 1)}},

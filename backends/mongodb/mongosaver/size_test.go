@@ -25,13 +25,7 @@ func TestDocumentLimit(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	db := mongotest.Database(t)
-	s, err := mongosaver.New(db, mongosaver.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Setup(ctx); err != nil {
-		t.Fatal(err)
-	}
+	s := newSaverOn(t, db, mongosaver.Options{})
 	big := strings.Repeat("0123456789abcdef", (mongosaver.MaxDocumentSize+1<<20)/16) // 17 MiB
 	v := s.NextVersion("")
 	cp := &checkpointer.Checkpoint{V: 4, ID: checkpointer.NewID(0), TS: time.Now(),

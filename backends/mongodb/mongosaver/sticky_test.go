@@ -64,14 +64,7 @@ func (c *stickyChild) next() string {
 func TestStickyLeaseAgainstAnotherProcess(t *testing.T) {
 	t.Parallel()
 	db := mongotest.Database(t)
-	s, err := mongosaver.New(db, mongosaver.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Setup(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := newSaverOn(t, db, mongosaver.Options{})
 	child := startStickyChild(t, db, "")
 	const thread = "kept"
 	if r := child.send("put " + thread); r != "ok" {
