@@ -438,7 +438,8 @@ func (d *demo) rawLook(ctx context.Context) error {
 		}
 		d.say("store  %s/%-8s %s", prefix, key, clip(string(value), 70))
 	}
-	d.say("ids, metadata, versions, namespaces, keys and vectors stay readable (see README: what is encrypted)")
+	d.say("ids, metadata, versions, namespaces and keys stay readable; vectors are numbers in a keyed space,")
+	d.say("useless without the key for matching or inverting texts (see README: what is encrypted)")
 	return rows.Err()
 }
 

@@ -41,7 +41,9 @@
 // by a serde.BoundSerializer (serde.Encrypted) to its (namespace,
 // key): a row copied to another namespace or key does not decrypt. Filters
 // are then evaluated in Go after decryption, and paging stays exact.
-// Namespaces, keys, timestamps and vectors stay in plaintext.
+// Namespaces, keys, timestamps and vectors stay in plaintext (vectors in
+// the keyed or sealed space the vault's embedder gives them with a key:
+// see the README's "What is encrypted").
 //
 // # Search
 //
