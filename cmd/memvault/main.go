@@ -173,9 +173,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, lookup fu
 	g := &globals{lookup: lookup}
 	root := newRootCmd(g)
 	root.SetArgs(args)
-	root.SetOut(stdout)
+	out := &checkedWriter{w: stdout}
+	root.SetOut(out)
 	root.SetErr(stderr)
 	err := root.ExecuteContext(ctx)
+	if err == nil && out.err != nil {
+		// A listing written to a full disk is not a listing: a script
+		// saving it must not believe it has it.
+		err = fmt.Errorf("write the output: %w", out.err)
+	}
 	if err == nil {
 		return 0
 	}
@@ -198,6 +204,25 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, lookup fu
 		return exitPending
 	}
 	return 1
+}
+
+// checkedWriter is the commands' standard output: it keeps the first
+// write error, which most commands' prints (fmt.Fprintf) drop, for run to
+// report, and writes nothing after it.
+type checkedWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (c *checkedWriter) Write(p []byte) (int, error) {
+	if c.err != nil {
+		return 0, c.err
+	}
+	n, err := c.w.Write(p)
+	if err != nil {
+		c.err = err
+	}
+	return n, err
 }
 
 // settingName matches a setting's environment variable in a message, not
