@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -519,6 +520,18 @@ func (c Config) Validate() error {
 	if c.DSN == "" && c.DBPath == "" {
 		return missingf("config: MEMVAULT_DB is empty and no MEMVAULT_DSN/DATABASE_URL is set")
 	}
+	// A connection string in a path or schema setting would be opened as
+	// a file (and printed whole in the error, password included) or, a
+	// libpq keyword/value string holding no "/", created as one.
+	for _, p := range []struct{ name, value, instead string }{
+		{"MEMVAULT_DB", c.DBPath, "MEMVAULT_DSN"},
+		{"MEMVAULT_KEY_TABLE", c.KeyTable, "MEMVAULT_KEY_DSN"},
+		{"MEMVAULT_AUDIT_TABLE", c.AuditTable, "MEMVAULT_DSN"},
+	} {
+		if looksLikeDSN(p.value) {
+			return invalidf("config: %s holds a connection string, not a file path or schema name: a server goes in %s (the value is not printed: it may hold a password)", p.name, p.instead)
+		}
+	}
 	if m := c.EffectiveEncryption(); m != EncryptionOff && c.Keys.Primary == "" {
 		return missingf("config: MEMVAULT_ENCRYPTION=%s needs LANGGRAPH_AES_KEY", m)
 	}
@@ -540,6 +553,16 @@ func (c Config) Validate() error {
 		return invalidf("config: MEMVAULT_DISTANCE=%q: want cosine, l2 or inner_product", c.Distance)
 	}
 	return nil
+}
+
+// dsnShape matches what only a connection string holds: a URL scheme other
+// than SQLite's file:, or a libpq keyword=value pair.
+var dsnShape = regexp.MustCompile(`(?i)^[a-z][a-z0-9+.-]*://|(^|\s)(host|hostaddr|dbname|user|password|port|sslmode|service)\s*=`)
+
+// looksLikeDSN reports whether v, given as a file path or schema name, is a
+// connection string.
+func looksLikeDSN(v string) bool {
+	return !strings.HasPrefix(strings.ToLower(v), "file:") && dsnShape.MatchString(v)
 }
 
 // parseEmbeddings splits MEMVAULT_EMBEDDINGS into provider and rest.

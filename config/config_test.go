@@ -194,3 +194,35 @@ func TestDatabaseVariablesPrecedence(t *testing.T) {
 		}
 	}
 }
+
+// TestConnectionStringInPathSettingRefused: a DSN put in a setting that
+// names a file or a schema is refused before anything is opened or made,
+// and the error does not print it; SQLite file: URIs and ordinary paths
+// and schema names pass.
+func TestConnectionStringInPathSettingRefused(t *testing.T) {
+	for _, tc := range []struct {
+		setting string
+		set     func(*Config, string)
+	}{
+		{"MEMVAULT_DB", func(c *Config, v string) { c.DBPath = v }},
+		{"MEMVAULT_KEY_TABLE", func(c *Config, v string) { c.KeyTable = v }},
+		{"MEMVAULT_AUDIT_TABLE", func(c *Config, v string) { c.AuditTable = v }},
+	} {
+		for _, v := range []string{"postgres://app:s3cretpart@db:5432/app", "mongodb+srv://u:s3cretpart@cluster/x",
+			"host=db user=app password=s3cretpart dbname=app", "dbname=app password = s3cretpart", "redis://:s3cretpart@cache:6379/0"} {
+			c := Config{DBPath: "memvault.db"}
+			tc.set(&c, v)
+			err := c.Validate()
+			if !errors.Is(err, ErrInvalidSetting) || !strings.Contains(err.Error(), tc.setting) || strings.Contains(err.Error(), "s3cretpart") {
+				t.Errorf("%s=%q: %v", tc.setting, v, err)
+			}
+		}
+		for _, v := range []string{"data/memvault.db", "file:memvault.db?mode=rwc", "memvault_keys", "/var/lib/app/keys.db", "host.db"} {
+			c := Config{DBPath: "memvault.db"}
+			tc.set(&c, v)
+			if err := c.Validate(); err != nil {
+				t.Errorf("%s=%q refused: %v", tc.setting, v, err)
+			}
+		}
+	}
+}
