@@ -151,8 +151,12 @@ func dsnSecrets(dsn string) []string {
 			}
 		}
 	} else if p := userinfoPassword(dsn); p != "" {
-		// A URL net/url refuses, and quotes whole in its error.
+		// A URL net/url refuses, and quotes whole in its error — or, when
+		// the password holds an unescaped "#", "/" or "?" (generated
+		// passwords do), up to that character only: each part is a
+		// secret of its own.
 		found = append(found, p)
+		found = append(found, strings.FieldsFunc(p, func(r rune) bool { return r == '#' || r == '/' || r == '?' })...)
 	}
 	var out []string
 	for _, s := range found {

@@ -135,3 +135,21 @@ func TestHandleScrubSecrets(t *testing.T) {
 		t.Fatalf("an error without a secret was rewrapped")
 	}
 }
+
+// TestScrubPasswordWithURLDelimiter: a URL whose password holds an
+// unescaped "#", "/" or "?" is refused by net/url, which quotes the URL up
+// to that character; the part of the password before it is a secret too
+// (session 24 review: 'invalid port ":s3cretpart" after host' was printed).
+func TestScrubPasswordWithURLDelimiter(t *testing.T) {
+	for _, sep := range []string{"#", "/", "?"} {
+		dsn := "redis://:s3cretpart" + sep + "tailsecret@127.0.0.1:1/0"
+		_, perr := url.Parse(dsn)
+		if perr == nil {
+			t.Fatalf("control: net/url parsed %q", dsn)
+		}
+		got := ScrubSecrets(fmt.Errorf("redis: %w", perr), dsn).Error()
+		if strings.Contains(got, "s3cretpart") || strings.Contains(got, "tailsecret") {
+			t.Errorf("%s: %q", dsn, got)
+		}
+	}
+}
