@@ -237,7 +237,8 @@ const keyedMark = "values_sealed"
 // requireKeyOnKeyedDatabase marks a database a keyed configuration opens
 // (keyedMark) and refuses a keyless one on a marked database.
 // MEMVAULT_DANGEROUS_SKIP_KEY_CHECK opens it anyway, without a key, as it
-// opens one whose values are sealed.
+// opens one whose values are sealed; with a key it marks nothing (the key
+// was not checked).
 func requireKeyOnKeyedDatabase(ctx context.Context, c config.Config, h *Handle) error {
 	marks, ok := auditMeta(c, h).(dataMarks)
 	if !ok {
@@ -248,7 +249,10 @@ func requireKeyOnKeyedDatabase(ctx context.Context, c config.Config, h *Handle) 
 		return fmt.Errorf("vault: %w", err)
 	}
 	switch {
-	case h.Keyring != nil && !marked:
+	case h.Keyring != nil && !marked && !c.DangerousSkipKeyCheck:
+		// Not a process that skipped the key check: `keys census`, run
+		// read-only with a key exported on a plaintext database, or a
+		// key nobody has checked against the values.
 		if err := marks.Mark(ctx, keyedMark, "1"); err != nil {
 			return fmt.Errorf("vault: %w", err)
 		}
