@@ -288,44 +288,67 @@ func (h *Handle) unsupported(feature string) error {
 
 // checkExternalKeys is checkValueKeys for a registered backend, whose
 // values vault cannot read without its client: it decodes one stored
-// checkpoint — the saver's SampleTuple where it has one (MongoDB: the
-// first document found), else the latest of the first thread it lists
-// (Redis: its thread index) — and refuses to go on (ErrKeyNotLoaded) when its
-// values are sealed under a key no loaded key opens, or sealed while no
-// key is loaded.
+// checkpoint — the latest of the thread the saver's SampleConfig names
+// where it has one (MongoDB: the first document found), else of the first
+// thread it lists (Redis: its thread index) — and refuses to go on
+// (ErrKeyNotLoaded) when its values are sealed under a key no loaded key
+// opens, or sealed while no key is loaded. A value of an erased data
+// subject proves nothing either way (erasedThread).
 //
 // allowPlaintext is checkValueKeys's: without it a plaintext value read
 // with a key loaded (serde.ErrPlaintextRefused) is ErrPlaintextData.
 func (h *Handle) checkExternalKeys(ctx context.Context, _ bool) error {
+	var sample *checkpointer.Config
 	if s, ok := h.Saver.(interface {
-		SampleTuple(ctx context.Context) (*checkpointer.Tuple, error)
+		SampleConfig(ctx context.Context) (*checkpointer.Config, error)
 	}); ok {
 		// A value found without reading every thread (MongoDB).
-		_, err := s.SampleTuple(ctx)
-		if err := h.classifyProbe(err); err != nil {
-			return err
-		}
-		return h.checkExternalStoreKey(ctx)
-	}
-	lister, ok := h.Saver.(checkpointer.ThreadLister)
-	if !ok {
-		return nil
-	}
-	var thread string
-	for th, err := range lister.ListThreads(ctx) {
+		cfg, err := s.SampleConfig(ctx)
 		if err != nil {
 			return fmt.Errorf("vault: read the key of a stored value: %w", err)
 		}
-		thread = th.ThreadID
-		break
+		sample = cfg
+	} else if lister, ok := h.Saver.(checkpointer.ThreadLister); ok {
+		for th, err := range lister.ListThreads(ctx) {
+			if err != nil {
+				return fmt.Errorf("vault: read the key of a stored value: %w", err)
+			}
+			sample = &checkpointer.Config{ThreadID: th.ThreadID}
+			break
+		}
 	}
-	if thread != "" {
-		_, err := h.Saver.GetTuple(ctx, checkpointer.Config{ThreadID: thread})
+	if sample != nil {
+		_, err := h.Saver.GetTuple(ctx, *sample)
+		if err != nil && h.erasedThread(ctx, sample.ThreadID) {
+			err = nil
+		}
 		if err := h.classifyProbe(err); err != nil {
 			return err
 		}
 	}
 	return h.checkExternalStoreKey(ctx)
+}
+
+// erasedThread reports whether thread belongs to a data subject whose
+// erasure has begun: its values decrypt under no key — as erasure means,
+// until a Forget (killed after destroying the keys, or an intent Open
+// finished) deletes them — and say nothing of the loaded key. Refusing the
+// Open for them would refuse that Forget too.
+func (h *Handle) erasedThread(ctx context.Context, thread string) bool {
+	if h.Keys == nil {
+		return false
+	}
+	subject, err := h.Keys.ThreadSubject(ctx, thread)
+	if err != nil || subject == "" {
+		return false
+	}
+	return h.erasedSubject(ctx, subject)
+}
+
+// erasedSubject reports whether subject's erasure has begun.
+func (h *Handle) erasedSubject(ctx context.Context, subject string) bool {
+	e, err := h.Keys.Erasure(ctx, subject)
+	return err == nil && e != nil
 }
 
 // checkExternalStoreKey opens one memory of the store, as
@@ -341,6 +364,11 @@ func (h *Handle) checkExternalStoreKey(ctx context.Context) error {
 		return h.classifyProbe(err)
 	}
 	_, err = h.Store.Search(ctx, nss[0], store.SearchOptions{Limit: 1})
+	if err != nil && h.Keys != nil {
+		if subject := h.Keys.NamespaceSubject(strings.Join(nss[0], ".")); subject != "" && h.erasedSubject(ctx, subject) {
+			err = nil
+		}
+	}
 	return h.classifyProbe(err)
 }
 

@@ -191,13 +191,13 @@ func (s *Saver) Sweep(ctx context.Context, policy checkpointer.RetentionPolicy, 
 	return rep, nil
 }
 
-// SampleTuple returns the latest checkpoint of the thread and namespace of
-// the first checkpoint document the server finds — no sort, no scan — or
-// nil when the collection holds none: a stored value to decrypt, for
-// vault's check at Open that the configured key opens the database's
-// values. (ListThreads, which that check used, reads every checkpoint
-// document's ids to order the threads.)
-func (s *Saver) SampleTuple(ctx context.Context) (*checkpointer.Tuple, error) {
+// SampleConfig returns the thread and namespace of the first checkpoint
+// document the server finds — no sort, no scan — or nil when the
+// collection holds none: where vault's check at Open finds a stored value
+// to decrypt (GetTuple of it), and whose data subject it asks about when
+// the value does not open. (ListThreads, which that check used, reads
+// every checkpoint document's ids to order the threads.)
+func (s *Saver) SampleConfig(ctx context.Context) (*checkpointer.Config, error) {
 	var doc struct {
 		Thread string `bson:"thread_id"`
 		NS     string `bson:"checkpoint_ns"`
@@ -209,7 +209,7 @@ func (s *Saver) SampleTuple(ctx context.Context) (*checkpointer.Tuple, error) {
 	if err != nil {
 		return nil, fmt.Errorf("mongosaver: sample: %w", err)
 	}
-	return s.GetTuple(ctx, checkpointer.Config{ThreadID: doc.Thread, CheckpointNS: doc.NS})
+	return &checkpointer.Config{ThreadID: doc.Thread, CheckpointNS: doc.NS}, nil
 }
 
 // Close stops the retention sweeper, if any, and lets go of the thread
