@@ -75,9 +75,9 @@ type Handle struct {
 	closers []func() error
 	// dsns are the configuration's connection strings, whose secrets
 	// ScrubSecrets takes out of an error's message.
-	dsns []string
-	public  embeddings.Embedder // the configured model, unprotected
-	target  embeddings.Embedder // what new vectors should be made with
+	dsns   []string
+	public embeddings.Embedder // the configured model, unprotected
+	target embeddings.Embedder // what new vectors should be made with
 	// shared: the store keeps data subjects' vectors in the shared space
 	// (store.IndexConfig.DangerousSharedSubjectVectors), as its vectors
 	// were made before subjects had spaces of their own.
