@@ -2,6 +2,7 @@ package vault
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/memvault/memvault/checkpointer"
@@ -31,7 +32,7 @@ func TestErasureIntentFinishedAtOpen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := claimErasure(ctx, h.erasureMarks, h.keyTable, "carol"); err != nil { // killed right after
+	if _, err := h.claimErasure(ctx, "carol"); err != nil { // killed right after
 		t.Fatal(err)
 	}
 	h.Close()
@@ -69,5 +70,70 @@ func TestErasureIntentFinishedAtOpen(t *testing.T) {
 	h2.Close()
 	if n, _ := h.keyTable.Erasures(ctx); n != after {
 		t.Fatalf("a second Open counted %d erasures, want %d: it erased again", n, after)
+	}
+}
+
+// TestUnsignedIntentsLeftAloneAndSettled: an intent row this key did not
+// sign — a forged one with a valid number, one signed for another number
+// (moved), a session 23 bare-subject row — destroys no key; Open succeeds,
+// warns once naming the row, and the settled mark moves past it, so later
+// Opens read no row (they do not warn again), while a signed intent after
+// them is still finished.
+func TestUnsignedIntentsLeftAloneAndSettled(t *testing.T) {
+	ctx := context.Background()
+	c := s23Config(t.TempDir())
+	h, err := Open(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, th := range []string{"carol:1", "dave:1", "erin:1"} {
+		if _, err := putCarolS22(ctx, h, th, th+" notes"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	moved := h.Keys.SignIntent(h.keyTableID, 99, "erin")
+	h.Close()
+	db := openRaw(t, c.DBPath)
+	for name, value := range map[string]string{
+		erasureIntentMark(1): "v2:" + strings.Repeat("0", 64) + ":dave", // forged MAC
+		erasureIntentMark(2): moved,                                     // erin's, signed for intent 99
+		"subject_erasure_3":  "carol",                                   // session 23's unsigned form
+	} {
+		if _, err := db.Exec(`INSERT INTO memvault_meta (name, value) VALUES (?, ?)`, name, value); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h, err = Open(ctx, c)
+	if err != nil {
+		t.Fatalf("Open with unsigned intent rows: %v", err)
+	}
+	warned := strings.Join(h.Warnings, "\n")
+	for _, name := range []string{erasureIntentMark(1), erasureIntentMark(2)} {
+		if !strings.Contains(warned, name) {
+			t.Errorf("no warning names %s: %q", name, warned)
+		}
+	}
+	// A Forget killed after its (signed) intent, numbered after the others.
+	n, err := h.claimErasure(ctx, "carol")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n <= 2 {
+		t.Fatalf("carol's intent took number %d, below the settled ones", n)
+	}
+	h.Close()
+	h, err = Open(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	if len(h.Warnings) != 0 {
+		t.Errorf("the second Open warned again: %q", h.Warnings)
+	}
+	for th, want := range map[string]bool{"carol:1": false, "dave:1": true, "erin:1": true} {
+		tup, err := h.Saver.GetTuple(ctx, checkpointer.Config{ThreadID: th})
+		if got := err == nil && tup != nil; got != want {
+			t.Errorf("%s reads: %v (err %v), want %v", th, got, err, want)
+		}
 	}
 }

@@ -547,15 +547,14 @@ const keyErasuresMark = "subject_key_erasures"
 // the database, or a database restored from an older backup) moves the
 // mark up.
 //
-// Then it finishes, with erase, every erasure ForgetWith recorded the
-// intent of (erasureIntentMark) beyond the table's count: an erasure the
-// table does not record — its Forget killed before the key transaction,
-// or after it and the table then restored from a backup taken before
-// (which counts as many erasures as the database has seen, and holds the
-// destroyed keys). Without it, such a backup gave the erased subject's
-// values back. erase nil checks only.
-func checkKeyErasures(ctx context.Context, marks erasureMarks, t keys.Identified, erase func(context.Context, string) error) error {
-	seen, have, err := erasureCounts(ctx, marks, t)
+// With finish, it first finishes every erasure ForgetWith recorded the
+// intent of and did not mark done (finishIntents): its Forget killed
+// before the key transaction, or after it and the key table then restored
+// from a backup taken before (which counts as many erasures as the
+// database has seen, and holds the destroyed keys). Without it, such a
+// backup gave the erased subject's values back.
+func (h *Handle) checkKeyErasures(ctx context.Context, marks erasureMarks, finish bool) error {
+	seen, have, err := erasureCounts(ctx, marks, h.keyTable)
 	if err != nil {
 		return err
 	}
@@ -564,18 +563,11 @@ func checkKeyErasures(ctx context.Context, marks erasureMarks, t keys.Identified
 			"of the key table taken before an erasure, and still holds keys that erasure destroyed (point every process at the "+
 			"key table the erasures ran on, and never copy a live key table: move it)", ErrSubjectsChanged, have, seen)
 	}
-	for n, tries := have+1, 0; erase != nil && tries < maxIntents; n, tries = n+1, tries+1 {
-		subject, ok, err := marks.MarkValue(ctx, erasureIntentMark(n))
-		if err != nil {
-			return fmt.Errorf("vault: %w", err)
+	if finish {
+		if err := h.finishIntents(ctx, marks); err != nil {
+			return err
 		}
-		if !ok {
-			break
-		}
-		if err := erase(ctx, subject); err != nil {
-			return fmt.Errorf("vault: finish the erasure of %q the key table does not record (a Forget killed, or the key table restored from a backup): %w", subject, err)
-		}
-		if have, err = t.Erasures(ctx); err != nil {
+		if have, err = h.keyTable.Erasures(ctx); err != nil {
 			return fmt.Errorf("vault: %w", err)
 		}
 	}
@@ -583,6 +575,111 @@ func checkKeyErasures(ctx context.Context, marks erasureMarks, t keys.Identified
 		if err := marks.AdvanceMark(ctx, keyErasuresMark, have); err != nil {
 			return fmt.Errorf("vault: %w", err)
 		}
+	}
+	return nil
+}
+
+// intentMarks are erasureMarks that list a range of marks (SQLite,
+// PostgreSQL, MongoDB): where erasure intents are kept.
+type intentMarks interface {
+	erasureMarks
+	MarksBetween(ctx context.Context, after, below string, limit int) ([][2]string, error)
+}
+
+// Erasure intents. ForgetWith writes, before it destroys any key, the
+// intent erasureIntentMark(n) = keys.Hierarchy.SignIntent(table id, n,
+// subject): the subject's id (as the audit trail and the key table's
+// erasure record keep it) under a MAC of the master key, so that no one
+// with write access to the data database alone can have a process destroy
+// a subject's keys. Once the keys are destroyed and the database's count
+// moved, erasureDoneMark(n). Open finishes every intent not done (the
+// keys of a subject the key table does not show erased are destroyed) and
+// moves erasuresSettledMark past the intents all done, so that it reads
+// only those after. Numbers are fixed-width, so the marks sort by number.
+const (
+	intentPrefix        = "erasure_intent_"
+	intentBelow         = "erasure_intent_:" // ':' follows the digits
+	erasuresSettledMark = "erasure_intents_settled"
+)
+
+func erasureIntentMark(n int64) string { return fmt.Sprintf("%s%020d", intentPrefix, n) }
+func erasureDoneMark(n int64) string   { return fmt.Sprintf("erasure_done_%020d", n) }
+
+// maxIntents bounds the intents one Open reads, and the numbers one claim
+// tries: more erasures begun at once and not finished are left to the
+// next Open.
+const maxIntents = 1000
+
+// finishIntents finishes the erasures recorded as intents and not done,
+// past the settled mark: an intent this key did not sign (forged, moved,
+// or written by a build before intents were signed) is left alone, with a
+// warning that names its row. It moves the settled mark past every
+// intent before the first one it could not finish.
+func (h *Handle) finishIntents(ctx context.Context, marks erasureMarks) error {
+	im, ok := marks.(intentMarks)
+	if !ok {
+		return nil
+	}
+	settled, err := markCount(ctx, marks, erasuresSettledMark)
+	if err != nil {
+		return fmt.Errorf("vault: %w", err)
+	}
+	rows, err := im.MarksBetween(ctx, erasureIntentMark(settled), intentBelow, maxIntents)
+	if err != nil {
+		return fmt.Errorf("vault: %w", err)
+	}
+	through := settled
+	for _, row := range rows {
+		n, err := strconv.ParseInt(strings.TrimPrefix(row[0], intentPrefix), 10, 64)
+		if err != nil || erasureIntentMark(n) != row[0] {
+			h.Warnings = append(h.Warnings, fmt.Sprintf("memvault_meta row %q is not an erasure intent memvault wrote: left alone", row[0]))
+			through = max(through, n)
+			continue
+		}
+		if done, err := marks.Marked(ctx, erasureDoneMark(n)); err != nil {
+			return fmt.Errorf("vault: %w", err)
+		} else if !done {
+			subject, ok := h.Keys.OpenIntent(h.keyTableID, n, row[1])
+			if !ok {
+				h.Warnings = append(h.Warnings, fmt.Sprintf("memvault_meta row %q is not an erasure intent this key signed (forged, copied from "+
+					"another database, or written by a memvault before intents were signed): left alone; if an erasure was killed, run "+
+					"`memvault forget` for its subject again", row[0]))
+			} else if err := h.finishIntent(ctx, marks, n, subject); err != nil {
+				return err
+			}
+		}
+		through = n
+	}
+	if through > settled {
+		if err := marks.AdvanceMark(ctx, erasuresSettledMark, through); err != nil {
+			return fmt.Errorf("vault: %w", err)
+		}
+	}
+	return nil
+}
+
+// finishIntent destroys, in the key table, the keys of the subject of
+// intent n unless the table shows its erasure begun, and marks the intent
+// done.
+func (h *Handle) finishIntent(ctx context.Context, marks erasureMarks, n int64, subject string) error {
+	e, err := h.Keys.Erasure(ctx, subject)
+	if err != nil {
+		return fmt.Errorf("vault: %w", err)
+	}
+	if e == nil || e.Readmitted {
+		if _, err := h.Keys.StartErasure(ctx, subject); err != nil {
+			return fmt.Errorf("vault: finish the erasure of %q the key table does not record (a Forget killed, or the key table restored from a backup): %w", subject, err)
+		}
+		have, err := h.keyTable.Erasures(ctx)
+		if err != nil {
+			return fmt.Errorf("vault: %w", err)
+		}
+		if err := marks.AdvanceMark(ctx, keyErasuresMark, have); err != nil {
+			return fmt.Errorf("vault: %w", err)
+		}
+	}
+	if err := marks.Mark(ctx, erasureDoneMark(n), "1"); err != nil {
+		return fmt.Errorf("vault: %w", err)
 	}
 	return nil
 }
@@ -602,38 +699,41 @@ func erasureCounts(ctx context.Context, marks erasureMarks, t keys.Identified) (
 	return seen, have, nil
 }
 
-// maxIntents bounds the intents one check or claim walks: more erasures
-// begun at once than this are not told apart (each claim tries the next).
-const maxIntents = 1000
-
-// erasureIntentMark names the memvault_meta row ForgetWith writes, before
-// it destroys any key, to say which subject the n-th erasure of the key
-// table erases (the subject's id, as the audit trail and the key table's
-// erasure record keep it): checkKeyErasures finishes, in the key table, an
-// erasure the table does not count.
-func erasureIntentMark(n int64) string { return "subject_erasure_" + strconv.FormatInt(n, 10) }
-
-// claimErasure records the intent to erase subject (erasureIntentMark)
-// under the first number past both counts that no other erasure claimed:
-// of two Forgets claiming at once the first write wins the number and the
-// other takes the next.
-func claimErasure(ctx context.Context, marks erasureMarks, t keys.Identified, subject string) error {
-	seen, have, err := erasureCounts(ctx, marks, t)
+// claimErasure records the intent to erase subject (see
+// erasureIntentMark) under the first number past the counts and the
+// settled intents that no other erasure claimed, and returns it: of two
+// Forgets claiming at once the first write wins the number and the other
+// takes the next. A number the settled mark passed meanwhile (an Open
+// would not read it) is given up for a later one.
+func (h *Handle) claimErasure(ctx context.Context, subject string) (int64, error) {
+	marks := h.erasureMarks
+	seen, have, err := erasureCounts(ctx, marks, h.keyTable)
 	if err != nil {
-		return err
+		return 0, err
 	}
-	for n, tries := max(seen, have)+1, 0; tries < maxIntents; n, tries = n+1, tries+1 {
-		name := erasureIntentMark(n)
-		if err := marks.Mark(ctx, name, subject); err != nil {
-			return fmt.Errorf("vault: %w", err)
+	settled, err := markCount(ctx, marks, erasuresSettledMark)
+	if err != nil {
+		return 0, fmt.Errorf("vault: %w", err)
+	}
+	for n, tries := max(seen, have, settled)+1, 0; tries < maxIntents; n, tries = n+1, tries+1 {
+		name, value := erasureIntentMark(n), h.Keys.SignIntent(h.keyTableID, n, subject)
+		if err := marks.Mark(ctx, name, value); err != nil {
+			return 0, fmt.Errorf("vault: %w", err)
 		}
-		if got, ok, err := marks.MarkValue(ctx, name); err != nil {
-			return fmt.Errorf("vault: %w", err)
-		} else if ok && got == subject {
-			return nil
+		got, ok, err := marks.MarkValue(ctx, name)
+		if err != nil {
+			return 0, fmt.Errorf("vault: %w", err)
+		}
+		if !ok || got != value {
+			continue
+		}
+		if settled, err = markCount(ctx, marks, erasuresSettledMark); err != nil {
+			return 0, fmt.Errorf("vault: %w", err)
+		} else if settled < n {
+			return n, nil
 		}
 	}
-	return fmt.Errorf("vault: record the erasure of %q: %d erasures begun at once", subject, maxIntents)
+	return 0, fmt.Errorf("vault: record the erasure of %q: %d erasures begun at once", subject, maxIntents)
 }
 
 // refuseUnprovenKeyTable refuses a key table not shown to be the one the
@@ -814,7 +914,7 @@ func pinSubjectKeys(ctx context.Context, marks dataMarks, h *Handle, subjects ke
 		return err
 	}
 	if em, ok := marks.(erasureMarks); ok {
-		if err := checkKeyErasures(ctx, em, h.keyTable, h.eraseKeys); err != nil {
+		if err := h.checkKeyErasures(ctx, em, true); err != nil {
 			return err
 		}
 		h.erasureMarks = em
@@ -1114,15 +1214,19 @@ func (h *Handle) ForgetWith(ctx context.Context, subject string, opt ForgetOptio
 	if err := h.log(ctx, audit.OpSubjectErase, subject, subject); err != nil {
 		return keys.Receipt{}, err
 	}
-	e, err := h.beginErasure(ctx, subject)
+	e, intent, err := h.beginErasure(ctx, subject)
 	if err != nil {
 		return keys.Receipt{}, err
 	}
 	if h.erasureMarks != nil {
 		// From now on a copy of the key table taken before is refused
-		// (checkKeyErasures); a run that dies here leaves it to the next
-		// process that opens the database, as a rerun does.
-		if err := checkKeyErasures(ctx, h.erasureMarks, h.keyTable, h.eraseKeys); err != nil {
+		// (checkKeyErasures), and the intent is done; a run that dies
+		// before leaves it to the next process that opens the database,
+		// as a rerun does. Other Forgets' intents are theirs to finish.
+		if err := h.checkKeyErasures(ctx, h.erasureMarks, false); err != nil {
+			return keys.Receipt{}, fmt.Errorf("vault: forget %q: keys destroyed; %w", subject, err)
+		}
+		if err := h.erasureMarks.Mark(ctx, erasureDoneMark(intent), "1"); err != nil {
 			return keys.Receipt{}, fmt.Errorf("vault: forget %q: keys destroyed; %w", subject, err)
 		}
 	}
@@ -1159,26 +1263,22 @@ func (h *Handle) ForgetWith(ctx context.Context, subject string, opt ForgetOptio
 }
 
 // beginErasure is ForgetWith's first step after its audit record: the
-// intent written to the data database (claimErasure), then the erasure
-// recorded and the keys destroyed in the key table's transaction.
-func (h *Handle) beginErasure(ctx context.Context, subject string) (keys.Erasure, error) {
+// intent written to the data database (claimErasure; its number is
+// returned, 0 without marks), then the erasure recorded and the keys
+// destroyed in the key table's transaction.
+func (h *Handle) beginErasure(ctx context.Context, subject string) (keys.Erasure, int64, error) {
+	var intent int64
 	if h.erasureMarks != nil {
 		if err := h.Keys.Subjects().CheckSubject(subject); err != nil {
-			return keys.Erasure{}, err
+			return keys.Erasure{}, 0, err
 		}
-		if err := claimErasure(ctx, h.erasureMarks, h.keyTable, subject); err != nil {
-			return keys.Erasure{}, err
+		var err error
+		if intent, err = h.claimErasure(ctx, subject); err != nil {
+			return keys.Erasure{}, 0, err
 		}
 	}
-	return h.Keys.StartErasure(ctx, subject)
-}
-
-// eraseKeys records subject's erasure and destroys its keys in the key
-// table (checkKeyErasures finishing an erasure the table does not record;
-// the rows go when Forget runs again, as after any killed erasure).
-func (h *Handle) eraseKeys(ctx context.Context, subject string) error {
-	_, err := h.Keys.StartErasure(ctx, subject)
-	return err
+	e, err := h.Keys.StartErasure(ctx, subject)
+	return e, intent, err
 }
 
 // drainWrites lets v (a saver or a store, possibly wrapped) finish the
