@@ -31,3 +31,24 @@ func TestReviewS24CensusWithKeyMarksPlaintextDatabase(t *testing.T) {
 			r.code, strings.TrimSpace(r.stderr))
 	}
 }
+
+// TestReviewS24RedisPasswordPrefixPrinted (session 24 review): a Redis URL
+// whose password holds an unescaped "#", "/" or "?" (generated passwords
+// do) is refused by net/url, whose message quotes the URL up to that
+// character only ("invalid port \":s3cretpart\" after host"). dsnSecrets
+// takes the whole userinfo password of a URL net/url refuses
+// ("s3cretpart#tailsecret") and its space-separated pieces, so the part
+// before the delimiter is printed on stderr (PostgreSQL's and MongoDB's
+// drivers parse these themselves and print nothing of it).
+func TestReviewS24RedisPasswordPrefixPrinted(t *testing.T) {
+	for _, sep := range []string{"#", "/", "?"} {
+		dsn := "redis://:s3cretpart" + sep + "tailsecret@127.0.0.1:1/0"
+		r := cli(t, []string{"MEMVAULT_DSN=" + dsn, "LANGGRAPH_AES_KEY=" + testKey}, "", "threads", "list")
+		if r.code == 0 {
+			t.Fatalf("%s: exit 0", dsn)
+		}
+		if strings.Contains(r.stderr, "s3cretpart") || strings.Contains(r.stderr, "tailsecret") {
+			t.Errorf("MEMVAULT_DSN=%s: the password's part before %q is printed: %q", dsn, sep, strings.TrimSpace(r.stderr))
+		}
+	}
+}
