@@ -2,11 +2,16 @@ package vault
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/memvault/memvault/audit"
 	"github.com/memvault/memvault/checkpointer"
+	"github.com/memvault/memvault/memvaulttest/pgtest"
 )
 
 // Session 24 review: attacks on the erasure intents session 23 added
@@ -24,49 +29,67 @@ import (
 // erasure of that subject (Open finishes the intent before the trail
 // opens, and never logs it).
 func TestReviewS24ForgedIntentErasesAnySubject(t *testing.T) {
-	ctx := context.Background()
-	c := s23Config(t.TempDir())
-	c.Audit = true
-	h, err := Open(ctx, c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := putCarolS22(ctx, h, "dave:1", "dave's records"); err != nil {
-		t.Fatal(err)
-	}
-	have, err := h.keyTable.Erasures(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.Close()
+	for _, pg := range []bool{false, true} {
+		t.Run(map[bool]string{false: "SQLite", true: "PostgreSQL"}[pg], func(t *testing.T) {
+			ctx := context.Background()
+			c := s23Config(t.TempDir())
+			c.Audit = true
+			if pg {
+				c.DSN = pgtest.SchemaDSN(t)
+				c.KeyTable = fmt.Sprintf("keys_%d", time.Now().UnixNano()) // the key table in its own schema
+			}
+			h, err := Open(ctx, c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := putCarolS22(ctx, h, "dave:1", "dave's records"); err != nil {
+				t.Fatal(err)
+			}
+			have, err := h.keyTable.Erasures(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			h.Close()
 
-	// The attacker: one row in the data database, nothing else.
-	if _, err := openRaw(t, c.DBPath).Exec(`INSERT INTO memvault_meta (name, value) VALUES (?, 'dave')`,
-		erasureIntentMark(have+1)); err != nil {
-		t.Fatal(err)
-	}
+			// The attacker: one row in the data database, nothing else.
+			forge := `INSERT INTO memvault_meta (name, value) VALUES ('` + erasureIntentMark(have+1) + `', 'dave')`
+			if pg {
+				conn, err := pgx.Connect(ctx, c.DSN)
+				if err != nil {
+					t.Fatal(err)
+				}
+				_, err = conn.Exec(ctx, forge)
+				conn.Close(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+			} else if _, err := openRaw(t, c.DBPath).Exec(forge); err != nil {
+				t.Fatal(err)
+			}
 
-	h, err = Open(ctx, c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Close()
-	erased := false
-	if tup, err := h.Saver.GetTuple(ctx, checkpointer.Config{ThreadID: "dave:1"}); err != nil || tup == nil {
-		erased = true
-	}
-	logged := 0
-	if err := h.Audit.Records(ctx, audit.Filter{}, func(r audit.Record) error {
-		if r.Op == audit.OpSubjectErase {
-			logged++
-		}
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	if erased {
-		t.Fatalf("one forged memvault_meta row (%s = dave), written with access to the data database only, made Open destroy dave's keys "+
-			"in the key table (dave:1 no longer decrypts); the audit trail holds %d subject.erase records", erasureIntentMark(have+1), logged)
+			h, err = Open(ctx, c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer h.Close()
+			erased, why := false, ""
+			if tup, err := h.Saver.GetTuple(ctx, checkpointer.Config{ThreadID: "dave:1"}); err != nil || tup == nil {
+				erased, why = true, fmt.Sprint(err)
+			}
+			logged := 0
+			if err := h.Audit.Records(ctx, audit.Filter{}, func(r audit.Record) error {
+				if r.Op == audit.OpSubjectErase {
+					logged++
+				}
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			if erased {
+				t.Fatalf("one forged memvault_meta row (%s = dave), written with access to the data database only, made Open destroy dave's keys "+
+					"in the key table (dave:1: %.120s); the audit trail holds %d subject.erase records", erasureIntentMark(have+1), why, logged)
+			}
+		})
 	}
 }
 
