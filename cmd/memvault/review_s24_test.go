@@ -1,6 +1,9 @@
 package main
 
 import (
+	"bytes"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -49,6 +52,40 @@ func TestReviewS24RedisPasswordPrefixPrinted(t *testing.T) {
 		}
 		if strings.Contains(r.stderr, "s3cretpart") || strings.Contains(r.stderr, "tailsecret") {
 			t.Errorf("MEMVAULT_DSN=%s: the password's part before %q is printed: %q", dsn, sep, strings.TrimSpace(r.stderr))
+		}
+	}
+}
+
+// TestReviewS24ListToFullDiskExitsZero (session 24 review): a command
+// whose output cannot be written must fail, as `store get`, `keys census`
+// and `threads export` do ("write /dev/stdout: no space left on device",
+// exit 1). `threads list`, `store list`, `store namespaces` and `store
+// search` write through a tabwriter whose errors they drop: with stdout on
+// a full disk (or a closed pipe's EPIPE ignored) they exit 0 having written
+// nothing — a script saving the listing believes it has it.
+func TestReviewS24ListToFullDiskExitsZero(t *testing.T) {
+	full, err := os.OpenFile("/dev/full", os.O_WRONLY, 0)
+	if err != nil {
+		t.Skipf("no /dev/full: %v", err)
+	}
+	defer full.Close()
+	env := sqliteEnv(t)
+	cli(t, env, "", "threads", "import", writeLines(t, chainExport(t, "listed", 2))).must(t, 0)
+	cli(t, env, "", "store", "put", "ns", "k", `{"a":1}`).must(t, 0)
+	for _, args := range [][]string{
+		{"store", "get", "ns", "k"}, // fails: the reference
+		{"threads", "list"},
+		{"store", "list", "ns"},
+		{"store", "namespaces"},
+		{"store", "search", "ns"},
+	} {
+		cmd := exec.Command(binary, args...)
+		cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}, env...)
+		var se bytes.Buffer
+		cmd.Stdout, cmd.Stderr = full, &se
+		err := cmd.Run()
+		if err == nil {
+			t.Errorf("memvault %s > /dev/full: exit 0 (stderr %q): its output was lost without an error", strings.Join(args, " "), se.String())
 		}
 	}
 }
