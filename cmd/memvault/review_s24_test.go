@@ -10,28 +10,42 @@ import (
 )
 
 // TestReviewS24CensusWithKeyMarksPlaintextDatabase (session 24 review):
-// `keys census` is read-only ("decrypts nothing") and skips the key check.
-// Run by an operator whose shell exports LANGGRAPH_AES_KEY (the diagnosis
-// README advises before a migration) on a plaintext database, its Open
-// writes the values_sealed mark all the same (requireKeyOnKeyedDatabase
-// marks on any keyed Open, the key check skipped or not), and from then on
-// every keyless process of that plaintext deployment is refused at Open
-// with ErrKeyNotLoaded ("a process with a key has written to it: its
-// values are encrypted" — none is) until someone deletes the row by hand,
-// which the message does not say.
+// `keys census` is read-only ("decrypts nothing") and skips the key check;
+// `keys reencrypt --dry-run` "only counts the rows". Run by an operator
+// whose shell exports LANGGRAPH_AES_KEY (README's way to evaluate a
+// migration, with MEMVAULT_ALLOW_PLAINTEXT=true for the dry run) on a
+// plaintext database, their Open writes the values_sealed mark all the
+// same (requireKeyOnKeyedDatabase marks on any keyed Open, the key check
+// skipped or not), and from then on every keyless process of that
+// plaintext deployment is refused at Open with ErrKeyNotLoaded ("a
+// process with a key has written to it: its values are encrypted" — none
+// is) until someone deletes the row by hand, which the message does not
+// say.
 func TestReviewS24CensusWithKeyMarksPlaintextDatabase(t *testing.T) {
-	db := filepath.Join(t.TempDir(), "plain.db")
-	plain := []string{"MEMVAULT_DB=" + db}
-	cli(t, plain, "", "threads", "import", writeLines(t, chainExport(t, "p", 2))).must(t, 0)
-	cli(t, plain, "", "threads", "list").must(t, 0)
+	for _, tc := range []struct {
+		name string
+		env  []string
+		args []string
+	}{
+		{"census", nil, []string{"keys", "census"}},
+		{"reencrypt-dry-run", []string{"MEMVAULT_ALLOW_PLAINTEXT=true"}, []string{"keys", "reencrypt", "--dry-run"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			db := filepath.Join(t.TempDir(), "plain.db")
+			plain := []string{"MEMVAULT_DB=" + db}
+			cli(t, plain, "", "threads", "import", writeLines(t, chainExport(t, "p", 2))).must(t, 0)
+			cli(t, plain, "", "threads", "list").must(t, 0)
 
-	census := cli(t, append(plain, "LANGGRAPH_AES_KEY="+testKey), "", "keys", "census")
-	t.Logf("keys census with a key exported: exit %d, %q", census.code, strings.TrimSpace(census.stdout+census.stderr))
+			keyed := append(append([]string{"LANGGRAPH_AES_KEY=" + testKey}, plain...), tc.env...)
+			r := cli(t, keyed, "", tc.args...)
+			t.Logf("%s with a key exported: exit %d, %q", strings.Join(tc.args, " "), r.code, strings.TrimSpace(r.stdout+r.stderr))
 
-	r := cli(t, plain, "", "threads", "list")
-	if r.code != 0 {
-		t.Fatalf("after a read-only `keys census` run with LANGGRAPH_AES_KEY exported, the keyless plaintext deployment is refused: threads list exit %d, %q",
-			r.code, strings.TrimSpace(r.stderr))
+			r = cli(t, plain, "", "threads", "list")
+			if r.code != 0 {
+				t.Fatalf("after a read-only `memvault %s` run with LANGGRAPH_AES_KEY exported, the keyless plaintext deployment is refused: threads list exit %d, %q",
+					strings.Join(tc.args, " "), r.code, strings.TrimSpace(r.stderr))
+			}
+		})
 	}
 }
 
