@@ -103,3 +103,21 @@ func TestReviewS24ListToFullDiskExitsZero(t *testing.T) {
 		}
 	}
 }
+
+// TestReviewS24KeyDSNInKeyTablePrinted (session 24 review): MEMVAULT_KEY_TABLE
+// (a SQLite file, or a schema) and MEMVAULT_KEY_DSN (a server) are one
+// word apart. A connection string put in the first is taken as a file
+// path, and the error that it cannot be opened prints it whole, password
+// included: the CLI scrubs MEMVAULT_DSN, DATABASE_URL and MEMVAULT_KEY_DSN
+// only. Nothing says the value looks like a DSN either.
+func TestReviewS24KeyDSNInKeyTablePrinted(t *testing.T) {
+	env := []string{"MEMVAULT_DB=" + filepath.Join(t.TempDir(), "m.db"), "LANGGRAPH_AES_KEY=" + testKey,
+		"MEMVAULT_SUBJECT_THREAD_SEPARATOR=:", "MEMVAULT_KEY_TABLE=postgres://keys:s3cretpart@keys.example:5432/keys"}
+	r := cli(t, env, "", "migrate")
+	if r.code == 0 {
+		t.Fatalf("migrate with a DSN in MEMVAULT_KEY_TABLE: exit 0, %q", r.stdout)
+	}
+	if strings.Contains(r.stderr, "s3cretpart") {
+		t.Fatalf("a DSN set in MEMVAULT_KEY_TABLE by mistake: its password is printed: %q", strings.TrimSpace(r.stderr))
+	}
+}
