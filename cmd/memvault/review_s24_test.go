@@ -104,20 +104,40 @@ func TestReviewS24ListToFullDiskExitsZero(t *testing.T) {
 	}
 }
 
-// TestReviewS24KeyDSNInKeyTablePrinted (session 24 review): MEMVAULT_KEY_TABLE
+// TestReviewS24DSNInPathSettingPrinted (session 24 review): MEMVAULT_KEY_TABLE
 // (a SQLite file, or a schema) and MEMVAULT_KEY_DSN (a server) are one
-// word apart. A connection string put in the first is taken as a file
-// path, and the error that it cannot be opened prints it whole, password
-// included: the CLI scrubs MEMVAULT_DSN, DATABASE_URL and MEMVAULT_KEY_DSN
-// only. Nothing says the value looks like a DSN either.
-func TestReviewS24KeyDSNInKeyTablePrinted(t *testing.T) {
-	env := []string{"MEMVAULT_DB=" + filepath.Join(t.TempDir(), "m.db"), "LANGGRAPH_AES_KEY=" + testKey,
-		"MEMVAULT_SUBJECT_THREAD_SEPARATOR=:", "MEMVAULT_KEY_TABLE=postgres://keys:s3cretpart@keys.example:5432/keys"}
-	r := cli(t, env, "", "migrate")
-	if r.code == 0 {
-		t.Fatalf("migrate with a DSN in MEMVAULT_KEY_TABLE: exit 0, %q", r.stdout)
-	}
-	if strings.Contains(r.stderr, "s3cretpart") {
-		t.Fatalf("a DSN set in MEMVAULT_KEY_TABLE by mistake: its password is printed: %q", strings.TrimSpace(r.stderr))
+// word apart, as are MEMVAULT_DB (a SQLite file) and MEMVAULT_DSN, and
+// --db and --dsn. A connection string put in the path setting is taken as
+// a file path: the error that it cannot be opened prints it whole,
+// password included (the CLI scrubs MEMVAULT_DSN, DATABASE_URL,
+// MEMVAULT_KEY_DSN and --dsn only), and a libpq keyword/value string —
+// which holds no "/" — is a valid file name: `--db 'host=… password=…'
+// migrate` creates a SQLite database of that name in the working
+// directory and exits 0, the password now in a file name. Nothing says
+// the value looks like a DSN.
+func TestReviewS24DSNInPathSettingPrinted(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		env  []string
+		args []string
+	}{
+		{"MEMVAULT_KEY_TABLE", []string{"MEMVAULT_DB=" + filepath.Join(t.TempDir(), "m.db"), "MEMVAULT_SUBJECT_THREAD_SEPARATOR=:",
+			"MEMVAULT_KEY_TABLE=postgres://keys:s3cretpart@keys.example:5432/keys"}, []string{"migrate"}},
+		{"MEMVAULT_DB", []string{"MEMVAULT_DB=postgres://app:s3cretpart@db.example:5432/app"}, []string{"migrate"}},
+		{"--db", nil, []string{"--db", "host=db.example user=app password=s3cretpart dbname=app", "migrate"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			cmd := exec.Command(binary, tc.args...)
+			cmd.Dir = dir // where a relative path lands
+			cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "LANGGRAPH_AES_KEY=" + testKey}, tc.env...)
+			var so, se bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &so, &se
+			err := cmd.Run()
+			made, _ := filepath.Glob(filepath.Join(dir, "*"))
+			if strings.Contains(se.String(), "s3cretpart") || err == nil {
+				t.Fatalf("a DSN set in %s by mistake: exit error %v, files made %q, stderr %q", tc.name, err, made, strings.TrimSpace(se.String()))
+			}
+		})
 	}
 }
