@@ -102,6 +102,13 @@ type Config struct {
 	// Dangerous: reads of such values fail, and with no key loaded new
 	// values are written in plaintext beside the sealed ones.
 	DangerousSkipKeyCheck bool
+	// ReportOnly, set by a program (no environment variable) that opens a
+	// database only to report on it (`memvault keys reencrypt --dry-run`),
+	// makes vault.Open leave no mark that only a writer of sealed values
+	// should leave: with a key loaded, Open otherwise marks the database
+	// values_sealed, and from then on refuses processes without a key.
+	// It refuses no write: the program must not write.
+	ReportOnly bool
 	// DangerouslyAcceptUnboundAES lets envelope mode read values in
 	// LangGraph's "aes" format (MEMVAULT_DANGEROUSLY_ACCEPT_UNBOUND_AES=true),
 	// for the one `memvault keys reencrypt` that moves a database out of

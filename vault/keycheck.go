@@ -238,7 +238,7 @@ const keyedMark = "values_sealed"
 // (keyedMark) and refuses a keyless one on a marked database.
 // MEMVAULT_DANGEROUS_SKIP_KEY_CHECK opens it anyway, without a key, as it
 // opens one whose values are sealed; with a key it marks nothing (the key
-// was not checked).
+// was not checked), nor does config.Config.ReportOnly.
 func requireKeyOnKeyedDatabase(ctx context.Context, c config.Config, h *Handle) error {
 	marks, ok := auditMeta(c, h).(dataMarks)
 	if !ok {
@@ -249,10 +249,11 @@ func requireKeyOnKeyedDatabase(ctx context.Context, c config.Config, h *Handle) 
 		return fmt.Errorf("vault: %w", err)
 	}
 	switch {
-	case h.Keyring != nil && !marked && !c.DangerousSkipKeyCheck:
-		// Not a process that skipped the key check: `keys census`, run
-		// read-only with a key exported on a plaintext database, or a
-		// key nobody has checked against the values.
+	case h.Keyring != nil && !marked && !c.DangerousSkipKeyCheck && !c.ReportOnly:
+		// Not a process that skipped the key check (`keys census`, run
+		// with a key exported on a plaintext database, or a key nobody
+		// has checked against the values), nor one that only reports
+		// (a dry run): neither writes a sealed value.
 		if err := marks.Mark(ctx, keyedMark, "1"); err != nil {
 			return fmt.Errorf("vault: %w", err)
 		}

@@ -94,7 +94,7 @@ exits 1; run it again once that process is done.`,
 			if batch < 0 {
 				return usagef("--batch must be >= 0")
 			}
-			return withHandleNote(cmd.Context(), g, reembedNote(dryRun), func(h *handle) error {
+			return withHandleNote(cmd.Context(), g, dryRun, reembedNote(dryRun), func(h *handle) error {
 				return reencryptAll(cmd, g, h, batch, dryRun, compact)
 			})
 		},

@@ -41,13 +41,14 @@ func withNewHandle(ctx context.Context, g *globals, fn func(h *handle) error) (e
 
 // withHandleNote is withHandle for a command that fixes what Open warns
 // about (keys reencrypt re-embeds the vectors the warning tells to
-// re-embed): note rewrites each warning before it is printed.
-func withHandleNote(ctx context.Context, g *globals, note func(string) string, fn func(h *handle) error) (err error) {
+// re-embed): note rewrites each warning before it is printed. reportOnly
+// is config.Config.ReportOnly (a dry run).
+func withHandleNote(ctx context.Context, g *globals, reportOnly bool, note func(string) string, fn func(h *handle) error) (err error) {
 	cfg, err := g.config()
 	if err != nil {
 		return err
 	}
-	cfg.MustExist = true
+	cfg.MustExist, cfg.ReportOnly = true, reportOnly
 	return open(ctx, cfg, note, fn)
 }
 
