@@ -78,7 +78,7 @@ func TestErasureIntentFinishedAtOpen(t *testing.T) {
 // (moved), a session 23 bare-subject row — destroys no key; Open succeeds,
 // warns once naming the row, and the settled mark moves past it, so later
 // Opens read no row (they do not warn again), while a signed intent after
-// them is still finished.
+// them is still finished, and the Open says so.
 func TestUnsignedIntentsLeftAloneAndSettled(t *testing.T) {
 	ctx := context.Background()
 	c := s23Config(t.TempDir())
@@ -127,8 +127,12 @@ func TestUnsignedIntentsLeftAloneAndSettled(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer h.Close()
-	if len(h.Warnings) != 0 {
-		t.Errorf("the second Open warned again: %q", h.Warnings)
+	warned = strings.Join(h.Warnings, "\n")
+	if strings.Contains(warned, erasureIntentMark(1)) || strings.Contains(warned, erasureIntentMark(2)) {
+		t.Errorf("the second Open warned of the settled rows again: %q", warned)
+	}
+	if !strings.Contains(warned, `data subject "carol"`) {
+		t.Errorf("the Open that finished carol's erasure did not say so: %q", warned)
 	}
 	for th, want := range map[string]bool{"carol:1": false, "dave:1": true, "erin:1": true} {
 		tup, err := h.Saver.GetTuple(ctx, checkpointer.Config{ThreadID: th})

@@ -75,9 +75,12 @@ type Handle struct {
 	closers []func() error
 	// dsns are the configuration's connection strings, whose secrets
 	// ScrubSecrets takes out of an error's message.
-	dsns   []string
-	public embeddings.Embedder // the configured model, unprotected
-	target embeddings.Embedder // what new vectors should be made with
+	dsns []string
+	// finishedAtOpen are the subjects whose erasure Open finished from an
+	// intent (finishIntent), for the audit trail once it is open.
+	finishedAtOpen []string
+	public         embeddings.Embedder // the configured model, unprotected
+	target         embeddings.Embedder // what new vectors should be made with
 	// shared: the store keeps data subjects' vectors in the shared space
 	// (store.IndexConfig.DangerousSharedSubjectVectors), as its vectors
 	// were made before subjects had spaces of their own.
@@ -387,6 +390,13 @@ func open(ctx context.Context, c config.Config) (*Handle, error) {
 	if err := openAudit(ctx, c, h); err != nil {
 		return nil, err
 	}
+	for _, subject := range h.finishedAtOpen {
+		// The erasure the killed Forget recorded, as Forget records its
+		// own (it logged before its intent; this says it was carried out).
+		if err := h.log(ctx, audit.OpSubjectErase, subject, subject); err != nil {
+			return nil, err
+		}
+	}
 	if dur != nil {
 		// Closed after the sweepers stop and before the trail flushes:
 		// the queues are written, with the audit records they carry,
@@ -677,6 +687,9 @@ func (h *Handle) finishIntent(ctx context.Context, marks erasureMarks, n int64, 
 		if err := marks.AdvanceMark(ctx, keyErasuresMark, have); err != nil {
 			return fmt.Errorf("vault: %w", err)
 		}
+		h.finishedAtOpen = append(h.finishedAtOpen, subject)
+		h.Warnings = append(h.Warnings, fmt.Sprintf("destroyed the keys of data subject %q, whose erasure a Forget recorded and did not finish: "+
+			"its threads and items stay, unreadable, until `memvault forget` runs for it again", subject))
 	}
 	if err := marks.Mark(ctx, erasureDoneMark(n), "1"); err != nil {
 		return fmt.Errorf("vault: %w", err)
