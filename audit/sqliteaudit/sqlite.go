@@ -35,7 +35,21 @@ var migrations = sqlitedb.MustLoad(migrationFiles, "migrations/audit")
 const columns = `seq, at, principal, op, target, subject, key_id, link, mac, pending_id, more`
 
 // Table is an audit.Table in a SQLite database.
-type Table struct{ db *sqlitedb.DB }
+type Table struct {
+	db *sqlitedb.DB
+	// stmts are the hot statements (a read's pending record, a chained
+	// row, a chained pending row's delete), prepared once on the writer
+	// pool rather than parsed in every write transaction.
+	stmts sqlitedb.StmtCache
+}
+
+// The hot statements (Table.stmts).
+const (
+	sqlInsert        = `INSERT INTO memvault_audit (` + columns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	sqlInsertPending = `INSERT INTO memvault_audit_pending (id, at, principal, op, target, subject, key_id, mac, more)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	sqlDeletePending = `DELETE FROM memvault_audit_pending WHERE id = ?`
+)
 
 var _ audit.PendingTable = (*Table)(nil)
 
@@ -53,7 +67,10 @@ func Open(ctx context.Context, path string) (*Table, error) {
 }
 
 // Close closes the table's database handle.
-func (t *Table) Close() error { return t.db.Close() }
+func (t *Table) Close() error {
+	t.stmts.Close()
+	return t.db.Close()
+}
 
 // Append implements audit.Table in one write transaction (SQLite runs one
 // at a time, across processes too).
@@ -64,6 +81,8 @@ func (t *Table) Append(ctx context.Context, chain func(*audit.Record) ([]audit.R
 // append runs one write transaction: it reads the last record, calls
 // chain, and stores the records chain returns.
 func (t *Table) append(ctx context.Context, chain func(*sql.Tx, *audit.Record) ([]audit.Record, error)) error {
+	t.stmts.Prepare(ctx, t.db.Writer(), sqlInsert)
+	t.stmts.Prepare(ctx, t.db.Writer(), sqlDeletePending)
 	err := t.db.Write(ctx, func(tx *sql.Tx) error {
 		var last *audit.Record
 		var r audit.Record
@@ -81,11 +100,6 @@ func (t *Table) append(ctx context.Context, chain func(*sql.Tx, *audit.Record) (
 		if len(rs) == 0 {
 			return nil
 		}
-		stmt, err := tx.PrepareContext(ctx, `INSERT INTO memvault_audit (`+columns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
-		if err != nil {
-			return err
-		}
-		defer stmt.Close()
 		// One row per batchrow.Split row: a batch of reads' records is one.
 		for _, row := range batchrow.Split(rs) {
 			r := &row[len(row)-1]
@@ -93,7 +107,7 @@ func (t *Table) append(ctx context.Context, chain func(*sql.Tx, *audit.Record) (
 			if m := batchrow.More(row); m != "" {
 				more = m
 			}
-			if _, err := stmt.ExecContext(ctx, r.Seq, r.Time.UTC().Format(time.RFC3339Nano), r.Principal, r.Op, r.Target, r.Subject, r.KeyID, r.Link, r.MAC,
+			if _, err := t.stmts.Exec(ctx, tx, sqlInsert, r.Seq, r.Time.UTC().Format(time.RFC3339Nano), r.Principal, r.Op, r.Target, r.Subject, r.KeyID, r.Link, r.MAC,
 				pendingIDValue(row[0].PendingID), more); err != nil {
 				return err
 			}
@@ -123,14 +137,14 @@ func pendingValues(p audit.Pending) []any {
 // AddPending implements audit.PendingTable in one write transaction. A
 // pending record holding a batch (Pending.More) is one row.
 func (t *Table) AddPending(ctx context.Context, ps []audit.Pending) error {
+	t.stmts.Prepare(ctx, t.db.Writer(), sqlInsertPending)
 	err := t.db.Write(ctx, func(tx *sql.Tx) error {
 		for i := range ps {
 			var more any
 			if m := batchrow.PendingMore(&ps[i]); m != "" {
 				more = m
 			}
-			if _, err := tx.ExecContext(ctx, `INSERT INTO memvault_audit_pending (id, at, principal, op, target, subject, key_id, mac, more)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, append(pendingValues(ps[i]), more)...); err != nil {
+			if _, err := t.stmts.Exec(ctx, tx, sqlInsertPending, append(pendingValues(ps[i]), more)...); err != nil {
 				return err
 			}
 		}
@@ -191,13 +205,8 @@ func (t *Table) AppendPending(ctx context.Context, limit int, chain func(*audit.
 		if err != nil {
 			return nil, err
 		}
-		st, err := tx.PrepareContext(ctx, `DELETE FROM memvault_audit_pending WHERE id = ?`)
-		if err != nil {
-			return nil, err
-		}
-		defer st.Close()
 		for _, p := range pending {
-			if _, err := st.ExecContext(ctx, p.ID); err != nil {
+			if _, err := t.stmts.Exec(ctx, tx, sqlDeletePending, p.ID); err != nil {
 				return nil, err
 			}
 		}
