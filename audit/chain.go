@@ -620,7 +620,7 @@ func (t *Trail) checkAllPending(ctx context.Context, rep *Report) error {
 			if rep.Pending == 0 {
 				rep.OldestPending = p.Time
 			}
-			rep.Pending++
+			rep.Pending += int64(p.Len())
 			at, id = p.Time, p.ID
 		}
 		if len(page) < pageSize {

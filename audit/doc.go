@@ -83,6 +83,17 @@
 // links pending rows into the chain shortly after, deleting them in the
 // same transaction, and Check checks those not chained yet.
 //
+// The records of concurrent reads that commit together are one pending
+// row (Pending.More, under one MAC), chained as one row of the trail
+// (storage format 3: the row holds its last record in its columns and
+// the others in its more column). Each record keeps its own sequence
+// number, link and MAC, and commits to its own pending id (the row's id,
+// then id.1, id.2, …: MemberID), so the chain is the same record by
+// record: Verify, Records and export read records as before, and trails
+// written before verify as they did. A row that cannot be split, edited
+// or shortened without failing Verify or its MAC: one record edited
+// breaks its link, one removed breaks the sequence.
+//
 // What someone with write access to the trail's database can do with
 // pending rows, and what shows it:
 //

@@ -182,6 +182,13 @@ func (t *Trail) appendWith(ctx context.Context, run func(context.Context, func(*
 				if _, err := add([]Entry{{Op: p.Op, Target: p.Target, Subject: p.Subject, KeyID: p.KeyID}}, p.Time, p.Principal, p.ID); err != nil {
 					return nil, err
 				}
+				// A batch's records follow its first, each naming its
+				// member id: the table stores them as one row.
+				for j, m := range p.More {
+					if _, err := add([]Entry{{Op: m.Op, Target: m.Target, Subject: m.Subject, KeyID: m.KeyID}}, m.Time, m.Principal, MemberID(p.ID, j+1)); err != nil {
+						return nil, err
+					}
+				}
 			}
 			for _, r := range batch {
 				rs, err := add(r.es, r.now, r.who, "")

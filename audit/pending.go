@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -47,14 +48,45 @@ type Pending struct {
 	Target    string
 	Subject   string
 	KeyID     string
+	// More are the records after the first that the row holds: a batch
+	// of concurrent reads' records stored as one row (see recordRead), so
+	// that the batch costs one row to make, one to chain and one to
+	// delete instead of one each per read. Empty for a row of one record
+	// (every write's). The records chained from the row name its ID (the
+	// first) and ID.1, ID.2, … (MemberID), and a table stores them in one
+	// row (BatchRows).
+	More []PendingEntry
 	// MAC is "<audit key id>:<hex HMAC-SHA256>" over the other fields and
-	// the trail's database id.
+	// the trail's database id (and, for a batch, every record in More).
 	MAC string
 	// Chained is not stored with the row: the table sets it when it reads
 	// the row (AppendPending, PagePending) to the sequence number of the
 	// chained record that holds ID (Record.PendingID), 0 when none does.
 	// A pending row whose id was chained already is a copy inserted again.
 	Chained int64
+}
+
+// PendingEntry is a record of a batch after its first (Pending.More).
+type PendingEntry struct {
+	Time      time.Time
+	Principal string
+	Op        string
+	Target    string
+	Subject   string
+	KeyID     string
+}
+
+// Len is how many records p holds: its first and More.
+func (p *Pending) Len() int { return 1 + len(p.More) }
+
+// MemberID is the pending id of the record at index i of the pending row
+// id (0: its first record, whose id is the row's): id itself, then
+// "id.1", "id.2", …. A chained record commits to it (Record.PendingID).
+func MemberID(id string, i int) string {
+	if i == 0 {
+		return id
+	}
+	return id + "." + strconv.Itoa(i)
 }
 
 // PendingTable is a Table that also keeps pending records (see above).
@@ -79,8 +111,12 @@ type PendingTable interface {
 	PagePending(ctx context.Context, afterTime time.Time, afterID string, limit int) ([]Pending, error)
 }
 
-// labelPending is the domain label of pending records' MACs.
-const labelPending = "memvault/audit-pending/v2"
+// labelPending is the domain label of pending records' MACs;
+// labelPendingBatch that of a row holding a batch (Pending.More).
+const (
+	labelPending      = "memvault/audit-pending/v2"
+	labelPendingBatch = "memvault/audit-pending-batch/v3"
+)
 
 // chainDelay is how long after a pending record is made the chainer runs:
 // the records made meanwhile are chained by one transaction.
@@ -91,8 +127,19 @@ const chainBatch = 1000
 
 // pendingMAC is p's MAC under k, bound to database dbID.
 func pendingMAC(k *auditKey, dbID string, p *Pending) string {
-	return k.id + ":" + k.mac(labelPending, dbID, p.ID, p.Time.UTC().Format(time.RFC3339Nano),
-		p.Principal, p.Op, p.Target, p.Subject, p.KeyID)
+	if len(p.More) == 0 {
+		return k.id + ":" + k.mac(labelPending, dbID, p.ID, p.Time.UTC().Format(time.RFC3339Nano),
+			p.Principal, p.Op, p.Target, p.Subject, p.KeyID)
+	}
+	// A batch's MAC covers every record and their number: a row cannot
+	// be split, cut or extended and keep it.
+	fields := make([]string, 0, 5+6*p.Len())
+	fields = append(fields, labelPendingBatch, dbID, p.ID, strconv.Itoa(p.Len()))
+	fields = append(fields, p.Time.UTC().Format(time.RFC3339Nano), p.Principal, p.Op, p.Target, p.Subject, p.KeyID)
+	for _, e := range p.More {
+		fields = append(fields, e.Time.UTC().Format(time.RFC3339Nano), e.Principal, e.Op, e.Target, e.Subject, e.KeyID)
+	}
+	return k.id + ":" + k.mac(fields...)
 }
 
 // checkPending returns ErrTampered (or ErrUnverifiable) when p does not
@@ -300,7 +347,8 @@ func (t *Trail) chainPending(ctx context.Context, batch []*request) (int, error)
 // its record need not commit with anything; as a pending row it takes no
 // trail lock and reads no chain head, so readers do not queue behind the
 // chain's appender (or a chaining run). Concurrent readers' records share
-// INSERTs (pendingGroup). ok is false when the table keeps no pending
+// INSERTs (pendingGroup), and rows: one pending row a batch (batchOf),
+// chained as one row. ok is false when the table keeps no pending
 // records: the caller appends instead (LogAll).
 func (t *Trail) recordRead(ctx context.Context, e Entry) (ok bool, err error) {
 	pt, isPending := t.pendingTable()
@@ -400,6 +448,26 @@ func (t *Trail) addPending(ctx context.Context, pt PendingTable, p Pending) erro
 	}
 }
 
+// batchOf is the pending row of batch's records: the first's, with the
+// others' in More under one MAC (a row of one record is the first's as
+// it is). One row, not one per record: the row is made, chained (as one
+// row of the chain, BatchRows) and deleted once for the batch — at 16
+// reads in flight a batch holds several records, and each row costs the
+// database an insert, its index entries and its WAL three times over.
+func (t *Trail) batchOf(batch []*pendingReq) Pending {
+	p := batch[0].p
+	if len(batch) == 1 {
+		return p
+	}
+	p.More = make([]PendingEntry, len(batch)-1)
+	for i, r := range batch[1:] {
+		q := &r.p
+		p.More[i] = PendingEntry{Time: q.Time, Principal: q.Principal, Op: q.Op, Target: q.Target, Subject: q.Subject, KeyID: q.KeyID}
+	}
+	p.MAC = pendingMAC(&t.keys[0], t.dbID, &p)
+	return p
+}
+
 // leadPending stores the queue's first batch, answers its callers, and
 // leaves the rest to a new leader. A leader taking over from an INSERT
 // (took > 0: its duration) gathers first, until want records are queued
@@ -432,15 +500,14 @@ func (t *Trail) leadPending(pt PendingTable, took time.Duration, want int) {
 	g.queue = append(g.queue[:0:0], g.queue[n:]...)
 	g.mu.Unlock()
 
-	ps := make([]Pending, n)
 	ctxs := make([]context.Context, n)
 	for i, r := range batch {
-		ps[i], ctxs[i] = r.p, r.ctx
+		ctxs[i] = r.ctx
 	}
 	ctx, cancel := sharedContext(ctxs)
 	g.batches.Add(1)
 	start := time.Now()
-	err := pt.AddPending(ctx, ps)
+	err := pt.AddPending(ctx, []Pending{t.batchOf(batch)})
 	spent := max(time.Since(start), 1) // > 0: the next leader takes over
 	cancel()
 	for _, r := range batch {

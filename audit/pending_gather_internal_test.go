@@ -23,7 +23,11 @@ type gatePending struct {
 
 func (g *gatePending) AddPending(_ context.Context, ps []Pending) error {
 	g.mu.Lock()
-	g.sizes = append(g.sizes, len(ps))
+	n := 0 // records, not rows: a batch of reads' records is one row
+	for i := range ps {
+		n += ps[i].Len()
+	}
+	g.sizes = append(g.sizes, n)
 	first := len(g.sizes) == 1
 	g.mu.Unlock()
 	if first {

@@ -35,6 +35,13 @@ type InTx struct {
 	// chain (pending records still commit) until the returned function
 	// is called; nil when it cannot (SQLite: one writer for both).
 	BlockChain func(t *testing.T) (release func())
+	// ChainRows counts the rows of the chain's table (not its records:
+	// a row may hold a batch of them); nil when the storage cannot.
+	ChainRows func(t *testing.T) int
+	// EditBatches replaces from by to in the stored records of every
+	// row holding a batch (its more column), as whoever can write the
+	// table could; nil when the storage cannot.
+	EditBatches func(t *testing.T, from, to string)
 }
 
 // InTxKey is the audit key of the trails InTx savers use.

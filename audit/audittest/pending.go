@@ -3,6 +3,8 @@ package audittest
 import (
 	"context"
 	"errors"
+	"fmt"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -166,6 +168,50 @@ func RunPending(t *testing.T, open func(t *testing.T) PendingBackend) {
 		}
 		if rs := Records(t, b.Backend); len(rs) != 0 {
 			t.Fatalf("the failed transaction left %d records", len(rs))
+		}
+	})
+	t.Run("a batch is read back record by record", func(t *testing.T) {
+		// Records naming one pending row's member ids (audit.MemberID)
+		// may share a row of the table: Page still returns each as it
+		// was given, and pages cut through such a row.
+		b := open(t)
+		id := "00112233445566778899aabbccddeeff"
+		at := time.Date(2026, 1, 2, 3, 4, 5, 6000, time.UTC)
+		var want []audit.Record
+		for i := range 5 {
+			r := audit.Record{Seq: int64(i + 1), Time: at.Add(time.Duration(i) * time.Microsecond), Principal: fmt.Sprint("p", i), Op: audit.OpCheckpointRead,
+				Target: fmt.Sprintf("t\"%d],[", i), Subject: "s", KeyID: "k", Link: strings.Repeat(fmt.Sprint(i), 64), MAC: fmt.Sprint("m", i)}
+			if i < 4 {
+				r.PendingID = audit.MemberID(id, i)
+			}
+			want = append(want, r)
+		}
+		if err := b.Table.Append(context.Background(), func(*audit.Record) ([]audit.Record, error) { return want, nil }); err != nil {
+			t.Fatal(err)
+		}
+		if got := Records(t, b.Backend); !reflect.DeepEqual(got, want) {
+			t.Fatalf("records\n%+v\nwant\n%+v", got, want)
+		}
+		for after := range int64(5) {
+			for limit := 1; limit <= 6; limit++ {
+				got, err := b.Table.Page(context.Background(), after, limit)
+				if err != nil {
+					t.Fatal(err)
+				}
+				end := min(int(after)+limit, len(want))
+				if !reflect.DeepEqual(got, want[after:end]) {
+					t.Fatalf("Page(%d, %d) = %+v, want %+v", after, limit, got, want[after:end])
+				}
+			}
+		}
+		// The batch's first pending id is the row's: it is stored once.
+		err := b.Table.Append(context.Background(), func(last *audit.Record) ([]audit.Record, error) {
+			r := want[0]
+			r.Seq = last.Seq + 1
+			return []audit.Record{r}, nil
+		})
+		if err == nil {
+			t.Fatal("the table stored a pending id its batch row holds already")
 		}
 	})
 	t.Run("replay", func(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sync"
 	"testing"
 	"time"
 
@@ -51,6 +52,7 @@ func RunReads(t *testing.T, open func(t *testing.T) InTx) {
 			t.Fatalf("a read of another thread: %v", err)
 		}
 	})
+	t.Run("concurrent reads share rows", func(t *testing.T) { runSharedRows(t, open) })
 	t.Run("a read does not wait for the chain", func(t *testing.T) {
 		e := open(t)
 		if e.BlockChain == nil {
@@ -92,6 +94,64 @@ func RunReads(t *testing.T, open func(t *testing.T) InTx) {
 			t.Fatalf("%d records of the two reads (%d were pending), want 2", n, rep.Pending)
 		}
 	})
+}
+
+// runSharedRows checks that concurrent reads' records share rows of the
+// chain (a batch of them is one pending row and one chained row, not one
+// each), that each read still has its own record, which verifies, and
+// that editing a record kept in a batch row fails Verify.
+func runSharedRows(t *testing.T, open func(t *testing.T) InTx) {
+	e := open(t)
+	if e.ChainRows == nil || e.EditBatches == nil {
+		t.Skip("the storage cannot count or edit the chain's rows")
+	}
+	ctx := context.Background()
+	cfg, err := e.Saver.Put(ctx, checkpointer.Config{ThreadID: "shared"}, checkpoint(1), checkpointer.Metadata{}, map[string]string{"a": "1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Trail.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	before := e.ChainRows(t)
+	const readers, each = 16, 25
+	var wg sync.WaitGroup
+	errs := make(chan error, readers)
+	for range readers {
+		wg.Go(func() {
+			for range each {
+				if tp, err := e.Saver.GetTuple(ctx, cfg); err != nil || tp == nil {
+					errs <- fmt.Errorf("GetTuple = %v, %v", tp, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if n := writeRecords(t, e.Trail, audit.OpCheckpointRead)["shared"]; n != readers*each {
+		t.Fatalf("%d records of %d reads", n, readers*each)
+	}
+	rows := e.ChainRows(t) - before
+	if rows >= readers*each {
+		t.Fatalf("%d reads' records, %d at a time, took %d rows of the chain; want fewer (a batch of concurrent reads' records is one row)",
+			readers*each, readers, rows)
+	}
+	if _, err := e.Trail.Verify(ctx); err != nil {
+		t.Fatal(err)
+	}
+	e.EditBatches(t, `"shared"`, `"shaRed"`)
+	if _, err := e.Trail.Verify(ctx); !errors.Is(err, audit.ErrTampered) {
+		t.Fatalf("Verify after editing the targets kept in batch rows = %v, want ErrTampered", err)
+	}
+	e.EditBatches(t, `"shaRed"`, `"shared"`)
+	if _, err := e.Trail.Verify(ctx); err != nil {
+		t.Fatalf("Verify once the edit is undone: %v", err)
+	}
+	t.Logf("%d reads, %d at a time: %d rows of the chain", readers*each, readers, rows)
 }
 
 // ReadCheckpointsUntilKilled is the body of the process

@@ -66,6 +66,16 @@ func inTx(t *testing.T, pool *pgxpool.Pool) audittest.InTx {
 				t.Fatal(err)
 			}
 			return func() { _ = tx.Rollback(ctx) }
+		},
+		ChainRows: func(t *testing.T) int {
+			var n int
+			if err := pool.QueryRow(ctx, `SELECT count(*) FROM memvault_audit`).Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			return n
+		},
+		EditBatches: func(t *testing.T, from, to string) {
+			exec(t, `UPDATE memvault_audit SET more = replace(more, $1, $2) WHERE more IS NOT NULL`, from, to)
 		}}
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/memvault/memvault/audit"
+	"github.com/memvault/memvault/audit/internal/batchrow"
 	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/internal/pgmigrate"
 )
@@ -38,9 +39,11 @@ type Table struct {
 
 var _ audit.PendingTable = (*Table)(nil)
 
-var columns = []string{"seq", "at", "principal", "op", "target", "subject", "key_id", "link", "mac", "pending_id"}
+var columns = []string{"seq", "at", "principal", "op", "target", "subject", "key_id", "link", "mac", "pending_id", "more"}
 
-const selectColumns = `seq, at, principal, op, target, subject, key_id, link, mac, pending_id`
+// selectColumns are a row's columns: its last record's, the pending id of
+// its first, and the records before its last (batchrow).
+const selectColumns = `seq, at, principal, op, target, subject, key_id, link, mac, pending_id, more`
 
 // New returns the trail table on pool; call Setup once to create it.
 func New(pool *pgxpool.Pool, opts Options) (*Table, error) {
@@ -130,22 +133,28 @@ func (t *Table) Append(ctx context.Context, chain func(*audit.Record) ([]audit.R
 // pendingColumns are the pending table's columns, in Pending's order.
 var pendingColumns = []string{"id", "at", "principal", "op", "target", "subject", "key_id", "mac"}
 
-// AddPending implements audit.PendingTable: one INSERT, one commit.
+// AddPending implements audit.PendingTable: one INSERT, one commit. A
+// pending record holding a batch (Pending.More) is one row.
 func (t *Table) AddPending(ctx context.Context, ps []audit.Pending) error {
 	cols := make([][]string, len(pendingColumns)-1)
 	at := make([]time.Time, len(ps))
+	more := make([]*string, len(ps))
 	for i := range cols {
 		cols[i] = make([]string, len(ps))
 	}
-	for i, p := range ps {
+	for i := range ps {
+		p := &ps[i]
 		at[i] = p.Time
 		for j, v := range []string{p.ID, p.Principal, p.Op, p.Target, p.Subject, p.KeyID, p.MAC} {
 			cols[j][i] = v
 		}
+		if m := batchrow.PendingMore(p); m != "" {
+			more[i] = &m
+		}
 	}
-	_, err := t.pool.Exec(ctx, `INSERT INTO `+t.pending+` (id, at, principal, op, target, subject, key_id, mac)
-SELECT * FROM unnest($1::text[], $2::timestamptz[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[])`,
-		cols[0], at, cols[1], cols[2], cols[3], cols[4], cols[5], cols[6])
+	_, err := t.pool.Exec(ctx, `INSERT INTO `+t.pending+` (id, at, principal, op, target, subject, key_id, mac, more)
+SELECT * FROM unnest($1::text[], $2::timestamptz[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[])`,
+		cols[0], at, cols[1], cols[2], cols[3], cols[4], cols[5], cols[6], more)
 	if err != nil {
 		return fmt.Errorf("audit/pgaudit: pending records: %w", err)
 	}
@@ -199,15 +208,19 @@ func (t *Table) AppendPending(ctx context.Context, limit int, chain func(*audit.
 // chained record that holds its id (0: none; the trail's unique index on
 // pending_id makes it one lookup).
 func (t *Table) pendingSelect() string {
-	return `SELECT p.id, p.at, p.principal, p.op, p.target, p.subject, p.key_id, p.mac, coalesce(a.seq, 0)
+	return `SELECT p.id, p.at, p.principal, p.op, p.target, p.subject, p.key_id, p.mac, coalesce(a.seq, 0), p.more
 FROM ` + t.pending + ` p LEFT JOIN ` + t.table + ` a ON a.pending_id = p.id`
 }
 
 // scanPending reads a row of pendingSelect.
 func scanPending(r pgx.CollectableRow) (audit.Pending, error) {
 	var p audit.Pending
-	err := r.Scan(&p.ID, &p.Time, &p.Principal, &p.Op, &p.Target, &p.Subject, &p.KeyID, &p.MAC, &p.Chained)
+	var more *string
+	err := r.Scan(&p.ID, &p.Time, &p.Principal, &p.Op, &p.Target, &p.Subject, &p.KeyID, &p.MAC, &p.Chained, &more)
 	p.Time = p.Time.UTC()
+	if more != nil {
+		batchrow.ExpandPending(&p, *more)
+	}
 	return p, err
 }
 
@@ -261,32 +274,38 @@ func (t *Table) appendFn(ctx context.Context, c *pgx.Conn, read func(*pgx.Batch)
 	if err != nil {
 		return err
 	}
+	// One row per batchrow.Split row: a batch of reads' records is one.
+	rows := batchrow.Split(rs)
 	cols := make([]any, len(columns))
-	seq, at := make([]int64, len(rs)), make([]time.Time, len(rs))
-	text := make([][]string, len(columns)-3)
+	seq, at := make([]int64, len(rows)), make([]time.Time, len(rows))
+	text := make([][]string, len(columns)-4)
 	for i := range text {
-		text[i] = make([]string, len(rs))
+		text[i] = make([]string, len(rows))
 	}
 	// NULL for a record appended directly: the unique index on
 	// pending_id lets every such record have none.
-	pendingIDs := make([]*string, len(rs))
-	for i, r := range rs {
+	pendingIDs, more := make([]*string, len(rows)), make([]*string, len(rows))
+	for i, row := range rows {
+		r := &row[len(row)-1]
 		seq[i], at[i] = r.Seq, r.Time
 		for j, v := range []string{r.Principal, r.Op, r.Target, r.Subject, r.KeyID, r.Link, r.MAC} {
 			text[j][i] = v
 		}
-		if r.PendingID != "" {
-			pendingIDs[i] = &rs[i].PendingID
+		if row[0].PendingID != "" {
+			pendingIDs[i] = &row[0].PendingID
+		}
+		if m := batchrow.More(row); m != "" {
+			more[i] = &m
 		}
 	}
 	cols[0], cols[1] = seq, at
 	for i := range text {
 		cols[i+2] = text[i]
 	}
-	cols[len(cols)-1] = pendingIDs
+	cols[len(cols)-2], cols[len(cols)-1] = pendingIDs, more
 	b = &pgx.Batch{}
 	b.Queue(`INSERT INTO `+t.table+` (`+selectColumns+`)
-SELECT * FROM unnest($1::bigint[], $2::timestamptz[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[])`, cols...)
+SELECT * FROM unnest($1::bigint[], $2::timestamptz[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[])`, cols...)
 	if write != nil {
 		write(b)
 	}
@@ -302,25 +321,45 @@ SELECT * FROM unnest($1::bigint[], $2::timestamptz[], $3::text[], $4::text[], $5
 	return nil
 }
 
-func scan(row pgx.Row) (audit.Record, error) {
+// scan reads a row of selectColumns: its records (batchrow.Expand).
+func scan(row pgx.Row) ([]audit.Record, error) {
 	var a audit.Record
-	var pending *string
-	err := row.Scan(&a.Seq, &a.Time, &a.Principal, &a.Op, &a.Target, &a.Subject, &a.KeyID, &a.Link, &a.MAC, &pending)
+	var pending, more *string
+	if err := row.Scan(&a.Seq, &a.Time, &a.Principal, &a.Op, &a.Target, &a.Subject, &a.KeyID, &a.Link, &a.MAC, &pending, &more); err != nil {
+		return nil, err
+	}
 	a.Time = a.Time.UTC()
 	if pending != nil {
 		a.PendingID = *pending
 	}
-	return a, err
+	if more == nil {
+		return []audit.Record{a}, nil
+	}
+	return batchrow.Expand(a, *more)
 }
 
-// Page implements audit.Table.
+// Page implements audit.Table. A row is keyed by its last record's
+// sequence number, so the rows after after hold every record after it;
+// those of the first row up to after, and those past limit, are dropped.
 func (t *Table) Page(ctx context.Context, after int64, limit int) ([]audit.Record, error) {
 	rows, err := t.pool.Query(ctx, `SELECT `+selectColumns+` FROM `+t.table+` WHERE seq > $1 ORDER BY seq LIMIT $2`, after, limit)
 	if err != nil {
 		return nil, fmt.Errorf("audit/pgaudit: %w", err)
 	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (audit.Record, error) { return scan(r) })
-	if err != nil {
+	defer rows.Close()
+	var out []audit.Record
+	for len(out) < limit && rows.Next() {
+		rs, err := scan(rows)
+		if err != nil {
+			return nil, fmt.Errorf("audit/pgaudit: %w", err)
+		}
+		for _, r := range rs {
+			if r.Seq > after && len(out) < limit {
+				out = append(out, r)
+			}
+		}
+	}
+	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("audit/pgaudit: %w", err)
 	}
 	return out, nil

@@ -59,6 +59,23 @@ func inTx(t *testing.T, path string) audittest.InTx {
 			lit := "'" + strings.ReplaceAll(target, "'", "''") + "'"
 			exec(t, `CREATE TRIGGER "refuse_`+target+`" BEFORE INSERT ON memvault_audit_pending WHEN NEW.target = `+lit+`
 BEGIN SELECT RAISE(ABORT, 'refused by the test'); END`)
+		},
+		ChainRows: func(t *testing.T) int {
+			db, err := sqlitedb.Open(path, sqlitedb.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			var n int
+			if err := db.Read(context.Background(), func(tx *sql.Tx) error {
+				return tx.QueryRow(`SELECT count(*) FROM memvault_audit`).Scan(&n)
+			}); err != nil {
+				t.Fatal(err)
+			}
+			return n
+		},
+		EditBatches: func(t *testing.T, from, to string) {
+			exec(t, `UPDATE memvault_audit SET more = replace(more, ?, ?) WHERE more IS NOT NULL`, from, to)
 		}}
 }
 

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/memvault/memvault/audit"
+	"github.com/memvault/memvault/audit/internal/batchrow"
 	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/internal/sqlitedb"
 )
@@ -29,10 +30,26 @@ var migrationFiles embed.FS
 // migrations are the trail's schema steps, in order.
 var migrations = sqlitedb.MustLoad(migrationFiles, "migrations/audit")
 
-const columns = `seq, at, principal, op, target, subject, key_id, link, mac, pending_id`
+// columns are a row's: its last record's, the pending id of its first,
+// and the records before its last (batchrow).
+const columns = `seq, at, principal, op, target, subject, key_id, link, mac, pending_id, more`
 
 // Table is an audit.Table in a SQLite database.
-type Table struct{ db *sqlitedb.DB }
+type Table struct {
+	db *sqlitedb.DB
+	// stmts are the hot statements (a read's pending record, a chained
+	// row, a chained pending row's delete), prepared once on the writer
+	// pool rather than parsed in every write transaction.
+	stmts sqlitedb.StmtCache
+}
+
+// The hot statements (Table.stmts).
+const (
+	sqlInsert        = `INSERT INTO memvault_audit (` + columns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	sqlInsertPending = `INSERT INTO memvault_audit_pending (id, at, principal, op, target, subject, key_id, mac, more)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	sqlDeletePending = `DELETE FROM memvault_audit_pending WHERE id = ?`
+)
 
 var _ audit.PendingTable = (*Table)(nil)
 
@@ -50,7 +67,10 @@ func Open(ctx context.Context, path string) (*Table, error) {
 }
 
 // Close closes the table's database handle.
-func (t *Table) Close() error { return t.db.Close() }
+func (t *Table) Close() error {
+	t.stmts.Close()
+	return t.db.Close()
+}
 
 // Append implements audit.Table in one write transaction (SQLite runs one
 // at a time, across processes too).
@@ -61,6 +81,8 @@ func (t *Table) Append(ctx context.Context, chain func(*audit.Record) ([]audit.R
 // append runs one write transaction: it reads the last record, calls
 // chain, and stores the records chain returns.
 func (t *Table) append(ctx context.Context, chain func(*sql.Tx, *audit.Record) ([]audit.Record, error)) error {
+	t.stmts.Prepare(ctx, t.db.Writer(), sqlInsert)
+	t.stmts.Prepare(ctx, t.db.Writer(), sqlDeletePending)
 	err := t.db.Write(ctx, func(tx *sql.Tx) error {
 		var last *audit.Record
 		var r audit.Record
@@ -78,14 +100,15 @@ func (t *Table) append(ctx context.Context, chain func(*sql.Tx, *audit.Record) (
 		if len(rs) == 0 {
 			return nil
 		}
-		stmt, err := tx.PrepareContext(ctx, `INSERT INTO memvault_audit (`+columns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
-		if err != nil {
-			return err
-		}
-		defer stmt.Close()
-		for _, r := range rs {
-			if _, err := stmt.ExecContext(ctx, r.Seq, r.Time.UTC().Format(time.RFC3339Nano), r.Principal, r.Op, r.Target, r.Subject, r.KeyID, r.Link, r.MAC,
-				pendingIDValue(r.PendingID)); err != nil {
+		// One row per batchrow.Split row: a batch of reads' records is one.
+		for _, row := range batchrow.Split(rs) {
+			r := &row[len(row)-1]
+			var more any
+			if m := batchrow.More(row); m != "" {
+				more = m
+			}
+			if _, err := t.stmts.Exec(ctx, tx, sqlInsert, r.Seq, r.Time.UTC().Format(time.RFC3339Nano), r.Principal, r.Op, r.Target, r.Subject, r.KeyID, r.Link, r.MAC,
+				pendingIDValue(row[0].PendingID), more); err != nil {
 				return err
 			}
 		}
@@ -103,7 +126,7 @@ var pendingColumns = []string{"id", "at", "principal", "op", "target", "subject"
 // pendingSelect reads pending rows p, each with the sequence number of the
 // chained record that holds its id (0: none; memvault_audit's unique
 // index on pending_id makes it one lookup).
-const pendingSelect = `SELECT p.id, p.at, p.principal, p.op, p.target, p.subject, p.key_id, p.mac, coalesce(a.seq, 0)
+const pendingSelect = `SELECT p.id, p.at, p.principal, p.op, p.target, p.subject, p.key_id, p.mac, coalesce(a.seq, 0), p.more
 FROM memvault_audit_pending p LEFT JOIN memvault_audit a ON a.pending_id = p.id`
 
 // pendingValues is p's row, in pendingColumns' order.
@@ -111,12 +134,17 @@ func pendingValues(p audit.Pending) []any {
 	return []any{p.ID, p.Time.UTC().Format(time.RFC3339Nano), p.Principal, p.Op, p.Target, p.Subject, p.KeyID, p.MAC}
 }
 
-// AddPending implements audit.PendingTable in one write transaction.
+// AddPending implements audit.PendingTable in one write transaction. A
+// pending record holding a batch (Pending.More) is one row.
 func (t *Table) AddPending(ctx context.Context, ps []audit.Pending) error {
+	t.stmts.Prepare(ctx, t.db.Writer(), sqlInsertPending)
 	err := t.db.Write(ctx, func(tx *sql.Tx) error {
-		for _, p := range ps {
-			if _, err := tx.ExecContext(ctx, `INSERT INTO memvault_audit_pending (id, at, principal, op, target, subject, key_id, mac)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, pendingValues(p)...); err != nil {
+		for i := range ps {
+			var more any
+			if m := batchrow.PendingMore(&ps[i]); m != "" {
+				more = m
+			}
+			if _, err := t.stmts.Exec(ctx, tx, sqlInsertPending, append(pendingValues(ps[i]), more)...); err != nil {
 				return err
 			}
 		}
@@ -141,9 +169,11 @@ func scanPending(rows *sql.Rows) ([]audit.Pending, error) {
 	for rows.Next() {
 		var p audit.Pending
 		var at string
-		if err := rows.Scan(&p.ID, &at, &p.Principal, &p.Op, &p.Target, &p.Subject, &p.KeyID, &p.MAC, &p.Chained); err != nil {
+		var more sql.NullString
+		if err := rows.Scan(&p.ID, &at, &p.Principal, &p.Op, &p.Target, &p.Subject, &p.KeyID, &p.MAC, &p.Chained, &more); err != nil {
 			return nil, err
 		}
+		batchrow.ExpandPending(&p, more.String)
 		tm, err := time.Parse(time.RFC3339Nano, at)
 		if err != nil {
 			return nil, fmt.Errorf("pending record %s: bad time %q", p.ID, at)
@@ -175,13 +205,8 @@ func (t *Table) AppendPending(ctx context.Context, limit int, chain func(*audit.
 		if err != nil {
 			return nil, err
 		}
-		st, err := tx.PrepareContext(ctx, `DELETE FROM memvault_audit_pending WHERE id = ?`)
-		if err != nil {
-			return nil, err
-		}
-		defer st.Close()
 		for _, p := range pending {
-			if _, err := st.ExecContext(ctx, p.ID); err != nil {
+			if _, err := t.stmts.Exec(ctx, tx, sqlDeletePending, p.ID); err != nil {
 				return nil, err
 			}
 		}
@@ -223,24 +248,26 @@ func pendingIDValue(id string) any {
 	return id
 }
 
-// scan reads a record from a row of columns.
-func scan(row interface{ Scan(...any) error }) (audit.Record, error) {
+// scan reads the records of a row of columns (batchrow.Expand).
+func scan(row interface{ Scan(...any) error }) ([]audit.Record, error) {
 	var r audit.Record
 	var at string
-	var pending sql.NullString
-	if err := row.Scan(&r.Seq, &at, &r.Principal, &r.Op, &r.Target, &r.Subject, &r.KeyID, &r.Link, &r.MAC, &pending); err != nil {
-		return r, err
+	var pending, more sql.NullString
+	if err := row.Scan(&r.Seq, &at, &r.Principal, &r.Op, &r.Target, &r.Subject, &r.KeyID, &r.Link, &r.MAC, &pending, &more); err != nil {
+		return nil, err
 	}
 	r.PendingID = pending.String
 	t, err := time.Parse(time.RFC3339Nano, at)
 	if err != nil {
-		return r, fmt.Errorf("record %d: bad time %q", r.Seq, at)
+		return nil, fmt.Errorf("record %d: bad time %q", r.Seq, at)
 	}
 	r.Time = t
-	return r, nil
+	return batchrow.Expand(r, more.String)
 }
 
-// Page implements audit.Table.
+// Page implements audit.Table. A row is keyed by its last record's
+// sequence number, so the rows after after hold every record after it;
+// those of the first row up to after, and those past limit, are dropped.
 func (t *Table) Page(ctx context.Context, after int64, limit int) ([]audit.Record, error) {
 	var out []audit.Record
 	err := t.db.Read(ctx, func(tx *sql.Tx) error {
@@ -249,12 +276,16 @@ func (t *Table) Page(ctx context.Context, after int64, limit int) ([]audit.Recor
 			return err
 		}
 		defer rows.Close()
-		for rows.Next() {
-			r, err := scan(rows)
+		for len(out) < limit && rows.Next() {
+			rs, err := scan(rows)
 			if err != nil {
 				return err
 			}
-			out = append(out, r)
+			for _, r := range rs {
+				if r.Seq > after && len(out) < limit {
+					out = append(out, r)
+				}
+			}
 		}
 		return rows.Err()
 	})

@@ -297,8 +297,16 @@ func (d *driver) PutWrites(ctx context.Context, w *checkpointer.WriteRows) error
 func putWrites(ctx context.Context, db DB, q *queries, w *checkpointer.WriteRows) error {
 	b := &pgx.Batch{}
 	inSQL := pgfence.Queue(b, []checkpointer.WriteFence{w.Fence})
-	if b.Len() == 0 && inSQL && w.Record == nil {
+	if b.Len() == 0 && inSQL {
 		stmt, args := writesStatement(q, w)
+		if w.Record != nil {
+			// The record is a CTE of the writes' statement: one
+			// statement, one commit, run once whatever the INSERT's
+			// conflicts.
+			n := len(args)
+			stmt = "WITH record_ AS (\n\t" + w.Record.InsertSQL(func(i int) string { return "$" + strconv.Itoa(n+i+1) }) + "\n)\n" + stmt
+			args = append(args, w.Record.Values...)
+		}
 		_, err := db.Exec(ctx, stmt, args...)
 		return err
 	}
