@@ -560,6 +560,10 @@ func checkKeyErasures(ctx context.Context, marks erasureMarks, t keys.Identified
 		if !ok {
 			break
 		}
+		// An intent recorded before the guard's record existed.
+		if err := markErasure(ctx, marks, subject, n); err != nil {
+			return err
+		}
 		if err := erase(ctx, subject); err != nil {
 			return fmt.Errorf("vault: finish the erasure of %q the key table does not record (a Forget killed, or the key table restored from a backup): %w", subject, err)
 		}
@@ -618,7 +622,7 @@ func claimErasure(ctx context.Context, marks erasureMarks, t keys.Identified, su
 		if got, ok, err := marks.MarkValue(ctx, name); err != nil {
 			return fmt.Errorf("vault: %w", err)
 		} else if ok && got == subject {
-			return nil
+			return markErasure(ctx, marks, subject, n)
 		}
 	}
 	return fmt.Errorf("vault: record the erasure of %q: %d erasures begun at once", subject, maxIntents)
@@ -806,6 +810,9 @@ func pinSubjectKeys(ctx context.Context, marks dataMarks, h *Handle, subjects ke
 			return err
 		}
 		h.erasureMarks = em
+		if err := setErasureGuard(ctx, em, h); err != nil {
+			return err
+		}
 	}
 	return nil
 }

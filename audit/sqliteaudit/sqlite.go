@@ -390,6 +390,68 @@ func (m meta) AdvanceMark(ctx context.Context, name string, n int64) error {
 	})
 }
 
+// ErasedSubjectMark names the memvault_meta row that holds the number of
+// the latest erasure of subject (vault's erasure intents): the erasure
+// guard's record.
+func ErasedSubjectMark(subject string) string { return "erased_subject:" + subject }
+
+// MarkErasure records n, the number of an erasure of subject that begins,
+// under ErasedSubjectMark(subject), unless it holds a greater one. The
+// database's write lock orders it with every write: a write that read the
+// guard before (ErasureGuard) commits before it, and one after it is
+// refused.
+func (m meta) MarkErasure(ctx context.Context, subject string, n int64) error {
+	return m.AdvanceMark(ctx, ErasedSubjectMark(subject), n)
+}
+
+// ErasureGuard is the data database's erasure guard (keys.ErasureGuard) on
+// SQLite: writes call ErasedPast holding the database's write lock, which
+// MarkErasure takes too.
+type ErasureGuard struct {
+	db   *sqlitedb.DB
+	stmt *sql.Stmt
+}
+
+// OpenErasureGuard returns the erasure guard of the data database at path,
+// its memvault_meta table created. Close it when done.
+func OpenErasureGuard(ctx context.Context, path string) (*ErasureGuard, error) {
+	db, err := sqlitedb.Open(path, sqlitedb.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("audit/sqliteaudit: erasure guard: %w", err)
+	}
+	if err := db.Migrate(ctx, "meta", metaMigrations); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("audit/sqliteaudit: erasure guard: %w", err)
+	}
+	// On the reader pool: a writer calls it holding the write lock, and
+	// a read sees every commit before that lock was taken.
+	stmt, err := db.Reader().PrepareContext(ctx, `SELECT EXISTS (SELECT 1 FROM memvault_meta WHERE name = ? AND CAST(value AS INTEGER) > ?)`)
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("audit/sqliteaudit: erasure guard: %w", err)
+	}
+	return &ErasureGuard{db: db, stmt: stmt}, nil
+}
+
+// ErasedPast reports whether the row ErasedSubjectMark(subject) holds a
+// number greater than known (keys.ErasureGuard).
+func (g *ErasureGuard) ErasedPast(ctx context.Context, subject string, known int64) (bool, error) {
+	var past bool
+	if err := g.stmt.QueryRowContext(ctx, ErasedSubjectMark(subject), known).Scan(&past); err != nil {
+		return false, fmt.Errorf("audit/sqliteaudit: erasure guard: %w", err)
+	}
+	return past, nil
+}
+
+// GuardSQL implements keys.ErasureGuard: "", writes call ErasedPast.
+func (g *ErasureGuard) GuardSQL() string { return "" }
+
+// Close releases the guard's handle on the database.
+func (g *ErasureGuard) Close() error {
+	_ = g.stmt.Close()
+	return g.db.Close()
+}
+
 // do runs fn on the data database, its memvault_meta table created.
 func (m meta) do(ctx context.Context, fn func(*sqlitedb.DB) error) error {
 	db, err := sqlitedb.Open(m.path, sqlitedb.Options{})

@@ -1,0 +1,160 @@
+package vault
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/memvault/memvault/checkpointer"
+	"github.com/memvault/memvault/config"
+	"github.com/memvault/memvault/keys"
+	"github.com/memvault/memvault/keys/pgkeys"
+	"github.com/memvault/memvault/memvaulttest/pgtest"
+	"github.com/memvault/memvault/store"
+)
+
+// guardConfigs returns s23Config's database (SQLite, or a PostgreSQL
+// schema with the key table in a schema of its own) and a configuration of
+// the same database on a copy of its key table, and a function that makes
+// the copy: a copy of the key file, or every row of the key schema copied
+// into another schema of the same database (MEMVAULT_KEY_TABLE pointed at
+// a copy). The copy keeps the table's id, so the pin accepts it.
+func guardConfigs(t *testing.T, pg bool) (live, onCopy config.Config, makeCopy func()) {
+	t.Helper()
+	dir := t.TempDir()
+	live = s23Config(dir)
+	onCopy = live
+	if !pg {
+		onCopy.KeyTable = filepath.Join(dir, "copied-keys.db")
+		return live, onCopy, func() { copyFileS22(t, live.DBPath+".keys", onCopy.KeyTable) }
+	}
+	live.DSN = pgtest.SchemaDSN(t)
+	suffix := time.Now().UnixNano()
+	live.KeyTable = fmt.Sprintf("keys_%d", suffix)
+	onCopy = live
+	onCopy.KeyTable = fmt.Sprintf("keys_copy_%d", suffix)
+	return live, onCopy, func() {
+		ctx := context.Background()
+		pool, err := pgxpool.New(ctx, live.DSN)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer pool.Close()
+		tb, err := pgkeys.New(pool, pgkeys.Options{Schema: onCopy.KeyTable})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tb.Setup(ctx); err != nil {
+			t.Fatal(err)
+		}
+		rows, err := pool.Query(ctx, `SELECT table_name FROM information_schema.tables WHERE table_schema = $1 AND table_type = 'BASE TABLE'`, live.KeyTable)
+		if err != nil {
+			t.Fatal(err)
+		}
+		names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil || len(names) == 0 {
+			t.Fatalf("key schema %s: tables %v, %v", live.KeyTable, names, err)
+		}
+		for _, tbl := range names {
+			src, dst := pgx.Identifier{live.KeyTable, tbl}.Sanitize(), pgx.Identifier{onCopy.KeyTable, tbl}.Sanitize()
+			if _, err := pool.Exec(ctx, `DELETE FROM `+dst+`; INSERT INTO `+dst+` SELECT * FROM `+src); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
+
+// carolWrites are the writes of carol's values a process can make: a
+// checkpoint, pending writes, a store item.
+func carolWrites(ctx context.Context, h *Handle, n int) map[string]error {
+	thread := fmt.Sprintf("carol:%d", n)
+	_, put := putCarolS22(ctx, h, thread, "carol takes insulin")
+	writes := h.Saver.PutWrites(ctx, checkpointer.Config{ThreadID: thread, CheckpointID: checkpointer.NewID(0)},
+		[]checkpointer.Write{{Channel: "notes", Value: "carol takes insulin"}}, "task-1", "")
+	item := h.Store.Put(ctx, store.Namespace{"users", "carol"}, fmt.Sprint("k", n), map[string]any{"v": "no peanuts"})
+	return map[string]error{"put": put, "put_writes": writes, "store put": item}
+}
+
+// TestRunningProcessOnCopiedKeyTable (the session 23 review's
+// TestReviewS23RunningProcessOnCopiedKeyTable, on SQLite and PostgreSQL,
+// for checkpoints, pending writes and store items): a process already
+// running on a copy of the key table when another process, on the table
+// the erasures run on, forgets carol keeps carol's keys in its copy. The
+// data database records the erasure (erased_subject:carol), which every
+// write of carol checks in its own transaction against the count of
+// erasures of the writer's key table: the copy's is behind, and the write
+// is refused. On main each write succeeded, sealed under carol's key that
+// only the copy holds ("a process running on a copy of the key table wrote
+// carol:2 after Forget(carol) returned"). A process on the live table is
+// refused nothing: other subjects, and carol once readmitted.
+func TestRunningProcessOnCopiedKeyTable(t *testing.T) {
+	for _, pg := range []bool{false, true} {
+		t.Run(map[bool]string{false: "SQLite", true: "PostgreSQL"}[pg], func(t *testing.T) {
+			ctx := context.Background()
+			live, onCopy, makeCopy := guardConfigs(t, pg)
+			h, err := Open(ctx, live)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := putCarolS22(ctx, h, "carol:1", "carol takes insulin"); err != nil {
+				t.Fatal(err)
+			}
+			h.Close()
+			makeCopy()
+
+			stale, err := Open(ctx, onCopy) // running before the erasure
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer stale.Close()
+			other, err := Open(ctx, live) // on the live table, running too
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer other.Close()
+			if _, err := putCarolS22(ctx, other, "dave:1", "dave is fine"); err != nil {
+				t.Fatal(err)
+			}
+
+			h, err = Open(ctx, live)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := h.Forget(ctx, "carol"); err != nil {
+				t.Fatal(err)
+			}
+			h.Close()
+
+			for op, err := range carolWrites(ctx, stale, 2) {
+				if !errors.Is(err, keys.ErrSubjectErased) {
+					t.Errorf("a process running on a copy of the key table, %s of carol after Forget(carol) returned: %v, want keys.ErrSubjectErased", op, err)
+				}
+			}
+			if _, err := putCarolS22(ctx, stale, "dave:2", "dave is fine"); err != nil {
+				t.Errorf("the process on the copy, a put of another subject: %v", err)
+			}
+			if _, err := putCarolS22(ctx, other, "dave:3", "dave is fine"); err != nil {
+				t.Errorf("a process on the live table, a put of another subject after carol's erasure: %v", err)
+			}
+			if err := other.Readmit(ctx, "carol"); err != nil {
+				t.Fatal(err)
+			}
+			for op, err := range carolWrites(ctx, other, 3) {
+				if err != nil {
+					t.Errorf("a process on the live table opened before the erasure, %s of carol once readmitted: %v", op, err)
+				}
+			}
+			for op, err := range carolWrites(ctx, stale, 4) {
+				if !errors.Is(err, keys.ErrSubjectErased) {
+					t.Errorf("the process on the copy, %s of carol once readmitted: %v, want keys.ErrSubjectErased (its keys are the erased ones)", op, err)
+				}
+			}
+		})
+	}
+}
