@@ -12,11 +12,13 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/memvault/memvault/checkpointer"
+	"github.com/memvault/memvault/checkpointer/pgsaver"
 	"github.com/memvault/memvault/config"
 	"github.com/memvault/memvault/keys"
 	"github.com/memvault/memvault/keys/pgkeys"
 	"github.com/memvault/memvault/memvaulttest/pgtest"
 	"github.com/memvault/memvault/store"
+	"github.com/memvault/memvault/store/pgstore"
 )
 
 // guardConfigs returns s23Config's database (SQLite, or a PostgreSQL
@@ -156,5 +158,101 @@ func TestRunningProcessOnCopiedKeyTable(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestErasureWaitsForGuardedWrite (PostgreSQL, READ COMMITTED): a write
+// of carol by a process on a copy of the key table that checked the
+// erasure guard before Forget(carol) recorded the erasure — its
+// transaction still open (the caller's, through PutTx) — must be finished
+// before Forget deletes carol's rows: Forget waits for it (the guard holds
+// carol's erasure lock shared until the transaction ends; MarkErasure
+// takes it), and then deletes what it wrote. On main Forget did not wait:
+// the transaction committed after Forget returned, and carol:2's rows
+// stayed, sealed under the key only the copy holds.
+func TestErasureWaitsForGuardedWrite(t *testing.T) {
+	ctx := context.Background()
+	live, onCopy, makeCopy := guardConfigs(t, true)
+	h, err := Open(ctx, live)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := putCarolS22(ctx, h, "carol:1", "carol takes insulin"); err != nil {
+		t.Fatal(err)
+	}
+	h.Close()
+	makeCopy()
+	stale, err := Open(ctx, onCopy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stale.Close()
+	eraser, err := Open(ctx, live)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eraser.Close()
+
+	tx, err := stale.Pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	saver, ok := stale.Saver.(*pgsaver.Saver)
+	if !ok {
+		t.Fatalf("saver %T", stale.Saver)
+	}
+	st, ok := stale.Store.(*pgstore.Store)
+	if !ok {
+		t.Fatalf("store %T", stale.Store)
+	}
+	cp := &checkpointer.Checkpoint{V: 4, ID: checkpointer.NewID(0), ChannelValues: map[string]any{"notes": "carol takes insulin"},
+		ChannelVersions: map[string]string{"notes": saver.NextVersion("")}}
+	if _, err := saver.PutTx(ctx, tx, checkpointer.Config{ThreadID: "carol:2"}, cp, nil, cp.ChannelVersions); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.PutTx(ctx, tx, store.Namespace{"users", "carol"}, "k2", map[string]any{"v": "no peanuts"}); err != nil {
+		t.Fatal(err)
+	}
+
+	done := make(chan error, 1)
+	go func() {
+		// Not waiting for the key table's purge (which, on main, waited
+		// for the write's snapshot instead): what counts here is which
+		// rows it deleted.
+		_, err := eraser.ForgetWith(ctx, "carol", ForgetOptions{Wait: -1})
+		done <- err
+	}()
+	// Forget must be waiting for the write's transaction: for a lock not
+	// granted, held by the write.
+	waiting := false
+	for !waiting {
+		select {
+		case err := <-done:
+			done <- err
+			waiting = true // it did not wait: the commit below comes after it
+		default:
+			var n int
+			if err := eraser.Pool.QueryRow(ctx, `SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted`).Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			waiting = n > 0
+			if !waiting {
+				time.Sleep(5 * time.Millisecond)
+			}
+		}
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil && !errors.Is(err, keys.ErrErasurePending) {
+		t.Fatal(err)
+	}
+	var threads, items int
+	if err := eraser.Pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM checkpoints WHERE thread_id = 'carol:2'), (SELECT count(*) FROM store WHERE prefix = 'users.carol')`).Scan(&threads, &items); err != nil {
+		t.Fatal(err)
+	}
+	if threads != 0 || items != 0 {
+		t.Fatalf("after Forget(carol) returned, carol's rows written by a process on a copy of the key table, its guard read before the erasure: %d checkpoints of carol:2, %d items of (users, carol); want none (Forget waits for the write and deletes them)", threads, items)
 	}
 }
