@@ -27,7 +27,12 @@ import (
 // the copy: a copy of the key file, or every row of the key schema copied
 // into another schema of the same database (MEMVAULT_KEY_TABLE pointed at
 // a copy). The copy keeps the table's id, so the pin accepts it.
-func guardConfigs(t *testing.T, pg bool) (live, onCopy config.Config, makeCopy func()) {
+//
+// With apart, the process on the copy reaches it through a DSN of its own
+// (MEMVAULT_KEY_DSN: a key table apart from the data, whose writes check
+// their keys in Go inside their transaction and run the guard statement
+// there).
+func guardConfigs(t *testing.T, pg, apart bool) (live, onCopy config.Config, makeCopy func()) {
 	t.Helper()
 	dir := t.TempDir()
 	live = s23Config(dir)
@@ -41,6 +46,9 @@ func guardConfigs(t *testing.T, pg bool) (live, onCopy config.Config, makeCopy f
 	live.KeyTable = fmt.Sprintf("keys_%d", suffix)
 	onCopy = live
 	onCopy.KeyTable = fmt.Sprintf("keys_copy_%d", suffix)
+	if apart {
+		onCopy.KeyDSN = pgtest.SchemaDSN(t)
+	}
 	return live, onCopy, func() {
 		ctx := context.Background()
 		pool, err := pgxpool.New(ctx, live.DSN)
@@ -96,10 +104,13 @@ func carolWrites(ctx context.Context, h *Handle, n int) map[string]error {
 // carol:2 after Forget(carol) returned"). A process on the live table is
 // refused nothing: other subjects, and carol once readmitted.
 func TestRunningProcessOnCopiedKeyTable(t *testing.T) {
-	for _, pg := range []bool{false, true} {
-		t.Run(map[bool]string{false: "SQLite", true: "PostgreSQL"}[pg], func(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		pg, apart bool
+	}{{"SQLite", false, false}, {"PostgreSQL", true, false}, {"PostgreSQLKeyDSN", true, true}} {
+		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
-			live, onCopy, makeCopy := guardConfigs(t, pg)
+			live, onCopy, makeCopy := guardConfigs(t, tc.pg, tc.apart)
 			h, err := Open(ctx, live)
 			if err != nil {
 				t.Fatal(err)
@@ -171,8 +182,14 @@ func TestRunningProcessOnCopiedKeyTable(t *testing.T) {
 // the transaction committed after Forget returned, and carol:2's rows
 // stayed, sealed under the key only the copy holds.
 func TestErasureWaitsForGuardedWrite(t *testing.T) {
+	for _, apart := range []bool{false, true} {
+		t.Run(map[bool]string{false: "SameDatabase", true: "KeyDSN"}[apart], func(t *testing.T) { testErasureWaitsForGuardedWrite(t, apart) })
+	}
+}
+
+func testErasureWaitsForGuardedWrite(t *testing.T, apart bool) {
 	ctx := context.Background()
-	live, onCopy, makeCopy := guardConfigs(t, true)
+	live, onCopy, makeCopy := guardConfigs(t, true, apart)
 	h, err := Open(ctx, live)
 	if err != nil {
 		t.Fatal(err)
