@@ -1,10 +1,18 @@
 package vault
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"maps"
+	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -271,5 +279,122 @@ func testErasureWaitsForGuardedWrite(t *testing.T, apart bool) {
 	}
 	if threads != 0 || items != 0 {
 		t.Fatalf("after Forget(carol) returned, carol's rows written by a process on a copy of the key table, its guard read before the erasure: %d checkpoints of carol:2, %d items of (users, carol); want none (Forget waits for the write and deletes them)", threads, items)
+	}
+}
+
+// guardChildEnv, when set, makes TestGuardChildProcess the process on the
+// copy of the key table for TestCopiedKeyTableTwoProcesses: its value is
+// the configuration, as JSON.
+const guardChildEnv = "MEMVAULT_TEST_GUARD_CHILD"
+
+// guardChildSpec is what of s23Config the child changes.
+type guardChildSpec struct{ DBPath, DSN, KeyTable, KeyDSN string }
+
+// TestGuardChildProcess is not a test: TestCopiedKeyTableTwoProcesses runs
+// the test binary again with it selected. It opens the database on the
+// copy of the key table, says "ready", waits for a line on stdin (the
+// other process's Forget returned), tries carol's writes and prints each
+// result.
+func TestGuardChildProcess(t *testing.T) {
+	spec := os.Getenv(guardChildEnv)
+	if spec == "" {
+		t.Skip("the process on a copy of the key table, for TestCopiedKeyTableTwoProcesses")
+	}
+	var w guardChildSpec
+	if err := json.Unmarshal([]byte(spec), &w); err != nil {
+		t.Fatal(err)
+	}
+	c := s23Config(t.TempDir())
+	c.DBPath, c.DSN, c.KeyTable, c.KeyDSN = w.DBPath, w.DSN, w.KeyTable, w.KeyDSN
+	ctx := context.Background()
+	h, err := Open(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	fmt.Println("ready")
+	if _, err := bufio.NewReader(os.Stdin).ReadString('\n'); err != nil {
+		t.Fatal(err)
+	}
+	results := carolWrites(ctx, h, 2)
+	for _, op := range slices.Sorted(maps.Keys(results)) {
+		fmt.Printf("%s: erased=%v %v\n", op, errors.Is(results[op], keys.ErrSubjectErased), results[op])
+	}
+}
+
+// TestCopiedKeyTableTwoProcesses is TestRunningProcessOnCopiedKeyTable
+// with the process on the copy a process of its own (SQLite: its own
+// connections and file locks). On main the child's writes succeeded:
+// "put: erased=false <nil>".
+func TestCopiedKeyTableTwoProcesses(t *testing.T) {
+	for _, pg := range []bool{false, true} {
+		t.Run(map[bool]string{false: "SQLite", true: "PostgreSQL"}[pg], func(t *testing.T) {
+			ctx := context.Background()
+			live, onCopy, makeCopy := guardConfigs(t, pg, false)
+			h, err := Open(ctx, live)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := putCarolS22(ctx, h, "carol:1", "carol takes insulin"); err != nil {
+				t.Fatal(err)
+			}
+			h.Close()
+			makeCopy()
+
+			b, err := json.Marshal(guardChildSpec{onCopy.DBPath, onCopy.DSN, onCopy.KeyTable, onCopy.KeyDSN})
+			if err != nil {
+				t.Fatal(err)
+			}
+			cmd := exec.Command(os.Args[0], "-test.run=^TestGuardChildProcess$", "-test.v")
+			cmd.Env = append(os.Environ(), guardChildEnv+"="+string(b))
+			stdin, err := cmd.StdinPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			stdout, err := cmd.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			cmd.Stderr = os.Stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			defer cmd.Process.Kill()
+			out := bufio.NewScanner(stdout)
+			var before []string
+			for out.Scan() && out.Text() != "ready" {
+				before = append(before, out.Text())
+			}
+			if out.Text() != "ready" {
+				t.Fatalf("the child did not open the database: %v %q", out.Err(), before)
+			}
+
+			h, err = Open(ctx, live)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := h.Forget(ctx, "carol"); err != nil {
+				t.Fatal(err)
+			}
+			h.Close()
+			if _, err := io.WriteString(stdin, "go\n"); err != nil {
+				t.Fatal(err)
+			}
+			var lines []string
+			for out.Scan() {
+				if op, rest, ok := strings.Cut(out.Text(), ": erased="); ok && slices.Contains([]string{"put", "put_writes", "store put"}, op) {
+					lines = append(lines, out.Text())
+					if !strings.HasPrefix(rest, "true") {
+						t.Errorf("the process running on a copy of the key table, after Forget(carol) returned in another process: %s", out.Text())
+					}
+				}
+			}
+			if err := cmd.Wait(); err != nil {
+				t.Fatalf("child: %v", err)
+			}
+			if len(lines) != 3 {
+				t.Fatalf("the child reported %q, want its three writes", lines)
+			}
+		})
 	}
 }
