@@ -41,6 +41,11 @@ import (
 // their keys in Go inside their transaction and run the guard statement
 // there).
 func guardConfigs(t *testing.T, pg, apart bool) (live, onCopy config.Config, makeCopy func()) {
+	return guardConfigsOn(t, pg, apart, false)
+}
+
+// guardConfigsOn is guardConfigs, on a Citus coordinator with citus.
+func guardConfigsOn(t *testing.T, pg, apart, citus bool) (live, onCopy config.Config, makeCopy func()) {
 	t.Helper()
 	dir := t.TempDir()
 	live = s23Config(dir)
@@ -49,7 +54,9 @@ func guardConfigs(t *testing.T, pg, apart bool) (live, onCopy config.Config, mak
 		onCopy.KeyTable = filepath.Join(dir, "copied-keys.db")
 		return live, onCopy, func() { copyFileS22(t, live.DBPath+".keys", onCopy.KeyTable) }
 	}
-	live.DSN = pgtest.SchemaDSN(t)
+	if live.DSN = pgtest.SchemaDSN(t); citus {
+		live.DSN = pgtest.CitusSchemaDSN(t)
+	}
 	suffix := time.Now().UnixNano()
 	live.KeyTable = fmt.Sprintf("keys_%d", suffix)
 	onCopy = live
@@ -115,10 +122,11 @@ func TestRunningProcessOnCopiedKeyTable(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
 		pg, apart bool
-	}{{"SQLite", false, false}, {"PostgreSQL", true, false}, {"PostgreSQLKeyDSN", true, true}} {
+		citus     bool
+	}{{"SQLite", false, false, false}, {"PostgreSQL", true, false, false}, {"PostgreSQLKeyDSN", true, true, false}, {"Citus", true, false, true}} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
-			live, onCopy, makeCopy := guardConfigs(t, tc.pg, tc.apart)
+			live, onCopy, makeCopy := guardConfigsOn(t, tc.pg, tc.apart, tc.citus)
 			h, err := Open(ctx, live)
 			if err != nil {
 				t.Fatal(err)
@@ -190,14 +198,14 @@ func TestRunningProcessOnCopiedKeyTable(t *testing.T) {
 // the transaction committed after Forget returned, and carol:2's rows
 // stayed, sealed under the key only the copy holds.
 func TestErasureWaitsForGuardedWrite(t *testing.T) {
-	for _, apart := range []bool{false, true} {
-		t.Run(map[bool]string{false: "SameDatabase", true: "KeyDSN"}[apart], func(t *testing.T) { testErasureWaitsForGuardedWrite(t, apart) })
-	}
+	t.Run("SameDatabase", func(t *testing.T) { testErasureWaitsForGuardedWrite(t, false, false) })
+	t.Run("KeyDSN", func(t *testing.T) { testErasureWaitsForGuardedWrite(t, true, false) })
+	t.Run("Citus", func(t *testing.T) { testErasureWaitsForGuardedWrite(t, false, true) })
 }
 
-func testErasureWaitsForGuardedWrite(t *testing.T, apart bool) {
+func testErasureWaitsForGuardedWrite(t *testing.T, apart, citus bool) {
 	ctx := context.Background()
-	live, onCopy, makeCopy := guardConfigs(t, true, apart)
+	live, onCopy, makeCopy := guardConfigsOn(t, true, apart, citus)
 	h, err := Open(ctx, live)
 	if err != nil {
 		t.Fatal(err)
