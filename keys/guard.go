@@ -127,3 +127,11 @@ func (h *Hierarchy) guardRefresh(ctx context.Context) error {
 	_, err := h.refreshErasures(ctx, s)
 	return err
 }
+
+// ErasureGuard returns the guard SetErasureGuard set, nil when none.
+func (h *Hierarchy) ErasureGuard() ErasureGuard {
+	if s := h.guard.Load(); s != nil {
+		return s.g
+	}
+	return nil
+}

@@ -509,11 +509,26 @@ func (m meta) MarkErasure(ctx context.Context, subject string, n int64) error {
 	if err := m.AdvanceMark(ctx, ErasedSubjectMark(subject), n); err != nil {
 		return err
 	}
-	if _, err := m.pool.Exec(ctx, erasureLockSQL, subject); err != nil {
-		return fmt.Errorf("audit/pgaudit: meta: wait for the writes of %q: %w", subject, err)
+	// Bounded as the key table bounds its lock waits (keys/pgkeys): a
+	// caller's transaction that wrote the subject and then waits, through
+	// the application, for another write of it (queued behind this lock)
+	// would otherwise hold the erasure forever. The erasure then fails
+	// before destroying any key, and runs again.
+	err := pgx.BeginFunc(ctx, m.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SET LOCAL lock_timeout = '`+erasureLockWait+`'`); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, erasureLockSQL, subject)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("audit/pgaudit: meta: wait for the writes of %q that began before its erasure (a transaction held open for %s?): %w", subject, erasureLockWait, err)
 	}
 	return nil
 }
+
+// erasureLockWait bounds MarkErasure's wait for the writes of a subject.
+const erasureLockWait = "10s"
 
 // AdvanceMark records the count n under the row name of the data schema's
 // memvault_meta table, unless the row holds a greater count already: a
