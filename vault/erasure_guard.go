@@ -49,9 +49,24 @@ func (g pgGuard) ErasedPast(ctx context.Context, subject string, known int64) (b
 
 func (g pgGuard) GuardSQL() string { return g.sql }
 
+// goGuard is the erasure guard of a registered backend whose marks record
+// erasures (MongoDB): writes call ErasedPast.
+type goGuard struct {
+	marks interface {
+		ErasedPast(ctx context.Context, subject string, known int64) (bool, error)
+	}
+}
+
+func (g goGuard) ErasedPast(ctx context.Context, subject string, known int64) (bool, error) {
+	return g.marks.ErasedPast(ctx, subject, known)
+}
+
+func (g goGuard) GuardSQL() string { return "" }
+
 // setErasureGuard makes h's writes check the data database's record of
-// erasures (keys.Hierarchy.SetErasureGuard), on SQLite and PostgreSQL.
-// Registered backends keep no such record (see the README).
+// erasures (keys.Hierarchy.SetErasureGuard): on SQLite and PostgreSQL in
+// the write's critical section, on MongoDB before the write. Redis keeps
+// no erasure marks: no guard.
 func setErasureGuard(ctx context.Context, marks erasureMarks, h *Handle) error {
 	var guard keys.ErasureGuard
 	switch m := marks.(type) {
@@ -64,6 +79,11 @@ func setErasureGuard(ctx context.Context, marks erasureMarks, h *Handle) error {
 			return fmt.Errorf("vault: %w", err)
 		}
 		guard = pgGuard{m, sql}
+	case interface {
+		ErasedPast(ctx context.Context, subject string, known int64) (bool, error)
+	}:
+		// A backend without SQL (MongoDB): writes check it in Go.
+		guard = goGuard{m}
 	default:
 		if h.Backend != config.BackendSQLite || h.dbPath == "" || h.dbPath == sqliteMemory {
 			return nil
