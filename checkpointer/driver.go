@@ -397,7 +397,9 @@ type WriteFence interface {
 	// same database, instead of Check; the data database's erasure guard
 	// (keys.ErasureGuard) in any case. ok is false when the key table's
 	// fence is not among them: Check must run as well, inside the
-	// transaction.
+	// transaction. On PostgreSQL a statement refuses the write by failing
+	// with SQLSTATE keys.FenceSQLState; on SQLite it is a query of one
+	// boolean, true when it refuses it (internal/sqlfence).
 	Statements() (stmts []FenceStatement, ok bool)
 }
 

@@ -22,10 +22,12 @@ type ErasureGuard interface {
 	ErasedPast(ctx context.Context, subject string, known int64) (bool, error)
 	// GuardSQL returns the statement a SQL write runs in its own
 	// transaction instead, with the subject and known as its two
-	// parameters, which fails with SQLSTATE FenceSQLState when ErasedPast
-	// would report true and holds off the erasure's deletion of rows
-	// until the write ends; "" when the writes' database runs none (then
-	// they call ErasedPast holding their write lock).
+	// parameters: on PostgreSQL it fails with SQLSTATE FenceSQLState when
+	// ErasedPast would report true, and holds off the erasure's deletion
+	// of rows until the write ends; on SQLite, whose write lock does
+	// that, it is a query of one boolean, ErasedPast's answer. "" when the
+	// writes' database runs none (then they call ErasedPast before or
+	// holding their write lock).
 	GuardSQL() string
 }
 

@@ -248,7 +248,8 @@ type WriteFence interface {
 	// same database (keys.SQLFencer), instead of Check; the data
 	// database's erasure guard (keys.ErasureGuard) in any case. ok is
 	// false when the key table's fence is not among them: Check must run
-	// as well, inside the transaction. A statement
+	// as well, inside the transaction. On SQLite a statement is a query
+	// of one boolean, true when it refuses the write. A statement
 	// refused because its key is gone fails with SQLSTATE
 	// keys.FenceSQLState, which the driver reports wrapping
 	// keys.ErrSubjectErased.

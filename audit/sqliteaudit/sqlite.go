@@ -405,8 +405,8 @@ func (m meta) MarkErasure(ctx context.Context, subject string, n int64) error {
 }
 
 // ErasureGuard is the data database's erasure guard (keys.ErasureGuard) on
-// SQLite: writes call ErasedPast holding the database's write lock, which
-// MarkErasure takes too.
+// SQLite: writes run its statement (GuardSQL) in their transaction,
+// holding the database's write lock, which MarkErasure takes too.
 type ErasureGuard struct {
 	db   *sqlitedb.DB
 	stmt *sql.Stmt
@@ -443,8 +443,15 @@ func (g *ErasureGuard) ErasedPast(ctx context.Context, subject string, known int
 	return past, nil
 }
 
-// GuardSQL implements keys.ErasureGuard: "", writes call ErasedPast.
-func (g *ErasureGuard) GuardSQL() string { return "" }
+// GuardSQL implements keys.ErasureGuard: a query of one boolean, true
+// when the row ErasedSubjectMark(subject) holds a number greater than
+// known (a primary-key probe), which SQLite's drivers run in the write's
+// transaction (internal/sqlfence) and refuse the write on true.
+func (g *ErasureGuard) GuardSQL() string { return erasureGuardSQL }
+
+// erasureGuardSQL is GuardSQL's statement; its parameters are the subject
+// and the count of erasures of the writer's key table.
+const erasureGuardSQL = `SELECT EXISTS (SELECT 1 FROM memvault_meta WHERE name = 'erased_subject:' || ? AND CAST(value AS INTEGER) > ?)`
 
 // Close releases the guard's handle on the database.
 func (g *ErasureGuard) Close() error {
