@@ -131,4 +131,3 @@ func BenchmarkErasureGuardPostgres(b *testing.B) {
 	c.DSN = dsn
 	benchGuard(b, c)
 }
-

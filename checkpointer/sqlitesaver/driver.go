@@ -7,8 +7,8 @@ import (
 	"iter"
 
 	"github.com/memvault/memvault/checkpointer"
-	"github.com/memvault/memvault/internal/sqlfence"
 	"github.com/memvault/memvault/checkpointer/internal/sqlrows"
+	"github.com/memvault/memvault/internal/sqlfence"
 	"github.com/memvault/memvault/internal/sqlitedb"
 )
 
