@@ -13,6 +13,7 @@ import (
 
 	"github.com/memvault/memvault/audit"
 	"github.com/memvault/memvault/checkpointer"
+	"github.com/memvault/memvault/internal/sqlfence"
 	"github.com/memvault/memvault/internal/sqlitedb"
 )
 
@@ -423,10 +424,18 @@ func OpenErasureGuard(ctx context.Context, path string) (*ErasureGuard, error) {
 		db.Close()
 		return nil, fmt.Errorf("audit/sqliteaudit: erasure guard: %w", err)
 	}
-	// On the reader pool: a writer calls it holding the write lock, and
-	// a read sees every commit before that lock was taken.
+	// ErasedPast reads on the reader pool (a read after the write lock
+	// was taken sees every commit before it); writes run GuardSQL in
+	// their transaction, prepared here on the writer pool, which the
+	// database's savers and stores share (sqlitedb: one pair of pools per
+	// file).
 	stmt, err := db.Reader().PrepareContext(ctx, `SELECT EXISTS (SELECT 1 FROM memvault_meta WHERE name = ? AND CAST(value AS INTEGER) > ?)`)
 	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("audit/sqliteaudit: erasure guard: %w", err)
+	}
+	if err := sqlfence.Prepare(ctx, db.Writer(), erasureGuardSQL); err != nil {
+		_ = stmt.Close()
 		db.Close()
 		return nil, fmt.Errorf("audit/sqliteaudit: erasure guard: %w", err)
 	}
@@ -455,6 +464,7 @@ const erasureGuardSQL = `SELECT EXISTS (SELECT 1 FROM memvault_meta WHERE name =
 
 // Close releases the guard's handle on the database.
 func (g *ErasureGuard) Close() error {
+	sqlfence.Unprepare(g.db.Writer(), erasureGuardSQL)
 	_ = g.stmt.Close()
 	return g.db.Close()
 }

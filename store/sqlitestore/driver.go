@@ -100,7 +100,7 @@ func (t *tx) Fence(ctx context.Context, f store.WriteFence) error {
 	if !t.write {
 		return errReadOnly
 	}
-	return sqlfence.Run(ctx, t.Tx, []store.WriteFence{f})
+	return sqlfence.Run(ctx, t.Tx.Tx, t.d.db.Writer(), []store.WriteFence{f})
 }
 
 var errReadOnly = errors.New("sqlite: write in a read-only transaction")
