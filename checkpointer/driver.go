@@ -393,8 +393,13 @@ type WriteFence interface {
 	// the rows was destroyed.
 	Check(ctx context.Context) error
 	// Statements are SQL statements to run first in the write's
-	// transaction instead of Check, when the key table lives in the same
-	// database; ok is false when it does not.
+	// transaction: the key table's fence, when the key table lives in the
+	// same database, instead of Check; the data database's erasure guard
+	// (keys.ErasureGuard) in any case. ok is false when the key table's
+	// fence is not among them: Check must run as well, inside the
+	// transaction. On PostgreSQL a statement refuses the write by failing
+	// with SQLSTATE keys.FenceSQLState; on SQLite it is a query of one
+	// boolean, true when it refuses it (internal/sqlfence).
 	Statements() (stmts []FenceStatement, ok bool)
 }
 

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -78,6 +79,7 @@ type Hierarchy struct {
 	bindings  ThreadTable                    // nil unless Subjects.ThreadMetadataKey is set
 	create    sync.Mutex                     // one key creation at a time in this process
 	auditKeys [][]byte                       // per master key, the primary's first: it signs, all verify
+	guard     atomic.Pointer[guardState]     // the data database's erasures (SetErasureGuard); nil: none
 }
 
 var _ serde.BoundSerializer = (*Hierarchy)(nil)
@@ -430,6 +432,11 @@ func (h *Hierarchy) subjectKeys(ctx context.Context, subject string, create bool
 			return nil, nil
 		}
 		return nil, err
+	}
+	if create {
+		if err := h.guardRefresh(ctx); err != nil {
+			return nil, err
+		}
 	}
 	ks, err := h.opts.Table.Keys(ctx, subject)
 	if err != nil {

@@ -244,8 +244,12 @@ type WriteFence interface {
 	// the values was destroyed.
 	Check(ctx context.Context) error
 	// Statements are SQL statements to run first in the write's
-	// transaction instead of Check, when the key table lives in the same
-	// database (keys.SQLFencer); ok is false when it does not. A statement
+	// transaction: the key table's fence, when the key table lives in the
+	// same database (keys.SQLFencer), instead of Check; the data
+	// database's erasure guard (keys.ErasureGuard) in any case. ok is
+	// false when the key table's fence is not among them: Check must run
+	// as well, inside the transaction. On SQLite a statement is a query
+	// of one boolean, true when it refuses the write. A statement
 	// refused because its key is gone fails with SQLSTATE
 	// keys.FenceSQLState, which the driver reports wrapping
 	// keys.ErrSubjectErased.

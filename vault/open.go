@@ -660,7 +660,14 @@ func (h *Handle) finishIntents(ctx context.Context, marks erasureMarks) error {
 		}
 		through = n
 	}
-	if through > settled {
+	// Not past the key table's count: an intent numbered beyond it may be
+	// one a Forget is still writing (and a row forged far ahead must not
+	// move later intents past what the erasure guard compares them with).
+	have, err := h.keyTable.Erasures(ctx)
+	if err != nil {
+		return fmt.Errorf("vault: %w", err)
+	}
+	if through = min(through, have); through > settled {
 		if err := marks.AdvanceMark(ctx, erasuresSettledMark, through); err != nil {
 			return fmt.Errorf("vault: %w", err)
 		}
@@ -677,6 +684,10 @@ func (h *Handle) finishIntent(ctx context.Context, marks erasureMarks, n int64, 
 		return fmt.Errorf("vault: %w", err)
 	}
 	if e == nil || e.Readmitted {
+		// An intent recorded before the guard's record existed.
+		if err := markErasure(ctx, marks, subject, n); err != nil {
+			return err
+		}
 		if _, err := h.Keys.StartErasure(ctx, subject); err != nil {
 			return fmt.Errorf("vault: finish the erasure of %q the key table does not record (a Forget killed, or the key table restored from a backup): %w", subject, err)
 		}
@@ -743,7 +754,9 @@ func (h *Handle) claimErasure(ctx context.Context, subject string) (int64, error
 		if settled, err = markCount(ctx, marks, erasuresSettledMark); err != nil {
 			return 0, fmt.Errorf("vault: %w", err)
 		} else if settled < n {
-			return n, nil
+			// The guard's record: from now on a process on a copy of
+			// the key table cannot write the subject's values.
+			return n, markErasure(ctx, marks, subject, n)
 		}
 	}
 	return 0, fmt.Errorf("vault: record the erasure of %q: %d erasures begun at once", subject, maxIntents)
@@ -931,6 +944,9 @@ func pinSubjectKeys(ctx context.Context, marks dataMarks, h *Handle, subjects ke
 			return err
 		}
 		h.erasureMarks = em
+		if err := setErasureGuard(ctx, em, h); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -407,9 +407,33 @@ func metaTable(schema string) string {
 	return pgx.Identifier{"memvault_meta"}.Sanitize()
 }
 
+// erasureFence is the erasure guard function of schema, quoted (see
+// ErasureGuardSQL).
+func erasureFence(schema string) string {
+	if schema != "" {
+		return pgx.Identifier{schema, "memvault_erasure_fence"}.Sanitize()
+	}
+	return pgx.Identifier{"memvault_erasure_fence"}.Sanitize()
+}
+
+// fenceSQLState is keys.FenceSQLState (the audit packages sit beside the
+// keys package, not above it): the SQLSTATE of a write the erasure guard
+// refuses.
+const fenceSQLState = "MV001"
+
+// ErasedSubjectMark names the memvault_meta row that holds the number of
+// the latest erasure of subject (vault's erasure intents): the erasure
+// guard's record.
+func ErasedSubjectMark(subject string) string { return "erased_subject:" + subject }
+
+// erasureLockSQL takes, for a statement, the lock of subject's erasures
+// the guard function holds shared for its write's transaction.
+const erasureLockSQL = `SELECT pg_advisory_xact_lock(hashtextextended('memvault_erasure/' || $1, 0))`
+
 // metaSet is memvault_meta's migrations in schema.
 func metaSet(schema string) (pgmigrate.Set, error) {
-	stmts, err := pgmigrate.Load(migrationFiles, "migrations/meta", map[string]string{"meta": metaTable(schema)})
+	stmts, err := pgmigrate.Load(migrationFiles, "migrations/meta", map[string]string{
+		"meta": metaTable(schema), "erasure_fence": erasureFence(schema), "fence_sqlstate": fenceSQLState})
 	return pgmigrate.Set{Table: "memvault_meta_migrations", Statements: stmts}, err
 }
 
@@ -485,6 +509,65 @@ func (m meta) Mark(ctx context.Context, name, value string) error {
 	}
 	return nil
 }
+
+// ErasureGuardSQL creates the data schema's memvault_meta table and its
+// erasure guard function when missing, and returns the statement writes
+// run in their transaction (keys.ErasureGuard.GuardSQL): with a subject and
+// the count of erasures of the writer's key table, it fails with SQLSTATE
+// keys.FenceSQLState when the row ErasedSubjectMark(subject) holds a
+// greater number, after taking the subject's erasure lock shared until
+// the write's transaction ends (see MarkErasure).
+func (m meta) ErasureGuardSQL(ctx context.Context) (string, error) {
+	if err := migrateMeta(ctx, m.pool, m.schema); err != nil {
+		return "", fmt.Errorf("audit/pgaudit: meta: %w", err)
+	}
+	return `SELECT ` + erasureFence(m.schema) + `($1, $2)`, nil
+}
+
+// ErasedPast reports whether the row ErasedSubjectMark(subject) holds a
+// number greater than known (keys.ErasureGuard.ErasedPast).
+func (m meta) ErasedPast(ctx context.Context, subject string, known int64) (bool, error) {
+	var past bool
+	err := m.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM `+metaTable(m.schema)+` WHERE name = $1 AND value::bigint > $2)`,
+		ErasedSubjectMark(subject), known).Scan(&past)
+	if err != nil {
+		return false, fmt.Errorf("audit/pgaudit: meta: %w", err)
+	}
+	return past, nil
+}
+
+// MarkErasure records n, the number of an erasure of subject that begins,
+// under ErasedSubjectMark(subject) (unless it holds a greater one), then
+// waits for every write of subject whose transaction took the erasure
+// guard before the record committed: those that read the guard before it
+// and still may commit. A write's guard after it refuses the write, so
+// once MarkErasure returns no write of the subject by a process on a copy
+// of the key table commits that the erasure's deletion of rows does not
+// see.
+func (m meta) MarkErasure(ctx context.Context, subject string, n int64) error {
+	if err := m.AdvanceMark(ctx, ErasedSubjectMark(subject), n); err != nil {
+		return err
+	}
+	// Bounded as the key table bounds its lock waits (keys/pgkeys): a
+	// caller's transaction that wrote the subject and then waits, through
+	// the application, for another write of it (queued behind this lock)
+	// would otherwise hold the erasure forever. The erasure then fails
+	// before destroying any key, and runs again.
+	err := pgx.BeginFunc(ctx, m.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SET LOCAL lock_timeout = '`+erasureLockWait+`'`); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, erasureLockSQL, subject)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("audit/pgaudit: meta: wait for the writes of %q that began before its erasure (a transaction held open for %s?): %w", subject, erasureLockWait, err)
+	}
+	return nil
+}
+
+// erasureLockWait bounds MarkErasure's wait for the writes of a subject.
+const erasureLockWait = "10s"
 
 // AdvanceMark records the count n under the row name of the data schema's
 // memvault_meta table, unless the row holds a greater count already: a

@@ -14,6 +14,7 @@ import (
 	"github.com/memvault/memvault/audit"
 	"github.com/memvault/memvault/audit/internal/batchrow"
 	"github.com/memvault/memvault/checkpointer"
+	"github.com/memvault/memvault/internal/sqlfence"
 	"github.com/memvault/memvault/internal/sqlitedb"
 )
 
@@ -419,6 +420,84 @@ func (m meta) AdvanceMark(ctx context.Context, name string, n int64) error {
 			return err
 		})
 	})
+}
+
+// ErasedSubjectMark names the memvault_meta row that holds the number of
+// the latest erasure of subject (vault's erasure intents): the erasure
+// guard's record.
+func ErasedSubjectMark(subject string) string { return "erased_subject:" + subject }
+
+// MarkErasure records n, the number of an erasure of subject that begins,
+// under ErasedSubjectMark(subject), unless it holds a greater one. The
+// database's write lock orders it with every write: a write that read the
+// guard before (ErasureGuard) commits before it, and one after it is
+// refused.
+func (m meta) MarkErasure(ctx context.Context, subject string, n int64) error {
+	return m.AdvanceMark(ctx, ErasedSubjectMark(subject), n)
+}
+
+// ErasureGuard is the data database's erasure guard (keys.ErasureGuard) on
+// SQLite: writes run its statement (GuardSQL) in their transaction,
+// holding the database's write lock, which MarkErasure takes too.
+type ErasureGuard struct {
+	db   *sqlitedb.DB
+	stmt *sql.Stmt
+}
+
+// OpenErasureGuard returns the erasure guard of the data database at path,
+// its memvault_meta table created. Close it when done.
+func OpenErasureGuard(ctx context.Context, path string) (*ErasureGuard, error) {
+	db, err := sqlitedb.Open(path, sqlitedb.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("audit/sqliteaudit: erasure guard: %w", err)
+	}
+	if err := db.Migrate(ctx, "meta", metaMigrations); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("audit/sqliteaudit: erasure guard: %w", err)
+	}
+	// ErasedPast reads on the reader pool (a read after the write lock
+	// was taken sees every commit before it); writes run GuardSQL in
+	// their transaction, prepared here on the writer pool, which the
+	// database's savers and stores share (sqlitedb: one pair of pools per
+	// file).
+	stmt, err := db.Reader().PrepareContext(ctx, `SELECT EXISTS (SELECT 1 FROM memvault_meta WHERE name = ? AND CAST(value AS INTEGER) > ?)`)
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("audit/sqliteaudit: erasure guard: %w", err)
+	}
+	if err := sqlfence.Prepare(ctx, db.Writer(), erasureGuardSQL); err != nil {
+		_ = stmt.Close()
+		db.Close()
+		return nil, fmt.Errorf("audit/sqliteaudit: erasure guard: %w", err)
+	}
+	return &ErasureGuard{db: db, stmt: stmt}, nil
+}
+
+// ErasedPast reports whether the row ErasedSubjectMark(subject) holds a
+// number greater than known (keys.ErasureGuard).
+func (g *ErasureGuard) ErasedPast(ctx context.Context, subject string, known int64) (bool, error) {
+	var past bool
+	if err := g.stmt.QueryRowContext(ctx, ErasedSubjectMark(subject), known).Scan(&past); err != nil {
+		return false, fmt.Errorf("audit/sqliteaudit: erasure guard: %w", err)
+	}
+	return past, nil
+}
+
+// GuardSQL implements keys.ErasureGuard: a query of one boolean, true
+// when the row ErasedSubjectMark(subject) holds a number greater than
+// known (a primary-key probe), which SQLite's drivers run in the write's
+// transaction (internal/sqlfence) and refuse the write on true.
+func (g *ErasureGuard) GuardSQL() string { return erasureGuardSQL }
+
+// erasureGuardSQL is GuardSQL's statement; its parameters are the subject
+// and the count of erasures of the writer's key table.
+const erasureGuardSQL = `SELECT EXISTS (SELECT 1 FROM memvault_meta WHERE name = 'erased_subject:' || ? AND CAST(value AS INTEGER) > ?)`
+
+// Close releases the guard's handle on the database.
+func (g *ErasureGuard) Close() error {
+	sqlfence.Unprepare(g.db.Writer(), erasureGuardSQL)
+	_ = g.stmt.Close()
+	return g.db.Close()
 }
 
 // do runs fn on the data database, its memvault_meta table created.

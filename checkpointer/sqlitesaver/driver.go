@@ -8,6 +8,7 @@ import (
 
 	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/checkpointer/internal/sqlrows"
+	"github.com/memvault/memvault/internal/sqlfence"
 	"github.com/memvault/memvault/internal/sqlitedb"
 )
 
@@ -73,7 +74,7 @@ type sqlTx struct {
 // is rolled back with the blob rows written before.
 func (t *sqlTx) Put(ctx context.Context, p *checkpointer.PutRows) error {
 	// Holding the write lock: an erasure's DrainWrites waits for it.
-	if err := p.Fence.Check(ctx); err != nil {
+	if err := sqlfence.Run(ctx, t.tx, t.d.db.Writer(), []checkpointer.WriteFence{p.Fence}); err != nil {
 		return err
 	}
 	if len(p.Values) > 0 {
@@ -119,7 +120,7 @@ func (t *sqlTx) record(ctx context.Context, r *checkpointer.RecordRow) error {
 
 // PutWrites implements checkpointer.DriverTx.
 func (t *sqlTx) PutWrites(ctx context.Context, w *checkpointer.WriteRows) error {
-	if err := w.Fence.Check(ctx); err != nil {
+	if err := sqlfence.Run(ctx, t.tx, t.d.db.Writer(), []checkpointer.WriteFence{w.Fence}); err != nil {
 		return err
 	}
 	stmt := t.d.st.insertWrite
@@ -136,7 +137,9 @@ func (t *sqlTx) PutWrites(ctx context.Context, w *checkpointer.WriteRows) error 
 }
 
 // Fence implements checkpointer.DriverTx: the write lock is held.
-func (t *sqlTx) Fence(ctx context.Context, f checkpointer.WriteFence) error { return f.Check(ctx) }
+func (t *sqlTx) Fence(ctx context.Context, f checkpointer.WriteFence) error {
+	return sqlfence.Run(ctx, t.tx, t.d.db.Writer(), []checkpointer.WriteFence{f})
+}
 
 // inJSON is the set of values of a JSON array parameter: one search of
 // the primary key per element.

@@ -101,6 +101,14 @@ type SubjectKeys interface {
 	// FenceSQL returns the key table's fence statement when the table
 	// lives in a SQL database (keys.SQLFencer).
 	FenceSQL() (string, bool)
+	// ErasureGuardSQL returns the data database's erasure guard statement
+	// and the count of erasures of the key table to pass it, when writes
+	// run it in their transaction (keys.ErasureGuard).
+	ErasureGuardSQL() (sql string, known int64, ok bool)
+	// CheckErasure fails (wrapping keys.ErrSubjectErased) when the data
+	// database records an erasure of subject that the key table does not
+	// count (keys.ErasureGuard), for writes that run no guard statement.
+	CheckErasure(ctx context.Context, subject string) error
 }
 
 // New returns the codec of s.

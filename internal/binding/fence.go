@@ -156,15 +156,29 @@ func (c Codec) FenceItem(ctx context.Context, ns string, f *Fence) error {
 	return nil
 }
 
-// Check fails, wrapping keys.ErrSubjectErased, when a key that sealed f's
-// values was destroyed. Call it inside the write's critical section,
-// before committing.
+// Check fails, wrapping keys.ErrSubjectErased, when a key that sealed
+// f's values was destroyed, or when the data database records an erasure
+// of one of f's subjects that the key table does not count (a process on a
+// copy of the key table: keys.ErasureGuard) — the latter only where writes
+// run no guard statement (Statements). Call it inside the write's critical
+// section, before committing.
 func (c Codec) Check(ctx context.Context, f *Fence) error {
 	if f.Empty() || c.subjects == nil {
 		return nil
 	}
 	for _, s := range f.seals {
 		if err := c.subjects.LiveKey(ctx, s.subject, s.keyID); err != nil {
+			return err
+		}
+	}
+	if _, _, inSQL := c.subjects.ErasureGuardSQL(); inSQL {
+		return nil
+	}
+	for i, s := range f.seals {
+		if slices.ContainsFunc(f.seals[:i], func(o fenceSeal) bool { return o.subject == s.subject }) {
+			continue
+		}
+		if err := c.subjects.CheckErasure(ctx, s.subject); err != nil {
 			return err
 		}
 	}
@@ -189,25 +203,40 @@ type FenceStatement struct {
 }
 
 // Statements returns the statements a SQL driver runs first in the
-// write's transaction, when the key table lives in the same database
-// (keys.SQLFencer); ok is false when it does not, and the driver runs
-// Check instead.
+// write's transaction: the key table's fence, when the key table lives in
+// the same database (keys.SQLFencer), and the data database's erasure
+// guard (keys.ErasureGuard) of each subject, when it has one. ok is false
+// when the key table's fence is not among them: the driver then runs
+// Check as well, inside the transaction (which checks no guard a
+// statement runs).
 func (c Codec) Statements(f *Fence) (stmts []FenceStatement, ok bool) {
 	if f.Empty() || c.subjects == nil {
 		return nil, true
 	}
 	sql, ok := c.subjects.FenceSQL()
-	if !ok {
-		return nil, false
+	if ok {
+		// In key id order: two writes holding the same keys take them in
+		// one order, so they cannot deadlock with each other and an
+		// erasure.
+		seals := slices.Clone(f.seals)
+		slices.SortFunc(seals, func(a, b fenceSeal) int { return strings.Compare(a.keyID, b.keyID) })
+		for _, s := range seals {
+			stmts = append(stmts, FenceStatement{SQL: sql, Args: []any{s.subject, s.keyID}})
+		}
 	}
-	// In key id order: two writes holding the same keys take them in one
-	// order, so they cannot deadlock with each other and an erasure.
-	seals := slices.Clone(f.seals)
-	slices.SortFunc(seals, func(a, b fenceSeal) int { return strings.Compare(a.keyID, b.keyID) })
-	for _, s := range seals {
-		stmts = append(stmts, FenceStatement{SQL: sql, Args: []any{s.subject, s.keyID}})
+	if guard, known, has := c.subjects.ErasureGuardSQL(); has {
+		// After the keys, each subject once, in subject order (the guard
+		// takes a lock per subject: one order for every write).
+		var subjects []string
+		for _, s := range f.seals {
+			subjects = append(subjects, s.subject)
+		}
+		slices.Sort(subjects)
+		for _, s := range slices.Compact(subjects) {
+			stmts = append(stmts, FenceStatement{SQL: guard, Args: []any{s, known}})
+		}
 	}
-	return stmts, true
+	return stmts, ok
 }
 
 // FenceSQLState is the SQLSTATE of a write refused by a SQL fence

@@ -37,9 +37,10 @@ type Fence[S ~Statement] interface {
 
 // Queue queues the statements of fs in b, which must run as one
 // transaction (a batch's implicit one, or inside a transaction), before
-// the write's rows. It reports false when the key table is in another
-// database: the write must then run through InTx (or Exec, inside its
-// transaction).
+// the write's rows: the key table's fence and the data database's erasure
+// guard. It reports false when the key table is in another database: the
+// write must then run through InTx (or Exec, inside its transaction),
+// which checks the keys as well.
 func Queue[S ~Statement, F Fence[S]](b *pgx.Batch, fs []F) bool {
 	inSQL := true
 	for _, f := range fs {
@@ -62,12 +63,14 @@ func Check[S ~Statement, F Fence[S]](ctx context.Context, fs []F) error {
 	return nil
 }
 
-// Exec runs fs in tx, which began before: their statements, or a check of
-// their keys with a key table in another database.
+// Exec runs fs in tx, which began before: their statements, and a check
+// of their keys with a key table in another database.
 func Exec[S ~Statement, F Fence[S]](ctx context.Context, tx Querier, fs []F) error {
 	b := &pgx.Batch{}
 	if !Queue[S](b, fs) {
-		return Check[S](ctx, fs)
+		if err := Check[S](ctx, fs); err != nil {
+			return err
+		}
 	}
 	if b.Len() == 0 {
 		return nil

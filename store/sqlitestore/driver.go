@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/memvault/memvault/internal/sqlfence"
 	"github.com/memvault/memvault/internal/sqlitedb"
 	"github.com/memvault/memvault/store"
 	"github.com/memvault/memvault/store/engine"
@@ -90,6 +91,16 @@ func (t *tx) Commit() error {
 		}
 	}
 	return t.Tx.Commit()
+}
+
+// Fence implements engine.FenceTx: the write transaction holds the
+// database's write lock, and runs the fence (the keys' check, then the
+// erasure guard's statements) on its own connection.
+func (t *tx) Fence(ctx context.Context, f store.WriteFence) error {
+	if !t.write {
+		return errReadOnly
+	}
+	return sqlfence.Run(ctx, t.Tx.Tx, t.d.db.Writer(), []store.WriteFence{f})
 }
 
 var errReadOnly = errors.New("sqlite: write in a read-only transaction")
@@ -502,6 +513,7 @@ func keysIn(keys []store.RowKey) (string, []any) {
 
 var (
 	_ store.DriverTx     = (*tx)(nil)
+	_ engine.FenceTx     = (*tx)(nil)
 	_ engine.IndexTx     = (*tx)(nil)
 	_ engine.IndexWriter = (*tx)(nil)
 	_ engine.FloatSource = (*tx)(nil)

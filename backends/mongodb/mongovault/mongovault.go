@@ -332,6 +332,27 @@ func (m auditMeta) AdvanceMark(ctx context.Context, name string, n int64) error 
 	return nil
 }
 
+// MarkErasure records n, the number of an erasure of subject that begins,
+// under the mark erased_subject:<subject> (unless it holds a greater
+// one): the erasure guard's record (see vault), which every write of the
+// subject checks (ErasedPast).
+func (m auditMeta) MarkErasure(ctx context.Context, subject string, n int64) error {
+	return m.AdvanceMark(ctx, erasedSubjectMark+subject, n)
+}
+
+// ErasedPast reports whether the mark erased_subject:<subject> holds a
+// number greater than known, the count of erasures of the writer's key
+// table (keys.ErasureGuard). MongoDB runs it before the write, outside any
+// transaction: a write that read it before an erasure's record and lands
+// after the erasure deleted the subject's rows stays (see the README).
+func (m auditMeta) ErasedPast(ctx context.Context, subject string, known int64) (bool, error) {
+	n, err := m.MarkCount(ctx, erasedSubjectMark+subject)
+	return n > known, err
+}
+
+// erasedSubjectMark prefixes the marks MarkErasure keeps.
+const erasedSubjectMark = "erased_subject:"
+
 // MarkCount returns the count AdvanceMark recorded under the mark name; 0
 // when there is none.
 func (m auditMeta) MarkCount(ctx context.Context, name string) (int64, error) {
