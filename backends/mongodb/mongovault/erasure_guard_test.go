@@ -24,15 +24,7 @@ import (
 func TestRunningProcessOnCopiedKeyTableOnMongoDB(t *testing.T) {
 	dir := t.TempDir()
 	keyFile := filepath.Join(dir, "keys.db")
-	env := map[string]string{
-		"MEMVAULT_DSN":                      mongotest.URI(t),
-		"MEMVAULT_SCHEMA":                   mongotest.Database(t).Name(),
-		"MEMVAULT_EMBEDDINGS":               "none",
-		"LANGGRAPH_AES_KEY":                 "0123456789abcdef0123456789abcdef",
-		"MEMVAULT_SUBJECT_THREAD_SEPARATOR": ":",
-		"MEMVAULT_SUBJECT_NAMESPACE":        "users",
-		"MEMVAULT_KEY_TABLE":                keyFile,
-	}
+	env := subjectEnv(t, mongotest.Database(t).Name(), "MEMVAULT_SUBJECT_NAMESPACE", "users", "MEMVAULT_KEY_TABLE", keyFile)
 	h, err := openEnv(t, env)
 	if err != nil {
 		t.Fatal(err)

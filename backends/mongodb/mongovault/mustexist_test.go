@@ -20,16 +20,7 @@ import (
 // created there, and the operator's command ran on it).
 func TestMustExistRefusesMistypedTables(t *testing.T) {
 	dir := t.TempDir()
-	env := map[string]string{
-		"MEMVAULT_DSN":                      mongotest.URI(t),
-		"MEMVAULT_SCHEMA":                   mongotest.Database(t).Name(),
-		"MEMVAULT_EMBEDDINGS":               "none",
-		"LANGGRAPH_AES_KEY":                 "0123456789abcdef0123456789abcdef",
-		"MEMVAULT_SUBJECT_THREAD_SEPARATOR": ":",
-		"MEMVAULT_KEY_TABLE":                filepath.Join(dir, "keys.db"),
-		"MEMVAULT_AUDIT":                    "true",
-		"MEMVAULT_AUDIT_TABLE":              filepath.Join(dir, "audit.db"),
-	}
+	env := subjectEnv(t, mongotest.Database(t).Name(), "MEMVAULT_KEY_TABLE", filepath.Join(dir, "keys.db"), "MEMVAULT_AUDIT", "true", "MEMVAULT_AUDIT_TABLE", filepath.Join(dir, "audit.db"))
 	h, err := openEnv(t, env)
 	if err != nil {
 		t.Fatalf("first Open: %v", err)

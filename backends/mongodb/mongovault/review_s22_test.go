@@ -19,15 +19,7 @@ import (
 // with vault.ErrSubjectsChanged after an erasure; the same configuration
 // opens.
 func TestReviewS22PinsOnMongoDB(t *testing.T) {
-	env := map[string]string{
-		"MEMVAULT_DSN":                      mongotest.URI(t),
-		"MEMVAULT_SCHEMA":                   mongotest.Database(t).Name(),
-		"MEMVAULT_EMBEDDINGS":               "none",
-		"LANGGRAPH_AES_KEY":                 "0123456789abcdef0123456789abcdef",
-		"MEMVAULT_SUBJECT_THREAD_SEPARATOR": ":",
-		"MEMVAULT_SUBJECT_NAMESPACE":        "users",
-		"MEMVAULT_KEY_TABLE":                filepath.Join(t.TempDir(), "keys.db"),
-	}
+	env := subjectEnv(t, mongotest.Database(t).Name(), "MEMVAULT_SUBJECT_NAMESPACE", "users", "MEMVAULT_KEY_TABLE", filepath.Join(t.TempDir(), "keys.db"))
 	h, err := openEnv(t, env)
 	if err != nil {
 		t.Fatal(err)

@@ -30,14 +30,7 @@ func TestReviewS23ErasureMarkHostileType(t *testing.T) {
 	dir := t.TempDir()
 	keyFile := filepath.Join(dir, "keys.db")
 	db := mongotest.Database(t)
-	env := map[string]string{
-		"MEMVAULT_DSN":                      mongotest.URI(t),
-		"MEMVAULT_SCHEMA":                   db.Name(),
-		"MEMVAULT_EMBEDDINGS":               "none",
-		"LANGGRAPH_AES_KEY":                 "0123456789abcdef0123456789abcdef",
-		"MEMVAULT_SUBJECT_THREAD_SEPARATOR": ":",
-		"MEMVAULT_KEY_TABLE":                keyFile,
-	}
+	env := subjectEnv(t, db.Name(), "MEMVAULT_KEY_TABLE", keyFile)
 	h, err := openEnv(t, env)
 	if err != nil {
 		t.Fatal(err)
@@ -90,14 +83,7 @@ func TestReviewS23ErasureMarkFrozenByBoolean(t *testing.T) {
 	dir := t.TempDir()
 	keyFile := filepath.Join(dir, "keys.db")
 	db := mongotest.Database(t)
-	env := map[string]string{
-		"MEMVAULT_DSN":                      mongotest.URI(t),
-		"MEMVAULT_SCHEMA":                   db.Name(),
-		"MEMVAULT_EMBEDDINGS":               "none",
-		"LANGGRAPH_AES_KEY":                 "0123456789abcdef0123456789abcdef",
-		"MEMVAULT_SUBJECT_THREAD_SEPARATOR": ":",
-		"MEMVAULT_KEY_TABLE":                keyFile,
-	}
+	env := subjectEnv(t, db.Name(), "MEMVAULT_KEY_TABLE", keyFile)
 	h, err := openEnv(t, env)
 	if err != nil {
 		t.Fatal(err)

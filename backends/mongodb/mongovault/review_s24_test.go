@@ -37,14 +37,7 @@ func TestReviewS24ErasedSubjectSampledAtOpen(t *testing.T) {
 func erasedSampledAtOpen(t *testing.T, viaIntent bool) {
 	ctx := t.Context()
 	db := mongotest.Database(t)
-	env := map[string]string{
-		"MEMVAULT_DSN":                      mongotest.URI(t),
-		"MEMVAULT_SCHEMA":                   db.Name(),
-		"MEMVAULT_EMBEDDINGS":               "none",
-		"LANGGRAPH_AES_KEY":                 "0123456789abcdef0123456789abcdef",
-		"MEMVAULT_SUBJECT_THREAD_SEPARATOR": ":",
-		"MEMVAULT_KEY_TABLE":                filepath.Join(t.TempDir(), "keys.db"),
-	}
+	env := subjectEnv(t, db.Name(), "MEMVAULT_KEY_TABLE", filepath.Join(t.TempDir(), "keys.db"))
 	h, err := openEnv(t, env)
 	if err != nil {
 		t.Fatal(err)

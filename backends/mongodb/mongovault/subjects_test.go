@@ -17,6 +17,24 @@ import (
 )
 
 // openEnv opens vault.Open on the configuration env describes.
+// subjectEnv is the environment of the test server's database db with
+// encryption under a fixed key, per-subject keys by thread id (":"), no
+// embeddings, and the settings of extra (name, value pairs).
+func subjectEnv(t *testing.T, db string, extra ...string) map[string]string {
+	t.Helper()
+	env := map[string]string{
+		"MEMVAULT_DSN":                      mongotest.URI(t),
+		"MEMVAULT_SCHEMA":                   db,
+		"MEMVAULT_EMBEDDINGS":               "none",
+		"LANGGRAPH_AES_KEY":                 "0123456789abcdef0123456789abcdef",
+		"MEMVAULT_SUBJECT_THREAD_SEPARATOR": ":",
+	}
+	for i := 0; i+1 < len(extra); i += 2 {
+		env[extra[i]] = extra[i+1]
+	}
+	return env
+}
+
 func openEnv(t *testing.T, env map[string]string) (*vault.Handle, error) {
 	t.Helper()
 	c, err := config.FromLookup(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
@@ -35,14 +53,7 @@ func openEnv(t *testing.T, env map[string]string) (*vault.Handle, error) {
 // naming the two settings.
 func TestSubjectKeysThroughConfig(t *testing.T) {
 	ctx := t.Context()
-	env := map[string]string{
-		"MEMVAULT_DSN":                      mongotest.URI(t),
-		"MEMVAULT_SCHEMA":                   mongotest.Database(t).Name(),
-		"MEMVAULT_EMBEDDINGS":               "none",
-		"LANGGRAPH_AES_KEY":                 "0123456789abcdef0123456789abcdef",
-		"MEMVAULT_SUBJECT_THREAD_SEPARATOR": ":",
-		"MEMVAULT_SUBJECT_NAMESPACE":        "users",
-	}
+	env := subjectEnv(t, mongotest.Database(t).Name(), "MEMVAULT_SUBJECT_NAMESPACE", "users")
 	if _, err := openEnv(t, env); !errors.Is(err, vault.ErrUnsupported) || !strings.Contains(err.Error(), "MEMVAULT_KEY_DSN") {
 		t.Fatalf("Open with per-subject keys and no key table: %v; want ErrUnsupported naming MEMVAULT_KEY_DSN", err)
 	}
@@ -103,14 +114,7 @@ func TestSubjectKeysThroughConfig(t *testing.T) {
 // Before, MongoDB's meta kept no marks, so such a process opened and wrote
 // "carol, after her erasure" readable under the master key.
 func TestSubjectsRequiredOnMongoDB(t *testing.T) {
-	env := map[string]string{
-		"MEMVAULT_DSN":                      mongotest.URI(t),
-		"MEMVAULT_SCHEMA":                   mongotest.Database(t).Name(),
-		"MEMVAULT_EMBEDDINGS":               "none",
-		"LANGGRAPH_AES_KEY":                 "0123456789abcdef0123456789abcdef",
-		"MEMVAULT_SUBJECT_THREAD_SEPARATOR": ":",
-		"MEMVAULT_KEY_TABLE":                filepath.Join(t.TempDir(), "keys.db"),
-	}
+	env := subjectEnv(t, mongotest.Database(t).Name(), "MEMVAULT_KEY_TABLE", filepath.Join(t.TempDir(), "keys.db"))
 	h, err := openEnv(t, env)
 	if err != nil {
 		t.Fatal(err)
