@@ -1,0 +1,104 @@
+package vault
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/memvault/memvault/checkpointer"
+)
+
+// Session 24 review (second pass): attacks on the signed erasure intents
+// (vault/open.go finishIntents, finishIntent, claimErasure).
+
+// TestReviewS24bReplayedIntentErasesReadmittedSubject: a signed intent is
+// bound to the key table and its number, not to the erasure it asked for.
+// After Forget(carol) finished and carol was readmitted (new keys, new
+// data), someone with write access to the data database alone deletes the
+// intent's done row and the settled mark — two DELETEs, no key, no MAC to
+// forge: the old signed row is still there — and the next Open of any
+// process destroys carol's new keys (finishIntent re-erases a Readmitted
+// subject). Exactly what signing intents was meant to stop.
+func TestReviewS24bReplayedIntentErasesReadmittedSubject(t *testing.T) {
+	ctx := context.Background()
+	c := s23Config(t.TempDir())
+	h, err := Open(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := putCarolS22(ctx, h, "carol:1", "carol's old records"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.ForgetWith(ctx, "carol", ForgetOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Readmit(ctx, "carol"); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := putCarolS22(ctx, h, "carol:2", "carol's new records"); err != nil || got != "carol's new records" {
+		t.Fatalf("carol readmitted: %q, %v", got, err)
+	}
+	h.Close()
+
+	// The attacker: data database only. The signed intent row stays.
+	db := openRaw(t, c.DBPath)
+	var intents int
+	if err := db.QueryRow(`SELECT count(*) FROM memvault_meta WHERE name LIKE 'erasure_intent_0%'`).Scan(&intents); err != nil || intents == 0 {
+		t.Fatalf("no signed intent row left by Forget (%d, %v)", intents, err)
+	}
+	if _, err := db.Exec(`DELETE FROM memvault_meta WHERE name LIKE 'erasure_done_%' OR name = 'erasure_intents_settled'`); err != nil {
+		t.Fatal(err)
+	}
+
+	h, err = Open(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	tup, err := h.Saver.GetTuple(ctx, checkpointer.Config{ThreadID: "carol:2"})
+	if err != nil || tup == nil {
+		t.Fatalf("two DELETEs in the data database (the done row and the settled mark of carol's finished, readmitted erasure) made Open "+
+			"replay her old signed intent and destroy her new keys: carol:2 (written after Readmit) reads %v, %.160v; warnings %q", tup, err, h.Warnings)
+	}
+}
+
+// TestReviewS24bOutOfRangeIntentRowBreaksForget: a memvault_meta row named
+// like an intent whose number does not fit an int64 is "left alone with a
+// warning", but strconv.ParseInt returns math.MaxInt64 with its range
+// error, finishIntents moves the settled mark to it (through = max(through,
+// n)), and the mark never goes down. claimErasure then starts at
+// MaxInt64+1, which wraps negative: every later Forget writes 1 000 signed
+// intent rows with negative numbers and fails ("1000 erasures begun at
+// once") — erasure is disabled for good, by one row, and Open said only
+// that the row was left alone.
+func TestReviewS24bOutOfRangeIntentRowBreaksForget(t *testing.T) {
+	ctx := context.Background()
+	c := s23Config(t.TempDir())
+	h, err := Open(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := putCarolS22(ctx, h, "dave:1", "dave's records"); err != nil {
+		t.Fatal(err)
+	}
+	h.Close()
+	db := openRaw(t, c.DBPath)
+	if _, err := db.Exec(`INSERT INTO memvault_meta (name, value) VALUES ('erasure_intent_99999999999999999999', 'x')`); err != nil {
+		t.Fatal(err)
+	}
+	h, err = Open(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	settled, _ := markCount(ctx, h.erasureMarks, erasuresSettledMark)
+	_, ferr := h.ForgetWith(ctx, "dave", ForgetOptions{})
+	var rows int
+	if err := db.QueryRow(`SELECT count(*) FROM memvault_meta WHERE name LIKE 'erasure_intent_-%'`).Scan(&rows); err != nil {
+		t.Fatal(err)
+	}
+	if ferr != nil || rows > 0 {
+		t.Fatalf("one out-of-range intent row (Open warned: %q) moved the settled mark to %d; Forget(dave) then: %v; "+
+			"%d intent rows with negative numbers written", strings.Join(h.Warnings, "; "), settled, ferr, rows)
+	}
+}
