@@ -102,3 +102,57 @@ func TestReviewS24bOutOfRangeIntentRowBreaksForget(t *testing.T) {
 			"%d intent rows with negative numbers written", strings.Join(h.Warnings, "; "), settled, ferr, rows)
 	}
 }
+
+// TestReviewS24bRetriedForgetThenReadmitReErases: no attacker needed. A
+// Forget(carol) killed after its key transaction and before its done mark
+// leaves intent n undone; the retry runs in another process that was
+// already open (an application server; its Open did not see intent n),
+// so ForgetWith claims, finishes and marks done an intent of its own and
+// leaves n to "the next Open". The erasure is finished, carol is
+// readmitted and writes again — and the next Open of any process finds
+// intent n undone, sees carol Readmitted, and destroys her new keys.
+func TestReviewS24bRetriedForgetThenReadmitReErases(t *testing.T) {
+	ctx := context.Background()
+	c := s23Config(t.TempDir())
+	server, err := Open(ctx, c) // long-running, opened before the kill
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer server.Close()
+	if _, err := putCarolS22(ctx, server, "carol:1", "carol's old records"); err != nil {
+		t.Fatal(err)
+	}
+	worker, err := Open(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// worker's Forget(carol): intent, key transaction, then killed.
+	if _, err := worker.claimErasure(ctx, "carol"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := worker.Keys.StartErasure(ctx, "carol"); err != nil {
+		t.Fatal(err)
+	}
+	worker.Close()
+
+	// The retry, through the server.
+	if r, err := server.ForgetWith(ctx, "carol", ForgetOptions{}); err != nil || r.Pending {
+		t.Fatalf("retried forget: %+v, %v", r, err)
+	}
+	if err := server.Readmit(ctx, "carol"); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := putCarolS22(ctx, server, "carol:2", "carol's new records"); err != nil || got != "carol's new records" {
+		t.Fatalf("carol readmitted: %q, %v", got, err)
+	}
+
+	h, err := Open(ctx, c) // a deploy, a CLI command, a cron job
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	if tup, err := h.Saver.GetTuple(ctx, checkpointer.Config{ThreadID: "carol:2"}); err != nil || tup == nil {
+		t.Fatalf("a Forget killed after its key transaction, retried by an open process and finished, then a Readmit: the next Open "+
+			"finished the killed Forget's intent again and destroyed readmitted carol's new keys: carol:2 reads %v, %.120v; warnings %q", tup, err, h.Warnings)
+	}
+}
