@@ -156,3 +156,47 @@ func TestReviewS24bRetriedForgetThenReadmitReErases(t *testing.T) {
 			"finished the killed Forget's intent again and destroyed readmitted carol's new keys: carol:2 reads %v, %.120v; warnings %q", tup, err, h.Warnings)
 	}
 }
+
+// TestReviewS24bWrongKeyOpenSettlesIntent: one Open with a mistyped master
+// key (on SQLite with per-subject keys it is not even refused at Open)
+// cannot verify the killed Forget(carol)'s signed intent ("not an
+// erasure intent this key signed … left alone"), and moves the settled
+// mark past it: the next Open with the right key never reads it. Carol's
+// erasure is lost for good; a warning of the wrong-key process said only
+// "left alone". Likewise a process holding only a new master key after a
+// rotation (LANGGRAPH_AES_KEY_PREVIOUS dropped).
+func TestReviewS24bWrongKeyOpenSettlesIntent(t *testing.T) {
+	ctx := context.Background()
+	c := s23Config(t.TempDir())
+	h, err := Open(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := putCarolS22(ctx, h, "carol:1", "carol's records"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.claimErasure(ctx, "carol"); err != nil { // Forget(carol) killed right after
+		t.Fatal(err)
+	}
+	h.Close()
+
+	wrong := c
+	wrong.Keys.Primary = "fedcba9876543210fedcba9876543210"
+	if hw, err := Open(ctx, wrong); err == nil {
+		hw.Close()
+		t.Log("the wrong key was not refused at all")
+	} else {
+		t.Logf("wrong key refused: %.160v", err)
+	}
+
+	h, err = Open(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	if tup, err := h.Saver.GetTuple(ctx, checkpointer.Config{ThreadID: "carol:1"}); err == nil && tup != nil {
+		settled, _ := markCount(ctx, h.erasureMarks, erasuresSettledMark)
+		t.Fatalf("after one Open with a wrong master key, the killed Forget(carol)'s signed intent is settled (mark %d) and never finished: "+
+			"carol:1 reads back %q", settled, tup.Checkpoint.ChannelValues["notes"])
+	}
+}
