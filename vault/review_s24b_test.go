@@ -2,10 +2,13 @@ package vault
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/memvault/memvault/checkpointer"
+	"github.com/memvault/memvault/memvaulttest/pgtest"
 )
 
 // Session 24 review (second pass): attacks on the signed erasure intents
@@ -112,8 +115,18 @@ func TestReviewS24bOutOfRangeIntentRowBreaksForget(t *testing.T) {
 // readmitted and writes again — and the next Open of any process finds
 // intent n undone, sees carol Readmitted, and destroys her new keys.
 func TestReviewS24bRetriedForgetThenReadmitReErases(t *testing.T) {
+	for _, pg := range []bool{false, true} {
+		t.Run(map[bool]string{false: "SQLite", true: "PostgreSQL"}[pg], func(t *testing.T) { retriedForgetThenReadmit(t, pg) })
+	}
+}
+
+func retriedForgetThenReadmit(t *testing.T, pg bool) {
 	ctx := context.Background()
 	c := s23Config(t.TempDir())
+	if pg {
+		c.DSN = pgtest.SchemaDSN(t)
+		c.KeyTable = fmt.Sprintf("keys_%d", time.Now().UnixNano())
+	}
 	server, err := Open(ctx, c) // long-running, opened before the kill
 	if err != nil {
 		t.Fatal(err)
