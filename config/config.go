@@ -569,6 +569,9 @@ var dsnShape = regexp.MustCompile(`(?i)^[a-z][a-z0-9+.-]*://|(^|\s)(host|hostadd
 // looksLikeDSN reports whether v, given as a file path or schema name, is a
 // connection string.
 func looksLikeDSN(v string) bool {
+	// Quotes a shell would have removed (Docker's --env-file, systemd's
+	// EnvironmentFile keep them) and spaces around do not make it a path.
+	v = strings.Trim(strings.TrimSpace(v), `"'`)
 	return !strings.HasPrefix(strings.ToLower(v), "file:") && dsnShape.MatchString(v)
 }
 

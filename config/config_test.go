@@ -209,7 +209,8 @@ func TestConnectionStringInPathSettingRefused(t *testing.T) {
 		{"MEMVAULT_AUDIT_TABLE", func(c *Config, v string) { c.AuditTable = v }},
 	} {
 		for _, v := range []string{"postgres://app:s3cretpart@db:5432/app", "mongodb+srv://u:s3cretpart@cluster/x",
-			"host=db user=app password=s3cretpart dbname=app", "dbname=app password = s3cretpart", "redis://:s3cretpart@cache:6379/0"} {
+			"host=db user=app password=s3cretpart dbname=app", "dbname=app password = s3cretpart", "redis://:s3cretpart@cache:6379/0",
+			`"postgres://app:s3cretpart@db:5432/app"`, `'postgres://app:s3cretpart@db:5432/app'`, " postgres://app:s3cretpart@db/app"} {
 			c := Config{DBPath: "memvault.db"}
 			tc.set(&c, v)
 			err := c.Validate()

@@ -3,6 +3,7 @@ package keys_test
 import (
 	"bytes"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/memvault/memvault/crypto"
@@ -25,9 +26,13 @@ func TestIntentAuthenticated(t *testing.T) {
 	must(t, err)
 	other, err := keys.New(keys.Options{Master: otherMaster, Table: memkeys.New(), Subjects: subjects})
 	must(t, err)
-	v := h.SignIntent("table-1", 7, "carol")
-	if s, ok := h.OpenIntent("table-1", 7, v); !ok || s != "carol" {
-		t.Fatalf("OpenIntent of its own intent = %q, %v", s, ok)
+	v := h.SignIntent("table-1", 7, "carol", "1700000000000000")
+	if s, prior, ok := h.OpenIntent("table-1", 7, v); !ok || s != "carol" || prior != "1700000000000000" {
+		t.Fatalf("OpenIntent of its own intent = %q, %q, %v", s, prior, ok)
+	}
+	fresh := h.SignIntent("table-1", 8, "a:b", "")
+	if s, prior, ok := h.OpenIntent("table-1", 8, fresh); !ok || s != "a:b" || prior != "" {
+		t.Fatalf("OpenIntent of an intent with no prior record and ':' in the subject = %q, %q, %v", s, prior, ok)
 	}
 	for name, tc := range map[string]struct {
 		table string
@@ -38,15 +43,18 @@ func TestIntentAuthenticated(t *testing.T) {
 		"another number":            {"table-1", 8, v},
 		"another table":             {"table-2", 7, v},
 		"subject edited":            {"table-1", 7, v[:len(v)-len("carol")] + "dave"},
+		"prior edited":              {"table-1", 7, strings.Replace(v, ":1700000000000000:", ":1700000000000001:", 1)},
+		"prior dropped":             {"table-1", 7, strings.Replace(v, ":1700000000000000:", "::", 1)},
 		"empty subject":             {"table-1", 7, v[:len(v)-len("carol")]},
 		"empty":                     {"table-1", 7, ""},
-		"no subject part":           {"table-1", 7, "v2:" + v[3:67]},
+		"no subject part":           {"table-1", 7, "v3:" + v[3:67]},
+		"session 24's v2 form":      {"table-1", 7, "v2:" + v[3:67] + ":carol"},
 	} {
-		if s, ok := h.OpenIntent(tc.table, tc.n, tc.value); ok {
+		if s, _, ok := h.OpenIntent(tc.table, tc.n, tc.value); ok {
 			t.Errorf("%s: OpenIntent accepted %q as subject %q", name, tc.value, s)
 		}
 	}
-	if s, ok := other.OpenIntent("table-1", 7, v); ok {
+	if s, _, ok := other.OpenIntent("table-1", 7, v); ok {
 		t.Fatalf("a hierarchy of another master key opened the intent (subject %q)", s)
 	}
 }

@@ -298,36 +298,60 @@ func (h *Handle) unsupported(feature string) error {
 // allowPlaintext is checkValueKeys's: without it a plaintext value read
 // with a key loaded (serde.ErrPlaintextRefused) is ErrPlaintextData.
 func (h *Handle) checkExternalKeys(ctx context.Context, _ bool) error {
-	var sample *checkpointer.Config
+	// The threads to read a value of, the first one first: MongoDB's by
+	// index seek (SampleConfig), Redis's from its thread index.
+	next := func(context.Context, string) (*checkpointer.Config, error) { return nil, nil }
 	if s, ok := h.Saver.(interface {
-		SampleConfig(ctx context.Context) (*checkpointer.Config, error)
+		SampleConfig(ctx context.Context, after string) (*checkpointer.Config, error)
 	}); ok {
-		// A value found without reading every thread (MongoDB).
-		cfg, err := s.SampleConfig(ctx)
-		if err != nil {
-			return fmt.Errorf("vault: read the key of a stored value: %w", err)
-		}
-		sample = cfg
+		next = s.SampleConfig
 	} else if lister, ok := h.Saver.(checkpointer.ThreadLister); ok {
+		var threads []string
 		for th, err := range lister.ListThreads(ctx) {
 			if err != nil {
 				return fmt.Errorf("vault: read the key of a stored value: %w", err)
 			}
-			sample = &checkpointer.Config{ThreadID: th.ThreadID}
-			break
+			if threads = append(threads, th.ThreadID); len(threads) == maxProbes {
+				break
+			}
+		}
+		next = func(_ context.Context, after string) (*checkpointer.Config, error) {
+			i := 0
+			if after != "" {
+				i = slices.Index(threads, after) + 1
+			}
+			if i <= 0 && after != "" || i >= len(threads) {
+				return nil, nil
+			}
+			return &checkpointer.Config{ThreadID: threads[i]}, nil
 		}
 	}
-	if sample != nil {
-		_, err := h.Saver.GetTuple(ctx, *sample)
+	// A value of an erased subject proves nothing of the key (erasedThread):
+	// the next thread's is read, up to maxProbes.
+	after := ""
+	for range maxProbes {
+		sample, err := next(ctx, after)
+		if err != nil {
+			return fmt.Errorf("vault: read the key of a stored value: %w", err)
+		}
+		if sample == nil {
+			break
+		}
+		_, err = h.Saver.GetTuple(ctx, *sample)
 		if err != nil && h.erasedThread(ctx, sample.ThreadID) {
-			err = nil
+			after = sample.ThreadID
+			continue
 		}
 		if err := h.classifyProbe(err); err != nil {
 			return err
 		}
+		break
 	}
 	return h.checkExternalStoreKey(ctx)
 }
+
+// maxProbes bounds the threads checkExternalKeys reads a value of.
+const maxProbes = 16
 
 // erasedThread reports whether thread belongs to a data subject whose
 // erasure has begun: its values decrypt under no key — as erasure means,
@@ -348,7 +372,7 @@ func (h *Handle) erasedThread(ctx context.Context, thread string) bool {
 // erasedSubject reports whether subject's erasure has begun.
 func (h *Handle) erasedSubject(ctx context.Context, subject string) bool {
 	e, err := h.Keys.Erasure(ctx, subject)
-	return err == nil && e != nil
+	return err == nil && e != nil && !e.Readmitted
 }
 
 // checkExternalStoreKey opens one memory of the store, as

@@ -91,11 +91,11 @@ func TestUnsignedIntentsLeftAloneAndSettled(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	moved := h.Keys.SignIntent(h.keyTableID, 99, "erin")
+	moved := h.Keys.SignIntent(h.keyTableID, 99, "erin", "")
 	h.Close()
 	db := openRaw(t, c.DBPath)
 	for name, value := range map[string]string{
-		erasureIntentMark(1): "v2:" + strings.Repeat("0", 64) + ":dave", // forged MAC
+		erasureIntentMark(1): "v3:" + strings.Repeat("0", 64) + "::dave", // forged MAC
 		erasureIntentMark(2): moved,                                     // erin's, signed for intent 99
 		"subject_erasure_3":  "carol",                                   // session 23's unsigned form
 	} {

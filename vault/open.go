@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"slices"
 	"strconv"
@@ -638,27 +639,35 @@ func (h *Handle) finishIntents(ctx context.Context, marks erasureMarks) error {
 	if err != nil {
 		return fmt.Errorf("vault: %w", err)
 	}
-	through := settled
+	through, blocked := settled, false // blocked: an intent left undone; the mark stops before it
 	for _, row := range rows {
 		n, err := strconv.ParseInt(strings.TrimPrefix(row[0], intentPrefix), 10, 64)
-		if err != nil || erasureIntentMark(n) != row[0] {
+		if err != nil || n <= 0 || erasureIntentMark(n) != row[0] {
+			// Not a number memvault writes: never a bound for the mark.
 			h.Warnings = append(h.Warnings, fmt.Sprintf("memvault_meta row %q is not an erasure intent memvault wrote: left alone", row[0]))
-			through = max(through, n)
 			continue
 		}
 		if done, err := marks.Marked(ctx, erasureDoneMark(n)); err != nil {
 			return fmt.Errorf("vault: %w", err)
 		} else if !done {
-			subject, ok := h.Keys.OpenIntent(h.keyTableID, n, row[1])
+			subject, prior, ok := h.Keys.OpenIntent(h.keyTableID, n, row[1])
 			if !ok {
+				// Signed by another key, perhaps the right one (this
+				// process may hold a wrong or a newer master key): left
+				// for a process that can verify it, the mark held here.
 				h.Warnings = append(h.Warnings, fmt.Sprintf("memvault_meta row %q is not an erasure intent this key signed (forged, copied from "+
-					"another database, or written by a memvault before intents were signed): left alone; if an erasure was killed, run "+
-					"`memvault forget` for its subject again", row[0]))
-			} else if err := h.finishIntent(ctx, marks, n, subject); err != nil {
+					"another database, signed under another master key, or written by a memvault before intents were signed): left alone; "+
+					"if an erasure was killed, run `memvault forget` for its subject again", row[0]))
+				blocked = true
+				continue
+			}
+			if err := h.finishIntent(ctx, marks, n, subject, prior); err != nil {
 				return err
 			}
 		}
-		through = n
+		if !blocked {
+			through = n
+		}
 	}
 	// Not past the key table's count: an intent numbered beyond it may be
 	// one a Forget is still writing (and a row forged far ahead must not
@@ -676,14 +685,17 @@ func (h *Handle) finishIntents(ctx context.Context, marks erasureMarks) error {
 }
 
 // finishIntent destroys, in the key table, the keys of the subject of
-// intent n unless the table shows its erasure begun, and marks the intent
-// done.
-func (h *Handle) finishIntent(ctx context.Context, marks erasureMarks, n int64, subject string) error {
+// intent n unless the table shows the erasure the intent asked for begun,
+// and marks the intent done. prior is the subject's erasure record as the
+// claim saw it (keys.ErasureStamp): the erasure asked for has begun when
+// the table holds a record other than that one, or that one not
+// readmitted. So an old intent never erases a subject readmitted since.
+func (h *Handle) finishIntent(ctx context.Context, marks erasureMarks, n int64, subject, prior string) error {
 	e, err := h.Keys.Erasure(ctx, subject)
 	if err != nil {
 		return fmt.Errorf("vault: %w", err)
 	}
-	if e == nil || e.Readmitted {
+	if e == nil || (e.Readmitted && keys.ErasureStamp(e) == prior) {
 		// An intent recorded before the guard's record existed.
 		if err := markErasure(ctx, marks, subject, n); err != nil {
 			return err
@@ -739,8 +751,17 @@ func (h *Handle) claimErasure(ctx context.Context, subject string) (int64, error
 	if err != nil {
 		return 0, fmt.Errorf("vault: %w", err)
 	}
-	for n, tries := max(seen, have, settled)+1, 0; tries < maxIntents; n, tries = n+1, tries+1 {
-		name, value := erasureIntentMark(n), h.Keys.SignIntent(h.keyTableID, n, subject)
+	prior, err := h.Keys.Erasure(ctx, subject)
+	if err != nil {
+		return 0, fmt.Errorf("vault: %w", err)
+	}
+	start := max(seen, have, settled)
+	if start < 0 || start > math.MaxInt64-2*maxIntents {
+		return 0, fmt.Errorf("vault: record the erasure of %q: the erasure counts (%d, %d, settled %d) are out of range: "+
+			"memvault_meta holds a count it did not write", subject, seen, have, settled)
+	}
+	for n, tries := start+1, 0; tries < maxIntents; n, tries = n+1, tries+1 {
+		name, value := erasureIntentMark(n), h.Keys.SignIntent(h.keyTableID, n, subject, keys.ErasureStamp(prior))
 		if err := marks.Mark(ctx, name, value); err != nil {
 			return 0, fmt.Errorf("vault: %w", err)
 		}

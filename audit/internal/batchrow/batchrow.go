@@ -15,7 +15,9 @@ package batchrow
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"time"
@@ -79,8 +81,8 @@ func Expand(last audit.Record, more string) ([]audit.Record, error) {
 	bad := func(why string) error {
 		return fmt.Errorf("%w: the row of record %d holds a malformed batch (%s)", audit.ErrTampered, last.Seq, why)
 	}
-	var ms [][]string // not []member: a short member must not read as one with empty fields
-	if err := json.Unmarshal([]byte(more), &ms); err != nil {
+	ms, err := members(more) // not []member: a short member must not read as one with empty fields
+	if err != nil {
 		return nil, bad(err.Error())
 	}
 	if len(ms) == 0 || len(ms) >= MaxRecords || last.PendingID == "" || strings.Contains(last.PendingID, ".") {
@@ -132,8 +134,8 @@ func ExpandPending(p *audit.Pending, more string) {
 	if more == "" {
 		return
 	}
-	var ms [][]string
-	if json.Unmarshal([]byte(more), &ms) != nil || len(ms) == 0 || len(ms) >= MaxRecords {
+	ms, err := members(more)
+	if err != nil || len(ms) == 0 || len(ms) >= MaxRecords {
 		p.More = []audit.PendingEntry{{Op: "malformed batch"}}
 		return
 	}
@@ -150,4 +152,36 @@ func ExpandPending(p *audit.Pending, more string) {
 		}
 		p.More[i] = audit.PendingEntry{Time: t.UTC(), Principal: m[1], Op: m[2], Target: m[3], Subject: m[4], KeyID: m[5]}
 	}
+}
+
+// errTooMany is members' refusal of a column of MaxRecords members or more.
+var errTooMany = errors.New("too many records")
+
+// members decodes a more column, a JSON array of arrays of strings, one
+// member at a time: one of MaxRecords members or more is refused at the
+// MaxRecords-th, so that a row edited to hold millions of members costs
+// its reader no more than a row can hold.
+func members(more string) ([][]string, error) {
+	dec := json.NewDecoder(strings.NewReader(more))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
+		return nil, errors.New("not an array")
+	}
+	var ms [][]string
+	for dec.More() {
+		if len(ms) >= MaxRecords {
+			return nil, errTooMany
+		}
+		var m []string
+		if err := dec.Decode(&m); err != nil {
+			return nil, err
+		}
+		ms = append(ms, m)
+	}
+	if tok, err := dec.Token(); err != nil || tok != json.Delim(']') {
+		return nil, errors.New("not an array")
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errors.New("data after the array")
+	}
+	return ms, nil
 }

@@ -191,18 +191,23 @@ func (s *Saver) Sweep(ctx context.Context, policy checkpointer.RetentionPolicy, 
 	return rep, nil
 }
 
-// SampleConfig returns the thread and namespace of the first checkpoint
-// document the server finds — no sort, no scan — or nil when the
-// collection holds none: where vault's check at Open finds a stored value
-// to decrypt (GetTuple of it), and whose data subject it asks about when
-// the value does not open. (ListThreads, which that check used, reads
-// every checkpoint document's ids to order the threads.)
-func (s *Saver) SampleConfig(ctx context.Context) (*checkpointer.Config, error) {
+// SampleConfig returns the thread and namespace of a checkpoint document
+// of the first thread after the thread after (in thread id order; "" for
+// the first of all), or nil when there is none: one index seek, no scan.
+// vault's key check at Open reads a value there (GetTuple of it), and asks
+// for the next when that value belongs to an erased data subject. (Listing
+// threads, which that check used, reads every checkpoint document's ids.)
+func (s *Saver) SampleConfig(ctx context.Context, after string) (*checkpointer.Config, error) {
 	var doc struct {
 		Thread string `bson:"thread_id"`
 		NS     string `bson:"checkpoint_ns"`
 	}
-	err := s.d.cps.FindOne(ctx, bson.D{}, options.FindOne().SetProjection(bson.D{{Key: fThread, Value: 1}, {Key: fNS, Value: 1}})).Decode(&doc)
+	filter := bson.D{}
+	if after != "" {
+		filter = bson.D{{Key: fThread, Value: bson.D{{Key: "$gt", Value: after}}}}
+	}
+	err := s.d.cps.FindOne(ctx, filter, options.FindOne().SetSort(bson.D{{Key: fThread, Value: 1}}).
+		SetProjection(bson.D{{Key: fThread, Value: 1}, {Key: fNS, Value: 1}})).Decode(&doc)
 	if errors.Is(err, mongo.ErrNoDocuments) {
 		return nil, nil
 	}

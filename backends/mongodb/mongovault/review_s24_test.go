@@ -8,6 +8,7 @@ import (
 
 	"github.com/memvault/memvault/backends/mongodb/mongotest"
 	"github.com/memvault/memvault/checkpointer"
+	"github.com/memvault/memvault/keys/sqlitekeys"
 )
 
 // TestReviewS24ErasedSubjectSampledAtOpen (session 24 review): vault's key
@@ -50,12 +51,27 @@ func erasedSampledAtOpen(t *testing.T, viaIntent bool) {
 		}
 	}
 	if viaIntent {
+		// The intent as ForgetWith signs it (the first erasure of the key
+		// table, carol never erased before), then the process killed.
+		kt, err := sqlitekeys.Open(ctx, env["MEMVAULT_KEY_TABLE"])
+		if err != nil {
+			t.Fatal(err)
+		}
+		tableID, err := kt.TableID(ctx)
+		kt.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		intent := h.Keys.SignIntent(tableID, 1, "carol", "")
 		h.Close()
-		if _, err := db.Collection("memvault_meta").InsertOne(ctx, bson.D{{Key: "_id", Value: "mark:subject_erasure_1"}, {Key: "value", Value: "carol"}}); err != nil {
+		if _, err := db.Collection("memvault_meta").InsertOne(ctx, bson.D{{Key: "_id", Value: "mark:erasure_intent_00000000000000000001"}, {Key: "value", Value: intent}}); err != nil {
 			t.Fatal(err)
 		}
 		if h, err = openEnv(t, env); err != nil { // finishes the erasure: keys destroyed, rows left
 			t.Fatalf("the Open that finishes the intent: %v", err)
+		}
+		if e, err := h.Keys.Erasure(ctx, "carol"); err != nil || e == nil {
+			t.Fatalf("control: the Open did not finish carol's signed intent (erasure record %v, %v; warnings %q)", e, err, h.Warnings)
 		}
 	} else if _, err := h.Keys.StartErasure(ctx, "carol"); err != nil {
 		// Forget(carol)'s key transaction, then the process is killed
