@@ -96,8 +96,8 @@ func TestUnsignedIntentsLeftAloneAndSettled(t *testing.T) {
 	db := openRaw(t, c.DBPath)
 	for name, value := range map[string]string{
 		erasureIntentMark(1): "v3:" + strings.Repeat("0", 64) + "::dave", // forged MAC
-		erasureIntentMark(2): moved,                                     // erin's, signed for intent 99
-		"subject_erasure_3":  "carol",                                   // session 23's unsigned form
+		erasureIntentMark(2): moved,                                      // erin's, signed for intent 99
+		"subject_erasure_3":  "carol",                                    // session 23's unsigned form
 	} {
 		if _, err := db.Exec(`INSERT INTO memvault_meta (name, value) VALUES (?, ?)`, name, value); err != nil {
 			t.Fatal(err)
