@@ -562,17 +562,25 @@ func (c Config) Validate() error {
 	return nil
 }
 
-// dsnShape matches what only a connection string holds: a URL scheme other
-// than SQLite's file:, or a libpq keyword=value pair.
-var dsnShape = regexp.MustCompile(`(?i)^[a-z][a-z0-9+.-]*://|(^|\s)(host|hostaddr|dbname|user|password|port|sslmode|service)\s*=`)
+// urlShape matches a URL scheme other than SQLite's file: (checked apart);
+// keywordPair a libpq keyword=value pair, and passwordPair its password's.
+var (
+	urlShape     = regexp.MustCompile(`(?i)^[a-z][a-z0-9+.-]*://`)
+	keywordPair  = regexp.MustCompile(`(?i)(^|\s)(host|hostaddr|dbname|user|password|port|sslmode|service)\s*=`)
+	passwordPair = regexp.MustCompile(`(?i)(^|\s)(password|sslpassword)\s*=`)
+)
 
 // looksLikeDSN reports whether v, given as a file path or schema name, is a
-// connection string.
+// connection string: a URL, a password pair, or two keyword pairs or more
+// (one alone, "host=web1/agent.db", is a path a data lake might use).
 func looksLikeDSN(v string) bool {
 	// Quotes a shell would have removed (Docker's --env-file, systemd's
 	// EnvironmentFile keep them) and spaces around do not make it a path.
 	v = strings.Trim(strings.TrimSpace(v), `"'`)
-	return !strings.HasPrefix(strings.ToLower(v), "file:") && dsnShape.MatchString(v)
+	if strings.HasPrefix(strings.ToLower(v), "file:") {
+		return false
+	}
+	return urlShape.MatchString(v) || passwordPair.MatchString(v) || len(keywordPair.FindAllStringIndex(v, 2)) == 2
 }
 
 // parseEmbeddings splits MEMVAULT_EMBEDDINGS into provider and rest.

@@ -218,7 +218,8 @@ func TestConnectionStringInPathSettingRefused(t *testing.T) {
 				t.Errorf("%s=%q: %v", tc.setting, v, err)
 			}
 		}
-		for _, v := range []string{"data/memvault.db", "file:memvault.db?mode=rwc", "memvault_keys", "/var/lib/app/keys.db", "host.db"} {
+		for _, v := range []string{"data/memvault.db", "file:memvault.db?mode=rwc", "memvault_keys", "/var/lib/app/keys.db", "host.db",
+			"host=web1/agent.db", "/data/dbname=app/keys.db"} {
 			c := Config{DBPath: "memvault.db"}
 			tc.set(&c, v)
 			if err := c.Validate(); err != nil {
