@@ -29,7 +29,26 @@ import (
 	"github.com/memvault/memvault/store/pgstore"
 )
 
-// guardConfigs returns s23Config's database (SQLite, or a PostgreSQL
+// carolThenCopy is guardConfigsOn after carol:1 was written on the live
+// table and the copy made: the state every copied-key-table test starts
+// from.
+func carolThenCopy(t *testing.T, pg, apart, citus bool) (live, onCopy config.Config) {
+	t.Helper()
+	ctx := context.Background()
+	live, onCopy, makeCopy := guardConfigsOn(t, pg, apart, citus)
+	h, err := Open(ctx, live)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := putCarolS22(ctx, h, "carol:1", "carol takes insulin"); err != nil {
+		t.Fatal(err)
+	}
+	h.Close()
+	makeCopy()
+	return live, onCopy
+}
+
+// guardConfigsOn returns s23Config's database (SQLite, or a PostgreSQL
 // schema with the key table in a schema of its own) and a configuration of
 // the same database on a copy of its key table, and a function that makes
 // the copy: a copy of the key file, or every row of the key schema copied
@@ -39,12 +58,7 @@ import (
 // With apart, the process on the copy reaches it through a DSN of its own
 // (MEMVAULT_KEY_DSN: a key table apart from the data, whose writes check
 // their keys in Go inside their transaction and run the guard statement
-// there).
-func guardConfigs(t *testing.T, pg, apart bool) (live, onCopy config.Config, makeCopy func()) {
-	return guardConfigsOn(t, pg, apart, false)
-}
-
-// guardConfigsOn is guardConfigs, on a Citus coordinator with citus.
+// there). With citus, the database is a Citus coordinator's.
 func guardConfigsOn(t *testing.T, pg, apart, citus bool) (live, onCopy config.Config, makeCopy func()) {
 	t.Helper()
 	dir := t.TempDir()
@@ -126,16 +140,7 @@ func TestRunningProcessOnCopiedKeyTable(t *testing.T) {
 	}{{"SQLite", false, false, false}, {"PostgreSQL", true, false, false}, {"PostgreSQLKeyDSN", true, true, false}, {"Citus", true, false, true}} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
-			live, onCopy, makeCopy := guardConfigsOn(t, tc.pg, tc.apart, tc.citus)
-			h, err := Open(ctx, live)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := putCarolS22(ctx, h, "carol:1", "carol takes insulin"); err != nil {
-				t.Fatal(err)
-			}
-			h.Close()
-			makeCopy()
+			live, onCopy := carolThenCopy(t, tc.pg, tc.apart, tc.citus)
 
 			stale, err := Open(ctx, onCopy) // running before the erasure
 			if err != nil {
@@ -151,7 +156,7 @@ func TestRunningProcessOnCopiedKeyTable(t *testing.T) {
 				t.Fatal(err)
 			}
 
-			h, err = Open(ctx, live)
+			h, err := Open(ctx, live)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -205,16 +210,7 @@ func TestErasureWaitsForGuardedWrite(t *testing.T) {
 
 func testErasureWaitsForGuardedWrite(t *testing.T, apart, citus bool) {
 	ctx := context.Background()
-	live, onCopy, makeCopy := guardConfigsOn(t, true, apart, citus)
-	h, err := Open(ctx, live)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := putCarolS22(ctx, h, "carol:1", "carol takes insulin"); err != nil {
-		t.Fatal(err)
-	}
-	h.Close()
-	makeCopy()
+	live, onCopy := carolThenCopy(t, true, apart, citus)
 	stale, err := Open(ctx, onCopy)
 	if err != nil {
 		t.Fatal(err)
@@ -338,16 +334,7 @@ func TestCopiedKeyTableTwoProcesses(t *testing.T) {
 	for _, pg := range []bool{false, true} {
 		t.Run(map[bool]string{false: "SQLite", true: "PostgreSQL"}[pg], func(t *testing.T) {
 			ctx := context.Background()
-			live, onCopy, makeCopy := guardConfigs(t, pg, false)
-			h, err := Open(ctx, live)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := putCarolS22(ctx, h, "carol:1", "carol takes insulin"); err != nil {
-				t.Fatal(err)
-			}
-			h.Close()
-			makeCopy()
+			live, onCopy := carolThenCopy(t, pg, false, false)
 
 			b, err := json.Marshal(guardChildSpec{onCopy.DBPath, onCopy.DSN, onCopy.KeyTable, onCopy.KeyDSN})
 			if err != nil {
@@ -377,7 +364,7 @@ func TestCopiedKeyTableTwoProcesses(t *testing.T) {
 				t.Fatalf("the child did not open the database: %v %q", out.Err(), before)
 			}
 
-			h, err = Open(ctx, live)
+			h, err := Open(ctx, live)
 			if err != nil {
 				t.Fatal(err)
 			}
