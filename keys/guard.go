@@ -31,6 +31,16 @@ type ErasureGuard interface {
 	GuardSQL() string
 }
 
+// ErasedSubjectMark names the data database's mark (its memvault_meta
+// row, MongoDB's mark document) that holds the number of the latest
+// erasure of subject: the record every backend's ErasureGuard reads. The
+// PostgreSQL guard function (pgaudit's meta migration 01) and SQLite's
+// guard query spell the same prefix in SQL.
+func ErasedSubjectMark(subject string) string { return ErasedSubjectPrefix + subject }
+
+// ErasedSubjectPrefix begins every ErasedSubjectMark.
+const ErasedSubjectPrefix = "erased_subject:"
+
 // guardState is a Hierarchy's ErasureGuard and the count of erasures its
 // key table had started when last read.
 type guardState struct {

@@ -13,13 +13,9 @@ import (
 // numbers with a fixed width (erasure intents). It only reads: a schema
 // without memvault_meta holds none.
 func (m meta) MarksBetween(ctx context.Context, after, below string, limit int) ([][2]string, error) {
-	tbl := metaTable(m.schema)
-	var exists bool
-	if err := m.pool.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, tbl).Scan(&exists); err != nil {
-		return nil, fmt.Errorf("audit/pgaudit: meta: %w", err)
-	}
-	if !exists {
-		return nil, nil
+	tbl, exists, err := m.table(ctx)
+	if err != nil || !exists {
+		return nil, err
 	}
 	rows, err := m.pool.Query(ctx, `SELECT name, value FROM `+tbl+` WHERE name COLLATE "C" > $1 AND name COLLATE "C" < $2 ORDER BY name COLLATE "C" LIMIT $3`, after, below, limit)
 	if err != nil {

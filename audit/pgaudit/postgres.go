@@ -19,6 +19,7 @@ import (
 	"github.com/memvault/memvault/audit/internal/batchrow"
 	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/internal/pgmigrate"
+	"github.com/memvault/memvault/keys"
 )
 
 // Options configures a Table. The zero value is usable.
@@ -421,11 +422,6 @@ func erasureFence(schema string) string {
 // refuses.
 const fenceSQLState = "MV001"
 
-// ErasedSubjectMark names the memvault_meta row that holds the number of
-// the latest erasure of subject (vault's erasure intents): the erasure
-// guard's record.
-func ErasedSubjectMark(subject string) string { return "erased_subject:" + subject }
-
 // erasureLockSQL takes, for a statement, the lock of subject's erasures
 // the guard function holds shared for its write's transaction.
 const erasureLockSQL = `SELECT pg_advisory_xact_lock(hashtextextended('memvault_erasure/' || $1, 0))`
@@ -479,16 +475,12 @@ func (m meta) Marked(ctx context.Context, name string) (bool, error) {
 // MarkValue returns the value of the mark name, and whether the data
 // schema holds it. It only reads.
 func (m meta) MarkValue(ctx context.Context, name string) (string, bool, error) {
-	tbl := metaTable(m.schema)
-	var exists bool
-	if err := m.pool.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, tbl).Scan(&exists); err != nil {
-		return "", false, fmt.Errorf("audit/pgaudit: meta: %w", err)
-	}
-	if !exists {
-		return "", false, nil
+	tbl, exists, err := m.table(ctx)
+	if err != nil || !exists {
+		return "", false, err
 	}
 	var value string
-	err := m.pool.QueryRow(ctx, `SELECT value FROM `+tbl+` WHERE name = $1`, name).Scan(&value)
+	err = m.pool.QueryRow(ctx, `SELECT value FROM `+tbl+` WHERE name = $1`, name).Scan(&value)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return "", false, nil
 	}
@@ -496,6 +488,17 @@ func (m meta) MarkValue(ctx context.Context, name string) (string, bool, error) 
 		return "", false, fmt.Errorf("audit/pgaudit: meta: %w", err)
 	}
 	return value, true, nil
+}
+
+// table returns the data schema's memvault_meta table, qualified, and
+// whether it exists: reads of marks create nothing.
+func (m meta) table(ctx context.Context) (string, bool, error) {
+	tbl := metaTable(m.schema)
+	var exists bool
+	if err := m.pool.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, tbl).Scan(&exists); err != nil {
+		return "", false, fmt.Errorf("audit/pgaudit: meta: %w", err)
+	}
+	return tbl, exists, nil
 }
 
 // Mark records, for good, the row name with value in the data schema's
@@ -514,7 +517,7 @@ func (m meta) Mark(ctx context.Context, name, value string) error {
 // erasure guard function when missing, and returns the statement writes
 // run in their transaction (keys.ErasureGuard.GuardSQL): with a subject and
 // the count of erasures of the writer's key table, it fails with SQLSTATE
-// keys.FenceSQLState when the row ErasedSubjectMark(subject) holds a
+// keys.FenceSQLState when the row keys.ErasedSubjectMark(subject) holds a
 // greater number, after taking the subject's erasure lock shared until
 // the write's transaction ends (see MarkErasure).
 func (m meta) ErasureGuardSQL(ctx context.Context) (string, error) {
@@ -524,12 +527,12 @@ func (m meta) ErasureGuardSQL(ctx context.Context) (string, error) {
 	return `SELECT ` + erasureFence(m.schema) + `($1, $2)`, nil
 }
 
-// ErasedPast reports whether the row ErasedSubjectMark(subject) holds a
+// ErasedPast reports whether the row keys.ErasedSubjectMark(subject) holds a
 // number greater than known (keys.ErasureGuard.ErasedPast).
 func (m meta) ErasedPast(ctx context.Context, subject string, known int64) (bool, error) {
 	var past bool
 	err := m.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM `+metaTable(m.schema)+` WHERE name = $1 AND value::bigint > $2)`,
-		ErasedSubjectMark(subject), known).Scan(&past)
+		keys.ErasedSubjectMark(subject), known).Scan(&past)
 	if err != nil {
 		return false, fmt.Errorf("audit/pgaudit: meta: %w", err)
 	}
@@ -537,7 +540,7 @@ func (m meta) ErasedPast(ctx context.Context, subject string, known int64) (bool
 }
 
 // MarkErasure records n, the number of an erasure of subject that begins,
-// under ErasedSubjectMark(subject) (unless it holds a greater one), then
+// under keys.ErasedSubjectMark(subject) (unless it holds a greater one), then
 // waits for every write of subject whose transaction took the erasure
 // guard before the record committed: those that read the guard before it
 // and still may commit. A write's guard after it refuses the write, so
@@ -545,7 +548,7 @@ func (m meta) ErasedPast(ctx context.Context, subject string, known int64) (bool
 // of the key table commits that the erasure's deletion of rows does not
 // see.
 func (m meta) MarkErasure(ctx context.Context, subject string, n int64) error {
-	if err := m.AdvanceMark(ctx, ErasedSubjectMark(subject), n); err != nil {
+	if err := m.AdvanceMark(ctx, keys.ErasedSubjectMark(subject), n); err != nil {
 		return err
 	}
 	// Bounded as the key table bounds its lock waits (keys/pgkeys): a

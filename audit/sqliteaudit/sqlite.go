@@ -16,6 +16,7 @@ import (
 	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/internal/sqlfence"
 	"github.com/memvault/memvault/internal/sqlitedb"
+	"github.com/memvault/memvault/keys"
 )
 
 // migrationFiles holds the SQLite schemas this package makes, run by
@@ -375,27 +376,37 @@ func (m meta) Marked(ctx context.Context, name string) (bool, error) {
 // MarkValue returns the value of the mark name, and whether the data
 // database holds it. It only reads.
 func (m meta) MarkValue(ctx context.Context, name string) (string, bool, error) {
-	db, err := sqlitedb.Open(m.path, sqlitedb.Options{})
-	if err != nil {
-		return "", false, fmt.Errorf("audit/sqliteaudit: meta: %w", err)
-	}
-	defer db.Close()
 	var value sql.NullString
-	err = db.Read(ctx, func(tx *sql.Tx) error {
-		var tables int
-		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'memvault_meta'`).Scan(&tables); err != nil || tables == 0 {
-			return err
-		}
+	err := m.read(ctx, func(tx *sql.Tx) error {
 		err := tx.QueryRowContext(ctx, `SELECT value FROM memvault_meta WHERE name = ?`, name).Scan(&value)
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil
 		}
 		return err
 	})
+	return value.String, value.Valid, err
+}
+
+// read runs fn in a read transaction of the data database when it has a
+// memvault_meta table; it creates nothing (a database without the table
+// holds no mark).
+func (m meta) read(ctx context.Context, fn func(*sql.Tx) error) error {
+	db, err := sqlitedb.Open(m.path, sqlitedb.Options{})
 	if err != nil {
-		return "", false, fmt.Errorf("audit/sqliteaudit: meta: %w", err)
+		return fmt.Errorf("audit/sqliteaudit: meta: %w", err)
 	}
-	return value.String, value.Valid, nil
+	defer db.Close()
+	err = db.Read(ctx, func(tx *sql.Tx) error {
+		var tables int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'memvault_meta'`).Scan(&tables); err != nil || tables == 0 {
+			return err
+		}
+		return fn(tx)
+	})
+	if err != nil {
+		return fmt.Errorf("audit/sqliteaudit: meta: %w", err)
+	}
+	return nil
 }
 
 // Mark records, for good, the row name with value in the data database's
@@ -422,18 +433,13 @@ func (m meta) AdvanceMark(ctx context.Context, name string, n int64) error {
 	})
 }
 
-// ErasedSubjectMark names the memvault_meta row that holds the number of
-// the latest erasure of subject (vault's erasure intents): the erasure
-// guard's record.
-func ErasedSubjectMark(subject string) string { return "erased_subject:" + subject }
-
 // MarkErasure records n, the number of an erasure of subject that begins,
-// under ErasedSubjectMark(subject), unless it holds a greater one. The
+// under keys.ErasedSubjectMark(subject), unless it holds a greater one. The
 // database's write lock orders it with every write: a write that read the
 // guard before (ErasureGuard) commits before it, and one after it is
 // refused.
 func (m meta) MarkErasure(ctx context.Context, subject string, n int64) error {
-	return m.AdvanceMark(ctx, ErasedSubjectMark(subject), n)
+	return m.AdvanceMark(ctx, keys.ErasedSubjectMark(subject), n)
 }
 
 // ErasureGuard is the data database's erasure guard (keys.ErasureGuard) on
@@ -460,7 +466,7 @@ func OpenErasureGuard(ctx context.Context, path string) (*ErasureGuard, error) {
 	// their transaction, prepared here on the writer pool, which the
 	// database's savers and stores share (sqlitedb: one pair of pools per
 	// file).
-	stmt, err := db.Reader().PrepareContext(ctx, `SELECT EXISTS (SELECT 1 FROM memvault_meta WHERE name = ? AND CAST(value AS INTEGER) > ?)`)
+	stmt, err := db.Reader().PrepareContext(ctx, erasureGuardSQL)
 	if err != nil {
 		db.Close()
 		return nil, fmt.Errorf("audit/sqliteaudit: erasure guard: %w", err)
@@ -473,25 +479,25 @@ func OpenErasureGuard(ctx context.Context, path string) (*ErasureGuard, error) {
 	return &ErasureGuard{db: db, stmt: stmt}, nil
 }
 
-// ErasedPast reports whether the row ErasedSubjectMark(subject) holds a
+// ErasedPast reports whether the row keys.ErasedSubjectMark(subject) holds a
 // number greater than known (keys.ErasureGuard).
 func (g *ErasureGuard) ErasedPast(ctx context.Context, subject string, known int64) (bool, error) {
 	var past bool
-	if err := g.stmt.QueryRowContext(ctx, ErasedSubjectMark(subject), known).Scan(&past); err != nil {
+	if err := g.stmt.QueryRowContext(ctx, subject, known).Scan(&past); err != nil {
 		return false, fmt.Errorf("audit/sqliteaudit: erasure guard: %w", err)
 	}
 	return past, nil
 }
 
 // GuardSQL implements keys.ErasureGuard: a query of one boolean, true
-// when the row ErasedSubjectMark(subject) holds a number greater than
+// when the row keys.ErasedSubjectMark(subject) holds a number greater than
 // known (a primary-key probe), which SQLite's drivers run in the write's
 // transaction (internal/sqlfence) and refuse the write on true.
 func (g *ErasureGuard) GuardSQL() string { return erasureGuardSQL }
 
 // erasureGuardSQL is GuardSQL's statement; its parameters are the subject
 // and the count of erasures of the writer's key table.
-const erasureGuardSQL = `SELECT EXISTS (SELECT 1 FROM memvault_meta WHERE name = 'erased_subject:' || ? AND CAST(value AS INTEGER) > ?)`
+const erasureGuardSQL = `SELECT EXISTS (SELECT 1 FROM memvault_meta WHERE name = '` + keys.ErasedSubjectPrefix + `' || ? AND CAST(value AS INTEGER) > ?)`
 
 // Close releases the guard's handle on the database.
 func (g *ErasureGuard) Close() error {

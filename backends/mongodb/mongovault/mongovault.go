@@ -59,6 +59,7 @@ import (
 	"github.com/memvault/memvault/backends/mongodb/mongostore"
 	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/config"
+	"github.com/memvault/memvault/keys"
 	"github.com/memvault/memvault/store"
 	"github.com/memvault/memvault/vault"
 )
@@ -337,7 +338,7 @@ func (m auditMeta) AdvanceMark(ctx context.Context, name string, n int64) error 
 // one): the erasure guard's record (see vault), which every write of the
 // subject checks (ErasedPast).
 func (m auditMeta) MarkErasure(ctx context.Context, subject string, n int64) error {
-	return m.AdvanceMark(ctx, erasedSubjectMark+subject, n)
+	return m.AdvanceMark(ctx, keys.ErasedSubjectMark(subject), n)
 }
 
 // ErasedPast reports whether the mark erased_subject:<subject> holds a
@@ -346,12 +347,9 @@ func (m auditMeta) MarkErasure(ctx context.Context, subject string, n int64) err
 // transaction: a write that read it before an erasure's record and lands
 // after the erasure deleted the subject's rows stays (see the README).
 func (m auditMeta) ErasedPast(ctx context.Context, subject string, known int64) (bool, error) {
-	n, err := m.MarkCount(ctx, erasedSubjectMark+subject)
+	n, err := m.MarkCount(ctx, keys.ErasedSubjectMark(subject))
 	return n > known, err
 }
-
-// erasedSubjectMark prefixes the marks MarkErasure keeps.
-const erasedSubjectMark = "erased_subject:"
 
 // MarkCount returns the count AdvanceMark recorded under the mark name; 0
 // when there is none.
