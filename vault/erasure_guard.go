@@ -34,34 +34,21 @@ func markErasure(ctx context.Context, marks erasureMarks, subject string, n int6
 	return nil
 }
 
-// pgGuard is the erasure guard of a PostgreSQL data database: writes run
-// its statement in their transaction (pgaudit's meta).
-type pgGuard struct {
-	marks interface {
-		ErasedPast(ctx context.Context, subject string, known int64) (bool, error)
-	}
+// erasedPaster is what marks that record erasures answer writes with
+// (pgaudit's and mongovault's ErasedPast).
+type erasedPaster interface {
+	ErasedPast(ctx context.Context, subject string, known int64) (bool, error)
+}
+
+// marksGuard is the erasure guard the data database's marks give: writes
+// run sql in their transaction (PostgreSQL's guard function), or call
+// ErasedPast where sql is "" (MongoDB).
+type marksGuard struct {
+	erasedPaster
 	sql string
 }
 
-func (g pgGuard) ErasedPast(ctx context.Context, subject string, known int64) (bool, error) {
-	return g.marks.ErasedPast(ctx, subject, known)
-}
-
-func (g pgGuard) GuardSQL() string { return g.sql }
-
-// goGuard is the erasure guard of a registered backend whose marks record
-// erasures (MongoDB): writes call ErasedPast.
-type goGuard struct {
-	marks interface {
-		ErasedPast(ctx context.Context, subject string, known int64) (bool, error)
-	}
-}
-
-func (g goGuard) ErasedPast(ctx context.Context, subject string, known int64) (bool, error) {
-	return g.marks.ErasedPast(ctx, subject, known)
-}
-
-func (g goGuard) GuardSQL() string { return "" }
+func (g marksGuard) GuardSQL() string { return g.sql }
 
 // setErasureGuard makes h's writes check the data database's record of
 // erasures (keys.Hierarchy.SetErasureGuard): on SQLite and PostgreSQL in
@@ -71,19 +58,17 @@ func setErasureGuard(ctx context.Context, marks erasureMarks, h *Handle) error {
 	var guard keys.ErasureGuard
 	switch m := marks.(type) {
 	case interface {
+		erasedPaster
 		ErasureGuardSQL(ctx context.Context) (string, error)
-		ErasedPast(ctx context.Context, subject string, known int64) (bool, error)
 	}:
 		sql, err := m.ErasureGuardSQL(ctx)
 		if err != nil {
 			return fmt.Errorf("vault: %w", err)
 		}
-		guard = pgGuard{m, sql}
-	case interface {
-		ErasedPast(ctx context.Context, subject string, known int64) (bool, error)
-	}:
+		guard = marksGuard{m, sql}
+	case erasedPaster:
 		// A backend without SQL (MongoDB): writes check it in Go.
-		guard = goGuard{m}
+		guard = marksGuard{m, ""}
 	default:
 		if h.Backend != config.BackendSQLite || h.dbPath == "" || h.dbPath == sqliteMemory {
 			return nil
