@@ -610,6 +610,7 @@ type intentMarks interface {
 const (
 	intentPrefix        = "erasure_intent_"
 	intentBelow         = "erasure_intent_:" // ':' follows the digits
+	doneBelow           = "erasure_done_:"
 	erasuresSettledMark = "erasure_intents_settled"
 )
 
@@ -639,6 +640,24 @@ func (h *Handle) finishIntents(ctx context.Context, marks erasureMarks) error {
 	if err != nil {
 		return fmt.Errorf("vault: %w", err)
 	}
+	if len(rows) == 0 {
+		return nil
+	}
+	// The done marks of the same numbers, in one read (not one per intent):
+	// at most one per intent row, up to the last one's number.
+	last, err := strconv.ParseInt(strings.TrimPrefix(rows[len(rows)-1][0], intentPrefix), 10, 64)
+	below := doneBelow
+	if err == nil && last > 0 && last < math.MaxInt64 {
+		below = erasureDoneMark(last + 1)
+	}
+	doneRows, err := im.MarksBetween(ctx, erasureDoneMark(settled), below, len(rows))
+	if err != nil {
+		return fmt.Errorf("vault: %w", err)
+	}
+	done := make(map[string]bool, len(doneRows))
+	for _, d := range doneRows {
+		done[d[0]] = true
+	}
 	through, blocked := settled, false // blocked: an intent left undone; the mark stops before it
 	for _, row := range rows {
 		n, err := strconv.ParseInt(strings.TrimPrefix(row[0], intentPrefix), 10, 64)
@@ -647,9 +666,7 @@ func (h *Handle) finishIntents(ctx context.Context, marks erasureMarks) error {
 			h.Warnings = append(h.Warnings, fmt.Sprintf("memvault_meta row %q is not an erasure intent memvault wrote: left alone", row[0]))
 			continue
 		}
-		if done, err := marks.Marked(ctx, erasureDoneMark(n)); err != nil {
-			return fmt.Errorf("vault: %w", err)
-		} else if !done {
+		if !done[erasureDoneMark(n)] {
 			subject, prior, ok := h.Keys.OpenIntent(h.keyTableID, n, row[1])
 			if !ok {
 				// Signed by another key, perhaps the right one (this
