@@ -1,0 +1,93 @@
+package vault
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/memvault/memvault/keys"
+)
+
+// Session 25 review: attacks on session 24's per-write erasure guard
+// (erased_subject:S against the writer's key table's count of erasures).
+
+// TestReviewS25CopyCatchesUpByForgetting: the guard compares a number —
+// erased_subject:carol = n — with the writer's key table's count of
+// erasures, and a copy's count is behind only until the copy starts an
+// erasure of its own. A process already running on a copy of the key
+// table (the careless operator's leftover job, TestRunningProcessOnCopiedKeyTable)
+// serves a routine erasure request for dave after Forget(carol) ran on
+// the live table: ForgetWith claims and destroys BEFORE it checks the
+// counts (claimErasure reads seen > have and goes on; checkKeyErasures runs
+// after StartErasure, when the copy's count has caught up), so the copy's
+// Forget(dave) succeeds, the copy now counts as many erasures as the
+// database has seen, and
+//   - the process on the copy writes carol again, sealed under carol's
+//     keys that only the copy holds (the guard's whole promise);
+//   - a NEW process opened on the copy is accepted by Open (the count
+//     check "a copy or a backup … is refused by vault.Open" no longer sees
+//     it) and reads and writes carol;
+//   - dave's keys stay in the live key table, while Forget(dave)
+//     returned success.
+func TestReviewS25CopyCatchesUpByForgetting(t *testing.T) {
+	for _, pg := range []bool{false, true} {
+		t.Run(map[bool]string{false: "SQLite", true: "PostgreSQL"}[pg], func(t *testing.T) {
+			ctx := context.Background()
+			live, onCopy := carolThenCopy(t, pg, false, false)
+			stale, err := Open(ctx, onCopy) // running before the erasure
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer stale.Close()
+			h, err := Open(ctx, live)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := putCarolS22(ctx, h, "dave:1", "dave is fine"); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := h.Forget(ctx, "carol"); err != nil {
+				t.Fatal(err)
+			}
+			h.Close()
+			// Control: the guard refuses the copy's write of carol.
+			if _, err := putCarolS22(ctx, stale, "carol:2", "carol takes insulin"); !errors.Is(err, keys.ErrSubjectErased) {
+				t.Fatalf("control: the copy's put of carol after Forget(carol): %v, want keys.ErrSubjectErased", err)
+			}
+
+			// The stale process serves an erasure request for dave.
+			_, ferr := stale.Forget(ctx, "dave")
+			// Ordinary traffic: a new subject's keys read from the copy
+			// (the guard's count is read again with them).
+			_, _ = putCarolS22(ctx, stale, "erin:1", "erin is fine")
+
+			var problems []string
+			if ferr == nil {
+				problems = append(problems, "Forget(dave) on the copy of the key table returned success")
+			}
+			for op, err := range carolWrites(ctx, stale, 3) {
+				if err == nil {
+					problems = append(problems, fmt.Sprintf("then the running process on the copy: %s of carol succeeded", op))
+				}
+			}
+			if h2, err := Open(ctx, onCopy); err == nil {
+				defer h2.Close()
+				problems = append(problems, "a new process on the copy was accepted by Open")
+				if got, err := putCarolS22(ctx, h2, "carol:9", "carol takes insulin"); err == nil {
+					problems = append(problems, fmt.Sprintf("and wrote and read back carol:9 (%q) under carol's erased keys", got))
+				}
+			}
+			if hl, err := Open(ctx, live); err == nil {
+				if e, _ := hl.Keys.Erasure(ctx, "dave"); e == nil {
+					problems = append(problems, "the live key table holds no erasure of dave (his keys are live there)")
+				}
+				hl.Close()
+			}
+			if len(problems) > 0 {
+				t.Fatalf("after Forget(carol) on the live key table: %s", strings.Join(problems, "; "))
+			}
+		})
+	}
+}
