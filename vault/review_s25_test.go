@@ -91,3 +91,74 @@ func TestReviewS25CopyCatchesUpByForgetting(t *testing.T) {
 		})
 	}
 }
+
+// TestReviewS25IntentGapRefusesReadmittedSubject: erased_subject:S holds
+// the number of S's erasure INTENT (claimErasure's n), and the guard
+// compares it with the key table's count of erasures — two numbers that
+// part whenever claimErasure skips a number it found taken. A taken number
+// that no key transaction counts: a Forget killed between its intent and
+// its key transaction (the state TestErasureIntentFinishedAtOpen starts
+// from), or one row in memvault_meta from anyone who can write the data
+// database (an intent this key did not sign: Open leaves it alone, for
+// ever). Then Forget(dave) claims n+1 and marks erased_subject:dave = n+1
+// while the key table counts n; once dave is readmitted every write of
+// dave, by a process on the LIVE key table, is refused as "a copy or a
+// backup of the key table" — for the killed Forget until some process
+// opens the database again; for the planted row, for good (each later
+// erasure is one ahead again).
+func TestReviewS25IntentGapRefusesReadmittedSubject(t *testing.T) {
+	for _, how := range []string{"killed Forget, long-running server", "one planted row"} {
+		t.Run(how, func(t *testing.T) {
+			ctx := context.Background()
+			c := s23Config(t.TempDir())
+			h, err := Open(ctx, c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := putCarolS22(ctx, h, "carol:1", "carol's records"); err != nil {
+				t.Fatal(err)
+			}
+			if how == "one planted row" {
+				h.Close()
+				if _, err := openRaw(t, c.DBPath).Exec(`INSERT INTO memvault_meta (name, value) VALUES (?, 'x')`, erasureIntentMark(1)); err != nil {
+					t.Fatal(err)
+				}
+				if h, err = Open(ctx, c); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				worker, err := Open(ctx, c)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := worker.claimErasure(ctx, "carol"); err != nil { // Forget(carol) killed right after
+					t.Fatal(err)
+				}
+				worker.Close()
+			}
+			defer h.Close()
+			if _, err := putCarolS22(ctx, h, "dave:1", "dave's records"); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := h.Forget(ctx, "dave"); err != nil {
+				t.Fatal(err)
+			}
+			if err := h.Readmit(ctx, "dave"); err != nil {
+				t.Fatal(err)
+			}
+			_, err = putCarolS22(ctx, h, "dave:2", "dave is back")
+			mark, _, _ := h.erasureMarks.MarkValue(ctx, keys.ErasedSubjectMark("dave"))
+			have, _ := h.keyTable.Erasures(ctx)
+			if err != nil {
+				again := "not tried"
+				if h2, oerr := Open(ctx, c); oerr == nil {
+					_, perr := putCarolS22(ctx, h2, "dave:3", "dave is back")
+					again = fmt.Sprint(perr)
+					h2.Close()
+				}
+				t.Fatalf("dave readmitted on the live key table: his put is refused (erased_subject:dave = %s, the key table counts %d): %v; "+
+					"after a new Open: %s", mark, have, err, again)
+			}
+		})
+	}
+}
