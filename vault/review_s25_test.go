@@ -7,7 +7,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/memvault/memvault/checkpointer"
+	"github.com/memvault/memvault/checkpointer/durable"
+	"github.com/memvault/memvault/config"
 	"github.com/memvault/memvault/keys"
+	"github.com/memvault/memvault/store"
 )
 
 // Session 25 review: attacks on session 24's per-write erasure guard
@@ -158,6 +162,89 @@ func TestReviewS25IntentGapRefusesReadmittedSubject(t *testing.T) {
 				}
 				t.Fatalf("dave readmitted on the live key table: his put is refused (erased_subject:dave = %s, the key table counts %d): %v; "+
 					"after a new Open: %s", mark, have, err, again)
+			}
+		})
+	}
+}
+
+// TestReviewS25EveryWritePathOnCopy: the write paths besides put,
+// put_writes and store put, by processes running on a copy of the key
+// table after Forget(carol) on the live table: group commit, async
+// durability (queued, then flushed), copy thread into a carol thread,
+// ImportThread, a store Batch. Each must fail with keys.ErrSubjectErased
+// (or store nothing that reads back).
+func TestReviewS25EveryWritePathOnCopy(t *testing.T) {
+	for _, pg := range []bool{false, true} {
+		t.Run(map[bool]string{false: "SQLite", true: "PostgreSQL"}[pg], func(t *testing.T) {
+			ctx := context.Background()
+			live, onCopy := carolThenCopy(t, pg, false, false)
+			h, err := Open(ctx, live)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := putCarolS22(ctx, h, "dave:1", "dave is fine"); err != nil {
+				t.Fatal(err)
+			}
+			h.Close()
+			grouped := onCopy
+			grouped.GroupCommit = 4
+			async := onCopy
+			async.Durability = durable.Async
+			var stales []*Handle
+			for _, c := range []config.Config{onCopy, grouped, async} {
+				s, err := Open(ctx, c)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer s.Close()
+				stales = append(stales, s)
+			}
+			if _, err := putCarolS22(ctx, stales[0], "erin:1", "erin is fine"); err != nil { // keys the copy holds
+				t.Fatal(err)
+			}
+			if h, err = Open(ctx, live); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := h.Forget(ctx, "carol"); err != nil {
+				t.Fatal(err)
+			}
+			h.Close()
+
+			plain, grp, asy := stales[0], stales[1], stales[2]
+			got := map[string]error{}
+			_, got["group commit put"] = putCarolS22(ctx, grp, "carol:20", "carol takes insulin")
+			cp := &checkpointer.Checkpoint{V: 4, ID: checkpointer.NewID(0), ChannelValues: map[string]any{"notes": "carol takes insulin"},
+				ChannelVersions: map[string]string{"notes": asy.Saver.NextVersion("")}}
+			if _, err := asy.Saver.Put(ctx, checkpointer.Config{ThreadID: "carol:21"}, cp, nil, cp.ChannelVersions); err != nil {
+				got["async put"] = err
+			} else if f, ok := asy.Saver.(interface{ Flush(context.Context) error }); ok {
+				got["async put"] = f.Flush(ctx)
+			} else {
+				got["async put"] = fmt.Errorf("no Flush on %T", asy.Saver)
+			}
+			if cpr, ok := plain.Saver.(checkpointer.Copier); ok {
+				got["copy thread erin:1 -> carol:22"] = cpr.CopyThread(ctx, "erin:1", "carol:22")
+			} else {
+				t.Errorf("%T is no Copier", plain.Saver)
+			}
+			if imp, ok := plain.Saver.(checkpointer.ThreadImporter); ok {
+				cp := &checkpointer.Checkpoint{V: 4, ID: checkpointer.NewID(0), ChannelValues: map[string]any{"notes": "carol takes insulin"},
+					ChannelVersions: map[string]string{"notes": plain.Saver.NextVersion("")}}
+				got["import thread"] = imp.ImportThread(ctx, []checkpointer.ImportCheckpoint{{ThreadID: "carol:23", ID: cp.ID,
+					Checkpoint: cp, NewVersions: cp.ChannelVersions}})
+			} else {
+				t.Errorf("%T is no ThreadImporter", plain.Saver)
+			}
+			_, got["store batch"] = plain.Store.Batch(ctx, []store.Op{store.PutOp{Namespace: store.Namespace{"users", "carol"}, Key: "b", Value: map[string]any{"v": "no peanuts"}}})
+			for op, err := range got {
+				if !errors.Is(err, keys.ErrSubjectErased) {
+					t.Errorf("a process on a copy of the key table after Forget(carol): %s of carol: %v, want keys.ErrSubjectErased", op, err)
+				}
+			}
+			for _, th := range []string{"carol:20", "carol:21", "carol:22", "carol:23"} {
+				if tup, err := plain.Saver.GetTuple(ctx, checkpointer.Config{ThreadID: th}); err == nil && tup != nil {
+					t.Errorf("%s stored after Forget(carol), by a process on a copy of the key table", th)
+				}
 			}
 		})
 	}
