@@ -6,11 +6,15 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/checkpointer/durable"
 	"github.com/memvault/memvault/config"
 	"github.com/memvault/memvault/keys"
+	"github.com/memvault/memvault/memvaulttest/pgtest"
 	"github.com/memvault/memvault/store"
 )
 
@@ -247,5 +251,59 @@ func TestReviewS25EveryWritePathOnCopy(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestReviewS25PlantedGuardOverload: with no schema configured (the data
+// in the search path: every test here, and the usual deployment) the guard
+// statement is `SELECT "memvault_erasure_fence"($1, $2)`, unqualified, its
+// parameters of unknown type. PostgreSQL picks among every function of
+// that name on the search path regardless of position when their argument
+// types differ, and for unknown arguments prefers the string category
+// (CVE-2018-1058's pattern): a function memvault_erasure_fence(text, text)
+// created in ANY schema on the writer's search path — here one AFTER the
+// data's schema; `public` on PostgreSQL 14 and older, where every role may
+// create, by default — replaces the guard for every write, running as the
+// application's role: a process on a copy of the key table writes carol
+// after Forget(carol).
+func TestReviewS25PlantedGuardOverload(t *testing.T) {
+	ctx := context.Background()
+	live, onCopy := carolThenCopy(t, true, false, false)
+	pool, err := pgxpool.New(ctx, live.DSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	var data string
+	if err := pool.QueryRow(ctx, `SELECT current_schema()`).Scan(&data); err != nil {
+		t.Fatal(err)
+	}
+	planted := fmt.Sprintf("s25_planted_%d", time.Now().UnixNano())
+	t.Cleanup(func() { _, _ = pool.Exec(context.Background(), `DROP SCHEMA IF EXISTS `+planted+` CASCADE`) })
+	if _, err := pool.Exec(ctx, `CREATE SCHEMA `+planted+`;
+CREATE FUNCTION `+planted+`.memvault_erasure_fence(p_subject text, p_known double precision) RETURNS void LANGUAGE plpgsql AS $$ BEGIN END $$`); err != nil {
+		t.Fatal(err)
+	}
+	if onCopy.DSN, err = pgtest.WithSearchPath(onCopy.DSN, data, planted, "public"); err != nil {
+		t.Fatal(err)
+	}
+	stale, err := Open(ctx, onCopy) // running before the erasure
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stale.Close()
+	h, err := Open(ctx, live)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Forget(ctx, "carol"); err != nil {
+		t.Fatal(err)
+	}
+	h.Close()
+	for op, err := range carolWrites(ctx, stale, 2) {
+		if !errors.Is(err, keys.ErrSubjectErased) {
+			t.Errorf("a process on a copy of the key table, the data's schema first on its search path and a function "+
+				"memvault_erasure_fence(text, double precision) in a schema after it: %s of carol after Forget(carol): %v, want keys.ErrSubjectErased", op, err)
+		}
 	}
 }
