@@ -12,6 +12,7 @@ import (
 
 	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/checkpointer/durable"
+	"github.com/memvault/memvault/checkpointer/pgsaver"
 	"github.com/memvault/memvault/config"
 	"github.com/memvault/memvault/keys"
 	"github.com/memvault/memvault/memvaulttest/pgtest"
@@ -305,5 +306,64 @@ CREATE FUNCTION `+planted+`.memvault_erasure_fence(p_subject text, p_known doubl
 			t.Errorf("a process on a copy of the key table, the data's schema first on its search path and a function "+
 				"memvault_erasure_fence(text, double precision) in a schema after it: %s of carol after Forget(carol): %v, want keys.ErrSubjectErased", op, err)
 		}
+	}
+}
+
+// TestReviewS25ForgetLockTimeoutFailsClosed (PostgreSQL): a transaction of
+// the application holding a write of carol open past Forget's 10 s wait
+// for the guard's lock: Forget must fail before destroying a key (carol
+// still reads), and a retry once the transaction ended must erase carol,
+// the late write's rows included, and leave her readmittable and
+// writable on the live key table.
+func TestReviewS25ForgetLockTimeoutFailsClosed(t *testing.T) {
+	ctx := context.Background()
+	c := s23Config(t.TempDir())
+	c.DSN = pgtest.SchemaDSN(t)
+	c.KeyTable = fmt.Sprintf("keys_%d", time.Now().UnixNano())
+	h, err := Open(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	if _, err := putCarolS22(ctx, h, "carol:1", "carol's records"); err != nil {
+		t.Fatal(err)
+	}
+	tx, err := h.Pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	saver := h.Saver.(*pgsaver.Saver)
+	cp := &checkpointer.Checkpoint{V: 4, ID: checkpointer.NewID(0), ChannelValues: map[string]any{"notes": "late"},
+		ChannelVersions: map[string]string{"notes": saver.NextVersion("")}}
+	if _, err := saver.PutTx(ctx, tx, checkpointer.Config{ThreadID: "carol:2"}, cp, nil, cp.ChannelVersions); err != nil {
+		t.Fatal(err)
+	}
+	_, ferr := h.Forget(ctx, "carol")
+	if ferr == nil {
+		t.Fatal("Forget(carol) returned success while a write of carol held the guard's lock")
+	}
+	if got, err := putCarolS22(ctx, h, "dave:1", "dave"); err != nil || got != "dave" {
+		t.Fatalf("another subject after the timed-out Forget: %q, %v", got, err)
+	}
+	if tup, err := h.Saver.GetTuple(ctx, checkpointer.Config{ThreadID: "carol:1"}); err != nil || tup == nil {
+		t.Fatalf("Forget(carol) timed out waiting (%v) and destroyed keys anyway: carol:1 reads %v, %v", ferr, tup, err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Forget(ctx, "carol"); err != nil {
+		t.Fatalf("Forget(carol) again once the transaction ended: %v", err)
+	}
+	for _, th := range []string{"carol:1", "carol:2"} {
+		if tup, err := h.Saver.GetTuple(ctx, checkpointer.Config{ThreadID: th}); err != nil || tup != nil {
+			t.Errorf("after the retried Forget(carol): %s reads %v, %v", th, tup, err)
+		}
+	}
+	if err := h.Readmit(ctx, "carol"); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := putCarolS22(ctx, h, "carol:3", "back"); err != nil || got != "back" {
+		t.Fatalf("carol readmitted after a timed-out then retried Forget: %q, %v", got, err)
 	}
 }
