@@ -367,3 +367,73 @@ func TestReviewS25ForgetLockTimeoutFailsClosed(t *testing.T) {
 		t.Fatalf("carol readmitted after a timed-out then retried Forget: %q, %v", got, err)
 	}
 }
+
+// TestReviewS25MetadataModeGuardChecksThreadOwner: with subjects named by
+// checkpoint metadata (MEMVAULT_SUBJECT_THREAD_METADATA, the ADK-style
+// deployment) a thread's values are sealed under the thread's own keys,
+// whose owner in the key table is keys.ThreadKeyOwner(thread), and the
+// write's fence — the erasure guard included — names that owner, never
+// the subject the thread is bound to. Forget(carol) records only
+// erased_subject:carol. A process running on a copy of the key table
+// (taken while chat-1 was bound to carol) writes carol's thread chat-1
+// after Forget(carol), sealed under chat-1's key that only the copy
+// still holds, and binds a new thread chat-2 to carol and writes it.
+func TestReviewS25MetadataModeGuardChecksThreadOwner(t *testing.T) {
+	for _, pg := range []bool{false, true} {
+		t.Run(map[bool]string{false: "SQLite", true: "PostgreSQL"}[pg], func(t *testing.T) {
+			ctx := context.Background()
+			live, onCopy, makeCopy := guardConfigsOn(t, pg, false, false)
+			for _, c := range []*config.Config{&live, &onCopy} {
+				c.Subjects.ThreadSeparator, c.Subjects.ThreadMetadataKey = "", "user_id"
+			}
+			put := func(h *Handle, thread, notes string) error {
+				cp := &checkpointer.Checkpoint{V: 4, ID: checkpointer.NewID(0), ChannelValues: map[string]any{"notes": notes},
+					ChannelVersions: map[string]string{"notes": h.Saver.NextVersion("")}}
+				_, err := h.Saver.Put(ctx, checkpointer.Config{ThreadID: thread}, cp, checkpointer.Metadata{"user_id": "carol"}, cp.ChannelVersions)
+				return err
+			}
+			h, err := Open(ctx, live)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := put(h, "chat-1", "carol takes insulin"); err != nil {
+				t.Fatal(err)
+			}
+			h.Close()
+			makeCopy()
+			stale, err := Open(ctx, onCopy) // running before the erasure
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer stale.Close()
+			if h, err = Open(ctx, live); err != nil {
+				t.Fatal(err)
+			}
+			r, err := h.Forget(ctx, "carol")
+			if err != nil {
+				t.Fatal(err)
+			}
+			h.Close()
+			if r.Threads == 0 {
+				t.Fatalf("control: Forget(carol) erased no thread: %+v", r)
+			}
+
+			var problems []string
+			for _, th := range []string{"chat-1", "chat-2"} {
+				err := put(stale, th, "carol takes insulin, after her erasure")
+				if !errors.Is(err, keys.ErrSubjectErased) {
+					problems = append(problems, fmt.Sprintf("put of %s (metadata user_id=carol): %v", th, err))
+				}
+			}
+			writes := stale.Saver.PutWrites(ctx, checkpointer.Config{ThreadID: "chat-1", CheckpointID: checkpointer.NewID(0)},
+				[]checkpointer.Write{{Channel: "notes", Value: "carol takes insulin"}}, "task-1", "")
+			if !errors.Is(writes, keys.ErrSubjectErased) {
+				problems = append(problems, fmt.Sprintf("put_writes of chat-1: %v", writes))
+			}
+			if len(problems) > 0 {
+				t.Fatalf("subjects by metadata, a process on a copy of the key table after Forget(carol) (want keys.ErrSubjectErased): %s",
+					strings.Join(problems, "; "))
+			}
+		})
+	}
+}
