@@ -437,3 +437,57 @@ func TestReviewS25MetadataModeGuardChecksThreadOwner(t *testing.T) {
 		})
 	}
 }
+
+// TestReviewS25LiveProcessAfterReadmit: two processes on the LIVE key
+// table; A wrote carol (her keys in its cache), B forgets and readmits
+// carol. A's next writes of carol must succeed, at the latest on a retry.
+// On SQLite the first write's Go check (keys.Hierarchy.LiveKey) finds the
+// cached key destroyed, evicts carol and the retry seals under her new
+// key. On PostgreSQL the refusal comes from SQL (the key fence, and the
+// erasure guard alike: binding.FenceErr), which evicts nothing and reads
+// no count again: A seals under carol's destroyed key, and is refused,
+// until the key cache's minute runs out.
+func TestReviewS25LiveProcessAfterReadmit(t *testing.T) {
+	for _, pg := range []bool{false, true} {
+		t.Run(map[bool]string{false: "SQLite", true: "PostgreSQL"}[pg], func(t *testing.T) {
+			ctx := context.Background()
+			c := s23Config(t.TempDir())
+			if pg {
+				c.DSN = pgtest.SchemaDSN(t)
+				c.KeyTable = fmt.Sprintf("keys_%d", time.Now().UnixNano())
+			}
+			a, err := Open(ctx, c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer a.Close()
+			if _, err := putCarolS22(ctx, a, "carol:1", "carol's records"); err != nil {
+				t.Fatal(err)
+			}
+			b, err := Open(ctx, c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer b.Close()
+			if _, err := b.Forget(ctx, "carol"); err != nil {
+				t.Fatal(err)
+			}
+			if err := b.Readmit(ctx, "carol"); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := putCarolS22(ctx, b, "carol:2", "carol is back"); err != nil {
+				t.Fatalf("B, carol readmitted: %v", err)
+			}
+			var errs []string
+			for i := 3; i < 6; i++ {
+				_, err := putCarolS22(ctx, a, fmt.Sprintf("carol:%d", i), "carol is back")
+				if err == nil {
+					return
+				}
+				errs = append(errs, err.Error())
+			}
+			t.Fatalf("A, a process on the live key table, after carol's Forget and Readmit by B: three puts of carol refused: %s",
+				strings.Join(errs, " | "))
+		})
+	}
+}
