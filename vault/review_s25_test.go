@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/memvault/memvault/checkpointer"
@@ -489,5 +490,63 @@ func TestReviewS25LiveProcessAfterReadmit(t *testing.T) {
 			t.Fatalf("A, a process on the live key table, after carol's Forget and Readmit by B: three puts of carol refused: %s",
 				strings.Join(errs, " | "))
 		})
+	}
+}
+
+// TestReviewS25RepeatableReadTxOutlivesGuard (PostgreSQL): the guard
+// function reads erased_subject:S in the caller's snapshot. In a
+// REPEATABLE READ (or SERIALIZABLE) transaction — the caller's, through
+// PutTx, or any transaction once default_transaction_isolation is set on
+// the database or role — the snapshot is the transaction's first
+// statement's: a transaction of a process on a copy of the key table that
+// began before Forget(carol) recorded the erasure, and writes carol after
+// Forget returned, finds no mark (and no lock held: MarkErasure's wait
+// had nothing to wait for) and commits carol's rows, sealed under the key
+// only the copy holds, after the erasure deleted hers. TestErasureWaitsForGuardedWrite
+// covers READ COMMITTED only.
+func TestReviewS25RepeatableReadTxOutlivesGuard(t *testing.T) {
+	ctx := context.Background()
+	live, onCopy := carolThenCopy(t, true, false, false)
+	stale, err := Open(ctx, onCopy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stale.Close()
+	tx, err := stale.Pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, `SELECT 1`); err != nil { // the transaction's snapshot
+		t.Fatal(err)
+	}
+	h, err := Open(ctx, live)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	if _, err := h.ForgetWith(ctx, "carol", ForgetOptions{Wait: -1}); err != nil && !errors.Is(err, keys.ErrErasurePending) {
+		t.Fatal(err)
+	}
+	saver := stale.Saver.(*pgsaver.Saver)
+	cp := &checkpointer.Checkpoint{V: 4, ID: checkpointer.NewID(0), ChannelValues: map[string]any{"notes": "carol takes insulin"},
+		ChannelVersions: map[string]string{"notes": saver.NextVersion("")}}
+	_, perr := saver.PutTx(ctx, tx, checkpointer.Config{ThreadID: "carol:2"}, cp, nil, cp.ChannelVersions)
+	cerr := error(nil)
+	if perr == nil {
+		cerr = tx.Commit(ctx)
+	}
+	var n int
+	if err := h.Pool.QueryRow(ctx, `SELECT count(*) FROM checkpoints WHERE thread_id = 'carol:2'`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n > 0 {
+		tup, _ := stale.Saver.GetTuple(ctx, checkpointer.Config{ThreadID: "carol:2"})
+		var notes any
+		if tup != nil {
+			notes = tup.Checkpoint.ChannelValues["notes"]
+		}
+		t.Fatalf("a REPEATABLE READ transaction of a process on a copy of the key table, begun before Forget(carol), wrote carol:2 after "+
+			"Forget returned (put: %v, commit: %v): %d checkpoint rows stay, reading %q through the copy", perr, cerr, n, notes)
 	}
 }
