@@ -550,3 +550,45 @@ func TestReviewS25RepeatableReadTxOutlivesGuard(t *testing.T) {
 			"Forget returned (put: %v, commit: %v): %d checkpoint rows stay, reading %q through the copy", perr, cerr, n, notes)
 	}
 }
+
+// TestReviewS25MarkNotANumber: erased_subject:carol altered to a value
+// that is not a decimal count (a hand edit, a restore through a tool that
+// reformats numbers: "1.0", "+1", " 1"). PostgreSQL's guard casts with
+// ::bigint and fails every write of carol (closed); SQLite's casts with
+// CAST(value AS INTEGER), which reads a text that is not an integer as
+// its longest integer prefix, 0 when there is none: "one" lets the
+// process on a copy of the key table write carol (open).
+func TestReviewS25MarkNotANumber(t *testing.T) {
+	for _, pg := range []bool{false, true} {
+		t.Run(map[bool]string{false: "SQLite", true: "PostgreSQL"}[pg], func(t *testing.T) {
+			ctx := context.Background()
+			live, onCopy := carolThenCopy(t, pg, false, false)
+			stale, err := Open(ctx, onCopy)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer stale.Close()
+			h, err := Open(ctx, live)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer h.Close()
+			if _, err := h.Forget(ctx, "carol"); err != nil {
+				t.Fatal(err)
+			}
+			const edit = `UPDATE memvault_meta SET value = 'one' WHERE name = 'erased_subject:carol'`
+			if pg {
+				if _, err := h.Pool.Exec(ctx, edit); err != nil {
+					t.Fatal(err)
+				}
+			} else if _, err := openRaw(t, live.DBPath).Exec(edit); err != nil {
+				t.Fatal(err)
+			}
+			for op, err := range carolWrites(ctx, stale, 2) {
+				if err == nil {
+					t.Errorf("erased_subject:carol = 'one': the process on a copy of the key table, %s of carol: stored", op)
+				}
+			}
+		})
+	}
+}
