@@ -592,3 +592,36 @@ func TestReviewS25MarkNotANumber(t *testing.T) {
 		})
 	}
 }
+
+// TestReviewS25PlantedMarkBlocksForget (PostgreSQL): one row written to
+// the data database's memvault_meta — erased_subject:carol holding a text
+// that is not a bigint ('x', or a number past its range) — before carol's
+// erasure makes every Forget(carol) fail: AdvanceMark's ON CONFLICT …
+// WHERE value::bigint < … raises, claimErasure fails, no key is
+// destroyed. Whoever can write only the data database can keep a data
+// subject from being erased (the session 24 reviews refused that for the
+// intent rows: TestReviewS24bOutOfRangeIntentRowBreaksForget).
+func TestReviewS25PlantedMarkBlocksForget(t *testing.T) {
+	for _, v := range []string{"x", "99999999999999999999"} {
+		t.Run(v, func(t *testing.T) {
+			ctx := context.Background()
+			c := s23Config(t.TempDir())
+			c.DSN = pgtest.SchemaDSN(t)
+			c.KeyTable = fmt.Sprintf("keys_%d", time.Now().UnixNano())
+			h, err := Open(ctx, c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer h.Close()
+			if _, err := putCarolS22(ctx, h, "carol:1", "carol's records"); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := h.Pool.Exec(ctx, `INSERT INTO memvault_meta (name, value) VALUES ('erased_subject:carol', $1)`, v); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := h.Forget(ctx, "carol"); err != nil {
+				t.Fatalf("erased_subject:carol planted as %q: Forget(carol): %v", v, err)
+			}
+		})
+	}
+}
