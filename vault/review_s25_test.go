@@ -625,3 +625,57 @@ func TestReviewS25PlantedMarkBlocksForget(t *testing.T) {
 		})
 	}
 }
+
+// TestReviewS25CopyCatchesUpAfterKilledForget: TestReviewS25CopyCatchesUpByForgetting
+// with the live Forget(carol) killed after its key transaction (carol's
+// keys destroyed in the live table, the database's count not yet moved:
+// the window ForgetWith's comment names). Then even a claim that refused
+// a key table counting fewer erasures than the database has seen would
+// not catch the copy: both count K. The copy's Forget(dave) skips number
+// K+1 (carol's intent, not done) and takes K+2, and its count reaches K+1
+// = erased_subject:carol: the copy writes carol again. A fix must not let
+// a claim skip an intent it did not finish.
+func TestReviewS25CopyCatchesUpAfterKilledForget(t *testing.T) {
+	for _, pg := range []bool{false, true} {
+		t.Run(map[bool]string{false: "SQLite", true: "PostgreSQL"}[pg], func(t *testing.T) {
+			ctx := context.Background()
+			live, onCopy := carolThenCopy(t, pg, false, false)
+			stale, err := Open(ctx, onCopy) // running before the erasure
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer stale.Close()
+			if _, err := putCarolS22(ctx, stale, "dave:1", "dave is fine"); err != nil {
+				t.Fatal(err)
+			}
+			worker, err := Open(ctx, live)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// worker's Forget(carol): intent, key transaction, then killed.
+			if _, err := worker.claimErasure(ctx, "carol"); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := worker.Keys.StartErasure(ctx, "carol"); err != nil {
+				t.Fatal(err)
+			}
+			worker.Close()
+			if _, err := putCarolS22(ctx, stale, "carol:2", "carol takes insulin"); !errors.Is(err, keys.ErrSubjectErased) {
+				t.Fatalf("control: the copy's put of carol after the killed Forget(carol): %v, want keys.ErrSubjectErased", err)
+			}
+
+			_, ferr := stale.Forget(ctx, "dave")
+			_, _ = putCarolS22(ctx, stale, "erin:1", "erin is fine") // keys read: the guard's count read again
+			var problems []string
+			for op, err := range carolWrites(ctx, stale, 3) {
+				if err == nil {
+					problems = append(problems, fmt.Sprintf("%s of carol succeeded", op))
+				}
+			}
+			if len(problems) > 0 {
+				t.Fatalf("a process on a copy of the key table, after a Forget(carol) killed past its key transaction on the live table and "+
+					"its own Forget(dave) (%v): %s", ferr, strings.Join(problems, "; "))
+			}
+		})
+	}
+}
