@@ -42,10 +42,13 @@ import (
 //   - dave's keys stay in the live key table, while Forget(dave)
 //     returned success.
 func TestReviewS25CopyCatchesUpByForgetting(t *testing.T) {
-	for _, pg := range []bool{false, true} {
-		t.Run(map[bool]string{false: "SQLite", true: "PostgreSQL"}[pg], func(t *testing.T) {
+	for _, tc := range []struct {
+		name             string
+		pg, apart, citus bool
+	}{{"SQLite", false, false, false}, {"PostgreSQL", true, false, false}, {"PostgreSQLKeyDSN", true, true, false}, {"Citus", true, false, true}} {
+		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
-			live, onCopy := carolThenCopy(t, pg, false, false)
+			live, onCopy := carolThenCopy(t, tc.pg, tc.apart, tc.citus)
 			stale, err := Open(ctx, onCopy) // running before the erasure
 			if err != nil {
 				t.Fatal(err)
