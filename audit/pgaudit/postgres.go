@@ -524,19 +524,25 @@ func (m meta) ErasureGuardSQL(ctx context.Context) (string, error) {
 	if err := migrateMeta(ctx, m.pool, m.schema); err != nil {
 		return "", fmt.Errorf("audit/pgaudit: meta: %w", err)
 	}
-	return `SELECT ` + erasureFence(m.schema) + `($1, $2)`, nil
+	// The arguments' types are stated: with parameters of unknown type,
+	// PostgreSQL would pick the overload of the name that fits them best
+	// in any schema of the search path, one planted after the data's
+	// included (TestReviewS25PlantedGuardOverload).
+	return `SELECT ` + erasureFence(m.schema) + `($1::text, $2::bigint)`, nil
 }
 
 // ErasedPast reports whether the row keys.ErasedSubjectMark(subject) holds a
 // number greater than known (keys.ErasureGuard.ErasedPast).
 func (m meta) ErasedPast(ctx context.Context, subject string, known int64) (bool, error) {
-	var past bool
-	err := m.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM `+metaTable(m.schema)+` WHERE name = $1 AND value::bigint > $2)`,
-		keys.ErasedSubjectMark(subject), known).Scan(&past)
+	var value string
+	err := m.pool.QueryRow(ctx, `SELECT value FROM `+metaTable(m.schema)+` WHERE name = $1`, keys.ErasedSubjectMark(subject)).Scan(&value)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, nil
+	}
 	if err != nil {
 		return false, fmt.Errorf("audit/pgaudit: meta: %w", err)
 	}
-	return past, nil
+	return keys.ErasedPastMark(value, known), nil
 }
 
 // MarkErasure records n, the number of an erasure of subject that begins,
@@ -560,7 +566,16 @@ func (m meta) MarkErasure(ctx context.Context, subject string, n int64) error {
 		if _, err := tx.Exec(ctx, `SET LOCAL lock_timeout = '`+erasureLockWait+`'`); err != nil {
 			return err
 		}
-		_, err := tx.Exec(ctx, erasureLockSQL, subject)
+		if _, err := tx.Exec(ctx, erasureLockSQL, subject); err != nil {
+			return err
+		}
+		// A new version of the epoch row: a REPEATABLE READ or
+		// SERIALIZABLE transaction that began before the mark committed
+		// can no longer pass the guard (migration meta/03), and one that
+		// passed it already is waited for here, before any row of the
+		// subject is deleted.
+		_, err := tx.Exec(ctx, `INSERT INTO `+metaTable(m.schema)+` (name, value) VALUES ('erasure_epoch', '0')
+ON CONFLICT (name) DO UPDATE SET value = excluded.value`)
 		return err
 	})
 	if err != nil {
@@ -574,14 +589,18 @@ const erasureLockWait = "10s"
 
 // AdvanceMark records the count n under the row name of the data schema's
 // memvault_meta table, unless the row holds a greater count already: a
-// mark that only grows (the key table's erasures, see vault).
+// mark that only grows (the key table's erasures, see vault). A row whose
+// value is not a count (keys.ParseMarkCount) is replaced: whoever can
+// write only the data database must not keep an erasure from beginning
+// (TestReviewS25PlantedMarkBlocksForget).
 func (m meta) AdvanceMark(ctx context.Context, name string, n int64) error {
 	if err := migrateMeta(ctx, m.pool, m.schema); err != nil {
 		return fmt.Errorf("audit/pgaudit: meta: %w", err)
 	}
 	tbl := metaTable(m.schema)
 	if _, err := m.pool.Exec(ctx, `INSERT INTO `+tbl+` (name, value) VALUES ($1, $2)
-ON CONFLICT (name) DO UPDATE SET value = excluded.value WHERE `+tbl+`.value::bigint < excluded.value::bigint`, name, strconv.FormatInt(n, 10)); err != nil {
+ON CONFLICT (name) DO UPDATE SET value = excluded.value
+WHERE CASE WHEN `+tbl+`.value ~ '^(0|[1-9][0-9]{0,17})$' THEN `+tbl+`.value::bigint < excluded.value::bigint ELSE true END`, name, strconv.FormatInt(n, 10)); err != nil {
 		return fmt.Errorf("audit/pgaudit: meta: %w", err)
 	}
 	return nil

@@ -423,11 +423,12 @@ func (m meta) Mark(ctx context.Context, name, value string) error {
 // AdvanceMark records the count n under the row name of the data
 // database's memvault_meta table, unless the row holds a greater count
 // already: a mark that only grows (the key table's erasures, see vault).
+// A row whose value is not a count (keys.ParseMarkCount) is replaced.
 func (m meta) AdvanceMark(ctx context.Context, name string, n int64) error {
 	return m.do(ctx, func(db *sqlitedb.DB) error {
 		return db.Write(ctx, func(tx *sql.Tx) error {
 			_, err := tx.ExecContext(ctx, `INSERT INTO memvault_meta (name, value) VALUES (?, ?)
-	ON CONFLICT (name) DO UPDATE SET value = excluded.value WHERE CAST(value AS INTEGER) < CAST(excluded.value AS INTEGER)`, name, strconv.FormatInt(n, 10))
+	ON CONFLICT (name) DO UPDATE SET value = excluded.value WHERE CAST(value AS INTEGER) < CAST(excluded.value AS INTEGER) OR `+notACount, name, strconv.FormatInt(n, 10))
 			return err
 		})
 	})
@@ -497,7 +498,14 @@ func (g *ErasureGuard) GuardSQL() string { return erasureGuardSQL }
 
 // erasureGuardSQL is GuardSQL's statement; its parameters are the subject
 // and the count of erasures of the writer's key table.
-const erasureGuardSQL = `SELECT EXISTS (SELECT 1 FROM memvault_meta WHERE name = '` + keys.ErasedSubjectPrefix + `' || ? AND CAST(value AS INTEGER) > ?)`
+// A mark that is not a count refuses (keys.ErasedPastMark): SQLite's
+// CAST reads "one" as 0, so the value must also read back as itself.
+const erasureGuardSQL = `SELECT EXISTS (SELECT 1 FROM memvault_meta WHERE name = '` + keys.ErasedSubjectPrefix + `' || ? AND (CAST(value AS INTEGER) > ? OR ` + notACount + `))`
+
+// notACount is true of a memvault_meta value that is not a count as
+// keys.ParseMarkCount reads one (SQLite's integers hold 19 digits; the
+// marks' writers never write more than 18).
+const notACount = `CAST(CAST(value AS INTEGER) AS TEXT) IS NOT value OR length(value) > 18 OR CAST(value AS INTEGER) < 0`
 
 // Close releases the guard's handle on the database.
 func (g *ErasureGuard) Close() error {

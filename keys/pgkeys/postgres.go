@@ -373,7 +373,9 @@ func (t *Table) FenceSQL() string {
 	if t.opts.ApartFromData {
 		return ""
 	}
-	return `SELECT ` + t.fence + `($1, $2)`
+	// Typed arguments: see pgaudit's ErasureGuardSQL (an overload planted
+	// in another schema of the search path must not be the one called).
+	return `SELECT ` + t.fence + `($1::text, $2::text)`
 }
 
 const erasureCols = `subject, started_at, key_ids, trace, threads, items, done, finished_at, readmitted`

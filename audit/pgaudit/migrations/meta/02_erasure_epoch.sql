@@ -1,0 +1,1 @@
+INSERT INTO {meta} (name, value) VALUES ('erasure_epoch', '0') ON CONFLICT (name) DO NOTHING;
