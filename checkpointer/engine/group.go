@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/memvault/memvault/checkpointer"
+	"github.com/memvault/memvault/checkpointer/internal/core"
 )
 
 // committer is group commit (Options.GroupCommit) as leaders and their
@@ -139,17 +140,17 @@ func (c *committer) commit(group []*groupOp) {
 // put stores p: through the committer when group commit is on.
 func (s *Saver) put(ctx context.Context, p *checkpointer.PutRows) error {
 	if s.group == nil {
-		return s.d.Put(ctx, p)
+		return core.Refused(p.Fence, s.d.Put(ctx, p))
 	}
-	return s.group.do(ctx, checkpointer.GroupOp{Put: p}, func() error { return s.d.Put(ctx, p) })
+	return core.Refused(p.Fence, s.group.do(ctx, checkpointer.GroupOp{Put: p}, func() error { return s.d.Put(ctx, p) }))
 }
 
 // putWrites stores w: through the committer when group commit is on.
 func (s *Saver) putWrites(ctx context.Context, w *checkpointer.WriteRows) error {
 	if s.group == nil {
-		return s.d.PutWrites(ctx, w)
+		return core.Refused(w.Fence, s.d.PutWrites(ctx, w))
 	}
-	return s.group.do(ctx, checkpointer.GroupOp{Writes: w}, func() error { return s.d.PutWrites(ctx, w) })
+	return core.Refused(w.Fence, s.group.do(ctx, checkpointer.GroupOp{Writes: w}, func() error { return s.d.PutWrites(ctx, w) }))
 }
 
 // GroupCommit returns how many writes one group commit stores at most;

@@ -226,7 +226,9 @@ func (c Codec) SealFenced(ctx context.Context, at Location, v any, f *Fence) (st
 		return "", nil, err
 	}
 	if subject != "" {
-		f.add(ctx, subject, b)
+		if err := c.addSealed(ctx, f, subject, b); err != nil {
+			return "", nil, err
+		}
 	}
 	return b.DumpsTypedWith(v, AAD(at))
 }

@@ -23,6 +23,12 @@ import (
 // storing nothing. The zero value (and nil) is an empty fence.
 type Fence struct {
 	seals []fenceSeal
+	// bound are the subjects the threads of seals' own key sets are bound
+	// to (metadata mode: keys.ThreadKeyOwner): a write of such a thread
+	// also checks its subject's erasure guard, which an erasure of the
+	// subject records under the subject's name only
+	// (TestReviewS25MetadataModeGuardChecksThreadOwner).
+	bound []string
 }
 
 type fenceSeal struct{ subject, keyID string }
@@ -110,10 +116,51 @@ func (f *Fence) Merge(o *Fence) {
 		return
 	}
 	for _, s := range o.seals {
-		if !slices.Contains(f.seals, s) {
-			f.seals = append(f.seals, s)
-		}
+		f.addSeal(s)
 	}
+	for _, s := range o.bound {
+		f.addBound(s)
+	}
+}
+
+func (f *Fence) addBound(subject string) {
+	if !slices.Contains(f.bound, subject) {
+		f.bound = append(f.bound, subject)
+	}
+}
+
+// addSealed records in f that b sealed a value of subject (Fence.add)
+// and, when subject is a thread's own key set, the subject the thread is
+// bound to, whose erasure guard the write checks too.
+func (c Codec) addSealed(ctx context.Context, f *Fence, subject string, b any) error {
+	if f == nil {
+		return nil
+	}
+	f.add(ctx, subject, b)
+	thread, own := keys.ThreadOfKeyOwner(subject)
+	if !own {
+		return nil
+	}
+	bound, err := c.subjects.ThreadSubject(ctx, thread)
+	if err != nil {
+		return err
+	}
+	if bound != "" {
+		f.addBound(bound)
+	}
+	return nil
+}
+
+// guarded returns the subjects whose erasure guard a write fenced by f
+// checks, each once, in order (the PostgreSQL guard takes a lock per
+// subject: one order for every write).
+func (f *Fence) guarded() []string {
+	subjects := slices.Clone(f.bound)
+	for _, s := range f.seals {
+		subjects = append(subjects, s.subject)
+	}
+	slices.Sort(subjects)
+	return slices.Compact(subjects)
 }
 
 // Empty reports whether the write sealed nothing of a subject.
@@ -135,8 +182,7 @@ func (c Codec) FenceThread(ctx context.Context, thread string, f *Fence) error {
 	if err != nil {
 		return err
 	}
-	f.add(ctx, subject, b)
-	return nil
+	return c.addSealed(ctx, f, subject, b)
 }
 
 // FenceItem is FenceThread for a store item's namespace (dotted text).
@@ -174,11 +220,8 @@ func (c Codec) Check(ctx context.Context, f *Fence) error {
 	if _, _, inSQL := c.subjects.ErasureGuardSQL(); inSQL {
 		return nil
 	}
-	for i, s := range f.seals {
-		if slices.ContainsFunc(f.seals[:i], func(o fenceSeal) bool { return o.subject == s.subject }) {
-			continue
-		}
-		if err := c.subjects.CheckErasure(ctx, s.subject); err != nil {
+	for _, s := range f.guarded() {
+		if err := c.subjects.CheckErasure(ctx, s); err != nil {
 			return err
 		}
 	}
@@ -225,18 +268,30 @@ func (c Codec) Statements(f *Fence) (stmts []FenceStatement, ok bool) {
 		}
 	}
 	if guard, known, has := c.subjects.ErasureGuardSQL(); has {
-		// After the keys, each subject once, in subject order (the guard
-		// takes a lock per subject: one order for every write).
-		var subjects []string
-		for _, s := range f.seals {
-			subjects = append(subjects, s.subject)
-		}
-		slices.Sort(subjects)
-		for _, s := range slices.Compact(subjects) {
+		// After the keys, each subject once, in subject order.
+		for _, s := range f.guarded() {
 			stmts = append(stmts, FenceStatement{SQL: guard, Args: []any{s, known}})
 		}
 	}
 	return stmts, ok
+}
+
+// Refused forgets what is cached of the keys of f's subjects when err
+// refuses the write (wraps keys.ErrSubjectErased), and reports whether it
+// did. A refusal by a SQL statement (the key table's fence, the erasure
+// guard) happens outside keys.Hierarchy, which would otherwise keep
+// sealing the subject's writes under the destroyed key it cached, and
+// passing the guard a stale count, until the cache expires — after another
+// process's Forget and Readmit of the subject, its next write must seal
+// under the new key (TestReviewS25LiveProcessAfterReadmit).
+func (c Codec) Refused(err error, f *Fence) bool {
+	if f.Empty() || c.subjects == nil || !errors.Is(err, keys.ErrSubjectErased) {
+		return false
+	}
+	for _, s := range f.guarded() {
+		c.subjects.Evict(s)
+	}
+	return true
 }
 
 // FenceSQLState is the SQLSTATE of a write refused by a SQL fence

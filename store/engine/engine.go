@@ -283,6 +283,7 @@ func (e *Engine) Batch(ctx context.Context, ops []store.Op) ([]store.Result, err
 		e.maintainIndex(ctx)
 		err = e.refreshAfter(ctx, refreshes)
 	}
+	e.refused(err, puts)
 	if e.ci != nil {
 		// The middle parts a load from the snapshot left to read behind
 		// the batch's searches (vecindex.Cache.StartFill): after them.
@@ -334,6 +335,20 @@ func (e *Engine) Get(ctx context.Context, ns store.Namespace, key string, opts .
 		return nil, e.errorf("%w", err)
 	}
 	return it, nil
+}
+
+// refused forgets the cached keys of puts' subjects when err refused
+// their write as an erasure's (binding.Codec.Refused: a SQL fence's
+// refusal, which keys.Hierarchy does not see).
+func (e *Engine) refused(err error, puts []*write) {
+	if err == nil || e.vals.serde == nil {
+		return
+	}
+	var fence binding.Fence
+	for _, p := range puts {
+		fence.Merge(&p.fence)
+	}
+	e.vals.codec.Refused(err, &fence)
 }
 
 func applyRefreshes(ctx context.Context, tx store.DriverTx, rs []refresh) error {
@@ -887,6 +902,7 @@ func (e *Engine) PutIf(ctx context.Context, ns store.Namespace, key string, valu
 		}
 		return e.apply(ctx, tx, []*write{p}, now)
 	})
+	e.refused(err, []*write{p})
 	switch {
 	case errors.Is(err, store.ErrConflict):
 		return e.errorf("%w", store.ErrConflict)

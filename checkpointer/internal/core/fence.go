@@ -18,6 +18,16 @@ type fence struct {
 	f *binding.Fence
 }
 
+// Refused forgets the cached keys of wf's subjects when err refused its
+// write as an erasure's (binding.Codec.Refused); wf is a WriteFence of
+// this package or nil. It returns err.
+func Refused(wf checkpointer.WriteFence, err error) error {
+	if f, ok := wf.(*fence); ok && err != nil {
+		f.c.Refused(err, f.f)
+	}
+	return err
+}
+
 func (f *fence) Check(ctx context.Context) error { return f.c.Check(ctx, f.f) }
 
 func (f *fence) Statements() ([]checkpointer.FenceStatement, bool) {
