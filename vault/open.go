@@ -368,6 +368,9 @@ func open(ctx context.Context, c config.Config) (*Handle, error) {
 		if err := check(ctx, c.DangerousAllowPlaintext); err != nil {
 			return nil, err
 		}
+		if err := h.checkKEKs(ctx); err != nil {
+			return nil, err
+		}
 	}
 	if err := requireKeyOnKeyedDatabase(ctx, c, h); err != nil {
 		return nil, err
