@@ -101,6 +101,10 @@ type Handle struct {
 	// erasure count, nil when per-subject keys are off or the database
 	// keeps no such record.
 	erasureMarks erasureMarks
+	// afterClaim, set by tests only, runs in ForgetWith once the erasure's
+	// intent is recorded and before the key table's transaction: a Forget
+	// paused (or killed) there.
+	afterClaim func()
 }
 
 // Close releases the saver, the store and the database connections.
@@ -645,6 +649,22 @@ func (h *Handle) finishIntents(ctx context.Context, marks erasureMarks) error {
 	}
 	if len(rows) == 0 {
 		return nil
+	}
+	if l := h.forgetLock(); l != nil {
+		// Held by a live Forget from before its claim until its intent
+		// is done: an intent not done may be its own, which it finishes
+		// (finishing it here too recorded a second erasure, and warned
+		// of a Forget that had not finished). Left, settled mark and
+		// all, to an Open that finds the lock free; read the done marks
+		// once it is held, after the Forgets before it marked theirs.
+		unlock, ok, err := l.tryLock(ctx)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return nil
+		}
+		defer unlock()
 	}
 	// The done marks of the same numbers, in one read (not one per intent):
 	// at most one per intent row, up to the last one's number.
@@ -1284,6 +1304,16 @@ func (h *Handle) ForgetWith(ctx context.Context, subject string, opt ForgetOptio
 	if err := h.log(ctx, audit.OpSubjectErase, subject, subject); err != nil {
 		return keys.Receipt{}, err
 	}
+	unlock := func() {}
+	if l := h.forgetLock(); l != nil && h.erasureMarks != nil {
+		// Held from before the claim until the intent is done: an Open
+		// meanwhile leaves the intent to this Forget (finishIntents).
+		var err error
+		if unlock, err = l.lock(ctx); err != nil {
+			return keys.Receipt{}, fmt.Errorf("vault: forget %q: %w", subject, err)
+		}
+	}
+	defer unlock()
 	e, intent, err := h.beginErasure(ctx, subject)
 	if err != nil {
 		return keys.Receipt{}, err
@@ -1300,6 +1330,7 @@ func (h *Handle) ForgetWith(ctx context.Context, subject string, opt ForgetOptio
 			return keys.Receipt{}, fmt.Errorf("vault: forget %q: keys destroyed; %w", subject, err)
 		}
 	}
+	unlock()
 	pending := func(err error) (keys.Receipt, error) {
 		if cur, rerr := h.Keys.Erasure(ctx, subject); rerr == nil && cur != nil {
 			e = *cur
@@ -1345,6 +1376,9 @@ func (h *Handle) beginErasure(ctx context.Context, subject string) (keys.Erasure
 		var err error
 		if intent, err = h.claimErasure(ctx, subject); err != nil {
 			return keys.Erasure{}, 0, err
+		}
+		if h.afterClaim != nil {
+			h.afterClaim()
 		}
 	}
 	e, err := h.Keys.StartErasure(ctx, subject)

@@ -1,0 +1,145 @@
+package vault
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/memvault/memvault/audit"
+	"github.com/memvault/memvault/checkpointer"
+	"github.com/memvault/memvault/memvaulttest/childproc"
+)
+
+// subjectErasures counts the audit trail's subject.erase records of
+// subject.
+func subjectErasures(t *testing.T, h *Handle, subject string) int {
+	t.Helper()
+	n := 0
+	if err := h.Audit.Records(context.Background(), audit.Filter{}, func(r audit.Record) error {
+		if r.Op == audit.OpSubjectErase && r.Subject == subject {
+			n++
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// TestOpenLeavesALiveForgetsIntent (session 24's closing note): an Open
+// run while a Forget is between its intent and its key transaction took
+// the intent for a killed Forget's and finished it itself: a second
+// subject.erase record in the audit trail, and a warning saying a Forget
+// "recorded and did not finish" an erasure that was running. The Forget
+// now holds a lock from before its claim until its intent is done (a
+// PostgreSQL advisory lock, a file lock beside a SQLite database), and
+// Open leaves an intent whose lock is held.
+func TestOpenLeavesALiveForgetsIntent(t *testing.T) {
+	ctx := context.Background()
+	for _, backend := range []string{"sqlite", "postgres"} {
+		t.Run(backend, func(t *testing.T) {
+			c := subjectsConfigOn(t, backend == "postgres")
+			c.Audit = true
+			h, err := Open(ctx, c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer h.Close()
+			for _, th := range []string{"carol:1", "dave:1"} {
+				if _, err := putCarolS22(ctx, h, th, th+" notes"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			reached, release := make(chan struct{}), make(chan struct{})
+			h.afterClaim = func() { close(reached); <-release }
+			done := make(chan error, 1)
+			go func() { _, err := h.Forget(ctx, "carol"); done <- err }()
+			select {
+			case <-reached:
+			case err := <-done:
+				t.Fatalf("Forget returned before its key transaction: %v", err)
+			}
+			h2, err := Open(ctx, c)
+			if err != nil {
+				close(release)
+				<-done
+				t.Fatalf("Open while a Forget runs: %v", err)
+			}
+			warned := strings.Join(h2.Warnings, "\n")
+			h2.Close()
+			close(release)
+			if err := <-done; err != nil {
+				t.Fatalf("the Forget: %v", err)
+			}
+			if warned != "" {
+				t.Errorf("an Open while Forget(carol) ran warned: %q", warned)
+			}
+			if n := subjectErasures(t, h, "carol"); n != 1 {
+				t.Errorf("%d subject.erase records of carol for one Forget, want 1", n)
+			}
+			if tup, err := h.Saver.GetTuple(ctx, checkpointer.Config{ThreadID: "carol:1"}); err == nil && tup != nil {
+				t.Errorf("carol:1 reads after Forget(carol)")
+			}
+			// The next Open finds nothing to finish.
+			h3, err := Open(ctx, c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			warned = strings.Join(h3.Warnings, "\n")
+			h3.Close()
+			if warned != "" {
+				t.Errorf("an Open after the Forget warned: %q", warned)
+			}
+		})
+	}
+}
+
+// TestKilledForgetsIntentFinishedByNextOpen: a Forget killed (another
+// process, SIGKILL) between its intent and its key transaction holds no
+// lock once dead, so the next Open finishes its erasure, says so and
+// records it.
+func TestKilledForgetsIntentFinishedByNextOpen(t *testing.T) {
+	ctx := context.Background()
+	for _, backend := range []string{"sqlite", "postgres"} {
+		t.Run(backend, func(t *testing.T) {
+			c := subjectsConfigOn(t, backend == "postgres")
+			c.Audit = true
+			rc := raceConfig{DB: c.DBPath, DSN: c.DSN, KeyTable: c.KeyTable}
+			c = rc.config()
+			c.Audit = true
+			h, err := Open(ctx, c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := putCarolS22(ctx, h, "carol:1", "carol notes"); err != nil {
+				t.Fatal(err)
+			}
+			h.Close()
+			forgetter := childproc.Start(t, "TestErasureChild", struct {
+				Role string
+				RC   raceConfig
+			}{"forget-paused", rc})
+			select {
+			case l := <-forgetter.Lines:
+				if l != "claimed" {
+					t.Fatalf("forgetter: %q", l)
+				}
+			case <-time.After(time.Minute):
+				t.Fatal("the forgetter did not claim its intent")
+			}
+			forgetter.Kill()
+			h, err = Open(ctx, c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer h.Close()
+			if !strings.Contains(strings.Join(h.Warnings, "\n"), `data subject "carol"`) {
+				t.Errorf("the Open after a killed Forget(carol) did not finish it: warnings %q", h.Warnings)
+			}
+			if tup, err := h.Saver.GetTuple(ctx, checkpointer.Config{ThreadID: "carol:1"}); err == nil && tup != nil {
+				t.Errorf("carol:1 reads after the killed Forget's erasure was finished")
+			}
+		})
+	}
+}
