@@ -105,6 +105,10 @@ type Handle struct {
 	// intent is recorded and before the key table's transaction: a Forget
 	// paused (or killed) there.
 	afterClaim func()
+	// erasureRefused is why ForgetWith refuses: the per-subject key marks
+	// differ (pinSubjectKeys), which MEMVAULT_DANGEROUS_SKIP_KEY_CHECK let
+	// Open through. nil otherwise.
+	erasureRefused error
 }
 
 // Close releases the saver, the store and the database connections.
@@ -966,10 +970,15 @@ func requireSubjects(ctx context.Context, c config.Config, h *Handle) error {
 		}
 		return nil
 	}
-	if !c.DangerousSkipKeyCheck {
-		if err := pinSubjectKeys(ctx, marks, h, c.Subjects, marked); err != nil {
+	if err := pinSubjectKeys(ctx, marks, h, c.Subjects, marked); err != nil {
+		if !c.DangerousSkipKeyCheck {
 			return err
 		}
+		// The flag opens anyway; an erasure here could not be recorded
+		// against the erasures the database has seen (it would count in
+		// another table, or a backup), so Forget is refused.
+		h.erasureRefused = err
+		h.Warnings = append(h.Warnings, "MEMVAULT_DANGEROUS_SKIP_KEY_CHECK opened a database whose per-subject key marks differ; forget is refused here: "+err.Error())
 	}
 	// Marked last: a process that finds the mark finds the pins too (one
 	// opening the database at the same moment as the first, which found
@@ -1300,6 +1309,11 @@ func (h *Handle) Forget(ctx context.Context, subject string) (keys.Receipt, erro
 func (h *Handle) ForgetWith(ctx context.Context, subject string, opt ForgetOptions) (keys.Receipt, error) {
 	if h.Keys == nil {
 		return keys.Receipt{}, ErrNoSubjects
+	}
+	if h.erasureRefused != nil {
+		return keys.Receipt{}, fmt.Errorf("vault: forget %q refused: the database's erasures are recorded against another key table or mapping, "+
+			"and MEMVAULT_DANGEROUS_SKIP_KEY_CHECK opened it anyway; an erasure here would not be recorded in the database (forget with "+
+			"the key table the database pins): %w", subject, h.erasureRefused)
 	}
 	if err := h.log(ctx, audit.OpSubjectErase, subject, subject); err != nil {
 		return keys.Receipt{}, err
