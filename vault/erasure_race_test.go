@@ -72,7 +72,7 @@ func TestErasureChild(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		h.afterClaim = func() {
+		h.afterClaim = func(int64) {
 			say("claimed")
 			time.Sleep(time.Minute)
 		}

@@ -52,7 +52,7 @@ func TestOpenLeavesALiveForgetsIntent(t *testing.T) {
 				}
 			}
 			reached, release := make(chan struct{}), make(chan struct{})
-			h.afterClaim = func() { close(reached); <-release }
+			h.afterClaim = func(int64) { close(reached); <-release }
 			done := make(chan error, 1)
 			go func() { _, err := h.Forget(ctx, "carol"); done <- err }()
 			select {
@@ -139,6 +139,85 @@ func TestKilledForgetsIntentFinishedByNextOpen(t *testing.T) {
 			}
 			if tup, err := h.Saver.GetTuple(ctx, checkpointer.Config{ThreadID: "carol:1"}); err == nil && tup != nil {
 				t.Errorf("carol:1 reads after the killed Forget's erasure was finished")
+			}
+		})
+	}
+}
+
+// TestConcurrentForgetsClaimInOrder (session 24's closing note): two
+// Forgets at once claimed intents n and n+1, and the second could start
+// its erasure in the key table first, which then counted n: the guard's
+// record of the second subject (n+1) was past the table's count until the
+// first Forget's key transaction ran, so a live writer of the readmitted
+// subject was refused meanwhile — and for good if the first Forget was
+// killed. Forgets now take the erasure lock from before their claim to
+// their done mark: a Forget claims only once every earlier claim is
+// started, so at its claim the key table counts exactly the intents
+// before it.
+func TestConcurrentForgetsClaimInOrder(t *testing.T) {
+	ctx := context.Background()
+	for _, backend := range []string{"sqlite", "postgres"} {
+		t.Run(backend, func(t *testing.T) {
+			c := subjectsConfigOn(t, backend == "postgres")
+			a, err := Open(ctx, c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer a.Close()
+			for _, th := range []string{"carol:1", "dave:1"} {
+				if _, err := putCarolS22(ctx, a, th, th+" notes"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			b, err := Open(ctx, c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer b.Close()
+			reached, release := make(chan struct{}), make(chan struct{})
+			a.afterClaim = func(int64) { close(reached); <-release }
+			type claim struct{ intent, counted int64 }
+			bClaimed := make(chan claim, 1)
+			b.afterClaim = func(n int64) {
+				have, err := b.keyTable.Erasures(ctx)
+				if err != nil {
+					t.Error(err)
+				}
+				bClaimed <- claim{n, have}
+			}
+			aDone, bDone := make(chan error, 1), make(chan error, 1)
+			go func() { _, err := a.Forget(ctx, "carol"); aDone <- err }()
+			<-reached
+			go func() { _, err := b.Forget(ctx, "dave"); bDone <- err }()
+			// Let b claim meanwhile if it can (it could before the lock);
+			// with the lock it waits, and the test goes on.
+			var early *claim
+			select {
+			case cl := <-bClaimed:
+				early = &cl
+			case <-time.After(2 * time.Second):
+			}
+			close(release)
+			if err := <-aDone; err != nil {
+				t.Fatalf("Forget(carol): %v", err)
+			}
+			if err := <-bDone; err != nil {
+				t.Fatalf("Forget(dave): %v", err)
+			}
+			if early != nil {
+				t.Fatalf("Forget(dave) claimed intent %d (the key table counting %d erasures) while Forget(carol) had claimed its own "+
+					"and not started it: dave's guard record stood past the count until carol's key transaction", early.intent, early.counted)
+			}
+			got := <-bClaimed
+			if got.counted != got.intent-1 {
+				t.Fatalf("Forget(dave) claimed intent %d when the key table counted %d erasures: an earlier claim was not started", got.intent, got.counted)
+			}
+			// The readmitted subject writes again.
+			if err := b.Readmit(ctx, "dave"); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := putCarolS22(ctx, b, "dave:2", "back"); err != nil {
+				t.Fatalf("dave after Readmit: %v", err)
 			}
 		})
 	}

@@ -104,7 +104,7 @@ type Handle struct {
 	// afterClaim, set by tests only, runs in ForgetWith once the erasure's
 	// intent is recorded and before the key table's transaction: a Forget
 	// paused (or killed) there.
-	afterClaim func()
+	afterClaim func(intent int64)
 	// erasureRefused is why ForgetWith refuses: the per-subject key marks
 	// differ (pinSubjectKeys), which MEMVAULT_DANGEROUS_SKIP_KEY_CHECK let
 	// Open through. nil otherwise.
@@ -1392,7 +1392,7 @@ func (h *Handle) beginErasure(ctx context.Context, subject string) (keys.Erasure
 			return keys.Erasure{}, 0, err
 		}
 		if h.afterClaim != nil {
-			h.afterClaim()
+			h.afterClaim(intent)
 		}
 	}
 	e, err := h.Keys.StartErasure(ctx, subject)
