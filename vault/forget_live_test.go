@@ -222,3 +222,86 @@ func TestConcurrentForgetsClaimInOrder(t *testing.T) {
 		})
 	}
 }
+
+// TestForgetFinishesAKilledForgetsIntentFirst: a Forget killed after its
+// claim (intent n, keys not destroyed) left the next Forget to claim n+1
+// and start its erasure as the key table's n-th: that subject's guard
+// record (n+1) stood past the count, so once it was readmitted its writes
+// were refused until some process opened the database and finished the
+// killed intent. A Forget, holding the erasure lock (no other Forget is
+// live), now finishes the intents not done before it claims its own.
+func TestForgetFinishesAKilledForgetsIntentFirst(t *testing.T) {
+	ctx := context.Background()
+	for _, backend := range []string{"sqlite", "postgres"} {
+		t.Run(backend, func(t *testing.T) {
+			c := subjectsConfigOn(t, backend == "postgres")
+			c.Audit = true
+			h, err := Open(ctx, c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer h.Close()
+			for _, th := range []string{"carol:1", "dave:1"} {
+				if _, err := putCarolS22(ctx, h, th, th+" notes"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, err := h.claimErasure(ctx, "carol"); err != nil { // Forget(carol) killed right after
+				t.Fatal(err)
+			}
+			if _, err := h.Forget(ctx, "dave"); err != nil {
+				t.Fatal(err)
+			}
+			if err := h.Readmit(ctx, "dave"); err != nil {
+				t.Fatal(err)
+			}
+			if got, err := putCarolS22(ctx, h, "dave:2", "dave is back"); err != nil || got != "dave is back" {
+				t.Fatalf("dave, readmitted after his Forget, which ran after a killed Forget(carol): %q, %v", got, err)
+			}
+			if tup, err := h.Saver.GetTuple(ctx, checkpointer.Config{ThreadID: "carol:1"}); err == nil && tup != nil {
+				t.Errorf("carol:1 reads after a Forget finished her killed erasure")
+			}
+			if n := subjectErasures(t, h, "carol"); n != 1 {
+				t.Errorf("%d subject.erase records of carol, want 1 (the one the Forget that finished it wrote)", n)
+			}
+		})
+	}
+}
+
+// TestForgetRerunAfterKilledClaim: forget run again after a Forget of the
+// same subject was killed past its claim finishes the erasure with one
+// audit record per run (the killed run's and this one's), and the subject,
+// readmitted, writes again: the rerun's guard record is not past the key
+// table's count.
+func TestForgetRerunAfterKilledClaim(t *testing.T) {
+	ctx := context.Background()
+	c := subjectsConfigOn(t, false)
+	c.Audit = true
+	h, err := Open(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	if _, err := putCarolS22(ctx, h, "carol:1", "carol notes"); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.log(ctx, audit.OpSubjectErase, "carol", "carol"); err != nil { // the killed run's first step
+		t.Fatal(err)
+	}
+	if _, err := h.claimErasure(ctx, "carol"); err != nil { // killed right after
+		t.Fatal(err)
+	}
+	r, err := h.Forget(ctx, "carol")
+	if err != nil || r.Threads != 1 || !h.Keys.VerifyReceipt(r) {
+		t.Fatalf("the rerun: %+v, %v", r, err)
+	}
+	if n := subjectErasures(t, h, "carol"); n != 2 {
+		t.Errorf("%d subject.erase records of carol for two runs, want 2", n)
+	}
+	if err := h.Readmit(ctx, "carol"); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := putCarolS22(ctx, h, "carol:2", "back"); err != nil || got != "back" {
+		t.Fatalf("carol readmitted after the rerun: %q, %v", got, err)
+	}
+}

@@ -14,13 +14,15 @@ import (
 )
 
 // subjectsConfigOn is s23Config's database on SQLite, or on PostgreSQL
-// with the key table in a schema of its own.
+// with the key table and the audit trail (when turned on) in schemas of
+// their own.
 func subjectsConfigOn(t *testing.T, pg bool) config.Config {
 	t.Helper()
 	c := s23Config(t.TempDir())
 	if pg {
+		n := time.Now().UnixNano()
 		c.DSN = pgtest.SchemaDSN(t)
-		c.KeyTable = fmt.Sprintf("keys_kek_%d", time.Now().UnixNano())
+		c.KeyTable, c.AuditTable = fmt.Sprintf("keys_kek_%d", n), fmt.Sprintf("audit_kek_%d", n)
 	}
 	return c
 }

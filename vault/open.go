@@ -586,9 +586,12 @@ func (h *Handle) checkKeyErasures(ctx context.Context, marks erasureMarks, finis
 			"key table the erasures ran on, and never copy a live key table: move it)", ErrSubjectsChanged, have, seen)
 	}
 	if finish {
-		if err := h.finishIntents(ctx, marks); err != nil {
+		var r intentReport
+		if err := h.finishIntents(ctx, marks, false, &r); err != nil {
 			return err
 		}
+		h.finishedAtOpen = append(h.finishedAtOpen, r.finished...)
+		h.Warnings = append(h.Warnings, r.warnings...)
 		if have, err = h.keyTable.Erasures(ctx); err != nil {
 			return fmt.Errorf("vault: %w", err)
 		}
@@ -633,12 +636,22 @@ func erasureDoneMark(n int64) string   { return fmt.Sprintf("erasure_done_%020d"
 // next Open.
 const maxIntents = 1000
 
+// intentReport is what finishIntents did that its caller reports: the
+// subjects whose erasure it finished (each one an audit record) and the
+// warnings (Handle.Warnings at Open).
+type intentReport struct {
+	finished, warnings []string
+}
+
 // finishIntents finishes the erasures recorded as intents and not done,
 // past the settled mark: an intent this key did not sign (forged, moved,
 // or written by a build before intents were signed) is left alone, with a
 // warning that names its row. It moves the settled mark past every
 // intent before the first one it could not finish.
-func (h *Handle) finishIntents(ctx context.Context, marks erasureMarks) error {
+//
+// With held, the caller holds the erasure lock (forgetLock): a Forget,
+// before it claims, finishes those of Forgets killed before it.
+func (h *Handle) finishIntents(ctx context.Context, marks erasureMarks, held bool, r *intentReport) error {
 	im, ok := marks.(intentMarks)
 	if !ok {
 		return nil
@@ -654,7 +667,7 @@ func (h *Handle) finishIntents(ctx context.Context, marks erasureMarks) error {
 	if len(rows) == 0 {
 		return nil
 	}
-	if l := h.forgetLock(); l != nil {
+	if l := h.forgetLock(); l != nil && !held {
 		// Held by a live Forget from before its claim until its intent
 		// is done: an intent not done may be its own, which it finishes
 		// (finishing it here too recorded a second erasure, and warned
@@ -690,7 +703,7 @@ func (h *Handle) finishIntents(ctx context.Context, marks erasureMarks) error {
 		n, err := strconv.ParseInt(strings.TrimPrefix(row[0], intentPrefix), 10, 64)
 		if err != nil || n <= 0 || erasureIntentMark(n) != row[0] {
 			// Not a number memvault writes: never a bound for the mark.
-			h.Warnings = append(h.Warnings, fmt.Sprintf("memvault_meta row %q is not an erasure intent memvault wrote: left alone", row[0]))
+			r.warnings = append(r.warnings, fmt.Sprintf("memvault_meta row %q is not an erasure intent memvault wrote: left alone", row[0]))
 			continue
 		}
 		if !done[erasureDoneMark(n)] {
@@ -699,13 +712,13 @@ func (h *Handle) finishIntents(ctx context.Context, marks erasureMarks) error {
 				// Signed by another key, perhaps the right one (this
 				// process may hold a wrong or a newer master key): left
 				// for a process that can verify it, the mark held here.
-				h.Warnings = append(h.Warnings, fmt.Sprintf("memvault_meta row %q is not an erasure intent this key signed (forged, copied from "+
+				r.warnings = append(r.warnings, fmt.Sprintf("memvault_meta row %q is not an erasure intent this key signed (forged, copied from "+
 					"another database, signed under another master key, or written by a memvault before intents were signed): left alone; "+
 					"if an erasure was killed, run `memvault forget` for its subject again", row[0]))
 				blocked = true
 				continue
 			}
-			if err := h.finishIntent(ctx, marks, n, subject, prior); err != nil {
+			if err := h.finishIntent(ctx, marks, n, subject, prior, r); err != nil {
 				return err
 			}
 		}
@@ -734,7 +747,7 @@ func (h *Handle) finishIntents(ctx context.Context, marks erasureMarks) error {
 // claim saw it (keys.ErasureStamp): the erasure asked for has begun when
 // the table holds a record other than that one, or that one not
 // readmitted. So an old intent never erases a subject readmitted since.
-func (h *Handle) finishIntent(ctx context.Context, marks erasureMarks, n int64, subject, prior string) error {
+func (h *Handle) finishIntent(ctx context.Context, marks erasureMarks, n int64, subject, prior string, r *intentReport) error {
 	e, err := h.Keys.Erasure(ctx, subject)
 	if err != nil {
 		return fmt.Errorf("vault: %w", err)
@@ -754,8 +767,8 @@ func (h *Handle) finishIntent(ctx context.Context, marks erasureMarks, n int64, 
 		if err := marks.AdvanceMark(ctx, keyErasuresMark, have); err != nil {
 			return fmt.Errorf("vault: %w", err)
 		}
-		h.finishedAtOpen = append(h.finishedAtOpen, subject)
-		h.Warnings = append(h.Warnings, fmt.Sprintf("destroyed the keys of data subject %q, whose erasure a Forget recorded and did not finish: "+
+		r.finished = append(r.finished, subject)
+		r.warnings = append(r.warnings, fmt.Sprintf("destroyed the keys of data subject %q, whose erasure a Forget recorded and did not finish: "+
 			"its threads and items stay, unreadable, until `memvault forget` runs for it again", subject))
 	}
 	if err := marks.Mark(ctx, erasureDoneMark(n), "1"); err != nil {
@@ -1326,8 +1339,11 @@ func (h *Handle) ForgetWith(ctx context.Context, subject string, opt ForgetOptio
 		if unlock, err = l.lock(ctx); err != nil {
 			return keys.Receipt{}, fmt.Errorf("vault: forget %q: %w", subject, err)
 		}
+		defer unlock()
+		if err := h.finishKilled(ctx, subject, opt); err != nil {
+			return keys.Receipt{}, fmt.Errorf("vault: forget %q: %w", subject, err)
+		}
 	}
-	defer unlock()
 	e, intent, err := h.beginErasure(ctx, subject)
 	if err != nil {
 		return keys.Receipt{}, err
@@ -1375,6 +1391,36 @@ func (h *Handle) ForgetWith(ctx context.Context, subject string, opt ForgetOptio
 		return pending(err)
 	}
 	return r, nil
+}
+
+// finishKilled finishes, before ForgetWith claims its own intent, the
+// intents of Forgets killed before they were done, as Open does: holding
+// the erasure lock, it knows no other Forget is live. Without it, this
+// Forget's intent was numbered after the killed one's and its erasure
+// counted before it in the key table, so its subject's guard record stood
+// past the table's count, refusing the subject's writes after a Readmit
+// until a process opened the database. Each erasure it finishes is
+// recorded in the audit trail (but the subject's own, which ForgetWith
+// records) and told to opt.Progress. Only where there
+// is a lock (not MongoDB): without one, an intent not done may be a live
+// Forget's.
+func (h *Handle) finishKilled(ctx context.Context, subject string, opt ForgetOptions) error {
+	var r intentReport
+	err := h.finishIntents(ctx, h.erasureMarks, true, &r)
+	for _, s := range r.finished {
+		if s == subject {
+			continue // a rerun of a killed Forget: this one's own record says it
+		}
+		if lerr := h.log(ctx, audit.OpSubjectErase, s, s); lerr != nil && err == nil {
+			err = lerr
+		}
+	}
+	if opt.Progress != nil {
+		for _, w := range r.warnings {
+			opt.Progress(w)
+		}
+	}
+	return err
 }
 
 // beginErasure is ForgetWith's first step after its audit record: the
