@@ -369,14 +369,17 @@ func open(ctx context.Context, c config.Config) (*Handle, error) {
 		return nil, err
 	}
 	if !c.DangerousSkipKeyCheck {
+		// The key table's KEKs first: an external backend's value check
+		// opens a value, which under a subject's key not unwrapped would
+		// fail with the bare unwrap error.
+		if err := h.checkKEKs(ctx); err != nil {
+			return nil, err
+		}
 		check := h.checkValueKeys
 		if isExt {
 			check = h.checkExternalKeys
 		}
 		if err := check(ctx, c.DangerousAllowPlaintext); err != nil {
-			return nil, err
-		}
-		if err := h.checkKEKs(ctx); err != nil {
 			return nil, err
 		}
 	}
