@@ -28,13 +28,14 @@ type forgetLock interface {
 }
 
 // forgetLock returns the database's lock, nil where there is none (MongoDB,
-// an in-memory database): there Open finishes every intent not done, a
-// live Forget's included.
+// an in-memory database, SQLite without flock(2)): there Open finishes
+// every intent not done, a live Forget's included, and a Forget finishes
+// none but its own.
 func (h *Handle) forgetLock() forgetLock {
 	switch {
 	case h.Pool != nil:
 		return pgForgetLock{cfg: h.Pool.Config().ConnConfig, key: "memvault_erasure_intents/" + h.keyTableID}
-	case h.Backend == config.BackendSQLite && h.dbPath != "" && h.dbPath != sqliteMemory:
+	case haveFlock && h.Backend == config.BackendSQLite && h.dbPath != "" && h.dbPath != sqliteMemory:
 		return fileForgetLock{path: h.dbPath + forgetLockSuffix}
 	}
 	return nil

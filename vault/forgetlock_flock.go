@@ -12,6 +12,9 @@ import (
 	"time"
 )
 
+// haveFlock: a SQLite database has an erasure lock here.
+const haveFlock = true
+
 // fileForgetLock is an flock(2) lock on a file beside the SQLite database:
 // the kernel drops it when its holder dies. It is held by the open file,
 // so a second Handle of the same process waits for it too. (An flock lock,

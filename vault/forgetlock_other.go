@@ -4,9 +4,13 @@ package vault
 
 import "context"
 
-// fileForgetLock is no lock where flock(2) is missing: there Open finishes
-// every intent not done, a live Forget's included (a second subject.erase
+// haveFlock is false where flock(2) is missing: there a SQLite database
+// has no erasure lock (forgetLock returns nil), and Open finishes every
+// intent not done, a live Forget's included (a second subject.erase
 // record and a warning; nothing is lost).
+const haveFlock = false
+
+// fileForgetLock is never used without flock(2).
 type fileForgetLock struct{ path string }
 
 func (fileForgetLock) lock(context.Context) (func(), error) { return func() {}, nil }
