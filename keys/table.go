@@ -83,3 +83,13 @@ type Table interface {
 	// most limit of them.
 	Page(ctx context.Context, afterSubject string, afterVersion, limit int) ([]WrappedKey, error)
 }
+
+// KEKLister is a Table that lists the KEKs its keys are wrapped by, from
+// an index on the wrapping KEK: one lookup per distinct KEK, whatever the
+// number of keys. Hierarchy.UnknownKEKs reads it at Open. The SQLite,
+// PostgreSQL and in-memory tables implement it.
+type KEKLister interface {
+	// KEKs returns the distinct KEK ids (WrappedKey.KEK) of the table's
+	// keys in ascending order, at most limit of them.
+	KEKs(ctx context.Context, limit int) ([]string, error)
+}

@@ -63,6 +63,20 @@ func TestErasureChild(t *testing.T) {
 		}
 		say("destroyed")
 		time.Sleep(time.Minute)
+	case "forget-paused":
+		// A Forget killed between its intent and its key transaction
+		// (TestKilledForgetsIntentFinishedByNextOpen).
+		c := rc.config()
+		c.Audit = true
+		h, err := Open(ctx, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h.afterClaim = func(int64) {
+			say("claimed")
+			time.Sleep(time.Minute)
+		}
+		_, _ = h.Forget(ctx, "carol")
 	case "reader":
 		if rc.DSN == "" {
 			db, err := sql.Open("sqlite", "file:"+rc.DB+".keys?_pragma=busy_timeout(5000)")

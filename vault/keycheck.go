@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -51,6 +52,44 @@ func (h *Handle) keyNotLoaded(what, id string) error {
 	}
 	return fmt.Errorf("%w: %s %s, and %s: set LANGGRAPH_AES_KEY to that key, or, to move to a new key, set the new one there and that one in LANGGRAPH_AES_KEY_PREVIOUS, then run `memvault keys reencrypt`%s (a key that is lost: MEMVAULT_DANGEROUS_SKIP_KEY_CHECK=true opens anyway, to delete what it sealed)",
 		ErrKeyNotLoaded, what, under, loaded, subjects)
+}
+
+// checkKEKs refuses a key table holding data keys wrapped by a KEK no
+// configured provider holds (keys.Hierarchy.UnknownKEKs: one loose index
+// scan, one seek per distinct KEK). With per-subject keys, a subject's
+// values are under the subject's data key, whose id no master key has, so
+// checkValueKeys cannot tell a wrong LANGGRAPH_AES_KEY; without this, Open
+// went on and the first new subject's key was wrapped under the wrong key,
+// beside keys it cannot unwrap. Names KEK ids only, never key bytes.
+func (h *Handle) checkKEKs(ctx context.Context) error {
+	if h.Keys == nil {
+		return nil
+	}
+	unknown, err := h.Keys.UnknownKEKs(ctx)
+	if err != nil {
+		return fmt.Errorf("vault: %w", err)
+	}
+	if len(unknown) == 0 {
+		return nil
+	}
+	for i, k := range unknown {
+		unknown[i] = strconv.Quote(truncateID(k))
+	}
+	return fmt.Errorf("%w: the key table's data keys are wrapped by KEK %s, which no configured key or provider holds "+
+		"(the configured KEKs are %s; an env: KEK is derived from the master key of that id): set LANGGRAPH_AES_KEY to that key, "+
+		"or, to move to a new key, set the new one there and that one in LANGGRAPH_AES_KEY_PREVIOUS, then run `memvault keys rotate-kek`; "+
+		"an HSM's KEK (pkcs11:) needs its provider (config.Config.KEKProviders) (a key that is lost: MEMVAULT_DANGEROUS_SKIP_KEY_CHECK=true "+
+		"opens anyway, to forget the subjects whose keys it wrapped)",
+		ErrKeyNotLoaded, strings.Join(unknown, ", "), strings.Join(h.Keys.KEKIDs(), ", "))
+}
+
+// truncateID bounds an id read from a table in a message: a row someone
+// wrote by hand may hold anything.
+func truncateID(s string) string {
+	if len(s) <= 200 {
+		return s
+	}
+	return s[:200] + "…"
 }
 
 // hasKey reports whether a key of id is loaded.

@@ -101,6 +101,14 @@ type Handle struct {
 	// erasure count, nil when per-subject keys are off or the database
 	// keeps no such record.
 	erasureMarks erasureMarks
+	// afterClaim, set by tests only, runs in ForgetWith once the erasure's
+	// intent is recorded and before the key table's transaction: a Forget
+	// paused (or killed) there.
+	afterClaim func(intent int64)
+	// erasureRefused is why ForgetWith refuses: the per-subject key marks
+	// differ (pinSubjectKeys), which MEMVAULT_DANGEROUS_SKIP_KEY_CHECK let
+	// Open through. nil otherwise.
+	erasureRefused error
 }
 
 // Close releases the saver, the store and the database connections.
@@ -361,6 +369,12 @@ func open(ctx context.Context, c config.Config) (*Handle, error) {
 		return nil, err
 	}
 	if !c.DangerousSkipKeyCheck {
+		// The key table's KEKs first: an external backend's value check
+		// opens a value, which under a subject's key not unwrapped would
+		// fail with the bare unwrap error.
+		if err := h.checkKEKs(ctx); err != nil {
+			return nil, err
+		}
 		check := h.checkValueKeys
 		if isExt {
 			check = h.checkExternalKeys
@@ -575,9 +589,12 @@ func (h *Handle) checkKeyErasures(ctx context.Context, marks erasureMarks, finis
 			"key table the erasures ran on, and never copy a live key table: move it)", ErrSubjectsChanged, have, seen)
 	}
 	if finish {
-		if err := h.finishIntents(ctx, marks); err != nil {
+		var r intentReport
+		if err := h.finishIntents(ctx, marks, false, &r); err != nil {
 			return err
 		}
+		h.finishedAtOpen = append(h.finishedAtOpen, r.finished...)
+		h.Warnings = append(h.Warnings, r.warnings...)
 		if have, err = h.keyTable.Erasures(ctx); err != nil {
 			return fmt.Errorf("vault: %w", err)
 		}
@@ -622,12 +639,22 @@ func erasureDoneMark(n int64) string   { return fmt.Sprintf("erasure_done_%020d"
 // next Open.
 const maxIntents = 1000
 
+// intentReport is what finishIntents did that its caller reports: the
+// subjects whose erasure it finished (each one an audit record) and the
+// warnings (Handle.Warnings at Open).
+type intentReport struct {
+	finished, warnings []string
+}
+
 // finishIntents finishes the erasures recorded as intents and not done,
 // past the settled mark: an intent this key did not sign (forged, moved,
 // or written by a build before intents were signed) is left alone, with a
 // warning that names its row. It moves the settled mark past every
 // intent before the first one it could not finish.
-func (h *Handle) finishIntents(ctx context.Context, marks erasureMarks) error {
+//
+// With held, the caller holds the erasure lock (forgetLock): a Forget,
+// before it claims, finishes those of Forgets killed before it.
+func (h *Handle) finishIntents(ctx context.Context, marks erasureMarks, held bool, r *intentReport) error {
 	im, ok := marks.(intentMarks)
 	if !ok {
 		return nil
@@ -642,6 +669,22 @@ func (h *Handle) finishIntents(ctx context.Context, marks erasureMarks) error {
 	}
 	if len(rows) == 0 {
 		return nil
+	}
+	if l := h.forgetLock(); l != nil && !held {
+		// Held by a live Forget from before its claim until its intent
+		// is done: an intent not done may be its own, which it finishes
+		// (finishing it here too recorded a second erasure, and warned
+		// of a Forget that had not finished). Left, settled mark and
+		// all, to an Open that finds the lock free; read the done marks
+		// once it is held, after the Forgets before it marked theirs.
+		unlock, ok, err := l.tryLock(ctx)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return nil
+		}
+		defer unlock()
 	}
 	// The done marks of the same numbers, in one read (not one per intent):
 	// at most one per intent row, up to the last one's number.
@@ -663,7 +706,7 @@ func (h *Handle) finishIntents(ctx context.Context, marks erasureMarks) error {
 		n, err := strconv.ParseInt(strings.TrimPrefix(row[0], intentPrefix), 10, 64)
 		if err != nil || n <= 0 || erasureIntentMark(n) != row[0] {
 			// Not a number memvault writes: never a bound for the mark.
-			h.Warnings = append(h.Warnings, fmt.Sprintf("memvault_meta row %q is not an erasure intent memvault wrote: left alone", row[0]))
+			r.warnings = append(r.warnings, fmt.Sprintf("memvault_meta row %q is not an erasure intent memvault wrote: left alone", row[0]))
 			continue
 		}
 		if !done[erasureDoneMark(n)] {
@@ -672,13 +715,13 @@ func (h *Handle) finishIntents(ctx context.Context, marks erasureMarks) error {
 				// Signed by another key, perhaps the right one (this
 				// process may hold a wrong or a newer master key): left
 				// for a process that can verify it, the mark held here.
-				h.Warnings = append(h.Warnings, fmt.Sprintf("memvault_meta row %q is not an erasure intent this key signed (forged, copied from "+
+				r.warnings = append(r.warnings, fmt.Sprintf("memvault_meta row %q is not an erasure intent this key signed (forged, copied from "+
 					"another database, signed under another master key, or written by a memvault before intents were signed): left alone; "+
 					"if an erasure was killed, run `memvault forget` for its subject again", row[0]))
 				blocked = true
 				continue
 			}
-			if err := h.finishIntent(ctx, marks, n, subject, prior); err != nil {
+			if err := h.finishIntent(ctx, marks, n, subject, prior, r); err != nil {
 				return err
 			}
 		}
@@ -707,7 +750,7 @@ func (h *Handle) finishIntents(ctx context.Context, marks erasureMarks) error {
 // claim saw it (keys.ErasureStamp): the erasure asked for has begun when
 // the table holds a record other than that one, or that one not
 // readmitted. So an old intent never erases a subject readmitted since.
-func (h *Handle) finishIntent(ctx context.Context, marks erasureMarks, n int64, subject, prior string) error {
+func (h *Handle) finishIntent(ctx context.Context, marks erasureMarks, n int64, subject, prior string, r *intentReport) error {
 	e, err := h.Keys.Erasure(ctx, subject)
 	if err != nil {
 		return fmt.Errorf("vault: %w", err)
@@ -727,8 +770,8 @@ func (h *Handle) finishIntent(ctx context.Context, marks erasureMarks, n int64, 
 		if err := marks.AdvanceMark(ctx, keyErasuresMark, have); err != nil {
 			return fmt.Errorf("vault: %w", err)
 		}
-		h.finishedAtOpen = append(h.finishedAtOpen, subject)
-		h.Warnings = append(h.Warnings, fmt.Sprintf("destroyed the keys of data subject %q, whose erasure a Forget recorded and did not finish: "+
+		r.finished = append(r.finished, subject)
+		r.warnings = append(r.warnings, fmt.Sprintf("destroyed the keys of data subject %q, whose erasure a Forget recorded and did not finish: "+
 			"its threads and items stay, unreadable, until `memvault forget` runs for it again", subject))
 	}
 	if err := marks.Mark(ctx, erasureDoneMark(n), "1"); err != nil {
@@ -943,10 +986,15 @@ func requireSubjects(ctx context.Context, c config.Config, h *Handle) error {
 		}
 		return nil
 	}
-	if !c.DangerousSkipKeyCheck {
-		if err := pinSubjectKeys(ctx, marks, h, c.Subjects, marked); err != nil {
+	if err := pinSubjectKeys(ctx, marks, h, c.Subjects, marked); err != nil {
+		if !c.DangerousSkipKeyCheck {
 			return err
 		}
+		// The flag opens anyway; an erasure here could not be recorded
+		// against the erasures the database has seen (it would count in
+		// another table, or a backup), so Forget is refused.
+		h.erasureRefused = err
+		h.Warnings = append(h.Warnings, "MEMVAULT_DANGEROUS_SKIP_KEY_CHECK opened a database whose per-subject key marks differ; forget is refused here: "+err.Error())
 	}
 	// Marked last: a process that finds the mark finds the pins too (one
 	// opening the database at the same moment as the first, which found
@@ -1278,8 +1326,26 @@ func (h *Handle) ForgetWith(ctx context.Context, subject string, opt ForgetOptio
 	if h.Keys == nil {
 		return keys.Receipt{}, ErrNoSubjects
 	}
+	if h.erasureRefused != nil {
+		return keys.Receipt{}, fmt.Errorf("vault: forget %q refused: the database's erasures are recorded against another key table or mapping, "+
+			"and MEMVAULT_DANGEROUS_SKIP_KEY_CHECK opened it anyway; an erasure here would not be recorded in the database (forget with "+
+			"the key table the database pins): %w", subject, h.erasureRefused)
+	}
 	if err := h.log(ctx, audit.OpSubjectErase, subject, subject); err != nil {
 		return keys.Receipt{}, err
+	}
+	unlock := func() {}
+	if l := h.forgetLock(); l != nil && h.erasureMarks != nil {
+		// Held from before the claim until the intent is done: an Open
+		// meanwhile leaves the intent to this Forget (finishIntents).
+		var err error
+		if unlock, err = l.lock(ctx); err != nil {
+			return keys.Receipt{}, fmt.Errorf("vault: forget %q: %w", subject, err)
+		}
+		defer unlock()
+		if err := h.finishKilled(ctx, subject, opt); err != nil {
+			return keys.Receipt{}, fmt.Errorf("vault: forget %q: %w", subject, err)
+		}
 	}
 	e, intent, err := h.beginErasure(ctx, subject)
 	if err != nil {
@@ -1297,6 +1363,7 @@ func (h *Handle) ForgetWith(ctx context.Context, subject string, opt ForgetOptio
 			return keys.Receipt{}, fmt.Errorf("vault: forget %q: keys destroyed; %w", subject, err)
 		}
 	}
+	unlock()
 	pending := func(err error) (keys.Receipt, error) {
 		if cur, rerr := h.Keys.Erasure(ctx, subject); rerr == nil && cur != nil {
 			e = *cur
@@ -1329,6 +1396,36 @@ func (h *Handle) ForgetWith(ctx context.Context, subject string, opt ForgetOptio
 	return r, nil
 }
 
+// finishKilled finishes, before ForgetWith claims its own intent, the
+// intents of Forgets killed before they were done, as Open does: holding
+// the erasure lock, it knows no other Forget is live. Without it, this
+// Forget's intent was numbered after the killed one's and its erasure
+// counted before it in the key table, so its subject's guard record stood
+// past the table's count, refusing the subject's writes after a Readmit
+// until a process opened the database. Each erasure it finishes is
+// recorded in the audit trail (but the subject's own, which ForgetWith
+// records) and told to opt.Progress. Only where there
+// is a lock (not MongoDB): without one, an intent not done may be a live
+// Forget's.
+func (h *Handle) finishKilled(ctx context.Context, subject string, opt ForgetOptions) error {
+	var r intentReport
+	err := h.finishIntents(ctx, h.erasureMarks, true, &r)
+	for _, s := range r.finished {
+		if s == subject {
+			continue // a rerun of a killed Forget: this one's own record says it
+		}
+		if lerr := h.log(ctx, audit.OpSubjectErase, s, s); lerr != nil && err == nil {
+			err = lerr
+		}
+	}
+	if opt.Progress != nil {
+		for _, w := range r.warnings {
+			opt.Progress(w)
+		}
+	}
+	return err
+}
+
 // beginErasure is ForgetWith's first step after its audit record: the
 // intent written to the data database (claimErasure; its number is
 // returned, 0 without marks), then the erasure recorded and the keys
@@ -1342,6 +1439,9 @@ func (h *Handle) beginErasure(ctx context.Context, subject string) (keys.Erasure
 		var err error
 		if intent, err = h.claimErasure(ctx, subject); err != nil {
 			return keys.Erasure{}, 0, err
+		}
+		if h.afterClaim != nil {
+			h.afterClaim(intent)
 		}
 	}
 	e, err := h.Keys.StartErasure(ctx, subject)

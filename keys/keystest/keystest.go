@@ -200,6 +200,37 @@ func Run(t *testing.T, newTable func(t *testing.T) keys.Table) {
 			t.Fatalf("after rewrap: %+v", ks[0])
 		}
 	})
+	t.Run("KEKs: each wrapping KEK once, in order, bounded", func(t *testing.T) {
+		tb := newTable(t)
+		l, ok := tb.(keys.KEKLister)
+		if !ok {
+			t.Skip("the table lists no KEKs")
+		}
+		got, err := l.KEKs(ctx, 10)
+		must(t, err)
+		if len(got) != 0 {
+			t.Fatalf("KEKs of an empty table: %q", got)
+		}
+		for i, s := range []string{"a", "b", "c", "d", "e"} {
+			for v := 1; v <= 3; v++ {
+				must(t, tb.Insert(ctx, key(s, v, []string{"env:2", "env:1", "pkcs11:t/l"}[(i+v)%3])))
+			}
+		}
+		must(t, tb.Insert(ctx, key("f", 1, "env:0")))
+		want := []string{"env:0", "env:1", "env:2", "pkcs11:t/l"}
+		if got, err = l.KEKs(ctx, 10); err != nil || fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("KEKs: %q, %v; want %q", got, err, want)
+		}
+		if got, err = l.KEKs(ctx, 2); err != nil || fmt.Sprint(got) != fmt.Sprint(want[:2]) {
+			t.Fatalf("KEKs(2): %q, %v; want %q", got, err, want[:2])
+		}
+		if _, err := tb.Destroy(ctx, "f"); err != nil {
+			t.Fatal(err)
+		}
+		if got, err = l.KEKs(ctx, 10); err != nil || fmt.Sprint(got) != fmt.Sprint(want[1:]) {
+			t.Fatalf("KEKs after the only key of a KEK was destroyed: %q, %v; want %q", got, err, want[1:])
+		}
+	})
 	t.Run("thread bindings", func(t *testing.T) {
 		tb, ok := newTable(t).(keys.ThreadTable)
 		if !ok {

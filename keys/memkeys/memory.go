@@ -22,6 +22,7 @@ type Table struct {
 var (
 	_ keys.ThreadTable  = (*Table)(nil)
 	_ keys.ErasureTable = (*Table)(nil)
+	_ keys.KEKLister    = (*Table)(nil)
 )
 
 // New returns an empty table.
@@ -280,4 +281,19 @@ func (t *Table) Page(_ context.Context, afterSubject string, afterVersion, limit
 		}
 	}
 	return out, nil
+}
+
+// KEKs implements keys.KEKLister.
+func (t *Table) KEKs(_ context.Context, limit int) ([]string, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var all []string
+	for _, ks := range t.keys {
+		for _, k := range ks {
+			all = append(all, k.KEK)
+		}
+	}
+	slices.Sort(all)
+	all = slices.Compact(all)
+	return all[:min(len(all), max(limit, 0))], nil
 }

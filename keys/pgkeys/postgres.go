@@ -47,6 +47,7 @@ var (
 	_ keys.ErasureTable = (*Table)(nil)
 	_ keys.SQLFencer    = (*Table)(nil)
 	_ keys.Identified   = (*Table)(nil)
+	_ keys.KEKLister    = (*Table)(nil)
 )
 
 // New returns the key table on pool; call Setup once to create it.
@@ -304,6 +305,26 @@ func (t *Table) Rewrap(ctx context.Context, subject string, version int, oldKEK,
 func (t *Table) Page(ctx context.Context, afterSubject string, afterVersion, limit int) ([]keys.WrappedKey, error) {
 	return t.query(ctx, `SELECT `+cols+` FROM `+t.table+` WHERE (subject, version) > ($1, $2) ORDER BY subject, version LIMIT $3`,
 		afterSubject, afterVersion, limit)
+}
+
+// KEKs implements keys.KEKLister: a loose scan of the kek index
+// (migration 08), one index seek per distinct KEK (never a scan of every
+// key), at most limit.
+func (t *Table) KEKs(ctx context.Context, limit int) ([]string, error) {
+	rows, err := t.pool.Query(ctx, `WITH RECURSIVE k(kek, n) AS (
+	SELECT (SELECT kek FROM `+t.table+` ORDER BY kek LIMIT 1), 1
+	UNION ALL
+	SELECT (SELECT kek FROM `+t.table+` WHERE kek > k.kek ORDER BY kek LIMIT 1), n + 1
+		FROM k WHERE k.kek IS NOT NULL AND n < $1
+) SELECT kek FROM k WHERE kek IS NOT NULL`, limit)
+	if err != nil {
+		return nil, fmt.Errorf("keys/pgkeys: KEKs: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("keys/pgkeys: KEKs: %w", err)
+	}
+	return out, nil
 }
 
 // BindThread implements keys.ThreadTable.

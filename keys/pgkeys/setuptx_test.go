@@ -63,8 +63,8 @@ func TestSetupTx(t *testing.T) {
 			t.Fatalf("schema %s: %d objects after commit, want 6", s, n)
 		}
 		v, err := pgmigrate.Versions(ctx, pool, s, "memvault_keys_migrations")
-		if err != nil || v["memvault_keys_migrations"] != 7 {
-			t.Fatalf("schema %s: versions %v, %v; want v7", s, v, err)
+		if err != nil || v["memvault_keys_migrations"] != 8 {
+			t.Fatalf("schema %s: versions %v, %v; want v8", s, v, err)
 		}
 		if err := tb.Setup(ctx); err != nil {
 			t.Fatalf("Setup after SetupTx: %v", err)

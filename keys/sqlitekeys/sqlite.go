@@ -37,6 +37,7 @@ var (
 	_ keys.ThreadTable  = (*Table)(nil)
 	_ keys.ErasureTable = (*Table)(nil)
 	_ keys.Identified   = (*Table)(nil)
+	_ keys.KEKLister    = (*Table)(nil)
 )
 
 // Open opens (creating when missing) the key table in the SQLite file at
@@ -229,6 +230,40 @@ func (t *Table) Page(ctx context.Context, afterSubject string, afterVersion, lim
 	})
 	return out, err
 }
+
+// KEKs implements keys.KEKLister: a loose scan of the kek index, one
+// seek per distinct KEK (never a scan of every key), at most limit.
+func (t *Table) KEKs(ctx context.Context, limit int) ([]string, error) {
+	var out []string
+	err := t.db.Read(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, distinctKEKs, limit)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var k string
+			if err := rows.Scan(&k); err != nil {
+				return err
+			}
+			out = append(out, k)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("keys/sqlitekeys: KEKs: %w", err)
+	}
+	return out, nil
+}
+
+// distinctKEKs walks the kek index (migration v6) from one KEK to the next
+// greater one: as many seeks as distinct KEKs, up to the limit (?1).
+const distinctKEKs = `WITH RECURSIVE k(kek, n) AS (
+	SELECT (SELECT kek FROM memvault_data_keys ORDER BY kek LIMIT 1), 1
+	UNION ALL
+	SELECT (SELECT kek FROM memvault_data_keys WHERE kek > k.kek ORDER BY kek LIMIT 1), n + 1
+		FROM k WHERE k.kek IS NOT NULL AND n < ?1
+) SELECT kek FROM k WHERE kek IS NOT NULL`
 
 // BindThread implements keys.ThreadTable.
 func (t *Table) BindThread(ctx context.Context, thread, subject string) (string, error) {
