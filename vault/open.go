@@ -583,10 +583,8 @@ func (h *Handle) checkKeyErasures(ctx context.Context, marks erasureMarks, finis
 	if err != nil {
 		return err
 	}
-	if have < seen {
-		return fmt.Errorf("%w: the key table has started %d erasures and the database has seen %d: it is a copy or a backup "+
-			"of the key table taken before an erasure, and still holds keys that erasure destroyed (point every process at the "+
-			"key table the erasures ran on, and never copy a live key table: move it)", ErrSubjectsChanged, have, seen)
+	if err := behindErasures(have, seen); err != nil {
+		return err
 	}
 	if finish {
 		var r intentReport
@@ -605,6 +603,18 @@ func (h *Handle) checkKeyErasures(ctx context.Context, marks erasureMarks, finis
 		}
 	}
 	return nil
+}
+
+// behindErasures refuses a key table that has started fewer erasures
+// (have) than the database has seen: a copy or a backup of the key table
+// taken before an erasure, which still holds keys it destroyed.
+func behindErasures(have, seen int64) error {
+	if have >= seen {
+		return nil
+	}
+	return fmt.Errorf("%w: the key table has started %d erasures and the database has seen %d: it is a copy or a backup "+
+		"of the key table taken before an erasure, and still holds keys that erasure destroyed (point every process at the "+
+		"key table the erasures ran on, and never copy a live key table: move it)", ErrSubjectsChanged, have, seen)
 }
 
 // intentMarks are erasureMarks that list a range of marks (SQLite,
@@ -807,6 +817,13 @@ func (h *Handle) claimErasure(ctx context.Context, subject string) (int64, error
 	if err != nil {
 		return 0, err
 	}
+	// Checked again here, not only at Open: a process that opened before
+	// another's erasure, on a copy of the key table, would otherwise
+	// count an erasure of its own up to the database's record and pass
+	// the guard again (TestReviewS25CopyCatchesUpByForgetting).
+	if err := behindErasures(have, seen); err != nil {
+		return 0, fmt.Errorf("vault: forget %q refused: %w", subject, err)
+	}
 	settled, err := markCount(ctx, marks, erasuresSettledMark)
 	if err != nil {
 		return 0, fmt.Errorf("vault: %w", err)
@@ -836,8 +853,22 @@ func (h *Handle) claimErasure(ctx context.Context, subject string) (int64, error
 			return 0, fmt.Errorf("vault: %w", err)
 		} else if settled < n {
 			// The guard's record: from now on a process on a copy of
-			// the key table cannot write the subject's values.
-			return n, markErasure(ctx, marks, subject, n)
+			// the key table cannot write the subject's values. It is the
+			// count of erasures the key table will have once this one
+			// is counted, which the guard compares with writers' counts:
+			// have+1 where Forgets hold the erasure lock (forgetLock) and
+			// killed ones' intents were finished first, so no other
+			// erasure is counted in between — an intent number skipped
+			// (a row this key did not sign, left alone) must not put the
+			// record past the count, refusing the subject's writes after
+			// a Readmit (TestReviewS25IntentGapRefusesReadmittedSubject).
+			// Without the lock (MongoDB) Forgets claim concurrently and
+			// n, past every claim before it, is the bound.
+			guardAt := n
+			if h.forgetLock() != nil {
+				guardAt = have + 1
+			}
+			return n, markErasure(ctx, marks, subject, guardAt)
 		}
 	}
 	return 0, fmt.Errorf("vault: record the erasure of %q: %d erasures begun at once", subject, maxIntents)
