@@ -44,7 +44,8 @@ type driver struct {
 	// writeHook, when set (tests), runs in a put and in pending writes
 	// with the thread: at "write" just before the document is written
 	// (a put's lease confirmed), at "written" just after, before the
-	// write checks the erasure guard again. The tests stop a write
+	// write checks the erasure guard again; and at "write" before an
+	// Update's Overwrite writes. The tests stop a write
 	// there, as a process paused longer than the lease's TTL would be.
 	writeHook func(at, thread string)
 	// rollbackErr, when set (tests), is what restoring the threads after

@@ -22,8 +22,8 @@ import (
 // TestLateWriteOnCopiedKeyTable: the erasure guard on MongoDB, which has
 // no transaction to run it in. A process on a copy of the key table taken
 // before Forget(carol) — which still holds carol's keys — puts a
-// checkpoint of thread carol:2 and pending writes of thread carol:3 (of
-// its checkpoint written before); each
+// checkpoint of thread carol:2, pending writes of thread carol:3 (of its
+// checkpoint written before) and copies carol:3 to carol:9; each
 // write stops at a point of its own (test hook) while Forget(carol) runs
 // to completion in another process, then goes on. The writer holds no
 // lease, as after its process was stopped longer than the lease's TTL:
@@ -83,16 +83,31 @@ func lateWriteOnCopy(t *testing.T, at string) {
 	if _, err := sv.Put(ctx, checkpointer.Config{ThreadID: "carol:3"}, cp3, nil, cp3.ChannelVersions); err != nil {
 		t.Fatal(err)
 	}
-	paused, resume := make(chan string, 2), make(chan struct{})
+	paused, resume := make(chan string, 3), make(chan struct{})
 	var armed atomic.Bool
 	armed.Store(true)
-	mongosaver.SetWriteHook(sv, func(point, thread string) {
+	hook := func(point, thread string) {
 		if point == at && strings.HasPrefix(thread, "carol:") && armed.Load() {
 			paused <- thread
 			<-resume
 		}
-	})
-	errs := make(chan error, 2)
+	}
+	mongosaver.SetWriteHook(sv, hook)
+	ops := 2
+	errs := make(chan error, 3)
+	if at == "write" {
+		// A copy into carol:9 (an Update: the fence given to Fence, then
+		// Overwrite), by a second saver: an Update waits for this
+		// saver's puts under way.
+		cp, err := mongosaver.New(db, mongosaver.Options{Serde: stale.Serde, NoLeases: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cp.Close()
+		mongosaver.SetWriteHook(cp, hook)
+		ops++
+		go func() { errs <- cp.CopyThread(ctx, "carol:3", "carol:9") }()
+	}
 	go func() {
 		cp := &checkpointer.Checkpoint{V: 4, ID: checkpointer.NewID(0), ChannelValues: map[string]any{"notes": "carol takes insulin"},
 			ChannelVersions: map[string]string{"notes": sv.NextVersion("")}}
@@ -103,8 +118,9 @@ func lateWriteOnCopy(t *testing.T, at string) {
 		errs <- sv.PutWrites(ctx, checkpointer.Config{ThreadID: "carol:3", CheckpointID: cp3.ID},
 			[]checkpointer.Write{{Channel: "notes", Value: "carol takes insulin"}}, "task", "")
 	}()
-	<-paused
-	<-paused
+	for range ops {
+		<-paused
+	}
 	live := openVault(t, env)
 	if _, err := live.Forget(ctx, "carol"); err != nil {
 		t.Fatalf("forget carol: %v", err)
@@ -112,12 +128,13 @@ func lateWriteOnCopy(t *testing.T, at string) {
 	live.Close()
 	armed.Store(false)
 	close(resume)
-	for range 2 {
+	for range ops {
 		if err := <-errs; !errors.Is(err, mvkeys.ErrSubjectErased) {
 			t.Errorf("a write of carol on a copy of the key table, stopped at %q across Forget(carol): %v, want keys.ErrSubjectErased", at, err)
 		}
 	}
-	for coll, thread := range map[string]string{"checkpoints": "carol:2", "checkpoint_writes": "carol:3"} {
+	for _, c := range []struct{ coll, thread string }{{"checkpoints", "carol:2"}, {"checkpoint_writes", "carol:3"}, {"checkpoints", "carol:9"}} {
+		coll, thread := c.coll, c.thread
 		n, err := db.Collection(coll).CountDocuments(ctx, bson.D{{Key: "thread_id", Value: thread}})
 		if err != nil {
 			t.Fatal(err)

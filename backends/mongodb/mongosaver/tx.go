@@ -740,6 +740,9 @@ func (t *tx) Overwrite(ctx context.Context, thread string, rows *checkpointer.Th
 	if err := t.touch(ctx, thread); err != nil {
 		return err
 	}
+	if t.d.writeHook != nil {
+		t.d.writeHook("write", thread)
+	}
 	// Writes first, checkpoints last: a crash in between leaves writes
 	// without a checkpoint, never a checkpoint without its data.
 	for _, w := range rows.Writes {

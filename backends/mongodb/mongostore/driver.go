@@ -163,7 +163,8 @@ func (t *tx) Fence(ctx context.Context, f store.WriteFence) error {
 }
 
 // guardAgain checks the transaction's fences again after Commit wrote w:
-// the erasure guard's second look (see doc.go, "The erasure guard").
+// the erasure guard's second look (see the package doc, and mongosaver's
+// "The erasure guard" for why it covers every interleaving).
 // MongoDB runs no transaction to hold the guard's read and the writes
 // together, so a write whose first check came before an erasure recorded
 // its mark may land after the erasure deleted the subject's items; read
@@ -192,9 +193,11 @@ func (t *tx) guardAgain(ctx context.Context, w wrote) error {
 // those, never a later write's.
 type wrote struct{ items, vecs []bson.D }
 
-// takeBack deletes what apply stored (w): the items first, then their
-// vectors (a crash in between leaves vectors without an item, which
-// searches skip and the next put of the key replaces).
+// takeBack deletes what apply stored (w): the items first (the values),
+// then their vectors; a crash in between leaves the vectors, which the
+// next put of the key or the subject's erasure run again (DeletePrefix)
+// deletes. Commit then returns before the code index's commit: nothing
+// of the write is logged.
 func (d *driver) takeBack(ctx context.Context, w wrote) error {
 	for _, c := range []struct {
 		coll *mongo.Collection
