@@ -135,6 +135,44 @@
 // and every later one fails with keys.ErrSubjectErased (writes check the
 // keys holding their thread's lease).
 //
+// # The erasure guard
+//
+// A process running on a copy or a backup of the key table taken before
+// an erasure of subject S still holds S's keys; the key check cannot see
+// the erasure. vault.Forget records it first in the database, as the mark
+// erased_subject:S (keys.ErasedSubjectMark) holding the erasure's
+// number, before it destroys keys, drains and deletes S's rows; every
+// write of S compares that number with its key table's count of
+// erasures (keys.ErasureGuard), which a copy's is behind. SQLite and
+// PostgreSQL compare inside the write's transaction. Here there is none,
+// so a write checks twice: before it writes, as the engine asks (a
+// refused write stores nothing), and again just after (guardAgain):
+// refused then, it deletes what it wrote — the checkpoint document and
+// the large-value chunks it wrote, the pending writes it upserted — and
+// fails with keys.ErrSubjectErased. In Update, the fences given to Fence
+// are checked again before the leases go, a refusal restoring the
+// threads. Why no write of S outlives a Forget(S) that returned: Forget
+// (F) (1) writes the mark, then (4) deletes S's rows; a write (W) (b)
+// stores its document, then (c) reads the mark. MongoDB orders the
+// single-document operations of one server (the driver's default: reads
+// and writes go to the primary), so either (c) reads the mark — and W
+// takes its document back — or (c) reads before (1) wrote it, so (b),
+// acknowledged before (c) began, precedes (1) and so (4), which deletes
+// the document with S's other rows. A write landing after Forget
+// returned lands after (1): its check after the write refuses it. While
+// W holds its lease, F's drain (between (1) and (4)) waits for W anyway;
+// the second check matters when W lost the lease — it was stopped
+// longer than Options.LeaseTTL between its check and its write. What
+// stays: a process killed between such a late write and taking it back
+// leaves the document (sealed under a key only the copy still holds);
+// no Open finds it (an erasure intent marked done is not finished again,
+// and finishing one deletes no row), running forget for S again deletes
+// it when S's threads are found by their ids; a thread bound to S only
+// in the copy's key table (subjects named in metadata) is not found by
+// the erasure at all. Cost with per-subject keys: one more read of the
+// mark and one more key-table read (the fence's key check) per put or
+// pending write; none without.
+//
 // A MongoDB document is limited to 16 MiB (MaxDocumentSize; FerretDB
 // accepts more, so the driver checks the size itself). A checkpoint
 // whose document would exceed it is stored with its largest values moved

@@ -41,6 +41,13 @@ type driver struct {
 	// beforeBigChunks, when set (tests), runs before the chunks of each
 	// new large value are written (big.go).
 	beforeBigChunks func()
+	// writeHook, when set (tests), runs in a put and in pending writes
+	// with the thread: at "write" just before the document is written
+	// (a put's lease confirmed), at "written" just after, before the
+	// write checks the erasure guard again; and at "write" before an
+	// Update's Overwrite writes. The tests stop a write
+	// there, as a process paused longer than the lease's TTL would be.
+	writeHook func(at, thread string)
 	// rollbackErr, when set (tests), is what restoring the threads after
 	// a failed Update returns, nothing restored.
 	rollbackErr error
@@ -342,6 +349,14 @@ func (d *driver) Update(ctx context.Context, fn func(tx checkpointer.DriverTx) e
 	}
 	defer stop() // should fn not return (a test's simulated crash)
 	err := fn(t)
+	for _, f := range t.fences {
+		if err != nil {
+			break
+		}
+		// The erasure guard again, the writes made (guardAgain): a
+		// refusal restores the threads below, taking the writes back.
+		err = guardAgain(ctx, f)
+	}
 	stop()
 	if lost := t.leases.lostErr(); lost != nil {
 		return errors.Join(err, lost)

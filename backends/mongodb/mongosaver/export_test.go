@@ -18,3 +18,10 @@ func SetRollbackErr(s *Saver, err error) { s.d.rollbackErr = err }
 
 // LeaseOwner is s's owner id in memvault_leases.
 func LeaseOwner(s *Saver) string { return s.d.leases.owner }
+
+// SetWriteHook makes s run f in a put and in pending writes, with the
+// thread: at "write" just before the document is written (a put's lease
+// confirmed), at "written" just after it, before the write checks the
+// erasure guard again; and at "write" before an Update's Overwrite (a
+// copy's) writes. The tests stop a write at either point.
+func SetWriteHook(s *Saver, f func(at, thread string)) { s.d.writeHook = f }

@@ -2,6 +2,7 @@ package mongosaver
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -11,6 +12,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/memvault/memvault/checkpointer"
+	"github.com/memvault/memvault/keys"
 )
 
 // tx is a DriverTx: writes go to the server at once; Update restores the
@@ -27,6 +29,10 @@ type tx struct {
 	// without leases): what it knows of the thread saves the put's read
 	// (putcache.go).
 	kept *sticky
+	// fences, in Update, are the fences Fence checked before the writes
+	// they cover: Update checks them again once the writes are made (see
+	// guardAgain).
+	fences []checkpointer.WriteFence
 }
 
 // lease takes thread's lease for the transaction (nothing outside one:
@@ -203,6 +209,18 @@ func (t *tx) Put(ctx context.Context, p *checkpointer.PutRows) error {
 		t.kept.forgetNS(p.NS)
 		return err
 	}
+	if t.d.writeHook != nil {
+		t.d.writeHook("written", p.Thread)
+	}
+	if err := guardAgain(ctx, p.Fence); err != nil {
+		if t.direct && errors.Is(err, keys.ErrSubjectErased) {
+			t.kept.forgetNS(p.NS)
+			if terr := t.d.takeBack(ctx, doc); terr != nil {
+				return errors.Join(err, fmt.Errorf("put checkpoint %q: %w", p.ID, terr))
+			}
+		}
+		return err
+	}
 	if t.kept != nil && t.d.soleWriter { // nothing else reads what it knows
 		t.kept.wrote(doc)
 	}
@@ -229,8 +247,18 @@ func (d *driver) parentKept(ctx context.Context, p *checkpointer.PutRows, doc *c
 	if n > 0 {
 		return nil
 	}
+	if err := d.takeBack(ctx, doc); err != nil {
+		return fmt.Errorf("put checkpoint %q: its parent was deleted meanwhile, and %w", p.ID, err)
+	}
+	return p.ErrParentMissing()
+}
+
+// takeBack deletes doc, which a put has just stored, and the chunks of the
+// large values the put wrote for it (other documents do not reference
+// them): a put that finds, after its write, that it must not stand.
+func (d *driver) takeBack(ctx context.Context, doc *cpDoc) error {
 	if _, err := d.cps.DeleteOne(ctx, bson.D{{Key: fThread, Value: doc.Thread}, {Key: fNS, Value: doc.NS}, {Key: fID, Value: doc.ID}}); err != nil {
-		return fmt.Errorf("put checkpoint %q: its parent was deleted meanwhile, and taking it back failed: %w", p.ID, err)
+		return fmt.Errorf("taking it back failed: %w", err)
 	}
 	var fresh bson.A
 	for _, v := range doc.Values {
@@ -240,10 +268,25 @@ func (d *driver) parentKept(ctx context.Context, p *checkpointer.PutRows, doc *c
 	}
 	if len(fresh) > 0 {
 		if _, err := d.big.DeleteMany(ctx, bson.D{{Key: "thread_id", Value: doc.Thread}, {Key: "gen", Value: bson.D{{Key: "$in", Value: fresh}}}}); err != nil {
-			return fmt.Errorf("put checkpoint %q: its parent was deleted meanwhile, and taking its large values back failed: %w", p.ID, err)
+			return fmt.Errorf("taking its large values back failed: %w", err)
 		}
 	}
-	return p.ErrParentMissing()
+	return nil
+}
+
+// guardAgain runs f once more after the write it fenced was made: the
+// erasure guard's second look (doc.go, "The erasure guard"). MongoDB runs
+// no transaction to hold the guard's read and the write together, so a
+// write whose first check came before an erasure recorded its mark may
+// land after the erasure deleted the subject's rows; read after the write,
+// the mark is seen, and the write is taken back (a refusal wrapping
+// keys.ErrSubjectErased: the caller deletes what it wrote). Other errors
+// leave the write in place: only the guard's refusal says it must go.
+func guardAgain(ctx context.Context, f checkpointer.WriteFence) error {
+	if f == nil {
+		return nil
+	}
+	return f.Check(ctx)
 }
 
 // putRead is a put's read: the checkpoint stored under its id, its
@@ -336,6 +379,9 @@ func (d *driver) replaceCP(ctx context.Context, doc *cpDoc, check func(context.C
 			return err
 		}
 	}
+	if d.writeHook != nil {
+		d.writeHook("write", doc.Thread)
+	}
 	_, err := d.cps.ReplaceOne(ctx, bson.D{{Key: fThread, Value: doc.Thread}, {Key: fNS, Value: doc.NS}, {Key: fID, Value: doc.ID}},
 		bson.Raw(raw), options.Replace().SetUpsert(true))
 	if err != nil {
@@ -377,6 +423,9 @@ func (t *tx) PutWrites(ctx context.Context, w *checkpointer.WriteRows) error {
 	if err := t.touch(ctx, w.Thread); err != nil {
 		return err
 	}
+	if t.d.writeHook != nil {
+		t.d.writeHook("write", w.Thread)
+	}
 	// Two upserts of one new key racing both insert; the server refuses
 	// the second (E11000) where MongoDB would retry it itself. Run again,
 	// the write finds the document and updates it or, for
@@ -384,7 +433,10 @@ func (t *tx) PutWrites(ctx context.Context, w *checkpointer.WriteRows) error {
 	for attempt := 0; ; attempt++ {
 		_, err := t.d.writes.BulkWrite(ctx, models, options.BulkWrite().SetOrdered(true))
 		if err == nil {
-			return nil
+			if t.d.writeHook != nil {
+				t.d.writeHook("written", w.Thread)
+			}
+			return t.writesGuardAgain(ctx, w)
 		}
 		if !mongo.IsDuplicateKeyError(err) || attempt == 3 {
 			return fmt.Errorf("put writes: %w", err)
@@ -392,7 +444,35 @@ func (t *tx) PutWrites(ctx context.Context, w *checkpointer.WriteRows) error {
 	}
 }
 
-func (t *tx) Fence(ctx context.Context, f checkpointer.WriteFence) error { return f.Check(ctx) }
+// writesGuardAgain is guardAgain for pending writes just stored: refused,
+// outside Update they are deleted (in Update, its restore takes them
+// back). A write kept as it was ($setOnInsert) goes too: it is a value of
+// the erased subject's, which its erasure deletes.
+func (t *tx) writesGuardAgain(ctx context.Context, w *checkpointer.WriteRows) error {
+	err := guardAgain(ctx, w.Fence)
+	if err == nil || !t.direct || !errors.Is(err, keys.ErrSubjectErased) {
+		return err
+	}
+	idx := make(bson.A, len(w.Rows))
+	for i, r := range w.Rows {
+		idx[i] = r.Idx
+	}
+	if _, derr := t.d.writes.DeleteMany(ctx, bson.D{{Key: fThread, Value: w.Thread}, {Key: fNS, Value: w.NS}, {Key: fID, Value: w.Checkpoint},
+		{Key: fTask, Value: w.Task}, {Key: fIdx, Value: bson.D{{Key: "$in", Value: idx}}}}); derr != nil {
+		return errors.Join(err, fmt.Errorf("put writes of task %q: taking them back failed: %w", w.Task, derr))
+	}
+	return err
+}
+
+// Fence checks f before the writes it covers, and keeps it for Update to
+// check again after them (guardAgain).
+func (t *tx) Fence(ctx context.Context, f checkpointer.WriteFence) error {
+	if err := f.Check(ctx); err != nil {
+		return err
+	}
+	t.fences = append(t.fences, f)
+	return nil
+}
 
 func (t *tx) Lock(ctx context.Context, _ []checkpointer.Removal, sel checkpointer.HeadSelector) ([]checkpointer.Head, error) {
 	return t.Heads(ctx, sel)
@@ -659,6 +739,9 @@ func (t *tx) Rows(ctx context.Context, thread string) (*checkpointer.ThreadRows,
 func (t *tx) Overwrite(ctx context.Context, thread string, rows *checkpointer.ThreadRows) error {
 	if err := t.touch(ctx, thread); err != nil {
 		return err
+	}
+	if t.d.writeHook != nil {
+		t.d.writeHook("write", thread)
 	}
 	// Writes first, checkpoints last: a crash in between leaves writes
 	// without a checkpoint, never a checkpoint without its data.

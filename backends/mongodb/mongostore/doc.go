@@ -54,7 +54,16 @@
 // An erasure (vault.Forget) calls DrainWrites after destroying a subject's
 // keys: it takes the lease once, so every put that found those keys live,
 // in any process, has written before the erasure deletes the subject's
-// items, and every later one fails with keys.ErrSubjectErased.
+// items, and every later one fails with keys.ErrSubjectErased. A write
+// transaction checks the fence of its values' keys (and the erasure
+// guard: a process on a copy of the key table, see mongosaver's "The
+// erasure guard") before it writes and again at Commit just after
+// (engine.FenceTx, guardAgain): refused then, it deletes the items and
+// vectors it wrote, by the versions it wrote, and fails with
+// keys.ErrSubjectErased — so a write that lost the lease (stopped longer
+// than LeaseTTL) and landed after the erasure deleted the subject's items
+// does not stay. A process killed between such a write and taking it back
+// leaves the item; running forget for the subject again deletes it.
 //
 // # Layout
 //

@@ -15,7 +15,9 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
+	"github.com/memvault/memvault/keys"
 	"github.com/memvault/memvault/store"
+	"github.com/memvault/memvault/store/engine"
 	"github.com/memvault/memvault/store/vecindex"
 )
 
@@ -99,6 +101,10 @@ type driver struct {
 	// and after Commit read the items it replaces, before anything is
 	// written.
 	beforeWrite func()
+	// afterWrite, when set (tests), runs in a write transaction's
+	// Commit just after its writes, before it checks the erasure guard
+	// again.
+	afterWrite func()
 }
 
 func (d *driver) Name() string { return "mongodb" }
@@ -137,6 +143,78 @@ type tx struct {
 	over  map[store.RowKey]int // the last op of a key
 	iw    *idxWrite            // the code index's bookkeeping (index.go)
 	lease *held                // a write transaction's writer lease
+	// fences are the fences of the keys that sealed the values written
+	// (Fence): checked before the writes and again at Commit after them
+	// (guardAgain).
+	fences []store.WriteFence
+}
+
+var _ engine.FenceTx = (*tx)(nil)
+
+// Fence implements engine.FenceTx: f is checked now, before the writes, as
+// the engine would, and kept for Commit to check again once they are made
+// (guardAgain).
+func (t *tx) Fence(ctx context.Context, f store.WriteFence) error {
+	if err := f.Check(ctx); err != nil {
+		return err
+	}
+	t.fences = append(t.fences, f)
+	return nil
+}
+
+// guardAgain checks the transaction's fences again after Commit wrote w:
+// the erasure guard's second look (see the package doc, and mongosaver's
+// "The erasure guard" for why it covers every interleaving).
+// MongoDB runs no transaction to hold the guard's read and the writes
+// together, so a write whose first check came before an erasure recorded
+// its mark may land after the erasure deleted the subject's items; read
+// after the write, the mark is seen, and what was written is taken back.
+// Only a refusal (keys.ErrSubjectErased) takes it back: another error
+// leaves the write in place and is returned.
+func (t *tx) guardAgain(ctx context.Context, w wrote) error {
+	for _, f := range t.fences {
+		err := f.Check(ctx)
+		if err == nil {
+			continue
+		}
+		if errors.Is(err, keys.ErrSubjectErased) {
+			if terr := t.d.takeBack(ctx, w); terr != nil {
+				return errors.Join(err, terr)
+			}
+		}
+		return err
+	}
+	return nil
+}
+
+// wrote is what apply stored: the version of every item document it
+// inserted or replaced (its _id and memvault_updated) and the key and
+// version of the vectors it inserted, so that takeBack deletes exactly
+// those, never a later write's.
+type wrote struct{ items, vecs []bson.D }
+
+// takeBack deletes what apply stored (w): the items first (the values),
+// then their vectors; a crash in between leaves the vectors, which the
+// next put of the key or the subject's erasure run again (DeletePrefix)
+// deletes. Commit then returns before the code index's commit: nothing
+// of the write is logged.
+func (d *driver) takeBack(ctx context.Context, w wrote) error {
+	for _, c := range []struct {
+		coll *mongo.Collection
+		fs   []bson.D
+	}{{d.items, w.items}, {d.vecs, w.vecs}} {
+		if len(c.fs) == 0 {
+			continue
+		}
+		models := make([]mongo.WriteModel, len(c.fs))
+		for i, f := range c.fs {
+			models[i] = mongo.NewDeleteManyModel().SetFilter(f)
+		}
+		if _, err := c.coll.BulkWrite(ctx, models, options.BulkWrite().SetOrdered(false)); err != nil {
+			return fmt.Errorf("mongodb: taking back the writes the erasure guard refused failed: %w", err)
+		}
+	}
+	return nil
 }
 
 var errReadOnly = errors.New("mongodb: write in a read-only transaction")
@@ -186,7 +264,14 @@ func (t *tx) Commit() error {
 				return err
 			}
 		}
-		if err := t.d.apply(ctx, t.ops, t.dels, t.iw); err != nil {
+		w, err := t.d.apply(ctx, t.ops, t.dels, t.iw)
+		if err != nil {
+			return err
+		}
+		if t.d.afterWrite != nil {
+			t.d.afterWrite()
+		}
+		if err := t.guardAgain(ctx, w); err != nil {
 			return err
 		}
 	}
@@ -724,7 +809,8 @@ func (t *tx) DeleteExpired(ctx context.Context, now time.Time) ([]store.RowKey, 
 // theirs (store.DriverCaps.UpsertVersions); the vectors of reindexed and
 // deleted items go and the new ones are inserted; then the items are
 // replaced or deleted in one ordered bulk write.
-func (d *driver) apply(ctx context.Context, ops []store.RowWrite, dels map[int]bool, iw *idxWrite) error {
+func (d *driver) apply(ctx context.Context, ops []store.RowWrite, dels map[int]bool, iw *idxWrite) (wrote, error) {
+	var out wrote
 	cov := func(k store.RowKey, add bool) {
 		if iw != nil {
 			if add {
@@ -760,13 +846,13 @@ func (d *driver) apply(ctx context.Context, ops []store.RowWrite, dels map[int]b
 		}
 		cur, err := d.items.Find(ctx, f, options.Find().SetProjection(bson.D{{Key: fValue, Value: 0}, {Key: fMVValue, Value: 0}}))
 		if err != nil {
-			return err
+			return out, err
 		}
 		for cur.Next(ctx) {
 			var doc itemDoc
 			if err := cur.Decode(&doc); err != nil {
 				cur.Close(ctx)
-				return err
+				return out, err
 			}
 			doc.MVValue = []byte{}
 			r, _ := doc.row()
@@ -775,7 +861,7 @@ func (d *driver) apply(ctx context.Context, ops []store.RowWrite, dels map[int]b
 		err = cur.Err()
 		cur.Close(ctx)
 		if err != nil {
-			return err
+			return out, err
 		}
 	}
 	if d.beforeWrite != nil {
@@ -839,10 +925,10 @@ func (d *driver) apply(ctx context.Context, ops []store.RowWrite, dels map[int]b
 		}
 		doc, err := d.itemDocument(w, f, indexed)
 		if err != nil {
-			return err
+			return out, err
 		}
 		if err := checkDocumentSize(w, doc); err != nil {
-			return err // before anything of the batch is written
+			return out, err // before anything of the batch is written
 		}
 		// By _id, read above: servers without query planning (FerretDB)
 		// find a document by _id without reading the others. A new
@@ -860,31 +946,35 @@ func (d *driver) apply(ctx context.Context, ops []store.RowWrite, dels map[int]b
 		}
 		u := w.Updated.UnixNano()
 		old[w.RowKey] = prev{p.id, &u, w.Created, w.Updated, indexed}
+		out.items = append(out.items, version(old[w.RowKey]))
+		if w.Reindex && len(w.Vectors) > 0 {
+			out.vecs = append(out.vecs, bson.D{{Key: fNSStr, Value: f[0].Value}, {Key: fKey, Value: w.Key}, {Key: fMVUpdated, Value: u}})
+		}
 	}
 	if err := d.dropVectors(ctx, dropVecs); err != nil {
-		return err
+		return out, err
 	}
 	if len(newVecs) > 0 {
 		if _, err := d.vecs.InsertMany(ctx, newVecs); err != nil {
-			return err
+			return out, err
 		}
 	}
 	if len(models) == 0 {
-		return nil
+		return out, nil
 	}
 	res, err := d.items.BulkWrite(ctx, models, options.BulkWrite().SetOrdered(true))
 	if err != nil {
 		if mongo.IsDuplicateKeyError(err) {
 			// Another process inserted the key since the read:
 			// only a writer whose lease was lost meets one.
-			return fmt.Errorf("%w: %w: %w", store.ErrConflict, ErrLeaseLost, err)
+			return out, fmt.Errorf("%w: %w: %w", store.ErrConflict, ErrLeaseLost, err)
 		}
-		return err
+		return out, err
 	}
 	if n := res.InsertedCount + res.MatchedCount + res.DeletedCount; n < int64(len(models)) {
-		return fmt.Errorf("%w: %w: %d of %d items changed by another writer since they were read", store.ErrConflict, ErrLeaseLost, int64(len(models))-n, len(models))
+		return out, fmt.Errorf("%w: %w: %d of %d items changed by another writer since they were read", store.ErrConflict, ErrLeaseLost, int64(len(models))-n, len(models))
 	}
-	return nil
+	return out, nil
 }
 
 // dropVectors deletes the vector documents of keys, by their _ids (see

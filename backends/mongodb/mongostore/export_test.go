@@ -20,3 +20,8 @@ func SetBeforeWrite(s *Store, f func()) { s.d.beforeWrite = f }
 // index (FerretDB refuses it): the tests then delete an item's document
 // as the server's TTL monitor would.
 func AssumeTTLIndex(s *Store) { s.d.ttlIndexed = true }
+
+// SetAfterWrite makes s's write transactions run f at Commit just after
+// they wrote, before they check the erasure guard again: the tests stop a
+// write there.
+func SetAfterWrite(s *Store, f func()) { s.d.afterWrite = f }

@@ -343,9 +343,10 @@ func (m auditMeta) MarkErasure(ctx context.Context, subject string, n int64) err
 
 // ErasedPast reports whether the mark erased_subject:<subject> holds a
 // number greater than known, the count of erasures of the writer's key
-// table (keys.ErasureGuard). MongoDB runs it before the write, outside any
-// transaction: a write that read it before an erasure's record and lands
-// after the erasure deleted the subject's rows stays (see the README).
+// table (keys.ErasureGuard). MongoDB has no transaction to run it in: the
+// saver and the store run it before a write and again just after,
+// deleting the write when the second check refuses it (mongosaver's doc,
+// "The erasure guard").
 func (m auditMeta) ErasedPast(ctx context.Context, subject string, known int64) (bool, error) {
 	n, err := m.MarkCount(ctx, keys.ErasedSubjectMark(subject))
 	return n > known, err
