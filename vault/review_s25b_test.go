@@ -1,0 +1,108 @@
+package vault
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/memvault/memvault/checkpointer"
+)
+
+// loseForgetLockS25b takes the erasure lock away from a Forget that holds
+// it, the way an operator or the system can: on PostgreSQL the lock's own
+// backend is terminated (pg_terminate_backend, an idle-session timeout, a
+// pooler or failover dropping the connection); on SQLite the lock file is
+// removed (a cleanup of "stray" files beside the database).
+func loseForgetLockS25b(t *testing.T, ctx context.Context, h *Handle) {
+	t.Helper()
+	if h.Pool != nil {
+		var n int
+		if err := h.Pool.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_locks
+			WHERE locktype = 'advisory' AND granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+			AND pid <> pg_backend_pid()`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n == 0 {
+			t.Fatal("no advisory lock held while the Forget is paused")
+		}
+		// pg_terminate_backend only signals: wait until the lock is gone.
+		for i := 0; i < 200; i++ {
+			var held int
+			if err := h.Pool.QueryRow(ctx, `SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid <> pg_backend_pid()
+				AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`).Scan(&held); err != nil {
+				t.Fatal(err)
+			}
+			if held == 0 {
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		t.Fatal("the terminated backend still holds its advisory lock")
+	}
+	if err := os.Remove(h.dbPath + forgetLockSuffix); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestReviewS25bForgetLosesItsLock (session 25 review 2): the erasure lock
+// is taken once and never looked at again. When the Forget loses it while
+// paused between its claim and its key transaction (its PostgreSQL lock
+// session terminated; its SQLite lock file removed), ForgetWith does not
+// notice, and an Open meanwhile takes the now free lock and finishes the
+// live Forget's intent as a killed one's: the very double erasure record
+// and false "did not finish" warning the lock was added to prevent
+// (TestOpenLeavesALiveForgetsIntent), and a Forget of another subject
+// meanwhile is no longer serialised after it.
+func TestReviewS25bForgetLosesItsLock(t *testing.T) {
+	ctx := context.Background()
+	for _, backend := range []string{"sqlite", "postgres"} {
+		t.Run(backend, func(t *testing.T) {
+			c := subjectsConfigOn(t, backend == "postgres")
+			c.Audit = true
+			h, err := Open(ctx, c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer h.Close()
+			for _, th := range []string{"carol:1", "dave:1"} {
+				if _, err := putCarolS22(ctx, h, th, th+" notes"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			reached, release := make(chan struct{}), make(chan struct{})
+			h.afterClaim = func(int64) { close(reached); <-release }
+			done := make(chan error, 1)
+			go func() { _, err := h.Forget(ctx, "carol"); done <- err }()
+			select {
+			case <-reached:
+			case err := <-done:
+				t.Fatalf("Forget returned before its key transaction: %v", err)
+			}
+			loseForgetLockS25b(t, ctx, h)
+			h2, err := Open(ctx, c)
+			if err != nil {
+				close(release)
+				<-done
+				t.Fatalf("Open while a Forget runs: %v", err)
+			}
+			warned := strings.Join(h2.Warnings, "\n")
+			h2.Close()
+			close(release)
+			ferr := <-done
+			if ferr == nil && warned != "" {
+				t.Errorf("Forget(carol) lost its erasure lock and returned success; an Open meanwhile finished its intent as a killed Forget's: %q", warned)
+			}
+			if n := subjectErasures(t, h, "carol"); ferr == nil && n != 1 {
+				t.Errorf("%d subject.erase records of carol for one Forget, want 1", n)
+			}
+			if tup, err := h.Saver.GetTuple(ctx, checkpointer.Config{ThreadID: "carol:1"}); err == nil && tup != nil {
+				t.Errorf("carol:1 reads after Forget(carol)")
+			}
+			if ferr != nil {
+				t.Logf("Forget noticed: %v", ferr)
+			}
+		})
+	}
+}
