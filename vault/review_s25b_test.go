@@ -3,6 +3,7 @@ package vault
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -104,5 +105,66 @@ func TestReviewS25bForgetLosesItsLock(t *testing.T) {
 				t.Logf("Forget noticed: %v", ferr)
 			}
 		})
+	}
+}
+
+// TestReviewS25bSymlinkedDatabaseTwoLocks (session 25 review 2): the
+// SQLite erasure lock is the file named DBPath + ".forget-lock", so two
+// processes naming one database by two paths (a symlink such as
+// /srv/agent/current.db → releases/agent.db; SQLite itself follows it and
+// shares its locks) lock two different files. An Open through the second
+// name while a Forget through the first is paused after its claim finds
+// the lock free and finishes the live Forget's intent: a second
+// subject.erase record and a false "did not finish" warning. The lock
+// file should be derived from the resolved path (filepath.EvalSymlinks),
+// or the lock taken on the database file's inode by another means.
+func TestReviewS25bSymlinkedDatabaseTwoLocks(t *testing.T) {
+	ctx := context.Background()
+	c := subjectsConfigOn(t, false)
+	c.Audit = true
+	c.KeyTable = c.DBPath + ".keys"
+	c.AuditTable = c.DBPath + ".audit"
+	h, err := Open(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	for _, th := range []string{"carol:1", "dave:1"} {
+		if _, err := putCarolS22(ctx, h, th, th+" notes"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	link := filepath.Join(t.TempDir(), "current.db")
+	if err := os.Symlink(c.DBPath, link); err != nil {
+		t.Fatal(err)
+	}
+	c2 := c
+	c2.DBPath = link
+	reached, release := make(chan struct{}), make(chan struct{})
+	h.afterClaim = func(int64) { close(reached); <-release }
+	done := make(chan error, 1)
+	go func() { _, err := h.Forget(ctx, "carol"); done <- err }()
+	select {
+	case <-reached:
+	case err := <-done:
+		t.Fatalf("Forget returned before its key transaction: %v", err)
+	}
+	h2, err := Open(ctx, c2)
+	if err != nil {
+		close(release)
+		<-done
+		t.Fatalf("Open through the symlink while a Forget runs: %v", err)
+	}
+	warned := strings.Join(h2.Warnings, "\n")
+	h2.Close()
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatalf("the Forget: %v", err)
+	}
+	if warned != "" {
+		t.Errorf("an Open through a symlink to the database, while Forget(carol) ran, finished its intent: %q", warned)
+	}
+	if n := subjectErasures(t, h, "carol"); n != 1 {
+		t.Errorf("%d subject.erase records of carol for one Forget, want 1", n)
 	}
 }
