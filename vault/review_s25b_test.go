@@ -8,7 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/memvault/memvault/checkpointer"
+	"github.com/memvault/memvault/checkpointer/pgsaver"
 )
 
 // loseForgetLockS25b takes the erasure lock away from a Forget that holds
@@ -166,5 +169,51 @@ func TestReviewS25bSymlinkedDatabaseTwoLocks(t *testing.T) {
 	}
 	if n := subjectErasures(t, h, "carol"); n != 1 {
 		t.Errorf("%d subject.erase records of carol for one Forget, want 1", n)
+	}
+}
+
+// TestReviewS25bEpochRowCouplesSubjects (session 25 review 2, PostgreSQL):
+// the guard's answer to REPEATABLE READ writers (meta/03) is one row,
+// erasure_epoch, that every non-READ-COMMITTED guarded write locks FOR
+// SHARE until its transaction ends and every erasure rewrites. Before it,
+// Forget(carol) waited only for writes of carol (the per-subject advisory
+// lock); now an open REPEATABLE READ transaction that wrote dave — the
+// caller's, through PutTx, or any transaction once the database or role
+// sets default_transaction_isolation — blocks every Forget of every
+// subject, which fails after the 10 s lock wait: one slow transaction of
+// one user stops all erasures. Proposed fix: one epoch row per hash
+// bucket of the subject (erasure_epoch:<hash(subject) mod 64>, created by
+// migration), locked and rewritten like erasure_epoch is now.
+func TestReviewS25bEpochRowCouplesSubjects(t *testing.T) {
+	ctx := context.Background()
+	c := subjectsConfigOn(t, true)
+	w, err := Open(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	for _, th := range []string{"carol:1", "dave:1"} {
+		if _, err := putCarolS22(ctx, w, th, th+" notes"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tx, err := w.Pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	saver := w.Saver.(*pgsaver.Saver)
+	cp := &checkpointer.Checkpoint{V: 4, ID: checkpointer.NewID(0), ChannelValues: map[string]any{"notes": "dave's new notes"},
+		ChannelVersions: map[string]string{"notes": saver.NextVersion("")}}
+	if _, err := saver.PutTx(ctx, tx, checkpointer.Config{ThreadID: "dave:1"}, cp, nil, cp.ChannelVersions); err != nil {
+		t.Fatal(err)
+	}
+	h, err := Open(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	if _, err := h.Forget(ctx, "carol"); err != nil {
+		t.Errorf("Forget(carol) while a REPEATABLE READ transaction that wrote only dave is open: %v", err)
 	}
 }
