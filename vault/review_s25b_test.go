@@ -217,3 +217,34 @@ func TestReviewS25bEpochRowCouplesSubjects(t *testing.T) {
 		t.Errorf("Forget(carol) while a REPEATABLE READ transaction that wrote only dave is open: %v", err)
 	}
 }
+
+// TestReviewS25bLockFileSymlinkFollowed (session 25 review 2, SQLite): the
+// erasure lock file is opened with O_CREATE and without O_NOFOLLOW, so a
+// symlink planted at <db>.forget-lock (by whoever can write the
+// database's directory, or left by an operator's "cp -s"/backup restore)
+// is followed: Forget creates a file at the link's target, anywhere the
+// process may write, and locks that. A target the planter can open (a
+// world-writable file of theirs) lets them hold the lock from outside:
+// every Forget then waits without bound and no Open finishes a killed
+// Forget's intent. Proposed fix: O_NOFOLLOW (and refuse a lock file that
+// is not a regular file of this uid, naming it).
+func TestReviewS25bLockFileSymlinkFollowed(t *testing.T) {
+	ctx := context.Background()
+	c := subjectsConfigOn(t, false)
+	h, err := Open(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	if _, err := putCarolS22(ctx, h, "carol:1", "carol notes"); err != nil {
+		t.Fatal(err)
+	}
+	target := filepath.Join(t.TempDir(), "planted")
+	if err := os.Symlink(target, c.DBPath+forgetLockSuffix); err != nil {
+		t.Fatal(err)
+	}
+	_, ferr := h.Forget(ctx, "carol")
+	if _, err := os.Lstat(target); err == nil {
+		t.Errorf("Forget(carol) followed a symlink planted at %s and created %s (Forget: %v)", filepath.Base(c.DBPath+forgetLockSuffix), target, ferr)
+	}
+}
