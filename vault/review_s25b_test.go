@@ -2,6 +2,7 @@ package vault
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/checkpointer/pgsaver"
+	"github.com/memvault/memvault/keys"
 )
 
 // loseForgetLockS25b takes the erasure lock away from a Forget that holds
@@ -246,5 +248,65 @@ func TestReviewS25bLockFileSymlinkFollowed(t *testing.T) {
 	_, ferr := h.Forget(ctx, "carol")
 	if _, err := os.Lstat(target); err == nil {
 		t.Errorf("Forget(carol) followed a symlink planted at %s and created %s (Forget: %v)", filepath.Base(c.DBPath+forgetLockSuffix), target, ferr)
+	}
+}
+
+// TestReviewS25bSnapshotTxVariants (session 25 review 2, holds unless it
+// fails): TestReviewS25RepeatableReadTxOutlivesGuard's stale caller's
+// transaction, begun before Forget(carol) and writing carol after it
+// returned, also as SERIALIZABLE, with the copy's key table through
+// MEMVAULT_KEY_DSN, and on Citus: every one must be refused.
+func TestReviewS25bSnapshotTxVariants(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		apart, citus bool
+		iso          pgx.TxIsoLevel
+	}{
+		{"Serializable", false, false, pgx.Serializable},
+		{"KeyDSNRepeatableRead", true, false, pgx.RepeatableRead},
+		{"KeyDSNSerializable", true, false, pgx.Serializable},
+		{"CitusRepeatableRead", false, true, pgx.RepeatableRead},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			live, onCopy := carolThenCopy(t, true, tc.apart, tc.citus)
+			stale, err := Open(ctx, onCopy)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer stale.Close()
+			tx, err := stale.Pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: tc.iso})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tx.Rollback(ctx)
+			if _, err := tx.Exec(ctx, `SELECT 1`); err != nil {
+				t.Fatal(err)
+			}
+			h, err := Open(ctx, live)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer h.Close()
+			if _, err := h.ForgetWith(ctx, "carol", ForgetOptions{Wait: -1}); err != nil && !errors.Is(err, keys.ErrErasurePending) {
+				t.Fatal(err)
+			}
+			saver := stale.Saver.(*pgsaver.Saver)
+			cp := &checkpointer.Checkpoint{V: 4, ID: checkpointer.NewID(0), ChannelValues: map[string]any{"notes": "carol takes insulin"},
+				ChannelVersions: map[string]string{"notes": saver.NextVersion("")}}
+			_, perr := saver.PutTx(ctx, tx, checkpointer.Config{ThreadID: "carol:2"}, cp, nil, cp.ChannelVersions)
+			cerr := error(nil)
+			if perr == nil {
+				cerr = tx.Commit(ctx)
+			}
+			var n int
+			if err := h.Pool.QueryRow(ctx, `SELECT count(*) FROM checkpoints WHERE thread_id = 'carol:2'`).Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			if n > 0 {
+				t.Fatalf("a %s transaction on a copy of the key table, begun before Forget(carol), wrote carol:2 after it (put: %v, commit: %v)", tc.name, perr, cerr)
+			}
+			t.Logf("refused: put %v, commit %v", perr, cerr)
+		})
 	}
 }
