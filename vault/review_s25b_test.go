@@ -3,6 +3,7 @@ package vault
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -307,6 +308,69 @@ func TestReviewS25bSnapshotTxVariants(t *testing.T) {
 				t.Fatalf("a %s transaction on a copy of the key table, begun before Forget(carol), wrote carol:2 after it (put: %v, commit: %v)", tc.name, perr, cerr)
 			}
 			t.Logf("refused: put %v, commit %v", perr, cerr)
+		})
+	}
+}
+
+// TestReviewS25bCopySkipsIntentItCannotVerify (session 25 review 2):
+// TestReviewS25CopyCatchesUpAfterKilledForget, fixed by finishKilled (a
+// Forget first finishes the intents not done), in the middle of a master
+// key rotation: the live process that ran Forget(carol) — killed after
+// its key transaction, before the database's count moved — had the new
+// key primary (old one previous), so its intent is signed under the new
+// key; the process on the copy of the key table still runs with the old
+// key only (the documented rotation moves processes one by one). Its
+// Forget(dave) cannot verify carol's intent, leaves it alone (a warning),
+// still claims — the key table counts K, as the database has seen — and
+// records dave's guard at have+1 = K+1 = erased_subject:carol: the copy's
+// count reaches carol's record and it writes carol again, under the key
+// the live table destroyed. Proposed fix: a claim that leaves an intent
+// not done behind it (not finished, any reason) is refused, or at least
+// guardAt = max(have+1, every guard record of an intent not done + 1) —
+// never let a Forget's count pass an erasure it did not perform.
+func TestReviewS25bCopySkipsIntentItCannotVerify(t *testing.T) {
+	for _, pg := range []bool{false, true} {
+		t.Run(map[bool]string{false: "SQLite", true: "PostgreSQL"}[pg], func(t *testing.T) {
+			ctx := context.Background()
+			live, onCopy := carolThenCopy(t, pg, false, false)
+			stale, err := Open(ctx, onCopy) // the old key only
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer stale.Close()
+			if _, err := putCarolS22(ctx, stale, "dave:1", "dave is fine"); err != nil {
+				t.Fatal(err)
+			}
+			rotated := live
+			rotated.Keys.Primary, rotated.Keys.Previous = otherKey, []string{live.Keys.Primary}
+			worker, err := Open(ctx, rotated)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// worker's Forget(carol): intent, key transaction, then killed.
+			if _, err := worker.claimErasure(ctx, "carol"); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := worker.Keys.StartErasure(ctx, "carol"); err != nil {
+				t.Fatal(err)
+			}
+			worker.Close()
+			if _, err := putCarolS22(ctx, stale, "carol:2", "carol takes insulin"); !errors.Is(err, keys.ErrSubjectErased) {
+				t.Fatalf("control: the copy's put of carol after the killed Forget(carol): %v, want keys.ErrSubjectErased", err)
+			}
+			var progress []string
+			_, ferr := stale.ForgetWith(ctx, "dave", ForgetOptions{Progress: func(s string) { progress = append(progress, s) }})
+			_, _ = putCarolS22(ctx, stale, "erin:1", "erin is fine") // keys read: the guard's count read again
+			var problems []string
+			for op, err := range carolWrites(ctx, stale, 3) {
+				if err == nil {
+					problems = append(problems, fmt.Sprintf("%s of carol succeeded", op))
+				}
+			}
+			if len(problems) > 0 {
+				t.Fatalf("a process on a copy of the key table with the old master key only, after a Forget(carol) by a process with the "+
+					"new key killed past its key transaction, and its own Forget(dave) (err %v; progress %q): %s", ferr, progress, strings.Join(problems, "; "))
+			}
 		})
 	}
 }
