@@ -374,3 +374,44 @@ func TestReviewS25bCopySkipsIntentItCannotVerify(t *testing.T) {
 		})
 	}
 }
+
+// TestReviewS25bEpochRowDeletedStaysDeleted (session 25 review 2,
+// PostgreSQL): the erasure_epoch row is inserted once, by migration
+// meta/02, and again only by a Forget. Deleted (an operator "resetting"
+// memvault_meta's erasure rows, a partial restore), every guarded write
+// in a REPEATABLE READ or SERIALIZABLE transaction — every write at all
+// once default_transaction_isolation is set on the database — fails,
+// whatever its subject, and a restart does not help: Open does not put
+// the row back. Proposed fix: Open (or ErasureGuardSQL) inserts it ON
+// CONFLICT DO NOTHING each time, as migration 02 did.
+func TestReviewS25bEpochRowDeletedStaysDeleted(t *testing.T) {
+	ctx := context.Background()
+	c := subjectsConfigOn(t, true)
+	h, err := Open(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := putCarolS22(ctx, h, "dave:1", "dave notes"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Pool.Exec(ctx, `DELETE FROM memvault_meta WHERE name = 'erasure_epoch'`); err != nil {
+		t.Fatal(err)
+	}
+	h.Close()
+	h, err = Open(ctx, c) // the restart
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	tx, err := h.Pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	saver := h.Saver.(*pgsaver.Saver)
+	cp := &checkpointer.Checkpoint{V: 4, ID: checkpointer.NewID(0), ChannelValues: map[string]any{"notes": "dave's new notes"},
+		ChannelVersions: map[string]string{"notes": saver.NextVersion("")}}
+	if _, err := saver.PutTx(ctx, tx, checkpointer.Config{ThreadID: "dave:1"}, cp, nil, cp.ChannelVersions); err != nil {
+		t.Errorf("a REPEATABLE READ write of dave (never erased) after the epoch row was deleted and the process restarted: %v", err)
+	}
+}
