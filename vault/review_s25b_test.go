@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -26,22 +27,16 @@ func loseForgetLockS25b(t *testing.T, ctx context.Context, h *Handle) {
 	t.Helper()
 	if h.Pool != nil {
 		var n int
-		if err := h.Pool.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_locks
-			WHERE locktype = 'advisory' AND granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
-			AND pid <> pg_backend_pid()`).Scan(&n); err != nil {
+		if err := h.Pool.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_locks WHERE `+forgetLockHeldS25b,
+			forgetLockKeyS25b(h)).Scan(&n); err != nil {
 			t.Fatal(err)
 		}
 		if n == 0 {
-			t.Fatal("no advisory lock held while the Forget is paused")
+			t.Fatal("no erasure lock held while the Forget is paused")
 		}
 		// pg_terminate_backend only signals: wait until the lock is gone.
-		for i := 0; i < 200; i++ {
-			var held int
-			if err := h.Pool.QueryRow(ctx, `SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid <> pg_backend_pid()
-				AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`).Scan(&held); err != nil {
-				t.Fatal(err)
-			}
-			if held == 0 {
+		for i := 0; i < 600; i++ {
+			if forgetLockHolders(t, ctx, h) == 0 {
 				return
 			}
 			time.Sleep(10 * time.Millisecond)
@@ -51,6 +46,26 @@ func loseForgetLockS25b(t *testing.T, ctx context.Context, h *Handle) {
 	if err := os.Remove(h.dbPath + forgetLockSuffix); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// forgetLockHeldS25b selects, in pg_locks, the erasure lock of the key
+// table whose lock key is $1 (a bigint advisory lock: classid the high 32
+// bits, objid the low, objsubid 1), and nothing of other tests.
+const forgetLockHeldS25b = `locktype = 'advisory' AND granted AND objsubid = 1
+	AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+	AND ((classid::bigint << 32) | objid::bigint) = hashtextextended($1, 0)`
+
+// forgetLockKeyS25b is h's erasure lock's key (pgForgetLock.key).
+func forgetLockKeyS25b(h *Handle) string { return "memvault_erasure_intents/" + h.keyTableID }
+
+// forgetLockHolders counts the sessions holding h's erasure lock.
+func forgetLockHolders(t *testing.T, ctx context.Context, h *Handle) int {
+	t.Helper()
+	var n int
+	if err := h.Pool.QueryRow(ctx, `SELECT count(*) FROM pg_locks WHERE `+forgetLockHeldS25b, forgetLockKeyS25b(h)).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
 
 // TestReviewS25bForgetLosesItsLock (session 25 review 2): the erasure lock
@@ -413,5 +428,79 @@ func TestReviewS25bEpochRowDeletedStaysDeleted(t *testing.T) {
 		ChannelVersions: map[string]string{"notes": saver.NextVersion("")}}
 	if _, err := saver.PutTx(ctx, tx, checkpointer.Config{ThreadID: "dave:1"}, cp, nil, cp.ChannelVersions); err != nil {
 		t.Errorf("a REPEATABLE READ write of dave (never erased) after the epoch row was deleted and the process restarted: %v", err)
+	}
+}
+
+// TestReviewS25bIdleSessionTimeoutDropsLock (session 25 review 2,
+// PostgreSQL): TestReviewS25bForgetLosesItsLock without anyone killing
+// anything. The lock's session sits idle while the Forget works on other
+// connections (waiting up to 10 s for the subject's writers, finishing
+// killed Forgets' intents, destroying keys), and idle_session_timeout —
+// set by many managed PostgreSQL services or DBAs to reap idle
+// connections, here through the DSN's options, which the lock's
+// connection inherits — ends that session: the lock is gone, Forget does
+// not notice, and an Open meanwhile finishes the live Forget's intent.
+// Proposed fix: SET idle_session_timeout = 0 (and
+// idle_in_transaction_session_timeout) on the lock's connection, and
+// check the lock is still held (a query on its connection) before the key
+// transaction and the done mark, failing the Forget otherwise.
+func TestReviewS25bIdleSessionTimeoutDropsLock(t *testing.T) {
+	ctx := context.Background()
+	c := subjectsConfigOn(t, true)
+	c.Audit = true
+	u, err := url.Parse(c.DSN)
+	if err != nil || u.Scheme == "" {
+		t.Fatalf("pgtest's DSN is not a URL (%v)", err)
+	}
+	q := u.Query()
+	q.Set("idle_session_timeout", "1000") // a run-time parameter of the startup packet
+	u.RawQuery = q.Encode()
+	c.DSN = u.String()
+	h, err := Open(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	if _, err := putCarolS22(ctx, h, "carol:1", "carol notes"); err != nil {
+		t.Fatal(err)
+	}
+	reached, release := make(chan struct{}), make(chan struct{})
+	h.afterClaim = func(int64) { close(reached); <-release }
+	done := make(chan error, 1)
+	go func() { _, err := h.Forget(ctx, "carol"); done <- err }()
+	select {
+	case <-reached:
+	case err := <-done:
+		t.Fatalf("Forget returned before its key transaction: %v", err)
+	}
+	// The Forget is busy elsewhere (a writer may hold it up to 10 s):
+	// its lock's session is idle meanwhile, until the server ends it.
+	for i := 0; ; i++ {
+		held := forgetLockHolders(t, ctx, h)
+		if held == 0 {
+			break
+		}
+		if i == 600 {
+			close(release)
+			<-done
+			t.Fatal("the erasure lock's idle session was not ended in a minute")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	h2, err := Open(ctx, c)
+	if err != nil {
+		close(release)
+		<-done
+		t.Fatalf("Open while a Forget runs: %v", err)
+	}
+	warned := strings.Join(h2.Warnings, "\n")
+	h2.Close()
+	close(release)
+	ferr := <-done
+	if ferr == nil && warned != "" {
+		t.Errorf("idle_session_timeout ended the erasure lock's session; Forget(carol) returned success and an Open meanwhile finished its intent: %q", warned)
+	}
+	if n := subjectErasures(t, h, "carol"); ferr == nil && n != 1 {
+		t.Errorf("%d subject.erase records of carol for one Forget, want 1", n)
 	}
 }
