@@ -61,6 +61,22 @@ func (h *Hierarchy) OpenIntent(tableID string, n int64, value string) (subject, 
 	return "", "", false
 }
 
+// LooksLikeIntent reports whether value has the form SignIntent gives
+// (prefix, a MAC of the right length, a subject), whatever key signed it:
+// a row that does not is no intent at all.
+func LooksLikeIntent(value string) bool {
+	rest, found := strings.CutPrefix(value, intentPrefix)
+	if !found {
+		return false
+	}
+	mac, rest, found := strings.Cut(rest, ":")
+	if !found || len(mac) != 2*sha256.Size || strings.Trim(mac, "0123456789abcdef") != "" {
+		return false
+	}
+	_, subject, found := strings.Cut(rest, ":")
+	return found && subject != ""
+}
+
 func intentMAC(key []byte, tableID string, n int64, subject, prior string) string {
 	m := hmac.New(sha256.New, key)
 	for _, f := range []string{"memvault/erasure-intent/v3", tableID, strconv.FormatInt(n, 10), subject, prior} {

@@ -847,6 +847,9 @@ func (h *Handle) claimErasure(ctx context.Context, subject string) (int64, error
 			return 0, fmt.Errorf("vault: %w", err)
 		}
 		if !ok || got != value {
+			if err := h.passable(ctx, marks, n, got); err != nil {
+				return 0, fmt.Errorf("vault: record the erasure of %q: %w", subject, err)
+			}
 			continue
 		}
 		if settled, err = markCount(ctx, marks, erasuresSettledMark); err != nil {
@@ -872,6 +875,36 @@ func (h *Handle) claimErasure(ctx context.Context, subject string) (int64, error
 		}
 	}
 	return 0, fmt.Errorf("vault: record the erasure of %q: %d erasures begun at once", subject, maxIntents)
+}
+
+// passable is nil when claimErasure may pass over intent n, whose row
+// holds value (another claim's): the row is done, this key opens it (a
+// concurrent Forget's, where Forgets hold no lock), or it is not an intent
+// at all (a row planted in memvault_meta, which must not stop an
+// erasure). An intent signed under a master key this process does not
+// hold, and not done, is refused: its Forget may have counted its erasure
+// in the key table before it was killed, and this process, unable to
+// finish it, would count its own erasure in its place — a process on a
+// copy of the key table, behind by that erasure, would then count as many
+// as the database's guard records and write the erased subject again
+// (TestReviewS25bCopySkipsIntentItCannotVerify).
+func (h *Handle) passable(ctx context.Context, marks erasureMarks, n int64, value string) error {
+	if !keys.LooksLikeIntent(value) {
+		return nil
+	}
+	if _, _, ok := h.Keys.OpenIntent(h.keyTableID, n, value); ok {
+		return nil
+	}
+	_, done, err := marks.MarkValue(ctx, erasureDoneMark(n))
+	if err != nil {
+		return fmt.Errorf("vault: %w", err)
+	}
+	if done {
+		return nil
+	}
+	return fmt.Errorf("memvault_meta row %q is an erasure intent signed under a master key this process does not hold, and not done: "+
+		"open with that key (as LANGGRAPH_AES_KEY, or LANGGRAPH_AES_KEY_PREVIOUS during a rotation) to finish it, then forget again; "+
+		"if no memvault wrote it, delete the row", erasureIntentMark(n))
 }
 
 // refuseUnprovenKeyTable refuses a key table not shown to be the one the
