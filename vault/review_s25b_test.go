@@ -231,7 +231,11 @@ func TestReviewS25bEpochRowCouplesSubjects(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer h.Close()
-	if _, err := h.Forget(ctx, "carol"); err != nil {
+	// Pending is the purge's rightful answer (the open snapshot predates
+	// the keys' destruction and could still read their rows); the finding
+	// was Forget failing before it destroyed any key, on the lock timeout
+	// of the one epoch row dave's transaction held.
+	if _, err := h.ForgetWith(ctx, "carol", ForgetOptions{Wait: -1}); err != nil && !errors.Is(err, keys.ErrErasurePending) {
 		t.Errorf("Forget(carol) while a REPEATABLE READ transaction that wrote only dave is open: %v", err)
 	}
 }
@@ -409,7 +413,7 @@ func TestReviewS25bEpochRowDeletedStaysDeleted(t *testing.T) {
 	if _, err := putCarolS22(ctx, h, "dave:1", "dave notes"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.Pool.Exec(ctx, `DELETE FROM memvault_meta WHERE name = 'erasure_epoch'`); err != nil {
+	if _, err := h.Pool.Exec(ctx, `DELETE FROM memvault_meta WHERE name LIKE 'erasure_epoch%'`); err != nil {
 		t.Fatal(err)
 	}
 	h.Close()

@@ -422,6 +422,20 @@ func erasureFence(schema string) string {
 // refuses.
 const fenceSQLState = "MV001"
 
+// epochSQLState is the SQLSTATE of a write the erasure guard refuses for
+// want of its subject's epoch row (meta migration 03): not an erasure of
+// the subject, so not keys.FenceSQLState.
+const epochSQLState = "MV002"
+
+// epochRowsSQL puts back the 64 erasure epoch rows (meta migration 02),
+// should one have been deleted.
+const epochRowsSQL = `INSERT INTO %s (name, value) SELECT 'erasure_epoch:' || b, '0' FROM generate_series(0, 63) AS b ON CONFLICT (name) DO NOTHING`
+
+// bumpEpochSQL rewrites the epoch row of the subject $1 (meta migration
+// 03 reads the same one).
+const bumpEpochSQL = `INSERT INTO %s (name, value) VALUES ('erasure_epoch:' || ((hashtextextended($1, 64) %% 64 + 64) %% 64), '0')
+ON CONFLICT (name) DO UPDATE SET value = excluded.value`
+
 // erasureLockSQL takes, for a statement, the lock of subject's erasures
 // the guard function holds shared for its write's transaction.
 const erasureLockSQL = `SELECT pg_advisory_xact_lock(hashtextextended('memvault_erasure/' || $1, 0))`
@@ -429,7 +443,7 @@ const erasureLockSQL = `SELECT pg_advisory_xact_lock(hashtextextended('memvault_
 // metaSet is memvault_meta's migrations in schema.
 func metaSet(schema string) (pgmigrate.Set, error) {
 	stmts, err := pgmigrate.Load(migrationFiles, "migrations/meta", map[string]string{
-		"meta": metaTable(schema), "erasure_fence": erasureFence(schema), "fence_sqlstate": fenceSQLState})
+		"meta": metaTable(schema), "erasure_fence": erasureFence(schema), "fence_sqlstate": fenceSQLState, "epoch_sqlstate": epochSQLState})
 	return pgmigrate.Set{Table: "memvault_meta_migrations", Statements: stmts}, err
 }
 
@@ -524,6 +538,11 @@ func (m meta) ErasureGuardSQL(ctx context.Context) (string, error) {
 	if err := migrateMeta(ctx, m.pool, m.schema); err != nil {
 		return "", fmt.Errorf("audit/pgaudit: meta: %w", err)
 	}
+	// Rows deleted since (an operator clearing memvault_meta, a partial
+	// restore) would fail every REPEATABLE READ write: put back at Open.
+	if _, err := m.pool.Exec(ctx, fmt.Sprintf(epochRowsSQL, metaTable(m.schema))); err != nil {
+		return "", fmt.Errorf("audit/pgaudit: meta: %w", err)
+	}
 	// The arguments' types are stated: with parameters of unknown type,
 	// PostgreSQL would pick the overload of the name that fits them best
 	// in any schema of the search path, one planted after the data's
@@ -574,8 +593,7 @@ func (m meta) MarkErasure(ctx context.Context, subject string, n int64) error {
 		// can no longer pass the guard (migration meta/03), and one that
 		// passed it already is waited for here, before any row of the
 		// subject is deleted.
-		_, err := tx.Exec(ctx, `INSERT INTO `+metaTable(m.schema)+` (name, value) VALUES ('erasure_epoch', '0')
-ON CONFLICT (name) DO UPDATE SET value = excluded.value`)
+		_, err := tx.Exec(ctx, fmt.Sprintf(bumpEpochSQL, metaTable(m.schema)), subject)
 		return err
 	})
 	if err != nil {

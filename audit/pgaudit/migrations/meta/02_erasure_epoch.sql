@@ -1,1 +1,1 @@
-INSERT INTO {meta} (name, value) VALUES ('erasure_epoch', '0') ON CONFLICT (name) DO NOTHING;
+INSERT INTO {meta} (name, value) SELECT 'erasure_epoch:' || b, '0' FROM generate_series(0, 63) AS b ON CONFLICT (name) DO NOTHING;

@@ -5,16 +5,18 @@ BEGIN
 	PERFORM pg_advisory_xact_lock_shared(hashtextextended('memvault_erasure/' || p_subject, 0));
 	-- A REPEATABLE READ or SERIALIZABLE transaction reads in a snapshot
 	-- taken when it began, which cannot see an erasure recorded since.
-	-- Every erasure rewrites the epoch row after recording its mark:
-	-- locking that row fails (serialization failure, SQLSTATE 40001) when
-	-- it changed after the snapshot, and makes an erasure arriving later
-	-- wait for this transaction. READ COMMITTED reads each statement in a
-	-- fresh snapshot, after the lock above.
+	-- Every erasure rewrites its subject's epoch row (one of 64, by a hash
+	-- of the subject, so that a long transaction holds off the erasures of
+	-- a 64th of the subjects, not all) after recording its mark: locking
+	-- that row fails (serialization failure, SQLSTATE 40001) when it
+	-- changed after the snapshot, and makes an erasure arriving later wait
+	-- for this transaction. READ COMMITTED reads each statement in a fresh
+	-- snapshot, after the lock above.
 	IF current_setting('transaction_isolation') <> 'read committed' THEN
-		PERFORM 1 FROM {meta} WHERE name = 'erasure_epoch' FOR SHARE;
+		PERFORM 1 FROM {meta} WHERE name = 'erasure_epoch:' || ((hashtextextended(p_subject, 64) % 64 + 64) % 64) FOR SHARE;
 		IF NOT FOUND THEN
-			RAISE EXCEPTION 'memvault: the data database holds no erasure epoch row: a transaction that is not READ COMMITTED cannot tell whether it missed an erasure'
-				USING ERRCODE = '{fence_sqlstate}';
+			RAISE EXCEPTION 'memvault: the data database holds no erasure epoch row for subject %: a transaction that is not READ COMMITTED cannot tell whether it missed an erasure (memvault restores the rows as it opens)', p_subject
+				USING ERRCODE = '{epoch_sqlstate}';
 		END IF;
 	END IF;
 	SELECT value INTO v_mark FROM {meta} WHERE name = 'erased_subject:' || p_subject;
