@@ -13,6 +13,6 @@ const haveFlock = false
 // fileForgetLock is never used without flock(2).
 type fileForgetLock struct{ path string }
 
-func (fileForgetLock) lock(context.Context) (func(), error) { return func() {}, nil }
+func (fileForgetLock) lock(context.Context) (*heldLock, error) { return nil, nil }
 
-func (fileForgetLock) tryLock(context.Context) (func(), bool, error) { return func() {}, true, nil }
+func (fileForgetLock) tryLock(context.Context) (*heldLock, bool, error) { return nil, true, nil }

@@ -687,14 +687,16 @@ func (h *Handle) finishIntents(ctx context.Context, marks erasureMarks, held boo
 		// of a Forget that had not finished). Left, settled mark and
 		// all, to an Open that finds the lock free; read the done marks
 		// once it is held, after the Forgets before it marked theirs.
-		unlock, ok, err := l.tryLock(ctx)
+		held, ok, err := l.tryLock(ctx)
 		if err != nil {
 			return err
 		}
 		if !ok {
 			return nil
 		}
-		defer unlock()
+		if held != nil {
+			defer held.release()
+		}
 	}
 	// The done marks of the same numbers, in one read (not one per intent):
 	// at most one per intent row, up to the last one's number.
@@ -1398,24 +1400,31 @@ func (h *Handle) ForgetWith(ctx context.Context, subject string, opt ForgetOptio
 	if err := h.log(ctx, audit.OpSubjectErase, subject, subject); err != nil {
 		return keys.Receipt{}, err
 	}
-	unlock := func() {}
+	var held *heldLock
 	if l := h.forgetLock(); l != nil && h.erasureMarks != nil {
 		// Held from before the claim until the intent is done: an Open
 		// meanwhile leaves the intent to this Forget (finishIntents).
 		var err error
-		if unlock, err = l.lock(ctx); err != nil {
+		if held, err = l.lock(ctx); err != nil {
 			return keys.Receipt{}, fmt.Errorf("vault: forget %q: %w", subject, err)
 		}
-		defer unlock()
+		if held != nil {
+			defer held.release()
+		}
 		if err := h.finishKilled(ctx, subject, opt); err != nil {
 			return keys.Receipt{}, fmt.Errorf("vault: forget %q: %w", subject, err)
 		}
 	}
-	e, intent, err := h.beginErasure(ctx, subject)
+	e, intent, err := h.beginErasure(ctx, subject, held)
 	if err != nil {
 		return keys.Receipt{}, err
 	}
 	if h.erasureMarks != nil {
+		// The lock lost since the key transaction: an Open may be
+		// finishing this intent; it is left to it.
+		if err := held.still(ctx); err != nil {
+			return keys.Receipt{}, fmt.Errorf("keys destroyed; %w", h.lockLost(subject, err))
+		}
 		// From now on a copy of the key table taken before is refused
 		// (checkKeyErasures), and the intent is done; a run that dies
 		// before leaves it to the next process that opens the database,
@@ -1427,7 +1436,9 @@ func (h *Handle) ForgetWith(ctx context.Context, subject string, opt ForgetOptio
 			return keys.Receipt{}, fmt.Errorf("vault: forget %q: keys destroyed; %w", subject, err)
 		}
 	}
-	unlock()
+	if held != nil {
+		held.release()
+	}
 	pending := func(err error) (keys.Receipt, error) {
 		if cur, rerr := h.Keys.Erasure(ctx, subject); rerr == nil && cur != nil {
 			e = *cur
@@ -1494,7 +1505,7 @@ func (h *Handle) finishKilled(ctx context.Context, subject string, opt ForgetOpt
 // intent written to the data database (claimErasure; its number is
 // returned, 0 without marks), then the erasure recorded and the keys
 // destroyed in the key table's transaction.
-func (h *Handle) beginErasure(ctx context.Context, subject string) (keys.Erasure, int64, error) {
+func (h *Handle) beginErasure(ctx context.Context, subject string, held *heldLock) (keys.Erasure, int64, error) {
 	var intent int64
 	if h.erasureMarks != nil {
 		if err := h.Keys.Subjects().CheckSubject(subject); err != nil {
@@ -1507,9 +1518,23 @@ func (h *Handle) beginErasure(ctx context.Context, subject string) (keys.Erasure
 		if h.afterClaim != nil {
 			h.afterClaim(intent)
 		}
+		// The lock lost since the claim: an Open may be finishing the
+		// intent, which this Forget leaves to it rather than race it.
+		if err := held.still(ctx); err != nil {
+			return keys.Erasure{}, 0, h.lockLost(subject, err)
+		}
 	}
 	e, err := h.Keys.StartErasure(ctx, subject)
 	return e, intent, err
+}
+
+// lockLost is the error of a Forget of subject that lost its erasure
+// lock: it stops there, and forgets the subject's keys this process
+// cached, which an Open that took the lock may be destroying (so this
+// process reads nothing of the subject with them meanwhile).
+func (h *Handle) lockLost(subject string, err error) error {
+	h.Keys.Evict(subject)
+	return fmt.Errorf("vault: forget %q: %w", subject, err)
 }
 
 // drainWrites lets v (a saver or a store, possibly wrapped) finish the

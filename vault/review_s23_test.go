@@ -75,7 +75,7 @@ func TestReviewS23ForgetKilledBeforeMarkThenKeyTableRestored(t *testing.T) {
 			if err := h.log(ctx, audit.OpSubjectErase, "carol", "carol"); err != nil { // ForgetWith's first step
 				t.Fatal(err)
 			}
-			if _, _, err := h.beginErasure(ctx, "carol"); err != nil { // its second (intent, then keys); killed right after
+			if _, _, err := h.beginErasure(ctx, "carol", nil); err != nil { // its second (intent, then keys); killed right after
 				t.Fatal(err)
 			}
 			h.Close()
