@@ -3,6 +3,7 @@ package vault
 import (
 	"context"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -25,6 +26,28 @@ func subjectErasures(t *testing.T, h *Handle, subject string) int {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// forgetPausedAfterClaim starts h.Forget(subject) and returns once it has
+// claimed its intent, paused there (Handle.afterClaim) until resume, which
+// lets it go on and returns its error (once; later calls return it again).
+func forgetPausedAfterClaim(t *testing.T, ctx context.Context, h *Handle, subject string) (resume func() error) {
+	t.Helper()
+	reached, release := make(chan struct{}), make(chan struct{})
+	h.afterClaim = func(int64) { close(reached); <-release }
+	done := make(chan error, 1)
+	go func() { _, err := h.Forget(ctx, subject); done <- err }()
+	select {
+	case <-reached:
+	case err := <-done:
+		t.Fatalf("Forget(%s) returned before its key transaction: %v", subject, err)
+	}
+	var once sync.Once
+	var err error
+	return func() error {
+		once.Do(func() { close(release); err = <-done })
+		return err
+	}
 }
 
 // TestOpenLeavesALiveForgetsIntent (session 24's closing note): an Open
@@ -51,25 +74,15 @@ func TestOpenLeavesALiveForgetsIntent(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			reached, release := make(chan struct{}), make(chan struct{})
-			h.afterClaim = func(int64) { close(reached); <-release }
-			done := make(chan error, 1)
-			go func() { _, err := h.Forget(ctx, "carol"); done <- err }()
-			select {
-			case <-reached:
-			case err := <-done:
-				t.Fatalf("Forget returned before its key transaction: %v", err)
-			}
+			resume := forgetPausedAfterClaim(t, ctx, h, "carol")
 			h2, err := Open(ctx, c)
 			if err != nil {
-				close(release)
-				<-done
+				_ = resume()
 				t.Fatalf("Open while a Forget runs: %v", err)
 			}
 			warned := strings.Join(h2.Warnings, "\n")
 			h2.Close()
-			close(release)
-			if err := <-done; err != nil {
+			if err := resume(); err != nil {
 				t.Fatalf("the Forget: %v", err)
 			}
 			if warned != "" {

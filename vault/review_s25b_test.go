@@ -93,26 +93,16 @@ func TestReviewS25bForgetLosesItsLock(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			reached, release := make(chan struct{}), make(chan struct{})
-			h.afterClaim = func(int64) { close(reached); <-release }
-			done := make(chan error, 1)
-			go func() { _, err := h.Forget(ctx, "carol"); done <- err }()
-			select {
-			case <-reached:
-			case err := <-done:
-				t.Fatalf("Forget returned before its key transaction: %v", err)
-			}
+			resume := forgetPausedAfterClaim(t, ctx, h, "carol")
 			loseForgetLockS25b(t, ctx, h)
 			h2, err := Open(ctx, c)
 			if err != nil {
-				close(release)
-				<-done
+				_ = resume()
 				t.Fatalf("Open while a Forget runs: %v", err)
 			}
 			warned := strings.Join(h2.Warnings, "\n")
 			h2.Close()
-			close(release)
-			ferr := <-done
+			ferr := resume()
 			if ferr == nil && warned != "" {
 				t.Errorf("Forget(carol) lost its erasure lock and returned success; an Open meanwhile finished its intent as a killed Forget's: %q", warned)
 			}
@@ -161,25 +151,15 @@ func TestReviewS25bSymlinkedDatabaseTwoLocks(t *testing.T) {
 	}
 	c2 := c
 	c2.DBPath = link
-	reached, release := make(chan struct{}), make(chan struct{})
-	h.afterClaim = func(int64) { close(reached); <-release }
-	done := make(chan error, 1)
-	go func() { _, err := h.Forget(ctx, "carol"); done <- err }()
-	select {
-	case <-reached:
-	case err := <-done:
-		t.Fatalf("Forget returned before its key transaction: %v", err)
-	}
+	resume := forgetPausedAfterClaim(t, ctx, h, "carol")
 	h2, err := Open(ctx, c2)
 	if err != nil {
-		close(release)
-		<-done
+		_ = resume()
 		t.Fatalf("Open through the symlink while a Forget runs: %v", err)
 	}
 	warned := strings.Join(h2.Warnings, "\n")
 	h2.Close()
-	close(release)
-	if err := <-done; err != nil {
+	if err := resume(); err != nil {
 		t.Fatalf("the Forget: %v", err)
 	}
 	if warned != "" {
@@ -468,15 +448,7 @@ func TestReviewS25bIdleSessionTimeoutDropsLock(t *testing.T) {
 	if _, err := putCarolS22(ctx, h, "carol:1", "carol notes"); err != nil {
 		t.Fatal(err)
 	}
-	reached, release := make(chan struct{}), make(chan struct{})
-	h.afterClaim = func(int64) { close(reached); <-release }
-	done := make(chan error, 1)
-	go func() { _, err := h.Forget(ctx, "carol"); done <- err }()
-	select {
-	case <-reached:
-	case err := <-done:
-		t.Fatalf("Forget returned before its key transaction: %v", err)
-	}
+	resume := forgetPausedAfterClaim(t, ctx, h, "carol")
 	// The Forget is busy elsewhere (a writer may hold it up to 10 s):
 	// its lock's session is idle meanwhile, three times the timeout the
 	// DSN sets; the lock's session turns the timeout off (the fix), so
@@ -487,14 +459,12 @@ func TestReviewS25bIdleSessionTimeoutDropsLock(t *testing.T) {
 	}
 	h2, err := Open(ctx, c)
 	if err != nil {
-		close(release)
-		<-done
+		_ = resume()
 		t.Fatalf("Open while a Forget runs: %v", err)
 	}
 	warned := strings.Join(h2.Warnings, "\n")
 	h2.Close()
-	close(release)
-	ferr := <-done
+	ferr := resume()
 	if ferr == nil && warned != "" {
 		t.Errorf("idle_session_timeout ended the erasure lock's session; Forget(carol) returned success and an Open meanwhile finished its intent: %q", warned)
 	}
