@@ -50,7 +50,15 @@ trail is shorter than an anchor or differs from it at the anchor's record.`,
 					return fmt.Errorf("--anchor %s: %w", anchorFile, err)
 				}
 			}
-			return withHandle(cmd.Context(), g, func(h *handle) error {
+			cfg, err := g.config()
+			if err != nil {
+				return err
+			}
+			// verify decrypts no stored value: it must run where values or
+			// data keys are under a key not loaded (an auditor holding the
+			// current key, after a rotation), as the census does.
+			cfg.DangerousSkipKeyCheck = true
+			return withConfig(cmd.Context(), cfg, func(h *handle) error {
 				if h.Audit == nil {
 					return errAuditOff
 				}
