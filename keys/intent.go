@@ -41,16 +41,8 @@ func ErasureStamp(e *Erasure) string {
 // keys; ok is false for anything else (a bare subject, a forged or moved
 // row, one signed under a key this Hierarchy does not hold).
 func (h *Hierarchy) OpenIntent(tableID string, n int64, value string) (subject, prior string, ok bool) {
-	rest, found := strings.CutPrefix(value, intentPrefix)
-	if !found {
-		return "", "", false
-	}
-	mac, rest, found := strings.Cut(rest, ":")
-	if !found {
-		return "", "", false
-	}
-	prior, subject, found = strings.Cut(rest, ":")
-	if !found || subject == "" {
+	mac, prior, subject, ok := parseIntent(value)
+	if !ok {
 		return "", "", false
 	}
 	for _, k := range h.auditKeys {
@@ -61,20 +53,26 @@ func (h *Hierarchy) OpenIntent(tableID string, n int64, value string) (subject, 
 	return "", "", false
 }
 
+// parseIntent splits SignIntent's form, "v3:<MAC>:<prior>:<subject>";
+// ok is false for anything else.
+func parseIntent(value string) (mac, prior, subject string, ok bool) {
+	rest, found := strings.CutPrefix(value, intentPrefix)
+	if !found {
+		return "", "", "", false
+	}
+	if mac, rest, found = strings.Cut(rest, ":"); !found {
+		return "", "", "", false
+	}
+	prior, subject, found = strings.Cut(rest, ":")
+	return mac, prior, subject, found && subject != ""
+}
+
 // LooksLikeIntent reports whether value has the form SignIntent gives
 // (prefix, a MAC of the right length, a subject), whatever key signed it:
 // a row that does not is no intent at all.
 func LooksLikeIntent(value string) bool {
-	rest, found := strings.CutPrefix(value, intentPrefix)
-	if !found {
-		return false
-	}
-	mac, rest, found := strings.Cut(rest, ":")
-	if !found || len(mac) != 2*sha256.Size || strings.Trim(mac, "0123456789abcdef") != "" {
-		return false
-	}
-	_, subject, found := strings.Cut(rest, ":")
-	return found && subject != ""
+	mac, _, _, ok := parseIntent(value)
+	return ok && len(mac) == 2*sha256.Size && strings.Trim(mac, "0123456789abcdef") == ""
 }
 
 func intentMAC(key []byte, tableID string, n int64, subject, prior string) string {
