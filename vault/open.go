@@ -607,14 +607,23 @@ func (h *Handle) checkKeyErasures(ctx context.Context, marks erasureMarks, finis
 
 // behindErasures refuses a key table that has started fewer erasures
 // (have) than the database has seen: a copy or a backup of the key table
-// taken before an erasure, which still holds keys it destroyed.
+// taken before an erasure, which still holds keys it destroyed — or the
+// live key table itself, when a copy of it, taken while no erasure had
+// run since and used by another process, ran one first. Counts cannot
+// tell the two apart (the copy carries the table's id and count), so the
+// error names both: an operator told only "this is the copy" retires the
+// live table and loses every subject created on it since the copy
+// (TestDivergedKeyTablesRefusalNamesBoth).
 func behindErasures(have, seen int64) error {
 	if have >= seen {
 		return nil
 	}
-	return fmt.Errorf("%w: the key table has started %d erasures and the database has seen %d: it is a copy or a backup "+
-		"of the key table taken before an erasure, and still holds keys that erasure destroyed (point every process at the "+
-		"key table the erasures ran on, and never copy a live key table: move it)", ErrSubjectsChanged, have, seen)
+	return fmt.Errorf("%w: the key table has started %d erasures and the database has seen %d. Either this key table "+
+		"is a copy or a backup taken before an erasure, and still holds keys that erasure destroyed, or a copy of this "+
+		"key table, used by another process, ran those erasures. Point every process at one key table, but before "+
+		"retiring this one compare the two (`memvault keys census` on each): subjects created on it since the copy "+
+		"exist nowhere else, and erased subjects' keys must be destroyed in the one kept (run forget there again). "+
+		"Never copy a live key table: move it", ErrSubjectsChanged, have, seen)
 }
 
 // intentMarks are erasureMarks that list a range of marks (SQLite,
