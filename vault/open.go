@@ -867,8 +867,9 @@ func (h *Handle) claimErasure(ctx context.Context, subject string) (int64, error
 			// (a row this key did not sign, left alone) must not put the
 			// record past the count, refusing the subject's writes after
 			// a Readmit (TestReviewS25IntentGapRefusesReadmittedSubject).
-			// Without the lock (MongoDB) Forgets claim concurrently and
-			// n, past every claim before it, is the bound.
+			// Without the lock (a backend without one, SQLite without
+			// flock(2)) Forgets claim concurrently and n, past every
+			// claim before it, is the bound.
 			guardAt := n
 			if h.forgetLock() != nil {
 				guardAt = have + 1
@@ -1354,6 +1355,12 @@ type ForgetOptions struct {
 	Wait time.Duration
 	// Progress, when set, is told what the erasure waits for.
 	Progress func(msg string)
+	// LockWait bounds how long the erasure waits for the database's
+	// erasure lock while another Forget holds it: 0 means
+	// DefaultForgetLockWait, negative not to wait. A deadline of ctx that
+	// comes first ends the wait too. Past it the Forget fails with an
+	// error wrapping ErrErasureLocked, having claimed and changed nothing.
+	LockWait time.Duration
 }
 
 // Forget is ForgetWith with the default options.
@@ -1405,7 +1412,7 @@ func (h *Handle) ForgetWith(ctx context.Context, subject string, opt ForgetOptio
 		// Held from before the claim until the intent is done: an Open
 		// meanwhile leaves the intent to this Forget (finishIntents).
 		var err error
-		if held, err = l.lock(ctx); err != nil {
+		if held, err = takeForgetLock(ctx, l, opt.LockWait); err != nil {
 			return keys.Receipt{}, fmt.Errorf("vault: forget %q: %w", subject, err)
 		}
 		if held != nil {
@@ -1480,7 +1487,7 @@ func (h *Handle) ForgetWith(ctx context.Context, subject string, opt ForgetOptio
 // until a process opened the database. Each erasure it finishes is
 // recorded in the audit trail (but the subject's own, which ForgetWith
 // records) and told to opt.Progress. Only where there
-// is a lock (not MongoDB): without one, an intent not done may be a live
+// is a lock (forgetLock): without one, an intent not done may be a live
 // Forget's.
 func (h *Handle) finishKilled(ctx context.Context, subject string, opt ForgetOptions) error {
 	var r intentReport
