@@ -1544,6 +1544,26 @@ func (h *Handle) lockLost(subject string, err error) error {
 	return fmt.Errorf("vault: forget %q: %w", subject, err)
 }
 
+// rowThreadLister returns the saver under v's wrappers when it lists every
+// thread holding any row (mongosaver.Saver.RowThreadIDs), else nil.
+func rowThreadLister(v checkpointer.Saver) interface {
+	RowThreadIDs(ctx context.Context) ([]string, error)
+} {
+	for v != nil {
+		if rt, ok := v.(interface {
+			RowThreadIDs(ctx context.Context) ([]string, error)
+		}); ok {
+			return rt
+		}
+		u, ok := v.(interface{ Unwrap() checkpointer.Saver })
+		if !ok {
+			return nil
+		}
+		v = u.Unwrap()
+	}
+	return nil
+}
+
 // drainWrites lets v (a saver or a store, possibly wrapped) finish the
 // writes that began before, when it has a way to (SQLite's write lock, the
 // memory saver's mutex).
@@ -1579,6 +1599,21 @@ func (h *Handle) forgetRows(ctx context.Context, subject string) error {
 			return err
 		}
 	case sub.ThreadSeparator != "":
+		if rt := rowThreadLister(h.Saver); rt != nil {
+			// Every thread holding any row, a thread whose
+			// checkpoints are gone and whose pending writes stay
+			// included (MongoDB).
+			all, err := rt.RowThreadIDs(ctx)
+			if err != nil {
+				return fmt.Errorf("list threads: %w", err)
+			}
+			for _, th := range all {
+				if sub.ThreadSubject(th) == subject {
+					ids = append(ids, th)
+				}
+			}
+			break
+		}
 		lister, ok := h.Saver.(checkpointer.ThreadLister)
 		if !ok {
 			return fmt.Errorf("the saver cannot list threads")

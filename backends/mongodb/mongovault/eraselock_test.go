@@ -350,3 +350,55 @@ func TestEraseLeaseParam(t *testing.T) {
 		}
 	}
 }
+
+// TestMongoForgetThreadWithOnlyWrites (session 25's closing note): Forget
+// listed a subject's threads (by thread id) from the checkpoints alone, so
+// a thread holding only pending writes — its checkpoints deleted by a
+// removal killed between its deletes (checkpoints go first), or writes
+// stored by another writer before its checkpoint — kept them, sealed
+// under the destroyed key but still stored. Forget now lists the threads
+// of every collection holding a thread's rows.
+func TestMongoForgetThreadWithOnlyWrites(t *testing.T) {
+	env, db := lockEnv(t, "")
+	h, err := openEnv(t, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	ctx := t.Context()
+	putNotes(t, h, "carol:1")
+	putNotes(t, h, "dave:1")
+	for _, th := range []string{"carol:2", "dave:2"} {
+		putNotes(t, h, th)
+		tup, err := h.Saver.GetTuple(ctx, checkpointer.Config{ThreadID: th})
+		if err != nil || tup == nil {
+			t.Fatal(tup, err)
+		}
+		if err := h.Saver.PutWrites(ctx, tup.Config, []checkpointer.Write{{Channel: "notes", Value: th + " pending"}}, "task-1", ""); err != nil {
+			t.Fatal(err)
+		}
+		// A removal killed after its checkpoints' delete.
+		if _, err := db.Collection("checkpoints").DeleteMany(ctx, bson.D{{Key: "thread_id", Value: th}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	count := func(th string) int64 {
+		n, err := db.Collection("checkpoint_writes").CountDocuments(ctx, bson.D{{Key: "thread_id", Value: th}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if count("carol:2") == 0 {
+		t.Fatal("no pending write of carol:2 to forget")
+	}
+	if _, err := h.Forget(ctx, "carol"); err != nil {
+		t.Fatal(err)
+	}
+	if n := count("carol:2"); n != 0 {
+		t.Errorf("%d pending writes of carol:2 stay after Forget(carol)", n)
+	}
+	if n := count("dave:2"); n == 0 {
+		t.Error("Forget(carol) deleted dave:2's pending writes")
+	}
+}
