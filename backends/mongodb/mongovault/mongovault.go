@@ -26,7 +26,13 @@
 // or MEMVAULT_KEY_TABLE alone a SQLite file (processes of one host only);
 // with neither vault.Open refuses (vault.ErrUnsupported). vault.Forget
 // drains the writes of every process (thread leases, the store's writer
-// lease) before it lists and deletes the subject's data.
+// lease) before it lists and deletes the subject's data. Its erasure lock
+// (vault.ErasureLock) is a lease document in memvault_meta, judged by the
+// server's clock and renewed while held: a killed Forget blocks the next
+// one, and leaves its intent to Opens, until the lease expires
+// (EraseLeaseParam, default DefaultEraseLease). memvault_meta is read from
+// the primary whatever the URI's readPreference (the erasure guard's
+// marks, the intents, the lease).
 //
 // The audit trail (MEMVAULT_AUDIT) lives in a SQLite file named by
 // MEMVAULT_AUDIT_TABLE (required: processes of one host share it), bound
