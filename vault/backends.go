@@ -122,9 +122,40 @@ type BackendConn struct {
 	// read when asked whether the chain began.
 	AuditMeta  audit.Meta
 	DatabaseID func(ctx context.Context) (string, error)
+	// ErasureLock, when set, is the database's erasure lock (see
+	// ErasureLock); nil: the backend has none, and an Open finishes every
+	// erasure intent not done, a live Forget's included, and Forgets
+	// claim their intents concurrently.
+	ErasureLock ErasureLock
 	// Close releases the connection; the Saver and a store it opened are
 	// closed first.
 	Close func() error
+}
+
+// ErasureLock is a registered backend's erasure lock, the counterpart of
+// PostgreSQL's session advisory lock and SQLite's lock file: a Forget
+// holds it from before it claims its erasure intent until the intent is
+// marked done, and it must die with its holder (a lease that expires
+// unless renewed), so that an Open leaves a live Forget's intent to it,
+// the next Open after its holder died finishes the intent, and Forgets
+// claim in turn. Each key table of the database has its own lock, named
+// by key.
+type ErasureLock interface {
+	// TryLock takes the lock named key when it is free: ok is false while
+	// another holder has it. It does not wait: vault tries again, and
+	// bounds the wait (ForgetOptions.LockWait).
+	TryLock(ctx context.Context, key string) (held HeldErasureLock, ok bool, err error)
+}
+
+// HeldErasureLock is an ErasureLock taken.
+type HeldErasureLock interface {
+	// Check fails when the lock was lost since it was taken (a lease that
+	// expired and was taken by another holder, or one the backend could
+	// not renew): the Forget then stops before its next step rather than
+	// run beside an Open that took the lock.
+	Check(ctx context.Context) error
+	// Release gives the lock up; later calls do nothing.
+	Release()
 }
 
 var (

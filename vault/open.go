@@ -876,8 +876,9 @@ func (h *Handle) claimErasure(ctx context.Context, subject string) (int64, error
 			// (a row this key did not sign, left alone) must not put the
 			// record past the count, refusing the subject's writes after
 			// a Readmit (TestReviewS25IntentGapRefusesReadmittedSubject).
-			// Without the lock (MongoDB) Forgets claim concurrently and
-			// n, past every claim before it, is the bound.
+			// Without the lock (a backend without one, SQLite without
+			// flock(2)) Forgets claim concurrently and n, past every
+			// claim before it, is the bound.
 			guardAt := n
 			if h.forgetLock() != nil {
 				guardAt = have + 1
@@ -1363,6 +1364,12 @@ type ForgetOptions struct {
 	Wait time.Duration
 	// Progress, when set, is told what the erasure waits for.
 	Progress func(msg string)
+	// LockWait bounds how long the erasure waits for the database's
+	// erasure lock while another Forget holds it: 0 means
+	// DefaultForgetLockWait, negative not to wait. A deadline of ctx that
+	// comes first ends the wait too. Past it the Forget fails with an
+	// error wrapping ErrErasureLocked, having claimed and changed nothing.
+	LockWait time.Duration
 }
 
 // Forget is ForgetWith with the default options.
@@ -1414,7 +1421,7 @@ func (h *Handle) ForgetWith(ctx context.Context, subject string, opt ForgetOptio
 		// Held from before the claim until the intent is done: an Open
 		// meanwhile leaves the intent to this Forget (finishIntents).
 		var err error
-		if held, err = l.lock(ctx); err != nil {
+		if held, err = takeForgetLock(ctx, l, opt.LockWait); err != nil {
 			return keys.Receipt{}, fmt.Errorf("vault: forget %q: %w", subject, err)
 		}
 		if held != nil {
@@ -1489,7 +1496,7 @@ func (h *Handle) ForgetWith(ctx context.Context, subject string, opt ForgetOptio
 // until a process opened the database. Each erasure it finishes is
 // recorded in the audit trail (but the subject's own, which ForgetWith
 // records) and told to opt.Progress. Only where there
-// is a lock (not MongoDB): without one, an intent not done may be a live
+// is a lock (forgetLock): without one, an intent not done may be a live
 // Forget's.
 func (h *Handle) finishKilled(ctx context.Context, subject string, opt ForgetOptions) error {
 	var r intentReport
@@ -1546,6 +1553,26 @@ func (h *Handle) lockLost(subject string, err error) error {
 	return fmt.Errorf("vault: forget %q: %w", subject, err)
 }
 
+// rowThreadLister returns the saver under v's wrappers when it lists every
+// thread holding any row (mongosaver.Saver.RowThreadIDs), else nil.
+func rowThreadLister(v checkpointer.Saver) interface {
+	RowThreadIDs(ctx context.Context) ([]string, error)
+} {
+	for v != nil {
+		if rt, ok := v.(interface {
+			RowThreadIDs(ctx context.Context) ([]string, error)
+		}); ok {
+			return rt
+		}
+		u, ok := v.(interface{ Unwrap() checkpointer.Saver })
+		if !ok {
+			return nil
+		}
+		v = u.Unwrap()
+	}
+	return nil
+}
+
 // drainWrites lets v (a saver or a store, possibly wrapped) finish the
 // writes that began before, when it has a way to (SQLite's write lock, the
 // memory saver's mutex).
@@ -1581,6 +1608,21 @@ func (h *Handle) forgetRows(ctx context.Context, subject string) error {
 			return err
 		}
 	case sub.ThreadSeparator != "":
+		if rt := rowThreadLister(h.Saver); rt != nil {
+			// Every thread holding any row, a thread whose
+			// checkpoints are gone and whose pending writes stay
+			// included (MongoDB).
+			all, err := rt.RowThreadIDs(ctx)
+			if err != nil {
+				return fmt.Errorf("list threads: %w", err)
+			}
+			for _, th := range all {
+				if sub.ThreadSubject(th) == subject {
+					ids = append(ids, th)
+				}
+			}
+			break
+		}
 		lister, ok := h.Saver.(checkpointer.ThreadLister)
 		if !ok {
 			return fmt.Errorf("the saver cannot list threads")

@@ -25,7 +25,7 @@ func (e pendingError) Unwrap() error { return e.error }
 
 // newForgetCmd is `memvault forget SUBJECT`: erasure by key destruction.
 func newForgetCmd(g *globals) *cobra.Command {
-	var wait time.Duration
+	var wait, lockWait time.Duration
 	cmd := &cobra.Command{
 		Use:   "forget SUBJECT",
 		Short: "Erase a data subject: destroy its keys, delete its threads and memories, print a receipt",
@@ -50,6 +50,10 @@ exits 3: run it again (once the reader named is gone) to finish the same
 erasure. A forget killed part-way is finished the same way; its receipt then
 names every key the erasure destroyed.
 
+One forget of a database runs its first steps at a time (the erasure lock): a
+second one waits up to --lock-wait, then fails, having changed nothing; run it
+again once the first ends.
+
 Erasure holds against restored backups of the data only if no copy of the key
 table from before survives: keep the key table's backups shorter than your
 erasure window.`,
@@ -58,9 +62,16 @@ erasure window.`,
 			if wait < 0 {
 				return usagef("--wait %s: want 0s (do not wait) or more", wait)
 			}
+			if lockWait < 0 {
+				return usagef("--lock-wait %s: want 0s (do not wait) or more", lockWait)
+			}
+			lw := lockWait
+			if lw == 0 {
+				lw = -1 // vault: negative is "do not wait", 0 its default
+			}
 			return withHandle(cmd.Context(), g, func(h *handle) error {
 				stderr := cmd.ErrOrStderr()
-				r, err := h.ForgetWith(cmd.Context(), args[0], vault.ForgetOptions{Wait: wait, Progress: func(msg string) {
+				r, err := h.ForgetWith(cmd.Context(), args[0], vault.ForgetOptions{Wait: wait, LockWait: lw, Progress: func(msg string) {
 					fmt.Fprintln(stderr, "memvault: forget: "+msg)
 				}})
 				if r.Subject == "" { // nothing was started
@@ -81,6 +92,7 @@ erasure window.`,
 		},
 	}
 	cmd.Flags().DurationVar(&wait, "wait", keys.DefaultPurgeWait, "how long to wait for readers that still hold a copy of a destroyed key (0s: do not wait)")
+	cmd.Flags().DurationVar(&lockWait, "lock-wait", vault.DefaultForgetLockWait, "how long to wait while another forget of the database holds the erasure lock (0s: do not wait)")
 	return cmd
 }
 

@@ -154,10 +154,11 @@
 // threads. Why no write of S outlives a Forget(S) that returned: Forget
 // (F) (1) writes the mark, then (4) deletes S's rows; a write (W) (b)
 // stores its document, then (c) reads the mark. MongoDB orders the
-// single-document operations of one server (the driver's default: reads
-// and writes go to the primary), so either (c) reads the mark — and W
-// takes its document back — or (c) reads before (1) wrote it, so (b),
-// acknowledged before (c) began, precedes (1) and so (4), which deletes
+// single-document operations of one server (writes go to the primary;
+// mongovault reads the marks, and this saver its leases, from the
+// primary whatever the URI's readPreference), so either (c) reads the
+// mark — and W takes its document back — or (c) reads before (1) wrote
+// it, so (b), acknowledged before (c) began, precedes (1) and so (4), which deletes
 // the document with S's other rows. A write landing after Forget
 // returned lands after (1): its check after the write refuses it. While
 // W holds its lease, F's drain (between (1) and (4)) waits for W anyway;

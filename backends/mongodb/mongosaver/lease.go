@@ -14,6 +14,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
+	"go.mongodb.org/mongo-driver/v2/mongo/readpref"
 )
 
 // Leases serialize the writers of a thread across processes, which share
@@ -97,7 +98,11 @@ func newLeaser(db *mongo.Database, ttl time.Duration, off bool) *leaser {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	host, _ := os.Hostname()
-	return &leaser{coll: db.Collection(leasesCol), owner: fmt.Sprintf("%s/%d/%s", host, os.Getpid(), hex.EncodeToString(b[:])),
+	// Read from the primary whatever the client's readPreference: drain
+	// must see every lease taken before it looks (a secondary behind
+	// the primary would miss a write under way).
+	coll := db.Collection(leasesCol, options.Collection().SetReadPreference(readpref.Primary()))
+	return &leaser{coll: coll, owner: fmt.Sprintf("%s/%d/%s", host, os.Getpid(), hex.EncodeToString(b[:])),
 		ttl: max(ttl, time.Second), off: off, local: map[string]*localLock{}}
 }
 

@@ -26,7 +26,13 @@
 // or MEMVAULT_KEY_TABLE alone a SQLite file (processes of one host only);
 // with neither vault.Open refuses (vault.ErrUnsupported). vault.Forget
 // drains the writes of every process (thread leases, the store's writer
-// lease) before it lists and deletes the subject's data.
+// lease) before it lists and deletes the subject's data. Its erasure lock
+// (vault.ErasureLock) is a lease document in memvault_meta, judged by the
+// server's clock and renewed while held: a killed Forget blocks the next
+// one, and leaves its intent to Opens, until the lease expires
+// (EraseLeaseParam, default DefaultEraseLease). memvault_meta is read from
+// the primary whatever the URI's readPreference (the erasure guard's
+// marks, the intents, the lease).
 //
 // The audit trail (MEMVAULT_AUDIT) lives in a SQLite file named by
 // MEMVAULT_AUDIT_TABLE (required: processes of one host share it), bound
@@ -53,6 +59,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
+	"go.mongodb.org/mongo-driver/v2/mongo/readpref"
 	"go.mongodb.org/mongo-driver/v2/x/mongo/driver/connstring"
 
 	"github.com/memvault/memvault/backends/mongodb/mongosaver"
@@ -100,32 +107,45 @@ const TTLIndexParam = "memvault_ttl_index"
 // (TTLIndexParam) is not a boolean.
 var ErrURI = errors.New("mongovault: bad MongoDB URI parameter")
 
+// dsnParams are memvault's own URI parameters.
+type dsnParams struct {
+	ttlIndex   bool          // TTLIndexParam
+	eraseLease time.Duration // EraseLeaseParam; DefaultEraseLease when absent
+}
+
 // splitDSN returns dsn without memvault's parameters, for the driver, and
-// whether it asked for the TTL index. It edits the query string as text:
-// a MongoDB URI may list several hosts, which net/url does not parse.
-func splitDSN(dsn string) (string, bool, error) {
+// what they asked for. It edits the query string as text: a MongoDB URI
+// may list several hosts, which net/url does not parse.
+func splitDSN(dsn string) (string, dsnParams, error) {
+	p := dsnParams{eraseLease: DefaultEraseLease}
 	base, query, ok := strings.Cut(dsn, "?")
 	if !ok {
-		return dsn, false, nil
+		return dsn, p, nil
 	}
 	var kept []string
-	ttl := false
-	for _, p := range strings.Split(query, "&") {
-		k, v, _ := strings.Cut(p, "=")
-		if !strings.EqualFold(k, TTLIndexParam) {
-			kept = append(kept, p)
-			continue
+	for _, kv := range strings.Split(query, "&") {
+		k, v, _ := strings.Cut(kv, "=")
+		switch {
+		case strings.EqualFold(k, TTLIndexParam):
+			b, err := strconv.ParseBool(v)
+			if err != nil {
+				return "", p, fmt.Errorf("%w: %s=%q: want true or false", ErrURI, TTLIndexParam, v)
+			}
+			p.ttlIndex = b
+		case strings.EqualFold(k, EraseLeaseParam):
+			d, err := time.ParseDuration(v)
+			if err != nil || d < 100*time.Millisecond || d > time.Hour {
+				return "", p, fmt.Errorf("%w: %s=%q: want a duration from 100ms to 1h (such as 30s)", ErrURI, EraseLeaseParam, v)
+			}
+			p.eraseLease = d
+		default:
+			kept = append(kept, kv)
 		}
-		b, err := strconv.ParseBool(v)
-		if err != nil {
-			return "", false, fmt.Errorf("%w: %s=%q: want true or false", ErrURI, TTLIndexParam, v)
-		}
-		ttl = b
 	}
 	if len(kept) == 0 {
-		return base, ttl, nil
+		return base, p, nil
 	}
-	return base + "?" + strings.Join(kept, "&"), ttl, nil
+	return base + "?" + strings.Join(kept, "&"), p, nil
 }
 
 // Database returns the database c names: c.Schema, else the URI's, else
@@ -154,7 +174,7 @@ func open(ctx context.Context, c config.Config, o vault.BackendOptions) (*vault.
 	if err != nil {
 		return nil, err
 	}
-	dsn, ttlIndex, err := splitDSN(c.DSN)
+	dsn, params, err := splitDSN(c.DSN)
 	if err != nil {
 		return nil, err
 	}
@@ -202,16 +222,23 @@ func open(ctx context.Context, c config.Config, o vault.BackendOptions) (*vault.
 		_ = sv.Close()
 		return nil, err
 	}
-	am := auditMeta{db.Collection(metaCol)}
+	// The marks are read from the primary whatever readPreference the
+	// URI sets: the erasure guard's argument (mongosaver's doc, "The
+	// erasure guard") needs a write's second look at the mark to see
+	// every mark written before it, which a secondary behind the primary
+	// does not; so do the intents and the erasure lock's lease.
+	meta := db.Collection(metaCol, options.Collection().SetReadPreference(readpref.Primary()))
+	am := auditMeta{meta}
 	conn := &vault.BackendConn{
-		Saver:      sv,
-		Close:      closeClient,
-		Migrations: func(ctx context.Context) ([]vault.Migration, error) { return migrations(ctx, db) },
-		AuditMeta:  am,
-		DatabaseID: am.databaseID,
+		Saver:       sv,
+		Close:       closeClient,
+		Migrations:  func(ctx context.Context) ([]vault.Migration, error) { return migrations(ctx, db) },
+		AuditMeta:   am,
+		DatabaseID:  am.databaseID,
+		ErasureLock: newEraseLock(db, meta, params.eraseLease),
 	}
 	conn.Store = func(ctx context.Context, so vault.StoreOptions) (store.Store, error) {
-		return mongostore.New(ctx, db, mongostore.Options{Serde: so.Serde, Index: so.Index, TTL: so.TTL, TTLIndex: ttlIndex})
+		return mongostore.New(ctx, db, mongostore.Options{Serde: so.Serde, Index: so.Index, TTL: so.TTL, TTLIndex: params.ttlIndex})
 	}
 	ok = true
 	return conn, nil
