@@ -42,6 +42,7 @@ func Run(t *testing.T, newSaver func(t *testing.T) checkpointer.Saver) {
 	t.Run("Context", s.testContext)
 	t.Run("NextVersion", s.testNextVersion)
 	t.Run("ListThreads", s.testListThreads)
+	t.Run("RowThreadIDs", s.testRowThreadIDs)
 	t.Run("ImportThread", s.testImportThread)
 	t.Run("Sweep", s.testSweep)
 	t.Run("Resume", s.testResume)

@@ -408,3 +408,42 @@ func (s *Saver) ListThreads(ctx context.Context) iter.Seq2[checkpointer.ThreadIn
 		}
 	}
 }
+
+// rowThreadsPage is how many thread ids RowThreadIDs reads a round trip.
+const rowThreadsPage = 1000
+
+// RowThreadIDs lists, ascending, every thread holding any row: a
+// checkpoint, a channel value, or a pending write — a thread whose
+// checkpoints a prune, retention or a crash removed, or never stored,
+// and whose values or writes stay, included, which ListThreads (threads
+// holding a checkpoint) misses. It reads rowThreadsPage ids a round trip
+// from a driver that implements RowThreads; on another it yields only an
+// error wrapping errors.ErrUnsupported (Redis: its thread index holds the
+// threads a put indexed). Forget uses it to find a subject's threads
+// (vault), so that no row of an erased subject is left behind.
+func (s *Saver) RowThreadIDs(ctx context.Context) iter.Seq2[string, error] {
+	return func(yield func(string, error) bool) {
+		rt, ok := s.d.(RowThreads)
+		if !ok {
+			yield("", s.wrap(fmt.Errorf("%w: the driver lists only threads holding a checkpoint (RowThreads)", errors.ErrUnsupported)))
+			return
+		}
+		after := ""
+		for {
+			page, err := rt.RowThreads(ctx, after, rowThreadsPage)
+			if err != nil {
+				yield("", s.wrap(fmt.Errorf("list threads: %w", err)))
+				return
+			}
+			for _, id := range page {
+				if !yield(id, nil) {
+					return
+				}
+			}
+			if len(page) < rowThreadsPage {
+				return
+			}
+			after = page[len(page)-1]
+		}
+	}
+}

@@ -216,6 +216,12 @@ func (d *driver) Threads(ctx context.Context, after string, limit int) ([]string
 	return sqlrows.Threads(ctx, query(d.db), d.q.threads, after, limit)
 }
 
+// RowThreads implements engine.RowThreads: one statement, a range scan of
+// each table's primary key (sqlrows.RowThreadsSQL).
+func (d *driver) RowThreads(ctx context.Context, after string, limit int) ([]string, error) {
+	return sqlrows.Threads(ctx, query(d.db), d.q.rowThreads, after, limit)
+}
+
 // ThreadInfos implements checkpointer.Driver with one aggregate query,
 // streamed.
 func (d *driver) ThreadInfos(ctx context.Context) iter.Seq2[checkpointer.ThreadInfo, error] {

@@ -27,6 +27,7 @@ type queries struct {
 	insertWrites      string
 	upsertWrites      string
 	threads           string
+	rowThreads        string
 	threadInfos       string
 	headsThreads      map[bool]string // by whether with the orphan write sets
 	headsRuns         map[bool]string
@@ -162,6 +163,7 @@ ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) `
 
 	// A page of thread ids after $1, from the primary key.
 	q.threads = sqlrows.ThreadsSQL(q.checkpoints, "$1", "$2")
+	q.rowThreads = sqlrows.RowThreadsSQL([]string{q.checkpoints, q.blobs, q.writes}, "$1", "$2")
 	q.threadInfos = sqlrows.ThreadInfosSQL(q.checkpoints)
 
 	// The heads of a removal: every checkpoint of the selected namespaces

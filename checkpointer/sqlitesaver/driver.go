@@ -37,6 +37,13 @@ func (d *driver) Threads(ctx context.Context, after string, limit int) ([]string
 	return sqlrows.Threads(ctx, query(d.db.Reader()), sqlrows.ThreadsSQL("checkpoints", "?", "?"), after, limit)
 }
 
+// RowThreads implements engine.RowThreads: one statement, a range scan of
+// each table's primary key (sqlrows.RowThreadsSQL).
+func (d *driver) RowThreads(ctx context.Context, after string, limit int) ([]string, error) {
+	return sqlrows.Threads(ctx, query(d.db.Reader()),
+		sqlrows.RowThreadsSQL([]string{"checkpoints", "checkpoint_blobs", "checkpoint_writes"}, "?1", "?2"), after, limit)
+}
+
 // ThreadInfos implements checkpointer.Driver in one aggregate query over
 // the primary key.
 func (d *driver) ThreadInfos(ctx context.Context) iter.Seq2[checkpointer.ThreadInfo, error] {

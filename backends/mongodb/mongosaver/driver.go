@@ -254,6 +254,28 @@ func (d *driver) Threads(ctx context.Context, after string, limit int) ([]string
 	return ids[:min(limit, len(ids))], nil
 }
 
+// RowThreads implements engine.RowThreads: the threads holding any
+// document — a checkpoint, a pending write, a chunk of a large value —
+// after after, ascending, at most limit, in one distinct per collection.
+// A thread whose checkpoints are gone (a removal killed between its
+// deletes, which take checkpoints first, or a writer that stored pending
+// writes before its checkpoint) is among them, which Threads misses, so
+// that an erasure (vault.Handle.Forget, through engine.Saver.RowThreadIDs)
+// leaves no document of the subject, and re-encryption no old envelope.
+func (d *driver) RowThreads(ctx context.Context, after string, limit int) ([]string, error) {
+	var all []string
+	for _, c := range []*mongo.Collection{d.cps, d.writes, d.big} {
+		var ids []string
+		if err := c.Distinct(ctx, fThread, bson.D{{Key: fThread, Value: bson.D{{Key: "$gt", Value: after}}}}).Decode(&ids); err != nil {
+			return nil, fmt.Errorf("threads of %s: %w", c.Name(), err)
+		}
+		all = append(all, ids...)
+	}
+	slices.Sort(all)
+	all = slices.Compact(all)
+	return all[:min(limit, len(all))], nil
+}
+
 func (d *driver) ThreadInfos(ctx context.Context) iter.Seq2[checkpointer.ThreadInfo, error] {
 	return func(yield func(checkpointer.ThreadInfo, error) bool) {
 		// Counted here: FerretDB v1 lacks $max in $group and returns 0

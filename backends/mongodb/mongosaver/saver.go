@@ -5,8 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -217,28 +215,6 @@ func (s *Saver) SampleConfig(ctx context.Context, after string) (*checkpointer.C
 		return nil, fmt.Errorf("mongosaver: sample: %w", err)
 	}
 	return &checkpointer.Config{ThreadID: doc.Thread, CheckpointNS: doc.NS}, nil
-}
-
-// RowThreadIDs returns, ascending, the id of every thread holding any
-// document — a checkpoint, a pending write, a chunk of a large value —
-// in one distinct per collection: a thread whose checkpoints are gone
-// (a removal killed between its deletes, which take checkpoints first,
-// or a writer that stored pending writes before its checkpoint) is
-// among them, which ListThreads (threads holding a checkpoint) misses.
-// An erasure (vault.Handle.Forget) lists a subject's threads with it, so
-// that no document of the subject stays.
-func (s *Saver) RowThreadIDs(ctx context.Context) ([]string, error) {
-	seen := map[string]bool{}
-	for _, c := range []*mongo.Collection{s.d.cps, s.d.writes, s.d.big} {
-		var ids []string
-		if err := c.Distinct(ctx, fThread, bson.D{}).Decode(&ids); err != nil {
-			return nil, fmt.Errorf("mongosaver: threads of %s: %w", c.Name(), err)
-		}
-		for _, id := range ids {
-			seen[id] = true
-		}
-	}
-	return slices.Sorted(maps.Keys(seen)), nil
 }
 
 // Close stops the retention sweeper, if any, and lets go of the thread

@@ -10,6 +10,8 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"strconv"
+	"strings"
 
 	"github.com/memvault/memvault/checkpointer"
 )
@@ -75,6 +77,21 @@ func Strings(rs Rows) ([]string, error) {
 // parameters after and limit (p1, p2): one range scan of the primary key.
 func ThreadsSQL(checkpoints, p1, p2 string) string {
 	return `SELECT DISTINCT thread_id FROM ` + checkpoints + ` WHERE thread_id > ` + p1 + ` ORDER BY thread_id LIMIT ` + p2
+}
+
+// RowThreadsSQL is engine.RowThreads's statement: the threads holding a
+// row of any of tables (checkpoints, values, pending writes), after and
+// limit (p1, p2), ascending. Each table gives its own first page (one
+// range scan of its primary key, whose first column is thread_id) and the
+// union keeps the first limit of them: the union's first page lies within
+// the tables' first pages. A thread whose checkpoints are gone and whose
+// values or pending writes stay is listed, which ThreadsSQL misses.
+func RowThreadsSQL(tables []string, p1, p2 string) string {
+	parts := make([]string, len(tables))
+	for i, t := range tables {
+		parts[i] = `SELECT thread_id FROM (` + ThreadsSQL(t, p1, p2) + `) AS t` + strconv.Itoa(i)
+	}
+	return strings.Join(parts, ` UNION `) + ` ORDER BY thread_id LIMIT ` + p2
 }
 
 // ThreadInfosSQL is Driver.ThreadInfos's statement on the checkpoints
