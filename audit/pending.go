@@ -190,12 +190,20 @@ func cutMAC(s string) (id, mac string, ok bool) {
 // 38 900 with these, 38 370 before the index). Nothing relies on an id
 // being unpredictable: a pending row is authenticated by its MAC.
 func (t *Trail) pendingOf(e Entry, who string, now time.Time) Pending {
+	p := t.unsealedPendingOf(e, who, now)
+	p.MAC = pendingMAC(&t.keys[0], t.dbID, &p)
+	return p
+}
+
+// unsealedPendingOf is pendingOf without the MAC: a read's record, whose
+// row's MAC batchOf computes once for the whole batch (a MAC per record
+// as well was computed for nothing whenever the batch held more than
+// one).
+func (t *Trail) unsealedPendingOf(e Entry, who string, now time.Time) Pending {
 	var id [16]byte
 	binary.BigEndian.PutUint64(id[:8], uint64(now.UnixMicro()))
 	_, _ = rand.Read(id[8:])
-	p := Pending{ID: hex.EncodeToString(id[:]), Time: now, Principal: who, Op: e.Op, Target: e.Target, Subject: e.Subject, KeyID: e.KeyID}
-	p.MAC = pendingMAC(&t.keys[0], t.dbID, &p)
-	return p
+	return Pending{ID: hex.EncodeToString(id[:]), Time: now, Principal: who, Op: e.Op, Target: e.Target, Subject: e.Subject, KeyID: e.KeyID}
 }
 
 // chainer is a Trail's state of chaining pending records.
@@ -365,7 +373,7 @@ func (t *Trail) recordRead(ctx context.Context, e Entry) (ok bool, err error) {
 	if err != nil {
 		return true, err
 	}
-	p := t.pendingOf(e, who, t.now().UTC().Truncate(time.Microsecond))
+	p := t.unsealedPendingOf(e, who, t.now().UTC().Truncate(time.Microsecond))
 	if err := t.addPending(ctx, pt, p); err != nil {
 		return true, fmt.Errorf("audit: record of a read: %w", err)
 	}
@@ -436,7 +444,18 @@ func (t *Trail) addPending(ctx context.Context, pt PendingTable, p Pending) erro
 	g.busy = true
 	g.mu.Unlock()
 	if lead {
-		t.leadPending(pt, 0, 0)
+		// The caller stores its own batch, then leaves the batches queued
+		// meanwhile to one goroutine that stores them until none is left
+		// (not a goroutine per batch: at 16 reads in flight the queue
+		// never empties, and each new goroutine paid its start and the
+		// growth of its stack through pgx's calls again).
+		if took, want, more := t.leadPending(pt, 0, 0); more {
+			go func() {
+				for more {
+					took, want, more = t.leadPending(pt, took, want)
+				}
+			}()
+		}
 	}
 	select {
 	case <-r.done:
@@ -448,31 +467,31 @@ func (t *Trail) addPending(ctx context.Context, pt PendingTable, p Pending) erro
 	}
 }
 
-// batchOf is the pending row of batch's records: the first's, with the
-// others' in More under one MAC (a row of one record is the first's as
-// it is). One row, not one per record: the row is made, chained (as one
+// batchOf is the pending row of batch's records, MACed (their records
+// come unsealed: unsealedPendingOf): the first's, with the others' in
+// More under one MAC (a row of one record is the first's). One row, not one per record: the row is made, chained (as one
 // row of the chain, BatchRows) and deleted once for the batch — at 16
 // reads in flight a batch holds several records, and each row costs the
 // database an insert, its index entries and its WAL three times over.
 func (t *Trail) batchOf(batch []*pendingReq) Pending {
 	p := batch[0].p
-	if len(batch) == 1 {
-		return p
-	}
-	p.More = make([]PendingEntry, len(batch)-1)
-	for i, r := range batch[1:] {
-		q := &r.p
-		p.More[i] = PendingEntry{Time: q.Time, Principal: q.Principal, Op: q.Op, Target: q.Target, Subject: q.Subject, KeyID: q.KeyID}
+	if len(batch) > 1 {
+		p.More = make([]PendingEntry, len(batch)-1)
+		for i, r := range batch[1:] {
+			q := &r.p
+			p.More[i] = PendingEntry{Time: q.Time, Principal: q.Principal, Op: q.Op, Target: q.Target, Subject: q.Subject, KeyID: q.KeyID}
+		}
 	}
 	p.MAC = pendingMAC(&t.keys[0], t.dbID, &p)
 	return p
 }
 
-// leadPending stores the queue's first batch, answers its callers, and
-// leaves the rest to a new leader. A leader taking over from an INSERT
-// (took > 0: its duration) gathers first, until want records are queued
-// (see pendingGroup).
-func (t *Trail) leadPending(pt PendingTable, took time.Duration, want int) {
+// leadPending stores the queue's first batch and answers its callers.
+// A leader taking over from an INSERT (took > 0: its duration) gathers
+// first, until want records are queued (see pendingGroup). more is true
+// when records are queued still: the caller leads again, with the took
+// and want returned.
+func (t *Trail) leadPending(pt PendingTable, took time.Duration, want int) (spent time.Duration, next int, more bool) {
 	g := &t.pending
 	g.mu.Lock()
 	if took > 0 && len(g.queue) < want {
@@ -508,7 +527,7 @@ func (t *Trail) leadPending(pt PendingTable, took time.Duration, want int) {
 	g.batches.Add(1)
 	start := time.Now()
 	err := pt.AddPending(ctx, []Pending{t.batchOf(batch)})
-	spent := max(time.Since(start), 1) // > 0: the next leader takes over
+	spent = max(time.Since(start), 1) // > 0: the next leader takes over
 	cancel()
 	for _, r := range batch {
 		r.err = err
@@ -516,13 +535,11 @@ func (t *Trail) leadPending(pt PendingTable, took time.Duration, want int) {
 	}
 
 	g.mu.Lock()
-	more := len(g.queue) > 0
+	more = len(g.queue) > 0
 	g.busy = more
 	// The records of this INSERT's readers, who may read again at once,
 	// and those queued while it committed.
-	want = min(n+len(g.queue), maxBatch)
+	next = min(n+len(g.queue), maxBatch)
 	g.mu.Unlock()
-	if more {
-		go t.leadPending(pt, spent, want)
-	}
+	return spent, next, more
 }

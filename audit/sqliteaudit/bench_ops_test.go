@@ -58,6 +58,7 @@ func benchAuditedOp(b *testing.B, op string, conc int, mode string) {
 		s = audit.NewSaver(inner, tr, nil)
 	}
 	ckpt := checkpointer.NewID(1)
+	var fifth string // the id get_tuple_id reads
 	value := strings.Repeat("x", 200)
 	run := func(i int) error {
 		thread := fmt.Sprint("t", i%64)
@@ -88,7 +89,7 @@ func benchAuditedOp(b *testing.B, op string, conc int, mode string) {
 		default:
 			cfg := checkpointer.Config{ThreadID: "read"}
 			if op == "get_tuple_id" {
-				cfg.CheckpointID = checkpointer.NewID(5)
+				cfg.CheckpointID = fifth
 			}
 			t, err := s.GetTuple(ctx, cfg)
 			if err == nil && t == nil {
@@ -104,6 +105,9 @@ func benchAuditedOp(b *testing.B, op string, conc int, mode string) {
 			v := strconv.Itoa(i)
 			cp := &checkpointer.Checkpoint{V: 4, ID: checkpointer.NewID(i), TS: time.Now(),
 				ChannelValues: map[string]any{"a": value}, ChannelVersions: map[string]string{"a": v}}
+			if i == 5 {
+				fifth = cp.ID
+			}
 			if _, err := inner.Put(ctx, checkpointer.Config{ThreadID: "read"}, cp, checkpointer.Metadata{}, map[string]string{"a": v}); err != nil {
 				b.Fatal(err)
 			}
