@@ -363,22 +363,32 @@ func (t *Trail) recordRead(ctx context.Context, e Entry) (ok bool, err error) {
 	if !isPending {
 		return false, nil
 	}
-	if e, err = e.normalized(); err != nil {
-		return true, err
-	}
-	if err := t.readyToRecord(ctx, []Entry{e}); err != nil {
-		return true, err
-	}
-	who, err := recordPrincipal(ctx)
+	p, err := t.readPending(ctx, e)
 	if err != nil {
 		return true, err
 	}
-	p := t.unsealedPendingOf(e, who, t.now().UTC().Truncate(time.Microsecond))
 	if err := t.addPending(ctx, pt, p); err != nil {
 		return true, fmt.Errorf("audit: record of a read: %w", err)
 	}
 	t.chainSoon()
 	return true, nil
+}
+
+// readPending is the pending record of e, a read, by ctx's principal,
+// unsealed (batchOf MACs its batch's row).
+func (t *Trail) readPending(ctx context.Context, e Entry) (Pending, error) {
+	e, err := e.normalized()
+	if err != nil {
+		return Pending{}, err
+	}
+	if err := t.readyToRecord(ctx, []Entry{e}); err != nil {
+		return Pending{}, err
+	}
+	who, err := recordPrincipal(ctx)
+	if err != nil {
+		return Pending{}, err
+	}
+	return t.unsealedPendingOf(e, who, t.now().UTC().Truncate(time.Microsecond)), nil
 }
 
 // pendingGroup is the queue of a Trail's readers' pending records: as
@@ -432,17 +442,7 @@ type pendingReq struct {
 // addPending stores p with the other readers' records queued meanwhile,
 // and returns once that INSERT committed (or with its error).
 func (t *Trail) addPending(ctx context.Context, pt PendingTable, p Pending) error {
-	r := &pendingReq{ctx: ctx, p: p, done: make(chan struct{})}
-	g := &t.pending
-	g.mu.Lock()
-	g.queue = append(g.queue, r)
-	if g.want > 0 && len(g.queue) >= g.want {
-		g.want = 0
-		g.full <- struct{}{} // buffered, and sent once per want
-	}
-	lead := !g.busy
-	g.busy = true
-	g.mu.Unlock()
+	r, lead := t.enqueuePending(ctx, p)
 	if lead {
 		// The caller stores its own batch, then leaves the batches queued
 		// meanwhile to one goroutine that stores them until none is left
@@ -450,21 +450,79 @@ func (t *Trail) addPending(ctx context.Context, pt PendingTable, p Pending) erro
 		// never empties, and each new goroutine paid its start and the
 		// growth of its stack through pgx's calls again).
 		if took, want, more := t.leadPending(pt, 0, 0); more {
-			go func() {
-				for more {
-					took, want, more = t.leadPending(pt, took, want)
-				}
-			}()
+			go t.leadPendingFrom(pt, took, want)
 		}
 	}
+	return r.wait()
+}
+
+// enqueuePending queues p for the readers' next INSERT; lead is true
+// when no INSERT is running or queued to run: the caller must lead.
+func (t *Trail) enqueuePending(ctx context.Context, p Pending) (r *pendingReq, lead bool) {
+	r = &pendingReq{ctx: ctx, p: p, done: make(chan struct{})}
+	g := &t.pending
+	g.mu.Lock()
+	g.queue = append(g.queue, r)
+	if g.want > 0 && len(g.queue) >= g.want {
+		g.want = 0
+		g.full <- struct{}{} // buffered, and sent once per want
+	}
+	lead = !g.busy
+	g.busy = true
+	g.mu.Unlock()
+	return r, lead
+}
+
+// leadPendingFrom leads batches until the queue is empty, the first
+// taking over from an INSERT that took took (0: none).
+func (t *Trail) leadPendingFrom(pt PendingTable, took time.Duration, want int) {
+	for more := true; more; {
+		took, want, more = t.leadPending(pt, took, want)
+	}
+}
+
+// wait returns once r's INSERT committed, with its error, or when r's
+// context is done.
+func (r *pendingReq) wait() error {
 	select {
 	case <-r.done:
 		return r.err
-	case <-ctx.Done():
+	case <-r.ctx.Done():
 		// The record may still be stored by its INSERT: a record of a
 		// read that then returns nothing, which is allowed.
-		return fmt.Errorf("audit: waiting for the record's commit: %w", context.Cause(ctx))
+		return fmt.Errorf("audit: waiting for the record's commit: %w", context.Cause(r.ctx))
 	}
+}
+
+// startRead queues the record of a read, e, for the readers' next
+// INSERT, without waiting for it: the caller reads meanwhile, then calls
+// wait, which returns once the record is durable (or with the error that
+// fails the read), and must be called. When the queue has no leader, one
+// goroutine leads it. It is recordRead for a read that runs in the
+// caller's goroutine: recordRead in a goroutine of its own beside the read
+// (whileRecorded) cost each read a goroutine and a hand-off more. ok is
+// false when the table keeps no pending records: the caller appends
+// instead (LogAll).
+func (t *Trail) startRead(ctx context.Context, e Entry) (wait func() error, ok bool, err error) {
+	if _, isPending := t.pendingTable(); !isPending {
+		return nil, false, nil
+	}
+	p, err := t.readPending(ctx, e)
+	if err != nil {
+		return nil, true, err
+	}
+	r, lead := t.enqueuePending(ctx, p)
+	if lead {
+		pt, _ := t.pendingTable()
+		go t.leadPendingFrom(pt, 0, 0)
+	}
+	return func() error {
+		if err := r.wait(); err != nil {
+			return fmt.Errorf("audit: record of a read: %w", err)
+		}
+		t.chainSoon()
+		return nil
+	}, true, nil
 }
 
 // batchOf is the pending row of batch's records, MACed (their records

@@ -107,8 +107,27 @@ func (s *Saver) logAll(ctx context.Context, ops ...[2]string) error {
 // read runs: the tuple is returned once its record is durable, and not
 // when the record fails).
 func (s *Saver) GetTuple(ctx context.Context, cfg checkpointer.Config) (*checkpointer.Tuple, error) {
-	return whileRecorded(ctx, func(ctx context.Context) error { return s.logRead(ctx, cfg.ThreadID) },
-		func(ctx context.Context) (*checkpointer.Tuple, error) { return s.inner.GetTuple(ctx, cfg) })
+	e, err := s.entry(ctx, OpCheckpointRead, cfg.ThreadID)
+	if err != nil {
+		return nil, err
+	}
+	// The record is queued for the readers' next INSERT, the read runs in
+	// this goroutine meanwhile, and the tuple is returned once the record
+	// is durable: no goroutine of the read's own (whileRecorded) where the
+	// trail keeps pending records.
+	wait, ok, err := s.trail.startRead(ctx, e)
+	if !ok {
+		return whileRecorded(ctx, func(ctx context.Context) error { return s.trail.LogAll(ctx, []Entry{e}) },
+			func(ctx context.Context) (*checkpointer.Tuple, error) { return s.inner.GetTuple(ctx, cfg) })
+	}
+	if err != nil {
+		return nil, err
+	}
+	t, err := s.inner.GetTuple(ctx, cfg)
+	if rerr := wait(); rerr != nil {
+		return nil, rerr
+	}
+	return t, err
 }
 
 // List implements checkpointer.Saver: one read record per thread listed
