@@ -111,23 +111,7 @@ func (s *Saver) GetTuple(ctx context.Context, cfg checkpointer.Config) (*checkpo
 	if err != nil {
 		return nil, err
 	}
-	// The record is queued for the readers' next INSERT, the read runs in
-	// this goroutine meanwhile, and the tuple is returned once the record
-	// is durable: no goroutine of the read's own (whileRecorded) where the
-	// trail keeps pending records.
-	wait, ok, err := s.trail.startRead(ctx, e)
-	if !ok {
-		return whileRecorded(ctx, func(ctx context.Context) error { return s.trail.LogAll(ctx, []Entry{e}) },
-			func(ctx context.Context) (*checkpointer.Tuple, error) { return s.inner.GetTuple(ctx, cfg) })
-	}
-	if err != nil {
-		return nil, err
-	}
-	t, err := s.inner.GetTuple(ctx, cfg)
-	if rerr := wait(); rerr != nil {
-		return nil, rerr
-	}
-	return t, err
+	return readRecorded(ctx, s.trail, e, func(ctx context.Context) (*checkpointer.Tuple, error) { return s.inner.GetTuple(ctx, cfg) })
 }
 
 // List implements checkpointer.Saver: one read record per thread listed
