@@ -395,8 +395,10 @@ func (t *Trail) readPending(ctx context.Context, e Entry) (Pending, error) {
 // group.go does for appends, the records that arrive while an INSERT
 // commits wait, and the next INSERT stores all of them (one commit, one
 // WAL flush, for up to maxBatch reads), led by the caller that finds none
-// running. Each caller is told its INSERT's outcome once it committed or
-// failed.
+// running — or, for a read queued before it runs (startRead), by a
+// goroutine, while the caller reads — and then by one goroutine until the
+// queue is empty. Each caller is told its INSERT's outcome once it
+// committed or failed.
 //
 // A leader that takes over from an INSERT that just committed (records
 // queued meanwhile: readers are concurrent) first gathers: it waits until
@@ -527,8 +529,9 @@ func (t *Trail) startRead(ctx context.Context, e Entry) (wait func() error, ok b
 
 // batchOf is the pending row of batch's records, MACed (their records
 // come unsealed: unsealedPendingOf): the first's, with the others' in
-// More under one MAC (a row of one record is the first's). One row, not one per record: the row is made, chained (as one
-// row of the chain, BatchRows) and deleted once for the batch — at 16
+// More under one MAC (a row of one record is the first's). One row, not
+// one per record: the row is made, chained (as one row of the chain,
+// BatchRows) and deleted once for the batch — at 16
 // reads in flight a batch holds several records, and each row costs the
 // database an insert, its index entries and its WAL three times over.
 func (t *Trail) batchOf(batch []*pendingReq) Pending {
