@@ -190,12 +190,20 @@ func cutMAC(s string) (id, mac string, ok bool) {
 // 38 900 with these, 38 370 before the index). Nothing relies on an id
 // being unpredictable: a pending row is authenticated by its MAC.
 func (t *Trail) pendingOf(e Entry, who string, now time.Time) Pending {
+	p := t.unsealedPendingOf(e, who, now)
+	p.MAC = pendingMAC(&t.keys[0], t.dbID, &p)
+	return p
+}
+
+// unsealedPendingOf is pendingOf without the MAC: a read's record, whose
+// row's MAC batchOf computes once for the whole batch (a MAC per record
+// as well was computed for nothing whenever the batch held more than
+// one).
+func (t *Trail) unsealedPendingOf(e Entry, who string, now time.Time) Pending {
 	var id [16]byte
 	binary.BigEndian.PutUint64(id[:8], uint64(now.UnixMicro()))
 	_, _ = rand.Read(id[8:])
-	p := Pending{ID: hex.EncodeToString(id[:]), Time: now, Principal: who, Op: e.Op, Target: e.Target, Subject: e.Subject, KeyID: e.KeyID}
-	p.MAC = pendingMAC(&t.keys[0], t.dbID, &p)
-	return p
+	return Pending{ID: hex.EncodeToString(id[:]), Time: now, Principal: who, Op: e.Op, Target: e.Target, Subject: e.Subject, KeyID: e.KeyID}
 }
 
 // chainer is a Trail's state of chaining pending records.
@@ -355,17 +363,10 @@ func (t *Trail) recordRead(ctx context.Context, e Entry) (ok bool, err error) {
 	if !isPending {
 		return false, nil
 	}
-	if e, err = e.normalized(); err != nil {
-		return true, err
-	}
-	if err := t.readyToRecord(ctx, []Entry{e}); err != nil {
-		return true, err
-	}
-	who, err := recordPrincipal(ctx)
+	p, err := t.readPending(ctx, e)
 	if err != nil {
 		return true, err
 	}
-	p := t.pendingOf(e, who, t.now().UTC().Truncate(time.Microsecond))
 	if err := t.addPending(ctx, pt, p); err != nil {
 		return true, fmt.Errorf("audit: record of a read: %w", err)
 	}
@@ -373,12 +374,31 @@ func (t *Trail) recordRead(ctx context.Context, e Entry) (ok bool, err error) {
 	return true, nil
 }
 
+// readPending is the pending record of e, a read, by ctx's principal,
+// unsealed (batchOf MACs its batch's row).
+func (t *Trail) readPending(ctx context.Context, e Entry) (Pending, error) {
+	e, err := e.normalized()
+	if err != nil {
+		return Pending{}, err
+	}
+	if err := t.readyToRecord(ctx, []Entry{e}); err != nil {
+		return Pending{}, err
+	}
+	who, err := recordPrincipal(ctx)
+	if err != nil {
+		return Pending{}, err
+	}
+	return t.unsealedPendingOf(e, who, t.now().UTC().Truncate(time.Microsecond)), nil
+}
+
 // pendingGroup is the queue of a Trail's readers' pending records: as
 // group.go does for appends, the records that arrive while an INSERT
 // commits wait, and the next INSERT stores all of them (one commit, one
 // WAL flush, for up to maxBatch reads), led by the caller that finds none
-// running. Each caller is told its INSERT's outcome once it committed or
-// failed.
+// running — or, for a read queued before it runs (startRead), by a
+// goroutine, while the caller reads — and then by one goroutine until the
+// queue is empty. Each caller is told its INSERT's outcome once it
+// committed or failed.
 //
 // A leader that takes over from an INSERT that just committed (records
 // queued meanwhile: readers are concurrent) first gathers: it waits until
@@ -424,7 +444,24 @@ type pendingReq struct {
 // addPending stores p with the other readers' records queued meanwhile,
 // and returns once that INSERT committed (or with its error).
 func (t *Trail) addPending(ctx context.Context, pt PendingTable, p Pending) error {
-	r := &pendingReq{ctx: ctx, p: p, done: make(chan struct{})}
+	r, lead := t.enqueuePending(ctx, p)
+	if lead {
+		// The caller stores its own batch, then leaves the batches queued
+		// meanwhile to one goroutine that stores them until none is left
+		// (not a goroutine per batch: at 16 reads in flight the queue
+		// never empties, and each new goroutine paid its start and the
+		// growth of its stack through pgx's calls again).
+		if took, want, more := t.leadPending(pt, 0, 0); more {
+			go t.leadPendingFrom(pt, took, want)
+		}
+	}
+	return r.wait()
+}
+
+// enqueuePending queues p for the readers' next INSERT; lead is true
+// when no INSERT is running or queued to run: the caller must lead.
+func (t *Trail) enqueuePending(ctx context.Context, p Pending) (r *pendingReq, lead bool) {
+	r = &pendingReq{ctx: ctx, p: p, done: make(chan struct{})}
 	g := &t.pending
 	g.mu.Lock()
 	g.queue = append(g.queue, r)
@@ -432,47 +469,90 @@ func (t *Trail) addPending(ctx context.Context, pt PendingTable, p Pending) erro
 		g.want = 0
 		g.full <- struct{}{} // buffered, and sent once per want
 	}
-	lead := !g.busy
+	lead = !g.busy
 	g.busy = true
 	g.mu.Unlock()
-	if lead {
-		t.leadPending(pt, 0, 0)
-	}
-	select {
-	case <-r.done:
-		return r.err
-	case <-ctx.Done():
-		// The record may still be stored by its INSERT: a record of a
-		// read that then returns nothing, which is allowed.
-		return fmt.Errorf("audit: waiting for the record's commit: %w", context.Cause(ctx))
+	return r, lead
+}
+
+// leadPendingFrom leads batches until the queue is empty, the first
+// taking over from an INSERT that took took (0: none).
+func (t *Trail) leadPendingFrom(pt PendingTable, took time.Duration, want int) {
+	for more := true; more; {
+		took, want, more = t.leadPending(pt, took, want)
 	}
 }
 
-// batchOf is the pending row of batch's records: the first's, with the
-// others' in More under one MAC (a row of one record is the first's as
-// it is). One row, not one per record: the row is made, chained (as one
-// row of the chain, BatchRows) and deleted once for the batch — at 16
+// wait returns once r's INSERT committed, with its error, or when r's
+// context is done.
+func (r *pendingReq) wait() error {
+	select {
+	case <-r.done:
+		return r.err
+	case <-r.ctx.Done():
+		// The record may still be stored by its INSERT: a record of a
+		// read that then returns nothing, which is allowed.
+		return fmt.Errorf("audit: waiting for the record's commit: %w", context.Cause(r.ctx))
+	}
+}
+
+// startRead queues the record of a read, e, for the readers' next
+// INSERT, without waiting for it: the caller reads meanwhile, then calls
+// wait, which returns once the record is durable (or with the error that
+// fails the read), and must be called. When the queue has no leader, one
+// goroutine leads it. It is recordRead for a read that runs in the
+// caller's goroutine: recordRead in a goroutine of its own beside the read
+// (whileRecorded) cost each read a goroutine and a hand-off more. ok is
+// false when the table keeps no pending records: the caller appends
+// instead (LogAll).
+func (t *Trail) startRead(ctx context.Context, e Entry) (wait func() error, ok bool, err error) {
+	if _, isPending := t.pendingTable(); !isPending {
+		return nil, false, nil
+	}
+	p, err := t.readPending(ctx, e)
+	if err != nil {
+		return nil, true, err
+	}
+	r, lead := t.enqueuePending(ctx, p)
+	if lead {
+		pt, _ := t.pendingTable()
+		go t.leadPendingFrom(pt, 0, 0)
+	}
+	return func() error {
+		if err := r.wait(); err != nil {
+			return fmt.Errorf("audit: record of a read: %w", err)
+		}
+		t.chainSoon()
+		return nil
+	}, true, nil
+}
+
+// batchOf is the pending row of batch's records, MACed (their records
+// come unsealed: unsealedPendingOf): the first's, with the others' in
+// More under one MAC (a row of one record is the first's). One row, not
+// one per record: the row is made, chained (as one row of the chain,
+// BatchRows) and deleted once for the batch — at 16
 // reads in flight a batch holds several records, and each row costs the
 // database an insert, its index entries and its WAL three times over.
 func (t *Trail) batchOf(batch []*pendingReq) Pending {
 	p := batch[0].p
-	if len(batch) == 1 {
-		return p
-	}
-	p.More = make([]PendingEntry, len(batch)-1)
-	for i, r := range batch[1:] {
-		q := &r.p
-		p.More[i] = PendingEntry{Time: q.Time, Principal: q.Principal, Op: q.Op, Target: q.Target, Subject: q.Subject, KeyID: q.KeyID}
+	if len(batch) > 1 {
+		p.More = make([]PendingEntry, len(batch)-1)
+		for i, r := range batch[1:] {
+			q := &r.p
+			p.More[i] = PendingEntry{Time: q.Time, Principal: q.Principal, Op: q.Op, Target: q.Target, Subject: q.Subject, KeyID: q.KeyID}
+		}
 	}
 	p.MAC = pendingMAC(&t.keys[0], t.dbID, &p)
 	return p
 }
 
-// leadPending stores the queue's first batch, answers its callers, and
-// leaves the rest to a new leader. A leader taking over from an INSERT
-// (took > 0: its duration) gathers first, until want records are queued
-// (see pendingGroup).
-func (t *Trail) leadPending(pt PendingTable, took time.Duration, want int) {
+// leadPending stores the queue's first batch and answers its callers.
+// A leader taking over from an INSERT (took > 0: its duration) gathers
+// first, until want records are queued (see pendingGroup). more is true
+// when records are queued still: the caller leads again, with the took
+// and want returned.
+func (t *Trail) leadPending(pt PendingTable, took time.Duration, want int) (spent time.Duration, next int, more bool) {
 	g := &t.pending
 	g.mu.Lock()
 	if took > 0 && len(g.queue) < want {
@@ -508,7 +588,7 @@ func (t *Trail) leadPending(pt PendingTable, took time.Duration, want int) {
 	g.batches.Add(1)
 	start := time.Now()
 	err := pt.AddPending(ctx, []Pending{t.batchOf(batch)})
-	spent := max(time.Since(start), 1) // > 0: the next leader takes over
+	spent = max(time.Since(start), 1) // > 0: the next leader takes over
 	cancel()
 	for _, r := range batch {
 		r.err = err
@@ -516,13 +596,11 @@ func (t *Trail) leadPending(pt PendingTable, took time.Duration, want int) {
 	}
 
 	g.mu.Lock()
-	more := len(g.queue) > 0
+	more = len(g.queue) > 0
 	g.busy = more
 	// The records of this INSERT's readers, who may read again at once,
 	// and those queued while it committed.
-	want = min(n+len(g.queue), maxBatch)
+	next = min(n+len(g.queue), maxBatch)
 	g.mu.Unlock()
-	if more {
-		go t.leadPending(pt, spent, want)
-	}
+	return spent, next, more
 }

@@ -107,43 +107,36 @@ func (s *Saver) logAll(ctx context.Context, ops ...[2]string) error {
 // read runs: the tuple is returned once its record is durable, and not
 // when the record fails).
 func (s *Saver) GetTuple(ctx context.Context, cfg checkpointer.Config) (*checkpointer.Tuple, error) {
-	return whileRecorded(ctx, func(ctx context.Context) error { return s.logRead(ctx, cfg.ThreadID) },
-		func(ctx context.Context) (*checkpointer.Tuple, error) { return s.inner.GetTuple(ctx, cfg) })
+	e, err := s.entry(ctx, OpCheckpointRead, cfg.ThreadID)
+	if err != nil {
+		return nil, err
+	}
+	return readRecorded(ctx, s.trail, e, func(ctx context.Context) (*checkpointer.Tuple, error) { return s.inner.GetTuple(ctx, cfg) })
 }
 
 // List implements checkpointer.Saver: one read record per thread listed
-// (all threads: "*"), committed while the listing reads, before its first
-// tuple (or its end) is returned; when the record fails, the listing
-// yields its error and nothing else.
+// (all threads: "*"), durable before the listing begins; when the record
+// fails, the listing yields its error and nothing else. Not while the
+// listing reads, as GetTuple's: a listing holds its connection as it
+// yields, and waiting there for a record that commits through the same
+// pool deadlocked once the listings in flight held every connection
+// (TestAuditedListsPoolSize). A read record is one INSERT shared with the
+// other reads in flight, so the cost is its commit's latency, not CPU.
 func (s *Saver) List(ctx context.Context, cfg *checkpointer.Config, opt checkpointer.ListOptions) iter.Seq2[*checkpointer.Tuple, error] {
 	thread := "*"
 	if cfg != nil && !opt.AllThreads {
 		thread = cfg.ThreadID
 	}
 	return func(yield func(*checkpointer.Tuple, error) bool) {
-		// The record commits while the first page is read (as GetTuple's),
-		// and nothing is yielded before it is durable.
-		recorded := make(chan error, 1)
-		go func() { recorded <- s.logRead(ctx, thread) }()
-		waited := false
-		wait := func() bool {
-			if waited {
-				return true
-			}
-			waited = true
-			if err := <-recorded; err != nil {
-				yield(nil, err)
-				return false
-			}
-			return true
+		if err := s.logRead(ctx, thread); err != nil {
+			yield(nil, err)
+			return
 		}
 		for t, err := range s.inner.List(ctx, cfg, opt) {
-			if !wait() || !yield(t, err) {
+			if !yield(t, err) {
 				return
 			}
 		}
-		// An empty listing tells what the threads hold too.
-		wait()
 	}
 }
 

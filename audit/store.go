@@ -52,15 +52,6 @@ func (s *Store) log(ctx context.Context, op string, ns store.Namespace, key stri
 	return s.trail.LogAll(ctx, []Entry{e})
 }
 
-// logRead records e, a read or a search, as Saver.logRead does: pending,
-// committed by itself, when the trail keeps pending records.
-func (s *Store) logRead(ctx context.Context, e Entry) error {
-	if ok, err := s.trail.recordRead(ctx, e); ok {
-		return err
-	}
-	return s.trail.LogAll(ctx, []Entry{e})
-}
-
 // entry is the record of op on ns/key, its subject and key resolved. A
 // namespace or key no store can hold fails as the store would fail it
 // (store.ErrInvalidNamespace, store.ErrInvalidKey), before anything is
@@ -97,8 +88,7 @@ func (s *Store) Get(ctx context.Context, ns store.Namespace, key string, opts ..
 	if err != nil {
 		return nil, err
 	}
-	return whileRecorded(ctx, func(ctx context.Context) error { return s.logRead(ctx, e) },
-		func(ctx context.Context) (*store.Item, error) { return s.inner.Get(ctx, ns, key, opts...) })
+	return readRecorded(ctx, s.trail, e, func(ctx context.Context) (*store.Item, error) { return s.inner.Get(ctx, ns, key, opts...) })
 }
 
 // Put implements store.Store (recorded as a write: in the put's own
@@ -170,8 +160,7 @@ func (s *Store) Search(ctx context.Context, prefix store.Namespace, opt store.Se
 	if err != nil {
 		return nil, err
 	}
-	return whileRecorded(ctx, func(ctx context.Context) error { return s.logRead(ctx, e) },
-		func(ctx context.Context) ([]store.SearchItem, error) { return s.inner.Search(ctx, prefix, opt) })
+	return readRecorded(ctx, s.trail, e, func(ctx context.Context) ([]store.SearchItem, error) { return s.inner.Search(ctx, prefix, opt) })
 }
 
 // ListNamespaces implements store.Store; it decrypts nothing and is not
@@ -266,8 +255,7 @@ func (s *Store) listItems(ctx context.Context, ns store.Namespace, opt store.Lis
 	if err != nil {
 		return nil, err
 	}
-	return whileRecorded(ctx, func(ctx context.Context) error { return s.logRead(ctx, e) },
-		func(ctx context.Context) ([]store.Item, error) { return l.ListItems(ctx, ns, opt) })
+	return readRecorded(ctx, s.trail, e, func(ctx context.Context) ([]store.Item, error) { return l.ListItems(ctx, ns, opt) })
 }
 
 // deletePrefix implements store.PrefixDeleter.

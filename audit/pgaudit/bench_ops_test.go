@@ -22,7 +22,8 @@ import (
 	"github.com/memvault/memvault/memvaulttest/pgtest"
 )
 
-// BenchmarkAuditedOps runs put, put_writes and get_tuple at 1 and 16 in
+// BenchmarkAuditedOps runs put, put_writes, get_tuple, get_tuple_id (a
+// checkpoint by id) and list10 (a thread's ten checkpoints) at 1 and 16 in
 // flight through a pgsaver ("plain") and through it audited with the
 // trail in the same schema ("audited"), and reports per operation what
 // does not depend on the machine's load: client CPU, server CPU (the
@@ -33,7 +34,7 @@ import (
 // record's chaining is counted with its operation. Compare the modes side
 // by side in one run: -bench 'AuditedOps/put_writes' -count 5.
 func BenchmarkAuditedOps(b *testing.B) {
-	for _, op := range []string{"put", "put_writes", "get_tuple"} {
+	for _, op := range []string{"put", "put_writes", "get_tuple", "get_tuple_id", "list10"} {
 		for _, conc := range []int{1, 16} {
 			for _, mode := range []string{"plain", "audited"} {
 				b.Run(fmt.Sprintf("%s/c=%d/%s", op, conc, mode), func(b *testing.B) { benchAuditedOp(b, op, conc, mode) })
@@ -45,6 +46,23 @@ func BenchmarkAuditedOps(b *testing.B) {
 func benchAuditedOp(b *testing.B, op string, conc int, mode string) {
 	ctx := audit.WithPrincipal(context.Background(), "bench")
 	pool := pgtest.Pool(b)
+	if op == "list10" {
+		// A listing holds its connection while it waits for its record,
+		// whose INSERT needs one too: with as many listings in flight as
+		// the pool has connections (4 by default here), a memvault before
+		// session 26 deadlocked (TestAuditedListsPoolSize). A pool larger
+		// than the listings in flight lets old and new binaries be
+		// measured alike.
+		cfg, err := pgxpool.ParseConfig(pgtest.SchemaDSN(b))
+		if err != nil {
+			b.Fatal(err)
+		}
+		cfg.MaxConns = int32(conc) + 4
+		if pool, err = pgxpool.NewWithConfig(context.Background(), cfg); err != nil {
+			b.Fatal(err)
+		}
+		defer pool.Close()
+	}
 	inner, err := pgsaver.New(pool, pgsaver.Options{})
 	if err != nil {
 		b.Fatal(err)
@@ -68,6 +86,7 @@ func benchAuditedOp(b *testing.B, op string, conc int, mode string) {
 		s = audit.NewSaver(inner, tr, nil)
 	}
 	ckpt := checkpointer.NewID(1)
+	var fifth string // the id get_tuple_id reads
 	value := strings.Repeat("x", 200)
 	run := func(i int) error {
 		thread := fmt.Sprint("t", i%64)
@@ -81,19 +100,45 @@ func benchAuditedOp(b *testing.B, op string, conc int, mode string) {
 		case "put_writes":
 			ws := []checkpointer.Write{{Channel: "a", Value: value}, {Channel: "b", Value: value}, {Channel: "c", Value: value}}
 			return s.PutWrites(ctx, checkpointer.Config{ThreadID: thread, CheckpointID: ckpt}, ws, fmt.Sprint("task-", i), "")
+		case "list10":
+			n := 0
+			for t, err := range s.List(ctx, &checkpointer.Config{ThreadID: "read"}, checkpointer.ListOptions{Limit: 10}) {
+				if err != nil {
+					return err
+				}
+				if t != nil {
+					n++
+				}
+			}
+			if n != 10 {
+				return fmt.Errorf("listed %d tuples, want 10", n)
+			}
+			return nil
 		default:
-			t, err := s.GetTuple(ctx, checkpointer.Config{ThreadID: "read"})
+			cfg := checkpointer.Config{ThreadID: "read"}
+			if op == "get_tuple_id" {
+				cfg.CheckpointID = fifth
+			}
+			t, err := s.GetTuple(ctx, cfg)
 			if err == nil && t == nil {
 				err = fmt.Errorf("no tuple")
 			}
 			return err
 		}
 	}
-	if op == "get_tuple" {
-		cp := &checkpointer.Checkpoint{V: 4, ID: checkpointer.NewID(1), TS: time.Now(),
-			ChannelValues: map[string]any{"a": value}, ChannelVersions: map[string]string{"a": "1"}}
-		if _, err := inner.Put(ctx, checkpointer.Config{ThreadID: "read"}, cp, checkpointer.Metadata{}, map[string]string{"a": "1"}); err != nil {
-			b.Fatal(err)
+	if op == "get_tuple" || op == "get_tuple_id" || op == "list10" {
+		// Ten checkpoints of one thread: get_tuple reads the latest,
+		// get_tuple_id the fifth, list10 all of them.
+		for i := 1; i <= 10; i++ {
+			v := strconv.Itoa(i)
+			cp := &checkpointer.Checkpoint{V: 4, ID: checkpointer.NewID(i), TS: time.Now(),
+				ChannelValues: map[string]any{"a": value}, ChannelVersions: map[string]string{"a": v}}
+			if i == 5 {
+				fifth = cp.ID
+			}
+			if _, err := inner.Put(ctx, checkpointer.Config{ThreadID: "read"}, cp, checkpointer.Metadata{}, map[string]string{"a": v}); err != nil {
+				b.Fatal(err)
+			}
 		}
 	}
 	for i := range 200 { // warm up: tables, statement caches

@@ -137,6 +137,23 @@ var pendingColumns = []string{"id", "at", "principal", "op", "target", "subject"
 // AddPending implements audit.PendingTable: one INSERT, one commit. A
 // pending record holding a batch (Pending.More) is one row.
 func (t *Table) AddPending(ctx context.Context, ps []audit.Pending) error {
+	if len(ps) == 1 {
+		// The readers' group commit inserts one row (its batch's): scalar
+		// parameters, not arrays for unnest, whose encoding (reflection
+		// over []string and []*string) cost the client more than the rest
+		// of the INSERT.
+		p := &ps[0]
+		var more *string
+		if m := batchrow.PendingMore(p); m != "" {
+			more = &m
+		}
+		if _, err := t.pool.Exec(ctx, `INSERT INTO `+t.pending+` (id, at, principal, op, target, subject, key_id, mac, more)
+VALUES ($1::text, $2::timestamptz, $3::text, $4::text, $5::text, $6::text, $7::text, $8::text, $9::text)`,
+			p.ID, p.Time, p.Principal, p.Op, p.Target, p.Subject, p.KeyID, p.MAC, more); err != nil {
+			return fmt.Errorf("audit/pgaudit: pending records: %w", err)
+		}
+		return nil
+	}
 	cols := make([][]string, len(pendingColumns)-1)
 	at := make([]time.Time, len(ps))
 	more := make([]*string, len(ps))
