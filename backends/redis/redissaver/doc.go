@@ -37,7 +37,7 @@
 //	P:w:<ns>·<id>   HASH  task·idx -> write record: task path, channel, serde type, bytes
 //	P:lock          STRING the token of the operation holding the thread (a lease)
 //	<prefix>:threads ZSET thread ids, score 0
-//	<prefix>:fence  STRING the erasure fence counter (per slot on a cluster:
+//	<prefix>:fence  STRING the erasure fence token (per slot on a cluster:
 //	                <prefix>:fence:{tag}; see Erasure)
 //
 // Records are length-prefixed byte strings. Values and writes are stored
@@ -127,20 +127,29 @@
 // With per-subject keys, a write of a subject's values checks that the
 // keys that sealed them are live (the key table is outside Redis), then
 // runs its script. So that an erasure in any process cannot fall between
-// the two, every fenced script also checks a fence counter (<prefix>:fence
+// the two, every fenced script also checks a fence token (<prefix>:fence
 // on one server; on a cluster <prefix>:fence:{tag} for every slot, tag
 // chosen to hash to that slot, so a thread's script reaches its slot's
-// counter): the write reads the value it last saw before checking its
+// token): the write reads the token it last saw before checking its
 // keys, and the script changes nothing (and the write checks again and
-// retries) unless the counter still holds it. Saver.DrainWrites, which an
+// retries) unless the key still holds it. Saver.DrainWrites, which an
 // erasure calls after destroying the keys and before deleting the
-// subject's threads, increments every counter: from then on a write
-// stores only after a key check that sees the keys gone, in every
-// process. A refused put takes its thread out of the thread index again
-// before it returns. Writes of a serializer without per-subject keys
-// carry no fence and check nothing. The counters must not be evicted
-// (run Redis with maxmemory-policy noeviction, as memvault's data needs
-// anyway).
+// subject's threads, sets every fence key to a fresh random token: from
+// then on a write stores only after a key check that sees the keys gone,
+// in every process. The token is random, not a counter, so that a server
+// restarted from an older snapshot (which rolls the fence key back) can
+// never hold again a value a writer cached. A refused put takes its
+// thread out of the thread index again before it returns. Writes of a
+// serializer without per-subject keys carry no fence and check nothing.
+// The fence keys must not be evicted (run Redis with maxmemory-policy
+// noeviction, as memvault's data needs anyway).
+//
+// The fence needs every thread's script to reach the fence key of its
+// own slot: a *redis.Client (one server, or a Sentinel failover client)
+// or a *redis.ClusterClient. A *redis.Ring shards keys by name on the
+// client side, so a thread's script and DrainWrites would reach
+// different servers: New refuses a Ring, and any other client type,
+// when the serializer keeps per-subject keys (ErrOptions).
 //
 // On one server (a *redis.Client), a put's script adds the thread to
 // <prefix>:threads with its writes, atomically: a put is one command. On
