@@ -112,8 +112,14 @@
 // they picked, then read the heads again (DriverTx.Lock), so a put that
 // ran first is seen and one that comes later waits. Before the first
 // change of a thread, an Update saves its keys with DUMP; when the Update
-// fails, it puts them back with RESTORE in one script, still holding the
-// lock. What this does not cover: a process that dies in the middle of a
+// fails, it puts them back in one script, still holding the lock: it
+// RESTOREs every saved key to a hold name in the thread's slot (the key,
+// a NUL byte, "rollback") first, and only when all succeeded deletes the
+// thread's keys and RENAMEs the holds back, so a refused RESTORE changes
+// nothing. Before an Update's first save the driver checks once that the
+// server lets it RESTORE (a DUMP of the thread's lock restored to its
+// hold name and deleted, in one script); an ACL without it makes every
+// Update fail before its first change. What this does not cover: a process that dies in the middle of a
 // multi-thread Update leaves the threads it had finished changed (each
 // thread's change is whole); the lease then frees the rest.
 //
@@ -158,6 +164,17 @@
 // first put (an entry whose thread holds nothing is skipped by readers).
 // Either way it is removed under the thread's lock when the thread is
 // deleted.
+//
+// # ACL
+//
+// The saver runs scripts (EVALSHA, EVAL, SCRIPT LOAD) and MULTI/EXEC over
+// string, hash and sorted-set commands, RENAME and DEL on its own keys,
+// and DUMP and RESTORE, which removals, copies, imports and re-encryption
+// need to roll back a failed change. RESTORE is in the @dangerous
+// category: under "+@all -@dangerous" puts, pending writes, reads and
+// listings work, but every such Update fails before its first change
+// with an error naming RESTORE (TestReviewS26RollbackWithoutRestore).
+// "+@all -@dangerous +restore" runs everything (TestRollbackRestrictedACL).
 //
 // # Durability
 //

@@ -53,6 +53,8 @@ type driver struct {
 	// records, hold more bytes go as a MULTI with plain writes (bigPut in
 	// script.go; tests lower them).
 	bigPut, bigWrites int
+	// restoreOK: the server let this client RESTORE once (probeRestore).
+	restoreOK atomic.Bool
 }
 
 var _ checkpointer.Driver = (*driver)(nil)
