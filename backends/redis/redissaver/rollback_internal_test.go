@@ -3,6 +3,7 @@ package redissaver
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -146,7 +147,13 @@ func TestUpdateLeaseLost(t *testing.T) {
 // no hold key stays behind. The probe passed when the Update started, so
 // this is the rollback script's own guarantee.
 func TestRollbackRestoreRefused(t *testing.T) {
-	srv := redistest.Shared(t, 8)
+	for _, v := range []int{7, 8} {
+		t.Run(fmt.Sprint("redis", v), func(t *testing.T) { rollbackRestoreRefused(t, v) })
+	}
+}
+
+func rollbackRestoreRefused(t *testing.T, version int) {
+	srv := redistest.Shared(t, version)
 	ctx := context.Background()
 	admin := srv.Client(t)
 	user := "rb" + redistest.Prefix()
@@ -192,8 +199,8 @@ func TestRollbackRestoreRefused(t *testing.T) {
 		}
 		return boom
 	})
-	if !errors.Is(err, boom) || !strings.Contains(err.Error(), "restore") {
-		t.Errorf("Update = %v, want boom joined with the rollback's refused RESTORE", err)
+	if !errors.Is(err, boom) || !strings.Contains(err.Error(), "restoring the threads after the failure") {
+		t.Errorf("Update = %v, want boom joined with the failed rollback's error", err)
 	}
 	n := 0
 	for _, err := range s.List(ctx, &checkpointer.Config{ThreadID: "t"}, checkpointer.ListOptions{}) {
