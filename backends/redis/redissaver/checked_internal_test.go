@@ -99,7 +99,7 @@ func TestRefusedLargeWriteLeavesNothing(t *testing.T) {
 							{Idx: 1, Channel: "x", Type: "json", Data: []byte(`"new x"`)}}})
 				}
 				fenced := func(b *batch) *batch {
-					b.fence(d.fc.key(d.fc.slot(k)), 12345)
+					b.fence(d.fc.key(d.fc.slot(k)), "12345")
 					return b
 				}
 				before := snapshotAll(t, s, thread)

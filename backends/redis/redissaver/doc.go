@@ -37,7 +37,7 @@
 //	P:w:<ns>·<id>   HASH  task·idx -> write record: task path, channel, serde type, bytes
 //	P:lock          STRING the token of the operation holding the thread (a lease)
 //	<prefix>:threads ZSET thread ids, score 0
-//	<prefix>:fence  STRING the erasure fence counter (per slot on a cluster:
+//	<prefix>:fence  STRING the erasure fence token (per slot on a cluster:
 //	                <prefix>:fence:{tag}; see Erasure)
 //
 // Records are length-prefixed byte strings. Values and writes are stored
@@ -112,8 +112,14 @@
 // they picked, then read the heads again (DriverTx.Lock), so a put that
 // ran first is seen and one that comes later waits. Before the first
 // change of a thread, an Update saves its keys with DUMP; when the Update
-// fails, it puts them back with RESTORE in one script, still holding the
-// lock. What this does not cover: a process that dies in the middle of a
+// fails, it puts them back in one script, still holding the lock: it
+// RESTOREs every saved key to a hold name in the thread's slot (the key,
+// a NUL byte, "rollback") first, and only when all succeeded deletes the
+// thread's keys and RENAMEs the holds back, so a refused RESTORE changes
+// nothing. Before an Update's first save the driver checks once that the
+// server lets it RESTORE (a DUMP of the thread's lock restored to its
+// hold name and deleted, in one script); an ACL without it makes every
+// Update fail before its first change. What this does not cover: a process that dies in the middle of a
 // multi-thread Update leaves the threads it had finished changed (each
 // thread's change is whole); the lease then frees the rest.
 //
@@ -127,20 +133,29 @@
 // With per-subject keys, a write of a subject's values checks that the
 // keys that sealed them are live (the key table is outside Redis), then
 // runs its script. So that an erasure in any process cannot fall between
-// the two, every fenced script also checks a fence counter (<prefix>:fence
+// the two, every fenced script also checks a fence token (<prefix>:fence
 // on one server; on a cluster <prefix>:fence:{tag} for every slot, tag
 // chosen to hash to that slot, so a thread's script reaches its slot's
-// counter): the write reads the value it last saw before checking its
+// token): the write reads the token it last saw before checking its
 // keys, and the script changes nothing (and the write checks again and
-// retries) unless the counter still holds it. Saver.DrainWrites, which an
+// retries) unless the key still holds it. Saver.DrainWrites, which an
 // erasure calls after destroying the keys and before deleting the
-// subject's threads, increments every counter: from then on a write
-// stores only after a key check that sees the keys gone, in every
-// process. A refused put takes its thread out of the thread index again
-// before it returns. Writes of a serializer without per-subject keys
-// carry no fence and check nothing. The counters must not be evicted
-// (run Redis with maxmemory-policy noeviction, as memvault's data needs
-// anyway).
+// subject's threads, sets every fence key to a fresh random token: from
+// then on a write stores only after a key check that sees the keys gone,
+// in every process. The token is random, not a counter, so that a server
+// restarted from an older snapshot (which rolls the fence key back) can
+// never hold again a value a writer cached. A refused put takes its
+// thread out of the thread index again before it returns. Writes of a
+// serializer without per-subject keys carry no fence and check nothing.
+// The fence keys must not be evicted (run Redis with maxmemory-policy
+// noeviction, as memvault's data needs anyway).
+//
+// The fence needs every thread's script to reach the fence key of its
+// own slot: a *redis.Client (one server, or a Sentinel failover client)
+// or a *redis.ClusterClient. A *redis.Ring shards keys by name on the
+// client side, so a thread's script and DrainWrites would reach
+// different servers: New refuses a Ring, and any other client type,
+// when the serializer keeps per-subject keys (ErrOptions).
 //
 // On one server (a *redis.Client), a put's script adds the thread to
 // <prefix>:threads with its writes, atomically: a put is one command. On
@@ -149,6 +164,17 @@
 // first put (an entry whose thread holds nothing is skipped by readers).
 // Either way it is removed under the thread's lock when the thread is
 // deleted.
+//
+// # ACL
+//
+// The saver runs scripts (EVALSHA, EVAL, SCRIPT LOAD) and MULTI/EXEC over
+// string, hash and sorted-set commands, RENAME and DEL on its own keys,
+// and DUMP and RESTORE, which removals, copies, imports and re-encryption
+// need to roll back a failed change. RESTORE is in the @dangerous
+// category: under "+@all -@dangerous" puts, pending writes, reads and
+// listings work, but every such Update fails before its first change
+// with an error naming RESTORE (TestReviewS26RollbackWithoutRestore).
+// "+@all -@dangerous +restore" runs everything (TestRollbackRestrictedACL).
 //
 // # Durability
 //

@@ -53,6 +53,8 @@ type driver struct {
 	// records, hold more bytes go as a MULTI with plain writes (bigPut in
 	// script.go; tests lower them).
 	bigPut, bigWrites int
+	// restoreOK: the server let this client RESTORE once (probeRestore).
+	restoreOK atomic.Bool
 }
 
 var _ checkpointer.Driver = (*driver)(nil)
@@ -993,7 +995,7 @@ func (d *driver) settleIndex(ctx context.Context, thread string, k keys) error {
 	return d.rdb.ZAdd(ctx, d.threadsKey(), redis.Z{Member: thread}).Err()
 }
 
-// fenceBatch makes b check the fence counter of k's slot, when fs holds
+// fenceBatch makes b check the fence token of k's slot, when fs holds
 // a fence, after checking fs's keys (again when needed).
 func (d *driver) fenceBatch(ctx context.Context, b *batch, k keys, fs *fences) error {
 	if fs == nil {

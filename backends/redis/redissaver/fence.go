@@ -20,25 +20,33 @@ import (
 // check and the write's script are two steps, so a write that checked a
 // key just before its destruction could run its script after the
 // erasure's deletion, in any process, and store a value of the erased
-// subject. The fence closes that gap with a counter in Redis:
+// subject. The fence closes that gap with a token in Redis:
 //
-//   - Every slot of the keyspace has a fence counter (one key on a single
+//   - Every slot of the keyspace has a fence key (one key on a single
 //     server; on a cluster one key per slot, named so that it hashes to
 //     that slot, hence reachable from a thread's script).
-//   - A fenced write reads the counter's value it last saw (a cache in
-//     this process) before it checks its keys, and its script refuses
-//     (FENCED, changing nothing) unless the counter still holds that
-//     value; the write then takes the new value, checks its keys again,
-//     and retries.
-//   - DrainWrites increments every counter. A script that runs after the
-//     increment passes only with a value seen after it, hence with a key
-//     check made after it — after the keys were destroyed — which fails.
-//     A script that ran before the increment is stored, and deleted by
-//     the erasure that drains first and deletes after.
+//   - A fenced write reads the token it last saw (a cache in this
+//     process; "0" for a key not set yet) before it checks its keys, and its
+//     script refuses (FENCED, changing nothing) unless the key still
+//     holds that token; the write then takes the new token, checks its
+//     keys again, and retries.
+//   - DrainWrites sets every fence key to a fresh random token (128 bits).
+//     A script that runs after it passes only with that token, hence with
+//     a key check made after it — after the keys were destroyed — which
+//     fails. A script that ran before is stored, and deleted by the
+//     erasure that drains first and deletes after.
 //
-// The counters only grow. Were one lost (FLUSHALL, an eviction policy
-// other than noeviction), a stale cached value could match a recreated
-// counter; memvault's data does not survive either anyway.
+// The token is random rather than a counter because the fence key can go
+// back in time while the data stays: a server restarted from an older
+// snapshot (kill -9 with RDB persistence, AOF everysec) holds the value
+// of that snapshot, and a counter incremented again from there would
+// reach exactly a value a writer cached after the snapshot, letting that
+// writer's script pass after the next erasure
+// (TestReviewS26FenceRolledBackByRestart). A fresh token never repeats,
+// so no cached value matches once an erasure ran. What a rollback can
+// still undo is the erasure's own token with its deletions, when the
+// server loses them both (then the erased data is back anyway: the
+// erasure must be run again).
 
 // slots is the number of Redis Cluster hash slots.
 const slots = 16384
@@ -50,13 +58,13 @@ type fenceCache struct {
 	prefix  string
 	mu      sync.Mutex
 	gen     uint64
-	seen    map[int]int64 // by slot (always 0 on a single server)
+	seen    map[int]string // by slot (always 0 on a single server); absent: "0"
 	tags    func() []string
 }
 
 func newFenceCache(rdb redis.UniversalClient, prefix string) *fenceCache {
 	_, cluster := rdb.(*redis.ClusterClient)
-	return &fenceCache{cluster: cluster, prefix: prefix, seen: map[int]int64{}, tags: sync.OnceValue(slotTags)}
+	return &fenceCache{cluster: cluster, prefix: prefix, seen: map[int]string{}, tags: sync.OnceValue(slotTags)}
 }
 
 // slot is the fence slot of a thread's keys: 0 on a single server.
@@ -67,7 +75,7 @@ func (f *fenceCache) slot(k keys) int {
 	return keySlot(k.lock)
 }
 
-// key is the fence counter of slot.
+// key is the fence key of slot.
 func (f *fenceCache) key(slot int) string {
 	if !f.cluster {
 		return f.prefix + ":fence"
@@ -82,31 +90,46 @@ func (f *fenceCache) generation() uint64 {
 	return f.gen
 }
 
-// get returns the value last seen for slot and the generation.
-func (f *fenceCache) get(slot int) (int64, uint64) {
+// get returns the token last seen for slot and the generation.
+func (f *fenceCache) get(slot int) (string, uint64) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.seen[slot], f.gen
+	v, ok := f.seen[slot]
+	if !ok {
+		v = noFence
+	}
+	return v, f.gen
 }
 
-// saw records the value a refused script found for slot.
-func (f *fenceCache) saw(slot int, v int64) {
+// noFence is what the scripts read for a fence key not set yet; a
+// token (32 hex digits) never equals it.
+const noFence = "0"
+
+// saw records the token a refused script found for slot.
+func (f *fenceCache) saw(slot int, v string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.seen[slot] != v {
+	old, ok := f.seen[slot]
+	if !ok {
+		old = noFence
+	}
+	if old != v {
 		f.seen[slot] = v
 		f.gen++
 	}
 }
 
-// drain increments every fence counter (see DrainWrites).
+// drain sets every fence key to one fresh random token (see
+// DrainWrites): one SET on a single server, a pipeline of one SET per
+// slot on a cluster.
 func (f *fenceCache) drain(ctx context.Context, rdb redis.UniversalClient) error {
+	tok := newToken()
 	if !f.cluster {
-		return rdb.Incr(ctx, f.key(0)).Err()
+		return rdb.Set(ctx, f.key(0), tok, 0).Err()
 	}
 	cmds, err := rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for s := range slots {
-			p.Incr(ctx, f.key(s))
+			p.Set(ctx, f.key(s), tok, 0)
 		}
 		return nil
 	})
@@ -132,14 +155,9 @@ func fenced(f checkpointer.WriteFence) bool {
 	return !ok || len(stmts) > 0
 }
 
-// fenceReply is the counter value of a FENCED reply.
-func fenceReply(r string) (int64, bool) {
-	v, ok := strings.CutPrefix(r, replyFenced)
-	if !ok {
-		return 0, false
-	}
-	n, err := strconv.ParseInt(v, 10, 64)
-	return n, err == nil
+// fenceReply is the token of a FENCED reply ("0" for a key not set yet).
+func fenceReply(r string) (string, bool) {
+	return strings.CutPrefix(r, replyFenced)
 }
 
 // fences are the fences a write (or an Update's writes) must pass, and
@@ -162,13 +180,13 @@ func (s *fences) add(f checkpointer.WriteFence) {
 }
 
 // value checks the fences if needed — again when the cache changed since
-// they were — and returns the value slot's script must find; ok is false
+// they were — and returns the token slot's script must find; ok is false
 // when there is nothing to fence.
-func (s *fences) value(ctx context.Context, slot int) (v int64, ok bool, err error) {
+func (s *fences) value(ctx context.Context, slot int) (v string, ok bool, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(s.fs) == 0 {
-		return 0, false, nil
+		return "", false, nil
 	}
 	for {
 		v, gen := s.c.get(slot)
@@ -180,7 +198,7 @@ func (s *fences) value(ctx context.Context, slot int) (v int64, ok bool, err err
 		s.gen = s.c.generation()
 		for _, f := range s.fs {
 			if err := f.Check(ctx); err != nil {
-				return 0, false, err
+				return "", false, err
 			}
 		}
 		s.checked = true

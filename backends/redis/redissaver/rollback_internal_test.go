@@ -3,8 +3,12 @@ package redissaver
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/memvault/memvault/backends/redis/redistest"
 	"github.com/memvault/memvault/checkpointer"
@@ -132,5 +136,156 @@ func TestUpdateLeaseLost(t *testing.T) {
 	}
 	if after := dumpThread(t, s); len(after.Checkpoints) != len(before.Checkpoints) {
 		t.Fatalf("the thread holds %d checkpoints after the refused change, want %d", len(after.Checkpoints), len(before.Checkpoints))
+	}
+}
+
+// TestRollbackRestoreRefused: when the server stops letting the saver
+// RESTORE between an Update's save and its rollback (an ACL changed to
+// "+@all -@dangerous" meanwhile), the failed rollback leaves the thread
+// as the Update's change left it — one checkpoint removed — and says so,
+// rather than deleting the thread before its first RESTORE is refused;
+// no hold key stays behind. The probe passed when the Update started, so
+// this is the rollback script's own guarantee.
+func TestRollbackRestoreRefused(t *testing.T) {
+	for _, v := range []int{7, 8} {
+		t.Run(fmt.Sprint("redis", v), func(t *testing.T) { rollbackRestoreRefused(t, v) })
+	}
+}
+
+func rollbackRestoreRefused(t *testing.T, version int) {
+	srv := redistest.Shared(t, version)
+	ctx := context.Background()
+	admin := srv.Client(t)
+	user := "rb" + redistest.Prefix()
+	if err := admin.Do(ctx, "ACL", "SETUSER", user, "on", ">pw", "~*", "&*", "+@all").Err(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = admin.Do(context.Background(), "ACL", "DELUSER", user).Err() })
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr, Username: user, Password: "pw"})
+	t.Cleanup(func() { _ = rdb.Close() })
+	prefix := redistest.Prefix()
+	s, err := New(rdb, Options{Prefix: prefix})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := checkpointer.Config{ThreadID: "t"}
+	v := ""
+	for n := range 2 {
+		v = s.NextVersion(v)
+		cp := &checkpointer.Checkpoint{V: 4, ID: checkpointer.NewID(n), TS: time.Now(),
+			ChannelValues: map[string]any{"n": float64(n)}, ChannelVersions: map[string]string{"n": v}}
+		if cfg, err = s.Put(ctx, cfg, cp, checkpointer.Metadata{"step": n}, cp.ChannelVersions); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.PutWrites(ctx, cfg, []checkpointer.Write{{Channel: "out", Value: float64(n)}}, "task", ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	boom := errors.New("boom")
+	err = s.d.Update(ctx, func(tx checkpointer.DriverTx) error {
+		heads, err := tx.Heads(ctx, checkpointer.HeadSelector{Threads: []string{"t"}})
+		if err != nil {
+			return err
+		}
+		rs := []checkpointer.Removal{{Thread: "t", NS: "", IDs: []string{heads[0].ID}}}
+		if _, err := tx.Lock(ctx, rs, checkpointer.HeadSelector{Threads: []string{"t"}}); err != nil {
+			return err
+		}
+		if _, err := tx.Remove(ctx, rs, false); err != nil {
+			return err
+		}
+		if err := admin.Do(ctx, "ACL", "SETUSER", user, "-@dangerous").Err(); err != nil {
+			t.Error(err)
+		}
+		return boom
+	})
+	if !errors.Is(err, boom) || !strings.Contains(err.Error(), "restoring the threads after the failure") {
+		t.Errorf("Update = %v, want boom joined with the failed rollback's error", err)
+	}
+	n := 0
+	for _, err := range s.List(ctx, &checkpointer.Config{ThreadID: "t"}, checkpointer.ListOptions{}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		n++
+	}
+	if n != 1 {
+		t.Errorf("after a rollback refused its RESTORE the thread holds %d checkpoints, want the 1 the removal left", n)
+	}
+	holds, err := admin.Keys(ctx, prefix+"*"+sep+"*").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range holds {
+		if strings.HasSuffix(h, sep+"rollback") {
+			t.Errorf("hold key %q left behind", h)
+		}
+	}
+}
+
+// TestRollbackRestrictedACL: under the grant the package doc proposes for
+// hardened servers, "+@all -@dangerous +restore", a failed Update
+// (a removal, then a deletion of the whole thread) is rolled back whole.
+func TestRollbackRestrictedACL(t *testing.T) {
+	srv := redistest.Shared(t, 8)
+	ctx := context.Background()
+	admin := srv.Client(t)
+	user := "acl" + redistest.Prefix()
+	if err := admin.Do(ctx, "ACL", "SETUSER", user, "on", ">pw", "~*", "&*", "+@all", "-@dangerous", "+restore").Err(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = admin.Do(context.Background(), "ACL", "DELUSER", user).Err() })
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr, Username: user, Password: "pw"})
+	t.Cleanup(func() { _ = rdb.Close() })
+	s, err := New(rdb, Options{Prefix: redistest.Prefix()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := checkpointer.Config{ThreadID: "t"}
+	v := ""
+	for n := range 2 {
+		v = s.NextVersion(v)
+		cp := &checkpointer.Checkpoint{V: 4, ID: checkpointer.NewID(n), TS: time.Now(),
+			ChannelValues: map[string]any{"n": float64(n)}, ChannelVersions: map[string]string{"n": v}}
+		if cfg, err = s.Put(ctx, cfg, cp, checkpointer.Metadata{"step": n}, cp.ChannelVersions); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.PutWrites(ctx, cfg, []checkpointer.Write{{Channel: "out", Value: float64(n)}}, "task", ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	boom := errors.New("boom")
+	err = s.d.Update(ctx, func(tx checkpointer.DriverTx) error {
+		heads, err := tx.Heads(ctx, checkpointer.HeadSelector{Threads: []string{"t"}})
+		if err != nil {
+			return err
+		}
+		rs := []checkpointer.Removal{{Thread: "t", NS: "", IDs: []string{heads[0].ID}}}
+		if _, err := tx.Lock(ctx, rs, checkpointer.HeadSelector{Threads: []string{"t"}}); err != nil {
+			return err
+		}
+		if _, err := tx.Remove(ctx, rs, false); err != nil {
+			return err
+		}
+		if _, err := tx.DeleteThreads(ctx, []string{"t"}, false); err != nil {
+			return err
+		}
+		return boom
+	})
+	if !errors.Is(err, boom) || strings.Contains(err.Error(), "restoring") {
+		t.Fatalf("Update = %v, want boom alone (rolled back)", err)
+	}
+	n := 0
+	for tu, err := range s.List(ctx, &checkpointer.Config{ThreadID: "t"}, checkpointer.ListOptions{}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(tu.PendingWrites) != 1 {
+			t.Errorf("checkpoint %s holds %d pending writes, want 1", tu.Config.CheckpointID, len(tu.PendingWrites))
+		}
+		n++
+	}
+	if n != 2 {
+		t.Errorf("after the rollback the thread holds %d checkpoints, want 2", n)
 	}
 }

@@ -75,10 +75,18 @@ type Saver struct {
 
 // New returns a Saver storing under opt.Prefix through rdb: a
 // *redis.Client, a *redis.ClusterClient or any other UniversalClient.
-// Nothing needs setting up on the server; the Saver does not close rdb.
+// With a serializer keeping per-subject keys (keys.Hierarchy) it must be
+// a *redis.Client or a *redis.ClusterClient: the erasure fence needs each
+// thread's script to reach its own slot's fence key, which a *redis.Ring
+// (sharding by key name on the client) does not ensure, so New refuses
+// any other client then (ErrOptions). Nothing needs setting up on the
+// server; the Saver does not close rdb.
 func New(rdb redis.UniversalClient, opt Options) (*Saver, error) {
 	if rdb == nil {
 		return nil, fmt.Errorf("%w: no client", ErrOptions)
+	}
+	if err := checkFencedClient(rdb, opt.Serde); err != nil {
+		return nil, err
 	}
 	prefix := opt.Prefix
 	if prefix == "" {
@@ -108,6 +116,32 @@ func New(rdb redis.UniversalClient, opt Options) (*Saver, error) {
 	return &Saver{Saver: e, d: d}, nil
 }
 
+// subjectKeys is a serializer sealing each data subject's values under
+// the subject's own keys (keys.Hierarchy): the method by which the
+// engine's codec tells one (internal/binding.SubjectKeys), whose writes
+// carry an erasure fence.
+type subjectKeys interface {
+	ThreadKeySubject(ctx context.Context, thread string) (string, error)
+}
+
+// checkFencedClient refuses a client the erasure fence cannot work
+// through when sd keeps per-subject keys: on a *redis.Ring (or a client
+// of another type, whose routing the saver cannot know) the fence key
+// "<prefix>:fence" lives on the shard its name hashes to, while a
+// thread's script reads that name on the thread's shard, where
+// DrainWrites never sets it: a write that checked a key before its
+// erasure would be stored after it (TestReviewS26RingClientErasure).
+func checkFencedClient(rdb redis.UniversalClient, sd serde.Serializer) error {
+	if _, ok := sd.(subjectKeys); !ok {
+		return nil
+	}
+	switch rdb.(type) {
+	case *redis.Client, *redis.ClusterClient:
+		return nil
+	}
+	return fmt.Errorf("%w: per-subject keys need a *redis.Client or a *redis.ClusterClient for the erasure fence, not a %T", ErrOptions, rdb)
+}
+
 // newDriver is the driver of a Saver (New checked the options).
 func newDriver(rdb redis.UniversalClient, prefix string, lease time.Duration) *driver {
 	_, single := rdb.(*redis.Client)
@@ -116,12 +150,12 @@ func newDriver(rdb redis.UniversalClient, prefix string, lease time.Duration) *d
 
 // DrainWrites makes every write of a data subject's values that checked
 // its keys before now fail, in any process, unless its script already ran:
-// it increments the fence counters every such script checks (one on a
-// single server, one per slot on a cluster; see the package doc). An
-// erasure calls it after destroying the subject's keys (vault.Handle
-// calls it through ForgetWith), so that the threads it then deletes hold
-// every write that found those keys live, and no write sealed with them
-// lands afterwards.
+// it sets the fence keys every such script checks to a fresh random token
+// (one key on a single server, one per slot on a cluster; see the package
+// doc). An erasure calls it after destroying the subject's keys
+// (vault.Handle calls it through ForgetWith), so that the threads it then
+// deletes hold every write that found those keys live, and no write
+// sealed with them lands afterwards.
 func (s *Saver) DrainWrites(ctx context.Context) error {
 	if err := s.d.fc.drain(ctx, s.d.rdb); err != nil {
 		return fmt.Errorf("redis: drain writes: %w", err)

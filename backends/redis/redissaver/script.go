@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -278,8 +277,8 @@ type batch struct {
 	writes   []write
 	poison   string
 	args     []any
-	fenceKey int // index in keys, 0 for none
-	fenceVal int64
+	fenceKey int    // index in keys, 0 for none
+	fenceVal string // the fence token the script must find ("0": none set)
 	keys     []string
 	kidx     map[string]int
 	cmds     []any
@@ -335,7 +334,7 @@ func (b *batch) empty() bool { return len(b.cmds) == 0 }
 
 // fence makes the batch fail with FENCED unless the fence counter key
 // holds v.
-func (b *batch) fence(key string, v int64) {
+func (b *batch) fence(key string, v string) {
 	if b.dedicated() {
 		// The dedicated scripts find the counter last in KEYS; a retry
 		// names the same one (the thread's slot does not change).
@@ -353,7 +352,7 @@ func (b *batch) argv(token string) []any {
 	if b.dedicated() {
 		fv := ""
 		if b.fenceKey > 0 {
-			fv = strconv.FormatInt(b.fenceVal, 10)
+			fv = b.fenceVal
 		}
 		b.args[0], b.args[1] = token, fv
 		return b.args

@@ -25,7 +25,10 @@ var ErrLockWait = errors.New("redis: gave up waiting for a thread's lock")
 // (a lease key holding the Update's token, which every write checks);
 // before the first change of a thread its keys are saved with DUMP, and
 // when the Update fails they are put back with RESTORE, still under the
-// lock, before it is released.
+// lock, before it is released (rollbackScript: restored to hold names
+// first, so a refused RESTORE leaves the thread as the Update left it).
+// Before the first save the driver checks once that the server lets it
+// RESTORE (probeRestore): without it an Update fails before any change.
 type tx struct {
 	d     *driver
 	token string
@@ -146,6 +149,9 @@ func (t *tx) touch(ctx context.Context, thread string) error {
 	if _, ok := t.saved[thread]; ok {
 		return nil
 	}
+	if err := t.d.probeRestore(ctx, thread); err != nil {
+		return err
+	}
 	ks, err := t.d.threadKeys(ctx, thread)
 	if err != nil {
 		return err
@@ -193,7 +199,9 @@ func (d *driver) threadKeys(ctx context.Context, thread string) ([]string, error
 	return ks, nil
 }
 
-// rollback puts the saved threads back, each in one script.
+// rollback puts the saved threads back, each in one script
+// (rollbackScript): every saved key is restored to its hold name first,
+// so a refused RESTORE changes nothing of the thread.
 func (t *tx) rollback(ctx context.Context) error {
 	var errs []error
 	for thread, saved := range t.saved {
@@ -202,19 +210,24 @@ func (t *tx) rollback(ctx context.Context) error {
 			errs = append(errs, err)
 			continue
 		}
-		b := newBatch(t.d.keys(thread))
-		for _, key := range ks {
-			b.cmd("DEL", key, 1)
-		}
+		k := t.d.keys(thread)
+		keys := make([]string, 0, 1+len(ks)+2*len(saved))
+		keys = append(keys, k.lock)
+		keys = append(keys, ks...)
+		argv := make([]any, 0, 2+len(saved))
+		argv = append(argv, t.token, len(ks))
+		holds := make([]string, 0, len(saved))
 		for key, dump := range saved {
-			b.cmd("DEL", key, 1)
-			b.cmd("RESTORE", key, 3, 0, dump)
+			keys = append(keys, key)
+			holds = append(holds, holdName(key))
+			argv = append(argv, dump)
 		}
-		r, err := t.d.run(ctx, t.token, b)
+		keys = append(keys, holds...)
+		r, err := rollbackScript.Run(ctx, t.d.rdb, keys, argv...).Text()
 		if err == nil {
 			err = replyErr(thread, r)
 		}
-		if err == nil && saved[t.d.keys(thread).byID] != nil {
+		if err == nil && saved[k.byID] != nil {
 			// A deletion took the thread out of the index.
 			err = t.d.rdb.ZAdd(ctx, t.d.threadsKey(), redis.Z{Member: thread}).Err()
 		}
@@ -223,6 +236,73 @@ func (t *tx) rollback(ctx context.Context) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// holdName is where rollbackScript restores key before renaming it back:
+// the key, a NUL byte and "rollback" — in the thread's slot (the hash tag
+// is unchanged), and no key of the layout (identifiers hold no NUL; only
+// a writes key holds one, once) nor the hold name of a refused large
+// write (the key and a NUL byte).
+func holdName(key string) string { return key + sep + "rollback" }
+
+// rollbackScript puts a thread back as an Update saved it. KEYS: the
+// thread's lock, its n current keys, then its m saved keys, then their m
+// hold names (holdName). ARGV: the Update's token, n, then the m DUMP
+// payloads. It restores every payload to its hold name first and, when a
+// RESTORE fails (an ACL without RESTORE: NOPERM; memory), deletes the
+// holds made and returns that error having changed nothing of the
+// thread; only then does it delete the current keys and rename the holds
+// to the saved names. A script keeps the writes it made before an error,
+// so deleting first (the old order) left the thread empty when RESTORE
+// was refused (TestRollbackRestoreRefused).
+var rollbackScript = redis.NewScript(`
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 'LOST' end
+local n = tonumber(ARGV[2])
+local m = #ARGV - 2
+local s, h = n + 1, n + 1 + m
+for i = 1, m do
+  local r = redis.pcall('RESTORE', KEYS[h + i], 0, ARGV[2 + i], 'REPLACE')
+  if type(r) == 'table' and r.err then
+    for j = 1, i - 1 do redis.call('DEL', KEYS[h + j]) end
+    return r
+  end
+end
+for i = 2, n + 1 do redis.call('DEL', KEYS[i]) end
+for i = 1, m do redis.call('RENAME', KEYS[h + i], KEYS[s + i]) end
+return 'OK'
+`)
+
+// restoreProbe tells whether the server lets this client RESTORE, before
+// an Update changes anything: it DUMPs the thread's lock (which the
+// Update holds, so it exists), RESTOREs it to the lock's hold name and
+// deletes that, in one script; the reply is RESTORE's error, if any.
+var restoreProbe = redis.NewScript(`
+local d = redis.call('DUMP', KEYS[1])
+if not d then return 'LOST' end
+local r = redis.pcall('RESTORE', KEYS[2], 0, d, 'REPLACE')
+if type(r) == 'table' and r.err then return r end
+redis.call('DEL', KEYS[2])
+return 'OK'
+`)
+
+// probeRestore fails unless the server lets this client RESTORE, which
+// undoing a failed Update needs; an ACL without it ("-@dangerous") makes
+// every Update fail before its first change instead of leaving a change
+// it could not undo. It runs once per driver until it succeeds.
+func (d *driver) probeRestore(ctx context.Context, thread string) error {
+	if d.restoreOK.Load() {
+		return nil
+	}
+	k := d.keys(thread)
+	r, err := restoreProbe.Run(ctx, d.rdb, []string{k.lock, holdName(k.lock)}).Text()
+	if err == nil && r != replyOK {
+		err = replyErr(thread, r)
+	}
+	if err != nil {
+		return fmt.Errorf("redis: thread %q: the server refuses what undoing a failed removal, copy, import or re-encryption needs (DUMP and RESTORE): %w", thread, err)
+	}
+	d.restoreOK.Store(true)
+	return nil
 }
 
 // apply runs b on thread, which touch has locked and saved, fenced by
