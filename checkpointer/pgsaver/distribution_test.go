@@ -26,6 +26,7 @@ var fanOut = map[string]string{
 	"headsRuns":   "DeleteForRuns finds the namespaces of its runs by metadata.run_id across threads (its lock and deletes then name their threads)",
 	"threads":     "a retention sweep pages through every thread id (its deletes then name their batch)",
 	"threadInfos": "ListThreads aggregates every thread",
+	"rowThreads":  "forget pages through every thread holding any row (its deletes then name the subject's threads)",
 }
 
 // TestStatementsFilterByThread: every statement the saver runs names its
