@@ -310,6 +310,16 @@ type itemDoc struct {
 func (doc *itemDoc) row() (store.Row, error) {
 	r := store.Row{RowKey: store.RowKey{NS: strings.ReplaceAll(doc.NSStr, sep, "."), Key: doc.Key},
 		Created: doc.CreatedAt, Updated: doc.UpdatedAt, TTLMinutes: int(doc.TTL)}
+	// Values are sealed to the namespace's labels joined with '.', so a
+	// label holding '.' would share its associated data with two labels
+	// (["a.b"] and ["a","b"]): a value moved into such a document would
+	// open as the other namespace's item. Neither memvault nor Python's
+	// MongoDBStore writes such a label (store.Namespace.Validate refuses
+	// it), so a namespace_str holding '.' (and so, below, any array that
+	// agrees with it) is refused.
+	if strings.Contains(doc.NSStr, ".") {
+		return r, fmt.Errorf("%w: item %q/%q: its namespace_str holds '.', which no namespace label may", ErrDocument, doc.NSStr, doc.Key)
+	}
 	if len(doc.Namespace) > 0 {
 		// The array names the labels exactly (a label may hold '.'), but
 		// the document was found by namespace_str: they must agree, or a
@@ -635,6 +645,10 @@ func (t *tx) Namespaces(ctx context.Context, prefix store.Namespace, now time.Ti
 	}
 	out := make([]store.Namespace, len(all))
 	for i, s := range all {
+		if strings.Contains(s, ".") {
+			// As row refuses the document: such a label is no one's.
+			return nil, fmt.Errorf("%w: namespace_str %q holds '.', which no namespace label may", ErrDocument, s)
+		}
 		out[i] = store.Namespace(strings.Split(s, sep))
 	}
 	return out, nil
