@@ -638,20 +638,34 @@ func (t *tx) Namespaces(ctx context.Context, prefix store.Namespace, now time.Ti
 	if !ok {
 		return nil, nil
 	}
-	res := t.d.items.Distinct(ctx, fNSStr, and(pc, liveCond(now)))
-	var all []string
-	if err := res.Decode(&all); err != nil {
+	// A $group, not a distinct: its result comes back through a cursor,
+	// in batches, where a distinct's is one reply MongoDB caps at 16 MiB
+	// (some hundred thousand namespaces).
+	cur, err := t.d.items.Aggregate(ctx, mongo.Pipeline{
+		{{Key: "$match", Value: and(pc, liveCond(now))}},
+		{{Key: "$group", Value: bson.D{{Key: "_id", Value: "$" + fNSStr}}}},
+	})
+	if err != nil {
 		return nil, err
 	}
-	out := make([]store.Namespace, len(all))
-	for i, s := range all {
+	defer func() { _ = cur.Close(ctx) }()
+	var out []store.Namespace
+	for cur.Next(ctx) {
+		id := cur.Current.Lookup("_id")
+		if id.Type == bson.TypeNull {
+			continue // documents without namespace_str, which distinct skipped
+		}
+		s, ok := id.StringValueOK()
+		if !ok {
+			return nil, fmt.Errorf("%w: an item's namespace_str is not a string", ErrDocument)
+		}
 		if strings.Contains(s, ".") {
 			// As row refuses the document: such a label is no one's.
 			return nil, fmt.Errorf("%w: namespace_str %q holds '.', which no namespace label may", ErrDocument, s)
 		}
-		out[i] = store.Namespace(strings.Split(s, sep))
+		out = append(out, store.Namespace(strings.Split(s, sep)))
 	}
-	return out, nil
+	return out, cur.Err()
 }
 
 // record keeps a write op until Commit.
