@@ -79,7 +79,8 @@ func s26Refused(t *testing.T, s *mongosaver.Saver, cfg checkpointer.Config, what
 // into a document of the same thread in another database open there:
 // the associated data does not name the database (README: "bound to
 // their thread, namespace, channel and version"), a limit of the promise
-// "refused anywhere but where it was written".
+// "refused anywhere but where it was written" — documented scope, so the
+// last case asserts that it opens.
 func TestReviewS26MovedCiphertextRefused(t *testing.T) {
 	ctx := context.Background()
 	db := mongotest.Database(t)
@@ -140,7 +141,16 @@ func TestReviewS26MovedCiphertextRefused(t *testing.T) {
 	if _, err := db2.Collection("checkpoints").UpdateOne(ctx, bson.D{{Key: "thread_id", Value: "bob"}}, bson.D{{Key: "$set", Value: bson.D{{Key: "memvault_values", Value: braw.Lookup("memvault_values")}}}}); err != nil {
 		t.Fatal(err)
 	}
-	s26Refused(t, s2, d, "values moved from database 1 to database 2", "db1-bob-secret")
+	// Documented scope, asserted as such (lead's decision, session 26):
+	// the associated data names the location inside one database (thread,
+	// namespace, channel, version), not the database, so the copy opens
+	// under the same master key. Separate databases that must not read
+	// each other's rows use separate keys. Should the binding ever name
+	// the database, this assertion fails and becomes s26Refused again.
+	tu, err := s2.GetTuple(ctx, d)
+	if err != nil || tu == nil || tu.Checkpoint.ChannelValues["x"] != "db1-bob-secret" {
+		t.Errorf("values moved from database 1 to database 2 (same thread, namespace, id, channel, version and key): read = %v, %v; documented to open there", tu, err)
+	}
 }
 
 // TestReviewS26HostileIDs (session 26 review; held): thread ids and
