@@ -321,7 +321,7 @@ func (doc *itemDoc) row() (store.Row, error) {
 		return r, fmt.Errorf("%w: item %q/%q: its namespace_str holds '.', which no namespace label may", ErrDocument, doc.NSStr, doc.Key)
 	}
 	if len(doc.Namespace) > 0 {
-		// The array names the labels exactly (a label may hold '.'), but
+		// The array names the labels exactly, but
 		// the document was found by namespace_str: they must agree, or a
 		// value sealed to another namespace, moved in with its array,
 		// would be opened as the other namespace's item.
