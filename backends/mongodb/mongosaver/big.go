@@ -20,8 +20,8 @@ import (
 // Values too large for a checkpoint document. MongoDB refuses a document
 // over 16 MiB (MaxDocumentSize; FerretDB accepts it, so the driver checks
 // the size itself). A checkpoint's document holds all its values, so when
-// it would exceed the limit its largest values move, one by one until it
-// fits, to memvault_big_values, in chunks of bigChunk bytes keyed by
+// it would exceed the limit its largest values move, the fewest that make
+// it fit, to memvault_big_values, in chunks of bigChunk bytes keyed by
 // (thread, namespace, channel, version, generation, seq); the document
 // keeps their rows without data (valueDoc.Big) naming the generation
 // (valueDoc.G, and every generation it references in memvault_big_gens),
@@ -66,31 +66,67 @@ type bigChunkDoc struct {
 	Data   []byte `bson:"data"`
 }
 
+// bigRefBytes bounds what a moved value's reference adds to the document
+// (its row's memvault_big flag and generation, the generation's entry in
+// memvault_big_gens): moving a value of n bytes saves at least
+// n-bigRefBytes. fitDocument uses it to choose the values to move.
+const bigRefBytes = 128
+
+// bigBatchBytes bounds the chunk data of one InsertMany of writeBig, well
+// under MongoDB's 48 MB message limit (the driver would split a larger
+// batch itself; this bounds the message memvault builds).
+const bigBatchBytes = 2 * bigChunk
+
 // fitDocument makes d fit in MaxDocumentSize, moving its largest values
 // out (d.big) as needed, and keeps its encoding in d.raw for replaceCP.
 // A moved value whose (channel, version) known names a stored generation
 // of (a put keeping the first value) references it; the others get a new
 // generation, written by writeBig.
+//
+// The values to move are chosen from the document's excess size, largest
+// first, until their data (less bigRefBytes each) covers it; the document
+// is then rebuilt and encoded once. A value's inline form is at least its
+// data, so one round normally suffices; another round (with the values
+// left) runs only if it does not, so the cost stays a few encodings of
+// the document, whatever its number of values.
 func (dr *driver) fitDocument(d *cpDoc, p *checkpointer.PutRows, values []checkpointer.ValueRow, known map[chanVersion]string) error {
 	raw, err := bson.Marshal(d)
 	if err != nil {
 		return fmt.Errorf("%w: checkpoint %q: %w", ErrDocument, d.ID, err)
 	}
+	if len(raw) <= MaxDocumentSize {
+		d.raw = raw
+		return nil
+	}
+	// The candidates, largest first (by channel among equals, so the
+	// choice does not depend on the order of values).
+	order := make([]int, 0, len(values))
+	for i, v := range values {
+		if len(v.Data) > 0 {
+			order = append(order, i)
+		}
+	}
+	slices.SortFunc(order, func(a, b int) int {
+		if c := cmp.Compare(len(values[b].Data), len(values[a].Data)); c != 0 {
+			return c
+		}
+		return cmp.Compare(values[a].Channel, values[b].Channel)
+	})
+	next := 0
 	moved := map[string]bool{}
 	gens := map[string]string{} // channel -> generation
 	fresh := map[string]bool{}  // channels whose generation is new
 	for len(raw) > MaxDocumentSize {
-		best := -1
-		for i, v := range values {
-			if !moved[v.Channel] && len(v.Data) > 0 && (best < 0 || len(v.Data) > len(values[best].Data)) {
-				best = i
-			}
-		}
-		if best < 0 {
+		if next == len(order) {
 			return fmt.Errorf("%w: checkpoint %q of thread %q is %d bytes without its values, over the %d-byte limit of a MongoDB document; nothing was stored",
 				ErrTooLarge, d.ID, d.Thread, len(raw), MaxDocumentSize)
 		}
-		moved[values[best].Channel] = true
+		excess := len(raw) - MaxDocumentSize
+		for saved := 0; next < len(order) && saved < excess; next++ {
+			v := values[order[next]]
+			moved[v.Channel] = true
+			saved += len(v.Data) - bigRefBytes
+		}
 		var inline, out []checkpointer.ValueRow
 		for _, v := range values {
 			if moved[v.Channel] {
@@ -103,7 +139,7 @@ func (dr *driver) fitDocument(d *cpDoc, p *checkpointer.PutRows, values []checkp
 		if err != nil {
 			return err
 		}
-		var refs []string
+		refs := make([]string, 0, len(out))
 		for _, v := range out {
 			g, ok := gens[v.Channel]
 			if !ok {
@@ -135,32 +171,50 @@ func (dr *driver) fitDocument(d *cpDoc, p *checkpointer.PutRows, values []checkp
 
 // writeBig stores the chunks of d's moved values that have a new
 // generation (d.bigFresh); the others are stored already. Chunks are
-// only ever inserted, under a generation no document references yet.
+// only ever inserted, under a generation no document references yet,
+// with InsertMany in batches of at most bigBatchBytes of data (a chunk
+// larger alone), so a put's commands do not grow with its number of
+// values.
 func (dr *driver) writeBig(ctx context.Context, d *cpDoc) error {
-	for _, v := range d.big {
-		if !d.bigFresh[v.Channel] {
-			continue
+	gens := make(map[string]string, len(d.big))
+	for _, vd := range d.Values {
+		if vd.Big {
+			gens[vd.Channel] = vd.G
 		}
-		gen := ""
-		for _, vd := range d.Values {
-			if vd.Channel == v.Channel {
-				gen = vd.G
-			}
+	}
+	var batch []any
+	size := 0
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
 		}
 		if dr.beforeBigChunks != nil {
 			dr.beforeBigChunks()
+		}
+		if _, err := dr.big.InsertMany(ctx, batch); err != nil {
+			return fmt.Errorf("put checkpoint %q: large values: %w", d.ID, err)
+		}
+		batch, size = batch[:0], 0
+		return nil
+	}
+	for _, v := range d.big {
+		if !d.bigFresh[v.Channel] {
+			continue
 		}
 		key := valueKey(v.Channel, v.Version)
 		n := max(1, (len(v.Data)+bigChunk-1)/bigChunk)
 		for seq := range n {
 			chunk := v.Data[seq*bigChunk : min(len(v.Data), (seq+1)*bigChunk)]
-			_, err := dr.big.InsertOne(ctx, bigChunkDoc{Thread: d.Thread, NS: d.NS, Key: key, Gen: gen, Seq: seq, N: n, Type: v.Type, Data: chunk})
-			if err != nil {
-				return fmt.Errorf("put checkpoint %q: large value of %q: %w", d.ID, v.Channel, err)
+			if size > 0 && size+len(chunk) > bigBatchBytes {
+				if err := flush(); err != nil {
+					return err
+				}
 			}
+			batch = append(batch, bigChunkDoc{Thread: d.Thread, NS: d.NS, Key: key, Gen: gens[v.Channel], Seq: seq, N: n, Type: v.Type, Data: chunk})
+			size += len(chunk)
 		}
 	}
-	return nil
+	return flush()
 }
 
 // newGen is a new generation id for a large value's chunks.

@@ -38,8 +38,8 @@ type driver struct {
 	// afterPutRead, when set (tests), runs in a put between its read and
 	// its write.
 	afterPutRead func()
-	// beforeBigChunks, when set (tests), runs before the chunks of each
-	// new large value are written (big.go).
+	// beforeBigChunks, when set (tests), runs before each batch of
+	// chunks of new large values is written (big.go).
 	beforeBigChunks func()
 	// writeHook, when set (tests), runs in a put and in pending writes
 	// with the thread: at "write" just before the document is written
@@ -244,29 +244,30 @@ func (d *driver) yieldPage(ctx context.Context, page []cpDoc, yield func(*checkp
 	return true
 }
 
+// Threads returns the threads holding a checkpoint after after,
+// ascending, at most limit (threadsAfter).
 func (d *driver) Threads(ctx context.Context, after string, limit int) ([]string, error) {
-	res := d.cps.Distinct(ctx, fThread, bson.D{{Key: fThread, Value: bson.D{{Key: "$gt", Value: after}}}})
-	var ids []string
-	if err := res.Decode(&ids); err != nil {
+	ids, err := threadsAfter(ctx, d.cps, after, limit)
+	if err != nil {
 		return nil, fmt.Errorf("threads: %w", err)
 	}
-	slices.Sort(ids)
-	return ids[:min(limit, len(ids))], nil
+	return ids, nil
 }
 
 // RowThreads implements engine.RowThreads: the threads holding any
 // document — a checkpoint, a pending write, a chunk of a large value —
-// after after, ascending, at most limit, in one distinct per collection.
-// A thread whose checkpoints are gone (a removal killed between its
-// deletes, which take checkpoints first, or a writer that stored pending
-// writes before its checkpoint) is among them, which Threads misses, so
-// that an erasure (vault.Handle.Forget, through engine.Saver.RowThreadIDs)
-// leaves no document of the subject, and re-encryption no old envelope.
+// after after, ascending, at most limit: the first limit of each
+// collection (threadsAfter), merged. A thread whose checkpoints are gone
+// (a removal killed between its deletes, which take checkpoints first, or
+// a writer that stored pending writes before its checkpoint) is among
+// them, which Threads misses, so that an erasure (vault.Handle.Forget,
+// through engine.Saver.RowThreadIDs) leaves no document of the subject,
+// and re-encryption no old envelope.
 func (d *driver) RowThreads(ctx context.Context, after string, limit int) ([]string, error) {
 	var all []string
 	for _, c := range []*mongo.Collection{d.cps, d.writes, d.big} {
-		var ids []string
-		if err := c.Distinct(ctx, fThread, bson.D{{Key: fThread, Value: bson.D{{Key: "$gt", Value: after}}}}).Decode(&ids); err != nil {
+		ids, err := threadsAfter(ctx, c, after, limit)
+		if err != nil {
 			return nil, fmt.Errorf("threads of %s: %w", c.Name(), err)
 		}
 		all = append(all, ids...)
@@ -274,6 +275,51 @@ func (d *driver) RowThreads(ctx context.Context, after string, limit int) ([]str
 	slices.Sort(all)
 	all = slices.Compact(all)
 	return all[:min(limit, len(all))], nil
+}
+
+// threadsAfter returns the distinct thread ids of c's documents after
+// after, ascending, at most limit. It reads what it returns: finds of
+// {thread_id: {$gt: x}} sorted by thread_id (the prefix of every index
+// of the collections it reads), projected to thread_id, limited to the ids
+// still missing; a thread with more documents than that takes another
+// find after it. (A distinct has no limit: it read every id after after
+// for each page, N²/limit over a pass, in one reply MongoDB caps at
+// 16 MiB.) FerretDB v1 does not push the sort down to its backend; the
+// result is the same.
+func threadsAfter(ctx context.Context, c *mongo.Collection, after string, limit int) ([]string, error) {
+	var ids []string
+	for len(ids) < limit {
+		want := limit - len(ids)
+		cur, err := c.Find(ctx, bson.D{{Key: fThread, Value: bson.D{{Key: "$gt", Value: after}}}},
+			options.Find().SetSort(bson.D{{Key: fThread, Value: 1}}).
+				SetProjection(bson.D{{Key: fThread, Value: 1}, {Key: "_id", Value: 0}}).
+				SetLimit(int64(want)).SetBatchSize(int32(min(want, 1024))))
+		if err != nil {
+			return nil, err
+		}
+		n := 0
+		for cur.Next(ctx) {
+			n++
+			id, ok := cur.Current.Lookup(fThread).StringValueOK()
+			if !ok {
+				_ = cur.Close(ctx)
+				return nil, fmt.Errorf("%w: a document of %s has no string thread_id", ErrDocument, c.Name())
+			}
+			if len(ids) == 0 || ids[len(ids)-1] != id {
+				ids = append(ids, id)
+			}
+		}
+		err = cur.Err()
+		_ = cur.Close(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if n < want || len(ids) == 0 {
+			break // no document after the last
+		}
+		after = ids[len(ids)-1]
+	}
+	return ids, nil
 }
 
 func (d *driver) ThreadInfos(ctx context.Context) iter.Seq2[checkpointer.ThreadInfo, error] {

@@ -49,9 +49,11 @@ func encodeMetadata(meta []byte) (bson.RawValue, error) {
 
 // jsMetadata is metadata as JS's MongoDBSaver stores it: one binary of
 // the JSON (read with the checkpoint's type, "json"), and metadata_search,
-// the same metadata as plain BSON for JS's list(filter) — left out when a
-// key cannot be a field name. Python cannot read it (its loads_metadata
-// wants a document).
+// the same metadata as plain BSON for JS's list(filter) — left out when
+// the metadata has no exact BSON form (see searchForm): memvault reads
+// the binary and filters in the engine, so the checkpoint is stored and
+// reads back as on every other backend; only JS's list(filter) misses it.
+// Python cannot read it (its loads_metadata wants a document).
 func jsMetadata(meta []byte) (bson.RawValue, any, error) {
 	v, err := jsonvalue.Unmarshal(meta)
 	if err != nil {
@@ -63,7 +65,7 @@ func jsMetadata(meta []byte) (bson.RawValue, any, error) {
 	}
 	m, _ := v.(map[string]any)
 	var search any
-	if m != nil && fieldNames(m) {
+	if m != nil && searchForm(m, 0) {
 		search = m
 	}
 	return bson.RawValue{Type: typ, Value: data}, search, nil
@@ -81,6 +83,41 @@ func fieldNames(m map[string]any) bool {
 		}
 	}
 	return true
+}
+
+// maxSearchDepth bounds the nesting of metadata_search: MongoDB refuses
+// documents nested deeper than 100 levels (with the checkpoint document
+// around it).
+const maxSearchDepth = 90
+
+// searchForm reports whether v (a jsonvalue model value) has an exact
+// BSON form a MongoDB-protocol server stores: every map key, in lists
+// too, a field name; no integer beyond int64 (uint64, *big.Int); no array
+// directly inside an array (FerretDB v1 refuses "nested arrays"); nesting
+// at most maxSearchDepth.
+func searchForm(v any, depth int) bool {
+	if depth > maxSearchDepth {
+		return false
+	}
+	switch x := v.(type) {
+	case nil, bool, int64, float64, string, []byte:
+		return true
+	case map[string]any:
+		for k, e := range x {
+			if k == "" || strings.HasPrefix(k, "$") || strings.ContainsAny(k, ".\x00") || !searchForm(e, depth+1) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		for _, e := range x {
+			if _, nested := e.([]any); nested || !searchForm(e, depth+1) {
+				return false
+			}
+		}
+		return true
+	}
+	return false // uint64, *big.Int
 }
 
 func metadataDoc(m map[string]any) (bson.D, error) {

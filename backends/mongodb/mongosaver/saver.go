@@ -47,6 +47,11 @@ type Options struct {
 	// cannot read them (it wants metadata as a document). Default:
 	// Python's layout, which JS cannot read (it calls .value() on the
 	// metadata). memvault reads both, in one collection, either way.
+	// metadata_search is left out of a checkpoint whose metadata has no
+	// exact BSON form (a key that cannot be a field name, in a map or a
+	// list; an integer beyond int64; an array in an array; nesting over 90
+	// levels): it is stored and read back all the same, but JS's
+	// list(filter) does not match it.
 	JSLayout bool
 	// LeaseTTL is how long a thread's lease outlives a process that died
 	// holding it (lease.go): the longest another process then waits.

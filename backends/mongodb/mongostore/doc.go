@@ -87,7 +87,11 @@
 // with Python's unique index on (namespace_str, key) under Python's name,
 // namespace_str_1_key_1 (an index on the same keys under another name is
 // kept). A namespace label holding "/" cannot be stored (store.ErrInvalidNamespace,
-// as Python refuses it): namespace_str could not tell it apart. Prefixes
+// as Python refuses it): namespace_str could not tell it apart. A read
+// refuses a document whose namespace_str holds '.' (ErrDocument): no
+// label may hold one (store.Namespace.Validate, Python likewise), and
+// values are sealed to the labels joined with '.', so ["a.b"] would
+// open what was sealed to ["a", "b"]. Prefixes
 // are matched as a byte range on namespace_str (p, or [p+"/", p+"0")),
 // exact whatever the labels hold, with no regular expression.
 //
@@ -106,7 +110,8 @@
 // wrote (int32 as an integer, dates as RFC 3339 text, ObjectIds as hex).
 // A value with no exact BSON form — an integer beyond int64, a key holding
 // '.' or NUL or starting with '$', a string holding NUL, an array directly
-// inside an array (FerretDB v1 refuses them), nesting deeper than 90 —
+// inside an array (FerretDB v1 refuses them), a negative zero (FerretDB
+// v1 stores 0), nesting deeper than 90 —
 // is stored as its JSON text in memvault_value instead, and such an item
 // has no "value" for Python. With a serializer (encryption), every value
 // is an envelope sealed to its namespace and key, in memvault_value:

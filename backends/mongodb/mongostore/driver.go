@@ -310,8 +310,18 @@ type itemDoc struct {
 func (doc *itemDoc) row() (store.Row, error) {
 	r := store.Row{RowKey: store.RowKey{NS: strings.ReplaceAll(doc.NSStr, sep, "."), Key: doc.Key},
 		Created: doc.CreatedAt, Updated: doc.UpdatedAt, TTLMinutes: int(doc.TTL)}
+	// Values are sealed to the namespace's labels joined with '.', so a
+	// label holding '.' would share its associated data with two labels
+	// (["a.b"] and ["a","b"]): a value moved into such a document would
+	// open as the other namespace's item. Neither memvault nor Python's
+	// MongoDBStore writes such a label (store.Namespace.Validate refuses
+	// it), so a namespace_str holding '.' (and so, below, any array that
+	// agrees with it) is refused.
+	if strings.Contains(doc.NSStr, ".") {
+		return r, fmt.Errorf("%w: item %q/%q: its namespace_str holds '.', which no namespace label may", ErrDocument, doc.NSStr, doc.Key)
+	}
 	if len(doc.Namespace) > 0 {
-		// The array names the labels exactly (a label may hold '.'), but
+		// The array names the labels exactly, but
 		// the document was found by namespace_str: they must agree, or a
 		// value sealed to another namespace, moved in with its array,
 		// would be opened as the other namespace's item.
@@ -628,16 +638,34 @@ func (t *tx) Namespaces(ctx context.Context, prefix store.Namespace, now time.Ti
 	if !ok {
 		return nil, nil
 	}
-	res := t.d.items.Distinct(ctx, fNSStr, and(pc, liveCond(now)))
-	var all []string
-	if err := res.Decode(&all); err != nil {
+	// A $group, not a distinct: its result comes back through a cursor,
+	// in batches, where a distinct's is one reply MongoDB caps at 16 MiB
+	// (some hundred thousand namespaces).
+	cur, err := t.d.items.Aggregate(ctx, mongo.Pipeline{
+		{{Key: "$match", Value: and(pc, liveCond(now))}},
+		{{Key: "$group", Value: bson.D{{Key: "_id", Value: "$" + fNSStr}}}},
+	})
+	if err != nil {
 		return nil, err
 	}
-	out := make([]store.Namespace, len(all))
-	for i, s := range all {
-		out[i] = store.Namespace(strings.Split(s, sep))
+	defer func() { _ = cur.Close(ctx) }()
+	var out []store.Namespace
+	for cur.Next(ctx) {
+		id := cur.Current.Lookup("_id")
+		if id.Type == bson.TypeNull {
+			continue // documents without namespace_str, which distinct skipped
+		}
+		s, ok := id.StringValueOK()
+		if !ok {
+			return nil, fmt.Errorf("%w: an item's namespace_str is not a string", ErrDocument)
+		}
+		if strings.Contains(s, ".") {
+			// As row refuses the document: such a label is no one's.
+			return nil, fmt.Errorf("%w: namespace_str %q holds '.', which no namespace label may", ErrDocument, s)
+		}
+		out = append(out, store.Namespace(strings.Split(s, sep)))
 	}
-	return out, nil
+	return out, cur.Err()
 }
 
 // record keeps a write op until Commit.

@@ -42,7 +42,8 @@ import (
 var ErrLeaseLost = errors.New("mongodb: the store's writer lease ran out")
 
 // ErrDocument is wrapped by a read of an item document memvault cannot use
-// as it is (its namespace array disagrees with its namespace_str).
+// as it is (its namespace array disagrees with its namespace_str, or its
+// namespace_str holds '.', which no namespace label may).
 var ErrDocument = errors.New("mongodb: store: unusable item document")
 
 // ErrTooLarge is wrapped by a put whose item document would be over
