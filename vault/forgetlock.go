@@ -12,7 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/memvault/memvault/config"
-	"github.com/memvault/memvault/internal/vaulthook"
+	"github.com/memvault/memvault/vault/vaulthook"
 )
 
 // The tests of backend modules pause a Forget after its claim

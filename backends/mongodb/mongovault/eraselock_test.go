@@ -15,9 +15,9 @@ import (
 	"github.com/memvault/memvault/audit"
 	"github.com/memvault/memvault/backends/mongodb/mongotest"
 	"github.com/memvault/memvault/checkpointer"
-	"github.com/memvault/memvault/internal/vaulthook"
 	"github.com/memvault/memvault/memvaulttest/childproc"
 	"github.com/memvault/memvault/vault"
+	"github.com/memvault/memvault/vault/vaulthook"
 )
 
 // lockEnv is subjectEnv with the key table and the audit trail in SQLite
