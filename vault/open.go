@@ -1554,22 +1554,6 @@ func (h *Handle) lockLost(subject string, err error) error {
 	return fmt.Errorf("vault: forget %q: %w", subject, err)
 }
 
-// rowThreadLister returns the saver under v's wrappers when it lists every
-// thread holding any row (engine.Saver.RowThreadIDs), else nil.
-func rowThreadLister(v checkpointer.Saver) rowThreadIDs {
-	for v != nil {
-		if rt, ok := v.(rowThreadIDs); ok {
-			return rt
-		}
-		u, ok := v.(interface{ Unwrap() checkpointer.Saver })
-		if !ok {
-			return nil
-		}
-		v = u.Unwrap()
-	}
-	return nil
-}
-
 // rowThreadIDs is a saver that lists every thread holding any row
 // (engine.Saver.RowThreadIDs).
 type rowThreadIDs interface {
@@ -1580,9 +1564,18 @@ type rowThreadIDs interface {
 // writes that began before, when it has a way to (SQLite's write lock, the
 // memory saver's mutex).
 func drainWrites(ctx context.Context, v any) error {
+	if d, ok := wrapped[interface{ DrainWrites(context.Context) error }](v); ok {
+		return d.DrainWrites(ctx)
+	}
+	return nil
+}
+
+// wrapped returns the first of v and the savers or stores under its
+// wrappers (Unwrap) that is a T.
+func wrapped[T any](v any) (T, bool) {
 	for v != nil {
-		if d, ok := v.(interface{ DrainWrites(context.Context) error }); ok {
-			return d.DrainWrites(ctx)
+		if t, ok := v.(T); ok {
+			return t, true
 		}
 		switch u := v.(type) {
 		case interface{ Unwrap() checkpointer.Saver }:
@@ -1590,10 +1583,11 @@ func drainWrites(ctx context.Context, v any) error {
 		case interface{ Unwrap() store.Store }:
 			v = u.Unwrap()
 		default:
-			return nil
+			v = nil
 		}
 	}
-	return nil
+	var zero T
+	return zero, false
 }
 
 // forgetRows deletes subject's threads and items and counts them in the
@@ -1611,7 +1605,7 @@ func (h *Handle) forgetRows(ctx context.Context, subject string) error {
 			return err
 		}
 	case sub.ThreadSeparator != "":
-		if rt := rowThreadLister(h.Saver); rt != nil {
+		if rt, ok := wrapped[rowThreadIDs](h.Saver); ok {
 			// Every thread holding any row, a thread whose
 			// checkpoints are gone and whose values or pending writes
 			// stay included (TestForgetThreadWithOnlyWrites,
