@@ -165,7 +165,7 @@ func scalar(v any) (out any, ok bool, err error) {
 		if math.IsNaN(x) || math.IsInf(x, 0) {
 			return nil, true, fmt.Errorf("%w: %v is not a JSON number", ErrUnsupported, x)
 		}
-		return x, true, nil
+		return positiveZero(x), true, nil
 	case float32:
 		f, err := float32To64(x)
 		return f, true, err
@@ -212,7 +212,18 @@ func float32To64(x float32) (float64, error) {
 		return 0, fmt.Errorf("%w: %v is not a JSON number", ErrUnsupported, x)
 	}
 	f, _ = strconv.ParseFloat(strconv.FormatFloat(f, 'g', -1, 32), 64)
-	return f, nil
+	return positiveZero(f), nil
+}
+
+// positiveZero returns f with -0.0 made 0.0. PostgreSQL's jsonb (numeric)
+// has no negative zero, so a sign kept elsewhere would make one value come
+// back two ways; the model has one zero, as LangGraph's PostgreSQL savers
+// store it.
+func positiveZero(f float64) float64 {
+	if f == 0 {
+		return 0
+	}
+	return f
 }
 
 func fromUint(u uint64) any {
@@ -344,7 +355,7 @@ func Number(n json.Number) (any, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%w: number %s is beyond float64", ErrUnsupported, s)
 		}
-		return f, nil
+		return positiveZero(f), nil
 	}
 	if i, err := strconv.ParseInt(s, 10, 64); err == nil {
 		return i, nil

@@ -14,7 +14,7 @@ import (
 // Diff returns "" when got is want with the same Go types throughout, else
 // a description of the first difference and where it is ("$.a[2]"). Maps
 // must both be map[string]any, lists []any; *big.Int compare by value,
-// float64 by value (NaN equals NaN), []byte by content, time.Time as
+// float64 by value and sign (NaN equals NaN, -0.0 differs from 0.0), []byte by content, time.Time as
 // instants with the same location offset; any other type by
 // reflect.DeepEqual. It is the strict comparison of the conformance suites.
 func Diff(want, got any) string { return diffAt("$", want, got) }
@@ -62,7 +62,7 @@ func diffAt(path string, want, got any) string {
 		}
 	case float64:
 		g := got.(float64)
-		if w == g || (math.IsNaN(w) && math.IsNaN(g)) {
+		if (w == g && math.Signbit(w) == math.Signbit(g)) || (math.IsNaN(w) && math.IsNaN(g)) {
 			return ""
 		}
 	case []byte:

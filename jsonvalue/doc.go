@@ -19,7 +19,8 @@
 // Canonical converts any Go value a caller hands memvault into the model,
 // once, before a backend sees it: every integer kind becomes int64 (uint64 or
 // *big.Int beyond), float32 becomes the float64 of its shortest decimal (as
-// JSON carries it), json.Number becomes the type its literal names, []byte
+// JSON carries it), -0.0 becomes 0.0 (PostgreSQL's jsonb has no negative
+// zero, so the model has one zero), json.Number becomes the type its literal names, []byte
 // (and named byte slices) stays []byte, and structs, typed maps and slices
 // go through encoding/json, as they always have. NaN, infinities, invalid UTF-8,
 // channels and functions are refused with ErrUnsupported rather than

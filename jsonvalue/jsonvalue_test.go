@@ -116,6 +116,7 @@ func TestDiffIsStrict(t *testing.T) {
 		{int64(5), 5.0}, {int64(5), int(5)}, {5.0, float32(5)}, {"aGk=", []byte("hi")},
 		{map[string]any{"a": int64(1)}, map[string]any{"a": int64(1), "b": nil}},
 		{[]any{int64(1)}, []any{int64(1), int64(2)}}, {nil, map[string]any(nil)},
+		{0.0, math.Copysign(0, -1)},
 	} {
 		if jsonvalue.Diff(c.a, c.b) == "" || jsonvalue.Diff(c.b, c.a) == "" {
 			t.Errorf("Diff(%#v, %#v) found no difference", c.a, c.b)

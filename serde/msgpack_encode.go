@@ -100,6 +100,12 @@ func (e *mpEncoder) encode(v any) error {
 		if err != nil {
 			return fmt.Errorf("%w: %v", ErrUnsupportedValue, err)
 		}
+		if f, ok := n.(float64); ok && f == 0 {
+			// The JSON model has one zero; a serialized value keeps
+			// the literal's sign, as JSONPlus does ("-0.0").
+			f, _ = x.Float64()
+			n = f
+		}
 		return e.encode(n)
 	case *big.Int:
 		if x != nil {

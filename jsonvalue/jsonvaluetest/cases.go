@@ -43,6 +43,10 @@ func Cases() []Case {
 		{"zero_int", 0, int64(0)},
 		{"float_integral", 5.0, 5.0},
 		{"float_zero", 0.0, 0.0},
+		// PostgreSQL's jsonb has no negative zero: the model has one zero.
+		{"float_negative_zero", math.Copysign(0, -1), 0.0},
+		{"float32_negative_zero", float32(math.Copysign(0, -1)), 0.0},
+		{"number_negative_zero", json.Number("-0.0"), 0.0},
 		{"float_negative", -2.5, -2.5},
 		{"float_tenth", 0.1, 0.1},
 		{"float_1e21", 1e21, 1e21},
