@@ -1,0 +1,200 @@
+package vault
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/memvault/memvault/audit"
+	"github.com/memvault/memvault/checkpointer"
+)
+
+// TestReviewS27RefusedForgetRecordsNoErasure (session 27 review): a Forget
+// refused with ErrErasureLocked "claimed and changed nothing" (README,
+// ForgetOptions.LockWait), yet its subject.erase record is already in the
+// audit trail: ForgetWith logs before it takes the erasure lock. An
+// auditor reading the trail sees carol erased (once per refused retry)
+// while every row of carol is readable under live keys.
+func TestReviewS27RefusedForgetRecordsNoErasure(t *testing.T) {
+	ctx := context.Background()
+	for _, backend := range []string{"sqlite", "postgres"} {
+		t.Run(backend, func(t *testing.T) {
+			c := subjectsConfigOn(t, backend == "postgres")
+			c.Audit = true
+			h, err := Open(ctx, c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer h.Close()
+			if _, err := putCarolS22(ctx, h, "carol:1", "carol notes"); err != nil {
+				t.Fatal(err)
+			}
+			held, err := h.forgetLock().lock(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer held.release()
+			for _, wait := range []time.Duration{-1, 50 * time.Millisecond} {
+				if _, err := h.ForgetWith(ctx, "carol", ForgetOptions{LockWait: wait}); !errors.Is(err, ErrErasureLocked) {
+					t.Fatalf("Forget while the lock is held: %v; want ErrErasureLocked", err)
+				}
+			}
+			if n := subjectErasures(t, h, "carol"); n != 0 {
+				t.Errorf("the audit trail holds %d subject.erase records of carol after two Forgets refused with ErrErasureLocked "+
+					"(\"claimed and changed nothing\"); carol:1 is still readable; want 0", n)
+			}
+		})
+	}
+}
+
+// hostileThreads are thread ids of subject carol with bytes that break
+// careless SQL (LIKE wildcards, escapes, quotes) or text handling.
+func hostileThreads(pg bool) []string {
+	ids := []string{"carol:%", "carol:_", `carol:\`, "carol:'; --", "carol:" + strings.Repeat("x", 500), "carol:é", "carol:"}
+	if !pg {
+		// PostgreSQL text holds neither.
+		ids = append(ids, "carol:\x00nul", "carol:\xff\xfe")
+	}
+	return ids
+}
+
+// TestReviewS27ForgetCompleteness: every thread of carol holding any row
+// — checkpoints in several namespaces, only pending writes, hostile ids,
+// and enough other threads that carol's straddle RowThreadIDs' page of
+// 1000 (exactly a page, a page + 1) — is gone after Forget, and the other
+// subjects' threads all stay.
+func TestReviewS27ForgetCompleteness(t *testing.T) {
+	ctx := context.Background()
+	for _, backend := range []string{"sqlite", "postgres"} {
+		t.Run(backend, func(t *testing.T) {
+			pg := backend == "postgres"
+			c := subjectsConfigOn(t, pg)
+			h, err := Open(ctx, c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer h.Close()
+			var carol []string
+			tryPut := func(thread, ns string) error {
+				cp := &checkpointer.Checkpoint{V: 4, ID: checkpointer.NewID(0), ChannelValues: map[string]any{"notes": "n " + thread},
+					ChannelVersions: map[string]string{"notes": h.Saver.NextVersion("")}}
+				_, err := h.Saver.Put(ctx, checkpointer.Config{ThreadID: thread, CheckpointNS: ns}, cp, nil, cp.ChannelVersions)
+				return err
+			}
+			put := func(thread, ns string) {
+				t.Helper()
+				if err := tryPut(thread, ns); err != nil {
+					t.Fatalf("put %.40q: %v", thread, err)
+				}
+			}
+			// 999 threads of others sorted before carol's ("alice:…"),
+			// so that carol's first threads fall on ids 1000 and 1001
+			// of the listing.
+			for i := range 999 {
+				put(fmt.Sprintf("alice:%04d", i), "")
+			}
+			for _, th := range hostileThreads(pg) {
+				if err := tryPut(th, ""); err != nil {
+					// A clear refusal holds too: nothing stored.
+					t.Logf("put %.40q refused: %v", th, err)
+					continue
+				}
+				carol = append(carol, th)
+			}
+			put("carol:ns", "")
+			put("carol:ns", "sub:1")
+			put("carol:ns2", "only|nested")
+			carol = append(carol, "carol:ns", "carol:ns2")
+			cfg := checkpointer.Config{ThreadID: "carol:w", CheckpointID: checkpointer.NewID(0)}
+			if err := h.Saver.PutWrites(ctx, cfg, []checkpointer.Write{{Channel: "notes", Value: "pending"}}, "task-1", ""); err != nil {
+				t.Fatal(err)
+			}
+			cfg = checkpointer.Config{ThreadID: "carol:wns", CheckpointNS: "sub:2", CheckpointID: checkpointer.NewID(0)}
+			if err := h.Saver.PutWrites(ctx, cfg, []checkpointer.Write{{Channel: "notes", Value: "pending"}}, "task-1", ""); err != nil {
+				t.Fatal(err)
+			}
+			carol = append(carol, "carol:w", "carol:wns")
+			for i := range 3 {
+				put(fmt.Sprintf("dave:%d", i), "")
+			}
+			r, err := h.Forget(ctx, "carol")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Threads != len(carol) {
+				t.Errorf("receipt counts %d threads, %d of carol stored", r.Threads, len(carol))
+			}
+			left := map[string]int{}
+			for _, table := range []string{"checkpoints", "checkpoint_blobs", "checkpoint_writes"} {
+				q := `SELECT thread_id FROM ` + table
+				var ids []string
+				if h.Pool != nil {
+					rows, err := h.Pool.Query(ctx, q)
+					if err != nil {
+						t.Fatal(err)
+					}
+					for rows.Next() {
+						var s string
+						if err := rows.Scan(&s); err != nil {
+							t.Fatal(err)
+						}
+						ids = append(ids, s)
+					}
+					if err := rows.Err(); err != nil {
+						t.Fatal(err)
+					}
+				} else {
+					db := openRaw(t, c.DBPath)
+					rows, err := db.QueryContext(ctx, q)
+					if err != nil {
+						t.Fatal(err)
+					}
+					for rows.Next() {
+						var s string
+						if err := rows.Scan(&s); err != nil {
+							t.Fatal(err)
+						}
+						ids = append(ids, s)
+					}
+					rows.Close()
+				}
+				for _, id := range ids {
+					left[id]++
+				}
+			}
+			var carolLeft []string
+			others := map[string]bool{}
+			for id := range left {
+				if strings.HasPrefix(id, "carol:") {
+					carolLeft = append(carolLeft, fmt.Sprintf("%.40q", id))
+				} else {
+					others[id] = true
+				}
+			}
+			if len(carolLeft) > 0 {
+				t.Errorf("rows of carol's threads stay after Forget(carol): %v", carolLeft)
+			}
+			if len(others) != 999+3 {
+				t.Errorf("%d other threads stay, want %d", len(others), 999+3)
+			}
+		})
+	}
+}
+
+// subjectErasuresOp counts op's records of subject in h's trail.
+func subjectErasuresOp(t *testing.T, h *Handle, op, subject string) int {
+	t.Helper()
+	n := 0
+	if err := h.Audit.Records(context.Background(), audit.Filter{}, func(r audit.Record) error {
+		if r.Op == op && r.Subject == subject {
+			n++
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
