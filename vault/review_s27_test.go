@@ -198,3 +198,51 @@ func subjectErasuresOp(t *testing.T, h *Handle, op, subject string) int {
 	}
 	return n
 }
+
+// TestReviewS27RefusedForgetLeavesNoWaitingSession (session 27 review,
+// holds): on PostgreSQL a Forget that gives up waiting for the erasure lock
+// (ForgetOptions.LockWait) only closes its socket — pgx's default context
+// handler sets a deadline, it sends no cancel request. Were the backend
+// left waiting in pg_advisory_lock, every refused retry (a cron retrying
+// with --lock-wait) would cost the server a connection until the holder
+// ends. It is not: the server ends the waiting backend.
+func TestReviewS27RefusedForgetLeavesNoWaitingSession(t *testing.T) {
+	ctx := context.Background()
+	c := subjectsConfigOn(t, true)
+	h, err := Open(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	if _, err := putCarolS22(ctx, h, "carol:1", "carol notes"); err != nil {
+		t.Fatal(err)
+	}
+	held, err := h.forgetLock().lock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.release()
+	const retries = 3
+	for range retries {
+		if _, err := h.ForgetWith(ctx, "carol", ForgetOptions{LockWait: 100 * time.Millisecond}); !errors.Is(err, ErrErasureLocked) {
+			t.Fatalf("Forget while the lock is held: %v; want ErrErasureLocked", err)
+		}
+	}
+	// Waiting backends of this database, polled for a while: a refused
+	// Forget's session should be gone once its error is returned.
+	var waiting int
+	for range 20 {
+		if err := h.Pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
+			WHERE datname = current_database() AND wait_event_type = 'Lock' AND wait_event = 'advisory'`).Scan(&waiting); err != nil {
+			t.Fatal(err)
+		}
+		if waiting == 0 {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if waiting != 0 {
+		t.Errorf("%d server sessions still wait on the erasure lock 2 s after %d Forgets gave up waiting (ErrErasureLocked): "+
+			"each refused retry holds a connection until the holder ends", waiting, retries)
+	}
+}
