@@ -10,6 +10,8 @@ import (
 
 	"github.com/memvault/memvault/audit"
 	"github.com/memvault/memvault/checkpointer"
+	"github.com/memvault/memvault/config"
+	"github.com/memvault/memvault/keys"
 )
 
 // TestReviewS27RefusedForgetRecordsNoErasure (session 27 review): a Forget
@@ -244,5 +246,115 @@ func TestReviewS27RefusedForgetLeavesNoWaitingSession(t *testing.T) {
 	if waiting != 0 {
 		t.Errorf("%d server sessions still wait on the erasure lock 2 s after %d Forgets gave up waiting (ErrErasureLocked): "+
 			"each refused retry holds a connection until the holder ends", waiting, retries)
+	}
+}
+
+// carolRows counts the rows of threads "carol:…" in the checkpoint
+// tables of h's database.
+func carolRows(t *testing.T, h *Handle, c config.Config) int {
+	t.Helper()
+	ctx := context.Background()
+	n := 0
+	for _, table := range []string{"checkpoints", "checkpoint_blobs", "checkpoint_writes"} {
+		q := `SELECT count(*) FROM ` + table + ` WHERE substr(thread_id, 1, 6) = 'carol:'`
+		var k int
+		var err error
+		if h.Pool != nil {
+			err = h.Pool.QueryRow(ctx, q).Scan(&k)
+		} else {
+			err = openRaw(t, c.DBPath).QueryRowContext(ctx, q).Scan(&k)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		n += k
+	}
+	return n
+}
+
+// TestReviewS27ForgetSameSubjectTwiceWithWriter: two handles of one
+// database (as two processes) forget carol at once while a third writes
+// new threads of carol in a loop. Both Forgets end without error, no row
+// of carol stays once they returned, every write after that is refused,
+// and a later Open has nothing to finish.
+func TestReviewS27ForgetSameSubjectTwiceWithWriter(t *testing.T) {
+	ctx := context.Background()
+	for _, backend := range []string{"sqlite", "postgres"} {
+		t.Run(backend, func(t *testing.T) {
+			c := subjectsConfigOn(t, backend == "postgres")
+			hs := make([]*Handle, 3)
+			for i := range hs {
+				h, err := Open(ctx, c)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer h.Close()
+				hs[i] = h
+			}
+			for i := range 5 {
+				if _, err := putCarolS22(ctx, hs[0], fmt.Sprintf("carol:%d", i), "notes"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			stop := make(chan struct{})
+			type result struct {
+				ok, refused int
+				other       error
+			}
+			wrote, started := make(chan result, 1), make(chan struct{})
+			go func() {
+				var r result
+				for i := 0; ; i++ {
+					select {
+					case <-stop:
+						wrote <- r
+						return
+					default:
+					}
+					_, err := putCarolS22(ctx, hs[2], fmt.Sprintf("carol:w%d", i), "written during forget")
+					switch {
+					case err == nil:
+						r.ok++
+						if r.ok == 3 {
+							close(started)
+						}
+					case errors.Is(err, keys.ErrSubjectErased):
+						r.refused++
+					default:
+						if r.other == nil {
+							r.other = err
+						}
+						r.refused++
+					}
+				}
+			}()
+			<-started // the writer is writing carol's threads
+			errs := make(chan error, 2)
+			for _, h := range hs[:2] {
+				go func() { _, err := h.ForgetWith(ctx, "carol", ForgetOptions{Wait: 5 * time.Second}); errs <- err }()
+			}
+			for range 2 {
+				if err := <-errs; err != nil {
+					t.Errorf("a Forget(carol) of two at once: %v", err)
+				}
+			}
+			close(stop)
+			r := <-wrote
+			t.Logf("writer during the forgets: %d writes stored, %d refused (first other error: %v)", r.ok, r.refused, r.other)
+			if n := carolRows(t, hs[0], c); n != 0 {
+				t.Errorf("%d rows of carol stay after two Forget(carol) returned, with a writer of carol running meanwhile", n)
+			}
+			if _, err := putCarolS22(ctx, hs[2], "carol:late", "after"); !errors.Is(err, keys.ErrSubjectErased) {
+				t.Errorf("a write of carol after Forget returned: %v; want keys.ErrSubjectErased", err)
+			}
+			h, err := Open(ctx, c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer h.Close()
+			if len(h.Warnings) != 0 {
+				t.Errorf("Open after the forgets warns: %q", h.Warnings)
+			}
+		})
 	}
 }
