@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -355,6 +356,113 @@ func TestReviewS27ForgetSameSubjectTwiceWithWriter(t *testing.T) {
 			if len(h.Warnings) != 0 {
 				t.Errorf("Open after the forgets warns: %q", h.Warnings)
 			}
+		})
+	}
+}
+
+// TestReviewS27ReadersWriterAndVerify: audited readers (some with
+// deadlines that expire mid-read), a writer, and a second handle (as
+// another process) checking the trail, all at once. Every check while
+// they run finds the trail whole; once they stop, every read that
+// returned a tuple has its record, and no thread has more read records
+// than reads were started.
+func TestReviewS27ReadersWriterAndVerify(t *testing.T) {
+	ctx := context.Background()
+	for _, backend := range []string{"sqlite", "postgres"} {
+		t.Run(backend, func(t *testing.T) {
+			c := subjectsConfigOn(t, backend == "postgres")
+			c.Audit = true
+			h, err := Open(ctx, c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer h.Close()
+			v, err := Open(ctx, c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer v.Close()
+			const readers = 6
+			for i := range readers {
+				if _, err := putCarolS22(ctx, h, fmt.Sprintf("carol:r%d", i), "notes"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			type tally struct{ started, ok int }
+			tallies := make([]tally, readers)
+			stop := make(chan struct{})
+			var wg sync.WaitGroup
+			for i := range readers {
+				wg.Go(func() {
+					th := fmt.Sprintf("carol:r%d", i)
+					for n := 0; ; n++ {
+						select {
+						case <-stop:
+							return
+						default:
+						}
+						rctx, cancel := context.WithTimeout(ctx, time.Duration(n%7)*300*time.Microsecond+time.Duration(n%2)*time.Second)
+						tallies[i].started++
+						tup, err := h.Saver.GetTuple(rctx, checkpointer.Config{ThreadID: th})
+						cancel()
+						if err == nil && tup != nil {
+							tallies[i].ok++
+						}
+						if err != nil && tup != nil {
+							t.Errorf("GetTuple returned a tuple and an error: %v", err)
+						}
+					}
+				})
+			}
+			wg.Go(func() {
+				for n := 0; ; n++ {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					if _, err := putCarolS22(ctx, h, fmt.Sprintf("carol:w%d", n%20), "w"); err != nil {
+						t.Errorf("writer: %v", err)
+						return
+					}
+				}
+			})
+			checks := 0
+			deadline := time.Now().Add(3 * time.Second)
+			for time.Now().Before(deadline) {
+				if _, err := v.Audit.Check(ctx, nil); err != nil {
+					t.Errorf("audit check while readers and a writer run: %v", err)
+					break
+				}
+				checks++
+			}
+			close(stop)
+			wg.Wait()
+			if err := h.Audit.Flush(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := v.Audit.Verify(ctx); err != nil {
+				t.Fatalf("verify after: %v", err)
+			}
+			recs := map[string]int{}
+			if err := v.Audit.Records(ctx, audit.Filter{}, func(r audit.Record) error {
+				if r.Op == audit.OpCheckpointRead {
+					recs[r.Target]++
+				}
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			oks := 0
+			for i, tl := range tallies {
+				th := fmt.Sprintf("carol:r%d", i)
+				oks += tl.ok
+				// +1: putCarolS22's read back at the start.
+				if recs[th] < tl.ok+1 || recs[th] > tl.started+1 {
+					t.Errorf("%s: %d reads started, %d returned a tuple, %d read records", th, tl.started, tl.ok, recs[th])
+				}
+			}
+			t.Logf("%d checks, %d acknowledged reads", checks, oks)
 		})
 	}
 }
