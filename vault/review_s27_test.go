@@ -13,6 +13,7 @@ import (
 	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/config"
 	"github.com/memvault/memvault/keys"
+	"github.com/memvault/memvault/store"
 )
 
 // TestReviewS27RefusedForgetRecordsNoErasure (session 27 review): a Forget
@@ -463,6 +464,76 @@ func TestReviewS27ReadersWriterAndVerify(t *testing.T) {
 				}
 			}
 			t.Logf("%d checks, %d acknowledged reads", checks, oks)
+		})
+	}
+}
+
+// TestReviewS27ForgetWithItemWriter: a handle (as another process) puts
+// carol's store items, and pending writes of a new thread of carol, in a
+// loop while another forgets carol. Once Forget returned no item or row
+// of carol stays, and carol's next item put is refused.
+func TestReviewS27ForgetWithItemWriter(t *testing.T) {
+	ctx := context.Background()
+	for _, backend := range []string{"sqlite", "postgres"} {
+		t.Run(backend, func(t *testing.T) {
+			c := subjectsConfigOn(t, backend == "postgres")
+			f, err := Open(ctx, c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			w, err := Open(ctx, c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer w.Close()
+			ns := store.Namespace{"users", "carol", "prefs"}
+			stop, started, done := make(chan struct{}), make(chan struct{}), make(chan int, 1)
+			go func() {
+				ok := 0
+				for i := 0; ; i++ {
+					select {
+					case <-stop:
+						done <- ok
+						return
+					default:
+					}
+					err := w.Store.Put(ctx, ns, fmt.Sprintf("k%d", i), map[string]any{"diet": "secret"})
+					cfg := checkpointer.Config{ThreadID: fmt.Sprintf("carol:pw%d", i), CheckpointID: checkpointer.NewID(0)}
+					werr := w.Saver.PutWrites(ctx, cfg, []checkpointer.Write{{Channel: "notes", Value: "pending"}}, "task-1", "")
+					if err == nil && werr == nil {
+						ok++
+						if ok == 3 {
+							close(started)
+						}
+					}
+				}
+			}()
+			<-started
+			if _, err := f.ForgetWith(ctx, "carol", ForgetOptions{Wait: 5 * time.Second}); err != nil {
+				t.Fatal(err)
+			}
+			close(stop)
+			t.Logf("items and pending writes stored by the writer: %d", <-done)
+			q := `SELECT count(*) FROM store WHERE substr(prefix, 1, 11) = 'users.carol'`
+			var n int
+			if f.Pool != nil {
+				err = f.Pool.QueryRow(ctx, q).Scan(&n)
+			} else {
+				err = openRaw(t, c.DBPath).QueryRowContext(ctx, q).Scan(&n)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n != 0 {
+				t.Errorf("%d items of carol stay after Forget(carol) returned", n)
+			}
+			if k := carolRows(t, f, c); k != 0 {
+				t.Errorf("%d checkpoint rows of carol stay after Forget(carol) returned", k)
+			}
+			if err := w.Store.Put(ctx, ns, "late", map[string]any{"diet": "x"}); !errors.Is(err, keys.ErrSubjectErased) {
+				t.Errorf("an item put of carol after Forget returned: %v; want keys.ErrSubjectErased", err)
+			}
 		})
 	}
 }
