@@ -537,3 +537,100 @@ func TestReviewS27ForgetWithItemWriter(t *testing.T) {
 		})
 	}
 }
+
+// TestReviewS27HostileSubjectForgetsNoOneElse: Forget of a subject name
+// made of separators, wildcards or carol's name plus a label is refused
+// or erases only that name: carol's thread and items stay readable.
+func TestReviewS27HostileSubjectForgetsNoOneElse(t *testing.T) {
+	ctx := context.Background()
+	for _, backend := range []string{"sqlite", "postgres"} {
+		t.Run(backend, func(t *testing.T) {
+			h, err := Open(ctx, subjectsConfigOn(t, backend == "postgres"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer h.Close()
+			if _, err := putCarolS22(ctx, h, "carol:1", "carol notes"); err != nil {
+				t.Fatal(err)
+			}
+			ns := store.Namespace{"users", "carol", "x"}
+			if err := h.Store.Put(ctx, ns, "diet", map[string]any{"v": "vegan"}); err != nil {
+				t.Fatal(err)
+			}
+			for _, s := range []string{"", "carol.x", "carol:1", "*", "%", "_arol", "carol\x00", "carol ", "Carol", ".", "users"} {
+				_, err := h.Forget(ctx, s)
+				t.Logf("Forget(%q): %v", s, err)
+				tup, terr := h.Saver.GetTuple(ctx, checkpointer.Config{ThreadID: "carol:1"})
+				it, ierr := h.Store.Get(ctx, ns, "diet")
+				if terr != nil || tup == nil || ierr != nil || it == nil {
+					t.Fatalf("after Forget(%q) (%v): carol:1 %v, %v; carol's item %v, %v", s, err, tup, terr, it, ierr)
+				}
+			}
+		})
+	}
+}
+
+// TestReviewS27ForgetEmailSubject (session 27 review): a subject named by
+// the thread ids (MEMVAULT_SUBJECT_THREAD_SEPARATOR) may hold a '.' — an
+// e-mail address, "alice@example.com:visit-1" — and gets keys and writes
+// as any other. Forget destroys its keys and deletes its threads, then
+// deletes its items under "users.alice@example.com", a namespace the
+// store refuses ("label … contains '.'"): every run fails there, so the
+// erasure never finishes and no receipt is ever issued.
+func TestReviewS27ForgetEmailSubject(t *testing.T) {
+	ctx := context.Background()
+	for _, backend := range []string{"sqlite", "postgres"} {
+		t.Run(backend, func(t *testing.T) {
+			h, err := Open(ctx, subjectsConfigOn(t, backend == "postgres"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer h.Close()
+			const subject = "alice@example.com"
+			if got, err := putCarolS22(ctx, h, subject+":visit-1", "alice notes"); err != nil || got != "alice notes" {
+				t.Fatalf("a thread of %s: %q, %v", subject, got, err)
+			}
+			for run := range 2 {
+				if r, err := h.Forget(ctx, subject); err != nil || r.Pending {
+					t.Fatalf("Forget(%q), run %d: pending %v, %v", subject, run+1, r.Pending, err)
+				}
+			}
+		})
+	}
+}
+
+// TestReviewS27ForgetWaitNegative (session 27 review): ForgetOptions.Wait
+// negative means "do not wait for readers that may still hold a copy of
+// the destroyed keys" (keys.PurgeOptions). It also sets the deadline of
+// drainWrites, already past, so on SQLite every such Forget fails at
+// "drain writes: context deadline exceeded" after destroying the keys and
+// before deleting any row — with no writer and no reader at all — and a
+// rerun with the same options fails the same way: the rows stay.
+func TestReviewS27ForgetWaitNegative(t *testing.T) {
+	ctx := context.Background()
+	h, err := Open(ctx, subjectsConfigOn(t, false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	if _, err := putCarolS22(ctx, h, "carol:1", "carol notes"); err != nil {
+		t.Fatal(err)
+	}
+	for run := range 2 {
+		r, err := h.ForgetWith(ctx, "carol", ForgetOptions{Wait: -1})
+		if err != nil {
+			t.Errorf("Forget(carol) with Wait -1 (no writer, no reader), run %d: %v (receipt threads %d, pending %v)", run+1, err, r.Threads, r.Pending)
+		}
+	}
+	if n := carolRows(t, h, subjectsConfigOnPath(h)); n != 0 {
+		t.Errorf("%d rows of carol stay after two Forget(carol) with Wait -1", n)
+	}
+}
+
+// subjectsConfigOnPath is a config naming h's SQLite file (carolRows
+// opens it).
+func subjectsConfigOnPath(h *Handle) config.Config {
+	var c config.Config
+	c.DBPath = h.dbPath
+	return c
+}
