@@ -634,3 +634,71 @@ func subjectsConfigOnPath(h *Handle) config.Config {
 	c.DBPath = h.dbPath
 	return c
 }
+
+// TestReviewS27SQLiteReadWhileTrailLocked: another process holds a write
+// transaction on the SQLite trail file (<db>.audit), so no record can
+// commit. Audited reads — GetTuple, List, an item Get, Search — return
+// no data, only an error, until it ends; then they read, and the trail
+// verifies with no gap.
+func TestReviewS27SQLiteReadWhileTrailLocked(t *testing.T) {
+	ctx := context.Background()
+	c := subjectsConfigOn(t, false)
+	c.Audit = true
+	h, err := Open(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	if _, err := putCarolS22(ctx, h, "carol:1", "carol notes"); err != nil {
+		t.Fatal(err)
+	}
+	ns := store.Namespace{"users", "carol"}
+	if err := h.Store.Put(ctx, ns, "diet", map[string]any{"v": "vegan"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Audit.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := openRaw(t, c.DBPath+".audit").Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, `BEGIN IMMEDIATE`); err != nil {
+		t.Fatal(err)
+	}
+	// Each read's own guard (not a figure of speed): a read must fail
+	// because its record cannot commit, not because an earlier one spent
+	// the deadline.
+	guard := func() context.Context {
+		g, cancel := context.WithTimeout(ctx, time.Second)
+		t.Cleanup(cancel)
+		return g
+	}
+	if tup, err := h.Saver.GetTuple(guard(), checkpointer.Config{ThreadID: "carol:1"}); err == nil || tup != nil {
+		t.Errorf("GetTuple while no record can commit: %v, %v; want no tuple and an error", tup, err)
+	}
+	for tup, err := range h.Saver.List(guard(), &checkpointer.Config{ThreadID: "carol:1"}, checkpointer.ListOptions{}) {
+		if tup != nil || err == nil {
+			t.Errorf("List while no record can commit yielded %v, %v; want only an error", tup, err)
+		}
+	}
+	if it, err := h.Store.Get(guard(), ns, "diet"); err == nil || it != nil {
+		t.Errorf("item Get while no record can commit: %v, %v; want no item and an error", it, err)
+	}
+	if its, err := h.Store.Search(guard(), ns, store.SearchOptions{Limit: 5}); err == nil || len(its) != 0 {
+		t.Errorf("Search while no record can commit: %d items, %v; want none and an error", len(its), err)
+	}
+	if _, err := conn.ExecContext(ctx, `ROLLBACK`); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := h.Saver.GetTuple(ctx, checkpointer.Config{ThreadID: "carol:1"}); err != nil || got == nil {
+		t.Fatalf("GetTuple once the trail is free: %v, %v", got, err)
+	}
+	if err := h.Audit.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Audit.Verify(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
