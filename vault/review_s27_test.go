@@ -13,6 +13,7 @@ import (
 	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/config"
 	"github.com/memvault/memvault/keys"
+	"github.com/memvault/memvault/memvaulttest/pgtest"
 	"github.com/memvault/memvault/store"
 )
 
@@ -72,10 +73,13 @@ func hostileThreads(pg bool) []string {
 // subjects' threads all stay.
 func TestReviewS27ForgetCompleteness(t *testing.T) {
 	ctx := context.Background()
-	for _, backend := range []string{"sqlite", "postgres"} {
+	for _, backend := range []string{"sqlite", "postgres", "citus"} {
 		t.Run(backend, func(t *testing.T) {
-			pg := backend == "postgres"
+			pg := backend != "sqlite"
 			c := subjectsConfigOn(t, pg)
+			if backend == "citus" {
+				c.DSN = pgtest.CitusSchemaDSN(t)
+			}
 			h, err := Open(ctx, c)
 			if err != nil {
 				t.Fatal(err)
