@@ -192,21 +192,6 @@ func TestReviewS27ForgetCompleteness(t *testing.T) {
 	}
 }
 
-// subjectErasuresOp counts op's records of subject in h's trail.
-func subjectErasuresOp(t *testing.T, h *Handle, op, subject string) int {
-	t.Helper()
-	n := 0
-	if err := h.Audit.Records(context.Background(), audit.Filter{}, func(r audit.Record) error {
-		if r.Op == op && r.Subject == subject {
-			n++
-		}
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	return n
-}
-
 // TestReviewS27RefusedForgetLeavesNoWaitingSession (session 27 review,
 // holds): on PostgreSQL a Forget that gives up waiting for the erasure lock
 // (ForgetOptions.LockWait) only closes its socket — pgx's default context
