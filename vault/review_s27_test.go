@@ -697,3 +697,60 @@ func TestReviewS27SQLiteReadWhileTrailLocked(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestReviewS27SpanningReadsNameNoSubject (session 27 review): `audit
+// show --subject carol` is how an operator answers "who read carol's
+// data". A Search whose prefix spans subjects ("users") returns carol's
+// items, and a List of all threads returns carol's checkpoints, yet their
+// records name no subject (the prefix "users", the thread "*"), so
+// neither read appears under carol.
+func TestReviewS27SpanningReadsNameNoSubject(t *testing.T) {
+	ctx := context.Background()
+	c := subjectsConfigOn(t, false)
+	c.Audit = true
+	h, err := Open(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	if _, err := putCarolS22(ctx, h, "carol:1", "carol notes"); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Store.Put(ctx, store.Namespace{"users", "carol"}, "diet", map[string]any{"v": "vegan"}); err != nil {
+		t.Fatal(err)
+	}
+	its, err := h.Store.Search(ctx, store.Namespace{"users"}, store.SearchOptions{Limit: 10})
+	if err != nil || len(its) != 1 {
+		t.Fatalf("Search(users): %d items, %v", len(its), err)
+	}
+	listed := 0
+	for tup, err := range h.Saver.List(ctx, nil, checkpointer.ListOptions{AllThreads: true}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tup.Config.ThreadID == "carol:1" {
+			listed++
+		}
+	}
+	if listed == 0 {
+		t.Fatal("List of all threads did not return carol:1")
+	}
+	var searches, lists int
+	if err := h.Audit.Records(ctx, audit.Filter{}, func(r audit.Record) error {
+		if r.Subject == "carol" && r.Op == audit.OpItemSearch {
+			searches++
+		}
+		if r.Subject == "carol" && r.Op == audit.OpCheckpointRead && r.Target != "carol:1" {
+			lists++
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if searches == 0 {
+		t.Errorf("a Search over users returned carol's item; no item.search record names subject carol")
+	}
+	if lists == 0 {
+		t.Errorf("a List of all threads returned carol:1; no checkpoint.read record of it names subject carol")
+	}
+}
