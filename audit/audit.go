@@ -396,7 +396,11 @@ func (t *Trail) chainBegan(ctx context.Context) (bool, error) {
 
 // Filter narrows Records.
 type Filter struct {
-	// Subject keeps the records of one subject ("" for all).
+	// Subject keeps the records of one subject ("" for all), and the
+	// listings of every thread's checkpoints (checkpoint.read of "*",
+	// recorded before the listing, when which subjects it returns is not
+	// known yet): they may have returned the subject's data. A store
+	// search records each subject whose items it returned.
 	Subject string
 	// Since keeps the records at or after it (zero for all).
 	Since time.Time
@@ -417,7 +421,7 @@ func (t *Trail) Records(ctx context.Context, f Filter, fn func(Record) error) er
 		}
 		for _, r := range page {
 			last = r.Seq
-			if (f.Subject != "" && r.Subject != f.Subject) || (!f.Since.IsZero() && r.Time.Before(f.Since)) {
+			if (f.Subject != "" && r.Subject != f.Subject && !allThreads(r)) || (!f.Since.IsZero() && r.Time.Before(f.Since)) {
 				continue
 			}
 			if err := fn(r); err != nil {
@@ -428,6 +432,12 @@ func (t *Trail) Records(ctx context.Context, f Filter, fn func(Record) error) er
 			return nil
 		}
 	}
+}
+
+// allThreads reports whether r is a listing of every thread's checkpoints
+// (Saver.List with AllThreads or no thread), which names no subject.
+func allThreads(r Record) bool {
+	return r.Op == OpCheckpointRead && r.Target == "*" && r.Subject == ""
 }
 
 // pageSize is how many records a read of the trail fetches at once.

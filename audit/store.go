@@ -151,7 +151,11 @@ func (s *Store) writeCtx(ctx context.Context, op string, ns store.Namespace, key
 	return ctx, false, nil
 }
 
-// Search implements store.Store (one record for the prefix searched).
+// Search implements store.Store: one record for the prefix searched, and
+// when the results hold items of subjects that record does not name (a
+// search of ("users") finds every user's), one more record of the same
+// search for each of those subjects, durable before the results are
+// returned (resultSubjects).
 func (s *Store) Search(ctx context.Context, prefix store.Namespace, opt store.SearchOptions) ([]store.SearchItem, error) {
 	if s.closed.Load() {
 		return nil, errClosed
@@ -160,7 +164,42 @@ func (s *Store) Search(ctx context.Context, prefix store.Namespace, opt store.Se
 	if err != nil {
 		return nil, err
 	}
-	return readRecorded(ctx, s.trail, e, func(ctx context.Context) ([]store.SearchItem, error) { return s.inner.Search(ctx, prefix, opt) })
+	res, err := readRecorded(ctx, s.trail, e, func(ctx context.Context) ([]store.SearchItem, error) { return s.inner.Search(ctx, prefix, opt) })
+	if err != nil {
+		return nil, err
+	}
+	if err := s.resultSubjects(ctx, []Entry{e}, [][]store.SearchItem{res}); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// resultSubjects records, for reads whose records (es) name no subject or
+// another one, a read of each subject whose items the results hold (one
+// record per subject and search, es[i] for results[i]), and returns once
+// they are durable: `audit show --subject carol` then lists every read
+// that returned carol's data. Reads of one subject's space cost nothing
+// more.
+func (s *Store) resultSubjects(ctx context.Context, es []Entry, results [][]store.SearchItem) error {
+	if s.subjects == nil {
+		return nil
+	}
+	var more []Entry
+	for i, e := range es {
+		seen := map[string]bool{"": true, e.Subject: true}
+		for _, it := range results[i] {
+			sub := s.subjects.NamespaceSubject(it.Namespace.String())
+			if seen[sub] {
+				continue
+			}
+			seen[sub] = true
+			more = append(more, Entry{Op: e.Op, Target: e.Target, Subject: sub, KeyID: s.subjects.CurrentKeyID(sub)})
+		}
+	}
+	if len(more) == 0 {
+		return nil
+	}
+	return recordReads(ctx, s.trail, more)
 }
 
 // ListNamespaces implements store.Store; it decrypts nothing and is not
@@ -175,14 +214,37 @@ func (s *Store) ListNamespaces(ctx context.Context, opt store.ListNamespacesOpti
 // Batch implements store.Store: a record per operation. A batch that
 // writes records in its own transaction when the trail can (see
 // writeCtx): its records commit with it, and a batch that fails leaves
-// none. Otherwise (and for a batch that only reads) the records are all
-// appended at once, then the batch runs.
+// none. A batch that only reads records as Get does (startReads).
+// Otherwise the records are all appended at once, then the batch runs.
 func (s *Store) Batch(ctx context.Context, ops []store.Op) ([]store.Result, error) {
 	if s.closed.Load() {
 		return nil, errClosed
 	}
+	res, searches, err := s.batch(ctx, ops)
+	if err != nil {
+		return nil, err
+	}
+	// A search op of the batch that returned other subjects' items is
+	// recorded for each of them too, as Search is.
+	var es []Entry
+	var found [][]store.SearchItem
+	for i, op := range ops {
+		if _, ok := op.(store.SearchOp); ok && i < len(res) {
+			es, found = append(es, searches[i]), append(found, res[i].Items)
+		}
+	}
+	if err := s.resultSubjects(ctx, es, found); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// batch runs Batch's ops with their records; entries[i] is op i's record
+// (zero for an op that has none).
+func (s *Store) batch(ctx context.Context, ops []store.Op) (_ []store.Result, entries []Entry, _ error) {
+	entries = make([]Entry, len(ops))
 	es := make([]Entry, 0, len(ops))
-	for _, op := range ops {
+	for i, op := range ops {
 		var (
 			e   Entry
 			err error
@@ -202,8 +264,9 @@ func (s *Store) Batch(ctx context.Context, ops []store.Op) ([]store.Result, erro
 			continue
 		}
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
+		entries[i] = e
 		es = append(es, e)
 	}
 	if r, ok := s.inner.(store.TxRecorder); ok && r.RecordsInTx() && batchWrites(ops) {
@@ -211,7 +274,7 @@ func (s *Store) Batch(ctx context.Context, ops []store.Op) ([]store.Result, erro
 		for _, e := range es {
 			row, ok, err := s.trail.RecordInTx(ctx, e)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			if !ok {
 				break // the trail keeps no pending records
@@ -223,13 +286,67 @@ func (s *Store) Batch(ctx context.Context, ops []store.Op) ([]store.Result, erro
 			if err == nil && len(rows) > 0 {
 				s.trail.Recorded()
 			}
-			return res, err
+			return res, entries, err
+		}
+	}
+	if !batchWrites(ops) {
+		if wait, ok, err := startReads(ctx, s.trail, es); ok {
+			if err != nil {
+				return nil, nil, err
+			}
+			res, err := s.inner.Batch(ctx, ops)
+			if werr := wait(); werr != nil {
+				return nil, nil, werr
+			}
+			return res, entries, err
 		}
 	}
 	if err := s.trail.LogAll(ctx, es); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return s.inner.Batch(ctx, ops)
+	res, err := s.inner.Batch(ctx, ops)
+	return res, entries, err
+}
+
+// startReads queues es as reads' records, as Get's is queued, when the
+// trail keeps pending records (ok): no trail lock, no wait for the chain.
+// wait returns once every one is durable, or the first failure. When a
+// record cannot be queued, wait has been called for those before it.
+func startReads(ctx context.Context, t *Trail, es []Entry) (wait func() error, ok bool, err error) {
+	waits := make([]func() error, 0, len(es))
+	wait = func() error {
+		var err error
+		for _, w := range waits {
+			if werr := w(); werr != nil && err == nil {
+				err = werr
+			}
+		}
+		return err
+	}
+	for _, e := range es {
+		w, pending, err := t.startRead(ctx, e)
+		if !pending {
+			return nil, false, nil // the same for every record of the trail
+		}
+		if err != nil {
+			_ = wait()
+			return nil, true, err
+		}
+		waits = append(waits, w)
+	}
+	return wait, true, nil
+}
+
+// recordReads records es as reads and returns once they are durable.
+func recordReads(ctx context.Context, t *Trail, es []Entry) error {
+	wait, ok, err := startReads(ctx, t, es)
+	if !ok {
+		return t.LogAll(ctx, es)
+	}
+	if err != nil {
+		return err
+	}
+	return wait()
 }
 
 // batchWrites reports whether ops hold a put or a delete.

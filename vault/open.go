@@ -1361,7 +1361,9 @@ var ErrNoSubjects = errors.New("vault: per-subject keys are off (set MEMVAULT_SU
 type ForgetOptions struct {
 	// Wait bounds how long the erasure waits for readers that may still
 	// hold a copy of the destroyed keys (keys.PurgeOptions.Wait): 0 means
-	// keys.DefaultPurgeWait, negative not to wait.
+	// keys.DefaultPurgeWait, negative not to wait. Writes that began
+	// before the keys were destroyed are given at least 10 s to finish
+	// whatever Wait says: rows are deleted only after them.
 	Wait time.Duration
 	// Progress, when set, is told what the erasure waits for.
 	Progress func(msg string)
@@ -1414,10 +1416,8 @@ func (h *Handle) ForgetWith(ctx context.Context, subject string, opt ForgetOptio
 			"and MEMVAULT_DANGEROUS_SKIP_KEY_CHECK opened it anyway; an erasure here would not be recorded in the database (forget with "+
 			"the key table the database pins): %w", subject, h.erasureRefused)
 	}
-	if err := h.log(ctx, audit.OpSubjectErase, subject, subject); err != nil {
-		return keys.Receipt{}, err
-	}
 	var held *heldLock
+	locked := false
 	if l := h.forgetLock(); l != nil && h.erasureMarks != nil {
 		// Held from before the claim until the intent is done: an Open
 		// meanwhile leaves the intent to this Forget (finishIntents).
@@ -1428,6 +1428,15 @@ func (h *Handle) ForgetWith(ctx context.Context, subject string, opt ForgetOptio
 		if held != nil {
 			defer held.release()
 		}
+		locked = true
+	}
+	// The record comes once the lock is held, so that a Forget refused
+	// with ErrErasureLocked, which changed nothing, records no erasure;
+	// and before anything is claimed or destroyed.
+	if err := h.log(ctx, audit.OpSubjectErase, subject, subject); err != nil {
+		return keys.Receipt{}, err
+	}
+	if locked {
 		if err := h.finishKilled(ctx, subject, opt); err != nil {
 			return keys.Receipt{}, fmt.Errorf("vault: forget %q: %w", subject, err)
 		}
@@ -1465,7 +1474,16 @@ func (h *Handle) ForgetWith(ctx context.Context, subject string, opt ForgetOptio
 	}
 	purge := keys.PurgeOptions{Wait: opt.Wait, Progress: opt.Progress}
 	for _, w := range []any{h.Saver, h.Store} {
-		dctx, cancel := context.WithDeadline(ctx, purge.Deadline(time.Now()))
+		// Writes that began before the keys were destroyed must finish
+		// before rows are deleted, whatever the wait for readers: with
+		// Wait negative ("do not wait for readers") the drain would have
+		// no time at all, and no forget would ever delete a row.
+		now := time.Now()
+		deadline := purge.Deadline(now)
+		if least := now.Add(minDrainWait); deadline.Before(least) {
+			deadline = least
+		}
+		dctx, cancel := context.WithDeadline(ctx, deadline)
 		err := drainWrites(dctx, w)
 		cancel()
 		if err != nil && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
@@ -1559,6 +1577,11 @@ func (h *Handle) lockLost(subject string, err error) error {
 type rowThreadIDs interface {
 	RowThreadIDs(ctx context.Context) iter.Seq2[string, error]
 }
+
+// minDrainWait is the least time a Forget gives writes that began before
+// its keys were destroyed to finish (ForgetOptions.Wait may be shorter or
+// negative: it bounds the wait for readers).
+const minDrainWait = 10 * time.Second
 
 // drainWrites lets v (a saver or a store, possibly wrapped) finish the
 // writes that began before, when it has a way to (SQLite's write lock, the

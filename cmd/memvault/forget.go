@@ -65,13 +65,17 @@ erasure window.`,
 			if lockWait < 0 {
 				return usagef("--lock-wait %s: want 0s (do not wait) or more", lockWait)
 			}
-			lw := lockWait
+			// vault: negative is "do not wait", 0 its default.
+			w, lw := wait, lockWait
+			if w == 0 {
+				w = -1
+			}
 			if lw == 0 {
-				lw = -1 // vault: negative is "do not wait", 0 its default
+				lw = -1
 			}
 			return withHandle(cmd.Context(), g, func(h *handle) error {
 				stderr := cmd.ErrOrStderr()
-				r, err := h.ForgetWith(cmd.Context(), args[0], vault.ForgetOptions{Wait: wait, LockWait: lw, Progress: func(msg string) {
+				r, err := h.ForgetWith(cmd.Context(), args[0], vault.ForgetOptions{Wait: w, LockWait: lw, Progress: func(msg string) {
 					fmt.Fprintln(stderr, "memvault: forget: "+msg)
 				}})
 				if r.Subject == "" { // nothing was started
