@@ -110,6 +110,13 @@ func (l eraseLock) TryLock(ctx context.Context, key string) (vault.HeldErasureLo
 		return nil, false, nil
 	}
 	if err != nil {
+		// The upsert may have landed though its reply did not (ctx's
+		// deadline, a dropped connection): take back a lease this
+		// token may hold, or it would block every forget until it
+		// expires with no one holding it.
+		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		_, _ = l.coll.DeleteOne(dctx, bson.D{{Key: "_id", Value: id}, {Key: "token", Value: token}})
 		return nil, false, fmt.Errorf("mongovault: the erasure lock's lease: %w", err)
 	}
 	h := &heldLease{l: l, id: id, token: token, quit: make(chan struct{}), done: make(chan struct{})}
