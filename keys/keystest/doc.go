@@ -5,5 +5,8 @@
 //		keystest.Run(t, func(t *testing.T) keys.Table { return newEmptyTable(t) })
 //	}
 //
-// It has no runnable Example: it needs a *testing.T.
+// NewHierarchy gives the suites of erasure (checkpointertest.RunErasure,
+// storetest.RunErasure) hierarchies over one table, standing for processes
+// that share it. Run's Example is compiled, not run: it needs a
+// *testing.T. It is for tests only: its master key is public.
 package keystest

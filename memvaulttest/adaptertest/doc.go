@@ -15,7 +15,8 @@
 //		}
 //	}
 //
-// It has no runnable Example: everything it does needs a *testing.T.
+// Its Examples are compiled, not run: everything it does needs a
+// *testing.T, and Backends needs the PostgreSQL cluster of pgtest.Main.
 //
 // It is one of memvault's test kits (see package memvaulttest): for
 // tests only.
