@@ -108,7 +108,7 @@ func splitDSN(dsn string) (string, dsnParams, error) {
 // DefaultDatabase.
 func Database(c config.Config) (string, error) {
 	if c.Schema != "" {
-		return c.Schema, nil
+		return c.Schema, checkDatabaseName(c.Schema, "MEMVAULT_SCHEMA")
 	}
 	dsn, _, err := splitDSN(c.DSN)
 	if err != nil {
@@ -118,7 +118,21 @@ func Database(c config.Config) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("mongovault: MEMVAULT_DSN %s: %w", vault.RedactDSN(c.DSN), err)
 	}
-	return cmp.Or(cs.Database, DefaultDatabase), nil
+	name := cmp.Or(cs.Database, DefaultDatabase)
+	return name, checkDatabaseName(name, "the database of MEMVAULT_DSN "+vault.RedactDSN(c.DSN))
+}
+
+// checkDatabaseName refuses a name MongoDB refuses as a database's (on
+// Unix and Windows alike), when the settings are read rather than at the
+// first command: a URI such as mongodb://h//agents names "/agents".
+func checkDatabaseName(name, what string) error {
+	if len(name) > 63 {
+		return fmt.Errorf("mongovault: %s: a database name of %d bytes (MongoDB takes at most 63)", what, len(name))
+	}
+	if i := strings.IndexAny(name, "/\\. \"$*<>:|?\x00"); i >= 0 {
+		return fmt.Errorf("mongovault: %s: database name %q holds %q, which MongoDB refuses in a database name", what, name, name[i])
+	}
+	return nil
 }
 
 // pingTimeout bounds the first round trip when ctx has no deadline: an

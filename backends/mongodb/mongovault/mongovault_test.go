@@ -31,3 +31,26 @@ func TestDatabase(t *testing.T) {
 		t.Errorf("error shows the password: %s", s)
 	}
 }
+
+// TestDatabaseNameRefused: a database name MongoDB refuses is an error
+// when the settings are read, naming the character, without the URI's
+// password (before, mongodb://h//agents gave "/agents", refused only at
+// Setup by the server).
+func TestDatabaseNameRefused(t *testing.T) {
+	for _, c := range []struct{ dsn, schema string }{
+		{"mongodb://u:secret@h:27017//agents", ""},
+		{"mongodb://h:27017/a.b", ""},
+		{"mongodb://h:27017/", "my db"},
+		{"mongodb://h:27017/", "x\x00y"},
+		{"mongodb://h:27017/", strings.Repeat("d", 64)},
+	} {
+		got, err := mongovault.Database(config.Config{DSN: c.dsn, Schema: c.schema})
+		if err == nil {
+			t.Errorf("Database(%q, schema %q) = %q; want an error", c.dsn, c.schema, got)
+			continue
+		}
+		if strings.Contains(err.Error(), "secret") {
+			t.Errorf("error shows the password: %v", err)
+		}
+	}
+}
