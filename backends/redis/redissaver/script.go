@@ -123,23 +123,52 @@ if ARGV[9] ~= '' then redis.call('ZADD', KEYS[8], 0, ARGV[9]) end
 `
 
 // writesScript is a task's pending writes' own script. KEYS: lock, the
-// checkpoints-with-writes set, the checkpoint's writes hash, then the
-// fence counter when fenced. ARGV: token, fence value ("" for none), 1 to
-// replace stored writes (HSET) or 0 to keep them (HSETNX), the member
-// ns·id, then a field and a record per write. Replies as batchScript's.
+// checkpoints-with-writes set, the checkpoint's writes hash, then on one
+// server the thread index, on a cluster the thread's id set and values
+// hash, then the fence counter when fenced (the last key). ARGV: token,
+// fence value ("" for none), 1 to replace stored writes (HSET) or 0 to
+// keep them (HSETNX), the member ns·id, the thread id to add to the
+// index (KEYS[4]; "" on a cluster), on a cluster "1" when the caller did
+// not index the thread first (it knew it indexed), then a field and a
+// record per write. The thread's index entry makes a thread holding only
+// pending writes findable (RowThreads): on one server the script adds it
+// (writesIndexLua); on a cluster the index is in another slot (see
+// driver.putWrites). Replies as batchScript's, and UNINDEXED (nothing
+// written) when the caller did not index the thread and it holds nothing.
 var writesScript = redis.NewScript(guardLua + `
+local function refuse(r) return r end` + writesIndexLua + `
 if ARGV[3] == '1' then
-  for i = 5, #ARGV, 1000 do
+  for i = 7, #ARGV, 1000 do
     redis.call('HSET', KEYS[3], unpack(ARGV, i, math.min(i + 999, #ARGV)))
   end
 else
-  for i = 5, #ARGV, 2 do
+  for i = 7, #ARGV, 2 do
     redis.call('HSETNX', KEYS[3], ARGV[i], ARGV[i + 1])
   end
 end
 redis.call('ZADD', KEYS[2], 0, ARGV[4])
+if new then return 'NEW' end
 return 'OK'
 `)
+
+// writesIndexLua is the part of writesScript and writesCheckLua that
+// keeps the thread findable: on one server (ARGV[5] set) it adds the
+// thread to the index (KEYS[4]) with the writes, atomically; on a
+// cluster it tells whether the thread held nothing (new: no id set, no
+// values, no writes), which the caller indexes again after (a deletion
+// may have taken the entry out), and refuses (UNINDEXED, before any write)
+// a thread holding nothing when the caller skipped indexing it first
+// (ARGV[6] "1": it had indexed it before, and a deletion since may have
+// taken it out).
+const writesIndexLua = `
+local new = false
+if ARGV[5] ~= '' then
+  redis.call('ZADD', KEYS[4], 0, ARGV[5])
+else
+  new = redis.call('EXISTS', KEYS[2], KEYS[4], KEYS[5]) == 0
+  if new and ARGV[6] == '1' then return refuse('UNINDEXED') end
+end
+`
 
 // # Large puts and pending writes: the bytes stay out of Lua
 //
@@ -213,11 +242,11 @@ return 'OK'
 
 // writesCheckLua is a large pending writes' check: writesScript without
 // its writes, which follow as plain HSET (replace) or HSETNX (keep); it
-// poisons the writes hash (KEYS[3]) when it refuses. KEYS as
-// writesScript's; ARGV: token, fence value ("" for none), the member
-// ns·id.
-var writesCheckLua = compactLua(`local P = 3` + checkGuardLua + `
-redis.call('ZADD', KEYS[2], 0, ARGV[3])
+// poisons the writes hash (KEYS[3]) when it refuses. KEYS and ARGV as
+// writesScript's, without the writes.
+var writesCheckLua = compactLua(`local P = 3` + checkGuardLua + writesIndexLua + `
+redis.call('ZADD', KEYS[2], 0, ARGV[4])
+if new then return 'NEW' end
 return 'OK'
 `)
 
@@ -256,6 +285,9 @@ const (
 	replyLost    = "LOST"
 	replyMissing = "MISSING"
 	replyFenced  = "FENCED:"
+	// replyUnindexed: pending writes on a cluster, sent without indexing
+	// the thread first, found it holding nothing (writesIndexLua).
+	replyUnindexed = "UNINDEXED"
 )
 
 // maxArgs caps one command's arguments in a batch: Lua's unpack has a
