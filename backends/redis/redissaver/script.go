@@ -153,7 +153,13 @@ return 'OK'
 
 // writesIndexLua is the part of writesScript and writesCheckLua that
 // keeps the thread findable: on one server (ARGV[5] set) it adds the
-// thread to the index (KEYS[4]) with the writes, atomically; on a
+// thread to the index (KEYS[4]) with the writes, atomically, unless the
+// thread holds pending writes already (KEYS[2] exists), which indexed it:
+// every write of a thread's first key indexes it (a put's script, pending
+// writes, Overwrite; older versions' threads by indexOlder), and only a
+// deletion of all its keys takes it out. (Callgrind, the bench's
+// put_writes on Redis 8: 72 k server instructions before the index, 83 k
+// with an unconditional ZADD, 78 k with this check.) On a
 // cluster it tells whether the thread held nothing (new: no id set, no
 // values, no writes), which the caller indexes again after (a deletion
 // may have taken the entry out), and refuses (UNINDEXED, before any write)
@@ -163,7 +169,7 @@ return 'OK'
 const writesIndexLua = `
 local new = false
 if ARGV[5] ~= '' then
-  redis.call('ZADD', KEYS[4], 0, ARGV[5])
+  if redis.call('EXISTS', KEYS[2]) == 0 then redis.call('ZADD', KEYS[4], 0, ARGV[5]) end
 else
   new = redis.call('EXISTS', KEYS[2], KEYS[4], KEYS[5]) == 0
   if new and ARGV[6] == '1' then return refuse('UNINDEXED') end
