@@ -31,6 +31,29 @@ end
 return 'OK'
 `)
 
+// minimalLua is a put on a minimal layout (minimal below) with
+// putScript's checks (lock, fence, parent): the Lua form of the fewest
+// structures a put needs.
+var minimalLua = redis.NewScript(`
+local held = redis.call('GET', KEYS[1])
+if ARGV[1] == '' then
+  if held then return 'LOCKED' end
+elseif held ~= ARGV[1] then
+  return 'LOST'
+end
+if ARGV[2] ~= '' then
+  local cur = redis.call('GET', KEYS[#KEYS]) or '0'
+  if cur ~= ARGV[2] then return 'FENCED:' .. cur end
+end
+if ARGV[3] ~= '' and redis.call('EXISTS', KEYS[2] .. ARGV[3]) == 0 then return 'MISSING' end
+redis.call('SET', KEYS[2], ARGV[5])
+redis.call('ZADD', KEYS[6], 0, ARGV[8])
+for i = 10, #ARGV, 2 do
+  redis.call('HSETNX', KEYS[7], ARGV[i], ARGV[i + 1])
+end
+return 'OK'
+`)
+
 // BenchmarkLayout attributes a put's server cost (issue 28): the same
 // put — the bench's five channels, two new values, BenchmarkShape's
 // sizes — through the same keys and bytes, five ways, each reporting the
@@ -45,7 +68,13 @@ return 'OK'
 //   - watch: the checks without Lua: WATCH lock and parent, GET lock and
 //     HEXISTS parent in a first round trip, then the 8 writes in
 //     MULTI/EXEC (2 round trips);
-//   - raw: BenchmarkShape's raw put (a JSON document SET and ZADDed).
+//   - minimal: a layout of 3 structures, plain and pipelined — the
+//     checkpoint's record, parent and head in one string key of its own,
+//     one id index, the values hash (no namespace index, no thread
+//     index); minimal-lua: the same with putScript's checks in a script.
+//
+// BenchmarkShape's raw put (a JSON document SET and ZADDed in MULTI/EXEC)
+// is the baseline the issue compares with.
 func BenchmarkLayout(b *testing.B) {
 	ctx := context.Background()
 	text := "The quick brown fox jumps over the lazy dog. The quick brown fox jumps over the lazy dog. " +
@@ -97,7 +126,16 @@ func BenchmarkLayout(b *testing.B) {
 	if ungated.Hash() == redis.NewScript(redissaver.PutScriptSource).Hash() {
 		b.Fatal("the ungated variant is putScript")
 	}
-	for _, mode := range []string{"script", "script-ungated", "lua-writes", "multi", "pipeline", "watch"} {
+	// minimal queues a put on the minimal layout on p.
+	minimal := func(p redis.Pipeliner, keys []string, args []any) {
+		rec := append(append(append([]byte{}, args[4].([]byte)...), args[6].([]byte)...), args[5].(string)...)
+		p.Set(ctx, keys[1]+args[3].(string), rec, 0)
+		p.ZAdd(ctx, keys[5], redis.Z{Member: args[7]})
+		for j := 9; j+1 < len(args); j += 2 {
+			p.HSetNX(ctx, keys[6], args[j].(string), args[j+1])
+		}
+	}
+	for _, mode := range []string{"script", "script-ungated", "lua-writes", "multi", "pipeline", "watch", "minimal", "minimal-lua"} {
 		// A server of its own per row: the rows' counts do not depend
 		// on what the rows before left on the server.
 		srv := redistest.StartT(b, redistest.Options{Version: 8})
@@ -140,6 +178,17 @@ func BenchmarkLayout(b *testing.B) {
 				case "pipeline":
 					_, err = rdb.Pipelined(ctx, func(p redis.Pipeliner) error { plain(p, keys, args); return nil })
 					rt++
+				case "minimal":
+					_, err = rdb.Pipelined(ctx, func(p redis.Pipeliner) error { minimal(p, keys, args); return nil })
+					rt++
+				case "minimal-lua":
+					rec := append(append(append([]byte{}, args[4].([]byte)...), args[6].([]byte)...), args[5].(string)...)
+					margs := append([]any{}, args...)
+					margs[4] = rec
+					mkeys := append([]string{}, keys...)
+					mkeys[1] = keys[1] + args[3].(string)
+					err = minimalLua.Run(ctx, rdb, mkeys, margs...).Err()
+					rt++
 				case "watch":
 					err = rdb.Watch(ctx, func(tx *redis.Tx) error {
 						var lock *redis.StringCmd
@@ -162,6 +211,61 @@ func BenchmarkLayout(b *testing.B) {
 				}
 			}
 			b.ReportMetric(float64(rt)/float64(b.N), "round-trips/op")
+		})
+		_ = s.Close()
+		srv.Stop()
+	}
+}
+
+// BenchmarkLayoutWrites is BenchmarkLayout for a task's pending writes
+// (BenchmarkShape's: 3 writes): script (memvault's writesScript), multi
+// and pipeline (its writes — HSETNX per write, the ZADD of the writes
+// set, the EXISTS that gates the thread index — as plain commands, no
+// check). BenchmarkShape's raw put_writes (one HSET) is the baseline.
+func BenchmarkLayoutWrites(b *testing.B) {
+	ctx := context.Background()
+	text := strings.Repeat("The quick brown fox jumps over the lazy dog. ", 4)
+	vals := []any{[]any{map[string]any{"role": "user", "content": text}, map[string]any{"role": "assistant", "content": text}},
+		map[string]any{"tool": "lookup", "args": map[string]any{"invoice": "INV-1042"}, "result": text}, text}
+	rows := func(i int) *checkpointer.WriteRows {
+		w := &checkpointer.WriteRows{Thread: fmt.Sprintf("w-%d", i%64), Checkpoint: "1f0c0000-0000-6000-8000-000000000000", Task: fmt.Sprintf("task-%d", i)}
+		for j, v := range vals {
+			data, _ := json.Marshal(v)
+			w.Rows = append(w.Rows, checkpointer.WriteRow{Task: w.Task, Idx: j, Channel: []string{"messages", "scratch", "summary"}[j], Type: "json", Data: data})
+		}
+		return w
+	}
+	plain := func(p redis.Pipeliner, keys []string, args []any) {
+		p.Exists(ctx, keys[1])
+		for j := 6; j+1 < len(args); j += 2 {
+			p.HSetNX(ctx, keys[2], args[j].(string), args[j+1])
+		}
+		p.ZAdd(ctx, keys[1], redis.Z{Member: args[3]})
+	}
+	for _, mode := range []string{"script", "multi", "pipeline"} {
+		srv := redistest.StartT(b, redistest.Options{Version: 8})
+		rdb := srv.Client(b)
+		s, err := redissaver.New(rdb, redissaver.Options{Prefix: redistest.Prefix()})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(mode+"/put_writes", func(b *testing.B) {
+			defer clientCPU(b, rdb)()
+			for i := 0; b.Loop(); i++ {
+				keys, args, run := redissaver.LayoutWrites(s, rows(i))
+				var err error
+				switch mode {
+				case "script":
+					err = run(ctx)
+				case "multi":
+					_, err = rdb.TxPipelined(ctx, func(p redis.Pipeliner) error { plain(p, keys, args); return nil })
+				case "pipeline":
+					_, err = rdb.Pipelined(ctx, func(p redis.Pipeliner) error { plain(p, keys, args); return nil })
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
 		})
 		_ = s.Close()
 		srv.Stop()

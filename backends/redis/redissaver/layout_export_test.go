@@ -28,3 +28,18 @@ func LayoutPut(s *Saver, p *checkpointer.PutRows) (keys []string, args []any, ru
 
 // PutScriptSource is putScript's source, for variants in BenchmarkLayout.
 const PutScriptSource = putScriptSrc
+
+// LayoutWrites is LayoutPut for pending writes (writesBatch: KEYS lock,
+// writes set, writes hash, then the thread index on one server; ARGV
+// token, fence, upsert, member, thread, "0", then field and record per
+// write).
+func LayoutWrites(s *Saver, w *checkpointer.WriteRows) (keys []string, args []any, run func(context.Context) error) {
+	b := s.d.writesBatch(w)
+	return b.keys, b.argv(""), func(ctx context.Context) error {
+		r, err := s.d.run(ctx, "", b)
+		if err == nil {
+			err = replyErr(w.Thread, r)
+		}
+		return err
+	}
+}
