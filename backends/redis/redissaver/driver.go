@@ -55,6 +55,9 @@ type driver struct {
 	bigPut, bigWrites int
 	// restoreOK: the server let this client RESTORE once (probeRestore).
 	restoreOK atomic.Bool
+	// threadsK is threadsKey, made once (a put or pending writes on one
+	// server names it).
+	threadsK string
 	// indexed are threads this driver added to the thread index (on a
 	// cluster: their pending writes then skip adding them first).
 	indexed threadSet
@@ -79,7 +82,7 @@ func (*driver) Capabilities() checkpointer.DriverCapabilities {
 // cluster (where the index is outside every thread's slot) before it —
 // and removed after its deletion, under its lock; readers skip an entry
 // whose thread holds nothing.
-func (d *driver) threadsKey() string { return d.prefix + ":threads" }
+func (d *driver) threadsKey() string { return d.threadsK }
 
 // callCtx is the context await runs a call with: with
 // Options.ReturnOnCancel ctx, else ctx without its Done channel, so that
@@ -867,9 +870,9 @@ func (d *driver) writesBatch(w *checkpointer.WriteRows) *batch {
 		// The script tells whether the thread held nothing (writesIndexLua).
 		b.keys[3], b.keys[4] = k.byID, k.val
 	}
-	upsert := "0"
+	upsert := 0 // an int: boxing 0 or 1 allocates nothing
 	if w.Upsert {
-		upsert = "1"
+		upsert = 1
 	}
 	size := 0
 	for _, r := range w.Rows {
@@ -1052,7 +1055,42 @@ func (d *driver) putWrites(ctx context.Context, token string, w *checkpointer.Wr
 	}
 	b := d.writesBatch(w)
 	k := d.keys(w.Thread)
-	indexed := false // this call added the thread to the index (cluster)
+	if !d.single {
+		return d.putWritesCluster(ctx, token, w, b, k, fs)
+	}
+	for {
+		r, err := d.runWrites(ctx, token, b, k, fs)
+		if err != nil {
+			return err
+		}
+		if !d.refused(r, k) {
+			return replyErr(w.Thread, r)
+		}
+	}
+}
+
+// runWrites runs a pending writes' batch once, fenced by fs.
+func (d *driver) runWrites(ctx context.Context, token string, b *batch, k keys, fs *fences) (string, error) {
+	if err := d.fenceBatch(ctx, b, k, fs); err != nil {
+		return "", err
+	}
+	var r string
+	var err error
+	if token == "" {
+		r, err = d.runDirect(ctx, b)
+	} else {
+		r, err = d.run(ctx, token, b)
+	}
+	if err != nil {
+		return "", fmt.Errorf("put writes: %w", err)
+	}
+	return r, nil
+}
+
+// putWritesCluster is putWrites on a cluster, where the thread index is
+// in another slot than the thread (see putWrites).
+func (d *driver) putWritesCluster(ctx context.Context, token string, w *checkpointer.WriteRows, b *batch, k keys, fs *fences) error {
+	indexed := false // this call added the thread to the index
 	index := func() error {
 		if err := d.rdb.ZAdd(ctx, d.threadsKey(), redis.Z{Member: w.Thread}).Err(); err != nil {
 			return fmt.Errorf("put writes: %w", err)
@@ -1062,46 +1100,24 @@ func (d *driver) putWrites(ctx context.Context, token string, w *checkpointer.Wr
 		b.args[5] = "0"
 		return nil
 	}
-	if !d.single {
-		if d.indexed.has(w.Thread) {
-			b.args[5] = "1"
-		} else if err := index(); err != nil {
-			return err
-		}
-	}
-	// failed settles the index after a failure, when this call added the
-	// entry: it may name a thread holding nothing (an erased subject's).
-	failed := func(err error) error {
-		if indexed {
-			_ = d.settleIndex(context.WithoutCancel(ctx), w.Thread, k)
-		}
+	if d.indexed.has(w.Thread) {
+		b.args[5] = "1"
+	} else if err := index(); err != nil {
 		return err
 	}
 	for {
-		if err := d.fenceBatch(ctx, b, k, fs); err != nil {
-			return failed(err)
-		}
-		var r string
-		var err error
-		if token == "" {
-			r, err = d.runDirect(ctx, b)
-		} else {
-			r, err = d.run(ctx, token, b)
-		}
-		if err != nil {
-			return failed(fmt.Errorf("put writes: %w", err))
-		}
-		if d.refused(r, k) {
+		r, err := d.runWrites(ctx, token, b, k, fs)
+		if err == nil && d.refused(r, k) {
 			continue
 		}
-		switch r {
-		case replyUnindexed:
+		if err == nil && r == replyUnindexed {
 			d.indexed.forget(w.Thread)
 			if err := index(); err != nil {
 				return err
 			}
 			continue
-		case replyNew:
+		}
+		if err == nil && r == replyNew {
 			// A deletion of the thread may have taken the entry out
 			// since it was added, or may take the thread since the
 			// script (settleIndex).
@@ -1114,10 +1130,15 @@ func (d *driver) putWrites(ctx context.Context, token string, w *checkpointer.Wr
 			}
 			return nil
 		}
-		if err := replyErr(w.Thread, r); err != nil {
-			return failed(err)
+		if err == nil {
+			err = replyErr(w.Thread, r)
 		}
-		return nil
+		if err != nil && indexed {
+			// The entry this call added may name a thread holding
+			// nothing (an erased subject's).
+			_ = d.settleIndex(context.WithoutCancel(ctx), w.Thread, k)
+		}
+		return err
 	}
 }
 
