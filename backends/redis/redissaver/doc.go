@@ -168,10 +168,11 @@
 // <prefix>:threads lies outside the threads' slots, so it is kept beside
 // the scripts, not in them: a thread is added before its first put or
 // pending writes (a refused entry stores nothing; an entry whose thread
-// holds nothing is skipped by readers). Pending writes of a thread this
-// saver indexed before skip that round trip; their script then refuses
-// (and the thread is indexed again) when the thread holds nothing, since
-// a deletion may have taken its entry out. Either way the entry is
+// holds nothing is skipped by readers). Puts and pending writes of a
+// thread this saver indexed before skip that round trip (one round trip
+// each); their script then refuses (and the thread is indexed again) when
+// the thread holds nothing, since a deletion may have taken its entry
+// out. Either way the entry is
 // removed under the thread's lock when the thread is deleted. Versions
 // before this one indexed a thread at its first put only: the first
 // RowThreads of a saver on a prefix without <prefix>:threads:complete

@@ -916,17 +916,32 @@ func (d *driver) put(ctx context.Context, token string, p *checkpointer.PutRows,
 		return d.putSingle(ctx, token, p, b, h, k, fs)
 	}
 	var r string
-	for indexed := false; ; indexed = true {
+	// trust: this driver indexed the thread before, so the script runs
+	// without adding it first, and refuses (UNINDEXED) when the thread
+	// holds nothing — a deletion since may have taken its entry out —,
+	// after which it is indexed first: a put is one round trip, not two
+	// (putRecordLua).
+	trust := d.indexed.has(p.Thread)
+	added := false
+	for {
 		if err := d.fenceBatch(ctx, b, k, fs); err != nil {
-			if indexed {
+			if added {
 				_ = d.settleIndex(ctx, p.Thread, k)
 			}
 			return err
 		}
-		// Indexed first: a crash after the script leaves no thread out of
-		// the index (an extra entry is skipped by readers), and a refused
-		// index entry stores nothing (indexAndRun).
-		r, err = d.indexAndRun(ctx, token, p.Thread, b)
+		var err error
+		if trust {
+			b.args[8] = "\x00"
+			r, err = d.run(ctx, token, b)
+		} else {
+			// Indexed first: a crash after the script leaves no thread
+			// out of the index (an extra entry is skipped by readers),
+			// and a refused index entry stores nothing (indexAndRun).
+			b.args[8] = ""
+			added = true
+			r, err = d.indexAndRun(ctx, token, p.Thread, b)
+		}
 		if err == nil && r == replyLocked {
 			r, err = d.runDirect(ctx, b)
 		}
@@ -934,9 +949,15 @@ func (d *driver) put(ctx context.Context, token string, p *checkpointer.PutRows,
 			_ = d.settleIndex(context.WithoutCancel(ctx), p.Thread, k)
 			return fmt.Errorf("put: %w", err)
 		}
-		if !d.refused(r, k) {
-			break
+		if d.refused(r, k) {
+			continue
 		}
+		if r == replyUnindexed {
+			d.indexed.forget(p.Thread)
+			trust = false
+			continue
+		}
+		break
 	}
 	if r == replyMissing {
 		_ = d.settleIndex(ctx, p.Thread, k)

@@ -110,6 +110,12 @@ return 'OK'
 // parent (refuse, which each defines, makes the reply) and writes the
 // checkpoint's record, its parent and head records, its members and the
 // thread's index entry; new says whether the thread held no checkpoint.
+// On a cluster ARGV[9] is "" when the caller indexed the thread first,
+// or a NUL byte (no thread id holds one) when it skipped that because it
+// had indexed the thread before: the script then refuses (UNINDEXED,
+// before any write) a thread holding no checkpoint and no value, which a
+// deletion since may have taken out of the index (a thread holding only
+// pending writes is refused too: a retry, never a thread left out).
 // On one server the entry is added only when the thread holds no
 // checkpoint yet: a thread's first key indexed it (see writesIndexLua),
 // and an EXISTS costs less than a ZADD into the index (callgrind,
@@ -117,13 +123,14 @@ return 'OK'
 const putRecordLua = `
 if ARGV[3] ~= '' and redis.call('HEXISTS', KEYS[2], ARGV[3]) == 0 then return refuse('MISSING') end
 local new = redis.call('EXISTS', KEYS[6]) == 0
+if ARGV[9] == '\0' and new and redis.call('EXISTS', KEYS[7]) == 0 then return refuse('UNINDEXED') end
 local f = ARGV[4]
 redis.call('HSET', KEYS[2], f, ARGV[5])
 redis.call('HSETNX', KEYS[3], f, ARGV[6])
 redis.call('HSET', KEYS[4], f, ARGV[7])
 redis.call('ZADD', KEYS[5], 0, f)
 redis.call('ZADD', KEYS[6], 0, ARGV[8])
-if ARGV[9] ~= '' and new then redis.call('ZADD', KEYS[8], 0, ARGV[9]) end
+if ARGV[9] ~= '' and ARGV[9] ~= '\0' and new then redis.call('ZADD', KEYS[8], 0, ARGV[9]) end
 `
 
 // writesScript is a task's pending writes' own script. KEYS: lock, the
