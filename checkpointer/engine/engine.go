@@ -417,9 +417,9 @@ const rowThreadsPage = 1000
 // checkpoints a prune, retention or a crash removed, or never stored,
 // and whose values or writes stay, included, which ListThreads (threads
 // holding a checkpoint) misses. It reads rowThreadsPage ids a round trip
-// from a driver that implements RowThreads; on another it yields only an
-// error wrapping errors.ErrUnsupported (Redis: its thread index holds the
-// threads a put indexed). Forget uses it to find a subject's threads
+// from a driver that implements RowThreads (every driver of this
+// module and the MongoDB and Redis ones); on another it yields only an
+// error wrapping errors.ErrUnsupported. Forget uses it to find a subject's threads
 // (vault), so that no row of an erased subject is left behind.
 func (s *Saver) RowThreadIDs(ctx context.Context) iter.Seq2[string, error] {
 	return func(yield func(string, error) bool) {

@@ -36,7 +36,9 @@
 //	P:wk            ZSET  ns·id, score 0: the checkpoints holding pending writes
 //	P:w:<ns>·<id>   HASH  task·idx -> write record: task path, channel, serde type, bytes
 //	P:lock          STRING the token of the operation holding the thread (a lease)
-//	<prefix>:threads ZSET thread ids, score 0
+//	<prefix>:threads ZSET thread ids, score 0: every thread holding a key
+//	<prefix>:threads:complete STRING set once older versions' threads
+//	                are indexed (see Erasure)
 //	<prefix>:fence  STRING the erasure fence token (per slot on a cluster:
 //	                <prefix>:fence:{tag}; see Erasure)
 //
@@ -157,13 +159,26 @@
 // different servers: New refuses a Ring, and any other client type,
 // when the serializer keeps per-subject keys (ErrOptions).
 //
-// On one server (a *redis.Client), a put's script adds the thread to
-// <prefix>:threads with its writes, atomically: a put is one command. On
-// a cluster <prefix>:threads lies outside the threads' slots, so it is
-// kept beside the scripts, not in them: a thread is added before its
-// first put (an entry whose thread holds nothing is skipped by readers).
-// Either way it is removed under the thread's lock when the thread is
-// deleted.
+// An erasure finds a subject's threads in <prefix>:threads
+// (RowThreads): every thread holding any key — checkpoints, values or
+// pending writes, a thread whose pending writes came before its first
+// put or outlived its checkpoints included. On one server (a
+// *redis.Client), a put's and pending writes' scripts add the thread to
+// it with their writes, atomically: each is one command. On a cluster
+// <prefix>:threads lies outside the threads' slots, so it is kept beside
+// the scripts, not in them: a thread is added before its first put or
+// pending writes (a refused entry stores nothing; an entry whose thread
+// holds nothing is skipped by readers). Puts and pending writes of a
+// thread this saver indexed before skip that round trip (one round trip
+// each); their script then refuses (and the thread is indexed again) when
+// the thread holds nothing, since a deletion may have taken its entry
+// out. Either way the entry is
+// removed under the thread's lock when the thread is deleted. Versions
+// before this one indexed a thread at its first put only: the first
+// RowThreads of a saver on a prefix without <prefix>:threads:complete
+// SCANs the prefix's keys (every master of a cluster), indexes every
+// thread found and sets that key; delete it to scan again (after a
+// process of an older version wrote pending writes meanwhile).
 //
 // # ACL
 //

@@ -55,6 +55,15 @@ type driver struct {
 	bigPut, bigWrites int
 	// restoreOK: the server let this client RESTORE once (probeRestore).
 	restoreOK atomic.Bool
+	// threadsK is threadsKey, made once (a put or pending writes on one
+	// server names it).
+	threadsK string
+	// indexed are threads this driver added to the thread index (on a
+	// cluster: their pending writes then skip adding them first).
+	indexed threadSet
+	// olderIndexed: the threads of older versions holding no checkpoint
+	// are in the index (indexOlder ran, or found it done).
+	olderIndexed atomic.Bool
 }
 
 var _ checkpointer.Driver = (*driver)(nil)
@@ -67,12 +76,13 @@ func (*driver) Capabilities() checkpointer.DriverCapabilities {
 	return checkpointer.DriverCapabilities{}
 }
 
-// threadsKey is the sorted set of thread ids holding (or having held) a
-// checkpoint. It is outside every thread's slot, so it is maintained
-// beside the thread's scripts, not in them: a thread is added before its
-// first put and again after a put that made it new, and removed after its
-// deletion; readers skip an entry whose thread holds no checkpoint.
-func (d *driver) threadsKey() string { return d.prefix + ":threads" }
+// threadsKey is the sorted set of thread ids holding (or having held)
+// any key: a checkpoint, a value or pending writes. A thread is added by
+// its first put or pending writes — on one server by their script, on a
+// cluster (where the index is outside every thread's slot) before it —
+// and removed after its deletion, under its lock; readers skip an entry
+// whose thread holds nothing.
+func (d *driver) threadsKey() string { return d.threadsK }
 
 // callCtx is the context await runs a call with: with
 // Options.ReturnOnCancel ctx, else ctx without its Done channel, so that
@@ -800,6 +810,7 @@ func (d *driver) indexAndRun(ctx context.Context, token, thread string, b *batch
 	if err := d.rdb.ZAdd(ctx, d.threadsKey(), redis.Z{Member: thread}).Err(); err != nil {
 		return "", err
 	}
+	d.indexed.add(thread)
 	return d.run(ctx, token, b)
 }
 
@@ -850,8 +861,16 @@ func (d *driver) putBatch(p *checkpointer.PutRows) (*batch, *head, error) {
 // writesBatch is the script of a PutWrites (writesScript).
 func (d *driver) writesBatch(w *checkpointer.WriteRows) *batch {
 	k := d.keys(w.Thread)
-	b := &batch{script: writesScript, keys: []string{k.lock, k.wk, k.writes(w.NS, w.Checkpoint)}}
-	upsert := 0
+	b := &batch{script: writesScript, keys: []string{k.lock, k.wk, k.writes(w.NS, w.Checkpoint), "", ""}}
+	index := ""
+	if d.single {
+		// The script adds the thread to the index itself.
+		b.keys, index = append(b.keys[:3], d.threadsKey()), w.Thread
+	} else {
+		// The script tells whether the thread held nothing (writesIndexLua).
+		b.keys[3], b.keys[4] = k.byID, k.val
+	}
+	upsert := 0 // an int: boxing 0 or 1 allocates nothing
 	if w.Upsert {
 		upsert = 1
 	}
@@ -859,11 +878,12 @@ func (d *driver) writesBatch(w *checkpointer.WriteRows) *batch {
 	for _, r := range w.Rows {
 		size += len(r.Data)
 	}
+	b.args = make([]any, 2, 6+2*len(w.Rows))
+	b.args = append(b.args, upsert, nsID(w.NS, w.Checkpoint), index, "0")
 	if size > d.bigWrites {
 		// The writes go as plain commands after writesCheckLua (see
 		// bigPut).
 		b.script, b.check, b.poison = nil, writesCheckLua, b.keys[2]
-		b.args = append(make([]any, 2, 3), nsID(w.NS, w.Checkpoint))
 		if w.Upsert {
 			fv := make([]any, 0, 2*len(w.Rows))
 			for _, r := range w.Rows {
@@ -878,8 +898,6 @@ func (d *driver) writesBatch(w *checkpointer.WriteRows) *batch {
 		}
 		return b
 	}
-	b.args = make([]any, 2, 4+2*len(w.Rows))
-	b.args = append(b.args, upsert, nsID(w.NS, w.Checkpoint))
 	for _, r := range w.Rows {
 		b.args = append(b.args, writeField(w.Task, r.Idx), packWrite(w.Path, r))
 	}
@@ -898,17 +916,32 @@ func (d *driver) put(ctx context.Context, token string, p *checkpointer.PutRows,
 		return d.putSingle(ctx, token, p, b, h, k, fs)
 	}
 	var r string
-	for indexed := false; ; indexed = true {
+	// trust: this driver indexed the thread before, so the script runs
+	// without adding it first, and refuses (UNINDEXED) when the thread
+	// holds nothing — a deletion since may have taken its entry out —,
+	// after which it is indexed first: a put is one round trip, not two
+	// (putRecordLua).
+	trust := d.indexed.has(p.Thread)
+	added := false
+	for {
 		if err := d.fenceBatch(ctx, b, k, fs); err != nil {
-			if indexed {
+			if added {
 				_ = d.settleIndex(ctx, p.Thread, k)
 			}
 			return err
 		}
-		// Indexed first: a crash after the script leaves no thread out of
-		// the index (an extra entry is skipped by readers), and a refused
-		// index entry stores nothing (indexAndRun).
-		r, err = d.indexAndRun(ctx, token, p.Thread, b)
+		var err error
+		if trust {
+			b.args[8] = "\x00"
+			r, err = d.run(ctx, token, b)
+		} else {
+			// Indexed first: a crash after the script leaves no thread
+			// out of the index (an extra entry is skipped by readers),
+			// and a refused index entry stores nothing (indexAndRun).
+			b.args[8] = ""
+			added = true
+			r, err = d.indexAndRun(ctx, token, p.Thread, b)
+		}
 		if err == nil && r == replyLocked {
 			r, err = d.runDirect(ctx, b)
 		}
@@ -916,9 +949,15 @@ func (d *driver) put(ctx context.Context, token string, p *checkpointer.PutRows,
 			_ = d.settleIndex(context.WithoutCancel(ctx), p.Thread, k)
 			return fmt.Errorf("put: %w", err)
 		}
-		if !d.refused(r, k) {
-			break
+		if d.refused(r, k) {
+			continue
 		}
+		if r == replyUnindexed {
+			d.indexed.forget(p.Thread)
+			trust = false
+			continue
+		}
+		break
 	}
 	if r == replyMissing {
 		_ = d.settleIndex(ctx, p.Thread, k)
@@ -976,20 +1015,22 @@ func (d *driver) putSingle(ctx context.Context, token string, p *checkpointer.Pu
 	return nil
 }
 
-// settleIndex leaves thread in the thread index exactly when it holds a
-// checkpoint, after a put added it (its pipeline ZADD, its re-add after
-// a NEW reply) and a deletion or a refusal may have left the entry
-// naming nothing — a thread of an erased subject included. Another put
-// making the thread new meanwhile adds it after its script, and the
-// second check here keeps it when that script ran before.
+// settleIndex leaves thread in the thread index exactly when it holds
+// any key — a checkpoint, a value or pending writes —, after a put or
+// pending writes added it (first, or again after a NEW reply) and a
+// deletion or a refusal may have left the entry naming nothing — a thread
+// of an erased subject included. Another write making the thread new
+// meanwhile adds it after its script, and the second check here keeps it
+// when that script ran before.
 func (d *driver) settleIndex(ctx context.Context, thread string, k keys) error {
-	if n, err := d.rdb.Exists(ctx, k.byID).Result(); err != nil || n > 0 {
+	fixed := k.fixed()
+	if n, err := d.rdb.Exists(ctx, fixed...).Result(); err != nil || n > 0 {
 		return err
 	}
 	if err := d.rdb.ZRem(ctx, d.threadsKey(), thread).Err(); err != nil {
 		return err
 	}
-	if n, err := d.rdb.Exists(ctx, k.byID).Result(); err != nil || n == 0 {
+	if n, err := d.rdb.Exists(ctx, fixed...).Result(); err != nil || n == 0 {
 		return err
 	}
 	return d.rdb.ZAdd(ctx, d.threadsKey(), redis.Z{Member: thread}).Err()
@@ -1020,29 +1061,105 @@ func (d *driver) refused(r string, k keys) bool {
 	return ok
 }
 
+// putWrites runs a task's pending writes' script with token ("" outside
+// Update), fenced by fs. The thread becomes findable by RowThreads even
+// when it holds no checkpoint: on one server the script indexes it; on a
+// cluster the index lives in another slot, so the thread is indexed first
+// (a refused index entry stores nothing, as a put's:
+// TestIndexRefusedStoresNothing) unless this driver indexed it before
+// (d.indexed), in which case the script refuses (UNINDEXED) when the
+// thread holds nothing — a deletion since may have taken its entry out —
+// and the thread is indexed and the script run again.
 func (d *driver) putWrites(ctx context.Context, token string, w *checkpointer.WriteRows, fs *fences) error {
 	if len(w.Rows) == 0 {
 		return nil
 	}
 	b := d.writesBatch(w)
 	k := d.keys(w.Thread)
+	if !d.single {
+		return d.putWritesCluster(ctx, token, w, b, k, fs)
+	}
 	for {
-		if err := d.fenceBatch(ctx, b, k, fs); err != nil {
-			return err
-		}
-		var r string
-		var err error
-		if token == "" {
-			r, err = d.runDirect(ctx, b)
-		} else {
-			r, err = d.run(ctx, token, b)
-		}
+		r, err := d.runWrites(ctx, token, b, k, fs)
 		if err != nil {
-			return fmt.Errorf("put writes: %w", err)
+			return err
 		}
 		if !d.refused(r, k) {
 			return replyErr(w.Thread, r)
 		}
+	}
+}
+
+// runWrites runs a pending writes' batch once, fenced by fs.
+func (d *driver) runWrites(ctx context.Context, token string, b *batch, k keys, fs *fences) (string, error) {
+	if err := d.fenceBatch(ctx, b, k, fs); err != nil {
+		return "", err
+	}
+	var r string
+	var err error
+	if token == "" {
+		r, err = d.runDirect(ctx, b)
+	} else {
+		r, err = d.run(ctx, token, b)
+	}
+	if err != nil {
+		return "", fmt.Errorf("put writes: %w", err)
+	}
+	return r, nil
+}
+
+// putWritesCluster is putWrites on a cluster, where the thread index is
+// in another slot than the thread (see putWrites).
+func (d *driver) putWritesCluster(ctx context.Context, token string, w *checkpointer.WriteRows, b *batch, k keys, fs *fences) error {
+	indexed := false // this call added the thread to the index
+	index := func() error {
+		if err := d.rdb.ZAdd(ctx, d.threadsKey(), redis.Z{Member: w.Thread}).Err(); err != nil {
+			return fmt.Errorf("put writes: %w", err)
+		}
+		d.indexed.add(w.Thread)
+		indexed = true
+		b.args[5] = "0"
+		return nil
+	}
+	if d.indexed.has(w.Thread) {
+		b.args[5] = "1"
+	} else if err := index(); err != nil {
+		return err
+	}
+	for {
+		r, err := d.runWrites(ctx, token, b, k, fs)
+		if err == nil && d.refused(r, k) {
+			continue
+		}
+		if err == nil && r == replyUnindexed {
+			d.indexed.forget(w.Thread)
+			if err := index(); err != nil {
+				return err
+			}
+			continue
+		}
+		if err == nil && r == replyNew {
+			// A deletion of the thread may have taken the entry out
+			// since it was added, or may take the thread since the
+			// script (settleIndex).
+			err := d.rdb.ZAdd(ctx, d.threadsKey(), redis.Z{Member: w.Thread}).Err()
+			if err == nil {
+				err = d.settleIndex(ctx, w.Thread, k)
+			}
+			if err != nil {
+				return fmt.Errorf("put writes: %w", err)
+			}
+			return nil
+		}
+		if err == nil {
+			err = replyErr(w.Thread, r)
+		}
+		if err != nil && indexed {
+			// The entry this call added may name a thread holding
+			// nothing (an erased subject's).
+			_ = d.settleIndex(context.WithoutCancel(ctx), w.Thread, k)
+		}
+		return err
 	}
 }
 

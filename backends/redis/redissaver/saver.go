@@ -145,7 +145,8 @@ func checkFencedClient(rdb redis.UniversalClient, sd serde.Serializer) error {
 // newDriver is the driver of a Saver (New checked the options).
 func newDriver(rdb redis.UniversalClient, prefix string, lease time.Duration) *driver {
 	_, single := rdb.(*redis.Client)
-	return &driver{rdb: rdb, prefix: prefix, lease: lease, fc: newFenceCache(rdb, prefix), stampBase: newToken() + ".", single: single, bigPut: bigPut, bigWrites: bigWrites}
+	return &driver{rdb: rdb, prefix: prefix, lease: lease, fc: newFenceCache(rdb, prefix), stampBase: newToken() + ".", single: single, bigPut: bigPut, bigWrites: bigWrites,
+		threadsK: prefix + ":threads"}
 }
 
 // DrainWrites makes every write of a data subject's values that checked

@@ -227,8 +227,9 @@ func (t *tx) rollback(ctx context.Context) error {
 		if err == nil {
 			err = replyErr(thread, r)
 		}
-		if err == nil && saved[k.byID] != nil {
-			// A deletion took the thread out of the index.
+		if err == nil && len(saved) > 0 {
+			// A deletion took the thread out of the index: put back a
+			// thread holding any key (pending writes only included).
 			err = t.d.rdb.ZAdd(ctx, t.d.threadsKey(), redis.Z{Member: thread}).Err()
 		}
 		if err != nil {
@@ -701,7 +702,9 @@ func (t *tx) Overwrite(ctx context.Context, thread string, rows *checkpointer.Th
 		b.cmd("HSET", k.writes(w.NS, w.Checkpoint), 2, writeField(w.Task, w.Idx), packWrite(w.Path, w.WriteRow))
 		b.cmd("ZADD", k.wk, 2, 0, nsID(w.NS, w.Checkpoint))
 	}
-	if len(rows.Checkpoints) > 0 {
+	if len(rows.Checkpoints) > 0 || len(rows.Values) > 0 || len(rows.Writes) > 0 {
+		// Indexed before its rows, as a put: a thread holding only
+		// values or pending writes included (RowThreads).
 		if err := t.d.rdb.ZAdd(ctx, t.d.threadsKey(), redis.Z{Member: thread}).Err(); err != nil {
 			return fmt.Errorf("overwrite: %w", err)
 		}
