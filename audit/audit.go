@@ -16,7 +16,10 @@ import (
 
 // Operations recorded by Saver, Store and vault.Handle.
 const (
-	OpCheckpointRead  = "checkpoint.read"
+	OpCheckpointRead = "checkpoint.read"
+	// OpCheckpointList is a listing of every thread's checkpoints (target
+	// "*"); a listing of one thread is a checkpoint.read of it.
+	OpCheckpointList  = "checkpoint.list"
 	OpCheckpointWrite = "checkpoint.write"
 	OpWritesWrite     = "writes.write"
 	OpThreadDelete    = "thread.delete"
@@ -397,9 +400,9 @@ func (t *Trail) chainBegan(ctx context.Context) (bool, error) {
 // Filter narrows Records.
 type Filter struct {
 	// Subject keeps the records of one subject ("" for all), and the
-	// listings of every thread's checkpoints (checkpoint.read of "*",
-	// recorded before the listing, when which subjects it returns is not
-	// known yet): they may have returned the subject's data. A store
+	// listings of every thread's checkpoints (checkpoint.list, recorded
+	// before the listing, when which subjects it returns is not known
+	// yet): they may have returned the subject's data. A store
 	// search records each subject whose items it returned.
 	Subject string
 	// Since keeps the records at or after it (zero for all).
@@ -421,7 +424,7 @@ func (t *Trail) Records(ctx context.Context, f Filter, fn func(Record) error) er
 		}
 		for _, r := range page {
 			last = r.Seq
-			if (f.Subject != "" && r.Subject != f.Subject && !allThreads(r)) || (!f.Since.IsZero() && r.Time.Before(f.Since)) {
+			if !f.keeps(r) {
 				continue
 			}
 			if err := fn(r); err != nil {
@@ -434,10 +437,20 @@ func (t *Trail) Records(ctx context.Context, f Filter, fn func(Record) error) er
 	}
 }
 
+// keeps reports whether f keeps r (Records and CheckRecords alike).
+func (f Filter) keeps(r Record) bool {
+	if f.Subject != "" && r.Subject != f.Subject && !allThreads(r) {
+		return false
+	}
+	return f.Since.IsZero() || !r.Time.Before(f.Since)
+}
+
 // allThreads reports whether r is a listing of every thread's checkpoints
 // (Saver.List with AllThreads or no thread), which names no subject.
+// Earlier versions recorded those as a checkpoint.read of "*", which a
+// read of a thread named "*" also is: they are not taken for listings.
 func allThreads(r Record) bool {
-	return r.Op == OpCheckpointRead && r.Target == "*" && r.Subject == ""
+	return r.Op == OpCheckpointList && r.Subject == ""
 }
 
 // pageSize is how many records a read of the trail fetches at once.

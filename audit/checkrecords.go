@@ -36,7 +36,7 @@ func (t *Trail) CheckRecords(ctx context.Context, anchors []Anchor, f Filter, fn
 			if failed == nil {
 				failed = w.step(r)
 			}
-			if (f.Subject != "" && r.Subject != f.Subject) || (!f.Since.IsZero() && r.Time.Before(f.Since)) {
+			if !f.keeps(*r) {
 				continue
 			}
 			if err := fn(*r); err != nil {

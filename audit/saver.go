@@ -57,11 +57,11 @@ func (s *Saver) log(ctx context.Context, op, thread string) error {
 	return s.trail.LogAll(ctx, []Entry{e})
 }
 
-// logRead records a read of thread: as a pending record committed by
+// logRead records op, a read of thread: as a pending record committed by
 // itself when the trail keeps them (Trail.recordRead: no trail lock, no
 // chain append), else appended.
-func (s *Saver) logRead(ctx context.Context, thread string) error {
-	e, err := s.entry(ctx, OpCheckpointRead, thread)
+func (s *Saver) logRead(ctx context.Context, op, thread string) error {
+	e, err := s.entry(ctx, op, thread)
 	if err != nil {
 		return err
 	}
@@ -115,7 +115,7 @@ func (s *Saver) GetTuple(ctx context.Context, cfg checkpointer.Config) (*checkpo
 }
 
 // List implements checkpointer.Saver: one read record per thread listed
-// (all threads: "*"), durable before the listing begins; when the record
+// (all threads: checkpoint.list of "*"), durable before the listing begins; when the record
 // fails, the listing yields its error and nothing else. Not while the
 // listing reads, as GetTuple's: a listing holds its connection as it
 // yields, and waiting there for a record that commits through the same
@@ -123,12 +123,12 @@ func (s *Saver) GetTuple(ctx context.Context, cfg checkpointer.Config) (*checkpo
 // (TestAuditedListsPoolSize). A read record is one INSERT shared with the
 // other reads in flight, so the cost is its commit's latency, not CPU.
 func (s *Saver) List(ctx context.Context, cfg *checkpointer.Config, opt checkpointer.ListOptions) iter.Seq2[*checkpointer.Tuple, error] {
-	thread := "*"
+	op, thread := OpCheckpointList, "*"
 	if cfg != nil && !opt.AllThreads {
-		thread = cfg.ThreadID
+		op, thread = OpCheckpointRead, cfg.ThreadID
 	}
 	return func(yield func(*checkpointer.Tuple, error) bool) {
-		if err := s.logRead(ctx, thread); err != nil {
+		if err := s.logRead(ctx, op, thread); err != nil {
 			yield(nil, err)
 			return
 		}

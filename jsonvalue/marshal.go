@@ -47,7 +47,7 @@ func appendValue(b []byte, v any, depth int) ([]byte, error) {
 	case uint64:
 		return strconv.AppendUint(b, x, 10), nil
 	case float64:
-		return appendFloat(b, x)
+		return appendFloat(b, positiveZero(x)) // the model's one zero
 	case *big.Int:
 		if x == nil {
 			return append(b, "null"...), nil

@@ -748,7 +748,7 @@ func TestReviewS27SpanningReadsNameNoSubject(t *testing.T) {
 		switch {
 		case r.Op == audit.OpItemSearch && r.Subject == "carol" && r.Target == "users":
 			searches++
-		case r.Op == audit.OpCheckpointRead && r.Target == "*":
+		case r.Op == audit.OpCheckpointList && r.Target == "*":
 			lists++
 		case r.Subject != "carol":
 			dave++

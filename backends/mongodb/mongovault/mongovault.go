@@ -108,7 +108,10 @@ func splitDSN(dsn string) (string, dsnParams, error) {
 // DefaultDatabase.
 func Database(c config.Config) (string, error) {
 	if c.Schema != "" {
-		return c.Schema, checkDatabaseName(c.Schema, "MEMVAULT_SCHEMA")
+		if err := checkDatabaseName(c.Schema, "MEMVAULT_SCHEMA"); err != nil {
+			return "", err
+		}
+		return c.Schema, nil
 	}
 	dsn, _, err := splitDSN(c.DSN)
 	if err != nil {
@@ -119,17 +122,21 @@ func Database(c config.Config) (string, error) {
 		return "", fmt.Errorf("mongovault: MEMVAULT_DSN %s: %w", vault.RedactDSN(c.DSN), err)
 	}
 	name := cmp.Or(cs.Database, DefaultDatabase)
-	return name, checkDatabaseName(name, "the database of MEMVAULT_DSN "+vault.RedactDSN(c.DSN))
+	if err := checkDatabaseName(name, "the database of MEMVAULT_DSN "+vault.RedactDSN(c.DSN)); err != nil {
+		return "", err
+	}
+	return name, nil
 }
 
-// checkDatabaseName refuses a name MongoDB refuses as a database's (on
-// Unix and Windows alike), when the settings are read rather than at the
-// first command: a URI such as mongodb://h//agents names "/agents".
+// checkDatabaseName refuses a name MongoDB refuses as a database's on
+// every platform, when the settings are read rather than at the first
+// command: a URI such as mongodb://h//agents names "/agents". The
+// characters only a Windows server refuses (* < > : | ?) are left to it.
 func checkDatabaseName(name, what string) error {
 	if len(name) > 63 {
 		return fmt.Errorf("mongovault: %s: a database name of %d bytes (MongoDB takes at most 63)", what, len(name))
 	}
-	if i := strings.IndexAny(name, "/\\. \"$*<>:|?\x00"); i >= 0 {
+	if i := strings.IndexAny(name, "/\\. \"$\x00"); i >= 0 {
 		return fmt.Errorf("mongovault: %s: database name %q holds %q, which MongoDB refuses in a database name", what, name, name[i])
 	}
 	return nil
