@@ -119,3 +119,57 @@ func TestReadersReleasedByACommitJoinTheNextInsert(t *testing.T) {
 		t.Fatalf("records per INSERT: %v, want [1 4] (the 3 queued readers' and the first reader's next)", g.sizes)
 	}
 }
+
+// TestReadersInsertAtMostMaxBatch: readers queued behind a slow INSERT
+// are stored at most maxBatch records an INSERT (the README's "concurrent
+// reads share one INSERT (up to 256)"), and every one of them is stored.
+func TestReadersInsertAtMostMaxBatch(t *testing.T) {
+	g := &gatePending{MemoryTable: NewMemoryTable(), entered: make(chan struct{}), release: make(chan struct{})}
+	tr, err := NewTrail(g, Options{Key: key1, DatabaseID: "db-1"})
+	mustT(t, err)
+	ctx := WithPrincipal(context.Background(), "reader")
+	read := func(i int) error {
+		_, err := tr.recordRead(ctx, Entry{Op: OpCheckpointRead, Target: fmt.Sprint("t", i)})
+		return err
+	}
+	const queued = maxBatch + 44
+	errs := make(chan error, queued+1)
+	var wg sync.WaitGroup
+	wg.Go(func() { errs <- read(0) })
+	<-g.entered
+	for i := 1; i <= queued; i++ {
+		wg.Go(func() { errs <- read(i) })
+	}
+	for {
+		tr.pending.mu.Lock()
+		n := len(tr.pending.queue)
+		tr.pending.mu.Unlock()
+		if n == queued {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	close(g.release)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	total := 0
+	for _, n := range g.sizes {
+		if n > maxBatch {
+			t.Errorf("an INSERT stored %d records, more than maxBatch (%d): %v", n, maxBatch, g.sizes)
+		}
+		total += n
+	}
+	if total != queued+1 {
+		t.Errorf("INSERTs stored %d records, want %d: %v", total, queued+1, g.sizes)
+	}
+	if len(g.sizes) < 2 || g.sizes[1] != maxBatch {
+		t.Errorf("records per INSERT %v: want the first after the slow one to take maxBatch (%d) of the %d queued", g.sizes, maxBatch, queued)
+	}
+}
