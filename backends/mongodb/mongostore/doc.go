@@ -110,8 +110,7 @@
 // wrote (int32 as an integer, dates as RFC 3339 text, ObjectIds as hex).
 // A value with no exact BSON form — an integer beyond int64, a key holding
 // '.' or NUL or starting with '$', a string holding NUL, an array directly
-// inside an array (FerretDB v1 refuses them), a negative zero (FerretDB
-// v1 stores 0), nesting deeper than 90 —
+// inside an array (FerretDB v1 refuses them), nesting deeper than 90 —
 // is stored as its JSON text in memvault_value instead, and such an item
 // has no "value" for Python. With a serializer (encryption), every value
 // is an envelope sealed to its namespace and key, in memvault_value:

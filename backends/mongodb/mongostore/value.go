@@ -29,8 +29,7 @@ const maxBSONDepth = 90
 // exactly: an integer beyond int64, a key MongoDB reads as a path or an
 // operator ('.', a leading '$', NUL, empty), a string with NUL, nesting
 // deeper than maxBSONDepth, an array directly inside an array (FerretDB
-// v1 refuses them; MongoDB would not), a negative zero (FerretDB v1 stores
-// it as 0.0, even in a raw insert; MongoDB would keep it). The conversion is exact for what it accepts:
+// v1 refuses them; MongoDB would not). The conversion is exact for what it accepts:
 // bsonModel gives the same model value back, whose JSON the engine reads
 // as it wrote it.
 func plainBSON(raw []byte) (bson.D, error) {
@@ -77,9 +76,8 @@ func toBSON(v any, depth int) (any, error) {
 	case nil, bool, int64:
 		return x, nil
 	case float64:
-		if x == 0 && math.Signbit(x) {
-			return nil, errNotBSON // -0.0: FerretDB v1 drops the sign
-		}
+		// The JSON model has one zero (jsonvalue: -0.0 reads as 0.0), so
+		// no sign is lost here, where FerretDB v1 would drop it.
 		return x, nil
 	case string:
 		if strings.IndexByte(x, 0) >= 0 {

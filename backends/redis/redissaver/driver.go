@@ -579,29 +579,36 @@ func (d *driver) Threads(ctx context.Context, after string, limit int) ([]string
 }
 
 func (d *driver) threads(ctx context.Context, after string, limit int) ([]string, error) {
+	return d.indexPage(ctx, after, limit, d.live)
+}
+
+// indexPage returns the threads of the thread index after after,
+// ascending, at most limit, that count holds above 0 (one call a page of
+// the index): an entry a removal left names a thread holding nothing.
+func (d *driver) indexPage(ctx context.Context, after string, limit int, count func(context.Context, []string) ([]int64, error)) ([]string, error) {
 	var out []string
-	min := "-"
+	lo := "-"
 	if after != "" {
-		min = "(" + after
+		lo = "(" + after
 	}
 	for len(out) < limit {
-		page, err := d.rdb.ZRangeByLex(ctx, d.threadsKey(), &redis.ZRangeBy{Min: min, Max: "+", Count: int64(max(limit, 64))}).Result()
+		page, err := d.rdb.ZRangeByLex(ctx, d.threadsKey(), &redis.ZRangeBy{Min: lo, Max: "+", Count: int64(max(limit, 64))}).Result()
 		if err != nil {
 			return nil, fmt.Errorf("threads: %w", err)
 		}
 		if len(page) == 0 {
 			break
 		}
-		live, err := d.live(ctx, page)
+		n, err := count(ctx, page)
 		if err != nil {
 			return nil, err
 		}
 		for i, th := range page {
-			if live[i] > 0 && len(out) < limit {
+			if n[i] > 0 && len(out) < limit {
 				out = append(out, th)
 			}
 		}
-		min = "(" + page[len(page)-1]
+		lo = "(" + page[len(page)-1]
 	}
 	return out, nil
 }

@@ -36,8 +36,21 @@ func tag(thread string) string {
 	if !strings.ContainsAny(thread, "%}") {
 		return thread
 	}
-	return strings.NewReplacer("%", "%25", "}", "%7D").Replace(thread)
+	return tagEscaper.Replace(thread)
 }
+
+// untag is the thread id of a hash tag (tag's inverse).
+func untag(t string) string {
+	if !strings.Contains(t, "%") {
+		return t
+	}
+	return tagUnescaper.Replace(t)
+}
+
+var (
+	tagEscaper   = strings.NewReplacer("%", "%25", "}", "%7D")
+	tagUnescaper = strings.NewReplacer("%7D", "}", "%25", "%")
+)
 
 func (d *driver) keys(thread string) keys {
 	// Every key is a substring of one string: one allocation for the nine

@@ -34,35 +34,25 @@ func (d *driver) RowThreads(ctx context.Context, after string, limit int) ([]str
 }
 
 func (d *driver) rowThreads(ctx context.Context, after string, limit int) ([]string, error) {
-	var out []string
-	lo := "-"
-	if after != "" {
-		lo = "(" + after
+	return d.indexPage(ctx, after, limit, d.holding)
+}
+
+// holding counts the keys each thread holds of its fixed ones (0: it
+// holds no checkpoint, value or pending writes).
+func (d *driver) holding(ctx context.Context, threads []string) ([]int64, error) {
+	cmds := make([]*redis.IntCmd, len(threads))
+	_, err := d.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, th := range threads {
+			cmds[i] = p.Exists(ctx, d.keys(th).fixed()...)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("threads: %w", err)
 	}
-	for len(out) < limit {
-		page, err := d.rdb.ZRangeByLex(ctx, d.threadsKey(), &redis.ZRangeBy{Min: lo, Max: "+", Count: int64(max(limit, 64))}).Result()
-		if err != nil {
-			return nil, fmt.Errorf("threads: %w", err)
-		}
-		if len(page) == 0 {
-			break
-		}
-		cmds := make([]*redis.IntCmd, len(page))
-		_, err = d.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-			for i, th := range page {
-				cmds[i] = p.Exists(ctx, d.keys(th).fixed()...)
-			}
-			return nil
-		})
-		if err != nil {
-			return nil, fmt.Errorf("threads: %w", err)
-		}
-		for i, th := range page {
-			if cmds[i].Val() > 0 && len(out) < limit {
-				out = append(out, th)
-			}
-		}
-		lo = "(" + page[len(page)-1]
+	out := make([]int64, len(threads))
+	for i, c := range cmds {
+		out[i] = c.Val()
 	}
 	return out, nil
 }
@@ -151,10 +141,7 @@ func (d *driver) threadOfKey(k string) (string, bool) {
 	if !ok {
 		return "", false
 	}
-	if !strings.Contains(t, "%") {
-		return t, true
-	}
-	return strings.NewReplacer("%7D", "}", "%25", "%").Replace(t), true
+	return untag(t), true
 }
 
 // globEscape escapes the characters a SCAN MATCH pattern interprets.
