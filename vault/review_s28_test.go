@@ -64,6 +64,16 @@ func TestReviewS28ListingOfEveryThreadUnderAThreadNamedStar(t *testing.T) {
 			}); err != nil {
 				t.Fatal(err)
 			}
+			// The record itself names no subject: it is no read of mallory's
+			// thread "*" only.
+			if err := h.Audit.Records(ctx, audit.Filter{}, func(r audit.Record) error {
+				if r.Op == audit.OpCheckpointList && r.Subject != "" {
+					t.Errorf("the listing of every thread is recorded under subject %q; want none", r.Subject)
+				}
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
 			if len(lists) == 0 {
 				var all []string
 				_ = h.Audit.Records(ctx, audit.Filter{}, func(r audit.Record) error {
@@ -73,6 +83,40 @@ func TestReviewS28ListingOfEveryThreadUnderAThreadNamedStar(t *testing.T) {
 					return nil
 				})
 				t.Errorf("a List of every thread returned carol's checkpoint; no record of it is listed under subject carol (the listing's records: %v)", all)
+			}
+		})
+	}
+}
+
+// TestReviewS28ForgetReservedRootPrefix (session 28 review): a namespace
+// prefix whose root label is "langgraph" (LangGraph's reserved root, which
+// no store accepts a write under: store.Namespace.Validate) passes
+// keys.Subjects.Validate, so Open accepts it. deleteSubjectItems skips only
+// the namespaces ValidatePrefix refuses, and DeletePrefix refuses
+// ("langgraph", "users", "carol") — a namespace that can hold nothing —
+// so every Forget of every subject fails after destroying its keys and
+// deleting its threads, as a subject with '.' did (session 27).
+func TestReviewS28ForgetReservedRootPrefix(t *testing.T) {
+	ctx := context.Background()
+	for _, backend := range []string{"sqlite", "postgres"} {
+		t.Run(backend, func(t *testing.T) {
+			c := subjectsConfigOn(t, backend == "postgres")
+			c.Subjects.NamespacePrefix = []string{"langgraph", "users"}
+			h, err := Open(ctx, c)
+			if err != nil {
+				t.Skipf("Open refuses the prefix: %v", err)
+			}
+			defer h.Close()
+			if got, err := putCarolS22(ctx, h, "carol:1", "carol notes"); err != nil || got != "carol notes" {
+				t.Fatalf("carol:1: %q, %v", got, err)
+			}
+			for run := range 2 {
+				if r, err := h.Forget(ctx, "carol"); err != nil || r.Pending {
+					t.Errorf("Forget(carol), run %d: pending %v, %v", run+1, r.Pending, err)
+				}
+			}
+			if err := h.Readmit(ctx, "carol"); err != nil {
+				t.Errorf("Readmit(carol) after its Forgets: %v", err)
 			}
 		})
 	}
