@@ -446,11 +446,13 @@ func (f Filter) keeps(r Record) bool {
 }
 
 // allThreads reports whether r is a listing of every thread's checkpoints
-// (Saver.List with AllThreads or no thread), which names no subject.
+// (Saver.List with AllThreads or no thread).
 // Earlier versions recorded those as a checkpoint.read of "*", which a
 // read of a thread named "*" also is: they are not taken for listings.
 func allThreads(r Record) bool {
-	return r.Op == OpCheckpointList && r.Subject == ""
+	// Whatever its subject: session 27's version named the subject of a
+	// thread called "*" (bound by ThreadMetadataKey) in such records.
+	return r.Op == OpCheckpointList
 }
 
 // pageSize is how many records a read of the trail fetches at once.

@@ -49,3 +49,22 @@ func TestReviewS27bThreadNamedStar(t *testing.T) {
 		return nil
 	}))
 }
+
+// TestReviewS28ListingKeptWhateverItsSubject: session 27's version recorded
+// a listing of every thread under the subject of a thread named "*" bound
+// by ThreadMetadataKey; such a record is still a listing of every thread,
+// kept for every subject by Records and CheckRecords alike.
+func TestReviewS28ListingKeptWhateverItsSubject(t *testing.T) {
+	ctx := context.Background()
+	tr := trail(t, audit.NewMemoryTable())
+	must(t, tr.Log(ctx, audit.OpCheckpointList, "*", "mallory", ""))
+	f := audit.Filter{Subject: "carol"}
+	var viaRecords, viaCheck int
+	must(t, tr.Records(ctx, f, func(audit.Record) error { viaRecords++; return nil }))
+	if _, err := tr.CheckRecords(ctx, nil, f, func(audit.Record) error { viaCheck++; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if viaRecords != 1 || viaCheck != 1 {
+		t.Errorf("a listing of every thread recorded under mallory: Records kept %d for carol, CheckRecords %d; want 1 and 1", viaRecords, viaCheck)
+	}
+}

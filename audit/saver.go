@@ -81,9 +81,15 @@ func (s *Saver) entry(ctx context.Context, op, thread string) (Entry, error) {
 	}
 	e := Entry{Op: op, Target: thread}
 	if s.subjects != nil {
-		var err error
-		if e.Subject, err = s.subjects.ThreadSubject(ctx, thread); err != nil {
-			return Entry{}, err
+		// A listing of every thread names no subject: its target "*" is
+		// no thread, though a thread may be named "*" and bound to one
+		// (ThreadMetadataKey), which would hide the listing from every
+		// other subject's records (Filter.Subject).
+		if op != OpCheckpointList {
+			var err error
+			if e.Subject, err = s.subjects.ThreadSubject(ctx, thread); err != nil {
+				return Entry{}, err
+			}
 		}
 		e.KeyID = s.subjects.CurrentKeyID(e.Subject)
 	}
