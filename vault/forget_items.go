@@ -31,11 +31,13 @@ func deleteSubjectItems(ctx context.Context, st store.Store, sub keys.Subjects, 
 	var nss []store.Namespace
 	swept := false
 	for _, p := range prefixes {
-		if store.Namespace(p).ValidatePrefix() != nil {
+		if store.Namespace(p).Validate() != nil {
 			// A subject such as "alice@example.com" cannot be a label
-			// ('.' separates labels): no store accepts a write under it,
-			// so nothing is there to delete, and asking would fail the
-			// erasure on every run after its keys were destroyed.
+			// ('.' separates labels), nor can a prefix start with the
+			// reserved root "langgraph": no store accepts a write under
+			// either, so nothing is there to delete, and asking
+			// (DeletePrefix checks Validate) would fail the erasure on
+			// every run after its keys were destroyed.
 			continue
 		}
 		if !slices.Contains(p, "*") {
