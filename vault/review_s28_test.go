@@ -7,6 +7,7 @@ import (
 
 	"github.com/memvault/memvault/audit"
 	"github.com/memvault/memvault/checkpointer"
+	"github.com/memvault/memvault/checkpointer/durable"
 )
 
 // TestReviewS28ListingOfEveryThreadUnderAThreadNamedStar (session 28
@@ -119,5 +120,59 @@ func TestReviewS28ForgetReservedRootPrefix(t *testing.T) {
 				t.Errorf("Readmit(carol) after its Forgets: %v", err)
 			}
 		})
+	}
+}
+
+// TestReviewS28ForgetThreadWithOnlyWritesDurable (session 28 review):
+// Forget finds a subject's threads through RowThreadIDs under the saver's
+// wrappers (wrapped), which include threads holding only pending writes
+// (TestForgetThreadWithOnlyWrites). With MEMVAULT_DURABILITY async or exit
+// the saver is a durable.Saver, which neither lists row threads nor
+// unwraps, so Forget falls back to ListThreads, which lists threads with
+// checkpoints only: carol:2's pending write stays.
+func TestReviewS28ForgetThreadWithOnlyWritesDurable(t *testing.T) {
+	ctx := context.Background()
+	for _, backend := range []string{"sqlite", "postgres"} {
+		for _, mode := range []durable.Mode{durable.Async, durable.Exit} {
+			t.Run(fmt.Sprintf("%s/%v", backend, mode), func(t *testing.T) {
+				c := subjectsConfigOn(t, backend == "postgres")
+				c.Durability = mode
+				h, err := Open(ctx, c)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer h.Close()
+				if _, err := putCarolS22(ctx, h, "carol:1", "carol notes"); err != nil {
+					t.Fatal(err)
+				}
+				cfg := checkpointer.Config{ThreadID: "carol:2", CheckpointID: checkpointer.NewID(0)}
+				if err := h.Saver.PutWrites(ctx, cfg, []checkpointer.Write{{Channel: "notes", Value: "carol's pending note"}}, "task-1", ""); err != nil {
+					t.Fatalf("put_writes of a thread without checkpoints: %v", err)
+				}
+				// Stored before the Forget (a write still queued is refused
+				// by it: DrainWrites after the keys are destroyed).
+				if err := h.Saver.(*durable.Saver).Flush(ctx); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := h.Forget(ctx, "carol"); err != nil {
+					t.Fatal(err)
+				}
+				var n int
+				q := `SELECT count(*) FROM checkpoint_writes WHERE thread_id = 'carol:2'`
+				if h.Pool != nil {
+					err = h.Pool.QueryRow(ctx, q).Scan(&n)
+				} else {
+					db := openRaw(t, c.DBPath)
+					defer db.Close()
+					err = db.QueryRowContext(ctx, q).Scan(&n)
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				if n != 0 {
+					t.Errorf("%d pending writes of carol:2 stay after Forget(carol) with durability %v", n, mode)
+				}
+			})
+		}
 	}
 }
