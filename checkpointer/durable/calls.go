@@ -185,6 +185,33 @@ func (s *Saver) ListThreads(ctx context.Context) iter.Seq2[checkpointer.ThreadIn
 	}
 }
 
+// RowThreadIDs lists every thread holding any row — pending writes only
+// included, which ListThreads misses — after every queue is written, as
+// the inner saver's RowThreadIDs (engine.Saver) does; an inner saver
+// without it yields only ErrUnsupported. An erasure (vault.Forget) finds a
+// subject's threads through it: without it here, a thread of an erased
+// subject holding only pending writes stayed behind.
+func (s *Saver) RowThreadIDs(ctx context.Context) iter.Seq2[string, error] {
+	return func(yield func(string, error) bool) {
+		rt, ok := s.inner.(interface {
+			RowThreadIDs(ctx context.Context) iter.Seq2[string, error]
+		})
+		if !ok {
+			yield("", ErrUnsupported)
+			return
+		}
+		if err := s.waitAll(ctx, false); err != nil {
+			yield("", err)
+			return
+		}
+		for id, err := range rt.RowThreadIDs(ctx) {
+			if !yield(id, err) {
+				return
+			}
+		}
+	}
+}
+
 // ImportThread implements checkpointer.ThreadImporter after the queues of
 // the threads it writes are written; the import itself is synchronous.
 func (s *Saver) ImportThread(ctx context.Context, items []checkpointer.ImportCheckpoint) error {
