@@ -23,10 +23,11 @@ var _ engine.RowThreads = (*driver)(nil)
 // deletes it, and re-encryption reseals it. Each page of the index costs
 // one pipeline of one EXISTS per thread (its fixed keys, one slot). The
 // first call of a driver also indexes what older versions left out of
-// the index (indexOlder).
+// the index (indexOlder), and each listing's first page (after "")
+// checks that they still are.
 func (d *driver) RowThreads(ctx context.Context, after string, limit int) ([]string, error) {
 	return await(d.callCtx(ctx), func(ctx context.Context) ([]string, error) {
-		if err := d.indexOlder(ctx); err != nil {
+		if err := d.indexOlder(ctx, after == ""); err != nil {
 			return nil, err
 		}
 		return d.rowThreads(ctx, after, limit)
@@ -68,11 +69,13 @@ func (d *driver) indexedKey() string { return d.prefix + ":threads:complete" }
 // is not in the index, and RowThreads would miss it. It SCANs the
 // prefix's thread keys ("<prefix>:{*", every master of a cluster), adds
 // their threads, then sets indexedKey; a driver that finds indexedKey
-// set, or ran it once, does not scan again. Deleting indexedKey makes the
-// next RowThreads of each process scan again (after a process of an
-// older version wrote pending writes meanwhile).
-func (d *driver) indexOlder(ctx context.Context) error {
-	if d.olderIndexed.Load() {
+// set does not scan again. Deleting indexedKey makes the next listing
+// of each process scan again (after a process of an older version wrote
+// pending writes meanwhile): first (a listing's first page) looks at
+// indexedKey whatever this driver did before — one EXISTS a listing —,
+// and only the later pages of a listing trust olderIndexed.
+func (d *driver) indexOlder(ctx context.Context, first bool) error {
+	if !first && d.olderIndexed.Load() {
 		return nil
 	}
 	n, err := d.rdb.Exists(ctx, d.indexedKey()).Result()
