@@ -24,6 +24,13 @@ var ErrSubjectErased = errors.New("keys: the subject was erased (its data keys a
 // snapshot). Running the erasure again finishes it.
 var ErrErasurePending = errors.New("keys: erasure pending")
 
+// ErrSubjectMismatch is the error of a write that would store one
+// subject's values where another subject's keys (or the master key) seal
+// them: a thread bound to another subject by its metadata, or a copy of a
+// subject's thread to a thread whose id names someone else, or no one.
+// Such values would outlive their subject's erasure.
+var ErrSubjectMismatch = errors.New("keys: the thread belongs to another subject")
+
 // DefaultPurgeWait is how long a purge waits for readers that may still
 // see destroyed keys when PurgeOptions.Wait is 0.
 const DefaultPurgeWait = 30 * time.Second

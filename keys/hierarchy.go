@@ -295,10 +295,15 @@ func (h *Hierarchy) BindThread(ctx context.Context, thread string, md map[string
 
 // BindThreadTo binds thread to subject (metadata mode; a copy of a bound
 // thread is bound to the same subject). A thread bound to another subject
-// is refused. Without a metadata key it does nothing: threads are then
-// their id's prefix's.
+// is refused. Without a metadata key threads are their id's prefix's: it
+// binds nothing, and refuses a thread whose id names another subject, or
+// none (ErrSubjectMismatch) — a copy of subject's values sealed there
+// would be under keys subject's erasure does not destroy.
 func (h *Hierarchy) BindThreadTo(ctx context.Context, thread, subject string) error {
 	if h.bindings == nil {
+		if owner := h.opts.Subjects.ThreadSubject(thread); owner != subject {
+			return fmt.Errorf("%w: thread %q is not subject %q's (its id names %q): its values would outlive %q's erasure", ErrSubjectMismatch, thread, subject, owner, subject)
+		}
 		return nil
 	}
 	if err := h.opts.Subjects.CheckSubject(subject); err != nil {
@@ -313,7 +318,7 @@ func (h *Hierarchy) BindThreadTo(ctx context.Context, thread, subject string) er
 		return fmt.Errorf("keys: bind thread %q: %w", thread, err)
 	}
 	if bound != subject {
-		return fmt.Errorf("keys: thread %q belongs to subject %q; its metadata now names %q", thread, bound, subject)
+		return fmt.Errorf("%w: thread %q belongs to subject %q; its metadata now names %q", ErrSubjectMismatch, thread, bound, subject)
 	}
 	h.threads.Add(thread, bound)
 	return nil

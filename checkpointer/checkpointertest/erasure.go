@@ -49,6 +49,22 @@ func RunErasure(t *testing.T, table keys.Table, open func(t *testing.T, s serde.
 		t.Fatal(err)
 	}
 
+	// A copy of dave's thread to carol's, or to a thread of no subject,
+	// would put dave's values under keys his erasure does not destroy.
+	if c, ok := a.(checkpointer.Copier); ok {
+		for _, dst := range []string{"carol-from-dave", "shared"} {
+			if err := c.CopyThread(ctx, "dave-1", dst); !errors.Is(err, keys.ErrSubjectMismatch) {
+				t.Fatalf("CopyThread(dave-1, %s) = %v, want keys.ErrSubjectMismatch", dst, err)
+			}
+			if tup, err := a.GetTuple(ctx, checkpointer.Config{ThreadID: dst}); err != nil || tup != nil {
+				t.Fatalf("the refused copy to %s was stored: %v, %v", dst, tup, err)
+			}
+		}
+		if err := c.CopyThread(ctx, "dave-1", "dave-copy"); err != nil {
+			t.Fatalf("a copy within dave's threads: %v", err)
+		}
+	}
+
 	if _, err := hA.StartErasure(ctx, "carol"); err != nil {
 		t.Fatal(err)
 	}

@@ -285,7 +285,7 @@ func (s *suite) testCopyThread(t *testing.T) {
 	s.runNS(t, []nsCase{
 		{"copies_every_checkpoint_value_and_metadata", func(t *testing.T, sv checkpointer.Saver, ns string) {
 			c := copier(t, sv)
-			src, dst := newThreadID("src"), newThreadID("dst")
+			src, dst := copyIDs()
 			chain := putChain(t, sv, src, ns, 3)
 			if err := c.CopyThread(t.Context(), src, dst); err != nil {
 				t.Fatal(err)
@@ -298,7 +298,7 @@ func (s *suite) testCopyThread(t *testing.T) {
 		}},
 		{"copies_namespaces", func(t *testing.T, sv checkpointer.Saver, ns string) {
 			c := copier(t, sv)
-			src, dst := newThreadID("src"), newThreadID("dst")
+			src, dst := copyIDs()
 			a := putChain(t, sv, src, ns, 1)
 			b := putChain(t, sv, src, "other:8", 2)
 			if err := c.CopyThread(t.Context(), src, dst); err != nil {
@@ -310,7 +310,7 @@ func (s *suite) testCopyThread(t *testing.T) {
 		}},
 		{"copies_writes", func(t *testing.T, sv checkpointer.Saver, ns string) {
 			c := copier(t, sv)
-			src, dst := newThreadID("src"), newThreadID("dst")
+			src, dst := copyIDs()
 			chain := putChain(t, sv, src, ns, 2)
 			mustPutWrites(t, sv, chain[1].cfg, []wr{{"ch", "write_val"}, {checkpointer.ChannelError, "e"}}, "task", "path")
 			mustPutWrites(t, sv, chain[0].cfg, []wr{{"old", []byte("b")}}, "task-0", "")
@@ -326,7 +326,7 @@ func (s *suite) testCopyThread(t *testing.T) {
 		}},
 		{"source_unchanged", func(t *testing.T, sv checkpointer.Saver, ns string) {
 			c := copier(t, sv)
-			src, dst := newThreadID("src"), newThreadID("dst")
+			src, dst := copyIDs()
 			chain := putChain(t, sv, src, ns, 2)
 			mustPutWrites(t, sv, chain[1].cfg, []wr{{"ch", 1}}, "task", "")
 			if err := c.CopyThread(t.Context(), src, dst); err != nil {
@@ -345,7 +345,7 @@ func (s *suite) testCopyThread(t *testing.T) {
 		}},
 		{"copy_is_independent_of_source", func(t *testing.T, sv checkpointer.Saver, ns string) {
 			c := copier(t, sv)
-			src, dst := newThreadID("src"), newThreadID("dst")
+			src, dst := copyIDs()
 			chain := putChain(t, sv, src, ns, 2)
 			if err := c.CopyThread(t.Context(), src, dst); err != nil {
 				t.Fatal(err)
@@ -361,7 +361,7 @@ func (s *suite) testCopyThread(t *testing.T) {
 			// writes kept for a v<4 child) are rows of the thread like
 			// any other: the copy takes them all, re-sealed for dst.
 			c := copier(t, sv)
-			src, dst := newThreadID("src"), newThreadID("dst")
+			src, dst := copyIDs()
 			chain := putChain(t, sv, src, ns, 1)
 			orphan := checkpointer.NewID(7)
 			mustPutWrites(t, sv, cfgOf(src, ns, orphan), []wr{{"ch", "orphan_val"}, {checkpointer.ChannelError, "e"}}, "task", "path")
@@ -382,7 +382,7 @@ func (s *suite) testCopyThread(t *testing.T) {
 			// at the same (channel, version), a write at the same (task,
 			// idx). After the copy every one of them is src's.
 			c := copier(t, sv)
-			src, dst := newThreadID("src"), newThreadID("dst")
+			src, dst := copyIDs()
 			chain := putChain(t, sv, src, ns, 2)
 			mustPutWrites(t, sv, chain[1].cfg, []wr{{"ch", "src_write"}}, "task", "path")
 			last := chain[1].want.cp
@@ -400,7 +400,7 @@ func (s *suite) testCopyThread(t *testing.T) {
 		}},
 		{"unknown_source", func(t *testing.T, sv checkpointer.Saver, ns string) {
 			c := copier(t, sv)
-			src, dst := newThreadID("src"), newThreadID("dst")
+			src, dst := copyIDs()
 			if err := c.CopyThread(t.Context(), src, dst); err != nil && !errors.Is(err, checkpointer.ErrNotFound) {
 				t.Fatalf("CopyThread(unknown) = %v, want nil or ErrNotFound", err)
 			}

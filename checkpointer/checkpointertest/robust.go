@@ -396,7 +396,7 @@ func (s *suite) testConcurrency(t *testing.T) {
 		var copies []string
 		if canCopy {
 			for i := range 4 {
-				copies = append(copies, newThreadID(fmt.Sprintf("copy%d", i)))
+				copies = append(copies, fmt.Sprintf("%s-copy%d", src, i)) // src's subject: see copyIDs
 			}
 			wg.Go(func() {
 				for _, dst := range copies {

@@ -85,6 +85,16 @@ func newThreadID(prefix string) string {
 	return prefix + "-" + hex.EncodeToString(b[:])
 }
 
+// copyIDs returns a fresh source thread and a destination for its copy.
+// Both name the same subject under the suite's per-subject keys (thread
+// separator "-": "src-<hex>" and "src-<hex>-copy"), since a copy to
+// another subject's thread is refused (keys.ErrSubjectMismatch; see
+// RunErasure).
+func copyIDs() (src, dst string) {
+	src = newThreadID("src")
+	return src, src + "-copy"
+}
+
 // now returns the current time as backends keep it: UTC, microseconds.
 func now() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
 
