@@ -223,14 +223,21 @@ func (t *tx) rollback(ctx context.Context) error {
 			argv = append(argv, dump)
 		}
 		keys = append(keys, holds...)
-		r, err := rollbackScript.Run(ctx, t.d.rdb, keys, argv...).Text()
-		if err == nil {
-			err = replyErr(thread, r)
-		}
-		if err == nil && len(saved) > 0 {
-			// A deletion took the thread out of the index: put back a
-			// thread holding any key (pending writes only included).
+		if len(saved) > 0 {
+			// A deletion took the thread out of the index: put it back
+			// before its keys, so that no crash or failed call between the
+			// two leaves a restored thread that forget cannot find (an
+			// entry whose thread holds nothing is skipped by readers).
+			// When the entry is refused, the thread stays as the failed
+			// Update left it rather than come back unindexed.
 			err = t.d.rdb.ZAdd(ctx, t.d.threadsKey(), redis.Z{Member: thread}).Err()
+		}
+		if err == nil {
+			var r string
+			r, err = rollbackScript.Run(ctx, t.d.rdb, keys, argv...).Text()
+			if err == nil {
+				err = replyErr(thread, r)
+			}
 		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("thread %q: %w", thread, err))
