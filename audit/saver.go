@@ -57,18 +57,43 @@ func (s *Saver) log(ctx context.Context, op, thread string) error {
 	return s.trail.LogAll(ctx, []Entry{e})
 }
 
-// logRead records op, a read of thread: as a pending record committed by
+// recordRead records e, a read's: as a pending record committed by
 // itself when the trail keeps them (Trail.recordRead: no trail lock, no
 // chain append), else appended.
-func (s *Saver) logRead(ctx context.Context, op, thread string) error {
-	e, err := s.entry(ctx, op, thread)
-	if err != nil {
-		return err
-	}
+func (s *Saver) recordRead(ctx context.Context, e Entry) error {
 	if ok, err := s.trail.recordRead(ctx, e); ok {
 		return err
 	}
 	return s.trail.LogAll(ctx, []Entry{e})
+}
+
+// readCtx returns, for a read whose record is e, a context carrying the
+// record (checkpointer.WithReadRecord, inTx) when the inner saver inserts
+// it in the read's own transaction (checkpointer.ReadRecorder: one round
+// trip and one commit for the read and its record, which commits before
+// anything read is returned), the trail can take it so (RecordInTx:
+// Options.WritesInTx, a table keeping pending records) and can is true:
+// the read is the only audited read in flight (Trail.readers), and can
+// hold what it reads until the commit. With several in flight, the
+// readers' records share INSERTs instead (recordRead, readRecorded): one
+// commit for up to maxBatch reads costs the server less per read than a
+// commit each. When inTx, err fails the read, and the caller calls
+// Trail.Recorded once the read returned.
+func (s *Saver) readCtx(ctx context.Context, e Entry, can bool) (_ context.Context, inTx bool, err error) {
+	if !can {
+		return nil, false, nil
+	}
+	if r, ok := s.inner.(checkpointer.ReadRecorder); !ok || !r.RecordsReadsInTx() {
+		return nil, false, nil
+	}
+	row, ok, err := s.trail.RecordInTx(ctx, e)
+	if !ok {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, true, err
+	}
+	return checkpointer.WithReadRecord(ctx, row), true, nil
 }
 
 // entry is the record of op on thread, its subject and key resolved.
@@ -111,6 +136,16 @@ func (s *Saver) GetTuple(ctx context.Context, cfg checkpointer.Config) (*checkpo
 	if err != nil {
 		return nil, err
 	}
+	alone := s.trail.readers.Add(1) == 1
+	defer s.trail.readers.Add(-1)
+	rctx, inTx, err := s.readCtx(ctx, e, alone)
+	if inTx {
+		defer s.trail.Recorded()
+		if err != nil {
+			return nil, err
+		}
+		return s.inner.GetTuple(rctx, cfg)
+	}
 	return readRecorded(ctx, s.trail, e, func(ctx context.Context) (*checkpointer.Tuple, error) { return s.inner.GetTuple(ctx, cfg) })
 }
 
@@ -128,11 +163,30 @@ func (s *Saver) List(ctx context.Context, cfg *checkpointer.Config, opt checkpoi
 		op, thread = OpCheckpointRead, cfg.ThreadID
 	}
 	return func(yield func(*checkpointer.Tuple, error) bool) {
-		if err := s.logRead(ctx, op, thread); err != nil {
+		lctx := ctx
+		e, err := s.entry(ctx, op, thread)
+		if err != nil {
 			yield(nil, err)
 			return
 		}
-		for t, err := range s.inner.List(ctx, cfg, opt) {
+		// A listing of a page small enough to hold until its record's
+		// commit may carry the record (readCtx): the inner saver
+		// yields nothing before the transaction holding both committed.
+		alone := s.trail.readers.Add(1) == 1
+		defer s.trail.readers.Add(-1)
+		rctx, inTx, err := s.readCtx(ctx, e, alone && opt.Limit > 0 && opt.Limit <= checkpointer.MaxRecordedScan)
+		if inTx {
+			defer s.trail.Recorded()
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+			lctx = rctx
+		} else if err := s.recordRead(ctx, e); err != nil {
+			yield(nil, err)
+			return
+		}
+		for t, err := range s.inner.List(lctx, cfg, opt) {
 			if !yield(t, err) {
 				return
 			}
