@@ -151,10 +151,11 @@ func tuples(ctx context.Context, db DB, sql string, args []any) iter.Seq2[*check
 // r, a read's audit record, as a CTE of it: one statement, one round
 // trip, one implicit transaction, which the server commits before it
 // answers the statement's Sync. The rows are returned only once the
-// statement was read to its end, so after that commit: the insert runs
-// after the query's rows (a data-modifying CTE the query does not read
-// runs at the statement's end), and when it or the commit fails the
-// statement fails and nothing read is returned. One statement, not a
+// statement was read to its end, so after that commit; the server itself
+// sends no row before the insert ran (a statement with a data-modifying
+// CTE runs to its end before its first row goes out), and when the
+// insert or the commit fails the statement fails and nothing read is
+// returned (TestWritesInTx's refused read). One statement, not a
 // batch of the insert and the query: on the benchmark's get_tuple at 1 in
 // flight the batch cost the server ~20 µs a read more (its executor
 // start-up and protocol messages). Retried as the driver's writes are
