@@ -128,9 +128,10 @@ func (s *Saver) logAll(ctx context.Context, ops ...[2]string) error {
 	return s.trail.LogAll(ctx, es)
 }
 
-// GetTuple implements checkpointer.Saver (recorded as a read, while the
-// read runs: the tuple is returned once its record is durable, and not
-// when the record fails).
+// GetTuple implements checkpointer.Saver (recorded as a read: alone in
+// flight on a saver that can, in the read's own statement and commit
+// (readCtx); else while the read runs. The tuple is returned once its
+// record is durable, and not when the record fails).
 func (s *Saver) GetTuple(ctx context.Context, cfg checkpointer.Config) (*checkpointer.Tuple, error) {
 	e, err := s.entry(ctx, OpCheckpointRead, cfg.ThreadID)
 	if err != nil {
@@ -150,8 +151,13 @@ func (s *Saver) GetTuple(ctx context.Context, cfg checkpointer.Config) (*checkpo
 }
 
 // List implements checkpointer.Saver: one read record per thread listed
-// (all threads: checkpoint.list of "*"), durable before the listing begins; when the record
-// fails, the listing yields its error and nothing else. Not while the
+// (all threads: checkpoint.list of "*"), durable before the listing
+// yields anything; when the record fails, the listing yields its error
+// and nothing else. Alone in flight, a listing of at most
+// checkpointer.MaxRecordedScan checkpoints on a saver that can carries
+// its record in its query's transaction (readCtx): the saver holds the
+// page until that committed, and holds no connection while it yields.
+// Otherwise the record commits before the listing begins, not while the
 // listing reads, as GetTuple's: a listing holds its connection as it
 // yields, and waiting there for a record that commits through the same
 // pool deadlocked once the listings in flight held every connection
