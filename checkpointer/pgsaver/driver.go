@@ -47,7 +47,7 @@ func (*driver) Name() string { return "postgres" }
 // Capabilities implements checkpointer.Driver: metadata @> filter is
 // exact, Python LangGraph shares the tables, a write inserts its audit
 // record in its own statement (put) or batch (put_writes), a read in its
-// batch (ReadRecords, on the saver's own pool or connection only: in a
+// statement (ReadRecords, on the saver's own pool or connection only: in a
 // caller's transaction the record would commit after the read returned,
 // or never), and a prune is one batch (KeepLatest).
 func (d *driver) Capabilities() checkpointer.DriverCapabilities {
@@ -100,8 +100,8 @@ func (d *driver) Scan(ctx context.Context, q checkpointer.DriverQuery) iter.Seq2
 		r := checkpointer.ReadRecordOf(ctx)
 		switch {
 		case r != nil && sql != "" && q.Limit > 0 && q.Limit <= checkpointer.MaxRecordedScan:
-			// The record and the page in one batch; the rows are handed
-			// on once it committed.
+			// The record and the page in one statement; the rows are
+			// handed on once it committed.
 			sts, err := d.recordedTuples(ctx, r, sql, args)
 			if err != nil {
 				yield(nil, fmt.Errorf("list: %w", err))
@@ -161,7 +161,25 @@ func tuples(ctx context.Context, db DB, sql string, args []any) iter.Seq2[*check
 // start-up and protocol messages). Retried as the driver's writes are
 // (pgretry.Owned: the record's row is the same, and the aborted
 // transaction stored nothing).
+//
+// On a Citus coordinator the record commits first, by itself, and the
+// query follows: a CTE that inserts into the coordinator's pending table
+// beside a query of distributed tables is planned apart from it there,
+// and that path is not tested.
 func (d *driver) recordedTuples(ctx context.Context, r *checkpointer.RecordRow, sql string, args []any) ([]*checkpointer.StoredCheckpoint, error) {
+	if d.topo.Distributed(ctx, d.db) {
+		if err := d.insertRecord(ctx, r); err != nil {
+			return nil, err
+		}
+		var out []*checkpointer.StoredCheckpoint
+		for st, err := range tuples(ctx, d.db, sql, args) {
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, st)
+		}
+		return out, nil
+	}
 	n := len(args)
 	stmt := "WITH record_ AS (\n\t" + r.InsertSQL(func(i int) string { return "$" + strconv.Itoa(n+i+1) }) + "\n)\n" + sql
 	all := append(slices.Clip(args), r.Values...)
