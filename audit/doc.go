@@ -27,10 +27,10 @@
 // one operation in flight nothing changes: the caller commits its record
 // itself. Several processes (several Trails) still take turns on the
 // table, each with its own batches. A read alone in flight whose saver
-// can (checkpointer.ReadRecorder: PostgreSQL, with Options.WritesInTx)
-// sends its pending record with the read, in one statement and one
-// commit, and returns what it read once that committed (see Pending
-// records).
+// can (checkpointer.ReadRecorder: PostgreSQL and SQLite, with
+// Options.WritesInTx) sends its pending record with the read, in one
+// transaction and one commit, and returns what it read once that
+// committed (see Pending records).
 //
 // # Key changes
 //
@@ -89,7 +89,7 @@
 //
 // A read's record is a pending row too, committed before the read
 // returns: alone in flight, on a saver that inserts it in the read's own
-// transaction (checkpointer.WithReadRecord), in the read's statement (a
+// transaction (checkpointer.WithReadRecord), in that transaction (a
 // listing then holds its page, at most checkpointer.MaxRecordedScan
 // checkpoints, until the commit, and yields nothing before it); else by
 // the readers' shared INSERT.
