@@ -263,6 +263,21 @@ func RunWritesInTx(t *testing.T, open func(t *testing.T) InTx) {
 		if _, err := e.Saver.Put(ctx, checkpointer.Config{ThreadID: "after"}, checkpoint(1), checkpointer.Metadata{}, map[string]string{"a": "1"}); !errors.Is(err, audit.ErrTampered) {
 			t.Fatalf("a put after the chainer refused the trail = %v, want ErrTampered", err)
 		}
+		// Reads alone in flight (their records in their own
+		// transactions, where the saver can) are refused too.
+		if tp, err := e.Saver.GetTuple(ctx, checkpointer.Config{ThreadID: "before"}); !errors.Is(err, audit.ErrTampered) || tp != nil {
+			t.Fatalf("a read after the chainer refused the trail = %v, %v; want ErrTampered", tp, err)
+		}
+		n := 0
+		for tp, err := range e.Saver.List(ctx, &checkpointer.Config{ThreadID: "before"}, checkpointer.ListOptions{Limit: 10}) {
+			if !errors.Is(err, audit.ErrTampered) || tp != nil {
+				t.Fatalf("a listing after the chainer refused the trail yielded %v, %v; want ErrTampered", tp, err)
+			}
+			n++
+		}
+		if n != 1 {
+			t.Fatalf("a listing after the chainer refused the trail yielded %d errors, want 1", n)
+		}
 	})
 }
 
