@@ -1,0 +1,245 @@
+package pgaudit_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/memvault/memvault/audit"
+	"github.com/memvault/memvault/checkpointer"
+	"github.com/memvault/memvault/checkpointer/pgsaver"
+	"github.com/memvault/memvault/memvaulttest/pgtest"
+)
+
+// s28bPut stores one checkpoint on thread through the unaudited saver.
+func s28bPut(t *testing.T, inner checkpointer.Saver, thread string) *checkpointer.Checkpoint {
+	t.Helper()
+	cp := &checkpointer.Checkpoint{V: 4, ID: checkpointer.NewID(1), ChannelValues: map[string]any{"a": "1"}, ChannelVersions: map[string]string{"a": "1"}}
+	if _, err := inner.Put(t.Context(), checkpointer.Config{ThreadID: thread}, cp, checkpointer.Metadata{}, map[string]string{"a": "1"}); err != nil {
+		t.Fatal(err)
+	}
+	return cp
+}
+
+// s28bReads runs the three lone reads (GetTuple latest, by id, List(10))
+// and returns how many returned data and how many failed.
+func s28bReads(ctx context.Context, s checkpointer.Saver, thread, id string) (data, failed int) {
+	for _, cfg := range []checkpointer.Config{{ThreadID: thread}, {ThreadID: thread, CheckpointID: id}} {
+		tp, err := s.GetTuple(ctx, cfg)
+		if tp != nil {
+			data++
+		}
+		if err != nil {
+			failed++
+		}
+	}
+	var got, errs int
+	for tp, err := range s.List(ctx, &checkpointer.Config{ThreadID: thread}, checkpointer.ListOptions{Limit: 10}) {
+		if tp != nil {
+			got++
+		}
+		if err != nil {
+			errs++
+		}
+	}
+	if got > 0 {
+		data++
+	}
+	if errs > 0 {
+		failed++
+	}
+	return data, failed
+}
+
+func s28bPending(t *testing.T, pool *pgxpool.Pool, target string) int {
+	t.Helper()
+	var n int
+	if err := pool.QueryRow(t.Context(), `SELECT count(*) FROM memvault_audit_pending WHERE target = $1`, target).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// TestS28bReadRecordFailingAtCommit: a record whose insert succeeds in
+// the statement but whose commit fails (a deferred constraint trigger on
+// the pending table raises at COMMIT, after the server sent every row and
+// CommandComplete) must fail the read: the rows went out, the record did
+// not commit.
+func TestS28bReadRecordFailingAtCommit(t *testing.T) {
+	pool := pgtest.Pool(t)
+	e := inTx(t, pool)
+	ctx := t.Context()
+	cp := s28bPut(t, e.Inner, "late")
+	for _, sql := range []string{
+		`CREATE FUNCTION s28b_refuse() RETURNS trigger LANGUAGE plpgsql AS $$BEGIN IF NEW.target = 'late' THEN RAISE EXCEPTION 's28b: refused at commit'; END IF; RETURN NULL; END$$`,
+		`CREATE CONSTRAINT TRIGGER s28b_refuse_t AFTER INSERT ON memvault_audit_pending DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION s28b_refuse()`,
+	} {
+		if _, err := pool.Exec(ctx, sql); err != nil {
+			t.Fatal(err)
+		}
+	}
+	data, failed := s28bReads(ctx, e.Saver, "late", cp.ID)
+	if data != 0 || failed != 3 {
+		t.Fatalf("reads whose record failed at commit: %d returned data, %d failed; want 0 and 3", data, failed)
+	}
+	if n := s28bPending(t, pool, "late"); n != 0 {
+		t.Fatalf("%d pending records of refused reads", n)
+	}
+	if _, err := e.Trail.Verify(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestS28bReadOnlyConnection: on connections whose transactions are read
+// only (default_transaction_read_only, as on a hot standby), an audited
+// lone read cannot insert its record: it must fail, not read unrecorded.
+func TestS28bReadOnlyConnection(t *testing.T) {
+	pool := pgtest.Pool(t)
+	e := inTx(t, pool)
+	ctx := t.Context()
+	cp := s28bPut(t, e.Inner, "ro")
+	cfg := pool.Config().Copy()
+	cfg.ConnConfig.RuntimeParams["default_transaction_read_only"] = "on"
+	ro, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	inner, err := pgsaver.New(ro, pgsaver.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := audit.NewSaver(inner, e.Trail, nil)
+	data, failed := s28bReads(ctx, s, "ro", cp.ID)
+	if data != 0 || failed != 3 {
+		t.Fatalf("reads on read-only connections: %d returned data, %d failed; want 0 and 3", data, failed)
+	}
+	if n := s28bPending(t, pool, "ro"); n != 0 {
+		t.Fatalf("%d pending records of failed reads", n)
+	}
+}
+
+// TestS28bReadKilledBeforeCommit: the read's backend is terminated
+// (pg_terminate_backend from another connection) while its record's
+// insert runs — after the server sent the read's rows, since a CTE the
+// query does not read runs at the statement's end. The read must fail,
+// and no record may be left.
+func TestS28bReadKilledBeforeCommit(t *testing.T) {
+	pool := pgtest.Pool(t)
+	e := inTx(t, pool)
+	ctx := t.Context()
+	cp := s28bPut(t, e.Inner, "killed")
+	for _, sql := range []string{
+		`CREATE FUNCTION s28b_sleep() RETURNS trigger LANGUAGE plpgsql AS $$BEGIN IF NEW.target = 'killed' THEN PERFORM pg_sleep(3600); END IF; RETURN NEW; END$$`,
+		`CREATE TRIGGER s28b_sleep_t AFTER INSERT ON memvault_audit_pending FOR EACH ROW EXECUTE FUNCTION s28b_sleep()`,
+	} {
+		if _, err := pool.Exec(ctx, sql); err != nil {
+			t.Fatal(err)
+		}
+	}
+	read := func(name string, f func() (bool, error)) {
+		done := make(chan struct{})
+		var got bool
+		var err error
+		go func() { defer close(done); got, err = f() }()
+		// Wait (no timing) for a backend asleep in the trigger, kill it.
+		for {
+			var n int
+			if err := pool.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE wait_event = 'PgSleep' AND pid <> pg_backend_pid() AND datname = current_database()`).Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			if n > 0 {
+				break
+			}
+			select {
+			case <-done:
+				t.Fatalf("%s returned (%v, %v) before its backend was killed", name, got, err)
+			default:
+			}
+		}
+		<-done
+		if got || err == nil {
+			t.Errorf("%s whose backend was killed before its commit = data %v, %v; want none and an error", name, got, err)
+		}
+	}
+	read("GetTuple", func() (bool, error) {
+		tp, err := e.Saver.GetTuple(ctx, checkpointer.Config{ThreadID: "killed"})
+		return tp != nil, err
+	})
+	read("GetTuple by id", func() (bool, error) {
+		tp, err := e.Saver.GetTuple(ctx, checkpointer.Config{ThreadID: "killed", CheckpointID: cp.ID})
+		return tp != nil, err
+	})
+	read("List(10)", func() (bool, error) {
+		var got bool
+		var first error
+		for tp, err := range e.Saver.List(ctx, &checkpointer.Config{ThreadID: "killed"}, checkpointer.ListOptions{Limit: 10}) {
+			got = got || tp != nil
+			if err != nil && first == nil {
+				first = err
+			}
+		}
+		return got, first
+	})
+	if n := s28bPending(t, pool, "killed"); n != 0 {
+		t.Fatalf("%d pending records of killed reads", n)
+	}
+	if _, err := e.Trail.Verify(ctx); err != nil && !errors.Is(err, context.Canceled) {
+		t.Fatal(err)
+	}
+}
+
+// TestS28bHostileThreadIDsInReadStatement: thread ids with SQL
+// metacharacters, NUL and invalid UTF-8 through lone reads that carry
+// their record in the read's statement: the bad ones fail with
+// checkpointer.ErrInvalidID and leave no record; the others are recorded
+// with exactly their id, once each, and the chain verifies.
+func TestS28bHostileThreadIDsInReadStatement(t *testing.T) {
+	pool := pgtest.Pool(t)
+	e := inTx(t, pool)
+	ctx := t.Context()
+	good := []string{"a'b", `x"); DROP TABLE checkpoints; --`, "$1", "WITH r AS (SELECT 1)", "é\u2028\ufeff", strings.Repeat("z", 512)}
+	for _, id := range good {
+		s28bPut(t, e.Inner, id)
+		if data, failed := s28bReads(ctx, e.Saver, id, ""); data != 3 || failed != 0 {
+			t.Fatalf("reads of thread %.40q: %d returned data, %d failed", id, data, failed)
+		}
+	}
+	for _, id := range []string{"a\x00b", "\xff\xfe", "ok\xc3"} {
+		if _, err := e.Saver.GetTuple(ctx, checkpointer.Config{ThreadID: id}); !errors.Is(err, checkpointer.ErrInvalidID) {
+			t.Errorf("GetTuple(%q) = %v, want ErrInvalidID", id, err)
+		}
+		for _, err := range e.Saver.List(ctx, &checkpointer.Config{ThreadID: id}, checkpointer.ListOptions{Limit: 10}) {
+			if !errors.Is(err, checkpointer.ErrInvalidID) {
+				t.Errorf("List(%q) = %v, want ErrInvalidID", id, err)
+			}
+		}
+	}
+	if err := e.Trail.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int{}
+	if err := e.Trail.Records(ctx, audit.Filter{}, func(r audit.Record) error {
+		if r.Op == audit.OpCheckpointRead {
+			got[r.Target]++
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range good {
+		if got[id] != 3 {
+			t.Errorf("thread %.40q: %d read records, want 3", id, got[id])
+		}
+		delete(got, id)
+	}
+	if len(got) != 0 {
+		t.Errorf("records of other targets: %v", got)
+	}
+	if _, err := e.Trail.Verify(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
