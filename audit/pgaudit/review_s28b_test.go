@@ -3,7 +3,9 @@ package pgaudit_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -238,6 +240,80 @@ func TestS28bHostileThreadIDsInReadStatement(t *testing.T) {
 	}
 	if len(got) != 0 {
 		t.Errorf("records of other targets: %v", got)
+	}
+	if _, err := e.Trail.Verify(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestS28bMixedPathsExactlyOnce: readers starting and ending at random
+// moments switch between the lone path (record in the read's statement)
+// and the readers' group, GetTuple, List(10) and unbounded List mixed,
+// with puts between: every read that returned is recorded exactly once
+// (neither both paths nor none), and the chain verifies.
+func TestS28bMixedPathsExactlyOnce(t *testing.T) {
+	pool := pgtest.Pool(t)
+	e := inTx(t, pool)
+	ctx := t.Context()
+	const workers, rounds = 6, 40
+	for w := range workers {
+		s28bPut(t, e.Inner, fmt.Sprint("mix-", w))
+	}
+	var wg sync.WaitGroup
+	okReads := make([]int, workers)
+	errs := make(chan error, workers)
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			thread := fmt.Sprint("mix-", w)
+			for i := range rounds {
+				switch (i + w) % 4 {
+				case 0, 1:
+					if tp, err := e.Saver.GetTuple(ctx, checkpointer.Config{ThreadID: thread}); err != nil || tp == nil {
+						errs <- fmt.Errorf("GetTuple(%s) = %v, %v", thread, tp, err)
+						return
+					}
+				case 2, 3:
+					opt := checkpointer.ListOptions{Limit: 10}
+					if i%4 == 3 {
+						opt = checkpointer.ListOptions{}
+					}
+					for _, err := range e.Saver.List(ctx, &checkpointer.Config{ThreadID: thread}, opt) {
+						if err != nil {
+							errs <- err
+							return
+						}
+					}
+				}
+				okReads[w]++
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if err := e.Trail.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int{}
+	if err := e.Trail.Records(ctx, audit.Filter{}, func(r audit.Record) error {
+		if r.Op == audit.OpCheckpointRead {
+			got[r.Target]++
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for w := range workers {
+		if th := fmt.Sprint("mix-", w); got[th] != okReads[w] {
+			t.Errorf("%s: %d read records for %d reads", th, got[th], okReads[w])
+		}
+	}
+	if n := s28bPending(t, pool, "mix-0"); n != 0 {
+		t.Errorf("%d pending rows of mix-0 left after Flush", n)
 	}
 	if _, err := e.Trail.Verify(ctx); err != nil {
 		t.Fatal(err)
