@@ -197,6 +197,10 @@ type Trail struct {
 	writesInTx bool         // Options.WritesInTx
 	chaining   chainer      // pending records' chaining (pending.go)
 	pending    pendingGroup // readers' pending records waiting for an INSERT (pending.go)
+	// readers counts the audited reads in flight that could carry their
+	// record in their own transaction (Saver.readCtx): one alone does,
+	// several share the readers' INSERTs instead.
+	readers atomic.Int64
 }
 
 // New returns the trail of table, authenticated under key (at least 32

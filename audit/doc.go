@@ -26,7 +26,11 @@
 // its batch committed, and a batch that fails fails its callers only. At
 // one operation in flight nothing changes: the caller commits its record
 // itself. Several processes (several Trails) still take turns on the
-// table, each with its own batches.
+// table, each with its own batches. A read alone in flight whose saver
+// can (checkpointer.ReadRecorder: PostgreSQL and SQLite, with
+// Options.WritesInTx) sends its pending record with the read, in one
+// transaction and one commit, and returns what it read once that
+// committed (see Pending records).
 //
 // # Key changes
 //
@@ -82,6 +86,13 @@
 // write and MACed (bound to the database and a random row id); a chainer
 // links pending rows into the chain shortly after, deleting them in the
 // same transaction, and Check checks those not chained yet.
+//
+// A read's record is a pending row too, committed before the read
+// returns: alone in flight, on a saver that inserts it in the read's own
+// transaction (checkpointer.WithReadRecord), in that transaction (a
+// listing then holds its page, at most checkpointer.MaxRecordedScan
+// checkpoints, until the commit, and yields nothing before it); else by
+// the readers' shared INSERT.
 //
 // The records of concurrent reads that commit together are one pending
 // row (Pending.More, under one MAC), chained as one row of the trail

@@ -57,18 +57,43 @@ func (s *Saver) log(ctx context.Context, op, thread string) error {
 	return s.trail.LogAll(ctx, []Entry{e})
 }
 
-// logRead records op, a read of thread: as a pending record committed by
+// recordRead records e, a read's: as a pending record committed by
 // itself when the trail keeps them (Trail.recordRead: no trail lock, no
 // chain append), else appended.
-func (s *Saver) logRead(ctx context.Context, op, thread string) error {
-	e, err := s.entry(ctx, op, thread)
-	if err != nil {
-		return err
-	}
+func (s *Saver) recordRead(ctx context.Context, e Entry) error {
 	if ok, err := s.trail.recordRead(ctx, e); ok {
 		return err
 	}
 	return s.trail.LogAll(ctx, []Entry{e})
+}
+
+// readCtx returns, for a read whose record is e, a context carrying the
+// record (checkpointer.WithReadRecord, inTx) when the inner saver inserts
+// it in the read's own transaction (checkpointer.ReadRecorder: one round
+// trip and one commit for the read and its record, which commits before
+// anything read is returned), the trail can take it so (RecordInTx:
+// Options.WritesInTx, a table keeping pending records) and can is true:
+// the read is the only audited read in flight (Trail.readers), and can
+// hold what it reads until the commit. With several in flight, the
+// readers' records share INSERTs instead (recordRead, readRecorded): one
+// commit for up to maxBatch reads costs the server less per read than a
+// commit each. When inTx, err fails the read, and the caller calls
+// Trail.Recorded once the read returned.
+func (s *Saver) readCtx(ctx context.Context, e Entry, can bool) (_ context.Context, inTx bool, err error) {
+	if !can {
+		return nil, false, nil
+	}
+	if r, ok := s.inner.(checkpointer.ReadRecorder); !ok || !r.RecordsReadsInTx() {
+		return nil, false, nil
+	}
+	row, ok, err := s.trail.RecordInTx(ctx, e)
+	if !ok {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, true, err
+	}
+	return checkpointer.WithReadRecord(ctx, row), true, nil
 }
 
 // entry is the record of op on thread, its subject and key resolved.
@@ -109,20 +134,36 @@ func (s *Saver) logAll(ctx context.Context, ops ...[2]string) error {
 	return s.trail.LogAll(ctx, es)
 }
 
-// GetTuple implements checkpointer.Saver (recorded as a read, while the
-// read runs: the tuple is returned once its record is durable, and not
-// when the record fails).
+// GetTuple implements checkpointer.Saver (recorded as a read: alone in
+// flight on a saver that can, in the read's own statement and commit
+// (readCtx); else while the read runs. The tuple is returned once its
+// record is durable, and not when the record fails).
 func (s *Saver) GetTuple(ctx context.Context, cfg checkpointer.Config) (*checkpointer.Tuple, error) {
 	e, err := s.entry(ctx, OpCheckpointRead, cfg.ThreadID)
 	if err != nil {
 		return nil, err
 	}
+	alone := s.trail.readers.Add(1) == 1
+	defer s.trail.readers.Add(-1)
+	rctx, inTx, err := s.readCtx(ctx, e, alone)
+	if inTx {
+		defer s.trail.Recorded()
+		if err != nil {
+			return nil, err
+		}
+		return s.inner.GetTuple(rctx, cfg)
+	}
 	return readRecorded(ctx, s.trail, e, func(ctx context.Context) (*checkpointer.Tuple, error) { return s.inner.GetTuple(ctx, cfg) })
 }
 
 // List implements checkpointer.Saver: one read record per thread listed
-// (all threads: checkpoint.list of "*"), durable before the listing begins; when the record
-// fails, the listing yields its error and nothing else. Not while the
+// (all threads: checkpoint.list of "*"), durable before the listing
+// yields anything; when the record fails, the listing yields its error
+// and nothing else. Alone in flight, a listing of at most
+// checkpointer.MaxRecordedScan checkpoints on a saver that can carries
+// its record in its query's transaction (readCtx): the saver holds the
+// page until that committed, and holds no connection while it yields.
+// Otherwise the record commits before the listing begins, not while the
 // listing reads, as GetTuple's: a listing holds its connection as it
 // yields, and waiting there for a record that commits through the same
 // pool deadlocked once the listings in flight held every connection
@@ -134,11 +175,30 @@ func (s *Saver) List(ctx context.Context, cfg *checkpointer.Config, opt checkpoi
 		op, thread = OpCheckpointRead, cfg.ThreadID
 	}
 	return func(yield func(*checkpointer.Tuple, error) bool) {
-		if err := s.logRead(ctx, op, thread); err != nil {
+		lctx := ctx
+		e, err := s.entry(ctx, op, thread)
+		if err != nil {
 			yield(nil, err)
 			return
 		}
-		for t, err := range s.inner.List(ctx, cfg, opt) {
+		// A listing of a page small enough to hold until its record's
+		// commit may carry the record (readCtx): the inner saver
+		// yields nothing before the transaction holding both committed.
+		alone := s.trail.readers.Add(1) == 1
+		defer s.trail.readers.Add(-1)
+		rctx, inTx, err := s.readCtx(ctx, e, alone && opt.Limit > 0 && opt.Limit <= checkpointer.MaxRecordedScan)
+		if inTx {
+			defer s.trail.Recorded()
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+			lctx = rctx
+		} else if err := s.recordRead(ctx, e); err != nil {
+			yield(nil, err)
+			return
+		}
+		for t, err := range s.inner.List(lctx, cfg, opt) {
 			if !yield(t, err) {
 				return
 			}

@@ -154,6 +154,16 @@ type DriverCapabilities struct {
 	// engine refuses a recorded write on a driver without it rather than
 	// store it unrecorded.
 	TxRecords bool
+	// ReadRecords: Load and Scan insert the read's audit record
+	// (ReadRecordOf) in a transaction of their own that holds the read
+	// too, and hand nothing read over before it committed; a failed
+	// insert fails the read, which then returns no row. A Scan whose
+	// Limit is 0 or above MaxRecordedScan commits the record first, then
+	// reads (it cannot hold every row until the commit). A driver whose
+	// reads may run in a caller's transaction, which commits after the
+	// read returns, must not declare it. The engine refuses a recorded
+	// read on a driver without it rather than read unrecorded.
+	ReadRecords bool
 	// ExactFilter: Scan applies DriverQuery.Filter exactly (JSON
 	// containment, as LangGraph's `metadata @> filter`), so the engine
 	// neither checks it again nor withholds the Limit.
@@ -481,6 +491,36 @@ func WithRecord(ctx context.Context, r *RecordRow) context.Context {
 func RecordOf(ctx context.Context) *RecordRow {
 	r, _ := ctx.Value(recordKey{}).(*RecordRow)
 	return r
+}
+
+type readRecordKey struct{}
+
+// WithReadRecord returns ctx carrying r, the audit record of the GetTuple
+// or List called with it: a saver on a driver with ReadRecords inserts it
+// in the read's own transaction (one round trip for both) and returns
+// what it read only once that transaction committed; any other saver must
+// refuse the read (ReadRecorder tells which is which).
+func WithReadRecord(ctx context.Context, r *RecordRow) context.Context {
+	return context.WithValue(ctx, readRecordKey{}, r)
+}
+
+// ReadRecordOf returns the record WithReadRecord put in ctx, or nil.
+func ReadRecordOf(ctx context.Context) *RecordRow {
+	r, _ := ctx.Value(readRecordKey{}).(*RecordRow)
+	return r
+}
+
+// MaxRecordedScan is the largest Limit of a Scan that a driver with
+// ReadRecords reads in its record's transaction: it holds the rows until
+// the commit, so their number must be small.
+const MaxRecordedScan = 100
+
+// ReadRecorder is a Saver that inserts a GetTuple's or List's audit record
+// (WithReadRecord) in the read's own transaction.
+type ReadRecorder interface {
+	// RecordsReadsInTx reports whether it does (its driver has
+	// ReadRecords).
+	RecordsReadsInTx() bool
 }
 
 // TxRecorder is a Saver that inserts a Put's or PutWrites' audit record

@@ -154,6 +154,95 @@ func RunWritesInTx(t *testing.T, open func(t *testing.T) InTx) {
 			t.Fatal(err)
 		}
 	})
+	t.Run("a read whose record is refused returns nothing", func(t *testing.T) {
+		// Reads one at a time: each carries its record in its own
+		// transaction where the saver can (checkpointer.ReadRecorder),
+		// else commits it with the readers' group. Either way, a record
+		// that cannot be stored fails the read.
+		e := open(t)
+		ctx := context.Background()
+		cp := checkpoint(1)
+		if _, err := e.Inner.Put(ctx, checkpointer.Config{ThreadID: "r"}, cp, checkpointer.Metadata{}, map[string]string{"a": "1"}); err != nil {
+			t.Fatal(err)
+		}
+		e.RefuseRecords(t, "r")
+		for _, cfg := range []checkpointer.Config{{ThreadID: "r"}, {ThreadID: "r", CheckpointID: cp.ID}} {
+			if tp, err := e.Saver.GetTuple(ctx, cfg); err == nil || tp != nil {
+				t.Fatalf("GetTuple(%+v) whose record is refused = %v, %v; want no tuple and an error", cfg, tp, err)
+			}
+		}
+		for _, opt := range []checkpointer.ListOptions{{Limit: 10}, {}} {
+			var got, errs int
+			for tp, err := range e.Saver.List(ctx, &checkpointer.Config{ThreadID: "r"}, opt) {
+				if err != nil {
+					errs++
+				} else if tp != nil {
+					got++
+				}
+			}
+			if got != 0 || errs != 1 {
+				t.Fatalf("List(%+v) whose record is refused yielded %d tuples and %d errors, want none and one", opt, got, errs)
+			}
+		}
+		if _, err := e.Trail.Verify(ctx); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Run("a read's record is durable when the read returns", func(t *testing.T) {
+		e := open(t)
+		ctx := audit.WithPrincipal(context.Background(), "reader")
+		cp := checkpoint(1)
+		if _, err := e.Inner.Put(ctx, checkpointer.Config{ThreadID: "r"}, cp, checkpointer.Metadata{}, map[string]string{"a": "1"}); err != nil {
+			t.Fatal(err)
+		}
+		if tp, err := e.Saver.GetTuple(ctx, checkpointer.Config{ThreadID: "r"}); err != nil || tp == nil {
+			t.Fatalf("GetTuple = %v, %v", tp, err)
+		}
+		if tp, err := e.Saver.GetTuple(ctx, checkpointer.Config{ThreadID: "r", CheckpointID: cp.ID}); err != nil || tp == nil {
+			t.Fatalf("GetTuple by id = %v, %v", tp, err)
+		}
+		for _, opt := range []checkpointer.ListOptions{{Limit: 10}, {}} {
+			n := 0
+			for tp, err := range e.Saver.List(ctx, &checkpointer.Config{ThreadID: "r"}, opt) {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if tp != nil {
+					n++
+				}
+			}
+			if n != 1 {
+				t.Fatalf("List(%+v) yielded %d tuples, want 1", opt, n)
+			}
+		}
+		// Another trail on the table (another process's) chains what
+		// was committed: the four reads' records, by their principal.
+		other, err := InTxTrail(e.Table)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := other.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		if err := other.Records(ctx, audit.Filter{}, func(r audit.Record) error {
+			if r.Op == audit.OpCheckpointRead && r.Target == "r" && r.Principal == "reader" {
+				n++
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if n != 4 {
+			t.Fatalf("%d records of the four reads, want 4", n)
+		}
+		if _, err := other.Verify(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.Trail.Verify(ctx); err != nil {
+			t.Fatal(err)
+		}
+	})
 	t.Run("a forged pending record", func(t *testing.T) {
 		e := open(t)
 		ctx := context.Background()
@@ -173,6 +262,21 @@ func RunWritesInTx(t *testing.T, open func(t *testing.T) InTx) {
 		}
 		if _, err := e.Saver.Put(ctx, checkpointer.Config{ThreadID: "after"}, checkpoint(1), checkpointer.Metadata{}, map[string]string{"a": "1"}); !errors.Is(err, audit.ErrTampered) {
 			t.Fatalf("a put after the chainer refused the trail = %v, want ErrTampered", err)
+		}
+		// Reads alone in flight (their records in their own
+		// transactions, where the saver can) are refused too.
+		if tp, err := e.Saver.GetTuple(ctx, checkpointer.Config{ThreadID: "before"}); !errors.Is(err, audit.ErrTampered) || tp != nil {
+			t.Fatalf("a read after the chainer refused the trail = %v, %v; want ErrTampered", tp, err)
+		}
+		n := 0
+		for tp, err := range e.Saver.List(ctx, &checkpointer.Config{ThreadID: "before"}, checkpointer.ListOptions{Limit: 10}) {
+			if !errors.Is(err, audit.ErrTampered) || tp != nil {
+				t.Fatalf("a listing after the chainer refused the trail yielded %v, %v; want ErrTampered", tp, err)
+			}
+			n++
+		}
+		if n != 1 {
+			t.Fatalf("a listing after the chainer refused the trail yielded %d errors, want 1", n)
 		}
 	})
 }

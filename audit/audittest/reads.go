@@ -160,15 +160,29 @@ func runSharedRows(t *testing.T, open func(t *testing.T) InTx) {
 // "ack <thread>" after each read returned. It returns only when a read
 // fails.
 func ReadCheckpointsUntilKilled(s checkpointer.Saver) error {
+	return readUntilKilled(s, killWriters, checkpointer.ListOptions{})
+}
+
+// ReadCheckpointsAloneUntilKilled is ReadCheckpointsUntilKilled with one
+// reader, whose listings are of ten checkpoints at most: alone in
+// flight, on a saver that can, each read carries its record in its own
+// statement (checkpointer.WithReadRecord), so a kill lands in those.
+func ReadCheckpointsAloneUntilKilled(s checkpointer.Saver) error {
+	return readUntilKilled(s, 1, checkpointer.ListOptions{Limit: 10})
+}
+
+// readUntilKilled runs readers readers, each getting and listing (with
+// opt) threads of its own, acknowledging each read on stdout.
+func readUntilKilled(s checkpointer.Saver, readers int, opt checkpointer.ListOptions) error {
 	ctx := audit.WithPrincipal(context.Background(), "kill-reader")
-	errs := make(chan error, killWriters)
-	for w := range killWriters {
+	errs := make(chan error, readers)
+	for w := range readers {
 		go func() {
 			for i := 0; ; i++ {
 				thread := fmt.Sprintf("r%d-%d", w, i)
 				var err error
 				if i%4 == 3 {
-					for _, lerr := range s.List(ctx, &checkpointer.Config{ThreadID: thread}, checkpointer.ListOptions{}) {
+					for _, lerr := range s.List(ctx, &checkpointer.Config{ThreadID: thread}, opt) {
 						if lerr != nil {
 							err = lerr
 							break

@@ -92,8 +92,8 @@ func TestReads(t *testing.T) {
 	audittest.RunReads(t, func(t *testing.T) audittest.InTx { return inTx(t, pgtest.Pool(t)) })
 }
 
-// killArg is what TestKillAuditedChild is given: its role ("writer" or
-// "reader") and its database.
+// killArg is what TestKillAuditedChild is given: its role ("writer",
+// "reader" or "lone reader") and its database.
 type killArg struct{ Role, DSN string }
 
 // TestKillAuditedChild is the process TestKillAudited kills: audited puts
@@ -108,9 +108,12 @@ func TestKillAuditedChild(t *testing.T) {
 		t.Fatal(err)
 	}
 	e := inTx(t, pool)
-	if arg.Role == "reader" {
+	switch arg.Role {
+	case "reader":
 		err = audittest.ReadCheckpointsUntilKilled(e.Saver)
-	} else {
+	case "lone reader":
+		err = audittest.ReadCheckpointsAloneUntilKilled(e.Saver)
+	default:
 		err = audittest.WriteCheckpointsUntilKilled(e.Saver)
 	}
 	fmt.Fprintln(os.Stderr, arg.Role+":", err)
@@ -122,14 +125,16 @@ func TestKillAuditedChild(t *testing.T) {
 // every acknowledged write is stored with its record, no record names a
 // write that is not stored, and the trail verifies once what was left
 // pending is chained. Reader: the trail verifies as left, and every
-// acknowledged read has its record once that is chained.
+// acknowledged read has its record once that is chained. Lone reader:
+// one reader, whose reads carry their records in their own statements
+// (checkpointer.WithReadRecord), killed among them, checked as reader.
 func TestKillAudited(t *testing.T) {
 	if testing.Short() {
 		t.Skip("spawns a child process")
 	}
-	for _, role := range []string{"writer", "reader"} {
+	for _, role := range []string{"writer", "reader", "lone reader"} {
 		check := audittest.KillCheckpointWriter
-		if role == "reader" {
+		if role != "writer" {
 			check = audittest.KillCheckpointReader
 		}
 		for round := range 3 {

@@ -248,6 +248,22 @@ func (s *Saver) PutWrites(ctx context.Context, cfg checkpointer.Config, writes [
 // it in the write's transaction when the driver can.
 func (s *Saver) RecordsInTx() bool { return s.caps.TxRecords }
 
+// RecordsReadsInTx implements checkpointer.ReadRecorder: a GetTuple or
+// List whose context carries an audit record (checkpointer.WithReadRecord)
+// inserts it in the read's own transaction when the driver has
+// ReadRecords; on another driver such a read is refused.
+func (s *Saver) RecordsReadsInTx() bool { return s.caps.ReadRecords }
+
+// readRecordCheck fails a read whose context carries an audit record the
+// driver cannot insert in the read's transaction (nothing may be read
+// unrecorded).
+func (s *Saver) readRecordCheck(ctx context.Context) error {
+	if checkpointer.ReadRecordOf(ctx) != nil && !s.caps.ReadRecords {
+		return fmt.Errorf("the read carries an audit record, which this driver cannot insert in its transaction: %w", errors.ErrUnsupported)
+	}
+	return nil
+}
+
 // record is the audit record ctx carries for the write, nil for none; an
 // error when the driver cannot insert it in the write's transaction (the
 // write must not happen unrecorded).
@@ -284,6 +300,9 @@ func (s *Saver) GetTuple(ctx context.Context, cfg checkpointer.Config) (*checkpo
 		return nil, s.wrap(err)
 	}
 	if err := ctx.Err(); err != nil {
+		return nil, s.wrap(err)
+	}
+	if err := s.readRecordCheck(ctx); err != nil {
 		return nil, s.wrap(err)
 	}
 	st, err := s.d.Load(ctx, cfg.ThreadID, cfg.CheckpointNS, cfg.CheckpointID)
@@ -337,6 +356,10 @@ func (s *Saver) List(ctx context.Context, cfg *checkpointer.Config, opt checkpoi
 			return
 		}
 		if err := ctx.Err(); err != nil {
+			yield(nil, s.wrap(err))
+			return
+		}
+		if err := s.readRecordCheck(ctx); err != nil {
 			yield(nil, s.wrap(err))
 			return
 		}

@@ -46,10 +46,12 @@ func (*driver) Name() string { return "postgres" }
 
 // Capabilities implements checkpointer.Driver: metadata @> filter is
 // exact, Python LangGraph shares the tables, a write inserts its audit
-// record in its own statement (put) or batch (put_writes), and a prune is
-// one batch (KeepLatest).
-func (*driver) Capabilities() checkpointer.DriverCapabilities {
-	return checkpointer.DriverCapabilities{ExactFilter: true, InlineParentValues: true, TxRecords: true, KeepLatest: true}
+// record in its own statement (put) or batch (put_writes), a read in its
+// statement (ReadRecords, on the saver's own pool or connection only: in a
+// caller's transaction the record would commit after the read returned,
+// or never), and a prune is one batch (KeepLatest).
+func (d *driver) Capabilities() checkpointer.DriverCapabilities {
+	return checkpointer.DriverCapabilities{ExactFilter: true, InlineParentValues: true, TxRecords: true, KeepLatest: true, ReadRecords: d.own}
 }
 
 // Load implements checkpointer.Driver with one statement: the checkpoint
@@ -59,6 +61,16 @@ func (d *driver) Load(ctx context.Context, thread, ns, id string) (*checkpointer
 	sql, args := d.q.getLatest, []any{thread, ns}
 	if id != "" {
 		sql, args = d.q.getByID, []any{thread, ns, id}
+	}
+	if r := checkpointer.ReadRecordOf(ctx); r != nil {
+		sts, err := d.recordedTuples(ctx, r, sql, args)
+		if err != nil {
+			return nil, fmt.Errorf("get tuple: %w", err)
+		}
+		if len(sts) == 0 {
+			return nil, nil
+		}
+		return sts[0], nil
 	}
 	var st *checkpointer.StoredCheckpoint
 	var err error
@@ -85,6 +97,30 @@ func (d *driver) Scan(ctx context.Context, q checkpointer.DriverQuery) iter.Seq2
 			yield(nil, fmt.Errorf("list: %w", err))
 			return
 		}
+		r := checkpointer.ReadRecordOf(ctx)
+		switch {
+		case r != nil && sql != "" && q.Limit > 0 && q.Limit <= checkpointer.MaxRecordedScan:
+			// The record and the page in one statement; the rows are
+			// handed on once it committed.
+			sts, err := d.recordedTuples(ctx, r, sql, args)
+			if err != nil {
+				yield(nil, fmt.Errorf("list: %w", err))
+				return
+			}
+			for _, st := range sts {
+				if !yield(st, nil) {
+					return
+				}
+			}
+			return
+		case r != nil:
+			// Too many rows to hold until a commit: the record commits
+			// first, by itself.
+			if err := d.insertRecord(ctx, r); err != nil {
+				yield(nil, fmt.Errorf("list: %w", err))
+				return
+			}
+		}
 		if sql == "" {
 			return // nothing can match
 		}
@@ -109,6 +145,71 @@ func tuples(ctx context.Context, db DB, sql string, args []any) iter.Seq2[*check
 		}
 		return r.stored()
 	})
+}
+
+// recordedTuples runs sql, a selectTuple statement, with the insert of
+// r, a read's audit record, as a CTE of it: one statement, one round
+// trip, one implicit transaction, which the server commits before it
+// answers the statement's Sync. The rows are returned only once the
+// statement was read to its end, so after that commit; the server itself
+// sends no row before the insert ran (a statement with a data-modifying
+// CTE runs to its end before its first row goes out), and when the
+// insert or the commit fails the statement fails and nothing read is
+// returned (TestWritesInTx's refused read). One statement, not a
+// batch of the insert and the query: on the benchmark's get_tuple at 1 in
+// flight the batch cost the server ~20 µs a read more (its executor
+// start-up and protocol messages). Retried as the driver's writes are
+// (pgretry.Owned: the record's row is the same, and the aborted
+// transaction stored nothing).
+//
+// On a Citus coordinator the record commits first, by itself, and the
+// query follows: a CTE that inserts into the coordinator's pending table
+// beside a query of distributed tables is planned apart from it there,
+// and that path is not tested.
+func (d *driver) recordedTuples(ctx context.Context, r *checkpointer.RecordRow, sql string, args []any) ([]*checkpointer.StoredCheckpoint, error) {
+	if d.topo.Distributed(ctx, d.db) {
+		if err := d.insertRecord(ctx, r); err != nil {
+			return nil, err
+		}
+		var out []*checkpointer.StoredCheckpoint
+		for st, err := range tuples(ctx, d.db, sql, args) {
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, st)
+		}
+		return out, nil
+	}
+	n := len(args)
+	stmt := "WITH record_ AS (\n\t" + r.InsertSQL(func(i int) string { return "$" + strconv.Itoa(n+i+1) }) + "\n)\n" + sql
+	all := append(slices.Clip(args), r.Values...)
+	var out []*checkpointer.StoredCheckpoint
+	err := pgretry.Owned(ctx, d.own, func() error {
+		out = out[:0]
+		for st, err := range tuples(ctx, d.db, stmt, all) {
+			if err != nil {
+				return err
+			}
+			out = append(out, st)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// insertRecord commits r, a read's audit record, by itself.
+func (d *driver) insertRecord(ctx context.Context, r *checkpointer.RecordRow) error {
+	err := pgretry.Owned(ctx, d.own, func() error {
+		_, err := d.db.Exec(ctx, r.InsertSQL(func(i int) string { return "$" + strconv.Itoa(i+1) }), r.Values...)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("audit record: %w", err)
+	}
+	return nil
 }
 
 // buildList builds a Scan's statement, across threads in the form for the

@@ -27,9 +27,11 @@ var _ checkpointer.Driver = (*driver)(nil)
 func (*driver) Name() string { return "sqlite" }
 
 // Capabilities implements checkpointer.Driver: scalar filters narrow the
-// scan in SQL; the engine checks the rest.
+// scan in SQL; the engine checks the rest. A write inserts its audit
+// record in its transaction, and a read its own in a write transaction
+// holding the read (ReadRecords).
 func (*driver) Capabilities() checkpointer.DriverCapabilities {
-	return checkpointer.DriverCapabilities{Serialized: true, TxRecords: true}
+	return checkpointer.DriverCapabilities{Serialized: true, TxRecords: true, ReadRecords: true}
 }
 
 // Threads implements checkpointer.Driver.

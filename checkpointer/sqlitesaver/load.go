@@ -184,18 +184,20 @@ func scanWrites(rs *sql.Rows, byID map[string]*row) ([]checkpointer.WriteRow, er
 	return out, rs.Err()
 }
 
-// Load implements checkpointer.Driver: one read transaction.
+// Load implements checkpointer.Driver: one read transaction, or, for a
+// read carrying its audit record (checkpointer.ReadRecordOf), one write
+// transaction that inserts the record and reads (recorded).
 func (d *driver) Load(ctx context.Context, thread, ns, id string) (*checkpointer.StoredCheckpoint, error) {
 	var r *row
-	err := d.db.Read(ctx, func(tx *sql.Tx) error {
+	err := d.recorded(ctx, func(tx *sql.Tx, st *stmts) error {
 		var (
 			rs  *sql.Rows
 			err error
 		)
 		if id != "" {
-			rs, err = tx.StmtContext(ctx, d.st.byID).QueryContext(ctx, thread, ns, id)
+			rs, err = tx.StmtContext(ctx, st.byID).QueryContext(ctx, thread, ns, id)
 		} else {
-			rs, err = tx.StmtContext(ctx, d.st.latest).QueryContext(ctx, thread, ns)
+			rs, err = tx.StmtContext(ctx, st.latest).QueryContext(ctx, thread, ns)
 		}
 		if err != nil {
 			return err
@@ -205,7 +207,7 @@ func (d *driver) Load(ctx context.Context, thread, ns, id string) (*checkpointer
 			return err
 		}
 		r = rows[0]
-		return fill(ctx, tx, d.st, rows)
+		return fill(ctx, tx, st, rows)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("get tuple: %w", err)
@@ -224,6 +226,40 @@ func (d *driver) Scan(ctx context.Context, q checkpointer.DriverQuery) iter.Seq2
 		where, args := listWhere(q)
 		var last *row
 		yielded := 0
+		if r := checkpointer.ReadRecordOf(ctx); r != nil {
+			if q.Limit > 0 && q.Limit <= checkpointer.MaxRecordedScan {
+				// The record and the page (every row q selects) in
+				// one write transaction; the rows are handed on once it
+				// committed.
+				var page []*row
+				err := d.recorded(ctx, func(tx *sql.Tx, st *stmts) error {
+					rs, err := tx.QueryContext(ctx, listSQL(where, false), append(args[:len(args):len(args)], q.Limit)...)
+					if err != nil {
+						return err
+					}
+					if page, err = scanRows(rs); err != nil {
+						return err
+					}
+					return fill(ctx, tx, st, page)
+				})
+				if err != nil {
+					yield(nil, fmt.Errorf("list: %w", err))
+					return
+				}
+				for _, r := range page {
+					if !yield(r, nil) {
+						return
+					}
+				}
+				return
+			}
+			// Too many rows to hold until a commit: the record commits
+			// first, by itself.
+			if err := d.recorded(ctx, func(*sql.Tx, *stmts) error { return nil }); err != nil {
+				yield(nil, fmt.Errorf("list: %w", err))
+				return
+			}
+		}
 		for {
 			if err := ctx.Err(); err != nil {
 				yield(nil, fmt.Errorf("list: %w", err))
@@ -266,6 +302,27 @@ func (d *driver) Scan(ctx context.Context, q checkpointer.DriverQuery) iter.Seq2
 			last = page[len(page)-1]
 		}
 	}
+}
+
+// recorded runs fn in a read transaction, or, when ctx carries a read's
+// audit record (checkpointer.ReadRecordOf), in a write transaction that
+// inserts the record first: one transaction and one commit for the read
+// and its record, and fn's rows go to the caller only once it committed
+// (a failed insert fails it before fn runs).
+//
+// fn is given the statements of tx's pool.
+func (d *driver) recorded(ctx context.Context, fn func(tx *sql.Tx, st *stmts) error) error {
+	r := checkpointer.ReadRecordOf(ctx)
+	if r == nil {
+		return d.db.Read(ctx, func(tx *sql.Tx) error { return fn(tx, d.st) })
+	}
+	d.st.prepareRecord(ctx, d.db.Writer(), r)
+	return d.db.Write(ctx, func(tx *sql.Tx) error {
+		if _, err := d.st.records.Exec(ctx, tx, recordSQL(r), r.Values...); err != nil {
+			return fmt.Errorf("audit record: %w", err)
+		}
+		return fn(tx, d.st.onWriter)
+	})
 }
 
 // listWhere returns a Scan's conditions and their arguments: the scalar

@@ -25,6 +25,10 @@ type stmts struct {
 	// parsing one in every write was a tenth of an audited put_writes's
 	// CPU.
 	records sqlitedb.StmtCache
+	// onWriter holds the reader pool's statements (latest … sends)
+	// prepared on the writer pool: a read carrying its audit record runs
+	// in a write transaction (driver.recorded).
+	onWriter *stmts
 }
 
 // recordSQL is r's INSERT with SQLite's placeholders.
@@ -94,6 +98,7 @@ func prepare(ctx context.Context, db *sqlitedb.DB) (*stmts, error) {
 	st.savepoint = p(w, `SAVEPOINT memvault_group`)
 	st.rollbackTo = p(w, `ROLLBACK TO memvault_group`)
 	st.release = p(w, `RELEASE memvault_group`)
+	st.onWriter = &stmts{latest: p(w, sqlLatest), byID: p(w, sqlByID), blobs: p(w, sqlBlobs), writes: p(w, sqlWrites), sends: p(w, sqlSends)}
 	if err := errors.Join(errs...); err != nil {
 		st.close()
 		return nil, err
@@ -109,4 +114,7 @@ func (st *stmts) close() {
 		}
 	}
 	st.records.Close()
+	if st.onWriter != nil {
+		st.onWriter.close()
+	}
 }
