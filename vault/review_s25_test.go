@@ -182,7 +182,7 @@ func TestReviewS25IntentGapRefusesReadmittedSubject(t *testing.T) {
 // TestReviewS25EveryWritePathOnCopy: the write paths besides put,
 // put_writes and store put, by processes running on a copy of the key
 // table after Forget(carol) on the live table: group commit, async
-// durability (queued, then flushed), copy thread into a carol thread,
+// durability (queued, then flushed), copy thread (of no subject's) into a carol thread,
 // ImportThread, a store Batch. Each must fail with keys.ErrSubjectErased
 // (or store nothing that reads back).
 func TestReviewS25EveryWritePathOnCopy(t *testing.T) {
@@ -214,6 +214,12 @@ func TestReviewS25EveryWritePathOnCopy(t *testing.T) {
 			if _, err := putCarolS22(ctx, stales[0], "erin:1", "erin is fine"); err != nil { // keys the copy holds
 				t.Fatal(err)
 			}
+			// A thread of no subject, to copy into a thread of carol's: a
+			// copy from another subject's thread is refused before any key
+			// is used (keys.ErrSubjectMismatch, TestCopyAcrossSubjectsRefused).
+			if _, err := putCarolS22(ctx, stales[0], "lobby", "no one's"); err != nil {
+				t.Fatal(err)
+			}
 			if h, err = Open(ctx, live); err != nil {
 				t.Fatal(err)
 			}
@@ -235,7 +241,7 @@ func TestReviewS25EveryWritePathOnCopy(t *testing.T) {
 				got["async put"] = fmt.Errorf("no Flush on %T", asy.Saver)
 			}
 			if cpr, ok := plain.Saver.(checkpointer.Copier); ok {
-				got["copy thread erin:1 -> carol:22"] = cpr.CopyThread(ctx, "erin:1", "carol:22")
+				got["copy thread lobby -> carol:22"] = cpr.CopyThread(ctx, "lobby", "carol:22")
 			} else {
 				t.Errorf("%T is no Copier", plain.Saver)
 			}

@@ -92,8 +92,8 @@ func TestReads(t *testing.T) {
 	audittest.RunReads(t, func(t *testing.T) audittest.InTx { return inTx(t, pgtest.Pool(t)) })
 }
 
-// killArg is what TestKillAuditedChild is given: its role ("writer" or
-// "reader") and its database.
+// killArg is what TestKillAuditedChild is given: its role ("writer",
+// "reader" or "lone reader") and its database.
 type killArg struct{ Role, DSN string }
 
 // TestKillAuditedChild is the process TestKillAudited kills: audited puts

@@ -96,8 +96,8 @@ func TestReads(t *testing.T) {
 	})
 }
 
-// killArg is what TestKillAuditedChild is given: its role ("writer" or
-// "reader") and its data file.
+// killArg is what TestKillAuditedChild is given: its role ("writer",
+// "reader" or "lone reader") and its data file.
 type killArg struct{ Role, Path string }
 
 // TestKillAuditedChild is the process TestKillAudited kills: audited puts
@@ -109,9 +109,12 @@ func TestKillAuditedChild(t *testing.T) {
 	}
 	e := inTx(t, arg.Path)
 	var err error
-	if arg.Role == "reader" {
+	switch arg.Role {
+	case "reader":
 		err = audittest.ReadCheckpointsUntilKilled(e.Saver)
-	} else {
+	case "lone reader":
+		err = audittest.ReadCheckpointsAloneUntilKilled(e.Saver)
+	default:
 		err = audittest.WriteCheckpointsUntilKilled(e.Saver)
 	}
 	fmt.Fprintln(os.Stderr, arg.Role+":", err)
@@ -123,14 +126,16 @@ func TestKillAuditedChild(t *testing.T) {
 // the trail. Writer: every acknowledged write is stored with its record,
 // no record names a write that is not stored, and the trail verifies once
 // what was left pending is chained. Reader: the trail verifies as left,
-// and every acknowledged read has its record once that is chained.
+// and every acknowledged read has its record once that is chained. Lone
+// reader: one reader, whose reads insert their records in their own write
+// transactions (checkpointer.WithReadRecord), checked as reader.
 func TestKillAudited(t *testing.T) {
 	if testing.Short() {
 		t.Skip("spawns a child process")
 	}
-	for _, role := range []string{"writer", "reader"} {
+	for _, role := range []string{"writer", "reader", "lone reader"} {
 		check := audittest.KillCheckpointWriter
-		if role == "reader" {
+		if role != "writer" {
 			check = audittest.KillCheckpointReader
 		}
 		for round := range 3 {
