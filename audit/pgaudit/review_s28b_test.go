@@ -319,3 +319,59 @@ func TestS28bMixedPathsExactlyOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestS28bReadRecordRetried: the read's statement fails with a
+// serialization failure (40001, which pgretry.Owned retries) raised by
+// its record's insert, once per read, then passes: each read returns its
+// data with exactly one record (the aborted attempt stored none). When
+// every attempt fails, the read returns no data and leaves no record.
+func TestS28bReadRecordRetried(t *testing.T) {
+	pool := pgtest.Pool(t)
+	e := inTx(t, pool)
+	ctx := t.Context()
+	cp := s28bPut(t, e.Inner, "retry")
+	s28bPut(t, e.Inner, "never")
+	for _, sql := range []string{
+		`CREATE SEQUENCE s28b_seq`,
+		`CREATE FUNCTION s28b_flaky() RETURNS trigger LANGUAGE plpgsql AS $$BEGIN
+			IF NEW.target = 'never' OR (NEW.target = 'retry' AND nextval('s28b_seq') % 2 = 1) THEN
+				RAISE EXCEPTION 's28b: serialization' USING ERRCODE = '40001';
+			END IF; RETURN NEW; END$$`,
+		`CREATE TRIGGER s28b_flaky_t AFTER INSERT ON memvault_audit_pending FOR EACH ROW EXECUTE FUNCTION s28b_flaky()`,
+	} {
+		if _, err := pool.Exec(ctx, sql); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if data, failed := s28bReads(ctx, e.Saver, "retry", cp.ID); data != 3 || failed != 0 {
+		t.Fatalf("reads retried once: %d returned data, %d failed; want 3 and 0", data, failed)
+	}
+	if data, failed := s28bReads(ctx, e.Saver, "never", ""); data != 0 || failed != 3 {
+		t.Fatalf("reads failing every attempt: %d returned data, %d failed; want 0 and 3", data, failed)
+	}
+	var attempts int64
+	if err := pool.QueryRow(ctx, `SELECT last_value FROM s28b_seq`).Scan(&attempts); err != nil {
+		t.Fatal(err)
+	}
+	if attempts != 6 {
+		t.Logf("%d attempts of the retried reads' records (6 expected: the statement was not retried as one?)", attempts)
+	}
+	if err := e.Trail.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int{}
+	if err := e.Trail.Records(ctx, audit.Filter{}, func(r audit.Record) error {
+		if r.Op == audit.OpCheckpointRead {
+			got[r.Target]++
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if got["retry"] != 3 || got["never"] != 0 {
+		t.Fatalf("read records: retry %d (want 3), never %d (want 0)", got["retry"], got["never"])
+	}
+	if _, err := e.Trail.Verify(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
