@@ -375,3 +375,77 @@ func TestS28bReadRecordRetried(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestS28bReadCancelledMidStatement: the caller's context is cancelled
+// while the read's statement runs its record's insert (a trigger sleeps
+// in it; the test waits for it, not for time): the read fails with the
+// context's error, returns nothing, and no record commits.
+func TestS28bReadCancelledMidStatement(t *testing.T) {
+	pool := pgtest.Pool(t)
+	e := inTx(t, pool)
+	cp := s28bPut(t, e.Inner, "cancelled")
+	for _, sql := range []string{
+		`CREATE FUNCTION s28b_sleep2() RETURNS trigger LANGUAGE plpgsql AS $$BEGIN IF NEW.target = 'cancelled' THEN PERFORM pg_sleep(3600); END IF; RETURN NEW; END$$`,
+		`CREATE TRIGGER s28b_sleep2_t AFTER INSERT ON memvault_audit_pending FOR EACH ROW EXECUTE FUNCTION s28b_sleep2()`,
+	} {
+		if _, err := pool.Exec(t.Context(), sql); err != nil {
+			t.Fatal(err)
+		}
+	}
+	read := func(name string, f func(ctx context.Context) (bool, error)) {
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		done := make(chan struct{})
+		var got bool
+		var err error
+		go func() { defer close(done); got, err = f(ctx) }()
+		for {
+			var n int
+			if err := pool.QueryRow(t.Context(), `SELECT count(*) FROM pg_stat_activity WHERE wait_event = 'PgSleep' AND datname = current_database()`).Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			if n > 0 {
+				break
+			}
+			select {
+			case <-done:
+				t.Fatalf("%s returned (%v, %v) before it was cancelled", name, got, err)
+			default:
+			}
+		}
+		cancel()
+		<-done
+		if got || !errors.Is(err, context.Canceled) {
+			t.Errorf("%s cancelled mid-statement = data %v, %v; want none and context.Canceled", name, got, err)
+		}
+	}
+	read("GetTuple", func(ctx context.Context) (bool, error) {
+		tp, err := e.Saver.GetTuple(ctx, checkpointer.Config{ThreadID: "cancelled", CheckpointID: cp.ID})
+		return tp != nil, err
+	})
+	read("List(10)", func(ctx context.Context) (bool, error) {
+		var got bool
+		var first error
+		for tp, err := range e.Saver.List(ctx, &checkpointer.Config{ThreadID: "cancelled"}, checkpointer.ListOptions{Limit: 10}) {
+			got = got || tp != nil
+			if err != nil && first == nil {
+				first = err
+			}
+		}
+		return got, first
+	})
+	// Wait until the cancelled statements ended on the server (a
+	// statement still asleep could commit its record later).
+	for {
+		var n int
+		if err := pool.QueryRow(t.Context(), `SELECT count(*) FROM pg_stat_activity WHERE wait_event = 'PgSleep' AND datname = current_database()`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n == 0 {
+			break
+		}
+	}
+	if n := s28bPending(t, pool, "cancelled"); n != 0 {
+		t.Fatalf("%d pending records of cancelled reads", n)
+	}
+}
