@@ -126,9 +126,9 @@ func TestS28bReadOnlyConnection(t *testing.T) {
 
 // TestS28bReadKilledBeforeCommit: the read's backend is terminated
 // (pg_terminate_backend from another connection) while its record's
-// insert runs — after the server sent the read's rows, since a CTE the
-// query does not read runs at the statement's end. The read must fail,
-// and no record may be left.
+// insert runs (a statement with a data-modifying CTE is run to its end
+// before its rows go out: PORTAL_ONE_MOD_WITH). The read must fail, and
+// no record may be left.
 func TestS28bReadKilledBeforeCommit(t *testing.T) {
 	pool := pgtest.Pool(t)
 	e := inTx(t, pool)
