@@ -245,6 +245,25 @@ func (t *tx) Fines(ctx context.Context, keys []store.RowKey, fn func(k store.Row
 	})
 }
 
+// WarmFines reads the fine parts of keys on a connection of the reader
+// pool, outside the transaction, and discards them (vecindex.FineWarmer):
+// their pages are then in the operating system's page cache when the
+// transaction's Fines reads them. Whatever generation that connection
+// sees, the pages of the same rows are nearly all the same, and no
+// result comes from it. A write does not warm (its search reads on the
+// writer's one connection, and the pool's connections could wait for its
+// lock), nor a store whose reads share one connection with its writes.
+func (t *tx) WarmFines(ctx context.Context, keys []store.RowKey) {
+	if t.write || t.d.st.r == t.d.st.w {
+		return
+	}
+	var k store.RowKey
+	var fine sql.RawBytes
+	_ = byKeyBatches(ctx, t.d.st.r.fines, keys, func(rs *sql.Rows) error {
+		return rs.Scan(&k.NS, &k.Key, &fine)
+	})
+}
+
 // Codes reads the code rows of keys with their fine parts, in one query
 // a batch, and hands each as the blob EncodeCode made (vecindex.JoinCode).
 func (t *tx) Codes(ctx context.Context, keys []store.RowKey, fn func(k store.RowKey, updated int64, code []byte)) error {
@@ -333,6 +352,26 @@ func (t *tx) SnapshotSize(ctx context.Context) (int64, error) {
 
 func (t *tx) SnapshotParts(ctx context.Context, use func([]byte) bool) error {
 	return readParts(ctx, t.Tx.Tx, use)
+}
+
+// WarmVectors reads the vectors of keys on a connection of the reader
+// pool, outside the transaction, and discards them
+// (engine.VectorWarmer), as WarmFines does fine parts.
+func (t *tx) WarmVectors(ctx context.Context, keys []store.RowKey) {
+	if t.write || t.d.st.r == t.d.st.w {
+		return
+	}
+	r := t.d.db.Reader()
+	for start := 0; start < len(keys) && ctx.Err() == nil; start += 200 {
+		in, args := keysIn(keys[start:min(len(keys), start+200)])
+		rs, err := r.QueryContext(ctx, `SELECT embedding FROM store_vectors WHERE `+in, args...)
+		if err != nil {
+			return
+		}
+		for rs.Next() {
+		}
+		rs.Close()
+	}
 }
 
 func (t *tx) VectorsOf(ctx context.Context, keys []store.RowKey, fn func(store.RowKey, time.Time, []store.Vector) error) error {

@@ -512,10 +512,12 @@ func keysIn(keys []store.RowKey) (string, []any) {
 }
 
 var (
-	_ store.DriverTx     = (*tx)(nil)
-	_ engine.FenceTx     = (*tx)(nil)
-	_ engine.IndexTx     = (*tx)(nil)
-	_ engine.IndexWriter = (*tx)(nil)
-	_ engine.FloatSource = (*tx)(nil)
-	_ store.Driver       = (*driver)(nil)
+	_ store.DriverTx      = (*tx)(nil)
+	_ engine.FenceTx      = (*tx)(nil)
+	_ engine.IndexTx      = (*tx)(nil)
+	_ engine.IndexWriter  = (*tx)(nil)
+	_ engine.FloatSource  = (*tx)(nil)
+	_ vecindex.FineWarmer = (*tx)(nil)
+	_ engine.VectorWarmer = (*tx)(nil)
+	_ store.Driver        = (*driver)(nil)
 )

@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // Scored is an item scored exactly: by the best score of its vectors.
@@ -64,6 +65,45 @@ type CodeReader interface {
 type FineReader interface {
 	Fines(ctx context.Context, keys []Key, fn func(k Key, fine []byte)) error
 }
+
+// FineWarmer is a FineReader that can also read the storage pages of
+// items' fine parts ahead of a Fines call, outside the search's read
+// (store/sqlitestore: on another connection of its reader pool), and
+// discard them: the Fines call that follows, or runs meanwhile, then
+// finds them in the operating system's page cache. A search right after
+// a store opened, before the middle parts are in (fill.go), bounds up to
+// ~1 300 items of a dense topic by their fine parts; from a cold page
+// cache each is a random read or two, one after the other in one read,
+// and waiting for them was most of that first search (issue 32). Warming
+// a batch's later keys on other connections while the read reads the
+// first ones overlaps those waits. WarmFines returns when it has read
+// them, when ctx ends, or at once when it cannot warm (inside a write, or
+// a store of one connection); it reports no error: what it reads, the
+// Fines call reads again, in the search's read.
+type FineWarmer interface {
+	WarmFines(ctx context.Context, keys []Key)
+}
+
+// VectorWarmer is a Rescorer that can also read the storage pages of
+// items' vectors ahead of a Rescore, outside the search's read, as
+// FineWarmer does for fine parts (store/sqlitestore: a vector row of 1 536
+// dimensions overflows its page, and finding one by its key reads the
+// overflow pages of the rows its search compares it with, ~40 pages an
+// item; from a cold page cache, one after the other). Top warms the
+// batches it rescores on a cold index (see refineFines).
+type VectorWarmer interface {
+	WarmVectors(ctx context.Context, keys []Key)
+}
+
+// warmMin is the fewest keys a refine warms ahead (fewer are one or two
+// pages a connection, not worth it); warmWays is how many parts a batch's
+// keys are cut into, all but the first warmed each on a connection of its
+// own while the search's read reads the first (a reader pool has four
+// connections, one of them the search's: one is left for other readers).
+const (
+	warmMin  = 32
+	warmWays = 3
+)
 
 // RescoreBatch is how many items Top reads and scores exactly at a
 // time; MaxBounded bounds the items it ranks by bound per scan of the
@@ -253,7 +293,14 @@ func (c *Cache) Top(ctx context.Context, gen int64, prefix string, r Rescorer, n
 			keys[i] = pool[i].key
 		}
 		pool = pool[n:]
+		var stop func()
+		if vw, ok := r.(VectorWarmer); ok && len(keys) >= warmWays && c.cold(held) {
+			stop = c.warm(ctx, keys, vw.WarmVectors)
+		}
 		part, err := r.Rescore(ctx, keys)
+		if stop != nil {
+			stop()
+		}
 		if err != nil {
 			return nil, false, err
 		}
@@ -418,7 +465,11 @@ func (c *Cache) refineFines(ctx context.Context, fr FineReader, gen int64, t *co
 		keys[i] = cd.key
 	}
 	dims := t.dims
+	cold := t.filling || t.mid == nil // see cold
 	c.mu.RUnlock()
+	if fw, ok := fr.(FineWarmer); ok && cold && len(keys) >= warmMin {
+		defer c.warm(ctx, keys, fw.WarmFines)()
+	}
 	err := fr.Fines(ctx, keys, func(k Key, b []byte) {
 		i, ok := at[k]
 		if !ok || items[i].e == nil {
@@ -443,4 +494,47 @@ func (c *Cache) refineFines(ctx context.Context, fr FineReader, gen int64, t *co
 		}
 	}
 	return true, nil
+}
+
+// cold reports whether t, an index Top ranks in, has no middle parts:
+// loaded from the snapshot, its fill not in yet (or over budget for
+// them). Its searches refine large batches, and right after a load the
+// pages they read are likely not in the page cache: they warm them
+// (FineWarmer, VectorWarmer). An index with middle parts does not: its
+// searches read few pages, most of them cached, and warming would only
+// add work.
+func (c *Cache) cold(t *codeIndex) bool {
+	if t == nil {
+		return false
+	}
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return t.filling || t.mid == nil
+}
+
+// warm sorts keys in the order the storage reads them (namespace, then
+// key, bytewise: SQLite's order of the primary key, which its IN list
+// follows), cuts them into warmWays parts and warms every part but the
+// first (which the search's read reads meanwhile) with read on a
+// goroutine of its own. The function it returns stops the warming and
+// waits for it.
+func (c *Cache) warm(ctx context.Context, keys []Key, read func(context.Context, []Key)) func() {
+	slices.SortFunc(keys, func(a, b Key) int {
+		if n := strings.Compare(a.NS, b.NS); n != 0 {
+			return n
+		}
+		return strings.Compare(a.Key, b.Key)
+	})
+	wctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	per := (len(keys) + warmWays - 1) / warmWays
+	for start := per; start < len(keys); start += per {
+		part := keys[start:min(len(keys), start+per)]
+		c.Stats.Warmed.Add(int64(len(part)))
+		wg.Go(func() { read(wctx, part) })
+	}
+	return func() {
+		cancel()
+		wg.Wait()
+	}
 }
