@@ -294,22 +294,6 @@ func (r fineRescorer) WarmFines(ctx context.Context, keys []vecindex.Key) {
 	}
 }
 
-// WarmVectors reads the pages of the vectors of keys ahead, outside the
-// search's read, when the driver's transaction can (VectorWarmer);
-// otherwise it does nothing.
-func (r rescorer) WarmVectors(ctx context.Context, keys []vecindex.Key) {
-	if w, ok := r.itx.(VectorWarmer); ok {
-		w.WarmVectors(ctx, keys)
-	}
-}
-
-// VectorWarmer is an IndexTx that can read the pages of items' vectors
-// ahead of VectorsOf, outside the transaction, and discard them
-// (vecindex.VectorWarmer).
-type VectorWarmer interface {
-	WarmVectors(ctx context.Context, keys []store.RowKey)
-}
-
 // rescorer is a search's exact scoring for the index (vecindex.Rescorer).
 type rescorer struct {
 	*queries

@@ -250,9 +250,10 @@ func (t *tx) Fines(ctx context.Context, keys []store.RowKey, fn func(k store.Row
 // their pages are then in the operating system's page cache when the
 // transaction's Fines reads them. Whatever generation that connection
 // sees, the pages of the same rows are nearly all the same, and no
-// result comes from it. A write does not warm (its search reads on the
-// writer's one connection, and the pool's connections could wait for its
-// lock), nor a store whose reads share one connection with its writes.
+// result comes from it. A write does not warm (the first search after
+// open, which this is for, is a read), nor a store whose reads share the
+// writer's one connection (":memory:": the transaction holds it, and a
+// read on the pool would wait for it forever).
 func (t *tx) WarmFines(ctx context.Context, keys []store.RowKey) {
 	if t.write || t.d.st.r == t.d.st.w {
 		return
@@ -352,26 +353,6 @@ func (t *tx) SnapshotSize(ctx context.Context) (int64, error) {
 
 func (t *tx) SnapshotParts(ctx context.Context, use func([]byte) bool) error {
 	return readParts(ctx, t.Tx.Tx, use)
-}
-
-// WarmVectors reads the vectors of keys on a connection of the reader
-// pool, outside the transaction, and discards them
-// (engine.VectorWarmer), as WarmFines does fine parts.
-func (t *tx) WarmVectors(ctx context.Context, keys []store.RowKey) {
-	if t.write || t.d.st.r == t.d.st.w {
-		return
-	}
-	r := t.d.db.Reader()
-	for start := 0; start < len(keys) && ctx.Err() == nil; start += 200 {
-		in, args := keysIn(keys[start:min(len(keys), start+200)])
-		rs, err := r.QueryContext(ctx, `SELECT embedding FROM store_vectors WHERE `+in, args...)
-		if err != nil {
-			return
-		}
-		for rs.Next() {
-		}
-		rs.Close()
-	}
 }
 
 func (t *tx) VectorsOf(ctx context.Context, keys []store.RowKey, fn func(store.RowKey, time.Time, []store.Vector) error) error {

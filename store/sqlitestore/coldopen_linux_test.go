@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
@@ -117,6 +118,18 @@ func BenchmarkColdOpen1536(b *testing.B) {
 			io0, t0 := readIO(), time.Now()
 			s := openStore(b, path, Options{Index: g.index()})
 			open := time.Since(t0)
+			if os.Getenv("MEMVAULT_BENCH_FADV_RANDOM") != "" {
+				ents, _ := os.ReadDir("/proc/self/fd")
+				n := 0
+				for _, e := range ents {
+					if l, _ := os.Readlink("/proc/self/fd/" + e.Name()); l == path {
+						fd, _ := strconv.Atoi(e.Name())
+						syscall.Syscall6(syscall.SYS_FADVISE64, uintptr(fd), 0, 0, 1, 0, 0)
+						n++
+					}
+				}
+				fmt.Fprintf(os.Stderr, "FADV_RANDOM on %d fds\n", n)
+			}
 			var load time.Duration
 			if os.Getenv("MEMVAULT_BENCH_SPLIT") != "" {
 				// The index's load alone: a search of a namespace without
@@ -133,6 +146,11 @@ func BenchmarkColdOpen1536(b *testing.B) {
 			r := run{open: open, first: time.Since(t1), cpu: cpuTime() - cpu0, io: readIO().sub(io0)}
 			if err != nil || len(res) != 10 {
 				b.Fatal(err, len(res))
+			}
+			if tool := os.Getenv("MEMVAULT_BENCH_RESIDENT"); tool != "" {
+				out, _ := exec.Command(tool, "resident", path).CombinedOutput()
+				_ = exec.Command(tool, "pages", path, "/tmp/s28-cold-tmp/resident-"+mode+".txt").Run()
+				fmt.Fprintf(os.Stderr, "RESIDENT after first search: %s", out)
 			}
 			warmed, refined, rescored := s.cache.Stats.Warmed.Load()-w0, s.cache.Stats.Refined.Load()-f0, s.cache.Stats.Rescored.Load()-r0
 			if err := s.Close(); err != nil {

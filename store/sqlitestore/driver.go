@@ -518,6 +518,5 @@ var (
 	_ engine.IndexWriter  = (*tx)(nil)
 	_ engine.FloatSource  = (*tx)(nil)
 	_ vecindex.FineWarmer = (*tx)(nil)
-	_ engine.VectorWarmer = (*tx)(nil)
 	_ store.Driver        = (*driver)(nil)
 )

@@ -69,12 +69,12 @@ type FineReader interface {
 // FineWarmer is a FineReader that can also read the storage pages of
 // items' fine parts ahead of a Fines call, outside the search's read
 // (store/sqlitestore: on another connection of its reader pool), and
-// discard them: the Fines call that follows, or runs meanwhile, then
-// finds them in the operating system's page cache. A search right after
-// a store opened, before the middle parts are in (fill.go), bounds up to
-// ~1 300 items of a dense topic by their fine parts; from a cold page
-// cache each is a random read or two, one after the other in one read,
-// and waiting for them was most of that first search (issue 32). Warming
+// discard them: the Fines call that runs meanwhile then finds them in
+// the operating system's page cache. A search right after a store
+// opened, before the middle parts are in (fill.go), bounds up to ~1 300
+// items of a dense topic by their fine parts (100 000 × 1 536, 80
+// topics): from a cold page cache ~2 100 random page reads (the key's
+// index leaf, then the row's), one after the other in one read. Warming
 // a batch's later keys on other connections while the read reads the
 // first ones overlaps those waits. WarmFines returns when it has read
 // them, when ctx ends, or at once when it cannot warm (inside a write, or
@@ -82,17 +82,6 @@ type FineReader interface {
 // Fines call reads again, in the search's read.
 type FineWarmer interface {
 	WarmFines(ctx context.Context, keys []Key)
-}
-
-// VectorWarmer is a Rescorer that can also read the storage pages of
-// items' vectors ahead of a Rescore, outside the search's read, as
-// FineWarmer does for fine parts (store/sqlitestore: a vector row of 1 536
-// dimensions overflows its page, and finding one by its key reads the
-// overflow pages of the rows its search compares it with, ~40 pages an
-// item; from a cold page cache, one after the other). Top warms the
-// batches it rescores on a cold index (see refineFines).
-type VectorWarmer interface {
-	WarmVectors(ctx context.Context, keys []Key)
 }
 
 // warmMin is the fewest keys a refine warms ahead (fewer are one or two
@@ -293,14 +282,7 @@ func (c *Cache) Top(ctx context.Context, gen int64, prefix string, r Rescorer, n
 			keys[i] = pool[i].key
 		}
 		pool = pool[n:]
-		var stop func()
-		if vw, ok := r.(VectorWarmer); ok && len(keys) >= warmWays && c.cold(held) {
-			stop = c.warm(ctx, keys, vw.WarmVectors)
-		}
 		part, err := r.Rescore(ctx, keys)
-		if stop != nil {
-			stop()
-		}
 		if err != nil {
 			return nil, false, err
 		}
@@ -465,7 +447,12 @@ func (c *Cache) refineFines(ctx context.Context, fr FineReader, gen int64, t *co
 		keys[i] = cd.key
 	}
 	dims := t.dims
-	cold := t.filling || t.mid == nil // see cold
+	// Without middle parts (a load from the snapshot whose fill is not
+	// in yet, or an index over budget for them) the batches are large,
+	// and right after a load their pages are likely not in the page
+	// cache. An index with middle parts refines few items, most of them
+	// cached: warming would only add work.
+	cold := t.filling || t.mid == nil
 	c.mu.RUnlock()
 	if fw, ok := fr.(FineWarmer); ok && cold && len(keys) >= warmMin {
 		defer c.warm(ctx, keys, fw.WarmFines)()
@@ -494,22 +481,6 @@ func (c *Cache) refineFines(ctx context.Context, fr FineReader, gen int64, t *co
 		}
 	}
 	return true, nil
-}
-
-// cold reports whether t, an index Top ranks in, has no middle parts:
-// loaded from the snapshot, its fill not in yet (or over budget for
-// them). Its searches refine large batches, and right after a load the
-// pages they read are likely not in the page cache: they warm them
-// (FineWarmer, VectorWarmer). An index with middle parts does not: its
-// searches read few pages, most of them cached, and warming would only
-// add work.
-func (c *Cache) cold(t *codeIndex) bool {
-	if t == nil {
-		return false
-	}
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	return t.filling || t.mid == nil
 }
 
 // warm sorts keys in the order the storage reads them (namespace, then

@@ -1,0 +1,87 @@
+package sqlitestore
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/memvault/memvault/store"
+)
+
+// TestColdIndexWarmsReadsAhead: the first searches after a store opens
+// on a snapshot, before the middle parts are in (the index is cold:
+// large refine batches, pages likely not cached), read the fine parts and
+// of their later keys ahead on other connections (vecindex.FineWarmer),
+// and still equal the exact scan;
+// once the fill is in, searches warm nothing (they read few pages, and
+// warming would only add work).
+func TestColdIndexWarmsReadsAhead(t *testing.T) {
+	idx, path, exact := fillStore(t, 3)
+	s := openStore(t, path, Options{Index: idx})
+	defer s.Close()
+	check := func(when string) {
+		t.Helper()
+		for j, p := range []store.Namespace{nil, {"u", "0"}, {"u", "1"}} {
+			opt := store.SearchOptions{Query: fmt.Sprint("q", j+1), Limit: 10}
+			if got, want := results(t, s, p, opt), results(t, exact, p, opt); got != want {
+				t.Fatalf("%s, %v: the index returned\n%s\nthe exact scan\n%s", when, p, got, want)
+			}
+		}
+	}
+	check("cold")
+	st := &s.cache.Stats
+	if st.Snapshots.Load() != 1 || st.Warmed.Load() == 0 {
+		t.Fatalf("first searches after open: %d snapshot loads, %d keys warmed; want 1, > 0", st.Snapshots.Load(), st.Warmed.Load())
+	}
+	s.cache.WaitFill()
+	if st.MidFills.Load() != 1 {
+		t.Fatalf("%d fills, want 1", st.MidFills.Load())
+	}
+	warmed := st.Warmed.Load()
+	check("after the fill")
+	if st.Warmed.Load() != warmed {
+		t.Fatalf("searches with the middle parts in warmed %d keys", st.Warmed.Load()-warmed)
+	}
+}
+
+// TestWarmReleasesConnections: WarmFines reads on the
+// reader pool and close what they read (a leaked row set would hold a
+// connection of the four), return at once on an ended context, and do
+// nothing in a store whose reads and writes share one connection (which
+// the transaction holds: a read on the pool would wait for it forever).
+func TestWarmReleasesConnections(t *testing.T) {
+	idx, path, _ := fillStore(t, 0)
+	ctx := context.Background()
+	s := openStore(t, path, Options{Index: idx})
+	defer s.Close()
+	keys := make([]store.RowKey, 0, 300)
+	for i := range 300 {
+		keys = append(keys, store.RowKey{NS: store.Namespace{"u", fmt.Sprint(i % 2)}.String(), Key: fmt.Sprint(i)})
+	}
+	dtx, err := s.d.Begin(ctx, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt := dtx.(*tx)
+	defer rt.Rollback()
+	rt.WarmFines(ctx, keys)
+	if inUse := s.db.Reader().Stats().InUse; inUse != 1 {
+		t.Fatalf("after warming, %d reader connections in use, want 1 (the transaction's)", inUse)
+	}
+	done, cancel := context.WithCancel(ctx)
+	cancel()
+	rt.WarmFines(done, keys)
+	if inUse := s.db.Reader().Stats().InUse; inUse != 1 {
+		t.Fatalf("after warming on an ended context, %d reader connections in use, want 1", inUse)
+	}
+
+	mem := openStore(t, ":memory:", Options{Index: idx})
+	defer mem.Close()
+	mtx, err := mem.d.Begin(ctx, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mtx.Rollback()
+	// Would wait forever for the connection mtx holds.
+	mtx.(*tx).WarmFines(ctx, keys)
+}
