@@ -294,6 +294,13 @@ func (r fineRescorer) WarmFines(ctx context.Context, keys []vecindex.Key) {
 	}
 }
 
+// ColdFines reports whether the driver's transaction would warm
+// (vecindex.FineWarmer): false for one that cannot.
+func (r fineRescorer) ColdFines() bool {
+	w, ok := r.fr.(vecindex.FineWarmer)
+	return ok && w.ColdFines()
+}
+
 // rescorer is a search's exact scoring for the index (vecindex.Rescorer).
 type rescorer struct {
 	*queries

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
@@ -54,8 +53,12 @@ func warmFile(path string) error {
 
 // ioCounters is the process's storage reads so far: bytes the block
 // layer read for it (/proc/self/io read_bytes), read system calls
-// (syscr) and major page faults.
-type ioCounters struct{ readBytes, syscr, majflt int64 }
+// (syscr), major page faults and the CPU time spent in the kernel (which
+// copying pages in from storage adds to).
+type ioCounters struct {
+	readBytes, syscr, majflt int64
+	sys                      time.Duration
+}
 
 func readIO() ioCounters {
 	var c ioCounters
@@ -76,20 +79,23 @@ func readIO() ioCounters {
 	var ru syscall.Rusage
 	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {
 		c.majflt = ru.Majflt
+		c.sys = time.Duration(ru.Stime.Nano())
 	}
 	return c
 }
 
 func (c ioCounters) sub(o ioCounters) ioCounters {
-	return ioCounters{c.readBytes - o.readBytes, c.syscr - o.syscr, c.majflt - o.majflt}
+	return ioCounters{c.readBytes - o.readBytes, c.syscr - o.syscr, c.majflt - o.majflt, c.sys - o.sys}
 }
 
 // BenchmarkColdOpen1536 opens a store on the database of
 // BenchmarkSearch1536 and runs one search (k=10), alternating a cold
 // page cache (the file's pages dropped first, see evictFile) and a warm
 // one (the file read whole first), and reports for each the medians of
-// the open, the first search's wall and CPU time, the bytes it read from
-// storage and its read calls and major faults. -benchtime=Nx: N rounds
+// the open, the first search's wall and CPU time, and of the open and
+// search together the kernel's CPU time, the bytes read from storage and
+// the read calls (MEMVAULT_BENCH_MARK prints each open's, with the items
+// the search refined, rescored and warmed). -benchtime=Nx: N rounds
 // of one cold and one warm open each.
 func BenchmarkColdOpen1536(b *testing.B) {
 	items, dims := benchEnvInt("MEMVAULT_BENCH_ITEMS", 2000), benchEnvInt("MEMVAULT_BENCH_DIMS", 1536)
@@ -118,28 +124,6 @@ func BenchmarkColdOpen1536(b *testing.B) {
 			io0, t0 := readIO(), time.Now()
 			s := openStore(b, path, Options{Index: g.index()})
 			open := time.Since(t0)
-			if os.Getenv("MEMVAULT_BENCH_FADV_RANDOM") != "" {
-				ents, _ := os.ReadDir("/proc/self/fd")
-				n := 0
-				for _, e := range ents {
-					if l, _ := os.Readlink("/proc/self/fd/" + e.Name()); l == path {
-						fd, _ := strconv.Atoi(e.Name())
-						syscall.Syscall6(syscall.SYS_FADVISE64, uintptr(fd), 0, 0, 1, 0, 0)
-						n++
-					}
-				}
-				fmt.Fprintf(os.Stderr, "FADV_RANDOM on %d fds\n", n)
-			}
-			var load time.Duration
-			if os.Getenv("MEMVAULT_BENCH_SPLIT") != "" {
-				// The index's load alone: a search of a namespace without
-				// items loads it, and ranks nothing.
-				t2 := time.Now()
-				if _, err := s.Search(ctx, store.Namespace{"none"}, store.SearchOptions{Query: "q1", Limit: 10}); err != nil {
-					b.Fatal(err)
-				}
-				load = time.Since(t2)
-			}
 			w0, f0, r0 := s.cache.Stats.Warmed.Load(), s.cache.Stats.Refined.Load(), s.cache.Stats.Rescored.Load()
 			cpu0, t1 := cpuTime(), time.Now()
 			res, err := s.Search(ctx, store.Namespace{"bench"}, store.SearchOptions{Query: fmt.Sprint("q", 1+i%100), Limit: 10})
@@ -147,18 +131,13 @@ func BenchmarkColdOpen1536(b *testing.B) {
 			if err != nil || len(res) != 10 {
 				b.Fatal(err, len(res))
 			}
-			if tool := os.Getenv("MEMVAULT_BENCH_RESIDENT"); tool != "" {
-				out, _ := exec.Command(tool, "resident", path).CombinedOutput()
-				_ = exec.Command(tool, "pages", path, "/tmp/s28-cold-tmp/resident-"+mode+".txt").Run()
-				fmt.Fprintf(os.Stderr, "RESIDENT after first search: %s", out)
-			}
 			warmed, refined, rescored := s.cache.Stats.Warmed.Load()-w0, s.cache.Stats.Refined.Load()-f0, s.cache.Stats.Rescored.Load()-r0
 			if err := s.Close(); err != nil {
 				b.Fatal(err)
 			}
 			if os.Getenv("MEMVAULT_BENCH_MARK") != "" {
-				fmt.Fprintf(os.Stderr, "MARK %s open %.1f ms load %.1f ms first %.1f ms cpu %.1f ms read %.1f MB syscr %d majflt %d refined %d rescored %d warmed %d\n", mode,
-					ms(r.open), ms(load), ms(r.first), ms(r.cpu), float64(r.io.readBytes)/1e6, r.io.syscr, r.io.majflt, refined, rescored, warmed)
+				fmt.Fprintf(os.Stderr, "MARK %s open %.1f ms first %.1f ms cpu %.1f ms (sys %.1f) read %.1f MB syscr %d majflt %d refined %d rescored %d warmed %d\n", mode,
+					ms(r.open), ms(r.first), ms(r.cpu), ms(r.io.sys), float64(r.io.readBytes)/1e6, r.io.syscr, r.io.majflt, refined, rescored, warmed)
 			}
 			runs[mode] = append(runs[mode], r)
 		}
@@ -176,6 +155,7 @@ func BenchmarkColdOpen1536(b *testing.B) {
 		b.ReportMetric(med(rs, func(r run) float64 { return ms(r.open) }), mode+"-open-ms")
 		b.ReportMetric(med(rs, func(r run) float64 { return ms(r.first) }), mode+"-first-ms")
 		b.ReportMetric(med(rs, func(r run) float64 { return ms(r.cpu) }), mode+"-first-cpu-ms")
+		b.ReportMetric(med(rs, func(r run) float64 { return ms(r.io.sys) }), mode+"-sys-ms")
 		b.ReportMetric(med(rs, func(r run) float64 { return float64(r.io.readBytes) / 1e6 }), mode+"-read-MB")
 		b.ReportMetric(med(rs, func(r run) float64 { return float64(r.io.syscr) }), mode+"-syscr")
 	}

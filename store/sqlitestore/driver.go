@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/memvault/memvault/internal/sqlfence"
@@ -25,8 +26,9 @@ import (
 type driver struct {
 	db    *sqlitedb.DB
 	st    *stmts
-	codes bool // the store has an index: codes are kept (DriverCaps.CodeIndex)
-	ttl   bool // items may expire: vector scans skip expired items
+	codes bool   // the store has an index: codes are kept (DriverCaps.CodeIndex)
+	ttl   bool   // items may expire: vector scans skip expired items
+	path  string // the database file's (":memory:": none)
 }
 
 func (d *driver) Name() string { return "sqlite" }
@@ -49,6 +51,10 @@ type tx struct {
 	write bool
 	cw    *codeWrite // a write's bookkeeping, read at its first change
 	buf   []store.Vector
+	// coldOnce decides cold, whether a search of the transaction warms
+	// its reads (WarmFines), once: warmers call WarmFines concurrently.
+	coldOnce sync.Once
+	cold     bool
 	// argv holds exec's arguments: database/sql keeps none past the
 	// call, so one array per transaction serves all its statements
 	// instead of a slice per statement.

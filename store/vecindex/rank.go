@@ -79,9 +79,13 @@ type FineReader interface {
 // first ones overlaps those waits. WarmFines returns when it has read
 // them, when ctx ends, or at once when it cannot warm (inside a write, or
 // a store of one connection); it reports no error: what it reads, the
-// Fines call reads again, in the search's read.
+// Fines call reads again, in the search's read. ColdFines reports whether
+// warming is worth it at all: false when the reads cannot be warmed, or
+// the storage's pages are mostly in the page cache already (the reads
+// warming would overlap do not wait, and it would only redo their work).
 type FineWarmer interface {
 	WarmFines(ctx context.Context, keys []Key)
+	ColdFines() bool
 }
 
 // warmMin is the fewest keys a refine warms ahead (fewer are one or two
@@ -454,7 +458,7 @@ func (c *Cache) refineFines(ctx context.Context, fr FineReader, gen int64, t *co
 	// cached: warming would only add work.
 	cold := t.filling || t.mid == nil
 	c.mu.RUnlock()
-	if fw, ok := fr.(FineWarmer); ok && cold && len(keys) >= warmMin {
+	if fw, ok := fr.(FineWarmer); ok && cold && len(keys) >= warmMin && fw.ColdFines() {
 		defer c.warm(ctx, keys, fw.WarmFines)()
 	}
 	err := fr.Fines(ctx, keys, func(k Key, b []byte) {
