@@ -281,9 +281,9 @@ func (t *tx) ColdFines() bool {
 const warmBelow = 0.9
 
 // coldFile reports whether less than warmBelow of the database file is in
-// the page cache, asked once a transaction (a mincore over the file:
-// ~300 000 pages at 100 000 × 1 536, well under a millisecond); true
-// where that cannot be told.
+// the page cache (residentShare: a sample of its pages), asked once a
+// transaction, and only by a search of a cold index; true where that
+// cannot be told.
 func (t *tx) coldFile() bool {
 	t.coldOnce.Do(func() {
 		share, ok := residentShare(t.d.path)

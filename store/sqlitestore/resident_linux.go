@@ -6,10 +6,16 @@ import (
 	"unsafe"
 )
 
-// residentShare is the share of the file at path whose pages are in the
-// operating system's page cache (mincore over a read-only mapping of it,
-// unmapped before it returns; the mapping reads nothing), and whether it
-// could tell.
+// residentSamples is how many of a file's pages residentShare asks
+// about: asking about every page of a 1.2 GB file (~300 000) cost ~15 ms
+// of the kernel's time, as much as the warming it decides on saves.
+const residentSamples = 256
+
+// residentShare estimates the share of the file at path whose pages are
+// in the operating system's page cache — mincore on residentSamples pages
+// spread evenly over a read-only mapping of it (the mapping reads
+// nothing, and is gone before it returns) — and reports whether it could
+// tell.
 func residentShare(path string) (float64, bool) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -26,13 +32,16 @@ func residentShare(path string) (float64, bool) {
 	}
 	defer syscall.Munmap(m)
 	page := os.Getpagesize()
-	vec := make([]byte, (len(m)+page-1)/page)
-	if _, _, e := syscall.Syscall(syscall.SYS_MINCORE, uintptr(unsafe.Pointer(&m[0])), uintptr(len(m)), uintptr(unsafe.Pointer(&vec[0]))); e != 0 {
-		return 0, false
-	}
+	pages := (len(m) + page - 1) / page
+	samples := min(pages, residentSamples)
 	n := 0
-	for _, v := range vec {
-		n += int(v & 1)
+	var vec [1]byte
+	for i := range samples {
+		at := uintptr(unsafe.Pointer(&m[0])) + uintptr(i*pages/samples*page)
+		if _, _, e := syscall.Syscall(syscall.SYS_MINCORE, at, uintptr(page), uintptr(unsafe.Pointer(&vec[0]))); e != 0 {
+			return 0, false
+		}
+		n += int(vec[0] & 1)
 	}
-	return float64(n) / float64(len(vec)), true
+	return float64(n) / float64(samples), true
 }
