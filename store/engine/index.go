@@ -285,22 +285,6 @@ func (r fineRescorer) Fines(ctx context.Context, keys []vecindex.Key, fn func(k 
 	return r.fr.Fines(ctx, keys, fn)
 }
 
-// WarmFines reads the pages of the fine parts of keys ahead, outside
-// the search's read, when the driver's transaction can
-// (vecindex.FineWarmer); otherwise it does nothing.
-func (r fineRescorer) WarmFines(ctx context.Context, keys []vecindex.Key) {
-	if w, ok := r.fr.(vecindex.FineWarmer); ok {
-		w.WarmFines(ctx, keys)
-	}
-}
-
-// ColdFines reports whether the driver's transaction would warm
-// (vecindex.FineWarmer): false for one that cannot.
-func (r fineRescorer) ColdFines() bool {
-	w, ok := r.fr.(vecindex.FineWarmer)
-	return ok && w.ColdFines()
-}
-
 // rescorer is a search's exact scoring for the index (vecindex.Rescorer).
 type rescorer struct {
 	*queries

@@ -245,53 +245,6 @@ func (t *tx) Fines(ctx context.Context, keys []store.RowKey, fn func(k store.Row
 	})
 }
 
-// WarmFines reads the fine parts of keys on a connection of the reader
-// pool, outside the transaction, and discards them (vecindex.FineWarmer):
-// their pages are then in the operating system's page cache when the
-// transaction's Fines reads them. Whatever generation that connection
-// sees, the pages of the same rows are nearly all the same, and no
-// result comes from it. A write does not warm (the first search after
-// open, which this is for, is a read), nor a store whose reads share the
-// writer's one connection (":memory:": the transaction holds it, and a
-// read on the pool would wait for it forever).
-//
-// Nor does it when most of the file is in the page cache already
-// (coldFile): the reads it would overlap do not wait, and it would only
-// redo their work.
-func (t *tx) WarmFines(ctx context.Context, keys []store.RowKey) {
-	if !t.ColdFines() {
-		return
-	}
-	var k store.RowKey
-	var fine sql.RawBytes
-	_ = byKeyBatches(ctx, t.d.st.r.fines, keys, func(rs *sql.Rows) error {
-		return rs.Scan(&k.NS, &k.Key, &fine)
-	})
-}
-
-// ColdFines reports whether WarmFines warms (vecindex.FineWarmer): in a
-// read of a store with a reader pool of its own, on a file less than
-// warmBelow of which is in the page cache.
-func (t *tx) ColdFines() bool {
-	return !t.write && t.d.st.r != t.d.st.w && t.coldFile()
-}
-
-// warmBelow is the share of the database file in the page cache under
-// which a cold index's searches warm their reads (WarmFines).
-const warmBelow = 0.9
-
-// coldFile reports whether less than warmBelow of the database file is in
-// the page cache (residentShare: a sample of its pages), asked once a
-// transaction, and only by a search of a cold index; true where that
-// cannot be told.
-func (t *tx) coldFile() bool {
-	t.coldOnce.Do(func() {
-		share, ok := residentShare(t.d.path)
-		t.cold = !ok || share < warmBelow
-	})
-	return t.cold
-}
-
 // Codes reads the code rows of keys with their fine parts, in one query
 // a batch, and hands each as the blob EncodeCode made (vecindex.JoinCode).
 func (t *tx) Codes(ctx context.Context, keys []store.RowKey, fn func(k store.RowKey, updated int64, code []byte)) error {

@@ -95,7 +95,7 @@ func (c ioCounters) sub(o ioCounters) ioCounters {
 // the open, the first search's wall and CPU time, and of the open and
 // search together the kernel's CPU time, the bytes read from storage and
 // the read calls (MEMVAULT_BENCH_MARK prints each open's, with the items
-// the search refined, rescored and warmed). -benchtime=Nx: N rounds
+// the search refined and rescored). -benchtime=Nx: N rounds
 // of one cold and one warm open each.
 func BenchmarkColdOpen1536(b *testing.B) {
 	items, dims := benchEnvInt("MEMVAULT_BENCH_ITEMS", 2000), benchEnvInt("MEMVAULT_BENCH_DIMS", 1536)
@@ -124,20 +124,20 @@ func BenchmarkColdOpen1536(b *testing.B) {
 			io0, t0 := readIO(), time.Now()
 			s := openStore(b, path, Options{Index: g.index()})
 			open := time.Since(t0)
-			w0, f0, r0 := s.cache.Stats.Warmed.Load(), s.cache.Stats.Refined.Load(), s.cache.Stats.Rescored.Load()
+			f0, r0 := s.cache.Stats.Refined.Load(), s.cache.Stats.Rescored.Load()
 			cpu0, t1 := cpuTime(), time.Now()
 			res, err := s.Search(ctx, store.Namespace{"bench"}, store.SearchOptions{Query: fmt.Sprint("q", 1+i%100), Limit: 10})
 			r := run{open: open, first: time.Since(t1), cpu: cpuTime() - cpu0, io: readIO().sub(io0)}
 			if err != nil || len(res) != 10 {
 				b.Fatal(err, len(res))
 			}
-			warmed, refined, rescored := s.cache.Stats.Warmed.Load()-w0, s.cache.Stats.Refined.Load()-f0, s.cache.Stats.Rescored.Load()-r0
+			refined, rescored := s.cache.Stats.Refined.Load()-f0, s.cache.Stats.Rescored.Load()-r0
 			if err := s.Close(); err != nil {
 				b.Fatal(err)
 			}
 			if os.Getenv("MEMVAULT_BENCH_MARK") != "" {
-				fmt.Fprintf(os.Stderr, "MARK %s open %.1f ms first %.1f ms cpu %.1f ms (sys %.1f) read %.1f MB syscr %d majflt %d refined %d rescored %d warmed %d\n", mode,
-					ms(r.open), ms(r.first), ms(r.cpu), ms(r.io.sys), float64(r.io.readBytes)/1e6, r.io.syscr, r.io.majflt, refined, rescored, warmed)
+				fmt.Fprintf(os.Stderr, "MARK %s open %.1f ms first %.1f ms cpu %.1f ms (sys %.1f) read %.1f MB syscr %d majflt %d refined %d rescored %d\n", mode,
+					ms(r.open), ms(r.first), ms(r.cpu), ms(r.io.sys), float64(r.io.readBytes)/1e6, r.io.syscr, r.io.majflt, refined, rescored)
 			}
 			runs[mode] = append(runs[mode], r)
 		}

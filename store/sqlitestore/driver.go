@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/memvault/memvault/internal/sqlfence"
@@ -26,9 +25,8 @@ import (
 type driver struct {
 	db    *sqlitedb.DB
 	st    *stmts
-	codes bool   // the store has an index: codes are kept (DriverCaps.CodeIndex)
-	ttl   bool   // items may expire: vector scans skip expired items
-	path  string // the database file's (":memory:": none)
+	codes bool // the store has an index: codes are kept (DriverCaps.CodeIndex)
+	ttl   bool // items may expire: vector scans skip expired items
 }
 
 func (d *driver) Name() string { return "sqlite" }
@@ -51,10 +49,6 @@ type tx struct {
 	write bool
 	cw    *codeWrite // a write's bookkeeping, read at its first change
 	buf   []store.Vector
-	// coldOnce decides cold, whether a search of the transaction warms
-	// its reads (WarmFines), once: warmers call WarmFines concurrently.
-	coldOnce sync.Once
-	cold     bool
 	// argv holds exec's arguments: database/sql keeps none past the
 	// call, so one array per transaction serves all its statements
 	// instead of a slice per statement.
@@ -518,11 +512,10 @@ func keysIn(keys []store.RowKey) (string, []any) {
 }
 
 var (
-	_ store.DriverTx      = (*tx)(nil)
-	_ engine.FenceTx      = (*tx)(nil)
-	_ engine.IndexTx      = (*tx)(nil)
-	_ engine.IndexWriter  = (*tx)(nil)
-	_ engine.FloatSource  = (*tx)(nil)
-	_ vecindex.FineWarmer = (*tx)(nil)
-	_ store.Driver        = (*driver)(nil)
+	_ store.DriverTx     = (*tx)(nil)
+	_ engine.FenceTx     = (*tx)(nil)
+	_ engine.IndexTx     = (*tx)(nil)
+	_ engine.IndexWriter = (*tx)(nil)
+	_ engine.FloatSource = (*tx)(nil)
+	_ store.Driver       = (*driver)(nil)
 )

@@ -131,14 +131,7 @@ func newStore(ctx context.Context, db *sqlitedb.DB, opts Options) (*Store, error
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: setup: %w", err)
 	}
-	// The file, for WarmFines to ask how much of it is cached ("" in
-	// memory); whoever opened it, Open or the caller of New.
-	var path string
-	if err := db.Reader().QueryRowContext(ctx, `SELECT file FROM pragma_database_list WHERE name = 'main'`).Scan(&path); err != nil {
-		st.close()
-		return nil, fmt.Errorf("sqlite: setup: %w", err)
-	}
-	d := &driver{db: db, st: st, codes: opts.Index != nil, ttl: opts.TTL != nil, path: path}
+	d := &driver{db: db, st: st, codes: opts.Index != nil, ttl: opts.TTL != nil}
 	floats := int64(0)
 	if opts.VectorCacheBytes >= 0 {
 		floats = floatBudget

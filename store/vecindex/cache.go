@@ -158,7 +158,6 @@ type Stats struct {
 	Uncovered   atomic.Int64 // indexes dropped: they did not cover the store
 	MidFills    atomic.Int64 // middle parts read behind a load from the snapshot
 	MidFailed   atomic.Int64 // of those, given up (the index was dropped)
-	Warmed      atomic.Int64 // keys whose fine parts were read ahead (FineWarmer)
 }
 
 // code is one decoded vector code.

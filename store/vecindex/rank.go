@@ -6,7 +6,6 @@ import (
 	"math"
 	"slices"
 	"strings"
-	"sync"
 )
 
 // Scored is an item scored exactly: by the best score of its vectors.
@@ -65,38 +64,6 @@ type CodeReader interface {
 type FineReader interface {
 	Fines(ctx context.Context, keys []Key, fn func(k Key, fine []byte)) error
 }
-
-// FineWarmer is a FineReader that can also read the storage pages of
-// items' fine parts ahead of a Fines call, outside the search's read
-// (store/sqlitestore: on another connection of its reader pool), and
-// discard them: the Fines call that runs meanwhile then finds them in
-// the operating system's page cache. A search right after a store
-// opened, before the middle parts are in (fill.go), bounds up to ~1 300
-// items of a dense topic by their fine parts (100 000 × 1 536, 80
-// topics): from a cold page cache ~2 100 random page reads (the key's
-// index leaf, then the row's), one after the other in one read. Warming
-// a batch's later keys on other connections while the read reads the
-// first ones overlaps those waits. WarmFines returns when it has read
-// them, when ctx ends, or at once when it cannot warm (inside a write, or
-// a store of one connection); it reports no error: what it reads, the
-// Fines call reads again, in the search's read. ColdFines reports whether
-// warming is worth it at all: false when the reads cannot be warmed, or
-// the storage's pages are mostly in the page cache already (the reads
-// warming would overlap do not wait, and it would only redo their work).
-type FineWarmer interface {
-	WarmFines(ctx context.Context, keys []Key)
-	ColdFines() bool
-}
-
-// warmMin is the fewest keys a refine warms ahead (fewer are one or two
-// pages a connection, not worth it); warmWays is how many parts a batch's
-// keys are cut into, all but the first warmed each on a connection of its
-// own while the search's read reads the first (a reader pool has four
-// connections, one of them the search's: one is left for other readers).
-const (
-	warmMin  = 32
-	warmWays = 3
-)
 
 // RescoreBatch is how many items Top reads and scores exactly at a
 // time; MaxBounded bounds the items it ranks by bound per scan of the
@@ -451,16 +418,7 @@ func (c *Cache) refineFines(ctx context.Context, fr FineReader, gen int64, t *co
 		keys[i] = cd.key
 	}
 	dims := t.dims
-	// Without middle parts (a load from the snapshot whose fill is not
-	// in yet, or an index over budget for them) the batches are large,
-	// and right after a load their pages are likely not in the page
-	// cache. An index with middle parts refines few items, most of them
-	// cached: warming would only add work.
-	cold := t.filling || t.mid == nil
 	c.mu.RUnlock()
-	if fw, ok := fr.(FineWarmer); ok && cold && len(keys) >= warmMin && fw.ColdFines() {
-		defer c.warm(ctx, keys, fw.WarmFines)()
-	}
 	err := fr.Fines(ctx, keys, func(k Key, b []byte) {
 		i, ok := at[k]
 		if !ok || items[i].e == nil {
@@ -485,31 +443,4 @@ func (c *Cache) refineFines(ctx context.Context, fr FineReader, gen int64, t *co
 		}
 	}
 	return true, nil
-}
-
-// warm sorts keys in the order the storage reads them (namespace, then
-// key, bytewise: SQLite's order of the primary key, which its IN list
-// follows), cuts them into warmWays parts and warms every part but the
-// first (which the search's read reads meanwhile) with read on a
-// goroutine of its own. The function it returns stops the warming and
-// waits for it.
-func (c *Cache) warm(ctx context.Context, keys []Key, read func(context.Context, []Key)) func() {
-	slices.SortFunc(keys, func(a, b Key) int {
-		if n := strings.Compare(a.NS, b.NS); n != 0 {
-			return n
-		}
-		return strings.Compare(a.Key, b.Key)
-	})
-	wctx, cancel := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	per := (len(keys) + warmWays - 1) / warmWays
-	for start := per; start < len(keys); start += per {
-		part := keys[start:min(len(keys), start+per)]
-		c.Stats.Warmed.Add(int64(len(part)))
-		wg.Go(func() { read(wctx, part) })
-	}
-	return func() {
-		cancel()
-		wg.Wait()
-	}
 }
