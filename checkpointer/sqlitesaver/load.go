@@ -232,15 +232,9 @@ func (d *driver) Scan(ctx context.Context, q checkpointer.DriverQuery) iter.Seq2
 				// one write transaction; the rows are handed on once it
 				// committed.
 				var page []*row
-				err := d.recorded(ctx, func(tx *sql.Tx, st *stmts) error {
-					rs, err := tx.QueryContext(ctx, listSQL(where, false), append(args[:len(args):len(args)], q.Limit)...)
-					if err != nil {
-						return err
-					}
-					if page, err = scanRows(rs); err != nil {
-						return err
-					}
-					return fill(ctx, tx, st, page)
+				err := d.recorded(ctx, func(tx *sql.Tx, st *stmts) (err error) {
+					page, err = readPage(ctx, tx, st, listSQL(where, false), append(args[:len(args):len(args)], q.Limit))
+					return err
 				})
 				if err != nil {
 					yield(nil, fmt.Errorf("list: %w", err))
@@ -276,15 +270,9 @@ func (d *driver) Scan(ctx context.Context, q checkpointer.DriverQuery) iter.Seq2
 			}
 			qargs = append(qargs[:len(qargs):len(qargs)], n)
 			var page []*row
-			err := d.db.Read(ctx, func(tx *sql.Tx) error {
-				rs, err := tx.QueryContext(ctx, query, qargs...)
-				if err != nil {
-					return err
-				}
-				if page, err = scanRows(rs); err != nil {
-					return err
-				}
-				return fill(ctx, tx, d.st, page)
+			err := d.db.Read(ctx, func(tx *sql.Tx) (err error) {
+				page, err = readPage(ctx, tx, d.st, query, qargs)
+				return err
 			})
 			if err != nil {
 				yield(nil, fmt.Errorf("list: %w", err))
@@ -302,6 +290,21 @@ func (d *driver) Scan(ctx context.Context, q checkpointer.DriverQuery) iter.Seq2
 			last = page[len(page)-1]
 		}
 	}
+}
+
+// readPage runs query, a listSQL statement, in tx and returns its rows
+// with their values and writes (fill, through st: tx's pool's
+// statements).
+func readPage(ctx context.Context, tx *sql.Tx, st *stmts, query string, args []any) ([]*row, error) {
+	rs, err := tx.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	page, err := scanRows(rs)
+	if err != nil {
+		return nil, err
+	}
+	return page, fill(ctx, tx, st, page)
 }
 
 // recorded runs fn in a read transaction, or, when ctx carries a read's
