@@ -167,11 +167,7 @@ func tuples(ctx context.Context, db DB, sql string, args []any) iter.Seq2[*check
 // beside a query of distributed tables is planned apart from it there,
 // and that path is not tested.
 func (d *driver) recordedTuples(ctx context.Context, r *checkpointer.RecordRow, sql string, args []any) ([]*checkpointer.StoredCheckpoint, error) {
-	if d.topo.Distributed(ctx, d.db) {
-		if err := d.insertRecord(ctx, r); err != nil {
-			return nil, err
-		}
-		var out []*checkpointer.StoredCheckpoint
+	collect := func(sql string, args []any) (out []*checkpointer.StoredCheckpoint, _ error) {
 		for st, err := range tuples(ctx, d.db, sql, args) {
 			if err != nil {
 				return nil, err
@@ -180,30 +176,39 @@ func (d *driver) recordedTuples(ctx context.Context, r *checkpointer.RecordRow, 
 		}
 		return out, nil
 	}
-	n := len(args)
-	stmt := "WITH record_ AS (\n\t" + r.InsertSQL(func(i int) string { return "$" + strconv.Itoa(n+i+1) }) + "\n)\n" + sql
-	all := append(slices.Clip(args), r.Values...)
-	var out []*checkpointer.StoredCheckpoint
-	err := pgretry.Owned(ctx, d.own, func() error {
-		out = out[:0]
-		for st, err := range tuples(ctx, d.db, stmt, all) {
-			if err != nil {
-				return err
-			}
-			out = append(out, st)
+	if d.topo.Distributed(ctx, d.db) {
+		if err := d.insertRecord(ctx, r); err != nil {
+			return nil, err
 		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
+		return collect(sql, args)
 	}
-	return out, nil
+	stmt, all := withRecordCTE(sql, args, r)
+	var out []*checkpointer.StoredCheckpoint
+	err := pgretry.Owned(ctx, d.own, func() (err error) {
+		out, err = collect(stmt, all)
+		return err
+	})
+	return out, err
+}
+
+// withRecordCTE returns stmt with r's insert as its first CTE (record_),
+// and args with r's values after them: the statement stores r exactly
+// when it commits.
+func withRecordCTE(stmt string, args []any, r *checkpointer.RecordRow) (string, []any) {
+	n := len(args)
+	return "WITH record_ AS (\n\t" + r.InsertSQL(func(i int) string { return "$" + strconv.Itoa(n+i+1) }) + "\n)\n" + stmt,
+		append(slices.Clip(args), r.Values...)
+}
+
+// recordInsert is r's INSERT alone, its values $1 on.
+func recordInsert(r *checkpointer.RecordRow) string {
+	return r.InsertSQL(func(i int) string { return "$" + strconv.Itoa(i+1) })
 }
 
 // insertRecord commits r, a read's audit record, by itself.
 func (d *driver) insertRecord(ctx context.Context, r *checkpointer.RecordRow) error {
 	err := pgretry.Owned(ctx, d.own, func() error {
-		_, err := d.db.Exec(ctx, r.InsertSQL(func(i int) string { return "$" + strconv.Itoa(i+1) }), r.Values...)
+		_, err := d.db.Exec(ctx, recordInsert(r), r.Values...)
 		return err
 	})
 	if err != nil {
@@ -410,9 +415,7 @@ func putWrites(ctx context.Context, db DB, q *queries, w *checkpointer.WriteRows
 			// The record is a CTE of the writes' statement: one
 			// statement, one commit, run once whatever the INSERT's
 			// conflicts.
-			n := len(args)
-			stmt = "WITH record_ AS (\n\t" + w.Record.InsertSQL(func(i int) string { return "$" + strconv.Itoa(n+i+1) }) + "\n)\n" + stmt
-			args = append(args, w.Record.Values...)
+			stmt, args = withRecordCTE(stmt, args, w.Record)
 		}
 		_, err := db.Exec(ctx, stmt, args...)
 		return err
@@ -426,7 +429,7 @@ func putWrites(ctx context.Context, db DB, q *queries, w *checkpointer.WriteRows
 // writes and their record commit together, or neither does.
 func queueWrites(b *pgx.Batch, q *queries, w *checkpointer.WriteRows) {
 	if w.Record != nil {
-		b.Queue(w.Record.InsertSQL(func(i int) string { return "$" + strconv.Itoa(i+1) }), w.Record.Values...)
+		b.Queue(recordInsert(w.Record), w.Record.Values...)
 	}
 	stmt, args := writesStatement(q, w)
 	b.Queue(stmt, args...)
