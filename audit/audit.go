@@ -191,6 +191,7 @@ type Trail struct {
 
 	mu     sync.Mutex
 	cursor *walkState // where catchUp left off (format-1 heads only)
+	head   head       // the last record this process appended (direct.go)
 
 	group group // appenders waiting for a commit (group.go)
 
@@ -198,7 +199,7 @@ type Trail struct {
 	chaining   chainer      // pending records' chaining (pending.go)
 	pending    pendingGroup // readers' pending records waiting for an INSERT (pending.go)
 	// readers counts the audited reads in flight that could carry their
-	// record in their own transaction (Saver.readCtx): one alone does,
+	// record in their own transaction (Saver.readInTx): one alone does,
 	// several share the readers' INSERTs instead.
 	readers atomic.Int64
 }

@@ -157,12 +157,16 @@ func (t *Trail) appendWith(ctx context.Context, run func(context.Context, func(*
 			return err
 		}
 		var chainErr error
-		stored := false
+		var newHead *Record // the last record stored
 		err = run(ctx, func(last *Record, pending []Pending) ([]Record, error) {
 			// Table may call chain again when it retries: start over.
-			chainErr, stored = nil, false
+			chainErr, newHead = nil, nil
 			var all []Record
-			defer func() { stored = len(all) > 0 }()
+			defer func() {
+				if len(all) > 0 {
+					newHead = &all[len(all)-1]
+				}
+			}()
 			add := func(es []Entry, now time.Time, who, pendingID string) ([]Record, error) {
 				rs, err := t.chain(last, es, now, who, pendingID, began)
 				if err != nil {
@@ -218,11 +222,16 @@ func (t *Trail) appendWith(ctx context.Context, run func(context.Context, func(*
 		// chain): from here on the data database says so. After the commit, so that a crash in
 		// between cannot leave a mark without such a record (which would
 		// stop every writer); the next append marks it then.
-		if stored && t.meta != nil && !t.began.Load() {
+		if newHead != nil && t.meta != nil && !t.began.Load() {
 			if err := t.meta.MarkChainBegan(ctx); err != nil {
 				return fmt.Errorf("audit: record that the hash chain began: %w", err)
 			}
 			t.began.Store(true)
+		}
+		if newHead != nil {
+			// Marked first: a read that links its record after this one
+			// (chainedReadRow) marks nothing.
+			t.noteHead(newHead)
 		}
 		return nil
 	}

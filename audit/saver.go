@@ -67,33 +67,49 @@ func (s *Saver) recordRead(ctx context.Context, e Entry) error {
 	return s.trail.LogAll(ctx, []Entry{e})
 }
 
-// readCtx returns, for a read whose record is e, a context carrying the
-// record (checkpointer.WithReadRecord, inTx) when the inner saver inserts
-// it in the read's own transaction (checkpointer.ReadRecorder: one round
-// trip and one commit for the read and its record, which commits before
-// anything read is returned), the trail can take it so (RecordInTx:
-// Options.WritesInTx, a table keeping pending records) and can is true:
-// the read is the only audited read in flight (Trail.readers), and can
-// hold what it reads until the commit. With several in flight, the
-// readers' records share INSERTs instead (recordRead, readRecorded): one
-// commit for up to maxBatch reads costs the server less per read than a
-// commit each. When inTx, err fails the read, and the caller calls
-// Trail.Recorded once the read returned.
-func (s *Saver) readCtx(ctx context.Context, e Entry, can bool) (_ context.Context, inTx bool, err error) {
+// readInTx runs read with e's record carried into the read's own
+// transaction (checkpointer.WithReadRecord) when the inner saver inserts
+// it so (checkpointer.ReadRecorder: one round trip and one commit for the
+// read and its record, which commits before anything read is returned)
+// and can is true: the read is the only audited read in flight
+// (Trail.readers), and can hold what it reads until the commit. With
+// several in flight, the readers' records share INSERTs instead
+// (recordRead, readRecorded): one commit for up to maxBatch reads costs
+// the server less per read than a commit each. handled is false when it
+// cannot (the caller records the read another way); else err is read's,
+// or the record's.
+//
+// The record is chained by the read itself when the trail can
+// (Trail.chainedReadRow: a head this process appended is known), else a
+// pending row the chainer links later. A chained row that finds its
+// place taken (another appender got there since: nothing was stored)
+// runs read again with a pending row.
+func (s *Saver) readInTx(ctx context.Context, e Entry, can bool, read func(context.Context) error) (handled bool, err error) {
 	if !can {
-		return nil, false, nil
+		return false, nil
 	}
 	if r, ok := s.inner.(checkpointer.ReadRecorder); !ok || !r.RecordsReadsInTx() {
-		return nil, false, nil
+		return false, nil
 	}
-	row, ok, err := s.trail.RecordInTx(ctx, e)
+	row, c, ok, err := s.trail.chainedReadRow(ctx, e)
+	if ok {
+		if err != nil {
+			return true, err
+		}
+		err = read(checkpointer.WithReadRecord(ctx, row))
+		if !c.done(err) {
+			return true, err
+		}
+	}
+	row, ok, err = s.trail.RecordInTx(ctx, e)
 	if !ok {
-		return nil, false, nil
+		return false, nil
 	}
+	defer s.trail.Recorded()
 	if err != nil {
-		return nil, true, err
+		return true, err
 	}
-	return checkpointer.WithReadRecord(ctx, row), true, nil
+	return true, read(checkpointer.WithReadRecord(ctx, row))
 }
 
 // entry is the record of op on thread, its subject and key resolved.
@@ -136,7 +152,7 @@ func (s *Saver) logAll(ctx context.Context, ops ...[2]string) error {
 
 // GetTuple implements checkpointer.Saver (recorded as a read: alone in
 // flight on a saver that can, in the read's own statement and commit
-// (readCtx); else while the read runs. The tuple is returned once its
+// (readInTx); else while the read runs. The tuple is returned once its
 // record is durable, and not when the record fails).
 func (s *Saver) GetTuple(ctx context.Context, cfg checkpointer.Config) (*checkpointer.Tuple, error) {
 	e, err := s.entry(ctx, OpCheckpointRead, cfg.ThreadID)
@@ -145,13 +161,15 @@ func (s *Saver) GetTuple(ctx context.Context, cfg checkpointer.Config) (*checkpo
 	}
 	alone := s.trail.readers.Add(1) == 1
 	defer s.trail.readers.Add(-1)
-	rctx, inTx, err := s.readCtx(ctx, e, alone)
-	if inTx {
-		defer s.trail.Recorded()
+	var tup *checkpointer.Tuple
+	if handled, err := s.readInTx(ctx, e, alone, func(ctx context.Context) (err error) {
+		tup, err = s.inner.GetTuple(ctx, cfg)
+		return err
+	}); handled {
 		if err != nil {
 			return nil, err
 		}
-		return s.inner.GetTuple(rctx, cfg)
+		return tup, nil
 	}
 	return readRecorded(ctx, s.trail, e, func(ctx context.Context) (*checkpointer.Tuple, error) { return s.inner.GetTuple(ctx, cfg) })
 }
@@ -161,7 +179,7 @@ func (s *Saver) GetTuple(ctx context.Context, cfg checkpointer.Config) (*checkpo
 // yields anything; when the record fails, the listing yields its error
 // and nothing else. Alone in flight, a listing of at most
 // checkpointer.MaxRecordedScan checkpoints on a saver that can carries
-// its record in its query's transaction (readCtx): the saver holds the
+// its record in its query's transaction (readInTx): the saver holds the
 // page until that committed, and holds no connection while it yields.
 // Otherwise the record commits before the listing begins, not while the
 // listing reads, as GetTuple's: a listing holds its connection as it
@@ -175,30 +193,43 @@ func (s *Saver) List(ctx context.Context, cfg *checkpointer.Config, opt checkpoi
 		op, thread = OpCheckpointRead, cfg.ThreadID
 	}
 	return func(yield func(*checkpointer.Tuple, error) bool) {
-		lctx := ctx
 		e, err := s.entry(ctx, op, thread)
 		if err != nil {
 			yield(nil, err)
 			return
 		}
 		// A listing of a page small enough to hold until its record's
-		// commit may carry the record (readCtx): the inner saver
-		// yields nothing before the transaction holding both committed.
+		// commit may carry the record (readInTx): the inner saver
+		// yields nothing before the transaction holding both committed,
+		// so an error before its first row (a chained record that found
+		// its place taken among them) leaves nothing yielded, and
+		// readInTx may run it again.
 		alone := s.trail.readers.Add(1) == 1
 		defer s.trail.readers.Add(-1)
-		rctx, inTx, err := s.readCtx(ctx, e, alone && opt.Limit > 0 && opt.Limit <= checkpointer.MaxRecordedScan)
-		if inTx {
-			defer s.trail.Recorded()
+		handled, err := s.readInTx(ctx, e, alone && opt.Limit > 0 && opt.Limit <= checkpointer.MaxRecordedScan, func(ctx context.Context) error {
+			first := true
+			for t, err := range s.inner.List(ctx, cfg, opt) {
+				if err != nil && first {
+					return err
+				}
+				first = false
+				if !yield(t, err) {
+					return nil
+				}
+			}
+			return nil
+		})
+		if handled {
 			if err != nil {
 				yield(nil, err)
-				return
 			}
-			lctx = rctx
-		} else if err := s.recordRead(ctx, e); err != nil {
+			return
+		}
+		if err := s.recordRead(ctx, e); err != nil {
 			yield(nil, err)
 			return
 		}
-		for t, err := range s.inner.List(lctx, cfg, opt) {
+		for t, err := range s.inner.List(ctx, cfg, opt) {
 			if !yield(t, err) {
 				return
 			}

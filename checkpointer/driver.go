@@ -458,8 +458,14 @@ type RecordRow struct {
 	Table string
 	// Columns are the columns Values go to, in order.
 	Columns []string
-	// Values are the row's values (text, or a time.Time).
+	// Values are the row's values (text, an int64, or a time.Time).
 	Values []any
+	// After, when set, is a query whose row the insert is made from (its
+	// FROM clause): a lock every other writer of the table takes, such
+	// as the audit trail's appenders' advisory lock for a record chained
+	// by the read that made it (audit.ChainRowTable). A driver that gives
+	// an insert a FROM clause of its own is never handed such a row.
+	After string
 }
 
 // InsertSQL is the INSERT of r's row, INSERT ... SELECT with param(i)
@@ -474,7 +480,11 @@ func (r *RecordRow) InsertSQL(param func(i int) string) string {
 	for i := range params {
 		params[i] = param(i)
 	}
-	return `INSERT INTO ` + r.Table + ` (` + strings.Join(cols, ", ") + `) SELECT ` + strings.Join(params, ", ")
+	sql := `INSERT INTO ` + r.Table + ` (` + strings.Join(cols, ", ") + `) SELECT ` + strings.Join(params, ", ")
+	if r.After != "" {
+		sql += ` FROM (` + r.After + `) AS after_`
+	}
+	return sql
 }
 
 type recordKey struct{}

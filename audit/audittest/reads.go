@@ -53,6 +53,8 @@ func RunReads(t *testing.T, open func(t *testing.T) InTx) {
 		}
 	})
 	t.Run("concurrent reads share rows", func(t *testing.T) { runSharedRows(t, open) })
+	t.Run("a read alone chains its own record", func(t *testing.T) { runChainedRead(t, open) })
+	t.Run("reads of several trails chain at once", func(t *testing.T) { runChainedRace(t, open) })
 	t.Run("a read does not wait for the chain", func(t *testing.T) {
 		e := open(t)
 		if e.BlockChain == nil {
@@ -94,6 +96,166 @@ func RunReads(t *testing.T, open func(t *testing.T) InTx) {
 			t.Fatalf("%d records of the two reads (%d were pending), want 2", n, rep.Pending)
 		}
 	})
+}
+
+// readRecords returns the chained records of reads of target: how many,
+// and how many of them a read chained itself (no pending id).
+func readRecords(t *testing.T, tr *audit.Trail, target string) (all, direct int) {
+	t.Helper()
+	if err := tr.Records(context.Background(), audit.Filter{}, func(r audit.Record) error {
+		if r.Op == audit.OpCheckpointRead && r.Target == target {
+			all++
+			if r.PendingID == "" {
+				direct++
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return all, direct
+}
+
+// runChainedRead checks that a read alone in flight, once the trail knows
+// its head (this process appended), chains its record in its own
+// transaction — one row of the chain with no pending id — and that the
+// trail verifies.
+func runChainedRead(t *testing.T, open func(t *testing.T) InTx) {
+	e := open(t)
+	ctx := context.Background()
+	cfg, err := e.Saver.Put(ctx, checkpointer.Config{ThreadID: "direct"}, checkpoint(1), checkpointer.Metadata{}, map[string]string{"a": "1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Trail.Flush(ctx); err != nil { // chains the put's record: the head is known
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		if tp, err := e.Saver.GetTuple(ctx, cfg); err != nil || tp == nil {
+			t.Fatalf("GetTuple %d = %v, %v", i, tp, err)
+		}
+	}
+	listed := 0
+	for tp, err := range e.Saver.List(ctx, &checkpointer.Config{ThreadID: "direct"}, checkpointer.ListOptions{Limit: 10}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tp != nil {
+			listed++
+		}
+	}
+	if listed != 1 {
+		t.Fatalf("List yielded %d tuples, want 1", listed)
+	}
+	// A chaining run the put armed (it runs 20 ms after a pending record)
+	// may hold the trail's lock when a read comes: that read records a
+	// pending row instead, as it does when another process appends.
+	if err := e.Trail.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	all, direct := readRecords(t, e.Trail, "direct")
+	if all != 4 || direct < 2 {
+		t.Fatalf("four reads alone in flight: %d records, %d chained by the read itself; want 4, and most chained so", all, direct)
+	}
+	if _, err := e.Trail.Verify(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("four reads alone in flight: %d chained by the read itself", direct)
+}
+
+// runChainedRace runs readers through trails of their own on the same
+// storage — as processes would, each knowing a head the others move — and
+// a writer through a fourth, all at once: every read chains its record or,
+// when another trail took its place, records it as before, so each read
+// and write has exactly one record and the trail verifies (a read's
+// record chained after a head another trail already extended would fork
+// the chain: Verify fails).
+func runChainedRace(t *testing.T, open func(t *testing.T) InTx) {
+	e := open(t)
+	ctx := context.Background()
+	const readers, each, puts = 3, 200, 100
+	type reader struct {
+		saver checkpointer.Saver
+		trail *audit.Trail
+	}
+	rs := make([]reader, readers)
+	for i := range rs {
+		tr, err := InTxTrail(e.Table)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rs[i] = reader{audit.NewSaver(e.Inner, tr, nil), tr}
+	}
+	cfg, err := e.Saver.Put(ctx, checkpointer.Config{ThreadID: "race"}, checkpoint(1), checkpointer.Metadata{}, map[string]string{"a": "1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range rs {
+		// Each trail's first append makes its head known; after it, its
+		// reads chain themselves unless another trail moved the head.
+		if _, err := r.saver.Put(ctx, checkpointer.Config{ThreadID: fmt.Sprintf("race-%d", i)}, checkpoint(1), checkpointer.Metadata{}, map[string]string{"a": "1"}); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.trail.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 2*readers+1)
+	for i, r := range rs {
+		// Two goroutines a trail: their reads overlap at times (records
+		// shared in one pending row, chained as a batch's row by the
+		// trail's chainer) and run alone at others (chained by the read).
+		for range 2 {
+			wg.Go(func() {
+				target := fmt.Sprintf("race-%d", i)
+				for range each / 2 {
+					if tp, err := r.saver.GetTuple(ctx, checkpointer.Config{ThreadID: target}); err != nil || tp == nil {
+						errs <- fmt.Errorf("reader %d: GetTuple = %v, %v", i, tp, err)
+						return
+					}
+				}
+			})
+		}
+	}
+	wg.Go(func() {
+		c := cfg
+		for j := range puts {
+			var err error
+			if c, err = e.Saver.Put(ctx, c, checkpoint(j+2), checkpointer.Metadata{}, map[string]string{"a": fmt.Sprint(j + 2)}); err != nil {
+				errs <- fmt.Errorf("writer: %w", err)
+				return
+			}
+		}
+	})
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	for _, r := range rs {
+		if err := r.trail.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := e.Trail.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Trail.Verify(ctx); err != nil {
+		t.Fatalf("Verify after reads of %d trails at once: %v", readers, err)
+	}
+	chained := 0
+	for i := range rs {
+		all, direct := readRecords(t, e.Trail, fmt.Sprintf("race-%d", i))
+		if all != each {
+			t.Fatalf("reader %d: %d records of %d reads", i, all, each)
+		}
+		chained += direct
+	}
+	if n := writeRecords(t, e.Trail, audit.OpCheckpointWrite)["race"]; n != puts+1 {
+		t.Fatalf("%d records of %d puts", n, puts+1)
+	}
+	t.Logf("%d reads of %d trails at once: %d chained by the read itself, the others as pending records", readers*each, readers, chained)
 }
 
 // runSharedRows checks that concurrent reads' records share rows of the

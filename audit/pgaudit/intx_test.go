@@ -53,16 +53,22 @@ func inTx(t *testing.T, pool *pgxpool.Pool) audittest.InTx {
 		},
 		RefuseRecords: func(t *testing.T, target string) {
 			name := pgx.Identifier{"refuse_" + target}.Sanitize()
-			exec(t, `ALTER TABLE memvault_audit_pending ADD CONSTRAINT `+name+` CHECK (target <> '`+strings.ReplaceAll(target, "'", "''")+`')`)
+			check := ` CHECK (target <> '` + strings.ReplaceAll(target, "'", "''") + `')`
+			exec(t, `ALTER TABLE memvault_audit_pending ADD CONSTRAINT `+name+check)
+			// A read alone in flight chains its record itself: refused
+			// there too (NOT VALID: records already chained stay).
+			exec(t, `ALTER TABLE memvault_audit ADD CONSTRAINT `+name+check+` NOT VALID`)
 		},
 		BlockChain: func(t *testing.T) func() {
-			// Appends insert into memvault_audit: a lock that lets
-			// readers of the table on, but no inserter.
+			// An appender stuck in its transaction: it holds the trail's
+			// lock, which every appender (a group commit, a chaining run)
+			// waits for and a read chaining its own record does not take
+			// when it is held (Table.ChainRow).
 			tx, err := pool.Begin(ctx)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := tx.Exec(ctx, `LOCK TABLE memvault_audit IN SHARE ROW EXCLUSIVE MODE`); err != nil {
+			if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, tb.AppendLock()); err != nil {
 				t.Fatal(err)
 			}
 			return func() { _ = tx.Rollback(ctx) }

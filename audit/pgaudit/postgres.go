@@ -38,7 +38,7 @@ type Table struct {
 	lock    int64          // advisory lock serialising appends
 }
 
-var _ audit.PendingTable = (*Table)(nil)
+var _ audit.ChainRowTable = (*Table)(nil)
 
 var columns = []string{"seq", "at", "principal", "op", "target", "subject", "key_id", "link", "mac", "pending_id", "more"}
 
@@ -177,6 +177,40 @@ SELECT * FROM unnest($1::text[], $2::timestamptz[], $3::text[], $4::text[], $5::
 		return fmt.Errorf("audit/pgaudit: pending records: %w", err)
 	}
 	return nil
+}
+
+// chainColumns are the columns of a record a read chains itself
+// (ChainRow): one record, no pending id, no batch.
+var chainColumns = []string{"seq", "at", "principal", "op", "target", "subject", "key_id", "link", "mac"}
+
+// ChainRow implements audit.ChainRowTable. The insert takes the advisory
+// lock every appender takes (RecordRow.After) if it is free, and fails
+// the read's statement at once if it is not (division by zero, SQLSTATE
+// 22012, raised on purpose: a plain SQL statement has no other way to
+// fail; pg_backend_pid keeps the planner from raising it whatever the
+// lock): a read never waits for an appender — another process's group
+// commit, a chaining run — and no appender reads the last record while
+// the read's record is in flight and then fails on its sequence number.
+// The statement's snapshot may predate the lock, so the record it was
+// linked after may not be the last any more: then another appender's
+// committed row holds r's sequence number or begins with it, and a unique
+// index fails the statement. Either way nothing was stored
+// (IsChainConflict), and the read records as before.
+func (t *Table) ChainRow(r audit.Record) *checkpointer.RecordRow {
+	return &checkpointer.RecordRow{Table: t.table, Columns: chainColumns,
+		Values: []any{r.Seq, r.Time, r.Principal, r.Op, r.Target, r.Subject, r.KeyID, r.Link, r.MAC},
+		After: `SELECT CASE WHEN pg_try_advisory_xact_lock(` + strconv.FormatInt(t.lock, 10) + `) THEN 0
+ELSE 1 / (pg_backend_pid() * 0) END`}
+}
+
+// IsChainConflict implements audit.ChainRowTable: the trail's lock was
+// held (ChainRow's division by zero), or a row is linked after the same
+// record already: it holds the sequence number (the primary key) or
+// begins with it (a batch's row, migration 08's unique index).
+func (t *Table) IsChainConflict(err error) bool {
+	e, ok := errors.AsType[*pgconn.PgError](err)
+	return ok && (e.Code == "22012" ||
+		e.Code == "23505" && (e.ConstraintName == "memvault_audit_pkey" || e.ConstraintName == "memvault_audit_row_first"))
 }
 
 // PendingRow implements audit.PendingTable.

@@ -338,6 +338,11 @@ func TestS28bReadRecordRetried(t *testing.T) {
 				RAISE EXCEPTION 's28b: serialization' USING ERRCODE = '40001';
 			END IF; RETURN NEW; END$$`,
 		`CREATE TRIGGER s28b_flaky_t AFTER INSERT ON memvault_audit_pending FOR EACH ROW EXECUTE FUNCTION s28b_flaky()`,
+		// A read alone in flight chains its record itself once the trail's
+		// head is known (after the retried reads' records were chained):
+		// the same failures there (a row with no pending id is such a
+		// record; the chainer's rows carry theirs).
+		`CREATE TRIGGER s28b_flaky_c AFTER INSERT ON memvault_audit FOR EACH ROW WHEN (NEW.pending_id IS NULL) EXECUTE FUNCTION s28b_flaky()`,
 	} {
 		if _, err := pool.Exec(ctx, sql); err != nil {
 			t.Fatal(err)

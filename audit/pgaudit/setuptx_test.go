@@ -73,9 +73,9 @@ WHERE ns.nspname = $1 AND c.relname IN ('memvault_audit', 'memvault_audit_migrat
 			t.Fatalf("schema %s: %d tables after commit, want 2", s, n)
 		}
 		v, err := pgmigrate.Versions(ctx, pool, s, "memvault_audit_migrations")
-		if err != nil || v["memvault_audit_migrations"] != 7 {
-			t.Fatalf("schema %s: versions %v, %v; want v7 (the trail, its link, the pending records, their ids in the trail and its unique index, the pending records' (at, id) index, "+
-				"the batch rows of the trail and of the pending records)", s, v, err)
+		if err != nil || v["memvault_audit_migrations"] != 8 {
+			t.Fatalf("schema %s: versions %v, %v; want v8 (the trail, its link, the pending records, their ids in the trail and its unique index, the pending records' (at, id) index, "+
+				"the batch rows of the trail and of the pending records, the rows' first sequence numbers' unique index)", s, v, err)
 		}
 		if err := tb.Setup(ctx); err != nil {
 			t.Fatalf("Setup after SetupTx: %v", err)
