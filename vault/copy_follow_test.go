@@ -3,9 +3,11 @@ package vault
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/memvault/memvault/checkpointer"
+	"github.com/memvault/memvault/checkpointer/durable"
 	"github.com/memvault/memvault/serde"
 )
 
@@ -116,5 +118,64 @@ func TestCopyOfUnboundThreadErasedWithItsSource(t *testing.T) {
 				t.Errorf("bystander-copy restored: %v, %v", v, err)
 			}
 		})
+	}
+}
+
+// TestQueuedLoginBindsBeforeForget (session 29, the note "metadata-mode
+// forget live table only"): with durability exit or async, a checkpoint
+// naming the user of a thread that ran anonymously is acknowledged once
+// queued, but bound the thread to the user only when its queue was
+// written. A Forget of the user in between found no thread bound to her:
+// the queued login was refused (its pinned keys destroyed), and the
+// thread's pre-login values — hers — stayed, under the thread's own keys.
+// Now the thread is bound when the write is queued, as a synchronous put
+// binds it before it seals: the Forget erases the thread.
+func TestQueuedLoginBindsBeforeForget(t *testing.T) {
+	ctx := context.Background()
+	for _, backend := range []string{"sqlite", "postgres"} {
+		for _, mode := range []durable.Mode{durable.Async, durable.Exit} {
+			t.Run(fmt.Sprintf("%s/%v", backend, mode), func(t *testing.T) {
+				c := subjectsConfigOn(t, backend == "postgres")
+				c.Subjects.ThreadSeparator = ""
+				c.Subjects.ThreadMetadataKey = "user_id"
+				c.Durability = mode
+				h, err := Open(ctx, c)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer func() { h.Close() }()
+				ds := h.Saver.(*durable.Saver)
+				put := func(notes string, md checkpointer.Metadata) {
+					t.Helper()
+					cp := &checkpointer.Checkpoint{V: 4, ID: checkpointer.NewID(0), ChannelValues: map[string]any{"notes": notes},
+						ChannelVersions: map[string]string{"notes": h.Saver.NextVersion("")}}
+					if _, err := h.Saver.Put(ctx, checkpointer.Config{ThreadID: "anon"}, cp, md, cp.ChannelVersions); err != nil {
+						t.Fatal(err)
+					}
+				}
+				put("pre-login: allergic to peanuts", nil)
+				if err := ds.Flush(ctx); err != nil {
+					t.Fatal(err)
+				}
+				// Acknowledged; with exit still queued, with async perhaps.
+				put("carol logged in", checkpointer.Metadata{"user_id": "carol"})
+				if _, err := h.Forget(ctx, "carol"); err != nil {
+					t.Fatal(err)
+				}
+				_ = ds.Flush(ctx) // the queued login, if still queued, is refused
+				h.Close()
+				c.Durability = durable.Sync
+				if h, err = Open(ctx, c); err != nil {
+					t.Fatal(err)
+				}
+				if tup, err := h.Saver.GetTuple(ctx, checkpointer.Config{ThreadID: "anon"}); tup != nil || err != nil {
+					v := any(nil)
+					if tup != nil {
+						v = tup.Checkpoint.ChannelValues["notes"]
+					}
+					t.Errorf("anon after Forget(carol): %v, %v", v, err)
+				}
+			})
+		}
 	}
 }
