@@ -116,8 +116,14 @@ func (s *Saver) readInTx(ctx context.Context, e Entry, can bool, read func(conte
 func (s *Saver) entry(ctx context.Context, op, thread string) (Entry, error) {
 	// A thread id no saver can hold fails as the saver would fail it
 	// (checkpointer.ErrInvalidID), before anything is recorded: nothing
-	// was read.
-	if err := checkpointer.ValidateText("thread id", thread); err != nil {
+	// was read. So does an empty one (checkpointer.ErrMissingThreadID),
+	// which every call naming one thread is refused for; a listing of
+	// every thread is recorded as "*".
+	check := checkpointer.ValidateThreadID
+	if op == OpCheckpointList {
+		check = func(id string) error { return checkpointer.ValidateText("thread id", id) }
+	}
+	if err := check(thread); err != nil {
 		return Entry{}, err
 	}
 	e := Entry{Op: op, Target: thread}

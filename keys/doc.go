@@ -23,8 +23,12 @@
 // Readmit. PurgeErasure shows the destroyed keys' bytes are gone from the
 // key table's storage (waiting for readers that still hold them), and
 // FinishErasure returns the signed receipt; vault.Handle.ForgetWith runs
-// the whole erasure, rows included. A thread not yet bound to a subject
-// (Subjects.ThreadMetadataKey) seals under keys of its own, which binding
-// hands over to the subject. RotateKEK re-wraps every data key under a new
-// KEK and rewrites no data.
+// the whole erasure, rows included. With subjects named in checkpoint
+// metadata (Subjects.ThreadMetadataKey) every thread seals under keys of
+// its own, and the erasure of a subject destroys those of every thread
+// bound to it; a copy of a thread follows its source (FollowThread,
+// recorded before the copy writes), so the erasure also reaches every copy
+// of the subject's threads, transitively — copies made before the source
+// was bound (an anonymous thread, then a login) included. RotateKEK
+// re-wraps every data key under a new KEK and rewrites no data.
 package keys

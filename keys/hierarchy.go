@@ -324,6 +324,27 @@ func (h *Hierarchy) BindThreadTo(ctx context.Context, thread, subject string) er
 	return nil
 }
 
+// FollowThread records, in metadata mode (Subjects.ThreadMetadataKey),
+// that thread is a copy of source, before the copy writes anything: an
+// erasure of the subject source is bound to — when the copy is made or
+// later, by a checkpoint naming the user in any process — then reaches the
+// copy (and copies of it) too, destroying its own keys and deleting its
+// rows (ThreadTable.FollowThread). A copy of a thread of an erased subject
+// is refused (ErrSubjectErased). Without a metadata key it does nothing:
+// threads are their id's prefix's.
+func (h *Hierarchy) FollowThread(ctx context.Context, thread, source string) error {
+	if h.bindings == nil || thread == source {
+		return nil
+	}
+	if err := h.bindings.FollowThread(ctx, thread, source); err != nil {
+		if errors.Is(err, ErrSubjectErased) {
+			return err
+		}
+		return fmt.Errorf("keys: copy of thread %q to %q: %w", source, thread, err)
+	}
+	return nil
+}
+
 // checkOwner checks a key owner: a subject, or (metadata mode) a thread's
 // own key set.
 func (h *Hierarchy) checkOwner(owner string) error {
@@ -336,8 +357,10 @@ func (h *Hierarchy) checkOwner(owner string) error {
 	return h.opts.Subjects.CheckSubject(owner)
 }
 
-// SubjectThreads returns the threads bound to subject (metadata mode; nil
-// otherwise: threads are then found by their id's prefix).
+// SubjectThreads returns the threads an erasure of subject reaches in
+// metadata mode: those bound to it, and every copy made of one of them
+// (FollowThread), transitively, whoever it is bound to since. nil
+// otherwise: threads are then found by their id's prefix.
 func (h *Hierarchy) SubjectThreads(ctx context.Context, subject string) ([]string, error) {
 	if h.bindings == nil {
 		return nil, nil

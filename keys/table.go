@@ -38,8 +38,20 @@ type ThreadTable interface {
 	BindThread(ctx context.Context, thread, subject string) (string, error)
 	// BoundSubject returns the subject thread is bound to ("" for none).
 	BoundSubject(ctx context.Context, thread string) (string, error)
-	// SubjectThreads returns the threads bound to subject.
+	// SubjectThreads returns the threads bound to subject, and every
+	// thread that follows one of them (FollowThread), transitively: the
+	// threads an erasure of subject reaches.
 	SubjectThreads(ctx context.Context, subject string) ([]string, error)
+	// FollowThread records that thread is a copy of source, before the
+	// copy's values are written, so that an erasure of the subject source
+	// is bound to — now or later, in any process — reaches the copy too:
+	// StartErasure destroys the own keys of every thread following one of
+	// the subject's threads, transitively (copies of copies), and binds
+	// those not bound yet to the subject, as tombstones. It fails with
+	// ErrSubjectErased when source, or a thread it follows, is bound to a
+	// subject erased and not readmitted, and it is serialized with
+	// StartErasure: a record that commits after an erasure's sees it.
+	FollowThread(ctx context.Context, thread, source string) error
 	// UnbindThreads deletes the bindings of subject's threads.
 	UnbindThreads(ctx context.Context, subject string) error
 }

@@ -3,6 +3,7 @@ package checkpointertest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/memvault/memvault/checkpointer"
@@ -92,5 +93,80 @@ func RunErasure(t *testing.T, table keys.Table, open func(t *testing.T, s serde.
 	_, c := process()
 	if _, err := put(c, "carol-3", 3); !errors.Is(err, keys.ErrSubjectErased) {
 		t.Fatalf("a new process writing the erased subject: %v, want keys.ErrSubjectErased (no new key for it)", err)
+	}
+	if tt, ok := table.(keys.ThreadTable); ok {
+		runMetadataCopies(t, tt, open)
+	}
+}
+
+// runMetadataCopies is RunErasure with subjects named in checkpoint
+// metadata: copies of a thread made while it had no subject (anonymous,
+// before a login), by another process, a copy of a copy, and a copy made
+// after the login by a process that had just found the thread unbound,
+// are all reached by the erasure of the user the login named: their
+// values open in no process, a stale writer of a copy is refused, and so
+// is a copy of one. Before session 29 the copies kept the pre-login
+// values under keys of their own that the erasure left.
+func runMetadataCopies(t *testing.T, table keys.ThreadTable, open func(t *testing.T, s serde.Serializer) checkpointer.Saver) {
+	t.Helper()
+	ctx := context.Background()
+	process := func() (*keys.Hierarchy, checkpointer.Saver) {
+		h := keystest.NewHierarchy(t, table, keys.Subjects{ThreadMetadataKey: "user_id"})
+		return h, open(t, h)
+	}
+	put := func(s checkpointer.Saver, thread string, step int, md checkpointer.Metadata) error {
+		cp := &checkpointer.Checkpoint{V: 4, ID: checkpointer.NewID(step), ChannelValues: map[string]any{"notes": "frank is allergic to peanuts"},
+			ChannelVersions: map[string]string{"notes": s.NextVersion("")}}
+		_, err := s.Put(ctx, checkpointer.Config{ThreadID: thread}, cp, md, cp.ChannelVersions)
+		return err
+	}
+	hA, a := process()
+	_, b := process()
+	ca, okA := a.(checkpointer.Copier)
+	cb, okB := b.(checkpointer.Copier)
+	if !okA || !okB {
+		return
+	}
+	if err := put(a, "anon-m", 1, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := put(a, "anon-other", 1, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range [][2]string{{"anon-m", "anon-m-copy"}, {"anon-m-copy", "anon-m-copy2"}, {"anon-other", "anon-other-copy"}} {
+		if err := cb.CopyThread(ctx, c[0], c[1]); err != nil {
+			t.Fatalf("CopyThread(%s, %s): %v", c[0], c[1], err)
+		}
+	}
+	if tup, err := b.GetTuple(ctx, checkpointer.Config{ThreadID: "anon-m"}); err != nil || tup == nil {
+		t.Fatalf("anon-m: %v, %v", tup, err)
+	}
+	if err := put(a, "anon-m", 2, checkpointer.Metadata{"user_id": "frank"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := cb.CopyThread(ctx, "anon-m", "anon-m-late"); err != nil {
+		t.Fatalf("CopyThread(anon-m, anon-m-late): %v", err)
+	}
+	if _, err := hA.StartErasure(ctx, "frank"); err != nil {
+		t.Fatal(err)
+	}
+	copies := []string{"anon-m", "anon-m-copy", "anon-m-copy2", "anon-m-late"}
+	if ths, err := hA.SubjectThreads(ctx, "frank"); err != nil || fmt.Sprint(ths) != fmt.Sprint(copies) {
+		t.Fatalf("threads the erasure of frank reaches: %q, %v; want %q", ths, err, copies)
+	}
+	_, c := process()
+	for _, th := range copies {
+		if tup, err := c.GetTuple(ctx, checkpointer.Config{ThreadID: th}); !errors.Is(err, serde.ErrDecrypt) {
+			t.Fatalf("%s after frank's keys were destroyed: %v, %v; want serde.ErrDecrypt", th, tup, err)
+		}
+	}
+	if tup, err := c.GetTuple(ctx, checkpointer.Config{ThreadID: "anon-other-copy"}); err != nil || tup == nil {
+		t.Fatalf("a copy of another anonymous thread after frank's erasure: %v, %v", tup, err)
+	}
+	if err := put(b, "anon-m-copy2", 3, nil); !errors.Is(err, keys.ErrSubjectErased) {
+		t.Fatalf("a stale writer of a copy after frank's erasure: %v, want keys.ErrSubjectErased", err)
+	}
+	if err := ca.CopyThread(ctx, "anon-m-copy", "anon-m-copy3"); !errors.Is(err, keys.ErrSubjectErased) {
+		t.Fatalf("a copy of a copy after frank's erasure: %v, want keys.ErrSubjectErased", err)
 	}
 }

@@ -16,6 +16,14 @@ import (
 // runs the write fence of the keys that sealed them. Copying an unknown
 // thread does nothing.
 func (s *Saver) copyThread(ctx context.Context, src, dst string) error {
+	// Recorded before the copy's rows are (and outside the data's
+	// transaction, whose fence may hold key rows an erasure waits for):
+	// with subjects named in metadata, an erasure of the subject src is
+	// bound to, now or later, must reach dst too. A failed copy leaves the
+	// record, which can only make an erasure reach more.
+	if err := s.codec.FollowThread(ctx, dst, src); err != nil {
+		return s.wrap(fmt.Errorf("copy thread: %w", err))
+	}
 	return s.update(ctx, func(tx checkpointer.DriverTx) error {
 		rows, err := tx.Rows(ctx, src)
 		if err != nil {

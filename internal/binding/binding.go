@@ -85,6 +85,10 @@ type SubjectKeys interface {
 	BindThread(ctx context.Context, thread string, md map[string]any) error
 	// BindThreadTo binds a thread to a subject (a copy to its source's).
 	BindThreadTo(ctx context.Context, thread, subject string) error
+	// FollowThread records that a thread is a copy of another, before
+	// the copy writes anything, so that an erasure reaching the source
+	// reaches the copy (keys.Hierarchy.FollowThread).
+	FollowThread(ctx context.Context, thread, source string) error
 	// NamespaceSubject is the subject of a store namespace's values.
 	NamespaceSubject(ns string) string
 	// SubjectSerializer is the serializer of subject's values; seal asks
@@ -146,6 +150,15 @@ func (c Codec) BindThread(ctx context.Context, thread string, md map[string]any)
 		return nil
 	}
 	return c.subjects.BindThread(ctx, thread, md)
+}
+
+// FollowThread lets a serializer with per-subject keys record that dst
+// is a copy of src before the copy is written (see SubjectKeys).
+func (c Codec) FollowThread(ctx context.Context, dst, src string) error {
+	if c.subjects == nil {
+		return nil
+	}
+	return c.subjects.FollowThread(ctx, dst, src)
 }
 
 // boundFor returns the serializer of at's values and their subject.

@@ -66,7 +66,9 @@ type pinsKey struct{}
 // rule that names a thread's subject in its checkpoint metadata.
 type metadataSubjects interface{ Subjects() keys.Subjects }
 
-// PinThread returns ctx carrying the data keys that seal a write of thread
+// PinThread binds thread to the subject md names, if any
+// (keys.Subjects.ThreadMetadataKey; refused as a synchronous put would be),
+// and returns ctx carrying the data keys that seal a write of thread
 // now — the thread's key set's newest key and, when md names the thread's
 // subject (keys.Subjects.ThreadMetadataKey), that subject's — for a write
 // made later with it: a queued write (checkpointer/durable). The write is
@@ -80,6 +82,13 @@ func PinThread(ctx context.Context, s serde.Serializer, thread string, md map[st
 	sk, ok := s.(SubjectKeys)
 	if !ok {
 		return ctx, nil
+	}
+	// The subject md names binds the thread now, as a synchronous put
+	// binds it before it seals: an erasure of the subject while the write
+	// is queued then reaches the thread's earlier rows (those of an
+	// anonymous thread before the login among them), not only the write.
+	if err := sk.BindThread(ctx, thread, md); err != nil {
+		return ctx, err
 	}
 	var pins []fenceSeal
 	pin := func(subject string) error {

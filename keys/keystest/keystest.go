@@ -265,6 +265,102 @@ func Run(t *testing.T, newTable func(t *testing.T) keys.Table) {
 			t.Fatal("unbinding carol's threads touched dave's")
 		}
 	})
+	t.Run("copies follow their source into its subject's erasure", func(t *testing.T) {
+		tb, ok := newTable(t).(keys.ThreadTable)
+		if !ok {
+			t.Skip("not a keys.ThreadTable")
+		}
+		et := tb.(keys.ErasureTable)
+		owned := map[string]string{} // thread → the id of its own key
+		for i, th := range []string{"anon", "copy", "copy2", "dave-copy", "other", "other-copy"} {
+			k := key(keys.ThreadKeyOwner(th), 1, "kek-a")
+			k.ID = fmt.Sprintf("%016x", 100+i)
+			must(t, tb.Insert(ctx, k))
+			owned[th] = k.ID
+		}
+		// Copies made while anon is bound to no one, a copy of a copy,
+		// a copy back onto the source (a cycle), a copy bound since to
+		// another subject, and a copy of another anonymous thread.
+		must(t, tb.FollowThread(ctx, "copy", "anon"))
+		must(t, tb.FollowThread(ctx, "copy2", "copy"))
+		must(t, tb.FollowThread(ctx, "anon", "copy2"))
+		must(t, tb.FollowThread(ctx, "copy", "anon")) // recorded twice: once
+		must(t, tb.FollowThread(ctx, "dave-copy", "anon"))
+		must(t, func() error { _, err := tb.BindThread(ctx, "dave-copy", "dave"); return err }())
+		must(t, tb.FollowThread(ctx, "other-copy", "other"))
+		// The login binds anon afterwards.
+		must(t, func() error { _, err := tb.BindThread(ctx, "anon", "carol"); return err }())
+		want := []string{"anon", "copy", "copy2", "dave-copy"}
+		if ths, err := tb.SubjectThreads(ctx, "carol"); err != nil || fmt.Sprint(ths) != fmt.Sprint(want) {
+			t.Fatalf("carol's threads: %q, %v; want %q", ths, err, want)
+		}
+		e, err := et.StartErasure(ctx, "carol", at)
+		must(t, err)
+		var wantIDs []string
+		for _, th := range want {
+			wantIDs = append(wantIDs, owned[th])
+		}
+		if fmt.Sprint(e.KeyIDs) != fmt.Sprint(wantIDs) {
+			t.Fatalf("erasure of carol destroyed %q, want the own keys of %q: %q", e.KeyIDs, want, wantIDs)
+		}
+		for _, th := range []string{"other", "other-copy"} {
+			if ks, err := tb.Keys(ctx, keys.ThreadKeyOwner(th)); err != nil || len(ks) != 1 {
+				t.Fatalf("keys of %s after erasing carol: %d, %v", th, len(ks), err)
+			}
+		}
+		// Unbound copies are carol's now (tombstones); a copy bound to
+		// dave stays dave's.
+		for th, s := range map[string]string{"copy": "carol", "copy2": "carol", "dave-copy": "dave", "other-copy": ""} {
+			if got, err := tb.BoundSubject(ctx, th); err != nil || got != s {
+				t.Fatalf("bound subject of %s after erasing carol: %q, %v; want %q", th, got, err, s)
+			}
+		}
+		k := key(keys.ThreadKeyOwner("copy2"), 2, "kek-a")
+		if err := tb.Insert(ctx, k); !errors.Is(err, keys.ErrSubjectErased) {
+			t.Fatalf("a new key of a copy of an erased subject's thread: %v, want ErrSubjectErased", err)
+		}
+		for _, src := range []string{"anon", "copy2"} {
+			if err := tb.FollowThread(ctx, "late", src); !errors.Is(err, keys.ErrSubjectErased) {
+				t.Fatalf("a copy of %s after erasing carol: %v, want ErrSubjectErased", src, err)
+			}
+		}
+		must(t, tb.FollowThread(ctx, "late", "other"))
+		// Readmitted, carol's copies are no one's again.
+		must(t, et.FinishErasure(ctx, "carol", at))
+		must(t, et.Readmit(ctx, "carol"))
+		if ths, err := tb.SubjectThreads(ctx, "carol"); err != nil || len(ths) != 0 {
+			t.Fatalf("carol's threads after readmit: %q, %v", ths, err)
+		}
+		must(t, tb.FollowThread(ctx, "late2", "copy2"))
+	})
+	t.Run("copies recorded while an erasure starts: before it or refused", func(t *testing.T) {
+		tb, ok := newTable(t).(keys.ThreadTable)
+		if !ok {
+			t.Skip("not a keys.ThreadTable")
+		}
+		et := tb.(keys.ErasureTable)
+		must(t, func() error { _, err := tb.BindThread(ctx, "src", "erin"); return err }())
+		const n = 16
+		errs := make([]error, n)
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Go(func() { errs[i] = tb.FollowThread(ctx, fmt.Sprint("copy-", i), "src") })
+		}
+		_, err := et.StartErasure(ctx, "erin", at)
+		must(t, err)
+		wg.Wait()
+		for i, err := range errs {
+			th := fmt.Sprint("copy-", i)
+			switch s, berr := tb.BoundSubject(ctx, th); {
+			case berr != nil:
+				t.Fatal(berr)
+			case err == nil && s != "erin":
+				t.Fatalf("%s was recorded but the erasure did not reach it (bound to %q)", th, s)
+			case err != nil && !errors.Is(err, keys.ErrSubjectErased):
+				t.Fatalf("%s: %v", th, err)
+			}
+		}
+	})
 	t.Run("concurrent bindings: one subject wins", func(t *testing.T) {
 		tb, ok := newTable(t).(keys.ThreadTable)
 		if !ok {

@@ -16,6 +16,7 @@ type Table struct {
 	mu       sync.Mutex
 	keys     map[string][]keys.WrappedKey // by subject, oldest version first
 	threads  map[string]string            // thread → subject
+	sources  map[string]map[string]bool   // thread → the threads it is a copy of
 	erasures map[string]*keys.Erasure     // by subject
 }
 
@@ -27,7 +28,7 @@ var (
 
 // New returns an empty table.
 func New() *Table {
-	return &Table{keys: map[string][]keys.WrappedKey{}, threads: map[string]string{}, erasures: map[string]*keys.Erasure{}}
+	return &Table{keys: map[string][]keys.WrappedKey{}, threads: map[string]string{}, sources: map[string]map[string]bool{}, erasures: map[string]*keys.Erasure{}}
 }
 
 // erasing reports whether subject was erased and not readmitted; t.mu is
@@ -49,9 +50,11 @@ func (t *Table) StartErasure(_ context.Context, subject string, now time.Time) (
 	e.Done, e.Finished = false, time.Time{}
 	var ids []string
 	owners := []string{subject}
-	for th, s := range t.threads {
-		if s == subject {
-			owners = append(owners, keys.ThreadKeyOwner(th))
+	for _, th := range t.reach(subject) {
+		owners = append(owners, keys.ThreadKeyOwner(th))
+		if _, ok := t.threads[th]; !ok {
+			// A copy bound to no one: bound to subject, as a tombstone.
+			t.threads[th] = subject
 		}
 	}
 	for _, o := range owners {
@@ -118,12 +121,78 @@ func (t *Table) Readmit(_ context.Context, subject string) error {
 		return keys.ErrNotErased
 	}
 	e.Readmitted = true
-	// The bindings of its threads were kept as tombstones until now.
+	// The bindings of its threads were kept as tombstones until now, and
+	// what they were copied from or to with them.
+	for th, srcs := range t.sources {
+		for src := range srcs {
+			if t.threads[th] == subject || t.threads[src] == subject {
+				delete(srcs, src)
+			}
+		}
+		if len(srcs) == 0 {
+			delete(t.sources, th)
+		}
+	}
 	for th, s := range t.threads {
 		if s == subject {
 			delete(t.threads, th)
 		}
 	}
+	return nil
+}
+
+// reach returns the threads an erasure of subject reaches: those bound to
+// it and every thread that follows one of them, transitively; t.mu is
+// held.
+func (t *Table) reach(subject string) []string {
+	seen := map[string]bool{}
+	var todo []string
+	for th, s := range t.threads {
+		if s == subject {
+			seen[th] = true
+			todo = append(todo, th)
+		}
+	}
+	for len(todo) > 0 {
+		src := todo[len(todo)-1]
+		todo = todo[:len(todo)-1]
+		for th, srcs := range t.sources {
+			if srcs[src] && !seen[th] {
+				seen[th] = true
+				todo = append(todo, th)
+			}
+		}
+	}
+	out := make([]string, 0, len(seen))
+	for th := range seen {
+		out = append(out, th)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// FollowThread implements keys.ThreadTable.
+func (t *Table) FollowThread(_ context.Context, thread, source string) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	seen := map[string]bool{source: true}
+	for todo := []string{source}; len(todo) > 0; {
+		th := todo[len(todo)-1]
+		todo = todo[:len(todo)-1]
+		if s := t.threads[th]; s != "" && t.erasing(s) {
+			return fmt.Errorf("keys/memkeys: copy of thread %q (subject %q): %w", source, s, keys.ErrSubjectErased)
+		}
+		for src := range t.sources[th] {
+			if !seen[src] {
+				seen[src] = true
+				todo = append(todo, src)
+			}
+		}
+	}
+	if t.sources[thread] == nil {
+		t.sources[thread] = map[string]bool{}
+	}
+	t.sources[thread][source] = true
 	return nil
 }
 
@@ -164,14 +233,7 @@ func (t *Table) BoundSubject(_ context.Context, thread string) (string, error) {
 func (t *Table) SubjectThreads(_ context.Context, subject string) ([]string, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	var out []string
-	for th, s := range t.threads {
-		if s == subject {
-			out = append(out, th)
-		}
-	}
-	slices.Sort(out)
-	return out, nil
+	return t.reach(subject), nil
 }
 
 // UnbindThreads implements keys.ThreadTable.

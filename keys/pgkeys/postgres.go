@@ -37,6 +37,7 @@ type Table struct {
 	opts     Options
 	table    string // qualified name
 	threads  string // the thread bindings' table, qualified
+	sources  string // what each copy of a thread was copied from, qualified
 	erasures string // the erasure records' table, qualified
 	fence    string // the fence function, qualified
 	meta     string // the table's own facts (its id), qualified
@@ -56,10 +57,11 @@ func New(pool *pgxpool.Pool, opts Options) (*Table, error) {
 		return nil, fmt.Errorf("keys/pgkeys: nil pool")
 	}
 	t := &Table{pool: pool, opts: opts, table: "memvault_data_keys", threads: "memvault_thread_subjects",
-		erasures: "memvault_erasures", fence: "memvault_key_fence", meta: "memvault_keys_meta"}
+		sources: "memvault_thread_sources", erasures: "memvault_erasures", fence: "memvault_key_fence", meta: "memvault_keys_meta"}
 	if opts.Schema != "" {
 		t.table = pgx.Identifier{opts.Schema, "memvault_data_keys"}.Sanitize()
 		t.threads = pgx.Identifier{opts.Schema, "memvault_thread_subjects"}.Sanitize()
+		t.sources = pgx.Identifier{opts.Schema, "memvault_thread_sources"}.Sanitize()
 		t.erasures = pgx.Identifier{opts.Schema, "memvault_erasures"}.Sanitize()
 		t.fence = pgx.Identifier{opts.Schema, "memvault_key_fence"}.Sanitize()
 		t.meta = pgx.Identifier{opts.Schema, "memvault_keys_meta"}.Sanitize()
@@ -70,7 +72,7 @@ func New(pool *pgxpool.Pool, opts Options) (*Table, error) {
 // migrationFiles holds the key table's DDL, one statement per file, run by
 // internal/pgmigrate and tracked in memvault_keys_migrations (memvault's
 // own tables; LangGraph has none for keys): migrations/keys/NN_*.sql is
-// recorded as v = NN. {data_keys}, {thread_subjects}, {erasures} and
+// recorded as v = NN. {data_keys}, {thread_subjects}, {thread_sources}, {erasures} and
 // {fence} are the qualified names, {fence_sqlstate} keys.FenceSQLState.
 // 03 is one row per erased subject, written in the transaction that
 // destroys the keys; its trace is that transaction's id (xid8), which Purge
@@ -88,6 +90,7 @@ func (t *Table) migrationSet() (pgmigrate.Set, error) {
 	stmts, err := pgmigrate.Load(migrationFiles, "migrations/keys", map[string]string{
 		"data_keys":       t.table,
 		"thread_subjects": t.threads,
+		"thread_sources":  t.sources,
 		"erasures":        t.erasures,
 		"fence":           t.fence,
 		"fence_sqlstate":  keys.FenceSQLState,
@@ -368,9 +371,65 @@ func (t *Table) BoundSubject(ctx context.Context, thread string) (string, error)
 	return s, nil
 }
 
+// reach is the threads an erasure of subject ($1) reaches: those bound to
+// it and every thread that follows one of them, transitively (UNION, not
+// UNION ALL, so that a copy made back onto its source ends the walk).
+func (t *Table) reach() string {
+	return `WITH RECURSIVE reach(t) AS (
+	SELECT thread_id FROM ` + t.threads + ` WHERE subject = $1
+	UNION SELECT f.thread_id FROM ` + t.sources + ` f JOIN reach ON f.source = reach.t) `
+}
+
+// lockFollows takes the lock that orders FollowThread (shared: records
+// of copies run together) against StartErasure (exclusive), for the rest
+// of tx: an erasure's walk over the copies sees every record committed
+// before it, and a record committed after it sees the erasure.
+func (t *Table) lockFollows(ctx context.Context, tx pgx.Tx, exclusive bool) error {
+	if _, err := tx.Exec(ctx, `SET LOCAL lock_timeout = '`+lockWait+`'`); err != nil {
+		return fmt.Errorf("keys/pgkeys: %w", err)
+	}
+	fn := "pg_advisory_xact_lock_shared"
+	if exclusive {
+		fn = "pg_advisory_xact_lock"
+	}
+	if _, err := tx.Exec(ctx, `SELECT `+fn+`(hashtextextended($1, 7253))`, t.sources+"/follows"); err != nil {
+		return lockErr(err)
+	}
+	return nil
+}
+
+// FollowThread implements keys.ThreadTable.
+func (t *Table) FollowThread(ctx context.Context, thread, source string) error {
+	err := pgx.BeginFunc(ctx, t.pool, func(tx pgx.Tx) error {
+		if err := t.lockFollows(ctx, tx, false); err != nil {
+			return err
+		}
+		var erased string
+		err := tx.QueryRow(ctx, `WITH RECURSIVE up(t) AS (
+	SELECT $1::text UNION SELECT s.source FROM `+t.sources+` s JOIN up ON s.thread_id = up.t)
+SELECT b.subject FROM up JOIN `+t.threads+` b ON b.thread_id = up.t
+	JOIN `+t.erasures+` e ON e.subject = b.subject AND NOT e.readmitted LIMIT 1`, source).Scan(&erased)
+		if err == nil {
+			return fmt.Errorf("keys/pgkeys: copy of thread %q (subject %q): %w", source, erased, keys.ErrSubjectErased)
+		}
+		if !errors.Is(err, pgx.ErrNoRows) {
+			return err
+		}
+		_, err = tx.Exec(ctx, `INSERT INTO `+t.sources+` (thread_id, source) VALUES ($1, $2) ON CONFLICT DO NOTHING`, thread, source)
+		return err
+	})
+	if errors.Is(err, keys.ErrSubjectErased) {
+		return err
+	}
+	if err != nil {
+		return fmt.Errorf("keys/pgkeys: follow thread: %w", err)
+	}
+	return nil
+}
+
 // SubjectThreads implements keys.ThreadTable.
 func (t *Table) SubjectThreads(ctx context.Context, subject string) ([]string, error) {
-	rows, err := t.pool.Query(ctx, `SELECT thread_id FROM `+t.threads+` WHERE subject = $1 ORDER BY thread_id`, subject)
+	rows, err := t.pool.Query(ctx, t.reach()+`SELECT t FROM reach ORDER BY t`, subject)
 	if err != nil {
 		return nil, fmt.Errorf("keys/pgkeys: %w", err)
 	}
@@ -431,9 +490,18 @@ func (t *Table) StartErasure(ctx context.Context, subject string, now time.Time)
 		if err != nil {
 			return fmt.Errorf("keys/pgkeys: %w", err)
 		}
-		// The subject's keys, and the own keys of every thread bound to it.
-		rows, err := tx.Query(ctx, `DELETE FROM `+t.table+` WHERE subject = $1
-	OR subject IN (SELECT $2 || thread_id FROM `+t.threads+` WHERE subject = $1) RETURNING key_id`, subject, keys.ThreadKeyOwner(""))
+		if err := t.lockFollows(ctx, tx, true); err != nil {
+			return err
+		}
+		// Copies of the subject's threads not bound to anyone are bound
+		// to it, as tombstones: a stale writer of one gets no key again.
+		if _, err := tx.Exec(ctx, t.reach()+`INSERT INTO `+t.threads+` (thread_id, subject) SELECT t, $1 FROM reach ON CONFLICT DO NOTHING`, subject); err != nil {
+			return lockErr(err)
+		}
+		// The subject's keys, and the own keys of every thread the
+		// erasure reaches (bound to it, or following one that is).
+		rows, err := tx.Query(ctx, t.reach()+`DELETE FROM `+t.table+` WHERE subject = $1
+	OR subject IN (SELECT $2 || t FROM reach) RETURNING key_id`, subject, keys.ThreadKeyOwner(""))
 		if err != nil {
 			return lockErr(err)
 		}
@@ -505,7 +573,12 @@ func (t *Table) Readmit(ctx context.Context, subject string) error {
 		if tag.RowsAffected() == 0 {
 			return keys.ErrNotErased
 		}
-		// The bindings of its threads were kept as tombstones until now.
+		// The bindings of its threads were kept as tombstones until now,
+		// and what they were copied from or to with them.
+		if _, err := tx.Exec(ctx, `DELETE FROM `+t.sources+` WHERE thread_id IN (SELECT thread_id FROM `+t.threads+` WHERE subject = $1)
+	OR source IN (SELECT thread_id FROM `+t.threads+` WHERE subject = $1)`, subject); err != nil {
+			return fmt.Errorf("keys/pgkeys: %w", err)
+		}
 		if _, err := tx.Exec(ctx, `DELETE FROM `+t.threads+` WHERE subject = $1`, subject); err != nil {
 			return fmt.Errorf("keys/pgkeys: %w", err)
 		}

@@ -40,8 +40,8 @@ func TestSetupTx(t *testing.T) {
 			t.Fatal(err)
 		}
 		// Inside the transaction the table is there.
-		if n := objects(t, tx, s); n != 6 {
-			t.Fatalf("schema %s: %d objects inside the transaction, want 6", s, n)
+		if n := objects(t, tx, s); n != 7 {
+			t.Fatalf("schema %s: %d objects inside the transaction, want 7", s, n)
 		}
 		if err := tx.Rollback(ctx); err != nil {
 			t.Fatal(err)
@@ -59,12 +59,12 @@ func TestSetupTx(t *testing.T) {
 		if err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error { return tb.SetupTx(ctx, tx) }); err != nil {
 			t.Fatal(err)
 		}
-		if n := objects(t, pool, s); n != 6 {
-			t.Fatalf("schema %s: %d objects after commit, want 6", s, n)
+		if n := objects(t, pool, s); n != 7 {
+			t.Fatalf("schema %s: %d objects after commit, want 7", s, n)
 		}
 		v, err := pgmigrate.Versions(ctx, pool, s, "memvault_keys_migrations")
-		if err != nil || v["memvault_keys_migrations"] != 8 {
-			t.Fatalf("schema %s: versions %v, %v; want v8", s, v, err)
+		if err != nil || v["memvault_keys_migrations"] != 10 {
+			t.Fatalf("schema %s: versions %v, %v; want v10", s, v, err)
 		}
 		if err := tb.Setup(ctx); err != nil {
 			t.Fatalf("Setup after SetupTx: %v", err)
@@ -95,7 +95,7 @@ func objects(t *testing.T, q interface {
 	var n int
 	err := q.QueryRow(context.Background(), `SELECT
 	(SELECT count(*) FROM pg_class c JOIN pg_namespace ns ON ns.oid = c.relnamespace
-	 WHERE ns.nspname = $1 AND c.relname IN ('memvault_data_keys', 'memvault_thread_subjects', 'memvault_erasures', 'memvault_keys_meta', 'memvault_keys_migrations'))
+	 WHERE ns.nspname = $1 AND c.relname IN ('memvault_data_keys', 'memvault_thread_subjects', 'memvault_thread_sources', 'memvault_erasures', 'memvault_keys_meta', 'memvault_keys_migrations'))
 	+ (SELECT count(*) FROM pg_proc p JOIN pg_namespace ns ON ns.oid = p.pronamespace
 	 WHERE ns.nspname = $1 AND p.proname = 'memvault_key_fence')`, schema).Scan(&n)
 	if err != nil {

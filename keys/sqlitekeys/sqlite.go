@@ -305,11 +305,18 @@ func (t *Table) BoundSubject(ctx context.Context, thread string) (string, error)
 	return s, nil
 }
 
+// reach is the threads an erasure of subject (?1) reaches: those bound to
+// it and every thread that follows one of them, transitively (UNION, not
+// UNION ALL, so that a copy made back onto its source ends the walk).
+const reach = `WITH RECURSIVE reach(t) AS (
+	SELECT thread_id FROM memvault_thread_subjects WHERE subject = ?1
+	UNION SELECT f.thread_id FROM memvault_thread_sources f JOIN reach ON f.source = reach.t) `
+
 // SubjectThreads implements keys.ThreadTable.
 func (t *Table) SubjectThreads(ctx context.Context, subject string) ([]string, error) {
 	var out []string
 	err := t.db.Read(ctx, func(tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx, `SELECT thread_id FROM memvault_thread_subjects WHERE subject = ? ORDER BY thread_id`, subject)
+		rows, err := tx.QueryContext(ctx, reach+`SELECT t FROM reach ORDER BY t`, subject)
 		if err != nil {
 			return err
 		}
@@ -327,6 +334,33 @@ func (t *Table) SubjectThreads(ctx context.Context, subject string) ([]string, e
 		return nil, fmt.Errorf("keys/sqlitekeys: %w", err)
 	}
 	return out, nil
+}
+
+// FollowThread implements keys.ThreadTable. SQLite runs one write
+// transaction at a time, so the record and an erasure are ordered.
+func (t *Table) FollowThread(ctx context.Context, thread, source string) error {
+	err := t.db.Write(ctx, func(tx *sql.Tx) error {
+		var erased string
+		err := tx.QueryRowContext(ctx, `WITH RECURSIVE up(t) AS (
+	SELECT ?1 UNION SELECT s.source FROM memvault_thread_sources s JOIN up ON s.thread_id = up.t)
+SELECT b.subject FROM up JOIN memvault_thread_subjects b ON b.thread_id = up.t
+	JOIN memvault_erasures e ON e.subject = b.subject AND e.readmitted = 0 LIMIT 1`, source).Scan(&erased)
+		if err == nil {
+			return fmt.Errorf("keys/sqlitekeys: copy of thread %q (subject %q): %w", source, erased, keys.ErrSubjectErased)
+		}
+		if !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `INSERT OR IGNORE INTO memvault_thread_sources (thread_id, source) VALUES (?, ?)`, thread, source)
+		return err
+	})
+	if errors.Is(err, keys.ErrSubjectErased) {
+		return err
+	}
+	if err != nil {
+		return fmt.Errorf("keys/sqlitekeys: follow thread: %w", err)
+	}
+	return nil
 }
 
 // UnbindThreads implements keys.ThreadTable.
@@ -392,10 +426,16 @@ func (t *Table) StartErasure(ctx context.Context, subject string, now time.Time)
 		if err != nil {
 			return fmt.Errorf("keys/sqlitekeys: %w", err)
 		}
-		// The subject's keys, and the own keys of every thread bound to it.
-		rows, err := tx.QueryContext(ctx, `DELETE FROM memvault_data_keys WHERE subject = ?
-	OR subject IN (SELECT ? || thread_id FROM memvault_thread_subjects WHERE subject = ?) RETURNING `+cols,
-			subject, keys.ThreadKeyOwner(""), subject)
+		// Copies of the subject's threads not bound to anyone are bound
+		// to it, as tombstones: a stale writer of one gets no key again.
+		if _, err := tx.ExecContext(ctx, reach+`INSERT OR IGNORE INTO memvault_thread_subjects (thread_id, subject) SELECT t, ?1 FROM reach`, subject); err != nil {
+			return fmt.Errorf("keys/sqlitekeys: %w", err)
+		}
+		// The subject's keys, and the own keys of every thread the
+		// erasure reaches (bound to it, or following one that is).
+		rows, err := tx.QueryContext(ctx, reach+`DELETE FROM memvault_data_keys WHERE subject = ?1
+	OR subject IN (SELECT ?2 || t FROM reach) RETURNING `+cols,
+			subject, keys.ThreadKeyOwner(""))
 		if err != nil {
 			return fmt.Errorf("keys/sqlitekeys: %w", err)
 		}
@@ -471,7 +511,12 @@ func (t *Table) Readmit(ctx context.Context, subject string) error {
 		if n, _ := res.RowsAffected(); n == 0 {
 			return keys.ErrNotErased
 		}
-		// The bindings of its threads were kept as tombstones until now.
+		// The bindings of its threads were kept as tombstones until now,
+		// and what they were copied from or to with them.
+		if _, err := tx.ExecContext(ctx, `DELETE FROM memvault_thread_sources WHERE thread_id IN (SELECT thread_id FROM memvault_thread_subjects WHERE subject = ?1)
+	OR source IN (SELECT thread_id FROM memvault_thread_subjects WHERE subject = ?1)`, subject); err != nil {
+			return fmt.Errorf("keys/sqlitekeys: %w", err)
+		}
 		_, err = tx.ExecContext(ctx, `DELETE FROM memvault_thread_subjects WHERE subject = ?`, subject)
 		return err
 	})
