@@ -54,6 +54,10 @@ end
 return 'OK'
 `)
 
+// lockOnlyLua reads the lock and nothing else: the cost of a script
+// call itself.
+var lockOnlyLua = redis.NewScript(`if redis.call('GET', KEYS[1]) then return 'LOCKED' end return 'OK'`)
+
 // BenchmarkLayout attributes a put's server cost (issue 28): the same
 // put — the bench's five channels, two new values, BenchmarkShape's
 // sizes — through the same keys and bytes, five ways, each reporting the
@@ -135,13 +139,22 @@ func BenchmarkLayout(b *testing.B) {
 			p.HSetNX(ctx, keys[6], args[j].(string), args[j+1])
 		}
 	}
-	for _, mode := range []string{"script", "script-ungated", "lua-writes", "multi", "pipeline", "watch", "minimal", "minimal-lua"} {
+	for _, mode := range []string{"script", "script-ungated", "lua-writes", "multi", "pipeline", "watch", "minimal", "minimal-lua",
+		"staged-evalsha", "staged-fcall", "staged-multi", "minimal+lua-lock", "minimal-multi-check"} {
 		// A server of its own per row: the rows' counts do not depend
 		// on what the rows before left on the server.
 		srv := redistest.StartT(b, redistest.Options{Version: 8})
 		rdb := srv.Client(b)
 		s, err := redissaver.New(rdb, redissaver.Options{Prefix: redistest.Prefix()})
 		if err != nil {
+			b.Fatal(err)
+		}
+		var st *stager
+		if strings.HasPrefix(mode, "staged-") {
+			st = newStager(ctx, b, rdb, mode == "staged-fcall")
+			st.multi = mode == "staged-multi"
+		}
+		if err := lockOnlyLua.Load(ctx, rdb).Err(); err != nil {
 			b.Fatal(err)
 		}
 		b.Run(mode+"/put", func(b *testing.B) {
@@ -180,6 +193,23 @@ func BenchmarkLayout(b *testing.B) {
 					rt++
 				case "minimal":
 					_, err = rdb.Pipelined(ctx, func(p redis.Pipeliner) error { minimal(p, keys, args); return nil })
+					rt++
+				case "minimal+lua-lock":
+					// The floor of any design checking in Lua: the
+					// minimal layout's plain writes and, in the same
+					// pipeline, a script reading the lock alone (no
+					// atomicity: a lower bound, not a candidate).
+					_, err = rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+						minimal(p, keys, args)
+						p.EvalSha(ctx, lockOnlyLua.Hash(), keys[:1])
+						return nil
+					})
+					rt++
+				case "minimal-multi-check":
+					err = putMultiCheck(ctx, rdb, keys, args)
+					rt++
+				case "staged-evalsha", "staged-fcall", "staged-multi":
+					err = st.putStaged(ctx, keys, args)
 					rt++
 				case "minimal-lua":
 					rec := append(append(append([]byte{}, args[4].([]byte)...), args[6].([]byte)...), args[5].(string)...)
@@ -242,17 +272,22 @@ func BenchmarkLayoutWrites(b *testing.B) {
 		}
 		p.ZAdd(ctx, keys[1], redis.Z{Member: args[3]})
 	}
-	for _, mode := range []string{"script", "multi", "pipeline"} {
+	for _, mode := range []string{"script", "multi", "pipeline", "staged-evalsha", "staged-fcall"} {
 		srv := redistest.StartT(b, redistest.Options{Version: 8})
 		rdb := srv.Client(b)
 		s, err := redissaver.New(rdb, redissaver.Options{Prefix: redistest.Prefix()})
 		if err != nil {
 			b.Fatal(err)
 		}
+		var st *stager
+		if strings.HasPrefix(mode, "staged-") {
+			st = newStager(ctx, b, rdb, mode == "staged-fcall")
+		}
 		b.Run(mode+"/put_writes", func(b *testing.B) {
 			defer clientCPU(b, rdb)()
 			for i := 0; b.Loop(); i++ {
-				keys, args, run := redissaver.LayoutWrites(s, rows(i))
+				w := rows(i)
+				keys, args, run := redissaver.LayoutWrites(s, w)
 				var err error
 				switch mode {
 				case "script":
@@ -261,6 +296,8 @@ func BenchmarkLayoutWrites(b *testing.B) {
 					_, err = rdb.TxPipelined(ctx, func(p redis.Pipeliner) error { plain(p, keys, args); return nil })
 				case "pipeline":
 					_, err = rdb.Pipelined(ctx, func(p redis.Pipeliner) error { plain(p, keys, args); return nil })
+				case "staged-evalsha", "staged-fcall":
+					err = st.writesStaged(ctx, w.Task, keys, args)
 				}
 				if err != nil {
 					b.Fatal(err)
