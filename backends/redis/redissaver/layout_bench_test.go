@@ -75,7 +75,19 @@ var lockOnlyLua = redis.NewScript(`if redis.call('GET', KEYS[1]) then return 'LO
 //   - minimal: a layout of 3 structures, plain and pipelined — the
 //     checkpoint's record, parent and head in one string key of its own,
 //     one id index, the values hash (no namespace index, no thread
-//     index); minimal-lua: the same with putScript's checks in a script.
+//     index); minimal-lua: the same with putScript's checks in a script;
+//   - minimal+lua-lock: minimal and, in the same pipeline, a script
+//     reading the lock alone — neither atomic nor a candidate: the floor
+//     of any design that checks in Lua;
+//   - staged-evalsha, staged-fcall, staged-multi: session 29's "stage
+//     then promote" (layout_staged_bench_test.go): the bytes in plain
+//     SET … PX of staging keys, then one keys-only script (EVALSHA, or
+//     FCALL of a function library) checking and RENAMEing them into
+//     place; staged-multi: fixed staging names, no expiry, all in one
+//     MULTI/EXEC;
+//   - minimal-multi-check: the minimal layout's plain writes after a
+//     tiny EVAL check in one MULTI/EXEC, poisoning the keys on refusal
+//     as the saver's large-write path does.
 //
 // BenchmarkShape's raw put (a JSON document SET and ZADDed in MULTI/EXEC)
 // is the baseline the issue compares with.
@@ -251,7 +263,10 @@ func BenchmarkLayout(b *testing.B) {
 // (BenchmarkShape's: 3 writes): script (memvault's writesScript), multi
 // and pipeline (its writes — HSETNX per write, the ZADD of the writes
 // set, the EXISTS that gates the thread index — as plain commands, no
-// check). BenchmarkShape's raw put_writes (one HSET) is the baseline.
+// check). staged-evalsha and staged-fcall: the writes
+// staged in one hash per task and promoted by a keys-only script
+// (stagedWritesLua); pipeline+lua-lock: pipeline and a script reading
+// the lock alone, the floor of a check in Lua (not atomic). BenchmarkShape's raw put_writes (one HSET) is the baseline.
 func BenchmarkLayoutWrites(b *testing.B) {
 	ctx := context.Background()
 	text := strings.Repeat("The quick brown fox jumps over the lazy dog. ", 4)
@@ -272,7 +287,7 @@ func BenchmarkLayoutWrites(b *testing.B) {
 		}
 		p.ZAdd(ctx, keys[1], redis.Z{Member: args[3]})
 	}
-	for _, mode := range []string{"script", "multi", "pipeline", "staged-evalsha", "staged-fcall"} {
+	for _, mode := range []string{"script", "multi", "pipeline", "staged-evalsha", "staged-fcall", "pipeline+lua-lock"} {
 		srv := redistest.StartT(b, redistest.Options{Version: 8})
 		rdb := srv.Client(b)
 		s, err := redissaver.New(rdb, redissaver.Options{Prefix: redistest.Prefix()})
@@ -282,6 +297,9 @@ func BenchmarkLayoutWrites(b *testing.B) {
 		var st *stager
 		if strings.HasPrefix(mode, "staged-") {
 			st = newStager(ctx, b, rdb, mode == "staged-fcall")
+		}
+		if err := lockOnlyLua.Load(ctx, rdb).Err(); err != nil {
+			b.Fatal(err)
 		}
 		b.Run(mode+"/put_writes", func(b *testing.B) {
 			defer clientCPU(b, rdb)()
@@ -298,6 +316,13 @@ func BenchmarkLayoutWrites(b *testing.B) {
 					_, err = rdb.Pipelined(ctx, func(p redis.Pipeliner) error { plain(p, keys, args); return nil })
 				case "staged-evalsha", "staged-fcall":
 					err = st.writesStaged(ctx, w.Task, keys, args)
+				case "pipeline+lua-lock":
+					// The floor, as BenchmarkLayout's minimal+lua-lock.
+					_, err = rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+						plain(p, keys, args)
+						p.EvalSha(ctx, lockOnlyLua.Hash(), keys[:1])
+						return nil
+					})
 				}
 				if err != nil {
 					b.Fatal(err)
