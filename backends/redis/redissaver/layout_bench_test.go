@@ -254,6 +254,9 @@ func BenchmarkLayout(b *testing.B) {
 			}
 			b.ReportMetric(float64(rt)/float64(b.N), "round-trips/op")
 		})
+		if st != nil {
+			checkPromoted(ctx, b, rdb, "v:")
+		}
 		_ = s.Close()
 		srv.Stop()
 	}
@@ -329,6 +332,9 @@ func BenchmarkLayoutWrites(b *testing.B) {
 				}
 			}
 		})
+		if st != nil {
+			checkPromoted(ctx, b, rdb, "w:")
+		}
 		_ = s.Close()
 		srv.Stop()
 	}

@@ -314,3 +314,20 @@ func putMultiCheck(ctx context.Context, rdb *redis.Client, keys []string, args [
 	}
 	return err
 }
+
+// checkPromoted fails b unless the staged rows left no staging key and
+// promoted something: each row's server is its own, so every key on it
+// is the row's.
+func checkPromoted(ctx context.Context, b *testing.B, rdb *redis.Client, promoted string) {
+	staged, err := rdb.Keys(ctx, "*}:s:*").Result()
+	if err != nil {
+		b.Fatal(err)
+	}
+	done, err := rdb.Keys(ctx, "*}:"+promoted+"*").Result()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if len(staged) > 0 || len(done) == 0 {
+		b.Fatalf("staged keys left: %d (want 0); promoted %s keys: %d (want some)", len(staged), promoted, len(done))
+	}
+}
