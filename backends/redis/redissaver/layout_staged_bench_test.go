@@ -331,3 +331,38 @@ func checkPromoted(ctx context.Context, b *testing.B, rdb *redis.Client, promote
 		b.Fatalf("staged keys left: %d (want 0); promoted %s keys: %d (want some)", len(staged), promoted, len(done))
 	}
 }
+
+// putWatched runs BenchmarkLayout's put as candidate (c) without Lua:
+// one round trip of WATCH (lock and the id index: a deletion or an
+// Update's change touches it; a fenced put would watch the fence key
+// too) with GET of the lock, then the minimal layout's writes in
+// MULTI/EXEC, which the server refuses whole when a watched key changed
+// in between (two round trips). A lock held (or a fence moved) is seen
+// in the first reply and nothing is sent.
+func putWatched(ctx context.Context, rdb *redis.Client, keys []string, args []any) error {
+	p := strings.TrimSuffix(keys[0], "lock")
+	rec := append(append(append([]byte{}, args[4].([]byte)...), args[6].([]byte)...), args[5].(string)...)
+	idk := p + "i"
+	return rdb.Watch(ctx, func(tx *redis.Tx) error {
+		var lock *redis.StringCmd
+		if _, err := tx.Pipelined(ctx, func(pl redis.Pipeliner) error {
+			pl.Do(ctx, "WATCH", keys[0], idk)
+			lock = pl.Get(ctx, keys[0])
+			return nil
+		}); err != nil && err != redis.Nil {
+			return err
+		}
+		if lock.Val() != "" {
+			return fmt.Errorf("locked")
+		}
+		_, err := tx.TxPipelined(ctx, func(pl redis.Pipeliner) error {
+			pl.Set(ctx, p+"c:"+args[3].(string), rec, 0)
+			pl.ZAdd(ctx, idk, redis.Z{Member: args[7]})
+			for j := 9; j+1 < len(args); j += 2 {
+				pl.HSetNX(ctx, keys[6], args[j].(string), args[j+1])
+			}
+			return nil
+		})
+		return err
+	})
+}
