@@ -60,7 +60,7 @@ var lockOnlyLua = redis.NewScript(`if redis.call('GET', KEYS[1]) then return 'LO
 
 // BenchmarkLayout attributes a put's server cost (issue 28): the same
 // put — the bench's five channels, two new values, BenchmarkShape's
-// sizes — through the same keys and bytes, five ways, each reporting the
+// sizes — through the same keys and bytes, in each way below, reporting the
 // server's instructions per put under callgrind
 // (MEMVAULT_BENCH_CALLGRIND, see clientCPU) and round trips:
 //
@@ -273,10 +273,11 @@ func BenchmarkLayout(b *testing.B) {
 // (BenchmarkShape's: 3 writes): script (memvault's writesScript), multi
 // and pipeline (its writes — HSETNX per write, the ZADD of the writes
 // set, the EXISTS that gates the thread index — as plain commands, no
-// check). staged-evalsha and staged-fcall: the writes
-// staged in one hash per task and promoted by a keys-only script
-// (stagedWritesLua); pipeline+lua-lock: pipeline and a script reading
-// the lock alone, the floor of a check in Lua (not atomic). BenchmarkShape's raw put_writes (one HSET) is the baseline.
+// check); staged-evalsha and staged-fcall: the writes staged in one
+// hash per task and promoted by a keys-only script (stagedWritesLua);
+// pipeline+lua-lock: pipeline and a script reading the lock alone, the
+// floor of a check in Lua (not atomic). BenchmarkShape's raw put_writes
+// (one HSET) is the baseline.
 func BenchmarkLayoutWrites(b *testing.B) {
 	ctx := context.Background()
 	text := strings.Repeat("The quick brown fox jumps over the lazy dog. ", 4)
