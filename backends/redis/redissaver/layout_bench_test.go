@@ -54,9 +54,13 @@ end
 return 'OK'
 `)
 
+// lockOnlyLua reads the lock and nothing else: the cost of a script
+// call itself.
+var lockOnlyLua = redis.NewScript(`if redis.call('GET', KEYS[1]) then return 'LOCKED' end return 'OK'`)
+
 // BenchmarkLayout attributes a put's server cost (issue 28): the same
 // put — the bench's five channels, two new values, BenchmarkShape's
-// sizes — through the same keys and bytes, five ways, each reporting the
+// sizes — through the same keys and bytes, in each way below, reporting the
 // server's instructions per put under callgrind
 // (MEMVAULT_BENCH_CALLGRIND, see clientCPU) and round trips:
 //
@@ -71,7 +75,21 @@ return 'OK'
 //   - minimal: a layout of 3 structures, plain and pipelined — the
 //     checkpoint's record, parent and head in one string key of its own,
 //     one id index, the values hash (no namespace index, no thread
-//     index); minimal-lua: the same with putScript's checks in a script.
+//     index); minimal-lua: the same with putScript's checks in a script;
+//   - minimal+lua-lock: minimal and, in the same pipeline, a script
+//     reading the lock alone — neither atomic nor a candidate: the floor
+//     of any design that checks in Lua;
+//   - staged-evalsha, staged-fcall, staged-multi: session 29's "stage
+//     then promote" (layout_staged_bench_test.go): the bytes in plain
+//     SET … PX of staging keys, then one keys-only script (EVALSHA, or
+//     FCALL of a function library) checking and RENAMEing them into
+//     place; staged-multi: fixed staging names, no expiry, all in one
+//     MULTI/EXEC;
+//   - minimal-multi-check: the minimal layout's plain writes after a
+//     tiny EVAL check in one MULTI/EXEC, poisoning the keys on refusal
+//     as the saver's large-write path does;
+//   - minimal-watch: the check without Lua: WATCH and GET of the lock in
+//     one round trip, then the minimal layout's writes in MULTI/EXEC.
 //
 // BenchmarkShape's raw put (a JSON document SET and ZADDed in MULTI/EXEC)
 // is the baseline the issue compares with.
@@ -135,7 +153,8 @@ func BenchmarkLayout(b *testing.B) {
 			p.HSetNX(ctx, keys[6], args[j].(string), args[j+1])
 		}
 	}
-	for _, mode := range []string{"script", "script-ungated", "lua-writes", "multi", "pipeline", "watch", "minimal", "minimal-lua"} {
+	for _, mode := range []string{"script", "script-ungated", "lua-writes", "multi", "pipeline", "watch", "minimal", "minimal-lua",
+		"staged-evalsha", "staged-fcall", "staged-multi", "minimal+lua-lock", "minimal-multi-check", "minimal-watch"} {
 		// A server of its own per row: the rows' counts do not depend
 		// on what the rows before left on the server.
 		srv := redistest.StartT(b, redistest.Options{Version: 8})
@@ -144,7 +163,17 @@ func BenchmarkLayout(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
+		var st *stager
+		if strings.HasPrefix(mode, "staged-") {
+			st = newStager(ctx, b, rdb, mode == "staged-fcall")
+			st.multi = mode == "staged-multi"
+		}
+		if err := lockOnlyLua.Load(ctx, rdb).Err(); err != nil {
+			b.Fatal(err)
+		}
+		ran := false // a row the -bench filter skipped promoted nothing
 		b.Run(mode+"/put", func(b *testing.B) {
+			ran = true
 			defer clientCPU(b, rdb)()
 			rt := 0
 			for i := 0; b.Loop(); i++ {
@@ -181,6 +210,26 @@ func BenchmarkLayout(b *testing.B) {
 				case "minimal":
 					_, err = rdb.Pipelined(ctx, func(p redis.Pipeliner) error { minimal(p, keys, args); return nil })
 					rt++
+				case "minimal+lua-lock":
+					// The floor of any design checking in Lua: the
+					// minimal layout's plain writes and, in the same
+					// pipeline, a script reading the lock alone (no
+					// atomicity: a lower bound, not a candidate).
+					_, err = rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+						minimal(p, keys, args)
+						p.EvalSha(ctx, lockOnlyLua.Hash(), keys[:1])
+						return nil
+					})
+					rt++
+				case "minimal-watch":
+					err = putWatched(ctx, rdb, keys, args)
+					rt += 2
+				case "minimal-multi-check":
+					err = putMultiCheck(ctx, rdb, keys, args)
+					rt++
+				case "staged-evalsha", "staged-fcall", "staged-multi":
+					err = st.putStaged(ctx, keys, args)
+					rt++
 				case "minimal-lua":
 					rec := append(append(append([]byte{}, args[4].([]byte)...), args[6].([]byte)...), args[5].(string)...)
 					margs := append([]any{}, args...)
@@ -212,6 +261,9 @@ func BenchmarkLayout(b *testing.B) {
 			}
 			b.ReportMetric(float64(rt)/float64(b.N), "round-trips/op")
 		})
+		if ran && st != nil {
+			checkPromoted(ctx, b, rdb, "v:")
+		}
 		_ = s.Close()
 		srv.Stop()
 	}
@@ -221,7 +273,11 @@ func BenchmarkLayout(b *testing.B) {
 // (BenchmarkShape's: 3 writes): script (memvault's writesScript), multi
 // and pipeline (its writes — HSETNX per write, the ZADD of the writes
 // set, the EXISTS that gates the thread index — as plain commands, no
-// check). BenchmarkShape's raw put_writes (one HSET) is the baseline.
+// check); staged-evalsha and staged-fcall: the writes staged in one
+// hash per task and promoted by a keys-only script (stagedWritesLua);
+// pipeline+lua-lock: pipeline and a script reading the lock alone, the
+// floor of a check in Lua (not atomic). BenchmarkShape's raw put_writes
+// (one HSET) is the baseline.
 func BenchmarkLayoutWrites(b *testing.B) {
 	ctx := context.Background()
 	text := strings.Repeat("The quick brown fox jumps over the lazy dog. ", 4)
@@ -242,17 +298,27 @@ func BenchmarkLayoutWrites(b *testing.B) {
 		}
 		p.ZAdd(ctx, keys[1], redis.Z{Member: args[3]})
 	}
-	for _, mode := range []string{"script", "multi", "pipeline"} {
+	for _, mode := range []string{"script", "multi", "pipeline", "staged-evalsha", "staged-fcall", "pipeline+lua-lock"} {
 		srv := redistest.StartT(b, redistest.Options{Version: 8})
 		rdb := srv.Client(b)
 		s, err := redissaver.New(rdb, redissaver.Options{Prefix: redistest.Prefix()})
 		if err != nil {
 			b.Fatal(err)
 		}
+		var st *stager
+		if strings.HasPrefix(mode, "staged-") {
+			st = newStager(ctx, b, rdb, mode == "staged-fcall")
+		}
+		if err := lockOnlyLua.Load(ctx, rdb).Err(); err != nil {
+			b.Fatal(err)
+		}
+		ran := false // a row the -bench filter skipped promoted nothing
 		b.Run(mode+"/put_writes", func(b *testing.B) {
+			ran = true
 			defer clientCPU(b, rdb)()
 			for i := 0; b.Loop(); i++ {
-				keys, args, run := redissaver.LayoutWrites(s, rows(i))
+				w := rows(i)
+				keys, args, run := redissaver.LayoutWrites(s, w)
 				var err error
 				switch mode {
 				case "script":
@@ -261,12 +327,24 @@ func BenchmarkLayoutWrites(b *testing.B) {
 					_, err = rdb.TxPipelined(ctx, func(p redis.Pipeliner) error { plain(p, keys, args); return nil })
 				case "pipeline":
 					_, err = rdb.Pipelined(ctx, func(p redis.Pipeliner) error { plain(p, keys, args); return nil })
+				case "staged-evalsha", "staged-fcall":
+					err = st.writesStaged(ctx, w.Task, keys, args)
+				case "pipeline+lua-lock":
+					// The floor, as BenchmarkLayout's minimal+lua-lock.
+					_, err = rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+						plain(p, keys, args)
+						p.EvalSha(ctx, lockOnlyLua.Hash(), keys[:1])
+						return nil
+					})
 				}
 				if err != nil {
 					b.Fatal(err)
 				}
 			}
 		})
+		if ran && st != nil {
+			checkPromoted(ctx, b, rdb, "w:")
+		}
 		_ = s.Close()
 		srv.Stop()
 	}
