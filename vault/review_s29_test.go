@@ -3,6 +3,7 @@ package vault
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -183,6 +184,49 @@ func TestReviewS29ReencryptAfterRestoredBackup(t *testing.T) {
 			}
 			if _, _, err := h.Reencrypt(ctx, reencrypt.Options{}); err != nil {
 				t.Errorf("keys reencrypt after forget ran again: %v", err)
+			}
+		})
+	}
+}
+
+// TestReviewS29HostileValueErrorsCarryNoValue (session 29 review): a value
+// that cannot be stored fails its write; the error must not carry the
+// value's text (plaintext, bound for logs) nor grow with it. A
+// json.Number beyond float64 (a non-integer literal such as
+// "1.<digits>e99999") was quoted whole: "number 1.234…e99999 is beyond
+// float64", however long — and the digits are the value.
+func TestReviewS29HostileValueErrorsCarryNoValue(t *testing.T) {
+	ctx := context.Background()
+	c := subjectsConfigOn(t, false)
+	h, err := Open(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	secret := "4111111111111111" + strings.Repeat("7", 1<<16)
+	for name, v := range map[string]any{
+		"json.Number beyond float64": json.Number("0." + secret + "e99999"),
+		"in a struct":                struct{ N json.Number }{json.Number("0." + secret + "e99999")},
+	} {
+		t.Run(name, func(t *testing.T) {
+			errs := map[string]error{
+				"store put": h.Store.Put(ctx, store.Namespace{"users", "carol"}, "k", map[string]any{"v": v}, store.WithoutIndex()),
+			}
+			cp := &checkpointer.Checkpoint{V: 4, ID: checkpointer.NewID(0), ChannelValues: map[string]any{"notes": v},
+				ChannelVersions: map[string]string{"notes": h.Saver.NextVersion("")}}
+			_, errs["checkpoint put"] = h.Saver.Put(ctx, checkpointer.Config{ThreadID: "carol:1"}, cp, nil, cp.ChannelVersions)
+			errs["put_writes"] = h.Saver.PutWrites(ctx, checkpointer.Config{ThreadID: "carol:1", CheckpointID: cp.ID}, []checkpointer.Write{{Channel: "notes", Value: v}}, "task", "")
+			for op, err := range errs {
+				if err == nil {
+					// The checkpoint serializer stores it (as its text).
+					if op == "store put" {
+						t.Errorf("%s of a hostile value: no error", op)
+					}
+					continue
+				}
+				if msg := err.Error(); strings.Contains(msg, "4111111111111111") || len(msg) > 4096 {
+					t.Errorf("%s: the error (%d bytes) carries the value's text: %.200s…", op, len(msg), msg)
+				}
 			}
 		})
 	}
