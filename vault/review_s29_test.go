@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/memvault/memvault/audit"
 	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/checkpointer/threadfile"
 	"github.com/memvault/memvault/keys"
@@ -229,5 +230,86 @@ func TestReviewS29HostileValueErrorsCarryNoValue(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestReviewS29SubjectReportOmitsBulkChanges (session 29 review): `audit
+// show --subject carol` promises "the records of reads and changes of this
+// subject's data (listings of every thread included: they may have
+// returned it)". Changes whose targets are not known when they are
+// recorded — a retention sweep (thread.delete "retention:…"), a
+// DeleteForRuns (thread.delete "runs:N"), a store TTL sweep (item.delete
+// "ttl:expired"), a DeletePrefix of ("users") spanning every user
+// (item.delete "users"), a re-encryption — are recorded with no subject,
+// and the filter dropped them: each of these deleted or rewrote carol's
+// data here, and her report showed none of them.
+func TestReviewS29SubjectReportOmitsBulkChanges(t *testing.T) {
+	ctx := context.Background()
+	c := subjectsConfigOn(t, false)
+	c.Audit = true
+	h, err := Open(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	first := s29Put(ctx, t, h, "carol:1", "", "carol notes", nil)
+	s29Put(ctx, t, h, "carol:1", first, "carol notes 2", nil)
+	s29Put(ctx, t, h, "carol:runs", "", "a run of carol", checkpointer.Metadata{"run_id": "r1"})
+	if err := h.Store.Put(ctx, store.Namespace{"users", "carol"}, "diet", map[string]any{"v": "no peanuts"}, store.WithoutIndex()); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{}
+	if rep, err := h.Saver.(checkpointer.Sweeper).Sweep(ctx, checkpointer.RetentionPolicy{KeepLatest: 1}, checkpointer.SweepOptions{}); err != nil {
+		t.Fatal(err)
+	} else {
+		t.Logf("sweep: %+v", rep)
+	}
+	want["thread.delete retention:"] = true
+	if err := h.Saver.(checkpointer.RunDeleter).DeleteForRuns(ctx, []string{"r1"}); err != nil {
+		t.Fatal(err)
+	}
+	want["thread.delete runs:"] = true
+	if n, err := h.Store.(store.PrefixDeleter).DeletePrefix(ctx, store.Namespace{"users"}); err != nil || n != 1 {
+		t.Fatalf("DeletePrefix(users) = %d, %v", n, err)
+	}
+	want["item.delete users"] = true
+	if _, _, err := h.Reencrypt(ctx, reencrypt.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	want["reencrypt checkpoints"] = true
+	if err := h.Audit.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]bool{}
+	if err := h.Audit.Records(ctx, audit.Filter{Subject: "carol"}, func(r audit.Record) error {
+		for w := range want {
+			if strings.HasPrefix(r.Op+" "+r.Target, w) {
+				got[w] = true
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for w := range want {
+		if !got[w] {
+			t.Errorf("carol's report (audit show --subject carol) omits %q, which changed her data", w)
+		}
+	}
+	// A record of another subject's data, or of one item of no
+	// subject, is still not carol's.
+	if err := h.Store.Put(ctx, store.Namespace{"users", "bob"}, "diet", map[string]any{"v": "x"}, store.WithoutIndex()); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Store.Delete(ctx, store.Namespace{"shared"}, "k"); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Audit.Records(ctx, audit.Filter{Subject: "carol"}, func(r audit.Record) error {
+		if r.Target == "users.bob/diet" || r.Target == "shared/k" {
+			t.Errorf("carol's report holds %s %s (subject %q)", r.Op, r.Target, r.Subject)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
 	}
 }
