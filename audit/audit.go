@@ -444,6 +444,12 @@ func (t *Trail) Records(ctx context.Context, f Filter, fn func(Record) error) er
 	}
 }
 
+// Keeps reports whether f keeps r, as Records and CheckRecords do: a
+// caller filtering records it reads some other way (the inspector's
+// audit view) applies the same rule, the listings and changes of every
+// subject included.
+func (f Filter) Keeps(r Record) bool { return f.keeps(r) }
+
 // keeps reports whether f keeps r (Records and CheckRecords alike).
 func (f Filter) keeps(r Record) bool {
 	if f.Subject != "" && r.Subject != f.Subject && !allThreads(r) && !anySubjectChanged(r) {
