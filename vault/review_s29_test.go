@@ -313,3 +313,34 @@ func TestReviewS29SubjectReportOmitsBulkChanges(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestReviewS29RotateSubjectAfterForget (session 29 review, attack that
+// held): `keys rotate-subject carol` after `forget carol` — a careless
+// operator, or a rotation job queued before the erasure — is refused with
+// keys.ErrSubjectErased, and carol's writes stay refused after it (SQLite,
+// PostgreSQL).
+func TestReviewS29RotateSubjectAfterForget(t *testing.T) {
+	ctx := context.Background()
+	for _, backend := range []string{"sqlite", "postgres"} {
+		t.Run(backend, func(t *testing.T) {
+			c := subjectsConfigOn(t, backend == "postgres")
+			h, err := Open(ctx, c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer h.Close()
+			s29Put(ctx, t, h, "carol:1", "", "carol notes", nil)
+			if r, err := h.Forget(ctx, "carol"); err != nil || r.Pending {
+				t.Fatalf("Forget(carol): pending %v, %v", r.Pending, err)
+			}
+			if err := h.RotateSubject(ctx, "carol"); !errors.Is(err, keys.ErrSubjectErased) {
+				t.Errorf("RotateSubject(carol) after Forget(carol) = %v; want keys.ErrSubjectErased", err)
+			}
+			cp := &checkpointer.Checkpoint{V: 4, ID: checkpointer.NewID(0), ChannelValues: map[string]any{"notes": "again"},
+				ChannelVersions: map[string]string{"notes": h.Saver.NextVersion("")}}
+			if _, err := h.Saver.Put(ctx, checkpointer.Config{ThreadID: "carol:2"}, cp, nil, cp.ChannelVersions); !errors.Is(err, keys.ErrSubjectErased) {
+				t.Errorf("a write of carol after the refused rotation = %v; want keys.ErrSubjectErased", err)
+			}
+		})
+	}
+}
