@@ -203,7 +203,7 @@ func (e *erasedRows) err() error {
 	if e.n == 0 {
 		return nil
 	}
-	return fmt.Errorf("%w: %d rows of erased subjects were left as they are, sealed under their destroyed keys (a data backup restored after their erasure, or a forget that did not finish); every other row was resealed. Run `memvault forget` for each such subject again to delete them, then run this again (first: %s)", keys.ErrSubjectErased, e.n, e.first)
+	return fmt.Errorf("%w: %d row(s) of erased subjects were left as they are, sealed under their destroyed keys (a data backup restored after their erasure, or a forget that did not finish); every other row was resealed. Run `memvault forget` for each such subject again to delete them, then run this again (first: %s)", keys.ErrSubjectErased, e.n, e.first)
 }
 
 // Compact ends a run on db that was not a dry run: a database whose file
