@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -374,5 +375,64 @@ func TestReviewS29RotateSubjectAfterForget(t *testing.T) {
 				t.Errorf("a write of carol after the refused rotation = %v; want keys.ErrSubjectErased", err)
 			}
 		})
+	}
+}
+
+// TestReviewS29ReadsMakeNoKeys (session 29 review, attack that held): the
+// inspector promises to be read-only, and a read must not make a key for
+// a subject it names (a key row is a write, and one for an erased subject
+// would undo "S stays erased"): GetTuple, Get, a search under one
+// subject's namespace and one spanning every user, of subjects that have
+// no key — and after Forget(bob), of bob — add no row to the key table,
+// and bob's reads after his erasure return nothing, without error.
+func TestReviewS29ReadsMakeNoKeys(t *testing.T) {
+	ctx := context.Background()
+	c := subjectsConfigOn(t, false)
+	c.Embeddings = "hash:256"
+	c.Audit = true
+	h, err := Open(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	if err := h.Store.Put(ctx, store.Namespace{"users", "bob"}, "diet", map[string]any{"text": "vegan food"}); err != nil {
+		t.Fatal(err)
+	}
+	subjects := func() []string {
+		ks, err := h.Keys.KeyPage(ctx, "", 0, 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, k := range ks {
+			out = append(out, k.Subject)
+		}
+		return out
+	}
+	reads := func(who string) {
+		t.Helper()
+		if tup, err := h.Saver.GetTuple(ctx, checkpointer.Config{ThreadID: who + ":1"}); err != nil || tup != nil {
+			t.Errorf("GetTuple(%s:1) = %v, %v", who, tup, err)
+		}
+		if it, err := h.Store.Get(ctx, store.Namespace{"users", who}, "diet"); err != nil || it != nil {
+			t.Errorf("Get(users.%s/diet) = %v, %v", who, it, err)
+		}
+		if res, err := h.Store.Search(ctx, store.Namespace{"users", who}, store.SearchOptions{Query: "food"}); err != nil || len(res) != 0 {
+			t.Errorf("Search(users.%s) = %v, %v", who, res, err)
+		}
+	}
+	reads("zed")
+	if _, err := h.Store.Search(ctx, store.Namespace{"users"}, store.SearchOptions{Query: "food"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := subjects(); !slices.Equal(got, []string{"bob"}) {
+		t.Errorf("after reads of zed, the key table holds keys of %q; want only bob's", got)
+	}
+	if _, err := h.Forget(ctx, "bob"); err != nil {
+		t.Fatal(err)
+	}
+	reads("bob")
+	if got := subjects(); len(got) != 0 {
+		t.Errorf("after reads of bob once erased, the key table holds keys of %q; want none", got)
 	}
 }
