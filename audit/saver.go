@@ -7,6 +7,7 @@ import (
 	"iter"
 
 	"github.com/memvault/memvault/checkpointer"
+	"github.com/memvault/memvault/keys"
 	"github.com/memvault/memvault/reencrypt"
 )
 
@@ -121,6 +122,27 @@ func (s *Saver) entry(ctx context.Context, op, thread string) (Entry, error) {
 	return e, nil
 }
 
+// metadataSubject names in e the subject md names, when subjects come
+// from checkpoint metadata (keys.Subjects.ThreadMetadataKey) and the
+// thread is bound to none yet: the put that names the subject binds the
+// thread to it (and hands it what the thread wrote before), so it is a
+// write of the subject's data. Before, it was recorded with no subject
+// and `audit show --subject` left it out. A name the key table would
+// refuse is left out: the put fails.
+func (s *Saver) metadataSubject(e *Entry, md checkpointer.Metadata) {
+	hs, ok := s.subjects.(interface{ Subjects() keys.Subjects })
+	if !ok || e.Subject != "" {
+		return
+	}
+	sub := hs.Subjects()
+	if sub.ThreadMetadataKey == "" {
+		return
+	}
+	if name, _ := md[sub.ThreadMetadataKey].(string); name != "" && sub.CheckSubject(name) == nil {
+		e.Subject, e.KeyID = name, s.subjects.CurrentKeyID(name)
+	}
+}
+
 // logAll records op on each thread in one append.
 func (s *Saver) logAll(ctx context.Context, ops ...[2]string) error {
 	es := make([]Entry, 0, len(ops))
@@ -209,7 +231,12 @@ func (s *Saver) List(ctx context.Context, cfg *checkpointer.Config, opt checkpoi
 // Put implements checkpointer.Saver (recorded as a write: in the put's own
 // transaction when the trail can, see writeCtx).
 func (s *Saver) Put(ctx context.Context, cfg checkpointer.Config, cp *checkpointer.Checkpoint, md checkpointer.Metadata, nv map[string]string) (checkpointer.Config, error) {
-	wctx, inTx, err := s.writeCtx(ctx, OpCheckpointWrite, cfg.ThreadID)
+	e, err := s.entry(ctx, OpCheckpointWrite, cfg.ThreadID)
+	if err != nil {
+		return checkpointer.Config{}, err
+	}
+	s.metadataSubject(&e, md)
+	wctx, inTx, err := s.recordCtx(ctx, e)
 	if err != nil {
 		return checkpointer.Config{}, err
 	}
@@ -253,6 +280,11 @@ func (s *Saver) writeCtx(ctx context.Context, op, thread string) (_ context.Cont
 	if err != nil {
 		return nil, false, err
 	}
+	return s.recordCtx(ctx, e)
+}
+
+// recordCtx is writeCtx for the record e.
+func (s *Saver) recordCtx(ctx context.Context, e Entry) (_ context.Context, inTx bool, _ error) {
 	if r, ok := s.inner.(checkpointer.TxRecorder); ok && r.RecordsInTx() {
 		row, ok, err := s.trail.RecordInTx(ctx, e)
 		if err != nil {

@@ -436,3 +436,51 @@ func TestReviewS29ReadsMakeNoKeys(t *testing.T) {
 		t.Errorf("after reads of bob once erased, the key table holds keys of %q; want none", got)
 	}
 }
+
+// TestReviewS29BindingWriteRecordedUnderSubject (session 29 review): with
+// subjects named in checkpoint metadata (MEMVAULT_SUBJECT_THREAD_METADATA),
+// the put whose metadata first names carol binds the thread to her and
+// hands her what it wrote before — a write of carol's data — but its
+// record was resolved from the thread's binding before the put made it:
+// {checkpoint.write "visit", subject "", the master key's id}. `audit
+// show --subject carol` left out the write that made the thread hers.
+// The record now names the subject the metadata names.
+func TestReviewS29BindingWriteRecordedUnderSubject(t *testing.T) {
+	ctx := context.Background()
+	for _, backend := range []string{"sqlite", "postgres"} {
+		t.Run(backend, func(t *testing.T) {
+			c := subjectsConfigOn(t, backend == "postgres")
+			c.Subjects.ThreadSeparator = ""
+			c.Subjects.ThreadMetadataKey = "user_id"
+			c.Audit = true
+			h, err := Open(ctx, c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer h.Close()
+			first := s29Put(ctx, t, h, "visit", "", "anonymous notes", nil)
+			s29Put(ctx, t, h, "visit", first, "carol notes", checkpointer.Metadata{"user_id": "carol"})
+			// A name the key table refuses fails the put and names no one.
+			if _, err := h.Saver.Put(ctx, checkpointer.Config{ThreadID: "other"}, &checkpointer.Checkpoint{V: 4, ID: checkpointer.NewID(0)},
+				checkpointer.Metadata{"user_id": "memvault:thread:x"}, nil); err == nil {
+				t.Error("a put naming a reserved subject succeeded")
+			}
+			if err := h.Audit.Flush(ctx); err != nil {
+				t.Fatal(err)
+			}
+			var writes []string
+			if err := h.Audit.Records(ctx, audit.Filter{}, func(r audit.Record) error {
+				if r.Op == audit.OpCheckpointWrite {
+					writes = append(writes, fmt.Sprintf("%s subject %q", r.Target, r.Subject))
+				}
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			want := []string{`visit subject ""`, `visit subject "carol"`}
+			if len(writes) < 2 || !slices.Equal(writes[:2], want) {
+				t.Errorf("checkpoint.write records = %q; want %q first (the put naming carol is hers)", writes, want)
+			}
+		})
+	}
+}
