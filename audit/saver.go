@@ -420,18 +420,22 @@ func (s *Saver) importThread(ctx context.Context, items []checkpointer.ImportChe
 	// One write record per thread the items name, all in one append: an
 	// import may hold several threads' checkpoints (recording only the
 	// first thread's left the others' writes out of the trail).
+	// A thread bound to no subject yet whose items' metadata names one
+	// becomes hers by the import, as by Put (metadataSubject).
 	var es []Entry
-	seen := map[string]bool{}
+	at := map[string]int{}
 	for _, it := range items {
-		if seen[it.ThreadID] {
-			continue
+		i, ok := at[it.ThreadID]
+		if !ok {
+			e, err := s.entry(ctx, OpCheckpointWrite, it.ThreadID)
+			if err != nil {
+				return err
+			}
+			i = len(es)
+			at[it.ThreadID] = i
+			es = append(es, e)
 		}
-		seen[it.ThreadID] = true
-		e, err := s.entry(ctx, OpCheckpointWrite, it.ThreadID)
-		if err != nil {
-			return err
-		}
-		es = append(es, e)
+		s.metadataSubject(&es[i], it.Metadata)
 	}
 	if len(es) > 0 {
 		if err := s.trail.LogAll(ctx, es); err != nil {

@@ -481,6 +481,28 @@ func TestReviewS29BindingWriteRecordedUnderSubject(t *testing.T) {
 			if len(writes) < 2 || !slices.Equal(writes[:2], want) {
 				t.Errorf("checkpoint.write records = %q; want %q first (the put naming carol is hers)", writes, want)
 			}
+			// An import of the thread under another id binds it too.
+			var dump bytes.Buffer
+			if _, err := threadfile.Export(ctx, &dump, h.Saver, "visit"); err != nil {
+				t.Fatal(err)
+			}
+			file := strings.ReplaceAll(dump.String(), `"visit"`, `"visit-copy"`)
+			if _, err := threadfile.Import(ctx, strings.NewReader(file), h.Saver, threadfile.ImportOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			if err := h.Audit.Flush(ctx); err != nil {
+				t.Fatal(err)
+			}
+			imported := false
+			if err := h.Audit.Records(ctx, audit.Filter{Subject: "carol"}, func(r audit.Record) error {
+				imported = imported || r.Op == audit.OpCheckpointWrite && r.Target == "visit-copy"
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			if !imported {
+				t.Error("the import of carol's thread as visit-copy is not in carol's report")
+			}
 		})
 	}
 }
