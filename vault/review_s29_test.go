@@ -228,7 +228,9 @@ func s29ReencryptAfterRestoredBackup(ctx context.Context, t *testing.T, pg, read
 // value's text (plaintext, bound for logs) nor grow with it. A
 // json.Number beyond float64 (a non-integer literal such as
 // "1.<digits>e99999") was quoted whole: "number 1.234…e99999 is beyond
-// float64", however long — and the digits are the value.
+// float64", however long — and the digits are the value; so was a
+// json.Number that is not a number in a checkpoint or a pending write
+// ("invalid json.Number \"pin 4111…\"", serde).
 func TestReviewS29HostileValueErrorsCarryNoValue(t *testing.T) {
 	ctx := context.Background()
 	c := subjectsConfigOn(t, false)
@@ -241,6 +243,8 @@ func TestReviewS29HostileValueErrorsCarryNoValue(t *testing.T) {
 	for name, v := range map[string]any{
 		"json.Number beyond float64": json.Number("0." + secret + "e99999"),
 		"in a struct":                struct{ N json.Number }{json.Number("0." + secret + "e99999")},
+		"json.Number not a number":   json.Number("pin " + secret),
+		"map key not UTF-8":          map[string]any{"\xff" + secret: 1},
 	} {
 		t.Run(name, func(t *testing.T) {
 			errs := map[string]error{
