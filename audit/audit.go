@@ -408,7 +408,10 @@ type Filter struct {
 	// listings of every thread's checkpoints (checkpoint.list, recorded
 	// before the listing, when which subjects it returns is not known
 	// yet): they may have returned the subject's data. A store
-	// search records each subject whose items it returned.
+	// search records each subject whose items it returned. It also keeps
+	// the changes of unknown targets recorded with no subject (retention
+	// and TTL sweeps, DeleteForRuns, prefix deletes, re-encryptions:
+	// anySubjectChanged), which may have changed the subject's data.
 	Subject string
 	// Since keeps the records at or after it (zero for all).
 	Since time.Time
@@ -442,12 +445,42 @@ func (t *Trail) Records(ctx context.Context, f Filter, fn func(Record) error) er
 	}
 }
 
+// Keeps reports whether f keeps r, as Records and CheckRecords do: a
+// caller filtering records it reads some other way (the inspector's
+// audit view) applies the same rule, the listings and changes of every
+// subject included.
+func (f Filter) Keeps(r Record) bool { return f.keeps(r) }
+
 // keeps reports whether f keeps r (Records and CheckRecords alike).
 func (f Filter) keeps(r Record) bool {
-	if f.Subject != "" && r.Subject != f.Subject && !allThreads(r) {
+	if f.Subject != "" && r.Subject != f.Subject && !allThreads(r) && !anySubjectChanged(r) {
 		return false
 	}
 	return f.Since.IsZero() || !r.Time.Before(f.Since)
+}
+
+// anySubjectChanged reports whether r is a change whose targets were not
+// known when it was recorded, so that it names no subject though it may
+// have changed any subject's data: a retention sweep (thread.delete
+// "retention:…"), DeleteForRuns ("runs:N"), the store's TTL sweep
+// (item.delete TargetTTLSweep), a delete of a namespace prefix (such as
+// ("users"), every user's items; an item's target holds "/"), and a
+// re-encryption. A subject's report keeps them, as it keeps listings of
+// every thread: before, `audit show --subject carol` left out every one
+// of them, including those that deleted her threads and memories.
+func anySubjectChanged(r Record) bool {
+	if r.Subject != "" {
+		return false
+	}
+	switch r.Op {
+	case OpThreadDelete:
+		return strings.HasPrefix(r.Target, "retention:") || strings.HasPrefix(r.Target, "runs:")
+	case OpItemDelete:
+		return r.Target == TargetTTLSweep || !strings.Contains(r.Target, "/")
+	case OpReencrypt:
+		return true
+	}
+	return false
 }
 
 // allThreads reports whether r is a listing of every thread's checkpoints

@@ -7,6 +7,7 @@ import (
 	"iter"
 
 	"github.com/memvault/memvault/checkpointer"
+	"github.com/memvault/memvault/keys"
 	"github.com/memvault/memvault/reencrypt"
 )
 
@@ -143,6 +144,27 @@ func (s *Saver) entry(ctx context.Context, op, thread string) (Entry, error) {
 	return e, nil
 }
 
+// metadataSubject names in e the subject md names, when subjects come
+// from checkpoint metadata (keys.Subjects.ThreadMetadataKey) and the
+// thread is bound to none yet: the put that names the subject binds the
+// thread to it (and hands it what the thread wrote before), so it is a
+// write of the subject's data. Before, it was recorded with no subject
+// and `audit show --subject` left it out. A name the key table would
+// refuse is left out: the put fails.
+func (s *Saver) metadataSubject(e *Entry, md checkpointer.Metadata) {
+	hs, ok := s.subjects.(interface{ Subjects() keys.Subjects })
+	if !ok || e.Subject != "" {
+		return
+	}
+	sub := hs.Subjects()
+	if sub.ThreadMetadataKey == "" {
+		return
+	}
+	if name, _ := md[sub.ThreadMetadataKey].(string); name != "" && sub.CheckSubject(name) == nil {
+		e.Subject, e.KeyID = name, s.subjects.CurrentKeyID(name)
+	}
+}
+
 // logAll records op on each thread in one append.
 func (s *Saver) logAll(ctx context.Context, ops ...[2]string) error {
 	es := make([]Entry, 0, len(ops))
@@ -246,7 +268,12 @@ func (s *Saver) List(ctx context.Context, cfg *checkpointer.Config, opt checkpoi
 // Put implements checkpointer.Saver (recorded as a write: in the put's own
 // transaction when the trail can, see writeCtx).
 func (s *Saver) Put(ctx context.Context, cfg checkpointer.Config, cp *checkpointer.Checkpoint, md checkpointer.Metadata, nv map[string]string) (checkpointer.Config, error) {
-	wctx, inTx, err := s.writeCtx(ctx, OpCheckpointWrite, cfg.ThreadID)
+	e, err := s.entry(ctx, OpCheckpointWrite, cfg.ThreadID)
+	if err != nil {
+		return checkpointer.Config{}, err
+	}
+	s.metadataSubject(&e, md)
+	wctx, inTx, err := s.recordCtx(ctx, e)
 	if err != nil {
 		return checkpointer.Config{}, err
 	}
@@ -290,6 +317,11 @@ func (s *Saver) writeCtx(ctx context.Context, op, thread string) (_ context.Cont
 	if err != nil {
 		return nil, false, err
 	}
+	return s.recordCtx(ctx, e)
+}
+
+// recordCtx is writeCtx for the record e.
+func (s *Saver) recordCtx(ctx context.Context, e Entry) (_ context.Context, inTx bool, _ error) {
 	if r, ok := s.inner.(checkpointer.TxRecorder); ok && r.RecordsInTx() {
 		row, ok, err := s.trail.RecordInTx(ctx, e)
 		if err != nil {
@@ -425,18 +457,22 @@ func (s *Saver) importThread(ctx context.Context, items []checkpointer.ImportChe
 	// One write record per thread the items name, all in one append: an
 	// import may hold several threads' checkpoints (recording only the
 	// first thread's left the others' writes out of the trail).
+	// A thread bound to no subject yet whose items' metadata names one
+	// becomes hers by the import, as by Put (metadataSubject).
 	var es []Entry
-	seen := map[string]bool{}
+	at := map[string]int{}
 	for _, it := range items {
-		if seen[it.ThreadID] {
-			continue
+		i, ok := at[it.ThreadID]
+		if !ok {
+			e, err := s.entry(ctx, OpCheckpointWrite, it.ThreadID)
+			if err != nil {
+				return err
+			}
+			i = len(es)
+			at[it.ThreadID] = i
+			es = append(es, e)
 		}
-		seen[it.ThreadID] = true
-		e, err := s.entry(ctx, OpCheckpointWrite, it.ThreadID)
-		if err != nil {
-			return err
-		}
-		es = append(es, e)
+		s.metadataSubject(&es[i], it.Metadata)
 	}
 	if len(es) > 0 {
 		if err := s.trail.LogAll(ctx, es); err != nil {

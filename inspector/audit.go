@@ -133,7 +133,9 @@ func (in *Inspector) auditView(r *http.Request) (string, any, error) {
 		}
 		// The filter is applied here, not by CheckRecords: the anchor and
 		// the last deletion are the trail's, whatever the filter.
-		if (f.Subject != "" && rec.Subject != f.Subject) || (!f.Since.IsZero() && rec.Time.Before(f.Since)) || !match(rec) {
+		// f.Keeps, as `audit show` filters: a subject's records include
+		// listings of every thread and changes of unknown targets.
+		if !f.Keeps(rec) || !match(rec) {
 			return nil
 		}
 		v.Matched++

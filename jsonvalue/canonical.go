@@ -353,7 +353,9 @@ func Number(n json.Number) (any, error) {
 	if !isIntegerLiteral(s) {
 		f, err := strconv.ParseFloat(s, 64)
 		if err != nil {
-			return nil, fmt.Errorf("%w: number %s is beyond float64", ErrUnsupported, s)
+			// Its length, never its digits: they are the value (and
+			// unbounded), and errors reach logs.
+			return nil, fmt.Errorf("%w: a number of %d bytes is beyond float64", ErrUnsupported, len(s))
 		}
 		return positiveZero(f), nil
 	}

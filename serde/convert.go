@@ -12,6 +12,8 @@ import (
 // assign stores the decoded generic value src into dst, converting numbers
 // (with overflow checks), slices, maps and structs (by field name) to dst's
 // type. It is how registered structs come back as their Go type.
+// assign's errors name types, field names and indexes, never what src
+// holds: it is a decoded value (plaintext), and errors reach logs.
 func assign(dst reflect.Value, src any, depth int) error {
 	if depth > MaxDepth {
 		return errTooDeep
@@ -48,19 +50,19 @@ func assign(dst reflect.Value, src any, depth int) error {
 			i = x
 		case uint64:
 			if x > math.MaxInt64 {
-				return fmt.Errorf("%d overflows %s", x, t)
+				return fmt.Errorf("a number overflows %s", t)
 			}
 			i = int64(x)
 		case float64:
 			if x != math.Trunc(x) || x < math.MinInt64 || x >= math.MaxInt64 {
-				return fmt.Errorf("%v does not fit %s", x, t)
+				return fmt.Errorf("a number does not fit %s", t)
 			}
 			i = int64(x)
 		default:
 			return fmt.Errorf("cannot store %T in %s", src, t)
 		}
 		if dst.OverflowInt(i) {
-			return fmt.Errorf("%d overflows %s", i, t)
+			return fmt.Errorf("a number overflows %s", t)
 		}
 		dst.SetInt(i)
 		return nil
@@ -69,21 +71,21 @@ func assign(dst reflect.Value, src any, depth int) error {
 		switch x := src.(type) {
 		case int64:
 			if x < 0 {
-				return fmt.Errorf("%d overflows %s", x, t)
+				return fmt.Errorf("a number overflows %s", t)
 			}
 			u = uint64(x)
 		case uint64:
 			u = x
 		case float64:
 			if x != math.Trunc(x) || x < 0 || x >= math.MaxUint64 {
-				return fmt.Errorf("%v does not fit %s", x, t)
+				return fmt.Errorf("a number does not fit %s", t)
 			}
 			u = uint64(x)
 		default:
 			return fmt.Errorf("cannot store %T in %s", src, t)
 		}
 		if dst.OverflowUint(u) {
-			return fmt.Errorf("%d overflows %s", u, t)
+			return fmt.Errorf("a number overflows %s", t)
 		}
 		dst.SetUint(u)
 		return nil
@@ -158,11 +160,11 @@ func assign(dst reflect.Value, src any, depth int) error {
 		put := func(k, v any) error {
 			kv := reflect.New(t.Key()).Elem()
 			if err := assign(kv, k, depth+1); err != nil {
-				return fmt.Errorf("key %v: %w", k, err)
+				return fmt.Errorf("a key: %w", err)
 			}
 			vv := reflect.New(t.Elem()).Elem()
 			if err := assign(vv, v, depth+1); err != nil {
-				return fmt.Errorf("[%v]: %w", k, err)
+				return fmt.Errorf("a value (of type %T key): %w", k, err)
 			}
 			m.SetMapIndex(kv, vv)
 			return nil

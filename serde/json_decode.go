@@ -32,7 +32,7 @@ func parseNumber(s string) (any, error) {
 	}
 	f, err := strconv.ParseFloat(s, 64)
 	if err != nil && !errors.Is(err, strconv.ErrRange) {
-		return nil, fmt.Errorf("%w: json: number %q", ErrMalformed, s)
+		return nil, fmt.Errorf("%w: json: a number of %d bytes", ErrMalformed, len(s))
 	}
 	return f, nil
 }
@@ -232,7 +232,8 @@ func parseISO(s string) (time.Time, error) {
 		_, off := t.Zone()
 		return t.In(time.FixedZone("", off)), nil
 	}
-	return time.Time{}, fmt.Errorf("%w: bad isoformat datetime %q", ErrMalformed, s)
+	// Its length, never its text: a decoded value's text is plaintext.
+	return time.Time{}, fmt.Errorf("%w: bad isoformat datetime of %d bytes", ErrMalformed, len(s))
 }
 
 // fromFields builds a registered struct type from its fields.

@@ -88,7 +88,9 @@ func (e *jsonEncoder) encode(v any) error {
 		}
 	case json.Number:
 		if !json.Valid([]byte(x)) {
-			return fmt.Errorf("%w: invalid json.Number %q", ErrUnsupportedValue, string(x))
+			// Its length, never its text: it is the value (and
+			// unbounded), and errors reach logs.
+			return fmt.Errorf("%w: a json.Number of %d bytes is not a JSON number", ErrUnsupportedValue, len(x))
 		}
 		e.b = append(e.b, x...)
 		return nil

@@ -201,13 +201,22 @@ func (h *Handle) ReencryptSteps(ctx context.Context, opt reencrypt.Options, step
 		return rep, fmt.Errorf("vault: the %s store cannot re-encrypt", h.Backend)
 	}
 	var err error
+	// Rows of erased subjects (a data backup restored after their
+	// erasure) are left by each step, which then fails with
+	// keys.ErrSubjectErased once every other row is resealed: the next
+	// steps still run, and the error is returned at the end.
+	var erased []error
 	opt.Progress = begin(StepCheckpoints)
-	if rep.Saver, err = r.Reencrypt(ctx, opt); err != nil {
+	if rep.Saver, err = r.Reencrypt(ctx, opt); errors.Is(err, keys.ErrSubjectErased) {
+		erased = append(erased, err)
+	} else if err != nil {
 		return rep, err
 	}
 	if rs != nil {
 		opt.Progress = begin(StepMemories)
-		if rep.Store, err = rs.Reencrypt(ctx, opt); err != nil {
+		if rep.Store, err = rs.Reencrypt(ctx, opt); errors.Is(err, keys.ErrSubjectErased) {
+			erased = append(erased, err)
+		} else if err != nil {
 			return rep, err
 		}
 	}
@@ -218,10 +227,10 @@ func (h *Handle) ReencryptSteps(ctx context.Context, opt reencrypt.Options, step
 	}
 	if compact && h.Backend == config.BackendSQLite {
 		if err := h.compactSQLite(ctx); err != nil {
-			return rep, fmt.Errorf("vault: %w: %w", reencrypt.ErrCompactPending, err)
+			return rep, errors.Join(append(erased, fmt.Errorf("vault: %w: %w", reencrypt.ErrCompactPending, err))...)
 		}
 	}
-	return rep, nil
+	return rep, errors.Join(erased...)
 }
 
 // compactSQLite compacts the SQLite database file (sqlitedb.DB.Compact)

@@ -149,7 +149,7 @@ trail is shorter than an anchor or differs from it at the anchor's record.`,
 			})
 		},
 	}
-	show.Flags().StringVar(&subject, "subject", "", "only the records of reads and changes of this subject's data (listings of every thread included: they may have returned it)")
+	show.Flags().StringVar(&subject, "subject", "", "only the records of reads and changes of this subject's data (listings of every thread, sweeps, prefix deletes and re-encryptions included: they may have read or changed it)")
 	show.Flags().StringVar(&since, "since", "", "only records since this time (RFC 3339) or this long ago (24h)")
 
 	var out string

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/memvault/memvault/internal/sqlexec"
+	"github.com/memvault/memvault/keys"
 	"github.com/memvault/memvault/reencrypt"
 )
 
@@ -82,10 +83,14 @@ func Run(ctx context.Context, s Sealer, opt reencrypt.Options, tables ...Table) 
 		total += n
 	}
 	var progressed int64 // rows read by every pass so far, for Progress
+	var erased erasedRows
 	for pass := 1; ; pass++ {
-		found, err := runPass(ctx, s, opt, tables, &stats, &progressed, total, pass == 1)
-		if err != nil || opt.DryRun {
+		found, err := runPass(ctx, s, opt, tables, &stats, &progressed, total, pass == 1, &erased)
+		if err != nil {
 			return stats, err
+		}
+		if opt.DryRun {
+			return stats, erased.err()
 		}
 		var n int64
 		var where []string
@@ -99,7 +104,7 @@ func Run(ctx context.Context, s Sealer, opt reencrypt.Options, tables ...Table) 
 		// not the first: the first races with whatever was written behind
 		// its cursor while it ran, which only a later pass can see.
 		if n == 0 && pass > 1 {
-			return stats, nil
+			return stats, erased.err()
 		}
 		if pass == MaxPasses {
 			return stats, fmt.Errorf("%w: pass %d of %d still found %d (%s)", ErrRowsRemain, pass, MaxPasses, n, strings.Join(where, ", "))
@@ -110,7 +115,7 @@ func Run(ctx context.Context, s Sealer, opt reencrypt.Options, tables ...Table) 
 
 // runPass scans every table once, resealing what needs it; found counts,
 // per table, the rows that needed it.
-func runPass(ctx context.Context, s Sealer, opt reencrypt.Options, tables []Table, stats *reencrypt.Stats, progressed *int64, total int64, first bool) ([]int64, error) {
+func runPass(ctx context.Context, s Sealer, opt reencrypt.Options, tables []Table, stats *reencrypt.Stats, progressed *int64, total int64, first bool, erased *erasedRows) ([]int64, error) {
 	batch := opt.BatchSize
 	if batch <= 0 {
 		batch = 500
@@ -129,6 +134,14 @@ func runPass(ctx context.Context, s Sealer, opt reencrypt.Options, tables []Tabl
 			var changes []Change
 			for _, r := range rows {
 				nt, nd, changed, err := s.Reencrypt(ctx, r)
+				if errors.Is(err, keys.ErrSubjectErased) {
+					// Nothing opens it, so nothing can reseal it: it is
+					// left, and the run goes on with every other row.
+					if first {
+						erased.add(t.Name, r.Key, err)
+					}
+					continue
+				}
 				if err != nil {
 					return found, fmt.Errorf("reencrypt %s row %v: %w", t.Name, r.Key, err)
 				}
@@ -157,6 +170,40 @@ func runPass(ctx context.Context, s Sealer, opt reencrypt.Options, tables []Tabl
 		}
 	}
 	return found, nil
+}
+
+// erasedRows counts the rows a run left because their subject was erased
+// (their keys destroyed): rows of a data backup restored after the
+// erasure, or of a forget killed before it deleted them. Before, the first
+// such row stopped the run, leaving every other subject's rows under the
+// old key.
+type erasedRows struct {
+	n     int64
+	first string // the first row's table and key, and why, for the error
+}
+
+func (e *erasedRows) add(table string, key []any, err error) {
+	if e.n == 0 {
+		// The key's text and numbers name the row; a []byte in it (the
+		// stored ciphertext, in some tables' keys) is left out.
+		var ids []any
+		for _, k := range key {
+			if _, ok := k.([]byte); !ok {
+				ids = append(ids, k)
+			}
+		}
+		e.first = fmt.Sprintf("%s row %q: %v", table, ids, err)
+	}
+	e.n++
+}
+
+// err is nil when no row was left, else an error wrapping
+// keys.ErrSubjectErased that says what to do.
+func (e *erasedRows) err() error {
+	if e.n == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w: %d row(s) of erased subjects were left as they are, sealed under their destroyed keys (a data backup restored after their erasure, or a forget that did not finish); every other row was resealed. Run `memvault forget` for each such subject again to delete them, then run this again (first: %s)", keys.ErrSubjectErased, e.n, e.first)
 }
 
 // Compact ends a run on db that was not a dry run: a database whose file
