@@ -127,6 +127,9 @@ func newStore(ctx context.Context, db *sqlitedb.DB, opts Options) (*Store, error
 	if err := db.Migrate(ctx, component, migrations); err != nil {
 		return nil, fmt.Errorf("sqlite: setup: %w", err)
 	}
+	if err := dropOldVectors(ctx, db); err != nil {
+		return nil, err
+	}
 	st, err := prepare(ctx, db)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: setup: %w", err)
