@@ -292,3 +292,17 @@ func TestMigrateKill(t *testing.T) {
 	}
 	t.Logf("%d rounds killed inside the copy's transaction, %d before the old table was dropped", unchanged, dropping)
 }
+
+// TestOpenMapsNothing: a store's Open reads the file without SQLite's
+// memory map, on the writer and the readers (from a cold page cache a
+// fault in the map read megabytes ahead of a search's scattered pages).
+func TestOpenMapsNothing(t *testing.T) {
+	s := openStore(t, filepath.Join(t.TempDir(), "s.db"), Options{})
+	defer s.Close()
+	for _, p := range []*sql.DB{s.db.Writer(), s.db.Reader()} {
+		var n int64
+		if err := p.QueryRow(`PRAGMA mmap_size`).Scan(&n); err != nil || n != 0 {
+			t.Fatalf("mmap_size %d (%v), want 0", n, err)
+		}
+	}
+}
