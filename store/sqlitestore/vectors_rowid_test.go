@@ -178,7 +178,8 @@ func TestMigrateKillChild(t *testing.T) {
 // has grown: inside the copy's transaction, in the drop of the old table,
 // after): the file is intact, either unchanged (version 8, the old
 // table) or migrated, and the next Open migrates it with every vector as
-// it was and searches equal to the exact scan.
+// it was (and, after a kill before the drop, searches equal to the exact
+// scan).
 func TestMigrateKill(t *testing.T) {
 	if testing.Short() {
 		t.Skip("spawns child processes")
@@ -282,9 +283,14 @@ func TestMigrateKill(t *testing.T) {
 			if got, n := vectorRows(t, m.db.Reader()); got != want || n != items {
 				t.Fatalf("after the kill and Open: %d vectors, digest %s, want %d, %s", n, got, items, want)
 			}
-			exact := openStore(t, p, Options{Index: g.index(), VectorCacheBytes: -1})
-			defer exact.Close()
-			searchDense(t, m, exact, 3, 10)
+			if round == 3 {
+				// Searches after a migration finished by the next Open
+				// (the digest above holds every round's vectors; the
+				// searches cost most of a round under -race).
+				exact := openStore(t, p, Options{Index: g.index(), VectorCacheBytes: -1})
+				defer exact.Close()
+				searchDense(t, m, exact, 3, 10)
+			}
 		})
 	}
 	if unchanged == 0 {
