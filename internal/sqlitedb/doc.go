@@ -29,7 +29,8 @@
 // Every connection runs with journal_mode=WAL, busy_timeout (default 5 s),
 // foreign_keys=ON, synchronous=NORMAL unless Options.Synchronous says FULL,
 // mmap_size=64 MiB (reads of mapped pages need no system call and share
-// the page cache between connections) and temp_store=MEMORY. In WAL mode synchronous=NORMAL is durable against a crash of the
+// the page cache between connections; 0 with Options.NoMmap, which
+// store/sqlitestore asks for) and temp_store=MEMORY. In WAL mode synchronous=NORMAL is durable against a crash of the
 // process (a committed transaction is in the WAL file, in the operating
 // system's page cache, before COMMIT returns; SIGKILL cannot lose it) and
 // never corrupts the database; only an operating-system crash or power loss

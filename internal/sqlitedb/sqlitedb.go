@@ -44,6 +44,16 @@ type Options struct {
 	BusyTimeout time.Duration
 	// MaxReaders caps the reader pool; 0 means max(4, GOMAXPROCS).
 	MaxReaders int
+	// NoMmap opens the file without SQLite's memory map (mmap_size 0):
+	// every page is read into SQLite's page cache by a system call. A
+	// database whose reads land on few, scattered pages of a large file
+	// (store/sqlitestore's vectors) wants it: from a cold page cache a
+	// fault in the map reads ahead around it (8 MiB on the test machine),
+	// and a search touching pages all over the first 64 MiB read all of
+	// them, 64 of the 117 MB its first search read, and kept them in the
+	// process's resident memory. Like the other options, the first Open
+	// of a file decides for every handle on it.
+	NoMmap bool
 }
 
 // mmapSize is how much of the database file connections map into memory:
@@ -156,9 +166,13 @@ func openFile(abs string, opts Options) (*shared, error) {
 	if opts.Synchronous == SyncFull {
 		syncMode = "FULL"
 	}
+	mmap := int64(mmapSize)
+	if opts.NoMmap {
+		mmap = 0
+	}
 	base := abs + "?_pragma=busy_timeout(" + busyMillis(opts) + ")" +
 		"&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_pragma=synchronous(" + syncMode + ")" +
-		"&_pragma=mmap_size(" + strconv.FormatInt(mmapSize, 10) + ")&_pragma=temp_store(MEMORY)" +
+		"&_pragma=mmap_size(" + strconv.FormatInt(mmap, 10) + ")&_pragma=temp_store(MEMORY)" +
 		// Deleted and overwritten content is zeroed in the file, so that a
 		// re-encryption or a deletion does not leave the old ciphertext
 		// (or plaintext) in free pages for whoever copies the file.

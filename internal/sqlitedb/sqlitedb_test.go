@@ -53,6 +53,29 @@ func TestOpenPragmas(t *testing.T) {
 	}
 }
 
+// TestOpenNoMmap: a file opened with NoMmap is read without SQLite's
+// memory map on every connection, writer and readers; by default the map
+// is 64 MiB.
+func TestOpenNoMmap(t *testing.T) {
+	for _, tc := range []struct {
+		noMmap bool
+		want   string
+	}{{false, "67108864"}, {true, "0"}} {
+		db, err := Open(filepath.Join(t.TempDir(), "db.sqlite"), Options{NoMmap: tc.noMmap})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range []*sql.DB{db.Writer(), db.Reader()} {
+			if got := pragma(t, p, "mmap_size"); got != tc.want {
+				t.Errorf("NoMmap %v: mmap_size = %s, want %s", tc.noMmap, got, tc.want)
+			}
+		}
+		if err := db.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 func TestOpenSharesHandlePerFile(t *testing.T) {
 	dir := t.TempDir()
 	a, err := Open(filepath.Join(dir, "x.db"), Options{})

@@ -347,8 +347,9 @@ func (t *tx) VectorsOf(ctx context.Context, keys []store.RowKey, fn func(store.R
 }
 
 func (t *tx) AllVectors(ctx context.Context, fn func(store.RowKey, time.Time, []store.Vector) error) error {
-	// WITHOUT ROWID: the scan is in primary-key order, an item's vectors
-	// together, without sorting.
+	// The scan walks the primary key's index (migration 9), in key order,
+	// an item's vectors together, without sorting; each row is then read
+	// by its row id (rows a migration copied lie in key order in the file).
 	rs, err := t.QueryContext(ctx, `SELECT prefix, key, updated_at, embedding FROM store_vectors ORDER BY prefix, key`)
 	return t.vectors(rs, err, fn)
 }

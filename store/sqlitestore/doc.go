@@ -28,7 +28,9 @@
 // value, created_at, updated_at, expires_at, ttl_minutes) keyed by
 // (prefix, key), the namespace stored as its labels joined with '.', and
 // store_vectors(prefix, key, field_name, embedding, ...) with a foreign key
-// to store that cascades deletes. Values are JSON text; embeddings are
+// to store that cascades deletes (a table with row ids keyed by its
+// primary key's unique index since migration 9: a WITHOUT ROWID table of
+// 6 KiB rows read every row a lookup compared whole). Values are JSON text; embeddings are
 // little-endian float32 blobs; timestamps are Unix nanoseconds computed in
 // Go from Options.Now. The schema is versioned in memvault_migrations
 // (component "store"). A checkpointer/sqlitesaver saver opened on the same file

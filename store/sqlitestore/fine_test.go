@@ -263,7 +263,7 @@ func TestFormat2CodesRecoded(t *testing.T) {
 	s, exact, g, path := denseStore(t, items, dims)
 	ctx := context.Background()
 	if _, err := s.db.Writer().ExecContext(ctx, `DELETE FROM store_vector_fine WHERE CAST(key AS INTEGER) % 2 = 0;
-		DELETE FROM memvault_migrations WHERE component = 'store' AND v = 8`); err != nil {
+		DELETE FROM memvault_migrations WHERE component = 'store' AND v >= 8`); err != nil {
 		t.Fatal(err)
 	}
 	opened := openStore(t, path, Options{Index: g.index()})
