@@ -176,18 +176,34 @@ var chainColumns = []string{"seq", "at", "principal", "op", "target", "subject",
 // as every appender's does, so the last record it was linked after is
 // still the last unless another process appended before the transaction
 // began — and then a row holds r's sequence number or begins with it, and
-// a unique index refuses r (IsChainConflict).
-func (t *Table) ChainRow(r audit.Record) *checkpointer.RecordRow {
+// a unique index refuses r (IsChainConflict). The row is made from a
+// query (RecordRow.After) that yields it only while the record before r
+// is stored with link prevLink: when the trail was cut back or wiped
+// behind this process, nothing is stored and the read fails with
+// checkpointer.ErrRecordNotStored (IsChainConflict too).
+func (t *Table) ChainRow(r audit.Record, prevLink string) *checkpointer.RecordRow {
 	return &checkpointer.RecordRow{Table: "memvault_audit", Columns: chainColumns,
-		Values: []any{r.Seq, r.Time.UTC().Format(time.RFC3339Nano), r.Principal, r.Op, r.Target, r.Subject, r.KeyID, r.Link, r.MAC}}
+		Values:      []any{r.Seq, r.Time.UTC().Format(time.RFC3339Nano), r.Principal, r.Op, r.Target, r.Subject, r.KeyID, r.Link, r.MAC},
+		After:       chainAfter,
+		AfterValues: []any{r.Seq - 1, prevLink}}
+}
+
+// chainAfter is ChainRow's RecordRow.After: one row while the record
+// before r (its sequence number param(0), its link param(1)) is stored.
+func chainAfter(param func(i int) string) string {
+	return `SELECT 1 WHERE EXISTS (SELECT 1 FROM memvault_audit WHERE seq = ` + param(0) + ` AND link = ` + param(1) + `)`
 }
 
 // IsChainConflict implements audit.ChainRowTable: a row is linked after
 // the same record already: it holds the sequence number (the primary key,
 // the rowid) or begins with it (a batch's row, migration v5's unique
 // index; the row a read chains holds no pending id, the table's other
-// unique index).
+// unique index); or the record before the row's is not the one it
+// follows (checkpointer.ErrRecordNotStored).
 func (t *Table) IsChainConflict(err error) bool {
+	if errors.Is(err, checkpointer.ErrRecordNotStored) {
+		return true
+	}
 	e, ok := errors.AsType[*sqlite.Error](err)
 	return ok && (e.Code() == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY || e.Code() == sqlite3.SQLITE_CONSTRAINT_UNIQUE)
 }
