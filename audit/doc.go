@@ -87,12 +87,24 @@
 // links pending rows into the chain shortly after, deleting them in the
 // same transaction, and Check checks those not chained yet.
 //
-// A read's record is a pending row too, committed before the read
-// returns: alone in flight, on a saver that inserts it in the read's own
-// transaction (checkpointer.WithReadRecord), in that transaction (a
+// A read's record is committed before the read returns. Alone in
+// flight, on a saver that inserts it in the read's own transaction
+// (checkpointer.WithReadRecord), it is inserted in that transaction (a
 // listing then holds its page, at most checkpointer.MaxRecordedScan
-// checkpoints, until the commit, and yields nothing before it); else by
-// the readers' shared INSERT.
+// checkpoints, until the commit, and yields nothing before it) — on a
+// table that takes it (ChainRowTable: PostgreSQL's), chained there and
+// then when the process knows the trail's last record (it appended it: a
+// chaining run, a group commit, an earlier such read), as one row linked
+// after that record under the current key, with no pending id; else as a
+// pending row. A chained row whose place was
+// taken — another process, or this one's chainer, appended since — is
+// refused by the table (the primary key holds each row's last sequence
+// number, a unique index each row's first, so two rows linked after the
+// same record cannot both be stored; on PostgreSQL the row also takes the
+// appenders' lock only when it is free, and is refused when it is not),
+// the read's transaction stores nothing, and the read runs again with a
+// pending row. With several reads in flight, their records are pending
+// rows stored by the readers' shared INSERT.
 //
 // The records of concurrent reads that commit together are one pending
 // row (Pending.More, under one MAC), chained as one row of the trail

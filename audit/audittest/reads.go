@@ -122,6 +122,9 @@ func readRecords(t *testing.T, tr *audit.Trail, target string) (all, direct int)
 // trail verifies.
 func runChainedRead(t *testing.T, open func(t *testing.T) InTx) {
 	e := open(t)
+	if _, ok := e.Table.(audit.ChainRowTable); !ok {
+		t.Skip("the table takes no record chained by a read")
+	}
 	ctx := context.Background()
 	cfg, err := e.Saver.Put(ctx, checkpointer.Config{ThreadID: "direct"}, checkpoint(1), checkpointer.Metadata{}, map[string]string{"a": "1"})
 	if err != nil {
