@@ -3,6 +3,7 @@ package pgaudit_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -286,5 +287,62 @@ func TestS29ChainedReadCitus(t *testing.T) {
 	t.Logf("five lone reads on Citus: %d chained by the read itself", direct)
 	if _, err := tr.Verify(ctx); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestS29KeyChangeBeforeChainedRead: one process under the old audit key
+// knows its head; another, under the new key (the old one configured as
+// previous), appends — its first record a key change. The old process's
+// next lone read must not chain a record under the old key after the
+// key change (the chain would go back to a retired key), and the new
+// process's own chained reads stay under the new key: the trail verifies
+// under the new key.
+func TestS29KeyChangeBeforeChainedRead(t *testing.T) {
+	e := s29Open(t)
+	ctx := context.Background()
+	trOld, sOld := e.trail(t)
+	cfg := s29Head(t, trOld, sOld, "rotate")
+	newKey := []byte("memvault-s29-review-the-new-audit-key-32+")
+	trNew, err := audit.NewTrail(e.tb, audit.Options{Key: newKey, Previous: [][]byte{audittest.InTxKey}, DatabaseID: e.dbID, Meta: e.meta, WritesInTx: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sNew := audit.NewSaver(e.inner, trNew, nil)
+	if _, err := sNew.Put(ctx, checkpointer.Config{ThreadID: "rotated"}, s29Checkpoint(1), checkpointer.Metadata{}, map[string]string{"a": "1"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := trNew.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// The old process reads alone: its cached head is stale.
+	_, oldErr := sOld.GetTuple(ctx, cfg)
+	t.Logf("the old-key process's read after the key change: %v", oldErr)
+	for range 2 {
+		if err := trNew.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := sNew.GetTuple(ctx, cfg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := trNew.Flush(ctx); err != nil {
+		t.Logf("Flush by the new-key process: %v", err)
+	}
+	if _, err := trNew.Verify(ctx); err != nil {
+		t.Fatalf("after a key change by another process and chained reads on both sides: Verify = %v", err)
+	}
+	sawChange := false
+	if err := trNew.Records(ctx, audit.Filter{}, func(r audit.Record) error {
+		if r.Op == audit.OpKeyChange {
+			sawChange = true
+		} else if sawChange && !strings.HasPrefix(r.MAC, trNew.KeyID()+":") {
+			t.Errorf("record %d after the key change is under %s", r.Seq, r.MAC[:16])
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if !sawChange {
+		t.Fatal("no key change record")
 	}
 }
