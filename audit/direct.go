@@ -20,12 +20,18 @@ type ChainRowTable interface {
 	// transaction. The insert must take whatever the table's appenders
 	// take to read the last record and append after it (RecordRow.After),
 	// and must fail — not be skipped — when a record with r's sequence
-	// number is stored already: that is how a stale head shows.
-	ChainRow(r Record) *checkpointer.RecordRow
+	// number is stored already: that is how a stale head shows. It must
+	// fail too when the record before r (sequence number r.Seq-1) is not
+	// stored with link prevLink: the trail was cut back or wiped behind
+	// the head this process knows (restored from a backup, replaced),
+	// and r would follow a gap, or a record that is not there.
+	ChainRow(r Record, prevLink string) *checkpointer.RecordRow
 	// IsChainConflict reports whether err (from a read carrying a
 	// ChainRow) says a record with the row's sequence number was stored
-	// already: another appender got there first, and nothing of the read's
-	// transaction was stored.
+	// already, or the record before it is not the one it was linked
+	// after: another appender got there first, or the trail changed
+	// behind this process, and nothing of the read's transaction was
+	// stored.
 	IsChainConflict(err error) bool
 }
 
@@ -99,7 +105,7 @@ func (t *Trail) chainedReadRow(ctx context.Context, e Entry) (row *checkpointer.
 		Op: e.Op, Target: e.Target, Subject: e.Subject, KeyID: e.KeyID}
 	r.Link = linkOf(h.link, &r, "")
 	r.MAC = t.keys[0].auth(r.Link)
-	return ct.ChainRow(r), &chainedRead{t: t, rec: r}, true, nil
+	return ct.ChainRow(r, h.link), &chainedRead{t: t, rec: r}, true, nil
 }
 
 // done takes the outcome of the read that carried c's row: nil, the

@@ -101,7 +101,10 @@
 // refused by the table (the primary key holds each row's last sequence
 // number, a unique index each row's first, so two rows linked after the
 // same record cannot both be stored; on PostgreSQL the row also takes the
-// appenders' lock only when it is free, and is refused when it is not),
+// appenders' lock only when it is free, and is refused when it is not;
+// it is refused too when the record it was linked after is no longer
+// stored with that link — the trail cut back or wiped behind the
+// process, where it would follow a gap or a record that is not there),
 // the read's transaction stores nothing, and the read runs again with a
 // pending row. With several reads in flight, their records are pending
 // rows stored by the readers' shared INSERT.

@@ -2,6 +2,7 @@ package checkpointer
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"iter"
 	"slices"
@@ -460,17 +461,38 @@ type RecordRow struct {
 	Columns []string
 	// Values are the row's values (text, an int64, or a time.Time).
 	Values []any
-	// After, when set, is a query whose row the insert is made from (its
-	// FROM clause): a lock every other writer of the table takes, such
-	// as the audit trail's appenders' advisory lock for a record chained
-	// by the read that made it (audit.ChainRowTable). A driver that gives
-	// an insert a FROM clause of its own is never handed such a row.
-	After string
+	// After, when set, returns a query whose row the insert is made from
+	// (its FROM clause), its i-th placeholder param(i) holding
+	// AfterValues[i]: a lock every other writer of the table takes, or a
+	// row that must still be stored, such as the audit trail's
+	// appenders' advisory lock and the record a read chains its own
+	// record after (audit.ChainRowTable). The query yields one row, or
+	// none when the row must not be stored: a driver that can tell then
+	// fails the insert with ErrRecordNotStored (the query may fail the
+	// statement itself instead). A driver that gives an insert a FROM
+	// clause of its own is never handed such a row.
+	After func(param func(i int) string) string
+	// AfterValues are the values of After's placeholders.
+	AfterValues []any
+}
+
+// ErrRecordNotStored is the error of a read whose audit record's row
+// (RecordRow with After) was not inserted: After's query yielded no row.
+// Nothing of the read's transaction was stored.
+var ErrRecordNotStored = errors.New("checkpointer: the audit record's row was not stored")
+
+// Args are the values of InsertSQL's placeholders, in order: Values,
+// then AfterValues.
+func (r *RecordRow) Args() []any {
+	if len(r.AfterValues) == 0 {
+		return r.Values
+	}
+	return append(r.Values[:len(r.Values):len(r.Values)], r.AfterValues...)
 }
 
 // InsertSQL is the INSERT of r's row, INSERT ... SELECT with param(i)
-// the placeholder of the i-th value (0-based): "?" for SQLite, "$n" for
-// PostgreSQL. A driver may append a FROM clause, so that the row is
+// the placeholder of the i-th value of Args (0-based): "?" for SQLite,
+// "$n" for PostgreSQL. A driver may append a FROM clause, so that the row is
 // inserted exactly when another statement's row exists.
 func (r *RecordRow) InsertSQL(param func(i int) string) string {
 	cols, params := make([]string, len(r.Columns)), make([]string, len(r.Values))
@@ -481,8 +503,8 @@ func (r *RecordRow) InsertSQL(param func(i int) string) string {
 		params[i] = param(i)
 	}
 	sql := `INSERT INTO ` + r.Table + ` (` + strings.Join(cols, ", ") + `) SELECT ` + strings.Join(params, ", ")
-	if r.After != "" {
-		sql += ` FROM (` + r.After + `) AS after_`
+	if r.After != nil {
+		sql += ` FROM (` + r.After(func(i int) string { return param(len(r.Values) + i) }) + `) AS after_`
 	}
 	return sql
 }

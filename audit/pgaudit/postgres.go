@@ -185,26 +185,37 @@ var chainColumns = []string{"seq", "at", "principal", "op", "target", "subject",
 
 // ChainRow implements audit.ChainRowTable. The insert takes the advisory
 // lock every appender takes (RecordRow.After) if it is free, and fails
-// the read's statement at once if it is not (division by zero, SQLSTATE
-// 22012, raised on purpose: a plain SQL statement has no other way to
-// fail; pg_backend_pid keeps the planner from raising it whatever the
-// lock): a read never waits for an appender — another process's group
-// commit, a chaining run — and no appender reads the last record while
-// the read's record is in flight and then fails on its sequence number.
-// The statement's snapshot may predate the lock, so the record it was
-// linked after may not be the last any more: then another appender's
-// committed row holds r's sequence number or begins with it, and a unique
-// index fails the statement. Either way nothing was stored
+// the read's statement at once if it is not, or if the record before r is
+// not stored with link prevLink (the trail was cut back or wiped behind
+// this process: r would follow a gap or another record) — division by
+// zero, SQLSTATE 22012, raised on purpose: a plain SQL statement has no
+// other way to fail; pg_backend_pid keeps the planner from raising it
+// whatever the lock. A read never waits for an appender — another
+// process's group commit, a chaining run — and no appender reads the last
+// record while the read's record is in flight and then fails on its
+// sequence number. The statement's snapshot may predate the lock, so the
+// record it was linked after may not be the last any more: then another
+// appender's committed row holds r's sequence number or begins with it,
+// and a unique index fails the statement. Either way nothing was stored
 // (IsChainConflict), and the read records as before.
-func (t *Table) ChainRow(r audit.Record) *checkpointer.RecordRow {
+func (t *Table) ChainRow(r audit.Record, prevLink string) *checkpointer.RecordRow {
 	return &checkpointer.RecordRow{Table: t.table, Columns: chainColumns,
-		Values: []any{r.Seq, r.Time, r.Principal, r.Op, r.Target, r.Subject, r.KeyID, r.Link, r.MAC},
-		After: `SELECT CASE WHEN pg_try_advisory_xact_lock(` + strconv.FormatInt(t.lock, 10) + `) THEN 0
-ELSE 1 / (pg_backend_pid() * 0) END`}
+		Values:      []any{r.Seq, r.Time, r.Principal, r.Op, r.Target, r.Subject, r.KeyID, r.Link, r.MAC},
+		After:       t.chainAfter,
+		AfterValues: []any{r.Seq - 1, prevLink}}
+}
+
+// chainAfter is ChainRow's RecordRow.After: the appenders' lock, and the
+// record r follows (its sequence number param(0), its link param(1)).
+func (t *Table) chainAfter(param func(i int) string) string {
+	return `SELECT CASE WHEN pg_try_advisory_xact_lock(` + strconv.FormatInt(t.lock, 10) + `)
+AND EXISTS (SELECT 1 FROM ` + t.table + ` WHERE seq = ` + param(0) + `::bigint AND link = ` + param(1) + `::text) THEN 0
+ELSE 1 / (pg_backend_pid() * 0) END`
 }
 
 // IsChainConflict implements audit.ChainRowTable: the trail's lock was
-// held (ChainRow's division by zero), or a row is linked after the same
+// held or the record before the row's is not the one it follows
+// (ChainRow's division by zero), or a row is linked after the same
 // record already: it holds the sequence number (the primary key) or
 // begins with it (a batch's row, migration 08's unique index).
 func (t *Table) IsChainConflict(err error) bool {

@@ -197,7 +197,7 @@ func (d *driver) recordedTuples(ctx context.Context, r *checkpointer.RecordRow, 
 func withRecordCTE(stmt string, args []any, r *checkpointer.RecordRow) (string, []any) {
 	n := len(args)
 	return "WITH record_ AS (\n\t" + r.InsertSQL(func(i int) string { return "$" + strconv.Itoa(n+i+1) }) + "\n)\n" + stmt,
-		append(slices.Clip(args), r.Values...)
+		append(slices.Clip(args), r.Args()...)
 }
 
 // recordInsert is r's INSERT alone, its values $1 on.
@@ -208,7 +208,7 @@ func recordInsert(r *checkpointer.RecordRow) string {
 // insertRecord commits r, a read's audit record, by itself.
 func (d *driver) insertRecord(ctx context.Context, r *checkpointer.RecordRow) error {
 	err := pgretry.Owned(ctx, d.own, func() error {
-		_, err := d.db.Exec(ctx, recordInsert(r), r.Values...)
+		_, err := d.db.Exec(ctx, recordInsert(r), r.Args()...)
 		return err
 	})
 	if err != nil {
@@ -429,7 +429,7 @@ func putWrites(ctx context.Context, db DB, q *queries, w *checkpointer.WriteRows
 // writes and their record commit together, or neither does.
 func queueWrites(b *pgx.Batch, q *queries, w *checkpointer.WriteRows) {
 	if w.Record != nil {
-		b.Queue(recordInsert(w.Record), w.Record.Values...)
+		b.Queue(recordInsert(w.Record), w.Record.Args()...)
 	}
 	stmt, args := writesStatement(q, w)
 	b.Queue(stmt, args...)

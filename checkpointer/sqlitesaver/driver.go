@@ -123,7 +123,7 @@ func (t *sqlTx) record(ctx context.Context, r *checkpointer.RecordRow) error {
 	if r == nil {
 		return nil
 	}
-	_, err := t.d.st.records.Exec(ctx, t.tx, recordSQL(r), r.Values...)
+	_, err := t.d.st.records.Exec(ctx, t.tx, recordSQL(r), r.Args()...)
 	return err
 }
 

@@ -311,7 +311,8 @@ func readPage(ctx context.Context, tx *sql.Tx, st *stmts, query string, args []a
 // audit record (checkpointer.ReadRecordOf), in a write transaction that
 // inserts the record first: one transaction and one commit for the read
 // and its record, and fn's rows go to the caller only once it committed
-// (a failed insert fails it before fn runs).
+// (a failed insert, or one its RecordRow.After let store no row, fails
+// it before fn runs).
 //
 // fn is given the statements of tx's pool.
 func (d *driver) recorded(ctx context.Context, fn func(tx *sql.Tx, st *stmts) error) error {
@@ -321,8 +322,18 @@ func (d *driver) recorded(ctx context.Context, fn func(tx *sql.Tx, st *stmts) er
 	}
 	d.st.prepareRecord(ctx, d.db.Writer(), r)
 	return d.db.Write(ctx, func(tx *sql.Tx) error {
-		if _, err := d.st.records.Exec(ctx, tx, recordSQL(r), r.Values...); err != nil {
+		res, err := d.st.records.Exec(ctx, tx, recordSQL(r), r.Args()...)
+		if err != nil {
 			return fmt.Errorf("audit record: %w", err)
+		}
+		if r.After != nil {
+			// Its query may yield no row (the record it follows is gone):
+			// then nothing is stored, and the read fails.
+			if n, err := res.RowsAffected(); err != nil {
+				return fmt.Errorf("audit record: %w", err)
+			} else if n != 1 {
+				return fmt.Errorf("audit record: %w", checkpointer.ErrRecordNotStored)
+			}
 		}
 		return fn(tx, d.st.onWriter)
 	})
