@@ -157,3 +157,42 @@ func BenchmarkReviewS29eFollowDepth(b *testing.B) {
 		})
 	}
 }
+
+// TestReviewS29eCopyOfOtherSubjectsCopyAfterErasure (session 29 erasure
+// review): FollowThread checks only the binding of its source, no longer
+// every thread the source follows (a walk that cost each copy its chain's
+// length). After carol's erasure an unbound copy of her thread, and a copy
+// of that, are bound to her and refused; a copy that dave's binding took
+// (its keys destroyed by carol's erasure, its rows deleted by forget) holds
+// only what dave wrote since, and may be copied again.
+func TestReviewS29eCopyOfOtherSubjectsCopyAfterErasure(t *testing.T) {
+	for name, tb := range s29eTables(t) {
+		t.Run(name, func(t *testing.T) {
+			ctx := t.Context()
+			must := func(err error) {
+				t.Helper()
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			must(tb.FollowThread(ctx, "copy", "anon"))
+			must(tb.FollowThread(ctx, "copy2", "copy"))
+			must(tb.FollowThread(ctx, "dave-copy", "copy"))
+			_, err := tb.BindThread(ctx, "dave-copy", "dave")
+			must(err)
+			_, err = tb.BindThread(ctx, "anon", "carol")
+			must(err)
+			_, err = tb.(keys.ErasureTable).StartErasure(ctx, "carol", time.Now())
+			must(err)
+			for _, src := range []string{"anon", "copy", "copy2"} {
+				if err := tb.FollowThread(ctx, "late-"+src, src); !errors.Is(err, keys.ErrSubjectErased) {
+					t.Fatalf("copy of %s after carol's erasure: %v, want ErrSubjectErased", src, err)
+				}
+			}
+			must(tb.FollowThread(ctx, "late-dave", "dave-copy"))
+			if ths, err := tb.SubjectThreads(ctx, "dave"); err != nil || fmt.Sprint(ths) != "[dave-copy late-dave]" {
+				t.Fatalf("dave's threads: %q, %v", ths, err)
+			}
+		})
+	}
+}
