@@ -196,3 +196,44 @@ func TestReviewS29eCopyOfOtherSubjectsCopyAfterErasure(t *testing.T) {
 		})
 	}
 }
+
+// TestReviewS29eKilledCopyKeepsItsRecord (session 29 erasure review; the
+// README's promise): a copy killed after FollowThread recorded it, before
+// its rows were written, keeps the record. The erasure of the user its
+// source is bound to later reaches the destination — which holds nothing
+// of hers — binding it to her as a tombstone: another user's binding of
+// that id is refused until she is readmitted, then accepted.
+func TestReviewS29eKilledCopyKeepsItsRecord(t *testing.T) {
+	for name, tb := range s29eTables(t) {
+		t.Run(name, func(t *testing.T) {
+			ctx := t.Context()
+			h := keystest.NewHierarchy(t, tb, keys.Subjects{ThreadMetadataKey: "user_id"})
+			if err := h.FollowThread(ctx, "fork", "anon"); err != nil {
+				t.Fatal(err)
+			}
+			// killed here: no row of fork was written
+			if err := h.BindThreadTo(ctx, "anon", "carol"); err != nil {
+				t.Fatal(err)
+			}
+			et := tb.(keys.ErasureTable)
+			if _, err := et.StartErasure(ctx, "carol", time.Now()); err != nil {
+				t.Fatal(err)
+			}
+			if s, err := tb.BoundSubject(ctx, "fork"); err != nil || s != "carol" {
+				t.Fatalf("fork after carol's erasure: bound to %q, %v; want carol (a tombstone)", s, err)
+			}
+			if s, err := tb.BindThread(ctx, "fork", "dave"); err != nil || s != "carol" {
+				t.Fatalf("dave binding fork before carol's readmit: %q, %v; want it kept carol's", s, err)
+			}
+			if err := et.FinishErasure(ctx, "carol", time.Now()); err != nil {
+				t.Fatal(err)
+			}
+			if err := et.Readmit(ctx, "carol"); err != nil {
+				t.Fatal(err)
+			}
+			if s, err := tb.BindThread(ctx, "fork", "dave"); err != nil || s != "dave" {
+				t.Fatalf("dave binding fork after carol's readmit: %q, %v", s, err)
+			}
+		})
+	}
+}
