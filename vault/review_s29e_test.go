@@ -108,3 +108,40 @@ func TestReviewS29eNoopCopyErasesInnocentThread(t *testing.T) {
 		})
 	}
 }
+
+// TestReviewS29eSelfCopyAndCycle (session 29 erasure review): through the
+// saver, a thread copied onto itself, and two anonymous threads copied onto
+// each other (a cycle) before one of them is bound to carol: every copy
+// succeeds, the walk of the erasure ends, and Forget(carol) erases both
+// threads of the cycle and leaves a bystander's.
+func TestReviewS29eSelfCopyAndCycle(t *testing.T) {
+	ctx := context.Background()
+	for _, backend := range []string{"sqlite", "postgres"} {
+		t.Run(backend, func(t *testing.T) {
+			h, put, read, copyThread := s29eMetadata(t, backend)
+			put("a", "anon notes", nil)
+			put("bystander", "another visitor's notes", nil)
+			for _, c := range [][2]string{{"a", "a"}, {"a", "b"}, {"b", "a"}, {"b", "b"}} {
+				if err := copyThread(c[0], c[1]); err != nil {
+					t.Fatalf("CopyThread(%s, %s): %v", c[0], c[1], err)
+				}
+			}
+			put("a", "carol logged in", checkpointer.Metadata{"user_id": "carol"})
+			r, err := h.Forget(ctx, "carol")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Threads != 2 {
+				t.Errorf("Forget(carol) deleted %d threads, want 2 (a and b)", r.Threads)
+			}
+			for _, th := range []string{"a", "b"} {
+				if v, err := read(th); v != nil || err != nil {
+					t.Errorf("%s after Forget(carol): %v, %v", th, v, err)
+				}
+			}
+			if v, err := read("bystander"); err != nil || v != "another visitor's notes" {
+				t.Errorf("bystander after Forget(carol): %v, %v", v, err)
+			}
+		})
+	}
+}
