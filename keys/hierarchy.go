@@ -330,11 +330,31 @@ func (h *Hierarchy) BindThreadTo(ctx context.Context, thread, subject string) er
 // later, by a checkpoint naming the user in any process — then reaches the
 // copy (and copies of it) too, destroying its own keys and deleting its
 // rows (ThreadTable.FollowThread). A copy of a thread of an erased subject
-// is refused (ErrSubjectErased). Without a metadata key it does nothing:
+// is refused (ErrSubjectErased), and so, before anything is recorded, is a
+// copy onto a thread bound to another subject than source's
+// (ErrSubjectMismatch). Without a metadata key it does nothing:
 // threads are their id's prefix's.
 func (h *Hierarchy) FollowThread(ctx context.Context, thread, source string) error {
 	if h.bindings == nil || thread == source {
 		return nil
+	}
+	// A copy the saver would refuse (a thread bound to another subject
+	// than its source's: ErrSubjectMismatch, nothing stored) is refused
+	// before it is recorded: left behind, the record would make the
+	// source subject's erasure reach, and delete, the other subject's
+	// thread, which holds nothing of the source's.
+	srcSubject, err := h.ThreadSubject(ctx, source)
+	if err != nil {
+		return err
+	}
+	if srcSubject != "" {
+		dstSubject, err := h.ThreadSubject(ctx, thread)
+		if err != nil {
+			return err
+		}
+		if dstSubject != "" && dstSubject != srcSubject {
+			return fmt.Errorf("%w: thread %q belongs to subject %q, a copy of thread %q of subject %q", ErrSubjectMismatch, thread, dstSubject, source, srcSubject)
+		}
 	}
 	if err := h.bindings.FollowThread(ctx, thread, source); err != nil {
 		if errors.Is(err, ErrSubjectErased) {

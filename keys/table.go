@@ -48,8 +48,10 @@ type ThreadTable interface {
 	// StartErasure destroys the own keys of every thread following one of
 	// the subject's threads, transitively (copies of copies), and binds
 	// those not bound yet to the subject, as tombstones. It fails with
-	// ErrSubjectErased when source, or a thread it follows, is bound to a
-	// subject erased and not readmitted, and it is serialized with
+	// ErrSubjectErased when source is bound to a subject erased and not
+	// readmitted (the erasure bound the unbound copies it reached, so a
+	// copy of one is refused too; a copy bound to another subject, whose
+	// keys and rows the erasure took, is not), and it is serialized with
 	// StartErasure: a record that commits after an erasure's sees it.
 	FollowThread(ctx context.Context, thread, source string) error
 	// UnbindThreads deletes the bindings of subject's threads.

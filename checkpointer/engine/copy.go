@@ -20,7 +20,25 @@ func (s *Saver) copyThread(ctx context.Context, src, dst string) error {
 	// transaction, whose fence may hold key rows an erasure waits for):
 	// with subjects named in metadata, an erasure of the subject src is
 	// bound to, now or later, must reach dst too. A failed copy leaves the
-	// record, which can only make an erasure reach more.
+	// record, which can only make an erasure reach more — dst's among
+	// them, which may be another user's thread: so a copy of a thread
+	// holding nothing (which copies nothing) records nothing. A source
+	// emptied between this look and the copy leaves a record too.
+	if s.codec.FollowsCopies() {
+		empty := false
+		if err := s.update(ctx, func(tx checkpointer.DriverTx) error {
+			rows, err := tx.Rows(ctx, src)
+			if err == nil {
+				empty = len(rows.Checkpoints) == 0 && len(rows.Values) == 0 && len(rows.Writes) == 0
+			}
+			return err
+		}); err != nil {
+			return err
+		}
+		if empty {
+			return nil
+		}
+	}
 	if err := s.codec.FollowThread(ctx, dst, src); err != nil {
 		return s.wrap(fmt.Errorf("copy thread: %w", err))
 	}

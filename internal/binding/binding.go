@@ -161,6 +161,15 @@ func (c Codec) FollowThread(ctx context.Context, dst, src string) error {
 	return c.subjects.FollowThread(ctx, dst, src)
 }
 
+// FollowsCopies reports whether a copy of a thread is recorded in the key
+// table (FollowThread): per-subject keys with subjects named in checkpoint
+// metadata. The copy then first checks that its source holds anything, so
+// that a copy of nothing records nothing.
+func (c Codec) FollowsCopies() bool {
+	ms, ok := c.subjects.(metadataSubjects)
+	return ok && ms.Subjects().ThreadMetadataKey != ""
+}
+
 // boundFor returns the serializer of at's values and their subject.
 func (c Codec) boundFor(ctx context.Context, at Location, seal bool) (serde.BoundSerializer, string, error) {
 	if c.subjects == nil {

@@ -175,19 +175,10 @@ func (t *Table) reach(subject string) []string {
 func (t *Table) FollowThread(_ context.Context, thread, source string) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	seen := map[string]bool{source: true}
-	for todo := []string{source}; len(todo) > 0; {
-		th := todo[len(todo)-1]
-		todo = todo[:len(todo)-1]
-		if s := t.threads[th]; s != "" && t.erasing(s) {
-			return fmt.Errorf("keys/memkeys: copy of thread %q (subject %q): %w", source, s, keys.ErrSubjectErased)
-		}
-		for src := range t.sources[th] {
-			if !seen[src] {
-				seen[src] = true
-				todo = append(todo, src)
-			}
-		}
+	// source alone, not what it follows: an erasure binds every unbound
+	// thread it reaches to its subject (see the SQLite table).
+	if s := t.threads[source]; s != "" && t.erasing(s) {
+		return fmt.Errorf("keys/memkeys: copy of thread %q (subject %q): %w", source, s, keys.ErrSubjectErased)
 	}
 	if t.sources[thread] == nil {
 		t.sources[thread] = map[string]bool{}

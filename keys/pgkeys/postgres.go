@@ -405,10 +405,14 @@ func (t *Table) FollowThread(ctx context.Context, thread, source string) error {
 			return err
 		}
 		var erased string
-		err := tx.QueryRow(ctx, `WITH RECURSIVE up(t) AS (
-	SELECT $1::text UNION SELECT s.source FROM `+t.sources+` s JOIN up ON s.thread_id = up.t)
-SELECT b.subject FROM up JOIN `+t.threads+` b ON b.thread_id = up.t
-	JOIN `+t.erasures+` e ON e.subject = b.subject AND NOT e.readmitted LIMIT 1`, source).Scan(&erased)
+		// source alone, not what it follows: an erasure binds every
+		// unbound thread it reaches to its subject (under the exclusive
+		// lock), so a copy of a copy of an erased subject's thread is
+		// bound to it; one bound to another subject lost its keys and rows
+		// to the erasure and holds only what was written since. A walk up
+		// the copies would cost every copy the length of its chain.
+		err := tx.QueryRow(ctx, `SELECT b.subject FROM `+t.threads+` b
+	JOIN `+t.erasures+` e ON e.subject = b.subject AND NOT e.readmitted WHERE b.thread_id = $1`, source).Scan(&erased)
 		if err == nil {
 			return fmt.Errorf("keys/pgkeys: copy of thread %q (subject %q): %w", source, erased, keys.ErrSubjectErased)
 		}

@@ -341,10 +341,14 @@ func (t *Table) SubjectThreads(ctx context.Context, subject string) ([]string, e
 func (t *Table) FollowThread(ctx context.Context, thread, source string) error {
 	err := t.db.Write(ctx, func(tx *sql.Tx) error {
 		var erased string
-		err := tx.QueryRowContext(ctx, `WITH RECURSIVE up(t) AS (
-	SELECT ?1 UNION SELECT s.source FROM memvault_thread_sources s JOIN up ON s.thread_id = up.t)
-SELECT b.subject FROM up JOIN memvault_thread_subjects b ON b.thread_id = up.t
-	JOIN memvault_erasures e ON e.subject = b.subject AND e.readmitted = 0 LIMIT 1`, source).Scan(&erased)
+		// source alone, not what it follows: an erasure binds every
+		// unbound thread it reaches to its subject, so a copy of a copy
+		// of an erased subject's thread is bound to it; one bound to
+		// another subject lost its keys and rows to the erasure and holds
+		// only what was written since. A walk up the copies would cost
+		// every copy the length of its chain, under the write lock.
+		err := tx.QueryRowContext(ctx, `SELECT b.subject FROM memvault_thread_subjects b
+	JOIN memvault_erasures e ON e.subject = b.subject AND e.readmitted = 0 WHERE b.thread_id = ?1`, source).Scan(&erased)
 		if err == nil {
 			return fmt.Errorf("keys/sqlitekeys: copy of thread %q (subject %q): %w", source, erased, keys.ErrSubjectErased)
 		}
