@@ -157,10 +157,7 @@ func (s *Saver) metadataSubject(e *Entry, md checkpointer.Metadata) {
 		return
 	}
 	sub := hs.Subjects()
-	if sub.ThreadMetadataKey == "" {
-		return
-	}
-	if name, _ := md[sub.ThreadMetadataKey].(string); name != "" && sub.CheckSubject(name) == nil {
+	if name := sub.MetadataSubject(md); name != "" && sub.CheckSubject(name) == nil {
 		e.Subject, e.KeyID = name, s.subjects.CurrentKeyID(name)
 	}
 }

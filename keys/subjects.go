@@ -107,6 +107,18 @@ func (s Subjects) ThreadSubject(id string) string {
 	return sub
 }
 
+// MetadataSubject returns the subject checkpoint metadata md names under
+// ThreadMetadataKey ("" for none: no such key configured, no such entry,
+// or not a non-empty string). It checks nothing more: whoever binds a
+// thread to it refuses a name that is no subject (CheckSubject).
+func (s Subjects) MetadataSubject(md map[string]any) string {
+	if s.ThreadMetadataKey == "" {
+		return ""
+	}
+	name, _ := md[s.ThreadMetadataKey].(string)
+	return name
+}
+
 // NamespaceSubject returns the subject of a store namespace given as its
 // dotted text, as stored ("" for none). Stores call it for every value
 // they seal or open, so it allocates nothing.

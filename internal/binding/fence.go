@@ -109,7 +109,7 @@ func PinThread(ctx context.Context, s serde.Serializer, thread string, md map[st
 		err = pin(owner)
 	}
 	if ms, ok := s.(metadataSubjects); ok && err == nil {
-		if name, _ := md[ms.Subjects().ThreadMetadataKey].(string); name != "" && name != owner && ms.Subjects().ThreadMetadataKey != "" {
+		if name := ms.Subjects().MetadataSubject(md); name != "" && name != owner {
 			err = pin(name)
 		}
 	}
