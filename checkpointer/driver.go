@@ -339,6 +339,11 @@ type ThreadRows struct {
 	Writes      []NamespacedWrite
 }
 
+// Empty reports whether r holds no row: its thread holds nothing.
+func (r *ThreadRows) Empty() bool {
+	return len(r.Checkpoints) == 0 && len(r.Values) == 0 && len(r.Writes) == 0
+}
+
 // NamespacedValue is a value row with its namespace.
 type NamespacedValue struct {
 	NS string

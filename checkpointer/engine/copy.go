@@ -29,7 +29,7 @@ func (s *Saver) copyThread(ctx context.Context, src, dst string) error {
 		if err := s.update(ctx, func(tx checkpointer.DriverTx) error {
 			rows, err := tx.Rows(ctx, src)
 			if err == nil {
-				empty = len(rows.Checkpoints) == 0 && len(rows.Values) == 0 && len(rows.Writes) == 0
+				empty = rows.Empty()
 			}
 			return err
 		}); err != nil {
@@ -47,7 +47,7 @@ func (s *Saver) copyThread(ctx context.Context, src, dst string) error {
 		if err != nil {
 			return err
 		}
-		if len(rows.Checkpoints) == 0 && len(rows.Values) == 0 && len(rows.Writes) == 0 {
+		if rows.Empty() {
 			return nil
 		}
 		var fence binding.Fence
