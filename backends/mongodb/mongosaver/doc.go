@@ -124,7 +124,14 @@
 // those threads wait; threads it was creating are deleted by the next
 // taker); two Updates taking the same threads in different orders make
 // one give up (ErrLeaseBusy); and, with no fencing token, a write already
-// sent when the lease ran out still lands.
+// sent when the lease ran out still lands. Leases rely on the server
+// changing a document atomically, as MongoDB's findAndModify and updates
+// do; FerretDB v1's find the document, then write it back whole by _id,
+// so there two processes' changes of one lease at the same moment can
+// lose one of them (one side then stops with ErrLockLost, or waits for
+// an expiry). Within one process the driver never sends two changes of
+// a lease at once: its thread's in-process lock orders the renewer's
+// letting go and a write's or an Update's taking.
 //
 // Every taking of a lease writes a new token. An erasure (vault.Forget)
 // calls DrainWrites after destroying a subject's keys: it waits until

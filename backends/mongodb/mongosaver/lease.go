@@ -87,6 +87,10 @@ type leaser struct {
 	// its leases; an error it returns is the release's (a network
 	// failure).
 	beforeRelease func() error
+	// hook, when set (tests), runs with the thread at "take", before a
+	// lease's acquisition is sent, and at "idle", before the renewer
+	// lets go of a lease kept idle or asked for.
+	hook func(at, thread string)
 }
 
 type localLock struct {
@@ -118,14 +122,29 @@ func (l *leaser) lockLocal(thread string) func() {
 	ll.n++
 	l.mu.Unlock()
 	ll.mu.Lock()
-	return func() {
-		ll.mu.Unlock()
-		l.mu.Lock()
-		if ll.n--; ll.n == 0 {
-			delete(l.local, thread)
-		}
-		l.mu.Unlock()
+	return func() { l.unlockLocal(thread, ll) }
+}
+
+// tryLockLocalLocked takes thread's in-process lock when no one holds or
+// waits for it; the caller holds l.mu. The returned function (nil when
+// the lock was not free) frees it, and must be called without l.mu.
+func (l *leaser) tryLockLocalLocked(thread string) func() {
+	if l.local[thread] != nil {
+		return nil
 	}
+	ll := &localLock{n: 1}
+	ll.mu.Lock()
+	l.local[thread] = ll
+	return func() { l.unlockLocal(thread, ll) }
+}
+
+func (l *leaser) unlockLocal(thread string, ll *localLock) {
+	ll.mu.Unlock()
+	l.mu.Lock()
+	if ll.n--; ll.n == 0 {
+		delete(l.local, thread)
+	}
+	l.mu.Unlock()
 }
 
 // hold runs fn holding thread's lease (and its in-process lock). fn gets
@@ -206,6 +225,9 @@ func (l *leaser) take(ctx context.Context, thread string, maxWait time.Duration)
 	wait := 2 * time.Millisecond
 	start := time.Now()
 	for {
+		if l.hook != nil {
+			l.hook("take", thread)
+		}
 		now := time.Now()
 		token := bson.NewObjectID()
 		var prev leaseDoc
@@ -416,7 +438,10 @@ func (x *txLeases) take(ctx context.Context, thread string) error {
 		return nil
 	}
 	// Kept by a put of this process (none runs during an Update): the
-	// Update takes it over and releases it when it ends.
+	// Update takes it over and releases it when it ends. The thread's
+	// in-process lock keeps the renewer from letting go of the kept
+	// lease while the Update takes it (see renewLoop).
+	unlock := x.l.lockLocal(thread)
 	x.l.forget(thread)
 	// Holding others, wait for this one less than they last: two
 	// Updates taking threads in different orders give up rather than
@@ -425,7 +450,9 @@ func (x *txLeases) take(ctx context.Context, thread string) error {
 	if len(held) > 0 {
 		maxWait = x.l.ttl / 3
 	}
-	if err := x.l.acquire(ctx, thread, maxWait); err != nil {
+	err := x.l.acquire(ctx, thread, maxWait)
+	unlock()
+	if err != nil {
 		return err
 	}
 	x.mu.Lock()

@@ -290,7 +290,11 @@ func (l *leaser) renewLoop() {
 		for _, d := range docs {
 			byID[d.ID] = d
 		}
-		free := map[string]*sticky{}
+		type freed struct {
+			e      *sticky
+			unlock func()
+		}
+		free := map[string]freed{}
 		l.mu.Lock()
 		for th, e := range snap {
 			if l.sticky[th] != e {
@@ -310,13 +314,28 @@ func (l *leaser) renewLoop() {
 				e.want = d.Want
 			}
 			if !e.inUse && (e.want != nil || time.Since(e.used) > l.ttl/3 || l.closed) {
-				delete(l.sticky, th)
-				free[th] = e
+				// Let go holding the thread's in-process lock, and not
+				// at all while a write of this process holds or waits
+				// for it (that write uses the lease next): its taking
+				// of the lease must not overlap the letting go. A
+				// server whose findAndModify is not atomic (FerretDB's
+				// finds, then updates by _id) would otherwise answer
+				// the taking as done while the deletion removed the
+				// document: the write would go on holding no lease and
+				// be stopped with ErrLockLost.
+				if unlock := l.tryLockLocalLocked(th); unlock != nil {
+					delete(l.sticky, th)
+					free[th] = freed{e, unlock}
+				}
 			}
 		}
 		l.mu.Unlock()
-		for th, e := range free {
-			_ = l.letGo(ctx, th, e) // failed: it expires
+		for th, f := range free {
+			if l.hook != nil {
+				l.hook("idle", th)
+			}
+			_ = l.letGo(ctx, th, f.e) // failed: it expires
+			f.unlock()
 		}
 	}
 }
