@@ -384,6 +384,23 @@ func (h *Hierarchy) Erasure(ctx context.Context, subject string) (*Erasure, erro
 	return et.Erasure(ctx, subject)
 }
 
+// ErasedKey reports whether keyID is the id of a data key of subject that
+// the subject's erasure destroyed (its record, read from the table, names
+// it). A value sealed under such a key and found after the erasure (a data
+// backup restored, a forget that did not finish) can never be opened
+// again, even once Readmit gave the subject new keys: re-encryption leaves
+// it (keys.ErrSubjectErased) rather than taking it for tampering. Only the
+// latest erasure's keys are known: a subject erased, readmitted and erased
+// again has its first erasure's key ids forgotten (that erasure's record
+// started over).
+func (h *Hierarchy) ErasedKey(ctx context.Context, subject, keyID string) (bool, error) {
+	e, err := h.Erasure(ctx, subject)
+	if err != nil || e == nil {
+		return false, err
+	}
+	return slices.Contains(e.KeyIDs, keyID), nil
+}
+
 // LiveKey returns nil when subject still has the data key keyID, and an
 // error wrapping ErrSubjectErased when it does not. Writers call it inside
 // their write's critical section (see binding.Fence): an erasure then

@@ -276,6 +276,24 @@ func (e *Encrypted) open(typ string, data, aad []byte) (plain []byte, innerTyp s
 	return p, innerTyp, &kid, nil
 }
 
+// SealedKeyID returns the id (hex, as crypto.KeyID.String) of the key a
+// value sealed in memvault's envelope names in its header, and true; false
+// for any other value (plaintext, LangGraph's "aes", a malformed header).
+// The header is not authenticated here: the id is what the value claims,
+// for telling a value sealed under a destroyed key from a damaged one,
+// never for trusting it.
+func SealedKeyID(typ string, data []byte) (string, bool) {
+	_, cipherName, ok := strings.Cut(typ, "+")
+	if !ok || cipherName != aead.EnvelopeName {
+		return "", false
+	}
+	id, err := aead.EnvelopeKeyID(data)
+	if err != nil {
+		return "", false
+	}
+	return id.String(), true
+}
+
 // cipherAAD is the associated data given to the cipher. For the envelope it
 // binds the inner tag too, so "json+mvgcm" cannot be relabelled
 // "msgpack+mvgcm": uvarint(len(tag)) ‖ tag ‖ aad. LangGraph's "aes" has

@@ -3,9 +3,11 @@ package binding
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/memvault/memvault/internal/rotate"
+	"github.com/memvault/memvault/keys"
 	"github.com/memvault/memvault/serde"
 )
 
@@ -102,6 +104,9 @@ type SubjectKeys interface {
 	// LiveKey fails (wrapping keys.ErrSubjectErased) unless subject still
 	// has the data key keyID; it reads the key table, not a cache.
 	LiveKey(ctx context.Context, subject, keyID string) error
+	// ErasedKey reports whether keyID is a data key of subject that its
+	// erasure destroyed (keys.Hierarchy.ErasedKey).
+	ErasedKey(ctx context.Context, subject, keyID string) (bool, error)
 	// FenceSQL returns the key table's fence statement when the table
 	// lives in a SQL database (keys.SQLFencer).
 	FenceSQL() (string, bool)
@@ -341,18 +346,34 @@ func (c Codec) CanReencrypt() bool {
 // is sealed again there, bound to the same location. A subject's values
 // sealed under the master key before the subject had keys of its own move
 // to the subject's key.
+//
+// A value of a subject that no key of the subject opens, but whose header
+// names a key the subject's erasure destroyed (a data backup restored
+// after the erasure, the subject readmitted since with new keys), fails
+// wrapping keys.ErrSubjectErased, as the value of a subject still erased
+// does: re-encryption leaves it and reseals every other row, where
+// serde.ErrDecrypt (tampering) would stop the run.
 func (c Codec) Reencrypt(ctx context.Context, r rotate.Row) (string, []byte, bool, error) {
 	var s any = c.s
+	subject := ""
 	if at, ok := r.At.(Location); ok && c.subjects != nil {
-		b, _, err := c.boundFor(ctx, at, true)
+		b, sub, err := c.boundFor(ctx, at, true)
 		if err != nil {
 			return r.Typ, r.Data, false, err
 		}
-		s = b
+		s, subject = b, sub
 	}
 	vs, ok := s.(valueSealer)
 	if !ok {
 		return r.Typ, r.Data, false, rotate.ErrNotEncrypted
 	}
-	return vs.Reencrypt(r.Typ, r.Data, r.AAD)
+	typ, data, changed, err := vs.Reencrypt(r.Typ, r.Data, r.AAD)
+	if subject != "" && errors.Is(err, serde.ErrDecrypt) {
+		if id, ok := serde.SealedKeyID(r.Typ, r.Data); ok {
+			if gone, gerr := c.subjects.ErasedKey(ctx, subject, id); gerr == nil && gone {
+				return r.Typ, r.Data, false, fmt.Errorf("%w: sealed under data key %s of %q, which its erasure destroyed", keys.ErrSubjectErased, id, subject)
+			}
+		}
+	}
+	return typ, data, changed, err
 }
