@@ -1695,8 +1695,11 @@ func openSQLite(ctx context.Context, c config.Config, h *Handle) error {
 	if err := openKeys(ctx, c, h, nil); err != nil {
 		return err
 	}
+	// No memory map, as the store that shares the file reads it (the
+	// first Open of the file decides for both): the saver's reads cost
+	// the same without one.
 	sv, err := sqlitesaver.Open(ctx, c.DBPath, sqlitesaver.Options{Serde: h.Serde, VersionStyle: c.Versions,
-		GroupCommit: c.GroupCommit, FullSync: c.SQLiteFullSync,
+		GroupCommit: c.GroupCommit, FullSync: c.SQLiteFullSync, NoMmap: true,
 		Retention: c.Retention, SweepInterval: c.RetentionSweepInterval})
 	if err != nil {
 		return err

@@ -34,6 +34,13 @@ type Options struct {
 	// package documentation). The first Open of a file decides; New
 	// ignores it.
 	FullSync bool
+	// NoMmap makes a database opened by Open read the file without
+	// SQLite's memory map (internal/sqlitedb's NoMmap), as
+	// store/sqlitestore does: set it when a store shares the file (vault
+	// does), since the first Open of a file decides for both and a
+	// store's search touches pages all over a large file. The first Open
+	// of a file decides; New ignores it. Default: a 64 MiB map.
+	NoMmap bool
 	// Retention, when not empty, is applied by a background goroutine
 	// every SweepInterval until Close (see Sweep); Open and New refuse a
 	// policy with negative fields (checkpointer.ErrInvalidPolicy).
@@ -82,7 +89,7 @@ const SweepBatch = 10
 // same file shares the saver's connections. path ":memory:" gives a private
 // in-memory database (for tests). Close the saver when done.
 func Open(ctx context.Context, path string, opts Options) (*Saver, error) {
-	o := sqlitedb.Options{}
+	o := sqlitedb.Options{NoMmap: opts.NoMmap}
 	if opts.FullSync {
 		o.Synchronous = sqlitedb.SyncFull
 	}

@@ -91,7 +91,8 @@ var _ items.Rotatable = (*Store)(nil)
 // the store's tables and returns a store on it. A checkpointer/sqlitesaver saver
 // opened on the same file shares its connections. The store reads the file
 // without SQLite's memory map (see sqlitedb.Options.NoMmap) when it opens
-// it first; a saver that opened it first keeps its 64 MiB map for both. path ":memory:" gives a
+// it first; a saver that opened it first decides for both (vault opens its
+// saver with checkpointer/sqlitesaver.Options.NoMmap). path ":memory:" gives a
 // private in-memory database (for tests).
 func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	// No memory map: a search reads a few pages scattered over a large
