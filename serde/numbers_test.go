@@ -61,7 +61,7 @@ func TestNumbersBeyondFloat64Refused(t *testing.T) {
 // and a string holding such digits are kept.
 func TestMarshalJSONNumberBeyondFloat64Refused(t *testing.T) {
 	d := jsonvaluetest.SecretDigits
-	for _, bad := range []string{d + "e400", `{"a":[1,"x\"1e400",-` + d + `.5e999]}`, `[1.0,2E+400]`} {
+	for _, bad := range []string{d + "e400", `{"a":[1,"x\"1e400",-` + d + `.5e999]}`, `[1.0,2E+400]`, `["a\\",` + d + `e400]`, `{"k\"":"\\\"","n":` + d + `e400}`} {
 		_, _, err := serde.JSONPlus{}.DumpsTyped(rawNumber(bad))
 		if !errors.Is(err, serde.ErrUnsupportedValue) {
 			t.Errorf("MarshalJSON %q: err %v, want serde.ErrUnsupportedValue", bad, err)

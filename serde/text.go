@@ -1,9 +1,9 @@
 package serde
 
 import (
+	"bytes"
 	"fmt"
 	"strconv"
-	"strings"
 	"unicode/utf8"
 )
 
@@ -44,15 +44,25 @@ func checkNumbers(what string, b []byte) error {
 	for i := 0; i < len(b); i++ {
 		switch c := b[i]; {
 		case c == '"':
-			// Skip the string; json.Compact left it valid.
-			for i++; i < len(b) && b[i] != '"'; i++ {
-				if b[i] == '\\' {
-					i++
+			// Skip the string (json.Compact left it valid): to the next
+			// quote that an even run of backslashes precedes.
+			for {
+				j := bytes.IndexByte(b[i+1:], '"')
+				if j < 0 {
+					return nil
+				}
+				i += 1 + j
+				n := 0
+				for k := i - 1; b[k] == '\\'; k-- {
+					n++
+				}
+				if n%2 == 0 {
+					break
 				}
 			}
 		case c == '-' || (c >= '0' && c <= '9'):
 			start, float := i, false
-			for ; i < len(b) && strings.IndexByte("+-0123456789.eE", b[i]) >= 0; i++ {
+			for ; i < len(b) && isNumberByte(b[i]); i++ {
 				float = float || b[i] == '.' || b[i] == 'e' || b[i] == 'E'
 			}
 			if float {
@@ -64,4 +74,8 @@ func checkNumbers(what string, b []byte) error {
 		}
 	}
 	return nil
+}
+
+func isNumberByte(c byte) bool {
+	return c >= '0' && c <= '9' || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-'
 }
