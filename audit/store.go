@@ -3,8 +3,10 @@ package audit
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"sync/atomic"
 
+	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/embeddings"
 	"github.com/memvault/memvault/reencrypt"
 	"github.com/memvault/memvault/store"
@@ -142,7 +144,11 @@ func (s *Store) writeCtx(ctx context.Context, op string, ns store.Namespace, key
 			return nil, false, err
 		}
 		if ok {
-			return store.WithRecord(ctx, &store.RecordRow{Table: row.Table, Columns: row.Columns, Values: row.Values}), true, nil
+			srow, err := storeRow(row)
+			if err != nil {
+				return nil, false, err
+			}
+			return store.WithRecord(ctx, srow), true, nil
 		}
 	}
 	if err := s.trail.LogAll(ctx, []Entry{e}); err != nil {
@@ -279,7 +285,11 @@ func (s *Store) batch(ctx context.Context, ops []store.Op) (_ []store.Result, en
 			if !ok {
 				break // the trail keeps no pending records
 			}
-			rows = append(rows, &store.RecordRow{Table: row.Table, Columns: row.Columns, Values: row.Values})
+			srow, err := storeRow(row)
+			if err != nil {
+				return nil, nil, err
+			}
+			rows = append(rows, srow)
 		}
 		if len(rows) == len(es) {
 			res, err := s.inner.Batch(store.WithRecords(ctx, rows), ops)
@@ -474,4 +484,24 @@ func (s *Store) Close() error {
 		return c.Close()
 	}
 	return nil
+}
+
+// storeRow is the trail's row for the store's transaction. The store has
+// its own RecordRow (it never imports the checkpointer), with fewer fields:
+// Table, Columns and Values are carried, and a row setting any other field
+// (After and AfterValues today, any field added later) is refused rather
+// than inserted without it — a copy by field names would drop it
+// silently, inserting a record without the lock or the row it must be
+// made after.
+func storeRow(row *checkpointer.RecordRow) (*store.RecordRow, error) {
+	rest := *row
+	rest.Table, rest.Columns, rest.Values = "", nil, nil
+	if v := reflect.ValueOf(rest); !v.IsZero() {
+		for i := range v.NumField() {
+			if !v.Field(i).IsZero() {
+				return nil, fmt.Errorf("audit: the trail's record row sets %s, which a store's transaction cannot carry", v.Type().Field(i).Name)
+			}
+		}
+	}
+	return &store.RecordRow{Table: row.Table, Columns: row.Columns, Values: row.Values}, nil
 }

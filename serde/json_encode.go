@@ -87,10 +87,13 @@ func (e *jsonEncoder) encode(v any) error {
 			return nil
 		}
 	case json.Number:
-		if !json.Valid([]byte(x)) {
-			// Its length, never its text: it is the value (and
-			// unbounded), and errors reach logs.
-			return fmt.Errorf("%w: a json.Number of %d bytes is not a JSON number", ErrUnsupportedValue, len(x))
+		// Not just valid JSON: a non-integer beyond float64 ("1e400")
+		// is valid JSON that reads back as ±Inf, a different value, so
+		// it is refused as the msgpack encoder and the store refuse it.
+		// The error gives its length, never its text: it is the value
+		// (and unbounded), and errors reach logs.
+		if _, err := jsonvalue.Number(x); err != nil {
+			return fmt.Errorf("%w: %v", ErrUnsupportedValue, err)
 		}
 		e.b = append(e.b, x...)
 		return nil
@@ -126,6 +129,10 @@ func (e *jsonEncoder) reflectValue(v reflect.Value) error {
 			}
 			// Compact passes the bytes of strings through unchecked.
 			if err := checkText(t.String()+"'s MarshalJSON output", buf.String()); err != nil {
+				return err
+			}
+			// Nor does it check that a number reads back as itself.
+			if err := checkNumbers(t.String()+"'s MarshalJSON output", buf.Bytes()); err != nil {
 				return err
 			}
 			e.b = append(e.b, buf.Bytes()...)

@@ -1,7 +1,9 @@
 package serde
 
 import (
+	"bytes"
 	"fmt"
+	"strconv"
 	"unicode/utf8"
 )
 
@@ -30,4 +32,50 @@ func firstInvalidUTF8(s string) int {
 		}
 	}
 	return -1
+}
+
+// checkNumbers refuses compact, valid JSON text holding a number with a
+// fraction or an exponent beyond float64's range: JSONPlus would write it as
+// is and read it back as ±Inf, a different value, so it is refused before
+// anything is stored, as a json.Number value is. Integers of any size read
+// back as themselves (int64, uint64, *big.Int). The error gives the
+// number's length, never its digits.
+func checkNumbers(what string, b []byte) error {
+	for i := 0; i < len(b); i++ {
+		switch c := b[i]; {
+		case c == '"':
+			// Skip the string (json.Compact left it valid): to the next
+			// quote that an even run of backslashes precedes.
+			for {
+				j := bytes.IndexByte(b[i+1:], '"')
+				if j < 0 {
+					return nil
+				}
+				i += 1 + j
+				n := 0
+				for k := i - 1; b[k] == '\\'; k-- {
+					n++
+				}
+				if n%2 == 0 {
+					break
+				}
+			}
+		case c == '-' || (c >= '0' && c <= '9'):
+			start, float := i, false
+			for ; i < len(b) && isNumberByte(b[i]); i++ {
+				float = float || b[i] == '.' || b[i] == 'e' || b[i] == 'E'
+			}
+			if float {
+				if _, err := strconv.ParseFloat(string(b[start:i]), 64); err != nil {
+					return fmt.Errorf("%w: %s holds a number of %d bytes beyond float64", ErrUnsupportedValue, what, i-start)
+				}
+			}
+			i--
+		}
+	}
+	return nil
+}
+
+func isNumberByte(c byte) bool {
+	return c >= '0' && c <= '9' || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-'
 }

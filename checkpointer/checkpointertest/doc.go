@@ -40,7 +40,12 @@
 // checkpointer.ErrMissingCheckpointID; a failed Put or PutWrites stores
 // nothing; a channel value or pending write holding a string that is not
 // valid UTF-8 (nested, or as a map key) is refused with
-// serde.ErrUnsupportedValue rather than stored changed; an empty channel
+// serde.ErrUnsupportedValue rather than stored changed, and so is a
+// json.Number that is no JSON number or is beyond float64 ("1e400", which
+// would read back as +Inf; jsonvaluetest.RefusedNumbers), refused in
+// metadata with checkpointer.ErrInvalidMetadata, never quoted in the
+// error; NaN and ±Inf float64 channel values and pending writes come back
+// as themselves (metadata refuses them); an empty channel
 // version is refused with checkpointer.ErrInvalidVersion (the rule thread
 // file imports apply), any other text is a version; PutWrites upserts only when every write is to a special channel;
 // pending writes come back ordered by (task id, idx); the latest checkpoint is

@@ -55,6 +55,8 @@ func (s *suite) testFidelity(t *testing.T) {
 		})
 	}
 	t.Run("refused_invalid_utf8_values_store_nothing", s.testInvalidUTF8)
+	t.Run("refused_numbers_store_nothing", s.testRefusedNumbers)
+	t.Run("nonfinite_channel_values", s.testNonFiniteValues)
 	t.Run("refused_metadata_stores_nothing", func(t *testing.T) {
 		for name, bad := range map[string]any{"nan": math.NaN(), "inf": math.Inf(-1), "bad_utf8": "a\xffb", "channel": make(chan int)} {
 			thread := newThreadID("fid-bad")

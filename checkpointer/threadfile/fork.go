@@ -21,7 +21,7 @@ func Fork(ctx context.Context, saver checkpointer.Saver, from checkpointer.Confi
 		return from, err
 	}
 	if t == nil {
-		return from, fmt.Errorf("%w: thread %q has no checkpoint %s", checkpointer.ErrNotFound, from.ThreadID, from.CheckpointID)
+		return from, fmt.Errorf("%w: %s has no %s", checkpointer.ErrNotFound, idText("thread", from.ThreadID), idText("checkpoint", from.CheckpointID))
 	}
 	cp := *t.Checkpoint
 	cp.ChannelValues = maps.Clone(cp.ChannelValues)

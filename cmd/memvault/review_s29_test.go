@@ -17,8 +17,8 @@ import (
 // Each must exit with an error (2: bad input) or succeed, never panic,
 // print what it was given only escaped (no raw control byte or invalid
 // UTF-8 in the output, no line forged), and leave a trail that verifies.
-// Held. (A 64 KiB id that names no thread is echoed whole in the error of
-// threads export/delete — the caller's own argument, so not asserted.)
+// Held. (A 64 KiB id that names no thread was echoed whole in the error of
+// threads export/delete; it no longer is: TestLongThreadIDNotEchoed.)
 func TestReviewS29HostileIDsOnTheCommandLine(t *testing.T) {
 	dir := t.TempDir()
 	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "LANGGRAPH_AES_KEY=" + testKey,

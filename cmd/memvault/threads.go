@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -145,11 +144,11 @@ both: {"deleted":[...],"not_found":[...]}.`,
 					}
 				}
 				if len(missing) > 0 {
-					quoted := make([]string, len(missing))
+					named := make([]string, len(missing))
 					for i, id := range missing {
-						quoted[i] = strconv.Quote(id)
+						named[i] = idArg("thread", id)
 					}
-					return notFoundf("no thread %s (nothing deleted for it)", strings.Join(quoted, ", "))
+					return notFoundf("no %s (nothing deleted for it)", strings.Join(named, ", "))
 				}
 				return nil
 			})
@@ -224,7 +223,10 @@ func orLatest(id string) string {
 	if id == "" {
 		return "(latest)"
 	}
-	return id
+	if len(id) > checkpointer.MaxIDBytes {
+		return fmt.Sprintf("of %d bytes (longer than the %d-byte limit of identifiers; not shown)", len(id), checkpointer.MaxIDBytes)
+	}
+	return printable(id)
 }
 
 // listFlags are the List options of history.
@@ -289,7 +291,7 @@ func threadHistory(ctx context.Context, out io.Writer, h *handle, asJSON bool, t
 		fmt.Fprintf(out, "%s\n", b)
 	}
 	if n == 0 {
-		return notFoundf("thread %q has no checkpoints matching", thread)
+		return notFoundf("%s has no checkpoints matching", idArg("thread", thread))
 	}
 	return nil
 }
@@ -387,7 +389,7 @@ func threadArgs(count cobra.PositionalArgs) cobra.PositionalArgs {
 		}
 		for _, id := range args {
 			if err := checkpointer.ValidateThreadID(id); err != nil {
-				return usageError{fmt.Errorf("thread id %q: %w", id, err)}
+				return usageError{fmt.Errorf("%s: %w", idArg("thread id", id), err)}
 			}
 		}
 		return nil
@@ -420,21 +422,24 @@ func showNotFound(ctx context.Context, h *handle, thread, ns, id string) error {
 			holding = append(holding, n)
 		}
 	}
-	where := "namespace " + strconv.Quote(ns)
+	where := idArg("namespace", ns)
 	if ns == "" {
 		where = "the root namespace"
 	}
 	if !exists {
-		return notFoundf("no thread %q (`memvault threads list` lists the threads)", thread)
+		return notFoundf("no %s (`memvault threads list` lists the threads)", idArg("thread", thread))
 	}
 	if id != "" {
 		if len(holding) == 0 {
-			return notFoundf("thread %q has no checkpoint %s in any namespace (`memvault threads history %s` lists its checkpoints)", thread, printable(id), shellQuote(thread))
+			if len(thread) > checkpointer.MaxIDBytes {
+				return notFoundf("%s has no %s in any namespace (`memvault threads history` lists its checkpoints)", idArg("thread", thread), "checkpoint "+orLatest(id))
+			}
+			return notFoundf("%s has no %s in any namespace (`memvault threads history %s` lists its checkpoints)", idArg("thread", thread), "checkpoint "+orLatest(id), shellQuote(thread))
 		}
 		others = holding
 	}
 	if len(others) == 0 {
-		return notFoundf("thread %q has no checkpoint %s in %s", thread, orLatest(id), where)
+		return notFoundf("%s has no checkpoint %s in %s", idArg("thread", thread), orLatest(id), where)
 	}
 	slices.Sort(others)
 	hints := make([]string, len(others))
@@ -442,9 +447,9 @@ func showNotFound(ctx context.Context, h *handle, thread, ns, id string) error {
 		hints[i] = "--ns " + shellQuote(n)
 	}
 	if id != "" {
-		return notFoundf("thread %q has no checkpoint %s in %s, but has it in another namespace: %s", thread, printable(id), where, strings.Join(hints, ", "))
+		return notFoundf("%s has no %s in %s, but has it in another namespace: %s", idArg("thread", thread), "checkpoint "+orLatest(id), where, strings.Join(hints, ", "))
 	}
-	return notFoundf("thread %q has no checkpoint %s in %s, but has checkpoints in other namespaces: %s", thread, orLatest(id), where, strings.Join(hints, ", "))
+	return notFoundf("%s has no checkpoint %s in %s, but has checkpoints in other namespaces: %s", idArg("thread", thread), orLatest(id), where, strings.Join(hints, ", "))
 }
 
 // shellQuote returns s as a shell word: as is when it holds only

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math"
 	"math/big"
+	"strings"
 	"time"
 )
 
@@ -21,6 +22,10 @@ func Cases() []Case {
 	bigPos, _ := new(big.Int).SetString("123456789012345678901234567890", 10)
 	bigNeg, _ := new(big.Int).SetString("-98765432109876543210987654321", 10)
 	justBelowMinInt64, _ := new(big.Int).SetString("-9223372036854775809", 10)
+	// Far beyond float64 (whose largest is about 1.8e308): an integer
+	// keeps every digit, whatever its size.
+	digits400 := "1" + strings.Repeat("0", 398) + "7"
+	big400, _ := new(big.Int).SetString(digits400, 10)
 	type score float64
 	type rawBytes []byte
 	type label string
@@ -63,6 +68,20 @@ func Cases() []Case {
 		{"number_exponent", json.Number("1e2"), 100.0},
 		{"number_below_int64", json.Number("-9223372036854775809"), justBelowMinInt64},
 		{"number_big", json.Number("123456789012345678901234567890"), new(big.Int).Set(bigPos)},
+		{"number_400_digits", json.Number(digits400), new(big.Int).Set(big400)},
+		{"number_400_digits_negative", json.Number("-" + digits400), new(big.Int).Neg(big400)},
+		{"number_int64_min", json.Number("-9223372036854775808"), int64(math.MinInt64)},
+		{"number_int64_max", json.Number("9223372036854775807"), int64(math.MaxInt64)},
+		{"number_uint64_max", json.Number("18446744073709551615"), uint64(math.MaxUint64)},
+		{"number_negative_zero_int", json.Number("-0"), int64(0)},
+		{"number_exponent_1e5", json.Number("1e5"), 1e5},
+		{"number_exponent_upper_signed", json.Number("1E+5"), 1e5},
+		{"number_float_max", json.Number("1.7976931348623157e308"), math.MaxFloat64},
+		// Below the smallest denormal: float64's nearest value is 0, as
+		// every JSON reader gives it; not an error, and not a different
+		// value than the literal's float64.
+		{"number_underflow", json.Number("1e-400"), 0.0},
+		{"bigint_400_digits", new(big.Int).Set(big400), new(big.Int).Set(big400)},
 		{"bigint_small", big.NewInt(42), int64(42)},
 		{"bigint_uint64", new(big.Int).SetUint64(math.MaxUint64), uint64(math.MaxUint64)},
 		{"bigint_positive", new(big.Int).Set(bigPos), new(big.Int).Set(bigPos)},
@@ -101,6 +120,40 @@ func Cases() []Case {
 	}
 	return cs
 }
+
+// RefusedNumbers returns json.Number values memvault must refuse, keyed by
+// name: literals that are not JSON numbers (leading zeros, hex, a sign or
+// point JSON does not allow, NaN and Infinity spelt out, empty) and
+// numbers with a fraction or an exponent beyond float64's range, which
+// would otherwise be stored as text and read back as ±Inf or not at all.
+// An integer literal is never refused for its size (see the
+// number_400_digits case). Every literal holds the digits in
+// SecretDigits, so a test can check that an error does not quote it.
+func RefusedNumbers() map[string]json.Number {
+	d := SecretDigits
+	return map[string]json.Number{
+		"exponent_beyond_float64":  json.Number(d + "e400"),
+		"negative_beyond_float64":  json.Number("-" + d + "e400"),
+		"400_digits_with_fraction": json.Number(d + strings.Repeat("9", 390) + ".5"),
+		"just_beyond_float64_max":  json.Number("1.7976931348623159e308"),
+		"huge_exponent":            json.Number(d + "e99999999999999999999"),
+		"leading_zeros":            json.Number("00" + d),
+		"hex":                      json.Number("0x" + d),
+		"plus_sign":                json.Number("+" + d),
+		"trailing_point":           json.Number(d + "."),
+		"leading_point":            json.Number("." + d),
+		"two_points":               json.Number(d + ".1.2"),
+		"nan_spelt":                json.Number("NaN"),
+		"infinity_spelt":           json.Number("Infinity"),
+		"empty":                    json.Number(""),
+		"space":                    json.Number(" " + d),
+	}
+}
+
+// SecretDigits are the digits every RefusedNumbers literal holds (but
+// just_beyond_float64_max and the spelt-out and empty ones, which have
+// none of them); an error must not show them.
+const SecretDigits = "31415926535"
 
 // All returns every case's input as one object keyed by case name, and the
 // model value it must come back as: one put that carries every shape.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/memvault/memvault/jsonvalue"
@@ -61,6 +62,16 @@ func (r *runner) testFidelity(t *testing.T) {
 			err := e.s.Put(e.ctx, ns("fid"), "k", map[string]any{"v": bad})
 			if !errors.Is(err, store.ErrInvalidArgument) {
 				t.Errorf("put %s: error %v, want store.ErrInvalidArgument", name, err)
+			}
+		}
+		// The numbers every checkpoint saver refuses too ("1e400", hex,
+		// leading zeros, ...), nested: refused, and never quoted.
+		for name, bad := range jsonvaluetest.RefusedNumbers() {
+			err := e.s.Put(e.ctx, ns("fid"), "k", map[string]any{"v": []any{int64(1), map[string]any{"n": bad}}})
+			if !errors.Is(err, store.ErrInvalidArgument) {
+				t.Errorf("put number %s: error %v, want store.ErrInvalidArgument", name, err)
+			} else if strings.Contains(err.Error(), jsonvaluetest.SecretDigits) {
+				t.Errorf("put number %s: error shows the number: %v", name, err)
 			}
 		}
 		strictValue(t, "get after refused puts", e.mustGet(ns("fid"), "k").Value, map[string]any{"v": int64(1)})

@@ -1,0 +1,67 @@
+package main
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/memvault/memvault/checkpointer"
+)
+
+// TestLongThreadIDNotEchoed: reads accept a thread id longer than
+// checkpointer.MaxIDBytes (a thread an earlier version stored must stay
+// reachable), so a 64 KiB argument reached the not-found errors of
+// threads export, delete, history, show and fork, which quoted it whole: one
+// 64 KiB line of stderr, bound for logs. README's "Limits of identifiers":
+// the error names the identifier, its length and the limit, never its
+// text. An id within the limit is still quoted, so the user sees which one.
+func TestLongThreadIDNotEchoed(t *testing.T) {
+	env := sqliteEnv(t)
+	cli(t, env, "", "migrate").must(t, 0)
+	huge := strings.Repeat("S", 64<<10)
+	over := strings.Repeat("T", checkpointer.MaxIDBytes+1)
+	wantLen := func(id string) string { return strconv.Itoa(len(id)) + " bytes" }
+	limit := strconv.Itoa(checkpointer.MaxIDBytes)
+	for _, id := range []string{huge, over} {
+		for _, args := range [][]string{
+			{"threads", "export", id},
+			{"threads", "export", id, "short-one"},
+			{"threads", "delete", id},
+			{"threads", "delete", "nosuch", id},
+			{"threads", "history", id},
+			{"threads", "show", id},
+			{"threads", "show", id, "--checkpoint", huge},
+			{"threads", "fork", id, "--checkpoint", "x"},
+			{"threads", "fork", "nosuch", "--checkpoint", huge},
+			{"threads", "history", id + "\xff"},
+		} {
+			long := ""
+			for _, a := range args {
+				if len(a) > checkpointer.MaxIDBytes && long == "" {
+					long = a // the one the error is about
+				}
+			}
+			name := strings.Join(args[:2], " ") + " <" + wantLen(long) + ">"
+			r := cli(t, env, "", args...)
+			if r.code != 1 && r.code != 2 {
+				t.Errorf("%s: exit %d, want 1 (not found) or 2 (bad id)\nstderr: %.300s", name, r.code, r.stderr)
+			}
+			if strings.Contains(r.stderr, id[:64]) || strings.Contains(r.stdout, id[:64]) || strings.Contains(r.stderr, huge[:64]) {
+				t.Errorf("%s: the id's text is echoed (stderr %d bytes): %.300s", name, len(r.stderr), r.stderr)
+			}
+			if !strings.Contains(r.stderr, wantLen(long)) || !strings.Contains(r.stderr, limit) {
+				t.Errorf("%s: stderr does not name the id's length (%s) and the limit (%s): %.300s", name, wantLen(long), limit, r.stderr)
+			}
+			if len(r.stderr) > 1000 {
+				t.Errorf("%s: %d bytes of stderr", name, len(r.stderr))
+			}
+		}
+	}
+	// Ids within the limit are still named by their text.
+	for _, args := range [][]string{{"threads", "export", "nosuch"}, {"threads", "delete", "nosuch"}, {"threads", "fork", "nosuch", "--checkpoint", "cp-x"}} {
+		r := cli(t, env, "", args...).must(t, 1)
+		if !strings.Contains(r.stderr, `"nosuch"`) {
+			t.Errorf("%v: stderr does not name the thread: %s", args, r.stderr)
+		}
+	}
+}
