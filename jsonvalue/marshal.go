@@ -62,7 +62,8 @@ func appendValue(b []byte, v any, depth int) ([]byte, error) {
 		if x == nil {
 			return append(b, "null"...), nil
 		}
-		keys := make([]string, 0, len(x))
+		var buf [16]string // most objects' keys sort on the stack
+		keys := buf[:0]
 		for k := range x {
 			if !utf8.ValidString(k) {
 				return b, errInvalidUTF8Key(k)

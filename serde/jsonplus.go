@@ -133,8 +133,12 @@ func (MsgPack) DumpsTyped(v any) (string, []byte, error) {
 	if isNilPointer(v) {
 		return TypeNull, nil, nil
 	}
-	e := mpEncoder{}
+	// In a reused buffer, copied out once (see JSONPlus.DumpsTyped).
+	bp := scratch.Get().(*[]byte)
+	defer wipeScratch(bp)
+	e := mpEncoder{b: (*bp)[:0]}
 	if err := e.encode(v); err != nil {
+		*bp = (*bp)[:cap(*bp)] // what was written before the error is wiped too
 		if errors.Is(err, errIntBeyond64Bits) {
 			// msgpack cannot carry it; "json" can, and Python's
 			// JsonPlusSerializer reads "json" payloads too.
@@ -142,7 +146,8 @@ func (MsgPack) DumpsTyped(v any) (string, []byte, error) {
 		}
 		return "", nil, err
 	}
-	return TypeMsgpack, e.b, nil
+	*bp = e.b
+	return TypeMsgpack, bytes.Clone(e.b), nil
 }
 
 // LoadsTyped implements Serializer; see JSONPlus.

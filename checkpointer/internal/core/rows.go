@@ -135,7 +135,7 @@ func SealBlob(ctx context.Context, c binding.Codec, thread, ns, ch, ver string, 
 	if !ok {
 		return b, nil
 	}
-	typ, data, err := c.SealFenced(ctx, binding.Blob{Thread: thread, NS: ns, Channel: ch, Version: ver}, v, f)
+	typ, data, err := binding.SealAt(ctx, c, binding.Blob{Thread: thread, NS: ns, Channel: ch, Version: ver}, v, f)
 	if err != nil {
 		return b, fmt.Errorf("channel %q: %w", ch, err)
 	}
@@ -181,7 +181,7 @@ func PutWrites(ctx context.Context, c binding.Codec, cfg checkpointer.Config, wr
 	pos := make(map[int]int, len(writes))
 	for i, w := range writes {
 		idx := WriteIndex(w.Channel, i)
-		typ, data, err := c.SealFenced(ctx, binding.Write{Thread: cfg.ThreadID, NS: cfg.CheckpointNS, Checkpoint: cfg.CheckpointID, Task: taskID, Idx: idx, Channel: w.Channel}, w.Value, &out.Fence)
+		typ, data, err := binding.SealAt(ctx, c, binding.Write{Thread: cfg.ThreadID, NS: cfg.CheckpointNS, Checkpoint: cfg.CheckpointID, Task: taskID, Idx: idx, Channel: w.Channel}, w.Value, &out.Fence)
 		if err != nil {
 			return nil, fmt.Errorf("write %d (channel %q): %w", i, w.Channel, err)
 		}
