@@ -163,6 +163,15 @@ type Writes struct {
 	Upsert bool
 	// Fence holds the data keys that sealed the rows (binding.Fence).
 	Fence binding.Fence
+	// wf is Fence as the driver receives it (WriteFence), kept here so
+	// that handing it over allocates nothing.
+	wf fence
+}
+
+// WriteFence is the checkpointer.WriteFence of w's rows, sealed by c.
+func (w *Writes) WriteFence(c binding.Codec) checkpointer.WriteFence {
+	w.wf = fence{c, &w.Fence}
+	return &w.wf
 }
 
 // PutWrites validates a PutWrites and prepares its rows; it returns nil for
