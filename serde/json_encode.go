@@ -289,7 +289,9 @@ func (e *jsonEncoder) stringMap(m map[string]any) error {
 	if err := e.enter(); err != nil {
 		return err
 	}
-	keys := make([]string, 0, len(m))
+	// A state's maps have few keys: they sort on the stack.
+	var buf [16]string
+	keys := buf[:0]
 	for k := range m {
 		keys = append(keys, k)
 	}

@@ -286,7 +286,8 @@ func (e *mpEncoder) stringMap(m map[string]any) error {
 	if err := e.enter(); err != nil {
 		return err
 	}
-	keys := make([]string, 0, len(m))
+	var buf [16]string // most maps' keys sort on the stack
+	keys := buf[:0]
 	for k := range m {
 		keys = append(keys, k)
 	}

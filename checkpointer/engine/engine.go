@@ -291,7 +291,7 @@ func (s *Saver) writeRows(ctx context.Context, cfg checkpointer.Config, writes [
 		w.Rows[i].Task, w.Rows[i].Path = w.Task, w.TaskPath
 	}
 	return &checkpointer.WriteRows{Thread: w.Thread, NS: w.NS, Checkpoint: w.Checkpoint, Task: w.Task, Path: w.TaskPath,
-		Rows: w.Rows, Upsert: w.Upsert, Fence: core.WriteFence(s.codec, &w.Fence)}, nil
+		Rows: w.Rows, Upsert: w.Upsert, Fence: w.WriteFence(s.codec)}, nil
 }
 
 // GetTuple implements checkpointer.Saver.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/memvault/memvault/internal/rotate"
 	"github.com/memvault/memvault/keys"
@@ -257,8 +258,39 @@ func (c Codec) SealFenced(ctx context.Context, at Location, v any, f *Fence) (st
 			return "", nil, err
 		}
 	}
-	return b.DumpsTypedWith(v, AAD(at))
+	return dumpWithAAD(b, at, v)
 }
+
+// SealAt is c.SealFenced for a location of a concrete type, which it
+// boxes into a Location only when per-subject keys need to look at it:
+// a plaintext put, or one sealed under the serializer's own keys,
+// allocates nothing for its values' locations (one allocation per value
+// before, a location being four strings).
+func SealAt[L Location](ctx context.Context, c Codec, at L, v any, f *Fence) (string, []byte, error) {
+	if c.bound == nil {
+		return c.s.DumpsTyped(v)
+	}
+	if c.subjects == nil {
+		return dumpWithAAD(c.bound, at, v)
+	}
+	return c.SealFenced(ctx, at, v, f)
+}
+
+// dumpWithAAD seals v with b, bound to at's associated data, built in a
+// reused buffer: a BoundSerializer keeps no aad after returning.
+func dumpWithAAD[L Location](b serde.BoundSerializer, at L, v any) (string, []byte, error) {
+	bp := aadScratch.Get().(*[]byte)
+	*bp = at.AppendAAD((*bp)[:0])
+	typ, data, err := b.DumpsTypedWith(v, *bp)
+	if cap(*bp) <= 4<<10 {
+		aadScratch.Put(bp)
+	}
+	return typ, data, err
+}
+
+// aadScratch holds the buffers dumpWithAAD builds associated data in
+// (names and ids, no secret).
+var aadScratch = sync.Pool{New: func() any { b := make([]byte, 0, 128); return &b }}
 
 // Open deserializes (and decrypts) a value stored at at.
 func (c Codec) Open(ctx context.Context, at Location, typ string, data []byte) (any, error) {

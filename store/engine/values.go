@@ -44,7 +44,7 @@ func (vs values) Encode(ctx context.Context, k store.RowKey, v map[string]any, f
 		}
 		return b, nil
 	}
-	typ, data, err := vs.codec.SealFenced(ctx, binding.Item{Namespace: k.NS, Key: k.Key}, v, f)
+	typ, data, err := binding.SealAt(ctx, vs.codec, binding.Item{Namespace: k.NS, Key: k.Key}, v, f)
 	if err != nil {
 		return nil, err
 	}

@@ -1,8 +1,10 @@
 package core
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/serde"
@@ -16,11 +18,93 @@ import (
 // float64 that stays a float64 even when integral, exact big integers). A
 // value JSON cannot hold fails with ErrInvalidMetadata.
 func EncodeMetadata(cfg checkpointer.Config, md checkpointer.Metadata) ([]byte, error) {
-	b, err := jsonvalue.Marshal(map[string]any(SerializableMetadata(cfg, md)))
+	m := map[string]any(md)
+	if !storedAsIs(cfg, md) {
+		m = map[string]any(SerializableMetadata(cfg, md))
+	}
+	// Written in a reused buffer and copied out at its final size: one
+	// allocation instead of one per doubling of a growing slice.
+	bp := metaScratch.Get().(*[]byte)
+	defer metaScratch.Put(bp)
+	b, err := jsonvalue.Append((*bp)[:0], m)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", checkpointer.ErrInvalidMetadata, err)
 	}
-	return b, nil
+	if cap(b) <= 16<<10 {
+		*bp = b
+	}
+	return bytes.Clone(b), nil
+}
+
+// metaScratch holds the buffers EncodeMetadata writes in.
+var metaScratch = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
+
+// storedAsIs reports whether md is its own SerializableMetadata, so that
+// encoding it needs no copy (most puts: the copy — a map per map in md, a
+// boxed string per string — made half of the metadata's allocations): md is
+// not nil and has no "writes", cfg adds nothing to it, and no key or
+// string in it holds a NUL character, nor is a map in it a
+// checkpointer.Metadata (which the copy turns into a map[string]any).
+func storedAsIs(cfg checkpointer.Config, md checkpointer.Metadata) bool {
+	if md == nil {
+		return false
+	}
+	if _, ok := md["writes"]; ok {
+		return false
+	}
+	for _, src := range []map[string]any{cfg.Metadata, cfg.Extra} {
+		for k, v := range src {
+			if _, ok := md[k]; ok || k == "writes" || strings.HasPrefix(k, "__") || excludedMetadataKeys[k] {
+				continue
+			}
+			switch v.(type) {
+			case string, bool, int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64, float32, float64:
+				return false // merged
+			}
+		}
+	}
+	for k, v := range md {
+		if strings.IndexByte(k, 0) >= 0 || !noNUL(v, 1) {
+			return false
+		}
+	}
+	return true
+}
+
+// noNUL reports whether stripNULAt(v, depth) would return v as it is,
+// an equal value of the same type: no key or string in v holds a NUL and
+// no map in it is a checkpointer.Metadata. Below serde.MaxDepth it reports
+// false, leaving a cycle to the copy's own handling.
+func noNUL(v any, depth int) bool {
+	if depth > serde.MaxDepth {
+		return false
+	}
+	depth++
+	switch x := v.(type) {
+	case string:
+		return strings.IndexByte(x, 0) < 0
+	case map[string]any:
+		for k, e := range x {
+			if strings.IndexByte(k, 0) >= 0 || !noNUL(e, depth) {
+				return false
+			}
+		}
+	case checkpointer.Metadata:
+		return false
+	case []any:
+		for _, e := range x {
+			if !noNUL(e, depth) {
+				return false
+			}
+		}
+	case []string:
+		for _, e := range x {
+			if strings.IndexByte(e, 0) >= 0 {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // excludedMetadataKeys are configurable keys never copied into metadata
@@ -84,6 +168,9 @@ func stripNULAt(v any, depth int) any {
 	depth++
 	switch x := v.(type) {
 	case string:
+		if strings.IndexByte(x, 0) < 0 {
+			return v // not boxed again
+		}
 		return stripNUL(x)
 	case map[string]any:
 		m := make(map[string]any, len(x))

@@ -135,7 +135,7 @@ func SealBlob(ctx context.Context, c binding.Codec, thread, ns, ch, ver string, 
 	if !ok {
 		return b, nil
 	}
-	typ, data, err := c.SealFenced(ctx, binding.Blob{Thread: thread, NS: ns, Channel: ch, Version: ver}, v, f)
+	typ, data, err := binding.SealAt(ctx, c, binding.Blob{Thread: thread, NS: ns, Channel: ch, Version: ver}, v, f)
 	if err != nil {
 		return b, fmt.Errorf("channel %q: %w", ch, err)
 	}
@@ -163,6 +163,15 @@ type Writes struct {
 	Upsert bool
 	// Fence holds the data keys that sealed the rows (binding.Fence).
 	Fence binding.Fence
+	// wf is Fence as the driver receives it (WriteFence), kept here so
+	// that handing it over allocates nothing.
+	wf fence
+}
+
+// WriteFence is the checkpointer.WriteFence of w's rows, sealed by c.
+func (w *Writes) WriteFence(c binding.Codec) checkpointer.WriteFence {
+	w.wf = fence{c, &w.Fence}
+	return &w.wf
 }
 
 // PutWrites validates a PutWrites and prepares its rows; it returns nil for
@@ -181,7 +190,7 @@ func PutWrites(ctx context.Context, c binding.Codec, cfg checkpointer.Config, wr
 	pos := make(map[int]int, len(writes))
 	for i, w := range writes {
 		idx := WriteIndex(w.Channel, i)
-		typ, data, err := c.SealFenced(ctx, binding.Write{Thread: cfg.ThreadID, NS: cfg.CheckpointNS, Checkpoint: cfg.CheckpointID, Task: taskID, Idx: idx, Channel: w.Channel}, w.Value, &out.Fence)
+		typ, data, err := binding.SealAt(ctx, c, binding.Write{Thread: cfg.ThreadID, NS: cfg.CheckpointNS, Checkpoint: cfg.CheckpointID, Task: taskID, Idx: idx, Channel: w.Channel}, w.Value, &out.Fence)
 		if err != nil {
 			return nil, fmt.Errorf("write %d (channel %q): %w", i, w.Channel, err)
 		}
