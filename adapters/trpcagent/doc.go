@@ -46,7 +46,12 @@
 // # Memories
 //
 // Each memory is one item under <prefix> <app> memories <user>, keyed by
-// tRPC's content-derived id, its text embedded by the store's embedder, so
+// a content-derived id as tRPC's — but an HMAC under a random key of the
+// user's own (an item under <prefix> <app> user-state <user>, sealed under
+// her data key with per-subject keys and erased with her), not tRPC's
+// plain SHA-256, which a copy of the database confirmed guessed texts
+// against; MigrateMemoryIDs moves memories stored under the plain ids of
+// versions before. Its text is embedded by the store's embedder, so
 // SearchMemories ranks by meaning (tRPC's in-memory service scores
 // keywords). Kind, KindFallback, TimeAfter/TimeBefore, MaxResults,
 // SimilarityThreshold and OrderByEventTime are honoured; hybrid search and

@@ -5,9 +5,11 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"trpc.group/trpc-go/trpc-agent-go/memory"
 
@@ -135,6 +137,70 @@ func TestReviewS30FirstMemoriesRaced(t *testing.T) {
 			must(t, err)
 			if len(got) != 1 {
 				t.Fatalf("%d concurrent adds of one memory made %d memories", writers, len(got))
+			}
+		})
+	}
+}
+
+// TestReviewS30LegacyMemoryIDsMove: memories stored by versions before
+// under their unkeyed ids stay readable, move to their keyed ids when
+// added again (no duplicate) and through MigrateMemoryIDs, after which no
+// key of the store is the digest of a memory's text.
+func TestReviewS30LegacyMemoryIDsMove(t *testing.T) {
+	const app, who = "desk", "frank"
+	texts := []string{"Frank is allergic to peanuts", "Frank lives in Lyon", "Frank prefers email"}
+	for _, b := range adaptertest.Backends(t, adaptertest.Options{Indexed: true}) {
+		t.Run(b.Name, func(t *testing.T) {
+			ctx := t.Context()
+			st := b.Store(t)
+			prefix := store.Namespace{"trpc", "s30legacy"}
+			ns := append(prefix.Clone(), app, "memories", who)
+			for _, text := range texts {
+				// As a version before session 30 stored it.
+				must(t, st.Put(ctx, ns, legacyMemoryID(text, app, who), map[string]any{
+					"memory": text, "topics": []any{"t"}, "kind": "fact", "last_updated_ns": time.Now().UnixNano(),
+				}, store.WithIndex("memory")))
+			}
+			svc, err := trpcagent.NewMemoryService(st, trpcagent.MemoryOptions{Prefix: prefix})
+			must(t, err)
+			uk := memory.UserKey{AppName: app, UserID: who}
+			if got, err := svc.ReadMemories(ctx, uk, 0); err != nil || len(got) != len(texts) {
+				t.Fatalf("legacy memories read: %d, %v", len(got), err)
+			}
+			must(t, svc.AddMemory(ctx, uk, texts[0], []string{"again"}))
+			if got, err := svc.ReadMemories(ctx, uk, 0); err != nil || len(got) != len(texts) {
+				t.Fatalf("after adding a legacy memory again: %d memories, %v; want %d", len(got), err, len(texts))
+			}
+			n, err := svc.MigrateMemoryIDs(ctx)
+			must(t, err)
+			if n != len(texts)-1 {
+				t.Errorf("MigrateMemoryIDs moved %d, want %d", n, len(texts)-1)
+			}
+			if n, err := svc.MigrateMemoryIDs(ctx); err != nil || n != 0 {
+				t.Errorf("MigrateMemoryIDs again: %d, %v; want 0", n, err)
+			}
+			got, err := svc.ReadMemories(ctx, uk, 0)
+			must(t, err)
+			if len(got) != len(texts) {
+				t.Fatalf("after the migration: %d memories, want %d", len(got), len(texts))
+			}
+			for _, e := range got {
+				for _, text := range texts {
+					if e.ID == legacyMemoryID(text, app, who) {
+						t.Errorf("memory %q still under its unkeyed id", e.Memory.Memory)
+					}
+				}
+				if e.Memory.Memory == texts[0] && !slices.Equal(e.Memory.Topics, []string{"again"}) {
+					t.Errorf("the memory added again lost its topics: %v", e.Memory.Topics)
+				}
+			}
+			// The ids are the ones AddMemory gives: adding each again
+			// leaves as many memories.
+			for _, text := range texts {
+				must(t, svc.AddMemory(ctx, uk, text, nil))
+			}
+			if got, err := svc.ReadMemories(ctx, uk, 0); err != nil || len(got) != len(texts) {
+				t.Fatalf("after adding each again: %d memories, %v", len(got), err)
 			}
 		})
 	}
