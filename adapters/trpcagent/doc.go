@@ -19,7 +19,11 @@
 // nodes), so the whole checkpoint is kept, as tRPC's own savers keep it
 // (JSON: numbers come back as float64), in one channel of the memvault
 // checkpoint, sealed and bound to it. Metadata (source, step, parents,
-// extra) is memvault's plaintext, filterable metadata. Pending writes are
+// extra) is memvault's plaintext, filterable metadata, except the Extra
+// entries in which tRPC puts graph state — graph_interrupt_inputs, the
+// input state of each next node that a run paused through
+// graph.WithGraphInterrupt saves —, which are sealed in a channel of
+// their own ("trpc.extra") and cannot be filtered on. Pending writes are
 // memvault pending writes, sealed, their sequence kept.
 //
 // PutFull is atomic: the checkpoint and its writes are imported in one unit
