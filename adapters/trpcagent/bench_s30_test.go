@@ -18,7 +18,7 @@ import (
 )
 
 // BenchmarkAddMemory: AddMemory on an encrypted, indexed SQLite store
-// (one read of the user's id key and of the legacy id, then the write),
+// (one read of the user's id key, then the write),
 // next to "raw-put", the one store.Put of the same value under an unkeyed
 // SHA-256 id that AddMemory was before session 30. Each iteration adds a
 // new memory.

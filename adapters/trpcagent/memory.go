@@ -163,7 +163,8 @@ func (m *MemoryService) userNS(app, user string) store.Namespace {
 // adding the same memory again replaces it — but under a key of the user's
 // own (see memoryID), so that the id, which is stored in plaintext, does
 // not confirm a guess of the text. A memory stored under the unkeyed id of
-// versions before moves to its keyed id.
+// versions before is not replaced (it is added beside it) until
+// MigrateMemoryIDs has moved it.
 func (m *MemoryService) AddMemory(ctx context.Context, userKey memory.UserKey, text string, topics []string, opts ...memory.AddOption) error {
 	if err := userKey.CheckUserKey(); err != nil {
 		return err
@@ -178,31 +179,14 @@ func (m *MemoryService) AddMemory(ctx context.Context, userKey memory.UserKey, t
 	now := time.Now()
 	mem.LastUpdated = &now
 	normalize(mem)
-	app, user := userKey.AppName, userKey.UserID
-	ns := m.userNS(app, user)
-	// One read for the id key and for the same memory under its unkeyed
-	// id (versions before), which then goes in the write's batch: deleted
-	// only when there, since a delete's key is logged in plaintext (the
-	// SQLite store's vector log).
-	legacy := legacyMemoryID(mem, app, user)
-	noRefresh := false
-	found, err := m.st.Batch(ctx, []store.Op{
-		store.GetOp{Namespace: m.idKeyNS(app, user), Key: idKeyItem, RefreshTTL: &noRefresh},
-		store.GetOp{Namespace: ns, Key: legacy, RefreshTTL: &noRefresh},
-	})
+	id, err := m.memoryID(ctx, mem, userKey.AppName, userKey.UserID)
 	if err != nil {
 		return fmt.Errorf("trpcagent: add memory: %w", err)
 	}
-	key, err := m.idKeyOf(ctx, app, user, found[0].Item)
-	if err != nil {
-		return fmt.Errorf("trpcagent: add memory: %w", err)
-	}
-	id := keyedID(key, mem, app, user)
-	ops := []store.Op{store.PutOp{Namespace: ns, Key: id, Value: memoryValue(mem), Options: store.PutOptions{Index: []string{"memory"}}}}
-	if found[1].Item != nil {
-		ops = append(ops, store.PutOp{Namespace: ns, Key: legacy})
-	}
-	if _, err := m.st.Batch(ctx, ops); err != nil {
+	// The same memory under its unkeyed id (versions before) is not looked
+	// up here: with the audit trail on, the read would record that digest
+	// of every new memory's text for good. MigrateMemoryIDs moves those.
+	if err := m.st.Put(ctx, m.userNS(userKey.AppName, userKey.UserID), id, memoryValue(mem), store.WithIndex("memory")); err != nil {
 		return fmt.Errorf("trpcagent: add memory: %w", err)
 	}
 	return nil
@@ -307,7 +291,8 @@ func (m *MemoryService) ClearMemories(ctx context.Context, userKey memory.UserKe
 // text against) to its keyed id (see AddMemory), and returns how many it
 // moved; a memory already held under its keyed id (added again since)
 // wins, and the old item goes. Until then such memories are read and
-// searched as before, and each moves when it is updated or added again.
+// searched as before, each moves when it is updated, and adding one again
+// adds a second copy, which the migration then merges.
 // Run it once after upgrading every process; running it again moves
 // nothing. Copies of the database taken before keep the old ids.
 func (m *MemoryService) MigrateMemoryIDs(ctx context.Context) (int, error) {

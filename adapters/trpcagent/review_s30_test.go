@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -14,8 +15,12 @@ import (
 	"trpc.group/trpc-go/trpc-agent-go/memory"
 
 	"github.com/memvault/memvault/adapters/trpcagent"
+	"github.com/memvault/memvault/audit"
+	"github.com/memvault/memvault/config"
 	"github.com/memvault/memvault/memvaulttest/adaptertest"
+	"github.com/memvault/memvault/memvaulttest/testkeys"
 	"github.com/memvault/memvault/store"
+	"github.com/memvault/memvault/vault"
 )
 
 // legacyMemoryID is the id the adapter gave a fact before session 30 (and
@@ -143,9 +148,11 @@ func TestReviewS30FirstMemoriesRaced(t *testing.T) {
 }
 
 // TestReviewS30LegacyMemoryIDsMove: memories stored by versions before
-// under their unkeyed ids stay readable, move to their keyed ids when
-// added again (no duplicate) and through MigrateMemoryIDs, after which no
-// key of the store is the digest of a memory's text.
+// under their unkeyed ids stay readable; one added again before the
+// migration is held twice (AddMemory does not look its old id up, see
+// TestReviewS30AuditTrailHoldsNoMemoryDigest), and MigrateMemoryIDs moves
+// every one to its keyed id, merging that pair (the newer wins), after
+// which no key of the store is the digest of a memory's text.
 func TestReviewS30LegacyMemoryIDsMove(t *testing.T) {
 	const app, who = "desk", "frank"
 	texts := []string{"Frank is allergic to peanuts", "Frank lives in Lyon", "Frank prefers email"}
@@ -168,13 +175,13 @@ func TestReviewS30LegacyMemoryIDsMove(t *testing.T) {
 				t.Fatalf("legacy memories read: %d, %v", len(got), err)
 			}
 			must(t, svc.AddMemory(ctx, uk, texts[0], []string{"again"}))
-			if got, err := svc.ReadMemories(ctx, uk, 0); err != nil || len(got) != len(texts) {
-				t.Fatalf("after adding a legacy memory again: %d memories, %v; want %d", len(got), err, len(texts))
+			if got, err := svc.ReadMemories(ctx, uk, 0); err != nil || len(got) != len(texts)+1 {
+				t.Fatalf("after adding a legacy memory again: %d memories, %v; want %d", len(got), err, len(texts)+1)
 			}
 			n, err := svc.MigrateMemoryIDs(ctx)
 			must(t, err)
-			if n != len(texts)-1 {
-				t.Errorf("MigrateMemoryIDs moved %d, want %d", n, len(texts)-1)
+			if n != len(texts) {
+				t.Errorf("MigrateMemoryIDs moved %d, want %d", n, len(texts))
 			}
 			if n, err := svc.MigrateMemoryIDs(ctx); err != nil || n != 0 {
 				t.Errorf("MigrateMemoryIDs again: %d, %v; want 0", n, err)
@@ -204,4 +211,65 @@ func TestReviewS30LegacyMemoryIDsMove(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestReviewS30AuditTrailHoldsNoMemoryDigest: with the audit trail on,
+// every store read and write is recorded with its namespace and key, for
+// good (the trail is append-only). Adding a memory must therefore not even
+// look up its unkeyed id: an early version of the fix read it, to move a
+// memory of versions before, and so wrote the digest of every new memory's
+// text into the trail.
+func TestReviewS30AuditTrailHoldsNoMemoryDigest(t *testing.T) {
+	ctx := t.Context()
+	const app, who = "desk", "carol"
+	secret := "Carol is allergic to peanuts and takes insulin for her diabetes"
+	c := config.Default()
+	c.Keys.Primary = testkeys.Key
+	c.DBPath = filepath.Join(t.TempDir(), "agent.db")
+	c.Audit = true
+	h, err := vault.Open(ctx, c)
+	must(t, err)
+	defer h.Close()
+	svc, err := trpcagent.NewMemoryService(h.Store, trpcagent.MemoryOptions{})
+	must(t, err)
+	uk := memory.UserKey{AppName: app, UserID: who}
+	must(t, svc.AddMemory(ctx, uk, secret, nil))
+	must(t, svc.UpdateMemory(ctx, memory.Key{AppName: app, UserID: who, MemoryID: mustOne(t, svc, uk)}, secret+" (type 1)", nil))
+	digests := []string{legacyMemoryID(secret, app, who), legacyMemoryID(secret+" (type 1)", app, who)}
+	n := 0
+	must(t, h.Audit.Records(ctx, audit.Filter{}, func(r audit.Record) error {
+		n++
+		for _, d := range digests {
+			if strings.Contains(r.Target, d) {
+				t.Errorf("audit record %d (%s) names the unkeyed digest of a memory's text: %s", r.Seq, r.Op, r.Target)
+			}
+		}
+		return nil
+	}))
+	if n == 0 {
+		t.Fatal("the trail recorded nothing")
+	}
+	must(t, h.Close())
+	for _, f := range []string{c.DBPath, c.DBPath + "-wal"} {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		for _, d := range digests {
+			if bytes.Contains(raw, []byte(d)) {
+				t.Errorf("%s holds the unkeyed digest of a memory's text", f)
+			}
+		}
+	}
+}
+
+// mustOne returns the id of user's one memory.
+func mustOne(t *testing.T, svc *trpcagent.MemoryService, uk memory.UserKey) string {
+	t.Helper()
+	got, err := svc.ReadMemories(t.Context(), uk, 0)
+	must(t, err)
+	if len(got) != 1 {
+		t.Fatalf("%d memories, want 1", len(got))
+	}
+	return got[0].ID
 }
