@@ -23,7 +23,7 @@
 // entries in which tRPC puts graph state — graph_interrupt_inputs, the
 // input state of each next node that a run paused through
 // graph.WithGraphInterrupt saves —, which are sealed in a channel of
-// their own ("trpc.extra") and cannot be filtered on. Pending writes are
+// their own ("trpc:extra") and cannot be filtered on. Pending writes are
 // memvault pending writes, sealed, their sequence kept.
 //
 // PutFull is atomic: the checkpoint and its writes are imported in one unit

@@ -20,7 +20,7 @@ const channel = "trpc"
 // extraChannel is the memvault channel holding the entries of tRPC's
 // metadata Extra that carry graph state (sealedExtra), sealed like the
 // checkpoint; a checkpoint has it only when it has such entries.
-const extraChannel = "trpc.extra"
+const extraChannel = "trpc:extra"
 
 // sealedExtra are the keys of tRPC's metadata Extra that the adapter keeps
 // out of memvault's plaintext metadata: tRPC puts graph state there. A run
