@@ -501,6 +501,14 @@ func requireAudit(ctx context.Context, c config.Config, h *Handle) error {
 	return nil
 }
 
+// ErrSubjectHoldsSeparator is what Forget returns for a subject that holds
+// the thread separator (MEMVAULT_SUBJECT_THREAD_SEPARATOR) when subjects
+// come from thread ids alone: a thread's subject is the part of its id
+// before the first separator, so no thread is such a subject's ("tenant:42"
+// names none: thread "tenant:42:refund" is subject "tenant"'s) and there is
+// nothing to erase. Nothing is recorded.
+var ErrSubjectHoldsSeparator = errors.New("vault: the subject holds the thread separator, so no thread is its")
+
 // ErrSubjectsRequired is what Open returns for a configuration without
 // per-subject keys on a database that has kept data subjects' values under
 // their own keys: such a process would seal an erased subject's values

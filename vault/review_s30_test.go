@@ -3,6 +3,7 @@ package vault
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/memvault/memvault/checkpointer"
@@ -134,5 +135,43 @@ func TestReviewS30SweepWithSubjectsAndAudit(t *testing.T) {
 			}
 			check("after the erasure and a second sweep")
 		})
+	}
+}
+
+// TestReviewS30ForgetSubjectHoldingSeparator (session 30 review): with
+// subjects from thread ids ("the part of a thread id before its first
+// separator"), a user id that itself holds the separator — "tenant:42",
+// a common form — never names a subject: thread "tenant:42:refund" is
+// subject "tenant"'s, sealed under tenant's keys. `memvault forget
+// tenant:42` printed a receipt of success (no key, no thread) and left
+// every row of that user in place, readable; the operator had no sign
+// that nothing was erased. Forget now refuses such a subject when it
+// cannot own anything (no namespace prefixes), naming the subject the
+// threads belong to, and records nothing.
+func TestReviewS30ForgetSubjectHoldingSeparator(t *testing.T) {
+	ctx := context.Background()
+	c := s23Config(t.TempDir())
+	c.Subjects.NamespacePrefix = nil
+	h, err := Open(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	s29Put(ctx, t, h, "tenant:42:refund", "", "tenant 42's card number", nil)
+	rec, err := h.Forget(ctx, "tenant:42")
+	if !errors.Is(err, ErrSubjectHoldsSeparator) {
+		t.Errorf("forget tenant:42: receipt %+v, %v; want ErrSubjectHoldsSeparator", rec, err)
+	} else if !strings.Contains(err.Error(), `"tenant"`) {
+		t.Errorf("the refusal does not name the subject the threads are: %v", err)
+	}
+	if e, err := h.Keys.Erasure(ctx, "tenant:42"); err != nil || e != nil {
+		t.Errorf("an erasure of tenant:42 was recorded: %+v, %v", e, err)
+	}
+	if tp, err := h.Saver.GetTuple(ctx, checkpointer.Config{ThreadID: "tenant:42:refund"}); err != nil || tp == nil {
+		t.Fatalf("the thread after the refused forget: %v, %v", tp, err)
+	}
+	// The subject the thread is, is forgotten as ever.
+	if rec, err := h.Forget(ctx, "tenant"); err != nil || rec.Threads != 1 {
+		t.Errorf("forget tenant: %+v, %v", rec, err)
 	}
 }
