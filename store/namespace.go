@@ -139,7 +139,9 @@ func (ns Namespace) ValidatePrefix() error {
 			return fmt.Errorf("%w: label %d is empty", ErrInvalidNamespace, i)
 		}
 		if strings.Contains(l, ".") {
-			return fmt.Errorf("%w: label %q contains '.'", ErrInvalidNamespace, l)
+			// By position and length, never its text: a label is often a
+			// caller's value (a user id), of any length.
+			return fmt.Errorf("%w: label %d (%d bytes) contains '.', which separates labels", ErrInvalidNamespace, i, len(l))
 		}
 		if err := checkText(l); err != nil {
 			return fmt.Errorf("%w: label %d %s", ErrInvalidNamespace, i, err)

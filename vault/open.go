@@ -501,6 +501,35 @@ func requireAudit(ctx context.Context, c config.Config, h *Handle) error {
 	return nil
 }
 
+// ErrSubjectHoldsSeparator is what Forget returns for a subject that holds
+// the thread separator (MEMVAULT_SUBJECT_THREAD_SEPARATOR) when subjects
+// come from thread ids alone: a thread's subject is the part of its id
+// before the first separator, so no thread is such a subject's ("tenant:42"
+// names none: thread "tenant:42:refund" is subject "tenant"'s) and there is
+// nothing to erase. Nothing is recorded.
+var ErrSubjectHoldsSeparator = errors.New("vault: the subject holds the thread separator, so no thread is its")
+
+// subjectOwnsNothing refuses (ErrSubjectHoldsSeparator) a subject that
+// holds the thread separator when subjects come from thread ids alone: it
+// owns no key, thread or item, and an erasure of it would report success
+// while the user's threads, another subject's, stay readable. With
+// namespace prefixes too, such a subject can own items (a label may hold
+// the separator), so it is let through.
+func subjectOwnsNothing(sub keys.Subjects, subject string) error {
+	sep := sub.ThreadSeparator
+	if sep == "" || len(sub.Prefixes()) > 0 || sub.CheckSubject(subject) != nil {
+		return nil // a bad subject is refused, naming why, further on
+	}
+	owner, _, ok := strings.Cut(subject, sep)
+	if !ok {
+		return nil
+	}
+	return fmt.Errorf("%w: forget %q: a thread's subject is the part of its id before the first %q (MEMVAULT_SUBJECT_THREAD_SEPARATOR), "+
+		"so a thread %q… is subject %q's, like every thread whose id starts %q, and sealed under its keys; nothing was erased. "+
+		"Give each user a thread id prefix without the separator",
+		ErrSubjectHoldsSeparator, subject, sep, subject+sep, owner, owner+sep)
+}
+
 // ErrSubjectsRequired is what Open returns for a configuration without
 // per-subject keys on a database that has kept data subjects' values under
 // their own keys: such a process would seal an erased subject's values
@@ -1419,6 +1448,9 @@ func (h *Handle) Forget(ctx context.Context, subject string) (keys.Receipt, erro
 func (h *Handle) ForgetWith(ctx context.Context, subject string, opt ForgetOptions) (keys.Receipt, error) {
 	if h.Keys == nil {
 		return keys.Receipt{}, ErrNoSubjects
+	}
+	if err := subjectOwnsNothing(h.Keys.Subjects(), subject); err != nil {
+		return keys.Receipt{}, err
 	}
 	if h.erasureRefused != nil {
 		return keys.Receipt{}, fmt.Errorf("vault: forget %q refused: the database's erasures are recorded against another key table or mapping, "+

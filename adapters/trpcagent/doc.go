@@ -19,7 +19,11 @@
 // nodes), so the whole checkpoint is kept, as tRPC's own savers keep it
 // (JSON: numbers come back as float64), in one channel of the memvault
 // checkpoint, sealed and bound to it. Metadata (source, step, parents,
-// extra) is memvault's plaintext, filterable metadata. Pending writes are
+// extra) is memvault's plaintext, filterable metadata, except the Extra
+// entries in which tRPC puts graph state — graph_interrupt_inputs, the
+// input state of each next node that a run paused through
+// graph.WithGraphInterrupt saves —, which are sealed in a channel of
+// their own ("trpc:extra") and cannot be filtered on. Pending writes are
 // memvault pending writes, sealed, their sequence kept.
 //
 // PutFull is atomic: the checkpoint and its writes are imported in one unit
@@ -46,7 +50,12 @@
 // # Memories
 //
 // Each memory is one item under <prefix> <app> memories <user>, keyed by
-// tRPC's content-derived id, its text embedded by the store's embedder, so
+// a content-derived id as tRPC's — but an HMAC under a random key of the
+// user's own (an item under <prefix> <app> user-state <user>, sealed under
+// her data key with per-subject keys and erased with her), not tRPC's
+// plain SHA-256, which a copy of the database confirmed guessed texts
+// against; MigrateMemoryIDs moves memories stored under the plain ids of
+// versions before. Its text is embedded by the store's embedder, so
 // SearchMemories ranks by meaning (tRPC's in-memory service scores
 // keywords). Kind, KindFallback, TimeAfter/TimeBefore, MaxResults,
 // SimilarityThreshold and OrderByEventTime are honoured; hybrid search and

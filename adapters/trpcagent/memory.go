@@ -2,6 +2,8 @@ package trpcagent
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -75,6 +77,8 @@ type MemoryOptions struct {
 type MemoryService struct {
 	st         store.Store
 	del        store.PrefixDeleter
+	cas        store.ConditionalPutter
+	lister     store.Lister
 	prefix     store.Namespace
 	minScore   float64
 	maxResults int
@@ -95,11 +99,20 @@ var memoryTools = map[string]func() tool.Tool{
 }
 
 // NewMemoryService returns the memory service of st, which must be a
-// store.PrefixDeleter (every memvault store is) configured with an index.
+// store.PrefixDeleter, store.ConditionalPutter and store.Lister (every
+// memvault store is) configured with an index.
 func NewMemoryService(st store.Store, opts MemoryOptions) (*MemoryService, error) {
 	del, ok := st.(store.PrefixDeleter)
 	if !ok {
 		return nil, fmt.Errorf("trpcagent: store %T cannot delete by prefix", st)
+	}
+	cas, ok := st.(store.ConditionalPutter)
+	if !ok {
+		return nil, fmt.Errorf("trpcagent: store %T has no conditional put", st)
+	}
+	lister, ok := st.(store.Lister)
+	if !ok {
+		return nil, fmt.Errorf("trpcagent: store %T cannot list items", st)
 	}
 	prefix := opts.Prefix
 	if prefix == nil {
@@ -111,7 +124,7 @@ func NewMemoryService(st store.Store, opts MemoryOptions) (*MemoryService, error
 	if opts.MinScore < 0 || opts.MaxResults < 0 {
 		return nil, fmt.Errorf("trpcagent: negative MinScore %v or MaxResults %d", opts.MinScore, opts.MaxResults)
 	}
-	m := &MemoryService{st: st, del: del, prefix: prefix, minScore: opts.MinScore, maxResults: min(opts.MaxResults, store.MaxLimit)}
+	m := &MemoryService{st: st, del: del, cas: cas, lister: lister, prefix: prefix, minScore: opts.MinScore, maxResults: min(opts.MaxResults, store.MaxLimit)}
 	if m.minScore == 0 {
 		m.minScore = math.Inf(-1) // an embedder not known: rank
 		if s, ok := recall.MinScore(st); ok {
@@ -147,7 +160,11 @@ func (m *MemoryService) userNS(app, user string) store.Namespace {
 
 // AddMemory implements memory.Service. A memory's id is derived from its
 // text, user and episodic metadata (not its topics), as tRPC derives it, so
-// adding the same memory again replaces it.
+// adding the same memory again replaces it — but under a key of the user's
+// own (see memoryID), so that the id, which is stored in plaintext, does
+// not confirm a guess of the text. A memory stored under the unkeyed id of
+// versions before is not replaced (it is added beside it) until
+// MigrateMemoryIDs has moved it.
 func (m *MemoryService) AddMemory(ctx context.Context, userKey memory.UserKey, text string, topics []string, opts ...memory.AddOption) error {
 	if err := userKey.CheckUserKey(); err != nil {
 		return err
@@ -162,7 +179,13 @@ func (m *MemoryService) AddMemory(ctx context.Context, userKey memory.UserKey, t
 	now := time.Now()
 	mem.LastUpdated = &now
 	normalize(mem)
-	id := memoryID(mem, userKey.AppName, userKey.UserID)
+	id, err := m.memoryID(ctx, mem, userKey.AppName, userKey.UserID)
+	if err != nil {
+		return fmt.Errorf("trpcagent: add memory: %w", err)
+	}
+	// The same memory under its unkeyed id (versions before) is not looked
+	// up here: with the audit trail on, the read would record that digest
+	// of every new memory's text for good. MigrateMemoryIDs moves those.
 	if err := m.st.Put(ctx, m.userNS(userKey.AppName, userKey.UserID), id, memoryValue(mem), store.WithIndex("memory")); err != nil {
 		return fmt.Errorf("trpcagent: add memory: %w", err)
 	}
@@ -207,7 +230,10 @@ func (m *MemoryService) UpdateMemory(ctx context.Context, key memory.Key, text s
 	now := time.Now()
 	mem.LastUpdated = &now
 	normalize(mem)
-	newID := memoryID(mem, key.AppName, key.UserID)
+	newID, err := m.memoryID(ctx, mem, key.AppName, key.UserID)
+	if err != nil {
+		return fmt.Errorf("trpcagent: update memory: %w", err)
+	}
 	ops := []store.Op{store.PutOp{Namespace: ns, Key: newID, Value: memoryValue(mem), Options: store.PutOptions{Index: []string{"memory"}}}}
 	if newID != key.MemoryID {
 		taken, err := m.st.Get(ctx, ns, newID)
@@ -257,6 +283,78 @@ func (m *MemoryService) ClearMemories(ctx context.Context, userKey memory.UserKe
 		return fmt.Errorf("trpcagent: clear memories: %w", err)
 	}
 	return nil
+}
+
+// MigrateMemoryIDs moves every memory that versions before session 30
+// stored under its unkeyed id (the plain SHA-256 of its text, app and
+// user, which anyone holding a copy of the database could test a guessed
+// text against) to its keyed id (see AddMemory), and returns how many it
+// moved; a memory already held under its keyed id (added again since)
+// wins, and the old item goes. Until then such memories are read and
+// searched as before, each moves when it is updated, and adding one again
+// adds a second copy, which the migration then merges.
+// Run it once after upgrading every process; running it again moves
+// nothing. Copies of the database taken before keep the old ids.
+func (m *MemoryService) MigrateMemoryIDs(ctx context.Context) (int, error) {
+	pat := append(m.prefix.Clone(), "*", "memories")
+	nss, err := m.st.ListNamespaces(ctx, store.ListNamespacesOptions{Prefix: pat, MaxDepth: len(pat) + 1, Limit: store.MaxLimit})
+	if err != nil {
+		return 0, fmt.Errorf("trpcagent: migrate memory ids: %w", err)
+	}
+	n := 0
+	for _, ns := range nss {
+		if len(ns) != len(pat)+1 {
+			continue
+		}
+		app, err1 := labels.Unescape(ns[len(m.prefix)])
+		user, err2 := labels.Unescape(ns[len(pat)])
+		if err1 != nil || err2 != nil {
+			continue // not a namespace this service made
+		}
+		moved, err := m.migrateUser(ctx, ns, app, user)
+		n += moved
+		if err != nil {
+			return n, fmt.Errorf("trpcagent: migrate memory ids of %s: %w", ns, err)
+		}
+	}
+	return n, nil
+}
+
+// migrateUser is MigrateMemoryIDs for one user's namespace ns.
+func (m *MemoryService) migrateUser(ctx context.Context, ns store.Namespace, app, user string) (int, error) {
+	const page = 500
+	n := 0
+	var key []byte
+	for after := ""; ; {
+		items, err := m.lister.ListItems(ctx, ns, store.ListItemsOptions{After: after, Limit: page})
+		if err != nil || len(items) == 0 {
+			return n, err
+		}
+		after = items[len(items)-1].Key
+		for i := range items {
+			it := &items[i]
+			mem, err := memoryOf(it)
+			if err != nil || it.Key != legacyMemoryID(mem, app, user) {
+				continue // not a memory, or already keyed
+			}
+			if key == nil {
+				if key, err = m.idKeyOf(ctx, app, user, nil); err != nil {
+					return n, err
+				}
+			}
+			id := keyedID(key, mem, app, user)
+			ops := []store.Op{store.PutOp{Namespace: ns, Key: it.Key}} // a nil value deletes
+			if cur, err := m.st.Get(ctx, ns, id, store.WithRefreshTTL(false)); err != nil {
+				return n, err
+			} else if cur == nil {
+				ops = append(ops, store.PutOp{Namespace: ns, Key: id, Value: it.Value, Options: store.PutOptions{Index: []string{"memory"}}})
+			}
+			if _, err := m.st.Batch(ctx, ops); err != nil {
+				return n, err
+			}
+			n++
+		}
+	}
 }
 
 // ReadMemories implements memory.Reader: the user's memories, most recently
@@ -429,10 +527,87 @@ func normalize(mem *memory.Memory) {
 	}
 }
 
-// memoryID is the id of a normalized memory: a SHA-256 of its text, app,
-// user and episodic identity, so that the same memory gets the same id and
-// distinct episodes with the same text do not.
-func memoryID(mem *memory.Memory, app, user string) string {
+// idKeyItem is the key of the item that holds a user's memory-id key, in
+// the user's state namespace of the service's prefix
+// (<prefix>.<app>.user-state.<user>): a namespace of the user's that
+// SubjectNamespaces covers, so that with per-subject keys the id key is
+// sealed under the user's data key and `memvault forget` erases it with
+// her memories; and one that no listing or search of her memories reads.
+const idKeyItem = "memory-id-key"
+
+// memoryID is the id of a normalized memory: an HMAC-SHA256, under the
+// user's memory-id key (idKey), of its text, app, user and episodic
+// identity, so that the same memory gets the same id and distinct
+// episodes with the same text do not. tRPC's services use the plain
+// SHA-256 of the same text; stored as a key, in plaintext, that let anyone
+// with a copy of the database confirm a guessed memory by hashing it (and
+// kept doing so in backups after the user's erasure).
+func (m *MemoryService) memoryID(ctx context.Context, mem *memory.Memory, app, user string) (string, error) {
+	key, err := m.idKeyOf(ctx, app, user, nil)
+	if err != nil {
+		return "", err
+	}
+	return keyedID(key, mem, app, user), nil
+}
+
+// keyedID is memoryID under key.
+func keyedID(key []byte, mem *memory.Memory, app, user string) string {
+	mac := hmac.New(sha256.New, key)
+	mac.Write([]byte(memoryIdentity(mem, app, user)))
+	return hex.EncodeToString(mac.Sum(nil))
+}
+
+// legacyMemoryID is the id versions before session 30 gave a memory (and
+// tRPC's own services give): the unkeyed SHA-256 of its identity. It is
+// computed only to find such a memory and move it (AddMemory,
+// MigrateMemoryIDs).
+func legacyMemoryID(mem *memory.Memory, app, user string) string {
+	sum := sha256.Sum256([]byte(memoryIdentity(mem, app, user)))
+	return hex.EncodeToString(sum[:])
+}
+
+// idKeyNS is the namespace of user's memory-id key in app (see idKeyItem).
+func (m *MemoryService) idKeyNS(app, user string) store.Namespace {
+	ns := append(store.Namespace(nil), m.prefix...)
+	return append(ns, labels.Escape(app), "user-state", labels.Escape(user))
+}
+
+// idKeyOf returns user's memory-id key in app, it being the key's item
+// when already read (nil: read it): 32 random bytes stored once, with no
+// expiry, by the first service that needs them; services racing to store
+// it agree on the one stored first (a conditional put on its absence), so
+// every process gives a memory the same id.
+func (m *MemoryService) idKeyOf(ctx context.Context, app, user string, it *store.Item) ([]byte, error) {
+	ns := m.idKeyNS(app, user)
+	for read := it != nil; ; read = false {
+		if !read {
+			var err error
+			if it, err = m.st.Get(ctx, ns, idKeyItem, store.WithRefreshTTL(false)); err != nil {
+				return nil, fmt.Errorf("memory-id key: %w", err)
+			}
+		}
+		if it != nil {
+			k, ok := it.Value["key"].([]byte)
+			if !ok || len(k) != 32 {
+				return nil, fmt.Errorf("memory-id key: malformed item %s/%s", ns, idKeyItem)
+			}
+			return k, nil
+		}
+		k := make([]byte, 32)
+		_, _ = rand.Read(k) // never fails (crypto/rand)
+		err := m.cas.PutIf(ctx, ns, idKeyItem, map[string]any{"key": k}, store.PutCondition{}, store.WithoutIndex(), store.WithTTL(0))
+		if err == nil {
+			return k, nil
+		}
+		if !errors.Is(err, store.ErrConflict) {
+			return nil, fmt.Errorf("memory-id key: %w", err)
+		}
+		// Another service stored it first: read theirs.
+	}
+}
+
+// memoryIdentity is the text a memory's id is made from.
+func memoryIdentity(mem *memory.Memory, app, user string) string {
 	var b strings.Builder
 	b.WriteString("memory:" + mem.Memory + "|app:" + app + "|user:" + user)
 	episodic := mem.EventTime != nil || len(mem.Participants) > 0 || mem.Location != ""
@@ -448,8 +623,7 @@ func memoryID(mem *memory.Memory, app, user string) string {
 	if mem.Location != "" {
 		b.WriteString("|location:" + mem.Location)
 	}
-	sum := sha256.Sum256([]byte(b.String()))
-	return hex.EncodeToString(sum[:])
+	return b.String()
 }
 
 // memoryValue is the stored form of a memory: its text (the embedded

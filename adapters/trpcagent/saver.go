@@ -17,6 +17,20 @@ import (
 // channel is the memvault channel holding tRPC's checkpoint.
 const channel = "trpc"
 
+// extraChannel is the memvault channel holding the entries of tRPC's
+// metadata Extra that carry graph state (sealedExtra), sealed like the
+// checkpoint; a checkpoint has it only when it has such entries.
+const extraChannel = "trpc:extra"
+
+// sealedExtra are the keys of tRPC's metadata Extra that the adapter keeps
+// out of memvault's plaintext metadata: tRPC puts graph state there. A run
+// paused through graph.WithGraphInterrupt saves, under
+// graph_interrupt_inputs, the input state of each node it will run next;
+// as metadata it stood in the clear in the database. These entries cannot
+// be filtered on (List); every other Extra entry (ids, keys, a caller's
+// own) stays plaintext and filterable.
+var sealedExtra = []string{graph.CheckpointMetaKeyGraphInterruptInputs}
+
 // CheckpointSaver is a tRPC-Agent-Go graph.CheckpointSaver on a memvault
 // saver. It is safe for concurrent use as far as the saver is.
 type CheckpointSaver struct {
@@ -107,6 +121,17 @@ func tuple(t *checkpointer.Tuple) (*graph.CheckpointTuple, error) {
 	md, err := metadataFrom(t.Metadata)
 	if err != nil {
 		return nil, err
+	}
+	if v, ok := t.Checkpoint.ChannelValues[extraChannel]; ok {
+		raw, ok := v.([]byte)
+		var sealed map[string]any
+		if !ok || json.Unmarshal(raw, &sealed) != nil {
+			return nil, fmt.Errorf("trpcagent: checkpoint %s: malformed sealed metadata", t.Config.CheckpointID)
+		}
+		if md.Extra == nil {
+			md.Extra = map[string]any{}
+		}
+		maps.Copy(md.Extra, sealed)
 	}
 	out := &graph.CheckpointTuple{
 		Config:     graph.CreateCheckpointConfig(t.Config.ThreadID, cp.ID, t.Config.CheckpointNS),
@@ -224,6 +249,10 @@ func (s *CheckpointSaver) item(ctx context.Context, c map[string]any, cp *graph.
 		return checkpointer.ImportCheckpoint{}, err
 	}
 	m[idKey] = cp.ID
+	sealed, err := sealExtra(m, md)
+	if err != nil {
+		return checkpointer.ImportCheckpoint{}, err
+	}
 	parent := ""
 	if cp.ParentCheckpointID != "" {
 		pc := cfg
@@ -244,11 +273,16 @@ func (s *CheckpointSaver) item(ctx context.Context, c map[string]any, cp *graph.
 	// The channel's version is the checkpoint's id: each checkpoint's blob
 	// is its own.
 	versions := map[string]string{channel: id}
+	values := map[string]any{channel: raw}
+	if sealed != nil {
+		versions[extraChannel] = id
+		values[extraChannel] = sealed
+	}
 	it := checkpointer.ImportCheckpoint{
 		ThreadID: cfg.ThreadID, CheckpointNS: cfg.CheckpointNS, ID: id, ParentID: parent,
 		Checkpoint: &checkpointer.Checkpoint{
 			V: 4, ID: id, TS: ts,
-			ChannelValues:   map[string]any{channel: raw},
+			ChannelValues:   values,
 			ChannelVersions: versions,
 		},
 		Metadata:    m,
@@ -269,6 +303,40 @@ func (s *CheckpointSaver) item(ctx context.Context, c map[string]any, cp *graph.
 		it.Writes[i].Writes = append(it.Writes[i].Writes, ws)
 	}
 	return it, nil
+}
+
+// sealExtra takes md's sealedExtra entries out of m, its plaintext form
+// (metadataOf), and returns them as the JSON the extra channel seals; nil
+// when md has none.
+func sealExtra(m checkpointer.Metadata, md *graph.CheckpointMetadata) ([]byte, error) {
+	if md == nil {
+		return nil, nil
+	}
+	var sealed map[string]any
+	for _, k := range sealedExtra {
+		if v, ok := md.Extra[k]; ok {
+			if sealed == nil {
+				sealed = map[string]any{}
+			}
+			sealed[k] = v
+		}
+	}
+	if sealed == nil {
+		return nil, nil
+	}
+	if extra, ok := m["extra"].(map[string]any); ok {
+		for k := range sealed {
+			delete(extra, k)
+		}
+		if len(extra) == 0 {
+			delete(m, "extra")
+		}
+	}
+	b, err := json.Marshal(sealed)
+	if err != nil {
+		return nil, fmt.Errorf("trpcagent: encode metadata: %w", err)
+	}
+	return b, nil
 }
 
 // write is a tRPC pending write as a memvault write: its channel, and the

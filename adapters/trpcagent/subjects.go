@@ -10,8 +10,9 @@ import (
 // SubjectNamespaces returns the namespace prefixes under which the session
 // and memory services with this prefix (nil: {"trpc"}) keep each user's
 // data, "*" standing for the app: sessions (state, events, tracks,
-// summaries), the user's state and her memories, the label after each
-// being the user's. Given to per-subject keys
+// summaries), the user's state (and the key her memories' ids are made
+// under: see MemoryService.AddMemory) and her memories, the label after
+// each being the user's. Given to per-subject keys
 // (keys.Subjects.NamespacePrefixes, or
 // MEMVAULT_SUBJECT_NAMESPACE=trpc.*.sessions,trpc.*.user-state,trpc.*.memories)
 // they seal all of a user's data under the user's own data keys, and

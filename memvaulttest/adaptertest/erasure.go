@@ -131,14 +131,17 @@ func Forget(t *testing.T, e Erasure) {
 			restored := restoreBackup(t, h, c, backup)
 			master := restored
 			master.Subjects = keys.Subjects{}
-			// With the master key alone the copy does not open (its
-			// values are under keys that are not loaded); the attacker
-			// opens it anyway.
-			if rh, err := vault.Open(ctx, master); !errors.Is(err, vault.ErrKeyNotLoaded) {
+			// With the master key alone the copy does not open: its
+			// values are under keys that are not loaded, or (when the
+			// row the key probe reads is one of the master key's, which
+			// depends on the heap's order) it is marked as keeping
+			// subjects' values under their own keys. The attacker opens
+			// it anyway.
+			if rh, err := vault.Open(ctx, master); !errors.Is(err, vault.ErrKeyNotLoaded) && !errors.Is(err, vault.ErrSubjectsRequired) {
 				if rh != nil {
 					_ = rh.Close()
 				}
-				t.Fatalf("the restored copy with the master key alone: %v, want vault.ErrKeyNotLoaded", err)
+				t.Fatalf("the restored copy with the master key alone: %v, want vault.ErrKeyNotLoaded or vault.ErrSubjectsRequired", err)
 			}
 			master.DangerousSkipKeyCheck = true
 			for name, rc := range map[string]config.Config{"master key": master, "key table": restored} {
