@@ -18,6 +18,7 @@ import (
 	"github.com/memvault/memvault/checkpointer/internal/core"
 
 	"github.com/memvault/memvault/checkpointer"
+	"github.com/memvault/memvault/internal/idlimit"
 	"github.com/memvault/memvault/serde"
 )
 
@@ -94,18 +95,6 @@ func DecodeValue(v Value) (any, error) {
 	return codec.LoadsTyped(v.Type, data)
 }
 
-// idText names an identifier in an error: quoted when it is within
-// checkpointer.MaxIDBytes, else by its length and the limit, never its
-// text (README, "Limits of identifiers"). Reads and exports accept longer
-// ids, so a caller's 64 KiB argument reaches the not-found errors; they
-// end up in logs.
-func idText(what, id string) string {
-	if len(id) > checkpointer.MaxIDBytes {
-		return fmt.Sprintf("%s of %d bytes (longer than the %d-byte limit of identifiers; not shown)", what, len(id), checkpointer.MaxIDBytes)
-	}
-	return fmt.Sprintf("%s %q", what, id)
-}
-
 // Export writes every checkpoint of thread (all namespaces), oldest first,
 // one Line per line, and returns how many it wrote. A thread without
 // checkpoints is checkpointer.ErrNotFound.
@@ -118,7 +107,7 @@ func Export(ctx context.Context, w io.Writer, saver checkpointer.Saver, thread s
 		tuples = append(tuples, t)
 	}
 	if len(tuples) == 0 {
-		return 0, fmt.Errorf("%w: %s has no checkpoints", checkpointer.ErrNotFound, idText("thread", thread))
+		return 0, fmt.Errorf("%w: %s has no checkpoints", checkpointer.ErrNotFound, idlimit.Name("thread", thread))
 	}
 	// List is newest first per namespace; ids sort by time, so sorting by id
 	// puts every parent before its children.

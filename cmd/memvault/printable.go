@@ -5,8 +5,6 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
-
-	"github.com/memvault/memvault/checkpointer"
 )
 
 // printable returns s — an id, a label, a principal read from the database
@@ -55,19 +53,4 @@ func errorText(s string) string {
 		}
 	}
 	return b.String()
-}
-
-// idArg returns an identifier a user gave (a thread id, a checkpoint id, a
-// namespace) as an error message names it: Go-quoted (so that it cannot
-// forge output) when it is within checkpointer.MaxIDBytes, else by its
-// length and the limit, never its text, as README's "Limits of
-// identifiers" promises. Reads accept longer ids (a thread an earlier
-// version stored must stay reachable), so a 64 KiB argument reaches the
-// not-found errors; echoing it made one line of stderr 64 KiB long, and
-// an id pasted by mistake (a document, a token) went to the logs whole.
-func idArg(what, id string) string {
-	if len(id) > checkpointer.MaxIDBytes {
-		return fmt.Sprintf("%s of %d bytes (longer than the %d-byte limit of identifiers; not shown)", what, len(id), checkpointer.MaxIDBytes)
-	}
-	return what + " " + strconv.Quote(id)
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/checkpointer/threadfile"
+	"github.com/memvault/memvault/internal/idlimit"
 	"github.com/memvault/memvault/jsonvalue"
 )
 
@@ -146,7 +147,7 @@ both: {"deleted":[...],"not_found":[...]}.`,
 				if len(missing) > 0 {
 					named := make([]string, len(missing))
 					for i, id := range missing {
-						named[i] = idArg("thread", id)
+						named[i] = idlimit.Name("thread", id)
 					}
 					return notFoundf("no %s (nothing deleted for it)", strings.Join(named, ", "))
 				}
@@ -219,14 +220,16 @@ both: {"deleted":[...],"not_found":[...]}.`,
 	return cmd
 }
 
-func orLatest(id string) string {
-	if id == "" {
-		return "(latest)"
+// checkpointName names checkpoint id in a message: "(latest)" for none,
+// as idlimit.Name does beyond the limit, else printable.
+func checkpointName(id string) string {
+	switch {
+	case id == "":
+		return "checkpoint (latest)"
+	case len(id) > checkpointer.MaxIDBytes:
+		return idlimit.Name("checkpoint", id)
 	}
-	if len(id) > checkpointer.MaxIDBytes {
-		return fmt.Sprintf("of %d bytes (longer than the %d-byte limit of identifiers; not shown)", len(id), checkpointer.MaxIDBytes)
-	}
-	return printable(id)
+	return "checkpoint " + printable(id)
 }
 
 // listFlags are the List options of history.
@@ -291,7 +294,7 @@ func threadHistory(ctx context.Context, out io.Writer, h *handle, asJSON bool, t
 		fmt.Fprintf(out, "%s\n", b)
 	}
 	if n == 0 {
-		return notFoundf("%s has no checkpoints matching", idArg("thread", thread))
+		return notFoundf("%s has no checkpoints matching", idlimit.Name("thread", thread))
 	}
 	return nil
 }
@@ -389,7 +392,7 @@ func threadArgs(count cobra.PositionalArgs) cobra.PositionalArgs {
 		}
 		for _, id := range args {
 			if err := checkpointer.ValidateThreadID(id); err != nil {
-				return usageError{fmt.Errorf("%s: %w", idArg("thread id", id), err)}
+				return usageError{fmt.Errorf("%s: %w", idlimit.Name("thread id", id), err)}
 			}
 		}
 		return nil
@@ -422,24 +425,24 @@ func showNotFound(ctx context.Context, h *handle, thread, ns, id string) error {
 			holding = append(holding, n)
 		}
 	}
-	where := idArg("namespace", ns)
+	where := idlimit.Name("namespace", ns)
 	if ns == "" {
 		where = "the root namespace"
 	}
 	if !exists {
-		return notFoundf("no %s (`memvault threads list` lists the threads)", idArg("thread", thread))
+		return notFoundf("no %s (`memvault threads list` lists the threads)", idlimit.Name("thread", thread))
 	}
 	if id != "" {
 		if len(holding) == 0 {
 			if len(thread) > checkpointer.MaxIDBytes {
-				return notFoundf("%s has no %s in any namespace (`memvault threads history` lists its checkpoints)", idArg("thread", thread), "checkpoint "+orLatest(id))
+				return notFoundf("%s has no %s in any namespace (`memvault threads history` lists its checkpoints)", idlimit.Name("thread", thread), checkpointName(id))
 			}
-			return notFoundf("%s has no %s in any namespace (`memvault threads history %s` lists its checkpoints)", idArg("thread", thread), "checkpoint "+orLatest(id), shellQuote(thread))
+			return notFoundf("%s has no %s in any namespace (`memvault threads history %s` lists its checkpoints)", idlimit.Name("thread", thread), checkpointName(id), shellQuote(thread))
 		}
 		others = holding
 	}
 	if len(others) == 0 {
-		return notFoundf("%s has no checkpoint %s in %s", idArg("thread", thread), orLatest(id), where)
+		return notFoundf("%s has no %s in %s", idlimit.Name("thread", thread), checkpointName(id), where)
 	}
 	slices.Sort(others)
 	hints := make([]string, len(others))
@@ -447,9 +450,9 @@ func showNotFound(ctx context.Context, h *handle, thread, ns, id string) error {
 		hints[i] = "--ns " + shellQuote(n)
 	}
 	if id != "" {
-		return notFoundf("%s has no %s in %s, but has it in another namespace: %s", idArg("thread", thread), "checkpoint "+orLatest(id), where, strings.Join(hints, ", "))
+		return notFoundf("%s has no %s in %s, but has it in another namespace: %s", idlimit.Name("thread", thread), checkpointName(id), where, strings.Join(hints, ", "))
 	}
-	return notFoundf("%s has no checkpoint %s in %s, but has checkpoints in other namespaces: %s", idArg("thread", thread), orLatest(id), where, strings.Join(hints, ", "))
+	return notFoundf("%s has no %s in %s, but has checkpoints in other namespaces: %s", idlimit.Name("thread", thread), checkpointName(id), where, strings.Join(hints, ", "))
 }
 
 // shellQuote returns s as a shell word: as is when it holds only
