@@ -392,13 +392,28 @@ func (h *Hierarchy) Erasure(ctx context.Context, subject string) (*Erasure, erro
 // it (keys.ErrSubjectErased) rather than taking it for tampering. Only the
 // latest erasure's keys are known: a subject erased, readmitted and erased
 // again has its first erasure's key ids forgotten (that erasure's record
-// started over).
+// started over) — unless this process read them before: destroyed keys
+// stay destroyed, so the ids it read are kept, and the record is read
+// again only for an id they do not hold (one read for a run over a
+// subject's restored rows, not one a row).
 func (h *Hierarchy) ErasedKey(ctx context.Context, subject, keyID string) (bool, error) {
+	if ids, ok := h.erased.Load(subject); ok && slices.Contains(ids.([]string), keyID) {
+		return true, nil
+	}
 	e, err := h.Erasure(ctx, subject)
 	if err != nil || e == nil {
 		return false, err
 	}
-	return slices.Contains(e.KeyIDs, keyID), nil
+	ids := slices.Clone(e.KeyIDs)
+	if old, ok := h.erased.Load(subject); ok {
+		for _, id := range old.([]string) {
+			if !slices.Contains(ids, id) {
+				ids = append(ids, id)
+			}
+		}
+	}
+	h.erased.Store(subject, ids)
+	return slices.Contains(ids, keyID), nil
 }
 
 // LiveKey returns nil when subject still has the data key keyID, and an

@@ -80,6 +80,7 @@ type Hierarchy struct {
 	create    sync.Mutex                     // one key creation at a time in this process
 	auditKeys [][]byte                       // per master key, the primary's first: it signs, all verify
 	guard     atomic.Pointer[guardState]     // the data database's erasures (SetErasureGuard); nil: none
+	erased    sync.Map                       // subject → []string: key ids its erasures destroyed, as last read (ErasedKey)
 }
 
 var _ serde.BoundSerializer = (*Hierarchy)(nil)
