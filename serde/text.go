@@ -2,9 +2,11 @@ package serde
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
-	"strconv"
 	"unicode/utf8"
+
+	"github.com/memvault/memvault/jsonvalue"
 )
 
 // checkText refuses a string that is not valid UTF-8. Neither format can
@@ -65,8 +67,10 @@ func checkNumbers(what string, b []byte) error {
 			for ; i < len(b) && isNumberByte(b[i]); i++ {
 				float = float || b[i] == '.' || b[i] == 'e' || b[i] == 'E'
 			}
+			// Integers of any size read back as themselves; the rule
+			// for the rest is jsonvalue.Number's, a json.Number's.
 			if float {
-				if _, err := strconv.ParseFloat(string(b[start:i]), 64); err != nil {
+				if _, err := jsonvalue.Number(json.Number(b[start:i])); err != nil {
 					return fmt.Errorf("%w: %s holds a number of %d bytes beyond float64", ErrUnsupportedValue, what, i-start)
 				}
 			}
