@@ -246,19 +246,7 @@ func (c Codec) Seal(ctx context.Context, at Location, v any) (string, []byte, er
 // SealFenced is Seal that also records in f, when f is not nil, the data
 // key that sealed a subject's value, for the write's fence (see Fence).
 func (c Codec) SealFenced(ctx context.Context, at Location, v any, f *Fence) (string, []byte, error) {
-	if c.bound == nil {
-		return c.s.DumpsTyped(v)
-	}
-	b, subject, err := c.boundFor(ctx, at, true)
-	if err != nil {
-		return "", nil, err
-	}
-	if subject != "" {
-		if err := c.addSealed(ctx, f, subject, b); err != nil {
-			return "", nil, err
-		}
-	}
-	return dumpWithAAD(b, at, v)
+	return SealAt(ctx, c, at, v, f)
 }
 
 // SealAt is c.SealFenced for a location of a concrete type, which it
@@ -273,7 +261,16 @@ func SealAt[L Location](ctx context.Context, c Codec, at L, v any, f *Fence) (st
 	if c.subjects == nil {
 		return dumpWithAAD(c.bound, at, v)
 	}
-	return c.SealFenced(ctx, at, v, f)
+	b, subject, err := c.boundFor(ctx, at, true)
+	if err != nil {
+		return "", nil, err
+	}
+	if subject != "" {
+		if err := c.addSealed(ctx, f, subject, b); err != nil {
+			return "", nil, err
+		}
+	}
+	return dumpWithAAD(b, at, v)
 }
 
 // dumpWithAAD seals v with b, bound to at's associated data, built in a
