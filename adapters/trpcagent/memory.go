@@ -285,7 +285,7 @@ func (m *MemoryService) ClearMemories(ctx context.Context, userKey memory.UserKe
 	return nil
 }
 
-// MigrateMemoryIDs moves every memory that versions before session 30
+// MigrateMemoryIDs moves every memory that earlier versions
 // stored under its unkeyed id (the plain SHA-256 of its text, app and
 // user, which anyone holding a copy of the database could test a guessed
 // text against) to its keyed id (see AddMemory), and returns how many it
@@ -338,7 +338,7 @@ func (m *MemoryService) migrateUser(ctx context.Context, ns store.Namespace, app
 				continue // not a memory, or already keyed
 			}
 			if key == nil {
-				if key, err = m.idKeyOf(ctx, app, user, nil); err != nil {
+				if key, err = m.idKeyOf(ctx, app, user); err != nil {
 					return n, err
 				}
 			}
@@ -543,7 +543,7 @@ const idKeyItem = "memory-id-key"
 // with a copy of the database confirm a guessed memory by hashing it (and
 // kept doing so in backups after the user's erasure).
 func (m *MemoryService) memoryID(ctx context.Context, mem *memory.Memory, app, user string) (string, error) {
-	key, err := m.idKeyOf(ctx, app, user, nil)
+	key, err := m.idKeyOf(ctx, app, user)
 	if err != nil {
 		return "", err
 	}
@@ -557,7 +557,7 @@ func keyedID(key []byte, mem *memory.Memory, app, user string) string {
 	return hex.EncodeToString(mac.Sum(nil))
 }
 
-// legacyMemoryID is the id versions before session 30 gave a memory (and
+// legacyMemoryID is the id earlier versions gave a memory (and
 // tRPC's own services give): the unkeyed SHA-256 of its identity. It is
 // computed only to find such a memory and move it (AddMemory,
 // MigrateMemoryIDs).
@@ -572,19 +572,16 @@ func (m *MemoryService) idKeyNS(app, user string) store.Namespace {
 	return append(ns, labels.Escape(app), "user-state", labels.Escape(user))
 }
 
-// idKeyOf returns user's memory-id key in app, it being the key's item
-// when already read (nil: read it): 32 random bytes stored once, with no
-// expiry, by the first service that needs them; services racing to store
-// it agree on the one stored first (a conditional put on its absence), so
-// every process gives a memory the same id.
-func (m *MemoryService) idKeyOf(ctx context.Context, app, user string, it *store.Item) ([]byte, error) {
+// idKeyOf returns user's memory-id key in app: 32 random bytes stored
+// once, with no expiry, by the first service that needs them; services
+// racing to store it agree on the one stored first (a conditional put on
+// its absence), so every process gives a memory the same id.
+func (m *MemoryService) idKeyOf(ctx context.Context, app, user string) ([]byte, error) {
 	ns := m.idKeyNS(app, user)
-	for read := it != nil; ; read = false {
-		if !read {
-			var err error
-			if it, err = m.st.Get(ctx, ns, idKeyItem, store.WithRefreshTTL(false)); err != nil {
-				return nil, fmt.Errorf("memory-id key: %w", err)
-			}
+	for {
+		it, err := m.st.Get(ctx, ns, idKeyItem, store.WithRefreshTTL(false))
+		if err != nil {
+			return nil, fmt.Errorf("memory-id key: %w", err)
 		}
 		if it != nil {
 			k, ok := it.Value["key"].([]byte)
@@ -595,7 +592,7 @@ func (m *MemoryService) idKeyOf(ctx context.Context, app, user string, it *store
 		}
 		k := make([]byte, 32)
 		_, _ = rand.Read(k) // never fails (crypto/rand)
-		err := m.cas.PutIf(ctx, ns, idKeyItem, map[string]any{"key": k}, store.PutCondition{}, store.WithoutIndex(), store.WithTTL(0))
+		err = m.cas.PutIf(ctx, ns, idKeyItem, map[string]any{"key": k}, store.PutCondition{}, store.WithoutIndex(), store.WithTTL(0))
 		if err == nil {
 			return k, nil
 		}
