@@ -2,6 +2,7 @@ package checkpointer
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -23,6 +24,19 @@ import (
 // none) — such a thread can still be read, exported, copied to a
 // shorter id, and deleted or erased.
 const MaxIDBytes = idlimit.MaxBytes
+
+// NameID names an identifier a caller gave, in an error message: what
+// followed by the id Go-quoted (so that it cannot forge output) when it is
+// within MaxIDBytes, else by its length and the limit, never its text.
+// Reads accept longer ids (a thread an earlier version stored must stay
+// reachable), so a caller's 64 KiB argument reaches not-found errors,
+// which end up in logs.
+func NameID(what, id string) string {
+	if len(id) > MaxIDBytes {
+		return fmt.Sprintf("%s of %d bytes (longer than the %d-byte limit of identifiers; not shown)", what, len(id), MaxIDBytes)
+	}
+	return what + " " + strconv.Quote(id)
+}
 
 // idTooLongError is a too-long identifier: it matches ErrIDTooLong and
 // ErrInvalidID, and names the identifier (never quoting it: it is long)

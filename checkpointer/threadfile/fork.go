@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/memvault/memvault/checkpointer"
-	"github.com/memvault/memvault/internal/idlimit"
 )
 
 // Fork stores a new checkpoint whose parent is the one from names, with
@@ -22,7 +21,7 @@ func Fork(ctx context.Context, saver checkpointer.Saver, from checkpointer.Confi
 		return from, err
 	}
 	if t == nil {
-		return from, fmt.Errorf("%w: %s has no %s", checkpointer.ErrNotFound, idlimit.Name("thread", from.ThreadID), idlimit.Name("checkpoint", from.CheckpointID))
+		return from, fmt.Errorf("%w: %s has no %s", checkpointer.ErrNotFound, checkpointer.NameID("thread", from.ThreadID), checkpointer.NameID("checkpoint", from.CheckpointID))
 	}
 	cp := *t.Checkpoint
 	cp.ChannelValues = maps.Clone(cp.ChannelValues)

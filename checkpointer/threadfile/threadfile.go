@@ -18,7 +18,6 @@ import (
 	"github.com/memvault/memvault/checkpointer/internal/core"
 
 	"github.com/memvault/memvault/checkpointer"
-	"github.com/memvault/memvault/internal/idlimit"
 	"github.com/memvault/memvault/serde"
 )
 
@@ -107,7 +106,7 @@ func Export(ctx context.Context, w io.Writer, saver checkpointer.Saver, thread s
 		tuples = append(tuples, t)
 	}
 	if len(tuples) == 0 {
-		return 0, fmt.Errorf("%w: %s has no checkpoints", checkpointer.ErrNotFound, idlimit.Name("thread", thread))
+		return 0, fmt.Errorf("%w: %s has no checkpoints", checkpointer.ErrNotFound, checkpointer.NameID("thread", thread))
 	}
 	// List is newest first per namespace; ids sort by time, so sorting by id
 	// puts every parent before its children.

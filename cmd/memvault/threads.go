@@ -14,7 +14,6 @@ import (
 
 	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/checkpointer/threadfile"
-	"github.com/memvault/memvault/internal/idlimit"
 	"github.com/memvault/memvault/jsonvalue"
 )
 
@@ -147,7 +146,7 @@ both: {"deleted":[...],"not_found":[...]}.`,
 				if len(missing) > 0 {
 					named := make([]string, len(missing))
 					for i, id := range missing {
-						named[i] = idlimit.Name("thread", id)
+						named[i] = checkpointer.NameID("thread", id)
 					}
 					return notFoundf("no %s (nothing deleted for it)", strings.Join(named, ", "))
 				}
@@ -227,7 +226,7 @@ func checkpointName(id string) string {
 	case id == "":
 		return "checkpoint (latest)"
 	case len(id) > checkpointer.MaxIDBytes:
-		return idlimit.Name("checkpoint", id)
+		return checkpointer.NameID("checkpoint", id)
 	}
 	return "checkpoint " + printable(id)
 }
@@ -294,7 +293,7 @@ func threadHistory(ctx context.Context, out io.Writer, h *handle, asJSON bool, t
 		fmt.Fprintf(out, "%s\n", b)
 	}
 	if n == 0 {
-		return notFoundf("%s has no checkpoints matching", idlimit.Name("thread", thread))
+		return notFoundf("%s has no checkpoints matching", checkpointer.NameID("thread", thread))
 	}
 	return nil
 }
@@ -392,7 +391,7 @@ func threadArgs(count cobra.PositionalArgs) cobra.PositionalArgs {
 		}
 		for _, id := range args {
 			if err := checkpointer.ValidateThreadID(id); err != nil {
-				return usageError{fmt.Errorf("%s: %w", idlimit.Name("thread id", id), err)}
+				return usageError{fmt.Errorf("%s: %w", checkpointer.NameID("thread id", id), err)}
 			}
 		}
 		return nil
@@ -425,24 +424,24 @@ func showNotFound(ctx context.Context, h *handle, thread, ns, id string) error {
 			holding = append(holding, n)
 		}
 	}
-	where := idlimit.Name("namespace", ns)
+	where := checkpointer.NameID("namespace", ns)
 	if ns == "" {
 		where = "the root namespace"
 	}
 	if !exists {
-		return notFoundf("no %s (`memvault threads list` lists the threads)", idlimit.Name("thread", thread))
+		return notFoundf("no %s (`memvault threads list` lists the threads)", checkpointer.NameID("thread", thread))
 	}
 	if id != "" {
 		if len(holding) == 0 {
 			if len(thread) > checkpointer.MaxIDBytes {
-				return notFoundf("%s has no %s in any namespace (`memvault threads history` lists its checkpoints)", idlimit.Name("thread", thread), checkpointName(id))
+				return notFoundf("%s has no %s in any namespace (`memvault threads history` lists its checkpoints)", checkpointer.NameID("thread", thread), checkpointName(id))
 			}
-			return notFoundf("%s has no %s in any namespace (`memvault threads history %s` lists its checkpoints)", idlimit.Name("thread", thread), checkpointName(id), shellQuote(thread))
+			return notFoundf("%s has no %s in any namespace (`memvault threads history %s` lists its checkpoints)", checkpointer.NameID("thread", thread), checkpointName(id), shellQuote(thread))
 		}
 		others = holding
 	}
 	if len(others) == 0 {
-		return notFoundf("%s has no %s in %s", idlimit.Name("thread", thread), checkpointName(id), where)
+		return notFoundf("%s has no %s in %s", checkpointer.NameID("thread", thread), checkpointName(id), where)
 	}
 	slices.Sort(others)
 	hints := make([]string, len(others))
@@ -450,9 +449,9 @@ func showNotFound(ctx context.Context, h *handle, thread, ns, id string) error {
 		hints[i] = "--ns " + shellQuote(n)
 	}
 	if id != "" {
-		return notFoundf("%s has no %s in %s, but has it in another namespace: %s", idlimit.Name("thread", thread), checkpointName(id), where, strings.Join(hints, ", "))
+		return notFoundf("%s has no %s in %s, but has it in another namespace: %s", checkpointer.NameID("thread", thread), checkpointName(id), where, strings.Join(hints, ", "))
 	}
-	return notFoundf("%s has no %s in %s, but has checkpoints in other namespaces: %s", idlimit.Name("thread", thread), checkpointName(id), where, strings.Join(hints, ", "))
+	return notFoundf("%s has no %s in %s, but has checkpoints in other namespaces: %s", checkpointer.NameID("thread", thread), checkpointName(id), where, strings.Join(hints, ", "))
 }
 
 // shellQuote returns s as a shell word: as is when it holds only
