@@ -55,6 +55,9 @@ type driver struct {
 	bigPut, bigWrites int
 	// restoreOK: the server let this client RESTORE once (probeRestore).
 	restoreOK atomic.Bool
+	// hsetex: whether the server has HSETEX (Redis 8), asked once
+	// (hasHSetEx): 0 not asked yet, 1 yes, 2 no.
+	hsetex atomic.Int32
 	// threadsK is threadsKey, made once (a put or pending writes on one
 	// server names it).
 	threadsK string
@@ -828,7 +831,7 @@ func (d *driver) putBatch(p *checkpointer.PutRows) (*batch, *head, error) {
 		return nil, nil, err
 	}
 	k := d.keys(p.Thread)
-	b := &batch{script: putScript, keys: []string{k.lock, k.cp, k.par, k.hd, k.byNS, k.byID, k.val}}
+	b := &batch{script: putScript, tk: k, keys: []string{k.lock, k.cp, k.par, k.hd, k.byNS, k.byID, k.val}}
 	guard := ""
 	if p.NeedsParent && p.Parent != "" && p.Parent != p.ID {
 		guard = nsID(p.NS, p.Parent)
@@ -862,13 +865,54 @@ func (d *driver) putBatch(p *checkpointer.PutRows) (*batch, *head, error) {
 		// HSETNX: a stored (channel, version) keeps its first value.
 		b.args = append(b.args, valField(p.NS, val.Channel, val.Version), packValue(val))
 	}
+	if d.hsetex.Load() == 1 && keepFirstOne(len(p.Values), func(i, j int) bool { return p.Values[i].Channel == p.Values[j].Channel }) {
+		b.script = putScriptFNX
+	}
 	return b, &h, nil
+}
+
+// keepFirstOne reports whether n fields kept first (HSETNX's rule) can go
+// in one HSETEX FNX (keepFirstLua): two or more, at most maxArgs/2, no
+// two the same (same(i, j)).
+func keepFirstOne(n int, same func(i, j int) bool) bool {
+	if n < 2 || n > maxArgs/2 {
+		return false
+	}
+	for i := 1; i < n; i++ {
+		for j := range i {
+			if same(i, j) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// hasHSetEx asks the server, once per driver, whether it has HSETEX
+// (Redis 8), which keepFirstLua uses; only when a write may use it
+// (want). An error makes the answer no, but for a context that ended
+// (asked again at the next write). A cluster node that has none (in an
+// upgrade) costs its scripts a failed call, never a wrong write
+// (keepFirstLua).
+func (d *driver) hasHSetEx(ctx context.Context, want bool) {
+	if !want || d.hsetex.Load() != 0 {
+		return
+	}
+	v, err := d.rdb.Do(ctx, "COMMAND", "INFO", "HSETEX").Slice()
+	if err != nil && ctx.Err() != nil {
+		return
+	}
+	if err == nil && len(v) == 1 && v[0] != nil {
+		d.hsetex.Store(1)
+	} else {
+		d.hsetex.Store(2)
+	}
 }
 
 // writesBatch is the script of a PutWrites (writesScript).
 func (d *driver) writesBatch(w *checkpointer.WriteRows) *batch {
 	k := d.keys(w.Thread)
-	b := &batch{script: writesScript, keys: []string{k.lock, k.wk, k.writes(w.NS, w.Checkpoint), "", ""}}
+	b := &batch{script: writesScript, tk: k, keys: []string{k.lock, k.wk, k.writes(w.NS, w.Checkpoint), "", ""}}
 	index := ""
 	if d.single {
 		// The script adds the thread to the index itself.
@@ -908,17 +952,21 @@ func (d *driver) writesBatch(w *checkpointer.WriteRows) *batch {
 	for _, r := range w.Rows {
 		b.args = append(b.args, writeField(w.Task, r.Idx), packWrite(w.Path, r))
 	}
+	if !w.Upsert && d.hsetex.Load() == 1 && keepFirstOne(len(w.Rows), func(i, j int) bool { return w.Rows[i].Idx == w.Rows[j].Idx }) {
+		b.script = writesScriptFNX
+	}
 	return b
 }
 
 // put runs a put's script with token ("" outside Update), fenced by fs
 // (see fence.go).
 func (d *driver) put(ctx context.Context, token string, p *checkpointer.PutRows, fs *fences) error {
+	d.hasHSetEx(ctx, len(p.Values) >= 2)
 	b, h, err := d.putBatch(p)
 	if err != nil {
 		return err
 	}
-	k := d.keys(p.Thread)
+	k := b.tk
 	if d.single {
 		return d.putSingle(ctx, token, p, b, h, k, fs)
 	}
@@ -1081,8 +1129,9 @@ func (d *driver) putWrites(ctx context.Context, token string, w *checkpointer.Wr
 	if len(w.Rows) == 0 {
 		return nil
 	}
+	d.hasHSetEx(ctx, !w.Upsert && len(w.Rows) >= 2)
 	b := d.writesBatch(w)
-	k := d.keys(w.Thread)
+	k := b.tk
 	if !d.single {
 		return d.putWritesCluster(ctx, token, w, b, k, fs)
 	}

@@ -52,7 +52,7 @@ func TestPutSentAgain(t *testing.T) {
 		t.Run("redis"+string(rune('0'+v)), func(t *testing.T) {
 			ctx := context.Background()
 			rdb := redistest.Shared(t, v).Client(t)
-			rec := &scriptRecorder{hashes: []string{putScript.Hash(), writesScript.Hash()}}
+			rec := &scriptRecorder{hashes: []string{putScript.Hash(), writesScript.Hash(), putScriptFNX.Hash(), writesScriptFNX.Hash()}}
 			rdb.AddHook(rec)
 			s, err := New(rdb, Options{Prefix: redistest.Prefix()})
 			if err != nil {
