@@ -63,8 +63,9 @@
 // refuses a script's first write, never a later one): the script checks the thread's
 // lock and its guards (the parent a put continues must be stored), then
 // writes. A put is one script (HSET, HSETNX for the first parent and for
-// values already stored, ZADD); so is a task's pending writes, and each
-// removal of one thread.
+// values already stored, ZADD; on Redis 8 its values in one HSETEX FNX
+// when none is stored); so is a task's pending writes, and each removal
+// of one thread.
 //
 // A large put (more than 6 KiB of new values) or task's pending writes
 // (more than 3 KiB of records) is one MULTI/EXEC instead, so that its
