@@ -144,3 +144,40 @@ func TestKeepFirstOneCommand(t *testing.T) {
 		})
 	}
 }
+
+// TestWritesIndexWithoutExists: on one server a task's pending writes
+// index their thread by the reply of their ZADD to the checkpoints with
+// writes (the checkpoint new there) rather than by an EXISTS of that set
+// first (before: one EXISTS per call, 2 here); a thread holding only
+// pending writes is indexed by its first, and stays indexed.
+func TestWritesIndexWithoutExists(t *testing.T) {
+	for _, v := range redistest.Versions {
+		t.Run(fmt.Sprintf("redis%d", v), func(t *testing.T) {
+			ctx := context.Background()
+			srv := redistest.StartT(t, redistest.Options{Version: v})
+			rdb := srv.Client(t)
+			s, err := New(rdb, Options{Prefix: "wi"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = s.Close() })
+			d := s.d
+			if err := rdb.ConfigResetStat(ctx).Err(); err != nil {
+				t.Fatal(err)
+			}
+			for i, task := range []string{"a", "b"} {
+				rows := &checkpointer.WriteRows{Thread: "only-writes", Checkpoint: checkpointer.NewID(0), Task: task,
+					Rows: []checkpointer.WriteRow{{Task: task, Channel: "ch", Type: "json", Data: []byte(`1`)}}}
+				if err := d.putWrites(ctx, "", rows, nil); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := rdb.ZScore(ctx, d.threadsKey(), "only-writes").Result(); err != nil {
+					t.Fatalf("after pending writes %d the thread is not indexed: %v", i, err)
+				}
+			}
+			if n := commandCalls(t, rdb)["exists"]; n != 0 {
+				t.Fatalf("2 pending writes made %d EXISTS calls, want 0", n)
+			}
+		})
+	}
+}

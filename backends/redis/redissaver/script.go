@@ -200,19 +200,27 @@ if ARGV[3] == '1' then
     redis.call('HSET', KEYS[3], unpack(ARGV, i, math.min(i + 999, #ARGV)))
   end
 else` + keep + `
-end
-redis.call('ZADD', KEYS[2], 0, ARGV[4])` + replyLua
+end` + writesTailLua + replyLua
 }
+
+// writesTailLua adds the checkpoint to the checkpoints with writes
+// (KEYS[2]) on a cluster; on one server writesIndexLua did.
+const writesTailLua = `
+if ARGV[5] == '' then redis.call('ZADD', KEYS[2], 0, ARGV[4]) end`
 
 // writesIndexLua is the part of writesScript and writesCheckLua that
 // keeps the thread findable: on one server (ARGV[5] set) it adds the
-// thread to the index (KEYS[4]) with the writes, atomically, unless the
-// thread holds pending writes already (KEYS[2] exists), which indexed it:
-// every write of a thread's first key indexes it (a put's script, pending
-// writes, Overwrite; older versions' threads by indexOlder), and only a
-// deletion of all its keys takes it out. (Callgrind, the bench's
-// put_writes on Redis 8: 72 k server instructions before the index, 83 k
-// with an unconditional ZADD, 78 k with this check.) On a
+// checkpoint to the checkpoints with writes (KEYS[2], which writesTailLua
+// then skips) and the thread to the index (KEYS[4]) with the writes,
+// atomically, unless the checkpoint was there already: the thread then
+// held pending writes, which indexed it: every write of a thread's first
+// key indexes it (a put's script, pending writes, Overwrite; older
+// versions' threads by indexOlder), and only a deletion of all its keys
+// takes it out. (Callgrind, the bench's put_writes on Redis 8: 72 k server
+// instructions before the index, 83 k with an unconditional ZADD, 78 k
+// with an EXISTS of KEYS[2] deciding; the ZADD's reply deciding saves
+// that EXISTS, and costs a ZADD to the index at the first writes of each
+// checkpoint rather than of each thread.) On a
 // cluster it tells whether the thread held nothing (new: no id set, no
 // values, no writes), which the caller indexes again after (a deletion
 // may have taken the entry out), and refuses (UNINDEXED, before any write)
@@ -222,7 +230,7 @@ redis.call('ZADD', KEYS[2], 0, ARGV[4])` + replyLua
 const writesIndexLua = `
 local new = false
 if ARGV[5] ~= '' then
-  if redis.call('EXISTS', KEYS[2]) == 0 then redis.call('ZADD', KEYS[4], 0, ARGV[5]) end
+  if redis.call('ZADD', KEYS[2], 0, ARGV[4]) == 1 then redis.call('ZADD', KEYS[4], 0, ARGV[5]) end
 else
   new = redis.call('EXISTS', KEYS[2], KEYS[4], KEYS[5]) == 0
   if new and ARGV[6] == '1' then return refuse('UNINDEXED') end
@@ -303,11 +311,7 @@ return 'OK'
 // its writes, which follow as plain HSET (replace) or HSETNX (keep); it
 // poisons the writes hash (KEYS[3]) when it refuses. KEYS and ARGV as
 // writesScript's, without the writes.
-var writesCheckLua = compactLua(`local P = 3` + checkGuardLua + writesIndexLua + `
-redis.call('ZADD', KEYS[2], 0, ARGV[4])
-if new then return 'NEW' end
-return 'OK'
-`)
+var writesCheckLua = compactLua(`local P = 3` + checkGuardLua + writesIndexLua + writesTailLua + replyLua)
 
 // compactLua is src without its indentation and line breaks: EVAL hashes
 // the source at every call.
