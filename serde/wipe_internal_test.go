@@ -3,6 +3,7 @@ package serde
 import (
 	"bytes"
 	"errors"
+	"math"
 	"strings"
 	"testing"
 )
@@ -80,6 +81,30 @@ func TestDumpsTypedWithWipesScratch(t *testing.T) {
 					return
 				}
 			})
+		}
+	}
+}
+
+// TestCheckValueAsDumpsTyped: CheckValue refuses what DumpsTyped refuses,
+// with the same error, and accepts what it accepts, for the encrypting
+// serializer (checked by its inner codec alone) and the plain codecs.
+func TestCheckValueAsDumpsTyped(t *testing.T) {
+	enc := encrypted(t, keyring(t, testKey))
+	encMsgPack, err := NewEncrypted(MsgPack{}, keyring(t, testKey))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []Serializer{enc, encMsgPack, JSONPlus{}, MsgPack{}} {
+		for _, v := range []any{
+			nil, "ok", []byte("raw"), map[string]any{"a": []any{int64(1), 2.5, "x"}},
+			map[string]any{"bad": "\xff"}, map[string]any{"m": failingMarshaler{}},
+			make(chan int), map[string]any{"n": math.Inf(1)},
+		} {
+			_, _, want := s.DumpsTyped(v)
+			got := CheckValue(s, v)
+			if (got == nil) != (want == nil) || got != nil && got.Error() != want.Error() {
+				t.Errorf("%T %T: CheckValue = %v, DumpsTyped = %v", s, v, got, want)
+			}
 		}
 	}
 }
