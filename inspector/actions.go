@@ -213,7 +213,13 @@ var actions = map[string]action{
 		run: func(in *Inspector, ctx context.Context, form url.Values) (string, string, error) {
 			s := form.Get("subject")
 			back := in.link("/keys", url.Values{"subject": {s}}) + "#subject"
-			rc, err := in.h.Forget(ctx, s)
+			// A subject that owns nothing here (a typo in the keys
+			// view's search) is refused, recording nothing, as the
+			// CLI refuses it without --allow-empty.
+			rc, err := in.h.ForgetWith(ctx, s, vault.ForgetOptions{RefuseEmpty: true})
+			if errors.Is(err, vault.ErrNothingToForget) {
+				return "", "", fmt.Errorf("%w: %w", ErrNotFound, err)
+			}
 			if err != nil {
 				if errors.Is(err, keys.ErrErasurePending) {
 					return fmt.Sprintf("Subject %s: keys destroyed, %d threads and %d items deleted; the erasure is pending (%s): erase it again to finish.",
