@@ -148,10 +148,13 @@ var actions = map[string]action{
 				return "", "", err
 			}
 			if !found {
-				return "", "", fmt.Errorf("%w: no thread %q", ErrNotFound, printableText(id))
+				return "", "", fmt.Errorf("%w: no %s", ErrNotFound, idName("thread", id))
 			}
 			if err := in.h.Saver.DeleteThread(ctx, id); err != nil {
 				return "", "", err
+			}
+			if len(id) > checkpointer.MaxIDBytes {
+				return "Deleted the " + idName("thread", id) + ".", in.link("/threads", nil), nil
 			}
 			return fmt.Sprintf("Thread %s deleted.", printableText(id)), in.link("/threads", nil), nil
 		},
@@ -182,14 +185,14 @@ var actions = map[string]action{
 			from := checkpointer.Config{ThreadID: form.Get("thread"), CheckpointNS: form.Get("cpns"), CheckpointID: form.Get("cp")}
 			cfg, err := threadfile.Fork(ctx, in.h.Saver, from, updates)
 			if errors.Is(err, checkpointer.ErrNotFound) {
-				return "", "", fmt.Errorf("%w: no checkpoint %q in namespace %q of thread %q", ErrNotFound,
-					printableText(from.CheckpointID), printableText(from.CheckpointNS), printableText(from.ThreadID))
+				return "", "", fmt.Errorf("%w: no %s in %s of %s", ErrNotFound,
+					idName("checkpoint", from.CheckpointID), idName("namespace", from.CheckpointNS), idName("thread", from.ThreadID))
 			}
 			if err != nil {
 				return "", "", err
 			}
 			link := in.cpHref(url.Values{"id": {cfg.ThreadID}}, cfg.CheckpointNS, cfg.CheckpointID)
-			return fmt.Sprintf("Forked %s: new checkpoint %s.", printableText(from.CheckpointID), printableText(cfg.CheckpointID)), link, nil
+			return fmt.Sprintf("Forked %s: new checkpoint %s.", idName("checkpoint", from.CheckpointID), printableText(cfg.CheckpointID)), link, nil
 		},
 	},
 	"erase-subject": {
@@ -210,7 +213,13 @@ var actions = map[string]action{
 		run: func(in *Inspector, ctx context.Context, form url.Values) (string, string, error) {
 			s := form.Get("subject")
 			back := in.link("/keys", url.Values{"subject": {s}}) + "#subject"
-			rc, err := in.h.Forget(ctx, s)
+			// A subject that owns nothing here (a typo in the keys
+			// view's search) is refused, recording nothing, as the
+			// CLI refuses it without --allow-empty.
+			rc, err := in.h.ForgetWith(ctx, s, vault.ForgetOptions{RefuseEmpty: true})
+			if errors.Is(err, vault.ErrNothingToForget) {
+				return "", "", fmt.Errorf("%w: %w", ErrNotFound, err)
+			}
 			if err != nil {
 				if errors.Is(err, keys.ErrErasurePending) {
 					return fmt.Sprintf("Subject %s: keys destroyed, %d threads and %d items deleted; the erasure is pending (%s): erase it again to finish.",
@@ -249,7 +258,7 @@ func (in *Inspector) confirm(r *http.Request) (string, any, error) {
 	name := r.PathValue("action")
 	a, ok := actions[name]
 	if !ok {
-		return "", nil, fmt.Errorf("%w: no action %s", ErrNotFound, printableText(name))
+		return "", nil, fmt.Errorf("%w: no %s", ErrNotFound, idName("action", name))
 	}
 	q := r.URL.Query()
 	target := q.Get(a.Params[0])
@@ -277,7 +286,7 @@ func (in *Inspector) act(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("action")
 	a, ok := actions[name]
 	if !ok {
-		in.fail(w, r, fmt.Errorf("%w: no action %s", ErrNotFound, printableText(name)))
+		in.fail(w, r, fmt.Errorf("%w: no %s", ErrNotFound, idName("action", name)))
 		return
 	}
 	form := r.PostForm

@@ -230,6 +230,17 @@ func TestEraseSubjectAction(t *testing.T) {
 	if !threadExists(t, h, "dave:chat") {
 		t.Fatal("dave's thread was deleted by a refused request")
 	}
+	// A subject that owns nothing (a typo: "dav", "dave2") is refused,
+	// 404, and nothing is recorded: no erasure, no audit record.
+	for _, typo := range []string{"dav", "dave2"} {
+		resp, body := post(t, c, srv.URL, "/action/erase-subject", url.Values{"subject": {typo}, "confirm": {typo}, "csrf": {token}}, nil)
+		if resp.StatusCode != http.StatusNotFound || !strings.Contains(errorText(body), "owns nothing") {
+			t.Errorf("erasure of %q, who owns nothing: status %d: %s", typo, resp.StatusCode, errorText(body))
+		}
+		if e, err := h.Keys.Erasure(context.Background(), typo); err != nil || e != nil || recorded(t, h, audit.OpSubjectErase, typo, inspector.DefaultPrincipal) {
+			t.Errorf("the refused erasure of %q was recorded: %+v, %v", typo, e, err)
+		}
+	}
 	resp, body := post(t, c, srv.URL, "/action/erase-subject", url.Values{"subject": {"dave"}, "confirm": {"dave"}, "csrf": {token}}, nil)
 	if resp.StatusCode != http.StatusOK || !strings.Contains(body, "erased") {
 		t.Fatalf("confirmed erasure: status %d:\n%s", resp.StatusCode, body)

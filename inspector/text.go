@@ -10,8 +10,23 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/jsonvalue"
 )
+
+// idName names an identifier from a request (a thread id, checkpoint id,
+// namespace, memory key, channel) in an error: what and the id quoted as
+// printableText shows it, or, beyond checkpointer.MaxIDBytes (the store's
+// limit is the same number), checkpointer.NameID's form — its length and
+// the limit, never its text. Lookups take longer ids (a thread an earlier
+// version stored stays reachable), so a 64 KiB query parameter reached the
+// error page, and the logs of whoever logs them, whole.
+func idName(what, id string) string {
+	if len(id) > checkpointer.MaxIDBytes {
+		return checkpointer.NameID(what, id)
+	}
+	return what + " " + strconv.Quote(printableText(id))
+}
 
 // printableText returns s with what must not reach a reader raw made
 // visible: invalid UTF-8 bytes as \xNN, and control, format (bidirectional

@@ -145,9 +145,9 @@ func (in *Inspector) thread(r *http.Request) (string, any, error) {
 	}
 	if len(tuples) == 0 && q.Get("before") == "" {
 		if !v.AllNS {
-			return "", nil, fmt.Errorf("%w: no checkpoint in namespace %q of thread %q", ErrNotFound, printableText(v.NS), printableText(id))
+			return "", nil, fmt.Errorf("%w: no checkpoint in %s of %s", ErrNotFound, idName("namespace", v.NS), idName("thread", id))
 		}
-		return "", nil, fmt.Errorf("%w: no checkpoint in thread %q", ErrNotFound, printableText(id))
+		return "", nil, fmt.Errorf("%w: no checkpoint in %s", ErrNotFound, idName("thread", id))
 	}
 	v.Count = len(tuples)
 
@@ -190,7 +190,7 @@ func (in *Inspector) thread(r *http.Request) (string, any, error) {
 			return "", nil, err
 		}
 		if t == nil {
-			return "", nil, fmt.Errorf("%w: no checkpoint %q in namespace %q of thread %q", ErrNotFound, printableText(cpID), printableText(cpNS), printableText(id))
+			return "", nil, fmt.Errorf("%w: no %s in %s of %s", ErrNotFound, idName("checkpoint", cpID), idName("namespace", cpNS), idName("thread", id))
 		}
 		sel = t
 	}

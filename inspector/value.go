@@ -84,7 +84,7 @@ func (in *Inspector) find(r *http.Request) (*found, error) {
 			return nil, err
 		}
 		if it == nil {
-			return nil, fmt.Errorf("%w: no memory %q in namespace %q", ErrNotFound, printableText(key), printableText(nsText(ns)))
+			return nil, fmt.Errorf("%w: no %s in %s", ErrNotFound, idName("memory", key), idName("namespace", nsText(ns)))
 		}
 		return &found{Title: "Memory " + printableText(key), What: "memory " + key, Where: "namespace " + nsText(ns),
 			Back: in.link("/memories", nsQuery(ns)), Value: it.Value}, nil
@@ -101,14 +101,14 @@ func (in *Inspector) find(r *http.Request) (*found, error) {
 		return nil, err
 	}
 	if t == nil || t.Checkpoint == nil {
-		return nil, fmt.Errorf("%w: no checkpoint %q in thread %q", ErrNotFound, printableText(cfg.CheckpointID), printableText(cfg.ThreadID))
+		return nil, fmt.Errorf("%w: no %s in %s", ErrNotFound, idName("checkpoint", cfg.CheckpointID), idName("thread", cfg.ThreadID))
 	}
 	f := &found{Title: "Value", Where: "checkpoint " + cfg.CheckpointID + " of thread " + cfg.ThreadID,
 		Back: in.cpHref(map[string][]string{"id": {cfg.ThreadID}}, cfg.CheckpointNS, cfg.CheckpointID)}
 	if q.Has("write") {
 		i, err := strconv.Atoi(q.Get("write"))
 		if err != nil || i < 0 || i >= len(t.PendingWrites) {
-			return nil, fmt.Errorf("%w: no pending write %q", ErrNotFound, printableText(q.Get("write")))
+			return nil, fmt.Errorf("%w: no %s", ErrNotFound, idName("pending write", q.Get("write")))
 		}
 		w := t.PendingWrites[i]
 		f.What, f.Value = "pending write to "+w.Channel+" by task "+w.TaskID, w.Value
@@ -117,7 +117,7 @@ func (in *Inspector) find(r *http.Request) (*found, error) {
 	ch := q.Get("channel")
 	val, ok := t.Checkpoint.ChannelValues[ch]
 	if !ok {
-		return nil, fmt.Errorf("%w: no channel %q", ErrNotFound, printableText(ch))
+		return nil, fmt.Errorf("%w: no %s", ErrNotFound, idName("channel", ch))
 	}
 	f.What, f.Value = "channel "+ch, val
 	return f, nil

@@ -183,3 +183,30 @@ func BenchmarkEncryptionOverhead(b *testing.B) {
 	b.ReportMetric(float64(raw.Nanoseconds()), "raw-min-ns")
 	b.ReportMetric(float64(enc.Nanoseconds()), "envelope-min-ns")
 }
+
+// BenchmarkCheckValue is what checkpointer/durable pays to check that a
+// ~1 KiB state encodes before queuing it: CheckValue on an encrypting
+// serializer ("check"), beside what it paid before, the encrypting
+// serializer's whole DumpsTyped ("dumps": encoded, sealed, copied), and
+// the plain codec's DumpsTyped as the raw baseline.
+func BenchmarkCheckValue(b *testing.B) {
+	e := encrypted(b, keyring(b, testKey))
+	v := benchState(1 << 10)
+	for _, c := range []struct {
+		name string
+		run  func() error
+	}{
+		{"raw-jsonplus-dumps", func() error { _, _, err := JSONPlus{}.DumpsTyped(v); return err }},
+		{"dumps", func() error { _, _, err := e.DumpsTyped(v); return err }},
+		{"check", func() error { return CheckValue(e, v) }},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := c.run(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

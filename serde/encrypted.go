@@ -182,11 +182,14 @@ func (e *Encrypted) DumpsTypedWith(v any, aad []byte) (string, []byte, error) {
 		typ, data = TypeBytes, b
 	case isJSONPlus(e.inner):
 		// The plaintext lives until it is sealed: encode it in a
-		// reused buffer.
+		// reused buffer, wiped on every path — a failed encoding's
+		// prefix and the pooled memory an encoding outgrew too.
 		bp := scratch.Get().(*[]byte)
-		defer wipeScratch(bp)
+		pooled := (*bp)[:cap(*bp)]
 		var err error
-		if typ, *bp, err = appendJSONPlus((*bp)[:0], v); err != nil {
+		typ, *bp, err = appendJSONPlus((*bp)[:0], v)
+		defer wipeEncoded(bp, pooled)
+		if err != nil {
 			return "", nil, err
 		}
 		data = *bp
@@ -328,6 +331,20 @@ func putScratch(bp *[]byte) {
 func wipeScratch(bp *[]byte) {
 	clear(*bp)
 	putScratch(bp)
+}
+
+// wipeEncoded zeroes a plaintext encoding made from a scratch buffer and
+// puts it back: the bytes written (*bp; a failed encoding returns what
+// it wrote, so they are wiped too) and, when the encoding outgrew the
+// pooled buffer, that buffer's memory, pooled, which holds the encoding's
+// first bytes and would otherwise be dropped unwiped. The copies append
+// makes while growing, between the two, are left to the garbage
+// collector unwiped: only a growth done by hand could wipe them.
+func wipeEncoded(bp *[]byte, pooled []byte) {
+	if len(pooled) > 0 && (cap(*bp) == 0 || &(*bp)[:1][0] != &pooled[0]) {
+		clear(pooled)
+	}
+	wipeScratch(bp)
 }
 
 // KeyInfo describes how a stored value is protected; see Inspect.

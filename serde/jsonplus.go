@@ -97,13 +97,13 @@ func (JSONPlus) DumpsTyped(v any) (string, []byte, error) {
 	// allocation, where growing a new slice took one per doubling (half
 	// a dozen for a 1 KiB value) and copied the text each time.
 	bp := scratch.Get().(*[]byte)
-	defer wipeScratch(bp)
+	pooled := (*bp)[:cap(*bp)]
 	typ, data, err := appendJSONPlus((*bp)[:0], v)
+	*bp = data // what was written, before an error too: wiped
+	defer wipeEncoded(bp, pooled)
 	if err != nil {
-		*bp = (*bp)[:cap(*bp)] // what was written before the error is wiped too
 		return "", nil, err
 	}
-	*bp = data
 	return typ, bytes.Clone(data), nil
 }
 
@@ -135,18 +135,24 @@ func (MsgPack) DumpsTyped(v any) (string, []byte, error) {
 	}
 	// In a reused buffer, copied out once (see JSONPlus.DumpsTyped).
 	bp := scratch.Get().(*[]byte)
-	defer wipeScratch(bp)
+	pooled := (*bp)[:cap(*bp)]
 	e := mpEncoder{b: (*bp)[:0]}
-	if err := e.encode(v); err != nil {
-		*bp = (*bp)[:cap(*bp)] // what was written before the error is wiped too
+	err := e.encode(v)
+	*bp = e.b // what was written, before an error too: wiped
+	defer wipeEncoded(bp, pooled)
+	if err != nil {
 		if errors.Is(err, errIntBeyond64Bits) {
 			// msgpack cannot carry it; "json" can, and Python's
 			// JsonPlusSerializer reads "json" payloads too.
-			return appendJSONPlus([]byte{}, v)
+			typ, data, err := appendJSONPlus([]byte{}, v)
+			if err != nil {
+				clear(data)
+				return "", nil, err
+			}
+			return typ, data, nil
 		}
 		return "", nil, err
 	}
-	*bp = e.b
 	return TypeMsgpack, bytes.Clone(e.b), nil
 }
 
@@ -184,7 +190,9 @@ func isJSONPlus(s Serializer) bool {
 }
 
 // appendJSONPlus is JSONPlus.DumpsTyped appending the payload to dst, for
-// callers that reuse a buffer.
+// callers that reuse a buffer. On failure it returns, with the error,
+// what it wrote (dst grown with a prefix of the plaintext), for the
+// caller to wipe.
 func appendJSONPlus(dst []byte, v any) (string, []byte, error) {
 	switch x := v.(type) {
 	case nil:
@@ -197,7 +205,7 @@ func appendJSONPlus(dst []byte, v any) (string, []byte, error) {
 	}
 	e := jsonEncoder{b: dst}
 	if err := e.encode(v); err != nil {
-		return "", nil, err
+		return "", e.b, err
 	}
 	return TypeJSON, e.b, nil
 }

@@ -96,3 +96,27 @@ type decryptError struct{}
 
 func (decryptError) Error() string { return "serde: decryption failed" }
 func (decryptError) Unwrap() error { return crypto.ErrDecrypt }
+
+// CheckValue returns the error s.DumpsTyped(v) returns for a value s
+// cannot encode, nil for one it can, without keeping the encoding: a
+// caller that checks values before queuing them (checkpointer/durable)
+// pays for one encoding, not a sealed copy. An Encrypted serializer is
+// checked by its inner codec alone — sealing fails only when the
+// system's randomness or a key does, whatever the value — and JSONPlus
+// encodes into a reused buffer, wiped after, instead of copying the
+// payload out. Any other serializer is asked to DumpsTyped.
+func CheckValue(s Serializer, v any) error {
+	if e, ok := s.(*Encrypted); ok {
+		s = e.inner
+	}
+	if isJSONPlus(s) {
+		bp := scratch.Get().(*[]byte)
+		pooled := (*bp)[:cap(*bp)]
+		var err error
+		_, *bp, err = appendJSONPlus((*bp)[:0], v)
+		wipeEncoded(bp, pooled)
+		return err
+	}
+	_, _, err := s.DumpsTyped(v)
+	return err
+}

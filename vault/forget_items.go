@@ -76,3 +76,33 @@ func deleteSubjectItems(ctx context.Context, st store.Store, sub keys.Subjects, 
 	}
 	return n, nil
 }
+
+// subjectHasItems reports whether the store holds an item that
+// deleteSubjectItems would delete: one under a namespace of subject, a
+// wildcard prefix's included. Expired items not yet swept count: it only
+// decides whether a forget has anything to do.
+func subjectHasItems(ctx context.Context, st store.Store, sub keys.Subjects, subject string) (bool, error) {
+	if st == nil {
+		return false, nil
+	}
+	for _, p := range sub.Namespaces(subject) {
+		if store.Namespace(p).Validate() != nil {
+			continue // no store holds an item there (deleteSubjectItems)
+		}
+		wild := slices.Contains(p, "*")
+		limit := 1
+		if wild {
+			limit = store.MaxLimit
+		}
+		found, err := st.ListNamespaces(ctx, store.ListNamespacesOptions{Prefix: p, MaxDepth: len(p), Limit: limit})
+		if err != nil {
+			return false, fmt.Errorf("list namespaces: %w", err)
+		}
+		for _, ns := range found {
+			if !wild || len(ns) == len(p) && ns[len(ns)-1] == subject {
+				return true, nil
+			}
+		}
+	}
+	return false, nil
+}

@@ -1411,7 +1411,19 @@ type ForgetOptions struct {
 	// comes first ends the wait too. Past it the Forget fails with an
 	// error wrapping ErrErasureLocked, having claimed and changed nothing.
 	LockWait time.Duration
+	// RefuseEmpty makes the erasure of a subject that owns nothing here —
+	// no data key, no erasure begun, no thread, no memory — fail with
+	// ErrNothingToForget before anything is recorded: a mistyped subject
+	// (carlo for carol) is then an error, not a receipt that reads like
+	// an erasure while carol's data stays. The CLI sets it unless
+	// --allow-empty. A rerun of a begun or killed erasure always runs.
+	RefuseEmpty bool
 }
+
+// ErrNothingToForget is what ForgetWith returns, with
+// ForgetOptions.RefuseEmpty, for a subject that owns nothing here: no data
+// key, no erasure begun, no thread and no memory. Nothing was recorded.
+var ErrNothingToForget = errors.New("vault: the subject owns nothing here")
 
 // Forget is ForgetWith with the default options.
 func (h *Handle) Forget(ctx context.Context, subject string) (keys.Receipt, error) {
@@ -1456,6 +1468,15 @@ func (h *Handle) ForgetWith(ctx context.Context, subject string, opt ForgetOptio
 		return keys.Receipt{}, fmt.Errorf("vault: forget %q refused: the database's erasures are recorded against another key table or mapping, "+
 			"and MEMVAULT_DANGEROUS_SKIP_KEY_CHECK opened it anyway; an erasure here would not be recorded in the database (forget with "+
 			"the key table the database pins): %w", subject, h.erasureRefused)
+	}
+	if opt.RefuseEmpty {
+		owns, err := h.subjectOwnsAnything(ctx, subject)
+		if err != nil {
+			return keys.Receipt{}, fmt.Errorf("vault: forget %q: %w", subject, err)
+		}
+		if !owns {
+			return keys.Receipt{}, fmt.Errorf("%w: forget %q: no data key, no erasure begun, no thread and no memory of the subject; nothing was recorded", ErrNothingToForget, subject)
+		}
 	}
 	var held *heldLock
 	locked := false
@@ -1661,12 +1682,59 @@ func wrapped[T any](v any) (T, bool) {
 // Readmit: a stale writer of one of them then gets no key.
 func (h *Handle) forgetRows(ctx context.Context, subject string) error {
 	sub := h.Keys.Subjects()
+	ids, err := h.subjectThreadIDs(ctx, subject)
+	if err != nil {
+		return err
+	}
+	if err := h.Keys.CountErased(ctx, subject, len(ids), 0); err != nil {
+		return err
+	}
+	if err := deleteThreads(ctx, h.Saver, ids); err != nil {
+		return fmt.Errorf("delete threads: %w", err)
+	}
+	items, err := deleteSubjectItems(ctx, h.Store, sub, subject)
+	if cerr := h.Keys.CountErased(ctx, subject, 0, items); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// subjectOwnsAnything reports whether subject has anything here that a
+// forget erases or finishes: a data key, an erasure begun (a rerun
+// finishes it), a thread or a memory (ForgetOptions.RefuseEmpty).
+func (h *Handle) subjectOwnsAnything(ctx context.Context, subject string) (bool, error) {
+	ks, err := h.Keys.KeyPage(ctx, subject, 0, 1) // versions start at 1
+	if err != nil {
+		return false, fmt.Errorf("read keys: %w", err)
+	}
+	if len(ks) > 0 && ks[0].Subject == subject {
+		return true, nil
+	}
+	e, err := h.Keys.Erasure(ctx, subject)
+	if err != nil {
+		return false, err
+	}
+	if e != nil && !e.Readmitted {
+		return true, nil
+	}
+	ids, err := h.subjectThreadIDs(ctx, subject)
+	if err != nil || len(ids) > 0 {
+		return len(ids) > 0, err
+	}
+	return subjectHasItems(ctx, h.Store, h.Keys.Subjects(), subject)
+}
+
+// subjectThreadIDs returns the threads a forget of subject deletes: those
+// bound to it with subjects by metadata, those whose id names it with
+// subjects by thread id.
+func (h *Handle) subjectThreadIDs(ctx context.Context, subject string) ([]string, error) {
+	sub := h.Keys.Subjects()
 	var ids []string
 	switch {
 	case sub.ThreadMetadataKey != "":
 		var err error
 		if ids, err = h.Keys.SubjectThreads(ctx, subject); err != nil {
-			return err
+			return nil, err
 		}
 	case sub.ThreadSeparator != "":
 		if rt, ok := wrapped[rowThreadIDs](h.Saver); ok {
@@ -1688,33 +1756,23 @@ func (h *Handle) forgetRows(ctx context.Context, subject string) error {
 				break
 			}
 			if !errors.Is(err, errors.ErrUnsupported) || len(ids) > 0 {
-				return fmt.Errorf("list threads: %w", err)
+				return nil, fmt.Errorf("list threads: %w", err)
 			}
 		}
 		lister, ok := h.Saver.(checkpointer.ThreadLister)
 		if !ok {
-			return fmt.Errorf("the saver cannot list threads")
+			return nil, fmt.Errorf("the saver cannot list threads")
 		}
 		for th, err := range lister.ListThreads(ctx) {
 			if err != nil {
-				return fmt.Errorf("list threads: %w", err)
+				return nil, fmt.Errorf("list threads: %w", err)
 			}
 			if sub.ThreadSubject(th.ThreadID) == subject {
 				ids = append(ids, th.ThreadID)
 			}
 		}
 	}
-	if err := h.Keys.CountErased(ctx, subject, len(ids), 0); err != nil {
-		return err
-	}
-	if err := deleteThreads(ctx, h.Saver, ids); err != nil {
-		return fmt.Errorf("delete threads: %w", err)
-	}
-	items, err := deleteSubjectItems(ctx, h.Store, sub, subject)
-	if cerr := h.Keys.CountErased(ctx, subject, 0, items); err == nil {
-		err = cerr
-	}
-	return err
+	return ids, nil
 }
 
 func openSQLite(ctx context.Context, c config.Config, h *Handle) error {

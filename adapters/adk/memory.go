@@ -15,6 +15,7 @@ import (
 
 	"github.com/memvault/memvault/adapters/shared/labels"
 	"github.com/memvault/memvault/adapters/shared/recall"
+	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/store"
 )
 
@@ -156,7 +157,7 @@ func eventText(ev *session.Event) string {
 // store without a semantic index cannot rank and is an error.
 func (m *MemoryService) SearchMemory(ctx context.Context, req *memory.SearchRequest) (*memory.SearchResponse, error) {
 	if req.AppName == "" || req.UserID == "" {
-		return nil, fmt.Errorf("adk: app_name and user_id are required, got app_name: %q, user_id: %q", req.AppName, req.UserID)
+		return nil, fmt.Errorf("adk: app_name and user_id are required, got %s, %s", checkpointer.NameID("app_name", req.AppName), checkpointer.NameID("user_id", req.UserID))
 	}
 	res := &memory.SearchResponse{Memories: []memory.Entry{}}
 	if strings.TrimSpace(req.Query) == "" {

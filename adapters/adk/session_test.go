@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -14,6 +16,7 @@ import (
 	"github.com/memvault/memvault/memvaulttest/adaptertest"
 	"github.com/memvault/memvault/memvaulttest/pgtest"
 	"github.com/memvault/memvault/store"
+	"github.com/memvault/memvault/store/memstore"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -124,5 +127,42 @@ func TestMissingSession(t *testing.T) {
 				t.Fatalf("the refused append recreated the session: %v", err)
 			}
 		})
+	}
+}
+
+// TestLongSessionIDNotEchoed: a Get takes a session id of any length (a
+// lookup), and ErrSessionNotFound quoted it whole — a 64 KiB request
+// field became a 64 KiB error, bound for logs; so did the error of a
+// request missing a field, for the fields it had. They name such an id by
+// its length and the limit now (checkpointer.NameID).
+func TestLongSessionIDNotEchoed(t *testing.T) {
+	st, err := memstore.New(memstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	svc, err := adk.NewSessionService(st, adk.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	huge := strings.Repeat("S", 64<<10)
+	for name, err := range map[string]error{
+		"missing session": func() error {
+			_, err := svc.Get(ctx, &session.GetRequest{AppName: "app", UserID: "u", SessionID: huge})
+			return err
+		}(),
+		"missing field": func() error {
+			_, err := svc.Get(ctx, &session.GetRequest{AppName: huge, UserID: "", SessionID: huge})
+			return err
+		}(),
+	} {
+		if err == nil {
+			t.Fatalf("%s: no error", name)
+		}
+		msg := err.Error()
+		if strings.Contains(msg, huge[:64]) || len(msg) > 1000 || !strings.Contains(msg, strconv.Itoa(len(huge))+" bytes") {
+			t.Errorf("%s: the id is not named by its length (%d bytes of error): %.300s", name, len(msg), msg)
+		}
 	}
 }

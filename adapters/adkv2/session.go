@@ -22,6 +22,7 @@ import (
 
 	"github.com/memvault/memvault/adapters/shared/labels"
 	"github.com/memvault/memvault/adapters/shared/relocate"
+	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/store"
 )
 
@@ -359,7 +360,7 @@ func splitState(delta map[string]any) (app, user, own map[string]any) {
 // session of that id exists for the app and user.
 func (s *SessionService) Create(ctx context.Context, req *session.CreateRequest) (*session.CreateResponse, error) {
 	if req.AppName == "" || req.UserID == "" {
-		return nil, fmt.Errorf("adk: app_name and user_id are required, got app_name: %q, user_id: %q", req.AppName, req.UserID)
+		return nil, fmt.Errorf("adk: app_name and user_id are required, got %s, %s", checkpointer.NameID("app_name", req.AppName), checkpointer.NameID("user_id", req.UserID))
 	}
 	id := req.SessionID
 	if id == "" {
@@ -390,7 +391,7 @@ func (s *SessionService) Create(ctx context.Context, req *session.CreateRequest)
 // Get implements session.Service.
 func (s *SessionService) Get(ctx context.Context, req *session.GetRequest) (*session.GetResponse, error) {
 	if req.AppName == "" || req.UserID == "" || req.SessionID == "" {
-		return nil, fmt.Errorf("adk: app_name, user_id, session_id are required, got app_name: %q, user_id: %q, session_id: %q", req.AppName, req.UserID, req.SessionID)
+		return nil, fmt.Errorf("adk: app_name, user_id, session_id are required, got %s, %s, %s", checkpointer.NameID("app_name", req.AppName), checkpointer.NameID("user_id", req.UserID), checkpointer.NameID("session_id", req.SessionID))
 	}
 	r, _, err := s.load(ctx, req.AppName, req.UserID, req.SessionID)
 	if err != nil {
@@ -415,7 +416,7 @@ func (s *SessionService) load(ctx context.Context, app, user, id string) (*recor
 		return nil, time.Time{}, fmt.Errorf("adk: get session: %w", err)
 	}
 	if it == nil {
-		return nil, time.Time{}, fmt.Errorf("%w: %q", ErrSessionNotFound, id)
+		return nil, time.Time{}, fmt.Errorf("%w: %s", ErrSessionNotFound, checkpointer.NameID("session", id))
 	}
 	r, err := decodeRecord(it.Value)
 	if err != nil {
@@ -496,7 +497,7 @@ func (s *SessionService) users(ctx context.Context, app string) ([]string, error
 // missing session is not an error.
 func (s *SessionService) Delete(ctx context.Context, req *session.DeleteRequest) error {
 	if req.AppName == "" || req.UserID == "" || req.SessionID == "" {
-		return fmt.Errorf("adk: app_name, user_id, session_id are required, got app_name: %q, user_id: %q, session_id: %q", req.AppName, req.UserID, req.SessionID)
+		return fmt.Errorf("adk: app_name, user_id, session_id are required, got %s, %s, %s", checkpointer.NameID("app_name", req.AppName), checkpointer.NameID("user_id", req.UserID), checkpointer.NameID("session_id", req.SessionID))
 	}
 	if err := s.st.Delete(ctx, s.sessionsNS(req.AppName, req.UserID), req.SessionID); err != nil {
 		return fmt.Errorf("adk: delete session: %w", err)

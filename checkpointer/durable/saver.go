@@ -251,7 +251,7 @@ func (s *Saver) PutWrites(ctx context.Context, cfg checkpointer.Config, writes [
 	}
 	if s.ser != nil {
 		for i, w := range writes {
-			if _, _, err := s.ser.DumpsTyped(w.Value); err != nil {
+			if err := serde.CheckValue(s.ser, w.Value); err != nil {
 				return fmt.Errorf("durable: write %d (channel %q): %w", i, w.Channel, err)
 			}
 		}
@@ -301,7 +301,7 @@ func (s *Saver) checkPut(cfg checkpointer.Config, cp *checkpointer.Checkpoint, m
 		if !ok {
 			continue
 		}
-		if _, _, err := s.ser.DumpsTyped(v); err != nil {
+		if err := serde.CheckValue(s.ser, v); err != nil {
 			return fmt.Errorf("durable: channel %q: %w", ch, err)
 		}
 	}

@@ -26,6 +26,7 @@ func (e pendingError) Unwrap() error { return e.error }
 // newForgetCmd is `memvault forget SUBJECT`: erasure by key destruction.
 func newForgetCmd(g *globals) *cobra.Command {
 	var wait, lockWait time.Duration
+	var allowEmpty bool
 	cmd := &cobra.Command{
 		Use:   "forget SUBJECT",
 		Short: "Erase a data subject: destroy its keys, delete its threads and memories, print a receipt",
@@ -49,6 +50,12 @@ If step 3 cannot finish in time, the receipt says PENDING and why, and forget
 exits 3: run it again (once the reader named is gone) to finish the same
 erasure. A forget killed part-way is finished the same way; its receipt then
 names every key the erasure destroyed.
+
+A subject that owns nothing here — no data key, no erasure begun, no thread,
+no memory — is refused (exit 1), recording nothing: a mistyped subject
+would otherwise print a receipt that reads like an erasure while the real
+subject's data stays. --allow-empty records the erasure anyway (a subject
+whose data never reached this database, or went by other means).
 
 One forget of a database runs its first steps at a time (the erasure lock): a
 second one waits up to --lock-wait, then fails, having changed nothing; run it
@@ -75,9 +82,12 @@ erasure window.`,
 			}
 			return withHandle(cmd.Context(), g, func(h *handle) error {
 				stderr := cmd.ErrOrStderr()
-				r, err := h.ForgetWith(cmd.Context(), args[0], vault.ForgetOptions{Wait: w, LockWait: lw, Progress: func(msg string) {
+				r, err := h.ForgetWith(cmd.Context(), args[0], vault.ForgetOptions{Wait: w, LockWait: lw, RefuseEmpty: !allowEmpty, Progress: func(msg string) {
 					fmt.Fprintln(stderr, "memvault: forget: "+msg)
 				}})
+				if errors.Is(err, vault.ErrNothingToForget) {
+					return fmt.Errorf("%w (mistyped? `memvault keys census` lists the subjects with keys; --allow-empty records the erasure anyway)", err)
+				}
 				if r.Subject == "" { // nothing was started
 					return err
 				}
@@ -96,6 +106,7 @@ erasure window.`,
 		},
 	}
 	cmd.Flags().DurationVar(&wait, "wait", keys.DefaultPurgeWait, "how long to wait for readers that still hold a copy of a destroyed key (0s: do not wait)")
+	cmd.Flags().BoolVar(&allowEmpty, "allow-empty", false, "erase a subject that owns nothing here (no data key, thread or memory) instead of refusing it")
 	cmd.Flags().DurationVar(&lockWait, "lock-wait", vault.DefaultForgetLockWait, "how long to wait while another forget of the database holds the erasure lock (0s: do not wait)")
 	return cmd
 }

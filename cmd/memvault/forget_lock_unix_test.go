@@ -30,8 +30,10 @@ func TestForgetLockWait(t *testing.T) {
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
 		t.Fatal(err)
 	}
+	// alice owns nothing: --allow-empty, or forget would refuse her
+	// before it asks for the lock (TestForgetRefusesSubjectOwningNothing).
 	for _, wait := range []string{"300ms", "0s"} {
-		r := cli(t, env, "", "forget", "--lock-wait", wait, "alice").must(t, 1)
+		r := cli(t, env, "", "forget", "--allow-empty", "--lock-wait", wait, "alice").must(t, 1)
 		if !strings.Contains(r.stderr, "another forget holds the erasure lock") || !strings.Contains(r.stderr, "claimed and changed nothing") {
 			t.Errorf("forget --lock-wait %s with the lock held: stderr %q", wait, r.stderr)
 		}
@@ -39,11 +41,11 @@ func TestForgetLockWait(t *testing.T) {
 			t.Errorf("forget --lock-wait %s with the lock held printed a receipt:\n%s", wait, r.stdout)
 		}
 	}
-	cli(t, env, "", "forget", "--lock-wait", "-1s", "alice").must(t, 2)
+	cli(t, env, "", "forget", "--allow-empty", "--lock-wait", "-1s", "alice").must(t, 2)
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_UN); err != nil {
 		t.Fatal(err)
 	}
-	if r := cli(t, env, "", "forget", "--lock-wait", "300ms", "alice").must(t, 0); !strings.Contains(r.stdout, "erasure receipt") {
+	if r := cli(t, env, "", "forget", "--allow-empty", "--lock-wait", "300ms", "alice").must(t, 0); !strings.Contains(r.stdout, "erasure receipt") {
 		t.Errorf("forget once the lock is free: %s", r.stdout)
 	}
 }

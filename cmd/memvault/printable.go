@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/memvault/memvault/checkpointer"
 )
 
 // printable returns s — an id, a label, a principal read from the database
@@ -25,6 +27,19 @@ func printable(s string) string {
 		}
 	}
 	return s
+}
+
+// idName names an identifier in human output, success lines included:
+// what and the id as printable shows it, or, for an id longer than
+// checkpointer.MaxIDBytes (reads, deletes and lookups take one, so that a
+// thread an earlier version stored stays reachable), checkpointer.NameID's
+// form — its length and the limit, never its text — so that a 64 KiB
+// argument does not come back as a 64 KiB line bound for logs.
+func idName(what, id string) string {
+	if len(id) > checkpointer.MaxIDBytes {
+		return checkpointer.NameID(what, id)
+	}
+	return what + " " + printable(id)
 }
 
 // errorText returns an error message as the CLI prints it for people: on

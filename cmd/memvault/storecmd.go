@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/jsonvalue"
 	"github.com/memvault/memvault/store"
 )
@@ -309,11 +310,15 @@ func checkItem(ns store.Namespace, key string, write bool) error {
 
 // nsPath is how human output prints a namespace: its labels joined with
 // '/', the form --prefix and --suffix take (labels cannot hold a '.' but
-// may hold a '/', so a label that does is printed Go-quoted).
+// may hold a '/', so a label that does is printed Go-quoted). A label
+// longer than store.MaxIDBytes (a lookup or delete takes one) is named by
+// its length, as idName does, not printed.
 func nsPath(ns store.Namespace) string {
 	parts := make([]string, len(ns))
 	for i, l := range ns {
-		if strings.Contains(l, "/") {
+		if len(l) > store.MaxIDBytes {
+			parts[i] = "(" + checkpointer.NameID("label", l) + ")"
+		} else if strings.Contains(l, "/") {
 			parts[i] = strconv.Quote(l)
 		} else {
 			parts[i] = printable(l)
@@ -323,8 +328,11 @@ func nsPath(ns store.Namespace) string {
 }
 
 // itemPath is how human output prints an item: its namespace (nsPath),
-// then '/' and its key.
+// then '/' and its key (named by its length beyond store.MaxIDBytes).
 func itemPath(ns store.Namespace, key string) string {
+	if len(key) > store.MaxIDBytes {
+		return nsPath(ns) + "/(" + checkpointer.NameID("key", key) + ")"
+	}
 	return nsPath(ns) + "/" + printable(key)
 }
 

@@ -96,7 +96,7 @@ func newThreadsCmd(g *globals) *cobra.Command {
 				if g.json {
 					return printJSON(cmd.OutOrStdout(), configJSON(cfg))
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "forked %s from %s: new checkpoint %s\n", printable(cfg.ThreadID), printable(forkID), printable(cfg.CheckpointID))
+				fmt.Fprintf(cmd.OutOrStdout(), "forked %s from %s: new checkpoint %s\n", printable(cfg.ThreadID), checkpointName(forkID), printable(cfg.CheckpointID))
 				return nil
 			})
 		},
@@ -135,7 +135,7 @@ both: {"deleted":[...],"not_found":[...]}.`,
 					}
 					deleted = append(deleted, id)
 					if !g.json {
-						fmt.Fprintf(cmd.OutOrStdout(), "deleted thread %s\n", printable(id))
+						fmt.Fprintf(cmd.OutOrStdout(), "deleted %s\n", idName("thread", id))
 					}
 				}
 				if g.json {
@@ -176,7 +176,7 @@ both: {"deleted":[...],"not_found":[...]}.`,
 				if g.json {
 					return printJSON(cmd.OutOrStdout(), map[string]any{"thread_id": args[0], "checkpoint_ns": delCkptNS, "deleted": delCkptID})
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "deleted checkpoint %s of thread %s\n", printable(delCkptID), printable(args[0]))
+				fmt.Fprintf(cmd.OutOrStdout(), "deleted %s of %s\n", checkpointName(delCkptID), idName("thread", args[0]))
 				return nil
 			})
 		},
@@ -220,15 +220,12 @@ both: {"deleted":[...],"not_found":[...]}.`,
 }
 
 // checkpointName names checkpoint id in a message: "(latest)" for none,
-// as idlimit.Name does beyond the limit, else printable.
+// else as idName does (by its length beyond the limit).
 func checkpointName(id string) string {
-	switch {
-	case id == "":
+	if id == "" {
 		return "checkpoint (latest)"
-	case len(id) > checkpointer.MaxIDBytes:
-		return checkpointer.NameID("checkpoint", id)
 	}
-	return "checkpoint " + printable(id)
+	return idName("checkpoint", id)
 }
 
 // listFlags are the List options of history.

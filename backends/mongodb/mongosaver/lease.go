@@ -15,6 +15,8 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 	"go.mongodb.org/mongo-driver/v2/mongo/readpref"
+
+	"github.com/memvault/memvault/checkpointer"
 )
 
 // Leases serialize the writers of a thread across processes, which share
@@ -254,10 +256,10 @@ func (l *leaser) take(ctx context.Context, thread string, maxWait time.Duration)
 			return token, now.Add(l.ttl), nil
 		}
 		if !mongo.IsDuplicateKeyError(err) {
-			return token, now, fmt.Errorf("lease on thread %q: %w", thread, err)
+			return token, now, fmt.Errorf("lease on %s: %w", checkpointer.NameID("thread", thread), err)
 		}
 		if maxWait > 0 && time.Since(start) > maxWait {
-			return token, now, fmt.Errorf("%w: thread %q", ErrLeaseBusy, thread)
+			return token, now, fmt.Errorf("%w: %s", ErrLeaseBusy, checkpointer.NameID("thread", thread))
 		}
 		// Held by another process: ask it to hand the lease over (a
 		// put's lease stays held after the put, sticky.go).
@@ -266,7 +268,7 @@ func (l *leaser) take(ctx context.Context, thread string, maxWait time.Duration)
 		}
 		select {
 		case <-ctx.Done():
-			return token, now, fmt.Errorf("lease on thread %q (held by another process): %w", thread, ctx.Err())
+			return token, now, fmt.Errorf("lease on %s (held by another process): %w", checkpointer.NameID("thread", thread), ctx.Err())
 		case <-time.After(wait):
 		}
 		wait = min(2*wait, 100*time.Millisecond)
@@ -291,7 +293,7 @@ func (l *leaser) markCreated(ctx context.Context, thread string) error {
 	_, err := l.coll.UpdateOne(ctx, bson.D{{Key: "_id", Value: thread}, {Key: "owner", Value: l.owner}},
 		bson.D{{Key: "$set", Value: bson.D{{Key: "created", Value: true}}}})
 	if err != nil {
-		return fmt.Errorf("lease on thread %q: %w", thread, err)
+		return fmt.Errorf("lease on %s: %w", checkpointer.NameID("thread", thread), err)
 	}
 	return nil
 }
@@ -303,18 +305,18 @@ func (l *leaser) markCreated(ctx context.Context, thread string) error {
 func (l *leaser) recover(ctx context.Context, thread string) error {
 	f := bson.D{{Key: fThread, Value: thread}}
 	if _, err := l.cps.DeleteMany(ctx, f); err != nil {
-		return fmt.Errorf("lease on thread %q: removing an unfinished import: %w", thread, err)
+		return fmt.Errorf("lease on %s: removing an unfinished import: %w", checkpointer.NameID("thread", thread), err)
 	}
 	if _, err := l.writes.DeleteMany(ctx, f); err != nil {
-		return fmt.Errorf("lease on thread %q: removing an unfinished import: %w", thread, err)
+		return fmt.Errorf("lease on %s: removing an unfinished import: %w", checkpointer.NameID("thread", thread), err)
 	}
 	if _, err := l.big.DeleteMany(ctx, f); err != nil {
-		return fmt.Errorf("lease on thread %q: removing an unfinished import: %w", thread, err)
+		return fmt.Errorf("lease on %s: removing an unfinished import: %w", checkpointer.NameID("thread", thread), err)
 	}
 	_, err := l.coll.UpdateOne(ctx, bson.D{{Key: "_id", Value: thread}, {Key: "owner", Value: l.owner}},
 		bson.D{{Key: "$unset", Value: bson.D{{Key: "created", Value: ""}}}})
 	if err != nil {
-		return fmt.Errorf("lease on thread %q: %w", thread, err)
+		return fmt.Errorf("lease on %s: %w", checkpointer.NameID("thread", thread), err)
 	}
 	return nil
 }

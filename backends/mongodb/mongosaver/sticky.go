@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
+
+	"github.com/memvault/memvault/checkpointer"
 )
 
 // Sticky leases. Taking, confirming and releasing a thread's lease around
@@ -117,7 +119,7 @@ func (l *leaser) confirm(ctx context.Context, thread string, e *sticky) error {
 	lost, expires := e.lost, e.expires
 	l.mu.Unlock()
 	if lost {
-		return fmt.Errorf("%w: thread %q", ErrLockLost, thread)
+		return fmt.Errorf("%w: %s", ErrLockLost, checkpointer.NameID("thread", thread))
 	}
 	if time.Until(expires) > l.ttl/3 {
 		return nil
@@ -126,13 +128,13 @@ func (l *leaser) confirm(ctx context.Context, thread string, e *sticky) error {
 	res, err := l.coll.UpdateOne(ctx, bson.D{{Key: "_id", Value: thread}, {Key: "owner", Value: l.owner}, {Key: "token", Value: e.token}},
 		bson.D{{Key: "$set", Value: bson.D{{Key: "expires", Value: sent.Add(l.ttl)}}}})
 	if err != nil {
-		return fmt.Errorf("renew lease on thread %q: %w", thread, err)
+		return fmt.Errorf("renew lease on %s: %w", checkpointer.NameID("thread", thread), err)
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if res.MatchedCount == 0 {
 		e.lost = true
-		return fmt.Errorf("%w: thread %q", ErrLockLost, thread)
+		return fmt.Errorf("%w: %s", ErrLockLost, checkpointer.NameID("thread", thread))
 	}
 	e.expires = sent.Add(l.ttl)
 	return nil
@@ -154,7 +156,7 @@ func (l *leaser) done(ctx context.Context, thread string, e *sticky, keep bool, 
 		// A write done without an error confirmed the lease before its
 		// last write: the loss came after.
 		if err != nil {
-			return errors.Join(err, fmt.Errorf("%w: thread %q", ErrLockLost, thread))
+			return errors.Join(err, fmt.Errorf("%w: %s", ErrLockLost, checkpointer.NameID("thread", thread)))
 		}
 		return nil
 	}
@@ -183,7 +185,7 @@ func (l *leaser) letGo(ctx context.Context, thread string, e *sticky) error {
 		_, err = l.coll.DeleteOne(ctx, f)
 	}
 	if err != nil {
-		return fmt.Errorf("release lease on thread %q: %w", thread, err)
+		return fmt.Errorf("release lease on %s: %w", checkpointer.NameID("thread", thread), err)
 	}
 	return nil
 }
@@ -194,7 +196,7 @@ func (l *leaser) ask(ctx context.Context, thread string) error {
 		{Key: "want", Value: bson.D{{Key: "$ne", Value: l.owner}}}},
 		bson.D{{Key: "$set", Value: bson.D{{Key: "want", Value: l.owner}}}})
 	if err != nil {
-		return fmt.Errorf("lease on thread %q: asking its holder: %w", thread, err)
+		return fmt.Errorf("lease on %s: asking its holder: %w", checkpointer.NameID("thread", thread), err)
 	}
 	return nil
 }
@@ -304,7 +306,7 @@ func (l *leaser) renewLoop() {
 			if !ok || d.Owner != l.owner || !sameToken(d.Token, e.token) {
 				e.lost = true
 				if e.inUse {
-					e.cancel(fmt.Errorf("%w: thread %q", ErrLockLost, th))
+					e.cancel(fmt.Errorf("%w: %s", ErrLockLost, checkpointer.NameID("thread", th)))
 				} else {
 					delete(l.sticky, th)
 				}

@@ -65,13 +65,13 @@ func (t *tx) touch(ctx context.Context, thread string) error {
 	}{{t.d.cps, &s.cps}, {t.d.writes, &s.writes}, {t.d.big, &s.big}} {
 		cur, err := c.coll.Find(ctx, bson.D{{Key: fThread, Value: thread}})
 		if err != nil {
-			return fmt.Errorf("save thread %q: %w", thread, err)
+			return fmt.Errorf("save %s: %w", checkpointer.NameID("thread", thread), err)
 		}
 		for cur.Next(ctx) {
 			*c.out = append(*c.out, slices.Clone(cur.Current))
 		}
 		if err := cur.Err(); err != nil {
-			return fmt.Errorf("save thread %q: %w", thread, err)
+			return fmt.Errorf("save %s: %w", checkpointer.NameID("thread", thread), err)
 		}
 		_ = cur.Close(ctx)
 	}

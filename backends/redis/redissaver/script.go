@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/memvault/memvault/checkpointer"
 )
 
 // batchScript runs one change of one thread atomically: it checks the
@@ -578,7 +580,7 @@ func replyErr(thread, r string) error {
 	case replyOK, replyNew:
 		return nil
 	case replyLost:
-		return fmt.Errorf("%w: thread %q", ErrLockLost, thread)
+		return fmt.Errorf("%w: %s", ErrLockLost, checkpointer.NameID("thread", thread))
 	default:
 		return fmt.Errorf("redis: unexpected script reply %q", r)
 	}

@@ -116,16 +116,16 @@ func (t *tx) lock(ctx context.Context, threads []string) error {
 		for wait := time.Millisecond; ; wait = min(2*wait, 50*time.Millisecond) {
 			ok, err := t.d.rdb.SetNX(ctx, k, t.token, t.d.lease).Result()
 			if err != nil {
-				return fmt.Errorf("lock thread %q: %w", th, err)
+				return fmt.Errorf("lock %s: %w", checkpointer.NameID("thread", th), err)
 			}
 			if ok {
 				break
 			}
 			if !deadline.IsZero() && time.Now().After(deadline) {
-				return fmt.Errorf("%w: thread %q", ErrLockWait, th)
+				return fmt.Errorf("%w: %s", ErrLockWait, checkpointer.NameID("thread", th))
 			}
 			if err := sleep(ctx, wait); err != nil {
-				return fmt.Errorf("lock thread %q: %w", th, err)
+				return fmt.Errorf("lock %s: %w", checkpointer.NameID("thread", th), err)
 			}
 		}
 		t.mu.Lock()
@@ -164,7 +164,7 @@ func (t *tx) touch(ctx context.Context, thread string) error {
 		return nil
 	})
 	if err != nil && !errors.Is(err, redis.Nil) {
-		return fmt.Errorf("save thread %q: %w", thread, err)
+		return fmt.Errorf("save %s: %w", checkpointer.NameID("thread", thread), err)
 	}
 	saved := map[string][]byte{}
 	for i, c := range cmds {
@@ -173,7 +173,7 @@ func (t *tx) touch(ctx context.Context, thread string) error {
 			continue
 		}
 		if err != nil {
-			return fmt.Errorf("save thread %q: %w", thread, err)
+			return fmt.Errorf("save %s: %w", checkpointer.NameID("thread", thread), err)
 		}
 		saved[ks[i]] = b
 	}
@@ -189,7 +189,7 @@ func (d *driver) threadKeys(ctx context.Context, thread string) ([]string, error
 	k := d.keys(thread)
 	cps, err := d.rdb.ZRange(ctx, k.wk, 0, -1).Result()
 	if err != nil {
-		return nil, fmt.Errorf("thread %q: %w", thread, err)
+		return nil, fmt.Errorf("%s: %w", checkpointer.NameID("thread", thread), err)
 	}
 	ks := k.fixed()
 	for _, m := range cps {
@@ -240,7 +240,7 @@ func (t *tx) rollback(ctx context.Context) error {
 			}
 		}
 		if err != nil {
-			errs = append(errs, fmt.Errorf("thread %q: %w", thread, err))
+			errs = append(errs, fmt.Errorf("%s: %w", checkpointer.NameID("thread", thread), err))
 		}
 	}
 	return errors.Join(errs...)
@@ -307,7 +307,7 @@ func (d *driver) probeRestore(ctx context.Context, thread string) error {
 		err = replyErr(thread, r)
 	}
 	if err != nil {
-		return fmt.Errorf("redis: thread %q: the server refuses what undoing a failed removal, copy, import or re-encryption needs (DUMP and RESTORE): %w", thread, err)
+		return fmt.Errorf("redis: %s: the server refuses what undoing a failed removal, copy, import or re-encryption needs (DUMP and RESTORE): %w", checkpointer.NameID("thread", thread), err)
 	}
 	d.restoreOK.Store(true)
 	return nil
@@ -322,11 +322,11 @@ func (t *tx) apply(ctx context.Context, thread string, b *batch) (string, error)
 	k := t.d.keys(thread)
 	for {
 		if err := t.d.fenceBatch(ctx, b, k, &t.fs); err != nil {
-			return "", fmt.Errorf("thread %q: %w", thread, err)
+			return "", fmt.Errorf("%s: %w", checkpointer.NameID("thread", thread), err)
 		}
 		r, err := t.d.run(ctx, t.token, b)
 		if err != nil {
-			return "", fmt.Errorf("thread %q: %w", thread, err)
+			return "", fmt.Errorf("%s: %w", checkpointer.NameID("thread", thread), err)
 		}
 		if !t.d.refused(r, k) {
 			return r, nil
