@@ -20,6 +20,7 @@ import (
 
 	"github.com/memvault/memvault/adapters/shared/labels"
 	"github.com/memvault/memvault/adapters/shared/relocate"
+	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/store"
 )
 
@@ -413,7 +414,9 @@ func (s *SessionService) load(ctx context.Context, app, user, id string) (*recor
 		return nil, time.Time{}, fmt.Errorf("adk: get session: %w", err)
 	}
 	if it == nil {
-		return nil, time.Time{}, fmt.Errorf("%w: %q", ErrSessionNotFound, id)
+		// A lookup takes an id of any length (only writes are bounded), so
+		// a long one is named by its length, not quoted into logs.
+		return nil, time.Time{}, fmt.Errorf("%w: %s", ErrSessionNotFound, checkpointer.NameID("id", id))
 	}
 	r, err := decodeRecord(it.Value)
 	if err != nil {
