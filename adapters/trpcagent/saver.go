@@ -101,7 +101,7 @@ func (s *CheckpointSaver) resolve(ctx context.Context, cfg checkpointer.Config) 
 	cfg.CheckpointID = ""
 	for t, err := range s.saver.List(ctx, &cfg, checkpointer.ListOptions{Filter: map[string]any{idKey: want}, Limit: 1}) {
 		if err != nil {
-			return "", fmt.Errorf("trpcagent: find checkpoint %q: %w", want, err)
+			return "", fmt.Errorf("trpcagent: find %s: %w", checkpointer.NameID("checkpoint", want), err)
 		}
 		return t.Config.CheckpointID, nil
 	}
@@ -374,7 +374,7 @@ func (s *CheckpointSaver) PutWrites(ctx context.Context, req graph.PutWritesRequ
 		return err
 	}
 	if id == "" {
-		return fmt.Errorf("trpcagent: put writes: no checkpoint %q", cfg.CheckpointID)
+		return fmt.Errorf("trpcagent: put writes: no %s", checkpointer.NameID("checkpoint", cfg.CheckpointID))
 	}
 	cfg.CheckpointID = id
 	ws := make([]checkpointer.Write, len(req.Writes))

@@ -16,6 +16,7 @@ import (
 
 	"github.com/memvault/memvault/adapters/shared/labels"
 	"github.com/memvault/memvault/adapters/shared/relocate"
+	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/store"
 )
 
@@ -490,7 +491,7 @@ func changedState(it *store.Item, change func(session.StateMap)) map[string]any 
 func (s *SessionService) updateSession(ctx context.Context, key session.Key, change func(*session.Session) error) error {
 	return store.Update(ctx, s.st, s.sessionsNS(key.AppName, key.UserID), key.SessionID, func(it *store.Item) (map[string]any, error) {
 		if it == nil {
-			return nil, fmt.Errorf("%w: %q", ErrSessionNotFound, key.SessionID)
+			return nil, fmt.Errorf("%w: %s", ErrSessionNotFound, checkpointer.NameID("id", key.SessionID))
 		}
 		sess, err := decode(key, it)
 		if err != nil {
