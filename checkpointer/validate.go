@@ -25,6 +25,15 @@ import (
 // shorter id, and deleted or erased.
 const MaxIDBytes = idlimit.MaxBytes
 
+// MaxMetadataDepth is the deepest nesting of objects and arrays in a
+// checkpoint's metadata (the metadata object itself is level 1) that Put
+// accepts, on every backend alike: SQLite's JSON functions, which its
+// backend uses on metadata, refuse 1000 levels, so deeper metadata stored
+// on PostgreSQL could not move to SQLite (a thread file's import would
+// stop part-way), and Put on SQLite failed with an SQL error. Deeper
+// metadata is refused with ErrInvalidMetadata before anything is written.
+const MaxMetadataDepth = 500
+
 // NameID names an identifier a caller gave, in an error message: what
 // followed by the id Go-quoted (so that it cannot forge output) when it is
 // within MaxIDBytes, else by its length and the limit, never its text.

@@ -17,7 +17,7 @@ import (
 
 // generatedFromV1 lists the files copied from ../adk. doc.go and
 // version.go are this package's own.
-var generatedFromV1 = []string{"session.go", "memory.go", "subjects.go", "session_test.go", "memory_test.go", "erasure_test.go", "userstate_test.go", "layout_test.go", "decode_fuzz_test.go", "example_test.go"}
+var generatedFromV1 = []string{"session.go", "memory.go", "subjects.go", "session_test.go", "memory_test.go", "erasure_test.go", "userstate_test.go", "layout_test.go", "decode_fuzz_test.go", "example_test.go", "hostileids_test.go"}
 
 var (
 	adkImport     = regexp.MustCompile(`"google\.golang\.org/adk/`)

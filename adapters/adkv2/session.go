@@ -416,6 +416,8 @@ func (s *SessionService) load(ctx context.Context, app, user, id string) (*recor
 		return nil, time.Time{}, fmt.Errorf("adk: get session: %w", err)
 	}
 	if it == nil {
+		// A lookup takes an id of any length (only writes are bounded), so
+		// a long one is named by its length, not quoted into logs.
 		return nil, time.Time{}, fmt.Errorf("%w: %s", ErrSessionNotFound, checkpointer.NameID("session", id))
 	}
 	r, err := decodeRecord(it.Value)

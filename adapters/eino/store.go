@@ -73,6 +73,11 @@ func NewCheckPointStore(saver checkpointer.Saver, opts Options) (*CheckPointStor
 	return &CheckPointStore{saver: saver, ns: ns, keep: opts.KeepLast, ttl: opts.IdleTTL}, nil
 }
 
+// idName names an Eino checkpoint id in an error: quoted, or by its length
+// when it is over the identifier limit (checkpointer.NameID), since a
+// caller's id of any length reaches these errors.
+func idName(id string) string { return checkpointer.NameID("checkpoint id", id) }
+
 func (s *CheckPointStore) config(id string) checkpointer.Config {
 	return checkpointer.Config{ThreadID: id, CheckpointNS: s.ns}
 }
@@ -81,7 +86,7 @@ func (s *CheckPointStore) config(id string) checkpointer.Config {
 func (s *CheckPointStore) Get(ctx context.Context, checkPointID string) ([]byte, bool, error) {
 	t, err := s.saver.GetTuple(ctx, s.config(checkPointID))
 	if err != nil {
-		return nil, false, fmt.Errorf("eino: get %q: %w", checkPointID, err)
+		return nil, false, fmt.Errorf("eino: get %s: %w", idName(checkPointID), err)
 	}
 	if t == nil {
 		return nil, false, nil
@@ -104,7 +109,7 @@ func (s *CheckPointStore) Set(ctx context.Context, checkPointID string, data []b
 	cfg := s.config(checkPointID)
 	prev, err := s.saver.GetTuple(ctx, cfg)
 	if err != nil {
-		return fmt.Errorf("eino: set %q: %w", checkPointID, err)
+		return fmt.Errorf("eino: set %s: %w", idName(checkPointID), err)
 	}
 	step, version := 0, ""
 	if prev != nil {
@@ -122,7 +127,7 @@ func (s *CheckPointStore) Set(ctx context.Context, checkPointID string, data []b
 	}
 	md := checkpointer.Metadata{"source": "eino", "step": step}
 	if _, err := s.saver.Put(ctx, cfg, cp, md, cp.ChannelVersions); err != nil {
-		return fmt.Errorf("eino: set %q: %w", checkPointID, err)
+		return fmt.Errorf("eino: set %s: %w", idName(checkPointID), err)
 	}
 	if s.keep > 0 {
 		return s.trim(ctx, checkPointID)
@@ -138,7 +143,7 @@ func (s *CheckPointStore) trim(ctx context.Context, id string) error {
 	n := 0
 	for t, err := range s.saver.List(ctx, &cfg, checkpointer.ListOptions{}) {
 		if err != nil {
-			return fmt.Errorf("eino: trim %q: %w", id, err)
+			return fmt.Errorf("eino: trim %s: %w", idName(id), err)
 		}
 		if n++; n > s.keep {
 			old = append(old, t.Config)
@@ -146,7 +151,7 @@ func (s *CheckPointStore) trim(ctx context.Context, id string) error {
 	}
 	for _, c := range old {
 		if err := del.DeleteCheckpoint(ctx, c); err != nil {
-			return fmt.Errorf("eino: trim %q: %w", id, err)
+			return fmt.Errorf("eino: trim %s: %w", idName(id), err)
 		}
 	}
 	return nil
@@ -155,7 +160,7 @@ func (s *CheckPointStore) trim(ctx context.Context, id string) error {
 // Delete implements Eino's CheckPointDeleter: every checkpoint of id goes.
 func (s *CheckPointStore) Delete(ctx context.Context, checkPointID string) error {
 	if err := s.saver.DeleteThread(ctx, checkPointID); err != nil {
-		return fmt.Errorf("eino: delete %q: %w", checkPointID, err)
+		return fmt.Errorf("eino: delete %s: %w", idName(checkPointID), err)
 	}
 	return nil
 }
@@ -186,7 +191,7 @@ func (s *CheckPointStore) Sweep(ctx context.Context) (int, error) {
 	for _, id := range stale {
 		t, err := s.saver.GetTuple(ctx, s.config(id))
 		if err != nil {
-			return 0, fmt.Errorf("eino: sweep %q: %w", id, err)
+			return 0, fmt.Errorf("eino: sweep %s: %w", idName(id), err)
 		}
 		if t != nil { // Eino's, not another thread of the saver
 			ids = append(ids, id)
@@ -204,7 +209,7 @@ func (s *CheckPointStore) Sweep(ctx context.Context) (int, error) {
 	}
 	for i, id := range ids {
 		if err := s.saver.DeleteThread(ctx, id); err != nil {
-			return i, fmt.Errorf("eino: sweep %q: %w", id, err)
+			return i, fmt.Errorf("eino: sweep %s: %w", idName(id), err)
 		}
 	}
 	return len(ids), nil
@@ -245,10 +250,10 @@ func (s *CheckPointStore) Restore(ctx context.Context, checkPointID, version str
 	cfg.CheckpointID = version
 	t, err := s.saver.GetTuple(ctx, cfg)
 	if err != nil {
-		return fmt.Errorf("eino: restore %q: %w", checkPointID, err)
+		return fmt.Errorf("eino: restore %s: %w", idName(checkPointID), err)
 	}
 	if t == nil {
-		return fmt.Errorf("eino: restore %q: no checkpoint %q", checkPointID, version)
+		return fmt.Errorf("eino: restore %s: no %s", idName(checkPointID), checkpointer.NameID("checkpoint", version))
 	}
 	b, err := payload(t)
 	if err != nil {

@@ -21,6 +21,7 @@ import (
 
 	"github.com/memvault/memvault/adapters/shared/labels"
 	"github.com/memvault/memvault/adapters/shared/recall"
+	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/store"
 )
 
@@ -206,7 +207,7 @@ func (m *MemoryService) UpdateMemory(ctx context.Context, key memory.Key, text s
 		return fmt.Errorf("trpcagent: update memory: %w", err)
 	}
 	if it == nil {
-		return fmt.Errorf("trpcagent: memory with id %s not found", key.MemoryID)
+		return fmt.Errorf("trpcagent: memory with %s not found", checkpointer.NameID("id", key.MemoryID))
 	}
 	mem, err := memoryOf(it)
 	if err != nil {
@@ -266,7 +267,7 @@ func (m *MemoryService) DeleteMemory(ctx context.Context, key memory.Key) error 
 		return fmt.Errorf("trpcagent: delete memory: %w", err)
 	}
 	if it == nil {
-		return fmt.Errorf("trpcagent: memory with id %s not found", key.MemoryID)
+		return fmt.Errorf("trpcagent: memory with %s not found", checkpointer.NameID("id", key.MemoryID))
 	}
 	if err := m.st.Delete(ctx, ns, key.MemoryID); err != nil {
 		return fmt.Errorf("trpcagent: delete memory: %w", err)

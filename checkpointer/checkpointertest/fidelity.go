@@ -57,8 +57,18 @@ func (s *suite) testFidelity(t *testing.T) {
 	t.Run("refused_invalid_utf8_values_store_nothing", s.testInvalidUTF8)
 	t.Run("refused_numbers_store_nothing", s.testRefusedNumbers)
 	t.Run("nonfinite_channel_values", s.testNonFiniteValues)
+	t.Run("metadata_at_max_depth", func(t *testing.T) {
+		// The metadata object is level 1, deepValue adds one a level.
+		thread := newThreadID("fid-deep")
+		deep := deepValue(checkpointer.MaxMetadataDepth - 1)
+		mustPut(t, sv, cfgOf(thread, "", ""), newCheckpoint(0, nil, nil), checkpointer.Metadata{"v": deep}, nil)
+		if d := jsonvalue.Diff(deep, mustGetSome(t, sv, cfgOf(thread, "", "")).Metadata["v"]); d != "" {
+			t.Errorf("metadata %d levels deep: %s", checkpointer.MaxMetadataDepth, d)
+		}
+	})
 	t.Run("refused_metadata_stores_nothing", func(t *testing.T) {
-		for name, bad := range map[string]any{"nan": math.NaN(), "inf": math.Inf(-1), "bad_utf8": "a\xffb", "channel": make(chan int)} {
+		for name, bad := range map[string]any{"nan": math.NaN(), "inf": math.Inf(-1), "bad_utf8": "a\xffb", "channel": make(chan int),
+			"too_deep": deepValue(checkpointer.MaxMetadataDepth), "far_too_deep": deepValue(5000)} {
 			thread := newThreadID("fid-bad")
 			_, err := sv.Put(t.Context(), cfgOf(thread, "", ""), newCheckpoint(0, nil, nil), checkpointer.Metadata{"v": bad}, nil)
 			if !errors.Is(err, checkpointer.ErrInvalidMetadata) {

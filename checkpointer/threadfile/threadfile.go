@@ -379,7 +379,7 @@ func read(r io.Reader, maxLine int) ([]Line, error) {
 			return nil, fmt.Errorf("line %d: %w", lineNo, err)
 		}
 		if l.Format != Format {
-			return nil, fmt.Errorf("line %d: format %q, want %q", lineNo, l.Format, Format)
+			return nil, fmt.Errorf("line %d: %s, want %q", lineNo, checkpointer.NameID("format", l.Format), Format)
 		}
 		if l.ThreadID == "" || l.CheckpointID == "" {
 			return nil, fmt.Errorf("line %d: missing thread_id or checkpoint_id", lineNo)
@@ -523,7 +523,7 @@ func validate(ctx context.Context, lines []Line, saver checkpointer.Saver) error
 			return fmt.Errorf("line %d: %w: %w", l.lineNo, ErrInvalidFile, err)
 		}
 		if _, ok := checkpointer.IDTime(l.CheckpointID); !ok {
-			return bad("checkpoint_id %q is not a checkpoint id (UUIDv6)", l.CheckpointID)
+			return bad("%s is not a checkpoint id (UUIDv6)", checkpointer.NameID("checkpoint_id", l.CheckpointID))
 		}
 		// A second line for one checkpoint would be written over the first
 		// (or skipped) and counted twice: which content is meant cannot be
@@ -555,12 +555,23 @@ func validate(ctx context.Context, lines []Line, saver checkpointer.Saver) error
 				return bad("write %q of task %q: %v", w.Channel, w.TaskID, err)
 			}
 		}
+		// Metadata by the rule Put applies on every backend, so that
+		// metadata one backend cannot store (too deep for SQLite) stops
+		// the file here, not after the threads before it were written.
+		if _, err := core.EncodeMetadata(checkpointer.Config{}, checkpointer.Metadata(l.Metadata)); err != nil {
+			return fmt.Errorf("line %d: %w: metadata: %w", l.lineNo, ErrInvalidFile, err)
+		}
 		if _, err := time.Parse(time.RFC3339Nano, l.TS); err != nil {
+			// time.Parse's error quotes the text twice: a long one is
+			// named by its length instead.
+			if len(l.TS) > checkpointer.MaxIDBytes {
+				return bad("%s is not an RFC 3339 time", checkpointer.NameID("ts", l.TS))
+			}
 			return bad("ts %q: %v", l.TS, err)
 		}
 		if l.ParentID != "" {
 			if _, ok := checkpointer.IDTime(l.ParentID); !ok {
-				return bad("parent_checkpoint_id %q is not a checkpoint id (UUIDv6)", l.ParentID)
+				return bad("%s is not a checkpoint id (UUIDv6)", checkpointer.NameID("parent_checkpoint_id", l.ParentID))
 			}
 			if _, ok := earlier[cpKey{l.ThreadID, l.CheckpointNS, l.ParentID}]; !ok && !l.ParentMissing {
 				t, err := saver.GetTuple(ctx, checkpointer.Config{ThreadID: l.ThreadID, CheckpointNS: l.CheckpointNS, CheckpointID: l.ParentID})

@@ -121,7 +121,11 @@ type Options struct {
 	// other servers do not.
 	Base64 bool
 	// HTTPClient sends the requests. Default a new http.Client without a
-	// timeout of its own (RequestTimeout applies).
+	// timeout of its own (RequestTimeout applies). Whatever its policy, a
+	// redirect out of BaseURL's origin (scheme, host and port) is refused,
+	// since it would carry the API key elsewhere (Go keeps the api-key
+	// header, and Authorization within a host); the client itself is not
+	// changed.
 	HTTPClient *http.Client
 }
 
@@ -131,7 +135,9 @@ type Options struct {
 // Inputs are sent in consecutive requests, one batch at a time. An empty
 // string is not sent (OpenAI rejects empty inputs): its vector is the zero
 // vector of Dims components, like embeddings.Hashing's. Documents and
-// queries are embedded identically.
+// queries are embedded identically. A response body longer than its
+// batch can need (its vectors as JSON, with room to spare; 1 MiB for an
+// error) is not read on: the batch fails.
 type Embedder struct {
 	client     *goopenai.Client
 	model      string
@@ -241,6 +247,9 @@ func New(opts Options) (*Embedder, error) {
 	if opts.HTTPClient == nil {
 		opts.HTTPClient = &http.Client{}
 	}
+	// A copy, so that the caller's client keeps its own redirect policy.
+	hc := *opts.HTTPClient
+	hc.CheckRedirect = sameOrigin(opts.HTTPClient.CheckRedirect)
 
 	var cfg goopenai.ClientConfig
 	if opts.Azure {
@@ -257,7 +266,7 @@ func New(opts Options) (*Embedder, error) {
 		cfg = goopenai.DefaultConfig(opts.APIKey)
 		cfg.BaseURL = opts.BaseURL
 	}
-	cfg.HTTPClient = recordingDoer{opts.HTTPClient}
+	cfg.HTTPClient = recordingDoer{&hc}
 
 	e := &Embedder{
 		client:     goopenai.NewClientWithConfig(cfg),

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"math/rand/v2"
 	"net/http"
@@ -112,6 +113,7 @@ func (e *Embedder) attempt(ctx context.Context, inputs []string) (goopenai.Embed
 	if e.sendDims {
 		req.Dimensions = e.dims
 	}
+	rec.limit = responseLimit(len(inputs), e.dims)
 	resp, err := e.client.CreateEmbeddings(context.WithValue(actx, recordKey{}, rec), req)
 	if err == nil {
 		return resp, nil
@@ -322,11 +324,81 @@ func clampDelay(ns float64) time.Duration {
 type recordKey struct{}
 
 // record keeps what go-openai's errors do not expose: the status and the
-// Retry-After headers of the response.
+// Retry-After headers of the response. limit is the most bytes of a
+// successful response body the attempt reads.
 type record struct {
 	status       int
 	retryAfter   string
 	retryAfterMs string
+	limit        int64
+}
+
+// Bounds of a response body: go-openai reads a body whole (an error's with
+// io.ReadAll, a success's with a JSON decoder that buffers the value), so a
+// server that never ends its body would otherwise make the client buffer
+// it until memory runs out.
+const (
+	// maxErrorBody caps an error response's body; errors quote at most
+	// maxDetail bytes of it anyway.
+	maxErrorBody = 1 << 20
+	// bytesPerComponent bounds one vector component in JSON (a float32 in
+	// exponent form with a separator, 16 bytes, and room for a
+	// pretty-printing server's indentation).
+	bytesPerComponent = 64
+	// bytesPerVector bounds a data item's fields besides its vector.
+	bytesPerVector = 1 << 10
+)
+
+// responseLimit is the most bytes a successful response to a batch of n
+// inputs of dims components can need, with room for its other fields.
+func responseLimit(n, dims int) int64 {
+	return int64(n)*(int64(dims)*bytesPerComponent+bytesPerVector) + maxErrorBody
+}
+
+// errBodyTooLarge reports a response body longer than the attempt needs.
+var errBodyTooLarge = errors.New("response body exceeds the size a batch needs")
+
+// limitedBody reads at most n more bytes of a response body, then fails.
+type limitedBody struct {
+	io.ReadCloser
+	n int64
+}
+
+// Read reads from the body until its limit, then returns errBodyTooLarge.
+func (b *limitedBody) Read(p []byte) (int, error) {
+	if b.n <= 0 {
+		return 0, errBodyTooLarge
+	}
+	if int64(len(p)) > b.n {
+		p = p[:b.n]
+	}
+	k, err := b.ReadCloser.Read(p)
+	b.n -= int64(k)
+	return k, err
+}
+
+// errRedirectOut reports a redirect to another origin than the request's.
+var errRedirectOut = errors.New("redirect to another origin refused (it would carry the API key there)")
+
+// sameOrigin is the embedder's redirect policy: a redirect is followed
+// only within the origin (scheme, host and port) of the first request.
+// Go's client drops Authorization on a redirect to another host, but keeps
+// it for another port or scheme of the same host and always keeps other
+// headers, such as Azure's api-key. next, the caller's policy, if any,
+// then decides; without one, Go's default (at most 10 redirects) applies.
+func sameOrigin(next func(*http.Request, []*http.Request) error) func(*http.Request, []*http.Request) error {
+	return func(req *http.Request, via []*http.Request) error {
+		if o := via[0].URL; req.URL.Scheme != o.Scheme || req.URL.Host != o.Host {
+			return errRedirectOut
+		}
+		if next != nil {
+			return next(req, via)
+		}
+		if len(via) >= 10 {
+			return errors.New("stopped after 10 redirects")
+		}
+		return nil
+	}
 }
 
 // recordingDoer is the HTTP client given to go-openai; it fills in the
@@ -336,10 +408,18 @@ type recordingDoer struct{ c *http.Client }
 // Do sends req and records the response's status and retry headers.
 func (d recordingDoer) Do(req *http.Request) (*http.Response, error) {
 	resp, err := d.c.Do(req)
-	if rec, ok := req.Context().Value(recordKey{}).(*record); ok && resp != nil {
+	if resp == nil {
+		return resp, err
+	}
+	limit := int64(maxErrorBody)
+	if rec, ok := req.Context().Value(recordKey{}).(*record); ok {
 		rec.status = resp.StatusCode
 		rec.retryAfter = resp.Header.Get("Retry-After")
 		rec.retryAfterMs = resp.Header.Get("Retry-After-Ms")
+		if resp.StatusCode < 300 && rec.limit > 0 {
+			limit = rec.limit
+		}
 	}
+	resp.Body = &limitedBody{resp.Body, limit}
 	return resp, err
 }

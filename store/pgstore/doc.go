@@ -41,7 +41,8 @@
 //     ones, and offset and limit apply to that combined list.
 //   - Timestamps come from Options.Now, not the server's clock.
 //   - A value containing U+0000, which JSONB cannot hold, is stored in an
-//     unencrypted envelope that only memvault reads.
+//     unencrypted envelope that only memvault reads (and filters in Go:
+//     the SQL filter lets envelopes through).
 //
 // # Search
 //

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/memvault/memvault/internal/envelope"
 	"github.com/memvault/memvault/store"
 	"github.com/memvault/memvault/store/internal/filtering"
 )
@@ -89,7 +90,12 @@ func filterSQL(a *args, col string, filter map[string]any) (string, error) {
 			conds = append(conds, c)
 		}
 	}
-	return strings.Join(conds, " AND "), nil
+	// A value JSONB cannot hold (one with U+0000) is kept in a plaintext
+	// envelope (see driver.jsonb), whose fields these conditions cannot
+	// see: such rows pass, and the engine's own filter, which checks every
+	// row again after decoding, decides. Without this they were dropped
+	// from every filtered search.
+	return "((" + strings.Join(conds, " AND ") + ") OR (" + col + " -> '" + envelope.Marker + "') IS NOT NULL)", nil
 }
 
 // eqSQL: col->k is NULL (SQL) when k is missing, so neither = nor <>

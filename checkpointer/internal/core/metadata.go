@@ -30,6 +30,9 @@ func EncodeMetadata(cfg checkpointer.Config, md checkpointer.Metadata) ([]byte, 
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", checkpointer.ErrInvalidMetadata, err)
 	}
+	if jsonDeeperThan(b, checkpointer.MaxMetadataDepth) {
+		return nil, fmt.Errorf("%w: nested deeper than %d levels (checkpointer.MaxMetadataDepth)", checkpointer.ErrInvalidMetadata, checkpointer.MaxMetadataDepth)
+	}
 	if cap(b) <= 16<<10 {
 		*bp = b
 	}
@@ -198,4 +201,34 @@ func stripNULAt(v any, depth int) any {
 		return s
 	}
 	return v
+}
+
+// jsonDeeperThan reports whether the JSON text b nests objects and arrays
+// deeper than limit levels. It scans the bytes once, skipping strings, so
+// that the check costs no allocation and no second walk of the value.
+func jsonDeeperThan(b []byte, limit int) bool {
+	depth, inString := 0, false
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		if inString {
+			switch c {
+			case '\\':
+				i++
+			case '"':
+				inString = false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			inString = true
+		case '{', '[':
+			if depth++; depth > limit {
+				return true
+			}
+		case '}', ']':
+			depth--
+		}
+	}
+	return false
 }
