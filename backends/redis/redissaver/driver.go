@@ -190,7 +190,7 @@ func (d *driver) loadRefs(ctx context.Context, refs []tref) ([]*checkpointer.Sto
 	}
 	for attempt := 0; len(todo) > 0; attempt++ {
 		if attempt == 20 {
-			return nil, fmt.Errorf("load: thread %q changed under 20 reads in a row", todo[0].thread)
+			return nil, fmt.Errorf("load: %s changed under 20 reads in a row", checkpointer.NameID("thread", todo[0].thread))
 		}
 		var again []tref
 		var againIdx []int
@@ -262,7 +262,7 @@ func (d *driver) loadRound(ctx context.Context, refs []tref) ([]*checkpointer.St
 		}
 		cb, err := r1[i].cp.Bytes()
 		if err != nil {
-			return nil, nil, fmt.Errorf("load: checkpoint %q: %w", refs[i].id, err)
+			return nil, nil, fmt.Errorf("load: %s: %w", checkpointer.NameID("checkpoint", refs[i].id), err)
 		}
 		rec, err := unpack(cb, 3)
 		if err != nil {
@@ -803,7 +803,7 @@ func versionsOf(p *checkpointer.PutRows) (map[string]string, int, error) {
 	}
 	doc, err := engine.DecodeDocument(p.Doc)
 	if err != nil {
-		return nil, 0, fmt.Errorf("%w: checkpoint %q: %w", ErrRecord, p.ID, err)
+		return nil, 0, fmt.Errorf("%w: %s: %w", ErrRecord, checkpointer.NameID("checkpoint", p.ID), err)
 	}
 	return doc.ChannelVersions(), doc.V(), nil
 }

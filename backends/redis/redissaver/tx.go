@@ -690,7 +690,7 @@ func (t *tx) Overwrite(ctx context.Context, thread string, rows *checkpointer.Th
 		if versions == nil || v == 0 {
 			doc, err := engine.DecodeDocument(c.Doc)
 			if err != nil {
-				return fmt.Errorf("%w: checkpoint %q: %w", ErrRecord, c.ID, err)
+				return fmt.Errorf("%w: %s: %w", ErrRecord, checkpointer.NameID("checkpoint", c.ID), err)
 			}
 			versions, v = doc.ChannelVersions(), doc.V()
 		}
