@@ -56,6 +56,12 @@ func filterSQL(a *args, col string, filter map[string]any) (string, error) {
 	var conds []string
 	for _, k := range keys {
 		cond := filter[k]
+		if !textHolds(k) {
+			// No JSONB object has such a key; an envelope row may, and
+			// passes below.
+			conds = append(conds, "FALSE")
+			continue
+		}
 		ops, isOps := cond.(map[string]any)
 		if !isOps {
 			c, err := eqSQL(a, col, k, "=", cond)
@@ -105,6 +111,13 @@ func eqSQL(a *args, col, k, op string, v any) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("%w: field %q: %v", store.ErrInvalidFilter, k, err)
 	}
+	if !jsonbHolds(b) {
+		// JSONB refuses the operand (22P05), or json.Marshal changed it
+		// (U+FFFD for an invalid byte): the rows with the field pass,
+		// and the engine's own filter decides (a FilterTx may leave rows
+		// in).
+		return fmt.Sprintf("(%s -> %s::text) IS NOT NULL", col, a.add(k)), nil
+	}
 	return fmt.Sprintf("(%s -> %s::text) %s %s::jsonb", col, a.add(k), op, a.add(string(b))), nil
 }
 
@@ -113,6 +126,11 @@ var sqlOps = map[string]string{filtering.OpGt: ">", filtering.OpGte: ">=", filte
 func orderSQL(a *args, col, k, op string, v any) (string, error) {
 	key := a.add(k)
 	if s, ok := v.(string); ok {
+		if !textHolds(s) {
+			// PostgreSQL text cannot carry it (22021): every string
+			// field passes and the engine's own filter decides.
+			return fmt.Sprintf("(jsonb_typeof(%s -> %s::text) = 'string')", col, key), nil
+		}
 		return fmt.Sprintf("(CASE WHEN jsonb_typeof(%s -> %s::text) = 'string' THEN (%s ->> %s::text) COLLATE \"C\" %s %s::text ELSE false END)",
 			col, key, col, key, sqlOps[op], a.add(s)), nil
 	}
@@ -140,6 +158,35 @@ func numericText(v any) (string, error) {
 		return fmt.Sprint(x), nil
 	}
 	return "", fmt.Errorf("operand of type %T is not a number", v)
+}
+
+// textHolds reports whether PostgreSQL text (and so a JSONB string or
+// key) can hold s exactly: valid UTF-8 without NUL. A filter key or
+// operand it cannot hold is not sent to the server as is: before, the
+// search failed with an SQL error (22021, 22P05) where every other
+// backend answered.
+func textHolds(s string) bool {
+	return strings.IndexByte(s, 0) < 0 && utf8.ValidString(s)
+}
+
+// jsonbHolds reports whether JSON text b, as json.Marshal wrote it, holds
+// neither U+0000, which JSONB refuses, nor the \ufffd escape by which
+// json.Marshal replaces an invalid UTF-8 byte (a valid U+FFFD it writes
+// as is, unescaped). Outside strings JSON has no backslash, and inside
+// them a backslash always starts an escape, so the scan is exact.
+func jsonbHolds(b []byte) bool {
+	for i := 0; i < len(b); i++ {
+		if b[i] != '\\' {
+			continue
+		}
+		if i+5 < len(b) && b[i+1] == 'u' {
+			if e := string(b[i+2 : i+6]); e == "0000" || e == "fffd" {
+				return false
+			}
+		}
+		i++ // the escaped character
+	}
+	return true
 }
 
 // nsCondLiteral is nsCond with the prefix written into the SQL text as
