@@ -44,6 +44,44 @@ type Stats struct {
 	Misses uint64
 	// Entries is the number of cached results.
 	Entries int
+	// Subject counts the Gets of items the inner store seals under a data
+	// subject's own keys (SubjectSealer), which the cache never keeps:
+	// each went to the inner store and is counted in Misses too.
+	Subject uint64
+}
+
+// SubjectSealer is implemented by stores that seal some items under a
+// data subject's own keys, so that destroying the keys erases them (the
+// store engine, and so every memvault store, with per-subject keys). New
+// looks for it in the inner store and in the stores under its wrappers
+// (each a store with an Unwrap() store.Store method, as audit.Store).
+//
+// The cache never keeps a result of such an item, the item or its
+// absence: a cached copy would outlive the subject's erasure by up to
+// MaxAge, in this process and in any other that had it cached, since only
+// the database and the key table know of an erasure and asking them is the
+// round trip a hit saves. Such Gets always reach the inner store, which
+// opens the value with the subject's key or fails once it is destroyed.
+type SubjectSealer interface {
+	// ItemHasSubject reports whether the item at ns/key is sealed under a
+	// data subject's keys.
+	ItemHasSubject(ns store.Namespace, key string) bool
+}
+
+// subjectSealerOf returns the first of st and the stores under its
+// wrappers that is a SubjectSealer, or nil.
+func subjectSealerOf(st store.Store) SubjectSealer {
+	for st != nil {
+		if s, ok := st.(SubjectSealer); ok {
+			return s
+		}
+		u, ok := st.(interface{ Unwrap() store.Store })
+		if !ok {
+			return nil
+		}
+		st = u.Unwrap()
+	}
+	return nil
 }
 
 // Cache is a store.Store that caches Get results of an inner store, as New
@@ -70,13 +108,16 @@ type cached struct {
 	maxAge time.Duration
 	now    func() time.Time
 	lru    *lru.Cache[cacheKey, entry]
+	// subjects tells the items of a data subject, which are never cached;
+	// nil when the inner store seals none (see SubjectSealer).
+	subjects SubjectSealer
 
 	// mu orders cache fills against invalidations: a fill started before a
 	// write (gen changed since) is dropped.
 	mu  sync.Mutex
 	gen uint64
 
-	hits, misses atomic.Uint64
+	hits, misses, subject atomic.Uint64
 	closed       atomic.Bool
 }
 
@@ -113,12 +154,12 @@ func New(inner store.Store, opt Options) (Cache, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cache: %w: %v", store.ErrInvalidArgument, err)
 	}
-	return wrap(&cached{inner: inner, maxAge: opt.MaxAge, now: opt.Now, lru: l}), nil
+	return wrap(&cached{inner: inner, maxAge: opt.MaxAge, now: opt.Now, lru: l, subjects: subjectSealerOf(inner)}), nil
 }
 
 // Stats returns the hit and miss counters.
 func (s *cached) Stats() Stats {
-	return Stats{Hits: s.hits.Load(), Misses: s.misses.Load(), Entries: s.lru.Len()}
+	return Stats{Hits: s.hits.Load(), Misses: s.misses.Load(), Entries: s.lru.Len(), Subject: s.subject.Load()}
 }
 
 // Purge drops every cached result.
@@ -141,7 +182,10 @@ func (s *cached) check(ctx context.Context) error {
 // Get that opts out of refreshing (WithRefreshTTL(false)) and only until it
 // expires: refreshing needs the inner store, and an expired item is never
 // served (the inner store does not serve it either).
-// Items without TTL and absences are served for up to MaxAge.
+// Items without TTL and absences are served for up to MaxAge. An item of
+// a data subject (SubjectSealer) is never cached, so never served from
+// the cache: only fills are checked, which keeps the check off the hit
+// path.
 func (s *cached) Get(ctx context.Context, ns store.Namespace, key string, opts ...store.GetOption) (*store.Item, error) {
 	if err := s.check(ctx); err != nil {
 		return nil, err
@@ -159,6 +203,10 @@ func (s *cached) Get(ctx context.Context, ns store.Namespace, key string, opts .
 		return items.CloneItem(e.item), nil
 	}
 	s.misses.Add(1)
+	if s.subjects != nil && s.subjects.ItemHasSubject(ns, key) {
+		s.subject.Add(1)
+		return s.inner.Get(ctx, ns, key, opts...)
+	}
 	s.mu.Lock()
 	gen := s.gen
 	s.mu.Unlock()

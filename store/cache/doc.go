@@ -13,6 +13,12 @@
 // process, or the inner store used directly) are seen after at most
 // Options.MaxAge. Search and ListNamespaces always go to the inner store.
 //
+// Erasure: an item the inner store seals under a data subject's own keys
+// (SubjectSealer: every memvault store with per-subject keys, found
+// through wrappers with an Unwrap method) is never cached, so after the
+// subject's erasure returns, in this process or another, no Get serves it;
+// such Gets cost what the inner store's Get does.
+//
 // TTLs: a Get that refreshes the TTL must reach the inner store, which
 // keeps the expiry. So an item with a TTL (Item.ExpiresAt set) is served
 // from the cache only to a Get with store.WithRefreshTTL(false), and only
