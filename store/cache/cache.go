@@ -118,7 +118,7 @@ type cached struct {
 	gen uint64
 
 	hits, misses, subject atomic.Uint64
-	closed       atomic.Bool
+	closed                atomic.Bool
 }
 
 // A cache of a store with every optional interface has them all
