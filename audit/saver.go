@@ -139,9 +139,27 @@ func (s *Saver) entry(ctx context.Context, op, thread string) (Entry, error) {
 				return Entry{}, err
 			}
 		}
-		e.KeyID = s.subjects.CurrentKeyID(e.Subject)
+		owner := e.Subject
+		if tk, ok := s.subjects.(threadKeySubjects); ok && op != OpCheckpointList {
+			// With subjects named in metadata a thread's values are
+			// sealed under keys of its own, bound or not: naming the
+			// master key (unbound) or the subject's key (bound) said
+			// the wrong key sealed them (session 33).
+			var err error
+			if owner, err = tk.ThreadKeySubject(ctx, thread); err != nil {
+				return Entry{}, err
+			}
+		}
+		e.KeyID = s.subjects.CurrentKeyID(owner)
 	}
 	return e, nil
+}
+
+// threadKeySubjects is implemented by Subjects whose threads may be
+// sealed under keys of their own (keys.Hierarchy: ThreadKeySubject names
+// whose keys seal a thread's values).
+type threadKeySubjects interface {
+	ThreadKeySubject(ctx context.Context, thread string) (string, error)
 }
 
 // metadataSubject names in e the subject md names, when subjects come
@@ -158,7 +176,7 @@ func (s *Saver) metadataSubject(e *Entry, md checkpointer.Metadata) {
 	}
 	sub := hs.Subjects()
 	if name := sub.MetadataSubject(md); name != "" && sub.CheckSubject(name) == nil {
-		e.Subject, e.KeyID = name, s.subjects.CurrentKeyID(name)
+		e.Subject = name // the thread's own keys seal it still (entry's KeyID)
 	}
 }
 
