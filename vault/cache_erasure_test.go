@@ -2,10 +2,12 @@ package vault
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
 	"github.com/memvault/memvault/memvaulttest/childproc"
+	"github.com/memvault/memvault/serde"
 	"github.com/memvault/memvault/store"
 	"github.com/memvault/memvault/store/cache"
 )
@@ -106,5 +108,57 @@ func TestCachedStoreServesNothingAfterForget(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestEngineValueCacheOpensNothingAfterForget (session 33, the brief's
+// "check!" of the engine's own LRU, MEMVAULT_CACHE_SIZE; held before):
+// a process whose store has read carol's item (the engine's cache of
+// opened values on, as on PostgreSQL by default) is handed her row back
+// after Forget(carol) — a restored backup of the row beside the live
+// process. The engine keeps no opened value of a subject, so the row is
+// opened with her keys, which are gone: serde.ErrDecrypt, never her text.
+func TestEngineValueCacheOpensNothingAfterForget(t *testing.T) {
+	ctx := context.Background()
+	carol := store.Namespace{"users", "carol"}
+	for _, backend := range []string{"sqlite", "postgres"} {
+		t.Run(backend, func(t *testing.T) {
+			c := subjectsConfigOn(t, backend == "postgres")
+			c.CacheSize = 100
+			h, err := Open(ctx, c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer h.Close()
+			if err := h.Store.Put(ctx, carol, "health", map[string]any{"text": "carol is allergic to peanuts"}); err != nil {
+				t.Fatal(err)
+			}
+			for range 2 {
+				if it, err := h.Store.Get(ctx, carol, "health"); err != nil || it == nil {
+					t.Fatalf("Get before the forget: %v, %v", it, err)
+				}
+			}
+			exec := func(q string) {
+				t.Helper()
+				if h.Pool != nil {
+					_, err = h.Pool.Exec(ctx, q)
+				} else {
+					db := openRaw(t, c.DBPath)
+					_, err = db.ExecContext(ctx, q)
+					db.Close()
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			exec(`CREATE TABLE saved_row AS SELECT * FROM store WHERE prefix = 'users.carol'`)
+			if _, err := h.Forget(ctx, "carol"); err != nil {
+				t.Fatal(err)
+			}
+			exec(`INSERT INTO store SELECT * FROM saved_row`)
+			if it, err := h.Store.Get(ctx, carol, "health"); !errors.Is(err, serde.ErrDecrypt) || it != nil {
+				t.Errorf("Get of carol's restored row after Forget(carol): %v, %v; want serde.ErrDecrypt", it, err)
+			}
+		})
 	}
 }
