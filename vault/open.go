@@ -1326,6 +1326,19 @@ func openKeys(ctx context.Context, c config.Config, h *Handle, pool *pgxpool.Poo
 		}
 		h.closers = append(h.closers, func() error { kp.Close(); return nil })
 		pool = kp
+	} else if pool != nil {
+		// The key table gets connections of its own even in the data's
+		// database: a copy of a thread seals its values inside the data
+		// transaction, and sealing may read or create keys; on the data
+		// pool, as many copies at once as it has connections each held
+		// one and waited for ever for another (session 33,
+		// TestConcurrentCopiesOnPostgreSQL: 8 copies on a pool of 4).
+		kp, err := pgxpool.NewWithConfig(ctx, pool.Config())
+		if err != nil {
+			return fmt.Errorf("vault: %s: %w", setting, err)
+		}
+		h.closers = append(h.closers, func() error { kp.Close(); return nil })
+		pool = kp
 	}
 	if pool == nil && c.KeyTable == "" && c.DBPath == sqliteMemory {
 		// A private in-memory database: its keys die with it too.
