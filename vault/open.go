@@ -1749,6 +1749,21 @@ func (h *Handle) subjectThreadIDs(ctx context.Context, subject string) ([]string
 		if ids, err = h.Keys.SubjectThreads(ctx, subject); err != nil {
 			return nil, err
 		}
+		named, err := h.metadataThreadIDs(ctx, sub.ThreadMetadataKey, subject)
+		if err != nil {
+			return nil, err
+		}
+		if len(named) > 0 {
+			bound := make(map[string]bool, len(ids))
+			for _, id := range ids {
+				bound[id] = true
+			}
+			for _, id := range named {
+				if !bound[id] {
+					ids = append(ids, id)
+				}
+			}
+		}
 	case sub.ThreadSeparator != "":
 		if rt, ok := wrapped[rowThreadIDs](h.Saver); ok {
 			// Every thread holding any row, a thread whose
