@@ -179,3 +179,41 @@ func TestImportFileChangedWhileRead(t *testing.T) {
 }
 
 func cloneBytes(b []byte) []byte { return append([]byte(nil), b...) }
+
+// plainSaver hides every optional interface of a saver: Import writes
+// through it line by line.
+type plainSaver struct{ checkpointer.Saver }
+
+// TestImportLineByLineFromFile: a saver that cannot import a thread as one
+// unit gets the lines as checked (held as text, not read again: a file
+// changed meanwhile could not be caught before its lines were written),
+// and every checkpoint arrives.
+func TestImportLineByLineFromFile(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "f.jsonl")
+	if err := os.WriteFile(path, bigFile(t, 4, 100), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	dst := savers()["memory"](t)
+	st, err := threadfile.Import(ctx, f, plainSaver{dst}, threadfile.ImportOptions{IntVersions: true})
+	if err != nil || st.Imported != 12 || st.Note == "" || len(st.Threads) != 4 {
+		t.Fatalf("line by line: %+v, %v", st, err)
+	}
+	for i := range 4 {
+		n := 0
+		for _, err := range dst.List(ctx, &checkpointer.Config{ThreadID: fmt.Sprintf("thread-%04d", i)}, checkpointer.ListOptions{}) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			n++
+		}
+		if n != 3 {
+			t.Errorf("thread %d: %d checkpoints, want 3", i, n)
+		}
+	}
+}
