@@ -213,7 +213,19 @@ func (in *Inspector) thread(r *http.Request) (string, any, error) {
 		}
 		v.Selected = cv
 	}
-	return "Thread " + printableText(id), v, nil
+	return titleID("Thread", id), v, nil
+}
+
+// titleID names an id in a page's title (and its heading): as
+// printableText shows it or, longer than checkpointer.MaxIDBytes (a thread
+// an earlier version stored, a lookup's key), by its length as the errors
+// name it (idName): a 64 KiB thread id made the title and the heading 64
+// KiB each.
+func titleID(what, id string) string {
+	if len(id) > checkpointer.MaxIDBytes {
+		return checkpointer.NameID(what, id)
+	}
+	return what + " " + printableText(id)
 }
 
 // cpHref links to checkpoint (ns, id) of the thread, keeping the page.

@@ -86,7 +86,7 @@ func (in *Inspector) find(r *http.Request) (*found, error) {
 		if it == nil {
 			return nil, fmt.Errorf("%w: no %s in %s", ErrNotFound, idName("memory", key), idName("namespace", nsText(ns)))
 		}
-		return &found{Title: "Memory " + printableText(key), What: "memory " + key, Where: "namespace " + nsText(ns),
+		return &found{Title: titleID("Memory", key), What: "memory " + key, Where: "namespace " + nsText(ns),
 			Back: in.link("/memories", nsQuery(ns)), Value: it.Value}, nil
 	}
 	cfg := checkpointer.Config{ThreadID: q.Get("thread"), CheckpointNS: q.Get("cpns"), CheckpointID: q.Get("cp")}

@@ -15,7 +15,10 @@
 // Import validates the whole file before it writes anything (ids, each on
 // one line only; versions, by the rule Put applies,
 // checkpointer.ValidateVersion; parents; values; ErrInvalidFile names the
-// line). A parent must be earlier in the file or in the target, unless the
+// line), reading it once to check it and again to write it: a file (an
+// io.ReadSeeker) is not held in memory, other readers' lines are held as
+// text, and a file that changed in between stops the import before the
+// thread that changed. A parent must be earlier in the file or in the target, unless the
 // export marked it missing (Line.ParentMissing: a thread whose oldest
 // checkpoints a retention sweep pruned), so a pruned thread moves as it is
 // while a file that lost its first lines is refused. Import writes each

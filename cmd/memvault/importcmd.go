@@ -236,17 +236,37 @@ func (t *newTarget) ImportThread(ctx context.Context, items []checkpointer.Impor
 }
 
 // lineCounter counts the non-empty lines read through it (the lines of a
-// thread file, which threadfile.Import reads whole before writing) and
+// thread file, which threadfile.Import checks whole before writing) and
 // stops the file at a line longer than max: the reader of the file never
-// holds more of a line than that, whatever the file.
+// holds more of a line than that, whatever the file. It seeks when the
+// file does, so that Import reads a file twice instead of holding it.
 type lineCounter struct {
-	r      io.Reader
-	max    int64
-	lines  int64 // non-empty lines, for progress
-	lineNo int64 // the line being read, 1-based, as threadfile numbers them
-	cur    int64 // bytes of the current line so far
-	inLine bool
-	err    error
+	r       io.Reader
+	max     int64
+	lines   int64 // non-empty lines, for progress
+	lineNo  int64 // the line being read, 1-based, as threadfile numbers them
+	cur     int64 // bytes of the current line so far
+	inLine  bool
+	counted bool // the file was read to its end once: lines is its count
+	err     error
+}
+
+// Seek implements io.Seeker when the file is one (a pipe is not: its Seek
+// fails, and Import keeps what it read). Reading starts again at a line's
+// start, as Import seeks, and the lines already counted are not counted
+// again.
+func (c *lineCounter) Seek(offset int64, whence int) (int64, error) {
+	s, ok := c.r.(io.Seeker)
+	if !ok {
+		return 0, errors.New("not seekable")
+	}
+	pos, err := s.Seek(offset, whence)
+	if err != nil || (offset == 0 && whence == io.SeekCurrent) {
+		return pos, err
+	}
+	c.counted = true
+	c.lineNo, c.cur, c.inLine = 0, 0, false
+	return pos, nil
 }
 
 func (c *lineCounter) Read(b []byte) (int, error) {
@@ -271,7 +291,9 @@ func (c *lineCounter) Read(b []byte) (int, error) {
 		}
 		if !c.inLine && ch != ' ' && ch != '\t' && ch != '\r' {
 			c.inLine = true
-			c.lines++
+			if !c.counted {
+				c.lines++
+			}
 		}
 	}
 	return n, err

@@ -357,9 +357,20 @@ func listThreads(ctx context.Context, out io.Writer, h *handle, asJSON bool, lim
 	fmt.Fprintf(out, "%-36s %11s  %-36s  %s\n", "THREAD", "CHECKPOINTS", "LATEST", "UPDATED")
 	for _, id := range order {
 		i := byID[id]
-		fmt.Fprintf(out, "%-36s %11d  %-36s  %s\n", printable(i.ThreadID), i.Checkpoints, printable(i.Latest), i.Updated)
+		fmt.Fprintf(out, "%-36s %11d  %-36s  %s\n", idCell("thread", i.ThreadID), i.Checkpoints, idCell("checkpoint", i.Latest), i.Updated)
 	}
 	return nil
+}
+
+// idCell is an id in a table: as printable shows it or, longer than
+// checkpointer.MaxIDBytes (a thread an earlier version stored), named by
+// its length as every other output names it (idName): a 64 KiB thread id
+// was one 64 KiB line of `threads list`. --json keeps ids exact.
+func idCell(what, id string) string {
+	if len(id) > checkpointer.MaxIDBytes {
+		return checkpointer.NameID(what, id)
+	}
+	return printable(id)
 }
 
 func parseSets(sets []string) (map[string]any, error) {

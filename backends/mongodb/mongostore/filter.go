@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 
@@ -18,8 +19,9 @@ import (
 // does (a string or boolean equals only itself; MongoDB also accepts an
 // array holding it, which the engine then rejects: the query may keep too
 // many items, never too few). Numbers, ordering operators, $ne, nested
-// values and keys MongoDB reads as paths ('.', a leading '$') are left to
-// the engine, which checks every item it is handed against the whole
+// values, keys MongoDB reads as paths ('.', a leading '$') and keys or
+// strings a BSON string cannot carry exactly (NUL, invalid UTF-8) are left
+// to the engine, which checks every item it is handed against the whole
 // filter anyway. Items whose value is stored as JSON text (memvault_value:
 // no exact BSON form, see plainBSON) always pass the query. The engine
 // pushes filters down only for a store without serializer.
@@ -38,7 +40,7 @@ func (t *tx) ScanFilter(ctx context.Context, prefix store.Namespace, now time.Ti
 func filterCond(filter map[string]any) bson.D {
 	var d bson.D
 	for k, c := range filter {
-		if k == "" || strings.ContainsAny(k, ".\x00") || k[0] == '$' {
+		if k == "" || strings.ContainsAny(k, ".\x00") || k[0] == '$' || !utf8.ValidString(k) {
 			continue
 		}
 		if ops, ok := c.(map[string]any); ok {
@@ -51,7 +53,9 @@ func filterCond(filter map[string]any) bson.D {
 		}
 		switch v := c.(type) {
 		case string:
-			if strings.IndexByte(v, 0) < 0 {
+			// BSON strings are UTF-8: a server that checks would refuse
+			// the whole search, one that repairs would compare U+FFFD.
+			if strings.IndexByte(v, 0) < 0 && utf8.ValidString(v) {
 				d = append(d, bson.E{Key: fValue + "." + k, Value: v})
 			}
 		case bool:
