@@ -1186,8 +1186,22 @@ func openAudit(ctx context.Context, c config.Config, h *Handle) error {
 		}
 		table = t
 	}
+	// The trail's keys derive from LANGGRAPH_AES_KEY, which Validate
+	// requires with MEMVAULT_AUDIT even when values are written in
+	// plaintext (MEMVAULT_ENCRYPTION=off), where the handle has no keyring.
+	ring := h.Keyring
+	if ring == nil {
+		r, err := c.Keyring()
+		if err != nil {
+			return fmt.Errorf("vault: MEMVAULT_AUDIT: %w", err)
+		}
+		if r == nil {
+			return fmt.Errorf("vault: MEMVAULT_AUDIT needs LANGGRAPH_AES_KEY: %w", config.ErrMissingSetting)
+		}
+		ring = r
+	}
 	var ks [][]byte
-	for _, k := range h.Keyring.Keys() {
+	for _, k := range ring.Keys() {
 		ak, err := keys.DeriveAuditKey(k)
 		if err != nil {
 			return err
@@ -1206,7 +1220,7 @@ func openAudit(ctx context.Context, c config.Config, h *Handle) error {
 	if err != nil {
 		return fmt.Errorf("vault: %w", err)
 	}
-	var subjects audit.Subjects = masterSubjects(h.Keyring.Primary().ID().String())
+	var subjects audit.Subjects = masterSubjects(ring.Primary().ID().String())
 	if h.Keys != nil {
 		subjects = h.Keys
 	}
