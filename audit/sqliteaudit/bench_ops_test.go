@@ -3,6 +3,7 @@ package sqliteaudit_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -39,7 +40,7 @@ func BenchmarkAuditedOps(b *testing.B) {
 func benchAuditedOp(b *testing.B, op string, conc int, mode string) {
 	ctx := audit.WithPrincipal(context.Background(), "bench")
 	path := filepath.Join(b.TempDir(), "data.db")
-	inner, err := sqlitesaver.Open(ctx, path, sqlitesaver.Options{})
+	inner, err := sqlitesaver.Open(ctx, path, sqlitesaver.Options{NoMmap: os.Getenv("MEMVAULT_BENCH_MMAP") == ""})
 	if err != nil {
 		b.Fatal(err)
 	}
