@@ -26,7 +26,7 @@ func addGrouped(ctx context.Context, env *cpEnv) error {
 		}
 		env.savers[groupedMode] = s
 	case env.path != "":
-		s, err := sqlitesaver.Open(ctx, env.path, sqlitesaver.Options{Serde: enc.Serde(), GroupCommit: groupCommit(groupedMode)})
+		s, err := sqlitesaver.Open(ctx, env.path, sqlitesaver.Options{Serde: enc.Serde(), GroupCommit: groupCommit(groupedMode), NoMmap: true})
 		if err != nil {
 			return err
 		}

@@ -908,7 +908,7 @@ func openSQLiteEnv(ctx context.Context, path string, modes []string, sers map[st
 		}
 	}
 	for _, mode := range modes {
-		s, err := sqlitesaver.Open(ctx, path, sqlitesaver.Options{Serde: sers[mode]})
+		s, err := sqlitesaver.Open(ctx, path, sqlitesaver.Options{Serde: sers[mode], NoMmap: true})
 		if err != nil {
 			env.close()
 			return nil, err

@@ -17,9 +17,11 @@ const sqliteDriver = "sqlite"
 // sqlitePools is the raw baselines' connection to a SQLite file: a writer
 // pool of one connection whose transactions BEGIN IMMEDIATE and a pool of
 // read-only connections, with the pragmas memvault's SQLite drivers use
-// (WAL, synchronous NORMAL, 64 MiB mmap, secure_delete: see
-// internal/sqlitedb in the library module, which the CLI's module may not
-// import). Keep the two in step, so the baselines measure the same SQLite.
+// (WAL, synchronous NORMAL, secure_delete: see internal/sqlitedb in the
+// library module, which the CLI's module may not import), and no memory
+// map, as a vault opens its file (sqlitesaver.Options.NoMmap; the bench's
+// savers do too). Keep the two in step, so the baselines measure the same
+// SQLite.
 type sqlitePools struct {
 	w, r *sql.DB
 }
@@ -27,7 +29,7 @@ type sqlitePools struct {
 // openSQLitePools opens path, creating the file if needed.
 func openSQLitePools(ctx context.Context, path string) (*sqlitePools, error) {
 	base := path + "?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)" +
-		"&_pragma=synchronous(NORMAL)&_pragma=mmap_size(67108864)&_pragma=temp_store(MEMORY)&_pragma=secure_delete(1)"
+		"&_pragma=synchronous(NORMAL)&_pragma=mmap_size(0)&_pragma=temp_store(MEMORY)&_pragma=secure_delete(1)"
 	w, err := sql.Open(sqliteDriver, base+"&_txlock=immediate")
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
