@@ -177,6 +177,7 @@ func openFile(abs string, opts Options) (*shared, error) {
 		// re-encryption or a deletion does not leave the old ciphertext
 		// (or plaintext) in free pages for whoever copies the file.
 		"&_pragma=secure_delete(1)"
+	createPrivate(abs)
 	w, err := sql.Open(DriverName, base+"&_txlock=immediate")
 	if err != nil {
 		return nil, fmt.Errorf("sqlitedb: open %s: %w", abs, err)
@@ -208,6 +209,21 @@ func openFile(abs string, opts Options) (*shared, error) {
 		return nil, fmt.Errorf("sqlitedb: open %s: %w", abs, err)
 	}
 	return &shared{w: w, r: r, sem: make(chan struct{}, 1), immediate: true, owned: true}, nil
+}
+
+// createPrivate creates the database file at abs, empty and readable by
+// its owner only (0600, or less under the process's umask), when there is
+// none: SQLite would create it 0644 under the usual umask 022, readable by
+// every user of the machine, and it holds metadata in the clear, wrapped
+// keys (the key table) or the audit trail. SQLite gives the -wal and -shm
+// files it creates beside it the database file's mode. An existing file
+// keeps the mode its owner gave it. Errors are left to SQLite's open,
+// which reports them (see whyNotOpened).
+func createPrivate(abs string) {
+	f, err := os.OpenFile(abs, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if err == nil {
+		f.Close()
+	}
 }
 
 // whyNotOpened says what the file system tells of a path SQLite could not

@@ -5,9 +5,11 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 )
 
@@ -73,6 +75,52 @@ func TestOpenNoMmap(t *testing.T) {
 		if err := db.Close(); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// TestCreatedFilesPrivate: a database file Open creates, and the -wal and
+// -shm files SQLite creates beside it, are readable by their owner only
+// (they were 0644 under umask 022 before); a file that exists keeps the
+// mode its owner chose.
+func TestCreatedFilesPrivate(t *testing.T) {
+	old := syscall.Umask(0o022)
+	defer syscall.Umask(old)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "agent.db")
+	db, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Write(context.Background(), func(tx *sql.Tx) error {
+		_, err := tx.Exec("CREATE TABLE t (v TEXT); INSERT INTO t VALUES ('x')")
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"agent.db", "agent.db-wal", "agent.db-shm"} {
+		fi, err := os.Stat(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m := fi.Mode().Perm(); m != 0o600 {
+			t.Errorf("%s: mode %v, want -rw-------", name, m)
+		}
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	shared := filepath.Join(dir, "shared.db")
+	if err := os.WriteFile(shared, nil, 0o640); err != nil {
+		t.Fatal(err)
+	}
+	db, err = Open(shared, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if fi, err := os.Stat(shared); err != nil || fi.Mode().Perm() != 0o640 {
+		t.Fatalf("existing file: %v, %v; want its mode -rw-r----- kept", fi.Mode().Perm(), err)
 	}
 }
 
