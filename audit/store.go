@@ -40,6 +40,11 @@ func NewStore(inner store.Store, trail *Trail, subjects Subjects) store.Store {
 // Unwrap returns the store Store audits.
 func (s *Store) Unwrap() store.Store { return s.inner }
 
+// RecordsReads reports true: every read is recorded before it is answered.
+// A read-through cache (store/cache) over s therefore keeps nothing, since
+// a hit would be a read without its record (cache.ReadRecorder).
+func (s *Store) RecordsReads() bool { return true }
+
 // EmbedderName implements store.EmbedderNamer with the audited store's
 // answer ("", false when it cannot tell); naming the embedder reads no
 // item, so nothing is recorded. It is always there (not one of the

@@ -17,14 +17,13 @@ import (
 // "forgotten".
 func TestCacheErasureChild(t *testing.T) {
 	var arg struct {
-		RC         raceConfig
-		AuditTable string
+		RC raceConfig
 	}
 	if !childproc.Arg(t, &arg) {
 		t.Skip("a child process of TestCachedStoreServesNothingAfterForget")
 	}
 	c := arg.RC.config()
-	c.Embeddings, c.Audit, c.AuditTable = "none", true, arg.AuditTable
+	c.Embeddings = "none"
 	h, err := Open(context.Background(), c)
 	if err != nil {
 		t.Fatal(err)
@@ -42,8 +41,7 @@ func TestCacheErasureChild(t *testing.T) {
 // Forget(carol) returned — through the same handle, and in a process
 // that had it cached when another process forgot her. The cache now
 // never keeps an item the inner store seals under a data subject's keys
-// (cache.SubjectSealer, found under the audit decorator); an item of no
-// subject is still served from it.
+// (cache.SubjectSealer); an item of no subject is still served from it.
 func TestCachedStoreServesNothingAfterForget(t *testing.T) {
 	ctx := context.Background()
 	carol, shared := store.Namespace{"users", "carol"}, store.Namespace{"shared"}
@@ -51,7 +49,9 @@ func TestCachedStoreServesNothingAfterForget(t *testing.T) {
 		for _, where := range []string{"same handle", "other process"} {
 			t.Run(backend+"/"+where, func(t *testing.T) {
 				c := subjectsConfigOn(t, backend == "postgres")
-				c.Audit = true // the cache finds the store under the audit decorator
+				// Audit off: over the audited store the cache keeps
+				// nothing at all (cache.ReadRecorder, audit's
+				// TestCacheOverAuditedStoreRecordsEveryRead).
 				h, err := Open(ctx, c)
 				if err != nil {
 					t.Fatal(err)
@@ -83,9 +83,8 @@ func TestCachedStoreServesNothingAfterForget(t *testing.T) {
 					}
 				} else {
 					child := childproc.Start(t, "TestCacheErasureChild", struct {
-						RC         raceConfig
-						AuditTable string
-					}{raceConfig{DB: c.DBPath, DSN: c.DSN, KeyTable: c.KeyTable}, c.AuditTable})
+						RC raceConfig
+					}{raceConfig{DB: c.DBPath, DSN: c.DSN, KeyTable: c.KeyTable}})
 					select {
 					case l, ok := <-child.Lines:
 						if !ok || l != "forgotten" {

@@ -68,6 +68,34 @@ type SubjectSealer interface {
 	ItemHasSubject(ns store.Namespace, key string) bool
 }
 
+// ReadRecorder is implemented by stores that record every read in an
+// audit trail before they answer (audit.Store). New looks for it as for
+// SubjectSealer. A result served from the cache would be a read with no
+// record, so over such a store the cache keeps nothing: every Get goes to
+// the store and is recorded. To cache audited reads, put the cache under
+// the audit decorator (audit.NewStore(cache.New(inner, …), …)), where
+// each Get is recorded and then answered by the cache.
+type ReadRecorder interface {
+	// RecordsReads reports whether every read is recorded.
+	RecordsReads() bool
+}
+
+// recordsReads reports whether st or a store under its wrappers records
+// every read (ReadRecorder).
+func recordsReads(st store.Store) bool {
+	for st != nil {
+		if r, ok := st.(ReadRecorder); ok && r.RecordsReads() {
+			return true
+		}
+		u, ok := st.(interface{ Unwrap() store.Store })
+		if !ok {
+			return false
+		}
+		st = u.Unwrap()
+	}
+	return false
+}
+
 // subjectSealerOf returns the first of st and the stores under its
 // wrappers that is a SubjectSealer, or nil.
 func subjectSealerOf(st store.Store) SubjectSealer {
@@ -111,6 +139,9 @@ type cached struct {
 	// subjects tells the items of a data subject, which are never cached;
 	// nil when the inner store seals none (see SubjectSealer).
 	subjects SubjectSealer
+	// passThrough is set over a store that records every read
+	// (ReadRecorder): nothing is cached, every Get reaches it.
+	passThrough bool
 
 	// mu orders cache fills against invalidations: a fill started before a
 	// write (gen changed since) is dropped.
@@ -154,7 +185,7 @@ func New(inner store.Store, opt Options) (Cache, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cache: %w: %v", store.ErrInvalidArgument, err)
 	}
-	return wrap(&cached{inner: inner, maxAge: opt.MaxAge, now: opt.Now, lru: l, subjects: subjectSealerOf(inner)}), nil
+	return wrap(&cached{inner: inner, maxAge: opt.MaxAge, now: opt.Now, lru: l, subjects: subjectSealerOf(inner), passThrough: recordsReads(inner)}), nil
 }
 
 // Stats returns the hit and miss counters.
@@ -182,7 +213,8 @@ func (s *cached) check(ctx context.Context) error {
 // Get that opts out of refreshing (WithRefreshTTL(false)) and only until it
 // expires: refreshing needs the inner store, and an expired item is never
 // served (the inner store does not serve it either).
-// Items without TTL and absences are served for up to MaxAge. An item of
+// Items without TTL and absences are served for up to MaxAge. Over a
+// store that records every read (ReadRecorder) nothing is cached. An item of
 // a data subject (SubjectSealer) is never cached, so never served from
 // the cache: only fills are checked, which keeps the check off the hit
 // path.
@@ -203,6 +235,9 @@ func (s *cached) Get(ctx context.Context, ns store.Namespace, key string, opts .
 		return items.CloneItem(e.item), nil
 	}
 	s.misses.Add(1)
+	if s.passThrough {
+		return s.inner.Get(ctx, ns, key, opts...)
+	}
 	if s.subjects != nil && s.subjects.ItemHasSubject(ns, key) {
 		s.subject.Add(1)
 		return s.inner.Get(ctx, ns, key, opts...)

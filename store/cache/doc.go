@@ -19,6 +19,10 @@
 // subject's erasure returns, in this process or another, no Get serves it;
 // such Gets cost what the inner store's Get does.
 //
+// Audit: over a store that records every read (ReadRecorder, as
+// audit.Store) the cache keeps nothing, since a hit would be a read with no
+// record; put the cache under the audit decorator to cache audited reads.
+//
 // TTLs: a Get that refreshes the TTL must reach the inner store, which
 // keeps the expiry. So an item with a TTL (Item.ExpiresAt set) is served
 // from the cache only to a Get with store.WithRefreshTTL(false), and only

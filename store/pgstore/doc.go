@@ -136,8 +136,8 @@
 // embeddings.Cached). The store itself always reads the database, so it is
 // never stale, even with other processes writing; for reads that skip the
 // round trip, with staleness bounded by its MaxAge, wrap it in store/cache
-// (cache.New(s, cache.Options{Now: sameClock})), which the config package
-// does. With a TTLConfig,
+// (cache.New(s, cache.Options{Now: sameClock})); neither the config
+// package nor vault.Open does that for you. With a TTLConfig,
 // Get and Search restart the TTL of what they return (unless refresh on read
 // is off), omit_expired hides expired items from every read, and a sweeper
 // goroutine deletes expired items every SweepInterval until Close. TTLs are
