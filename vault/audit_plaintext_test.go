@@ -3,6 +3,7 @@ package vault
 import (
 	"testing"
 
+	"github.com/memvault/memvault/audit"
 	"github.com/memvault/memvault/config"
 )
 
@@ -10,7 +11,8 @@ import (
 // plaintext on purpose (MEMVAULT_ENCRYPTION=off with LANGGRAPH_AES_KEY
 // set, which the trail is chained under) opened with a nil keyring and
 // panicked in Open (found by session 33's attack review). Its records are
-// chained under the configured key and verify, on SQLite and PostgreSQL.
+// chained under the configured key and verify, on SQLite and PostgreSQL,
+// and name no sealing key: none sealed the values.
 func TestAuditedPlaintextOpens(t *testing.T) {
 	for name, mk := range auditedConfigs(t) {
 		t.Run(name, func(t *testing.T) {
@@ -23,6 +25,19 @@ func TestAuditedPlaintextOpens(t *testing.T) {
 			}
 			if n < 3 {
 				t.Fatalf("verify: %d records, want at least the 3 operations'", n)
+			}
+			h, err := Open(t.Context(), c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer h.Close()
+			if err := h.Audit.Records(t.Context(), audit.Filter{}, func(r audit.Record) error {
+				if r.KeyID != "" {
+					t.Errorf("%s %s recorded under key %q: no key sealed these plaintext values", r.Op, r.Target, r.KeyID)
+				}
+				return nil
+			}); err != nil {
+				t.Fatal(err)
 			}
 		})
 	}

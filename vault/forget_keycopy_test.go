@@ -107,3 +107,57 @@ func BenchmarkMetadataThreadIDs(b *testing.B) {
 		})
 	}
 }
+
+// TestForgetMetadataScanExact (session 33 review of the metadata scan
+// above): on PostgreSQL with MEMVAULT_SCHEMA set the scan read a bare
+// "checkpoints" the pool's search_path does not name, so Forget destroyed
+// the keys and then failed, every rerun alike; it matched the number 42
+// as the subject "42" (SQLite and keys.BindThread take strings only); and
+// it deleted a thread the key table binds to another subject whose
+// metadata, written by another writer, names the one forgotten.
+func TestForgetMetadataScanExact(t *testing.T) {
+	ctx := context.Background()
+	for _, backend := range []string{"sqlite", "postgres"} {
+		t.Run(backend, func(t *testing.T) {
+			c := subjectsConfigOn(t, backend == "postgres")
+			c.Subjects.ThreadSeparator, c.Subjects.ThreadMetadataKey = "", "user_id"
+			table := "checkpoints"
+			if backend == "postgres" {
+				c.Schema = fmt.Sprintf("app_%d", time.Now().UnixNano())
+				table = c.Schema + ".checkpoints"
+			}
+			h, err := Open(ctx, c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer h.Close()
+			s29Put(ctx, t, h, "carol-visit", "", "carol's notes", checkpointer.Metadata{"user_id": "carol"})
+			s29Put(ctx, t, h, "dave-visit", "", "dave's notes", checkpointer.Metadata{"user_id": "dave"})
+			s29Put(ctx, t, h, "numbered", "", "nobody's notes", nil)
+			// Another writer of the shared table: metadata naming carol
+			// on dave's thread, and a number for a subject.
+			dataSQL(t, c, `UPDATE `+table+` SET metadata = '{"user_id": "carol"}' WHERE thread_id = 'dave-visit'`)
+			dataSQL(t, c, `UPDATE `+table+` SET metadata = '{"user_id": 42}' WHERE thread_id = 'numbered'`)
+			if r, err := h.Forget(ctx, "42"); err != nil || r.Threads != 0 {
+				t.Errorf("Forget(42), a number in metadata: %d threads deleted, %v; want 0", r.Threads, err)
+			}
+			r, err := h.Forget(ctx, "carol")
+			if err != nil {
+				t.Fatalf("Forget(carol): %v", err)
+			}
+			if r.Threads != 1 {
+				t.Errorf("Forget(carol) deleted %d threads, want 1 (carol-visit)", r.Threads)
+			}
+			left := map[string]bool{}
+			for th, err := range h.Saver.(checkpointer.ThreadLister).ListThreads(ctx) {
+				if err != nil {
+					t.Fatal(err)
+				}
+				left[th.ThreadID] = true
+			}
+			if len(left) != 2 || !left["dave-visit"] || !left["numbered"] {
+				t.Errorf("threads left after Forget(carol): %v, want dave-visit and numbered", left)
+			}
+		})
+	}
+}

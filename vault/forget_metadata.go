@@ -23,7 +23,15 @@ import (
 func (h *Handle) metadataThreadIDs(ctx context.Context, key, subject string) ([]string, error) {
 	switch {
 	case h.Pool != nil:
-		rows, err := h.Pool.Query(ctx, `SELECT DISTINCT thread_id FROM checkpoints WHERE metadata ->> $1::text = $2::text`, key, subject)
+		// The saver's table, in MEMVAULT_SCHEMA when one is set (the
+		// pool's search_path does not name it), and a string-exact match
+		// (`->>` would read the number 42 as the subject "42"; SQLite's
+		// scan below takes text only, as keys.BindThread does).
+		table := "checkpoints"
+		if h.schema != "" {
+			table = pgx.Identifier{h.schema, "checkpoints"}.Sanitize()
+		}
+		rows, err := h.Pool.Query(ctx, `SELECT DISTINCT thread_id FROM `+table+` WHERE metadata @> jsonb_build_object($1::text, $2::text)`, key, subject)
 		if err != nil {
 			return nil, fmt.Errorf("list threads by metadata: %w", err)
 		}

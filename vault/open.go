@@ -1220,7 +1220,13 @@ func openAudit(ctx context.Context, c config.Config, h *Handle) error {
 	if err != nil {
 		return fmt.Errorf("vault: %w", err)
 	}
-	var subjects audit.Subjects = masterSubjects(ring.Primary().ID().String())
+	// Records name the key that sealed the values: none when they are
+	// written in plaintext (the trail's key seals nothing).
+	sealing := ""
+	if h.Keyring != nil {
+		sealing = h.Keyring.Primary().ID().String()
+	}
+	var subjects audit.Subjects = masterSubjects(sealing)
 	if h.Keys != nil {
 		subjects = h.Keys
 	}
@@ -1773,7 +1779,17 @@ func (h *Handle) subjectThreadIDs(ctx context.Context, subject string) ([]string
 				bound[id] = true
 			}
 			for _, id := range named {
-				if !bound[id] {
+				if bound[id] {
+					continue
+				}
+				// A thread the key table binds to another subject is
+				// that subject's (its metadata was written by another
+				// writer, or before a rebinding): not this forget's.
+				owner, err := h.Keys.ThreadSubject(ctx, id)
+				if err != nil {
+					return nil, err
+				}
+				if owner == "" || owner == subject {
 					ids = append(ids, id)
 				}
 			}
