@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/memvault/memvault/checkpointer"
+	"github.com/memvault/memvault/keys"
 	"github.com/memvault/memvault/memvaulttest/pgtest"
 )
 
@@ -157,6 +158,69 @@ func TestForgetMetadataScanExact(t *testing.T) {
 			}
 			if len(left) != 2 || !left["dave-visit"] || !left["numbered"] {
 				t.Errorf("threads left after Forget(carol): %v, want dave-visit and numbered", left)
+			}
+		})
+	}
+}
+
+// TestForgetDestroysKeysOfThreadBoundInACopy (session 33 review): a
+// thread that ran anonymously on the live key table — its values sealed
+// under a key of its own there — then was bound to carol by a process on
+// a copy of the key table. Forget(carol) deleted its rows but kept its own
+// key (the live table bound it to no one), so a backup of the data from
+// before the forget still opened its anonymous checkpoint. Forget now
+// binds such a thread to carol in the live table before destroying her
+// keys, and its own key goes with hers.
+func TestForgetDestroysKeysOfThreadBoundInACopy(t *testing.T) {
+	ctx := context.Background()
+	for _, backend := range []string{"sqlite", "postgres"} {
+		t.Run(backend, func(t *testing.T) {
+			live, onCopy, makeCopy := guardConfigsOn(t, backend == "postgres", false, false)
+			for _, c := range []*struct{ sep, md *string }{{&live.Subjects.ThreadSeparator, &live.Subjects.ThreadMetadataKey},
+				{&onCopy.Subjects.ThreadSeparator, &onCopy.Subjects.ThreadMetadataKey}} {
+				*c.sep, *c.md = "", "user_id"
+			}
+			h, err := Open(ctx, live)
+			if err != nil {
+				t.Fatal(err)
+			}
+			first := s29Put(ctx, t, h, "visit", "", "anonymous notes", nil)
+			h.Close()
+			makeCopy()
+			stale, err := Open(ctx, onCopy)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer stale.Close()
+			s29Put(ctx, t, stale, "visit", first, "carol notes", checkpointer.Metadata{"user_id": "carol"})
+			if h, err = Open(ctx, live); err != nil {
+				t.Fatal(err)
+			}
+			defer h.Close()
+			// The thread's own keys in the live table: KeyPage lists from
+			// (owner, 0) on, in order.
+			owner := keys.ThreadKeyOwner("visit")
+			ownKeys := func() int {
+				ks, err := h.Keys.KeyPage(ctx, owner, 0, 100)
+				if err != nil {
+					t.Fatal(err)
+				}
+				n := 0
+				for _, k := range ks {
+					if k.Subject == owner {
+						n++
+					}
+				}
+				return n
+			}
+			if n := ownKeys(); n == 0 {
+				t.Fatal("the anonymous thread has no key of its own in the live table before the forget")
+			}
+			if _, err := h.Forget(ctx, "carol"); err != nil {
+				t.Fatal(err)
+			}
+			if n := ownKeys(); n != 0 {
+				t.Errorf("after Forget(carol) the live table keeps %d keys of the thread bound to her in a copy: a backup from before opens its anonymous checkpoint", n)
 			}
 		})
 	}

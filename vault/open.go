@@ -1654,8 +1654,48 @@ func (h *Handle) beginErasure(ctx context.Context, subject string, held *heldLoc
 			return keys.Erasure{}, 0, h.lockLost(subject, err)
 		}
 	}
+	if err := h.bindNamedThreads(ctx, subject); err != nil {
+		return keys.Erasure{}, intent, err
+	}
 	e, err := h.Keys.StartErasure(ctx, subject)
 	return e, intent, err
+}
+
+// bindNamedThreads binds to subject, in the live key table, every thread
+// it binds to no one whose checkpoint metadata names subject (subjects by
+// metadata only), before the erasure destroys the keys of the threads
+// bound to subject. Such a thread ran here anonymously (its values sealed
+// under a key of its own in this table) and was bound to subject by a
+// process on a copy of the key table: unbound here, its own key would
+// outlive the erasure, and a backup from before it would still open the
+// thread's anonymous checkpoints. A rerun after the keys were destroyed
+// finds subject erased (keys.ErrSubjectErased) and binds nothing more.
+func (h *Handle) bindNamedThreads(ctx context.Context, subject string) error {
+	sub := h.Keys.Subjects()
+	if sub.ThreadMetadataKey == "" {
+		return nil
+	}
+	named, err := h.metadataThreadIDs(ctx, sub.ThreadMetadataKey, subject)
+	if err != nil {
+		return fmt.Errorf("vault: forget %q: %w", subject, err)
+	}
+	for _, id := range named {
+		owner, err := h.Keys.ThreadSubject(ctx, id)
+		if err != nil {
+			return fmt.Errorf("vault: forget %q: %w", subject, err)
+		}
+		if owner != "" {
+			continue
+		}
+		err = h.Keys.BindThreadTo(ctx, id, subject)
+		if errors.Is(err, keys.ErrSubjectErased) {
+			return nil
+		}
+		if err != nil && !errors.Is(err, keys.ErrSubjectMismatch) {
+			return fmt.Errorf("vault: forget %q: %w", subject, err)
+		}
+	}
+	return nil
 }
 
 // lockLost is the error of a Forget of subject that lost its erasure
