@@ -7,9 +7,22 @@ import (
 	"time"
 
 	"github.com/memvault/memvault/checkpointer"
+	"github.com/memvault/memvault/config"
 	"github.com/memvault/memvault/keys"
 	"github.com/memvault/memvault/memvaulttest/pgtest"
 )
+
+// metadataCopyConfigs is guardConfigsOn with subjects named in checkpoint
+// metadata ("user_id"): a live configuration, one on a copy of its key
+// table, and the function that makes the copy.
+func metadataCopyConfigs(t *testing.T, pg bool) (live, onCopy config.Config, makeCopy func()) {
+	t.Helper()
+	live, onCopy, makeCopy = guardConfigsOn(t, pg, false, false)
+	for _, c := range []*config.Config{&live, &onCopy} {
+		c.Subjects.ThreadSeparator, c.Subjects.ThreadMetadataKey = "", "user_id"
+	}
+	return live, onCopy, makeCopy
+}
 
 // TestForgetReachesThreadBoundInAKeyTableCopy (session 33, the carried
 // note "key-table-copy binding invisible to forget", stated in the README
@@ -25,11 +38,7 @@ func TestForgetReachesThreadBoundInAKeyTableCopy(t *testing.T) {
 	ctx := context.Background()
 	for _, backend := range []string{"sqlite", "postgres"} {
 		t.Run(backend, func(t *testing.T) {
-			live, onCopy, makeCopy := guardConfigsOn(t, backend == "postgres", false, false)
-			for _, c := range []*struct{ sep, md *string }{{&live.Subjects.ThreadSeparator, &live.Subjects.ThreadMetadataKey},
-				{&onCopy.Subjects.ThreadSeparator, &onCopy.Subjects.ThreadMetadataKey}} {
-				*c.sep, *c.md = "", "user_id"
-			}
+			live, onCopy, makeCopy := metadataCopyConfigs(t, backend == "postgres")
 			h, err := Open(ctx, live)
 			if err != nil {
 				t.Fatal(err)
@@ -175,11 +184,7 @@ func TestForgetDestroysKeysOfThreadBoundInACopy(t *testing.T) {
 	ctx := context.Background()
 	for _, backend := range []string{"sqlite", "postgres"} {
 		t.Run(backend, func(t *testing.T) {
-			live, onCopy, makeCopy := guardConfigsOn(t, backend == "postgres", false, false)
-			for _, c := range []*struct{ sep, md *string }{{&live.Subjects.ThreadSeparator, &live.Subjects.ThreadMetadataKey},
-				{&onCopy.Subjects.ThreadSeparator, &onCopy.Subjects.ThreadMetadataKey}} {
-				*c.sep, *c.md = "", "user_id"
-			}
+			live, onCopy, makeCopy := metadataCopyConfigs(t, backend == "postgres")
 			h, err := Open(ctx, live)
 			if err != nil {
 				t.Fatal(err)
