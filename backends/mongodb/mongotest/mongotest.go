@@ -61,7 +61,10 @@ func (s *Server) start() error {
 	build.Dir = filepath.Dir(file)
 	// The server is built as a program, never with the tests' -race.
 	build.Env = append(os.Environ(), "GOFLAGS=")
-	if out, err := build.CombinedOutput(); err != nil {
+	unlock := lockBuild()
+	out, err := build.CombinedOutput()
+	unlock()
+	if err != nil {
 		return fmt.Errorf("go build ./ferretsrv: %w\n%s", err, out)
 	}
 	data := filepath.Join(s.dir, "data")
