@@ -130,3 +130,42 @@ func TestPutArgsBytes(t *testing.T) {
 		})
 	}
 }
+
+// TestWriteArgsBytes: writesBatch's arguments, written into one buffer,
+// are the bytes of the parts it built one by one before (nsID,
+// writeField, packWrite), a nil Data included, and it allocates a few
+// times whatever the number of writes.
+func TestWriteArgsBytes(t *testing.T) {
+	s, err := New(redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"}), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := s.d
+	w := &checkpointer.WriteRows{Thread: "t", NS: "ns", Checkpoint: "1f0c-1", Task: "task-9", Path: "~__pregel_pull, agent",
+		Rows: []checkpointer.WriteRow{{Idx: 0, Channel: "messages", Type: "json", Data: []byte(`[1]`)},
+			{Idx: -1, Channel: "__error__", Type: "json"}, {Idx: 12345, Channel: "c", Type: "bytes", Data: make([]byte, 300)}}}
+	for _, single := range []bool{true, false} {
+		d.single = single
+		b := d.writesBatch(w)
+		index := ""
+		if single {
+			index = w.Thread
+		}
+		want := []string{nsID(w.NS, w.Checkpoint), index, "0"}
+		for _, r := range w.Rows {
+			want = append(want, writeField(w.Task, r.Idx), string(packWrite(w.Path, r)))
+		}
+		got := make([]string, 0, len(b.args)-3)
+		for _, a := range b.args[3:] {
+			got = append(got, *a.(*string))
+		}
+		if !slices.Equal(got, want) || b.args[2] != 0 {
+			t.Fatalf("single %v: arguments %v %q, want 0 %q", single, b.args[2], got, want)
+		}
+	}
+	n := testing.AllocsPerRun(100, func() { d.writesBatch(w) })
+	t.Logf("writesBatch: %v allocations", n)
+	if n > 8 {
+		t.Fatalf("writesBatch made %v allocations, want at most 8", n)
+	}
+}

@@ -966,9 +966,36 @@ func (d *driver) writesBatch(w *checkpointer.WriteRows) *batch {
 	for _, r := range w.Rows {
 		size += len(r.Data)
 	}
-	b.args = make([]any, 2, 6+2*len(w.Rows))
-	b.args = append(b.args, upsert, nsID(w.NS, w.Checkpoint), index, "0")
-	if size > d.bigWrites {
+	big := size > d.bigWrites
+	// The arguments are substrings of one buffer, passed as *string (see
+	// putBatch).
+	var a argBuf
+	nr := len(w.Rows)
+	if big {
+		nr = 0 // the writes go as plain commands (below)
+	}
+	n := len(w.NS) + 1 + len(w.Checkpoint)
+	for _, r := range w.Rows[:nr] {
+		n += len(w.Task) + 21 + partLen(len(w.Path)) + partLen(len(r.Channel)) + partLen(len(r.Type)) + partLen(len(r.Data))
+	}
+	a.grow(n, 3+2*nr)
+	a.buf = append(append(append(a.buf, w.NS...), sep...), w.Checkpoint...) // nsID(w.NS, w.Checkpoint)
+	a.end()
+	a.add(index)
+	a.add("0")
+	for _, r := range w.Rows[:nr] {
+		a.buf = strconv.AppendInt(append(append(a.buf, w.Task...), sep...), int64(r.Idx), 10) // writeField
+		a.end()
+		data := r.Data
+		if data == nil {
+			data = []byte{}
+		}
+		a.buf = appendPart(appendStrPart(appendStrPart(appendStrPart(a.buf, w.Path), r.Channel), r.Type), data) // packWrite
+		a.end()
+	}
+	b.args = a.args(3)
+	b.args[2] = upsert
+	if big {
 		// The writes go as plain commands after writesCheckLua (see
 		// bigPut).
 		b.script, b.check, b.poison = nil, writesCheckLua, b.keys[2]
@@ -985,9 +1012,6 @@ func (d *driver) writesBatch(w *checkpointer.WriteRows) *batch {
 			b.writes = append(b.writes, write{nx: true, field: writeField(w.Task, r.Idx), value: packWrite(w.Path, r)})
 		}
 		return b
-	}
-	for _, r := range w.Rows {
-		b.args = append(b.args, writeField(w.Task, r.Idx), packWrite(w.Path, r))
 	}
 	if !w.Upsert && d.hsetex.Load() == 1 && keepFirstOne(len(w.Rows), func(i, j int) bool { return w.Rows[i].Idx == w.Rows[j].Idx }) {
 		b.script = writesScriptFNX

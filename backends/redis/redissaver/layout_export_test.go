@@ -46,7 +46,13 @@ const PutScriptSource = putScriptSrc
 // write).
 func LayoutWrites(s *Saver, w *checkpointer.WriteRows) (keys []string, args []any, run func(context.Context) error) {
 	b := s.d.writesBatch(w)
-	return b.keys, b.argv(""), func(ctx context.Context) error {
+	argv := slices.Clone(b.argv(""))
+	for i, a := range argv {
+		if ps, ok := a.(*string); ok {
+			argv[i] = *ps
+		}
+	}
+	return b.keys, argv, func(ctx context.Context) error {
 		r, err := s.d.run(ctx, "", b)
 		if err == nil {
 			err = replyErr(w.Thread, r)
