@@ -9,9 +9,9 @@ import (
 )
 
 // BenchmarkBatch is the driver's record packing alone — a put's script
-// call (putBatch) and a task's pending writes' (writesBatch) at the
-// bench's shape, with no server: the client work of the Redis layout
-// before go-redis writes the command.
+// call (putBatch) with its head cache entry, and a task's pending
+// writes' (writesBatch) at the bench's shape, with no server: the
+// client work of the Redis layout before go-redis writes the command.
 func BenchmarkBatch(b *testing.B) {
 	s, err := New(redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"}), Options{})
 	if err != nil {
