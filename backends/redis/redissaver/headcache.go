@@ -51,7 +51,8 @@ func (c *headCache) put(thread string, r ref, h *head) {
 	}
 	var sb strings.Builder
 	sb.Grow(n)
-	ends := make([]int, 0, len(h.versions))
+	var endsBuf [16]int // a graph's few channels: on the stack
+	ends := endsBuf[:0]
 	for ch, ver := range h.versions {
 		sb.WriteString(r.ns)
 		sb.WriteString(sep)
@@ -66,10 +67,11 @@ func (c *headCache) put(thread string, r ref, h *head) {
 	for i, end := range ends {
 		fields[i], start = all[start:end], end
 	}
+	e := &seenHead{stamp: h.stamp, fields: fields}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.m == nil || len(c.m) >= maxSeen {
 		c.m = make(map[string]*seenHead)
 	}
-	c.m[seenKey(thread, nsID(r.ns, r.id))] = &seenHead{stamp: h.stamp, fields: fields}
+	c.m[thread+sep+r.ns+sep+r.id] = e // seenKey(thread, nsID(r.ns, r.id)), one concatenation
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unsafe"
 )
 
 // The layout (doc.go writes it down). sep joins the parts of a hash field
@@ -244,4 +245,46 @@ func unpackHead(b []byte) (*head, error) {
 		return nil, err
 	}
 	return &head{v: v, runID: string(p[1]), stamp: string(p[2]), versions: vers}, nil
+}
+
+// argBuf builds a script's arguments in one buffer: each argument is a
+// substring of it, or a string given as is, and the call receives each
+// as a *string into one array, which go-redis writes as the string. The
+// bytes sent are those of the same arguments as strings or []byte.
+type argBuf struct {
+	buf   []byte
+	start int      // where the argument being written began
+	strs  []string // the arguments so far
+}
+
+// grow makes room for n bytes of arguments and m arguments.
+func (a *argBuf) grow(n, m int) {
+	a.buf = make([]byte, 0, n)
+	a.strs = make([]string, 0, m)
+}
+
+// end ends the argument written since the last one. Its bytes are
+// written once and never again (an append past the buffer's capacity
+// moves on to a new array and leaves the old one to the strings made of
+// it), so the string may share them.
+func (a *argBuf) end() {
+	s := ""
+	if n := len(a.buf) - a.start; n > 0 {
+		s = unsafe.String(&a.buf[a.start], n)
+	}
+	a.strs = append(a.strs, s)
+	a.start = len(a.buf)
+}
+
+// add adds s as is (an argument held elsewhere).
+func (a *argBuf) add(s string) { a.strs = append(a.strs, s) }
+
+// args are the arguments as *string, after lead empty slots (the token
+// and the fence, which argv sets).
+func (a *argBuf) args(lead int) []any {
+	out := make([]any, lead, lead+len(a.strs))
+	for i := range a.strs {
+		out = append(out, &a.strs[i])
+	}
+	return out
 }

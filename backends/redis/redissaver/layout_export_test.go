@@ -2,6 +2,7 @@ package redissaver
 
 import (
 	"context"
+	"slices"
 
 	"github.com/memvault/memvault/checkpointer"
 )
@@ -16,7 +17,17 @@ func LayoutPut(s *Saver, p *checkpointer.PutRows) (keys []string, args []any, ru
 	if err != nil {
 		panic(err)
 	}
-	argv := b.argv("")
+	// putBatch passes its arguments as *string; the layout variants
+	// take them as the strings and records ([]byte) they are.
+	argv := slices.Clone(b.argv(""))
+	for i, a := range argv {
+		if ps, ok := a.(*string); ok {
+			argv[i] = *ps
+			if i == 4 || i == 6 || (i > 9 && i%2 == 0) {
+				argv[i] = []byte(*ps)
+			}
+		}
+	}
 	return b.keys, argv, func(ctx context.Context) error {
 		r, err := s.d.run(ctx, "", b)
 		if err == nil {
@@ -35,7 +46,13 @@ const PutScriptSource = putScriptSrc
 // write).
 func LayoutWrites(s *Saver, w *checkpointer.WriteRows) (keys []string, args []any, run func(context.Context) error) {
 	b := s.d.writesBatch(w)
-	return b.keys, b.argv(""), func(ctx context.Context) error {
+	argv := slices.Clone(b.argv(""))
+	for i, a := range argv {
+		if ps, ok := a.(*string); ok {
+			argv[i] = *ps
+		}
+	}
+	return b.keys, argv, func(ctx context.Context) error {
 		r, err := s.d.run(ctx, "", b)
 		if err == nil {
 			err = replyErr(w.Thread, r)
