@@ -411,28 +411,12 @@ func (t *Trail) readPending(ctx context.Context, e Entry) (Pending, error) {
 // extra commit cost the server ~200 µs of CPU (a 2-core machine, fsync
 // on). A reader alone never waits (no records queued behind its INSERT,
 // no takeover), and no record waits for more than half a commit longer.
-//
-// Up to two INSERTs are in flight (maxReadFlights): once at least
-// minSecondFlight records (and half as many as the INSERT in flight
-// holds) queued while that INSERT waits for its commit — on a durable
-// cluster mostly its WAL flush — a second leader sends them, so that
-// their INSERT is written meanwhile and its commit flushes right after
-// the first's instead of a round trip later. On the fsync-off test
-// cluster this only cost CPU (branch s21-audit's readFlights: 0.14 → 0.21
-// transactions a read); with fsync on (session 34, pgaudit
-// BenchmarkAuditedOps at 16 in flight, 4 interleaved rounds, load 6–9)
-// transactions a read went 0.11 → 0.125 and list(10)'s 0.15 → 0.22, client
-// CPU about the same, wall time a read median −4 % (get_tuple) to −9 %
-// (by id): within that run's noise.
+// Two INSERTs in flight at once (branch s21-audit's readFlights) went the
+// other way: 0.14 → 0.21 transactions a read, +14–25 µs of server CPU.
 type pendingGroup struct {
 	mu    sync.Mutex
 	queue []*pendingReq
-	// flights is how many leaders run (at most maxReadFlights);
-	// inserting how many of them have an INSERT in flight, and sent the
-	// records of sent (the last one sent's number).
-	flights, inserting, sent int
-	// gathering is set while a leader gathers (want, full are its).
-	gathering bool
+	busy  bool
 	// want is how many queued records a gathering leader waits for (0:
 	// none waits); full is signalled when the queue reaches it.
 	want int
@@ -485,29 +469,11 @@ func (t *Trail) enqueuePending(ctx context.Context, p Pending) (r *pendingReq, l
 		g.want = 0
 		g.full <- struct{}{} // buffered, and sent once per want
 	}
-	// A second leader starts while the first one's INSERT waits for
-	// its commit (on a durable cluster, mostly for the WAL flush) once
-	// enough records queued behind it: their INSERT is sent and written
-	// meanwhile, and its commit flushes right after (or with) the
-	// first's, instead of the records waiting for that commit, then for
-	// a round trip, then for a flush of their own.
-	lead = g.flights == 0 ||
-		(g.flights < maxReadFlights && g.inserting == g.flights && len(g.queue) >= max(minSecondFlight, g.sent/2))
-	if lead {
-		g.flights++
-	}
+	lead = !g.busy
+	g.busy = true
 	g.mu.Unlock()
 	return r, lead
 }
-
-// maxReadFlights is how many readers' INSERTs may be in flight at once;
-// minSecondFlight how many records at least a second one starts with
-// (and half as many as the INSERT in flight holds): a second INSERT of a
-// record or two would cost a commit for nearly nothing.
-// (A variable: tests of one flight's batching set it to 1.)
-var maxReadFlights = 2
-
-const minSecondFlight = 4
 
 // leadPendingFrom leads batches until the queue is empty, the first
 // taking over from an INSERT that took took (0: none).
@@ -589,8 +555,7 @@ func (t *Trail) batchOf(batch []*pendingReq) Pending {
 func (t *Trail) leadPending(pt PendingTable, took time.Duration, want int) (spent time.Duration, next int, more bool) {
 	g := &t.pending
 	g.mu.Lock()
-	if took > 0 && len(g.queue) < want && !g.gathering {
-		g.gathering = true
+	if took > 0 && len(g.queue) < want {
 		if g.full == nil {
 			g.full = make(chan struct{}, 1)
 		}
@@ -604,24 +569,15 @@ func (t *Trail) leadPending(pt PendingTable, took time.Duration, want int) (spen
 		timer.Stop()
 		g.mu.Lock()
 		g.want = 0
-		g.gathering = false
 		select {
 		case <-g.full: // sent after the timer fired: not for the next wait
 		default:
 		}
 	}
 	n := min(len(g.queue), maxBatch)
-	if n == 0 {
-		// The other leader took the queue meanwhile.
-		g.flights--
-		g.mu.Unlock()
-		return 0, 0, false
-	}
 	batch := make([]*pendingReq, n)
 	copy(batch, g.queue)
 	g.queue = append(g.queue[:0:0], g.queue[n:]...)
-	g.inserting++
-	g.sent = n
 	g.mu.Unlock()
 
 	ctxs := make([]context.Context, n)
@@ -640,11 +596,8 @@ func (t *Trail) leadPending(pt PendingTable, took time.Duration, want int) (spen
 	}
 
 	g.mu.Lock()
-	g.inserting--
 	more = len(g.queue) > 0
-	if !more {
-		g.flights--
-	}
+	g.busy = more
 	// The records of this INSERT's readers, who may read again at once,
 	// and those queued while it committed.
 	next = min(n+len(g.queue), maxBatch)

@@ -52,7 +52,6 @@ func (g *gatePending) PagePending(context.Context, time.Time, string, int) ([]Pe
 // stored by the INSERT that takes over from it, with the records queued
 // while it committed — one commit for both — instead of by a third one.
 func TestReadersReleasedByACommitJoinTheNextInsert(t *testing.T) {
-	oneReadFlight(t)
 	// Wait for the records however slow the machine: the test must not
 	// depend on timing (the production bound is half a commit).
 	old := gatherWait
@@ -125,7 +124,6 @@ func TestReadersReleasedByACommitJoinTheNextInsert(t *testing.T) {
 // are stored at most maxBatch records an INSERT (the README's "concurrent
 // reads share one INSERT (up to 256)"), and every one of them is stored.
 func TestReadersInsertAtMostMaxBatch(t *testing.T) {
-	oneReadFlight(t)
 	g := &gatePending{MemoryTable: NewMemoryTable(), entered: make(chan struct{}), release: make(chan struct{})}
 	tr, err := NewTrail(g, Options{Key: key1, DatabaseID: "db-1"})
 	mustT(t, err)
@@ -174,13 +172,4 @@ func TestReadersInsertAtMostMaxBatch(t *testing.T) {
 	if len(g.sizes) < 2 || g.sizes[1] != maxBatch {
 		t.Errorf("records per INSERT %v: want the first after the slow one to take maxBatch (%d) of the %d queued", g.sizes, maxBatch, queued)
 	}
-}
-
-// oneReadFlight has the readers' records stored by one INSERT at a time
-// for the test: it holds the first INSERT and counts what queues behind
-// it, which a second INSERT would take (TestSecondReadersInsertWhileFirstCommits).
-func oneReadFlight(t *testing.T) {
-	old := maxReadFlights
-	maxReadFlights = 1
-	t.Cleanup(func() { maxReadFlights = old })
 }
