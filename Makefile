@@ -63,11 +63,11 @@ fmt-check:
 	@out="$$(gofmt -l $$(git ls-files '*.go'))"; \
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
-## unit: race tests of every module, MODULE_JOBS (default 2) modules at a
-## time, longest first: the PostgreSQL, MongoDB and Redis suites spend much
+## unit: race tests of every module (or of MODULES, when given), MODULE_JOBS
+## (default 2) modules at a time, longest first: the PostgreSQL, MongoDB and Redis suites spend much
 ## of their time waiting on their servers, which another module's tests use.
 unit:
-	@GO=$(GO) bash scripts/test-modules.sh $(RACEFLAGS) -count=1 -timeout 40m $(PKGS)
+	@GO=$(GO) MODULES="$(if $(filter command% environment%,$(origin MODULES)),$(MODULES))" bash scripts/test-modules.sh $(RACEFLAGS) -count=1 -timeout 40m $(PKGS)
 
 fuzz:
 	FUZZTIME=$(FUZZTIME) bash scripts/fuzz.sh
