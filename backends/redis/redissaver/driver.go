@@ -5,7 +5,6 @@ import (
 	"cmp"
 	"context"
 	"crypto/rand"
-	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -374,7 +373,17 @@ func (d *driver) loadRound(ctx context.Context, refs []tref) ([]*checkpointer.St
 }
 
 // packValue is a value record: type, data (nil kept apart from empty).
-func packValue(v checkpointer.ValueRow) []byte { return pack([]byte(v.Type), v.Data) }
+func packValue(v checkpointer.ValueRow) []byte {
+	return appendValue(make([]byte, 0, valueLen(v)), v)
+}
+
+// valueLen is the length of v's record.
+func valueLen(v checkpointer.ValueRow) int { return partLen(len(v.Type)) + partLen(len(v.Data)) }
+
+// appendValue appends v's record (packValue) to b.
+func appendValue(b []byte, v checkpointer.ValueRow) []byte {
+	return appendPart(appendStrPart(b, v.Type), v.Data)
+}
 
 func unpackValue(ch, ver string, b []byte) (checkpointer.ValueRow, error) {
 	p, err := unpack(b, 2)
@@ -386,11 +395,22 @@ func unpackValue(ch, ver string, b []byte) (checkpointer.ValueRow, error) {
 
 // packWrite is a write record: path, channel, type, data.
 func packWrite(path string, r checkpointer.WriteRow) []byte {
+	return appendWrite(make([]byte, 0, writeLen(path, r)), path, r)
+}
+
+// writeLen is the length of r's record.
+func writeLen(path string, r checkpointer.WriteRow) int {
+	return partLen(len(path)) + partLen(len(r.Channel)) + partLen(len(r.Type)) + partLen(len(r.Data))
+}
+
+// appendWrite appends r's record (packWrite) to b; a nil Data is stored
+// as empty.
+func appendWrite(b []byte, path string, r checkpointer.WriteRow) []byte {
 	data := r.Data
 	if data == nil {
 		data = []byte{}
 	}
-	return pack([]byte(path), []byte(r.Channel), []byte(r.Type), data)
+	return appendPart(appendStrPart(appendStrPart(appendStrPart(b, path), r.Channel), r.Type), data)
 }
 
 // writeRows are the write records of one checkpoint, in (task, idx)
@@ -864,32 +884,27 @@ func (d *driver) putBatch(p *checkpointer.PutRows) (*batch, *head, error) {
 		nv = 0 // the values go as plain writes (below)
 	}
 	var num [20]byte
-	vs := strconv.AppendInt(num[:0], int64(v), 10)
-	vl := versionsLen(versions)
-	n := 2*(len(p.NS)+1+len(p.ID)) + partLen(len(p.Type)) + partLen(len(p.Doc)) + partLen(len(p.Meta)) +
-		partLen(len(vs)) + partLen(len(h.runID)) + partLen(len(h.stamp)) + partLen(vl)
+	n := 2*(len(p.NS)+1+len(p.ID)) + partLen(len(p.Type)) + partLen(len(p.Doc)) + partLen(len(p.Meta)) + h.packLen(num[:0])
 	for _, val := range p.Values[:nv] {
-		n += len(p.NS) + len(val.Channel) + len(val.Version) + 2 + partLen(len(val.Type)) + partLen(len(val.Data))
+		n += len(p.NS) + len(val.Channel) + len(val.Version) + 2 + valueLen(val)
 	}
 	a.grow(n, 7+2*nv)
 	a.add(guard)
-	a.buf = append(append(append(a.buf, p.NS...), sep...), p.ID...) // nsID(p.NS, p.ID)
+	a.buf = appendNsID(a.buf, p.NS, p.ID)
 	a.end()
 	a.buf = appendPart(appendPart(appendStrPart(a.buf, p.Type), p.Doc), p.Meta)
 	a.end()
 	a.add(p.Parent)
-	a.buf = appendPart(a.buf, vs)
-	a.buf = appendStrPart(appendStrPart(a.buf, h.runID), h.stamp)
-	a.buf = appendVersions(binary.AppendUvarint(append(a.buf, 1), uint64(vl)), versions) // h.pack()
+	a.buf = h.appendPack(a.buf, num[:0])
 	a.end()
-	a.buf = append(append(append(a.buf, p.ID...), sep...), p.NS...) // nsID(p.ID, p.NS)
+	a.buf = appendNsID(a.buf, p.ID, p.NS)
 	a.end()
 	a.add(index)
 	for _, val := range p.Values[:nv] {
 		// HSETNX: a stored (channel, version) keeps its first value.
-		a.buf = append(append(append(append(append(a.buf, p.NS...), sep...), val.Channel...), sep...), val.Version...) // valField
+		a.buf = appendValField(a.buf, p.NS, val.Channel, val.Version)
 		a.end()
-		a.buf = appendPart(appendStrPart(a.buf, val.Type), val.Data) // packValue
+		a.buf = appendValue(a.buf, val)
 		a.end()
 	}
 	b.args = a.args(2)
@@ -976,21 +991,17 @@ func (d *driver) writesBatch(w *checkpointer.WriteRows) *batch {
 	}
 	n := len(w.NS) + 1 + len(w.Checkpoint)
 	for _, r := range w.Rows[:nr] {
-		n += len(w.Task) + 21 + partLen(len(w.Path)) + partLen(len(r.Channel)) + partLen(len(r.Type)) + partLen(len(r.Data))
+		n += len(w.Task) + 21 + writeLen(w.Path, r)
 	}
 	a.grow(n, 3+2*nr)
-	a.buf = append(append(append(a.buf, w.NS...), sep...), w.Checkpoint...) // nsID(w.NS, w.Checkpoint)
+	a.buf = appendNsID(a.buf, w.NS, w.Checkpoint)
 	a.end()
 	a.add(index)
 	a.add("0")
 	for _, r := range w.Rows[:nr] {
-		a.buf = strconv.AppendInt(append(append(a.buf, w.Task...), sep...), int64(r.Idx), 10) // writeField
+		a.buf = appendWriteField(a.buf, w.Task, r.Idx)
 		a.end()
-		data := r.Data
-		if data == nil {
-			data = []byte{}
-		}
-		a.buf = appendPart(appendStrPart(appendStrPart(appendStrPart(a.buf, w.Path), r.Channel), r.Type), data) // packWrite
+		a.buf = appendWrite(a.buf, w.Path, r)
 		a.end()
 	}
 	b.args = a.args(3)

@@ -91,6 +91,11 @@ func (k keys) fixed() []string { return []string{k.cp, k.par, k.hd, k.byNS, k.by
 
 func nsID(ns, id string) string { return ns + sep + id }
 
+// appendNsID appends nsID(ns, id) to b.
+func appendNsID(b []byte, ns, id string) []byte {
+	return append(append(append(b, ns...), sep...), id...)
+}
+
 // splitPair splits a two-part member or field.
 func splitPair(s string) (a, b string, ok bool) {
 	i := strings.IndexByte(s, 0)
@@ -102,7 +107,17 @@ func splitPair(s string) (a, b string, ok bool) {
 
 func valField(ns, channel, version string) string { return ns + sep + channel + sep + version }
 
+// appendValField appends valField(ns, channel, version) to b.
+func appendValField(b []byte, ns, channel, version string) []byte {
+	return append(append(appendNsID(b, ns, channel), sep...), version...)
+}
+
 func writeField(task string, idx int) string { return task + sep + strconv.Itoa(idx) }
+
+// appendWriteField appends writeField(task, idx) to b.
+func appendWriteField(b []byte, task string, idx int) []byte {
+	return strconv.AppendInt(append(append(b, task...), sep...), int64(idx), 10)
+}
 
 // pack joins parts, each prefixed by its length (uvarint), with a flag
 // byte per part telling nil from empty.
@@ -220,14 +235,24 @@ type head struct {
 // place.
 func (h *head) pack() []byte {
 	var num [20]byte
-	v := strconv.AppendInt(num[:0], int64(h.v), 10)
-	vl := versionsLen(h.versions)
-	b := make([]byte, 0, partLen(len(v))+partLen(len(h.runID))+partLen(len(h.stamp))+partLen(vl))
-	b = appendPart(b, v)
+	return h.appendPack(make([]byte, 0, h.packLen(num[:0])), num[:0])
+}
+
+// packLen is the length of h's record; num is scratch for its format
+// number's digits.
+func (h *head) packLen(num []byte) int {
+	v := strconv.AppendInt(num, int64(h.v), 10)
+	return partLen(len(v)) + partLen(len(h.runID)) + partLen(len(h.stamp)) + partLen(versionsLen(h.versions))
+}
+
+// appendPack appends h's record (pack) to b; num is scratch for its
+// format number's digits.
+func (h *head) appendPack(b, num []byte) []byte {
+	b = appendPart(b, strconv.AppendInt(num, int64(h.v), 10))
 	b = appendStrPart(b, h.runID)
 	b = appendStrPart(b, h.stamp)
 	b = append(b, 1)
-	b = binary.AppendUvarint(b, uint64(vl))
+	b = binary.AppendUvarint(b, uint64(versionsLen(h.versions)))
 	return appendVersions(b, h.versions)
 }
 
