@@ -210,6 +210,15 @@ func (t *Trail) unsealedPendingOf(e Entry, who string, now time.Time) Pending {
 type chainer struct {
 	mu    sync.Mutex // one chaining run at a time in the process
 	armed atomic.Bool
+	// made counts the pending records this process made (chainSoon's
+	// calls, each after its record committed); chained is made's value
+	// when the last successful chaining run began, so every record
+	// counted up to it is chained. A run armed by records that a Flush
+	// chained since has nothing of this process's to do: it is skipped,
+	// rather than take the trail's lock for nothing — which a read alone
+	// in flight, chaining its own record with a try-lock, would find
+	// held and record a pending row instead (ChainRowTable).
+	made, chained atomic.Uint64
 	// failed holds the error of the last chaining run that failed (nil
 	// when the last one succeeded): while it is set, records are not
 	// made before a chaining run succeeds, so a writer does not go on
@@ -300,15 +309,24 @@ func (t *Trail) headCheck(ctx context.Context) error {
 	return nil
 }
 
-// chainSoon runs the chainer chainDelay from now, unless it is already
-// due.
+// chainSoon counts a pending record this process made and runs the
+// chainer chainDelay from now, unless it is already due; the run does
+// nothing when a Flush since chained every record counted (chainer.made).
 func (t *Trail) chainSoon() {
+	t.chaining.made.Add(1)
 	if !t.chaining.armed.CompareAndSwap(false, true) {
 		return
 	}
 	time.AfterFunc(chainDelay, func() {
+		// Disarm first: a record counted after this run's check arms a
+		// run of its own.
 		t.chaining.armed.Store(false)
-		_ = t.Flush(context.Background()) // its error is kept in failed
+		t.chaining.mu.Lock()
+		defer t.chaining.mu.Unlock()
+		if t.chaining.chained.Load() >= t.chaining.made.Load() {
+			return // a Flush chained them since
+		}
+		_ = t.flushLocked(context.Background()) // its error is kept in failed
 	})
 }
 
@@ -321,6 +339,14 @@ func (t *Trail) Flush(ctx context.Context) error {
 	}
 	t.chaining.mu.Lock()
 	defer t.chaining.mu.Unlock()
+	return t.flushLocked(ctx)
+}
+
+// flushLocked is Flush with the chainer's mutex held.
+func (t *Trail) flushLocked(ctx context.Context) error {
+	// Every record counted by now committed before this run reads the
+	// pending table, so the run chains it (chainer.made).
+	made := t.chaining.made.Load()
 	for {
 		n, err := t.chainPending(ctx, nil)
 		if err != nil {
@@ -329,6 +355,7 @@ func (t *Trail) Flush(ctx context.Context) error {
 		}
 		if n < chainBatch {
 			t.chaining.failed.Store(nil)
+			t.chaining.chained.Store(made)
 			return nil
 		}
 	}
