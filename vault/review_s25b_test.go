@@ -34,8 +34,9 @@ func loseForgetLockS25b(t *testing.T, ctx context.Context, h *Handle) {
 		if n == 0 {
 			t.Fatal("no erasure lock held while the Forget is paused")
 		}
-		// pg_terminate_backend only signals: wait until the lock is gone.
-		for i := 0; i < 600; i++ {
+		// pg_terminate_backend only signals: wait until the lock is gone
+		// (up to 30 s: a loaded server may take a while to end it).
+		for i := 0; i < 3000; i++ {
 			if forgetLockHolders(t, ctx, h) == 0 {
 				return
 			}

@@ -41,7 +41,9 @@ func approvalGraph(t *testing.T) *graph.Graph {
 // interrupt's step metadata (if any) and the final state (if it completed).
 func drain(t *testing.T, evts <-chan *event.Event) (interrupt *graph.PregelStepMetadata, final map[string]any) {
 	t.Helper()
-	timeout := time.After(20 * time.Second)
+	// Minutes, not seconds: a whole graph run, its checkpoints written
+	// encrypted, under -race on a loaded machine; it only bounds a hang.
+	timeout := time.After(5 * time.Minute)
 	for {
 		select {
 		case e, ok := <-evts:

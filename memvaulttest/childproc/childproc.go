@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // The environment a child is started with: the name of the test it runs
@@ -183,6 +184,38 @@ func (c *Child) Wait() error {
 		c.waitErr = c.cmd.Wait()
 	})
 	return c.waitErr
+}
+
+// PollUntil calls poll every interval — at least min times — until the
+// child has said line, and returns whether it did: false when max passed
+// first, or the child's output ended. Lines the child said meanwhile other
+// than line are returned in order, for the caller to read with the rest.
+// It serves a parent that must watch shared state while a child works
+// until the child reports a state of its own (an erasure's writer refused
+// at last): a fixed number of polls missed that state on a loaded machine.
+func (c *Child) PollUntil(line string, min int, interval, max time.Duration, poll func()) (said bool, other []string) {
+	deadline := time.Now().Add(max)
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	for polls := 0; polls < min || !said; polls++ {
+		if !said && time.Now().After(deadline) {
+			break
+		}
+		select {
+		case l, ok := <-c.Lines:
+			switch {
+			case !ok:
+				return said, other
+			case l == line:
+				said = true
+			default:
+				other = append(other, l)
+			}
+		case <-tick.C:
+		}
+		poll()
+	}
+	return said, other
 }
 
 // Kill kills the child with SIGKILL — no deferred call, no flush, no

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/memvault/memvault/memvaulttest/childproc"
 )
@@ -129,5 +130,34 @@ func TestSend(t *testing.T) {
 	}
 	if err := c.Send("late"); err == nil {
 		t.Fatal("Send after Wait: no error")
+	}
+}
+
+// TestPollUntil: polling goes on past its minimum until the child says
+// the line, keeping the lines said before it; it gives up at its bound
+// when the line never comes.
+func TestPollUntil(t *testing.T) {
+	if childproc.IsChild() {
+		t.Skip("in a child")
+	}
+	c := childproc.Start(t, "TestChild", childArg{Lines: 3})
+	polls := 0
+	said, other := c.PollUntil("line 2", 2, 10*time.Millisecond, time.Minute, func() { polls++ })
+	if !said || len(other) != 2 || other[0] != "line 0" || other[1] != "line 1" || polls < 2 {
+		t.Fatalf("PollUntil(line 2) = %v, %q after %d polls; want true, [line 0 line 1], 2 polls or more", said, other, polls)
+	}
+
+	c = childproc.Start(t, "TestChild", childArg{})
+	polls = 0
+	start := time.Now()
+	said, other = c.PollUntil("never", 3, 10*time.Millisecond, 300*time.Millisecond, func() { polls++ })
+	if said || len(other) != 0 || polls < 3 || time.Since(start) < 300*time.Millisecond {
+		t.Fatalf("PollUntil(never) = %v, %q after %d polls in %v; want false, no lines, 3 polls or more, the whole 300 ms", said, other, polls, time.Since(start))
+	}
+	if err := c.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	if got := <-c.Lines; got != "stdin closed" {
+		t.Fatalf("after PollUntil, the child said %q; want \"stdin closed\"", got)
 	}
 }

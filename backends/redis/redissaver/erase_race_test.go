@@ -87,6 +87,9 @@ func TestHelperEraseRaceWriter(t *testing.T) {
 			}
 			stored++
 		case errors.Is(err, keys.ErrSubjectErased):
+			if refused == 0 {
+				childproc.Say("refused")
+			}
 			refused++
 		default:
 			t.Fatal(err)
@@ -148,8 +151,11 @@ func eraseRace(t *testing.T, pad int) {
 	}
 
 	// The writer goes on (its writes now refused); nothing may appear.
-	for range 20 {
-		time.Sleep(50 * time.Millisecond)
+	// Watched until the writer says it was refused — its writes went on
+	// through the erasure — and 20 polls at least: a fixed second of
+	// polls could end, on a loaded machine, before the writer's first
+	// write after the erasure (each stalls 100 ms on its key check).
+	refusedSaid, early := child.PollUntil("refused", 20, 50*time.Millisecond, 2*time.Minute, func() {
 		ks, err := rdb.Keys(ctx, prefix+":{carol-*").Result()
 		if err != nil {
 			t.Fatal(err)
@@ -163,9 +169,9 @@ func eraseRace(t *testing.T, pad int) {
 				t.Fatalf("after the erasure, thread %s holds checkpoint %s", th, tup.Checkpoint.ID)
 			}
 		}
-	}
+	})
 	err = child.Wait()
-	var lines []string
+	lines := early
 	for line := range child.Lines {
 		lines = append(lines, line)
 	}
@@ -182,7 +188,7 @@ func eraseRace(t *testing.T, pad int) {
 		}
 	}
 	var stored, refused int
-	if _, err := fmt.Sscanf(rest, "stored %d refused %d", &stored, &refused); err != nil || refused == 0 {
+	if _, err := fmt.Sscanf(rest, "stored %d refused %d", &stored, &refused); err != nil || refused == 0 || !refusedSaid {
 		t.Fatalf("the writer process: %q (%v): it must have gone on writing through the erasure", rest, err)
 	}
 	t.Logf("writer: %d stored before the erasure, %d refused after", stored, refused)

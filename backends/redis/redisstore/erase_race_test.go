@@ -75,6 +75,9 @@ func TestHelperEraseRaceWriter(t *testing.T) {
 			}
 			stored++
 		case errors.Is(err, keys.ErrSubjectErased):
+			if refused == 0 {
+				childproc.Say("refused")
+			}
 			refused++
 		default:
 			t.Fatal(err)
@@ -116,8 +119,11 @@ func TestEraseRace(t *testing.T) {
 		t.Fatal(err)
 	}
 	plain := newStore(t, rdb, redisstore.Options{Prefix: prefix})
-	for range 20 {
-		time.Sleep(50 * time.Millisecond)
+	// Watched until the writer says it was refused — its writes went on
+	// through the erasure — and 20 polls at least: a fixed second of
+	// polls could end, on a loaded machine, before the writer's first
+	// write after the erasure (each stalls 100 ms on its key check).
+	refusedSaid, early := child.PollUntil("refused", 20, 50*time.Millisecond, 2*time.Minute, func() {
 		items, err := plain.Search(ctx, store.Namespace{"users", "carol"}, store.SearchOptions{Limit: 10})
 		if err != nil {
 			t.Fatal(err)
@@ -125,9 +131,9 @@ func TestEraseRace(t *testing.T) {
 		if len(items) > 0 {
 			t.Fatalf("after the erasure, another process stored items of the erased subject: %d, first %s", len(items), items[0].Key)
 		}
-	}
+	})
 	err = child.Wait()
-	var lines []string
+	lines := early
 	for line := range child.Lines {
 		lines = append(lines, line)
 	}
@@ -136,7 +142,7 @@ func TestEraseRace(t *testing.T) {
 		t.Fatalf("the writer process: %v\n%s", err, rest)
 	}
 	var stored, refused int
-	if _, err := fmt.Sscanf(rest, "stored %d refused %d", &stored, &refused); err != nil || refused == 0 {
+	if _, err := fmt.Sscanf(rest, "stored %d refused %d", &stored, &refused); err != nil || refused == 0 || !refusedSaid {
 		t.Fatalf("the writer process: %q (%v): it must have gone on writing through the erasure", rest, err)
 	}
 	t.Logf("writer: %d stored before the erasure, %d refused after", stored, refused)

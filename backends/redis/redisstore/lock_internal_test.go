@@ -97,9 +97,11 @@ func TestBeginHonoursContext(t *testing.T) {
 func TestLeaseRenewed(t *testing.T) {
 	ctx := context.Background()
 	// Renewed every third of it: a lease of 60 ms lost its renewals on a
-	// loaded 2-core machine (the renewer starved for 40 ms); a second
-	// leaves a renewer 600 ms of starvation before the test could fail.
-	const lease = time.Second
+	// loaded 2-core machine (the renewer starved for 40 ms); three
+	// seconds leave a renewer 2 s of starvation (a -race GC pause, a busy
+	// CI) before the test could fail. A renewer that never renews still
+	// loses the lock within the first sleep.
+	const lease = 3 * time.Second
 	s, err := New(ctx, redistest.Shared(t, 8).Client(t), Options{Prefix: redistest.Prefix(), Lease: lease})
 	if err != nil {
 		t.Fatal(err)
