@@ -129,6 +129,7 @@ func (t *Trail) commit(batch []*request) error {
 	if _, ok := t.pendingTable(); ok {
 		t.chaining.mu.Lock()
 		defer t.chaining.mu.Unlock()
+		made := t.chaining.made.Load() // as flushLocked: chained once this commits
 		n, err := t.chainPending(ctx, batch)
 		for err == nil && n == chainBatch {
 			n, err = t.chainPending(ctx, nil)
@@ -137,6 +138,7 @@ func (t *Trail) commit(batch []*request) error {
 			return err
 		}
 		t.chaining.failed.Store(nil)
+		t.chaining.chained.Store(made)
 		return nil
 	}
 	return t.appendWith(ctx, func(ctx context.Context, chain func(*Record, []Pending) ([]Record, error)) error {

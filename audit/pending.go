@@ -211,13 +211,15 @@ type chainer struct {
 	mu    sync.Mutex // one chaining run at a time in the process
 	armed atomic.Bool
 	// made counts the pending records this process made (chainSoon's
-	// calls, each after its record committed); chained is made's value
-	// when the last successful chaining run began, so every record
-	// counted up to it is chained. A run armed by records that a Flush
-	// chained since has nothing of this process's to do: it is skipped,
-	// rather than take the trail's lock for nothing — which a read alone
-	// in flight, chaining its own record with a try-lock, would find
-	// held and record a pending row instead (ChainRowTable).
+	// calls, made once the write carrying the record returned); chained
+	// is made's value when the last successful chaining run began, so
+	// every record counted up to it that had committed is chained. A run
+	// armed by records that a Flush chained since has nothing of this
+	// process's to do: when the pending table is empty too (anyPending)
+	// it is skipped, rather than take the trail's lock for nothing —
+	// which a read alone in flight, chaining its own record with a
+	// try-lock, would find held and record a pending row instead
+	// (ChainRowTable).
 	made, chained atomic.Uint64
 	// failed holds the error of the last chaining run that failed (nil
 	// when the last one succeeded): while it is set, records are not
@@ -321,13 +323,26 @@ func (t *Trail) chainSoon() {
 		// Disarm first: a record counted after this run's check arms a
 		// run of its own.
 		t.chaining.armed.Store(false)
+		ctx := context.Background()
 		t.chaining.mu.Lock()
 		defer t.chaining.mu.Unlock()
-		if t.chaining.chained.Load() >= t.chaining.made.Load() {
-			return // a Flush chained them since
+		if t.chaining.chained.Load() >= t.chaining.made.Load() && !t.anyPending(ctx) {
+			return // a Flush chained them since, and nothing else is pending
 		}
-		_ = t.flushLocked(context.Background()) // its error is kept in failed
+		_ = t.flushLocked(ctx) // its error is kept in failed
 	})
+}
+
+// anyPending reports whether the pending table holds a record, reading
+// it without the trail's lock (true when it cannot tell). A run that the
+// count says has nothing of this process's to chain looks first: a
+// record counted before its write committed (a write queued by
+// checkpointer/durable, committed later by its writer) may have been
+// missed by the Flush that caught up with the count.
+func (t *Trail) anyPending(ctx context.Context) bool {
+	pt, _ := t.pendingTable()
+	ps, err := pt.PagePending(ctx, time.Time{}, "", 1)
+	return err != nil || len(ps) > 0
 }
 
 // Flush links every pending record into the chain now (of every process:
@@ -344,8 +359,9 @@ func (t *Trail) Flush(ctx context.Context) error {
 
 // flushLocked is Flush with the chainer's mutex held.
 func (t *Trail) flushLocked(ctx context.Context) error {
-	// Every record counted by now committed before this run reads the
-	// pending table, so the run chains it (chainer.made).
+	// A record counted by now was written before this run reads the
+	// pending table, so the run chains it (chainer.made) — unless its
+	// write was only queued (checkpointer/durable): anyPending.
 	made := t.chaining.made.Load()
 	for {
 		n, err := t.chainPending(ctx, nil)
@@ -546,10 +562,13 @@ func (t *Trail) startRead(ctx context.Context, e Entry) (wait func() error, ok b
 		go t.leadPendingFrom(pt, 0, 0)
 	}
 	return func() error {
-		if err := r.wait(); err != nil {
+		err := r.wait()
+		// Even when the wait failed: a caller's context that ended while
+		// the INSERT ran leaves it to commit (or not) all the same.
+		t.chainSoon()
+		if err != nil {
 			return fmt.Errorf("audit: record of a read: %w", err)
 		}
-		t.chainSoon()
 		return nil
 	}, true, nil
 }

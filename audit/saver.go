@@ -293,8 +293,8 @@ func (s *Saver) Put(ctx context.Context, cfg checkpointer.Config, cp *checkpoint
 		return checkpointer.Config{}, err
 	}
 	out, err := s.inner.Put(wctx, cfg, cp, md, nv)
-	if inTx && err == nil {
-		s.trail.Recorded()
+	if inTx {
+		s.trail.Recorded() // even on error: a write whose commit was cut off may have committed
 	}
 	return out, err
 }
@@ -314,8 +314,8 @@ func (s *Saver) PutWrites(ctx context.Context, cfg checkpointer.Config, writes [
 		return err
 	}
 	err = s.inner.PutWrites(wctx, cfg, writes, taskID, taskPath)
-	if inTx && err == nil {
-		s.trail.Recorded()
+	if inTx {
+		s.trail.Recorded() // even on error: a write whose commit was cut off may have committed
 	}
 	return err
 }

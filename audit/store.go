@@ -109,8 +109,8 @@ func (s *Store) Put(ctx context.Context, ns store.Namespace, key string, value m
 		return err
 	}
 	err = s.inner.Put(wctx, ns, key, value, opts...)
-	if inTx && err == nil {
-		s.trail.Recorded()
+	if inTx {
+		s.trail.Recorded() // even on error: a write whose commit was cut off may have committed
 	}
 	return err
 }
@@ -125,8 +125,8 @@ func (s *Store) Delete(ctx context.Context, ns store.Namespace, key string) erro
 		return err
 	}
 	err = s.inner.Delete(wctx, ns, key)
-	if inTx && err == nil {
-		s.trail.Recorded()
+	if inTx {
+		s.trail.Recorded() // even on error: a write whose commit was cut off may have committed
 	}
 	return err
 }
@@ -298,7 +298,7 @@ func (s *Store) batch(ctx context.Context, ops []store.Op) (_ []store.Result, en
 		}
 		if len(rows) == len(es) {
 			res, err := s.inner.Batch(store.WithRecords(ctx, rows), ops)
-			if err == nil && len(rows) > 0 {
+			if len(rows) > 0 { // even on error, as Put
 				s.trail.Recorded()
 			}
 			return res, entries, err
@@ -419,8 +419,8 @@ func (s *Store) putIf(ctx context.Context, ns store.Namespace, key string, value
 		return err
 	}
 	err = c.PutIf(wctx, ns, key, value, cond, opts...)
-	if inTx && err == nil {
-		s.trail.Recorded()
+	if inTx {
+		s.trail.Recorded() // even on error: a write whose commit was cut off may have committed
 	}
 	return err
 }
