@@ -223,8 +223,8 @@ func TestReviewS27RefusedForgetLeavesNoWaitingSession(t *testing.T) {
 	}
 	// Waiting backends of this database, polled for up to 30 s: a refused
 	// Forget's session should be gone once its error is returned, though
-	// its end (pgx's cancel request, a connection of its own, and the
-	// socket's close) may take a loaded server a while; the holder keeps
+	// its end (the server noticing the closed socket and ending the
+	// backend) may take a loaded server a while; the holder keeps
 	// the lock throughout, so a session left waiting on it stays counted.
 	var waiting int
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); {
