@@ -313,7 +313,8 @@ func (t *Trail) headCheck(ctx context.Context) error {
 
 // chainSoon counts a pending record this process made and runs the
 // chainer chainDelay from now, unless it is already due; the run does
-// nothing when a Flush since chained every record counted (chainer.made).
+// nothing when a Flush or an append since chained every record counted
+// (chainer.made) and no record is pending (anyPending).
 func (t *Trail) chainSoon() {
 	t.chaining.made.Add(1)
 	if !t.chaining.armed.CompareAndSwap(false, true) {

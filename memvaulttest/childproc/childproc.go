@@ -187,12 +187,13 @@ func (c *Child) Wait() error {
 }
 
 // PollUntil calls poll every interval — at least minPolls times — until
-// the child has said line, and returns whether it did: false when maxWait passed
-// first, or the child's output ended. Lines the child said meanwhile other
-// than line are returned in order, for the caller to read with the rest.
-// It serves a parent that must watch shared state while a child works
-// until the child reports a state of its own (an erasure's writer refused
-// at last): a fixed number of polls missed that state on a loaded machine.
+// the child has said line, and returns whether it did: false when maxWait
+// passed first, or the child's output ended. Lines the child said
+// meanwhile other than line are returned in order, for the caller to read
+// with the rest. It serves a parent that must watch shared state while a
+// child works until the child reports a state of its own (an erasure's
+// writer refused at last): a fixed number of polls missed that state on a
+// loaded machine.
 func (c *Child) PollUntil(line string, minPolls int, interval, maxWait time.Duration, poll func()) (said bool, other []string) {
 	deadline := time.Now().Add(maxWait)
 	tick := time.NewTicker(interval)
