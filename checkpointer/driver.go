@@ -479,6 +479,14 @@ type RecordRow struct {
 	After func(param func(i int) string) string
 	// AfterValues are the values of After's placeholders.
 	AfterValues []any
+	// Stored, when set, is called by a saver that stores the write
+	// carrying the row after its Put or PutWrites returned (the queue of
+	// checkpointer/durable), once the transaction that carried the row
+	// ended, committed or not: the audit trail arms its chainer then,
+	// when the record can be there, not only when Put returned. A saver
+	// that stores the write before it returns need not call it: its
+	// caller arms the chainer on return.
+	Stored func()
 }
 
 // ErrRecordNotStored is the error of a read whose audit record's row

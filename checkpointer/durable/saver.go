@@ -517,9 +517,16 @@ func (s *Saver) write(batch []*op) (int, error) {
 	return 0, nil
 }
 
-func (s *Saver) writeOne(o *op) error {
+// writeOne stores o by itself and, when o carries an audit record
+// (checkpointer.WithRecord), tells the record's trail the transaction
+// ended (RecordRow.Stored), committed or not: one cut off may have
+// committed.
+func (s *Saver) writeOne(o *op) (err error) {
+	if r := checkpointer.RecordOf(o.ctx); r != nil && r.Stored != nil {
+		defer r.Stored()
+	}
 	if o.put {
-		_, err := s.inner.Put(o.ctx, o.cfg, o.cp, o.md, o.nv)
+		_, err = s.inner.Put(o.ctx, o.cfg, o.cp, o.md, o.nv)
 		return err
 	}
 	return s.inner.PutWrites(o.ctx, o.cfg, o.writes, o.task, o.path)

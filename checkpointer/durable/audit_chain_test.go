@@ -1,0 +1,80 @@
+package durable_test
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/memvault/memvault/audit"
+	"github.com/memvault/memvault/audit/audittest"
+	"github.com/memvault/memvault/audit/sqliteaudit"
+	"github.com/memvault/memvault/checkpointer"
+	"github.com/memvault/memvault/checkpointer/durable"
+)
+
+// TestQueuedRecordChainedAfterCommit: an audited put queued by the
+// decorator (Exit mode: nothing is written until the thread is waited
+// for) commits its record only when the queue is written, long after the
+// chaining run its return armed found nothing to chain. The commit must
+// arm another run (RecordRow.Stored), so the record is chained within
+// moments of its commit, as the README promises, and not left pending
+// until the next Flush or Close of the trail.
+func TestQueuedRecordChainedAfterCommit(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "cp.db")
+	inner := newSQLite(t, path)
+	tb, err := sqliteaudit.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tb.Close() })
+	tr, err := audittest.InTxTrail(tb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := wrap(t, inner, durable.Options{Mode: durable.Exit})
+	if !d.RecordsInTx() {
+		t.Fatal("the decorator over sqlitesaver should take records in its writes' transactions")
+	}
+	s := audit.NewSaver(d, tr, nil)
+
+	cfg := checkpointer.Config{ThreadID: "queued"}
+	cp := &checkpointer.Checkpoint{V: 4, ID: checkpointer.NewID(1), TS: time.Now(),
+		ChannelValues: map[string]any{"a": "1"}, ChannelVersions: map[string]string{"a": "1"}}
+	if _, err := s.Put(ctx, cfg, cp, checkpointer.Metadata{}, map[string]string{"a": "1"}); err != nil {
+		t.Fatal(err)
+	}
+	// The run Put's return armed (due in about 20 ms) finds no record:
+	// the write is still queued. Wait until it has surely come and gone.
+	time.Sleep(500 * time.Millisecond)
+	if p, err := tb.PagePending(ctx, time.Time{}, "", 1); err != nil || len(p) != 0 {
+		t.Fatalf("before the queue is written: %d pending records, %v; want none", len(p), err)
+	}
+	// The decorator's own Flush writes the queue (the audit saver's
+	// Flush would chain the trail too, hiding the defect).
+	if err := d.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// Event-driven: the commit arms a run due in about 20 ms; a minute
+	// only bounds a run that never comes.
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(5 * time.Millisecond) {
+		p, err := tb.PagePending(ctx, time.Time{}, "", 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(p) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("a queued write's record, committed after the chaining run its Put armed, was never chained")
+		}
+	}
+	n, err := tr.Verify(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != 1 {
+		t.Fatalf("the trail holds %d records, want the put's 1", n)
+	}
+}
