@@ -238,8 +238,7 @@ func (t *Trail) pendingTable() (PendingTable, bool) {
 // insert in a write's own transaction (checkpointer.WithRecord); ok is
 // false when the trail cannot take it so (its table keeps no pending
 // records, or Options.WritesInTx is not set: the data lives elsewhere).
-// Once the write committed, call Recorded; the row's Stored calls it too,
-// for a saver that stores the write after it returned.
+// Once the write committed, call Recorded.
 func (t *Trail) RecordInTx(ctx context.Context, e Entry) (row *checkpointer.RecordRow, ok bool, err error) {
 	pt, isPending := t.pendingTable()
 	if !isPending || !t.writesInTx {
@@ -256,15 +255,7 @@ func (t *Trail) RecordInTx(ctx context.Context, e Entry) (row *checkpointer.Reco
 		return nil, true, err
 	}
 	p := t.pendingOf(e, who, t.now().UTC().Truncate(time.Microsecond))
-	row = pt.PendingRow(p)
-	if row != nil {
-		// A queued write (checkpointer/durable) commits its record after
-		// Put returned, perhaps after the chaining run its return armed:
-		// the commit arms another, so the record is chained within
-		// chainDelay of its commit, not at the next Flush.
-		row.Stored = t.Recorded
-	}
-	return row, true, nil
+	return pt.PendingRow(p), true, nil
 }
 
 // Recorded tells the trail a pending record was made (by a write that

@@ -343,6 +343,13 @@ func (s *Saver) recordCtx(ctx context.Context, e Entry) (_ context.Context, inTx
 			return nil, false, err
 		}
 		if ok {
+			// A queued write (checkpointer/durable) commits its record
+			// after Put returned, perhaps after the chaining run that
+			// return armed: its commit arms another, so the record is
+			// chained soon after it, not at the next Flush.
+			if row != nil {
+				row.Stored = s.trail.Recorded
+			}
 			return checkpointer.WithRecord(ctx, row), true, nil
 		}
 	}
