@@ -507,10 +507,17 @@ func (s *Saver) importThread(ctx context.Context, items []checkpointer.ImportChe
 // Close chains the records still pending (writes recorded in their own
 // transactions), so that a process that shuts down cleanly leaves none
 // for the next one, and closes the wrapped saver when it can be closed.
+// A wrapped saver that queues writes (checkpointer/durable: a Flush
+// method) writes its queues first, with the records they carry, so that
+// those are chained too; its writes' errors are returned with the rest.
 func (s *Saver) Close() error {
+	var qerr error
+	if q, ok := s.inner.(interface{ Flush(context.Context) error }); ok {
+		qerr = q.Flush(context.Background())
+	}
 	ferr := s.trail.Flush(context.Background())
 	if c, ok := s.inner.(interface{ Close() error }); ok {
-		return errors.Join(ferr, c.Close())
+		return errors.Join(qerr, ferr, c.Close())
 	}
-	return ferr
+	return errors.Join(qerr, ferr)
 }

@@ -78,3 +78,52 @@ func TestQueuedRecordChainedAfterCommit(t *testing.T) {
 		t.Fatalf("the trail holds %d records, want the put's 1", n)
 	}
 }
+
+// TestAuditCloseChainsQueuedRecords: closing the audit saver over the
+// decorator writes the queues before the trail's last chaining run, so
+// a clean shutdown leaves no pending record for the next process (before,
+// the trail was flushed first and the queued writes' records, committed
+// by the decorator's Close after it, stayed pending).
+func TestAuditCloseChainsQueuedRecords(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "cp.db")
+	inner := newSQLite(t, path)
+	tb, err := sqliteaudit.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tb.Close() })
+	tr, err := audittest.InTxTrail(tb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := durable.New(inner, durable.Options{Mode: durable.Exit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := audit.NewSaver(d, tr, nil)
+	cfg := checkpointer.Config{ThreadID: "closing"}
+	for i := 1; i <= 3; i++ {
+		cp := &checkpointer.Checkpoint{V: 4, ID: checkpointer.NewID(i), TS: time.Now(),
+			ChannelValues: map[string]any{"a": "1"}, ChannelVersions: map[string]string{"a": "1"}}
+		out, err := s.Put(ctx, cfg, cp, checkpointer.Metadata{}, map[string]string{"a": "1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg = out
+	}
+	closer, ok := s.(interface{ Close() error })
+	if !ok {
+		t.Fatal("the audit saver has no Close")
+	}
+	if err := closer.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// No waiting: Close itself must have chained them.
+	if p, err := tb.PagePending(ctx, time.Time{}, "", 10); err != nil || len(p) != 0 {
+		t.Fatalf("after Close: %d pending records, %v; want none", len(p), err)
+	}
+	if n, err := tr.Verify(ctx); err != nil || n != 3 {
+		t.Fatalf("the trail holds %d records (%v), want the 3 puts'", n, err)
+	}
+}
