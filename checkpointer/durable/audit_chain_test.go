@@ -13,6 +13,45 @@ import (
 	"github.com/memvault/memvault/checkpointer/durable"
 )
 
+// auditedExit is an audit saver over the decorator in Exit mode over a
+// SQLite saver, the trail in the same file (records in the writes'
+// transactions). The decorator is closed by the caller or at t's end.
+func auditedExit(t *testing.T) (checkpointer.Saver, *durable.Saver, *sqliteaudit.Table, *audit.Trail) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "cp.db")
+	inner := newSQLite(t, path)
+	tb, err := sqliteaudit.Open(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tb.Close() })
+	tr, err := audittest.InTxTrail(tb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := durable.New(inner, durable.Options{Mode: durable.Exit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	if !d.RecordsInTx() {
+		t.Fatal("the decorator over sqlitesaver should take records in its writes' transactions")
+	}
+	return audit.NewSaver(d, tr, nil), d, tb, tr
+}
+
+// putN puts checkpoint n of cfg's thread and returns its config.
+func putN(t *testing.T, s checkpointer.Saver, cfg checkpointer.Config, n int) checkpointer.Config {
+	t.Helper()
+	cp := &checkpointer.Checkpoint{V: 4, ID: checkpointer.NewID(n), TS: time.Now(),
+		ChannelValues: map[string]any{"a": "1"}, ChannelVersions: map[string]string{"a": "1"}}
+	out, err := s.Put(context.Background(), cfg, cp, checkpointer.Metadata{}, map[string]string{"a": "1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
 // TestQueuedRecordChainedAfterCommit: an audited put queued by the
 // decorator (Exit mode: nothing is written until the thread is waited
 // for) commits its record only when the queue is written, long after the
@@ -22,29 +61,8 @@ import (
 // until the next Flush or Close of the trail.
 func TestQueuedRecordChainedAfterCommit(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "cp.db")
-	inner := newSQLite(t, path)
-	tb, err := sqliteaudit.Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { tb.Close() })
-	tr, err := audittest.InTxTrail(tb)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d := wrap(t, inner, durable.Options{Mode: durable.Exit})
-	if !d.RecordsInTx() {
-		t.Fatal("the decorator over sqlitesaver should take records in its writes' transactions")
-	}
-	s := audit.NewSaver(d, tr, nil)
-
-	cfg := checkpointer.Config{ThreadID: "queued"}
-	cp := &checkpointer.Checkpoint{V: 4, ID: checkpointer.NewID(1), TS: time.Now(),
-		ChannelValues: map[string]any{"a": "1"}, ChannelVersions: map[string]string{"a": "1"}}
-	if _, err := s.Put(ctx, cfg, cp, checkpointer.Metadata{}, map[string]string{"a": "1"}); err != nil {
-		t.Fatal(err)
-	}
+	s, d, tb, tr := auditedExit(t)
+	putN(t, s, checkpointer.Config{ThreadID: "queued"}, 1)
 	// The run Put's return armed (due in about 20 ms) finds no record:
 	// the write is still queued. Wait until it has surely come and gone.
 	time.Sleep(500 * time.Millisecond)
@@ -86,31 +104,10 @@ func TestQueuedRecordChainedAfterCommit(t *testing.T) {
 // by the decorator's Close after it, stayed pending).
 func TestAuditCloseChainsQueuedRecords(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "cp.db")
-	inner := newSQLite(t, path)
-	tb, err := sqliteaudit.Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { tb.Close() })
-	tr, err := audittest.InTxTrail(tb)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := durable.New(inner, durable.Options{Mode: durable.Exit})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := audit.NewSaver(d, tr, nil)
+	s, _, tb, tr := auditedExit(t)
 	cfg := checkpointer.Config{ThreadID: "closing"}
 	for i := 1; i <= 3; i++ {
-		cp := &checkpointer.Checkpoint{V: 4, ID: checkpointer.NewID(i), TS: time.Now(),
-			ChannelValues: map[string]any{"a": "1"}, ChannelVersions: map[string]string{"a": "1"}}
-		out, err := s.Put(ctx, cfg, cp, checkpointer.Metadata{}, map[string]string{"a": "1"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg = out
+		cfg = putN(t, s, cfg, i)
 	}
 	closer, ok := s.(interface{ Close() error })
 	if !ok {
