@@ -69,8 +69,9 @@ func TestQueuedRecordChainedAfterCommit(t *testing.T) {
 	if p, err := tb.PagePending(ctx, time.Time{}, "", 1); err != nil || len(p) != 0 {
 		t.Fatalf("before the queue is written: %d pending records, %v; want none", len(p), err)
 	}
-	// The decorator's own Flush writes the queue (the audit saver's
-	// Flush would chain the trail too, hiding the defect).
+	// The decorator's own Flush writes the queue (the trail's Flush, or
+	// the audit saver's Close, would chain the trail too, hiding the
+	// defect).
 	if err := d.Flush(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -72,8 +72,8 @@
 // and committed with it, so a queued write that fails or is lost in a
 // crash leaves no record, and a record becomes durable when its write
 // does, not when Put returns; the commit tells the trail
-// (checkpointer.RecordRow.Stored), which chains the record soon after. Otherwise the trail records each call when
-// it is made.
+// (checkpointer.RecordRow.Stored), which chains the record soon after.
+// Otherwise the trail records each call when it is made.
 //
 // # The loss window
 //
