@@ -8,23 +8,51 @@ import (
 
 	"github.com/memvault/memvault/audit"
 	"github.com/memvault/memvault/audit/audittest"
+	"github.com/memvault/memvault/audit/pgaudit"
 	"github.com/memvault/memvault/audit/sqliteaudit"
 	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/checkpointer/durable"
+	"github.com/memvault/memvault/checkpointer/pgsaver"
+	"github.com/memvault/memvault/memvaulttest/pgtest"
 )
 
 // auditedExit is an audit saver over the decorator in Exit mode over a
-// SQLite saver, the trail in the same file (records in the writes'
-// transactions). The decorator is closed by the caller or at t's end.
-func auditedExit(t *testing.T) (checkpointer.Saver, *durable.Saver, *sqliteaudit.Table, *audit.Trail) {
+// saver of backend ("sqlite" or "postgres"), the trail in the same
+// database (records in the writes' transactions). The decorator is closed
+// by the caller or at t's end.
+func auditedExit(t *testing.T, backend string) (checkpointer.Saver, *durable.Saver, audit.PendingTable, *audit.Trail) {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "cp.db")
-	inner := newSQLite(t, path)
-	tb, err := sqliteaudit.Open(context.Background(), path)
-	if err != nil {
-		t.Fatal(err)
+	ctx := context.Background()
+	var inner checkpointer.Saver
+	var tb audit.PendingTable
+	switch backend {
+	case "sqlite":
+		path := filepath.Join(t.TempDir(), "cp.db")
+		inner = newSQLite(t, path)
+		st, err := sqliteaudit.Open(ctx, path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		tb = st
+	case "postgres":
+		pool := pgtest.Pool(t) // one schema for the saver and the trail
+		ps, err := pgsaver.New(pool, pgsaver.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pt, err := pgaudit.New(pool, pgaudit.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := ps.Setup(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := pt.Setup(ctx); err != nil {
+			t.Fatal(err)
+		}
+		inner, tb = ps, pt
 	}
-	t.Cleanup(func() { tb.Close() })
 	tr, err := audittest.InTxTrail(tb)
 	if err != nil {
 		t.Fatal(err)
@@ -35,7 +63,7 @@ func auditedExit(t *testing.T) (checkpointer.Saver, *durable.Saver, *sqliteaudit
 	}
 	t.Cleanup(func() { d.Close() })
 	if !d.RecordsInTx() {
-		t.Fatal("the decorator over sqlitesaver should take records in its writes' transactions")
+		t.Fatalf("the decorator over the %s saver should take records in its writes' transactions", backend)
 	}
 	return audit.NewSaver(d, tr, nil), d, tb, tr
 }
@@ -60,8 +88,14 @@ func putN(t *testing.T, s checkpointer.Saver, cfg checkpointer.Config, n int) ch
 // moments of its commit, as the README promises, and not left pending
 // until the next Flush or Close of the trail.
 func TestQueuedRecordChainedAfterCommit(t *testing.T) {
+	for _, backend := range []string{"sqlite", "postgres"} {
+		t.Run(backend, func(t *testing.T) { testQueuedRecordChainedAfterCommit(t, backend) })
+	}
+}
+
+func testQueuedRecordChainedAfterCommit(t *testing.T, backend string) {
 	ctx := context.Background()
-	s, d, tb, tr := auditedExit(t)
+	s, d, tb, tr := auditedExit(t, backend)
 	putN(t, s, checkpointer.Config{ThreadID: "queued"}, 1)
 	// The run Put's return armed (due in about 20 ms) finds no record:
 	// the write is still queued. Wait until it has surely come and gone.
@@ -104,8 +138,14 @@ func TestQueuedRecordChainedAfterCommit(t *testing.T) {
 // the trail was flushed first and the queued writes' records, committed
 // by the decorator's Close after it, stayed pending).
 func TestAuditCloseChainsQueuedRecords(t *testing.T) {
+	for _, backend := range []string{"sqlite", "postgres"} {
+		t.Run(backend, func(t *testing.T) { testAuditCloseChainsQueuedRecords(t, backend) })
+	}
+}
+
+func testAuditCloseChainsQueuedRecords(t *testing.T, backend string) {
 	ctx := context.Background()
-	s, _, tb, tr := auditedExit(t)
+	s, _, tb, tr := auditedExit(t, backend)
 	cfg := checkpointer.Config{ThreadID: "closing"}
 	for i := 1; i <= 3; i++ {
 		cfg = putN(t, s, cfg, i)
