@@ -225,7 +225,8 @@ func (t *tx) touchFields(ctx context.Context, thread string, hs, zs []fieldsOf) 
 		return nil // saved whole before this change
 	}
 	u := t.undo[thread]
-	if u == nil {
+	first := u == nil
+	if first {
 		u = &fieldUndo{keys: []string{t.d.keys(thread).lock}, idx: map[string]int{}, seen: map[string]bool{}}
 		if t.undo == nil {
 			t.undo = map[string]*fieldUndo{}
@@ -252,7 +253,11 @@ func (t *tx) touchFields(ctx context.Context, thread string, hs, zs []fieldsOf) 
 	}
 	hcmds := make([]*redis.StringCmd, len(todo))
 	zcmds := make([]*redis.FloatCmd, len(todo))
+	var held *redis.IntCmd
 	_, err := t.d.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		if first {
+			held = p.Exists(ctx, t.d.keys(thread).fixed()...)
+		}
 		for i, c := range todo {
 			if c.hash {
 				hcmds[i] = p.HGet(ctx, c.key, c.field)
@@ -264,6 +269,18 @@ func (t *tx) touchFields(ctx context.Context, thread string, hs, zs []fieldsOf) 
 	})
 	if err != nil && !errors.Is(err, redis.Nil) {
 		return fmt.Errorf("save %s: %w", checkpointer.NameID("thread", thread), err)
+	}
+	if first && held.Val() == 0 {
+		// The thread holds nothing: undoing the Update is deleting its
+		// keys, as touch's save of no key does (rollbackScript), with
+		// nothing saved for each later put (an import of a whole thread
+		// costs no more than before).
+		delete(t.undo, thread)
+		if t.saved == nil {
+			t.saved = map[string]map[string][]byte{}
+		}
+		t.saved[thread] = map[string][]byte{}
+		return nil
 	}
 	for i, c := range todo {
 		ki, ok := u.idx[c.key]
