@@ -3,6 +3,7 @@ package durable
 import (
 	"fmt"
 	"reflect"
+	"unsafe"
 
 	"github.com/memvault/memvault/serde"
 )
@@ -15,10 +16,11 @@ import (
 const maxCopyDepth = 2 * serde.MaxDepth
 
 // deepCopy copies v's maps, slices, arrays, pointers and the exported
-// fields of its structs, so that a queued write keeps the value its caller
-// passed even if the caller changes it afterwards, as a synchronous put
-// would have stored it. Channels, functions and unexported fields are kept
-// by reference. A value nested deeper than maxCopyDepth fails with
+// fields of its structs (those promoted from an embedded struct of an
+// unexported type included), so that a queued write keeps the value its
+// caller passed even if the caller changes it afterwards, as a synchronous
+// put would have stored it. Channels, functions and other unexported
+// fields are kept by reference. A value nested deeper than maxCopyDepth fails with
 // serde.ErrUnsupportedValue.
 func deepCopy[T any](v T) (T, error) {
 	rv := reflect.ValueOf(&v).Elem()
@@ -90,14 +92,29 @@ func copyValue(v reflect.Value, depth int) (reflect.Value, error) {
 	case reflect.Struct:
 		out := reflect.New(v.Type()).Elem()
 		out.Set(v)
+		t := v.Type()
 		for i := range v.NumField() {
-			if f := out.Field(i); f.CanSet() {
-				c, err := copyValue(v.Field(i), depth)
-				if err != nil {
-					return v, err
+			f := out.Field(i)
+			src := v.Field(i)
+			if !f.CanSet() {
+				// An embedded struct of an unexported type: a
+				// serializer stores its exported fields as the outer
+				// struct's own (serde walks it as encoding/json does),
+				// so it is copied like one. Reflection cannot set an
+				// unexported field; out is addressable, so the field
+				// is reached through its address, and read from out,
+				// which holds v's field already.
+				if sf := t.Field(i); !sf.Anonymous || sf.Type.Kind() != reflect.Struct {
+					continue
 				}
-				f.Set(c)
+				f = reflect.NewAt(f.Type(), unsafe.Pointer(f.UnsafeAddr())).Elem()
+				src = f
 			}
+			c, err := copyValue(src, depth)
+			if err != nil {
+				return v, err
+			}
+			f.Set(c)
 		}
 		return out, nil
 	}

@@ -87,9 +87,11 @@
 //
 // A queued write keeps what its caller passed: its values, metadata and
 // writes are copied when queued (maps, slices, arrays, pointers and
-// exported struct fields), so a caller may change them after Put returns.
-// Channels, functions and unexported struct fields (a *big.Int's digits)
-// are kept by reference. A value nested deeper than twice what a
+// exported struct fields, those promoted from an embedded struct of an
+// unexported type included, which a serializer stores as the outer
+// struct's own), so a caller may change them after Put returns. Channels,
+// functions and other unexported struct fields (a *big.Int's digits) are
+// kept by reference. A value nested deeper than twice what a
 // serializer stores (serde.MaxDepth), or a cycle, fails its Put or
 // PutWrites with serde.ErrUnsupportedValue, as a synchronous put fails.
 package durable

@@ -113,8 +113,14 @@
 // process) is refused with ErrLockLost instead of interleaving with
 // another writer. Removals lock the threads named by the checkpoints
 // they picked, then read the heads again (DriverTx.Lock), so a put that
-// ran first is seen and one that comes later waits. Before the first
-// change of a thread, an Update saves its keys with DUMP; when the Update
+// ran first is seen and one that comes later waits. An import's puts and
+// pending writes only set hash fields and add sorted-set members: before
+// each, the Update saves what those fields and members held (one
+// round trip, whatever the thread holds), and a failure puts them back
+// in one script, still holding the lock. Before the first removal,
+// deletion or overwrite of a thread, an Update saves its keys with DUMP
+// (before, every change did, so each batch checkpointer/durable writes —
+// an import — copied the whole thread to the client); when the Update
 // fails, it puts them back in one script, still holding the lock: it
 // RESTOREs every saved key to a hold name in the thread's slot (the key,
 // a NUL byte, "rollback") first, and only when all succeeded deletes the
@@ -185,8 +191,8 @@
 //
 // The saver runs scripts (EVALSHA, EVAL, SCRIPT LOAD) and MULTI/EXEC over
 // string, hash and sorted-set commands, RENAME and DEL on its own keys,
-// and DUMP and RESTORE, which removals, copies, imports and re-encryption
-// need to roll back a failed change. RESTORE is in the @dangerous
+// and DUMP and RESTORE, which removals, copies and re-encryption need to
+// roll back a failed change (imports do not). RESTORE is in the @dangerous
 // category: under "+@all -@dangerous" puts, pending writes, reads and
 // listings work, but every such Update fails before its first change
 // with an error naming RESTORE (TestReviewS26RollbackWithoutRestore).

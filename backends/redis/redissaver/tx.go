@@ -23,12 +23,17 @@ var ErrLockWait = errors.New("redis: gave up waiting for a thread's lock")
 // tx is a DriverTx. Redis has no rollback, so it makes one: every change
 // is one batchScript on one thread, run at once under the thread's lock
 // (a lease key holding the Update's token, which every write checks);
-// before the first change of a thread its keys are saved with DUMP, and
-// when the Update fails they are put back with RESTORE, still under the
-// lock, before it is released (rollbackScript: restored to hold names
-// first, so a refused RESTORE leaves the thread as the Update left it).
-// Before the first save the driver checks once that the server lets it
-// RESTORE (probeRestore): without it an Update fails before any change.
+// before the first removal, deletion or overwrite of a thread its keys
+// are saved with DUMP, and when the Update fails they are put back with
+// RESTORE, still under the lock, before it is released (rollbackScript:
+// restored to hold names first, so a refused RESTORE leaves the thread as
+// the Update left it). Before the first save the driver checks once that
+// the server lets it RESTORE (probeRestore): without it such an Update
+// fails before any change. A put or pending writes (an import) only sets
+// fields and adds members: before each, what those fields and members
+// held is saved (touchFields), and put back the same way
+// (rollbackFieldsScript), so an import costs what it writes, not what the
+// thread holds.
 type tx struct {
 	d     *driver
 	token string
@@ -36,6 +41,10 @@ type tx struct {
 	mu    sync.Mutex
 	held  []string                     // threads locked, in the order taken
 	saved map[string]map[string][]byte // thread -> key -> DUMP ("" payload: the key did not exist)
+	// undo is, per thread a put or pending writes of the Update changed
+	// before (or without) a save of its keys, what each hash field and
+	// sorted-set member they wrote held before (touchFields).
+	undo map[string]*fieldUndo
 	// fs are the fences of the Update's writes so far (Fence, Put,
 	// PutWrites): every later script of the Update checks them (fence.go).
 	fs fences
@@ -184,6 +193,143 @@ func (t *tx) touch(ctx context.Context, thread string) error {
 	return nil
 }
 
+// fieldsOf names fields of a hash, or members of a sorted set.
+type fieldsOf struct {
+	key    string
+	fields []string
+}
+
+// fieldUndo is what rollbackFieldsScript needs to put back the fields and
+// members an Update's puts and pending writes changed on one thread.
+type fieldUndo struct {
+	keys []string       // the thread's lock, then each key changed
+	idx  map[string]int // key -> its index in keys (1-based, as Lua's)
+	seen map[string]bool
+	argv []any // per change: op ("H" set, "h" delete, "z" remove), key index, field, value
+}
+
+// touchFields locks thread and, unless its keys were saved whole (touch),
+// saves the previous state of the hash fields hs and sorted-set members zs
+// a put or pending writes is about to write, those saved before excepted:
+// one round trip, whatever the thread holds. A put or pending writes only
+// sets fields and adds members, so these put back undo them; saving the
+// thread's keys whole (DUMP) instead cost each import of a few checkpoints
+// — each batch checkpointer/durable writes — a copy of the whole thread
+// sent to the client (an async write of a 6 MB thread took ~250 KB of
+// DUMPs a step, and ran 6–24× slower than the same puts synchronous).
+func (t *tx) touchFields(ctx context.Context, thread string, hs, zs []fieldsOf) error {
+	if err := t.lock(ctx, []string{thread}); err != nil {
+		return err
+	}
+	if _, ok := t.saved[thread]; ok {
+		return nil // saved whole before this change
+	}
+	u := t.undo[thread]
+	first := u == nil
+	if first {
+		u = &fieldUndo{keys: []string{t.d.keys(thread).lock}, idx: map[string]int{}, seen: map[string]bool{}}
+		if t.undo == nil {
+			t.undo = map[string]*fieldUndo{}
+		}
+		t.undo[thread] = u
+	}
+	type pending struct {
+		key, field string
+		hash       bool
+	}
+	var todo []pending
+	for i, set := range [][]fieldsOf{hs, zs} {
+		for _, h := range set {
+			for _, f := range h.fields {
+				if id := h.key + sep + f; !u.seen[id] {
+					u.seen[id] = true
+					todo = append(todo, pending{h.key, f, i == 0})
+				}
+			}
+		}
+	}
+	if len(todo) == 0 {
+		return nil
+	}
+	hcmds := make([]*redis.StringCmd, len(todo))
+	zcmds := make([]*redis.FloatCmd, len(todo))
+	var held *redis.IntCmd
+	_, err := t.d.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		if first {
+			held = p.Exists(ctx, t.d.keys(thread).fixed()...)
+		}
+		for i, c := range todo {
+			if c.hash {
+				hcmds[i] = p.HGet(ctx, c.key, c.field)
+			} else {
+				zcmds[i] = p.ZScore(ctx, c.key, c.field)
+			}
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return fmt.Errorf("save %s: %w", checkpointer.NameID("thread", thread), err)
+	}
+	if first && held.Val() == 0 {
+		// The thread holds nothing: undoing the Update is deleting its
+		// keys, as touch's save of no key does (rollbackScript), with
+		// nothing saved for each later put (an import of a whole thread
+		// costs no more than before).
+		delete(t.undo, thread)
+		if t.saved == nil {
+			t.saved = map[string]map[string][]byte{}
+		}
+		t.saved[thread] = map[string][]byte{}
+		return nil
+	}
+	for i, c := range todo {
+		ki, ok := u.idx[c.key]
+		if !ok {
+			u.keys = append(u.keys, c.key)
+			ki = len(u.keys)
+			u.idx[c.key] = ki
+		}
+		if c.hash {
+			v, err := hcmds[i].Result()
+			switch {
+			case errors.Is(err, redis.Nil):
+				u.argv = append(u.argv, "h", ki, c.field, "")
+			case err != nil:
+				return fmt.Errorf("save %s: %w", checkpointer.NameID("thread", thread), err)
+			default:
+				u.argv = append(u.argv, "H", ki, c.field, v)
+			}
+			continue
+		}
+		_, err := zcmds[i].Result()
+		switch {
+		case errors.Is(err, redis.Nil):
+			u.argv = append(u.argv, "z", ki, c.field, "")
+		case err != nil:
+			return fmt.Errorf("save %s: %w", checkpointer.NameID("thread", thread), err)
+		}
+		// A member there before stays: adding it again changed nothing
+		// (every member's score is 0).
+	}
+	return nil
+}
+
+// rollbackFieldsScript puts back the fields and members an Update's puts
+// and pending writes changed on a thread (touchFields). KEYS: the thread's
+// lock, then the keys changed. ARGV: the Update's token, then per change
+// an op ("H": set the field to the value; "h": delete the field; "z":
+// remove the member), the key's index in KEYS, the field and the value.
+var rollbackFieldsScript = redis.NewScript(`
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 'LOST' end
+for i = 2, #ARGV, 4 do
+  local k, op = KEYS[tonumber(ARGV[i + 1])], ARGV[i]
+  if op == 'H' then redis.call('HSET', k, ARGV[i + 2], ARGV[i + 3])
+  elseif op == 'h' then redis.call('HDEL', k, ARGV[i + 2])
+  else redis.call('ZREM', k, ARGV[i + 2]) end
+end
+return 'OK'
+`)
+
 // threadKeys are every key of thread but its lock.
 func (d *driver) threadKeys(ctx context.Context, thread string) ([]string, error) {
 	k := d.keys(thread)
@@ -238,6 +384,26 @@ func (t *tx) rollback(ctx context.Context) error {
 			if err == nil {
 				err = replyErr(thread, r)
 			}
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", checkpointer.NameID("thread", thread), err))
+		}
+	}
+	// After the keys saved whole: a thread saved whole after its puts
+	// changed fields holds those changes in its DUMPs, which these undo.
+	for thread, u := range t.undo {
+		if len(u.argv) == 0 {
+			continue
+		}
+		argv := append([]any{t.token}, u.argv...)
+		r, err := rollbackFieldsScript.Run(ctx, t.d.rdb, u.keys, argv...).Text()
+		if err == nil {
+			err = replyErr(thread, r)
+		}
+		if err == nil {
+			// A thread the Update made new holds nothing again: out of
+			// the index, as a refused put leaves it.
+			err = t.d.settleIndex(ctx, thread, t.d.keys(thread))
 		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", checkpointer.NameID("thread", thread), err))
@@ -339,7 +505,14 @@ func (t *tx) Put(ctx context.Context, p *checkpointer.PutRows) error {
 	if _, _, err := t.fs.value(ctx, 0); err != nil {
 		return err
 	}
-	if err := t.touch(ctx, p.Thread); err != nil {
+	k := t.d.keys(p.Thread)
+	f := nsID(p.NS, p.ID)
+	hs := []fieldsOf{{k.cp, []string{f}}, {k.par, []string{f}}, {k.hd, []string{f}}, {k.val, make([]string, 0, len(p.Values))}}
+	for _, v := range p.Values {
+		hs[3].fields = append(hs[3].fields, valField(p.NS, v.Channel, v.Version))
+	}
+	zs := []fieldsOf{{k.byNS, []string{f}}, {k.byID, []string{nsID(p.ID, p.NS)}}}
+	if err := t.touchFields(ctx, p.Thread, hs, zs); err != nil {
 		return err
 	}
 	return t.d.put(ctx, t.token, p, &t.fs)
@@ -350,7 +523,12 @@ func (t *tx) PutWrites(ctx context.Context, w *checkpointer.WriteRows) error {
 	if _, _, err := t.fs.value(ctx, 0); err != nil {
 		return err
 	}
-	if err := t.touch(ctx, w.Thread); err != nil {
+	k := t.d.keys(w.Thread)
+	h := fieldsOf{k.writes(w.NS, w.Checkpoint), make([]string, 0, len(w.Rows))}
+	for _, r := range w.Rows {
+		h.fields = append(h.fields, writeField(w.Task, r.Idx))
+	}
+	if err := t.touchFields(ctx, w.Thread, []fieldsOf{h}, []fieldsOf{{k.wk, []string{nsID(w.NS, w.Checkpoint)}}}); err != nil {
 		return err
 	}
 	return t.d.putWrites(ctx, t.token, w, &t.fs)
