@@ -68,3 +68,28 @@ func TestCyclicValueRefused(t *testing.T) {
 		t.Fatalf("Put with a cyclic Extra: %v; want serde.ErrUnsupportedValue", err)
 	}
 }
+
+// TestUnchangedChannelNotCopied: a queued put copies only the values it
+// stores, those of newVersions' channels. The others — the unchanged
+// state a graph passes with every put — were deep-copied too (found by
+// review: ~4 ms a queued put with an unchanged channel of 2 000 small
+// maps, against ~0.2 ms synchronous), and one holding a cycle failed the
+// queued put with serde.ErrUnsupportedValue where a synchronous put,
+// which never reads it, stores the checkpoint.
+func TestUnchangedChannelNotCopied(t *testing.T) {
+	ctx := context.Background()
+	for _, mode := range []durable.Mode{durable.Sync, durable.Exit} {
+		s := wrap(t, newSQLite(t, ""), durable.Options{Mode: mode})
+		loop := map[string]any{}
+		loop["self"] = loop // a runtime object held in a channel no put writes
+		cp := &checkpointer.Checkpoint{V: 4, ID: checkpointer.NewID(0), ChannelValues: map[string]any{"a": "stored", "runtime": loop},
+			ChannelVersions: map[string]string{"a": s.NextVersion("")}}
+		if _, err := s.Put(ctx, checkpointer.Config{ThreadID: "t"}, cp, nil, cp.ChannelVersions); err != nil {
+			t.Fatalf("%s: Put with a cyclic value in a channel it does not store: %v", mode, err)
+		}
+		tp, err := s.GetTuple(ctx, checkpointer.Config{ThreadID: "t"})
+		if err != nil || tp == nil || tp.Checkpoint.ChannelValues["a"] != "stored" {
+			t.Fatalf("%s: GetTuple: %v, %v", mode, tp, err)
+		}
+	}
+}

@@ -94,4 +94,10 @@
 // kept by reference. A value nested deeper than twice what a
 // serializer stores (serde.MaxDepth), or a cycle, fails its Put or
 // PutWrites with serde.ErrUnsupportedValue, as a synchronous put fails.
+// A put stores only the values of its newVersions' channels (as
+// LangGraph's savers and every memvault saver do), so only those are
+// copied; the others, the unchanged state a graph passes with every put,
+// are kept by reference and never read by a memvault saver (a saver
+// keeping Python's inline values reads only immutable ones: strings,
+// numbers, booleans). An inner saver of your own must read no more.
 package durable

@@ -195,7 +195,7 @@ func (s *Saver) Put(ctx context.Context, cfg checkpointer.Config, cp *checkpoint
 	}
 	o := &op{ctx: context.WithoutCancel(ctx), put: true, cfg: cfg, nv: maps.Clone(newVersions)}
 	var err error
-	if o.cp, err = copyCheckpoint(cp); err == nil {
+	if o.cp, err = copyCheckpoint(cp, newVersions); err == nil {
 		if o.md, err = deepCopy(md); err == nil {
 			err = copyConfig(&o.cfg)
 		}
@@ -308,14 +308,32 @@ func (s *Saver) checkPut(cfg checkpointer.Config, cp *checkpointer.Checkpoint, m
 	return nil
 }
 
-// copyCheckpoint copies the checkpoint, its maps and its values' maps,
-// slices and pointers (deepCopy): a caller changing them after Put
-// returns does not change what the queued put stores.
-func copyCheckpoint(cp *checkpointer.Checkpoint) (*checkpointer.Checkpoint, error) {
+// copyCheckpoint copies the checkpoint, its maps and the values of the
+// channels of nv, with their maps, slices and pointers (deepCopy): a
+// caller changing them after Put returns does not change what the queued
+// put stores. A put stores only the values of nv's channels (as
+// LangGraph's savers do; memvault's write an empty channel_values), so
+// the others — the unchanged state a graph passes with every put — are
+// kept by reference, not copied: copying them made each queued put of a
+// graph holding a large unchanged channel cost that channel's copy
+// (~4 ms for 2 000 small maps, against ~0.2 ms for a synchronous put),
+// and failed a put whose unchanged value held a cycle, which a
+// synchronous put stores (TestUnchangedChannelNotCopied).
+func copyCheckpoint(cp *checkpointer.Checkpoint, nv map[string]string) (*checkpointer.Checkpoint, error) {
 	c := *cp
-	var err error
-	if c.ChannelValues, err = deepCopy(cp.ChannelValues); err != nil {
-		return nil, err
+	if cp.ChannelValues != nil {
+		c.ChannelValues = maps.Clone(cp.ChannelValues)
+		for ch := range nv {
+			v, ok := cp.ChannelValues[ch]
+			if !ok {
+				continue
+			}
+			cv, err := deepCopy(v)
+			if err != nil {
+				return nil, fmt.Errorf("channel %q: %w", ch, err)
+			}
+			c.ChannelValues[ch] = cv
+		}
 	}
 	c.ChannelVersions = maps.Clone(cp.ChannelVersions)
 	if cp.VersionsSeen != nil {
