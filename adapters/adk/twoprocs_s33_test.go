@@ -16,12 +16,19 @@ import (
 
 	"github.com/memvault/memvault/adapters/adk"
 	"github.com/memvault/memvault/memvaulttest/childproc"
+	"github.com/memvault/memvault/memvaulttest/sqlitetest"
 	"github.com/memvault/memvault/vault"
 )
 
 const (
 	twoProcsKey  = "0123456789abcdef0123456789abcdef"
 	twoProcsMark = "plaintext-canary-"
+	// twoProcsBusy is how long each process's connections wait for the
+	// file's write lock (sqlitetest.BusyTimeout), instead of production's
+	// 5 s: on a loaded CI machine a starved lock holder can keep it
+	// longer, and the waiter's SQLITE_BUSY would fail the test, which
+	// asserts that no process meets one it should have waited out.
+	twoProcsBusy = time.Minute
 )
 
 type twoProcsArg struct {
@@ -38,6 +45,7 @@ func TestTwoProcsChild(t *testing.T) {
 	if !childproc.Arg(t, &arg) {
 		t.Skip("a child process of TestTwoProcessesOneSession")
 	}
+	sqlitetest.BusyTimeout(t, twoProcsBusy)
 	ctx := context.Background()
 	h, err := vault.OpenEnv(ctx)
 	if err != nil {
@@ -96,6 +104,7 @@ func TestTwoProcessesOneSession(t *testing.T) {
 	for k, v := range map[string]string{"MEMVAULT_DB": db, "LANGGRAPH_AES_KEY": twoProcsKey, "MEMVAULT_EMBEDDINGS": "none", "MEMVAULT_DSN": "", "DATABASE_URL": ""} {
 		t.Setenv(k, v)
 	}
+	sqlitetest.BusyTimeout(t, twoProcsBusy) // the children set theirs
 	ctx := context.Background()
 	h, err := vault.OpenEnv(ctx)
 	if err != nil {

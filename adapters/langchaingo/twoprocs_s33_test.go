@@ -13,6 +13,7 @@ import (
 
 	"github.com/memvault/memvault/adapters/langchaingo"
 	"github.com/memvault/memvault/memvaulttest/childproc"
+	"github.com/memvault/memvault/memvaulttest/sqlitetest"
 	"github.com/memvault/memvault/vault"
 )
 
@@ -21,6 +22,12 @@ import (
 const (
 	twoProcsKey  = "0123456789abcdef0123456789abcdef"
 	twoProcsMark = "plaintext-canary-"
+	// twoProcsBusy is how long each process's connections wait for the
+	// file's write lock (sqlitetest.BusyTimeout), instead of production's
+	// 5 s: on a loaded CI machine a starved lock holder can keep it
+	// longer, and the waiter's SQLITE_BUSY would fail the test, which
+	// asserts that no process meets one it should have waited out.
+	twoProcsBusy = time.Minute
 )
 
 type twoProcsArg struct {
@@ -37,6 +44,7 @@ func TestTwoProcsChild(t *testing.T) {
 	if !childproc.Arg(t, &arg) {
 		t.Skip("a child process of TestTwoProcessesOneSQLiteFile")
 	}
+	sqlitetest.BusyTimeout(t, twoProcsBusy)
 	ctx := context.Background()
 	h, err := vault.OpenEnv(ctx)
 	if err != nil {
@@ -94,6 +102,7 @@ func TestTwoProcessesOneSQLiteFile(t *testing.T) {
 	t.Setenv("MEMVAULT_EMBEDDINGS", "none")
 	t.Setenv("MEMVAULT_DSN", "")
 	t.Setenv("DATABASE_URL", "")
+	sqlitetest.BusyTimeout(t, twoProcsBusy) // the children set theirs
 	h, err := vault.OpenEnv(context.Background())
 	if err != nil {
 		t.Fatal(err)

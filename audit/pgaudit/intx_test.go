@@ -18,8 +18,36 @@ import (
 	"github.com/memvault/memvault/store/pgstore"
 )
 
-// inTx is a pgsaver and a trail in the same schema of pool, the saver
-// audited with WritesInTx.
+// ownTable is the trail's table in pool's schema (the first of its
+// search path: pgtest's schema for the test), named in Options.Schema.
+//
+// The trail's advisory lock, which appenders take and a read alone in
+// flight must find free to chain its own record, derives from the table's
+// name as the Options give it. Unqualified (Options{}), it is one key for
+// every trail in the database: under TEST_DATABASE_URL, one database for
+// all test binaries, another binary's appender (audit, pgsaver, or
+// another test here) holding it makes a lone read here leave its record
+// to the chainer, and the tests that want it chained by the read fail.
+// Qualified, the key is this schema's alone. Every process of a test
+// (its children too) calls ownTable on a pool with the test's search
+// path: one schema, one lock, as production's processes of one trail
+// share theirs. Tests that keep Options{} (TestConformance, TestPending,
+// …) cover the unqualified name and assert nothing a held lock changes.
+func ownTable(t testing.TB, pool *pgxpool.Pool) *pgaudit.Table {
+	t.Helper()
+	var schema string
+	if err := pool.QueryRow(t.Context(), `SELECT current_schema()`).Scan(&schema); err != nil {
+		t.Fatal(err)
+	}
+	tb, err := pgaudit.New(pool, pgaudit.Options{Schema: schema})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tb
+}
+
+// inTx is a pgsaver and a trail in the same schema of pool (the trail's
+// table named in it: ownTable), the saver audited with WritesInTx.
 func inTx(t *testing.T, pool *pgxpool.Pool) audittest.InTx {
 	t.Helper()
 	ctx := t.Context()
@@ -27,10 +55,7 @@ func inTx(t *testing.T, pool *pgxpool.Pool) audittest.InTx {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tb, err := pgaudit.New(pool, pgaudit.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	tb := ownTable(t, pool)
 	if err := inner.Setup(ctx); err != nil {
 		t.Fatal(err)
 	}

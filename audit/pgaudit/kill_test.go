@@ -9,7 +9,6 @@ import (
 
 	"github.com/memvault/memvault/audit"
 	"github.com/memvault/memvault/audit/audittest"
-	"github.com/memvault/memvault/audit/pgaudit"
 	"github.com/memvault/memvault/memvaulttest/childproc"
 	"github.com/memvault/memvault/memvaulttest/pgtest"
 )
@@ -23,12 +22,10 @@ func TestKillWriterChild(t *testing.T) {
 	}
 	pool, err := pgxpool.New(t.Context(), dsn)
 	if err == nil {
-		var tb *pgaudit.Table
-		if tb, err = pgaudit.New(pool, pgaudit.Options{}); err == nil {
-			var tr *audit.Trail
-			if tr, err = audittest.KillTrail(tb); err == nil {
-				err = audittest.WriteUntilKilled(tr)
-			}
+		// The parent's table, and lock (ownTable).
+		var tr *audit.Trail
+		if tr, err = audittest.KillTrail(ownTable(t, pool)); err == nil {
+			err = audittest.WriteUntilKilled(tr)
 		}
 	}
 	fmt.Fprintln(os.Stderr, "writer:", err)
@@ -50,10 +47,7 @@ func TestKillWriter(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(setup.Close)
-			tb, err := pgaudit.New(setup, pgaudit.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			tb := ownTable(t, setup)
 			if err := tb.Setup(t.Context()); err != nil {
 				t.Fatal(err)
 			}

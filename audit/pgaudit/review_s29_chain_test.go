@@ -19,11 +19,12 @@ import (
 // s29Env is a pgsaver and a trail (WritesInTx, with the data database's
 // chain mark: pgaudit.Meta) in one schema.
 type s29Env struct {
-	pool  *pgxpool.Pool
-	inner checkpointer.Saver
-	tb    *pgaudit.Table
-	meta  audit.Meta
-	dbID  string
+	pool   *pgxpool.Pool
+	schema string // the trail's, named in its Options
+	inner  checkpointer.Saver
+	tb     *pgaudit.Table
+	meta   audit.Meta
+	dbID   string
 }
 
 func s29Open(t *testing.T) *s29Env {
@@ -42,7 +43,9 @@ func s29OpenOn(t *testing.T, pool *pgxpool.Pool, schema string) *s29Env {
 	if err := inner.Setup(ctx); err != nil {
 		t.Fatal(err)
 	}
-	tb, err := pgaudit.New(pool, pgaudit.Options{})
+	// In the schema, by name: the trail's lock is then the schema's
+	// alone (ownTable says why).
+	tb, err := pgaudit.New(pool, pgaudit.Options{Schema: schema})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +56,7 @@ func s29OpenOn(t *testing.T, pool *pgxpool.Pool, schema string) *s29Env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &s29Env{pool: pool, inner: inner, tb: tb, meta: pgaudit.Meta(pool, schema), dbID: id}
+	return &s29Env{pool: pool, schema: schema, inner: inner, tb: tb, meta: pgaudit.Meta(pool, schema), dbID: id}
 }
 
 // trail is a trail of e's table as one process has it.
@@ -216,7 +219,7 @@ func TestS29MalformedBatchRowOpen(t *testing.T) {
 	e.exec(t, `DROP INDEX memvault_audit_row_first`)
 	e.exec(t, `DELETE FROM memvault_audit_migrations WHERE v = (SELECT max(v) FROM memvault_audit_migrations)`)
 	e.exec(t, `UPDATE memvault_audit SET more = '{"not":"an array"}' WHERE seq = (SELECT max(seq) FROM memvault_audit)`)
-	tb, err := pgaudit.New(e.pool, pgaudit.Options{})
+	tb, err := pgaudit.New(e.pool, pgaudit.Options{Schema: e.schema})
 	if err != nil {
 		t.Fatal(err)
 	}

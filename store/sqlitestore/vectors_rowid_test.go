@@ -7,12 +7,16 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/memvault/memvault/internal/sqlitedb"
 	"github.com/memvault/memvault/memvaulttest/childproc"
 	"github.com/memvault/memvault/store"
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
 )
 
 // storeTables are the tables of migrations/store that hold data, copied
@@ -155,14 +159,58 @@ func TestVectorsMigrateToRowids(t *testing.T) {
 	searchDense(t, m, exact, 6, 10)
 }
 
+// migrateKillArg is TestMigrateKillChild's argument.
+type migrateKillArg struct {
+	Path string // the old-format file the child opens
+	// PauseAtLog, when > 0, is a size of the write-ahead log: before the
+	// first insert of the copy of migration 9 that finds the log grown to
+	// it, the child says pausedLine and waits, inside the migration's
+	// transaction, for the parent to kill it.
+	PauseAtLog int64
+}
+
+// pausedLine starts what TestMigrateKillChild says once it waits inside
+// the migration's transaction, followed by the row of the copy it waits
+// before.
+const pausedLine = "paused inside the copy before row "
+
 // TestMigrateKillChild is the process TestMigrateKill kills: it opens the
 // store on the file it is given (which runs migration 9), then exits.
+// Asked to pause, it stops in the middle of the copy, still inside the
+// migration's transaction: a pre-update hook of SQLite, registered on this
+// test process's connections only (production code has no hook), blocks
+// the first insert into store_vectors that finds the log grown to
+// PauseAtLog until the parent kills it.
 func TestMigrateKillChild(t *testing.T) {
-	var path string
-	if !childproc.Arg(t, &path) {
+	var arg migrateKillArg
+	if !childproc.Arg(t, &arg) {
 		t.Skip("child process of TestMigrateKill")
 	}
-	s, err := Open(context.Background(), path, Options{})
+	if arg.PauseAtLog > 0 {
+		// Ends when the parent has gone without killing this process.
+		parentGone := childproc.StdinClosed()
+		var inserted atomic.Int64
+		sqlite.RegisterConnectionHook(func(c sqlite.ExecQuerierContext, _ string) error {
+			h, ok := c.(sqlite.HookRegisterer)
+			if !ok {
+				return fmt.Errorf("the connection %T registers no hooks", c)
+			}
+			h.RegisterPreUpdateHook(func(d sqlite.SQLitePreUpdateData) {
+				if d.Op != sqlite3.SQLITE_INSERT || d.DatabaseName != "main" || d.TableName != "store_vectors" {
+					return
+				}
+				row := inserted.Add(1)
+				if fi, err := os.Stat(arg.Path + "-wal"); err == nil && fi.Size() >= arg.PauseAtLog {
+					childproc.Say("%s%d", pausedLine, row)
+					<-parentGone
+					fmt.Fprintln(os.Stderr, "migrate: the parent went away without killing the paused child")
+					os.Exit(3)
+				}
+			})
+			return nil
+		})
+	}
+	s, err := Open(context.Background(), arg.Path, Options{})
 	if err == nil {
 		err = s.Close()
 	}
@@ -174,12 +222,17 @@ func TestMigrateKillChild(t *testing.T) {
 }
 
 // TestMigrateKill kills (SIGKILL) a process while it runs migration 9 on
-// an old-format file, at several points (by how far its write-ahead log
-// has grown: inside the copy's transaction, in the drop of the old table,
-// after): the file is intact, either unchanged (version 8, the old
-// table) or migrated, and the next Open migrates it with every vector as
-// it was (and, after a kill before the drop, searches equal to the exact
-// scan).
+// an old-format file, at several points (inside the copy's transaction,
+// at three depths of the copy; in the drop of the old table; after): the
+// file is intact, either unchanged (version 8, the old table) or
+// migrated, and the next Open migrates it with every vector as it was
+// (and, after a kill before the drop, searches equal to the exact scan).
+//
+// The kills inside the transaction do not race the copy: the child
+// pauses before the insert of a given row of the copy and says so (see
+// TestMigrateKillChild), and the parent kills it then. Watching the
+// log's size instead, a parent starved for the whole copy on a loaded
+// machine killed no round inside the transaction.
 func TestMigrateKill(t *testing.T) {
 	if testing.Short() {
 		t.Skip("spawns child processes")
@@ -202,14 +255,14 @@ func TestMigrateKill(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	vectorBytes := int64(items * dims * 4)
 	unchanged := 0
-	// Kill points: the log's size, as a share of the vectors' bytes (the
-	// copy writes about 1×, the drop about as much again).
-	// share > 0: when the log has grown to share × the vectors' bytes
-	// (the copy's transaction writes about 1.4×); 0: as soon as another
-	// connection sees migration 9 recorded (the drop of the old table
-	// then runs); -1: never (the child finishes).
+	vectorBytes := int64(items * dims * 4)
+	// Kill points: share > 0: the child pauses inside the copy's
+	// transaction once the log has grown to share × the vectors' bytes
+	// (the copy writes about 1.4×, the drop about as much again); 0: as
+	// soon as another connection sees migration 9 recorded (the drop of
+	// the old table then runs); -1: never (the child finishes).
+	const inside = 3
 	dropping := 0
 	for round, share := range []float64{0.05, 0.4, 0.9, 0, 0, -1} {
 		t.Run(fmt.Sprint(round), func(t *testing.T) {
@@ -217,39 +270,62 @@ func TestMigrateKill(t *testing.T) {
 			if err := os.WriteFile(p, data, 0o600); err != nil {
 				t.Fatal(err)
 			}
-			child := childproc.Start(t, "TestMigrateKillChild", p)
-			done := make(chan error, 1)
-			go func() { done <- child.Wait() }()
-			limit := int64(share * float64(vectorBytes))
+			arg := migrateKillArg{Path: p}
+			if share > 0 {
+				arg.PauseAtLog = int64(share * float64(vectorBytes))
+			}
+			child := childproc.Start(t, "TestMigrateKillChild", arg)
 			raw, err := sql.Open(sqlitedb.DriverName, p+"?_pragma=busy_timeout(5000)")
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer raw.Close()
-		watch:
-			for {
-				select {
-				case err := <-done:
-					t.Logf("the child finished the migration (%v)", err)
-					break watch
-				default:
-				}
-				switch {
-				case share > 0:
-					if fi, err := os.Stat(p + "-wal"); err == nil && fi.Size() >= limit {
-						child.Kill()
-						t.Logf("killed with a %d-byte log", fi.Size())
-						break watch
+			if share > 0 {
+				var other []string
+				row := ""
+				for l := range child.Lines {
+					if r, ok := strings.CutPrefix(l, pausedLine); ok {
+						row = r
+						break
 					}
-				case share == 0:
-					var v int
-					if err := raw.QueryRow(`SELECT coalesce(max(v), 0) FROM memvault_migrations WHERE component = 'store'`).Scan(&v); err == nil && v == 9 {
-						child.Kill()
-						t.Log("killed once migration 9 was recorded")
-						break watch
-					}
+					other = append(other, l)
 				}
-				time.Sleep(100 * time.Microsecond)
+				if row == "" {
+					t.Fatalf("the child ended without pausing inside the copy (%v): %s", child.Wait(), strings.Join(other, "\n"))
+				}
+				// The paused transaction has committed nothing.
+				var v int
+				if err := raw.QueryRow(`SELECT max(v) FROM memvault_migrations WHERE component = 'store'`).Scan(&v); err != nil || v != 8 {
+					t.Fatalf("version %d (%v) while the child is paused in migration 9, want 8", v, err)
+				}
+				fi, err := os.Stat(p + "-wal")
+				if err != nil {
+					t.Fatal(err)
+				}
+				child.Kill()
+				t.Logf("killed before the insert of row %s of %d, with a %d-byte log (%.2f× the vectors' bytes)",
+					row, items, fi.Size(), float64(fi.Size())/float64(vectorBytes))
+			} else {
+				done := make(chan error, 1)
+				go func() { done <- child.Wait() }()
+			watch:
+				for {
+					select {
+					case err := <-done:
+						t.Logf("the child finished the migration (%v)", err)
+						break watch
+					default:
+					}
+					if share == 0 {
+						var v int
+						if err := raw.QueryRow(`SELECT coalesce(max(v), 0) FROM memvault_migrations WHERE component = 'store'`).Scan(&v); err == nil && v == 9 {
+							child.Kill()
+							t.Log("killed once migration 9 was recorded")
+							break watch
+						}
+					}
+					time.Sleep(100 * time.Microsecond)
+				}
 			}
 			var ok string
 			var v, old int
@@ -259,6 +335,9 @@ func TestMigrateKill(t *testing.T) {
 			if err := raw.QueryRow(`SELECT (SELECT max(v) FROM memvault_migrations WHERE component = 'store'),
 				(SELECT count(*) FROM sqlite_master WHERE name = ?)`, oldVectors).Scan(&v, &old); err != nil {
 				t.Fatal(err)
+			}
+			if share > 0 && (v != 8 || old != 0) {
+				t.Fatalf("killed inside the copy's transaction, the file has version %d and %d old tables, want 8 and 0", v, old)
 			}
 			switch {
 			case v == 8 && old == 0:
@@ -293,8 +372,8 @@ func TestMigrateKill(t *testing.T) {
 			}
 		})
 	}
-	if unchanged == 0 {
-		t.Error("no round killed the child inside the migration's transaction: the test did not test it")
+	if unchanged != inside {
+		t.Errorf("%d rounds killed the child inside the migration's transaction, want %d: the test did not test it", unchanged, inside)
 	}
 	t.Logf("%d rounds killed inside the copy's transaction, %d before the old table was dropped", unchanged, dropping)
 }
