@@ -253,7 +253,12 @@ func testErasureWaitsForGuardedWrite(t *testing.T, apart, citus bool) {
 		done <- err
 	}()
 	// Forget must be waiting for the write's transaction: for a lock not
-	// granted, held by the write.
+	// granted, held by the write's session (an advisory lock of any other
+	// session, such as another test's, does not count).
+	var writer int32
+	if err := tx.QueryRow(ctx, `SELECT pg_backend_pid()`).Scan(&writer); err != nil {
+		t.Fatal(err)
+	}
 	waiting := false
 	for !waiting {
 		select {
@@ -262,7 +267,10 @@ func testErasureWaitsForGuardedWrite(t *testing.T, apart, citus bool) {
 			waiting = true // it did not wait: the commit below comes after it
 		default:
 			var n int
-			if err := eraser.Pool.QueryRow(ctx, `SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted`).Scan(&n); err != nil {
+			if err := eraser.Pool.QueryRow(ctx, `SELECT count(*) FROM pg_locks w JOIN pg_locks h
+				ON h.locktype = 'advisory' AND h.granted AND h.pid = $1
+				AND (h.database, h.classid, h.objid, h.objsubid) IS NOT DISTINCT FROM (w.database, w.classid, w.objid, w.objsubid)
+				WHERE w.locktype = 'advisory' AND NOT w.granted`, writer).Scan(&n); err != nil {
 				t.Fatal(err)
 			}
 			waiting = n > 0
