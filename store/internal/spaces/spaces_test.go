@@ -19,18 +19,27 @@ import (
 func TestSpacesFollowSubjects(t *testing.T) {
 	ctx := context.Background()
 	h := testkeys.Subjects(t) // subjects: ("users", <subject>, …)
-	sp := spaces.Of(h, 4)
+	// 64 dimensions, not 4: the rotation of a subject comes from its
+	// random data key, and at 4 dimensions its rounds of signed
+	// permutations and Hadamard transforms left [1 2 3 4] where it was
+	// about once in 500 keys (6 failures in 3 000 runs), failing the
+	// check that a subject's vectors are rotated.
+	const dims = 64
+	sp := spaces.Of(h, dims)
 	if sp == nil || sp.Suffix() != "+subjects:users" {
 		t.Fatalf("spaces of a hierarchy: %v", sp)
 	}
-	if spaces.Of(testkeys.Encrypting(t), 4) != nil {
+	if spaces.Of(testkeys.Encrypting(t), dims) != nil {
 		t.Fatal("a serializer without subjects has spaces")
 	}
 	var none *spaces.Spaces
 	if none.Suffix() != "" {
 		t.Fatal("one shared space has a suffix")
 	}
-	base := []float32{1, 2, 3, 4}
+	base := make([]float32, dims)
+	for i := range base {
+		base[i] = float32(i + 1)
+	}
 	for _, ns := range []string{"users", "users.carol", "users.carol.notes", "userscarol", "other.users.x", "u", "users.dave.x.y"} {
 		q := sp.NewQuery(base)
 		got := q.Subject(ns)
