@@ -260,14 +260,14 @@ func (e *Encrypted) open(typ string, data, aad []byte) (plain []byte, innerTyp s
 		if e.allowPlaintext {
 			return data, typ, nil, nil
 		}
-		return nil, "", nil, fmt.Errorf("%w: type %q", ErrPlaintextRefused, typ)
+		return nil, "", nil, fmt.Errorf("%w: type %s", ErrPlaintextRefused, tagName(typ))
 	}
 	c, ok := e.read[cipherName]
 	if !ok {
-		return nil, "", nil, fmt.Errorf("%w: cipher %q in %q", ErrUnknownType, cipherName, typ)
+		return nil, "", nil, fmt.Errorf("%w: cipher %s in type %s", ErrUnknownType, tagName(cipherName), tagName(typ))
 	}
 	if cipherName == aead.AESName && !e.allowUnbound {
-		return nil, "", nil, fmt.Errorf("%w: type %q", ErrUnboundRefused, typ)
+		return nil, "", nil, fmt.Errorf("%w: type %s", ErrUnboundRefused, tagName(typ))
 	}
 	kc := c.(aead.KeyedCipher)
 	cp := cipherAAD(cipherName, innerTyp, aad)

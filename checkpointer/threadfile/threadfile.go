@@ -143,14 +143,14 @@ func Export(ctx context.Context, w io.Writer, saver checkpointer.Saver, thread s
 		for ch, v := range t.Checkpoint.ChannelValues {
 			ev, err := EncodeValue(v)
 			if err != nil {
-				return 0, fmt.Errorf("export %s/%s channel %q: %w", thread, t.Config.CheckpointID, ch, err)
+				return 0, fmt.Errorf("export %s, %s: %s: %w", checkpointer.NameID("thread", thread), checkpointer.NameID("checkpoint", t.Config.CheckpointID), checkpointer.NameID("channel", ch), err)
 			}
 			line.ChannelValues[ch] = ev
 		}
 		for _, pw := range t.PendingWrites {
 			ev, err := EncodeValue(pw.Value)
 			if err != nil {
-				return 0, fmt.Errorf("export %s/%s write %q: %w", thread, t.Config.CheckpointID, pw.Channel, err)
+				return 0, fmt.Errorf("export %s, %s: pending write to %s of %s: %w", checkpointer.NameID("thread", thread), checkpointer.NameID("checkpoint", t.Config.CheckpointID), checkpointer.NameID("channel", pw.Channel), checkpointer.NameID("task", pw.TaskID), err)
 			}
 			line.PendingWrites = append(line.PendingWrites, Write{TaskID: pw.TaskID, Channel: pw.Channel, Value: ev})
 		}
@@ -516,7 +516,7 @@ func importItem(ctx context.Context, saver checkpointer.Saver, l *Line) (checkpo
 		for ch, ev := range l.ChannelValues {
 			v, err := DecodeValue(ev)
 			if err != nil {
-				return it, fmt.Errorf("line %d: channel %q: %w", lineNo, ch, err)
+				return it, fmt.Errorf("line %d: %s: %w", lineNo, checkpointer.NameID("channel", ch), err)
 			}
 			cp.ChannelValues[ch] = v
 		}
@@ -537,7 +537,7 @@ func importItem(ctx context.Context, saver checkpointer.Saver, l *Line) (checkpo
 	for _, w := range l.PendingWrites {
 		v, err := DecodeValue(w.Value)
 		if err != nil {
-			return it, fmt.Errorf("line %d: write %q: %w", lineNo, w.Channel, err)
+			return it, fmt.Errorf("line %d: write to %s of %s: %w", lineNo, checkpointer.NameID("channel", w.Channel), checkpointer.NameID("task", w.TaskID), err)
 		}
 		if _, ok := byTask[w.TaskID]; !ok {
 			tasks = append(tasks, w.TaskID)
@@ -769,17 +769,17 @@ func (v *validator) check(l *Line) error {
 	// (or skipped) and counted twice: which content is meant cannot be
 	// told, so the file is refused.
 	if first, dup := earlier[cpKey{l.ThreadID, l.CheckpointNS, l.CheckpointID}]; dup {
-		return bad("checkpoint %q of thread %q (namespace %q) is already on line %d", l.CheckpointID, l.ThreadID, l.CheckpointNS, first)
+		return bad("%s of %s (%s) is already on line %d", checkpointer.NameID("checkpoint", l.CheckpointID), checkpointer.NameID("thread", l.ThreadID), checkpointer.NameID("checkpoint_ns", l.CheckpointNS), first)
 	}
 	for ch, v := range l.ChannelVersions {
 		if err := checkpointer.ValidateVersion("channel version", v); err != nil {
-			return fmt.Errorf("line %d: %w: channel_versions[%q]: %w", l.lineNo, ErrInvalidFile, ch, err)
+			return fmt.Errorf("line %d: %w: channel_versions of %s: %w", l.lineNo, ErrInvalidFile, checkpointer.NameID("channel", ch), err)
 		}
 	}
 	for node, seen := range l.VersionsSeen {
 		for ch, v := range seen {
 			if err := checkpointer.ValidateVersion("channel version", v); err != nil {
-				return fmt.Errorf("line %d: %w: versions_seen[%q][%q]: %w", l.lineNo, ErrInvalidFile, node, ch, err)
+				return fmt.Errorf("line %d: %w: versions_seen of %s, %s: %w", l.lineNo, ErrInvalidFile, checkpointer.NameID("node", node), checkpointer.NameID("channel", ch), err)
 			}
 		}
 	}
@@ -787,12 +787,12 @@ func (v *validator) check(l *Line) error {
 	// that does not decode is refused before the first write.
 	for ch, ev := range l.ChannelValues {
 		if _, err := DecodeValue(ev); err != nil {
-			return bad("channel %q: %v", ch, err)
+			return bad("%s: %v", checkpointer.NameID("channel", ch), err)
 		}
 	}
 	for _, w := range l.PendingWrites {
 		if _, err := DecodeValue(w.Value); err != nil {
-			return bad("write %q of task %q: %v", w.Channel, w.TaskID, err)
+			return bad("write to %s of %s: %v", checkpointer.NameID("channel", w.Channel), checkpointer.NameID("task", w.TaskID), err)
 		}
 	}
 	// Metadata by the rule Put applies on every backend, so that
@@ -819,7 +819,7 @@ func (v *validator) check(l *Line) error {
 				return fmt.Errorf("line %d: %w", l.lineNo, err)
 			}
 			if t == nil {
-				return bad("parent checkpoint %q is neither earlier in the file nor in the target (nor marked parent_missing, as an export of a pruned thread marks it)", l.ParentID)
+				return bad("parent %s is neither earlier in the file nor in the target (nor marked parent_missing, as an export of a pruned thread marks it)", checkpointer.NameID("checkpoint", l.ParentID))
 			}
 		}
 	}
