@@ -451,32 +451,37 @@ func (d *driver) Scan(ctx context.Context, q checkpointer.DriverQuery) iter.Seq2
 				return
 			}
 		}
-		// The ids first (members only, no records), then the records a
-		// page at a time.
-		items, err := await(d.callCtx(ctx), func(ctx context.Context) ([]scanItem, error) { return d.scanIDs(ctx, threads, q) })
+		// The ids a batch per thread at a time (members only, no
+		// records), merged across threads; the records a page at a time.
+		m, err := await(d.callCtx(ctx), func(ctx context.Context) (*scanMerge, error) { return d.newScanMerge(ctx, threads, q) })
 		if err != nil {
 			yield(nil, fmt.Errorf("list: %w", err))
 			return
 		}
-		slices.SortFunc(items, func(a, b scanItem) int {
-			return cmp.Or(cmp.Compare(b.id, a.id), cmp.Compare(a.thread, b.thread), cmp.Compare(a.ns, b.ns))
-		})
-		if q.Limit > 0 && len(items) > q.Limit {
-			items = items[:q.Limit]
-		}
-		for len(items) > 0 {
+		refs := make([]tref, 0, scanPage)
+		for {
 			// A page: up to scanPage checkpoints, read in one loadRefs —
 			// of any threads on one server (a listing across threads
 			// read one thread's run per round trip, one checkpoint each
 			// when the threads' ids interleave), of one thread's run on
 			// a cluster.
-			n := 1
-			for n < len(items) && n < scanPage && (d.single || items[n].thread == items[0].thread) {
-				n++
+			refs = refs[:0]
+			for len(refs) < scanPage {
+				if m.mustRead() {
+					if _, err := await(d.callCtx(ctx), func(ctx context.Context) (struct{}, error) { return struct{}{}, m.fill(ctx) }); err != nil {
+						yield(nil, fmt.Errorf("list: %w", err))
+						return
+					}
+				}
+				it, ok := m.next()
+				if !ok || (!d.single && len(refs) > 0 && it.thread != refs[0].thread) {
+					break
+				}
+				m.pop()
+				refs = append(refs, tref{it.thread, ref{it.ns, it.id}})
 			}
-			refs := make([]tref, n)
-			for i := range n {
-				refs[i] = tref{items[i].thread, ref{items[i].ns, items[i].id}}
+			if len(refs) == 0 {
+				return
 			}
 			sts, err := await(d.callCtx(ctx), func(ctx context.Context) ([]*checkpointer.StoredCheckpoint, error) {
 				return d.loadRefs(ctx, refs)
@@ -490,7 +495,6 @@ func (d *driver) Scan(ctx context.Context, q checkpointer.DriverQuery) iter.Seq2
 					return
 				}
 			}
-			items = items[n:]
 		}
 	}
 }
@@ -498,62 +502,9 @@ func (d *driver) Scan(ctx context.Context, q checkpointer.DriverQuery) iter.Seq2
 // scanPage caps the checkpoints one loadRefs of a Scan reads.
 const scanPage = 64
 
-// scanThreadsPage caps the threads whose ids one pipeline of scanIDs
-// reads.
+// scanThreadsPage caps the threads whose first batches one pipeline of
+// a Scan reads.
 const scanThreadsPage = 256
-
-// scanIDs are the checkpoints of threads q selects, from their indexes:
-// one pipeline per scanThreadsPage threads (a listing across threads was
-// one request per thread), and one more for the threads whose last id
-// needs its other namespaces.
-func (d *driver) scanIDs(ctx context.Context, threads []string, q checkpointer.DriverQuery) ([]scanItem, error) {
-	var out []scanItem
-	for page := range slices.Chunk(threads, scanThreadsPage) {
-		cmds := make([]*redis.StringSliceCmd, len(page))
-		_, err := d.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-			for i, th := range page {
-				key, by := d.scanRange(th, q)
-				cmds[i] = p.ZRevRangeByLex(ctx, key, by)
-			}
-			return nil
-		})
-		if err != nil {
-			return nil, err
-		}
-		var more []*redis.StringSliceCmd
-		var moreIdx []int
-		if q.NS == nil && q.Limit > 0 {
-			// Members of one id come in descending namespace order: the
-			// namespaces of the last id beyond the limit may sort before
-			// those taken. Take them all; the caller sorts and cuts.
-			_, err = d.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-				for i, c := range cmds {
-					if ms := c.Val(); len(ms) == q.Limit {
-						last, _, _ := splitPair(ms[len(ms)-1])
-						more = append(more, p.ZRangeByLex(ctx, d.keys(page[i]).byID, &redis.ZRangeBy{Min: "[" + last + sep, Max: "(" + last + "\x01"}))
-						moreIdx = append(moreIdx, i)
-					}
-				}
-				return nil
-			})
-			if err != nil {
-				return nil, err
-			}
-		}
-		for i, c := range cmds {
-			ms := c.Val()
-			if j := slices.Index(moreIdx, i); j >= 0 {
-				for _, m := range more[j].Val() {
-					if !slices.Contains(ms, m) {
-						ms = append(ms, m)
-					}
-				}
-			}
-			out = append(out, scanMembers(page[i], q, ms)...)
-		}
-	}
-	return out, nil
-}
 
 // scanRange is the sorted set of thread that q reads (its namespace's
 // ids, or all its ids) and the range, newest first: only what the limit
