@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"sync"
 
 	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/keys"
@@ -33,6 +34,9 @@ type Saver struct {
 	inner    checkpointer.Saver
 	trail    *Trail
 	subjects Subjects
+
+	closeOnce sync.Once
+	closeErr  error // what the first Close returned
 }
 
 var _ checkpointer.Saver = (*Saver)(nil)
@@ -510,7 +514,25 @@ func (s *Saver) importThread(ctx context.Context, items []checkpointer.ImportChe
 // A wrapped saver that queues writes (checkpointer/durable: a Flush
 // method) writes its queues first, with the records they carry, so that
 // those are chained too; its writes' errors are returned with the rest.
+//
+// Close runs once: a later call returns what the first returned, as the
+// store engine's and the SQLite handles' Close do (before, a second Close
+// reached the closed decorator and failed with its ErrClosed).
+//
+// A write another goroutine puts while Close runs may be queued after
+// the decorator's Flush and committed by its Close, after the trail's
+// Flush: its record stays pending, with the chaining run its commit
+// armed (RecordRow.Stored) failing on the closed table, its error
+// dropped. Nothing is lost or hidden: the record is in the pending
+// table, where the next process's first chaining run (or Flush) links
+// it, as it links those a killed process left, and a check of the trail
+// (Trail.CheckRecords) counts it as pending until then.
 func (s *Saver) Close() error {
+	s.closeOnce.Do(func() { s.closeErr = s.close() })
+	return s.closeErr
+}
+
+func (s *Saver) close() error {
 	var qerr error
 	if q, ok := s.inner.(interface{ Flush(context.Context) error }); ok {
 		qerr = q.Flush(context.Background())

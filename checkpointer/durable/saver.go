@@ -110,6 +110,9 @@ type Saver struct {
 	space    chan struct{} // closed (and replaced) whenever queued drops
 	closed   bool
 	wg       sync.WaitGroup // writers
+
+	closeOnce sync.Once
+	closeErr  error // what the first Close returned
 }
 
 // thread is one thread's queue. Fields are guarded by Saver.mu.
@@ -684,8 +687,16 @@ func (s *Saver) takeErrors() error {
 // Close writes every queue, refuses further calls (ErrClosed), closes the
 // inner saver when it has a Close method, and returns the queued writes'
 // errors joined with the inner Close's. It waits for the queues however
-// long they take: call Flush with a deadline first to bound it.
+// long they take: call Flush with a deadline first to bound it. Close
+// runs once: a later call returns what the first returned (before, it
+// failed with ErrClosed, so a vault handle whose audited saver the caller
+// had closed failed to close).
 func (s *Saver) Close() error {
+	s.closeOnce.Do(func() { s.closeErr = s.close() })
+	return s.closeErr
+}
+
+func (s *Saver) close() error {
 	if err := s.waitAll(context.Background(), false); err != nil {
 		return err
 	}
