@@ -22,7 +22,9 @@ var _ checkpointer.GroupWriter = (*driver)(nil)
 // it fails alone without aborting the others.
 //
 // An op whose fence cannot run in SQL (the key table lives elsewhere) is
-// stored alone, as Put and PutWrites store it, before the group.
+// stored alone, as Put and PutWrites store it, before the group. Ops with
+// no fence statement and no audit record are stored first as rows
+// (writeRows): every put in one statement, every task's writes in one.
 func (d *driver) WriteGroup(ctx context.Context, ops []checkpointer.GroupOp) []error {
 	errs := make([]error, len(ops))
 	var group []int // the ops stored together
@@ -35,6 +37,7 @@ func (d *driver) WriteGroup(ctx context.Context, ops []checkpointer.GroupOp) []e
 			errs[i] = d.PutWrites(ctx, op.Writes)
 		}
 	}
+	group = d.writeRows(ctx, ops, group, errs)
 	tags, gerrs := pgdb.Group(ctx, d.db, d.own, len(group), func(b *pgx.Batch, k int) {
 		op := ops[group[k]]
 		pgfence.Queue(b, []checkpointer.WriteFence{op.Fence()})

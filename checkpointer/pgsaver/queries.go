@@ -26,11 +26,17 @@ type queries struct {
 	putCkpt           string
 	insertWrites      string
 	upsertWrites      string
-	threads           string
-	rowThreads        string
-	threadInfos       string
-	headsThreads      map[bool]string // by whether with the orphan write sets
-	headsRuns         map[bool]string
+	// putCkptRows, insertWritesRows and upsertWritesRows are putCkpt,
+	// insertWrites and upsertWrites for the rows of many writes in one
+	// statement (group commit: see WriteGroup).
+	putCkptRows      string
+	insertWritesRows string
+	upsertWritesRows string
+	threads          string
+	rowThreads       string
+	threadInfos      string
+	headsThreads     map[bool]string // by whether with the orphan write sets
+	headsRuns        map[bool]string
 	// lock and lockThreads run once per thread on Citus, which runs FOR
 	// UPDATE only in a statement routed to one shard.
 	lock          string
@@ -160,6 +166,49 @@ SELECT $1, $2, $3, $4, $5, i, ch, typ, bl FROM unnest($6::integer[], $7::text[],
 ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) `
 	q.insertWrites = f(writesInsert + `DO NOTHING`)
 	q.upsertWrites = f(writesInsert + `DO UPDATE SET channel = EXCLUDED.channel, type = EXCLUDED.type, blob = EXCLUDED.blob`)
+
+	// Many puts in one statement (group commit, writeRows): putCkpt
+	// with one row of p per put, numbered k, and each value row naming
+	// its put by k. The parents are locked FOR KEY SHARE as putCkpt locks
+	// its one; a put whose parent is gone is left out of ok, inserts
+	// nothing, and its k is missing from the statement's result. ok is
+	// referenced three times and evaluated once, so every insert sees the
+	// same decisions. The puts' checkpoint keys are distinct and none is
+	// another's parent (writeRows sends such a put on its own): ON
+	// CONFLICT DO UPDATE cannot change a row twice in one statement, and
+	// a statement does not see its own inserts.
+	q.putCkptRows = f(`WITH p AS (
+	SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::jsonb[], $6::jsonb[], $7::boolean[])
+		WITH ORDINALITY AS p(thread_id, checkpoint_ns, checkpoint_id, parent_id, doc, meta, needs_parent, k)
+), parent AS (
+	SELECT p.k, c.checkpoint AS doc FROM p JOIN {checkpoints} c
+		ON c.thread_id = p.thread_id AND c.checkpoint_ns = p.checkpoint_ns AND c.checkpoint_id = p.parent_id
+	WHERE p.needs_parent
+	FOR KEY SHARE OF c
+), ok AS (
+	SELECT p.*, parent.doc AS parent_doc FROM p LEFT JOIN parent ON parent.k = p.k
+	WHERE NOT p.needs_parent OR parent.doc IS NOT NULL
+), values_ AS (
+	INSERT INTO {blobs} (thread_id, checkpoint_ns, channel, version, type, blob)
+	SELECT ok.thread_id, ok.checkpoint_ns, t.ch, t.ver, t.typ, t.bl
+	FROM unnest($8::bigint[], $9::text[], $10::text[], $11::text[], $12::bytea[], $13::boolean[]) AS t(k, ch, ver, typ, bl, inl)
+	JOIN ok ON ok.k = t.k
+	WHERE NOT t.inl OR (ok.parent_doc -> 'channel_values' ? t.ch AND ok.parent_doc -> 'channel_versions' ->> t.ch = t.ver)
+	ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO NOTHING
+), checkpoints_ AS (
+	INSERT INTO {checkpoints} (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata)
+	SELECT thread_id, checkpoint_ns, checkpoint_id, parent_id, doc, meta FROM ok
+	ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) DO UPDATE SET checkpoint = EXCLUDED.checkpoint, metadata = EXCLUDED.metadata
+)
+SELECT k FROM ok`)
+
+	// Many tasks' pending writes in one statement: one row of the
+	// arrays per write. The upsert's keys are distinct (writeRows).
+	writesRows := `INSERT INTO {writes} (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob)
+SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::integer[], $7::text[], $8::text[], $9::bytea[])
+ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) `
+	q.insertWritesRows = f(writesRows + `DO NOTHING`)
+	q.upsertWritesRows = f(writesRows + `DO UPDATE SET channel = EXCLUDED.channel, type = EXCLUDED.type, blob = EXCLUDED.blob`)
 
 	// A page of thread ids after $1, from the primary key.
 	q.threads = sqlrows.ThreadsSQL(q.checkpoints, "$1", "$2")

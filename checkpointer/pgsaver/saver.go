@@ -74,9 +74,12 @@ type Options struct {
 	// connections.
 	//
 	// PostgreSQL already shares one WAL flush among the commits of
-	// concurrent connections, so a group saves round trips and
-	// per-transaction work, not fsyncs; and a group's statements run one
-	// after the other on one connection. Measure before turning it on.
+	// concurrent connections, so a group saves the server's work, not
+	// fsyncs: a group's puts are one statement, its pending writes one
+	// more (ops under a subject's key or with an audit record, and every
+	// op on Citus, are one statement each), where each write alone is a
+	// statement and a transaction. Measure before turning it on: it pays where the
+	// server's CPU is what writers wait for.
 	GroupCommit int
 	// GroupCommitFlights is how many groups may commit at once, each on
 	// a connection of its own (0 means DefaultGroupCommitFlights): with

@@ -120,6 +120,12 @@ func benchCheckpointer(ctx context.Context, out io.Writer, dsn string, asJSON bo
 		return err
 	}
 	p := &benchPrinter{out: out, json: asJSON}
+	if probe, ok := localPGProbe(ctx, pool); ok {
+		// A server on this machine: its CPU per operation too, the
+		// figure a loaded machine does not blur.
+		p.server, p.noBytesIn = true, true
+		ctx = context.WithValue(ctx, serverProbeKey{}, probe)
+	}
 	if !asJSON {
 		fmt.Fprintf(out, "checkpointer bench: schema %s, %s per row, concurrency 1 and %d\n", schema, bf.duration, bf.concurrency)
 	}

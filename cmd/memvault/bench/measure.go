@@ -275,6 +275,9 @@ type benchPrinter struct {
 	// server: the table has columns of the server's CPU time and bytes
 	// received per operation, and the summary total CPU ratios.
 	server bool
+	// noBytesIn: the server's bytes received are not known (PostgreSQL,
+	// whose CPU a local probe reads): no B IN/OP column.
+	noBytesIn bool
 }
 
 func (p *benchPrinter) print(r Row) error {
@@ -296,7 +299,10 @@ func (p *benchPrinter) print(r Row) error {
 			fmt.Fprintf(p.out, " %8s", label)
 		}
 		if p.server {
-			fmt.Fprintf(p.out, " %13s %8s", "SERVER CPU µs", "B IN/OP")
+			fmt.Fprintf(p.out, " %13s", "SERVER CPU µs")
+			if !p.noBytesIn {
+				fmt.Fprintf(p.out, " %8s", "B IN/OP")
+			}
 		}
 		fmt.Fprintln(p.out)
 	}
@@ -305,7 +311,10 @@ func (p *benchPrinter) print(r Row) error {
 		_, err = fmt.Fprintf(p.out, " %8.2f", r.CmdsPerOp+r.TripsPerOp)
 	}
 	if err == nil && p.server {
-		_, err = fmt.Fprintf(p.out, " %13.1f %8.0f", r.ServerCPUus, r.BytesInPerOp)
+		_, err = fmt.Fprintf(p.out, " %13.1f", r.ServerCPUus)
+		if err == nil && !p.noBytesIn {
+			_, err = fmt.Fprintf(p.out, " %8.0f", r.BytesInPerOp)
+		}
 	}
 	if err == nil {
 		_, err = fmt.Fprintln(p.out)
