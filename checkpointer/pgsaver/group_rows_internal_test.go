@@ -1,11 +1,9 @@
 package pgsaver
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"slices"
-	"sync"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -16,50 +14,15 @@ import (
 	"github.com/memvault/memvault/memvaulttest/pgtest"
 )
 
-// sqlLog records the text of every statement its pool sends, batched or
-// not.
-type sqlLog struct {
-	mu   sync.Mutex
-	sent []string
-}
-
-func (l *sqlLog) add(sql string) {
-	l.mu.Lock()
-	l.sent = append(l.sent, sql)
-	l.mu.Unlock()
-}
-
-func (l *sqlLog) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
-	l.add(d.SQL)
-	return ctx
-}
-func (*sqlLog) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
-func (*sqlLog) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
-	return ctx
-}
-func (l *sqlLog) TraceBatchQuery(_ context.Context, _ *pgx.Conn, d pgx.TraceBatchQueryData) {
-	l.add(d.SQL)
-}
-func (*sqlLog) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData) {}
-
-// count returns how many times sql was sent, and forgets what was sent.
-func (l *sqlLog) take() []string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	s := l.sent
-	l.sent = nil
-	return s
-}
-
 // tracedSaver is a set-up saver of a schema of its own whose pool logs
 // every statement it sends.
-func tracedSaver(t *testing.T) (*Saver, *pgxpool.Pool, *sqlLog) {
+func tracedSaver(t *testing.T) (*Saver, *pgxpool.Pool, *pgtest.StatementLog) {
 	t.Helper()
 	cfg, err := pgxpool.ParseConfig(pgtest.SchemaDSN(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	log := &sqlLog{}
+	log := &pgtest.StatementLog{}
 	cfg.ConnConfig.Tracer = log
 	pool, err := pgxpool.NewWithConfig(t.Context(), cfg)
 	if err != nil {
@@ -73,7 +36,7 @@ func tracedSaver(t *testing.T) (*Saver, *pgxpool.Pool, *sqlLog) {
 	if err := s.Setup(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	log.take()
+	log.Take()
 	return s, pool, log
 }
 
@@ -127,7 +90,7 @@ func TestWriteGroupRows(t *testing.T) {
 			t.Errorf("op %d: %v", i, err)
 		}
 	}
-	sent := log.take()
+	sent := log.Take()
 	count := func(sql string) int {
 		return len(slices.DeleteFunc(slices.Clone(sent), func(s string) bool { return s != sql }))
 	}
@@ -199,7 +162,7 @@ func TestWriteGroupRowsFailure(t *testing.T) {
 			t.Errorf("op %d: %v", i, err)
 		}
 	}
-	sent := log.take()
+	sent := log.Take()
 	if !slices.Contains(sent, s.q.putCkptRows) {
 		t.Errorf("the puts were never sent as rows")
 	}

@@ -3,11 +3,9 @@ package pgsaver_test
 import (
 	"context"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/memvault/memvault/checkpointer"
@@ -15,44 +13,15 @@ import (
 	"github.com/memvault/memvault/memvaulttest/pgtest"
 )
 
-// sqlLog records the text of every statement a pool sends, alone or in a
-// batch.
-type sqlLog struct {
-	mu   sync.Mutex
-	stmt []string
-}
-
-func (l *sqlLog) add(sql string) {
-	l.mu.Lock()
-	l.stmt = append(l.stmt, sql)
-	l.mu.Unlock()
-}
-
-func (l *sqlLog) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
-	l.add(d.SQL)
-	return ctx
-}
-func (l *sqlLog) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
-func (l *sqlLog) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
-	return ctx
-}
-func (l *sqlLog) TraceBatchQuery(_ context.Context, _ *pgx.Conn, d pgx.TraceBatchQueryData) {
-	l.add(d.SQL)
-}
-func (l *sqlLog) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData) {}
-
-// heads returns the statements since the last call that read a removal's
-// heads (the engine's decision input), and forgets them all.
-func (l *sqlLog) heads() []string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
+// heads returns the statements of log since the last call that read a
+// removal's heads (the engine's decision input), and forgets them all.
+func heads(log *pgtest.StatementLog) []string {
 	var out []string
-	for _, s := range l.stmt {
+	for _, s := range log.Take() {
 		if strings.HasPrefix(s, "SELECT thread_id, checkpoint_ns, checkpoint_id, true,") {
 			out = append(out, s)
 		}
 	}
-	l.stmt = nil
 	return out
 }
 
@@ -69,7 +38,7 @@ func (l *sqlLog) heads() []string {
 func TestRemovalsReadHeadsTwice(t *testing.T) {
 	ctx := context.Background()
 	cfg := pgtest.Pool(t).Config()
-	var log sqlLog
+	var log pgtest.StatementLog
 	cfg.ConnConfig.Tracer = &log
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
@@ -109,7 +78,7 @@ func TestRemovalsReadHeadsTwice(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			log.heads()
+			heads(&log)
 			return s.DeleteCheckpoint(ctx, tup.Config)
 		}, false},
 		{"Sweep KeepLatest", func() error {
@@ -125,11 +94,11 @@ func TestRemovalsReadHeadsTwice(t *testing.T) {
 		for _, th := range []string{"p", "r", "d"} {
 			chain(th, 3)
 		}
-		log.heads()
+		heads(&log)
 		if err := op.fn(); err != nil {
 			t.Fatalf("%s: %v", op.name, err)
 		}
-		got := log.heads()
+		got := heads(&log)
 		if want := map[bool]int{false: 2, true: 0}[op.name == "Prune"]; len(got) != want {
 			t.Errorf("%s read the heads %d times, want %d:\n%s", op.name, len(got), want, strings.Join(got, "\n--\n"))
 		}
