@@ -93,6 +93,9 @@ func TestReviewWriteGroupRowsRetryOtherConn(t *testing.T) {
 		}
 	}
 	sent := log.take()
+	if n := len(slices.DeleteFunc(slices.Clone(sent), func(q string) bool { return q != s.q.putCkptRows })); n != 2 {
+		t.Errorf("the rows' statement was sent %d times, want 2 (a try and its retry)", n)
+	}
 	if slices.Contains(sent, s.q.putCkpt) {
 		t.Errorf("the rows' retry on another connection failed: the group fell back to one statement per put")
 	}
