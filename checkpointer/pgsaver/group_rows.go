@@ -130,10 +130,6 @@ func (d *driver) writeRows(ctx context.Context, ops []checkpointer.GroupOp, grou
 // batch and returns, for each put, whether it was stored (false: the
 // parent it inherits from is gone).
 func (d *driver) sendRows(ctx context.Context, ops []checkpointer.GroupOp, puts, writes []int) ([]bool, error) {
-	b := &pgx.Batch{}
-	if len(puts) > 0 {
-		b.Queue(d.q.putCkptRows, putRowsArgs(ops, puts)...)
-	}
 	var insert, upsert writeRowsArgs
 	for _, i := range writes {
 		w := ops[i].Writes
@@ -143,17 +139,29 @@ func (d *driver) sendRows(ctx context.Context, ops []checkpointer.GroupOp, puts,
 			insert.add(w)
 		}
 	}
-	if len(insert.thread) > 0 {
-		b.Queue(d.q.insertWritesRows, insert.args()...)
+	var putArgs []any
+	if len(puts) > 0 {
+		putArgs = putRowsArgs(ops, puts)
 	}
-	if len(upsert.thread) > 0 {
-		b.Queue(d.q.upsertWritesRows, upsert.args()...)
-	}
-	if b.Len() == 0 { // only tasks that wrote nothing
-		return nil, nil
+	if len(puts) == 0 && len(insert.thread) == 0 && len(upsert.thread) == 0 {
+		return nil, nil // only tasks that wrote nothing
 	}
 	var stored []bool
 	err := pgretry.Owned(ctx, d.own, func() error {
+		// A batch of its own each try: pgx keeps in a sent batch's
+		// queries the statement descriptions of the connection it went
+		// on, and a retry may get another connection of the pool, where
+		// those statements are not prepared (26000).
+		b := &pgx.Batch{}
+		if len(puts) > 0 {
+			b.Queue(d.q.putCkptRows, putArgs...)
+		}
+		if len(insert.thread) > 0 {
+			b.Queue(d.q.insertWritesRows, insert.args()...)
+		}
+		if len(upsert.thread) > 0 {
+			b.Queue(d.q.upsertWritesRows, upsert.args()...)
+		}
 		stored = make([]bool, len(puts))
 		br := d.db.SendBatch(ctx, b)
 		if len(puts) > 0 {

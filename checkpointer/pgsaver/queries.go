@@ -170,7 +170,9 @@ ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) `
 	// Many puts in one statement (group commit, writeRows): putCkpt
 	// with one row of p per put, numbered k, and each value row naming
 	// its put by k. The parents are locked FOR KEY SHARE as putCkpt locks
-	// its one; a put whose parent is gone is left out of ok, inserts
+	// its one, in key order as the removers lock theirs (q.lock), so that
+	// a group and a remover never wait for each other both; a put whose
+	// parent is gone is left out of ok, inserts
 	// nothing, and its k is missing from the statement's result. ok is
 	// referenced three times and evaluated once, so every insert sees the
 	// same decisions. The puts' checkpoint keys are distinct and none is
@@ -184,6 +186,7 @@ ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) `
 	SELECT p.k, c.checkpoint AS doc FROM p JOIN {checkpoints} c
 		ON c.thread_id = p.thread_id AND c.checkpoint_ns = p.checkpoint_ns AND c.checkpoint_id = p.parent_id
 	WHERE p.needs_parent
+	ORDER BY c.thread_id, c.checkpoint_ns, c.checkpoint_id
 	FOR KEY SHARE OF c
 ), ok AS (
 	SELECT p.*, parent.doc AS parent_doc FROM p LEFT JOIN parent ON parent.k = p.k
