@@ -14,7 +14,9 @@ import "context"
 type GroupWriter interface {
 	// WriteGroup stores each of ops as Driver.Put or Driver.PutWrites
 	// would store it alone — rules, fence and audit record included — in
-	// as few transactions as it can (one, unless one fails), and returns
+	// few transactions (one, unless one fails, or one per kind of
+	// statement it sends: pgsaver stores its plain ops as rows in one and
+	// the others in another), and returns
 	// each op's outcome at its index: nil when the op is stored and
 	// committed. An op that fails (its parent missing, a constraint, its
 	// fence refusing, its record refused) stores nothing of its own and

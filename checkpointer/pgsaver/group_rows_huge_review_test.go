@@ -35,7 +35,7 @@ func TestReviewWriteGroupRowsHuge(t *testing.T) {
 			t.Errorf("op %d: group %v, one by one %v", i, errs[i], err)
 		}
 	}
-	sent := log.take()
+	sent := log.Take()
 	t.Logf("statements sent: %d (rows puts %d)", len(sent), len(slices.DeleteFunc(slices.Clone(sent), func(q string) bool { return q != sRows.q.putCkptRows })))
 	if a, b := dumpTables(t, poolRows), dumpTables(t, poolOne); !slices.Equal(a, b) {
 		t.Errorf("tables differ: %d rows vs %d", len(a), len(b))

@@ -65,7 +65,7 @@ func TestReviewWriteGroupRowsRetryOtherConn(t *testing.T) {
 	if _, err := x.Exec(ctx, `UPDATE checkpoints SET metadata = '{"by": "x"}' WHERE thread_id = 'd' AND checkpoint_id = 'c1'`); err != nil {
 		t.Fatal(err)
 	}
-	log.take()
+	log.Take()
 	done := make(chan []error)
 	go func() {
 		done <- d.WriteGroup(ctx, []checkpointer.GroupOp{
@@ -92,7 +92,7 @@ func TestReviewWriteGroupRowsRetryOtherConn(t *testing.T) {
 			t.Errorf("op %d: %v", i, err)
 		}
 	}
-	sent := log.take()
+	sent := log.Take()
 	if n := len(slices.DeleteFunc(slices.Clone(sent), func(q string) bool { return q != s.q.putCkptRows })); n != 2 {
 		t.Errorf("the rows' statement was sent %d times, want 2 (a try and its retry)", n)
 	}

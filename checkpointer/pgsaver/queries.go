@@ -172,8 +172,8 @@ ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) `
 	// its put by k. The parents are locked FOR KEY SHARE as putCkpt locks
 	// its one, in key order as the removers lock theirs (q.lock), so that
 	// a group and a remover never wait for each other both; a put whose
-	// parent is gone is left out of ok, inserts
-	// nothing, and its k is missing from the statement's result. ok is
+	// parent is gone is left out of ok, inserts nothing, and its k is
+	// missing from the statement's result. ok is
 	// referenced three times and evaluated once, so every insert sees the
 	// same decisions. The puts' checkpoint keys are distinct and none is
 	// another's parent (writeRows sends such a put on its own): ON
