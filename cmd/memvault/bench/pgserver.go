@@ -26,7 +26,8 @@ const clockTicks = 100
 // The bytes received are not counted (PostgreSQL does not report them).
 func localPGProbe(ctx context.Context, pool *pgxpool.Pool) (serverProbe, bool) {
 	var backend int
-	if err := pool.QueryRow(ctx, "SELECT pg_backend_pid()").Scan(&backend); err != nil {
+	var started time.Time
+	if err := pool.QueryRow(ctx, "SELECT pg_backend_pid(), pg_postmaster_start_time()").Scan(&backend, &started); err != nil {
 		return nil, false
 	}
 	st, err := readProcStat(backend)
@@ -34,28 +35,60 @@ func localPGProbe(ctx context.Context, pool *pgxpool.Pool) (serverProbe, bool) {
 		return nil, false
 	}
 	postmaster := st.ppid
-	if pm, err := readProcStat(postmaster); err != nil || pm.comm != "postgres" {
+	pm, err := readProcStat(postmaster)
+	if err != nil || pm.comm != "postgres" {
+		return nil, false
+	}
+	// A server elsewhere (a container, another machine) whose backend's
+	// pid is a local postgres's: that postmaster started at another time.
+	if boot, ok := bootTime(); !ok || (boot.Add(time.Duration(pm.start)*time.Second/clockTicks).Sub(started)).Abs() > 2*time.Second {
 		return nil, false
 	}
 	probe := func(context.Context) (serverStats, error) {
-		pm, err := readProcStat(postmaster)
-		if err != nil {
-			return serverStats{}, fmt.Errorf("postgres server CPU: %w", err)
-		}
-		ticks := pm.utime + pm.stime + pm.cutime + pm.cstime
-		dirs, _ := filepath.Glob("/proc/[0-9]*")
-		for _, d := range dirs {
-			pid, err := strconv.Atoi(filepath.Base(d))
-			if err != nil || pid == postmaster {
-				continue
+		// A child that exits during the scan is in neither count: read
+		// again until the postmaster's children's times did not move.
+		for range 5 {
+			before, err := readProcStat(postmaster)
+			if err != nil {
+				return serverStats{}, fmt.Errorf("postgres server CPU: %w", err)
 			}
-			if c, err := readProcStat(pid); err == nil && c.ppid == postmaster {
-				ticks += c.utime + c.stime
+			ticks := before.utime + before.stime + before.cutime + before.cstime
+			dirs, _ := filepath.Glob("/proc/[0-9]*")
+			for _, d := range dirs {
+				pid, err := strconv.Atoi(filepath.Base(d))
+				if err != nil || pid == postmaster {
+					continue
+				}
+				if c, err := readProcStat(pid); err == nil && c.ppid == postmaster {
+					ticks += c.utime + c.stime
+				}
+			}
+			after, err := readProcStat(postmaster)
+			if err != nil {
+				return serverStats{}, fmt.Errorf("postgres server CPU: %w", err)
+			}
+			if after.cutime == before.cutime && after.cstime == before.cstime {
+				return serverStats{cpu: time.Duration(ticks) * time.Second / clockTicks}, nil
 			}
 		}
-		return serverStats{cpu: time.Duration(ticks) * time.Second / clockTicks}, nil
+		return serverStats{}, fmt.Errorf("postgres server CPU: its processes kept exiting while read")
 	}
 	return probe, true
+}
+
+// bootTime is when the machine booted (/proc/stat's btime).
+func bootTime() (time.Time, bool) {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return time.Time{}, false
+	}
+	for _, line := range bytes.Split(b, []byte("\n")) {
+		if v, ok := bytes.CutPrefix(line, []byte("btime ")); ok {
+			n, err := strconv.ParseInt(string(bytes.TrimSpace(v)), 10, 64)
+			return time.Unix(n, 0), err == nil
+		}
+	}
+	return time.Time{}, false
 }
 
 // procStat is what localPGProbe reads of /proc/<pid>/stat.
@@ -63,11 +96,13 @@ type procStat struct {
 	comm                         string
 	ppid                         int
 	utime, stime, cutime, cstime int64
+	start                        int64 // clock ticks after boot
 }
 
 // readProcStat reads /proc/pid/stat: the command name in parentheses
 // (which may hold spaces and parentheses, so the fields are read after
-// its last ')'), then state, ppid, … utime (14), stime, cutime, cstime.
+// its last ')'), then state, ppid, … utime (14), stime, cutime, cstime,
+// … starttime (22).
 func readProcStat(pid int) (procStat, error) {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
@@ -89,16 +124,16 @@ func parseProcStat(b []byte) (procStat, bool) {
 	}
 	f := bytes.Fields(b[end+1:])
 	// f[0] is field 3 (state): field n is f[n-3].
-	if len(f) < 17-3+1 {
+	if len(f) < 22-3+1 {
 		return procStat{}, false
 	}
-	var n [5]int64
-	for i, field := range []int{4, 14, 15, 16, 17} {
+	var n [6]int64
+	for i, field := range []int{4, 14, 15, 16, 17, 22} {
 		v, err := strconv.ParseInt(string(f[field-3]), 10, 64)
 		if err != nil || v < 0 {
 			return procStat{}, false
 		}
 		n[i] = v
 	}
-	return procStat{comm: string(b[open+1 : end]), ppid: int(n[0]), utime: n[1], stime: n[2], cutime: n[3], cstime: n[4]}, true
+	return procStat{comm: string(b[open+1 : end]), ppid: int(n[0]), utime: n[1], stime: n[2], cutime: n[3], cstime: n[4], start: n[5]}, true
 }

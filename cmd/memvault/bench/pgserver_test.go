@@ -21,7 +21,7 @@ func TestReadProcStatSelf(t *testing.T) {
 	}
 	line := "42 (post) (gres x) S 7 42 42 0 -1 4194560 100 0 0 0 11 22 33 44 20 0 1 0 5 0 0"
 	st, ok := parseProcStat([]byte(line))
-	if !ok || st.comm != "post) (gres x" || st.ppid != 7 || st.utime != 11 || st.stime != 22 || st.cutime != 33 || st.cstime != 44 {
+	if !ok || st.comm != "post) (gres x" || st.ppid != 7 || st.utime != 11 || st.stime != 22 || st.cutime != 33 || st.cstime != 44 || st.start != 5 {
 		t.Errorf("parsed %+v, %v", st, ok)
 	}
 }
@@ -34,7 +34,7 @@ func FuzzParseProcStat(f *testing.F) {
 	f.Add([]byte("1 (x) S 1 2 3"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		st, ok := parseProcStat(b)
-		if ok && (st.ppid < 0 || st.utime < 0 || st.stime < 0 || st.cutime < 0 || st.cstime < 0) {
+		if ok && (st.ppid < 0 || st.utime < 0 || st.stime < 0 || st.cutime < 0 || st.cstime < 0 || st.start < 0) {
 			t.Fatalf("negative count: %+v", st)
 		}
 	})
