@@ -27,6 +27,12 @@ var fanOut = map[string]string{
 	"threads":     "a retention sweep pages through every thread id (its deletes then name their batch)",
 	"threadInfos": "ListThreads aggregates every thread",
 	"rowThreads":  "forget pages through every thread holding any row (its deletes then name the subject's threads)",
+	// Group commit's rows: a group's puts and writes of any threads, in one
+	// statement each. writeRows never sends them on Citus, where each op
+	// of a group is still its own statement, naming its thread.
+	"putCkptRows":      "group commit's puts, of any threads; not sent on Citus",
+	"insertWritesRows": "group commit's pending writes, of any threads; not sent on Citus",
+	"upsertWritesRows": "group commit's pending writes, of any threads; not sent on Citus",
 }
 
 // TestStatementsFilterByThread: every statement the saver runs names its
