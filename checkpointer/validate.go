@@ -2,7 +2,6 @@ package checkpointer
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -40,12 +39,7 @@ const MaxMetadataDepth = 500
 // Reads accept longer ids (a thread an earlier version stored must stay
 // reachable), so a caller's 64 KiB argument reaches not-found errors,
 // which end up in logs.
-func NameID(what, id string) string {
-	if len(id) > MaxIDBytes {
-		return fmt.Sprintf("%s of %d bytes (longer than the %d-byte limit of identifiers; not shown)", what, len(id), MaxIDBytes)
-	}
-	return what + " " + strconv.Quote(id)
-}
+func NameID(what, id string) string { return idlimit.Name(what, id) }
 
 // idTooLongError is a too-long identifier: it matches ErrIDTooLong and
 // ErrInvalidID, and names the identifier (never quoting it: it is long)

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/memvault/memvault/internal/aead"
+	"github.com/memvault/memvault/internal/idlimit"
 
 	"github.com/memvault/memvault/crypto"
 )
@@ -260,14 +261,14 @@ func (e *Encrypted) open(typ string, data, aad []byte) (plain []byte, innerTyp s
 		if e.allowPlaintext {
 			return data, typ, nil, nil
 		}
-		return nil, "", nil, fmt.Errorf("%w: type %s", ErrPlaintextRefused, tagName(typ))
+		return nil, "", nil, fmt.Errorf("%w: %s", ErrPlaintextRefused, idlimit.Name("type", typ))
 	}
 	c, ok := e.read[cipherName]
 	if !ok {
-		return nil, "", nil, fmt.Errorf("%w: cipher %s in type %s", ErrUnknownType, tagName(cipherName), tagName(typ))
+		return nil, "", nil, fmt.Errorf("%w: %s in %s", ErrUnknownType, idlimit.Name("cipher", cipherName), idlimit.Name("type", typ))
 	}
 	if cipherName == aead.AESName && !e.allowUnbound {
-		return nil, "", nil, fmt.Errorf("%w: type %s", ErrUnboundRefused, tagName(typ))
+		return nil, "", nil, fmt.Errorf("%w: %s", ErrUnboundRefused, idlimit.Name("type", typ))
 	}
 	kc := c.(aead.KeyedCipher)
 	cp := cipherAAD(cipherName, innerTyp, aad)

@@ -3,9 +3,9 @@ package serde
 import (
 	"errors"
 	"fmt"
-	"strconv"
 
 	"github.com/memvault/memvault/crypto"
+	"github.com/memvault/memvault/internal/idlimit"
 )
 
 // Serializer turns values into tagged bytes and back. The tag names the format
@@ -89,21 +89,8 @@ var (
 	ErrUnboundRefused = errors.New("serde: unbound aes value refused (envelope mode binds every value to its row)")
 )
 
-func unknownType(typ string) error { return fmt.Errorf("%w %s", ErrUnknownType, tagName(typ)) }
-
-// maxShownTag is the longest type tag an error quotes; the same bound as
-// checkpointer.MaxIDBytes, which serde cannot import.
-const maxShownTag = 512
-
-// tagName names a type tag in an error: Go-quoted (so that control bytes
-// cannot forge output) when short, else by its length only. A tag comes
-// from a stored row or a thread file, where it can be any length: a
-// 64 KiB tag must not come back as a 64 KiB error line.
-func tagName(typ string) string {
-	if len(typ) > maxShownTag {
-		return fmt.Sprintf("of %d bytes (longer than %d; not shown)", len(typ), maxShownTag)
-	}
-	return strconv.Quote(typ)
+func unknownType(typ string) error {
+	return fmt.Errorf("%w: %s", ErrUnknownType, idlimit.Name("type", typ))
 }
 
 // decryptError is ErrDecrypt's type: its message is serde's own (the layer a
