@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/memvault/memvault/audit"
+	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/memvaulttest/childproc"
 )
 
@@ -123,4 +124,25 @@ func KillWriter(t *testing.T, child *childproc.Child, acks int, open func(t *tes
 		t.Fatalf("after a record past the kill, Verify = %d, %v; want %d", m, err, n+1)
 	}
 	t.Logf("killed after %d acknowledged appends; %d records stored", len(acked), n)
+}
+
+// KillUnauditedCheckpointWriter kills (SIGKILL) child, a process running
+// WriteCheckpointsUntilKilled on a saver with no trail, once it
+// acknowledged acks writes, and checks that s, a saver on the same data,
+// holds every acknowledged write: each acknowledged put's checkpoint, and
+// each acknowledged put_writes' write.
+func KillUnauditedCheckpointWriter(t *testing.T, child *childproc.Child, acks int, s checkpointer.Saver) {
+	t.Helper()
+	acked := killAfterAcks(t, child, acks, "writer")
+	ctx := context.Background()
+	for _, a := range acked {
+		kind, thread, _ := strings.Cut(a, " ")
+		tp, err := s.GetTuple(ctx, checkpointer.Config{ThreadID: thread})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tp == nil || (kind == "writes" && len(tp.PendingWrites) != 1) {
+			t.Fatalf("acknowledged %s on %s is not stored: %+v", kind, thread, tp)
+		}
+	}
 }

@@ -94,3 +94,58 @@ func TestKillGroupCommit(t *testing.T) {
 		})
 	}
 }
+
+// TestKillGroupCommitRowsChild is the process TestKillGroupCommitRows
+// kills.
+func TestKillGroupCommitRowsChild(t *testing.T) {
+	var dsn string
+	if !childproc.Arg(t, &dsn) {
+		t.Skip("child process of TestKillGroupCommitRows")
+	}
+	pool, err := pgxpool.New(t.Context(), dsn)
+	if err == nil {
+		var s *pgsaver.Saver
+		if s, err = pgsaver.New(pool, pgsaver.Options{GroupCommit: 64}); err == nil {
+			err = audittest.WriteCheckpointsUntilKilled(s)
+		}
+	}
+	fmt.Fprintln(os.Stderr, "writer:", err)
+	os.Exit(2)
+}
+
+// TestKillGroupCommitRows kills (SIGKILL) a process whose 16 writers'
+// puts and put_writes, with no audit record, are group-committed as rows
+// (one statement for a group's puts, one for its writes): every
+// acknowledged write is stored.
+func TestKillGroupCommitRows(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns a child process")
+	}
+	for round := range 2 {
+		t.Run(fmt.Sprint(round), func(t *testing.T) {
+			dsn := pgtest.SchemaDSN(t)
+			pool, err := pgxpool.New(t.Context(), dsn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(pool.Close)
+			s, err := pgsaver.New(pool, pgsaver.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Setup(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			child := childproc.Start(t, "TestKillGroupCommitRowsChild", pgtest.ChildDSN(dsn))
+			audittest.KillUnauditedCheckpointWriter(t, child, 300+round*250, s)
+			var n, txs int
+			if err := pool.QueryRow(t.Context(), `SELECT count(*), count(DISTINCT xmin::text) FROM checkpoints`).Scan(&n, &txs); err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%d checkpoints stored by %d transactions", n, txs)
+			if txs >= n {
+				t.Errorf("%d checkpoints stored by %d transactions: no group commit", n, txs)
+			}
+		})
+	}
+}
