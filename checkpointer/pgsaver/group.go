@@ -23,9 +23,9 @@ var _ checkpointer.GroupWriter = (*driver)(nil)
 //
 // An op whose fence cannot run in SQL (the key table lives elsewhere) is
 // stored alone, as Put and PutWrites store it, before the group. Ops with
-// no fence statement and no audit record are stored first as rows
-// (writeRows): every put in one statement, every task's writes in one,
-// in a transaction of their own; the others then in one more.
+// no fence statement are stored first as rows (writeRows): every put in
+// one statement, every task's writes in one, their audit records with
+// them, in a transaction of their own; the others then in one more.
 func (d *driver) WriteGroup(ctx context.Context, ops []checkpointer.GroupOp) []error {
 	errs := make([]error, len(ops))
 	var group []int // the ops stored together

@@ -24,9 +24,14 @@ import (
 // what grows. What one op's statements would do, the rows do: the
 // parent's lock and check per put, first value wins, the same upserts.
 //
+// An op's audit record is a row too (group_records.go), stored exactly
+// when its op is, in the same commit; the records of a group share one
+// shape (the first record's), which is all an audit trail makes.
+//
 // Left for one statement each: an op with fence statements (a subject's
 // key fence fails its own statement, which pgdb.Group isolates) or an
-// audit record (inserted by its op's statement), a put whose checkpoint
+// audit record of another shape or inserted from a query of its own
+// (RecordRow.After), a put whose checkpoint
 // another put of the rows writes too or whose parent another put of the
 // group writes, and a task's writes upserting a key another upsert of
 // the rows writes (ON CONFLICT DO UPDATE cannot change a row twice in
@@ -60,6 +65,21 @@ func (d *driver) writeRows(ctx context.Context, ops []checkpointer.GroupOp, grou
 			anyPut[ckptKey{p.Thread, p.NS, p.ID}] = true
 		}
 	}
+	// The records' statements, of the first record's shape.
+	var (
+		rshape recordShape
+		rsql   *recordSQL
+	)
+	accepts := func(r *checkpointer.RecordRow) bool {
+		if r == nil {
+			return true
+		}
+		s, ok := shapeOf(r)
+		if ok && rsql == nil {
+			rshape, rsql = s, d.q.records.statements(d.q, s)
+		}
+		return ok && rsql != nil && s == rshape
+	}
 	for _, i := range group {
 		op := ops[i]
 		if stmts, _ := op.Fence().Statements(); len(stmts) > 0 {
@@ -70,7 +90,7 @@ func (d *driver) writeRows(ctx context.Context, ops []checkpointer.GroupOp, grou
 		case op.Put != nil:
 			p := op.Put
 			k := ckptKey{p.Thread, p.NS, p.ID}
-			if p.Record != nil || putKeys[k] {
+			if putKeys[k] || !accepts(p.Record) {
 				rest = append(rest, i)
 				continue
 			}
@@ -78,7 +98,7 @@ func (d *driver) writeRows(ctx context.Context, ops []checkpointer.GroupOp, grou
 			puts = append(puts, i)
 		default:
 			w := op.Writes
-			if w.Record != nil {
+			if !accepts(w.Record) {
 				rest = append(rest, i)
 				continue
 			}
@@ -113,7 +133,7 @@ func (d *driver) writeRows(ctx context.Context, ops []checkpointer.GroupOp, grou
 	if len(puts)+len(writes) == 0 {
 		return group
 	}
-	stored, err := d.sendRows(ctx, ops, puts, writes)
+	stored, err := d.sendRows(ctx, ops, puts, writes, rsql)
 	if err != nil {
 		return group
 	}
@@ -127,10 +147,12 @@ func (d *driver) writeRows(ctx context.Context, ops []checkpointer.GroupOp, grou
 }
 
 // sendRows sends the puts (ops' indexes) and the writes as rows in one
-// batch and returns, for each put, whether it was stored (false: the
+// batch, with their audit records (rsql's statements, when any op has
+// one), and returns, for each put, whether it was stored (false: the
 // parent it inherits from is gone).
-func (d *driver) sendRows(ctx context.Context, ops []checkpointer.GroupOp, puts, writes []int) ([]bool, error) {
+func (d *driver) sendRows(ctx context.Context, ops []checkpointer.GroupOp, puts, writes []int, rsql *recordSQL) ([]bool, error) {
 	var insert, upsert writeRowsArgs
+	var putRecords, writeRecords recordRows
 	for _, i := range writes {
 		w := ops[i].Writes
 		if w.Upsert {
@@ -138,13 +160,25 @@ func (d *driver) sendRows(ctx context.Context, ops []checkpointer.GroupOp, puts,
 		} else {
 			insert.add(w)
 		}
+		if w.Record != nil {
+			writeRecords.add(w.Record, 0)
+		}
 	}
-	var putArgs []any
+	putStmt, putArgs := d.q.putCkptRows, []any(nil)
 	if len(puts) > 0 {
 		putArgs = putRowsArgs(ops, puts)
+		for k, i := range puts {
+			if r := ops[i].Put.Record; r != nil {
+				putRecords.add(r, k+1)
+			}
+		}
+		if putRecords.len() > 0 {
+			putStmt = rsql.puts
+			putArgs = append(append(putArgs, putRecords.k), putRecords.cols...)
+		}
 	}
-	if len(puts) == 0 && len(insert.thread) == 0 && len(upsert.thread) == 0 {
-		return nil, nil // only tasks that wrote nothing
+	if len(puts) == 0 && len(insert.thread) == 0 && len(upsert.thread) == 0 && writeRecords.len() == 0 {
+		return nil, nil // only tasks that wrote nothing, unaudited
 	}
 	var stored []bool
 	err := pgretry.Owned(ctx, d.own, func() error {
@@ -154,7 +188,10 @@ func (d *driver) sendRows(ctx context.Context, ops []checkpointer.GroupOp, puts,
 		// those statements are not prepared (26000).
 		b := &pgx.Batch{}
 		if len(puts) > 0 {
-			b.Queue(d.q.putCkptRows, putArgs...)
+			b.Queue(putStmt, putArgs...)
+		}
+		if writeRecords.len() > 0 {
+			b.Queue(rsql.insert, writeRecords.cols...)
 		}
 		if len(insert.thread) > 0 {
 			b.Queue(d.q.insertWritesRows, insert.args()...)

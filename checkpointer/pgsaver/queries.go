@@ -32,11 +32,14 @@ type queries struct {
 	putCkptRows      string
 	insertWritesRows string
 	upsertWritesRows string
-	threads          string
-	rowThreads       string
-	threadInfos      string
-	headsThreads     map[bool]string // by whether with the orphan write sets
-	headsRuns        map[bool]string
+	// records are the statements of audit records as rows, by shape,
+	// built when a group first has them (group_records.go).
+	records      *recordStatements
+	threads      string
+	rowThreads   string
+	threadInfos  string
+	headsThreads map[bool]string // by whether with the orphan write sets
+	headsRuns    map[bool]string
 	// lock and lockThreads run once per thread on Citus, which runs FOR
 	// UPDATE only in a statement routed to one shard.
 	lock          string
@@ -60,6 +63,7 @@ func buildQueries(schema string) queries {
 		checkpoints: pgdb.Ident(schema, "checkpoints"),
 		blobs:       pgdb.Ident(schema, "checkpoint_blobs"),
 		writes:      pgdb.Ident(schema, "checkpoint_writes"),
+		records:     &recordStatements{},
 	}
 	r := strings.NewReplacer("{checkpoints}", q.checkpoints, "{blobs}", q.blobs, "{writes}", q.writes)
 	f := r.Replace

@@ -76,9 +76,9 @@ type Options struct {
 	// PostgreSQL already shares one WAL flush among the commits of
 	// concurrent connections, so a group saves the server's work, not
 	// fsyncs: a group's puts are one statement, its pending writes one
-	// more (ops under a subject's key or with an audit record, and every
-	// op on Citus, are one statement each), where each write alone is a
-	// statement and a transaction. Measure before turning it on: it pays where the
+	// more, and their audit records rows of those statements or one more
+	// (ops under a subject's key, and every op on Citus, are one statement
+	// each), where each write alone is a statement and a transaction. Measure before turning it on: it pays where the
 	// server's CPU is what writers wait for.
 	GroupCommit int
 	// GroupCommitFlights is how many groups may commit at once, each on

@@ -39,7 +39,7 @@ func TestCheckpointerWithJS(t *testing.T) {
 	if settings["fsync"] == "" || settings["synchronous_commit"] == "" {
 		t.Errorf("settings %v lack fsync or synchronous_commit", settings)
 	}
-	wantRows(t, rows, o.Ops, []string{"raw-pgx", "plaintext", "encrypted", groupedMode, jsMode}, 1, 2)
+	wantRows(t, rows, o.Ops, []string{"raw-pgx", "plaintext", "encrypted", auditedMode, groupedMode, auditedGroupedMode, jsMode}, 1, 2)
 }
 
 // needJS returns the absolute path of interop/js, skipping the test in

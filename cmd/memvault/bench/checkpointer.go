@@ -157,18 +157,26 @@ func benchCheckpointer(ctx context.Context, out io.Writer, dsn string, asJSON bo
 		return err
 	}
 	savers[auditedMode] = audit.NewSaver(savers["encrypted"], trail, nil)
+	// audited-grouped: the grouped saver audited, its records rows of the
+	// groups' statements; a trail of its own on the same table, as a
+	// second process would have.
+	groupedTrail, err := benchTrail(ctx, pool, schema)
+	if err != nil {
+		return err
+	}
+	savers[auditedGroupedMode] = audit.NewSaver(savers[groupedMode], groupedTrail, nil)
 	raw := newRawCheckpointer(pool, schema)
 
 	// Read fixtures: one thread per mode with 100 checkpoints of 3 writes.
 	readIDs := map[string][]string{}
-	for _, mode := range []string{"plaintext", "encrypted", auditedMode, groupedMode, "raw-pgx"} {
+	for _, mode := range []string{"plaintext", "encrypted", auditedMode, groupedMode, auditedGroupedMode, "raw-pgx"} {
 		ids, err := seedReadThread(ctx, mode, "raw-pgx", savers, raw, fx)
 		if err != nil {
 			return err
 		}
 		readIDs[mode] = ids
 	}
-	modes := []string{"raw-pgx", "plaintext", "encrypted", auditedMode, groupedMode}
+	modes := []string{"raw-pgx", "plaintext", "encrypted", auditedMode, groupedMode, auditedGroupedMode}
 	var external map[string]sliceRunner
 	if jsDir != "" {
 		js, err := startJSBench(ctx, jsDir, pool, schema, bf.concurrency, fx.values)
@@ -282,6 +290,11 @@ func benchCheckpointer(ctx context.Context, out io.Writer, dsn string, asJSON bo
 
 // auditedMode is the bench column of the audited encrypted saver.
 const auditedMode = "audited"
+
+// auditedGroupedMode is the bench column of the grouped saver audited
+// (PostgreSQL): beside audited and grouped, what auditing costs writers
+// whose commits are shared.
+const auditedGroupedMode = "audited-grouped"
 
 // benchTrail is an audit trail in the bench schema, chained under a key
 // derived from the bench key.
