@@ -19,8 +19,43 @@ type Subjects interface {
 	ThreadSubject(ctx context.Context, thread string) (string, error)
 	NamespaceSubject(ns string) string
 	// CurrentKeyID is the id of the key that seals subject's values now
-	// ("" for the master key's values: the master key's id).
+	// ("" for the master key's values: the master key's id). Subjects
+	// that also have SubjectKeyID (keys.Hierarchy) are asked that
+	// instead (keyID).
 	CurrentKeyID(subject string) string
+}
+
+// subjectKeyIDs is implemented by Subjects whose subjects' keys may not be
+// cached when a record is made (keys.Hierarchy): SubjectKeyID reads them
+// then, and with create makes a subject's first key.
+type subjectKeyIDs interface {
+	SubjectKeyID(ctx context.Context, subject string, create bool) (string, error)
+}
+
+// keyID is the id of the key sealing owner's values, for a record. A
+// write's record (seal) is made before the write seals anything: the
+// first write of a subject would make the subject's first key only then,
+// so the key is made here, as the write would make it (a write that then
+// fails leaves a key that seals nothing, as one failing after sealing
+// did). Before, the record of a subject's first write, and of any
+// operation on a subject whose keys the process had not cached, named
+// no key (CurrentKeyID reads no table).
+func keyID(ctx context.Context, subjects Subjects, owner string, seal bool) (string, error) {
+	k, ok := subjects.(subjectKeyIDs)
+	if !ok {
+		return subjects.CurrentKeyID(owner), nil
+	}
+	id, err := k.SubjectKeyID(ctx, owner, seal)
+	if err != nil {
+		return "", fmt.Errorf("audit: key of %q: %w", owner, err)
+	}
+	return id, nil
+}
+
+// sealsFor reports whether op's record is made before a write that seals
+// values under the key it names (keyID's seal).
+func sealsFor(op string) bool {
+	return op == OpCheckpointWrite || op == OpWritesWrite || op == OpItemWrite
 }
 
 // Saver is a checkpointer whose every read, write and delete is recorded in
@@ -117,8 +152,14 @@ func (s *Saver) readInTx(ctx context.Context, e Entry, can bool, read func(conte
 	return true, read(checkpointer.WithReadRecord(ctx, row))
 }
 
-// entry is the record of op on thread, its subject and key resolved.
+// entry is the record of op on thread, its subject and key resolved (a
+// write's key made when the subject has none yet: keyID).
 func (s *Saver) entry(ctx context.Context, op, thread string) (Entry, error) {
+	return s.entrySealing(ctx, op, thread, sealsFor(op))
+}
+
+// entrySealing is entry, making the key (seal) or not.
+func (s *Saver) entrySealing(ctx context.Context, op, thread string, seal bool) (Entry, error) {
 	// A thread id no saver can hold fails as the saver would fail it
 	// (checkpointer.ErrInvalidID), before anything is recorded: nothing
 	// was read. So does an empty one (checkpointer.ErrMissingThreadID),
@@ -154,7 +195,10 @@ func (s *Saver) entry(ctx context.Context, op, thread string) (Entry, error) {
 				return Entry{}, err
 			}
 		}
-		e.KeyID = s.subjects.CurrentKeyID(owner)
+		var err error
+		if e.KeyID, err = keyID(ctx, s.subjects, owner, seal); err != nil {
+			return Entry{}, err
+		}
 	}
 	return e, nil
 }
@@ -307,8 +351,13 @@ func (s *Saver) Put(ctx context.Context, cfg checkpointer.Config, cp *checkpoint
 func (s *Saver) PutWrites(ctx context.Context, cfg checkpointer.Config, writes []checkpointer.Write, taskID, taskPath string) error {
 	if len(writes) == 0 {
 		// Nothing is written, so no transaction would carry the
-		// record: it commits by itself, as it always did.
-		if err := s.log(ctx, OpWritesWrite, cfg.ThreadID); err != nil {
+		// record: it commits by itself, as it always did. Nothing is
+		// sealed: the record makes no key (entrySealing).
+		e, err := s.entrySealing(ctx, OpWritesWrite, cfg.ThreadID, false)
+		if err != nil {
+			return err
+		}
+		if err := s.trail.LogAll(ctx, []Entry{e}); err != nil {
 			return err
 		}
 		return s.inner.PutWrites(ctx, cfg, writes, taskID, taskPath)
