@@ -561,34 +561,40 @@ func (s *Saver) importThread(ctx context.Context, items []checkpointer.ImportChe
 // transactions), so that a process that shuts down cleanly leaves none
 // for the next one, and closes the wrapped saver when it can be closed.
 // A wrapped saver that queues writes (checkpointer/durable: a Flush
-// method) writes its queues first, with the records they carry, so that
-// those are chained too; its writes' errors are returned with the rest.
+// method) writes its queues first, with the records they carry; its
+// writes' errors are returned with the rest.
+//
+// The wrapped saver is closed before the trail's last chaining run: its
+// Close may still commit records — durable's writes what was queued after
+// its Flush, a put another goroutine made while Close ran — and those are
+// chained too (before session 39 the trail was chained before the wrapped
+// saver's Close, and such records stayed pending for the next process:
+// TestAuditCloseChainsWritesCommittedByInnerClose). The trail's table has
+// a handle of its own, which the wrapped saver's Close leaves open (every
+// memvault saver's does). A write put after the wrapped saver's Close
+// began is refused by it (durable.ErrClosed) or written by it, so chained.
+// A record committed once the trail's table is closed (closed before this
+// saver) stays pending, as a killed process leaves it: the chaining run
+// its commit armed (RecordRow.Stored) fails and its error is dropped, and
+// the next process's first chaining run links it; a check of the trail
+// (Trail.CheckRecords) counts it as pending until then
+// (TestRecordCommittedAfterTrailClosedStaysPending).
 //
 // Close runs once: a later call returns what the first returned, as the
 // store engine's and the SQLite handles' Close do (before, a second Close
 // reached the closed decorator and failed with its ErrClosed).
-//
-// A write another goroutine puts while Close runs may be queued after
-// the decorator's Flush and committed by its Close, after the trail's
-// Flush: its record stays pending, with the chaining run its commit
-// armed (RecordRow.Stored) failing on the closed table, its error
-// dropped. Nothing is lost or hidden: the record is in the pending
-// table, where the next process's first chaining run (or Flush) links
-// it, as it links those a killed process left, and a check of the trail
-// (Trail.CheckRecords) counts it as pending until then.
 func (s *Saver) Close() error {
 	s.closeOnce.Do(func() { s.closeErr = s.close() })
 	return s.closeErr
 }
 
 func (s *Saver) close() error {
-	var qerr error
+	var qerr, cerr error
 	if q, ok := s.inner.(interface{ Flush(context.Context) error }); ok {
 		qerr = q.Flush(context.Background())
 	}
-	ferr := s.trail.Flush(context.Background())
 	if c, ok := s.inner.(interface{ Close() error }); ok {
-		return errors.Join(qerr, ferr, c.Close())
+		cerr = c.Close()
 	}
-	return errors.Join(qerr, ferr)
+	return errors.Join(qerr, s.trail.Flush(context.Background()), cerr)
 }
