@@ -19,8 +19,43 @@ type Subjects interface {
 	ThreadSubject(ctx context.Context, thread string) (string, error)
 	NamespaceSubject(ns string) string
 	// CurrentKeyID is the id of the key that seals subject's values now
-	// ("" for the master key's values: the master key's id).
+	// ("" for the master key's values: the master key's id). Subjects
+	// that also have SubjectKeyID (keys.Hierarchy) are asked that
+	// instead (keyID).
 	CurrentKeyID(subject string) string
+}
+
+// subjectKeyIDs is implemented by Subjects whose subjects' keys may not be
+// cached when a record is made (keys.Hierarchy): SubjectKeyID reads them
+// then, and with create makes a subject's first key.
+type subjectKeyIDs interface {
+	SubjectKeyID(ctx context.Context, subject string, create bool) (string, error)
+}
+
+// keyID is the id of the key sealing owner's values, for a record. A
+// write's record (seal) is made before the write seals anything: the
+// first write of a subject would make the subject's first key only then,
+// so the key is made here, as the write would make it (a write that then
+// fails leaves a key that seals nothing, as one failing after sealing
+// did). Before, the record of a subject's first write, and of any
+// operation on a subject whose keys the process had not cached, named
+// no key (CurrentKeyID reads no table).
+func keyID(ctx context.Context, subjects Subjects, owner string, seal bool) (string, error) {
+	k, ok := subjects.(subjectKeyIDs)
+	if !ok {
+		return subjects.CurrentKeyID(owner), nil
+	}
+	id, err := k.SubjectKeyID(ctx, owner, seal)
+	if err != nil {
+		return "", fmt.Errorf("audit: key of %q: %w", owner, err)
+	}
+	return id, nil
+}
+
+// sealsFor reports whether op's record is made before a write that seals
+// values under the key it names (keyID's seal).
+func sealsFor(op string) bool {
+	return op == OpCheckpointWrite || op == OpWritesWrite || op == OpItemWrite
 }
 
 // Saver is a checkpointer whose every read, write and delete is recorded in
@@ -117,8 +152,14 @@ func (s *Saver) readInTx(ctx context.Context, e Entry, can bool, read func(conte
 	return true, read(checkpointer.WithReadRecord(ctx, row))
 }
 
-// entry is the record of op on thread, its subject and key resolved.
+// entry is the record of op on thread, its subject and key resolved (a
+// write's key made when the subject has none yet: keyID).
 func (s *Saver) entry(ctx context.Context, op, thread string) (Entry, error) {
+	return s.entrySealing(ctx, op, thread, sealsFor(op))
+}
+
+// entrySealing is entry, making the key (seal) or not.
+func (s *Saver) entrySealing(ctx context.Context, op, thread string, seal bool) (Entry, error) {
 	// A thread id no saver can hold fails as the saver would fail it
 	// (checkpointer.ErrInvalidID), before anything is recorded: nothing
 	// was read. So does an empty one (checkpointer.ErrMissingThreadID),
@@ -154,7 +195,10 @@ func (s *Saver) entry(ctx context.Context, op, thread string) (Entry, error) {
 				return Entry{}, err
 			}
 		}
-		e.KeyID = s.subjects.CurrentKeyID(owner)
+		var err error
+		if e.KeyID, err = keyID(ctx, s.subjects, owner, seal); err != nil {
+			return Entry{}, err
+		}
 	}
 	return e, nil
 }
@@ -307,8 +351,13 @@ func (s *Saver) Put(ctx context.Context, cfg checkpointer.Config, cp *checkpoint
 func (s *Saver) PutWrites(ctx context.Context, cfg checkpointer.Config, writes []checkpointer.Write, taskID, taskPath string) error {
 	if len(writes) == 0 {
 		// Nothing is written, so no transaction would carry the
-		// record: it commits by itself, as it always did.
-		if err := s.log(ctx, OpWritesWrite, cfg.ThreadID); err != nil {
+		// record: it commits by itself, as it always did. Nothing is
+		// sealed: the record makes no key (entrySealing).
+		e, err := s.entrySealing(ctx, OpWritesWrite, cfg.ThreadID, false)
+		if err != nil {
+			return err
+		}
+		if err := s.trail.LogAll(ctx, []Entry{e}); err != nil {
 			return err
 		}
 		return s.inner.PutWrites(ctx, cfg, writes, taskID, taskPath)
@@ -512,34 +561,40 @@ func (s *Saver) importThread(ctx context.Context, items []checkpointer.ImportChe
 // transactions), so that a process that shuts down cleanly leaves none
 // for the next one, and closes the wrapped saver when it can be closed.
 // A wrapped saver that queues writes (checkpointer/durable: a Flush
-// method) writes its queues first, with the records they carry, so that
-// those are chained too; its writes' errors are returned with the rest.
+// method) writes its queues first, with the records they carry; its
+// writes' errors are returned with the rest.
+//
+// The wrapped saver is closed before the trail's last chaining run: its
+// Close may still commit records — durable's writes what was queued after
+// its Flush, a put another goroutine made while Close ran — and those are
+// chained too (before session 39 the trail was chained before the wrapped
+// saver's Close, and such records stayed pending for the next process:
+// TestAuditCloseChainsWritesCommittedByInnerClose). The trail's table has
+// a handle of its own, which the wrapped saver's Close leaves open (every
+// memvault saver's does). A write put after the wrapped saver's Close
+// began is refused by it (durable.ErrClosed) or written by it, so chained.
+// A record committed once the trail's table is closed (closed before this
+// saver) stays pending, as a killed process leaves it: the chaining run
+// its commit armed (RecordRow.Stored) fails and its error is dropped, and
+// the next process's first chaining run links it; a check of the trail
+// (Trail.CheckRecords) counts it as pending until then
+// (TestRecordCommittedAfterTrailClosedStaysPending).
 //
 // Close runs once: a later call returns what the first returned, as the
 // store engine's and the SQLite handles' Close do (before, a second Close
 // reached the closed decorator and failed with its ErrClosed).
-//
-// A write another goroutine puts while Close runs may be queued after
-// the decorator's Flush and committed by its Close, after the trail's
-// Flush: its record stays pending, with the chaining run its commit
-// armed (RecordRow.Stored) failing on the closed table, its error
-// dropped. Nothing is lost or hidden: the record is in the pending
-// table, where the next process's first chaining run (or Flush) links
-// it, as it links those a killed process left, and a check of the trail
-// (Trail.CheckRecords) counts it as pending until then.
 func (s *Saver) Close() error {
 	s.closeOnce.Do(func() { s.closeErr = s.close() })
 	return s.closeErr
 }
 
 func (s *Saver) close() error {
-	var qerr error
+	var qerr, cerr error
 	if q, ok := s.inner.(interface{ Flush(context.Context) error }); ok {
 		qerr = q.Flush(context.Background())
 	}
-	ferr := s.trail.Flush(context.Background())
 	if c, ok := s.inner.(interface{ Close() error }); ok {
-		return errors.Join(qerr, ferr, c.Close())
+		cerr = c.Close()
 	}
-	return errors.Join(qerr, ferr)
+	return errors.Join(qerr, s.trail.Flush(context.Background()), cerr)
 }

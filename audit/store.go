@@ -52,18 +52,19 @@ func (s *Store) RecordsReads() bool { return true }
 func (s *Store) EmbedderName() (string, bool) { return store.EmbedderNameOf(s.inner) }
 
 func (s *Store) log(ctx context.Context, op string, ns store.Namespace, key string) error {
-	e, err := s.entry(op, ns, key)
+	e, err := s.entry(ctx, op, ns, key)
 	if err != nil {
 		return err
 	}
 	return s.trail.LogAll(ctx, []Entry{e})
 }
 
-// entry is the record of op on ns/key, its subject and key resolved. A
-// namespace or key no store can hold fails as the store would fail it
+// entry is the record of op on ns/key, its subject and key resolved (a
+// write's key made when the subject has none yet: keyID). A namespace or
+// key no store can hold fails as the store would fail it
 // (store.ErrInvalidNamespace, store.ErrInvalidKey), before anything is
 // recorded: nothing was read.
-func (s *Store) entry(op string, ns store.Namespace, key string) (Entry, error) {
+func (s *Store) entry(ctx context.Context, op string, ns store.Namespace, key string) (Entry, error) {
 	if err := ns.ValidatePrefix(); err != nil {
 		return Entry{}, err
 	}
@@ -79,7 +80,10 @@ func (s *Store) entry(op string, ns store.Namespace, key string) (Entry, error) 
 	}
 	if s.subjects != nil {
 		e.Subject = s.subjects.NamespaceSubject(text)
-		e.KeyID = s.subjects.CurrentKeyID(e.Subject)
+		var err error
+		if e.KeyID, err = keyID(ctx, s.subjects, e.Subject, sealsFor(op)); err != nil {
+			return Entry{}, err
+		}
 	}
 	return e, nil
 }
@@ -91,7 +95,7 @@ func (s *Store) Get(ctx context.Context, ns store.Namespace, key string, opts ..
 	if s.closed.Load() {
 		return nil, errClosed
 	}
-	e, err := s.entry(OpItemRead, ns, key)
+	e, err := s.entry(ctx, OpItemRead, ns, key)
 	if err != nil {
 		return nil, err
 	}
@@ -139,7 +143,7 @@ func (s *Store) Delete(ctx context.Context, ns store.Namespace, key string) erro
 // a write that fails (a conditional put whose condition does not hold)
 // leaves none. Otherwise the record commits first.
 func (s *Store) writeCtx(ctx context.Context, op string, ns store.Namespace, key string) (_ context.Context, inTx bool, _ error) {
-	e, err := s.entry(op, ns, key)
+	e, err := s.entry(ctx, op, ns, key)
 	if err != nil {
 		return nil, false, err
 	}
@@ -171,7 +175,7 @@ func (s *Store) Search(ctx context.Context, prefix store.Namespace, opt store.Se
 	if s.closed.Load() {
 		return nil, errClosed
 	}
-	e, err := s.entry(OpItemSearch, prefix, "")
+	e, err := s.entry(ctx, OpItemSearch, prefix, "")
 	if err != nil {
 		return nil, err
 	}
@@ -204,7 +208,11 @@ func (s *Store) resultSubjects(ctx context.Context, es []Entry, results [][]stor
 				continue
 			}
 			seen[sub] = true
-			more = append(more, Entry{Op: e.Op, Target: e.Target, Subject: sub, KeyID: s.subjects.CurrentKeyID(sub)})
+			id, err := keyID(ctx, s.subjects, sub, false)
+			if err != nil {
+				return err
+			}
+			more = append(more, Entry{Op: e.Op, Target: e.Target, Subject: sub, KeyID: id})
 		}
 	}
 	if len(more) == 0 {
@@ -262,15 +270,15 @@ func (s *Store) batch(ctx context.Context, ops []store.Op) (_ []store.Result, en
 		)
 		switch o := op.(type) {
 		case store.GetOp:
-			e, err = s.entry(OpItemRead, o.Namespace, o.Key)
+			e, err = s.entry(ctx, OpItemRead, o.Namespace, o.Key)
 		case store.PutOp:
 			if o.Value == nil {
-				e, err = s.entry(OpItemDelete, o.Namespace, o.Key)
+				e, err = s.entry(ctx, OpItemDelete, o.Namespace, o.Key)
 			} else {
-				e, err = s.entry(OpItemWrite, o.Namespace, o.Key)
+				e, err = s.entry(ctx, OpItemWrite, o.Namespace, o.Key)
 			}
 		case store.SearchOp:
-			e, err = s.entry(OpItemSearch, o.Prefix, "")
+			e, err = s.entry(ctx, OpItemSearch, o.Prefix, "")
 		default:
 			continue
 		}
@@ -383,7 +391,7 @@ func (s *Store) listItems(ctx context.Context, ns store.Namespace, opt store.Lis
 	if !ok {
 		return nil, unsupported(s.inner, "list items")
 	}
-	e, err := s.entry(OpItemRead, ns, "")
+	e, err := s.entry(ctx, OpItemRead, ns, "")
 	if err != nil {
 		return nil, err
 	}

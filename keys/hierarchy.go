@@ -172,9 +172,9 @@ func DeriveAuditKey(master *crypto.Key) ([]byte, error) {
 }
 
 // CurrentKeyID is the id of the key that seals subject's values now: the
-// master key's for "" (or a subject whose keys are not in the cache, which
-// an audit record then leaves blank), else the subject's newest data key's.
-// It reads no table.
+// master key's for "", else the subject's newest data key's, or "" when
+// the subject's keys are not in the cache. It reads no table
+// (SubjectKeyID does).
 func (h *Hierarchy) CurrentKeyID(subject string) string {
 	if subject == "" {
 		return h.opts.Master.Keyring().Primary().ID().String()
@@ -183,6 +183,25 @@ func (h *Hierarchy) CurrentKeyID(subject string) string {
 		return s.ser.Keyring().Primary().ID().String()
 	}
 	return ""
+}
+
+// SubjectKeyID is CurrentKeyID reading the subject's keys on a cache
+// miss (and keeping them in the cache, as SubjectSerializer does): the id
+// of the master key for "", else of the subject's newest data key, or ""
+// when the subject has none. With create set, a subject without keys gets
+// its first one, as SubjectSerializer with seal: the audit trail asks so
+// for a write's record, made before the write seals anything, so that the
+// record of a subject's first write names the key the write seals under
+// (before, CurrentKeyID left it blank: the key was made by the write).
+func (h *Hierarchy) SubjectKeyID(ctx context.Context, subject string, create bool) (string, error) {
+	if subject == "" {
+		return h.opts.Master.Keyring().Primary().ID().String(), nil
+	}
+	sk, err := h.subjectKeys(ctx, subject, create)
+	if err != nil || sk == nil {
+		return "", err
+	}
+	return sk.ser.Keyring().Primary().ID().String(), nil
 }
 
 // Subjects returns how the Hierarchy resolves subjects.

@@ -22,17 +22,16 @@ import (
 // search path: pgtest's schema for the test), named in Options.Schema.
 //
 // The trail's advisory lock, which appenders take and a read alone in
-// flight must find free to chain its own record, derives from the table's
-// name as the Options give it. Unqualified (Options{}), it is one key for
-// every trail in the database: under TEST_DATABASE_URL, one database for
-// all test binaries, another binary's appender (audit, pgsaver, or
-// another test here) holding it makes a lone read here leave its record
-// to the chainer, and the tests that want it chained by the read fail.
-// Qualified, the key is this schema's alone. Every process of a test
-// (its children too) calls ownTable on a pool with the test's search
-// path: one schema, one lock, as production's processes of one trail
-// share theirs. Tests that keep Options{} (TestConformance, TestPending,
-// …) cover the unqualified name and assert nothing a held lock changes.
+// flight must find free to chain its own record, derives from the
+// table's schema. Until session 39 it derived from the name as the
+// Options gave it: unqualified (Options{}), one key for every trail in
+// the database, so that under TEST_DATABASE_URL (one database for all
+// test binaries) another binary's appender holding it made a lone read
+// here leave its record to the chainer (TestAppendLockPerSchema). Every
+// process of a test (its children too) calls ownTable on a pool with
+// the test's search path: one schema, one lock, as production's
+// processes of one trail share theirs. Tests that keep Options{}
+// (TestConformance, TestPending, …) cover the unqualified name.
 func ownTable(t testing.TB, pool *pgxpool.Pool) *pgaudit.Table {
 	t.Helper()
 	var schema string
@@ -93,7 +92,11 @@ func inTx(t *testing.T, pool *pgxpool.Pool) audittest.InTx {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, tb.AppendLock()); err != nil {
+			lock, err := tb.AppendLock(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, lock); err != nil {
 				t.Fatal(err)
 			}
 			return func() { _ = tx.Rollback(ctx) }

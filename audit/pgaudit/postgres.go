@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -35,7 +36,9 @@ type Table struct {
 	table   string
 	name    pgx.Identifier // the table
 	pending string         // the pending records' table (audit.PendingTable), quoted
-	lock    int64          // advisory lock serialising appends
+	// lock is the key of the advisory lock serialising appends
+	// (appendLock): set by New for a named schema, else on first use.
+	lock atomic.Pointer[int64]
 }
 
 var _ audit.ChainRowTable = (*Table)(nil)
@@ -57,10 +60,71 @@ func New(pool *pgxpool.Pool, opts Options) (*Table, error) {
 		t.table = t.name.Sanitize()
 		t.pending = pgx.Identifier{opts.Schema, "memvault_audit_pending"}.Sanitize()
 	}
-	h := fnv.New64a()
-	h.Write([]byte("memvault/audit/" + t.table))
-	t.lock = int64(h.Sum64())
+	if opts.Schema != "" {
+		k := lockKey(opts.Schema)
+		t.lock.Store(&k)
+	}
 	return t, nil
+}
+
+// lockKey is the key of the advisory lock of the trail in schema: FNV-1a
+// of "memvault/audit/" and the table's schema-qualified, quoted name.
+//
+// The key of a trail in a named schema (Options.Schema) is the one every
+// earlier build took: processes of this build and of earlier ones on one
+// trail take turns as before. A trail named by the search path
+// (Options.Schema empty) took, before session 39, the key of the bare
+// name "memvault_audit": one key for every schema of the database, so
+// the appenders of unrelated trails in different schemas waited for each
+// other, and a read that chains its own record (ChainRow) found the lock
+// held by another trail's appender and left its record pending. It now
+// takes the key of the schema its table is in (appendLock), the key a
+// process naming that schema in Options.Schema takes: the two ways of
+// naming one trail share one lock, which they did not before (appenders
+// of the two read the same last record, and the primary key on seq then
+// failed one of them). The one pairing that no longer takes turns is an
+// earlier build's process on a search-path trail beside this build's:
+// both read the last record, and one of their appends fails on the
+// primary key (seq) or ChainRow's unique indexes instead of waiting —
+// nothing is forked or lost, the failed operation reports its error
+// (upgrade the processes of such a trail together).
+func lockKey(schema string) int64 {
+	h := fnv.New64a()
+	h.Write([]byte("memvault/audit/" + pgx.Identifier{schema, "memvault_audit"}.Sanitize()))
+	return int64(h.Sum64())
+}
+
+// lockSchemaSQL names the schema of the unqualified trail table: where
+// the search path finds memvault_audit (found), or, before it exists,
+// where Setup creates it (current_schema(); NULL without a schema to
+// create in).
+const lockSchemaSQL = `SELECT coalesce((SELECT n.nspname::text FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+WHERE c.oid = to_regclass('memvault_audit')), current_schema()::text), to_regclass('memvault_audit') IS NOT NULL`
+
+// appendLock returns the key of the trail's advisory lock (lockKey),
+// reading on q the schema the search path finds the table in when the
+// Options name none. It keeps the key once the table is found (a pool's
+// connections share their search path); before, the key of the schema
+// Setup would create it in is returned and not kept.
+func (t *Table) appendLock(ctx context.Context, q interface {
+	QueryRow(context.Context, string, ...any) pgx.Row
+}) (int64, error) {
+	if k := t.lock.Load(); k != nil {
+		return *k, nil
+	}
+	var schema *string
+	var found bool
+	if err := q.QueryRow(ctx, lockSchemaSQL).Scan(&schema, &found); err != nil {
+		return 0, fmt.Errorf("schema of the trail: %w", err)
+	}
+	if schema == nil {
+		return 0, errors.New("schema of the trail: the search path names no schema")
+	}
+	k := lockKey(*schema)
+	if found {
+		t.lock.Store(&k)
+	}
+	return k, nil
 }
 
 // migrationFiles holds the DDL this package runs, one statement per file,
@@ -207,8 +271,16 @@ func (t *Table) ChainRow(r audit.Record, prevLink string) *checkpointer.RecordRo
 
 // chainAfter is ChainRow's RecordRow.After: the appenders' lock, and the
 // record r follows (its sequence number param(0), its link param(1)).
+//
+// The lock's key is known once this process appended (appendLock); a
+// read chains its record only after that (audit.Trail's known head), but
+// should it come before, the statement fails as if the lock were held.
 func (t *Table) chainAfter(param func(i int) string) string {
-	return `SELECT CASE WHEN pg_try_advisory_xact_lock(` + strconv.FormatInt(t.lock, 10) + `)
+	try := "false"
+	if k := t.lock.Load(); k != nil {
+		try = `pg_try_advisory_xact_lock(` + strconv.FormatInt(*k, 10) + `)`
+	}
+	return `SELECT CASE WHEN ` + try + `
 AND EXISTS (SELECT 1 FROM ` + t.table + ` WHERE seq = ` + param(0) + `::bigint AND link = ` + param(1) + `::text) THEN 0
 ELSE 1 / (pg_backend_pid() * 0) END`
 }
@@ -312,9 +384,13 @@ func (t *Table) append(ctx context.Context, c *pgx.Conn, chain func(*audit.Recor
 // appendFn is append with read queuing more reads after the last
 // record's, and write more statements before COMMIT.
 func (t *Table) appendFn(ctx context.Context, c *pgx.Conn, read func(*pgx.Batch), chain func(*audit.Record) ([]audit.Record, error), write func(*pgx.Batch)) error {
+	lock, err := t.appendLock(ctx, c)
+	if err != nil {
+		return err
+	}
 	b := &pgx.Batch{}
 	b.Queue(`BEGIN`)
-	b.Queue(`SELECT pg_advisory_xact_lock($1)`, t.lock)
+	b.Queue(`SELECT pg_advisory_xact_lock($1)`, lock)
 	var last *audit.Record
 	var r audit.Record
 	b.Queue(`SELECT seq, link, mac FROM ` + t.table + ` ORDER BY seq DESC LIMIT 1`).QueryRow(func(row pgx.Row) error {

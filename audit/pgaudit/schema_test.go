@@ -49,3 +49,16 @@ func TestMigrationFiles(t *testing.T) {
 		same(t, "meta in "+schema, meta.Statements, oldMetaStatements(schema))
 	}
 }
+
+// TestLockKeyOfNamedSchema pins the advisory lock key of a trail in a
+// named schema to the one earlier builds took (FNV-1a of the quoted,
+// qualified name): processes of both builds on one trail take turns.
+func TestLockKeyOfNamedSchema(t *testing.T) {
+	tb, err := New(new(pgxpool.Pool), Options{Schema: "apart"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k, err := tb.appendLock(t.Context(), nil); err != nil || k != 5603220199034117242 {
+		t.Errorf("lock key of schema apart: %d, %v; earlier builds took 5603220199034117242", k, err)
+	}
+}

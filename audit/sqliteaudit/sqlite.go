@@ -71,11 +71,113 @@ func Open(ctx context.Context, path string) (*Table, error) {
 	if err != nil {
 		return nil, fmt.Errorf("audit/sqliteaudit: %w", err)
 	}
-	if err := db.Migrate(ctx, "audit", migrations); err != nil {
+	if err := migrate(ctx, db); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("audit/sqliteaudit: %w", err)
 	}
 	return &Table{db: db}, nil
+}
+
+// ownTriggerPrefix starts the name of every trigger memvault makes on the
+// trail's tables (none yet): a migration dropping one of those means it.
+const ownTriggerPrefix = "memvault_"
+
+// migrate applies the trail's migrations (sqlitedb.Migrate, in one write
+// transaction) keeping the triggers a user made on its tables. Migration
+// 05 rebuilds memvault_audit_pending (DROP TABLE of the old one), which
+// drops every trigger on it: before session 39 a trigger an operator had
+// made there was gone after the upgrade. The triggers on the trail's
+// tables are read first, in the same transaction, and those the steps
+// dropped are made again from their text on the new table — every one
+// but memvault's own (ownTriggerPrefix), which the steps drop by name
+// when they mean to. A kept trigger that does not compile on the new
+// table (NEW.rowid: the table has no row ids now) would fail every write
+// there, the trail's records among them: it fails the migration instead,
+// naming it, and nothing is changed — drop or adapt it, and open again.
+func migrate(ctx context.Context, db *sqlitedb.DB) error {
+	return db.Write(ctx, func(tx *sql.Tx) error {
+		before, err := userTriggers(ctx, tx)
+		if err != nil {
+			return err
+		}
+		if err := sqlitedb.MigrateTx(ctx, tx, "audit", migrations); err != nil {
+			return err
+		}
+		after, err := userTriggers(ctx, tx)
+		if err != nil {
+			return err
+		}
+		for _, tr := range before {
+			if slices.Contains(after, tr) {
+				continue
+			}
+			if _, err := tx.ExecContext(ctx, tr[1]); err != nil {
+				return fmt.Errorf("migrate audit: keep trigger %q on %s: %w", tr[0], tr[2], err)
+			}
+			if err := compileWrites(ctx, tx, tr[2]); err != nil {
+				return fmt.Errorf("migrate audit: trigger %q does not compile on the new %s: %w", tr[0], tr[2], err)
+			}
+		}
+		return nil
+	})
+}
+
+// compileWrites prepares, without running them, an insert, an update of
+// every column and a delete of table: preparing a statement compiles the
+// table's triggers it fires, so a trigger naming what the table lacks
+// fails here, not in a later write.
+func compileWrites(ctx context.Context, tx *sql.Tx, table string) error {
+	q := `"` + strings.ReplaceAll(table, `"`, `""`) + `"`
+	var set []string
+	rows, err := tx.QueryContext(ctx, `SELECT name FROM pragma_table_info(?)`, table)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var c string
+		if err := rows.Scan(&c); err != nil {
+			return err
+		}
+		c = `"` + strings.ReplaceAll(c, `"`, `""`) + `"`
+		set = append(set, c+" = "+c)
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, stmt := range []string{`INSERT INTO ` + q + ` DEFAULT VALUES`, `UPDATE ` + q + ` SET ` + strings.Join(set, ", "), `DELETE FROM ` + q} {
+		st, err := tx.PrepareContext(ctx, stmt)
+		if err != nil {
+			return err
+		}
+		st.Close()
+	}
+	return nil
+}
+
+// userTriggers returns the name, text and table of the triggers on the
+// trail's tables not named as memvault's (ownTriggerPrefix), in the order
+// they were made.
+func userTriggers(ctx context.Context, tx *sql.Tx) ([][3]string, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT name, sql, tbl_name FROM sqlite_schema
+WHERE type = 'trigger' AND lower(tbl_name) IN ('memvault_audit', 'memvault_audit_pending')
+AND lower(substr(name, 1, ?)) <> ? ORDER BY rowid`, len(ownTriggerPrefix), ownTriggerPrefix)
+	if err != nil {
+		return nil, fmt.Errorf("migrate audit: triggers: %w", err)
+	}
+	defer rows.Close()
+	var out [][3]string
+	for rows.Next() {
+		var tr [3]string
+		if err := rows.Scan(&tr[0], &tr[1], &tr[2]); err != nil {
+			return nil, fmt.Errorf("migrate audit: triggers: %w", err)
+		}
+		out = append(out, tr)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("migrate audit: triggers: %w", err)
+	}
+	return out, nil
 }
 
 // Close closes the table's database handle.

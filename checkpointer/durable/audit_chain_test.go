@@ -22,6 +22,13 @@ import (
 // by the caller or at t's end.
 func auditedExit(t *testing.T, backend string) (checkpointer.Saver, *durable.Saver, audit.PendingTable, *audit.Trail) {
 	t.Helper()
+	return auditedExitOver(t, backend, func(d *durable.Saver) checkpointer.Saver { return d })
+}
+
+// auditedExitOver is auditedExit with the audit saver over wrap(the
+// decorator).
+func auditedExitOver(t *testing.T, backend string, wrap func(*durable.Saver) checkpointer.Saver) (checkpointer.Saver, *durable.Saver, audit.PendingTable, *audit.Trail) {
+	t.Helper()
 	ctx := context.Background()
 	var inner checkpointer.Saver
 	var tb audit.PendingTable
@@ -65,7 +72,7 @@ func auditedExit(t *testing.T, backend string) (checkpointer.Saver, *durable.Sav
 	if !d.RecordsInTx() {
 		t.Fatalf("the decorator over the %s saver should take records in its writes' transactions", backend)
 	}
-	return audit.NewSaver(d, tr, nil), d, tb, tr
+	return audit.NewSaver(wrap(d), tr, nil), d, tb, tr
 }
 
 // putN puts checkpoint n of cfg's thread and returns its config.
@@ -163,5 +170,57 @@ func testAuditCloseChainsQueuedRecords(t *testing.T, backend string) {
 	}
 	if n, err := tr.Verify(ctx); err != nil || n != 3 {
 		t.Fatalf("the trail holds %d records (%v), want the 3 puts'", n, err)
+	}
+}
+
+// lateFlusher is the decorator whose Flush, once done, runs late: a put
+// another goroutine makes just after the audit saver's Close flushed the
+// queues, as a Close racing with a running graph would see.
+type lateFlusher struct {
+	*durable.Saver
+	late func()
+}
+
+func (l *lateFlusher) Flush(ctx context.Context) error {
+	err := l.Saver.Flush(ctx)
+	if l.late != nil {
+		l.late()
+		l.late = nil
+	}
+	return err
+}
+
+// TestAuditCloseChainsWritesCommittedByInnerClose (session 39, carried as
+// "audit.Saver.Close flushes the trail before the inner saver's Close"):
+// the audit saver's Close wrote the decorator's queues (its Flush),
+// chained the trail, then closed the decorator — whose Close writes what
+// was queued after that Flush (a put racing with Close), committing
+// records after the trail's last chaining run: they stayed pending for
+// the next process. Close now closes the inner saver before the trail's
+// last chaining run, so a put queued after the Flush is chained too.
+func TestAuditCloseChainsWritesCommittedByInnerClose(t *testing.T) {
+	for _, backend := range []string{"sqlite", "postgres"} {
+		t.Run(backend, func(t *testing.T) { testAuditCloseChainsWritesCommittedByInnerClose(t, backend) })
+	}
+}
+
+func testAuditCloseChainsWritesCommittedByInnerClose(t *testing.T, backend string) {
+	ctx := context.Background()
+	lf := &lateFlusher{}
+	s, _, tb, tr := auditedExitOver(t, backend, func(d *durable.Saver) checkpointer.Saver {
+		lf.Saver = d
+		return lf
+	})
+	cfg := putN(t, s, checkpointer.Config{ThreadID: "closing"}, 1)
+	lf.late = func() { putN(t, s, cfg, 2) } // queued (Exit mode), written by the decorator's Close
+	if err := s.(interface{ Close() error }).Close(); err != nil {
+		t.Fatal(err)
+	}
+	// No waiting: Close itself must have chained both.
+	if p, err := tb.PagePending(ctx, time.Time{}, "", 10); err != nil || len(p) != 0 {
+		t.Fatalf("after Close: %d pending records, %v; want none", len(p), err)
+	}
+	if n, err := tr.Verify(ctx); err != nil || n != 2 {
+		t.Fatalf("the trail holds %d records (%v), want the 2 puts'", n, err)
 	}
 }
