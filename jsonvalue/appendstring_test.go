@@ -61,12 +61,15 @@ func appendStringByByte(b []byte, s string) []byte {
 // TestAppendStringWordAtATime: every byte value at every offset of runs
 // of plain text around the 8-byte words AppendString skips, then random
 // strings dense in escapes, multi-byte runes, U+2028 and bad bytes, give
-// the bytes the byte-at-a-time loop gave.
+// the bytes the byte-at-a-time loop gave, and StringLen their length.
 func TestAppendStringWordAtATime(t *testing.T) {
 	check := func(s string) {
 		t.Helper()
 		if got, want := AppendString(nil, s), appendStringByByte(nil, s); !bytes.Equal(got, want) {
 			t.Fatalf("AppendString(%q) = %s, want %s", s, got, want)
+		}
+		if got, want := StringLen(s), len(appendStringByByte(nil, s)); got != want {
+			t.Fatalf("StringLen(%q) = %d, want %d", s, got, want)
 		}
 	}
 	for n := range 20 {
@@ -98,6 +101,9 @@ func FuzzAppendString(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		if got, want := AppendString([]byte("x"), s), appendStringByByte([]byte("x"), s); !bytes.Equal(got, want) {
 			t.Fatalf("AppendString(%q) = %s, want %s", s, got, want)
+		}
+		if got, want := StringLen(s), len(appendStringByByte(nil, s)); got != want {
+			t.Fatalf("StringLen(%q) = %d, want %d", s, got, want)
 		}
 	})
 }

@@ -185,6 +185,40 @@ func AppendString(b []byte, s string) []byte {
 	return append(b, '"')
 }
 
+// StringLen is len(AppendString(nil, s)), counted without writing: for
+// a caller that sizes its buffer first, so that AppendString never grows
+// it (serde's encoders, whose buffers hold plaintext, wipe an array they
+// outgrow, which they cannot do for one grown inside AppendString).
+func StringLen(s string) int {
+	n := len(s) + 2
+	for i := 0; i < len(s); {
+		if i = plainRun(s, i); i >= len(s) {
+			break
+		}
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c >= 0x20 && c != '"' && c != '\\':
+			case c == '"', c == '\\', c == '\n', c == '\r', c == '\t':
+				n++ // \x
+			default:
+				n += 5 // \u00xx
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			n += 5 // one byte as \ufffd
+		case r == '\u2028' || r == '\u2029':
+			n += 3 // three bytes as \u202x
+		}
+		i += size
+	}
+	return n
+}
+
 // plainRun returns the end of the run of s from i, in whole words of 8
 // bytes, whose bytes AppendString copies as they are: printable ASCII
 // other than '"' and '\\' (none below 0x20, none 0x80 or above). Each

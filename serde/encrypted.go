@@ -338,9 +338,9 @@ func wipeScratch(bp *[]byte) {
 // puts it back: the bytes written (*bp; a failed encoding returns what
 // it wrote, so they are wiped too) and, when the encoding outgrew the
 // pooled buffer, that buffer's memory, pooled, which holds the encoding's
-// first bytes and would otherwise be dropped unwiped. The copies append
-// makes while growing, between the two, are left to the garbage
-// collector unwiped: only a growth done by hand could wipe them.
+// first bytes. (The encoders wipe every array they outgrow, the pooled
+// one included, as they grow: see moved; this is for a buffer filled
+// otherwise.)
 func wipeEncoded(bp *[]byte, pooled []byte) {
 	if len(pooled) > 0 && (cap(*bp) == 0 || &(*bp)[:1][0] != &pooled[0]) {
 		clear(pooled)

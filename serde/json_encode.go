@@ -36,18 +36,18 @@ func (e *jsonEncoder) encode(v any) error {
 	// Fast paths for the types decoding produces.
 	switch x := v.(type) {
 	case nil:
-		e.b = append(e.b, "null"...)
+		e.b = moved(e.b, append(e.b, "null"...))
 		return nil
 	case string:
 		return e.str(x)
 	case bool:
-		e.b = strconv.AppendBool(e.b, x)
+		e.b = moved(e.b, strconv.AppendBool(e.b, x))
 		return nil
 	case int64:
-		e.b = strconv.AppendInt(e.b, x, 10)
+		e.b = moved(e.b, strconv.AppendInt(e.b, x, 10))
 		return nil
 	case int:
-		e.b = strconv.AppendInt(e.b, int64(x), 10)
+		e.b = moved(e.b, strconv.AppendInt(e.b, int64(x), 10))
 		return nil
 	case float64:
 		e.float(x, 64)
@@ -83,7 +83,9 @@ func (e *jsonEncoder) encode(v any) error {
 		return e.constructor([]string{"msgpack", "ExtType"}, "", []any{int64(x.Code), x.Data}, nil)
 	case *big.Int:
 		if x != nil {
-			e.b = x.Append(e.b, 10)
+			// At most one digit per three bits, and a sign.
+			e.b = reserve(e.b, x.BitLen()/3+2)
+			e.b = moved(e.b, x.Append(e.b, 10))
 			return nil
 		}
 	case json.Number:
@@ -95,7 +97,7 @@ func (e *jsonEncoder) encode(v any) error {
 		if _, err := jsonvalue.Number(x); err != nil {
 			return fmt.Errorf("%w: %v", ErrUnsupportedValue, err)
 		}
-		e.b = append(e.b, x...)
+		e.b = moved(e.b, append(e.b, x...))
 		return nil
 	}
 	return e.reflectValue(reflect.ValueOf(v))
@@ -111,7 +113,7 @@ func (e *jsonEncoder) enter() error {
 
 func (e *jsonEncoder) reflectValue(v reflect.Value) error {
 	if !v.IsValid() {
-		e.b = append(e.b, "null"...)
+		e.b = moved(e.b, append(e.b, "null"...))
 		return nil
 	}
 	t := v.Type()
@@ -135,17 +137,17 @@ func (e *jsonEncoder) reflectValue(v reflect.Value) error {
 			if err := checkNumbers(t.String()+"'s MarshalJSON output", buf.Bytes()); err != nil {
 				return err
 			}
-			e.b = append(e.b, buf.Bytes()...)
+			e.b = moved(e.b, append(e.b, buf.Bytes()...))
 			return nil
 		}
 	}
 	switch t.Kind() {
 	case reflect.Bool:
-		e.b = strconv.AppendBool(e.b, v.Bool())
+		e.b = moved(e.b, strconv.AppendBool(e.b, v.Bool()))
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		e.b = strconv.AppendInt(e.b, v.Int(), 10)
+		e.b = moved(e.b, strconv.AppendInt(e.b, v.Int(), 10))
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
-		e.b = strconv.AppendUint(e.b, v.Uint(), 10)
+		e.b = moved(e.b, strconv.AppendUint(e.b, v.Uint(), 10))
 	case reflect.Float32:
 		e.float(v.Float(), 32)
 	case reflect.Float64:
@@ -154,7 +156,7 @@ func (e *jsonEncoder) reflectValue(v reflect.Value) error {
 		return e.str(v.String())
 	case reflect.Interface, reflect.Pointer:
 		if v.IsNil() {
-			e.b = append(e.b, "null"...)
+			e.b = moved(e.b, append(e.b, "null"...))
 			return nil
 		}
 		if err := e.enter(); err != nil {
@@ -164,7 +166,7 @@ func (e *jsonEncoder) reflectValue(v reflect.Value) error {
 		return e.encode(v.Elem().Interface())
 	case reflect.Slice:
 		if v.IsNil() {
-			e.b = append(e.b, "null"...)
+			e.b = moved(e.b, append(e.b, "null"...))
 			return nil
 		}
 		if t.Elem().Kind() == reflect.Uint8 {
@@ -175,7 +177,7 @@ func (e *jsonEncoder) reflectValue(v reflect.Value) error {
 		return e.array(v.Len(), func(i int) error { return e.reflectValue(v.Index(i)) })
 	case reflect.Map:
 		if v.IsNil() {
-			e.b = append(e.b, "null"...)
+			e.b = moved(e.b, append(e.b, "null"...))
 			return nil
 		}
 		return e.reflectMap(v)
@@ -256,10 +258,11 @@ func (e *jsonEncoder) float(f float64, bits int) {
 		return
 	}
 	start := len(e.b)
-	e.b = strconv.AppendFloat(e.b, f, 'g', -1, bits)
+	e.b = reserve(e.b, 32) // "-1.2345678901234567e-308" is 24 bytes
+	e.b = moved(e.b, strconv.AppendFloat(e.b, f, 'g', -1, bits))
 	// Keep a float a float: "1" would decode as an integer.
 	if !bytes.ContainsAny(e.b[start:], ".e") {
-		e.b = append(e.b, ".0"...)
+		e.b = moved(e.b, append(e.b, ".0"...))
 	}
 }
 
@@ -267,23 +270,23 @@ func (e *jsonEncoder) array(n int, elem func(int) error) error {
 	if err := e.enter(); err != nil {
 		return err
 	}
-	e.b = append(e.b, '[')
+	e.b = moved(e.b, append(e.b, '['))
 	for i := range n {
 		if i > 0 {
-			e.b = append(e.b, ',')
+			e.b = moved(e.b, append(e.b, ','))
 		}
 		if err := elem(i); err != nil {
 			return err
 		}
 	}
-	e.b = append(e.b, ']')
+	e.b = moved(e.b, append(e.b, ']'))
 	e.depth--
 	return nil
 }
 
 func (e *jsonEncoder) stringMap(m map[string]any) error {
 	if m == nil {
-		e.b = append(e.b, "null"...)
+		e.b = moved(e.b, append(e.b, "null"...))
 		return nil
 	}
 	if err := e.enter(); err != nil {
@@ -296,21 +299,21 @@ func (e *jsonEncoder) stringMap(m map[string]any) error {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
-	e.b = append(e.b, '{')
+	e.b = moved(e.b, append(e.b, '{'))
 	for i, k := range keys {
 		if i > 0 {
-			e.b = append(e.b, ',')
+			e.b = moved(e.b, append(e.b, ','))
 		}
 		if err := checkText("an object key", k); err != nil {
 			return err
 		}
-		e.b = appendJSONString(e.b, k)
-		e.b = append(e.b, ':')
+		e.appendString(k)
+		e.b = moved(e.b, append(e.b, ':'))
 		if err := e.encode(m[k]); err != nil {
 			return err
 		}
 	}
-	e.b = append(e.b, '}')
+	e.b = moved(e.b, append(e.b, '}'))
 	e.depth--
 	return nil
 }
@@ -332,13 +335,19 @@ func (e *jsonEncoder) reflectMap(v reflect.Value) error {
 		v   any
 	}
 	entries := make([]entry, 0, v.Len())
+	defer func() { // the keys' encodings, plaintext too
+		for _, en := range entries {
+			clear(en.key)
+		}
+	}()
 	it := v.MapRange()
 	for it.Next() {
 		sub := jsonEncoder{depth: e.depth}
-		if err := sub.encode(it.Key().Interface()); err != nil {
+		err := sub.encode(it.Key().Interface())
+		entries = append(entries, entry{sub.b, it.Key().Interface(), it.Value().Interface()})
+		if err != nil {
 			return err
 		}
-		entries = append(entries, entry{sub.b, it.Key().Interface(), it.Value().Interface()})
 	}
 	slices.SortFunc(entries, func(a, b entry) int { return bytes.Compare(a.key, b.key) })
 	pairs := make([]any, len(entries))
@@ -354,46 +363,46 @@ func (e *jsonEncoder) constructor(id []string, method string, args []any, kwargs
 	if err := e.enter(); err != nil {
 		return err
 	}
-	e.b = append(e.b, `{"lc":2,"type":"constructor","id":`...)
+	e.b = moved(e.b, append(e.b, `{"lc":2,"type":"constructor","id":`...))
 	if err := e.stringArray(id); err != nil {
 		return err
 	}
-	e.b = append(e.b, `,"method":`...)
+	e.b = moved(e.b, append(e.b, `,"method":`...))
 	if method == "" {
-		e.b = append(e.b, "null"...)
+		e.b = moved(e.b, append(e.b, "null"...))
 	} else if err := e.str(method); err != nil {
 		return err
 	}
-	e.b = append(e.b, `,"args":`...)
+	e.b = moved(e.b, append(e.b, `,"args":`...))
 	if args == nil {
 		args = []any{}
 	}
 	if err := e.encode(args); err != nil {
 		return err
 	}
-	e.b = append(e.b, `,"kwargs":`...)
+	e.b = moved(e.b, append(e.b, `,"kwargs":`...))
 	if kwargs == nil {
 		kwargs = map[string]any{}
 	}
 	if err := e.stringMap(kwargs); err != nil {
 		return err
 	}
-	e.b = append(e.b, '}')
+	e.b = moved(e.b, append(e.b, '}'))
 	e.depth--
 	return nil
 }
 
 func (e *jsonEncoder) stringArray(s []string) error {
-	e.b = append(e.b, '[')
+	e.b = moved(e.b, append(e.b, '['))
 	for i, x := range s {
 		if i > 0 {
-			e.b = append(e.b, ',')
+			e.b = moved(e.b, append(e.b, ','))
 		}
 		if err := e.str(x); err != nil {
 			return err
 		}
 	}
-	e.b = append(e.b, ']')
+	e.b = moved(e.b, append(e.b, ']'))
 	return nil
 }
 
@@ -402,7 +411,7 @@ func (e *jsonEncoder) str(s string) error {
 	if err := checkText("a string", s); err != nil {
 		return err
 	}
-	e.b = appendJSONString(e.b, s)
+	e.appendString(s)
 	return nil
 }
 
@@ -488,11 +497,11 @@ func (e *jsonEncoder) deltaSnapshot(d pyvalue.DeltaSnapshot) error {
 	if err := e.enter(); err != nil {
 		return err
 	}
-	e.b = append(e.b, `{"lc":2,"type":"delta_snapshot","value":`...)
+	e.b = moved(e.b, append(e.b, `{"lc":2,"type":"delta_snapshot","value":`...))
 	if err := e.encode(d.Value); err != nil {
 		return err
 	}
-	e.b = append(e.b, '}')
+	e.b = moved(e.b, append(e.b, '}'))
 	e.depth--
 	return nil
 }
@@ -535,7 +544,15 @@ func formatISO(t time.Time) string {
 	return t.Format(layout)
 }
 
-// appendJSONString appends s as a JSON string (jsonvalue.AppendString:
+// appendString appends s as a JSON string (jsonvalue.AppendString:
 // UTF-8 kept as it is, like Python's ensure_ascii=False). Callers have
 // refused invalid UTF-8 (checkText), which it would replace by U+FFFD.
-func appendJSONString(b []byte, s string) []byte { return jsonvalue.AppendString(b, s) }
+func (e *jsonEncoder) appendString(s string) {
+	// Room first, so that AppendString does not grow the buffer inside
+	// (see reserve); counted only when the room there is might not do:
+	// a byte takes at most six ("\u00xx").
+	if cap(e.b)-len(e.b) < 6*len(s)+2 {
+		e.b = reserve(e.b, jsonvalue.StringLen(s))
+	}
+	e.b = moved(e.b, jsonvalue.AppendString(e.b, s))
+}

@@ -41,15 +41,15 @@ func (e *mpEncoder) enter() error {
 func (e *mpEncoder) encode(v any) error {
 	switch x := v.(type) {
 	case nil:
-		e.b = append(e.b, 0xc0)
+		e.b = moved(e.b, append(e.b, 0xc0))
 		return nil
 	case string:
 		return e.text(x)
 	case bool:
 		if x {
-			e.b = append(e.b, 0xc3)
+			e.b = moved(e.b, append(e.b, 0xc3))
 		} else {
-			e.b = append(e.b, 0xc2)
+			e.b = moved(e.b, append(e.b, 0xc2))
 		}
 		return nil
 	case int64:
@@ -59,8 +59,8 @@ func (e *mpEncoder) encode(v any) error {
 		e.int(int64(x))
 		return nil
 	case float64:
-		e.b = append(e.b, 0xcb)
-		e.b = binary.BigEndian.AppendUint64(e.b, math.Float64bits(x))
+		e.b = moved(e.b, append(e.b, 0xcb))
+		e.b = moved(e.b, binary.BigEndian.AppendUint64(e.b, math.Float64bits(x)))
 		return nil
 	case []byte:
 		e.bin(x)
@@ -83,6 +83,7 @@ func (e *mpEncoder) encode(v any) error {
 		return e.ext(pyvalue.ExtNumpyArray, []any{x.DType, int64sToAny(x.Shape), x.Order, x.Data})
 	case pyvalue.DeltaSnapshot:
 		sub := mpEncoder{depth: e.depth}
+		defer func() { clear(sub.b) }() // plaintext too
 		if err := sub.encode(x.Value); err != nil {
 			return err
 		}
@@ -125,7 +126,7 @@ func (e *mpEncoder) encode(v any) error {
 
 func (e *mpEncoder) reflectValue(v reflect.Value) error {
 	if !v.IsValid() {
-		e.b = append(e.b, 0xc0)
+		e.b = moved(e.b, append(e.b, 0xc0))
 		return nil
 	}
 	t := v.Type()
@@ -148,7 +149,7 @@ func (e *mpEncoder) reflectValue(v reflect.Value) error {
 		return e.text(v.String())
 	case reflect.Interface, reflect.Pointer:
 		if v.IsNil() {
-			e.b = append(e.b, 0xc0)
+			e.b = moved(e.b, append(e.b, 0xc0))
 			return nil
 		}
 		if err := e.enter(); err != nil {
@@ -158,7 +159,7 @@ func (e *mpEncoder) reflectValue(v reflect.Value) error {
 		return e.encode(v.Elem().Interface())
 	case reflect.Slice:
 		if v.IsNil() {
-			e.b = append(e.b, 0xc0)
+			e.b = moved(e.b, append(e.b, 0xc0))
 			return nil
 		}
 		if t.Elem().Kind() == reflect.Uint8 {
@@ -170,7 +171,7 @@ func (e *mpEncoder) reflectValue(v reflect.Value) error {
 		return e.array(v.Len(), func(i int) error { return e.reflectValue(v.Index(i)) })
 	case reflect.Map:
 		if v.IsNil() {
-			e.b = append(e.b, 0xc0)
+			e.b = moved(e.b, append(e.b, 0xc0))
 			return nil
 		}
 		return e.reflectMap(v)
@@ -201,51 +202,51 @@ func (e *mpEncoder) int(i int64) {
 	case i >= 0:
 		e.uint(uint64(i))
 	case i >= -32:
-		e.b = append(e.b, byte(int8(i)))
+		e.b = moved(e.b, append(e.b, byte(int8(i))))
 	case i >= math.MinInt8:
-		e.b = append(e.b, 0xd0, byte(int8(i)))
+		e.b = moved(e.b, append(e.b, 0xd0, byte(int8(i))))
 	case i >= math.MinInt16:
-		e.b = append(e.b, 0xd1)
-		e.b = binary.BigEndian.AppendUint16(e.b, uint16(int16(i)))
+		e.b = moved(e.b, append(e.b, 0xd1))
+		e.b = moved(e.b, binary.BigEndian.AppendUint16(e.b, uint16(int16(i))))
 	case i >= math.MinInt32:
-		e.b = append(e.b, 0xd2)
-		e.b = binary.BigEndian.AppendUint32(e.b, uint32(int32(i)))
+		e.b = moved(e.b, append(e.b, 0xd2))
+		e.b = moved(e.b, binary.BigEndian.AppendUint32(e.b, uint32(int32(i))))
 	default:
-		e.b = append(e.b, 0xd3)
-		e.b = binary.BigEndian.AppendUint64(e.b, uint64(i))
+		e.b = moved(e.b, append(e.b, 0xd3))
+		e.b = moved(e.b, binary.BigEndian.AppendUint64(e.b, uint64(i)))
 	}
 }
 
 func (e *mpEncoder) uint(u uint64) {
 	switch {
 	case u <= 0x7f:
-		e.b = append(e.b, byte(u))
+		e.b = moved(e.b, append(e.b, byte(u)))
 	case u <= math.MaxUint8:
-		e.b = append(e.b, 0xcc, byte(u))
+		e.b = moved(e.b, append(e.b, 0xcc, byte(u)))
 	case u <= math.MaxUint16:
-		e.b = append(e.b, 0xcd)
-		e.b = binary.BigEndian.AppendUint16(e.b, uint16(u))
+		e.b = moved(e.b, append(e.b, 0xcd))
+		e.b = moved(e.b, binary.BigEndian.AppendUint16(e.b, uint16(u)))
 	case u <= math.MaxUint32:
-		e.b = append(e.b, 0xce)
-		e.b = binary.BigEndian.AppendUint32(e.b, uint32(u))
+		e.b = moved(e.b, append(e.b, 0xce))
+		e.b = moved(e.b, binary.BigEndian.AppendUint32(e.b, uint32(u)))
 	default:
-		e.b = append(e.b, 0xcf)
-		e.b = binary.BigEndian.AppendUint64(e.b, u)
+		e.b = moved(e.b, append(e.b, 0xcf))
+		e.b = moved(e.b, binary.BigEndian.AppendUint64(e.b, u))
 	}
 }
 
 func (e *mpEncoder) header(n int, fix, fixMax byte, b8, b16, b32 byte) {
 	switch {
 	case fix != 0 && n <= int(fixMax):
-		e.b = append(e.b, fix|byte(n))
+		e.b = moved(e.b, append(e.b, fix|byte(n)))
 	case b8 != 0 && n <= math.MaxUint8:
-		e.b = append(e.b, b8, byte(n))
+		e.b = moved(e.b, append(e.b, b8, byte(n)))
 	case n <= math.MaxUint16:
-		e.b = append(e.b, b16)
-		e.b = binary.BigEndian.AppendUint16(e.b, uint16(n))
+		e.b = moved(e.b, append(e.b, b16))
+		e.b = moved(e.b, binary.BigEndian.AppendUint16(e.b, uint16(n)))
 	default:
-		e.b = append(e.b, b32)
-		e.b = binary.BigEndian.AppendUint32(e.b, uint32(n))
+		e.b = moved(e.b, append(e.b, b32))
+		e.b = moved(e.b, binary.BigEndian.AppendUint32(e.b, uint32(n)))
 	}
 }
 
@@ -260,12 +261,12 @@ func (e *mpEncoder) text(s string) error {
 
 func (e *mpEncoder) str(s string) {
 	e.header(len(s), 0xa0, 31, 0xd9, 0xda, 0xdb)
-	e.b = append(e.b, s...)
+	e.b = moved(e.b, append(e.b, s...))
 }
 
 func (e *mpEncoder) bin(b []byte) {
 	e.header(len(b), 0, 0, 0xc4, 0xc5, 0xc6)
-	e.b = append(e.b, b...)
+	e.b = moved(e.b, append(e.b, b...))
 }
 
 func (e *mpEncoder) array(n int, elem func(int) error) error {
@@ -313,22 +314,30 @@ func (e *mpEncoder) reflectMap(v reflect.Value) error {
 	}
 	type entry struct{ k, v []byte }
 	entries := make([]entry, 0, v.Len())
+	defer func() { // the entries' encodings, plaintext too
+		for _, en := range entries {
+			clear(en.k)
+			clear(en.v)
+		}
+	}()
 	it := v.MapRange()
 	for it.Next() {
-		ke := mpEncoder{depth: e.depth}
-		if err := ke.encode(it.Key().Interface()); err != nil {
-			return err
-		}
-		ve := mpEncoder{depth: e.depth}
-		if err := ve.encode(it.Value().Interface()); err != nil {
-			return err
+		var ke, ve mpEncoder
+		ke.depth, ve.depth = e.depth, e.depth
+		err := ke.encode(it.Key().Interface())
+		if err == nil {
+			err = ve.encode(it.Value().Interface())
 		}
 		entries = append(entries, entry{ke.b, ve.b})
+		if err != nil {
+			return err
+		}
 	}
 	slices.SortFunc(entries, func(a, b entry) int { return bytes.Compare(a.k, b.k) })
 	e.header(len(entries), 0x80, 15, 0, 0xde, 0xdf)
 	for _, en := range entries {
-		e.b = append(append(e.b, en.k...), en.v...)
+		e.b = moved(e.b, append(e.b, en.k...))
+		e.b = moved(e.b, append(e.b, en.v...))
 	}
 	e.depth--
 	return nil
@@ -344,6 +353,7 @@ func (e *mpEncoder) py(o pyvalue.PyObject) error {
 
 func (e *mpEncoder) ext(code int8, payload any) error {
 	sub := mpEncoder{depth: e.depth}
+	defer func() { clear(sub.b) }() // plaintext too
 	if err := sub.encode(payload); err != nil {
 		return err
 	}
@@ -354,20 +364,20 @@ func (e *mpEncoder) ext(code int8, payload any) error {
 func (e *mpEncoder) extRaw(code int8, data []byte) {
 	switch n := len(data); n {
 	case 1:
-		e.b = append(e.b, 0xd4)
+		e.b = moved(e.b, append(e.b, 0xd4))
 	case 2:
-		e.b = append(e.b, 0xd5)
+		e.b = moved(e.b, append(e.b, 0xd5))
 	case 4:
-		e.b = append(e.b, 0xd6)
+		e.b = moved(e.b, append(e.b, 0xd6))
 	case 8:
-		e.b = append(e.b, 0xd7)
+		e.b = moved(e.b, append(e.b, 0xd7))
 	case 16:
-		e.b = append(e.b, 0xd8)
+		e.b = moved(e.b, append(e.b, 0xd8))
 	default:
 		e.header(n, 0, 0, 0xc7, 0xc8, 0xc9)
 	}
-	e.b = append(e.b, byte(code))
-	e.b = append(e.b, data...)
+	e.b = moved(e.b, append(e.b, byte(code)))
+	e.b = moved(e.b, append(e.b, data...))
 }
 
 // constructor writes a JSON constructor record as the msgpack ext Python

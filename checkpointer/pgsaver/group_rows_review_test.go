@@ -77,6 +77,22 @@ func reviewPut(r *rand.Rand, thread, id, parent string, inline bool) *checkpoint
 	return p
 }
 
+// continuedEarlier reports whether a put of ops on thread has parent id:
+// a put of id on thread after it would store its parent.
+func continuedEarlier(ops []checkpointer.GroupOp, thread, id string) bool {
+	for _, op := range ops {
+		if op.Put != nil && op.Put.Thread == thread && op.Put.Parent == id {
+			return true
+		}
+	}
+	return false
+}
+
+// TestReviewWriteGroupRowsDifferential: a random group of puts and
+// put_writes, written as one group (WriteGroup) and one op at a time,
+// gives each op the same outcome and the tables the same rows, for 150
+// seeds. Groups in which a put continues a later put are generated away
+// (continuedEarlier), not skipped: 16 of the 150 seeds were.
 func TestReviewWriteGroupRowsDifferential(t *testing.T) {
 	for seed := range uint64(150) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) { reviewDiff(t, seed) })
@@ -114,7 +130,16 @@ func reviewDiff(t *testing.T, seed uint64) {
 				if r.IntN(4) != 0 {
 					parent = []string{"p1", "p2", "c1", "gone"}[r.IntN(4)]
 				}
-				ops = append(ops, checkpointer.GroupOp{Put: reviewPut(r, th, ids[2+r.IntN(3)], parent, r.IntN(2) == 0)})
+				id, inline := ids[2+r.IntN(3)], r.IntN(2) == 0
+				if continuedEarlier(ops, th, id) {
+					// A put whose parent a later put of the group
+					// stores: one by one it finds no parent, in the
+					// group it does (a valid order of concurrent
+					// ops), so the two cannot be compared. Parents
+					// are p1, p2, c1 or gone: c2 continues nothing.
+					id = "c2"
+				}
+				ops = append(ops, checkpointer.GroupOp{Put: reviewPut(r, th, id, parent, inline)})
 			} else {
 				w := &checkpointer.WriteRows{Thread: th, Checkpoint: ids[r.IntN(5)], Task: fmt.Sprint("task", r.IntN(2)), Path: "~p", Upsert: r.IntN(2) == 0, Fence: noFence{}}
 				for range 1 + r.IntN(2) {
@@ -124,19 +149,10 @@ func reviewDiff(t *testing.T, seed uint64) {
 				ops = append(ops, checkpointer.GroupOp{Writes: w})
 			}
 		}
-		// A put whose parent is put by a later op of the group: one by
-		// one it finds no parent, in the group it does (a valid order of
-		// concurrent ops): not compared.
-		later := false
 		for i, op := range ops {
-			for _, o := range ops[i+1:] {
-				if op.Put != nil && o.Put != nil && o.Put.Thread == op.Put.Thread && o.Put.ID == op.Put.Parent {
-					later = true
-				}
+			if op.Put != nil && continuedEarlier(ops[:i], op.Put.Thread, op.Put.ID) {
+				t.Fatalf("op %d: an earlier put continues it (the generator avoids that)", i)
 			}
-		}
-		if later {
-			t.Skip("a put continues a later put")
 		}
 		errsRows := sRows.driver().WriteGroup(ctx, ops)
 		var errsOne []error

@@ -507,7 +507,7 @@ func importItem(ctx context.Context, saver checkpointer.Saver, l *Line) (checkpo
 	if existing == nil {
 		ts, err := time.Parse(time.RFC3339Nano, l.TS)
 		if err != nil {
-			return it, fmt.Errorf("line %d: ts: %w", lineNo, err)
+			return it, fmt.Errorf("line %d: %w: %s", lineNo, ErrInvalidFile, core.BadTS(l.TS, err))
 		}
 		cp := &checkpointer.Checkpoint{
 			V: l.V, ID: l.CheckpointID, TS: ts, ChannelValues: map[string]any{},
@@ -802,12 +802,7 @@ func (v *validator) check(l *Line) error {
 		return fmt.Errorf("line %d: %w: metadata: %w", l.lineNo, ErrInvalidFile, err)
 	}
 	if _, err := time.Parse(time.RFC3339Nano, l.TS); err != nil {
-		// time.Parse's error quotes the text twice: a long one is
-		// named by its length instead.
-		if len(l.TS) > checkpointer.MaxIDBytes {
-			return bad("%s is not an RFC 3339 time", checkpointer.NameID("ts", l.TS))
-		}
-		return bad("ts %q: %v", l.TS, err)
+		return bad("%s", core.BadTS(l.TS, err))
 	}
 	if l.ParentID != "" {
 		if _, ok := checkpointer.IDTime(l.ParentID); !ok {

@@ -198,7 +198,7 @@ func DecodeCheckpointJSON(b []byte) (*DecodedCheckpoint, error) {
 	if sc.TS != "" {
 		ts, err := time.Parse(time.RFC3339Nano, sc.TS)
 		if err != nil {
-			return nil, fmt.Errorf("%w: ts %q", checkpointer.ErrInvalidCheckpoint, sc.TS)
+			return nil, fmt.Errorf("%w: %s", checkpointer.ErrInvalidCheckpoint, BadTS(sc.TS, err))
 		}
 		cp.TS = ts
 	}
