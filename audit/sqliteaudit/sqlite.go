@@ -100,7 +100,21 @@ func migrate(ctx context.Context, db *sqlitedb.DB) error {
 		if err != nil {
 			return err
 		}
-		if err := sqlitedb.MigrateTx(ctx, tx, "audit", migrations); err != nil {
+		// Migration 05 renames its copy of the pending table after
+		// dropping the old one, and SQLite's rename checks every view and
+		// trigger of the schema: one naming memvault_audit_pending (a
+		// user's trigger on memvault_audit, a view) failed the rename,
+		// so every Open ("no such table"). Legacy renaming checks nothing,
+		// and those name the new table once it is renamed (no view or
+		// trigger names the copy's name, to be rewritten).
+		if _, err := tx.ExecContext(ctx, `PRAGMA legacy_alter_table = ON`); err != nil {
+			return err
+		}
+		err = sqlitedb.MigrateTx(ctx, tx, "audit", migrations)
+		if _, rerr := tx.ExecContext(ctx, `PRAGMA legacy_alter_table = OFF`); err == nil {
+			err = rerr
+		}
+		if err != nil {
 			return err
 		}
 		after, err := userTriggers(ctx, tx)

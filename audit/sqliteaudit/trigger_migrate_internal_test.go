@@ -142,3 +142,59 @@ func TestRowidTriggerRefusesClusteredMigration(t *testing.T) {
 		t.Errorf("the trigger after the refused migration: %d (%v), want 1", n, err)
 	}
 }
+
+// TestPendingReferencedByViewAndTriggerMigrates (review s39): a view on
+// memvault_audit_pending, or a user's trigger on memvault_audit naming
+// it, made migration 05 fail — SQLite's rename of the new table checks
+// every view and trigger of the schema, and these named the table the
+// step had just dropped ("error in trigger ...: no such table") — so
+// every Open of the trail failed. They are kept and read the new table;
+// the connection's rename mode is restored.
+func TestPendingReferencedByViewAndTriggerMigrates(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "data.db")
+	db, err := sqlitedb.Open(path, sqlitedb.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.Migrate(ctx, "audit", migrations[:5]); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Write(ctx, func(tx *sql.Tx) error {
+		for _, stmt := range []string{
+			`CREATE TABLE chained_seen (n INTEGER)`,
+			`CREATE TRIGGER chained_seen AFTER INSERT ON memvault_audit BEGIN
+	INSERT INTO chained_seen SELECT count(*) FROM memvault_audit_pending;
+END`,
+			`CREATE VIEW pending_ids AS SELECT id FROM memvault_audit_pending`,
+			`INSERT INTO memvault_audit_pending (id, at, principal, op, target, subject, key_id, mac) VALUES ('p1', 'now', 'p', 'op', 't', '', '', 'm')`,
+		} {
+			if _, err := tx.ExecContext(ctx, stmt); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	tb, err := Open(ctx, path)
+	if err != nil {
+		t.Fatalf("Open of a trail whose pending table a view and a trigger name: %v", err)
+	}
+	defer tb.Close()
+	if v, err := db.Version(ctx, "audit"); err != nil || v != len(migrations)-1 {
+		t.Fatalf("version %d (%v), want %d", v, err, len(migrations)-1)
+	}
+	var id string
+	if err := db.Writer().QueryRowContext(ctx, `SELECT id FROM pending_ids`).Scan(&id); err != nil || id != "p1" {
+		t.Fatalf("the view after migration 05: %q, %v", id, err)
+	}
+	if err := db.Write(ctx, func(tx *sql.Tx) error { return compileWrites(ctx, tx, "memvault_audit") }); err != nil {
+		t.Fatalf("the trigger on memvault_audit after migration 05: %v", err)
+	}
+	var legacy int
+	if err := tb.db.Writer().QueryRowContext(ctx, `PRAGMA legacy_alter_table`).Scan(&legacy); err != nil || legacy != 0 {
+		t.Fatalf("legacy_alter_table %d (%v) after Open, want 0", legacy, err)
+	}
+}
