@@ -78,18 +78,19 @@ func Open(ctx context.Context, path string) (*Table, error) {
 	return &Table{db: db}, nil
 }
 
-// ownTriggerPrefix starts the name of every trigger memvault makes on the
-// trail's tables (none yet): a migration dropping one of those means it.
+// ownTriggerPrefix starts the name of every trigger and index memvault
+// makes on the trail's tables: a migration dropping one of those means it.
 const ownTriggerPrefix = "memvault_"
 
 // migrate applies the trail's migrations (sqlitedb.Migrate, in one write
-// transaction) keeping the triggers a user made on its tables. Migration
-// 05 rebuilds memvault_audit_pending (DROP TABLE of the old one), which
-// drops every trigger on it: before session 39 a trigger an operator had
-// made there was gone after the upgrade. The triggers on the trail's
-// tables are read first, in the same transaction, and those the steps
-// dropped are made again from their text on the new table — every one
-// but memvault's own (ownTriggerPrefix), which the steps drop by name
+// transaction) keeping the triggers and indexes a user made on its
+// tables. Migration 05 rebuilds memvault_audit_pending (DROP TABLE of the
+// old one), which drops every trigger and index on it: before session 39
+// a trigger an operator had made there (or a UNIQUE index standing for a
+// constraint) was gone after the upgrade. The triggers and indexes on the
+// trail's tables are read first, in the same transaction, and those the
+// steps dropped are made again from their text on the new table — every
+// one but memvault's own (ownTriggerPrefix), which the steps drop by name
 // when they mean to. A kept trigger that does not compile on the new
 // table (NEW.rowid: the table has no row ids now) would fail every write
 // there, the trail's records among them: it fails the migration instead,
@@ -126,7 +127,10 @@ func migrate(ctx context.Context, db *sqlitedb.DB) error {
 				continue
 			}
 			if _, err := tx.ExecContext(ctx, tr[1]); err != nil {
-				return fmt.Errorf("migrate audit: keep trigger %q on %s: %w", tr[0], tr[2], err)
+				return fmt.Errorf("migrate audit: keep %s %q on %s: %w", tr[3], tr[0], tr[2], err)
+			}
+			if tr[3] != "trigger" {
+				continue
 			}
 			if err := compileWrites(ctx, tx, tr[2]); err != nil {
 				return fmt.Errorf("migrate audit: trigger %q does not compile on the new %s: %w", tr[0], tr[2], err)
@@ -169,21 +173,22 @@ func compileWrites(ctx context.Context, tx *sql.Tx, table string) error {
 	return nil
 }
 
-// userTriggers returns the name, text and table of the triggers on the
-// trail's tables not named as memvault's (ownTriggerPrefix), in the order
-// they were made.
-func userTriggers(ctx context.Context, tx *sql.Tx) ([][3]string, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT name, sql, tbl_name FROM sqlite_schema
-WHERE type = 'trigger' AND lower(tbl_name) IN ('memvault_audit', 'memvault_audit_pending')
+// userTriggers returns the name, text, table and type ("trigger" or
+// "index") of the triggers and indexes on the trail's tables not named as
+// memvault's (ownTriggerPrefix), in the order they were made; not the
+// indexes SQLite makes for a table's own constraints (no text).
+func userTriggers(ctx context.Context, tx *sql.Tx) ([][4]string, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT name, sql, tbl_name, type FROM sqlite_schema
+WHERE type IN ('trigger', 'index') AND sql IS NOT NULL AND lower(tbl_name) IN ('memvault_audit', 'memvault_audit_pending')
 AND lower(substr(name, 1, ?)) <> ? ORDER BY rowid`, len(ownTriggerPrefix), ownTriggerPrefix)
 	if err != nil {
 		return nil, fmt.Errorf("migrate audit: triggers: %w", err)
 	}
 	defer rows.Close()
-	var out [][3]string
+	var out [][4]string
 	for rows.Next() {
-		var tr [3]string
-		if err := rows.Scan(&tr[0], &tr[1], &tr[2]); err != nil {
+		var tr [4]string
+		if err := rows.Scan(&tr[0], &tr[1], &tr[2], &tr[3]); err != nil {
 			return nil, fmt.Errorf("migrate audit: triggers: %w", err)
 		}
 		out = append(out, tr)

@@ -34,8 +34,9 @@ func TestUserTriggerSurvivesClusteredMigration(t *testing.T) {
 	const trigger = `CREATE TRIGGER "Ops Watch" AFTER INSERT ON Memvault_Audit_Pending BEGIN
 	INSERT INTO ops_watch (target) VALUES (NEW.target);
 END`
+	const index = `CREATE UNIQUE INDEX "ops by mac" ON memvault_audit_pending (mac, id)`
 	if err := db.Write(ctx, func(tx *sql.Tx) error {
-		for _, stmt := range []string{`CREATE TABLE ops_watch (target TEXT NOT NULL)`, trigger} {
+		for _, stmt := range []string{`CREATE TABLE ops_watch (target TEXT NOT NULL)`, trigger, index} {
 			if _, err := tx.ExecContext(ctx, stmt); err != nil {
 				return err
 			}
@@ -57,6 +58,13 @@ END`
 	}
 	if text != trigger {
 		t.Errorf("the user's trigger after migration 05:\n%s\nwant\n%s", text, trigger)
+	}
+	if err := db.Writer().QueryRowContext(ctx,
+		`SELECT sql FROM sqlite_schema WHERE type = 'index' AND name = 'ops by mac' AND tbl_name = 'memvault_audit_pending'`).Scan(&text); err != nil {
+		t.Fatalf("the user's index after migration 05: %v", err)
+	}
+	if text != index {
+		t.Errorf("the user's index after migration 05:\n%s\nwant\n%s", text, index)
 	}
 	var withoutRowid int
 	if err := db.Writer().QueryRowContext(ctx,
