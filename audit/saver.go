@@ -47,7 +47,7 @@ func keyID(ctx context.Context, subjects Subjects, owner string, seal bool) (str
 	}
 	id, err := k.SubjectKeyID(ctx, owner, seal)
 	if err != nil {
-		return "", fmt.Errorf("audit: key of %q: %w", owner, err)
+		return "", fmt.Errorf("audit: the subject's key: %w", err) // the keys error names the subject
 	}
 	return id, nil
 }
