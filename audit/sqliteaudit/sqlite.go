@@ -17,6 +17,7 @@ import (
 	"github.com/memvault/memvault/audit"
 	"github.com/memvault/memvault/audit/internal/batchrow"
 	"github.com/memvault/memvault/checkpointer"
+	"github.com/memvault/memvault/internal/idlimit"
 	"github.com/memvault/memvault/internal/sqlfence"
 	"github.com/memvault/memvault/internal/sqlitedb"
 	"github.com/memvault/memvault/keys"
@@ -308,7 +309,7 @@ func scanPending(rows *sql.Rows) ([]audit.Pending, error) {
 		batchrow.ExpandPending(&p, more.String)
 		tm, err := time.Parse(time.RFC3339Nano, at)
 		if err != nil {
-			return nil, fmt.Errorf("pending record %s: bad time %q", p.ID, at)
+			return nil, fmt.Errorf("%s: bad %s", idlimit.Name("pending record", p.ID), idlimit.Name("time", at))
 		}
 		p.Time = tm.UTC()
 		out = append(out, p)
@@ -428,7 +429,7 @@ func scan(row interface{ Scan(...any) error }) ([]audit.Record, error) {
 	r.PendingID = pending.String
 	t, err := time.Parse(time.RFC3339Nano, at)
 	if err != nil {
-		return nil, fmt.Errorf("record %d: bad time %q", r.Seq, at)
+		return nil, fmt.Errorf("record %d: bad %s", r.Seq, idlimit.Name("time", at))
 	}
 	r.Time = t
 	return batchrow.Expand(r, more.String)

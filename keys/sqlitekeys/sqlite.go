@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/memvault/memvault/internal/idlimit"
 	"github.com/memvault/memvault/internal/sqlitedb"
 	"github.com/memvault/memvault/keys"
 )
@@ -118,7 +119,7 @@ func scan(rows *sql.Rows) ([]keys.WrappedKey, error) {
 		}
 		var err error
 		if k.Created, err = time.Parse(time.RFC3339Nano, created); err != nil {
-			return nil, fmt.Errorf("keys/sqlitekeys: key %d of %q: bad creation time: %w", k.Version, k.Subject, err)
+			return nil, fmt.Errorf("keys/sqlitekeys: key %d of %s: bad %s", k.Version, idlimit.Name("subject", k.Subject), idlimit.Name("creation time", created))
 		}
 		out = append(out, k)
 	}
@@ -403,11 +404,11 @@ func scanErasure(row interface{ Scan(...any) error }) (*keys.Erasure, error) {
 	}
 	var err error
 	if e.Started, err = time.Parse(time.RFC3339Nano, started); err != nil {
-		return nil, fmt.Errorf("keys/sqlitekeys: erasure of %q: bad start time: %w", e.Subject, err)
+		return nil, fmt.Errorf("keys/sqlitekeys: erasure of %s: bad %s", idlimit.Name("subject", e.Subject), idlimit.Name("start time", started))
 	}
 	if finished.Valid {
 		if e.Finished, err = time.Parse(time.RFC3339Nano, finished.String); err != nil {
-			return nil, fmt.Errorf("keys/sqlitekeys: erasure of %q: bad finish time: %w", e.Subject, err)
+			return nil, fmt.Errorf("keys/sqlitekeys: erasure of %s: bad %s", idlimit.Name("subject", e.Subject), idlimit.Name("finish time", finished.String))
 		}
 	}
 	if ids != "" {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/memvault/memvault/audit"
+	"github.com/memvault/memvault/internal/idlimit"
 )
 
 // MaxRecords bounds the records one row may hold (a batch serves at most
@@ -86,7 +87,7 @@ func Expand(last audit.Record, more string) ([]audit.Record, error) {
 		}
 		t, err := time.Parse(time.RFC3339Nano, m[0])
 		if err != nil {
-			return nil, bad("time " + strconv.Quote(m[0]))
+			return nil, bad(idlimit.Name("time", m[0]))
 		}
 		out = append(out, audit.Record{Seq: first + int64(i), Time: t.UTC(), Principal: m[1], Op: m[2], Target: m[3], Subject: m[4], KeyID: m[5],
 			Link: m[6], MAC: m[7], PendingID: audit.MemberID(last.PendingID, i)})
