@@ -35,9 +35,10 @@ const MaxMetadataDepth = 500
 
 // NameID names an identifier a caller gave, in an error message: what
 // followed by the id Go-quoted (so that it cannot forge output) when the
-// quoted form is at most MaxIDBytes+2 bytes (a printable id within
-// MaxIDBytes), else by its length, never its text: an id of control bytes
-// within the limit would quote to four times its length.
+// quoted form is at most MaxIDBytes+2 bytes (any id within MaxIDBytes of
+// printable characters other than `"` and `\`, which quoting escapes),
+// else by its length, never its text: an id of control bytes within the
+// limit would quote to four times its length.
 // Reads accept longer ids (a thread an earlier version stored must stay
 // reachable), so a caller's 64 KiB argument reaches not-found errors,
 // which end up in logs.
