@@ -17,16 +17,7 @@ import (
 // are chained once, each, by the next chainer.
 func TestPendingRowsSurviveClusteredMigration(t *testing.T) {
 	ctx := audit.WithPrincipal(context.Background(), "migrate")
-	path := filepath.Join(t.TempDir(), "data.db")
-	db, err := sqlitedb.Open(path, sqlitedb.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	const before = 5 // migrations 00–04
-	if err := db.Migrate(ctx, "audit", migrations[:before]); err != nil {
-		t.Fatal(err)
-	}
+	path, db := beforeClusteredMigration(t)
 	// Pending rows as the build before makes them: a trail over a table
 	// of that schema (its statements name no migration-05 feature).
 	old := &Table{db: db}
@@ -96,4 +87,21 @@ func TestPendingRowsSurviveClusteredMigration(t *testing.T) {
 	if left != 0 {
 		t.Errorf("%d pending rows left after Flush", left)
 	}
+}
+
+// beforeClusteredMigration is a trail file (path) migrated to version 04,
+// the schema before migration 05 rebuilt the pending table, and its
+// handle, closed at the test's end.
+func beforeClusteredMigration(t *testing.T) (string, *sqlitedb.DB) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "data.db")
+	db, err := sqlitedb.Open(path, sqlitedb.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if err := db.Migrate(context.Background(), "audit", migrations[:5]); err != nil { // 00–04
+		t.Fatal(err)
+	}
+	return path, db
 }

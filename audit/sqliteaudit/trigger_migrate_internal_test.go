@@ -3,13 +3,11 @@ package sqliteaudit
 import (
 	"context"
 	"database/sql"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/memvault/memvault/audit"
 	"github.com/memvault/memvault/audit/audittest"
-	"github.com/memvault/memvault/internal/sqlitedb"
 )
 
 // TestUserTriggerSurvivesClusteredMigration (session 39, carried as
@@ -21,16 +19,7 @@ import (
 // re-created from its text on the new table, and it fires there.
 func TestUserTriggerSurvivesClusteredMigration(t *testing.T) {
 	ctx := audit.WithPrincipal(context.Background(), "migrate")
-	path := filepath.Join(t.TempDir(), "data.db")
-	db, err := sqlitedb.Open(path, sqlitedb.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	const before = 5 // migrations 00–04
-	if err := db.Migrate(ctx, "audit", migrations[:before]); err != nil {
-		t.Fatal(err)
-	}
+	path, db := beforeClusteredMigration(t)
 	const trigger = `CREATE TRIGGER "Ops Watch" AFTER INSERT ON Memvault_Audit_Pending BEGIN
 	INSERT INTO ops_watch (target) VALUES (NEW.target);
 END`
@@ -114,15 +103,7 @@ END`
 // with the trigger in place.
 func TestRowidTriggerRefusesClusteredMigration(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "data.db")
-	db, err := sqlitedb.Open(path, sqlitedb.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if err := db.Migrate(ctx, "audit", migrations[:5]); err != nil {
-		t.Fatal(err)
-	}
+	path, db := beforeClusteredMigration(t)
 	if err := db.Write(ctx, func(tx *sql.Tx) error {
 		for _, stmt := range []string{`CREATE TABLE rows_seen (r INTEGER)`,
 			`CREATE TRIGGER rows_seen AFTER INSERT ON memvault_audit_pending BEGIN INSERT INTO rows_seen VALUES (NEW.rowid); END`} {
@@ -160,15 +141,7 @@ func TestRowidTriggerRefusesClusteredMigration(t *testing.T) {
 // the connection's rename mode is restored.
 func TestPendingReferencedByViewAndTriggerMigrates(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "data.db")
-	db, err := sqlitedb.Open(path, sqlitedb.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if err := db.Migrate(ctx, "audit", migrations[:5]); err != nil {
-		t.Fatal(err)
-	}
+	path, db := beforeClusteredMigration(t)
 	if err := db.Write(ctx, func(tx *sql.Tx) error {
 		for _, stmt := range []string{
 			`CREATE TABLE chained_seen (n INTEGER)`,
