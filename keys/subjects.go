@@ -182,13 +182,13 @@ const maxSubjectLen = 256
 // 256 bytes, not UTF-8, holding a NUL, or starting with "memvault:thread:"
 // (the key table's name for an unbound thread's own keys).
 func (s Subjects) CheckSubject(subject string) error {
-	switch {
-	case strings.HasPrefix(subject, threadKeyPrefix):
-		return fmt.Errorf("keys: subject %q: the prefix %q is reserved", subject, threadKeyPrefix)
+	switch { // the length first: no case after it quotes a long subject
 	case subject == "":
 		return fmt.Errorf("keys: empty subject")
 	case len(subject) > maxSubjectLen:
 		return fmt.Errorf("keys: subject of %d bytes (at most %d)", len(subject), maxSubjectLen)
+	case strings.HasPrefix(subject, threadKeyPrefix):
+		return fmt.Errorf("keys: subject %q: the prefix %q is reserved", subject, threadKeyPrefix)
 	case !utf8.ValidString(subject) || strings.ContainsRune(subject, 0):
 		return fmt.Errorf("keys: subject %q is not NUL-free UTF-8", subject)
 	}

@@ -1,6 +1,7 @@
 package keys_test
 
 import (
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -101,6 +102,18 @@ func BenchmarkNamespaceSubject(b *testing.B) {
 	for b.Loop() {
 		if s.NamespaceSubject("adk.desk.user-state.carol") != "carol" {
 			b.Fatal("wrong subject")
+		}
+	}
+}
+
+// TestCheckSubjectLongNotEchoed: a subject over the length limit is named
+// by its length whatever else is wrong with it — a 64 KiB one starting
+// with the reserved prefix came back whole.
+func TestCheckSubjectLongNotEchoed(t *testing.T) {
+	for _, s := range []string{"memvault:thread:" + strings.Repeat("x", 64<<10), strings.Repeat("\x00", 64<<10)} {
+		err := keys.Subjects{}.CheckSubject(s)
+		if err == nil || len(err.Error()) > 200 {
+			t.Errorf("CheckSubject of %d bytes = a %d-byte error", len(s), len(fmt.Sprint(err)))
 		}
 	}
 }
