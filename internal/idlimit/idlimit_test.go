@@ -1,6 +1,7 @@
 package idlimit
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -27,7 +28,7 @@ func TestNameBounded(t *testing.T) {
 		if len(got) > bound {
 			t.Errorf("%s: Name is %d bytes, bound %d", name, len(got), bound)
 		}
-		if strings.ContainsAny(got, "\x00\x1b\n\xff") {
+		if slices.ContainsFunc([]byte{0x00, 0x1b, '\n', 0xff}, func(b byte) bool { return strings.IndexByte(got, b) >= 0 }) {
 			t.Errorf("%s: Name shows a raw control or invalid byte: %q", name, got)
 		}
 		if q := strconv.Quote(id); len(q) > MaxQuotedBytes && !strings.Contains(got, strconv.Itoa(len(id))+" bytes") {
