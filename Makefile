@@ -70,7 +70,7 @@ fmt-check:
 ## (default 2) modules at a time, longest first: the PostgreSQL, MongoDB and Redis suites spend much
 ## of their time waiting on their servers, which another module's tests use.
 unit:
-	@GO=$(GO) MODULES="$(if $(filter command% environment%,$(origin MODULES)),$(MODULES))" bash scripts/test-modules.sh $(RACEFLAGS) -count=1 -timeout 40m $(PKGS)
+	@GO=$(GO) MODULES="$(if $(filter command% environment%,$(origin MODULES)),$(MODULES))" bash scripts/test-modules.sh $(RACEFLAGS) -count=1 -timeout 60m $(PKGS)
 
 fuzz:
 	FUZZTIME=$(FUZZTIME) bash scripts/fuzz.sh
