@@ -120,6 +120,7 @@ func (rs *recordStatements) statements(q *queries, s recordShape) *recordSQL {
 type recordRows struct {
 	k    []int64 // the put each record belongs to (recordSQL.puts only)
 	cols []any   // each a []string, []int64 or []time.Time
+	n    int     // records added
 }
 
 // add appends r's values (r has the shape the rows are for), as the
@@ -128,6 +129,7 @@ func (rr *recordRows) add(r *checkpointer.RecordRow, k int) {
 	if rr.cols == nil {
 		rr.cols = make([]any, len(r.Values))
 	}
+	rr.n++
 	if k > 0 {
 		rr.k = append(rr.k, int64(k))
 	}
@@ -147,17 +149,4 @@ func (rr *recordRows) add(r *checkpointer.RecordRow, k int) {
 }
 
 // len is the number of records.
-func (rr *recordRows) len() int {
-	if len(rr.cols) == 0 {
-		return 0
-	}
-	switch c := rr.cols[0].(type) {
-	case []string:
-		return len(c)
-	case []int64:
-		return len(c)
-	case []time.Time:
-		return len(c)
-	}
-	return 0
-}
+func (rr *recordRows) len() int { return rr.n }
