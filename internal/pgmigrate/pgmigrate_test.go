@@ -4,9 +4,14 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 	"testing/fstest"
 	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/memvault/memvault/internal/pgmigrate"
 	"github.com/memvault/memvault/memvaulttest/pgtest"
@@ -143,5 +148,118 @@ func TestMigratedSkipsLock(t *testing.T) {
 	}
 	if _, err := pool.Exec(ctx, `SELECT 1 FROM `+schema+`.m WHERE b IS NULL`); err == nil {
 		t.Fatal("the migration ran without the lock")
+	}
+}
+
+// tracedPool is a pool on schema whose statements log records.
+func tracedPool(t *testing.T, schema string, log *pgtest.StatementLog) *pgxpool.Pool {
+	t.Helper()
+	dsn, err := pgtest.WithSearchPath(pgtest.DSN(t), schema, "public")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.ConnConfig.Tracer = log
+	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	return pool
+}
+
+// TestRunSendsRunsTogether: consecutive statements that can run in a
+// transaction go to the server as one string with their records (a
+// CONCURRENTLY index between them alone, as before); every version is
+// recorded, and a second Run sends no migration.
+func TestRunSendsRunsTogether(t *testing.T) {
+	ctx := context.Background()
+	_, schema := pgtest.Schema(t)
+	var log pgtest.StatementLog
+	pool := tracedPool(t, schema, &log)
+	q := pgx.Identifier{schema}.Sanitize()
+	set := pgmigrate.Set{Table: "m_migrations", Statements: []string{
+		`CREATE TABLE ` + q + `.m (a int)`,
+		`ALTER TABLE ` + q + `.m ADD COLUMN b int`,
+		``,
+		`ALTER TABLE ` + q + `.m ADD COLUMN c int`,
+		`CREATE INDEX CONCURRENTLY IF NOT EXISTS m_a ON ` + q + `.m (a)`,
+		`ALTER TABLE ` + q + `.m ADD COLUMN d int`,
+	}}
+	if err := pgmigrate.Run(ctx, pool, schema, set); err != nil {
+		t.Fatal(err)
+	}
+	var migrations []string
+	for _, s := range log.Take() {
+		if strings.Contains(s, ".m ") || strings.Contains(s, ".m(") {
+			migrations = append(migrations, s)
+		}
+	}
+	if len(migrations) != 3 {
+		t.Fatalf("migrations sent in %d statements, want 3 (v0-v3, v4, v5):\n%s", len(migrations), strings.Join(migrations, "\n---\n"))
+	}
+	if !strings.Contains(migrations[0], "ADD COLUMN c") || !strings.Contains(migrations[0], "VALUES (3)") {
+		t.Fatalf("first run = %q, want v0, v1 and v3 with their records", migrations[0])
+	}
+	var versions []int
+	rows, err := pool.Query(ctx, `SELECT v FROM `+q+`.m_migrations ORDER BY v`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	versions, err = pgx.CollectRows(rows, pgx.RowTo[int])
+	if err != nil || !slices.Equal(versions, []int{0, 1, 3, 4, 5}) {
+		t.Fatalf("recorded %v, %v; want [0 1 3 4 5]", versions, err)
+	}
+	if _, err := pool.Exec(ctx, `SELECT a, b, c, d FROM `+q+`.m`); err != nil {
+		t.Fatal(err)
+	}
+	log.Take()
+	if err := pgmigrate.Run(ctx, pool, schema, set); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range log.Take() {
+		if strings.Contains(s, "ADD COLUMN") {
+			t.Fatalf("a second Run sent %q", s)
+		}
+	}
+}
+
+// TestRunRefusedStatementNamed: when the server refuses a statement of a
+// run, the versions before it are applied and recorded, the error names
+// the refused version, and nothing after it runs; a later Run with the
+// statement fixed goes on from there.
+func TestRunRefusedStatementNamed(t *testing.T) {
+	ctx := context.Background()
+	pool, schema := pgtest.Schema(t)
+	q := pgx.Identifier{schema}.Sanitize()
+	set := pgmigrate.Set{Table: "m_migrations", Statements: []string{
+		`CREATE TABLE ` + q + `.m (a int)`,
+		`ALTER TABLE ` + q + `.m ADD COLUMN b int`,
+		`ALTER TABLE ` + q + `.nope ADD COLUMN c int`,
+		`ALTER TABLE ` + q + `.m ADD COLUMN d int`,
+	}}
+	err := pgmigrate.Run(ctx, pool, schema, set)
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) || pe.Code != "42P01" || !strings.Contains(err.Error(), "m_migrations v2:") {
+		t.Fatalf("Run = %v, want the undefined table of v2 named", err)
+	}
+	if v, err := pgmigrate.Versions(ctx, pool, schema, "m_migrations"); err != nil || v["m_migrations"] != 1 {
+		t.Fatalf("versions = %v, %v; want 1", v, err)
+	}
+	if _, err := pool.Exec(ctx, `SELECT a, b FROM `+q+`.m`); err != nil {
+		t.Fatalf("v0 and v1 not applied: %v", err)
+	}
+	if _, err := pool.Exec(ctx, `SELECT d FROM `+q+`.m`); err == nil {
+		t.Fatal("v3 ran after v2 failed")
+	}
+	set.Statements[2] = `ALTER TABLE ` + q + `.m ADD COLUMN c int`
+	if err := pgmigrate.Run(ctx, pool, schema, set); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `SELECT a, b, c, d FROM `+q+`.m`); err != nil {
+		t.Fatal(err)
 	}
 }
