@@ -61,7 +61,8 @@ func appendStringByByte(b []byte, s string) []byte {
 // TestAppendStringWordAtATime: every byte value at every offset of runs
 // of plain text around the 8-byte words AppendString skips, then random
 // strings dense in escapes, multi-byte runes, U+2028 and bad bytes, give
-// the bytes the byte-at-a-time loop gave, and StringLen their length.
+// the bytes the byte-at-a-time loop gave, StringLen their length, and
+// AppendStringWithin them exactly when they fit (checkWithin).
 func TestAppendStringWordAtATime(t *testing.T) {
 	check := func(s string) {
 		t.Helper()
@@ -71,6 +72,7 @@ func TestAppendStringWordAtATime(t *testing.T) {
 		if got, want := StringLen(s), len(appendStringByByte(nil, s)); got != want {
 			t.Fatalf("StringLen(%q) = %d, want %d", s, got, want)
 		}
+		checkWithin(t, s, appendStringByByte(nil, s))
 	}
 	for n := range 20 {
 		for at := range n {
@@ -106,4 +108,32 @@ func FuzzAppendString(f *testing.F) {
 			t.Fatalf("StringLen(%q) = %d, want %d", s, got, want)
 		}
 	})
+}
+
+// checkWithin checks AppendStringWithin(b, s) for b with room for one
+// byte less than want (the encoding, quotes included), exactly want, and
+// six times s's length: it appends want, in b's array, exactly when it
+// fits, and otherwise returns b and writes nothing past its length.
+func checkWithin(t *testing.T, s string, want []byte) {
+	t.Helper()
+	for _, room := range []int{len(want) - 1, len(want), 6*len(s) + 2} {
+		arr := bytes.Repeat([]byte{'#'}, 3+room)
+		b := arr[:3:len(arr)]
+		got, ok := AppendStringWithin(b, s)
+		if fits := room >= len(want); ok != fits {
+			t.Fatalf("AppendStringWithin(%q) with room for %d of %d bytes: %v", s, room, len(want), ok)
+		}
+		if &got[:1][0] != &arr[0] {
+			t.Fatalf("AppendStringWithin(%q) with room for %d: the buffer grew", s, room)
+		}
+		if !ok {
+			if len(got) != 3 || !bytes.Equal(arr, bytes.Repeat([]byte{'#'}, len(arr))) {
+				t.Fatalf("AppendStringWithin(%q) with room for %d of %d bytes: wrote %q", s, room, len(want), arr)
+			}
+			continue
+		}
+		if !bytes.Equal(got[3:], want) {
+			t.Fatalf("AppendStringWithin(%q) = %s, want %s", s, got[3:], want)
+		}
+	}
 }

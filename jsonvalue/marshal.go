@@ -132,11 +132,38 @@ func appendFloat(b []byte, f float64) ([]byte, error) {
 // U+2028 and U+2029 escaped as encoding/json does (so the text is valid
 // JavaScript too), and invalid UTF-8 replaced by U+FFFD. (Marshal refuses
 // invalid UTF-8 before it gets here; serde's encoders share this function.)
-func AppendString(b []byte, s string) []byte {
+func AppendString(b []byte, s string) []byte { return appendString(b, s, 0) }
+
+// AppendStringWithin is AppendString when the result fits in b's
+// capacity: it appends s to b, never growing it, and returns it with
+// true; when it would not fit, it returns b as it was, nothing written
+// past its length, and false. For a caller that must not let a string
+// outgrow its buffer unseen (serde's encoders, whose buffers hold
+// plaintext, wipe an array they outgrow): it counts what it appends
+// (StringLen) only when the room is short of the worst case, and scans
+// a plain string once, where StringLen then AppendString scan it twice.
+func AppendStringWithin(b []byte, s string) ([]byte, bool) {
+	room := cap(b) - len(b)
+	if room >= 6*len(s)+2 { // a byte takes at most six ("\u00xx")
+		return appendString(b, s, 0), true
+	}
+	if room < len(s)+2 {
+		return b, false
+	}
+	i := plainRun(s, 0)
+	if i+StringLen(s[i:]) > room {
+		return b, false
+	}
+	return appendString(b, s, i), true
+}
+
+// appendString is AppendString for a string whose bytes before plain
+// are known to be plain (plainRun's).
+func appendString(b []byte, s string, plain int) []byte {
 	const hex = "0123456789abcdef"
 	b = append(b, '"')
 	start := 0
-	for i := 0; i < len(s); {
+	for i := plain; i < len(s); {
 		// Eight bytes at a time while none needs a look: most text is
 		// printable ASCII without quotes or backslashes, and byte by
 		// byte this loop was the largest flat cost of encoding a put.

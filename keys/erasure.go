@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/memvault/memvault/internal/idlimit"
 )
 
 // ErrSubjectErased is returned for a write of a subject that was erased:
@@ -284,7 +286,7 @@ func (h *Hierarchy) StartErasure(ctx context.Context, subject string) (Erasure, 
 		}
 	}
 	if err != nil {
-		return Erasure{}, fmt.Errorf("keys: destroy keys of %q: %w", subject, err)
+		return Erasure{}, fmt.Errorf("keys: destroy keys of %s: %w", idlimit.Name("subject", subject), err)
 	}
 	return e, nil
 }
@@ -298,7 +300,7 @@ func (h *Hierarchy) CountErased(ctx context.Context, subject string, threads, it
 		return err
 	}
 	if err := et.AddErased(ctx, subject, threads, items); err != nil {
-		return fmt.Errorf("keys: count erased rows of %q: %w", subject, err)
+		return fmt.Errorf("keys: count erased rows of %s: %w", idlimit.Name("subject", subject), err)
 	}
 	return nil
 }
@@ -322,14 +324,14 @@ func (h *Hierarchy) FinishErasure(ctx context.Context, subject string) (Receipt,
 		return Receipt{}, err
 	}
 	if err := et.FinishErasure(ctx, subject, h.opts.Now().UTC()); err != nil {
-		return Receipt{}, fmt.Errorf("keys: finish erasure of %q: %w", subject, err)
+		return Receipt{}, fmt.Errorf("keys: finish erasure of %s: %w", idlimit.Name("subject", subject), err)
 	}
 	e, err := et.Erasure(ctx, subject)
 	if err != nil {
-		return Receipt{}, fmt.Errorf("keys: erasure of %q: %w", subject, err)
+		return Receipt{}, fmt.Errorf("keys: erasure of %s: %w", idlimit.Name("subject", subject), err)
 	}
 	if e == nil {
-		return Receipt{}, fmt.Errorf("keys: erasure of %q: no record", subject)
+		return Receipt{}, fmt.Errorf("keys: erasure of %s: no record", idlimit.Name("subject", subject))
 	}
 	return h.ErasureReceipt(*e, ""), nil
 }
@@ -366,7 +368,7 @@ func (h *Hierarchy) Readmit(ctx context.Context, subject string) error {
 		return err
 	}
 	if err := et.Readmit(ctx, subject); err != nil {
-		return fmt.Errorf("keys: readmit %q: %w", subject, err)
+		return fmt.Errorf("keys: readmit %s: %w", idlimit.Name("subject", subject), err)
 	}
 	return nil
 }
@@ -432,11 +434,11 @@ func (h *Hierarchy) LiveKey(ctx context.Context, subject, keyID string) error {
 		live = slices.ContainsFunc(ks, func(k WrappedKey) bool { return k.ID == keyID })
 	}
 	if err != nil {
-		return fmt.Errorf("keys: read keys of %q: %w", subject, err)
+		return fmt.Errorf("keys: read keys of %s: %w", idlimit.Name("subject", subject), err)
 	}
 	if !live {
 		h.cache.Remove(subject)
-		return fmt.Errorf("keys: write of subject %q sealed under key %s: %w", subject, keyID, ErrSubjectErased)
+		return fmt.Errorf("keys: write of %s sealed under key %s: %w", idlimit.Name("subject", subject), keyID, ErrSubjectErased)
 	}
 	return nil
 }

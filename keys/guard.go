@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"sync/atomic"
+
+	"github.com/memvault/memvault/internal/idlimit"
 )
 
 // ErasureGuard is the data database's record of the erasures begun on it
@@ -111,15 +113,15 @@ func (h *Hierarchy) CheckErasure(ctx context.Context, subject string) error {
 	for fresh := false; ; fresh = true {
 		past, err := s.g.ErasedPast(ctx, subject, known)
 		if err != nil {
-			return fmt.Errorf("keys: read the data database's erasures of %q: %w", subject, err)
+			return fmt.Errorf("keys: read the data database's erasures of %s: %w", idlimit.Name("subject", subject), err)
 		}
 		if !past {
 			return nil
 		}
 		if fresh {
 			h.cache.Remove(subject)
-			return fmt.Errorf("keys: write of subject %q: the data database records an erasure of it that the key table, "+
-				"which has started %d erasures, does not (a copy or a backup of the key table taken before it): %w", subject, known, ErrSubjectErased)
+			return fmt.Errorf("keys: write of %s: the data database records an erasure of it that the key table, "+
+				"which has started %d erasures, does not (a copy or a backup of the key table taken before it): %w", idlimit.Name("subject", subject), known, ErrSubjectErased)
 		}
 		if known, err = h.refreshErasures(ctx, s); err != nil {
 			return err

@@ -21,6 +21,7 @@ import (
 	"github.com/memvault/memvault/crypto"
 	"github.com/memvault/memvault/embeddings"
 	"github.com/memvault/memvault/internal/aead"
+	"github.com/memvault/memvault/internal/idlimit"
 	"github.com/memvault/memvault/internal/keyaccess"
 	"github.com/memvault/memvault/serde"
 )
@@ -240,7 +241,7 @@ func (h *Hierarchy) ThreadSubject(ctx context.Context, thread string) (string, e
 	}
 	s, err := h.bindings.BoundSubject(ctx, thread)
 	if err != nil {
-		return "", fmt.Errorf("keys: subject of thread %q: %w", thread, err)
+		return "", fmt.Errorf("keys: subject of %s: %w", idlimit.Name("thread", thread), err)
 	}
 	if s != "" {
 		// Bindings never change (until the subject is forgotten).
@@ -308,7 +309,7 @@ func (h *Hierarchy) BindThread(ctx context.Context, thread string, md map[string
 	}
 	subject, ok := v.(string)
 	if !ok || subject == "" {
-		return fmt.Errorf("keys: metadata %q of thread %q is %T %v, not a subject", h.opts.Subjects.ThreadMetadataKey, thread, v, v)
+		return fmt.Errorf("keys: metadata %q of %s is %T, not a subject (%s)", h.opts.Subjects.ThreadMetadataKey, idlimit.Name("thread", thread), v, idlimit.Name("value", fmt.Sprint(v)))
 	}
 	return h.BindThreadTo(ctx, thread, subject)
 }
@@ -322,7 +323,7 @@ func (h *Hierarchy) BindThread(ctx context.Context, thread string, md map[string
 func (h *Hierarchy) BindThreadTo(ctx context.Context, thread, subject string) error {
 	if h.bindings == nil {
 		if owner := h.opts.Subjects.ThreadSubject(thread); owner != subject {
-			return fmt.Errorf("%w: thread %q is not subject %q's (its id names %q): its values would outlive %q's erasure", ErrSubjectMismatch, thread, subject, owner, subject)
+			return fmt.Errorf("%w: %s names %s in its id, not %s: its values would outlive that subject's erasure", ErrSubjectMismatch, idlimit.Name("thread", thread), idlimit.Name("subject", owner), idlimit.Name("subject", subject))
 		}
 		return nil
 	}
@@ -335,10 +336,10 @@ func (h *Hierarchy) BindThreadTo(ctx context.Context, thread, subject string) er
 	h.unbound.Remove(thread)
 	bound, err := h.bindings.BindThread(ctx, thread, subject)
 	if err != nil {
-		return fmt.Errorf("keys: bind thread %q: %w", thread, err)
+		return fmt.Errorf("keys: bind %s: %w", idlimit.Name("thread", thread), err)
 	}
 	if bound != subject {
-		return fmt.Errorf("%w: thread %q belongs to subject %q; its metadata now names %q", ErrSubjectMismatch, thread, bound, subject)
+		return fmt.Errorf("%w: %s belongs to %s; its metadata now names %s", ErrSubjectMismatch, idlimit.Name("thread", thread), idlimit.Name("subject", bound), idlimit.Name("subject", subject))
 	}
 	h.threads.Add(thread, bound)
 	return nil
@@ -373,14 +374,14 @@ func (h *Hierarchy) FollowThread(ctx context.Context, thread, source string) err
 			return err
 		}
 		if dstSubject != "" && dstSubject != srcSubject {
-			return fmt.Errorf("%w: thread %q belongs to subject %q, a copy of thread %q of subject %q", ErrSubjectMismatch, thread, dstSubject, source, srcSubject)
+			return fmt.Errorf("%w: %s belongs to %s, a copy of %s of %s", ErrSubjectMismatch, idlimit.Name("thread", thread), idlimit.Name("subject", dstSubject), idlimit.Name("thread", source), idlimit.Name("subject", srcSubject))
 		}
 	}
 	if err := h.bindings.FollowThread(ctx, thread, source); err != nil {
 		if errors.Is(err, ErrSubjectErased) {
 			return err
 		}
-		return fmt.Errorf("keys: copy of thread %q to %q: %w", source, thread, err)
+		return fmt.Errorf("keys: copy of %s to %s: %w", idlimit.Name("thread", source), idlimit.Name("thread", thread), err)
 	}
 	return nil
 }
@@ -390,7 +391,7 @@ func (h *Hierarchy) FollowThread(ctx context.Context, thread, source string) err
 func (h *Hierarchy) checkOwner(owner string) error {
 	if th, ok := ThreadOfKeyOwner(owner); ok && h.bindings != nil {
 		if th == "" || !utf8.ValidString(th) || strings.ContainsRune(th, 0) {
-			return fmt.Errorf("keys: thread %q is not NUL-free UTF-8", th)
+			return fmt.Errorf("keys: %s is not NUL-free UTF-8", idlimit.Name("thread", th))
 		}
 		return nil
 	}
@@ -407,7 +408,7 @@ func (h *Hierarchy) SubjectThreads(ctx context.Context, subject string) ([]strin
 	}
 	ths, err := h.bindings.SubjectThreads(ctx, subject)
 	if err != nil {
-		return nil, fmt.Errorf("keys: threads of %q: %w", subject, err)
+		return nil, fmt.Errorf("keys: threads of %s: %w", idlimit.Name("subject", subject), err)
 	}
 	return ths, nil
 }
@@ -423,7 +424,7 @@ func (h *Hierarchy) UnbindThreads(ctx context.Context, subject string) error {
 		return err
 	}
 	if err := h.bindings.UnbindThreads(ctx, subject); err != nil {
-		return fmt.Errorf("keys: unbind threads of %q: %w", subject, err)
+		return fmt.Errorf("keys: unbind threads of %s: %w", idlimit.Name("subject", subject), err)
 	}
 	for _, th := range ths {
 		h.threads.Remove(th)
@@ -478,7 +479,7 @@ func (h *Hierarchy) SubjectRotation(ctx context.Context, subject string, dims in
 	}
 	if sk.vec == nil {
 		// Not made by this package: every subject's keys start at 1.
-		return nil, fmt.Errorf("keys: %q has no data key of version 1 to derive its vectors' rotation from", subject)
+		return nil, fmt.Errorf("keys: %s has no data key of version 1 to derive its vectors' rotation from", idlimit.Name("subject", subject))
 	}
 	return sk.rotation(dims)
 }
@@ -508,7 +509,7 @@ func (h *Hierarchy) subjectKeys(ctx context.Context, subject string, create bool
 	}
 	ks, err := h.opts.Table.Keys(ctx, subject)
 	if err != nil {
-		return nil, fmt.Errorf("keys: read keys of %q: %w", subject, err)
+		return nil, fmt.Errorf("keys: read keys of %s: %w", idlimit.Name("subject", subject), err)
 	}
 	if len(ks) == 0 {
 		if !create {
@@ -570,7 +571,7 @@ func (h *Hierarchy) createFirst(ctx context.Context, subject string) ([]WrappedK
 		return nil, err
 	}
 	if err := h.opts.Table.Insert(ctx, k); err != nil && !errors.Is(err, ErrKeyExists) {
-		return nil, fmt.Errorf("keys: store key of %q: %w", subject, err)
+		return nil, fmt.Errorf("keys: store key of %s: %w", idlimit.Name("subject", subject), err)
 	}
 	return h.opts.Table.Keys(ctx, subject)
 }
@@ -590,7 +591,7 @@ func (h *Hierarchy) newKey(ctx context.Context, subject string, version int) (Wr
 	p := h.opts.Providers[0]
 	wrapped, err := p.Wrap(ctx, dk[:], wrapAD(subject, version, id))
 	if err != nil {
-		return WrappedKey{}, fmt.Errorf("keys: wrap key of %q: %w", subject, err)
+		return WrappedKey{}, fmt.Errorf("keys: wrap key of %s: %w", idlimit.Name("subject", subject), err)
 	}
 	return WrappedKey{Subject: subject, Version: version, ID: id, KEK: p.KEKID(), Wrapped: wrapped, Created: h.opts.Now().UTC()}, nil
 }
@@ -623,14 +624,14 @@ func (h *Hierarchy) keysOf(ctx context.Context, subject string, ks []WrappedKey)
 		// change.
 		if k.Version == 1 {
 			if vec, err = hkdf.Key(sha256.New, dk.Material(keyaccess.Token{}), nil, vectorInfo+"\x00"+subject, embeddings.SealKeySize); err != nil {
-				return nil, fmt.Errorf("keys: derive vector key of %q: %w", subject, err)
+				return nil, fmt.Errorf("keys: derive vector key of %s: %w", idlimit.Name("subject", subject), err)
 			}
 		}
 	}
 	ring = append(ring, h.opts.Master.Keyring().Keys()...)
 	kr, err := crypto.NewKeyring(ring[0], ring[1:]...)
 	if err != nil {
-		return nil, fmt.Errorf("keys: keyring of %q: %w", subject, err)
+		return nil, fmt.Errorf("keys: keyring of %s: %w", idlimit.Name("subject", subject), err)
 	}
 	ser, err := h.opts.Master.WithKeyring(kr)
 	if err != nil {
@@ -643,11 +644,11 @@ func (h *Hierarchy) keysOf(ctx context.Context, subject string, ks []WrappedKey)
 func (h *Hierarchy) unwrapBytes(ctx context.Context, k WrappedKey) ([]byte, error) {
 	p, ok := h.providers[k.KEK]
 	if !ok {
-		return nil, fmt.Errorf("keys: key %d of %q is wrapped by %q, which no configured provider holds", k.Version, k.Subject, k.KEK)
+		return nil, fmt.Errorf("keys: key %d of %s is wrapped by %s, which no configured provider holds", k.Version, idlimit.Name("subject", k.Subject), idlimit.Name("KEK", k.KEK))
 	}
 	dk, err := p.Unwrap(ctx, k.Wrapped, wrapAD(k.Subject, k.Version, k.ID))
 	if err != nil {
-		return nil, fmt.Errorf("keys: key %d of %q: %w", k.Version, k.Subject, ErrUnwrap)
+		return nil, fmt.Errorf("keys: key %d of %s: %w", k.Version, idlimit.Name("subject", k.Subject), ErrUnwrap)
 	}
 	return dk, nil
 }
@@ -660,7 +661,7 @@ func (h *Hierarchy) unwrap(ctx context.Context, k WrappedKey) (*crypto.Key, erro
 	defer clear(dk)
 	key, err := crypto.NewKey(dk)
 	if err != nil || key.ID().String() != k.ID {
-		return nil, fmt.Errorf("keys: key %d of %q: %w", k.Version, k.Subject, ErrUnwrap)
+		return nil, fmt.Errorf("keys: key %d of %s: %w", k.Version, idlimit.Name("subject", k.Subject), ErrUnwrap)
 	}
 	return key, nil
 }
@@ -749,7 +750,7 @@ func (h *Hierarchy) RotateSubject(ctx context.Context, subject string) error {
 	defer h.create.Unlock()
 	ks, err := h.opts.Table.Keys(ctx, subject)
 	if err != nil {
-		return fmt.Errorf("keys: read keys of %q: %w", subject, err)
+		return fmt.Errorf("keys: read keys of %s: %w", idlimit.Name("subject", subject), err)
 	}
 	next := 1
 	if len(ks) > 0 {
@@ -760,7 +761,7 @@ func (h *Hierarchy) RotateSubject(ctx context.Context, subject string) error {
 		return err
 	}
 	if err := h.opts.Table.Insert(ctx, k); err != nil {
-		return fmt.Errorf("keys: store key of %q: %w", subject, err)
+		return fmt.Errorf("keys: store key of %s: %w", idlimit.Name("subject", subject), err)
 	}
 	h.cache.Remove(subject)
 	return nil
@@ -795,17 +796,17 @@ func (h *Hierarchy) RotateKEK(ctx context.Context, progress func(KEKRotation)) (
 			}
 			p, ok := h.providers[k.KEK]
 			if !ok {
-				return st, fmt.Errorf("keys: rotate KEK: key %d of %q is wrapped by %q, which no configured provider holds", k.Version, k.Subject, k.KEK)
+				return st, fmt.Errorf("keys: rotate KEK: key %d of %s is wrapped by %s, which no configured provider holds", k.Version, idlimit.Name("subject", k.Subject), idlimit.Name("KEK", k.KEK))
 			}
 			ad := wrapAD(k.Subject, k.Version, k.ID)
 			dk, err := p.Unwrap(ctx, k.Wrapped, ad)
 			if err != nil {
-				return st, fmt.Errorf("keys: rotate KEK: key %d of %q: %w", k.Version, k.Subject, ErrUnwrap)
+				return st, fmt.Errorf("keys: rotate KEK: key %d of %s: %w", k.Version, idlimit.Name("subject", k.Subject), ErrUnwrap)
 			}
 			wrapped, err := to.Wrap(ctx, dk, ad)
 			clear(dk)
 			if err != nil {
-				return st, fmt.Errorf("keys: rotate KEK: wrap key %d of %q: %w", k.Version, k.Subject, err)
+				return st, fmt.Errorf("keys: rotate KEK: wrap key %d of %s: %w", k.Version, idlimit.Name("subject", k.Subject), err)
 			}
 			done, err := h.opts.Table.Rewrap(ctx, k.Subject, k.Version, k.KEK, to.KEKID(), wrapped)
 			if err != nil {

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/memvault/memvault/internal/idlimit"
 )
 
 // Subjects says whose data a value is, from where it lives. The zero value
@@ -188,9 +190,9 @@ func (s Subjects) CheckSubject(subject string) error {
 	case len(subject) > maxSubjectLen:
 		return fmt.Errorf("keys: subject of %d bytes (at most %d)", len(subject), maxSubjectLen)
 	case strings.HasPrefix(subject, threadKeyPrefix):
-		return fmt.Errorf("keys: subject %q: the prefix %q is reserved", subject, threadKeyPrefix)
+		return fmt.Errorf("keys: %s: the prefix %q is reserved", idlimit.Name("subject", subject), threadKeyPrefix)
 	case !utf8.ValidString(subject) || strings.ContainsRune(subject, 0):
-		return fmt.Errorf("keys: subject %q is not NUL-free UTF-8", subject)
+		return fmt.Errorf("keys: %s is not NUL-free UTF-8", idlimit.Name("subject", subject))
 	}
 	return nil
 }

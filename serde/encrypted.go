@@ -173,7 +173,11 @@ func (e *Encrypted) LoadsTyped(typ string, data []byte) (any, error) {
 
 // DumpsTypedWith encodes v with the inner serializer and encrypts the
 // payload (an empty one too, as LangGraph does for "null"), binding it to
-// aad unless the cipher is LangGraph's "aes".
+// aad unless the cipher is LangGraph's "aes". With JSONPlus or MsgPack
+// inside, the plaintext is encoded in a buffer of its own, zeroed once
+// sealed (or once the encoding failed); another inner serializer's payload
+// is sealed as it returns it and left as it is, since it may be memory the
+// caller owns.
 func (e *Encrypted) DumpsTypedWith(v any, aad []byte) (string, []byte, error) {
 	var typ string
 	var data []byte
@@ -181,20 +185,27 @@ func (e *Encrypted) DumpsTypedWith(v any, aad []byte) (string, []byte, error) {
 	case isBytes && builtinCodec(e.inner):
 		// The built-in codecs copy raw bytes; encrypting copies anyway.
 		typ, data = TypeBytes, b
-	case isJSONPlus(e.inner):
+	case builtinCodec(e.inner):
 		// The plaintext lives until it is sealed: encode it in a
 		// reused buffer, wiped on every path — a failed encoding's
 		// prefix and the pooled memory an encoding outgrew too.
 		bp := scratch.Get().(*[]byte)
 		pooled := (*bp)[:cap(*bp)]
 		var err error
-		typ, *bp, err = appendJSONPlus((*bp)[:0], v)
+		if isJSONPlus(e.inner) {
+			typ, *bp, err = appendJSONPlus((*bp)[:0], v)
+		} else {
+			typ, *bp, err = appendMsgPack((*bp)[:0], v)
+		}
 		defer wipeEncoded(bp, pooled)
 		if err != nil {
 			return "", nil, err
 		}
 		data = *bp
 	default:
+		// Another codec's payload is not wiped: it may be memory the
+		// caller still owns (a codec may return the value's own bytes),
+		// and what the codec wrote on its way is out of reach anyway.
 		var err error
 		if typ, data, err = e.inner.DumpsTyped(v); err != nil {
 			return "", nil, err

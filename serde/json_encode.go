@@ -36,7 +36,8 @@ func (e *jsonEncoder) encode(v any) error {
 	// Fast paths for the types decoding produces.
 	switch x := v.(type) {
 	case nil:
-		e.b = moved(e.b, append(e.b, "null"...))
+		e.room(len("null"))
+		e.b = append(e.b, "null"...)
 		return nil
 	case string:
 		return e.str(x)
@@ -97,7 +98,8 @@ func (e *jsonEncoder) encode(v any) error {
 		if _, err := jsonvalue.Number(x); err != nil {
 			return fmt.Errorf("%w: %v", ErrUnsupportedValue, err)
 		}
-		e.b = moved(e.b, append(e.b, x...))
+		e.room(len(x))
+		e.b = append(e.b, x...)
 		return nil
 	}
 	return e.reflectValue(reflect.ValueOf(v))
@@ -113,7 +115,8 @@ func (e *jsonEncoder) enter() error {
 
 func (e *jsonEncoder) reflectValue(v reflect.Value) error {
 	if !v.IsValid() {
-		e.b = moved(e.b, append(e.b, "null"...))
+		e.room(len("null"))
+		e.b = append(e.b, "null"...)
 		return nil
 	}
 	t := v.Type()
@@ -137,7 +140,8 @@ func (e *jsonEncoder) reflectValue(v reflect.Value) error {
 			if err := checkNumbers(t.String()+"'s MarshalJSON output", buf.Bytes()); err != nil {
 				return err
 			}
-			e.b = moved(e.b, append(e.b, buf.Bytes()...))
+			e.room(buf.Len())
+			e.b = append(e.b, buf.Bytes()...)
 			return nil
 		}
 	}
@@ -156,7 +160,8 @@ func (e *jsonEncoder) reflectValue(v reflect.Value) error {
 		return e.str(v.String())
 	case reflect.Interface, reflect.Pointer:
 		if v.IsNil() {
-			e.b = moved(e.b, append(e.b, "null"...))
+			e.room(len("null"))
+			e.b = append(e.b, "null"...)
 			return nil
 		}
 		if err := e.enter(); err != nil {
@@ -166,7 +171,8 @@ func (e *jsonEncoder) reflectValue(v reflect.Value) error {
 		return e.encode(v.Elem().Interface())
 	case reflect.Slice:
 		if v.IsNil() {
-			e.b = moved(e.b, append(e.b, "null"...))
+			e.room(len("null"))
+			e.b = append(e.b, "null"...)
 			return nil
 		}
 		if t.Elem().Kind() == reflect.Uint8 {
@@ -177,7 +183,8 @@ func (e *jsonEncoder) reflectValue(v reflect.Value) error {
 		return e.array(v.Len(), func(i int) error { return e.reflectValue(v.Index(i)) })
 	case reflect.Map:
 		if v.IsNil() {
-			e.b = moved(e.b, append(e.b, "null"...))
+			e.room(len("null"))
+			e.b = append(e.b, "null"...)
 			return nil
 		}
 		return e.reflectMap(v)
@@ -262,7 +269,8 @@ func (e *jsonEncoder) float(f float64, bits int) {
 	e.b = moved(e.b, strconv.AppendFloat(e.b, f, 'g', -1, bits))
 	// Keep a float a float: "1" would decode as an integer.
 	if !bytes.ContainsAny(e.b[start:], ".e") {
-		e.b = moved(e.b, append(e.b, ".0"...))
+		e.room(len(".0"))
+		e.b = append(e.b, ".0"...)
 	}
 }
 
@@ -270,23 +278,27 @@ func (e *jsonEncoder) array(n int, elem func(int) error) error {
 	if err := e.enter(); err != nil {
 		return err
 	}
-	e.b = moved(e.b, append(e.b, '['))
+	e.room(1)
+	e.b = append(e.b, '[')
 	for i := range n {
 		if i > 0 {
-			e.b = moved(e.b, append(e.b, ','))
+			e.room(2)
+			e.b = append(e.b, ',')
 		}
 		if err := elem(i); err != nil {
 			return err
 		}
 	}
-	e.b = moved(e.b, append(e.b, ']'))
+	e.room(1)
+	e.b = append(e.b, ']')
 	e.depth--
 	return nil
 }
 
 func (e *jsonEncoder) stringMap(m map[string]any) error {
 	if m == nil {
-		e.b = moved(e.b, append(e.b, "null"...))
+		e.room(len("null"))
+		e.b = append(e.b, "null"...)
 		return nil
 	}
 	if err := e.enter(); err != nil {
@@ -299,21 +311,25 @@ func (e *jsonEncoder) stringMap(m map[string]any) error {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
-	e.b = moved(e.b, append(e.b, '{'))
+	e.room(1)
+	e.b = append(e.b, '{')
 	for i, k := range keys {
 		if i > 0 {
-			e.b = moved(e.b, append(e.b, ','))
+			e.room(2)
+			e.b = append(e.b, ',')
 		}
 		if err := checkText("an object key", k); err != nil {
 			return err
 		}
 		e.appendString(k)
-		e.b = moved(e.b, append(e.b, ':'))
+		e.room(1)
+		e.b = append(e.b, ':')
 		if err := e.encode(m[k]); err != nil {
 			return err
 		}
 	}
-	e.b = moved(e.b, append(e.b, '}'))
+	e.room(1)
+	e.b = append(e.b, '}')
 	e.depth--
 	return nil
 }
@@ -363,46 +379,55 @@ func (e *jsonEncoder) constructor(id []string, method string, args []any, kwargs
 	if err := e.enter(); err != nil {
 		return err
 	}
-	e.b = moved(e.b, append(e.b, `{"lc":2,"type":"constructor","id":`...))
+	e.room(len(`{"lc":2,"type":"constructor","id":`))
+	e.b = append(e.b, `{"lc":2,"type":"constructor","id":`...)
 	if err := e.stringArray(id); err != nil {
 		return err
 	}
-	e.b = moved(e.b, append(e.b, `,"method":`...))
+	e.room(len(`,"method":`))
+	e.b = append(e.b, `,"method":`...)
 	if method == "" {
-		e.b = moved(e.b, append(e.b, "null"...))
+		e.room(len("null"))
+		e.b = append(e.b, "null"...)
 	} else if err := e.str(method); err != nil {
 		return err
 	}
-	e.b = moved(e.b, append(e.b, `,"args":`...))
+	e.room(len(`,"args":`))
+	e.b = append(e.b, `,"args":`...)
 	if args == nil {
 		args = []any{}
 	}
 	if err := e.encode(args); err != nil {
 		return err
 	}
-	e.b = moved(e.b, append(e.b, `,"kwargs":`...))
+	e.room(len(`,"kwargs":`))
+	e.b = append(e.b, `,"kwargs":`...)
 	if kwargs == nil {
 		kwargs = map[string]any{}
 	}
 	if err := e.stringMap(kwargs); err != nil {
 		return err
 	}
-	e.b = moved(e.b, append(e.b, '}'))
+	e.room(1)
+	e.b = append(e.b, '}')
 	e.depth--
 	return nil
 }
 
 func (e *jsonEncoder) stringArray(s []string) error {
-	e.b = moved(e.b, append(e.b, '['))
+	e.room(1)
+	e.b = append(e.b, '[')
 	for i, x := range s {
 		if i > 0 {
-			e.b = moved(e.b, append(e.b, ','))
+			e.room(2)
+			e.b = append(e.b, ',')
 		}
 		if err := e.str(x); err != nil {
 			return err
 		}
 	}
-	e.b = moved(e.b, append(e.b, ']'))
+	e.room(1)
+	e.b = append(e.b, ']')
 	return nil
 }
 
@@ -497,11 +522,13 @@ func (e *jsonEncoder) deltaSnapshot(d pyvalue.DeltaSnapshot) error {
 	if err := e.enter(); err != nil {
 		return err
 	}
-	e.b = moved(e.b, append(e.b, `{"lc":2,"type":"delta_snapshot","value":`...))
+	e.room(len(`{"lc":2,"type":"delta_snapshot","value":`))
+	e.b = append(e.b, `{"lc":2,"type":"delta_snapshot","value":`...)
 	if err := e.encode(d.Value); err != nil {
 		return err
 	}
-	e.b = moved(e.b, append(e.b, '}'))
+	e.room(1)
+	e.b = append(e.b, '}')
 	e.depth--
 	return nil
 }
@@ -548,11 +575,12 @@ func formatISO(t time.Time) string {
 // UTF-8 kept as it is, like Python's ensure_ascii=False). Callers have
 // refused invalid UTF-8 (checkText), which it would replace by U+FFFD.
 func (e *jsonEncoder) appendString(s string) {
-	// Room first, so that AppendString does not grow the buffer inside
-	// (see reserve); counted only when the room there is might not do:
-	// a byte takes at most six ("\u00xx").
-	if cap(e.b)-len(e.b) < 6*len(s)+2 {
-		e.b = reserve(e.b, jsonvalue.StringLen(s))
+	if b, ok := jsonvalue.AppendStringWithin(e.b, s); ok {
+		e.b = b
+		return
 	}
+	// Room first, so that AppendString does not grow the buffer inside
+	// (see reserve).
+	e.b = reserve(e.b, jsonvalue.StringLen(s))
 	e.b = moved(e.b, jsonvalue.AppendString(e.b, s))
 }

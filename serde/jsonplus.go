@@ -136,24 +136,13 @@ func (MsgPack) DumpsTyped(v any) (string, []byte, error) {
 	// In a reused buffer, copied out once (see JSONPlus.DumpsTyped).
 	bp := scratch.Get().(*[]byte)
 	pooled := (*bp)[:cap(*bp)]
-	e := mpEncoder{b: (*bp)[:0]}
-	err := e.encode(v)
-	*bp = e.b // what was written, before an error too: wiped
+	typ, data, err := appendMsgPack((*bp)[:0], v)
+	*bp = data // what was written, before an error too: wiped
 	defer wipeEncoded(bp, pooled)
 	if err != nil {
-		if errors.Is(err, errIntBeyond64Bits) {
-			// msgpack cannot carry it; "json" can, and Python's
-			// JsonPlusSerializer reads "json" payloads too.
-			typ, data, err := appendJSONPlus([]byte{}, v)
-			if err != nil {
-				clear(data)
-				return "", nil, err
-			}
-			return typ, data, nil
-		}
 		return "", nil, err
 	}
-	return TypeMsgpack, bytes.Clone(e.b), nil
+	return typ, bytes.Clone(data), nil
 }
 
 // LoadsTyped implements Serializer; see JSONPlus.
@@ -187,6 +176,36 @@ func isJSONPlus(s Serializer) bool {
 		return true
 	}
 	return false
+}
+
+// appendMsgPack is MsgPack.DumpsTyped appending the payload to dst, as
+// appendJSONPlus is JSONPlus's ("null" is then an empty payload). A value
+// msgpack cannot carry (an integer wider than 64 bits) is written as
+// "json" instead, over the msgpack written so far, which is wiped first.
+// On failure it returns, with the error, what it wrote, for the caller
+// to wipe.
+func appendMsgPack(dst []byte, v any) (string, []byte, error) {
+	switch x := v.(type) {
+	case nil:
+		return TypeNull, dst, nil
+	case []byte:
+		return TypeBytes, append(dst, x...), nil
+	}
+	if isNilPointer(v) {
+		return TypeNull, dst, nil
+	}
+	e := mpEncoder{b: dst}
+	err := e.encode(v)
+	if errors.Is(err, errIntBeyond64Bits) {
+		// msgpack cannot carry it; "json" can, and Python's
+		// JsonPlusSerializer reads "json" payloads too.
+		clear(e.b[len(dst):])
+		return appendJSONPlus(e.b[:len(dst)], v)
+	}
+	if err != nil {
+		return "", e.b, err
+	}
+	return TypeMsgpack, e.b, nil
 }
 
 // appendJSONPlus is JSONPlus.DumpsTyped appending the payload to dst, for

@@ -41,15 +41,18 @@ func (e *mpEncoder) enter() error {
 func (e *mpEncoder) encode(v any) error {
 	switch x := v.(type) {
 	case nil:
-		e.b = moved(e.b, append(e.b, 0xc0))
+		e.room(1)
+		e.b = append(e.b, 0xc0)
 		return nil
 	case string:
 		return e.text(x)
 	case bool:
 		if x {
-			e.b = moved(e.b, append(e.b, 0xc3))
+			e.room(1)
+			e.b = append(e.b, 0xc3)
 		} else {
-			e.b = moved(e.b, append(e.b, 0xc2))
+			e.room(1)
+			e.b = append(e.b, 0xc2)
 		}
 		return nil
 	case int64:
@@ -59,7 +62,8 @@ func (e *mpEncoder) encode(v any) error {
 		e.int(int64(x))
 		return nil
 	case float64:
-		e.b = moved(e.b, append(e.b, 0xcb))
+		e.room(1)
+		e.b = append(e.b, 0xcb)
 		e.b = moved(e.b, binary.BigEndian.AppendUint64(e.b, math.Float64bits(x)))
 		return nil
 	case []byte:
@@ -126,7 +130,8 @@ func (e *mpEncoder) encode(v any) error {
 
 func (e *mpEncoder) reflectValue(v reflect.Value) error {
 	if !v.IsValid() {
-		e.b = moved(e.b, append(e.b, 0xc0))
+		e.room(1)
+		e.b = append(e.b, 0xc0)
 		return nil
 	}
 	t := v.Type()
@@ -149,7 +154,8 @@ func (e *mpEncoder) reflectValue(v reflect.Value) error {
 		return e.text(v.String())
 	case reflect.Interface, reflect.Pointer:
 		if v.IsNil() {
-			e.b = moved(e.b, append(e.b, 0xc0))
+			e.room(1)
+			e.b = append(e.b, 0xc0)
 			return nil
 		}
 		if err := e.enter(); err != nil {
@@ -159,7 +165,8 @@ func (e *mpEncoder) reflectValue(v reflect.Value) error {
 		return e.encode(v.Elem().Interface())
 	case reflect.Slice:
 		if v.IsNil() {
-			e.b = moved(e.b, append(e.b, 0xc0))
+			e.room(1)
+			e.b = append(e.b, 0xc0)
 			return nil
 		}
 		if t.Elem().Kind() == reflect.Uint8 {
@@ -171,7 +178,8 @@ func (e *mpEncoder) reflectValue(v reflect.Value) error {
 		return e.array(v.Len(), func(i int) error { return e.reflectValue(v.Index(i)) })
 	case reflect.Map:
 		if v.IsNil() {
-			e.b = moved(e.b, append(e.b, 0xc0))
+			e.room(1)
+			e.b = append(e.b, 0xc0)
 			return nil
 		}
 		return e.reflectMap(v)
@@ -202,17 +210,22 @@ func (e *mpEncoder) int(i int64) {
 	case i >= 0:
 		e.uint(uint64(i))
 	case i >= -32:
-		e.b = moved(e.b, append(e.b, byte(int8(i))))
+		e.room(1)
+		e.b = append(e.b, byte(int8(i)))
 	case i >= math.MinInt8:
-		e.b = moved(e.b, append(e.b, 0xd0, byte(int8(i))))
+		e.room(2)
+		e.b = append(e.b, 0xd0, byte(int8(i)))
 	case i >= math.MinInt16:
-		e.b = moved(e.b, append(e.b, 0xd1))
+		e.room(1)
+		e.b = append(e.b, 0xd1)
 		e.b = moved(e.b, binary.BigEndian.AppendUint16(e.b, uint16(int16(i))))
 	case i >= math.MinInt32:
-		e.b = moved(e.b, append(e.b, 0xd2))
+		e.room(1)
+		e.b = append(e.b, 0xd2)
 		e.b = moved(e.b, binary.BigEndian.AppendUint32(e.b, uint32(int32(i))))
 	default:
-		e.b = moved(e.b, append(e.b, 0xd3))
+		e.room(1)
+		e.b = append(e.b, 0xd3)
 		e.b = moved(e.b, binary.BigEndian.AppendUint64(e.b, uint64(i)))
 	}
 }
@@ -220,17 +233,22 @@ func (e *mpEncoder) int(i int64) {
 func (e *mpEncoder) uint(u uint64) {
 	switch {
 	case u <= 0x7f:
-		e.b = moved(e.b, append(e.b, byte(u)))
+		e.room(1)
+		e.b = append(e.b, byte(u))
 	case u <= math.MaxUint8:
-		e.b = moved(e.b, append(e.b, 0xcc, byte(u)))
+		e.room(2)
+		e.b = append(e.b, 0xcc, byte(u))
 	case u <= math.MaxUint16:
-		e.b = moved(e.b, append(e.b, 0xcd))
+		e.room(1)
+		e.b = append(e.b, 0xcd)
 		e.b = moved(e.b, binary.BigEndian.AppendUint16(e.b, uint16(u)))
 	case u <= math.MaxUint32:
-		e.b = moved(e.b, append(e.b, 0xce))
+		e.room(1)
+		e.b = append(e.b, 0xce)
 		e.b = moved(e.b, binary.BigEndian.AppendUint32(e.b, uint32(u)))
 	default:
-		e.b = moved(e.b, append(e.b, 0xcf))
+		e.room(1)
+		e.b = append(e.b, 0xcf)
 		e.b = moved(e.b, binary.BigEndian.AppendUint64(e.b, u))
 	}
 }
@@ -238,14 +256,18 @@ func (e *mpEncoder) uint(u uint64) {
 func (e *mpEncoder) header(n int, fix, fixMax byte, b8, b16, b32 byte) {
 	switch {
 	case fix != 0 && n <= int(fixMax):
-		e.b = moved(e.b, append(e.b, fix|byte(n)))
+		e.room(1)
+		e.b = append(e.b, fix|byte(n))
 	case b8 != 0 && n <= math.MaxUint8:
-		e.b = moved(e.b, append(e.b, b8, byte(n)))
+		e.room(2)
+		e.b = append(e.b, b8, byte(n))
 	case n <= math.MaxUint16:
-		e.b = moved(e.b, append(e.b, b16))
+		e.room(1)
+		e.b = append(e.b, b16)
 		e.b = moved(e.b, binary.BigEndian.AppendUint16(e.b, uint16(n)))
 	default:
-		e.b = moved(e.b, append(e.b, b32))
+		e.room(1)
+		e.b = append(e.b, b32)
 		e.b = moved(e.b, binary.BigEndian.AppendUint32(e.b, uint32(n)))
 	}
 }
@@ -261,12 +283,14 @@ func (e *mpEncoder) text(s string) error {
 
 func (e *mpEncoder) str(s string) {
 	e.header(len(s), 0xa0, 31, 0xd9, 0xda, 0xdb)
-	e.b = moved(e.b, append(e.b, s...))
+	e.room(len(s))
+	e.b = append(e.b, s...)
 }
 
 func (e *mpEncoder) bin(b []byte) {
 	e.header(len(b), 0, 0, 0xc4, 0xc5, 0xc6)
-	e.b = moved(e.b, append(e.b, b...))
+	e.room(len(b))
+	e.b = append(e.b, b...)
 }
 
 func (e *mpEncoder) array(n int, elem func(int) error) error {
@@ -336,8 +360,10 @@ func (e *mpEncoder) reflectMap(v reflect.Value) error {
 	slices.SortFunc(entries, func(a, b entry) int { return bytes.Compare(a.k, b.k) })
 	e.header(len(entries), 0x80, 15, 0, 0xde, 0xdf)
 	for _, en := range entries {
-		e.b = moved(e.b, append(e.b, en.k...))
-		e.b = moved(e.b, append(e.b, en.v...))
+		e.room(len(en.k))
+		e.b = append(e.b, en.k...)
+		e.room(len(en.v))
+		e.b = append(e.b, en.v...)
 	}
 	e.depth--
 	return nil
@@ -364,20 +390,27 @@ func (e *mpEncoder) ext(code int8, payload any) error {
 func (e *mpEncoder) extRaw(code int8, data []byte) {
 	switch n := len(data); n {
 	case 1:
-		e.b = moved(e.b, append(e.b, 0xd4))
+		e.room(1)
+		e.b = append(e.b, 0xd4)
 	case 2:
-		e.b = moved(e.b, append(e.b, 0xd5))
+		e.room(1)
+		e.b = append(e.b, 0xd5)
 	case 4:
-		e.b = moved(e.b, append(e.b, 0xd6))
+		e.room(1)
+		e.b = append(e.b, 0xd6)
 	case 8:
-		e.b = moved(e.b, append(e.b, 0xd7))
+		e.room(1)
+		e.b = append(e.b, 0xd7)
 	case 16:
-		e.b = moved(e.b, append(e.b, 0xd8))
+		e.room(1)
+		e.b = append(e.b, 0xd8)
 	default:
 		e.header(n, 0, 0, 0xc7, 0xc8, 0xc9)
 	}
-	e.b = moved(e.b, append(e.b, byte(code)))
-	e.b = moved(e.b, append(e.b, data...))
+	e.room(1)
+	e.b = append(e.b, byte(code))
+	e.room(len(data))
+	e.b = append(e.b, data...)
 }
 
 // constructor writes a JSON constructor record as the msgpack ext Python

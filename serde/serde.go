@@ -106,17 +106,21 @@ func (decryptError) Unwrap() error { return crypto.ErrDecrypt }
 // pays for one encoding, not a sealed copy. An Encrypted serializer is
 // checked by its inner codec alone — sealing fails only when the
 // system's randomness or a key does, whatever the value — and JSONPlus
-// encodes into a reused buffer, wiped after, instead of copying the
-// payload out. Any other serializer is asked to DumpsTyped.
+// and MsgPack encode into a reused buffer, wiped after, instead of
+// copying the payload out. Any other serializer is asked to DumpsTyped.
 func CheckValue(s Serializer, v any) error {
 	if e, ok := s.(*Encrypted); ok {
 		s = e.inner
 	}
-	if isJSONPlus(s) {
+	if builtinCodec(s) {
 		bp := scratch.Get().(*[]byte)
 		pooled := (*bp)[:cap(*bp)]
 		var err error
-		_, *bp, err = appendJSONPlus((*bp)[:0], v)
+		if isJSONPlus(s) {
+			_, *bp, err = appendJSONPlus((*bp)[:0], v)
+		} else {
+			_, *bp, err = appendMsgPack((*bp)[:0], v)
+		}
 		wipeEncoded(bp, pooled)
 		return err
 	}

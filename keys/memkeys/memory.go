@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/memvault/memvault/internal/idlimit"
 	"github.com/memvault/memvault/keys"
 )
 
@@ -178,7 +179,7 @@ func (t *Table) FollowThread(_ context.Context, thread, source string) error {
 	// source alone, not what it follows: an erasure binds every unbound
 	// thread it reaches to its subject (see the SQLite table).
 	if s := t.threads[source]; s != "" && t.erasing(s) {
-		return fmt.Errorf("keys/memkeys: copy of thread %q (subject %q): %w", source, s, keys.ErrSubjectErased)
+		return fmt.Errorf("keys/memkeys: copy of %s (%s): %w", idlimit.Name("thread", source), idlimit.Name("subject", s), keys.ErrSubjectErased)
 	}
 	if t.sources[thread] == nil {
 		t.sources[thread] = map[string]bool{}
@@ -207,7 +208,7 @@ func (t *Table) BindThread(_ context.Context, thread, subject string) (string, e
 		return s, nil
 	}
 	if t.erasing(subject) {
-		return "", fmt.Errorf("keys/memkeys: bind thread %q to %q: %w", thread, subject, keys.ErrSubjectErased)
+		return "", fmt.Errorf("keys/memkeys: bind %s to %s: %w", idlimit.Name("thread", thread), idlimit.Name("subject", subject), keys.ErrSubjectErased)
 	}
 	t.threads[thread] = subject
 	return subject, nil
@@ -266,11 +267,11 @@ func (t *Table) Insert(_ context.Context, k keys.WrappedKey) error {
 		}
 	}
 	if t.erasing(k.Subject) {
-		return fmt.Errorf("keys/memkeys: key of %q: %w", k.Subject, keys.ErrSubjectErased)
+		return fmt.Errorf("keys/memkeys: key of %s: %w", idlimit.Name("subject", k.Subject), keys.ErrSubjectErased)
 	}
 	if th, ok := keys.ThreadOfKeyOwner(k.Subject); ok {
 		if s := t.threads[th]; s != "" && t.erasing(s) {
-			return fmt.Errorf("keys/memkeys: key of thread %q of %q: %w", th, s, keys.ErrSubjectErased)
+			return fmt.Errorf("keys/memkeys: key of %s of %s: %w", idlimit.Name("thread", th), idlimit.Name("subject", s), keys.ErrSubjectErased)
 		}
 	}
 	ks := append(t.keys[k.Subject], clone(k))

@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/memvault/memvault/internal/idlimit"
 	"github.com/memvault/memvault/internal/pgmigrate"
 	"github.com/memvault/memvault/keys"
 )
@@ -219,7 +220,7 @@ WHERE b.thread_id = $1 AND NOT e.readmitted)`, th).Scan(&erased); err != nil {
 				return fmt.Errorf("keys/pgkeys: %w", err)
 			}
 			if erased {
-				return fmt.Errorf("keys/pgkeys: key of thread %q: %w", th, keys.ErrSubjectErased)
+				return fmt.Errorf("keys/pgkeys: key of %s: %w", idlimit.Name("thread", th), keys.ErrSubjectErased)
 			}
 		}
 		tag, err := tx.Exec(ctx, `INSERT INTO `+t.table+` (`+cols+`) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING`,
@@ -273,7 +274,7 @@ func (t *Table) refuseErasing(ctx context.Context, tx pgx.Tx, subject string) er
 		return fmt.Errorf("keys/pgkeys: %w", err)
 	}
 	if erased {
-		return fmt.Errorf("keys/pgkeys: subject %q: %w", subject, keys.ErrSubjectErased)
+		return fmt.Errorf("keys/pgkeys: %s: %w", idlimit.Name("subject", subject), keys.ErrSubjectErased)
 	}
 	return nil
 }
@@ -414,7 +415,7 @@ func (t *Table) FollowThread(ctx context.Context, thread, source string) error {
 		err := tx.QueryRow(ctx, `SELECT b.subject FROM `+t.threads+` b
 	JOIN `+t.erasures+` e ON e.subject = b.subject AND NOT e.readmitted WHERE b.thread_id = $1`, source).Scan(&erased)
 		if err == nil {
-			return fmt.Errorf("keys/pgkeys: copy of thread %q (subject %q): %w", source, erased, keys.ErrSubjectErased)
+			return fmt.Errorf("keys/pgkeys: copy of %s (%s): %w", idlimit.Name("thread", source), idlimit.Name("subject", erased), keys.ErrSubjectErased)
 		}
 		if !errors.Is(err, pgx.ErrNoRows) {
 			return err
@@ -611,7 +612,7 @@ func (t *Table) LiveKey(ctx context.Context, _, keyID string) (bool, error) {
 func (t *Table) Purge(ctx context.Context, e keys.Erasure, opt keys.PurgeOptions) error {
 	xid := string(e.Trace)
 	if _, err := strconv.ParseUint(xid, 10, 64); err != nil {
-		return fmt.Errorf("keys/pgkeys: erasure of %q: bad trace %q", e.Subject, xid)
+		return fmt.Errorf("keys/pgkeys: erasure of %s: bad %s", idlimit.Name("subject", e.Subject), idlimit.Name("trace", xid))
 	}
 	return opt.Retry(ctx, "keys/pgkeys", func(patience time.Duration) (string, error) { return t.purgeOnce(ctx, xid, patience) })
 }

@@ -157,7 +157,7 @@ WHERE b.thread_id = ? AND e.readmitted = 0`, th).Scan(&n); err != nil {
 				return fmt.Errorf("keys/sqlitekeys: %w", err)
 			}
 			if n > 0 {
-				return fmt.Errorf("keys/sqlitekeys: key of thread %q: %w", th, keys.ErrSubjectErased)
+				return fmt.Errorf("keys/sqlitekeys: key of %s: %w", idlimit.Name("thread", th), keys.ErrSubjectErased)
 			}
 		}
 		res, err := tx.ExecContext(ctx, `INSERT INTO memvault_data_keys (`+cols+`) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
@@ -351,7 +351,7 @@ func (t *Table) FollowThread(ctx context.Context, thread, source string) error {
 		err := tx.QueryRowContext(ctx, `SELECT b.subject FROM memvault_thread_subjects b
 	JOIN memvault_erasures e ON e.subject = b.subject AND e.readmitted = 0 WHERE b.thread_id = ?1`, source).Scan(&erased)
 		if err == nil {
-			return fmt.Errorf("keys/sqlitekeys: copy of thread %q (subject %q): %w", source, erased, keys.ErrSubjectErased)
+			return fmt.Errorf("keys/sqlitekeys: copy of %s (%s): %w", idlimit.Name("thread", source), idlimit.Name("subject", erased), keys.ErrSubjectErased)
 		}
 		if !errors.Is(err, sql.ErrNoRows) {
 			return err
@@ -385,7 +385,7 @@ func refuseErasing(ctx context.Context, tx *sql.Tx, subject string) error {
 		return fmt.Errorf("keys/sqlitekeys: %w", err)
 	}
 	if n > 0 {
-		return fmt.Errorf("keys/sqlitekeys: subject %q: %w", subject, keys.ErrSubjectErased)
+		return fmt.Errorf("keys/sqlitekeys: %s: %w", idlimit.Name("subject", subject), keys.ErrSubjectErased)
 	}
 	return nil
 }
