@@ -98,3 +98,34 @@ func openDescriptors(t *testing.T, path string) (n int, ok bool) {
 	}
 	return n, true
 }
+
+// awaitLockFileWait returns true once a second descriptor of the SQLite
+// erasure lock file at path is open in this process beside the holder's:
+// a Forget of this process inside the lock's wait (fileForgetLock.take
+// opens the file before its first try and closes it only when it returns),
+// which cannot end while the holder holds it. It returns false when done
+// yields first (the Forget ended without waiting; its value is put back).
+// Without /proc (not Linux) it cannot see the wait and skips the test.
+func awaitLockFileWait(t *testing.T, path string, done chan error) bool {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		select {
+		case err := <-done:
+			done <- err
+			return false
+		default:
+		}
+		n, ok := openDescriptors(t, path)
+		if !ok {
+			t.Skip("no /proc/self/fd: the wait for the lock file cannot be seen")
+		}
+		if n >= 2 {
+			return true
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no second descriptor of %s after a minute", path)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
