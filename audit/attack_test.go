@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/memvault/memvault/audit"
 	"github.com/memvault/memvault/audit/pgaudit"
 	"github.com/memvault/memvault/audit/sqliteaudit"
@@ -83,21 +85,25 @@ func backends() map[string]func(t *testing.T) backend {
 			return backend{table: tb, dbID: id, meta: sqliteaudit.Meta(data), cut: cut, wipe: func(t *testing.T) { cut(t, 0) }, put: put}
 		},
 		"postgres": func(t *testing.T) backend {
-			pool := pgtest.Pool(t)
-			tb, err := pgaudit.New(pool, pgaudit.Options{})
+			// The trail in a schema of the test's own, named: not the
+			// search path's memvault_audit, which a shared database
+			// (TEST_DATABASE_URL) may hold in public for other binaries.
+			pool, schema := pgtest.Schema(t)
+			tb, err := pgaudit.New(pool, pgaudit.Options{Schema: schema})
 			must(t, err)
 			must(t, tb.Setup(t.Context()))
+			trail := pgx.Identifier{schema, "memvault_audit"}.Sanitize()
 			_, data := pgtest.Schema(t)
 			id, err := pgaudit.DatabaseID(t.Context(), pool, data)
 			must(t, err)
 			cut := func(t *testing.T, keep int64) {
-				_, err := pool.Exec(context.Background(), `DELETE FROM memvault_audit WHERE seq > $1`, keep)
+				_, err := pool.Exec(context.Background(), `DELETE FROM `+trail+` WHERE seq > $1`, keep)
 				must(t, err)
 			}
 			put := func(t *testing.T, rs []audit.Record) {
 				cut(t, 0)
 				for _, r := range rs {
-					_, err := pool.Exec(context.Background(), `INSERT INTO memvault_audit (seq, at, principal, op, target, subject, key_id, link, mac) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+					_, err := pool.Exec(context.Background(), `INSERT INTO `+trail+` (seq, at, principal, op, target, subject, key_id, link, mac) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
 						r.Seq, r.Time, r.Principal, r.Op, r.Target, r.Subject, r.KeyID, r.Link, r.MAC)
 					must(t, err)
 				}

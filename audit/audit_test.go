@@ -112,7 +112,8 @@ func tables(t *testing.T) map[string]audit.Table {
 	sq, err := sqliteaudit.Open(t.Context(), filepath.Join(t.TempDir(), "audit.db"))
 	must(t, err)
 	t.Cleanup(func() { sq.Close() })
-	pg, err := pgaudit.New(pgtest.Pool(t), pgaudit.Options{})
+	pool, schema := pgtest.Schema(t) // a trail of the test's own, named
+	pg, err := pgaudit.New(pool, pgaudit.Options{Schema: schema})
 	must(t, err)
 	must(t, pg.Setup(t.Context()))
 	return map[string]audit.Table{"memory": audit.NewMemoryTable(), "sqlite": sq, "postgres": pg}

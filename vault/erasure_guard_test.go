@@ -216,7 +216,11 @@ func testErasureWaitsForGuardedWrite(t *testing.T, apart, citus bool) {
 		t.Fatal(err)
 	}
 	defer stale.Close()
-	eraser, err := Open(ctx, live)
+	// The eraser's sessions are told apart by their application_name.
+	eraserCfg := live
+	var eraserApp string
+	eraserCfg.DSN, eraserApp = appDSN(t, live.DSN)
+	eraser, err := Open(ctx, eraserCfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -252,33 +256,18 @@ func testErasureWaitsForGuardedWrite(t *testing.T, apart, citus bool) {
 		_, err := eraser.ForgetWith(ctx, "carol", ForgetOptions{Wait: -1})
 		done <- err
 	}()
-	// Forget must be waiting for the write's transaction: for a lock not
-	// granted, held by the write's session (an advisory lock of any other
-	// session, such as another test's, does not count).
+	// Forget must be waiting for the write's transaction: a session of
+	// the eraser waiting for carol's erasure lock (in this database),
+	// which the write's session holds. Any other wait, or another
+	// session's (another test binary's on a shared server, where the
+	// lock of a subject of the same name is the same lock), does not
+	// count. A Forget that does not wait returns first: the commit below
+	// then comes after it, and the rows it left fail the test.
 	var writer int32
 	if err := tx.QueryRow(ctx, `SELECT pg_backend_pid()`).Scan(&writer); err != nil {
 		t.Fatal(err)
 	}
-	waiting := false
-	for !waiting {
-		select {
-		case err := <-done:
-			done <- err
-			waiting = true // it did not wait: the commit below comes after it
-		default:
-			var n int
-			if err := eraser.Pool.QueryRow(ctx, `SELECT count(*) FROM pg_locks w JOIN pg_locks h
-				ON h.locktype = 'advisory' AND h.granted AND h.pid = $1
-				AND (h.database, h.classid, h.objid, h.objsubid) IS NOT DISTINCT FROM (w.database, w.classid, w.objid, w.objsubid)
-				WHERE w.locktype = 'advisory' AND NOT w.granted`, writer).Scan(&n); err != nil {
-				t.Fatal(err)
-			}
-			waiting = n > 0
-			if !waiting {
-				time.Sleep(5 * time.Millisecond)
-			}
-		}
-	}
+	awaitAdvisoryWait(t, ctx, eraser.Pool, "memvault_erasure/carol", eraserApp, writer, done)
 	if err := tx.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package vault
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync"
 	"testing"
@@ -167,6 +168,13 @@ func TestKilledForgetsIntentFinishedByNextOpen(t *testing.T) {
 // their done mark: a Forget claims only once every earlier claim is
 // started, so at its claim the key table counts exactly the intents
 // before it.
+//
+// While the first Forget is paused after its claim, a second one that
+// does not wait (LockWait negative) is refused and claims nothing; one
+// that waits is seen waiting for the lock (PostgreSQL: its session in
+// pg_locks, not granted; SQLite: its descriptor of the lock file open
+// beside the holder's, which it keeps only inside the lock's wait) before
+// the first goes on, and then claims in order.
 func TestConcurrentForgetsClaimInOrder(t *testing.T) {
 	ctx := context.Background()
 	for _, backend := range []string{"sqlite", "postgres"} {
@@ -182,7 +190,11 @@ func TestConcurrentForgetsClaimInOrder(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			b, err := Open(ctx, c)
+			bCfg, bApp := c, ""
+			if c.DSN != "" {
+				bCfg.DSN, bApp = appDSN(t, c.DSN)
+			}
+			b, err := Open(ctx, bCfg)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -190,7 +202,7 @@ func TestConcurrentForgetsClaimInOrder(t *testing.T) {
 			reached, release := make(chan struct{}), make(chan struct{})
 			a.afterClaim = func(int64) { close(reached); <-release }
 			type claim struct{ intent, counted int64 }
-			bClaimed := make(chan claim, 1)
+			bClaimed := make(chan claim, 2)
 			b.afterClaim = func(n int64) {
 				have, err := b.keyTable.Erasures(ctx)
 				if err != nil {
@@ -201,14 +213,33 @@ func TestConcurrentForgetsClaimInOrder(t *testing.T) {
 			aDone, bDone := make(chan error, 1), make(chan error, 1)
 			go func() { _, err := a.Forget(ctx, "carol"); aDone <- err }()
 			<-reached
-			go func() { _, err := b.Forget(ctx, "dave"); bDone <- err }()
-			// Let b claim meanwhile if it can (it could before the lock);
-			// with the lock it waits, and the test goes on.
-			var early *claim
+			defer func() {
+				select {
+				case <-release:
+				default:
+					close(release)
+				}
+			}()
+			// A Forget that does not wait: refused, having claimed nothing
+			// (before the lock it claimed at once).
+			_, err = b.ForgetWith(ctx, "dave", ForgetOptions{LockWait: -1})
 			select {
 			case cl := <-bClaimed:
-				early = &cl
-			case <-time.After(2 * time.Second):
+				t.Fatalf("Forget(dave) claimed intent %d (the key table counting %d erasures) while Forget(carol) had claimed its own "+
+					"and not started it: dave's guard record stood past the count until carol's key transaction", cl.intent, cl.counted)
+			default:
+			}
+			if !errors.Is(err, ErrErasureLocked) {
+				t.Fatalf("Forget(dave), not waiting, while Forget(carol) is paused after its claim: %v, want ErrErasureLocked", err)
+			}
+			// A Forget that waits: seen waiting, then carol's goes on.
+			go func() { _, err := b.Forget(ctx, "dave"); bDone <- err }()
+			if bApp != "" {
+				if !awaitAdvisoryWait(t, ctx, a.Pool, forgetLockKeyS25b(b), bApp, 0, bDone) {
+					t.Fatalf("Forget(dave) ended without waiting while Forget(carol) held the erasure lock: %v", <-bDone)
+				}
+			} else if !awaitLockFileWait(t, lockPath(c.DBPath), bDone) {
+				t.Fatalf("Forget(dave) ended without waiting while Forget(carol) held the erasure lock: %v", <-bDone)
 			}
 			close(release)
 			if err := <-aDone; err != nil {
@@ -216,10 +247,6 @@ func TestConcurrentForgetsClaimInOrder(t *testing.T) {
 			}
 			if err := <-bDone; err != nil {
 				t.Fatalf("Forget(dave): %v", err)
-			}
-			if early != nil {
-				t.Fatalf("Forget(dave) claimed intent %d (the key table counting %d erasures) while Forget(carol) had claimed its own "+
-					"and not started it: dave's guard record stood past the count until carol's key transaction", early.intent, early.counted)
 			}
 			got := <-bClaimed
 			if got.counted != got.intent-1 {

@@ -12,7 +12,6 @@ import (
 
 	"github.com/memvault/memvault/audit"
 	"github.com/memvault/memvault/audit/audittest"
-	"github.com/memvault/memvault/audit/pgaudit"
 	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/checkpointer/pgsaver"
 	"github.com/memvault/memvault/memvaulttest/pgtest"
@@ -69,7 +68,7 @@ func auditedStatements(t *testing.T, dsn string) {
 	if err := inner.Setup(ctx); err != nil {
 		t.Fatal(err)
 	}
-	tb, err := pgaudit.New(pool, pgaudit.Options{})
+	tb, err := ownTrail(ctx, pool)
 	if err != nil {
 		t.Fatal(err)
 	}

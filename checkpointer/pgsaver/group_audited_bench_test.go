@@ -12,7 +12,6 @@ import (
 
 	"github.com/memvault/memvault/audit"
 	"github.com/memvault/memvault/audit/audittest"
-	"github.com/memvault/memvault/audit/pgaudit"
 	"github.com/memvault/memvault/checkpointer"
 	"github.com/memvault/memvault/checkpointer/pgsaver"
 )
@@ -47,7 +46,7 @@ func BenchmarkAuditedGroupCommit16(b *testing.B) {
 				}
 				var s checkpointer.Saver = inner
 				if mode == "audited" || mode == "audited-grouped" {
-					tb, err := pgaudit.New(pool, pgaudit.Options{})
+					tb, err := ownTrail(ctx, pool)
 					if err != nil {
 						b.Fatal(err)
 					}

@@ -1,6 +1,7 @@
 package pgsaver_test
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"testing"
@@ -23,7 +24,7 @@ func groupedAudited(t *testing.T, pool *pgxpool.Pool, setup bool) (audittest.InT
 	if err != nil {
 		return audittest.InTx{}, err
 	}
-	tb, err := pgaudit.New(pool, pgaudit.Options{})
+	tb, err := ownTrail(t.Context(), pool)
 	if err != nil {
 		return audittest.InTx{}, err
 	}
@@ -40,6 +41,19 @@ func groupedAudited(t *testing.T, pool *pgxpool.Pool, setup bool) (audittest.InT
 		return audittest.InTx{}, err
 	}
 	return audittest.InTx{Inner: inner, Saver: audit.NewSaver(inner, tr, nil), Trail: tr, Table: tb}, nil
+}
+
+// ownTrail is a trail table in the schema pool's search path puts the
+// test's tables in (pgtest's schema of the test: current_schema()), named
+// in Options.Schema: its own table and append lock, not whatever
+// memvault_audit the search path finds first, which on a shared database
+// (TEST_DATABASE_URL) can be another binary's in public.
+func ownTrail(ctx context.Context, pool *pgxpool.Pool) (*pgaudit.Table, error) {
+	var schema string
+	if err := pool.QueryRow(ctx, `SELECT current_schema()`).Scan(&schema); err != nil {
+		return nil, err
+	}
+	return pgaudit.New(pool, pgaudit.Options{Schema: schema})
 }
 
 // TestKillGroupCommitChild is the process TestKillGroupCommit kills.

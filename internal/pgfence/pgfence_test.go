@@ -3,10 +3,13 @@ package pgfence_test
 import (
 	"context"
 	"errors"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/memvault/memvault/internal/binding"
 	"github.com/memvault/memvault/internal/pgfence"
@@ -46,9 +49,19 @@ func TestDrainWaitsForOlderTransactions(t *testing.T) {
 	if err := pgfence.Drain(short, codec, pool); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Drain with an older transaction open: %v, want it to wait", err)
 	}
+	// Drain is seen waiting: it counted the older transaction (n > 0),
+	// then asked again, not having returned; only then does the
+	// transaction end.
+	polls := &pollCounter{Pool: pool, waiting: make(chan struct{})}
 	done := make(chan error, 1)
-	go func() { done <- pgfence.Drain(ctx, codec, pool) }()
-	time.Sleep(100 * time.Millisecond)
+	go func() { done <- pgfence.Drain(ctx, codec, polls) }()
+	select {
+	case <-polls.waiting:
+	case err := <-done:
+		t.Fatalf("Drain returned (%v) while an older transaction was open", err)
+	case <-time.After(time.Minute):
+		t.Fatal("Drain neither returned nor counted the older transactions again in a minute")
+	}
 	if err := tx.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -60,4 +73,44 @@ func TestDrainWaitsForOlderTransactions(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("Drain did not return after the older transaction ended")
 	}
+}
+
+// pollCounter is the pool Drain reads the server's activity with, telling
+// the test (closing waiting) when Drain asks again for the count of older
+// transactions after one of its counts found some: it is waiting for them.
+type pollCounter struct {
+	*pgxpool.Pool
+	waiting chan struct{}
+	mu      sync.Mutex
+	saw     bool // a count found older transactions
+	once    sync.Once
+}
+
+// QueryRow implements pgfence.Querier.
+func (p *pollCounter) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
+	if !strings.Contains(sql, "pg_stat_activity") {
+		return p.Pool.QueryRow(ctx, sql, args...)
+	}
+	p.mu.Lock()
+	if p.saw {
+		p.once.Do(func() { close(p.waiting) })
+	}
+	p.mu.Unlock()
+	return countRow{p.Pool.QueryRow(ctx, sql, args...), p}
+}
+
+// countRow notes a count of older transactions above 0.
+type countRow struct {
+	pgx.Row
+	p *pollCounter
+}
+
+func (r countRow) Scan(dest ...any) error {
+	err := r.Row.Scan(dest...)
+	if n, ok := dest[0].(*int); err == nil && ok && *n > 0 {
+		r.p.mu.Lock()
+		r.p.saw = true
+		r.p.mu.Unlock()
+	}
+	return err
 }

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/memvault/memvault/internal/sqlitedb"
 	"github.com/memvault/memvault/memvaulttest/childproc"
@@ -162,51 +161,97 @@ func TestVectorsMigrateToRowids(t *testing.T) {
 // migrateKillArg is TestMigrateKillChild's argument.
 type migrateKillArg struct {
 	Path string // the old-format file the child opens
-	// PauseAtLog, when > 0, is a size of the write-ahead log: before the
-	// first insert of the copy of migration 9 that finds the log grown to
-	// it, the child says pausedLine and waits, inside the migration's
-	// transaction, for the parent to kill it.
+	// PauseAt is where the child pauses (says pausedLine, then waits for
+	// the parent to kill it); "" is nowhere (it finishes).
+	PauseAt string
+	// PauseAtLog, for pauseCopy, is a size of the write-ahead log: the
+	// child pauses before the first insert of the copy of migration 9
+	// that finds the log grown to it.
 	PauseAtLog int64
 }
 
-// pausedLine starts what TestMigrateKillChild says once it waits inside
-// the migration's transaction, followed by the row of the copy it waits
-// before.
-const pausedLine = "paused inside the copy before row "
+// The points TestMigrateKillChild pauses at (migrateKillArg.PauseAt).
+const (
+	// pauseCopy: inside migration 9's transaction, before an insert of
+	// the copy (a pre-update hook).
+	pauseCopy = "copy"
+	// pauseBeforeDrop: migration 9 committed, the drop of the old table
+	// not begun (an authorizer, as the DROP TABLE is compiled).
+	pauseBeforeDrop = "before the drop"
+	// pauseDropCommit: the drop of the old table done but not committed
+	// (the commit hook of its transaction: its pages zeroed, none of them
+	// committed to the log).
+	pauseDropCommit = "at the drop's commit"
+)
+
+// pausedLine starts what TestMigrateKillChild says once it waits at its
+// point, followed by the point and, for pauseCopy, the row of the copy it
+// waits before.
+const pausedLine = "paused: "
 
 // TestMigrateKillChild is the process TestMigrateKill kills: it opens the
-// store on the file it is given (which runs migration 9), then exits.
-// Asked to pause, it stops in the middle of the copy, still inside the
-// migration's transaction: a pre-update hook of SQLite, registered on this
-// test process's connections only (production code has no hook), blocks
-// the first insert into store_vectors that finds the log grown to
-// PauseAtLog until the parent kills it.
+// store on the file it is given (which runs migration 9, then drops the
+// old table), then exits. Asked to pause, it stops at the point it is
+// given and waits there until the parent kills it: hooks of SQLite,
+// registered on this test process's connections only (production code
+// has none), block the connection that reaches the point — a pre-update
+// hook the first insert into store_vectors that finds the log grown to
+// PauseAtLog; an authorizer the compilation of the DROP TABLE of the old
+// table; a commit hook the commit that follows that compilation.
 func TestMigrateKillChild(t *testing.T) {
 	var arg migrateKillArg
 	if !childproc.Arg(t, &arg) {
 		t.Skip("child process of TestMigrateKill")
 	}
-	if arg.PauseAtLog > 0 {
+	if arg.PauseAt != "" {
 		// Ends when the parent has gone without killing this process.
 		parentGone := childproc.StdinClosed()
+		pause := func(format string, args ...any) {
+			childproc.Say(pausedLine+arg.PauseAt+format, args...)
+			<-parentGone
+			fmt.Fprintln(os.Stderr, "migrate: the parent went away without killing the paused child")
+			os.Exit(3)
+		}
 		var inserted atomic.Int64
 		sqlite.RegisterConnectionHook(func(c sqlite.ExecQuerierContext, _ string) error {
 			h, ok := c.(sqlite.HookRegisterer)
-			if !ok {
+			a, ok2 := c.(sqlite.AuthorizerRegisterer)
+			if !ok || !ok2 {
 				return fmt.Errorf("the connection %T registers no hooks", c)
 			}
-			h.RegisterPreUpdateHook(func(d sqlite.SQLitePreUpdateData) {
-				if d.Op != sqlite3.SQLITE_INSERT || d.DatabaseName != "main" || d.TableName != "store_vectors" {
-					return
+			switch arg.PauseAt {
+			case pauseCopy:
+				h.RegisterPreUpdateHook(func(d sqlite.SQLitePreUpdateData) {
+					if d.Op != sqlite3.SQLITE_INSERT || d.DatabaseName != "main" || d.TableName != "store_vectors" {
+						return
+					}
+					row := inserted.Add(1)
+					if fi, err := os.Stat(arg.Path + "-wal"); err == nil && fi.Size() >= arg.PauseAtLog {
+						pause(" before row %d", row)
+					}
+				})
+			case pauseBeforeDrop, pauseDropCommit:
+				var dropping atomic.Bool // this connection compiled the drop
+				if err := a.RegisterAuthorizer(func(action sqlite.AuthorizerActionCode, arg1, _, db, _ string) sqlite.AuthorizerReturnCode {
+					if action == sqlite.AuthDropTable && arg1 == oldVectors && db == "main" {
+						if arg.PauseAt == pauseBeforeDrop {
+							pause("")
+						}
+						dropping.Store(true)
+					}
+					return sqlite.AuthorizerOK
+				}); err != nil {
+					return err
 				}
-				row := inserted.Add(1)
-				if fi, err := os.Stat(arg.Path + "-wal"); err == nil && fi.Size() >= arg.PauseAtLog {
-					childproc.Say("%s%d", pausedLine, row)
-					<-parentGone
-					fmt.Fprintln(os.Stderr, "migrate: the parent went away without killing the paused child")
-					os.Exit(3)
-				}
-			})
+				h.RegisterCommitHook(func() int32 {
+					if dropping.Load() && arg.PauseAt == pauseDropCommit {
+						pause("")
+					}
+					return 0
+				})
+			default:
+				return fmt.Errorf("no pause point %q", arg.PauseAt)
+			}
 			return nil
 		})
 	}
@@ -223,16 +268,18 @@ func TestMigrateKillChild(t *testing.T) {
 
 // TestMigrateKill kills (SIGKILL) a process while it runs migration 9 on
 // an old-format file, at several points (inside the copy's transaction,
-// at three depths of the copy; in the drop of the old table; after): the
+// at three depths of the copy; once the migration committed, before the
+// drop of the old table; in the drop, before its commit; after): the
 // file is intact, either unchanged (version 8, the old table) or
 // migrated, and the next Open migrates it with every vector as it was
 // (and, after a kill before the drop, searches equal to the exact scan).
 //
-// The kills inside the transaction do not race the copy: the child
-// pauses before the insert of a given row of the copy and says so (see
-// TestMigrateKillChild), and the parent kills it then. Watching the
-// log's size instead, a parent starved for the whole copy on a loaded
-// machine killed no round inside the transaction.
+// No kill races the child: the child pauses at its round's point and
+// says so (see TestMigrateKillChild), the parent checks the file's state
+// there and kills it then, and a round whose child ended without
+// reaching its point fails. (Watching the log's size, then the version,
+// a parent starved on a loaded machine killed no round inside the
+// transaction, then no round before the drop.)
 func TestMigrateKill(t *testing.T) {
 	if testing.Short() {
 		t.Skip("spawns child processes")
@@ -255,104 +302,83 @@ func TestMigrateKill(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	unchanged := 0
 	vectorBytes := int64(items * dims * 4)
-	// Kill points: share > 0: the child pauses inside the copy's
-	// transaction once the log has grown to share × the vectors' bytes
-	// (the copy writes about 1.4×, the drop about as much again); 0: as
-	// soon as another connection sees migration 9 recorded (the drop of
-	// the old table then runs); -1: never (the child finishes).
-	const inside = 3
-	dropping := 0
-	for round, share := range []float64{0.05, 0.4, 0.9, 0, 0, -1} {
+	// share, for pauseCopy, is the log's size at the pause, as a share of
+	// the vectors' bytes (the copy writes about 1.4×, the drop about as
+	// much again). version and old are the file's state at the point
+	// (the state the kill leaves): the version of the store's schema
+	// recorded, and whether the old table is in the file.
+	for round, r := range []struct {
+		pause   string
+		share   float64
+		version int
+		old     bool
+	}{
+		{pauseCopy, 0.05, 8, false},
+		{pauseCopy, 0.4, 8, false},
+		{pauseCopy, 0.9, 8, false},
+		{pauseBeforeDrop, 0, 9, true},
+		{pauseDropCommit, 0, 9, true},
+		{"", 0, 9, false}, // not killed: the child finishes
+	} {
 		t.Run(fmt.Sprint(round), func(t *testing.T) {
 			p := filepath.Join(t.TempDir(), "m.db")
 			if err := os.WriteFile(p, data, 0o600); err != nil {
 				t.Fatal(err)
 			}
-			arg := migrateKillArg{Path: p}
-			if share > 0 {
-				arg.PauseAtLog = int64(share * float64(vectorBytes))
-			}
+			arg := migrateKillArg{Path: p, PauseAt: r.pause, PauseAtLog: int64(r.share * float64(vectorBytes))}
 			child := childproc.Start(t, "TestMigrateKillChild", arg)
 			raw, err := sql.Open(sqlitedb.DriverName, p+"?_pragma=busy_timeout(5000)")
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer raw.Close()
-			if share > 0 {
+			state := func() (v int, old bool) {
+				t.Helper()
+				var n int
+				if err := raw.QueryRow(`SELECT (SELECT max(v) FROM memvault_migrations WHERE component = 'store'),
+					(SELECT count(*) FROM sqlite_master WHERE name = ?)`, oldVectors).Scan(&v, &n); err != nil {
+					t.Fatal(err)
+				}
+				return v, n == 1
+			}
+			if r.pause != "" {
 				var other []string
-				row := ""
+				at := ""
 				for l := range child.Lines {
-					if r, ok := strings.CutPrefix(l, pausedLine); ok {
-						row = r
+					if rest, ok := strings.CutPrefix(l, pausedLine); ok {
+						at = rest
 						break
 					}
 					other = append(other, l)
 				}
-				if row == "" {
-					t.Fatalf("the child ended without pausing inside the copy (%v): %s", child.Wait(), strings.Join(other, "\n"))
+				if !strings.HasPrefix(at, r.pause) {
+					t.Fatalf("the child ended without pausing %s (%v): %s", r.pause, child.Wait(), strings.Join(other, "\n"))
 				}
-				// The paused transaction has committed nothing.
-				var v int
-				if err := raw.QueryRow(`SELECT max(v) FROM memvault_migrations WHERE component = 'store'`).Scan(&v); err != nil || v != 8 {
-					t.Fatalf("version %d (%v) while the child is paused in migration 9, want 8", v, err)
+				if v, old := state(); v != r.version || old != r.old {
+					t.Fatalf("the child paused %s; the file has version %d, the old table: %v; want %d, %v", at, v, old, r.version, r.old)
 				}
 				fi, err := os.Stat(p + "-wal")
 				if err != nil {
 					t.Fatal(err)
 				}
 				child.Kill()
-				t.Logf("killed before the insert of row %s of %d, with a %d-byte log (%.2f× the vectors' bytes)",
-					row, items, fi.Size(), float64(fi.Size())/float64(vectorBytes))
-			} else {
-				done := make(chan error, 1)
-				go func() { done <- child.Wait() }()
-			watch:
-				for {
-					select {
-					case err := <-done:
-						t.Logf("the child finished the migration (%v)", err)
-						break watch
-					default:
-					}
-					if share == 0 {
-						var v int
-						if err := raw.QueryRow(`SELECT coalesce(max(v), 0) FROM memvault_migrations WHERE component = 'store'`).Scan(&v); err == nil && v == 9 {
-							child.Kill()
-							t.Log("killed once migration 9 was recorded")
-							break watch
-						}
-					}
-					time.Sleep(100 * time.Microsecond)
-				}
+				t.Logf("killed %s (%d rows), with a %d-byte log (%.2f× the vectors' bytes)",
+					at, items, fi.Size(), float64(fi.Size())/float64(vectorBytes))
+			} else if err := child.Wait(); err != nil {
+				t.Fatalf("the child's migration: %v", err)
 			}
 			var ok string
-			var v, old int
 			if err := raw.QueryRow(`PRAGMA integrity_check`).Scan(&ok); err != nil || ok != "ok" {
 				t.Fatalf("integrity_check after the kill: %q %v", ok, err)
 			}
-			if err := raw.QueryRow(`SELECT (SELECT max(v) FROM memvault_migrations WHERE component = 'store'),
-				(SELECT count(*) FROM sqlite_master WHERE name = ?)`, oldVectors).Scan(&v, &old); err != nil {
-				t.Fatal(err)
+			if v, old := state(); v != r.version || old != r.old {
+				t.Fatalf("after the kill: version %d, the old table: %v; want %d, %v", v, old, r.version, r.old)
 			}
-			if share > 0 && (v != 8 || old != 0) {
-				t.Fatalf("killed inside the copy's transaction, the file has version %d and %d old tables, want 8 and 0", v, old)
-			}
-			switch {
-			case v == 8 && old == 0:
-				unchanged++
+			if r.version == 8 {
 				if got, _ := vectorRows(t, raw); got != want {
 					t.Fatal("the file is at version 8 but its vectors changed")
 				}
-				t.Log("unchanged")
-			case v == 9:
-				if old == 1 {
-					dropping++
-				}
-				t.Logf("migrated (the old table left behind: %v)", old == 1)
-			default:
-				t.Fatalf("after the kill: version %d, old table %d", v, old)
 			}
 			m := openStore(t, p, Options{Index: g.index()})
 			defer m.Close()
@@ -362,7 +388,7 @@ func TestMigrateKill(t *testing.T) {
 			if got, n := vectorRows(t, m.db.Reader()); got != want || n != items {
 				t.Fatalf("after the kill and Open: %d vectors, digest %s, want %d, %s", n, got, items, want)
 			}
-			if round == 3 {
+			if r.pause == pauseBeforeDrop {
 				// Searches after a migration finished by the next Open
 				// (the digest above holds every round's vectors; the
 				// searches cost most of a round under -race).
@@ -372,10 +398,6 @@ func TestMigrateKill(t *testing.T) {
 			}
 		})
 	}
-	if unchanged != inside {
-		t.Errorf("%d rounds killed the child inside the migration's transaction, want %d: the test did not test it", unchanged, inside)
-	}
-	t.Logf("%d rounds killed inside the copy's transaction, %d before the old table was dropped", unchanged, dropping)
 }
 
 // TestOpenMapsNothing: a store's Open reads the file without SQLite's

@@ -21,7 +21,8 @@ import (
 // conformance run failed so: Resume/race_with_sweep). Here the renewer
 // is held just before its deletion while a put, then a removal, of the
 // thread start; neither may send its acquisition until the renewer let
-// go, and both succeed.
+// go, and both succeed. The renewer is held until the taker is seen
+// sending its acquisition or waiting for the thread's in-process lock.
 func TestIdleLetGoDoesNotOverlapATaking(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -80,11 +81,30 @@ func TestIdleLetGoDoesNotOverlapATaking(t *testing.T) {
 					letting = true
 					mu.Unlock()
 					close(idle)
-					// Give the taker every chance to send its
-					// acquisition now, as it did before the fix.
-					select {
-					case <-took:
-					case <-time.After(500 * time.Millisecond):
+					// The taker starts now. Hold the renewer here until
+					// the taker is seen either sending its acquisition
+					// (took: the overlap, as before the fix) or waiting
+					// for the thread's in-process lock, which the
+					// renewer holds while it lets go (a second holder
+					// or waiter of it: the fix) - no time given to it.
+					deadline := time.Now().Add(time.Minute)
+					for seen := false; !seen; {
+						select {
+						case <-took:
+							seen = true
+						default:
+							s.d.leases.mu.Lock()
+							ll := s.d.leases.local[thread]
+							seen = ll != nil && ll.n >= 2
+							s.d.leases.mu.Unlock()
+							if !seen {
+								if time.Now().After(deadline) {
+									t.Errorf("the %s neither took the lease nor waited for the thread's in-process lock in a minute", tc.name)
+									seen = true
+								}
+								time.Sleep(time.Millisecond)
+							}
+						}
 					}
 					mu.Lock()
 					letting = false
