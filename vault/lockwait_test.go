@@ -3,6 +3,7 @@ package vault
 import (
 	"context"
 	"crypto/rand"
+	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -56,6 +57,20 @@ WHERE w.locktype = 'advisory' AND NOT w.granted AND w.objsubid = 1
 // the wait it returns on is that one and no other.
 func awaitAdvisoryWait(t *testing.T, ctx context.Context, pool *pgxpool.Pool, key, app string, holder int32, done chan error) bool {
 	t.Helper()
+	return pollUntil(t, done, fmt.Sprintf("no session of %s waits for the advisory lock %q", app, key), func() bool {
+		var n int
+		if err := pool.QueryRow(ctx, advisoryWaitSQL, key, app, holder).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n > 0
+	})
+}
+
+// pollUntil returns true once cond holds, polling every 5 ms, and false
+// when done yields first (its value is put back); after a minute it fails
+// the test with what.
+func pollUntil(t *testing.T, done chan error, what string, cond func() bool) bool {
+	t.Helper()
 	deadline := time.Now().Add(time.Minute)
 	for {
 		select {
@@ -64,15 +79,11 @@ func awaitAdvisoryWait(t *testing.T, ctx context.Context, pool *pgxpool.Pool, ke
 			return false
 		default:
 		}
-		var n int
-		if err := pool.QueryRow(ctx, advisoryWaitSQL, key, app, holder).Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		if n > 0 {
+		if cond() {
 			return true
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("no session of %s waits for the advisory lock %q after a minute", app, key)
+			t.Fatalf("%s after a minute", what)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
@@ -108,24 +119,11 @@ func openDescriptors(t *testing.T, path string) (n int, ok bool) {
 // Without /proc (not Linux) it cannot see the wait and skips the test.
 func awaitLockFileWait(t *testing.T, path string, done chan error) bool {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for {
-		select {
-		case err := <-done:
-			done <- err
-			return false
-		default:
-		}
+	return pollUntil(t, done, fmt.Sprintf("no second descriptor of %s", path), func() bool {
 		n, ok := openDescriptors(t, path)
 		if !ok {
 			t.Skip("no /proc/self/fd: the wait for the lock file cannot be seen")
 		}
-		if n >= 2 {
-			return true
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no second descriptor of %s after a minute", path)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return n >= 2
+	})
 }
